@@ -1,0 +1,89 @@
+"""``aiedsl build``: check a design and produce its files, all in memory, then write them at once.
+
+A failed build writes nothing, and the same design always gives byte-identical files.
+
+Example
+-------
+>>> from aiedsl.build import generate, write          # doctest: +SKIP
+>>> out = generate(load_design("designs/passthrough.py"))
+>>> write(out, "build/passthrough")
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiedsl import __version__
+from aiedsl.checks import TileUsage, check_design
+from aiedsl.codegen.cpp import render_kernels
+from aiedsl.codegen.env import render
+from aiedsl.codegen.mlir import render_mlir
+from aiedsl.codegen.report import render_report
+from aiedsl.ir import Design
+from aiedsl.lang.design import DesignHandle
+from aiedsl.targets import get_target
+from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv, shell_line
+
+
+@dataclass
+class Generated:
+    """Everything a build produces, before anything touches the disk."""
+
+    design: Design
+    """The placed design."""
+    usage: dict[tuple[int, int], TileUsage]
+    files: dict[str, str]
+    """Relative path -> text."""
+
+
+def generate(handle: DesignHandle) -> Generated:
+    """Check and place ``handle``'s design and render every output file."""
+    placed, table = check_design(handle.ir)
+    kernels = render_kernels(placed)
+    target = get_target(placed.device)
+    kernel_lines = [shell_line(kernel_compile_argv(target, path, f"{Path(path).stem}.o"))
+                    for path in kernels]
+    files = {
+        "aie.mlir": render_mlir(placed),
+        **kernels,
+        "design.json": placed.model_dump_json(indent=2) + "\n",
+        "report.txt": render_report(placed, table),
+        "build.sh": render("build.sh.j2", design=placed.name, version=__version__,
+                           device=placed.device, kernel_lines=kernel_lines,
+                           aiecc_line=shell_line(aiecc_argv())),
+    }
+    return Generated(placed, table, files)
+
+
+def write(gen: Generated, out_dir: str | Path) -> Path:
+    """Write ``gen``'s files into ``out_dir``, replacing what a previous build left there."""
+    out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        for rel, text in gen.files.items():
+            path = tmp / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        os.chmod(tmp / "build.sh", 0o755)
+        if out.exists():
+            _keep_tool_outputs(out, tmp, set(gen.files))
+            shutil.rmtree(out)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def _keep_tool_outputs(old: Path, new: Path, generated: set[str]) -> None:
+    """Carry over what the toolchain made in a previous build (xclbin, logs, cache)."""
+    for child in old.iterdir():
+        rel = child.name
+        if rel in generated or rel == "kernels":
+            continue
+        shutil.move(str(child), str(new / rel))

@@ -1,0 +1,53 @@
+"""Facts read off core programs: what each core acquires and releases per run."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterator
+
+from aiedsl.ir import Acquire, Call, Core, Loop, Op, Release
+
+
+def walk(body: tuple[Op, ...], mult: int = 1) -> Iterator[tuple[Op, int]]:
+    """Every op in ``body`` with how many times it runs per invocation, loops entered."""
+    for op in body:
+        yield op, mult
+        if isinstance(op, Loop):
+            yield from walk(op.body, mult * op.count)
+
+
+def released(core: Core) -> Counter[tuple[str, str]]:
+    """Elements released per run, keyed by (fifo, port)."""
+    out: Counter[tuple[str, str]] = Counter()
+    for op, mult in walk(core.body):
+        if isinstance(op, Release):
+            out[(op.fifo, op.port)] += op.count * mult
+    return out
+
+
+def max_acquire(core: Core) -> Counter[tuple[str, str]]:
+    """Largest single acquire, keyed by (fifo, port)."""
+    out: Counter[tuple[str, str]] = Counter()
+    for op, _ in walk(core.body):
+        if isinstance(op, Acquire):
+            out[(op.fifo, op.port)] = max(out[(op.fifo, op.port)], op.count)
+    return out
+
+
+def acquires(core: Core) -> dict[str, Acquire]:
+    """Acquires by result name."""
+    return {op.result: op for op, _ in walk(core.body) if isinstance(op, Acquire)}
+
+
+def calls(core: Core) -> list[Call]:
+    """Every kernel call, in program order."""
+    return [op for op, _ in walk(core.body) if isinstance(op, Call)]
+
+
+def buffers_held(depth: int, max_acq: int) -> int:
+    """Buffers an endpoint gets: its depth, or one more than its largest multi-element acquire.
+
+    mlir-aie's objectfifo lowering gives a core acquiring N > 1 elements at once N + 1 buffers so
+    the DMA can fill one while the core holds N (``aie2-facts.md``, object fifo rules).
+    """
+    return depth if max_acq <= 1 else max(depth, max_acq + 1)

@@ -1,0 +1,204 @@
+"""Checks of a design's structure: links, kernel calls, acquires, and per-run balance."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import BufferArg, Design, Fifo, ScalarArg
+from aiedsl.checks.program import acquires, calls, max_acquire, released
+
+
+def check_links(d: Design) -> None:
+    """Element types agree across links; split and join offsets tile the parent exactly."""
+    for link in d.links:
+        srcs = [d.fifo(n) for n in link.srcs]
+        dsts = [d.fifo(n) for n in link.dsts]
+        dtypes = {f.elem.dtype for f in srcs + dsts}
+        if len(dtypes) > 1:
+            raise DesignError(
+                "element type", f"{link.kind} {_names(srcs)} -> {_names(dsts)} mixes element "
+                f"types {', '.join(sorted(dtypes))}", loc=link.loc,
+                found=", ".join(f"{f.name}: {f.elem}" for f in srcs + dsts),
+                fix="a memtile moves bytes unchanged: use one dtype on both sides")
+        if link.kind == "forward":
+            a, b = srcs[0], dsts[0]
+            if a.elem.numel != b.elem.numel:
+                raise DesignError(
+                    "element type", f"forward '{a.name}' ({a.elem}) -> '{b.name}' ({b.elem}) "
+                    "changes the element size", loc=link.loc,
+                    found=f"{a.elem.numel} vs {b.elem.numel} elements",
+                    fix="reshape only: keep the number of elements, or use split/join")
+            continue
+        parent, parts = (srcs[0], dsts) if link.kind == "split" else (dsts[0], srcs)
+        if len(link.offsets) != len(parts):
+            raise DesignError(
+                f"{link.kind} offsets", f"{link.kind} of '{parent.name}' has {len(parts)} parts "
+                f"but {len(link.offsets)} offsets", loc=link.loc,
+                fix="give one offset per part")
+        covered = sorted((off, off + p.elem.numel, p.name) for off, p in zip(link.offsets, parts))
+        pos = 0
+        for start, end, name in covered:
+            if start != pos:
+                what = "overlaps the part before it" if start < pos else "leaves a gap before it"
+                raise DesignError(
+                    f"{link.kind} offsets", f"{link.kind} of '{parent.name}' ({parent.elem.numel}"
+                    f" elements): part '{name}' at offset {start} {what}", loc=link.loc,
+                    limit="parts back to back, covering the parent exactly",
+                    found=_layout(covered), fix=f"put '{name}' at offset {pos}")
+            pos = end
+        if pos != parent.elem.numel:
+            raise DesignError(
+                f"{link.kind} offsets", f"{link.kind} parts of '{parent.name}' cover {pos} of its "
+                f"{parent.elem.numel} elements", loc=link.loc,
+                limit=f"exactly {parent.elem.numel} elements", found=_layout(covered),
+                fix="make the parts add up to the parent element")
+
+
+def _names(fs: list[Fifo]) -> str:
+    return ", ".join(f"'{f.name}'" for f in fs)
+
+
+def _layout(covered: list[tuple[int, int, str]]) -> str:
+    return ", ".join(f"{n} [{s}, {e})" for s, e, n in covered)
+
+
+def check_acquires(d: Design) -> None:
+    """No core acquires more elements at once than its endpoint holds."""
+    for core in d.cores:
+        for (name, port), n in max_acquire(core).items():
+            f = d.fifo(name)
+            ends = [f.producer] if port == "produce" else [
+                c for c in f.consumers if c.core == core.name]
+            depth = ends[0].depth if ends else f.producer.depth
+            if n > depth:
+                raise DesignError(
+                    "acquire", f"{core.name} acquires {n} elements of '{name}' at once, but its "
+                    f"{port} end holds {depth}", loc=ends[0].loc if ends else core.loc,
+                    limit=f"at most depth = {depth}", found=str(n),
+                    fix=f"raise the fifo's depth to {n} or acquire fewer at once")
+
+
+def check_kernel_calls(d: Design) -> None:
+    """Every call passes what its kernel's signature declares."""
+    for core in d.cores:
+        acq = acquires(core)
+        for call in calls(core):
+            k = d.kernel(call.kernel)
+            if len(call.args) != len(k.args):
+                raise DesignError(
+                    "kernel signature", f"{core.name} calls '{k.symbol}' with {len(call.args)} "
+                    f"argument(s); it takes {len(k.args)}", loc=call.loc,
+                    limit=_sig(k), found=f"{len(call.args)} arguments",
+                    fix=f"call it as {k.symbol}({', '.join(a.name for a in k.args)})")
+            for i, (arg, param) in enumerate(zip(call.args, k.args)):
+                if param.kind == "buffer":
+                    if not isinstance(arg, BufferArg):
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"is a buffer, but {core.name} passes the scalar {arg.value!r}",
+                            loc=call.loc, limit=_sig(k), fix="pass an acquired fifo element")
+                    elem = d.fifo(acq[arg.value].fifo).elem
+                    assert param.type is not None
+                    if elem.dtype != param.type.dtype or elem.numel != param.type.numel:
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"expects {param.type}, but {core.name} passes an element of "
+                            f"'{acq[arg.value].fifo}' ({elem})", loc=call.loc,
+                            limit=_sig(k), found=str(elem),
+                            fix="pass a fifo of the kernel's element type, or declare the "
+                            "kernel for this shape")
+                elif not isinstance(arg, ScalarArg):
+                    raise DesignError(
+                        "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
+                        f"scalar {param.dtype}, but {core.name} passes a buffer", loc=call.loc,
+                        limit=_sig(k), fix="pass a Python int or float")
+                elif param.dtype.startswith(("i", "u")) and not isinstance(arg.value, int):
+                    raise DesignError(
+                        "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is "
+                        f"{param.dtype}, but {core.name} passes {arg.value!r}", loc=call.loc,
+                        limit=_sig(k), fix="pass an int")
+
+
+def _sig(k: object) -> str:
+    args = ", ".join(f"{a.name}: {a.type if a.type else a.dtype}" for a in k.args)  # type: ignore[attr-defined]
+    return f"{k.symbol}({args})"  # type: ignore[attr-defined]
+
+
+def check_balance(d: Design) -> None:
+    """Per run, every consumer of a fifo takes exactly what its producer puts in.
+
+    Counts are in elements of each fifo; the runtime's fills and drains count as many elements as
+    their patterns move. A mismatch hangs on the NPU (a consumer waits for data that never comes,
+    or a producer for space that never frees).
+    """
+    produced: dict[str, Fraction] = {}
+    taken: dict[str, dict[str, Fraction]] = {f.name: {} for f in d.fifos}
+    for core in d.cores:
+        for (name, port), n in released(core).items():
+            if port == "produce":
+                produced[name] = Fraction(n)
+            else:
+                taken[name][core.name] = Fraction(n)
+    for t in d.runtime:
+        if t.op in ("fill", "drain"):
+            f = d.fifo(t.fifo)
+            n = Fraction(t.pattern.numel, f.elem.numel)
+            if n.denominator != 1:
+                raise DesignError(
+                    "fill/drain size", f"rt.{t.op} of '{f.name}' moves {t.pattern.numel} "
+                    f"elements, not a whole number of its {f.elem.numel}-element buffers",
+                    loc=t.loc, found=f"{t.pattern.numel} / {f.elem.numel} = {float(n):g}",
+                    fix="move whole fifo elements per transfer")
+            book = produced if t.op == "fill" else taken[f.name]
+            key = f.name if t.op == "fill" else "the runtime (rt.drain)"
+            if t.op == "fill":
+                produced[key] = produced.get(key, Fraction(0)) + n
+            else:
+                book[key] = book.get(key, Fraction(0)) + n
+    by_name = {f.name: f for f in d.fifos}
+    links = {n: link for link in d.links for n in link.dsts}
+
+    def count(name: str) -> Fraction:
+        if name in produced:
+            return produced[name]
+        link = links.get(name)
+        if link is None:
+            return Fraction(0)
+        srcs = [count(s) * by_name[s].elem.numel for s in link.srcs]
+        if link.kind == "join":
+            n = min(srcs) / by_name[link.srcs[0]].elem.numel if srcs else Fraction(0)
+            return n
+        return srcs[0] / by_name[name].elem.numel if link.kind == "forward" else count(link.srcs[0])
+
+    for link in d.links:
+        if link.kind == "join":
+            counts = {s: count(s) for s in link.srcs}
+            if len(set(counts.values())) > 1:
+                raise DesignError(
+                    "balance", f"join into '{link.dsts[0]}' gets different counts from its "
+                    "parts per run", loc=link.loc,
+                    found=", ".join(f"{s}: {_n(c)}" for s, c in counts.items()),
+                    fix="make every core of a join produce the same number of elements")
+    for f in d.fifos:
+        made = count(f.name)
+        for c in f.consumers:
+            if c.kind == "memtile":
+                continue
+            who = c.core if c.kind == "core" else "the runtime (rt.drain)"
+            got = taken[f.name].get(who, Fraction(0))
+            if got != made:
+                src = f.producer
+                maker = (src.core if src.kind == "core" else
+                         "the runtime fills" if src.kind == "shim" else "the memtile forwards")
+                raise DesignError(
+                    "balance", f"fifo '{f.name}': {maker} {_n(made)} element(s) per run, but "
+                    f"{who} takes {_n(got)}", loc=c.loc,
+                    limit=f"every consumer takes exactly {_n(made)}", found=_n(got),
+                    related=[("produced here", src.loc)],
+                    fix="make loop counts and fill/drain sizes agree (each element "
+                    f"{f.elem}); a mismatch hangs on the NPU")
+
+
+def _n(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"

@@ -1,0 +1,109 @@
+"""The ``aiedsl`` command line: thin wrappers that parse arguments, call the library, print.
+
+Every :class:`~aiedsl.errors.DesignError` is printed as is, without a traceback, and exits 2
+(``AIEDSL_TRACEBACK=1`` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from aiedsl.errors import DesignError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Build, check and run AIE2 NPU designs written in aiedsl.")
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+
+DefineOpt = typer.Option(None, "-D", "--define", metavar="NAME=VALUE",
+                         help="Override a define() of the design, e.g. -D M=1024.")
+DeviceOpt = typer.Option(None, "--device", help="Override the design's device (npu1, npu2, ...).")
+NameOpt = typer.Option(None, "--name", help="Which design, when the file declares several.")
+
+
+def _load(design: Path, define: Optional[List[str]], device: Optional[str],
+          name: Optional[str]):  # type: ignore[no-untyped-def]
+    from aiedsl.loader import load_design, parse_defines
+
+    return load_design(design, parse_defines(define or []), device, name)
+
+
+@app.command()
+def build(
+    design: Path = typer.Argument(..., help="The design file (.py)."),
+    define: Optional[List[str]] = DefineOpt,
+    device: Optional[str] = DeviceOpt,
+    name: Optional[str] = NameOpt,
+    output: Optional[Path] = typer.Option(None, "-o", "--output",
+                                          help="Output directory [default: build/<design>]."),
+) -> None:
+    """Check DESIGN and write aie.mlir, kernels/*.cc, design.json, report.txt and build.sh."""
+    from aiedsl.build import generate, write
+
+    start = time.perf_counter()
+    handle = _load(design, define, device, name)
+    gen = generate(handle)
+    path = write(gen, output or Path("build") / handle.name)
+    _print_usage(gen.design, gen.usage)
+    out.print(f"wrote {path}/: " + ", ".join(sorted(gen.files)) +
+              f" ({time.perf_counter() - start:.2f} s)")
+
+
+@app.command()
+def check(
+    design: Path = typer.Argument(..., help="The design file (.py)."),
+    define: Optional[List[str]] = DefineOpt,
+    device: Optional[str] = DeviceOpt,
+    name: Optional[str] = NameOpt,
+) -> None:
+    """Run every check on DESIGN and write nothing."""
+    from aiedsl.checks import check_design
+
+    handle = _load(design, define, device, name)
+    placed, usage = check_design(handle.ir)
+    _print_usage(placed, usage)
+    out.print(f"{handle.name}: all checks pass on {placed.device}")
+
+
+def _print_usage(design, usage) -> None:  # type: ignore[no-untyped-def]
+    from aiedsl.codegen.report import COLUMNS, report_rows
+
+    table = Table(title=f"{design.name} on {design.device}", title_justify="left")
+    for c in COLUMNS:
+        table.add_column(c)
+    for row in report_rows(design, usage):
+        table.add_row(*row)
+    out.print(table)
+
+
+def main() -> None:
+    """Console entry point: run the app and turn DesignErrors into exit code 2."""
+    try:
+        app(standalone_mode=False)
+    except DesignError as e:
+        if os.environ.get("AIEDSL_TRACEBACK") == "1":
+            raise
+        sys.stderr.write(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
+        sys.exit(2)
+    except Exception as e:  # click's usage errors carry their own exit code
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        if isinstance(e, click.exceptions.Exit):
+            sys.exit(e.exit_code)
+        if isinstance(e, click.exceptions.Abort):
+            sys.exit(1)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""The jinja2 environment every template renders in: strict, and errors name the template line."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+@lru_cache(maxsize=None)
+def environment(directory: str = str(TEMPLATES)) -> jinja2.Environment:
+    """A strict environment over ``directory`` (undefined names are errors)."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(directory), undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+
+
+class TemplateError(RuntimeError):
+    """A template failed to render: names the template and its line (an aiedsl bug)."""
+
+
+def render(name: str, directory: str = str(TEMPLATES), **context: Any) -> str:
+    """Render template ``name`` with ``context``."""
+    try:
+        return environment(directory).get_template(name).render(**context)
+    except jinja2.TemplateError as e:
+        line = getattr(e, "lineno", None)
+        where = f"{getattr(e, 'filename', None) or name}:{line}" if line else name
+        raise TemplateError(f"template {where}: {e}") from e

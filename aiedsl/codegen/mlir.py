@@ -1,0 +1,136 @@
+"""Render a placed design as mlir-aie MLIR (``aie.mlir``).
+
+This module only arranges the IR into what ``templates/aie.mlir.j2`` needs (SSA names, tiles,
+depth lists); every MLIR spelling is in ``templates/mlir_ops.j2``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from aiedsl import __version__
+from aiedsl.codegen.env import render
+from aiedsl.ir import Acquire, BufferArg, Call, Design, Loop, Op, Release, Transfer
+from aiedsl.targets import get_target
+
+_PORT = {"produce": "Produce", "consume": "Consume"}
+
+
+def render_mlir(d: Design) -> str:
+    """The ``aie.mlir`` text of placed design ``d`` (deterministic)."""
+    assert d.placed, "render_mlir() needs a placed design"
+    target = get_target(d.device)
+    fifos = {f.name: f for f in d.fifos}
+    tiles: set[tuple[int, int]] = set()
+    for f in d.fifos:
+        for e in (f.producer, *f.consumers):
+            assert e.tile is not None
+            tiles.add(e.tile)
+    for c in d.cores:
+        assert c.tile is not None
+        tiles.add(c.tile)
+    fifo_views = [{
+        "name": f.name, "producer": f.producer, "consumers": f.consumers, "loc": f.loc,
+        "memref": f.elem.mlir(),
+        "depths": sorted({e.depth for e in (f.producer, *f.consumers)}) if len(
+            {e.depth for e in (f.producer, *f.consumers)}) == 1
+        else [f.producer.depth, *(c.depth for c in f.consumers)],
+    } for f in d.fifos]
+    links = [{
+        "srcs": l.srcs, "dsts": l.dsts, "loc": l.loc,
+        "src_offsets": l.offsets if l.kind == "join" else (),
+        "dst_offsets": l.offsets if l.kind == "split" else (),
+    } for l in d.links]
+    kernels = [{
+        "symbol": k.symbol, "object": f"{k.symbol}.o",
+        "types": [a.type.mlir() if a.type else _scalar_type(a.dtype) for a in k.args],
+    } for k in d.kernels]
+    cores = []
+    for c in d.cores:
+        namer = _Namer()
+        cores.append({
+            "name": c.name, "tile": c.tile, "loc": c.loc, "stack": c.stack,
+            "stack_attr": c.stack != target.default_stack,
+            "body": _body(c.body, d, fifos, namer, {}),
+        })
+    tensors = {t.name: t for t in d.tensors}
+    args = [{"name": t.name, "memref": f"memref<{t.type.numel}x{t.type.dt.mlir}>"}
+            for t in d.tensors]
+    runtime = []
+    next_id: dict[tuple[int, int], int] = defaultdict(int)
+    for op in d.runtime:
+        if isinstance(op, Transfer):
+            f = fifos[op.fifo]
+            shim = f.producer if op.op == "fill" else next(
+                c for c in f.consumers if c.kind == "shim")
+            assert shim.tile is not None
+            bd = next_id[shim.tile]
+            next_id[shim.tile] += 1
+            t = tensors[op.tensor]
+            runtime.append({
+                "op": op.op, "tensor": op.tensor, "fifo": op.fifo, "id": bd, "wait": op.wait,
+                "offset": op.pattern.offset, "sizes": op.pattern.sizes,
+                "strides": op.pattern.strides, "loc": op.loc,
+                "memref": f"memref<{t.type.numel}x{t.type.dt.mlir}>"})
+        else:
+            next_id.clear()  # BD ids are free again once the sequence has waited
+            runtime.append({"op": "wait", "fifo": op.fifo, "loc": op.loc})
+    return render(
+        "aie.mlir.j2", version=__version__,
+        design={"name": d.name, "device": d.device, "file": d.loc.file, "defines": d.defines},
+        tiles=sorted(tiles), fifos=fifo_views, links=links, kernels=kernels, cores=cores,
+        args=args, runtime=runtime)
+
+
+class _Namer:
+    """Fresh SSA names within one core."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(self, stem: str) -> str:
+        self.n += 1
+        return f"%{stem}{self.n}"
+
+
+def _scalar_type(dtype: str) -> str:
+    from aiedsl.dtypes import dtype as lookup
+
+    return lookup(dtype).mlir
+
+
+def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
+          acquired: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for op in ops:
+        if isinstance(op, Acquire):
+            view = {"op": "acquire", "ssa": namer("view"), "fifo": op.fifo,
+                    "port": _PORT[op.port], "count": op.count,
+                    "memref": fifos[op.fifo].elem.mlir(), "loc": op.loc}
+            acquired[op.result] = view
+            out.append(view)
+        elif isinstance(op, Release):
+            out.append({"op": "release", "fifo": op.fifo, "port": _PORT[op.port],
+                        "count": op.count, "loc": op.loc})
+        elif isinstance(op, Call):
+            k = d.kernel(op.kernel)
+            operands, types, scalars = [], [], []
+            for a, param in zip(op.args, k.args):
+                if isinstance(a, BufferArg):
+                    view = acquired[a.value]
+                    operands.append(f"{view['ssa']}_{a.index}")
+                    types.append(view["memref"])
+                else:
+                    ty = _scalar_type(param.dtype)
+                    ssa = namer("arg")
+                    scalars.append({"ssa": ssa, "value": a.value, "type": ty})
+                    operands.append(ssa)
+                    types.append(ty)
+            out.append({"op": "call", "kernel": op.kernel, "operands": operands, "types": types,
+                        "scalars": scalars, "loc": op.loc})
+        elif isinstance(op, Loop):
+            out.append({"op": "loop", "count": op.count, "bound": namer("n"),
+                        "iv": namer("i"), "loc": op.loc,
+                        "body": _body(op.body, d, fifos, namer, acquired)})
+    return out

@@ -1,0 +1,61 @@
+"""Element types: one table from aiedsl names to numpy, MLIR and C++ spellings.
+
+Example::
+
+    from aiedsl import bf16
+    bf16.numpy      # ml_dtypes.bfloat16
+    bf16.mlir       # "bf16"
+    bf16.itemsize   # 2
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    """An element type of host tensors, fifo elements and kernel arguments."""
+
+    name: str
+    """aiedsl's name, used in the IR (``"bf16"``)."""
+    mlir: str
+    """MLIR element type (``"bf16"``, ``"i16"``)."""
+    cpp: str
+    """C++ type in kernels (``"bfloat16"``, ``"int16_t"``)."""
+    itemsize: int
+    """Bytes per element."""
+    numpy: type
+    """numpy scalar type."""
+    is_float: bool
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+i8 = DType("i8", "i8", "int8_t", 1, np.int8, False)
+u8 = DType("u8", "ui8", "uint8_t", 1, np.uint8, False)
+i16 = DType("i16", "i16", "int16_t", 2, np.int16, False)
+i32 = DType("i32", "i32", "int32_t", 4, np.int32, False)
+bf16 = DType("bf16", "bf16", "bfloat16", 2, ml_dtypes.bfloat16, True)
+f32 = DType("f32", "f32", "float", 4, np.float32, True)
+
+DTYPES: dict[str, DType] = {d.name: d for d in (i8, u8, i16, i32, bf16, f32)}
+_ALIASES = {"int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "bfloat16": "bf16",
+            "float32": "f32"}
+
+
+def dtype(name: str | DType) -> DType:
+    """Look up a dtype by aiedsl name or numpy-style alias (``"int16"`` -> ``i16``)."""
+    if isinstance(name, DType):
+        return name
+    key = _ALIASES.get(name, name)
+    if key not in DTYPES:
+        raise KeyError(f"unknown dtype {name!r}; aiedsl knows {', '.join(DTYPES)}")
+    return DTYPES[key]

@@ -1,0 +1,110 @@
+"""User-facing errors and the source locations they cite.
+
+Every mistake a user can make in a design is a :class:`DesignError`. It names the design file and
+line of the construct, the rule broken, the limit, the value found, and how to fix it, so the CLI
+can print it as is, with no traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from aiedsl.ir.loc import Loc
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
+# Frames in these files are plumbing, never the user's construct.
+_PLUMBING = (_PACKAGE_DIR + os.sep, os.path.join("lib", "python3") + os.sep + "contextlib.py")
+
+
+def display_path(filename: str) -> str:
+    """Return ``filename`` as a user reads it: relative to the working directory when below it."""
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:  # another drive on Windows
+        return filename
+    return filename if rel.startswith("..") else rel
+
+
+def caller_loc() -> Loc:
+    """The first frame outside aiedsl itself: the line of the user's design that made a construct.
+
+    Example::
+
+        def fifo(...):
+            loc = caller_loc()   # -> Loc(file="designs/passthrough.py", line=12)
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(_PACKAGE_DIR + os.sep) and not name.endswith("contextlib.py"):
+            if not name.startswith("<frozen"):
+                return Loc(file=display_path(name), line=frame.f_lineno)
+        frame = frame.f_back
+    return Loc(file="<unknown>", line=0)
+
+
+class DesignError(Exception):
+    """A mistake in a design, reported in the design's own terms.
+
+    Parameters
+    ----------
+    rule:
+        Short name of the rule broken, e.g. ``"L1 memory"``.
+    message:
+        One sentence saying what is wrong, naming the objects involved.
+    loc:
+        Where the offending construct was written.
+    limit, found:
+        The limit and the value found, when the rule is a limit.
+    fix:
+        How to fix it.
+    related:
+        Other lines involved (e.g. every fifo sharing an exhausted tile), each with a short label.
+
+    Example
+    -------
+    >>> from aiedsl.ir.loc import Loc
+    >>> e = DesignError("fifo depth", "fifo 'a' has depth 0", loc=Loc(file="d.py", line=3),
+    ...                 limit="depth >= 1", found="0", fix="give depth=1 or more")
+    >>> print(e)
+    d.py:3: error [fifo depth]: fifo 'a' has depth 0
+      limit: depth >= 1
+      found: 0
+      fix: give depth=1 or more
+    """
+
+    def __init__(
+        self,
+        rule: str,
+        message: str,
+        *,
+        loc: Loc | None = None,
+        limit: str | None = None,
+        found: str | None = None,
+        fix: str | None = None,
+        related: list[tuple[str, Loc]] | None = None,
+    ) -> None:
+        self.rule = rule
+        self.message = message
+        self.loc = loc
+        self.limit = limit
+        self.found = found
+        self.fix = fix
+        self.related = related or []
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """The full multi-line text the CLI prints."""
+        where = f"{self.loc.file}:{self.loc.line}: " if self.loc else ""
+        lines = [f"{where}error [{self.rule}]: {self.message}"]
+        if self.limit is not None:
+            lines.append(f"  limit: {self.limit}")
+        if self.found is not None:
+            lines.append(f"  found: {self.found}")
+        for label, loc in self.related:
+            lines.append(f"  {loc.file}:{loc.line}: {label}")
+        if self.fix is not None:
+            lines.append(f"  fix: {self.fix}")
+        return "\n".join(lines)

@@ -1,0 +1,294 @@
+"""The design IR: plain, frozen pydantic models that serialize to ``design.json``.
+
+The front end (``aiedsl.lang``) builds one :class:`Design`; the checks, the placer, code generation,
+reports and the simulator only read it. Passes that add information (placement) return a new
+``Design`` built with ``model_copy(update=...)``; nothing mutates a node.
+
+Names: a fifo is named by its symbol in the emitted MLIR (``a_0``), a core by its tile-index in its
+herd (``core[1,2]``), a kernel by its C symbol (``matmul_bf16_f32_64x64x64``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import Dim, Pattern, TensorType
+
+TileKind = Literal["shim", "memtile", "core"]
+Port = Literal["produce", "consume"]
+Coord = tuple[int, int]
+
+
+class _Node(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------------------------
+# Dataflow: fifos and memtile links
+
+
+class Endpoint(_Node):
+    """One end of a fifo: who produces or consumes its elements, and where."""
+
+    kind: TileKind
+    """Shim (host memory), memtile (L2) or core (L1)."""
+    core: str | None = None
+    """For ``kind == "core"``: the core's name (``"core[0,1]"``)."""
+    tile: Coord | None = None
+    """(col, row) once placed; set by the user when pinned."""
+    depth: int
+    """Buffers this endpoint holds (double buffering = 2)."""
+    dims: tuple[Dim, ...] = ()
+    """``dimensionsToStream`` on a producer, ``dimensionsFromStream`` on a consumer."""
+    loc: Loc
+    """Where this endpoint was established (the acquire, fill, drain or link)."""
+
+    def label(self) -> str:
+        """How reports name this endpoint: ``core[0,1] (0,3)``, ``memtile (1,1)``, ``shim``."""
+        name = self.core if self.kind == "core" else self.kind
+        return f"{name} {self.tile}" if self.tile else str(name)
+
+
+class Fifo(_Node):
+    """An object fifo: one producer, one or more consumers (broadcast), elements of one type."""
+
+    name: str
+    elem: TensorType
+    producer: Endpoint
+    consumers: tuple[Endpoint, ...]
+    loc: Loc
+    """Where the fifo (or the channel it belongs to) was declared."""
+    channel: str | None = None
+    """The channel this fifo belongs to, when it was made by ``channel(...)``."""
+    index: tuple[int, ...] = ()
+    """Its index in that channel (``(1, 2)`` for ``c[1, 2]``)."""
+
+
+class Link(_Node):
+    """A memtile link: ``forward`` (1 -> 1), ``split`` (1 -> n at offsets), ``join`` (n -> 1)."""
+
+    kind: Literal["forward", "split", "join"]
+    srcs: tuple[str, ...]
+    dsts: tuple[str, ...]
+    offsets: tuple[int, ...] = ()
+    """Element offsets into the parent: of each dst for a split, of each src for a join."""
+    memtile: Coord | None = None
+    """(col, row) of the memtile once placed, or as pinned."""
+    loc: Loc
+
+
+# --------------------------------------------------------------------------------------------
+# Core programs
+
+
+class BufferArg(_Node):
+    """A kernel argument that is an acquired fifo element."""
+
+    kind: Literal["buffer"] = "buffer"
+    value: str
+    """The acquire that produced it (its ``result``)."""
+    index: int = 0
+    """Which of the acquired elements."""
+
+
+class ScalarArg(_Node):
+    """A kernel argument that is a constant scalar."""
+
+    kind: Literal["scalar"] = "scalar"
+    value: int | float
+    dtype: str
+
+
+Arg = Annotated[Union[BufferArg, ScalarArg], Field(discriminator="kind")]
+
+
+class Acquire(_Node):
+    """Acquire ``count`` elements of ``fifo`` on ``port``; blocks until they are available."""
+
+    op: Literal["acquire"] = "acquire"
+    fifo: str
+    port: Port
+    count: int = 1
+    result: str
+    """Name of the acquired view, referenced by :class:`BufferArg`."""
+    loc: Loc
+
+
+class Release(_Node):
+    """Release ``count`` elements of ``fifo`` on ``port``, handing them on."""
+
+    op: Literal["release"] = "release"
+    fifo: str
+    port: Port
+    count: int = 1
+    loc: Loc
+
+
+class Call(_Node):
+    """Call a kernel on acquired buffers and scalars."""
+
+    op: Literal["call"] = "call"
+    kernel: str
+    """The kernel's C symbol."""
+    args: tuple[Arg, ...]
+    loc: Loc
+
+
+class Loop(_Node):
+    """``count`` iterations of ``body``; stays a loop (``scf.for``), never unrolled."""
+
+    op: Literal["loop"] = "loop"
+    count: int
+    body: tuple["Op", ...]
+    loc: Loc
+
+
+Op = Annotated[Union[Acquire, Release, Call, Loop], Field(discriminator="op")]
+
+
+class Herd(_Node):
+    """A rectangle of cores running one SPMD core function, ``cols x rows``."""
+
+    name: str
+    cols: int
+    rows: int
+    anchor: Coord | None = None
+    """(col, row) of core ``[0, 0]``: pinned by the user or set by placement."""
+    loc: Loc
+
+
+class Core(_Node):
+    """One core of a herd with its traced program (one invocation's worth of work)."""
+
+    name: str
+    """``"<herd>[x,y]"``."""
+    herd: str
+    index: Coord
+    """(x, y) inside the herd."""
+    tile: Coord | None = None
+    """(col, row) once placed."""
+    body: tuple[Op, ...]
+    stack: int
+    """Bytes of stack reserved in data memory."""
+    loc: Loc
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels
+
+
+class KernelArg(_Node):
+    """One parameter of a kernel's C signature."""
+
+    name: str
+    kind: Literal["buffer", "scalar"]
+    type: TensorType | None = None
+    """For buffers: the element type the kernel expects."""
+    dtype: str
+    """Element dtype (buffers) or scalar dtype."""
+    access: Literal["in", "out", "inout"] = "in"
+
+
+class Kernel(_Node):
+    """A micro-kernel: C symbol, C++ source, signature, numpy reference and cost."""
+
+    symbol: str
+    """C symbol, with its shape in the name (``matmul_bf16_f32_64x64x64``)."""
+    source: str
+    """The C++ it comes from: a file in ``kernels_cpp/`` or a template in ``aiedsl/kernels/``."""
+    source_kind: Literal["file", "template"]
+    entry: str
+    """C++ expression the generated ``extern "C"`` entry calls (``matmul_bf16_f32<64, 64, 64>``)."""
+    args: tuple[KernelArg, ...]
+    params: dict[str, int | str]
+    """Template parameters (sizes, mmul shape) the symbol and source were made from."""
+    reference: str
+    """``module:function`` of the numpy reference the simulator runs."""
+    cycles: int
+    """Estimated cycles per call."""
+    cost: str
+    """The cost formula and its source, for reports."""
+    loc: Loc
+
+
+# --------------------------------------------------------------------------------------------
+# Host side
+
+
+class HostTensor(_Node):
+    """A runtime argument: a host tensor the runtime sequence reads or writes."""
+
+    name: str
+    index: int
+    type: TensorType
+    loc: Loc
+
+
+class Transfer(_Node):
+    """Move a host tensor's elements into (``fill``) or out of (``drain``) a fifo."""
+
+    op: Literal["fill", "drain"]
+    fifo: str
+    tensor: str
+    pattern: Pattern
+    wait: bool = False
+    """Issue a completion token that a later :class:`Wait` waits for."""
+    loc: Loc
+
+
+class Wait(_Node):
+    """Wait until a waited transfer on ``fifo`` has completed."""
+
+    op: Literal["wait"] = "wait"
+    fifo: str
+    loc: Loc
+
+
+RuntimeOp = Annotated[Union[Transfer, Wait], Field(discriminator="op")]
+
+
+class Design(_Node):
+    """A whole design: the single IR every stage of aiedsl reads."""
+
+    name: str
+    device: str
+    """mlir-aie device name (``npu1``, ``npu2_4col`` ...)."""
+    loc: Loc
+    defines: dict[str, int | float | str] = {}
+    """The ``define(...)`` parameters and the values they took."""
+    tensors: tuple[HostTensor, ...]
+    fifos: tuple[Fifo, ...]
+    links: tuple[Link, ...] = ()
+    herds: tuple[Herd, ...]
+    cores: tuple[Core, ...]
+    kernels: tuple[Kernel, ...] = ()
+    runtime: tuple[RuntimeOp, ...]
+    placed: bool = False
+    """True once every tile is decided (after :func:`aiedsl.place.place`)."""
+
+    def fifo(self, name: str) -> Fifo:
+        """The fifo called ``name``."""
+        for f in self.fifos:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def kernel(self, symbol: str) -> Kernel:
+        """The kernel with C symbol ``symbol``."""
+        for k in self.kernels:
+            if k.symbol == symbol:
+                return k
+        raise KeyError(symbol)
+
+    def tensor(self, name: str) -> HostTensor:
+        """The host tensor called ``name``."""
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+
+Loop.model_rebuild()

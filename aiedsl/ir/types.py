@@ -1,0 +1,83 @@
+"""Value types of the IR: tensor types, DMA dimensions and access patterns."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pydantic import BaseModel, ConfigDict
+
+from aiedsl.dtypes import DType, dtype
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TensorType(_Frozen):
+    """A shaped, typed block of memory: a host tensor, a fifo element or a kernel argument.
+
+    Example
+    -------
+    >>> TensorType(shape=(64, 64), dtype="bf16").nbytes
+    8192
+    """
+
+    shape: tuple[int, ...]
+    """Extent of each dimension, outermost first."""
+    dtype: str
+    """aiedsl dtype name (``"bf16"``, ``"i16"``, ...)."""
+
+    @property
+    def dt(self) -> DType:
+        """The :class:`~aiedsl.dtypes.DType` of the elements."""
+        return dtype(self.dtype)
+
+    @property
+    def numel(self) -> int:
+        """Number of elements."""
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Size in bytes."""
+        return self.numel * self.dt.itemsize
+
+    def mlir(self) -> str:
+        """The MLIR memref spelling, e.g. ``memref<64x64xbf16>``."""
+        return "memref<" + "x".join(str(s) for s in self.shape) + "x" + self.dt.mlir + ">"
+
+    def __str__(self) -> str:
+        return "x".join(str(s) for s in self.shape) + "x" + self.dtype
+
+
+class Dim(_Frozen):
+    """One dimension of a DMA address generator: ``size`` steps of ``stride`` elements."""
+
+    size: int
+    stride: int
+
+
+class Pattern(_Frozen):
+    """An n-d access pattern over a host tensor, in elements, outermost dimension first.
+
+    ``offset`` is linear; ``sizes`` and ``strides`` always have 4 entries, as mlir-aie's
+    ``dma_memcpy_nd`` takes them. The outermost dimension with stride 0 repeats the transfer.
+    """
+
+    offset: int
+    sizes: tuple[int, int, int, int]
+    strides: tuple[int, int, int, int]
+
+    @property
+    def numel(self) -> int:
+        """Number of elements the pattern moves."""
+        return math.prod(self.sizes)
+
+    def indices(self) -> "np.ndarray":
+        """Every element offset the pattern visits, in transfer order (outermost dimension slowest)."""
+        idx = np.array(self.offset, dtype=np.int64)
+        for size, stride in zip(self.sizes, self.strides):
+            idx = idx[..., None] + np.arange(size, dtype=np.int64) * stride
+        return idx.ravel()

@@ -1,0 +1,132 @@
+"""The shipped kernel library: matmul, zero, passthrough and scale.
+
+Each factory returns a :class:`~aiedsl.kernels.base.Kernel` whose symbol carries its shape, whose
+C++ is a file in ``kernels_cpp/``, and whose numpy reference computes on the buffers exactly as the
+C++ does (including the blocked layouts of the mmul kernels). Cost formulas are documented in the
+header of each C++ file.
+
+Example
+-------
+::
+
+    from aiedsl.kernels import matmul, zero
+    mm = matmul(64, 64, 64)             # matmul_bf16_f32_64x64x64
+    z = zero(Tensor[64, 64, f32])       # zero_f32_4096
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aiedsl.dtypes import DType, bf16, dtype, f32, i16, i32
+from aiedsl.errors import DesignError, caller_loc
+from aiedsl.ir import TensorType
+from aiedsl.kernels.base import Kernel, buffer, declare, scalar
+from aiedsl.kernels.layout import block, unblock
+
+_MM_SHAPE = (4, 8, 4)
+"""The mmul block shape mm.cc is written for (npu1's native bf16 4x8x4)."""
+
+
+def matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n: int, r: int,
+               s: int, t: int) -> None:
+    """C += A @ B on blocked buffers, products and sums in f32 (as ``aie::mmul`` accumulates)."""
+    A = unblock(a.reshape(-1), m, k, r, s).astype(np.float32)
+    B = unblock(b.reshape(-1), k, n, s, t).astype(np.float32)
+    C = unblock(c.reshape(-1), m, n, r, t)
+    c.reshape(-1)[...] = block(C + A @ B, r, t)
+
+
+def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
+           dtype_out: DType | str = f32) -> Kernel:
+    """``C += A @ B`` on an ``m x k`` by ``k x n`` tile, blocked for the 4x8x4 bf16 mmul.
+
+    A, B and C are stored in mmul blocks (see :mod:`aiedsl.kernels.layout`): pack them with
+    ``block_dims`` on the memtile and unpack C with ``unblock_dims``.
+    """
+    din, dout = dtype(dtype_in), dtype(dtype_out)
+    r, s, t = _MM_SHAPE
+    if (din, dout) != (bf16, f32):
+        raise DesignError("kernel", f"matmul {din}->{dout} is not in the library yet",
+                          loc=caller_loc(), fix="use bf16 inputs with f32 output")
+    if m % (2 * r) or k % s or n % (2 * t):
+        raise DesignError(
+            "kernel", f"matmul tile {m}x{k}x{n} does not fit the {r}x{s}x{t} mmul with 2x2 "
+            "blocking", loc=caller_loc(), limit=f"m % {2 * r} == 0, k % {s} == 0, "
+            f"n % {2 * t} == 0", found=f"{m}x{k}x{n}", fix="choose multiples of 8")
+    cycles = (m // 8) * (n // 8) * (4 * (k // 8) + 30) + 20
+    return declare(
+        f"matmul_{din}_{dout}_{m}x{k}x{n}", source="mm.cc",
+        entry=f"matmul_bf16_f32<{m}, {k}, {n}>",
+        args=[buffer("a", TensorType(shape=(m, k), dtype=din.name)),
+              buffer("b", TensorType(shape=(k, n), dtype=din.name)),
+              buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout")],
+        reference=matmul_ref, cycles=cycles,
+        cost="(m/8)(n/8)(4(k/8)+30)+20: II=4 per 2x2 block step of K/8, ~30 per 8x8 patch for "
+        "C load/store and pipeline fill, ~20 per call (kernels_cpp/mm.cc)",
+        params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t})
+
+
+def _vector_cycles(nbytes: int) -> int:
+    return nbytes // 32 + 14
+
+
+def zero_ref(c: np.ndarray, **_: object) -> None:
+    """Set every element to 0."""
+    c[...] = 0
+
+
+def zero(t: TensorType) -> Kernel:
+    """Set a buffer of type ``t`` to zero (``zero_<dtype>_<n>``)."""
+    width = 64 // t.dt.itemsize
+    _check_width(t, width)
+    return declare(
+        f"zero_{t.dtype}_{t.numel}", source="zero.cc", entry=f"zero<{t.dt.cpp}, {t.numel}>",
+        args=[buffer("c", t, "out")], reference=zero_ref, cycles=_vector_cycles(t.nbytes),
+        cost="bytes/32 + 14: one 256-bit store per cycle plus call overhead "
+        "(kernels_cpp/zero.cc)", params={"n": t.numel})
+
+
+def passthrough_ref(src: np.ndarray, dst: np.ndarray, **_: object) -> None:
+    """Copy ``src`` to ``dst``."""
+    dst.reshape(-1)[...] = src.reshape(-1)
+
+
+def passthrough(t: TensorType) -> Kernel:
+    """Copy a buffer of type ``t`` into another (``passthrough_<dtype>_<n>``)."""
+    _check_width(t, 64 // t.dt.itemsize)
+    return declare(
+        f"passthrough_{t.dtype}_{t.numel}", source="passthrough.cc",
+        entry=f"passthrough<{t.dt.cpp}, {t.numel}>",
+        args=[buffer("src", t), buffer("dst", t, "out")], reference=passthrough_ref,
+        cycles=_vector_cycles(t.nbytes),
+        cost="bytes/32 + 14: store-bound copy plus call overhead (kernels_cpp/passthrough.cc)",
+        params={"n": t.numel})
+
+
+def scale_ref(src: np.ndarray, dst: np.ndarray, factor: np.ndarray, n: int, **_: object) -> None:
+    """``dst = src * factor[0]``, products kept to their low 16 bits (no saturation)."""
+    prod = src.reshape(-1)[:n].astype(np.int64) * int(factor.reshape(-1)[0])
+    dst.reshape(-1)[:n] = prod.astype(np.int16)  # wraps, as the AIE's default no-saturation mode
+
+
+def scale(n: int) -> Kernel:
+    """Multiply ``n`` int16 values by an int32 factor read from a 1-element buffer."""
+    t = TensorType(shape=(n,), dtype=i16.name)
+    _check_width(t, 32)
+    return declare(
+        f"scale_i16_{n}", source="scale.cc", entry=f"scale_i16<{n}>",
+        args=[buffer("src", t), buffer("dst", t, "out"),
+              buffer("factor", TensorType(shape=(1,), dtype=i32.name)), scalar("n", i32)],
+        reference=scale_ref, cycles=2 * (n // 32) + 14,
+        cost="2(n/32) + 14: measured 78 cycles for n=1024 on npu1 with Peano (mlir-aie "
+        "programming guide, section 4b) (kernels_cpp/scale.cc)",
+        params={"n": n})
+
+
+def _check_width(t: TensorType, width: int) -> None:
+    if t.numel % width:
+        raise DesignError(
+            "kernel", f"{t} is not a whole number of {width}-element vectors", loc=caller_loc(),
+            limit=f"a multiple of {width} elements", found=str(t.numel),
+            fix=f"use a size that is a multiple of {width}")

@@ -1,0 +1,15 @@
+"""The front end: the Python constructs a design file is written with."""
+
+from aiedsl.lang.channel import Channel, channel
+from aiedsl.lang.context import define
+from aiedsl.lang.core import herd, loop
+from aiedsl.lang.design import DesignHandle, design
+from aiedsl.lang.fifo import Buffer, ObjectFifo, fifo, join
+from aiedsl.lang.placement import memtile, shim
+from aiedsl.lang.runtime import runtime, tiles
+from aiedsl.lang.tensor import Tensor
+
+__all__ = [
+    "Buffer", "Channel", "DesignHandle", "ObjectFifo", "Tensor", "channel", "define", "design",
+    "fifo", "herd", "join", "loop", "memtile", "runtime", "shim", "tiles",
+]

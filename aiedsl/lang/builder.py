@@ -1,0 +1,241 @@
+"""The design builder: collects what a design function declares, then produces the IR."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import (
+    Core, Design, Endpoint, Fifo, Herd, HostTensor, Kernel, Link, Loc, TensorType, Transfer,
+    Wait,
+)
+from aiedsl.lang.channel import Channel
+from aiedsl.lang.fifo import DimsSpec, EndpointUse, ObjectFifo, to_dims
+from aiedsl.lang.placement import TilePin
+from aiedsl.lang.runtime import RuntimeBuilder
+from aiedsl.lang.tensor import HostTensorRef
+from aiedsl.targets import TargetModel
+
+
+@dataclass
+class _LinkRec:
+    kind: str
+    srcs: list[ObjectFifo]
+    dsts: list[ObjectFifo]
+    offsets: list[int]
+    pin: tuple[int, int] | None
+    loc: Loc
+
+
+@dataclass
+class DesignBuilder:
+    """Mutable state of one design while its function is traced."""
+
+    name: str
+    target: TargetModel
+    loc: Loc
+    tensors: list[HostTensorRef] = field(default_factory=list)
+    fifos: dict[str, ObjectFifo] = field(default_factory=dict)
+    links: list[_LinkRec] = field(default_factory=list)
+    channels: list[Channel] = field(default_factory=list)
+    herds: list[Herd] = field(default_factory=list)
+    cores: list[Core] = field(default_factory=list)
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    kernel_objs: dict[str, Any] = field(default_factory=dict)
+    runtime: RuntimeBuilder | None = None
+    runtime_loc: Loc | None = None
+    _names: dict[str, int] = field(default_factory=dict)
+
+    # -- declarations ----------------------------------------------------------------------------
+    def fresh_name(self, stem: str) -> str:
+        """A fifo name not used yet, from ``stem``."""
+        n = self._names.get(stem, 0)
+        self._names[stem] = n + 1
+        name = stem if n == 0 else f"{stem}{n}"
+        return name if name not in self.fifos else self.fresh_name(stem)
+
+    def new_fifo(self, elem: TensorType, *, depth: int, name: str | None, loc: Loc,
+                 dims_to_stream: DimsSpec = None, dims_from_stream: DimsSpec = None,
+                 consumer_depth: int | None = None) -> ObjectFifo:
+        """Register a fifo; its endpoints come from later uses."""
+        if not isinstance(elem, TensorType):
+            raise DesignError("fifo", f"fifo element type {elem!r} is not a Tensor[...] type",
+                              loc=loc, fix="write e.g. fifo(Tensor[1024, i16])")
+        name = name or self.fresh_name("of")
+        if not name.isidentifier():
+            raise DesignError("fifo", f"fifo name {name!r} is not an identifier", loc=loc,
+                              fix="use letters, digits and _")
+        if name in self.fifos:
+            raise DesignError("fifo", f"two fifos are named '{name}'", loc=loc,
+                              related=[("the first", self.fifos[name].loc)],
+                              fix="give each fifo its own name")
+        for what, d in (("depth", depth), ("consumer_depth", consumer_depth)):
+            if d is not None and (not isinstance(d, int) or d < 1):
+                raise DesignError("fifo depth", f"fifo '{name}' has {what}={d!r}", loc=loc,
+                                  limit="an integer >= 1", found=repr(d),
+                                  fix="use 1 (single), 2 (double buffering) or more")
+        f = ObjectFifo(self, name, elem, depth, loc,
+                       dims_to_stream=to_dims(dims_to_stream, "dims_to_stream", loc),
+                       dims_from_stream=to_dims(dims_from_stream, "dims_from_stream", loc),
+                       consumer_depth=consumer_depth)
+        self.fifos[name] = f
+        return f
+
+    def add_herd(self, h: Herd) -> None:
+        """Register a herd (names are unique)."""
+        for other in self.herds:
+            if other.name == h.name:
+                raise DesignError("herd", f"two herds are named '{h.name}'", loc=h.loc,
+                                  related=[("the first", other.loc)],
+                                  fix="give each herd its own name (name=...)")
+        self.herds.append(h)
+
+    def add_kernel(self, k: Kernel, obj: Any) -> None:
+        """Register a kernel declaration (and its Python object); one per C symbol."""
+        prev = self.kernels.get(k.symbol)
+        if prev is not None and prev.model_copy(update={"loc": k.loc}) != k:
+            raise DesignError("kernel", f"two different kernels use the symbol '{k.symbol}'",
+                              loc=k.loc, related=[("the first", prev.loc)],
+                              fix="put every shape parameter into the symbol name")
+        self.kernels.setdefault(k.symbol, k)
+        self.kernel_objs.setdefault(k.symbol, obj)
+
+    def add_link(self, kind: str, srcs: list[ObjectFifo], dsts: list[ObjectFifo],
+                 offsets: list[int], via: TilePin, loc: Loc) -> None:
+        """Register a memtile link and the memtile endpoints it gives its fifos."""
+        if not isinstance(via, TilePin) or via.kind != "memtile":
+            raise DesignError("link", f"a {kind} goes through a memtile, not {via!r}", loc=loc,
+                              fix="use via=memtile or via=memtile(col)")
+        for f in srcs + dsts:
+            for rec in self.links:
+                if f in rec.srcs or f in rec.dsts:
+                    raise DesignError(
+                        "link", f"fifo '{f.name}' takes part in two memtile links", loc=loc,
+                        related=[("the first link", rec.loc)],
+                        fix="a fifo joins at most one link (mlir-aie's rule): forward into a "
+                        "new fifo instead")
+        pin = via.coord(self.target.memtile_rows[0])
+        self.links.append(_LinkRec(kind, srcs, dsts, offsets, pin, loc))
+        for f in srcs:
+            self._add_consumer(f, EndpointUse("memtile", None, loc, pin))
+        for f in dsts:
+            self._set_producer(f, EndpointUse("memtile", None, loc, pin))
+
+    # -- endpoint inference ----------------------------------------------------------------------
+    def use_core(self, f: ObjectFifo, port: str, core: str, loc: Loc) -> None:
+        """Record that ``core`` uses ``f`` on ``port``."""
+        if port == "produce":
+            self._set_producer(f, EndpointUse("core", core, loc))
+        else:
+            self._add_consumer(f, EndpointUse("core", core, loc))
+
+    def _set_producer(self, f: ObjectFifo, use: EndpointUse) -> None:
+        p = f.producer
+        if p is None:
+            f.producer = use
+        elif (p.kind, p.core) != (use.kind, use.core):
+            raise DesignError(
+                "fifo producer", f"fifo '{f.name}' has two producers: {_who(p)} and "
+                f"{_who(use)}", loc=use.loc, related=[(f"{_who(p)} produces it here", p.loc)],
+                fix="a fifo has exactly one producer: give each producer its own fifo (a "
+                "channel index per core), or join them at a memtile")
+
+    def _add_consumer(self, f: ObjectFifo, use: EndpointUse) -> None:
+        for c in f.consumers:
+            if (c.kind, c.core) == (use.kind, use.core):
+                if use.kind != "core":
+                    raise DesignError(
+                        "fifo consumer", f"fifo '{f.name}' is consumed twice by the {use.kind}",
+                        loc=use.loc, related=[("first here", c.loc)],
+                        fix="drain or link a fifo once")
+                return
+        f.consumers.append(use)
+
+    # -- the IR ----------------------------------------------------------------------------------
+    def finalize(self, defines: dict[str, int | float | str]) -> Design:
+        """Resolve channels and runtime transfers and build the :class:`Design`."""
+        for ch in self.channels:
+            ch.materialize()
+        runtime_ops = self._resolve_runtime()
+        for ch in self.channels:
+            ch.check_broadcast()
+        fifos = [self._fifo_ir(f) for f in self.fifos.values()]
+        links = [Link(kind=r.kind, srcs=tuple(f.name for f in r.srcs),
+                      dsts=tuple(f.name for f in r.dsts), offsets=tuple(r.offsets),
+                      memtile=r.pin, loc=r.loc) for r in self.links]
+        tensors = [HostTensor(name=t.name, index=t.index, type=t.type, loc=t.loc)
+                   for t in self.tensors]
+        return Design(
+            name=self.name, device=self.target.name, loc=self.loc, defines=defines,
+            tensors=tuple(tensors), fifos=tuple(fifos), links=tuple(links),
+            herds=tuple(self.herds), cores=tuple(self.cores),
+            kernels=tuple(self.kernels.values()), runtime=tuple(runtime_ops))
+
+    def _resolve_runtime(self) -> list[Transfer | Wait]:
+        ops: list[Transfer | Wait] = []
+        if self.runtime is None:
+            return ops
+        for rec in self.runtime.records:
+            f = self._host_end(rec.fifo, rec.op, rec.loc)
+            if rec.op == "wait":
+                ops.append(Wait(fifo=f.name, loc=rec.loc))
+                continue
+            use = EndpointUse("shim", None, rec.loc, f.shim_pin)
+            if rec.op == "fill":
+                self._set_producer(f, use)
+            else:
+                self._add_consumer(f, use)
+            assert rec.tensor is not None and rec.pattern is not None
+            ops.append(Transfer(op=rec.op, fifo=f.name, tensor=rec.tensor.name,
+                                pattern=rec.pattern, wait=rec.wait, loc=rec.loc))
+        return ops
+
+    def _host_end(self, f: ObjectFifo, op: str, loc: Loc) -> ObjectFifo:
+        """Follow forward links from ``f`` to the fifo the shim talks to."""
+        inbound = op == "fill"  # waits only follow drains
+        while True:
+            step = None
+            for rec in self.links:
+                if inbound and f in rec.dsts:
+                    step = rec.srcs[0] if rec.kind == "forward" else None
+                    if step is None:
+                        raise DesignError(
+                            "runtime", f"rt.fill of '{f.name}', one part of a {rec.kind} at a "
+                            "memtile", loc=loc, related=[(f"the {rec.kind}", rec.loc)],
+                            fix="fill the fifo the parts come from (for a channel with split=, "
+                            "index it with ':' on the split axis)")
+                if not inbound and f in rec.srcs:
+                    step = rec.dsts[0] if rec.kind == "forward" else None
+                    if step is None:
+                        raise DesignError(
+                            "runtime", f"rt.drain of '{f.name}', one part of a {rec.kind} at a "
+                            "memtile", loc=loc, related=[(f"the {rec.kind}", rec.loc)],
+                            fix="drain the joined fifo (for a channel with join=, index it "
+                            "with ':' on the join axis)")
+            if step is None:
+                return f
+            f = step
+
+    def _fifo_ir(self, f: ObjectFifo) -> Fifo:
+        if f.producer is None or not f.consumers:
+            missing = "producer" if f.producer is None else "consumer"
+            hint = ("fill it in the runtime sequence (rt.fill), or produce it in a core"
+                    if missing == "producer" else
+                    "drain it in the runtime sequence (rt.drain), or consume it in a core")
+            raise DesignError(
+                f"fifo {missing}", f"fifo '{f.name}' has no {missing}", loc=f.loc,
+                fix=hint + "; remove it if it is not needed")
+        cons_depth = f.consumer_depth or f.depth
+        producer = Endpoint(kind=f.producer.kind, core=f.producer.core, tile=f.producer.pin,
+                            depth=f.depth, dims=f.dims_to_stream, loc=f.producer.loc)
+        consumers = tuple(
+            Endpoint(kind=c.kind, core=c.core, tile=c.pin, depth=cons_depth,
+                     dims=f.dims_from_stream if c.kind == "core" else (), loc=c.loc)
+            for c in f.consumers)
+        return Fifo(name=f.name, elem=f.elem, producer=producer, consumers=consumers,
+                    loc=f.loc, channel=f.channel, index=f.index)
+
+
+def _who(use: EndpointUse) -> str:
+    return use.core if use.kind == "core" else f"the {use.kind}"

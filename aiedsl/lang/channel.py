@@ -1,0 +1,204 @@
+"""Channels: indexed bundles of fifos that a herd addresses by its tile index.
+
+As MLIR-AIR's ``air.channel``: ``a = channel(Tensor[64, 64, bf16], shape=[ROWS], via=memtile)``
+declares ``ROWS`` fifos; the core at herd index ``(x, y)`` uses ``a[y]``. Every core that consumes
+``a[y]`` receives the same elements (a broadcast along the herd's other dimension). With
+``via=memtile`` each fifo passes through a memtile; ``split=axis`` feeds a group of fifos from one
+host-side fifo split at the memtile, ``join=axis`` gathers them into one. ``a[y]`` names the
+core-side fifo; ``c[x, :]`` names the host-side fifo of a split or joined group.
+
+Example
+-------
+::
+
+    a = channel(Tensor[64, 64, bf16], shape=[ROWS], via=memtile, broadcast=COLS)
+    c = channel(Tensor[64, 64, f32], shape=[COLS, ROWS], via=memtile, join=1, depth=1)
+    ...
+    rt.fill(a[0], A, pattern)       # the host end of a[0]
+    rt.drain(c[0, :], C, pattern)   # the joined host end of column 0
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from aiedsl.errors import DesignError, caller_loc
+from aiedsl.ir import Loc, TensorType
+from aiedsl.lang.context import current_design
+from aiedsl.lang.fifo import DimsSpec, ObjectFifo, _back_to_back, to_dims
+from aiedsl.lang.placement import TilePin
+
+if TYPE_CHECKING:
+    from aiedsl.lang.builder import DesignBuilder
+
+
+@dataclass(eq=False)
+class Channel:
+    """A bundle of fifos indexed like the herd that uses it (see :func:`channel`)."""
+
+    builder: "DesignBuilder"
+    name: str
+    elem: TensorType
+    shape: tuple[int, ...]
+    via: TilePin | None
+    join: int | None
+    split: int | None
+    broadcast: int | None
+    dims_to_stream: DimsSpec
+    host_depth: int
+    loc: Loc
+    fifos: dict[tuple[int, ...], ObjectFifo] = field(default_factory=dict)
+    groups: dict[tuple[int, ...], ObjectFifo] = field(default_factory=dict)
+    hosts: dict[tuple[int, ...], ObjectFifo] = field(default_factory=dict)
+
+    @property
+    def axis(self) -> int | None:
+        """The split or join axis, if any."""
+        return self.join if self.join is not None else self.split
+
+    def __getitem__(self, key: object) -> ObjectFifo:
+        loc = caller_loc()
+        items = key if isinstance(key, tuple) else (key,)
+        if len(items) != len(self.shape):
+            raise DesignError(
+                "channel index", f"channel '{self.name}' has {len(self.shape)} dimension(s) "
+                f"{list(self.shape)} but was indexed with {len(items)}", loc=loc,
+                found=repr(key), fix=f"index it as {self.name}[" + ", ".join("ijk"[:len(self.shape)]) + "]")
+        slices = [i for i, v in enumerate(items) if isinstance(v, slice)]
+        if slices:
+            if slices != [self.axis] or items[self.axis] != slice(None):
+                raise DesignError(
+                    "channel index", f"'{self.name}[...]' may take ':' only on its "
+                    f"{'join' if self.join is not None else 'split'} axis" if self.axis is not None
+                    else f"channel '{self.name}' has no split or join, so it cannot be sliced",
+                    loc=loc, found=repr(key),
+                    fix="slice only the axis given as split= or join=, e.g. c[x, :]")
+            group = tuple(v for i, v in enumerate(items) if i != self.axis)
+            return self._checked(self.groups, group, key, loc)
+        return self._checked(self.fifos, tuple(items), key, loc)
+
+    def _checked(self, table: dict[tuple[int, ...], ObjectFifo], idx: tuple, key: object,
+                 loc: Loc) -> ObjectFifo:
+        if idx not in table:
+            raise DesignError(
+                "channel index", f"index {key!r} is outside channel '{self.name}' of shape "
+                f"{list(self.shape)}", loc=loc, found=repr(key),
+                fix="index each dimension from 0 to its size - 1")
+        return table[idx]
+
+    def materialize(self) -> None:
+        """Add the memtile links once tracing tells which way data flows."""
+        if self.via is None:
+            return
+        b = self.builder
+        if self.axis is not None:
+            for group, parent in self.groups.items():
+                members = [self.fifos[group[:self.axis] + (i,) + group[self.axis:]]
+                           for i in range(self.shape[self.axis])]
+                offs = _back_to_back([m.elem for m in members])
+                if self.split is not None:
+                    b.add_link("split", [parent], members, offs, self.via, self.loc)
+                else:
+                    b.add_link("join", members, [parent], offs, self.via, self.loc)
+            return
+        for idx, f in self.fifos.items():
+            host = self.hosts[idx]
+            inbound = any(c.kind == "core" for c in f.consumers)
+            outbound = f.producer is not None and f.producer.kind == "core"
+            if inbound == outbound:
+                raise DesignError(
+                    "channel direction", f"{f.name} (channel '{self.name}' index {list(idx)}) "
+                    + ("is both produced and consumed by cores" if inbound else
+                       "is never produced or consumed by a core"), loc=self.loc,
+                    fix="a channel with via=memtile carries data between the host and cores; "
+                    "use each index from a core, in one direction")
+            if inbound:
+                f.dims_to_stream = to_dims(self.dims_to_stream, "dims_to_stream", self.loc)
+                b.add_link("forward", [host], [f], [], self.via, self.loc)
+            else:
+                host.dims_to_stream = to_dims(self.dims_to_stream, "dims_to_stream", self.loc)
+                b.add_link("forward", [f], [host], [], self.via, self.loc)
+
+    def check_broadcast(self) -> None:
+        """Every fifo has the declared number of consumers."""
+        if self.broadcast is None:
+            return
+        for idx, f in self.fifos.items():
+            n = sum(1 for c in f.consumers if c.kind == "core")
+            if n != self.broadcast:
+                raise DesignError(
+                    "broadcast", f"{f.name} (channel '{self.name}' index {list(idx)}) is "
+                    f"consumed by {n} core(s), but the channel declares broadcast="
+                    f"{self.broadcast}", loc=self.loc, limit=f"{self.broadcast} consumers",
+                    found=f"{n}: " + ", ".join(c.core or c.kind for c in f.consumers),
+                    fix="make every core that should receive it consume it, or correct "
+                    "broadcast=")
+
+
+def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
+            via: TilePin | None = None, split: int | None = None, join: int | None = None,
+            broadcast: int | None = None, dims_to_stream: DimsSpec = None,
+            dims_from_stream: DimsSpec = None, host_depth: int | None = None,
+            name: str | None = None) -> Channel:
+    """Declare a channel: ``prod(shape)`` fifos of ``elem`` (see the module docstring).
+
+    Parameters
+    ----------
+    elem: element type each core sees.
+    shape: how the channel is indexed (``[ROWS]``, ``[COLS, ROWS]``).
+    depth: buffers per core-side endpoint (1 = single, 2 = double buffering).
+    via: ``memtile`` (or ``memtile(col)``) to pass through L2; ``None`` for direct shim <-> core.
+    split, join: axis of ``shape`` whose fifos share one host-side fifo, split or joined at the
+        memtile, back to back in index order.
+    broadcast: the number of cores each fifo must reach (checked).
+    dims_to_stream: n-d layout the memtile applies as it sends (``[(size, stride), ...]``).
+    dims_from_stream: n-d layout the core's DMA applies as it receives.
+    host_depth: buffers of the memtile side (default ``depth``, at least 2).
+    """
+    loc = caller_loc()
+    b = current_design("channel(...)")
+    name = name or b.fresh_name("chan")
+    shape = tuple(shape)
+    if not shape or any(not isinstance(s, int) or s < 1 for s in shape):
+        raise DesignError("channel", f"channel '{name}' has shape {list(shape)}", loc=loc,
+                          fix="give positive integer sizes, e.g. shape=[4]")
+    for what, axis in (("split", split), ("join", join)):
+        if axis is not None and not 0 <= axis < len(shape):
+            raise DesignError("channel", f"{what}={axis} is not an axis of channel '{name}' "
+                              f"with shape {list(shape)}", loc=loc,
+                              fix=f"use an axis 0..{len(shape) - 1}")
+    if split is not None and join is not None:
+        raise DesignError("channel", f"channel '{name}' has both split= and join=", loc=loc,
+                          fix="a channel carries data one way: use split for inputs, join for "
+                          "outputs")
+    if (split is not None or join is not None) and via is None:
+        raise DesignError("channel", f"channel '{name}' splits or joins without a memtile",
+                          loc=loc, fix="add via=memtile")
+    ch = Channel(b, name, elem, shape, via, join, split, broadcast, dims_to_stream,
+                 host_depth or max(depth, 2), loc)
+    for idx in itertools.product(*(range(s) for s in shape)):
+        suffix = "_".join(map(str, idx))
+        f = b.new_fifo(elem, depth=depth, name=f"{name}_{suffix}", loc=loc,
+                       dims_from_stream=dims_from_stream)
+        f.channel, f.index = name, idx
+        ch.fifos[idx] = f
+        if via is not None and ch.axis is None:
+            flat = TensorType(shape=(elem.numel,), dtype=elem.dtype)
+            ch.hosts[idx] = b.new_fifo(flat, depth=ch.host_depth, name=f"{name}_l3_{suffix}",
+                                       loc=loc)
+    if ch.axis is not None:
+        rest = [s for i, s in enumerate(shape) if i != ch.axis]
+        for group in itertools.product(*(range(s) for s in rest)):
+            numel = elem.numel * shape[ch.axis]
+            parent = b.new_fifo(
+                TensorType(shape=(numel,), dtype=elem.dtype), depth=ch.host_depth,
+                name=f"{name}_l3" + "".join(f"_{g}" for g in group), loc=loc,
+                dims_to_stream=dims_to_stream if join is not None else None)
+            ch.groups[group] = parent
+        if split is not None:
+            for f in ch.fifos.values():
+                f.dims_to_stream = to_dims(dims_to_stream, "dims_to_stream", loc)
+    b.channels.append(ch)
+    return ch

@@ -1,0 +1,110 @@
+"""The tracing context: the one piece of mutable state aiedsl keeps while a design is traced.
+
+A design file is executed inside a :class:`LoadContext` (command-line overrides, ``define`` values
+used); ``@design`` opens a :class:`~aiedsl.lang.builder.DesignBuilder` and ``@herd`` a
+:class:`~aiedsl.lang.core.CoreBuilder`. Each lives on a ``ContextVar`` and is restored in
+``finally``, so a failed trace leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterator
+
+from aiedsl.errors import DesignError, caller_loc
+
+if TYPE_CHECKING:
+    from aiedsl.lang.builder import DesignBuilder
+    from aiedsl.lang.core import CoreBuilder
+
+
+@dataclass
+class LoadContext:
+    """What the command line asks of a design file being loaded."""
+
+    overrides: dict[str, str] = field(default_factory=dict)
+    """``-D NAME=VALUE`` pairs, values still as text."""
+    device: str | None = None
+    """``--device`` override."""
+    used: dict[str, int | float | str] = field(default_factory=dict)
+    """Every ``define`` evaluated, with the value it took."""
+
+
+_LOAD: ContextVar[LoadContext | None] = ContextVar("aiedsl_load", default=None)
+_DESIGN: ContextVar["DesignBuilder | None"] = ContextVar("aiedsl_design", default=None)
+_CORE: ContextVar["CoreBuilder | None"] = ContextVar("aiedsl_core", default=None)
+
+
+@contextmanager
+def loading(ctx: LoadContext) -> Iterator[LoadContext]:
+    """Run a design file's top level with ``ctx`` active."""
+    token = _LOAD.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _LOAD.reset(token)
+
+
+def load_context() -> LoadContext | None:
+    """The active load context, if a design file is being loaded by aiedsl."""
+    return _LOAD.get()
+
+
+@contextmanager
+def active(var: ContextVar[Any], value: Any) -> Iterator[Any]:
+    """Make ``value`` the active builder of ``var`` for the ``with`` block."""
+    token = var.set(value)
+    try:
+        yield value
+    finally:
+        var.reset(token)
+
+
+def current_design(what: str) -> "DesignBuilder":
+    """The design being traced; a DesignError naming ``what`` when there is none."""
+    builder = _DESIGN.get()
+    if builder is None:
+        raise DesignError(
+            "scope", f"{what} is only allowed inside a @design function", loc=caller_loc(),
+            fix="move it into the body of the function decorated with @design(...)",
+        )
+    return builder
+
+
+def current_core(what: str) -> "CoreBuilder":
+    """The core being traced; a DesignError naming ``what`` when there is none."""
+    core = _CORE.get()
+    if core is None:
+        raise DesignError(
+            "scope", f"{what} is only allowed inside a @herd core function", loc=caller_loc(),
+            fix="call it from the body of the function decorated with @herd(...)",
+        )
+    return core
+
+
+def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
+    """A design parameter that the command line can override with ``-D NAME=VALUE``.
+
+    Example
+    -------
+    >>> M = define("M", 512, doc="rows of A and C")
+    >>> M
+    512
+    """
+    ctx = _LOAD.get()
+    value: Any = default
+    if ctx is not None and name in ctx.overrides:
+        text = ctx.overrides[name]
+        try:
+            value = type(default)(text) if not isinstance(default, bool) else text == "1"
+        except ValueError:
+            raise DesignError(
+                "define", f"-D {name}={text} is not a valid {type(default).__name__}",
+                loc=caller_loc(), found=text, fix=f"give a {type(default).__name__}, e.g. "
+                f"-D {name}={default}",
+            ) from None
+    if ctx is not None:
+        ctx.used[name] = value
+    return value

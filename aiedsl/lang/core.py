@@ -1,0 +1,164 @@
+"""Herds and core programs: ``@herd``, ``loop`` and the builder that traces a core's body.
+
+A herd's core function runs once per core at trace time with that core's index; what it records
+(acquires, releases, kernel calls, loops) is the core's program. ``loop(n)`` records one loop of
+``n`` iterations and runs its body once: loops stay loops.
+
+Example
+-------
+::
+
+    @herd(cols=4, rows=4)
+    def core(x, y):
+        for _ in loop(tiles_per_core):
+            with c[x, y].produce() as acc:
+                zero(acc)
+                for _ in loop(K // k):
+                    with a[y].consume() as ta, b[x].consume() as tb:
+                        matmul(ta, tb, acc)
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from aiedsl.errors import DesignError, caller_loc
+from aiedsl.ir import Acquire, Call, Core, Herd, Loc, Loop, Op, Release
+from aiedsl.lang.context import _CORE, active, current_core, current_design
+
+if TYPE_CHECKING:
+    from aiedsl.lang.fifo import Buffer, ObjectFifo
+
+
+@dataclass
+class _Scope:
+    ops: list[Op] = field(default_factory=list)
+    loop: "loop | None" = None
+
+
+@dataclass
+class CoreBuilder:
+    """Records one core's program while its herd function runs."""
+
+    name: str
+    scopes: list[_Scope] = field(default_factory=lambda: [_Scope()])
+    counter: int = 0
+
+    def emit(self, op: Op) -> None:
+        """Append ``op`` to the innermost open scope."""
+        self.scopes[-1].ops.append(op)
+
+    def acquire(self, f: "ObjectFifo", port: str, n: int, loc: Loc) -> "Buffer":
+        """Record an acquire and return the buffer handle it yields."""
+        from aiedsl.lang.fifo import Buffer
+
+        value = f"v{self.counter}"
+        self.counter += 1
+        self.emit(Acquire(fifo=f.name, port=port, count=n, result=value, loc=loc))
+        return Buffer(f, value, n)
+
+    def release(self, f: "ObjectFifo", port: str, n: int, loc: Loc) -> None:
+        """Record a release."""
+        self.emit(Release(fifo=f.name, port=port, count=n, loc=loc))
+
+
+class loop:
+    """``for _ in loop(n):`` records one ``scf.for`` of ``n`` iterations; the body runs once.
+
+    Use it inside core functions. ``break`` and ``continue`` are not allowed: the body is traced
+    once and becomes the loop's body.
+    """
+
+    def __init__(self, count: int) -> None:
+        self.loc = caller_loc()
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise DesignError("loop", f"loop({count!r}) needs a positive integer count",
+                              loc=self.loc, found=repr(count),
+                              fix="use an integer >= 1 (// divides exactly)")
+        self.count = count
+        self.core = current_core("loop(...)")
+        self._state = 0
+
+    def __iter__(self) -> "loop":
+        self.core.scopes.append(_Scope(loop=self))
+        return self
+
+    def __next__(self) -> int:
+        self._state += 1
+        if self._state == 1:
+            return 0
+        scope = self.core.scopes.pop()
+        if scope.loop is not self:
+            raise DesignError("loop", "loop bodies closed out of order", loc=self.loc,
+                              fix="do not use break or continue inside loop()")
+        self.core.emit(Loop(count=self.count, body=tuple(scope.ops), loc=self.loc))
+        raise StopIteration
+
+
+def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
+         name: str | None = None, stack: int | None = None) -> Callable[[Callable[..., Any]], Any]:
+    """Declare a ``cols x rows`` rectangle of cores running one core function.
+
+    The function takes the core's index ``(x, y)`` (column, row inside the herd), or nothing for
+    a 1x1 herd. ``anchor=(col, row)`` pins core ``(0, 0)`` to that tile; otherwise placement
+    chooses. ``stack`` overrides the bytes of stack each core reserves.
+    """
+    loc = caller_loc()
+
+    def decorate(fn: Callable[..., Any]) -> Herd:
+        b = current_design("@herd")
+        hname = name or fn.__name__
+        for what, v in (("cols", cols), ("rows", rows)):
+            if not isinstance(v, int) or v < 1:
+                raise DesignError("herd", f"herd '{hname}' has {what}={v!r}", loc=loc,
+                                  found=repr(v), fix=f"give {what} as a positive integer")
+        nparams = len(inspect.signature(fn).parameters)
+        if nparams not in (0, 2) or (nparams == 0 and (cols, rows) != (1, 1)):
+            raise DesignError(
+                "herd", f"core function '{fn.__name__}' takes {nparams} argument(s)", loc=loc,
+                fix="take the core index as (x, y); only a 1x1 herd may take none")
+        h = Herd(name=hname, cols=cols, rows=rows, anchor=anchor, loc=loc)
+        b.add_herd(h)
+        for y in range(rows):
+            for x in range(cols):
+                cb = CoreBuilder(name=f"{hname}[{x},{y}]")
+                with active(_CORE, cb):
+                    fn(x, y) if nparams == 2 else fn()
+                if len(cb.scopes) != 1:
+                    open_loop = cb.scopes[-1].loop
+                    raise DesignError(
+                        "loop", "a loop() body ended early (break or return inside it)",
+                        loc=open_loop.loc if open_loop else loc,
+                        fix="do not break or return out of loop(); every iteration is the "
+                        "same program")
+                b.cores.append(Core(
+                    name=cb.name, herd=hname, index=(x, y), body=tuple(cb.scopes[0].ops),
+                    stack=stack if stack is not None else b.target.default_stack, loc=loc))
+        return h
+
+    return decorate
+
+
+def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
+    """Record a kernel call in the current core (used by :class:`aiedsl.kernels.Kernel`)."""
+    from aiedsl.ir import BufferArg, ScalarArg
+    from aiedsl.lang.fifo import Buffer
+
+    core = current_core(f"calling kernel '{symbol}'")
+    out: list[Any] = []
+    for i, a in enumerate(args):
+        if isinstance(a, Buffer):
+            if a.count != 1:
+                raise DesignError(
+                    "kernel call", f"argument {i} of '{symbol}' is a {a.count}-element acquire "
+                    f"of '{a.fifo.name}'", loc=loc, fix="pass one element: buf[0], buf[1], ...")
+            out.append(BufferArg(value=a.value, index=a.index))
+        elif isinstance(a, (int, float)) and not isinstance(a, bool):
+            out.append(ScalarArg(value=a, dtype="i32" if isinstance(a, int) else "f32"))
+        else:
+            raise DesignError(
+                "kernel call", f"argument {i} of '{symbol}' is {type(a).__name__} {a!r}",
+                loc=loc, fix="pass acquired buffers and int or float scalars")
+    core.emit(Call(kernel=symbol, args=tuple(out), loc=loc))

@@ -1,0 +1,248 @@
+"""Object fifos, memtile links and channels: how data moves between L3, L2 and L1.
+
+A fifo's endpoints are inferred from use: a core that ``consume()``s it is a consumer, a core
+that ``produce()``s it is the producer, ``rt.fill`` makes the shim its producer, ``rt.drain`` the
+shim its consumer, and ``forward``/``split``/``join`` put a memtile between two fifos.
+
+Example
+-------
+::
+
+    a_l3 = fifo(Tensor[4096, i16], name="a_l3")
+    a = a_l3.forward(Tensor[64, 64, i16], dims_to_stream=[(16, 256), (16, 4), (4, 64), (4, 1)])
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+from aiedsl.errors import DesignError, caller_loc
+from aiedsl.ir import Dim, Loc, TensorType
+from aiedsl.lang.context import current_core, current_design
+from aiedsl.lang.placement import TilePin, memtile
+
+if TYPE_CHECKING:
+    from aiedsl.lang.builder import DesignBuilder
+
+DimsSpec = Sequence[tuple[int, int]] | None
+
+
+def to_dims(spec: DimsSpec, what: str, loc: Loc) -> tuple[Dim, ...]:
+    """Turn ``[(size, stride), ...]`` (outermost first) into IR dimensions."""
+    if not spec:
+        return ()
+    out = []
+    for d in spec:
+        if (not isinstance(d, tuple) or len(d) != 2
+                or not all(isinstance(v, int) and v >= 0 for v in d) or d[0] == 0):
+            raise DesignError(
+                "dma dims", f"{what} entry {d!r} is not a (size, stride) pair of ints", loc=loc,
+                found=repr(d), fix="write dims as [(size, stride), ...], outermost first",
+            )
+        out.append(Dim(size=d[0], stride=d[1]))
+    return tuple(out)
+
+
+@dataclass
+class EndpointUse:
+    """One endpoint of a fifo, as recorded during tracing."""
+
+    kind: str
+    core: str | None
+    loc: Loc
+    pin: tuple[int, int] | None = None
+    depth: int | None = None
+    dims: tuple[Dim, ...] = ()
+
+
+@dataclass(eq=False)
+class ObjectFifo:
+    """A fifo handle in a design function (see :func:`fifo`)."""
+
+    builder: "DesignBuilder"
+    name: str
+    elem: TensorType
+    depth: int
+    loc: Loc
+    dims_to_stream: tuple[Dim, ...] = ()
+    dims_from_stream: tuple[Dim, ...] = ()
+    consumer_depth: int | None = None
+    shim_pin: tuple[int, int] | None = None
+    channel: str | None = None
+    index: tuple[int, ...] = ()
+    producer: EndpointUse | None = None
+    consumers: list[EndpointUse] = field(default_factory=list)
+
+    # -- core side -----------------------------------------------------------------------------
+    @contextmanager
+    def consume(self, n: int = 1) -> Iterator["Buffer"]:
+        """Acquire ``n`` elements to read, release them at the end of the ``with`` block.
+
+        Example: ``with a.consume() as ta: kernel(ta, ...)``
+        """
+        buf = self.acquire("consume", n, _loc=caller_loc())
+        yield buf
+        self.release("consume", n, _loc=caller_loc())
+
+    @contextmanager
+    def produce(self, n: int = 1) -> Iterator["Buffer"]:
+        """Acquire ``n`` free elements to write, release (publish) them at the end of the block."""
+        buf = self.acquire("produce", n, _loc=caller_loc())
+        yield buf
+        self.release("produce", n, _loc=caller_loc())
+
+    def acquire(self, port: str, n: int = 1, *, _loc: Loc | None = None) -> "Buffer":
+        """Acquire ``n`` elements on ``port`` (``"produce"`` or ``"consume"``) without releasing.
+
+        Pair it with :meth:`release`; the ``with`` forms do both.
+        """
+        loc = _loc or caller_loc()
+        core = current_core(f"acquiring fifo '{self.name}'")
+        _check_port(port, loc)
+        if not isinstance(n, int) or n < 1:
+            raise DesignError("acquire", f"cannot acquire {n!r} elements of fifo '{self.name}'",
+                              loc=loc, found=repr(n), fix="acquire 1 or more elements")
+        self.builder.use_core(self, port, core.name, loc)
+        return core.acquire(self, port, n, loc)
+
+    def release(self, port: str, n: int = 1, *, _loc: Loc | None = None) -> None:
+        """Release ``n`` elements on ``port``, handing them to the other side."""
+        loc = _loc or caller_loc()
+        core = current_core(f"releasing fifo '{self.name}'")
+        _check_port(port, loc)
+        core.release(self, port, n, loc)
+
+    # -- memtile links ---------------------------------------------------------------------------
+    def forward(self, elem: TensorType | None = None, *, depth: int | None = None,
+                dims_to_stream: DimsSpec = None, dims_from_stream: DimsSpec = None,
+                via: TilePin = memtile, name: str | None = None) -> "ObjectFifo":
+        """Send this fifo's elements through a memtile into a new fifo (``objectfifo.link``).
+
+        ``elem`` may reshape the element (same dtype and element count); ``dims_to_stream`` is
+        applied as the memtile sends.
+        """
+        loc = caller_loc()
+        out = self.builder.new_fifo(
+            elem or self.elem, depth=depth or self.depth, name=name or f"{self.name}_fwd",
+            dims_to_stream=dims_to_stream, dims_from_stream=dims_from_stream, loc=loc)
+        self.builder.add_link("forward", [self], [out], [], via, loc)
+        return out
+
+    def split(self, parts: Sequence[TensorType] | int, *, offsets: Sequence[int] | None = None,
+              depth: int | None = None, dims_to_stream: DimsSpec = None,
+              dims_from_stream: DimsSpec = None, via: TilePin = memtile,
+              names: Sequence[str] | None = None) -> list["ObjectFifo"]:
+        """Distribute each element over several fifos through a memtile, at element offsets.
+
+        ``parts`` is a count (equal parts) or the part types; offsets default to back to back.
+        """
+        loc = caller_loc()
+        types = _part_types(self, parts, loc)
+        outs = [self.builder.new_fifo(
+            t, depth=depth or self.depth,
+            name=(names[i] if names else f"{self.name}_{i}"), dims_to_stream=dims_to_stream,
+            dims_from_stream=dims_from_stream, loc=loc) for i, t in enumerate(types)]
+        offs = list(offsets) if offsets is not None else _back_to_back(types)
+        self.builder.add_link("split", [self], outs, offs, via, loc)
+        return outs
+
+    def __repr__(self) -> str:
+        return f"<fifo {self.name}: {self.elem}>"
+
+
+def _check_port(port: str, loc: Loc) -> None:
+    if port not in ("produce", "consume"):
+        raise DesignError("acquire", f"port {port!r} is neither 'produce' nor 'consume'", loc=loc,
+                          found=repr(port), fix="use 'produce' or 'consume'")
+
+
+def _back_to_back(types: Sequence[TensorType]) -> list[int]:
+    return [0, *itertools.accumulate(t.numel for t in types)][:-1]
+
+
+def _part_types(parent: ObjectFifo, parts: Sequence[TensorType] | int, loc: Loc
+                ) -> list[TensorType]:
+    if isinstance(parts, int):
+        if parts < 1 or parent.elem.numel % parts:
+            raise DesignError(
+                "split", f"fifo '{parent.name}' ({parent.elem}) does not split into {parts} "
+                "equal parts", loc=loc, found=f"{parent.elem.numel} elements / {parts}",
+                fix="give the part types explicitly, or a count that divides the element")
+        return [TensorType(shape=(parent.elem.numel // parts,), dtype=parent.elem.dtype)] * parts
+    return list(parts)
+
+
+def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
+         dims_to_stream: DimsSpec = None, dims_from_stream: DimsSpec = None,
+         consumer_depth: int | None = None, shim: TilePin | None = None) -> ObjectFifo:
+    """Declare an object fifo of elements of type ``elem``, ``depth`` buffers per endpoint.
+
+    Example
+    -------
+    ::
+
+        of_in = fifo(Tensor[1024, i16], depth=2)       # double-buffered
+        c = fifo(Tensor[64, 64, f32], depth=1)          # single-buffered
+    """
+    loc = caller_loc()
+    b = current_design("fifo(...)")
+    f = b.new_fifo(elem, depth=depth, name=name, dims_to_stream=dims_to_stream,
+                   dims_from_stream=dims_from_stream, loc=loc, consumer_depth=consumer_depth)
+    if shim is not None:
+        f.shim_pin = shim.coord(b.target.shim_row)
+    return f
+
+
+def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
+         offsets: Sequence[int] | None = None, depth: int | None = None,
+         dims_to_stream: DimsSpec = None, via: TilePin = memtile,
+         name: str | None = None) -> ObjectFifo:
+    """Gather elements of several fifos into one fifo through a memtile, at element offsets.
+
+    Example: ``c_col = join([c0, c1, c2, c3])`` stacks four 64x64 tiles into one 16384 element.
+    """
+    loc = caller_loc()
+    b = current_design("join(...)")
+    parts = list(parts)
+    if not parts:
+        raise DesignError("join", "join of no fifos", loc=loc, fix="give one or more fifos")
+    total = sum(p.elem.numel for p in parts)
+    elem = elem or TensorType(shape=(total,), dtype=parts[0].elem.dtype)
+    out = b.new_fifo(elem, depth=depth or parts[0].depth, name=name or f"{parts[0].name}_join",
+                     dims_to_stream=dims_to_stream, loc=loc)
+    offs = list(offsets) if offsets is not None else _back_to_back([p.elem for p in parts])
+    b.add_link("join", parts, [out], offs, via, loc)
+    return out
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """Elements acquired from a fifo inside a core: pass it to kernels.
+
+    With ``consume(2)``, ``buf[0]`` and ``buf[1]`` are the two elements; a Buffer of one element
+    can be passed directly.
+    """
+
+    fifo: ObjectFifo
+    value: str
+    count: int
+    index: int = 0
+
+    def __getitem__(self, i: int) -> "Buffer":
+        if not isinstance(i, int) or not 0 <= i < self.count:
+            raise DesignError(
+                "acquire", f"element {i!r} of a {self.count}-element acquire of "
+                f"'{self.fifo.name}'", loc=caller_loc(), found=repr(i),
+                fix=f"index 0..{self.count - 1}")
+        return Buffer(self.fifo, self.value, 1, i)
+
+    def __iter__(self) -> Iterator["Buffer"]:
+        return iter([self[i] for i in range(self.count)])
+
+    @property
+    def type(self) -> TensorType:
+        """The element type."""
+        return self.fifo.elem

@@ -1,0 +1,64 @@
+"""Load a design file: run it with ``-D`` overrides and a device override, return its design."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+from aiedsl.errors import DesignError, display_path
+from aiedsl.ir import Loc
+from aiedsl.lang.context import LoadContext, loading
+from aiedsl.lang.design import DesignHandle
+
+
+def parse_defines(pairs: list[str]) -> dict[str, str]:
+    """``["M=1024", "K=64"]`` -> ``{"M": "1024", "K": "64"}``."""
+    out = {}
+    for p in pairs:
+        name, sep, value = p.partition("=")
+        if not sep or not name.isidentifier():
+            raise DesignError("define", f"-D {p} is not NAME=VALUE", found=p,
+                              fix="write e.g. -D M=1024")
+        out[name] = value
+    return out
+
+
+def load_design(path: str | Path, defines: dict[str, str] | None = None,
+                device: str | None = None, name: str | None = None) -> DesignHandle:
+    """Run the design file at ``path`` and return the design it declares.
+
+    Example
+    -------
+    >>> d = load_design("designs/passthrough.py", {"N": "8192"})   # doctest: +SKIP
+    >>> d.ir.defines["N"]                                            # doctest: +SKIP
+    8192
+    """
+    path = Path(path)
+    shown = display_path(str(path.resolve())) if path.exists() else str(path)
+    if not path.is_file():
+        raise DesignError("design file", f"no design file at {shown}", found=shown,
+                          fix="give the path of a .py file that defines a @design")
+    ctx = LoadContext(overrides=dict(defines or {}), device=device)
+    with loading(ctx):
+        scope = runpy.run_path(str(path), run_name="__aiedsl_design__")
+    designs = {v.name: v for v in scope.values() if isinstance(v, DesignHandle)}
+    file_loc = Loc(file=shown, line=1)
+    if not designs:
+        raise DesignError("design file", f"{shown} declares no @design", loc=file_loc,
+                          fix="decorate a function with @design(device=...)")
+    unused = sorted(set(ctx.overrides) - set(ctx.used))
+    if unused:
+        raise DesignError(
+            "define", f"-D {', '.join(unused)} matches no define() in {shown}", loc=file_loc,
+            found=", ".join(unused), fix="the design defines: " + (", ".join(sorted(ctx.used))
+                                                                  or "nothing"))
+    if name is not None:
+        if name not in designs:
+            raise DesignError("design file", f"{shown} has no design named '{name}'",
+                              loc=file_loc, fix="choose one of " + ", ".join(designs))
+        return designs[name]
+    if len(designs) > 1:
+        raise DesignError("design file", f"{shown} declares {len(designs)} designs",
+                          loc=file_loc, found=", ".join(designs),
+                          fix="choose one with --name")
+    return next(iter(designs.values()))

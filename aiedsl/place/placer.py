@@ -1,0 +1,174 @@
+"""Deterministic placement: herds, then memtile links, then shim endpoints.
+
+Herds keep their anchor or take the first free rectangle (columns left to right, rows bottom up).
+A memtile link goes to the column of the cores it feeds or drains, preferring the least-used
+memtile among them; a shim endpoint goes to the column of the tile on its other side, or the
+nearest column with a free DMA channel.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import Design, Endpoint, Fifo, Herd, Link
+from aiedsl.targets import TargetModel, get_target
+
+Coord = tuple[int, int]
+
+
+def place(design: Design) -> Design:
+    """Return ``design`` with every tile decided (``placed=True``)."""
+    target = get_target(design.device)
+    herds = _place_herds(design.herds, target)
+    anchors = {h.name: h.anchor for h in herds}
+    cores = tuple(c.model_copy(update={"tile": (anchors[c.herd][0] + c.index[0],
+                                                 anchors[c.herd][1] + c.index[1])})
+                  for c in design.cores)
+    core_tile = {c.name: c.tile for c in cores}
+    fifos = {f.name: _place_cores(f, core_tile) for f in design.fifos}
+    links = _place_links(design.links, fifos, target)
+    for link in links:
+        for name in link.srcs:
+            fifos[name] = _set_memtile(fifos[name], "consumer", link.memtile)
+        for name in link.dsts:
+            fifos[name] = _set_memtile(fifos[name], "producer", link.memtile)
+    fifos = _place_shims(fifos, target)
+    return design.model_copy(update={"herds": tuple(herds), "cores": cores,
+                                     "fifos": tuple(fifos.values()), "links": tuple(links),
+                                     "placed": True})
+
+
+def _place_herds(herds: tuple[Herd, ...], target: TargetModel) -> list[Herd]:
+    used: set[Coord] = set()
+    out = []
+    for h in sorted(herds, key=lambda h: h.anchor is None):  # pinned herds claim tiles first
+        if h.anchor is not None:
+            cells = _cells(h.anchor, h)
+            bad = [c for c in cells if target.kind_of(c) != "core"]
+            if bad:
+                raise DesignError(
+                    "herd placement", f"herd '{h.name}' ({h.cols}x{h.rows}) anchored at "
+                    f"{h.anchor} leaves the compute tiles of {target.name}", loc=h.loc,
+                    limit=f"columns 0..{target.cols - 1}, rows {target.core_rows[0]}.."
+                    f"{target.core_rows[-1]}", found=f"tile {bad[0]}",
+                    fix="move the anchor or shrink the herd")
+            anchor = h.anchor
+        else:
+            anchor = next((a for a in _anchors(target)
+                           if all(target.kind_of(c) == "core" and c not in used
+                                  for c in _cells(a, h))), None)
+            if anchor is None:
+                raise DesignError(
+                    "herd placement", f"herd '{h.name}' ({h.cols}x{h.rows}) does not fit on "
+                    f"{target.name}", loc=h.loc,
+                    limit=f"{target.cols} columns x {target.rows} core rows"
+                    + (f", {len(used)} tiles already taken" if used else ""),
+                    found=f"{h.cols} columns x {h.rows} rows",
+                    fix="use a larger device (--device npu2) or a smaller herd")
+        overlap = used.intersection(_cells(anchor, h))
+        if overlap:
+            raise DesignError("herd placement", f"herd '{h.name}' overlaps another herd at "
+                              f"tile {sorted(overlap)[0]}", loc=h.loc,
+                              fix="anchor the herds on disjoint tiles")
+        used.update(_cells(anchor, h))
+        out.append(h.model_copy(update={"anchor": anchor}))
+    order = {h.name: i for i, h in enumerate(herds)}
+    return sorted(out, key=lambda h: order[h.name])
+
+
+def _anchors(target: TargetModel) -> list[Coord]:
+    return [(col, row) for col in range(target.cols) for row in target.core_rows]
+
+
+def _cells(anchor: Coord, h: Herd) -> list[Coord]:
+    return [(anchor[0] + x, anchor[1] + y) for y in range(h.rows) for x in range(h.cols)]
+
+
+def _place_cores(f: Fifo, core_tile: dict[str, Coord | None]) -> Fifo:
+    def fix(e: Endpoint) -> Endpoint:
+        return e.model_copy(update={"tile": core_tile[e.core]}) if e.kind == "core" else e
+    return f.model_copy(update={"producer": fix(f.producer),
+                                "consumers": tuple(fix(c) for c in f.consumers)})
+
+
+def _set_memtile(f: Fifo, side: str, tile: Coord | None) -> Fifo:
+    if side == "producer":
+        return f.model_copy(update={"producer": f.producer.model_copy(update={"tile": tile})})
+    cons = tuple(c.model_copy(update={"tile": tile}) if c.kind == "memtile" else c
+                 for c in f.consumers)
+    return f.model_copy(update={"consumers": cons})
+
+
+def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: TargetModel
+                 ) -> list[Link]:
+    load_in: Counter[int] = Counter()
+    load_out: Counter[int] = Counter()
+    row = target.memtile_rows[0]
+    out = []
+    for link in links:
+        if link.memtile is not None:
+            col = link.memtile[0]
+        else:
+            cols = sorted(_far_columns(link, fifos)) or [0]
+            n_in, n_out = len(link.srcs), len(link.dsts)
+
+            def fits(c: int) -> bool:
+                return (load_in[c] + n_in <= target.memtile.dma_in
+                        and load_out[c] + n_out <= target.memtile.dma_out)
+
+            pool = [c for c in cols if fits(c)]
+            if not pool:  # spill to the nearest column with room
+                pool = sorted((c for c in range(target.cols) if fits(c)),
+                              key=lambda c: min(abs(c - k) for k in cols))[:1] or cols
+            col = min(pool, key=lambda c: (load_in[c] + load_out[c], c))
+        load_in[col] += len(link.srcs)
+        load_out[col] += len(link.dsts)
+        out.append(link.model_copy(update={"memtile": (col, row)}))
+    return out
+
+
+def _far_columns(link: Link, fifos: dict[str, Fifo]) -> set[int]:
+    """Columns of the tiles on the far side of a link (the cores it feeds or drains)."""
+    cols: set[int] = set()
+    for name in link.dsts:
+        cols.update(c.tile[0] for c in fifos[name].consumers if c.tile)
+    for name in link.srcs:
+        p = fifos[name].producer
+        if p.tile:
+            cols.add(p.tile[0])
+    return cols
+
+
+def _place_shims(fifos: dict[str, Fifo], target: TargetModel) -> dict[str, Fifo]:
+    used: Counter[tuple[int, str]] = Counter()
+    row = target.shim_row
+    for f in fifos.values():
+        for e, d in [(f.producer, "out")] + [(c, "in") for c in f.consumers]:
+            if e.kind == "shim" and e.tile is not None:
+                used[(e.tile[0], d)] += 1
+    out = {}
+    for name, f in fifos.items():
+        if f.producer.kind == "shim" and f.producer.tile is None:
+            want = [c.tile[0] for c in f.consumers if c.tile] or [0]
+            col = _shim_col(want[0], "out", used, target)
+            f = f.model_copy(update={"producer": f.producer.model_copy(
+                update={"tile": (col, row)})})
+        cons = []
+        for c in f.consumers:
+            if c.kind == "shim" and c.tile is None:
+                want_col = f.producer.tile[0] if f.producer.tile else 0
+                c = c.model_copy(update={"tile": (_shim_col(want_col, "in", used, target), row)})
+            cons.append(c)
+        out[name] = f.model_copy(update={"consumers": tuple(cons)})
+    return out
+
+
+def _shim_col(want: int, direction: str, used: Counter[tuple[int, str]],
+              target: TargetModel) -> int:
+    limit = target.shim.dma_out if direction == "out" else target.shim.dma_in
+    order = sorted(range(target.cols), key=lambda c: (abs(c - want), c))
+    col = next((c for c in order if used[(c, direction)] < limit), want)
+    used[(col, direction)] += 1
+    return col
+

@@ -1,0 +1,15 @@
+"""One target model per device; :func:`get_target` is the only way in."""
+
+from __future__ import annotations
+
+from aiedsl.targets.devices import DEVICES
+from aiedsl.targets.model import TargetModel, TileKind, TileLimits
+
+__all__ = ["DEVICES", "TargetModel", "TileKind", "TileLimits", "get_target"]
+
+
+def get_target(name: str) -> TargetModel:
+    """The target model of mlir-aie device ``name``; KeyError naming the known devices otherwise."""
+    if name not in DEVICES:
+        raise KeyError(f"unknown device {name!r}; known: {', '.join(DEVICES)}")
+    return DEVICES[name]

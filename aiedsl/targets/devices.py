@@ -1,0 +1,43 @@
+"""The devices aiedsl targets, built from two family models (npu1 = XDNA, npu2 = XDNA2).
+
+Sources (see ``aie2-facts.md``): mlir-aie ``AIETargetModel.{h,cpp}`` and ``docs/Devices.md`` for
+the array and per-tile resources; Linux ``amdxdna`` and Taka et al. (arXiv 2512.13282) for clocks
+and measured DRAM bandwidth; AM020 and the Vitis MAC tables for MACs per cycle.
+"""
+
+from __future__ import annotations
+
+from aiedsl.targets.model import TargetModel, TileLimits
+
+_SHIM = TileLimits(memory=0, banks=0, dma_in=2, dma_out=2, bds=16, locks=16, dma_dims=3)
+_MEMTILE = TileLimits(memory=512 * 1024, banks=8, dma_in=6, dma_out=6, bds=48,
+                      bds_per_channel_parity=24, locks=64, dma_dims=4)
+_CORE = TileLimits(memory=64 * 1024, banks=4, dma_in=2, dma_out=2, bds=16, locks=16, dma_dims=3)
+
+
+def _npu1(name: str, cols: int) -> TargetModel:
+    return TargetModel(
+        name=name, family="npu1", arch="aie2", peano_target="aie2-none-unknown-elf", cols=cols,
+        shim=_SHIM, memtile=_MEMTILE, core=_CORE,
+        clock_hz=1.0e9, dram_bytes_per_s=15e9,
+        macs_per_cycle={"i8_i32": 256, "i16_i32": 64, "bf16_f32": 128},
+        mmul_shapes={"i8": (4, 8, 8), "i16": (4, 4, 4), "bf16": (4, 8, 4)},
+    )
+
+
+def _npu2(name: str, cols: int) -> TargetModel:
+    return TargetModel(
+        name=name, family="npu2", arch="aie2p", peano_target="aie2p-none-unknown-elf", cols=cols,
+        shim=_SHIM, memtile=_MEMTILE, core=_CORE,
+        clock_hz=1.8e9, dram_bytes_per_s=50e9,
+        macs_per_cycle={"i8_i32": 512, "i16_i32": 128, "bf16_f32": 256},
+        mmul_shapes={"i8": (8, 8, 8), "i16": (4, 4, 8), "bf16": (4, 8, 8)},
+    )
+
+
+DEVICES: dict[str, TargetModel] = {
+    "npu1": _npu1("npu1", 4),
+    **{f"npu1_{n}col": _npu1(f"npu1_{n}col", n) for n in (1, 2, 3)},
+    "npu2": _npu2("npu2", 8),
+    **{f"npu2_{n}col": _npu2(f"npu2_{n}col", n) for n in range(1, 8)},
+}

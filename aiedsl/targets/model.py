@@ -1,0 +1,112 @@
+"""The target model: every fact about a device that aiedsl's checks, placer and simulator use.
+
+Figures come from ``aie2-facts.md`` (mlir-aie's ``AIETargetModel``, AM020, Taka et al. 2025); each
+field says where. No other module holds a device number as a literal.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+TileKind = Literal["shim", "memtile", "core"]
+
+
+class TileLimits(BaseModel):
+    """Per-tile resources of one tile kind."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    memory: int
+    """Data memory in bytes (0 for shim tiles)."""
+    banks: int
+    """Memory banks (mlir-aie's model)."""
+    dma_in: int
+    """S2MM DMA channels (stream to memory)."""
+    dma_out: int
+    """MM2S DMA channels (memory to stream)."""
+    bds: int
+    """Buffer descriptors."""
+    bds_per_channel_parity: int | None = None
+    """Memtile only: channels 0,2,4 use BDs 0-23, channels 1,3,5 use BDs 24-47."""
+    locks: int
+    """Hardware locks."""
+    dma_dims: int
+    """n-d address generator dimensions of this tile's DMAs."""
+
+
+class TargetModel(BaseModel):
+    """One NPU device as mlir-aie names it (``npu1``, ``npu1_2col``, ``npu2`` ...).
+
+    Example
+    -------
+    >>> from aiedsl.targets import get_target
+    >>> t = get_target("npu1")
+    >>> (t.cols, t.core_rows)
+    (4, (2, 3, 4, 5))
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    """mlir-aie device name, as in ``aie.device(npu1)``."""
+    family: Literal["npu1", "npu2"]
+    arch: Literal["aie2", "aie2p"]
+    """Peano's architecture for this family."""
+    peano_target: str
+    """clang ``--target`` triple for kernels."""
+    cols: int
+    """Columns usable by designs (columns 0..cols-1)."""
+    shim_row: int = 0
+    memtile_rows: tuple[int, ...] = (1,)
+    core_rows: tuple[int, ...] = (2, 3, 4, 5)
+    shim: TileLimits
+    memtile: TileLimits
+    core: TileLimits
+    default_stack: int = 1024
+    """Bytes of a core's data memory taken by its stack (mlir-aie default ``stack_size``)."""
+    program_memory: int = 16384
+    """Bytes of a core's program memory (not checked by mlir-aie; fails at load)."""
+    max_dma_size: int = 1023
+    """Largest size (wrap) of one DMA dimension; the innermost counts 4-byte words."""
+    dma_granularity: int = 4
+    """Bytes: the innermost run of every DMA transfer is a multiple of this."""
+    max_shim_iterations: int = 63
+    """Largest outermost (iteration) size of a shim DMA pattern."""
+    max_repeat: int = 255
+    max_lock_value: int = 63
+    runtime_buffers: int = 5
+    """Host buffers a kernel invocation can take (XRT groups 3..7)."""
+    clock_hz: float
+    """Core clock used by the simulator's timing model."""
+    dram_bytes_per_s: float
+    """Measured host-memory bandwidth available to the NPU."""
+    stream_bytes_per_cycle: int = 4
+    """One stream port or DMA channel moves 32 bits per cycle."""
+    macs_per_cycle: dict[str, int]
+    """Peak MACs per cycle per core, keyed ``"<in>_<out>"`` (``"bf16_f32"``)."""
+    mmul_shapes: dict[str, tuple[int, int, int]]
+    """Native aie::mmul shape (r, s, t) per input dtype."""
+
+    def limits(self, kind: TileKind) -> TileLimits:
+        """The per-tile limits of ``kind``."""
+        return {"shim": self.shim, "memtile": self.memtile, "core": self.core}[kind]
+
+    def kind_of(self, tile: tuple[int, int]) -> TileKind | None:
+        """Which kind of tile sits at ``(col, row)``, or None when it is off the device."""
+        col, row = tile
+        if not 0 <= col < self.cols:
+            return None
+        if row == self.shim_row:
+            return "shim"
+        if row in self.memtile_rows:
+            return "memtile"
+        if row in self.core_rows:
+            return "core"
+        return None
+
+    @property
+    def rows(self) -> int:
+        """Number of core rows."""
+        return len(self.core_rows)

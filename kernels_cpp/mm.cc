@@ -1,0 +1,207 @@
+// mm.cc -- aiedsl micro-kernel: blocked bf16 x bf16 -> f32 matrix multiply
+// for one AIE2 (npu1 / AIE-ML) compute core.
+//
+// ---------------------------------------------------------------------------
+// What it computes
+// ---------------------------------------------------------------------------
+//   matmul_bf16_f32<M, K, N>(a, b, c):   C += A * B
+//
+//   A is M x K bfloat16, B is K x N bfloat16, C is M x N float (f32).
+//   Products of two bf16 values are exact in f32; sums are f32 (accfloat
+//   accumulator). The kernel ACCUMULATES into C: it reads C, adds A*B, and
+//   writes C back. Zero C first (zero.cc) to get a plain product; calling it
+//   once per K-slice of a larger problem sums the slices.
+//
+// ---------------------------------------------------------------------------
+// Data layout (blocked, exactly as the DMA packs the tiles)
+// ---------------------------------------------------------------------------
+//   Block shapes are those of the native AIE2 bf16 matrix-multiply
+//   instruction, r x s x t = 4 x 8 x 4.
+//
+//   A: (M/4) x (K/8) blocks; each block is 4 rows x 8 cols, row-major
+//      (32 contiguous bf16 = 64 bytes); blocks in row-major order.
+//      Element A[i][k] is at
+//        ((i/4) * (K/8) + (k/8)) * 32 + (i%4) * 8 + (k%8).
+//   B: (K/8) x (N/4) blocks; each block is 8 rows x 4 cols, row-major
+//      (32 contiguous bf16 = 64 bytes); blocks in row-major order.
+//      Element B[k][j] is at
+//        ((k/8) * (N/4) + (j/4)) * 32 + (k%8) * 4 + (j%4).
+//   C: (M/4) x (N/4) blocks; each block is 4 rows x 4 cols, row-major
+//      (16 contiguous f32 = 64 bytes); blocks in row-major order.
+//      Element C[i][j] is at
+//        ((i/4) * (N/4) + (j/4)) * 16 + (i%4) * 4 + (j%4).
+//
+//   All three buffers must be 32-byte aligned (AIE2 minimum for 256/512-bit
+//   vector loads/stores); every block then sits on a 64-byte boundary.
+//   Sizes: M % 8 == 0, K % 8 == 0, N % 8 == 0 (static_assert'ed). M and N
+//   need pairs of 4-row / 4-col blocks because of the 2x2 register blocking.
+//
+// ---------------------------------------------------------------------------
+// Algorithm
+// ---------------------------------------------------------------------------
+//   2x2 accumulator blocking: each step of the two outer loops owns a pair of
+//   A block-rows (bm, bm+1) and a pair of B block-columns (bn, bn+1), i.e. an
+//   8x8 patch of C held in four 4x4 accumulators C00, C01, C10, C11. The four
+//   C blocks are loaded from memory into the accumulators, the inner loop
+//   walks the K/8 block-columns of A / block-rows of B doing four
+//   4x8 * 8x4 MACs per step (each A block and each B block loaded is used
+//   twice), and the four accumulators are stored back to C.
+//
+// ---------------------------------------------------------------------------
+// AIE API names used (exactly this subset)
+// ---------------------------------------------------------------------------
+//   types:     bfloat16, accauto, aie::vector<T, N>
+//   class:     aie::mmul<4, 8, 4, bfloat16, bfloat16, accauto>   (MMUL below)
+//   members:   MMUL::size_A (=32), MMUL::size_B (=32), MMUL::size_C (=16)
+//              MMUL(const aie::vector<float, MMUL::size_C> &)  -- init acc
+//                                                                 from C
+//              MMUL::mac(const aie::vector<bfloat16, size_A> &,
+//                        const aie::vector<bfloat16, size_B> &)   -- acc += A*B
+//              MMUL::to_vector<float>()  (spelled C.template to_vector<float>())
+//   functions: aie::load_v<Elems>(const T *), aie::store_v(T *, vector)
+//   macros:    AIE_PREPARE_FOR_PIPELINING, AIE_LOOP_MIN_ITERATION_COUNT(n)
+//              (defined below if absent; they expand to nothing on a host
+//              compiler, to chess attributes under __chess__, and to
+//              `#pragma clang loop min_iteration_count(n)` under Peano,
+//              which defines __AIECC__).
+//
+// ---------------------------------------------------------------------------
+// Cost model (cycles per call, AIE2 / npu1, Peano -O2)
+// ---------------------------------------------------------------------------
+//   cycles(M, K, N) = (M/8) * (N/8) * (4 * (K/8) + 30) + 20
+//
+//   Reasoning:
+//   * Inner K step: 4 mmul MACs (the vector unit issues one 4x8x4 bf16 MAC,
+//     128 MACs, per cycle -> 4 cycles) and 4 vector loads of 512 bits
+//     (A0, A1, B0, B1). AIE2 has two 256-bit load units, i.e. 512 bits per
+//     cycle -> 4 cycles. Compute and load bandwidth balance: II = 4 per step
+//     of the pipelined inner loop, K/8 steps per 8x8 patch of C.
+//   * Per 8x8 patch, around the inner loop: loading the 4 C blocks
+//     (4 x 512 bits = 4 cycles of load bandwidth), storing them back
+//     (4 x 512 bits through the single 256-bit store unit = 8 cycles), and
+//     the inner loop's pipeline fill/drain (load -> MAC -> store latencies,
+//     not overlapped because the patch loop is not flattened): ~18.
+//     Total ~30 cycles per patch (estimate).
+//   * Per call: function entry/exit and loop setup, ~20 cycles (estimate).
+//   * Example: 64x64x64 -> 64 patches * (32 + 30) + 20 = 3988 cycles against
+//     the 2048-cycle compute bound (51 % of the 128 MAC/cycle peak).
+//   The 4-cycle II is the resource bound; it assumes the f32 accumulate
+//   latency of the MAC does not exceed 4 cycles (4 independent accumulator
+//   chains). The constants 30 and 20 are estimates to be calibrated with a
+//   hardware trace.
+// ---------------------------------------------------------------------------
+
+#ifndef AIEDSL_KERNELS_MM_CC
+#define AIEDSL_KERNELS_MM_CC
+
+#include <stdint.h>
+
+#include <aie_api/aie.hpp>
+
+// Loop-hint macros (same names as mlir-aie's aie_kernel_utils.h, which is not
+// on our include path). Only defined when absent, so this block may appear
+// several times in one translation unit.
+#ifndef AIEDSL_PRAGMA
+#define AIEDSL_PRAGMA(x) _Pragma(#x)
+#endif
+#ifndef AIE_PREPARE_FOR_PIPELINING
+#if defined(__chess__)
+#define AIE_PREPARE_FOR_PIPELINING [[chess::prepare_for_pipelining]]
+#else
+#define AIE_PREPARE_FOR_PIPELINING
+#endif
+#endif
+#ifndef AIE_LOOP_MIN_ITERATION_COUNT
+#if defined(__chess__)
+#define AIE_LOOP_MIN_ITERATION_COUNT(x) [[chess::min_loop_count(x)]]
+#elif defined(__AIECC__)
+#define AIE_LOOP_MIN_ITERATION_COUNT(x)                                        \
+  AIEDSL_PRAGMA(clang loop min_iteration_count(x))
+#else
+#define AIE_LOOP_MIN_ITERATION_COUNT(x)
+#endif
+#endif
+
+template <unsigned M, unsigned K, unsigned N>
+void matmul_bf16_f32(const bfloat16 *__restrict a, const bfloat16 *__restrict b,
+                     float *__restrict c) {
+  static_assert(M > 0 && M % 8 == 0, "M must be a positive multiple of 8");
+  static_assert(K > 0 && K % 8 == 0, "K must be a positive multiple of 8");
+  static_assert(N > 0 && N % 8 == 0, "N must be a positive multiple of 8");
+
+  using MMUL = aie::mmul<4, 8, 4, bfloat16, bfloat16, accauto>;
+  static_assert(MMUL::size_A == 32 && MMUL::size_B == 32 &&
+                    MMUL::size_C == 16,
+                "unexpected 4x8x4 bf16 mmul block sizes");
+
+  // Block counts along each dimension.
+  constexpr unsigned MB = M / 4; // block-rows of A and C
+  constexpr unsigned KB = K / 8; // block-cols of A == block-rows of B
+  constexpr unsigned NB = N / 4; // block-cols of B and C
+
+  for (unsigned bm = 0; bm < MB; bm += 2) {
+    // First C block of block-rows bm and bm + 1.
+    float *__restrict c_row0 = c + (bm * NB) * MMUL::size_C;
+    float *__restrict c_row1 = c + ((bm + 1) * NB) * MMUL::size_C;
+
+    for (unsigned bn = 0; bn < NB; bn += 2) {
+      float *__restrict p_c00 = c_row0 + bn * MMUL::size_C;
+      float *__restrict p_c01 = c_row0 + (bn + 1) * MMUL::size_C;
+      float *__restrict p_c10 = c_row1 + bn * MMUL::size_C;
+      float *__restrict p_c11 = c_row1 + (bn + 1) * MMUL::size_C;
+
+      // Start the four accumulators from the current C contents.
+      aie::vector<float, MMUL::size_C> v_c00 =
+          aie::load_v<MMUL::size_C>(p_c00);
+      aie::vector<float, MMUL::size_C> v_c01 =
+          aie::load_v<MMUL::size_C>(p_c01);
+      aie::vector<float, MMUL::size_C> v_c10 =
+          aie::load_v<MMUL::size_C>(p_c10);
+      aie::vector<float, MMUL::size_C> v_c11 =
+          aie::load_v<MMUL::size_C>(p_c11);
+      MMUL acc00(v_c00);
+      MMUL acc01(v_c01);
+      MMUL acc10(v_c10);
+      MMUL acc11(v_c11);
+
+      // A block (bm, 0), (bm + 1, 0); B block (0, bn), (0, bn + 1).
+      const bfloat16 *__restrict p_a0 = a + (bm * KB) * MMUL::size_A;
+      const bfloat16 *__restrict p_a1 = a + ((bm + 1) * KB) * MMUL::size_A;
+      const bfloat16 *__restrict p_b0 = b + bn * MMUL::size_B;
+      const bfloat16 *__restrict p_b1 = b + (bn + 1) * MMUL::size_B;
+
+      // K/8 is a compile-time constant, so the compiler knows the exact trip
+      // count; the hint only states the static_assert-backed lower bound.
+      AIE_PREPARE_FOR_PIPELINING
+      AIE_LOOP_MIN_ITERATION_COUNT(1)
+      for (unsigned bk = 0; bk < KB; ++bk) {
+        // Next A block along the row: +32 elements.
+        aie::vector<bfloat16, MMUL::size_A> v_a0 =
+            aie::load_v<MMUL::size_A>(p_a0);
+        p_a0 += MMUL::size_A;
+        aie::vector<bfloat16, MMUL::size_A> v_a1 =
+            aie::load_v<MMUL::size_A>(p_a1);
+        p_a1 += MMUL::size_A;
+        // Next B block down the column: one whole block-row, NB blocks.
+        aie::vector<bfloat16, MMUL::size_B> v_b0 =
+            aie::load_v<MMUL::size_B>(p_b0);
+        p_b0 += NB * MMUL::size_B;
+        aie::vector<bfloat16, MMUL::size_B> v_b1 =
+            aie::load_v<MMUL::size_B>(p_b1);
+        p_b1 += NB * MMUL::size_B;
+
+        acc00.mac(v_a0, v_b0);
+        acc01.mac(v_a0, v_b1);
+        acc10.mac(v_a1, v_b0);
+        acc11.mac(v_a1, v_b1);
+      }
+
+      aie::store_v(p_c00, acc00.template to_vector<float>());
+      aie::store_v(p_c01, acc01.template to_vector<float>());
+      aie::store_v(p_c10, acc10.template to_vector<float>());
+      aie::store_v(p_c11, acc11.template to_vector<float>());
+    }
+  }
+}
+
+#endif // AIEDSL_KERNELS_MM_CC
