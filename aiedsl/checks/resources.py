@@ -98,8 +98,10 @@ def usage(d: Design) -> dict[Coord, TileUsage]:
         end = parent.producer if link.kind == "join" else next(
             c for c in parent.consumers if c.kind == "memtile")
         depth = end.depth
-        u.memory.append(Use(f"{parent.name} {depth} x {parent.elem.nbytes} B",
-                            depth * parent.elem.nbytes, link.loc))
+        # A forward may regroup elements; the memtile buffers hold the larger of the two.
+        nbytes = max(d.fifo(n).elem.nbytes for n in (*link.srcs, *link.dsts)) \
+            if link.kind == "forward" else parent.elem.nbytes
+        u.memory.append(Use(f"{parent.name} {depth} x {nbytes} B", depth * nbytes, link.loc))
         parts = link.dsts if link.kind == "split" else link.srcs
         u.locks.append(Use(f"{link.kind} {parent.name}", 2 * len(parts), link.loc))
         n_parts = len(parts)

@@ -23,12 +23,14 @@ def check_links(d: Design) -> None:
                 fix="a memtile moves bytes unchanged: use one dtype on both sides")
         if link.kind == "forward":
             a, b = srcs[0], dsts[0]
-            if a.elem.numel != b.elem.numel:
+            big, small = max(a.elem.numel, b.elem.numel), min(a.elem.numel, b.elem.numel)
+            if big % small:
                 raise DesignError(
                     "element type", f"forward '{a.name}' ({a.elem}) -> '{b.name}' ({b.elem}) "
-                    "changes the element size", loc=link.loc,
+                    "regroups elements by a size that does not divide", loc=link.loc,
                     found=f"{a.elem.numel} vs {b.elem.numel} elements",
-                    fix="reshape only: keep the number of elements, or use split/join")
+                    fix="keep the element size, or make one size a multiple of the other "
+                    "(the memtile resends each element in equal pieces)")
             continue
         parent, parts = (srcs[0], dsts) if link.kind == "split" else (dsts[0], srcs)
         if len(link.offsets) != len(parts):

@@ -6,6 +6,8 @@ the ``extern "C"`` entry point whose name carries the kernel's shape.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from aiedsl import __version__
 from aiedsl.checks.program import calls
 from aiedsl.codegen.env import render
@@ -22,12 +24,14 @@ def kernel_source(k: Kernel) -> tuple[str, str]:
 
         return (f"aiedsl/kernels/templates/{k.source}",
                 render(k.source, str(KERNEL_TEMPLATES), **k.params))
-    path = KERNELS_CPP / k.source
-    if not path.is_file():
-        raise DesignError("kernel source", f"kernel '{k.symbol}' names {k.source}, which is not "
-                          f"in {KERNELS_CPP}", loc=k.loc, found=str(path),
-                          fix="put the C++ file in kernels_cpp/ or fix source=")
-    return f"kernels_cpp/{k.source}", path.read_text()
+    beside = Path(k.loc.file).parent / k.source
+    for path, label in ((beside, str(beside)), (KERNELS_CPP / k.source, f"kernels_cpp/{k.source}")):
+        if path.is_file():
+            return label, path.read_text()
+    raise DesignError(
+        "kernel source", f"kernel '{k.symbol}' names {k.source}, found neither beside "
+        f"{k.loc.file} nor in kernels_cpp/", loc=k.loc, found=k.source,
+        fix="put the C++ file next to the design or in kernels_cpp/, or fix source=")
 
 
 def render_kernel(d: Design, k: Kernel) -> str:
