@@ -30,6 +30,7 @@ COLS = define("COLS", 4, doc="herd columns")
 
 row_groups = M // (m * ROWS)  # passes of the herd over C's tile rows
 col_groups = N // (n * COLS)  # and over its tile columns
+RG_PER_SYNC = 7  # row groups per batch of runtime transfers (see the runtime sequence)
 
 
 @design(device="npu1")
@@ -55,15 +56,24 @@ def gemm_bf16(A: Tensor[M, K, bf16], B: Tensor[K, N, bf16], C: Tensor[M, N, f32]
                         mm(ta, tb, acc)
 
     with runtime() as rt:
-        for i in range(max(ROWS, COLS)):
-            if i < COLS:
-                rt.drain(c[i, :], C, tiles(C, (m, n), cols=range(i, N // n, COLS),
-                                           order="grouped", group=ROWS))
-            for rg in range(row_groups):
-                if i < ROWS:
-                    rt.fill(a[i], A, tiles(A, (m, k), rows=rg * ROWS + i, repeat=col_groups))
+        # A shim tile has 16 BDs: per column, one drains C and two per row group fill A and B,
+        # so the herd's passes over C go in batches of up to 7 row groups, waiting in between.
+        for first in range(0, row_groups, RG_PER_SYNC):
+            batch = range(first, min(first + RG_PER_SYNC, row_groups))
+            for i in range(max(ROWS, COLS)):
                 if i < COLS:
-                    rt.fill(b[i], B, tiles(B, (k, n), cols=range(i, N // n, COLS), order="col"))
+                    rows = range(batch.start * ROWS, batch.stop * ROWS)
+                    rt.drain(c[i, :], C, tiles(C, (m, n), rows=rows,
+                                               cols=range(i, N // n, COLS), order="grouped",
+                                               group=ROWS))
+                for rg in batch:
+                    if i < ROWS:
+                        rt.fill(a[i], A, tiles(A, (m, k), rows=rg * ROWS + i,
+                                               repeat=col_groups))
+                    if i < COLS:
+                        rt.fill(b[i], B, tiles(B, (k, n), cols=range(i, N // n, COLS),
+                                               order="col"))
+            rt.sync()
 
 
 @gemm_bf16.reference

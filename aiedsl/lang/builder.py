@@ -144,12 +144,7 @@ class DesignBuilder:
     def _add_consumer(self, f: ObjectFifo, use: EndpointUse) -> None:
         for c in f.consumers:
             if (c.kind, c.core) == (use.kind, use.core):
-                if use.kind != "core":
-                    raise DesignError(
-                        "fifo consumer", f"fifo '{f.name}' is consumed twice by the {use.kind}",
-                        loc=use.loc, related=[("first here", c.loc)],
-                        fix="drain or link a fifo once")
-                return
+                return  # another drain or acquire by the same endpoint
         f.consumers.append(use)
 
     # -- the IR ----------------------------------------------------------------------------------
