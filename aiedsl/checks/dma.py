@@ -49,8 +49,7 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
     if (p.offset * itemsize) % target.dma_granularity:
         _fail(t.loc, where, f"offset a multiple of {target.dma_granularity} bytes",
               f"{p.offset * itemsize} bytes ({shown})", "align the offset to 4 bytes")
-    idx = p.indices()
-    hi = int(idx.max())
+    hi = p.offset + sum((size - 1) * stride for size, stride in zip(p.sizes, p.strides))
     if hi >= tensor.type.numel:
         _fail(t.loc, where, f"every index inside '{t.tensor}' ({tensor.type.numel} elements)",
               f"index {hi} ({shown})", "shrink the sizes or the offset")

@@ -12,6 +12,7 @@ Example
 from __future__ import annotations
 
 import inspect
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -84,6 +85,9 @@ def design(device: str = "npu1", *, name: str | None = None,
     passes them. ``--device`` on the command line overrides ``device``.
     """
     loc = caller_loc()
+    # Names visible where @design is written, for string annotations of designs defined in a
+    # function (module-level designs resolve through the function's globals).
+    scope = dict(sys._getframe(1).f_locals)
 
     def decorate(fn: Callable[..., Any]) -> DesignHandle:
         ctx = load_context()
@@ -93,7 +97,15 @@ def design(device: str = "npu1", *, name: str | None = None,
                               fix="use one of " + ", ".join(DEVICES))
         b = DesignBuilder(name or fn.__name__, get_target(dev), loc)
         tensors = []
-        for i, (pname, p) in enumerate(inspect.signature(fn).parameters.items()):
+        try:  # eval_str: designs written with `from __future__ import annotations`
+            params = inspect.signature(fn, eval_str=True, locals=scope).parameters
+        except NameError as e:
+            raise DesignError(
+                "design", f"a Tensor annotation of design '{fn.__name__}' names something "
+                f"undefined at module level: {e}", loc=loc,
+                fix="define the sizes at module level (or with define()) so the annotation "
+                "can be evaluated") from None
+        for i, (pname, p) in enumerate(params.items()):
             if not isinstance(p.annotation, TensorType):
                 raise DesignError(
                     "design", f"argument '{pname}' of design '{fn.__name__}' has no Tensor "

@@ -1,0 +1,176 @@
+"""aiedsl build: the files it writes, determinism, overrides, and the pattern/layout helpers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from aiedsl.build import generate, write
+from aiedsl.ir import Design, Pattern
+from aiedsl.kernels import block, block_dims, unblock, unblock_dims
+from aiedsl.kernels.library import matmul_ref
+from aiedsl.loader import load_design
+
+DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16"]
+
+
+@pytest.mark.parametrize("name", DESIGNS)
+def test_build_writes_every_file(name: str, in_root: Path, tmp_path: Path) -> None:
+    out = write(generate(load_design(f"designs/{name}.py")), tmp_path / name)
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert {"aie.mlir", "build.sh", "design.json", "report.txt"} <= set(files)
+    assert any(f.startswith("kernels/") and f.endswith(".cc") for f in files)
+    assert (out / "build.sh").stat().st_mode & 0o111
+    Design.model_validate_json((out / "design.json").read_text())  # the IR round-trips
+
+
+def test_gemm_build_has_the_kernels_and_the_exact_commands(in_root: Path, tmp_path: Path) -> None:
+    out = write(generate(load_design("designs/gemm_bf16.py")), tmp_path / "g")
+    assert sorted(p.name for p in (out / "kernels").iterdir()) == [
+        "matmul_bf16_f32_64x64x64.cc", "zero_f32_4096.cc"]
+    mm = (out / "kernels" / "matmul_bf16_f32_64x64x64.cc").read_text()
+    assert "void matmul_bf16_f32_64x64x64(bfloat16 *a, bfloat16 *b, float *c) {\n" \
+           "  matmul_bf16_f32<64, 64, 64>(a, b, c);\n}" in mm
+    sh = (out / "build.sh").read_text().splitlines()
+    assert '"$PEANO_INSTALL_DIR/bin/clang++" -O2 -std=c++20 -DNDEBUG ' \
+           '--target=aie2-none-unknown-elf "-I$MLIR_AIE_INSTALL_DIR/include" -c ' \
+           'kernels/matmul_bf16_f32_64x64x64.cc -o matmul_bf16_f32_64x64x64.o' in sh
+    assert sh[-1] == ("aiecc --no-xchesscc --no-xbridge --aie-generate-xclbin "
+                      "--xclbin-name=aie.xclbin --aie-generate-npu-insts "
+                      "--npu-insts-name=insts.bin aie.mlir")
+
+
+def test_gemm_report_counts_resources(in_root: Path) -> None:
+    gen = generate(load_design("designs/gemm_bf16.py"))
+    report = gen.files["report.txt"]
+    # A and B double-buffered (2 x 8 KB each), C single (16 KB), 1 KB stack.
+    assert "(0,2)  core     49.0 / 64 KB    2 / 2   1 / 2    6 / 16   5 / 16   core[0,0]" in report
+    # A, B: 2 x 8 KB; C join: 2 x 64 KB. Six inputs: A, B and four C tiles.
+    assert "(0,1)  memtile  160.0 / 512 KB  6 / 6   3 / 6    12 / 64  24 / 48" in report
+
+
+@pytest.mark.parametrize("name", DESIGNS)
+def test_build_is_deterministic(name: str, in_root: Path) -> None:
+    a = generate(load_design(f"designs/{name}.py")).files
+    b = generate(load_design(f"designs/{name}.py")).files
+    assert a == b
+
+
+def test_build_cli_is_byte_identical_across_runs(in_root: Path, tmp_path: Path) -> None:
+    outs = []
+    for i in range(2):
+        out = tmp_path / str(i)
+        subprocess.run([sys.executable, "-m", "aiedsl.cli", "build", "designs/passthrough.py",
+                        "-o", str(out)], check=True, capture_output=True)
+        outs.append({p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()})
+    assert outs[0] == outs[1]
+
+
+def test_defines_override_sizes(in_root: Path) -> None:
+    d = load_design("designs/gemm_bf16.py", {"M": "1024", "N": "256"}).ir
+    assert d.defines["M"] == 1024 and d.defines["N"] == 256
+    assert d.tensor("A").type.shape == (1024, 512)
+    assert d.tensor("C").type.shape == (1024, 256)
+
+
+def test_device_override(in_root: Path) -> None:
+    d = load_design("designs/gemm_bf16.py", {"COLS": "8"}, device="npu2").ir
+    assert d.device == "npu2" and len(d.cores) == 32
+
+
+def test_rebuild_keeps_toolchain_outputs(in_root: Path, tmp_path: Path) -> None:
+    gen = generate(load_design("designs/passthrough.py"))
+    out = write(gen, tmp_path / "p")
+    (out / "aie.xclbin").write_bytes(b"xclbin")
+    write(gen, out)
+    assert (out / "aie.xclbin").read_bytes() == b"xclbin"
+
+
+# -- tiles(): the GEMM's runtime patterns are one line each (compare IRON's GEMM) -----------
+
+def _tiles(**kw: object) -> Pattern:
+    from aiedsl import Tensor, design, fifo, herd, i16, runtime, tiles
+
+    got: list[Pattern] = []
+
+    @design(device="npu1")
+    def d(A: Tensor[512, 512, i16]) -> None:
+        got.append(tiles(A, **kw))  # type: ignore[arg-type]
+        f = fifo(Tensor[64, i16])
+
+        @herd()
+        def core() -> None:
+            with f.consume():
+                pass
+
+        with runtime() as rt:
+            rt.fill(f, A, (0, [64], [1]))
+
+    return got[0]
+
+
+def test_tiles_row_of_tiles_repeated() -> None:
+    p = _tiles(tile=(64, 64), rows=4, repeat=2)
+    assert (p.offset, p.sizes, p.strides) == (131072, (2, 8, 64, 64), (0, 64, 512, 1))
+
+
+def test_tiles_column_major_merges_contiguous_rows() -> None:
+    p = _tiles(tile=(64, 64), cols=range(1, 8, 4), order="col")
+    assert (p.offset, p.sizes, p.strides) == (64, (1, 2, 512, 64), (0, 256, 512, 1))
+
+
+def test_tiles_grouped() -> None:
+    p = _tiles(tile=(64, 64), cols=range(2, 8, 4), order="grouped", group=4)
+    assert (p.offset, p.sizes, p.strides) == (128, (2, 2, 256, 64), (131072, 256, 512, 1))
+
+
+def test_tiles_whole_matrix_is_one_linear_run() -> None:
+    p = _tiles(tile=(64, 512))
+    assert (p.offset, p.sizes, p.strides) == (0, (1, 1, 1, 262144), (0, 0, 0, 1))
+
+
+def test_tiles_visit_the_right_elements() -> None:
+    p = _tiles(tile=(64, 64), cols=range(1, 8, 4), order="col")
+    m = np.arange(512 * 512).reshape(512, 512)
+    got = m.reshape(-1)[p.indices()].reshape(2, 512, 64)
+    assert (got[0] == m[:, 64:128]).all() and (got[1] == m[:, 320:384]).all()
+
+
+# -- layouts and the matmul reference ---------------------------------------------------------
+
+def _address(dims: list[tuple[int, int]]) -> np.ndarray:
+    idx = np.array(0)
+    for size, stride in dims:
+        idx = idx[..., None] + np.arange(size) * stride
+    return idx.ravel()
+
+
+def test_block_dims_pack_and_unblock_dims_unpack() -> None:
+    m = np.arange(64 * 64).reshape(64, 64)
+    assert (m.reshape(-1)[_address(block_dims(64, 64, 4, 8))] == block(m, 4, 8)).all()
+    assert (block(m, 4, 4)[_address(unblock_dims(64, 64, 4, 4))] == m.reshape(-1)).all()
+    assert (unblock(block(m, 8, 4), 64, 64, 8, 4) == m).all()
+
+
+def test_matmul_reference_on_blocked_buffers_matches_numpy() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 32)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((32, 16)).astype(ml_dtypes.bfloat16)
+    c0 = rng.standard_normal((64, 16)).astype(np.float32)
+    cbuf = block(c0, 4, 4).copy()
+    matmul_ref(block(a, 4, 8), block(b, 8, 4), cbuf, m=64, k=32, n=16, r=4, s=8, t=4)
+    want = c0 + a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(unblock(cbuf, 64, 16, 4, 4), want, rtol=1e-6, atol=1e-5)
+
+
+def test_design_json_is_plain_data(in_root: Path) -> None:
+    d = generate(load_design("designs/vector_scalar_mul.py")).files["design.json"]
+    data = json.loads(d)
+    assert [f["name"] for f in data["fifos"]] == ["infactor", "in", "out"]
+    assert data["kernels"][0]["symbol"] == "scale_i16_1024"
