@@ -130,3 +130,45 @@ def _check_width(t: TensorType, width: int) -> None:
             "kernel", f"{t} is not a whole number of {width}-element vectors", loc=caller_loc(),
             limit=f"a multiple of {width} elements", found=str(t.numel),
             fix=f"use a size that is a multiple of {width}")
+
+
+def _eltwise_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, op: str, **_: object) -> None:
+    wide = a.astype(np.int64), b.astype(np.int64)
+    c[...] = (wide[0] + wide[1] if op == "add" else wide[0] * wide[1]).astype(c.dtype)
+
+
+def add_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, **params: object) -> None:
+    """``c = a + b`` (integers wrap)."""
+    _eltwise_ref(a, b, c, **params)  # type: ignore[arg-type]
+
+
+def mul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, **params: object) -> None:
+    """``c = a * b``, keeping the low bits of integer products (no saturation)."""
+    _eltwise_ref(a, b, c, **params)  # type: ignore[arg-type]
+
+
+def _eltwise(op: str, t: TensorType) -> Kernel:
+    if t.dtype not in ("i16", "i32"):
+        raise DesignError("kernel", f"elementwise {op} of {t.dtype} is not in the library yet",
+                          loc=caller_loc(), found=t.dtype, fix="use i16 or i32 elements")
+    width = 64 // t.dt.itemsize
+    _check_width(t, width)
+    return declare(
+        f"{op}_{t.dtype}_{t.numel}", source="eltwise.cc.j2", source_kind="template",
+        entry=f"eltwise_{op}_{t.dtype}<{t.numel}>",
+        args=[buffer("a", t), buffer("b", t), buffer("c", t, "out")],
+        reference=add_ref if op == "add" else mul_ref, cycles=t.numel // width + 14,
+        cost="n/width + 14: one 512-bit vector step per cycle plus call overhead "
+        "(aiedsl/kernels/templates/eltwise.cc.j2)",
+        params={"op": op, "symbol_op": "+" if op == "add" else "*", "dtype": t.dtype,
+                "cpp": t.dt.cpp, "n": t.numel, "width": width})
+
+
+def add(t: TensorType) -> Kernel:
+    """Elementwise ``c = a + b`` on buffers of type ``t`` (a jinja2-templated kernel)."""
+    return _eltwise("add", t)
+
+
+def mul(t: TensorType) -> Kernel:
+    """Elementwise ``c = a * b`` on buffers of type ``t`` (a jinja2-templated kernel)."""
+    return _eltwise("mul", t)

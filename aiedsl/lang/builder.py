@@ -57,7 +57,7 @@ class DesignBuilder:
 
     def new_fifo(self, elem: TensorType, *, depth: int, name: str | None, loc: Loc,
                  dims_to_stream: DimsSpec = None, dims_from_stream: DimsSpec = None,
-                 consumer_depth: int | None = None) -> ObjectFifo:
+                 consumer_depth: int | dict[str, int] | None = None) -> ObjectFifo:
         """Register a fifo; its endpoints come from later uses."""
         if not isinstance(elem, TensorType):
             raise DesignError("fifo", f"fifo element type {elem!r} is not a Tensor[...] type",
@@ -70,7 +70,9 @@ class DesignBuilder:
             raise DesignError("fifo", f"two fifos are named '{name}'", loc=loc,
                               related=[("the first", self.fifos[name].loc)],
                               fix="give each fifo its own name")
-        for what, d in (("depth", depth), ("consumer_depth", consumer_depth)):
+        per_end = consumer_depth.items() if isinstance(consumer_depth, dict) else [
+            ("consumer_depth", consumer_depth)]
+        for what, d in [("depth", depth), *per_end]:
             if d is not None and (not isinstance(d, int) or d < 1):
                 raise DesignError("fifo depth", f"fifo '{name}' has {what}={d!r}", loc=loc,
                                   limit="an integer >= 1", found=repr(d),
@@ -221,11 +223,25 @@ class DesignBuilder:
             raise DesignError(
                 f"fifo {missing}", f"fifo '{f.name}' has no {missing}", loc=f.loc,
                 fix=hint + "; remove it if it is not needed")
-        cons_depth = f.consumer_depth or f.depth
+        def cons_depth(who: str) -> int:
+            if isinstance(f.consumer_depth, dict):
+                return f.consumer_depth.get(who, f.depth)
+            return f.consumer_depth or f.depth
+
+        if isinstance(f.consumer_depth, dict):
+            known = {c.core if c.kind == "core" else c.kind for c in f.consumers}
+            stray = sorted(set(f.consumer_depth) - known)
+            if stray:
+                raise DesignError(
+                    "fifo depth", f"consumer_depth of fifo '{f.name}' names {', '.join(stray)}, "
+                    "which do not consume it", loc=f.loc, found=", ".join(stray),
+                    fix="key it by the consuming core's name (e.g. 'core[0,1]') or 'memtile'/"
+                    "'shim'; consumers: " + ", ".join(sorted(known)))
         producer = Endpoint(kind=f.producer.kind, core=f.producer.core, tile=f.producer.pin,
                             depth=f.depth, dims=f.dims_to_stream, loc=f.producer.loc)
         consumers = tuple(
-            Endpoint(kind=c.kind, core=c.core, tile=c.pin, depth=cons_depth,
+            Endpoint(kind=c.kind, core=c.core, tile=c.pin,
+                     depth=cons_depth(c.core if c.kind == "core" else c.kind),
                      dims=f.dims_from_stream if c.kind == "core" else (), loc=c.loc)
             for c in f.consumers)
         return Fifo(name=f.name, elem=f.elem, producer=producer, consumers=consumers,

@@ -69,7 +69,7 @@ class ObjectFifo:
     loc: Loc
     dims_to_stream: tuple[Dim, ...] = ()
     dims_from_stream: tuple[Dim, ...] = ()
-    consumer_depth: int | None = None
+    consumer_depth: int | dict[str, int] | None = None
     shim_pin: tuple[int, int] | None = None
     channel: str | None = None
     index: tuple[int, ...] = ()
@@ -177,8 +177,13 @@ def _part_types(parent: ObjectFifo, parts: Sequence[TensorType] | int, loc: Loc
 
 def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
          dims_to_stream: DimsSpec = None, dims_from_stream: DimsSpec = None,
-         consumer_depth: int | None = None, shim: TilePin | None = None) -> ObjectFifo:
+         consumer_depth: int | dict[str, int] | None = None,
+         shim: TilePin | None = None) -> ObjectFifo:
     """Declare an object fifo of elements of type ``elem``, ``depth`` buffers per endpoint.
+
+    ``depth`` applies to the producer and every consumer; ``consumer_depth`` overrides it for all
+    consumers (an int) or per consumer (``{"core[0,1]": 3, "memtile": 7}``), as mlir-aie's
+    per-endpoint depth list ``[2, 2, 7]``. ``shim=shim(col)`` pins the host end's column.
 
     Example
     -------

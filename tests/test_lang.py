@@ -1,0 +1,183 @@
+"""The front end: what each construct records in the IR and emits as MLIR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from aiedsl.build import generate
+from aiedsl.checks import check_design
+from aiedsl.codegen.mlir import render_mlir
+from aiedsl.ir import Acquire, Loop, Release
+from aiedsl.loader import load_design
+from mlir_facts import parse_facts
+
+DesignFile = Callable[..., Path]
+
+def test_split_and_join_emit_links_with_offsets(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, join, loop, memtile, runtime
+        from aiedsl.kernels import add
+
+        @design(device="npu1_2col")
+        def sj(x: Tensor[4096, i32], y: Tensor[4096, i32], z: Tensor[4096, i32]):
+            px = fifo(Tensor[2048, i32], name="xs")
+            xs = px.split(2, names=["x0", "x1"], via=memtile(1))
+            py = fifo(Tensor[2048, i32], name="ys")
+            ys = py.split([Tensor[1024, i32]] * 2, offsets=[1024, 0])
+            zs = [fifo(Tensor[1024, i32], name=f"z{i}") for i in range(2)]
+            zj = join(zs, name="zj")
+            k = add(Tensor[1024, i32])
+
+            @herd(cols=2, rows=1)
+            def core(i, _):
+                for _ in loop(2):
+                    with xs[i].consume() as a, ys[i].consume() as b, zs[i].produce() as c:
+                        k(a, b, c)
+
+            with runtime() as rt:
+                rt.fill(px, x)
+                rt.fill(py, y)
+                rt.drain(zj, z)
+        ''')
+    placed, _ = check_design(load_design(path).ir)
+    mlir = render_mlir(placed)
+    assert "aie.objectfifo.link [@xs] -> [@x0, @x1] ([] [0, 1024])" in mlir
+    assert "aie.objectfifo.link [@ys] -> [@ys_0, @ys_1] ([] [1024, 0])" in mlir
+    assert "aie.objectfifo.link [@z0, @z1] -> [@zj] ([0, 1024] [])" in mlir
+    memtiles = {link.srcs[0]: link.memtile for link in placed.links}
+    # ys and the join go to the least-used memtile among their cores' columns (ties: lowest)
+    assert memtiles == {"xs": (1, 1), "ys": (0, 1), "z0": (0, 1)}
+
+
+def test_templated_kernel_renders_its_parameters(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i16, runtime
+        from aiedsl.kernels import mul
+
+        @design(device="npu1_1col")
+        def m(a: Tensor[64, i16], b: Tensor[64, i16], c: Tensor[64, i16]):
+            fa, fb, fc = (fifo(Tensor[64, i16], name=n) for n in "abc")
+            k = mul(Tensor[64, i16])
+
+            @herd()
+            def core():
+                with fa.consume() as x, fb.consume() as y, fc.produce() as z:
+                    k(x, y, z)
+
+            with runtime() as rt:
+                rt.fill(fa, a)
+                rt.fill(fb, b)
+                rt.drain(fc, c)
+        ''')
+    cc = generate(load_design(path)).files["kernels/mul_i16_64.cc"]
+    assert "c[i] = a[i] * b[i] for 64" in cc
+    assert "aie::store_v(c + i, aie::mul(va, vb).template to_vector<int16_t>(0));" in cc
+    assert "void mul_i16_64(int16_t *a, int16_t *b, int16_t *c) {\n" \
+           "  eltwise_mul_i16<64>(a, b, c);\n}" in cc
+
+
+def test_acquire_several_elements_and_per_endpoint_depths(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import add
+
+        @design(device="npu1_1col")
+        def win(a: Tensor[1024, i32], c: Tensor[512, i32]):
+            fa = fifo(Tensor[64, i32], name="fa", depth=2,
+                      consumer_depth={"core[0,0]": 3})
+            fc = fifo(Tensor[64, i32], name="fc")
+            k = add(Tensor[64, i32])
+
+            @herd()
+            def core():
+                for _ in loop(8):
+                    pair = fa.acquire("consume", 2)
+                    with fc.produce() as out:
+                        k(pair[0], pair[1], out)
+                    fa.release("consume", 2)
+
+            with runtime() as rt:
+                rt.fill(fa, a)
+                rt.drain(fc, c)
+        ''')
+    d = load_design(path).ir
+    body = d.cores[0].body[0]
+    assert isinstance(body, Loop) and body.count == 8
+    acq, rel = body.body[0], body.body[-1]
+    assert isinstance(acq, Acquire) and acq.count == 2
+    assert isinstance(rel, Release) and rel.count == 2
+    placed, usage = check_design(d)
+    mlir = render_mlir(placed)
+    assert "aie.objectfifo @fa(%tile_0_0, {%tile_0_2}, [2, 3])" in mlir
+    assert "aie.objectfifo.acquire @fa(Consume, 2)" in mlir
+    assert "aie.objectfifo.subview.access %view3[1]" in mlir
+    # a core acquiring 2 at once gets 3 buffers (depth 3 here): 3 x 256 B of fa, 2 x 256 of fc
+    core = usage[(0, 2)]
+    assert [u.amount for u in core.memory] == [1024, 768, 512]
+
+
+def test_herds_are_placed_and_core_index_maps_to_tiles(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, herd, i32, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1")
+        def two(a: Tensor[4096, i32], b: Tensor[4096, i32]):
+            x = channel(Tensor[1024, i32], shape=[2, 2], name="x")
+            y = channel(Tensor[1024, i32], shape=[2, 2], name="y")
+            k = passthrough(Tensor[1024, i32])
+
+            @herd(cols=1, rows=2, anchor=(3, 4))
+            def pinned(_, j):
+                with x[1, j].consume() as s, y[1, j].produce() as d:
+                    k(s, d)
+
+            @herd(cols=1, rows=2)
+            def auto(_, j):
+                with x[0, j].consume() as s, y[0, j].produce() as d:
+                    k(s, d)
+
+            with runtime() as rt:
+                for i in range(2):
+                    for j in range(2):
+                        rt.fill(x[i, j], a, (1024 * (2 * i + j), [1024], [1]))
+                        rt.drain(y[i, j], b, (1024 * (2 * i + j), [1024], [1]))
+        ''')
+    placed, _ = check_design(load_design(path).ir)
+    tiles = {c.name: c.tile for c in placed.cores}
+    assert tiles == {"pinned[0,0]": (3, 4), "pinned[0,1]": (3, 5),
+                     "auto[0,0]": (0, 2), "auto[0,1]": (0, 3)}
+    assert placed.fifo("x_1_1").consumers[0].tile == (3, 5)
+
+
+def test_channel_broadcast_from_the_shim_reaches_every_core(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, herd, i32, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1")
+        def bc(a: Tensor[1024, i32], b: Tensor[4096, i32]):
+            x = channel(Tensor[1024, i32], shape=[1], broadcast=4, name="x")
+            y = channel(Tensor[1024, i32], shape=[4], name="y")
+            k = passthrough(Tensor[1024, i32])
+
+            @herd(cols=1, rows=4)
+            def core(_, r):
+                with x[0].consume() as s, y[r].produce() as d:
+                    k(s, d)
+
+            with runtime() as rt:
+                rt.fill(x[0], a)
+                for r in range(4):
+                    rt.drain(y[r], b, (1024 * r, [1024], [1]))
+        ''')
+    placed, _ = check_design(load_design(path).ir)
+    facts = parse_facts(render_mlir(placed))
+    bcast = [f for f in facts.fifos if len(f.consumers) == 4]
+    assert len(bcast) == 1 and bcast[0].producer == (0, 0)
+    assert bcast[0].consumers == ((0, 2), (0, 3), (0, 4), (0, 5))
+    # four drains into the same column's two S2MM channels spill to neighbouring shim tiles
+    drains = sorted(f.consumers[0] for f in facts.fifos if f.elem_type == "1024xi32"
+                    and f.producer != (0, 0))
+    assert drains == [(0, 0), (0, 0), (1, 0), (1, 0)]
