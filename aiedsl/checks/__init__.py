@@ -20,7 +20,7 @@ def check_design(d: Design) -> tuple[Design, dict[tuple[int, int], TileUsage]]:
     check_links(d)
     check_acquires(d)
     check_kernel_calls(d)
+    check_dma(d)  # before balance: a malformed pattern is the more specific error
     check_balance(d)
-    check_dma(d)
     placed = place(d)
     return placed, check_resources(placed)

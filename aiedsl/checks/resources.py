@@ -67,8 +67,9 @@ def usage(d: Design) -> dict[Coord, TileUsage]:
     def add_dma(u: TileUsage, direction: str, label: str, loc: Loc, bds: int) -> None:
         chans = u.dma_in if direction == "in" else u.dma_out
         chans.append(Use(label, 1, loc))
-        u.bds.append(Use(label, bds, loc))
-        u.bds_by_parity[(len(chans) - 1) % 2].append(Use(label, bds, loc))
+        if bds:  # a shim endpoint's BDs are counted per runtime transfer (_shim_bds)
+            u.bds.append(Use(label, bds, loc))
+            u.bds_by_parity[(len(chans) - 1) % 2].append(Use(label, bds, loc))
 
     core_by_name = {c.name: c for c in d.cores}
     for c in d.cores:
@@ -160,12 +161,15 @@ def _check_tile(u: TileUsage, target: TargetModel) -> None:
                "the core a smaller stack") if u.kind == "core" else \
               "lower the depth of a memtile link or split the data over more memtiles"
         _over(u, "data memory", f"{lim.memory:,} bytes", f"{mem:,} bytes", u.memory, fix)
+    move = {"core": "use fewer fifos in this core (pack two inputs or two outputs into one fifo "
+            "element), or move some work to another core",
+            "memtile": "pin a link to another memtile with via=memtile(col), or split/join over "
+            "fewer parts",
+            "shim": "pin a fifo's host end to another column with shim=shim(col)"}[u.kind]
     for direction, uses, limit in (("input (S2MM)", u.dma_in, lim.dma_in),
                                    ("output (MM2S)", u.dma_out, lim.dma_out)):
         if len(uses) > limit:
-            _over(u, f"DMA {direction} channels", str(limit), str(len(uses)), uses,
-                  "move a fifo to another tile (pin it with via=memtile(col) or shim=shim(col)),"
-                  " or merge fifos with split/join")
+            _over(u, f"DMA {direction} channels", str(limit), str(len(uses)), uses, move)
     if TileUsage.total(u.locks) > lim.locks:
         _over(u, "locks", str(lim.locks), str(TileUsage.total(u.locks)), u.locks,
               "use fewer fifos on this tile or move one elsewhere")
@@ -179,12 +183,14 @@ def _check_tile(u: TileUsage, target: TargetModel) -> None:
                       "lower fifo depths or move a link to another memtile")
     elif TileUsage.total(u.bds) > lim.bds:
         _over(u, "buffer descriptors", str(lim.bds), str(TileUsage.total(u.bds)), u.bds,
-              "lower fifo depths, wait (rt.sync()) between batches of transfers, or move a "
-              "fifo elsewhere")
+              "wait (rt.sync()) between batches of runtime transfers, or spread the fifos' "
+              "host ends over more columns (shim=shim(col))" if u.kind == "shim" else
+              "lower fifo depths or move a fifo to another core")
 
 
 def _over(u: TileUsage, what: str, limit: str, found: str, uses: list[Use], fix: str) -> None:
     raise DesignError(
-        f"{u.kind} {what}", f"{u.kind} tile {u.tile}{' (' + u.runs + ')' if u.runs else ''} "
+        f"{u.kind} {what}", f"{'memtile' if u.kind == 'memtile' else u.kind + ' tile'} {u.tile}"
+        f"{' (' + u.runs + ')' if u.runs else ''} "
         f"needs more {what} than it has", loc=uses[-1].loc if uses else None, limit=limit,
         found=found, related=[(f"{x.label}: {x.amount}", x.loc) for x in uses], fix=fix)

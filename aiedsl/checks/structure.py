@@ -35,8 +35,8 @@ def check_links(d: Design) -> None:
         parent, parts = (srcs[0], dsts) if link.kind == "split" else (dsts[0], srcs)
         if len(link.offsets) != len(parts):
             raise DesignError(
-                f"{link.kind} offsets", f"{link.kind} of '{parent.name}' has {len(parts)} parts "
-                f"but {len(link.offsets)} offsets", loc=link.loc,
+                f"{link.kind} offsets", f"{link.kind} of '{parent.name}' has {_count(len(parts), 'part')} "
+                f"but {_count(len(link.offsets), 'offset')}", loc=link.loc,
                 fix="give one offset per part")
         covered = sorted((off, off + p.elem.numel, p.name) for off, p in zip(link.offsets, parts))
         pos = 0
@@ -89,9 +89,9 @@ def check_kernel_calls(d: Design) -> None:
             k = d.kernel(call.kernel)
             if len(call.args) != len(k.args):
                 raise DesignError(
-                    "kernel signature", f"{core.name} calls '{k.symbol}' with {len(call.args)} "
-                    f"argument(s); it takes {len(k.args)}", loc=call.loc,
-                    limit=_sig(k), found=f"{len(call.args)} arguments",
+                    "kernel signature", f"{core.name} calls '{k.symbol}' with "
+                    f"{_count(len(call.args), 'argument')}; it takes {len(k.args)}", loc=call.loc,
+                    limit=_sig(k), found=_count(len(call.args), 'argument'),
                     fix=f"call it as {k.symbol}({', '.join(a.name for a in k.args)})")
             for i, (arg, param) in enumerate(zip(call.args, k.args)):
                 if param.kind == "buffer":
@@ -120,6 +120,10 @@ def check_kernel_calls(d: Design) -> None:
                         "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is "
                         f"{param.dtype}, but {core.name} passes {arg.value!r}", loc=call.loc,
                         limit=_sig(k), fix="pass an int")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _sig(k: object) -> str:

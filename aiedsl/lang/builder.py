@@ -215,6 +215,11 @@ class DesignBuilder:
             f = step
 
     def _fifo_ir(self, f: ObjectFifo) -> Fifo:
+        if f.producer is None and not f.consumers:
+            raise DesignError(
+                "fifo unused", f"fifo '{f.name}' is never used: it has no producer and no "
+                "consumer", loc=f.loc, fix="remove it, or fill it (rt.fill) or produce it in a "
+                "core, and drain it (rt.drain) or consume it in a core")
         if f.producer is None or not f.consumers:
             missing = "producer" if f.producer is None else "consumer"
             hint = ("fill it in the runtime sequence (rt.fill), or produce it in a core"
@@ -242,7 +247,7 @@ class DesignBuilder:
         consumers = tuple(
             Endpoint(kind=c.kind, core=c.core, tile=c.pin,
                      depth=cons_depth(c.core if c.kind == "core" else c.kind),
-                     dims=f.dims_from_stream if c.kind == "core" else (), loc=c.loc)
+                     dims=f.dims_from_stream, loc=c.loc)  # checks reject them off a core
             for c in f.consumers)
         return Fifo(name=f.name, elem=f.elem, producer=producer, consumers=consumers,
                     loc=f.loc, channel=f.channel, index=f.index)

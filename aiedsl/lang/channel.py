@@ -61,32 +61,51 @@ class Channel:
     def __getitem__(self, key: object) -> ObjectFifo:
         loc = caller_loc()
         items = key if isinstance(key, tuple) else (key,)
+        letters = "ijkl"[:len(self.shape)]
         if len(items) != len(self.shape):
             raise DesignError(
                 "channel index", f"channel '{self.name}' has {len(self.shape)} dimension(s) "
                 f"{list(self.shape)} but was indexed with {len(items)}", loc=loc,
-                found=repr(key), fix=f"index it as {self.name}[" + ", ".join("ijk"[:len(self.shape)]) + "]")
+                found=self._text(items), fix=f"index it as {self.name}[{', '.join(letters)}]")
         slices = [i for i, v in enumerate(items) if isinstance(v, slice)]
         if slices:
-            if slices != [self.axis] or items[self.axis] != slice(None):
+            if self.axis is None:
                 raise DesignError(
-                    "channel index", f"'{self.name}[...]' may take ':' only on its "
-                    f"{'join' if self.join is not None else 'split'} axis" if self.axis is not None
-                    else f"channel '{self.name}' has no split or join, so it cannot be sliced",
-                    loc=loc, found=repr(key),
-                    fix="slice only the axis given as split= or join=, e.g. c[x, :]")
+                    "channel index", f"channel '{self.name}' has no split or join, so it cannot "
+                    "be sliced", loc=loc, found=self._text(items),
+                    fix=f"index every dimension, e.g. {self.name}[{', '.join(letters)}]; to "
+                    "gather a group of its fifos into one host fifo, declare it with join= "
+                    "(outputs) or split= (inputs) and via=memtile")
+            if slices != [self.axis] or items[self.axis] != slice(None):
+                kind = "join" if self.join is not None else "split"
+                example = ", ".join(":" if i == self.axis else c for i, c in enumerate(letters))
+                raise DesignError(
+                    "channel index", f"'{self.name}[...]' may take ':' only on its {kind} axis "
+                    f"({kind}={self.axis})", loc=loc, found=self._text(items),
+                    fix=f"slice only the {kind} axis, with a plain ':', e.g. "
+                    f"{self.name}[{example}]")
             group = tuple(v for i, v in enumerate(items) if i != self.axis)
-            return self._checked(self.groups, group, key, loc)
-        return self._checked(self.fifos, tuple(items), key, loc)
+            return self._checked(self.groups, group, items, loc)
+        return self._checked(self.fifos, tuple(items), items, loc)
 
-    def _checked(self, table: dict[tuple[int, ...], ObjectFifo], idx: tuple, key: object,
+    def _checked(self, table: dict[tuple[int, ...], ObjectFifo], idx: tuple, items: tuple,
                  loc: Loc) -> ObjectFifo:
         if idx not in table:
             raise DesignError(
-                "channel index", f"index {key!r} is outside channel '{self.name}' of shape "
-                f"{list(self.shape)}", loc=loc, found=repr(key),
-                fix="index each dimension from 0 to its size - 1")
+                "channel index", f"{self._text(items)} is outside channel '{self.name}' of shape "
+                f"{list(self.shape)}", loc=loc,
+                fix="index each dimension from 0 to its size - 1 ("
+                + ", ".join(f"0..{n - 1}" for n in self.shape) + ")")
         return table[idx]
+
+    def _text(self, items: tuple) -> str:
+        """An index as the user wrote it: ``c[1, :]``."""
+        def one(v: object) -> str:
+            if isinstance(v, slice):
+                parts = ["" if x is None else str(x) for x in (v.start, v.stop)]
+                return ":".join(parts) + ("" if v.step is None else f":{v.step}")
+            return repr(v)
+        return f"{self.name}[{', '.join(one(v) for v in items)}]"
 
     def materialize(self) -> None:
         """Add the memtile links once tracing tells which way data flows."""
@@ -132,7 +151,8 @@ class Channel:
                     "broadcast", f"{f.name} (channel '{self.name}' index {list(idx)}) is "
                     f"consumed by {n} core(s), but the channel declares broadcast="
                     f"{self.broadcast}", loc=self.loc, limit=f"{self.broadcast} consumers",
-                    found=f"{n}: " + ", ".join(c.core or c.kind for c in f.consumers),
+                    found=f"{n}: " + ", ".join(c.core for c in f.consumers
+                                               if c.kind == "core" and c.core),
                     fix="make every core that should receive it consume it, or correct "
                     "broadcast=")
 

@@ -102,9 +102,13 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
         except ValueError:
             raise DesignError(
                 "define", f"-D {name}={text} is not a valid {type(default).__name__}",
-                loc=caller_loc(), found=text, fix=f"give a {type(default).__name__}, e.g. "
+                loc=caller_loc(), found=text, fix=f"give {_article(type(default).__name__)}, e.g. "
                 f"-D {name}={default}",
             ) from None
     if ctx is not None:
         ctx.used[name] = value
     return value
+
+
+def _article(noun: str) -> str:
+    return ("an " if noun[0] in "aeiou" else "a ") + noun

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import Counter
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Endpoint, Fifo, Herd, Link
-from aiedsl.targets import TargetModel, get_target
+from aiedsl.ir import Design, Endpoint, Fifo, Herd, Link, Loc
+from aiedsl.targets import DEVICES, TargetModel, get_target
 
 Coord = tuple[int, int]
 
@@ -40,7 +40,7 @@ def place(design: Design) -> Design:
 
 
 def _place_herds(herds: tuple[Herd, ...], target: TargetModel) -> list[Herd]:
-    used: set[Coord] = set()
+    used: dict[Coord, Herd] = {}
     out = []
     for h in sorted(herds, key=lambda h: h.anchor is None):  # pinned herds claim tiles first
         if h.anchor is not None:
@@ -62,19 +62,34 @@ def _place_herds(herds: tuple[Herd, ...], target: TargetModel) -> list[Herd]:
                 raise DesignError(
                     "herd placement", f"herd '{h.name}' ({h.cols}x{h.rows}) does not fit on "
                     f"{target.name}", loc=h.loc,
-                    limit=f"{target.cols} columns x {target.rows} core rows"
-                    + (f", {len(used)} tiles already taken" if used else ""),
-                    found=f"{h.cols} columns x {h.rows} rows",
-                    fix="use a larger device (--device npu2) or a smaller herd")
-        overlap = used.intersection(_cells(anchor, h))
+                    limit=f"{_count(target.cols, 'column')} x {_count(target.rows, 'core row')}"
+                    + (f", {_count(len(used), 'tile')} already taken" if used else ""),
+                    found=f"{_count(h.cols, 'column')} x {_count(h.rows, 'row')}",
+                    fix=_bigger_device(h, target) + "a smaller herd")
+        overlap = sorted(set(used).intersection(_cells(anchor, h)))
         if overlap:
-            raise DesignError("herd placement", f"herd '{h.name}' overlaps another herd at "
-                              f"tile {sorted(overlap)[0]}", loc=h.loc,
+            other = used[overlap[0]]
+            raise DesignError("herd placement", f"herd '{h.name}' ({h.cols}x{h.rows} at {anchor})"
+                              f" overlaps herd '{other.name}' ({other.cols}x{other.rows} at "
+                              f"{other.anchor}) at tile {overlap[0]}", loc=h.loc,
+                              related=[(f"herd '{other.name}'", other.loc)],
                               fix="anchor the herds on disjoint tiles")
-        used.update(_cells(anchor, h))
-        out.append(h.model_copy(update={"anchor": anchor}))
+        h = h.model_copy(update={"anchor": anchor})
+        used.update(dict.fromkeys(_cells(anchor, h), h))
+        out.append(h)
     order = {h.name: i for i, h in enumerate(herds)}
     return sorted(out, key=lambda h: order[h.name])
+
+
+def _bigger_device(h: Herd, target: TargetModel) -> str:
+    """'use --device X or ' for the smallest device the herd fits, preferring the same family."""
+    fits = sorted((t for t in DEVICES.values() if t.cols >= h.cols and t.rows >= h.rows
+                   and t.cols > target.cols), key=lambda t: (t.family != target.family, t.cols))
+    return f"use a larger device (--device {fits[0].name}) or " if fits else "use "
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _anchors(target: TargetModel) -> list[Coord]:
@@ -108,6 +123,7 @@ def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: Target
     out = []
     for link in links:
         if link.memtile is not None:
+            _check_pin(link.memtile, "memtile", f"{link.kind} of {_names(link)}", link.loc, target)
             col = link.memtile[0]
         else:
             cols = sorted(_far_columns(link, fifos)) or [0]
@@ -128,6 +144,23 @@ def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: Target
     return out
 
 
+def _names(link: Link) -> str:
+    return ", ".join(f"'{n}'" for n in (*link.srcs, *link.dsts))
+
+
+def _check_pin(tile: Coord, kind: str, what: str, loc: Loc, target: TargetModel) -> None:
+    """A pinned memtile or shim must be that kind of tile on the device."""
+    if target.kind_of(tile) != kind:
+        row = target.memtile_rows[0] if kind == "memtile" else target.shim_row
+        noun = "memtile" if kind == "memtile" else "shim tile"
+        cols = "column 0" if target.cols == 1 else f"columns 0..{target.cols - 1}"
+        raise DesignError(
+            "placement", f"{what} is pinned to tile {tile}, which is not a {noun} of "
+            f"{target.name}", loc=loc, limit=f"{noun}s in {cols}, row {row}",
+            found=f"tile {tile}", fix="pin column 0" if target.cols == 1 else
+            f"pin a column from 0 to {target.cols - 1}")
+
+
 def _far_columns(link: Link, fifos: dict[str, Fifo]) -> set[int]:
     """Columns of the tiles on the far side of a link (the cores it feeds or drains)."""
     cols: set[int] = set()
@@ -146,6 +179,7 @@ def _place_shims(fifos: dict[str, Fifo], target: TargetModel) -> dict[str, Fifo]
     for f in fifos.values():
         for e, d in [(f.producer, "out")] + [(c, "in") for c in f.consumers]:
             if e.kind == "shim" and e.tile is not None:
+                _check_pin(e.tile, "shim", f"the host end of fifo '{f.name}'", f.loc, target)
                 used[(e.tile[0], d)] += 1
     out = {}
     for name, f in fifos.items():

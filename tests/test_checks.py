@@ -1,0 +1,1942 @@
+"""Every rule a user can break: a small broken design each, and the whole message it gets.
+
+Each test writes a design with the ``design_file`` fixture (so locations read ``d.py:LINE``),
+loads and checks it, and compares the rendered :class:`~aiedsl.errors.DesignError` in full.
+The CLI tests at the end run ``python -m aiedsl.cli`` on a broken design.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.checks.resources import TileUsage, Use, _check_tile
+from aiedsl.errors import DesignError
+from aiedsl.ir import Loc
+from aiedsl.loader import load_design
+from aiedsl.targets import get_target
+
+DesignFile = Callable[..., Path]
+
+
+def check_error(path: Path, defines: dict[str, str] | None = None) -> str:
+    """Load and check ``path``; return the message of the DesignError it must raise."""
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path, defines).ir)
+    return str(excinfo.value)
+
+
+def load_error(path: Path | str, defines: dict[str, str] | None = None) -> str:
+    """Load ``path``; return the message of the DesignError that loading (tracing) raises."""
+    with pytest.raises(DesignError) as excinfo:
+        load_design(path, defines)
+    return str(excinfo.value)
+
+
+def test_l1_memory_three_double_buffered_f32_tiles(design_file: DesignFile) -> None:
+    """Three 64x64 f32 fifos, double-buffered, plus the stack: 97 KB of a 64 KB core."""
+    path = design_file('''
+        from aiedsl import Tensor, design, f32, fifo, herd, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[4096, f32], B: Tensor[4096, f32], C: Tensor[4096, f32]):
+            a = fifo(Tensor[64, 64, f32], name="a")
+            b = fifo(Tensor[64, 64, f32], name="b")
+            c = fifo(Tensor[64, 64, f32], name="c")
+
+            @herd()
+            def core():
+                with a.consume(), b.consume(), c.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.fill(b, B)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:11: error [core data memory]: core tile (0, 2) (core[0,0]) needs more data memory "
+        "than it has\n"
+        "  limit: 65,536 bytes\n"
+        "  found: 99,328 bytes\n"
+        "  d.py:9: stack: 1024\n"
+        "  d.py:11: a 2 x 16384 B: 32768\n"
+        "  d.py:11: b 2 x 16384 B: 32768\n"
+        "  d.py:11: c 2 x 16384 B: 32768\n"
+        "  fix: lower a fifo's depth (depth=1 single-buffers it), use smaller tiles, or give the "
+        "core a smaller stack"
+    )
+
+
+def test_memtile_memory_deep_link(design_file: DesignFile) -> None:
+    """A forward holding five 128 KB elements: 640 KB of a 512 KB memtile."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[32768, i32], C: Tensor[32768, i32]):
+            a_l3 = fifo(Tensor[32768, i32], depth=5, name="a_l3")
+            a = a_l3.forward(Tensor[1024, i32], depth=2, name="a")
+            c = fifo(Tensor[1024, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(32):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a_l3, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [memtile data memory]: memtile (0, 1) needs more data memory than it has\n"
+        "  limit: 524,288 bytes\n"
+        "  found: 655,360 bytes\n"
+        "  d.py:6: a_l3 5 x 131072 B: 655360\n"
+        "  fix: lower the depth of a memtile link or split the data over more memtiles"
+    )
+
+
+def test_dma_channels_core_three_inputs(design_file: DesignFile) -> None:
+    """A core has 2 input channels; three consumed fifos need 3."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[1024, i32], B: Tensor[1024, i32], C: Tensor[1024, i32],
+              D: Tensor[1024, i32]):
+            a = fifo(Tensor[1024, i32], name="a")
+            b = fifo(Tensor[1024, i32], name="b")
+            c = fifo(Tensor[1024, i32], name="c")
+            out = fifo(Tensor[1024, i32], name="out")
+
+            @herd()
+            def core():
+                with a.consume(), b.consume(), c.consume(), out.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.fill(b, B)
+                rt.fill(c, C)
+                rt.drain(out, D)
+        ''')
+    assert check_error(path) == (
+        "d.py:13: error [core DMA input (S2MM) channels]: core tile (0, 2) (core[0,0]) needs "
+        "more DMA input (S2MM) channels than it has\n"
+        "  limit: 2\n"
+        "  found: 3\n"
+        "  d.py:13: a: 1\n"
+        "  d.py:13: b: 1\n"
+        "  d.py:13: c: 1\n"
+        "  fix: use fewer fifos in this core (pack two inputs or two outputs into one fifo "
+        "element), or move some work to another core"
+    )
+
+
+def test_dma_channels_memtile_seven_inputs(design_file: DesignFile) -> None:
+    """A join of 7 parts needs 7 memtile input channels; a memtile has 6."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, join, runtime
+
+        @design(device="npu1_1col")
+        def d(C: Tensor[7, 256, i32]):
+            parts = [fifo(Tensor[256, i32], name=f"p{i}") for i in range(7)]
+            out = join(parts, name="out")
+
+            @herd(cols=1, rows=4)
+            def core(x, y):
+                for i in range(7):
+                    if i % 4 == y:
+                        with parts[i].produce():
+                            pass
+
+            with runtime() as rt:
+                rt.drain(out, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [memtile DMA input (S2MM) channels]: memtile (0, 1) needs more DMA input "
+        "(S2MM) channels than it has\n"
+        "  limit: 6\n"
+        "  found: 7\n"
+        "  d.py:6: p0: 1\n"
+        "  d.py:6: p1: 1\n"
+        "  d.py:6: p2: 1\n"
+        "  d.py:6: p3: 1\n"
+        "  d.py:6: p4: 1\n"
+        "  d.py:6: p5: 1\n"
+        "  d.py:6: p6: 1\n"
+        "  fix: pin a link to another memtile with via=memtile(col), or split/join over fewer "
+        "parts"
+    )
+
+
+def test_dma_channels_shim_three_outputs_pinned(design_file: DesignFile) -> None:
+    """Three fills pinned to shim column 0: a shim tile has 2 output channels."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime, shim
+
+        @design(device="npu1")
+        def d(A: Tensor[1024, i32], B: Tensor[1024, i32], C: Tensor[1024, i32]):
+            a = fifo(Tensor[1024, i32], name="a", shim=shim(0))
+            b = fifo(Tensor[1024, i32], name="b", shim=shim(0))
+            c = fifo(Tensor[1024, i32], name="c", shim=shim(0))
+
+            @herd(cols=3)
+            def core(x, y):
+                with [a, b, c][x].consume():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.fill(b, B)
+                rt.fill(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:17: error [shim DMA output (MM2S) channels]: shim tile (0, 0) needs more DMA "
+        "output (MM2S) channels than it has\n"
+        "  limit: 2\n"
+        "  found: 3\n"
+        "  d.py:15: a: 1\n"
+        "  d.py:16: b: 1\n"
+        "  d.py:17: c: 1\n"
+        "  fix: pin a fifo's host end to another column with shim=shim(col)"
+    )
+
+
+def test_dma_channels_shim_three_inputs_pinned(design_file: DesignFile) -> None:
+    """Three drains pinned to shim column 0: a shim tile has 2 input channels."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime, shim
+
+        @design(device="npu1")
+        def d(A: Tensor[1024, i32], B: Tensor[1024, i32], C: Tensor[1024, i32]):
+            a = fifo(Tensor[1024, i32], name="a", shim=shim(0))
+            b = fifo(Tensor[1024, i32], name="b", shim=shim(0))
+            c = fifo(Tensor[1024, i32], name="c", shim=shim(0))
+
+            @herd(cols=3)
+            def core(x, y):
+                with [a, b, c][x].produce():
+                    pass
+
+            with runtime() as rt:
+                rt.drain(a, A)
+                rt.drain(b, B)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:17: error [shim DMA input (S2MM) channels]: shim tile (0, 0) needs more DMA input "
+        "(S2MM) channels than it has\n"
+        "  limit: 2\n"
+        "  found: 3\n"
+        "  d.py:15: a: 1\n"
+        "  d.py:16: b: 1\n"
+        "  d.py:17: c: 1\n"
+        "  fix: pin a fifo's host end to another column with shim=shim(col)"
+    )
+
+
+def test_bds_core_deep_fifos(design_file: DesignFile) -> None:
+    """Two fifos of depth 9 on one core: 18 BDs of 16."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[1024, i32], C: Tensor[1024, i32]):
+            a = fifo(Tensor[64, i32], depth=9, name="a")
+            c = fifo(Tensor[64, i32], depth=9, name="c")
+
+            @herd()
+            def core():
+                for _ in loop(16):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:11: error [core buffer descriptors]: core tile (0, 2) (core[0,0]) needs more "
+        "buffer descriptors than it has\n"
+        "  limit: 16\n"
+        "  found: 18\n"
+        "  d.py:11: a: 9\n"
+        "  d.py:11: c: 9\n"
+        "  fix: lower fifo depths or move a fifo to another core"
+    )
+
+
+def test_bds_memtile_channel_parity(design_file: DesignFile) -> None:
+    """A depth-13 forward uses 13 BDs on each side, both on even channels (BDs 0-23)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[1024, i32], C: Tensor[1024, i32]):
+            a_l3 = fifo(Tensor[64, i32], depth=13, name="a_l3")
+            a = a_l3.forward(depth=2, name="a")
+            c = fifo(Tensor[64, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(16):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a_l3, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [memtile buffer descriptors of even channels]: memtile (0, 1) needs more "
+        "buffer descriptors of even channels than it has\n"
+        "  limit: 24 (BDs 0-23)\n"
+        "  found: 26\n"
+        "  d.py:6: a_l3: 13\n"
+        "  d.py:6: a: 13\n"
+        "  fix: lower fifo depths or move a link to another memtile"
+    )
+
+
+def test_bds_shim_transfers_in_flight(design_file: DesignFile) -> None:
+    """18 runtime transfers before the first wait, on one shim tile of 16 BDs."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[17, 64, i32], C: Tensor[17, 64, i32]):
+            a = fifo(Tensor[64, i32], name="a")
+            c = fifo(Tensor[64, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(17):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                for i in range(17):
+                    rt.fill(a, A, (i * 64, [64], [1]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:17: error [shim buffer descriptors]: shim tile (0, 0) needs more buffer "
+        "descriptors than it has\n"
+        "  limit: 16\n"
+        "  found: 18\n"
+        "  d.py:17: runtime transfers in flight: 18\n"
+        "  fix: wait (rt.sync()) between batches of runtime transfers, or spread the fifos' host "
+        "ends over more columns (shim=shim(col))"
+    )
+
+
+def test_dma_pattern_size_over_1023(design_file: DesignFile) -> None:
+    """A non-linear runtime pattern with a dimension of 1100."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[4400, i32], C: Tensor[2200, i32]):
+            a = fifo(Tensor[200, i32], name="a")
+            c = fifo(Tensor[200, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(11):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A, (0, [1100, 2], [4, 1]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: each size <= 1023\n"
+        "  found: 1100 (offset 0, sizes [1, 1, 1100, 2], strides [0, 0, 4, 1])\n"
+        "  fix: split that dimension in two"
+    )
+
+
+def test_dma_pattern_innermost_words_over_1023(design_file: DesignFile) -> None:
+    """A non-linear pattern whose contiguous run is 1100 words."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[2, 2048, i32], C: Tensor[2200, i32]):
+            a = fifo(Tensor[1100, i32], name="a")
+            c = fifo(Tensor[1100, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(2):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A, (0, [2, 1100], [2048, 1]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: innermost size <= 1023 words of 4 bytes\n"
+        "  found: 1100 words (offset 0, sizes [1, 1, 2, 1100], strides [0, 0, 2048, 1])\n"
+        "  fix: split the innermost dimension in two"
+    )
+
+
+def test_dma_pattern_innermost_run_3_bytes(design_file: DesignFile) -> None:
+    """3 i8 elements innermost: a run of 3 bytes, not whole 4-byte words."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i8, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[64, 4, i8], C: Tensor[192, i8]):
+            a = fifo(Tensor[48, i8], name="a")
+            c = fifo(Tensor[48, i8], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A, (0, [64, 3], [4, 1]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: the innermost run is a multiple of 4 bytes\n"
+        "  found: 3 x 1 B = 3 B (offset 0, sizes [1, 1, 64, 3], strides [0, 0, 4, 1])\n"
+        "  fix: make the innermost size a multiple of 4 elements"
+    )
+
+
+def test_dma_pattern_innermost_run_bf16_size_1(design_file: DesignFile) -> None:
+    """A bf16 transpose spelled with innermost size 1 (stride 64): 2-byte runs."""
+    path = design_file('''
+        from aiedsl import Tensor, bf16, design, fifo, herd, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[64, 64, bf16], C: Tensor[4096, bf16]):
+            a = fifo(Tensor[64, bf16], name="a")
+            c = fifo(Tensor[64, bf16], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(64):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A, (0, [64, 64, 1], [1, 64, 64]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: the innermost run is a multiple of 4 bytes\n"
+        "  found: 1 x 2 B = 2 B (offset 0, sizes [1, 64, 64, 1], strides [0, 1, 64, 64])\n"
+        "  fix: make the innermost size a multiple of 2 elements"
+    )
+
+
+def test_dma_pattern_innermost_stride(design_file: DesignFile) -> None:
+    """A transpose with the stride on the innermost dimension."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[64, 64, i32], C: Tensor[4096, i32]):
+            a = fifo(Tensor[64, i32], name="a")
+            c = fifo(Tensor[64, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(64):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A, (0, [64, 64], [1, 64]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: the innermost dimension is contiguous (stride 1)\n"
+        "  found: offset 0, sizes [1, 1, 64, 64], strides [0, 0, 1, 64]\n"
+        "  fix: make the innermost dimension a contiguous run; move the stride outward"
+    )
+
+
+def test_dma_pattern_shim_iterations(design_file: DesignFile) -> None:
+    """100 rows in the outermost (iteration) dimension of a shim pattern."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[100, 32, i32], C: Tensor[1600, i32]):
+            a = fifo(Tensor[16, i32], name="a")
+            c = fifo(Tensor[16, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(100):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A, (0, [100, 1, 1, 16], [32, 0, 0, 1]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: outermost (iteration) size <= 63 on a shim DMA\n"
+        "  found: 100 (offset 0, sizes [100, 1, 1, 16], strides [32, 0, 0, 1])\n"
+        "  fix: split the transfer into several fills or drains"
+    )
+
+
+def test_dma_pattern_past_end_of_tensor(design_file: DesignFile) -> None:
+    """4096 elements from offset 64 of a 4096-element tensor."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[4096, i32], C: Tensor[4096, i32]):
+            a = fifo(Tensor[1024, i32], name="a")
+            c = fifo(Tensor[1024, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A, (64, [4096], [1]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: every index inside 'A' (4096 elements)\n"
+        "  found: index 4159 (offset 64, sizes [1, 1, 1, 4096], strides [0, 0, 0, 1])\n"
+        "  fix: shrink the sizes or the offset"
+    )
+
+
+def test_dma_pattern_negative_stride(design_file: DesignFile) -> None:
+    """A reversed read (stride -1)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[4096, i32], C: Tensor[4096, i32]):
+            a = fifo(Tensor[1024, i32], name="a")
+            c = fifo(Tensor[1024, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A, (4095, [4096], [-1]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: sizes >= 1, strides and offset >= 0\n"
+        "  found: offset 4095, sizes [1, 1, 1, 4096], strides [0, 0, 0, -1]\n"
+        "  fix: use positive sizes and non-negative strides and offset"
+    )
+
+
+def test_dma_pattern_unaligned_offset(design_file: DesignFile) -> None:
+    """An i8 pattern starting 2 bytes in."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i8, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[4096, i8], C: Tensor[4096, i8]):
+            a = fifo(Tensor[1024, i8], name="a")
+            c = fifo(Tensor[1024, i8], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(3):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A, (2, [3072], [1]))
+                rt.drain(c, C, (0, [3072], [1]))
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: offset a multiple of 4 bytes\n"
+        "  found: 2 bytes (offset 2, sizes [1, 1, 1, 3072], strides [0, 0, 0, 1])\n"
+        "  fix: align the offset to 4 bytes"
+    )
+
+
+def test_dma_pattern_unaligned_stride(design_file: DesignFile) -> None:
+    """An i8 pattern whose rows are 6 bytes apart."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i8, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[24, i8], C: Tensor[16, i8]):
+            a = fifo(Tensor[16, i8], name="a")
+            c = fifo(Tensor[16, i8], name="c")
+
+            @herd()
+            def core():
+                with a.consume(), c.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A, (0, [4, 4], [6, 1]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:14: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: strides are multiples of 4 bytes\n"
+        "  found: stride 6 x 1 B = 6 B (offset 0, sizes [1, 1, 4, 4], strides [0, 0, 6, 1])\n"
+        "  fix: use word-aligned strides"
+    )
+
+
+def test_dma_dims_core_producer_four_dims(design_file: DesignFile) -> None:
+    """A core's DMA has 3 dimensions; dims_to_stream gives 4."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, i32], C: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+            c = fifo(Tensor[256, i32], name="c",
+                     dims_to_stream=[(2, 128), (2, 64), (4, 16), (16, 1)])
+
+            @herd()
+            def core():
+                with a.consume(), c.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [dma pattern]: dims_to_stream of 'c' on core[0,0] breaks a DMA rule\n"
+        "  limit: at most 3 dimensions on a core DMA\n"
+        "  found: 4 ([(2, 128), (2, 64), (4, 16), (16, 1)])\n"
+        "  d.py:11: core[0,0] produces it here\n"
+        "  fix: merge contiguous dimensions, or move the transform to the memtile (4 dimensions)"
+    )
+
+
+def test_dma_dims_memtile_five_dims(design_file: DesignFile) -> None:
+    """A memtile's DMA has 4 dimensions; the forward gives 5."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, i32], C: Tensor[256, i32]):
+            a_l3 = fifo(Tensor[256, i32], name="a_l3")
+            a = a_l3.forward(name="a",
+                             dims_to_stream=[(2, 128), (2, 64), (2, 32), (2, 16), (16, 1)])
+            c = fifo(Tensor[256, i32], name="c")
+
+            @herd()
+            def core():
+                with a.consume(), c.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a_l3, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [dma pattern]: dims_to_stream of 'a' on memtile breaks a DMA rule\n"
+        "  limit: at most 4 dimensions on a memtile DMA\n"
+        "  found: 5 ([(2, 128), (2, 64), (2, 32), (2, 16), (16, 1)])\n"
+        "  fix: merge contiguous dimensions, or share the transform between the memtile's "
+        "dims_to_stream and the core's dims_from_stream"
+    )
+
+
+def test_dma_dims_on_shim_endpoint(design_file: DesignFile) -> None:
+    """dims_to_stream on a fifo the runtime fills: the shim takes no layout."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, i32], C: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a", dims_to_stream=[(16, 16), (16, 1)])
+            c = fifo(Tensor[256, i32], name="c")
+
+            @herd()
+            def core():
+                with a.consume(), c.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:5: error [dma pattern]: dims_to_stream of 'a' on shim breaks a DMA rule\n"
+        "  limit: no layout transform on a shim endpoint (mlir-aie's rule)\n"
+        "  found: [(16, 16), (16, 1)]\n"
+        "  d.py:14: the runtime fills it here\n"
+        "  fix: apply the layout in the runtime pattern instead, or on the memtile"
+    )
+
+
+def test_dma_dims_on_shim_consumer(design_file: DesignFile) -> None:
+    """dims_from_stream on a fifo the runtime drains: the shim takes no layout."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, i32], C: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+            c = fifo(Tensor[256, i32], name="c", dims_from_stream=[(16, 16), (16, 1)])
+
+            @herd()
+            def core():
+                with a.consume(), c.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [dma pattern]: dims_from_stream of 'c' on shim breaks a DMA rule\n"
+        "  limit: no layout transform on a shim endpoint (mlir-aie's rule)\n"
+        "  found: [(16, 16), (16, 1)]\n"
+        "  d.py:15: the runtime drains it here\n"
+        "  fix: apply the layout in the runtime pattern instead, or on the memtile"
+    )
+
+
+def test_dma_dims_from_stream_on_memtile(design_file: DesignFile) -> None:
+    """dims_from_stream on a fifo a memtile consumes would be dropped: rejected."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, i32], C: Tensor[256, i32]):
+            a_l3 = fifo(Tensor[256, i32], name="a_l3", dims_from_stream=[(16, 16), (16, 1)])
+            a = a_l3.forward(name="a")
+            c = fifo(Tensor[256, i32], name="c")
+
+            @herd()
+            def core():
+                with a.consume(), c.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a_l3, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:5: error [dma pattern]: dims_from_stream of 'a_l3' on memtile breaks a DMA rule\n"
+        "  limit: no dims_from_stream on a memtile endpoint (aiedsl applies a memtile's layout "
+        "as it sends)\n"
+        "  found: [(16, 16), (16, 1)]\n"
+        "  d.py:6: the memtile consumes it here\n"
+        "  fix: give the layout as dims_to_stream of the fifo the memtile sends (forward(..., "
+        "dims_to_stream=...)), or as the core's dims_from_stream"
+    )
+
+
+def test_dma_dims_inner_sizes_do_not_tile_element(design_file: DesignFile) -> None:
+    """Inner dims of 3 elements do not tile a 256-element buffer."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, i32], C: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a", dims_from_stream=[(4, 64), (3, 1)])
+            c = fifo(Tensor[256, i32], name="c")
+
+            @herd()
+            def core():
+                with a.consume(), c.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:5: error [dma pattern]: dims_from_stream of 'a' on core[0,0] breaks a DMA rule\n"
+        "  limit: the inner dimensions tile the 256-element buffer\n"
+        "  found: 3 elements per outer step ([(4, 64), (3, 1)])\n"
+        "  d.py:10: core[0,0] consumes it here\n"
+        "  fix: choose dims whose inner sizes divide the element"
+    )
+
+
+def test_dma_dims_address_past_element(design_file: DesignFile) -> None:
+    """16 rows 32 apart read past the end of a 256-element buffer."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, i32], C: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a", dims_from_stream=[(16, 32), (16, 1)])
+            c = fifo(Tensor[256, i32], name="c")
+
+            @herd()
+            def core():
+                with a.consume(), c.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:5: error [dma pattern]: dims_from_stream of 'a' on core[0,0] breaks a DMA rule\n"
+        "  limit: every address inside the 256-element buffer\n"
+        "  found: address 495 ([(16, 32), (16, 1)])\n"
+        "  d.py:10: core[0,0] consumes it here\n"
+        "  fix: fix the strides so they stay inside the element"
+    )
+
+
+def test_herd_placement_5x4_on_npu1(design_file: DesignFile) -> None:
+    """npu1 has 4 columns."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+
+            @herd(cols=5, rows=4)
+            def core(x, y):
+                if (x, y) == (0, 0):
+                    with a.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.drain(a, A)
+        ''')
+    assert check_error(path) == (
+        "d.py:7: error [herd placement]: herd 'core' (5x4) does not fit on npu1\n"
+        "  limit: 4 columns x 4 core rows\n"
+        "  found: 5 columns x 4 rows\n"
+        "  fix: use a larger device (--device npu2_5col) or a smaller herd"
+    )
+
+
+def test_herd_placement_2_cols_on_npu1_1col(design_file: DesignFile) -> None:
+    """npu1_1col has 1 column."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+
+            @herd(cols=2)
+            def core(x, y):
+                if (x, y) == (0, 0):
+                    with a.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.drain(a, A)
+        ''')
+    assert check_error(path) == (
+        "d.py:7: error [herd placement]: herd 'core' (2x1) does not fit on npu1_1col\n"
+        "  limit: 1 column x 4 core rows\n"
+        "  found: 2 columns x 1 row\n"
+        "  fix: use a larger device (--device npu1_2col) or a smaller herd"
+    )
+
+
+def test_herd_placement_anchor_off_array(design_file: DesignFile) -> None:
+    """A 2x2 herd anchored at column 3 needs column 4."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+
+            @herd(cols=2, rows=2, anchor=(3, 2))
+            def core(x, y):
+                if (x, y) == (0, 0):
+                    with a.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.drain(a, A)
+        ''')
+    assert check_error(path) == (
+        "d.py:7: error [herd placement]: herd 'core' (2x2) anchored at (3, 2) leaves the compute "
+        "tiles of npu1\n"
+        "  limit: columns 0..3, rows 2..5\n"
+        "  found: tile (4, 2)\n"
+        "  fix: move the anchor or shrink the herd"
+    )
+
+
+def test_herd_placement_overlap(design_file: DesignFile) -> None:
+    """Two anchored herds share tile (1, 3)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[256, i32], B: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+            b = fifo(Tensor[256, i32], name="b")
+
+            @herd(cols=2, rows=2, anchor=(0, 2))
+            def first(x, y):
+                if (x, y) == (0, 0):
+                    with a.produce():
+                        pass
+
+            @herd(cols=2, rows=2, anchor=(1, 3))
+            def second(x, y):
+                if (x, y) == (0, 0):
+                    with b.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.drain(a, A)
+                rt.drain(b, B)
+        ''')
+    assert check_error(path) == (
+        "d.py:14: error [herd placement]: herd 'second' (2x2 at (1, 3)) overlaps herd 'first' "
+        "(2x2 at (0, 2)) at tile (1, 3)\n"
+        "  d.py:8: herd 'first'\n"
+        "  fix: anchor the herds on disjoint tiles"
+    )
+
+
+def test_placement_shim_pin_off_device(design_file: DesignFile) -> None:
+    """shim(9) on a 4-column device."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime, shim
+
+        @design(device="npu1")
+        def d(A: Tensor[1024, i32], B: Tensor[1024, i32], C: Tensor[1024, i32]):
+            a = fifo(Tensor[1024, i32], name="a", shim=shim(9))
+            b = fifo(Tensor[1024, i32], name="b", shim=shim(9))
+            c = fifo(Tensor[1024, i32], name="c", shim=shim(9))
+
+            @herd(cols=3)
+            def core(x, y):
+                with [a, b, c][x].produce():
+                    pass
+
+            with runtime() as rt:
+                rt.drain(a, A)
+                rt.drain(b, B)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:5: error [placement]: the host end of fifo 'a' is pinned to tile (9, 0), which is "
+        "not a shim tile of npu1\n"
+        "  limit: shim tiles in columns 0..3, row 0\n"
+        "  found: tile (9, 0)\n"
+        "  fix: pin a column from 0 to 3"
+    )
+
+
+def test_placement_memtile_pin_off_device(design_file: DesignFile) -> None:
+    """via=memtile(7) on a 1-column device."""
+    path = design_file('''
+        from aiedsl import memtile, Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[32768, i32], C: Tensor[32768, i32]):
+            a_l3 = fifo(Tensor[32768, i32], depth=1, name="a_l3")
+            a = a_l3.forward(Tensor[1024, i32], depth=2, name="a", via=memtile(7))
+            c = fifo(Tensor[1024, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(32):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a_l3, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [placement]: forward of 'a_l3', 'a' is pinned to tile (7, 1), which is "
+        "not a memtile of npu1_1col\n"
+        "  limit: memtiles in column 0, row 1\n"
+        "  found: tile (7, 1)\n"
+        "  fix: pin column 0"
+    )
+
+
+def test_split_offsets_gap(design_file: DesignFile) -> None:
+    """The second part starts at 300, leaving [256, 300) unsent."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[512, i32], C: Tensor[512, i32]):
+            a = fifo(Tensor[512, i32], name="a")
+            a0, a1 = a.split(2, offsets=[0, 300], names=["a0", "a1"])
+            c0 = fifo(Tensor[256, i32], name="c0")
+            c1 = fifo(Tensor[256, i32], name="c1")
+
+            @herd(cols=2)
+            def core(x, y):
+                with [a0, a1][x].consume(), [c0, c1][x].produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c0, C, (0, [256], [1]))
+                rt.drain(c1, C, (256, [256], [1]))
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [split offsets]: split of 'a' (512 elements): part 'a1' at offset 300 "
+        "leaves a gap before it\n"
+        "  limit: parts back to back, covering the parent exactly\n"
+        "  found: a0 [0, 256), a1 [300, 556)\n"
+        "  fix: put 'a1' at offset 256"
+    )
+
+
+def test_split_offsets_overlap(design_file: DesignFile) -> None:
+    """The second part starts at 200, inside the first."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[512, i32], C: Tensor[512, i32]):
+            a = fifo(Tensor[512, i32], name="a")
+            a0, a1 = a.split(2, offsets=[0, 200], names=["a0", "a1"])
+            c0 = fifo(Tensor[256, i32], name="c0")
+            c1 = fifo(Tensor[256, i32], name="c1")
+
+            @herd(cols=2)
+            def core(x, y):
+                with [a0, a1][x].consume(), [c0, c1][x].produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c0, C, (0, [256], [1]))
+                rt.drain(c1, C, (256, [256], [1]))
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [split offsets]: split of 'a' (512 elements): part 'a1' at offset 200 "
+        "overlaps the part before it\n"
+        "  limit: parts back to back, covering the parent exactly\n"
+        "  found: a0 [0, 256), a1 [200, 456)\n"
+        "  fix: put 'a1' at offset 256"
+    )
+
+
+def test_split_offsets_count(design_file: DesignFile) -> None:
+    """Two parts, one offset."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[512, i32], C: Tensor[512, i32]):
+            a = fifo(Tensor[512, i32], name="a")
+            a0, a1 = a.split(2, offsets=[0], names=["a0", "a1"])
+            c0 = fifo(Tensor[256, i32], name="c0")
+            c1 = fifo(Tensor[256, i32], name="c1")
+
+            @herd(cols=2)
+            def core(x, y):
+                with [a0, a1][x].consume(), [c0, c1][x].produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c0, C, (0, [256], [1]))
+                rt.drain(c1, C, (256, [256], [1]))
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [split offsets]: split of 'a' has 2 parts but 1 offset\n"
+        "  fix: give one offset per part"
+    )
+
+
+def test_join_offsets_do_not_cover_parent(design_file: DesignFile) -> None:
+    """Two 256-element parts joined into a 1024-element fifo."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, join, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[512, i32], C: Tensor[1024, i32]):
+            a0 = fifo(Tensor[256, i32], name="a0")
+            a1 = fifo(Tensor[256, i32], name="a1")
+            c0 = fifo(Tensor[256, i32], name="c0")
+            c1 = fifo(Tensor[256, i32], name="c1")
+            c = join([c0, c1], Tensor[1024, i32], name="c")
+
+            @herd(cols=2)
+            def core(x, y):
+                with [a0, a1][x].consume(), [c0, c1][x].produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a0, A, (0, [256], [1]))
+                rt.fill(a1, A, (256, [256], [1]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:9: error [join offsets]: join parts of 'c' cover 512 of its 1024 elements\n"
+        "  limit: exactly 1024 elements\n"
+        "  found: c0 [0, 256), c1 [256, 512)\n"
+        "  fix: make the parts add up to the parent element"
+    )
+
+
+def test_element_type_forward_bf16_to_i16(design_file: DesignFile) -> None:
+    """A memtile copies bytes; it cannot convert bf16 to i16."""
+    path = design_file('''
+        from aiedsl import Tensor, bf16, design, fifo, herd, i16, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, bf16], C: Tensor[256, i16]):
+            a_l3 = fifo(Tensor[256, bf16], name="a_l3")
+            a = a_l3.forward(Tensor[256, i16], name="a")
+            c = fifo(Tensor[256, i16], name="c")
+
+            @herd()
+            def core():
+                with a.consume(), c.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a_l3, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [element type]: forward 'a_l3' -> 'a' mixes element types bf16, i16\n"
+        "  found: a_l3: 256xbf16, a: 256xi16\n"
+        "  fix: a memtile moves bytes unchanged: use one dtype on both sides"
+    )
+
+
+def test_element_type_forward_sizes_do_not_divide(design_file: DesignFile) -> None:
+    """96-element elements regrouped into 64-element ones."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[192, i32], C: Tensor[192, i32]):
+            a_l3 = fifo(Tensor[96, i32], name="a_l3")
+            a = a_l3.forward(Tensor[64, i32], name="a")
+            c = fifo(Tensor[64, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(3):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a_l3, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:6: error [element type]: forward 'a_l3' (96xi32) -> 'a' (64xi32) regroups elements "
+        "by a size that does not divide\n"
+        "  found: 96 vs 64 elements\n"
+        "  fix: keep the element size, or make one size a multiple of the other (the memtile "
+        "resends each element in equal pieces)"
+    )
+
+
+def test_kernel_signature_argument_count(design_file: DesignFile) -> None:
+    """passthrough takes (src, dst)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+            a = fifo(Tensor[1024, i32], name="a")
+            b = fifo(Tensor[1024, i32], name="b")
+            copy = passthrough(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a.consume() as x, b.produce() as y:
+                        copy(x)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.drain(b, out)
+        ''')
+    assert check_error(path) == (
+        "d.py:14: error [kernel signature]: core[0,0] calls 'passthrough_i32_1024' with 1 "
+        "argument; it takes 2\n"
+        "  limit: passthrough_i32_1024(src: 1024xi32, dst: 1024xi32)\n"
+        "  found: 1 argument\n"
+        "  fix: call it as passthrough_i32_1024(src, dst)"
+    )
+
+
+def test_kernel_signature_buffer_type(design_file: DesignFile) -> None:
+    """An i16 element passed where the kernel reads 1024xi32."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i16, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[4096, i16], out: Tensor[4096, i32]):
+            a = fifo(Tensor[1024, i16], name="a")
+            b = fifo(Tensor[1024, i32], name="b")
+            copy = passthrough(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a.consume() as x, b.produce() as y:
+                        copy(x, y)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.drain(b, out)
+        ''')
+    assert check_error(path) == (
+        "d.py:14: error [kernel signature]: argument 0 ('src') of 'passthrough_i32_1024' expects "
+        "1024xi32, but core[0,0] passes an element of 'a' (1024xi16)\n"
+        "  limit: passthrough_i32_1024(src: 1024xi32, dst: 1024xi32)\n"
+        "  found: 1024xi16\n"
+        "  fix: pass a fifo of the kernel's element type, or declare the kernel for this shape"
+    )
+
+
+def test_kernel_signature_scalar_for_buffer(design_file: DesignFile) -> None:
+    """5 passed where the kernel writes a buffer."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+            a = fifo(Tensor[1024, i32], name="a")
+            b = fifo(Tensor[1024, i32], name="b")
+            copy = passthrough(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a.consume() as x, b.produce() as y:
+                        copy(x, 5)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.drain(b, out)
+        ''')
+    assert check_error(path) == (
+        "d.py:14: error [kernel signature]: argument 1 ('dst') of 'passthrough_i32_1024' is a "
+        "buffer, but core[0,0] passes the scalar 5\n"
+        "  limit: passthrough_i32_1024(src: 1024xi32, dst: 1024xi32)\n"
+        "  fix: pass an acquired fifo element"
+    )
+
+
+def test_kernel_signature_buffer_for_scalar(design_file: DesignFile) -> None:
+    """A buffer passed for scale's element count n."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i16, i32, runtime
+        from aiedsl.kernels import scale
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[1024, i16], f: Tensor[1, i32], out: Tensor[1024, i16]):
+            a = fifo(Tensor[1024, i16], name="a")
+            fac = fifo(Tensor[1, i32], name="fac")
+            b = fifo(Tensor[1024, i16], name="b")
+            k = scale(1024)
+
+            @herd()
+            def core():
+                with a.consume() as x, fac.consume() as s, b.produce() as y:
+                    k(x, y, s, s)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.fill(fac, f)
+                rt.drain(b, out)
+        ''')
+    assert check_error(path) == (
+        "d.py:14: error [kernel signature]: argument 3 ('n') of 'scale_i16_1024' is a scalar "
+        "i32, but core[0,0] passes a buffer\n"
+        "  limit: scale_i16_1024(src: 1024xi16, dst: 1024xi16, factor: 1xi32, n: i32)\n"
+        "  fix: pass a Python int or float"
+    )
+
+
+def test_kernel_signature_float_for_int(design_file: DesignFile) -> None:
+    """2.5 passed for an i32 scalar."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i16, i32, runtime
+        from aiedsl.kernels import scale
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[1024, i16], f: Tensor[1, i32], out: Tensor[1024, i16]):
+            a = fifo(Tensor[1024, i16], name="a")
+            fac = fifo(Tensor[1, i32], name="fac")
+            b = fifo(Tensor[1024, i16], name="b")
+            k = scale(1024)
+
+            @herd()
+            def core():
+                with a.consume() as x, fac.consume() as s, b.produce() as y:
+                    k(x, y, s, 2.5)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.fill(fac, f)
+                rt.drain(b, out)
+        ''')
+    assert check_error(path) == (
+        "d.py:14: error [kernel signature]: argument 3 ('n') of 'scale_i16_1024' is i32, but "
+        "core[0,0] passes 2.5\n"
+        "  limit: scale_i16_1024(src: 1024xi16, dst: 1024xi16, factor: 1xi32, n: i32)\n"
+        "  fix: pass an int"
+    )
+
+
+def test_balance_runtime_fills_more(design_file: DesignFile) -> None:
+    """The runtime sends 4 elements, the core takes 3: the fill never completes."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+            a = fifo(Tensor[1024, i32], name="a")
+            b = fifo(Tensor[1024, i32], name="b")
+            copy = passthrough(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                for _ in loop(3):
+                    with a.consume() as x, b.produce() as y:
+                        copy(x, y)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.drain(b, out)
+        ''')
+    assert check_error(path) == (
+        "d.py:13: error [balance]: fifo 'a': the runtime fills 4 element(s) per run, but "
+        "core[0,0] takes 3\n"
+        "  limit: every consumer takes exactly 4\n"
+        "  found: 3\n"
+        "  d.py:17: produced here\n"
+        "  fix: make loop counts and fill/drain sizes agree (each element 1024xi32); a mismatch "
+        "hangs on the NPU"
+    )
+
+
+def test_balance_runtime_fills_fewer(design_file: DesignFile) -> None:
+    """The runtime sends 4 elements, the core waits for a 5th."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+            a = fifo(Tensor[1024, i32], name="a")
+            b = fifo(Tensor[1024, i32], name="b")
+            copy = passthrough(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                for _ in loop(5):
+                    with a.consume() as x, b.produce() as y:
+                        copy(x, y)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.drain(b, out)
+        ''')
+    assert check_error(path) == (
+        "d.py:13: error [balance]: fifo 'a': the runtime fills 4 element(s) per run, but "
+        "core[0,0] takes 5\n"
+        "  limit: every consumer takes exactly 4\n"
+        "  found: 5\n"
+        "  d.py:17: produced here\n"
+        "  fix: make loop counts and fill/drain sizes agree (each element 1024xi32); a mismatch "
+        "hangs on the NPU"
+    )
+
+
+def test_balance_join_parts_differ(design_file: DesignFile) -> None:
+    """One core of a join produces 4 elements per run, the other 3."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, join, loop, runtime
+
+        @design(device="npu1")
+        def d(C: Tensor[2048, i32]):
+            c0 = fifo(Tensor[256, i32], name="c0")
+            c1 = fifo(Tensor[256, i32], name="c1")
+            c = join([c0, c1], name="c")
+
+            @herd(cols=2)
+            def core(x, y):
+                for _ in loop(4 if x == 0 else 3):
+                    with [c0, c1][x].produce():
+                        pass
+
+            with runtime() as rt:
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:7: error [balance]: join into 'c' gets different counts from its parts per run\n"
+        "  found: c0: 4, c1: 3\n"
+        "  fix: make every core of a join produce the same number of elements"
+    )
+
+
+def test_balance_fill_not_whole_elements(design_file: DesignFile) -> None:
+    """1000 elements into a fifo of 1024-element buffers."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+            a = fifo(Tensor[1024, i32], name="a")
+            b = fifo(Tensor[1024, i32], name="b")
+            copy = passthrough(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a.consume() as x, b.produce() as y:
+                        copy(x, y)
+
+            with runtime() as rt:
+                rt.fill(a, inp, (0, [1000], [1]))
+                rt.drain(b, out)
+        ''')
+    assert check_error(path) == (
+        "d.py:17: error [fill/drain size]: rt.fill of 'a' moves 1000 elements, not a whole "
+        "number of its 1024-element buffers\n"
+        "  found: 1000 / 1024 = 0.976562\n"
+        "  fix: move whole fifo elements per transfer"
+    )
+
+
+def test_fifo_consumer_missing(design_file: DesignFile) -> None:
+    """Filled but never consumed."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+            unused = fifo(Tensor[256, i32], name="unused")
+
+            @herd()
+            def core():
+                with a.consume():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.fill(unused, A)
+        ''')
+    assert load_error(path) == (
+        "d.py:6: error [fifo consumer]: fifo 'unused' has no consumer\n"
+        "  fix: drain it in the runtime sequence (rt.drain), or consume it in a core; remove it "
+        "if it is not needed"
+    )
+
+
+def test_fifo_producer_missing(design_file: DesignFile) -> None:
+    """Consumed but never filled or produced."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+
+            @herd()
+            def core():
+                with a.consume():
+                    pass
+        ''')
+    assert load_error(path) == (
+        "d.py:5: error [fifo producer]: fifo 'a' has no producer\n"
+        "  fix: fill it in the runtime sequence (rt.fill), or produce it in a core; remove it if "
+        "it is not needed"
+    )
+
+
+def test_fifo_unused(design_file: DesignFile) -> None:
+    """Declared, never filled, produced, drained or consumed."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+            unused = fifo(Tensor[256, i32], name="unused")
+
+            @herd()
+            def core():
+                with a.consume():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+        ''')
+    assert load_error(path) == (
+        "d.py:6: error [fifo unused]: fifo 'unused' is never used: it has no producer and no "
+        "consumer\n"
+        "  fix: remove it, or fill it (rt.fill) or produce it in a core, and drain it (rt.drain) "
+        "or consume it in a core"
+    )
+
+
+def test_fifo_producer_two_cores(design_file: DesignFile) -> None:
+    """Both cores of a 2x1 herd produce the same fifo."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+
+            @herd(cols=2)
+            def core(x, y):
+                with a.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.drain(a, A)
+        ''')
+    assert load_error(path) == (
+        "d.py:9: error [fifo producer]: fifo 'a' has two producers: core[0,0] and core[1,0]\n"
+        "  d.py:9: core[0,0] produces it here\n"
+        "  fix: a fifo has exactly one producer: give each producer its own fifo (a channel "
+        "index per core), or join them at a memtile"
+    )
+
+
+def test_acquire_more_than_depth_consume(design_file: DesignFile) -> None:
+    """consume(3) of a depth-2 fifo."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[768, i32], C: Tensor[768, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+            c = fifo(Tensor[256, i32], name="c", depth=3)
+
+            @herd()
+            def core():
+                with a.consume(3), c.produce(3):
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:10: error [acquire]: core[0,0] acquires 3 elements of 'a' at once, but its consume "
+        "end holds 2\n"
+        "  limit: at most depth = 2\n"
+        "  found: 3\n"
+        "  fix: raise the fifo's depth to 3 or acquire fewer at once"
+    )
+
+
+def test_acquire_more_than_depth_produce(design_file: DesignFile) -> None:
+    """produce(3) of a depth-2 fifo."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[512, i32], C: Tensor[768, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+            c = fifo(Tensor[256, i32], name="c")
+
+            @herd()
+            def core():
+                with a.consume(2), c.produce(3):
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:10: error [acquire]: core[0,0] acquires 3 elements of 'c' at once, but its produce "
+        "end holds 2\n"
+        "  limit: at most depth = 2\n"
+        "  found: 3\n"
+        "  fix: raise the fifo's depth to 3 or acquire fewer at once"
+    )
+
+
+def test_channel_index_wrong_count(design_file: DesignFile) -> None:
+    """A 2-d channel indexed with one index."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, fifo, herd, i32, memtile, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[256, i32], C: Tensor[512, i32]):
+            a = channel(Tensor[256, i32], shape=[1], via=memtile, broadcast=2, name="a")
+            c = channel(Tensor[256, i32], shape=[2, 1], name="c")
+
+            @herd(cols=2)
+            def core(x, y):
+                with a[y].consume(), c[x].produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a[0], A)
+                rt.drain(c[0, 0], C, (0, [256], [1]))
+                rt.drain(c[1, 0], C, (256, [256], [1]))
+        ''')
+    assert load_error(path) == (
+        "d.py:10: error [channel index]: channel 'c' has 2 dimension(s) [2, 1] but was indexed "
+        "with 1\n"
+        "  found: c[0]\n"
+        "  fix: index it as c[i, j]"
+    )
+
+
+def test_channel_index_out_of_range(design_file: DesignFile) -> None:
+    """a has one fifo, a[0]."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, fifo, herd, i32, memtile, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[256, i32], C: Tensor[512, i32]):
+            a = channel(Tensor[256, i32], shape=[1], via=memtile, broadcast=2, name="a")
+            c = channel(Tensor[256, i32], shape=[2, 1], name="c")
+
+            @herd(cols=2)
+            def core(x, y):
+                with a[y].consume(), c[x, y].produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a[1], A)
+                rt.drain(c[0, 0], C, (0, [256], [1]))
+                rt.drain(c[1, 0], C, (256, [256], [1]))
+        ''')
+    assert load_error(path) == (
+        "d.py:14: error [channel index]: a[1] is outside channel 'a' of shape [1]\n"
+        "  fix: index each dimension from 0 to its size - 1 (0..0)"
+    )
+
+
+def test_channel_index_slice_without_split_or_join(design_file: DesignFile) -> None:
+    """c[:, 0] names a joined host fifo, but c has no join."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, fifo, herd, i32, memtile, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[256, i32], C: Tensor[512, i32]):
+            a = channel(Tensor[256, i32], shape=[1], via=memtile, broadcast=2, name="a")
+            c = channel(Tensor[256, i32], shape=[2, 1], name="c")
+
+            @herd(cols=2)
+            def core(x, y):
+                with a[y].consume(), c[x, y].produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a[0], A)
+                rt.drain(c[0, 0], C, (0, [256], [1]))
+                rt.drain(c[:, 0], C, (256, [256], [1]))
+        ''')
+    assert load_error(path) == (
+        "d.py:16: error [channel index]: channel 'c' has no split or join, so it cannot be "
+        "sliced\n"
+        "  found: c[:, 0]\n"
+        "  fix: index every dimension, e.g. c[i, j]; to gather a group of its fifos into one "
+        "host fifo, declare it with join= (outputs) or split= (inputs) and via=memtile"
+    )
+
+
+def test_channel_index_slice_wrong_axis(design_file: DesignFile) -> None:
+    """c joins along axis 1, so c[0, :] is its host fifo, not c[:, 0]."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, fifo, herd, i32, memtile, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[256, i32], C: Tensor[512, i32]):
+            a = channel(Tensor[256, i32], shape=[1], via=memtile, broadcast=2, name="a")
+            c = channel(Tensor[256, i32], shape=[2, 1], via=memtile, join=1, name="c")
+
+            @herd(cols=2)
+            def core(x, y):
+                with a[y].consume(), c[x, y].produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a[0], A)
+                rt.drain(c[0, 0], C, (0, [256], [1]))
+                rt.drain(c[:, 0], C, (256, [256], [1]))
+        ''')
+    assert load_error(path) == (
+        "d.py:16: error [channel index]: 'c[...]' may take ':' only on its join axis (join=1)\n"
+        "  found: c[:, 0]\n"
+        "  fix: slice only the join axis, with a plain ':', e.g. c[i, :]"
+    )
+
+
+def test_channel_broadcast_count(design_file: DesignFile) -> None:
+    """broadcast=4, but only the 2 cores of the herd consume a[0]."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, fifo, herd, i32, memtile, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[256, i32], C: Tensor[512, i32]):
+            a = channel(Tensor[256, i32], shape=[1], via=memtile, broadcast=4, name="a")
+            c = channel(Tensor[256, i32], shape=[2, 1], name="c")
+
+            @herd(cols=2)
+            def core(x, y):
+                with a[y].consume(), c[x, y].produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(a[0], A)
+                rt.drain(c[0, 0], C, (0, [256], [1]))
+                rt.drain(c[1, 0], C, (256, [256], [1]))
+        ''')
+    assert load_error(path) == (
+        "d.py:5: error [broadcast]: a_0 (channel 'a' index [0]) is consumed by 2 core(s), but "
+        "the channel declares broadcast=4\n"
+        "  limit: 4 consumers\n"
+        "  found: 2: core[0,0], core[1,0]\n"
+        "  fix: make every core that should receive it consume it, or correct broadcast="
+    )
+
+
+def test_runtime_buffers_over_5(design_file: DesignFile) -> None:
+    """Six host tensors; XRT passes at most five."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[64, i32], B: Tensor[64, i32], C: Tensor[64, i32], D: Tensor[64, i32],
+              E: Tensor[64, i32], F: Tensor[64, i32]):
+            ins = [fifo(Tensor[64, i32], name=f"in{i}") for i in range(3)]
+            outs = [fifo(Tensor[64, i32], name=f"out{i}") for i in range(3)]
+
+            @herd(cols=3)
+            def core(x, y):
+                with ins[x].consume(), outs[x].produce():
+                    pass
+
+            with runtime() as rt:
+                for f, t in zip(ins, (A, B, C)):
+                    rt.fill(f, t)
+                for f, t in zip(outs, (D, E, F)):
+                    rt.drain(f, t)
+        ''')
+    assert check_error(path) == (
+        "d.py:3: error [runtime buffers]: design 'd' takes 6 host tensors\n"
+        "  limit: 5 (XRT buffer groups 3..7)\n"
+        "  found: 6\n"
+        "  fix: pack tensors together into fewer host buffers"
+    )
+
+
+def test_locks_core_over_16() -> None:
+    """The lock check, on a core with 9 fifo endpoints (2 locks each).
+
+    No design reaches it today: every core endpoint also takes a DMA channel, and the 2 + 2
+    channels of a core (checked first) cap it at 8 locks. The check stays as a guard for
+    endpoints that will not need a channel (shared-memory fifos), so its message is tested here
+    on a hand-made usage table.
+    """
+    u = TileUsage((0, 2), "core", runs="core[0,0]",
+                  locks=[Use(f"f{i}", 2, Loc(file="d.py", line=10 + i)) for i in range(9)])
+    with pytest.raises(DesignError) as excinfo:
+        _check_tile(u, get_target("npu1"))
+    assert str(excinfo.value) == (
+        "d.py:18: error [core locks]: core tile (0, 2) (core[0,0]) needs more locks than it has\n"
+        "  limit: 16\n"
+        "  found: 18\n"
+        + "".join(f"  d.py:{10 + i}: f{i}: 2\n" for i in range(9)) +
+        "  fix: use fewer fifos on this tile or move one elsewhere"
+    )
+
+
+# -- the loader ----------------------------------------------------------------------------------
+
+DEFINES = '''
+    from aiedsl import Tensor, define, design, fifo, herd, i32, loop, runtime
+
+    N = define("N", 4096)
+
+    @design(device="npu1_1col")
+    def d(inp: Tensor[N, i32], out: Tensor[N, i32]):
+        a = fifo(Tensor[1024, i32], name="a")
+        b = fifo(Tensor[1024, i32], name="b")
+
+        @herd()
+        def core():
+            for _ in loop(N // 1024):
+                with a.consume(), b.produce():
+                    pass
+
+        with runtime() as rt:
+            rt.fill(a, inp)
+            rt.drain(b, out)
+    '''
+
+
+def test_define_unknown_name(design_file: DesignFile) -> None:
+    """-D M=3 for a design that only defines N."""
+    path = design_file(DEFINES)
+    assert load_error(path, {"M": "3"}) == (
+        "d.py:1: error [define]: -D M matches no define() in d.py\n"
+        "  found: M\n"
+        "  fix: the design defines: N"
+    )
+
+
+def test_define_not_an_int(design_file: DesignFile) -> None:
+    """-D N=abc for an int define: the error points at the define() line."""
+    path = design_file(DEFINES)
+    assert load_error(path, {"N": "abc"}) == (
+        "d.py:3: error [define]: -D N=abc is not a valid int\n"
+        "  found: abc\n"
+        "  fix: give an int, e.g. -D N=4096"
+    )
+
+
+def test_define_override_is_used(design_file: DesignFile) -> None:
+    """The same design checks clean with a valid override (so the two tests above are fair)."""
+    path = design_file(DEFINES)
+    handle = load_design(path, {"N": "8192"})
+    check_design(handle.ir)
+    assert handle.ir.defines == {"N": 8192}
+
+
+def test_design_file_missing(design_file: DesignFile) -> None:
+    design_file(DEFINES)  # chdir into the temp dir
+    assert load_error("missing.py") == (
+        "error [design file]: no design file at missing.py\n"
+        "  found: missing.py\n"
+        "  fix: give the path of a .py file that defines a @design"
+    )
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+BROKEN = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+    @design(device="npu1_1col")
+    def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+        a = fifo(Tensor[1024, i32], name="a")
+        b = fifo(Tensor[1024, i32], name="b")
+
+        @herd()
+        def core():
+            for _ in loop(3):
+                with a.consume(), b.produce():
+                    pass
+
+        with runtime() as rt:
+            rt.fill(a, inp)
+            rt.drain(b, out)
+    '''
+
+BROKEN_MESSAGE = (
+    "d.py:11: error [balance]: fifo 'a': the runtime fills 4 element(s) per run, but core[0,0] "
+    "takes 3\n"
+    "  limit: every consumer takes exactly 4\n"
+    "  found: 3\n"
+    "  d.py:15: produced here\n"
+    "  fix: make loop counts and fill/drain sizes agree (each element 1024xi32); a mismatch hangs "
+    "on the NPU"
+)
+
+
+def aiedsl(*args: str, cwd: Path, traceback: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m aiedsl.cli ARGS`` in ``cwd``."""
+    env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
+    if traceback:
+        env["AIEDSL_TRACEBACK"] = "1"
+    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_cli_check_prints_the_message_and_exits_2(design_file: DesignFile) -> None:
+    path = design_file(BROKEN)
+    r = aiedsl("check", "d.py", cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr == BROKEN_MESSAGE + "\n"
+    assert "Traceback" not in r.stderr
+
+
+def test_cli_check_loader_error_exits_2(design_file: DesignFile) -> None:
+    path = design_file(BROKEN)
+    r = aiedsl("check", "d.py", "-D", "N=1", cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr == (
+        "d.py:1: error [define]: -D N matches no define() in d.py\n"
+        "  found: N\n"
+        "  fix: the design defines: nothing\n"
+    )
+
+
+def test_cli_check_missing_file_exits_2(tmp_path: Path) -> None:
+    r = aiedsl("check", "missing.py", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr == (
+        "error [design file]: no design file at missing.py\n"
+        "  found: missing.py\n"
+        "  fix: give the path of a .py file that defines a @design\n"
+    )
+
+
+def test_cli_traceback_env_shows_the_traceback(design_file: DesignFile) -> None:
+    path = design_file(BROKEN)
+    r = aiedsl("check", "d.py", cwd=path.parent, traceback=True)
+    assert r.returncode == 1
+    assert "Traceback (most recent call last)" in r.stderr
+    assert "DesignError" in r.stderr  # (typer may render it as a rich panel, wrapped)
+    assert "error [balance]: fifo 'a'" in r.stderr
+
+
+def test_cli_build_of_a_broken_design_writes_nothing(design_file: DesignFile) -> None:
+    path = design_file(BROKEN)
+    out = path.parent / "out"
+    r = aiedsl("build", "d.py", "-o", str(out), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr == BROKEN_MESSAGE + "\n"
+    assert not out.exists()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["d.py"]
