@@ -209,6 +209,8 @@ class Kernel(_Node):
     """``module:function`` of the numpy reference the simulator runs."""
     cycles: int
     """Estimated cycles per call."""
+    ops: int = 0
+    """Arithmetic operations per call (a multiply-accumulate counts 2), for GFLOPS/GOPS."""
     cost: str
     """The cost formula and its source, for reports."""
     loc: Loc

@@ -68,7 +68,7 @@ class Kernel:
 
 
 def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
-            reference: Callable[..., Any], cycles: int, cost: str,
+            reference: Callable[..., Any], cycles: int, cost: str, ops: int = 0,
             params: dict[str, int | str] | None = None, source_kind: str = "file") -> Kernel:
     """Declare a kernel (see the module docstring).
 
@@ -79,5 +79,5 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
     ref = f"{reference.__module__}:{reference.__qualname__}"
     ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, entry=entry,
                   args=tuple(args), params=dict(params or {}), reference=ref,
-                  cycles=int(cycles), cost=cost, loc=caller_loc())
+                  cycles=int(cycles), ops=int(ops), cost=cost, loc=caller_loc())
     return Kernel(ir, reference)

@@ -61,7 +61,7 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
         args=[buffer("a", TensorType(shape=(m, k), dtype=din.name)),
               buffer("b", TensorType(shape=(k, n), dtype=din.name)),
               buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout")],
-        reference=matmul_ref, cycles=cycles,
+        reference=matmul_ref, cycles=cycles, ops=2 * m * k * n,
         cost="(m/8)(n/8)(4(k/8)+30)+20: II=4 per 2x2 block step of K/8, ~30 per 8x8 patch for "
         "C load/store and pipeline fill, ~20 per call (kernels_cpp/mm.cc)",
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t})
@@ -104,10 +104,11 @@ def passthrough(t: TensorType) -> Kernel:
         params={"n": t.numel})
 
 
-def scale_ref(src: np.ndarray, dst: np.ndarray, factor: np.ndarray, n: int, **_: object) -> None:
-    """``dst = src * factor[0]``, products kept to their low 16 bits (no saturation)."""
-    prod = src.reshape(-1)[:n].astype(np.int64) * int(factor.reshape(-1)[0])
-    dst.reshape(-1)[:n] = prod.astype(np.int16)  # wraps, as the AIE's default no-saturation mode
+def scale_ref(src: np.ndarray, dst: np.ndarray, factor: np.ndarray, length: int,
+              **_: object) -> None:
+    """``dst = src * factor[0]`` for ``length`` elements, keeping the low 16 bits of products."""
+    prod = src.reshape(-1)[:length].astype(np.int64) * int(factor.reshape(-1)[0])
+    dst.reshape(-1)[:length] = prod.astype(np.int16)  # wraps: the AIE's default, no saturation
 
 
 def scale(n: int) -> Kernel:
@@ -118,7 +119,7 @@ def scale(n: int) -> Kernel:
         f"scale_i16_{n}", source="scale.cc", entry=f"scale_i16<{n}>",
         args=[buffer("src", t), buffer("dst", t, "out"),
               buffer("factor", TensorType(shape=(1,), dtype=i32.name)), scalar("n", i32)],
-        reference=scale_ref, cycles=2 * (n // 32) + 14,
+        reference=scale_ref, cycles=2 * (n // 32) + 14, ops=n,
         cost="2(n/32) + 14: measured 78 cycles for n=1024 on npu1 with Peano (mlir-aie "
         "programming guide, section 4b) (kernels_cpp/scale.cc)",
         params={"n": n})
@@ -158,6 +159,7 @@ def _eltwise(op: str, t: TensorType) -> Kernel:
         entry=f"eltwise_{op}_{t.dtype}<{t.numel}>",
         args=[buffer("a", t), buffer("b", t), buffer("c", t, "out")],
         reference=add_ref if op == "add" else mul_ref, cycles=t.numel // width + 14,
+        ops=t.numel,
         cost="n/width + 14: one 512-bit vector step per cycle plus call overhead "
         "(aiedsl/kernels/templates/eltwise.cc.j2)",
         params={"op": op, "symbol_op": "+" if op == "add" else "*", "dtype": t.dtype,

@@ -1,0 +1,98 @@
+"""Inputs for a simulated run and the comparison of its outputs with the design's reference."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from aiedsl.dtypes import dtype as lookup_dtype
+from aiedsl.ir import Design
+
+TOLERANCE = {
+    "f32": (1e-4, 1e-4),
+    "bf16": (2.0 ** -7, 2.0 ** -7),
+}
+"""(rtol, atol relative to the largest |expected|) per float dtype; integers must match exactly.
+
+f32 results of bf16 products accumulate in a different order per K tile than numpy's matmul, so
+they agree to about 1e-6 relative; 1e-4 leaves room without hiding a wrong element. bf16 results
+carry 8 bits of mantissa: half an ulp at 1.0 is 2^-8, one ulp is allowed.
+"""
+
+
+def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded random host tensors for every tensor the runtime fills.
+
+    Integers are drawn small (|x| < 2^(bits/2 - 1)) so products stay in range; floats are standard
+    normal, rounded to the tensor's dtype.
+    """
+    rng = np.random.default_rng(seed)
+    filled = {t.tensor for t in d.runtime if getattr(t, "op", "") == "fill"}
+    out = {}
+    for t in d.tensors:
+        if t.name not in filled:
+            continue
+        dt = lookup_dtype(t.type.dtype)
+        if dt.is_float:
+            arr = rng.standard_normal(t.type.shape).astype(np.float32).astype(dt.numpy)
+        else:
+            bound = 2 ** (dt.itemsize * 4 - 1)
+            lo = 0 if dt.name == "u8" else -bound
+            arr = rng.integers(lo, bound, size=t.type.shape).astype(dt.numpy)
+        out[t.name] = arr
+    return out
+
+
+def poisoned(d: Design, name: str) -> np.ndarray:
+    """An output buffer filled with a value no correct run writes everywhere (NaN, or int min)."""
+    t = d.tensor(name)
+    dt = lookup_dtype(t.type.dtype)
+    if dt.is_float:
+        return np.full(t.type.shape, np.nan, dtype=dt.numpy)
+    return np.full(t.type.shape, np.iinfo(dt.numpy).min, dtype=dt.numpy)
+
+
+@dataclass
+class OutputCheck:
+    """How one output compares with the reference."""
+
+    name: str
+    passed: bool
+    worst_index: tuple[int, ...] | None
+    got: float
+    want: float
+    error: float
+    tolerance: str
+
+    def line(self) -> str:
+        """One line for the CLI."""
+        status = "PASS" if self.passed else "FAIL"
+        if self.worst_index is None:
+            return f"{status} {self.name}: exact ({self.tolerance})"
+        return (f"{status} {self.name}: worst element {list(self.worst_index)} got {self.got:.6g}"
+                f" want {self.want:.6g} (|error| {self.error:.3g}; {self.tolerance})")
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str) -> OutputCheck:
+    """Compare ``got`` with ``want`` at the tolerance of ``dtype``."""
+    g = got.astype(np.float64)
+    w = np.asarray(want).reshape(got.shape).astype(np.float64)
+    err = np.abs(g - w)
+    err[np.isnan(err)] = np.inf
+    if dtype in TOLERANCE:
+        rtol, atol_rel = TOLERANCE[dtype]
+        atol = atol_rel * max(1.0, float(np.max(np.abs(w))) if w.size else 1.0)
+        bound = atol + rtol * np.abs(w)
+        tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
+    else:
+        bound = np.zeros_like(w)
+        tol = "integers must match exactly"
+    excess = err - bound
+    worst = int(np.argmax(excess)) if err.size else 0
+    passed = bool(np.all(excess <= 0))
+    if err.size == 0 or (passed and float(err.reshape(-1)[worst]) == 0.0 and dtype not in TOLERANCE):
+        return OutputCheck(name, passed, None, 0.0, 0.0, 0.0, tol)
+    idx = tuple(int(i) for i in np.unravel_index(worst, got.shape))
+    return OutputCheck(name, passed, idx, float(g.reshape(-1)[worst]),
+                       float(w.reshape(-1)[worst]), float(err.reshape(-1)[worst]), tol)

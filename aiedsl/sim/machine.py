@@ -1,0 +1,420 @@
+"""Build a runnable model of a placed design: buffers, locks, DMA processes, cores, runtime.
+
+What it models (mlir-aie's objectfifo lowering, ``../shared/reference/mlir-aie/objectfifo-lowering__*``):
+
+* each fifo endpoint on a core is a ring of buffers with a producer lock (starts at the number
+  of buffers) and a consumer lock (starts at 0); a DMA channel moves whole elements between the
+  ring and a stream, applying the endpoint's ``dims`` as an n-d address generator whose outermost
+  dimension repeats until the element is done;
+* a memtile link is a ring of parent-sized buffers with one lock pair per part: a split's input
+  DMA fills the parts of each buffer in order and each output DMA sends its part; a join mirrors it;
+  a forward is a split of one part, its buffers as large as the larger element (the stream
+  regroups elements when the two sizes differ);
+* a broadcast element leaves its sender only when every receiver has taken it;
+* shim DMAs move host elements in the runtime's n-d pattern order, in the order the runtime issued
+  them; DRAM bandwidth is shared by every shim channel;
+* cores run their traced programs: object-fifo acquire/release semantics (an acquire of n when k
+  are held waits for n - k more; a release frees the oldest), kernels by their numpy references
+  on the real buffers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from aiedsl.checks.program import buffers_held, max_acquire
+from aiedsl.dtypes import dtype as lookup_dtype
+from aiedsl.errors import DesignError
+from aiedsl.ir import (
+    Acquire, BufferArg, Call, Core, Design, Dim, Fifo, Link, Loop, Op, Release, Transfer,
+)
+from aiedsl.sim.engine import Conn, Engine, Lock, Port, Proc, Token, WorkQueue
+from aiedsl.targets import get_target
+
+
+def dims_index(dims: tuple[Dim, ...], numel: int) -> np.ndarray | None:
+    """Element order of an n-d address generator over a buffer; None for plain order.
+
+    The outermost dimension's size is not encoded in hardware: it steps until ``numel`` elements
+    have moved.
+    """
+    if not dims:
+        return None
+    inner = 1
+    for d in dims[1:]:
+        inner *= d.size
+    idx = np.array(0, dtype=np.int64)
+    for size, stride in [(numel // inner, dims[0].stride)] + [(d.size, d.stride) for d in dims[1:]]:
+        idx = idx[..., None] + np.arange(size, dtype=np.int64) * stride
+    return idx.ravel()
+
+
+@dataclass
+class Ring:
+    """``depth`` buffers of one endpoint, with its producer and consumer locks."""
+
+    name: str
+    bufs: np.ndarray
+    prod: Lock
+    cons: Lock
+
+    @property
+    def depth(self) -> int:
+        """Number of buffers."""
+        return self.bufs.shape[0]
+
+
+@dataclass
+class Dram:
+    """Host memory bandwidth shared by every shim DMA channel."""
+
+    bytes_per_cycle: float
+    free: float = 0.0
+    moved: int = 0
+
+    def reserve(self, time: float, nbytes: int) -> float:
+        """Start time of a transfer of ``nbytes`` that is ready at ``time``."""
+        start = max(time, self.free)
+        self.free = start + nbytes / self.bytes_per_cycle
+        self.moved += nbytes
+        return start
+
+
+class SimFault(DesignError):
+    """A design error found while simulating (e.g. releasing more than a core holds)."""
+
+
+@dataclass
+class Machine:
+    """The model of one design, ready to run."""
+
+    design: Design
+    engine: Engine
+    host: dict[str, np.ndarray]
+    dram: Dram
+    cores: dict[str, Proc] = field(default_factory=dict)
+    runtime: Proc | None = None
+    fill_queues: dict[str, WorkQueue] = field(default_factory=dict)
+    drain_queues: dict[str, WorkQueue] = field(default_factory=dict)
+    drain_procs: dict[str, Proc] = field(default_factory=dict)
+    conns: dict[str, Conn] = field(default_factory=dict)
+    kernel_calls: int = 0
+    ops: float = 0.0
+
+
+def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any],
+                  trace: bool = False) -> Machine:
+    """Model placed design ``d`` over host arrays ``host`` (modified in place by drains)."""
+    target = get_target(d.device)
+    engine = Engine(target.stream_bytes_per_cycle, trace)
+    dram = Dram(target.dram_bytes_per_s / target.clock_hz)
+    m = Machine(d, engine, host, dram)
+    core_by_name = {c.name: c for c in d.cores}
+    links_in = {n: link for link in d.links for n in link.srcs}
+    links_out = {n: link for link in d.links for n in link.dsts}
+    rings: dict[tuple[str, str, str], Ring] = {}
+
+    for f in d.fifos:
+        np_dtype = np.dtype(lookup_dtype(f.elem.dtype).numpy)
+        conn = m.conns[f.name] = Conn(f.name)
+        # receivers first, so every port exists before the sender can send
+        for c in f.consumers:
+            port = conn.port(f"{f.name}->{c.label()}")
+            if c.kind == "core":
+                nbuf = buffers_held(c.depth, max_acquire(core_by_name[c.core])[(f.name, "consume")])
+                ring = _ring(f"{f.name}@{c.core}", nbuf, f.elem.numel, np_dtype)
+                rings[(f.name, "consume", c.core)] = ring
+                p = engine.spawn(Proc(f"dma {c.core} <- {f.name}", "s2mm", info={
+                    "fifo": f.name, "tile": c.tile, "core": c.core, "ring": ring}),
+                    lambda p, r=ring, port=port, idx=dims_index(c.dims, f.elem.numel):
+                    _s2mm_ring(engine, p, r, port, idx))
+                ring.cons.releaser = p
+                port_owner(port, p)
+            elif c.kind == "shim":
+                q = m.drain_queues[f.name] = WorkQueue(f.name)
+                p = engine.spawn(Proc(f"shim {c.tile} <- {f.name}", "s2mm", info={
+                    "fifo": f.name, "tile": c.tile, "shim": True, "queue": q}),
+                    lambda p, q=q, port=port, n=f.elem.numel: _shim_drain(engine, m, p, q, port, n))
+                m.drain_procs[f.name] = p
+                port_owner(port, p)
+        if f.producer.kind == "core":
+            core = f.producer.core
+            nbuf = buffers_held(f.producer.depth, max_acquire(core_by_name[core])[(f.name, "produce")])
+            ring = _ring(f"{f.name}@{core}", nbuf, f.elem.numel, np_dtype)
+            rings[(f.name, "produce", core)] = ring
+            p = engine.spawn(Proc(f"dma {core} -> {f.name}", "mm2s", info={
+                "fifo": f.name, "tile": f.producer.tile, "core": core, "ring": ring}),
+                lambda p, r=ring, idx=dims_index(f.producer.dims, f.elem.numel), conn=conn:
+                _mm2s_ring(engine, p, r, conn, idx))
+            ring.prod.releaser = p
+            conn.sender = p
+            p.info["conn"] = conn
+        elif f.producer.kind == "shim":
+            q = m.fill_queues[f.name] = WorkQueue(f.name)
+            conn.sender = engine.spawn(Proc(f"shim {f.producer.tile} -> {f.name}", "mm2s", info={
+                "fifo": f.name, "tile": f.producer.tile, "shim": True, "queue": q,
+                "conn": conn}),
+                lambda p, q=q, conn=conn, n=f.elem.numel: _shim_fill(engine, m, p, q, conn, n))
+
+    for link in d.links:
+        _build_link(m, link, links_in, links_out)
+
+    for c in d.cores:
+        p = Proc(c.name, "core", info={"tile": c.tile, "loc": c.loc})
+        for (fifo, port, core), ring in rings.items():
+            if core == c.name:
+                (ring.prod if port == "consume" else ring.cons).releaser = p
+        m.cores[c.name] = engine.spawn(p, lambda p, c=c: _core(m, p, c, rings, kernels))
+    m.runtime = engine.spawn(Proc("runtime", "runtime", info={"loc": d.loc}),
+                             lambda p: _runtime(m, p))
+    return m
+
+
+def port_owner(port: Port, p: Proc) -> None:
+    """Remember which process receives on ``port`` (explanations follow it)."""
+    port.owner = p
+
+
+def _ring(name: str, depth: int, numel: int, np_dtype: np.dtype) -> Ring:
+    return Ring(name, np.zeros((depth, numel), dtype=np_dtype), Lock(f"{name}.prod", depth),
+                Lock(f"{name}.cons", 0))
+
+
+# -- DMA processes -----------------------------------------------------------------------------
+
+def _mm2s_ring(engine: Engine, p: Proc, ring: Ring, conn: Conn, idx: np.ndarray | None):
+    slot = 0
+    while True:
+        yield ("acq", ring.cons, 1)
+        buf = ring.bufs[slot]
+        start = p.time
+        chunk = engine.send(conn, buf[idx] if idx is not None else buf.copy(), p)
+        yield ("sent", chunk)
+        p.busy += p.time - start
+        engine.release(ring.prod, 1, p.time)
+        slot = (slot + 1) % ring.depth
+
+
+def _s2mm_ring(engine: Engine, p: Proc, ring: Ring, port: Port, idx: np.ndarray | None):
+    slot = 0
+    numel = ring.bufs.shape[1]
+    while True:
+        yield ("acq", ring.prod, 1)
+        data = yield ("get", port, numel)
+        if idx is None:
+            ring.bufs[slot] = data
+        else:
+            ring.bufs[slot][idx] = data
+        engine.release(ring.cons, 1, p.time)
+        slot = (slot + 1) % ring.depth
+
+
+def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: dict[str, Link]
+                ) -> None:
+    d, engine = m.design, m.engine
+    srcs = [d.fifo(n) for n in link.srcs]
+    dsts = [d.fifo(n) for n in link.dsts]
+    np_dtype = np.dtype(lookup_dtype(srcs[0].elem.dtype).numpy)
+    if link.kind == "forward":
+        size = max(srcs[0].elem.numel, dsts[0].elem.numel)
+        parts = [(0, size)]
+        depth = next(c for c in srcs[0].consumers if c.kind == "memtile").depth
+    elif link.kind == "split":
+        size = srcs[0].elem.numel
+        parts = [(off, f.elem.numel) for off, f in zip(link.offsets, dsts)]
+        depth = next(c for c in srcs[0].consumers if c.kind == "memtile").depth
+    else:
+        size = dsts[0].elem.numel
+        parts = [(off, f.elem.numel) for off, f in zip(link.offsets, srcs)]
+        depth = dsts[0].producer.depth
+    bufs = np.zeros((depth, size), dtype=np_dtype)
+    tag = f"memtile {link.memtile} {link.kind}"
+    prod = [Lock(f"{tag}.part{i}.prod", depth) for i in range(len(parts))]
+    cons = [Lock(f"{tag}.part{i}.cons", 0) for i in range(len(parts))]
+    info = {"tile": link.memtile, "link": link, "loc": link.loc}
+
+    def port_for(f: Fifo) -> Port:
+        conn = m.conns[f.name]
+        return next(pt for pt, c in zip(conn.ports, f.consumers) if c.kind == "memtile")
+
+    if link.kind == "join":
+        for i, f in enumerate(srcs):
+            p = engine.spawn(Proc(f"{tag} <- {f.name}", "s2mm", info={**info, "fifo": f.name}),
+                             lambda p, i=i, port=port_for(f):
+                             _link_in(engine, p, bufs, [parts[i]], [prod[i]], [cons[i]], port))
+            cons[i].releaser = p
+            port_owner(port_for(f), p)
+        out = dsts[0]
+        p = engine.spawn(Proc(f"{tag} -> {out.name}", "mm2s", info={
+            **info, "fifo": out.name, "conn": m.conns[out.name]}),
+                         lambda p: _link_out(engine, p, bufs, parts, prod, cons, m.conns[out.name],
+                                             dims_index(out.producer.dims, parts[0][1])))
+        m.conns[out.name].sender = p
+        for lk in prod:
+            lk.releaser = p
+        return
+    src = srcs[0]
+    p = engine.spawn(Proc(f"{tag} <- {src.name}", "s2mm", info={**info, "fifo": src.name}),
+                     lambda p, port=port_for(src):
+                     _link_in(engine, p, bufs, parts, prod, cons, port))
+    port_owner(port_for(src), p)
+    for lk in cons:
+        lk.releaser = p
+    for i, f in enumerate(dsts):
+        q = engine.spawn(Proc(f"{tag} -> {f.name}", "mm2s", info={
+            **info, "fifo": f.name, "conn": m.conns[f.name]}),
+                         lambda p, i=i, f=f: _link_out(
+                             engine, p, bufs, [parts[i]], [prod[i]], [cons[i]], m.conns[f.name],
+                             dims_index(f.producer.dims, parts[i][1])))
+        m.conns[f.name].sender = q
+        prod[i].releaser = q
+
+
+def _link_in(engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
+             prod: list[Lock], cons: list[Lock], port: Port):
+    slot = 0
+    while True:
+        for (off, n), pl, cl in zip(parts, prod, cons):
+            yield ("acq", pl, 1)
+            bufs[slot, off:off + n] = yield ("get", port, n)
+            engine.release(cl, 1, p.time)
+        slot = (slot + 1) % bufs.shape[0]
+
+
+def _link_out(engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
+              prod: list[Lock], cons: list[Lock], conn: Conn, idx: np.ndarray | None):
+    slot = 0
+    while True:
+        for (off, n), pl, cl in zip(parts, prod, cons):
+            yield ("acq", cl, 1)
+            part = bufs[slot, off:off + n]
+            start = p.time
+            chunk = engine.send(conn, part[idx] if idx is not None else part.copy(), p)
+            yield ("sent", chunk)
+            p.busy += p.time - start
+            engine.release(pl, 1, p.time)
+        slot = (slot + 1) % bufs.shape[0]
+
+
+def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, numel: int):
+    while True:
+        flat, idx, _, issued = yield ("work", q)
+        p.time = max(p.time, issued)
+        data = flat[idx]
+        for off in range(0, data.size, numel):
+            piece = data[off:off + numel]
+            p.time = m.dram.reserve(p.time, piece.nbytes)
+            start = p.time
+            chunk = engine.send(conn, piece, p)
+            yield ("sent", chunk)
+            p.busy += p.time - start
+
+
+def _shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, numel: int):
+    while True:
+        flat, idx, token, issued = yield ("work", q)
+        p.time = max(p.time, issued)
+        for off in range(0, idx.size, numel):
+            data = yield ("get", port, numel)
+            flat[idx[off:off + numel]] = data
+            p.time = max(p.time, m.dram.reserve(p.time, data.nbytes)
+                         + data.nbytes / m.dram.bytes_per_cycle)
+        if token is not None:
+            engine.complete(token, p.time)
+
+
+# -- cores and the runtime ------------------------------------------------------------------
+
+def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Ring],
+          kernels: dict[str, Any]):
+    engine = m.engine
+    held: dict[tuple[str, str], list[int]] = {}
+    nxt: dict[tuple[str, str], int] = {}
+    views: dict[str, list[np.ndarray]] = {}
+    refs = {k.symbol: _reference(k, kernels) for k in m.design.kernels}
+    kdecl = {k.symbol: k for k in m.design.kernels}
+
+    def run(ops: tuple[Op, ...]):
+        for op in ops:
+            if isinstance(op, Acquire):
+                key = (op.fifo, op.port)
+                ring = rings[(op.fifo, op.port, core.name)]
+                h = held.setdefault(key, [])
+                need = op.count - len(h)
+                if need > 0:
+                    p.info["waiting"] = op
+                    yield ("acq", ring.cons if op.port == "consume" else ring.prod, need)
+                    p.info.pop("waiting", None)
+                    start = nxt.get(key, 0)
+                    h.extend((start + i) % ring.depth for i in range(need))
+                    nxt[key] = (start + need) % ring.depth
+                views[op.result] = [ring.bufs[s] for s in h[:op.count]]
+            elif isinstance(op, Release):
+                key = (op.fifo, op.port)
+                ring = rings[(op.fifo, op.port, core.name)]
+                h = held.get(key, [])
+                if op.count > len(h):
+                    raise SimFault(
+                        "release", f"{core.name} releases {op.count} element(s) of "
+                        f"'{op.fifo}' ({op.port}) but holds {len(h)}", loc=op.loc,
+                        limit=f"at most the {len(h)} held", found=str(op.count),
+                        fix="release only what was acquired")
+                del h[:op.count]
+                engine.release(ring.prod if op.port == "consume" else ring.cons, op.count, p.time)
+            elif isinstance(op, Call):
+                k = kdecl[op.kernel]
+                args: list[Any] = []
+                for a, param in zip(op.args, k.args):
+                    if isinstance(a, BufferArg):
+                        args.append(views[a.value][a.index].reshape(param.type.shape))
+                    else:
+                        args.append(a.value)
+                refs[op.kernel](*args)
+                start = p.time
+                p.time += k.cycles
+                p.busy += k.cycles
+                m.kernel_calls += 1
+                m.ops += k.ops
+                if engine.trace:
+                    p.spans.append((start, p.time, k.symbol))
+            elif isinstance(op, Loop):
+                for _ in range(op.count):
+                    yield from run(op.body)
+
+    yield from run(core.body)
+
+
+def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
+    obj = kernels.get(k.symbol)
+    if obj is not None:
+        return obj.run_reference
+    module, _, name = k.reference.partition(":")
+    fn = importlib.import_module(module)
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    return lambda *args: fn(*args, **k.params)
+
+
+def _runtime(m: Machine, p: Proc):
+    d, engine = m.design, m.engine
+    pending: dict[str, list[Token]] = {}
+    for op in d.runtime:
+        if isinstance(op, Transfer):
+            flat = m.host[op.tensor].reshape(-1)
+            idx = op.pattern.indices()
+            token = None
+            if op.wait:
+                token = Token(f"{op.op} {op.fifo}", op.loc, m.drain_procs.get(op.fifo))
+                pending.setdefault(op.fifo, []).append(token)
+            q = (m.fill_queues if op.op == "fill" else m.drain_queues)[op.fifo]
+            engine.enqueue(q, (flat, idx, token, p.time))
+        else:
+            token = pending[op.fifo].pop(0)
+            p.info["waiting"] = op
+            yield ("done", token)
+            p.info.pop("waiting", None)
+    p.info["done"] = True

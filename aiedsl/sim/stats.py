@@ -1,0 +1,102 @@
+"""Timing results of a simulated run: totals, utilisation, the bottleneck, and Perfetto traces."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from aiedsl.sim.machine import Machine
+from aiedsl.targets import get_target
+
+
+@dataclass
+class Timing:
+    """What the clocked run says about performance."""
+
+    cycles: float
+    clock_hz: float
+    ops: float
+    core_busy: dict[str, float]
+    """Busy fraction per core."""
+    channel_busy: dict[str, float]
+    """Busy fraction per DMA channel process."""
+    dram_utilisation: float
+    bottleneck: str
+
+    @property
+    def seconds(self) -> float:
+        """Modelled wall time of one run."""
+        return self.cycles / self.clock_hz
+
+    @property
+    def gops(self) -> float:
+        """Achieved GFLOPS/GOPS (operations the kernels declare)."""
+        return self.ops / self.seconds / 1e9 if self.cycles else 0.0
+
+    def lines(self) -> list[str]:
+        """Human-readable summary."""
+        busy = sorted(self.core_busy.values())
+        out = [f"time: {self.seconds * 1e6:.2f} us ({self.cycles:,.0f} cycles at "
+               f"{self.clock_hz / 1e9:g} GHz)"]
+        if self.ops:
+            out.append(f"throughput: {self.gops:,.1f} GOPS (GFLOPS for float kernels)")
+        if busy:
+            out.append(f"cores busy: min {busy[0]:.0%}, median {busy[len(busy) // 2]:.0%}, "
+                       f"max {busy[-1]:.0%} of the run")
+        top = sorted(self.channel_busy.items(), key=lambda kv: -kv[1])[:3]
+        if top:
+            out.append("busiest DMA channels: " + ", ".join(f"{n} {b:.0%}" for n, b in top))
+        out.append(f"DRAM: {self.dram_utilisation:.0%} of its bandwidth")
+        out.append(f"bottleneck: {self.bottleneck}")
+        return out
+
+
+def timing(m: Machine, clock_hz: float | None = None) -> Timing:
+    """Summarise the clocked run of ``m``."""
+    target = get_target(m.design.device)
+    clock = clock_hz or target.clock_hz
+    procs = m.engine.procs
+    cycles = max((p.time for p in procs), default=0.0)
+    if m.runtime is not None and m.runtime.finished:
+        cycles = max(m.runtime.time, max((p.time for p in procs if p.kind == "core"), default=0))
+    total = cycles or 1.0
+    core_busy = {p.name: p.busy / total for p in procs if p.kind == "core"}
+    channel_busy = {p.name: p.busy / total for p in procs if p.kind in ("mm2s", "s2mm")}
+    dram_bpc = target.dram_bytes_per_s / clock
+    dram = m.dram.moved / (total * dram_bpc)
+    top_core = max(core_busy.values(), default=0.0)
+    top_chan = max(channel_busy.items(), key=lambda kv: kv[1], default=("", 0.0))
+    if top_core >= max(dram, top_chan[1]) and top_core > 0.5:
+        why = (f"compute: the busiest core computes {top_core:.0%} of the time; faster kernels "
+               "or more cores would help")
+    elif dram >= top_chan[1]:
+        why = (f"DRAM: the shim moves {m.dram.moved / 1e6:.2f} MB at {dram:.0%} of "
+               f"{target.dram_bytes_per_s / 1e9:g} GB/s; reuse data on chip (larger tiles, "
+               "memtile staging) to need less")
+    else:
+        why = (f"data movement: DMA '{top_chan[0]}' is busy {top_chan[1]:.0%} of the time; "
+               "spread its traffic over more channels or broadcast instead of sending twice")
+    return Timing(cycles, clock, m.ops, core_busy, channel_busy, dram, why)
+
+
+def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:
+    """A Chrome trace-event document (opens in Perfetto): a track per core and DMA channel."""
+    events: list[dict[str, Any]] = [
+        {"name": "process_name", "ph": "M", "pid": 1, "tid": 0,
+         "args": {"name": f"{m.design.name} on {m.design.device}"}}]
+    us = 1e6 / clock_hz
+    tracks = [p for p in m.engine.procs if p.spans]
+    for tid, p in enumerate(tracks, start=1):
+        events.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
+                       "args": {"name": p.name}})
+        for start, end, label in p.spans:
+            events.append({"name": label, "cat": p.kind, "ph": "X", "pid": 1, "tid": tid,
+                           "ts": round(start * us, 4), "dur": round((end - start) * us, 4)})
+    return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def write_trace(m: Machine, clock_hz: float, path: str) -> None:
+    """Write :func:`chrome_trace` as JSON to ``path``."""
+    with open(path, "w") as f:
+        json.dump(chrome_trace(m, clock_hz), f)
