@@ -21,6 +21,7 @@ from aiedsl.errors import DesignError
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build, check and run AIE2 NPU designs written in aiedsl.")
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 120)
 
 DefineOpt = typer.Option(None, "-D", "--define", metavar="NAME=VALUE",
                          help="Override a define() of the design, e.g. -D M=1024.")
@@ -72,6 +73,78 @@ def check(
     out.print(f"{handle.name}: all checks pass on {placed.device}")
 
 
+@app.command()
+def sim(
+    design: Path = typer.Argument(..., help="The design file (.py)."),
+    define: Optional[List[str]] = DefineOpt,
+    device: Optional[str] = DeviceOpt,
+    name: Optional[str] = NameOpt,
+    seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
+    trace: Optional[Path] = typer.Option(None, "--trace",
+                                         help="Write a Chrome trace-event JSON (Perfetto)."),
+    clock: Optional[float] = typer.Option(None, "--clock", help="Core clock in GHz "
+                                          "[default: the device's]."),
+) -> None:
+    """Run DESIGN on the simulator, compare with its numpy reference, and time it.
+
+    Exit codes: 0 PASS, 1 FAIL, 2 design error, 3 deadlock.
+    """
+    handle = _load(design, define, device, name)
+    _simulate(handle, seed, trace, clock)
+
+
+@app.command()
+def run(
+    design: Path = typer.Argument(..., help="The design file (.py)."),
+    define: Optional[List[str]] = DefineOpt,
+    device: Optional[str] = DeviceOpt,
+    name: Optional[str] = NameOpt,
+    target: str = typer.Option("auto", "--target", help="auto, npu or sim."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="Simulator trace file."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output",
+                                          help="Build directory [default: build/<design>]."),
+) -> None:
+    """Build DESIGN, then run it on the NPU when one is present and on the simulator otherwise."""
+    from aiedsl.build import generate, write
+    from aiedsl.toolchain.xrt import find_npu
+
+    if target not in ("auto", "npu", "sim"):
+        raise typer.BadParameter("--target is auto, npu or sim")
+    handle = _load(design, define, device, name)
+    path = write(generate(handle), output or Path("build") / handle.name)
+    out.print(f"built {path}/")
+    npu, why = (None, "--target sim") if target == "sim" else find_npu()
+    if npu is None:
+        if target == "npu":
+            err.print(f"no NPU: {why}")
+            raise typer.Exit(4)
+        out.print(f"no NPU ({why}): running on the simulator")
+        _simulate(handle, seed, trace, None)
+        return
+    err.print("an NPU is present, but running on it needs the compiled xclbin "
+              "(aiedsl build --compile), which this version cannot produce yet; use --target sim")
+    raise typer.Exit(4)
+
+
+def _simulate(handle, seed: int, trace: Optional[Path], clock: Optional[float]) -> None:  # type: ignore[no-untyped-def]
+    from aiedsl.sim import simulate
+
+    start = time.perf_counter()
+    result = simulate(handle, seed=seed, trace=str(trace) if trace else None,
+                      clock_hz=clock * 1e9 if clock else None)
+    out.print(f"{handle.name} on {handle.ir.device}: simulated in "
+              f"{time.perf_counter() - start:.2f} s (seed {seed})")
+    for c in result.checks:
+        out.print(c.line())
+    for line in result.timing.lines():
+        out.print("  " + line)
+    if trace:
+        out.print(f"trace: {trace} (open in https://ui.perfetto.dev)")
+    if not result.passed:
+        raise typer.Exit(1)
+
+
 def _print_usage(design, usage) -> None:  # type: ignore[no-untyped-def]
     from aiedsl.codegen.report import COLUMNS, report_rows
 
@@ -91,7 +164,7 @@ def main() -> None:
         if os.environ.get("AIEDSL_TRACEBACK") == "1":
             raise
         sys.stderr.write(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
-        sys.exit(2)
+        sys.exit(getattr(e, "exit_code", 2))
     except Exception as e:  # click's usage errors carry their own exit code
         import click
 

@@ -1,12 +1,13 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
-:func:`check_design` runs them in order: structure, DMA layouts, placement, resources. It returns
-the placed design and its per-tile usage.
+:func:`check_design` runs them in order: structure, static hangs, DMA layouts, balance, placement,
+resources. It returns the placed design and its per-tile usage.
 """
 
 from __future__ import annotations
 
 from aiedsl.checks.dma import check_dma
+from aiedsl.checks.hangs import check_hangs
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.structure import check_acquires, check_balance, check_kernel_calls, check_links
 from aiedsl.ir import Design
@@ -19,6 +20,7 @@ def check_design(d: Design) -> tuple[Design, dict[tuple[int, int], TileUsage]]:
     """Run every check; return the placed design and the resource table."""
     check_links(d)
     check_acquires(d)
+    check_hangs(d)
     check_kernel_calls(d)
     check_dma(d)  # before balance: a malformed pattern is the more specific error
     check_balance(d)
