@@ -75,24 +75,31 @@ class OutputCheck:
 
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str) -> OutputCheck:
-    """Compare ``got`` with ``want`` at the tolerance of ``dtype``."""
-    g = got.astype(np.float64)
-    w = np.asarray(want).reshape(got.shape).astype(np.float64)
-    err = np.abs(g - w)
-    err[np.isnan(err)] = np.inf
+    """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory)."""
+    g_all = got.reshape(-1)
+    w_all = np.asarray(want).reshape(-1)
     if dtype in TOLERANCE:
         rtol, atol_rel = TOLERANCE[dtype]
-        atol = atol_rel * max(1.0, float(np.max(np.abs(w))) if w.size else 1.0)
-        bound = atol + rtol * np.abs(w)
+        peak = float(np.max(np.abs(w_all.astype(np.float64)))) if w_all.size else 1.0
+        atol = atol_rel * max(1.0, peak)
         tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
     else:
-        bound = np.zeros_like(w)
+        rtol, atol = 0.0, 0.0
         tol = "integers must match exactly"
-    excess = err - bound
-    worst = int(np.argmax(excess)) if err.size else 0
-    passed = bool(np.all(excess <= 0))
-    if err.size == 0 or (passed and float(err.reshape(-1)[worst]) == 0.0 and dtype not in TOLERANCE):
+    worst, worst_excess, worst_err = 0, -np.inf, 0.0
+    step = 1 << 18
+    for lo in range(0, g_all.size, step):
+        g = g_all[lo:lo + step].astype(np.float64)
+        w = w_all[lo:lo + step].astype(np.float64)
+        err = np.abs(g - w)
+        err[np.isnan(err)] = np.inf
+        excess = err - (atol + rtol * np.abs(w))
+        i = int(np.argmax(excess))
+        if excess[i] > worst_excess:
+            worst, worst_excess, worst_err = lo + i, float(excess[i]), float(err[i])
+    passed = worst_excess <= 0
+    if g_all.size == 0 or (passed and worst_err == 0.0 and dtype not in TOLERANCE):
         return OutputCheck(name, passed, None, 0.0, 0.0, 0.0, tol)
     idx = tuple(int(i) for i in np.unravel_index(worst, got.shape))
-    return OutputCheck(name, passed, idx, float(g.reshape(-1)[worst]),
-                       float(w.reshape(-1)[worst]), float(err.reshape(-1)[worst]), tol)
+    return OutputCheck(name, passed, idx, float(g_all[worst]), float(w_all[worst]), worst_err,
+                       tol)

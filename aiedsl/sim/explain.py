@@ -2,13 +2,19 @@
 
 Starting from the runtime sequence (which must finish), follow each blocked process to the one
 that could unblock it, until the chain meets itself (a cycle) or ends at a process that will never
-act again (a shim channel with no transfer queued, a core whose program is over).
+act again (a shim channel with no transfer left, a core whose program is over). A shim channel
+whose next transfer the runtime issues only after the wait it is blocked in points back to the
+runtime: that is a cycle too.
+
+Each line names the process (a core, the DMA of a core, a memtile or shim DMA, the runtime), the
+fifo it moves and what it waits for, with the design line of the construct involved (the acquire,
+the fifo's declaration, the link, the runtime transfer or ``rt.sync()``).
 """
 
 from __future__ import annotations
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Acquire, Loc, Wait
+from aiedsl.ir import Acquire, Loc, Transfer, Wait
 from aiedsl.sim.engine import Proc
 from aiedsl.sim.machine import Machine
 
@@ -24,7 +30,49 @@ def _tile(p: Proc) -> str:
     return f"({t[0]},{t[1]})" if t else ""
 
 
-def _next(p: Proc) -> Proc | None:
+def _subject(p: Proc) -> str:
+    """How a process is named in a report: ``the DMA of core[0,0] (0,2) sending 'b'``."""
+    if p.kind == "runtime":
+        return "the runtime"
+    if p.kind == "core":
+        return f"{p.name} {_tile(p)}"
+    fifo = p.info.get("fifo")
+    sends = p.kind == "mm2s"
+    if p.info.get("shim"):
+        return f"the shim DMA {_tile(p)} {'filling' if sends else 'draining'} '{fifo}'"
+    verb = "sending" if sends else "receiving"
+    if p.info.get("link"):
+        return f"the memtile {_tile(p)} DMA {verb} '{fifo}'"
+    return f"the DMA of {p.info.get('core')} {_tile(p)} {verb} '{fifo}'"
+
+
+def _runtime_pos(m: Machine) -> int:
+    """Index in the runtime sequence of the op the runtime is blocked in (its length if none)."""
+    rt = m.runtime
+    op = rt.info.get("waiting") if rt is not None else None
+    for i, o in enumerate(m.design.runtime):
+        if o is op:
+            return i
+    return len(m.design.runtime)
+
+
+def _unissued(m: Machine, p: Proc) -> Transfer | None:
+    """The next transfer for shim channel ``p`` that the runtime has not issued yet, if any."""
+    kind = "fill" if p.kind == "mm2s" else "drain"
+    for op in m.design.runtime[_runtime_pos(m) + 1:]:
+        if isinstance(op, Transfer) and op.op == kind and op.fifo == p.info.get("fifo"):
+            return op
+    return None
+
+
+def _pending_receivers(p: Proc, chunk: object) -> list[Proc]:
+    conn = p.info.get("conn")
+    ports = conn.ports if conn is not None else []
+    return [q.owner for q in ports
+            if q.owner is not None and any(entry[0] is chunk for entry in q.queue)]
+
+
+def _next(m: Machine, p: Proc) -> Proc | None:
     """The process ``p`` waits for, if any."""
     req = p.request
     if req is None:
@@ -35,68 +83,88 @@ def _next(p: Proc) -> Proc | None:
     if kind == "get":
         return req[1].conn.sender
     if kind == "sent":
-        chunk = req[1]
-        for q in _receivers_of(p):
-            if any(entry[0] is chunk for entry in q.queue):
-                return q.owner
-        return None
+        pending = _pending_receivers(p, req[1])
+        return pending[0] if pending else None
     if kind == "done":
         return req[1].owner
+    if kind == "work" and _unissued(m, p) is not None:
+        return m.runtime
     return None
 
 
-def _receivers_of(p: Proc):  # type: ignore[no-untyped-def]
-    conn = p.info.get("conn")
-    return conn.ports if conn is not None else []
+def _loc_of_fifo(m: Machine, p: Proc) -> Loc | None:
+    if p.info.get("link") is not None:
+        return p.info.get("loc")
+    name = p.info.get("fifo")
+    return m.design.fifo(name).loc if name else None
 
 
 def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
-    """One line about what ``p`` is waiting for."""
+    """One line about what ``p`` is waiting for, and the design line it is about."""
     req = p.request
-    fifo = p.info.get("fifo")
+    subject = _subject(p)
     if p.kind == "runtime":
         op = p.info.get("waiting")
-        if isinstance(op, Wait):
-            return f"the runtime waits for its drain of '{op.fifo}' to complete", op.loc
+        if isinstance(op, Wait) and req is not None:
+            drain = req[1].loc
+            where = ("at the end of its sequence" if drain is not None and drain.line >= op.loc.line
+                     else "at rt.sync()")
+            line = f" (line {drain.line})" if drain is not None else ""
+            return (f"the runtime waits {where} for its drain of '{op.fifo}'{line} to "
+                    "complete", op.loc)
         return "the runtime sequence is blocked", p.info.get("loc")
     if p.kind == "core":
         op = p.info.get("waiting")
         if isinstance(op, Acquire):
-            what = "data to arrive" if op.port == "consume" else "a free buffer (all are full, " \
-                "waiting to be sent)"
-            return (f"{p.name} {_tile(p)} waits to acquire '{op.fifo}' ({op.port}): "
-                    f"{what}", op.loc)
-        return f"{p.name} {_tile(p)} is blocked", p.info.get("loc")
-    where = "shim" if p.info.get("shim") else "memtile" if p.info.get("link") else "core DMA"
-    loc = p.info.get("loc")
+            many = f"{op.count} elements of " if op.count > 1 else ""
+            what = ("for data to arrive" if op.port == "consume" else
+                    "for a free buffer (all are full, waiting to be sent)")
+            held = p.info.get("held", {})
+            holds = [f"{len(h)} element(s) of '{f}' ({port})" for (f, port), h in held.items()
+                     if h and (f, port) != (op.fifo, op.port)]
+            holding = f", while it holds {' and '.join(holds)}" if holds else ""
+            return (f"{subject} waits to acquire {many}'{op.fifo}' ({op.port}) {what}{holding}",
+                    op.loc)
+        return f"{subject} is blocked", p.info.get("loc")
+    fifo = p.info.get("fifo")
+    loc = _loc_of_fifo(m, p)
     if req is None:
-        return f"{p.name} is idle", loc
+        return f"{subject} is idle", loc
     kind = req[0]
     if kind == "work":
-        verb = "fills" if p.kind == "mm2s" else "drains"
-        return (f"the shim DMA {_tile(p)} for '{fifo}' has no transfer left: the runtime never "
-                f"{verb} '{fifo}' (enough)", _transfer_loc(m, fifo))
+        later = _unissued(m, p)
+        verb = "fill" if p.kind == "mm2s" else "drain"
+        if later is not None:
+            return (f"{subject} has no transfer queued: the runtime issues its {verb} of "
+                    f"'{fifo}' only after the wait it is blocked in", later.loc)
+        moved = [op for op in m.design.runtime
+                 if isinstance(op, Transfer) and op.op == verb and op.fifo == fifo]
+        n = sum(op.pattern.numel for op in moved) // m.design.fifo(fifo).elem.numel
+        return (f"{subject} has no transfer left: the runtime {verb}s only {n} element(s) of "
+                f"'{fifo}' in all", moved[0].loc if moved else loc)
     if kind == "get":
-        return f"the {where} DMA {_tile(p)} receiving '{fifo}' waits for data", loc
+        return f"{subject} waits for data", loc
     if kind == "sent":
-        return (f"the {where} DMA {_tile(p)} sending '{fifo}' waits for a receiver to take it "
-                "(its buffers are full)", loc)
+        conn = p.info.get("conn")
+        if conn is not None and len(conn.ports) > 1:
+            pending = _pending_receivers(p, req[1])
+            who = _subject(pending[0]) if pending else "a receiver"
+            return (f"{subject} waits for every receiver of the broadcast to take its element; "
+                    f"{who} has not", loc)
+        return f"{subject} waits for its receiver to take the element", loc
     if kind == "acq":
-        lock = req[1]
+        core = p.info.get("core")
+        if p.info.get("link") is not None:
+            if p.kind == "s2mm":
+                return (f"{subject} waits for a free buffer (all hold data not yet sent on)", loc)
+            return f"{subject} waits for data to arrive", loc
         if p.kind == "s2mm":
-            return (f"the {where} DMA {_tile(p)} receiving '{fifo}' waits for a free buffer "
-                    f"({lock.name})", loc)
-        return (f"the {where} DMA {_tile(p)} sending '{fifo}' waits for a full buffer "
-                f"({lock.name})", loc)
-    return f"{p.name} waits ({kind})", loc
-
-
-def _transfer_loc(m: Machine, fifo: str | None) -> Loc | None:
-    for op in m.design.runtime:
-        if getattr(op, "fifo", None) == fifo and op.op in ("fill", "drain"):
-            return op.loc
-    f = m.design.fifo(fifo) if fifo else None
-    return f.loc if f else None
+            ring = p.info.get("ring")
+            n = ring.depth if ring is not None else 0
+            return (f"{subject} waits for {core} to release a buffer (all {n} hold data it has "
+                    "not consumed)", loc)
+        return f"{subject} waits for {core} to release an element to send", loc
+    return f"{subject} waits ({kind})", loc
 
 
 def explain(m: Machine) -> Deadlock:
@@ -111,27 +179,36 @@ def explain(m: Machine) -> Deadlock:
         seen.add(id(p))
         if p.finished:
             break
-        p = _next(p)
+        p = _next(m, p)
         if p is not None and id(p) in seen:
             cycle = True
     lines = []
+    locs = []
     for i, q in enumerate(chain):
         text, loc = _say(m, q)
         if q.finished and q.kind == "core":
-            text = f"{q.name} {_tile(q)} has finished its program: it will not produce or " \
-                   "consume more"
+            text = f"{_subject(q)} has finished its program: it will not produce or consume more"
             loc = q.info.get("loc")
+        locs.append(loc)
         where = f" ({loc.file}:{loc.line})" if loc else ""
         lines.append(("  " if i == 0 else "  <- ") + text + where)
     if cycle and p is not None:
-        lines.append(f"  <- back to {p.name}: a wait-for cycle")
-    first_loc = next((_say(m, q)[1] for q in chain if _say(m, q)[1]), None)
+        lines.append(f"  <- back to {_subject(p)}: a wait-for cycle")
+    first_loc = next((loc for loc in locs if loc), None)
     blocked = [q for q in m.engine.procs if q.request is not None and q.kind == "core"]
-    summary = (f"deadlock: nothing can move and the runtime sequence is not done "
+    summary = (f"nothing can move and the runtime sequence is not done "
                f"({len(blocked)} core(s) blocked)")
-    fix = ("make the runtime fill and drain exactly what the cores take and give, in an order "
-           "that lets data flow (drains issued before they are waited on), and check every "
-           "acquire is matched by a release")
+    if cycle and p is m.runtime:
+        fix = ("issue every fill and drain that a waited drain depends on before the rt.sync() "
+               "that waits for it")
+    elif cycle:
+        fix = ("break the cycle: no core may hold an element while it waits for data that can "
+               "only come once that element moves; acquire in an order that lets data flow, "
+               "release sooner, or give the fifo that is full more depth")
+    else:
+        fix = ("make the runtime fill and drain exactly what the cores take and give, in an "
+               "order that lets data flow (drains issued before they are waited on), and check "
+               "every acquire is matched by a release")
     err = Deadlock("deadlock", summary, loc=None, fix=fix)
     err.chain = lines  # type: ignore[attr-defined]
     err.first_loc = first_loc  # type: ignore[attr-defined]

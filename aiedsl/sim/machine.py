@@ -53,6 +53,29 @@ def dims_index(dims: tuple[Dim, ...], numel: int) -> np.ndarray | None:
     return idx.ravel()
 
 
+def pattern_steps(pattern: Any, numel: int) -> Any:
+    """Element offsets of a runtime pattern in transfer order, ``numel`` at a time.
+
+    Offsets are built one outermost step at a time (int32: host tensors are < 2^31 elements), so
+    a long transfer never holds all of its indices at once.
+    """
+    inner = np.array(0, dtype=np.int32)
+    for size, stride in zip(pattern.sizes[1:], pattern.strides[1:]):
+        inner = inner[..., None] + np.arange(size, dtype=np.int32) * np.int32(stride)
+    inner = inner.ravel()
+    carry = np.empty(0, dtype=np.int32)
+    for step in range(pattern.sizes[0]):
+        block = inner + np.int32(pattern.offset + step * pattern.strides[0])
+        if carry.size:
+            block = np.concatenate([carry, block])
+        whole = block.size - block.size % numel
+        for off in range(0, whole, numel):
+            yield block[off:off + numel]
+        carry = block[whole:]
+    if carry.size:
+        yield carry
+
+
 @dataclass
 class Ring:
     """``depth`` buffers of one endpoint, with its producer and consumer locks."""
@@ -104,15 +127,17 @@ class Machine:
     conns: dict[str, Conn] = field(default_factory=dict)
     kernel_calls: int = 0
     ops: float = 0.0
+    compute: bool = True
+    """Run kernel references (False: kernels only take their time)."""
 
 
 def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any],
-                  trace: bool = False) -> Machine:
+                  trace: bool = False, compute: bool = True) -> Machine:
     """Model placed design ``d`` over host arrays ``host`` (modified in place by drains)."""
     target = get_target(d.device)
     engine = Engine(target.stream_bytes_per_cycle, trace)
     dram = Dram(target.dram_bytes_per_s / target.clock_hz)
-    m = Machine(d, engine, host, dram)
+    m = Machine(d, engine, host, dram, compute=compute)
     core_by_name = {c.name: c for c in d.cores}
     links_in = {n: link for link in d.links for n in link.srcs}
     links_out = {n: link for link in d.links for n in link.dsts}
@@ -126,7 +151,7 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
             port = conn.port(f"{f.name}->{c.label()}")
             if c.kind == "core":
                 nbuf = buffers_held(c.depth, max_acquire(core_by_name[c.core])[(f.name, "consume")])
-                ring = _ring(f"{f.name}@{c.core}", nbuf, f.elem.numel, np_dtype)
+                ring = _ring(f"{f.name}@{c.core}", nbuf, f.elem.shape, np_dtype)
                 rings[(f.name, "consume", c.core)] = ring
                 p = engine.spawn(Proc(f"dma {c.core} <- {f.name}", "s2mm", info={
                     "fifo": f.name, "tile": c.tile, "core": c.core, "ring": ring}),
@@ -144,7 +169,7 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
         if f.producer.kind == "core":
             core = f.producer.core
             nbuf = buffers_held(f.producer.depth, max_acquire(core_by_name[core])[(f.name, "produce")])
-            ring = _ring(f"{f.name}@{core}", nbuf, f.elem.numel, np_dtype)
+            ring = _ring(f"{f.name}@{core}", nbuf, f.elem.shape, np_dtype)
             rings[(f.name, "produce", core)] = ring
             p = engine.spawn(Proc(f"dma {core} -> {f.name}", "mm2s", info={
                 "fifo": f.name, "tile": f.producer.tile, "core": core, "ring": ring}),
@@ -179,8 +204,8 @@ def port_owner(port: Port, p: Proc) -> None:
     port.owner = p
 
 
-def _ring(name: str, depth: int, numel: int, np_dtype: np.dtype) -> Ring:
-    return Ring(name, np.zeros((depth, numel), dtype=np_dtype), Lock(f"{name}.prod", depth),
+def _ring(name: str, depth: int, shape: tuple[int, ...], np_dtype: np.dtype) -> Ring:
+    return Ring(name, np.zeros((depth, *shape), dtype=np_dtype), Lock(f"{name}.prod", depth),
                 Lock(f"{name}.cons", 0))
 
 
@@ -190,7 +215,7 @@ def _mm2s_ring(engine: Engine, p: Proc, ring: Ring, conn: Conn, idx: np.ndarray 
     slot = 0
     while True:
         yield ("acq", ring.cons, 1)
-        buf = ring.bufs[slot]
+        buf = ring.bufs[slot].reshape(-1)
         start = p.time
         chunk = engine.send(conn, buf[idx] if idx is not None else buf.copy(), p)
         yield ("sent", chunk)
@@ -201,14 +226,15 @@ def _mm2s_ring(engine: Engine, p: Proc, ring: Ring, conn: Conn, idx: np.ndarray 
 
 def _s2mm_ring(engine: Engine, p: Proc, ring: Ring, port: Port, idx: np.ndarray | None):
     slot = 0
-    numel = ring.bufs.shape[1]
+    numel = ring.bufs[0].size
     while True:
         yield ("acq", ring.prod, 1)
         data = yield ("get", port, numel)
+        flat = ring.bufs[slot].reshape(-1)
         if idx is None:
-            ring.bufs[slot] = data
+            flat[:] = data
         else:
-            ring.bufs[slot][idx] = data
+            flat[idx] = data
         engine.release(ring.cons, 1, p.time)
         slot = (slot + 1) % ring.depth
 
@@ -302,11 +328,10 @@ def _link_out(engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, 
 
 def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, numel: int):
     while True:
-        flat, idx, _, issued = yield ("work", q)
+        flat, pattern, _, issued = yield ("work", q)
         p.time = max(p.time, issued)
-        data = flat[idx]
-        for off in range(0, data.size, numel):
-            piece = data[off:off + numel]
+        for idx in pattern_steps(pattern, numel):
+            piece = flat[idx]
             p.time = m.dram.reserve(p.time, piece.nbytes)
             start = p.time
             chunk = engine.send(conn, piece, p)
@@ -316,11 +341,11 @@ def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nu
 
 def _shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, numel: int):
     while True:
-        flat, idx, token, issued = yield ("work", q)
+        flat, pattern, token, issued = yield ("work", q)
         p.time = max(p.time, issued)
-        for off in range(0, idx.size, numel):
-            data = yield ("get", port, numel)
-            flat[idx[off:off + numel]] = data
+        for idx in pattern_steps(pattern, numel):
+            data = yield ("get", port, idx.size)
+            flat[idx] = data
             p.time = max(p.time, m.dram.reserve(p.time, data.nbytes)
                          + data.nbytes / m.dram.bytes_per_cycle)
         if token is not None:
@@ -329,17 +354,46 @@ def _shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, n
 
 # -- cores and the runtime ------------------------------------------------------------------
 
+def _compile(core: Core, ops: tuple[Op, ...], out: list[tuple[Any, ...]]) -> None:
+    """Flatten a core program into instructions; loops become ("loop", n, end) / ("next", start)."""
+    for op in ops:
+        if isinstance(op, Loop):
+            at = len(out)
+            out.append(("loop", op.count, 0))
+            _compile(core, op.body, out)
+            out.append(("next", at))
+            out[at] = ("loop", op.count, len(out))
+        else:
+            out.append(("op", op))
+
+
 def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Ring],
           kernels: dict[str, Any]):
+    """Interpret a core's program (one invocation), flattened so each step is cheap."""
     engine = m.engine
     held: dict[tuple[str, str], list[int]] = {}
+    p.info["held"] = held  # what the core holds, for deadlock explanations
     nxt: dict[tuple[str, str], int] = {}
     views: dict[str, list[np.ndarray]] = {}
-    refs = {k.symbol: _reference(k, kernels) for k in m.design.kernels}
     kdecl = {k.symbol: k for k in m.design.kernels}
-
-    def run(ops: tuple[Op, ...]):
-        for op in ops:
+    refs = {k.symbol: _reference(k, kernels) for k in m.design.kernels}
+    code: list[tuple[Any, ...]] = []
+    _compile(core, core.body, code)
+    counters: list[int] = []
+    pc = 0
+    while pc < len(code):
+        ins = code[pc]
+        tag = ins[0]
+        if tag == "loop":
+            counters.append(ins[1])
+        elif tag == "next":
+            counters[-1] -= 1
+            if counters[-1]:
+                pc = ins[1]  # back to the loop head's body
+            else:
+                counters.pop()
+        else:
+            op = ins[1]
             if isinstance(op, Acquire):
                 key = (op.fifo, op.port)
                 ring = rings[(op.fifo, op.port, core.name)]
@@ -348,11 +402,11 @@ def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Rin
                 if need > 0:
                     p.info["waiting"] = op
                     yield ("acq", ring.cons if op.port == "consume" else ring.prod, need)
-                    p.info.pop("waiting", None)
-                    start = nxt.get(key, 0)
-                    h.extend((start + i) % ring.depth for i in range(need))
-                    nxt[key] = (start + need) % ring.depth
-                views[op.result] = [ring.bufs[s] for s in h[:op.count]]
+                    del p.info["waiting"]
+                    first = nxt.get(key, 0)
+                    h.extend((first + i) % ring.depth for i in range(need))
+                    nxt[key] = (first + need) % ring.depth
+                views[op.result] = [ring.bufs[x] for x in h[:op.count]]
             elif isinstance(op, Release):
                 key = (op.fifo, op.port)
                 ring = rings[(op.fifo, op.port, core.name)]
@@ -367,13 +421,16 @@ def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Rin
                 engine.release(ring.prod if op.port == "consume" else ring.cons, op.count, p.time)
             elif isinstance(op, Call):
                 k = kdecl[op.kernel]
-                args: list[Any] = []
-                for a, param in zip(op.args, k.args):
-                    if isinstance(a, BufferArg):
-                        args.append(views[a.value][a.index].reshape(param.type.shape))
-                    else:
-                        args.append(a.value)
-                refs[op.kernel](*args)
+                if m.compute:
+                    args: list[Any] = []
+                    for a, param in zip(op.args, k.args):
+                        if isinstance(a, BufferArg):
+                            buf = views[a.value][a.index]
+                            shape = param.type.shape
+                            args.append(buf if buf.shape == shape else buf.reshape(shape))
+                        else:
+                            args.append(a.value)
+                    refs[op.kernel](*args)
                 start = p.time
                 p.time += k.cycles
                 p.busy += k.cycles
@@ -381,11 +438,7 @@ def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Rin
                 m.ops += k.ops
                 if engine.trace:
                     p.spans.append((start, p.time, k.symbol))
-            elif isinstance(op, Loop):
-                for _ in range(op.count):
-                    yield from run(op.body)
-
-    yield from run(core.body)
+        pc += 1
 
 
 def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
@@ -405,13 +458,12 @@ def _runtime(m: Machine, p: Proc):
     for op in d.runtime:
         if isinstance(op, Transfer):
             flat = m.host[op.tensor].reshape(-1)
-            idx = op.pattern.indices()
             token = None
             if op.wait:
                 token = Token(f"{op.op} {op.fifo}", op.loc, m.drain_procs.get(op.fifo))
                 pending.setdefault(op.fifo, []).append(token)
             q = (m.fill_queues if op.op == "fill" else m.drain_queues)[op.fifo]
-            engine.enqueue(q, (flat, idx, token, p.time))
+            engine.enqueue(q, (flat, op.pattern, token, p.time))
         else:
             token = pending[op.fifo].pop(0)
             p.info["waiting"] = op

@@ -1,0 +1,100 @@
+"""A whole-array GEMM of any dtypes and tile shape, for timing studies (bench/calibrate.py).
+
+Same dataflow as designs/gemm_bf16.py; its matmul kernel is declared here with a cost model
+instead of coming from the library, so dtypes and tiles the shipped C++ does not cover (IRON's
+i16 GEMM, Taka et al.'s bf16-output tiles) can be timed. Not for building: there is no C++ for
+these kernels.
+
+Cost model (cycles per call): m*k*n / (peak MACs per cycle * EFF) + OVERHEAD, where EFF is the
+kernel's fraction of peak in its inner loop and OVERHEAD the per-call cost; both are defines.
+"""
+
+import numpy as np
+
+from aiedsl import (
+    Tensor, channel, define, design, herd, loop, memtile, runtime, tiles,
+)
+from aiedsl.dtypes import dtype
+from aiedsl.kernels import block, block_dims, buffer, declare, unblock, unblock_dims
+from aiedsl.targets import get_target
+
+M = define("M", 512)
+K = define("K", 512)
+N = define("N", 512)
+m = define("m", 64)
+k = define("k", 64)
+n = define("n", 64)
+ROWS = define("ROWS", 4)
+COLS = define("COLS", 4)
+IN = define("IN", "i16", doc="input dtype")
+OUT = define("OUT", "i16", doc="output dtype")
+EFF = define("EFF", 0.75, doc="kernel inner-loop fraction of peak MACs")
+OVERHEAD = define("OVERHEAD", 400, doc="cycles per kernel call outside the inner loop")
+C_DEPTH = define("C_DEPTH", 1, doc="buffers of C per core")
+DEVICE = define("DEVICE", "npu1")
+
+target = get_target(DEVICE)
+R, S, T = target.mmul_shapes[IN]
+acc = "f32" if IN == "bf16" else "i32"
+PEAK = target.macs_per_cycle[f"{IN}_{acc}"]
+row_groups = M // (m * ROWS)
+col_groups = N // (n * COLS)
+
+
+def mm_ref(a, b, c, **_):
+    A = unblock(a.reshape(-1), m, k, R, S).astype(np.float64)
+    B = unblock(b.reshape(-1), k, n, S, T).astype(np.float64)
+    C = unblock(c.reshape(-1), m, n, R, T).astype(np.float64)
+    c.reshape(-1)[...] = block(C + A @ B, R, T).astype(c.dtype)
+
+
+def zero_ref(c, **_):
+    c[...] = 0
+
+
+@design(device=DEVICE)
+def gemm_model(A: Tensor[M, K, IN], B: Tensor[K, N, IN], C: Tensor[M, N, OUT]):
+    at, bt, ct = Tensor[m, k, IN], Tensor[k, n, IN], Tensor[m, n, OUT]
+    mm = declare(f"mm_{IN}_{OUT}_{m}x{k}x{n}", source="-", entry="-",
+                 args=[buffer("a", at), buffer("b", bt), buffer("c", ct, "inout")],
+                 reference=mm_ref, cycles=int(m * k * n / (PEAK * EFF) + OVERHEAD),
+                 ops=2 * m * k * n, cost=f"m*k*n/({PEAK}*{EFF}) + {OVERHEAD}")
+    zero = declare(f"zero_{OUT}_{m * n}", source="-", entry="-", args=[buffer("c", ct, "out")],
+                   reference=zero_ref, cycles=m * n * dtype(OUT).itemsize // 32 + 14,
+                   cost="bytes/32 + 14")
+    a = channel(at, shape=[ROWS], via=memtile, dims_to_stream=block_dims(m, k, R, S), name="a")
+    b = channel(bt, shape=[COLS], via=memtile, dims_to_stream=block_dims(k, n, S, T), name="b")
+    c = channel(ct, shape=[COLS, ROWS], via=memtile, join=1, depth=C_DEPTH,
+                dims_to_stream=unblock_dims(m, n, R, T), name="c")
+
+    @herd(cols=COLS, rows=ROWS)
+    def core(x, y):
+        for _ in loop(row_groups * col_groups):
+            with c[x, y].produce() as tile_c:
+                zero(tile_c)
+                for _ in loop(K // k):
+                    with a[y].consume() as ta, b[x].consume() as tb:
+                        mm(ta, tb, tile_c)
+
+    with runtime() as rt:
+        for first in range(0, row_groups, 7):
+            batch = range(first, min(first + 7, row_groups))
+            for i in range(max(ROWS, COLS)):
+                if i < COLS:
+                    rt.drain(c[i, :], C, tiles(C, (m, n), rows=range(batch.start * ROWS,
+                                                                     batch.stop * ROWS),
+                                               cols=range(i, N // n, COLS), order="grouped",
+                                               group=ROWS))
+                for rg in batch:
+                    if i < ROWS:
+                        rt.fill(a[i], A, tiles(A, (m, k), rows=rg * ROWS + i,
+                                               repeat=col_groups))
+                    if i < COLS:
+                        rt.fill(b[i], B, tiles(B, (k, n), cols=range(i, N // n, COLS),
+                                               order="col"))
+            rt.sync()
+
+
+@gemm_model.reference
+def reference(A, B):
+    return (A.astype(np.float64) @ B.astype(np.float64)).astype(dtype(OUT).numpy)
