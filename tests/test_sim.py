@@ -1,0 +1,138 @@
+"""The simulator: shipped designs pass, semantics match the hardware's, timing and traces."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aiedsl.ir import Dim, Pattern
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+from aiedsl.sim.compare import compare
+from aiedsl.sim.machine import dims_index, pattern_steps
+
+DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16"]
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+@pytest.mark.parametrize("name", DESIGNS)
+def test_shipped_designs_pass(name: str, in_root: Path) -> None:
+    result = simulate(load_design(f"designs/{name}.py"))
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_gemm_at_another_size_and_seed(in_root: Path) -> None:
+    d = load_design("designs/gemm_bf16.py", {"M": "256", "K": "128", "N": "512"})
+    assert simulate(d, seed=7).passed
+
+
+def test_outputs_equal_numpy_exactly_for_integer_designs(in_root: Path) -> None:
+    result = simulate(load_design("designs/vector_scalar_mul.py"), seed=3)
+    want = (result.inputs["inp"].astype(np.int64) * int(result.inputs["factor"][0])).astype(
+        np.int16)
+    assert (result.outputs["out"] == want).all()
+
+
+def test_forward_regroups_elements(in_root: Path) -> None:
+    # mlir-aie's add_one_objFifo: 16-element buffers forwarded as 8-element ones and back
+    d = load_design(GOLDEN / "add_one_objfifo.py")
+    inp = np.arange(64, dtype=np.int32)
+    result = simulate(d, {"inp": inp}, check=False)
+    assert (result.outputs["out"] == inp + 41).all()
+
+
+def test_dims_outermost_dimension_repeats_until_the_element_is_done() -> None:
+    # IRON's C unpacking: 4 dims cover 4096 elements of a 16384-element join buffer
+    idx = dims_index((Dim(size=16, stride=256), Dim(size=4, stride=4), Dim(size=16, stride=16),
+                      Dim(size=4, stride=1)), 16384)
+    assert idx is not None and idx.size == 16384
+    assert sorted(idx.tolist()) == list(range(16384))
+    assert idx[:6].tolist() == [0, 1, 2, 3, 16, 17]
+    assert idx[4096:4098].tolist() == [4096, 4097]
+
+
+def test_pattern_steps_match_the_pattern_order() -> None:
+    p = Pattern(offset=64, sizes=(2, 3, 4, 8), strides=(0, 256, 32, 1))
+    steps = list(pattern_steps(p, 12))
+    assert [s.size for s in steps] == [12] * 16
+    assert np.concatenate(steps).tolist() == p.indices().tolist()
+
+
+def test_comparison_names_the_worst_element() -> None:
+    want = np.zeros((4, 4), dtype=np.float32)
+    got = want.copy()
+    got[2, 3] = 0.5
+    got[1, 1] = 0.25
+    c = compare("C", got, want, "f32")
+    assert not c.passed
+    assert c.line() == ("FAIL C: worst element [2, 3] got 0.5 want 0 (|error| 0.5; tolerance "
+                        "0.0001 relative + 0.0001 absolute)")
+    assert compare("X", np.arange(4), np.arange(4), "i32").line() == \
+        "PASS X: exact (integers must match exactly)"
+
+
+def test_unwritten_outputs_fail(in_root: Path, tmp_path: Path) -> None:
+    d = load_design("designs/passthrough.py")
+    result = simulate(d)
+    assert result.passed
+    out = result.outputs["out"].copy()
+    out[5] = np.iinfo(np.int32).min  # the poison value a drain that never happened leaves
+    assert not compare("out", out, result.inputs["inp"], "i32").passed
+
+
+def test_timing_of_the_gemm(in_root: Path) -> None:
+    t = simulate(load_design("designs/gemm_bf16.py")).timing
+    # 512 matmul calls of 64^3 (16 cores x 4 tiles x 8 K steps) in the modelled time
+    assert t.ops == 2 * 512 ** 3
+    assert 100e-6 < t.seconds < 1e-3
+    assert t.gops == pytest.approx(2 * 512 ** 3 / t.seconds / 1e9)
+    assert len(t.core_busy) == 16 and all(0 < b <= 1 for b in t.core_busy.values())
+    assert t.bottleneck.split(":")[0] in ("compute", "DRAM", "data movement")
+
+
+def test_clock_override_changes_seconds_not_cycles(in_root: Path) -> None:
+    d = load_design("designs/passthrough.py")
+    a, b = simulate(d).timing, simulate(d, clock_hz=2e9).timing
+    assert a.cycles == b.cycles and b.seconds == pytest.approx(a.seconds / 2)
+
+
+def test_simulation_is_deterministic(in_root: Path) -> None:
+    d = load_design("designs/gemm_bf16.py", {"M": "256", "N": "256"})
+    a, b = simulate(d, seed=1), simulate(d, seed=1)
+    assert a.timing.cycles == b.timing.cycles
+    assert np.array_equal(a.outputs["C"], b.outputs["C"])
+
+
+def test_trace_is_chrome_trace_event_json(in_root: Path, tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    simulate(load_design("designs/gemm_bf16.py"), trace=str(path))
+    doc = json.loads(path.read_text())
+    assert set(doc) == {"traceEvents", "displayTimeUnit"}
+    events = doc["traceEvents"]
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {f"core[{x},{y}]" for x in range(4) for y in range(4)} <= names
+    assert any(n.startswith("shim") for n in names) and any(n.startswith("memtile") for n in names)
+    for e in events:  # the trace-event format's required fields, by phase
+        assert isinstance(e["name"], str) and isinstance(e["pid"], int)
+        assert isinstance(e["tid"], int) and e["ph"] in ("X", "M")
+        if e["ph"] == "X":
+            assert e["ts"] >= 0 and e["dur"] >= 0 and isinstance(e["cat"], str)
+    kernels = [e for e in events if e["ph"] == "X" and e["name"].startswith("matmul_")]
+    assert len(kernels) == 512
+
+
+def test_cli_sim_and_run(in_root: Path, tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "run", "designs/passthrough.py",
+                        "-o", str(tmp_path / "b")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "running on the simulator" in r.stdout and "PASS out: exact" in r.stdout
+    assert (tmp_path / "b" / "aie.mlir").exists()
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "sim", "designs/gemm_bf16.py",
+                        "-D", "M=256"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "PASS C: worst element" in r.stdout and "bottleneck:" in r.stdout
