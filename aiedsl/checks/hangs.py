@@ -9,6 +9,7 @@ take different counts, are found by :func:`aiedsl.checks.structure.check_balance
 
 from __future__ import annotations
 
+from aiedsl.checks.program import walk
 from aiedsl.errors import DesignError
 from aiedsl.ir import Acquire, Core, Design, Loc, Loop, Op, Release
 
@@ -31,39 +32,73 @@ def check_hangs(d: Design) -> None:
                 fix=f"release '{fifo}' ({port}) before the program ends")
 
 
-def _body(core: Core, ops: tuple[Op, ...], held: Held, loop: Loop | None) -> None:
+def _body(core: Core, ops: tuple[Op, ...], held: Held, loop: Loop | None,
+          again: dict[tuple[str, str], tuple[Acquire, int]] | None = None) -> None:
+    again = {} if again is None else again  # acquires that got no new element, by (fifo, port)
     for op in ops:
         if isinstance(op, Acquire):
             key = (op.fifo, op.port)
-            held[key] = max(held.get(key, 0), op.count)
+            have = held.get(key, 0)
+            if op.count <= have:
+                again[key] = (op, have)
+            else:
+                again.pop(key, None)
+            held[key] = max(have, op.count)
         elif isinstance(op, Release):
             key = (op.fifo, op.port)
             have = held.get(key, 0)
             if op.count > have:
-                raise DesignError(
-                    "hang: release", f"{core.name} releases {op.count} element(s) of "
-                    f"'{op.fifo}' ({op.port}) but holds {have} there", loc=op.loc,
-                    limit=f"at most the {have} held", found=str(op.count),
-                    fix="release only what was acquired, after acquiring it")
+                message = (f"{core.name} releases {op.count} element(s) of '{op.fifo}' "
+                           f"({op.port}) but holds {have} there")
+                fix = "release only what was acquired, after acquiring it"
+                if key in again:
+                    acq, had = again[key]
+                    message += (f"; its acquire at line {acq.loc.line} asked for {acq.count} "
+                                f"while it held {had}, so it got the held element(s) again")
+                    fix = (f"an acquire holds at least n elements, it does not take n more: to "
+                           f"hold {had + acq.count}, acquire them at once "
+                           f"(.{op.port}({had + acq.count}))")
+                raise DesignError("hang: release", message, loc=op.loc,
+                                  limit=f"at most the {have} held", found=str(op.count), fix=fix)
             held[key] = have - op.count
         elif isinstance(op, Loop):
             before = dict(held)
-            _body(core, op.body, held, op)
+            _body(core, op.body, held, op, again)
             for key in sorted(set(before) | set(held)):
                 a, b = before.get(key, 0), held.get(key, 0)
                 if a != b:
                     fifo, port = key
-                    grows = b > a
+                    if b < a:
+                        raise DesignError(
+                            "hang: unbalanced loop", f"each iteration of the loop in "
+                            f"{core.name} gives back {a - b} more element(s) of '{fifo}' "
+                            f"({port}) than it acquired", loc=op.loc,
+                            limit="what a loop body acquires, it releases",
+                            found=f"held {a} before an iteration, {b} after",
+                            fix=f"acquire '{fifo}' inside the loop, or release it after the loop")
+                    acq, rel = _per_iteration(op, key)
                     raise DesignError(
                         "hang: unbalanced loop", f"each iteration of the loop in {core.name} "
-                        f"{'keeps' if grows else 'gives back'} {abs(b - a)} more element(s) of "
-                        f"'{fifo}' ({port}) than it {'releases' if grows else 'acquired'}",
-                        loc=op.loc,
-                        limit="what a loop body acquires, it releases", found=f"held {a} "
-                        f"before an iteration, {b} after",
-                        fix=(f"release '{fifo}' inside the loop" if grows else
-                             f"acquire '{fifo}' inside the loop, or release it after the loop"))
+                        f"acquires {acq} element(s) of '{fifo}' ({port}) but releases {rel}",
+                        loc=op.loc, limit="what a loop body acquires, it releases",
+                        found=f"held {a} before the first iteration, {b} after it",
+                        fix=(f"release '{fifo}' inside the loop" if rel == 0 else
+                             f"acquire the first {b - a} element(s) of the window before the "
+                             f"loop (and release them after it), so each iteration acquires "
+                             f"only the {rel} it releases"))
             held.update(before)  # the body is balanced: leave it as it was
+
+
+def _per_iteration(loop: Loop, key: tuple[str, str]) -> tuple[int, int]:
+    """Largest acquire and elements released per iteration of ``loop``, on ``key``."""
+    acq = rel = 0
+    for op, mult in walk(loop.body):
+        if isinstance(op, (Acquire, Release)) and (op.fifo, op.port) == key:
+            if isinstance(op, Acquire):
+                acq = max(acq, op.count)
+            else:
+                rel += op.count * mult
+    return acq, rel
 
 
 def _last_acquire(ops: tuple[Op, ...], fifo: str, port: str) -> Loc | None:

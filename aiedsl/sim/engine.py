@@ -230,10 +230,18 @@ class Engine:
             return False
         if kind == "get":
             port, n = req[1], req[2]
+            broadcast = len(port.conn.ports) > 1
+            if broadcast and port.queue and not self._lockstep(port):
+                port.waiters.append(p)
+                return False
             take = min(port.avail, n - p.got)
             if take:
                 p.partial.append(self._take(p, port, take))
                 p.got += take
+                if broadcast:  # receivers held back by this one may now move
+                    for q in port.conn.ports:
+                        if q is not port and q.waiters:
+                            self._wake(q.waiters)
             if p.got == n:
                 parts = p.partial
                 p.value = parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -267,6 +275,22 @@ class Engine:
             token.waiters.append(p)
             return False
         raise ValueError(f"unknown request {req!r}")
+
+    @staticmethod
+    def _lockstep(port: Port) -> bool:
+        """A broadcast element moves only while every receiver that still lacks it takes it.
+
+        The stream is circuit-switched: a receiver whose DMA is not receiving (e.g. all of its
+        buffers are full) stalls the whole broadcast, so the others cannot take the element ahead.
+        """
+        chunk = port.queue[0][0]
+        for q in port.conn.ports:
+            if q is port or q.owner is None or not any(e[0] is chunk for e in q.queue):
+                continue
+            r = q.owner.request
+            if r is None or r[0] != "get" or r[1] is not q:
+                return False
+        return True
 
     def _take(self, p: Proc, port: Port, n: int) -> np.ndarray:
         parts = []

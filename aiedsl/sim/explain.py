@@ -13,6 +13,7 @@ the fifo's declaration, the link, the runtime transfer or ``rt.sync()``).
 
 from __future__ import annotations
 
+from aiedsl.checks.program import walk
 from aiedsl.errors import DesignError
 from aiedsl.ir import Acquire, Loc, Transfer, Wait
 from aiedsl.sim.engine import Proc
@@ -66,10 +67,18 @@ def _unissued(m: Machine, p: Proc) -> Transfer | None:
 
 
 def _pending_receivers(p: Proc, chunk: object) -> list[Proc]:
+    """Receivers that have not taken ``chunk`` yet; those not even receiving come first."""
     conn = p.info.get("conn")
     ports = conn.ports if conn is not None else []
-    return [q.owner for q in ports
-            if q.owner is not None and any(entry[0] is chunk for entry in q.queue)]
+    pending = [q for q in ports
+               if q.owner is not None and any(entry[0] is chunk for entry in q.queue)]
+    pending.sort(key=lambda q: _receiving(q.owner, q))
+    return [q.owner for q in pending]
+
+
+def _receiving(p: Proc, port: object) -> bool:
+    req = p.request
+    return req is not None and req[0] == "get" and req[1] is port
 
 
 def _next(m: Machine, p: Proc) -> Proc | None:
@@ -143,6 +152,10 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
         return (f"{subject} has no transfer left: the runtime {verb}s only {n} element(s) of "
                 f"'{fifo}' in all", moved[0].loc if moved else loc)
     if kind == "get":
+        port = req[1]
+        if port.avail and len(port.conn.ports) > 1:
+            return (f"{subject} waits for every receiver of the broadcast to take the element "
+                    "with it", loc)
         return f"{subject} waits for data", loc
     if kind == "sent":
         conn = p.info.get("conn")
@@ -167,6 +180,22 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
     return f"{subject} waits ({kind})", loc
 
 
+def _finished(m: Machine, p: Proc) -> tuple[str, Loc | None]:
+    """A core whose program is over: name what it still holds, at the acquire that took it."""
+    held = [(key, len(h)) for key, h in p.info.get("held", {}).items() if h]
+    if not held:
+        return (f"{_subject(p)} has finished its program: it will not produce or consume more",
+                p.info.get("loc"))
+    (fifo, port), n = held[0]
+    loc = None
+    for core in m.design.cores:
+        if core.name == p.name:
+            loc = next((op.loc for op, _ in reversed(list(walk(core.body)))
+                        if isinstance(op, Acquire) and (op.fifo, op.port) == (fifo, port)), None)
+    return (f"{_subject(p)} has finished its program still holding {n} element(s) of '{fifo}' "
+            f"({port}): it never releases them", loc or p.info.get("loc"))
+
+
 def explain(m: Machine) -> Deadlock:
     """Build the deadlock report for machine ``m`` (call when nothing can move)."""
     assert m.runtime is not None
@@ -187,8 +216,7 @@ def explain(m: Machine) -> Deadlock:
     for i, q in enumerate(chain):
         text, loc = _say(m, q)
         if q.finished and q.kind == "core":
-            text = f"{_subject(q)} has finished its program: it will not produce or consume more"
-            loc = q.info.get("loc")
+            text, loc = _finished(m, q)
         locs.append(loc)
         where = f" ({loc.file}:{loc.line})" if loc else ""
         lines.append(("  " if i == 0 else "  <- ") + text + where)

@@ -10,7 +10,9 @@ What it models (mlir-aie's objectfifo lowering, ``../shared/reference/mlir-aie/o
   DMA fills the parts of each buffer in order and each output DMA sends its part; a join mirrors it;
   a forward is a split of one part, its buffers as large as the larger element (the stream
   regroups elements when the two sizes differ);
-* a broadcast element leaves its sender only when every receiver has taken it;
+* a broadcast element moves only while every receiver still lacking it is receiving (the stream
+  is circuit-switched: one receiver with full buffers stalls the others), and leaves its sender
+  when every receiver has taken it;
 * shim DMAs move host elements in the runtime's n-d pattern order, in the order the runtime issued
   them; DRAM bandwidth is shared by every shim channel;
 * cores run their traced programs: object-fifo acquire/release semantics (an acquire of n when k

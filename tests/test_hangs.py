@@ -1,0 +1,419 @@
+"""The hang corpus: designs that hang on the NPU, each reported with its cause in its own terms.
+
+Every file in ``tests/hang_corpus/`` is a small complete design that compiles and hangs on the NPU
+for one cause seen in the mlir-aie / mlir-air issue trackers (its docstring names the cause and
+the issues). Each must be reported, either by the checks before running (a
+:class:`~aiedsl.errors.DesignError`, exit code 2) or by running it on the simulator (a
+:class:`~aiedsl.sim.Deadlock` with the wait-for chain, exit code 3). Messages are compared whole.
+
+Tests run from the corpus directory, so locations read ``<file>.py:LINE``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+from aiedsl.sim import Deadlock, SimResult, simulate
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "hang_corpus"
+
+STATIC: dict[str, str] = {
+    # found by the checks (or while loading), before anything runs: exit code 2
+    "acquire_over_depth.py": (
+        "acquire_over_depth.py:28: error [acquire]: core[0,0] acquires 3 elements of 'a' at "
+        "once, but its consume end holds 2\n"
+        "  limit: at most depth = 2\n"
+        "  found: 3\n"
+        "  fix: raise the fifo's depth to 3 or acquire fewer at once"
+    ),
+    "broadcast_counts_differ.py": (
+        "broadcast_counts_differ.py:30: error [balance]: fifo 'w': the runtime fills 4 "
+        "element(s) per run, but core[0,1] takes 3\n"
+        "  limit: every consumer takes exactly 4\n"
+        "  found: 3\n"
+        "  broadcast_counts_differ.py:34: produced here\n"
+        "  fix: make loop counts and fill/drain sizes agree (each element 256xi32); a mismatch "
+        "hangs on the NPU"
+    ),
+    "drain_part_of_element.py": (
+        "drain_part_of_element.py:36: error [fill/drain size]: rt.drain of 'b' moves 512 "
+        "elements, not a whole number of its 1024-element buffers\n"
+        "  found: 512 / 1024 = 0.5\n"
+        "  fix: move whole fifo elements per transfer"
+    ),
+    "fifo_never_filled.py": (
+        "fifo_never_filled.py:21: error [fifo producer]: fifo 'y' has no producer\n"
+        "  fix: fill it in the runtime sequence (rt.fill), or produce it in a core; remove it "
+        "if it is not needed"
+    ),
+    "fill_fewer.py": (
+        "fill_fewer.py:28: error [balance]: fifo 'a': the runtime fills 3 element(s) per run, "
+        "but core[0,0] takes 4\n"
+        "  limit: every consumer takes exactly 3\n"
+        "  found: 4\n"
+        "  fill_fewer.py:32: produced here\n"
+        "  fix: make loop counts and fill/drain sizes agree (each element 1024xi32); a "
+        "mismatch hangs on the NPU"
+    ),
+    "fill_more.py": (
+        "fill_more.py:31: error [balance]: fifo 'a': the runtime fills 16 element(s) per run, "
+        "but core[0,0] takes 4\n"
+        "  limit: every consumer takes exactly 16\n"
+        "  found: 4\n"
+        "  fill_more.py:35: produced here\n"
+        "  fix: make loop counts and fill/drain sizes agree (each element 256xi32); a mismatch "
+        "hangs on the NPU"
+    ),
+    "held_at_end.py": (
+        "held_at_end.py:30: error [hang: held at end]: core[0,0] ends its program still "
+        "holding 1 element(s) of 'infactor' (consume); the next run starts without them and "
+        "the producer waits forever\n"
+        "  fix: release 'infactor' (consume) before the program ends"
+    ),
+    "join_counts_differ.py": (
+        "join_counts_differ.py:27: error [balance]: join into 'c' gets different counts from "
+        "its parts per run\n"
+        "  found: c0: 4, c1: 3\n"
+        "  fix: make every core of a join produce the same number of elements"
+    ),
+    "loop_acquire_no_release.py": (
+        "loop_acquire_no_release.py:28: error [hang: unbalanced loop]: each iteration of the "
+        "loop in core[0,0] acquires 1 element(s) of 'a' (consume) but releases 0\n"
+        "  limit: what a loop body acquires, it releases\n"
+        "  found: held 0 before the first iteration, 1 after it\n"
+        "  fix: release 'a' inside the loop"
+    ),
+    "nested_consume_same_fifo.py": (
+        "nested_consume_same_fifo.py:30: error [hang: release]: core[0,0] releases 1 "
+        "element(s) of 'w' (consume) but holds 0 there; its acquire at line 30 asked for 1 "
+        "while it held 1, so it got the held element(s) again\n"
+        "  limit: at most the 0 held\n"
+        "  found: 1\n"
+        "  fix: an acquire holds at least n elements, it does not take n more: to hold 2, "
+        "acquire them at once (.consume(2))"
+    ),
+    "release_wrong_fifo.py": (
+        "release_wrong_fifo.py:35: error [hang: release]: core[0,0] releases 1 element(s) of "
+        "'a' (consume) but holds 0 there\n"
+        "  limit: at most the 0 held\n"
+        "  found: 1\n"
+        "  fix: release only what was acquired, after acquiring it"
+    ),
+    "shim_transfers_in_flight.py": (
+        "shim_transfers_in_flight.py:34: error [shim buffer descriptors]: shim tile (0, 0) "
+        "needs more buffer descriptors than it has\n"
+        "  limit: 16\n"
+        "  found: 18\n"
+        "  shim_transfers_in_flight.py:34: runtime transfers in flight: 18\n"
+        "  fix: wait (rt.sync()) between batches of runtime transfers, or spread the fifos' "
+        "host ends over more columns (shim=shim(col))"
+    ),
+    "sliding_window_in_loop.py": (
+        "sliding_window_in_loop.py:30: error [hang: unbalanced loop]: each iteration of the "
+        "loop in core[0,0] acquires 3 element(s) of 'rows' (consume) but releases 1\n"
+        "  limit: what a loop body acquires, it releases\n"
+        "  found: held 0 before the first iteration, 2 after it\n"
+        "  fix: acquire the first 2 element(s) of the window before the loop (and release them "
+        "after it), so each iteration acquires only the 1 it releases"
+    ),
+}
+
+DYNAMIC: dict[str, str] = {
+    # found by running on the simulator: a Deadlock whose chain leads back to the cause, exit 3
+    "broadcast_under_buffered.py": (
+        "error [deadlock]: nothing can move and the runtime sequence is not done (2 core(s) "
+        "blocked)\n"
+        "  the runtime waits at the end of its sequence for its drain of 'o' (line 46) to "
+        "complete (broadcast_under_buffered.py:44)\n"
+        "  <- the shim DMA (0,0) draining 'o' waits for data (broadcast_under_buffered.py:25)\n"
+        "  <- the DMA of core[0,1] (0,3) sending 'o' waits for core[0,1] to release an element "
+        "to send (broadcast_under_buffered.py:25)\n"
+        "  <- core[0,1] (0,3) waits to acquire 's' (consume) for data to arrive "
+        "(broadcast_under_buffered.py:39)\n"
+        "  <- the DMA of core[0,1] (0,3) receiving 's' waits for data "
+        "(broadcast_under_buffered.py:24)\n"
+        "  <- the DMA of core[0,0] (0,2) sending 's' waits for core[0,0] to release an element "
+        "to send (broadcast_under_buffered.py:24)\n"
+        "  <- core[0,0] (0,2) waits to acquire 'w' (consume) for data to arrive, while it "
+        "holds 1 element(s) of 's' (produce) (broadcast_under_buffered.py:36)\n"
+        "  <- the DMA of core[0,0] (0,2) receiving 'w' waits for every receiver of the "
+        "broadcast to take the element with it (broadcast_under_buffered.py:23)\n"
+        "  <- the shim DMA (0,0) filling 'w' waits for every receiver of the broadcast to take "
+        "its element; the DMA of core[0,1] (0,3) receiving 'w' has not "
+        "(broadcast_under_buffered.py:23)\n"
+        "  <- the DMA of core[0,1] (0,3) receiving 'w' waits for core[0,1] to release a buffer "
+        "(all 2 hold data it has not consumed) (broadcast_under_buffered.py:23)\n"
+        "  <- back to core[0,1] (0,3): a wait-for cycle\n"
+        "  fix: break the cycle: no core may hold an element while it waits for data that can "
+        "only come once that element moves; acquire in an order that lets data flow, release "
+        "sooner, or give the fifo that is full more depth"
+    ),
+    "drain_order_reversed.py": (
+        "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
+        "blocked)\n"
+        "  the runtime waits at rt.sync() for its drain of 'hi' (line 42) to complete "
+        "(drain_order_reversed.py:43)\n"
+        "  <- the shim DMA (0,0) draining 'hi' waits for data (drain_order_reversed.py:25)\n"
+        "  <- the DMA of core[0,0] (0,2) sending 'hi' waits for core[0,0] to release an "
+        "element to send (drain_order_reversed.py:25)\n"
+        "  <- core[0,0] (0,2) waits to acquire 'lo' (produce) for a free buffer (all are full, "
+        "waiting to be sent), while it holds 4 element(s) of 'a' (consume) "
+        "(drain_order_reversed.py:33)\n"
+        "  <- the DMA of core[0,0] (0,2) sending 'lo' waits for its receiver to take the "
+        "element (drain_order_reversed.py:24)\n"
+        "  <- the shim DMA (0,0) draining 'lo' has no transfer queued: the runtime issues its "
+        "drain of 'lo' only after the wait it is blocked in (drain_order_reversed.py:44)\n"
+        "  <- back to the runtime: a wait-for cycle\n"
+        "  fix: issue every fill and drain that a waited drain depends on before the rt.sync() "
+        "that waits for it"
+    ),
+    "halo_swap_cycle.py": (
+        "error [deadlock]: nothing can move and the runtime sequence is not done (2 core(s) "
+        "blocked)\n"
+        "  the runtime waits at the end of its sequence for its drain of 'r0' (line 45) to "
+        "complete (halo_swap_cycle.py:42)\n"
+        "  <- the shim DMA (0,0) draining 'r0' waits for data (halo_swap_cycle.py:28)\n"
+        "  <- the DMA of core[0,0] (0,2) sending 'r0' waits for core[0,0] to release an "
+        "element to send (halo_swap_cycle.py:28)\n"
+        "  <- core[0,0] (0,2) waits to acquire 'e10' (consume) for data to arrive, while it "
+        "holds 1 element(s) of 'e01' (produce) (halo_swap_cycle.py:37)\n"
+        "  <- the DMA of core[0,0] (0,2) receiving 'e10' waits for data "
+        "(halo_swap_cycle.py:27)\n"
+        "  <- the DMA of core[0,1] (0,3) sending 'e10' waits for core[0,1] to release an "
+        "element to send (halo_swap_cycle.py:27)\n"
+        "  <- core[0,1] (0,3) waits to acquire 'e01' (consume) for data to arrive, while it "
+        "holds 1 element(s) of 'e10' (produce) (halo_swap_cycle.py:37)\n"
+        "  <- the DMA of core[0,1] (0,3) receiving 'e01' waits for data "
+        "(halo_swap_cycle.py:26)\n"
+        "  <- the DMA of core[0,0] (0,2) sending 'e01' waits for core[0,0] to release an "
+        "element to send (halo_swap_cycle.py:26)\n"
+        "  <- back to core[0,0] (0,2): a wait-for cycle\n"
+        "  fix: break the cycle: no core may hold an element while it waits for data that can "
+        "only come once that element moves; acquire in an order that lets data flow, release "
+        "sooner, or give the fifo that is full more depth"
+    ),
+    "sync_before_fill.py": (
+        "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
+        "blocked)\n"
+        "  the runtime waits at rt.sync() for its drain of 'b' (line 35) to complete "
+        "(sync_before_fill.py:36)\n"
+        "  <- the shim DMA (0,0) draining 'b' waits for data (sync_before_fill.py:25)\n"
+        "  <- the DMA of core[0,0] (0,2) sending 'b' waits for core[0,0] to release an element "
+        "to send (sync_before_fill.py:25)\n"
+        "  <- core[0,0] (0,2) waits to acquire 'a' (consume) for data to arrive "
+        "(sync_before_fill.py:31)\n"
+        "  <- the DMA of core[0,0] (0,2) receiving 'a' waits for data "
+        "(sync_before_fill.py:24)\n"
+        "  <- the shim DMA (0,0) filling 'a' has no transfer queued: the runtime issues its "
+        "fill of 'a' only after the wait it is blocked in (sync_before_fill.py:37)\n"
+        "  <- back to the runtime: a wait-for cycle\n"
+        "  fix: issue every fill and drain that a waited drain depends on before the rt.sync() "
+        "that waits for it"
+    ),
+}
+
+
+@pytest.fixture
+def in_corpus(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run from the corpus directory so that locations read ``<file>.py:LINE``."""
+    monkeypatch.chdir(CORPUS)
+    return CORPUS
+
+
+def report(name: str) -> DesignError:
+    """Load, check and simulate corpus file ``name``; return what reported it."""
+    with pytest.raises(DesignError) as excinfo:
+        handle = load_design(name)
+        check_design(handle.ir)
+        simulate(handle)
+    return excinfo.value
+
+
+def test_every_corpus_file_is_listed_once() -> None:
+    files = sorted(p.name for p in CORPUS.glob("*.py"))
+    assert len(files) >= 10
+    assert sorted([*STATIC, *DYNAMIC]) == files
+    assert not set(STATIC) & set(DYNAMIC)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("*.py")))
+def test_corpus_file_names_its_cause_and_issues(name: str) -> None:
+    doc = (CORPUS / name).read_text().split('"""')[1]
+    assert doc.startswith("Hang: ")
+    assert "Cause: " in doc and "Mirrors: " in doc and "Reported: " in doc
+    assert "Xilinx/mlir-a" in doc or "KULeuven-MICAS/stream" in doc
+    assert ("statically" in doc) == (name in STATIC)
+    assert ("by running (exit code 3)" in doc) == (name in DYNAMIC)
+
+
+@pytest.mark.parametrize("name", sorted(STATIC))
+def test_static_hang_is_reported_by_the_checks(name: str, in_corpus: Path) -> None:
+    err = report(name)
+    assert not isinstance(err, Deadlock)
+    assert str(err) == STATIC[name]
+
+
+@pytest.mark.parametrize("name", sorted(DYNAMIC))
+def test_dynamic_hang_is_reported_as_a_deadlock(name: str, in_corpus: Path) -> None:
+    handle = load_design(name)
+    check_design(handle.ir)  # passes every static check
+    with pytest.raises(Deadlock) as excinfo:
+        simulate(handle)
+    err = excinfo.value
+    assert str(err) == DYNAMIC[name]
+    assert err.exit_code == 3
+    assert err.chain == str(err).split("\n")[1:-1]  # one line per step, then the fix
+    assert err.first_loc is not None and err.first_loc.file == name
+
+
+# -- the fixes the reports suggest make the designs run ------------------------------------------
+
+FIXED = {
+    # file: (line as written, line as fixed)
+    "sync_before_fill.py": ("        rt.sync()\n", ""),
+    "drain_order_reversed.py": ("        rt.sync()\n", ""),
+    "halo_swap_cycle.py": (
+        "            with send.produce() as s, recv.consume() as n, mine.consume() as m:\n"
+        "                copy(m, s)\n"
+        "                with res.produce() as r:\n"
+        "                    add_k(m, n, r)\n",
+        "            with mine.consume() as m:\n"
+        "                with send.produce() as s:\n"
+        "                    copy(m, s)\n"
+        "                with recv.consume() as n, res.produce() as r:\n"
+        "                    add_k(m, n, r)\n"),
+    "broadcast_under_buffered.py": (
+        '    w = fifo(Tensor[256, i32], name="w")\n',
+        '    w = fifo(Tensor[256, i32], name="w", consumer_depth={"core[0,1]": 3})\n'),
+    "sliding_window_in_loop.py": (
+        "        for _ in loop(ROWS):\n",
+        '        rows.acquire("consume", 2)\n'
+        "        for _ in loop(ROWS):\n"),
+    "nested_consume_same_fifo.py": (
+        "with w.consume() as x, w.consume() as y, o.produce() as r:\n"
+        "                add_k(x, y, r)\n",
+        "with w.consume(2) as xy, o.produce() as r:\n"
+        "                add_k(xy[0], xy[1], r)\n"),
+    "held_at_end.py": (
+        "                scale_k(src, dst, f, 1024)\n",
+        "                scale_k(src, dst, f, 1024)\n"
+        '        of_factor.release("consume")\n'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIXED))
+def test_the_suggested_fix_runs_and_passes(name: str, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    before, after = FIXED[name]
+    text = (CORPUS / name).read_text()
+    assert text.count(before) == 1
+    (tmp_path / name).write_text(text.replace(before, after))
+    monkeypatch.chdir(tmp_path)
+    result = simulate(load_design(name))
+    assert result.passed, [c.line() for c in result.checks]
+
+
+# -- look-alikes that do not hang ----------------------------------------------------------------
+
+PARTIAL_DRAIN = '''
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+    a = fifo(Tensor[1024, i32], name="a")
+    b = fifo(Tensor[1024, i32], name="b")
+    copy = passthrough(Tensor[1024, i32])
+
+    @herd()
+    def core():
+        for _ in loop(2):
+            with a.consume(2) as x, b.produce(2) as y:
+                copy(x[0], y[0])
+                copy(x[1], y[1])
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out, (0, [FIRST], [1]))
+        rt.sync()
+        rt.drain(b, out, (FIRST, [4096 - FIRST], [1]))
+
+
+@d.reference
+def reference(inp):
+    return inp.copy()
+'''
+
+
+@pytest.mark.parametrize("first", [1024, 3072])
+def test_draining_whole_elements_in_waited_batches_does_not_hang(
+        first: int, design_file: Callable[..., Path]) -> None:
+    """A drain for fewer elements than the core released in one batch, waited before the rest.
+
+    The core releases 2 elements of 'b' at once; the runtime drains 1 (or 3) of them, waits, then
+    drains the rest. The rest stays in the core's buffers until the second drain is issued: no
+    hang. (Part of an element is another matter: hang_corpus/drain_part_of_element.py.)
+    """
+    path = design_file(PARTIAL_DRAIN.replace("FIRST", str(first)))
+    result = simulate(load_design(path))
+    assert result.passed, [c.line() for c in result.checks]
+
+
+# -- the shipped designs have no report and pass -------------------------------------------------
+
+@pytest.mark.parametrize("path", sorted(p.name for p in (ROOT / "designs").glob("*.py")))
+def test_shipped_design_simulates_without_a_report_and_passes(path: str, in_root: Path) -> None:
+    handle = load_design(f"designs/{path}")
+    check_design(handle.ir)
+    result = simulate(handle)
+    assert isinstance(result, SimResult)
+    assert result.checks and result.passed, [c.line() for c in result.checks]
+    for name, out in result.outputs.items():
+        assert np.isfinite(out.astype(np.float64)).all(), name
+
+
+# -- the command line ------------------------------------------------------------------------------
+
+def aiedsl_sim(path: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
+    return subprocess.run([sys.executable, "-m", "aiedsl.cli", "sim", path], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("name", sorted(DYNAMIC))
+def test_cli_sim_exits_3_with_the_deadlock_report(name: str) -> None:
+    r = aiedsl_sim(name, CORPUS)
+    assert r.returncode == 3
+    assert r.stderr == DYNAMIC[name] + "\n"
+    assert r.stdout == ""
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("name", ["fifo_never_filled.py", "fill_more.py",
+                                  "nested_consume_same_fifo.py"])
+def test_cli_sim_exits_2_for_a_hang_the_checks_find(name: str) -> None:
+    r = aiedsl_sim(name, CORPUS)
+    assert r.returncode == 2
+    assert r.stderr == STATIC[name] + "\n"
+    assert r.stdout == "" and "Traceback" not in r.stderr
+
+
+def test_cli_paths_in_the_report_are_relative_to_the_working_directory() -> None:
+    name = "sync_before_fill.py"
+    r = aiedsl_sim(f"hang_corpus/{name}", CORPUS.parent)
+    assert r.returncode == 3
+    assert r.stderr == DYNAMIC[name].replace(f"({name}:", f"(hang_corpus/{name}:") + "\n"
