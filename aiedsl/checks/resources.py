@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from aiedsl.checks.program import buffers_held, max_acquire
+from aiedsl.checks.program import buffers_held, calls, max_acquire
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Loc, Transfer, Wait
 from aiedsl.targets import TargetModel, get_target
@@ -74,8 +74,8 @@ def usage(d: Design) -> dict[Coord, TileUsage]:
     core_by_name = {c.name: c for c in d.cores}
     for c in d.cores:
         u = at(c.tile)
-        u.runs = f"{c.name}: " + ", ".join(sorted({op.kernel for op in _calls(c)})) \
-            if _calls(c) else c.name
+        u.runs = f"{c.name}: " + ", ".join(sorted({op.kernel for op in calls(c)})) \
+            if calls(c) else c.name
         u.memory.append(Use("stack", c.stack, c.loc))
     for f in d.fifos:
         ends = [(f.producer, "produce")] + [(c, "consume") for c in f.consumers]
@@ -112,12 +112,6 @@ def usage(d: Design) -> dict[Coord, TileUsage]:
             add_dma(u, "out", t, link.loc, depth * (n_parts if link.kind == "join" else 1))
     _shim_bds(d, at)
     return dict(sorted(tiles.items(), key=lambda kv: (kv[0][1], kv[0][0])))
-
-
-def _calls(core):  # type: ignore[no-untyped-def]
-    from aiedsl.checks.program import calls
-
-    return calls(core)
 
 
 def _shim_bds(d: Design, at) -> None:  # type: ignore[no-untyped-def]

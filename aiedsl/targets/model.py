@@ -50,7 +50,7 @@ class TargetModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
-    """mlir-aie device name, as in ``aie.device(npu1)``."""
+    """mlir-aie's device name (``npu1``, ``npu2_4col``), as the emitted MLIR spells it."""
     family: Literal["npu1", "npu2"]
     arch: Literal["aie2", "aie2p"]
     """Peano's architecture for this family."""
