@@ -24,7 +24,8 @@ Example design file::
 from aiedsl.dtypes import bf16, f32, i8, i16, i32, u8
 from aiedsl.errors import DesignError
 from aiedsl.lang import (
-    Buffer, Channel, DesignHandle, ObjectFifo, Tensor, channel, define, design, fifo, herd, join,
+    Buffer, Channel, DesignHandle, ObjectFifo, Tensor, channel, define, design, fifo, gemm_runtime,
+    herd, join,
     loop, memtile, runtime, shim, tiles,
 )
 
@@ -32,6 +33,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Buffer", "Channel", "DesignError", "DesignHandle", "ObjectFifo", "Tensor", "bf16",
-    "channel", "define", "design", "f32", "fifo", "herd", "i8", "i16", "i32", "join", "loop",
+    "channel", "define", "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32", "join", "loop",
     "memtile", "runtime", "shim", "tiles", "u8",
 ]

@@ -112,7 +112,8 @@ def run(
     if target not in ("auto", "npu", "sim"):
         raise typer.BadParameter("--target is auto, npu or sim")
     handle = _load(design, define, device, name)
-    path = write(generate(handle), output or Path("build") / handle.name)
+    gen = generate(handle)
+    path = write(gen, output or Path("build") / handle.name)
     out.print(f"built {path}/")
     npu, why = (None, "--target sim") if target == "sim" else find_npu()
     if npu is None:
@@ -120,19 +121,20 @@ def run(
             err.print(f"no NPU: {why}")
             raise typer.Exit(4)
         out.print(f"no NPU ({why}): running on the simulator")
-        _simulate(handle, seed, trace, None)
+        _simulate(handle, seed, trace, None, placed=gen.design)
         return
     err.print("an NPU is present, but running on it needs the compiled xclbin "
               "(aiedsl build --compile), which this version cannot produce yet; use --target sim")
     raise typer.Exit(4)
 
 
-def _simulate(handle, seed: int, trace: Optional[Path], clock: Optional[float]) -> None:  # type: ignore[no-untyped-def]
+def _simulate(handle, seed: int, trace: Optional[Path], clock: Optional[float],  # type: ignore[no-untyped-def]
+              placed=None) -> None:
     from aiedsl.sim import simulate
 
     start = time.perf_counter()
     result = simulate(handle, seed=seed, trace=str(trace) if trace else None,
-                      clock_hz=clock * 1e9 if clock else None)
+                      clock_hz=clock * 1e9 if clock else None, placed=placed)
     out.print(f"{handle.name} on {handle.ir.device}: simulated in "
               f"{time.perf_counter() - start:.2f} s (seed {seed})")
     for c in result.checks:

@@ -15,7 +15,7 @@ buffered C faster anyway).
 import numpy as np
 
 from aiedsl import (
-    Tensor, bf16, channel, define, design, f32, herd, loop, memtile, runtime, tiles,
+    Tensor, bf16, channel, define, design, f32, gemm_runtime, herd, loop, memtile, runtime,
 )
 from aiedsl.kernels import block_dims, matmul, unblock_dims, zero
 
@@ -30,7 +30,6 @@ COLS = define("COLS", 4, doc="herd columns")
 
 row_groups = M // (m * ROWS)  # passes of the herd over C's tile rows
 col_groups = N // (n * COLS)  # and over its tile columns
-RG_PER_SYNC = 7  # row groups per batch of runtime transfers (see the runtime sequence)
 
 
 @design(device="npu1")
@@ -56,24 +55,7 @@ def gemm_bf16(A: Tensor[M, K, bf16], B: Tensor[K, N, bf16], C: Tensor[M, N, f32]
                         mm(ta, tb, acc)
 
     with runtime() as rt:
-        # A shim tile has 16 BDs: per column, one drains C and two per row group fill A and B,
-        # so the herd's passes over C go in batches of up to 7 row groups, waiting in between.
-        for first in range(0, row_groups, RG_PER_SYNC):
-            batch = range(first, min(first + RG_PER_SYNC, row_groups))
-            for i in range(max(ROWS, COLS)):
-                if i < COLS:
-                    rows = range(batch.start * ROWS, batch.stop * ROWS)
-                    rt.drain(c[i, :], C, tiles(C, (m, n), rows=rows,
-                                               cols=range(i, N // n, COLS), order="grouped",
-                                               group=ROWS))
-                for rg in batch:
-                    if i < ROWS:
-                        rt.fill(a[i], A, tiles(A, (m, k), rows=rg * ROWS + i,
-                                               repeat=col_groups))
-                    if i < COLS:
-                        rt.fill(b[i], B, tiles(B, (k, n), cols=range(i, N // n, COLS),
-                                               order="col"))
-            rt.sync()
+        gemm_runtime(rt, a, b, c, A, B, C, tile=(m, k, n), herd=(COLS, ROWS))
 
 
 @gemm_bf16.reference

@@ -154,9 +154,23 @@ def test_gemm_c_not_unblocked_fails(design_file: DesignFile) -> None:
         "0.0001 relative + 0.00739 absolute)"]
 
 
+# gemm_runtime's sequence written out, with A's tile row for herd row i one too far down
+A_ONE_ROW_DOWN = """\
+        from aiedsl import tiles
+
+        for i in range(COLS):
+            rt.drain(c[i, :], C, tiles(C, (m, n), cols=range(i, N // n, COLS),
+                                       order="grouped", group=ROWS))
+            for rg in range(row_groups):
+                rt.fill(a[i], A, tiles(A, (m, k), rows=(rg * ROWS + i + 1) % (M // m),
+                                       repeat=col_groups))
+                rt.fill(b[i], B, tiles(B, (k, n), cols=range(i, N // n, COLS), order="col"))
+        rt.sync()"""
+
+
 def test_gemm_a_fill_at_the_wrong_tile_row_fails(design_file: DesignFile) -> None:
-    # the runtime pattern for herd row i starts one tile row of A too far down
-    result = gemm(design_file, "rows=rg * ROWS + i,", "rows=(rg * ROWS + i + 1) % (M // m),")
+    result = gemm(design_file, "        gemm_runtime(rt, a, b, c, A, B, C, tile=(m, k, n), "
+                  "herd=(COLS, ROWS))", A_ONE_ROW_DOWN)
     assert result.passed is False
     assert lines(result) == [
         "FAIL C: worst element [130, 184] got -59.2786 want 48.7691 (|error| 108; tolerance "

@@ -11,7 +11,7 @@ from typing import Any
 
 from aiedsl import __version__
 from aiedsl.codegen.env import render
-from aiedsl.ir import Acquire, BufferArg, Call, Design, Loop, Op, Release, Transfer
+from aiedsl.ir import Acquire, BufferArg, Call, Design, Fifo, Loop, Op, Release, Transfer
 from aiedsl.targets import get_target
 
 _PORT = {"produce": "Produce", "consume": "Consume"}
@@ -32,10 +32,7 @@ def render_mlir(d: Design) -> str:
         tiles.add(c.tile)
     fifo_views = [{
         "name": f.name, "producer": f.producer, "consumers": f.consumers, "loc": f.loc,
-        "memref": f.elem.mlir(),
-        "depths": sorted({e.depth for e in (f.producer, *f.consumers)}) if len(
-            {e.depth for e in (f.producer, *f.consumers)}) == 1
-        else [f.producer.depth, *(c.depth for c in f.consumers)],
+        "memref": f.elem.mlir(), "depths": _depths(f),
     } for f in d.fifos]
     links = [{
         "srcs": l.srcs, "dsts": l.dsts, "loc": l.loc,
@@ -81,6 +78,12 @@ def render_mlir(d: Design) -> str:
         design={"name": d.name, "device": d.device, "file": d.loc.file, "defines": d.defines},
         tiles=sorted(tiles), fifos=fifo_views, links=links, kernels=kernels, cores=cores,
         args=args, runtime=runtime)
+
+
+def _depths(f: Fifo) -> list[int]:
+    """One depth when every endpoint agrees, else mlir-aie's per-endpoint list."""
+    depths = [f.producer.depth, *(c.depth for c in f.consumers)]
+    return depths[:1] if len(set(depths)) == 1 else depths
 
 
 class _Namer:

@@ -5,11 +5,12 @@ from aiedsl.lang.context import define
 from aiedsl.lang.core import herd, loop
 from aiedsl.lang.design import DesignHandle, design
 from aiedsl.lang.fifo import Buffer, ObjectFifo, fifo, join
+from aiedsl.lang.gemm import gemm_runtime
 from aiedsl.lang.placement import memtile, shim
 from aiedsl.lang.runtime import runtime, tiles
 from aiedsl.lang.tensor import Tensor
 
 __all__ = [
     "Buffer", "Channel", "DesignHandle", "ObjectFifo", "Tensor", "channel", "define", "design",
-    "fifo", "herd", "join", "loop", "memtile", "runtime", "shim", "tiles",
+    "fifo", "gemm_runtime", "herd", "join", "loop", "memtile", "runtime", "shim", "tiles",
 ]

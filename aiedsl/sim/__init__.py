@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aiedsl.checks import check_design
+from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, compare, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
@@ -42,7 +43,8 @@ class SimResult:
 
 def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, *,
              seed: int = 0, clock_hz: float | None = None, trace: str | None = None,
-             check: bool = True, compute: bool = True) -> SimResult:
+             check: bool = True, compute: bool = True,
+             placed: Design | None = None) -> SimResult:
     """Run ``handle``'s design on the simulator; raises :class:`Deadlock` when it hangs.
 
     ``inputs`` default to seeded random tensors; with ``check`` the outputs are compared with the
@@ -50,7 +52,8 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     ``compute=False`` kernels only take their time (no data is computed): for timing studies of
     large problems; outputs are then meaningless and not checked.
     """
-    placed, _ = check_design(handle.ir)
+    if placed is None:
+        placed, _ = check_design(handle.ir)
     ins = inputs if inputs is not None else make_inputs(placed, seed)
     host: dict[str, np.ndarray] = {}
     drained = set(handle.outputs)

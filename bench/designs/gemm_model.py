@@ -12,7 +12,7 @@ kernel's fraction of peak in its inner loop and OVERHEAD the per-call cost; both
 import numpy as np
 
 from aiedsl import (
-    Tensor, channel, define, design, herd, loop, memtile, runtime, tiles,
+    Tensor, channel, define, design, gemm_runtime, herd, loop, memtile, runtime,
 )
 from aiedsl.dtypes import dtype
 from aiedsl.kernels import block, block_dims, buffer, declare, unblock, unblock_dims
@@ -77,22 +77,7 @@ def gemm_model(A: Tensor[M, K, IN], B: Tensor[K, N, IN], C: Tensor[M, N, OUT]):
                         mm(ta, tb, tile_c)
 
     with runtime() as rt:
-        for first in range(0, row_groups, 7):
-            batch = range(first, min(first + 7, row_groups))
-            for i in range(max(ROWS, COLS)):
-                if i < COLS:
-                    rt.drain(c[i, :], C, tiles(C, (m, n), rows=range(batch.start * ROWS,
-                                                                     batch.stop * ROWS),
-                                               cols=range(i, N // n, COLS), order="grouped",
-                                               group=ROWS))
-                for rg in batch:
-                    if i < ROWS:
-                        rt.fill(a[i], A, tiles(A, (m, k), rows=rg * ROWS + i,
-                                               repeat=col_groups))
-                    if i < COLS:
-                        rt.fill(b[i], B, tiles(B, (k, n), cols=range(i, N // n, COLS),
-                                               order="col"))
-            rt.sync()
+        gemm_runtime(rt, a, b, c, A, B, C, tile=(m, k, n), herd=(COLS, ROWS))
 
 
 @gemm_model.reference
