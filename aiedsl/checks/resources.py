@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from aiedsl.checks.program import buffers_held, calls, max_acquire
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Loc, Transfer, Wait
+from aiedsl.ir import Design, Fifo, Link, Loc, Transfer, Wait
 from aiedsl.targets import TargetModel, get_target
 
 Coord = tuple[int, int]
@@ -25,11 +25,20 @@ Coord = tuple[int, int]
 
 @dataclass
 class Use:
-    """One user of a resource: a label in the design's terms and its line."""
+    """One user of a resource: a label in the design's terms and its line.
+
+    Allocation (:mod:`aiedsl.place.alloc`) reads the details: ``fifo`` owns it; ``buffers`` are
+    the (name, bytes) of each buffer a memory use stands for; ``locks`` the (name, initial value)
+    of each lock; ``bds`` the buffer descriptors a DMA channel chains.
+    """
 
     label: str
     amount: int
     loc: Loc
+    fifo: str = ""
+    buffers: tuple[tuple[str, int], ...] = ()
+    locks: tuple[tuple[str, int], ...] = ()
+    bds: int = 0
 
 
 @dataclass
@@ -56,6 +65,7 @@ def usage(d: Design) -> dict[Coord, TileUsage]:
     """Resource use per tile of a placed design, tiles in (row, col) order."""
     assert d.placed, "usage() needs a placed design"
     target = get_target(d.device)
+    shared = d.physical.shared if d.physical else {}
     tiles: dict[Coord, TileUsage] = {}
 
     def at(tile: Coord | None) -> TileUsage:
@@ -64,54 +74,110 @@ def usage(d: Design) -> dict[Coord, TileUsage]:
             tiles[tile] = TileUsage(tile, target.kind_of(tile) or "?")
         return tiles[tile]
 
-    def add_dma(u: TileUsage, direction: str, label: str, loc: Loc, bds: int) -> None:
+    def add_dma(u: TileUsage, direction: str, fifo: str, loc: Loc, bds: int) -> None:
         chans = u.dma_in if direction == "in" else u.dma_out
-        chans.append(Use(label, 1, loc))
+        chans.append(Use(fifo, 1, loc, fifo=fifo, bds=bds))
         if bds:  # a shim endpoint's BDs are counted per runtime transfer (_shim_bds)
-            u.bds.append(Use(label, bds, loc))
-            u.bds_by_parity[(len(chans) - 1) % 2].append(Use(label, bds, loc))
+            u.bds.append(Use(fifo, bds, loc, fifo=fifo))
+            u.bds_by_parity[(len(chans) - 1) % 2].append(Use(fifo, bds, loc, fifo=fifo))
+
+    def add_buffers(u: TileUsage, fifo: str, base: str, n: int, nbytes: int, loc: Loc) -> None:
+        u.memory.append(Use(f"{fifo} {n} x {nbytes} B", n * nbytes, loc, fifo=fifo,
+                            buffers=tuple((f"{base}_buff_{i}", nbytes) for i in range(n))))
+
+    def add_locks(u: TileUsage, label: str, fifo: str, base: str, depth: int, loc: Loc,
+                  parts: int = 1) -> None:
+        names = tuple(lock for i in range(parts) for lock in
+                      ((f"{base}_prod_lock_{i}", depth), (f"{base}_cons_lock_{i}", 0)))
+        u.locks.append(Use(label, len(names), loc, fifo=fifo, locks=names))
 
     core_by_name = {c.name: c for c in d.cores}
     for c in d.cores:
         u = at(c.tile)
         u.runs = f"{c.name}: " + ", ".join(sorted({op.kernel for op in calls(c)})) \
             if calls(c) else c.name
-        u.memory.append(Use("stack", c.stack, c.loc))
-    for f in d.fifos:
-        ends = [(f.producer, "produce")] + [(c, "consume") for c in f.consumers]
-        for e, port in ends:
-            if e.kind != "core":
-                continue
+        u.memory.append(Use("stack", c.stack, c.loc, buffers=((f"{c.name} stack", c.stack),)))
+    link_bds = _memtile_bds(d)
+    for f in d.fifos:  # in emitted order: mlir-aie numbers DMA channels fifo by fifo
+        if f.name in shared:
+            _shared_fifo(f, at(shared[f.name]), add_buffers, add_locks)
+            continue
+        n_core_cons = sum(c.kind == "core" for c in f.consumers)
+        cons_i = 0
+        for e, port in [(f.producer, "produce")] + [(c, "consume") for c in f.consumers]:
             u = at(e.tile)
-            n_acq = max_acquire(core_by_name[e.core])[(f.name, port)] if e.core else 1
-            nbuf = buffers_held(e.depth, n_acq)
-            u.memory.append(Use(f"{f.name} {nbuf} x {f.elem.nbytes} B", nbuf * f.elem.nbytes,
-                                e.loc))
-            u.locks.append(Use(f.name, 2, e.loc))
-            add_dma(u, "out" if port == "produce" else "in", f.name, e.loc, nbuf)
-        for e, port in ends:
+            direction = "out" if port == "produce" else "in"
             if e.kind == "shim":
-                add_dma(at(e.tile), "out" if port == "produce" else "in", f.name, e.loc, 0)
+                add_dma(u, direction, f.name, e.loc, 0)
+                add_locks(u, f.name, f.name, _side(f.name, port, None), 1, e.loc)
+            elif e.kind == "memtile":  # buffers and locks belong to the link (below)
+                add_dma(u, direction, f.name, e.loc, link_bds[f.name])
+            else:
+                assert e.core is not None
+                nbuf = buffers_held(e.depth, max_acquire(core_by_name[e.core])[(f.name, port)])
+                index = None
+                if port == "consume" and n_core_cons > 1:
+                    index, cons_i = cons_i, cons_i + 1
+                base = _side(f.name, port, index)
+                add_buffers(u, f.name, base, nbuf, f.elem.nbytes, e.loc)
+                add_locks(u, f.name, f.name, base, nbuf, e.loc)
+                add_dma(u, direction, f.name, e.loc, nbuf)
     for link in d.links:
         u = at(link.memtile)
-        parent_name = link.dsts[0] if link.kind == "join" else link.srcs[0]
-        parent = d.fifo(parent_name)
-        end = parent.producer if link.kind == "join" else next(
-            c for c in parent.consumers if c.kind == "memtile")
-        depth = end.depth
+        parent = d.fifo(_parent(link))
+        depth = _link_depth(d, link)
         # A forward may regroup elements; the memtile buffers hold the larger of the two.
         nbytes = max(d.fifo(n).elem.nbytes for n in (*link.srcs, *link.dsts)) \
             if link.kind == "forward" else parent.elem.nbytes
-        u.memory.append(Use(f"{parent.name} {depth} x {nbytes} B", depth * nbytes, link.loc))
+        base = _side(parent.name, "produce" if link.kind == "join" else "consume", None)
+        add_buffers(u, parent.name, base, depth, nbytes, link.loc)
         parts = link.dsts if link.kind == "split" else link.srcs
-        u.locks.append(Use(f"{link.kind} {parent.name}", 2 * len(parts), link.loc))
-        n_parts = len(parts)
-        for s in link.srcs:
-            add_dma(u, "in", s, link.loc, depth * (n_parts if link.kind == "split" else 1))
-        for t in link.dsts:
-            add_dma(u, "out", t, link.loc, depth * (n_parts if link.kind == "join" else 1))
+        add_locks(u, f"{link.kind} {parent.name}", parent.name, base, depth, link.loc,
+                  parts=len(parts))
     _shim_bds(d, at)
     return dict(sorted(tiles.items(), key=lambda kv: (kv[0][1], kv[0][0])))
+
+
+def _parent(link: Link) -> str:
+    """The fifo whose whole elements the memtile holds: the joined one, or the split/forwarded one."""
+    return link.dsts[0] if link.kind == "join" else link.srcs[0]
+
+
+def _link_depth(d: Design, link: Link) -> int:
+    parent = d.fifo(_parent(link))
+    end = parent.producer if link.kind == "join" else next(
+        c for c in parent.consumers if c.kind == "memtile")
+    return end.depth
+
+
+def _memtile_bds(d: Design) -> dict[str, int]:
+    """BDs of each memtile DMA channel: one per buffer, per part on the parent's side."""
+    out = {}
+    for link in d.links:
+        depth = _link_depth(d, link)
+        n_parts = len(link.dsts if link.kind == "split" else link.srcs)
+        for s in link.srcs:
+            out[s] = depth * (n_parts if link.kind == "split" else 1)
+        for t in link.dsts:
+            out[t] = depth * (n_parts if link.kind == "join" else 1)
+    return out
+
+
+def _side(fifo: str, port: str, index: int | None) -> str:
+    """mlir-aie's base name for one side of a fifo: ``a`` (producer), ``a_cons`` or ``a_1_cons``."""
+    if port == "produce":
+        return fifo
+    return f"{fifo}_{index}_cons" if index is not None else f"{fifo}_cons"
+
+
+def _shared_fifo(f: Fifo, u: TileUsage, add_buffers, add_locks) -> None:  # type: ignore[no-untyped-def]
+    """A fifo between neighbouring cores in shared memory: no DMA, one set of buffers and locks.
+
+    mlir-aie sizes it by the producer's depth and gives it one lock pair (aie2-facts.md s2).
+    """
+    depth = f.producer.depth
+    add_buffers(u, f.name, f.name, depth, f.elem.nbytes, f.loc)
+    add_locks(u, f"{f.name} (shared)", f.name, f.name, depth, f.loc)
 
 
 def _shim_bds(d: Design, at) -> None:  # type: ignore[no-untyped-def]

@@ -15,6 +15,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 from aiedsl.ir.loc import Loc
+from aiedsl.ir.physical import Physical
 from aiedsl.ir.types import Dim, Pattern, TensorType
 
 TileKind = Literal["shim", "memtile", "core"]
@@ -270,6 +271,8 @@ class Design(_Node):
     runtime: tuple[RuntimeOp, ...]
     placed: bool = False
     """True once every tile is decided (after :func:`aiedsl.place.place`)."""
+    physical: Physical | None = None
+    """DMA channels, BDs, locks, addresses and stream routes (after allocation and routing)."""
 
     def fifo(self, name: str) -> Fifo:
         """The fifo called ``name``."""

@@ -1,5 +1,7 @@
-"""Placement: decide the tile of every herd, memtile link and shim endpoint."""
+"""Placement, allocation and routing: where everything goes, and how the streams get there."""
 
+from aiedsl.place.alloc import allocate
 from aiedsl.place.placer import place
+from aiedsl.place.route import route
 
-__all__ = ["place"]
+__all__ = ["allocate", "place", "route"]

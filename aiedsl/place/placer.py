@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Endpoint, Fifo, Herd, Link, Loc
+from aiedsl.ir import Design, Endpoint, Fifo, Herd, Link, Loc, Physical
 from aiedsl.targets import DEVICES, TargetModel, get_target
 
 Coord = tuple[int, int]
@@ -34,9 +34,34 @@ def place(design: Design) -> Design:
         for name in link.dsts:
             fifos[name] = _set_memtile(fifos[name], "producer", link.memtile)
     fifos = _place_shims(fifos, target)
+    shared = _shared_memory(list(fifos.values()), links, target)
     return design.model_copy(update={"herds": tuple(herds), "cores": cores,
                                      "fifos": tuple(fifos.values()), "links": tuple(links),
-                                     "placed": True})
+                                     "placed": True, "physical": Physical(shared=shared)})
+
+
+def _shared_memory(fifos: list[Fifo], links: list[Link], target: TargetModel
+                   ) -> dict[str, Coord]:
+    """Fifos mlir-aie puts in shared memory, and the tile holding their buffers.
+
+    Its rule: one consumer, no layout change on either side, not part of a link, and one of the
+    two cores reaches the other's memory. The buffers go in the producer's memory unless only
+    the producer reaches the consumer's.
+    """
+    in_link = {n for link in links for n in (*link.srcs, *link.dsts)}
+    out = {}
+    for f in fifos:
+        if len(f.consumers) != 1 or f.name in in_link:
+            continue
+        p, c = f.producer, f.consumers[0]
+        if p.kind != "core" or c.kind != "core" or p.dims or c.dims:
+            continue
+        assert p.tile is not None and c.tile is not None
+        right = target.core_reaches(p.tile, c.tile)   # the producer writes the consumer's memory
+        left = target.core_reaches(c.tile, p.tile)    # the consumer reads the producer's
+        if right or left:
+            out[f.name] = c.tile if right and not left else p.tile
+    return out
 
 
 def _place_herds(herds: tuple[Herd, ...], target: TargetModel) -> list[Herd]:

@@ -145,8 +145,14 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
     links_out = {n: link for link in d.links for n in link.dsts}
     rings: dict[tuple[str, str, str], Ring] = {}
 
+    shared = d.physical.shared if d.physical else {}
     for f in d.fifos:
         np_dtype = np.dtype(lookup_dtype(f.elem.dtype).numpy)
+        if f.name in shared:  # neighbours share the buffers: the cores' locks are the only sync
+            ring = _ring(f"{f.name}@{shared[f.name]}", f.producer.depth, f.elem.shape, np_dtype)
+            rings[(f.name, "produce", f.producer.core)] = ring
+            rings[(f.name, "consume", f.consumers[0].core)] = ring
+            continue
         conn = m.conns[f.name] = Conn(f.name)
         # receivers first, so every port exists before the sender can send
         for c in f.consumers:

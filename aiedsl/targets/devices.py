@@ -9,10 +9,18 @@ from __future__ import annotations
 
 from aiedsl.targets.model import TargetModel, TileLimits
 
-_SHIM = TileLimits(memory=0, banks=0, dma_in=2, dma_out=2, bds=16, locks=16, dma_dims=3)
+# Stream switch ports per direction, mlir-aie's model (aie2-facts.md s2): memtiles have no
+# east/west wires, so data crosses columns only in the shim row or a core row.
+_SHIM = TileLimits(memory=0, banks=0, dma_in=2, dma_out=2, bds=16, locks=16, dma_dims=3,
+                   switch_out={"north": 6, "south": 6, "east": 4, "west": 4},
+                   switch_in={"north": 4, "south": 8, "east": 4, "west": 4})
 _MEMTILE = TileLimits(memory=512 * 1024, banks=8, dma_in=6, dma_out=6, bds=48,
-                      bds_per_channel_parity=24, locks=64, dma_dims=4)
-_CORE = TileLimits(memory=64 * 1024, banks=4, dma_in=2, dma_out=2, bds=16, locks=16, dma_dims=3)
+                      bds_per_channel_parity=24, locks=64, dma_dims=4,
+                      switch_out={"north": 6, "south": 4, "east": 0, "west": 0},
+                      switch_in={"north": 4, "south": 6, "east": 0, "west": 0})
+_CORE = TileLimits(memory=64 * 1024, banks=4, dma_in=2, dma_out=2, bds=16, locks=16, dma_dims=3,
+                   switch_out={"north": 6, "south": 4, "east": 4, "west": 4},
+                   switch_in={"north": 4, "south": 6, "east": 4, "west": 4})
 
 
 def _npu1(name: str, cols: int) -> TargetModel:

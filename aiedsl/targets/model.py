@@ -11,6 +11,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 TileKind = Literal["shim", "memtile", "core"]
+Direction = Literal["north", "south", "east", "west"]
+STEP: dict[Direction, tuple[int, int]] = {"north": (0, 1), "south": (0, -1), "east": (1, 0),
+                                           "west": (-1, 0)}
+"""(dcol, drow) of one step in each direction; rows grow northward (shim row 0 is south)."""
+OPPOSITE: dict[Direction, Direction] = {"north": "south", "south": "north", "east": "west",
+                                        "west": "east"}
 
 
 class TileLimits(BaseModel):
@@ -34,6 +40,10 @@ class TileLimits(BaseModel):
     """Hardware locks."""
     dma_dims: int
     """n-d address generator dimensions of this tile's DMAs."""
+    switch_out: dict[Direction, int]
+    """Stream switch master ports toward each neighbour (mlir-aie ``getNumDestSwitchboxConnections``)."""
+    switch_in: dict[Direction, int]
+    """Stream switch slave ports from each neighbour (``getNumSourceSwitchboxConnections``)."""
 
 
 class TargetModel(BaseModel):
@@ -105,6 +115,36 @@ class TargetModel(BaseModel):
         if row in self.core_rows:
             return "core"
         return None
+
+    def link_capacity(self, tile: tuple[int, int], direction: Direction) -> int:
+        """Stream wires from ``tile`` to its neighbour in ``direction`` (0 off the device).
+
+        A wire needs a master port on this side and a slave port on the other; mlir-aie numbers
+        both ends alike, so the capacity is the smaller of the two counts.
+        """
+        dc, dr = STEP[direction]
+        other = (tile[0] + dc, tile[1] + dr)
+        here, there = self.kind_of(tile), self.kind_of(other)
+        if here is None or there is None:
+            return 0
+        return min(self.limits(here).switch_out[direction],
+                   self.limits(there).switch_in[OPPOSITE[direction]])
+
+    def core_reaches(self, core: tuple[int, int], mem: tuple[int, int]) -> bool:
+        """Can the core at ``core`` load and store the data memory of compute tile ``mem``?
+
+        On AIE2 a core reaches its own memory and those of its west, north and south
+        neighbours, never a memtile's (mlir-aie ``isLegalMemAffinity``).
+        """
+        if self.kind_of(core) != "core" or self.kind_of(mem) != "core":
+            return False
+        dc, dr = mem[0] - core[0], mem[1] - core[1]
+        return (dc, dr) in ((0, 0), (-1, 0), (0, 1), (0, -1))
+
+    def tiles(self) -> list[tuple[int, int]]:
+        """Every tile of the device, row by row from the shim row up, columns left to right."""
+        rows = sorted({self.shim_row, *self.memtile_rows, *self.core_rows})
+        return [(col, row) for row in rows for col in range(self.cols)]
 
     @property
     def rows(self) -> int:

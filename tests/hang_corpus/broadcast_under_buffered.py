@@ -1,10 +1,10 @@
 """Hang: a broadcast whose consumers are coupled through a second fifo runs out of buffers.
 
-Cause: 'w' is broadcast to two cores. core[0,0] sums 3 elements of 'w' into 's' before it
-releases 's'; core[0,1] needs 's' before it takes any 'w'. core[0,1]'s end of 'w' holds only 2
-elements, and a broadcast element moves only when every receiver takes it, so the third 'w'
-never reaches core[0,0]: a cycle through the broadcast. Every count balances per run; a depth
-of 3 on core[0,1]'s end (``consumer_depth={"core[0,1]": 3}``) makes it run.
+Cause: 'w' is broadcast to two cores. core[0,0] sums 3 elements of 'w' into 's' (in the shared
+memory of the two neighbours) before it releases 's'; core[0,1] needs 's' before it takes any 'w'.
+core[0,1]'s end of 'w' holds only 2 elements, and a broadcast element moves only when every
+receiver takes it, so the third 'w' never reaches core[0,0]: a cycle through the broadcast. Every
+count balances per run; depth 3 on core[0,1]'s end (``consumer_depth={"core[0,1]": 3}``) runs.
 
 Mirrors: Xilinx/mlir-aie PR #3257 (a coupled multicast object fifo whose outstanding elements
 outrun its buffer slack deadlocks; dropping the fan-out or the replay makes the same design run).

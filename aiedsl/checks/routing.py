@@ -1,0 +1,38 @@
+"""The routing check: every stream found wires, or the design says which switch ports ran out."""
+
+from __future__ import annotations
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import Design
+from aiedsl.place.route import Congestion
+from aiedsl.targets import get_target
+from aiedsl.targets.model import OPPOSITE, STEP
+
+
+def check_routing(d: Design, congested: list[Congestion]) -> None:
+    """Raise a DesignError naming the most congested wires and the flows competing for them."""
+    if not congested:
+        return
+    worst = max(congested, key=lambda c: (len(c.flows) - c.capacity, -congested.index(c)))
+    (col, row), direction = worst.wire
+    dc, dr = STEP[direction]
+    there = (col + dc, row + dr)
+    target = get_target(d.device)
+    here_kind, there_kind = target.kind_of((col, row)), target.kind_of(there)
+    others = len(congested) - 1
+    last = worst.capacity - 1
+    raise DesignError(
+        "stream routing",
+        f"no legal routing on {d.device}: {len(worst.flows)} streams need the wires from "
+        f"{here_kind} tile {(col, row)} {direction} to {there_kind} tile {there}"
+        + (f" (and {others} more wire bundle{'s' if others > 1 else ''} are over)"
+           if others else ""),
+        loc=worst.flows[0].loc,
+        limit=f"{worst.capacity} wires (master ports {direction.capitalize()} 0-{last} of "
+              f"{(col, row)}, slave ports {OPPOSITE[direction].capitalize()} 0-{last} of "
+              f"{there})",
+        found=f"{len(worst.flows)} streams",
+        related=[(f.label, f.loc) for f in worst.flows],
+        fix="spread the streams over more columns: anchor herds apart, pin links to other "
+            "memtiles (via=memtile(col)) or host ends to other shims (shim=shim(col)), or "
+            "merge fifos that travel together")
