@@ -23,6 +23,7 @@ from aiedsl.codegen.cpp import render_kernels
 from aiedsl.codegen.env import render
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.codegen.report import render_report
+from aiedsl.codegen.tilemap import tile_map
 from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
 from aiedsl.targets import get_target
@@ -52,6 +53,7 @@ def generate(handle: DesignHandle) -> Generated:
         **kernels,
         "design.json": placed.model_dump_json(indent=2) + "\n",
         "report.txt": render_report(placed, table),
+        "map.svg": tile_map(placed, table),
         "build.sh": render("build.sh.j2", design=placed.name, version=__version__,
                            device=placed.device, kernel_lines=kernel_lines,
                            aiecc_line=shell_line(aiecc_argv())),

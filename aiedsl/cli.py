@@ -45,7 +45,7 @@ def build(
     output: Optional[Path] = typer.Option(None, "-o", "--output",
                                           help="Output directory [default: build/<design>]."),
 ) -> None:
-    """Check DESIGN and write aie.mlir, kernels/*.cc, design.json, report.txt and build.sh."""
+    """Check DESIGN and write aie.mlir, kernels/*.cc, design.json, report.txt, map.svg, build.sh."""
     from aiedsl.build import generate, write
 
     start = time.perf_counter()
@@ -71,6 +71,42 @@ def check(
     placed, usage = check_design(handle.ir)
     _print_usage(placed, usage)
     out.print(f"{handle.name}: all checks pass on {placed.device}")
+
+
+@app.command("map")
+def map_(
+    design: Path = typer.Argument(..., help="The design file (.py)."),
+    define: Optional[List[str]] = DefineOpt,
+    device: Optional[str] = DeviceOpt,
+    name: Optional[str] = NameOpt,
+    output: Optional[Path] = typer.Option(None, "-o", "--output",
+                                          help="The SVG file [default: build/<design>/map.svg]."),
+) -> None:
+    """Place, allocate and route DESIGN and draw map.svg only.
+
+    A design over a limit still gets its map, with what is over drawn in red; the command then
+    prints the error and exits 2.
+    """
+    from aiedsl.checks import check_design, draft
+    from aiedsl.codegen.tilemap import tile_map
+    from aiedsl.errors import DesignError
+
+    handle = _load(design, define, device, name)
+    path = output or Path("build") / handle.name / "map.svg"
+    try:
+        placed, usage = check_design(handle.ir)
+        congested = None
+        error = None
+    except DesignError as e:
+        placed, usage, congested = draft(handle.ir)  # placement errors still raise here
+        error = e
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(tile_map(placed, usage, congested))
+    tmp.replace(path)
+    out.print(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
+    if error is not None:
+        raise error
 
 
 @app.command()

@@ -2,7 +2,8 @@
 
 :func:`check_design` runs them in order: structure, static hangs, DMA layouts, balance, placement,
 resources, then allocation and routing. It returns the placed design, now carrying its
-:class:`~aiedsl.ir.Physical` part, and its per-tile usage.
+:class:`~aiedsl.ir.Physical` part, and its per-tile usage. :func:`draft` does the placement,
+allocation and routing without judging them, so a map can show what is over its limits.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from aiedsl.checks.routing import check_routing
 from aiedsl.checks.structure import check_acquires, check_balance, check_kernel_calls, check_links
 from aiedsl.ir import Design
 from aiedsl.place import allocate, place, route
+from aiedsl.place.route import Congestion
 
-__all__ = ["TileUsage", "check_design", "usage"]
+__all__ = ["Congestion", "TileUsage", "check_design", "draft", "usage"]
+
+Table = dict[tuple[int, int], TileUsage]
 
 
-def check_design(d: Design) -> tuple[Design, dict[tuple[int, int], TileUsage]]:
+def check_design(d: Design) -> tuple[Design, Table]:
     """Run every check; return the placed, allocated and routed design and its resource table."""
     check_links(d)
     check_acquires(d)
@@ -28,8 +32,25 @@ def check_design(d: Design) -> tuple[Design, dict[tuple[int, int], TileUsage]]:
     check_balance(d)
     placed = place(d)
     table = check_resources(placed)
+    routed, congested = _allocate_and_route(placed, table)
+    check_routing(routed, congested)
+    return routed, table
+
+
+def draft(d: Design) -> tuple[Design, Table, list[Congestion]]:
+    """Place, allocate and route ``d`` without the resource and routing checks.
+
+    Over-full tiles and congested wires stay in the result for a map to draw; placement errors
+    (a herd that does not fit) still raise.
+    """
+    placed = place(d)
+    table = usage(placed)
+    routed, congested = _allocate_and_route(placed, table)
+    return routed, table, congested
+
+
+def _allocate_and_route(placed: Design, table: Table) -> tuple[Design, list[Congestion]]:
     phys = allocate(placed, table)
     routes, congested = route(placed, phys)
-    check_routing(placed, congested)
     return placed.model_copy(update={"physical": phys.model_copy(update={"routes": routes})}), \
-        table
+        congested

@@ -18,15 +18,16 @@ def check_routing(d: Design, congested: list[Congestion]) -> None:
     dc, dr = STEP[direction]
     there = (col + dc, row + dr)
     target = get_target(d.device)
-    here_kind, there_kind = target.kind_of((col, row)), target.kind_of(there)
+    noun = {"core": "core tile", "memtile": "memtile", "shim": "shim tile"}
+    here_kind, there_kind = noun[target.kind_of((col, row))], noun[target.kind_of(there)]
     others = len(congested) - 1
     last = worst.capacity - 1
     raise DesignError(
         "stream routing",
         f"no legal routing on {d.device}: {len(worst.flows)} streams need the wires from "
-        f"{here_kind} tile {(col, row)} {direction} to {there_kind} tile {there}"
-        + (f" (and {others} more wire bundle{'s' if others > 1 else ''} are over)"
-           if others else ""),
+        f"{here_kind} {(col, row)} {direction} to {there_kind} {there}"
+        + ("" if not others else " (1 more bundle of wires is over too)" if others == 1
+           else f" ({others} more bundles of wires are over too)"),
         loc=worst.flows[0].loc,
         limit=f"{worst.capacity} wires (master ports {direction.capitalize()} 0-{last} of "
               f"{(col, row)}, slave ports {OPPOSITE[direction].capitalize()} 0-{last} of "

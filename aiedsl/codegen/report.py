@@ -1,4 +1,5 @@
-"""``report.txt``: each used tile's resources against the target's limits, fifos and kernels."""
+"""``report.txt``: each used tile's resources against its limits, fifos, streams and their routes,
+stream-switch ports, the allocation of channels, BDs, locks and addresses, and kernels."""
 
 from __future__ import annotations
 
@@ -28,9 +29,7 @@ def report_rows(d: Design, table: dict[tuple[int, int], TileUsage]) -> list[tupl
 
 def render_report(d: Design, table: dict[tuple[int, int], TileUsage]) -> str:
     """The text of ``report.txt``."""
-    rows = [COLUMNS, *report_rows(d, table)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = _aligned([COLUMNS, *report_rows(d, table)])
     fifos = []
     for f in d.fifos:
         cons = ", ".join(c.label() for c in f.consumers)
@@ -39,4 +38,76 @@ def render_report(d: Design, table: dict[tuple[int, int], TileUsage]) -> str:
         fifos.append(f"{f.name}: {f.elem} {depths}, {f.producer.label()} -> {cons}")
     kernels = [f"{k.symbol}: {k.cycles} cycles per call ({k.cost})" for k in d.kernels]
     return render("report.txt.j2", design=d.name, device=d.device, defines=d.defines,
-                  header=lines[0], rows=lines[1:], fifos=fifos, kernels=kernels)
+                  header=lines[0], rows=lines[1:], fifos=fifos, kernels=kernels,
+                  streams=stream_lines(d), ports=_aligned(port_rows(d)),
+                  alloc=alloc_lines(d))
+
+
+def stream_lines(d: Design) -> list[str]:
+    """One line per routed stream (with its DMA channels) and per shared-memory fifo."""
+    if d.physical is None:
+        return []
+    chan = {(c.fifo, c.tile, c.direction): c.channel for c in d.physical.channels}
+    out = []
+    for r in d.physical.routes:
+        dsts = ", ".join(f"({t[0]},{t[1]}) S2MM {chan[(r.fifo, t, 'S2MM')]}" for t in r.dsts)
+        out.append(f"{r.fifo}: ({r.src[0]},{r.src[1]}) MM2S {chan[(r.fifo, r.src, 'MM2S')]}"
+                   f" -> {dsts}; {_wires(len(r.wires))}")
+    for name, tile in sorted(d.physical.shared.items()):
+        f = d.fifo(name)
+        out.append(f"{name}: {f.producer.label()} -> {f.consumers[0].label()} in shared memory "
+                   f"of ({tile[0]},{tile[1]}), no DMA")
+    return out
+
+
+def _wires(n: int) -> str:
+    return f"{n} wire" + ("" if n == 1 else "s")
+
+
+def port_rows(d: Design) -> list[tuple[str, ...]]:
+    """Stream-switch master ports each tile drives toward its neighbours (used / limit)."""
+    if d.physical is None or not d.physical.routes:
+        return []
+    target = get_target(d.device)
+    used: dict[tuple[tuple[int, int], str], int] = {}
+    for r in d.physical.routes:
+        for a, b, _ in r.wires:
+            key = (a, {(0, 1): "north", (0, -1): "south", (1, 0): "east", (-1, 0): "west"}[
+                (b[0] - a[0], b[1] - a[1])])
+            used[key] = used.get(key, 0) + 1
+    dirs = ("north", "south", "east", "west")
+    rows = [("tile", *dirs)]
+    for tile in target.tiles():
+        if not any((tile, x) in used for x in dirs):
+            continue
+        rows.append((f"({tile[0]},{tile[1]})", *(
+            f"{used.get((tile, x), 0)} / {target.link_capacity(tile, x)}"  # type: ignore[arg-type]
+            if target.link_capacity(tile, x) else "-" for x in dirs)))  # type: ignore[arg-type]
+    return rows
+
+
+def alloc_lines(d: Design) -> list[str]:
+    """Per tile: DMA channels with their BDs, locks, and buffers with address and bank."""
+    if d.physical is None:
+        return []
+    p = d.physical
+    out = []
+    for tile in get_target(d.device).tiles():
+        chans = [f"{c.direction} {c.channel} {c.fifo}" + (
+            f" (BDs {c.bds[0]}-{c.bds[-1]})" if c.bds else "")
+            for c in p.channels if c.tile == tile]
+        bufs = [f"{b.name} {b.nbytes} B @ {b.address:#07x} bank {b.bank}"
+                for b in p.buffers if b.tile == tile]
+        locks = [lk for lk in p.locks if lk.tile == tile]
+        if not (chans or bufs or locks):
+            continue
+        out.append(f"({tile[0]},{tile[1]}) {', '.join(chans)}; {len(locks)} locks")
+        out += [f"    {b}" for b in bufs]
+    return out
+
+
+def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]

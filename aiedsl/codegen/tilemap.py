@@ -1,0 +1,211 @@
+"""``map.svg``: the device's tiles, what runs on each, and every stream along its routed path.
+
+The picture is laid out here as plain numbers and drawn by ``templates/map.svg.j2``. Tiles sit
+in a grid (shim row at the bottom, as the hardware numbers rows); each tile's stream switch is a
+point in the gap at its north-east corner, so wires run in the gaps between tiles and never over
+a tile's text. Wires of one bundle get lanes side by side: northward and eastward wires on one
+side of the gap's centre line, southward and westward on the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aiedsl.checks.resources import TileUsage
+from aiedsl.codegen.env import render
+from aiedsl.ir import Design
+from aiedsl.place.route import Congestion
+from aiedsl.targets import get_target
+
+Coord = tuple[int, int]
+
+TILE_W, TILE_H, GAP, MARGIN, LANE = 200, 128, 56, 40, 4.0
+LEGEND_W = 330
+PALETTE = ("#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#393b79")
+"""Channel colours; no red, which marks what is over a limit."""
+KIND_FILL = {"shim": "#eceff1", "memtile": "#e3f2fd", "core": "#fff8e1"}
+
+
+@dataclass
+class Bar:
+    """One buffer in a tile's memory bar."""
+
+    x: float
+    w: float
+    color: str
+    title: str
+
+
+@dataclass
+class TileView:
+    """What the template draws for one tile."""
+
+    col: int
+    row: int
+    x: float
+    y: float
+    kind: str
+    used: bool
+    title: str
+    runs: str
+    lines: list[tuple[str, bool]]
+    """Resource lines and whether each is over its limit."""
+    mem_text: str
+    mem_over: bool
+    bars: list[Bar] = field(default_factory=list)
+    bank_ticks: list[float] = field(default_factory=list)
+
+
+@dataclass
+class RouteView:
+    """One stream: its path data and its legend entry."""
+
+    fifo: str
+    color: str
+    d: str
+    label: str
+    label_x: float
+    label_y: float
+    over: bool
+
+
+def tile_map(d: Design, table: dict[Coord, TileUsage],
+             congested: list[Congestion] | None = None) -> str:
+    """The SVG text of ``d``'s map (``d`` placed; its routes drawn when it has them)."""
+    target = get_target(d.device)
+    rows = sorted({target.shim_row, *target.memtile_rows, *target.core_rows})
+    top = MARGIN + 30
+    height = top + len(rows) * (TILE_H + GAP) + MARGIN
+    grid_w = MARGIN + target.cols * (TILE_W + GAP)
+    width = grid_w + LEGEND_W
+
+    def origin(tile: Coord) -> tuple[float, float]:
+        r = rows.index(tile[1])
+        return (MARGIN + tile[0] * (TILE_W + GAP),
+                top + GAP + (len(rows) - 1 - r) * (TILE_H + GAP))
+
+    colors = _colors(d)
+    tiles = [_tile_view(t, table.get(t), target, origin(t), d, colors) for t in target.tiles()]
+    over_wires = {c.wire for c in congested or []}
+    routes = []
+    from_tile: dict[Coord, int] = {}
+    for r in (d.physical.routes if d.physical else ()):
+        k = from_tile[r.src] = from_tile.get(r.src, -1) + 1  # stagger names leaving one tile
+        routes.append(_route_view(r, origin, colors[r.fifo], over_wires, d, k))
+    n_wires = sum(len(r.wires) for r in d.physical.routes) if d.physical else 0
+    shared = sorted(d.physical.shared) if d.physical else []
+    legend = _legend(d, colors)
+    height = max(height, top + 40 + 14 * (len(legend) + len(routes)))
+    return render("map.svg.j2", width=width, height=height, title=f"{d.name} on {d.device}",
+                  subtitle=f"{len(d.cores)} cores, {len(routes)} streams over {n_wires} wires"
+                  + (f", {len(shared)} in shared memory" if shared else "")
+                  + (f"; {len(congested)} wire bundles over capacity (red)" if congested else ""),
+                  tiles=tiles, routes=routes, tile_w=TILE_W, tile_h=TILE_H,
+                  kind_fill=KIND_FILL, legend=legend, legend_x=grid_w + 10, shared=shared)
+
+
+def _colors(d: Design) -> dict[str, str]:
+    """One colour per channel (or lone fifo), in declaration order."""
+    groups: dict[str, str] = {}
+    out = {}
+    for f in d.fifos:
+        key = f.channel or f.name.split("_l3_")[0]
+        if key not in groups:
+            groups[key] = PALETTE[len(groups) % len(PALETTE)]
+        out[f.name] = groups[key]
+    return out
+
+
+def _tile_view(tile: Coord, u: TileUsage | None, target, xy: tuple[float, float],  # type: ignore[no-untyped-def]
+               d: Design, colors: dict[str, str]) -> TileView:
+    kind = target.kind_of(tile)
+    lim = target.limits(kind)
+    name = {"shim": "shim", "memtile": "memtile", "core": "core"}[kind]
+    v = TileView(tile[0], tile[1], xy[0], xy[1], kind, u is not None,
+                 f"{name} ({tile[0]},{tile[1]})", "", [], "", False)
+    if u is None:
+        return v
+    v.runs = u.runs
+    ins, outs = len(u.dma_in), len(u.dma_out)
+    v.lines.append((f"DMA in {ins}/{lim.dma_in}  out {outs}/{lim.dma_out}",
+                    ins > lim.dma_in or outs > lim.dma_out))
+    locks, bds = TileUsage.total(u.locks), TileUsage.total(u.bds)
+    bd_over = bds > lim.bds or (lim.bds_per_channel_parity is not None and any(
+        TileUsage.total(p) > lim.bds_per_channel_parity for p in u.bds_by_parity))
+    v.lines.append((f"locks {locks}/{lim.locks}  BDs {bds}/{lim.bds}",
+                    locks > lim.locks or bd_over))
+    if lim.memory:
+        mem = TileUsage.total(u.memory)
+        v.mem_text = f"{mem / 1024:.1f} / {lim.memory // 1024} KB"
+        v.mem_over = mem > lim.memory
+        scale = (TILE_W - 20) / max(lim.memory, mem)
+        v.bank_ticks = [b * lim.memory / lim.banks * scale for b in range(1, lim.banks)]
+        for b in (d.physical.buffers if d.physical else ()):
+            if b.tile == tile:
+                v.bars.append(Bar(b.address * scale, max(b.nbytes * scale, 1.0),
+                                  colors.get(b.fifo or "", "#9e9e9e"),
+                                  f"{b.name}: {b.nbytes} B at {b.address:#x} (bank {b.bank})"))
+    return v
+
+
+def _switch(origin, tile: Coord) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """Where a tile's stream switch is drawn: the gap at its north-east corner."""
+    x, y = origin(tile)
+    return x + TILE_W + GAP / 2, y - GAP / 2
+
+
+def _offset(direction: str, idx: int) -> tuple[float, float]:
+    """A wire's lane: northward/eastward on one side of the gap's centre, the others opposite."""
+    lane = (idx + 1) * LANE
+    return {"north": (-lane, 0.0), "south": (lane, 0.0), "east": (0.0, -lane),
+            "west": (0.0, lane)}[direction]
+
+
+def _direction(a: Coord, b: Coord) -> str:
+    return {(0, 1): "north", (0, -1): "south", (1, 0): "east", (-1, 0): "west"}[
+        (b[0] - a[0], b[1] - a[1])]
+
+
+def _route_view(r, origin, color: str, over_wires: set, d: Design,  # type: ignore[no-untyped-def]
+                k: int) -> RouteView:
+    def pt(p: tuple[float, float]) -> str:
+        return f"{p[0]:.1f},{p[1]:.1f}"
+
+    parts = []
+    ends: dict[Coord, tuple[float, float]] = {}  # where the stream reaches each tile's switch
+    sx, sy = _switch(origin, r.src)
+    ox, oy = origin(r.src)
+    ends[r.src] = (sx, sy)
+    parts.append(f"M{pt((ox + TILE_W - 8, oy + 8))}L{pt((sx, sy))}")  # the sending DMA
+    over = False
+    for a, b, idx in r.wires:
+        direction = _direction(a, b)
+        dx, dy = _offset(direction, idx)
+        (ax, ay), (bx, by) = _switch(origin, a), _switch(origin, b)
+        start, end = (ax + dx, ay + dy), (bx + dx, by + dy)
+        parts.append(f"M{pt(ends[a])}L{pt(start)}L{pt(end)}")
+        ends[b] = end
+        over = over or (a, direction) in over_wires
+    for t in r.dsts:
+        x, y = origin(t)
+        parts.append(f"M{pt(ends.get(t, _switch(origin, t)))}L{pt((x + TILE_W - 8, y + 8))}")
+    f = d.fifo(r.fifo)
+    n = len(r.dsts)
+    label = f"{r.fifo}: {f.producer.label()} -> " + (
+        f.consumers[0].label() if n == 1 else f"{n} tiles (broadcast)") + \
+        f", {len(r.wires)} wire" + ("" if len(r.wires) == 1 else "s")
+    return RouteView(r.fifo, color, "".join(parts), label, sx + 4, sy - 4 - 9 * k, over)
+
+
+def _legend(d: Design, colors: dict[str, str]) -> list[tuple[str, str]]:
+    """(colour, text) per channel or fifo group, with the fifos it covers."""
+    seen: dict[str, list[str]] = {}
+    for f in d.fifos:
+        key = f.channel or f.name.split("_l3_")[0]
+        seen.setdefault(key, []).append(f.name)
+    out = []
+    for key, names in seen.items():
+        shown = ", ".join(names[:4]) + (f" +{len(names) - 4}" if len(names) > 4 else "")
+        out.append((colors[names[0]], f"{key}: {shown}"))
+    return out
