@@ -51,6 +51,7 @@ def draft(d: Design) -> tuple[Design, Table, list[Congestion]]:
 
 def _allocate_and_route(placed: Design, table: Table) -> tuple[Design, list[Congestion]]:
     phys = allocate(placed, table)
-    routes, congested = route(placed, phys)
-    return placed.model_copy(update={"physical": phys.model_copy(update={"routes": routes})}), \
-        congested
+    result = route(placed, phys)
+    routed = placed.model_copy(update={"physical": phys.model_copy(
+        update={"routes": result.routes})})
+    return routed, result.congested

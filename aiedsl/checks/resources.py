@@ -39,6 +39,8 @@ class Use:
     buffers: tuple[tuple[str, int], ...] = ()
     locks: tuple[tuple[str, int], ...] = ()
     bds: int = 0
+    order: int = 0
+    """When it was made: mlir-aie hands out BD ids in that order (fifo by fifo)."""
 
 
 @dataclass
@@ -76,7 +78,7 @@ def usage(d: Design) -> dict[Coord, TileUsage]:
 
     def add_dma(u: TileUsage, direction: str, fifo: str, loc: Loc, bds: int) -> None:
         chans = u.dma_in if direction == "in" else u.dma_out
-        chans.append(Use(fifo, 1, loc, fifo=fifo, bds=bds))
+        chans.append(Use(fifo, 1, loc, fifo=fifo, bds=bds, order=len(u.dma_in) + len(u.dma_out)))
         if bds:  # a shim endpoint's BDs are counted per runtime transfer (_shim_bds)
             u.bds.append(Use(fifo, bds, loc, fifo=fifo))
             u.bds_by_parity[(len(chans) - 1) % 2].append(Use(fifo, bds, loc, fifo=fifo))

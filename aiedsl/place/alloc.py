@@ -60,15 +60,18 @@ def allocate(d: Design, table: dict[Coord, TileUsage]) -> Physical:
 
 def _channels(u: TileUsage, target: TargetModel) -> list[DmaChannel]:
     lim = target.limits(u.kind)  # type: ignore[arg-type]
+    parity = lim.bds_per_channel_parity
+    next_bd = [0, parity or 0]  # memtile: even channels from BD 0, odd ones from BD 24
+    chans = [(use.order, direction, ch, use)
+             for direction, uses in (("S2MM", u.dma_in), ("MM2S", u.dma_out))
+             for ch, use in enumerate(uses)]
     out = []
-    next_bd = [0, lim.bds_per_channel_parity or 0]  # memtile: even channels low, odd high
-    for direction, uses in (("S2MM", u.dma_in), ("MM2S", u.dma_out)):
-        for ch, use in enumerate(uses):
-            pool = ch % 2 if lim.bds_per_channel_parity else 0
-            bds = tuple(range(next_bd[pool], next_bd[pool] + use.bds))
-            next_bd[pool] += use.bds
-            out.append(DmaChannel(tile=u.tile, direction=direction, channel=ch,  # type: ignore[arg-type]
-                                  fifo=use.fifo, bds=bds, loc=use.loc))
+    for _, direction, ch, use in sorted(chans, key=lambda c: c[0]):
+        pool = ch % 2 if parity else 0
+        bds = tuple(range(next_bd[pool], next_bd[pool] + use.bds))
+        next_bd[pool] += use.bds
+        out.append(DmaChannel(tile=u.tile, direction=direction, channel=ch,  # type: ignore[arg-type]
+                              fifo=use.fifo, bds=bds, loc=use.loc))
     return out
 
 

@@ -13,7 +13,9 @@ no wire is over capacity or the iteration limit says the design cannot be routed
 
 Example
 -------
->>> routes, congested = route_flows(flows, get_target("npu1"))   # doctest: +SKIP
+>>> result = route_flows(flows, get_target("npu1"))   # doctest: +SKIP
+>>> result.congested                                  # doctest: +SKIP
+[]
 """
 
 from __future__ import annotations
@@ -81,25 +83,37 @@ def flows_of(d: Design, phys: Physical) -> list[Flow]:
     return out
 
 
-def route(d: Design, phys: Physical) -> tuple[tuple[Route, ...], list[Congestion]]:
-    """Route every flow of ``d``; return the routes and what stayed over capacity (if any)."""
+@dataclass
+class Routing:
+    """What the router found: routes, wires still over capacity (empty when legal), effort."""
+
+    routes: tuple[Route, ...]
+    congested: list[Congestion]
+    iterations: int
+    searches: int
+    """Shortest-path searches run (one per destination per iteration)."""
+
+
+def route(d: Design, phys: Physical) -> Routing:
+    """Route every flow of ``d``."""
     return route_flows(flows_of(d, phys), get_target(d.device))
 
 
-def route_flows(flows: list[Flow], target: TargetModel
-                ) -> tuple[tuple[Route, ...], list[Congestion]]:
-    """PathFinder over ``target``'s switches: the routes, and the congested wires (empty when legal)."""
+def route_flows(flows: list[Flow], target: TargetModel) -> Routing:
+    """PathFinder over ``target``'s switches."""
     adj = _adjacency(target)
     cap = {w: c for n in adj for (_, w, c) in adj[n]}
     history: dict[Wire, float] = {}
     occupancy: dict[Wire, int] = {}
     trees: dict[int, list[tuple[Coord, Coord, Wire]]] = {}
     present = PRESENT_START
-    for _ in range(MAX_ITERATIONS):
+    searches = 0
+    for iteration in range(1, MAX_ITERATIONS + 1):
         for i, flow in enumerate(flows):
             for (_, _, w) in trees.get(i, []):
                 occupancy[w] -= 1
             trees[i] = _tree(flow, adj, cap, occupancy, history, present)
+            searches += len({t for t, _ in flow.dsts} - {flow.src})
             for (_, _, w) in trees[i]:
                 occupancy[w] = occupancy.get(w, 0) + 1
         over = {w: n - cap[w] for w, n in occupancy.items() if n > cap[w]}
@@ -113,7 +127,7 @@ def route_flows(flows: list[Flow], target: TargetModel
                  for w, n in sorted(occupancy.items(), key=lambda kv: (kv[0][0][1], kv[0][0][0],
                                                                       kv[0][1]))
                  if n > cap[w]]
-    return _routes(flows, trees), congested
+    return Routing(_routes(flows, trees), congested, iteration, searches)
 
 
 def _adjacency(target: TargetModel) -> dict[Coord, list[tuple[Coord, Wire, int]]]:

@@ -1,0 +1,50 @@
+"""How long placing, allocating and routing gemm_bf16 takes: npu1 on a 4x4 herd, npu2 on 8x4.
+
+    python bench/route_time.py
+
+Target (issue 4): under 1 s each. For scale, mlir-aie's router spends about 2950 shortest-path
+searches on the npu2 whole-array GEMM; the searches column counts aiedsl's (one per receiving
+tile per PathFinder iteration). Times are medians of several runs, checks excluded.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+from aiedsl.checks import usage
+from aiedsl.checks.structure import check_links
+from aiedsl.loader import load_design
+from aiedsl.place import allocate, place, route
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = [("npu1", {}, "4x4"), ("npu2", {"COLS": "8"}, "8x4")]
+REPEAT = 7
+
+
+def main() -> None:
+    print(f"{'device':8} {'herd':5} {'streams':>7} {'wires':>6} {'iters':>5} {'searches':>8} "
+          f"{'place':>8} {'allocate':>9} {'route':>8} {'total':>8}  target 1 s")
+    for device, defines, herd in CASES:
+        d = load_design(ROOT / "designs" / "gemm_bf16.py", defines, device).ir
+        check_links(d)
+        runs = []
+        for _ in range(REPEAT):
+            t0 = time.perf_counter()
+            placed = place(d)
+            t1 = time.perf_counter()
+            phys = allocate(placed, usage(placed))
+            t2 = time.perf_counter()
+            result = route(placed, phys)
+            t3 = time.perf_counter()
+            runs.append((t1 - t0, t2 - t1, t3 - t2, t3 - t0))
+        p, a, r, total = (statistics.median(x) for x in zip(*runs))
+        wires = sum(len(x.wires) for x in result.routes)
+        print(f"{device:8} {herd:5} {len(result.routes):7} {wires:6} {result.iterations:5} "
+              f"{result.searches:8} {p * 1e3:6.1f}ms {a * 1e3:7.1f}ms {r * 1e3:6.1f}ms "
+              f"{total * 1e3:6.1f}ms  ratio {total / 1.0:.3f} of target")
+
+
+if __name__ == "__main__":
+    main()
