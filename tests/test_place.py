@@ -442,3 +442,40 @@ def test_simulator_runs_the_routed_npu2_gemm() -> None:
     result = simulate(handle)
     assert result.passed, [c.line() for c in result.checks]
     assert np.isfinite(result.timing.seconds)
+
+
+def test_links_and_host_ends_spill_to_the_next_column(design_file: DesignFile) -> None:
+    """Seven links feeding column 0 overflow its memtile's 6 channels; the seventh goes to the
+    memtile of column 1 and its stream crosses back west in a core row."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1")
+        def d(X: Tensor[7, 256, i32], Y: Tensor[4, 256, i32]):
+            ins = [fifo(Tensor[256, i32], name=f"f{i}") for i in range(7)]
+            mids = [f.forward(name=f"m{i}") for i, f in enumerate(ins)]
+            outs = [fifo(Tensor[256, i32], name=f"o{i}") for i in range(4)]
+
+            @herd(rows=4)
+            def core(x, y):
+                with outs[y].produce():
+                    for m in mids[2 * y:2 * y + 2]:
+                        with m.consume():
+                            pass
+
+            with runtime() as rt:
+                for i, f in enumerate(ins):
+                    rt.fill(f, X, (i * 256, [256], [1]))
+                for y, o in enumerate(outs):
+                    rt.drain(o, Y, (y * 256, [256], [1]))
+        ''')
+    d = checked(path)
+    assert d.physical is not None
+    send = {c.fifo: c.tile for c in d.physical.channels if c.direction == "MM2S"}
+    assert [send[f"m{i}"] for i in range(7)] == [(0, 1)] * 6 + [(1, 1)]
+    m6 = next(r for r in d.physical.routes if r.fifo == "m6")
+    hops = [(a, b) for a, b, _ in m6.wires]
+    assert hops[0] == ((1, 1), (1, 2)) and hops[-1][1] == (0, 5) and len(hops) == 5
+    assert [a[1] >= 2 for a, b in hops if a[0] != b[0]] == [True]  # one westward hop, core row
+    # the shim of column 0 has two MM2S channels: f0 and f1 there, the rest spill outward
+    assert [send[f"f{i}"][0] for i in range(7)] == [0, 0, 1, 1, 2, 2, 3]
