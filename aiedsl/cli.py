@@ -192,6 +192,11 @@ def _print_usage(design, usage) -> None:  # type: ignore[no-untyped-def]
     for row in report_rows(design, usage):
         table.add_row(*row)
     out.print(table)
+    if design.physical is not None:
+        routes = design.physical.routes
+        shared = len(design.physical.shared)
+        out.print(f"routed {len(routes)} streams over {sum(len(r.wires) for r in routes)} wires"
+                  + (f"; {shared} fifo(s) in shared memory, no DMA" if shared else ""))
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from aiedsl.ir import Design
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.targets import get_target
-from aiedsl.targets.model import STEP
+from aiedsl.targets.model import direction_of
 
 DesignFile = Callable[..., Path]
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "mlir-aie"
@@ -343,7 +343,7 @@ def test_routes_are_trees_within_capacity(which: str, request: pytest.FixtureReq
         for a, b, idx in r.wires:
             assert a in reached and b not in reached, (r.fifo, a, b)
             reached.add(b)
-            direction = next(k for k, v in STEP.items() if v == (b[0] - a[0], b[1] - a[1]))
+            direction = direction_of(a, b)
             assert idx < target.link_capacity(a, direction)
             assert (a, direction, idx) not in ports
             ports.add((a, direction, idx))

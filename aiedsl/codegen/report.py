@@ -7,6 +7,7 @@ from aiedsl.checks.resources import TileUsage
 from aiedsl.codegen.env import render
 from aiedsl.ir import Design
 from aiedsl.targets import get_target
+from aiedsl.targets.model import direction_of
 
 COLUMNS = ("tile", "kind", "memory", "dma in", "dma out", "locks", "bds", "runs")
 
@@ -72,8 +73,7 @@ def port_rows(d: Design) -> list[tuple[str, ...]]:
     used: dict[tuple[tuple[int, int], str], int] = {}
     for r in d.physical.routes:
         for a, b, _ in r.wires:
-            key = (a, {(0, 1): "north", (0, -1): "south", (1, 0): "east", (-1, 0): "west"}[
-                (b[0] - a[0], b[1] - a[1])])
+            key = (a, direction_of(a, b))
             used[key] = used.get(key, 0) + 1
     dirs = ("north", "south", "east", "west")
     rows = [("tile", *dirs)]

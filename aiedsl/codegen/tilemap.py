@@ -15,7 +15,8 @@ from aiedsl.checks.resources import TileUsage
 from aiedsl.codegen.env import render
 from aiedsl.ir import Design
 from aiedsl.place.route import Congestion
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel, get_target
+from aiedsl.targets.model import direction_of
 
 Coord = tuple[int, int]
 
@@ -117,13 +118,13 @@ def _colors(d: Design) -> dict[str, str]:
     return out
 
 
-def _tile_view(tile: Coord, u: TileUsage | None, target, xy: tuple[float, float],  # type: ignore[no-untyped-def]
+def _tile_view(tile: Coord, u: TileUsage | None, target: TargetModel, xy: tuple[float, float],
                d: Design, colors: dict[str, str]) -> TileView:
     kind = target.kind_of(tile)
+    assert kind is not None
     lim = target.limits(kind)
-    name = {"shim": "shim", "memtile": "memtile", "core": "core"}[kind]
     v = TileView(tile[0], tile[1], xy[0], xy[1], kind, u is not None,
-                 f"{name} ({tile[0]},{tile[1]})", "", [], "", False)
+                 f"{kind} ({tile[0]},{tile[1]})", "", [], "", False)
     if u is None:
         return v
     v.runs = u.runs
@@ -162,11 +163,6 @@ def _offset(direction: str, idx: int) -> tuple[float, float]:
             "west": (0.0, lane)}[direction]
 
 
-def _direction(a: Coord, b: Coord) -> str:
-    return {(0, 1): "north", (0, -1): "south", (1, 0): "east", (-1, 0): "west"}[
-        (b[0] - a[0], b[1] - a[1])]
-
-
 def _route_view(r, origin, color: str, over_wires: set, d: Design,  # type: ignore[no-untyped-def]
                 k: int) -> RouteView:
     def pt(p: tuple[float, float]) -> str:
@@ -180,7 +176,7 @@ def _route_view(r, origin, color: str, over_wires: set, d: Design,  # type: igno
     parts.append(f"M{pt((ox + TILE_W - 8, oy + 8))}L{pt((sx, sy))}")  # the sending DMA
     over = False
     for a, b, idx in r.wires:
-        direction = _direction(a, b)
+        direction = direction_of(a, b)
         dx, dy = _offset(direction, idx)
         (ax, ay), (bx, by) = _switch(origin, a), _switch(origin, b)
         start, end = (ax + dx, ay + dy), (bx + dx, by + dy)
