@@ -173,6 +173,8 @@ def _tree(flow: Flow, adj: dict[Coord, list[tuple[Coord, Wire, int]]], cap: dict
                     dist[m] = nc
                     prev[m] = (n, w)
                     heapq.heappush(heap, (nc, m))
+        if dst not in prev:  # no wires reach it at all: left out, and the tree check will say so
+            continue
         path = []
         n = dst
         while n not in nodes:
