@@ -31,8 +31,11 @@ from aiedsl.lang import (
 
 __version__ = "0.1.0"
 
+from aiedsl.api import Artifacts, RunResult, build  # noqa: E402  (needs __version__ above)
+
 __all__ = [
-    "Buffer", "Channel", "DesignError", "DesignHandle", "ObjectFifo", "Tensor", "bf16",
+    "Artifacts", "Buffer", "Channel", "DesignError", "DesignHandle", "ObjectFifo", "RunResult",
+    "Tensor", "bf16", "build",
     "channel", "define", "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32", "join", "loop",
     "memtile", "runtime", "shim", "tiles", "u8",
 ]

@@ -1,7 +1,8 @@
 """The ``aiedsl`` command line: thin wrappers that parse arguments, call the library, print.
 
 Every :class:`~aiedsl.errors.DesignError` is printed as is, without a traceback, and exits 2
-(``AIEDSL_TRACEBACK=1`` shows the traceback).
+(``AIEDSL_TRACEBACK=1`` shows the traceback); a :class:`~aiedsl.errors.ToolchainError` exits 4
+(a tool is missing) or 5 (a tool failed).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from aiedsl.errors import DesignError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build, check and run AIE2 NPU designs written in aiedsl.")
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 120)
+_WIDTH = int(os.environ.get("COLUMNS", "120"))  # when piped; a terminal gives its own width
+out = Console(highlight=False, width=None if sys.stdout.isatty() else _WIDTH)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else _WIDTH)
 
 DefineOpt = typer.Option(None, "-D", "--define", metavar="NAME=VALUE",
                          help="Override a define() of the design, e.g. -D M=1024.")
@@ -44,17 +46,82 @@ def build(
     name: Optional[str] = NameOpt,
     output: Optional[Path] = typer.Option(None, "-o", "--output",
                                           help="Output directory [default: build/<design>]."),
+    compile_: bool = typer.Option(False, "--compile", help="Also compile the kernels with "
+                                  "Peano and the design with aiecc into aie.xclbin and insts.bin."),
+    peano: Optional[Path] = typer.Option(None, "--peano", help="Peano (llvm-aie) install "
+                                         "directory [default: $PEANO_INSTALL_DIR]."),
 ) -> None:
-    """Check DESIGN and write aie.mlir, kernels/*.cc, design.json, report.txt, map.svg, build.sh."""
-    from aiedsl.build import generate, write
+    """Check DESIGN and write aie.mlir, kernels/*.cc, design.json, report.txt, map.svg, build.sh.
+
+    With --compile, then run Peano and aiecc (skipped when nothing changed). Exit codes: 2 design
+    error, 4 a tool is missing (the MLIR and C++ are written), 5 a tool failed.
+    """
+    from aiedsl.api import build as build_design
 
     start = time.perf_counter()
     handle = _load(design, define, device, name)
-    gen = generate(handle)
-    path = write(gen, output or Path("build") / handle.name)
-    _print_usage(gen.design, gen.usage)
-    out.print(f"wrote {path}/: " + ", ".join(sorted(gen.files)) +
+    art = build_design(handle, output=output)
+    _print_usage(art.design, None)
+    out.print(f"wrote {art.path}/: " + ", ".join(sorted(art.files)) +
               f" ({time.perf_counter() - start:.2f} s)")
+    if compile_:
+        from aiedsl.toolchain.discover import find_tools
+
+        compiled = _compile(art, find_tools(peano=peano))
+        if compiled.cached:
+            out.print(f"aie.xclbin and insts.bin are up to date (nothing changed since they were "
+                      f"built; cache key {compiled.manifest['cache_key'][:12]}) "
+                      f"({compiled.seconds:.2f} s)")
+        else:
+            out.print(f"compiled {art.path}/aie.xclbin, insts.bin, manifest.json "
+                      f"({compiled.seconds:.1f} s; tool output in {art.path}/logs/)")
+
+
+def _compile(art, tools):  # type: ignore[no-untyped-def]
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if tools.missing(compile_only=True):
+        return art.compile(tools)  # raises, naming what is missing: no progress bar first
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        task = bar.add_task("compiling", total=None)
+
+        def step(i: int, n: int, label: str) -> None:
+            bar.update(task, description=f"[{i + 1}/{n}] {label}", completed=i, total=n)
+
+        return art.compile(tools, step)
+
+
+@app.command()
+def doctor(
+    peano: Optional[Path] = typer.Option(None, "--peano", help="Peano (llvm-aie) install "
+                                         "directory [default: $PEANO_INSTALL_DIR]."),
+) -> None:
+    """Show which tools aiedsl found (Peano, aiecc, AIE API headers, pyxrt and an NPU).
+
+    Exit code 0 when everything is there, 4 when something is missing.
+    """
+    from aiedsl.toolchain.discover import find_tools
+    from aiedsl.toolchain.xrt import find_npu
+
+    tools = find_tools(peano=peano)
+    table = Table(title="aiedsl doctor", title_justify="left")
+    for c in ("tool", "status", "where / how found", "version"):
+        table.add_column(c)
+    for t in tools.all():
+        table.add_row(t.name, "found" if t.path else "MISSING",
+                      f"{t.path} ({t.how})" if t.path else t.how, t.version or "-")
+    device, why = find_npu() if tools.pyxrt.path else (None, "needs pyxrt")
+    table.add_row("NPU", "found" if device is not None else "MISSING", why, "-")
+    out.print(table)
+    missing = tools.missing()
+    for t in missing:
+        out.print(f"{t.name} is missing. To get it: {t.install}")
+    if missing or device is None:
+        out.print("Without them aiedsl still checks, builds (MLIR and C++) and simulates "
+                  "designs: aiedsl run uses the simulator.")
+        raise typer.Exit(4)
+    out.print("everything aiedsl needs to compile and run on the NPU is here")
 
 
 @app.command()
@@ -135,33 +202,45 @@ def run(
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
-    target: str = typer.Option("auto", "--target", help="auto, npu or sim."),
+    target: str = typer.Option("auto", "--target", help="auto (the NPU when there is one, "
+                               "else the simulator), npu or sim."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
+    iters: int = typer.Option(1, "--iters", help="NPU: timed runs."),
+    warmup: int = typer.Option(0, "--warmup", help="NPU: untimed runs first."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Simulator trace file."),
     output: Optional[Path] = typer.Option(None, "-o", "--output",
                                           help="Build directory [default: build/<design>]."),
 ) -> None:
-    """Build DESIGN, then run it on the NPU when one is present and on the simulator otherwise."""
-    from aiedsl.build import generate, write
-    from aiedsl.toolchain.xrt import find_npu
+    """Build DESIGN, then run it on the NPU when one is present and on the simulator otherwise.
+
+    Exit codes: 0 PASS, 1 FAIL, 2 design error, 3 deadlock, 4 target or tool missing, 5 a tool
+    failed.
+    """
+    from aiedsl.api import build as build_design
 
     if target not in ("auto", "npu", "sim"):
         raise typer.BadParameter("--target is auto, npu or sim")
     handle = _load(design, define, device, name)
-    gen = generate(handle)
-    path = write(gen, output or Path("build") / handle.name)
-    out.print(f"built {path}/")
-    npu, why = (None, "--target sim") if target == "sim" else find_npu()
-    if npu is None:
-        if target == "npu":
-            err.print(f"no NPU: {why}")
-            raise typer.Exit(4)
-        out.print(f"no NPU ({why}): running on the simulator")
-        _simulate(handle, seed, trace, None, placed=gen.design)
-        return
-    err.print("an NPU is present, but running on it needs the compiled xclbin "
-              "(aiedsl build --compile), which this version cannot produce yet; use --target sim")
-    raise typer.Exit(4)
+    art = build_design(handle, output=output)
+    out.print(f"built {art.path}/")
+    start = time.perf_counter()
+    result = art.run(target=target, iters=iters, warmup=warmup, seed=seed,
+                     trace=str(trace) if trace else None, say=out.print)
+    where = "simulated" if result.target == "sim" else "ran on the NPU"
+    out.print(f"{handle.name} on {handle.ir.device}: {where} in "
+              f"{time.perf_counter() - start:.2f} s (seed {seed})")
+    _report(result.checks, result.lines, trace if result.target == "sim" else None)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def _report(checks, lines, trace) -> None:  # type: ignore[no-untyped-def]
+    for c in checks:
+        out.print(c.line())
+    for line in lines:
+        out.print("  " + line)
+    if trace:
+        out.print(f"trace: {trace} (open in https://ui.perfetto.dev)")
 
 
 def _simulate(handle, seed: int, trace: Optional[Path], clock: Optional[float],  # type: ignore[no-untyped-def]
@@ -173,19 +252,16 @@ def _simulate(handle, seed: int, trace: Optional[Path], clock: Optional[float], 
                       clock_hz=clock * 1e9 if clock else None, placed=placed)
     out.print(f"{handle.name} on {handle.ir.device}: simulated in "
               f"{time.perf_counter() - start:.2f} s (seed {seed})")
-    for c in result.checks:
-        out.print(c.line())
-    for line in result.timing.lines():
-        out.print("  " + line)
-    if trace:
-        out.print(f"trace: {trace} (open in https://ui.perfetto.dev)")
+    _report(result.checks, result.timing.lines(), trace)
     if not result.passed:
         raise typer.Exit(1)
 
 
 def _print_usage(design, usage) -> None:  # type: ignore[no-untyped-def]
+    from aiedsl.checks import usage as usage_of
     from aiedsl.codegen.report import COLUMNS, report_rows
 
+    usage = usage if usage is not None else usage_of(design)
     table = Table(title=f"{design.name} on {design.device}", title_justify="left")
     for c in COLUMNS:
         table.add_column(c)
@@ -202,7 +278,7 @@ def _print_usage(design, usage) -> None:  # type: ignore[no-untyped-def]
 def main() -> None:
     """Console entry point: run the app and turn DesignErrors into exit code 2."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # click returns an Exit's code instead of raising it
     except DesignError as e:
         if os.environ.get("AIEDSL_TRACEBACK") == "1":
             raise
@@ -219,6 +295,8 @@ def main() -> None:
         if isinstance(e, click.exceptions.Abort):
             sys.exit(1)
         raise
+    if isinstance(code, int) and code:
+        sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -108,3 +108,24 @@ class DesignError(Exception):
         if self.fix is not None:
             lines.append(f"  fix: {self.fix}")
         return "\n".join(lines)
+
+
+class ToolchainError(DesignError):
+    """Peano, aiecc or XRT is missing or failed: printed like a DesignError, with its own exit code.
+
+    ``exit_code`` is 4 when a tool is missing, 5 when one ran and failed; ``notes`` are printed
+    as they are, before the fix (a tool's command line and the tail of its output).
+    """
+
+    def __init__(self, rule: str, message: str, *, exit_code: int,  # type: ignore[no-untyped-def]
+                 notes: list[str] | None = None, **kwargs) -> None:
+        self.exit_code = exit_code
+        self.notes = notes or []
+        super().__init__(rule, message, **kwargs)
+
+    def render(self) -> str:
+        """Like a DesignError, with the notes before the fix."""
+        lines = super().render().splitlines()
+        fix = [i for i, line in enumerate(lines) if line.startswith("  fix: ")]
+        at = fix[0] if fix else len(lines)
+        return "\n".join(lines[:at] + [f"  {n}" for n in self.notes] + lines[at:])

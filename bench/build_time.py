@@ -21,7 +21,7 @@ REPEAT = 5
 
 
 def in_process(size: int, out: Path) -> float:
-    from aiedsl.build import generate, write
+    from aiedsl.emit import generate, write
     from aiedsl.loader import load_design
 
     times = []

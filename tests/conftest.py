@@ -40,9 +40,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         have_npu = os.path.exists("/dev/accel/accel0")
     except ImportError:
         pass
-    have_peano = bool(os.environ.get("PEANO_INSTALL_DIR"))
+    from aiedsl.toolchain.discover import find_tools
+
+    have_peano = not find_tools().missing(compile_only=True)
     for item in items:
         if "npu" in item.keywords and not have_npu:
             item.add_marker(pytest.mark.skip(reason="needs an AMD NPU with XRT and pyxrt"))
         if "peano" in item.keywords and not have_peano:
-            item.add_marker(pytest.mark.skip(reason="needs Peano (PEANO_INSTALL_DIR) and aiecc"))
+            item.add_marker(pytest.mark.skip(
+                reason="needs Peano (PEANO_INSTALL_DIR), aiecc and the AIE API headers"))

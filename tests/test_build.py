@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from aiedsl.build import generate, write
+from aiedsl.emit import generate, write
 from aiedsl.ir import Design, Pattern
 from aiedsl.kernels import block, block_dims, unblock, unblock_dims
 from aiedsl.kernels.library import matmul_ref

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from aiedsl.build import generate
+from aiedsl.emit import generate
 from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.ir import Acquire, Loop, Release

@@ -11,7 +11,7 @@ from typing import Callable
 
 import pytest
 
-from aiedsl.build import generate
+from aiedsl.emit import generate
 from aiedsl.loader import load_design
 
 DesignFile = Callable[..., Path]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterator
 
-from aiedsl.ir import Acquire, Call, Core, Loop, Op, Release
+from aiedsl.ir import Acquire, Call, Core, Design, Loop, Op, Release
 
 
 def walk(body: tuple[Op, ...], mult: int = 1) -> Iterator[tuple[Op, int]]:
@@ -42,6 +42,13 @@ def acquires(core: Core) -> dict[str, Acquire]:
 def calls(core: Core) -> list[Call]:
     """Every kernel call, in program order."""
     return [op for op, _ in walk(core.body) if isinstance(op, Call)]
+
+
+def ops_per_run(d: Design) -> int:
+    """Arithmetic operations one invocation of design ``d`` performs (kernels' declared ops)."""
+    ops = {k.symbol: k.ops for k in d.kernels}
+    return sum(ops[op.kernel] * mult for c in d.cores for op, mult in walk(c.body)
+               if isinstance(op, Call))
 
 
 def buffers_held(depth: int, max_acq: int) -> int:

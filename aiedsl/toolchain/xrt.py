@@ -1,15 +1,38 @@
-"""Find an NPU through XRT's Python bindings (pyxrt comes with XRT, never from PyPI)."""
+"""Run a compiled build on the NPU through XRT's Python bindings (pyxrt comes with XRT, never PyPI).
+
+The calls follow the ABI in ``manifest.json`` (see :mod:`aiedsl.toolchain.manifest`): register
+``aie.xclbin``, open a hardware context and kernel ``MLIR_AIE`` once; put ``insts.bin`` in a
+cacheable buffer on group 1; one host-only buffer per runtime tensor on groups 3..7; then per
+run: write inputs, sync to the device, ``kernel(3, instr, words, *buffers)``, wait, sync back and
+read the outputs. Buffers are accessed through ``bo.map()`` (bf16 as raw 16-bit words).
+
+Example
+-------
+>>> session = NpuSession(Path("build/gemm_bf16"), manifest)      # doctest: +SKIP
+>>> outputs = session.run({"A": a, "B": b})                        # doctest: +SKIP
+"""
 
 from __future__ import annotations
 
 import importlib
+import time
+from pathlib import Path
 from typing import Any
+
+import numpy as np
+
+from aiedsl.dtypes import dtype as lookup_dtype
+
+
+def import_pyxrt() -> Any:
+    """The pyxrt module, imported only when a run needs it."""
+    return importlib.import_module("pyxrt")
 
 
 def find_npu() -> tuple[Any | None, str]:
     """(device, description) of the first NPU, or (None, why there is none)."""
     try:
-        pyxrt = importlib.import_module("pyxrt")
+        pyxrt = import_pyxrt()
     except ImportError:
         return None, "pyxrt is not importable (XRT is not installed, or its python/ is not on " \
                      "PYTHONPATH: source /opt/xilinx/xrt/setup.sh)"
@@ -18,3 +41,60 @@ def find_npu() -> tuple[Any | None, str]:
     except Exception as e:  # pyxrt raises RuntimeError subclasses with the driver's text
         return None, f"XRT found no device: {e}"
     return device, "NPU device 0"
+
+
+class NpuSession:
+    """A loaded xclbin with its context, kernel and buffers, reused across runs."""
+
+    def __init__(self, build_dir: Path, manifest: dict[str, Any], pyxrt: Any | None = None,
+                 device: Any | None = None) -> None:
+        self.xrt = pyxrt if pyxrt is not None else import_pyxrt()
+        self.manifest = manifest
+        self.device = device if device is not None else self.xrt.device(0)
+        xclbin = self.xrt.xclbin(str(build_dir / manifest["xclbin"]))
+        self.device.register_xclbin(xclbin)
+        self.context = self.xrt.hw_context(self.device, xclbin.get_uuid())
+        self.kernel = self.xrt.kernel(self.context, manifest["kernel"])
+        insts = np.fromfile(build_dir / manifest["instructions"]["file"], dtype=np.uint32)
+        self.words = int(insts.size)
+        self.instr = self.xrt.bo(self.device, insts.nbytes, self.xrt.bo.cacheable,
+                                 self.kernel.group_id(manifest["instructions"]["group_id"]))
+        self.instr.write(insts, 0)
+        self.instr.sync(self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE)
+        self.buffers = [self.xrt.bo(self.device, b["bytes"], self.xrt.bo.host_only,
+                                    self.kernel.group_id(b["group_id"]))
+                        for b in manifest["buffers"]]
+
+    def _view(self, i: int) -> np.ndarray:
+        b = self.manifest["buffers"][i]
+        raw = np.frombuffer(self.buffers[i].map(), dtype=np.uint8, count=b["bytes"])
+        return raw.view(np.dtype(lookup_dtype(b["dtype"]).numpy)).reshape(b["shape"])
+
+    def write_inputs(self, inputs: dict[str, np.ndarray]) -> None:
+        """Copy the input tensors into their buffers and sync them to the device."""
+        for i, b in enumerate(self.manifest["buffers"]):
+            if b["direction"] != "out":
+                self._view(i)[...] = np.asarray(inputs[b["name"]]).reshape(b["shape"])
+                self.buffers[i].sync(self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE)
+
+    def launch(self) -> float:
+        """Run the kernel once on what the buffers hold; seconds from launch to completion."""
+        start = time.perf_counter()
+        run = self.kernel(self.manifest["opcode"], self.instr, self.words, *self.buffers)
+        run.wait()
+        return time.perf_counter() - start
+
+    def read_outputs(self) -> dict[str, np.ndarray]:
+        """Sync the output buffers back and copy them out."""
+        out = {}
+        for i, b in enumerate(self.manifest["buffers"]):
+            if b["direction"] != "in":
+                self.buffers[i].sync(self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE)
+                out[b["name"]] = self._view(i).copy()
+        return out
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """One complete run: inputs in, kernel, outputs out."""
+        self.write_inputs(inputs)
+        self.launch()
+        return self.read_outputs()

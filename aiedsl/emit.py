@@ -4,7 +4,7 @@ A failed build writes nothing, and the same design always gives byte-identical f
 
 Example
 -------
->>> from aiedsl.build import generate, write          # doctest: +SKIP
+>>> from aiedsl.emit import generate, write          # doctest: +SKIP
 >>> out = generate(load_design("designs/passthrough.py"))
 >>> write(out, "build/passthrough")
 """

@@ -1,0 +1,169 @@
+"""``aiedsl build --compile``: Peano for each kernel, then aiecc, in the build directory.
+
+Every tool runs with its output captured to ``logs/<step>.log`` (the command line first). A tool
+that fails stops the build with its command, the tail of its output and, when the output names
+one, the design line it comes from (aiecc reports the ``loc(...)`` of the emitted MLIR, which
+carry design lines; clang reports ``kernels/<symbol>.cc`` lines, which map to the kernel's
+declaration). A successful compile leaves ``aie.xclbin``, ``insts.bin``, ``manifest.json`` and
+``cache.json``; the same inputs later skip the tools.
+
+Example
+-------
+>>> gen = generate(load_design("designs/passthrough.py"))     # doctest: +SKIP
+>>> write(gen, "build/passthrough")                            # doctest: +SKIP
+>>> compile_build(gen, Path("build/passthrough"), find_tools())  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from aiedsl import __version__
+from aiedsl.errors import ToolchainError
+from aiedsl.ir import Design, Loc
+from aiedsl.targets import get_target
+from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv, shell_line
+from aiedsl.toolchain.discover import Tools
+from aiedsl.toolchain.manifest import build_manifest
+
+OUTPUTS = ("aie.xclbin", "insts.bin")
+TAIL_LINES = 15
+
+Progress = Callable[[int, int, str], None]
+"""Called before each step with (step index, number of steps, label)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One tool invocation."""
+
+    label: str
+    argv: list[str]
+    log: str
+    """Log file, relative to the build directory."""
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What ``--compile`` left in the build directory."""
+
+    out: Path
+    cached: bool
+    manifest: dict
+    seconds: float
+
+
+def plan_steps(d: Design, kernel_files: list[str], tools: Tools) -> list[Step]:
+    """The tool invocations for design ``d``: one Peano compile per kernel, then aiecc."""
+    assert tools.clang.path and tools.aiecc.path and tools.headers.path
+    target = get_target(d.device)
+    steps = [Step(f"Peano {Path(src).stem}",
+                  kernel_compile_argv(target, src, f"{Path(src).stem}.o",
+                                      clang=str(tools.clang.path),
+                                      include=str(tools.headers.path)),
+                  f"logs/{Path(src).stem}.log")
+             for src in kernel_files]
+    steps.append(Step("aiecc", aiecc_argv(aiecc=str(tools.aiecc.path)), "logs/aiecc.log"))
+    return steps
+
+
+def cache_key(files: dict[str, str], steps: list[Step], tools: Tools) -> str:
+    """sha256 of everything the tools read: MLIR, kernel sources, command lines, tool versions."""
+    h = hashlib.sha256()
+    h.update(f"aiedsl {__version__}\n".encode())
+    for rel in sorted(files):
+        if rel == "aie.mlir" or rel.startswith("kernels/"):
+            h.update(f"{rel}\n".encode())
+            h.update(files[rel].encode())
+    for s in steps:
+        h.update(shell_line(s.argv).encode())
+    h.update(json.dumps(tools.versions(), sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def compile_build(d: Design, files: dict[str, str], out: Path, tools: Tools,
+                  progress: Progress | None = None) -> Compiled:
+    """Compile the build in ``out`` (already written from ``files``); skip when the cache holds."""
+    start = time.perf_counter()
+    missing = tools.missing(compile_only=True)
+    if missing:
+        names = [t.name for t in missing]
+        raise ToolchainError(
+            "toolchain", f"cannot compile {d.name}: "
+            + (names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1])
+            + (" is" if len(missing) == 1 else " are") + " missing", exit_code=4,
+            notes=[line for t in missing for line in (f"{t.name}: {t.how}",
+                                                      f"  to get it: {t.install}")],
+            fix=f"install them; meanwhile the MLIR and C++ are in {out}/ (build.sh compiles "
+                "them by hand) and `aiedsl run` uses the simulator; `aiedsl doctor` shows what "
+                "aiedsl finds")
+    kernel_files = sorted(rel for rel in files if rel.startswith("kernels/"))
+    steps = plan_steps(d, kernel_files, tools)
+    key = cache_key(files, steps, tools)
+    cached = _cache_hit(out, key)
+    if cached is not None:
+        return Compiled(out, True, cached, time.perf_counter() - start)
+    (out / "logs").mkdir(exist_ok=True)
+    for i, step in enumerate(steps):
+        if progress:
+            progress(i, len(steps), step.label)
+        _run(step, out, tools, d)
+    absent = [name for name in OUTPUTS if not (out / name).is_file()]
+    if absent:
+        raise ToolchainError(
+            "aiecc", f"aiecc finished but did not write {', '.join(absent)}", exit_code=5,
+            found=f"see {out / 'logs' / 'aiecc.log'}",
+            fix="check the aiecc version (aiedsl emits mlir-aie's 2026 syntax)")
+    manifest = build_manifest(d, tools, key, (out / "insts.bin").stat().st_size)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    (out / "cache.json").write_text(json.dumps({"key": key}) + "\n")
+    return Compiled(out, False, manifest, time.perf_counter() - start)
+
+
+def _cache_hit(out: Path, key: str) -> dict | None:
+    """The manifest when ``out`` holds outputs made from exactly these inputs."""
+    try:
+        if json.loads((out / "cache.json").read_text())["key"] != key:
+            return None
+        manifest = json.loads((out / "manifest.json").read_text())
+    except (OSError, ValueError, KeyError):
+        return None
+    return manifest if all((out / name).is_file() for name in OUTPUTS) else None
+
+
+def _run(step: Step, out: Path, tools: Tools, d: Design) -> None:
+    line = shell_line(step.argv)
+    try:
+        r = subprocess.run(step.argv, cwd=out, env=tools.env, capture_output=True, text=True)
+        output, code = (r.stdout or "") + (r.stderr or ""), r.returncode
+    except OSError as e:
+        output, code = str(e), 127
+    (out / step.log).write_text(f"$ {line}\n{output}")
+    if code != 0:
+        tail = output.strip().splitlines()[-TAIL_LINES:]
+        loc, where = _design_line(output, d)
+        raise ToolchainError(
+            step.label.split()[0], f"{step.label} failed (exit {code})" + where, loc=loc,
+            exit_code=5, notes=[f"$ {line}", *(f"  {t}" for t in tail)],
+            fix=f"the whole output is in {out / step.log}")
+
+
+def _design_line(output: str, d: Design) -> tuple[Loc | None, str]:
+    """The design line a tool's output points at, and a phrase saying how it was found."""
+    files = {t.loc.file for t in d.tensors} | {d.loc.file}
+    for m in re.finditer(r"([\w./\\-]+\.py):(\d+)", output):
+        if m[1] in files or any(f.endswith(m[1]) for f in files):
+            return Loc(file=m[1], line=int(m[2])), ""
+    m = re.search(r"kernels/(\w+)\.cc:(\d+)", output)
+    if m:
+        for k in d.kernels:
+            if k.symbol == m[1]:
+                return k.loc, f" in kernel '{k.symbol}' (kernels/{m[1]}.cc:{m[2]})"
+    return None, ""

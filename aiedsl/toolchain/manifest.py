@@ -1,0 +1,57 @@
+"""``manifest.json``: what a compiled build is and how to call it.
+
+It records the design, device, tool versions and cache key, and the XRT kernel ABI that aiecc
+packages (``aiecc-output__kernels.json``): kernel ``MLIR_AIE`` called with opcode 3, the
+instruction buffer on group 1 with its length in 32-bit words, then one host buffer per runtime
+tensor, in the design's argument order, on groups 3, 4, ... (at most 5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from aiedsl import __version__
+from aiedsl.checks.program import ops_per_run
+from aiedsl.dtypes import dtype as lookup_dtype
+from aiedsl.ir import Design, Transfer
+from aiedsl.toolchain.discover import Tools
+
+KERNEL_NAME = "MLIR_AIE"
+OPCODE = 3
+INSTR_GROUP = 1
+FIRST_BUFFER_GROUP = 3
+
+
+def buffer_abi(d: Design) -> list[dict[str, Any]]:
+    """One entry per runtime tensor: group id, name, shape, numpy dtype, bytes, direction."""
+    fills = {op.tensor for op in d.runtime if isinstance(op, Transfer) and op.op == "fill"}
+    drains = {op.tensor for op in d.runtime if isinstance(op, Transfer) and op.op == "drain"}
+    out = []
+    for t in sorted(d.tensors, key=lambda t: t.index):
+        direction = ("inout" if t.name in fills and t.name in drains else
+                     "out" if t.name in drains else "in")
+        out.append({"group_id": FIRST_BUFFER_GROUP + t.index, "name": t.name,
+                    "shape": list(t.type.shape), "dtype": np.dtype(lookup_dtype(t.type.dtype).numpy).name,
+                    "bytes": t.type.nbytes, "direction": direction})
+    return out
+
+
+def build_manifest(d: Design, tools: Tools, key: str, insts_bytes: int) -> dict[str, Any]:
+    """The manifest of design ``d`` compiled with ``tools`` (``insts.bin`` is ``insts_bytes``)."""
+    return {
+        "design": d.name,
+        "device": d.device,
+        "aiedsl": __version__,
+        "tools": tools.versions(),
+        "cache_key": key,
+        "xclbin": "aie.xclbin",
+        "kernel": KERNEL_NAME,
+        "opcode": OPCODE,
+        "instructions": {"file": "insts.bin", "group_id": INSTR_GROUP,
+                         "words": insts_bytes // 4},
+        "buffers": buffer_abi(d),
+        "ops_per_run": ops_per_run(d),
+        "kernel_objects": [f"{k.symbol}.o" for k in d.kernels],
+    }

@@ -1,0 +1,457 @@
+"""The toolchain path, tested without the toolchain: discovery and ``doctor`` over fake install
+trees, the exact command lines, logs, the manifest, the cache, tool failures, and the pyxrt calls
+against a recording stand-in for pyxrt.
+
+The fake tools here are shell scripts that record their arguments and write placeholder files;
+they test aiedsl's driving of the tools, never what the real tools produce. The tests at the
+end run the real Peano, aiecc and NPU, and skip (saying why) where those are absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import aiedsl
+from aiedsl.errors import ToolchainError
+from aiedsl.toolchain.discover import find_tools
+from aiedsl.toolchain.xrt import NpuSession
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSTHROUGH = ROOT / "designs" / "passthrough.py"
+KERNEL = "passthrough_i32_1024"
+
+FAKE_CLANG = '''#!/bin/sh
+# test double for Peano's clang++: records its arguments, writes the -o file
+if [ "$1" = "--version" ]; then echo "clang version {version} (llvm-aie test double)"; exit 0; fi
+echo "$@" >> "{log}"
+{fail}
+out=""; prev=""
+for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
+echo "object" > "$out"
+'''
+
+FAKE_AIECC = '''#!/bin/sh
+# test double for aiecc: records its arguments, writes placeholder aie.xclbin and insts.bin
+if [ "$1" = "--version" ]; then echo "aiecc 1.2.3 (test double)"; exit 0; fi
+echo "$@" >> "{log}"
+echo "PEANO_INSTALL_DIR=$PEANO_INSTALL_DIR" >> "{log}"
+{fail}
+printf 'xclbin' > aie.xclbin
+printf '\\001\\000\\000\\000\\002\\000\\000\\000\\003\\000\\000\\000' > insts.bin
+'''
+
+
+def _script(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+@pytest.fixture
+def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """A Peano tree, an mlir-aie tree (aiecc and aie_api headers) and an environment using them."""
+    log = tmp_path / "tool-calls.log"
+    peano = tmp_path / "peano"
+    mlir_aie = tmp_path / "mlir-aie"
+    _script(peano / "bin" / "clang++", FAKE_CLANG.format(version="19.0.0", log=log, fail=""))
+    _script(mlir_aie / "bin" / "aiecc", FAKE_AIECC.format(log=log, fail=""))
+    (mlir_aie / "include" / "aie_api").mkdir(parents=True)
+    (mlir_aie / "include" / "aie_api" / "aie.hpp").write_text("// test double\n")
+    monkeypatch.setenv("PEANO_INSTALL_DIR", str(peano))
+    monkeypatch.setenv("MLIR_AIE_INSTALL_DIR", str(mlir_aie))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.chdir(tmp_path)
+    return {"log": log, "peano": peano, "mlir_aie": mlir_aie, "root": tmp_path}
+
+
+@pytest.fixture
+def no_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("PEANO_INSTALL_DIR", raising=False)
+    monkeypatch.delenv("MLIR_AIE_INSTALL_DIR", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    run_env = dict(os.environ if env is None else env)
+    run_env["PYTHONPATH"] = str(ROOT)
+    run_env["COLUMNS"] = "400"  # one table row per line
+    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
+                          text=True, env=run_env)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+# -- discovery and doctor ----------------------------------------------------------------------
+
+def test_find_tools_in_fake_install_trees(fake_tools: dict[str, Path]) -> None:
+    tools = find_tools()
+    assert tools.clang.path == fake_tools["peano"] / "bin" / "clang++"
+    assert (tools.clang.how, tools.clang.version) == (
+        "PEANO_INSTALL_DIR", "clang version 19.0.0 (llvm-aie test double)")
+    assert tools.aiecc.path == fake_tools["mlir_aie"] / "bin" / "aiecc"
+    assert (tools.aiecc.how, tools.aiecc.version) == ("MLIR_AIE_INSTALL_DIR",
+                                                      "aiecc 1.2.3 (test double)")
+    assert tools.headers.path == fake_tools["mlir_aie"] / "include"
+    assert tools.missing(compile_only=True) == []
+
+
+def test_peano_flag_beats_the_environment_and_aiecc_py_on_path(
+        fake_tools: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    other = fake_tools["root"] / "other-peano"
+    _script(other / "bin" / "clang++", FAKE_CLANG.format(version="20.1", log="/dev/null",
+                                                         fail=""))
+    old = fake_tools["root"] / "old" / "bin"
+    _script(old / "aiecc.py", FAKE_AIECC.format(log="/dev/null", fail=""))
+    monkeypatch.setenv("PATH", f"{old}:/usr/bin:/bin")
+    tools = find_tools(peano=other)
+    assert (tools.clang.path, tools.clang.how) == (other / "bin" / "clang++", "--peano")
+    assert tools.env["PEANO_INSTALL_DIR"] == str(other)
+    assert (tools.aiecc.path, tools.aiecc.how) == (old / "aiecc.py", "PATH")
+    # the headers still come from MLIR_AIE_INSTALL_DIR
+    assert tools.headers.path == fake_tools["mlir_aie"] / "include"
+
+
+def test_doctor_on_this_machine_names_what_is_missing_and_how_to_get_it(no_tools: Path) -> None:
+    r = _cli("doctor")
+    assert r.returncode == 4
+    text = _words(r.stdout)
+    assert "Peano (llvm-aie) │ MISSING" in text and "pyxrt (XRT) │ MISSING" in text
+    assert _words(
+        "Peano (llvm-aie) is missing. To get it: pip install llvm-aie -f "
+        "https://github.com/Xilinx/llvm-aie/releases/expanded_assets/nightly, then export "
+        "PEANO_INSTALL_DIR=$(python -c \"import sysconfig; "
+        "print(sysconfig.get_paths()['purelib'])\")/llvm-aie") in text
+    assert _words(
+        "aiecc (mlir-aie) is missing. To get it: pip install mlir_aie -f "
+        "https://github.com/Xilinx/mlir-aie/releases/expanded_assets/latest-wheels-4 (puts aiecc "
+        "on PATH), or export MLIR_AIE_INSTALL_DIR=<your mlir-aie install>") in text
+    assert _words(
+        "pyxrt (XRT) is missing. To get it: install the amdxdna driver and XRT "
+        "(https://github.com/amd/xdna-driver), then source /opt/xilinx/xrt/setup.sh") in text
+    assert _words("Without them aiedsl still checks, builds (MLIR and C++) and simulates "
+                  "designs: aiedsl run uses the simulator.") in text
+
+
+def test_doctor_with_the_compilers_found(fake_tools: dict[str, Path]) -> None:
+    r = _cli("doctor")
+    text = _words(r.stdout)
+    assert "Peano (llvm-aie) │ found" in text and "aiecc (mlir-aie) │ found" in text
+    assert "clang version 19.0.0 (llvm-aie test double)" in text
+    assert r.returncode == 4  # pyxrt and the NPU are still missing here
+
+
+# -- compiling ---------------------------------------------------------------------------------
+
+def test_compile_runs_the_exact_commands(fake_tools: dict[str, Path]) -> None:
+    art = aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    out = fake_tools["root"] / "out"
+    peano, mlir_aie = fake_tools["peano"], fake_tools["mlir_aie"]
+    assert fake_tools["log"].read_text().splitlines() == [
+        f"-O2 -std=c++20 -DNDEBUG --target=aie2-none-unknown-elf -I{mlir_aie}/include -c "
+        f"kernels/{KERNEL}.cc -o {KERNEL}.o",
+        "--no-xchesscc --no-xbridge --aie-generate-xclbin --xclbin-name=aie.xclbin "
+        "--aie-generate-npu-insts --npu-insts-name=insts.bin aie.mlir",
+        f"PEANO_INSTALL_DIR={peano}",
+    ]
+    assert (out / f"{KERNEL}.o").read_text() == "object\n"
+    assert (out / "logs" / f"{KERNEL}.log").read_text().splitlines()[0] == (
+        f"$ {peano}/bin/clang++ -O2 -std=c++20 -DNDEBUG --target=aie2-none-unknown-elf "
+        f"-I{mlir_aie}/include -c kernels/{KERNEL}.cc -o {KERNEL}.o")
+    assert (out / "logs" / "aiecc.log").read_text().startswith(f"$ {mlir_aie}/bin/aiecc ")
+    assert art.compiled is not None and not art.compiled.cached
+
+
+def test_npu2_kernels_compile_for_aie2p(fake_tools: dict[str, Path]) -> None:
+    aiedsl.build(PASSTHROUGH, output="out", device="npu2_1col", compile=True)
+    assert "--target=aie2p-none-unknown-elf" in fake_tools["log"].read_text().splitlines()[0]
+
+
+def test_manifest_records_design_tools_and_buffer_abi(fake_tools: dict[str, Path]) -> None:
+    aiedsl.build(ROOT / "designs" / "gemm_bf16.py", defines={"M": 256, "K": 128, "N": 256},
+                 output="out", compile=True)
+    manifest = json.loads((fake_tools["root"] / "out" / "manifest.json").read_text())
+    key = manifest.pop("cache_key")
+    assert len(key) == 64
+    assert manifest == {
+        "design": "gemm_bf16", "device": "npu1", "aiedsl": aiedsl.__version__,
+        "tools": {"Peano (llvm-aie)": "clang version 19.0.0 (llvm-aie test double)",
+                  "aiecc (mlir-aie)": "aiecc 1.2.3 (test double)", "AIE API headers": ""},
+        "xclbin": "aie.xclbin", "kernel": "MLIR_AIE", "opcode": 3,
+        "instructions": {"file": "insts.bin", "group_id": 1, "words": 3},
+        "buffers": [
+            {"group_id": 3, "name": "A", "shape": [256, 128], "dtype": "bfloat16",
+             "bytes": 65536, "direction": "in"},
+            {"group_id": 4, "name": "B", "shape": [128, 256], "dtype": "bfloat16",
+             "bytes": 65536, "direction": "in"},
+            {"group_id": 5, "name": "C", "shape": [256, 256], "dtype": "float32",
+             "bytes": 262144, "direction": "out"}],
+        "ops_per_run": 2 * 256 * 128 * 256,
+        "kernel_objects": ["zero_f32_4096.o", "matmul_bf16_f32_64x64x64.o"],
+    }
+
+
+def test_unchanged_design_is_not_recompiled(fake_tools: dict[str, Path]) -> None:
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    calls = fake_tools["log"].read_text()
+    r = _cli("build", str(PASSTHROUGH), "-o", "out", "--compile")
+    assert r.returncode == 0, r.stderr
+    assert "aie.xclbin and insts.bin are up to date (nothing changed since they were built" \
+        in _words(r.stdout)
+    assert fake_tools["log"].read_text() == calls  # no tool ran
+
+
+@pytest.mark.parametrize("change", ["define", "tool version"])
+def test_a_change_recompiles(fake_tools: dict[str, Path], change: str) -> None:
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    before = len(fake_tools["log"].read_text().splitlines())
+    defines = None
+    if change == "define":
+        defines = {"TILE": 512}
+    else:
+        _script(fake_tools["peano"] / "bin" / "clang++",
+                FAKE_CLANG.format(version="19.0.1", log=fake_tools["log"], fail=""))
+    art = aiedsl.build(PASSTHROUGH, defines=defines, output="out", compile=True)
+    assert art.compiled is not None and not art.compiled.cached
+    assert len(fake_tools["log"].read_text().splitlines()) == before + 3
+
+
+def test_build_compile_without_tools_writes_the_mlir_and_exits_4(no_tools: Path) -> None:
+    r = _cli("build", str(PASSTHROUGH), "-o", "out", "--compile")
+    assert r.returncode == 4
+    assert r.stderr.splitlines()[0] == (
+        "error [toolchain]: cannot compile passthrough: Peano (llvm-aie), aiecc (mlir-aie) and "
+        "AIE API headers are missing")
+    assert r.stderr.splitlines()[-1] == (
+        "  fix: install them; meanwhile the MLIR and C++ are in out/ (build.sh "
+        "compiles them by hand) and `aiedsl run` uses the simulator; `aiedsl doctor` shows "
+        "what aiedsl finds")
+    written = sorted(p.name for p in (no_tools / "out").iterdir())
+    assert written == ["aie.mlir", "build.sh", "design.json", "kernels", "map.svg", "report.txt"]
+
+
+def test_aiecc_failure_names_the_command_its_output_and_the_design_line(
+        fake_tools: dict[str, Path]) -> None:
+    fail = ('echo "loading aie.mlir"; '
+            'echo "designs/passthrough.py:18:0: error: \'aie.objectfifo\' op does not fit"; '
+            'exit 1')
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc",
+            FAKE_AIECC.format(log=fake_tools["log"], fail=fail))
+    handle = aiedsl.build(PASSTHROUGH, output="out").handle
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(handle, output="out", compile=True)
+    e = excinfo.value
+    assert e.exit_code == 5
+    out = fake_tools["root"] / "out"
+    mlir_aie = fake_tools["mlir_aie"]
+    assert str(e) == (
+        "designs/passthrough.py:18: error [aiecc]: aiecc failed (exit 1)\n"
+        f"  $ {mlir_aie}/bin/aiecc --no-xchesscc --no-xbridge --aie-generate-xclbin "
+        "--xclbin-name=aie.xclbin --aie-generate-npu-insts --npu-insts-name=insts.bin aie.mlir\n"
+        "    loading aie.mlir\n"
+        "    designs/passthrough.py:18:0: error: 'aie.objectfifo' op does not fit\n"
+        "  fix: the whole output is in out/logs/aiecc.log"
+    )
+    assert not (out / "manifest.json").exists()
+
+
+def test_kernel_failure_points_at_the_kernel_declaration(fake_tools: dict[str, Path]) -> None:
+    fail = f'echo "kernels/{KERNEL}.cc:40:5: error: use of undeclared identifier \'v\'" >&2; exit 1'
+    _script(fake_tools["peano"] / "bin" / "clang++",
+            FAKE_CLANG.format(version="19.0.0", log=fake_tools["log"], fail=fail))
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    first = str(excinfo.value).splitlines()[0]
+    assert first.endswith(f"error [Peano]: Peano {KERNEL} failed (exit 1) in kernel "
+                          f"'{KERNEL}' (kernels/{KERNEL}.cc:40)")
+    assert first.startswith(f"{PASSTHROUGH}:22:")  # the copy_kernel(...) declaration
+
+
+# -- running through pyxrt -----------------------------------------------------------------------
+
+class FakeXrt(types.SimpleNamespace):
+    """A recording stand-in for pyxrt with the calls aiedsl makes (a test double: its "kernel"
+    runs the passthrough design's function on the host so the plumbing can be checked)."""
+
+    def __init__(self, behave: str = "copy") -> None:
+        calls: list[tuple[Any, ...]] = []
+        fake = self
+
+        class Bo:
+            cacheable, host_only = "cacheable", "host_only"
+
+            def __init__(self, device: Any, size: int, flags: str, group: int) -> None:
+                self.size, self.flags, self.group = size, flags, group
+                self.data = bytearray(size)
+                calls.append(("bo", size, flags, group))
+
+            def write(self, arr: np.ndarray, offset: int) -> None:
+                raw = np.asarray(arr).tobytes()
+                self.data[offset:offset + len(raw)] = raw
+
+            def map(self) -> memoryview:
+                return memoryview(self.data)
+
+            def sync(self, direction: str) -> None:
+                calls.append(("sync", self.group, direction))
+
+        class Run:
+            def wait(self) -> None:
+                calls.append(("wait",))
+
+        class Kernel:
+            def __init__(self, ctx: Any, name: str) -> None:
+                calls.append(("kernel", name))
+
+            def group_id(self, i: int) -> int:
+                return i
+
+            def __call__(self, opcode: int, instr: Bo, words: int, *bos: Bo) -> Run:
+                calls.append(("launch", opcode, instr.group, words, [b.group for b in bos]))
+                if fake.behave == "copy":
+                    bos[1].data[:] = bos[0].data
+                return Run()
+
+        class Xclbin:
+            def __init__(self, path: str) -> None:
+                calls.append(("xclbin", Path(path).name))
+
+            def get_uuid(self) -> str:
+                return "uuid"
+
+        class Device:
+            def __init__(self, i: int) -> None:
+                calls.append(("device", i))
+
+            def register_xclbin(self, x: Xclbin) -> None:
+                calls.append(("register",))
+
+        def hw_context(device: Any, uuid: str) -> str:
+            calls.append(("hw_context", uuid))
+            return "ctx"
+
+        super().__init__(calls=calls, behave=behave, bo=Bo, kernel=Kernel, xclbin=Xclbin,
+                         device=Device, hw_context=hw_context,
+                         xclBOSyncDirection=types.SimpleNamespace(
+                             XCL_BO_SYNC_BO_TO_DEVICE="to_device",
+                             XCL_BO_SYNC_BO_FROM_DEVICE="from_device"))
+
+
+@pytest.fixture
+def fake_npu(fake_tools: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> FakeXrt:
+    xrt = FakeXrt()
+    monkeypatch.setitem(sys.modules, "pyxrt", xrt)
+    return xrt
+
+
+def test_npu_run_uses_mlir_aies_buffer_abi(fake_npu: FakeXrt) -> None:
+    art = aiedsl.build(PASSTHROUGH, output="out")
+    x = np.arange(4096, dtype=np.int32)
+    said: list[str] = []
+    result = art.run(x, target="npu", iters=3, warmup=2, say=said.append)
+    assert result.target == "npu" and result.passed
+    np.testing.assert_array_equal(result.outputs["out"], x)
+    assert said == ["running on the NPU (NPU device 0)"]
+    calls = fake_npu.calls
+    assert calls[:6] == [("device", 0), ("xclbin", "aie.xclbin"), ("register",),
+                         ("hw_context", "uuid"), ("kernel", "MLIR_AIE"),
+                         ("bo", 12, "cacheable", 1)]
+    assert ("bo", 16384, "host_only", 3) in calls and ("bo", 16384, "host_only", 4) in calls
+    launches = [c for c in calls if c[0] == "launch"]
+    assert launches == [("launch", 3, 1, 3, [3, 4])] * 5  # 2 warm-up + 3 timed
+    assert len(result.latencies) == 3
+    assert ("sync", 3, "to_device") in calls and ("sync", 4, "from_device") in calls
+    assert ("sync", 4, "to_device") not in calls  # the output is never written by the host
+    assert sum(c[0] == "hw_context" for c in calls) == 1
+    assert result.lines[0].startswith("measured on the NPU: 3 run(s) after 2 warm-up: latency")
+
+
+def test_npu_run_checks_against_the_reference(fake_tools: dict[str, Path],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pyxrt", FakeXrt(behave="nothing"))
+    art = aiedsl.build(PASSTHROUGH, output="out")
+    result = art.run(target="npu")
+    assert not result.passed
+    assert result.checks[0].line().startswith("FAIL out:")
+
+
+def test_auto_without_an_npu_uses_the_simulator_and_says_why(no_tools: Path) -> None:
+    r = _cli("run", str(PASSTHROUGH), "-o", "out")
+    assert r.returncode == 0, r.stderr
+    assert "no NPU (pyxrt is not importable" in _words(r.stdout)
+    assert "PASS out: exact" in r.stdout
+
+
+def test_target_npu_without_an_npu_exits_4(no_tools: Path) -> None:
+    r = _cli("run", str(PASSTHROUGH), "-o", "out", "--target", "npu")
+    assert r.returncode == 4
+    assert r.stderr.startswith("error [npu]: no NPU: pyxrt is not importable")
+
+
+def test_auto_with_an_npu_but_no_compiler_falls_back_to_the_simulator(
+        no_tools: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pyxrt", FakeXrt())
+    said: list[str] = []
+    result = aiedsl.build(PASSTHROUGH, output="out").run(say=said.append)
+    assert result.target == "sim" and result.passed
+    assert said[0].startswith("an NPU is present but the design cannot be compiled here "
+                              "(cannot compile passthrough: Peano (llvm-aie), aiecc")
+
+
+def test_api_run_with_inputs_in_argument_order(no_tools: Path) -> None:
+    art = aiedsl.build(PASSTHROUGH, output="out")
+    x = np.arange(4096, dtype=np.int32) * 3
+    result = art.run(x, target="sim")
+    np.testing.assert_array_equal(result.outputs["out"], x)
+    with pytest.raises(TypeError, match=r"passthrough takes 1 inputs \(inp\), got 2"):
+        art.run(x, x)
+
+
+def test_npu_session_reads_bf16_as_raw_words(fake_npu: FakeXrt, tmp_path: Path) -> None:
+    (tmp_path / "aie.xclbin").write_bytes(b"x")
+    np.array([7, 8], dtype=np.uint32).tofile(tmp_path / "insts.bin")
+    manifest = {"xclbin": "aie.xclbin", "kernel": "MLIR_AIE", "opcode": 3,
+                "instructions": {"file": "insts.bin", "group_id": 1, "words": 2},
+                "buffers": [{"group_id": 3, "name": "A", "shape": [4], "dtype": "bfloat16",
+                             "bytes": 8, "direction": "in"},
+                            {"group_id": 4, "name": "B", "shape": [4], "dtype": "bfloat16",
+                             "bytes": 8, "direction": "out"}]}
+    s = NpuSession(tmp_path, manifest, pyxrt=fake_npu)
+    import ml_dtypes
+
+    a = np.array([1.5, -2.0, 3.25, 0.0], dtype=ml_dtypes.bfloat16)
+    out = s.run({"A": a})
+    assert out["B"].dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(out["B"], a)
+
+
+# -- with the real tools (skipped here) ----------------------------------------------------------
+
+@pytest.mark.peano
+def test_real_compile_of_passthrough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    art = aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    assert (tmp_path / "out" / "aie.xclbin").stat().st_size > 0
+    assert art.compiled is not None and art.compiled.manifest["instructions"]["words"] > 0
+
+
+@pytest.mark.peano
+@pytest.mark.npu
+def test_real_npu_run_of_passthrough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = aiedsl.build(PASSTHROUGH, output="out", compile=True).run(target="npu")
+    assert result.target == "npu" and result.passed
