@@ -31,7 +31,17 @@ from aiedsl.lang import (
 
 __version__ = "0.1.0"
 
-from aiedsl.api import Artifacts, RunResult, build  # noqa: E402  (needs __version__ above)
+_API = ("Artifacts", "RunResult", "build")
+
+
+def __getattr__(name: str):  # type: ignore[no-untyped-def]
+    """``aiedsl.build`` and friends load the build/run machinery only when first used, so that
+    design files, which import aiedsl, stay quick to load."""
+    if name in _API:
+        from aiedsl import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'aiedsl' has no attribute {name!r}")
 
 __all__ = [
     "Artifacts", "Buffer", "Channel", "DesignError", "DesignHandle", "ObjectFifo", "RunResult",
