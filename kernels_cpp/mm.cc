@@ -1,10 +1,11 @@
-// mm.cc -- aiedsl micro-kernel: blocked bf16 x bf16 -> f32 matrix multiply
-// for one AIE2 (npu1 / AIE-ML) compute core.
+// mm.cc -- aiedsl micro-kernel: blocked matrix multiply (bf16 -> f32, int8 -> int32,
+// int16 -> int32) for one AIE2 / AIE2P compute core. The description below is for the bf16
+// 4x8x4 case; matmul_blocked at the end takes any mmul block shape r x s x t.
 //
 // ---------------------------------------------------------------------------
 // What it computes
 // ---------------------------------------------------------------------------
-//   matmul_bf16_f32<M, K, N>(a, b, c):   C += A * B
+//   matmul_blocked<bfloat16, float, 4, 8, 4, M, K, N>(a, b, c):   C += A * B
 //
 //   A is M x K bfloat16, B is K x N bfloat16, C is M x N float (f32).
 //   Products of two bf16 values are exact in f32; sums are f32 (accfloat
@@ -68,7 +69,7 @@
 // ---------------------------------------------------------------------------
 // Cost model (cycles per call, AIE2 / npu1, Peano -O2)
 // ---------------------------------------------------------------------------
-//   cycles(M, K, N) = (M/8) * (N/8) * (4 * (K/8) + 30) + 20
+//   cycles(M, K, N) = (M/8) * (N/8) * (4 * (K/8) + 7) + 20
 //
 //   Reasoning:
 //   * Inner K step: 4 mmul MACs (the vector unit issues one 4x8x4 bf16 MAC,
@@ -76,19 +77,17 @@
 //     (A0, A1, B0, B1). AIE2 has two 256-bit load units, i.e. 512 bits per
 //     cycle -> 4 cycles. Compute and load bandwidth balance: II = 4 per step
 //     of the pipelined inner loop, K/8 steps per 8x8 patch of C.
-//   * Per 8x8 patch, around the inner loop: loading the 4 C blocks
-//     (4 x 512 bits = 4 cycles of load bandwidth), storing them back
-//     (4 x 512 bits through the single 256-bit store unit = 8 cycles), and
-//     the inner loop's pipeline fill/drain (load -> MAC -> store latencies,
-//     not overlapped because the patch loop is not flattened): ~18.
-//     Total ~30 cycles per patch (estimate).
+//   * Per 8x8 patch, around the inner loop: loading and storing the 4 C
+//     blocks and the pipeline's fill and drain, mostly overlapped with the
+//     neighbouring patches' inner loops: 7 cycles, calibrated so the model
+//     gives Taka et al.'s (arXiv 2512.13282) single-core bf16 measurement on
+//     npu1, 64x104x64 at 112.6 MACs/cycle (the model: 112.2).
 //   * Per call: function entry/exit and loop setup, ~20 cycles (estimate).
-//   * Example: 64x64x64 -> 64 patches * (32 + 30) + 20 = 3988 cycles against
-//     the 2048-cycle compute bound (51 % of the 128 MAC/cycle peak).
-//   The 4-cycle II is the resource bound; it assumes the f32 accumulate
-//   latency of the MAC does not exceed 4 cycles (4 independent accumulator
-//   chains). The constants 30 and 20 are estimates to be calibrated with a
-//   hardware trace.
+//   * Example: 64x64x64 -> 64 patches * (32 + 7) + 20 = 2516 cycles against
+//     the 2048-cycle compute bound (81 % of the 128 MAC/cycle peak).
+//   The int8 model has the same form with its own per-patch constant (11,
+//   calibrated to Taka et al.'s int8 64x232x64 at 233 MACs/cycle); see
+//   aiedsl/kernels/library.py.
 // ---------------------------------------------------------------------------
 
 #ifndef AIEDSL_KERNELS_MM_CC
@@ -122,72 +121,64 @@
 #endif
 #endif
 
-template <unsigned M, unsigned K, unsigned N>
-void matmul_bf16_f32(const bfloat16 *__restrict a, const bfloat16 *__restrict b,
-                     float *__restrict c) {
-  static_assert(M > 0 && M % 8 == 0, "M must be a positive multiple of 8");
-  static_assert(K > 0 && K % 8 == 0, "K must be a positive multiple of 8");
-  static_assert(N > 0 && N % 8 == 0, "N must be a positive multiple of 8");
+// C += A * B for any mmul block shape r x s x t the AIE API has for TI x TI -> TO:
+// bf16 -> f32 (4x8x4 npu1, 4x8x8 npu2), int8 -> int32 (4x8x8 npu1, 8x8x8 npu2),
+// int16 -> int32 (4x4x4 npu1, 4x4x8 npu2). Blocks as described above with 4, 8, 4 replaced by
+// r, s, t; M % (2r) == 0, K % s == 0, N % (2t) == 0.
+template <typename TI, typename TO, unsigned r, unsigned s, unsigned t, unsigned M, unsigned K,
+          unsigned N>
+void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restrict c) {
+  static_assert(M > 0 && M % (2 * r) == 0, "M must be a positive multiple of 2r");
+  static_assert(K > 0 && K % s == 0, "K must be a positive multiple of s");
+  static_assert(N > 0 && N % (2 * t) == 0, "N must be a positive multiple of 2t");
 
-  using MMUL = aie::mmul<4, 8, 4, bfloat16, bfloat16, accauto>;
-  static_assert(MMUL::size_A == 32 && MMUL::size_B == 32 &&
-                    MMUL::size_C == 16,
-                "unexpected 4x8x4 bf16 mmul block sizes");
+  using MMUL = aie::mmul<r, s, t, TI, TI, accauto>;
 
   // Block counts along each dimension.
-  constexpr unsigned MB = M / 4; // block-rows of A and C
-  constexpr unsigned KB = K / 8; // block-cols of A == block-rows of B
-  constexpr unsigned NB = N / 4; // block-cols of B and C
+  constexpr unsigned MB = M / r; // block-rows of A and C
+  constexpr unsigned KB = K / s; // block-cols of A == block-rows of B
+  constexpr unsigned NB = N / t; // block-cols of B and C
 
   for (unsigned bm = 0; bm < MB; bm += 2) {
     // First C block of block-rows bm and bm + 1.
-    float *__restrict c_row0 = c + (bm * NB) * MMUL::size_C;
-    float *__restrict c_row1 = c + ((bm + 1) * NB) * MMUL::size_C;
+    TO *__restrict c_row0 = c + (bm * NB) * MMUL::size_C;
+    TO *__restrict c_row1 = c + ((bm + 1) * NB) * MMUL::size_C;
 
     for (unsigned bn = 0; bn < NB; bn += 2) {
-      float *__restrict p_c00 = c_row0 + bn * MMUL::size_C;
-      float *__restrict p_c01 = c_row0 + (bn + 1) * MMUL::size_C;
-      float *__restrict p_c10 = c_row1 + bn * MMUL::size_C;
-      float *__restrict p_c11 = c_row1 + (bn + 1) * MMUL::size_C;
+      TO *__restrict p_c00 = c_row0 + bn * MMUL::size_C;
+      TO *__restrict p_c01 = c_row0 + (bn + 1) * MMUL::size_C;
+      TO *__restrict p_c10 = c_row1 + bn * MMUL::size_C;
+      TO *__restrict p_c11 = c_row1 + (bn + 1) * MMUL::size_C;
 
       // Start the four accumulators from the current C contents.
-      aie::vector<float, MMUL::size_C> v_c00 =
-          aie::load_v<MMUL::size_C>(p_c00);
-      aie::vector<float, MMUL::size_C> v_c01 =
-          aie::load_v<MMUL::size_C>(p_c01);
-      aie::vector<float, MMUL::size_C> v_c10 =
-          aie::load_v<MMUL::size_C>(p_c10);
-      aie::vector<float, MMUL::size_C> v_c11 =
-          aie::load_v<MMUL::size_C>(p_c11);
+      aie::vector<TO, MMUL::size_C> v_c00 = aie::load_v<MMUL::size_C>(p_c00);
+      aie::vector<TO, MMUL::size_C> v_c01 = aie::load_v<MMUL::size_C>(p_c01);
+      aie::vector<TO, MMUL::size_C> v_c10 = aie::load_v<MMUL::size_C>(p_c10);
+      aie::vector<TO, MMUL::size_C> v_c11 = aie::load_v<MMUL::size_C>(p_c11);
       MMUL acc00(v_c00);
       MMUL acc01(v_c01);
       MMUL acc10(v_c10);
       MMUL acc11(v_c11);
 
       // A block (bm, 0), (bm + 1, 0); B block (0, bn), (0, bn + 1).
-      const bfloat16 *__restrict p_a0 = a + (bm * KB) * MMUL::size_A;
-      const bfloat16 *__restrict p_a1 = a + ((bm + 1) * KB) * MMUL::size_A;
-      const bfloat16 *__restrict p_b0 = b + bn * MMUL::size_B;
-      const bfloat16 *__restrict p_b1 = b + (bn + 1) * MMUL::size_B;
+      const TI *__restrict p_a0 = a + (bm * KB) * MMUL::size_A;
+      const TI *__restrict p_a1 = a + ((bm + 1) * KB) * MMUL::size_A;
+      const TI *__restrict p_b0 = b + bn * MMUL::size_B;
+      const TI *__restrict p_b1 = b + (bn + 1) * MMUL::size_B;
 
-      // K/8 is a compile-time constant, so the compiler knows the exact trip
-      // count; the hint only states the static_assert-backed lower bound.
+      // K/s is a compile-time constant, so the compiler knows the exact trip count; the hint
+      // only states the static_assert-backed lower bound.
       AIE_PREPARE_FOR_PIPELINING
       AIE_LOOP_MIN_ITERATION_COUNT(1)
       for (unsigned bk = 0; bk < KB; ++bk) {
-        // Next A block along the row: +32 elements.
-        aie::vector<bfloat16, MMUL::size_A> v_a0 =
-            aie::load_v<MMUL::size_A>(p_a0);
+        // Next A block along the row; next B block down the column (one block-row, NB blocks).
+        aie::vector<TI, MMUL::size_A> v_a0 = aie::load_v<MMUL::size_A>(p_a0);
         p_a0 += MMUL::size_A;
-        aie::vector<bfloat16, MMUL::size_A> v_a1 =
-            aie::load_v<MMUL::size_A>(p_a1);
+        aie::vector<TI, MMUL::size_A> v_a1 = aie::load_v<MMUL::size_A>(p_a1);
         p_a1 += MMUL::size_A;
-        // Next B block down the column: one whole block-row, NB blocks.
-        aie::vector<bfloat16, MMUL::size_B> v_b0 =
-            aie::load_v<MMUL::size_B>(p_b0);
+        aie::vector<TI, MMUL::size_B> v_b0 = aie::load_v<MMUL::size_B>(p_b0);
         p_b0 += NB * MMUL::size_B;
-        aie::vector<bfloat16, MMUL::size_B> v_b1 =
-            aie::load_v<MMUL::size_B>(p_b1);
+        aie::vector<TI, MMUL::size_B> v_b1 = aie::load_v<MMUL::size_B>(p_b1);
         p_b1 += NB * MMUL::size_B;
 
         acc00.mac(v_a0, v_b0);
@@ -196,10 +187,10 @@ void matmul_bf16_f32(const bfloat16 *__restrict a, const bfloat16 *__restrict b,
         acc11.mac(v_a1, v_b1);
       }
 
-      aie::store_v(p_c00, acc00.template to_vector<float>());
-      aie::store_v(p_c01, acc01.template to_vector<float>());
-      aie::store_v(p_c10, acc10.template to_vector<float>());
-      aie::store_v(p_c11, acc11.template to_vector<float>());
+      aie::store_v(p_c00, acc00.template to_vector<TO>());
+      aie::store_v(p_c01, acc01.template to_vector<TO>());
+      aie::store_v(p_c10, acc10.template to_vector<TO>());
+      aie::store_v(p_c11, acc11.template to_vector<TO>());
     }
   }
 }

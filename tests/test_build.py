@@ -33,14 +33,14 @@ def test_build_writes_every_file(name: str, in_root: Path, tmp_path: Path) -> No
 def test_gemm_build_has_the_kernels_and_the_exact_commands(in_root: Path, tmp_path: Path) -> None:
     out = write(generate(load_design("designs/gemm_bf16.py")), tmp_path / "g")
     assert sorted(p.name for p in (out / "kernels").iterdir()) == [
-        "matmul_bf16_f32_64x64x64.cc", "zero_f32_4096.cc"]
-    mm = (out / "kernels" / "matmul_bf16_f32_64x64x64.cc").read_text()
-    assert "void matmul_bf16_f32_64x64x64(bfloat16 *a, bfloat16 *b, float *c) {\n" \
-           "  matmul_bf16_f32<64, 64, 64>(a, b, c);\n}" in mm
+        "matmul_bf16_f32_64x64x64_4x8x4.cc", "zero_f32_4096.cc"]
+    mm = (out / "kernels" / "matmul_bf16_f32_64x64x64_4x8x4.cc").read_text()
+    assert "void matmul_bf16_f32_64x64x64_4x8x4(bfloat16 *a, bfloat16 *b, float *c) {\n" \
+           "  matmul_blocked<bfloat16, float, 4, 8, 4, 64, 64, 64>(a, b, c);\n}" in mm
     sh = (out / "build.sh").read_text().splitlines()
     assert '"$PEANO_INSTALL_DIR/bin/clang++" -O2 -std=c++20 -DNDEBUG ' \
            '--target=aie2-none-unknown-elf "-I$MLIR_AIE_INSTALL_DIR/include" -c ' \
-           'kernels/matmul_bf16_f32_64x64x64.cc -o matmul_bf16_f32_64x64x64.o' in sh
+           'kernels/matmul_bf16_f32_64x64x64_4x8x4.cc -o matmul_bf16_f32_64x64x64_4x8x4.o' in sh
     assert sh[-1] == ("aiecc --no-xchesscc --no-xbridge --aie-generate-xclbin "
                       "--xclbin-name=aie.xclbin --aie-generate-npu-insts "
                       "--npu-insts-name=insts.bin aie.mlir")

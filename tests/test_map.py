@@ -61,7 +61,7 @@ def test_one_group_per_tile_and_one_path_per_route(which: str, tiles: int, route
 def test_tiles_are_labelled_with_what_runs_and_their_use(npu1_build) -> None:  # type: ignore[no-untyped-def]
     tiles = _tiles(_svg(npu1_build.files["map.svg"]))
     assert _texts(tiles["tile-0-2"]) == [
-        "core (0,2)", "core[0,0]: matmul_bf16_f32_64x64x64,", " zero_f32_4096",
+        "core (0,2)", "core[0,0]:", "matmul_bf16_f32_64x64x64_4x8x4", "zero_f32_4096",
         "DMA in 2/2  out 1/2", "locks 6/16  BDs 5/16", "memory 49.0 / 64 KB"]
     assert _texts(tiles["tile-1-1"]) == [
         "memtile (1,1)", "DMA in 6/6  out 3/6", "locks 12/64  BDs 24/48",

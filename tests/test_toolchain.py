@@ -201,7 +201,7 @@ def test_manifest_records_design_tools_and_buffer_abi(fake_tools: dict[str, Path
             {"group_id": 5, "name": "C", "shape": [256, 256], "dtype": "float32",
              "bytes": 262144, "direction": "out"}],
         "ops_per_run": 2 * 256 * 128 * 256,
-        "kernel_objects": ["zero_f32_4096.o", "matmul_bf16_f32_64x64x64.o"],
+        "kernel_objects": ["zero_f32_4096.o", "matmul_bf16_f32_64x64x64_4x8x4.o"],
     }
 
 

@@ -34,8 +34,8 @@ def kernel_source(k: Kernel) -> tuple[str, str]:
         fix="put the C++ file next to the design or in kernels_cpp/, or fix source=")
 
 
-def render_kernel(d: Design, k: Kernel) -> str:
-    """The C++ text of kernel ``k`` as design ``d`` uses it."""
+def render_kernel(d: Design | None, k: Kernel) -> str:
+    """The C++ text of kernel ``k`` as design ``d`` uses it (or on its own, ``d`` None)."""
     origin, source = kernel_source(k)
     params, names = [], []
     for a in k.args:
@@ -43,9 +43,9 @@ def render_kernel(d: Design, k: Kernel) -> str:
         params.append(f"{cpp} *{a.name}" if a.kind == "buffer" else f"{cpp} {a.name}")
         names.append(a.name)
     sites = sorted({f"{c.loc.file}:{c.loc.line}" for core in d.cores for c in calls(core)
-                    if c.kernel == k.symbol})
+                    if c.kernel == k.symbol}) if d else []
     return render("kernel.cc.j2", version=__version__, k=k, origin=origin, source=source,
-                  design=d.name, calls=sites, params=params, names=names)
+                  design=d.name if d else None, calls=sites, params=params, names=names)
 
 
 def render_kernels(d: Design) -> dict[str, str]:

@@ -49,7 +49,8 @@ class TileView:
     kind: str
     used: bool
     title: str
-    runs: str
+    runs: list[str]
+    """What runs there: the core, then up to two kernels, a line each."""
     lines: list[tuple[str, bool]]
     """Resource lines and whether each is over its limit."""
     mem_text: str
@@ -124,10 +125,11 @@ def _tile_view(tile: Coord, u: TileUsage | None, target: TargetModel, xy: tuple[
     assert kind is not None
     lim = target.limits(kind)
     v = TileView(tile[0], tile[1], xy[0], xy[1], kind, u is not None,
-                 f"{kind} ({tile[0]},{tile[1]})", "", [], "", False)
+                 f"{kind} ({tile[0]},{tile[1]})", [], [], "", False)
     if u is None:
         return v
-    v.runs = u.runs
+    who, _, what = u.runs.partition(": ")
+    v.runs = [who + (":" if what else "")] + what.split(", ")[:2] if u.runs else []
     ins, outs = len(u.dma_in), len(u.dma_out)
     v.lines.append((f"DMA in {ins}/{lim.dma_in}  out {outs}/{lim.dma_out}",
                     ins > lim.dma_in or outs > lim.dma_out))

@@ -5,7 +5,7 @@ reports and the simulator only read it. Passes that add information (placement) 
 ``Design`` built with ``model_copy(update=...)``; nothing mutates a node.
 
 Names: a fifo is named by its symbol in the emitted MLIR (``a_0``), a core by its tile-index in its
-herd (``core[1,2]``), a kernel by its C symbol (``matmul_bf16_f32_64x64x64``).
+herd (``core[1,2]``), a kernel by its C symbol (``matmul_bf16_f32_64x64x64_4x8x4``).
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ class Kernel(_Node):
     """A micro-kernel: C symbol, C++ source, signature, numpy reference and cost."""
 
     symbol: str
-    """C symbol, with its shape in the name (``matmul_bf16_f32_64x64x64``)."""
+    """C symbol, with its shape in the name (``matmul_bf16_f32_64x64x64_4x8x4``)."""
     source: str
     """The C++ it comes from: a file in ``kernels_cpp/`` or a template in ``aiedsl/kernels/``."""
     source_kind: Literal["file", "template"]

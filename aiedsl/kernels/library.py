@@ -18,53 +18,90 @@ from __future__ import annotations
 
 import numpy as np
 
-from aiedsl.dtypes import DType, bf16, dtype, f32, i16, i32
+from aiedsl.dtypes import DType, bf16, dtype, i16, i32
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Kernel, buffer, declare, scalar
 from aiedsl.kernels.layout import block, unblock
 
-_MM_SHAPE = (4, 8, 4)
-"""The mmul block shape mm.cc is written for (npu1's native bf16 4x8x4)."""
+MATMUL_OUT = {"bf16": "f32", "i8": "i32", "i16": "i32"}
+"""The accumulating output type of each matmul input type."""
+MATMUL_PATCH = {"bf16": 7, "i8": 11, "i16": 7}
+"""Cycles per 2x2 patch of C outside the inner loop (C load/store, pipeline fill): bf16 and i8
+calibrated to Taka et al.'s single-core measurements on npu1; i16 assumed like bf16."""
+PUBLISHED = {("npu1", "bf16", (64, 104, 64)): (112.6, "Taka et al. arXiv 2512.13282, npu1"),
+             ("npu1", "i8", (64, 232, 64)): (233.0, "Taka et al. arXiv 2512.13282, npu1")}
+"""Measured single-core MACs per cycle to compare the model with."""
 
 
 def matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n: int, r: int,
-               s: int, t: int) -> None:
-    """C += A @ B on blocked buffers, products and sums in f32 (as ``aie::mmul`` accumulates)."""
-    A = unblock(a.reshape(-1), m, k, r, s).astype(np.float32)
-    B = unblock(b.reshape(-1), k, n, s, t).astype(np.float32)
-    C = unblock(c.reshape(-1), m, n, r, t)
-    c.reshape(-1)[...] = block(C + A @ B, r, t)
+               s: int, t: int, **_: object) -> None:
+    """C += A @ B on blocked buffers; floats in f32 (as ``aie::mmul`` accumulates), integers
+    exactly, keeping C's low bits."""
+    wide = np.float32 if c.dtype == np.float32 else np.int64
+    A = unblock(a.reshape(-1), m, k, r, s).astype(wide)
+    B = unblock(b.reshape(-1), k, n, s, t).astype(wide)
+    C = unblock(c.reshape(-1), m, n, r, t).astype(wide)
+    c.reshape(-1)[...] = block(C + A @ B, r, t).astype(c.dtype)
+
+
+def matmul_cycles(m: int, k: int, n: int, r: int, s: int, t: int, din: DType) -> int:
+    """Cycles per call: per 2x2 patch of C, K/s steps of 4 native mmuls (one per cycle, or the
+    A and B loads at 64 bytes per cycle if slower) plus the patch overhead, plus 20 per call."""
+    step = max(4, -(-2 * (r * s + s * t) * din.itemsize // 64))
+    return (m // (2 * r)) * (n // (2 * t)) * (step * (k // s) + MATMUL_PATCH[din.name]) + 20
 
 
 def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
-           dtype_out: DType | str = f32) -> Kernel:
-    """``C += A @ B`` on an ``m x k`` by ``k x n`` tile, blocked for the 4x8x4 bf16 mmul.
+           dtype_out: DType | str | None = None, *, device: str | None = None) -> Kernel:
+    """``C += A @ B`` on an ``m x k`` by ``k x n`` tile, blocked for the device's native mmul.
 
+    bf16 -> f32 (4x8x4 on npu1, 4x8x8 on npu2), i8 -> i32 (4x8x8 / 8x8x8), i16 -> i32
+    (4x4x4 / 4x4x8); the shape comes from the design's device (``device`` outside a design).
     A, B and C are stored in mmul blocks (see :mod:`aiedsl.kernels.layout`): pack them with
-    ``block_dims`` on the memtile and unpack C with ``unblock_dims``.
+    ``block_dims`` on the memtile and unpack C with ``unblock_dims``. The symbol carries the
+    tile and the mmul shape: ``matmul_bf16_f32_64x64x64_4x8x4``.
     """
-    din, dout = dtype(dtype_in), dtype(dtype_out)
-    r, s, t = _MM_SHAPE
-    if (din, dout) != (bf16, f32):
-        raise DesignError("kernel", f"matmul {din}->{dout} is not in the library yet",
-                          loc=caller_loc(), fix="use bf16 inputs with f32 output")
+    din = dtype(dtype_in)
+    if din.name not in MATMUL_OUT:
+        raise DesignError("kernel", f"matmul of {din} is not in the library", loc=caller_loc(),
+                          found=din.name, fix="use bf16, i8 or i16 inputs")
+    dout = dtype(dtype_out or MATMUL_OUT[din.name])
+    if dout.name != MATMUL_OUT[din.name]:
+        raise DesignError("kernel", f"matmul {din}->{dout} is not in the library",
+                          loc=caller_loc(), found=f"{din}->{dout}",
+                          fix=f"{din} inputs accumulate into {MATMUL_OUT[din.name]}")
+    target = _target(device)
+    r, s, t = target.mmul_shapes[din.name]
     if m % (2 * r) or k % s or n % (2 * t):
         raise DesignError(
             "kernel", f"matmul tile {m}x{k}x{n} does not fit the {r}x{s}x{t} mmul with 2x2 "
             "blocking", loc=caller_loc(), limit=f"m % {2 * r} == 0, k % {s} == 0, "
-            f"n % {2 * t} == 0", found=f"{m}x{k}x{n}", fix="choose multiples of 8")
-    cycles = (m // 8) * (n // 8) * (4 * (k // 8) + 30) + 20
+            f"n % {2 * t} == 0", found=f"{m}x{k}x{n}",
+            fix=f"choose m a multiple of {2 * r}, k of {s}, n of {2 * t}")
     return declare(
-        f"matmul_{din}_{dout}_{m}x{k}x{n}", source="mm.cc",
-        entry=f"matmul_bf16_f32<{m}, {k}, {n}>",
+        f"matmul_{din}_{dout}_{m}x{k}x{n}_{r}x{s}x{t}", source="mm.cc",
+        entry=f"matmul_blocked<{din.cpp}, {dout.cpp}, {r}, {s}, {t}, {m}, {k}, {n}>",
         args=[buffer("a", TensorType(shape=(m, k), dtype=din.name)),
               buffer("b", TensorType(shape=(k, n), dtype=din.name)),
               buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout")],
-        reference=matmul_ref, cycles=cycles, ops=2 * m * k * n,
-        cost="(m/8)(n/8)(4(k/8)+30)+20: II=4 per 2x2 block step of K/8, ~30 per 8x8 patch for "
-        "C load/store and pipeline fill, ~20 per call (kernels_cpp/mm.cc)",
+        reference=matmul_ref, cycles=matmul_cycles(m, k, n, r, s, t, din), ops=2 * m * k * n,
+        cost=f"(m/{2 * r})(n/{2 * t})({max(4, -(-2 * (r * s + s * t) * din.itemsize // 64))}"
+        f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 mmuls per 2x2 block step, a per-patch "
+        "overhead calibrated to Taka et al. single-core measurements, ~20 per call "
+        "(kernels_cpp/mm.cc)",
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t})
+
+
+def _target(device: str | None):  # type: ignore[no-untyped-def]
+    """The device a kernel is declared for: the design being traced, else ``device``, else npu1."""
+    from aiedsl.lang.context import _DESIGN
+    from aiedsl.targets import get_target
+
+    builder = _DESIGN.get()
+    if builder is not None:
+        return builder.target
+    return get_target(device or "npu1")
 
 
 def _vector_cycles(nbytes: int) -> int:
@@ -174,3 +211,20 @@ def add(t: TensorType) -> Kernel:
 def mul(t: TensorType) -> Kernel:
     """Elementwise ``c = a * b`` on buffers of type ``t`` (a jinja2-templated kernel)."""
     return _eltwise("mul", t)
+
+
+def samples() -> list[Kernel]:
+    """Every library kernel at several sizes: what ``aiedsl kernel test --all`` runs."""
+    from aiedsl.ir import TensorType as T
+
+    out = [matmul(m, k, n) for m, k, n in ((8, 8, 8), (16, 32, 8), (32, 16, 64), (64, 64, 64))]
+    for dt, sizes in (("f32", (16, 4096)), ("i32", (16, 1024)), ("bf16", (32, 2048)),
+                      ("i16", (32,))):
+        out += [zero(T(shape=(n,), dtype=dt)) for n in sizes]
+    for dt, sizes in (("i32", (16, 1024)), ("i16", (64,)), ("bf16", (512,))):
+        out += [passthrough(T(shape=(n,), dtype=dt)) for n in sizes]
+    out += [scale(n) for n in (32, 1024)]
+    for dt, sizes in (("i16", (32, 1024)), ("i32", (16, 256))):
+        out += [add(T(shape=(n,), dtype=dt)) for n in sizes]
+        out += [mul(T(shape=(n,), dtype=dt)) for n in sizes]
+    return out

@@ -1,0 +1,225 @@
+// aie_api/aie.hpp -- aiedsl's HOST stand-in for the AIE API, in plain C++20.
+//
+// It lets the host's g++ compile an AIE kernel unchanged, so that `aiedsl kernel test` and
+// `aiedsl sim --kernels native` can run the kernel's real C++ on numpy data. It computes what
+// the hardware computes for the names below (same results, none of the speed); it is not the
+// AIE API and only covers this subset. A kernel that uses anything else fails to compile with
+// "'<name>' is not a member of 'aie'", which aiedsl reports as not covered by this header.
+//
+// Covered names (exactly these):
+//   types:      bfloat16 (16-bit storage; float -> bfloat16 rounds to nearest even),
+//               acc32, acc64, accfloat, accauto,
+//               aie::vector<T, N>   (operator[], get, set, size),
+//               aie::accum<Acc, N>  (to_vector<T>(shift), from_vector),
+//               aie::mmul<M, K, N, TA, TB, Acc>  (size_A, size_B, size_C, default and
+//                                     from-vector constructors, mac, mul, to_vector<T>(shift))
+//   functions:  aie::load_v<N>(p), aie::store_v(p, v), aie::zeros<T, N>(),
+//               aie::broadcast<T, N>(x), aie::add(v, v), aie::sub(v, v), aie::mul(v, v),
+//               aie::mul(v, s), aie::max(v, v), aie::min(v, v), aie::reduce_add(v),
+//               aie::reduce_max(v), aie::vector_ldst_align
+//   macros:     AIE_PREPARE_FOR_PIPELINING, AIE_LOOP_MIN_ITERATION_COUNT(n) (empty here)
+//
+// Semantics chosen to match AIE2:
+//   * integer accumulators hold exact products and sums (acc32 / acc64); to_vector<T>(shift)
+//     shifts right arithmetically (rounding toward minus infinity, the reset rounding mode) and
+//     keeps the low bits of T (the reset saturation mode is "none");
+//   * accfloat accumulates in float; to_vector<bfloat16>() rounds to nearest even;
+//   * mmul<M, K, N> multiplies a row-major M x K block by a row-major K x N block into a
+//     row-major M x N accumulator, as aie::mmul does.
+
+#ifndef AIEDSL_HOST_AIE_API_HPP
+#define AIEDSL_HOST_AIE_API_HPP
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#define AIEDSL_HOST_AIE_API 1
+#ifndef AIE_PREPARE_FOR_PIPELINING
+#define AIE_PREPARE_FOR_PIPELINING
+#endif
+#ifndef AIE_LOOP_MIN_ITERATION_COUNT
+#define AIE_LOOP_MIN_ITERATION_COUNT(x)
+#endif
+
+struct bfloat16 {
+  uint16_t bits = 0;
+  bfloat16() = default;
+  bfloat16(float f) { // round to nearest, ties to even (NaN stays NaN)
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) {
+      bits = uint16_t((u >> 16) | 0x40);
+      return;
+    }
+    u += 0x7fffu + ((u >> 16) & 1u);
+    bits = uint16_t(u >> 16);
+  }
+  operator float() const {
+    uint32_t u = uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+};
+static_assert(sizeof(bfloat16) == 2, "bfloat16 is 16 bits");
+
+struct acc32 {};
+struct acc64 {};
+struct accfloat {};
+struct accauto {};
+
+namespace aie {
+
+namespace detail {
+template <typename Acc, typename T> struct acc_storage;
+template <typename T> struct acc_storage<acc32, T> { using type = int64_t; };
+template <typename T> struct acc_storage<acc64, T> { using type = int64_t; };
+template <typename T> struct acc_storage<accfloat, T> { using type = float; };
+template <typename T> struct acc_storage<accauto, T> {
+  using type = std::conditional_t<std::is_integral_v<T>, int64_t, float>;
+};
+// The accumulator AIE2 picks for products of T.
+template <typename T> struct default_acc {
+  using type = std::conditional_t<std::is_integral_v<T>,
+                                  std::conditional_t<(sizeof(T) >= 4), acc64, acc32>, accfloat>;
+};
+template <typename T> using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, float>;
+
+template <typename T, typename S> T narrow(S x, int shift) {
+  if constexpr (std::is_integral_v<T>) {
+    int64_t v = int64_t(x) >> shift;                       // floor: the reset rounding mode
+    return T(typename std::make_unsigned<T>::type(v));     // keep the low bits: no saturation
+  } else {
+    return T(float(x));                                    // bfloat16 rounds to nearest even
+  }
+}
+} // namespace detail
+
+struct vector_ldst_align {};
+
+template <typename T, unsigned N> struct vector {
+  std::array<T, N> v{};
+  static constexpr unsigned size() { return N; }
+  T &operator[](unsigned i) { return v[i]; }
+  const T &operator[](unsigned i) const { return v[i]; }
+  T get(unsigned i) const { return v[i]; }
+  void set(T x, unsigned i) { v[i] = x; }
+};
+
+template <typename Acc, unsigned N> struct accum {
+  using storage = typename detail::acc_storage<Acc, float>::type;
+  std::array<storage, N> v{};
+  static constexpr unsigned size() { return N; }
+  template <typename T> vector<T, N> to_vector(int shift = 0) const {
+    vector<T, N> out;
+    for (unsigned i = 0; i < N; ++i) out.v[i] = detail::narrow<T>(v[i], shift);
+    return out;
+  }
+  template <typename T> void from_vector(const vector<T, N> &x, int shift = 0) {
+    for (unsigned i = 0; i < N; ++i) v[i] = storage(detail::wide_t<T>(x.v[i])) * (1 << shift);
+  }
+};
+
+template <unsigned N, typename T> vector<T, N> load_v(const T *p) {
+  vector<T, N> out;
+  std::memcpy(out.v.data(), p, sizeof(T) * N);
+  return out;
+}
+
+template <typename T, unsigned N> void store_v(T *p, const vector<T, N> &x) {
+  std::memcpy(p, x.v.data(), sizeof(T) * N);
+}
+
+template <typename T, unsigned N> vector<T, N> zeros() { return vector<T, N>{}; }
+
+template <typename T, unsigned N> vector<T, N> broadcast(T x) {
+  vector<T, N> out;
+  out.v.fill(x);
+  return out;
+}
+
+#define AIEDSL_HOST_LANEWISE(NAME, EXPR)                                                     \
+  template <typename T, unsigned N>                                                          \
+  vector<T, N> NAME(const vector<T, N> &a, const vector<T, N> &b) {                          \
+    vector<T, N> out;                                                                        \
+    for (unsigned i = 0; i < N; ++i) {                                                       \
+      auto x = detail::wide_t<T>(a.v[i]), y = detail::wide_t<T>(b.v[i]);                     \
+      out.v[i] = detail::narrow<T>(EXPR, 0);                                                 \
+    }                                                                                        \
+    return out;                                                                              \
+  }
+AIEDSL_HOST_LANEWISE(add, x + y)
+AIEDSL_HOST_LANEWISE(sub, x - y)
+AIEDSL_HOST_LANEWISE(max, (x > y ? x : y))
+AIEDSL_HOST_LANEWISE(min, (x < y ? x : y))
+#undef AIEDSL_HOST_LANEWISE
+
+template <typename T, unsigned N>
+accum<typename detail::default_acc<T>::type, N> mul(const vector<T, N> &a, const vector<T, N> &b) {
+  accum<typename detail::default_acc<T>::type, N> out;
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] = detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
+  return out;
+}
+
+template <typename T, unsigned N, typename S,
+          typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>>
+accum<typename detail::default_acc<T>::type, N> mul(const vector<T, N> &a, S s) {
+  accum<typename detail::default_acc<T>::type, N> out;
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] = detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(T(s));
+  return out;
+}
+
+template <typename T, unsigned N> T reduce_add(const vector<T, N> &a) {
+  detail::wide_t<T> s = 0;
+  for (unsigned i = 0; i < N; ++i) s += detail::wide_t<T>(a.v[i]);
+  return detail::narrow<T>(s, 0);
+}
+
+template <typename T, unsigned N> T reduce_max(const vector<T, N> &a) {
+  T m = a.v[0];
+  for (unsigned i = 1; i < N; ++i)
+    if (detail::wide_t<T>(a.v[i]) > detail::wide_t<T>(m)) m = a.v[i];
+  return m;
+}
+
+template <unsigned M, unsigned K, unsigned N, typename TA, typename TB, typename Acc = accauto>
+struct mmul {
+  static constexpr unsigned size_A = M * K;
+  static constexpr unsigned size_B = K * N;
+  static constexpr unsigned size_C = M * N;
+  using storage = typename detail::acc_storage<Acc, TA>::type;
+  std::array<storage, size_C> c{};
+
+  mmul() = default;
+  template <typename T> explicit mmul(const vector<T, size_C> &init, int shift = 0) {
+    for (unsigned i = 0; i < size_C; ++i)
+      c[i] = storage(detail::wide_t<T>(init.v[i])) * (1 << shift);
+  }
+  void mac(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
+    for (unsigned i = 0; i < M; ++i)
+      for (unsigned j = 0; j < N; ++j) {
+        storage s = c[i * N + j];
+        for (unsigned k = 0; k < K; ++k)
+          s += storage(detail::wide_t<TA>(a.v[i * K + k])) *
+               storage(detail::wide_t<TB>(b.v[k * N + j]));
+        c[i * N + j] = s;
+      }
+  }
+  void mul(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
+    c.fill(storage(0));
+    mac(a, b);
+  }
+  template <typename T> vector<T, size_C> to_vector(int shift = 0) const {
+    vector<T, size_C> out;
+    for (unsigned i = 0; i < size_C; ++i) out.v[i] = detail::narrow<T>(c[i], shift);
+    return out;
+  }
+};
+
+} // namespace aie
+
+#endif // AIEDSL_HOST_AIE_API_HPP
