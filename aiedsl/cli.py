@@ -124,6 +124,75 @@ def doctor(
     out.print("everything aiedsl needs to compile and run on the NPU is here")
 
 
+kernel_app = typer.Typer(no_args_is_help=True, help="Test micro-kernels on the host and "
+                         "estimate their cost.")
+app.add_typer(kernel_app, name="kernel")
+
+
+@kernel_app.command("test")
+def kernel_test(
+    path: Optional[Path] = typer.Argument(None, help="A kernel C++ file (tests the library "
+                                          "kernels made from it) or a design file (tests the "
+                                          "kernels it declares)."),
+    all_: bool = typer.Option(False, "--all", help="Test every library kernel at several sizes."),
+    define: Optional[List[str]] = DefineOpt,
+    device: Optional[str] = DeviceOpt,
+    seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
+) -> None:
+    """Compile kernels with the host's g++ against aiedsl's AIE API header and compare each
+    with its numpy reference. Exit 1 when one differs."""
+    from aiedsl.codegen.cpp import render_kernel
+    from aiedsl.kernels.host import test_kernel
+    from aiedsl.kernels.library import samples
+
+    if all_ == (path is not None):
+        raise typer.BadParameter("give a kernel or design file, or --all")
+    if path is not None and path.suffix == ".py":
+        handle = _load(path, define, device, None)
+        from aiedsl.checks import check_design
+
+        placed, _ = check_design(handle.ir)
+        cases = [(k, render_kernel(placed, k), handle.kernels[k.symbol].run_reference)
+                 for k in placed.kernels]
+    else:
+        lib = samples()
+        if path is not None:
+            lib = [k for k in lib if k.ir.source == path.name]
+            if not lib:
+                raise typer.BadParameter(
+                    f"no library kernel is made from {path.name}: declare your kernel with "
+                    f"declare(..., source=\"{path.name}\") in a design and run "
+                    "`aiedsl kernel test DESIGN.py`")
+        cases = [(k.ir, render_kernel(None, k.ir), k.run_reference) for k in lib]
+    failed = 0
+    start = time.perf_counter()
+    for k, cpp, ref in cases:
+        result = test_kernel(k, cpp, ref, seed)
+        failed += not result.passed
+        for line in result.lines:
+            out.print(line)
+    out.print(f"{len(cases) - failed} of {len(cases)} kernels match their references "
+              f"({time.perf_counter() - start:.1f} s)")
+    if failed:
+        raise typer.Exit(1)
+
+
+@kernel_app.command("cost")
+def kernel_cost(
+    name: str = typer.Argument(..., help="matmul, zero, passthrough, scale, add, mul, relu, "
+                               "reduce_sum or reduce_max."),
+    shape: str = typer.Option(..., "--shape", help="MxKxN for matmul, ROWSxCOLS for "
+                              "reductions, N otherwise."),
+    dtype: str = typer.Option("bf16", "--dtype", help="Element (matmul: input) type."),
+    device: str = typer.Option("npu1", "--device", help="Device whose core is estimated."),
+) -> None:
+    """Print a kernel's estimated cycles per call and the fraction of the core's peak."""
+    from aiedsl.kernels.cost import estimate
+
+    for line in estimate(name, shape, dtype, device):
+        out.print(line)
+
+
 @app.command()
 def check(
     design: Path = typer.Argument(..., help="The design file (.py)."),
@@ -187,13 +256,17 @@ def sim(
                                          help="Write a Chrome trace-event JSON (Perfetto)."),
     clock: Optional[float] = typer.Option(None, "--clock", help="Core clock in GHz "
                                           "[default: the device's]."),
+    kernels: str = typer.Option("reference", "--kernels", help="reference (numpy) or native "
+                                "(each kernel's C++ built for the host)."),
 ) -> None:
     """Run DESIGN on the simulator, compare with its numpy reference, and time it.
 
     Exit codes: 0 PASS, 1 FAIL, 2 design error, 3 deadlock.
     """
+    if kernels not in ("reference", "native"):
+        raise typer.BadParameter("--kernels is reference or native")
     handle = _load(design, define, device, name)
-    _simulate(handle, seed, trace, clock)
+    _simulate(handle, seed, trace, clock, kernels=kernels)
 
 
 @app.command()
@@ -244,14 +317,15 @@ def _report(checks, lines, trace) -> None:  # type: ignore[no-untyped-def]
 
 
 def _simulate(handle, seed: int, trace: Optional[Path], clock: Optional[float],  # type: ignore[no-untyped-def]
-              placed=None) -> None:
+              placed=None, kernels: str = "reference") -> None:
     from aiedsl.sim import simulate
 
     start = time.perf_counter()
     result = simulate(handle, seed=seed, trace=str(trace) if trace else None,
-                      clock_hz=clock * 1e9 if clock else None, placed=placed)
+                      clock_hz=clock * 1e9 if clock else None, placed=placed, kernels=kernels)
     out.print(f"{handle.name} on {handle.ir.device}: simulated in "
-              f"{time.perf_counter() - start:.2f} s (seed {seed})")
+              f"{time.perf_counter() - start:.2f} s (seed {seed}"
+              + (", kernels built from their C++ for the host)" if kernels == "native" else ")"))
     _report(result.checks, result.timing.lines(), trace)
     if not result.passed:
         raise typer.Exit(1)

@@ -1,10 +1,14 @@
-"""Kernels: the declaration (:mod:`.base`) and the shipped library (:mod:`.library`)."""
+"""Kernels: the declaration (:mod:`.base`), the shipped library (:mod:`.library`) and host
+builds of their C++ for testing (:mod:`.host`)."""
 
 from aiedsl.kernels.base import KERNELS_CPP, Kernel, buffer, declare, scalar
 from aiedsl.kernels.layout import block, block_dims, unblock, unblock_dims
-from aiedsl.kernels.library import add, matmul, mul, passthrough, scale, zero
+from aiedsl.kernels.library import (
+    add, matmul, mul, passthrough, reduce_max, reduce_sum, relu, scale, zero,
+)
 
 __all__ = [
     "KERNELS_CPP", "Kernel", "add", "block", "block_dims", "buffer", "declare", "matmul", "mul",
-    "passthrough", "scalar", "scale", "unblock", "unblock_dims", "zero",
+    "passthrough", "reduce_max", "reduce_sum", "relu", "scalar", "scale", "unblock",
+    "unblock_dims", "zero",
 ]

@@ -213,11 +213,81 @@ def mul(t: TensorType) -> Kernel:
     return _eltwise("mul", t)
 
 
+def relu_ref(src: np.ndarray, dst: np.ndarray, **_: object) -> None:
+    """``dst = max(src, 0)``."""
+    dst[...] = np.maximum(src, np.zeros((), dtype=src.dtype))
+
+
+def relu(t: TensorType) -> Kernel:
+    """``out = max(in, 0)`` elementwise on buffers of type ``t`` (bf16, i8, i16 or i32)."""
+    if t.dtype not in ("bf16", "i8", "i16", "i32"):
+        raise DesignError("kernel", f"relu of {t.dtype} is not in the library", loc=caller_loc(),
+                          found=t.dtype, fix="use bf16, i8, i16 or i32 elements")
+    width = 64 // t.dt.itemsize
+    _check_width(t, width)
+    return declare(
+        f"relu_{t.dtype}_{t.numel}", source="relu.cc.j2", source_kind="template",
+        entry=f"relu_{t.dtype}<{t.numel}>", args=[buffer("src", t), buffer("dst", t, "out")],
+        reference=relu_ref, cycles=t.numel // width + 14, ops=t.numel,
+        cost="n/width + 14: one 512-bit max per cycle plus call overhead "
+        "(aiedsl/kernels/templates/relu.cc.j2)",
+        params={"dtype": t.dtype, "cpp": t.dt.cpp, "n": t.numel, "width": width})
+
+
+def reduce_ref(src: np.ndarray, dst: np.ndarray, *, op: str, **_: object) -> None:
+    """Row-wise sum (integers keep their low bits) or max."""
+    if op == "add":
+        dst[...] = src.astype(np.int64).sum(axis=1).astype(dst.dtype)
+    else:
+        dst[...] = src.max(axis=1)
+
+
+def _reduce(op: str, rows: int, cols: int, dt: DType | str) -> Kernel:
+    d = dtype(dt)
+    allowed = ("i16", "i32") if op == "add" else ("bf16", "i16", "i32")
+    name = "reduce_sum" if op == "add" else "reduce_max"
+    if d.name not in allowed:
+        raise DesignError("kernel", f"{name} of {d} is not in the library", loc=caller_loc(),
+                          found=d.name, fix=f"use {' or '.join(allowed)} elements")
+    src = TensorType(shape=(rows, cols), dtype=d.name)
+    width = 64 // d.itemsize
+    if cols % width:
+        raise DesignError("kernel", f"{name}: rows of {cols} {d} are not whole vectors",
+                          loc=caller_loc(), limit=f"a multiple of {width} columns",
+                          found=str(cols), fix=f"use a multiple of {width} columns")
+    return declare(
+        f"{name}_{d}_{rows}x{cols}", source="reduce.cc.j2", source_kind="template",
+        entry=f"reduce_{op}_{d}<{rows}, {cols}>",
+        args=[buffer("src", src), buffer("dst", TensorType(shape=(rows,), dtype=d.name), "out")],
+        reference=reduce_ref, cycles=rows * (cols // width + 8) + 14, ops=rows * cols,
+        cost="rows(cols/width + 8) + 14: one vector step per cycle, ~8 for the lane reduction "
+        "(aiedsl/kernels/templates/reduce.cc.j2)",
+        params={"op": op, "lane_op": "add" if op == "add" else "max", "dtype": d.name,
+                "cpp": d.cpp, "rows": rows, "cols": cols, "width": width})
+
+
+def reduce_sum(rows: int, cols: int, dt: DType | str = i32) -> Kernel:
+    """Sum of each row of a ``rows x cols`` matrix (i16 or i32; sums keep their low bits)."""
+    return _reduce("add", rows, cols, dt)
+
+
+def reduce_max(rows: int, cols: int, dt: DType | str = i32) -> Kernel:
+    """Largest element of each row of a ``rows x cols`` matrix (bf16, i16 or i32)."""
+    return _reduce("max", rows, cols, dt)
+
+
 def samples() -> list[Kernel]:
     """Every library kernel at several sizes: what ``aiedsl kernel test --all`` runs."""
     from aiedsl.ir import TensorType as T
 
-    out = [matmul(m, k, n) for m, k, n in ((8, 8, 8), (16, 32, 8), (32, 16, 64), (64, 64, 64))]
+    out = []
+    for device in ("npu1", "npu2"):
+        out += [matmul(m, k, n, "bf16", device=device)
+                for m, k, n in ((8, 8, 16), (16, 32, 16), (32, 16, 64), (64, 64, 64))]
+        out += [matmul(m, k, n, "i8", device=device)
+                for m, k, n in ((16, 8, 16), (32, 64, 32), (64, 232, 64))]
+        out += [matmul(m, k, n, "i16", device=device)
+                for m, k, n in ((8, 4, 16), (32, 32, 32), (64, 64, 64))]
     for dt, sizes in (("f32", (16, 4096)), ("i32", (16, 1024)), ("bf16", (32, 2048)),
                       ("i16", (32,))):
         out += [zero(T(shape=(n,), dtype=dt)) for n in sizes]
@@ -227,4 +297,10 @@ def samples() -> list[Kernel]:
     for dt, sizes in (("i16", (32, 1024)), ("i32", (16, 256))):
         out += [add(T(shape=(n,), dtype=dt)) for n in sizes]
         out += [mul(T(shape=(n,), dtype=dt)) for n in sizes]
+    for dt, sizes in (("bf16", (32, 1024)), ("i8", (64,)), ("i16", (32, 512)), ("i32", (16,))):
+        out += [relu(T(shape=(n,), dtype=dt)) for n in sizes]
+    for rows, cols in ((1, 32), (8, 256)):
+        out += [reduce_sum(rows, cols, "i16"), reduce_max(rows, cols, "i16"),
+                reduce_max(rows, cols, "bf16")]
+    out += [reduce_sum(4, 64, "i32"), reduce_max(4, 64, "i32")]
     return out

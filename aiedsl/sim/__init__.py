@@ -11,6 +11,7 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,16 +42,33 @@ class SimResult:
         return all(c.passed for c in self.checks)
 
 
+class _Native:
+    """A host-built kernel where the machine expects a declared kernel."""
+
+    def __init__(self, fn: Any) -> None:
+        self.run_reference = fn
+
+
+def native_kernels(d: Design) -> dict[str, Any]:
+    """Every kernel of ``d`` built from its C++ for the host."""
+    from aiedsl.codegen.cpp import render_kernel
+    from aiedsl.kernels.host import native
+
+    return {k.symbol: _Native(native(k, render_kernel(d, k))) for k in d.kernels}
+
+
 def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, *,
              seed: int = 0, clock_hz: float | None = None, trace: str | None = None,
              check: bool = True, compute: bool = True,
-             placed: Design | None = None) -> SimResult:
+             placed: Design | None = None, kernels: str = "reference") -> SimResult:
     """Run ``handle``'s design on the simulator; raises :class:`Deadlock` when it hangs.
 
     ``inputs`` default to seeded random tensors; with ``check`` the outputs are compared with the
     design's numpy reference. ``trace`` writes a Chrome trace-event JSON file. With
     ``compute=False`` kernels only take their time (no data is computed): for timing studies of
-    large problems; outputs are then meaningless and not checked.
+    large problems; outputs are then meaningless and not checked. ``kernels="native"`` runs
+    each kernel's C++, built for the host (:mod:`aiedsl.kernels.host`), instead of its numpy
+    reference.
     """
     if placed is None:
         placed, _ = check_design(handle.ir)
@@ -63,7 +81,8 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
         else:  # the simulator only reads tensors it does not drain: no copy needed
             arr = np.asarray(ins[t.name]).reshape(t.type.shape)
             host[t.name] = arr.copy() if t.name in drained else arr
-    m = build_machine(placed, host, handle.kernels, trace=trace is not None, compute=compute)
+    impls = handle.kernels if kernels == "reference" else native_kernels(placed)
+    m = build_machine(placed, host, impls, trace=trace is not None, compute=compute)
     check = check and compute
     m.engine.run()
     if m.runtime is None or not m.runtime.finished:
