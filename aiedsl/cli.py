@@ -142,7 +142,7 @@ def kernel_test(
     """Compile kernels with the host's g++ against aiedsl's AIE API header and compare each
     with its numpy reference. Exit 1 when one differs."""
     from aiedsl.codegen.cpp import render_kernel
-    from aiedsl.kernels.host import test_kernel
+    from aiedsl.kernels.host import check_kernel
     from aiedsl.kernels.library import samples
 
     if all_ == (path is not None):
@@ -167,7 +167,7 @@ def kernel_test(
     failed = 0
     start = time.perf_counter()
     for k, cpp, ref in cases:
-        result = test_kernel(k, cpp, ref, seed)
+        result = check_kernel(k, cpp, ref, seed)
         failed += not result.passed
         for line in result.lines:
             out.print(line)

@@ -9,6 +9,7 @@ Example
 -------
 >>> fn = native(kernel_ir, cpp_text)          # doctest: +SKIP
 >>> fn(a, b, c)                               # runs the C++ on the arrays, in place
+>>> check_kernel(kernel_ir, cpp_text, reference).passed   # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def compile_host(cpp: str, label: str, loc: Loc | None = None) -> Path:
         src.write_text(cpp)
         lib = Path(tmp) / "k.so"
         r = subprocess.run([cxx, *CXX_FLAGS, f"-I{HOST_INCLUDE}", str(src), "-o", str(lib)],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
         if r.returncode != 0:
             raise DesignError("host kernel build", _explain(r.stderr, label), loc=loc,
                               found="\n".join(r.stderr.strip().splitlines()[-12:]),
@@ -75,7 +76,7 @@ def compile_host(cpp: str, label: str, loc: Loc | None = None) -> Path:
 
 
 def _explain(stderr: str, label: str) -> str:
-    missing = sorted(set(re.findall(r"'(\w+)' is not a member of 'aie'", stderr)))
+    missing = sorted(set(re.findall(r"[‘'](\w+)[’'] is not a member of [‘']aie[’']", stderr)))
     if missing:
         names = ", ".join(f"aie::{n}" for n in missing)
         return (f"{label} uses {names}, which aiedsl's host AIE API header does not cover, so "
@@ -115,7 +116,7 @@ class KernelTest:
     lines: list[str]
 
 
-def test_kernel(k: Kernel, cpp: str, reference: Callable[..., None], seed: int = 0
+def check_kernel(k: Kernel, cpp: str, reference: Callable[..., None], seed: int = 0
                 ) -> KernelTest:
     """Run ``k``'s C++ and its ``reference`` on the same random inputs; compare what they write."""
     from aiedsl.sim.compare import compare

@@ -1,0 +1,215 @@
+"""Kernels on the host: the library's C++ against its numpy references, a wrong kernel caught,
+the host AIE API header's bf16 rounding and its coverage errors, the cost model against the
+published single-core figures, and the simulator running the real C++."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from aiedsl.codegen.cpp import render_kernel
+from aiedsl.errors import DesignError
+from aiedsl.kernels import library
+from aiedsl.kernels.cost import estimate
+from aiedsl.kernels.host import check_kernel, native
+from aiedsl.loader import load_design
+
+DesignFile = Callable[..., Path]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
+                                                   "HOME": str(Path.home())})
+
+
+def test_every_library_kernel_matches_its_reference() -> None:
+    """``aiedsl kernel test --all``: every kernel at several sizes, both device families."""
+    r = _cli("kernel", "test", "--all")
+    assert r.returncode == 0, r.stdout + r.stderr
+    n = len(library.samples())
+    assert n >= 50
+    assert f"{n} of {n} kernels match their references" in r.stdout
+    assert "FAIL" not in r.stdout
+    for symbol in ("matmul_bf16_f32_64x64x64_4x8x4", "matmul_bf16_f32_64x64x64_4x8x8",
+                   "matmul_i8_i32_64x232x64_4x8x8", "matmul_i8_i32_64x232x64_8x8x8",
+                   "matmul_i16_i32_64x64x64_4x4x4", "matmul_i16_i32_64x64x64_4x4x8",
+                   "relu_bf16_1024", "reduce_sum_i16_8x256", "reduce_max_bf16_8x256",
+                   "scale_i16_1024", "add_i32_256", "zero_bf16_2048", "passthrough_i16_64"):
+        assert f"PASS {symbol}." in r.stdout, symbol
+
+
+def test_kernel_file_tests_the_library_kernels_made_from_it() -> None:
+    r = _cli("kernel", "test", "kernels_cpp/scale.cc")
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[:2] == [
+        "PASS scale_i16_32.dst: exact (integers must match exactly)",
+        "PASS scale_i16_1024.dst: exact (integers must match exactly)"]
+
+
+WRONG = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl.kernels import buffer, declare
+
+    def copy_ref(src, dst):
+        dst[...] = src
+
+    @design(device="npu1_1col")
+    def d(X: Tensor[64, i32], Y: Tensor[64, i32]):
+        k = declare("copy_i32_64", source="bad_copy.cc", entry="bad_copy",
+                    args=[buffer("src", Tensor[64, i32]), buffer("dst", Tensor[64, i32], "out")],
+                    reference=copy_ref, cycles=20, cost="-")
+        a = fifo(Tensor[64, i32], name="a")
+        b = fifo(Tensor[64, i32], name="b")
+
+        @herd()
+        def core():
+            with a.consume() as s, b.produce() as t:
+                k(s, t)
+
+        with runtime() as rt:
+            rt.fill(a, X)
+            rt.drain(b, Y)
+
+    @d.reference
+    def reference(X):
+        return X
+    '''
+
+BAD_COPY = '''
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+void bad_copy(const int32_t *src, int32_t *dst) {
+  for (unsigned i = 0; i < 64; i += 16) {
+    aie::vector<int32_t, 16> v = aie::load_v<16>(src + i);
+    if (i == 32) v[5] = v[5] + 1;  // the bug: element 37 is off by one
+    aie::store_v(dst + i, v);
+  }
+}
+'''
+
+
+def test_a_wrong_kernel_fails_with_its_worst_element(design_file: DesignFile) -> None:
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY)
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("FAIL copy_i32_64.dst: worst element [37] got ")
+    assert lines[0].endswith("integers must match exactly)")
+    got, want = (int(x) for x in lines[0].split("got ")[1].split(" (")[0].split(" want "))
+    assert got == want + 1
+    assert lines[1].startswith("0 of 1 kernels match their references")
+    # the same C++ inside the dataflow fails the design's check too
+    r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent)
+    assert r.returncode == 1 and "FAIL Y: worst element [37]" in r.stdout
+
+
+def test_an_api_name_the_host_header_lacks_is_reported(design_file: DesignFile) -> None:
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY.replace(
+        "aie::store_v(dst + i, v);", "aie::store_v(dst + i, aie::shuffle_down(v, 1));"))
+    handle = load_design(path)
+    k = handle.ir.kernels[0]
+    with pytest.raises(DesignError) as excinfo:
+        native(k, render_kernel(None, k))
+    assert str(excinfo.value).splitlines()[0] == (
+        "d.py:10: error [host kernel build]: copy_i32_64 uses aie::shuffle_down, which aiedsl's "
+        "host AIE API header does not cover, so it cannot be tested on the host")
+
+
+def test_host_bfloat16_rounds_to_nearest_even(design_file: DesignFile) -> None:
+    """float -> bfloat16 in the host header agrees with ml_dtypes (round to nearest, ties to
+    even) on ties, near-ties, signs, tiny and huge values."""
+    path = design_file(WRONG.replace("Tensor[64, i32]", "Tensor[64, f32]")
+                       .replace("X: Tensor[64, f32], Y: Tensor[64, f32]",
+                                "X: Tensor[64, f32], Y: Tensor[64, bf16]")
+                       .replace('buffer("dst", Tensor[64, f32], "out")',
+                                'buffer("dst", Tensor[64, bf16], "out")')
+                       .replace("i32, runtime", "i32, f32, bf16, runtime"))
+    (path.parent / "bad_copy.cc").write_text('''
+#include <aie_api/aie.hpp>
+void bad_copy(const float *src, bfloat16 *dst) {
+  for (unsigned i = 0; i < 64; ++i) dst[i] = bfloat16(src[i]);
+}
+''')
+    k = load_design(path).ir.kernels[0]
+    bits = np.array([0x3F808000, 0x3F818000, 0x3F807FFF, 0x3F808001, 0xBF808000, 0x00000001,
+                     0x7F7FFFFF, 0x3F800000], dtype=np.uint32)
+    src = np.zeros(64, dtype=np.float32)
+    src[:8] = bits.view(np.float32)
+    dst = np.zeros(64, dtype=ml_dtypes.bfloat16)
+    native(k, render_kernel(None, k))(src, dst)
+    want = src.astype(ml_dtypes.bfloat16)
+    assert dst.view(np.uint16).tolist() == want.view(np.uint16).tolist()
+    assert dst.view(np.uint16)[:2].tolist() == [0x3F80, 0x3F82]  # ties go to even
+
+
+def test_simulator_runs_the_gemm_with_its_real_kernels() -> None:
+    r = _cli("sim", "designs/gemm_bf16.py", "--kernels", "native")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "kernels built from their C++ for the host" in r.stdout
+    assert "PASS C:" in r.stdout
+
+
+def test_simulator_runs_the_npu2_gemm_with_the_4x8x8_kernel() -> None:
+    from aiedsl.sim import simulate
+
+    handle = load_design(ROOT / "designs" / "gemm_bf16.py",
+                         {"COLS": "8", "M": "256", "K": "128", "N": "512"}, "npu2")
+    assert [k.symbol for k in handle.ir.kernels][1] == "matmul_bf16_f32_64x64x64_4x8x8"
+    result = simulate(handle, kernels="native")
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_cost_is_calibrated_to_the_published_single_core_figures() -> None:
+    assert estimate("matmul", "64x104x64", "bf16", "npu1")[2:] == [
+        "  112.2 MACs per cycle of the core's peak 128: 88%",
+        "  published: 112.6 MACs per cycle (Taka et al. arXiv 2512.13282, npu1); the model is "
+        "0.3% below it"]
+    assert estimate("matmul", "64x232x64", "i8", "npu1")[2:] == [
+        "  232.7 MACs per cycle of the core's peak 256: 91%",
+        "  published: 233 MACs per cycle (Taka et al. arXiv 2512.13282, npu1); the model is "
+        "0.1% below it"]
+
+
+def test_cost_says_when_model_and_measurement_disagree(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(library.PUBLISHED, ("npu1", "bf16", (64, 64, 64)), (128.0, "a paper"))
+    assert estimate("matmul", "64x64x64", "bf16", "npu1")[-1] == (
+        "  published: 128 MACs per cycle (a paper); the model is 18.6% below it: MORE THAN 15% "
+        "APART, trust the measurement")
+
+
+def test_cost_of_other_kernels_and_npu2() -> None:
+    assert estimate("relu", "4096", "bf16", "npu1")[0] == (
+        "relu_bf16_4096 on npu1: 142 cycles per call (0.14 us at 1 GHz)")
+    assert estimate("reduce_sum", "8x256", "i16", "npu1")[0].startswith(
+        "reduce_sum_i16_8x256 on npu1: 142 cycles per call")
+    npu2 = estimate("matmul", "64x64x64", "bf16", "npu2")
+    assert npu2[0].startswith("matmul_bf16_f32_64x64x64_4x8x8 on npu2:")
+    assert "not calibrated for this device" in npu2[3]
+
+
+def test_library_kernels_reject_shapes_their_mmul_cannot_tile() -> None:
+    with pytest.raises(DesignError) as excinfo:
+        library.matmul(64, 64, 24, "i8")
+    assert "matmul tile 64x64x24 does not fit the 4x8x8 mmul with 2x2 blocking" in str(
+        excinfo.value)
+    with pytest.raises(DesignError):
+        library.reduce_sum(4, 64, "bf16")
+
+
+def test_kernel_test_of_a_single_kernel_object() -> None:
+    k = library.matmul(16, 32, 16, "i16", device="npu2")
+    result = check_kernel(k.ir, render_kernel(None, k.ir), k.run_reference, seed=3)
+    assert result.passed
+    assert result.lines == [
+        "PASS matmul_i16_i32_16x32x16_4x4x8.c: exact (integers must match exactly)"]
