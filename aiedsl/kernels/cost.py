@@ -18,7 +18,8 @@ def estimate(name: str, shape: str, dt: str, device: str) -> list[str]:
     dims = tuple(int(x) for x in shape.lower().split("x"))
     if name == "matmul":
         if len(dims) != 3:
-            raise DesignError("kernel cost", f"matmul needs MxKxN, got {shape}", fix="--shape 64x64x64")
+            raise DesignError("kernel cost", f"matmul needs MxKxN, got {shape}",
+                              fix="--shape 64x64x64")
         k = library.matmul(*dims, dt, device=device).ir
     elif name in ("reduce_sum", "reduce_max"):
         k = getattr(library, name)(*dims, dt).ir

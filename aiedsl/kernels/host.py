@@ -126,7 +126,8 @@ def check_kernel(k: Kernel, cpp: str, reference: Callable[..., None], seed: int 
     args_cpp: list[Any] = []
     for a in k.args:
         if a.kind == "scalar":
-            value = int(k.params.get(a.name, 1)) if a.name in k.params else _scalar(a, k)
+            # a size parameter of that name, else the element count (what `n` arguments carry)
+            value = int(k.params.get(a.name, k.params.get("n", 1)))
             args_ref.append(value)
             args_cpp.append(value)
             continue
@@ -139,11 +140,6 @@ def check_kernel(k: Kernel, cpp: str, reference: Callable[..., None], seed: int 
     checks = [compare(f"{k.symbol}.{a.name}", args_cpp[i], args_ref[i], a.dtype)
               for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
     return KernelTest(k.symbol, all(c.passed for c in checks), [c.line() for c in checks])
-
-
-def _scalar(a: Any, k: Kernel) -> int:
-    """A scalar argument the kernel's parameters do not fix: its element count when it has one."""
-    return int(k.params.get("n", 1))
 
 
 def _random(shape: tuple[int, ...], dt: str, rng: np.random.Generator) -> np.ndarray:

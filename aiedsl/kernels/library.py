@@ -45,11 +45,16 @@ def matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n
     c.reshape(-1)[...] = block(C + A @ B, r, t).astype(c.dtype)
 
 
+def _matmul_step(r: int, s: int, t: int, din: DType) -> int:
+    """Cycles per K step of a 2x2 patch: 4 native mmuls (one per cycle), or the two A and two B
+    block loads at 64 bytes per cycle when those take longer."""
+    return max(4, -(-2 * (r * s + s * t) * din.itemsize // 64))
+
+
 def matmul_cycles(m: int, k: int, n: int, r: int, s: int, t: int, din: DType) -> int:
-    """Cycles per call: per 2x2 patch of C, K/s steps of 4 native mmuls (one per cycle, or the
-    A and B loads at 64 bytes per cycle if slower) plus the patch overhead, plus 20 per call."""
-    step = max(4, -(-2 * (r * s + s * t) * din.itemsize // 64))
-    return (m // (2 * r)) * (n // (2 * t)) * (step * (k // s) + MATMUL_PATCH[din.name]) + 20
+    """Cycles per call: per 2x2 patch of C, K/s steps plus the patch overhead; 20 per call."""
+    return (m // (2 * r)) * (n // (2 * t)) * (
+        _matmul_step(r, s, t, din) * (k // s) + MATMUL_PATCH[din.name]) + 20
 
 
 def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
@@ -86,7 +91,7 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
               buffer("b", TensorType(shape=(k, n), dtype=din.name)),
               buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout")],
         reference=matmul_ref, cycles=matmul_cycles(m, k, n, r, s, t, din), ops=2 * m * k * n,
-        cost=f"(m/{2 * r})(n/{2 * t})({max(4, -(-2 * (r * s + s * t) * din.itemsize // 64))}"
+        cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, din)}"
         f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 mmuls per 2x2 block step, a per-patch "
         "overhead calibrated to Taka et al. single-core measurements, ~20 per call "
         "(kernels_cpp/mm.cc)",
