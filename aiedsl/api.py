@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from aiedsl.checks.resources import TileUsage
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
@@ -56,6 +57,8 @@ class Artifacts:
     design: Design
     files: dict[str, str]
     """Relative path -> text of every generated file."""
+    usage: dict[tuple[int, int], TileUsage] = field(default_factory=dict)
+    """Resource use per tile (what report.txt tabulates)."""
     compiled: Compiled | None = None
     tools: Tools | None = None
 
@@ -165,7 +168,7 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
         Path(design), {k: str(v) for k, v in (defines or {}).items()}, device, name)
     gen = generate(handle)
     path = write(gen, Path(output) if output else Path("build") / handle.name)
-    art = Artifacts(path, handle, gen.design, gen.files)
+    art = Artifacts(path, handle, gen.design, gen.files, gen.usage)
     if compile:
         art.tools = find_tools(peano=peano)
         art.compiled = compile_build(gen.design, gen.files, path, art.tools, progress)

@@ -61,7 +61,7 @@ def build(
     start = time.perf_counter()
     handle = _load(design, define, device, name)
     art = build_design(handle, output=output)
-    _print_usage(art.design, None)
+    _print_usage(art.design, art.usage)
     out.print(f"wrote {art.path}/: " + ", ".join(sorted(art.files)) +
               f" ({time.perf_counter() - start:.2f} s)")
     if compile_:
@@ -332,10 +332,8 @@ def _simulate(handle, seed: int, trace: Optional[Path], clock: Optional[float], 
 
 
 def _print_usage(design, usage) -> None:  # type: ignore[no-untyped-def]
-    from aiedsl.checks import usage as usage_of
     from aiedsl.codegen.report import COLUMNS, report_rows
 
-    usage = usage if usage is not None else usage_of(design)
     table = Table(title=f"{design.name} on {design.device}", title_justify="left")
     for c in COLUMNS:
         table.add_column(c)

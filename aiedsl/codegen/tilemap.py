@@ -97,14 +97,13 @@ def tile_map(d: Design, table: dict[Coord, TileUsage],
         routes.append(_route_view(r, origin, colors[r.fifo], over_wires, d, k))
     n_wires = sum(len(r.wires) for r in d.physical.routes) if d.physical else 0
     shared = sorted(d.physical.shared) if d.physical else []
-    legend = _legend(d, colors)
-    height = max(height, top + 40 + 14 * (len(legend) + len(routes)))
+    height = max(height, top + 60 + 14 * (len(routes) + len(shared)))
     return render("map.svg.j2", width=width, height=height, title=f"{d.name} on {d.device}",
                   subtitle=f"{len(d.cores)} cores, {len(routes)} streams over {n_wires} wires"
                   + (f", {len(shared)} in shared memory" if shared else "")
                   + (f"; {len(congested)} wire bundles over capacity (red)" if congested else ""),
                   tiles=tiles, routes=routes, tile_w=TILE_W, tile_h=TILE_H,
-                  kind_fill=KIND_FILL, legend=legend, legend_x=grid_w + 10, shared=shared)
+                  kind_fill=KIND_FILL, legend_x=grid_w + 10, shared=shared)
 
 
 def _colors(d: Design) -> dict[str, str]:
@@ -194,16 +193,3 @@ def _route_view(r, origin, color: str, over_wires: set, d: Design,  # type: igno
         f.consumers[0].label() if n == 1 else f"{n} tiles (broadcast)") + \
         f", {len(r.wires)} wire" + ("" if len(r.wires) == 1 else "s")
     return RouteView(r.fifo, color, "".join(parts), label, sx + 4, sy - 4 - 9 * k, over)
-
-
-def _legend(d: Design, colors: dict[str, str]) -> list[tuple[str, str]]:
-    """(colour, text) per channel or fifo group, with the fifos it covers."""
-    seen: dict[str, list[str]] = {}
-    for f in d.fifos:
-        key = f.channel or f.name.split("_l3_")[0]
-        seen.setdefault(key, []).append(f.name)
-    out = []
-    for key, names in seen.items():
-        shown = ", ".join(names[:4]) + (f" +{len(names) - 4}" if len(names) > 4 else "")
-        out.append((colors[names[0]], f"{key}: {shown}"))
-    return out
