@@ -19,33 +19,49 @@ Example design file::
         with runtime() as rt:
             rt.fill(a, inp)
             rt.drain(b, out)
+
+Every public name loads its module on first use (PEP 562), so ``import aiedsl`` and the
+command line's ``--help`` stay quick; a design file pays only for what it imports.
 """
 
-from aiedsl.dtypes import bf16, f32, i8, i16, i32, u8
-from aiedsl.errors import DesignError
-from aiedsl.lang import (
-    Buffer, Channel, DesignHandle, ObjectFifo, Tensor, channel, define, design, fifo, gemm_runtime,
-    herd, join,
-    loop, memtile, runtime, shim, tiles,
-)
+from __future__ import annotations
 
-__version__ = "0.1.0"
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-_API = ("Artifacts", "RunResult", "build")
+from aiedsl.version import __version__
+
+_WHERE = {
+    **dict.fromkeys(("bf16", "f32", "i8", "i16", "i32", "u8"), "aiedsl.dtypes"),
+    "DesignError": "aiedsl.errors",
+    **dict.fromkeys((
+        "Buffer", "Channel", "DesignHandle", "ObjectFifo", "Tensor", "channel", "define",
+        "design", "fifo", "gemm_runtime", "herd", "join", "loop", "memtile", "runtime", "shim",
+        "tiles"), "aiedsl.lang"),
+    **dict.fromkeys(("Artifacts", "RunResult", "build"), "aiedsl.api"),
+}
+
+__all__ = sorted(_WHERE)
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from aiedsl.api import Artifacts, RunResult, build
+    from aiedsl.dtypes import bf16, f32, i8, i16, i32, u8
+    from aiedsl.errors import DesignError
+    from aiedsl.lang import (
+        Buffer, Channel, DesignHandle, ObjectFifo, Tensor, channel, define, design, fifo,
+        gemm_runtime, herd, join, loop, memtile, runtime, shim, tiles,
+    )
 
 
-def __getattr__(name: str):  # type: ignore[no-untyped-def]
-    """``aiedsl.build`` and friends load the build/run machinery only when first used, so that
-    design files, which import aiedsl, stay quick to load."""
-    if name in _API:
-        from aiedsl import api
+def __getattr__(name: str) -> Any:
+    """Load the module that holds ``name`` on first use and keep the name here."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'aiedsl' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return getattr(api, name)
-    raise AttributeError(f"module 'aiedsl' has no attribute {name!r}")
 
-__all__ = [
-    "Artifacts", "Buffer", "Channel", "DesignError", "DesignHandle", "ObjectFifo", "RunResult",
-    "Tensor", "bf16", "build",
-    "channel", "define", "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32", "join", "loop",
-    "memtile", "runtime", "shim", "tiles", "u8",
-]
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

@@ -1,11 +1,18 @@
 """The Python API, mirroring the command line: build a design, then run what was built.
 
+Every result is data: what the command line prints is rendered from these fields.
+
 Example
 -------
->>> import aiedsl, numpy as np                                    # doctest: +SKIP
+>>> import aiedsl                                                  # doctest: +SKIP
 >>> art = aiedsl.build("designs/gemm_bf16.py", defines={"M": 256})  # doctest: +SKIP
 >>> result = art.run(A, B)          # the NPU when there is one, else the simulator
->>> result.outputs["C"], result.passed, result.target
+>>> result.passed, result.target, result.outputs["C"].shape
+(True, 'sim', (256, 512))
+>>> result.timing.seconds, result.timing.gops, result.timing.bottleneck.kind
+(0.000118, 1139.2, 'dram')
+>>> result.checks[0].worst_index, result.checks[0].error
+((128, 197), 8.58e-06)
 """
 
 from __future__ import annotations
@@ -22,13 +29,47 @@ from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, compare, make_inputs
+from aiedsl.sim.stats import Timing
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_tools
 
 
+@dataclass(frozen=True)
+class Measured:
+    """Latencies measured on the NPU (host wall clock, launch to completion)."""
+
+    latencies: list[float]
+    """Seconds per timed run."""
+    warmup: int
+    """Untimed runs made first."""
+    ops: float
+    """Operations per run the kernels declare (0 when none declare any)."""
+
+    @property
+    def seconds(self) -> float:
+        """Median latency."""
+        return statistics.median(self.latencies)
+
+    @property
+    def gops(self) -> float:
+        """GOPS (GFLOPS for float kernels) at the median latency."""
+        return self.ops / self.seconds / 1e9 if self.ops else 0.0
+
+    def lines(self) -> list[str]:
+        """Human-readable summary, rendered from the fields."""
+        lat = self.latencies
+        out = [f"measured on the NPU: {len(lat)} run(s) after {self.warmup} warm-up: latency "
+               f"min {min(lat) * 1e6:.1f} us, median {self.seconds * 1e6:.1f} us, max "
+               f"{max(lat) * 1e6:.1f} us (host wall clock, launch to completion)"]
+        if self.ops:
+            out.append(f"throughput at the median: {self.gops:,.1f} GOPS "
+                       "(GFLOPS for float kernels)")
+        return out
+
+
 @dataclass
 class RunResult:
-    """One run's outputs, their comparison with the reference, and how long it took."""
+    """One run: outputs, their comparison with the reference, and its timing, as fields."""
 
     target: str
     """``"npu"`` or ``"sim"``."""
@@ -37,22 +78,42 @@ class RunResult:
     inputs: dict[str, np.ndarray]
     outputs: dict[str, np.ndarray]
     checks: list[OutputCheck]
-    lines: list[str] = field(default_factory=list)
-    """Timing lines to print (simulated time, or measured latency on the NPU)."""
-    latencies: list[float] = field(default_factory=list)
-    """NPU only: seconds per measured iteration."""
+    """Per output: passed, worst element, got, want, error and tolerance."""
+    timing: Timing | Measured
+    """Simulated :class:`~aiedsl.sim.stats.Timing` (cycles, utilisation, bottleneck ...) or,
+    on the NPU, :class:`Measured` latencies."""
 
     @property
     def passed(self) -> bool:
         """Every output matches the reference."""
         return all(c.passed for c in self.checks)
 
+    @property
+    def seconds(self) -> float:
+        """Simulated time of one run, or the median measured latency."""
+        return self.timing.seconds
+
+    @property
+    def gops(self) -> float:
+        """Throughput in GOPS (GFLOPS for float kernels)."""
+        return self.timing.gops
+
+    @property
+    def latencies(self) -> list[float]:
+        """NPU only: seconds per measured run (empty on the simulator)."""
+        return self.timing.latencies if isinstance(self.timing, Measured) else []
+
+    def lines(self) -> list[str]:
+        """What the command line prints: one line per output, then the timing, indented."""
+        return [c.line() for c in self.checks] + ["  " + t for t in self.timing.lines()]
+
 
 @dataclass
 class Artifacts:
     """A built design: its directory, its placed IR and, when compiled, what the tools made."""
 
-    path: Path
+    path: Path | None
+    """The build directory (None when nothing was written: ``build(..., write=False)``)."""
     handle: DesignHandle
     design: Design
     files: dict[str, str]
@@ -64,25 +125,32 @@ class Artifacts:
 
     def compile(self, tools: Tools | None = None, progress: Progress | None = None) -> Compiled:
         """Run Peano and aiecc (or find their outputs cached); raises when they are missing."""
+        if self.path is None:
+            raise ValueError("nothing was written: build with write=True to compile")
         self.tools = tools or self.tools or find_tools()
         self.compiled = compile_build(self.design, self.files, self.path, self.tools, progress)
         return self.compiled
 
     def run(self, *inputs: np.ndarray, target: str = "auto", iters: int = 1, warmup: int = 0,
             seed: int = 0, check: bool = True, trace: str | None = None,
-            clock_hz: float | None = None, say: Callable[[str], None] | None = None
-            ) -> RunResult:
+            clock_hz: float | None = None, kernels: str = "reference",
+            say: Callable[[str], None] | None = None) -> RunResult:
         """Run on ``target`` (``auto``, ``npu`` or ``sim``) with ``inputs`` in argument order.
 
         With no inputs, seeded random ones are made. ``auto`` uses the NPU when pyxrt finds one
         and the design can be compiled, the simulator otherwise; ``say`` hears which and why.
+        ``kernels="native"`` simulates with each kernel's C++ built for the host.
         """
         ins = self._inputs(inputs, seed)
-        where, why, session = self._choose(target, say)
+        where, why, session = self._choose(target)
         if say:
             say(why)
         if where == "sim":
-            return self._simulate(ins, why, check, trace, clock_hz)
+            from aiedsl.sim import simulate
+
+            r = simulate(self.handle, ins, check=check, trace=trace, clock_hz=clock_hz,
+                         placed=self.design, kernels=kernels)
+            return RunResult("sim", why, ins, r.outputs, r.checks, r.timing)
         return self._on_npu(session, ins, why, check, iters, warmup)
 
     # -- helpers ------------------------------------------------------------------------------
@@ -96,8 +164,7 @@ class Artifacts:
                             f"got {len(inputs)}")
         return dict(zip(names, inputs))
 
-    def _choose(self, target: str, say: Callable[[str], None] | None
-                ) -> tuple[str, str, Any]:
+    def _choose(self, target: str) -> tuple[str, str, Any]:
         from aiedsl.toolchain.xrt import NpuSession, find_npu
 
         if target not in ("auto", "npu", "sim"):
@@ -117,16 +184,9 @@ class Artifacts:
                 raise
             return "sim", f"an NPU is present but the design cannot be compiled here " \
                           f"({e.message}): running on the simulator", None
+        assert self.path is not None
         return "npu", f"running on the NPU ({why})", NpuSession(self.path, compiled.manifest,
                                                                  device=device)
-
-    def _simulate(self, ins: dict[str, np.ndarray], why: str, check: bool,
-                  trace: str | None, clock_hz: float | None) -> RunResult:
-        from aiedsl.sim import simulate
-
-        r = simulate(self.handle, ins, check=check, trace=trace, clock_hz=clock_hz,
-                     placed=self.design)
-        return RunResult("sim", why, ins, r.outputs, r.checks, r.timing.lines())
 
     def _on_npu(self, session: Any, ins: dict[str, np.ndarray], why: str, check: bool,
                 iters: int, warmup: int) -> RunResult:
@@ -140,34 +200,34 @@ class Artifacts:
             expected = self.handle.expected({n: ins[n] for n in self.handle.inputs})
             checks = [compare(n, outputs[n], expected[n], self.design.tensor(n).type.dtype)
                       for n in self.handle.outputs]
-        ops = session.manifest.get("ops_per_run", 0)
-        med = statistics.median(latencies)
-        lines = [f"measured on the NPU: {len(latencies)} run(s) after {warmup} warm-up: latency "
-                 f"min {min(latencies) * 1e6:.1f} us, median {med * 1e6:.1f} us, max "
-                 f"{max(latencies) * 1e6:.1f} us (host wall clock, launch to completion)"]
-        if ops:
-            lines.append(f"throughput at the median: {ops / med / 1e9:,.1f} GOPS "
-                         "(GFLOPS for float kernels)")
-        return RunResult("npu", why, ins, outputs, checks, lines, latencies)
+        measured = Measured(latencies, warmup, float(session.manifest.get("ops_per_run", 0)))
+        return RunResult("npu", why, ins, outputs, checks, measured)
 
 
 def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None = None,
           device: str | None = None, name: str | None = None, output: str | Path | None = None,
           compile: bool = False, peano: str | Path | None = None,
-          progress: Progress | None = None) -> Artifacts:
+          progress: Progress | None = None, write: bool = True) -> Artifacts:
     """Check, place and write ``design`` (a design file or a loaded design); optionally compile.
 
     ``compile=True`` runs Peano and aiecc (cached) and raises
     :class:`~aiedsl.errors.ToolchainError` (``exit_code`` 4) naming what is missing, after the
-    MLIR and C++ are written.
+    MLIR and C++ are written. ``write=False`` checks and places only (nothing is rendered or
+    written): enough to run on the simulator.
     """
-    from aiedsl.emit import generate, write
     from aiedsl.loader import load_design
 
     handle = design if isinstance(design, DesignHandle) else load_design(
         Path(design), {k: str(v) for k, v in (defines or {}).items()}, device, name)
+    if not write:
+        from aiedsl.checks import check_design
+
+        placed, table = check_design(handle.ir)
+        return Artifacts(None, handle, placed, {}, table)
+    from aiedsl.emit import generate, write as write_files
+
     gen = generate(handle)
-    path = write(gen, Path(output) if output else Path("build") / handle.name)
+    path = write_files(gen, Path(output) if output else Path("build") / handle.name)
     art = Artifacts(path, handle, gen.design, gen.files, gen.usage)
     if compile:
         art.tools = find_tools(peano=peano)

@@ -2,7 +2,11 @@
 
 Every :class:`~aiedsl.errors.DesignError` is printed as is, without a traceback, and exits 2
 (``AIEDSL_TRACEBACK=1`` shows the traceback); a :class:`~aiedsl.errors.ToolchainError` exits 4
-(a tool is missing) or 5 (a tool failed).
+(a tool is missing) or 5 (a tool failed). A usage error prints one ``error:`` line and the
+command's usage, and exits 2.
+
+Only typer and the standard library load at start-up: each command imports what it needs, so
+``aiedsl --help`` answers at once.
 """
 
 from __future__ import annotations
@@ -10,29 +14,81 @@ from __future__ import annotations
 import os
 import sys
 import time
+from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional, Sequence
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from aiedsl.errors import DesignError
+from aiedsl.version import __version__
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+_CONTEXT = {"help_option_names": ["-h", "--help"]}
+# rich_markup_mode=None: help is plain text, so "[default: ...]" in a help text stays as written.
+app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False,
+                  context_settings=_CONTEXT,
                   help="Build, check and run AIE2 NPU designs written in aiedsl.")
-_WIDTH = int(os.environ.get("COLUMNS", "120"))  # when piped; a terminal gives its own width
-out = Console(highlight=False, width=None if sys.stdout.isatty() else _WIDTH)
-err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else _WIDTH)
 
 DefineOpt = typer.Option(None, "-D", "--define", metavar="NAME=VALUE",
                          help="Override a define() of the design, e.g. -D M=1024.")
 DeviceOpt = typer.Option(None, "--device", help="Override the design's device (npu1, npu2, ...).")
 NameOpt = typer.Option(None, "--name", help="Which design, when the file declares several.")
+SeedOpt = typer.Option(0, "--seed", min=0, help="Seed of the random inputs.")
+
+
+class Kernels(str, Enum):
+    """What runs a kernel call in the simulator."""
+
+    reference = "reference"
+    native = "native"
+
+
+class Target(str, Enum):
+    """Where ``aiedsl run`` runs."""
+
+    auto = "auto"
+    npu = "npu"
+    sim = "sim"
+
+
+# -- printing -------------------------------------------------------------------------------------
+
+
+def say(text: str = "") -> None:
+    """Print a line to stdout as it is: no markup, no wrapping (piped output stays greppable)."""
+    sys.stdout.write(text + "\n")
+
+
+def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A rich table on a terminal; piped, the same table at its natural width, never wrapped."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for c in columns:
+        table.add_column(c)
+    for row in rows:
+        table.add_row(*row)
+    tty = sys.stdout.isatty()
+    Console(highlight=False, markup=False, width=None if tty else 100_000).print(table)
+
+
+# -- commands -------------------------------------------------------------------------------------
+
+
+@app.callback(invoke_without_command=True)
+def _root(ctx: typer.Context,
+          version: bool = typer.Option(False, "--version", is_eager=True,
+                                       help="Print aiedsl's version and exit.")) -> None:
+    if version:
+        say(f"aiedsl {__version__}")
+        raise typer.Exit()
+    if ctx.invoked_subcommand is None:
+        say(ctx.get_help())
+        raise typer.Exit()
 
 
 def _load(design: Path, define: Optional[List[str]], device: Optional[str],
-          name: Optional[str]):  # type: ignore[no-untyped-def]
+          name: Optional[str]) -> Any:
     from aiedsl.loader import load_design, parse_defines
 
     return load_design(design, parse_defines(define or []), device, name)
@@ -62,28 +118,29 @@ def build(
     handle = _load(design, define, device, name)
     art = build_design(handle, output=output)
     _print_usage(art.design, art.usage)
-    out.print(f"wrote {art.path}/: " + ", ".join(sorted(art.files)) +
-              f" ({time.perf_counter() - start:.2f} s)")
+    say(f"wrote {art.path}/: " + ", ".join(sorted(art.files)) +
+        f" ({time.perf_counter() - start:.2f} s)")
     if compile_:
         from aiedsl.toolchain.discover import find_tools
 
         compiled = _compile(art, find_tools(peano=peano))
         if compiled.cached:
-            out.print(f"aie.xclbin and insts.bin are up to date (nothing changed since they were "
-                      f"built; cache key {compiled.manifest['cache_key'][:12]}) "
-                      f"({compiled.seconds:.2f} s)")
+            say(f"aie.xclbin and insts.bin are up to date (nothing changed since they were "
+                f"built; cache key {compiled.manifest['cache_key'][:12]}) "
+                f"({compiled.seconds:.2f} s)")
         else:
-            out.print(f"compiled {art.path}/aie.xclbin, insts.bin, manifest.json "
-                      f"({compiled.seconds:.1f} s; tool output in {art.path}/logs/)")
+            say(f"compiled {art.path}/aie.xclbin, insts.bin, manifest.json "
+                f"({compiled.seconds:.1f} s; tool output in {art.path}/logs/)")
 
 
-def _compile(art, tools):  # type: ignore[no-untyped-def]
+def _compile(art: Any, tools: Any) -> Any:
+    from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     if tools.missing(compile_only=True):
         return art.compile(tools)  # raises, naming what is missing: no progress bar first
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as bar:
+                  console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("compiling", total=None)
 
         def step(i: int, n: int, label: str) -> None:
@@ -105,28 +162,31 @@ def doctor(
     from aiedsl.toolchain.xrt import find_npu
 
     tools = find_tools(peano=peano)
-    table = Table(title="aiedsl doctor", title_justify="left")
-    for c in ("tool", "status", "where / how found", "version"):
-        table.add_column(c)
-    for t in tools.all():
-        table.add_row(t.name, "found" if t.path else "MISSING",
-                      f"{t.path} ({t.how})" if t.path else t.how, t.version or "-")
+    rows = [(t.name, "found" if t.path else "MISSING",
+             f"{t.path} ({t.how})" if t.path else t.how, t.version or "-") for t in tools.all()]
     device, why = find_npu() if tools.pyxrt.path else (None, "needs pyxrt")
-    table.add_row("NPU", "found" if device is not None else "MISSING", why, "-")
-    out.print(table)
+    rows.append(("NPU", "found" if device is not None else "MISSING", why, "-"))
+    _print_table("aiedsl doctor", ("tool", "status", "where / how found", "version"), rows)
     missing = tools.missing()
     for t in missing:
-        out.print(f"{t.name} is missing. To get it: {t.install}")
+        say(f"{t.name} is missing. To get it: {t.install}")
     if missing or device is None:
-        out.print("Without them aiedsl still checks, builds (MLIR and C++) and simulates "
-                  "designs: aiedsl run uses the simulator.")
+        say("Without them aiedsl still checks, builds (MLIR and C++) and simulates "
+            "designs: aiedsl run uses the simulator.")
         raise typer.Exit(4)
-    out.print("everything aiedsl needs to compile and run on the NPU is here")
+    say("everything aiedsl needs to compile and run on the NPU is here")
 
 
-kernel_app = typer.Typer(no_args_is_help=True, help="Test micro-kernels on the host and "
-                         "estimate their cost.")
+kernel_app = typer.Typer(rich_markup_mode=None, context_settings=_CONTEXT,
+                         help="Test micro-kernels on the host and estimate their cost.")
 app.add_typer(kernel_app, name="kernel")
+
+
+@kernel_app.callback(invoke_without_command=True)
+def _kernel_root(ctx: typer.Context) -> None:
+    if ctx.invoked_subcommand is None:
+        say(ctx.get_help())
+        raise typer.Exit()
 
 
 @kernel_app.command("test")
@@ -137,42 +197,34 @@ def kernel_test(
     all_: bool = typer.Option(False, "--all", help="Test every library kernel at several sizes."),
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
-    seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
+    seed: int = SeedOpt,
 ) -> None:
     """Compile kernels with the host's g++ against aiedsl's AIE API header and compare each
     with its numpy reference. Exit 1 when one differs."""
-    from aiedsl.codegen.cpp import render_kernel
-    from aiedsl.kernels.host import check_kernel
-    from aiedsl.kernels.library import samples
-
     if all_ == (path is not None):
-        raise typer.BadParameter("give a kernel or design file, or --all")
-    if path is not None and path.suffix == ".py":
-        handle = _load(path, define, device, None)
-        from aiedsl.checks import check_design
+        raise typer.BadParameter("give a kernel file or a design file, or --all",
+                                 param_hint="PATH")
+    from aiedsl.kernels.host import check_kernel, design_cases, library_cases
 
-        placed, _ = check_design(handle.ir)
-        cases = [(k, render_kernel(placed, k), handle.kernels[k.symbol].run_reference)
-                 for k in placed.kernels]
+    if path is not None and path.suffix == ".py":
+        cases = design_cases(_load(path, define, device, None))
     else:
-        lib = samples()
-        if path is not None:
-            lib = [k for k in lib if k.ir.source == path.name]
-            if not lib:
-                raise typer.BadParameter(
-                    f"no library kernel is made from {path.name}: declare your kernel with "
-                    f"declare(..., source=\"{path.name}\") in a design and run "
-                    "`aiedsl kernel test DESIGN.py`")
-        cases = [(k.ir, render_kernel(None, k.ir), k.run_reference) for k in lib]
+        cases = library_cases(path)
+        if not cases:
+            assert path is not None
+            raise typer.BadParameter(
+                f"no library kernel is made from {path.name}: declare your kernel with "
+                f"declare(..., source=\"{path.name}\") in a design and run "
+                "`aiedsl kernel test DESIGN.py`", param_hint="PATH")
     failed = 0
     start = time.perf_counter()
-    for k, cpp, ref in cases:
-        result = check_kernel(k, cpp, ref, seed)
+    for case in cases:
+        result = check_kernel(case, seed)
         failed += not result.passed
         for line in result.lines:
-            out.print(line)
-    out.print(f"{len(cases) - failed} of {len(cases)} kernels match their references "
-              f"({time.perf_counter() - start:.1f} s)")
+            say(line)
+    say(f"{len(cases) - failed} of {len(cases)} kernels match their references "
+        f"({time.perf_counter() - start:.1f} s)")
     if failed:
         raise typer.Exit(1)
 
@@ -190,7 +242,7 @@ def kernel_cost(
     from aiedsl.kernels.cost import estimate
 
     for line in estimate(name, shape, dtype, device):
-        out.print(line)
+        say(line)
 
 
 @app.command()
@@ -206,7 +258,7 @@ def check(
     handle = _load(design, define, device, name)
     placed, usage = check_design(handle.ir)
     _print_usage(placed, usage)
-    out.print(f"{handle.name}: all checks pass on {placed.device}")
+    say(f"{handle.name}: all checks pass on {placed.device}")
 
 
 @app.command("map")
@@ -240,7 +292,7 @@ def map_(
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(tile_map(placed, usage, congested))
     tmp.replace(path)
-    out.print(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
+    say(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
     if error is not None:
         raise error
 
@@ -251,22 +303,30 @@ def sim(
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
-    seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
+    seed: int = SeedOpt,
     trace: Optional[Path] = typer.Option(None, "--trace",
                                          help="Write a Chrome trace-event JSON (Perfetto)."),
-    clock: Optional[float] = typer.Option(None, "--clock", help="Core clock in GHz "
-                                          "[default: the device's]."),
-    kernels: str = typer.Option("reference", "--kernels", help="reference (numpy) or native "
-                                "(each kernel's C++ built for the host)."),
+    clock: Optional[float] = typer.Option(None, "--clock", min=0.001, max=100.0,
+                                          help="Core clock in GHz [default: the device's]."),
+    kernels: Kernels = typer.Option(Kernels.reference, "--kernels",
+                                    help="reference (numpy) or native (each kernel's C++ built "
+                                    "for the host)."),
 ) -> None:
     """Run DESIGN on the simulator, compare with its numpy reference, and time it.
 
     Exit codes: 0 PASS, 1 FAIL, 2 design error, 3 deadlock.
     """
-    if kernels not in ("reference", "native"):
-        raise typer.BadParameter("--kernels is reference or native")
+    from aiedsl.api import build as build_design
+
     handle = _load(design, define, device, name)
-    _simulate(handle, seed, trace, clock, kernels=kernels)
+    art = build_design(handle, write=False)
+    start = time.perf_counter()
+    result = art.run(target="sim", seed=seed, trace=str(trace) if trace else None,
+                     clock_hz=clock * 1e9 if clock else None, kernels=kernels.value)
+    say(f"{handle.name} on {handle.ir.device}: simulated in "
+        f"{time.perf_counter() - start:.2f} s (seed {seed}"
+        + (", kernels built from their C++ for the host)" if kernels is Kernels.native else ")"))
+    _report(result, trace)
 
 
 @app.command()
@@ -275,11 +335,11 @@ def run(
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
-    target: str = typer.Option("auto", "--target", help="auto (the NPU when there is one, "
-                               "else the simulator), npu or sim."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
-    iters: int = typer.Option(1, "--iters", help="NPU: timed runs."),
-    warmup: int = typer.Option(0, "--warmup", help="NPU: untimed runs first."),
+    target: Target = typer.Option(Target.auto, "--target", help="auto (the NPU when there is "
+                                  "one, else the simulator), npu or sim."),
+    seed: int = SeedOpt,
+    iters: int = typer.Option(1, "--iters", min=1, help="NPU: timed runs."),
+    warmup: int = typer.Option(0, "--warmup", min=0, help="NPU: untimed runs first."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Simulator trace file."),
     output: Optional[Path] = typer.Option(None, "-o", "--output",
                                           help="Build directory [default: build/<design>]."),
@@ -291,82 +351,77 @@ def run(
     """
     from aiedsl.api import build as build_design
 
-    if target not in ("auto", "npu", "sim"):
-        raise typer.BadParameter("--target is auto, npu or sim")
     handle = _load(design, define, device, name)
     art = build_design(handle, output=output)
-    out.print(f"built {art.path}/")
+    say(f"built {art.path}/")
     start = time.perf_counter()
-    result = art.run(target=target, iters=iters, warmup=warmup, seed=seed,
-                     trace=str(trace) if trace else None, say=out.print)
+    result = art.run(target=target.value, iters=iters, warmup=warmup, seed=seed,
+                     trace=str(trace) if trace else None, say=say)
     where = "simulated" if result.target == "sim" else "ran on the NPU"
-    out.print(f"{handle.name} on {handle.ir.device}: {where} in "
-              f"{time.perf_counter() - start:.2f} s (seed {seed})")
-    _report(result.checks, result.lines, trace if result.target == "sim" else None)
-    if not result.passed:
-        raise typer.Exit(1)
+    say(f"{handle.name} on {handle.ir.device}: {where} in "
+        f"{time.perf_counter() - start:.2f} s (seed {seed})")
+    _report(result, trace if result.target == "sim" else None)
 
 
-def _report(checks, lines, trace) -> None:  # type: ignore[no-untyped-def]
-    for c in checks:
-        out.print(c.line())
-    for line in lines:
-        out.print("  " + line)
+def _report(result: Any, trace: Optional[Path]) -> None:
+    """Print a run's comparison and timing (rendered from its fields); exit 1 on FAIL."""
+    for line in result.lines():
+        say(line)
     if trace:
-        out.print(f"trace: {trace} (open in https://ui.perfetto.dev)")
-
-
-def _simulate(handle, seed: int, trace: Optional[Path], clock: Optional[float],  # type: ignore[no-untyped-def]
-              placed=None, kernels: str = "reference") -> None:
-    from aiedsl.sim import simulate
-
-    start = time.perf_counter()
-    result = simulate(handle, seed=seed, trace=str(trace) if trace else None,
-                      clock_hz=clock * 1e9 if clock else None, placed=placed, kernels=kernels)
-    out.print(f"{handle.name} on {handle.ir.device}: simulated in "
-              f"{time.perf_counter() - start:.2f} s (seed {seed}"
-              + (", kernels built from their C++ for the host)" if kernels == "native" else ")"))
-    _report(result.checks, result.timing.lines(), trace)
+        say(f"trace: {trace} (open in https://ui.perfetto.dev)")
     if not result.passed:
         raise typer.Exit(1)
 
 
-def _print_usage(design, usage) -> None:  # type: ignore[no-untyped-def]
+def _print_usage(design: Any, usage: Any) -> None:
     from aiedsl.codegen.report import COLUMNS, report_rows
 
-    table = Table(title=f"{design.name} on {design.device}", title_justify="left")
-    for c in COLUMNS:
-        table.add_column(c)
-    for row in report_rows(design, usage):
-        table.add_row(*row)
-    out.print(table)
+    _print_table(f"{design.name} on {design.device}", COLUMNS, report_rows(design, usage))
     if design.physical is not None:
         routes = design.physical.routes
         shared = len(design.physical.shared)
-        out.print(f"routed {len(routes)} streams over {sum(len(r.wires) for r in routes)} wires"
-                  + (f"; {shared} fifo(s) in shared memory, no DMA" if shared else ""))
+        say(f"routed {len(routes)} streams over {sum(len(r.wires) for r in routes)} wires"
+            + (f"; {shared} fifo(s) in shared memory, no DMA" if shared else ""))
 
 
-def main() -> None:
-    """Console entry point: run the app and turn DesignErrors into exit code 2."""
+# -- entry point ----------------------------------------------------------------------------------
+
+
+def _click_class(name: str) -> type:
+    """A click exception class by name. typer re-exports some of click's exceptions and, from
+    0.26, vendors click itself; its BadParameter's ancestors are the same classes either way."""
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
+
+
+def _usage_error(e: Any) -> int:
+    """Print a click usage error as one ``error:`` line, then the usage; return its exit code."""
+    ctx = getattr(e, "ctx", None)
+    lines = [f"error: {e.format_message()}"]
+    if ctx is not None:
+        lines += [ctx.get_usage(), f"Try '{ctx.command_path} -h' for help."]
+    sys.stderr.write("\n".join(lines) + "\n")
+    return int(e.exit_code)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Console entry point: run the app; usage errors exit 2, DesignErrors their own code."""
     try:
-        code = app(standalone_mode=False)  # click returns an Exit's code instead of raising it
-    except DesignError as e:
-        if os.environ.get("AIEDSL_TRACEBACK") == "1":
+        code = app(args=argv, prog_name="aiedsl", standalone_mode=False)
+    except typer.Abort as e:
+        sys.stderr.write("aborted\n")
+        sys.exit(130 if isinstance(e.__context__, KeyboardInterrupt) else 1)
+    except KeyboardInterrupt:
+        sys.stderr.write("aborted\n")
+        sys.exit(130)
+    except Exception as e:
+        if isinstance(e, _click_class("ClickException")):
+            sys.exit(_usage_error(e))
+        from aiedsl.errors import DesignError
+
+        if not isinstance(e, DesignError) or os.environ.get("AIEDSL_TRACEBACK") == "1":
             raise
         sys.stderr.write(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
         sys.exit(getattr(e, "exit_code", 2))
-    except Exception as e:  # click's usage errors carry their own exit code
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Exit):
-            sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Abort):
-            sys.exit(1)
-        raise
     if isinstance(code, int) and code:
         sys.exit(code)
 

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from aiedsl import __version__
+from aiedsl.version import __version__
 from aiedsl.checks import TileUsage, check_design
 from aiedsl.codegen.cpp import render_kernels
 from aiedsl.codegen.env import render

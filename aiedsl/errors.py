@@ -7,15 +7,16 @@ can print it as is, with no traceback.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+import sysconfig
 from pathlib import Path
+from types import TracebackType
 
 from aiedsl.ir.loc import Loc
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
-# Frames in these files are plumbing, never the user's construct.
-_PLUMBING = (_PACKAGE_DIR + os.sep, os.path.join("lib", "python3") + os.sep + "contextlib.py")
 
 
 def display_path(filename: str) -> str:
@@ -43,6 +44,41 @@ def caller_loc() -> Loc:
                 return Loc(file=display_path(name), line=frame.f_lineno)
         frame = frame.f_back
     return Loc(file="<unknown>", line=0)
+
+
+def _is_library(filename: str) -> bool:
+    """Is ``filename`` part of aiedsl, Python itself or an installed package (not the user's)?"""
+    if filename.startswith(("<frozen", "<string>")) or filename.startswith(_PACKAGE_DIR + os.sep):
+        return True
+    return filename.startswith(_library_dirs())
+
+
+@functools.lru_cache(maxsize=1)
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple({paths[k] + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def user_line(tb: TracebackType | None) -> Loc | None:
+    """The innermost line of a traceback that is the user's code (not aiedsl, Python or a
+    library it called): where a user's exception should be reported."""
+    found = None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not _is_library(os.path.abspath(name)):
+            found = Loc(file=display_path(name), line=tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> "DesignError":
+    """A DesignError for exception ``e`` raised by user code while aiedsl ran ``what``, at the
+    user's line (``AIEDSL_TRACEBACK=1`` shows the whole traceback)."""
+    detail = str(e)
+    return DesignError(
+        "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",
+        loc=user_line(e.__traceback__) or fallback,
+        fix="fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback")
 
 
 class DesignError(Exception):

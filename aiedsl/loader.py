@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import runpy
 from pathlib import Path
+from typing import Any
 
-from aiedsl.errors import DesignError, display_path
+from aiedsl.errors import DesignError, display_path, user_exception, user_line
 from aiedsl.ir import Loc
 from aiedsl.lang.context import LoadContext, loading
 from aiedsl.lang.design import DesignHandle
@@ -21,6 +22,29 @@ def parse_defines(pairs: list[str]) -> dict[str, str]:
                               fix="write e.g. -D M=1024")
         out[name] = value
     return out
+
+
+def _run(path: Path, shown: str, ctx: LoadContext) -> dict[str, Any]:
+    """Execute the design file; anything it raises becomes a DesignError at the user's line."""
+    try:
+        with loading(ctx):
+            return runpy.run_path(str(path), run_name="__aiedsl_design__")
+    except DesignError:
+        raise
+    except SyntaxError as e:
+        where = Loc(file=display_path(e.filename) if e.filename else shown, line=e.lineno or 1)
+        raise DesignError("python error", f"SyntaxError: {e.msg}", loc=where,
+                          found=(e.text or "").rstrip() or None,
+                          fix="fix the Python syntax at this line") from e
+    except SystemExit as e:
+        raise DesignError(
+            "design file", f"{shown} called sys.exit({'' if e.code is None else repr(e.code)})"
+            " while aiedsl was loading it", loc=user_line(e.__traceback__) or Loc(file=shown,
+                                                                                  line=1),
+            fix="a design file declares a design; do not exit from it (guard script code "
+            "with `if __name__ == \"__main__\":`)") from e
+    except Exception as e:
+        raise user_exception(e, f"loading {shown}", Loc(file=shown, line=1)) from e
 
 
 def load_design(path: str | Path, defines: dict[str, str] | None = None,
@@ -39,8 +63,7 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
         raise DesignError("design file", f"no design file at {shown}", found=shown,
                           fix="give the path of a .py file that defines a @design")
     ctx = LoadContext(overrides=dict(defines or {}), device=device)
-    with loading(ctx):
-        scope = runpy.run_path(str(path), run_name="__aiedsl_design__")
+    scope = _run(path, shown, ctx)
     designs = {v.name: v for v in scope.values() if isinstance(v, DesignHandle)}
     file_loc = Loc(file=shown, line=1)
     if not designs:

@@ -43,7 +43,7 @@ def main() -> None:
         t = result.timing
         modelled = t.seconds * 1e6 + DISPATCH_US if metric == "time_us" else t.gops / 1e3
         print(f"{label:<52} {modelled:>10.2f} {published:>10.2f}  {modelled / published:5.2f}  "
-              f"{unit}   [{time.perf_counter() - start:.1f} s; {t.bottleneck.split(':')[0]}-bound]")
+              f"{unit}   [{time.perf_counter() - start:.1f} s; {t.bottleneck.kind}-bound]")
     print("ratio = modelled / published; the model leaves out host dispatch jitter, shim BD "
           "reconfiguration and stream-switch arbitration.")
 

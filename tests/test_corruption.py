@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
+import aiedsl.checks
 import aiedsl.sim
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
@@ -134,20 +135,56 @@ def test_small_gemm_passes(design_file: DesignFile) -> None:
     assert result.passed and lines(result)[0].startswith("PASS C: worst element [")
 
 
-def test_gemm_b_packed_in_a_blocks_fails(design_file: DesignFile) -> None:
+B_IN_A_BLOCKS = ("dims_to_stream=block_dims(k, n, s, t)", "dims_to_stream=block_dims(m, k, r, s)")
+C_NOT_UNBLOCKED = ("dims_to_stream=unblock_dims(m, n, r, t), name=\"c\")", "name=\"c\")")
+
+
+@pytest.fixture
+def without_layout_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the checks pass a kernel-layout mistake, to see what the simulator makes of it."""
+    monkeypatch.setattr(aiedsl.checks, "check_kernel_layouts", lambda d: None)
+
+
+def test_gemm_b_packed_in_a_blocks_is_a_layout_error(design_file: DesignFile) -> None:
     # B's memtile packs it in A's 4x8 blocks instead of the 8x4 blocks the mmul reads
-    result = gemm(design_file, "dims_to_stream=block_dims(k, n, s, t)",
-                  "dims_to_stream=block_dims(m, k, r, s)")
+    with pytest.raises(DesignError) as excinfo:
+        gemm(design_file, *B_IN_A_BLOCKS)
+    assert str(excinfo.value) == (
+        "gemm_bf16.py:43: error [kernel layout]: kernel 'matmul_bf16_f32_64x64x64_4x8x4' reads "
+        "'b' (64x64xbf16) in 8x4 blocks, but fifo 'b_0' delivers it as 4x8 blocks\n"
+        "  limit: 8x4 blocks of the 64x64 tile, blocks row-major\n"
+        "  found: dims_to_stream [(16, 256), (8, 8), (4, 64), (8, 1)] at the memtile\n"
+        "  gemm_bf16.py:55: the call of 'matmul_bf16_f32_64x64x64_4x8x4'\n"
+        "  fix: pack it with dims_to_stream=block_dims(64, 64, 8, 4); take the block shape from "
+        "the kernel (mm.ir.params) so it follows the device's mmul")
+
+
+def test_gemm_b_packed_in_a_blocks_fails_in_the_simulator(design_file: DesignFile,
+                                                          without_layout_check: None) -> None:
+    result = gemm(design_file, *B_IN_A_BLOCKS)
     assert result.passed is False
     assert lines(result) == [
         "FAIL C: worst element [147, 223] got 37.0827 want -58.1267 (|error| 95.2; tolerance "
         "0.0001 relative + 0.00739 absolute)"]
 
 
-def test_gemm_c_not_unblocked_fails(design_file: DesignFile) -> None:
-    # C's 4x4 blocks reach the host as they are in the cores, not unpacked to row-major
-    result = gemm(design_file, "dims_to_stream=unblock_dims(m, n, r, t), name=\"c\")",
-                  "name=\"c\")")
+def test_gemm_c_not_unblocked_is_a_layout_error(design_file: DesignFile) -> None:
+    # C's 4x4 blocks would reach the host as they are in the cores, not unpacked to row-major
+    with pytest.raises(DesignError) as excinfo:
+        gemm(design_file, *C_NOT_UNBLOCKED)
+    assert str(excinfo.value) == (
+        "gemm_bf16.py:45: error [kernel layout]: kernel 'matmul_bf16_f32_64x64x64_4x8x4' writes "
+        "'c' (64x64xf32) in 4x4 blocks, but the memtile sends fifo 'c_l3_0' on unchanged, "
+        "blocks and all\n"
+        "  limit: each 64x64 part leaves row-major (its 4x4 blocks undone)\n"
+        "  found: no dims_to_stream at the memtile\n"
+        "  gemm_bf16.py:55: the call of 'matmul_bf16_f32_64x64x64_4x8x4'\n"
+        "  fix: unpack it with dims_to_stream=unblock_dims(64, 64, 4, 4)")
+
+
+def test_gemm_c_not_unblocked_fails_in_the_simulator(design_file: DesignFile,
+                                                     without_layout_check: None) -> None:
+    result = gemm(design_file, *C_NOT_UNBLOCKED)
     assert result.passed is False
     assert lines(result) == [
         "FAIL C: worst element [85, 228] got -45.3103 want 51.4108 (|error| 96.7; tolerance "

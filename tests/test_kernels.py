@@ -13,11 +13,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from aiedsl.codegen.cpp import render_kernel
+from aiedsl.codegen.cpp import kernel_text
 from aiedsl.errors import DesignError
 from aiedsl.kernels import library
 from aiedsl.kernels.cost import estimate
-from aiedsl.kernels.host import check_kernel, native
+from aiedsl.kernels.host import KernelCase, check_kernel, native
 from aiedsl.loader import load_design
 
 DesignFile = Callable[..., Path]
@@ -120,7 +120,7 @@ def test_an_api_name_the_host_header_lacks_is_reported(design_file: DesignFile) 
     handle = load_design(path)
     k = handle.ir.kernels[0]
     with pytest.raises(DesignError) as excinfo:
-        native(k, render_kernel(None, k))
+        native(k, kernel_text(None, k))
     assert str(excinfo.value).splitlines()[0] == (
         "d.py:10: error [host kernel build]: copy_i32_64 uses aie::shuffle_down, which aiedsl's "
         "host AIE API header does not cover, so it cannot be tested on the host")
@@ -147,7 +147,7 @@ void bad_copy(const float *src, bfloat16 *dst) {
     src = np.zeros(64, dtype=np.float32)
     src[:8] = bits.view(np.float32)
     dst = np.zeros(64, dtype=ml_dtypes.bfloat16)
-    native(k, render_kernel(None, k))(src, dst)
+    native(k, kernel_text(None, k))(src, dst)
     want = src.astype(ml_dtypes.bfloat16)
     assert dst.view(np.uint16).tolist() == want.view(np.uint16).tolist()
     assert dst.view(np.uint16)[:2].tolist() == [0x3F80, 0x3F82]  # ties go to even
@@ -209,7 +209,8 @@ def test_library_kernels_reject_shapes_their_mmul_cannot_tile() -> None:
 
 def test_kernel_test_of_a_single_kernel_object() -> None:
     k = library.matmul(16, 32, 16, "i16", device="npu2")
-    result = check_kernel(k.ir, render_kernel(None, k.ir), k.run_reference, seed=3)
+    case = KernelCase(k.ir, kernel_text(None, k.ir), k.run_reference, {})
+    result = check_kernel(case, seed=3)
     assert result.passed
     assert result.lines == [
         "PASS matmul_i16_i32_16x32x16_4x4x8.c: exact (integers must match exactly)"]

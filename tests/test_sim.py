@@ -14,7 +14,8 @@ from aiedsl.ir import Dim, Pattern
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim.compare import compare
-from aiedsl.sim.machine import dims_index, pattern_steps
+from aiedsl.ir.types import dims_index
+from aiedsl.sim.machine import pattern_steps
 
 DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16"]
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -92,7 +93,9 @@ def test_timing_of_the_gemm(in_root: Path) -> None:
     assert 100e-6 < t.seconds < 1e-3
     assert t.gops == pytest.approx(2 * 512 ** 3 / t.seconds / 1e9)
     assert len(t.core_busy) == 16 and all(0 < b <= 1 for b in t.core_busy.values())
-    assert t.bottleneck.split(":")[0] in ("compute", "DRAM", "data movement")
+    assert t.bottleneck.kind == "dram" and t.bottleneck.resource == "DRAM"
+    assert t.bottleneck.dram_bytes == t.dram_bytes > 3 * 512 * 512 * 2
+    assert t.bottleneck.sentence().startswith("DRAM: the shim moves ")
 
 
 def test_clock_override_changes_seconds_not_cycles(in_root: Path) -> None:

@@ -377,7 +377,10 @@ def test_npu_run_uses_mlir_aies_buffer_abi(fake_npu: FakeXrt) -> None:
     assert ("sync", 3, "to_device") in calls and ("sync", 4, "from_device") in calls
     assert ("sync", 4, "to_device") not in calls  # the output is never written by the host
     assert sum(c[0] == "hw_context" for c in calls) == 1
-    assert result.lines[0].startswith("measured on the NPU: 3 run(s) after 2 warm-up: latency")
+    assert result.timing.warmup == 2 and result.timing.latencies == result.latencies
+    assert result.seconds == sorted(result.latencies)[1]
+    assert result.lines()[1].startswith(
+        "  measured on the NPU: 3 run(s) after 2 warm-up: latency")
 
 
 def test_npu_run_checks_against_the_reference(fake_tools: dict[str, Path],

@@ -1,7 +1,7 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
-:func:`check_design` runs them in order: structure, static hangs, DMA layouts, balance, placement,
-resources, then allocation and routing. It returns the placed design, now carrying its
+:func:`check_design` runs them in order: structure, static hangs, kernel calls and sources, DMA
+layouts, balance, kernel layouts, placement, resources, then allocation and routing. It returns the placed design, now carrying its
 :class:`~aiedsl.ir.Physical` part, and its per-tile usage. :func:`draft` does the placement,
 allocation and routing without judging them, so a map can show what is over its limits.
 """
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
+from aiedsl.checks.kernels import check_kernel_sources
+from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
 from aiedsl.checks.structure import check_acquires, check_balance, check_kernel_calls, check_links
@@ -28,8 +30,10 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_acquires(d)
     check_hangs(d)
     check_kernel_calls(d)
+    check_kernel_sources(d)
     check_dma(d)  # before balance: a malformed pattern is the more specific error
     check_balance(d)
+    check_kernel_layouts(d)
     placed = place(d)
     table = check_resources(placed)
     routed, congested = _allocate_and_route(placed, table)

@@ -1,42 +1,52 @@
 """Render each kernel a design calls as one self-contained C++ file (``kernels/<symbol>.cc``).
 
 The file is the kernel's source (a file in ``kernels_cpp/`` or a rendered template) followed by
-the ``extern "C"`` entry point whose name carries the kernel's shape.
+the ``extern "C"`` entry point whose name carries the kernel's shape. :class:`KernelText`
+remembers where the source's lines sit in the file, so a compiler's complaint about
+``kernels/<symbol>.cc:57`` can be shown at the user's own file and line.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
+from dataclasses import dataclass
 
-from aiedsl import __version__
 from aiedsl.checks.program import calls
 from aiedsl.codegen.env import render
 from aiedsl.dtypes import dtype
-from aiedsl.errors import DesignError
+from aiedsl.errors import display_path
 from aiedsl.ir import Design, Kernel
-from aiedsl.kernels.base import KERNELS_CPP
+from aiedsl.kernels.source import KernelSource, kernel_source
+from aiedsl.version import __version__
 
 
-def kernel_source(k: Kernel) -> tuple[str, str]:
-    """(origin label, C++ text) of kernel ``k``'s source."""
-    if k.source_kind == "template":
-        from aiedsl.kernels.base import KERNEL_TEMPLATES
+@dataclass(frozen=True)
+class KernelText:
+    """The C++ of ``kernels/<symbol>.cc`` and where its source part came from."""
 
-        return (f"aiedsl/kernels/templates/{k.source}",
-                render(k.source, str(KERNEL_TEMPLATES), **k.params))
-    beside = Path(k.loc.file).parent / k.source
-    for path, label in ((beside, str(beside)), (KERNELS_CPP / k.source, f"kernels_cpp/{k.source}")):
-        if path.is_file():
-            return label, path.read_text()
-    raise DesignError(
-        "kernel source", f"kernel '{k.symbol}' names {k.source}, found neither beside "
-        f"{k.loc.file} nor in kernels_cpp/", loc=k.loc, found=k.source,
-        fix="put the C++ file next to the design or in kernels_cpp/, or fix source=")
+    symbol: str
+    text: str
+    source: KernelSource
+    first_line: int
+    """Line of :attr:`text` where the source's first line is (1-based)."""
+
+    def origin(self, line: int) -> str:
+        """``file:line`` a line of the generated file comes from (the user's file when it is
+        in the copied source, else the generated file itself)."""
+        n = self.source.text.count("\n") + 1
+        if self.source.path is not None and self.first_line <= line < self.first_line + n:
+            return f"{display_path(str(self.source.path))}:{line - self.first_line + 1}"
+        return f"kernels/{self.symbol}.cc:{line}"
+
+    def map_output(self, output: str, name: str) -> str:
+        """Rewrite ``<...>name:LINE`` in a compiler's ``output`` to the lines they came from."""
+        pattern = re.compile(r"(?:[^\s:'\"]*/)?" + re.escape(name) + r":(\d+)")
+        return pattern.sub(lambda m: self.origin(int(m[1])), output)
 
 
-def render_kernel(d: Design | None, k: Kernel) -> str:
-    """The C++ text of kernel ``k`` as design ``d`` uses it (or on its own, ``d`` None)."""
-    origin, source = kernel_source(k)
+def kernel_text(d: Design | None, k: Kernel) -> KernelText:
+    """The generated C++ of kernel ``k`` as design ``d`` uses it (or on its own, ``d`` None)."""
+    src = kernel_source(k)
     params, names = [], []
     for a in k.args:
         cpp = dtype(a.dtype).cpp
@@ -44,8 +54,15 @@ def render_kernel(d: Design | None, k: Kernel) -> str:
         names.append(a.name)
     sites = sorted({f"{c.loc.file}:{c.loc.line}" for core in d.cores for c in calls(core)
                     if c.kernel == k.symbol}) if d else []
-    return render("kernel.cc.j2", version=__version__, k=k, origin=origin, source=source,
+    text = render("kernel.cc.j2", version=__version__, k=k, origin=src.label, source=src.text,
                   design=d.name if d else None, calls=sites, params=params, names=names)
+    first = text[:text.index(src.text)].count("\n") + 1
+    return KernelText(k.symbol, text, src, first)
+
+
+def render_kernel(d: Design | None, k: Kernel) -> str:
+    """The C++ text of kernel ``k`` as design ``d`` uses it (or on its own, ``d`` None)."""
+    return kernel_text(d, k).text
 
 
 def render_kernels(d: Design) -> dict[str, str]:

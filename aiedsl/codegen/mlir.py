@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from aiedsl import __version__
+from aiedsl.version import __version__
 from aiedsl.codegen.env import render
 from aiedsl.ir import Acquire, BufferArg, Call, Design, Fifo, Loop, Op, Release, Transfer
 from aiedsl.targets import get_target

@@ -191,6 +191,10 @@ class KernelArg(_Node):
     dtype: str
     """Element dtype (buffers) or scalar dtype."""
     access: Literal["in", "out", "inout"] = "in"
+    blocks: tuple[int, int] | None = None
+    """For 2-D buffers the kernel reads or writes in blocks: (block rows, block cols). The
+    buffer holds the tile block after block (blocks row-major, each block row-major), as the
+    mmul kernels expect; the checks compare it with what the fifo's DMA layouts deliver."""
 
 
 class Kernel(_Node):

@@ -81,3 +81,20 @@ class Pattern(_Frozen):
         for size, stride in zip(self.sizes, self.strides):
             idx = idx[..., None] + np.arange(size, dtype=np.int64) * stride
         return idx.ravel()
+
+
+def dims_index(dims: tuple[Dim, ...], numel: int) -> np.ndarray | None:
+    """Element order of an n-d address generator over a buffer; None for plain order.
+
+    The outermost dimension's size is not encoded in hardware: it steps until ``numel`` elements
+    have moved.
+    """
+    if not dims:
+        return None
+    inner = 1
+    for d in dims[1:]:
+        inner *= d.size
+    idx = np.array(0, dtype=np.int64)
+    for size, stride in [(numel // inner, dims[0].stride)] + [(d.size, d.stride) for d in dims[1:]]:
+        idx = idx[..., None] + np.arange(size, dtype=np.int64) * stride
+    return idx.ravel()

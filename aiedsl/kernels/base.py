@@ -28,15 +28,31 @@ from aiedsl.ir import KernelArg, TensorType
 from aiedsl.lang.context import current_design
 from aiedsl.lang.core import call_kernel
 
-KERNELS_CPP = Path(__file__).resolve().parent.parent.parent / "kernels_cpp"
-"""The hand-written C++ kernels shipped with aiedsl (``kernels_cpp/`` at the project root)."""
+def _kernels_cpp() -> Path:
+    package = Path(__file__).resolve().parent.parent
+    installed = package / "kernels_cpp"  # a wheel carries kernels_cpp/ inside the package
+    return installed if installed.is_dir() else package.parent / "kernels_cpp"
+
+
+KERNELS_CPP = _kernels_cpp()
+"""The hand-written C++ kernels shipped with aiedsl: ``kernels_cpp/`` at the project root in a
+source checkout, ``aiedsl/kernels_cpp/`` in an installed wheel."""
 KERNEL_TEMPLATES = Path(__file__).resolve().parent / "templates"
 """jinja2 templates of kernels whose parameters are rendered into the C++."""
 
 
-def buffer(name: str, type: TensorType, access: str = "in") -> KernelArg:
-    """A buffer parameter: ``access`` is ``"in"``, ``"out"`` or ``"inout"``."""
-    return KernelArg(name=name, kind="buffer", type=type, dtype=type.dtype, access=access)
+def buffer(name: str, type: TensorType, access: str = "in", *,
+           blocks: tuple[int, int] | None = None) -> KernelArg:
+    """A buffer parameter: ``access`` is ``"in"``, ``"out"`` or ``"inout"``.
+
+    ``blocks=(br, bc)`` states that the kernel reads (or writes) the 2-D tile in ``br x bc``
+    blocks, as :func:`~aiedsl.kernels.layout.block_dims` packs it; ``aiedsl check`` then
+    verifies that the fifo's DMA layouts deliver exactly that order.
+
+    Example: ``buffer("a", Tensor[64, 64, bf16], blocks=(4, 8))``
+    """
+    return KernelArg(name=name, kind="buffer", type=type, dtype=type.dtype, access=access,
+                     blocks=blocks)
 
 
 def scalar(name: str, dt: DType | str) -> KernelArg:

@@ -2,14 +2,15 @@
 load it with ctypes, run it on numpy buffers, and compare it with its numpy reference.
 
 The C++ compiled is exactly the file a build writes (``kernels/<symbol>.cc``: the kernel source
-plus its ``extern "C"`` entry), so what is tested is what Peano would compile. Libraries are
-cached by content under ``$XDG_CACHE_HOME/aiedsl/host-kernels`` (``~/.cache`` by default).
+plus its ``extern "C"`` entry), so what is tested is what Peano would compile; a compiler error
+is shown at the line of the user's own C++ file. Libraries are cached by content under
+``$XDG_CACHE_HOME/aiedsl/host-kernels`` (``~/.cache`` by default).
 
 Example
 -------
->>> fn = native(kernel_ir, cpp_text)          # doctest: +SKIP
->>> fn(a, b, c)                               # runs the C++ on the arrays, in place
->>> check_kernel(kernel_ir, cpp_text, reference).passed   # doctest: +SKIP
+>>> fn = native(kernel_ir, kernel_text(None, kernel_ir))     # doctest: +SKIP
+>>> fn(a, b, c)                                              # runs the C++ on the arrays
+>>> [check_kernel(case).passed for case in design_cases(handle)]   # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ import numpy as np
 
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import Kernel, Loc
+from aiedsl.codegen.cpp import KernelText, kernel_text
+from aiedsl.ir import Call, Kernel, Loc, ScalarArg
 from aiedsl.kernels.base import KERNELS_CPP
+from aiedsl.lang.design import DesignHandle
 
 HOST_INCLUDE = KERNELS_CPP / "host"
 """Holds ``aie_api/aie.hpp``, the host stand-in for the AIE API."""
@@ -46,27 +49,29 @@ def cache_dir() -> Path:
     return Path(base) / "aiedsl" / "host-kernels"
 
 
-def compile_host(cpp: str, label: str, loc: Loc | None = None) -> Path:
-    """A shared library built from C++ text ``cpp`` (cached by content)."""
+def compile_host(kt: KernelText, loc: Loc | None = None) -> Path:
+    """A shared library built from the generated C++ ``kt`` (cached by content)."""
     cxx = shutil.which(os.environ.get("CXX", "g++"))
     if cxx is None:
         raise DesignError("host kernel build", "no host C++ compiler (g++) on PATH", loc=loc,
                           fix="install g++ (or set CXX) to test kernels on the host")
     header = (HOST_INCLUDE / "aie_api" / "aie.hpp").read_text()
-    key = hashlib.sha256((cpp + header + " ".join(CXX_FLAGS) + cxx).encode()).hexdigest()[:24]
+    key = hashlib.sha256((kt.text + header + " ".join(CXX_FLAGS) + cxx).encode()).hexdigest()[:24]
     out = cache_dir() / f"{key}.so"
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / f"{label}.cc"
-        src.write_text(cpp)
+        name = f"{kt.symbol}.cc"
+        src = Path(tmp) / name
+        src.write_text(kt.text)
         lib = Path(tmp) / "k.so"
         r = subprocess.run([cxx, *CXX_FLAGS, f"-I{HOST_INCLUDE}", str(src), "-o", str(lib)],
                            capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
         if r.returncode != 0:
-            raise DesignError("host kernel build", _explain(r.stderr, label), loc=loc,
-                              found="\n".join(r.stderr.strip().splitlines()[-12:]),
+            stderr = kt.map_output(r.stderr, name)
+            raise DesignError("host kernel build", _explain(stderr, kt.symbol), loc=loc,
+                              found="\n".join(stderr.strip().splitlines()[-12:]),
                               fix="fix the C++; the host header covers the AIE API names listed "
                                   f"at the top of {HOST_INCLUDE / 'aie_api' / 'aie.hpp'}")
         tmp_out = out.with_suffix(f".{os.getpid()}.tmp")
@@ -84,9 +89,9 @@ def _explain(stderr: str, label: str) -> str:
     return f"{label} does not compile on the host"
 
 
-def native(k: Kernel, cpp: str) -> Callable[..., None]:
-    """A callable running kernel ``k``'s C++ (text ``cpp``) on numpy arrays and scalars."""
-    lib = ctypes.CDLL(str(compile_host(cpp, k.symbol, k.loc)))
+def native(k: Kernel, kt: KernelText) -> Callable[..., None]:
+    """A callable running kernel ``k``'s generated C++ ``kt`` on numpy arrays and scalars."""
+    lib = ctypes.CDLL(str(compile_host(kt, k.loc)))
     fn = getattr(lib, k.symbol)
     fn.restype = None
     fn.argtypes = [ctypes.c_void_p if a.kind == "buffer" else _CTYPES[lookup_dtype(a.dtype).name]
@@ -107,6 +112,49 @@ def native(k: Kernel, cpp: str) -> Callable[..., None]:
     return call
 
 
+@dataclass(frozen=True)
+class KernelCase:
+    """One kernel to test on the host: its IR, generated C++, reference and scalar values."""
+
+    kernel: Kernel
+    cpp: KernelText
+    reference: Callable[..., None]
+    """``reference(*args)``: updates its output arrays in place."""
+    scalars: dict[str, int | float]
+    """A value per scalar parameter: from the design's call, or the library kernel's params."""
+
+
+def design_cases(handle: DesignHandle) -> list[KernelCase]:
+    """Every kernel a design calls, with the scalars of its first call."""
+    from aiedsl.checks import check_design
+    from aiedsl.checks.program import calls
+
+    placed, _ = check_design(handle.ir)
+    first: dict[str, Call] = {}
+    for core in placed.cores:
+        for call in calls(core):
+            first.setdefault(call.kernel, call)
+    out = []
+    for k in placed.kernels:
+        args = first[k.symbol].args
+        scalars = {a.name: v.value for a, v in zip(k.args, args) if isinstance(v, ScalarArg)}
+        out.append(KernelCase(k, kernel_text(placed, k), handle.kernels[k.symbol].run_reference,
+                              scalars))
+    return out
+
+
+def library_cases(source: Path | None = None) -> list[KernelCase]:
+    """Library kernels at several sizes (:func:`~aiedsl.kernels.library.samples`), or only those
+    made from the C++ file named like ``source``."""
+    from aiedsl.kernels.library import samples
+
+    lib = [k for k in samples() if source is None or k.ir.source == source.name]
+    return [KernelCase(k.ir, kernel_text(None, k.ir), k.run_reference,
+                       {a.name: k.ir.params[a.name] for a in k.ir.args
+                        if a.kind == "scalar" and a.name in k.ir.params})  # type: ignore[misc]
+            for k in lib]
+
+
 @dataclass
 class KernelTest:
     """One kernel run on the host against its reference."""
@@ -116,27 +164,32 @@ class KernelTest:
     lines: list[str]
 
 
-def check_kernel(k: Kernel, cpp: str, reference: Callable[..., None], seed: int = 0
-                ) -> KernelTest:
-    """Run ``k``'s C++ and its ``reference`` on the same random inputs; compare what they write."""
+def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
+    """Run the kernel's C++ and its reference on the same random inputs; compare what they
+    write. A scalar parameter with no value is a DesignError naming it."""
     from aiedsl.sim.compare import compare
 
+    k = case.kernel
     rng = np.random.default_rng(seed)
     args_ref: list[Any] = []
     args_cpp: list[Any] = []
     for a in k.args:
         if a.kind == "scalar":
-            # a size parameter of that name, else the element count (what `n` arguments carry)
-            value = int(k.params.get(a.name, k.params.get("n", 1)))
-            args_ref.append(value)
-            args_cpp.append(value)
+            if a.name not in case.scalars:
+                raise DesignError(
+                    "kernel test", f"scalar argument '{a.name}' of kernel '{k.symbol}' has no "
+                    "value to test it with", loc=k.loc, found=f"{a.name}: {a.dtype}",
+                    fix=f"call the kernel in a design and test the design, or give "
+                        f"params={{'{a.name}': ...}} in its declaration")
+            args_ref.append(case.scalars[a.name])
+            args_cpp.append(case.scalars[a.name])
             continue
         assert a.type is not None
         arr = _random(a.type.shape, a.type.dtype, rng)
         args_ref.append(arr.copy())
         args_cpp.append(arr.copy())
-    reference(*args_ref)
-    native(k, cpp)(*args_cpp)
+    case.reference(*args_ref)
+    native(k, case.cpp)(*args_cpp)
     checks = [compare(f"{k.symbol}.{a.name}", args_cpp[i], args_ref[i], a.dtype)
               for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
     return KernelTest(k.symbol, all(c.passed for c in checks), [c.line() for c in checks])

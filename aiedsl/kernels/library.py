@@ -87,9 +87,9 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
     return declare(
         f"matmul_{din}_{dout}_{m}x{k}x{n}_{r}x{s}x{t}", source="mm.cc",
         entry=f"matmul_blocked<{din.cpp}, {dout.cpp}, {r}, {s}, {t}, {m}, {k}, {n}>",
-        args=[buffer("a", TensorType(shape=(m, k), dtype=din.name)),
-              buffer("b", TensorType(shape=(k, n), dtype=din.name)),
-              buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout")],
+        args=[buffer("a", TensorType(shape=(m, k), dtype=din.name), blocks=(r, s)),
+              buffer("b", TensorType(shape=(k, n), dtype=din.name), blocks=(s, t)),
+              buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout", blocks=(r, t))],
         reference=matmul_ref, cycles=matmul_cycles(m, k, n, r, s, t, din), ops=2 * m * k * n,
         cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, din)}"
         f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 mmuls per 2x2 block step, a per-patch "

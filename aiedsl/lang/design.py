@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError, caller_loc, user_exception
 from aiedsl.ir import Design, TensorType
 from aiedsl.lang.builder import DesignBuilder
 from aiedsl.lang.context import _DESIGN, active, load_context
@@ -67,7 +67,11 @@ class DesignHandle:
             raise DesignError("reference", f"design '{self.name}' has no numpy reference",
                               loc=self.ir.loc, fix=f"decorate a function with "
                               f"@{self.name}.reference")
-        result = self.reference_fn(*(inputs[n] for n in self.inputs))
+        try:
+            result = self.reference_fn(*(inputs[n] for n in self.inputs))
+        except Exception as e:
+            raise user_exception(e, f"running the reference of '{self.name}'",
+                                 self.ir.loc) from e
         results = result if isinstance(result, tuple) else (result,)
         if len(results) != len(self.outputs):
             raise DesignError(

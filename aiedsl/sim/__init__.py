@@ -51,10 +51,10 @@ class _Native:
 
 def native_kernels(d: Design) -> dict[str, Any]:
     """Every kernel of ``d`` built from its C++ for the host."""
-    from aiedsl.codegen.cpp import render_kernel
+    from aiedsl.codegen.cpp import kernel_text
     from aiedsl.kernels.host import native
 
-    return {k.symbol: _Native(native(k, render_kernel(d, k))) for k in d.kernels}
+    return {k.symbol: _Native(native(k, kernel_text(d, k))) for k in d.kernels}
 
 
 def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, *,

@@ -30,29 +30,13 @@ import numpy as np
 
 from aiedsl.checks.program import buffers_held, max_acquire
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, user_exception
 from aiedsl.ir import (
-    Acquire, BufferArg, Call, Core, Design, Dim, Fifo, Link, Loop, Op, Release, Transfer,
+    Acquire, BufferArg, Call, Core, Design, Fifo, Link, Loop, Op, Release, Transfer,
 )
+from aiedsl.ir.types import dims_index
 from aiedsl.sim.engine import Conn, Engine, Lock, Port, Proc, Token, WorkQueue
 from aiedsl.targets import get_target
-
-
-def dims_index(dims: tuple[Dim, ...], numel: int) -> np.ndarray | None:
-    """Element order of an n-d address generator over a buffer; None for plain order.
-
-    The outermost dimension's size is not encoded in hardware: it steps until ``numel`` elements
-    have moved.
-    """
-    if not dims:
-        return None
-    inner = 1
-    for d in dims[1:]:
-        inner *= d.size
-    idx = np.array(0, dtype=np.int64)
-    for size, stride in [(numel // inner, dims[0].stride)] + [(d.size, d.stride) for d in dims[1:]]:
-        idx = idx[..., None] + np.arange(size, dtype=np.int64) * stride
-    return idx.ravel()
 
 
 def pattern_steps(pattern: Any, numel: int) -> Any:
@@ -438,7 +422,11 @@ def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Rin
                             args.append(buf if buf.shape == shape else buf.reshape(shape))
                         else:
                             args.append(a.value)
-                    refs[op.kernel](*args)
+                    try:
+                        refs[op.kernel](*args)
+                    except Exception as e:  # the user's reference (or a native build) failed
+                        raise user_exception(e, f"running kernel '{k.symbol}' for {core.name} "
+                                             f"(called at {op.loc})", k.loc) from e
                 start = p.time
                 p.time += k.cycles
                 p.busy += k.cycles

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from aiedsl import __version__
+from aiedsl.version import __version__
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
 from aiedsl.targets import get_target

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from aiedsl import __version__
+from aiedsl.version import __version__
 from aiedsl.checks.program import ops_per_run
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir import Design, Transfer

@@ -23,9 +23,9 @@ def _unused(*args: np.ndarray) -> None:
 @design(device="npu1")
 def iron_gemm_i16(A: Tensor[M, K, i16], B: Tensor[K, N, i16], C: Tensor[M, N, i16]):
     tile = Tensor[m, k, i16]
-    zero = declare("zero_i16", source="mm.cc", entry="zero", args=[buffer("c", tile, "out")],
+    zero = declare("zero_i16", source="iron_mm_i16.cc", entry="zero", args=[buffer("c", tile, "out")],
                    reference=_unused, cycles=1, cost="-")
-    mm = declare("matmul_i16_i16", source="mm.cc", entry="matmul",
+    mm = declare("matmul_i16_i16", source="iron_mm_i16.cc", entry="matmul",
                  args=[buffer("a", tile), buffer("b", tile), buffer("c", tile, "inout")],
                  reference=_unused, cycles=1, cost="-")
     a = channel(tile, shape=[ROWS], via=memtile, dims_to_stream=block_dims(m, k, R, S), name="A")

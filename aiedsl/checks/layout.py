@@ -1,0 +1,156 @@
+"""Check that the DMA layouts deliver each blocked kernel argument in the order it reads.
+
+A kernel that reads its tile in ``br x bc`` blocks (``buffer(..., blocks=(br, bc))``, as the
+library's matmul does for the device's mmul shape) gives wrong numbers, not an error, when the
+memtile packs the tile another way: ``check`` passes and only ``sim`` fails. This check follows
+the data the same way the simulator does, without running it:
+
+* an input read from a fifo that a memtile sends: the memtile holds the tile row-major (it came
+  from the host in increasing address order), its ``dims_to_stream`` orders the stream, and
+  the core's ``dims_from_stream`` places it; the result must be the kernel's blocks;
+* an output written into a fifo that a memtile receives: the memtile sends each part on with
+  its ``dims_to_stream``; each part must leave in row-major order (the blocks undone).
+
+Where the order before the memtile cannot be known statically (a tile built by a core, or a
+host pattern that is not in increasing address order), nothing is claimed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aiedsl.checks.program import acquires, calls
+from aiedsl.errors import DesignError
+from aiedsl.ir import BufferArg, Design, Dim, Fifo, Kernel, KernelArg, Link, Loc, Transfer
+from aiedsl.ir.types import dims_index
+
+
+def block_order(rows: int, cols: int, br: int, bc: int) -> np.ndarray:
+    """Row-major index held at each position of a tile stored in ``br x bc`` blocks."""
+    idx = np.arange(rows * cols, dtype=np.int64).reshape(rows // br, br, cols // bc, bc)
+    return idx.transpose(0, 2, 1, 3).reshape(-1)
+
+
+def describe(order: np.ndarray, rows: int, cols: int) -> str:
+    """Name a layout: ``row-major``, ``8x4 blocks`` or ``another order``."""
+    if np.array_equal(order, np.arange(order.size)):
+        return "row-major"
+    for br in range(1, rows + 1):
+        for bc in range(1, cols + 1):
+            if rows % br == 0 and cols % bc == 0 and np.array_equal(
+                    order, block_order(rows, cols, br, bc)):
+                return f"{br}x{bc} blocks"
+    return "another order"
+
+
+def check_kernel_layouts(d: Design) -> None:
+    """Every blocked kernel argument receives (or sends on) its tile in its blocks."""
+    seen: set[tuple[str, str]] = set()
+    links_to = {n: link for link in d.links for n in link.dsts}
+    links_from = {n: link for link in d.links for n in link.srcs}
+    for core in d.cores:
+        acq = acquires(core)
+        for call in calls(core):
+            k = d.kernel(call.kernel)
+            for arg, param in zip(call.args, k.args):
+                if param.blocks is None or not isinstance(arg, BufferArg):
+                    continue
+                f = d.fifo(acq[arg.value].fifo)
+                if (f.name, param.name) in seen or param.type is None or len(
+                        param.type.shape) != 2:
+                    continue
+                seen.add((f.name, param.name))
+                if acq[arg.value].port == "consume":
+                    _check_input(d, f, k, param, links_to, call.loc)
+                else:
+                    _check_output(d, f, k, param, links_from, call.loc)
+
+
+def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict[str, Link],
+                 call_loc: Loc) -> None:
+    link = links_to.get(f.name)
+    if f.producer.kind != "memtile" or link is None or not _arrives_in_order(d, link):
+        return
+    assert param.type is not None and param.blocks is not None
+    rows, cols = param.type.shape
+    n = rows * cols
+    to = _order(f.producer.dims, n)
+    frm = _order(next(c.dims for c in f.consumers if c.kind == "core"), n)
+    held = np.empty(n, dtype=np.int64)
+    held[frm] = to  # the core's buffer position frm[j] receives row-major element to[j]
+    want = block_order(rows, cols, *param.blocks)
+    if np.array_equal(held, want):
+        return
+    br, bc = param.blocks
+    raise DesignError(
+        "kernel layout", f"kernel '{k.symbol}' reads '{param.name}' ({param.type}) in {br}x{bc} "
+        f"blocks, but fifo '{f.name}' delivers it as {describe(held, rows, cols)}", loc=f.loc,
+        limit=f"{br}x{bc} blocks of the {rows}x{cols} tile, blocks row-major",
+        found=_dims_text(f.producer.dims, "dims_to_stream") + " at the memtile",
+        related=[(f"the call of '{k.symbol}'", call_loc)],
+        fix=f"pack it with dims_to_stream=block_dims({rows}, {cols}, {br}, {bc}); take the "
+        "block shape from the kernel (mm.ir.params) so it follows the device's mmul")
+
+
+def _check_output(d: Design, f: Fifo, k: Kernel, param: KernelArg,
+                  links_from: dict[str, Link], call_loc: Loc) -> None:
+    link = links_from.get(f.name)
+    if link is None or link.kind == "split" or f.producer.dims or any(
+            c.dims for c in f.consumers):
+        return  # the memtile's part holds exactly what the core wrote only in this case
+    out = d.fifo(link.dsts[0])
+    assert param.type is not None and param.blocks is not None
+    rows, cols = param.type.shape
+    n = rows * cols
+    reads = _order(out.producer.dims, n)
+    if np.array_equal(block_order(rows, cols, *param.blocks)[reads], np.arange(n)):
+        return
+    br, bc = param.blocks
+    raise DesignError(
+        "kernel layout", f"kernel '{k.symbol}' writes '{param.name}' ({param.type}) in {br}x{bc} "
+        f"blocks, but the memtile sends fifo '{out.name}' on {_undoes(reads, rows, cols)}",
+        loc=out.loc, limit=f"each {rows}x{cols} part leaves row-major (its {br}x{bc} blocks "
+        "undone)", found=_dims_text(out.producer.dims, "dims_to_stream") + " at the memtile",
+        related=[(f"the call of '{k.symbol}'", call_loc)],
+        fix=f"unpack it with dims_to_stream=unblock_dims({rows}, {cols}, {br}, {bc})")
+
+
+def _undoes(reads: np.ndarray, rows: int, cols: int) -> str:
+    """What a memtile's read order does to a part: nothing, or undo which blocks."""
+    if np.array_equal(reads, np.arange(reads.size)):
+        return "unchanged, blocks and all"
+    for br in range(1, rows + 1):
+        for bc in range(1, cols + 1):
+            if rows % br == 0 and cols % bc == 0 and np.array_equal(
+                    block_order(rows, cols, br, bc)[reads], np.arange(reads.size)):
+                return f"undoing {br}x{bc} blocks"
+    return "in another order"
+
+
+def _order(dims: tuple[Dim, ...], n: int) -> np.ndarray:
+    idx = dims_index(dims, n)
+    return np.arange(n, dtype=np.int64) if idx is None else idx
+
+
+def _arrives_in_order(d: Design, link: Link) -> bool:
+    """Does the memtile receive each element in increasing host address order (row-major)?"""
+    src = d.fifo(link.srcs[0])
+    if src.producer.kind != "shim" or any(c.dims for c in src.consumers):
+        return False
+    fills = [t for t in d.runtime if isinstance(t, Transfer) and t.fifo == src.name]
+    if not fills:
+        return False
+    p, n = fills[0].pattern, src.elem.numel
+    inner = np.array(0, dtype=np.int64)
+    for size, stride in zip(p.sizes, p.strides):
+        inner = (inner[..., None] + np.arange(size, dtype=np.int64) * stride)
+        if inner.size > 4 * n:
+            inner = inner.reshape(-1)[:4 * n]  # the first element is all that is looked at
+    first = inner.reshape(-1)[:n]
+    return first.size == n and bool(np.all(np.diff(first) > 0))
+
+
+def _dims_text(dims: tuple[Dim, ...], what: str) -> str:
+    if not dims:
+        return f"no {what}"
+    return f"{what} [" + ", ".join(f"({x.size}, {x.stride})" for x in dims) + "]"
