@@ -41,7 +41,12 @@ _WHERE = {
     **dict.fromkeys(("Artifacts", "RunResult", "build"), "aiedsl.api"),
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "Artifacts", "Buffer", "Channel", "DesignError", "DesignHandle", "ObjectFifo", "RunResult",
+    "Tensor", "__version__", "bf16", "build", "channel", "define", "design", "f32", "fifo",
+    "gemm_runtime", "herd", "i8", "i16", "i32", "join", "loop", "memtile", "runtime", "shim",
+    "tiles", "u8",
+]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from aiedsl.api import Artifacts, RunResult, build

@@ -59,7 +59,13 @@ def say(text: str = "") -> None:
 
 
 def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """A rich table on a terminal; piped, the same table at its natural width, never wrapped."""
+    """A rich table on a terminal; piped, plain aligned columns that are never wrapped."""
+    if not sys.stdout.isatty():
+        widths = [max(len(str(r[i])) for r in [columns, *rows]) for i in range(len(columns))]
+        say(title)
+        for r in [columns, *rows]:
+            say("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        return
     from rich.console import Console
     from rich.table import Table
 
@@ -68,8 +74,7 @@ def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str
         table.add_column(c)
     for row in rows:
         table.add_row(*row)
-    tty = sys.stdout.isatty()
-    Console(highlight=False, markup=False, width=None if tty else 100_000).print(table)
+    Console(highlight=False, markup=False).print(table)
 
 
 # -- commands -------------------------------------------------------------------------------------
@@ -426,5 +431,25 @@ def main(argv: Optional[List[str]] = None) -> None:
         sys.exit(code)
 
 
+def run() -> None:
+    """The ``aiedsl`` program: :func:`main`, then leave the process at once.
+
+    Once the output is flushed nothing is left to clean up, and the interpreter's teardown
+    (freeing every numpy and pydantic object one by one) would add a tenth of a second to every
+    command; ``os._exit`` skips it. Library callers use :func:`main`, which only raises
+    ``SystemExit``.
+    """
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if not isinstance(e.code, (int, type(None))):
+            sys.stderr.write(f"{e.code}\n")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    main()
+    run()

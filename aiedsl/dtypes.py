@@ -11,9 +11,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import ml_dtypes
-import numpy as np
+from importlib import import_module
 
 
 @dataclass(frozen=True)
@@ -28,9 +26,16 @@ class DType:
     """C++ type in kernels (``"bfloat16"``, ``"int16_t"``)."""
     itemsize: int
     """Bytes per element."""
-    numpy: type
-    """numpy scalar type."""
+    numpy_name: str
+    """Where the numpy scalar type lives: ``"numpy:int16"``, ``"ml_dtypes:bfloat16"``."""
     is_float: bool
+
+    @property
+    def numpy(self) -> type:
+        """The numpy scalar type (``ml_dtypes.bfloat16`` for bf16), imported on first use so
+        that building a design does not pay for numpy's extension types."""
+        module, _, name = self.numpy_name.partition(":")
+        return getattr(import_module(module), name)  # type: ignore[no-any-return]
 
     def __str__(self) -> str:
         return self.name
@@ -39,12 +44,12 @@ class DType:
         return self.name
 
 
-i8 = DType("i8", "i8", "int8_t", 1, np.int8, False)
-u8 = DType("u8", "ui8", "uint8_t", 1, np.uint8, False)
-i16 = DType("i16", "i16", "int16_t", 2, np.int16, False)
-i32 = DType("i32", "i32", "int32_t", 4, np.int32, False)
-bf16 = DType("bf16", "bf16", "bfloat16", 2, ml_dtypes.bfloat16, True)
-f32 = DType("f32", "f32", "float", 4, np.float32, True)
+i8 = DType("i8", "i8", "int8_t", 1, "numpy:int8", False)
+u8 = DType("u8", "ui8", "uint8_t", 1, "numpy:uint8", False)
+i16 = DType("i16", "i16", "int16_t", 2, "numpy:int16", False)
+i32 = DType("i32", "i32", "int32_t", 4, "numpy:int32", False)
+bf16 = DType("bf16", "bf16", "bfloat16", 2, "ml_dtypes:bfloat16", True)
+f32 = DType("f32", "f32", "float", 4, "numpy:float32", True)
 
 DTYPES: dict[str, DType] = {d.name: d for d in (i8, u8, i16, i32, bf16, f32)}
 _ALIASES = {"int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "bfloat16": "bf16",

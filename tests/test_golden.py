@@ -18,9 +18,9 @@ from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.loader import load_design
 from mlir_facts import Facts, describe_diff, parse_facts
+from shared_reference import reference_file
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = ROOT.parent / "shared" / "reference" / "mlir-aie"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
@@ -30,7 +30,8 @@ def emitted(path: Path) -> str:
 
 
 def reference(name: str, device: str = "npu1_1col") -> Facts:
-    return parse_facts((REFERENCE / name).read_text().replace("NPUDEVICE", device))
+    return parse_facts(reference_file("mlir-aie", name).read_text()
+                       .replace("NPUDEVICE", device))
 
 
 def normalized_dmas(f: Facts) -> Counter:

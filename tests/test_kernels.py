@@ -214,3 +214,148 @@ def test_kernel_test_of_a_single_kernel_object() -> None:
     assert result.passed
     assert result.lines == [
         "PASS matmul_i16_i32_16x32x16_4x4x8.c: exact (integers must match exactly)"]
+
+
+# -- mistakes a kernel declaration can hide until the toolchain runs ------------------------------
+
+def test_a_kernel_source_that_does_not_exist_is_a_design_error(design_file: DesignFile) -> None:
+    path = design_file(WRONG)  # bad_copy.cc is not written
+    r = _cli("check", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr == (
+        "d.py:10: error [kernel source]: kernel 'copy_i32_64' names bad_copy.cc, found neither "
+        "beside d.py nor in aiedsl's kernels_cpp/\n"
+        "  found: bad_copy.cc\n"
+        "  fix: put the C++ file next to the design, or fix source=\n")
+
+
+def test_an_entry_the_source_does_not_define_is_a_design_error(design_file: DesignFile) -> None:
+    path = design_file(WRONG.replace('entry="bad_copy"', 'entry="good_copy<64>"'))
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY)
+    for command in ("check", "sim"):
+        r = _cli(command, str(path), cwd=path.parent)
+        assert r.returncode == 2
+        assert r.stderr == (
+            "d.py:10: error [kernel entry]: kernel 'copy_i32_64' calls good_copy() "
+            "(entry=\"good_copy<64>\"), which bad_copy.cc does not declare\n"
+            "  found: good_copy<64>\n"
+            "  fix: name a function bad_copy.cc defines in entry=, or add good_copy to it\n")
+
+
+def test_entry_functions_are_found_as_declarations_only() -> None:
+    from aiedsl.kernels.source import defines_function, entry_function
+
+    src = ("// void ghost(int *a);\n/* void spirit(int *a); */\n"
+           "template <typename T, unsigned N>\nvoid zero(T *__restrict c) { helper(c); }\n"
+           "static inline int32_t *ns::wide(int x);\n")
+    assert entry_function("ns::zero<int32_t, 64>") == "zero"
+    assert defines_function(src, "zero") and defines_function(src, "wide")
+    assert not defines_function(src, "ghost") and not defines_function(src, "spirit")
+    assert not defines_function(src, "helper")  # called, not declared
+
+
+NPU1_BLOCKS_ON_NPU2 = ("dims_to_stream=block_dims(k, n, s, t)", "dims_to_stream=block_dims(k, n, 8, 4)")
+
+
+def test_a_layout_written_for_npu1_is_caught_by_check_on_npu2(design_file: DesignFile) -> None:
+    """B packed in npu1's 8x4 blocks; npu2's bf16 mmul (4x8x8) reads 8x8 blocks."""
+    text = (ROOT / "designs" / "gemm_bf16.py").read_text().replace(*NPU1_BLOCKS_ON_NPU2)
+    path = design_file(text, "gemm_bf16.py")
+    assert _cli("check", str(path), cwd=path.parent).returncode == 0  # right on npu1
+    r = _cli("check", str(path), "--device", "npu2", "-D", "COLS=8", cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr == (
+        "gemm_bf16.py:43: error [kernel layout]: kernel 'matmul_bf16_f32_64x64x64_4x8x8' reads "
+        "'b' (64x64xbf16) in 8x8 blocks, but fifo 'b_0' delivers it as 8x4 blocks\n"
+        "  limit: 8x8 blocks of the 64x64 tile, blocks row-major\n"
+        "  found: dims_to_stream [(8, 512), (16, 4), (8, 64), (4, 1)] at the memtile\n"
+        "  gemm_bf16.py:55: the call of 'matmul_bf16_f32_64x64x64_4x8x8'\n"
+        "  fix: pack it with dims_to_stream=block_dims(64, 64, 8, 8); take the block shape from "
+        "the kernel (mm.ir.params) so it follows the device's mmul\n")
+
+
+def test_the_shipped_gemm_layouts_follow_the_device() -> None:
+    for device, cols in (("npu1", "4"), ("npu2", "8")):
+        r = _cli("check", "designs/gemm_bf16.py", "--device", device, "-D", f"COLS={cols}")
+        assert r.returncode == 0, r.stderr
+
+
+def test_a_compile_error_points_at_the_users_file_and_line(design_file: DesignFile) -> None:
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY.replace("v[5] + 1;", "v[5] + undeclared;"))
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr.startswith("d.py:10: error [host kernel build]: copy_i32_64 does not compile "
+                               "on the host\n")
+    assert "bad_copy.cc:7:" in r.stderr and "'undeclared' was not declared" in r.stderr
+    assert "tmp" not in r.stderr.split("found:")[1].split("fix:")[0]
+
+
+SUM_ROWS = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl.kernels import buffer, declare, scalar
+
+    def sum_ref(src, dst, input_size):
+        dst[0] = src[:input_size].sum()
+
+    @design(device="npu1_1col")
+    def d(X: Tensor[1024, i32], Y: Tensor[16, i32]):
+        k = declare("sum_i32_1024", source="sum.cc", entry="sum_i32",
+                    args=[buffer("src", Tensor[1024, i32]), buffer("dst", Tensor[16, i32], "out"),
+                          scalar("input_size", i32)],
+                    reference=sum_ref, cycles=100, cost="-")
+        a = fifo(Tensor[1024, i32], name="a")
+        b = fifo(Tensor[16, i32], name="b")
+
+        @herd()
+        def core():
+            with a.consume() as s, b.produce() as t:
+                k(s, t, 1024)
+
+        with runtime() as rt:
+            rt.fill(a, X)
+            rt.drain(b, Y)
+
+    @d.reference
+    def reference(X):
+        out = np.zeros(16, dtype=np.int32)
+        out[0] = X.sum()
+        return out
+    '''
+
+SUM_CC = '''
+#include <stdint.h>
+void sum_i32(const int32_t *src, int32_t *dst, int32_t input_size) {
+  int32_t s = 0;
+  for (int32_t i = 0; i < input_size; ++i) s += src[i];
+  dst[0] = s;
+}
+'''
+
+
+def test_kernel_test_passes_the_scalars_of_the_designs_call(design_file: DesignFile) -> None:
+    path = design_file(SUM_ROWS)
+    (path.parent / "sum.cc").write_text(SUM_CC.replace("s += src[i]", "s += src[i] * (i < 1)"))
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 1, r.stdout  # with input_size=1 this wrong kernel would pass
+    assert r.stdout.startswith("FAIL sum_i32_1024.dst: worst element [0] got ")
+    (path.parent / "sum.cc").write_text(SUM_CC)
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_scalar_without_a_value_is_an_error_naming_it(design_file: DesignFile) -> None:
+    from aiedsl.kernels.host import design_cases
+
+    path = design_file(SUM_ROWS)
+    (path.parent / "sum.cc").write_text(SUM_CC)
+    case = design_cases(load_design(path))[0]
+    with pytest.raises(DesignError) as excinfo:
+        check_kernel(KernelCase(case.kernel, case.cpp, case.reference, {}))
+    assert str(excinfo.value) == (
+        "d.py:10: error [kernel test]: scalar argument 'input_size' of kernel 'sum_i32_1024' has "
+        "no value to test it with\n"
+        "  found: input_size: i32\n"
+        "  fix: call the kernel in a design and test the design, or give "
+        "params={'input_size': ...} in its declaration")

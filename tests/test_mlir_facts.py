@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from mlir_facts import (
@@ -18,18 +17,15 @@ from mlir_facts import (
     dma_multiset,
     parse_facts,
 )
+from shared_reference import reference_file
 
-REF = Path("/work/shared/reference/mlir-aie")
 MEMTILE_DIMS = ((16, 256), (16, 4), (4, 64), (4, 1))
 C_OUT_DIMS = ((16, 256), (4, 4), (16, 16), (4, 1))
 
 
 def ref_facts(name: str) -> Facts:
     """Facts of one reference file; skips when the reference tree is not on this machine."""
-    path = REF / name
-    if not path.is_file():
-        pytest.skip(f"reference file {path} not available")
-    return parse_facts(path.read_text())
+    return parse_facts(reference_file("mlir-aie", name).read_text())
 
 
 def test_gemm_topology() -> None:
@@ -254,9 +250,7 @@ def test_malformed_objectfifo_line_is_reported() -> None:
 
 
 def test_dma_bd_length_must_match_pattern() -> None:
-    path = REF / "iron-generated-2025__VVOp_Add_.mlir"
-    if not path.is_file():
-        pytest.skip("reference file not available")
+    path = reference_file("mlir-aie", "iron-generated-2025__VVOp_Add_.mlir")
     text = path.read_text().replace("memref<256xi32>, 0, 256,", "memref<256xi32>, 0, 128,", 1)
     with pytest.raises(ValueError, match="length"):
         parse_facts(text)

@@ -18,9 +18,9 @@ from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.targets import get_target
 from aiedsl.targets.model import direction_of
+from shared_reference import reference_file
 
 DesignFile = Callable[..., Path]
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "mlir-aie"
 DESIGNS = Path(__file__).resolve().parents[1] / "designs"
 
 
@@ -73,7 +73,8 @@ SINGLE_CORE_GEMM = '''
 
 def _reference_physical() -> tuple[dict, dict, dict]:
     """(tile, dir, channel) -> BD ids; (tile, lock id) -> (name, init); fifo -> shim channel."""
-    text = (REFERENCE / "aiecc-lowered__single_core_gemm.input_physical.mlir").read_text()
+    text = reference_file("mlir-aie",
+                          "aiecc-lowered__single_core_gemm.input_physical.mlir").read_text()
     bds: dict[tuple, list[int]] = {}
     tile = None
     current = None

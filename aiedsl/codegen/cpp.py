@@ -39,9 +39,11 @@ class KernelText:
         return f"kernels/{self.symbol}.cc:{line}"
 
     def map_output(self, output: str, name: str) -> str:
-        """Rewrite ``<...>name:LINE`` in a compiler's ``output`` to the lines they came from."""
-        pattern = re.compile(r"(?:[^\s:'\"]*/)?" + re.escape(name) + r":(\d+)")
-        return pattern.sub(lambda m: self.origin(int(m[1])), output)
+        """Rewrite ``<dir>/name:LINE`` in a compiler's ``output`` (the file it compiled, wherever
+        that was) to the lines they came from; a bare ``<dir>/name`` to the generated file."""
+        pattern = re.compile(r"(?:[^\s:'\"]*/)?" + re.escape(name) + r"(?::(\d+))?")
+        return pattern.sub(lambda m: self.origin(int(m[1])) if m[1] else
+                           f"kernels/{self.symbol}.cc", output)
 
 
 def kernel_text(d: Design | None, k: Kernel) -> KernelText:

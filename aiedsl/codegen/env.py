@@ -8,15 +8,31 @@ from typing import Any
 
 import jinja2
 
+from aiedsl.cache import cache_dir
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 @lru_cache(maxsize=None)
 def environment(directory: str = str(TEMPLATES)) -> jinja2.Environment:
-    """A strict environment over ``directory`` (undefined names are errors)."""
+    """A strict environment over ``directory`` (undefined names are errors).
+
+    Compiled templates are kept in aiedsl's cache (checked against the template's text), so a
+    command does not spend its start-up compiling the same templates again.
+    """
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(directory), undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
+        bytecode_cache=_bytecode_cache())
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    folder = cache_dir("templates")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # a read-only home: compile each time
+    return jinja2.FileSystemBytecodeCache(str(folder))
 
 
 class TemplateError(RuntimeError):

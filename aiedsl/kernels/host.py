@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from aiedsl.cache import cache_dir
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.codegen.cpp import KernelText, kernel_text
@@ -43,12 +44,6 @@ _CTYPES = {"i8": ctypes.c_int8, "u8": ctypes.c_uint8, "i16": ctypes.c_int16,
            "i32": ctypes.c_int32, "f32": ctypes.c_float}
 
 
-def cache_dir() -> Path:
-    """Where compiled host libraries are kept."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "aiedsl" / "host-kernels"
-
-
 def compile_host(kt: KernelText, loc: Loc | None = None) -> Path:
     """A shared library built from the generated C++ ``kt`` (cached by content)."""
     cxx = shutil.which(os.environ.get("CXX", "g++"))
@@ -57,7 +52,7 @@ def compile_host(kt: KernelText, loc: Loc | None = None) -> Path:
                           fix="install g++ (or set CXX) to test kernels on the host")
     header = (HOST_INCLUDE / "aie_api" / "aie.hpp").read_text()
     key = hashlib.sha256((kt.text + header + " ".join(CXX_FLAGS) + cxx).encode()).hexdigest()[:24]
-    out = cache_dir() / f"{key}.so"
+    out = cache_dir("host-kernels") / f"{key}.so"
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)

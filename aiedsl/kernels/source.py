@@ -63,4 +63,5 @@ def defines_function(source: str, name: str) -> bool:
     A declaration is the name after a return type and before ``(``; comments are ignored.
     """
     code = _COMMENTS.sub(" ", source)
-    return re.search(r"[\w>*&]\s+(?:[\w:]+::)?" + re.escape(name) + r"\s*\(", code) is not None
+    head = r"(?:[\w>&]\s+|[*&]\s*)(?:[\w:]+::)?"  # a return type, then the (qualified) name
+    return re.search(head + re.escape(name) + r"\s*\(", code) is not None

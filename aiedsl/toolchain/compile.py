@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from aiedsl.version import __version__
+from aiedsl.codegen.cpp import kernel_text
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
 from aiedsl.targets import get_target
@@ -165,5 +166,7 @@ def _design_line(output: str, d: Design) -> tuple[Loc | None, str]:
     if m:
         for k in d.kernels:
             if k.symbol == m[1]:
-                return k.loc, f" in kernel '{k.symbol}' (kernels/{m[1]}.cc:{m[2]})"
+                origin = kernel_text(d, k).origin(int(m[2]))
+                source = "" if origin.startswith("kernels/") else f", from {origin}"
+                return k.loc, f" in kernel '{k.symbol}' (kernels/{m[1]}.cc:{m[2]}{source})"
     return None, ""

@@ -13,7 +13,7 @@ the runtime issues only after that wait.
 
 import numpy as np
 
-from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
 from aiedsl.kernels import add, passthrough
 
 

@@ -1,0 +1,194 @@
+"""The command line as a new user meets it: version and help, every usage error as one line and
+the usage (exit 2), Python errors in a design file at the user's line, output that a pipe does
+not wrap, and a start-up that loads nothing heavy before a command needs it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from aiedsl.version import __version__
+
+DesignFile = Callable[..., Path]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def aiedsl(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:
+    """Run the ``aiedsl`` program (``python -m aiedsl``) with a narrow, piped terminal."""
+    return subprocess.run([sys.executable, "-m", "aiedsl", *args], capture_output=True,
+                          text=True, cwd=cwd, env={**os.environ, "COLUMNS": "80", **env})
+
+
+# -- version and help -----------------------------------------------------------------------------
+
+def test_version() -> None:
+    r = aiedsl("--version")
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"aiedsl {__version__}\n", "")
+
+
+@pytest.mark.parametrize("args", [["-h"], ["--help"], []])
+def test_help_lists_every_command(args: list[str]) -> None:
+    r = aiedsl(*args)
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout.startswith("Usage: aiedsl [OPTIONS] COMMAND [ARGS]...")
+    for command in ("build", "check", "map", "sim", "run", "doctor", "kernel"):
+        assert f"\n  {command} " in r.stdout, command
+
+
+def test_help_keeps_its_defaults_in_brackets() -> None:
+    build = " ".join(aiedsl("build", "-h").stdout.split())
+    assert "Output directory [default: build/<design>]." in build
+    assert "[default: $PEANO_INSTALL_DIR]" in build
+    sim = " ".join(aiedsl("sim", "-h").stdout.split())
+    assert "[default: reference]" in sim and "[default: 0" in sim
+    assert "\\[" not in sim
+
+
+def test_kernel_group_without_a_command_shows_its_help() -> None:
+    r = aiedsl("kernel")
+    assert r.returncode == 0 and r.stdout.startswith("Usage: aiedsl kernel [OPTIONS] COMMAND")
+
+
+# -- usage errors ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, command, mentions", [
+    (["build"], "build", "Missing argument"),
+    (["sim", "designs/passthrough.py", "--seed", "abc"], "sim", "--seed"),
+    (["sim", "designs/passthrough.py", "--kernels", "foo"], "sim", "--kernels"),
+    (["run", "designs/passthrough.py", "--target", "gpu"], "run", "--target"),
+    (["sim", "designs/passthrough.py", "--clock", "0"], "sim", "--clock"),
+    (["kernel", "test"], "kernel test", "give a kernel file or a design file, or --all"),
+    (["build", "designs/passthrough.py", "--no-such-flag"], "build", "--no-such-flag"),
+    (["no-such-command"], "", "no-such-command"),
+])
+def test_a_usage_error_is_one_line_and_the_usage(args: list[str], command: str,
+                                                 mentions: str) -> None:
+    r = aiedsl(*args)
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("error: ") and mentions in lines[0], r.stderr
+    assert lines[1].startswith(f"Usage: aiedsl {command}".rstrip()), r.stderr
+    assert lines[2] == f"Try 'aiedsl {command + ' ' if command else ''}-h' for help."
+    assert len(lines) == 3 and "Traceback" not in r.stderr and r.stdout == ""
+
+
+# -- Python errors in a design file ---------------------------------------------------------------
+
+BROKEN = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+    TILE = 1024
+    PARTS = TILE // len([])
+    '''
+
+
+def test_an_exception_in_a_design_file_is_a_design_error_at_its_line(
+        design_file: DesignFile) -> None:
+    path = design_file(BROKEN)
+    r = aiedsl("check", str(path), cwd=path.parent)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == (
+        "d.py:5: error [python error]: ZeroDivisionError: integer division or modulo by zero "
+        "(while loading d.py)\n"
+        "  fix: fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback\n")
+
+
+def test_an_exception_inside_a_library_call_is_reported_at_the_users_line(
+        design_file: DesignFile) -> None:
+    path = design_file('''
+        import numpy as np
+
+        ones = np.ones(3)
+        grid = ones.reshape(2, 2)
+        ''')
+    r = aiedsl("sim", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr.startswith("d.py:4: error [python error]: ValueError: cannot reshape array "
+                               "of size 3 into shape (2,2) (while loading d.py)\n")
+
+
+def test_traceback_on_request(design_file: DesignFile) -> None:
+    path = design_file(BROKEN)
+    r = aiedsl("check", str(path), cwd=path.parent, AIEDSL_TRACEBACK="1")
+    assert r.returncode == 1
+    assert "Traceback (most recent call last)" in r.stderr
+    assert "ZeroDivisionError" in r.stderr and "DesignError" in r.stderr
+
+
+def test_a_syntax_error_is_a_design_error(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, design
+
+        def core(:
+            pass
+        ''')
+    r = aiedsl("build", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr == ("d.py:3: error [python error]: SyntaxError: invalid syntax\n"
+                        "  found: def core(:\n"
+                        "  fix: fix the Python syntax at this line\n")
+
+
+def test_sys_exit_in_a_design_file_is_a_design_error(design_file: DesignFile) -> None:
+    path = design_file('''
+        import sys
+
+        sys.exit(0)
+        ''')
+    r = aiedsl("build", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[0] == (
+        "d.py:3: error [design file]: d.py called sys.exit(0) while aiedsl was loading it")
+    assert not (path.parent / "build").exists()
+
+
+def test_an_exception_in_the_reference_is_at_the_references_line(
+        design_file: DesignFile) -> None:
+    path = design_file((ROOT / "designs" / "passthrough.py").read_text().replace(
+        "return inp.copy()", "return inp.copy().reshape(3, -1)"))
+    text = path.read_text()
+    line = text[:text.index("reshape(3, -1)")].count("\n") + 1
+    r = aiedsl("sim", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"d.py:{line}: error [python error]: ValueError: cannot reshape "
+                               "array of size")
+    assert "(while running the reference of 'passthrough')" in r.stderr
+
+
+# -- output through a pipe ------------------------------------------------------------------------
+
+def test_piped_output_is_not_wrapped(tmp_path: Path) -> None:
+    doctor = aiedsl("doctor", PATH="/usr/bin:/bin")  # nothing installed: long install lines
+    lines = doctor.stdout.splitlines()
+    assert any(line.startswith("aiecc (mlir-aie) is missing. To get it: pip install mlir_aie "
+                               "-f https://github.com/Xilinx/mlir-aie/releases/") and
+               line.endswith("or export MLIR_AIE_INSTALL_DIR=<your mlir-aie install>")
+               for line in lines), doctor.stdout
+    assert not any(line.startswith(("┃", "│", "┏")) for line in lines)  # no box drawing
+    assert any(line.split()[:2] == ["pyxrt", "(XRT)"] for line in lines)
+    r = aiedsl("run", "designs/passthrough.py", "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    said = [line for line in r.stdout.splitlines() if line.startswith("no NPU (")]
+    assert said and said[0].endswith("source /opt/xilinx/xrt/setup.sh)): running on the simulator")
+
+
+# -- start-up -------------------------------------------------------------------------------------
+
+def test_the_command_line_loads_nothing_heavy_before_a_command_needs_it() -> None:
+    code = ("import sys, aiedsl.cli; print(sorted(m for m in ('numpy', 'pydantic', 'rich', "
+            "'jinja2', 'ml_dtypes', 'aiedsl.ir') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stdout == "[]\n", r.stderr
+
+
+def test_importing_aiedsl_loads_the_language_on_first_use() -> None:
+    code = ("import sys, aiedsl; before = 'aiedsl.lang' in sys.modules; aiedsl.Tensor; "
+            "print(before, 'aiedsl.lang' in sys.modules, 'aiedsl.api' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stdout == "False True False\n", r.stderr
