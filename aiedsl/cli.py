@@ -281,8 +281,9 @@ def map_(
     prints the error and exits 2.
     """
     from aiedsl.checks import check_design, draft
-    from aiedsl.codegen.tilemap import tile_map
+    from aiedsl.codegen.tilemap import is_aiedsl_map, tile_map
     from aiedsl.errors import DesignError
+    from aiedsl.outdir import write_file
 
     handle = _load(design, define, device, name)
     path = output or Path("build") / handle.name / "map.svg"
@@ -293,10 +294,9 @@ def map_(
     except DesignError as e:
         placed, usage, congested = draft(handle.ir)  # placement errors still raise here
         error = e
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(tile_map(placed, usage, congested))
-    tmp.replace(path)
+    # Never over a file aiedsl did not write; in a build directory, listed in its marker.
+    write_file(path, tile_map(placed, usage, congested), design=handle.name, ours=is_aiedsl_map,
+               option="-o")
     say(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
     if error is not None:
         raise error
@@ -334,8 +334,8 @@ def sim(
     _report(result, trace)
 
 
-@app.command()
-def run(
+@app.command("run")
+def run_(
     design: Path = typer.Argument(..., help="The design file (.py)."),
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,

@@ -11,9 +11,6 @@ Example
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +23,7 @@ from aiedsl.codegen.report import render_report
 from aiedsl.codegen.tilemap import tile_map
 from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
+from aiedsl.outdir import write_build
 from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv, shell_line
 
@@ -62,30 +60,10 @@ def generate(handle: DesignHandle) -> Generated:
 
 
 def write(gen: Generated, out_dir: str | Path) -> Path:
-    """Write ``gen``'s files into ``out_dir``, replacing what a previous build left there."""
-    out = Path(out_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        for rel, text in gen.files.items():
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        os.chmod(tmp / "build.sh", 0o755)
-        if out.exists():
-            _keep_tool_outputs(out, tmp, set(gen.files))
-            shutil.rmtree(out)
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
+    """Write ``gen``'s files into ``out_dir``, replacing a previous build there whole.
 
-
-def _keep_tool_outputs(old: Path, new: Path, generated: set[str]) -> None:
-    """Carry over what the toolchain made in a previous build (xclbin, logs, cache)."""
-    for child in old.iterdir():
-        rel = child.name
-        if rel in generated or rel == "kernels":
-            continue
-        shutil.move(str(child), str(new / rel))
+    The previous build's tool outputs (xclbin, logs, cache) are kept. A directory holding files
+    aiedsl did not write is refused, as is one another build is writing (see
+    :mod:`aiedsl.outdir`): a DesignError, and nothing is written.
+    """
+    return write_build(out_dir, gen.files, design=gen.design.name, executable=("build.sh",))

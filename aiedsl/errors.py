@@ -47,10 +47,12 @@ def caller_loc() -> Loc:
 
 
 def _is_library(filename: str) -> bool:
-    """Is ``filename`` part of aiedsl, Python itself or an installed package (not the user's)?"""
-    if filename.startswith(("<frozen", "<string>")) or filename.startswith(_PACKAGE_DIR + os.sep):
+    """Is ``filename`` part of aiedsl, Python itself or an installed package (not the user's)?
+    Code without a file (``<string>``, ``<frozen ...>``) is never the user's line either."""
+    if filename.startswith("<"):
         return True
-    return filename.startswith(_library_dirs())
+    filename = os.path.abspath(filename)
+    return filename.startswith(_PACKAGE_DIR + os.sep) or filename.startswith(_library_dirs())
 
 
 @functools.lru_cache(maxsize=1)
@@ -65,7 +67,7 @@ def user_line(tb: TracebackType | None) -> Loc | None:
     found = None
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
-        if not _is_library(os.path.abspath(name)):
+        if not _is_library(name):
             found = Loc(file=display_path(name), line=tb.tb_lineno)
         tb = tb.tb_next
     return found
@@ -79,6 +81,40 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
         "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",
         loc=user_line(e.__traceback__) or fallback,
         fix="fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback")
+
+
+def function_loc(fn: object) -> Loc | None:
+    """Where a user's Python function was defined (its first line, decorators included); None
+    for functions without code or defined in a library (numpy's are not the user's lines)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or _is_library(code.co_filename):
+        return None
+    return Loc(file=display_path(code.co_filename), line=code.co_firstlineno)
+
+
+def check_callable(fn: object, nargs: int, what: str, loc: Loc | None, *,
+                   keywords: dict[str, object] | None = None) -> None:
+    """``fn`` is a function that can be called with ``nargs`` positional arguments (and
+    ``keywords``); else a DesignError at its ``def`` line (or ``loc``) saying what it takes."""
+    import inspect
+
+    if not callable(fn):
+        raise DesignError("reference", f"{what} is {type(fn).__name__} {fn!r}, not a function",
+                          loc=loc, fix="give a function (def or lambda) that computes it")
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: trust it
+        return
+    try:
+        sig.bind(*range(nargs), **(keywords or {}))
+    except TypeError as e:
+        extra = f" and the keywords {', '.join(keywords)}" if keywords else ""
+        raise DesignError(
+            "reference", f"{what} cannot be called with {nargs} argument(s){extra}: {e}",
+            loc=function_loc(fn) or loc, limit=f"{nargs} positional argument(s){extra}",
+            found=f"{getattr(fn, '__name__', 'it')}{sig}",
+            fix=f"make it take {nargs} argument(s)" + (" (and **params)" if keywords else "")
+        ) from None
 
 
 class DesignError(Exception):

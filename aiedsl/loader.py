@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import runpy
 from pathlib import Path
+import re
 from typing import Any
 
 from aiedsl.errors import DesignError, display_path, user_exception, user_line
@@ -12,12 +13,15 @@ from aiedsl.lang.context import LoadContext, loading
 from aiedsl.lang.design import DesignHandle
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
 def parse_defines(pairs: list[str]) -> dict[str, str]:
     """``["M=1024", "K=64"]`` -> ``{"M": "1024", "K": "64"}``."""
     out = {}
     for p in pairs:
         name, sep, value = p.partition("=")
-        if not sep or not name.isidentifier():
+        if not sep or not _IDENTIFIER.match(name):
             raise DesignError("define", f"-D {p} is not NAME=VALUE", found=p,
                               fix="write e.g. -D M=1024")
         out[name] = value

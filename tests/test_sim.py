@@ -115,7 +115,7 @@ def test_trace_is_chrome_trace_event_json(in_root: Path, tmp_path: Path) -> None
     path = tmp_path / "t.json"
     simulate(load_design("designs/gemm_bf16.py"), trace=str(path))
     doc = json.loads(path.read_text())
-    assert set(doc) == {"traceEvents", "displayTimeUnit"}
+    assert set(doc) == {"traceEvents", "displayTimeUnit", "otherData"}
     events = doc["traceEvents"]
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert {f"core[{x},{y}]" for x in range(4) for y in range(4)} <= names

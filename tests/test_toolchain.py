@@ -241,7 +241,8 @@ def test_build_compile_without_tools_writes_the_mlir_and_exits_4(no_tools: Path)
         "compiles them by hand) and `aiedsl run` uses the simulator; `aiedsl doctor` shows "
         "what aiedsl finds")
     written = sorted(p.name for p in (no_tools / "out").iterdir())
-    assert written == ["aie.mlir", "build.sh", "design.json", "kernels", "map.svg", "report.txt"]
+    assert written == [".aiedsl-build.json", "aie.mlir", "build.sh", "design.json", "kernels",
+                       "map.svg", "report.txt"]
 
 
 def test_aiecc_failure_names_the_command_its_output_and_the_design_line(

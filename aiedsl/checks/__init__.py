@@ -14,7 +14,9 @@ from aiedsl.checks.kernels import check_kernel_sources
 from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
-from aiedsl.checks.structure import check_acquires, check_balance, check_kernel_calls, check_links
+from aiedsl.checks.structure import (
+    check_acquires, check_balance, check_kernel_calls, check_links, check_outputs_written,
+)
 from aiedsl.ir import Design
 from aiedsl.place import allocate, place, route
 from aiedsl.place.route import Congestion
@@ -33,6 +35,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_kernel_sources(d)
     check_dma(d)  # before balance: a malformed pattern is the more specific error
     check_balance(d)
+    check_outputs_written(d)
     check_kernel_layouts(d)
     placed = place(d)
     table = check_resources(placed)

@@ -19,6 +19,13 @@ from aiedsl.targets import TargetModel, get_target
 def check_dma(d: Design) -> None:
     """Check every runtime pattern and every fifo's ``dims_to_stream``/``dims_from_stream``."""
     target = get_target(d.device)
+    for f in d.fifos:
+        if f.elem.nbytes % target.dma_granularity:
+            raise DesignError(
+                "dma pattern", f"fifo '{f.name}' has {f.elem.nbytes}-byte elements ({f.elem})",
+                loc=f.loc, limit=f"whole {target.dma_granularity}-byte words (a DMA buffer "
+                "descriptor counts its length in words)", found=f"{f.elem.nbytes} bytes",
+                fix=f"make each element a multiple of {target.dma_granularity} bytes")
     for t in d.runtime:
         if isinstance(t, Transfer):
             _check_transfer(d, t, target)

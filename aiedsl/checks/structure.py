@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import BufferArg, Design, Fifo, ScalarArg
+from aiedsl.ir import BufferArg, Design, Fifo, ScalarArg, Transfer
 from aiedsl.checks.program import acquires, calls, max_acquire, released
 
 
@@ -120,6 +121,28 @@ def check_kernel_calls(d: Design) -> None:
                         "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is "
                         f"{param.dtype}, but {core.name} passes {arg.value!r}", loc=call.loc,
                         limit=_sig(k), fix="pass an int")
+                else:
+                    lo, hi = _scalar_range(param.dtype)
+                    if not lo <= arg.value <= hi:  # False for NaN too
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"is {param.dtype}, but {core.name} passes {arg.value!r}",
+                            loc=call.loc, limit=f"{param.dtype} values from {lo:g} to {hi:g}",
+                            found=repr(arg.value),
+                            fix=f"pass a value {param.dtype} can hold, or declare the scalar "
+                                "with a wider type")
+
+
+def _scalar_range(dt: str) -> tuple[float, float]:
+    """Smallest and largest value of a scalar kernel argument of dtype ``dt`` (finite)."""
+    import numpy as np
+
+    info = dtype(dt)
+    if info.is_float:
+        top = float(np.finfo(np.dtype(info.numpy)).max)
+        return -top, top
+    ii = np.iinfo(np.dtype(info.numpy))
+    return int(ii.min), int(ii.max)
 
 
 def _count(n: int, noun: str) -> str:
@@ -131,12 +154,64 @@ def _sig(k: object) -> str:
     return f"{k.symbol}({args})"  # type: ignore[attr-defined]
 
 
+EXACT_COVERAGE = 1 << 26
+"""Outputs up to this many elements are checked element by element; larger ones by count."""
+
+
+def check_outputs_written(d: Design) -> None:
+    """Every element of every drained host tensor is written by some drain.
+
+    An element no drain writes keeps whatever the host buffer held: the run would look done
+    and be wrong (a GEMM whose tile rows do not divide M leaves its last rows unwritten).
+    """
+    drains: dict[str, list[Transfer]] = {}
+    for t in d.runtime:
+        if isinstance(t, Transfer) and t.op == "drain":
+            drains.setdefault(t.tensor, []).append(t)
+    for name, ts in drains.items():
+        host = d.tensor(name).type
+        moved = sum(t.pattern.numel for t in ts)
+        missing = host.numel - moved
+        if missing <= 0 and host.numel <= EXACT_COVERAGE and moved <= 4 * EXACT_COVERAGE:
+            import numpy as np
+
+            written = np.zeros(host.numel, dtype=bool)
+            for t in ts:
+                written[t.pattern.indices()] = True
+            missing = int(host.numel - written.sum())
+        if missing > 0:
+            first = _first_unwritten(ts, host.numel)
+            where = "" if first is None else (
+                f"; the first is element {first}" + (
+                    f" (row {first // host.shape[-1]}, column {first % host.shape[-1]})"
+                    if len(host.shape) == 2 else ""))
+            raise DesignError(
+                "output coverage", f"the drains of '{name}' never write {missing} of its "
+                f"{host.numel} elements{where}", loc=ts[0].loc, limit="every element of an "
+                "output is drained", found=f"{host.numel - missing} elements written",
+                related=[(f"drain of '{t.fifo}'", t.loc) for t in ts[1:4] if t.loc != ts[0].loc],
+                fix="make the tiles cover the whole tensor: the tensor's sizes must be "
+                "multiples of what one pass of the herd computes")
+
+
+def _first_unwritten(ts: list[Transfer], numel: int) -> int | None:
+    if numel > EXACT_COVERAGE:
+        return None
+    import numpy as np
+
+    written = np.zeros(numel, dtype=bool)
+    for t in ts:
+        written[t.pattern.indices()] = True
+    return int(np.argmin(written))
+
+
 def check_balance(d: Design) -> None:
     """Per run, every consumer of a fifo takes exactly what its producer puts in.
 
-    Counts are in elements of each fifo; the runtime's fills and drains count as many elements as
-    their patterns move. A mismatch hangs on the NPU (a consumer waits for data that never comes,
-    or a producer for space that never frees).
+    Counts are in elements of each fifo; a runtime fill or drain counts the bytes its pattern
+    moves (the DMA moves bytes: a host tensor may be typed differently from the fifo), in whole
+    fifo elements. A mismatch hangs on the NPU (a consumer waits for data that never comes, or a
+    producer for space that never frees).
     """
     produced: dict[str, Fraction] = {}
     taken: dict[str, dict[str, Fraction]] = {f.name: {} for f in d.fifos}
@@ -149,13 +224,22 @@ def check_balance(d: Design) -> None:
     for t in d.runtime:
         if t.op in ("fill", "drain"):
             f = d.fifo(t.fifo)
-            n = Fraction(t.pattern.numel, f.elem.numel)
+            host = d.tensor(t.tensor).type
+            moved = t.pattern.numel * host.dt.itemsize
+            n = Fraction(moved, f.elem.nbytes)
             if n.denominator != 1:
-                raise DesignError(
-                    "fill/drain size", f"rt.{t.op} of '{f.name}' moves {t.pattern.numel} "
-                    f"elements, not a whole number of its {f.elem.numel}-element buffers",
-                    loc=t.loc, found=f"{t.pattern.numel} / {f.elem.numel} = {float(n):g}",
-                    fix="move whole fifo elements per transfer")
+                fix = "move whole fifo elements per transfer"
+                if host.dtype == f.elem.dtype:
+                    found = f"{t.pattern.numel} / {f.elem.numel} = {float(n):g}"
+                    what = (f"{t.pattern.numel} elements, not a whole number of its "
+                            f"{f.elem.numel}-element buffers")
+                else:
+                    found = f"{moved} B / {f.elem.nbytes} B = {float(n):g}"
+                    what = (f"{moved} bytes ({t.pattern.numel} x {host.dtype}), not a whole "
+                            f"number of its {f.elem.nbytes}-byte buffers ({f.elem})")
+                    fix += " (the DMA moves bytes: count them in the fifo's element type)"
+                raise DesignError("fill/drain size", f"rt.{t.op} of '{f.name}' moves {what}",
+                                  loc=t.loc, found=found, fix=fix)
             book = produced if t.op == "fill" else taken[f.name]
             key = f.name if t.op == "fill" else "the runtime (rt.drain)"
             if t.op == "fill":

@@ -20,10 +20,35 @@ def environment(directory: str = str(TEMPLATES)) -> jinja2.Environment:
     Compiled templates are kept in aiedsl's cache (checked against the template's text), so a
     command does not spend its start-up compiling the same templates again.
     """
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(directory), undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
         bytecode_cache=_bytecode_cache())
+    env.filters["comment"] = comment_text
+    env.filters["mlir_str"] = mlir_string
+    return env
+
+
+def comment_text(value: object) -> str:
+    """``value`` made safe for a one-line ``//`` or ``#`` comment: control characters (a line
+    break would end the comment and start code) are written as escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
+
+
+def mlir_string(value: object) -> str:
+    """``value`` as the inside of an MLIR string literal: ``"`` and ``\\`` escaped, anything
+    but printable ASCII as ``\\XX`` hex bytes (MLIR's string escapes).
+
+    >>> mlir_string('a"b\\nc')
+    'a\\22b\\0Ac'
+    """
+    out = []
+    for c in str(value):
+        if c in '"\\' or not (c.isascii() and c.isprintable()):
+            out.extend(f"\\{b:02X}" for b in c.encode("utf-8"))
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:

@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from aiedsl.dtypes import DType, dtype
-from aiedsl.errors import caller_loc
+from aiedsl.dtypes import DType
+from aiedsl.errors import DesignError, caller_loc, check_callable
 from aiedsl.ir import Kernel as KernelIR
 from aiedsl.ir import KernelArg, TensorType
 from aiedsl.lang.context import current_design
 from aiedsl.lang.core import call_kernel
+from aiedsl.lang.names import check_entry, check_line, check_name, check_source, check_symbol
+from aiedsl.lang.tensor import lookup_dtype
 
 def _kernels_cpp() -> Path:
     package = Path(__file__).resolve().parent.parent
@@ -51,13 +53,35 @@ def buffer(name: str, type: TensorType, access: str = "in", *,
 
     Example: ``buffer("a", Tensor[64, 64, bf16], blocks=(4, 8))``
     """
+    loc = caller_loc()
+    check_name(name, "kernel argument", loc)
+    if not isinstance(type, TensorType):
+        raise DesignError("kernel signature", f"buffer '{name}' has the type {type!r}", loc=loc,
+                          limit="a Tensor[...] type", found=repr(type),
+                          fix=f'write e.g. buffer("{name}", Tensor[1024, i32])')
+    if access not in ("in", "out", "inout"):
+        raise DesignError("kernel signature", f"buffer '{name}' has access={access!r}", loc=loc,
+                          limit="'in', 'out' or 'inout'", found=repr(access),
+                          fix="say whether the kernel reads it, writes it, or both")
+    if blocks is not None and not _divides_blocks(type, blocks):
+        raise DesignError("kernel signature", f"buffer '{name}' ({type}) has blocks={blocks!r}",
+                          loc=loc, limit="(block rows, block cols) dividing a 2-D tile",
+                          found=repr(blocks), fix="give blocks that tile the buffer's 2-D shape")
     return KernelArg(name=name, kind="buffer", type=type, dtype=type.dtype, access=access,
                      blocks=blocks)
 
 
+def _divides_blocks(t: TensorType, blocks: object) -> bool:
+    if not (isinstance(blocks, tuple) and len(blocks) == 2 and len(t.shape) == 2):
+        return False
+    return all(isinstance(b, int) and b > 0 and s % b == 0 for b, s in zip(blocks, t.shape))
+
+
 def scalar(name: str, dt: DType | str) -> KernelArg:
     """A scalar parameter passed by value."""
-    return KernelArg(name=name, kind="scalar", dtype=dtype(dt).name)
+    loc = caller_loc()
+    return KernelArg(name=check_name(name, "kernel argument", loc), kind="scalar",
+                     dtype=lookup_dtype(dt, loc).name)
 
 
 @dataclass(frozen=True)
@@ -92,8 +116,45 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
     ``aiedsl/kernels/templates/``; ``entry`` is the C++ call the generated ``extern "C"``
     function makes, e.g. ``"matmul_bf16_f32<64, 64, 64>"``.
     """
+    loc = caller_loc()
+    symbol = check_symbol(symbol, loc)
+    if source_kind not in ("file", "template"):
+        raise DesignError("kernel source", f"kernel '{symbol}' has source_kind={source_kind!r}",
+                          loc=loc, limit="'file' or 'template'", found=repr(source_kind),
+                          fix="leave source_kind out for a C++ file")
+    if source_kind == "file":
+        check_source(source, symbol, loc)
+    check_entry(entry, symbol, loc)
+    check_line(cost, f"cost of kernel '{symbol}'", loc)
+    args = list(args)
+    names = [a.name for a in args if isinstance(a, KernelArg)]
+    if len(names) != len(args) or len(set(names)) != len(names):
+        raise DesignError("kernel signature", f"kernel '{symbol}' has args={args!r}", loc=loc,
+                          limit="buffer(...) and scalar(...) entries with different names",
+                          fix="declare each argument with buffer(name, type) or scalar(name, "
+                              "dtype), each with its own name")
+    for what, value in (("cycles", cycles), ("ops", ops)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise DesignError("kernel cost", f"kernel '{symbol}' has {what}={value!r}", loc=loc,
+                              limit="an integer >= 0", found=repr(value),
+                              fix=f"give {what} as a whole number per call")
+    if params is not None and not isinstance(params, dict):
+        raise DesignError("kernel signature", f"kernel '{symbol}' has params={params!r}",
+                          loc=loc, limit="a dict of template parameters", found=repr(params),
+                          fix="write e.g. params={'n': 256}")
+    params = dict(params or {})
+    for key, value in params.items():
+        check_name(key, f"parameter of kernel '{symbol}'", loc)
+        if isinstance(value, str):
+            check_line(value, f"parameter '{key}' of kernel '{symbol}' =", loc, limit=100)
+        elif not isinstance(value, int) or isinstance(value, bool):
+            raise DesignError("kernel signature", f"parameter '{key}' of kernel '{symbol}' is "
+                              f"{value!r}", loc=loc, limit="an int or a str", found=repr(value),
+                              fix="pass sizes and names as ints and strings")
+    check_callable(reference, len(args), f"the reference of kernel '{symbol}'", loc,
+                   keywords=params)
     ref = f"{reference.__module__}:{reference.__qualname__}"
     ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, entry=entry,
-                  args=tuple(args), params=dict(params or {}), reference=ref,
-                  cycles=int(cycles), ops=int(ops), cost=cost, loc=caller_loc())
+                  args=tuple(args), params=params, reference=ref, cycles=cycles, ops=ops,
+                  cost=cost, loc=loc)
     return Kernel(ir, reference)

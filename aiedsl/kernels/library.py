@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from aiedsl.dtypes import DType, bf16, dtype, i16, i32
+from aiedsl.dtypes import DType, bf16, i16, i32
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Kernel, buffer, declare, scalar
+from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.kernels.layout import block, unblock
 
 MATMUL_OUT = {"bf16": "f32", "i8": "i32", "i16": "i32"}
@@ -67,15 +68,20 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
     ``block_dims`` on the memtile and unpack C with ``unblock_dims``. The symbol carries the
     tile and the mmul shape: ``matmul_bf16_f32_64x64x64_4x8x4``.
     """
-    din = dtype(dtype_in)
+    din = lookup_dtype(dtype_in, caller_loc())
     if din.name not in MATMUL_OUT:
         raise DesignError("kernel", f"matmul of {din} is not in the library", loc=caller_loc(),
                           found=din.name, fix="use bf16, i8 or i16 inputs")
-    dout = dtype(dtype_out or MATMUL_OUT[din.name])
+    dout = lookup_dtype(dtype_out or MATMUL_OUT[din.name], caller_loc())
     if dout.name != MATMUL_OUT[din.name]:
         raise DesignError("kernel", f"matmul {din}->{dout} is not in the library",
                           loc=caller_loc(), found=f"{din}->{dout}",
                           fix=f"{din} inputs accumulate into {MATMUL_OUT[din.name]}")
+    for what, v in (("m", m), ("k", k), ("n", n)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise DesignError("kernel", f"matmul has {what}={v!r}", loc=caller_loc(),
+                              limit="a positive int", found=repr(v),
+                              fix="use // for integer division, e.g. matmul(M // 2, K, N)")
     target = _target(device)
     r, s, t = target.mmul_shapes[din.name]
     if m % (2 * r) or k % s or n % (2 * t):
@@ -248,7 +254,7 @@ def reduce_ref(src: np.ndarray, dst: np.ndarray, *, op: str, **_: object) -> Non
 
 
 def _reduce(op: str, rows: int, cols: int, dt: DType | str) -> Kernel:
-    d = dtype(dt)
+    d = lookup_dtype(dt, caller_loc())
     allowed = ("i16", "i32") if op == "add" else ("bf16", "i16", "i32")
     name = "reduce_sum" if op == "add" else "reduce_max"
     if d.name not in allowed:

@@ -12,6 +12,7 @@ from aiedsl.ir import (
 )
 from aiedsl.lang.channel import Channel
 from aiedsl.lang.fifo import DimsSpec, EndpointUse, ObjectFifo, to_dims
+from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin
 from aiedsl.lang.runtime import RuntimeBuilder
 from aiedsl.lang.tensor import HostTensorRef
@@ -62,27 +63,43 @@ class DesignBuilder:
         if not isinstance(elem, TensorType):
             raise DesignError("fifo", f"fifo element type {elem!r} is not a Tensor[...] type",
                               loc=loc, fix="write e.g. fifo(Tensor[1024, i16])")
-        name = name or self.fresh_name("of")
-        if not name.isidentifier():
-            raise DesignError("fifo", f"fifo name {name!r} is not an identifier", loc=loc,
-                              fix="use letters, digits and _")
+        name = check_name(name or self.fresh_name("of"), "fifo name", loc)
         if name in self.fifos:
             raise DesignError("fifo", f"two fifos are named '{name}'", loc=loc,
                               related=[("the first", self.fifos[name].loc)],
                               fix="give each fifo its own name")
+        if isinstance(consumer_depth, dict) and not all(
+                isinstance(k, str) for k in consumer_depth):
+            raise DesignError("fifo depth", f"fifo '{name}' has consumer_depth="
+                              f"{consumer_depth!r}", loc=loc,
+                              limit="a depth, or {consumer name: depth} with names such as "
+                              "'core[0,1]', 'memtile' or 'shim'", found=repr(consumer_depth),
+                              fix="key it by the consuming core's name, e.g. {'core[0,1]': 3}")
         per_end = consumer_depth.items() if isinstance(consumer_depth, dict) else [
             ("consumer_depth", consumer_depth)]
-        for what, d in [("depth", depth), *per_end]:
-            if d is not None and (not isinstance(d, int) or d < 1):
-                raise DesignError("fifo depth", f"fifo '{name}' has {what}={d!r}", loc=loc,
-                                  limit="an integer >= 1", found=repr(d),
-                                  fix="use 1 (single), 2 (double buffering) or more")
+        self.check_depth(f"fifo '{name}'", "depth", depth, loc)
+        for what, d in per_end:
+            if d is not None:
+                self.check_depth(f"fifo '{name}'", what, d, loc)
         f = ObjectFifo(self, name, elem, depth, loc,
                        dims_to_stream=to_dims(dims_to_stream, "dims_to_stream", loc),
                        dims_from_stream=to_dims(dims_from_stream, "dims_from_stream", loc),
                        consumer_depth=consumer_depth)
         self.fifos[name] = f
         return f
+
+    def check_depth(self, owner: str, what: str, d: object, loc: Loc) -> None:
+        """A depth is an int from 1 to the largest lock value.
+
+        The producer lock starts at the depth, and a lock counts to 63 (AIE2 lock values are 6
+        bits: mlir-aie ``AIETargetModel::getMaxLockValue``).
+        """
+        top = self.target.max_lock_value
+        if not isinstance(d, int) or isinstance(d, bool) or not 1 <= d <= top:
+            raise DesignError("fifo depth", f"{owner} has {what}={d!r}", loc=loc,
+                              limit=f"an integer from 1 to {top} (a lock starts at the depth "
+                              f"and counts to {top})", found=repr(d),
+                              fix="use 1 (single), 2 (double buffering) or a few more")
 
     def add_herd(self, h: Herd) -> None:
         """Register a herd (names are unique)."""
@@ -106,6 +123,10 @@ class DesignBuilder:
     def add_link(self, kind: str, srcs: list[ObjectFifo], dsts: list[ObjectFifo],
                  offsets: list[int], via: TilePin, loc: Loc) -> None:
         """Register a memtile link and the memtile endpoints it gives its fifos."""
+        if not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets):
+            raise DesignError(f"{kind} offsets", f"{kind} offsets {list(offsets)!r}", loc=loc,
+                              limit="element offsets: non-negative ints", found=repr(offsets),
+                              fix="give one int offset per part, in elements of the parent")
         if not isinstance(via, TilePin) or via.kind != "memtile":
             raise DesignError("link", f"a {kind} goes through a memtile, not {via!r}", loc=loc,
                               fix="use via=memtile or via=memtile(col)")
@@ -231,7 +252,7 @@ class DesignBuilder:
         def cons_depth(who: str) -> int:
             if isinstance(f.consumer_depth, dict):
                 return f.consumer_depth.get(who, f.depth)
-            return f.consumer_depth or f.depth
+            return f.depth if f.consumer_depth is None else f.consumer_depth
 
         if isinstance(f.consumer_depth, dict):
             known = {c.core if c.kind == "core" else c.kind for c in f.consumers}

@@ -21,6 +21,7 @@ Example
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
@@ -28,6 +29,7 @@ from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, TensorType
 from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import DimsSpec, ObjectFifo, _back_to_back, to_dims
+from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin
 
 if TYPE_CHECKING:
@@ -67,6 +69,12 @@ class Channel:
                 "channel index", f"channel '{self.name}' has {len(self.shape)} dimension(s) "
                 f"{list(self.shape)} but was indexed with {len(items)}", loc=loc,
                 found=self._text(items), fix=f"index it as {self.name}[{', '.join(letters)}]")
+        for v in items:
+            if not isinstance(v, slice) and (not isinstance(v, int) or isinstance(v, bool)):
+                raise DesignError(
+                    "channel index", f"channel '{self.name}' was indexed with {v!r}", loc=loc,
+                    limit="ints (and ':' on a split or join axis)", found=repr(v),
+                    fix=f"index it with the core's index, e.g. {self.name}[y]")
         slices = [i for i, v in enumerate(items) if isinstance(v, slice)]
         if slices:
             if self.axis is None:
@@ -179,13 +187,31 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
     """
     loc = caller_loc()
     b = current_design("channel(...)")
-    name = name or b.fresh_name("chan")
-    shape = tuple(shape)
-    if not shape or any(not isinstance(s, int) or s < 1 for s in shape):
-        raise DesignError("channel", f"channel '{name}' has shape {list(shape)}", loc=loc,
+    name = check_name(name or b.fresh_name("chan"), "channel name", loc)
+    if not isinstance(shape, (list, tuple)) or not shape or any(
+            not isinstance(s, int) or isinstance(s, bool) or s < 1 for s in shape):
+        raise DesignError("channel", f"channel '{name}' has shape={shape!r}", loc=loc,
+                          limit="a list of positive ints", found=repr(shape),
                           fix="give positive integer sizes, e.g. shape=[4]")
+    shape = tuple(shape)
+    if math.prod(shape) > b.target.max_fifos:  # before one fifo per index is made
+        raise DesignError("channel", f"channel '{name}' has shape {list(shape)}: "
+                          f"{math.prod(shape)} fifos", loc=loc,
+                          limit=f"at most {b.target.max_fifos}: more fifos than "
+                          f"{b.target.name} has DMA channels", found=str(math.prod(shape)),
+                          fix="index the channel like the herd that uses it (shape=[ROWS] or "
+                          "[COLS, ROWS])")
+    if not isinstance(elem, TensorType):
+        raise DesignError("channel", f"channel '{name}' carries {elem!r}", loc=loc,
+                          limit="a Tensor[...] element type", found=repr(elem),
+                          fix="write e.g. channel(Tensor[64, 64, bf16], shape=[4])")
+    if via is not None and not (isinstance(via, TilePin) and via.kind == "memtile"):
+        raise DesignError("channel", f"channel '{name}' has via={via!r}", loc=loc,
+                          limit="via=memtile or via=memtile(col)", found=repr(via),
+                          fix="pass through a memtile with via=memtile, or leave via out")
     for what, axis in (("split", split), ("join", join)):
-        if axis is not None and not 0 <= axis < len(shape):
+        if axis is not None and (not isinstance(axis, int) or isinstance(axis, bool)
+                                 or not 0 <= axis < len(shape)):
             raise DesignError("channel", f"{what}={axis} is not an axis of channel '{name}' "
                               f"with shape {list(shape)}", loc=loc,
                               fix=f"use an axis 0..{len(shape) - 1}")
@@ -196,8 +222,11 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
     if (split is not None or join is not None) and via is None:
         raise DesignError("channel", f"channel '{name}' splits or joins without a memtile",
                           loc=loc, fix="add via=memtile")
+    b.check_depth(f"channel '{name}'", "depth", depth, loc)
+    if host_depth is not None:
+        b.check_depth(f"channel '{name}'", "host_depth", host_depth, loc)
     ch = Channel(b, name, elem, shape, via, join, split, broadcast, dims_to_stream,
-                 host_depth or max(depth, 2), loc)
+                 max(depth, 2) if host_depth is None else host_depth, loc)
     for idx in itertools.product(*(range(s) for s in shape)):
         suffix = "_".join(map(str, idx))
         f = b.new_fifo(elem, depth=depth, name=f"{name}_{suffix}", loc=loc,

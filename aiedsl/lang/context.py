@@ -8,12 +8,14 @@ used); ``@design`` opens a :class:`~aiedsl.lang.builder.DesignBuilder` and ``@he
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
 from aiedsl.errors import DesignError, caller_loc
+from aiedsl.lang.names import check_line, check_name
 
 if TYPE_CHECKING:
     from aiedsl.lang.builder import DesignBuilder
@@ -93,18 +95,28 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
     >>> M
     512
     """
+    loc = caller_loc()
+    check_name(name, "define", loc)
+    if not isinstance(default, (int, float, str)) or (
+            isinstance(default, float) and not math.isfinite(default)):
+        raise DesignError("define", f"define '{name}' has the default {default!r}", loc=loc,
+                          limit="an int, a finite float, a bool or a str", found=repr(default),
+                          fix="give a plain value; compute anything else from it")
     ctx = _LOAD.get()
     value: Any = default
     if ctx is not None and name in ctx.overrides:
         text = ctx.overrides[name]
+        kind = type(default).__name__
         try:
             value = type(default)(text) if not isinstance(default, bool) else text == "1"
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(text)
         except ValueError:
             raise DesignError(
-                "define", f"-D {name}={text} is not a valid {type(default).__name__}",
-                loc=caller_loc(), found=text, fix=f"give {_article(type(default).__name__)}, e.g. "
-                f"-D {name}={default}",
-            ) from None
+                "define", f"-D {name}={text} is not a valid {kind}", loc=loc, found=text,
+                fix=f"give {_article(kind)}, e.g. -D {name}={default}") from None
+    if isinstance(value, str):
+        check_line(value, f"define '{name}' =", loc)
     if ctx is not None:
         ctx.used[name] = value
     return value

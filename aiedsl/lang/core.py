@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Acquire, Call, Core, Herd, Loc, Loop, Op, Release
 from aiedsl.lang.context import _CORE, active, current_core, current_design
+from aiedsl.lang.names import check_name
 
 if TYPE_CHECKING:
     from aiedsl.lang.fifo import Buffer, ObjectFifo
@@ -90,9 +91,11 @@ class loop:
         if self._state == 1:
             return 0
         scope = self.core.scopes.pop()
-        if scope.loop is not self:
-            raise DesignError("loop", "loop bodies closed out of order", loc=self.loc,
-                              fix="do not use break or continue inside loop()")
+        if scope.loop is not self:  # an inner loop's body was left early
+            raise DesignError("loop", "a loop() body ended early (break or return inside it)",
+                              loc=scope.loop.loc if scope.loop else self.loc,
+                              fix="do not break or return out of loop(); every iteration is "
+                              "the same program")
         self.core.emit(Loop(count=self.count, body=tuple(scope.ops), loc=self.loc))
         raise StopIteration
 
@@ -109,11 +112,33 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
 
     def decorate(fn: Callable[..., Any]) -> Herd:
         b = current_design("@herd")
-        hname = name or fn.__name__
+        hname = check_name(name or fn.__name__, "herd name", loc)
         for what, v in (("cols", cols), ("rows", rows)):
-            if not isinstance(v, int) or v < 1:
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise DesignError("herd", f"herd '{hname}' has {what}={v!r}", loc=loc,
                                   found=repr(v), fix=f"give {what} as a positive integer")
+        t = b.target
+        # Placement says precisely why a herd does not fit; this only stops absurd sizes
+        # (-D COLS=2000) before one core per cell is traced.
+        if cols * rows > 4 * t.cols * t.rows:
+            raise DesignError(
+                "herd placement", f"herd '{hname}' ({cols}x{rows}) does not fit on {t.name}",
+                loc=loc, limit=f"{t.cols} column(s) x {t.rows} core row(s)",
+                found=f"{cols} column(s) x {rows} row(s)", fix="a smaller herd, or a device "
+                "with more columns (--device)")
+        if anchor is not None and not (
+                isinstance(anchor, tuple) and len(anchor) == 2 and all(
+                    isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in anchor)):
+            raise DesignError("herd", f"herd '{hname}' has anchor={anchor!r}", loc=loc,
+                              limit="a (column, row) pair of non-negative ints",
+                              found=repr(anchor), fix="write e.g. anchor=(0, 2)")
+        memory = b.target.core.memory
+        if stack is not None and not (isinstance(stack, int) and not isinstance(stack, bool)
+                                      and 0 <= stack <= memory):
+            raise DesignError("herd", f"herd '{hname}' has stack={stack!r}", loc=loc,
+                              limit=f"bytes from 0 to the core's {memory} of data memory",
+                              found=repr(stack),
+                              fix=f"give the stack in bytes, e.g. stack={b.target.default_stack}")
         nparams = len(inspect.signature(fn).parameters)
         if nparams not in (0, 2) or (nparams == 0 and (cols, rows) != (1, 1)):
             raise DesignError(

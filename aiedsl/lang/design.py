@@ -18,10 +18,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from aiedsl.errors import DesignError, caller_loc, user_exception
-from aiedsl.ir import Design, TensorType
+from aiedsl.errors import DesignError, caller_loc, check_callable, function_loc, user_exception
+from aiedsl.ir import Design, Loc, TensorType
 from aiedsl.lang.builder import DesignBuilder
 from aiedsl.lang.context import _DESIGN, active, load_context
+from aiedsl.lang.names import check_name
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.targets import DEVICES, get_target
 
@@ -38,6 +39,9 @@ class DesignHandle:
     reference_fn: Callable[..., Any] | None = None
     kernels: dict[str, Any] = field(default_factory=dict)
     """The Python kernel objects by symbol (their numpy references run in the simulator)."""
+    nonfinite: bool = False
+    """The reference may expect NaN or infinity (``@d.reference(nonfinite=True)``); otherwise
+    any NaN or infinity, expected or produced, fails."""
 
     @property
     def name(self) -> str:
@@ -56,29 +60,78 @@ class DesignHandle:
         drained = {t.tensor for t in self.ir.runtime if t.op == "drain"}
         return [t.name for t in self.ir.tensors if t.name in drained]
 
-    def reference(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """Decorator: the design's numpy reference, ``fn(*inputs) -> output or tuple``."""
-        self.reference_fn = fn
-        return fn
+    def reference(self, fn: Callable[..., Any] | None = None, *, nonfinite: bool = False
+                  ) -> Any:
+        """Decorator: the design's numpy reference, ``fn(*inputs) -> output or tuple``.
+
+        ``@d.reference(nonfinite=True)`` declares that NaN or infinity are expected values.
+        """
+        def set_(f: Callable[..., Any]) -> Callable[..., Any]:
+            check_callable(f, len(self.inputs), f"the reference of '{self.name}'",
+                           caller_loc())
+            self.reference_fn, self.nonfinite = f, nonfinite
+            return f
+
+        return set_ if fn is None else set_(fn)
 
     def expected(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Run the reference on ``inputs`` and name its results by output tensor."""
-        if self.reference_fn is None:
+        """Run the reference on ``inputs`` and name its results by output tensor.
+
+        Each result must be a numeric array of its output's size, of the output's kind (integer
+        outputs take integer results), and finite unless the reference says ``nonfinite``.
+        """
+        fn = self.reference_fn
+        if fn is None:
             raise DesignError("reference", f"design '{self.name}' has no numpy reference",
                               loc=self.ir.loc, fix=f"decorate a function with "
                               f"@{self.name}.reference")
+        where = function_loc(fn) or self.ir.loc
         try:
-            result = self.reference_fn(*(inputs[n] for n in self.inputs))
+            result = fn(*(inputs[n] for n in self.inputs))
         except Exception as e:
-            raise user_exception(e, f"running the reference of '{self.name}'",
-                                 self.ir.loc) from e
+            raise user_exception(e, f"running the reference of '{self.name}'", where) from e
         results = result if isinstance(result, tuple) else (result,)
         if len(results) != len(self.outputs):
             raise DesignError(
                 "reference", f"the reference of '{self.name}' returned {len(results)} "
-                f"array(s) for {len(self.outputs)} output(s) {self.outputs}", loc=self.ir.loc,
+                f"value(s) for {len(self.outputs)} output(s) {self.outputs}", loc=where,
                 fix="return one array per drained tensor, in argument order")
-        return dict(zip(self.outputs, (np.asarray(r) for r in results)))
+        return {name: self._checked(name, r, where) for name, r in zip(self.outputs, results)}
+
+    def _checked(self, name: str, value: Any, where: Loc) -> np.ndarray:
+        """One reference result, checked against its output tensor."""
+        t = self.ir.tensor(name).type
+        what = f"the reference of '{self.name}' returned"
+        if value is None:
+            raise DesignError("reference", f"{what} None for output '{name}'", loc=where,
+                              limit=f"an array of {t.numel} values ({t})", found="None",
+                              fix="return the expected array (is a `return` missing?)")
+        arr = np.asarray(value)
+        kind = arr.dtype.kind if arr.dtype.name != "bfloat16" else "f"
+        want = "f" if t.dt.is_float else "iub"
+        if kind not in want or kind not in "iubf":
+            raise DesignError(
+                "reference", f"{what} {arr.dtype} values for output '{name}' ({t})", loc=where,
+                limit="floats for a float output, integers for an integer one",
+                found=f"{arr.dtype}, shape {list(arr.shape)}",
+                fix=f"return numbers of the output's kind, e.g. .astype(np.{np.dtype(t.dt.numpy).name})")
+        if arr.size != t.numel:
+            raise DesignError(
+                "reference", f"{what} an array of shape {list(arr.shape)} ({arr.size} values) for "
+                f"output '{name}' ({t})", loc=where, limit=f"{t.numel} values, shape "
+                f"{list(t.shape)}", found=f"{arr.size} values",
+                fix="return an array of the output's shape")
+        if kind == "f" and not self.nonfinite:
+            bad = ~np.isfinite(arr.astype(np.float64, copy=False))
+            if bad.any():
+                i = tuple(int(x) for x in np.unravel_index(int(np.argmax(bad)), arr.shape))
+                raise DesignError(
+                    "reference", f"{what} {arr[i]} at {list(i)} of output '{name}'", loc=where,
+                    limit="finite values (NaN never compares equal, so it would hide a wrong "
+                    "result)", found=f"{int(bad.sum())} value(s) that are NaN or infinite",
+                    fix="fix the reference, or declare them expected with "
+                    f"@{self.name}.reference(nonfinite=True)")
+        return arr.reshape(t.shape)
 
 
 def design(device: str = "npu1", *, name: str | None = None,
@@ -96,10 +149,11 @@ def design(device: str = "npu1", *, name: str | None = None,
     def decorate(fn: Callable[..., Any]) -> DesignHandle:
         ctx = load_context()
         dev = (ctx.device if ctx and ctx.device else None) or device
-        if dev not in DEVICES:
+        if not isinstance(dev, str) or dev not in DEVICES:
             raise DesignError("device", f"unknown device {dev!r}", loc=loc, found=dev,
                               fix="use one of " + ", ".join(DEVICES))
-        b = DesignBuilder(name or fn.__name__, get_target(dev), loc)
+        b = DesignBuilder(check_name(name or fn.__name__, "design name", loc), get_target(dev),
+                          loc)
         tensors = []
         try:  # eval_str: designs written with `from __future__ import annotations`
             params = inspect.signature(fn, eval_str=True, locals=scope).parameters
@@ -114,11 +168,15 @@ def design(device: str = "npu1", *, name: str | None = None,
                 raise DesignError(
                     "design", f"argument '{pname}' of design '{fn.__name__}' has no Tensor "
                     "annotation", loc=loc, fix=f"annotate it, e.g. {pname}: Tensor[1024, i32]")
-            tensors.append(HostTensorRef(pname, i, p.annotation, loc))
+            tensors.append(HostTensorRef(check_name(pname, "host tensor", loc), i, p.annotation,
+                                         loc))
         b.tensors = tensors
         with active(_DESIGN, b):
             fn(*tensors)
-        return DesignHandle(b.finalize(dict(ctx.used) if ctx else {}), reference,
-                            dict(b.kernel_objs))
+        handle = DesignHandle(b.finalize(dict(ctx.used) if ctx else {}),
+                              kernels=dict(b.kernel_objs))
+        if reference is not None:
+            handle.reference(reference)
+        return handle
 
     return decorate

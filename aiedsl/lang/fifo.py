@@ -32,8 +32,12 @@ DimsSpec = Sequence[tuple[int, int]] | None
 
 def to_dims(spec: DimsSpec, what: str, loc: Loc) -> tuple[Dim, ...]:
     """Turn ``[(size, stride), ...]`` (outermost first) into IR dimensions."""
-    if not spec:
+    if spec is None or (isinstance(spec, (list, tuple)) and not spec):
         return ()
+    if not isinstance(spec, (list, tuple)):
+        raise DesignError("dma dims", f"{what}={spec!r} is not a list of (size, stride) pairs",
+                          loc=loc, found=repr(spec),
+                          fix="write dims as [(size, stride), ...], outermost first")
     out = []
     for d in spec:
         if (not isinstance(d, tuple) or len(d) != 2
@@ -126,7 +130,8 @@ class ObjectFifo:
         """
         loc = caller_loc()
         out = self.builder.new_fifo(
-            elem or self.elem, depth=depth or self.depth, name=name or f"{self.name}_fwd",
+            elem or self.elem, depth=self.depth if depth is None else depth,
+            name=name or f"{self.name}_fwd",
             dims_to_stream=dims_to_stream, dims_from_stream=dims_from_stream, loc=loc)
         self.builder.add_link("forward", [self], [out], [], via, loc)
         return out
@@ -141,8 +146,17 @@ class ObjectFifo:
         """
         loc = caller_loc()
         types = _part_types(self, parts, loc)
+        if names is not None and (not isinstance(names, (list, tuple))
+                                  or len(names) != len(types)):
+            raise DesignError("split", f"split of '{self.name}' into {len(types)} parts has "
+                              f"names={names!r}", loc=loc, limit=f"{len(types)} names",
+                              found=repr(names), fix="give one name per part, or leave names out")
+        if offsets is not None and not isinstance(offsets, (list, tuple)):
+            raise DesignError("split offsets", f"split of '{self.name}' has offsets={offsets!r}",
+                              loc=loc, limit="a list of element offsets, one per part",
+                              found=repr(offsets), fix="write e.g. offsets=[0, 1024]")
         outs = [self.builder.new_fifo(
-            t, depth=depth or self.depth,
+            t, depth=self.depth if depth is None else depth,
             name=(names[i] if names else f"{self.name}_{i}"), dims_to_stream=dims_to_stream,
             dims_from_stream=dims_from_stream, loc=loc) for i, t in enumerate(types)]
         offs = list(offsets) if offsets is not None else _back_to_back(types)
@@ -165,12 +179,26 @@ def _back_to_back(types: Sequence[TensorType]) -> list[int]:
 
 def _part_types(parent: ObjectFifo, parts: Sequence[TensorType] | int, loc: Loc
                 ) -> list[TensorType]:
+    if not isinstance(parts, (int, list, tuple)) or isinstance(parts, bool):
+        raise DesignError("split", f"fifo '{parent.name}' split into {parts!r}", loc=loc,
+                          limit="a number of equal parts, or a list of part types",
+                          found=repr(parts), fix="write e.g. f.split(2)")
     if isinstance(parts, int):
         if parts < 1 or parent.elem.numel % parts:
             raise DesignError(
                 "split", f"fifo '{parent.name}' ({parent.elem}) does not split into {parts} "
                 "equal parts", loc=loc, found=f"{parent.elem.numel} elements / {parts}",
                 fix="give the part types explicitly, or a count that divides the element")
+        n = parts
+    else:
+        n = len(parts)
+    most = parent.builder.target.max_fifos
+    if n > most:  # before one fifo per part is made
+        raise DesignError("split", f"fifo '{parent.name}' split into {n} parts", loc=loc,
+                          limit=f"at most {most} parts: more fifos than "
+                          f"{parent.builder.target.name} has DMA channels", found=str(n),
+                          fix="split into as many parts as there are cores reading them")
+    if isinstance(parts, int):
         return [TensorType(shape=(parent.elem.numel // parts,), dtype=parent.elem.dtype)] * parts
     return list(parts)
 
@@ -197,6 +225,10 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
     f = b.new_fifo(elem, depth=depth, name=name, dims_to_stream=dims_to_stream,
                    dims_from_stream=dims_from_stream, loc=loc, consumer_depth=consumer_depth)
     if shim is not None:
+        if not isinstance(shim, TilePin) or shim.kind != "shim":
+            raise DesignError("placement", f"fifo '{f.name}' has shim={shim!r}", loc=loc,
+                              limit="shim(col): the shim tile of a column", found=repr(shim),
+                              fix="write shim=shim(0) (from aiedsl import shim)")
         f.shim_pin = shim.coord(b.target.shim_row)
     return f
 
@@ -211,13 +243,19 @@ def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
     """
     loc = caller_loc()
     b = current_design("join(...)")
-    parts = list(parts)
-    if not parts:
-        raise DesignError("join", "join of no fifos", loc=loc, fix="give one or more fifos")
+    parts = list(parts) if isinstance(parts, (list, tuple)) else []
+    if not parts or not all(isinstance(p, ObjectFifo) for p in parts):
+        raise DesignError("join", f"join of {parts!r}", loc=loc, limit="a list of fifos",
+                          fix="give a list of one or more fifos, e.g. join([c0, c1])")
     total = sum(p.elem.numel for p in parts)
     elem = elem or TensorType(shape=(total,), dtype=parts[0].elem.dtype)
-    out = b.new_fifo(elem, depth=depth or parts[0].depth, name=name or f"{parts[0].name}_join",
+    out = b.new_fifo(elem, depth=parts[0].depth if depth is None else depth,
+                     name=name or f"{parts[0].name}_join",
                      dims_to_stream=dims_to_stream, loc=loc)
+    if offsets is not None and not isinstance(offsets, (list, tuple)):
+        raise DesignError("join offsets", f"join has offsets={offsets!r}", loc=loc,
+                          limit="a list of element offsets, one per part", found=repr(offsets),
+                          fix="write e.g. offsets=[0, 1024]")
     offs = list(offsets) if offsets is not None else _back_to_back([p.elem for p in parts])
     b.add_link("join", parts, [out], offs, via, loc)
     return out

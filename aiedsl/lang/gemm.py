@@ -5,6 +5,9 @@ The dataflow it drives: channel ``a`` has one fifo per herd row (tile rows of A,
 The herd passes over C's tiles in row groups of ``rows`` tile rows; each column's cores cover tile
 columns ``x, x + cols, ...``. A shim tile has 16 BDs: per column one drains C and two per row group
 fill A and B, so row groups go in batches of ``rows_per_sync`` with a wait after each batch.
+A shim pattern's iteration dimension takes at most ``max_shim_iterations`` (63) steps, so with more
+column groups than that A and B go in several fills per row group (at most 63 column groups each)
+and the batches shrink to stay within the BDs.
 
 Example
 -------
@@ -16,6 +19,7 @@ Example
 
 from __future__ import annotations
 
+from aiedsl.errors import DesignError, caller_loc
 from aiedsl.lang.channel import Channel
 from aiedsl.lang.runtime import RuntimeBuilder, tiles
 from aiedsl.lang.tensor import HostTensorRef
@@ -24,14 +28,54 @@ from aiedsl.lang.tensor import HostTensorRef
 def gemm_runtime(rt: RuntimeBuilder, a: Channel, b: Channel, c: Channel, A: HostTensorRef,
                  B: HostTensorRef, C: HostTensorRef, *, tile: tuple[int, int, int],
                  herd: tuple[int, int], rows_per_sync: int = 7) -> None:
-    """Fill A and B and drain C for a ``herd = (cols, rows)`` GEMM with ``tile = (m, k, n)``."""
+    """Fill A and B and drain C for a ``herd = (cols, rows)`` GEMM with ``tile = (m, k, n)``.
+
+    Row groups go in batches of at most ``rows_per_sync``, fewer when the column groups need
+    several fills each (see the module docstring); a DesignError when even one row group's
+    fills exceed a shim tile's BDs.
+    """
     m, k, n = tile
     cols, rows = herd
-    M, N = A.shape[0], B.shape[1]
+    loc = caller_loc()
+    (M, K), (K2, N) = A.shape, B.shape
+    if (K2, tuple(C.shape)) != (K, (M, N)):
+        raise DesignError("gemm runtime", f"A {list(A.shape)}, B {list(B.shape)} and C "
+                          f"{list(C.shape)} are not M x K, K x N and M x N", loc=loc,
+                          fix="pass A, B and C of one GEMM, in that order")
+    if not isinstance(rows_per_sync, int) or rows_per_sync < 1:
+        raise DesignError("gemm runtime", f"rows_per_sync={rows_per_sync!r}", loc=loc,
+                          limit="an int >= 1", found=repr(rows_per_sync),
+                          fix="leave it out (7), or give how many row groups to send between "
+                          "waits")
+    for what, size, step_ in (("M", M, m * rows), ("K", K, k), ("N", N, n * cols)):
+        if size % step_:
+            unit = {"M": f"m x rows = {m} x {rows}", "K": f"k = {k}",
+                    "N": f"n x cols = {n} x {cols}"}[what]
+            raise DesignError(
+                "gemm runtime", f"{what}={size} is not a multiple of {unit} = {step_}: the "
+                f"herd would leave part of C uncomputed", loc=loc,
+                limit=f"{what} a multiple of {step_}", found=f"{size} = {size // step_} x "
+                f"{step_} + {size % step_}", fix=f"make {what} a multiple of {step_}, or change "
+                "the tile or the herd")
     row_groups = M // (m * rows)
     col_groups = N // (n * cols)
-    for first in range(0, row_groups, rows_per_sync):
-        batch = range(first, min(first + rows_per_sync, row_groups))
+    target = rt.builder.target
+    # A repeats its tile row once per column group and B walks one tile column per column
+    # group, both in the pattern's iteration dimension when the rest takes 3 dimensions: so
+    # at most max_shim_iterations column groups per fill.
+    step = target.max_shim_iterations
+    parts = [range(g, min(g + step, col_groups)) for g in range(0, col_groups, step)]
+    # Per shim column and batch: one C drain, and per row group the fills of A and of B.
+    per_sync = min(rows_per_sync, (target.shim.bds - 1) // (2 * len(parts)))
+    if per_sync < 1:
+        raise DesignError(
+            "gemm runtime", f"{col_groups} column groups (N={N} over {cols} x n={n}) need "
+            f"{len(parts)} fills each of A and B per row group, more than a shim tile's BDs",
+            loc=loc, limit=f"{target.shim.bds} BDs: one C drain and "
+            f"{(target.shim.bds - 1) // 2} fills each of A and B", found=f"{len(parts)} each",
+            fix="use more herd columns or a larger n, or split N over several calls")
+    for first in range(0, row_groups, per_sync):
+        batch = range(first, min(first + per_sync, row_groups))
         for i in range(max(rows, cols)):
             if i < cols:
                 rt.drain(c[i, :], C, tiles(C, (m, n), rows=range(batch.start * rows,
@@ -40,8 +84,11 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel, b: Channel, c: Channel, A: Host
                                            group=rows))
             for rg in batch:
                 if i < rows:
-                    rt.fill(a[i], A, tiles(A, (m, k), rows=rg * rows + i, repeat=col_groups))
+                    for part in parts:
+                        rt.fill(a[i], A, tiles(A, (m, k), rows=rg * rows + i,
+                                               repeat=len(part)))
                 if i < cols:
-                    rt.fill(b[i], B, tiles(B, (k, n), cols=range(i, N // n, cols),
-                                           order="col"))
+                    for part in parts:
+                        rt.fill(b[i], B, tiles(B, (k, n), cols=range(
+                            i + part.start * cols, i + part.stop * cols, cols), order="col"))
         rt.sync()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aiedsl.errors import DesignError, caller_loc
+
 
 @dataclass(frozen=True)
 class TilePin:
@@ -18,6 +20,11 @@ class TilePin:
 
     def __call__(self, col: int, row: int | None = None) -> "TilePin":
         """Pin this kind of tile to column ``col``."""
+        for what, v in (("column", col), ("row", row)):
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+                raise DesignError("placement", f"{self.kind}({col!r}) pins to {what} {v!r}",
+                                  loc=caller_loc(), limit="a non-negative int",
+                                  found=repr(v), fix=f"write e.g. {self.kind}(0)")
         return TilePin(self.kind, col, row)
 
     def coord(self, default_row: int) -> tuple[int, int] | None:

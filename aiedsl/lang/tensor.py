@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from aiedsl.dtypes import DType, dtype
+from aiedsl.dtypes import DTYPES, DType, dtype
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, TensorType
 
@@ -20,21 +21,46 @@ class Tensor:
     """
 
     def __class_getitem__(cls, item: object) -> TensorType:
+        loc = caller_loc()
         items = item if isinstance(item, tuple) else (item,)
-        *shape, dt = items
+        *shape, dt = items or (None,)
         if not isinstance(dt, (DType, str)) or not shape:
             raise DesignError(
                 "tensor type", f"Tensor[{', '.join(map(str, items))}] needs sizes then a dtype",
-                loc=caller_loc(), fix="write e.g. Tensor[64, 64, bf16]",
+                loc=loc, fix="write e.g. Tensor[64, 64, bf16]",
             )
         for s in shape:
             if not isinstance(s, int) or isinstance(s, bool) or s <= 0:
                 raise DesignError(
                     "tensor type", f"Tensor size {s!r} is not a positive integer",
-                    loc=caller_loc(), found=repr(s),
+                    loc=loc, found=repr(s),
                     fix="sizes are positive ints; use // for integer division",
                 )
-        return TensorType(shape=tuple(shape), dtype=dtype(dt).name)
+        numel = math.prod(shape)
+        if numel >= MAX_ELEMENTS:
+            raise DesignError(
+                "tensor type", f"Tensor[{', '.join(map(str, items))}] has {numel:,} elements",
+                loc=loc, limit=f"fewer than 2^31 = {MAX_ELEMENTS:,} elements", found=f"{numel:,}",
+                fix="split the problem over several runs")
+        return TensorType(shape=tuple(shape), dtype=lookup_dtype(dt, loc).name)
+
+
+MAX_ELEMENTS = 2 ** 31
+"""Host tensors and fifo elements are indexed with 32-bit offsets (the simulator's runtime
+patterns; mlir-aie's memref offsets in the runtime sequence are i64, the NPU's host buffers far
+smaller than this)."""
+
+
+def lookup_dtype(dt: object, loc: Loc | None) -> DType:
+    """The dtype named ``dt`` (``i16``, ``"int16"``, ``bf16`` ...); a DesignError listing the
+    known ones otherwise."""
+    try:
+        return dtype(dt)  # type: ignore[arg-type]
+    except (KeyError, TypeError):
+        raise DesignError(
+            "tensor type", f"unknown element type {dt!r}", loc=loc,
+            limit="one of " + ", ".join(DTYPES) + " (numpy-style names such as int16 too)",
+            found=repr(dt), fix="use an aiedsl dtype: from aiedsl import i32, bf16, ...") from None
 
 
 @dataclass(frozen=True)

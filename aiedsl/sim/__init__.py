@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
 from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, compare, make_inputs, poisoned
@@ -70,6 +71,10 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     each kernel's C++, built for the host (:mod:`aiedsl.kernels.host`), instead of its numpy
     reference.
     """
+    if clock_hz is not None and not (isinstance(clock_hz, (int, float)) and
+                                     1e6 <= clock_hz <= 1e11):
+        raise DesignError("clock", f"a clock of {clock_hz!r} Hz", limit="1 MHz to 100 GHz",
+                          found=repr(clock_hz), fix="give the core clock in Hz, e.g. 1.0e9")
     if placed is None:
         placed, _ = check_design(handle.ir)
     ins = inputs if inputs is not None else make_inputs(placed, seed)
@@ -94,6 +99,6 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     checks = []
     if check:
         expected = handle.expected({n: ins[n] for n in handle.inputs})
-        checks = [compare(n, outputs[n], expected[n], placed.tensor(n).type.dtype)
-                  for n in handle.outputs]
+        checks = [compare(n, outputs[n], expected[n], placed.tensor(n).type.dtype,
+                          nonfinite=handle.nonfinite) for n in handle.outputs]
     return SimResult(ins, outputs, checks, tm, m)

@@ -74,13 +74,20 @@ class OutputCheck:
                 f" want {self.want:.6g} (|error| {self.error:.3g}; {self.tolerance})")
 
 
-def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str) -> OutputCheck:
-    """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory)."""
+def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
+            nonfinite: bool = False) -> OutputCheck:
+    """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
+
+    NaN or infinity anywhere fails, unless ``nonfinite``: then they must sit where the reference
+    has the same (NaN for NaN, an infinity of the same sign for an infinity).
+    """
     g_all = got.reshape(-1)
     w_all = np.asarray(want).reshape(-1)
     if dtype in TOLERANCE:
         rtol, atol_rel = TOLERANCE[dtype]
-        peak = float(np.max(np.abs(w_all.astype(np.float64)))) if w_all.size else 1.0
+        w64 = np.abs(w_all.astype(np.float64))
+        w64 = w64[np.isfinite(w64)]
+        peak = float(np.max(w64)) if w64.size else 1.0
         atol = atol_rel * max(1.0, peak)
         tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
     else:
@@ -91,9 +98,14 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str) -> OutputC
     for lo in range(0, g_all.size, step):
         g = g_all[lo:lo + step].astype(np.float64)
         w = w_all[lo:lo + step].astype(np.float64)
-        err = np.abs(g - w)
-        err[np.isnan(err)] = np.inf
-        excess = err - (atol + rtol * np.abs(w))
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = np.abs(g - w)
+            excess = err - (atol + rtol * np.abs(w))
+        wild = ~(np.isfinite(g) & np.isfinite(w))
+        if wild.any():  # NaN compares false with everything: it would pass unseen
+            same = nonfinite & ((np.isnan(g) & np.isnan(w)) | (np.isinf(g) & (g == w)))
+            err[wild] = np.where(same[wild], 0.0, np.inf)
+            excess[wild] = np.where(same[wild], -np.inf, np.inf)
         i = int(np.argmax(excess))
         if excess[i] > worst_excess:
             worst, worst_excess, worst_err = lo + i, float(excess[i]), float(err[i])

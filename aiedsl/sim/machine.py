@@ -155,7 +155,8 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
                 q = m.drain_queues[f.name] = WorkQueue(f.name)
                 p = engine.spawn(Proc(f"shim {c.tile} <- {f.name}", "s2mm", info={
                     "fifo": f.name, "tile": c.tile, "shim": True, "queue": q}),
-                    lambda p, q=q, port=port, n=f.elem.numel: _shim_drain(engine, m, p, q, port, n))
+                    lambda p, q=q, port=port, n=f.elem.nbytes, dt=np_dtype:
+                    _shim_drain(engine, m, p, q, port, n, dt))
                 m.drain_procs[f.name] = p
                 port_owner(port, p)
         if f.producer.kind == "core":
@@ -175,7 +176,8 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
             conn.sender = engine.spawn(Proc(f"shim {f.producer.tile} -> {f.name}", "mm2s", info={
                 "fifo": f.name, "tile": f.producer.tile, "shim": True, "queue": q,
                 "conn": conn}),
-                lambda p, q=q, conn=conn, n=f.elem.numel: _shim_fill(engine, m, p, q, conn, n))
+                lambda p, q=q, conn=conn, n=f.elem.nbytes, dt=np_dtype:
+                _shim_fill(engine, m, p, q, conn, n, dt))
 
     for link in d.links:
         _build_link(m, link, links_in, links_out)
@@ -318,12 +320,17 @@ def _link_out(engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, 
         slot = (slot + 1) % bufs.shape[0]
 
 
-def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, numel: int):
+def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nbytes: int,
+               np_dtype: np.dtype):
+    """The shim DMA sending a fill: host elements in pattern order, one fifo element's bytes
+    at a time, reinterpreted (never converted) as the fifo's element type."""
     while True:
         flat, pattern, _, issued = yield ("work", q)
         p.time = max(p.time, issued)
-        for idx in pattern_steps(pattern, numel):
+        for idx in pattern_steps(pattern, nbytes // flat.itemsize):
             piece = flat[idx]
+            if piece.dtype != np_dtype:
+                piece = piece.view(np_dtype)
             p.time = m.dram.reserve(p.time, piece.nbytes)
             start = p.time
             chunk = engine.send(conn, piece, p)
@@ -331,13 +338,16 @@ def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nu
             p.busy += p.time - start
 
 
-def _shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, numel: int):
+def _shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, nbytes: int,
+                np_dtype: np.dtype):
+    """The shim DMA receiving a drain into host memory, bytes reinterpreted as the host type."""
     while True:
         flat, pattern, token, issued = yield ("work", q)
         p.time = max(p.time, issued)
-        for idx in pattern_steps(pattern, numel):
-            data = yield ("get", port, idx.size)
-            flat[idx] = data
+        per = nbytes // np_dtype.itemsize
+        for idx in pattern_steps(pattern, nbytes // flat.itemsize):
+            data = yield ("get", port, per)
+            flat[idx] = data if data.dtype == flat.dtype else data.view(flat.dtype)
             p.time = max(p.time, m.dram.reserve(p.time, data.nbytes)
                          + data.nbytes / m.dram.bytes_per_cycle)
         if token is not None:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from aiedsl.sim.machine import Machine
 from aiedsl.targets import get_target
+from aiedsl.version import __version__
 
 
 @dataclass(frozen=True)
@@ -132,10 +133,22 @@ def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:
         for start, end, label in p.spans:
             events.append({"name": label, "cat": p.kind, "ph": "X", "pid": 1, "tid": tid,
                            "ts": round(start * us, 4), "dur": round((end - start) * us, 4)})
-    return {"traceEvents": events, "displayTimeUnit": "ns"}
+    # otherData first: it says who wrote the file within its first bytes (is_aiedsl_trace).
+    return {"otherData": {"generator": f"aiedsl {__version__}"}, "traceEvents": events,
+            "displayTimeUnit": "ns"}
+
+
+def is_aiedsl_trace(head: str) -> bool:
+    """Was this trace (its first characters) written by aiedsl? Its otherData says so."""
+    return head.startswith('{"otherData": {"generator": "aiedsl ')
 
 
 def write_trace(m: Machine, clock_hz: float, path: str) -> None:
-    """Write :func:`chrome_trace` as JSON to ``path``."""
-    with open(path, "w") as f:
-        json.dump(chrome_trace(m, clock_hz), f)
+    """Write :func:`chrome_trace` as JSON to ``path``, whole or not at all.
+
+    An existing file there that aiedsl did not write is refused (DesignError "output file").
+    """
+    from aiedsl.outdir import write_file
+
+    write_file(path, json.dumps(chrome_trace(m, clock_hz)), design=m.design.name,
+               ours=is_aiedsl_trace, option="--trace")

@@ -158,3 +158,12 @@ class TargetModel(BaseModel):
     def rows(self) -> int:
         """Number of core rows."""
         return len(self.core_rows)
+
+    @property
+    def max_fifos(self) -> int:
+        """More fifos than this can never be placed: every fifo end needs a DMA channel (or a
+        neighbour's memory), and this is twice every output channel of every tile. A bound checked
+        before fifos are made, so that a design cannot make millions of them."""
+        per_col = (self.shim.dma_out + self.memtile.dma_out * len(self.memtile_rows)
+                   + self.core.dma_out * self.rows)
+        return 2 * self.cols * per_col

@@ -1,11 +1,15 @@
 """The command lines that turn aiedsl's output into ``aie.xclbin`` and ``insts.bin``.
 
-Flags follow mlir-aie (``aie2-facts.md`` s3): kernels with Peano's clang++ for the device's AIE
-architecture, then ``aiecc`` with the flags of mlir-aie's ``add_one_func_link_with_peano`` test.
-Arguments are plain lists so the same list is written to ``build.sh`` and run by ``--compile``.
+Flags follow mlir-aie: kernels with Peano's clang++ for the device's AIE architecture, then
+``aiecc`` with the flags of mlir-aie's ``add_one_func_link_with_peano`` test. Arguments are plain
+lists so the same list is written to ``build.sh`` and run by ``--compile``; :func:`shell_line` is
+the one function that turns them into shell text.
 """
 
 from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
 
 from aiedsl.targets import TargetModel
 
@@ -15,26 +19,67 @@ AIECC_FLAGS = ["--no-xchesscc", "--no-xbridge", "--aie-generate-xclbin",
                "--npu-insts-name=insts.bin"]
 
 
+@dataclass(frozen=True)
+class EnvWord:
+    """A command word that starts from an environment variable ``build.sh`` expands:
+    ``EnvWord("-I", "MLIR_AIE_INSTALL_DIR", "/include")`` is ``-I"$MLIR_AIE_INSTALL_DIR"/include``.
+
+    Only these words expand anything; every other word is quoted whole, so no text a user gave
+    can become shell code.
+    """
+
+    prefix: str
+    var: str
+    suffix: str
+
+    def shell(self) -> str:
+        """The word as shell text: the variable double-quoted, the rest single-quoted."""
+        parts = [shlex.quote(self.prefix) if self.prefix else "", f'"${self.var}"',
+                 shlex.quote(self.suffix) if self.suffix else ""]
+        return "".join(parts)
+
+
+Word = str | EnvWord
+
+PEANO_CLANG = EnvWord("", "PEANO_INSTALL_DIR", "/bin/clang++")
+AIE_API_INCLUDE = EnvWord("-I", "MLIR_AIE_INSTALL_DIR", "/include")
+
+
 def kernel_compile_argv(target: TargetModel, source: str, output: str, *,
-                        clang: str = "$PEANO_INSTALL_DIR/bin/clang++",
-                        include: str = "$MLIR_AIE_INSTALL_DIR/include") -> list[str]:
+                        clang: Word = PEANO_CLANG, include: str | None = None) -> list[Word]:
     """Compile one kernel source to an object file for ``target``'s cores.
 
+    ``clang`` and ``include`` default to the environment variables ``build.sh`` reads; the
+    compile step passes the paths it found.
+
     >>> from aiedsl.targets import get_target
-    >>> kernel_compile_argv(get_target("npu1"), "kernels/k.cc", "k.o")[:4]
-    ['$PEANO_INSTALL_DIR/bin/clang++', '-O2', '-std=c++20', '-DNDEBUG']
+    >>> shell_line(kernel_compile_argv(get_target("npu1"), "kernels/k.cc", "k.o"))[:50]
+    '"$PEANO_INSTALL_DIR"/bin/clang++ -O2 -std=c++20 -D'
     """
-    return [clang, *PEANO_FLAGS, f"--target={target.peano_target}", f"-I{include}", "-c",
-            source, "-o", output]
+    inc: Word = AIE_API_INCLUDE if include is None else f"-I{include}"
+    return [clang, *PEANO_FLAGS, f"--target={target.peano_target}", inc, "-c", source, "-o",
+            output]
 
 
-def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str = "aiecc") -> list[str]:
+def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str = "aiecc") -> list[Word]:
     """Lower, place and package ``mlir`` into ``aie.xclbin`` and ``insts.bin``."""
     return [aiecc, *AIECC_FLAGS, mlir]
 
 
-def shell_line(argv: list[str]) -> str:
-    """One shell command line: ``$VAR`` words are double-quoted so they expand, others quoted."""
-    import shlex
+def shell_line(argv: list[Word]) -> str:
+    """One shell command line: every word quoted whole, :class:`EnvWord` variables expanded.
 
-    return " ".join(f'"{a}"' if "$" in a else shlex.quote(a) for a in argv)
+    >>> print(shell_line(["echo", "a b", "$(touch x)", EnvWord("", "HOME", "/x y")]))
+    echo 'a b' '$(touch x)' "$HOME"'/x y'
+    """
+    return " ".join(w.shell() if isinstance(w, EnvWord) else shlex.quote(w) for w in argv)
+
+
+def argv_strings(argv: list[Word]) -> list[str]:
+    """``argv`` for running directly (no shell): every word must already be a plain string."""
+    out = []
+    for w in argv:
+        if isinstance(w, EnvWord):
+            raise ValueError(f"{w} needs the shell to expand ${w.var}: pass the path found")
+        out.append(w)
+    return out

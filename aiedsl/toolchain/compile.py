@@ -5,7 +5,8 @@ that fails stops the build with its command, the tail of its output and, when th
 one, the design line it comes from (aiecc reports the ``loc(...)`` of the emitted MLIR, which
 carry design lines; clang reports ``kernels/<symbol>.cc`` lines, which map to the kernel's
 declaration). A successful compile leaves ``aie.xclbin``, ``insts.bin``, ``manifest.json`` and
-``cache.json``; the same inputs later skip the tools.
+``cache.json``; the same inputs later skip the tools. Whatever the tools leave (aiecc's
+intermediate files too) is listed in the build directory's marker, so a rebuild keeps it.
 
 Example
 -------
@@ -29,8 +30,9 @@ from aiedsl.version import __version__
 from aiedsl.codegen.cpp import kernel_text
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
+from aiedsl.outdir import tool_outputs
 from aiedsl.targets import get_target
-from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv, shell_line
+from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
 from aiedsl.toolchain.discover import Tools
 from aiedsl.toolchain.manifest import build_manifest
 
@@ -66,12 +68,13 @@ def plan_steps(d: Design, kernel_files: list[str], tools: Tools) -> list[Step]:
     assert tools.clang.path and tools.aiecc.path and tools.headers.path
     target = get_target(d.device)
     steps = [Step(f"Peano {Path(src).stem}",
-                  kernel_compile_argv(target, src, f"{Path(src).stem}.o",
-                                      clang=str(tools.clang.path),
-                                      include=str(tools.headers.path)),
+                  argv_strings(kernel_compile_argv(target, src, f"{Path(src).stem}.o",
+                                                   clang=str(tools.clang.path),
+                                                   include=str(tools.headers.path))),
                   f"logs/{Path(src).stem}.log")
              for src in kernel_files]
-    steps.append(Step("aiecc", aiecc_argv(aiecc=str(tools.aiecc.path)), "logs/aiecc.log"))
+    steps.append(Step("aiecc", argv_strings(aiecc_argv(aiecc=str(tools.aiecc.path))),
+                      "logs/aiecc.log"))
     return steps
 
 
@@ -108,6 +111,15 @@ def compile_build(d: Design, files: dict[str, str], out: Path, tools: Tools,
     kernel_files = sorted(rel for rel in files if rel.startswith("kernels/"))
     steps = plan_steps(d, kernel_files, tools)
     key = cache_key(files, steps, tools)
+    # Hold the build directory while the tools run (no other build swaps it away under them)
+    # and, success or failure, list what they left in its marker: a rebuild keeps it.
+    with tool_outputs(out):
+        return _compile(d, out, tools, steps, key, progress, start)
+
+
+def _compile(d: Design, out: Path, tools: Tools, steps: list[Step], key: str,
+             progress: Progress | None, start: float) -> Compiled:
+    """The cached outputs, or run ``steps`` in ``out`` and write the manifest and cache key."""
     cached = _cache_hit(out, key)
     if cached is not None:
         return Compiled(out, True, cached, time.perf_counter() - start)

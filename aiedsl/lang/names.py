@@ -1,0 +1,115 @@
+"""Every text a user gives that reaches a file name, a shell line, MLIR or C++ is checked here,
+where it is given.
+
+Names (designs, herds, fifos, channels, host tensors, defines, kernel symbols) become MLIR
+symbols, C function names and file names at once, so they are plain ASCII identifiers. Kernel
+``entry=`` expressions, ``source=`` paths and one-line texts (``cost=``, string defines) have
+forms of their own. Templates escape what they print as well; this is the first line.
+
+Example
+-------
+>>> check_name("gemm_bf16", "design name", Loc(file="d.py", line=3))
+'gemm_bf16'
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+from aiedsl.errors import DesignError
+from aiedsl.ir.loc import Loc
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+MAX_NAME = 200
+"""Longest name: a kernel symbol becomes ``<symbol>.cc`` and ``<symbol>.o`` (255-byte names)."""
+NAME_FORM = ("ASCII letters, digits and _, not starting with a digit, at most "
+             f"{MAX_NAME} characters (it becomes an MLIR symbol, a C name and a file name)")
+
+_CPP_KEYWORDS = frozenset("""
+alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
+char32_t class compl concept const consteval constexpr constinit const_cast continue co_await
+co_return co_yield decltype default delete do double dynamic_cast else enum explicit export
+extern false float for friend goto if inline int long mutable namespace new noexcept not not_eq
+nullptr operator or or_eq private protected public register reinterpret_cast requires return
+short signed sizeof static static_assert static_cast struct switch template this thread_local
+throw true try typedef typeid typename union unsigned using virtual void volatile wchar_t while
+xor xor_eq main
+""".split())
+
+_QUALIFIED = r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*"
+_ENTRY = re.compile(_QUALIFIED + r"(?:<[A-Za-z0-9_:<>,.*&+\-() ]*>)?\Z")
+ENTRY_FORM = ("a C++ function name, optionally qualified (ns::f) and with template arguments "
+              "(f<int16_t, 64>), on one line: letters, digits, _ : < > , . * & + - ( ) and "
+              "spaces")
+SOURCE_SUFFIXES = (".cc", ".cpp", ".cxx", ".c", ".h", ".hpp")
+SOURCE_FORM = ("a relative path to a C++ file (" + ", ".join(SOURCE_SUFFIXES) + ") beside the "
+               "design or in kernels_cpp/, without '..'")
+
+
+def check_name(value: object, what: str, loc: Loc | None) -> str:
+    """``value`` if it is a plain ASCII identifier, else a DesignError naming the allowed form."""
+    if isinstance(value, str) and _IDENTIFIER.match(value) and len(value) <= MAX_NAME:
+        return value
+    raise DesignError("name", f"{what} {_shown(value)} is not a plain name", loc=loc,
+                      limit=NAME_FORM, found=_shown(value),
+                      fix=f"rename it, e.g. {_suggest(value)}")
+
+
+def check_symbol(value: object, loc: Loc | None) -> str:
+    """A kernel's C symbol: a plain name that is not a C++ keyword."""
+    name = check_name(value, "kernel symbol", loc)
+    if name in _CPP_KEYWORDS:
+        raise DesignError("name", f"kernel symbol '{name}' is a C++ keyword", loc=loc,
+                          limit=NAME_FORM + ", not a C++ keyword", found=name,
+                          fix=f"put the kernel's shape in it, e.g. {name}_i32_1024")
+    return name
+
+
+def check_entry(value: object, symbol: str, loc: Loc | None) -> str:
+    """A kernel's ``entry=``: the C++ call the generated ``extern "C"`` function makes."""
+    if not isinstance(value, str) or not _ENTRY.match(value) or value.count("<") != value.count(
+            ">"):
+        raise DesignError("kernel entry", f"entry={_shown(value)} of kernel '{symbol}' is not a "
+                          "C++ function name", loc=loc, limit=ENTRY_FORM, found=_shown(value),
+                          fix="name the function (template) the kernel's C++ defines, e.g. "
+                              "entry=\"scale<int16_t, 1024>\"")
+    if value == symbol:  # explicit template arguments would pick the template instead
+        raise DesignError("kernel entry", f"kernel '{symbol}' has entry={value!r}: the generated "
+                          f"extern \"C\" function '{symbol}' would call itself", loc=loc,
+                          found=value, fix="give the symbol its shape (e.g. "
+                          f"{symbol}_i32_1024) or name the C++ function differently")
+    return value
+
+
+def check_source(value: object, symbol: str, loc: Loc | None) -> str:
+    """A kernel's ``source=``: a relative C++ file name that cannot leave its folder."""
+    path = PurePath(value) if isinstance(value, str) and value else None
+    if (path is None or path.is_absolute() or ".." in path.parts or value.startswith("~")
+            or path.suffix not in SOURCE_SUFFIXES or not value.isprintable()):
+        raise DesignError("kernel source", f"source={_shown(value)} of kernel '{symbol}' is not "
+                          "a C++ file name aiedsl may read", loc=loc, limit=SOURCE_FORM,
+                          found=_shown(value), fix="put the C++ file next to the design and "
+                          "give its name, e.g. source=\"my_kernel.cc\"")
+    return value
+
+
+def check_line(value: object, what: str, loc: Loc | None, *, limit: int = 500) -> str:
+    """A one-line text (``cost=``, a string define): printable, no line breaks."""
+    if isinstance(value, str) and value.isprintable() and len(value) <= limit:
+        return value
+    raise DesignError("text", f"{what} {_shown(value)} is not one line of printable text",
+                      loc=loc, limit=f"printable characters on one line, at most {limit}",
+                      found=_shown(value), fix="remove line breaks and control characters")
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _suggest(value: object) -> str:
+    text = value if isinstance(value, str) else "name"
+    ascii_ = re.sub(r"[^A-Za-z0-9_]", "_", text.encode("ascii", "ignore").decode())[:MAX_NAME]
+    ascii_ = re.sub("_+", "_", ascii_).strip("_") or "name"
+    return ascii_ if not ascii_[0].isdigit() else f"n_{ascii_}"

@@ -1,0 +1,562 @@
+"""The build directory: what aiedsl owns and how it is replaced.
+
+aiedsl never deletes or moves anything it did not write. Every directory it makes carries a
+marker, ``.aiedsl-build.json``, listing every file and folder in it (folders end in ``/``): what
+a build wrote, what the tools it ran there left (``--compile``), and what ``aiedsl map`` or
+``--trace`` added. A build refuses an output directory holding anything the marker does not list
+(and any non-empty directory without a marker), and refuses the working directory or one of its
+ancestors, which it could not replace.
+
+A build is replaced whole, never file by file: the new one is written beside the old, in the
+staging directory ``<parent>/.<name>.aiedsl-new/build``, the old build's tool outputs are
+hard-linked into it, and the two are swapped by one ``renameat2(RENAME_EXCHANGE)``. An interrupt
+or a crash leaves either the old build or the new one, whole.
+
+The staging directory is also the lock: it is made with ``os.mkdir`` (which fails when it
+exists) and holds the pid of the build writing. A second build into the same directory fails
+cleanly while the first is alive; a staging directory whose build is dead is a leftover, removed
+by the next build. ``--compile`` holds the same lock while the tools run.
+
+Example
+-------
+>>> write_build("build/passthrough", {"aie.mlir": "..."}, design="passthrough")  # doctest: +SKIP
+PosixPath('build/passthrough')
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from aiedsl.errors import DesignError, display_path
+from aiedsl.version import __version__
+
+MARKER = ".aiedsl-build.json"
+"""The file that makes a directory an aiedsl build directory, listing what aiedsl put there."""
+STAGING_SUFFIX = ".aiedsl-new"
+STALE_SECONDS = 60.0
+"""A staging directory without a pid file and older than this is a killed build's leftover."""
+MAX_NAMED = 5
+"""How many foreign files an error names."""
+
+_PID = "pid"  # in the staging directory: {"pid": ..., "host": ...} of the build writing
+_NEW = "build"  # in the staging directory: the new build, until the swap
+_OLD = "old"  # in the staging directory: the old build, moved aside (no renameat2 only)
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+# -- what is in a directory, and what the marker says ---------------------------------------------
+
+
+def entries(root: Path) -> list[str]:
+    """Every file and folder under ``root``, relative, sorted; folders end in ``/``.
+
+    Symbolic links are entries of their own, never followed (a link to a folder is not a folder).
+    """
+    found: list[str] = []
+
+    def walk(folder: str, prefix: str) -> None:
+        with os.scandir(folder) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    found.append(f"{prefix}{e.name}/")
+                    walk(e.path, f"{prefix}{e.name}/")
+                else:
+                    found.append(prefix + e.name)
+
+    walk(str(root), "")
+    return sorted(found)
+
+
+def read_marker(folder: Path) -> dict[str, Any] | None:
+    """The marker of build directory ``folder``, or None when it has none (or not a valid one)."""
+    try:
+        data = json.loads((folder / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    ok = (isinstance(data, dict) and isinstance(data.get("aiedsl"), str)
+          and isinstance(data.get("files"), list)
+          and all(isinstance(f, str) for f in data["files"]))
+    return data if ok else None
+
+
+def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
+                 tmp_dir: Path | None = None) -> None:
+    """Write ``folder``'s marker: ``listed`` (default: everything in it now), plus itself.
+
+    With ``tmp_dir`` the marker is written there first and renamed into place, so a reader
+    never sees half a marker and a killed process leaves no stray file in ``folder``.
+    """
+    files = sorted(set(entries(folder) if listed is None else listed) | {MARKER})
+    text = json.dumps({"aiedsl": __version__, "design": design, "files": files}, indent=2) + "\n"
+    if tmp_dir is None:
+        _put(folder / MARKER, text)
+    else:
+        _replace_file(folder / MARKER, text, tmp_dir)
+
+
+def foreign(folder: Path) -> list[str]:
+    """What in ``folder`` aiedsl did not write: the topmost entries its marker does not list.
+
+    A folder not listed is named once (``photos/``), not file by file. Without a marker every
+    entry is foreign.
+    """
+    marker = read_marker(folder)
+    listed = set(marker["files"]) if marker else set()
+    found: list[str] = []
+
+    def walk(sub: str, prefix: str) -> None:
+        with os.scandir(sub) as it:
+            for e in sorted(it, key=lambda e: e.name):
+                is_dir = e.is_dir(follow_symlinks=False)
+                rel = prefix + e.name + ("/" if is_dir else "")
+                if rel not in listed:
+                    found.append(rel)
+                elif is_dir:
+                    walk(e.path, rel)
+
+    walk(str(folder), "")
+    return sorted(found)
+
+
+def build_dir_of(folder: Path) -> Path | None:
+    """The aiedsl build directory ``folder`` is in (itself or an ancestor), if any."""
+    for d in (folder, *folder.parents):
+        if read_marker(d) is not None:
+            return d
+    return None
+
+
+# -- checks before writing ------------------------------------------------------------------------
+
+
+def check_output_dir(out_dir: str | Path, design: str) -> None:
+    """Raise a DesignError unless a build may replace ``out_dir``: it is new, an empty
+    directory, or an aiedsl build directory holding only what its marker lists, and it is
+    neither the working directory nor one of its ancestors."""
+    shown = Path(out_dir)
+    real = Path(os.path.realpath(shown))
+    _refuse_working_dir(real, shown, design)
+    _refuse_foreign(real, shown)
+
+
+def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
+    # The build is swapped in by renaming the directory: the directory this process (and the
+    # user's shell) is in would be renamed away under them, and its other files with it.
+    cwd = Path(os.path.realpath(os.getcwd()))
+    if cwd == real or real in cwd.parents:
+        what = "the working directory" if cwd == real else "it holds the working directory"
+        raise DesignError(
+            "output directory", f"cannot build into {shown} ({what}): a build replaces its "
+            "output directory whole, by renaming it",
+            fix=f"build into a directory of its own, e.g. -o build/{design}")
+
+
+def _refuse_foreign(real: Path, shown: Path) -> None:
+    if not os.path.lexists(real):
+        return
+    if not real.is_dir():
+        raise DesignError("output directory", f"{shown} is a file, not a directory",
+                          fix=f"choose another directory with -o, or move {shown} away")
+    alien = foreign(real)
+    if alien:
+        named = ", ".join(alien[:MAX_NAMED])
+        if len(alien) > MAX_NAMED:
+            named += f" and {len(alien) - MAX_NAMED} more"
+        fix = f"choose another directory with -o, or move those files out of {shown}"
+        if read_marker(real) is None and _older_build(real):
+            fix = (f"{shown} looks like a build from an aiedsl older than the build marker "
+                   f"({MARKER}): delete it once (rm -r {shown}) and build again")
+        raise DesignError(
+            "output directory", f"{shown} holds {_count(len(alien), 'file')} aiedsl did not "
+            "write, and a build replaces the whole directory",
+            limit="a new or empty directory, or a build directory holding only what aiedsl "
+                  "wrote", found=named, fix=fix)
+
+
+def _older_build(folder: Path) -> bool:
+    """Did an aiedsl without markers write this directory (its aie.mlir says so)?"""
+    try:
+        with open(folder / "aie.mlir", encoding="utf-8", errors="replace") as f:
+            return "generated by aiedsl" in f.readline()
+    except OSError:
+        return False
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+# -- the lock: the staging directory --------------------------------------------------------------
+
+
+def staging_path(out: Path) -> Path:
+    """Where a build of ``out`` is staged: a hidden sibling, on the same file system."""
+    return out.parent / f".{out.name}{STAGING_SUFFIX}"
+
+
+@contextmanager
+def claim(out: Path, shown: str | Path) -> Iterator[Path]:
+    """Hold the lock of build directory ``out`` (a resolved path) and yield its staging folder.
+
+    Raises a DesignError when another live aiedsl build holds it; removes a dead build's
+    leftover first. On leaving, however that happens, the staging folder and all in it go.
+    """
+    staging = staging_path(out)
+    with _parent_lock(out.parent) as locked:
+        try:
+            os.mkdir(staging)
+        except FileExistsError:
+            who = _holder(staging, locked)
+            if who is not None:
+                raise DesignError(
+                    "output directory", "another aiedsl build" + (f" ({who})" if who else "")
+                    + f" is writing {shown}",
+                    fix="try again when it is done (if no aiedsl is running, delete "
+                        f"{display_path(str(staging))})") from None
+            _remove_leftover(staging, out)
+            os.mkdir(staging)
+        try:
+            (staging / _PID).write_text(json.dumps({"pid": os.getpid(),
+                                                    "host": socket.gethostname()}))
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    try:
+        yield staging
+    finally:
+        _release(staging, out)
+
+
+@contextmanager
+def _parent_lock(parent: Path) -> Iterator[bool]:
+    """Serialise, among aiedsl processes, the moments a staging folder appears or goes, and
+    its pid file with it; yields whether it could (no flock on Windows or on a file system
+    without locks).
+
+    Without it two builds could both judge a leftover stale, and the second could remove the
+    staging folder the first just made. flock is released by the kernel when a process dies, so
+    it never outlives a killed build. Where there is no flock the race is left open.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield False
+        return
+    fd = os.open(parent, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # a file system without locks (some NFS setups)
+            locked = False
+        else:
+            locked = True
+        yield locked
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _holder(staging: Path, locked: bool) -> str | None:
+    """Who holds ``staging``: ``"pid N"`` (``""`` when unknown) while it is alive, None when the
+    build that made it is dead and the folder is a leftover.
+
+    ``locked``: the caller holds the parent lock, under which a live build always has its pid
+    file in place; a staging folder without one is then a killed build's, whatever its age.
+    """
+    try:
+        info = json.loads((staging / _PID).read_text())
+        pid, host = int(info["pid"]), str(info["host"])
+    except FileNotFoundError:
+        if not staging.exists():
+            return None  # finished meanwhile
+        pid, host = -1, ""
+    except (OSError, ValueError, KeyError, TypeError):
+        pid, host = -1, ""
+    if pid < 0:
+        # Killed between mkdir and writing its pid, or between removing them. Without the
+        # parent lock a live build may be in that window: only an old folder is a leftover.
+        if locked:
+            return None
+        try:
+            age = time.time() - staging.stat().st_mtime
+        except FileNotFoundError:
+            return None
+        return None if age > STALE_SECONDS else ""
+    if host != socket.gethostname():
+        return f"pid {pid} on {host}"  # a shared file system: we cannot tell, so wait
+    return f"pid {pid}" if _alive(pid) else None
+
+
+def _alive(pid: int) -> bool:
+    if os.name == "nt":
+        return True  # os.kill(pid, 0) would terminate the process there
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
+def _remove_leftover(staging: Path, out: Path) -> None:
+    """Remove a killed build's staging folder; it is aiedsl's own."""
+    _restore(staging, out)
+    shutil.rmtree(staging)
+
+
+def _restore(staging: Path, out: Path) -> None:
+    """When a build stopped in the fallback swap's window (old build moved aside, the new one
+    not yet in), put the old build back."""
+    old = staging / _OLD
+    if not os.path.lexists(out) and old.is_dir():
+        os.rename(old, out)
+
+
+def _release(staging: Path, out: Path) -> None:
+    _restore(staging, out)
+    # The long part (the old build's files) goes first, while our pid still says "busy"; the
+    # pid file and the folder itself go under the parent lock, so another build never sees a
+    # folder without a pid that it could take for a leftover and remove while we do.
+    for child in staging.iterdir() if staging.is_dir() else ():
+        if child.name != _PID:
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+    with _parent_lock(staging.parent):
+        (staging / _PID).unlink(missing_ok=True)
+        try:
+            os.rmdir(staging)
+        except OSError:  # gone, or something in it resisted: without a pid, a leftover
+            pass
+
+
+# -- writing a build ------------------------------------------------------------------------------
+
+
+def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
+                executable: Iterable[str] = ()) -> Path:
+    """Replace build directory ``out_dir`` with ``files`` (relative path -> text), atomically.
+
+    Refuses (DesignError, nothing written) a directory holding files aiedsl did not write, the
+    working directory and its ancestors, and a directory another build is writing. The previous
+    build's tool outputs (xclbin, logs, cache ...) are carried over; ``kernels/`` is not.
+    Returns ``out_dir`` as given.
+    """
+    shown = Path(out_dir)
+    out = Path(os.path.realpath(shown))  # a symlinked output: replace what it points at
+    check_output_dir(shown, design)  # before anything is touched
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with claim(out, shown) as staging:
+        _refuse_foreign(out, shown)  # again: now no other aiedsl build can change it
+        new = staging / _NEW
+        new.mkdir()
+        for rel, text in files.items():
+            path = new / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _put(path, text)
+        for rel in executable:
+            os.chmod(new / rel, 0o755)
+        if out.is_dir():
+            _carry_tool_outputs(out, new, set(files))
+        write_marker(new, design)  # last: a staged build with a marker is complete
+        _swap(new, out)
+    return shown
+
+
+def _put(path: Path, text: str) -> None:
+    """Write one file (a seam for tests that interrupt a build midway)."""
+    path.write_text(text)
+
+
+def _carry_tool_outputs(old: Path, new: Path, generated: set[str]) -> None:
+    """Link into ``new`` what the toolchain made in the previous build (xclbin, logs, cache):
+    everything the new generation does not write itself, except ``kernels/`` (regenerated).
+
+    Hard links, not moves: the old build stays whole until the swap.
+    """
+    for rel in entries(old):
+        if rel == MARKER or rel in generated or rel.startswith("kernels/"):
+            continue
+        src, dst = old / rel, new / rel
+        if os.path.lexists(dst):
+            continue  # the new generation's own file wins
+        if rel.endswith("/"):
+            dst.mkdir(parents=True)
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        _link(src, dst)
+
+
+def _link(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:  # a file system without hard links
+        if src.is_symlink():
+            os.symlink(os.readlink(src), dst)
+        else:
+            shutil.copy2(src, dst)
+
+
+def _swap(new: Path, out: Path) -> None:
+    """Put ``new`` at ``out`` in one step; the old build (if any) ends up inside the staging
+    folder, which the caller removes."""
+    if not os.path.lexists(out):
+        os.rename(new, out)
+        return
+    if _exchange(new, out):
+        return
+    # No renameat2 (not Linux, old glibc, or a file system without RENAME_EXCHANGE): two
+    # renames. Between them ``out`` does not exist for a moment: a build interrupted there puts
+    # the old build back as it leaves (_release); one killed there leaves it in the staging
+    # folder, and the next build puts it back (_remove_leftover).
+    os.rename(out, new.parent / _OLD)
+    os.rename(new, out)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically with Linux's renameat2(RENAME_EXCHANGE); False where the
+    system cannot."""
+    fn = _renameat2()
+    if fn is None:
+        return False
+    import ctypes
+
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+@functools.lru_cache(maxsize=1)
+def _renameat2() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # glibc before 2.28, or another libc without it
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+# -- after a build: the tools' outputs, and single files ------------------------------------------
+
+
+@contextmanager
+def tool_outputs(out_dir: str | Path) -> Iterator[None]:
+    """Run tools in build directory ``out_dir``: hold its lock meanwhile and, however they end,
+    list in its marker what they made (aiedsl ran them there, so their outputs are its own).
+
+    What was already in the directory and not listed stays unlisted. A directory without a
+    marker is not aiedsl's to claim: the tools run without the lock or a marker.
+    """
+    shown = Path(out_dir)
+    out = Path(os.path.realpath(shown))
+    if read_marker(out) is None:
+        yield
+        return
+    with claim(out, shown) as staging:
+        marker = read_marker(out) or {"files": []}  # again, under the lock: it may have changed
+        before = set(entries(out))
+        try:
+            yield
+        finally:
+            _relist(out, marker, staging, lambda e: e not in before)
+
+
+def _relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
+            new: Callable[[str], bool]) -> None:
+    """Rewrite ``folder``'s marker: what it listed and is still there, and what ``new`` says
+    aiedsl added since; the rest stays unlisted (foreign)."""
+    listed = set(marker["files"])
+    try:
+        now = entries(folder)
+    except OSError:  # the directory went away meanwhile: nothing to list
+        return
+    write_marker(folder, str(marker.get("design", "")),
+                 [e for e in now if e in listed or new(e)], tmp_dir)
+
+
+def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str], bool],
+               option: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and one rename.
+
+    Refuses (DesignError "output file") to overwrite a file aiedsl did not write: ``ours`` is
+    given the file's first 4 KB. A folder it makes is a build directory, with a marker; a file
+    written in a build directory is added to its marker. ``option`` names the command-line
+    option that chose ``path``, for the fix.
+    """
+    shown = Path(path)
+    real = Path(os.path.realpath(shown))
+    if os.path.lexists(real) and not _is_ours(real, ours):
+        raise DesignError("output file", f"{shown} exists and aiedsl did not write it",
+                          fix=f"choose another file with {option}, or move {shown} away")
+    home = build_dir_of(_existing(real.parent))
+    if home is None and not real.parent.exists():
+        real.parent.mkdir(parents=True, exist_ok=True)
+        write_marker(real.parent, design, [])
+        home = real.parent
+    if home is None:
+        _replace_file(real, text, real.parent)
+        return
+    with claim(home, display_path(str(home))) as staging:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        _replace_file(real, text, staging)
+        rel = real.relative_to(home)
+        added = {str(rel)} | {f"{p}/" for p in rel.parents if str(p) != "."}
+        marker = read_marker(home) or {"design": design, "files": []}
+        _relist(home, marker, staging, added.__contains__)
+
+
+def _existing(folder: Path) -> Path:
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def _is_ours(path: Path, ours: Callable[[str], bool]) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return ours(f.read(4096))
+    except OSError:
+        return False
+
+
+def _replace_file(path: Path, text: str, tmp_dir: Path) -> None:
+    """Write ``path`` whole or not at all: a temporary file in ``tmp_dir``, then os.replace."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".aiedsl-tmp", dir=tmp_dir)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; a plain write would not
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

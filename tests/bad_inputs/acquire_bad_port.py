@@ -1,0 +1,30 @@
+# expect: acquire 18
+# why: acquire('read') instead of 'consume'.
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def direct(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+    a = fifo(Tensor[1024, i32], name="a")
+    b = fifo(Tensor[1024, i32], name="b")
+    copy = passthrough(Tensor[1024, i32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            x = a.acquire("read")
+            with b.produce() as y:
+                copy(x, y)
+            a.release("consume")
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+
+@direct.reference
+def reference(inp: np.ndarray) -> np.ndarray:
+    return inp.copy()

@@ -1,0 +1,31 @@
+# expect: acquire 18
+# why: the core acquires 3 elements at once of a double-buffered fifo.
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def direct(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+    a = fifo(Tensor[1024, i32], name="a")
+    b = fifo(Tensor[1024, i32], name="b")
+    copy = passthrough(Tensor[1024, i32])
+
+    @herd()
+    def core():
+        for _ in loop(2):
+            with a.consume(3) as x:
+                with b.produce() as y:
+                    copy(x[0], y)
+                with b.produce() as y:
+                    copy(x[1], y)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+
+@direct.reference
+def reference(inp: np.ndarray) -> np.ndarray:
+    return inp.copy()

@@ -1,0 +1,29 @@
+# expect: herd placement 15
+# why: a 5-row herd: npu1 has 4 core rows.
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def direct(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+    a = fifo(Tensor[1024, i32], name="a")
+    b = fifo(Tensor[1024, i32], name="b")
+    copy = passthrough(Tensor[1024, i32])
+
+    @herd(rows=5)
+    def core(col, row):
+        for _ in loop(4):
+            if row == 0:
+                with a.consume() as x, b.produce() as y:
+                    copy(x, y)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+
+@direct.reference
+def reference(inp: np.ndarray) -> np.ndarray:
+    return inp.copy()

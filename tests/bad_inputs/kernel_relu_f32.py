@@ -1,0 +1,29 @@
+# expect: kernel 14
+# why: relu of f32: the library's relu is bf16, i8, i16 or i32.
+import numpy as np
+
+from aiedsl import Tensor, design, f32, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough, relu
+
+
+@design(device="npu1_1col")
+def direct(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+    a = fifo(Tensor[1024, i32], name="a")
+    b = fifo(Tensor[1024, i32], name="b")
+    copy = passthrough(Tensor[1024, i32])
+    act = relu(Tensor[1024, f32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as x, b.produce() as y:
+                copy(x, y)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+
+@direct.reference
+def reference(inp: np.ndarray) -> np.ndarray:
+    return inp.copy()

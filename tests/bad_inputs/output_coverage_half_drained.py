@@ -1,0 +1,28 @@
+# expect: output coverage 23
+# why: the output tensor has 8192 elements but the only drain writes its first 4096: the rest would keep whatever the host buffer held.
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def half(inp: Tensor[4096, i32], out: Tensor[8192, i32]):
+    a = fifo(Tensor[1024, i32], name="a")
+    b = fifo(Tensor[1024, i32], name="b")
+    copy = passthrough(Tensor[1024, i32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as x, b.produce() as y:
+                copy(x, y)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out, (0, [4096], [1]))
+
+
+@half.reference
+def reference(inp):
+    return np.concatenate([inp, inp])

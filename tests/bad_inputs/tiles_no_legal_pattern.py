@@ -1,0 +1,28 @@
+# expect: tiles 22
+# why: tiles 1 i16 wide: each contiguous run is 2 bytes, not a word.
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, i16, i32, loop, runtime, tiles
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def direct(inp: Tensor[128, 64, i16], out: Tensor[4096, i32]):
+    a = fifo(Tensor[1024, i32], name="a")
+    b = fifo(Tensor[1024, i32], name="b")
+    copy = passthrough(Tensor[1024, i32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as x, b.produce() as y:
+                copy(x, y)
+
+    with runtime() as rt:
+        rt.fill(a, inp, tiles(inp, (64, 1), order="col"))
+        rt.drain(b, out)
+
+
+@direct.reference
+def reference(inp: np.ndarray) -> np.ndarray:
+    return inp.reshape(-1)

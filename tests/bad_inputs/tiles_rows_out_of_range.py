@@ -1,0 +1,28 @@
+# expect: tiles 22
+# why: tile rows 0..4 of a matrix of 4 tile rows (0..3).
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime, tiles
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def direct(inp: Tensor[64, 64, i32], out: Tensor[4096, i32]):
+    a = fifo(Tensor[1024, i32], name="a")
+    b = fifo(Tensor[1024, i32], name="b")
+    copy = passthrough(Tensor[1024, i32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as x, b.produce() as y:
+                copy(x, y)
+
+    with runtime() as rt:
+        rt.fill(a, inp, tiles(inp, (16, 64), rows=range(0, 5)))
+        rt.drain(b, out)
+
+
+@direct.reference
+def reference(inp: np.ndarray) -> np.ndarray:
+    return inp.reshape(-1)

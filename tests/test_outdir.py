@@ -1,0 +1,444 @@
+"""The build directory: aiedsl never deletes what it did not write, and replaces a build whole.
+
+Refusals (the working directory, a directory with the user's files, a file dropped into a
+build), an interrupted and a killed rebuild (the previous build survives, its compiled outputs
+included), concurrent builds into one directory (one wins whole, the others fail cleanly), the
+marker after ``--compile``, and single files (map.svg, traces) written over nothing foreign.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import re
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import aiedsl
+from aiedsl.cli import main
+from aiedsl.emit import Generated, generate, write
+from aiedsl.errors import DesignError, ToolchainError
+from aiedsl.loader import load_design
+from aiedsl.outdir import MARKER, entries, read_marker, tool_outputs
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSTHROUGH = ROOT / "designs" / "passthrough.py"
+
+
+def _gen(n: int = 4096) -> Generated:
+    return generate(load_design(PASSTHROUGH, {"N": str(n)}))
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every entry under ``root`` with its bytes (None for a folder)."""
+    return {rel: None if rel.endswith("/") else (root / rel).read_bytes()
+            for rel in entries(root)}
+
+
+def _build_of(gen: Generated) -> dict[str, bytes | None]:
+    """What a fresh build directory of ``gen`` holds, without its marker."""
+    tree: dict[str, bytes | None] = {rel: text.encode() for rel, text in gen.files.items()}
+    tree.update({f"{p}/": None for rel in gen.files for p in Path(rel).parents if str(p) != "."})
+    return tree
+
+
+def _assert_whole(out: Path, want: dict[str, bytes | None]) -> None:
+    """``out`` holds exactly ``want`` plus a marker listing exactly what is there."""
+    tree = _tree(out)
+    assert tree.pop(MARKER) is not None
+    assert tree == want
+    marker = read_marker(out)
+    assert marker is not None and marker["files"] == entries(out)
+
+
+def _compiled_build(out: Path, gen: Generated) -> dict[str, bytes | None]:
+    """A build of ``gen`` in ``out`` whose (faked) toolchain left an xclbin and instructions,
+    listed in its marker as --compile lists them; returns the directory's content."""
+    write(gen, out)
+    with tool_outputs(out):
+        (out / "aie.xclbin").write_bytes(b"xclbin of the previous build")
+        (out / "insts.bin").write_bytes(b"\x01\x00\x00\x00")
+    return _tree(out)
+
+
+# -- refusals -------------------------------------------------------------------------------------
+
+
+def test_cli_refuses_the_working_directory_and_a_directory_with_user_files(
+        tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("my notes\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.bin").write_bytes(b"\x00\x01")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    for name in ("a.txt", "b.txt", "c.txt", "d.txt", "e.txt", "f.txt"):
+        (mine / name).write_text(name)
+    (mine / "photos").mkdir()
+    (mine / "photos" / "p.jpg").write_bytes(b"jpg")
+    before = _tree(tmp_path)
+    procs = [subprocess.Popen([sys.executable, "-m", "aiedsl", "build", str(PASSTHROUGH),
+                               "-o", where], cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for where in (".", "mine")]
+    (_, here), (_, there) = (p.communicate() for p in procs)
+    assert [p.returncode for p in procs] == [2, 2]
+    assert here == (
+        "error [output directory]: cannot build into . (the working directory): a build "
+        "replaces its output directory whole, by renaming it\n"
+        "  fix: build into a directory of its own, e.g. -o build/passthrough\n")
+    assert there == (
+        "error [output directory]: mine holds 7 files aiedsl did not write, and a build "
+        "replaces the whole directory\n"
+        "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+        "wrote\n"
+        "  found: a.txt, b.txt, c.txt, d.txt, e.txt and 2 more\n"
+        "  fix: choose another directory with -o, or move those files out of mine\n")
+    assert _tree(tmp_path) == before  # every user file still there, unchanged; nothing added
+
+
+def test_an_ancestor_of_the_working_directory_is_refused(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    with pytest.raises(DesignError) as e:
+        write(_gen(), "..")
+    assert str(e.value) == (
+        "error [output directory]: cannot build into .. (it holds the working directory): a "
+        "build replaces its output directory whole, by renaming it\n"
+        "  fix: build into a directory of its own, e.g. -o build/passthrough")
+    assert entries(tmp_path) == ["here/"]
+
+
+def test_a_file_dropped_into_a_build_makes_the_next_build_refuse_naming_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = write(_gen(), "p")
+    (out / "kernels" / "mine.cc").write_text("// my kernel\n")
+    before = _tree(out)
+    with pytest.raises(DesignError) as e:
+        write(_gen(8192), "p")
+    assert str(e.value) == (
+        "error [output directory]: p holds 1 file aiedsl did not write, and a build replaces "
+        "the whole directory\n"
+        "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+        "wrote\n"
+        "  found: kernels/mine.cc\n"
+        "  fix: choose another directory with -o, or move those files out of p")
+    assert _tree(out) == before
+    assert os.listdir(tmp_path) == ["p"]  # nothing staged, nothing left
+
+
+def test_an_empty_directory_is_built_into(tmp_path: Path) -> None:
+    (tmp_path / "p").mkdir()
+    gen = _gen()
+    write(gen, tmp_path / "p")
+    _assert_whole(tmp_path / "p", _build_of(gen))
+
+
+# -- interrupted and killed rebuilds --------------------------------------------------------------
+
+
+def test_an_interrupted_rebuild_leaves_the_previous_build_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "p"
+    before = _compiled_build(out, _gen())
+    from aiedsl import outdir
+
+    real_put = outdir._put
+    written: list[Path] = []
+
+    def put(path: Path, text: str) -> None:
+        if len(written) == 3:
+            raise KeyboardInterrupt  # Ctrl-C, three files into the new build
+        written.append(path)
+        real_put(path, text)
+
+    monkeypatch.setattr(outdir, "_put", put)
+    with pytest.raises(KeyboardInterrupt):
+        write(_gen(8192), out)
+    assert len(written) == 3
+    assert _tree(out) == before  # aie.xclbin and insts.bin included
+    assert os.listdir(tmp_path) == ["p"]  # no staging dir left
+
+
+def test_without_renameat2_an_interrupt_between_the_two_renames_puts_the_old_build_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl import outdir
+
+    out = tmp_path / "p"
+    before = _compiled_build(out, _gen())
+    monkeypatch.setattr(outdir, "_renameat2", lambda: None)  # no RENAME_EXCHANGE here
+    real_rename = os.rename
+    renames: list[str] = []
+
+    def rename(src: str | Path, dst: str | Path) -> None:
+        renames.append(Path(dst).name)
+        if len(renames) == 2:
+            raise KeyboardInterrupt  # the old build is aside, the new one not yet in
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename)
+    with pytest.raises(KeyboardInterrupt):
+        write(_gen(8192), out)
+    monkeypatch.setattr(os, "rename", real_rename)
+    assert renames[:2] == ["old", "p"]
+    assert _tree(out) == before
+    assert os.listdir(tmp_path) == ["p"]
+    gen = _gen(8192)
+    write(gen, out)  # and, uninterrupted, the fallback replaces the build
+    _assert_whole(out, {**_build_of(gen), "aie.xclbin": before["aie.xclbin"],
+                        "insts.bin": before["insts.bin"]})
+    assert os.listdir(tmp_path) == ["p"]
+
+
+KILLED_WRITER = '''
+import sys, time
+from pathlib import Path
+import aiedsl.outdir as outdir
+from aiedsl.emit import generate, write
+from aiedsl.loader import load_design
+
+real_put = outdir._put
+count = [0]
+
+def put(path, text):
+    real_put(path, text)
+    count[0] += 1
+    if count[0] == 2:
+        print("writing", flush=True)
+        time.sleep(60)  # killed here
+
+outdir._put = put
+write(generate(load_design(sys.argv[1], {"N": "8192"})), sys.argv[2])
+'''
+
+
+def test_a_killed_build_leaves_the_previous_build_whole_and_the_next_build_cleans_up(
+        tmp_path: Path) -> None:
+    out = tmp_path / "p"
+    before = _compiled_build(out, _gen())
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KILLED_WRITER),
+                              str(PASSTHROUGH), str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "writing\n"
+    finally:
+        child.kill()  # SIGKILL: no handler, no cleanup
+        child.wait()
+    assert _tree(out) == before
+    staging = tmp_path / ".p.aiedsl-new"
+    assert json.loads((staging / "pid").read_text())["pid"] == child.pid  # its leftover
+    gen = _gen(16384)
+    write(gen, out)  # the dead build's staging dir is removed, not taken for a live one
+    want = _build_of(gen)
+    want.update({"aie.xclbin": before["aie.xclbin"], "insts.bin": before["insts.bin"]})
+    _assert_whole(out, want)
+    assert os.listdir(tmp_path) == ["p"]
+
+
+def test_a_staging_dir_without_a_pid_is_a_killed_builds_leftover(tmp_path: Path) -> None:
+    staging = tmp_path / ".p.aiedsl-new"
+    (staging / "build").mkdir(parents=True)  # killed between making it and writing its pid
+    (staging / "build" / "aie.mlir").write_text("half a build\n")
+    gen = _gen()
+    write(gen, tmp_path / "p")
+    _assert_whole(tmp_path / "p", _build_of(gen))
+    assert os.listdir(tmp_path) == ["p"]
+
+
+# -- concurrent builds ----------------------------------------------------------------------------
+
+def _racer(barrier: Any, n: int, err: str) -> None:
+    """One build process: wait for the others, then ``aiedsl build`` as the command line runs it
+    (exit 0, or a DesignError printed and exit 2; any other exception is a traceback)."""
+    from aiedsl import outdir
+    from aiedsl.cli import run
+
+    real_put = outdir._put
+
+    def put(path: Path, text: str) -> None:
+        time.sleep(0.003)  # a slower disk: the writes of simultaneous builds overlap for sure
+        real_put(path, text)
+
+    outdir._put = put  # type: ignore[assignment]
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (the process ends with os._exit)
+    sys.stderr = open(err, "w")  # noqa: SIM115
+    barrier.wait()
+    sys.argv = ["aiedsl", "build", str(PASSTHROUGH), "-D", f"N={n}", "-o", "b"]
+    run()  # leaves the process with os._exit
+
+
+def test_concurrent_builds_one_wins_whole_the_others_fail_cleanly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    procs_n, rounds = 8, 3
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    sizes = [1024 * (1 + i % 4) for i in range(procs_n)]  # different builds, told apart
+    builds = {n: _build_of(_gen(n)) for n in set(sizes)}
+    busy = re.compile(r"error \[output directory\]: another aiedsl build \(pid (\d+)\) is "
+                      r"writing b\n  fix: try again when it is done \(if no aiedsl is "
+                      r"running, delete \.b\.aiedsl-new\)\n")
+    import aiedsl.api  # noqa: F401  (loaded before forking: the builds start at once)
+
+    ctx = multiprocessing.get_context("fork")
+    refused = 0
+    for r in range(rounds):
+        barrier = ctx.Barrier(procs_n)
+        errs = [str(tmp_path / f"err.{r}.{i}") for i in range(procs_n)]
+        procs = [ctx.Process(target=_racer, args=(barrier, n, err))
+                 for n, err in zip(sizes, errs)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(30)
+        pids = {p.pid for p in procs}
+        winners = []
+        for p, n, err in zip(procs, sizes, errs):
+            text = Path(err).read_text()
+            if p.exitcode == 0:
+                winners.append(n)
+                continue
+            m = busy.fullmatch(text)
+            assert p.exitcode == 2 and m, (p.exitcode, text)  # never a traceback
+            assert int(m[1]) in pids
+            refused += 1
+        assert winners
+        # exactly one complete build, of one of this round's winners
+        tree = _tree(work / "b")
+        tree.pop(MARKER)
+        assert tree in [builds[n] for n in winners]
+        assert read_marker(work / "b")["files"] == entries(work / "b")  # type: ignore[index]
+        assert os.listdir(work) == ["b"]  # no staging dir left
+    assert refused  # the race was real: some builds found the directory being written
+
+
+# -- --compile, with fake tools -------------------------------------------------------------------
+
+FAKE_CLANG = '''#!/bin/sh
+if [ "$1" = "--version" ]; then echo "clang version 19.0.0 (test double)"; exit 0; fi
+out=""; prev=""
+for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
+echo "object" > "$out"
+'''
+
+FAKE_AIECC = '''#!/bin/sh
+# test double for aiecc: its outputs, and intermediate files it leaves behind
+if [ "$1" = "--version" ]; then echo "aiecc 1.2.3 (test double)"; exit 0; fi
+mkdir -p aie.mlir.prj && echo "intermediate" > aie.mlir.prj/main.o
+{fail}
+printf 'xclbin' > aie.xclbin
+printf '\\001\\000\\000\\000' > insts.bin
+'''
+
+
+def _fake_tools(root: Path, monkeypatch: pytest.MonkeyPatch, fail: str = "") -> None:
+    for path, text in ((root / "peano" / "bin" / "clang++", FAKE_CLANG),
+                       (root / "mlir-aie" / "bin" / "aiecc", FAKE_AIECC.format(fail=fail))):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+        path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    (root / "mlir-aie" / "include" / "aie_api").mkdir(parents=True)
+    (root / "mlir-aie" / "include" / "aie_api" / "aie.hpp").write_text("// test double\n")
+    monkeypatch.setenv("PEANO_INSTALL_DIR", str(root / "peano"))
+    monkeypatch.setenv("MLIR_AIE_INSTALL_DIR", str(root / "mlir-aie"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+
+
+TOOL_OUTPUTS = ["aie.mlir.prj/", "aie.mlir.prj/main.o", "aie.xclbin", "cache.json",
+                "insts.bin", "logs/", "logs/aiecc.log", "logs/passthrough_i32_1024.log",
+                "manifest.json", "passthrough_i32_1024.o"]
+
+
+def test_compile_outputs_are_in_the_marker_and_a_rebuild_keeps_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    marker = read_marker(out)
+    assert marker is not None and marker["files"] == entries(out)
+    assert set(TOOL_OUTPUTS) <= set(marker["files"])
+    compiled = {rel: data for rel, data in _tree(out).items() if rel in TOOL_OUTPUTS}
+    gen = _gen(8192)
+    write(gen, out)
+    _assert_whole(out, {**_build_of(gen), **compiled})
+    assert os.listdir(tmp_path) == ["out", "tools"]  # and no staging dir
+
+
+def test_a_failed_compile_lists_its_logs_but_not_the_users_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_tools(tmp_path / "tools", monkeypatch, fail="echo 'aiecc: boom'; exit 1")
+    monkeypatch.chdir(tmp_path)
+    art = aiedsl.build(PASSTHROUGH, output="out")
+    (tmp_path / "out" / "todo.txt").write_text("mine\n")  # the user's, before the tools ran
+    with pytest.raises(ToolchainError):
+        art.compile()
+    listed = read_marker(tmp_path / "out")["files"]  # type: ignore[index]
+    assert {"logs/aiecc.log", "aie.mlir.prj/main.o", "passthrough_i32_1024.o"} <= set(listed)
+    assert "todo.txt" not in listed
+    with pytest.raises(DesignError, match=r"found: todo\.txt\n"):
+        write(_gen(), "out")
+
+
+# -- single files: map.svg and traces -------------------------------------------------------------
+
+
+def _main(*args: str) -> int:
+    try:
+        main(list(args))
+    except SystemExit as e:
+        return int(e.code or 0)
+    return 0
+
+
+def test_map_never_overwrites_a_users_file_and_joins_a_build_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.svg").write_text("<svg>my drawing</svg>\n")
+    assert _main("map", str(PASSTHROUGH), "-o", "m.svg") == 2
+    assert capsys.readouterr().err == (
+        "error [output file]: m.svg exists and aiedsl did not write it\n"
+        "  fix: choose another file with -o, or move m.svg away\n")
+    assert (tmp_path / "m.svg").read_text() == "<svg>my drawing</svg>\n"
+    # map first, then build: the directory map made is a build directory
+    assert _main("map", str(PASSTHROUGH)) == 0
+    out = tmp_path / "build" / "passthrough"
+    assert read_marker(out)["files"] == [MARKER, "map.svg"]  # type: ignore[index]
+    assert (out / "map.svg").read_text().splitlines()[1] == (
+        f"<!-- passthrough on npu1_1col: generated by aiedsl {aiedsl.__version__} "
+        "(do not edit) -->")
+    gen = _gen()
+    write(gen, out)
+    # a second map into the build directory is listed in its marker, and a rebuild keeps it
+    assert _main("map", str(PASSTHROUGH), "-o", "build/passthrough/extra/map2.svg") == 0
+    write(gen, out)
+    _assert_whole(out, {**_build_of(gen), "extra/": None,
+                        "extra/map2.svg": gen.files["map.svg"].encode()})
+
+
+def test_a_trace_says_aiedsl_wrote_it_and_never_overwrites_a_users_file(tmp_path: Path) -> None:
+    from aiedsl.sim import simulate
+
+    handle = load_design(PASSTHROUGH)
+    trace = tmp_path / "t.json"
+    simulate(handle, trace=str(trace))
+    doc = json.loads(trace.read_text())
+    assert doc["otherData"] == {"generator": f"aiedsl {aiedsl.__version__}"}
+    simulate(handle, trace=str(trace))  # its own trace: overwritten
+    mine = tmp_path / "mine.json"
+    mine.write_text('{"traceEvents": []}')
+    with pytest.raises(DesignError) as e:
+        simulate(handle, trace=str(mine))
+    assert str(e.value) == (
+        f"error [output file]: {mine} exists and aiedsl did not write it\n"
+        f"  fix: choose another file with --trace, or move {mine} away")
+    assert mine.read_text() == '{"traceEvents": []}'
+    assert sorted(os.listdir(tmp_path)) == ["mine.json", "t.json"]

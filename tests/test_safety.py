@@ -1,0 +1,358 @@
+"""Safe by construction: no text a user gives becomes code or a path outside the build, no false
+PASS, and no input crashes aiedsl (every mistake a DesignError at the user's line, exit 2)."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import aiedsl
+from aiedsl.codegen.env import comment_text, mlir_string
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+from aiedsl.toolchain.commands import EnvWord, shell_line
+
+DesignFile = Callable[..., Path]
+ROOT = Path(__file__).resolve().parents[1]
+PASSTHROUGH = (ROOT / "designs" / "passthrough.py").read_text()
+
+
+def aiedsl_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aiedsl", *args], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+def error_of(path: Path, defines: dict[str, str] | None = None) -> str:
+    """The DesignError a design file raises when loaded and checked."""
+    from aiedsl.checks import check_design
+
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path, defines).ir)
+    return str(excinfo.value)
+
+
+def first_line(path: Path, defines: dict[str, str] | None = None) -> str:
+    return error_of(path, defines).splitlines()[0]
+
+
+def variant(before: str, after: str, text: str = PASSTHROUGH) -> str:
+    assert text.count(before) == 1, before
+    return text.replace(before, after)
+
+
+# -- injection and escape -------------------------------------------------------------------------
+
+KERNEL = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl.kernels import buffer, declare
+
+    def ref(src, dst):
+        dst[...] = src
+
+    @design(device="npu1_1col")
+    def d(X: Tensor[64, i32], Y: Tensor[64, i32]):
+        k = declare(SYMBOL, source=SOURCE, entry=ENTRY,
+                    args=[buffer("src", Tensor[64, i32]), buffer("dst", Tensor[64, i32], "out")],
+                    reference=ref, cycles=20, cost=COST)
+        a = fifo(Tensor[64, i32], name="a")
+        b = fifo(Tensor[64, i32], name="b")
+
+        @herd()
+        def core():
+            with a.consume() as s, b.produce() as t:
+                k(s, t)
+
+        with runtime() as rt:
+            rt.fill(a, X)
+            rt.drain(b, Y)
+
+    @d.reference
+    def reference(X):
+        return X
+    '''
+
+
+def kernel_design(design_file: DesignFile, symbol: str = "copy_i32_64",
+                  source: str = "copy.cc", entry: str = "copy", cost: str = "-") -> Path:
+    text = (KERNEL.replace("SYMBOL", repr(symbol)).replace("SOURCE", repr(source))
+            .replace("ENTRY", repr(entry)).replace("COST", repr(cost)))
+    path = design_file(text)
+    (path.parent / "copy.cc").write_text(
+        "#include <stdint.h>\nvoid copy(const int32_t *s, int32_t *d) "
+        "{ for (int i = 0; i < 64; ++i) d[i] = s[i]; }\n")
+    return path
+
+
+def test_a_kernel_symbol_with_shell_code_is_refused(design_file: DesignFile) -> None:
+    path = kernel_design(design_file, symbol="cp$(touch PWNED)")
+    r = aiedsl_cli("build", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr == (
+        "d.py:10: error [name]: kernel symbol 'cp$(touch PWNED)' is not a plain name\n"
+        "  limit: ASCII letters, digits and _, not starting with a digit, at most 200 characters "
+        "(it becomes an MLIR symbol, a C name and a file name)\n"
+        "  found: 'cp$(touch PWNED)'\n"
+        "  fix: rename it, e.g. cp_touch_PWNED\n")
+    assert not (path.parent / "PWNED").exists() and not (path.parent / "build").exists()
+
+
+def test_a_kernel_symbol_cannot_leave_the_build_directory(design_file: DesignFile) -> None:
+    path = kernel_design(design_file, symbol="../../ESCAPED")
+    assert first_line(path) == ("d.py:10: error [name]: kernel symbol '../../ESCAPED' is not a "
+                                "plain name")
+
+
+@pytest.mark.parametrize("source, why", [
+    ("/etc/passwd", "absolute"), ("../copy.cc", "leaves its folder"), ("copy.txt", "not C++"),
+    ("~/copy.cc", "home")])
+def test_a_kernel_source_is_a_relative_cpp_file(design_file: DesignFile, source: str,
+                                                why: str) -> None:
+    path = kernel_design(design_file, source=source)
+    assert error_of(path).splitlines()[:2] == [
+        f"d.py:10: error [kernel source]: source={source!r} of kernel 'copy_i32_64' is not a C++ "
+        "file name aiedsl may read",
+        "  limit: a relative path to a C++ file (.cc, .cpp, .cxx, .c, .h, .hpp) beside the design "
+        "or in kernels_cpp/, without '..'"], why
+
+
+@pytest.mark.parametrize("entry", ["copy(); system(\"x\")", "copy\n#include </etc/passwd>",
+                                   "copy<64> /* */", "copy{}"])
+def test_a_kernel_entry_is_a_function_name(design_file: DesignFile, entry: str) -> None:
+    path = kernel_design(design_file, entry=entry)
+    assert first_line(path) == (f"d.py:10: error [kernel entry]: entry={entry!r} of kernel "
+                                "'copy_i32_64' is not a C++ function name")
+
+
+def test_a_cost_is_one_line_of_text(design_file: DesignFile) -> None:
+    path = kernel_design(design_file, cost="fast\n}\nint evil() {")
+    assert first_line(path) == ("d.py:10: error [text]: cost of kernel 'copy_i32_64' "
+                                "'fast\\n}\\nint evil() {' is not one line of printable text")
+
+
+@pytest.mark.parametrize("before, after, message", [
+    ('@design(device="npu1_1col")', '@design(device="npu1_1col", name="../../X")',
+     "d.py:16: error [name]: design name '../../X' is not a plain name"),
+    ("def passthrough(inp:", "def données(inp:",
+     "d.py:16: error [name]: design name 'données' is not a plain name"),
+    ("    @herd()", '    @herd(name="core; rm")',
+     "d.py:24: error [name]: herd name 'core; rm' is not a plain name"),
+    ('fifo(Tensor[TILE, i32], name="in_l3")', 'fifo(Tensor[TILE, i32], name="in l3")',
+     "d.py:18: error [name]: fifo name 'in l3' is not a plain name"),
+    ("def passthrough(inp:", "def passthrough(entrée:",
+     "d.py:16: error [name]: host tensor 'entrée' is not a plain name"),
+])
+def test_names_are_plain_ascii_identifiers(design_file: DesignFile, before: str, after: str,
+                                           message: str) -> None:
+    text = variant(before, after)
+    if "entrée" in after:
+        text = text.replace("rt.fill(to_mem, inp)", "rt.fill(to_mem, entrée)")
+    assert first_line(design_file(text)) == message
+
+
+def test_a_design_name_from_the_command_line_cannot_break_a_line(design_file: DesignFile) -> None:
+    path = design_file(variant('@design(device="npu1_1col")',
+                               '@design(device="npu1_1col", name=define("NAME", "copy"))'))
+    assert first_line(path, {"NAME": "x\ntouch PWNED2 #"}) == (
+        "d.py:16: error [text]: define 'NAME' = 'x\\ntouch PWNED2 #' is not one line of "
+        "printable text")
+    assert first_line(path, {"NAME": "x y"}) == (
+        "d.py:16: error [name]: design name 'x y' is not a plain name")
+
+
+def test_build_sh_quotes_every_word(design_file: DesignFile, tmp_path: Path) -> None:
+    art = aiedsl.build(ROOT / "designs" / "passthrough.py", output=tmp_path / "b")
+    sh = art.files["build.sh"]
+    assert '"$PEANO_INSTALL_DIR"/bin/clang++ ' in sh
+    assert '-I"$MLIR_AIE_INSTALL_DIR"/include' in sh
+    assert "$(" not in sh.replace('$(dirname "$0")', "")
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.text(min_size=0, max_size=12), min_size=1, max_size=5))
+def test_shell_lines_give_back_exactly_the_words(words: list[str]) -> None:
+    words = [w.replace("\x00", "") for w in words]
+    line = shell_line(["printf", "%s\\0", *words])
+    assert shlex.split(line)[2:] == words
+    out = subprocess.run(["bash", "-c", line], capture_output=True, env={"PATH": "/usr/bin:/bin"})
+    assert out.stdout.split(b"\0")[:-1] == [w.encode() for w in words]
+
+
+def test_env_words_expand_only_their_variable() -> None:
+    line = shell_line([EnvWord("-I", "X", "/a b$(c)")])
+    out = subprocess.run(["bash", "-c", f"printf %s {line}"], capture_output=True, text=True,
+                         env={"X": "/x", "PATH": "/usr/bin:/bin"})
+    assert out.stdout == "-I/x/a b$(c)"
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.text(max_size=20))
+def test_comments_and_mlir_strings_stay_on_their_line(text: str) -> None:
+    assert "\n" not in comment_text(text) and "\r" not in comment_text(text)
+    escaped = mlir_string(text)
+    assert escaped.isascii() and escaped.isprintable() and '"' not in escaped
+    decoded = bytearray()  # MLIR's lexer reads \XX as one byte
+    i = 0
+    while i < len(escaped):
+        if escaped[i] == "\\":
+            decoded.append(int(escaped[i + 1:i + 3], 16))
+            i += 3
+        else:
+            decoded.append(ord(escaped[i]))
+            i += 1
+    assert decoded.decode("utf-8") == text
+
+
+def test_a_design_in_an_odd_folder_stays_quoted_in_the_mlir(tmp_path: Path) -> None:
+    folder = tmp_path / 'odd"dir\nname'
+    folder.mkdir()
+    (folder / "d.py").write_text(PASSTHROUGH)
+    art = aiedsl.build(folder / "d.py", output=tmp_path / "b")
+    mlir = art.files["aie.mlir"]
+    assert mlir.splitlines()[0].startswith("// passthrough: generated by aiedsl ")
+    assert mlir.splitlines()[0].endswith('odd"dir\\nname/d.py (do not edit)')
+    assert mlir.splitlines()[1].startswith("// device npu1_1col; N=4096, TILE=1024")
+    assert 'odd\\22dir\\0Aname/d.py":' in mlir and 'odd"dir' not in mlir.split("\n", 2)[2]
+
+
+# -- false PASS -----------------------------------------------------------------------------------
+
+REFERENCE = "    return inp.copy()"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("    inp.copy()", "d.py:35: error [reference]: the reference of 'passthrough' returned None "
+                     "for output 'out'"),
+    ("    return inp[:100]", "d.py:35: error [reference]: the reference of 'passthrough' "
+                           "returned an array of shape [100] (100 values) for output 'out' "
+                           "(4096xi32)"),
+    ("    return inp * 1.5", "d.py:35: error [reference]: the reference of 'passthrough' "
+                           "returned float64 values for output 'out' (4096xi32)"),
+    ("    return inp.astype(str)", "d.py:35: error [reference]: the reference of 'passthrough' "
+                                 "returned <U11 values for output 'out' (4096xi32)"),
+])
+def test_a_reference_that_cannot_be_right_is_a_design_error(design_file: DesignFile, body: str,
+                                                            message: str) -> None:
+    path = design_file(variant(REFERENCE, body))
+    r = aiedsl_cli("sim", str(path), cwd=path.parent)
+    assert r.returncode == 2, r.stdout
+    assert r.stderr.splitlines()[0] == message
+    assert "Traceback" not in r.stderr
+
+
+def test_nan_is_compared_only_when_the_design_expects_it(design_file: DesignFile) -> None:
+    handle = load_design(design_file(variant("@passthrough.reference",
+                                             "@passthrough.reference(nonfinite=True)")))
+    art = aiedsl.build(handle, write=False)
+    x = np.arange(4096, dtype=np.float32)
+    x[7], x[9] = np.nan, -np.inf
+    handle = load_design(design_file(variant("@passthrough.reference",
+                                             "@passthrough.reference(nonfinite=True)",
+                                             PASSTHROUGH.replace("i32", "f32"))))
+    art = aiedsl.build(handle, write=False)
+    assert art.run(x, target="sim").passed
+    strict = load_design(design_file(PASSTHROUGH.replace("i32", "f32")))
+    with pytest.raises(DesignError) as excinfo:
+        aiedsl.build(strict, write=False).run(x, target="sim")
+    assert str(excinfo.value).splitlines()[0] == (
+        "d.py:35: error [reference]: the reference of 'passthrough' returned nan at [7] of "
+        "output 'out'")
+
+
+def test_a_nan_output_fails_against_a_finite_reference() -> None:
+    from aiedsl.sim.compare import compare
+
+    want = np.ones(8, dtype=np.float32)
+    got = want.copy()
+    got[3] = np.nan
+    check = compare("C", got, want, "f32")
+    assert not check.passed and check.worst_index == (3,)
+    assert not compare("C", want * np.nan, want * np.nan, "f32").passed
+    assert compare("C", want * np.nan, want * np.nan, "f32", nonfinite=True).passed
+
+
+# -- crashes on user input, now DesignErrors -------------------------------------------------------
+
+@pytest.mark.parametrize("before, after, message", [
+    ("inp: Tensor[N, i32]", 'inp: Tensor[N, "float64"]',
+     "d.py:17: error [tensor type]: unknown element type 'float64'"),
+    ("    @herd()", '    @herd(anchor="0,2")',
+     "d.py:24: error [herd]: herd 'core' has anchor='0,2'"),
+    ("    @herd()", "    @herd(stack=-100000)",
+     "d.py:24: error [herd]: herd 'core' has stack=-100000"),
+    ('fifo(Tensor[TILE, i32], name="in_l3")', 'fifo(Tensor[TILE, i32], name="in_l3", '
+     "depth=10**12)", "d.py:18: error [fifo depth]: fifo 'in_l3' has depth=1000000000000"),
+    ('to_mem.forward(name="in_l1")', 'to_mem.forward(name="in_l1", depth=0)',
+     "d.py:19: error [fifo depth]: fifo 'in_l1' has depth=0"),
+    ('@design(device="npu1_1col")', '@design(device="npu1_1col", reference=3)',
+     "d.py:16: error [reference]: the reference of 'passthrough' is int 3, not a function"),
+    ("def reference(inp: np.ndarray)", "def reference(inp: np.ndarray, scale)",
+     "d.py:35: error [reference]: the reference of 'passthrough' cannot be called with 1 "
+     "argument(s): missing a required argument: 'scale'"),
+])
+def test_user_input_that_used_to_crash(design_file: DesignFile, before: str, after: str,
+                                       message: str) -> None:
+    path = design_file(variant(before, after))
+    r = aiedsl_cli("check", str(path), cwd=path.parent)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines()[0] == message
+
+
+def test_a_huge_depth_from_the_command_line_is_refused_at_once(design_file: DesignFile) -> None:
+    path = design_file(variant('fifo(Tensor[TILE, i32], name="in_l3")',
+                               'fifo(Tensor[TILE, i32], name="in_l3", depth=define("D", 2))'))
+    assert error_of(path, {"D": "1000000000"}).splitlines()[:2] == [
+        "d.py:18: error [fifo depth]: fifo 'in_l3' has depth=1000000000",
+        "  limit: an integer from 1 to 63 (a lock starts at the depth and counts to 63)"]
+
+
+@pytest.mark.parametrize("clock", ["-1", "0", "1e9"])
+def test_the_clock_is_in_range(clock: str) -> None:
+    r = aiedsl_cli("sim", "designs/passthrough.py", "--clock", clock, cwd=ROOT)
+    assert r.returncode == 2 and r.stderr.startswith("error: Invalid value for '--clock'")
+
+
+def test_a_scalar_out_of_range_for_its_type(design_file: DesignFile) -> None:
+    path = design_file((ROOT / "tests" / "golden" / "add_one_link_with.py").read_text()
+                       .replace('scalar("n", i32)', 'scalar("n", i8)')
+                       .replace("add_one(a, b, 8)", "add_one(a, b, 300)")
+                       .replace("from aiedsl import Tensor, design, fifo, herd, i32, loop, "
+                                "runtime", "from aiedsl import Tensor, design, fifo, herd, i8, "
+                                "i32, loop, runtime"))
+    (path.parent / "add_one.cc").write_text((ROOT / "tests" / "golden" / "add_one.cc")
+                                            .read_text().replace("int32_t n", "int8_t n"))
+    assert error_of(path).splitlines()[:2] == [
+        "d.py:26: error [kernel signature]: argument 2 ('n') of 'add_one' is i8, but core[0,0] "
+        "passes 300", "  limit: i8 values from -128 to 127"]
+
+
+# -- bytes, not elements ---------------------------------------------------------------------------
+
+def test_a_host_tensor_of_another_type_is_balanced_in_bytes(design_file: DesignFile) -> None:
+    # 4096 i16 on the host are 8 KB: two 1024 x i32 elements, not the four the core takes
+    path = design_file(variant("def passthrough(inp: Tensor[N, i32]",
+                               "def passthrough(inp: Tensor[N, i16]")
+                       .replace("from aiedsl import Tensor, define,",
+                                "from aiedsl import Tensor, i16, define,"))
+    assert error_of(path).splitlines()[0] == (
+        "d.py:27: error [balance]: fifo 'in_l1': the memtile forwards 2 element(s) per run, "
+        "but core[0,0] takes 4")
+
+
+def test_the_dma_reinterprets_bytes_it_never_converts(design_file: DesignFile) -> None:
+    """The two_col shape: i32 host tensors through u8 fifos."""
+    text = (PASSTHROUGH.replace("Tensor[TILE, i32]", "Tensor[TILE, u8]")
+            .replace("import Tensor, define,", "import Tensor, u8, define,")
+            .replace("loop(N // TILE)", "loop(4 * N // TILE)"))
+    handle = load_design(design_file(text))
+    x = np.arange(4096, dtype=np.int32) * 65535
+    result = aiedsl.build(handle, write=False).run(x, target="sim")
+    assert result.passed and np.array_equal(result.outputs["out"], x)
