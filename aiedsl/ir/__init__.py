@@ -5,12 +5,14 @@ from aiedsl.ir.nodes import (
     Acquire, Arg, BufferArg, Call, Core, Design, Endpoint, Fifo, Herd, HostTensor, Kernel,
     KernelArg, Link, Loop, Op, Release, RuntimeOp, ScalarArg, Transfer, Wait,
 )
-from aiedsl.ir.physical import BufferAlloc, Connect, DmaChannel, LockAlloc, Physical, Route
+from aiedsl.ir.physical import (
+    Bd, BufferAlloc, Connect, DmaChannel, LockAlloc, PacketFlow, Physical, Route,
+)
 from aiedsl.ir.types import Dim, Pattern, TensorType
 
 __all__ = [
-    "Acquire", "Arg", "BufferAlloc", "BufferArg", "Call", "Connect", "Core", "Design", "Dim",
+    "Acquire", "Arg", "Bd", "BufferAlloc", "BufferArg", "Call", "Connect", "Core", "Design", "Dim",
     "DmaChannel", "Endpoint", "Fifo", "Herd", "HostTensor", "Kernel", "KernelArg", "Link",
-    "Loc", "LockAlloc", "Loop", "Op", "Pattern", "Physical", "Release", "Route", "RuntimeOp",
+    "Loc", "LockAlloc", "Loop", "Op", "PacketFlow", "Pattern", "Physical", "Release", "Route", "RuntimeOp",
     "ScalarArg", "TensorType", "Transfer", "Wait",
 ]

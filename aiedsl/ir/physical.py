@@ -13,13 +13,37 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import Dim
 
 Coord = tuple[int, int]
-Bundle = Literal["DMA", "North", "South", "East", "West"]
+Bundle = Literal["DMA", "North", "South", "East", "West", "Core", "FIFO", "Trace", "Ctrl",
+                 "TileControl", "PLIO", "NOC"]
+"""mlir-aie's WireBundle names (a stream switch port kind)."""
 
 
 class _Node(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Bd(_Node):
+    """One buffer descriptor of a DMA channel's chain, as mlir-aie's ``aie.dma_bd`` with the
+    lock operations around it."""
+
+    id: int
+    buffer: str
+    """The buffer it moves (its symbol, ``a_0_cons_buff_1``)."""
+    offset: int
+    """First element of the buffer it moves."""
+    length: int
+    """Elements it moves."""
+    dims: tuple[Dim, ...] = ()
+    """The address generator's dimensions (sizes and strides in elements), outermost first."""
+    next: int | None = None
+    """The BD the channel goes on to (None: the chain ends)."""
+    acquire: tuple[str, int] | None = None
+    """(lock, value) the DMA acquires (greater-or-equal) before moving the buffer."""
+    release: tuple[str, int] | None = None
+    """(lock, value) it releases after."""
 
 
 class DmaChannel(_Node):
@@ -32,7 +56,9 @@ class DmaChannel(_Node):
     fifo: str
     bds: tuple[int, ...]
     """Buffer descriptor ids of its chain (empty on a shim: runtime transfers take those)."""
-    loc: Loc
+    loc: Loc | None = None
+    chain: tuple[Bd, ...] = ()
+    """The BDs in the order the channel starts them (the first is the channel's start)."""
 
 
 class BufferAlloc(_Node):
@@ -67,6 +93,20 @@ class Connect(_Node):
     tile: Coord
     src: tuple[Bundle, int]
     dst: tuple[Bundle, int]
+    switch: Literal["switchbox", "shim_mux"] = "switchbox"
+    """Which switch: a tile's stream switch, or a shim tile's mux between its DMA and its
+    switch (mlir-aie's ``aie.shim_mux``: shim DMA channel 0 enters the switch at South 3,
+    channel 1 at South 7, and leaves it from South 2 and 3)."""
+
+
+class PacketFlow(_Node):
+    """A packet-switched flow (mlir-aie ``aie.packet_flow``): streams sharing ports by id."""
+
+    id: int
+    src: tuple[Coord, Bundle, int]
+    dsts: tuple[tuple[Coord, Bundle, int], ...]
+    keep_pkt_header: bool = False
+    priority_route: bool = False
 
 
 class Route(_Node):
@@ -90,6 +130,8 @@ class Physical(_Node):
     buffers: tuple[BufferAlloc, ...] = ()
     locks: tuple[LockAlloc, ...] = ()
     routes: tuple[Route, ...] = ()
+    packet_flows: tuple[PacketFlow, ...] = ()
+    """Packet flows, such as the control overlay mlir-aie adds to every shim column."""
     shared: dict[str, Coord] = {}
     """Fifos between neighbouring cores that live in shared memory (no DMA, no route): the tile
     whose memory holds their buffers."""

@@ -1,0 +1,206 @@
+"""Read what mlir-aie's lowering decided (``physical.mlir``) back into aiedsl's physical IR.
+
+mlir-aie's resource passes (objectfifo lowering, BD and lock ids, buffer addresses) and its
+router turn aiedsl's ``aie.mlir`` into placed buffers, locks, DMA channels with their BD chains,
+switchbox and shim-mux connections, and packet flows. :func:`parse_physical` reads them into a
+:class:`~aiedsl.ir.Physical`, so the plan aiedsl makes can be compared fact by fact with the
+real lowering (:func:`diff_physical`), and the map and report can be drawn from the real one.
+
+Example
+-------
+>>> real = parse_physical(Path("physical.mlir").read_text())     # doctest: +SKIP
+>>> diff_physical(placed.physical, real)                          # doctest: +SKIP
+[]
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from aiedsl.ir import Bd, BufferAlloc, Connect, Dim, DmaChannel, LockAlloc, PacketFlow, Physical
+from aiedsl.ir import Route
+
+Coord = tuple[int, int]
+
+_TILE = re.compile(r"^\s*%([\w.$-]+) = aie\.tile\((\d+), (\d+)\)", re.M)
+_BUFFER = re.compile(r"aie\.buffer\(%([\w.$-]+)\) \{([^}]*)\} : memref<([^>]*)>")
+_LOCK = re.compile(r"aie\.lock\(%([\w.$-]+), (\d+)\) \{([^}]*)\}")
+_ATTR = re.compile(r"(\w+) = (\"[^\"]*\"|-?\d+)")
+_BLOCK = re.compile(r"^\s*%([\w.$-]+) = aie\.(mem|memtile_dma|shim_dma)\(%([\w.$-]+)\) \{",
+                    re.M)
+_SWITCH = re.compile(r"^\s*%[\w.$-]+ = aie\.(switchbox|shim_mux)\(%([\w.$-]+)\) \{", re.M)
+_CONNECT = re.compile(r"aie\.connect<(\w+) : (\d+), (\w+) : (\d+)>")
+_SHIM_ALLOC = re.compile(r"aie\.shim_dma_allocation @([\w.$-]+?)(?:_shim_alloc)?\("
+                         r"%([\w.$-]+), (MM2S|S2MM), (\d+)")
+_PACKET = re.compile(r"aie\.packet_flow\((\d+)\) \{(.*?)\n\s*\}( \{[^}]*\})?", re.S)
+_ENDPOINT = re.compile(r"aie\.packet_(source|dest)<%([\w.$-]+), (\w+) : (\d+)>")
+_ITEMSIZE = {"i8": 1, "ui8": 1, "i16": 2, "bf16": 2, "i32": 4, "f32": 4, "ui16": 2, "ui32": 4}
+
+
+def _attrs(text: str) -> dict[str, Any]:
+    return {k: (v.strip('"') if v.startswith('"') else int(v)) for k, v in _ATTR.findall(text)}
+
+
+def _nbytes(memref: str) -> int:
+    *dims, elem = memref.split("x")
+    n = 1
+    for d in dims:
+        n *= int(d)
+    return n * _ITEMSIZE[elem]
+
+
+def parse_physical(text: str) -> Physical:
+    """The buffers, locks, DMA channels (with BD chains), connections and packet flows of
+    mlir-aie's ``physical.mlir``."""
+    tiles = {name: (int(c), int(r)) for name, c, r in _TILE.findall(text)}
+    buffers = []
+    for tile, attrs, memref in _BUFFER.findall(text):
+        a = _attrs(attrs)
+        buffers.append(BufferAlloc(tile=tiles[tile], name=a["sym_name"], nbytes=_nbytes(memref),
+                                   address=a.get("address", -1), bank=a.get("mem_bank", -1),
+                                   fifo=fifo_of(a["sym_name"])))
+    locks = []
+    for tile, lid, attrs in _LOCK.findall(text):
+        a = _attrs(attrs)
+        locks.append(LockAlloc(tile=tiles[tile], id=int(lid), name=a["sym_name"],
+                               init=a.get("init", 0), fifo=fifo_of(a["sym_name"])))
+    channels = _dma_channels(text, tiles)
+    for fifo, tile, direction, ch in _SHIM_ALLOC.findall(text):
+        channels.append(DmaChannel(tile=tiles[tile], direction=direction,  # type: ignore[arg-type]
+                                   channel=int(ch), fifo=fifo, bds=()))
+    routes = _switches(text, tiles)
+    packets = []
+    for pid, body, attrs in _PACKET.findall(text):
+        ends = [(kind, (tiles[t], b, int(i))) for kind, t, b, i in _ENDPOINT.findall(body)]
+        src = next(e for k, e in ends if k == "source")
+        packets.append(PacketFlow(
+            id=int(pid), src=src, dsts=tuple(e for k, e in ends if k == "dest"),  # type: ignore[arg-type]
+            keep_pkt_header="keep_pkt_header = true" in (attrs or ""),
+            priority_route="priority_route = true" in (attrs or "")))
+    return Physical(channels=tuple(channels), buffers=tuple(buffers), locks=tuple(locks),
+                    routes=routes, packet_flows=tuple(packets))
+
+
+def fifo_of(symbol: str) -> str:
+    """The fifo a lowered buffer or lock belongs to: ``a_0_cons_buff_1`` -> ``a_0``."""
+    m = re.match(r"(.+?)(?:_cons)?_(?:buff|prod_lock|cons_lock|lock)_\d+$", symbol)
+    return m.group(1) if m else symbol
+
+
+def _dma_channels(text: str, tiles: dict[str, Coord]) -> list[DmaChannel]:
+    out = []
+    for m in _BLOCK.finditer(text):
+        tile = tiles[m.group(3)]
+        body = _braced(text, m.end() - 1)
+        # blocks: ^bbN: ... ; each dma_start names its first block and the next start's block
+        blocks = _blocks(body)
+        for start in re.finditer(r"aie\.dma_start\((MM2S|S2MM), (\d+), \^(\w+), \^(\w+)\)",
+                                 body):
+            chain: list[Bd] = []
+            seen: set[str] = set()
+            label = start.group(3)
+            while label in blocks and label not in seen:
+                seen.add(label)
+                bd, nxt = _bd(blocks[label])
+                if bd is None:
+                    break
+                chain.append(bd)
+                label = nxt or ""
+            first = chain[0].buffer if chain else ""
+            out.append(DmaChannel(tile=tile, direction=start.group(1),  # type: ignore[arg-type]
+                                  channel=int(start.group(2)), fifo=fifo_of(first),
+                                  bds=tuple(b.id for b in chain), chain=tuple(chain)))
+    return out
+
+
+def _braced(text: str, open_at: int) -> str:
+    depth, i = 0, open_at
+    while True:
+        c = text[i]
+        depth += (c == "{") - (c == "}")
+        i += 1
+        if depth == 0:
+            return text[open_at + 1:i - 1]
+
+
+def _blocks(body: str) -> dict[str, str]:
+    parts = re.split(r"^\s*\^(\w+)(?:\([^)]*\))?:.*$", body, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+_DMA_BD = re.compile(r"aie\.dma_bd\(%([\w.$-]+) : memref<[^>]*>, (\d+), (\d+)(?:, \[(.*?)\])?"
+                     r"(?:, [^)]*)?\) \{([^}]*)\}")
+_USE_LOCK = re.compile(r"aie\.use_lock\(%([\w.$-]+), (AcquireGreaterEqual|Acquire|Release), "
+                       r"(\d+)\)")
+
+
+def _bd(block: str) -> tuple[Bd | None, str | None]:
+    m = _DMA_BD.search(block)
+    if m is None:
+        return None, None
+    dims = tuple(Dim(size=int(s), stride=int(t)) for s, t in
+                 re.findall(r"<size = (\d+), stride = (\d+)>", m.group(4) or ""))
+    attrs = _attrs(m.group(5))
+    acquire = release = None
+    for lock, action, value in _USE_LOCK.findall(block):
+        if action.startswith("Acquire"):
+            acquire = (lock, int(value))
+        else:
+            release = (lock, int(value))
+    nxt = re.search(r"aie\.next_bd \^(\w+)", block)
+    return Bd(id=attrs["bd_id"], buffer=m.group(1), offset=int(m.group(2)),
+              length=int(m.group(3)), dims=dims, next=attrs.get("next_bd_id"),
+              acquire=acquire, release=release), nxt.group(1) if nxt else None
+
+
+def _switches(text: str, tiles: dict[str, Coord]) -> tuple[Route, ...]:
+    """All switch connections, as one route per switch (mlir-aie does not say which flow a
+    connection carries)."""
+    by_tile: dict[tuple[Coord, str], list[Connect]] = defaultdict(list)
+    for m in _SWITCH.finditer(text):
+        tile = tiles[m.group(2)]
+        body = _braced(text, m.end() - 1)
+        for sb, si, db, di in _CONNECT.findall(body):
+            by_tile[(tile, m.group(1))].append(Connect(
+                tile=tile, src=(sb, int(si)), dst=(db, int(di)),  # type: ignore[arg-type]
+                switch=m.group(1)))  # type: ignore[arg-type]
+    return tuple(Route(fifo=f"{kind}@{tile[0]},{tile[1]}", src=tile, dsts=(), wires=(),
+                       connects=tuple(cs)) for (tile, kind), cs in sorted(by_tile.items()))
+
+
+# -- comparing a plan with a lowering --------------------------------------------------------------
+
+def facts(p: Physical) -> dict[str, set[Any]]:
+    """The comparable facts of a physical plan, by kind (names as mlir-aie spells them)."""
+    return {
+        # a core's stack is reserved at address 0, not an aie.buffer
+        "buffer": {(b.tile, b.name, b.nbytes, b.address, b.bank) for b in p.buffers
+                   if b.fifo is not None},
+        "lock": {(lk.tile, lk.id, lk.name, lk.init) for lk in p.locks},
+        # a memtile or core channel is known by the buffers its BDs move (mlir-aie names a
+        # link's channels after the fifo whose buffers they are); a shim channel by its fifo
+        "channel": {(c.tile, c.direction, c.channel, c.fifo if not c.chain else "")
+                    for c in p.channels},
+        "bd": {(c.tile, c.direction, c.channel, b.id, b.buffer, b.offset, b.length,
+                tuple((d.size, d.stride) for d in b.dims), b.next, b.acquire, b.release)
+               for c in p.channels for b in c.chain},
+        "connect": {(c.tile, c.switch, c.src, c.dst) for r in p.routes for c in r.connects},
+        "packet flow": {(f.id, f.src, f.dsts, f.keep_pkt_header, f.priority_route)
+                        for f in p.packet_flows},
+    }
+
+
+def diff_physical(ours: Physical, real: Physical, kinds: tuple[str, ...] | None = None
+                  ) -> list[str]:
+    """Every fact that differs between aiedsl's plan and mlir-aie's lowering, one line each
+    (``- real only`` / ``+ aiedsl only``), sorted by kind."""
+    a, b = facts(ours), facts(real)
+    lines = []
+    for kind in kinds or tuple(a):
+        for f in sorted(b[kind] - a[kind], key=repr):
+            lines.append(f"{kind}: - mlir-aie only: {f}")
+        for f in sorted(a[kind] - b[kind], key=repr):
+            lines.append(f"{kind}: + aiedsl only:   {f}")
+    return lines
