@@ -1,6 +1,6 @@
 """aiedsl's physical plan against what the real mlir-aie made of the same MLIR.
 
-``../shared/reference/mlir-aie-lowered/`` holds, for seven builds of the shipped designs, the
+The reference material's ``mlir-aie-lowered/`` holds, for seven builds of the shipped designs, the
 ``aie.mlir`` aiedsl emitted and the real lowering of it (``physical.mlir``: buffers with
 addresses and banks, locks, DMA channels and BD chains, switchbox and shim-mux connections,
 packet flows). Each case builds the same design, checks that aiedsl still emits the same MLIR

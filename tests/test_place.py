@@ -433,7 +433,7 @@ def test_design_json_carries_the_routes(gemm_npu1: Design) -> None:
     data = gemm_npu1.model_dump(mode="json")
     assert data["physical"]["routes"][0]["fifo"] == "a_0"
     assert data["physical"]["routes"][0]["connects"][0] == {
-        "tile": [0, 1], "src": ["DMA", 0], "dst": ["North", 0]}
+        "tile": [0, 1], "src": ["DMA", 0], "dst": ["North", 0], "switch": "switchbox"}
     assert Design.model_validate(data) == gemm_npu1
 
 
