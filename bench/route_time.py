@@ -2,9 +2,9 @@
 
     python bench/route_time.py
 
-Target (issue 4): under 1 s each. For scale, mlir-aie's router spends about 2950 shortest-path
-searches on the npu2 whole-array GEMM; the searches column counts aiedsl's (one per receiving
-tile per PathFinder iteration). Times are medians of several runs, checks excluded.
+Target (issue 4): under 1 s each. aiedsl runs mlir-aie's router (one Dijkstra search per flow
+per PathFinder iteration, the column-control packet flows included), so the searches column is
+what aiecc's router does too. Times are medians of several runs, checks excluded.
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def test_report_lists_streams_ports_and_allocation(npu1_build) -> None:  # type:
     assert ("  a_0: (0,1) MM2S 0 -> (0,2) S2MM 0, (1,2) S2MM 0, (2,2) S2MM 0, (3,2) S2MM 0; "
             "4 wires\n") in report
     assert "  c_l3_0: (0,1) MM2S 2 -> (0,0) S2MM 0; 1 wire\n" in report
-    assert "  (0,2)  1 / 6  4 / 4  1 / 4  -\n" in report  # core (0,2) sends south on all 4 wires
+    assert "  (0,2)  4 / 6  4 / 4  1 / 4  -\n" in report  # core (0,2) sends south on all 4 wires
     assert ("  (0,2) S2MM 0 a_0 (BDs 0-1), S2MM 1 b_0 (BDs 2-3), MM2S 0 c_0_0 (BDs 4-4); "
             "6 locks\n") in report
     assert "      c_0_0_buff_0 16384 B @ 0x04000 bank 1\n" in report

@@ -139,3 +139,37 @@ def test_cli_sim_and_run(in_root: Path, tmp_path: Path) -> None:
                         "-D", "M=256"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "PASS C: worst element" in r.stdout and "bottleneck:" in r.stdout
+
+
+def test_split_and_join_of_unequal_parts(design_file) -> None:  # type: ignore[no-untyped-def]
+    """A 768-element element split 256 + 512 and joined back: each part counts whole elements
+    (the balance check used to count a join in the first part's size: 0.75 per run)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, join, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def uneq(inp: Tensor[3072, i32], out: Tensor[3072, i32]):
+            whole = fifo(Tensor[768, i32], name="whole")
+            lo, hi = whole.split([Tensor[256, i32], Tensor[512, i32]], names=["lo", "hi"])
+            r0 = fifo(Tensor[256, i32], name="r0")
+            r1 = fifo(Tensor[512, i32], name="r1")
+            back = join([r0, r1], name="back")
+            c0, c1 = passthrough(Tensor[256, i32]), passthrough(Tensor[512, i32])
+
+            @herd(rows=2)
+            def core(x, y):
+                for _ in loop(4):
+                    with [lo, hi][y].consume() as a, [r0, r1][y].produce() as b:
+                        (c0 if y == 0 else c1)(a, b)
+
+            with runtime() as rt:
+                rt.fill(whole, inp)
+                rt.drain(back, out)
+
+        @uneq.reference
+        def reference(inp):
+            return inp.copy()
+        ''')
+    result = simulate(load_design(path))
+    assert result.passed, [c.line() for c in result.checks]

@@ -60,5 +60,5 @@ def _allocate_and_route(placed: Design, table: Table) -> tuple[Design, list[Cong
     phys = allocate(placed, table)
     result = route(placed, phys)
     routed = placed.model_copy(update={"physical": phys.model_copy(
-        update={"routes": result.routes})})
+        update={"routes": result.routes, "packet_flows": result.packet_flows})})
     return routed, result.congested

@@ -1,13 +1,17 @@
 """Per-tile resource use of a placed design, and the checks against the target's limits.
 
-The same :class:`TileUsage` table feeds ``report.txt``. What counts (mlir-aie's objectfifo
-lowering, ``aie2-facts.md`` s2):
+The same :class:`TileUsage` table feeds ``report.txt``. What counts is what mlir-aie's objectfifo
+lowering creates (:func:`aiedsl.place.objectfifo.lower`, which allocation numbers and places):
 
-* a core endpoint holds ``buffers_held(depth, max acquire)`` buffers in L1, two locks, one BD per
+* a core endpoint holds its end's buffers in L1 (its depth, or when the fifo has one depth for
+  every end, one more than the most elements its core acquires at once), two locks, one BD per
   buffer and one DMA channel (S2MM to consume, MM2S to produce); plus the core's stack;
-* a memtile link holds ``depth`` buffers of the whole parent element, one S2MM per source, one
-  MM2S per destination, two locks and ``depth`` BDs per part on each side;
-* a shim endpoint holds one DMA channel and, per runtime transfer in flight, one BD.
+* a memtile link holds the buffers of the end that creates them (the joined output, the split
+  input, the larger side of a forward), one S2MM per source, one MM2S per destination, two locks
+  per part, and on each channel one BD per buffer (per part on the parent's side);
+* a shim endpoint holds one DMA channel, two locks and, per runtime transfer in flight, one BD;
+* a fifo between neighbouring cores in shared memory holds its buffers and two locks in the
+  memory both cores reach, and no DMA.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from aiedsl.checks.program import buffers_held, calls, max_acquire
+from aiedsl.checks.program import calls
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Fifo, Link, Loc, Transfer, Wait
+from aiedsl.ir import Design, Loc, Transfer, Wait
+from aiedsl.place.objectfifo import Store, lower
 from aiedsl.targets import TargetModel, get_target
 
 Coord = tuple[int, int]
@@ -27,9 +32,9 @@ Coord = tuple[int, int]
 class Use:
     """One user of a resource: a label in the design's terms and its line.
 
-    Allocation (:mod:`aiedsl.place.alloc`) reads the details: ``fifo`` owns it; ``buffers`` are
-    the (name, bytes) of each buffer a memory use stands for; ``locks`` the (name, initial value)
-    of each lock; ``bds`` the buffer descriptors a DMA channel chains.
+    The details say what stands behind it: ``fifo`` owns it; ``buffers`` are the (name, bytes) of
+    each buffer a memory use stands for; ``locks`` the (name, initial value) of each lock;
+    ``bds`` the buffer descriptors a DMA channel chains.
     """
 
     label: str
@@ -40,7 +45,7 @@ class Use:
     locks: tuple[tuple[str, int], ...] = ()
     bds: int = 0
     order: int = 0
-    """When it was made: mlir-aie hands out BD ids in that order (fifo by fifo)."""
+    """When it was made, per tile (DMA channels: the transform's channel order)."""
 
 
 @dataclass
@@ -68,6 +73,7 @@ def usage(d: Design) -> dict[Coord, TileUsage]:
     assert d.placed, "usage() needs a placed design"
     target = get_target(d.device)
     shared = d.physical.shared if d.physical else {}
+    low = lower(d)
     tiles: dict[Coord, TileUsage] = {}
 
     def at(tile: Coord | None) -> TileUsage:
@@ -76,110 +82,56 @@ def usage(d: Design) -> dict[Coord, TileUsage]:
             tiles[tile] = TileUsage(tile, target.kind_of(tile) or "?")
         return tiles[tile]
 
-    def add_dma(u: TileUsage, direction: str, fifo: str, loc: Loc, bds: int) -> None:
-        chans = u.dma_in if direction == "in" else u.dma_out
+    def add_dma(u: TileUsage, symbol: str, fifo: str, loc: Loc) -> None:
+        ch = low.channel_of[symbol]
+        bds = len(ch.chain)
+        chans = u.dma_in if ch.direction == "S2MM" else u.dma_out
         chans.append(Use(fifo, 1, loc, fifo=fifo, bds=bds, order=len(u.dma_in) + len(u.dma_out)))
         if bds:  # a shim endpoint's BDs are counted per runtime transfer (_shim_bds)
             u.bds.append(Use(fifo, bds, loc, fifo=fifo))
-            u.bds_by_parity[(len(chans) - 1) % 2].append(Use(fifo, bds, loc, fifo=fifo))
+            u.bds_by_parity[ch.channel % 2].append(Use(fifo, bds, loc, fifo=fifo))
 
-    def add_buffers(u: TileUsage, fifo: str, base: str, n: int, nbytes: int, loc: Loc) -> None:
-        u.memory.append(Use(f"{fifo} {n} x {nbytes} B", n * nbytes, loc, fifo=fifo,
-                            buffers=tuple((f"{base}_buff_{i}", nbytes) for i in range(n))))
+    def add_buffers(u: TileUsage, s: Store, loc: Loc) -> None:
+        n = len(s.buffers)
+        u.memory.append(Use(f"{s.fifo} {n} x {s.nbytes} B", n * s.nbytes, loc, fifo=s.fifo,
+                            buffers=tuple((b, s.nbytes) for b in s.buffers)))
 
-    def add_locks(u: TileUsage, label: str, fifo: str, base: str, depth: int, loc: Loc,
-                  parts: int = 1) -> None:
-        names = tuple(lock for i in range(parts) for lock in
-                      ((f"{base}_prod_lock_{i}", depth), (f"{base}_cons_lock_{i}", 0)))
-        u.locks.append(Use(label, len(names), loc, fifo=fifo, locks=names))
+    def add_locks(u: TileUsage, label: str, s: Store, loc: Loc) -> None:
+        u.locks.append(Use(label, len(s.locks), loc, fifo=s.fifo, locks=s.locks))
 
-    core_by_name = {c.name: c for c in d.cores}
     for c in d.cores:
         u = at(c.tile)
         u.runs = f"{c.name}: " + ", ".join(sorted({op.kernel for op in calls(c)})) \
             if calls(c) else c.name
         u.memory.append(Use("stack", c.stack, c.loc, buffers=((f"{c.name} stack", c.stack),)))
-    link_bds = _memtile_bds(d)
-    for f in d.fifos:  # in emitted order: mlir-aie numbers DMA channels fifo by fifo
+    for f in d.fifos:  # in emitted order, as mlir-aie numbers DMA channels
         if f.name in shared:
-            _shared_fifo(f, at(shared[f.name]), add_buffers, add_locks)
+            s = low.store_of[f.name]
+            u = at(s.tile)
+            add_buffers(u, s, f.loc)
+            add_locks(u, f"{f.name} (shared)", s, f.loc)
             continue
-        n_core_cons = sum(c.kind == "core" for c in f.consumers)
-        cons_i = 0
-        for e, port in [(f.producer, "produce")] + [(c, "consume") for c in f.consumers]:
+        ends = [low.end(f.name, "produce")] + [low.end(f.name, "consume", i)
+                                               for i in range(len(f.consumers))]
+        for e in ends:
             u = at(e.tile)
-            direction = "out" if port == "produce" else "in"
-            if e.kind == "shim":
-                add_dma(u, direction, f.name, e.loc, 0)
-                add_locks(u, f.name, f.name, _side(f.name, port, None), 1, e.loc)
-            elif e.kind == "memtile":  # buffers and locks belong to the link (below)
-                add_dma(u, direction, f.name, e.loc, link_bds[f.name])
+            if e.endpoint.kind == "shim":
+                add_dma(u, e.symbol, f.name, e.endpoint.loc)
+                add_locks(u, f.name, low.store_of[e.symbol], e.endpoint.loc)
+            elif e.link is not None:  # buffers and locks belong to the link (below)
+                add_dma(u, e.symbol, f.name, e.endpoint.loc)
             else:
-                assert e.core is not None
-                nbuf = buffers_held(e.depth, max_acquire(core_by_name[e.core])[(f.name, port)])
-                index = None
-                if port == "consume" and n_core_cons > 1:
-                    index, cons_i = cons_i, cons_i + 1
-                base = _side(f.name, port, index)
-                add_buffers(u, f.name, base, nbuf, f.elem.nbytes, e.loc)
-                add_locks(u, f.name, f.name, base, nbuf, e.loc)
-                add_dma(u, direction, f.name, e.loc, nbuf)
+                s = low.store_of[e.symbol]
+                add_buffers(u, s, e.endpoint.loc)
+                add_locks(u, f.name, s, e.endpoint.loc)
+                add_dma(u, e.symbol, f.name, e.endpoint.loc)
     for link in d.links:
-        u = at(link.memtile)
-        parent = d.fifo(_parent(link))
-        depth = _link_depth(d, link)
-        # A forward may regroup elements; the memtile buffers hold the larger of the two.
-        nbytes = max(d.fifo(n).elem.nbytes for n in (*link.srcs, *link.dsts)) \
-            if link.kind == "forward" else parent.elem.nbytes
-        base = _side(parent.name, "produce" if link.kind == "join" else "consume", None)
-        add_buffers(u, parent.name, base, depth, nbytes, link.loc)
-        parts = link.dsts if link.kind == "split" else link.srcs
-        add_locks(u, f"{link.kind} {parent.name}", parent.name, base, depth, link.loc,
-                  parts=len(parts))
+        s = next(x for x in low.stores if x.link is link)
+        u = at(s.tile)
+        add_buffers(u, s, link.loc)
+        add_locks(u, f"{link.kind} {s.fifo}", s, link.loc)
     _shim_bds(d, at)
     return dict(sorted(tiles.items(), key=lambda kv: (kv[0][1], kv[0][0])))
-
-
-def _parent(link: Link) -> str:
-    """The fifo whose whole elements the memtile holds: the joined one, or the split/forwarded one."""
-    return link.dsts[0] if link.kind == "join" else link.srcs[0]
-
-
-def _link_depth(d: Design, link: Link) -> int:
-    parent = d.fifo(_parent(link))
-    end = parent.producer if link.kind == "join" else next(
-        c for c in parent.consumers if c.kind == "memtile")
-    return end.depth
-
-
-def _memtile_bds(d: Design) -> dict[str, int]:
-    """BDs of each memtile DMA channel: one per buffer, per part on the parent's side."""
-    out = {}
-    for link in d.links:
-        depth = _link_depth(d, link)
-        n_parts = len(link.dsts if link.kind == "split" else link.srcs)
-        for s in link.srcs:
-            out[s] = depth * (n_parts if link.kind == "split" else 1)
-        for t in link.dsts:
-            out[t] = depth * (n_parts if link.kind == "join" else 1)
-    return out
-
-
-def _side(fifo: str, port: str, index: int | None) -> str:
-    """mlir-aie's base name for one side of a fifo: ``a`` (producer), ``a_cons`` or ``a_1_cons``."""
-    if port == "produce":
-        return fifo
-    return f"{fifo}_{index}_cons" if index is not None else f"{fifo}_cons"
-
-
-def _shared_fifo(f: Fifo, u: TileUsage, add_buffers, add_locks) -> None:  # type: ignore[no-untyped-def]
-    """A fifo between neighbouring cores in shared memory: no DMA, one set of buffers and locks.
-
-    mlir-aie sizes it by the producer's depth and gives it one lock pair (aie2-facts.md s2).
-    """
-    depth = f.producer.depth
-    add_buffers(u, f.name, f.name, depth, f.elem.nbytes, f.loc)
-    add_locks(u, f"{f.name} (shared)", f.name, f.name, depth, f.loc)
 
 
 def _shim_bds(d: Design, at) -> None:  # type: ignore[no-untyped-def]

@@ -255,11 +255,12 @@ def check_balance(d: Design) -> None:
         link = links.get(name)
         if link is None:
             return Fraction(0)
-        srcs = [count(s) * by_name[s].elem.numel for s in link.srcs]
-        if link.kind == "join":
-            n = min(srcs) / by_name[link.srcs[0]].elem.numel if srcs else Fraction(0)
-            return n
-        return srcs[0] / by_name[name].elem.numel if link.kind == "forward" else count(link.srcs[0])
+        if link.kind == "join":  # one joined element takes one element of every part
+            return min((count(s) for s in link.srcs), default=Fraction(0))
+        if link.kind == "split":  # every part gets one element per parent element
+            return count(link.srcs[0])
+        src = link.srcs[0]  # a forward may regroup: count in elements of the new size
+        return count(src) * by_name[src].elem.numel / by_name[name].elem.numel
 
     for link in d.links:
         if link.kind == "join":

@@ -2,8 +2,9 @@
 
 Placement fills in tiles; :func:`aiedsl.place.allocate` and :func:`aiedsl.place.route` then
 record, per tile, the DMA channels, buffer descriptors, locks and buffer addresses, and per fifo
-the stream-switch connections its data takes. Names follow mlir-aie's objectfifo lowering
-(``a_0_cons_buff_1``, ``a_0_cons_prod_lock``) so a reader can match them with ``aiecc``'s output.
+the stream-switch connections its data takes. Allocation reproduces mlir-aie's own lowering
+(:mod:`aiedsl.place.objectfifo`), so names, ids and addresses are those of ``aiecc``'s output
+(``a_0_cons_buff_1``, ``a_0_cons_prod_lock_0``, ``bd_id``, ``address``, ``mem_bank``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,11 @@ class Bd(_Node):
 
 
 class DmaChannel(_Node):
-    """One DMA channel of a tile and the fifo endpoint that owns it."""
+    """One DMA channel of a tile and the fifo endpoint that owns it.
+
+    ``fifo`` is the aiedsl fifo whose stream the channel sends or receives (a memtile link's
+    input channel carries the input fifo even when its BDs move the output's buffers): the
+    router finds each stream's ends by it."""
 
     tile: Coord
     direction: Literal["S2MM", "MM2S"]
@@ -69,12 +74,16 @@ class BufferAlloc(_Node):
     nbytes: int
     address: int
     bank: int
+    """The bank mlir-aie's bank-aware allocation put it in. When a tile falls back to laying
+    its buffers out one after the other, mlir-aie records no bank; aiedsl gives the bank the
+    buffer starts in."""
     fifo: str | None = None
     """The fifo it belongs to (None for a core's stack)."""
 
 
 class LockAlloc(_Node):
-    """One hardware lock and its initial value (producer locks start at the depth)."""
+    """One hardware lock and its initial value: a producer lock starts at the number of buffers
+    it guards (0 on a shim, which holds none), a consumer lock at 0."""
 
     tile: Coord
     id: int
@@ -127,8 +136,12 @@ class Physical(_Node):
     """Everything allocation and routing decided."""
 
     channels: tuple[DmaChannel, ...] = ()
+    """In the order mlir-aie creates them: fifo by fifo, the producer's, then each consumer's."""
     buffers: tuple[BufferAlloc, ...] = ()
+    """Tile by tile: a core's stack first, then the buffers in the order they were placed
+    (largest first)."""
     locks: tuple[LockAlloc, ...] = ()
+    """In the order mlir-aie creates them (per tile, that is the order of their ids)."""
     routes: tuple[Route, ...] = ()
     packet_flows: tuple[PacketFlow, ...] = ()
     """Packet flows, such as the control overlay mlir-aie adds to every shim column."""

@@ -1,43 +1,57 @@
-"""Stream routing: every DMA-to-DMA stream over the stream switches, by negotiated congestion.
+"""Stream routing: every DMA-to-DMA stream over the stream switches, as mlir-aie routes it.
 
 Each fifo that is not in shared memory is one circuit-switched flow from the producer's MM2S
-channel to the S2MM channel of each consumer; a broadcast is one tree. Wires between
-neighbouring switches come in the numbers of the target model (memtiles have none east or west,
-so streams change column in the shim row or a core row). A wire carries one flow.
+channel to the S2MM channel of each consumer; a broadcast is one tree. aiedsl routes them with
+mlir-aie's own router (``aie-create-pathfinder-flows``), re-implemented in
+:mod:`aiedsl.place.pathfinder` on mlir-aie's switch model (:mod:`aiedsl.place.switchbox`), so
+the switch connections of the plan are the ones ``aiecc`` makes:
 
-The router is PathFinder, as mlir-aie's is: every iteration rips up and reroutes every flow
-(a tree grown one destination at a time by Dijkstra from the tree so far), pricing a wire by
-its base cost, its congestion history and how far over capacity taking it would put it; the
-history of overused wires grows each iteration and the present-congestion factor rises, until
-no wire is over capacity or the iteration limit says the design cannot be routed.
+* **flows, in mlir-aie's order**: the objectfifo lowering adds each fifo's ``aie.flow`` ops right
+  after the fifo, so the router meets them in the order aiedsl emits the fifos (``d.fifos``);
+  a flow goes from ``(producer tile, DMA, MM2S channel)`` to ``(consumer tile, DMA, S2MM
+  channel)`` of each consumer, the channels being the plan's (:class:`~aiedsl.ir.DmaChannel`);
+* **the control overlay** (``aie-generate-column-control-overlay`` with its defaults,
+  ``route-shim-to-tct=shim-only`` and no shim-DMA-to-tile-control flows): one priority packet
+  flow per column that has a tile, from the shim's ``TileControl 0`` to its ``South 0``, named
+  by the shim's controller id; the router takes it first, as mlir-aie's does, and it becomes
+  :attr:`Routing.packet_flows` (for :attr:`aiedsl.ir.Physical.packet_flows`);
+* **connections**: a shim DMA's stream passes the ``aie.shim_mux``
+  (:func:`aiedsl.place.pathfinder.connects`);
+* **no legal routing**: mlir-aie gives up after 1000 iterations. aiedsl does too, but looks
+  after :data:`PATIENCE` iterations for a rectangle of tiles that too many streams must enter
+  or leave (:func:`too_narrow`); with one, no router can route the design, and it stops there.
+
+What the rest of aiedsl reads is kept: one :class:`~aiedsl.ir.Route` per fifo (its wires
+between tiles, depth first from the source, and its switch connections), and, when no legal
+routing exists, the bundles of wires still over capacity for :mod:`aiedsl.checks.routing`.
 
 Example
 -------
->>> result = route_flows(flows, get_target("npu1"))   # doctest: +SKIP
->>> result.congested                                  # doctest: +SKIP
-[]
+>>> result = route(placed, placed.physical)            # doctest: +SKIP
+>>> result.congested, result.routes[0].connects[0]     # doctest: +SKIP
+([], Connect(tile=(0, 1), src=('DMA', 0), dst=('North', 1), switch='switchbox'))
 """
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 
-from aiedsl.ir import Connect, Design, Loc, Physical, Route
+from aiedsl.ir import Connect, Design, Loc, PacketFlow, Physical, Route
+from aiedsl.place.pathfinder import End, Paths, Stream, connects, find_paths
+from aiedsl.place.switchbox import SHIM_CONTROLLER_ID, SwitchModel
 from aiedsl.targets import TargetModel, get_target
-from aiedsl.targets.model import STEP, Direction
+from aiedsl.targets.model import Direction, direction_of
 
 Coord = tuple[int, int]
 Wire = tuple[Coord, Direction]
 """A bundle of wires leaving a tile in one direction."""
 
-MAX_ITERATIONS = 60
-PRESENT_START = 0.5
-PRESENT_GROWTH = 1.6
-HISTORY_STEP = 1.0
-
-_BUNDLE = {"north": "North", "south": "South", "east": "East", "west": "West"}
-_FACING = {"north": "South", "south": "North", "east": "West", "west": "East"}
+MAX_ITERATIONS = 1000
+"""mlir-aie's limit (``DynamicTileAnalysis::maxIterations``)."""
+PATIENCE = 40
+"""After this many iterations without a legal routing, aiedsl looks for a proof that none exists
+(:func:`too_narrow`) and, if it finds one, stops there: mlir-aie would iterate to its limit and
+fail all the same. The routes of the last iteration show where the streams pile up."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +67,11 @@ class Flow:
     """How messages name it: ``a_0: memtile (0, 1) -> 4 cores``."""
     loc: Loc
 
+    def stream(self) -> Stream:
+        """The flow as the router takes it: DMA port to DMA ports."""
+        return Stream((self.src, ("DMA", self.src_channel)),
+                      tuple((t, ("DMA", ch)) for t, ch in self.dsts))
+
 
 @dataclass
 class Congestion:
@@ -64,7 +83,7 @@ class Congestion:
 
 
 def flows_of(d: Design, phys: Physical) -> list[Flow]:
-    """The flows of a placed, allocated design, in fifo order."""
+    """The flows of a placed, allocated design, in the order mlir-aie routes them."""
     send = {c.fifo: c for c in phys.channels if c.direction == "MM2S"}
     recv: dict[str, list] = {}
     for c in phys.channels:
@@ -83,6 +102,24 @@ def flows_of(d: Design, phys: Physical) -> list[Flow]:
     return out
 
 
+def occupied_columns(d: Design) -> list[int]:
+    """Columns with a tile in the emitted MLIR (a fifo end or a core)."""
+    tiles = {e.tile for f in d.fifos for e in (f.producer, *f.consumers)}
+    tiles |= {c.tile for c in d.cores}
+    return sorted({t[0] for t in tiles if t is not None})
+
+
+def control_overlay(columns: list[int]) -> list[PacketFlow]:
+    """The packet flows ``aie-generate-column-control-overlay`` adds (its default,
+    ``route-shim-to-tct=shim-only``): per occupied column, in column order, the shim's tile
+    control port to its South 0, named by the shim's controller id, keeping the packet header
+    and routed with priority (AIEGenerateColumnControlOverlay.cpp,
+    ``generatePacketFlowsForControl``)."""
+    return [PacketFlow(id=SHIM_CONTROLLER_ID, src=((c, 0), "TileControl", 0),
+                       dsts=(((c, 0), "South", 0),), keep_pkt_header=True, priority_route=True)
+            for c in columns]
+
+
 @dataclass
 class Routing:
     """What the router found: routes, wires still over capacity (empty when legal), effort."""
@@ -91,121 +128,128 @@ class Routing:
     congested: list[Congestion]
     iterations: int
     searches: int
-    """Shortest-path searches run (one per destination per iteration)."""
+    """Shortest-path searches run (one per flow per iteration, the control flows included)."""
+    packet_flows: tuple[PacketFlow, ...] = ()
+    """The control overlay's packet flows (for :attr:`aiedsl.ir.Physical.packet_flows`)."""
 
 
 def route(d: Design, phys: Physical) -> Routing:
-    """Route every flow of ``d``."""
-    return route_flows(flows_of(d, phys), get_target(d.device))
+    """Route every flow of ``d`` as mlir-aie does, with the column control overlay."""
+    return route_flows(flows_of(d, phys), get_target(d.device),
+                       control_overlay(occupied_columns(d)))
 
 
-def route_flows(flows: list[Flow], target: TargetModel) -> Routing:
-    """PathFinder over ``target``'s switches."""
-    adj = _adjacency(target)
-    cap = {w: c for n in adj for (_, w, c) in adj[n]}
-    history: dict[Wire, float] = {}
-    occupancy: dict[Wire, int] = {}
-    trees: dict[int, list[tuple[Coord, Coord, Wire]]] = {}
-    present = PRESENT_START
-    searches = 0
-    for iteration in range(1, MAX_ITERATIONS + 1):
-        for i, flow in enumerate(flows):
-            for (_, _, w) in trees.get(i, []):
-                occupancy[w] -= 1
-            trees[i] = _tree(flow, adj, cap, occupancy, history, present)
-            searches += len({t for t, _ in flow.dsts} - {flow.src})
-            for (_, _, w) in trees[i]:
-                occupancy[w] = occupancy.get(w, 0) + 1
-        over = {w: n - cap[w] for w, n in occupancy.items() if n > cap[w]}
-        if not over:
-            break
-        for w, n in over.items():
-            history[w] = history.get(w, 0.0) + HISTORY_STEP * n
-        present *= PRESENT_GROWTH
-    congested = [Congestion(w, cap[w], [f for i, f in enumerate(flows)
-                                        if any(x[2] == w for x in trees[i])])
-                 for w, n in sorted(occupancy.items(), key=lambda kv: (kv[0][0][1], kv[0][0][0],
-                                                                      kv[0][1]))
-                 if n > cap[w]]
-    return Routing(_routes(flows, trees), congested, iteration, searches)
-
-
-def _adjacency(target: TargetModel) -> dict[Coord, list[tuple[Coord, Wire, int]]]:
-    adj: dict[Coord, list[tuple[Coord, Wire, int]]] = {}
-    for tile in target.tiles():
-        adj[tile] = []
-        for d in ("north", "south", "east", "west"):
-            c = target.link_capacity(tile, d)  # type: ignore[arg-type]
-            if c:
-                dc, dr = STEP[d]  # type: ignore[index]
-                adj[tile].append(((tile[0] + dc, tile[1] + dr), (tile, d), c))  # type: ignore[arg-type]
-    return adj
-
-
-def _tree(flow: Flow, adj: dict[Coord, list[tuple[Coord, Wire, int]]], cap: dict[Wire, int],
-          occupancy: dict[Wire, int], history: dict[Wire, float], present: float
-          ) -> list[tuple[Coord, Coord, Wire]]:
-    """A tree from the flow's source reaching every destination, cheapest wires first."""
-    def cost(w: Wire) -> float:
-        over = max(0, occupancy.get(w, 0) + 1 - cap[w])
-        return (1.0 + history.get(w, 0.0)) * (1.0 + present * over)
-
-    nodes = {flow.src}
-    edges: list[tuple[Coord, Coord, Wire]] = []
-    dsts = sorted({t for t, _ in flow.dsts},
-                  key=lambda t: (abs(t[0] - flow.src[0]) + abs(t[1] - flow.src[1]), t))
-    for dst in dsts:
-        if dst in nodes:
+def route_flows(flows: list[Flow], target: TargetModel,
+                control: list[PacketFlow] | None = None) -> Routing:
+    """mlir-aie's PathFinder over ``target``'s switches: the control flows, then ``flows`` in
+    the order given."""
+    control = control or []
+    model = SwitchModel.of(target)
+    packets = [Stream((p.src[0], (p.src[1], p.src[2])),
+                      tuple((t, (b, c)) for t, b, c in p.dsts), packet=True, priority=True)
+               for p in control]
+    # A draft of a design over its DMA channels (the map of it) can name channels its tiles do
+    # not have: their streams cannot be routed, and are left out (mlir-aie never sees them).
+    streams = [_existing(f.stream(), model) for f in flows]
+    todo = packets + [s for s in streams if s is not None]
+    paths = find_paths(todo, model, MAX_ITERATIONS, lambda: too_narrow(flows, target), PATIENCE)
+    routes = []
+    k = len(packets)
+    for f, s in zip(flows, streams):
+        if s is None:
+            routes.append(Route(fifo=f.fifo, src=f.src, dsts=tuple(t for t, _ in f.dsts),
+                                wires=(), connects=()))
             continue
-        dist = {n: 0.0 for n in nodes}
-        prev: dict[Coord, tuple[Coord, Wire]] = {}
-        heap = [(0.0, n) for n in sorted(nodes)]
-        heapq.heapify(heap)
-        while heap:
-            c, n = heapq.heappop(heap)
-            if n == dst:
-                break
-            if c > dist[n]:
-                continue
-            for m, w, _ in adj[n]:
-                nc = c + cost(w)
-                if nc < dist.get(m, float("inf")):
-                    dist[m] = nc
-                    prev[m] = (n, w)
-                    heapq.heappush(heap, (nc, m))
-        if dst not in prev:  # no wires reach it at all: left out, and the tree check will say so
+        routes.append(_route(f, s, paths, k, model))
+        k += 1
+    congested = [] if paths.legal else _congestion(flows, routes, paths, target)
+    return Routing(tuple(routes), congested, paths.iterations, paths.searches, tuple(control))
+
+
+def _existing(s: Stream, model: SwitchModel) -> Stream | None:
+    """``s`` without the receivers whose DMA channel its tile lacks; None if its sender's
+    channel is missing too, or all of them are."""
+    def exists(e: End, slave: bool) -> bool:
+        (tile, (bundle, ch)) = e
+        return ch < (model.slaves(tile, bundle) if slave else model.masters(tile, bundle))
+
+    dsts = tuple(d for d in s.dsts if exists(d, False))
+    if not exists(s.src, True) or not dsts:
+        return None
+    return Stream(s.src, dsts, s.packet, s.priority)
+
+
+def _route(f: Flow, s: Stream, paths: Paths, i: int, model: SwitchModel) -> Route:
+    """A fifo's route: wires in tree order from its source, and its switch connections."""
+    wires = _tree_wires(s.src, paths.hops[i])
+    return Route(fifo=f.fifo, src=f.src, dsts=tuple(t for t, _ in f.dsts), wires=tuple(wires),
+                 connects=tuple(Connect(tile=t, src=a, dst=b, switch=k)  # type: ignore[arg-type]
+                                for t, k, a, b in connects(s, paths.settings[i], model)))
+
+
+def _tree_wires(src: End, hops: list[tuple[End, End]]) -> list[tuple[Coord, Coord, int]]:
+    """The tile-to-tile hops of a route, depth first from the source port (so every wire
+    starts where an earlier one ended), as (from, to, index); branches in port order."""
+    children: dict[End, list[End]] = {}
+    for a, b in hops:
+        children.setdefault(a, []).append(b)
+    out: list[tuple[Coord, Coord, int]] = []
+    todo = [src]
+    while todo:
+        a = todo.pop()
+        kids = sorted(children.get(a, []), key=_port_order)
+        for b in kids:
+            if a[0] != b[0]:
+                out.append((a[0], b[0], a[1][1]))
+        todo.extend(reversed(kids))
+    return out
+
+
+def _port_order(e: End) -> tuple[int, int, str, int]:
+    (col, row), (bundle, ch) = e
+    return col, row, bundle, ch
+
+
+def _congestion(flows: list[Flow], routes: list[Route], paths: Paths,
+                target: TargetModel) -> list[Congestion]:
+    """Bundles with a wire carrying more than one stream after the last iteration, each with
+    every flow using any wire of the bundle (flow order), bundles by tile row, column, side."""
+    over: set[Wire] = set()
+    for here, there in paths.over:
+        if here[0] != there[0]:
+            over.add((here[0], direction_of(here[0], there[0])))
+    users: dict[Wire, list[Flow]] = {}
+    for f, r in zip(flows, routes):
+        for a, b, _ in r.wires:
+            w = (a, direction_of(a, b))
+            if w in over and f not in users.setdefault(w, []):
+                users[w].append(f)
+    return [Congestion(w, target.link_capacity(*w), users.get(w, []))
+            for w in sorted(over, key=lambda w: (w[0][1], w[0][0], w[1]))]
+
+
+def too_narrow(flows: list[Flow], target: TargetModel) -> bool:
+    """Is there a rectangle of tiles with fewer wires into it (or out of it) than flows that
+    must enter (leave) it? A flow must enter when its sender is outside and a receiver inside;
+    a wire carries one circuit stream, so then no routing is legal, by any router."""
+    tiles = target.tiles()
+    cols = sorted({c for c, _ in tiles})
+    rows = sorted({r for _, r in tiles})
+    links = [(a, b, target.link_capacity(a, direction_of(a, b))) for a in tiles
+             for b in ((a[0] + 1, a[1]), (a[0] - 1, a[1]), (a[0], a[1] + 1), (a[0], a[1] - 1))
+             if target.kind_of(b) is not None]
+    rects = [(c0, c1, r0, r1) for c0 in cols for c1 in cols if c1 >= c0
+             for r0 in rows for r1 in rows if r1 >= r0]
+    for c0, c1, r0, r1 in rects:
+        inside = {t for t in tiles if c0 <= t[0] <= c1 and r0 <= t[1] <= r1}
+        if len(inside) == len(tiles):
             continue
-        path = []
-        n = dst
-        while n not in nodes:
-            p, w = prev[n]
-            path.append((p, n, w))
-            n = p
-        for e in reversed(path):
-            edges.append(e)
-            nodes.add(e[1])
-    return edges
-
-
-def _routes(flows: list[Flow], trees: dict[int, list[tuple[Coord, Coord, Wire]]]
-            ) -> tuple[Route, ...]:
-    """Number the wires of each bundle in flow order and spell the switch connections."""
-    taken: dict[Wire, int] = {}
-    out = []
-    for i, flow in enumerate(flows):
-        wires = []
-        into: dict[Coord, tuple[str, int]] = {flow.src: ("DMA", flow.src_channel)}
-        outs: dict[Coord, list[tuple[str, int]]] = {}
-        for a, b, w in trees.get(i, []):
-            idx = taken.get(w, 0)
-            taken[w] = idx + 1
-            wires.append((a, b, idx))
-            outs.setdefault(a, []).append((_BUNDLE[w[1]], idx))
-            into[b] = (_FACING[w[1]], idx)
-        for tile, ch in flow.dsts:
-            outs.setdefault(tile, []).append(("DMA", ch))
-        connects = tuple(Connect(tile=t, src=into[t], dst=o)  # type: ignore[arg-type]
-                         for t in sorted(outs, key=lambda t: (t[1], t[0])) for o in outs[t])
-        out.append(Route(fifo=flow.fifo, src=flow.src, dsts=tuple(t for t, _ in flow.dsts),
-                         wires=tuple(wires), connects=connects))
-    return tuple(out)
+        into = sum(n for a, b, n in links if b in inside and a not in inside)
+        out = sum(n for a, b, n in links if a in inside and b not in inside)
+        enter = sum(1 for f in flows
+                    if f.src not in inside and any(t in inside for t, _ in f.dsts))
+        leave = sum(1 for f in flows
+                    if f.src in inside and any(t not in inside for t, _ in f.dsts))
+        if enter > into or leave > out:
+            return True
+    return False

@@ -1,5 +1,5 @@
 # expect: core buffer descriptors 18
-# why: two fifos of depth 9 on one core: 18 BDs of 16.
+# why: two fifos whose core ends hold 9 buffers each (per-end depths): 18 BDs of 16.
 import numpy as np
 
 from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
@@ -8,8 +8,8 @@ from aiedsl.kernels import passthrough
 
 @design(device="npu1_1col")
 def direct(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
-    a = fifo(Tensor[256, i32], name="a", depth=9)
-    b = fifo(Tensor[256, i32], name="b", depth=9)
+    a = fifo(Tensor[256, i32], name="a", depth=2, consumer_depth=9)
+    b = fifo(Tensor[256, i32], name="b", depth=9, consumer_depth=2)
     copy = passthrough(Tensor[256, i32])
 
     @herd()

@@ -1,0 +1,354 @@
+"""What mlir-aie's objectfifo lowering makes of a placed design: ends, buffers, locks, channels.
+
+A model of ``AIEObjectFifoStatefulTransform`` (mlir-aie ``lib/Dialect/AIE/Transforms/
+AIEObjectFifoStatefulTransform.cpp``) for the objectfifos and links aiedsl emits, so that
+allocation (:mod:`aiedsl.place.alloc`) and the resource checks (:mod:`aiedsl.checks.resources`)
+count and name exactly what the real lowering will create. It decides *what* exists and in
+which order it is created; :func:`aiedsl.place.alloc.allocate` then numbers and places it as
+the transform's lock analysis, ``aie-assign-bd-ids`` and ``aie-assign-buffer-addresses`` do.
+
+The rules, in the transform's own order:
+
+1. **Split.** Every fifo that needs a DMA (all but the shared-memory ones of
+   :func:`aiedsl.place.placer.place`) becomes one objectfifo per end: the producer keeps the
+   fifo's name (``a``), each consumer gets ``a_cons``, or ``a_<i>_cons`` when the fifo has more
+   than one consumer (``i`` counts every consumer, whatever its tile kind). The transform
+   inserts each consumer's objectfifo right after the original, so the op order is
+   ``a, a_<n-1>_cons, ..., a_0_cons`` -- the order in which buffers and locks are created, hence
+   lock ids and the buffers' order in the IR. A link's input is renamed to its memtile end
+   (``a_l3`` -> ``a_l3_cons``).
+2. **Sizes.** When aiedsl emits one depth for the whole fifo, a memtile or shim end keeps it and
+   a core end gets one more than the largest number of elements its core acquires at once
+   (``findObjectFifoSize``: 1 when that core acquires one element of a depth-1 fifo). When the
+   depths differ, aiedsl emits mlir-aie's per-end list and every end gets exactly its own
+   depth. A shared-memory fifo has the producer's depth.
+3. **Elements.** Each end creates its buffers (``<end>_buff_<i>``) and a lock pair
+   (``<end>_prod_lock_0`` starting at the number of buffers, ``<end>_cons_lock_0`` at 0) on its
+   own tile -- except that a shim end creates only its two locks, both at 0, and that of a
+   link's ends only one creates the memtile's buffers: the joined output of a join, the split
+   input of a split (``distribute``), and for a 1-to-1 link the end with the larger element
+   (the input on a tie). A join or split creates one lock pair per part
+   (``_prod_lock_<k>``/``_cons_lock_<k>``, interleaved). A shared-memory fifo creates ``<fifo>_
+   buff_<i>`` and one lock pair in the memory both cores reach. Elements are created in op
+   order, memtile ones included: later mlir-aie sources create memtile objectfifos largest
+   first, but the lowering the fixtures were made with (upstream 1e400306) does not -- its
+   ``c_l3_0`` join, the largest, takes memtile locks 4-11 after ``a_l3_0_cons`` (0-1) and
+   ``b_l3_0_cons`` (2-3). Nor is a full memtile's buffer spilled to a neighbour's memory, as
+   later sources do: aiedsl rejects a full memtile before allocation (``memtile data memory``).
+4. **Channels.** Fifo by fifo in emitted order, the producer end takes the lowest free MM2S
+   channel of its tile, then each consumer, in order, the lowest free S2MM channel of its own
+   (``DMAChannelAnalysis``; a shim end's is its ``aie.shim_dma_allocation``).
+5. **BD chains.** A core or memtile channel chains one BD per buffer of the end that owns the
+   buffers, in buffer order, as a ring; a join's output and a split's input chain one BD per
+   part per buffer (buffer-major) at the link's offsets, each part's BDs on its own lock pair;
+   a join's input or a split's output chains one BD per buffer at its own offset on its part's
+   lock pair; the ends of a 1-to-1 link both move the whole (larger) element. An S2MM BD
+   acquires the producer lock and releases the consumer lock (by 1), an MM2S BD the reverse.
+   ``dimensionsToStream`` lands on the producer end's BDs, a consumer's ``dimensionsFromStream``
+   on its own. A shim channel has no BDs here (runtime transfers take those).
+
+Example
+-------
+>>> low = lower(placed)                                       # doctest: +SKIP
+>>> [s.symbol for s in low.stores if s.tile == (0, 1)]        # doctest: +SKIP
+['a_l3_0_cons', 'b_l3_0_cons', 'c_l3_0']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from aiedsl.ir import Acquire, Design, Dim, Endpoint, Fifo, Link, Loc, Loop, Op
+
+Coord = tuple[int, int]
+Direction = Literal["S2MM", "MM2S"]
+
+
+@dataclass(frozen=True)
+class End:
+    """One end of a fifo as the transform splits it: an objectfifo of its own on one tile."""
+
+    symbol: str
+    """mlir-aie's name for it: ``a`` (producer), ``a_cons``, ``a_1_cons``."""
+    fifo: Fifo
+    endpoint: Endpoint
+    port: Literal["produce", "consume"]
+    index: int
+    """Which consumer (0 for the producer)."""
+    size: int
+    """Elements (buffers) it has after the split."""
+    link: Link | None = None
+    """The memtile link this end belongs to."""
+
+    @property
+    def tile(self) -> Coord:
+        """Its tile."""
+        assert self.endpoint.tile is not None
+        return self.endpoint.tile
+
+
+@dataclass(frozen=True)
+class Store:
+    """The buffers and locks one objectfifo creates (``createObjectFifoElements``)."""
+
+    symbol: str
+    """The creating objectfifo (``a_cons``, ``c_l3_0``, or the shared fifo ``s``)."""
+    fifo: str
+    """The aiedsl fifo they belong to."""
+    tile: Coord
+    kind: str
+    """Kind of ``tile``: shim, memtile or core."""
+    nbytes: int
+    """Bytes of one buffer."""
+    numel: int
+    """Elements of one buffer."""
+    buffers: tuple[str, ...]
+    locks: tuple[tuple[str, int], ...]
+    """(name, initial value), in creation (= id) order: prod, cons per part."""
+    loc: Loc
+    link: Link | None = None
+    shared: bool = False
+
+    def lock_pair(self, part: int) -> tuple[str, str]:
+        """(producer lock, consumer lock) of part ``part``."""
+        return self.locks[2 * part][0], self.locks[2 * part + 1][0]
+
+
+@dataclass(frozen=True)
+class BdPlan:
+    """One BD of a chain before ids: what it moves and the locks around it."""
+
+    buffer: str
+    offset: int
+    length: int
+    dims: tuple[Dim, ...]
+    acquire: tuple[str, int]
+    release: tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One DMA channel of one end and its chain."""
+
+    end: End
+    direction: Direction
+    channel: int
+    chain: tuple[BdPlan, ...]
+
+    @property
+    def tile(self) -> Coord:
+        """Its tile."""
+        return self.end.tile
+
+
+@dataclass
+class Lowering:
+    """Everything the transform decides, in its creation orders."""
+
+    ends: list[End] = field(default_factory=list)
+    """Every objectfifo after the split, in the transform's op order."""
+    stores: list[Store] = field(default_factory=list)
+    """Buffers and locks, in creation order (lock ids follow it per tile)."""
+    channels: list[Channel] = field(default_factory=list)
+    """DMA channels, in creation order (BD ids follow it per tile)."""
+    by_end: dict[tuple[str, str, int], End] = field(default_factory=dict)
+    store_of: dict[str, Store] = field(default_factory=dict)
+    """The store each end's buffers live in, by end symbol (a link's ends share one)."""
+    channel_of: dict[str, Channel] = field(default_factory=dict)
+    """Each end's channel, by end symbol."""
+
+    def end(self, fifo: str, port: str, index: int = 0) -> End:
+        """The end of ``fifo`` on ``port`` (the ``index``-th consumer)."""
+        return self.by_end[(fifo, port, index)]
+
+    def buffers_in_ir_order(self, tile: Coord) -> list[tuple[Store, str]]:
+        """The buffers of ``tile`` in the order the lowered IR lists them.
+
+        Each objectfifo's buffers are inserted right after the last ``aie.tile``, so a later
+        store's buffers come before an earlier one's; within a store they keep their index order.
+        """
+        return [(s, b) for s in reversed(self.stores) if s.tile == tile for b in s.buffers]
+
+
+def lower(d: Design) -> Lowering:
+    """The objectfifo lowering of placed design ``d``."""
+    assert d.placed, "lower() needs a placed design"
+    shared = d.physical.shared if d.physical else {}
+    out = Lowering()
+    link_of: dict[tuple[str, str], Link] = {}
+    for link in d.links:
+        for name in link.srcs:
+            link_of[(name, "consume")] = link
+        for name in link.dsts:
+            link_of[(name, "produce")] = link
+    acquired = _max_acquires(d)
+
+    # 1-2: the split, in op order, with each end's size
+    for f in d.fifos:
+        listed = len({f.producer.depth, *(c.depth for c in f.consumers)}) > 1
+        prod = End(f.name, f, f.producer, "produce", 0,
+                   f.producer.depth if f.name in shared
+                   else _size(f.producer, "produce", f, listed, acquired),
+                   link_of.get((f.name, "produce")) if f.producer.kind == "memtile" else None)
+        out.ends.append(prod)
+        out.by_end[(f.name, "produce", 0)] = prod
+        if f.name in shared:
+            continue
+        cons = []
+        for i, c in enumerate(f.consumers):
+            symbol = f"{f.name}_{i}_cons" if len(f.consumers) > 1 else f"{f.name}_cons"
+            end = End(symbol, f, c, "consume", i, _size(c, "consume", f, listed, acquired),
+                      link_of.get((f.name, "consume")) if c.kind == "memtile" else None)
+            cons.append(end)
+            out.by_end[(f.name, "consume", i)] = end
+        out.ends += reversed(cons)  # each is inserted right after the original
+
+    # 3: elements
+    made: dict[int, Store] = {}  # link id -> its store
+    link_ends: dict[int, list[End]] = {}
+    for e in out.ends:
+        if e.link is not None:
+            link_ends.setdefault(id(e.link), []).append(e)
+    for e in out.ends:
+        if e.link is not None:
+            if id(e.link) in made or not _creates(e, link_ends[id(e.link)]):
+                continue
+            parts = _parts(e.link)
+        else:
+            parts = 1
+        tile = shared.get(e.fifo.name, e.tile)
+        store = _store(e, tile, parts, shared=e.fifo.name in shared)
+        out.stores.append(store)
+        if e.link is not None:
+            made[id(e.link)] = store
+    for e in out.ends:
+        if e.link is not None:
+            out.store_of[e.symbol] = made[id(e.link)]
+    for s in out.stores:
+        if s.link is None:
+            out.store_of[s.symbol] = s
+
+    # 4-5: channels and chains
+    used: dict[tuple[Coord, str], int] = {}
+    for f in d.fifos:
+        if f.name in shared:
+            continue
+        for e in [out.end(f.name, "produce")] + [out.end(f.name, "consume", i)
+                                                 for i in range(len(f.consumers))]:
+            direction: Direction = "MM2S" if e.port == "produce" else "S2MM"
+            n = used.get((e.tile, direction), 0)
+            used[(e.tile, direction)] = n + 1
+            chain = () if e.endpoint.kind == "shim" else _chain(e, direction, out.store_of[e.symbol])
+            ch = Channel(e, direction, n, chain)
+            out.channels.append(ch)
+            out.channel_of[e.symbol] = ch
+    return out
+
+
+# -- sizes -------------------------------------------------------------------------------------
+
+def _walk(body: tuple[Op, ...]) -> Iterator[Op]:
+    for op in body:
+        yield op
+        if isinstance(op, Loop):
+            yield from _walk(op.body)
+
+
+def _max_acquires(d: Design) -> dict[tuple[str, str, str], int]:
+    """(core, fifo, port) -> the most elements one acquire of that core takes."""
+    out: dict[tuple[str, str, str], int] = {}
+    for core in d.cores:
+        for op in _walk(core.body):
+            if isinstance(op, Acquire):
+                key = (core.name, op.fifo, op.port)
+                out[key] = max(out.get(key, 0), op.count)
+    return out
+
+
+def _size(e: Endpoint, port: str, f: Fifo, listed: bool,
+          acquired: dict[tuple[str, str, str], int]) -> int:
+    """Buffers an end of a DMA fifo gets (``findObjectFifoSize``, or the per-end depth list)."""
+    if listed or e.kind != "core":
+        return e.depth
+    n = acquired.get((e.core or "", f.name, port), 0)
+    if n == 0:
+        return e.depth
+    return 1 if n == 1 and e.depth == 1 else n + 1
+
+
+# -- elements ----------------------------------------------------------------------------------
+
+def _parts(link: Link) -> int:
+    """Lock pairs of a link's store: one per part of a join or split (mlir-aie tells a join
+    and a distribute by their counts of inputs and outputs, not by how aiedsl built them)."""
+    if len(link.srcs) > 1:
+        return len(link.srcs)
+    if len(link.dsts) > 1:
+        return len(link.dsts)
+    return 1
+
+
+def _creates(e: End, ends: list[End]) -> bool:
+    """Whether end ``e`` creates its link's memtile buffers."""
+    link = e.link
+    assert link is not None
+    if len(link.srcs) > 1:                     # join: the output, whose elements are bigger
+        return e.port == "produce"
+    if len(link.dsts) > 1:                     # distribute: the input
+        return e.port == "consume"
+    into = next(x for x in ends if x.port == "consume")
+    outof = next(x for x in ends if x.port == "produce")
+    bigger = into if into.fifo.elem.numel >= outof.fifo.elem.numel else outof
+    return e is bigger
+
+
+def _store(e: End, tile: Coord, parts: int, shared: bool) -> Store:
+    kind = e.endpoint.kind
+    symbol = e.symbol
+    if kind == "shim":  # no buffers; the lock pair counts none
+        buffers: tuple[str, ...] = ()
+        init = 0
+    else:
+        buffers = tuple(f"{symbol}_buff_{i}" for i in range(e.size))
+        init = e.size
+    locks = tuple(lock for k in range(parts) for lock in
+                  ((f"{symbol}_prod_lock_{k}", init), (f"{symbol}_cons_lock_{k}", 0)))
+    loc = e.link.loc if e.link is not None else (e.fifo.loc if shared else e.endpoint.loc)
+    return Store(symbol, e.fifo.name, tile, kind, e.fifo.elem.nbytes, e.fifo.elem.numel, buffers,
+                 locks, loc, e.link, shared)
+
+
+# -- chains ------------------------------------------------------------------------------------
+
+def _chain(e: End, direction: Direction, store: Store) -> tuple[BdPlan, ...]:
+    link = e.link
+    own = e.fifo.elem.numel
+    if link is None or _parts(link) == 1:
+        if link is not None and store.symbol != e.symbol:  # the other end of a 1-to-1 link
+            length = max(own, store.numel)
+        else:
+            length = own
+        return tuple(_bd(e, direction, store, b, 0, length, 0) for b in store.buffers)
+    lengths = _transfer_lengths(link, store)
+    if store.symbol == e.symbol:  # the join's output or the split's input: every part
+        return tuple(_bd(e, direction, store, b, link.offsets[k], lengths[k], k)
+                     for b in store.buffers for k in range(len(lengths)))
+    k = (link.srcs if len(link.srcs) > 1 else link.dsts).index(e.fifo.name)
+    return tuple(_bd(e, direction, store, b, link.offsets[k], lengths[k], k)
+                 for b in store.buffers)
+
+
+def _transfer_lengths(link: Link, store: Store) -> list[int]:
+    """Elements each part moves: up to the next part's offset, the last to the element's end
+    (``getJoinTransferLengths`` / ``getDistributeTransferLengths``)."""
+    offs = list(link.offsets)
+    return [b - a for a, b in zip(offs, offs[1:] + [store.numel])]
+
+
+def _bd(e: End, direction: Direction, store: Store, buffer: str, offset: int, length: int,
+        part: int) -> BdPlan:
+    prod, cons = store.lock_pair(part)
+    take, give = (prod, cons) if direction == "S2MM" else (cons, prod)
+    return BdPlan(buffer, offset, length, e.endpoint.dims, (take, 1), (give, 1))

@@ -1,0 +1,423 @@
+"""mlir-aie's router, ``aie-create-pathfinder-flows``, re-implemented to give the same routes.
+
+Sources (Xilinx/mlir-aie before its router moved to dense vertex ids in mid-2026, i.e. as at
+the reference lowering's commit of 2026-03): the graph, costs and search are
+``Pathfinder::initialize``, ``addFlow``, ``sortFlows``, ``dijkstraShortestPaths`` and
+``findPaths`` in ``lib/Dialect/AIE/Transforms/AIEPathFinder.cpp`` with the constants of
+``AIEPathFinder.h``; the queue is ``d_ary_heap.h`` beside them; what a route becomes is
+``ConvertFlowsToInterconnect`` in ``AIECreatePathFindFlows.cpp``. The rules carry over, the code
+is aiedsl's own. tests/test_route_lowering.py routes the flows of seven real lowerings and
+gets every one of their ``aie.connect`` ops, and no other.
+
+**Graph** (``Pathfinder::initialize``). A node is a port of a tile's switch,
+``(tile, (bundle, channel))``: one node for the slave and the master port of the same name, so
+a stream arriving on ``North 1`` may leave by ``North 1`` again (mlir-aie's graph has no port
+direction yet). Inside a switch each slave port has an edge to each master port the target
+model allows (:class:`~aiedsl.place.switchbox.SwitchModel`, with the shim mux's ports); each
+master port of a cardinal bundle has an edge to the slave port of the same index on the
+neighbour (``North 2`` -> the tile above's ``South 2``), if there is a neighbour: wires are
+made only between tiles of the device (a shim's South masters lead nowhere). Each edge is a
+*cell* of mlir-aie's connection matrices and costs that cell's *demand*.
+
+**Costs** (``updateDemand``, ``bumpDemand``). At the start of an iteration every cell's demand
+is ``(1 + 0.1 * over) * (1 + 0.02 * used)``: ``over`` counts the iterations that ended with the
+cell carrying more than one stream, ``used`` the streams it carried in the iteration before.
+Within an iteration, each time a flow takes a cell, the cell's demand is multiplied by 1.1
+(``INT_MAX`` for a priority flow's cell), so the flows after it go around where they can.
+
+**Order** (``addFlow``, ``sortFlows``, ``findPaths``). Flows with the same source port are one
+flow with the destinations in the order added. Priority packet flows come first, sorted by
+source (col, row, bundle number, channel), then the others in the order added, which for aiedsl
+is the order the objectfifo lowering creates its ``aie.flow`` ops (:mod:`aiedsl.place.route`).
+Each packet flow is routed as a group of its own (packet flows sharing a source or destination
+would share one; aiedsl's share neither), the circuit flows as one group after them; after each
+group every cell in use has its demand bumped once more. A packet flow takes a cell's capacity
+only at the end of its group (or per 32 packet streams).
+
+**Search** (``dijkstraShortestPaths``). One Dijkstra per flow per iteration from its source
+port. The queue is mlir-aie's 4-ary heap keyed on distance, and ties go as it makes them go: a
+push moves the new node up past strictly farther parents only; a pop moves the last node to the
+root and down past strictly nearer children only, the first of equally near ones. A node is
+queued when first seen, even when not nearer (the source, which can reach itself through its
+own DMA-to-DMA connection, is queued twice); when a queued node gets nearer, its distance and
+predecessor change but its place in the heap does not. The neighbours of a node are visited in
+(col, row, bundle number, channel) order. Each destination's route is its chain of
+predecessors, followed back until it meets a node already taken: a broadcast is a tree, part of
+Dijkstra's shortest-path tree. aiedsl stops the search once every destination has left the
+queue (their chains are final then) instead of emptying it.
+
+**Iterations** (``findPaths``). After all groups, every cell carrying more than one stream is
+over capacity; if any is, everything is ripped up and the next iteration starts. mlir-aie gives
+up after 1000 iterations; the caller may have the search give up sooner (``hopeless``).
+
+**Connections** (``ConvertFlowsToInterconnect``, :func:`connects`). Per tile, each step of a
+route inside a switch is one ``aie.connect``; a shim DMA's stream crosses the shim mux.
+
+Example
+-------
+>>> from aiedsl.targets import get_target
+>>> m = SwitchModel.of(get_target("npu1_1col"))
+>>> f = Stream(((0, 0), ("DMA", 0)), (((0, 1), ("DMA", 0)),))
+>>> r = find_paths([f], m, 10)
+>>> r.legal, sorted(r.settings[0])
+(True, [(0, 0), (0, 1)])
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+
+from aiedsl.place.switchbox import BUNDLES, FACING, MUX_FROM, MUX_TO, RANK, STEP, SwitchModel
+
+Coord = tuple[int, int]
+Port = tuple[str, int]
+End = tuple[Coord, Port]
+"""A port of a tile's switch: ``((col, row), (bundle, channel))``."""
+
+OVER_CAPACITY_COEFF = 0.1
+USED_CAPACITY_COEFF = 0.02
+DEMAND_COEFF = 1.1
+DEMAND_BASE = 1.0
+PRIORITY_BUMP = float(2 ** 31 - 1)
+"""``std::numeric_limits<int>::max()``: a priority flow's cells become all but unusable."""
+MAX_PACKET_STREAM_CAPACITY = 32
+INF = sys.float_info.max
+
+_GRAY, _BLACK = 1, 2
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One flow for the router: a source port and the ports it must reach."""
+
+    src: End
+    dsts: tuple[End, ...]
+    packet: bool = False
+    priority: bool = False
+    """A priority packet flow (``priority_route``): the control overlay's."""
+
+
+@dataclass
+class Paths:
+    """What the router found, flow by flow in the order the flows were given."""
+
+    legal: bool
+    iterations: int
+    searches: int
+    settings: list[dict[Coord, list[tuple[Port, Port]]]]
+    """Per flow, per tile, the (slave, master) connections of its switch, in trace order."""
+    hops: list[list[tuple[End, End]]]
+    """Per flow, every edge taken (predecessor, port), from each destination back."""
+    over: list[tuple[End, End]] = field(default_factory=list)
+    """Connections carrying more than one stream after the last iteration (empty if legal)."""
+
+
+@dataclass
+class _Graph:
+    nodes: list[End]
+    ids: dict[End, int]
+    adj: list[list[tuple[int, int]]]
+    """Per node: (neighbour node, cell), in mlir-aie's visiting order."""
+    cells: list[tuple[int, int]]
+    """Per cell: the (from, to) node pair it connects."""
+
+
+@cache
+def _graph(model: SwitchModel) -> _Graph:
+    """The routing graph of ``model`` (``Pathfinder::initialize``), built once per device."""
+    nodes: list[End] = []
+    ids: dict[End, int] = {}
+
+    def node(e: End) -> int:
+        if e not in ids:
+            ids[e] = len(nodes)
+            nodes.append(e)
+        return ids[e]
+
+    edges: dict[int, list[tuple[int, int]]] = {}
+    cells: list[tuple[int, int]] = []
+
+    def edge(a: End, b: End) -> None:
+        i, j = node(a), node(b)
+        edges.setdefault(i, []).append((j, len(cells)))
+        cells.append((i, j))
+
+    for tile in model.tiles():
+        slaves = [(b, c) for b in BUNDLES for c in range(model.slaves(tile, b))]
+        masters = [(b, c) for b in BUNDLES for c in range(model.masters(tile, b))]
+        for p in slaves:
+            node((tile, p))
+            for q in masters:
+                if model.legal(tile, p, q):
+                    edge((tile, p), (tile, q))
+        for q in masters:
+            node((tile, q))
+            if q[0] in STEP:  # a wire to the neighbour, if there is one (not below the shims)
+                dc, dr = STEP[q[0]]
+                there = (tile[0] + dc, tile[1] + dr)
+                if 0 <= there[0] < model.cols and 0 <= there[1] < model.rows:
+                    edge((tile, q), (there, (FACING[q[0]], q[1])))
+
+    def order(e: tuple[int, int]) -> tuple[int, int, int, int]:
+        (col, row), (bundle, ch) = nodes[e[0]]
+        return col, row, RANK[bundle], ch
+
+    adj = [sorted(edges.get(i, []), key=order) for i in range(len(nodes))]
+    return _Graph(nodes=nodes, ids=ids, adj=adj, cells=cells)
+
+
+def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,
+               hopeless: Callable[[], bool] | None = None, patience: int = 0) -> Paths:
+    """Route ``streams`` as ``Pathfinder::findPaths`` does (see the module's notes).
+
+    Results are given per stream in the order of ``streams``; streams with the same source
+    are merged into the first of them (the later ones get empty settings). Without a legal
+    routing after ``max_iterations``, or after ``patience`` iterations when ``hopeless()`` then
+    says none exists, the last iteration's routes come back with ``legal`` false.
+    """
+    g = _graph(model)
+    flows, owner = _merge(streams, g)
+    groups = _groups(flows)
+    n = len(g.cells)
+    over = [0] * n
+    used = [0] * n
+    priority = [False] * n
+    searches = 0
+    iteration = 0
+    settings: list[dict[Coord, list[tuple[Port, Port]]]] = []
+    hops: list[list[tuple[End, End]]] = []
+    touched: set[int] = set()  # cells with over > 0 or used > 0: all others cost exactly 1.0
+    while True:
+        iteration += 1
+        demand = [1.0] * n
+        for c in touched:
+            demand[c] = ((DEMAND_BASE + OVER_CAPACITY_COEFF * over[c])
+                         * (DEMAND_BASE + USED_CAPACITY_COEFF * used[c]))
+        touched = {c for c in touched if over[c]}
+        used = [0] * n
+        in_use: list[int] = []
+        settings = [{} for _ in streams]
+        hops = [[] for _ in streams]
+        for group in groups:
+            packets: dict[int, int] = {}
+            for k in group:
+                f = flows[k]
+                src, dsts, is_packet, is_priority = f.node, f.dsts, f.packet, f.priority
+                preds = _search(g, src, dsts, demand)
+                searches += 1
+                done = {src}
+                tiles = settings[owner[k]]
+                taken = hops[owner[k]]
+                for d in dsts:
+                    cur = d
+                    while cur not in done:
+                        p = preds[cur]
+                        c = _cell(g, p, cur)
+                        priority[c] = is_priority
+                        if is_packet:
+                            packets[c] = packets.get(c, 0) + 1
+                            if packets[c] >= MAX_PACKET_STREAM_CAPACITY:
+                                packets[c] = 0
+                                used[c] += 1
+                                in_use.append(c)
+                        else:
+                            used[c] += 1
+                            in_use.append(c)
+                        if used[c] >= 1:
+                            demand[c] *= PRIORITY_BUMP if priority[c] else DEMAND_COEFF
+                        a, b = g.nodes[p], g.nodes[cur]
+                        taken.append((a, b))
+                        if a[0] == b[0]:
+                            tiles.setdefault(a[0], []).append((a[1], b[1]))
+                        done.add(cur)
+                        cur = p
+            for c, k in packets.items():
+                if k > 0:
+                    used[c] += 1
+                    in_use.append(c)
+            for c in set(in_use):
+                demand[c] *= PRIORITY_BUMP if priority[c] else DEMAND_COEFF
+        busy = set(in_use)
+        touched |= busy
+        bad = sorted(c for c in busy if used[c] > 1)
+        for c in bad:
+            over[c] += 1
+        if not bad:
+            return Paths(True, iteration, searches, settings, hops)
+        if iteration >= max_iterations or (
+                iteration == patience and hopeless is not None and hopeless()):
+            return Paths(False, iteration, searches, settings, hops,
+                         [(g.nodes[g.cells[c][0]], g.nodes[g.cells[c][1]]) for c in bad])
+
+
+@dataclass
+class _Flow:
+    src: End
+    node: int
+    dsts: list[int]
+    packet: bool
+    priority: bool
+
+
+def _merge(streams: list[Stream], g: _Graph) -> tuple[list[_Flow], list[int]]:
+    """``addFlow``: one flow per source port, destinations in the order given; and for each
+    flow the index of the stream it came from first."""
+    flows: list[_Flow] = []
+    owner: list[int] = []
+    first: dict[End, int] = {}
+    for i, s in enumerate(streams):
+        if s.src in first:
+            flows[first[s.src]].dsts.extend(g.ids[d] for d in s.dsts)
+            continue
+        first[s.src] = len(flows)
+        flows.append(_Flow(s.src, g.ids[s.src], [g.ids[d] for d in s.dsts], s.packet,
+                           s.priority))
+        owner.append(i)
+    return flows, owner
+
+
+def _groups(flows: list[_Flow]) -> list[list[int]]:
+    """``sortFlows`` and the grouping of ``findPaths``: priority flows first, sorted by source
+    (col, row, bundle, channel); each packet flow a group of its own (aiedsl's packet flows
+    share no port, so none would share a group); the circuit flows one group after them, in
+    the order they were added."""
+    def key(k: int) -> tuple[int, int, int, int]:
+        (col, row), (bundle, ch) = flows[k].src
+        return col, row, RANK[bundle], ch
+
+    first = sorted((k for k, f in enumerate(flows) if f.priority), key=key)
+    packets = [k for k, f in enumerate(flows) if f.packet and not f.priority]
+    circuit = [k for k, f in enumerate(flows) if not f.packet and not f.priority]
+    return [[k] for k in first + packets] + ([circuit] if circuit else [])
+
+
+def _cell(g: _Graph, a: int, b: int) -> int:
+    for j, c in g.adj[a]:
+        if j == b:
+            return c
+    raise AssertionError("no edge between consecutive nodes of a route")
+
+
+def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> dict[int, int]:
+    """``dijkstraShortestPaths`` from ``src``: the predecessor of every node reached, exact for
+    the chains of ``dsts`` (the search stops once all of them have left the queue).
+
+    The queue is ``d_ary_heap_indirect`` with 4 children per node, inlined: a push sifts the
+    new node up past strictly farther parents; a pop moves the last node to the root and sifts
+    it down past the nearest child (the first of equals) while that is strictly nearer.
+    """
+    adj = g.adj
+    dist = [INF] * len(g.nodes)
+    color = bytearray(len(g.nodes))  # 0 white (never seen), gray (queued), black (done)
+    pred: dict[int, int] = {}
+    dist[src] = 0.0
+    heap = [src]
+    remaining = set(dsts)
+    while heap:
+        s = heap[0]
+        last = heap.pop()
+        n = len(heap)
+        if n:  # pop: sift the last node down from the root
+            dv = dist[last]
+            i = 0
+            while True:
+                first = 4 * i + 1
+                if first >= n:
+                    break
+                best, bd = first, dist[heap[first]]
+                for k in range(first + 1, min(first + 4, n)):
+                    dk = dist[heap[k]]
+                    if dk < bd:
+                        best, bd = k, dk
+                if bd < dv:
+                    heap[i] = heap[best]
+                    i = best
+                else:
+                    break
+            heap[i] = last
+        if s in remaining:
+            remaining.discard(s)
+            if not remaining:
+                break
+        ds = dist[s]
+        for d, c in adj[s]:
+            nd = ds + demand[c]
+            col = color[d]
+            if col == 0:  # white: queued whether or not it got nearer
+                if nd < dist[d]:
+                    dist[d] = nd
+                    pred[d] = s
+                    color[d] = _GRAY
+                i = len(heap)  # push: sift up
+                heap.append(d)
+                dv = dist[d]
+                while i:
+                    p = (i - 1) >> 2
+                    u = heap[p]
+                    if dv < dist[u]:
+                        heap[i] = u
+                        i = p
+                    else:
+                        break
+                heap[i] = d
+            elif col == _GRAY and nd < dist[d]:  # no decrease-key: the heap is not re-sorted
+                dist[d] = nd
+                pred[d] = s
+        color[s] = _BLACK
+    if remaining:
+        raise _Unreachable(sorted(g.nodes[d] for d in remaining))
+    return pred
+
+
+class _Unreachable(Exception):
+    """A destination no port path leads to (cannot happen on a whole device)."""
+
+
+def connects(stream: Stream, settings: dict[Coord, list[tuple[Port, Port]]],
+             model: SwitchModel) -> list[tuple[Coord, str, Port, Port]]:
+    """The ``aie.connect``s of one routed flow, as ``ConvertFlowsToInterconnect`` writes them:
+    ``(tile, switch, slave, master)`` with switch ``"switchbox"`` or ``"shim_mux"``.
+
+    A shim's DMA does not sit on its switch but behind the mux: a flow leaving shim DMA channel
+    0 (1) crosses the mux to North 3 (7) and enters the switch at South 3 (7), whatever its
+    first connection was; one arriving at shim DMA channel 0 (1) leaves the switch at South 2
+    (3) and crosses the mux from North 2 (3). Tiles are visited in (col, row) order.
+    """
+    src_tile, src_port = stream.src
+    out: list[tuple[Coord, str, Port, Port]] = []
+    for tile in sorted(settings):
+        shim = model.kind(tile) == "shim"
+        if shim and tile == src_tile:
+            ch = _mux_from(src_port)
+            out.append((tile, "shim_mux", src_port, ("North", ch)))
+            out += [(tile, "switchbox", ("South", ch), dst) for _, dst in settings[tile]]
+            continue
+        for src, dst in settings[tile]:
+            if shim and dst[0] in ("DMA", "PLIO", "NOC"):
+                ch = _mux_to(dst)
+                out.append((tile, "shim_mux", ("North", ch), dst))
+                out.append((tile, "switchbox", src, ("South", ch)))
+            else:
+                out.append((tile, "switchbox", src, dst))
+    return out
+
+
+def _mux_from(port: Port) -> int:
+    bundle, ch = port
+    if bundle == "DMA":
+        return MUX_FROM[port]
+    if bundle == "NOC":
+        return ch + 4 if ch >= 2 else ch + 2
+    return ch
+
+
+def _mux_to(port: Port) -> int:
+    bundle, ch = port
+    if bundle == "DMA":
+        return MUX_TO[port]
+    if bundle == "NOC":
+        return ch + 2
+    return ch
