@@ -20,7 +20,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -31,7 +31,10 @@ from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, compare, make_inputs
 from aiedsl.sim.stats import Timing
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
-from aiedsl.toolchain.discover import Tools, find_tools
+from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
+
+if TYPE_CHECKING:
+    from aiedsl.toolchain.lower import Lowering
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,9 @@ class Artifacts:
     """Resource use per tile (what report.txt tabulates)."""
     compiled: Compiled | None = None
     tools: Tools | None = None
+    lowering: Lowering | None = None
+    """mlir-aie's lowering of this build (``physical.mlir``, ``npu.mlir``, ``insts.bin``), when
+    aie-opt and aie-translate were found; None when they were not (or ``lower=False``)."""
 
     def compile(self, tools: Tools | None = None, progress: Progress | None = None) -> Compiled:
         """Run Peano and aiecc (or find their outputs cached); raises when they are missing."""
@@ -207,8 +213,15 @@ class Artifacts:
 def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None = None,
           device: str | None = None, name: str | None = None, output: str | Path | None = None,
           compile: bool = False, peano: str | Path | None = None,
-          progress: Progress | None = None, write: bool = True) -> Artifacts:
+          progress: Progress | None = None, write: bool = True, lower: bool = True) -> Artifacts:
     """Check, place and write ``design`` (a design file or a loaded design); optionally compile.
+
+    When mlir-aie's ``aie-opt`` and ``aie-translate`` are found (and ``lower`` is left True),
+    the build is also lowered with mlir-aie's own passes: ``physical.mlir``, ``npu.mlir`` and
+    ``insts.bin`` are written, and ``report.txt`` and ``map.svg`` are drawn from the lowering
+    (:mod:`aiedsl.toolchain.lower`); a tool that fails raises
+    :class:`~aiedsl.errors.ToolchainError` (``exit_code`` 5) at the design line it names, after
+    the build and the tools' logs are written.
 
     ``compile=True`` runs Peano and aiecc (cached) and raises
     :class:`~aiedsl.errors.ToolchainError` (``exit_code`` 4) naming what is missing, after the
@@ -224,11 +237,25 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
 
         placed, table = check_design(handle.ir)
         return Artifacts(None, handle, placed, {}, table)
-    from aiedsl.emit import generate, write as write_files
+    from aiedsl.emit import Generated, generate, write as write_files
+    from aiedsl.outdir import check_output_dir
+    from aiedsl.toolchain.lower import lower_design, settle
 
     gen = generate(handle)
-    path = write_files(gen, Path(output) if output else Path("build") / handle.name)
-    art = Artifacts(path, handle, gen.design, gen.files, gen.usage)
+    out = Path(output) if output else Path("build") / handle.name
+    lowering = None
+    if lower:
+        aie_opt, aie_translate = find_lowering_tools()
+        if aie_opt.path is not None and aie_translate.path is not None:
+            check_output_dir(out, handle.name)  # refuse before running any tool
+            lowering = lower_design(gen.design, gen.files, out, aie_opt, aie_translate,
+                                    usage=gen.usage)
+            gen = Generated(gen.design, gen.usage, {**gen.files, **lowering.files})
+    path = write_files(gen, out)
+    settle(path, lowering)
+    if lowering is not None and lowering.error is not None:
+        raise lowering.error
+    art = Artifacts(path, handle, gen.design, gen.files, gen.usage, lowering=lowering)
     if compile:
         art.tools = find_tools(peano=peano)
         art.compiled = compile_build(gen.design, gen.files, path, art.tools, progress)

@@ -111,20 +111,32 @@ def build(
                                   "Peano and the design with aiecc into aie.xclbin and insts.bin."),
     peano: Optional[Path] = typer.Option(None, "--peano", help="Peano (llvm-aie) install "
                                          "directory [default: $PEANO_INSTALL_DIR]."),
+    no_lower: bool = typer.Option(False, "--no-lower", help="Do not lower with mlir-aie's "
+                                  "aie-opt and aie-translate even when they are found."),
 ) -> None:
     """Check DESIGN and write aie.mlir, kernels/*.cc, design.json, report.txt, map.svg, build.sh.
 
-    With --compile, then run Peano and aiecc (skipped when nothing changed). Exit codes: 2 design
-    error, 4 a tool is missing (the MLIR and C++ are written), 5 a tool failed.
+    When mlir-aie's aie-opt and aie-translate are found, also lower the design with mlir-aie's
+    own passes into physical.mlir, npu.mlir and insts.bin, and draw report.txt and map.svg from
+    that lowering. With --compile, then run Peano and aiecc (skipped when nothing changed). Exit
+    codes: 2 design error, 4 a tool is missing (the MLIR and C++ are written), 5 a tool failed.
     """
     from aiedsl.api import build as build_design
 
     start = time.perf_counter()
     handle = _load(design, define, device, name)
-    art = build_design(handle, output=output)
+    art = build_design(handle, output=output, lower=not no_lower)
     _print_usage(art.design, art.usage)
     say(f"wrote {art.path}/: " + ", ".join(sorted(art.files)) +
         f" ({time.perf_counter() - start:.2f} s)")
+    if art.lowering is not None:
+        low = art.lowering
+        drawn = ("; report.txt and map.svg are drawn from it" if low.physical is not None
+                 else f"; report.txt and map.svg show aiedsl's plan: {low.note}")
+        used = "; ".join(f"{k.split()[0]}: {v}" for k, v in low.tools.items())
+        say(f"lowered with mlir-aie ({used})"
+            + (", unchanged since the last build" if low.cached else "")
+            + f": physical.mlir, npu.mlir, insts.bin{drawn}")
     if compile_:
         from aiedsl.toolchain.discover import find_tools
 
@@ -159,7 +171,8 @@ def doctor(
     peano: Optional[Path] = typer.Option(None, "--peano", help="Peano (llvm-aie) install "
                                          "directory [default: $PEANO_INSTALL_DIR]."),
 ) -> None:
-    """Show which tools aiedsl found (Peano, aiecc, AIE API headers, pyxrt and an NPU).
+    """Show which tools aiedsl found (Peano, aiecc, AIE API headers, aie-opt, aie-translate,
+    pyxrt and an NPU).
 
     Exit code 0 when everything is there, 4 when something is missing.
     """
@@ -175,6 +188,13 @@ def doctor(
     missing = tools.missing()
     for t in missing:
         say(f"{t.name} is missing. To get it: {t.install}")
+    if tools.lowering:
+        spelling = tools.aiecc_spelling if tools.aiecc.path else None
+        say("aie-opt and aie-translate found: aiedsl build lowers each design with mlir-aie "
+            "(physical.mlir, npu.mlir, insts.bin) and draws map.svg and report.txt from it"
+            + (f"; aiecc takes {' '.join(spelling.words())}" if spelling else ""))
+    elif tools.aiecc.path:
+        say(f"aiecc takes {' '.join(tools.aiecc_spelling.words())}")
     if missing or device is None:
         say("Without them aiedsl still checks, builds (MLIR and C++) and simulates "
             "designs: aiedsl run uses the simulator.")
@@ -300,6 +320,22 @@ def map_(
     say(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
     if error is not None:
         raise error
+
+
+@app.command()
+def inspect(
+    insts: Path = typer.Argument(..., help="An insts.bin (aiedsl's build or any IRON / "
+                                 "mlir-aie build's)."),
+) -> None:
+    """List the NPU instruction stream INSTS: its header, every operation with its fields, and
+    the shim DMA tasks (column, direction, channel, BD, buffer, pattern) and syncs it programs.
+
+    Exit code 2 when INSTS is not a readable instruction stream.
+    """
+    from aiedsl.toolchain.insts import listing, read_insts
+
+    for line in listing(read_insts(insts), insts.name):
+        say(line)
 
 
 @app.command()

@@ -42,8 +42,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         pass
     from aiedsl.toolchain.discover import find_tools
 
-    have_peano = not find_tools().missing(compile_only=True)
+    tools = find_tools()
+    have_peano = not tools.missing(compile_only=True)
     for item in items:
+        if "mlir_aie" in item.keywords and not tools.lowering:
+            item.add_marker(pytest.mark.skip(
+                reason="needs mlir-aie's aie-opt and aie-translate (on PATH, in "
+                       "MLIR_AIE_INSTALL_DIR/bin or the mlir_aie pip package)"))
         if "npu" in item.keywords and not have_npu:
             item.add_marker(pytest.mark.skip(reason="needs an AMD NPU with XRT and pyxrt"))
         if "peano" in item.keywords and not have_peano:

@@ -245,14 +245,16 @@ def test_dma_channels_shim_three_inputs_pinned(design_file: DesignFile) -> None:
 
 
 def test_bds_core_deep_fifos(design_file: DesignFile) -> None:
-    """Two fifos of depth 9 on one core: 18 BDs of 16."""
+    """Two fifos whose core ends hold 9 buffers each: 18 BDs of 16. (A single depth gives a
+    core end only one more buffer than its largest acquire, as mlir-aie sizes it; the per-end
+    depths give the core ends their 9.)"""
     path = design_file('''
         from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
 
         @design(device="npu1_1col")
         def d(A: Tensor[1024, i32], C: Tensor[1024, i32]):
-            a = fifo(Tensor[64, i32], depth=9, name="a")
-            c = fifo(Tensor[64, i32], depth=9, name="c")
+            a = fifo(Tensor[64, i32], depth=2, consumer_depth=9, name="a")
+            c = fifo(Tensor[64, i32], depth=9, consumer_depth=2, name="c")
 
             @herd()
             def core():
@@ -452,14 +454,16 @@ def test_dma_pattern_innermost_run_bf16_size_1(design_file: DesignFile) -> None:
 
 
 def test_dma_pattern_innermost_stride(design_file: DesignFile) -> None:
-    """A transpose with the stride on the innermost dimension."""
+    """A bf16 transpose with the stride on the innermost dimension: the DMA moves 4-byte words,
+    so a 2-byte element cannot be stepped over (mlir-aie's getHardwareStridesWraps would move
+    the words in order, not the elements the pattern names)."""
     path = design_file('''
-        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl import Tensor, bf16, design, fifo, herd, loop, runtime
 
         @design(device="npu1_1col")
-        def d(A: Tensor[64, 64, i32], C: Tensor[4096, i32]):
-            a = fifo(Tensor[64, i32], name="a")
-            c = fifo(Tensor[64, i32], name="c")
+        def d(A: Tensor[64, 64, bf16], C: Tensor[4096, bf16]):
+            a = fifo(Tensor[64, bf16], name="a")
+            c = fifo(Tensor[64, bf16], name="c")
 
             @herd()
             def core():
@@ -473,7 +477,8 @@ def test_dma_pattern_innermost_stride(design_file: DesignFile) -> None:
         ''')
     assert check_error(path) == (
         "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
-        "  limit: the innermost dimension is contiguous (stride 1)\n"
+        "  limit: the innermost dimension is contiguous (stride 1) for 2-byte elements (the DMA "
+        "moves whole 4-byte words: mlir-aie's DMABDOp::verify and verifyStridesWraps)\n"
         "  found: offset 0, sizes [1, 1, 64, 64], strides [0, 0, 1, 64]\n"
         "  fix: make the innermost dimension a contiguous run; move the stride outward"
     )
@@ -1940,3 +1945,204 @@ def test_cli_build_of_a_broken_design_writes_nothing(design_file: DesignFile) ->
     assert r.stderr == BROKEN_MESSAGE + "\n"
     assert not out.exists()
     assert sorted(p.name for p in path.parent.iterdir()) == ["d.py"]
+
+
+# -- DMA rules taken from mlir-aie's verifiers (checks/dma.py cites each) ------------------------
+
+SHIM_TRANSPOSE = '''
+    from aiedsl import Tensor, design, fifo, herd, loop, runtime, {dt}
+
+    @design(device="npu1_1col")
+    def d(A: Tensor[{n}, {dt}], C: Tensor[{total}, {dt}]):
+        a = fifo(Tensor[{elem}, {dt}], name="a")
+        c = fifo(Tensor[{elem}, {dt}], name="c")
+
+        @herd()
+        def core():
+            for _ in loop({steps}):
+                with a.consume(), c.produce():
+                    pass
+
+        with runtime() as rt:
+            rt.fill(a, A, {pattern})
+            rt.drain(c, C)
+    '''
+
+
+def _shim(design_file: DesignFile, pattern: str, *, dt: str = "i32", n: int = 2048,
+          elem: int = 64, steps: int = 32) -> Path:
+    return design_file(SHIM_TRANSPOSE.format(dt=dt, n=n, total=elem * steps, elem=elem,
+                                             steps=steps, pattern=pattern))
+
+
+def _passes(path: Path) -> None:
+    check_design(load_design(path).ir)
+
+
+@pytest.mark.parametrize("pattern", ["(0, [32, 64], [1, 32])", "(0, [32, 64, 1], [1, 32, 1])"])
+def test_dma_pattern_i32_transpose_on_the_shim_is_legal(design_file: DesignFile,
+                                                         pattern: str) -> None:
+    """The DMA-only transpose of a 64x32 i32 matrix, with or without a trailing size-1
+    dimension: verifyStridesWraps accepts a non-unit innermost stride for 4-byte elements
+    (getHardwareStridesWraps encodes it as stride - 1)."""
+    _passes(_shim(design_file, pattern))
+
+
+@pytest.mark.parametrize("pattern, found", [
+    ("(0, [32, 64], [1, 32])",
+     "the innermost dimension is contiguous (stride 1) for 2-byte elements"),
+    ("(0, [32, 64, 1], [1, 32, 1])", "the innermost run is a multiple of 4 bytes")])
+def test_dma_pattern_bf16_transpose_on_the_shim_is_not(design_file: DesignFile, pattern: str,
+                                                        found: str) -> None:
+    """The same walk of 2-byte elements: the DMA moves whole words, so either spelling is
+    rejected (the trailing size-1 one for its 2-byte runs)."""
+    assert f"limit: {found}" in check_error(_shim(design_file, pattern, dt="bf16"))
+
+
+def test_dma_pattern_i32_innermost_stride_must_be_whole_words(design_file: DesignFile) -> None:
+    """An i32 innermost stride is any number of elements, each a word: 3 passes."""
+    _passes(_shim(design_file, "(0, [3, 64], [1, 3])", n=192, elem=64, steps=3))
+
+
+@pytest.mark.parametrize("stride, ok", [(1 << 20, True), ((1 << 20) + 1, False)])
+def test_dma_pattern_shim_stride_limit(design_file: DesignFile, stride: int, ok: bool) -> None:
+    """verifyStridesWraps: a shim BD's step fields hold 20 bits (stride - 1), so a stride of
+    2^20 words passes and 2^20 + 1 does not."""
+    path = _shim(design_file, f"(0, [2, 64], [{stride}, 1])", n=stride + 64, elem=64, steps=2)
+    if ok:
+        _passes(path)
+    else:
+        assert check_error(path) == (
+            "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+            "  limit: each stride <= 1048576 words of 4 bytes (mlir-aie's verifyStridesWraps: "
+            "the shim's 20-bit step fields)\n"
+            f"  found: stride {stride} = {stride} words (offset 0, sizes [1, 1, 2, 64], "
+            f"strides [0, 0, {stride}, 1])\n"
+            "  fix: split the transfer into several fills or drains nearer each other"
+        )
+
+
+TILE_DIMS = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+    @design(device="npu1_1col")
+    def d(A: Tensor[{n}, i32], C: Tensor[64, i32]):
+        {decl}
+        c = fifo(Tensor[64, i32], name="c")
+
+        @herd()
+        def core():
+            with a.consume(), c.produce():
+                pass
+
+        with runtime() as rt:
+            rt.fill({filled}, A)
+            rt.drain(c, C)
+    '''
+
+
+def _tile(design_file: DesignFile, dims: list[tuple[int, int]], *, on: str, n: int) -> Path:
+    if on == "memtile":
+        decl = (f'a_l3 = fifo(Tensor[{n}, i32], name="a_l3")\n'
+                f'        a = a_l3.forward(name="a", dims_to_stream={dims!r})')
+        filled = "a_l3"
+    else:
+        decl = f'a = fifo(Tensor[{n}, i32], name="a", depth=1, dims_from_stream={dims!r})'
+        filled = "a"
+    return design_file(TILE_DIMS.format(n=n, decl=decl, filled=filled))
+
+
+@pytest.mark.parametrize("on, dims, n, ok", [
+    ("memtile", [(512, 2), (2, 1)], 1024, True),
+    ("memtile", [(513, 2), (2, 1)], 1026, False),
+    ("memtile", [(600, 2), (2, 1)], 1200, False),
+    ("memtile", [(8, 513), (513, 1)], 4104, False),  # the innermost counts too
+    ("core", [(255, 4), (4, 1)], 1020, True),
+    ("core", [(256, 4), (4, 1)], 1024, False),
+])
+def test_dma_dims_tile_size_limit(design_file: DesignFile, on: str, dims: list[tuple[int, int]],
+                                  n: int, ok: bool) -> None:
+    """A memtile or core BD's every size, the outermost too: at most 512 (1e400306's
+    DMABDOp::verify) and, on a core, 255 (its 8-bit wrap fields, checked since PR 3548)."""
+    path = _tile(design_file, dims, on=on, n=n)
+    if ok:
+        _passes(path)
+        return
+    limit = 512 if on == "memtile" else 255
+    message = check_error(path)
+    assert f"  limit: each size <= {limit} on a {on} BD (mlir-aie's DMABDOp::verify" in message
+    assert message.startswith("d.py:5: error [dma pattern]: " if on == "core" else
+                              "d.py:6: error [dma pattern]: ")
+
+
+def test_dma_dims_600_on_a_memtile_reads_as_the_verifier_says(design_file: DesignFile) -> None:
+    assert check_error(_tile(design_file, [(600, 2), (2, 1)], on="memtile", n=1200)) == (
+        "d.py:6: error [dma pattern]: dims_to_stream of 'a' on memtile breaks a DMA rule\n"
+        "  limit: each size <= 512 on a memtile BD (mlir-aie's DMABDOp::verify: at most 512 at "
+        "1e400306; the wrap fields, 10 bits on a memtile and 8 on a core, since PR 3548)\n"
+        "  found: 600 ([(600, 2), (2, 1)])\n"
+        "  fix: split that dimension in two, or move the layout to the runtime pattern"
+    )
+
+
+@pytest.mark.parametrize("on", ["memtile", "core"])
+@pytest.mark.parametrize("dims, ok", [
+    ([(2, 128), (128, 1)], True),
+    ([(2, 0), (128, 1)], False),
+    ([(1, 0), (2, 128), (128, 1)], False),  # a size-1 dimension's stride is checked too
+])
+def test_dma_dims_tile_stride_zero(design_file: DesignFile, on: str,
+                                   dims: list[tuple[int, int]], ok: bool) -> None:
+    """DMABDOp::verify: 'Invalid step size; must be a positive integer.' on every dimension."""
+    path = _tile(design_file, dims, on=on, n=256)
+    if ok:
+        _passes(path)
+    else:
+        assert f"  limit: every stride >= 1 on a {on} BD (mlir-aie's DMABDOp::verify: a step " \
+               "size of 0 is invalid)\n" in check_error(path)
+
+
+def test_dma_dims_stride_zero_message(design_file: DesignFile) -> None:
+    assert check_error(_tile(design_file, [(2, 0), (512, 1)], on="memtile", n=512)) == (
+        "d.py:6: error [dma pattern]: dims_to_stream of 'a' on memtile breaks a DMA rule\n"
+        "  limit: every stride >= 1 on a memtile BD (mlir-aie's DMABDOp::verify: a step size of "
+        "0 is invalid)\n"
+        "  found: (2, 0) in [(2, 0), (512, 1)]\n"
+        "  fix: give each dimension a positive stride; to send an element twice, use a consumer "
+        "with a deeper fifo or a second fill"
+    )
+
+
+@pytest.mark.parametrize("on, dims, n, ok", [
+    ("memtile", [(1, 512), (512, 1)], 512, True),
+    ("memtile", [(1, 513), (512, 1)], 512, False),  # past the buffer (DMABDOp::verify)
+    ("core", [(1, 8192), (72, 128), (128, 1)], 9216, True),
+    ("core", [(1, 8193), (72, 128), (128, 1)], 9216, False),  # a core's 13-bit step field
+])
+def test_dma_dims_tile_stride_limit(design_file: DesignFile, on: str,
+                                    dims: list[tuple[int, int]], n: int, ok: bool) -> None:
+    """A tile BD's strides (a size-1 dimension's too): within the buffer, below 2^19 elements
+    and within the step field (2^13 words on a core, 2^17 on a memtile)."""
+    path = _tile(design_file, dims, on=on, n=n)
+    if ok:
+        _passes(path)
+    else:
+        assert "  limit: each stride <= the" in check_error(path)
+
+
+@pytest.mark.parametrize("dims, ok", [([(4, 256), (256, 1)], True), ([(5, 256), (256, 1)], False)])
+def test_dma_dims_sizes_as_written_stay_inside(design_file: DesignFile,
+                                               dims: list[tuple[int, int]], ok: bool) -> None:
+    """DMABDOp::verify sums every size as written: an outermost size of 5 reads past a
+    1024-element buffer even though 4 steps cover it."""
+    path = _tile(design_file, dims, on="memtile", n=1024)
+    if ok:
+        _passes(path)
+    else:
+        assert check_error(path) == (
+            "d.py:6: error [dma pattern]: dims_to_stream of 'a' on memtile breaks a DMA rule\n"
+            "  limit: every address inside the 1024-element buffer, with every size as written "
+            "(mlir-aie's DMABDOp::verify)\n"
+            "  found: address 1279 ([(5, 256), (256, 1)])\n"
+            "  fix: make the outermost size 4 (the element's outer steps)"
+        )

@@ -356,3 +356,46 @@ def test_the_dma_reinterprets_bytes_it_never_converts(design_file: DesignFile) -
     x = np.arange(4096, dtype=np.int32) * 65535
     result = aiedsl.build(handle, write=False).run(x, target="sim")
     assert result.passed and np.array_equal(result.outputs["out"], x)
+
+
+# -- hangs the NPU's runtime machinery would hit -----------------------------------------------------
+
+def fills(n: int) -> str:
+    """The passthrough design filling its input in ``n`` transfers of one element each."""
+    return variant("        rt.fill(to_mem, inp)\n", "".join(
+        f"        rt.fill(to_mem, inp, ({i * 1024}, [1024], [1]))\n" for i in range(n)))
+
+
+def test_a_fifth_task_on_a_shim_channel_between_waits_is_refused(
+        design_file: DesignFile) -> None:
+    """A shim DMA channel queues four tasks; the NPU drops a fifth push and the run hangs."""
+    from aiedsl.checks import check_design
+
+    check_design(load_design(design_file(fills(4))).ir)  # four fills: fine
+    path = design_file(fills(5))
+    assert error_of(path, {"N": "5120"}).splitlines()[:3] == [
+        "d.py:35: error [shim task queue]: 5 transfers (fills of 'in_l3') are pushed onto one "
+        "DMA channel of shim tile (0, 0) between two waits",
+        "  limit: 4 queued tasks per channel: the NPU drops a push onto a full queue and the "
+        "run hangs (mlir-aie PR 3734)",
+        "  found: 5"]
+
+
+def test_every_drain_is_waited_for(design_file: DesignFile) -> None:
+    path = design_file(variant("rt.drain(from_mem, out, wait=True)",
+                               "rt.drain(from_mem, out, wait=False)"))
+    assert error_of(path).splitlines()[0] == (
+        "d.py:32: error [runtime]: rt.drain of 'out_l3' with wait=False")
+
+
+def test_the_simulator_gives_a_core_end_the_buffers_mlir_aie_gives_it(
+        design_file: DesignFile) -> None:
+    """A single depth of 6: the core end that acquires one element at a time gets 2 buffers."""
+    from aiedsl.sim import simulate
+
+    path = design_file(variant('to_mem.forward(name="in_l1")', 'to_mem.forward(name="in_l1", '
+                               "depth=6)"))
+    result = simulate(load_design(path))
+    ring = next(p.info["ring"] for p in result.machine.engine.procs
+                if p.info.get("fifo") == "in_l1" and "ring" in p.info)
+    assert ring.bufs.shape[0] == 2 and result.passed

@@ -41,14 +41,97 @@ echo "object" > "$out"
 '''
 
 FAKE_AIECC = '''#!/bin/sh
-# test double for aiecc: records its arguments, writes placeholder aie.xclbin and insts.bin
-if [ "$1" = "--version" ]; then echo "aiecc 1.2.3 (test double)"; exit 0; fi
+# test double for aiecc ({flavor}): --help lists its options as the real one's does, an option
+# it does not take is rejected as the real one rejects it (since mlir-aie PR 3066); it records its
+# arguments and writes placeholder aie.xclbin and insts.bin
+case "$1" in
+  --version|--aie-version) echo "aiecc 1.2.3 (test double)"; exit 0 ;;
+  --help) cat <<'HELP'
+{help}
+HELP
+    exit 0 ;;
+esac
 echo "$@" >> "{log}"
 echo "PEANO_INSTALL_DIR=$PEANO_INSTALL_DIR" >> "{log}"
+for a in "$@"; do
+  case "$a" in
+    {accepted}) ;;
+    -*) echo "aiecc: Unknown command line argument '$a'.  Try: 'aiecc --help'" >&2; exit 1 ;;
+  esac
+done
 {fail}
 printf 'xclbin' > aie.xclbin
 printf '\\001\\000\\000\\000\\002\\000\\000\\000\\003\\000\\000\\000' > insts.bin
 '''
+
+AIECC_FLAVORS = {
+    # mlir-aie before PR 3364 (e.g. 1e400306, 2026-03-14, the reference lowerings' version)
+    "2026-03": (
+        "USAGE: aiecc [options] <input file> [host source files...]\n\nOPTIONS:\n\n"
+        "AIE Compiler Options:\n"
+        "  --aie-generate-npu-insts   - Generate NPU instruction stream\n"
+        "  --aie-generate-xclbin      - Generate xclbin\n"
+        "  --aie-version              - Show version information\n"
+        "  --no-xbridge               - Link using peano (disable xbridge)\n"
+        "  --no-xchesscc              - Compile using peano (also disables xbridge)\n"
+        "  --npu-insts-name=<string>  - Output instructions filename for NPU target\n"
+        "  --xbridge                  - Link using xbridge\n"
+        "  --xchesscc                 - Compile using xchesscc\n"
+        "  --xclbin-name=<string>     - Output xclbin filename",
+        "--aie-generate-xclbin|--aie-generate-npu-insts|--xclbin-name=*|--npu-insts-name=*|"
+        "--no-xchesscc|--no-xbridge"),
+    # PR 3364 (2026-07-21) to PR 3501 (2026-08-05): --get-* selectors (not listed one by one),
+    # Chess still the default
+    "2026-07": (
+        "USAGE: aiecc [options] <input mlir> [-- <host cc args>...]\n\nOPTIONS:\n"
+        "  --get=<name>               - Request graph output(s) by edge name (repeatable / "
+        "comma-separated); named artifacts also have --get-<name> shorthands (e.g. "
+        "--get-xclbin)\n"
+        "  --no-xbridge               - Link cores with Peano lld instead of the Chess "
+        "toolchain (xbridge/BCF)\n"
+        "  --no-xchesscc              - Compile cores with Peano instead of the Chess toolchain "
+        "(implies --no-xbridge)\n"
+        "  --npu-insts-name=<string>  - Output NPU insts filename template (use {{0}} for "
+        "multi-device)\n"
+        "  --xchesscc                 - Compile cores with the Chess toolchain (xchesscc) "
+        "instead of Peano\n"
+        "  --xclbin-name=<string>     - Output xclbin filename template (use {{0}} for "
+        "multi-device)",
+        "--get-xclbin|--get-npu-insts|--xclbin-name=*|--npu-insts-name=*|--no-xchesscc|"
+        "--no-xbridge"),
+    # PR 3501 (2026-08-05) on: Peano the default, --no-xchesscc/--no-xbridge deleted
+    "current": (
+        "USAGE: aiecc [options] <input mlir> [-- <host cc args>...]\n\nOPTIONS:\n"
+        "  --get=<name>               - Request graph output(s) by edge name (repeatable / "
+        "comma-separated); named artifacts also have --get-<name> shorthands (e.g. "
+        "--get-xclbin)\n"
+        "  --npu-insts-name=<string>  - Output NPU insts filename template (use {{0}} for "
+        "multi-device)\n"
+        "  --xbridge                  - Link cores with the Chess toolchain (xbridge/BCF) "
+        "instead of the default Peano lld; implies --xchesscc unless that is stated too\n"
+        "  --xchesscc                 - Compile cores with the Chess toolchain (xchesscc) "
+        "instead of the default Peano; implies --xbridge unless that is stated too\n"
+        "  --xclbin-name=<string>     - Output xclbin filename template (use {{0}} for "
+        "multi-device)",
+        "--get-xclbin|--get-npu-insts|--xclbin-name=*|--npu-insts-name=*"),
+}
+AIECC_WORDS = {
+    "2026-03": "--no-xchesscc --no-xbridge --aie-generate-xclbin --xclbin-name=aie.xclbin "
+               "--aie-generate-npu-insts --npu-insts-name=insts.bin",
+    "2026-07": "--no-xchesscc --no-xbridge --get-xclbin --xclbin-name=aie.xclbin "
+               "--get-npu-insts --npu-insts-name=insts.bin",
+    "current": "--get-xclbin --xclbin-name=aie.xclbin --get-npu-insts --npu-insts-name=insts.bin",
+}
+PEANO_WORDS = ("-O2 -std=c++20 --target={arch}-none-unknown-elf -Wno-parentheses -Wno-attributes "
+               "-Wno-macro-redefined -Wno-empty-body "
+               "-Wno-missing-template-arg-list-after-template-kw -DNDEBUG "
+               "-D__AIE_API_AIE_ADF_HPP__")
+
+
+def fake_aiecc(log: Path | str, fail: str = "", flavor: str = "current") -> str:
+    """The text of a fake aiecc of mlir-aie ``flavor`` (one of :data:`AIECC_FLAVORS`)."""
+    help_text, accepted = AIECC_FLAVORS[flavor]
+    return FAKE_AIECC.format(flavor=flavor, help=help_text, accepted=accepted, log=log, fail=fail)
 
 
 def _script(path: Path, text: str) -> Path:
@@ -65,7 +148,7 @@ def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Pat
     peano = tmp_path / "peano"
     mlir_aie = tmp_path / "mlir-aie"
     _script(peano / "bin" / "clang++", FAKE_CLANG.format(version="19.0.0", log=log, fail=""))
-    _script(mlir_aie / "bin" / "aiecc", FAKE_AIECC.format(log=log, fail=""))
+    _script(mlir_aie / "bin" / "aiecc", fake_aiecc(log))
     (mlir_aie / "include" / "aie_api").mkdir(parents=True)
     (mlir_aie / "include" / "aie_api" / "aie.hpp").write_text("// test double\n")
     monkeypatch.setenv("PEANO_INSTALL_DIR", str(peano))
@@ -116,7 +199,7 @@ def test_peano_flag_beats_the_environment_and_aiecc_py_on_path(
     _script(other / "bin" / "clang++", FAKE_CLANG.format(version="20.1", log="/dev/null",
                                                          fail=""))
     old = fake_tools["root"] / "old" / "bin"
-    _script(old / "aiecc.py", FAKE_AIECC.format(log="/dev/null", fail=""))
+    _script(old / "aiecc.py", fake_aiecc("/dev/null"))
     monkeypatch.setenv("PATH", f"{old}:/usr/bin:/bin")
     tools = find_tools(peano=other)
     assert (tools.clang.path, tools.clang.how) == (other / "bin" / "clang++", "--peano")
@@ -162,18 +245,106 @@ def test_compile_runs_the_exact_commands(fake_tools: dict[str, Path]) -> None:
     out = fake_tools["root"] / "out"
     peano, mlir_aie = fake_tools["peano"], fake_tools["mlir_aie"]
     assert fake_tools["log"].read_text().splitlines() == [
-        f"-O2 -std=c++20 -DNDEBUG --target=aie2-none-unknown-elf -I{mlir_aie}/include -c "
-        f"kernels/{KERNEL}.cc -o {KERNEL}.o",
-        "--no-xchesscc --no-xbridge --aie-generate-xclbin --xclbin-name=aie.xclbin "
-        "--aie-generate-npu-insts --npu-insts-name=insts.bin aie.mlir",
+        f"{PEANO_WORDS.format(arch='aie2')} -I{mlir_aie}/include -c kernels/{KERNEL}.cc "
+        f"-o {KERNEL}.o",
+        f"{AIECC_WORDS['current']} aie.mlir",
         f"PEANO_INSTALL_DIR={peano}",
     ]
     assert (out / f"{KERNEL}.o").read_text() == "object\n"
     assert (out / "logs" / f"{KERNEL}.log").read_text().splitlines()[0] == (
-        f"$ {peano}/bin/clang++ -O2 -std=c++20 -DNDEBUG --target=aie2-none-unknown-elf "
-        f"-I{mlir_aie}/include -c kernels/{KERNEL}.cc -o {KERNEL}.o")
+        f"$ {peano}/bin/clang++ {PEANO_WORDS.format(arch='aie2')} -I{mlir_aie}/include "
+        f"-c kernels/{KERNEL}.cc -o {KERNEL}.o")
     assert (out / "logs" / "aiecc.log").read_text().startswith(f"$ {mlir_aie}/bin/aiecc ")
     assert art.compiled is not None and not art.compiled.cached
+
+
+@pytest.mark.parametrize("flavor", sorted(AIECC_FLAVORS))
+def test_compile_speaks_the_installed_aiecc(fake_tools: dict[str, Path], flavor: str) -> None:
+    """The aiecc found is asked for --help once (with its version) and run with the spelling
+    it offers; each fake rejects the other spellings, as the real aiecc does."""
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(fake_tools["log"], flavor=flavor))
+    tools = find_tools()
+    assert tools.aiecc.help.startswith("USAGE: aiecc")
+    art = aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    assert fake_tools["log"].read_text().splitlines()[1] == f"{AIECC_WORDS[flavor]} aie.mlir"
+    assert art.compiled is not None and (fake_tools["root"] / "out" / "aie.xclbin").is_file()
+    # --help ran in a scratch directory: the fake's outputs did not land where aiedsl runs
+    assert sorted(p.name for p in fake_tools["root"].iterdir()) == [
+        "mlir-aie", "out", "peano", "tool-calls.log"]
+
+
+@pytest.mark.parametrize("flavor", sorted(AIECC_FLAVORS))
+def test_build_sh_speaks_whichever_aiecc_runs_it(fake_tools: dict[str, Path],
+                                                  flavor: str) -> None:
+    """build.sh is written before anyone knows the aiecc that will run it: it asks that aiecc's
+    --help and picks the spelling, and runs the same command lines as --compile."""
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(fake_tools["log"], flavor=flavor))
+    aiedsl.build(PASSTHROUGH, output="out")  # the tools are not run: only build.sh is written
+    assert not fake_tools["log"].exists()
+    env = {**os.environ, "PATH": f"{fake_tools['mlir_aie'] / 'bin'}:/usr/bin:/bin"}
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    peano = fake_tools["peano"]
+    assert fake_tools["log"].read_text().splitlines() == [
+        f"{PEANO_WORDS.format(arch='aie2')} -I{fake_tools['mlir_aie']}/include -c "
+        f"kernels/{KERNEL}.cc -o {KERNEL}.o",
+        f"{AIECC_WORDS[flavor]} aie.mlir",
+        f"PEANO_INSTALL_DIR={peano}",
+    ]
+    assert (fake_tools["root"] / "out" / "aie.xclbin").read_text() == "xclbin"
+
+
+def test_build_sh_stops_when_aiecc_rejects_its_command(fake_tools: dict[str, Path]) -> None:
+    """An aiecc whose help names neither spelling gets the current one; if it rejects it,
+    build.sh stops there (set -e) with aiecc's message."""
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", FAKE_AIECC.format(
+        flavor="no help", help="", accepted="--only-this", log=fake_tools["log"], fail=""))
+    aiedsl.build(PASSTHROUGH, output="out")
+    env = {**os.environ, "PATH": f"{fake_tools['mlir_aie'] / 'bin'}:/usr/bin:/bin"}
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True, env=env)
+    assert r.returncode == 1
+    assert "aiecc: Unknown command line argument '--get-xclbin'." in r.stderr
+    assert not (fake_tools["root"] / "out" / "aie.xclbin").exists()
+
+
+def test_build_sh_quotes_the_aiecc_choice() -> None:
+    """The spelling choice is shell text from commands.py; every word is quoted by
+    shell_line (no command substitution anywhere)."""
+    from aiedsl.toolchain.commands import aiecc_argv, shell_line
+
+    script = shell_line(aiecc_argv())
+    assert "$(" not in script
+    assert "  outputs=(--aie-generate-xclbin --xclbin-name=aie.xclbin --aie-generate-npu-insts " \
+           "--npu-insts-name=insts.bin)" in script.splitlines()
+    assert script.splitlines()[-1] == \
+        'aiecc ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} aie.mlir'
+
+
+def test_peano_line_keeps_stock_aie_api_off_adf_h() -> None:
+    """mlir-aie PR 3262: stock aie_api includes adf.h under Peano unless its guard is
+    pre-defined; makefile-common's warning flags come along."""
+    from aiedsl.targets import get_target
+    from aiedsl.toolchain.commands import kernel_compile_argv, shell_line
+
+    assert shell_line(kernel_compile_argv(get_target("npu2"), "kernels/k.cc", "k.o")) == (
+        f'"$PEANO_INSTALL_DIR"/bin/clang++ {PEANO_WORDS.format(arch="aie2p")} '
+        '-I"$MLIR_AIE_INSTALL_DIR"/include -c kernels/k.cc -o k.o')
+
+
+@pytest.mark.parametrize("help_text, spelling", [
+    ("", ("get", False)),
+    ("usage: aiecc.py [-h] ...\n  --aie-generate-xclbin  Generate xclbin\n"
+     "  --no-xchesscc         Compile using peano", ("generate", True)),
+    ("  --get=<name>  - ... (e.g. --get-xclbin)\n  --xchesscc  - ... instead of the default "
+     "Peano; implies --xbridge", ("get", False)),
+    # an option named inside another's description is not offered
+    ("  --xchesscc  - use this, not --no-xchesscc or --aie-generate-xclbin", ("get", False)),
+])
+def test_aiecc_spelling_from_its_help(help_text: str, spelling: tuple[str, bool]) -> None:
+    from aiedsl.toolchain.commands import aiecc_spelling
+
+    got = aiecc_spelling(help_text)
+    assert (got.outputs, got.peano_flags) == spelling
 
 
 def test_npu2_kernels_compile_for_aie2p(fake_tools: dict[str, Path]) -> None:
@@ -250,8 +421,7 @@ def test_aiecc_failure_names_the_command_its_output_and_the_design_line(
     fail = ('echo "loading aie.mlir"; '
             'echo "designs/passthrough.py:18:0: error: \'aie.objectfifo\' op does not fit"; '
             'exit 1')
-    _script(fake_tools["mlir_aie"] / "bin" / "aiecc",
-            FAKE_AIECC.format(log=fake_tools["log"], fail=fail))
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(fake_tools["log"], fail))
     handle = aiedsl.build(PASSTHROUGH, output="out").handle
     with pytest.raises(ToolchainError) as excinfo:
         aiedsl.build(handle, output="out", compile=True)
@@ -261,8 +431,7 @@ def test_aiecc_failure_names_the_command_its_output_and_the_design_line(
     mlir_aie = fake_tools["mlir_aie"]
     assert str(e) == (
         "designs/passthrough.py:18: error [aiecc]: aiecc failed (exit 1)\n"
-        f"  $ {mlir_aie}/bin/aiecc --no-xchesscc --no-xbridge --aie-generate-xclbin "
-        "--xclbin-name=aie.xclbin --aie-generate-npu-insts --npu-insts-name=insts.bin aie.mlir\n"
+        f"  $ {mlir_aie}/bin/aiecc {AIECC_WORDS['current']} aie.mlir\n"
         "    loading aie.mlir\n"
         "    designs/passthrough.py:18:0: error: 'aie.objectfifo' op does not fit\n"
         "  fix: the whole output is in out/logs/aiecc.log"

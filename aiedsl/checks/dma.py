@@ -1,10 +1,22 @@
 """DMA layout rules: the n-d patterns of runtime transfers and of fifo ``dims`` on each tile.
 
 AIE2 DMAs count sizes and strides in 4-byte words (``aie2-facts.md`` s2): a transfer's innermost
-run must be whole words and contiguous, each wrap is at most ``max_dma_size``, a shim pattern has
-3 dimensions plus an iteration (repeat) dimension of at most ``max_shim_iterations``, and memtile
-and compute-tile DMAs have 4 and 3 dimensions. A plain contiguous run is a linear transfer and is
+run must be whole words, each wrap is at most ``max_dma_size``, a shim pattern has 3 dimensions
+plus an iteration (repeat) dimension of at most ``max_shim_iterations``, and memtile and
+compute-tile DMAs have 4 and 3 dimensions. A plain contiguous run is a linear transfer and is
 exempt from the wrap limits.
+
+The limits below are mlir-aie's, each cited where it is checked (sources read at upstream
+commit 1e400306, 2026-03-14, the mlir-aie of ``shared/reference/mlir-aie-lowered``, and at the
+PRs that changed them since; aiedsl takes the stricter where two versions differ, so a design it
+accepts lowers on both):
+
+* shim (runtime ``rt.fill``/``rt.drain``, lowered to ``aiex.npu.dma_memcpy_nd``): mlir-aie's
+  ``AIEX::verifyStridesWraps`` and ``getHardwareStridesWraps`` (lib/Dialect/AIEX/IR/
+  AIEXDialect.cpp);
+* memtile and compute-tile BDs (a fifo's ``dims_to_stream``/``dims_from_stream``, copied into
+  ``aie.dma_bd`` by the objectfifo lowering): ``DMABDOp::verify`` (lib/Dialect/AIE/IR/
+  AIEDialect.cpp) and the BD field widths of the target model.
 """
 
 from __future__ import annotations
@@ -14,6 +26,9 @@ import numpy as np
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Dim, Endpoint, Fifo, Loc, Transfer
 from aiedsl.targets import TargetModel, get_target
+
+# The limits are the target model's (TileLimits.bd_max_size, bd_step_words,
+# TargetModel.max_bd_stride, dma_granularity), each with its mlir-aie source there.
 
 
 def check_dma(d: Design) -> None:
@@ -48,11 +63,24 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
               "use positive sizes and non-negative strides and offset")
     linear = _is_linear(p.sizes, p.strides)
     if not linear:
-        _check_dims(where, p.sizes[1:], p.strides[1:], itemsize, target, t.loc, shown)
+        # verifyStridesWraps: for 4-byte elements the innermost stride is any whole number of
+        # words (getHardwareStridesWraps encodes it as stride - 1, e.g. the DMA-only transpose
+        # sizes [32, 64] strides [1, 32] of i32); for smaller elements it moves whole words, so
+        # only stride 1 means what the pattern says.
+        _check_dims(where, p.sizes[1:], p.strides[1:], itemsize, target, t.loc, shown,
+                    strided_inner=itemsize == target.dma_granularity)
         if p.sizes[0] > target.max_shim_iterations:
             _fail(t.loc, where, f"outermost (iteration) size <= {target.max_shim_iterations} "
                   "on a shim DMA", f"{p.sizes[0]} ({shown})",
                   "split the transfer into several fills or drains")
+        for size, stride in zip(p.sizes, p.strides):
+            words = stride * itemsize // target.dma_granularity
+            step = target.shim.bd_step_words
+            if size > 1 and words > step:
+                _fail(t.loc, where, f"each stride <= {step} words of {target.dma_granularity} bytes "
+                      "(mlir-aie's verifyStridesWraps: the shim's 20-bit step fields)",
+                      f"stride {stride} = {words} words ({shown})",
+                      "split the transfer into several fills or drains nearer each other")
     if (p.offset * itemsize) % target.dma_granularity:
         _fail(t.loc, where, f"offset a multiple of {target.dma_granularity} bytes",
               f"{p.offset * itemsize} bytes ({shown})", "align the offset to 4 bytes")
@@ -74,23 +102,54 @@ def _is_linear(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
 
 def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], itemsize: int,
                 target: TargetModel, loc: Loc, shown: str,
-                related: list[tuple[str, Loc]] | None = None) -> None:
-    """Wrap, granularity and contiguity rules of the non-iteration dimensions, innermost last."""
+                related: list[tuple[str, Loc]] | None = None, *, strided_inner: bool = False,
+                tile: str | None = None) -> None:
+    """Wrap, granularity and contiguity rules of the non-iteration dimensions, innermost last.
+
+    ``strided_inner`` lets the innermost dimension step by whole words (4-byte elements on a
+    shim). ``tile`` (``memtile``/``core``) applies that BD's size limit to every dimension in
+    elements, as DMABDOp::verify does; without it (a shim) the innermost counts words.
+    """
     gran = target.dma_granularity
     inner_size, inner_stride = sizes[-1], strides[-1]
-    if inner_size > 1 and inner_stride != 1:
-        _fail(loc, where, "the innermost dimension is contiguous (stride 1)", shown,
+    if inner_size > 1 and inner_stride != 1 and not strided_inner:
+        if itemsize == gran:
+            # DMABDOp::verify would take a word stride here; aiedsl keeps a tile's innermost
+            # dimension contiguous (a shim pattern may step 4-byte elements instead).
+            limit = ("the innermost dimension is contiguous (stride 1) on a memtile or core BD "
+                     "(aiedsl's rule: transpose 4-byte elements in the runtime pattern)")
+        else:
+            limit = (f"the innermost dimension is contiguous (stride 1) for {itemsize}-byte "
+                     f"elements (the DMA moves whole {gran}-byte words: mlir-aie's "
+                     "DMABDOp::verify and verifyStridesWraps)")
+        _fail(loc, where, limit, shown,
               "make the innermost dimension a contiguous run; move the stride outward", related)
     if (inner_size * itemsize) % gran:
         _fail(loc, where, f"the innermost run is a multiple of {gran} bytes",
               f"{inner_size} x {itemsize} B = {inner_size * itemsize} B ({shown})",
               f"make the innermost size a multiple of {gran // itemsize or 1} elements", related)
-    words = inner_size * itemsize // gran
-    if words > target.max_dma_size:
-        _fail(loc, where, f"innermost size <= {target.max_dma_size} words of {gran} bytes",
-              f"{words} words ({shown})", "split the innermost dimension in two", related)
-    for size, stride in zip(sizes[:-1], strides[:-1]):
-        if size > target.max_dma_size:
+    if tile is not None:
+        limit = target.limits(tile).bd_max_size  # type: ignore[arg-type]
+        for size in sizes:
+            if size > limit:
+                _fail(loc, where, f"each size <= {limit} on a {tile} BD (mlir-aie's "
+                      "DMABDOp::verify: at most 512 at 1e400306; the wrap fields, 10 bits on a "
+                      "memtile and 8 on a core, since PR 3548)", f"{size} ({shown})",
+                      "split that dimension in two, or move the layout to the "
+                      + ("memtile" if tile == "core" else "runtime pattern"), related)
+    else:
+        words = inner_size * itemsize // gran
+        if words > target.max_dma_size:
+            _fail(loc, where, f"innermost size <= {target.max_dma_size} words of {gran} bytes",
+                  f"{words} words ({shown})", "split the innermost dimension in two", related)
+    for i, (size, stride) in enumerate(zip(sizes, strides)):
+        if i == len(sizes) - 1:
+            if strided_inner and size > 1 and stride != 1 and (stride * itemsize) % gran:
+                _fail(loc, where, f"strides are multiples of {gran} bytes",
+                      f"stride {stride} x {itemsize} B = {stride * itemsize} B ({shown})",
+                      "use word-aligned strides", related)
+            continue
+        if tile is None and size > target.max_dma_size:
             _fail(loc, where, f"each size <= {target.max_dma_size}", f"{size} ({shown})",
                   "split that dimension in two", related)
         if size > 1 and (stride * itemsize) % gran:
@@ -128,19 +187,44 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel) -> No
     sizes = tuple(x.size for x in dims)
     strides = tuple(x.stride for x in dims)
     itemsize = f.elem.dt.itemsize
-    # The outermost dimension's size is not encoded: it steps until the element is done.
-    _check_dims(where, sizes, strides, itemsize, target, loc, shown, related)
+    numel = f.elem.numel
+    # DMABDOp::verify: "Invalid step size; must be a positive integer." -- every dimension,
+    # whatever its size.
+    for x in dims:
+        if x.stride < 1:
+            _fail(loc, where, f"every stride >= 1 on a {e.kind} BD (mlir-aie's DMABDOp::verify: "
+                  "a step size of 0 is invalid)", f"({x.size}, {x.stride}) in {shown}",
+                  "give each dimension a positive stride; to send an element twice, use a "
+                  "consumer with a deeper fifo or a second fill", related)
+    # The outermost dimension's size is not encoded in the hardware (it steps until the element
+    # is done), but mlir-aie's verifier checks every size as written.
+    _check_dims(where, sizes, strides, itemsize, target, loc, shown, related, tile=e.kind)
+    for x in dims:
+        words = x.stride * itemsize // target.dma_granularity
+        step = target.limits(e.kind).bd_step_words
+        if x.stride > numel or x.stride > target.max_bd_stride or words > step:
+            _fail(loc, where, f"each stride <= the {numel}-element buffer, < "
+                  f"{target.max_bd_stride + 1} elements and <= {step} words on a {e.kind} BD "
+                  "(mlir-aie's "
+                  "DMABDOp::verify; the step-field width since PR 3548)",
+                  f"stride {x.stride} ({shown})", "use strides within the element", related)
     inner = int(np.prod(sizes[1:]))
-    if f.elem.numel % inner:
-        _fail(loc, where, f"the inner dimensions tile the {f.elem.numel}-element buffer",
+    if numel % inner:
+        _fail(loc, where, f"the inner dimensions tile the {numel}-element buffer",
               f"{inner} elements per outer step ({shown})",
               "choose dims whose inner sizes divide the element", related)
-    hi = (f.elem.numel // inner - 1) * strides[0] + sum(
+    hi = (numel // inner - 1) * strides[0] + sum(
         (s - 1) * st for s, st in zip(sizes[1:], strides[1:]))
-    if hi >= f.elem.numel:
-        _fail(loc, where, f"every address inside the {f.elem.numel}-element buffer",
+    if hi >= numel:
+        _fail(loc, where, f"every address inside the {numel}-element buffer",
               f"address {hi} ({shown})", "fix the strides so they stay inside the element",
               related)
+    # DMABDOp::verify: the sizes as written, outermost too, must stay inside the buffer.
+    written = sum((s - 1) * st for s, st in zip(sizes, strides))
+    if written >= numel:
+        _fail(loc, where, f"every address inside the {numel}-element buffer, with every size as "
+              "written (mlir-aie's DMABDOp::verify)", f"address {written} ({shown})",
+              f"make the outermost size {numel // inner} (the element's outer steps)", related)
 
 
 def _fail(loc: Loc, where: str, limit: str, found: str, fix: str,

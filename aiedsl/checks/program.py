@@ -49,12 +49,3 @@ def ops_per_run(d: Design) -> int:
     ops = {k.symbol: k.ops for k in d.kernels}
     return sum(ops[op.kernel] * mult for c in d.cores for op, mult in walk(c.body)
                if isinstance(op, Call))
-
-
-def buffers_held(depth: int, max_acq: int) -> int:
-    """Buffers an endpoint gets: its depth, or one more than its largest multi-element acquire.
-
-    mlir-aie's objectfifo lowering gives a core acquiring N > 1 elements at once N + 1 buffers so
-    the DMA can fill one while the core holds N (``aie2-facts.md``, object fifo rules).
-    """
-    return depth if max_acq <= 1 else max(depth, max_acq + 1)

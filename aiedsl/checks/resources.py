@@ -153,12 +153,43 @@ def _shim_bds(d: Design, at) -> None:  # type: ignore[no-untyped-def]
         at(tile).bds.append(Use("runtime transfers in flight", n, loc))
 
 
+def check_task_queues(d: Design, target: TargetModel) -> None:
+    """At most ``shim_task_queue`` transfers are pushed onto one shim channel between waits.
+
+    A wait (``rt.sync()``, the end of the sequence) is taken to retire every transfer issued
+    before it, as the drains it waits for need the fills before them; between waits, every
+    transfer issued on a channel may still be queued, and the NPU drops a fifth.
+    """
+    queued: dict[tuple[Coord, str], list[Transfer]] = defaultdict(list)
+    for op in d.runtime:
+        if isinstance(op, Wait):
+            queued.clear()
+            continue
+        assert isinstance(op, Transfer)
+        f = d.fifo(op.fifo)
+        e = f.producer if op.op == "fill" else next(c for c in f.consumers if c.kind == "shim")
+        assert e.tile is not None
+        q = queued[(e.tile, f.name)]
+        q.append(op)
+        if len(q) > target.shim_task_queue:
+            raise DesignError(
+                "shim task queue", f"{len(q)} transfers ({'fills' if op.op == 'fill' else 'drains'}"
+                f" of '{f.name}') are pushed onto one DMA channel of shim tile {e.tile} between "
+                "two waits", loc=op.loc, limit=f"{target.shim_task_queue} queued tasks per "
+                "channel: the NPU drops a push onto a full queue and the run hangs (mlir-aie PR "
+                "3734)", found=str(len(q)),
+                related=[(f"rt.{t.op} {i + 1}", t.loc) for i, t in enumerate(q[:3])
+                         if t.loc != op.loc],
+                fix="wait (rt.sync()) after every few transfers, or move more data per transfer")
+
+
 def check_resources(d: Design) -> dict[Coord, TileUsage]:
     """Check every tile's use against the target; return the usage table."""
     target = get_target(d.device)
     table = usage(d)
     for u in table.values():
         _check_tile(u, target)
+    check_task_queues(d, target)
     if len(d.tensors) > target.runtime_buffers:
         raise DesignError(
             "runtime buffers", f"design '{d.name}' takes {len(d.tensors)} host tensors",

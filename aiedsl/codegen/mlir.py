@@ -11,10 +11,38 @@ from typing import Any
 
 from aiedsl.version import __version__
 from aiedsl.codegen.env import render
-from aiedsl.ir import Acquire, BufferArg, Call, Design, Fifo, Loop, Op, Release, Transfer
+from aiedsl.ir import Acquire, BufferArg, Call, Design, Fifo, Loop, Op, Pattern, Release, Transfer
 from aiedsl.targets import get_target
 
 _PORT = {"produce": "Produce", "consume": "Consume"}
+
+
+def dma_offsets(p: Pattern) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The per-dimension offsets (and strides) that spell ``p``'s linear offset in
+    ``dma_memcpy_nd``.
+
+    mlir-aie starts a transfer at the sum of each dimension's offset times its stride, so the
+    offset goes on a dimension of stride 1: the innermost one, or, when that one steps (4-byte
+    elements walked across), a size-1 dimension given stride 1 (its stride moves nothing).
+    """
+    offsets, strides = [0, 0, 0, 0], list(p.strides)
+    if p.offset == 0 or strides[3] == 1:
+        offsets[3] = p.offset
+        return tuple(offsets), tuple(strides)
+    for i in (2, 1, 0):
+        if strides[i] == 1:
+            offsets[i] = p.offset
+            return tuple(offsets), tuple(strides)
+    for i in (2, 1, 0):
+        if p.sizes[i] == 1:
+            offsets[i], strides[i] = p.offset, 1
+            return tuple(offsets), tuple(strides)
+    # every dimension walks with a stride > 1: one that divides the offset carries it
+    i = next((i for i in (3, 2, 1, 0) if strides[i] and p.offset % strides[i] == 0), None)
+    if i is None:
+        raise ValueError(f"offset {p.offset} of {p} cannot be spelled per dimension")
+    offsets[i] = p.offset // strides[i]
+    return tuple(offsets), tuple(strides)
 
 
 def render_mlir(d: Design) -> str:
@@ -65,10 +93,11 @@ def render_mlir(d: Design) -> str:
             bd = next_id[shim.tile]
             next_id[shim.tile] += 1
             t = tensors[op.tensor]
+            offsets, strides = dma_offsets(op.pattern)
             runtime.append({
                 "op": op.op, "tensor": op.tensor, "fifo": op.fifo, "id": bd, "wait": op.wait,
-                "offset": op.pattern.offset, "sizes": op.pattern.sizes,
-                "strides": op.pattern.strides, "loc": op.loc,
+                "offsets": offsets, "sizes": op.pattern.sizes,
+                "strides": strides, "loc": op.loc,
                 "memref": f"memref<{t.type.numel}x{t.type.dt.mlir}>"})
         else:
             next_id.clear()  # BD ids are free again once the sequence has waited

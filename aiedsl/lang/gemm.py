@@ -27,7 +27,7 @@ from aiedsl.lang.tensor import HostTensorRef
 
 def gemm_runtime(rt: RuntimeBuilder, a: Channel, b: Channel, c: Channel, A: HostTensorRef,
                  B: HostTensorRef, C: HostTensorRef, *, tile: tuple[int, int, int],
-                 herd: tuple[int, int], rows_per_sync: int = 7) -> None:
+                 herd: tuple[int, int], rows_per_sync: int = 4) -> None:
     """Fill A and B and drain C for a ``herd = (cols, rows)`` GEMM with ``tile = (m, k, n)``.
 
     Row groups go in batches of at most ``rows_per_sync``, fewer when the column groups need
@@ -45,7 +45,7 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel, b: Channel, c: Channel, A: Host
     if not isinstance(rows_per_sync, int) or rows_per_sync < 1:
         raise DesignError("gemm runtime", f"rows_per_sync={rows_per_sync!r}", loc=loc,
                           limit="an int >= 1", found=repr(rows_per_sync),
-                          fix="leave it out (7), or give how many row groups to send between "
+                          fix="leave it out (4), or give how many row groups to send between "
                           "waits")
     for what, size, step_ in (("M", M, m * rows), ("K", K, k), ("N", N, n * cols)):
         if size % step_:
@@ -65,23 +65,35 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel, b: Channel, c: Channel, A: Host
     # at most max_shim_iterations column groups per fill.
     step = target.max_shim_iterations
     parts = [range(g, min(g + step, col_groups)) for g in range(0, col_groups, step)]
-    # Per shim column and batch: one C drain, and per row group the fills of A and of B.
-    per_sync = min(rows_per_sync, (target.shim.bds - 1) // (2 * len(parts)))
+    # One drain of C per batch of row groups, unless one row group of C is further from the
+    # next than a shim BD can step (20-bit step fields): then a drain per row group.
+    group_words = rows * m * N * C.type.dt.itemsize // target.dma_granularity
+    c_per_group = group_words > target.shim.bd_step_words
+    # Per shim column and batch: the C drains, and per row group the fills of A and of B.
+    # Between waits, a shim channel queues at most shim_task_queue tasks: the row groups of a
+    # batch push len(parts) fills each onto A's and B's channels (and a drain each onto C's).
+    per_sync = min(rows_per_sync, (target.shim.bds - (0 if c_per_group else 1))
+                   // (2 * len(parts) + (1 if c_per_group else 0)),
+                   target.shim_task_queue // len(parts))
     if per_sync < 1:
+        most = min(target.shim_task_queue, (target.shim.bds - 1) // 2)
         raise DesignError(
             "gemm runtime", f"{col_groups} column groups (N={N} over {cols} x n={n}) need "
-            f"{len(parts)} fills each of A and B per row group, more than a shim tile's BDs",
-            loc=loc, limit=f"{target.shim.bds} BDs: one C drain and "
-            f"{(target.shim.bds - 1) // 2} fills each of A and B", found=f"{len(parts)} each",
-            fix="use more herd columns or a larger n, or split N over several calls")
+            f"{len(parts)} fills each of A and B per row group, more than a shim channel "
+            f"queues ({target.shim_task_queue} tasks) or a shim tile holds "
+            f"({target.shim.bds} BDs)", loc=loc, limit=f"{most} fills each of A and B per "
+            f"row group (a fill walks at most {step} column groups)",
+            found=f"{len(parts)} each", fix="use more herd columns or a larger n, or split N "
+            "over several calls")
     for first in range(0, row_groups, per_sync):
         batch = range(first, min(first + per_sync, row_groups))
         for i in range(max(rows, cols)):
             if i < cols:
-                rt.drain(c[i, :], C, tiles(C, (m, n), rows=range(batch.start * rows,
-                                                                 batch.stop * rows),
-                                           cols=range(i, N // n, cols), order="grouped",
-                                           group=rows))
+                for g in ([range(rg, rg + 1) for rg in batch] if c_per_group else [batch]):
+                    rt.drain(c[i, :], C, tiles(C, (m, n), rows=range(g.start * rows,
+                                                                     g.stop * rows),
+                                               cols=range(i, N // n, cols), order="grouped",
+                                               group=rows))
             for rg in batch:
                 if i < rows:
                     for part in parts:

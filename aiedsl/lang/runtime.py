@@ -64,10 +64,20 @@ class RuntimeBuilder:
               wait: bool = True) -> None:
         """Receive ``fifo``'s elements into ``tensor`` in ``pattern`` order.
 
-        With ``wait=True`` (the default) the sequence waits for this transfer before it ends (or
-        at the next :meth:`sync`), as IRON's ``drain(..., wait=True)`` does.
+        The sequence waits for this transfer before it ends (or at the next :meth:`sync`), as
+        IRON's ``drain(..., wait=True)`` does. ``wait=False`` is refused: mlir-aie issues a
+        completion token for every drain whether or not the sequence waits for it, and each wait
+        takes the oldest token of its channel, so an unwaited drain would end a later wait
+        early, or the run before the data arrives.
         """
         loc = caller_loc()
+        if wait is not True:
+            raise DesignError(
+                "runtime", f"rt.drain of '{getattr(fifo, 'name', fifo)}' with wait={wait!r}",
+                loc=loc, limit="every drain is waited for (mlir-aie's lowering gives every drain "
+                "a completion token, and a wait takes the oldest one on its channel)",
+                found=f"wait={wait!r}", fix="leave wait out; to overlap drains, issue several "
+                "and rt.sync() once after them")
         self._record("drain", fifo, tensor, pattern, wait, loc)
 
     def sync(self) -> None:
@@ -337,9 +347,13 @@ def _slot_fits(slot: int, size: int, stride: int, itemsize: int, target: TargetM
     gran = target.dma_granularity
     if size > _slot_limit(slot, itemsize, target):
         return False
+    if size > 1 and stride * itemsize // gran > target.shim.bd_step_words:
+        return False  # the shim's step fields
     if slot == _INNER:
-        # The innermost dim is a contiguous run of whole words.
-        return (size == 1 or stride == 1) and (size * itemsize) % gran == 0
+        # The innermost dim moves whole words: a contiguous run, or, for 4-byte elements, any
+        # whole-word step (verifyStridesWraps encodes it as stride - 1).
+        contiguous = size == 1 or stride == 1 or itemsize == gran
+        return contiguous and (size * itemsize) % gran == 0
     # Word-aligned strides; the checker does not ask it of the iteration dim, but the shim's
     # iteration stride counts words too.
     return (stride * itemsize) % gran == 0

@@ -28,14 +28,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from aiedsl.checks.program import buffers_held, max_acquire
+from aiedsl.place.objectfifo import lower
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError, user_exception
 from aiedsl.ir import (
-    Acquire, BufferArg, Call, Core, Design, Fifo, Link, Loop, Op, Release, Transfer,
+    Acquire, BufferArg, Call, Core, Design, Fifo, Link, Loop, Op, Release,
 )
 from aiedsl.ir.types import dims_index
 from aiedsl.sim.engine import Conn, Engine, Lock, Port, Proc, Token, WorkQueue
+from aiedsl.sim.shim import ShimTransfer, shim_program
 from aiedsl.targets import get_target
 
 
@@ -124,7 +125,7 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
     engine = Engine(target.stream_bytes_per_cycle, trace)
     dram = Dram(target.dram_bytes_per_s / target.clock_hz)
     m = Machine(d, engine, host, dram, compute=compute)
-    core_by_name = {c.name: c for c in d.cores}
+    ends = lower(d)  # how many buffers each end has, as mlir-aie's lowering gives them
     links_in = {n: link for link in d.links for n in link.srcs}
     links_out = {n: link for link in d.links for n in link.dsts}
     rings: dict[tuple[str, str, str], Ring] = {}
@@ -139,10 +140,10 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
             continue
         conn = m.conns[f.name] = Conn(f.name)
         # receivers first, so every port exists before the sender can send
-        for c in f.consumers:
+        for ci, c in enumerate(f.consumers):
             port = conn.port(f"{f.name}->{c.label()}")
             if c.kind == "core":
-                nbuf = buffers_held(c.depth, max_acquire(core_by_name[c.core])[(f.name, "consume")])
+                nbuf = ends.end(f.name, "consume", ci).size
                 ring = _ring(f"{f.name}@{c.core}", nbuf, f.elem.shape, np_dtype)
                 rings[(f.name, "consume", c.core)] = ring
                 p = engine.spawn(Proc(f"dma {c.core} <- {f.name}", "s2mm", info={
@@ -161,7 +162,7 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
                 port_owner(port, p)
         if f.producer.kind == "core":
             core = f.producer.core
-            nbuf = buffers_held(f.producer.depth, max_acquire(core_by_name[core])[(f.name, "produce")])
+            nbuf = ends.end(f.name, "produce").size
             ring = _ring(f"{f.name}@{core}", nbuf, f.elem.shape, np_dtype)
             rings[(f.name, "produce", core)] = ring
             p = engine.spawn(Proc(f"dma {core} -> {f.name}", "mm2s", info={
@@ -459,20 +460,21 @@ def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
 
 
 def _runtime(m: Machine, p: Proc):
-    d, engine = m.design, m.engine
+    """Run the runtime sequence: the shim transfers and waits of :func:`shim_program`."""
+    engine = m.engine
     pending: dict[str, list[Token]] = {}
-    for op in d.runtime:
-        if isinstance(op, Transfer):
+    for op in shim_program(m.design):
+        if isinstance(op, ShimTransfer):
             flat = m.host[op.tensor].reshape(-1)
             token = None
-            if op.wait:
+            if op.token:  # a wait takes the oldest token of its channel, waited for or not
                 token = Token(f"{op.op} {op.fifo}", op.loc, m.drain_procs.get(op.fifo))
                 pending.setdefault(op.fifo, []).append(token)
             q = (m.fill_queues if op.op == "fill" else m.drain_queues)[op.fifo]
             engine.enqueue(q, (flat, op.pattern, token, p.time))
         else:
             token = pending[op.fifo].pop(0)
-            p.info["waiting"] = op
+            p.info["waiting"] = m.design.runtime[op.order]  # the IR's Wait, for explanations
             yield ("done", token)
             p.info.pop("waiting", None)
     p.info["done"] = True

@@ -48,6 +48,16 @@ class TileLimits(BaseModel):
     """Hardware locks."""
     dma_dims: int
     """n-d address generator dimensions of this tile's DMAs."""
+    bd_max_size: int
+    """Largest size of one dimension of this tile's BDs, in elements (words on a shim's
+    innermost dimension). Memtile and core: mlir-aie 1e400306's DMABDOp::verify rejects
+    ``size >= (1 << 9) + 1`` (its message says 1023); since PR 3548 it checks each tile's wrap
+    fields, 10 bits on a memtile and 8 on a core (XAIEMLGBL_MEMORY_MODULE_DMA_BD0_3_D0_WRAP_WIDTH):
+    the stricter of the two. Shim: 10-bit wraps (verifyStridesWraps)."""
+    bd_step_words: int
+    """Largest stride of one dimension of this tile's BDs, in 4-byte words: the step fields are
+    20 bits on a shim (verifyStridesWraps; they hold ``stride - 1``), 17 on a memtile and 13 on a
+    core (XAIEMLGBL_MEM_TILE_MODULE_DMA_BD0_2_D0_STEPSIZE_WIDTH, checked since PR 3548)."""
     switch_out: dict[Direction, int]
     """Stream switch master ports toward each neighbour (mlir-aie ``getNumDestSwitchboxConnections``)."""
     switch_in: dict[Direction, int]
@@ -88,12 +98,19 @@ class TargetModel(BaseModel):
     """Bytes of a core's program memory (not checked by mlir-aie; fails at load)."""
     max_dma_size: int = 1023
     """Largest size (wrap) of one DMA dimension; the innermost counts 4-byte words."""
+    max_bd_stride: int = (1 << 19) - 1
+    """Largest stride of a memtile or core BD dimension, in elements: 1e400306's DMABDOp::verify
+    rejects ``stride >= 1 << 19`` (its message says 1048576)."""
     dma_granularity: int = 4
     """Bytes: the innermost run of every DMA transfer is a multiple of this."""
     max_shim_iterations: int = 63
     """Largest outermost (iteration) size of a shim DMA pattern."""
     max_repeat: int = 255
     max_lock_value: int = 63
+    shim_task_queue: int = 4
+    """Tasks one shim DMA channel's queue holds: a push onto a full queue is dropped by the
+    hardware, and what waits on that transfer waits forever (mlir-aie PR 3734, which adds a
+    poll for queue space; mlir-air PR 1826)."""
     runtime_buffers: int = 5
     """Host buffers a kernel invocation can take (XRT groups 3..7)."""
     clock_hz: float

@@ -1,22 +1,83 @@
-"""The command lines that turn aiedsl's output into ``aie.xclbin`` and ``insts.bin``.
+"""The command lines that turn aiedsl's output into ``aie.xclbin`` and ``insts.bin``, and that
+lower ``aie.mlir`` with mlir-aie's own passes.
 
-Flags follow mlir-aie: kernels with Peano's clang++ for the device's AIE architecture, then
-``aiecc`` with the flags of mlir-aie's ``add_one_func_link_with_peano`` test. Arguments are plain
-lists so the same list is written to ``build.sh`` and run by ``--compile``; :func:`shell_line` is
-the one function that turns them into shell text.
+Everything here follows mlir-aie, checked against its sources (nothing here ran the real tools):
+
+* kernels: Peano's clang++ for the device's AIE architecture with the flags of mlir-aie's
+  ``programming_examples/makefile-common`` (``PEANOWRAP2_FLAGS``: ``-O2 -std=c++20``, its
+  ``WARNING_FLAGS``, ``-DNDEBUG``) and ``-D__AIE_API_AIE_ADF_HPP__``: since mlir-aie PR 3262
+  (2026-07-01) the AIE API headers are stock Xilinx/aie_api, whose ``aie.hpp`` includes the
+  Vitis-only ``adf.h`` whenever ``__AIENGINE__`` is defined, as Peano always defines it; the define
+  pre-trips that header's include guard (as makefile-common's ``NO_ADF_FLAGS`` and IRON's JIT
+  compile do). Older installs ignore it.
+* aiecc: its options changed twice. PR 3364 (merged 2026-07-21) replaced
+  ``--aie-generate-xclbin``/``--aie-generate-npu-insts`` with the ``--get-xclbin``/
+  ``--get-npu-insts`` selectors (``--xclbin-name``/``--npu-insts-name`` unchanged); PR 3501
+  (merged 2026-08-05) made Peano the default core compiler and deleted ``--no-xchesscc``/
+  ``--no-xbridge``. aiecc rejects an unknown option (since PR 3066, 2026-05), so the spelling
+  must be the installed one's: :func:`aiecc_spelling` reads it from ``aiecc --help``, and
+  ``build.sh`` asks the same question when it runs (:func:`aiecc_script`).
+* lowering: ``aie-opt`` with the passes aiecc runs, in aiecc's order (:data:`PHYSICAL_PIPELINE`,
+  :data:`NPU_PIPELINE`), then ``aie-translate --aie-npu-to-binary``.
+
+Arguments are plain lists so the same list is written to ``build.sh`` and run by ``--compile``;
+:func:`shell_line` is the one function that turns them into shell text.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 
 from aiedsl.targets import TargetModel
 
-PEANO_FLAGS = ["-O2", "-std=c++20", "-DNDEBUG"]
-AIECC_FLAGS = ["--no-xchesscc", "--no-xbridge", "--aie-generate-xclbin",
-               "--xclbin-name=aie.xclbin", "--aie-generate-npu-insts",
-               "--npu-insts-name=insts.bin"]
+WARNING_FLAGS = ["-Wno-parentheses", "-Wno-attributes", "-Wno-macro-redefined", "-Wno-empty-body",
+                 "-Wno-missing-template-arg-list-after-template-kw"]
+"""mlir-aie's ``makefile-common`` ``WARNING_FLAGS`` for Peano (the AIE API headers trip them)."""
+NO_ADF = "-D__AIE_API_AIE_ADF_HPP__"
+"""Keeps stock aie_api's ``aie.hpp`` from including the Vitis-only ``adf.h`` (mlir-aie PR 3262)."""
+PEANO_FLAGS = ["-O2", "-std=c++20"]
+PEANO_DEFINES = ["-DNDEBUG", NO_ADF]
+
+XCLBIN, INSTS = "aie.xclbin", "insts.bin"
+OUTPUTS_GET = ["--get-xclbin", f"--xclbin-name={XCLBIN}", "--get-npu-insts",
+               f"--npu-insts-name={INSTS}"]
+"""aiecc's output selectors since mlir-aie PR 3364 (2026-07-21)."""
+OUTPUTS_GENERATE = ["--aie-generate-xclbin", f"--xclbin-name={XCLBIN}", "--aie-generate-npu-insts",
+                    f"--npu-insts-name={INSTS}"]
+"""aiecc's output flags before PR 3364 (and the Python ``aiecc.py``)."""
+PEANO_BACKEND = ["--no-xchesscc", "--no-xbridge"]
+"""Peano instead of Chess, for an aiecc that defaults to Chess (before PR 3501, 2026-08-05); an
+aiecc from PR 3501 on defaults to Peano and rejects these."""
+GENERATE_OPTION = "--aie-generate-xclbin"
+"""The option whose presence in ``aiecc --help`` means the old output spelling."""
+CHESS_DEFAULT_OPTION = "--no-xchesscc"
+"""The option whose presence in ``aiecc --help`` means Peano must be asked for."""
+
+PHYSICAL_PASSES = (
+    "lower-affine", "aie-canonicalize-device",
+    ("aie.device(aie-assign-lock-ids,aie-register-objectFifos,aie-objectFifo-stateful-transform,"
+     "aie-assign-bd-ids,aie-lower-cascade-flows,aie-lower-broadcast-packet,aie-lower-multicast,"
+     "aie-assign-tile-controller-ids,aie-generate-column-control-overlay,"
+     "aie-assign-buffer-addresses,aie-assign-core-link-files,aie-vector-transfer-lowering)"),
+    "convert-scf-to-cf",
+    "aie.device(aie-create-pathfinder-flows)",
+)
+"""aiecc's resource-allocation pipeline, then its router, in aiecc's order (aiecc.cpp's
+``runResourceAllocationPipeline`` and ``runRoutingPipeline``, as listed for the reference
+lowerings made with mlir-aie 1e400306). Each pass takes its own defaults, as aiecc passes them
+by default (``alloc-scheme`` empty: bank-aware, falling back to basic-sequential; static
+objectFifo lowering). aiecc's vector-to-aievec passes, which only touch core code aiedsl does not
+emit, are left out."""
+NPU_PASSES = (
+    "aie-materialize-runtime-sequences",
+    ("aie.device(aie-materialize-bd-chains,aie-substitute-shim-dma-allocations,"
+     "aie-assign-runtime-sequence-bd-ids,aie-dma-tasks-to-npu,aie-dma-to-npu,aie-lower-set-lock)"),
+)
+"""aiecc's runtime-sequence lowering (``runNpuLoweringPipeline``), in its order."""
+PHYSICAL_PIPELINE = f"builtin.module({','.join(PHYSICAL_PASSES)})"
+NPU_PIPELINE = f"builtin.module({','.join(NPU_PASSES)})"
 
 
 @dataclass(frozen=True)
@@ -24,8 +85,8 @@ class EnvWord:
     """A command word that starts from an environment variable ``build.sh`` expands:
     ``EnvWord("-I", "MLIR_AIE_INSTALL_DIR", "/include")`` is ``-I"$MLIR_AIE_INSTALL_DIR"/include``.
 
-    Only these words expand anything; every other word is quoted whole, so no text a user gave
-    can become shell code.
+    Only these words (and :class:`ArrayWords`) expand anything; every other word is quoted whole,
+    so no text a user gave can become shell code.
     """
 
     prefix: str
@@ -39,7 +100,30 @@ class EnvWord:
         return "".join(parts)
 
 
-Word = str | EnvWord
+@dataclass(frozen=True)
+class ArrayWords:
+    """The words of a bash array ``build.sh`` filled itself (zero or more words, each kept whole;
+    written so that ``set -u`` accepts an empty array on bash before 4.4)."""
+
+    var: str
+
+    def shell(self) -> str:
+        return f'${{{self.var}[@]+"${{{self.var}[@]}}"}}'
+
+
+@dataclass(frozen=True)
+class AieccScript:
+    """aiecc run with the option spelling of whichever aiecc runs it: as shell text, the
+    ``build.sh`` lines of :func:`aiecc_script` (they ask ``aiecc --help``, then run it)."""
+
+    aiecc: str
+    mlir: str
+
+    def shell(self) -> str:
+        return "\n".join(aiecc_script(self.mlir, aiecc=self.aiecc))
+
+
+Word = str | EnvWord | ArrayWords | AieccScript
 
 PEANO_CLANG = EnvWord("", "PEANO_INSTALL_DIR", "/bin/clang++")
 AIE_API_INCLUDE = EnvWord("-I", "MLIR_AIE_INSTALL_DIR", "/include")
@@ -53,17 +137,115 @@ def kernel_compile_argv(target: TargetModel, source: str, output: str, *,
     compile step passes the paths it found.
 
     >>> from aiedsl.targets import get_target
-    >>> shell_line(kernel_compile_argv(get_target("npu1"), "kernels/k.cc", "k.o"))[:50]
-    '"$PEANO_INSTALL_DIR"/bin/clang++ -O2 -std=c++20 -D'
+    >>> shell_line(kernel_compile_argv(get_target("npu1"), "kernels/k.cc", "k.o"))[:74]
+    '"$PEANO_INSTALL_DIR"/bin/clang++ -O2 -std=c++20 --target=aie2-none-unknown'
     """
     inc: Word = AIE_API_INCLUDE if include is None else f"-I{include}"
-    return [clang, *PEANO_FLAGS, f"--target={target.peano_target}", inc, "-c", source, "-o",
-            output]
+    return [clang, *PEANO_FLAGS, f"--target={target.peano_target}", *WARNING_FLAGS,
+            *PEANO_DEFINES, inc, "-c", source, "-o", output]
 
 
-def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str = "aiecc") -> list[Word]:
-    """Lower, place and package ``mlir`` into ``aie.xclbin`` and ``insts.bin``."""
-    return [aiecc, *AIECC_FLAGS, mlir]
+@dataclass(frozen=True)
+class AieccSpelling:
+    """Which of aiecc's option spellings an install takes."""
+
+    outputs: str = "get"
+    """``"get"`` (``--get-xclbin``, mlir-aie PR 3364 on) or ``"generate"``
+    (``--aie-generate-xclbin``, before)."""
+    peano_flags: bool = False
+    """Whether Peano must be asked for with ``--no-xchesscc --no-xbridge`` (before PR 3501)."""
+
+    def words(self) -> list[str]:
+        return [*(PEANO_BACKEND if self.peano_flags else []),
+                *(OUTPUTS_GENERATE if self.outputs == "generate" else OUTPUTS_GET)]
+
+
+def help_offers(help_text: str, option: str) -> bool:
+    """Does ``aiecc --help`` list ``option`` (at the start of a line, as LLVM's and argparse's
+    help print each option)?"""
+    return re.search(rf"^\s*{re.escape(option)}(?![\w-])", help_text, re.M) is not None
+
+
+def aiecc_spelling(help_text: str) -> AieccSpelling:
+    """The spelling an aiecc whose ``--help`` printed ``help_text`` takes.
+
+    The old output flags where its help lists ``--aie-generate-xclbin``, else the ``--get-*``
+    selectors (which aiecc's help does not list one by one: it shows ``--get=<name>``); Peano
+    asked for where its help lists ``--no-xchesscc``. An empty or unreadable help gives the
+    current spelling.
+
+    >>> aiecc_spelling("  --aie-generate-xclbin   - Generate xclbin\\n  --no-xchesscc  - ...")
+    AieccSpelling(outputs='generate', peano_flags=True)
+    >>> aiecc_spelling("  --get=<name>  - Request graph output(s)\\n  --xchesscc  - ...")
+    AieccSpelling(outputs='get', peano_flags=False)
+    """
+    return AieccSpelling(outputs="generate" if help_offers(help_text, GENERATE_OPTION) else "get",
+                         peano_flags=help_offers(help_text, CHESS_DEFAULT_OPTION))
+
+
+def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str = "aiecc",
+               spelling: AieccSpelling | None = None) -> list[Word]:
+    """Lower, place and package ``mlir`` into ``aie.xclbin`` and ``insts.bin``.
+
+    With the ``spelling`` of the aiecc found (``--compile``), the words to run; without one
+    (``build.sh``, written before anyone knows which aiecc will run it), an :class:`AieccScript`
+    whose shell text picks the spelling when it runs.
+
+    >>> aiecc_argv(spelling=AieccSpelling("generate", peano_flags=True))[:3]
+    ['aiecc', '--no-xchesscc', '--no-xbridge']
+    >>> shell_line(aiecc_argv()).splitlines()[-1]
+    'aiecc ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} aie.mlir'
+    """
+    if spelling is None:
+        return [AieccScript(aiecc, mlir)]
+    return [aiecc, *spelling.words(), mlir]
+
+
+def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str = "aiecc") -> list[str]:
+    """The ``build.sh`` lines that run aiecc with the spelling of whichever aiecc runs them.
+
+    ``build.sh`` is written before anyone knows which mlir-aie will run it, so it asks that aiecc
+    (``aiecc --help``) the same two questions :func:`aiecc_spelling` asks, and picks the words;
+    every word goes through :func:`shell_line`.
+    """
+    probe = shell_line([aiecc, "--help"])
+    return [
+        "# aiecc's options changed in mlir-aie (PR 3364: --get-* outputs; PR 3501: Peano by",
+        "# default, no --no-xchesscc): ask this aiecc which it takes.",
+        "aiecc_offers() {",
+        (f"  {{ {probe} 2>&1 || true; }} | grep -E -e \"^[[:space:]]*$1([^[:alnum:]_-]|\\$)\""
+         " >/dev/null"),
+        "}",
+        f"if aiecc_offers {shell_line([CHESS_DEFAULT_OPTION])}; then",
+        f"  backend=({shell_line(PEANO_BACKEND)})",
+        "else",
+        "  backend=()",
+        "fi",
+        f"if aiecc_offers {shell_line([GENERATE_OPTION])}; then",
+        f"  outputs=({shell_line(OUTPUTS_GENERATE)})",
+        "else",
+        f"  outputs=({shell_line(OUTPUTS_GET)})",
+        "fi",
+        shell_line([aiecc, ArrayWords("backend"), ArrayWords("outputs"), mlir]),
+    ]
+
+
+def lower_argvs(aie_opt: str = "aie-opt", aie_translate: str = "aie-translate"
+                ) -> list[tuple[str, list[Word]]]:
+    """The lowering, one ``(step, argv)`` per tool run, in a directory holding ``aie.mlir``:
+    ``physical.mlir`` (resources and routes), ``npu.mlir`` (the runtime sequence as NPU
+    instructions) and ``insts.bin`` (those instructions as words).
+
+    >>> [argv[1] for _, argv in lower_argvs()][2]
+    '--aie-npu-to-binary'
+    """
+    return [
+        ("aie-opt physical", [aie_opt, f"--pass-pipeline={PHYSICAL_PIPELINE}", "aie.mlir",
+                              "-o", "physical.mlir"]),
+        ("aie-opt npu", [aie_opt, f"--pass-pipeline={NPU_PIPELINE}", "physical.mlir",
+                         "-o", "npu.mlir"]),
+        ("aie-translate", [aie_translate, "--aie-npu-to-binary", "npu.mlir", "-o", INSTS]),
+    ]
 
 
 def shell_line(argv: list[Word]) -> str:
@@ -72,14 +254,15 @@ def shell_line(argv: list[Word]) -> str:
     >>> print(shell_line(["echo", "a b", "$(touch x)", EnvWord("", "HOME", "/x y")]))
     echo 'a b' '$(touch x)' "$HOME"'/x y'
     """
-    return " ".join(w.shell() if isinstance(w, EnvWord) else shlex.quote(w) for w in argv)
+    return " ".join(w.shell() if isinstance(w, (EnvWord, ArrayWords, AieccScript))
+                    else shlex.quote(w) for w in argv)
 
 
 def argv_strings(argv: list[Word]) -> list[str]:
     """``argv`` for running directly (no shell): every word must already be a plain string."""
     out = []
     for w in argv:
-        if isinstance(w, EnvWord):
-            raise ValueError(f"{w} needs the shell to expand ${w.var}: pass the path found")
+        if isinstance(w, (EnvWord, ArrayWords, AieccScript)):
+            raise ValueError(f"{w} needs the shell to expand it: pass the words found")
         out.append(w)
     return out

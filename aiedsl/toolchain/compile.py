@@ -73,7 +73,8 @@ def plan_steps(d: Design, kernel_files: list[str], tools: Tools) -> list[Step]:
                                                    include=str(tools.headers.path))),
                   f"logs/{Path(src).stem}.log")
              for src in kernel_files]
-    steps.append(Step("aiecc", argv_strings(aiecc_argv(aiecc=str(tools.aiecc.path))),
+    steps.append(Step("aiecc", argv_strings(aiecc_argv(aiecc=str(tools.aiecc.path),
+                                                       spelling=tools.aiecc_spelling)),
                       "logs/aiecc.log"))
     return steps
 
@@ -127,7 +128,7 @@ def _compile(d: Design, out: Path, tools: Tools, steps: list[Step], key: str,
     for i, step in enumerate(steps):
         if progress:
             progress(i, len(steps), step.label)
-        _run(step, out, tools, d)
+        run_step(step, out, tools.env, d)
     absent = [name for name in OUTPUTS if not (out / name).is_file()]
     if absent:
         raise ToolchainError(
@@ -151,21 +152,26 @@ def _cache_hit(out: Path, key: str) -> dict | None:
     return manifest if all((out / name).is_file() for name in OUTPUTS) else None
 
 
-def _run(step: Step, out: Path, tools: Tools, d: Design) -> None:
+def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
+             shown: Path | None = None, fix: str = "") -> None:
+    """Run ``step`` in ``cwd``, its output to ``cwd/step.log``; a failure raises a
+    ToolchainError at the design line the output names. ``shown`` is the directory the error
+    names for the log (``cwd`` unless the log is moved there); ``fix`` is said after it."""
     line = shell_line(step.argv)
     try:
-        r = subprocess.run(step.argv, cwd=out, env=tools.env, capture_output=True, text=True)
+        r = subprocess.run(step.argv, cwd=cwd, env=env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL)
         output, code = (r.stdout or "") + (r.stderr or ""), r.returncode
     except OSError as e:
         output, code = str(e), 127
-    (out / step.log).write_text(f"$ {line}\n{output}")
+    (cwd / step.log).write_text(f"$ {line}\n{output}")
     if code != 0:
         tail = output.strip().splitlines()[-TAIL_LINES:]
         loc, where = _design_line(output, d)
         raise ToolchainError(
             step.label.split()[0], f"{step.label} failed (exit {code})" + where, loc=loc,
             exit_code=5, notes=[f"$ {line}", *(f"  {t}" for t in tail)],
-            fix=f"the whole output is in {out / step.log}")
+            fix=f"the whole output is in {(shown or cwd) / step.log}" + fix)
 
 
 def _design_line(output: str, d: Design) -> tuple[Loc | None, str]:

@@ -1,14 +1,21 @@
-"""Find the toolchain: Peano (llvm-aie), mlir-aie's aiecc and AIE API headers, and pyxrt.
+"""Find the toolchain: Peano (llvm-aie), mlir-aie's aiecc, aie-opt, aie-translate and AIE API
+headers, and pyxrt.
 
 None of them comes from PyPI's default index, so each is looked for where its installers put it:
 
 * Peano: ``--peano DIR`` or ``PEANO_INSTALL_DIR`` (its ``bin/clang++``), else the ``llvm-aie``
   directory a ``pip install llvm-aie`` leaves in site-packages;
 * aiecc: ``aiecc`` (or the older ``aiecc.py``) on ``PATH``, else under ``MLIR_AIE_INSTALL_DIR/bin``
-  or the ``mlir_aie`` directory of a ``pip install mlir_aie``;
+  or the ``mlir_aie`` directory of a ``pip install mlir_aie``; its ``--help`` is read once, with
+  its version, for the option spelling it takes (:func:`~aiedsl.toolchain.commands.aiecc_spelling`);
+* aie-opt and aie-translate: the same places, in the same order (``aiedsl build`` lowers each
+  design with them when both are found: :mod:`aiedsl.toolchain.lower`);
 * headers: ``MLIR_AIE_INSTALL_DIR/include`` (or the install aiecc came from), which holds
   ``aie_api/``;
 * pyxrt: importable (XRT puts it on ``PYTHONPATH`` with ``source /opt/xilinx/xrt/setup.sh``).
+
+A tool is asked for its version (and aiecc for its help) in an empty temporary directory, so no
+tool writes anything where aiedsl runs.
 
 Example
 -------
@@ -25,9 +32,12 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
+
+from aiedsl.toolchain.commands import AieccSpelling, aiecc_spelling, help_offers
 
 INSTALL = {
     "peano": "pip install llvm-aie -f https://github.com/Xilinx/llvm-aie/releases/expanded_assets/"
@@ -38,6 +48,9 @@ INSTALL = {
              "install>",
     "headers": "comes with mlir-aie (include/aie_api); export MLIR_AIE_INSTALL_DIR=<your mlir-aie "
                "install>",
+    "aie-opt": "comes with mlir-aie, beside aiecc (pip install mlir_aie -f "
+               "https://github.com/Xilinx/mlir-aie/releases/expanded_assets/latest-wheels-4 puts "
+               "it on PATH), or export MLIR_AIE_INSTALL_DIR=<your mlir-aie install> (its bin/)",
     "pyxrt": "install the amdxdna driver and XRT (https://github.com/amd/xdna-driver), then "
              "source /opt/xilinx/xrt/setup.sh",
 }
@@ -54,6 +67,8 @@ class Tool:
     """How it was found (``PEANO_INSTALL_DIR``, ``PATH`` ...) or what was looked at."""
     version: str = ""
     install: str = ""
+    help: str = ""
+    """What ``--help`` printed (read for aiecc only: the option spelling it takes)."""
 
 
 @dataclass(frozen=True)
@@ -66,15 +81,30 @@ class Tools:
     pyxrt: Tool
     env: dict[str, str] = field(default_factory=dict)
     """Environment for running the tools (PEANO_INSTALL_DIR set to what was found)."""
+    aie_opt: Tool = field(
+        default_factory=lambda: Tool("aie-opt (mlir-aie)", None, "not looked for"))
+    aie_translate: Tool = field(
+        default_factory=lambda: Tool("aie-translate (mlir-aie)", None, "not looked for"))
 
     def all(self) -> list[Tool]:
         """Every tool, in doctor's order."""
-        return [self.clang, self.aiecc, self.headers, self.pyxrt]
+        return [self.clang, self.aiecc, self.headers, self.aie_opt, self.aie_translate,
+                self.pyxrt]
 
     def missing(self, *, compile_only: bool = False) -> list[Tool]:
         """Tools not found (the compilers and headers only, with ``compile_only``)."""
-        tools = self.all()[:3] if compile_only else self.all()
+        tools = [self.clang, self.aiecc, self.headers] if compile_only else self.all()
         return [t for t in tools if t.path is None]
+
+    @property
+    def lowering(self) -> bool:
+        """aie-opt and aie-translate are both here: ``aiedsl build`` lowers with them."""
+        return self.aie_opt.path is not None and self.aie_translate.path is not None
+
+    @property
+    def aiecc_spelling(self) -> AieccSpelling:
+        """The option spelling the aiecc found takes (from its ``--help``)."""
+        return aiecc_spelling(self.aiecc.help)
 
     def versions(self) -> dict[str, str]:
         """Name -> version of every found tool (what the build cache and manifest record)."""
@@ -91,21 +121,42 @@ def find_tools(env: Mapping[str, str] | None = None, peano: str | Path | None = 
     run_env = dict(env)
     if clang.path is not None:
         run_env["PEANO_INSTALL_DIR"] = str(clang.path.parent.parent)
-    return Tools(clang, aiecc, headers, pyxrt, run_env)
+    aie_opt, aie_translate = find_lowering_tools(env)
+    return Tools(clang, aiecc, headers, pyxrt, run_env, aie_opt, aie_translate)
+
+
+def find_lowering_tools(env: Mapping[str, str] | None = None) -> tuple[Tool, Tool]:
+    """aie-opt and aie-translate (each a :class:`Tool`, ``path`` None when missing): what
+    ``aiedsl build`` needs to lower a design with mlir-aie."""
+    env = dict(os.environ if env is None else env)
+    return (_find_mlir_aie_tool(env, "aie-opt", "aie-opt (mlir-aie)"),
+            _find_mlir_aie_tool(env, "aie-translate", "aie-translate (mlir-aie)"))
 
 
 def _site_packages() -> Path:
     return Path(sysconfig.get_paths()["purelib"])
 
 
-def _version(argv: list[str], env: Mapping[str, str]) -> str:
-    """First line a tool prints for ``--version`` (``unknown`` if it will not say)."""
-    try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=30, env=dict(env))
-    except (OSError, subprocess.TimeoutExpired):
+def _ask(argv: list[str], env: Mapping[str, str]) -> str | None:
+    """What a tool prints (stdout, else stderr) for ``argv``, run in an empty temporary directory
+    (None when it cannot run)."""
+    with tempfile.TemporaryDirectory(prefix="aiedsl-ask-") as scratch:
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=30, env=dict(env),
+                               cwd=scratch, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    return (r.stdout or r.stderr or "").strip()
+
+
+def _version(argv: list[str], env: Mapping[str, str], *, whole: bool = False) -> str:
+    """What a tool says for ``--version`` on one line (``unknown`` if it will not say): the lines
+    naming a version (LLVM tools print several), else the first; ``whole`` keeps every line."""
+    lines = [line.strip() for line in (_ask(argv, env) or "").splitlines() if line.strip()]
+    if not lines:
         return "unknown"
-    lines = (r.stdout or r.stderr).strip().splitlines()
-    return lines[0].strip() if lines else "unknown"
+    named = [line for line in lines if "version" in line.lower()]
+    return "; ".join(lines if whole else named or lines[:1])[:300]
 
 
 def _find_peano(env: Mapping[str, str], peano: str | Path | None) -> Tool:
@@ -147,8 +198,33 @@ def _find_aiecc(env: Mapping[str, str]) -> Tool:
 
 
 def _aiecc(path: Path, how: str, env: Mapping[str, str]) -> Tool:
-    return Tool("aiecc (mlir-aie)", path, how, _version([str(path), "--version"], env),
-                INSTALL["aiecc"])
+    """aiecc, its version and its help (read once: the option spelling it takes)."""
+    help_text = _ask([str(path), "--help"], env) or ""
+    if help_offers(help_text, "--aie-version"):
+        # the C++ aiecc: its --version is LLVM's; --aie-version names mlir-aie's commit
+        version = _version([str(path), "--aie-version"], env, whole=True)
+    else:
+        version = _version([str(path), "--version"], env)
+    return Tool("aiecc (mlir-aie)", path, how, version, INSTALL["aiecc"], help_text)
+
+
+def _find_mlir_aie_tool(env: Mapping[str, str], name: str, label: str) -> Tool:
+    """One of mlir-aie's tools: on PATH, else MLIR_AIE_INSTALL_DIR/bin, else the mlir_aie pip
+    package's bin (aiecc's places, in aiecc's order)."""
+    found = shutil.which(name, path=env.get("PATH", ""))
+    if found:
+        return Tool(label, Path(found), "PATH", _version([found, "--version"], env),
+                    INSTALL["aie-opt"])
+    roots = []
+    if env.get("MLIR_AIE_INSTALL_DIR"):
+        roots.append((Path(env["MLIR_AIE_INSTALL_DIR"]), "MLIR_AIE_INSTALL_DIR"))
+    roots.append((_site_packages() / "mlir_aie", "pip package mlir_aie"))
+    for root, how in roots:
+        p = root / "bin" / name
+        if p.is_file() and os.access(p, os.X_OK):
+            return Tool(label, p, how, _version([str(p), "--version"], env), INSTALL["aie-opt"])
+    looked = ", ".join(f"{r}/bin" for r, _ in roots)
+    return Tool(label, None, f"not on PATH, nor in {looked}", install=INSTALL["aie-opt"])
 
 
 def _find_headers(env: Mapping[str, str], aiecc: Tool) -> Tool:

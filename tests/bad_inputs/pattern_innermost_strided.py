@@ -1,16 +1,16 @@
 # expect: dma pattern 22
-# why: a transposing pattern whose innermost step is 1024 elements.
+# why: a transposing pattern of 2-byte elements whose innermost step is 1024 elements: the shim DMA moves whole 4-byte words, so only 4-byte elements may step innermost.
 import numpy as np
 
-from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl import Tensor, bf16, design, fifo, herd, loop, runtime
 from aiedsl.kernels import passthrough
 
 
 @design(device="npu1_1col")
-def direct(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
-    a = fifo(Tensor[1024, i32], name="a")
-    b = fifo(Tensor[1024, i32], name="b")
-    copy = passthrough(Tensor[1024, i32])
+def direct(inp: Tensor[4096, bf16], out: Tensor[4096, bf16]):
+    a = fifo(Tensor[1024, bf16], name="a")
+    b = fifo(Tensor[1024, bf16], name="b")
+    copy = passthrough(Tensor[1024, bf16])
 
     @herd()
     def core():
