@@ -17,6 +17,8 @@ host pattern that is not in increasing address order), nothing is claimed.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from aiedsl.checks.program import acquires, calls
@@ -31,16 +33,22 @@ def block_order(rows: int, cols: int, br: int, bc: int) -> np.ndarray:
     return idx.transpose(0, 2, 1, 3).reshape(-1)
 
 
+def _block_shape(rows: int, cols: int, matches: Callable[[np.ndarray], bool]
+                 ) -> tuple[int, int] | None:
+    """The first ``br x bc`` block layout of a ``rows x cols`` tile that ``matches``."""
+    for br in range(1, rows + 1):
+        for bc in range(1, cols + 1):
+            if rows % br == 0 and cols % bc == 0 and matches(block_order(rows, cols, br, bc)):
+                return br, bc
+    return None
+
+
 def describe(order: np.ndarray, rows: int, cols: int) -> str:
     """Name a layout: ``row-major``, ``8x4 blocks`` or ``another order``."""
     if np.array_equal(order, np.arange(order.size)):
         return "row-major"
-    for br in range(1, rows + 1):
-        for bc in range(1, cols + 1):
-            if rows % br == 0 and cols % bc == 0 and np.array_equal(
-                    order, block_order(rows, cols, br, bc)):
-                return f"{br}x{bc} blocks"
-    return "another order"
+    shape = _block_shape(rows, cols, lambda b: np.array_equal(order, b))
+    return f"{shape[0]}x{shape[1]} blocks" if shape else "another order"
 
 
 def check_kernel_layouts(d: Design) -> None:
@@ -119,12 +127,8 @@ def _undoes(reads: np.ndarray, rows: int, cols: int) -> str:
     """What a memtile's read order does to a part: nothing, or undo which blocks."""
     if np.array_equal(reads, np.arange(reads.size)):
         return "unchanged, blocks and all"
-    for br in range(1, rows + 1):
-        for bc in range(1, cols + 1):
-            if rows % br == 0 and cols % bc == 0 and np.array_equal(
-                    block_order(rows, cols, br, bc)[reads], np.arange(reads.size)):
-                return f"undoing {br}x{bc} blocks"
-    return "in another order"
+    shape = _block_shape(rows, cols, lambda b: np.array_equal(b[reads], np.arange(reads.size)))
+    return f"undoing {shape[0]}x{shape[1]} blocks" if shape else "in another order"
 
 
 def _order(dims: tuple[Dim, ...], n: int) -> np.ndarray:

@@ -143,8 +143,7 @@ def _shim_bds(d: Design, at) -> None:  # type: ignore[no-untyped-def]
             in_flight.clear()
             continue
         assert isinstance(op, Transfer)
-        f = d.fifo(op.fifo)
-        e = f.producer if op.op == "fill" else next(c for c in f.consumers if c.kind == "shim")
+        e = d.shim_end(op)
         assert e.tile is not None
         in_flight[e.tile] += 1
         if in_flight[e.tile] > peak.get(e.tile, (0, op.loc))[0]:
@@ -166,15 +165,14 @@ def check_task_queues(d: Design, target: TargetModel) -> None:
             queued.clear()
             continue
         assert isinstance(op, Transfer)
-        f = d.fifo(op.fifo)
-        e = f.producer if op.op == "fill" else next(c for c in f.consumers if c.kind == "shim")
+        e = d.shim_end(op)
         assert e.tile is not None
-        q = queued[(e.tile, f.name)]
+        q = queued[(e.tile, op.fifo)]
         q.append(op)
         if len(q) > target.shim_task_queue:
             raise DesignError(
                 "shim task queue", f"{len(q)} transfers ({'fills' if op.op == 'fill' else 'drains'}"
-                f" of '{f.name}') are pushed onto one DMA channel of shim tile {e.tile} between "
+                f" of '{op.fifo}') are pushed onto one DMA channel of shim tile {e.tile} between "
                 "two waits", loc=op.loc, limit=f"{target.shim_task_queue} queued tasks per "
                 "channel: the NPU drops a push onto a full queue and the run hangs (mlir-aie PR "
                 "3734)", found=str(len(q)),

@@ -86,9 +86,7 @@ def render_mlir(d: Design) -> str:
     next_id: dict[tuple[int, int], int] = defaultdict(int)
     for op in d.runtime:
         if isinstance(op, Transfer):
-            f = fifos[op.fifo]
-            shim = f.producer if op.op == "fill" else next(
-                c for c in f.consumers if c.kind == "shim")
+            shim = d.shim_end(op)
             assert shim.tile is not None
             bd = next_id[shim.tile]
             next_id[shim.tile] += 1

@@ -299,5 +299,12 @@ class Design(_Node):
                 return t
         raise KeyError(name)
 
+    def shim_end(self, t: Transfer) -> Endpoint:
+        """The host (shim) end of the fifo a runtime transfer fills or drains."""
+        f = self.fifo(t.fifo)
+        if t.op == "fill":
+            return f.producer
+        return next(c for c in f.consumers if c.kind == "shim")
+
 
 Loop.model_rebuild()
