@@ -1,6 +1,7 @@
-// mm.cc -- aiedsl micro-kernel: blocked matrix multiply (bf16 -> f32, int8 -> int32,
-// int16 -> int32) for one AIE2 / AIE2P compute core. The description below is for the bf16
-// 4x8x4 case; matmul_blocked at the end takes any mmul block shape r x s x t.
+// mm.cc -- aiedsl micro-kernel: blocked matrix multiply (bf16 -> f32, bf16 -> bf16,
+// int8 -> int32, int8 -> int8, int16 -> int32) for one AIE2 / AIE2P compute core. The
+// description below is for the bf16 -> f32 4x8x4 case; matmul_blocked at the end takes any
+// mmul block shape r x s x t, and "Narrow outputs" says what changes for bf16 and int8 C.
 //
 // ---------------------------------------------------------------------------
 // What it computes
@@ -59,7 +60,12 @@
 //              MMUL::mac(const aie::vector<bfloat16, size_A> &,
 //                        const aie::vector<bfloat16, size_B> &)   -- acc += A*B
 //              MMUL::to_vector<float>()  (spelled C.template to_vector<float>())
-//   functions: aie::load_v<Elems>(const T *), aie::store_v(T *, vector)
+//              MMUL(const aie::vector<int8_t, MMUL::size_C> &, int shift),
+//              MMUL::to_vector<int8_t>(int shift)          -- int8 C only
+//   functions: aie::load_v<Elems>(const T *), aie::store_v(T *, vector),
+//              aie::get_rounding(), aie::set_rounding(aie::rounding_mode),
+//              aie::get_saturation(), aie::set_saturation(aie::saturation_mode)
+//              (aie::rounding_mode::conv_even, aie::saturation_mode::saturate)
 //   macros:    AIE_PREPARE_FOR_PIPELINING, AIE_LOOP_MIN_ITERATION_COUNT(n)
 //              (defined below if absent; they expand to nothing on a host
 //              compiler, to chess attributes under __chess__, and to
@@ -87,13 +93,41 @@
 //     the 2048-cycle compute bound (81 % of the 128 MAC/cycle peak).
 //   The int8 model has the same form with its own per-patch constant (11,
 //   calibrated to Taka et al.'s int8 64x232x64 at 233 MACs/cycle); see
-//   aiedsl/kernels/library.py.
+//   aiedsl/kernels/library.py. A step is max(4, A and B block bytes / 64)
+//   cycles: npu2's 4x8x8 bf16 step loads 384 bytes, 6 cycles.
+//   The narrow outputs below cost the same: the C loads and stores (half or
+//   a quarter of the bytes) and the conversion are in the per-patch constant,
+//   overlapped with the neighbouring patches' inner loops.
+//
+// ---------------------------------------------------------------------------
+// Narrow outputs (C smaller than the accumulator)
+// ---------------------------------------------------------------------------
+//   bf16 -> bf16 (TO = bfloat16): each call loads its C blocks into f32
+//     accumulators (exact), adds A*B in f32 and rounds C back to bf16 with
+//     round-to-nearest-even (the kernel sets aie::rounding_mode::conv_even
+//     for the call; the reset mode, floor, would truncate). So a K loop of
+//     calls rounds C once per call: C_{j+1} = bf16(C_j + A_j B_j). It halves
+//     C in L1 (a 96x96 tile: 18 KB instead of 36 KB), which is what lets
+//     Taka et al.'s 96x56x96 and 112x48x96 tiles fit 64 KB double-buffered.
+//   int8 -> int8 (TO = int8_t, SHIFT >= 0): C holds the running sum scaled
+//     by 2^-SHIFT. Each call loads C shifted left by SHIFT into the 32-bit
+//     accumulators (aie::mmul(vector, shift)), adds A*B exactly and narrows
+//     with to_vector<int8_t>(SHIFT): shift right rounding to nearest, ties to
+//     even (conv_even), and saturate to [-128, 127]:
+//       C_{j+1} = sat8(round((C_j * 2^SHIFT + A_j B_j) / 2^SHIFT)).
+//     The rounding and saturation modes are set for the call and the
+//     previous modes restored at its end (the control registers are the
+//     core's, shared with every other kernel it runs).
+//   Wider outputs (f32, int32) keep the reset modes and shift 0, exactly as
+//   before: int32 keeps the low 32 bits.
 // ---------------------------------------------------------------------------
 
 #ifndef AIEDSL_KERNELS_MM_CC
 #define AIEDSL_KERNELS_MM_CC
 
 #include <stdint.h>
+
+#include <type_traits>
 
 #include <aie_api/aie.hpp>
 
@@ -121,18 +155,53 @@
 #endif
 #endif
 
+// Narrow C: loaded into the accumulator (shifted left by SHIFT for integers), and stored back
+// rounded (and, for integers, shifted right by SHIFT and saturated).
+template <typename TO> constexpr bool aiedsl_narrow_c() {
+  return std::is_same_v<TO, bfloat16> || (std::is_integral_v<TO> && sizeof(TO) < 4);
+}
+
+template <typename MMUL, typename TO, int SHIFT>
+inline MMUL aiedsl_acc_from(const aie::vector<TO, MMUL::size_C> &v) {
+  if constexpr (std::is_integral_v<TO> && SHIFT != 0)
+    return MMUL(v, SHIFT);
+  else
+    return MMUL(v);
+}
+
+template <typename TO, int SHIFT, typename MMUL>
+inline aie::vector<TO, MMUL::size_C> aiedsl_acc_to(const MMUL &acc) {
+  if constexpr (std::is_integral_v<TO> && SHIFT != 0)
+    return acc.template to_vector<TO>(SHIFT);
+  else
+    return acc.template to_vector<TO>();
+}
+
 // C += A * B for any mmul block shape r x s x t the AIE API has for TI x TI -> TO:
-// bf16 -> f32 (4x8x4 npu1, 4x8x8 npu2), int8 -> int32 (4x8x8 npu1, 8x8x8 npu2),
+// bf16 -> f32 or bf16 (4x8x4 npu1, 4x8x8 npu2), int8 -> int32 or int8 (4x8x8 npu1, 8x8x8 npu2),
 // int16 -> int32 (4x4x4 npu1, 4x4x8 npu2). Blocks as described above with 4, 8, 4 replaced by
-// r, s, t; M % (2r) == 0, K % s == 0, N % (2t) == 0.
+// r, s, t; M % (2r) == 0, K % s == 0, N % (2t) == 0. SHIFT (int8 C only) scales C by 2^-SHIFT.
 template <typename TI, typename TO, unsigned r, unsigned s, unsigned t, unsigned M, unsigned K,
-          unsigned N>
+          unsigned N, int SHIFT = 0>
 void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restrict c) {
   static_assert(M > 0 && M % (2 * r) == 0, "M must be a positive multiple of 2r");
   static_assert(K > 0 && K % s == 0, "K must be a positive multiple of s");
   static_assert(N > 0 && N % (2 * t) == 0, "N must be a positive multiple of 2t");
+  static_assert(SHIFT == 0 || (std::is_integral_v<TO> && sizeof(TO) < 4),
+                "SHIFT is for a narrow integer C");
+  static_assert(SHIFT >= 0 && SHIFT < 24, "SHIFT must be 0..23 (C << SHIFT fits 32 bits)");
 
   using MMUL = aie::mmul<r, s, t, TI, TI, accauto>;
+  constexpr bool narrow = aiedsl_narrow_c<TO>();
+
+  // Narrow C rounds to nearest even (and integers saturate) for this call only.
+  [[maybe_unused]] const aie::rounding_mode old_rounding = aie::get_rounding();
+  [[maybe_unused]] const aie::saturation_mode old_saturation = aie::get_saturation();
+  if constexpr (narrow) {
+    aie::set_rounding(aie::rounding_mode::conv_even);
+    if constexpr (std::is_integral_v<TO>)
+      aie::set_saturation(aie::saturation_mode::saturate);
+  }
 
   // Block counts along each dimension.
   constexpr unsigned MB = M / r; // block-rows of A and C
@@ -155,10 +224,10 @@ void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restri
       aie::vector<TO, MMUL::size_C> v_c01 = aie::load_v<MMUL::size_C>(p_c01);
       aie::vector<TO, MMUL::size_C> v_c10 = aie::load_v<MMUL::size_C>(p_c10);
       aie::vector<TO, MMUL::size_C> v_c11 = aie::load_v<MMUL::size_C>(p_c11);
-      MMUL acc00(v_c00);
-      MMUL acc01(v_c01);
-      MMUL acc10(v_c10);
-      MMUL acc11(v_c11);
+      MMUL acc00 = aiedsl_acc_from<MMUL, TO, SHIFT>(v_c00);
+      MMUL acc01 = aiedsl_acc_from<MMUL, TO, SHIFT>(v_c01);
+      MMUL acc10 = aiedsl_acc_from<MMUL, TO, SHIFT>(v_c10);
+      MMUL acc11 = aiedsl_acc_from<MMUL, TO, SHIFT>(v_c11);
 
       // A block (bm, 0), (bm + 1, 0); B block (0, bn), (0, bn + 1).
       const TI *__restrict p_a0 = a + (bm * KB) * MMUL::size_A;
@@ -187,11 +256,16 @@ void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restri
         acc11.mac(v_a1, v_b1);
       }
 
-      aie::store_v(p_c00, acc00.template to_vector<TO>());
-      aie::store_v(p_c01, acc01.template to_vector<TO>());
-      aie::store_v(p_c10, acc10.template to_vector<TO>());
-      aie::store_v(p_c11, acc11.template to_vector<TO>());
+      aie::store_v(p_c00, aiedsl_acc_to<TO, SHIFT>(acc00));
+      aie::store_v(p_c01, aiedsl_acc_to<TO, SHIFT>(acc01));
+      aie::store_v(p_c10, aiedsl_acc_to<TO, SHIFT>(acc10));
+      aie::store_v(p_c11, aiedsl_acc_to<TO, SHIFT>(acc11));
     }
+  }
+
+  if constexpr (narrow) {
+    aie::set_rounding(old_rounding);
+    aie::set_saturation(old_saturation);
   }
 }
 

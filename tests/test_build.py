@@ -18,7 +18,7 @@ from aiedsl.kernels.library import matmul_ref
 from aiedsl.loader import load_design
 from aiedsl.outdir import tool_outputs
 
-DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16"]
+DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16", "gemm_i8"]
 
 
 @pytest.mark.parametrize("name", DESIGNS)

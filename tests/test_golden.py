@@ -93,7 +93,7 @@ def test_emitted_syntax_is_the_2026_spelling() -> None:
     assert "aiex.npu.dma_memcpy_nd(%inp[0, 0, 0, 0][1, 1, 1, 4096][0, 0, 0, 1])" in text
 
 
-@pytest.mark.parametrize("design", ["passthrough", "vector_scalar_mul", "gemm_bf16"])
+@pytest.mark.parametrize("design", ["passthrough", "vector_scalar_mul", "gemm_bf16", "gemm_i8"])
 def test_shipped_designs_parse_as_mlir_aie(design: str, in_root: Path) -> None:
     facts = parse_facts(emitted(Path("designs") / f"{design}.py"))
     assert facts.fifos and facts.dmas

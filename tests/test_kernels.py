@@ -41,6 +41,8 @@ def test_every_library_kernel_matches_its_reference() -> None:
     for symbol in ("matmul_bf16_f32_64x64x64_4x8x4", "matmul_bf16_f32_64x64x64_4x8x8",
                    "matmul_i8_i32_64x232x64_4x8x8", "matmul_i8_i32_64x232x64_8x8x8",
                    "matmul_i16_i32_64x64x64_4x4x4", "matmul_i16_i32_64x64x64_4x4x8",
+                   "matmul_bf16_bf16_32x56x32_4x8x4", "matmul_bf16_bf16_32x56x32_4x8x8",
+                   "matmul_i8_i8_16x72x32_4x8x8_shift9", "matmul_i8_i8_16x72x32_8x8x8_shift9",
                    "relu_bf16_1024", "reduce_sum_i16_8x256", "reduce_max_bf16_8x256",
                    "scale_i16_1024", "add_i32_256", "zero_bf16_2048", "passthrough_i16_64"):
         assert f"PASS {symbol}." in r.stdout, symbol

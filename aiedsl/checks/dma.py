@@ -44,11 +44,16 @@ def check_dma(d: Design) -> None:
     for t in d.runtime:
         if isinstance(t, Transfer):
             _check_transfer(d, t, target)
+    # A memtile end of a 1-to-1 link reads or writes the link's buffer, which holds the larger
+    # of the two elements (a forward may regroup: each BD moves the whole larger element).
+    store = {n: max(d.fifo(x).elem.numel for x in (*link.srcs, *link.dsts))
+             for link in d.links if link.kind == "forward" for n in (*link.srcs, *link.dsts)}
     for f in d.fifos:
         ends = [(f.producer, "dims_to_stream")] + [(c, "dims_from_stream") for c in f.consumers]
         for e, what in ends:
             if e.dims:
-                _check_fifo_dims(f, e, what, target)
+                _check_fifo_dims(f, e, what, target,
+                                 store.get(f.name) if e.kind == "memtile" else None)
 
 
 def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
@@ -159,7 +164,8 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
                   related)
 
 
-def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel) -> None:
+def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel,
+                     buffer: int | None = None) -> None:
     where = f"{what} of '{f.name}' on {e.label()}"
     dims: tuple[Dim, ...] = e.dims
     shown = "[" + ", ".join(f"({x.size}, {x.stride})" for x in dims) + "]"
@@ -187,7 +193,7 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel) -> No
     sizes = tuple(x.size for x in dims)
     strides = tuple(x.stride for x in dims)
     itemsize = f.elem.dt.itemsize
-    numel = f.elem.numel
+    numel = buffer or f.elem.numel
     # DMABDOp::verify: "Invalid step size; must be a positive integer." -- every dimension,
     # whatever its size.
     for x in dims:

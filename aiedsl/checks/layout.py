@@ -7,7 +7,10 @@ the data the same way the simulator does, without running it:
 
 * an input read from a fifo that a memtile sends: the memtile holds the tile row-major (it came
   from the host in increasing address order), its ``dims_to_stream`` orders the stream, and
-  the core's ``dims_from_stream`` places it; the result must be the kernel's blocks;
+  the core's ``dims_from_stream`` places it; the result must be the kernel's blocks. When the
+  memtile's element is larger than the core's (a forward that regroups, e.g. a K run of A's tile
+  row), the stream's first core element is followed back to host addresses: it must be the
+  tile's rows x cols block of the host matrix, placed in the kernel's blocks;
 * an output written into a fifo that a memtile receives: the memtile sends each part on with
   its ``dims_to_stream``; each part must leave in row-major order (the blocks undone).
 
@@ -77,27 +80,59 @@ def check_kernel_layouts(d: Design) -> None:
 def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict[str, Link],
                  call_loc: Loc) -> None:
     link = links_to.get(f.name)
-    if f.producer.kind != "memtile" or link is None or not _arrives_in_order(d, link):
+    if f.producer.kind != "memtile" or link is None:
+        return
+    host = _first_element(d, link)
+    if host is None:
         return
     assert param.type is not None and param.blocks is not None
     rows, cols = param.type.shape
     n = rows * cols
-    to = _order(f.producer.dims, n)
     frm = _order(next(c.dims for c in f.consumers if c.kind == "core"), n)
+    if host.size == n:
+        to = _order(f.producer.dims, n)  # positions of the memtile's row-major tile
+    elif host.size > n and link.kind == "forward":
+        to = _tile_index(d, link, host, _order(f.producer.dims, host.size)[:n], rows, cols)
+        if to is None:
+            return  # the core's element is not a block of a 2-D host matrix: nothing claimed
+    else:
+        return
     held = np.empty(n, dtype=np.int64)
     held[frm] = to  # the core's buffer position frm[j] receives row-major element to[j]
     want = block_order(rows, cols, *param.blocks)
     if np.array_equal(held, want):
         return
     br, bc = param.blocks
+    fix = (f"pack it with dims_to_stream=block_dims({rows}, {cols}, {br}, {bc}); take the "
+           "block shape from the kernel (mm.ir.params) so it follows the device's mmul")
+    if host.size != n:
+        fix = (f"make the memtile's dims_to_stream over its {host.size}-element buffer and the "
+               f"core's dims_from_stream deliver each {rows}x{cols} tile in {br}x{bc} blocks "
+               "(aiedsl.lang.gemm.staged_dims_a does it for a K run of a GEMM's A)")
     raise DesignError(
         "kernel layout", f"kernel '{k.symbol}' reads '{param.name}' ({param.type}) in {br}x{bc} "
         f"blocks, but fifo '{f.name}' delivers it as {describe(held, rows, cols)}", loc=f.loc,
         limit=f"{br}x{bc} blocks of the {rows}x{cols} tile, blocks row-major",
         found=_dims_text(f.producer.dims, "dims_to_stream") + " at the memtile",
-        related=[(f"the call of '{k.symbol}'", call_loc)],
-        fix=f"pack it with dims_to_stream=block_dims({rows}, {cols}, {br}, {bc}); take the "
-        "block shape from the kernel (mm.ir.params) so it follows the device's mmul")
+        related=[(f"the call of '{k.symbol}'", call_loc)], fix=fix)
+
+
+def _tile_index(d: Design, link: Link, host: np.ndarray, to: np.ndarray, rows: int,
+                cols: int) -> np.ndarray | None:
+    """Row-major tile index of each element the memtile streams into the core's first element
+    (``to``: positions in the memtile buffer, whose host offsets are ``host``), when those
+    elements are a ``rows x cols`` block of the 2-D host matrix filled; else None."""
+    src = d.fifo(link.srcs[0])
+    fill = next(t for t in d.runtime if isinstance(t, Transfer) and t.fifo == src.name)
+    tensor = d.tensor(fill.tensor).type
+    if len(tensor.shape) != 2 or tensor.dtype != src.elem.dtype:
+        return None
+    ld = tensor.shape[1]
+    rel = host[to] - host[to].min()
+    i, j = rel // ld, rel % ld
+    if i.max() >= rows or j.max() >= cols or np.unique(rel).size != rel.size:
+        return None
+    return i * cols + j
 
 
 def _check_output(d: Design, f: Fifo, k: Kernel, param: KernelArg,
@@ -136,14 +171,15 @@ def _order(dims: tuple[Dim, ...], n: int) -> np.ndarray:
     return np.arange(n, dtype=np.int64) if idx is None else idx
 
 
-def _arrives_in_order(d: Design, link: Link) -> bool:
-    """Does the memtile receive each element in increasing host address order (row-major)?"""
+def _first_element(d: Design, link: Link) -> np.ndarray | None:
+    """The host offsets of the first element the memtile receives, when it receives it in
+    increasing host address order (row-major); else None."""
     src = d.fifo(link.srcs[0])
     if src.producer.kind != "shim" or any(c.dims for c in src.consumers):
-        return False
+        return None
     fills = [t for t in d.runtime if isinstance(t, Transfer) and t.fifo == src.name]
     if not fills:
-        return False
+        return None
     p, n = fills[0].pattern, src.elem.numel
     inner = np.array(0, dtype=np.int64)
     for size, stride in zip(p.sizes, p.strides):
@@ -151,7 +187,7 @@ def _arrives_in_order(d: Design, link: Link) -> bool:
         if inner.size > 4 * n:
             inner = inner.reshape(-1)[:4 * n]  # the first element is all that is looked at
     first = inner.reshape(-1)[:n]
-    return first.size == n and bool(np.all(np.diff(first) > 0))
+    return first if first.size == n and bool(np.all(np.diff(first) > 0)) else None
 
 
 def _dims_text(dims: tuple[Dim, ...], what: str) -> str:

@@ -26,24 +26,53 @@ from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.kernels.layout import block, unblock
 
 MATMUL_OUT = {"bf16": "f32", "i8": "i32", "i16": "i32"}
-"""The accumulating output type of each matmul input type."""
+"""The accumulating output type of each matmul input type (the default output)."""
+MATMUL_OUTS = {"bf16": ("f32", "bf16"), "i8": ("i32", "i8"), "i16": ("i32",)}
+"""Every output type of each matmul input type. The accumulating one sums across calls without
+loss (f32, or i32 keeping its low bits); bf16 -> bf16 accumulates a call in f32 and rounds C to
+bf16 (nearest even) as it stores it; i8 -> i8 scales C by 2^-shift, rounds to nearest even and
+saturates (see kernels_cpp/mm.cc, "Narrow outputs")."""
 MATMUL_PATCH = {"bf16": 7, "i8": 11, "i16": 7}
 """Cycles per 2x2 patch of C outside the inner loop (C load/store, pipeline fill): bf16 and i8
-calibrated to Taka et al.'s single-core measurements on npu1; i16 assumed like bf16."""
+calibrated to Taka et al.'s single-core measurements on npu1; i16 assumed like bf16. The output
+type does not change it: a narrow C moves fewer bytes, and its conversion rides in the store
+slot, overlapped like the wide C's loads and stores with the neighbouring patches."""
 PUBLISHED = {("npu1", "bf16", (64, 104, 64)): (112.6, "Taka et al. arXiv 2512.13282, npu1"),
              ("npu1", "i8", (64, 232, 64)): (233.0, "Taka et al. arXiv 2512.13282, npu1")}
 """Measured single-core MACs per cycle to compare the model with."""
 
 
+def srs(acc: np.ndarray, shift: int, dt: np.dtype) -> np.ndarray:
+    """What ``to_vector<T>(shift)`` makes of int64 accumulators in mm.cc's modes: shift right
+    rounding to nearest, ties to even (``conv_even``), then saturate to ``dt``'s range."""
+    acc = np.asarray(acc, dtype=np.int64)
+    if shift:
+        q = acc >> shift
+        rem = acc - (q << shift)
+        half = np.int64(1) << (shift - 1)
+        q = q + ((rem > half) | ((rem == half) & ((q & 1) == 1)))
+    else:
+        q = acc
+    info = np.iinfo(dt)
+    return np.clip(q, info.min, info.max).astype(dt)
+
+
 def matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n: int, r: int,
-               s: int, t: int, **_: object) -> None:
-    """C += A @ B on blocked buffers; floats in f32 (as ``aie::mmul`` accumulates), integers
-    exactly, keeping C's low bits."""
-    wide = np.float32 if c.dtype == np.float32 else np.int64
+               s: int, t: int, shift: int = 0, **_: object) -> None:
+    """C += A @ B on blocked buffers, as mm.cc computes it: floats in f32 (as ``aie::mmul``
+    accumulates; a bf16 C is loaded exactly and rounded to nearest even when stored), integers
+    exactly; an i32 C keeps its low bits, an i8 C holds the sum scaled by 2^-shift (C is loaded
+    shifted left by ``shift``, the sum shifted back right rounding to nearest even, saturated).
+    """
+    flt = c.dtype.kind not in "iu"
+    wide = np.float32 if flt else np.int64
     A = unblock(a.reshape(-1), m, k, r, s).astype(wide)
     B = unblock(b.reshape(-1), k, n, s, t).astype(wide)
     C = unblock(c.reshape(-1), m, n, r, t).astype(wide)
-    c.reshape(-1)[...] = block(C + A @ B, r, t).astype(c.dtype)
+    if flt or c.dtype.itemsize >= 4:
+        c.reshape(-1)[...] = block(C + A @ B, r, t).astype(c.dtype)
+    else:
+        c.reshape(-1)[...] = block(srs((C << shift) + A @ B, shift, c.dtype), r, t)
 
 
 def _matmul_step(r: int, s: int, t: int, din: DType) -> int:
@@ -59,24 +88,37 @@ def matmul_cycles(m: int, k: int, n: int, r: int, s: int, t: int, din: DType) ->
 
 
 def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
-           dtype_out: DType | str | None = None, *, device: str | None = None) -> Kernel:
+           dtype_out: DType | str | None = None, *, shift: int = 0,
+           device: str | None = None) -> Kernel:
     """``C += A @ B`` on an ``m x k`` by ``k x n`` tile, blocked for the device's native mmul.
 
-    bf16 -> f32 (4x8x4 on npu1, 4x8x8 on npu2), i8 -> i32 (4x8x8 / 8x8x8), i16 -> i32
-    (4x4x4 / 4x4x8); the shape comes from the design's device (``device`` outside a design).
-    A, B and C are stored in mmul blocks (see :mod:`aiedsl.kernels.layout`): pack them with
-    ``block_dims`` on the memtile and unpack C with ``unblock_dims``. The symbol carries the
-    tile and the mmul shape: ``matmul_bf16_f32_64x64x64_4x8x4``.
+    bf16 -> f32 or bf16 (4x8x4 on npu1, 4x8x8 on npu2), i8 -> i32 or i8 (4x8x8 / 8x8x8),
+    i16 -> i32 (4x4x4 / 4x4x8); the shape comes from the design's device (``device`` outside a
+    design). A bf16 C is accumulated in f32 within a call and rounded to bf16 when stored; an
+    i8 C holds the sum scaled by ``2**-shift`` (rounded to nearest even and saturated at every
+    call; ``shift`` is for i8 C only). A, B and C are stored in mmul blocks (see
+    :mod:`aiedsl.kernels.layout`): pack them with ``block_dims`` on the memtile and unpack C
+    with ``unblock_dims``. The symbol carries the tile and the mmul shape:
+    ``matmul_bf16_f32_64x64x64_4x8x4``; an i8 C its shift too: ``matmul_i8_i8_..._shift4``.
     """
     din = lookup_dtype(dtype_in, caller_loc())
     if din.name not in MATMUL_OUT:
         raise DesignError("kernel", f"matmul of {din} is not in the library", loc=caller_loc(),
                           found=din.name, fix="use bf16, i8 or i16 inputs")
+    outs = MATMUL_OUTS[din.name]
     dout = lookup_dtype(dtype_out or MATMUL_OUT[din.name], caller_loc())
-    if dout.name != MATMUL_OUT[din.name]:
+    if dout.name not in outs:
         raise DesignError("kernel", f"matmul {din}->{dout} is not in the library",
                           loc=caller_loc(), found=f"{din}->{dout}",
-                          fix=f"{din} inputs accumulate into {MATMUL_OUT[din.name]}")
+                          fix=f"{din} inputs accumulate into {' or '.join(outs)}")
+    narrow_int = not dout.is_float and dout.itemsize < 4
+    if not isinstance(shift, int) or isinstance(shift, bool) or not (
+            0 <= shift <= (23 if narrow_int else 0)):
+        raise DesignError(
+            "kernel", f"matmul {din}->{dout} has shift={shift!r}", loc=caller_loc(),
+            limit="0..23 for an i8 C (C << shift must fit the 32-bit accumulator); 0 otherwise",
+            found=repr(shift), fix="scale only an i8 C, by 0..23 bits" if narrow_int else
+            "leave shift out: only an i8 C is scaled")
     for what, v in (("m", m), ("k", k), ("n", n)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise DesignError("kernel", f"matmul has {what}={v!r}", loc=caller_loc(),
@@ -90,9 +132,10 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
             "blocking", loc=caller_loc(), limit=f"m % {2 * r} == 0, k % {s} == 0, "
             f"n % {2 * t} == 0", found=f"{m}x{k}x{n}",
             fix=f"choose m a multiple of {2 * r}, k of {s}, n of {2 * t}")
+    suffix, extra = (f"_shift{shift}", f", {shift}") if narrow_int else ("", "")
     return declare(
-        f"matmul_{din}_{dout}_{m}x{k}x{n}_{r}x{s}x{t}", source="mm.cc",
-        entry=f"matmul_blocked<{din.cpp}, {dout.cpp}, {r}, {s}, {t}, {m}, {k}, {n}>",
+        f"matmul_{din}_{dout}_{m}x{k}x{n}_{r}x{s}x{t}{suffix}", source="mm.cc",
+        entry=f"matmul_blocked<{din.cpp}, {dout.cpp}, {r}, {s}, {t}, {m}, {k}, {n}{extra}>",
         args=[buffer("a", TensorType(shape=(m, k), dtype=din.name), blocks=(r, s)),
               buffer("b", TensorType(shape=(k, n), dtype=din.name), blocks=(s, t)),
               buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout", blocks=(r, t))],
@@ -101,7 +144,8 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
         f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 mmuls per 2x2 block step, a per-patch "
         "overhead calibrated to Taka et al. single-core measurements, ~20 per call "
         "(kernels_cpp/mm.cc)",
-        params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t})
+        params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t,
+                **({"shift": shift} if narrow_int else {})})
 
 
 def _target(device: str | None):  # type: ignore[no-untyped-def]
@@ -297,6 +341,11 @@ def samples() -> list[Kernel]:
                 for m, k, n in ((8, 8, 16), (16, 32, 16), (32, 16, 64), (64, 64, 64))]
         out += [matmul(m, k, n, "i8", device=device)
                 for m, k, n in ((16, 8, 16), (32, 64, 32), (64, 232, 64))]
+        # narrow C: bf16 rounded at every call; i8 scaled, rounded and saturated
+        out += [matmul(m, k, n, "bf16", "bf16", device=device)
+                for m, k, n in ((16, 32, 16), (32, 56, 32))]
+        out += [matmul(m, k, n, "i8", "i8", shift=sh, device=device)
+                for (m, k, n), sh in (((16, 8, 16), 0), ((32, 64, 32), 6), ((16, 72, 32), 9))]
         out += [matmul(m, k, n, "i16", device=device)
                 for m, k, n in ((8, 4, 16), (32, 32, 32), (64, 64, 64))]
     for dt, sizes in (("f32", (16, 4096)), ("i32", (16, 1024)), ("bf16", (32, 2048)),

@@ -1,10 +1,15 @@
-"""The runtime sequence of a whole-array GEMM, as one call.
+"""The runtime sequence of a whole-array GEMM, as one call; and its inputs staged in K runs.
 
 The dataflow it drives: channel ``a`` has one fifo per herd row (tile rows of A, every K tile),
 ``b`` one per herd column (tile columns of B), ``c`` one per core, joined per column (``c[x, :]``).
+Each fill element carries ``k_run`` of K: the core's ``k`` (a channel of ``m x k`` tiles), or a
+longer run staged in the memtile by :func:`staged_inputs` (an ``m x k_run`` block of A's tile
+row, a ``k_run x n`` block of B's tile column), which the memtile hands on ``k`` at a time.
 The herd passes over C's tiles in row groups of ``rows`` tile rows; each column's cores cover tile
 columns ``x, x + cols, ...``. A shim tile has 16 BDs: per column one drains C and two per row group
-fill A and B, so row groups go in batches of ``rows_per_sync`` with a wait after each batch.
+fill A and B, so row groups go in batches of ``rows_per_sync`` with a wait after each batch
+(with ``prefetch``, the default for a staged K run, the next batch's fills go out before the
+wait, so the shim never idles between batches).
 A shim pattern's iteration dimension takes at most ``max_shim_iterations`` (63) steps, so with more
 column groups than that A and B go in several fills per row group (at most 63 column groups each)
 and the batches shrink to stay within the BDs.
@@ -19,20 +24,106 @@ Example
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from aiedsl.errors import DesignError, caller_loc
+from aiedsl.ir import TensorType
 from aiedsl.lang.channel import Channel
+from aiedsl.lang.fifo import ObjectFifo, fifo
 from aiedsl.lang.runtime import RuntimeBuilder, tiles
 from aiedsl.lang.tensor import HostTensorRef
 
 
-def gemm_runtime(rt: RuntimeBuilder, a: Channel, b: Channel, c: Channel, A: HostTensorRef,
+def staged_dims_a(m: int, k: int, k_run: int, r: int, s: int
+                  ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The memtile's ``dims_to_stream`` and the core's ``dims_from_stream`` that deliver an
+    ``m x k_run`` row-major block of A (as the host sends it: ``m`` rows of ``k_run``
+    contiguous elements) as ``k_run / k`` tiles of ``m x k`` in the kernel's ``r x s`` blocks.
+
+    Five loops (tile, block row, block column, row, column) do not fit a memtile's four
+    dimensions, so the work is shared: the memtile sends each tile's blocks column by column
+    (the tile and block-column loops merge: both step ``s`` along K), the core's DMA puts
+    each ``r x s`` block (one contiguous run) at its row-major block position.
+
+    >>> staged_dims_a(8, 16, 32, 4, 8)
+    ([(4, 8), (2, 128), (4, 32), (8, 1)], [(2, 32), (2, 64), (32, 1)])
+    """
+    to_stream = [(k_run // s, s), (m // r, r * k_run), (r, k_run), (s, 1)]
+    from_stream = [(k // s, r * s), (m // r, r * k), (r * s, 1)]
+    return to_stream, from_stream
+
+
+def staged_inputs(a_tile: TensorType, b_tile: TensorType, *, k_run: int,
+                  herd: tuple[int, int], mmul: tuple[int, int, int], depth: int = 2
+                  ) -> tuple[list[ObjectFifo], list[ObjectFifo]]:
+    """A's and B's fifos of a whole-array GEMM whose memtiles hold ``k_run`` of K at a time.
+
+    Per herd row ``y``: host fifo ``a_l3_<y>`` of ``m x k_run`` elements (a row-major block of
+    A's tile row: ``m`` DRAM runs of ``k_run``), forwarded by the memtile as ``a_<y>``, tiles of
+    ``a_tile`` (``m x k``) in the mmul's ``r x s`` blocks, broadcast to the row's cores (see
+    :func:`staged_dims_a`). Per herd column ``x``: ``b_l3_<x>`` of ``k_run x n`` (``k_run`` rows
+    of B's tile column), forwarded as ``b_<x>``, ``k x n`` tiles in ``s x t`` blocks. Each memtile
+    element is ``depth``-buffered (2: the next run arrives while the cores take this one).
+    Returns ``(a, b)``, indexed like channels (``a[y]``, ``b[x]``), for the cores and for
+    :func:`gemm_runtime`, which reads ``k_run`` back from the fill elements.
+    """
+    loc = caller_loc()
+    (m, k), (k2, n) = a_tile.shape, b_tile.shape
+    r, s, t = mmul
+    cols, rows = herd
+    if k2 != k or a_tile.dtype != b_tile.dtype:
+        raise DesignError("gemm inputs", f"A tile {a_tile} and B tile {b_tile} are not m x k "
+                          "and k x n of one dtype", loc=loc,
+                          fix="pass Tensor[m, k, dt] and Tensor[k, n, dt]")
+    if not isinstance(k_run, int) or isinstance(k_run, bool) or k_run < k or k_run % k:
+        raise DesignError("gemm inputs", f"k_run={k_run!r} is not a multiple of the core's "
+                          f"k={k}", loc=loc, limit=f"a multiple of {k}", found=repr(k_run),
+                          fix=f"stage a whole number of core tiles, e.g. k_run={4 * k}")
+    if m % r or k % s or n % t:
+        raise DesignError("gemm inputs", f"tiles {m}x{k} and {k}x{n} are not whole {r}x{s} and "
+                          f"{s}x{t} blocks", loc=loc, fix="take mmul from the kernel "
+                          "(mm.ir.params r, s, t)")
+    dt = a_tile.dtype
+    a_out, a_in = staged_dims_a(m, k, k_run, r, s)
+    a = []
+    for y in range(rows):
+        host = fifo(TensorType(shape=(m * k_run,), dtype=dt), depth=depth, name=f"a_l3_{y}")
+        a.append(host.forward(a_tile, depth=depth, dims_to_stream=a_out, dims_from_stream=a_in,
+                              name=f"a_{y}"))
+    b = []
+    for x in range(cols):
+        host = fifo(TensorType(shape=(k_run * n,), dtype=dt), depth=depth, name=f"b_l3_{x}")
+        b.append(host.forward(b_tile, depth=depth, dims_to_stream=[
+            (k_run // s, s * n), (n // t, t), (s, n), (t, 1)], name=f"b_{x}"))
+    return a, b
+
+
+def _fill_numel(rt: RuntimeBuilder, f: ObjectFifo) -> int:
+    """Elements per element of the fifo a fill of ``f`` goes into (following forward links
+    toward the host, as the runtime does)."""
+    while True:
+        up = next((rec.srcs[0] for rec in rt.builder.links
+                   if rec.kind == "forward" and f in rec.dsts), None)
+        if up is None:
+            return f.elem.numel
+        f = up
+
+
+def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
+                 b: Channel | Sequence[ObjectFifo], c: Channel, A: HostTensorRef,
                  B: HostTensorRef, C: HostTensorRef, *, tile: tuple[int, int, int],
-                 herd: tuple[int, int], rows_per_sync: int = 4) -> None:
+                 herd: tuple[int, int], rows_per_sync: int = 4, k_run: int | None = None,
+                 prefetch: bool | None = None) -> None:
     """Fill A and B and drain C for a ``herd = (cols, rows)`` GEMM with ``tile = (m, k, n)``.
 
-    Row groups go in batches of at most ``rows_per_sync``, fewer when the column groups need
-    several fills each (see the module docstring); a DesignError when even one row group's
-    fills exceed a shim tile's BDs.
+    ``a`` and ``b`` are channels (``a[y]``, ``b[x]``) or the lists :func:`staged_inputs`
+    returns; each fill element carries ``k_run`` of K, read from A's and B's fill elements
+    (``m x k_run``, ``k_run x n``) unless given. Row groups go in batches of at most
+    ``rows_per_sync``, fewer when the column groups need several fills each (see the module
+    docstring); a DesignError when even one row group's fills exceed a shim tile's BDs. With
+    ``prefetch`` (default: when a K run is staged) the fills of the next batch are issued before
+    the wait for this batch's drains, in batches half as large; without, each batch's transfers
+    go out after the previous batch's wait (the shim idles while the host re-arms its BDs).
     """
     m, k, n = tile
     cols, rows = herd
@@ -42,14 +133,27 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel, b: Channel, c: Channel, A: Host
         raise DesignError("gemm runtime", f"A {list(A.shape)}, B {list(B.shape)} and C "
                           f"{list(C.shape)} are not M x K, K x N and M x N", loc=loc,
                           fix="pass A, B and C of one GEMM, in that order")
+    if k_run is None:
+        runs = {_fill_numel(rt, a[0]) // m, _fill_numel(rt, b[0]) // n}
+        if len(runs) != 1:
+            raise DesignError("gemm runtime", f"A's fill elements carry {min(runs)} or "
+                              f"{max(runs)} of K, B's the other", loc=loc,
+                              found=", ".join(map(str, sorted(runs))),
+                              fix="stage the same K run of A and of B (staged_inputs)")
+        k_run = runs.pop()
+    if not isinstance(k_run, int) or isinstance(k_run, bool) or k_run < k or k_run % k:
+        raise DesignError("gemm runtime", f"k_run={k_run!r} is not a multiple of k={k}",
+                          loc=loc, limit=f"a multiple of {k}", found=repr(k_run),
+                          fix="give the K run the memtile stages (staged_inputs' k_run)")
     if not isinstance(rows_per_sync, int) or rows_per_sync < 1:
         raise DesignError("gemm runtime", f"rows_per_sync={rows_per_sync!r}", loc=loc,
                           limit="an int >= 1", found=repr(rows_per_sync),
                           fix="leave it out (4), or give how many row groups to send between "
                           "waits")
-    for what, size, step_ in (("M", M, m * rows), ("K", K, k), ("N", N, n * cols)):
+    for what, size, step_ in (("M", M, m * rows), ("K", K, k_run), ("N", N, n * cols)):
         if size % step_:
-            unit = {"M": f"m x rows = {m} x {rows}", "K": f"k = {k}",
+            unit = {"M": f"m x rows = {m} x {rows}",
+                    "K": f"k = {k}" if k_run == k else f"the staged K run = {k_run}",
                     "N": f"n x cols = {n} x {cols}"}[what]
             raise DesignError(
                 "gemm runtime", f"{what}={size} is not a multiple of {unit} = {step_}: the "
@@ -85,22 +189,44 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel, b: Channel, c: Channel, A: Host
             f"row group (a fill walks at most {step} column groups)",
             found=f"{len(parts)} each", fix="use more herd columns or a larger n, or split N "
             "over several calls")
-    for first in range(0, row_groups, per_sync):
-        batch = range(first, min(first + per_sync, row_groups))
+    def issue(batch: range, drains: bool, fills: bool) -> None:
+        """The batch's drains of C and fills of A and B, shim column by shim column."""
         for i in range(max(rows, cols)):
-            if i < cols:
+            if drains and i < cols:
                 for g in ([range(rg, rg + 1) for rg in batch] if c_per_group else [batch]):
                     rt.drain(c[i, :], C, tiles(C, (m, n), rows=range(g.start * rows,
                                                                      g.stop * rows),
                                                cols=range(i, N // n, cols), order="grouped",
                                                group=rows))
+            if not fills:
+                continue
             for rg in batch:
                 if i < rows:
                     for part in parts:
-                        rt.fill(a[i], A, tiles(A, (m, k), rows=rg * rows + i,
+                        rt.fill(a[i], A, tiles(A, (m, k_run), rows=rg * rows + i,
                                                repeat=len(part)))
                 if i < cols:
                     for part in parts:
-                        rt.fill(b[i], B, tiles(B, (k, n), cols=range(
+                        rt.fill(b[i], B, tiles(B, (k_run, n), cols=range(
                             i + part.start * cols, i + part.stop * cols, cols), order="col"))
+
+    if prefetch is None:
+        prefetch = k_run > k
+    # Prefetch: the next batch's fills go out before the wait for this batch's drains, so the
+    # shim never idles while the host re-arms its BDs (Taka et al.: not overlapping costs
+    # 27-28%). Two batches of fills then share a wait: half the batch, when that fits.
+    half = min(per_sync, target.shim_task_queue // (2 * len(parts)),
+               (target.shim.bds - (per_sync if c_per_group else 1)) // (4 * len(parts)))
+    if prefetch and half >= 1 and row_groups > half:
+        batches = [range(f, min(f + half, row_groups)) for f in range(0, row_groups, half)]
+        issue(batches[0], drains=True, fills=True)
+        for j in range(len(batches)):
+            if j + 1 < len(batches):
+                issue(batches[j + 1], drains=False, fills=True)
+            rt.sync()
+            if j + 1 < len(batches):
+                issue(batches[j + 1], drains=True, fills=False)
+        return
+    for first in range(0, row_groups, per_sync):
+        issue(range(first, min(first + per_sync, row_groups)), drains=True, fills=True)
         rt.sync()

@@ -1,5 +1,5 @@
 # expect: kernel 15
-# why: matmul bf16 -> bf16: bf16 inputs accumulate into f32.
+# why: matmul bf16 -> i8: bf16 inputs accumulate into f32 or bf16.
 import numpy as np
 
 from aiedsl import Tensor, bf16, channel, design, f32, gemm_runtime, herd, loop, memtile, runtime
@@ -12,7 +12,7 @@ ROWS, COLS = 2, 2
 
 @design(device="npu1_2col")
 def gemm(A: Tensor[M, K, bf16], B: Tensor[K, N, bf16], C: Tensor[M, N, f32]):
-    mm = matmul(m, k, n, bf16, bf16)
+    mm = matmul(m, k, n, bf16, "i8")
     r, s, t = mm.ir.params["r"], mm.ir.params["s"], mm.ir.params["t"]
     zero_c = zero(Tensor[m, n, f32])
 

@@ -16,14 +16,21 @@
 //   functions:  aie::load_v<N>(p), aie::store_v(p, v), aie::zeros<T, N>(),
 //               aie::broadcast<T, N>(x), aie::add(v, v), aie::sub(v, v), aie::mul(v, v),
 //               aie::mul(v, s), aie::max(v, v), aie::min(v, v), aie::reduce_add(v),
-//               aie::reduce_max(v), aie::vector_ldst_align
+//               aie::reduce_max(v), aie::vector_ldst_align,
+//               aie::rounding_mode, aie::saturation_mode, aie::set_rounding(m),
+//               aie::get_rounding(), aie::set_saturation(m), aie::get_saturation()
 //   macros:     AIE_PREPARE_FOR_PIPELINING, AIE_LOOP_MIN_ITERATION_COUNT(n) (empty here)
 //
 // Semantics chosen to match AIE2:
 //   * integer accumulators hold exact products and sums (acc32 / acc64); to_vector<T>(shift)
-//     shifts right arithmetically (rounding toward minus infinity, the reset rounding mode) and
-//     keeps the low bits of T (the reset saturation mode is "none");
-//   * accfloat accumulates in float; to_vector<bfloat16>() rounds to nearest even;
+//     shifts right arithmetically and rounds by the tile's rounding mode (reset: floor, i.e.
+//     toward minus infinity), then narrows by its saturation mode (reset: none, keep the low
+//     bits of T; saturate: clamp to T's range; symmetric: clamp to +-max). set_rounding and
+//     set_saturation change the modes for every later to_vector, as the control registers do
+//     on a core (one core per process here: the modes are per shared library);
+//   * accfloat accumulates in float; to_vector<bfloat16>() rounds to nearest even whatever the
+//     rounding mode (on the hardware the mode applies: a kernel narrowing accfloat to bf16
+//     sets conv_even, as mm.cc does, to get what this header computes);
 //   * mmul<M, K, N> multiplies a row-major M x K block by a row-major K x N block into a
 //     row-major M x N accumulator, as aie::mmul does.
 
@@ -33,6 +40,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #define AIEDSL_HOST_AIE_API 1
@@ -72,6 +80,49 @@ struct accauto {};
 
 namespace aie {
 
+// The tile's rounding and saturation modes (the crRnd / crSat control registers).
+enum class rounding_mode : unsigned {
+  floor, ceil, symmetric_floor, symmetric_ceil, positive_inf, negative_inf, symmetric_inf,
+  symmetric_zero, conv_even, conv_odd
+};
+enum class saturation_mode : unsigned { none, truncate, saturate, symmetric };
+
+namespace detail {
+inline rounding_mode g_rounding = rounding_mode::floor;     // reset values
+inline saturation_mode g_saturation = saturation_mode::none;
+
+// x / 2^shift, rounded by the current mode (exact integer arithmetic).
+inline int64_t round_shift(int64_t x, int shift) {
+  if (shift <= 0) return x;
+  const int64_t q = x >> shift;                 // floor
+  const int64_t rem = x - (q << shift);         // 0 <= rem < 2^shift
+  if (rem == 0) return q;
+  const int64_t half = int64_t(1) << (shift - 1);
+  const bool neg = x < 0;
+  switch (g_rounding) {
+  case rounding_mode::floor: return q;
+  case rounding_mode::ceil: return q + 1;
+  case rounding_mode::symmetric_floor: return neg ? q + 1 : q;   // toward zero
+  case rounding_mode::symmetric_ceil: return neg ? q : q + 1;    // away from zero
+  default: break;
+  }
+  if (rem != half) return rem > half ? q + 1 : q;                // to nearest
+  switch (g_rounding) {                                          // a tie
+  case rounding_mode::positive_inf: return q + 1;
+  case rounding_mode::negative_inf: return q;
+  case rounding_mode::symmetric_inf: return neg ? q : q + 1;
+  case rounding_mode::symmetric_zero: return neg ? q + 1 : q;
+  case rounding_mode::conv_even: return (q & 1) ? q + 1 : q;
+  default: return (q & 1) ? q : q + 1;                           // conv_odd
+  }
+}
+} // namespace detail
+
+inline void set_rounding(rounding_mode m) { detail::g_rounding = m; }
+inline rounding_mode get_rounding() { return detail::g_rounding; }
+inline void set_saturation(saturation_mode m) { detail::g_saturation = m; }
+inline saturation_mode get_saturation() { return detail::g_saturation; }
+
 namespace detail {
 template <typename Acc, typename T> struct acc_storage;
 template <typename T> struct acc_storage<acc32, T> { using type = int64_t; };
@@ -89,8 +140,15 @@ template <typename T> using wide_t = std::conditional_t<std::is_integral_v<T>, i
 
 template <typename T, typename S> T narrow(S x, int shift) {
   if constexpr (std::is_integral_v<T>) {
-    int64_t v = int64_t(x) >> shift;                       // floor: the reset rounding mode
-    return T(typename std::make_unsigned<T>::type(v));     // keep the low bits: no saturation
+    int64_t v = round_shift(int64_t(x), shift);
+    const int64_t hi = int64_t(std::numeric_limits<T>::max());
+    const int64_t lo = int64_t(std::numeric_limits<T>::min());
+    if (g_saturation == saturation_mode::saturate)
+      v = v > hi ? hi : (v < lo ? lo : v);
+    else if (g_saturation == saturation_mode::symmetric)
+      v = v > hi ? hi : (v < (std::is_signed_v<T> ? -hi : 0) ? (std::is_signed_v<T> ? -hi : 0)
+                                                                : v);
+    return T(typename std::make_unsigned<T>::type(v));     // none: keep the low bits
   } else {
     return T(float(x));                                    // bfloat16 rounds to nearest even
   }

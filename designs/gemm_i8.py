@@ -1,0 +1,87 @@
+"""int8 GEMM on the whole array: C = A @ B with int8 A and B, and int8 (default) or int32 C.
+
+The dataflow of designs/gemm_bf16.py: herd row y gets its rows of A through a memtile, broadcast
+to the row's cores; herd column x its columns of B, broadcast down the column; a column's C tiles
+are joined at its memtile, which packs A and B into the int8 mmul's blocks (4x8x8 on npu1, 8x8x8
+on npu2) and unpacks C's. C is single-buffered, A and B double-buffered.
+
+Knobs:
+- OUT: C's type. ``i8`` (the default, as Taka et al.'s int8 GEMMs: a 112x112 or 144x144 C tile
+  of int32 would not fit 64 KB of L1 beside double-buffered A and B): C holds the sum scaled by
+  2^-SHIFT; every call of the kernel adds its K step exactly in 32 bits, shifts right by SHIFT
+  rounding to nearest (ties to even) and saturates to [-128, 127]. ``i32``: exact sums.
+- SHIFT: the int8 C's scale (0..23).
+- m, k, n: the core tile (m a multiple of 2r, k of s, n of 2t for the r x s x t mmul).
+- K_MT: a run of K_MT (a multiple of k) of A's tile row and B's tile column staged in each
+  memtile element and read from DRAM in runs of K_MT (Taka et al.'s k_mt); k: one core tile.
+
+    aiedsl sim designs/gemm_i8.py
+    aiedsl check designs/gemm_i8.py -D M=4032 -D K=4032 -D N=4032 -D m=112 -D k=112 -D n=112 \\
+        -D K_MT=672 -D SHIFT=9
+    aiedsl check designs/gemm_i8.py --device npu2 -D COLS=8 -D M=4032 -D K=4032 -D N=4608 \\
+        -D m=144 -D k=72 -D n=144 -D K_MT=576 -D SHIFT=9
+"""
+
+import numpy as np
+
+from aiedsl import Tensor, channel, define, design, gemm_runtime, herd, i8, loop, memtile, runtime
+from aiedsl.kernels import block_dims, matmul, unblock_dims, zero
+from aiedsl.kernels.library import srs
+from aiedsl.lang.gemm import staged_inputs
+
+M = define("M", 512, doc="rows of A and C")
+K = define("K", 512, doc="columns of A, rows of B")
+N = define("N", 512, doc="columns of B and C")
+m = define("m", 64, doc="rows of a core's tile")
+k = define("k", 64, doc="K step of a core")
+n = define("n", 64, doc="columns of a core's tile")
+ROWS = define("ROWS", 4, doc="herd rows")
+COLS = define("COLS", 4, doc="herd columns")
+OUT = define("OUT", "i8", doc="C's type: i8 (scaled by 2^-SHIFT, saturated) or i32")
+SHIFT = define("SHIFT", 4, doc="an i8 C holds the sum shifted right by SHIFT bits")
+K_MT = define("K_MT", k, doc="K run of A and B staged in each memtile (a multiple of k)")
+row_groups, col_groups = M // (m * ROWS), N // (n * COLS)  # passes of the herd over C's tiles
+shift = SHIFT if OUT == "i8" else 0
+
+
+@design(device="npu1")
+def gemm_i8(A: Tensor[M, K, i8], B: Tensor[K, N, i8], C: Tensor[M, N, OUT]):
+    mm = matmul(m, k, n, i8, OUT, shift=shift)
+    r, s, t = mm.ir.params["r"], mm.ir.params["s"], mm.ir.params["t"]
+    zero_c = zero(Tensor[m, n, OUT])
+
+    if K_MT != k:  # a K run of K_MT per memtile element, handed to the cores k at a time
+        a, b = staged_inputs(Tensor[m, k, i8], Tensor[k, n, i8], k_run=K_MT,
+                             herd=(COLS, ROWS), mmul=(r, s, t))
+    else:  # one core tile per memtile element
+        a = channel(Tensor[m, k, i8], shape=[ROWS], via=memtile, broadcast=COLS,
+                    dims_to_stream=block_dims(m, k, r, s), name="a")
+        b = channel(Tensor[k, n, i8], shape=[COLS], via=memtile, broadcast=ROWS,
+                    dims_to_stream=block_dims(k, n, s, t), name="b")
+    c = channel(Tensor[m, n, OUT], shape=[COLS, ROWS], via=memtile, join=1, depth=1,
+                dims_to_stream=unblock_dims(m, n, r, t), name="c")
+
+    @herd(cols=COLS, rows=ROWS)
+    def core(x, y):
+        for _ in loop(row_groups * col_groups):
+            with c[x, y].produce() as acc:
+                zero_c(acc)
+                for _ in loop(K // k):
+                    with a[y].consume() as ta, b[x].consume() as tb:
+                        mm(ta, tb, acc)
+
+    with runtime() as rt:
+        gemm_runtime(rt, a, b, c, A, B, C, tile=(m, k, n), herd=(COLS, ROWS))
+
+
+@gemm_i8.reference
+def reference(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    A64, B64 = A.astype(np.int64), B.astype(np.int64)
+    if OUT != "i8":
+        return (A64 @ B64).astype(OUT == "i32" and np.int32 or np.int64)
+    # an i8 C is rescaled, rounded and saturated as the kernel stores it, after every K step
+    acc = np.zeros((M, N), dtype=np.int8)
+    for j in range(0, K, k):
+        acc = srs((acc.astype(np.int64) << shift) + A64[:, j:j + k] @ B64[j:j + k], shift,
+                  np.dtype(np.int8))
+    return acc

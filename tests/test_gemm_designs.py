@@ -1,0 +1,274 @@
+"""The GEMM designs' knobs: output type, core tile and the K run staged in the memtile.
+
+designs/gemm_bf16.py (f32 or bf16 C) and designs/gemm_i8.py (i8 or i32 C) at small sizes against
+numpy, with the library's C++ on the host too; the narrow-C kernels' numerics; the staged K run
+(regrouping memtile forwards) through the checks; and Taka et al.'s four settings passing every
+design rule on npu1 and npu2 (their timing is bench material: see the README).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import aiedsl.lang.gemm as gemm
+from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.kernels import library
+from aiedsl.kernels.host import check_kernel, design_cases
+from aiedsl.kernels.layout import block
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+BF16 = ROOT / "designs" / "gemm_bf16.py"
+I8 = ROOT / "designs" / "gemm_i8.py"
+
+TAKA = {  # Taka et al.'s tiles at the sizes nearest 4096^3 that they divide
+    "npu1 bf16": (BF16, None, dict(M=4224, K=4032, N=4224, m=96, k=56, n=96, OUT="bf16",
+                                   K_MT=448)),
+    "npu2 bf16": (BF16, "npu2", dict(COLS=8, M=4032, K=4032, N=4608, m=112, k=48, n=96,
+                                     OUT="bf16", K_MT=336)),
+    "npu1 int8": (I8, None, dict(M=4032, K=4032, N=4032, m=112, k=112, n=112, K_MT=672,
+                                 SHIFT=9)),
+    "npu2 int8": (I8, "npu2", dict(COLS=8, M=4032, K=4032, N=4608, m=144, k=72, n=144,
+                                   K_MT=576, SHIFT=9)),
+}
+
+
+def load(path: Path, device: str | None = None, **defines: object):  # type: ignore[no-untyped-def]
+    return load_design(path, {k: str(v) for k, v in defines.items()}, device)
+
+
+def passed(path: Path, device: str | None = None, *, kernels: str = "reference",
+           **defines: object) -> None:
+    result = simulate(load(path, device, **defines), kernels=kernels)
+    assert result.passed, [c.line() for c in result.checks]
+
+
+# -- the designs at small sizes, against numpy ----------------------------------------------------
+
+@pytest.mark.parametrize("defines", [
+    dict(OUT="bf16"),
+    dict(K_MT=256),
+    dict(OUT="bf16", K_MT=128, M=256, N=256),
+    # Taka et al.'s npu1 tile (96x56x96, bf16 C) on a 2x2 herd, two K runs of two steps
+    dict(m=96, k=56, n=96, OUT="bf16", K_MT=112, M=192, K=224, N=192, ROWS=2, COLS=2),
+])
+def test_bf16_gemm_variants_pass_on_npu1(defines: dict, in_root: Path) -> None:
+    passed(BF16, **defines)
+
+
+@pytest.mark.parametrize("defines", [
+    dict(COLS=8, OUT="bf16", K_MT=128, M=256, K=256, N=512),
+    # Taka et al.'s npu2 tile (112x48x96) on a 2x2 herd
+    dict(m=112, k=48, n=96, OUT="bf16", K_MT=96, M=224, K=192, N=192, ROWS=2, COLS=2),
+])
+def test_bf16_gemm_variants_pass_on_npu2(defines: dict, in_root: Path) -> None:
+    passed(BF16, "npu2", **defines)
+
+
+@pytest.mark.parametrize("device, defines", [
+    (None, dict()),                                  # i8 C, shift 4
+    (None, dict(OUT="i32", M=256, N=256)),
+    (None, dict(K_MT=256, SHIFT=6, M=256, N=256)),
+    (None, dict(m=112, k=112, n=112, K_MT=224, M=224, K=448, N=224, ROWS=2, COLS=2, SHIFT=7)),
+    ("npu2", dict(COLS=8, K_MT=128, M=256, K=256, N=512)),
+    ("npu2", dict(m=144, k=72, n=144, K_MT=144, M=288, K=288, N=288, ROWS=2, COLS=2)),
+])
+def test_int8_gemm_variants_pass(device: str | None, defines: dict, in_root: Path) -> None:
+    passed(I8, device, **defines)
+
+
+def test_the_variants_pass_with_their_real_kernels(in_root: Path) -> None:
+    """``sim --kernels native``: the C++ built for the host inside the dataflow."""
+    passed(BF16, kernels="native", OUT="bf16", K_MT=128, M=128, K=256, N=256, ROWS=2, COLS=2)
+    passed(I8, "npu2", kernels="native", K_MT=128, M=128, K=256, N=128, ROWS=2, COLS=2)
+
+
+def test_a_bf16_c_is_rounded_at_every_k_step(in_root: Path) -> None:
+    """The reference follows the kernel: C rounds to bf16 once per K step, not once at the end;
+    the f32 product rounded once is within bf16's tolerance of it."""
+    result = simulate(load(BF16, OUT="bf16", M=256, K=512, N=256))
+    got = result.outputs["C"]
+    assert got.dtype == ml_dtypes.bfloat16
+    A, B = (result.inputs[x].astype(np.float32) for x in "AB")
+    once = (A @ B).astype(ml_dtypes.bfloat16)
+    assert not np.array_equal(got, once)  # eight roundings differ from one somewhere
+    assert np.abs(got.astype(np.float32) - once.astype(np.float32)).max() < 0.05 * np.abs(
+        A @ B).max()
+
+
+def test_an_i8_c_is_the_sum_rescaled_and_saturated(in_root: Path) -> None:
+    result = simulate(load(I8, M=256, N=256))
+    got = result.outputs["C"].astype(np.int64)
+    exact = result.inputs["A"].astype(np.int64) @ result.inputs["B"].astype(np.int64)
+    # eight K steps, each rounded to nearest: within 4 of the sum / 2^4, and not all clipped
+    assert np.abs(got - np.clip(exact / 16, -128, 127)).max() <= 4
+    assert (np.abs(got) < 127).mean() > 0.99
+
+
+def test_the_default_gemm_is_unchanged(in_root: Path) -> None:
+    """New knobs default to the old dataflow: channels, one core tile per memtile element, f32."""
+    d = load(BF16).ir
+    assert [k.symbol for k in d.kernels] == ["zero_f32_4096", "matmul_bf16_f32_64x64x64_4x8x4"]
+    assert {f.name: (f.channel, f.elem.numel) for f in d.fifos if f.name.startswith("a_")} == {
+        **{f"a_{i}": ("a", 64 * 64) for i in range(4)},
+        **{f"a_l3_{i}": (None, 64 * 64) for i in range(4)}}
+
+
+# -- the staged K run ------------------------------------------------------------------------------
+
+def test_staged_dims_deliver_blocked_tiles() -> None:
+    """The memtile's and the core's dims together turn an m x k_run row-major block into k_run/k
+    tiles of m x k, each in r x s blocks."""
+    from aiedsl.ir import Dim
+    from aiedsl.ir.types import dims_index
+
+    m, k, k_run, r, s = 8, 16, 48, 4, 8
+    mem = np.arange(m * k_run).reshape(m, k_run)
+    to, frm = gemm.staged_dims_a(m, k, k_run, r, s)
+    stream = mem.reshape(-1)[dims_index(tuple(Dim(size=a, stride=b) for a, b in to), m * k_run)]
+    idx = dims_index(tuple(Dim(size=a, stride=b) for a, b in frm), m * k)
+    for t in range(k_run // k):
+        tile = np.empty(m * k, dtype=np.int64)
+        tile[idx] = stream[t * m * k:(t + 1) * m * k]
+        assert np.array_equal(tile, block(mem[:, t * k:(t + 1) * k], r, s))
+
+
+def test_staging_keeps_dram_bytes_and_lengthens_dram_runs(in_root: Path) -> None:
+    plain = load(BF16, M=256, N=256).ir
+    staged = load(BF16, M=256, N=256, K_MT=256).ir
+    fills = [[t for t in d.runtime if getattr(t, "op", "") == "fill" and t.fifo == "a_l3_0"]
+             for d in (plain, staged)]
+    assert [t.pattern.numel for t in fills[0]] == [t.pattern.numel for t in fills[1]]
+    assert fills[0][0].pattern.sizes[-1] == 64 and fills[1][0].pattern.sizes[-1] == 256
+    a = {d: next(f for f in x.fifos if f.name == "a_l3_0").elem.numel
+         for d, x in (("plain", plain), ("staged", staged))}
+    assert a == {"plain": 64 * 64, "staged": 64 * 256}
+    t0 = simulate(load(BF16, M=256, N=256), check=False).timing
+    t1 = simulate(load(BF16, M=256, N=256, K_MT=256), check=False).timing
+    assert t0.dram_bytes == t1.dram_bytes
+
+
+def test_a_wrong_staged_layout_is_a_layout_error(in_root: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the core's half of the transform A arrives in column-major blocks: the layout
+    check follows the regrouping memtile buffer back to A's rows and says so."""
+    real = gemm.staged_dims_a
+    monkeypatch.setattr(gemm, "staged_dims_a", lambda *a: (real(*a)[0], []))
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load(BF16, K_MT=256).ir)
+    text = str(excinfo.value)
+    assert "error [kernel layout]: kernel 'matmul_bf16_f32_64x64x64_4x8x4' reads 'a' " in text
+    assert "but fifo 'a_0' delivers it as 64x8 blocks" in text
+    assert "over its 16384-element buffer" in text
+
+
+def test_staged_memtile_dims_are_checked_against_the_larger_buffer(
+        in_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = gemm.staged_dims_a
+    monkeypatch.setattr(gemm, "staged_dims_a",
+                        lambda m, k, kr, r, s: ([(kr // s + 1, s)] + real(m, k, kr, r, s)[0][1:],
+                                                real(m, k, kr, r, s)[1]))
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load(BF16, K_MT=256).ir)
+    assert "every address inside the 16384-element buffer, with every size as written" in str(
+        excinfo.value)
+
+
+def test_staging_errors_say_what_to_change(in_root: Path) -> None:
+    with pytest.raises(DesignError) as excinfo:
+        load(BF16, K_MT=96)
+    assert "k_run=96 is not a multiple of the core's k=64" in str(excinfo.value)
+    with pytest.raises(DesignError) as excinfo:
+        load(BF16, K_MT=192)
+    assert "K=512 is not a multiple of the staged K run = 192" in str(excinfo.value)
+
+
+# -- the kernels -----------------------------------------------------------------------------------
+
+def test_narrow_kernels_name_their_output_and_shift() -> None:
+    k = library.matmul(96, 56, 96, "bf16", "bf16")
+    assert k.ir.symbol == "matmul_bf16_bf16_96x56x96_4x8x4"
+    assert k.ir.entry == "matmul_blocked<bfloat16, bfloat16, 4, 8, 4, 96, 56, 96>"
+    k = library.matmul(144, 72, 144, "i8", "i8", shift=9, device="npu2")
+    assert k.ir.symbol == "matmul_i8_i8_144x72x144_8x8x8_shift9"
+    assert k.ir.entry == "matmul_blocked<int8_t, int8_t, 8, 8, 8, 144, 72, 144, 9>"
+    # the output type does not change the cost model (Taka et al.'s single-core calibration)
+    assert k.ir.cycles == library.matmul(144, 72, 144, "i8", device="npu2").ir.cycles
+    assert library.matmul(64, 64, 64).ir.entry == \
+        "matmul_blocked<bfloat16, float, 4, 8, 4, 64, 64, 64>"
+
+
+@pytest.mark.parametrize("args, message", [
+    (("bf16", "i8"), "matmul bf16->i8 is not in the library"),
+    (("i16", "i8"), "matmul i16->i8 is not in the library"),
+])
+def test_matmul_output_types(args: tuple, message: str) -> None:
+    with pytest.raises(DesignError) as excinfo:
+        library.matmul(64, 64, 64, *args)
+    assert message in str(excinfo.value)
+
+
+@pytest.mark.parametrize("dout, shift", [("i32", 3), ("bf16", 1), ("i8", 24), ("i8", -1)])
+def test_shift_is_for_an_i8_c_only(dout: str, shift: int) -> None:
+    din = "bf16" if dout == "bf16" else "i8"
+    with pytest.raises(DesignError) as excinfo:
+        library.matmul(64, 64, 64, din, dout, shift=shift)
+    assert f"has shift={shift}" in str(excinfo.value)
+
+
+def test_srs_rounds_ties_to_even_and_saturates() -> None:
+    acc = np.array([5, 6, 7, 10, 14, -6, -10, -7, 4000, -4000, 2 ** 20], dtype=np.int64)
+    assert library.srs(acc, 2, np.dtype(np.int8)).tolist() == [
+        1, 2, 2, 2, 4, -2, -2, -2, 127, -128, 127]
+    assert library.srs(acc, 0, np.dtype(np.int8)).tolist() == [
+        5, 6, 7, 10, 14, -6, -10, -7, 127, -128, 127]
+
+
+def test_the_i8_kernel_reference_keeps_c_scaled() -> None:
+    """C in, C out, both scaled by 2^-shift: C' = sat(round((C * 2^shift + A B) / 2^shift))."""
+    rng = np.random.default_rng(0)
+    m = k = n = 16
+    A = rng.integers(-100, 100, (m, k)).astype(np.int8)
+    B = rng.integers(-100, 100, (k, n)).astype(np.int8)
+    C = rng.integers(-50, 50, (m, n)).astype(np.int8)
+    c = block(C, 4, 8).copy()
+    library.matmul_ref(block(A, 4, 8), block(B, 8, 8), c, m=m, k=k, n=n, r=4, s=8, t=8,
+                       shift=8)
+    want = library.srs((C.astype(np.int64) << 8) + A.astype(np.int64) @ B.astype(np.int64),
+                       8, np.dtype(np.int8))
+    assert np.array_equal(c, block(want, 4, 8))
+
+
+@pytest.mark.parametrize("path, device, defines", [
+    (BF16, None, dict(OUT="bf16", m=96, k=56, n=96, M=384, K=112, N=384)),
+    (BF16, "npu2", dict(COLS=8, OUT="bf16", m=112, k=48, n=96, M=448, K=96, N=768)),
+    (I8, None, dict(m=112, k=112, n=112, M=448, K=112, N=448, SHIFT=9)),
+    (I8, "npu2", dict(COLS=8, m=144, k=72, n=144, M=576, K=144, N=1152, SHIFT=9)),
+])
+def test_design_kernels_match_their_references_on_the_host(path: Path, device: str | None,
+                                                           defines: dict, in_root: Path) -> None:
+    """``aiedsl kernel test DESIGN -D ...`` at Taka et al.'s tiles."""
+    for case in design_cases(load(path, device, **defines)):
+        result = check_kernel(case)
+        assert result.passed, result.lines
+
+
+# -- Taka et al.'s settings: every design rule passes -----------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(TAKA))
+def test_taka_settings_pass_every_check(name: str, in_root: Path) -> None:
+    """L1 and memtile memory, BDs, locks, DMA patterns, the shim task queue, routing: all pass
+    with Taka et al.'s tiles, bf16 or int8 C, single-buffered C and a staged K run."""
+    path, device, defines = TAKA[name]
+    placed, _ = check_design(load(path, device, **defines).ir)
+    mm = next(k for k in placed.kernels if k.symbol.startswith("matmul"))
+    dt = "bf16" if path == BF16 else "i8"
+    assert mm.symbol.startswith(f"matmul_{dt}_{dt}_{defines['m']}x{defines['k']}x{defines['n']}")
+    assert {f.name: f.elem.numel for f in placed.fifos if f.name in ("a_l3_0", "b_l3_0")} == {
+        "a_l3_0": defines["m"] * defines["K_MT"], "b_l3_0": defines["K_MT"] * defines["n"]}
