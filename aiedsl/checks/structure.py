@@ -6,7 +6,7 @@ from fractions import Fraction
 
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import BufferArg, Design, Fifo, ScalarArg, Transfer
+from aiedsl.ir import BufferArg, Design, Fifo, Pattern, ScalarArg, Transfer
 from aiedsl.checks.program import acquires, calls, max_acquire, released
 
 
@@ -177,8 +177,8 @@ def check_outputs_written(d: Design) -> None:
 
             written = np.zeros(host.numel, dtype=bool)
             for t in ts:
-                written[t.pattern.indices()] = True
-            missing = int(host.numel - written.sum())
+                _mark(written, t.pattern)
+            missing = int(host.numel - np.count_nonzero(written))
         if missing > 0:
             first = _first_unwritten(ts, host.numel)
             where = "" if first is None else (
@@ -201,8 +201,24 @@ def _first_unwritten(ts: list[Transfer], numel: int) -> int | None:
 
     written = np.zeros(numel, dtype=bool)
     for t in ts:
-        written[t.pattern.indices()] = True
+        _mark(written, t.pattern)
     return int(np.argmin(written))
+
+
+def _mark(written: "np.ndarray", pattern: Pattern) -> None:
+    """Set every element ``pattern`` visits: through a strided view when the pattern stays
+    inside the tensor (no index array: a 4096x4096 output would need 128 MB of them)."""
+    import numpy as np
+
+    last = pattern.offset + sum((n - 1) * s for n, s in zip(pattern.sizes, pattern.strides))
+    if min(pattern.strides) < 0 or pattern.offset < 0 or last >= written.size:
+        idx = pattern.indices()
+        written[idx[(idx >= 0) & (idx < written.size)]] = True
+        return
+    view = np.lib.stride_tricks.as_strided(
+        written[pattern.offset:], shape=pattern.sizes,
+        strides=tuple(s * written.itemsize for s in pattern.strides), writeable=True)
+    view[...] = True
 
 
 def check_balance(d: Design) -> None:
