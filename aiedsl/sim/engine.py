@@ -9,7 +9,8 @@ that object changes. When nothing can run, the caller inspects who waits on what
 
 Time: each process carries its own clock (cycles). A lock unit carries the time it was released;
 acquiring it moves the acquirer's clock forward to that time. Data carries the time it entered a
-stream; receiving it takes ``bytes / stream_bytes_per_cycle`` after that.
+stream; receiving it takes ``bytes / rate`` after that, where a connection's rate is the slower of
+its two DMA channels and the stream port (the target's ``TimingModel.dma_bytes_per_cycle``).
 """
 
 from __future__ import annotations
@@ -69,13 +70,15 @@ class Port:
 class Conn:
     """A stream from one sending DMA to one or more receiving DMAs (a broadcast)."""
 
-    __slots__ = ("name", "ports", "sender", "bytes")
+    __slots__ = ("name", "ports", "sender", "bytes", "rate")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, rate: float) -> None:
         self.name = name
         self.ports: list[Port] = []
         self.sender: Proc | None = None
         self.bytes = 0
+        self.rate = rate
+        """Bytes per cycle the stream delivers to each receiver."""
 
     def port(self, name: str) -> Port:
         """Add a receiver."""
@@ -135,8 +138,7 @@ class Proc:
 class Engine:
     """Runs processes until none can move."""
 
-    def __init__(self, stream_bytes_per_cycle: int, trace: bool = False) -> None:
-        self.rate = float(stream_bytes_per_cycle)
+    def __init__(self, trace: bool = False) -> None:
         self.trace = trace
         self.procs: list[Proc] = []
         self._heap: list[tuple[float, int, Proc]] = []
@@ -297,6 +299,7 @@ class Engine:
         need = n
         start = p.time
         nbytes = 0
+        rate = port.conn.rate
         while need:
             entry = port.queue[0]
             chunk, off = entry
@@ -307,11 +310,11 @@ class Engine:
             need -= take
             if off + take == chunk.data.size:
                 port.queue.popleft()
-                self._finish_chunk(chunk, start + nbytes / self.rate)
+                self._finish_chunk(chunk, start + nbytes / rate)
             else:
                 entry[1] = off + take
         port.avail -= n
-        end = start + nbytes / self.rate
+        end = start + nbytes / rate
         p.busy += end - start
         if self.trace:
             p.spans.append((start, end, port.conn.name))

@@ -14,10 +14,19 @@ What it models (mlir-aie's objectfifo lowering, ``../shared/reference/mlir-aie/o
   is circuit-switched: one receiver with full buffers stalls the others), and leaves its sender
   when every receiver has taken it;
 * shim DMAs move host elements in the runtime's n-d pattern order, in the order the runtime issued
-  them; DRAM bandwidth is shared by every shim channel;
+  them; DRAM read bandwidth is shared by every MM2S shim channel and write bandwidth by every
+  S2MM one;
 * cores run their traced programs: object-fifo acquire/release semantics (an acquire of n when k
   are held waits for n - k more; a release frees the oldest), kernels by their numpy references
   on the real buffers.
+
+Timing (the target's :class:`~aiedsl.targets.TimingModel`): a stream runs at its slower DMA's
+rate; a shim channel also spends ``shim_burst_cycles`` per AXI burst of its host pattern; the
+runtime spends ``shim_task_s`` issuing each transfer, which starts no earlier; a core spends
+``lock_acquire_cycles``/``lock_release_cycles`` per fifo acquire/release and
+``kernel_call_cycles`` around each call besides the kernel's own cycles. All of it is charged per
+transfer, piece, call or lock operation, never per element. The fixed invocation cost is not
+simulated: :func:`aiedsl.sim.stats.timing` adds it once.
 """
 
 from __future__ import annotations
@@ -37,7 +46,8 @@ from aiedsl.ir import (
 from aiedsl.ir.types import dims_index
 from aiedsl.sim.engine import Conn, Engine, Lock, Port, Proc, Token, WorkQueue
 from aiedsl.sim.shim import ShimTransfer, shim_program
-from aiedsl.targets import get_target
+from aiedsl.targets import TimingModel, get_target
+from aiedsl.targets.model import TileKind
 
 
 def pattern_steps(pattern: Any, numel: int) -> Any:
@@ -79,8 +89,9 @@ class Ring:
 
 
 @dataclass
-class Dram:
-    """Host memory bandwidth shared by every shim DMA channel."""
+class DramPort:
+    """One direction of host-memory bandwidth (reads or writes), shared by the shim channels of
+    that direction: transfers are served one after another in the order they ask."""
 
     bytes_per_cycle: float
     free: float = 0.0
@@ -92,6 +103,57 @@ class Dram:
         self.free = start + nbytes / self.bytes_per_cycle
         self.moved += nbytes
         return start
+
+
+@dataclass
+class Dram:
+    """Host memory as the shims see it: a read port (fills) and a write port (drains)."""
+
+    read: DramPort
+    write: DramPort
+
+    @property
+    def moved(self) -> int:
+        """Bytes read and written."""
+        return self.read.moved + self.write.moved
+
+
+@dataclass(frozen=True)
+class Costs:
+    """The target's timing constants in the simulator's unit (cycles of the simulated clock)."""
+
+    task: float
+    """Cycles the runtime spends issuing one shim transfer."""
+    burst: float
+    """Cycles a shim channel spends per AXI burst beyond its data."""
+    burst_bytes: int
+    """Largest burst, bytes."""
+    acquire: int
+    release: int
+    call: int
+
+    @staticmethod
+    def of(timing: TimingModel, clock_hz: float) -> "Costs":
+        """``timing``'s constants at ``clock_hz``."""
+        return Costs(timing.shim_task_s * clock_hz, timing.shim_burst_cycles,
+                     timing.shim_burst_bytes, timing.lock_acquire_cycles,
+                     timing.lock_release_cycles, timing.kernel_call_cycles)
+
+
+def bursts_per_byte(pattern: Any, itemsize: int, burst_bytes: int) -> float:
+    """AXI bursts per byte a shim DMA issues for ``pattern`` over elements of ``itemsize`` bytes.
+
+    The innermost dimensions that continue one another contiguously form one run; every run is
+    ``ceil(run / burst_bytes)`` bursts (runs are taken as starting on a burst boundary).
+    """
+    span = 1  # elements of one contiguous run
+    for size, stride in zip(reversed(pattern.sizes), reversed(pattern.strides)):
+        if stride == span:
+            span *= size
+        elif size > 1:
+            break
+    run = span * itemsize
+    return -(-run // burst_bytes) / run
 
 
 class SimFault(DesignError):
@@ -106,6 +168,9 @@ class Machine:
     engine: Engine
     host: dict[str, np.ndarray]
     dram: Dram
+    costs: Costs
+    clock_hz: float
+    """The clock the run counts cycles at."""
     cores: dict[str, Proc] = field(default_factory=dict)
     runtime: Proc | None = None
     fill_queues: dict[str, WorkQueue] = field(default_factory=dict)
@@ -119,12 +184,22 @@ class Machine:
 
 
 def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any],
-                  trace: bool = False, compute: bool = True) -> Machine:
-    """Model placed design ``d`` over host arrays ``host`` (modified in place by drains)."""
+                  trace: bool = False, compute: bool = True,
+                  clock_hz: float | None = None) -> Machine:
+    """Model placed design ``d`` over host arrays ``host`` (modified in place by drains);
+    cycles count ``clock_hz`` (the target's clock by default)."""
     target = get_target(d.device)
-    engine = Engine(target.stream_bytes_per_cycle, trace)
-    dram = Dram(target.dram_bytes_per_s / target.clock_hz)
-    m = Machine(d, engine, host, dram, compute=compute)
+    clock = clock_hz or target.clock_hz
+    tm = target.timing
+    engine = Engine(trace)
+    dram = Dram(DramPort(tm.dram_read_bytes_per_s / clock),
+                DramPort(tm.dram_write_bytes_per_s / clock))
+    m = Machine(d, engine, host, dram, Costs.of(tm, clock), clock, compute=compute)
+
+    def rate(*ends: TileKind) -> float:
+        # A stream runs at its slowest DMA channel (and never faster than a stream port).
+        return float(min(target.stream_bytes_per_cycle, *(tm.dma_bytes_per_cycle[k]
+                                                          for k in ends)))
     ends = lower(d)  # how many buffers each end has, as mlir-aie's lowering gives them
     links_in = {n: link for link in d.links for n in link.srcs}
     links_out = {n: link for link in d.links for n in link.dsts}
@@ -138,7 +213,8 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
             rings[(f.name, "produce", f.producer.core)] = ring
             rings[(f.name, "consume", f.consumers[0].core)] = ring
             continue
-        conn = m.conns[f.name] = Conn(f.name)
+        sides: list[TileKind] = [f.producer.kind, *(c.kind for c in f.consumers)]  # type: ignore
+        conn = m.conns[f.name] = Conn(f.name, rate(*sides))
         # receivers first, so every port exists before the sender can send
         for ci, c in enumerate(f.consumers):
             port = conn.port(f"{f.name}->{c.label()}")
@@ -325,15 +401,17 @@ def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nb
                np_dtype: np.dtype):
     """The shim DMA sending a fill: host elements in pattern order, one fifo element's bytes
     at a time, reinterpreted (never converted) as the fifo's element type."""
+    burst = m.costs.burst
     while True:
-        flat, pattern, _, issued = yield ("work", q)
+        flat, pattern, _, issued, per_byte = yield ("work", q)
         p.time = max(p.time, issued)
         for idx in pattern_steps(pattern, nbytes // flat.itemsize):
             piece = flat[idx]
             if piece.dtype != np_dtype:
                 piece = piece.view(np_dtype)
-            p.time = m.dram.reserve(p.time, piece.nbytes)
-            start = p.time
+            # host memory serves the piece, then the channel issues its bursts and streams it
+            start = m.dram.read.reserve(p.time, piece.nbytes)
+            p.time = start + piece.nbytes * per_byte * burst
             chunk = engine.send(conn, piece, p)
             yield ("sent", chunk)
             p.busy += p.time - start
@@ -342,15 +420,24 @@ def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nb
 def _shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, nbytes: int,
                 np_dtype: np.dtype):
     """The shim DMA receiving a drain into host memory, bytes reinterpreted as the host type."""
+    burst = m.costs.burst
+    write = m.dram.write
+    rate = port.conn.rate
     while True:
-        flat, pattern, token, issued = yield ("work", q)
+        flat, pattern, token, issued, per_byte = yield ("work", q)
         p.time = max(p.time, issued)
         per = nbytes // np_dtype.itemsize
         for idx in pattern_steps(pattern, nbytes // flat.itemsize):
             data = yield ("get", port, per)
             flat[idx] = data if data.dtype == flat.dtype else data.view(flat.dtype)
-            p.time = max(p.time, m.dram.reserve(p.time, data.nbytes)
-                         + data.nbytes / m.dram.bytes_per_cycle)
+            # Host memory takes the bytes as they stream in (it is a throughput limit shared by
+            # the drains, not a second copy); then the channel's write bursts cost their
+            # overhead.
+            arrived = p.time - data.nbytes / rate
+            written = write.reserve(arrived, data.nbytes) + data.nbytes / write.bytes_per_cycle
+            overhead = data.nbytes * per_byte * burst
+            p.time = max(p.time, written) + overhead
+            p.busy += overhead
         if token is not None:
             engine.complete(token, p.time)
 
@@ -374,6 +461,7 @@ def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Rin
           kernels: dict[str, Any]):
     """Interpret a core's program (one invocation), flattened so each step is cheap."""
     engine = m.engine
+    costs = m.costs
     held: dict[tuple[str, str], list[int]] = {}
     p.info["held"] = held  # what the core holds, for deadlock explanations
     nxt: dict[tuple[str, str], int] = {}
@@ -402,10 +490,11 @@ def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Rin
                 ring = rings[(op.fifo, op.port, core.name)]
                 h = held.setdefault(key, [])
                 need = op.count - len(h)
-                if need > 0:
+                if need > 0:  # elements already held take no lock operation
                     p.info["waiting"] = op
                     yield ("acq", ring.cons if op.port == "consume" else ring.prod, need)
                     del p.info["waiting"]
+                    p.time += costs.acquire
                     first = nxt.get(key, 0)
                     h.extend((first + i) % ring.depth for i in range(need))
                     nxt[key] = (first + need) % ring.depth
@@ -421,6 +510,7 @@ def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Rin
                         limit=f"at most the {len(h)} held", found=str(op.count),
                         fix="release only what was acquired")
                 del h[:op.count]
+                p.time += costs.release
                 engine.release(ring.prod if op.port == "consume" else ring.cons, op.count, p.time)
             elif isinstance(op, Call):
                 k = kdecl[op.kernel]
@@ -439,8 +529,8 @@ def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Rin
                         raise user_exception(e, f"running kernel '{k.symbol}' for {core.name} "
                                              f"(called at {op.loc})", k.loc) from e
                 start = p.time
-                p.time += k.cycles
-                p.busy += k.cycles
+                p.time += k.cycles + costs.call
+                p.busy += k.cycles + costs.call
                 m.kernel_calls += 1
                 m.ops += k.ops
                 if engine.trace:
@@ -460,18 +550,25 @@ def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
 
 
 def _runtime(m: Machine, p: Proc):
-    """Run the runtime sequence: the shim transfers and waits of :func:`shim_program`."""
+    """Run the runtime sequence: the shim transfers and waits of :func:`shim_program`.
+
+    Issuing a transfer takes the firmware ``shim_task_s`` (its BD, address patch and queue
+    push); the transfer starts no earlier. Waits cost nothing beyond waiting.
+    """
     engine = m.engine
+    costs = m.costs
     pending: dict[str, list[Token]] = {}
     for op in shim_program(m.design):
         if isinstance(op, ShimTransfer):
             flat = m.host[op.tensor].reshape(-1)
+            p.time += costs.task
+            per_byte = bursts_per_byte(op.pattern, flat.itemsize, costs.burst_bytes)
             token = None
             if op.token:  # a wait takes the oldest token of its channel, waited for or not
                 token = Token(f"{op.op} {op.fifo}", op.loc, m.drain_procs.get(op.fifo))
                 pending.setdefault(op.fifo, []).append(token)
             q = (m.fill_queues if op.op == "fill" else m.drain_queues)[op.fifo]
-            engine.enqueue(q, (flat, op.pattern, token, p.time))
+            engine.enqueue(q, (flat, op.pattern, token, p.time, per_byte))
         else:
             token = pending[op.fifo].pop(0)
             p.info["waiting"] = m.design.runtime[op.order]  # the IR's Wait, for explanations

@@ -13,18 +13,22 @@ from aiedsl.version import __version__
 
 @dataclass(frozen=True)
 class Bottleneck:
-    """What limits a simulated run, as data; :meth:`sentence` says it for people."""
+    """What limits a simulated run on the device, as data; :meth:`sentence` says it for people.
+
+    It names a device resource; the fixed invocation cost (:attr:`Timing.invocation_s`) is not a
+    bottleneck of the design, and :meth:`Timing.lines` says how much of the time it is.
+    """
 
     kind: Literal["compute", "dram", "dma"]
     """``compute`` (a core), ``dram`` (host memory bandwidth) or ``dma`` (one DMA channel)."""
     resource: str
-    """The busiest core or DMA channel by name, or ``"DRAM"``."""
+    """The busiest core or DMA channel by name, or ``"DRAM read"`` / ``"DRAM write"``."""
     utilisation: float
-    """Busy fraction of that resource over the run (0..1)."""
+    """Busy fraction of that resource over the device-side time (0..1)."""
     dram_bytes: int
     """Bytes the shims moved to and from host memory."""
     dram_bytes_per_s: float
-    """The DRAM bandwidth the model assumes."""
+    """The bandwidth the model assumes for the busier DRAM direction."""
 
     def sentence(self) -> str:
         """One sentence naming the limit and what would help."""
@@ -32,27 +36,34 @@ class Bottleneck:
             return (f"compute: the busiest core computes {self.utilisation:.0%} of the time; "
                     "faster kernels or more cores would help")
         if self.kind == "dram":
-            return (f"DRAM: the shim moves {self.dram_bytes / 1e6:.2f} MB at "
-                    f"{self.utilisation:.0%} of {self.dram_bytes_per_s / 1e9:g} GB/s; reuse "
-                    "data on chip (larger tiles, memtile staging) to need less")
+            verb = "reads" if self.resource == "DRAM read" else "writes"
+            return (f"DRAM: the shims move {self.dram_bytes / 1e6:.2f} MB; host-memory {verb} "
+                    f"are busy {self.utilisation:.0%} of the time at "
+                    f"{self.dram_bytes_per_s / 1e9:g} GB/s; reuse data on chip (larger tiles, "
+                    "memtile staging) to need less")
         return (f"data movement: DMA '{self.resource}' is busy {self.utilisation:.0%} of the "
-                "time; spread its traffic over more channels or broadcast instead of sending "
-                "twice")
+                "time; spread its traffic over more channels, send longer contiguous runs from "
+                "host memory, or broadcast instead of sending twice")
 
 
 @dataclass(frozen=True)
 class Timing:
     """What the clocked run says about performance; every figure is a field.
 
+    ``cycles`` and ``seconds`` are one invocation as the host times it: the target's fixed
+    invocation cost (:attr:`invocation_s`) plus the device-side run (:attr:`device_cycles`).
+    Utilisations are fractions of the device-side time.
+
     Example
     -------
     >>> t = simulate(handle).timing                      # doctest: +SKIP
-    >>> t.seconds, t.gops, t.bottleneck.kind, t.core_busy["core[0,0]"]   # doctest: +SKIP
-    (0.000232, 1157.6, 'dram', 0.41)
+    >>> t.seconds, t.device_seconds, t.gops, t.bottleneck.kind   # doctest: +SKIP
+    (0.000349, 0.000234, 769.2, 'compute')
     """
 
     cycles: float
-    """Core clock cycles from the first transfer to the last (one run)."""
+    """One invocation as the host times it, counted in cycles of ``clock_hz``:
+    ``device_cycles`` plus ``invocation_s * clock_hz``."""
     clock_hz: float
     """The clock the cycles are counted at."""
     ops: float
@@ -64,29 +75,40 @@ class Timing:
     dram_bytes: int
     """Bytes moved between host memory and the shims."""
     dram_utilisation: float
-    """Fraction of the DRAM bandwidth used over the run."""
+    """Fraction of the busier direction's DRAM bandwidth used over the device-side time."""
     bottleneck: Bottleneck
+    device_cycles: float = 0.0
+    """Cycles on the device: from the runtime's first instruction to the last completion it
+    waits for (no host or firmware fixed cost)."""
+    invocation_s: float = 0.0
+    """The fixed cost of one invocation (the target's ``TimingModel.invocation_s``)."""
 
     @property
     def seconds(self) -> float:
-        """Modelled wall time of one run."""
+        """Modelled wall time of one invocation, as the host measures it."""
         return self.cycles / self.clock_hz
 
     @property
+    def device_seconds(self) -> float:
+        """Modelled time on the device alone (:attr:`device_cycles`)."""
+        return self.device_cycles / self.clock_hz
+
+    @property
     def gops(self) -> float:
-        """Achieved GFLOPS/GOPS (operations the kernels declare)."""
+        """Achieved GFLOPS/GOPS per invocation (operations the kernels declare)."""
         return self.ops / self.seconds / 1e9 if self.cycles else 0.0
 
     def lines(self) -> list[str]:
         """Human-readable summary, rendered from the fields."""
         busy = sorted(self.core_busy.values())
-        out = [f"time: {self.seconds * 1e6:.2f} us ({self.cycles:,.0f} cycles at "
-               f"{self.clock_hz / 1e9:g} GHz)"]
+        out = [f"time: {self.seconds * 1e6:.2f} us per invocation ({self.invocation_s * 1e6:.2f}"
+               f" us fixed cost + {self.device_seconds * 1e6:.2f} us on the device: "
+               f"{self.device_cycles:,.0f} cycles at {self.clock_hz / 1e9:g} GHz)"]
         if self.ops:
             out.append(f"throughput: {self.gops:,.1f} GOPS (GFLOPS for float kernels)")
         if busy:
             out.append(f"cores busy: min {busy[0]:.0%}, median {busy[len(busy) // 2]:.0%}, "
-                       f"max {busy[-1]:.0%} of the run")
+                       f"max {busy[-1]:.0%} of the device time")
         top = sorted(self.channel_busy.items(), key=lambda kv: -kv[1])[:3]
         if top:
             out.append("busiest DMA channels: " + ", ".join(f"{n} {b:.0%}" for n, b in top))
@@ -95,10 +117,10 @@ class Timing:
         return out
 
 
-def timing(m: Machine, clock_hz: float | None = None) -> Timing:
-    """Summarise the clocked run of ``m``."""
+def timing(m: Machine) -> Timing:
+    """Summarise the clocked run of ``m`` (cycles of ``m.clock_hz``)."""
     target = get_target(m.design.device)
-    clock = clock_hz or target.clock_hz
+    clock = m.clock_hz
     procs = m.engine.procs
     cycles = max((p.time for p in procs), default=0.0)
     if m.runtime is not None and m.runtime.finished:
@@ -106,18 +128,24 @@ def timing(m: Machine, clock_hz: float | None = None) -> Timing:
     total = cycles or 1.0
     core_busy = {p.name: p.busy / total for p in procs if p.kind == "core"}
     channel_busy = {p.name: p.busy / total for p in procs if p.kind in ("mm2s", "s2mm")}
-    dram_bpc = target.dram_bytes_per_s / clock
-    dram = m.dram.moved / (total * dram_bpc)
+    use = {"DRAM read": m.dram.read.moved / (total * m.dram.read.bytes_per_cycle),
+           "DRAM write": m.dram.write.moved / (total * m.dram.write.bytes_per_cycle)}
+    dram_dir = max(use, key=lambda k: use[k])
+    dram = use[dram_dir]
     top_core = max(core_busy.items(), key=lambda kv: kv[1], default=("", 0.0))
     top_chan = max(channel_busy.items(), key=lambda kv: kv[1], default=("", 0.0))
     if top_core[1] >= max(dram, top_chan[1]) and top_core[1] > 0.5:
         kind, what, busy = "compute", top_core[0], top_core[1]
     elif dram >= top_chan[1]:
-        kind, what, busy = "dram", "DRAM", dram
+        kind, what, busy = "dram", dram_dir, dram
     else:
         kind, what, busy = "dma", top_chan[0], top_chan[1]
-    why = Bottleneck(kind, what, busy, int(m.dram.moved), target.dram_bytes_per_s)
-    return Timing(cycles, clock, m.ops, core_busy, channel_busy, int(m.dram.moved), dram, why)
+    tm = target.timing
+    bandwidth = tm.dram_read_bytes_per_s if dram_dir == "DRAM read" else tm.dram_write_bytes_per_s
+    why = Bottleneck(kind, what, busy, int(m.dram.moved), bandwidth)
+    fixed = tm.invocation_s
+    return Timing(cycles + fixed * clock, clock, m.ops, core_busy, channel_busy,
+                  int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed)
 
 
 def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from aiedsl.targets.devices import DEVICES
-from aiedsl.targets.model import TargetModel, TileKind, TileLimits
+from aiedsl.targets.model import TargetModel, TileKind, TileLimits, TimingModel
 
-__all__ = ["DEVICES", "TargetModel", "TileKind", "TileLimits", "get_target"]
+__all__ = ["DEVICES", "TargetModel", "TileKind", "TileLimits", "TimingModel", "get_target"]
 
 
 def get_target(name: str) -> TargetModel:

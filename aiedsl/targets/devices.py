@@ -2,12 +2,13 @@
 
 Sources (see ``aie2-facts.md``): mlir-aie ``AIETargetModel.{h,cpp}`` and ``docs/Devices.md`` for
 the array and per-tile resources; Linux ``amdxdna`` and Taka et al. (arXiv 2512.13282) for clocks
-and measured DRAM bandwidth; AM020 and the Vitis MAC tables for MACs per cycle.
+and measured DRAM bandwidth; AM020 and the Vitis MAC tables for MACs per cycle; ``bench/calibrate.py --fit`` for the timing
+constants fitted to the npu1 measurements (``../shared/reference/npu1-measured.md``).
 """
 
 from __future__ import annotations
 
-from aiedsl.targets.model import TargetModel, TileLimits
+from aiedsl.targets.model import TargetModel, TileLimits, TimingModel
 
 # Stream switch ports per direction, mlir-aie's model (aie2-facts.md s2): memtiles have no
 # east/west wires, so data crosses columns only in the shim row or a core row.
@@ -26,11 +27,29 @@ _CORE = TileLimits(memory=64 * 1024, banks=4, dma_in=2, dma_out=2, bds=16, locks
                    switch_in={"north": 4, "south": 6, "east": 4, "west": 4})
 
 
+# The timing constants (see TimingModel for what each is and which rows determine it). npu1's
+# fitted ones come from `python bench/calibrate.py --fit`; its residuals are in calibrate's table.
+NPU1_TIMING = TimingModel(
+    invocation_s=115e-6, shim_task_s=2.0e-6, shim_burst_bytes=256, shim_burst_cycles=12.0,
+    dram_read_bytes_per_s=15e9, dram_write_bytes_per_s=15e9,
+    dma_bytes_per_cycle={"shim": 4, "memtile": 4, "core": 4},
+    lock_acquire_cycles=4, lock_release_cycles=2, kernel_call_cycles=10,
+)
+"""npu1 (Phoenix, Hawk Point): fitted to the IRON measurements, DRAM from Taka et al."""
+
+# Nobody measured npu2's invocation, task, burst, lock or call costs: npu1's are assumed. Its
+# DRAM is Taka et al.'s npu2 figure (about 50 GB/s) and its bursts are up to 512 B (mlir-aie's
+# BaseNPU2TargetModel::getShimBurstEncodingsAndLengths; the lowering picks the largest).
+NPU2_TIMING = NPU1_TIMING.model_copy(update=dict(
+    shim_burst_bytes=512, dram_read_bytes_per_s=50e9, dram_write_bytes_per_s=50e9))
+"""npu2 (Strix, Krackan): npu1's fitted constants, assumed, with npu2's DRAM and bursts."""
+
+
 def _npu1(name: str, cols: int) -> TargetModel:
     return TargetModel(
         name=name, family="npu1", arch="aie2", peano_target="aie2-none-unknown-elf", cols=cols,
         shim=_SHIM, memtile=_MEMTILE, core=_CORE,
-        clock_hz=1.0e9, dram_bytes_per_s=15e9,
+        clock_hz=1.0e9, timing=NPU1_TIMING,
         macs_per_cycle={"i8_i32": 256, "i16_i32": 64, "bf16_f32": 128},
         mmul_shapes={"i8": (4, 8, 8), "i16": (4, 4, 4), "bf16": (4, 8, 4)},
     )
@@ -40,7 +59,7 @@ def _npu2(name: str, cols: int) -> TargetModel:
     return TargetModel(
         name=name, family="npu2", arch="aie2p", peano_target="aie2p-none-unknown-elf", cols=cols,
         shim=_SHIM, memtile=_MEMTILE, core=_CORE,
-        clock_hz=1.8e9, dram_bytes_per_s=50e9,
+        clock_hz=1.8e9, timing=NPU2_TIMING,
         macs_per_cycle={"i8_i32": 512, "i16_i32": 128, "bf16_f32": 256},
         mmul_shapes={"i8": (8, 8, 8), "i16": (4, 4, 8), "bf16": (4, 8, 8)},
     )

@@ -64,6 +64,75 @@ class TileLimits(BaseModel):
     """Stream switch slave ports from each neighbour (``getNumSourceSwitchboxConnections``)."""
 
 
+class TimingModel(BaseModel):
+    """The simulator's timing constants for one device family: what an invocation costs beyond
+    the array's own cycles, and what each kind of transfer and core operation costs.
+
+    Every constant is a physical quantity with a unit in its name. Those in seconds belong to
+    the host, the driver and the NPU's firmware, whose clocks are not the array's; those in
+    cycles count the AIE array clock (:attr:`TargetModel.clock_hz`). The npu1 values are fitted
+    to ten real npu1 measurements (``../shared/reference/npu1-measured.md``, re-expressed in
+    ``bench/calibration/``) by ``python bench/calibrate.py --fit``; each docstring names the rows
+    that determine the constant, or says that none does and where the value comes from instead.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    invocation_s: float
+    """Fixed cost of one kernel invocation as the host times it (``run.start(); run.wait()``):
+    command submission, the firmware's start of the instruction stream and its completion
+    notice, with no data moved. Added once per run. Determined by the five small rows (Copy(DMA),
+    Copy(Kern), VSOp(Mul), VVOp(Mul), VReduce(Max)), whose device-side work is a few
+    microseconds; every other row contains it too. mlir-aie #2381 and #3793 report 45-64 us per
+    empty call with other hosts and drivers."""
+    shim_task_s: float
+    """Firmware time to issue one shim DMA task from the instruction stream (write its buffer
+    descriptor, patch in the host address, push it on the channel's task queue); the runtime
+    issues its tasks one after another, so a transfer starts no earlier than its issue.
+    Determined by GEMM, the only row with more than three tasks (20, four columns issued in
+    turn); the small rows' two or three tasks are indistinguishable from :attr:`invocation_s`.
+    One task is one buffer descriptor in every row, so this is also the per-BD set-up."""
+    shim_burst_bytes: int
+    """Largest AXI burst a shim DMA channel issues to host memory: the BD's burst-length field,
+    which mlir-aie's lowering sets to the largest the target allows (``AIE2TargetModel::
+    getShimBurstEncodingsAndLengths``: 64/128/256 B on npu1, up to 512 B on npu2; the January
+    2025 lowering the measurements ran wrote 256 B). A contiguous run of the host pattern is
+    ``ceil(run / shim_burst_bytes)`` bursts."""
+    shim_burst_cycles: float
+    """Cycles a shim DMA channel spends per burst beyond its data beats (address phase and the
+    response latency one channel cannot hide): a 256 B burst takes 64 + this cycles, a 128 B
+    one 32 + this. Determined by ColorThreshold (2 MB each way in 256 B bursts, one channel each
+    way) and MVAdd (7 MB each way in 128 B runs); VReLU and VVOp(AddKern) check it."""
+    dram_read_bytes_per_s: float
+    """Host-memory read bandwidth shared by every shim MM2S channel of the device. Source: Taka
+    et al. (arXiv 2512.13282) s5.2.1, about 15 GB/s on npu1 and 50 GB/s on npu2. No row of the
+    npu1 calibration set is limited by it: GEMM, which reads 2 MB in about 0.3 ms over eight
+    channels, only bounds it from below (> 8 GB/s)."""
+    dram_write_bytes_per_s: float
+    """Host-memory write bandwidth shared by every shim S2MM channel. Assumed equal to the read
+    figure (Taka et al. measured one figure); ColorThreshold, the fastest writer (2 MB in about
+    0.55 ms), bounds it from below (> 3.7 GB/s)."""
+    dma_bytes_per_cycle: dict[TileKind, int]
+    """Bytes one DMA channel moves per cycle, by tile kind: 32 bits on every kind (AM020, the
+    DMA and stream switch chapters; aie2-facts s2). A stream between two channels runs at the
+    slower end's rate. ColorThreshold checks the shim's (with :attr:`shim_burst_cycles`); no row
+    is limited by a memtile or core channel."""
+    lock_acquire_cycles: int
+    """Cycles a core spends on an object-fifo acquire whose lock is already free: one lock
+    request to the tile's lock unit and its grant. Estimated from the instruction sequence
+    mlir-aie lowers an acquire to (``aie.use_lock`` AcquireGreaterEqual: one request, the core
+    stalling for the reply); no row resolves it: VVOp(Mul), with the most lock operations per
+    byte (48 acquires per run), moves by 0.05 us per cycle of it, below its noise."""
+    lock_release_cycles: int
+    """Cycles a core spends on an object-fifo release (one non-blocking lock request). Same
+    estimate and same bound as :attr:`lock_acquire_cycles`."""
+    kernel_call_cycles: int
+    """Cycles the core spends around each kernel call at the call site (argument set-up, the
+    branch and return with their delay slots) beyond the kernel's own declared ``cycles``,
+    which cover its body, prologue and epilogue. Estimated from AIE2's branch delay slots; no
+    row resolves it: GEMM's 36 calls per core move it by 0.04 us per cycle."""
+
+
 class TargetModel(BaseModel):
     """One NPU device as mlir-aie names it (``npu1``, ``npu1_2col``, ``npu2`` ...).
 
@@ -114,15 +183,22 @@ class TargetModel(BaseModel):
     runtime_buffers: int = 5
     """Host buffers a kernel invocation can take (XRT groups 3..7)."""
     clock_hz: float
-    """Core clock used by the simulator's timing model."""
-    dram_bytes_per_s: float
-    """Measured host-memory bandwidth available to the NPU."""
+    """The AIE array clock the simulator counts cycles at (see :class:`TimingModel` for the
+    figures that are not in cycles)."""
     stream_bytes_per_cycle: int = 4
-    """One stream port or DMA channel moves 32 bits per cycle."""
+    """One stream port moves 32 bits per cycle (AM020, "AIE-ML Tile Stream Switch"); a DMA
+    channel's own rate is :attr:`TimingModel.dma_bytes_per_cycle`."""
+    timing: TimingModel
+    """The timing model's constants, fitted to the npu1 measurements (``bench/calibrate.py``)."""
     macs_per_cycle: dict[str, int]
     """Peak MACs per cycle per core, keyed ``"<in>_<out>"`` (``"bf16_f32"``)."""
     mmul_shapes: dict[str, tuple[int, int, int]]
     """Native aie::mmul shape (r, s, t) per input dtype."""
+
+    @property
+    def dram_bytes_per_s(self) -> float:
+        """Host-memory read bandwidth available to the NPU (:attr:`TimingModel.dram_read_bytes_per_s`)."""
+        return self.timing.dram_read_bytes_per_s
 
     def limits(self, kind: TileKind) -> TileLimits:
         """The per-tile limits of ``kind``."""
