@@ -402,6 +402,8 @@ def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nb
     """The shim DMA sending a fill: host elements in pattern order, one fifo element's bytes
     at a time, reinterpreted (never converted) as the fifo's element type."""
     burst = m.costs.burst
+    read = m.dram.read
+    rate = conn.rate
     while True:
         flat, pattern, _, issued, per_byte = yield ("work", q)
         p.time = max(p.time, issued)
@@ -409,9 +411,11 @@ def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nb
             piece = flat[idx]
             if piece.dtype != np_dtype:
                 piece = piece.view(np_dtype)
-            # host memory serves the piece, then the channel issues its bursts and streams it
-            start = m.dram.read.reserve(p.time, piece.nbytes)
-            p.time = start + piece.nbytes * per_byte * burst
+            # host memory serves the piece, then the channel issues its bursts and streams it;
+            # the stream cannot end before host memory has delivered the piece's last byte
+            start = read.reserve(p.time, piece.nbytes)
+            lag = piece.nbytes / read.bytes_per_cycle - piece.nbytes / rate
+            p.time = start + max(piece.nbytes * per_byte * burst, lag)
             chunk = engine.send(conn, piece, p)
             yield ("sent", chunk)
             p.busy += p.time - start

@@ -11,6 +11,12 @@ from aiedsl.targets import get_target
 from aiedsl.version import __version__
 
 
+DRAM_SATURATED = 0.95
+"""A DRAM direction busy at least this fraction of the device time is named the bottleneck even
+when a DMA channel reads busier: a channel's busy time includes the time it stalls behind host
+memory or behind its receivers, DRAM's counts only bytes moved."""
+
+
 @dataclass(frozen=True)
 class Bottleneck:
     """What limits a simulated run on the device, as data; :meth:`sentence` says it for people.
@@ -82,6 +88,11 @@ class Timing:
     waits for (no host or firmware fixed cost)."""
     invocation_s: float = 0.0
     """The fixed cost of one invocation (the target's ``TimingModel.invocation_s``)."""
+    dram_read_bytes: int = 0
+    """Bytes the shims read from host memory (fills); ``dram_bytes`` counts these and the
+    writes."""
+    dram_write_bytes: int = 0
+    """Bytes the shims wrote to host memory (drains)."""
 
     @property
     def seconds(self) -> float:
@@ -136,7 +147,7 @@ def timing(m: Machine) -> Timing:
     top_chan = max(channel_busy.items(), key=lambda kv: kv[1], default=("", 0.0))
     if top_core[1] >= max(dram, top_chan[1]) and top_core[1] > 0.5:
         kind, what, busy = "compute", top_core[0], top_core[1]
-    elif dram >= top_chan[1]:
+    elif dram >= top_chan[1] or dram >= DRAM_SATURATED:
         kind, what, busy = "dram", dram_dir, dram
     else:
         kind, what, busy = "dma", top_chan[0], top_chan[1]
@@ -145,7 +156,8 @@ def timing(m: Machine) -> Timing:
     why = Bottleneck(kind, what, busy, int(m.dram.moved), bandwidth)
     fixed = tm.invocation_s
     return Timing(cycles + fixed * clock, clock, m.ops, core_busy, channel_busy,
-                  int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed)
+                  int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,
+                  dram_read_bytes=int(m.dram.read.moved), dram_write_bytes=int(m.dram.write.moved))
 
 
 def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:

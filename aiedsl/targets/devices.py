@@ -2,8 +2,9 @@
 
 Sources (see ``aie2-facts.md``): mlir-aie ``AIETargetModel.{h,cpp}`` and ``docs/Devices.md`` for
 the array and per-tile resources; Linux ``amdxdna`` and Taka et al. (arXiv 2512.13282) for clocks
-and measured DRAM bandwidth; AM020 and the Vitis MAC tables for MACs per cycle; ``bench/calibrate.py --fit`` for the timing
-constants fitted to the npu1 measurements (``../shared/reference/npu1-measured.md``).
+and measured DRAM bandwidth; AM020 and the Vitis MAC tables for MACs per cycle;
+``python bench/calibrate.py --fit`` for the three timing constants fitted to the npu1
+measurements (``../shared/reference/npu1-measured.md``, re-expressed in ``bench/calibration/``).
 """
 
 from __future__ import annotations
@@ -28,16 +29,24 @@ _CORE = TileLimits(memory=64 * 1024, banks=4, dma_in=2, dma_out=2, bds=16, locks
 
 
 # The timing constants (see TimingModel for what each is and which rows determine it). npu1's
-# fitted ones come from `python bench/calibrate.py --fit`; its residuals are in calibrate's table.
+# three fitted ones (invocation_s, shim_task_s, shim_burst_cycles) are what
+# `python bench/calibrate.py --fit` prints (103.22 us, 6.83 us, 12.05 cycles), rounded: a weighted
+# least-squares fit to the ten npu1 measurements re-expressed in bench/calibration/ (rms residual
+# 6.5%, worst 10.5%, every row within 15%; calibrate.py prints the table). The others are
+# physical figures from their sources (TimingModel's docstrings); the clock stays Taka et al.'s
+# 1.0 GHz (ColorThreshold bounds it from below: 2 MB through one 4 B/cycle shim channel in
+# about 560 us needs at least 0.93 GHz).
 NPU1_TIMING = TimingModel(
-    invocation_s=115e-6, shim_task_s=2.0e-6, shim_burst_bytes=256, shim_burst_cycles=12.0,
+    invocation_s=103.2e-6, shim_task_s=6.8e-6, shim_burst_bytes=256, shim_burst_cycles=12.0,
     dram_read_bytes_per_s=15e9, dram_write_bytes_per_s=15e9,
     dma_bytes_per_cycle={"shim": 4, "memtile": 4, "core": 4},
     lock_acquire_cycles=4, lock_release_cycles=2, kernel_call_cycles=10,
 )
-"""npu1 (Phoenix, Hawk Point): fitted to the IRON measurements, DRAM from Taka et al."""
+"""npu1 (Phoenix, Hawk Point): invocation, task and burst costs fitted to ten IRON measurements
+(bench/calibrate.py --fit), DRAM from Taka et al., DMA rates from AM020."""
 
-# Nobody measured npu2's invocation, task, burst, lock or call costs: npu1's are assumed. Its
+# Nobody measured npu2's invocation, task, burst, lock or call costs: npu1's are assumed (the
+# seconds unchanged, the cycles counted at npu2's 1.8 GHz clock). Its
 # DRAM is Taka et al.'s npu2 figure (about 50 GB/s) and its bursts are up to 512 B (mlir-aie's
 # BaseNPU2TargetModel::getShimBurstEncodingsAndLengths; the lowering picks the largest).
 NPU2_TIMING = NPU1_TIMING.model_copy(update=dict(

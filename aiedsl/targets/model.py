@@ -70,10 +70,12 @@ class TimingModel(BaseModel):
 
     Every constant is a physical quantity with a unit in its name. Those in seconds belong to
     the host, the driver and the NPU's firmware, whose clocks are not the array's; those in
-    cycles count the AIE array clock (:attr:`TargetModel.clock_hz`). The npu1 values are fitted
-    to ten real npu1 measurements (``../shared/reference/npu1-measured.md``, re-expressed in
-    ``bench/calibration/``) by ``python bench/calibrate.py --fit``; each docstring names the rows
-    that determine the constant, or says that none does and where the value comes from instead.
+    cycles count the AIE array clock (:attr:`TargetModel.clock_hz`). Three npu1 values
+    (:attr:`invocation_s`, :attr:`shim_task_s`, :attr:`shim_burst_cycles`) are fitted to ten
+    real npu1 measurements (``../shared/reference/npu1-measured.md``, re-expressed in
+    ``bench/calibration/``) by ``python bench/calibrate.py --fit``; the others are physical
+    figures from their sources. Each docstring names the rows that determine the constant, or
+    says that none does and where the value comes from instead.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -82,16 +84,22 @@ class TimingModel(BaseModel):
     """Fixed cost of one kernel invocation as the host times it (``run.start(); run.wait()``):
     command submission, the firmware's start of the instruction stream and its completion
     notice, with no data moved. Added once per run. Determined by the five small rows (Copy(DMA),
-    Copy(Kern), VSOp(Mul), VVOp(Mul), VReduce(Max)), whose device-side work is a few
-    microseconds; every other row contains it too. mlir-aie #2381 and #3793 report 45-64 us per
-    empty call with other hosts and drivers."""
+    Copy(Kern), VSOp(Mul), VVOp(Mul), VReduce(Max)), whose device-side work is their two or
+    three shim tasks and a few microseconds of data; every other row contains it too. npu1:
+    103.2 us fitted (the small rows' figures scatter from 112.8 to 134.0 us). mlir-aie #2381 and
+    #3793 report 45-64 us per empty call with other hosts and drivers."""
     shim_task_s: float
     """Firmware time to issue one shim DMA task from the instruction stream (write its buffer
     descriptor, patch in the host address, push it on the channel's task queue); the runtime
     issues its tasks one after another, so a transfer starts no earlier than its issue.
     Determined by GEMM, the only row with more than three tasks (20, four columns issued in
-    turn); the small rows' two or three tasks are indistinguishable from :attr:`invocation_s`.
-    One task is one buffer descriptor in every row, so this is also the per-BD set-up."""
+    turn, so the last column starts 16 tasks after the first); the small rows' two or three tasks
+    are hard to tell from :attr:`invocation_s` (the fit separates them only through GEMM). One
+    task is one buffer descriptor in every row, so this is also the per-BD set-up. npu1: 6.8 us
+    fitted; plausible for the firmware's three steps per task (an 8-word BD block write, the
+    host-address patch, the queue push), but it is one row's figure and also absorbs any error
+    of that row's kernel estimate (80% of peak): at 2 us per task GEMM models 0.80 of its
+    measurement."""
     shim_burst_bytes: int
     """Largest AXI burst a shim DMA channel issues to host memory: the BD's burst-length field,
     which mlir-aie's lowering sets to the largest the target allows (``AIE2TargetModel::
@@ -102,12 +110,16 @@ class TimingModel(BaseModel):
     """Cycles a shim DMA channel spends per burst beyond its data beats (address phase and the
     response latency one channel cannot hide): a 256 B burst takes 64 + this cycles, a 128 B
     one 32 + this. Determined by ColorThreshold (2 MB each way in 256 B bursts, one channel each
-    way) and MVAdd (7 MB each way in 128 B runs); VReLU and VVOp(AddKern) check it."""
+    way: alone it asks about 5 cycles) and MVAdd (7 MB each way in 128 B runs: 9 to 20 cycles
+    from its two figures); VReLU and VVOp(AddKern) check it. npu1: 12 cycles fitted."""
     dram_read_bytes_per_s: float
     """Host-memory read bandwidth shared by every shim MM2S channel of the device. Source: Taka
     et al. (arXiv 2512.13282) s5.2.1, about 15 GB/s on npu1 and 50 GB/s on npu2. No row of the
     npu1 calibration set is limited by it: GEMM, which reads 2 MB in about 0.3 ms over eight
-    channels, only bounds it from below (> 8 GB/s)."""
+    channels, only bounds it from below (> 8 GB/s). Not fitted to Taka et al.'s GEMM figures,
+    though it limits them: with the shipped designs their published npu1 bf16 and int8 and npu2
+    bf16 and int8 figures need 16.4, 15.2, 52.5 and 50.9 GB/s of reads (``bench/calibrate.py``),
+    a few percent above these rounded figures."""
     dram_write_bytes_per_s: float
     """Host-memory write bandwidth shared by every shim S2MM channel. Assumed equal to the read
     figure (Taka et al. measured one figure); ColorThreshold, the fastest writer (2 MB in about

@@ -1,4 +1,8 @@
-"""A whole-array GEMM of any dtypes and tile shape, for timing studies (bench/calibrate.py).
+"""A whole-array GEMM of any dtypes and tile shape, for timing studies.
+
+No longer used by bench/calibrate.py, whose GEMM rows run bench/calibration/gemm_i16.py (IRON's
+measured GEMM, its kernel's cost reasoned from mm.cc) and the shipped designs/gemm_bf16.py and
+designs/gemm_i8.py (Taka et al.'s settings); kept for quick what-if studies of an efficiency.
 
 Same dataflow as designs/gemm_bf16.py; its matmul kernel is declared here with a cost model
 instead of coming from the library, so dtypes and tiles the shipped C++ does not cover (IRON's

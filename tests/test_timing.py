@@ -1,0 +1,167 @@
+"""The timing model against the ten npu1 measurements (``bench/calibrate.py`` holds the figures
+and the aiedsl re-expressions live in ``bench/calibration/``): every design passes its numpy
+check, moves the bytes the measured design moved, and is modelled within 15%; the invocation
+cost is charged once; each fitted constant moves the rows it claims to determine."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+from aiedsl.sim.stats import Timing
+from aiedsl.targets import DEVICES, TimingModel, get_target
+from tests.shared_reference import reference_file
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _calibrate() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("aiedsl_bench_calibrate",
+                                                  ROOT / "bench" / "calibrate.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+CAL = _calibrate()
+ROWS = {r.name: r for r in CAL.ROWS}
+_HANDLES: dict[str, Any] = {}
+
+
+def handle(name: str) -> Any:
+    """The loaded calibration design of row ``name`` (loaded once per test session)."""
+    if name not in _HANDLES:
+        _HANDLES[name] = load_design(ROOT / "bench" / "calibration" / ROWS[name].file)
+    return _HANDLES[name]
+
+
+def timed(name: str, monkeypatch: pytest.MonkeyPatch | None = None, **changes: Any) -> Timing:
+    """Row ``name`` simulated for its timing, npu1's constants changed by ``changes``."""
+    if changes:
+        assert monkeypatch is not None
+        timing = get_target("npu1").timing.model_copy(update=changes)
+        for dev, target in list(DEVICES.items()):
+            if target.family == "npu1":
+                monkeypatch.setitem(DEVICES, dev, target.model_copy(update={"timing": timing}))
+    return simulate(handle(name), compute=False).timing
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_calibration_design_passes_and_moves_the_measured_bytes(name: str) -> None:
+    result = simulate(handle(name))
+    assert result.passed, "\n".join(c.line() for c in result.comparisons)
+    t = result.timing
+    row = ROWS[name]
+    assert (t.dram_read_bytes, t.dram_write_bytes) == (row.bytes_in, row.bytes_out)
+    assert t.dram_bytes == t.dram_read_bytes + t.dram_write_bytes
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_modelled_time_within_15_percent_of_measured(name: str) -> None:
+    row = ROWS[name]
+    t = timed(name)
+    assert abs(t.seconds * 1e6 / row.measured_us - 1) <= CAL.TOLERANCE, (
+        f"{name}: modelled {t.seconds * 1e6:.2f} us, measured {row.measured_us:.2f} us")
+
+
+def test_timing_fields_add_up_and_the_invocation_is_charged_once() -> None:
+    t = timed("Copy(DMA)")
+    tm = get_target("npu1").timing
+    assert t.invocation_s == tm.invocation_s
+    assert t.seconds == pytest.approx(t.invocation_s + t.device_seconds, rel=1e-12)
+    assert t.cycles == pytest.approx(t.device_cycles + t.invocation_s * t.clock_hz, rel=1e-12)
+    # the device part is the two shim tasks and 16 KB through a 4-byte-per-cycle chain: less
+    # than one more invocation, so the fixed cost is in the total once, not per transfer
+    assert 2 * tm.shim_task_s < t.device_seconds < tm.invocation_s
+
+
+def test_invocation_cost_moves_every_row_by_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = {n: timed(n) for n in ("Copy(Kern)", "VReLU", "GEMM i16 512^3")}
+    extra = 10e-6
+    inv = get_target("npu1").timing.invocation_s + extra
+    for name, b in before.items():
+        a = timed(name, monkeypatch, invocation_s=inv)
+        assert a.device_cycles == b.device_cycles
+        assert a.seconds - b.seconds == pytest.approx(extra, rel=1e-9)
+
+
+def test_task_cost_moves_the_gemm_row_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GEMM issues 20 tasks, four columns in turn: its last column starts 16 tasks late; a small
+    # row issues two or three before its transfers can start.
+    base = {n: timed(n).device_seconds for n in ("GEMM i16 512^3", "Copy(Kern)", "VSOp(Mul)")}
+    task = get_target("npu1").timing.shim_task_s
+    moved = {n: timed(n, monkeypatch, shim_task_s=task + 1e-6).device_seconds - base[n]
+             for n in base}
+    assert 16e-6 - 1e-9 <= moved["GEMM i16 512^3"] <= 20e-6 + 1e-9  # column 3: tasks 16-20
+    assert moved["Copy(Kern)"] == pytest.approx(2e-6, rel=0.1)
+    assert moved["VSOp(Mul)"] == pytest.approx(3e-6, rel=0.1)
+
+
+def test_burst_cost_moves_the_streaming_rows_by_their_bursts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # ColorThreshold streams 2,073,600 bytes each way in 256-byte bursts (8,100), MVAdd
+    # 7,077,888 in 128-byte runs (55,296): one more cycle per burst lengthens each by about
+    # its burst count (both directions overlap).
+    tm = get_target("npu1").timing
+    clock = get_target("npu1").clock_hz
+    bursts = {"ColorThreshold": 2_073_600 // 256, "MVAdd": 7_077_888 // 128, "VReduce(Max)": 0}
+    base = {name: timed(name).device_seconds for name in bursts}
+    for name, n in bursts.items():
+        more = timed(name, monkeypatch, shim_burst_cycles=tm.shim_burst_cycles + 4)
+        if n:
+            assert (more.device_seconds - base[name]) * clock == pytest.approx(4 * n, rel=0.05)
+        else:  # 4 KB in 16 bursts: under a microsecond
+            assert more.device_seconds - base[name] < 1e-6
+
+
+def test_dram_bandwidth_is_charged(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No row is DRAM-bound at 15 GB/s; at 0.5 GB/s ColorThreshold's 2 MB read takes 4.1 ms.
+    slow = timed("ColorThreshold", monkeypatch, dram_read_bytes_per_s=0.5e9)
+    assert slow.device_seconds >= 2_073_600 / 0.5e9
+    assert slow.bottleneck.kind == "dram" and slow.bottleneck.resource == "DRAM read"
+
+
+def test_lock_and_call_cycles_are_charged_per_operation(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # VReLU's cores each make 32 calls, 64 acquires and 64 releases, back to back when the
+    # stream is not waiting: 100 more cycles per call adds at most 3,200 cycles per core
+    tm = get_target("npu1").timing
+    base = timed("VReLU")
+    more = timed("VReLU", monkeypatch, kernel_call_cycles=tm.kernel_call_cycles + 100)
+    busy = {n: (more.core_busy[n] * more.device_cycles - base.core_busy[n] * base.device_cycles)
+            for n in base.core_busy}
+    assert all(b == pytest.approx(3200) for b in busy.values())
+
+
+def test_timing_model_docstrings_name_their_rows() -> None:
+    fields = TimingModel.model_fields
+    for row in CAL.ROWS:
+        for constant in row.determines:
+            name = constant.strip("()").split("[")[0]
+            assert name in fields
+    source = (ROOT / "aiedsl" / "targets" / "model.py").read_text()
+    for name in CAL.FITTED:  # the attribute docstring after each fitted field gives the value
+        doc = source.split(f"\n    {name}: ", 1)[1].split('"""')[1]
+        assert "npu1:" in doc and "fitted" in doc, name
+
+
+def test_figures_match_the_reference_table() -> None:
+    text = reference_file("npu1-measured.md").read_text()
+    for row in CAL.ROWS:
+        key = row.name.split(" ")[0]
+        line = next(ln for ln in text.splitlines() if ln.startswith(f"| {key} |"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert int(cells[5].replace(",", "")) == row.bytes_in
+        assert int(cells[6].replace(",", "")) == row.bytes_out
+        figures = tuple(float(x) for x in re.findall(r"[\d.]+", cells[8]))
+        assert figures == row.figures
