@@ -28,7 +28,7 @@ def test_a_simulated_run_is_data(tmp_path: Path, in_root: Path) -> None:
     assert result.gops == t.gops == pytest.approx(t.ops / t.seconds / 1e9)
     assert sorted(t.core_busy) == sorted(f"core[{x},{y}]" for x in range(4) for y in range(4))
     assert all(0 < b <= 1 for b in (*t.core_busy.values(), *t.channel_busy.values()))
-    assert t.bottleneck.kind in ("compute", "dram", "dma")
+    assert t.bottleneck.kind in ("compute", "dram", "dma", "runtime")
     assert 0 < t.bottleneck.utilisation <= 1 and t.dram_bytes > 0
     (check,) = result.checks
     assert check.name == "C" and check.passed and len(check.worst_index) == 2

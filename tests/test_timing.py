@@ -165,3 +165,15 @@ def test_figures_match_the_reference_table() -> None:
         assert int(cells[6].replace(",", "")) == row.bytes_out
         figures = tuple(float(x) for x in re.findall(r"[\d.]+", cells[8]))
         assert figures == row.figures
+
+
+def test_a_run_waiting_on_task_issue_names_the_runtime() -> None:
+    # VSOp moves 8 KB each way behind three tasks of 6.8 us: the firmware issuing them is most
+    # of the device time, and the bottleneck says so rather than blaming DRAM or a channel.
+    t = timed("VSOp(Mul)")
+    tm = get_target("npu1").timing
+    assert t.bottleneck.kind == "runtime" and t.bottleneck.resource == "runtime"
+    assert t.bottleneck.utilisation == pytest.approx(3 * tm.shim_task_s / t.device_seconds)
+    assert t.bottleneck.sentence() == (
+        f"runtime: issuing the shim DMA tasks one by one takes {t.bottleneck.utilisation:.0%} "
+        "of the time; fewer, longer transfers (each task covering more of a tensor) would help")

@@ -566,6 +566,7 @@ def _runtime(m: Machine, p: Proc):
         if isinstance(op, ShimTransfer):
             flat = m.host[op.tensor].reshape(-1)
             p.time += costs.task
+            p.busy += costs.task
             per_byte = bursts_per_byte(op.pattern, flat.itemsize, costs.burst_bytes)
             token = None
             if op.token:  # a wait takes the oldest token of its channel, waited for or not

@@ -25,10 +25,12 @@ class Bottleneck:
     bottleneck of the design, and :meth:`Timing.lines` says how much of the time it is.
     """
 
-    kind: Literal["compute", "dram", "dma"]
-    """``compute`` (a core), ``dram`` (host memory bandwidth) or ``dma`` (one DMA channel)."""
+    kind: Literal["compute", "dram", "dma", "runtime"]
+    """``compute`` (a core), ``dram`` (host memory bandwidth), ``dma`` (one DMA channel) or
+    ``runtime`` (the firmware issuing the runtime sequence's shim DMA tasks one after another)."""
     resource: str
-    """The busiest core or DMA channel by name, or ``"DRAM read"`` / ``"DRAM write"``."""
+    """The busiest core or DMA channel by name, ``"DRAM read"`` / ``"DRAM write"``, or
+    ``"runtime"``."""
     utilisation: float
     """Busy fraction of that resource over the device-side time (0..1)."""
     dram_bytes: int
@@ -47,6 +49,10 @@ class Bottleneck:
                     f"are busy {self.utilisation:.0%} of the time at "
                     f"{self.dram_bytes_per_s / 1e9:g} GB/s; reuse data on chip (larger tiles, "
                     "memtile staging) to need less")
+        if self.kind == "runtime":
+            return (f"runtime: issuing the shim DMA tasks one by one takes "
+                    f"{self.utilisation:.0%} of the time; fewer, longer transfers (each task "
+                    "covering more of a tensor) would help")
         return (f"data movement: DMA '{self.resource}' is busy {self.utilisation:.0%} of the "
                 "time; spread its traffic over more channels, send longer contiguous runs from "
                 "host memory, or broadcast instead of sending twice")
@@ -145,8 +151,11 @@ def timing(m: Machine) -> Timing:
     dram = use[dram_dir]
     top_core = max(core_busy.items(), key=lambda kv: kv[1], default=("", 0.0))
     top_chan = max(channel_busy.items(), key=lambda kv: kv[1], default=("", 0.0))
-    if top_core[1] >= max(dram, top_chan[1]) and top_core[1] > 0.5:
+    issuing = m.runtime.busy / total if m.runtime is not None else 0.0
+    if top_core[1] >= max(dram, top_chan[1], issuing) and top_core[1] > 0.5:
         kind, what, busy = "compute", top_core[0], top_core[1]
+    elif issuing > max(dram, top_chan[1]) and dram < DRAM_SATURATED:
+        kind, what, busy = "runtime", "runtime", issuing
     elif dram >= top_chan[1] or dram >= DRAM_SATURATED:
         kind, what, busy = "dram", dram_dir, dram
     else:
