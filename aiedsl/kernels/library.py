@@ -23,7 +23,6 @@ from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Kernel, buffer, declare, scalar
 from aiedsl.lang.tensor import lookup_dtype
-from aiedsl.kernels.layout import block, unblock
 
 MATMUL_OUT = {"bf16": "f32", "i8": "i32", "i16": "i32"}
 """The accumulating output type of each matmul input type (the default output)."""
@@ -66,13 +65,24 @@ def matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n
     """
     flt = c.dtype.kind not in "iu"
     wide = np.float32 if flt else np.int64
-    A = unblock(a.reshape(-1), m, k, r, s).astype(wide)
-    B = unblock(b.reshape(-1), k, n, s, t).astype(wide)
-    C = unblock(c.reshape(-1), m, n, r, t).astype(wide)
-    if flt or c.dtype.itemsize >= 4:
-        c.reshape(-1)[...] = block(C + A @ B, r, t).astype(c.dtype)
+    # Unblocking and widening in one pass (a C-ordered astype of the blocked view), and C
+    # updated in its own blocked order (contiguous writes): no separate reorder copies. Same
+    # element sums as C + A @ B.
+    A = _unblocked(a, m, k, r, s).astype(wide, order="C").reshape(m, k)
+    B = _unblocked(b, k, n, s, t).astype(wide, order="C").reshape(k, n)
+    prod = (A @ B).reshape(m // r, r, n // t, t).transpose(0, 2, 1, 3)  # blocked order
+    cb = c.reshape(m // r, n // t, r, t)
+    if c.dtype == wide:
+        cb += prod
+    elif flt or c.dtype.itemsize >= 4:
+        cb[...] = (cb.astype(wide) + prod).astype(c.dtype)
     else:
-        c.reshape(-1)[...] = block(srs((C << shift) + A @ B, shift, c.dtype), r, t)
+        cb[...] = srs((cb.astype(wide) << shift) + prod, shift, c.dtype)
+
+
+def _unblocked(x: np.ndarray, rows: int, cols: int, br: int, bc: int) -> np.ndarray:
+    """Blocked storage ``x`` as a ``(rows/br, br, cols/bc, bc)`` view: row-major order."""
+    return x.reshape(rows // br, cols // bc, br, bc).transpose(0, 2, 1, 3)
 
 
 def _matmul_step(r: int, s: int, t: int, din: DType) -> int:

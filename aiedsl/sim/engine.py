@@ -3,7 +3,8 @@
 Every actor of a design (a core, a DMA channel, the runtime sequence) is a :class:`Proc` wrapping
 a generator. A generator does non-blocking work directly (release a lock, push data) and yields a
 request when it must block: ``("acq", lock, n)``, ``("get", port, n)``, ``("sent", chunk)``,
-``("work", queue)`` or ``("done", token)``. The engine resumes the runnable process with the
+``("work", queue)``, ``("done", token)`` or ``("pause",)`` (after taking a lock itself: it only
+lets earlier clocks go first). The engine resumes the runnable process with the
 smallest local time; a blocked process waits on the object that can satisfy it and is retried when
 that object changes. When nothing can run, the caller inspects who waits on what.
 
@@ -16,6 +17,7 @@ its two DMA channels and the stream port (the target's ``TimingModel.dma_bytes_p
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generator
@@ -42,9 +44,14 @@ class Lock:
 class Chunk:
     """Data one sender put on a stream for every receiver of a connection."""
 
-    __slots__ = ("data", "start", "pending", "done", "sender")
+    __slots__ = ("data", "start", "pending", "done", "sender", "seq", "waiter")
 
-    def __init__(self, data: np.ndarray, start: float, receivers: int, sender: "Proc") -> None:
+    def __init__(self, data: np.ndarray, start: float, receivers: int, sender: "Proc",
+                 seq: int = 0) -> None:
+        self.seq = seq
+        """Position on its stream: every receiver takes chunks in this order."""
+        self.waiter: Proc | None = None
+        """The sender once it waits for every receiver to take the chunk."""
         self.data = data
         self.start = start
         self.pending = receivers
@@ -55,10 +62,14 @@ class Chunk:
 class Port:
     """One receiver's end of a stream connection: elements queued in arrival order."""
 
-    __slots__ = ("name", "queue", "avail", "waiters", "conn", "owner")
+    __slots__ = ("name", "queue", "avail", "waiters", "conn", "owner", "taken", "others")
 
     def __init__(self, name: str, conn: "Conn") -> None:
         self.name = name
+        self.taken = 0
+        """Whole chunks this receiver has taken (a chunk's ``seq`` says which it is)."""
+        self.others: list[Port] = []
+        """The other receivers of a broadcast (empty for a point-to-point stream)."""
         self.queue: deque[list[Any]] = deque()  # [chunk, offset]
         self.avail = 0
         self.waiters: list[Proc] = []
@@ -70,13 +81,15 @@ class Port:
 class Conn:
     """A stream from one sending DMA to one or more receiving DMAs (a broadcast)."""
 
-    __slots__ = ("name", "ports", "sender", "bytes", "rate")
+    __slots__ = ("name", "ports", "sender", "bytes", "rate", "sent")
 
     def __init__(self, name: str, rate: float) -> None:
         self.name = name
         self.ports: list[Port] = []
         self.sender: Proc | None = None
         self.bytes = 0
+        self.sent = 0
+        """Chunks sent so far."""
         self.rate = rate
         """Bytes per cycle the stream delivers to each receiver."""
 
@@ -84,6 +97,8 @@ class Conn:
         """Add a receiver."""
         p = Port(name, self)
         self.ports.append(p)
+        for q in self.ports:
+            q.others = [o for o in self.ports if o is not q]
         return p
 
 
@@ -112,7 +127,7 @@ class Token:
         self.waiters: list[Proc] = []
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Proc:
     """One actor: a generator, its clock, and what it waits for when blocked."""
 
@@ -133,6 +148,9 @@ class Proc:
     partial: list[np.ndarray] = field(default_factory=list)
     """Data of a ``get`` received so far: streams deliver words as they come."""
     got: int = 0
+    step: Callable[[], None] | None = None
+    """Set for a channel driven by a step function instead of a generator
+    (:mod:`aiedsl.sim.dma`): the engine calls it whenever the channel may move."""
 
 
 class Engine:
@@ -141,154 +159,224 @@ class Engine:
     def __init__(self, trace: bool = False) -> None:
         self.trace = trace
         self.procs: list[Proc] = []
-        self._heap: list[tuple[float, int, Proc]] = []
-        self._seq = 0
-        self._chunk_waiters: dict[int, tuple[Chunk, Proc]] = {}
+        self.heap: list[tuple[float, int, Proc]] = []
+        """Runnable processes by (clock when made runnable, order made runnable)."""
+        self._order = itertools.count(1)
+        self._handlers: dict[str, Callable[[Proc, Request], bool]] = {
+            "acq": self.acquire, "get": self.get, "sent": self.sent, "work": self._work,
+            "done": self._done, "pause": self._pause}
 
     def spawn(self, proc: Proc, gen_fn: Callable[[Proc], Gen]) -> Proc:
         """Start ``proc`` running ``gen_fn(proc)``."""
         proc.gen = gen_fn(proc)
         self.procs.append(proc)
-        self._ready(proc)
+        self.ready(proc)
         return proc
 
-    def _ready(self, p: Proc) -> None:
-        self._seq += 1
-        heapq.heappush(self._heap, (p.time, self._seq, p))
+    def spawn_step(self, proc: Proc, step: Callable[[], None]) -> Proc:
+        """Start ``proc`` driven by ``step``, which must move it exactly as a generator would
+        (see :mod:`aiedsl.sim.dma`)."""
+        proc.step = step
+        self.procs.append(proc)
+        self.ready(proc)
+        return proc
 
-    def _wake(self, waiters: list[Proc]) -> None:
+    def ready(self, p: Proc) -> None:
+        """Make ``p`` runnable at its current clock."""
+        heapq.heappush(self.heap, (p.time, next(self._order), p))
+
+    def wake(self, waiters: list[Proc]) -> None:
+        """Make every waiter runnable, in the order they came."""
+        heap, order = self.heap, self._order
         for p in waiters:
-            self._ready(p)
+            heapq.heappush(heap, (p.time, next(order), p))
         waiters.clear()
 
     # -- non-blocking operations, called from inside generators --------------------------------
     def release(self, lock: Lock, n: int, time: float) -> None:
         """Add ``n`` units released at ``time``."""
-        lock.units.extend([time] * n)
+        if n == 1:
+            lock.units.append(time)
+        else:
+            lock.units.extend([time] * n)
         if lock.waiters:
-            self._wake(lock.waiters)
+            self.wake(lock.waiters)
 
     def send(self, conn: Conn, data: np.ndarray, sender: Proc) -> Chunk:
         """Put ``data`` on every receiver's queue; the sender then yields ``("sent", chunk)``."""
-        chunk = Chunk(data, sender.time, len(conn.ports), sender)
+        chunk = Chunk(data, sender.time, len(conn.ports), sender, conn.sent)
+        conn.sent += 1
         conn.bytes += data.nbytes
+        size = data.size
         for port in conn.ports:
             port.queue.append([chunk, 0])
-            port.avail += data.size
+            port.avail += size
             if port.waiters:
-                self._wake(port.waiters)
+                self.wake(port.waiters)
         return chunk
 
     def enqueue(self, q: WorkQueue, item: Any) -> None:
         """Queue a transfer on a shim channel."""
         q.items.append(item)
         if q.waiters:
-            self._wake(q.waiters)
+            self.wake(q.waiters)
 
     def complete(self, token: Token, time: float) -> None:
         """Mark a waited transfer complete."""
         token.done, token.time = True, time
-        self._wake(token.waiters)
+        self.wake(token.waiters)
 
     # -- the scheduler ------------------------------------------------------------------------
     def run(self) -> None:
-        """Resume runnable processes, earliest clock first, until every one is blocked or done."""
-        heap = self._heap
+        """Resume runnable processes, earliest clock first, until every one is blocked or done.
+
+        A process runs until it blocks, or until a request it got moved its clock past the
+        earliest runnable one (it then queues again behind it). Which process reserves a
+        shared resource first (DRAM, a broadcast stream) follows from this order, so every
+        shortcut below keeps it exactly.
+        """
+        heap = self.heap
+        handlers = self._handlers
+        pop = heapq.heappop
         while heap:
-            _, _, p = heapq.heappop(heap)
+            p = pop(heap)[2]
+            if p.step is not None:  # an on-chip DMA (never finishes)
+                p.step()
+                continue
             if p.finished:
                 continue
-            if p.request is not None and not self._try(p, p.request):
+            req = p.request
+            if req is not None and not handlers[req[0]](p, req):
                 continue  # woken, but still blocked: it re-registered
+            send = p.gen.send  # type: ignore[union-attr]
             while True:
                 try:
-                    req = p.gen.send(p.value)  # type: ignore[union-attr]
+                    req = send(p.value)
                 except StopIteration:
                     p.finished, p.request = True, None
                     break
                 p.value = None
-                if self._try(p, req):
+                if handlers[req[0]](p, req):
                     if heap and heap[0][0] < p.time:
                         p.request = None
-                        self._ready(p)  # let earlier clocks go first
+                        self.ready(p)  # let earlier clocks go first
                         break
                     continue
                 p.request = req
                 break
 
-    def _try(self, p: Proc, req: Request) -> bool:
-        """Satisfy ``req`` now if possible; otherwise register ``p`` as a waiter. True if done."""
-        kind = req[0]
-        if kind == "acq":
-            lock, n = req[1], req[2]
-            if len(lock.units) >= n:
-                t = p.time
-                for _ in range(n):
-                    t = max(t, lock.units.popleft())
-                p.time = t
-                p.request = None
-                return True
-            lock.waiters.append(p)
-            return False
-        if kind == "get":
-            port, n = req[1], req[2]
-            broadcast = len(port.conn.ports) > 1
-            if broadcast and port.queue and not self._lockstep(port):
-                port.waiters.append(p)
-                return False
-            take = min(port.avail, n - p.got)
-            if take:
-                p.partial.append(self._take(p, port, take))
-                p.got += take
-                if broadcast:  # receivers held back by this one may now move
-                    for q in port.conn.ports:
-                        if q is not port and q.waiters:
-                            self._wake(q.waiters)
-            if p.got == n:
-                parts = p.partial
-                p.value = parts[0] if len(parts) == 1 else np.concatenate(parts)
-                p.partial, p.got, p.request = [], 0, None
-                return True
+    # -- requests: satisfy one now if possible (True), else register ``p`` as a waiter ---------
+    # (Hot paths compare floats with ``if`` rather than calling ``max``: a call costs more, and
+    # the value is the same.)
+    def acquire(self, p: Proc, req: Request) -> bool:
+        """``("acq", lock, n)``: take ``n`` units; the clock moves to the latest release."""
+        lock, n = req[1], req[2]
+        units = lock.units
+        if len(units) >= n:
+            t = p.time
+            for _ in range(n):
+                u = units.popleft()
+                if u > t:
+                    t = u
+            p.time = t
+            p.request = None
+            return True
+        lock.waiters.append(p)
+        return False
+
+    def get(self, p: Proc, req: Request) -> bool:
+        """``("get", port, n)``: receive ``n`` elements (into ``p.value``)."""
+        port, n = req[1], req[2]
+        queue = port.queue
+        others = port.others
+        if others and queue and not self.lockstep(port):
             port.waiters.append(p)
             return False
-        if kind == "sent":
-            chunk = req[1]
-            if chunk.pending == 0:
-                p.time = max(p.time, chunk.done)
+        if queue and not p.got:
+            entry = queue[0]
+            chunk = entry[0]
+            data = chunk.data
+            if not entry[1] and data.size == n:  # one whole chunk: the common case
+                queue.popleft()
+                port.avail -= n
+                port.taken += 1
+                start = p.time if p.time >= chunk.start else chunk.start
+                end = start + data.nbytes / port.conn.rate
+                self._finish_chunk(chunk, end)
+                p.busy += end - start
+                if self.trace:
+                    p.spans.append((start, end, port.conn.name))
+                p.time = end
+                if others:  # receivers held back by this one may now move
+                    for q in others:
+                        if q.waiters:
+                            self.wake(q.waiters)
+                p.value = data
                 p.request = None
                 return True
-            chunk.sender = p
-            self._chunk_waiters.setdefault(id(chunk), (chunk, p))
-            return False
-        if kind == "work":
-            q = req[1]
-            if q.items:
-                p.value = q.items.popleft()
-                p.request = None
-                return True
-            q.waiters.append(p)
-            return False
-        if kind == "done":
-            token = req[1]
-            if token.done:
-                p.time = max(p.time, token.time)
-                p.request = None
-                return True
-            token.waiters.append(p)
-            return False
-        raise ValueError(f"unknown request {req!r}")
+        take = min(port.avail, n - p.got)
+        if take:
+            p.partial.append(self._take(p, port, take))
+            p.got += take
+            if others:
+                for q in others:
+                    if q.waiters:
+                        self.wake(q.waiters)
+        if p.got == n:
+            parts = p.partial
+            p.value = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            p.partial, p.got, p.request = [], 0, None
+            return True
+        port.waiters.append(p)
+        return False
+
+    def sent(self, p: Proc, req: Request) -> bool:
+        """``("sent", chunk)``: wait until every receiver has taken ``chunk``."""
+        chunk = req[1]
+        if chunk.pending == 0:
+            if chunk.done > p.time:
+                p.time = chunk.done
+            p.request = None
+            return True
+        chunk.sender = p
+        if chunk.waiter is None:
+            chunk.waiter = p
+        return False
+
+    def _work(self, p: Proc, req: Request) -> bool:
+        q = req[1]
+        if q.items:
+            p.value = q.items.popleft()
+            p.request = None
+            return True
+        q.waiters.append(p)
+        return False
+
+    def _done(self, p: Proc, req: Request) -> bool:
+        token = req[1]
+        if token.done:
+            p.time = max(p.time, token.time)
+            p.request = None
+            return True
+        token.waiters.append(p)
+        return False
 
     @staticmethod
-    def _lockstep(port: Port) -> bool:
+    def _pause(p: Proc, req: Request) -> bool:
+        """``("pause",)``: nothing to wait for; the process only lets earlier clocks go first."""
+        return True
+
+    @staticmethod
+    def lockstep(port: Port) -> bool:
         """A broadcast element moves only while every receiver that still lacks it takes it.
 
         The stream is circuit-switched: a receiver whose DMA is not receiving (e.g. all of its
         buffers are full) stalls the whole broadcast, so the others cannot take the element ahead.
         """
-        chunk = port.queue[0][0]
-        for q in port.conn.ports:
-            if q is port or q.owner is None or not any(e[0] is chunk for e in q.queue):
-                continue
+        seq = port.queue[0][0].seq
+        for q in port.others:
+            if q.taken > seq or q.owner is None:
+                continue  # q has taken this chunk already
             r = q.owner.request
             if r is None or r[0] != "get" or r[1] is not q:
                 return False
@@ -300,8 +388,9 @@ class Engine:
         start = p.time
         nbytes = 0
         rate = port.conn.rate
+        queue = port.queue
         while need:
-            entry = port.queue[0]
+            entry = queue[0]
             chunk, off = entry
             take = min(need, chunk.data.size - off)
             parts.append(chunk.data[off:off + take])
@@ -309,7 +398,8 @@ class Engine:
             start = max(start, chunk.start)
             need -= take
             if off + take == chunk.data.size:
-                port.queue.popleft()
+                queue.popleft()
+                port.taken += 1
                 self._finish_chunk(chunk, start + nbytes / rate)
             else:
                 entry[1] = off + take
@@ -323,8 +413,10 @@ class Engine:
 
     def _finish_chunk(self, chunk: Chunk, time: float) -> None:
         chunk.pending -= 1
-        chunk.done = max(chunk.done, time)
+        if time > chunk.done:
+            chunk.done = time
         if chunk.pending == 0:
-            entry = self._chunk_waiters.pop(id(chunk), None)
-            if entry is not None:
-                self._ready(entry[1])
+            waiter = chunk.waiter
+            if waiter is not None:
+                chunk.waiter = None
+                self.ready(waiter)

@@ -44,6 +44,7 @@ from aiedsl.ir import (
     Acquire, BufferArg, Call, Core, Design, Fifo, Link, Loop, Op, Release,
 )
 from aiedsl.ir.types import dims_index
+from aiedsl.sim.dma import Receive, Send
 from aiedsl.sim.engine import Conn, Engine, Lock, Port, Proc, Token, WorkQueue
 from aiedsl.sim.shim import ShimTransfer, shim_program
 from aiedsl.targets import TimingModel, get_target
@@ -71,6 +72,73 @@ def pattern_steps(pattern: Any, numel: int) -> Any:
         carry = block[whole:]
     if carry.size:
         yield carry
+
+
+def _piece_views(flat: np.ndarray, pattern: Any, numel: int, write: bool
+                 ) -> list[np.ndarray] | None:
+    """The pieces of :func:`pattern_steps` as strided views of ``flat``, when every piece is one
+    regular block of the pattern (``r`` steps of one dimension times all the inner ones); None
+    otherwise. A strided copy of such a block costs a fraction of an index gather.
+
+    Views that would leave ``flat``, run backwards, or (for writing) hit an element twice are
+    refused: the index arrays then do it as before.
+    """
+    sizes, strides = tuple(pattern.sizes), tuple(pattern.strides)
+    total = int(np.prod(sizes))
+    if numel <= 0 or total % numel or min(strides) < 0 or pattern.offset < 0:
+        return None
+    suffix = [1] * (len(sizes) + 1)
+    for j in range(len(sizes) - 1, -1, -1):
+        suffix[j] = suffix[j + 1] * sizes[j]
+    j = next(j for j in range(len(sizes) + 1) if numel % suffix[j] == 0)
+    if j == 0:  # numel == total: the whole pattern is one piece
+        shape, vstrides, outer = sizes, strides, [pattern.offset]
+    else:
+        r = numel // suffix[j]
+        if sizes[j - 1] % r:
+            return None
+        shape = (r, *sizes[j:])
+        vstrides = (strides[j - 1], *strides[j:])
+        outer_idx = np.array(pattern.offset, dtype=np.int64)
+        for size, stride in [*zip(sizes[:j - 1], strides[:j - 1]),
+                             (sizes[j - 1] // r, strides[j - 1] * r)]:
+            outer_idx = outer_idx[..., None] + np.arange(size, dtype=np.int64) * stride
+        outer = outer_idx.ravel().tolist()
+    span = sum((n - 1) * st for n, st in zip(shape, vstrides))
+    if max(outer) + span >= flat.size:
+        return None
+    if write:  # injective: each stride passes over everything the smaller ones cover
+        reach = 0
+        for st, n in sorted((st, n) for n, st in zip(shape, vstrides) if n > 1):
+            if st <= reach:
+                return None
+            reach += (n - 1) * st
+    item = flat.itemsize
+    bstrides = tuple(st * item for st in vstrides)
+    return [np.ndarray(shape, flat.dtype, flat, off * item, bstrides) for off in outer]
+
+
+def pattern_reader(flat: np.ndarray, pattern: Any, numel: int) -> Any:
+    """Copies of the pieces of :func:`pattern_steps` read from ``flat``, in transfer order."""
+    views = _piece_views(flat, pattern, numel, write=False)
+    if views is None:
+        for idx in pattern_steps(pattern, numel):
+            yield flat[idx]
+        return
+    for v in views:
+        yield v.copy().reshape(-1)
+
+
+def pattern_writer(flat: np.ndarray, pattern: Any, numel: int) -> Any:
+    """One store per piece of :func:`pattern_steps` into ``flat``, in transfer order: called
+    with the piece's elements (``flat``'s dtype)."""
+    views = _piece_views(flat, pattern, numel, write=True)
+    if views is None:
+        for idx in pattern_steps(pattern, numel):
+            yield lambda data, idx=idx: flat.__setitem__(idx, data)
+        return
+    for v in views:
+        yield lambda data, v=v: v.__setitem__(Ellipsis, data.reshape(v.shape))
 
 
 @dataclass
@@ -222,10 +290,11 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
                 nbuf = ends.end(f.name, "consume", ci).size
                 ring = _ring(f"{f.name}@{c.core}", nbuf, f.elem.shape, np_dtype)
                 rings[(f.name, "consume", c.core)] = ring
-                p = engine.spawn(Proc(f"dma {c.core} <- {f.name}", "s2mm", info={
-                    "fifo": f.name, "tile": c.tile, "core": c.core, "ring": ring}),
-                    lambda p, r=ring, port=port, idx=dims_index(c.dims, f.elem.numel):
-                    _s2mm_ring(engine, p, r, port, idx))
+                p = Proc(f"dma {c.core} <- {f.name}", "s2mm", info={
+                    "fifo": f.name, "tile": c.tile, "core": c.core, "ring": ring})
+                engine.spawn_step(p, Receive(
+                    engine, p, ring.bufs, [(0, f.elem.numel)], [ring.prod], [ring.cons], port,
+                    dims_index(c.dims, f.elem.numel)).step)
                 ring.cons.releaser = p
                 port_owner(port, p)
             elif c.kind == "shim":
@@ -241,10 +310,11 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
             nbuf = ends.end(f.name, "produce").size
             ring = _ring(f"{f.name}@{core}", nbuf, f.elem.shape, np_dtype)
             rings[(f.name, "produce", core)] = ring
-            p = engine.spawn(Proc(f"dma {core} -> {f.name}", "mm2s", info={
-                "fifo": f.name, "tile": f.producer.tile, "core": core, "ring": ring}),
-                lambda p, r=ring, idx=dims_index(f.producer.dims, f.elem.numel), conn=conn:
-                _mm2s_ring(engine, p, r, conn, idx))
+            p = Proc(f"dma {core} -> {f.name}", "mm2s", info={
+                "fifo": f.name, "tile": f.producer.tile, "core": core, "ring": ring})
+            engine.spawn_step(p, Send(
+                engine, p, ring.bufs, [(0, f.elem.numel)], [ring.prod], [ring.cons], conn,
+                dims_index(f.producer.dims, f.elem.numel)).step)
             ring.prod.releaser = p
             conn.sender = p
             p.info["conn"] = conn
@@ -280,36 +350,6 @@ def _ring(name: str, depth: int, shape: tuple[int, ...], np_dtype: np.dtype) -> 
                 Lock(f"{name}.cons", 0))
 
 
-# -- DMA processes -----------------------------------------------------------------------------
-
-def _mm2s_ring(engine: Engine, p: Proc, ring: Ring, conn: Conn, idx: np.ndarray | None):
-    slot = 0
-    while True:
-        yield ("acq", ring.cons, 1)
-        buf = ring.bufs[slot].reshape(-1)
-        start = p.time
-        chunk = engine.send(conn, buf[idx] if idx is not None else buf.copy(), p)
-        yield ("sent", chunk)
-        p.busy += p.time - start
-        engine.release(ring.prod, 1, p.time)
-        slot = (slot + 1) % ring.depth
-
-
-def _s2mm_ring(engine: Engine, p: Proc, ring: Ring, port: Port, idx: np.ndarray | None):
-    slot = 0
-    numel = ring.bufs[0].size
-    while True:
-        yield ("acq", ring.prod, 1)
-        data = yield ("get", port, numel)
-        flat = ring.bufs[slot].reshape(-1)
-        if idx is None:
-            flat[:] = data
-        else:
-            flat[idx] = data
-        engine.release(ring.cons, 1, p.time)
-        slot = (slot + 1) % ring.depth
-
-
 def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: dict[str, Link]
                 ) -> None:
     d, engine = m.design, m.engine
@@ -340,62 +380,36 @@ def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: di
 
     if link.kind == "join":
         for i, f in enumerate(srcs):
-            p = engine.spawn(Proc(f"{tag} <- {f.name}", "s2mm", info={**info, "fifo": f.name}),
-                             lambda p, i=i, port=port_for(f):
-                             _link_in(engine, p, bufs, [parts[i]], [prod[i]], [cons[i]], port))
+            p = Proc(f"{tag} <- {f.name}", "s2mm", info={**info, "fifo": f.name})
+            engine.spawn_step(p, Receive(engine, p, bufs, [parts[i]], [prod[i]], [cons[i]],
+                                         port_for(f), None).step)
             cons[i].releaser = p
             port_owner(port_for(f), p)
         out = dsts[0]
-        p = engine.spawn(Proc(f"{tag} -> {out.name}", "mm2s", info={
-            **info, "fifo": out.name, "conn": m.conns[out.name]}),
-                         lambda p: _link_out(engine, p, bufs, parts, prod, cons, m.conns[out.name],
-                                             dims_index(out.producer.dims, parts[0][1])))
+        p = Proc(f"{tag} -> {out.name}", "mm2s", info={
+            **info, "fifo": out.name, "conn": m.conns[out.name]})
+        engine.spawn_step(p, Send(engine, p, bufs, parts, prod, cons, m.conns[out.name],
+                                  dims_index(out.producer.dims, parts[0][1])).step)
         m.conns[out.name].sender = p
         for lk in prod:
             lk.releaser = p
         return
     src = srcs[0]
-    p = engine.spawn(Proc(f"{tag} <- {src.name}", "s2mm", info={**info, "fifo": src.name}),
-                     lambda p, port=port_for(src):
-                     _link_in(engine, p, bufs, parts, prod, cons, port))
+    p = Proc(f"{tag} <- {src.name}", "s2mm", info={**info, "fifo": src.name})
+    engine.spawn_step(p, Receive(engine, p, bufs, parts, prod, cons, port_for(src), None).step)
     port_owner(port_for(src), p)
     for lk in cons:
         lk.releaser = p
     for i, f in enumerate(dsts):
-        q = engine.spawn(Proc(f"{tag} -> {f.name}", "mm2s", info={
-            **info, "fifo": f.name, "conn": m.conns[f.name]}),
-                         lambda p, i=i, f=f: _link_out(
-                             engine, p, bufs, [parts[i]], [prod[i]], [cons[i]], m.conns[f.name],
-                             dims_index(f.producer.dims, parts[i][1])))
+        q = Proc(f"{tag} -> {f.name}", "mm2s", info={
+            **info, "fifo": f.name, "conn": m.conns[f.name]})
+        engine.spawn_step(q, Send(engine, q, bufs, [parts[i]], [prod[i]], [cons[i]],
+                                  m.conns[f.name], dims_index(f.producer.dims, parts[i][1])).step)
         m.conns[f.name].sender = q
         prod[i].releaser = q
 
 
-def _link_in(engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
-             prod: list[Lock], cons: list[Lock], port: Port):
-    slot = 0
-    while True:
-        for (off, n), pl, cl in zip(parts, prod, cons):
-            yield ("acq", pl, 1)
-            bufs[slot, off:off + n] = yield ("get", port, n)
-            engine.release(cl, 1, p.time)
-        slot = (slot + 1) % bufs.shape[0]
-
-
-def _link_out(engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
-              prod: list[Lock], cons: list[Lock], conn: Conn, idx: np.ndarray | None):
-    slot = 0
-    while True:
-        for (off, n), pl, cl in zip(parts, prod, cons):
-            yield ("acq", cl, 1)
-            part = bufs[slot, off:off + n]
-            start = p.time
-            chunk = engine.send(conn, part[idx] if idx is not None else part.copy(), p)
-            yield ("sent", chunk)
-            p.busy += p.time - start
-            engine.release(pl, 1, p.time)
-        slot = (slot + 1) % bufs.shape[0]
-
+# -- shim DMA processes (the on-chip ones are in aiedsl.sim.dma) ------------------------
 
 def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nbytes: int,
                np_dtype: np.dtype):
@@ -407,8 +421,7 @@ def _shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nb
     while True:
         flat, pattern, _, issued, per_byte = yield ("work", q)
         p.time = max(p.time, issued)
-        for idx in pattern_steps(pattern, nbytes // flat.itemsize):
-            piece = flat[idx]
+        for piece in pattern_reader(flat, pattern, nbytes // flat.itemsize):
             if piece.dtype != np_dtype:
                 piece = piece.view(np_dtype)
             # host memory serves the piece, then the channel issues its bursts and streams it;
@@ -431,9 +444,9 @@ def _shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, n
         flat, pattern, token, issued, per_byte = yield ("work", q)
         p.time = max(p.time, issued)
         per = nbytes // np_dtype.itemsize
-        for idx in pattern_steps(pattern, nbytes // flat.itemsize):
+        for store in pattern_writer(flat, pattern, nbytes // flat.itemsize):
             data = yield ("get", port, per)
-            flat[idx] = data if data.dtype == flat.dtype else data.view(flat.dtype)
+            store(data if data.dtype == flat.dtype else data.view(flat.dtype))
             # Host memory takes the bytes as they stream in (it is a throughput limit shared by
             # the drains, not a second copy); then the channel's write bursts cost their
             # overhead.
@@ -448,97 +461,182 @@ def _shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, n
 
 # -- cores and the runtime ------------------------------------------------------------------
 
-def _compile(core: Core, ops: tuple[Op, ...], out: list[tuple[Any, ...]]) -> None:
-    """Flatten a core program into instructions; loops become ("loop", n, end) / ("next", start)."""
-    for op in ops:
-        if isinstance(op, Loop):
-            at = len(out)
-            out.append(("loop", op.count, 0))
-            _compile(core, op.body, out)
-            out.append(("next", at))
-            out[at] = ("loop", op.count, len(out))
-        else:
-            out.append(("op", op))
+@dataclass(eq=False)
+class _End:
+    """One fifo end of a core while its program runs: the ring, the locks its acquires and
+    releases use, the slots it holds (oldest first) and the slot its next acquire gets."""
+
+    key: tuple[str, str]
+    ring: Ring
+    acquire: Lock
+    release: Lock
+    held: list[int] = field(default_factory=list)
+    next: int = 0
+    depth: int = 0
+
+
+_ACQ, _REL, _CALL, _LOOP, _NEXT = range(5)
+"""Opcodes of a compiled core program."""
+_PAUSE = ("pause",)
+"""What a core yields after an acquire it made itself when an earlier clock must go first."""
+
+
+def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
+             kernels: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Flatten a core program into instructions with every lookup done once.
+
+    Loops become ``(_LOOP, n, end)`` / ``(_NEXT, start)``. An acquire stores what it got in the
+    cell of its result name (``[end, slots]``, the latest acquire of that name wins, as the
+    program reads it); a call's buffer argument reads that cell through views of every slot of
+    every end acquired under the name, already in the kernel parameter's shape.
+    """
+    ends: dict[tuple[str, str], _End] = {}
+    cells: dict[str, list[Any]] = {}
+    acquired: dict[str, list[_End]] = {}
+    kdecl = {k.symbol: k for k in m.design.kernels}
+    refs = {k.symbol: _reference(k, kernels) for k in m.design.kernels}
+    out: list[tuple[Any, ...]] = []
+
+    def end(fifo: str, port: str) -> _End:
+        key = (fifo, port)
+        if key not in ends:
+            ring = rings[(fifo, port, core.name)]
+            ends[key] = (_End(key, ring, ring.cons, ring.prod, depth=ring.depth)
+                         if port == "consume" else
+                         _End(key, ring, ring.prod, ring.cons, depth=ring.depth))
+        return ends[key]
+
+    def scan(ops: tuple[Op, ...]) -> None:
+        for op in ops:
+            if isinstance(op, Loop):
+                scan(op.body)
+            elif isinstance(op, Acquire):
+                acquired.setdefault(op.result, []).append(end(op.fifo, op.port))
+
+    def emit(ops: tuple[Op, ...]) -> None:
+        for op in ops:
+            if isinstance(op, Loop):
+                at = len(out)
+                out.append((_LOOP, op.count, 0))
+                emit(op.body)
+                out.append((_NEXT, at))
+                out[at] = (_LOOP, op.count, len(out))
+            elif isinstance(op, Acquire):
+                cell = cells.setdefault(op.result, [None, None])
+                out.append((_ACQ, end(op.fifo, op.port), op.count, cell, op))
+            elif isinstance(op, Release):
+                out.append((_REL, end(op.fifo, op.port), op.count, op))
+            elif isinstance(op, Call):
+                k = kdecl[op.kernel]
+                args: list[tuple[Any, ...]] = []
+                for a, param in zip(op.args, k.args):
+                    if isinstance(a, BufferArg):
+                        shape = param.type.shape
+                        views = {id(e): [b if b.shape == shape else b.reshape(shape)
+                                         for b in e.ring.bufs]
+                                 for e in acquired.get(a.value, [])}
+                        args.append((cells.setdefault(a.value, [None, None]), a.index, views))
+                    else:
+                        args.append((None, 0, a.value))
+                out.append((_CALL, k, refs[op.kernel], args, op))
+
+    scan(core.body)
+    emit(core.body)
+    return out
 
 
 def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Ring],
           kernels: dict[str, Any]):
-    """Interpret a core's program (one invocation), flattened so each step is cheap."""
+    """Interpret a core's program (one invocation), compiled so each step is a few list
+    operations."""
     engine = m.engine
     costs = m.costs
+    code = _compile(m, core, rings, kernels)
     held: dict[tuple[str, str], list[int]] = {}
     p.info["held"] = held  # what the core holds, for deadlock explanations
-    nxt: dict[tuple[str, str], int] = {}
-    views: dict[str, list[np.ndarray]] = {}
-    kdecl = {k.symbol: k for k in m.design.kernels}
-    refs = {k.symbol: _reference(k, kernels) for k in m.design.kernels}
-    code: list[tuple[Any, ...]] = []
-    _compile(core, core.body, code)
+    info = p.info
+    compute = m.compute
+    release = engine.release
+    wake = engine.wake
+    heap = engine.heap
     counters: list[int] = []
     pc = 0
-    while pc < len(code):
+    n_code = len(code)
+    while pc < n_code:
         ins = code[pc]
         tag = ins[0]
-        if tag == "loop":
+        if tag == _ACQ:
+            e, count, cell = ins[1], ins[2], ins[3]
+            h = e.held
+            if e.key not in held:
+                held[e.key] = h
+            need = count - len(h)
+            if need > 0:  # elements already held take no lock operation
+                units = e.acquire.units
+                if len(units) >= need:  # Engine.acquire inlined, then its yield point
+                    t = p.time
+                    for _ in range(need):
+                        u = units.popleft()
+                        if u > t:
+                            t = u
+                    p.time = t
+                    if heap and heap[0][0] < t:
+                        yield _PAUSE
+                else:
+                    info["waiting"] = ins[4]
+                    yield ("acq", e.acquire, need)
+                    del info["waiting"]
+                p.time += costs.acquire
+                first = e.next
+                depth = e.depth
+                h.extend((first + i) % depth for i in range(need))
+                e.next = (first + need) % depth
+            cell[0] = id(e)
+            cell[1] = h[:count]
+        elif tag == _CALL:
+            k = ins[1]
+            if compute:
+                args = [views[cell[0]][cell[1][i]] if cell is not None else views
+                        for cell, i, views in ins[3]]
+                try:
+                    ins[2](*args)
+                except Exception as err:  # the user's reference (or a native build) failed
+                    raise user_exception(err, f"running kernel '{k.symbol}' for {core.name} "
+                                         f"(called at {ins[4].loc})", k.loc) from err
+            start = p.time
+            p.time += k.cycles + costs.call
+            p.busy += k.cycles + costs.call
+            m.kernel_calls += 1
+            m.ops += k.ops
+            if engine.trace:
+                p.spans.append((start, p.time, k.symbol))
+        elif tag == _REL:
+            e, count = ins[1], ins[2]
+            h = e.held
+            if count > len(h):
+                op = ins[3]
+                raise SimFault(
+                    "release", f"{core.name} releases {count} element(s) of "
+                    f"'{op.fifo}' ({op.port}) but holds {len(h)}", loc=op.loc,
+                    limit=f"at most the {len(h)} held", found=str(count),
+                    fix="release only what was acquired")
+            del h[:count]
+            p.time += costs.release
+            lock = e.release
+            if count == 1:
+                lock.units.append(p.time)
+                if lock.waiters:
+                    wake(lock.waiters)
+            else:
+                release(lock, count, p.time)
+        elif tag == _LOOP:
             counters.append(ins[1])
-        elif tag == "next":
+        else:  # _NEXT
             counters[-1] -= 1
             if counters[-1]:
                 pc = ins[1]  # back to the loop head's body
             else:
                 counters.pop()
-        else:
-            op = ins[1]
-            if isinstance(op, Acquire):
-                key = (op.fifo, op.port)
-                ring = rings[(op.fifo, op.port, core.name)]
-                h = held.setdefault(key, [])
-                need = op.count - len(h)
-                if need > 0:  # elements already held take no lock operation
-                    p.info["waiting"] = op
-                    yield ("acq", ring.cons if op.port == "consume" else ring.prod, need)
-                    del p.info["waiting"]
-                    p.time += costs.acquire
-                    first = nxt.get(key, 0)
-                    h.extend((first + i) % ring.depth for i in range(need))
-                    nxt[key] = (first + need) % ring.depth
-                views[op.result] = [ring.bufs[x] for x in h[:op.count]]
-            elif isinstance(op, Release):
-                key = (op.fifo, op.port)
-                ring = rings[(op.fifo, op.port, core.name)]
-                h = held.get(key, [])
-                if op.count > len(h):
-                    raise SimFault(
-                        "release", f"{core.name} releases {op.count} element(s) of "
-                        f"'{op.fifo}' ({op.port}) but holds {len(h)}", loc=op.loc,
-                        limit=f"at most the {len(h)} held", found=str(op.count),
-                        fix="release only what was acquired")
-                del h[:op.count]
-                p.time += costs.release
-                engine.release(ring.prod if op.port == "consume" else ring.cons, op.count, p.time)
-            elif isinstance(op, Call):
-                k = kdecl[op.kernel]
-                if m.compute:
-                    args: list[Any] = []
-                    for a, param in zip(op.args, k.args):
-                        if isinstance(a, BufferArg):
-                            buf = views[a.value][a.index]
-                            shape = param.type.shape
-                            args.append(buf if buf.shape == shape else buf.reshape(shape))
-                        else:
-                            args.append(a.value)
-                    try:
-                        refs[op.kernel](*args)
-                    except Exception as e:  # the user's reference (or a native build) failed
-                        raise user_exception(e, f"running kernel '{k.symbol}' for {core.name} "
-                                             f"(called at {op.loc})", k.loc) from e
-                start = p.time
-                p.time += k.cycles + costs.call
-                p.busy += k.cycles + costs.call
-                m.kernel_calls += 1
-                m.ops += k.ops
-                if engine.trace:
-                    p.spans.append((start, p.time, k.symbol))
         pc += 1
 
 

@@ -1,0 +1,205 @@
+"""On-chip DMA channels as step functions: the core and memtile DMAs of object fifos.
+
+Each channel repeats one short program per part of each buffer of its ring: a receiving channel
+acquires a free part, receives it from its stream and releases it full; a sending channel
+acquires a full part, sends it (in its endpoint's ``dims`` order), waits until every receiver has
+taken it and releases it empty.
+
+They are the simulator's most frequent processes, so instead of generators they are objects whose
+:meth:`step` the engine calls when the channel is runnable. A step moves exactly as the generator
+it replaces would under :meth:`Engine.run`: it first retries the request it waits on; after each
+request it gets it stops and queues again if its clock passed the earliest runnable one; when it
+must wait it leaves the same ``request`` (``("acq", lock, 1)``, ``("get", port, n)``,
+``("sent", chunk)``) and is registered as the waiter, so the schedule, the timing and deadlock
+explanations are those of the generators.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aiedsl.sim.engine import Chunk, Conn, Engine, Lock, Port, Proc
+
+_ACQ, _GET, _STORE, _SEND, _SENT, _FREE = range(6)
+"""Where a channel stands: waiting for a lock (``_ACQ``), the stream (``_GET``) or its receivers
+(``_SENT``), or about to store, send or free a part (the step after a request it got)."""
+
+
+class Receive:
+    """A DMA filling a ring of buffers from a stream (a core's fifo input, a memtile link's
+    input): per part of each buffer, take a free part, fill it, hand it on."""
+
+    __slots__ = ("acqs", "bufs", "cons", "data", "dst", "engine", "gets", "idx", "p", "part",
+                 "parts", "prod", "slot", "state")
+
+    def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
+                 prod: list[Lock], cons: list[Lock], port: Port, idx: np.ndarray | None) -> None:
+        self.engine, self.p, self.idx = engine, p, idx
+        self.bufs = bufs.reshape(bufs.shape[0], -1)
+        self.dst = [[row[off:off + n] for off, n in parts] for row in self.bufs]
+        """Per buffer, per part: where the part goes (views made once)."""
+        self.parts, self.prod, self.cons = parts, prod, cons
+        self.acqs = [("acq", lock, 1) for lock in prod]
+        self.gets = [("get", port, n) for _, n in parts]
+        self.slot = self.part = 0
+        self.state = _ACQ
+        self.data: np.ndarray | None = None
+        """The part received, until it is stored."""
+
+    def step(self) -> None:
+        """Move parts until a lock or the stream makes the channel wait."""
+        p, engine = self.p, self.engine
+        heap = engine.heap
+        state = self.state
+        # A request retried when woken, or a step left for after requeueing, continues at once:
+        # the generator this replaces checks the clock only after requests made while running.
+        again = p.request is not None or state == _STORE
+        while True:
+            if state == _ACQ:
+                lock = self.prod[self.part]
+                units = lock.units
+                if not units:
+                    lock.waiters.append(p)
+                    self.state, p.request = state, self.acqs[self.part]
+                    return
+                u = units.popleft()  # Engine.acquire of one unit, inlined
+                if u > p.time:
+                    p.time = u
+                p.request = None
+                state = _GET
+            elif state == _GET:
+                req = self.gets[self.part]
+                port = req[1]
+                queue = port.queue
+                entry = queue[0] if queue and not p.got else None
+                if entry is not None and not entry[1] and entry[0].data.size == req[2]:
+                    # one whole chunk: Engine.get, inlined
+                    others = port.others
+                    if others and not engine.lockstep(port):
+                        port.waiters.append(p)
+                        self.state, p.request = state, req
+                        return
+                    chunk = entry[0]
+                    data = chunk.data
+                    queue.popleft()
+                    port.avail -= req[2]
+                    port.taken += 1
+                    start = p.time if p.time >= chunk.start else chunk.start
+                    end = start + data.nbytes / port.conn.rate
+                    chunk.pending -= 1
+                    if end > chunk.done:
+                        chunk.done = end
+                    if chunk.pending == 0 and chunk.waiter is not None:
+                        engine.ready(chunk.waiter)
+                        chunk.waiter = None
+                    p.busy += end - start
+                    if engine.trace:
+                        p.spans.append((start, end, port.conn.name))
+                    p.time = end
+                    for q in others:  # receivers held back by this one may now move
+                        if q.waiters:
+                            engine.wake(q.waiters)
+                    p.request = None
+                elif engine.get(p, req):
+                    data, p.value = p.value, None
+                else:
+                    self.state, p.request = state, req
+                    return
+                self.data = data
+                state = _STORE
+            if not again and heap and heap[0][0] < p.time:  # let earlier clocks go first
+                self.state = state
+                engine.ready(p)
+                return
+            again = False
+            if state == _STORE:
+                i = self.part
+                if self.idx is not None:
+                    self.bufs[self.slot][self.idx] = self.data
+                else:
+                    self.dst[self.slot][i][...] = self.data
+                self.data = None
+                lock = self.cons[i]
+                lock.units.append(p.time)  # Engine.release of one unit, inlined
+                if lock.waiters:
+                    engine.wake(lock.waiters)
+                if i + 1 < len(self.parts):
+                    self.part = i + 1
+                else:
+                    self.part = 0
+                    self.slot = (self.slot + 1) % self.bufs.shape[0]
+                state = _ACQ
+
+
+class Send:
+    """A DMA sending a ring of buffers on a stream (a core's fifo output, a memtile link's
+    output): per part of each buffer, take a full part, send it in the endpoint's dims order,
+    wait until every receiver has it, free the part."""
+
+    __slots__ = ("acqs", "bufs", "conn", "cons", "engine", "idx", "p", "part", "parts", "prod",
+                 "req", "slot", "src", "start", "state")
+
+    def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
+                 prod: list[Lock], cons: list[Lock], conn: Conn, idx: np.ndarray | None) -> None:
+        self.engine, self.p, self.conn, self.idx = engine, p, conn, idx
+        self.bufs = bufs.reshape(bufs.shape[0], -1)
+        self.src = [[row[off:off + n] for off, n in parts] for row in self.bufs]
+        """Per buffer, per part: what the part is (views made once)."""
+        self.parts, self.prod, self.cons = parts, prod, cons
+        self.acqs = [("acq", lock, 1) for lock in cons]
+        self.slot = self.part = 0
+        self.state = _ACQ
+        self.start = 0.0
+        self.req: tuple[str, Chunk] | None = None
+        """``("sent", chunk)`` of the part being sent."""
+
+    def step(self) -> None:
+        """Move parts until a lock or a receiver makes the channel wait."""
+        p, engine = self.p, self.engine
+        heap = engine.heap
+        state = self.state
+        again = p.request is not None or state == _SEND or state == _FREE  # as in Receive
+        while True:
+            if state == _ACQ:
+                lock = self.cons[self.part]
+                units = lock.units
+                if not units:
+                    lock.waiters.append(p)
+                    self.state, p.request = state, self.acqs[self.part]
+                    return
+                u = units.popleft()  # Engine.acquire of one unit, inlined
+                if u > p.time:
+                    p.time = u
+                p.request = None
+                state = _SEND
+            elif state == _SENT:
+                req = self.req
+                assert req is not None  # set by the send this waits for
+                if not engine.sent(p, req):
+                    self.state, p.request = state, req
+                    return
+                state = _FREE
+            if not again and heap and heap[0][0] < p.time:  # let earlier clocks go first
+                self.state = state
+                engine.ready(p)
+                return
+            again = False
+            if state == _SEND:
+                data = self.src[self.slot][self.part]
+                self.start = p.time
+                self.req = ("sent", engine.send(  # take: a cheaper gather than data[idx]
+                    self.conn, data.take(self.idx) if self.idx is not None else data.copy(), p))
+                state = _SENT
+            else:  # _FREE
+                i = self.part
+                p.busy += p.time - self.start
+                lock = self.prod[i]
+                lock.units.append(p.time)  # Engine.release of one unit, inlined
+                if lock.waiters:
+                    engine.wake(lock.waiters)
+                if i + 1 < len(self.parts):
+                    self.part = i + 1
+                else:
+                    self.part = 0
+                    self.slot = (self.slot + 1) % self.bufs.shape[0]
+                state = _ACQ

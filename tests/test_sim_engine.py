@@ -1,0 +1,120 @@
+"""The simulator's fast paths against their plain definitions: host pieces as strided views
+against index gathers, the blocked matmul reference against unblock-multiply-reblock, and the
+step-function DMAs against the schedule a generator would follow."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from aiedsl.ir.types import Pattern
+from aiedsl.kernels.layout import block, unblock
+from aiedsl.kernels.library import matmul_ref, srs
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+from aiedsl.sim.dma import Receive, Send
+from aiedsl.sim.machine import _piece_views, pattern_reader, pattern_steps, pattern_writer
+
+PATTERNS = [
+    Pattern(offset=64, sizes=(2, 3, 4, 8), strides=(0, 256, 32, 1)),   # a repeat (stride 0)
+    Pattern(offset=0, sizes=(1, 4, 64, 64), strides=(0, 64, 1024, 1)),
+    Pattern(offset=5, sizes=(3, 2, 8, 16), strides=(512, 16, 64, 1)),
+    Pattern(offset=0, sizes=(1, 1, 1, 96), strides=(0, 0, 0, 1)),
+    Pattern(offset=0, sizes=(2, 3, 5, 7), strides=(300, 70, 9, 1)),
+    Pattern(offset=3, sizes=(1, 2, 4, 4), strides=(0, 2, 8, 1)),       # overlapping rows
+]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_host_pieces_are_the_pattern_steps(pattern: Pattern) -> None:
+    host = np.arange(pattern.indices().max() + 7, dtype=np.int32)
+    for numel in sorted({n for n in (1, 4, 8, 12, 16, 32, 48, 64, 96, 192, 4096, pattern.numel)
+                         if pattern.numel % n == 0}):
+        want = [host[idx] for idx in pattern_steps(pattern, numel)]
+        got = list(pattern_reader(host, pattern, numel))
+        assert [g.tolist() for g in got] == [w.tolist() for w in want], numel
+        assert all(g.base is None or not np.shares_memory(g, host) for g in got)
+        a, b = np.zeros_like(host), np.zeros_like(host)
+        for i, (idx, store) in enumerate(zip(pattern_steps(pattern, numel),
+                                             pattern_writer(b, pattern, numel))):
+            piece = np.arange(idx.size, dtype=np.int32) + 1000 * i
+            a[idx] = piece
+            store(piece)
+        assert a.tolist() == b.tolist(), numel
+
+
+def test_host_pieces_take_views_where_they_can_and_refuse_overlaps() -> None:
+    host = np.zeros(64 * 1024, dtype=np.int16)
+    tile = Pattern(offset=0, sizes=(1, 4, 64, 64), strides=(0, 64, 1024, 1))
+    assert _piece_views(host, tile, 4096, write=False) is not None
+    assert _piece_views(host, tile, 4096, write=True) is not None
+    rows = Pattern(offset=3, sizes=(1, 2, 4, 4), strides=(0, 2, 8, 1))
+    assert _piece_views(host, rows, 32, write=False) is not None
+    assert _piece_views(host, rows, 32, write=True) is None  # elements written twice
+    assert _piece_views(host, tile, 3 * 64, write=False) is None  # not one regular block
+
+
+def _matmul_plain(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n: int,
+                  r: int, s: int, t: int, shift: int = 0) -> None:
+    """The definition: unblock, widen, C + A @ B, reblock."""
+    flt = c.dtype.kind not in "iu"
+    wide = np.float32 if flt else np.int64
+    A = unblock(a.reshape(-1), m, k, r, s).astype(wide)
+    B = unblock(b.reshape(-1), k, n, s, t).astype(wide)
+    C = unblock(c.reshape(-1), m, n, r, t).astype(wide)
+    if flt or c.dtype.itemsize >= 4:
+        c.reshape(-1)[...] = block(C + A @ B, r, t).astype(c.dtype)
+    else:
+        c.reshape(-1)[...] = block(srs((C << shift) + A @ B, shift, c.dtype), r, t)
+
+
+@pytest.mark.parametrize("din,dout,mmul,shift", [
+    ("bf16", "f32", (4, 8, 4), 0), ("bf16", "bf16", (4, 8, 4), 0), ("bf16", "f32", (4, 8, 8), 0),
+    ("i8", "i32", (4, 8, 8), 0), ("i8", "i8", (4, 8, 8), 5), ("i16", "i32", (4, 4, 4), 0)])
+def test_matmul_reference_is_bit_identical_to_its_definition(
+        din: str, dout: str, mmul: tuple[int, int, int], shift: int) -> None:
+    from aiedsl.dtypes import dtype as lookup
+
+    rng = np.random.default_rng(7)
+    r, s, t = mmul
+    m, k, n = 2 * r * 3, s * 5, 2 * t * 2
+
+    def arr(name: str, size: int) -> np.ndarray:
+        dt = np.dtype(lookup(name).numpy)
+        if dt.kind in "iu":
+            info = np.iinfo(dt)
+            return rng.integers(info.min, info.max, size, endpoint=True).astype(dt)
+        return (rng.standard_normal(size) * 4).astype(np.float32).astype(dt)
+
+    a, b = arr(din, m * k).reshape(m, k), arr(din, k * n).reshape(k, n)
+    c = arr(dout, m * n).reshape(m, n)
+    want, got = c.copy(), c.copy()
+    for _ in range(3):  # accumulating calls
+        _matmul_plain(a, b, want, m=m, k=k, n=n, r=r, s=s, t=t, shift=shift)
+        matmul_ref(a, b, got, m=m, k=k, n=n, r=r, s=s, t=t, shift=shift)
+    assert got.dtype == want.dtype
+    assert got.tobytes() == want.tobytes()
+
+
+def test_step_dmas_keep_requests_for_explanations() -> None:
+    """A DMA driven by a step function leaves the request it waits on, as a generator would."""
+    handle = load_design("designs/passthrough.py", {"N": "4096", "TILE": "1024"})
+    m = simulate(handle).machine
+    steps = [p for p in m.engine.procs if p.step is not None]
+    assert steps and all(p.kind in ("mm2s", "s2mm") and not p.info.get("shim") for p in steps)
+    # After the run every on-chip channel waits for its next part: a lock or its stream.
+    assert all(p.request is not None and p.request[0] in ("acq", "get") for p in steps)
+    owners = {type(p.step.__self__) for p in steps}  # type: ignore[union-attr]
+    assert owners == {Receive, Send}
+
+
+def test_identical_runs_give_identical_timing() -> None:
+    handle = load_design("designs/gemm_bf16.py", {"M": "256", "K": "256", "N": "256"})
+    runs = [simulate(handle, seed=1) for _ in range(2)]
+    a, b = (r.timing for r in runs)
+    assert (a.cycles, a.core_busy, a.channel_busy) == (b.cycles, b.core_busy, b.channel_busy)
+    assert all(np.array_equal(x, y) for x, y in itertools.zip_longest(
+        runs[0].outputs.values(), runs[1].outputs.values()))
+    assert runs[0].passed
