@@ -1326,6 +1326,7 @@ def test_kernel_signature_float_for_int(design_file: DesignFile) -> None:
         "d.py:14: error [kernel signature]: argument 3 ('n') of 'scale_i16_1024' is i32, but "
         "core[0,0] passes 2.5\n"
         "  limit: scale_i16_1024(src: 1024xi16, dst: 1024xi16, factor: 1xi32, n: i32)\n"
+        "  found: 2.5\n"
         "  fix: pass an int"
     )
 

@@ -117,32 +117,48 @@ def check_kernel_calls(d: Design) -> None:
                         f"scalar {param.dtype}, but {core.name} passes a buffer", loc=call.loc,
                         limit=_sig(k), fix="pass a Python int or float")
                 elif param.dtype.startswith(("i", "u")) and not isinstance(arg.value, int):
+                    # an integer type takes an integer literal: MLIR's parser refuses a float
+                    # literal for an integer constant, and a silent int() would hide the bug
                     raise DesignError(
                         "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is "
                         f"{param.dtype}, but {core.name} passes {arg.value!r}", loc=call.loc,
-                        limit=_sig(k), fix="pass an int")
+                        limit=_sig(k), found=repr(arg.value),
+                        fix="pass an int")
                 else:
                     lo, hi = _scalar_range(param.dtype)
                     if not lo <= arg.value <= hi:  # False for NaN too
                         raise DesignError(
                             "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
                             f"is {param.dtype}, but {core.name} passes {arg.value!r}",
-                            loc=call.loc, limit=f"{param.dtype} values from {lo:g} to {hi:g}",
+                            loc=call.loc,
+                            limit=f"{param.dtype} values from {_bound(lo)} to {_bound(hi)}",
                             found=repr(arg.value),
                             fix=f"pass a value {param.dtype} can hold, or declare the scalar "
                                 "with a wider type")
 
 
 def _scalar_range(dt: str) -> tuple[float, float]:
-    """Smallest and largest value of a scalar kernel argument of dtype ``dt`` (finite)."""
+    """Smallest and largest value of a scalar kernel argument of dtype ``dt`` (finite).
+
+    Integers: the dtype's own range (MLIR's parser would also take a signless bit pattern such
+    as ``200 : i8``, but the kernel would then read -56). Floats: the largest finite value;
+    beyond it the constant becomes infinity.
+    """
     import numpy as np
 
     info = dtype(dt)
     if info.is_float:
-        top = float(np.finfo(np.dtype(info.numpy)).max)
+        import ml_dtypes  # numpy's finfo does not know bfloat16
+
+        top = float(ml_dtypes.finfo(info.numpy).max)
         return -top, top
     ii = np.iinfo(np.dtype(info.numpy))
     return int(ii.min), int(ii.max)
+
+
+def _bound(x: float) -> str:
+    """An end of a scalar range: integers exactly (2147483647, not 2.14748e+09), floats short."""
+    return str(x) if isinstance(x, int) else f"{x:g}"
 
 
 def _count(n: int, noun: str) -> str:

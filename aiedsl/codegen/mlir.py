@@ -125,9 +125,32 @@ class _Namer:
 
 
 def _scalar_type(dtype: str) -> str:
+    """The MLIR type of a scalar kernel argument: signless for integers (``u8`` -> ``i8``), as
+    ``arith.constant`` requires ("integer return type must be signless"); the kernel's C++
+    ``uint8_t`` reads the same bits."""
     from aiedsl.dtypes import dtype as lookup
 
-    return lookup(dtype).mlir
+    ty = lookup(dtype).mlir
+    return ty[1:] if ty.startswith("ui") else ty
+
+
+def scalar_literal(value: float, dtype: str) -> str:
+    """``value`` as an MLIR literal of scalar type ``dtype``.
+
+    Integers as written (a ``u8`` 200 is ``200 : i8``, which MLIR's parser takes as the bit
+    pattern the kernel reads as 200). Floats always with a dot: MLIR refuses a decimal integer
+    for a float type ("unexpected decimal integer literal for a floating point value") and its
+    float literal is ``[0-9]+[.][0-9]*([eE][-+]?[0-9]+)?``, so Python's ``1e-05`` becomes
+    ``1.0e-05``. The shortest repr that round-trips the double: the same value, the same text.
+    """
+    from aiedsl.dtypes import dtype as lookup
+
+    if not lookup(dtype).is_float:
+        return str(int(value))
+    mantissa, e, exponent = repr(float(value)).partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + (f"e{exponent}" if e else "")
 
 
 def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
@@ -154,7 +177,8 @@ def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
                 else:
                     ty = _scalar_type(param.dtype)
                     ssa = namer("arg")
-                    scalars.append({"ssa": ssa, "value": a.value, "type": ty})
+                    scalars.append({"ssa": ssa, "value": scalar_literal(a.value, param.dtype),
+                                    "type": ty})
                     operands.append(ssa)
                     types.append(ty)
             out.append({"op": "call", "kernel": op.kernel, "operands": operands, "types": types,

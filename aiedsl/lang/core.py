@@ -21,6 +21,7 @@ Example
 from __future__ import annotations
 
 import inspect
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -65,6 +66,11 @@ class CoreBuilder:
         self.emit(Release(fifo=f.name, port=port, count=n, loc=loc))
 
 
+MAX_LOOP_COUNT = 2 ** 63 - 1
+"""Most iterations of one ``loop()``: its count is an ``arith.constant ... : index`` bound of
+an ``scf.for``, and MLIR's index constants are 64-bit signed (2^63 would read as negative)."""
+
+
 class loop:
     """``for _ in loop(n):`` records one ``scf.for`` of ``n`` iterations; the body runs once.
 
@@ -78,6 +84,12 @@ class loop:
             raise DesignError("loop", f"loop({count!r}) needs a positive integer count",
                               loc=self.loc, found=repr(count),
                               fix="use an integer >= 1 (// divides exactly)")
+        if count > MAX_LOOP_COUNT:
+            # the count becomes an MLIR index constant: 64-bit, and the loop compares signed
+            raise DesignError("loop", f"loop({count}) has more iterations than an MLIR index "
+                              "constant holds", loc=self.loc,
+                              limit=f"1 to {MAX_LOOP_COUNT} (2^63 - 1)", found=str(count),
+                              fix="use a count of at most sys.maxsize (2^63 - 1)")
         self.count = count
         self.core = current_core("loop(...)")
         self._state = 0
@@ -180,10 +192,41 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
                     "kernel call", f"argument {i} of '{symbol}' is a {a.count}-element acquire "
                     f"of '{a.fifo.name}'", loc=loc, fix="pass one element: buf[0], buf[1], ...")
             out.append(BufferArg(value=a.value, index=a.index))
-        elif isinstance(a, (int, float)) and not isinstance(a, bool):
-            out.append(ScalarArg(value=a, dtype="i32" if isinstance(a, int) else "f32"))
+        elif _is_bool(a):
+            # no aiedsl dtype is a bool (MLIR's i1): True would be taken as 1 silently
+            raise DesignError(
+                "kernel call", f"argument {i} of '{symbol}' is the bool {a!r}", loc=loc,
+                limit="an acquired buffer, or an int or float scalar", found=repr(a),
+                fix=f"pass {int(a)} (int(flag)) for an integer scalar")
+        elif (value := _number(a)) is not None:
+            out.append(ScalarArg(value=value, dtype="i32" if isinstance(value, int) else "f32"))
         else:
             raise DesignError(
                 "kernel call", f"argument {i} of '{symbol}' is {type(a).__name__} {a!r}",
                 loc=loc, fix="pass acquired buffers and int or float scalars")
     core.emit(Call(kernel=symbol, args=tuple(out), loc=loc))
+
+
+def _is_bool(a: Any) -> bool:
+    """Python's or numpy's bool (``np.bool_`` is not a subclass of ``bool``)."""
+    if isinstance(a, bool):
+        return True
+    np = sys.modules.get("numpy")  # numpy is only loaded when the design imported it
+    return np is not None and isinstance(a, np.bool_)
+
+
+def _number(a: Any) -> int | float | None:
+    """``a`` as a Python int or float: a Python number as it is, a numpy integer or floating
+    scalar (``np.int32(5)``, ``x.max()``, bf16 included) as its Python value; None for anything
+    else (bools are rejected before)."""
+    if isinstance(a, (int, float)):
+        return a
+    np = sys.modules.get("numpy")
+    if np is None or not isinstance(a, np.generic) or a.ndim != 0:
+        return None
+    if isinstance(a, np.integer):
+        return int(a)
+    ml = sys.modules.get("ml_dtypes")  # bfloat16 is not an np.floating
+    if isinstance(a, np.floating) or (ml is not None and isinstance(a, ml.bfloat16)):
+        return float(a)
+    return None

@@ -148,7 +148,10 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
                     f"'{fifo}' only after the wait it is blocked in", later.loc)
         moved = [op for op in m.design.runtime
                  if isinstance(op, Transfer) and op.op == verb and op.fifo == fifo]
-        n = sum(op.pattern.numel for op in moved) // m.design.fifo(fifo).elem.numel
+        # the DMA moves bytes: a host tensor may be typed differently from the fifo
+        nbytes = sum(op.pattern.numel * m.design.tensor(op.tensor).type.dt.itemsize
+                     for op in moved)
+        n = nbytes // m.design.fifo(fifo).elem.nbytes
         return (f"{subject} has no transfer left: the runtime {verb}s only {n} element(s) of "
                 f"'{fifo}' in all", moved[0].loc if moved else loc)
     if kind == "get":
