@@ -1,7 +1,8 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
-:func:`check_design` runs them in order: structure, static hangs, kernel calls and sources, DMA
-layouts, balance, kernel layouts, placement, resources, then allocation and routing. It returns the placed design, now carrying its
+:func:`check_design` runs them in order: structure, static hangs, kernel calls, runtime
+parameters, kernel sources, DMA layouts, balance, kernel layouts, placement, resources, then
+allocation and routing. It returns the placed design, now carrying its
 :class:`~aiedsl.ir.Physical` part, and its per-tile usage. :func:`draft` does the placement,
 allocation and routing without judging them, so a map can show what is over its limits.
 """
@@ -14,6 +15,7 @@ from aiedsl.checks.kernels import check_kernel_sources
 from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
+from aiedsl.checks.rtp import check_rtps
 from aiedsl.checks.structure import (
     check_acquires, check_balance, check_kernel_calls, check_links, check_outputs_written,
 )
@@ -32,6 +34,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_acquires(d)
     check_hangs(d)
     check_kernel_calls(d)
+    check_rtps(d)
     check_kernel_sources(d)
     check_dma(d)  # before balance: a malformed pattern is the more specific error
     check_balance(d)

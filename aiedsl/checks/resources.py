@@ -130,6 +130,15 @@ def usage(d: Design) -> dict[Coord, TileUsage]:
         u = at(s.tile)
         add_buffers(u, s, link.loc)
         add_locks(u, f"{link.kind} {s.fifo}", s, link.loc)
+    tiles_of = {c.name: c.tile for c in d.cores}
+    for b in d.barriers:  # a lock of its own in each core that waits on it
+        for core in b.cores:
+            at(tiles_of[core]).locks.append(Use(f"barrier {b.name}", 1, b.loc,
+                                                locks=((b.name, b.init),)))
+    for r in d.rtps:  # a runtime parameter is an aie.buffer in its core's memory
+        nbytes = r.type.nbytes
+        at(tiles_of[r.core]).memory.append(Use(f"rtp {r.name} {nbytes} B", nbytes, r.loc,
+                                               buffers=((r.name, nbytes),)))
     _shim_bds(d, at)
     return dict(sorted(tiles.items(), key=lambda kv: (kv[0][1], kv[0][0])))
 
@@ -142,7 +151,8 @@ def _shim_bds(d: Design, at) -> None:  # type: ignore[no-untyped-def]
         if isinstance(op, Wait):
             in_flight.clear()
             continue
-        assert isinstance(op, Transfer)
+        if not isinstance(op, Transfer):  # an rtp write is a register write: no BD
+            continue
         e = d.shim_end(op)
         assert e.tile is not None
         in_flight[e.tile] += 1
@@ -164,7 +174,8 @@ def check_task_queues(d: Design, target: TargetModel) -> None:
         if isinstance(op, Wait):
             queued.clear()
             continue
-        assert isinstance(op, Transfer)
+        if not isinstance(op, Transfer):  # an rtp write pushes no task
+            continue
         e = d.shim_end(op)
         assert e.tile is not None
         q = queued[(e.tile, op.fifo)]

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import BufferArg, Design, Fifo, Pattern, ScalarArg, Transfer
+from aiedsl.ir import BufferArg, Design, Fifo, Pattern, RtpArg, ScalarArg, Transfer
 from aiedsl.checks.program import acquires, calls, max_acquire, released
 
 
@@ -97,9 +97,11 @@ def check_kernel_calls(d: Design) -> None:
             for i, (arg, param) in enumerate(zip(call.args, k.args)):
                 if param.kind == "buffer":
                     if not isinstance(arg, BufferArg):
+                        what = (f"rtp slot '{arg.rtp}'[{arg.index}]" if isinstance(arg, RtpArg)
+                                else f"the scalar {arg.value!r}")
                         raise DesignError(
                             "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
-                            f"is a buffer, but {core.name} passes the scalar {arg.value!r}",
+                            f"is a buffer, but {core.name} passes {what}",
                             loc=call.loc, limit=_sig(k), fix="pass an acquired fifo element")
                     elem = d.fifo(acq[arg.value].fifo).elem
                     assert param.type is not None
@@ -111,6 +113,14 @@ def check_kernel_calls(d: Design) -> None:
                             limit=_sig(k), found=str(elem),
                             fix="pass a fifo of the kernel's element type, or declare the "
                             "kernel for this shape")
+                elif isinstance(arg, RtpArg):
+                    if arg.dtype != param.dtype:
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"is {param.dtype}, but {core.name} passes rtp slot "
+                            f"'{arg.rtp}'[{arg.index}] ({arg.dtype})", loc=call.loc,
+                            limit=_sig(k), found=arg.dtype,
+                            fix=f"pass it to a {arg.dtype} parameter (the kernel narrows it)")
                 elif not isinstance(arg, ScalarArg):
                     raise DesignError(
                         "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "

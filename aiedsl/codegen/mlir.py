@@ -11,7 +11,11 @@ from typing import Any
 
 from aiedsl.version import __version__
 from aiedsl.codegen.env import render
-from aiedsl.ir import Acquire, BufferArg, Call, Design, Fifo, Loop, Op, Pattern, Release, Transfer
+from aiedsl.ir import (
+    Acquire, BarrierWait, BufferArg, Call, Design, Fifo, Loop, Op, Pattern, Release, RtpArg,
+    RtpWrite, SetBarrier, Transfer,
+)
+from aiedsl.place.alloc import barrier_lock_name
 from aiedsl.targets import get_target
 
 _PORT = {"produce": "Produce", "consume": "Consume"}
@@ -71,13 +75,19 @@ def render_mlir(d: Design) -> str:
         "symbol": k.symbol, "object": f"{k.symbol}.o",
         "types": [a.type.mlir() if a.type else _scalar_type(a.dtype) for a in k.args],
     } for k in d.kernels]
+    tile_of = {c.name: c.tile for c in d.cores}
+    rtps = {r.name: {"name": r.name, "tile": tile_of[r.core], "memref": r.type.mlir(),
+                     "loc": r.loc} for r in d.rtps}
+    locks = {(b.name, core): {"name": barrier_lock_name(b.name, tile_of[core]),
+                              "tile": tile_of[core], "init": b.init, "loc": b.loc}
+             for b in d.barriers for core in b.cores}
     cores = []
     for c in d.cores:
         namer = _Namer()
         cores.append({
             "name": c.name, "tile": c.tile, "loc": c.loc, "stack": c.stack,
             "stack_attr": c.stack != target.default_stack,
-            "body": _body(c.body, d, fifos, namer, {}),
+            "body": _body(c.body, d, fifos, namer, {}, rtps, locks, c.name),
         })
     tensors = {t.name: t for t in d.tensors}
     args = [{"name": t.name, "memref": f"memref<{t.type.numel}x{t.type.dt.mlir}>"}
@@ -97,14 +107,22 @@ def render_mlir(d: Design) -> str:
                 "offsets": offsets, "sizes": op.pattern.sizes,
                 "strides": strides, "loc": op.loc,
                 "memref": f"memref<{t.type.numel}x{t.type.dt.mlir}>"})
+        elif isinstance(op, RtpWrite):
+            runtime.append({"op": "rtp_write", "rtp": op.rtp, "index": op.index,
+                            "value": op.value, "loc": op.loc})
+        elif isinstance(op, SetBarrier):
+            for core in d.barrier(op.barrier).cores:  # one lock per waiting core
+                runtime.append({"op": "set_lock", "lock": locks[(op.barrier, core)]["name"],
+                                "value": op.value, "loc": op.loc})
         else:
             next_id.clear()  # BD ids are free again once the sequence has waited
             runtime.append({"op": "wait", "fifo": op.fifo, "loc": op.loc})
     return render(
         "aie.mlir.j2", version=__version__,
         design={"name": d.name, "device": d.device, "file": d.loc.file, "defines": d.defines},
-        tiles=sorted(tiles), fifos=fifo_views, links=links, kernels=kernels, cores=cores,
-        args=args, runtime=runtime)
+        tiles=sorted(tiles), rtps=list(rtps.values()), locks=list(locks.values()),
+        fifos=fifo_views, links=links,
+        kernels=kernels, cores=cores, args=args, runtime=runtime)
 
 
 def _depths(f: Fifo) -> list[int]:
@@ -154,10 +172,14 @@ def scalar_literal(value: float, dtype: str) -> str:
 
 
 def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
-          acquired: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+          acquired: dict[str, dict[str, Any]], rtps: dict[str, dict[str, Any]],
+          locks: dict[tuple[str, str], dict[str, Any]], core: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for op in ops:
-        if isinstance(op, Acquire):
+        if isinstance(op, BarrierWait):
+            out.append({"op": "barrier_wait", "lock": locks[(op.barrier, core)]["name"],
+                        "value": op.value, "loc": op.loc})
+        elif isinstance(op, Acquire):
             view = {"op": "acquire", "ssa": namer("view"), "fifo": op.fifo,
                     "port": _PORT[op.port], "count": op.count,
                     "memref": fifos[op.fifo].elem.mlir(), "loc": op.loc}
@@ -168,12 +190,20 @@ def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
                         "count": op.count, "loc": op.loc})
         elif isinstance(op, Call):
             k = d.kernel(op.kernel)
-            operands, types, scalars = [], [], []
+            operands, types, scalars, loads = [], [], [], []
             for a, param in zip(op.args, k.args):
                 if isinstance(a, BufferArg):
                     view = acquired[a.value]
                     operands.append(f"{view['ssa']}_{a.index}")
                     types.append(view["memref"])
+                elif isinstance(a, RtpArg):
+                    # loaded right before the call: each call sees the host's latest write
+                    r = rtps[a.rtp]
+                    ssa = namer("rtp")
+                    loads.append({"ssa": ssa, "index_ssa": namer("idx"), "rtp": a.rtp,
+                                  "index": a.index, "memref": r["memref"], "loc": a.loc})
+                    operands.append(ssa)
+                    types.append(_scalar_type(param.dtype))
                 else:
                     ty = _scalar_type(param.dtype)
                     ssa = namer("arg")
@@ -182,9 +212,9 @@ def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
                     operands.append(ssa)
                     types.append(ty)
             out.append({"op": "call", "kernel": op.kernel, "operands": operands, "types": types,
-                        "scalars": scalars, "loc": op.loc})
+                        "scalars": scalars, "loads": loads, "loc": op.loc})
         elif isinstance(op, Loop):
             out.append({"op": "loop", "count": op.count, "bound": namer("n"),
                         "iv": namer("i"), "loc": op.loc,
-                        "body": _body(op.body, d, fifos, namer, acquired)})
+                        "body": _body(op.body, d, fifos, namer, acquired, rtps, locks, core)})
     return out

@@ -2,8 +2,9 @@
 
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.nodes import (
-    Acquire, Arg, BufferArg, Call, Core, Design, Endpoint, Fifo, Herd, HostTensor, Kernel,
-    KernelArg, Link, Loop, Op, Release, RuntimeOp, ScalarArg, Transfer, Wait,
+    Acquire, Arg, Barrier, BarrierWait, BufferArg, Call, Core, Design, Endpoint, Fifo, Herd,
+    HostTensor, Kernel, KernelArg, Link, Loop, Op, Release, Rtp, RtpArg, RtpWrite, RuntimeOp,
+    ScalarArg, SetBarrier, Transfer, Wait,
 )
 from aiedsl.ir.physical import (
     Bd, BufferAlloc, Connect, DmaChannel, LockAlloc, PacketFlow, Physical, Route,
@@ -11,8 +12,10 @@ from aiedsl.ir.physical import (
 from aiedsl.ir.types import Dim, Pattern, TensorType
 
 __all__ = [
-    "Acquire", "Arg", "Bd", "BufferAlloc", "BufferArg", "Call", "Connect", "Core", "Design", "Dim",
+    "Acquire", "Arg", "Barrier", "BarrierWait", "Bd", "BufferAlloc", "BufferArg", "Call",
+    "Connect", "Core", "Design", "Dim",
     "DmaChannel", "Endpoint", "Fifo", "Herd", "HostTensor", "Kernel", "KernelArg", "Link",
-    "Loc", "LockAlloc", "Loop", "Op", "PacketFlow", "Pattern", "Physical", "Release", "Route", "RuntimeOp",
-    "ScalarArg", "TensorType", "Transfer", "Wait",
+    "Loc", "LockAlloc", "Loop", "Op", "PacketFlow", "Pattern", "Physical", "Release", "Route",
+    "Rtp", "RtpArg", "RtpWrite", "RuntimeOp",
+    "ScalarArg", "SetBarrier", "TensorType", "Transfer", "Wait",
 ]

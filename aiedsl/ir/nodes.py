@@ -103,7 +103,22 @@ class ScalarArg(_Node):
     dtype: str
 
 
-Arg = Annotated[Union[BufferArg, ScalarArg], Field(discriminator="kind")]
+class RtpArg(_Node):
+    """A kernel argument read from a runtime parameter: slot ``index`` of rtp buffer ``rtp``,
+    loaded (``memref.load``) right before the call, so each call sees the value the host last
+    wrote."""
+
+    kind: Literal["rtp"] = "rtp"
+    rtp: str
+    """The :class:`Rtp` buffer's name."""
+    index: int
+    dtype: str
+    """The slot's element type (the rtp's dtype)."""
+    loc: Loc
+    """Where the core function read it (``thr[0]``)."""
+
+
+Arg = Annotated[Union[BufferArg, ScalarArg, RtpArg], Field(discriminator="kind")]
 
 
 class Acquire(_Node):
@@ -147,7 +162,17 @@ class Loop(_Node):
     loc: Loc
 
 
-Op = Annotated[Union[Acquire, Release, Call, Loop], Field(discriminator="op")]
+class BarrierWait(_Node):
+    """Wait until this core's lock of runtime barrier ``barrier`` holds at least ``value``, then
+    take ``value`` from it (``aie.use_lock(..., AcquireGreaterEqual, value)``)."""
+
+    op: Literal["barrier_wait"] = "barrier_wait"
+    barrier: str
+    value: int
+    loc: Loc
+
+
+Op = Annotated[Union[Acquire, Release, Call, Loop, BarrierWait], Field(discriminator="op")]
 
 
 class Herd(_Node):
@@ -174,6 +199,34 @@ class Core(_Node):
     body: tuple[Op, ...]
     stack: int
     """Bytes of stack reserved in data memory."""
+    loc: Loc
+
+
+class Rtp(_Node):
+    """A runtime-parameter buffer (IRON's ``Buffer(..., use_write_rtp=True)``): an
+    ``aie.buffer`` in the memory of the one core that reads it, which the runtime sequence writes
+    word by word (``aiex.npu.rtp_write``) and the core reads before kernel calls."""
+
+    name: str
+    """Its ``sym_name`` in the emitted MLIR."""
+    type: TensorType
+    core: str
+    """The core it lives in (the core that reads it)."""
+    loc: Loc
+    """Where it was declared."""
+    read_at: Loc
+    """Where that core first read it (what put it in that core)."""
+
+
+class Barrier(_Node):
+    """A runtime barrier (IRON's ``WorkerRuntimeBarrier``): one lock in each core that waits on
+    it, which the runtime sequence sets (``aiex.set_lock``) and the core acquires."""
+
+    name: str
+    init: int
+    """The locks' initial value."""
+    cores: tuple[str, ...]
+    """The cores that wait on it, each with its own lock (in core order)."""
     loc: Loc
 
 
@@ -254,7 +307,28 @@ class Wait(_Node):
     loc: Loc
 
 
-RuntimeOp = Annotated[Union[Transfer, Wait], Field(discriminator="op")]
+class RtpWrite(_Node):
+    """Write ``value`` into slot ``index`` of runtime parameter ``rtp``, at this point of the
+    runtime sequence (``aiex.npu.rtp_write``, lowered to one ``write32`` into the core's memory)."""
+
+    op: Literal["rtp_write"] = "rtp_write"
+    rtp: str
+    index: int
+    value: int
+    loc: Loc
+
+
+class SetBarrier(_Node):
+    """Set every lock of barrier ``barrier`` to ``value`` (``aiex.set_lock``: one register write
+    per lock; it replaces the lock's value, it does not add to it)."""
+
+    op: Literal["set_barrier"] = "set_barrier"
+    barrier: str
+    value: int
+    loc: Loc
+
+
+RuntimeOp = Annotated[Union[Transfer, Wait, RtpWrite, SetBarrier], Field(discriminator="op")]
 
 
 class Design(_Node):
@@ -273,6 +347,10 @@ class Design(_Node):
     cores: tuple[Core, ...]
     kernels: tuple[Kernel, ...] = ()
     runtime: tuple[RuntimeOp, ...]
+    rtps: tuple[Rtp, ...] = ()
+    """Runtime-parameter buffers, in declaration order."""
+    barriers: tuple[Barrier, ...] = ()
+    """Runtime barriers, in declaration order."""
     placed: bool = False
     """True once every tile is decided (after :func:`aiedsl.place.place`)."""
     physical: Physical | None = None
@@ -291,6 +369,20 @@ class Design(_Node):
             if k.symbol == symbol:
                 return k
         raise KeyError(symbol)
+
+    def rtp(self, name: str) -> Rtp:
+        """The runtime-parameter buffer called ``name``."""
+        for r in self.rtps:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def barrier(self, name: str) -> Barrier:
+        """The runtime barrier called ``name``."""
+        for b in self.barriers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
 
     def tensor(self, name: str) -> HostTensor:
         """The host tensor called ``name``."""

@@ -78,7 +78,7 @@ class BufferAlloc(_Node):
     its buffers out one after the other, mlir-aie records no bank; aiedsl gives the bank the
     buffer starts in."""
     fifo: str | None = None
-    """The fifo it belongs to (None for a core's stack)."""
+    """The fifo it belongs to (None for a core's stack or a runtime-parameter buffer)."""
 
 
 class LockAlloc(_Node):
@@ -90,6 +90,7 @@ class LockAlloc(_Node):
     name: str
     init: int
     fifo: str
+    """The fifo it belongs to ("" for a runtime barrier's lock)."""
 
 
 class Connect(_Node):

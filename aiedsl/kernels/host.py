@@ -32,7 +32,7 @@ from aiedsl.cache import cache_dir
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.codegen.cpp import KernelText, kernel_text
-from aiedsl.ir import Call, Kernel, Loc, ScalarArg
+from aiedsl.ir import Call, Kernel, Loc, RtpArg, RtpWrite, ScalarArg
 from aiedsl.kernels.base import KERNELS_CPP
 from aiedsl.lang.design import DesignHandle
 
@@ -120,7 +120,8 @@ class KernelCase:
 
 
 def design_cases(handle: DesignHandle) -> list[KernelCase]:
-    """Every kernel a design calls, with the scalars of its first call."""
+    """Every kernel a design calls, with the scalars of its first call (an rtp slot's: the
+    value the runtime sequence first writes into it)."""
     from aiedsl.checks import check_design
     from aiedsl.checks.program import calls
 
@@ -133,6 +134,11 @@ def design_cases(handle: DesignHandle) -> list[KernelCase]:
     for k in placed.kernels:
         args = first[k.symbol].args
         scalars = {a.name: v.value for a, v in zip(k.args, args) if isinstance(v, ScalarArg)}
+        # an rtp slot: the value the runtime writes into it first
+        writes = {(w.rtp, w.index): w.value for w in reversed(placed.runtime)
+                  if isinstance(w, RtpWrite)}
+        scalars |= {a.name: writes[(v.rtp, v.index)] for a, v in zip(k.args, args)
+                    if isinstance(v, RtpArg) and (v.rtp, v.index) in writes}
         out.append(KernelCase(k, kernel_text(placed, k), handle.kernels[k.symbol].run_reference,
                               scalars))
     return out

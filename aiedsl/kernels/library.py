@@ -1,4 +1,4 @@
-"""The shipped kernel library: matmul, zero, passthrough and scale.
+"""The shipped kernel library: matmul, zero, passthrough, scale, threshold and more.
 
 Each factory returns a :class:`~aiedsl.kernels.base.Kernel` whose symbol carries its shape, whose
 C++ is a file in ``kernels_cpp/``, and whose numpy reference computes on the buffers exactly as the
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aiedsl.dtypes import DType, bf16, i16, i32
+from aiedsl.dtypes import DType, bf16, i16, i32, u8
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Kernel, buffer, declare, scalar
@@ -227,6 +227,30 @@ def scale(n: int) -> Kernel:
         params={"n": n})
 
 
+def threshold_ref(src: np.ndarray, dst: np.ndarray, level: int, length: int,
+                  **_: object) -> None:
+    """``dst = min(src, thr mod 256)`` for ``length`` uint8 values (the truncating threshold)."""
+    t = np.uint8(int(level) & 0xFF)  # static_cast<uint8_t>: the low 8 bits
+    dst.reshape(-1)[:length] = np.minimum(src.reshape(-1)[:length], t)
+
+
+def threshold(n: int) -> Kernel:
+    """Truncate ``n`` uint8 values at a threshold (``min(x, thr)``): the threshold is an int32
+    scalar, typically a runtime parameter (``thr[0]`` of an :func:`aiedsl.rtp`), of which the
+    kernel uses the low 8 bits."""
+    t = TensorType(shape=(n,), dtype=u8.name)
+    _check_width(t, 64)
+    return declare(
+        f"threshold_u8_{n}", source="threshold.cc", entry=f"threshold_u8<{n}>",
+        args=[buffer("src", t), buffer("dst", t, "out"), scalar("thr", i32), scalar("n", i32)],
+        reference=threshold_ref, cycles=2 * (n // 64) + 14, ops=n,
+        cost="2(n/64) + 14: one 64-lane uint8 vmin per 512-bit load, store-bound at 2 cycles "
+        "per vector like scale.cc (kernels_cpp/threshold.cc)",
+        # thr: only the value `aiedsl kernel test` runs the C++ with (the design's comes from
+        # its call); 50 sits inside the test's random pixels (0..100), so both branches run
+        params={"n": n, "thr": 50})
+
+
 def _check_width(t: TensorType, width: int) -> None:
     if t.numel % width:
         raise DesignError(
@@ -364,6 +388,7 @@ def samples() -> list[Kernel]:
     for dt, sizes in (("i32", (16, 1024)), ("i16", (64,)), ("bf16", (512,))):
         out += [passthrough(T(shape=(n,), dtype=dt)) for n in sizes]
     out += [scale(n) for n in (32, 1024)]
+    out += [threshold(n) for n in (64, 1024)]
     for dt, sizes in (("i16", (32, 1024)), ("i32", (16, 256))):
         out += [add(T(shape=(n,), dtype=dt)) for n in sizes]
         out += [mul(T(shape=(n,), dtype=dt)) for n in sizes]

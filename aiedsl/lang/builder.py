@@ -7,14 +7,14 @@ from typing import Any
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import (
-    Core, Design, Endpoint, Fifo, Herd, HostTensor, Kernel, Link, Loc, TensorType, Transfer,
-    Wait,
+    Barrier, Core, Design, Endpoint, Fifo, Herd, HostTensor, Kernel, Link, Loc, Rtp, RtpWrite,
+    SetBarrier, TensorType, Transfer, Wait,
 )
 from aiedsl.lang.channel import Channel
 from aiedsl.lang.fifo import DimsSpec, EndpointUse, ObjectFifo, to_dims
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin
-from aiedsl.lang.runtime import RuntimeBuilder
+from aiedsl.lang.runtime import RtpWriteRecord, RuntimeBuilder, SetBarrierRecord
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.targets import TargetModel
 
@@ -46,6 +46,10 @@ class DesignBuilder:
     kernel_objs: dict[str, Any] = field(default_factory=dict)
     runtime: RuntimeBuilder | None = None
     runtime_loc: Loc | None = None
+    rtps: dict[str, Any] = field(default_factory=dict)
+    """Runtime-parameter buffers by name (:class:`aiedsl.lang.rtp.RtpRef`)."""
+    barriers: dict[str, Any] = field(default_factory=dict)
+    """Runtime barriers by name (:class:`aiedsl.lang.rtp.BarrierRef`)."""
     _names: dict[str, int] = field(default_factory=dict)
 
     # -- declarations ----------------------------------------------------------------------------
@@ -188,13 +192,47 @@ class DesignBuilder:
             name=self.name, device=self.target.name, loc=self.loc, defines=defines,
             tensors=tuple(tensors), fifos=tuple(fifos), links=tuple(links),
             herds=tuple(self.herds), cores=tuple(self.cores),
-            kernels=tuple(self.kernels.values()), runtime=tuple(runtime_ops))
+            kernels=tuple(self.kernels.values()), runtime=tuple(runtime_ops),
+            rtps=tuple(self._rtp_ir(r) for r in self.rtps.values()),
+            barriers=tuple(self._barrier_ir(b) for b in self.barriers.values()))
 
-    def _resolve_runtime(self) -> list[Transfer | Wait]:
-        ops: list[Transfer | Wait] = []
+    def _barrier_ir(self, b: Any) -> Barrier:
+        if not b.cores:
+            raise DesignError(
+                "barrier unused", f"barrier '{b.name}' is never waited on by a core",
+                loc=b.loc, limit="a barrier is a lock in each core that waits on it",
+                fix="call wait_for_value on it in a core function, or remove it")
+        order = {c.name: i for i, c in enumerate(self.cores)}
+        return Barrier(name=b.name, init=b.init, cores=tuple(sorted(b.cores, key=order.get)),
+                       loc=b.loc)
+
+    def _rtp_ir(self, r: Any) -> Rtp:
+        if r.core is None:
+            raise DesignError(
+                "rtp unused", f"rtp '{r.name}' is never read by a core", loc=r.loc,
+                limit="an rtp lives in the memory of the core that reads it",
+                fix="read it in a core function (thr[0]) and pass it to a kernel call, or "
+                "remove it")
+        # one MLIR symbol table holds fifos, kernels and buffers: a shared name would not parse
+        for what, names in (("fifo", self.fifos), ("kernel", self.kernels)):
+            if r.name in names:
+                raise DesignError(
+                    "name", f"rtp '{r.name}' has the name of a {what}", loc=r.loc,
+                    limit="fifos, kernels and rtps share one MLIR symbol table",
+                    found=r.name, fix="rename the rtp")
+        return Rtp(name=r.name, type=r.type, core=r.core, loc=r.loc, read_at=r.read_at)
+
+    def _resolve_runtime(self) -> list[Transfer | Wait | RtpWrite | SetBarrier]:
+        ops: list[Transfer | Wait | RtpWrite | SetBarrier] = []
         if self.runtime is None:
             return ops
         for rec in self.runtime.records:
+            if isinstance(rec, RtpWriteRecord):
+                ops.append(RtpWrite(rtp=rec.rtp, index=rec.index, value=rec.value, loc=rec.loc))
+                continue
+            if isinstance(rec, SetBarrierRecord):
+                ops.append(SetBarrier(barrier=rec.barrier, value=rec.value, loc=rec.loc))
+                continue
             f = self._host_end(rec.fifo, rec.op, rec.loc)
             if rec.op == "wait":
                 ops.append(Wait(fifo=f.name, loc=rec.loc))

@@ -180,8 +180,9 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
 
 def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
     """Record a kernel call in the current core (used by :class:`aiedsl.kernels.Kernel`)."""
-    from aiedsl.ir import BufferArg, ScalarArg
+    from aiedsl.ir import BufferArg, RtpArg, ScalarArg
     from aiedsl.lang.fifo import Buffer
+    from aiedsl.lang.rtp import RtpValue
 
     core = current_core(f"calling kernel '{symbol}'")
     out: list[Any] = []
@@ -192,6 +193,8 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
                     "kernel call", f"argument {i} of '{symbol}' is a {a.count}-element acquire "
                     f"of '{a.fifo.name}'", loc=loc, fix="pass one element: buf[0], buf[1], ...")
             out.append(BufferArg(value=a.value, index=a.index))
+        elif isinstance(a, RtpValue):
+            out.append(RtpArg(rtp=a.rtp.name, index=a.index, dtype=a.rtp.type.dtype, loc=a.loc))
         elif _is_bool(a):
             # no aiedsl dtype is a bool (MLIR's i1): True would be taken as 1 silently
             raise DesignError(
@@ -203,7 +206,7 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
         else:
             raise DesignError(
                 "kernel call", f"argument {i} of '{symbol}' is {type(a).__name__} {a!r}",
-                loc=loc, fix="pass acquired buffers and int or float scalars")
+                loc=loc, fix="pass acquired buffers, int or float scalars, and rtp slots (thr[0])")
     core.emit(Call(kernel=symbol, args=tuple(out), loc=loc))
 
 

@@ -43,13 +43,97 @@ class RuntimeRecord:
     loc: Loc
 
 
+@dataclass
+class RtpWriteRecord:
+    """An ``rt.rtp_write`` as traced."""
+
+    rtp: str
+    index: int
+    value: int
+    loc: Loc
+    op: str = "rtp_write"
+
+
+@dataclass
+class SetBarrierRecord:
+    """An ``rt.set_barrier`` as traced."""
+
+    barrier: str
+    value: int
+    loc: Loc
+    op: str = "set_barrier"
+
+
 class RuntimeBuilder:
-    """The ``rt`` of ``with runtime() as rt``: fill, drain and wait."""
+    """The ``rt`` of ``with runtime() as rt``: fill, drain, wait, runtime-parameter writes and
+    barrier sets."""
 
     def __init__(self, builder: "DesignBuilder") -> None:
         self.builder = builder
-        self.records: list[RuntimeRecord] = []
+        self.records: list[RuntimeRecord | RtpWriteRecord | SetBarrierRecord] = []
         self.pending: list[RuntimeRecord] = []
+
+    def rtp_write(self, buf: object, index: int, value: int) -> None:
+        """Write ``value`` into slot ``index`` of runtime parameter ``buf`` (an :func:`rtp`, or
+        its name) at this point of the sequence (``aiex.npu.rtp_write``: one 32-bit register
+        write into the core's memory; it does not wait for the core).
+
+        Write a slot before the fills whose calls should see it; to change it, first
+        ``rt.sync()`` so that every call that used the old value is done.
+        """
+        from aiedsl.lang.rtp import RtpRef
+
+        loc = caller_loc()
+        rtps = self.builder.rtps
+        if isinstance(buf, str) and buf in rtps:
+            buf = rtps[buf]
+        if not isinstance(buf, RtpRef) or rtps.get(buf.name) is not buf:
+            shown = repr(buf) if isinstance(buf, str) else type(buf).__name__
+            known = ", ".join(f"'{n}'" for n in rtps) or "none"
+            raise DesignError(
+                "runtime", f"rt.rtp_write of {shown}, which is not an rtp of this design",
+                loc=loc, limit=f"the design's rtps: {known}", found=shown,
+                fix="declare it with rtp(Tensor[16, i32], name=...) in the design function and "
+                "pass what rtp() returned (or its name)")
+        n = buf.type.numel
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n:
+            raise DesignError(
+                "runtime", f"rt.rtp_write of '{buf.name}' at index {index!r}", loc=loc,
+                limit=f"an int from 0 to {n - 1} (it holds {n} {buf.type.dtype})",
+                found=repr(index), fix=f"write a slot from 0 to {n - 1}, or declare it larger")
+        lo, hi = -2 ** 31, 2 ** 31 - 1  # RTP_DTYPES: i32 only
+        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+            raise DesignError(
+                "runtime", f"rt.rtp_write of '{buf.name}'[{index}] with value {value!r}",
+                loc=loc, limit=f"{buf.type.dtype} values from {lo} to {hi}", found=repr(value),
+                fix="write an int the slot's type can hold")
+        self.records.append(RtpWriteRecord(buf.name, index, value, loc))
+
+    def set_barrier(self, barrier: object, value: int) -> None:
+        """Set runtime barrier ``barrier`` (a :func:`barrier`, or its name) to ``value`` in every
+        core that waits on it (``aiex.set_lock``: the lock takes this value, whatever it
+        held)."""
+        from aiedsl.lang.rtp import BarrierRef
+
+        loc = caller_loc()
+        known = self.builder.barriers
+        if isinstance(barrier, str) and barrier in known:
+            barrier = known[barrier]
+        if not isinstance(barrier, BarrierRef) or known.get(barrier.name) is not barrier:
+            shown = repr(barrier) if isinstance(barrier, str) else type(barrier).__name__
+            raise DesignError(
+                "runtime", f"rt.set_barrier of {shown}, which is not a barrier of this design",
+                loc=loc, limit="the design's barriers: " + (", ".join(
+                    f"'{n}'" for n in known) or "none"), found=shown,
+                fix="declare it with barrier(name=...) in the design function and pass what "
+                "barrier() returned")
+        top = self.builder.target.max_lock_value
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
+            raise DesignError(
+                "runtime", f"rt.set_barrier of '{barrier.name}' to {value!r}", loc=loc,
+                limit=f"an int from 0 to {top} (a lock's value)", found=repr(value),
+                fix="set it to the value its cores wait for, e.g. 1")
+        self.records.append(SetBarrierRecord(barrier.name, value, loc))
 
     def fill(self, fifo: ObjectFifo, tensor: HostTensorRef, pattern: PatternSpec = None) -> None:
         """Send ``tensor``'s elements, in ``pattern`` order, into ``fifo`` (its host end).

@@ -15,13 +15,18 @@ and places them as the passes after it do.
 * **lock ids** (the transform's ``LockAnalysis``): per tile, the lowest free id, in the order the
   locks are created (store by store in op order; per store producer then consumer lock, part by
   part). Producer locks start at the number of buffers on memtiles and cores, at 0 on shims.
+  A core's runtime-barrier locks (``aie.lock`` ops of the design, numbered by
+  ``aie-assign-lock-ids``, which aiecc runs before the lowering) take the lowest ids first.
 * **addresses** (``aie-assign-buffer-addresses``): :mod:`aiedsl.place.addresses`: bank-aware
   round-robin over the buffers largest first, the stack at the bottom of a core's memory, and
-  one-after-the-other as the fallback when a buffer fits no bank.
+  one-after-the-other as the fallback when a buffer fits no bank. A core's runtime-parameter
+  buffers (``aie.buffer`` ops of the design) are placed with its fifo buffers, after them in IR
+  order.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aiedsl.ir import Bd, BufferAlloc, Design, DmaChannel, LockAlloc, Physical
@@ -44,12 +49,28 @@ def allocate(d: Design, table: dict[Coord, TileUsage] | None = None) -> Physical
     target = get_target(d.device)
     low = lower(d)
     return Physical(channels=tuple(_channels(low, target)), buffers=tuple(_buffers(d, low, target)),
-                    locks=tuple(_locks(low)), shared=d.physical.shared if d.physical else {})
+                    locks=tuple(_locks(d, low)), shared=d.physical.shared if d.physical else {})
 
 
-def _locks(low: Lowering) -> list[LockAlloc]:
+def barrier_lock_name(barrier: str, tile: Coord) -> str:
+    """The ``sym_name`` of barrier ``barrier``'s lock in ``tile``."""
+    return f"{barrier}_{tile[0]}_{tile[1]}"
+
+
+def _locks(d: Design, low: Lowering) -> list[LockAlloc]:
     out = []
     next_id: dict[Coord, int] = {}
+    # aiecc assigns ids to the design's own aie.lock ops (aie-assign-lock-ids) before the
+    # objectfifo lowering, whose LockAnalysis then skips them: barrier locks come first
+    tile_of = {c.name: c.tile for c in d.cores}
+    for b in d.barriers:
+        for core in b.cores:
+            tile = tile_of[core]
+            assert tile is not None
+            lid = next_id.get(tile, 0)
+            next_id[tile] = lid + 1
+            out.append(LockAlloc(tile=tile, id=lid, name=barrier_lock_name(b.name, tile),
+                                 init=b.init, fifo=""))
     for s in low.stores:
         for name, init in s.locks:
             lid = next_id.get(s.tile, 0)
@@ -93,6 +114,14 @@ def _next_bd(taken: set[int], ch: Channel, target: TargetModel) -> int:
     return bd
 
 
+@dataclass(frozen=True)
+class _RtpStore:
+    """What allocation needs of a runtime-parameter buffer: its size (it belongs to no fifo)."""
+
+    nbytes: int
+    fifo: str | None = None
+
+
 def _buffers(d: Design, low: Lowering, target: TargetModel) -> list[BufferAlloc]:
     stacks = {c.tile: c for c in d.cores if c.tile is not None}
     tiles = sorted({s.tile for s in low.stores if s.buffers} | set(stacks),
@@ -105,7 +134,11 @@ def _buffers(d: Design, low: Lowering, target: TargetModel) -> list[BufferAlloc]
         lim = target.limits(kind)
         core = stacks.get(tile)
         stack = core.stack if core is not None else 0
-        bufs = low.buffers_in_ir_order(tile)
+        bufs: list[tuple[Any, str]] = list(low.buffers_in_ir_order(tile))
+        # aie.mlir lists rtp buffers right after the tiles, and the objectfifo lowering inserts
+        # its buffers right after the last tile, so the rtps come after every fifo buffer
+        bufs += [(_RtpStore(r.type.nbytes), r.name) for r in d.rtps
+                 if core is not None and r.core == core.name]
         sizes = [s.nbytes for s, _ in bufs]
         placed = bank_aware(sizes, lim.memory, lim.banks, stack)
         if placed is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from aiedsl.checks.program import walk
 from aiedsl.errors import DesignError
-from aiedsl.ir import Acquire, Loc, Transfer, Wait
+from aiedsl.ir import Acquire, BarrierWait, Loc, SetBarrier, Transfer, Wait
 from aiedsl.sim.engine import Proc
 from aiedsl.sim.machine import Machine
 
@@ -134,6 +134,8 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
             holding = f", while it holds {' and '.join(holds)}" if holds else ""
             return (f"{subject} waits to acquire {many}'{op.fifo}' ({op.port}) {what}{holding}",
                     op.loc)
+        if isinstance(op, BarrierWait):
+            return (_barrier_wait(m, p, op), op.loc)
         return f"{subject} is blocked", p.info.get("loc")
     fifo = p.info.get("fifo")
     loc = _loc_of_fifo(m, p)
@@ -183,6 +185,22 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
     return f"{subject} waits ({kind})", loc
 
 
+def _barrier_wait(m: Machine, p: Proc, op: BarrierWait) -> str:
+    """A core waiting on a runtime barrier: what its lock holds and what the runtime's sets
+    gave it (a set replaces the lock's value, so two sets before a wait admit one wait)."""
+    lock = m.barrier_locks[(op.barrier, p.name)]
+    b = m.design.barrier(op.barrier)
+    done = _runtime_pos(m) if m.runtime is not None and not m.runtime.finished \
+        else len(m.design.runtime)
+    issued = [s for i, s in enumerate(m.design.runtime)
+              if i < done and isinstance(s, SetBarrier) and s.barrier == op.barrier]
+    lines = ", ".join(str(s.loc.line) for s in issued)
+    given = (f"the runtime set it {len(issued)} time(s) (line {lines}), each set replacing what "
+             "the lock held" if issued else "the runtime has not set it")
+    return (f"{_subject(p)} waits for barrier '{op.barrier}' to hold {op.value}; its lock holds "
+            f"{len(lock.units)} (it started at {b.init}, {given})")
+
+
 def _finished(m: Machine, p: Proc) -> tuple[str, Loc | None]:
     """A core whose program is over: name what it still holds, at the acquire that took it."""
     held = [(key, len(h)) for key, h in p.info.get("held", {}).items() if h]
@@ -229,7 +247,10 @@ def explain(m: Machine) -> Deadlock:
     blocked = [q for q in m.engine.procs if q.request is not None and q.kind == "core"]
     summary = (f"nothing can move and the runtime sequence is not done "
                f"({len(blocked)} core(s) blocked)")
-    if cycle and p is m.runtime:
+    if any(isinstance(q.info.get("waiting"), BarrierWait) for q in chain):
+        fix = ("set a barrier once per wait, after the core took the previous value (e.g. after "
+               "an rt.sync()): a set replaces the lock's value")
+    elif cycle and p is m.runtime:
         fix = ("issue every fill and drain that a waited drain depends on before the rt.sync() "
                "that waits for it")
     elif cycle:

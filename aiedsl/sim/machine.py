@@ -18,11 +18,15 @@ What it models (mlir-aie's objectfifo lowering, ``../shared/reference/mlir-aie/o
   S2MM one;
 * cores run their traced programs: object-fifo acquire/release semantics (an acquire of n when k
   are held waits for n - k more; a release frees the oldest), kernels by their numpy references
-  on the real buffers.
+  on the real buffers;
+* a runtime-parameter write lands in its core's buffer at its point of the runtime sequence; a
+  call reads the slot's value at the call's cycle (the last write at or before it), after every
+  earlier event has run, and reading a slot nothing has written yet is a :class:`SimFault`.
 
 Timing (the target's :class:`~aiedsl.targets.TimingModel`): a stream runs at its slower DMA's
 rate; a shim channel also spends ``shim_burst_cycles`` per AXI burst of its host pattern; the
-runtime spends ``shim_task_s`` issuing each transfer, which starts no earlier; a core spends
+runtime spends ``shim_task_s`` issuing each transfer, which starts no earlier, and
+``register_write_s`` on each rtp write; a core spends
 ``lock_acquire_cycles``/``lock_release_cycles`` per fifo acquire/release and
 ``kernel_call_cycles`` around each call besides the kernel's own cycles. All of it is charged per
 transfer, piece, call or lock operation, never per element. The fixed invocation cost is not
@@ -41,12 +45,12 @@ from aiedsl.place.objectfifo import lower
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError, user_exception
 from aiedsl.ir import (
-    Acquire, BufferArg, Call, Core, Design, Fifo, Link, Loop, Op, Release,
+    Acquire, BarrierWait, BufferArg, Call, Core, Design, Fifo, Link, Loop, Op, Release, RtpArg,
 )
 from aiedsl.ir.types import dims_index
 from aiedsl.sim.dma import Receive, Send
 from aiedsl.sim.engine import Conn, Engine, Lock, Port, Proc, Token, WorkQueue
-from aiedsl.sim.shim import ShimTransfer, shim_program
+from aiedsl.sim.shim import ShimRtpWrite, ShimSetLock, ShimTransfer, shim_program
 from aiedsl.targets import TimingModel, get_target
 from aiedsl.targets.model import TileKind
 
@@ -199,13 +203,16 @@ class Costs:
     acquire: int
     release: int
     call: int
+    register_write: float = 0.0
+    """Cycles the runtime spends on one register write (an rtp write)."""
 
     @staticmethod
     def of(timing: TimingModel, clock_hz: float) -> "Costs":
         """``timing``'s constants at ``clock_hz``."""
         return Costs(timing.shim_task_s * clock_hz, timing.shim_burst_cycles,
                      timing.shim_burst_bytes, timing.lock_acquire_cycles,
-                     timing.lock_release_cycles, timing.kernel_call_cycles)
+                     timing.lock_release_cycles, timing.kernel_call_cycles,
+                     timing.register_write_s * clock_hz)
 
 
 def bursts_per_byte(pattern: Any, itemsize: int, burst_bytes: int) -> float:
@@ -249,6 +256,27 @@ class Machine:
     ops: float = 0.0
     compute: bool = True
     """Run kernel references (False: kernels only take their time)."""
+    rtps: dict[str, "RtpMemory"] = field(default_factory=dict)
+    """Runtime-parameter buffers by name."""
+    barrier_locks: dict[tuple[str, str], Lock] = field(default_factory=dict)
+    """Each runtime barrier's lock in each core that waits on it, by (barrier, core)."""
+
+
+@dataclass
+class RtpMemory:
+    """A runtime-parameter buffer in a core's memory: per slot, the runtime's writes as (cycle,
+    value), oldest first. A read at cycle t sees the last write at or before t (the runtime and
+    the core run as separate processes; a write the core's clock has not reached yet is not
+    seen)."""
+
+    name: str
+    core: str
+    writes: list[list[tuple[float, int]]]
+
+    def read(self, index: int, t: float) -> int | None:
+        """The value of slot ``index`` at cycle ``t``; None if nothing was written by then."""
+        seen = [v for when, v in self.writes[index] if when <= t]
+        return seen[-1] if seen else None
 
 
 def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any],
@@ -329,6 +357,11 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
     for link in d.links:
         _build_link(m, link, links_in, links_out)
 
+    for r in d.rtps:
+        m.rtps[r.name] = RtpMemory(r.name, r.core, [[] for _ in range(r.type.numel)])
+    for b in d.barriers:
+        for core in b.cores:
+            m.barrier_locks[(b.name, core)] = Lock(f"barrier {b.name}@{core}", b.init)
     for c in d.cores:
         p = Proc(c.name, "core", info={"tile": c.tile, "loc": c.loc})
         for (fifo, port, core), ring in rings.items():
@@ -337,6 +370,8 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
         m.cores[c.name] = engine.spawn(p, lambda p, c=c: _core(m, p, c, rings, kernels))
     m.runtime = engine.spawn(Proc("runtime", "runtime", info={"loc": d.loc}),
                              lambda p: _runtime(m, p))
+    for lock in m.barrier_locks.values():
+        lock.releaser = m.runtime  # only the runtime sets a barrier
     return m
 
 
@@ -475,7 +510,7 @@ class _End:
     depth: int = 0
 
 
-_ACQ, _REL, _CALL, _LOOP, _NEXT = range(5)
+_ACQ, _REL, _CALL, _LOOP, _NEXT, _BAR = range(6)
 """Opcodes of a compiled core program."""
 _PAUSE = ("pause",)
 """What a core yields after an acquire it made itself when an earlier clock must go first."""
@@ -521,6 +556,8 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                 emit(op.body)
                 out.append((_NEXT, at))
                 out[at] = (_LOOP, op.count, len(out))
+            elif isinstance(op, BarrierWait):
+                out.append((_BAR, m.barrier_locks[(op.barrier, core.name)], op.value, op))
             elif isinstance(op, Acquire):
                 cell = cells.setdefault(op.result, [None, None])
                 out.append((_ACQ, end(op.fifo, op.port), op.count, cell, op))
@@ -536,9 +573,12 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                                          for b in e.ring.bufs]
                                  for e in acquired.get(a.value, [])}
                         args.append((cells.setdefault(a.value, [None, None]), a.index, views))
+                    elif isinstance(a, RtpArg):
+                        args.append((_RTP, a, m.rtps[a.rtp]))
                     else:
                         args.append((None, 0, a.value))
-                out.append((_CALL, k, refs[op.kernel], args, op))
+                out.append((_CALL, k, refs[op.kernel], args, op,
+                            any(isinstance(a, RtpArg) for a in op.args)))
 
     scan(core.body)
     emit(core.body)
@@ -595,9 +635,13 @@ def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Rin
             cell[1] = h[:count]
         elif tag == _CALL:
             k = ins[1]
+            if ins[5] and heap and heap[0][0] < p.time:
+                # an rtp is read at this cycle: let every earlier event (a runtime write) go first
+                yield _PAUSE
             if compute:
-                args = [views[cell[0]][cell[1][i]] if cell is not None else views
-                        for cell, i, views in ins[3]]
+                args = [views[cell[0]][cell[1][i]] if cell.__class__ is list
+                        else _read_rtp(core, p, i, views, ins[4]) if cell is _RTP
+                        else views for cell, i, views in ins[3]]
                 try:
                     ins[2](*args)
                 except Exception as err:  # the user's reference (or a native build) failed
@@ -629,6 +673,12 @@ def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Rin
                     wake(lock.waiters)
             else:
                 release(lock, count, p.time)
+        elif tag == _BAR:
+            # AcquireGreaterEqual: wait for the value, take it; the same lock cost as a fifo's
+            info["waiting"] = ins[3]
+            yield ("acq", ins[1], ins[2])
+            del info["waiting"]
+            p.time += costs.acquire
         elif tag == _LOOP:
             counters.append(ins[1])
         else:  # _NEXT
@@ -638,6 +688,24 @@ def _core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Rin
             else:
                 counters.pop()
         pc += 1
+
+
+_RTP = object()
+"""Marks a compiled call argument read from a runtime parameter when the call runs."""
+
+
+def _read_rtp(core: Core, p: Proc, a: RtpArg, mem: RtpMemory, call: Call) -> int:
+    """The value of rtp slot ``a`` when ``core``'s call runs (at its clock); a SimFault when
+    the runtime has not written it by then (the core would read whatever the memory held)."""
+    value = mem.read(a.index, p.time)
+    if value is None:
+        raise SimFault(
+            "rtp", f"{core.name} reads rtp '{a.rtp}'[{a.index}] at cycle {p.time:.0f}, before "
+            "the runtime writes it", loc=a.loc, limit="a slot is read after an rtp_write of it "
+            "(the memory holds no value before)", found="no write by then",
+            related=[(f"the call that reads it ({core.name})", call.loc)],
+            fix=f"rt.rtp_write('{a.rtp}', {a.index}, ...) before the fills that feed this core")
+    return value
 
 
 def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
@@ -652,15 +720,35 @@ def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
 
 
 def _runtime(m: Machine, p: Proc):
-    """Run the runtime sequence: the shim transfers and waits of :func:`shim_program`.
+    """Run the runtime sequence: the shim transfers, waits and rtp writes of
+    :func:`shim_program`.
 
     Issuing a transfer takes the firmware ``shim_task_s`` (its BD, address patch and queue
-    push); the transfer starts no earlier. Waits cost nothing beyond waiting.
+    push); the transfer starts no earlier. An rtp write takes ``register_write_s`` and lands
+    when it is done. Waits cost nothing beyond waiting.
     """
     engine = m.engine
     costs = m.costs
     pending: dict[str, list[Token]] = {}
     for op in shim_program(m.design):
+        if isinstance(op, ShimSetLock):
+            # one register write: the lock takes the value, whatever it held
+            p.time += costs.register_write
+            p.busy += costs.register_write
+            if engine.heap and engine.heap[0][0] < p.time:
+                # a core may take the lock's value before this set replaces it: earlier first
+                yield _PAUSE
+            lock = m.barrier_locks[(op.barrier, op.core)]
+            lock.units.clear()
+            if op.value:
+                engine.release(lock, op.value, p.time)
+            continue
+        if isinstance(op, ShimRtpWrite):
+            # one register write into the core's memory; nothing waits for it
+            p.time += costs.register_write
+            p.busy += costs.register_write
+            m.rtps[op.rtp].writes[op.index].append((p.time, op.value))
+            continue
         if isinstance(op, ShimTransfer):
             flat = m.host[op.tensor].reshape(-1)
             p.time += costs.task

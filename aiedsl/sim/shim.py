@@ -1,8 +1,9 @@
 """The runtime sequence as the simulator performs it: shim DMA transfers and waits, as plain data.
 
 :func:`shim_program` turns a placed design's runtime ops (:class:`~aiedsl.ir.Transfer`,
-:class:`~aiedsl.ir.Wait`) into the list the simulator's runtime process runs, one
-:class:`ShimTransfer` or :class:`ShimWait` per op, in order: which runtime argument, at which
+:class:`~aiedsl.ir.Wait`, :class:`~aiedsl.ir.RtpWrite`) into the list the simulator's runtime
+process runs, one :class:`ShimTransfer`, :class:`ShimWait` or :class:`ShimRtpWrite` (a write32
+into a core's memory) per op, in order: which runtime argument, at which
 offset, how many elements in which n-d pattern, on which shim column, direction and DMA channel
 (the plan's ``design.physical.channels``), and which are waited on. The simulator builds its work
 from this list (``aiedsl.sim.machine._runtime``), so it is what the simulator really does; the
@@ -23,10 +24,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir import Design, Transfer
+from aiedsl.ir import Design, RtpWrite, SetBarrier, Transfer
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import Pattern
-from aiedsl.toolchain.insts import Program, ShimTask, canonical_dims
+from aiedsl.place.alloc import barrier_lock_name
+from aiedsl.toolchain.insts import Program, ShimTask, Sync, TileWrite, canonical_dims
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,48 @@ class ShimWait:
     loc: Loc
 
 
-def shim_program(d: Design) -> tuple[ShimTransfer | ShimWait, ...]:
+@dataclass(frozen=True)
+class ShimRtpWrite:
+    """A runtime-parameter write: one 32-bit register write into a core's data memory, at the
+    rtp buffer's address plus 4 bytes per slot (mlir-aie's ``RtpToWrite32Pattern``)."""
+
+    order: int
+    rtp: str
+    index: int
+    value: int
+    column: int
+    row: int
+    address: int | None
+    """Byte address in the tile's memory (None before allocation)."""
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class ShimSetLock:
+    """A runtime-barrier set on one core's lock: one 32-bit write of the lock's value register
+    (mlir-aie's ``SetLockToWrite32Pattern``: ``0x1F000 + 0x10 * id`` in a core tile)."""
+
+    order: int
+    barrier: str
+    core: str
+    value: int
+    column: int
+    row: int
+    address: int | None
+    """The lock's value register in the tile (None before allocation)."""
+    loc: Loc
+
+
+LOCK_VALUE_BASE = 0x1F000
+"""A core tile's lock value registers: ``AIE2TargetModel::getLocalLockAddress``."""
+LOCK_VALUE_STRIDE = 0x10
+
+
+Step = ShimTransfer | ShimWait | ShimRtpWrite | ShimSetLock
+"""One step of the runtime sequence as the simulator runs it."""
+
+
+def shim_program(d: Design) -> tuple[Step, ...]:
     """The runtime sequence of placed design ``d`` as the simulator runs it."""
     args = {t.name: (i, t.type.dtype) for i, t in enumerate(d.tensors)}
     channels = {}
@@ -102,9 +145,29 @@ def shim_program(d: Design) -> tuple[ShimTransfer | ShimWait, ...]:
         for c in d.physical.channels:
             if c.tile[1] == 0:  # a shim tile: the fifo's host end
                 channels[(c.fifo, c.direction)] = c.channel
-    out: list[ShimTransfer | ShimWait] = []
+    out: list[Step] = []
     waited: dict[str, list[ShimTransfer]] = {}
+    tile_of = {c.name: c.tile for c in d.cores}
+    rtp_base = {(b.tile, b.name): b.address for b in d.physical.buffers} if d.physical else {}
+    lock_id = {(lk.tile, lk.name): lk.id for lk in d.physical.locks} if d.physical else {}
     for i, op in enumerate(d.runtime):
+        if isinstance(op, SetBarrier):
+            for core in d.barrier(op.barrier).cores:
+                tile = tile_of[core] or (-1, -1)
+                lid = lock_id.get((tile, barrier_lock_name(op.barrier, tile)))
+                out.append(ShimSetLock(
+                    order=i, barrier=op.barrier, core=core, value=op.value, column=tile[0],
+                    row=tile[1], loc=op.loc, address=None if lid is None else
+                    LOCK_VALUE_BASE + LOCK_VALUE_STRIDE * lid))
+            continue
+        if isinstance(op, RtpWrite):
+            tile = tile_of[d.rtp(op.rtp).core] or (-1, -1)
+            base = rtp_base.get((tile, op.rtp))
+            out.append(ShimRtpWrite(order=i, rtp=op.rtp, index=op.index, value=op.value,
+                                    column=tile[0], row=tile[1],
+                                    address=None if base is None else base + 4 * op.index,
+                                    loc=op.loc))
+            continue
         if isinstance(op, Transfer):
             f = d.fifo(op.fifo)
             fill = op.op == "fill"
@@ -142,17 +205,25 @@ def hardware_view(t: ShimTransfer) -> dict[str, object]:
             "byte_dims": canonical_dims(dims), "token": t.token}
 
 
-def diff_program(sim: tuple[ShimTransfer | ShimWait, ...], program: Program) -> list[str]:
+def _kind(e: object) -> str:
+    if isinstance(e, (ShimTask, ShimTransfer)):
+        return "task"
+    if isinstance(e, (Sync, ShimWait)):
+        return "sync"
+    return "write"
+
+
+def diff_program(sim: tuple[Step, ...], program: Program) -> list[str]:
     """Every way the simulator's runtime sequence (:func:`shim_program`) differs from the shim
-    DMA tasks and syncs a decoded instruction stream programs
+    DMA tasks, syncs and core-memory writes a decoded instruction stream programs
     (:class:`aiedsl.toolchain.insts.Program`), one line each; empty when they agree. Compared
     in order: a transfer with a task by column, direction, channel, runtime argument, byte
     offset, bytes moved, canonical byte pattern and token; a wait with a sync by column,
-    direction and channel."""
+    direction and channel; an rtp write with a tile write by column, row, address and value."""
     events = list(program.events)
     out: list[str] = []
-    kinds = ["task" if isinstance(e, ShimTask) else "sync" for e in events]
-    ours = ["task" if isinstance(e, ShimTransfer) else "sync" for e in sim]
+    kinds = [_kind(e) for e in events]
+    ours = [_kind(e) for e in sim]
     if kinds != ours:
         out.append(f"the order differs: the simulator runs {' '.join(ours)}; the instructions "
                    f"program {' '.join(kinds)}")
@@ -168,7 +239,17 @@ def diff_program(sim: tuple[ShimTransfer | ShimWait, ...], program: Program) -> 
                     out.append(f"{i}: {s.op} of '{s.tensor}' {where} '{s.fifo}' "
                                f"({s.loc.file}:{s.loc.line}): {key} {value} in the simulator, "
                                f"{theirs[key]} in the instructions (BD {e.bd_id})")
-        elif isinstance(s, ShimWait) and not isinstance(e, ShimTask):
+        elif isinstance(s, (ShimRtpWrite, ShimSetLock)) and isinstance(e, TileWrite):
+            mine_r = (s.column, s.row, s.address, s.value & 0xFFFFFFFF)
+            theirs_r = (e.column, e.row, e.address, e.value)
+            if mine_r != theirs_r:
+                what = (f"rtp_write of '{s.rtp}'[{s.index}]" if isinstance(s, ShimRtpWrite)
+                        else f"set_barrier of '{s.barrier}' for {s.core}")
+                out.append(f"{i}: {what} ({s.loc.file}:{s.loc.line}) "
+                           f"writes {s.value & 0xFFFFFFFF:#x} at {s.address} of tile "
+                           f"({s.column}, {s.row}) in the simulator, {e.value:#x} at "
+                           f"{e.address} of tile ({e.column}, {e.row}) in the instructions")
+        elif isinstance(s, ShimWait) and isinstance(e, Sync):
             mine_w = (s.column, s.direction, s.channel)
             theirs_w = (e.column, e.direction, e.channel)
             if mine_w != theirs_w:
@@ -177,6 +258,6 @@ def diff_program(sim: tuple[ShimTransfer | ShimWait, ...], program: Program) -> 
                            f"column {theirs_w[0]} {theirs_w[1]} channel {theirs_w[2]} in the "
                            "instructions")
     if len(sim) != len(events):
-        out.append(f"the simulator runs {len(sim)} transfers and waits, the instructions "
-                   f"program {len(events)} tasks and syncs")
+        out.append(f"the simulator runs {len(sim)} transfers, waits and writes, the "
+                   f"instructions program {len(events)} tasks, syncs and writes")
     return out

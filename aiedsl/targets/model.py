@@ -144,6 +144,14 @@ class TimingModel(BaseModel):
     which cover its body, prologue and epilogue. Estimated from AIE2's branch delay slots; no
     row resolves it: GEMM's 36 calls per core move it by 0.04 us per cycle."""
 
+    @property
+    def register_write_s(self) -> float:
+        """Firmware time for one register write of the instruction stream (``write32``: what
+        ``aiex.npu.rtp_write`` lowers to). No row measures it; it is taken as one of the three
+        steps :attr:`shim_task_s` covers (a block write, an address patch, a queue push), i.e. a
+        third of it: 2.3 us on npu1."""
+        return self.shim_task_s / 3
+
 
 class TargetModel(BaseModel):
     """One NPU device as mlir-aie names it (``npu1``, ``npu1_2col``, ``npu2`` ...).

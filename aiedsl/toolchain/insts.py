@@ -119,7 +119,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 
@@ -134,6 +134,13 @@ SHIM_BD_BASE = 0x1D000
 SHIM_BD_STRIDE = 0x20
 SHIM_BDS = 16
 SHIM_CTRL_BASE = 0x1D200
+TILE_DATA_MEMORY = 0x10000
+"""A core tile's data memory is the first 64 KB of its address space (AM020; a memtile's
+512 KB start there too): a ``write32`` below it writes a buffer, not a register."""
+CORE_LOCK_VALUES = 0x1F000
+CORE_LOCK_VALUES_END = 0x1F100
+"""A core tile's 16 lock value registers, 16 bytes apart (``AIE2TargetModel::
+getLocalLockAddress``): what ``aiex.set_lock`` writes."""
 
 OPCODES = {
     0x00: "write32", 0x01: "blockwrite", 0x02: "blockset", 0x03: "maskwrite32",
@@ -520,13 +527,38 @@ class Sync:
 
 
 @dataclass(frozen=True)
+class TileWrite:
+    """A ``write32`` into the data memory of an array tile (a core's or a memtile's): what
+    ``aiex.npu.rtp_write`` lowers to (the rtp buffer's address plus 4 bytes per slot); or into
+    a core's lock value register: what ``aiex.set_lock`` lowers to."""
+
+    order: int
+    instruction: int
+    column: int
+    row: int
+    address: int
+    """Byte address in the tile's memory."""
+    value: int
+
+    def describe(self) -> str:
+        where = ("data memory" if self.address < TILE_DATA_MEMORY else
+                 f"lock {(self.address - CORE_LOCK_VALUES) // 0x10} value")
+        return (f"{self.order:3d} write column {self.column} row {self.row} {where} "
+                f"{_hex(self.address)} = {_hex(self.value)} ({_signed(self.value, 32)})")
+
+
+Event = Union["ShimTask", Sync, TileWrite]
+"""What a stream does that aiedsl models, in stream order."""
+
+
+@dataclass(frozen=True)
 class Program:
     """A decoded instruction stream."""
 
     header: Header
     instructions: tuple[Instruction, ...]
-    events: tuple[ShimTask | Sync, ...]
-    """Shim DMA tasks and syncs in stream order."""
+    events: tuple[Event, ...]
+    """Shim DMA tasks, syncs and tile data-memory writes in stream order."""
     notes: tuple[str, ...] = field(default=())
     """What the decoder met but does not model (e.g. a task started on a BD never written)."""
 
@@ -756,14 +788,15 @@ def _decode_one(words: Sequence[int], at: int, index: int, name: str) -> Instruc
                  "update_reg, sync, address_patch and custom ops that carry their size")
 
 
-def _tasks(instructions: Sequence[Instruction]) -> tuple[list[ShimTask | Sync], list[str]]:
+def _tasks(instructions: Sequence[Instruction]) -> tuple[list[Event], list[str]]:
     """Replay the register writes on shim tiles: BD words, address patches, controller ids;
-    each ``Task_Queue`` write becomes a task with the BD as it then stood."""
+    each ``Task_Queue`` write becomes a task with the BD as it then stood. A ``write32`` into an
+    array tile's data memory (an rtp write) becomes a :class:`TileWrite`."""
     bds: dict[tuple[int, int], list[int]] = {}
     patches: dict[tuple[int, int], tuple[int, int]] = {}
     controllers: dict[tuple[int, str, int], int] = {}
     regs: dict[int, int] = {}
-    events: list[ShimTask | Sync] = []
+    events: list[Event] = []
     notes: list[str] = []
 
     def write(address: int, value: int) -> None:
@@ -790,6 +823,11 @@ def _tasks(instructions: Sequence[Instruction]) -> tuple[list[ShimTask | Sync], 
                 value = (regs.get(address, 0) & ~f["mask"]) | (value & f["mask"])
             write(address, value)
             col, row, off = split_address(address)
+            if ins.op == "write32" and row > 0 and (
+                    off < TILE_DATA_MEMORY or CORE_LOCK_VALUES <= off < CORE_LOCK_VALUES_END):
+                events.append(TileWrite(order=len(events), instruction=ins.index, column=col,
+                                        row=row, address=off, value=value))
+                continue
             queue = _queue(off) if row == 0 else None
             if queue is None:
                 continue
@@ -848,8 +886,10 @@ def listing(program: Program, name: str = "insts.bin") -> list[str]:
                     and len(ins.data) == 8):
                 lines.append(" " * (width + 10) + "BD: " + _bd_text(ShimBd(ins.data)))
     tasks, syncs = program.tasks, program.syncs
+    writes = len(program.events) - len(tasks) - len(syncs)
     lines += ["", (f"shim DMA tasks and syncs, in order ({len(tasks)} task(s), "
-                   f"{len(syncs)} sync(s)):")]
+                   f"{len(syncs)} sync(s)" + (f", {writes} tile write(s)" if writes else "")
+                   + "):")]
     lines += ["  " + e.describe() for e in program.events]
     lines += [f"note: {n}" for n in program.notes]
     return lines
@@ -893,6 +933,9 @@ def as_dict(program: Program) -> dict[str, Any]:
              "length_bytes": e.length_bytes, "runs": e.runs, "token": e.token,
              "words": _dims_or_none(e), "bd_fields": e.bd.fields()}
             if isinstance(e, ShimTask) else
+            {"kind": "write", "order": e.order, "column": e.column, "row": e.row,
+             "address": e.address, "value": e.value}
+            if isinstance(e, TileWrite) else
             {"kind": "sync", "order": e.order, "column": e.column, "direction": e.direction,
              "channel": e.channel}
             for e in program.events],

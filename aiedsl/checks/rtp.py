@@ -1,0 +1,163 @@
+"""Runtime parameters: every slot a core reads is written, and no write races a read.
+
+An rtp slot is plain memory: ``aiex.npu.rtp_write`` is one register write from the NPU's
+firmware, and the core reads the slot (``memref.load``) whenever its program reaches the call,
+with no lock between them. What orders the two is the data the core waits for: a call runs only
+once its inputs arrived, and they arrive only after the runtime issued the fills. So aiedsl asks
+of a design (IRON's designs do the same: parameters first, then the transfers):
+
+* every slot a core reads is written by the runtime sequence, before its first transfer (the
+  memory holds no value before: mlir-aie gives the buffer no initial value);
+* a slot is rewritten only when every transfer issued before is retired: each drain issued so
+  far has been waited for (``rt.sync()``), and no fill was issued after that wait. Otherwise a
+  call that should see the old value may run after the new one landed, or the reverse.
+
+The simulator keeps the same rule at run time: a core reading a slot the runtime has not
+written by then is a :class:`~aiedsl.sim.machine.SimFault` naming the slot and the call.
+
+A core that waits on a runtime barrier (IRON's ``WorkerRuntimeBarrier``, :func:`aiedsl.barrier`)
+is ordered by the barrier instead: its slots are written before the barrier's first set, and
+:func:`check_barriers` finds the waits no set can ever let through (a static hang).
+"""
+
+from __future__ import annotations
+
+from aiedsl.checks.program import calls, walk
+from aiedsl.errors import DesignError
+from aiedsl.ir import BarrierWait, Design, Loc, RtpArg, RtpWrite, SetBarrier, Transfer, Wait
+
+
+def check_rtps(d: Design) -> None:
+    """The rules of the module docstring, for every slot a core reads and every barrier."""
+    check_barriers(d)
+    read: dict[tuple[str, int], tuple[str, Loc]] = {}
+    gated: dict[str, set[str]] = {}  # core -> the barriers it waits on
+    for b in d.barriers:
+        for core_name in b.cores:
+            gated.setdefault(core_name, set()).add(b.name)
+    for core in d.cores:
+        for call in calls(core):
+            for a in call.args:
+                if isinstance(a, RtpArg) and core.name not in gated:
+                    read.setdefault((a.rtp, a.index), (core.name, a.loc))
+    _check_gated(d, gated)
+    first_transfer: Transfer | None = None
+    written: dict[tuple[str, int], RtpWrite] = {}
+    outstanding: list[Transfer] = []  # issued since every drain was last waited for
+    drains = 0
+    for op in d.runtime:
+        if isinstance(op, Transfer):
+            first_transfer = first_transfer or op
+            outstanding.append(op)
+            drains += op.op == "drain"
+        elif isinstance(op, Wait):
+            drains -= 1
+            if drains <= 0:
+                outstanding.clear()
+        elif isinstance(op, RtpWrite):
+            slot = (op.rtp, op.index)
+            if slot in read and slot not in written and first_transfer is not None:
+                core, at = read[slot]
+                raise DesignError(
+                    "rtp order", f"rt.rtp_write of '{op.rtp}'[{op.index}] comes after the "
+                    "runtime's first transfer", loc=op.loc, limit="a slot a core reads is "
+                    "written before the sequence's first transfer (the core may run as soon as "
+                    "data arrives, and the slot holds no value before its first write)",
+                    found=f"rt.{first_transfer.op} of '{first_transfer.fifo}' first",
+                    related=[("the first transfer", first_transfer.loc),
+                             (f"{core} reads the slot", at)],
+                    fix="move the rtp_write before the first rt.fill")
+            if slot in written and outstanding:
+                t = outstanding[0]
+                raise DesignError(
+                    "rtp order", f"rt.rtp_write of '{op.rtp}'[{op.index}] changes it while "
+                    "transfers issued before are not waited for", loc=op.loc,
+                    limit="a slot is rewritten only after every drain issued before it has "
+                    "been waited for, with no fill since (otherwise calls still running on "
+                    "earlier data may read the new value)",
+                    found=f"rt.{t.op} of '{t.fifo}' still in flight",
+                    related=[(f"rt.{t.op} of '{t.fifo}'", t.loc),
+                             ("the previous write", written[slot].loc)],
+                    fix="call rt.sync() before the rtp_write (and issue the next fills after "
+                    "it)")
+            written.setdefault(slot, op)
+    for slot, (core, at) in read.items():
+        if slot not in written:
+            rtp = d.rtp(slot[0])
+            raise DesignError(
+                "rtp unwritten", f"{core} reads rtp '{slot[0]}'[{slot[1]}], which the runtime "
+                "never writes", loc=at, limit="every slot a core reads is written by "
+                "rt.rtp_write (the buffer has no initial value)", found="no rt.rtp_write of it",
+                related=[(f"rtp '{rtp.name}' is declared", rtp.loc)],
+                fix=f"rt.rtp_write({slot[0]!r}, {slot[1]}, value) at the start of the runtime "
+                "sequence")
+
+
+def _check_gated(d: Design, gated: dict[str, set[str]]) -> None:
+    """A core that waits on a barrier reads its slots when the barrier lets it: each slot it
+    reads must be written before the runtime first sets one of its barriers."""
+    if not gated:
+        return
+    first_set: dict[str, int] = {}
+    first_write: dict[tuple[str, int], int] = {}
+    for i, op in enumerate(d.runtime):
+        if isinstance(op, SetBarrier):
+            first_set.setdefault(op.barrier, i)
+        elif isinstance(op, RtpWrite):
+            first_write.setdefault((op.rtp, op.index), i)
+    for core in d.cores:
+        if core.name not in gated:
+            continue
+        sets = [first_set[b] for b in gated[core.name] if b in first_set]
+        for call in calls(core):
+            for a in call.args:
+                if not isinstance(a, RtpArg):
+                    continue
+                w = first_write.get((a.rtp, a.index))
+                if w is None or (sets and w > min(sets)):
+                    op = d.runtime[min(sets)] if sets else None
+                    raise DesignError(
+                        "rtp order", f"{core.name} reads rtp '{a.rtp}'[{a.index}], which the "
+                        "runtime does not write before it first sets the barrier the core waits "
+                        "on", loc=a.loc, limit="a slot a barrier-gated core reads is written "
+                        "before the barrier's first set", found="no rt.rtp_write of it"
+                        if w is None else f"its first write at line {d.runtime[w].loc.line}",
+                        related=[("the first set", op.loc)] if op is not None else None,
+                        fix=f"rt.rtp_write('{a.rtp}', {a.index}, value) before rt.set_barrier")
+
+
+def check_barriers(d: Design) -> None:
+    """A static hang: a core that waits on a barrier more often per run than the runtime's sets
+    (and the initial value) can ever let it through waits forever.
+
+    A wait for v takes v from the lock; a set replaces the lock's value, so the sets let at
+    most ``init // v + sum(set // v)`` waits through (fewer when a set lands before the core
+    took the previous value: the simulator's deadlock report says so).
+    """
+    sets: dict[str, list[SetBarrier]] = {}
+    for op in d.runtime:
+        if isinstance(op, SetBarrier):
+            sets.setdefault(op.barrier, []).append(op)
+    for core in d.cores:
+        waits: dict[str, list[tuple[BarrierWait, int]]] = {}
+        for op, mult in walk(core.body):
+            if isinstance(op, BarrierWait):
+                waits.setdefault(op.barrier, []).append((op, mult))
+        for name, ws in waits.items():
+            b = d.barrier(name)
+            v = min(op.value for op, _ in ws)
+            needed = sum(mult for _, mult in ws)
+            given = b.init // v + sum(s.value // v for s in sets.get(name, []))
+            if needed > given:
+                first = ws[0][0]
+                raise DesignError(
+                    "hang: barrier", f"{core.name} waits on barrier '{name}' {needed} time(s) "
+                    f"per run, but the runtime lets it through at most {given} time(s)",
+                    loc=first.loc, limit="each wait for v takes v from the core's lock; only "
+                    "the initial value and rt.set_barrier give it (a set replaces the value)",
+                    found=f"{needed} wait(s) for {v}; initial {b.init}, "
+                    f"{len(sets.get(name, []))} set(s)",
+                    related=[(f"rt.set_barrier to {s.value}", s.loc)
+                             for s in sets.get(name, [])[:3]],
+                    fix=f"rt.set_barrier('{name}', {v}) once before each wait (after the core "
+                    "took the previous value, e.g. after an rt.sync())")

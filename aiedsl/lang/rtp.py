@@ -1,0 +1,193 @@
+"""Runtime parameters: small buffers in a core's memory that the host writes while the design runs.
+
+IRON's ``Buffer(..., use_write_rtp=True)``: one xclbin serves several scalar settings, because
+the runtime sequence writes them (``aiex.npu.rtp_write``) instead of the core's code holding
+them as constants. A buffer lives in the memory of the one core that reads it (IRON places a
+``Buffer`` in the worker it is passed to; here, in the core whose function reads it); a herd
+declares one per core, as IRON declares one per worker.
+
+Example
+-------
+::
+
+    thr = [rtp(Tensor[16, i32], name=f"thr{i}") for i in range(2)]
+
+    @herd(cols=2)
+    def core(x, y):
+        for _ in loop(LINES):
+            with of_in[x].consume() as src, of_out[x].produce() as dst:
+                threshold(src, dst, thr[x][0], LINE)     # loaded before each call
+
+    with runtime() as rt:
+        rt.rtp_write(thr[0], 0, 50)                      # before the fills the core waits for
+        ...
+
+The core reads a slot when its kernel call runs (``memref.load`` right before ``func.call``),
+so what it reads is ordered by the data it waits for: write the parameter before the fills
+that feed the calls meant to see it, and change it only after the drains of the calls that
+used the old value (:func:`aiedsl.checks.rtp.check_rtps` holds a design to that). When the
+data does not order them (a core reads a parameter before it waits for data), a runtime
+:func:`barrier` does: the core waits on it, the runtime sets it after writing the parameter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiedsl.errors import DesignError, caller_loc
+from aiedsl.ir import Loc, TensorType
+from aiedsl.lang.context import _CORE, current_design
+from aiedsl.lang.names import check_name
+
+RTP_DTYPES = ("i32",)
+"""Element types an rtp may have: mlir-aie's ``rtp_write`` writes a 32-bit word at
+``address + 4 * index`` (``RtpToWrite32Pattern``), so only 4-byte integer slots line up with
+the index the host writes."""
+
+
+@dataclass(eq=False)
+class RtpRef:
+    """A runtime-parameter buffer as a design function sees it; ``thr[i]`` in a core function
+    reads slot ``i``."""
+
+    name: str
+    type: TensorType
+    loc: Loc
+    core: str | None = None
+    """The core it lives in: the first core whose function reads it."""
+    read_at: Loc | None = None
+
+    def __getitem__(self, index: object) -> "RtpValue":
+        loc = caller_loc()
+        cb = _CORE.get()
+        if cb is None:
+            raise DesignError(
+                "rtp", f"rtp '{self.name}' is read outside a core function", loc=loc,
+                fix="read it (thr[0]) inside the @herd function and pass it to a kernel call; "
+                "the runtime writes it with rt.rtp_write")
+        n = self.type.numel
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n:
+            raise DesignError(
+                "rtp", f"rtp '{self.name}' is read at index {index!r}", loc=loc,
+                limit=f"an int from 0 to {n - 1} (it holds {n} {self.type.dtype})",
+                found=repr(index), fix=f"read a slot from 0 to {n - 1}, or declare it larger")
+        if self.core is None:
+            self.core, self.read_at = cb.name, loc
+        elif self.core != cb.name:
+            assert self.read_at is not None
+            raise DesignError(
+                "rtp", f"rtp '{self.name}' is read by {cb.name}, but it lives in "
+                f"{self.core}", loc=loc, limit="an rtp is a buffer in the memory of the one "
+                "core that reads it (the first core whose function reads it)",
+                found=cb.name, related=[(f"{self.core} reads it", self.read_at)],
+                fix="declare one rtp per core, e.g. thr = [rtp(Tensor[16, i32], "
+                "name=f\"thr{i}\") for i in range(cols)], and read thr[x][0]")
+        return RtpValue(self, index, loc)
+
+    def __repr__(self) -> str:
+        return f"rtp({self.name!r}, {self.type})"
+
+
+@dataclass(frozen=True, eq=False)
+class RtpValue:
+    """Slot ``index`` of an rtp, read in a core function: pass it to a kernel's scalar
+    parameter of the rtp's type. It is not a Python number: the value is only known when the
+    design runs."""
+
+    rtp: RtpRef
+    index: int
+    loc: Loc
+
+    def __bool__(self) -> bool:
+        raise DesignError(
+            "rtp", f"rtp '{self.rtp.name}'[{self.index}] is used as a Python value", loc=self.loc,
+            fix="the host writes it while the design runs: pass it to a kernel call, which "
+            "reads it then")
+
+
+def rtp(type: TensorType, *, name: str) -> RtpRef:
+    """Declare a runtime-parameter buffer of ``type`` (e.g. ``Tensor[16, i32]``), named ``name``
+    (its symbol in the MLIR). It is placed in the core that reads it; the runtime sequence
+    writes it with ``rt.rtp_write(buf, index, value)``.
+    """
+    loc = caller_loc()
+    b = current_design("rtp(...)")
+    name = check_name(name, "rtp name", loc)
+    if not isinstance(type, TensorType):
+        raise DesignError("rtp", f"rtp '{name}' has type {type!r}, not a Tensor[...] type",
+                          loc=loc, fix="write e.g. rtp(Tensor[16, i32], name=\"thr\")")
+    if type.dtype not in RTP_DTYPES:
+        raise DesignError(
+            "rtp", f"rtp '{name}' holds {type.dtype}", loc=loc,
+            limit="i32 slots: mlir-aie's rtp_write writes a 32-bit word at 4 * index bytes",
+            found=type.dtype, fix=f"declare it as Tensor[{type.numel}, i32] and let the kernel "
+            "narrow the value")
+    if len(type.shape) != 1:
+        raise DesignError("rtp", f"rtp '{name}' has shape {list(type.shape)}", loc=loc,
+                          limit="one dimension (rtp_write indexes it by a single slot)",
+                          found=str(list(type.shape)), fix=f"write Tensor[{type.numel}, i32]")
+    if name in b.rtps or name in b.barriers:
+        first = b.rtps[name].loc if name in b.rtps else b.barriers[name].loc
+        raise DesignError("rtp", f"two rtps or barriers are named '{name}'", loc=loc,
+                          related=[("the first", first)], fix="give each its own name")
+    ref = RtpRef(name, type, loc)
+    b.rtps[name] = ref
+    return ref
+
+
+@dataclass(eq=False)
+class BarrierRef:
+    """A runtime barrier as a design function sees it (IRON's ``WorkerRuntimeBarrier``): a core
+    function waits on it with :meth:`wait_for_value`, the runtime sets it with
+    ``rt.set_barrier``. Each core that waits gets a lock of its own in its tile, and the runtime
+    sets all of them."""
+
+    name: str
+    init: int
+    loc: Loc
+    cores: list[str]
+
+    def wait_for_value(self, value: int) -> None:
+        """In a core function: wait until the barrier holds at least ``value``, then take
+        ``value`` from it (so a barrier set to 1 lets one wait through)."""
+        from aiedsl.ir import BarrierWait
+
+        loc = caller_loc()
+        cb = _CORE.get()
+        if cb is None:
+            raise DesignError(
+                "barrier", f"barrier '{self.name}' is waited on outside a core function",
+                loc=loc, fix="call wait_for_value inside the @herd function; the runtime sets "
+                "the barrier with rt.set_barrier")
+        top = current_design("wait_for_value").target.max_lock_value
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:
+            raise DesignError(
+                "barrier", f"barrier '{self.name}' is waited on for value {value!r}", loc=loc,
+                limit=f"an int from 1 to {top} (a lock's value)", found=repr(value),
+                fix="wait for 1 and set the barrier to 1 before each wait")
+        if cb.name not in self.cores:
+            self.cores.append(cb.name)
+        cb.emit(BarrierWait(barrier=self.name, value=value, loc=loc))
+
+
+def barrier(*, name: str, initial: int = 0) -> BarrierRef:
+    """Declare a runtime barrier named ``name`` whose locks start at ``initial``: cores wait on
+    it (``b.wait_for_value(1)``) until the runtime sets it (``rt.set_barrier(b, 1)``), e.g. to
+    read a runtime parameter only after the host wrote it. A set replaces the lock's value (it
+    does not add to it): set it once per wait, after the core took the previous value.
+    """
+    loc = caller_loc()
+    b = current_design("barrier(...)")
+    name = check_name(name, "barrier name", loc)
+    top = b.target.max_lock_value
+    if not isinstance(initial, int) or isinstance(initial, bool) or not 0 <= initial <= top:
+        raise DesignError("barrier", f"barrier '{name}' has initial={initial!r}", loc=loc,
+                          limit=f"an int from 0 to {top} (a lock's value)", found=repr(initial),
+                          fix="start it at 0 and set it from the runtime")
+    if name in b.barriers or name in b.rtps:
+        first = b.barriers[name].loc if name in b.barriers else b.rtps[name].loc
+        raise DesignError("barrier", f"two rtps or barriers are named '{name}'", loc=loc,
+                          related=[("the first", first)], fix="give each its own name")
+    ref = BarrierRef(name, initial, loc, [])
+    b.barriers[name] = ref
+    return ref

@@ -1,0 +1,542 @@
+"""Runtime parameters: ``rtp(...)`` buffers the runtime writes (``rt.rtp_write``) and cores read
+before kernel calls; the threshold design, the emitted MLIR, allocation, the instruction-stream
+model, the simulator and the rejections, word for word."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.codegen.mlir import render_mlir
+from aiedsl.errors import DesignError
+from aiedsl.ir import RtpWrite
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+from aiedsl.sim.machine import SimFault
+from aiedsl.sim.shim import ShimRtpWrite, diff_program, shim_program
+from aiedsl.toolchain.insts import TileWrite, decode
+
+DesignFile = Callable[..., Path]
+
+BASE = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, loop, rtp, runtime, u8
+from aiedsl.kernels import threshold
+@design(device="npu1_1col")
+def d(inp: Tensor[1024, u8], out: Tensor[1024, u8]):
+    a = fifo(Tensor[512, u8], name="a")
+    b = fifo(Tensor[512, u8], name="b")
+    thr = rtp(Tensor[16, i32], name="thr")
+    k = threshold(512)
+
+    @herd()
+    def core():
+        for _ in loop(2):
+            with a.consume() as s, b.produce() as t:
+                k(s, t, thr[0], 512)
+
+    with runtime() as rt:
+        rt.rtp_write(thr, 0, 7)
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+@d.reference
+def reference(inp):
+    return np.minimum(inp, 7)
+'''
+"""A one-core threshold whose lines are pinned by the messages below (line 15: the read,
+18: the write, 19: the fill, 20: the drain)."""
+
+
+def _variant(**replace: str) -> str:
+    src = BASE
+    for old, new in replace.items():
+        old = {"read": "k(s, t, thr[0], 512)", "write": "rt.rtp_write(thr, 0, 7)",
+               "decl": 'thr = rtp(Tensor[16, i32], name="thr")'}[old]
+        assert old in src
+        src = src.replace(old, new)
+    return src
+
+
+def load_error(path: Path) -> str:
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    return str(e.value)
+
+
+def check_error(path: Path) -> str:
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    return str(e.value)
+
+
+# -- the shipped design -----------------------------------------------------------------------
+
+def test_threshold_rtp_runs_twice_with_two_thresholds(in_root: Path) -> None:
+    """One invocation: threshold 50 on the first pass, 200 on the second, against numpy."""
+    # every pixel value, so both thresholds cut something (random inputs are small numbers)
+    inp = (np.arange(8192) % 256).astype(np.uint8)
+    result = simulate(load_design("designs/threshold_rtp.py"), {"inp": inp})
+    assert result.passed, [c.line() for c in result.checks]
+    out = result.outputs["out"]
+    n = inp.size
+    assert (out[:n] == np.minimum(inp, 50)).all()
+    assert (out[n:] == np.minimum(inp, 200)).all()
+    assert (out[:n] != out[n:]).any()  # the second write really took effect
+
+
+def test_threshold_rtp_other_thresholds(in_root: Path) -> None:
+    d = load_design("designs/threshold_rtp.py", {"THR_A": "255", "THR_B": "3"})
+    inp = (np.arange(8192) * 7 % 256).astype(np.uint8)
+    result = simulate(d, {"inp": inp})
+    assert result.passed
+    assert (result.outputs["out"][:8192] == inp).all()
+    assert result.outputs["out"][8192:].max() == 3
+
+
+def test_threshold_rtp_mlir(in_root: Path) -> None:
+    """The buffer in the core's tile, the load before the call and the writes in the runtime
+    sequence, spelled as mlir-aie's test/Conversion/DmaToNpu/rtp_write.mlir and
+    test/npu-xrt/two_col write them."""
+    placed, _ = check_design(load_design("designs/threshold_rtp.py").ir)
+    lines = [ln.strip() for ln in render_mlir(placed).splitlines()]
+    where = 'loc("designs/threshold_rtp.py":'
+    for c in (0, 1):
+        assert (f'%rtp_thr{c} = aie.buffer(%tile_{c}_2) {{sym_name = "thr{c}"}} : '
+                f'memref<16xi32> {where}32:0)') in lines
+    i = lines.index(f"%rtp5 = memref.load %rtp_thr0[%idx6] : memref<16xi32> {where}39:0)")
+    assert lines[i - 1] == "%idx6 = arith.constant 0 : index"
+    assert lines[i + 1].startswith("func.call @threshold_u8_512(%view3_0, %view4_0, %rtp5, %arg7)")
+    writes = [ln for ln in lines if ln.startswith("aiex.npu.rtp_write")]
+    assert writes == [f"aiex.npu.rtp_write(@thr{c}, 0, {v}) {where}44:0)"
+                      for v in (50, 200) for c in (0, 1)]
+    # the second pair comes after both waits of the first pass
+    seq = [ln.split("(")[0].split(" {")[0] for ln in lines
+           if ln.startswith(("aiex.npu.rtp_write", "aiex.npu.dma_wait"))]
+    assert seq == ["aiex.npu.rtp_write"] * 2 + ["aiex.npu.dma_wait"] * 2 + \
+        ["aiex.npu.rtp_write"] * 2 + ["aiex.npu.dma_wait"] * 2
+
+
+def test_rtp_buffer_is_allocated_with_the_fifo_buffers(in_root: Path) -> None:
+    """aie-assign-buffer-addresses places it with the core's buffers (after the fifo buffers in
+    IR order, largest first), and the memory check counts it."""
+    placed, table = check_design(load_design("designs/threshold_rtp.py").ir)
+    assert placed.physical is not None
+    bufs = [(b.name, b.address, b.bank) for b in placed.physical.buffers if b.tile == (0, 2)]
+    # stack 1024 B at 0; the four 512 B fifo buffers round-robin from bank 1; the rtp last
+    assert bufs[-1] == ("thr0", 0x600, 0)
+    mem = table[(0, 2)].memory
+    assert [u.label for u in mem][-1] == "rtp thr0 64 B"
+    assert sum(u.amount for u in mem) == 1024 + 4 * 512 + 64
+
+
+def test_rtp_write_is_a_write32_at_the_buffer_address(in_root: Path) -> None:
+    """The simulator's runtime writes where mlir-aie's RtpToWrite32Pattern does (buffer address
+    + 4 * index, in the core's tile), and diff_program holds it against a decoded stream."""
+    placed, _ = check_design(load_design("designs/threshold_rtp.py").ir)
+    steps = [s for s in shim_program(placed) if isinstance(s, ShimRtpWrite)]
+    assert [(s.rtp, s.column, s.row, s.address, s.value) for s in steps] == [
+        ("thr0", 0, 2, 0x600, 50), ("thr1", 1, 2, 0x600, 50),
+        ("thr0", 0, 2, 0x600, 200), ("thr1", 1, 2, 0x600, 200)]
+    # write32 words: op, 0, address (col << 25 | row << 20 | offset), 0, value, size 24
+    ops = [(0x00, 0, s.column << 25 | s.row << 20 | s.address, 0, s.value, 24) for s in steps]
+    body = [w for op in ops for w in op]
+    stream = struct.pack(f"<{4 + len(body)}I", 0x06030100, 0x0102, len(ops),
+                         4 * (4 + len(body)), *body)
+    program = decode(stream)
+    assert [(e.column, e.row, e.address, e.value) for e in program.events
+            if isinstance(e, TileWrite)] == [(s.column, s.row, s.address, s.value) for s in steps]
+    only_writes = tuple(steps)
+    assert diff_program(only_writes, program) == []
+    wrong = tuple(s if i else ShimRtpWrite(**{**s.__dict__, "value": 51})
+                  for i, s in enumerate(steps))
+    assert diff_program(wrong, program) == [
+        "0: rtp_write of 'thr0'[0] (designs/threshold_rtp.py:44) writes 0x33 at 1536 of tile "
+        "(0, 2) in the simulator, 0x32 at 1536 of tile (0, 2) in the instructions"]
+
+
+def test_rtp_write_costs_a_register_write(in_root: Path) -> None:
+    """Four rtp writes take four register writes of the runtime's time (a third of a shim
+    task's firmware time each), the only difference a design without them would show."""
+    from aiedsl.targets import get_target
+
+    h = load_design("designs/threshold_rtp.py")
+    result = simulate(h)
+    tm = get_target("npu1_2col").timing
+    assert tm.register_write_s == pytest.approx(tm.shim_task_s / 3)
+    assert result.machine.runtime is not None
+    assert result.machine.runtime.busy == pytest.approx(
+        8 * tm.shim_task_s * 1e9 + 4 * tm.register_write_s * 1e9)
+
+
+# -- the simulator ----------------------------------------------------------------------------
+
+def test_sim_reads_the_value_written_before_the_call(design_file: DesignFile) -> None:
+    path = design_file(_variant(write="rt.rtp_write(thr, 0, 100)\n        rt.rtp_write(thr, 1, "
+                                      "9)"))
+    inp = (np.arange(1024) % 256).astype(np.uint8)
+    result = simulate(load_design(path), {"inp": inp}, check=False)
+    assert (result.outputs["out"] == np.minimum(inp, 100)).all()
+
+
+def test_sim_fault_when_a_core_reads_an_unwritten_slot(design_file: DesignFile) -> None:
+    """The checks refuse this design; the simulator, given it anyway, says which read found no
+    value."""
+    h = load_design(design_file(BASE))
+    placed, _ = check_design(h.ir)
+    unwritten = placed.model_copy(update={"runtime": tuple(
+        op for op in placed.runtime if not isinstance(op, RtpWrite))})
+    with pytest.raises(SimFault) as e:
+        simulate(h, placed=unwritten)
+    assert str(e.value) == (
+        "d.py:15: error [rtp]: core[0,0] reads rtp 'thr'[0] at cycle 6960, before the runtime "
+        "writes it\n"
+        "  limit: a slot is read after an rtp_write of it (the memory holds no value before)\n"
+        "  found: no write by then\n"
+        "  d.py:15: the call that reads it (core[0,0])\n"
+        "  fix: rt.rtp_write('thr', 0, ...) before the fills that feed this core")
+
+
+# -- rejections -------------------------------------------------------------------------------
+
+def test_write_index_out_of_range(design_file: DesignFile) -> None:
+    assert load_error(design_file(_variant(write="rt.rtp_write(thr, 16, 7)"))) == (
+        "d.py:18: error [runtime]: rt.rtp_write of 'thr' at index 16\n"
+        "  limit: an int from 0 to 15 (it holds 16 i32)\n"
+        "  found: 16\n"
+        "  fix: write a slot from 0 to 15, or declare it larger")
+
+
+def test_write_value_out_of_range(design_file: DesignFile) -> None:
+    assert load_error(design_file(_variant(write="rt.rtp_write(thr, 0, 2**31)"))) == (
+        "d.py:18: error [runtime]: rt.rtp_write of 'thr'[0] with value 2147483648\n"
+        "  limit: i32 values from -2147483648 to 2147483647\n"
+        "  found: 2147483648\n"
+        "  fix: write an int the slot's type can hold")
+
+
+def test_write_of_a_float_is_refused(design_file: DesignFile) -> None:
+    assert "rt.rtp_write of 'thr'[0] with value 7.5" in load_error(
+        design_file(_variant(write="rt.rtp_write(thr, 0, 7.5)")))
+
+
+def test_write_of_an_unknown_name(design_file: DesignFile) -> None:
+    assert load_error(design_file(_variant(write='rt.rtp_write("thx", 0, 7)'))) == (
+        "d.py:18: error [runtime]: rt.rtp_write of 'thx', which is not an rtp of this design\n"
+        "  limit: the design's rtps: 'thr'\n"
+        "  found: 'thx'\n"
+        "  fix: declare it with rtp(Tensor[16, i32], name=...) in the design function and pass "
+        "what rtp() returned (or its name)")
+
+
+def test_write_by_name_is_accepted(design_file: DesignFile) -> None:
+    d = load_design(design_file(_variant(write='rt.rtp_write("thr", 0, 7)'))).ir
+    assert d.runtime[0] == RtpWrite(rtp="thr", index=0, value=7, loc=d.runtime[0].loc)
+
+
+def test_read_index_out_of_range(design_file: DesignFile) -> None:
+    assert load_error(design_file(_variant(read="k(s, t, thr[16], 512)"))) == (
+        "d.py:15: error [rtp]: rtp 'thr' is read at index 16\n"
+        "  limit: an int from 0 to 15 (it holds 16 i32)\n"
+        "  found: 16\n"
+        "  fix: read a slot from 0 to 15, or declare it larger")
+
+
+def test_read_in_a_core_it_is_not_placed_in(design_file: DesignFile) -> None:
+    src = _variant().replace('@design(device="npu1_1col")', '@design(device="npu1_2col")')
+    src = src.replace("@herd()\n    def core():", "@herd(cols=2)\n    def core(x, y):")
+    src = src.replace("a.consume()", "(a if x == 0 else a2).consume()")
+    src = src.replace("b.produce()", "(b if x == 0 else b2).produce()")
+    src = src.replace('    thr = rtp(', '    a2 = fifo(Tensor[512, u8], name="a2")\n'
+                      '    b2 = fifo(Tensor[512, u8], name="b2")\n    thr = rtp(')
+    assert load_error(design_file(src)) == (
+        "d.py:17: error [rtp]: rtp 'thr' is read by core[1,0], but it lives in core[0,0]\n"
+        "  limit: an rtp is a buffer in the memory of the one core that reads it (the first "
+        "core whose function reads it)\n"
+        "  found: core[1,0]\n"
+        "  d.py:17: core[0,0] reads it\n"
+        "  fix: declare one rtp per core, e.g. thr = [rtp(Tensor[16, i32], name=f\"thr{i}\") "
+        "for i in range(cols)], and read thr[x][0]")
+
+
+def test_read_outside_a_core(design_file: DesignFile) -> None:
+    src = _variant(decl='thr = rtp(Tensor[16, i32], name="thr")\n    v = thr[0]')
+    assert load_error(design_file(src)) == (
+        "d.py:9: error [rtp]: rtp 'thr' is read outside a core function\n"
+        "  fix: read it (thr[0]) inside the @herd function and pass it to a kernel call; the "
+        "runtime writes it with rt.rtp_write")
+
+
+def test_rtp_of_bytes_is_refused(design_file: DesignFile) -> None:
+    src = _variant(decl='thr = rtp(Tensor[16, u8], name="thr")')
+    assert load_error(design_file(src)) == (
+        "d.py:8: error [rtp]: rtp 'thr' holds u8\n"
+        "  limit: i32 slots: mlir-aie's rtp_write writes a 32-bit word at 4 * index bytes\n"
+        "  found: u8\n"
+        "  fix: declare it as Tensor[16, i32] and let the kernel narrow the value")
+
+
+def test_rtp_name_is_validated(design_file: DesignFile) -> None:
+    src = _variant(decl='thr = rtp(Tensor[16, i32], name="t hr")')
+    assert load_error(design_file(src)).startswith(
+        "d.py:8: error [name]: rtp name 't hr' is not a plain name")
+
+
+def test_rtp_named_like_a_fifo_is_refused(design_file: DesignFile) -> None:
+    src = _variant(decl='thr = rtp(Tensor[16, i32], name="a")')
+    assert load_error(design_file(src)) == (
+        "d.py:8: error [name]: rtp 'a' has the name of a fifo\n"
+        "  limit: fifos, kernels and rtps share one MLIR symbol table\n"
+        "  found: a\n"
+        "  fix: rename the rtp")
+
+
+def test_unread_rtp_is_refused(design_file: DesignFile) -> None:
+    src = _variant(read="k(s, t, 3, 512)")
+    assert load_error(design_file(src)) == (
+        "d.py:8: error [rtp unused]: rtp 'thr' is never read by a core\n"
+        "  limit: an rtp lives in the memory of the core that reads it\n"
+        "  fix: read it in a core function (thr[0]) and pass it to a kernel call, or remove it")
+
+
+def test_unwritten_slot_is_refused(design_file: DesignFile) -> None:
+    assert check_error(design_file(_variant(write="rt.rtp_write(thr, 1, 7)"))) == (
+        "d.py:15: error [rtp unwritten]: core[0,0] reads rtp 'thr'[0], which the runtime never "
+        "writes\n"
+        "  limit: every slot a core reads is written by rt.rtp_write (the buffer has no initial "
+        "value)\n"
+        "  found: no rt.rtp_write of it\n"
+        "  d.py:8: rtp 'thr' is declared\n"
+        "  fix: rt.rtp_write('thr', 0, value) at the start of the runtime sequence")
+
+
+def test_write_after_the_first_transfer_is_refused(design_file: DesignFile) -> None:
+    src = _variant(write="rt.fill(a, inp)\n        rt.rtp_write(thr, 0, 7)").replace(
+        "rt.rtp_write(thr, 0, 7)\n        rt.fill(a, inp)\n        rt.drain",
+        "rt.rtp_write(thr, 0, 7)\n        rt.drain")
+    assert check_error(design_file(src)) == (
+        "d.py:19: error [rtp order]: rt.rtp_write of 'thr'[0] comes after the runtime's first "
+        "transfer\n"
+        "  limit: a slot a core reads is written before the sequence's first transfer (the core "
+        "may run as soon as data arrives, and the slot holds no value before its first write)\n"
+        "  found: rt.fill of 'a' first\n"
+        "  d.py:18: the first transfer\n"
+        "  d.py:15: core[0,0] reads the slot\n"
+        "  fix: move the rtp_write before the first rt.fill")
+
+
+RACE = BASE.replace('''        rt.rtp_write(thr, 0, 7)
+        rt.fill(a, inp)
+        rt.drain(b, out)''', '''        rt.rtp_write(thr, 0, 7)
+        rt.fill(a, inp, (0, [512], [1]))
+        rt.drain(b, out, (0, [512], [1]))
+        {between}rt.rtp_write(thr, 0, 9)
+        rt.fill(a, inp, (512, [512], [1]))
+        rt.drain(b, out, (512, [512], [1]))''')
+
+
+def test_rewrite_while_transfers_are_in_flight_is_refused(design_file: DesignFile) -> None:
+    assert check_error(design_file(RACE.format(between=""))) == (
+        "d.py:21: error [rtp order]: rt.rtp_write of 'thr'[0] changes it while transfers issued "
+        "before are not waited for\n"
+        "  limit: a slot is rewritten only after every drain issued before it has been waited "
+        "for, with no fill since (otherwise calls still running on earlier data may read the new "
+        "value)\n"
+        "  found: rt.fill of 'a' still in flight\n"
+        "  d.py:19: rt.fill of 'a'\n"
+        "  d.py:18: the previous write\n"
+        "  fix: call rt.sync() before the rtp_write (and issue the next fills after it)")
+
+
+def test_rewrite_after_sync_is_accepted_and_each_half_sees_its_value(
+        design_file: DesignFile) -> None:
+    inp = (np.arange(1024) % 256).astype(np.uint8)
+    result = simulate(load_design(design_file(RACE.format(between="rt.sync()\n        "))),
+                      {"inp": inp}, check=False)
+    out = result.outputs["out"]
+    assert (out[:512] == np.minimum(inp[:512], 7)).all()
+    assert (out[512:] == np.minimum(inp[512:], 9)).all()
+
+
+def test_rtp_passed_as_a_buffer_is_refused(design_file: DesignFile) -> None:
+    src = _variant(read="k(s, thr[0], 3, 512)")
+    assert check_error(design_file(src)) == (
+        "d.py:15: error [kernel signature]: argument 1 ('dst') of 'threshold_u8_512' is a "
+        "buffer, but core[0,0] passes rtp slot 'thr'[0]\n"
+        "  limit: threshold_u8_512(src: 512xu8, dst: 512xu8, thr: i32, n: i32)\n"
+        "  fix: pass an acquired fifo element")
+
+
+# -- the IR and the rest of the tool chain ----------------------------------------------------
+
+def test_design_json_round_trips_and_output_is_byte_identical(in_root: Path) -> None:
+    from aiedsl.ir import Design
+
+    a = load_design("designs/threshold_rtp.py").ir
+    b = load_design("designs/threshold_rtp.py").ir
+    assert Design.model_validate_json(a.model_dump_json()) == a
+    assert [r.core for r in a.rtps] == ["core[0,0]", "core[1,0]"]
+    pa, _ = check_design(a)
+    pb, _ = check_design(b)
+    assert render_mlir(pa) == render_mlir(pb)
+
+
+def test_kernel_test_of_the_design_uses_the_first_written_value(in_root: Path) -> None:
+    from aiedsl.kernels.host import design_cases
+
+    (case,) = design_cases(load_design("designs/threshold_rtp.py"))
+    assert case.scalars == {"thr": 50, "n": 512}
+
+
+# -- runtime barriers (IRON's WorkerRuntimeBarrier) ---------------------------------------------
+
+GATED = '''
+import numpy as np
+from aiedsl import Tensor, barrier, design, fifo, herd, i32, loop, rtp, runtime, u8
+from aiedsl.kernels import threshold
+
+@design(device="npu1_1col")
+def d(inp: Tensor[1024, u8], out: Tensor[1024, u8]):
+    a = fifo(Tensor[512, u8], name="a")
+    b = fifo(Tensor[512, u8], name="b")
+    thr = rtp(Tensor[16, i32], name="thr")
+    go = barrier(name="go")
+    k = threshold(512)
+
+    @herd()
+    def core():
+        for _ in loop(2):
+            {core}
+
+    with runtime() as rt:
+        {rt}
+'''
+"""A core gated by a barrier: line 10 declares it, 16 is the first line of the loop body, 21
+the first of the runtime sequence."""
+
+WAIT_THEN_WORK = ("go.wait_for_value(1)\n"
+                  "            with a.consume() as s, b.produce() as t:\n"
+                  "                k(s, t, thr[0], 512)")
+WORK_THEN_WAIT = ("with a.consume() as s, b.produce() as t:\n"
+                  "                go.wait_for_value(1)\n"
+                  "                k(s, t, thr[0], 512)")
+TWO_PASSES = ("rt.rtp_write(thr, 0, 7)\n"
+              "        rt.set_barrier(go, 1)\n"
+              "        rt.fill(a, inp, (0, [512], [1]))\n"
+              "        rt.drain(b, out, (0, [512], [1]))\n"
+              "        rt.sync()\n"
+              "        rt.rtp_write(thr, 0, 9)\n"
+              "        rt.set_barrier(go, 1)\n"
+              "        rt.fill(a, inp, (512, [512], [1]))\n"
+              "        rt.drain(b, out, (512, [512], [1]))")
+
+
+def _gated(design_file: DesignFile, core: str, rt: str) -> Path:
+    return design_file(GATED.format(core=core, rt=rt))
+
+
+def test_barrier_gates_each_pass(design_file: DesignFile) -> None:
+    """The core waits on the barrier before each pass; the runtime writes the threshold, then
+    sets the barrier: each half sees its own threshold."""
+    h = load_design(_gated(design_file, WAIT_THEN_WORK, TWO_PASSES))
+    inp = (np.arange(1024) % 256).astype(np.uint8)
+    result = simulate(h, {"inp": inp}, check=False)
+    out = result.outputs["out"]
+    assert (out[:512] == np.minimum(inp[:512], 7)).all()
+    assert (out[512:] == np.minimum(inp[512:], 9)).all()
+    placed, table = check_design(h.ir)
+    lines = [ln.strip() for ln in render_mlir(placed).splitlines()]
+    assert ('%lock_go_0_2 = aie.lock(%tile_0_2) {init = 0 : i32, sym_name = "go_0_2"} '
+            'loc("d.py":10:0)') in lines
+    assert 'aie.use_lock(%lock_go_0_2, AcquireGreaterEqual, 1) loc("d.py":16:0)' in lines
+    assert [ln for ln in lines if ln.startswith("aiex.set_lock")] == [
+        'aiex.set_lock(%lock_go_0_2, 1) loc("d.py":22:0)',
+        'aiex.set_lock(%lock_go_0_2, 1) loc("d.py":27:0)']
+    # aie-assign-lock-ids numbers the design's lock before the objectfifo lowering: id 0
+    assert placed.physical is not None
+    locks = [(lk.name, lk.id) for lk in placed.physical.locks if lk.tile == (0, 2)]
+    assert locks[0] == ("go_0_2", 0) and [i for _, i in locks] == [0, 1, 2, 3, 4]
+    assert sum(u.amount for u in table[(0, 2)].locks) == 5
+    sets = [s for s in shim_program(placed) if not isinstance(s, ShimRtpWrite)
+            and hasattr(s, "barrier")]
+    assert [(s.column, s.row, s.address, s.value) for s in sets] == [(0, 2, 0x1F000, 1)] * 2
+
+
+def test_barrier_waited_more_often_than_set_is_a_static_hang(design_file: DesignFile) -> None:
+    rt = TWO_PASSES.replace("        rt.set_barrier(go, 1)\n        rt.fill(a, inp, (512",
+                            "        rt.fill(a, inp, (512")
+    assert check_error(_gated(design_file, WAIT_THEN_WORK, rt)) == (
+        "d.py:16: error [hang: barrier]: core[0,0] waits on barrier 'go' 2 time(s) per run, but "
+        "the runtime lets it through at most 1 time(s)\n"
+        "  limit: each wait for v takes v from the core's lock; only the initial value and "
+        "rt.set_barrier give it (a set replaces the value)\n"
+        "  found: 2 wait(s) for 1; initial 0, 1 set(s)\n"
+        "  d.py:22: rt.set_barrier to 1\n"
+        "  fix: rt.set_barrier('go', 1) once before each wait (after the core took the previous "
+        "value, e.g. after an rt.sync())")
+
+
+def test_two_sets_before_the_core_waits_deadlock_and_the_simulator_says_why(
+        design_file: DesignFile) -> None:
+    """Two sets land while the core still waits for its first data: the second replaces the
+    first (1 stays 1), so the second wait never passes. The static bound (two sets, two waits)
+    cannot see it; the simulator's deadlock report does."""
+    from aiedsl.sim.explain import Deadlock
+
+    rt = ("rt.rtp_write(thr, 0, 7)\n"
+          "        rt.set_barrier(go, 1)\n"
+          "        rt.set_barrier(go, 1)\n"
+          "        rt.fill(a, inp)\n"
+          "        rt.drain(b, out)")
+    with pytest.raises(Deadlock) as e:
+        simulate(load_design(_gated(design_file, WORK_THEN_WAIT, rt)), check=False)
+    text = str(e.value)
+    assert ("core[0,0] (0,2) waits for barrier 'go' to hold 1; its lock holds 0 (it started at 0, "
+            "the runtime set it 2 time(s) (line 22, 23), each set replacing what the lock held) "
+            "(d.py:17)") in text
+    assert text.endswith("  fix: set a barrier once per wait, after the core took the previous "
+                         "value (e.g. after an rt.sync()): a set replaces the lock's value")
+
+
+def test_gated_core_reads_a_slot_written_after_the_set(design_file: DesignFile) -> None:
+    rt = TWO_PASSES.replace("rt.rtp_write(thr, 0, 7)\n        rt.set_barrier(go, 1)",
+                            "rt.set_barrier(go, 1)\n        rt.rtp_write(thr, 0, 7)")
+    assert check_error(_gated(design_file, WAIT_THEN_WORK, rt)) == (
+        "d.py:18: error [rtp order]: core[0,0] reads rtp 'thr'[0], which the runtime does not "
+        "write before it first sets the barrier the core waits on\n"
+        "  limit: a slot a barrier-gated core reads is written before the barrier's first set\n"
+        "  found: its first write at line 22\n"
+        "  d.py:21: the first set\n"
+        "  fix: rt.rtp_write('thr', 0, value) before rt.set_barrier")
+
+
+def test_barrier_rejections(design_file: DesignFile) -> None:
+    src = GATED.format(core=WAIT_THEN_WORK, rt=TWO_PASSES)
+    assert load_error(design_file(src.replace("rt.set_barrier(go, 1)\n        rt.fill(a, inp, "
+                                              "(0", "rt.set_barrier(go, 64)\n        rt.fill("
+                                              "a, inp, (0"))) == (
+        "d.py:22: error [runtime]: rt.set_barrier of 'go' to 64\n"
+        "  limit: an int from 0 to 63 (a lock's value)\n"
+        "  found: 64\n"
+        "  fix: set it to the value its cores wait for, e.g. 1")
+    assert load_error(design_file(src.replace("go.wait_for_value(1)", "go.wait_for_value(0)"))) \
+        == ("d.py:16: error [barrier]: barrier 'go' is waited on for value 0\n"
+            "  limit: an int from 1 to 63 (a lock's value)\n"
+            "  found: 0\n"
+            "  fix: wait for 1 and set the barrier to 1 before each wait")
+    assert load_error(design_file(src.replace('rt.set_barrier(go, 1)\n        rt.fill(a, inp, '
+                                              '(0', 'rt.set_barrier("og", 1)\n        rt.fill('
+                                              'a, inp, (0'))).startswith(
+        "d.py:22: error [runtime]: rt.set_barrier of 'og', which is not a barrier of this "
+        "design\n  limit: the design's barriers: 'go'\n")
+    unused = src.replace("go.wait_for_value(1)\n            ", "").replace(
+        "        rt.set_barrier(go, 1)\n", "")
+    assert load_error(design_file(unused)) == (
+        "d.py:10: error [barrier unused]: barrier 'go' is never waited on by a core\n"
+        "  limit: a barrier is a lock in each core that waits on it\n"
+        "  fix: call wait_for_value on it in a core function, or remove it")
