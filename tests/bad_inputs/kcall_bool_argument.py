@@ -1,5 +1,5 @@
 # expect: kernel call 26
-# why: the core passes True as the kernel's scalar argument.
+# why: the core passes True to an i32 scalar: no aiedsl dtype is a bool, and True would silently be 1.
 import numpy as np
 
 from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
