@@ -26,7 +26,7 @@ from aiedsl.codegen.mlir import render_mlir
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
-from aiedsl.sim.machine import pattern_steps
+from aiedsl.sim.patterns import pattern_steps
 from aiedsl.sim.shim import ShimTransfer, ShimWait, diff_program, hardware_view, shim_program
 from aiedsl.toolchain.insts import (
     ShimBd, ShimTask, as_dict, canonical_dims, decode, listing, read_insts, register_name,

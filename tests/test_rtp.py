@@ -17,7 +17,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir import RtpWrite
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
-from aiedsl.sim.machine import SimFault
+from aiedsl.sim import SimFault
 from aiedsl.sim.shim import ShimRtpWrite, diff_program, shim_program
 from aiedsl.toolchain.insts import TileWrite, decode
 

@@ -15,7 +15,7 @@ from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim.compare import compare
 from aiedsl.ir.types import dims_index
-from aiedsl.sim.machine import pattern_steps
+from aiedsl.sim.patterns import pattern_steps
 
 DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16", "gemm_i8"]
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -15,7 +15,7 @@ from aiedsl.kernels.library import matmul_ref, srs
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim.dma import Receive, Send
-from aiedsl.sim.machine import _piece_views, pattern_reader, pattern_steps, pattern_writer
+from aiedsl.sim.patterns import _piece_views, pattern_reader, pattern_steps, pattern_writer
 
 PATTERNS = [
     Pattern(offset=64, sizes=(2, 3, 4, 8), strides=(0, 256, 32, 1)),   # a repeat (stride 0)

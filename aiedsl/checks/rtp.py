@@ -13,7 +13,7 @@ of a design (IRON's designs do the same: parameters first, then the transfers):
   call that should see the old value may run after the new one landed, or the reverse.
 
 The simulator keeps the same rule at run time: a core reading a slot the runtime has not
-written by then is a :class:`~aiedsl.sim.machine.SimFault` naming the slot and the call.
+written by then is a :class:`~aiedsl.sim.state.SimFault` naming the slot and the call.
 
 A core that waits on a runtime barrier (IRON's ``WorkerRuntimeBarrier``, :func:`aiedsl.barrier`)
 is ordered by the barrier instead: its slots are written before the barrier's first set, and

@@ -17,7 +17,7 @@ from aiedsl.checks.program import walk
 from aiedsl.errors import DesignError
 from aiedsl.ir import Acquire, BarrierWait, Loc, SetBarrier, Transfer, Wait
 from aiedsl.sim.engine import Proc
-from aiedsl.sim.machine import Machine
+from aiedsl.sim.state import Machine
 
 
 class Deadlock(DesignError):

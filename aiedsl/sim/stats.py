@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from aiedsl.sim.machine import Machine
+from aiedsl.sim.state import Machine
 from aiedsl.targets import get_target
 from aiedsl.version import __version__
 

@@ -1,0 +1,239 @@
+"""A compute core's traced program, run: compiled once into a flat instruction list (every
+lookup done ahead), then interpreted with object-fifo acquire/release semantics, kernel calls by
+their references on the real buffers, runtime-parameter reads and barrier waits."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from aiedsl.errors import user_exception
+from aiedsl.ir import (
+    Acquire, BarrierWait, BufferArg, Call, Core, Loop, Op, Release, RtpArg,
+)
+from aiedsl.sim.engine import Lock, Proc
+from aiedsl.sim.state import Machine, Ring, RtpMemory, SimFault
+
+
+@dataclass(eq=False)
+class _End:
+    """One fifo end of a core while its program runs: the ring, the locks its acquires and
+    releases use, the slots it holds (oldest first) and the slot its next acquire gets."""
+
+    key: tuple[str, str]
+    ring: Ring
+    acquire: Lock
+    release: Lock
+    held: list[int] = field(default_factory=list)
+    next: int = 0
+    depth: int = 0
+
+
+_ACQ, _REL, _CALL, _LOOP, _NEXT, _BAR = range(6)
+"""Opcodes of a compiled core program."""
+PAUSE = ("pause",)
+"""What a core yields after an acquire it made itself when an earlier clock must go first."""
+
+
+def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
+             kernels: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Flatten a core program into instructions with every lookup done once.
+
+    Loops become ``(_LOOP, n, end)`` / ``(_NEXT, start)``. An acquire stores what it got in the
+    cell of its result name (``[end, slots]``, the latest acquire of that name wins, as the
+    program reads it); a call's buffer argument reads that cell through views of every slot of
+    every end acquired under the name, already in the kernel parameter's shape.
+    """
+    ends: dict[tuple[str, str], _End] = {}
+    cells: dict[str, list[Any]] = {}
+    acquired: dict[str, list[_End]] = {}
+    kdecl = {k.symbol: k for k in m.design.kernels}
+    refs = {k.symbol: _reference(k, kernels) for k in m.design.kernels}
+    out: list[tuple[Any, ...]] = []
+
+    def end(fifo: str, port: str) -> _End:
+        key = (fifo, port)
+        if key not in ends:
+            ring = rings[(fifo, port, core.name)]
+            ends[key] = (_End(key, ring, ring.cons, ring.prod, depth=ring.depth)
+                         if port == "consume" else
+                         _End(key, ring, ring.prod, ring.cons, depth=ring.depth))
+        return ends[key]
+
+    def scan(ops: tuple[Op, ...]) -> None:
+        for op in ops:
+            if isinstance(op, Loop):
+                scan(op.body)
+            elif isinstance(op, Acquire):
+                acquired.setdefault(op.result, []).append(end(op.fifo, op.port))
+
+    def emit(ops: tuple[Op, ...]) -> None:
+        for op in ops:
+            if isinstance(op, Loop):
+                at = len(out)
+                out.append((_LOOP, op.count, 0))
+                emit(op.body)
+                out.append((_NEXT, at))
+                out[at] = (_LOOP, op.count, len(out))
+            elif isinstance(op, BarrierWait):
+                out.append((_BAR, m.barrier_locks[(op.barrier, core.name)], op.value, op))
+            elif isinstance(op, Acquire):
+                cell = cells.setdefault(op.result, [None, None])
+                out.append((_ACQ, end(op.fifo, op.port), op.count, cell, op))
+            elif isinstance(op, Release):
+                out.append((_REL, end(op.fifo, op.port), op.count, op))
+            elif isinstance(op, Call):
+                k = kdecl[op.kernel]
+                args: list[tuple[Any, ...]] = []
+                for a, param in zip(op.args, k.args):
+                    if isinstance(a, BufferArg):
+                        shape = param.type.shape
+                        views = {id(e): [b if b.shape == shape else b.reshape(shape)
+                                         for b in e.ring.bufs]
+                                 for e in acquired.get(a.value, [])}
+                        args.append((cells.setdefault(a.value, [None, None]), a.index, views))
+                    elif isinstance(a, RtpArg):
+                        args.append((_RTP, a, m.rtps[a.rtp]))
+                    else:
+                        args.append((None, 0, a.value))
+                out.append((_CALL, k, refs[op.kernel], args, op,
+                            any(isinstance(a, RtpArg) for a in op.args)))
+
+    scan(core.body)
+    emit(core.body)
+    return out
+
+
+def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Ring],
+          kernels: dict[str, Any]):
+    """Interpret a core's program (one invocation), compiled so each step is a few list
+    operations."""
+    engine = m.engine
+    costs = m.costs
+    code = _compile(m, core, rings, kernels)
+    held: dict[tuple[str, str], list[int]] = {}
+    p.info["held"] = held  # what the core holds, for deadlock explanations
+    info = p.info
+    compute = m.compute
+    release = engine.release
+    wake = engine.wake
+    heap = engine.heap
+    counters: list[int] = []
+    pc = 0
+    n_code = len(code)
+    while pc < n_code:
+        ins = code[pc]
+        tag = ins[0]
+        if tag == _ACQ:
+            e, count, cell = ins[1], ins[2], ins[3]
+            h = e.held
+            if e.key not in held:
+                held[e.key] = h
+            need = count - len(h)
+            if need > 0:  # elements already held take no lock operation
+                units = e.acquire.units
+                if len(units) >= need:  # Engine.acquire inlined, then its yield point
+                    t = p.time
+                    for _ in range(need):
+                        u = units.popleft()
+                        if u > t:
+                            t = u
+                    p.time = t
+                    if heap and heap[0][0] < t:
+                        yield PAUSE
+                else:
+                    info["waiting"] = ins[4]
+                    yield ("acq", e.acquire, need)
+                    del info["waiting"]
+                p.time += costs.acquire
+                first = e.next
+                depth = e.depth
+                h.extend((first + i) % depth for i in range(need))
+                e.next = (first + need) % depth
+            cell[0] = id(e)
+            cell[1] = h[:count]
+        elif tag == _CALL:
+            k = ins[1]
+            if ins[5] and heap and heap[0][0] < p.time:
+                # an rtp is read at this cycle: let every earlier event (a runtime write) go first
+                yield PAUSE
+            if compute:
+                args = [views[cell[0]][cell[1][i]] if cell.__class__ is list
+                        else _read_rtp(core, p, i, views, ins[4]) if cell is _RTP
+                        else views for cell, i, views in ins[3]]
+                try:
+                    ins[2](*args)
+                except Exception as err:  # the user's reference (or a native build) failed
+                    raise user_exception(err, f"running kernel '{k.symbol}' for {core.name} "
+                                         f"(called at {ins[4].loc})", k.loc) from err
+            start = p.time
+            p.time += k.cycles + costs.call
+            p.busy += k.cycles + costs.call
+            m.kernel_calls += 1
+            m.ops += k.ops
+            if engine.trace:
+                p.spans.append((start, p.time, k.symbol))
+        elif tag == _REL:
+            e, count = ins[1], ins[2]
+            h = e.held
+            if count > len(h):
+                op = ins[3]
+                raise SimFault(
+                    "release", f"{core.name} releases {count} element(s) of "
+                    f"'{op.fifo}' ({op.port}) but holds {len(h)}", loc=op.loc,
+                    limit=f"at most the {len(h)} held", found=str(count),
+                    fix="release only what was acquired")
+            del h[:count]
+            p.time += costs.release
+            lock = e.release
+            if count == 1:
+                lock.units.append(p.time)
+                if lock.waiters:
+                    wake(lock.waiters)
+            else:
+                release(lock, count, p.time)
+        elif tag == _BAR:
+            # AcquireGreaterEqual: wait for the value, take it; the same lock cost as a fifo's
+            info["waiting"] = ins[3]
+            yield ("acq", ins[1], ins[2])
+            del info["waiting"]
+            p.time += costs.acquire
+        elif tag == _LOOP:
+            counters.append(ins[1])
+        else:  # _NEXT
+            counters[-1] -= 1
+            if counters[-1]:
+                pc = ins[1]  # back to the loop head's body
+            else:
+                counters.pop()
+        pc += 1
+
+
+_RTP = object()
+"""Marks a compiled call argument read from a runtime parameter when the call runs."""
+
+
+def _read_rtp(core: Core, p: Proc, a: RtpArg, mem: RtpMemory, call: Call) -> int:
+    """The value of rtp slot ``a`` when ``core``'s call runs (at its clock); a SimFault when
+    the runtime has not written it by then (the core would read whatever the memory held)."""
+    value = mem.read(a.index, p.time)
+    if value is None:
+        raise SimFault(
+            "rtp", f"{core.name} reads rtp '{a.rtp}'[{a.index}] at cycle {p.time:.0f}, before "
+            "the runtime writes it", loc=a.loc, limit="a slot is read after an rtp_write of it "
+            "(the memory holds no value before)", found="no write by then",
+            related=[(f"the call that reads it ({core.name})", call.loc)],
+            fix=f"rt.rtp_write('{a.rtp}', {a.index}, ...) before the fills that feed this core")
+    return value
+
+
+def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
+    obj = kernels.get(k.symbol)
+    if obj is not None:
+        return obj.run_reference
+    module, _, name = k.reference.partition(":")
+    fn = importlib.import_module(module)
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    return lambda *args: fn(*args, **k.params)

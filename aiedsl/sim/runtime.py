@@ -1,0 +1,59 @@
+"""The runtime sequence, run: shim transfers issued in order, waits, rtp writes and barrier
+sets, each at the cost the target's timing model gives the firmware."""
+
+from __future__ import annotations
+
+from aiedsl.sim.core import PAUSE
+from aiedsl.sim.engine import Proc, Token
+from aiedsl.sim.patterns import bursts_per_byte
+from aiedsl.sim.shim import ShimRtpWrite, ShimSetLock, ShimTransfer, shim_program
+from aiedsl.sim.state import Machine
+
+
+def run_runtime(m: Machine, p: Proc):
+    """Run the runtime sequence: the shim transfers, waits and rtp writes of
+    :func:`shim_program`.
+
+    Issuing a transfer takes the firmware ``shim_task_s`` (its BD, address patch and queue
+    push); the transfer starts no earlier. An rtp write takes ``register_write_s`` and lands
+    when it is done. Waits cost nothing beyond waiting.
+    """
+    engine = m.engine
+    costs = m.costs
+    pending: dict[str, list[Token]] = {}
+    for op in shim_program(m.design):
+        if isinstance(op, ShimSetLock):
+            # one register write: the lock takes the value, whatever it held
+            p.time += costs.register_write
+            p.busy += costs.register_write
+            if engine.heap and engine.heap[0][0] < p.time:
+                # a core may take the lock's value before this set replaces it: earlier first
+                yield PAUSE
+            lock = m.barrier_locks[(op.barrier, op.core)]
+            lock.units.clear()
+            if op.value:
+                engine.release(lock, op.value, p.time)
+            continue
+        if isinstance(op, ShimRtpWrite):
+            # one register write into the core's memory; nothing waits for it
+            p.time += costs.register_write
+            p.busy += costs.register_write
+            m.rtps[op.rtp].writes[op.index].append((p.time, op.value))
+            continue
+        if isinstance(op, ShimTransfer):
+            flat = m.host[op.tensor].reshape(-1)
+            p.time += costs.task
+            p.busy += costs.task
+            per_byte = bursts_per_byte(op.pattern, flat.itemsize, costs.burst_bytes)
+            token = None
+            if op.token:  # a wait takes the oldest token of its channel, waited for or not
+                token = Token(f"{op.op} {op.fifo}", op.loc, m.drain_procs.get(op.fifo))
+                pending.setdefault(op.fifo, []).append(token)
+            q = (m.fill_queues if op.op == "fill" else m.drain_queues)[op.fifo]
+            engine.enqueue(q, (flat, op.pattern, token, p.time, per_byte))
+        else:
+            token = pending[op.fifo].pop(0)
+            p.info["waiting"] = m.design.runtime[op.order]  # the IR's Wait, for explanations
+            yield ("done", token)
+            p.info.pop("waiting", None)
+    p.info["done"] = True

@@ -1,0 +1,60 @@
+"""The shim DMA processes: fills read host memory in the runtime's pattern order, drains write
+it; both share host-memory bandwidth (:class:`~aiedsl.sim.state.DramPort`) with the other shim
+channels of their direction and pay the channel's AXI-burst overhead. The on-chip DMAs are in
+:mod:`aiedsl.sim.dma`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aiedsl.sim.engine import Conn, Engine, Port, Proc, WorkQueue
+from aiedsl.sim.patterns import pattern_reader, pattern_writer
+from aiedsl.sim.state import Machine
+
+
+def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nbytes: int,
+               np_dtype: np.dtype):
+    """The shim DMA sending a fill: host elements in pattern order, one fifo element's bytes
+    at a time, reinterpreted (never converted) as the fifo's element type."""
+    burst = m.costs.burst
+    read = m.dram.read
+    rate = conn.rate
+    while True:
+        flat, pattern, _, issued, per_byte = yield ("work", q)
+        p.time = max(p.time, issued)
+        for piece in pattern_reader(flat, pattern, nbytes // flat.itemsize):
+            if piece.dtype != np_dtype:
+                piece = piece.view(np_dtype)
+            # host memory serves the piece, then the channel issues its bursts and streams it;
+            # the stream cannot end before host memory has delivered the piece's last byte
+            start = read.reserve(p.time, piece.nbytes)
+            lag = piece.nbytes / read.bytes_per_cycle - piece.nbytes / rate
+            p.time = start + max(piece.nbytes * per_byte * burst, lag)
+            chunk = engine.send(conn, piece, p)
+            yield ("sent", chunk)
+            p.busy += p.time - start
+
+
+def shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, nbytes: int,
+                np_dtype: np.dtype):
+    """The shim DMA receiving a drain into host memory, bytes reinterpreted as the host type."""
+    burst = m.costs.burst
+    write = m.dram.write
+    rate = port.conn.rate
+    while True:
+        flat, pattern, token, issued, per_byte = yield ("work", q)
+        p.time = max(p.time, issued)
+        per = nbytes // np_dtype.itemsize
+        for store in pattern_writer(flat, pattern, nbytes // flat.itemsize):
+            data = yield ("get", port, per)
+            store(data if data.dtype == flat.dtype else data.view(flat.dtype))
+            # Host memory takes the bytes as they stream in (it is a throughput limit shared by
+            # the drains, not a second copy); then the channel's write bursts cost their
+            # overhead.
+            arrived = p.time - data.nbytes / rate
+            written = write.reserve(arrived, data.nbytes) + data.nbytes / write.bytes_per_cycle
+            overhead = data.nbytes * per_byte * burst
+            p.time = max(p.time, written) + overhead
+            p.busy += overhead
+        if token is not None:
+            engine.complete(token, p.time)
