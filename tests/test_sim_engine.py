@@ -118,3 +118,21 @@ def test_identical_runs_give_identical_timing() -> None:
     assert all(np.array_equal(x, y) for x, y in itertools.zip_longest(
         runs[0].outputs.values(), runs[1].outputs.values()))
     assert runs[0].passed
+
+
+def test_dram_serves_requests_in_ready_order_not_arrival_order() -> None:
+    from aiedsl.sim.state import DramPort
+
+    port = DramPort(bytes_per_cycle=1.0)
+    assert port.reserve(100.0, 50) == 150.0  # ready at 100: served 100..150
+    # asked for later but ready at 10: host memory was idle before 100, it does not wait
+    assert port.reserve(10.0, 40) == 50.0
+    # ready at 0, 70 cycles: 0..10, the idle 50..100 takes 50, and the last 10 after 150
+    assert port.reserve(0.0, 70) == 160.0
+    assert port.reserve(0.0, 5) == 165.0  # nothing idle is left before 160
+    assert port.moved == 165
+    assert (port.gap_start, port.gap_end) == ([], [])
+    # a request ready inside a gap leaves the gap's head idle
+    port.reserve(200.0, 10)
+    assert port.reserve(180.0, 5) == 185.0
+    assert (port.gap_start, port.gap_end) == ([165.0, 185.0], [180.0, 200.0])

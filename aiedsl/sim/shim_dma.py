@@ -27,7 +27,8 @@ def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nby
                 piece = piece.view(np_dtype)
             # host memory serves the piece, then the channel issues its bursts and streams it;
             # the stream cannot end before host memory has delivered the piece's last byte
-            start = read.reserve(p.time, piece.nbytes)
+            served = read.reserve(p.time, piece.nbytes)
+            start = served - piece.nbytes / read.bytes_per_cycle
             lag = piece.nbytes / read.bytes_per_cycle - piece.nbytes / rate
             p.time = start + max(piece.nbytes * per_byte * burst, lag)
             chunk = engine.send(conn, piece, p)
@@ -52,7 +53,7 @@ def shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, nb
             # the drains, not a second copy); then the channel's write bursts cost their
             # overhead.
             arrived = p.time - data.nbytes / rate
-            written = write.reserve(arrived, data.nbytes) + data.nbytes / write.bytes_per_cycle
+            written = write.reserve(arrived, data.nbytes)
             overhead = data.nbytes * per_byte * burst
             p.time = max(p.time, written) + overhead
             p.busy += overhead

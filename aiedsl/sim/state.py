@@ -8,6 +8,7 @@ Plain data: the processes that act on them live in :mod:`aiedsl.sim.dma` (on-chi
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,18 +37,56 @@ class Ring:
 @dataclass
 class DramPort:
     """One direction of host-memory bandwidth (reads or writes), shared by the shim channels of
-    that direction: transfers are served one after another in the order they ask."""
+    that direction, served in the order requests are ready.
+
+    The engine may run a channel whose clock is behind one that has already reserved (a woken
+    process carries its own clock), so a request can arrive after a later-ready one. It then
+    takes the idle time left before that one (``gaps``), piece by piece, and only what does not
+    fit there goes after everything reserved: no request waits behind one that was ready later
+    while host memory stood idle.
+    """
 
     bytes_per_cycle: float
     free: float = 0.0
+    """When everything reserved so far is served."""
     moved: int = 0
+    gap_start: list[float] = field(default_factory=list)
+    gap_end: list[float] = field(default_factory=list)
+    """Idle intervals before ``free``, in time order (parallel lists, for bisect)."""
 
     def reserve(self, time: float, nbytes: int) -> float:
-        """Start time of a transfer of ``nbytes`` that is ready at ``time``."""
-        start = max(time, self.free)
-        self.free = start + nbytes / self.bytes_per_cycle
+        """Serve ``nbytes`` ready at ``time``; returns when its last byte is served."""
+        need = nbytes / self.bytes_per_cycle
         self.moved += nbytes
-        return start
+        if time < self.free and self.gap_end:
+            gs, ge = self.gap_start, self.gap_end
+            i = bisect_right(ge, time)
+            while i < len(ge):
+                s = gs[i] if gs[i] > time else time
+                avail = ge[i] - s
+                if avail > need:  # ends inside this gap
+                    end = s + need
+                    if s == gs[i]:
+                        gs[i] = end
+                    else:  # the gap splits around it
+                        gs.insert(i + 1, end)
+                        ge.insert(i + 1, ge[i])
+                        ge[i] = s
+                    return end
+                need -= avail
+                if s > gs[i]:  # uses the gap's tail
+                    ge[i] = s
+                    i += 1
+                else:
+                    del gs[i], ge[i]
+                if need <= 0:
+                    return s + avail
+        start = time if time > self.free else self.free
+        if start > self.free:
+            self.gap_start.append(self.free)
+            self.gap_end.append(start)
+        self.free = start + need
+        return self.free
 
 
 @dataclass
