@@ -28,7 +28,8 @@ from aiedsl.ir import Design, RtpWrite, SetBarrier, Transfer
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import Pattern
 from aiedsl.place.alloc import barrier_lock_name
-from aiedsl.toolchain.insts import Program, ShimTask, Sync, TileWrite, canonical_dims
+from aiedsl.toolchain.insts_format import canonical_dims
+from aiedsl.toolchain.insts_records import Program, ShimTask, Sync, TileWrite
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ direction, channel, BD, runtime argument, byte offset, length, n-d pattern, repe
 syncs (:class:`Sync`), in stream order. It reads any IRON / mlir-aie build's ``insts.bin``, not
 only aiedsl's.
 
-The format and the records are in :mod:`aiedsl.toolchain.insts_format`.
+The format is described in :mod:`aiedsl.toolchain.insts_format`, the records in
+:mod:`aiedsl.toolchain.insts_records`.
 
 Example
 -------
@@ -28,10 +29,12 @@ from typing import Any
 
 from aiedsl.errors import DesignError
 from aiedsl.toolchain.insts_format import (
-    CORE_LOCK_VALUES, CORE_LOCK_VALUES_END, Event, FIXED_WORDS, Header, Instruction, OPCODES,
-    Program, SHIM_BD_BASE, SHIM_BD_STRIDE, SHIM_BDS, ShimBd, ShimTask, Sync, TILE_DATA_MEMORY,
-    TileWrite, canonical_dims, hex_word, queue_register, register_name, signed, split_address,
-    to_elements, word_at,
+    CORE_LOCK_VALUES, CORE_LOCK_VALUES_END, FIXED_WORDS, OPCODES, SHIM_BD_BASE, SHIM_BD_STRIDE,
+    SHIM_BDS, TILE_DATA_MEMORY, canonical_dims, hex_word, queue_register, register_name, signed,
+    split_address, to_elements, word_at,
+)
+from aiedsl.toolchain.insts_records import (
+    Event, Header, Instruction, Program, ShimBd, ShimTask, Sync, TileWrite,
 )
 
 __all__ = [
