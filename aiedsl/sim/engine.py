@@ -211,7 +211,9 @@ class Engine:
         for port in conn.ports:
             port.queue.append([chunk, 0])
             port.avail += size
-            if port.waiters:
+            if port.waiters and (not port.others or len(port.queue) > 1 or self.lockstep(port)):
+                # a broadcast receiver held back by one that is not receiving stays asleep:
+                # that one wakes it when it takes the element
                 self.wake(port.waiters)
         return chunk
 
