@@ -45,7 +45,7 @@ def test_split_and_join_emit_links_with_offsets(design_file: DesignFile) -> None
     assert "aie.objectfifo.link [@xs] -> [@x0, @x1] ([] [0, 1024])" in mlir
     assert "aie.objectfifo.link [@ys] -> [@ys_0, @ys_1] ([] [1024, 0])" in mlir
     assert "aie.objectfifo.link [@z0, @z1] -> [@zj] ([0, 1024] [])" in mlir
-    memtiles = {link.srcs[0]: link.memtile for link in placed.links}
+    memtiles = {link.srcs[0]: link.tile for link in placed.links}
     # ys and the join go to the least-used memtile among their cores' columns (ties: lowest)
     assert memtiles == {"xs": (1, 1), "ys": (0, 1), "z0": (0, 1)}
 

@@ -53,7 +53,7 @@ def check_dma(d: Design) -> None:
         for e, what in ends:
             if e.dims:
                 _check_fifo_dims(f, e, what, target,
-                                 store.get(f.name) if e.kind == "memtile" else None)
+                                 store.get(f.name) if e.is_link_end else None)
 
 
 def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
@@ -171,21 +171,23 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel,
     shown = "[" + ", ".join(f"({x.size}, {x.stride})" for x in dims) + "]"
     # Report the line that wrote the dims (the fifo, link or channel), and where the endpoint is.
     loc = f.loc
-    who = {"shim": "the runtime", "memtile": "the memtile"}.get(e.kind, e.label())
+    who = {"shim": "the runtime", "memtile": "the memtile",
+           "coretile": f"the core tile {e.tile}"}.get(e.kind, e.label())
     verb = ("fills" if e.kind == "shim" else "produces") if what == "dims_to_stream" else (
         "drains" if e.kind == "shim" else "consumes")
     related = [(f"{who} {verb} it here", e.loc)] if e.loc != f.loc else []
     if e.kind == "shim":
         _fail(loc, where, "no layout transform on a shim endpoint (mlir-aie's rule)", shown,
               "apply the layout in the runtime pattern instead, or on the memtile", related)
-    if e.kind == "memtile" and what == "dims_from_stream":
-        _fail(loc, where, "no dims_from_stream on a memtile endpoint (aiedsl applies a memtile's "
+    if e.is_link_end and what == "dims_from_stream":
+        noun = "memtile" if e.kind == "memtile" else "core tile"
+        _fail(loc, where, f"no dims_from_stream on a {noun} endpoint (aiedsl applies a {noun}'s "
               "layout as it sends)", shown, "give the layout as dims_to_stream of the fifo the "
-              "memtile sends (forward(..., dims_to_stream=...)), or as the core's "
+              f"{noun} sends (forward(..., dims_to_stream=...)), or as the core's "
               "dims_from_stream", related)
-    max_dims = target.limits(e.kind).dma_dims
+    max_dims = target.limits(e.tile_kind).dma_dims
     if len(dims) > max_dims:
-        _fail(loc, where, f"at most {max_dims} dimensions on a {e.kind} DMA",
+        _fail(loc, where, f"at most {max_dims} dimensions on a {e.tile_kind} DMA",
               f"{len(dims)} ({shown})", "merge contiguous dimensions" + (
                   ", or share the transform between the memtile's dims_to_stream and the "
                   "core's dims_from_stream" if e.kind == "memtile" else
@@ -198,19 +200,19 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel,
     # whatever its size.
     for x in dims:
         if x.stride < 1:
-            _fail(loc, where, f"every stride >= 1 on a {e.kind} BD (mlir-aie's DMABDOp::verify: "
+            _fail(loc, where, f"every stride >= 1 on a {e.tile_kind} BD (mlir-aie's DMABDOp::verify: "
                   "a step size of 0 is invalid)", f"({x.size}, {x.stride}) in {shown}",
                   "give each dimension a positive stride; to send an element twice, use a "
                   "consumer with a deeper fifo or a second fill", related)
     # The outermost dimension's size is not encoded in the hardware (it steps until the element
     # is done), but mlir-aie's verifier checks every size as written.
-    _check_dims(where, sizes, strides, itemsize, target, loc, shown, related, tile=e.kind)
+    _check_dims(where, sizes, strides, itemsize, target, loc, shown, related, tile=e.tile_kind)
     for x in dims:
         words = x.stride * itemsize // target.dma_granularity
-        step = target.limits(e.kind).bd_step_words
+        step = target.limits(e.tile_kind).bd_step_words
         if x.stride > numel or x.stride > target.max_bd_stride or words > step:
             _fail(loc, where, f"each stride <= the {numel}-element buffer, < "
-                  f"{target.max_bd_stride + 1} elements and <= {step} words on a {e.kind} BD "
+                  f"{target.max_bd_stride + 1} elements and <= {step} words on a {e.tile_kind} BD "
                   "(mlir-aie's "
                   "DMABDOp::verify; the step-field width since PR 3548)",
                   f"stride {x.stride} ({shown})", "use strides within the element", related)

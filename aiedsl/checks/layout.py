@@ -80,7 +80,7 @@ def check_kernel_layouts(d: Design) -> None:
 def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict[str, Link],
                  call_loc: Loc) -> None:
     link = links_to.get(f.name)
-    if f.producer.kind != "memtile" or link is None:
+    if not f.producer.is_link_end or link is None:
         return
     host = _first_element(d, link)
     if host is None:

@@ -316,14 +316,15 @@ def check_balance(d: Design) -> None:
     for f in d.fifos:
         made = count(f.name)
         for c in f.consumers:
-            if c.kind == "memtile":
+            if c.is_link_end:
                 continue
             who = c.core if c.kind == "core" else "the runtime (rt.drain)"
             got = taken[f.name].get(who, Fraction(0))
             if got != made:
                 src = f.producer
                 maker = (src.core if src.kind == "core" else
-                         "the runtime fills" if src.kind == "shim" else "the memtile forwards")
+                         "the runtime fills" if src.kind == "shim" else "the memtile forwards"
+                         if src.kind == "memtile" else f"the core tile {src.tile} forwards")
                 raise DesignError(
                     "balance", f"fifo '{f.name}': {maker} {_n(made)} element(s) per run, but "
                     f"{who} takes {_n(got)}", loc=c.loc,

@@ -19,6 +19,9 @@ from aiedsl.ir.physical import Physical
 from aiedsl.ir.types import Dim, Pattern, TensorType
 
 TileKind = Literal["shim", "memtile", "core"]
+EndpointKind = Literal["shim", "memtile", "core", "coretile"]
+"""Who moves an endpoint's elements: the host (``shim``), a link's DMA in a memtile or in a core
+tile's memory (``memtile``, ``coretile``), or a core program (``core``)."""
 Port = Literal["produce", "consume"]
 Coord = tuple[int, int]
 
@@ -34,8 +37,8 @@ class _Node(BaseModel):
 class Endpoint(_Node):
     """One end of a fifo: who produces or consumes its elements, and where."""
 
-    kind: TileKind
-    """Shim (host memory), memtile (L2) or core (L1)."""
+    kind: EndpointKind
+    """Shim (host memory), a link in a memtile (L2) or in a core tile (L1), or a core program."""
     core: str | None = None
     """For ``kind == "core"``: the core's name (``"core[0,1]"``)."""
     tile: Coord | None = None
@@ -47,9 +50,19 @@ class Endpoint(_Node):
     loc: Loc
     """Where this endpoint was established (the acquire, fill, drain or link)."""
 
+    @property
+    def tile_kind(self) -> TileKind:
+        """The kind of tile this end is on (a ``coretile`` link end is on a core tile)."""
+        return "core" if self.kind == "coretile" else self.kind
+
+    @property
+    def is_link_end(self) -> bool:
+        """True for the end a link's DMA moves (in a memtile or a core tile)."""
+        return self.kind in ("memtile", "coretile")
+
     def label(self) -> str:
         """How reports name this endpoint: ``core[0,1] (0,3)``, ``memtile (1,1)``, ``shim``."""
-        name = self.core if self.kind == "core" else self.kind
+        name = {"core": self.core, "coretile": "core tile"}.get(self.kind, self.kind)
         return f"{name} {self.tile}" if self.tile else str(name)
 
 
@@ -69,15 +82,22 @@ class Fifo(_Node):
 
 
 class Link(_Node):
-    """A memtile link: ``forward`` (1 -> 1), ``split`` (1 -> n at offsets), ``join`` (n -> 1)."""
+    """A link: ``forward`` (1 -> 1), ``split`` (1 -> n at offsets), ``join`` (n -> 1).
+
+    Links go through a memtile; a ``forward`` may also go through a core tile's memory
+    (``via="core"``), which mlir-aie allows for 1 -> 1 links only (``ObjectFifoLinkOp::verify``:
+    join and distribute are unavailable on compute or shim tiles).
+    """
 
     kind: Literal["forward", "split", "join"]
     srcs: tuple[str, ...]
     dsts: tuple[str, ...]
     offsets: tuple[int, ...] = ()
     """Element offsets into the parent: of each dst for a split, of each src for a join."""
-    memtile: Coord | None = None
-    """(col, row) of the memtile once placed, or as pinned."""
+    via: Literal["memtile", "core"] = "memtile"
+    """The kind of tile whose memory holds the link's buffers."""
+    tile: Coord | None = None
+    """(col, row) of that tile once placed, or as pinned."""
     loc: Loc
 
 

@@ -6,13 +6,13 @@ from aiedsl.lang.core import herd, loop
 from aiedsl.lang.design import DesignHandle, design
 from aiedsl.lang.fifo import Buffer, ObjectFifo, fifo, join
 from aiedsl.lang.gemm import gemm_runtime
-from aiedsl.lang.placement import memtile, shim
+from aiedsl.lang.placement import coretile, memtile, shim
 from aiedsl.lang.rtp import BarrierRef, RtpRef, barrier, rtp
 from aiedsl.lang.runtime import runtime, tiles
 from aiedsl.lang.tensor import Tensor
 
 __all__ = [
     "BarrierRef", "Buffer", "Channel", "DesignHandle", "ObjectFifo", "RtpRef", "Tensor", "barrier",
-    "channel", "define", "design", "fifo", "gemm_runtime", "herd", "join", "loop", "memtile", "rtp", "runtime", "shim",
-    "tiles",
+    "channel", "coretile", "define", "design", "fifo", "gemm_runtime", "herd", "join", "loop",
+    "memtile", "rtp", "runtime", "shim", "tiles",
 ]

@@ -27,6 +27,7 @@ class _LinkRec:
     offsets: list[int]
     pin: tuple[int, int] | None
     loc: Loc
+    end: str = "memtile"
 
 
 @dataclass
@@ -126,28 +127,40 @@ class DesignBuilder:
 
     def add_link(self, kind: str, srcs: list[ObjectFifo], dsts: list[ObjectFifo],
                  offsets: list[int], via: TilePin, loc: Loc) -> None:
-        """Register a memtile link and the memtile endpoints it gives its fifos."""
+        """Register a link and the memtile (or core tile) endpoints it gives its fifos."""
         if not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets):
             raise DesignError(f"{kind} offsets", f"{kind} offsets {list(offsets)!r}", loc=loc,
                               limit="element offsets: non-negative ints", found=repr(offsets),
                               fix="give one int offset per part, in elements of the parent")
-        if not isinstance(via, TilePin) or via.kind != "memtile":
-            raise DesignError("link", f"a {kind} goes through a memtile, not {via!r}", loc=loc,
-                              fix="use via=memtile or via=memtile(col)")
+        if not isinstance(via, TilePin) or via.kind not in ("memtile", "coretile"):
+            raise DesignError("link", f"a {kind} goes through a memtile or a core tile, not "
+                              f"{via!r}", loc=loc,
+                              fix="use via=memtile, via=memtile(col) or (a forward) "
+                              "via=coretile(col, row)")
+        if via.kind == "coretile" and kind != "forward":
+            # mlir-aie ObjectFifoLinkOp::verify: join and distribute need a memtile
+            raise DesignError("link", f"a {kind} goes through a core tile", loc=loc,
+                              limit="a core tile's DMA forwards 1 -> 1 only; splits and joins "
+                              "go through a memtile (mlir-aie: join and distribute are "
+                              "unavailable on compute or shim tiles)", found=repr(via),
+                              fix="use via=memtile, or forward through the core tile and "
+                              f"{kind} at a memtile")
         for f in srcs + dsts:
             for rec in self.links:
                 if f in rec.srcs or f in rec.dsts:
                     raise DesignError(
-                        "link", f"fifo '{f.name}' takes part in two memtile links", loc=loc,
+                        "link", f"fifo '{f.name}' takes part in two links", loc=loc,
                         related=[("the first link", rec.loc)],
                         fix="a fifo joins at most one link (mlir-aie's rule): forward into a "
                         "new fifo instead")
-        pin = via.coord(self.target.memtile_rows[0])
-        self.links.append(_LinkRec(kind, srcs, dsts, offsets, pin, loc))
+        pin = via.coord(self.target.memtile_rows[0] if via.kind == "memtile"
+                        else self.target.core_rows[0])
+        end = "memtile" if via.kind == "memtile" else "coretile"
+        self.links.append(_LinkRec(kind, srcs, dsts, offsets, pin, loc, end))
         for f in srcs:
-            self._add_consumer(f, EndpointUse("memtile", None, loc, pin))
+            self._add_consumer(f, EndpointUse(end, None, loc, pin))
         for f in dsts:
-            self._set_producer(f, EndpointUse("memtile", None, loc, pin))
+            self._set_producer(f, EndpointUse(end, None, loc, pin))
 
     # -- endpoint inference ----------------------------------------------------------------------
     def use_core(self, f: ObjectFifo, port: str, core: str, loc: Loc) -> None:
@@ -185,7 +198,8 @@ class DesignBuilder:
         fifos = [self._fifo_ir(f) for f in self.fifos.values()]
         links = [Link(kind=r.kind, srcs=tuple(f.name for f in r.srcs),
                       dsts=tuple(f.name for f in r.dsts), offsets=tuple(r.offsets),
-                      memtile=r.pin, loc=r.loc) for r in self.links]
+                      via="core" if r.end == "coretile" else "memtile", tile=r.pin,
+                      loc=r.loc) for r in self.links]
         tensors = [HostTensor(name=t.name, index=t.index, type=t.type, loc=t.loc)
                    for t in self.tensors]
         return Design(

@@ -126,7 +126,8 @@ class ObjectFifo:
         """Send this fifo's elements through a memtile into a new fifo (``objectfifo.link``).
 
         ``elem`` may reshape the element (same dtype and element count); ``dims_to_stream`` is
-        applied as the memtile sends.
+        applied as the memtile sends. ``via=coretile(col, row)`` forwards through a compute
+        tile's memory instead (``a.forward(via=coretile(0, 2))``).
         """
         loc = caller_loc()
         out = self.builder.new_fifo(

@@ -1,6 +1,7 @@
 """Pins: ``memtile``, ``shim`` and ``tile(col, row)`` say where an endpoint goes.
 
-``via=memtile`` lets the placer choose the memtile; ``via=memtile(2)`` pins column 2.
+``via=memtile`` lets the placer choose the memtile; ``via=memtile(2)`` pins column 2;
+``via=coretile(0, 2)`` forwards through the memory of core tile (0, 2).
 """
 
 from __future__ import annotations
@@ -33,10 +34,16 @@ class TilePin:
                                               else default_row)
 
     def __repr__(self) -> str:
-        return self.kind if self.col is None else f"{self.kind}({self.col})"
+        if self.col is None:
+            return self.kind
+        return f"{self.kind}({self.col})" if self.row is None else \
+            f"{self.kind}({self.col}, {self.row})"
 
 
 memtile = TilePin("memtile")
 """The memtile (L2) row: ``via=memtile`` or ``via=memtile(col)``."""
+coretile = TilePin("coretile")
+"""A compute tile's memory as a link point: ``f.forward(via=coretile(0, 2))`` (a 1 -> 1 forward
+only, as mlir-aie allows; ``coretile`` alone lets the placer take a tile no core runs on)."""
 shim = TilePin("shim")
 """The shim (host interface) row: ``shim=shim(col)`` pins a fifo's host end."""

@@ -100,7 +100,7 @@ def _next_bd(taken: set[int], ch: Channel, target: TargetModel) -> int:
     Past the tile's last BD (a design over its limits, drawn by :func:`aiedsl.checks.draft`)
     ids go on counting, so that the map still shows every chain.
     """
-    lim = target.limits(ch.end.endpoint.kind)  # type: ignore[arg-type]
+    lim = target.limits(ch.end.endpoint.tile_kind)
     parity = lim.bds_per_channel_parity
     if parity is not None:
         first = parity * (ch.channel % 2)

@@ -191,7 +191,7 @@ def lower(d: Design) -> Lowering:
         prod = End(f.name, f, f.producer, "produce", 0,
                    f.producer.depth if f.name in shared
                    else _size(f.producer, "produce", f, listed, acquired),
-                   link_of.get((f.name, "produce")) if f.producer.kind == "memtile" else None)
+                   link_of.get((f.name, "produce")) if f.producer.is_link_end else None)
         out.ends.append(prod)
         out.by_end[(f.name, "produce", 0)] = prod
         if f.name in shared:
@@ -200,7 +200,7 @@ def lower(d: Design) -> Lowering:
         for i, c in enumerate(f.consumers):
             symbol = f"{f.name}_{i}_cons" if len(f.consumers) > 1 else f"{f.name}_cons"
             end = End(symbol, f, c, "consume", i, _size(c, "consume", f, listed, acquired),
-                      link_of.get((f.name, "consume")) if c.kind == "memtile" else None)
+                      link_of.get((f.name, "consume")) if c.is_link_end else None)
             cons.append(end)
             out.by_end[(f.name, "consume", i)] = end
         out.ends += reversed(cons)  # each is inserted right after the original
@@ -305,7 +305,7 @@ def _creates(e: End, ends: list[End]) -> bool:
 
 
 def _store(e: End, tile: Coord, parts: int, shared: bool) -> Store:
-    kind = e.endpoint.kind
+    kind = e.endpoint.tile_kind
     symbol = e.symbol
     if kind == "shim":  # no buffers; the lock pair counts none
         buffers: tuple[str, ...] = ()

@@ -27,12 +27,12 @@ def place(design: Design) -> Design:
                   for c in design.cores)
     core_tile = {c.name: c.tile for c in cores}
     fifos = {f.name: _place_cores(f, core_tile) for f in design.fifos}
-    links = _place_links(design.links, fifos, target)
+    links = _place_links(design.links, fifos, target, set(core_tile.values()))
     for link in links:
         for name in link.srcs:
-            fifos[name] = _set_memtile(fifos[name], "consumer", link.memtile)
+            fifos[name] = _set_link_tile(fifos[name], "consumer", link.tile)
         for name in link.dsts:
-            fifos[name] = _set_memtile(fifos[name], "producer", link.memtile)
+            fifos[name] = _set_link_tile(fifos[name], "producer", link.tile)
     fifos = _place_shims(fifos, target)
     shared = _shared_memory(list(fifos.values()), links, target)
     return design.model_copy(update={"herds": tuple(herds), "cores": cores,
@@ -132,24 +132,30 @@ def _place_cores(f: Fifo, core_tile: dict[str, Coord | None]) -> Fifo:
                                 "consumers": tuple(fix(c) for c in f.consumers)})
 
 
-def _set_memtile(f: Fifo, side: str, tile: Coord | None) -> Fifo:
+def _set_link_tile(f: Fifo, side: str, tile: Coord | None) -> Fifo:
     if side == "producer":
         return f.model_copy(update={"producer": f.producer.model_copy(update={"tile": tile})})
-    cons = tuple(c.model_copy(update={"tile": tile}) if c.kind == "memtile" else c
+    cons = tuple(c.model_copy(update={"tile": tile}) if c.is_link_end else c
                  for c in f.consumers)
     return f.model_copy(update={"consumers": cons})
 
 
-def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: TargetModel
-                 ) -> list[Link]:
+def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: TargetModel,
+                 busy: set[Coord]) -> list[Link]:
     load_in: Counter[int] = Counter()
     load_out: Counter[int] = Counter()
     row = target.memtile_rows[0]
     out = []
+    busy = set(busy)  # core tiles a core program or an earlier core-tile link holds
     for link in links:
-        if link.memtile is not None:
-            _check_pin(link.memtile, "memtile", f"{link.kind} of {_names(link)}", link.loc, target)
-            col = link.memtile[0]
+        if link.via == "core":
+            tile = _core_tile_for(link, fifos, target, busy)
+            busy.add(tile)
+            out.append(link.model_copy(update={"tile": tile}))
+            continue
+        if link.tile is not None:
+            _check_pin(link.tile, "memtile", f"{link.kind} of {_names(link)}", link.loc, target)
+            col = link.tile[0]
         else:
             cols = sorted(_far_columns(link, fifos)) or [0]
             n_in, n_out = len(link.srcs), len(link.dsts)
@@ -165,8 +171,29 @@ def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: Target
             col = min(pool, key=lambda c: (load_in[c] + load_out[c], c))
         load_in[col] += len(link.srcs)
         load_out[col] += len(link.dsts)
-        out.append(link.model_copy(update={"memtile": (col, row)}))
+        out.append(link.model_copy(update={"tile": (col, row)}))
     return out
+
+
+def _core_tile_for(link: Link, fifos: dict[str, Fifo], target: TargetModel, busy: set[Coord]
+                   ) -> Coord:
+    """The core tile a forward goes through: as pinned (a core may also run there, as mlir-aie
+    allows), else the lowest free one in the columns it serves, then in any column."""
+    if link.tile is not None:
+        _check_pin(link.tile, "core", f"forward of {_names(link)}", link.loc, target)
+        return link.tile
+    cols = sorted(_far_columns(link, fifos)) or [0]
+    order = cols + [c for c in range(target.cols) if c not in cols]
+    for col in order:
+        for row in target.core_rows:
+            if (col, row) not in busy:
+                return (col, row)
+    raise DesignError(
+        "placement", f"forward of {_names(link)} needs a core tile, and every core tile is "
+        "taken", loc=link.loc, limit=f"{target.cols * len(target.core_rows)} core tiles on "
+        f"{target.name}", found="none free",
+        fix="pin it with via=coretile(col, row) (a core tile may forward and compute), or "
+        "forward through a memtile")
 
 
 def _names(link: Link) -> str:
@@ -174,16 +201,20 @@ def _names(link: Link) -> str:
 
 
 def _check_pin(tile: Coord, kind: str, what: str, loc: Loc, target: TargetModel) -> None:
-    """A pinned memtile or shim must be that kind of tile on the device."""
+    """A pinned memtile, core tile or shim must be that kind of tile on the device."""
     if target.kind_of(tile) != kind:
-        row = target.memtile_rows[0] if kind == "memtile" else target.shim_row
-        noun = "memtile" if kind == "memtile" else "shim tile"
+        row: int | str = (target.memtile_rows[0] if kind == "memtile" else target.shim_row
+                          if kind == "shim" else
+                          f"{target.core_rows[0]}..{target.core_rows[-1]}")
+        noun = {"memtile": "memtile", "shim": "shim tile", "core": "core tile"}[kind]
         cols = "column 0" if target.cols == 1 else f"columns 0..{target.cols - 1}"
         raise DesignError(
             "placement", f"{what} is pinned to tile {tile}, which is not a {noun} of "
             f"{target.name}", loc=loc, limit=f"{noun}s in {cols}, row {row}",
-            found=f"tile {tile}", fix="pin column 0" if target.cols == 1 else
-            f"pin a column from 0 to {target.cols - 1}")
+            found=f"tile {tile}", fix=(
+                f"pin a core tile, e.g. coretile(0, {target.core_rows[0]})" if kind == "core"
+                else "pin column 0" if target.cols == 1 else
+                f"pin a column from 0 to {target.cols - 1}"))
 
 
 def _far_columns(link: Link, fifos: dict[str, Fifo]) -> set[int]:

@@ -43,7 +43,8 @@ def _subject(p: Proc) -> str:
         return f"the shim DMA {_tile(p)} {'filling' if sends else 'draining'} '{fifo}'"
     verb = "sending" if sends else "receiving"
     if p.info.get("link"):
-        return f"the memtile {_tile(p)} DMA {verb} '{fifo}'"
+        where = "memtile" if p.info["link"].via == "memtile" else "core tile"
+        return f"the {where} {_tile(p)} DMA {verb} '{fifo}'"
     return f"the DMA of {p.info.get('core')} {_tile(p)} {verb} '{fifo}'"
 
 

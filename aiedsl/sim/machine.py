@@ -85,7 +85,7 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
             rings[(f.name, "produce", f.producer.core)] = ring
             rings[(f.name, "consume", f.consumers[0].core)] = ring
             continue
-        sides: list[TileKind] = [f.producer.kind, *(c.kind for c in f.consumers)]  # type: ignore
+        sides = [f.producer.tile_kind, *(c.tile_kind for c in f.consumers)]
         conn = m.conns[f.name] = Conn(f.name, rate(*sides))
         # receivers first, so every port exists before the sender can send
         for ci, c in enumerate(f.consumers):
@@ -170,24 +170,24 @@ def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: di
     if link.kind == "forward":
         size = max(srcs[0].elem.numel, dsts[0].elem.numel)
         parts = [(0, size)]
-        depth = next(c for c in srcs[0].consumers if c.kind == "memtile").depth
+        depth = next(c for c in srcs[0].consumers if c.is_link_end).depth
     elif link.kind == "split":
         size = srcs[0].elem.numel
         parts = [(off, f.elem.numel) for off, f in zip(link.offsets, dsts)]
-        depth = next(c for c in srcs[0].consumers if c.kind == "memtile").depth
+        depth = next(c for c in srcs[0].consumers if c.is_link_end).depth
     else:
         size = dsts[0].elem.numel
         parts = [(off, f.elem.numel) for off, f in zip(link.offsets, srcs)]
         depth = dsts[0].producer.depth
     bufs = np.zeros((depth, size), dtype=np_dtype)
-    tag = f"memtile {link.memtile} {link.kind}"
+    tag = f"{'memtile' if link.via == 'memtile' else 'core tile'} {link.tile} {link.kind}"
     prod = [Lock(f"{tag}.part{i}.prod", depth) for i in range(len(parts))]
     cons = [Lock(f"{tag}.part{i}.cons", 0) for i in range(len(parts))]
-    info = {"tile": link.memtile, "link": link, "loc": link.loc}
+    info = {"tile": link.tile, "link": link, "loc": link.loc}
 
     def port_for(f: Fifo) -> Port:
         conn = m.conns[f.name]
-        return next(pt for pt, c in zip(conn.ports, f.consumers) if c.kind == "memtile")
+        return next(pt for pt, c in zip(conn.ports, f.consumers) if c.is_link_end)
 
     if link.kind == "join":
         for i, f in enumerate(srcs):
