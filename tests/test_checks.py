@@ -1023,7 +1023,8 @@ def test_split_offsets_gap(design_file: DesignFile) -> None:
     assert check_error(path) == (
         "d.py:6: error [split offsets]: split of 'a' (512 elements): part 'a1' at offset 300 "
         "leaves a gap before it\n"
-        "  limit: parts back to back, covering the parent exactly\n"
+        "  limit: parts back to back in the order listed, covering the parent exactly "
+        "(mlir-aie moves each part up to the next listed offset)\n"
         "  found: a0 [0, 256), a1 [300, 556)\n"
         "  fix: put 'a1' at offset 256"
     )
@@ -1054,7 +1055,8 @@ def test_split_offsets_overlap(design_file: DesignFile) -> None:
     assert check_error(path) == (
         "d.py:6: error [split offsets]: split of 'a' (512 elements): part 'a1' at offset 200 "
         "overlaps the part before it\n"
-        "  limit: parts back to back, covering the parent exactly\n"
+        "  limit: parts back to back in the order listed, covering the parent exactly "
+        "(mlir-aie moves each part up to the next listed offset)\n"
         "  found: a0 [0, 256), a1 [200, 456)\n"
         "  fix: put 'a1' at offset 256"
     )

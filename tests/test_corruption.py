@@ -90,21 +90,22 @@ def test_split_parts_in_the_wrong_order_fail_at_the_first_element(
         "exactly)"]
 
 
-def test_split_offsets_swapped_only_move_the_parts_within_the_memtile_buffer(
-        design_file: DesignFile) -> None:
-    """``offsets=[1024, 0]`` instead of ``[0, 1024]`` changes no data: it PASSes.
+def test_split_offsets_out_of_list_order_are_a_design_error(design_file: DesignFile) -> None:
+    """``offsets=[1024, 0]`` instead of ``[0, 1024]``: refused.
 
-    mlir-aie lowers a split (a distribute link) to one memtile S2MM buffer descriptor per part,
-    in the order of the parts, each writing at its part's offset, and one MM2S per part reading at
-    the same offset (``objectfifo-lowering__link_test_distribute_offsets.mlir``). The first 1024
-    values of each element go to 'lo' whatever its offset: swapped offsets only place the halves
-    the other way round in the memtile buffer, and the simulator, which lowers links the same way,
-    rightly passes.
+    mlir-aie lowers a split (a distribute link) to one memtile BD per part, in the order the parts
+    are listed, each moving from its offset up to the next listed offset
+    (``ObjectFifoLinkOp::getDistributeTransferLengths``): here -1024 and 2048 elements, not the
+    two halves.
     """
     path = design_file(corrupt(SPLIT, "offsets=[0, 1024]", "offsets=[1024, 0]"))
-    result = simulate(load_design(path), RAMP)
-    assert result.passed
-    assert np.array_equal(result.outputs["out"], RAMP["inp"])
+    with pytest.raises(DesignError) as excinfo:
+        simulate(load_design(path))
+    assert str(excinfo.value).splitlines()[:2] == [
+        "d.py:10: error [split offsets]: split of 'whole' (2048 elements): part 'lo' at offset "
+        "1024 leaves a gap before it",
+        "  limit: parts back to back in the order listed, covering the parent exactly "
+        "(mlir-aie moves each part up to the next listed offset)"]
 
 
 def test_split_offsets_that_overlap_are_a_design_error(design_file: DesignFile) -> None:
@@ -114,7 +115,8 @@ def test_split_offsets_that_overlap_are_a_design_error(design_file: DesignFile) 
     assert str(excinfo.value) == (
         "d.py:10: error [split offsets]: split of 'whole' (2048 elements): part 'hi' at offset "
         "512 overlaps the part before it\n"
-        "  limit: parts back to back, covering the parent exactly\n"
+        "  limit: parts back to back in the order listed, covering the parent exactly "
+        "(mlir-aie moves each part up to the next listed offset)\n"
         "  found: lo [0, 1024), hi [512, 1536)\n"
         "  fix: put 'hi' at offset 1024"
     )

@@ -24,7 +24,7 @@ def test_split_and_join_emit_links_with_offsets(design_file: DesignFile) -> None
             px = fifo(Tensor[2048, i32], name="xs")
             xs = px.split(2, names=["x0", "x1"], via=memtile(1))
             py = fifo(Tensor[2048, i32], name="ys")
-            ys = py.split([Tensor[1024, i32]] * 2, offsets=[1024, 0])
+            ys = py.split([Tensor[1024, i32]] * 2, offsets=[0, 1024])
             zs = [fifo(Tensor[1024, i32], name=f"z{i}") for i in range(2)]
             zj = join(zs, name="zj")
             k = add(Tensor[1024, i32])
@@ -43,7 +43,7 @@ def test_split_and_join_emit_links_with_offsets(design_file: DesignFile) -> None
     placed, _ = check_design(load_design(path).ir)
     mlir = render_mlir(placed)
     assert "aie.objectfifo.link [@xs] -> [@x0, @x1] ([] [0, 1024])" in mlir
-    assert "aie.objectfifo.link [@ys] -> [@ys_0, @ys_1] ([] [1024, 0])" in mlir
+    assert "aie.objectfifo.link [@ys] -> [@ys_0, @ys_1] ([] [0, 1024])" in mlir
     assert "aie.objectfifo.link [@z0, @z1] -> [@zj] ([0, 1024] [])" in mlir
     memtiles = {link.srcs[0]: link.tile for link in placed.links}
     # ys and the join go to the least-used memtile among their cores' columns (ties: lowest)

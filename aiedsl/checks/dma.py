@@ -48,12 +48,65 @@ def check_dma(d: Design) -> None:
     # of the two elements (a forward may regroup: each BD moves the whole larger element).
     store = {n: max(d.fifo(x).elem.numel for x in (*link.srcs, *link.dsts))
              for link in d.links if link.kind == "forward" for n in (*link.srcs, *link.dsts)}
+    _check_link_dims(d)
     for f in d.fifos:
         ends = [(f.producer, "dims_to_stream")] + [(c, "dims_from_stream") for c in f.consumers]
         for e, what in ends:
             if e.dims:
                 _check_fifo_dims(f, e, what, target,
                                  store.get(f.name) if e.is_link_end else None)
+
+
+def _max_index(dims: tuple[Dim, ...]) -> int:
+    """The highest element a layout reaches from its offset (mlir-aie's ``getDimsMaxIdx``)."""
+    return sum((x.size - 1) * x.stride for x in dims)
+
+
+def _check_link_dims(d: Design) -> None:
+    """A split's or join's layouts stay inside the part each BD moves.
+
+    mlir-aie lowers a split (join) to one memtile BD per part, from the part's offset, guarded by
+    that part's own lock pair. ``ObjectFifoLinkOp::verify`` requires a join's ``dims_to_stream``
+    to stay inside the shortest part; a split part's ``dims_to_stream`` may, by
+    ``DMABDOp::verify``, reach anywhere before the parent's end, but what lies past its own part
+    is guarded by other parts' locks: the memtile may be writing it (the next element) or not have
+    written it yet while the part is sent, so the data a core gets would depend on timing.
+    """
+    for link in d.links:
+        if link.kind == "join":
+            out = d.fifo(link.dsts[0])
+            if not out.producer.dims:
+                continue
+            lengths = [d.fifo(n).elem.numel for n in link.srcs]
+            top = _max_index(out.producer.dims)
+            if top >= min(lengths):
+                shown = "[" + ", ".join(f"({x.size}, {x.stride})" for x in out.producer.dims) + "]"
+                _fail(out.loc, f"dims_to_stream of join output '{out.name}'",
+                      f"the layout stays inside each {min(lengths)}-element part: the memtile "
+                      "sends each part with it, from the part's offset (mlir-aie's "
+                      "ObjectFifoLinkOp::verify: out of bounds access in join input)",
+                      f"index {top} ({shown})", "write the layout of one part; it is applied to "
+                      "every part in turn", [("the join", link.loc)])
+        elif link.kind == "split":
+            parent = d.fifo(link.srcs[0])
+            for off, name in zip(link.offsets, link.dsts):
+                part = d.fifo(name)
+                if not part.producer.dims:
+                    continue
+                top = _max_index(part.producer.dims)
+                n = part.elem.numel
+                if n <= top and off + top < parent.elem.numel:
+                    shown = "[" + ", ".join(f"({x.size}, {x.stride})"
+                                            for x in part.producer.dims) + "]"
+                    _fail(part.loc, f"dims_to_stream of split part '{name}'",
+                          f"a part's layout reads only its own {n} elements [{off}, {off + n}) "
+                          "of the parent: mlir-aie guards each part with its own lock pair, so "
+                          f"elements up to {off + top} may not be written yet, or be the next "
+                          "element's, while it is sent (the result would depend on timing)",
+                          f"index {top} from offset {off} ({shown})",
+                          "arrange the parent in the runtime pattern so each part is one "
+                          "contiguous run, or give every core the whole tile (broadcast) and "
+                          "let its kernel read its slice", [("the split", link.loc)])
 
 
 def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:

@@ -56,7 +56,7 @@ def describe(order: np.ndarray, rows: int, cols: int) -> str:
 
 def check_kernel_layouts(d: Design) -> None:
     """Every blocked kernel argument receives (or sends on) its tile in its blocks."""
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, tuple]] = set()
     links_to = {n: link for link in d.links for n in link.dsts}
     links_from = {n: link for link in d.links for n in link.srcs}
     for core in d.cores:
@@ -67,18 +67,20 @@ def check_kernel_layouts(d: Design) -> None:
                 if param.blocks is None or not isinstance(arg, BufferArg):
                     continue
                 f = d.fifo(acq[arg.value].fifo)
-                if (f.name, param.name) in seen or param.type is None or len(
-                        param.type.shape) != 2:
+                # consumers may each have their own layout (per-consumer dims_from_stream)
+                key = (f.name, param.name, next(
+                    (c.dims for c in f.consumers if c.core == core.name), ()))
+                if key in seen or param.type is None or len(param.type.shape) != 2:
                     continue
-                seen.add((f.name, param.name))
+                seen.add(key)
                 if acq[arg.value].port == "consume":
-                    _check_input(d, f, k, param, links_to, call.loc)
+                    _check_input(d, f, k, param, links_to, call.loc, core.name)
                 else:
                     _check_output(d, f, k, param, links_from, call.loc)
 
 
 def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict[str, Link],
-                 call_loc: Loc) -> None:
+                 call_loc: Loc, core: str) -> None:
     link = links_to.get(f.name)
     if not f.producer.is_link_end or link is None:
         return
@@ -88,7 +90,7 @@ def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict
     assert param.type is not None and param.blocks is not None
     rows, cols = param.type.shape
     n = rows * cols
-    frm = _order(next(c.dims for c in f.consumers if c.kind == "core"), n)
+    frm = _order(next(c.dims for c in f.consumers if c.core == core), n)
     if host.size == n:
         to = _order(f.producer.dims, n)  # positions of the memtile's row-major tile
     elif host.size > n and link.kind == "forward":

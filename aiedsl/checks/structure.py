@@ -39,7 +39,10 @@ def check_links(d: Design) -> None:
                 f"{link.kind} offsets", f"{link.kind} of '{parent.name}' has {_count(len(parts), 'part')} "
                 f"but {_count(len(link.offsets), 'offset')}", loc=link.loc,
                 fix="give one offset per part")
-        covered = sorted((off, off + p.elem.numel, p.name) for off, p in zip(link.offsets, parts))
+        # mlir-aie's lowering moves each part from its offset up to the next listed offset (the
+        # last to the parent's end: ObjectFifoLinkOp::getDistributeTransferLengths and
+        # getJoinTransferLengths), so a part's element must be exactly that long, in list order.
+        covered = [(off, off + p.elem.numel, p.name) for off, p in zip(link.offsets, parts)]
         pos = 0
         for start, end, name in covered:
             if start != pos:
@@ -47,7 +50,8 @@ def check_links(d: Design) -> None:
                 raise DesignError(
                     f"{link.kind} offsets", f"{link.kind} of '{parent.name}' ({parent.elem.numel}"
                     f" elements): part '{name}' at offset {start} {what}", loc=link.loc,
-                    limit="parts back to back, covering the parent exactly",
+                    limit="parts back to back in the order listed, covering the parent exactly "
+                    "(mlir-aie moves each part up to the next listed offset)",
                     found=_layout(covered), fix=f"put '{name}' at offset {pos}")
             pos = end
         if pos != parent.elem.numel:

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import (
-    Barrier, Core, Design, Endpoint, Fifo, Herd, HostTensor, Kernel, Link, Loc, Rtp, RtpWrite,
+    Barrier, Core, Design, Dim, Endpoint, Fifo, Herd, HostTensor, Kernel, Link, Loc, Rtp, RtpWrite,
     SetBarrier, TensorType, Transfer, Wait,
 )
 from aiedsl.lang.channel import Channel
@@ -62,7 +62,8 @@ class DesignBuilder:
         return name if name not in self.fifos else self.fresh_name(stem)
 
     def new_fifo(self, elem: TensorType, *, depth: int, name: str | None, loc: Loc,
-                 dims_to_stream: DimsSpec = None, dims_from_stream: DimsSpec = None,
+                 dims_to_stream: DimsSpec = None,
+                 dims_from_stream: DimsSpec | dict[str, DimsSpec] = None,
                  consumer_depth: int | dict[str, int] | None = None) -> ObjectFifo:
         """Register a fifo; its endpoints come from later uses."""
         if not isinstance(elem, TensorType):
@@ -86,10 +87,21 @@ class DesignBuilder:
         for what, d in per_end:
             if d is not None:
                 self.check_depth(f"fifo '{name}'", what, d, loc)
+        per_consumer = None
+        if isinstance(dims_from_stream, dict):
+            if not all(isinstance(k, str) for k in dims_from_stream):
+                raise DesignError(
+                    "dma dims", f"fifo '{name}' has dims_from_stream={dims_from_stream!r}",
+                    loc=loc, limit="dims, or {consumer name: dims} with names such as "
+                    "'core[0,1]'", found=repr(dims_from_stream),
+                    fix="key it by the consuming core's name, e.g. {'core[0,1]': [(16, 4)]}")
+            per_consumer = {k: to_dims(v, f"dims_from_stream['{k}']", loc)
+                            for k, v in dims_from_stream.items()}
+            dims_from_stream = None
         f = ObjectFifo(self, name, elem, depth, loc,
                        dims_to_stream=to_dims(dims_to_stream, "dims_to_stream", loc),
                        dims_from_stream=to_dims(dims_from_stream, "dims_from_stream", loc),
-                       consumer_depth=consumer_depth)
+                       dims_per_consumer=per_consumer, consumer_depth=consumer_depth)
         self.fifos[name] = f
         return f
 
@@ -306,21 +318,30 @@ class DesignBuilder:
                 return f.consumer_depth.get(who, f.depth)
             return f.depth if f.consumer_depth is None else f.consumer_depth
 
-        if isinstance(f.consumer_depth, dict):
-            known = {c.core if c.kind == "core" else c.kind for c in f.consumers}
-            stray = sorted(set(f.consumer_depth) - known)
+        known = {c.core if c.kind == "core" else c.kind for c in f.consumers}
+        for what, per in (("consumer_depth", f.consumer_depth),
+                          ("dims_from_stream", f.dims_per_consumer)):
+            stray = sorted(set(per) - known) if isinstance(per, dict) else []
             if stray:
                 raise DesignError(
-                    "fifo depth", f"consumer_depth of fifo '{f.name}' names {', '.join(stray)}, "
-                    "which do not consume it", loc=f.loc, found=", ".join(stray),
+                    "fifo depth" if what == "consumer_depth" else "dma dims",
+                    f"{what} of fifo '{f.name}' names {', '.join(stray)}, which do not consume "
+                    "it", loc=f.loc, found=", ".join(stray),
                     fix="key it by the consuming core's name (e.g. 'core[0,1]') or 'memtile'/"
                     "'shim'; consumers: " + ", ".join(sorted(known)))
+
+        def cons_dims(who: str) -> tuple[Dim, ...]:
+            if f.dims_per_consumer is not None:
+                return f.dims_per_consumer.get(who, ())
+            return f.dims_from_stream
+
         producer = Endpoint(kind=f.producer.kind, core=f.producer.core, tile=f.producer.pin,
                             depth=f.depth, dims=f.dims_to_stream, loc=f.producer.loc)
         consumers = tuple(
             Endpoint(kind=c.kind, core=c.core, tile=c.pin,
                      depth=cons_depth(c.core if c.kind == "core" else c.kind),
-                     dims=f.dims_from_stream, loc=c.loc)  # checks reject them off a core
+                     dims=cons_dims(c.core if c.kind == "core" else c.kind),
+                     loc=c.loc)  # checks reject them off a core
             for c in f.consumers)
         return Fifo(name=f.name, elem=f.elem, producer=producer, consumers=consumers,
                     loc=f.loc, channel=f.channel, index=f.index)

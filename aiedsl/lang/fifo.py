@@ -73,6 +73,9 @@ class ObjectFifo:
     loc: Loc
     dims_to_stream: tuple[Dim, ...] = ()
     dims_from_stream: tuple[Dim, ...] = ()
+    dims_per_consumer: dict[str, tuple[Dim, ...]] | None = None
+    """``dims_from_stream`` given per consumer (``{"core[0,1]": [...]}``), as mlir-aie's
+    ``{%tile fromStream [...], ...}``."""
     consumer_depth: int | dict[str, int] | None = None
     shim_pin: tuple[int, int] | None = None
     channel: str | None = None
@@ -205,7 +208,8 @@ def _part_types(parent: ObjectFifo, parts: Sequence[TensorType] | int, loc: Loc
 
 
 def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
-         dims_to_stream: DimsSpec = None, dims_from_stream: DimsSpec = None,
+         dims_to_stream: DimsSpec = None,
+         dims_from_stream: DimsSpec | dict[str, DimsSpec] = None,
          consumer_depth: int | dict[str, int] | None = None,
          shim: TilePin | None = None) -> ObjectFifo:
     """Declare an object fifo of elements of type ``elem``, ``depth`` buffers per endpoint.
@@ -213,6 +217,9 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
     ``depth`` applies to the producer and every consumer; ``consumer_depth`` overrides it for all
     consumers (an int) or per consumer (``{"core[0,1]": 3, "memtile": 7}``), as mlir-aie's
     per-endpoint depth list ``[2, 2, 7]``. ``shim=shim(col)`` pins the host end's column.
+    ``dims_from_stream`` is one layout for every consuming core, or one per core
+    (``{"core[0,0]": [(4, 64), (16, 1)], "core[1,0]": [...]}``), as mlir-aie's per-consumer
+    ``fromStream`` layouts.
 
     Example
     -------

@@ -1,0 +1,197 @@
+"""Per-consumer layouts and the layout rules of splits and joins, both ways: per-consumer
+``dims_from_stream`` (mlir-aie's ``{%tile fromStream [...], ...}``) builds and simulates against
+numpy; what mlir-aie's link verifier and lowering refuse, or would run with racing locks, is a
+DesignError, word for word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.codegen.mlir import render_mlir
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+
+DesignFile = Callable[..., Path]
+
+PER_CONSUMER = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_2col")
+def d(inp: Tensor[1024, i32], out0: Tensor[1024, i32], out1: Tensor[1024, i32]):
+    a = fifo(Tensor[256, i32], name="a", dims_from_stream=DIMS)
+    b0 = fifo(Tensor[256, i32], name="b0")
+    b1 = fifo(Tensor[256, i32], name="b1")
+    k = passthrough(Tensor[256, i32])
+
+    @herd(cols=2)
+    def core(x, y):
+        for _ in loop(4):
+            with a.consume() as s, [b0, b1][x].produce() as t:
+                k(s, t)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b0, out0)
+        rt.drain(b1, out1)
+
+@d.reference
+def reference(inp):
+    # core[1,0] writes each 16x16 tile left half (16 rows of 8) first, then the right half
+    idx = np.array([h * 8 + r * 16 + c for h in range(2) for r in range(16) for c in range(8)])
+    tiles = inp.reshape(4, 256)
+    moved = np.empty_like(tiles)
+    moved[:, idx] = tiles
+    return inp.copy(), moved.reshape(-1)
+'''
+"""One fifo broadcast to two cores; ``DIMS`` is replaced (line 8 holds the fifo)."""
+
+HALVES = "[(2, 8), (16, 16), (8, 1)]"
+
+
+def test_per_consumer_dims_from_stream_emit_and_simulate(design_file: DesignFile) -> None:
+    path = design_file(PER_CONSUMER.replace("DIMS", '{"core[1,0]": ' + HALVES + "}"))
+    handle = load_design(path)
+    placed, _ = check_design(handle.ir)
+    mlir = render_mlir(placed)
+    assert ("aie.objectfifo @a(%tile_0_0, {%tile_0_2, %tile_1_2 dimensionsFromStream "
+            "[<size = 2, stride = 8>, <size = 16, stride = 16>, <size = 8, stride = 1>]}, "
+            "2 : i32)") in mlir
+    result = simulate(handle)
+    assert result.passed, [c.line() for c in result.checks]
+    assert not np.array_equal(result.outputs["out0"], result.outputs["out1"])
+
+
+def test_one_layout_for_every_consumer_still_applies_to_all(design_file: DesignFile) -> None:
+    path = design_file(PER_CONSUMER.replace("DIMS", HALVES))
+    placed, _ = check_design(load_design(path).ir)
+    assert [c.dims for c in placed.fifo("a").consumers][0] == \
+        [c.dims for c in placed.fifo("a").consumers][1] != ()
+
+
+def _error(path: Path) -> str:
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    return str(e.value)
+
+
+def test_per_consumer_dims_name_a_consumer(design_file: DesignFile) -> None:
+    path = design_file(PER_CONSUMER.replace("DIMS", '{"core[3,0]": ' + HALVES + "}"))
+    assert _error(path) == (
+        "d.py:7: error [dma dims]: dims_from_stream of fifo 'a' names core[3,0], which do not "
+        "consume it\n"
+        "  found: core[3,0]\n"
+        "  fix: key it by the consuming core's name (e.g. 'core[0,1]') or 'memtile'/'shim'; "
+        "consumers: core[0,0], core[1,0]")
+
+
+def test_per_consumer_dims_are_keyed_by_name(design_file: DesignFile) -> None:
+    path = design_file(PER_CONSUMER.replace("DIMS", "{1: " + HALVES + "}"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value).splitlines()[0] == (
+        "d.py:7: error [dma dims]: fifo 'a' has dims_from_stream={1: [(2, 8), (16, 16), (8, 1)]}")
+
+
+def test_each_consumer_layout_is_checked_on_its_own(design_file: DesignFile) -> None:
+    # a core BD has 3 dimensions; core[1,0]'s has 4
+    path = design_file(PER_CONSUMER.replace(
+        "DIMS", '{"core[1,0]": [(1, 256), (2, 8), (16, 16), (8, 1)]}'))
+    assert _error(path).splitlines()[:2] == [
+        "d.py:7: error [dma pattern]: dims_from_stream of 'a' on core[1,0] breaks a DMA rule",
+        "  limit: at most 3 dimensions on a core DMA"]
+
+
+JOIN = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, join, loop, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_2col")
+def d(inp: Tensor[512, i32], out: Tensor[512, i32]):
+    a = [fifo(Tensor[256, i32], name=f"a{i}") for i in range(2)]
+    c = [fifo(Tensor[256, i32], name=f"c{i}") for i in range(2)]
+    cj = join(c, name="cj", dims_to_stream=DIMS)
+    k = passthrough(Tensor[256, i32])
+
+    @herd(cols=2)
+    def core(x, y):
+        with a[x].consume() as s, c[x].produce() as t:
+            k(s, t)
+
+    with runtime() as rt:
+        rt.fill(a[0], inp, (0, [256], [1]))
+        rt.fill(a[1], inp, (256, [256], [1]))
+        rt.drain(cj, out)
+
+@d.reference
+def reference(inp):
+    # each 16x16 part sent left half (16 rows of 8) first, then the right half
+    return inp.reshape(2, 16, 2, 8).transpose(0, 2, 1, 3).reshape(-1)
+'''
+"""A two-part join whose output layout ``DIMS`` is replaced (line 9 holds the join)."""
+
+
+def test_a_join_layout_is_applied_to_each_part(design_file: DesignFile) -> None:
+    path = design_file(JOIN.replace("DIMS", "[(2, 8), (16, 16), (8, 1)]"))
+    handle = load_design(path)
+    check_design(handle.ir)
+    result = simulate(handle)
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_a_join_layout_past_one_part_is_refused(design_file: DesignFile) -> None:
+    path = design_file(JOIN.replace("DIMS", "[(2, 256), (256, 1)]"))
+    assert _error(path) == (
+        "d.py:9: error [dma pattern]: dims_to_stream of join output 'cj' breaks a DMA rule\n"
+        "  limit: the layout stays inside each 256-element part: the memtile sends each part "
+        "with it, from the part's offset (mlir-aie's ObjectFifoLinkOp::verify: out of bounds "
+        "access in join input)\n"
+        "  found: index 511 ([(2, 256), (256, 1)])\n"
+        "  d.py:9: the join\n"
+        "  fix: write the layout of one part; it is applied to every part in turn")
+
+
+SPLIT = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_2col")
+def d(inp: Tensor[512, i32], out: Tensor[512, i32]):
+    whole = fifo(Tensor[256, i32], name="whole")
+    parts = whole.split(2, names=["p0", "p1"], dims_to_stream=[(8, 32), (16, 1)])
+    c = [fifo(Tensor[128, i32], name=f"c{i}") for i in range(2)]
+    k = passthrough(Tensor[128, i32])
+
+    @herd(cols=2)
+    def core(x, y):
+        for _ in loop(2):
+            with parts[x].consume() as s, c[x].produce() as t:
+                k(s, t)
+
+    with runtime() as rt:
+        rt.fill(whole, inp)
+        rt.drain(c[0], out, (0, [2, 128], [256, 1]))
+        rt.drain(c[1], out, (128, [2, 128], [256, 1]))
+'''
+"""Each part reads 8 runs of 16, 32 apart: p0's reach into p1's half of the tile."""
+
+
+def test_a_split_part_reading_another_part_is_refused(design_file: DesignFile) -> None:
+    assert _error(design_file(SPLIT)) == (
+        "d.py:7: error [dma pattern]: dims_to_stream of split part 'p0' breaks a DMA rule\n"
+        "  limit: a part's layout reads only its own 128 elements [0, 128) of the parent: "
+        "mlir-aie guards each part with its own lock pair, so elements up to 239 may not be "
+        "written yet, or be the next element's, while it is sent (the result would depend on "
+        "timing)\n"
+        "  found: index 239 from offset 0 ([(8, 32), (16, 1)])\n"
+        "  d.py:7: the split\n"
+        "  fix: arrange the parent in the runtime pattern so each part is one contiguous run, or "
+        "give every core the whole tile (broadcast) and let its kernel read its slice")
