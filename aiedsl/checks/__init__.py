@@ -1,6 +1,6 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
-:func:`check_design` runs them in order: structure, static hangs, kernel calls, runtime
+:func:`check_design` runs them in order: structure, static hangs, kernel calls, cascades, runtime
 parameters, kernel sources, DMA layouts, balance, kernel layouts, placement, resources, then
 allocation and routing. It returns the placed design, now carrying its
 :class:`~aiedsl.ir.Physical` part, and its per-tile usage. :func:`draft` does the placement,
@@ -9,6 +9,7 @@ allocation and routing without judging them, so a map can show what is over its 
 
 from __future__ import annotations
 
+from aiedsl.checks.cascade import check_cascades
 from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
 from aiedsl.checks.kernels import check_kernel_sources
@@ -22,6 +23,7 @@ from aiedsl.checks.structure import (
 from aiedsl.ir import Design
 from aiedsl.place import allocate, place, route
 from aiedsl.place.route import Congestion
+from aiedsl.targets import get_target
 
 __all__ = ["Congestion", "TileUsage", "check_design", "draft", "usage"]
 
@@ -34,6 +36,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_acquires(d)
     check_hangs(d)
     check_kernel_calls(d)
+    check_cascades(d, get_target(d.device))
     check_rtps(d)
     check_kernel_sources(d)
     check_dma(d)  # before balance: a malformed pattern is the more specific error

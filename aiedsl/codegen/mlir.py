@@ -122,6 +122,8 @@ def render_mlir(d: Design) -> str:
         design={"name": d.name, "device": d.device, "file": d.loc.file, "defines": d.defines},
         tiles=sorted(tiles), rtps=list(rtps.values()), locks=list(locks.values()),
         fifos=fifo_views, links=links,
+        cascades=[{"src": tile_of[c.src], "dst": tile_of[c.dst], "loc": c.loc}
+                  for c in d.cascades],
         kernels=kernels, cores=cores, args=args, runtime=runtime)
 
 

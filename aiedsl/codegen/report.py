@@ -38,8 +38,11 @@ def render_report(d: Design, table: dict[tuple[int, int], TileUsage]) -> str:
             f"/{f.consumers[0].depth}" if f.consumers[0].depth != f.producer.depth else "")
         fifos.append(f"{f.name}: {f.elem} {depths}, {f.producer.label()} -> {cons}")
     kernels = [f"{k.symbol}: {k.cycles} cycles per call ({k.cost})" for k in d.kernels]
+    tile_of = {c.name: c.tile for c in d.cores}
+    cascades = [f"{c.src} {tile_of[c.src]} -> {c.dst} {tile_of[c.dst]}" for c in d.cascades]
     return render("report.txt.j2", design=d.name, device=d.device, defines=d.defines,
                   header=lines[0], rows=lines[1:], fifos=fifos, kernels=kernels,
+                  cascades=cascades,
                   streams=stream_lines(d), ports=_aligned(port_rows(d)),
                   alloc=alloc_lines(d))
 

@@ -96,16 +96,32 @@ def tile_map(d: Design, table: dict[Coord, TileUsage],
     for r in (d.physical.routes if d.physical else ()):
         k = from_tile[r.src] = from_tile.get(r.src, -1) + 1  # stagger names leaving one tile
         routes.append(_route_view(r, origin, colors[r.fifo], over_wires, d, k))
+    tile_of = {c.name: c.tile for c in d.cores}
+    cascades = [_cascade_view(origin(tile_of[c.src]), origin(tile_of[c.dst]), c.src, c.dst)
+                for c in d.cascades if tile_of.get(c.src) and tile_of.get(c.dst)]
     n_wires = sum(len(r.wires) for r in d.physical.routes) if d.physical else 0
     shared = sorted(d.physical.shared) if d.physical else []
-    height = max(height, top + 60 + 14 * (len(routes) + len(shared)))
+    height = max(height, top + 60 + 14 * (len(routes) + len(shared) + len(cascades)))
     return render("map.svg.j2", version=__version__, width=width, height=height,
                   title=f"{d.name} on {d.device}",
                   subtitle=f"{len(d.cores)} cores, {len(routes)} streams over {n_wires} wires"
                   + (f", {len(shared)} in shared memory" if shared else "")
                   + (f"; {len(congested)} wire bundles over capacity (red)" if congested else ""),
-                  tiles=tiles, routes=routes, tile_w=TILE_W, tile_h=TILE_H,
+                  tiles=tiles, routes=routes, cascades=cascades, tile_w=TILE_W, tile_h=TILE_H,
                   kind_fill=KIND_FILL, legend_x=grid_w + 10, shared=shared)
+
+
+def _cascade_view(src: tuple[float, float], dst: tuple[float, float], a: str, b: str
+                  ) -> dict[str, object]:
+    """A cascade link drawn across the gap between two neighbouring tiles, near their corner."""
+    if src[1] == dst[1]:  # along a row
+        y = src[1] + TILE_H * 0.9
+        x1, x2 = (src[0] + TILE_W, dst[0]) if dst[0] > src[0] else (src[0], dst[0] + TILE_W)
+        y1 = y2 = y
+    else:  # along a column
+        x1 = x2 = src[0] + TILE_W * 0.9
+        y1, y2 = (src[1] + TILE_H, dst[1]) if dst[1] > src[1] else (src[1], dst[1] + TILE_H)
+    return {"x1": x1, "y1": y1, "x2": x2, "y2": y2, "label": f"cascade {a} -> {b}"}
 
 
 def is_aiedsl_map(head: str) -> bool:

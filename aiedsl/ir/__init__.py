@@ -2,7 +2,7 @@
 
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.nodes import (
-    Acquire, Arg, Barrier, BarrierWait, BufferArg, Call, Core, Design, Endpoint, Fifo, Herd,
+    Acquire, Arg, Barrier, BarrierWait, BufferArg, Call, Cascade, Core, Design, Endpoint, Fifo, Herd,
     HostTensor, Kernel, KernelArg, Link, Loop, Op, Release, Rtp, RtpArg, RtpWrite, RuntimeOp,
     ScalarArg, SetBarrier, Transfer, Wait,
 )
@@ -13,6 +13,7 @@ from aiedsl.ir.types import Dim, Pattern, TensorType
 
 __all__ = [
     "Acquire", "Arg", "Barrier", "BarrierWait", "Bd", "BufferAlloc", "BufferArg", "Call",
+    "Cascade",
     "Connect", "Core", "Design", "Dim",
     "DmaChannel", "Endpoint", "Fifo", "Herd", "HostTensor", "Kernel", "KernelArg", "Link",
     "Loc", "LockAlloc", "Loop", "Op", "PacketFlow", "Pattern", "Physical", "Release", "Route",

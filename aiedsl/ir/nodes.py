@@ -203,6 +203,9 @@ class Herd(_Node):
     rows: int
     anchor: Coord | None = None
     """(col, row) of core ``[0, 0]``: pinned by the user or set by placement."""
+    cascade: Literal["north", "south", "east", "west"] | None = None
+    """The direction each core passes its accumulator on (``"east"``: along each row), or
+    None for no cascade."""
     loc: Loc
 
 
@@ -220,6 +223,16 @@ class Core(_Node):
     stack: int
     """Bytes of stack reserved in data memory."""
     loc: Loc
+
+
+class Cascade(_Node):
+    """An accumulator cascade link from core ``src`` to its neighbour ``dst``
+    (``aie.cascade_flow``): a blocking stream of 512-bit words between two cores."""
+
+    src: str
+    dst: str
+    loc: Loc
+    """The herd that declared it."""
 
 
 class Rtp(_Node):
@@ -287,6 +300,10 @@ class Kernel(_Node):
     """``module:function`` of the numpy reference the simulator runs."""
     cycles: int
     """Estimated cycles per call."""
+    cascade_in: TensorType | None = None
+    """What one call reads from the cascade (its upstream neighbour's accumulators), or None."""
+    cascade_out: TensorType | None = None
+    """What one call writes to the cascade (to its downstream neighbour), or None."""
     ops: int = 0
     """Arithmetic operations per call (a multiply-accumulate counts 2), for GFLOPS/GOPS."""
     cost: str
@@ -371,6 +388,8 @@ class Design(_Node):
     """Runtime-parameter buffers, in declaration order."""
     barriers: tuple[Barrier, ...] = ()
     """Runtime barriers, in declaration order."""
+    cascades: tuple[Cascade, ...] = ()
+    """Accumulator cascade links between cores, from each herd's ``cascade=``."""
     placed: bool = False
     """True once every tile is decided (after :func:`aiedsl.place.place`)."""
     physical: Physical | None = None

@@ -4,11 +4,12 @@ builds of their C++ for testing (:mod:`.host`)."""
 from aiedsl.kernels.base import KERNELS_CPP, Kernel, buffer, declare, scalar
 from aiedsl.kernels.layout import block, block_dims, unblock, unblock_dims
 from aiedsl.kernels.library import (
-    add, matmul, mul, passthrough, reduce_max, reduce_sum, relu, scale, threshold, zero,
+    add, matmul, matmul_cascade, mul, passthrough, reduce_max, reduce_sum, relu, scale, threshold, zero,
 )
 
 __all__ = [
-    "KERNELS_CPP", "Kernel", "add", "block", "block_dims", "buffer", "declare", "matmul", "mul",
+    "KERNELS_CPP", "Kernel", "add", "block", "block_dims", "buffer", "declare", "matmul",
+    "matmul_cascade", "mul",
     "passthrough", "reduce_max", "reduce_sum", "relu", "scalar", "scale", "threshold",
     "unblock",
     "unblock_dims", "zero",

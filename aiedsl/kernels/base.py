@@ -109,12 +109,19 @@ class Kernel:
 
 def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
             reference: Callable[..., Any], cycles: int, cost: str, ops: int = 0,
-            params: dict[str, int | str] | None = None, source_kind: str = "file") -> Kernel:
+            params: dict[str, int | str] | None = None, source_kind: str = "file",
+            cascade_in: TensorType | None = None,
+            cascade_out: TensorType | None = None) -> Kernel:
     """Declare a kernel (see the module docstring).
 
     ``source`` names a file in ``kernels_cpp/`` (``source_kind="file"``) or a template in
     ``aiedsl/kernels/templates/``; ``entry`` is the C++ call the generated ``extern "C"``
     function makes, e.g. ``"matmul_bf16_f32<64, 64, 64>"``.
+
+    ``cascade_in``/``cascade_out`` declare what one call reads from and writes to the
+    accumulator cascade (``get_scd``/``put_mcd`` in the C++), e.g. ``Tensor[64, 64, f32]``:
+    whole 512-bit words of 32-bit values. The reference then takes them as extra arrays after
+    the declared arguments: the cascade input (read it), then the cascade output (fill it).
     """
     loc = caller_loc()
     symbol = check_symbol(symbol, loc)
@@ -151,10 +158,20 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
             raise DesignError("kernel signature", f"parameter '{key}' of kernel '{symbol}' is "
                               f"{value!r}", loc=loc, limit="an int or a str", found=repr(value),
                               fix="pass sizes and names as ints and strings")
-    check_callable(reference, len(args), f"the reference of kernel '{symbol}'", loc,
+    for what, t in (("cascade_in", cascade_in), ("cascade_out", cascade_out)):
+        if t is None:
+            continue
+        if not isinstance(t, TensorType) or t.dt.itemsize != 4 or t.nbytes % 64:
+            raise DesignError(
+                "kernel signature", f"kernel '{symbol}' has {what}={t}", loc=loc,
+                limit="a Tensor of 32-bit values (f32 or i32) filling whole 512-bit cascade "
+                "words (16 values each)", found=str(t),
+                fix=f"write e.g. {what}=Tensor[64, 64, f32]")
+    n_cascade = (cascade_in is not None) + (cascade_out is not None)
+    check_callable(reference, len(args) + n_cascade, f"the reference of kernel '{symbol}'", loc,
                    keywords=params)
     ref = f"{reference.__module__}:{reference.__qualname__}"
     ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, entry=entry,
                   args=tuple(args), params=params, reference=ref, cycles=cycles, ops=ops,
-                  cost=cost, loc=loc)
+                  cost=cost, cascade_in=cascade_in, cascade_out=cascade_out, loc=loc)
     return Kernel(ir, reference)

@@ -92,6 +92,14 @@ def native(k: Kernel, kt: KernelText) -> Callable[..., None]:
     fn.argtypes = [ctypes.c_void_p if a.kind == "buffer" else _CTYPES[lookup_dtype(a.dtype).name]
                    for a in k.args]
 
+    cascade = k.cascade_in is not None or k.cascade_out is not None
+    if cascade:
+        set_cascade = lib.aiedsl_cascade
+        set_cascade.restype = None
+        set_cascade.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, ctypes.c_uint]
+        cascade_error = lib.aiedsl_cascade_error
+        cascade_error.restype = ctypes.c_uint
+
     def call(*args: Any) -> None:
         conv = []
         for a, v in zip(k.args, args):
@@ -102,7 +110,26 @@ def native(k: Kernel, kt: KernelText) -> Callable[..., None]:
                 conv.append(arr.ctypes.data)
             else:
                 conv.append(v)
+        if not cascade:
+            fn(*conv)
+            return
+        # the cascade arrays follow the declared arguments: the input, then the output
+        extra = list(args[len(k.args):])
+        cin = np.ascontiguousarray(extra.pop(0), np.float32) if k.cascade_in else None
+        cout = extra.pop(0) if k.cascade_out else None
+        out32 = np.zeros(k.cascade_out.numel, np.float32) if k.cascade_out else None
+        set_cascade(cin.ctypes.data if cin is not None else None,
+                    cin.size // 16 if cin is not None else 0,
+                    out32.ctypes.data if out32 is not None else None,
+                    out32.size // 16 if out32 is not None else 0)
         fn(*conv)
+        bad = cascade_error()
+        if bad:
+            raise ValueError(f"{k.symbol} moved {bad} cascade word(s) more or fewer than it "
+                             "declares (cascade_in/cascade_out)")
+        if cout is not None:
+            np.asarray(cout).reshape(-1)[...] = out32.view(np.asarray(cout).dtype) \
+                if np.asarray(cout).dtype.kind == "i" else out32
 
     return call
 
@@ -189,10 +216,21 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
         arr = _random(a.type.shape, a.type.dtype, rng)
         args_ref.append(arr.copy())
         args_cpp.append(arr.copy())
+    if k.cascade_in is not None:  # what the upstream core put: random accumulators
+        arr = _random(k.cascade_in.shape, k.cascade_in.dtype, rng)
+        args_ref.append(arr.copy())
+        args_cpp.append(arr.copy())
+    if k.cascade_out is not None:
+        arr = np.zeros(k.cascade_out.shape, np.dtype(lookup_dtype(k.cascade_out.dtype).numpy))
+        args_ref.append(arr.copy())
+        args_cpp.append(arr.copy())
     case.reference(*args_ref)
     native(k, case.cpp)(*args_cpp)
     checks = [compare(f"{k.symbol}.{a.name}", args_cpp[i], args_ref[i], a.dtype)
               for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
+    if k.cascade_out is not None:
+        checks.append(compare(f"{k.symbol}.cascade_out", args_cpp[-1], args_ref[-1],
+                              k.cascade_out.dtype))
     return KernelTest(k.symbol, all(c.passed for c in checks), [c.line() for c in checks])
 
 

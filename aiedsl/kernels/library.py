@@ -158,6 +158,88 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
                 **({"shift": shift} if narrow_int else {})})
 
 
+CASCADE_ROLES = ("put", "put_get", "get")
+"""The stages of a cascade chain: the first core puts, middle ones get and put, the last gets."""
+
+
+def _patch_blocks(m: int, n: int, r: int, t: int) -> np.ndarray:
+    """Indices of C's blocks (blocked layout) in the order the cascade carries them: 2x2
+    patches row by row, each patch's blocks (0,0), (0,1), (1,0), (1,1)."""
+    mb, nb = m // r, n // t
+    return np.array([(bm + i) * nb + bn + j for bm in range(0, mb, 2)
+                     for bn in range(0, nb, 2) for i in (0, 1) for j in (0, 1)])
+
+
+def matmul_cascade_ref(a: np.ndarray, b: np.ndarray, *rest: np.ndarray, m: int, k: int, n: int,
+                       r: int, s: int, t: int, role: str, **_: object) -> None:
+    """One stage of the cascade GEMM, as mm_cascade.cc computes it: the partial sum so far (the
+    cascade input, in patch order) plus A @ B in f32, put on (patch order) or stored in C."""
+    A = _unblocked(a, m, k, r, s).astype(np.float32, order="C").reshape(m, k)
+    B = _unblocked(b, k, n, s, t).astype(np.float32, order="C").reshape(k, n)
+    prod = (A @ B).reshape(m // r, r, n // t, t).transpose(0, 2, 1, 3).reshape(-1, r * t)
+    order = _patch_blocks(m, n, r, t)
+    if role == "put":
+        (cout,) = rest
+        cout.reshape(-1, r * t)[...] = prod[order]
+        return
+    if role == "put_get":
+        cin, cout = rest
+        acc = cin.reshape(-1, r * t)[np.argsort(order)] + prod
+        cout.reshape(-1, r * t)[...] = acc[order]
+        return
+    c, cin = rest
+    c.reshape(-1, r * t)[...] = cin.reshape(-1, r * t)[np.argsort(order)] + prod
+
+
+def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = None) -> Kernel:
+    """One stage of a K-split bf16 GEMM whose partial sums pass by the accumulator cascade.
+
+    ``role`` is ``"put"`` (the chain's first core: ``a, b``, puts A @ B), ``"put_get"`` (a
+    middle core: gets, adds A @ B, puts) or ``"get"`` (the last core: ``a, b, c``, stores C =
+    cascade + A @ B, f32). A and B are blocked as :func:`matmul`'s; the cascade carries the
+    m x n f32 accumulators, 16 values per 512-bit word. Call them on a herd with
+    ``cascade="east"``. AIE2 (npu1) only: one 4x4 f32 block is one cascade word there.
+    Symbol: ``matmul_cascade_put_bf16_f32_64x64x64_4x8x4``.
+    """
+    loc = caller_loc()
+    if role not in CASCADE_ROLES:
+        raise DesignError("kernel", f"matmul_cascade has role={role!r}", loc=loc,
+                          limit="'put' (first core), 'put_get' (middle) or 'get' (last)",
+                          found=repr(role), fix="give the stage's place in the chain")
+    for what, v in (("m", m), ("k", k), ("n", n)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise DesignError("kernel", f"matmul_cascade has {what}={v!r}", loc=loc,
+                              limit="a positive int", found=repr(v),
+                              fix="use // for integer division")
+    target = _target(device)
+    if target.family != "npu1":
+        raise DesignError("kernel", f"matmul_cascade on {target.name}", loc=loc,
+                          limit="AIE2 (npu1 devices): its 4x4 f32 block is one cascade word",
+                          found=target.name, fix="use an npu1 device, or matmul() with the "
+                          "partial sums joined at a memtile")
+    r, s, t = target.mmul_shapes["bf16"]
+    if m % (2 * r) or k % s or n % (2 * t):
+        raise DesignError(
+            "kernel", f"matmul_cascade tile {m}x{k}x{n} does not fit the {r}x{s}x{t} mmul with "
+            "2x2 blocking", loc=loc, limit=f"m % {2 * r} == 0, k % {s} == 0, n % {2 * t} == 0",
+            found=f"{m}x{k}x{n}", fix=f"choose m a multiple of {2 * r}, k of {s}, n of {2 * t}")
+    acc = TensorType(shape=(m, n), dtype="f32")
+    args = [buffer("a", TensorType(shape=(m, k), dtype="bf16"), blocks=(r, s)),
+            buffer("b", TensorType(shape=(k, n), dtype="bf16"), blocks=(s, t))]
+    if role == "get":
+        args.append(buffer("c", acc, "out", blocks=(r, t)))
+    return declare(
+        f"matmul_cascade_{role}_bf16_f32_{m}x{k}x{n}_{r}x{s}x{t}", source="mm_cascade.cc",
+        entry=f"matmul_cascade_{role}<bfloat16, {r}, {s}, {t}, {m}, {k}, {n}>", args=args,
+        reference=matmul_cascade_ref, cycles=matmul_cycles(m, k, n, r, s, t, bf16),
+        ops=2 * m * k * n,
+        cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, bf16)}(k/{s})+"
+        f"{MATMUL_PATCH['bf16']})+20: as matmul, the patch's cascade words in place of its C "
+        "loads or stores (kernels_cpp/mm_cascade.cc)",
+        params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t, "role": role},
+        cascade_in=acc if role != "put" else None, cascade_out=acc if role != "get" else None)
+
+
 def _target(device: str | None):  # type: ignore[no-untyped-def]
     """The device a kernel is declared for: the design being traced, else ``device``, else npu1."""
     from aiedsl.lang.context import _DESIGN
@@ -382,6 +464,8 @@ def samples() -> list[Kernel]:
                 for (m, k, n), sh in (((16, 8, 16), 0), ((32, 64, 32), 6), ((16, 72, 32), 9))]
         out += [matmul(m, k, n, "i16", device=device)
                 for m, k, n in ((8, 4, 16), (32, 32, 32), (64, 64, 64))]
+    out += [matmul_cascade(m, k, n, role, device="npu1") for role in CASCADE_ROLES
+            for m, k, n in ((8, 8, 8), (32, 64, 16))]
     for dt, sizes in (("f32", (16, 4096)), ("i32", (16, 1024)), ("bf16", (32, 2048)),
                       ("i16", (32,))):
         out += [zero(T(shape=(n,), dtype=dt)) for n in sizes]

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import (
-    Barrier, Core, Design, Dim, Endpoint, Fifo, Herd, HostTensor, Kernel, Link, Loc, Rtp, RtpWrite,
+    Barrier, Cascade, Core, Design, Dim, Endpoint, Fifo, Herd, HostTensor, Kernel, Link, Loc, Rtp, RtpWrite,
     SetBarrier, TensorType, Transfer, Wait,
 )
 from aiedsl.lang.channel import Channel
@@ -220,7 +220,8 @@ class DesignBuilder:
             herds=tuple(self.herds), cores=tuple(self.cores),
             kernels=tuple(self.kernels.values()), runtime=tuple(runtime_ops),
             rtps=tuple(self._rtp_ir(r) for r in self.rtps.values()),
-            barriers=tuple(self._barrier_ir(b) for b in self.barriers.values()))
+            barriers=tuple(self._barrier_ir(b) for b in self.barriers.values()),
+            cascades=tuple(c for h in self.herds for c in _cascades(h)))
 
     def _barrier_ir(self, b: Any) -> Barrier:
         if not b.cores:
@@ -345,6 +346,29 @@ class DesignBuilder:
             for c in f.consumers)
         return Fifo(name=f.name, elem=f.elem, producer=producer, consumers=consumers,
                     loc=f.loc, channel=f.channel, index=f.index)
+
+
+def _cascades(h: Herd) -> list[Cascade]:
+    """The cascade links of herd ``h``: each core to its neighbour in ``h.cascade``."""
+    if h.cascade is None:
+        return []
+    dx, dy = {"east": (1, 0), "west": (-1, 0), "north": (0, 1), "south": (0, -1)}[h.cascade]
+    out = []
+    for y in range(h.rows):
+        for x in range(h.cols):
+            if 0 <= x + dx < h.cols and 0 <= y + dy < h.rows:
+                out.append(Cascade(src=f"{h.name}[{x},{y}]", dst=f"{h.name}[{x + dx},{y + dy}]",
+                                   loc=h.loc))
+    # in chain order (each link after the one feeding it), so reports read down the chain
+    def order(c: Cascade) -> tuple[int, int]:
+        x, y = _index(c.src)
+        return (y, x * dx) if dx else (x, y * dy)
+    return sorted(out, key=order)
+
+
+def _index(core: str) -> tuple[int, int]:
+    x, y = core[core.rindex("[") + 1:-1].split(",")
+    return int(x), int(y)
 
 
 def _who(use: EndpointUse) -> str:

@@ -113,12 +113,17 @@ class loop:
 
 
 def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
-         name: str | None = None, stack: int | None = None) -> Callable[[Callable[..., Any]], Any]:
+         name: str | None = None, stack: int | None = None,
+         cascade: str | None = None) -> Callable[[Callable[..., Any]], Any]:
     """Declare a ``cols x rows`` rectangle of cores running one core function.
 
     The function takes the core's index ``(x, y)`` (column, row inside the herd), or nothing for
     a 1x1 herd. ``anchor=(col, row)`` pins core ``(0, 0)`` to that tile; otherwise placement
-    chooses. ``stack`` overrides the bytes of stack each core reserves.
+    chooses. ``stack`` overrides the bytes of stack each core reserves. ``cascade="east"``
+    chains each row's cores by the accumulator cascade, west to east (``"south"``: each
+    column's, north to south); kernels with ``cascade_in``/``cascade_out`` use it.
+
+    Example: ``@herd(cols=4, rows=1, cascade="east")`` chains core[0,0] -> ... -> core[3,0].
     """
     loc = caller_loc()
 
@@ -151,12 +156,17 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                               limit=f"bytes from 0 to the core's {memory} of data memory",
                               found=repr(stack),
                               fix=f"give the stack in bytes, e.g. stack={b.target.default_stack}")
+        if cascade is not None and cascade not in ("north", "south", "east", "west"):
+            raise DesignError("cascade", f"herd '{hname}' has cascade={cascade!r}", loc=loc,
+                              limit="'east' or 'south' (the directions an AIE2 cascade runs)",
+                              found=repr(cascade),
+                              fix="write cascade='east' to chain each row west to east")
         nparams = len(inspect.signature(fn).parameters)
         if nparams not in (0, 2) or (nparams == 0 and (cols, rows) != (1, 1)):
             raise DesignError(
                 "herd", f"core function '{fn.__name__}' takes {nparams} argument(s)", loc=loc,
                 fix="take the core index as (x, y); only a 1x1 herd may take none")
-        h = Herd(name=hname, cols=cols, rows=rows, anchor=anchor, loc=loc)
+        h = Herd(name=hname, cols=cols, rows=rows, anchor=anchor, cascade=cascade, loc=loc)
         b.add_herd(h)
         for y in range(rows):
             for x in range(cols):

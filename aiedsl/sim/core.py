@@ -8,6 +8,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
+
 from aiedsl.errors import user_exception
 from aiedsl.ir import (
     Acquire, BarrierWait, BufferArg, Call, Core, Loop, Op, Release, RtpArg,
@@ -97,8 +99,12 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                         args.append((_RTP, a, m.rtps[a.rtp]))
                     else:
                         args.append((None, 0, a.value))
+                casc = None
+                if k.cascade_in is not None or k.cascade_out is not None:
+                    casc = (m.cascades.get((core.name, "in")) if k.cascade_in else None,
+                            m.cascades.get((core.name, "out")) if k.cascade_out else None)
                 out.append((_CALL, k, refs[op.kernel], args, op,
-                            any(isinstance(a, RtpArg) for a in op.args)))
+                            any(isinstance(a, RtpArg) for a in op.args), casc))
 
     scan(core.body)
     emit(core.body)
@@ -158,16 +164,39 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             if ins[5] and heap and heap[0][0] < p.time:
                 # an rtp is read at this cycle: let every earlier event (a runtime write) go first
                 yield PAUSE
+            casc = ins[6]
+            if casc is not None:
+                yield from _cascade_meet(m, p, core, ins[4], casc)
+                chain = m.chains[core.name]
             if compute:
                 args = [views[cell[0]][cell[1][i]] if cell.__class__ is list
                         else _read_rtp(core, p, i, views, ins[4]) if cell is _RTP
                         else views for cell, i, views in ins[3]]
+                if casc is not None:
+                    args += _cascade_payloads(k, casc)
                 try:
                     ins[2](*args)
                 except Exception as err:  # the user's reference (or a native build) failed
                     raise user_exception(err, f"running kernel '{k.symbol}' for {core.name} "
                                          f"(called at {ins[4].loc})", k.loc) from err
             start = p.time
+            if casc is not None:
+                out_link = casc[1]
+                if out_link is not None:  # the getter may now read what this call put
+                    out_link.data.units.append(p.time)
+                    if out_link.data.waiters:
+                        wake(out_link.data.waiters)
+                # the chain runs in lockstep: its slowest kernel sets the pace, and each core
+                # finishes a word's share of the call after the one before it
+                p.busy += k.cycles + costs.call
+                p.time += (max(k.cycles, chain.pace) + costs.call
+                           + chain.order.index(core.name) * chain.hop)
+                m.kernel_calls += 1
+                m.ops += k.ops
+                if engine.trace:
+                    p.spans.append((start, p.time, k.symbol))
+                pc += 1
+                continue
             p.time += k.cycles + costs.call
             p.busy += k.cycles + costs.call
             m.kernel_calls += 1
@@ -208,6 +237,49 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             else:
                 counters.pop()
         pc += 1
+
+
+def _cascade_meet(m: Machine, p: Proc, core: Core, call: Call, casc: tuple[Any, Any]):
+    """Meet the cascade chain for a call that gets and/or puts: say this core has arrived,
+    wait until every other core of the chain has reached its matching call (the latest clock
+    wins), and for a get wait until the putter's data is there."""
+    engine = m.engine
+    chain = m.chains.get(core.name)
+    if chain is None:  # no link at all: the checks refuse such a call
+        return
+    me = core.name
+    for other in chain.order:
+        if other != me:
+            lock = chain.arrived[(me, other)]
+            lock.units.append(p.time)
+            if lock.waiters:
+                engine.wake(lock.waiters)
+    p.info["waiting"] = call
+    for other in chain.order:
+        if other != me:
+            p.info["cascade"] = (chain, other)
+            yield ("acq", chain.arrived[(other, me)], 1)
+    get = casc[0]
+    if get is not None:
+        p.info["cascade"] = (chain, get.src)
+        yield ("acq", get.data, 1)
+    del p.info["waiting"]
+    p.info.pop("cascade", None)
+
+
+def _cascade_payloads(k: Any, casc: tuple[Any, Any]) -> list[np.ndarray]:
+    """The reference's extra arrays: what the putter wrote (to read), a fresh one to fill."""
+    out = []
+    get, put = casc
+    if k.cascade_in is not None:
+        out.append(get.payloads.popleft() if get is not None else
+                   np.zeros(k.cascade_in.shape, np.dtype(k.cascade_in.dt.numpy)))
+    if k.cascade_out is not None:
+        buf = np.zeros(k.cascade_out.shape, np.dtype(k.cascade_out.dt.numpy))
+        if put is not None:
+            put.payloads.append(buf)
+        out.append(buf)
+    return out
 
 
 _RTP = object()

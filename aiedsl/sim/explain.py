@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from aiedsl.checks.program import walk
 from aiedsl.errors import DesignError
-from aiedsl.ir import Acquire, BarrierWait, Loc, SetBarrier, Transfer, Wait
+from aiedsl.ir import Acquire, BarrierWait, Call, Loc, SetBarrier, Transfer, Wait
 from aiedsl.sim.engine import Proc
 from aiedsl.sim.state import Machine
 
@@ -137,6 +137,11 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
                     op.loc)
         if isinstance(op, BarrierWait):
             return (_barrier_wait(m, p, op), op.loc)
+        if isinstance(op, Call) and p.info.get("cascade") is not None:
+            chain, other = p.info["cascade"]
+            return (f"{subject} waits at the cascade for {other}: its call of '{op.kernel}' "
+                    f"runs in lockstep with the chain {' -> '.join(chain.order)}, and {other} "
+                    "has not reached its matching cascade call", op.loc)
         return f"{subject} is blocked", p.info.get("loc")
     fifo = p.info.get("fifo")
     loc = _loc_of_fifo(m, p)

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from aiedsl.checks.program import calls
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir import Design, Fifo, Link
 from aiedsl.ir.types import dims_index
@@ -48,7 +49,9 @@ from aiedsl.sim.dma import Receive, Send
 from aiedsl.sim.engine import Conn, Engine, Lock, Port, Proc, WorkQueue
 from aiedsl.sim.runtime import run_runtime
 from aiedsl.sim.shim_dma import shim_drain, shim_fill
-from aiedsl.sim.state import Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault
+from aiedsl.sim.state import (
+    CascadeChain, CascadeLink, Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault,
+)
 from aiedsl.targets import get_target
 from aiedsl.targets.model import TileKind
 
@@ -138,17 +141,51 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
     for b in d.barriers:
         for core in b.cores:
             m.barrier_locks[(b.name, core)] = Lock(f"barrier {b.name}@{core}", b.init)
+    _build_cascades(m, target.cascade_bits)
     for c in d.cores:
         p = Proc(c.name, "core", info={"tile": c.tile, "loc": c.loc})
         for (fifo, port, core), ring in rings.items():
             if core == c.name:
                 (ring.prod if port == "consume" else ring.cons).releaser = p
         m.cores[c.name] = engine.spawn(p, lambda p, c=c: run_core(m, p, c, rings, kernels))
+    for link in {id(v): v for v in m.cascades.values()}.values():
+        link.data.releaser = m.cores[link.src]
+    for chain in {id(v): v for v in m.chains.values()}.values():
+        for (a, _), lock in chain.arrived.items():
+            lock.releaser = m.cores[a]
     m.runtime = engine.spawn(Proc("runtime", "runtime", info={"loc": d.loc}),
                              lambda p: run_runtime(m, p))
     for lock in m.barrier_locks.values():
         lock.releaser = m.runtime  # only the runtime sets a barrier
     return m
+
+
+def _build_cascades(m: Machine, cascade_bits: int) -> None:
+    """Each cascade link, and each chain of them paced by its slowest cascade kernel."""
+    d = m.design
+    kernels = {k.symbol: k for k in d.kernels}
+    nxt = {c.src: c.dst for c in d.cascades}
+    heads = sorted({c.src for c in d.cascades} - {c.dst for c in d.cascades})
+    for cas in d.cascades:
+        link = CascadeLink(cas.src, cas.dst, Lock(f"cascade {cas.src} -> {cas.dst}: data", 0))
+        m.cascades[(cas.src, "out")] = link
+        m.cascades[(cas.dst, "in")] = link
+    for head in heads:
+        order = [head]
+        while order[-1] in nxt:
+            order.append(nxt[order[-1]])
+        ks = [kernels[op.kernel] for c in d.cores if c.name in order for op in calls(c)
+              if kernels[op.kernel].cascade_in or kernels[op.kernel].cascade_out]
+        pace = max((k.cycles for k in ks), default=0)
+        # a word reaches the getter about one word's share of the call after it is made
+        words = max((k.cascade_out.nbytes * 8 // cascade_bits for k in ks if k.cascade_out),
+                    default=1)
+        chain = CascadeChain(order, {(a, b): Lock(f"cascade chain: {a} reached its call, for {b}",
+                                                  0)
+                                     for a in order for b in order if a != b},
+                             pace=pace, hop=-(-pace // words))
+        for core in order:
+            m.chains[core] = chain
 
 
 def port_owner(port: Port, p: Proc) -> None:

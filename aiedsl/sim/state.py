@@ -9,6 +9,7 @@ Plain data: the processes that act on them live in :mod:`aiedsl.sim.dma` (on-chi
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -156,6 +157,37 @@ class Machine:
     """Runtime-parameter buffers by name."""
     barrier_locks: dict[tuple[str, str], Lock] = field(default_factory=dict)
     """Each runtime barrier's lock in each core that waits on it, by (barrier, core)."""
+    cascades: dict[tuple[str, str], "CascadeLink"] = field(default_factory=dict)
+    """Each core's cascade links by (core, "in" | "out")."""
+    chains: dict[str, "CascadeChain"] = field(default_factory=dict)
+    """The cascade chain each linked core belongs to."""
+
+
+@dataclass(eq=False)
+class CascadeLink:
+    """The accumulator cascade from core ``src`` to core ``dst``. ``data`` orders the two
+    references (the getter reads what the putter wrote, at the call's start); ``payloads``
+    carries it."""
+
+    src: str
+    dst: str
+    data: Lock
+    payloads: "deque[np.ndarray]" = field(default_factory=deque)
+
+
+@dataclass(eq=False)
+class CascadeChain:
+    """Cores chained by cascade links: blocking streams of 512-bit words whose FIFOs hold a
+    few words, far less than one call moves, so the chain's calls run together (lockstep),
+    word by word: each core's i-th cascade call starts when every core of the chain has reached
+    its own (``arrived[(a, b)]``: a's arrivals, one unit per call at a's clock, taken by b).
+    ``pace`` is the slowest cascade kernel's cycles per call; core ``order[k]`` ends ``k *
+    hop`` after the chain's head (a word's share of the call per link)."""
+
+    order: list[str]
+    arrived: dict[tuple[str, str], Lock]
+    pace: int
+    hop: int
 
 
 @dataclass

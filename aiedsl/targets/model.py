@@ -205,6 +205,14 @@ class TargetModel(BaseModel):
     clock_hz: float
     """The AIE array clock the simulator counts cycles at (see :class:`TimingModel` for the
     figures that are not in cycles)."""
+    cascade_bits: int = 512
+    """Width of one word of the accumulator cascade between neighbouring cores (mlir-aie
+    ``PutCascadeOp::verify``/``GetCascadeOp::verify``: 512 bits on AIE2; aie2-facts s1)."""
+    cascade_out: tuple[Direction, ...] = ("south", "east")
+    """Where a core's cascade output may go; its input comes from the opposite sides (north or
+    west). mlir-aie ``ConfigureCascadeOp::verify`` on every AIE2 target model, which
+    ``aie-lower-cascade-flows`` makes of each ``aie.cascade_flow``; ``CascadeFlowOp::verify``
+    adds that the two tiles are neighbours and neither is a shim or memtile."""
     stream_bytes_per_cycle: int = 4
     """One stream port moves 32 bits per cycle (AM020, "AIE-ML Tile Stream Switch"); a DMA
     channel's own rate is :attr:`TimingModel.dma_bytes_per_cycle`."""

@@ -20,6 +20,12 @@
 //               aie::rounding_mode, aie::saturation_mode, aie::set_rounding(m),
 //               aie::get_rounding(), aie::set_saturation(m), aie::get_saturation()
 //   macros:     AIE_PREPARE_FOR_PIPELINING, AIE_LOOP_MIN_ITERATION_COUNT(n) (empty here)
+//   cascade:    v16accfloat (the native 512-bit accumulator word), get_scd_v16accfloat(),
+//               put_mcd(v16accfloat), aie::accum<accfloat, 16>(v16accfloat) and to_native(),
+//               aie::mmul(accum) and to_accum(). The words a call gets come from the array the
+//               test (or the simulator) hands in, the words it puts go to the array it hands
+//               out, in order: aiedsl_cascade(in, in_words, out, out_words) sets them before a
+//               call, and counts words read past the end or not written (aiedsl_cascade_error).
 //
 // Semantics chosen to match AIE2:
 //   * integer accumulators hold exact products and sums (acc32 / acc64); to_vector<T>(shift)
@@ -77,6 +83,55 @@ struct acc32 {};
 struct acc64 {};
 struct accfloat {};
 struct accauto {};
+
+// One 512-bit cascade word as accfloat: what get_scd_v16accfloat / put_mcd move.
+struct v16accfloat {
+  float e[16];
+};
+
+namespace aiedsl_host {
+inline const float *cascade_in = nullptr;
+inline float *cascade_out = nullptr;
+inline unsigned cascade_in_words = 0, cascade_out_words = 0, cascade_in_pos = 0,
+                cascade_out_pos = 0, cascade_errors = 0;
+} // namespace aiedsl_host
+
+extern "C" {
+// Hand a call its cascade: the words it will get and the room for the words it will put.
+__attribute__((visibility("default"))) void aiedsl_cascade(const float *in, unsigned in_words,
+                                                           float *out, unsigned out_words) {
+  using namespace aiedsl_host;
+  cascade_in = in, cascade_in_words = in_words, cascade_in_pos = 0;
+  cascade_out = out, cascade_out_words = out_words, cascade_out_pos = 0;
+  cascade_errors = 0;
+}
+// Words read past what was handed in or put past the room, plus words of room left unwritten.
+__attribute__((visibility("default"))) unsigned aiedsl_cascade_error() {
+  using namespace aiedsl_host;
+  return cascade_errors + (cascade_out_words - cascade_out_pos) +
+         (cascade_in_words - cascade_in_pos);
+}
+}
+
+inline v16accfloat get_scd_v16accfloat() {
+  using namespace aiedsl_host;
+  v16accfloat w{};
+  if (cascade_in && cascade_in_pos < cascade_in_words)
+    std::memcpy(w.e, cascade_in + 16 * cascade_in_pos, sizeof w.e);
+  else
+    ++cascade_errors; // the hardware would stall here: nothing more comes down the cascade
+  ++cascade_in_pos;
+  return w;
+}
+
+inline void put_mcd(const v16accfloat &w) {
+  using namespace aiedsl_host;
+  if (cascade_out && cascade_out_pos < cascade_out_words)
+    std::memcpy(cascade_out + 16 * cascade_out_pos, w.e, sizeof w.e);
+  else
+    ++cascade_errors; // the hardware would stall: nobody takes more words
+  ++cascade_out_pos;
+}
 
 namespace aie {
 
@@ -169,6 +224,20 @@ template <typename T, unsigned N> struct vector {
 template <typename Acc, unsigned N> struct accum {
   using storage = typename detail::acc_storage<Acc, float>::type;
   std::array<storage, N> v{};
+  accum() = default;
+  // The native 512-bit word (accfloat x 16 only: the cascade's word).
+  template <typename W, typename = std::enable_if_t<std::is_same_v<W, v16accfloat> &&
+                                                    std::is_same_v<Acc, accfloat> && N == 16>>
+  accum(const W &w) {
+    for (unsigned i = 0; i < N; ++i) v[i] = w.e[i];
+  }
+  v16accfloat to_native() const {
+    static_assert(std::is_same_v<Acc, accfloat> && N == 16, "to_native: accfloat x 16 only");
+    v16accfloat w;
+    for (unsigned i = 0; i < N; ++i) w.e[i] = v[i];
+    return w;
+  }
+  operator v16accfloat() const { return to_native(); }
   static constexpr unsigned size() { return N; }
   template <typename T> vector<T, N> to_vector(int shift = 0) const {
     vector<T, N> out;
@@ -252,7 +321,16 @@ struct mmul {
   using storage = typename detail::acc_storage<Acc, TA>::type;
   std::array<storage, size_C> c{};
 
+  using accum_type = accum<typename detail::default_acc<TA>::type, size_C>;
   mmul() = default;
+  explicit mmul(const accum_type &acc) {
+    for (unsigned i = 0; i < size_C; ++i) c[i] = storage(acc.v[i]);
+  }
+  accum_type to_accum() const {
+    accum_type out;
+    for (unsigned i = 0; i < size_C; ++i) out.v[i] = typename accum_type::storage(c[i]);
+    return out;
+  }
   template <typename T> explicit mmul(const vector<T, size_C> &init, int shift = 0) {
     for (unsigned i = 0; i < size_C; ++i)
       c[i] = storage(detail::wide_t<T>(init.v[i])) * (1 << shift);

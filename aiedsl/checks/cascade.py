@@ -1,0 +1,87 @@
+"""Cascade checks: directions the hardware has, one link in and out per core, kernels that get
+or put only where a link is, and as many words put as got per run (else the chain hangs).
+
+The rules mirror mlir-aie: ``CascadeFlowOp::verify`` (neighbouring compute tiles) and
+``ConfigureCascadeOp::verify`` (AIE2: input from north or west, output to south or east), which
+``aie-lower-cascade-flows`` applies to every ``aie.cascade_flow``; a tile has one cascade input
+and one output port (one ``aie.configure_cascade`` per tile).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from aiedsl.checks.program import walk
+from aiedsl.errors import DesignError
+from aiedsl.ir import Call, Design
+from aiedsl.targets import TargetModel
+
+_OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east"}
+
+
+def check_cascades(d: Design, target: TargetModel) -> None:
+    """The cascade rules above, on the design's herds, links and calls."""
+    for h in d.herds:
+        if h.cascade is not None and h.cascade not in target.cascade_out:
+            allowed = " or ".join(f"'{x}'" for x in sorted(target.cascade_out))
+            raise DesignError(
+                "cascade", f"herd '{h.name}' passes its cascade {h.cascade}", loc=h.loc,
+                limit=f"on {target.name} a core's cascade output goes "
+                f"{' or '.join(sorted(target.cascade_out))} and its input comes from "
+                f"{' or '.join(sorted(_OPPOSITE[x] for x in target.cascade_out))} (mlir-aie's "
+                "ConfigureCascadeOp::verify)", found=f"cascade='{h.cascade}'",
+                fix=f"use cascade={allowed}, and give the chain's first core the put-only "
+                "kernel and its last the get-only one")
+    ins = Counter(c.dst for c in d.cascades)
+    outs = Counter(c.src for c in d.cascades)
+    for what, count in (("input", ins), ("output", outs)):
+        for core, n in count.items():
+            if n > 1:
+                link = next(c for c in d.cascades if (c.dst if what == "input" else c.src) == core)
+                raise DesignError(
+                    "cascade", f"{core} has {n} cascade {what}s", loc=link.loc,
+                    limit=f"one cascade {what} per core", found=str(n),
+                    fix="chain each core to one neighbour")
+    kernels = {k.symbol: k for k in d.kernels}
+    has_in = {c.dst: c for c in d.cascades}
+    has_out = {c.src: c for c in d.cascades}
+    put: Counter[str] = Counter()
+    got: Counter[str] = Counter()
+    first: dict[tuple[str, str], Call] = {}
+    for core in d.cores:
+        for op, mult in walk(core.body):
+            if not isinstance(op, Call):
+                continue
+            k = kernels[op.kernel]
+            for side, t, links, verb in (("in", k.cascade_in, has_in, "reads"),
+                                         ("out", k.cascade_out, has_out, "writes")):
+                if t is None:
+                    continue
+                if core.name not in links:
+                    herd = next(h for h in d.herds if h.name == core.herd)
+                    why = (f"herd '{herd.name}' has no cascade" if herd.cascade is None else
+                           f"the herd's cascade='{herd.cascade}' "
+                           f"{'starts' if side == 'in' else 'ends'} at {core.name}")
+                    raise DesignError(
+                        "cascade", f"{core.name} calls '{k.symbol}', which {verb} the cascade, "
+                        f"but {core.name} has no cascade {side}put: {why}", loc=op.loc,
+                        fix=("call a kernel without a cascade input on the chain's first core"
+                             if side == "in" else
+                             "call a kernel without a cascade output on the chain's last core")
+                        if herd.cascade is not None else
+                        "give the herd cascade='east' (or 'south')")
+                words = t.nbytes * 8 // target.cascade_bits * mult
+                (got if side == "in" else put)[core.name] += words
+                first.setdefault((core.name, side), op)
+    for c in d.cascades:
+        if put[c.src] != got[c.dst]:
+            call = first.get((c.dst, "in")) or first.get((c.src, "out"))
+            raise DesignError(
+                "hang: cascade", f"{c.src} puts {put[c.src]} cascade word(s) per run and {c.dst} "
+                f"gets {got[c.dst]}: the cascade stream blocks, and the "
+                f"{'getter' if got[c.dst] > put[c.src] else 'putter'} waits forever",
+                loc=call.loc if call else c.loc,
+                limit="every word one core puts, its neighbour gets, in the same run",
+                found=f"{put[c.src]} put, {got[c.dst]} got",
+                fix="make the neighbours' cascade calls match one for one (same count, same "
+                "cascade_out/cascade_in size)")

@@ -1,0 +1,143 @@
+// mm_cascade.cc -- aiedsl micro-kernel: one stage of a K-split matrix multiply whose partial
+// sums pass from core to core by the accumulator cascade (bf16 in, f32 accumulators, AIE2).
+//
+// ---------------------------------------------------------------------------
+// What it computes
+// ---------------------------------------------------------------------------
+//   A chain of cores splits K: core j multiplies A_j (M x K_j) by B_j (K_j x N). The chain's
+//   first core starts from zero and puts its partial sum on the cascade (PUT); each middle core
+//   gets the sum so far, adds its own product and puts it on (GET and PUT); the last core gets
+//   it, adds its product and stores C (GET only):
+//       matmul_cascade_put<...>(a, b)          acc  = A B              -> cascade
+//       matmul_cascade_put_get<...>(a, b)      acc  = cascade + A B    -> cascade
+//       matmul_cascade_get<...>(a, b, c)       C    = cascade + A B    (C is overwritten)
+//
+// ---------------------------------------------------------------------------
+// Data layout
+// ---------------------------------------------------------------------------
+//   A, B and C are blocked as in mm.cc (r x s x t = 4 x 8 x 4 on AIE2). The cascade carries
+//   the accumulators of C's 2x2 patches in the order the kernel makes them: patch by patch
+//   (block-rows bm = 0, 2, ..., block-columns bn = 0, 2, ...), in each patch the blocks
+//   (bm, bn), (bm, bn + 1), (bm + 1, bn), (bm + 1, bn + 1); one 4x4 f32 block is one 512-bit
+//   cascade word (v16accfloat). Every stage walks C in the same order, so the words meet.
+//
+// ---------------------------------------------------------------------------
+// AIE API names used (besides mm.cc's)
+// ---------------------------------------------------------------------------
+//   aie::accum<accfloat, 16>(v16accfloat), MMUL(accum), MMUL::to_accum(), and the AIE2
+//   cascade intrinsics get_scd_v16accfloat() and put_mcd(v16accfloat) (Peano's
+//   aiev2_streams.h); an aie::accum<accfloat, 16> converts to v16accfloat.
+//
+// ---------------------------------------------------------------------------
+// Cost model (cycles per call, AIE2 / npu1): as mm.cc,
+//   (M/8) (N/8) (4 (K/8) + 7) + 20
+// the patch's four cascade words (one per cycle each way) taking the place of its four C
+// block loads or stores. A call that gets or puts runs in lockstep with its neighbour's: the
+// simulator paces the pair by the slower one (see aiedsl/sim/core.py).
+// ---------------------------------------------------------------------------
+#ifndef AIEDSL_KERNELS_MM_CASCADE_CC
+#define AIEDSL_KERNELS_MM_CASCADE_CC
+
+#include <stdint.h>
+#include <aie_api/aie.hpp>
+
+#ifndef AIE_PREPARE_FOR_PIPELINING
+#define AIE_PREPARE_FOR_PIPELINING
+#endif
+#ifndef AIE_LOOP_MIN_ITERATION_COUNT
+#define AIE_LOOP_MIN_ITERATION_COUNT(x)
+#endif
+
+template <typename MMUL> inline MMUL aiedsl_cascade_get() {
+  using ACC = aie::accum<accfloat, MMUL::size_C>;
+  return MMUL(ACC(get_scd_v16accfloat()));
+}
+
+template <typename MMUL> inline void aiedsl_cascade_put(const MMUL &acc) {
+  put_mcd(acc.to_accum());
+}
+
+template <typename TI, unsigned r, unsigned s, unsigned t, unsigned M, unsigned K, unsigned N,
+          bool GET, bool PUT>
+void matmul_cascade_stage(const TI *__restrict a, const TI *__restrict b,
+                          float *__restrict c) {
+  static_assert(M > 0 && M % (2 * r) == 0, "M must be a positive multiple of 2r");
+  static_assert(K > 0 && K % s == 0, "K must be a positive multiple of s");
+  static_assert(N > 0 && N % (2 * t) == 0, "N must be a positive multiple of 2t");
+  using MMUL = aie::mmul<r, s, t, TI, TI, accfloat>;
+  static_assert(MMUL::size_C == 16, "one C block is one 512-bit cascade word (AIE2 4x8x4)");
+
+  constexpr unsigned MB = M / r;
+  constexpr unsigned KB = K / s;
+  constexpr unsigned NB = N / t;
+
+  for (unsigned bm = 0; bm < MB; bm += 2) {
+    for (unsigned bn = 0; bn < NB; bn += 2) {
+      MMUL acc00, acc01, acc10, acc11;
+      if constexpr (GET) {
+        acc00 = aiedsl_cascade_get<MMUL>();
+        acc01 = aiedsl_cascade_get<MMUL>();
+        acc10 = aiedsl_cascade_get<MMUL>();
+        acc11 = aiedsl_cascade_get<MMUL>();
+      } else {
+        const aie::vector<float, MMUL::size_C> z = aie::zeros<float, MMUL::size_C>();
+        acc00 = MMUL(z);
+        acc01 = MMUL(z);
+        acc10 = MMUL(z);
+        acc11 = MMUL(z);
+      }
+      const TI *__restrict p_a0 = a + (bm * KB) * MMUL::size_A;
+      const TI *__restrict p_a1 = a + ((bm + 1) * KB) * MMUL::size_A;
+      const TI *__restrict p_b0 = b + bn * MMUL::size_B;
+      const TI *__restrict p_b1 = b + (bn + 1) * MMUL::size_B;
+
+      AIE_PREPARE_FOR_PIPELINING
+      AIE_LOOP_MIN_ITERATION_COUNT(1)
+      for (unsigned bk = 0; bk < KB; ++bk) {
+        aie::vector<TI, MMUL::size_A> v_a0 = aie::load_v<MMUL::size_A>(p_a0);
+        p_a0 += MMUL::size_A;
+        aie::vector<TI, MMUL::size_A> v_a1 = aie::load_v<MMUL::size_A>(p_a1);
+        p_a1 += MMUL::size_A;
+        aie::vector<TI, MMUL::size_B> v_b0 = aie::load_v<MMUL::size_B>(p_b0);
+        p_b0 += NB * MMUL::size_B;
+        aie::vector<TI, MMUL::size_B> v_b1 = aie::load_v<MMUL::size_B>(p_b1);
+        p_b1 += NB * MMUL::size_B;
+        acc00.mac(v_a0, v_b0);
+        acc01.mac(v_a0, v_b1);
+        acc10.mac(v_a1, v_b0);
+        acc11.mac(v_a1, v_b1);
+      }
+
+      if constexpr (PUT) {
+        aiedsl_cascade_put(acc00);
+        aiedsl_cascade_put(acc01);
+        aiedsl_cascade_put(acc10);
+        aiedsl_cascade_put(acc11);
+      } else {
+        float *__restrict c0 = c + (bm * NB + bn) * MMUL::size_C;
+        float *__restrict c1 = c + ((bm + 1) * NB + bn) * MMUL::size_C;
+        aie::store_v(c0, acc00.template to_vector<float>());
+        aie::store_v(c0 + MMUL::size_C, acc01.template to_vector<float>());
+        aie::store_v(c1, acc10.template to_vector<float>());
+        aie::store_v(c1 + MMUL::size_C, acc11.template to_vector<float>());
+      }
+    }
+  }
+}
+
+template <typename TI, unsigned r, unsigned s, unsigned t, unsigned M, unsigned K, unsigned N>
+void matmul_cascade_put(const TI *__restrict a, const TI *__restrict b) {
+  matmul_cascade_stage<TI, r, s, t, M, K, N, false, true>(a, b, nullptr);
+}
+
+template <typename TI, unsigned r, unsigned s, unsigned t, unsigned M, unsigned K, unsigned N>
+void matmul_cascade_put_get(const TI *__restrict a, const TI *__restrict b) {
+  matmul_cascade_stage<TI, r, s, t, M, K, N, true, true>(a, b, nullptr);
+}
+
+template <typename TI, unsigned r, unsigned s, unsigned t, unsigned M, unsigned K, unsigned N>
+void matmul_cascade_get(const TI *__restrict a, const TI *__restrict b, float *__restrict c) {
+  matmul_cascade_stage<TI, r, s, t, M, K, N, true, false>(a, b, c);
+}
+
+#endif // AIEDSL_KERNELS_MM_CASCADE_CC
