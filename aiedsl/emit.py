@@ -54,7 +54,7 @@ def generate(handle: DesignHandle) -> Generated:
         "map.svg": tile_map(placed, table),
         "build.sh": render("build.sh.j2", design=placed.name, version=__version__,
                            device=placed.device, kernel_lines=kernel_lines,
-                           aiecc_line=shell_line(aiecc_argv())),
+                           aiecc_line=shell_line(aiecc_argv(packet=placed.flows == "packet"))),
     }
     return Generated(placed, table, files)
 

@@ -4,13 +4,29 @@ from __future__ import annotations
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design
-from aiedsl.place.route import Congestion
+from aiedsl.place.route import Congestion, route
 from aiedsl.targets import get_target
 from aiedsl.targets.model import OPPOSITE, STEP
 
+MAX_PACKET_IDS = 32
+"""Packet ids 0-31: a packet header's 5-bit id (mlir-aie's objectFifo lowering stops at 32)."""
+
 
 def check_routing(d: Design, congested: list[Congestion]) -> None:
-    """Raise a DesignError naming the most congested wires and the flows competing for them."""
+    """Raise a DesignError naming the most congested wires and the flows competing for them,
+    or the packet flows past the packet ids there are."""
+    routes = d.physical.routes if d.physical else ()
+    ids = [r for r in routes if r.packet_id is not None]
+    if len(ids) > MAX_PACKET_IDS:
+        extra = ids[MAX_PACKET_IDS]
+        raise DesignError(
+            "packet ids", f"{len(ids)} fifo streams need a packet id each, and there are "
+            f"{MAX_PACKET_IDS}", loc=d.fifo(extra.fifo).loc,
+            limit=f"packet ids 0-{MAX_PACKET_IDS - 1} (mlir-aie's objectFifo lowering with "
+            "packet-sw-objFifos: \"max number of packet IDs reached\")",
+            found=f"{len(ids)} streams; '{extra.fifo}' would take id {MAX_PACKET_IDS}",
+            fix="merge fifos that travel together, or use circuit-switched flows (leave "
+            "flows= out) where the wires suffice")
     if not congested:
         return
     worst = max(congested, key=lambda c: (len(c.flows) - c.capacity, -congested.index(c)))
@@ -36,4 +52,14 @@ def check_routing(d: Design, congested: list[Congestion]) -> None:
         related=[(f.label, f.loc) for f in worst.flows],
         fix="spread the streams over more columns: anchor herds apart, pin links to other "
             "memtiles (via=memtile(col)) or host ends to other shims (shim=shim(col)), or "
-            "merge fifos that travel together")
+            "merge fifos that travel together"
+            + ("; or let streams share wires by packet id: @design(..., flows=\"packet\") "
+               "routes" if _packet_routes(d) else ""))
+
+
+def _packet_routes(d: Design) -> bool:
+    """Would the same streams route as packet flows (mlir-aie's router lets packet flows that
+    share a port share wires)? Only then is ``flows="packet"`` worth suggesting."""
+    if d.flows != "circuit" or d.physical is None:
+        return False
+    return not route(d.model_copy(update={"flows": "packet"}), d.physical).congested

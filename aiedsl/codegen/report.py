@@ -55,8 +55,9 @@ def stream_lines(d: Design) -> list[str]:
     out = []
     for r in d.physical.routes:
         dsts = ", ".join(f"({t[0]},{t[1]}) S2MM {chan[(r.fifo, t, 'S2MM')]}" for t in r.dsts)
+        pid = f"; packet id {r.packet_id}" if r.packet_id is not None else ""
         out.append(f"{r.fifo}: ({r.src[0]},{r.src[1]}) MM2S {chan[(r.fifo, r.src, 'MM2S')]}"
-                   f" -> {dsts}; {_wires(len(r.wires))}")
+                   f" -> {dsts}; {_wires(len(r.wires))}{pid}")
     for name, tile in sorted(d.physical.shared.items()):
         f = d.fifo(name)
         out.append(f"{name}: {f.producer.label()} -> {f.consumers[0].label()} in shared memory "

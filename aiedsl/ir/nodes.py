@@ -390,6 +390,10 @@ class Design(_Node):
     """Runtime barriers, in declaration order."""
     cascades: tuple[Cascade, ...] = ()
     """Accumulator cascade links between cores, from each herd's ``cascade=``."""
+    flows: Literal["circuit", "packet"] = "circuit"
+    """How fifo streams cross the switches: circuit-switched (a wire each) or packet-switched
+    (aiecc ``--packet-sw-objFifos``: every fifo an ``aie.packet_flow`` with its own packet id,
+    streams sharing wires)."""
     placed: bool = False
     """True once every tile is decided (after :func:`aiedsl.place.place`)."""
     physical: Physical | None = None

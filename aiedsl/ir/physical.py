@@ -120,7 +120,7 @@ class PacketFlow(_Node):
 
 
 class Route(_Node):
-    """The circuit-switched path of one fifo's stream: a tree when it broadcasts."""
+    """The path of one fifo's stream: a tree when it broadcasts."""
 
     fifo: str
     src: Coord
@@ -131,6 +131,8 @@ class Route(_Node):
     """Every tile-to-tile wire used: (from, to, port index), in tree order from the source."""
     connects: tuple[Connect, ...]
     """The switch connections the wires imply, tile by tile."""
+    packet_id: int | None = None
+    """Its packet id when the design's streams are packet-switched (``flows="packet"``)."""
 
 
 class Physical(_Node):

@@ -135,13 +135,21 @@ class DesignHandle:
 
 
 def design(device: str = "npu1", *, name: str | None = None,
-           reference: Callable[..., Any] | None = None) -> Callable[[Callable[..., Any]], DesignHandle]:
+           reference: Callable[..., Any] | None = None,
+           flows: str = "circuit") -> Callable[[Callable[..., Any]], DesignHandle]:
     """Declare a design for ``device``; the decorated function is traced at once.
 
     Its parameters are the host tensors, annotated ``Tensor[..., dtype]``, in the order the host
-    passes them. ``--device`` on the command line overrides ``device``.
+    passes them. ``--device`` on the command line overrides ``device``. ``flows="packet"`` makes
+    every fifo stream packet-switched (aiecc ``--packet-sw-objFifos``): streams share wires by
+    packet id, for designs whose circuit-switched wires run out.
     """
     loc = caller_loc()
+    if flows not in ("circuit", "packet"):
+        raise DesignError("design", f"flows={flows!r}", loc=loc,
+                          limit="'circuit' (a wire per stream) or 'packet' (streams share wires "
+                          "by packet id)", found=repr(flows), fix="leave flows out, or write "
+                          "flows='packet'")
     # Names visible where @design is written, for string annotations of designs defined in a
     # function (module-level designs resolve through the function's globals).
     scope = dict(sys._getframe(1).f_locals)
@@ -173,8 +181,9 @@ def design(device: str = "npu1", *, name: str | None = None,
         b.tensors = tensors
         with active(_DESIGN, b):
             fn(*tensors)
-        handle = DesignHandle(b.finalize(dict(ctx.used) if ctx else {}),
-                              kernels=dict(b.kernel_objs))
+        ir = b.finalize(dict(ctx.used) if ctx else {})
+        handle = DesignHandle(ir.model_copy(update={"flows": flows}) if flows != "circuit"
+                              else ir, kernels=dict(b.kernel_objs))
         if reference is not None:
             handle.reference(reference)
         return handle

@@ -66,11 +66,14 @@ class Flow:
     label: str
     """How messages name it: ``a_0: memtile (0, 1) -> 4 cores``."""
     loc: Loc
+    packet_id: int | None = None
+    """Its packet id when it is packet-switched."""
 
     def stream(self) -> Stream:
         """The flow as the router takes it: DMA port to DMA ports."""
         return Stream((self.src, ("DMA", self.src_channel)),
-                      tuple((t, ("DMA", ch)) for t, ch in self.dsts))
+                      tuple((t, ("DMA", ch)) for t, ch in self.dsts),
+                      packet=self.packet_id is not None)
 
 
 @dataclass
@@ -97,8 +100,11 @@ def flows_of(d: Design, phys: Physical) -> list[Flow]:
         dsts = tuple((c.tile, c.channel) for c in recv.get(f.name, []))
         cons = [c.label() for c in f.consumers]
         to = cons[0] if len(cons) == 1 else f"{len(cons)} tiles"
+        # packet ids as the objectFifo lowering gives them (packet-sw-objFifos): from 0, fifo
+        # by fifo in its order; the control overlay's flows come later and keep their own
+        pid = len(out) if d.flows == "packet" else None
         out.append(Flow(f.name, s.tile, s.channel, dsts,
-                        f"{f.name}: {f.producer.label()} -> {to}", f.loc))
+                        f"{f.name}: {f.producer.label()} -> {to}", f.loc, pid))
     return out
 
 
@@ -184,7 +190,8 @@ def _route(f: Flow, s: Stream, paths: Paths, i: int, model: SwitchModel) -> Rout
     wires = _tree_wires(s.src, paths.hops[i])
     return Route(fifo=f.fifo, src=f.src, dsts=tuple(t for t, _ in f.dsts), wires=tuple(wires),
                  connects=tuple(Connect(tile=t, src=a, dst=b, switch=k)  # type: ignore[arg-type]
-                                for t, k, a, b in connects(s, paths.settings[i], model)))
+                                for t, k, a, b in connects(s, paths.settings[i], model)),
+                 packet_id=f.packet_id)
 
 
 def _tree_wires(src: End, hops: list[tuple[End, End]]) -> list[tuple[Coord, Coord, int]]:

@@ -118,9 +118,10 @@ class AieccScript:
 
     aiecc: str
     mlir: str
+    packet: bool = False
 
     def shell(self) -> str:
-        return "\n".join(aiecc_script(self.mlir, aiecc=self.aiecc))
+        return "\n".join(aiecc_script(self.mlir, aiecc=self.aiecc, packet=self.packet))
 
 
 Word = str | EnvWord | ArrayWords | AieccScript
@@ -183,13 +184,18 @@ def aiecc_spelling(help_text: str) -> AieccSpelling:
                          peano_flags=help_offers(help_text, CHESS_DEFAULT_OPTION))
 
 
+PACKET_OPTION = "--packet-sw-objFifos"
+"""aiecc's option that lowers every objectfifo to a packet flow (``flows="packet"``); the pass
+option of ``aie-objectFifo-stateful-transform`` is ``packet-sw-objFifos=true``."""
+
+
 def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str = "aiecc",
-               spelling: AieccSpelling | None = None) -> list[Word]:
+               spelling: AieccSpelling | None = None, packet: bool = False) -> list[Word]:
     """Lower, place and package ``mlir`` into ``aie.xclbin`` and ``insts.bin``.
 
     With the ``spelling`` of the aiecc found (``--compile``), the words to run; without one
     (``build.sh``, written before anyone knows which aiecc will run it), an :class:`AieccScript`
-    whose shell text picks the spelling when it runs.
+    whose shell text picks the spelling when it runs. ``packet`` adds :data:`PACKET_OPTION`.
 
     >>> aiecc_argv(spelling=AieccSpelling("generate", peano_flags=True))[:3]
     ['aiecc', '--no-xchesscc', '--no-xbridge']
@@ -197,11 +203,12 @@ def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str = "aiecc",
     'aiecc ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} aie.mlir'
     """
     if spelling is None:
-        return [AieccScript(aiecc, mlir)]
-    return [aiecc, *spelling.words(), mlir]
+        return [AieccScript(aiecc, mlir, packet)]
+    return [aiecc, *spelling.words(), *([PACKET_OPTION] if packet else []), mlir]
 
 
-def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str = "aiecc") -> list[str]:
+def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str = "aiecc",
+                 packet: bool = False) -> list[str]:
     """The ``build.sh`` lines that run aiecc with the spelling of whichever aiecc runs them.
 
     ``build.sh`` is written before anyone knows which mlir-aie will run it, so it asks that aiecc
@@ -226,12 +233,13 @@ def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str = "aiecc") -> list[str]:
         "else",
         f"  outputs=({shell_line(OUTPUTS_GET)})",
         "fi",
-        shell_line([aiecc, ArrayWords("backend"), ArrayWords("outputs"), mlir]),
+        shell_line([aiecc, ArrayWords("backend"), ArrayWords("outputs"),
+                    *([PACKET_OPTION] if packet else []), mlir]),
     ]
 
 
-def lower_argvs(aie_opt: str = "aie-opt", aie_translate: str = "aie-translate"
-                ) -> list[tuple[str, list[Word]]]:
+def lower_argvs(aie_opt: str = "aie-opt", aie_translate: str = "aie-translate",
+                packet: bool = False) -> list[tuple[str, list[Word]]]:
     """The lowering, one ``(step, argv)`` per tool run, in a directory holding ``aie.mlir``:
     ``physical.mlir`` (resources and routes), ``npu.mlir`` (the runtime sequence as NPU
     instructions) and ``insts.bin`` (those instructions as words).
@@ -240,7 +248,10 @@ def lower_argvs(aie_opt: str = "aie-opt", aie_translate: str = "aie-translate"
     '--aie-npu-to-binary'
     """
     return [
-        ("aie-opt physical", [aie_opt, f"--pass-pipeline={PHYSICAL_PIPELINE}", "aie.mlir",
+        ("aie-opt physical", [aie_opt, "--pass-pipeline=" + (PHYSICAL_PIPELINE.replace(
+            "aie-objectFifo-stateful-transform",
+            "aie-objectFifo-stateful-transform{packet-sw-objFifos=true}")
+            if packet else PHYSICAL_PIPELINE), "aie.mlir",
                               "-o", "physical.mlir"]),
         ("aie-opt npu", [aie_opt, f"--pass-pipeline={NPU_PIPELINE}", "physical.mlir",
                          "-o", "npu.mlir"]),

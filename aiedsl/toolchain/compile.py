@@ -74,7 +74,8 @@ def plan_steps(d: Design, kernel_files: list[str], tools: Tools) -> list[Step]:
                   f"logs/{Path(src).stem}.log")
              for src in kernel_files]
     steps.append(Step("aiecc", argv_strings(aiecc_argv(aiecc=str(tools.aiecc.path),
-                                                       spelling=tools.aiecc_spelling)),
+                                                       spelling=tools.aiecc_spelling,
+                                                       packet=d.flows == "packet")),
                       "logs/aiecc.log"))
     return steps
 

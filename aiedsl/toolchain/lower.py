@@ -98,15 +98,15 @@ def lowering_key(mlir: str, steps: list[Step], tools: Mapping[str, str]) -> str:
     return h.hexdigest()
 
 
-def plan_lowering(aie_opt: Tool, aie_translate: Tool) -> list[Step]:
-    """The tool runs, with the paths found."""
+def plan_lowering(aie_opt: Tool, aie_translate: Tool, packet: bool = False) -> list[Step]:
+    """The tool runs, with the paths found (``packet``: the fifos lowered to packet flows)."""
     assert aie_opt.path is not None and aie_translate.path is not None
     logs = {"aie-opt physical": "aie-opt-physical", "aie-opt npu": "aie-opt-npu",
             "aie-translate": "aie-translate"}
     labels = {"aie-opt physical": "aie-opt physical.mlir", "aie-opt npu": "aie-opt npu.mlir",
               "aie-translate": "aie-translate insts.bin"}
     return [Step(labels[name], argv_strings(argv), f"logs/{logs[name]}.log")
-            for name, argv in lower_argvs(str(aie_opt.path), str(aie_translate.path))]
+            for name, argv in lower_argvs(str(aie_opt.path), str(aie_translate.path), packet)]
 
 
 def lower_design(d: Design, files: dict[str, str], out: Path, aie_opt: Tool,
@@ -119,7 +119,7 @@ def lower_design(d: Design, files: dict[str, str], out: Path, aie_opt: Tool,
     first. With ``usage``, ``report.txt`` and ``map.svg`` are drawn from the lowering.
     """
     tools = {aie_opt.name: aie_opt.version, aie_translate.name: aie_translate.version}
-    steps = plan_lowering(aie_opt, aie_translate)
+    steps = plan_lowering(aie_opt, aie_translate, d.flows == "packet")
     key = lowering_key(files["aie.mlir"], steps, tools)
     lowering = _cached(out, key, tools) or _run(d, files["aie.mlir"], out, steps, key, tools,
                                                  dict(os.environ if env is None else env))
