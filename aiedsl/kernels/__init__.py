@@ -1,10 +1,11 @@
-"""Kernels: the declaration (:mod:`.base`), the shipped library (:mod:`.library`) and host
-builds of their C++ for testing (:mod:`.host`)."""
+"""Kernels: the declaration (:mod:`.base`), the shipped library (:mod:`.library`, its matmuls in
+:mod:`.matmul`) and host builds of their C++ for testing (:mod:`.host`)."""
 
 from aiedsl.kernels.base import KERNELS_CPP, Kernel, buffer, declare, scalar
 from aiedsl.kernels.layout import block, block_dims, unblock, unblock_dims
+from aiedsl.kernels.matmul import matmul, matmul_cascade
 from aiedsl.kernels.library import (
-    add, matmul, matmul_cascade, mul, passthrough, reduce_max, reduce_sum, relu, scale, threshold, zero,
+    add, mul, passthrough, reduce_max, reduce_sum, relu, scale, threshold, zero,
 )
 
 __all__ = [

@@ -1,0 +1,250 @@
+"""The matmul kernels: blocked ``C += A @ B`` for the native mmul shapes, and the stages of a
+K-split GEMM whose partial sums pass by the accumulator cascade.
+
+The reference computes on the blocked buffers exactly as ``kernels_cpp/mm.cc`` and
+``kernels_cpp/mm_cascade.cc`` do; the cost formulas are documented in their headers.
+
+Example
+-------
+::
+
+    from aiedsl.kernels import matmul, matmul_cascade
+    mm = matmul(64, 64, 64)                          # matmul_bf16_f32_64x64x64_4x8x4
+    first = matmul_cascade(64, 64, 64, "put")        # matmul_cascade_put_bf16_f32_...
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aiedsl.dtypes import DType, bf16
+from aiedsl.errors import DesignError, caller_loc
+from aiedsl.ir import TensorType
+from aiedsl.kernels.base import Kernel, buffer, declare
+from aiedsl.lang.tensor import lookup_dtype
+
+MATMUL_OUT = {"bf16": "f32", "i8": "i32", "i16": "i32"}
+"""The accumulating output type of each matmul input type (the default output)."""
+MATMUL_OUTS = {"bf16": ("f32", "bf16"), "i8": ("i32", "i8"), "i16": ("i32",)}
+"""Every output type of each matmul input type. The accumulating one sums across calls without
+loss (f32, or i32 keeping its low bits); bf16 -> bf16 accumulates a call in f32 and rounds C to
+bf16 (nearest even) as it stores it; i8 -> i8 scales C by 2^-shift, rounds to nearest even and
+saturates (see kernels_cpp/mm.cc, "Narrow outputs")."""
+MATMUL_PATCH = {"bf16": 7, "i8": 11, "i16": 7}
+"""Cycles per 2x2 patch of C outside the inner loop (C load/store, pipeline fill): bf16 and i8
+calibrated to Taka et al.'s single-core measurements on npu1; i16 assumed like bf16. The output
+type does not change it: a narrow C moves fewer bytes, and its conversion rides in the store
+slot, overlapped like the wide C's loads and stores with the neighbouring patches."""
+PUBLISHED = {("npu1", "bf16", (64, 104, 64)): (112.6, "Taka et al. arXiv 2512.13282, npu1"),
+             ("npu1", "i8", (64, 232, 64)): (233.0, "Taka et al. arXiv 2512.13282, npu1")}
+"""Measured single-core MACs per cycle to compare the model with."""
+
+
+def srs(acc: np.ndarray, shift: int, dt: np.dtype) -> np.ndarray:
+    """What ``to_vector<T>(shift)`` makes of int64 accumulators in mm.cc's modes: shift right
+    rounding to nearest, ties to even (``conv_even``), then saturate to ``dt``'s range."""
+    acc = np.asarray(acc, dtype=np.int64)
+    if shift:
+        q = acc >> shift
+        rem = acc - (q << shift)
+        half = np.int64(1) << (shift - 1)
+        q = q + ((rem > half) | ((rem == half) & ((q & 1) == 1)))
+    else:
+        q = acc
+    info = np.iinfo(dt)
+    return np.clip(q, info.min, info.max).astype(dt)
+
+
+def matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n: int, r: int,
+               s: int, t: int, shift: int = 0, **_: object) -> None:
+    """C += A @ B on blocked buffers, as mm.cc computes it: floats in f32 (as ``aie::mmul``
+    accumulates; a bf16 C is loaded exactly and rounded to nearest even when stored), integers
+    exactly; an i32 C keeps its low bits, an i8 C holds the sum scaled by 2^-shift (C is loaded
+    shifted left by ``shift``, the sum shifted back right rounding to nearest even, saturated).
+    """
+    flt = c.dtype.kind not in "iu"
+    wide = np.float32 if flt else np.int64
+    # Unblocking and widening in one pass (a C-ordered astype of the blocked view), and C
+    # updated in its own blocked order (contiguous writes): no separate reorder copies. Same
+    # element sums as C + A @ B.
+    A = _unblocked(a, m, k, r, s).astype(wide, order="C").reshape(m, k)
+    B = _unblocked(b, k, n, s, t).astype(wide, order="C").reshape(k, n)
+    prod = (A @ B).reshape(m // r, r, n // t, t).transpose(0, 2, 1, 3)  # blocked order
+    cb = c.reshape(m // r, n // t, r, t)
+    if c.dtype == wide:
+        cb += prod
+    elif flt or c.dtype.itemsize >= 4:
+        cb[...] = (cb.astype(wide) + prod).astype(c.dtype)
+    else:
+        cb[...] = srs((cb.astype(wide) << shift) + prod, shift, c.dtype)
+
+
+def _unblocked(x: np.ndarray, rows: int, cols: int, br: int, bc: int) -> np.ndarray:
+    """Blocked storage ``x`` as a ``(rows/br, br, cols/bc, bc)`` view: row-major order."""
+    return x.reshape(rows // br, cols // bc, br, bc).transpose(0, 2, 1, 3)
+
+
+def _matmul_step(r: int, s: int, t: int, din: DType) -> int:
+    """Cycles per K step of a 2x2 patch: 4 native mmuls (one per cycle), or the two A and two B
+    block loads at 64 bytes per cycle when those take longer."""
+    return max(4, -(-2 * (r * s + s * t) * din.itemsize // 64))
+
+
+def matmul_cycles(m: int, k: int, n: int, r: int, s: int, t: int, din: DType) -> int:
+    """Cycles per call: per 2x2 patch of C, K/s steps plus the patch overhead; 20 per call."""
+    return (m // (2 * r)) * (n // (2 * t)) * (
+        _matmul_step(r, s, t, din) * (k // s) + MATMUL_PATCH[din.name]) + 20
+
+
+def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
+           dtype_out: DType | str | None = None, *, shift: int = 0,
+           device: str | None = None) -> Kernel:
+    """``C += A @ B`` on an ``m x k`` by ``k x n`` tile, blocked for the device's native mmul.
+
+    bf16 -> f32 or bf16 (4x8x4 on npu1, 4x8x8 on npu2), i8 -> i32 or i8 (4x8x8 / 8x8x8),
+    i16 -> i32 (4x4x4 / 4x4x8); the shape comes from the design's device (``device`` outside a
+    design). A bf16 C is accumulated in f32 within a call and rounded to bf16 when stored; an
+    i8 C holds the sum scaled by ``2**-shift`` (rounded to nearest even and saturated at every
+    call; ``shift`` is for i8 C only). A, B and C are stored in mmul blocks (see
+    :mod:`aiedsl.kernels.layout`): pack them with ``block_dims`` on the memtile and unpack C
+    with ``unblock_dims``. The symbol carries the tile and the mmul shape:
+    ``matmul_bf16_f32_64x64x64_4x8x4``; an i8 C its shift too: ``matmul_i8_i8_..._shift4``.
+    """
+    din = lookup_dtype(dtype_in, caller_loc())
+    if din.name not in MATMUL_OUT:
+        raise DesignError("kernel", f"matmul of {din} is not in the library", loc=caller_loc(),
+                          found=din.name, fix="use bf16, i8 or i16 inputs")
+    outs = MATMUL_OUTS[din.name]
+    dout = lookup_dtype(dtype_out or MATMUL_OUT[din.name], caller_loc())
+    if dout.name not in outs:
+        raise DesignError("kernel", f"matmul {din}->{dout} is not in the library",
+                          loc=caller_loc(), found=f"{din}->{dout}",
+                          fix=f"{din} inputs accumulate into {' or '.join(outs)}")
+    narrow_int = not dout.is_float and dout.itemsize < 4
+    if not isinstance(shift, int) or isinstance(shift, bool) or not (
+            0 <= shift <= (23 if narrow_int else 0)):
+        raise DesignError(
+            "kernel", f"matmul {din}->{dout} has shift={shift!r}", loc=caller_loc(),
+            limit="0..23 for an i8 C (C << shift must fit the 32-bit accumulator); 0 otherwise",
+            found=repr(shift), fix="scale only an i8 C, by 0..23 bits" if narrow_int else
+            "leave shift out: only an i8 C is scaled")
+    for what, v in (("m", m), ("k", k), ("n", n)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise DesignError("kernel", f"matmul has {what}={v!r}", loc=caller_loc(),
+                              limit="a positive int", found=repr(v),
+                              fix="use // for integer division, e.g. matmul(M // 2, K, N)")
+    target = _target(device)
+    r, s, t = target.mmul_shapes[din.name]
+    if m % (2 * r) or k % s or n % (2 * t):
+        raise DesignError(
+            "kernel", f"matmul tile {m}x{k}x{n} does not fit the {r}x{s}x{t} mmul with 2x2 "
+            "blocking", loc=caller_loc(), limit=f"m % {2 * r} == 0, k % {s} == 0, "
+            f"n % {2 * t} == 0", found=f"{m}x{k}x{n}",
+            fix=f"choose m a multiple of {2 * r}, k of {s}, n of {2 * t}")
+    suffix, extra = (f"_shift{shift}", f", {shift}") if narrow_int else ("", "")
+    return declare(
+        f"matmul_{din}_{dout}_{m}x{k}x{n}_{r}x{s}x{t}{suffix}", source="mm.cc",
+        entry=f"matmul_blocked<{din.cpp}, {dout.cpp}, {r}, {s}, {t}, {m}, {k}, {n}{extra}>",
+        args=[buffer("a", TensorType(shape=(m, k), dtype=din.name), blocks=(r, s)),
+              buffer("b", TensorType(shape=(k, n), dtype=din.name), blocks=(s, t)),
+              buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout", blocks=(r, t))],
+        reference=matmul_ref, cycles=matmul_cycles(m, k, n, r, s, t, din), ops=2 * m * k * n,
+        cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, din)}"
+        f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 mmuls per 2x2 block step, a per-patch "
+        "overhead calibrated to Taka et al. single-core measurements, ~20 per call "
+        "(kernels_cpp/mm.cc)",
+        params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t,
+                **({"shift": shift} if narrow_int else {})})
+
+
+CASCADE_ROLES = ("put", "put_get", "get")
+"""The stages of a cascade chain: the first core puts, middle ones get and put, the last gets."""
+
+
+def _patch_blocks(m: int, n: int, r: int, t: int) -> np.ndarray:
+    """Indices of C's blocks (blocked layout) in the order the cascade carries them: 2x2
+    patches row by row, each patch's blocks (0,0), (0,1), (1,0), (1,1)."""
+    mb, nb = m // r, n // t
+    return np.array([(bm + i) * nb + bn + j for bm in range(0, mb, 2)
+                     for bn in range(0, nb, 2) for i in (0, 1) for j in (0, 1)])
+
+
+def matmul_cascade_ref(a: np.ndarray, b: np.ndarray, *rest: np.ndarray, m: int, k: int, n: int,
+                       r: int, s: int, t: int, role: str, **_: object) -> None:
+    """One stage of the cascade GEMM, as mm_cascade.cc computes it: the partial sum so far (the
+    cascade input, in patch order) plus A @ B in f32, put on (patch order) or stored in C."""
+    A = _unblocked(a, m, k, r, s).astype(np.float32, order="C").reshape(m, k)
+    B = _unblocked(b, k, n, s, t).astype(np.float32, order="C").reshape(k, n)
+    prod = (A @ B).reshape(m // r, r, n // t, t).transpose(0, 2, 1, 3).reshape(-1, r * t)
+    order = _patch_blocks(m, n, r, t)
+    if role == "put":
+        (cout,) = rest
+        cout.reshape(-1, r * t)[...] = prod[order]
+        return
+    if role == "put_get":
+        cin, cout = rest
+        acc = cin.reshape(-1, r * t)[np.argsort(order)] + prod
+        cout.reshape(-1, r * t)[...] = acc[order]
+        return
+    c, cin = rest
+    c.reshape(-1, r * t)[...] = cin.reshape(-1, r * t)[np.argsort(order)] + prod
+
+
+def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = None) -> Kernel:
+    """One stage of a K-split bf16 GEMM whose partial sums pass by the accumulator cascade.
+
+    ``role`` is ``"put"`` (the chain's first core: ``a, b``, puts A @ B), ``"put_get"`` (a
+    middle core: gets, adds A @ B, puts) or ``"get"`` (the last core: ``a, b, c``, stores C =
+    cascade + A @ B, f32). A and B are blocked as :func:`matmul`'s; the cascade carries the
+    m x n f32 accumulators, 16 values per 512-bit word. Call them on a herd with
+    ``cascade="east"``. AIE2 (npu1) only: one 4x4 f32 block is one cascade word there.
+    Symbol: ``matmul_cascade_put_bf16_f32_64x64x64_4x8x4``.
+    """
+    loc = caller_loc()
+    if role not in CASCADE_ROLES:
+        raise DesignError("kernel", f"matmul_cascade has role={role!r}", loc=loc,
+                          limit="'put' (first core), 'put_get' (middle) or 'get' (last)",
+                          found=repr(role), fix="give the stage's place in the chain")
+    for what, v in (("m", m), ("k", k), ("n", n)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise DesignError("kernel", f"matmul_cascade has {what}={v!r}", loc=loc,
+                              limit="a positive int", found=repr(v),
+                              fix="use // for integer division")
+    target = _target(device)
+    if target.family != "npu1":
+        raise DesignError("kernel", f"matmul_cascade on {target.name}", loc=loc,
+                          limit="AIE2 (npu1 devices): its 4x4 f32 block is one cascade word",
+                          found=target.name, fix="use an npu1 device, or matmul() with the "
+                          "partial sums joined at a memtile")
+    r, s, t = target.mmul_shapes["bf16"]
+    if m % (2 * r) or k % s or n % (2 * t):
+        raise DesignError(
+            "kernel", f"matmul_cascade tile {m}x{k}x{n} does not fit the {r}x{s}x{t} mmul with "
+            "2x2 blocking", loc=loc, limit=f"m % {2 * r} == 0, k % {s} == 0, n % {2 * t} == 0",
+            found=f"{m}x{k}x{n}", fix=f"choose m a multiple of {2 * r}, k of {s}, n of {2 * t}")
+    acc = TensorType(shape=(m, n), dtype="f32")
+    args = [buffer("a", TensorType(shape=(m, k), dtype="bf16"), blocks=(r, s)),
+            buffer("b", TensorType(shape=(k, n), dtype="bf16"), blocks=(s, t))]
+    if role == "get":
+        args.append(buffer("c", acc, "out", blocks=(r, t)))
+    return declare(
+        f"matmul_cascade_{role}_bf16_f32_{m}x{k}x{n}_{r}x{s}x{t}", source="mm_cascade.cc",
+        entry=f"matmul_cascade_{role}<bfloat16, {r}, {s}, {t}, {m}, {k}, {n}>", args=args,
+        reference=matmul_cascade_ref, cycles=matmul_cycles(m, k, n, r, s, t, bf16),
+        ops=2 * m * k * n,
+        cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, bf16)}(k/{s})+"
+        f"{MATMUL_PATCH['bf16']})+20: as matmul, the patch's cascade words in place of its C "
+        "loads or stores (kernels_cpp/mm_cascade.cc)",
+        params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t, "role": role},
+        cascade_in=acc if role != "put" else None, cascade_out=acc if role != "get" else None)
+
+
+def _target(device: str | None):  # type: ignore[no-untyped-def]
+    """The device a kernel is declared for: the design being traced, else ``device``, else npu1."""
+    from aiedsl.lang.context import _DESIGN
+    from aiedsl.targets import get_target
+
+    builder = _DESIGN.get()
+    if builder is not None:
+        return builder.target
+    return get_target(device or "npu1")
