@@ -165,15 +165,17 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                 # an rtp is read at this cycle: let every earlier event (a runtime write) go first
                 yield PAUSE
             casc = ins[6]
-            if casc is not None:
+            chain = m.chains.get(core.name) if casc is not None else None
+            if chain is None:
+                casc = None  # no link (the checks refuse such a call): an ordinary call
+            else:
                 yield from _cascade_meet(m, p, core, ins[4], casc)
-                chain = m.chains[core.name]
             if compute:
                 args = [views[cell[0]][cell[1][i]] if cell.__class__ is list
                         else _read_rtp(core, p, i, views, ins[4]) if cell is _RTP
                         else views for cell, i, views in ins[3]]
-                if casc is not None:
-                    args += _cascade_payloads(k, casc)
+                if ins[6] is not None:
+                    args += _cascade_payloads(k, casc or (None, None))
                 try:
                     ins[2](*args)
                 except Exception as err:  # the user's reference (or a native build) failed
@@ -244,9 +246,7 @@ def _cascade_meet(m: Machine, p: Proc, core: Core, call: Call, casc: tuple[Any, 
     wait until every other core of the chain has reached its matching call (the latest clock
     wins), and for a get wait until the putter's data is there."""
     engine = m.engine
-    chain = m.chains.get(core.name)
-    if chain is None:  # no link at all: the checks refuse such a call
-        return
+    chain = m.chains[core.name]
     me = core.name
     for other in chain.order:
         if other != me:
