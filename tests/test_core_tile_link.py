@@ -172,8 +172,9 @@ def test_a_core_tile_link_over_the_tile_memory_is_refused(design_file: DesignFil
                 rt.fill(a, inp)
                 rt.drain(b, out)
         ''')
-    assert _error(path).splitlines()[:4] == [
+    assert _error(path).splitlines()[:5] == [
         "d.py:6: error [core data memory]: core tile (0, 2) needs more data memory than it has",
         "  limit: 65,536 bytes",
         "  found: 81,920 bytes",
-        "  d.py:6: a 2 x 40960 B: 81920"]
+        "  d.py:6: a 2 x 40960 B: 81920",
+        "  fix: lower a fifo's depth (depth=1 single-buffers it), use smaller tiles"]

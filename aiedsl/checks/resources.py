@@ -211,9 +211,10 @@ def _check_tile(u: TileUsage, target: TargetModel) -> None:
     lim = target.limits(u.kind)  # type: ignore[arg-type]
     mem = TileUsage.total(u.memory)
     if u.kind != "shim" and mem > lim.memory:
-        fix = ("lower a fifo's depth (depth=1 single-buffers it), use smaller tiles, or give "
-               "the core a smaller stack") if u.kind == "core" else \
-              "lower the depth of a memtile link or split the data over more memtiles"
+        fix = ("lower a fifo's depth (depth=1 single-buffers it), use smaller tiles"
+               + (", or give the core a smaller stack" if u.runs else "")) \
+            if u.kind == "core" else \
+            "lower the depth of a memtile link or split the data over more memtiles"
         _over(u, "data memory", f"{lim.memory:,} bytes", f"{mem:,} bytes", u.memory, fix)
     move = {"core": "use fewer fifos in this core (pack two inputs or two outputs into one fifo "
             "element), or move some work to another core",
