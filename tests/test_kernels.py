@@ -118,13 +118,13 @@ def test_a_wrong_kernel_fails_with_its_worst_element(design_file: DesignFile) ->
 def test_an_api_name_the_host_header_lacks_is_reported(design_file: DesignFile) -> None:
     path = design_file(WRONG)
     (path.parent / "bad_copy.cc").write_text(BAD_COPY.replace(
-        "aie::store_v(dst + i, v);", "aie::store_v(dst + i, aie::shuffle_down(v, 1));"))
+        "aie::store_v(dst + i, v);", "aie::store_v(dst + i, aie::reverse(v));"))
     handle = load_design(path)
     k = handle.ir.kernels[0]
     with pytest.raises(DesignError) as excinfo:
         native(k, kernel_text(None, k))
     assert str(excinfo.value).splitlines()[0] == (
-        "d.py:10: error [host kernel build]: copy_i32_64 uses aie::shuffle_down, which aiedsl's "
+        "d.py:10: error [host kernel build]: copy_i32_64 uses aie::reverse, which aiedsl's "
         "host AIE API header does not cover, so it cannot be tested on the host")
 
 

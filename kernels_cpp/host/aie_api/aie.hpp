@@ -7,19 +7,40 @@
 // "'<name>' is not a member of 'aie'", which aiedsl reports as not covered by this header.
 //
 // Covered names (exactly these):
-//   types:      bfloat16 (16-bit storage; float -> bfloat16 rounds to nearest even),
-//               acc32, acc64, accfloat, accauto,
-//               aie::vector<T, N>   (operator[], get, set, size),
-//               aie::accum<Acc, N>  (to_vector<T>(shift), from_vector),
-//               aie::mmul<M, K, N, TA, TB, Acc>  (size_A, size_B, size_C, default and
-//                                     from-vector constructors, mac, mul, to_vector<T>(shift))
-//   functions:  aie::load_v<N>(p), aie::store_v(p, v), aie::zeros<T, N>(),
-//               aie::broadcast<T, N>(x), aie::add(v, v), aie::sub(v, v), aie::mul(v, v),
-//               aie::mul(v, s), aie::max(v, v), aie::min(v, v), aie::reduce_add(v),
-//               aie::reduce_max(v), aie::vector_ldst_align,
+//   types:      bfloat16 (16-bit storage; float -> bfloat16 rounds to nearest even; += -= *= /=
+//               in float, rounded back), acc32, acc64, accfloat, accauto, the core's scalar
+//               names int8 .. uint64,
+//               aie::vector<T, N = one 512-bit register> (operator[], get, set, size, a
+//                                     constructor from lanes, extract<M>, insert, grow<M>),
+//               aie::accum<Acc, N>  (to_vector<T>(shift), from_vector, = vector, converts to a
+//                                     vector by to_vector), aie::mask<N> (test, set, clear,
+//                                     count, from_uint32, to_uint32, ~ & |),
+//               aie::mmul<M, K, N, TA, TB, Acc>  (size_A, size_B, size_C, default, from-vector
+//                                     and from-accum constructors, mac, mul, to_vector<T>(shift),
+//                                     to_accum)
+//   functions:  aie::load_v<N>(p) (N defaults to a register), aie::store_v(p, v),
+//               aie::zeros<T, N>() (an accumulator for an accumulator tag),
+//               aie::broadcast<T, N>(x), aie::add/sub/max/min (vector or scalar on either
+//               side; accumulator + vector), aie::mul(v, v), aie::mul(v, s), aie::mul_square,
+//               aie::mac, aie::msc, aie::negmul, aie::abs, aie::neg, aie::accumulate<L>,
+//               aie::bit_and/bit_or/bit_xor (vector or scalar), aie::bit_not,
+//               aie::lt/le/gt/ge/eq/neq (-> mask), aie::select(a, b, mask) (b where set),
+//               aie::reduce_add/reduce_max/reduce_min, aie::inv, aie::invsqrt, aie::exp2<R>,
+//               aie::tanh<R>, aie::filter_even/filter_odd(v, step), aie::interleave_zip/unzip(a,
+//               b, step), aie::concat, aie::extract<M>, aie::insert, aie::transpose(v, rows,
+//               cols), aie::shuffle_up/down (shifted-in lanes zero here, undefined in the API),
+//               aie::shuffle_up_fill/down_fill, aie::shuffle_up_rotate/down_rotate,
+//               aie::begin_vector<N>, cbegin_vector, begin_restrict_vector,
+//               cbegin_restrict_vector (*it loads, *it = v stores, ++it moves N on),
+//               aie::vector_ldst_align, aie::vector_decl_align,
 //               aie::rounding_mode, aie::saturation_mode, aie::set_rounding(m),
 //               aie::get_rounding(), aie::set_saturation(m), aie::get_saturation()
-//   macros:     AIE_PREPARE_FOR_PIPELINING, AIE_LOOP_MIN_ITERATION_COUNT(n) (empty here)
+//   macros:     AIE_PREPARE_FOR_PIPELINING, AIE_LOOP_MIN_ITERATION_COUNT(n), chess's
+//               chess_prepare_for_pipelining, chess_loop_range, chess_unroll_loop,
+//               chess_flatten_loop (empty here), C's restrict; event0(), event1() (no-ops)
+//   not covered: the raw AIE2 intrinsics and their vector types (v16int32, ext_elem, ...),
+//               aie::sliding_mul*, aie::lut and parallel lookups, block floating point
+//               (bfp16ebs8), ups/srs as free functions
 //   cascade:    v16accfloat (the native 512-bit accumulator word), get_scd_v16accfloat(),
 //               put_mcd(v16accfloat), aie::accum<accfloat, 16>(v16accfloat) and to_native(),
 //               aie::mmul(accum) and to_accum(). The words a call gets come from the array the
@@ -44,12 +65,36 @@
 #define AIEDSL_HOST_AIE_API_HPP
 
 #include <array>
+#include <cassert>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #define AIEDSL_HOST_AIE_API 1
+// What the AIE compilers accept and a host C++ compiler does not: C's `restrict`, the core's
+// scalar type names, and the trace-event intrinsics (no-ops here: there is no trace unit).
+#ifndef restrict
+#define restrict __restrict
+#endif
+typedef int8_t int8;
+typedef uint8_t uint8;
+typedef int16_t int16;
+typedef uint16_t uint16;
+typedef int32_t int32;
+typedef uint32_t uint32;
+typedef int64_t int64;
+typedef uint64_t uint64;
+inline void event0() {}
+inline void event1() {}
+// Chess's loop pragmas, spelled as statements by kernels written for it: nothing on the host.
+#define chess_prepare_for_pipelining
+#define chess_loop_range(...)
+#define chess_unroll_loop(...)
+#define chess_flatten_loop
 #ifndef AIE_PREPARE_FOR_PIPELINING
 #define AIE_PREPARE_FOR_PIPELINING
 #endif
@@ -76,6 +121,11 @@ struct bfloat16 {
     std::memcpy(&f, &u, 4);
     return f;
   }
+  // Arithmetic in float, the result rounded back to bf16 (as scalar bf16 code does on a core).
+  bfloat16 &operator+=(float x) { return *this = bfloat16(float(*this) + x); }
+  bfloat16 &operator-=(float x) { return *this = bfloat16(float(*this) - x); }
+  bfloat16 &operator*=(float x) { return *this = bfloat16(float(*this) * x); }
+  bfloat16 &operator/=(float x) { return *this = bfloat16(float(*this) / x); }
 };
 static_assert(sizeof(bfloat16) == 2, "bfloat16 is 16 bits");
 
@@ -211,10 +261,36 @@ template <typename T, typename S> T narrow(S x, int shift) {
 } // namespace detail
 
 struct vector_ldst_align {};
+// Bytes a vector declared in memory is aligned to (alignas(aie::vector_decl_align)).
+inline constexpr std::size_t vector_decl_align = 32;
 
-template <typename T, unsigned N> struct vector {
+template <typename T> inline constexpr bool is_acc_tag_v =
+    std::is_same_v<T, acc32> || std::is_same_v<T, acc64> || std::is_same_v<T, accfloat>;
+
+// A vector's lanes default to a native 512-bit register (aie::vector<bfloat16> has 32).
+template <typename T, unsigned N = 64 / sizeof(T)> struct vector {
   std::array<T, N> v{};
+  vector() = default;
+  // vector<T, N>(x0, x1, ...): the first lanes given, the rest zero.
+  template <typename... Ts, typename = std::enable_if_t<(sizeof...(Ts) >= 2 && sizeof...(Ts) <= N)>>
+  vector(Ts... xs) : v{T(xs)...} {}
   static constexpr unsigned size() { return N; }
+  // The idx-th M-lane part; that part replaced; the vector widened to M lanes (zeros above).
+  template <unsigned M> vector<T, M> extract(unsigned idx) const {
+    static_assert(N % M == 0, "extract: M must divide the vector");
+    vector<T, M> out;
+    for (unsigned i = 0; i < M; ++i) out.v[i] = v[idx * M + i];
+    return out;
+  }
+  template <unsigned M> vector &insert(unsigned idx, const vector<T, M> &part) {
+    for (unsigned i = 0; i < M; ++i) v[idx * M + i] = part.v[i];
+    return *this;
+  }
+  template <unsigned M> vector<T, M> grow(unsigned idx = 0) const {
+    vector<T, M> out;
+    for (unsigned i = 0; i < N; ++i) out.v[idx * N + i] = v[i];
+    return out;
+  }
   T &operator[](unsigned i) { return v[i]; }
   const T &operator[](unsigned i) const { return v[i]; }
   T get(unsigned i) const { return v[i]; }
@@ -238,6 +314,12 @@ template <typename Acc, unsigned N> struct accum {
     return w;
   }
   operator v16accfloat() const { return to_native(); }
+  template <typename T> accum &operator=(const vector<T, N> &x) {
+    from_vector(x);
+    return *this;
+  }
+  // An accumulator stored as a vector narrows by the modes, as to_vector<T>() does.
+  template <typename T> operator vector<T, N>() const { return to_vector<T>(); }
   static constexpr unsigned size() { return N; }
   template <typename T> vector<T, N> to_vector(int shift = 0) const {
     vector<T, N> out;
@@ -249,9 +331,10 @@ template <typename Acc, unsigned N> struct accum {
   }
 };
 
-template <unsigned N, typename T> vector<T, N> load_v(const T *p) {
-  vector<T, N> out;
-  std::memcpy(out.v.data(), p, sizeof(T) * N);
+template <unsigned N = 0, typename T> vector<T, N ? N : 64 / sizeof(T)> load_v(const T *p) {
+  constexpr unsigned L = N ? N : 64 / sizeof(T);
+  vector<T, L> out;
+  std::memcpy(out.v.data(), p, sizeof(T) * L);
   return out;
 }
 
@@ -259,9 +342,11 @@ template <typename T, unsigned N> void store_v(T *p, const vector<T, N> &x) {
   std::memcpy(p, x.v.data(), sizeof(T) * N);
 }
 
-template <typename T, unsigned N> vector<T, N> zeros() { return vector<T, N>{}; }
+// zeros<T, N>(): a vector of T, or an accumulator when T is an accumulator tag (acc32, ...).
+template <typename T, unsigned N>
+std::conditional_t<is_acc_tag_v<T>, accum<T, N>, vector<T, N>> zeros() { return {}; }
 
-template <typename T, unsigned N> vector<T, N> broadcast(T x) {
+template <typename T, unsigned N = 64 / sizeof(T)> vector<T, N> broadcast(T x) {
   vector<T, N> out;
   out.v.fill(x);
   return out;
@@ -323,7 +408,7 @@ struct mmul {
 
   using accum_type = accum<typename detail::default_acc<TA>::type, size_C>;
   mmul() = default;
-  explicit mmul(const accum_type &acc) {
+  mmul(const accum_type &acc) {
     for (unsigned i = 0; i < size_C; ++i) c[i] = storage(acc.v[i]);
   }
   accum_type to_accum() const {
@@ -331,7 +416,7 @@ struct mmul {
     for (unsigned i = 0; i < size_C; ++i) out.v[i] = typename accum_type::storage(c[i]);
     return out;
   }
-  template <typename T> explicit mmul(const vector<T, size_C> &init, int shift = 0) {
+  template <typename T> mmul(const vector<T, size_C> &init, int shift = 0) {
     for (unsigned i = 0; i < size_C; ++i)
       c[i] = storage(detail::wide_t<T>(init.v[i])) * (1 << shift);
   }
@@ -355,6 +440,415 @@ struct mmul {
     return out;
   }
 };
+
+// ---- lane-wise logic, comparisons and masks -------------------------------------------------
+#define AIEDSL_HOST_BITWISE(NAME, OP)                                                        \
+  template <typename T, unsigned N>                                                          \
+  vector<T, N> NAME(const vector<T, N> &a, const vector<T, N> &b) {                          \
+    static_assert(std::is_integral_v<T>, #NAME " takes integer vectors");                    \
+    vector<T, N> out;                                                                        \
+    for (unsigned i = 0; i < N; ++i) out.v[i] = T(a.v[i] OP b.v[i]);                         \
+    return out;                                                                              \
+  }                                                                                          \
+  template <typename T, unsigned N, typename S,                                              \
+            typename = std::enable_if_t<std::is_integral_v<S>>>                              \
+  vector<T, N> NAME(const vector<T, N> &a, S b) { return NAME(a, broadcast<T, N>(T(b))); }
+AIEDSL_HOST_BITWISE(bit_and, &)
+AIEDSL_HOST_BITWISE(bit_or, |)
+AIEDSL_HOST_BITWISE(bit_xor, ^)
+#undef AIEDSL_HOST_BITWISE
+
+template <typename T, unsigned N> vector<T, N> bit_not(const vector<T, N> &a) {
+  vector<T, N> out;
+  for (unsigned i = 0; i < N; ++i) out.v[i] = T(~a.v[i]);
+  return out;
+}
+
+// One bit per lane (aie::mask<N>).
+template <unsigned N> struct mask {
+  std::array<bool, N> b{};
+  static constexpr unsigned size() { return N; }
+  bool test(unsigned i) const { return b[i]; }
+  void set(unsigned i) { b[i] = true; }
+  void clear(unsigned i) { b[i] = false; }
+  unsigned count() const {
+    unsigned n = 0;
+    for (bool x : b) n += x;
+    return n;
+  }
+  static mask from_uint32(uint32_t bits) {
+    mask m;
+    for (unsigned i = 0; i < N && i < 32; ++i) m.b[i] = (bits >> i) & 1u;
+    return m;
+  }
+  uint32_t to_uint32() const {
+    uint32_t bits = 0;
+    for (unsigned i = 0; i < N && i < 32; ++i) bits |= uint32_t(b[i]) << i;
+    return bits;
+  }
+  mask operator~() const {
+    mask m;
+    for (unsigned i = 0; i < N; ++i) m.b[i] = !b[i];
+    return m;
+  }
+  mask operator&(const mask &o) const {
+    mask m;
+    for (unsigned i = 0; i < N; ++i) m.b[i] = b[i] && o.b[i];
+    return m;
+  }
+  mask operator|(const mask &o) const {
+    mask m;
+    for (unsigned i = 0; i < N; ++i) m.b[i] = b[i] || o.b[i];
+    return m;
+  }
+};
+
+#define AIEDSL_HOST_COMPARE(NAME, OP)                                                        \
+  template <typename T, unsigned N> mask<N> NAME(const vector<T, N> &a, const vector<T, N> &b) { \
+    mask<N> m;                                                                               \
+    for (unsigned i = 0; i < N; ++i)                                                         \
+      m.b[i] = detail::wide_t<T>(a.v[i]) OP detail::wide_t<T>(b.v[i]);                       \
+    return m;                                                                                \
+  }                                                                                          \
+  template <typename T, unsigned N, typename S,                                              \
+            typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>> \
+  mask<N> NAME(const vector<T, N> &a, S b) { return NAME(a, broadcast<T, N>(T(b))); }           \
+  template <typename T, unsigned N, typename S,                                              \
+            typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>> \
+  mask<N> NAME(S a, const vector<T, N> &b) { return NAME(broadcast<T, N>(T(a)), b); }
+AIEDSL_HOST_COMPARE(lt, <)
+AIEDSL_HOST_COMPARE(le, <=)
+AIEDSL_HOST_COMPARE(gt, >)
+AIEDSL_HOST_COMPARE(ge, >=)
+AIEDSL_HOST_COMPARE(eq, ==)
+AIEDSL_HOST_COMPARE(neq, !=)
+#undef AIEDSL_HOST_COMPARE
+
+// select(a, b, m): lane i is b[i] where m is set, else a[i] (the AIE API's order).
+template <typename T, unsigned N>
+vector<T, N> select(const vector<T, N> &a, const vector<T, N> &b, const mask<N> &m) {
+  vector<T, N> out;
+  for (unsigned i = 0; i < N; ++i) out.v[i] = m.b[i] ? b.v[i] : a.v[i];
+  return out;
+}
+template <typename T, unsigned N, typename S,
+          typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>>
+vector<T, N> select(S a, const vector<T, N> &b, const mask<N> &m) {
+  return select(broadcast<T, N>(T(a)), b, m);
+}
+template <typename T, unsigned N, typename S,
+          typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>>
+vector<T, N> select(const vector<T, N> &a, S b, const mask<N> &m) {
+  return select(a, broadcast<T, N>(T(b)), m);
+}
+
+template <typename S, unsigned N,
+          typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>>
+vector<S, N> select(S a, S b, const mask<N> &m) {
+  return select(broadcast<S, N>(a), broadcast<S, N>(b), m);
+}
+
+// ---- arithmetic beyond add/sub/mul ---------------------------------------------------------
+template <typename T, unsigned N> vector<T, N> abs(const vector<T, N> &a) {
+  vector<T, N> out;
+  for (unsigned i = 0; i < N; ++i) {
+    auto x = detail::wide_t<T>(a.v[i]);
+    out.v[i] = detail::narrow<T>(x < 0 ? -x : x, 0);
+  }
+  return out;
+}
+template <typename T, unsigned N> vector<T, N> neg(const vector<T, N> &a) {
+  vector<T, N> out;
+  for (unsigned i = 0; i < N; ++i) out.v[i] = detail::narrow<T>(-detail::wide_t<T>(a.v[i]), 0);
+  return out;
+}
+// Vector-scalar forms of add/sub/max/min (the scalar broadcast to every lane).
+#define AIEDSL_HOST_SCALAR_FORM(NAME)                                                        \
+  template <typename T, unsigned N, typename S,                                              \
+            typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>> \
+  vector<T, N> NAME(const vector<T, N> &a, S b) { return NAME(a, broadcast<T, N>(T(b))); }
+AIEDSL_HOST_SCALAR_FORM(add)
+AIEDSL_HOST_SCALAR_FORM(sub)
+AIEDSL_HOST_SCALAR_FORM(max)
+AIEDSL_HOST_SCALAR_FORM(min)
+#undef AIEDSL_HOST_SCALAR_FORM
+#define AIEDSL_HOST_SCALAR_FIRST(NAME)                                                       \
+  template <typename T, unsigned N, typename S,                                              \
+            typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>> \
+  vector<T, N> NAME(S a, const vector<T, N> &b) { return NAME(broadcast<T, N>(T(a)), b); }
+AIEDSL_HOST_SCALAR_FIRST(add)
+AIEDSL_HOST_SCALAR_FIRST(sub)
+AIEDSL_HOST_SCALAR_FIRST(max)
+AIEDSL_HOST_SCALAR_FIRST(min)
+#undef AIEDSL_HOST_SCALAR_FIRST
+
+// accumulate<L>(coeff, start, d0, d1, ...): lane l is the sum over k of coeff[start + k] *
+// dk[l] (a weighted sum of vectors), in the accumulator for their products.
+template <unsigned L, typename Acc, typename CT, unsigned CN, typename T, typename... Vs>
+accum<Acc, L> accumulate(const accum<Acc, L> &acc, const vector<CT, CN> &coeff, unsigned start,
+                         const vector<T, L> &d0, const Vs &...rest) {
+  accum<Acc, L> out = acc;
+  const vector<T, L> *data[] = {&d0, &rest...};
+  for (unsigned k = 0; k < 1 + sizeof...(rest); ++k)
+    for (unsigned l = 0; l < L; ++l)
+      out.v[l] += detail::wide_t<CT>(coeff.v[start + k]) * detail::wide_t<T>(data[k]->v[l]);
+  return out;
+}
+template <unsigned L, typename CT, unsigned CN, typename T, typename... Vs>
+accum<typename detail::default_acc<T>::type, L> accumulate(const vector<CT, CN> &coeff,
+                                                           unsigned start,
+                                                           const vector<T, L> &d0,
+                                                           const Vs &...rest) {
+  accum<typename detail::default_acc<T>::type, L> out;
+  const vector<T, L> *data[] = {&d0, &rest...};
+  for (unsigned k = 0; k < 1 + sizeof...(rest); ++k)
+    for (unsigned l = 0; l < L; ++l)
+      out.v[l] += detail::wide_t<CT>(coeff.v[start + k]) * detail::wide_t<T>(data[k]->v[l]);
+  return out;
+}
+
+template <typename T, unsigned N> T reduce_min(const vector<T, N> &a) {
+  T m = a.v[0];
+  for (unsigned i = 1; i < N; ++i)
+    if (detail::wide_t<T>(a.v[i]) < detail::wide_t<T>(m)) m = a.v[i];
+  return m;
+}
+
+// acc + a * b (mac), acc - a * b (msc), -(a * b) (negmul), a * a (mul_square).
+template <typename Acc, typename T, unsigned N>
+accum<Acc, N> mac(const accum<Acc, N> &acc, const vector<T, N> &a, const vector<T, N> &b) {
+  accum<Acc, N> out = acc;
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] += detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
+  return out;
+}
+template <typename Acc, typename T, unsigned N, typename S,
+          typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>>
+accum<Acc, N> mac(const accum<Acc, N> &acc, const vector<T, N> &a, S b) {
+  return mac(acc, a, broadcast<T, N>(T(b)));
+}
+template <typename Acc, typename T, unsigned N>
+accum<Acc, N> msc(const accum<Acc, N> &acc, const vector<T, N> &a, const vector<T, N> &b) {
+  accum<Acc, N> out = acc;
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] -= detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
+  return out;
+}
+template <typename T, unsigned N>
+accum<typename detail::default_acc<T>::type, N> negmul(const vector<T, N> &a, const vector<T, N> &b) {
+  accum<typename detail::default_acc<T>::type, N> out;
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] = -(detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]));
+  return out;
+}
+template <typename T, unsigned N>
+accum<typename detail::default_acc<T>::type, N> mul_square(const vector<T, N> &a) {
+  return mul(a, a);
+}
+
+// 1/x and 1/sqrt(x), lane by lane, computed in float and stored as T (bf16 rounds to nearest
+// even); the hardware's results may differ in the last place.
+template <typename T, unsigned N> vector<T, N> inv(const vector<T, N> &a) {
+  vector<T, N> out;
+  for (unsigned i = 0; i < N; ++i) out.v[i] = T(1.0f / float(a.v[i]));
+  return out;
+}
+template <typename T> T inv(T x) { return T(1.0f / float(x)); }
+template <typename T, unsigned N> vector<T, N> invsqrt(const vector<T, N> &a) {
+  vector<T, N> out;
+  for (unsigned i = 0; i < N; ++i) out.v[i] = T(1.0f / std::sqrt(float(a.v[i])));
+  return out;
+}
+template <typename T> T invsqrt(T x) { return T(1.0f / std::sqrt(float(x))); }
+
+// ---- lane movement -------------------------------------------------------------------------
+// Lanes 0, 2, 4, ... (filter_even) or 1, 3, 5, ... (filter_odd) taken in groups of `step`.
+template <typename T, unsigned N> vector<T, N / 2> filter_even(const vector<T, N> &a,
+                                                                unsigned step = 1) {
+  vector<T, N / 2> out;
+  unsigned k = 0;
+  for (unsigned i = 0; i < N && k < N / 2; ++i)
+    if ((i / step) % 2 == 0) out.v[k++] = a.v[i];
+  return out;
+}
+template <typename T, unsigned N> vector<T, N / 2> filter_odd(const vector<T, N> &a,
+                                                               unsigned step = 1) {
+  vector<T, N / 2> out;
+  unsigned k = 0;
+  for (unsigned i = 0; i < N && k < N / 2; ++i)
+    if ((i / step) % 2 == 1) out.v[k++] = a.v[i];
+  return out;
+}
+// interleave_zip: a's and b's groups of `step` lanes alternated, the first N lanes in .first,
+// the rest in .second; interleave_unzip undoes it.
+template <typename T, unsigned N>
+std::pair<vector<T, N>, vector<T, N>> interleave_zip(const vector<T, N> &a, const vector<T, N> &b,
+                                                     unsigned step = 1) {
+  std::array<T, 2 * N> all{};
+  unsigned k = 0;
+  for (unsigned g = 0; g < N; g += step)
+    for (const vector<T, N> *src : {&a, &b})
+      for (unsigned i = g; i < g + step && i < N; ++i) all[k++] = src->v[i];
+  std::pair<vector<T, N>, vector<T, N>> out;
+  for (unsigned i = 0; i < N; ++i) out.first.v[i] = all[i], out.second.v[i] = all[N + i];
+  return out;
+}
+template <typename T, unsigned N>
+std::pair<vector<T, N>, vector<T, N>> interleave_unzip(const vector<T, N> &a,
+                                                       const vector<T, N> &b, unsigned step = 1) {
+  std::array<T, 2 * N> all{};
+  for (unsigned i = 0; i < N; ++i) all[i] = a.v[i], all[N + i] = b.v[i];
+  std::pair<vector<T, N>, vector<T, N>> out;
+  unsigned ka = 0, kb = 0;
+  for (unsigned i = 0; i < 2 * N; ++i) {
+    if ((i / step) % 2 == 0) out.first.v[ka++] = all[i];
+    else out.second.v[kb++] = all[i];
+  }
+  return out;
+}
+template <typename T, unsigned N>
+vector<T, 2 * N> concat(const vector<T, N> &a, const vector<T, N> &b) {
+  vector<T, 2 * N> out;
+  for (unsigned i = 0; i < N; ++i) out.v[i] = a.v[i], out.v[N + i] = b.v[i];
+  return out;
+}
+// The idx-th M-lane part of a (a.extract<M>(idx) in the AIE API).
+template <unsigned M, typename T, unsigned N> vector<T, M> extract(const vector<T, N> &a,
+                                                                   unsigned idx) {
+  static_assert(N % M == 0, "extract: M must divide the vector");
+  vector<T, M> out;
+  for (unsigned i = 0; i < M; ++i) out.v[i] = a.v[idx * M + i];
+  return out;
+}
+template <typename T, unsigned N, unsigned M>
+vector<T, N> insert(vector<T, N> a, unsigned idx, const vector<T, M> &part) {
+  for (unsigned i = 0; i < M; ++i) a.v[idx * M + i] = part.v[i];
+  return a;
+}
+// A rows x cols matrix held row-major in a, returned column-major (transposed).
+template <typename T, unsigned N> vector<T, N> transpose(const vector<T, N> &a, unsigned rows,
+                                                        unsigned cols) {
+  vector<T, N> out;
+  for (unsigned r = 0; r < rows; ++r)
+    for (unsigned c = 0; c < cols; ++c) out.v[c * rows + r] = a.v[r * cols + c];
+  return out;
+}
+
+// ---- vector iterators: *it loads N elements, *it = v stores them, ++it moves N on --------------
+template <typename T, unsigned N> struct vector_ref {
+  T *p;
+  operator vector<T, N>() const { return load_v<N>(p); }
+  vector_ref &operator=(const vector<T, N> &x) {
+    store_v(p, x);
+    return *this;
+  }
+};
+template <typename T, unsigned N> struct vector_iterator {
+  T *p;
+  vector_ref<T, N> operator*() const { return {p}; }
+  vector_iterator &operator++() {
+    p += N;
+    return *this;
+  }
+  vector_iterator operator++(int) {
+    vector_iterator old = *this;
+    p += N;
+    return old;
+  }
+  vector_iterator &operator+=(int k) {
+    p += k * int(N);
+    return *this;
+  }
+  bool operator!=(const vector_iterator &o) const { return p != o.p; }
+  bool operator==(const vector_iterator &o) const { return p == o.p; }
+};
+template <typename T, unsigned N> struct const_vector_iterator {
+  const T *p;
+  vector<T, N> operator*() const { return load_v<N>(p); }
+  const_vector_iterator &operator++() {
+    p += N;
+    return *this;
+  }
+  const_vector_iterator operator++(int) {
+    const_vector_iterator old = *this;
+    p += N;
+    return old;
+  }
+  const_vector_iterator &operator+=(int k) {
+    p += k * int(N);
+    return *this;
+  }
+  bool operator!=(const const_vector_iterator &o) const { return p != o.p; }
+  bool operator==(const const_vector_iterator &o) const { return p == o.p; }
+};
+template <unsigned N, typename T> vector_iterator<T, N> begin_vector(T *p) { return {p}; }
+template <unsigned N, typename T> const_vector_iterator<T, N> cbegin_vector(const T *p) {
+  return {p};
+}
+template <unsigned N, typename T> vector_iterator<T, N> begin_restrict_vector(T *p) { return {p}; }
+template <unsigned N, typename T> const_vector_iterator<T, N> cbegin_restrict_vector(const T *p) {
+  return {p};
+}
+
+// acc + v and acc - v: the vector widened into the accumulator's lanes.
+template <typename Acc, typename T, unsigned N>
+accum<Acc, N> add(const accum<Acc, N> &acc, const vector<T, N> &x) {
+  accum<Acc, N> out = acc;
+  for (unsigned i = 0; i < N; ++i) out.v[i] += detail::wide_t<T>(x.v[i]);
+  return out;
+}
+template <typename Acc, typename T, unsigned N>
+accum<Acc, N> sub(const accum<Acc, N> &acc, const vector<T, N> &x) {
+  accum<Acc, N> out = acc;
+  for (unsigned i = 0; i < N; ++i) out.v[i] -= detail::wide_t<T>(x.v[i]);
+  return out;
+}
+
+// Lanes moved up (to higher indices) or down by n; the lanes that come in are the top (up) or
+// bottom (down) n lanes of `fill` (_fill) or of v itself (_rotate).
+template <typename T, unsigned N>
+vector<T, N> shuffle_up_fill(const vector<T, N> &v, const vector<T, N> &fill, unsigned n) {
+  vector<T, N> out;
+  for (unsigned i = 0; i < N; ++i) out.v[i] = i < n ? fill.v[N - n + i] : v.v[i - n];
+  return out;
+}
+template <typename T, unsigned N>
+vector<T, N> shuffle_down_fill(const vector<T, N> &v, const vector<T, N> &fill, unsigned n) {
+  vector<T, N> out;
+  for (unsigned i = 0; i < N; ++i) out.v[i] = i + n < N ? v.v[i + n] : fill.v[i + n - N];
+  return out;
+}
+// shuffle_up / shuffle_down: the lanes shifted in are undefined in the AIE API; zeros here.
+template <typename T, unsigned N> vector<T, N> shuffle_up(const vector<T, N> &v, unsigned n) {
+  return shuffle_up_fill(v, vector<T, N>{}, n);
+}
+template <typename T, unsigned N> vector<T, N> shuffle_down(const vector<T, N> &v, unsigned n) {
+  return shuffle_down_fill(v, vector<T, N>{}, n);
+}
+template <typename T, unsigned N> vector<T, N> shuffle_up_rotate(const vector<T, N> &v, unsigned n) {
+  return shuffle_up_fill(v, v, n % N);
+}
+template <typename T, unsigned N>
+vector<T, N> shuffle_down_rotate(const vector<T, N> &v, unsigned n) {
+  return shuffle_down_fill(v, v, n % N);
+}
+
+// 2^x and tanh(x) lane by lane (AIE2P has them in hardware), computed in float; exp2<R>(v)
+// returns lanes of R (the input's type by default), from a vector or an accumulator.
+template <typename R = void, typename V> auto exp2(const V &a) {
+  using T = std::remove_cv_t<std::remove_reference_t<decltype(a.v[0])>>;
+  using Out = std::conditional_t<std::is_void_v<R>, T, R>;
+  vector<Out, V::size()> out;
+  for (unsigned i = 0; i < V::size(); ++i) out.v[i] = Out(std::exp2(float(a.v[i])));
+  return out;
+}
+template <typename R = void, typename V> auto tanh(const V &a) {
+  using T = std::remove_cv_t<std::remove_reference_t<decltype(a.v[0])>>;
+  using Out = std::conditional_t<std::is_void_v<R>, T, R>;
+  vector<Out, V::size()> out;
+  for (unsigned i = 0; i < V::size(); ++i) out.v[i] = Out(std::tanh(float(a.v[i])));
+  return out;
+}
 
 } // namespace aie
 

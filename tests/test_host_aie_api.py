@@ -1,0 +1,172 @@
+"""The host AIE API header against the API's documented semantics: each operation run through
+g++ on known lanes and compared with what the API says it computes (integers bit-exact)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aiedsl.kernels.host import HOST_INCLUDE
+
+PROGRAM = r'''
+#include <aie_api/aie.hpp>
+#include <cstdio>
+
+template <typename V> void show(const char *name, const V &v) {
+  std::printf("%s:", name);
+  for (unsigned i = 0; i < V::size(); ++i) std::printf(" %.9g", double(v.v[i]));
+  std::printf("\n");
+}
+template <unsigned N> void show_mask(const char *name, const aie::mask<N> &m) {
+  std::printf("%s:", name);
+  for (unsigned i = 0; i < N; ++i) std::printf(" %d", int(m.test(i)));
+  std::printf("\n");
+}
+
+int main() {
+  aie::vector<int32_t, 8> a(1, -2, 3, -4, 5, -6, 7, -8);
+  aie::vector<int32_t, 8> b(8, 7, 6, 5, 4, 3, 2, 1);
+  show("bit_and", aie::bit_and(a, b));
+  show("bit_or", aie::bit_or(a, b));
+  show("bit_xor", aie::bit_xor(a, 3));
+  show("bit_not", aie::bit_not(a));
+  show_mask("lt", aie::lt(a, b));
+  show_mask("ge_scalar", aie::ge(a, 3));
+  show_mask("eq", aie::eq(a, a));
+  show("select", aie::select(a, b, aie::lt(a, 0)));
+  show("abs", aie::abs(a));
+  show("neg", aie::neg(a));
+  aie::vector<int8_t, 4> edge(-128, 127, -1, 0);
+  show("abs_i8_wraps", aie::abs(edge));
+  show("add_scalar", aie::add(a, 10));
+  show("min_scalar_first", aie::min(0, a));
+  std::printf("reduce_min: %d\n", int(aie::reduce_min(a)));
+  aie::accum<acc64, 8> acc = aie::mul(a, b);
+  show("mac", aie::mac(acc, a, b).to_vector<int32_t>());
+  show("msc", aie::msc(acc, a, b).to_vector<int32_t>());
+  show("negmul", aie::negmul(a, b).to_vector<int32_t>());
+  show("accum_plus_vector", aie::add(acc, a).to_vector<int32_t>());
+  show("filter_even", aie::filter_even(a));
+  show("filter_odd_2", aie::filter_odd(a, 2));
+  auto z = aie::interleave_zip(a, b, 1);
+  show("zip_first", z.first);
+  show("zip_second", z.second);
+  auto u = aie::interleave_unzip(z.first, z.second, 1);
+  show("unzip_first", u.first);
+  show("unzip_second", u.second);
+  show("concat", aie::concat(aie::extract<4>(a, 1), aie::extract<4>(b, 0)));
+  show("member_extract", a.extract<2>(3));
+  aie::vector<int32_t, 8> c = a;
+  c.insert(1, aie::vector<int32_t, 4>(9, 9, 9, 9));
+  show("insert", c);
+  show("grow", aie::vector<int32_t, 2>(5, 6).grow<4>(1));
+  show("transpose_2x4", aie::transpose(a, 2, 4));
+  show("shuffle_up_fill", aie::shuffle_up_fill(a, b, 2));
+  show("shuffle_down_fill", aie::shuffle_down_fill(a, b, 3));
+  show("shuffle_up_rotate", aie::shuffle_up_rotate(a, 1));
+  aie::vector<int16_t, 4> coeff(2, 3, 0, 0);
+  aie::vector<int16_t, 8> d0(1, 1, 1, 1, 1, 1, 1, 1), d1(1, 2, 3, 4, 5, 6, 7, 8);
+  show("accumulate", aie::accumulate<8>(coeff, 0, d0, d1).to_vector<int32_t>());
+  auto zacc = aie::zeros<acc32, 8>();
+  zacc = aie::vector<int16_t, 8>(1, 2, 3, 4, 5, 6, 7, 8);
+  show("accum_from_vector", zacc.to_vector<int16_t>());
+  int32_t buf[16];
+  for (int i = 0; i < 16; ++i) buf[i] = i;
+  auto it = aie::begin_vector<8>(buf);
+  aie::vector<int32_t, 8> first = *it;
+  *++it = aie::add(first, 100);
+  aie::vector<int32_t, 16> whole = aie::load_v<16>(buf);
+  show("iterators", whole);
+  aie::vector<float, 4> f(4.0f, 0.25f, 1.0f, 16.0f);
+  show("inv", aie::inv(f));
+  show("invsqrt", aie::invsqrt(f));
+  show("exp2", aie::exp2(aie::vector<float, 4>(0.0f, 1.0f, -1.0f, 3.0f)));
+  show("exp2_bf16", aie::exp2<bfloat16>(aie::vector<float, 4>(0.5f, 1.0f, 2.0f, 10.0f)));
+  bfloat16 h(1.0f);
+  h += 0.00390625f;  // 1 + 2^-8: a tie, rounds to even (1.0)
+  std::printf("bf16_plus_eq: %.9g\n", double(float(h)));
+  aie::mask<8> m = aie::lt(a, 0);
+  std::printf("mask_bits: %u %u\n", m.to_uint32(), (~m).count());
+  return 0;
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def lines() -> dict[str, list[float]]:
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH: the host AIE API header cannot be compiled")
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = Path(tmp) / "t.cc", Path(tmp) / "t"
+        src.write_text(PROGRAM)
+        subprocess.run([cxx, "-std=c++20", "-O1", f"-I{HOST_INCLUDE}", str(src), "-o", str(exe)],
+                       check=True, capture_output=True, text=True)
+        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    return {name: [float(x) for x in rest.split()]
+            for name, rest in (line.split(":", 1) for line in out.splitlines())}
+
+
+A = np.array([1, -2, 3, -4, 5, -6, 7, -8], dtype=np.int64)
+B = np.array([8, 7, 6, 5, 4, 3, 2, 1], dtype=np.int64)
+
+
+def test_logic_comparisons_and_select(lines: dict[str, list[float]]) -> None:
+    assert lines["bit_and"] == list(A & B)
+    assert lines["bit_or"] == list(A | B)
+    assert lines["bit_xor"] == list(A ^ 3)
+    assert lines["bit_not"] == list(~A)
+    assert lines["lt"] == list((A < B).astype(int))
+    assert lines["ge_scalar"] == list((A >= 3).astype(int))
+    assert lines["eq"] == [1] * 8
+    # select(a, b, m): b where the mask is set
+    assert lines["select"] == list(np.where(A < 0, B, A))
+    assert lines["mask_bits"] == [float(sum(1 << i for i in range(8) if A[i] < 0)), 4]
+
+
+def test_arithmetic(lines: dict[str, list[float]]) -> None:
+    assert lines["abs"] == list(np.abs(A))
+    assert lines["neg"] == list(-A)
+    # no saturation by default: |-128| keeps the low 8 bits, -128
+    assert lines["abs_i8_wraps"] == [-128, 127, 1, 0]
+    assert lines["add_scalar"] == list(A + 10)
+    assert lines["min_scalar_first"] == list(np.minimum(0, A))
+    assert lines["reduce_min"] == [-8]
+    assert lines["mac"] == list(2 * A * B)
+    assert lines["msc"] == [0] * 8
+    assert lines["negmul"] == list(-A * B)
+    assert lines["accum_plus_vector"] == list(A * B + A)
+    assert lines["accumulate"] == list(2 * 1 + 3 * np.arange(1, 9))
+    assert lines["accum_from_vector"] == list(range(1, 9))
+
+
+def test_lane_movement(lines: dict[str, list[float]]) -> None:
+    assert lines["filter_even"] == list(A[0::2])
+    assert lines["filter_odd_2"] == [3, -4, 7, -8]  # lanes 2-3 and 6-7: odd pairs
+    zipped = np.stack([A, B], axis=1).reshape(-1)
+    assert lines["zip_first"] == list(zipped[:8])
+    assert lines["zip_second"] == list(zipped[8:])
+    assert lines["unzip_first"] == list(A)
+    assert lines["unzip_second"] == list(B)
+    assert lines["concat"] == list(A[4:]) + list(B[:4])
+    assert lines["member_extract"] == list(A[6:8])
+    assert lines["insert"] == list(A[:4]) + [9, 9, 9, 9]
+    assert lines["grow"] == [0, 0, 5, 6]
+    assert lines["transpose_2x4"] == list(A.reshape(2, 4).T.reshape(-1))
+    assert lines["shuffle_up_fill"] == list(B[-2:]) + list(A[:-2])
+    assert lines["shuffle_down_fill"] == list(A[3:]) + list(B[:3])
+    assert lines["shuffle_up_rotate"] == list(np.roll(A, 1))
+    assert lines["iterators"] == list(range(8)) + list(np.arange(8) + 100)
+
+
+def test_float_functions(lines: dict[str, list[float]]) -> None:
+    assert lines["inv"] == [0.25, 4.0, 1.0, 0.0625]
+    assert lines["invsqrt"] == [0.5, 2.0, 1.0, 0.25]
+    assert lines["exp2"] == [1.0, 2.0, 0.5, 8.0]
+    assert lines["exp2_bf16"] == [1.4140625, 2.0, 4.0, 1024.0]  # sqrt(2) rounded to bf16
+    assert lines["bf16_plus_eq"] == [1.0]
