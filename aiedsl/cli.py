@@ -254,6 +254,36 @@ def kernel_test(
         raise typer.Exit(1)
 
 
+@kernel_app.command("profile")
+def kernel_profile(
+    path: Path = typer.Argument(..., help="A kernel C++ file (profiles the library kernels "
+                                "made from it) or a design file (profiles the kernels it "
+                                "declares)."),
+    define: Optional[List[str]] = DefineOpt,
+    device: Optional[str] = DeviceOpt,
+    seed: int = SeedOpt,
+) -> None:
+    """Run kernels on the host with their AIE API operations counted by unit, and print the
+    cycles per call those need at best (the busiest unit), MACs per cycle and the binding
+    unit."""
+    from aiedsl.kernels.host import design_cases, library_cases
+    from aiedsl.kernels.profile import profile_cases
+
+    if path.suffix == ".py":
+        handle = _load(path, define, device, None)
+        cases, dev = design_cases(handle), handle.ir.device
+    else:
+        cases, dev = library_cases(path), device or "npu1"
+        if not cases:
+            raise typer.BadParameter(
+                f"no library kernel is made from {path.name}: declare your kernel with "
+                f"declare(..., source=\"{path.name}\") in a design and run "
+                "`aiedsl kernel profile DESIGN.py`", param_hint="PATH")
+    for prof in profile_cases(cases, dev, seed):
+        for line in prof.lines():
+            say(line)
+
+
 @kernel_app.command("cost")
 def kernel_cost(
     name: str = typer.Argument(..., help="matmul, zero, passthrough, scale, add, mul, relu, "

@@ -92,6 +92,10 @@ def native(k: Kernel, kt: KernelText) -> Callable[..., None]:
     fn.argtypes = [ctypes.c_void_p if a.kind == "buffer" else _CTYPES[lookup_dtype(a.dtype).name]
                    for a in k.args]
 
+    profile = getattr(lib, "aiedsl_profile", None)  # absent when the C++ skips the header
+    if profile is not None:
+        profile.restype = None
+        profile.argtypes = [ctypes.c_void_p, ctypes.c_int]
     cascade = k.cascade_in is not None or k.cascade_out is not None
     if cascade:
         set_cascade = lib.aiedsl_cascade
@@ -131,7 +135,19 @@ def native(k: Kernel, kt: KernelText) -> Callable[..., None]:
             np.asarray(cout).reshape(-1)[...] = out32.view(np.asarray(cout).dtype) \
                 if np.asarray(cout).dtype.kind == "i" else out32
 
+    def counts(reset: bool = True) -> list[int]:
+        """The header's operation counts since the last reset (``aiedsl_host::unit`` order)."""
+        buf = (ctypes.c_uint64 * len(COUNTED))()
+        if profile is not None:
+            profile(buf, int(reset))
+        return list(buf)
+
+    call.counts = counts  # type: ignore[attr-defined]
     return call
+
+
+COUNTED = ("vector MAC", "vector ALU", "shuffle", "load bytes", "store bytes", "MACs")
+"""What the host header counts, in its order (``aiedsl_host::unit``)."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +214,21 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     from aiedsl.sim.compare import compare
 
     k = case.kernel
-    rng = np.random.default_rng(seed)
+    args_ref, args_cpp = case_args(case, np.random.default_rng(seed))
+    case.reference(*args_ref)
+    native(k, case.cpp)(*args_cpp)
+    checks = [compare(f"{k.symbol}.{a.name}", args_cpp[i], args_ref[i], a.dtype)
+              for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
+    if k.cascade_out is not None:
+        checks.append(compare(f"{k.symbol}.cascade_out", args_cpp[-1], args_ref[-1],
+                              k.cascade_out.dtype))
+    return KernelTest(k.symbol, all(c.passed for c in checks), [c.line() for c in checks])
+
+
+def case_args(case: KernelCase, rng: np.random.Generator) -> tuple[list[Any], list[Any]]:
+    """Two identical argument lists for a kernel (one for its reference, one for its C++):
+    random buffers, the case's scalars, then the cascade arrays it declares."""
+    k = case.kernel
     args_ref: list[Any] = []
     args_cpp: list[Any] = []
     for a in k.args:
@@ -224,14 +254,7 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
         arr = np.zeros(k.cascade_out.shape, np.dtype(lookup_dtype(k.cascade_out.dtype).numpy))
         args_ref.append(arr.copy())
         args_cpp.append(arr.copy())
-    case.reference(*args_ref)
-    native(k, case.cpp)(*args_cpp)
-    checks = [compare(f"{k.symbol}.{a.name}", args_cpp[i], args_ref[i], a.dtype)
-              for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
-    if k.cascade_out is not None:
-        checks.append(compare(f"{k.symbol}.cascade_out", args_cpp[-1], args_ref[-1],
-                              k.cascade_out.dtype))
-    return KernelTest(k.symbol, all(c.passed for c in checks), [c.line() for c in checks])
+    return args_ref, args_cpp
 
 
 def _random(shape: tuple[int, ...], dt: str, rng: np.random.Generator) -> np.ndarray:

@@ -205,6 +205,12 @@ class TargetModel(BaseModel):
     clock_hz: float
     """The AIE array clock the simulator counts cycles at (see :class:`TimingModel` for the
     figures that are not in cycles)."""
+    core_load_bytes_per_cycle: int = 64
+    """Bytes a core's vector loads bring in per cycle: two 256-bit load units (AM020, AIE-ML's
+    "Load and Store Units"). npu2's AIE2P is taken to be the same (not checked)."""
+    core_store_bytes_per_cycle: int = 32
+    """Bytes a core's vector stores write per cycle: one 256-bit store unit (AM020); npu2 as
+    npu1 (not checked)."""
     cascade_bits: int = 512
     """Width of one word of the accumulator cascade between neighbouring cores (mlir-aie
     ``PutCascadeOp::verify``/``GetCascadeOp::verify``: 512 bits on AIE2; aie2-facts s1)."""

@@ -146,7 +146,23 @@ inline unsigned cascade_in_words = 0, cascade_out_words = 0, cascade_in_pos = 0,
                 cascade_out_pos = 0, cascade_errors = 0;
 } // namespace aiedsl_host
 
+// What `aiedsl kernel profile` counts: vector multiply-type ops (VMAC), other vector ALU ops
+// (VALU), lane movement (SHUFFLE), bytes loaded and stored by vector loads and stores, and the
+// multiply-accumulates those ops perform (MACS). Scalar code is not counted.
+namespace aiedsl_host {
+enum unit : unsigned { VMAC, VALU, SHUFFLE, LOAD_BYTES, STORE_BYTES, MACS, UNITS };
+inline uint64_t counts[UNITS] = {};
+} // namespace aiedsl_host
+#define AIEDSL_COUNT(unit, n) (aiedsl_host::counts[aiedsl_host::unit] += uint64_t(n))
+
 extern "C" {
+// The counts since the last reset, in aiedsl_host::unit order.
+__attribute__((visibility("default"))) void aiedsl_profile(uint64_t *out, int reset) {
+  for (unsigned i = 0; i < aiedsl_host::UNITS; ++i) {
+    out[i] = aiedsl_host::counts[i];
+    if (reset) aiedsl_host::counts[i] = 0;
+  }
+}
 // Hand a call its cascade: the words it will get and the room for the words it will put.
 __attribute__((visibility("default"))) void aiedsl_cascade(const float *in, unsigned in_words,
                                                            float *out, unsigned out_words) {
@@ -335,11 +351,13 @@ template <unsigned N = 0, typename T> vector<T, N ? N : 64 / sizeof(T)> load_v(c
   constexpr unsigned L = N ? N : 64 / sizeof(T);
   vector<T, L> out;
   std::memcpy(out.v.data(), p, sizeof(T) * L);
+  AIEDSL_COUNT(LOAD_BYTES, sizeof(T) * L);
   return out;
 }
 
 template <typename T, unsigned N> void store_v(T *p, const vector<T, N> &x) {
   std::memcpy(p, x.v.data(), sizeof(T) * N);
+  AIEDSL_COUNT(STORE_BYTES, sizeof(T) * N);
 }
 
 // zeros<T, N>(): a vector of T, or an accumulator when T is an accumulator tag (acc32, ...).
@@ -356,6 +374,7 @@ template <typename T, unsigned N = 64 / sizeof(T)> vector<T, N> broadcast(T x) {
   template <typename T, unsigned N>                                                          \
   vector<T, N> NAME(const vector<T, N> &a, const vector<T, N> &b) {                          \
     vector<T, N> out;                                                                        \
+    AIEDSL_COUNT(VALU, 1);                                                                   \
     for (unsigned i = 0; i < N; ++i) {                                                       \
       auto x = detail::wide_t<T>(a.v[i]), y = detail::wide_t<T>(b.v[i]);                     \
       out.v[i] = detail::narrow<T>(EXPR, 0);                                                 \
@@ -371,6 +390,8 @@ AIEDSL_HOST_LANEWISE(min, (x < y ? x : y))
 template <typename T, unsigned N>
 accum<typename detail::default_acc<T>::type, N> mul(const vector<T, N> &a, const vector<T, N> &b) {
   accum<typename detail::default_acc<T>::type, N> out;
+  AIEDSL_COUNT(VMAC, 1);
+  AIEDSL_COUNT(MACS, N);
   for (unsigned i = 0; i < N; ++i)
     out.v[i] = detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
   return out;
@@ -380,18 +401,26 @@ template <typename T, unsigned N, typename S,
           typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>>
 accum<typename detail::default_acc<T>::type, N> mul(const vector<T, N> &a, S s) {
   accum<typename detail::default_acc<T>::type, N> out;
+  AIEDSL_COUNT(VMAC, 1);
+  AIEDSL_COUNT(MACS, N);
   for (unsigned i = 0; i < N; ++i)
     out.v[i] = detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(T(s));
   return out;
 }
 
+// A reduction takes log2(N) vector steps (halving the lanes each time).
+template <unsigned N> constexpr unsigned aiedsl_log2(unsigned n = N) {
+  return n <= 1 ? 0 : 1 + aiedsl_log2<N>(n / 2);
+}
 template <typename T, unsigned N> T reduce_add(const vector<T, N> &a) {
+  AIEDSL_COUNT(VALU, aiedsl_log2<N>());
   detail::wide_t<T> s = 0;
   for (unsigned i = 0; i < N; ++i) s += detail::wide_t<T>(a.v[i]);
   return detail::narrow<T>(s, 0);
 }
 
 template <typename T, unsigned N> T reduce_max(const vector<T, N> &a) {
+  AIEDSL_COUNT(VALU, aiedsl_log2<N>());
   T m = a.v[0];
   for (unsigned i = 1; i < N; ++i)
     if (detail::wide_t<T>(a.v[i]) > detail::wide_t<T>(m)) m = a.v[i];
@@ -421,6 +450,8 @@ struct mmul {
       c[i] = storage(detail::wide_t<T>(init.v[i])) * (1 << shift);
   }
   void mac(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
+    AIEDSL_COUNT(VMAC, 1);
+    AIEDSL_COUNT(MACS, M * K * N);
     for (unsigned i = 0; i < M; ++i)
       for (unsigned j = 0; j < N; ++j) {
         storage s = c[i * N + j];
@@ -447,6 +478,7 @@ struct mmul {
   vector<T, N> NAME(const vector<T, N> &a, const vector<T, N> &b) {                          \
     static_assert(std::is_integral_v<T>, #NAME " takes integer vectors");                    \
     vector<T, N> out;                                                                        \
+    AIEDSL_COUNT(VALU, 1);                                                                   \
     for (unsigned i = 0; i < N; ++i) out.v[i] = T(a.v[i] OP b.v[i]);                         \
     return out;                                                                              \
   }                                                                                          \
@@ -460,6 +492,7 @@ AIEDSL_HOST_BITWISE(bit_xor, ^)
 
 template <typename T, unsigned N> vector<T, N> bit_not(const vector<T, N> &a) {
   vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
   for (unsigned i = 0; i < N; ++i) out.v[i] = T(~a.v[i]);
   return out;
 }
@@ -506,6 +539,7 @@ template <unsigned N> struct mask {
 #define AIEDSL_HOST_COMPARE(NAME, OP)                                                        \
   template <typename T, unsigned N> mask<N> NAME(const vector<T, N> &a, const vector<T, N> &b) { \
     mask<N> m;                                                                               \
+    AIEDSL_COUNT(VALU, 1);                                                                   \
     for (unsigned i = 0; i < N; ++i)                                                         \
       m.b[i] = detail::wide_t<T>(a.v[i]) OP detail::wide_t<T>(b.v[i]);                       \
     return m;                                                                                \
@@ -528,6 +562,7 @@ AIEDSL_HOST_COMPARE(neq, !=)
 template <typename T, unsigned N>
 vector<T, N> select(const vector<T, N> &a, const vector<T, N> &b, const mask<N> &m) {
   vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
   for (unsigned i = 0; i < N; ++i) out.v[i] = m.b[i] ? b.v[i] : a.v[i];
   return out;
 }
@@ -551,6 +586,7 @@ vector<S, N> select(S a, S b, const mask<N> &m) {
 // ---- arithmetic beyond add/sub/mul ---------------------------------------------------------
 template <typename T, unsigned N> vector<T, N> abs(const vector<T, N> &a) {
   vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
   for (unsigned i = 0; i < N; ++i) {
     auto x = detail::wide_t<T>(a.v[i]);
     out.v[i] = detail::narrow<T>(x < 0 ? -x : x, 0);
@@ -559,6 +595,7 @@ template <typename T, unsigned N> vector<T, N> abs(const vector<T, N> &a) {
 }
 template <typename T, unsigned N> vector<T, N> neg(const vector<T, N> &a) {
   vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
   for (unsigned i = 0; i < N; ++i) out.v[i] = detail::narrow<T>(-detail::wide_t<T>(a.v[i]), 0);
   return out;
 }
@@ -589,6 +626,8 @@ accum<Acc, L> accumulate(const accum<Acc, L> &acc, const vector<CT, CN> &coeff, 
                          const vector<T, L> &d0, const Vs &...rest) {
   accum<Acc, L> out = acc;
   const vector<T, L> *data[] = {&d0, &rest...};
+  AIEDSL_COUNT(VMAC, 1 + sizeof...(rest));
+  AIEDSL_COUNT(MACS, L * (1 + sizeof...(rest)));
   for (unsigned k = 0; k < 1 + sizeof...(rest); ++k)
     for (unsigned l = 0; l < L; ++l)
       out.v[l] += detail::wide_t<CT>(coeff.v[start + k]) * detail::wide_t<T>(data[k]->v[l]);
@@ -601,6 +640,8 @@ accum<typename detail::default_acc<T>::type, L> accumulate(const vector<CT, CN> 
                                                            const Vs &...rest) {
   accum<typename detail::default_acc<T>::type, L> out;
   const vector<T, L> *data[] = {&d0, &rest...};
+  AIEDSL_COUNT(VMAC, 1 + sizeof...(rest));
+  AIEDSL_COUNT(MACS, L * (1 + sizeof...(rest)));
   for (unsigned k = 0; k < 1 + sizeof...(rest); ++k)
     for (unsigned l = 0; l < L; ++l)
       out.v[l] += detail::wide_t<CT>(coeff.v[start + k]) * detail::wide_t<T>(data[k]->v[l]);
@@ -608,6 +649,7 @@ accum<typename detail::default_acc<T>::type, L> accumulate(const vector<CT, CN> 
 }
 
 template <typename T, unsigned N> T reduce_min(const vector<T, N> &a) {
+  AIEDSL_COUNT(VALU, aiedsl_log2<N>());
   T m = a.v[0];
   for (unsigned i = 1; i < N; ++i)
     if (detail::wide_t<T>(a.v[i]) < detail::wide_t<T>(m)) m = a.v[i];
@@ -618,6 +660,8 @@ template <typename T, unsigned N> T reduce_min(const vector<T, N> &a) {
 template <typename Acc, typename T, unsigned N>
 accum<Acc, N> mac(const accum<Acc, N> &acc, const vector<T, N> &a, const vector<T, N> &b) {
   accum<Acc, N> out = acc;
+  AIEDSL_COUNT(VMAC, 1);
+  AIEDSL_COUNT(MACS, N);
   for (unsigned i = 0; i < N; ++i)
     out.v[i] += detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
   return out;
@@ -630,6 +674,8 @@ accum<Acc, N> mac(const accum<Acc, N> &acc, const vector<T, N> &a, S b) {
 template <typename Acc, typename T, unsigned N>
 accum<Acc, N> msc(const accum<Acc, N> &acc, const vector<T, N> &a, const vector<T, N> &b) {
   accum<Acc, N> out = acc;
+  AIEDSL_COUNT(VMAC, 1);
+  AIEDSL_COUNT(MACS, N);
   for (unsigned i = 0; i < N; ++i)
     out.v[i] -= detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
   return out;
@@ -637,6 +683,8 @@ accum<Acc, N> msc(const accum<Acc, N> &acc, const vector<T, N> &a, const vector<
 template <typename T, unsigned N>
 accum<typename detail::default_acc<T>::type, N> negmul(const vector<T, N> &a, const vector<T, N> &b) {
   accum<typename detail::default_acc<T>::type, N> out;
+  AIEDSL_COUNT(VMAC, 1);
+  AIEDSL_COUNT(MACS, N);
   for (unsigned i = 0; i < N; ++i)
     out.v[i] = -(detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]));
   return out;
@@ -650,12 +698,14 @@ accum<typename detail::default_acc<T>::type, N> mul_square(const vector<T, N> &a
 // even); the hardware's results may differ in the last place.
 template <typename T, unsigned N> vector<T, N> inv(const vector<T, N> &a) {
   vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
   for (unsigned i = 0; i < N; ++i) out.v[i] = T(1.0f / float(a.v[i]));
   return out;
 }
 template <typename T> T inv(T x) { return T(1.0f / float(x)); }
 template <typename T, unsigned N> vector<T, N> invsqrt(const vector<T, N> &a) {
   vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
   for (unsigned i = 0; i < N; ++i) out.v[i] = T(1.0f / std::sqrt(float(a.v[i])));
   return out;
 }
@@ -665,6 +715,7 @@ template <typename T> T invsqrt(T x) { return T(1.0f / std::sqrt(float(x))); }
 // Lanes 0, 2, 4, ... (filter_even) or 1, 3, 5, ... (filter_odd) taken in groups of `step`.
 template <typename T, unsigned N> vector<T, N / 2> filter_even(const vector<T, N> &a,
                                                                 unsigned step = 1) {
+  AIEDSL_COUNT(SHUFFLE, 1);
   vector<T, N / 2> out;
   unsigned k = 0;
   for (unsigned i = 0; i < N && k < N / 2; ++i)
@@ -673,6 +724,7 @@ template <typename T, unsigned N> vector<T, N / 2> filter_even(const vector<T, N
 }
 template <typename T, unsigned N> vector<T, N / 2> filter_odd(const vector<T, N> &a,
                                                                unsigned step = 1) {
+  AIEDSL_COUNT(SHUFFLE, 1);
   vector<T, N / 2> out;
   unsigned k = 0;
   for (unsigned i = 0; i < N && k < N / 2; ++i)
@@ -684,6 +736,7 @@ template <typename T, unsigned N> vector<T, N / 2> filter_odd(const vector<T, N>
 template <typename T, unsigned N>
 std::pair<vector<T, N>, vector<T, N>> interleave_zip(const vector<T, N> &a, const vector<T, N> &b,
                                                      unsigned step = 1) {
+  AIEDSL_COUNT(SHUFFLE, 1);
   std::array<T, 2 * N> all{};
   unsigned k = 0;
   for (unsigned g = 0; g < N; g += step)
@@ -696,6 +749,7 @@ std::pair<vector<T, N>, vector<T, N>> interleave_zip(const vector<T, N> &a, cons
 template <typename T, unsigned N>
 std::pair<vector<T, N>, vector<T, N>> interleave_unzip(const vector<T, N> &a,
                                                        const vector<T, N> &b, unsigned step = 1) {
+  AIEDSL_COUNT(SHUFFLE, 1);
   std::array<T, 2 * N> all{};
   for (unsigned i = 0; i < N; ++i) all[i] = a.v[i], all[N + i] = b.v[i];
   std::pair<vector<T, N>, vector<T, N>> out;
@@ -708,6 +762,7 @@ std::pair<vector<T, N>, vector<T, N>> interleave_unzip(const vector<T, N> &a,
 }
 template <typename T, unsigned N>
 vector<T, 2 * N> concat(const vector<T, N> &a, const vector<T, N> &b) {
+  AIEDSL_COUNT(SHUFFLE, 1);
   vector<T, 2 * N> out;
   for (unsigned i = 0; i < N; ++i) out.v[i] = a.v[i], out.v[N + i] = b.v[i];
   return out;
@@ -728,6 +783,7 @@ vector<T, N> insert(vector<T, N> a, unsigned idx, const vector<T, M> &part) {
 // A rows x cols matrix held row-major in a, returned column-major (transposed).
 template <typename T, unsigned N> vector<T, N> transpose(const vector<T, N> &a, unsigned rows,
                                                         unsigned cols) {
+  AIEDSL_COUNT(SHUFFLE, 1);
   vector<T, N> out;
   for (unsigned r = 0; r < rows; ++r)
     for (unsigned c = 0; c < cols; ++c) out.v[c * rows + r] = a.v[r * cols + c];
@@ -794,12 +850,14 @@ template <unsigned N, typename T> const_vector_iterator<T, N> cbegin_restrict_ve
 template <typename Acc, typename T, unsigned N>
 accum<Acc, N> add(const accum<Acc, N> &acc, const vector<T, N> &x) {
   accum<Acc, N> out = acc;
+  AIEDSL_COUNT(VALU, 1);
   for (unsigned i = 0; i < N; ++i) out.v[i] += detail::wide_t<T>(x.v[i]);
   return out;
 }
 template <typename Acc, typename T, unsigned N>
 accum<Acc, N> sub(const accum<Acc, N> &acc, const vector<T, N> &x) {
   accum<Acc, N> out = acc;
+  AIEDSL_COUNT(VALU, 1);
   for (unsigned i = 0; i < N; ++i) out.v[i] -= detail::wide_t<T>(x.v[i]);
   return out;
 }
@@ -808,12 +866,14 @@ accum<Acc, N> sub(const accum<Acc, N> &acc, const vector<T, N> &x) {
 // bottom (down) n lanes of `fill` (_fill) or of v itself (_rotate).
 template <typename T, unsigned N>
 vector<T, N> shuffle_up_fill(const vector<T, N> &v, const vector<T, N> &fill, unsigned n) {
+  AIEDSL_COUNT(SHUFFLE, 1);
   vector<T, N> out;
   for (unsigned i = 0; i < N; ++i) out.v[i] = i < n ? fill.v[N - n + i] : v.v[i - n];
   return out;
 }
 template <typename T, unsigned N>
 vector<T, N> shuffle_down_fill(const vector<T, N> &v, const vector<T, N> &fill, unsigned n) {
+  AIEDSL_COUNT(SHUFFLE, 1);
   vector<T, N> out;
   for (unsigned i = 0; i < N; ++i) out.v[i] = i + n < N ? v.v[i + n] : fill.v[i + n - N];
   return out;
@@ -839,6 +899,7 @@ template <typename R = void, typename V> auto exp2(const V &a) {
   using T = std::remove_cv_t<std::remove_reference_t<decltype(a.v[0])>>;
   using Out = std::conditional_t<std::is_void_v<R>, T, R>;
   vector<Out, V::size()> out;
+  AIEDSL_COUNT(VALU, 1);
   for (unsigned i = 0; i < V::size(); ++i) out.v[i] = Out(std::exp2(float(a.v[i])));
   return out;
 }
@@ -846,6 +907,7 @@ template <typename R = void, typename V> auto tanh(const V &a) {
   using T = std::remove_cv_t<std::remove_reference_t<decltype(a.v[0])>>;
   using Out = std::conditional_t<std::is_void_v<R>, T, R>;
   vector<Out, V::size()> out;
+  AIEDSL_COUNT(VALU, 1);
   for (unsigned i = 0; i < V::size(); ++i) out.v[i] = Out(std::tanh(float(a.v[i])));
   return out;
 }

@@ -1,0 +1,96 @@
+"""``aiedsl kernel profile``: a kernel's C++ run on the host with the AIE API operations it
+performs counted by unit, and the cycles those take if the core issued them at its best.
+
+The host header counts vector multiply-type ops (one vector MAC slot), other vector ALU ops,
+lane movement (shuffles, filters, interleaves), the bytes vector loads and stores move and the
+multiply-accumulates performed. Each unit bounds the cycles: one op per cycle per vector slot,
+:attr:`~aiedsl.targets.TargetModel.core_load_bytes_per_cycle` bytes loaded and
+:attr:`~aiedsl.targets.TargetModel.core_store_bytes_per_cycle` stored per cycle. The estimate is
+the largest bound: what a perfectly software-pipelined loop would reach, with every slot
+overlapped. Scalar code, loop overhead and the conversions of accumulators to vectors are not
+counted, so the estimate is a lower bound on cycles (an upper bound on MACs per cycle).
+
+Example
+-------
+>>> [p.line() for p in profile_cases(library_cases(Path("mm.cc"))[:1], "npu1")]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from aiedsl.kernels.host import COUNTED, KernelCase, case_args, native
+from aiedsl.targets import TargetModel, get_target
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One kernel call's counted operations and the issue-slot bound on its cycles."""
+
+    symbol: str
+    device: str
+    counts: dict[str, int]
+    """By :data:`~aiedsl.kernels.host.COUNTED` name."""
+    bounds: dict[str, int]
+    """Cycles each unit needs: vector MAC, vector ALU, shuffle, load, store."""
+    peak_macs: int | None
+    """The core's peak MACs per cycle for the kernel's input type, when the target lists one."""
+
+    @property
+    def cycles(self) -> int:
+        """The estimate: the busiest unit's cycles (at least 1)."""
+        return max(1, *self.bounds.values())
+
+    @property
+    def binding(self) -> str:
+        """The unit that sets the estimate."""
+        return max(self.bounds, key=lambda u: (self.bounds[u], u))
+
+    @property
+    def macs_per_cycle(self) -> float:
+        """Multiply-accumulates per estimated cycle."""
+        return self.counts["MACs"] / self.cycles
+
+    def lines(self) -> list[str]:
+        """What ``aiedsl kernel profile`` prints for it."""
+        c, b = self.counts, self.bounds
+        out = [f"{self.symbol} on {self.device}: {self.cycles:,} cycles per call at best "
+               f"(bound by {self.binding})",
+               "  per call: " + ", ".join(f"{c[u]:,} {u}" for u in COUNTED),
+               "  cycles each unit needs: " + ", ".join(f"{u} {b[u]:,}" for u in b)]
+        if c["MACs"]:
+            peak = (f" of the core's peak {self.peak_macs}: "
+                    f"{self.macs_per_cycle / self.peak_macs:.0%}" if self.peak_macs else "")
+            out.append(f"  {self.macs_per_cycle:.1f} MACs per cycle{peak}")
+        return out
+
+
+def bounds(counts: dict[str, int], target: TargetModel) -> dict[str, int]:
+    """Cycles each unit needs for ``counts``, on ``target``'s core."""
+    return {"vector MAC": counts["vector MAC"], "vector ALU": counts["vector ALU"],
+            "shuffle": counts["shuffle"],
+            "load": math.ceil(counts["load bytes"] / target.core_load_bytes_per_cycle),
+            "store": math.ceil(counts["store bytes"] / target.core_store_bytes_per_cycle)}
+
+
+def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profile:
+    """Run ``case``'s C++ once on random inputs and count what it did."""
+    k = case.kernel
+    fn = native(k, case.cpp)
+    _, args = case_args(case, np.random.default_rng(seed))
+    fn.counts(True)  # type: ignore[attr-defined]
+    fn(*args)
+    counts = dict(zip(COUNTED, fn.counts(True)))  # type: ignore[attr-defined]
+    din = next((a.dtype for a in k.args if a.kind == "buffer"), "")
+    peak = next((v for key, v in target.macs_per_cycle.items() if key.startswith(f"{din}_")),
+                None)
+    return Profile(k.symbol, target.name, counts, bounds(counts, target), peak)
+
+
+def profile_cases(cases: list[KernelCase], device: str, seed: int = 0) -> list[Profile]:
+    """:func:`profile_case` of each case on ``device``."""
+    target = get_target(device)
+    return [profile_case(c, target, seed) for c in cases]
