@@ -61,3 +61,73 @@ def test_the_command_profiles_a_designs_kernels(tmp_path: Path) -> None:
     assert lines[0] == ("matmul_cascade_put_bf16_f32_64x64x64_4x8x4 on npu1: 2,048 cycles per "
                         "call at best (bound by vector MAC)")
     assert len([x for x in lines if " on npu1: " in x]) == 3
+
+
+DOUBLE_CC = """#include <aie_api/aie.hpp>
+template <unsigned N> void double_i32(const int32_t *in, int32_t *out, int32_t n) {
+  for (unsigned i = 0; i < N; i += 16)
+    aie::store_v(out + i, aie::add(aie::load_v<16>(in + i), aie::load_v<16>(in + i)));
+}
+"""
+DOUBLE = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import buffer, declare, scalar
+
+def double_ref(src, dst, count, **_):
+    dst[...] = src * 2
+
+@design(device="npu1_1col")
+def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+    k = declare("double_i32_1024", source="dbl.cc", entry="double_i32<1024>",
+                args=[buffer("src", Tensor[1024, i32]), buffer("dst", Tensor[1024, i32], "out"),
+                      scalar("n", i32)],
+                reference=double_ref, cycles=None, cost="one add per 16 lanes"PARAMS)
+    a, b = fifo(Tensor[1024, i32], name="a"), fifo(Tensor[1024, i32], name="b")
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as s, b.produce() as t:
+                k(s, t, 1024)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+@d.reference
+def reference(inp):
+    return inp * 2
+'''
+
+
+def test_a_kernel_without_cycles_takes_them_from_its_profile(design_file) -> None:  # type: ignore[no-untyped-def]
+    from aiedsl.loader import load_design
+    from aiedsl.sim import simulate
+
+    path = design_file(DOUBLE.replace("PARAMS", ', params={"n": 1024}'))
+    (path.parent / "dbl.cc").write_text(DOUBLE_CC)
+    handle = load_design(path)
+    k = handle.ir.kernels[0]
+    # 8 KB loaded at 64 B per cycle, 4 KB stored at 32 B per cycle, 64 vector adds
+    assert (k.cycles, k.cycles_source) == (128, "profile")
+    assert k.cost == ("one add per 16 lanes [cycles from its profile on npu1_1col: bound by "
+                      "store; no cycles= declared]")
+    result = simulate(handle)
+    assert result.passed
+    assert result.timing.lines()[-1] == ("cycles per call from `aiedsl kernel profile` (no cycles= "
+                                         "declared, a bound at best): double_i32_1024")
+
+
+def test_a_kernel_without_cycles_needs_its_scalars(design_file) -> None:  # type: ignore[no-untyped-def]
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    path = design_file(DOUBLE.replace("PARAMS", ""))
+    (path.parent / "dbl.cc").write_text(DOUBLE_CC)
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:9: error [kernel cost]: kernel 'double_i32_1024' has no cycles= and no value for "
+        "its scalar 'n' to profile it with\n"
+        "  found: cycles=None\n"
+        "  fix: give cycles=, or params={'n': ...} to profile it with")

@@ -300,6 +300,9 @@ class Kernel(_Node):
     """``module:function`` of the numpy reference the simulator runs."""
     cycles: int
     """Estimated cycles per call."""
+    cycles_source: Literal["declared", "profile"] = "declared"
+    """Where :attr:`cycles` comes from: the declaration's ``cycles=``, or, when it gave none,
+    the kernel's profile (``aiedsl kernel profile``: the busiest unit's cycles)."""
     cascade_in: TensorType | None = None
     """What one call reads from the cascade (its upstream neighbour's accumulators), or None."""
     cascade_out: TensorType | None = None

@@ -108,7 +108,7 @@ class Kernel:
 
 
 def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
-            reference: Callable[..., Any], cycles: int, cost: str, ops: int = 0,
+            reference: Callable[..., Any], cycles: int | None, cost: str, ops: int = 0,
             params: dict[str, int | str] | None = None, source_kind: str = "file",
             cascade_in: TensorType | None = None,
             cascade_out: TensorType | None = None) -> Kernel:
@@ -122,6 +122,10 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
     accumulator cascade (``get_scd``/``put_mcd`` in the C++), e.g. ``Tensor[64, 64, f32]``:
     whole 512-bit words of 32-bit values. The reference then takes them as extra arrays after
     the declared arguments: the cascade input (read it), then the cascade output (fill it).
+
+    ``cycles=None`` takes the cycles per call from the kernel's profile (its C++ run once on
+    the host, ``aiedsl kernel profile``: the busiest unit's cycles, a bound at best), with the
+    scalars of ``params``; the simulator says which kernels' cycles came from there.
     """
     loc = caller_loc()
     symbol = check_symbol(symbol, loc)
@@ -140,7 +144,7 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
                           limit="buffer(...) and scalar(...) entries with different names",
                           fix="declare each argument with buffer(name, type) or scalar(name, "
                               "dtype), each with its own name")
-    for what, value in (("cycles", cycles), ("ops", ops)):
+    for what, value in (("cycles", 0 if cycles is None else cycles), ("ops", ops)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise DesignError("kernel cost", f"kernel '{symbol}' has {what}={value!r}", loc=loc,
                               limit="an integer >= 0", found=repr(value),
@@ -172,6 +176,35 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
                    keywords=params)
     ref = f"{reference.__module__}:{reference.__qualname__}"
     ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, entry=entry,
-                  args=tuple(args), params=params, reference=ref, cycles=cycles, ops=ops,
+                  args=tuple(args), params=params, reference=ref, cycles=cycles or 0, ops=ops,
                   cost=cost, cascade_in=cascade_in, cascade_out=cascade_out, loc=loc)
+    if cycles is None:
+        ir = _profiled(ir, reference)
     return Kernel(ir, reference)
+
+
+def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
+    """``ir`` with the cycles its profile gives (the kernel declared no ``cycles=``): its C++
+    run once on the host, on random inputs, with the scalars of its ``params``."""
+    from aiedsl.codegen.cpp import kernel_text
+    from aiedsl.kernels.host import KernelCase
+    from aiedsl.kernels.profile import profile_case
+    from aiedsl.lang.context import _DESIGN
+    from aiedsl.targets import get_target
+
+    missing = [a.name for a in ir.args if a.kind == "scalar" and a.name not in ir.params]
+    if missing:
+        raise DesignError(
+            "kernel cost", f"kernel '{ir.symbol}' has no cycles= and no value for its scalar "
+            f"{', '.join(repr(m) for m in missing)} to profile it with", loc=ir.loc,
+            found="cycles=None", fix="give cycles=, or params={"
+            + ", ".join(f"'{m}': ..." for m in missing) + "} to profile it with")
+    builder = _DESIGN.get()
+    target = builder.target if builder is not None else get_target("npu1")
+    scalars = {a.name: ir.params[a.name] for a in ir.args if a.kind == "scalar"}
+    case = KernelCase(ir, kernel_text(None, ir), reference, scalars)  # type: ignore[arg-type]
+    prof = profile_case(case, target)
+    return ir.model_copy(update={
+        "cycles": prof.cycles, "cycles_source": "profile",
+        "cost": f"{ir.cost} [cycles from its profile on {target.name}: bound by "
+                f"{prof.binding}; no cycles= declared]"})

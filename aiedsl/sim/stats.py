@@ -99,6 +99,8 @@ class Timing:
     writes."""
     dram_write_bytes: int = 0
     """Bytes the shims wrote to host memory (drains)."""
+    profiled: tuple[str, ...] = ()
+    """Kernels whose cycles per call come from their profile (no ``cycles=`` declared)."""
 
     @property
     def seconds(self) -> float:
@@ -131,6 +133,9 @@ class Timing:
             out.append("busiest DMA channels: " + ", ".join(f"{n} {b:.0%}" for n, b in top))
         out.append(f"DRAM: {self.dram_utilisation:.0%} of its bandwidth")
         out.append(f"bottleneck: {self.bottleneck.sentence()}")
+        if self.profiled:
+            out.append("cycles per call from `aiedsl kernel profile` (no cycles= declared, a "
+                       "bound at best): " + ", ".join(self.profiled))
         return out
 
 
@@ -166,7 +171,9 @@ def timing(m: Machine) -> Timing:
     fixed = tm.invocation_s
     return Timing(cycles + fixed * clock, clock, m.ops, core_busy, channel_busy,
                   int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,
-                  dram_read_bytes=int(m.dram.read.moved), dram_write_bytes=int(m.dram.write.moved))
+                  dram_read_bytes=int(m.dram.read.moved), dram_write_bytes=int(m.dram.write.moved),
+                  profiled=tuple(k.symbol for k in m.design.kernels
+                                 if k.cycles_source == "profile"))
 
 
 def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:
