@@ -5,13 +5,13 @@ from aiedsl.kernels.base import KERNELS_CPP, Kernel, buffer, declare, scalar
 from aiedsl.kernels.layout import block, block_dims, unblock, unblock_dims
 from aiedsl.kernels.matmul import matmul, matmul_cascade
 from aiedsl.kernels.library import (
-    add, mul, passthrough, reduce_max, reduce_sum, relu, scale, threshold, zero,
+    add, layer_norm, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm, scale, sub,
+    threshold, vector_scalar, zero,
 )
 
 __all__ = [
-    "KERNELS_CPP", "Kernel", "add", "block", "block_dims", "buffer", "declare", "matmul",
-    "matmul_cascade", "mul",
-    "passthrough", "reduce_max", "reduce_sum", "relu", "scalar", "scale", "threshold",
-    "unblock",
-    "unblock_dims", "zero",
+    "KERNELS_CPP", "Kernel", "add", "block", "block_dims", "buffer", "declare", "layer_norm",
+    "matmul", "matmul_cascade", "mul", "passthrough", "reduce_max", "reduce_sum", "relu",
+    "rms_norm", "scalar", "scale", "sub", "threshold", "unblock", "unblock_dims",
+    "vector_scalar", "zero",
 ]

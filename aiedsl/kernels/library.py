@@ -120,12 +120,20 @@ def _check_width(t: TensorType, width: int) -> None:
 
 
 def _eltwise_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, op: str, **_: object) -> None:
-    wide = a.astype(np.int64), b.astype(np.int64)
-    c[...] = (wide[0] + wide[1] if op == "add" else wide[0] * wide[1]).astype(c.dtype)
+    """Integers in int64, kept to their low bits; bf16 in float32, rounded to nearest even."""
+    wide = (a.astype(np.float32), b.astype(np.float32)) if c.dtype.kind == "V" or \
+        c.dtype.name == "bfloat16" else (a.astype(np.int64), b.astype(np.int64))
+    out = {"add": wide[0] + wide[1], "sub": wide[0] - wide[1], "mul": wide[0] * wide[1]}[op]
+    c[...] = out.astype(c.dtype)
 
 
 def add_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, **params: object) -> None:
     """``c = a + b`` (integers wrap)."""
+    _eltwise_ref(a, b, c, **params)  # type: ignore[arg-type]
+
+
+def sub_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, **params: object) -> None:
+    """``c = a - b`` (integers wrap)."""
     _eltwise_ref(a, b, c, **params)  # type: ignore[arg-type]
 
 
@@ -134,32 +142,144 @@ def mul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, **params: object) -> No
     _eltwise_ref(a, b, c, **params)  # type: ignore[arg-type]
 
 
+_SYMBOL_OP = {"add": "+", "sub": "-", "mul": "*"}
+_ELTWISE_REF = {"add": add_ref, "sub": sub_ref, "mul": mul_ref}
+
+
 def _eltwise(op: str, t: TensorType) -> Kernel:
-    if t.dtype not in ("i16", "i32"):
+    if t.dtype not in ("bf16", "i16", "i32"):
         raise DesignError("kernel", f"elementwise {op} of {t.dtype} is not in the library yet",
-                          loc=caller_loc(), found=t.dtype, fix="use i16 or i32 elements")
+                          loc=caller_loc(), found=t.dtype, fix="use bf16, i16 or i32 elements")
     width = 64 // t.dt.itemsize
     _check_width(t, width)
     return declare(
         f"{op}_{t.dtype}_{t.numel}", source="eltwise.cc.j2", source_kind="template",
         entry=f"eltwise_{op}_{t.dtype}<{t.numel}>",
         args=[buffer("a", t), buffer("b", t), buffer("c", t, "out")],
-        reference=add_ref if op == "add" else mul_ref, cycles=t.numel // width + 14,
+        reference=_ELTWISE_REF[op], cycles=t.numel // width + 14,
         ops=t.numel,
         cost="n/width + 14: one 512-bit vector step per cycle plus call overhead "
         "(aiedsl/kernels/templates/eltwise.cc.j2)",
-        params={"op": op, "symbol_op": "+" if op == "add" else "*", "dtype": t.dtype,
+        params={"op": op, "symbol_op": _SYMBOL_OP[op], "dtype": t.dtype,
                 "cpp": t.dt.cpp, "n": t.numel, "width": width})
 
 
 def add(t: TensorType) -> Kernel:
-    """Elementwise ``c = a + b`` on buffers of type ``t`` (a jinja2-templated kernel)."""
+    """Elementwise ``c = a + b`` on buffers of type ``t`` (bf16, i16 or i32)."""
     return _eltwise("add", t)
 
 
+def sub(t: TensorType) -> Kernel:
+    """Elementwise ``c = a - b`` on buffers of type ``t`` (bf16, i16 or i32)."""
+    return _eltwise("sub", t)
+
+
 def mul(t: TensorType) -> Kernel:
-    """Elementwise ``c = a * b`` on buffers of type ``t`` (a jinja2-templated kernel)."""
+    """Elementwise ``c = a * b`` on buffers of type ``t`` (bf16, i16 or i32)."""
     return _eltwise("mul", t)
+
+
+def vs_ref(a: np.ndarray, c: np.ndarray, value: float, *, op: str, **_: object) -> None:
+    """``c = a op value``: the scalar taken as the element type first (bf16 rounds it), then
+    as :func:`_eltwise_ref` computes."""
+    _eltwise_ref(a, np.full_like(a, value), c, op=op)
+
+
+def vector_scalar(op: str, t: TensorType) -> Kernel:
+    """Elementwise ``c = a op s`` with a scalar ``s`` from the call (``op``: add, sub, mul):
+    ``vs_mul_bf16_1024(ta, tc, 0.5)``. bf16 kernels take an f32 scalar, integers an i32."""
+    if op not in _SYMBOL_OP:
+        raise DesignError("kernel", f"vector_scalar op {op!r}", loc=caller_loc(),
+                          limit="'add', 'sub' or 'mul'", found=repr(op), fix="use one of them")
+    if t.dtype not in ("bf16", "i16", "i32"):
+        raise DesignError("kernel", f"vector-scalar {op} of {t.dtype} is not in the library",
+                          loc=caller_loc(), found=t.dtype, fix="use bf16, i16 or i32 elements")
+    width = 64 // t.dt.itemsize
+    _check_width(t, width)
+    sdt = "f32" if t.dtype == "bf16" else "i32"
+    return declare(
+        f"vs_{op}_{t.dtype}_{t.numel}", source="vector_scalar.cc.j2", source_kind="template",
+        entry=f"vs_{op}_{t.dtype}<{t.numel}>",
+        args=[buffer("a", t), buffer("c", t, "out"), scalar("s", sdt)],
+        reference=vs_ref, cycles=t.numel // width + 14, ops=t.numel,
+        cost="n/width + 14: one 512-bit vector step per cycle plus call overhead "
+        "(aiedsl/kernels/templates/vector_scalar.cc.j2)",
+        params={"op": op, "dtype": t.dtype, "cpp": t.dt.cpp, "scpp": lookup_dtype(sdt, caller_loc()).cpp,
+                "n": t.numel, "width": width, "s": 3})  # s: the value `kernel test` uses
+
+
+NORM_EPS = 1e-5
+"""The epsilon the norms add to the mean square / variance."""
+
+
+def _row_stats(x: np.ndarray, width: int) -> tuple[np.float32, np.float32]:
+    """Sum and sum of squares of a row as the kernel forms them: ``width`` float lanes
+    accumulated chunk by chunk, then the lanes added in order."""
+    lanes = x.astype(np.float32).reshape(-1, width)
+    s = np.zeros(width, np.float32)
+    q = np.zeros(width, np.float32)
+    for chunk in lanes:
+        s = s + chunk
+        q = q + chunk * chunk
+    total, squares = np.float32(0), np.float32(0)
+    for i in range(width):
+        total = np.float32(total + s[i])
+        squares = np.float32(squares + q[i])
+    return total, squares
+
+
+def norm_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, rows: int, cols: int,
+             width: int, **_: object) -> None:
+    """RMS norm (``x / sqrt(mean(x^2) + eps)``) or layer norm (``(x - mean) / sqrt(var +
+    eps)``) of each row, statistics in f32 as the kernel forms them, the scale rounded to bf16
+    before the bf16 multiply (as the kernel does)."""
+    x = src.reshape(rows, cols)
+    out = dst.reshape(rows, cols)
+    n = np.float32(cols)
+    for r in range(rows):
+        total, squares = _row_stats(x[r], width)
+        mean = np.float32(total / n) if kind == "layer" else np.float32(0)
+        var = np.float32(squares / n - mean * mean)
+        inv = np.float32(np.float32(1) / np.sqrt(np.float32(var + np.float32(NORM_EPS))))
+        centred = (x[r].astype(np.float32) - mean).astype(src.dtype)
+        scale = np.float32(inv.astype(src.dtype))
+        out[...][r] = (centred.astype(np.float32) * scale).astype(src.dtype)
+
+
+def _norm(kind: str, rows: int, cols: int) -> Kernel:
+    loc = caller_loc()
+    for what, v in (("rows", rows), ("cols", cols)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise DesignError("kernel", f"{kind} norm has {what}={v!r}", loc=loc,
+                              limit="a positive int", found=repr(v), fix="give the tile's shape")
+    width = 16
+    if cols % width:
+        raise DesignError("kernel", f"{kind} norm rows of {cols} elements", loc=loc,
+                          limit=f"a multiple of {width}", found=str(cols),
+                          fix=f"use rows of a multiple of {width} elements")
+    t = TensorType(shape=(rows, cols), dtype="bf16")
+    steps = cols // width
+    return declare(
+        f"{kind}_norm_bf16_{rows}x{cols}", source="norm.cc.j2", source_kind="template",
+        entry=f"{kind}_norm_bf16<{rows}, {cols}>",
+        args=[buffer("src", t), buffer("dst", t, "out")], reference=norm_ref,
+        cycles=rows * (2 * steps + 30) + 14, ops=rows * cols * 4,
+        cost=f"rows(2 cols/{width} + 30) + 14: a statistics pass and a scaling pass of "
+        f"{width}-lane steps per row, ~30 cycles of lane reduction and invsqrt per row "
+        "(aiedsl/kernels/templates/norm.cc.j2; an estimate)",
+        params={"kind": kind, "rows": rows, "cols": cols, "width": width})
+
+
+def rms_norm(rows: int, cols: int) -> Kernel:
+    """RMS norm of each row of a bf16 ``rows x cols`` tile, statistics in f32:
+    ``x / sqrt(mean(x^2) + 1e-5)`` (``rms_norm_bf16_8x256``)."""
+    return _norm("rms", rows, cols)
+
+
+def layer_norm(rows: int, cols: int) -> Kernel:
+    """Layer norm of each row of a bf16 ``rows x cols`` tile, statistics in f32:
+    ``(x - mean) / sqrt(var + 1e-5)`` (``layer_norm_bf16_8x256``)."""
+    return _norm("layer", rows, cols)
 
 
 def relu_ref(src: np.ndarray, dst: np.ndarray, **_: object) -> None:
@@ -251,9 +371,14 @@ def samples() -> list[Kernel]:
         out += [passthrough(T(shape=(n,), dtype=dt)) for n in sizes]
     out += [scale(n) for n in (32, 1024)]
     out += [threshold(n) for n in (64, 1024)]
-    for dt, sizes in (("i16", (32, 1024)), ("i32", (16, 256))):
+    for dt, sizes in (("i16", (32, 1024)), ("i32", (16, 256)), ("bf16", (32, 1024))):
         out += [add(T(shape=(n,), dtype=dt)) for n in sizes]
+        out += [sub(T(shape=(n,), dtype=dt)) for n in sizes]
         out += [mul(T(shape=(n,), dtype=dt)) for n in sizes]
+        out += [vector_scalar(op, T(shape=(n,), dtype=dt)) for op in ("add", "mul")
+                for n in sizes[:1]]
+    out += [rms_norm(r, c) for r, c in ((1, 16), (4, 256))]
+    out += [layer_norm(r, c) for r, c in ((1, 32), (4, 256))]
     for dt, sizes in (("bf16", (32, 1024)), ("i8", (64,)), ("i16", (32, 512)), ("i32", (16,))):
         out += [relu(T(shape=(n,), dtype=dt)) for n in sizes]
     for rows, cols in ((1, 32), (8, 256)):

@@ -1,0 +1,71 @@
+"""The library's bf16 element-wise, vector-scalar and normalisation kernels in a design each:
+simulated with their numpy references and with their C++ built for the host."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+
+DesignFile = Callable[..., Path]
+
+DESIGN = '''
+import numpy as np
+from aiedsl import Tensor, bf16, design, fifo, herd, loop, runtime
+from aiedsl.kernels import layer_norm, rms_norm, sub, vector_scalar
+
+K = {factory}
+
+@design(device="npu1_1col")
+def d(x: Tensor[4096, bf16], y: Tensor[4096, bf16], out: Tensor[4096, bf16]):
+    a, b, c = (fifo(Tensor[1024, bf16], name=n) for n in "abc")
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as ta, b.consume() as tb, c.produce() as tc:
+                {call}
+
+    with runtime() as rt:
+        rt.fill(a, x)
+        rt.fill(b, y)
+        rt.drain(c, out)
+
+@d.reference
+def reference(x, y):
+    out = np.zeros_like(x)
+    for i in range(4):
+        s = slice(i * 1024, (i + 1) * 1024)
+        {ref}
+    return out
+'''
+
+CASES = {
+    "sub": ("sub(Tensor[1024, bf16])", "K(ta, tb, tc)", "K.run_reference(x[s], y[s], out[s])"),
+    "vs_mul": ('vector_scalar("mul", Tensor[1024, bf16])', "K(ta, tc, 0.5)",
+               "K.run_reference(x[s], out[s], 0.5)"),
+    "rms_norm": ("rms_norm(4, 256)", "K(ta, tc)", "K.run_reference(x[s], out[s])"),
+    "layer_norm": ("layer_norm(4, 256)", "K(ta, tc)", "K.run_reference(x[s], out[s])"),
+}
+
+
+@pytest.mark.parametrize("kernels", ["reference", "native"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_library_kernel_in_a_design(design_file: DesignFile, name: str, kernels: str) -> None:
+    factory, call, ref = CASES[name]
+    path = design_file(DESIGN.format(factory=factory, call=call, ref=ref))
+    result = simulate(load_design(path), kernels=kernels)
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_norm_rows_must_be_whole_vectors() -> None:
+    from aiedsl.kernels import rms_norm
+
+    with pytest.raises(DesignError) as e:
+        rms_norm(4, 20)
+    assert str(e.value).splitlines()[1:3] == ["  limit: a multiple of 16", "  found: 20"]
