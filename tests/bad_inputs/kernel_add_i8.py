@@ -1,8 +1,8 @@
 # expect: kernel 15
-# why: elementwise add of bf16: the library's add is i16 or i32.
+# why: elementwise add of i8: the library's add is bf16, i16 or i32.
 import numpy as np
 
-from aiedsl import Tensor, bf16, channel, design, herd, i32, loop, memtile, runtime
+from aiedsl import Tensor, channel, i8, design, herd, i32, loop, memtile, runtime
 from aiedsl.kernels import add
 
 
@@ -12,7 +12,7 @@ def bcast(w_in: Tensor[4, 256, i32], x_in: Tensor[2, 4, 256, i32],
     w = channel(Tensor[256, i32], shape=[1], via=memtile, broadcast=2, name="w")
     x = channel(Tensor[256, i32], shape=[2], name="x")
     o = channel(Tensor[256, i32], shape=[2], via=memtile, name="o")
-    add_k = add(Tensor[256, bf16])
+    add_k = add(Tensor[256, i8])
 
     @herd(rows=2)
     def core(col, row):
