@@ -100,9 +100,13 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                     else:
                         args.append((None, 0, a.value))
                 casc = None
-                if k.cascade_in is not None or k.cascade_out is not None:
+                chain = m.chains.get(core.name)
+                if chain is not None and (k.cascade_in is not None or k.cascade_out is not None):
+                    # the chain runs in lockstep: its slowest kernel sets the pace, and each
+                    # core finishes a word's share of the call after the one before it
                     casc = (m.cascades.get((core.name, "in")) if k.cascade_in else None,
-                            m.cascades.get((core.name, "out")) if k.cascade_out else None)
+                            m.cascades.get((core.name, "out")) if k.cascade_out else None,
+                            max(k.cycles, chain.pace) + chain.order.index(core.name) * chain.hop)
                 out.append((_CALL, k, refs[op.kernel], args, op,
                             any(isinstance(a, RtpArg) for a in op.args), casc))
 
@@ -164,18 +168,15 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             if ins[5] and heap and heap[0][0] < p.time:
                 # an rtp is read at this cycle: let every earlier event (a runtime write) go first
                 yield PAUSE
-            casc = ins[6]
-            chain = m.chains.get(core.name) if casc is not None else None
-            if chain is None:
-                casc = None  # no link (the checks refuse such a call): an ordinary call
-            else:
+            casc = ins[6]  # None unless the call gets or puts on a cascade chain
+            if casc is not None:
                 yield from _cascade_meet(m, p, core, ins[4], casc)
             if compute:
                 args = [views[cell[0]][cell[1][i]] if cell.__class__ is list
                         else _read_rtp(core, p, i, views, ins[4]) if cell is _RTP
                         else views for cell, i, views in ins[3]]
-                if ins[6] is not None:
-                    args += _cascade_payloads(k, casc or (None, None))
+                if k.cascade_in is not None or k.cascade_out is not None:
+                    args += _cascade_payloads(k, casc or (None, None, 0))
                 try:
                     ins[2](*args)
                 except Exception as err:  # the user's reference (or a native build) failed
@@ -183,22 +184,11 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                                          f"(called at {ins[4].loc})", k.loc) from err
             start = p.time
             if casc is not None:
-                out_link = casc[1]
-                if out_link is not None:  # the getter may now read what this call put
-                    out_link.data.units.append(p.time)
-                    if out_link.data.waiters:
-                        wake(out_link.data.waiters)
-                # the chain runs in lockstep: its slowest kernel sets the pace, and each core
-                # finishes a word's share of the call after the one before it
-                p.busy += k.cycles + costs.call
-                p.time += (max(k.cycles, chain.pace) + costs.call
-                           + chain.order.index(core.name) * chain.hop)
-                m.kernel_calls += 1
-                m.ops += k.ops
-                if engine.trace:
-                    p.spans.append((start, p.time, k.symbol))
-                pc += 1
-                continue
+                if casc[1] is not None:  # the getter may now read what this call put
+                    casc[1].data.units.append(p.time)
+                    if casc[1].data.waiters:
+                        wake(casc[1].data.waiters)
+                p.time += casc[2] - k.cycles  # the lockstep's stall beyond the kernel's own
             p.time += k.cycles + costs.call
             p.busy += k.cycles + costs.call
             m.kernel_calls += 1
@@ -241,7 +231,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
         pc += 1
 
 
-def _cascade_meet(m: Machine, p: Proc, core: Core, call: Call, casc: tuple[Any, Any]):
+def _cascade_meet(m: Machine, p: Proc, core: Core, call: Call, casc: tuple[Any, Any, int]):
     """Meet the cascade chain for a call that gets and/or puts: say this core has arrived,
     wait until every other core of the chain has reached its matching call (the latest clock
     wins), and for a get wait until the putter's data is there."""
@@ -267,10 +257,10 @@ def _cascade_meet(m: Machine, p: Proc, core: Core, call: Call, casc: tuple[Any, 
     p.info.pop("cascade", None)
 
 
-def _cascade_payloads(k: Any, casc: tuple[Any, Any]) -> list[np.ndarray]:
+def _cascade_payloads(k: Any, casc: tuple[Any, Any, int]) -> list[np.ndarray]:
     """The reference's extra arrays: what the putter wrote (to read), a fresh one to fill."""
     out = []
-    get, put = casc
+    get, put, _ = casc
     if k.cascade_in is not None:
         out.append(get.payloads.popleft() if get is not None else
                    np.zeros(k.cascade_in.shape, np.dtype(k.cascade_in.dt.numpy)))
