@@ -638,14 +638,8 @@ accum<typename detail::default_acc<T>::type, L> accumulate(const vector<CT, CN> 
                                                            unsigned start,
                                                            const vector<T, L> &d0,
                                                            const Vs &...rest) {
-  accum<typename detail::default_acc<T>::type, L> out;
-  const vector<T, L> *data[] = {&d0, &rest...};
-  AIEDSL_COUNT(VMAC, 1 + sizeof...(rest));
-  AIEDSL_COUNT(MACS, L * (1 + sizeof...(rest)));
-  for (unsigned k = 0; k < 1 + sizeof...(rest); ++k)
-    for (unsigned l = 0; l < L; ++l)
-      out.v[l] += detail::wide_t<CT>(coeff.v[start + k]) * detail::wide_t<T>(data[k]->v[l]);
-  return out;
+  return accumulate<L>(accum<typename detail::default_acc<T>::type, L>{}, coeff, start, d0,
+                       rest...);
 }
 
 template <typename T, unsigned N> T reduce_min(const vector<T, N> &a) {
@@ -895,21 +889,19 @@ vector<T, N> shuffle_down_rotate(const vector<T, N> &v, unsigned n) {
 
 // 2^x and tanh(x) lane by lane (AIE2P has them in hardware), computed in float; exp2<R>(v)
 // returns lanes of R (the input's type by default), from a vector or an accumulator.
-template <typename R = void, typename V> auto exp2(const V &a) {
+template <typename R, typename V, typename F> auto aiedsl_float_lanes(const V &a, F f) {
   using T = std::remove_cv_t<std::remove_reference_t<decltype(a.v[0])>>;
   using Out = std::conditional_t<std::is_void_v<R>, T, R>;
   vector<Out, V::size()> out;
   AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < V::size(); ++i) out.v[i] = Out(std::exp2(float(a.v[i])));
+  for (unsigned i = 0; i < V::size(); ++i) out.v[i] = Out(f(float(a.v[i])));
   return out;
 }
+template <typename R = void, typename V> auto exp2(const V &a) {
+  return aiedsl_float_lanes<R>(a, [](float x) { return std::exp2(x); });
+}
 template <typename R = void, typename V> auto tanh(const V &a) {
-  using T = std::remove_cv_t<std::remove_reference_t<decltype(a.v[0])>>;
-  using Out = std::conditional_t<std::is_void_v<R>, T, R>;
-  vector<Out, V::size()> out;
-  AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < V::size(); ++i) out.v[i] = Out(std::tanh(float(a.v[i])));
-  return out;
+  return aiedsl_float_lanes<R>(a, [](float x) { return std::tanh(x); });
 }
 
 } // namespace aie
