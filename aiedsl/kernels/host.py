@@ -50,7 +50,7 @@ def compile_host(kt: KernelText, loc: Loc | None = None) -> Path:
     if cxx is None:
         raise DesignError("host kernel build", "no host C++ compiler (g++) on PATH", loc=loc,
                           fix="install g++ (or set CXX) to test kernels on the host")
-    header = (HOST_INCLUDE / "aie_api" / "aie.hpp").read_text()
+    header = "".join(p.read_text() for p in sorted((HOST_INCLUDE / "aie_api").glob("*.hpp")))
     key = hashlib.sha256((kt.text + header + " ".join(CXX_FLAGS) + cxx).encode()).hexdigest()[:24]
     out = cache_dir("host-kernels") / f"{key}.so"
     if out.is_file():

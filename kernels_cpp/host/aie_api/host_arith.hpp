@@ -1,0 +1,134 @@
+// host_arith.hpp -- part of aiedsl's host AIE API header: arithmetic beyond add/sub/mul.
+// Include aie.hpp, not this file.
+
+#ifndef AIEDSL_HOST_HOST_ARITH_HPP
+#define AIEDSL_HOST_HOST_ARITH_HPP
+
+namespace aie {
+
+// ---- arithmetic beyond add/sub/mul ---------------------------------------------------------
+template <typename T, unsigned N> vector<T, N> abs(const vector<T, N> &a) {
+  vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
+  for (unsigned i = 0; i < N; ++i) {
+    auto x = detail::wide_t<T>(a.v[i]);
+    out.v[i] = detail::narrow<T>(x < 0 ? -x : x, 0);
+  }
+  return out;
+}
+template <typename T, unsigned N> vector<T, N> neg(const vector<T, N> &a) {
+  vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
+  for (unsigned i = 0; i < N; ++i) out.v[i] = detail::narrow<T>(-detail::wide_t<T>(a.v[i]), 0);
+  return out;
+}
+// Vector-scalar forms of add/sub/max/min (the scalar broadcast to every lane).
+#define AIEDSL_HOST_SCALAR_FORM(NAME)                                                        \
+  template <typename T, unsigned N, typename S,                                              \
+            typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>> \
+  vector<T, N> NAME(const vector<T, N> &a, S b) { return NAME(a, broadcast<T, N>(T(b))); }
+AIEDSL_HOST_SCALAR_FORM(add)
+AIEDSL_HOST_SCALAR_FORM(sub)
+AIEDSL_HOST_SCALAR_FORM(max)
+AIEDSL_HOST_SCALAR_FORM(min)
+#undef AIEDSL_HOST_SCALAR_FORM
+#define AIEDSL_HOST_SCALAR_FIRST(NAME)                                                       \
+  template <typename T, unsigned N, typename S,                                              \
+            typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>> \
+  vector<T, N> NAME(S a, const vector<T, N> &b) { return NAME(broadcast<T, N>(T(a)), b); }
+AIEDSL_HOST_SCALAR_FIRST(add)
+AIEDSL_HOST_SCALAR_FIRST(sub)
+AIEDSL_HOST_SCALAR_FIRST(max)
+AIEDSL_HOST_SCALAR_FIRST(min)
+#undef AIEDSL_HOST_SCALAR_FIRST
+
+// accumulate<L>(coeff, start, d0, d1, ...): lane l is the sum over k of coeff[start + k] *
+// dk[l] (a weighted sum of vectors), in the accumulator for their products.
+template <unsigned L, typename Acc, typename CT, unsigned CN, typename T, typename... Vs>
+accum<Acc, L> accumulate(const accum<Acc, L> &acc, const vector<CT, CN> &coeff, unsigned start,
+                         const vector<T, L> &d0, const Vs &...rest) {
+  accum<Acc, L> out = acc;
+  const vector<T, L> *data[] = {&d0, &rest...};
+  AIEDSL_COUNT(VMAC, 1 + sizeof...(rest));
+  AIEDSL_COUNT(MACS, L * (1 + sizeof...(rest)));
+  for (unsigned k = 0; k < 1 + sizeof...(rest); ++k)
+    for (unsigned l = 0; l < L; ++l)
+      out.v[l] += detail::wide_t<CT>(coeff.v[start + k]) * detail::wide_t<T>(data[k]->v[l]);
+  return out;
+}
+template <unsigned L, typename CT, unsigned CN, typename T, typename... Vs>
+accum<typename detail::default_acc<T>::type, L> accumulate(const vector<CT, CN> &coeff,
+                                                           unsigned start,
+                                                           const vector<T, L> &d0,
+                                                           const Vs &...rest) {
+  return accumulate<L>(accum<typename detail::default_acc<T>::type, L>{}, coeff, start, d0,
+                       rest...);
+}
+
+template <typename T, unsigned N> T reduce_min(const vector<T, N> &a) {
+  AIEDSL_COUNT(VALU, aiedsl_log2<N>());
+  T m = a.v[0];
+  for (unsigned i = 1; i < N; ++i)
+    if (detail::wide_t<T>(a.v[i]) < detail::wide_t<T>(m)) m = a.v[i];
+  return m;
+}
+
+// acc + a * b (mac), acc - a * b (msc), -(a * b) (negmul), a * a (mul_square).
+template <typename Acc, typename T, unsigned N>
+accum<Acc, N> mac(const accum<Acc, N> &acc, const vector<T, N> &a, const vector<T, N> &b) {
+  accum<Acc, N> out = acc;
+  AIEDSL_COUNT(VMAC, 1);
+  AIEDSL_COUNT(MACS, N);
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] += detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
+  return out;
+}
+template <typename Acc, typename T, unsigned N, typename S,
+          typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>>
+accum<Acc, N> mac(const accum<Acc, N> &acc, const vector<T, N> &a, S b) {
+  return mac(acc, a, broadcast<T, N>(T(b)));
+}
+template <typename Acc, typename T, unsigned N>
+accum<Acc, N> msc(const accum<Acc, N> &acc, const vector<T, N> &a, const vector<T, N> &b) {
+  accum<Acc, N> out = acc;
+  AIEDSL_COUNT(VMAC, 1);
+  AIEDSL_COUNT(MACS, N);
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] -= detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
+  return out;
+}
+template <typename T, unsigned N>
+accum<typename detail::default_acc<T>::type, N> negmul(const vector<T, N> &a,
+                                                       const vector<T, N> &b) {
+  accum<typename detail::default_acc<T>::type, N> out;
+  AIEDSL_COUNT(VMAC, 1);
+  AIEDSL_COUNT(MACS, N);
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] = -(detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]));
+  return out;
+}
+template <typename T, unsigned N>
+accum<typename detail::default_acc<T>::type, N> mul_square(const vector<T, N> &a) {
+  return mul(a, a);
+}
+
+// 1/x and 1/sqrt(x), lane by lane, computed in float and stored as T (bf16 rounds to nearest
+// even); the hardware's results may differ in the last place.
+template <typename T, unsigned N> vector<T, N> inv(const vector<T, N> &a) {
+  vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
+  for (unsigned i = 0; i < N; ++i) out.v[i] = T(1.0f / float(a.v[i]));
+  return out;
+}
+template <typename T> T inv(T x) { return T(1.0f / float(x)); }
+template <typename T, unsigned N> vector<T, N> invsqrt(const vector<T, N> &a) {
+  vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
+  for (unsigned i = 0; i < N; ++i) out.v[i] = T(1.0f / std::sqrt(float(a.v[i])));
+  return out;
+}
+template <typename T> T invsqrt(T x) { return T(1.0f / std::sqrt(float(x))); }
+
+} // namespace aie
+
+#endif // AIEDSL_HOST_HOST_ARITH_HPP

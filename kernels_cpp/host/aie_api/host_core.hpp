@@ -1,0 +1,283 @@
+// host_core.hpp -- part of aiedsl's host AIE API header: modes, vector, accum, loads
+// and stores, basic arithmetic, mmul.
+// Include aie.hpp, not this file.
+
+#ifndef AIEDSL_HOST_HOST_CORE_HPP
+#define AIEDSL_HOST_HOST_CORE_HPP
+
+namespace aie {
+
+// The tile's rounding and saturation modes (the crRnd / crSat control registers).
+enum class rounding_mode : unsigned {
+  floor, ceil, symmetric_floor, symmetric_ceil, positive_inf, negative_inf, symmetric_inf,
+  symmetric_zero, conv_even, conv_odd
+};
+enum class saturation_mode : unsigned { none, truncate, saturate, symmetric };
+
+namespace detail {
+inline rounding_mode g_rounding = rounding_mode::floor;     // reset values
+inline saturation_mode g_saturation = saturation_mode::none;
+
+// x / 2^shift, rounded by the current mode (exact integer arithmetic).
+inline int64_t round_shift(int64_t x, int shift) {
+  if (shift <= 0) return x;
+  const int64_t q = x >> shift;                 // floor
+  const int64_t rem = x - (q << shift);         // 0 <= rem < 2^shift
+  if (rem == 0) return q;
+  const int64_t half = int64_t(1) << (shift - 1);
+  const bool neg = x < 0;
+  switch (g_rounding) {
+  case rounding_mode::floor: return q;
+  case rounding_mode::ceil: return q + 1;
+  case rounding_mode::symmetric_floor: return neg ? q + 1 : q;   // toward zero
+  case rounding_mode::symmetric_ceil: return neg ? q : q + 1;    // away from zero
+  default: break;
+  }
+  if (rem != half) return rem > half ? q + 1 : q;                // to nearest
+  switch (g_rounding) {                                          // a tie
+  case rounding_mode::positive_inf: return q + 1;
+  case rounding_mode::negative_inf: return q;
+  case rounding_mode::symmetric_inf: return neg ? q : q + 1;
+  case rounding_mode::symmetric_zero: return neg ? q + 1 : q;
+  case rounding_mode::conv_even: return (q & 1) ? q + 1 : q;
+  default: return (q & 1) ? q : q + 1;                           // conv_odd
+  }
+}
+} // namespace detail
+
+inline void set_rounding(rounding_mode m) { detail::g_rounding = m; }
+inline rounding_mode get_rounding() { return detail::g_rounding; }
+inline void set_saturation(saturation_mode m) { detail::g_saturation = m; }
+inline saturation_mode get_saturation() { return detail::g_saturation; }
+
+namespace detail {
+template <typename Acc, typename T> struct acc_storage;
+template <typename T> struct acc_storage<acc32, T> { using type = int64_t; };
+template <typename T> struct acc_storage<acc64, T> { using type = int64_t; };
+template <typename T> struct acc_storage<accfloat, T> { using type = float; };
+template <typename T> struct acc_storage<accauto, T> {
+  using type = std::conditional_t<std::is_integral_v<T>, int64_t, float>;
+};
+// The accumulator AIE2 picks for products of T.
+template <typename T> struct default_acc {
+  using type = std::conditional_t<std::is_integral_v<T>,
+                                  std::conditional_t<(sizeof(T) >= 4), acc64, acc32>, accfloat>;
+};
+template <typename T> using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, float>;
+
+template <typename T, typename S> T narrow(S x, int shift) {
+  if constexpr (std::is_integral_v<T>) {
+    int64_t v = round_shift(int64_t(x), shift);
+    const int64_t hi = int64_t(std::numeric_limits<T>::max());
+    const int64_t lo = int64_t(std::numeric_limits<T>::min());
+    if (g_saturation == saturation_mode::saturate)
+      v = v > hi ? hi : (v < lo ? lo : v);
+    else if (g_saturation == saturation_mode::symmetric)
+      v = v > hi ? hi : (v < (std::is_signed_v<T> ? -hi : 0) ? (std::is_signed_v<T> ? -hi : 0)
+                                                                : v);
+    return T(typename std::make_unsigned<T>::type(v));     // none: keep the low bits
+  } else {
+    return T(float(x));                                    // bfloat16 rounds to nearest even
+  }
+}
+} // namespace detail
+
+struct vector_ldst_align {};
+// Bytes a vector declared in memory is aligned to (alignas(aie::vector_decl_align)).
+inline constexpr std::size_t vector_decl_align = 32;
+
+template <typename T> inline constexpr bool is_acc_tag_v =
+    std::is_same_v<T, acc32> || std::is_same_v<T, acc64> || std::is_same_v<T, accfloat>;
+
+// A vector's lanes default to a native 512-bit register (aie::vector<bfloat16> has 32).
+template <typename T, unsigned N = 64 / sizeof(T)> struct vector {
+  std::array<T, N> v{};
+  vector() = default;
+  // vector<T, N>(x0, x1, ...): the first lanes given, the rest zero.
+  template <typename... Ts, typename = std::enable_if_t<(sizeof...(Ts) >= 2 && sizeof...(Ts) <= N)>>
+  vector(Ts... xs) : v{T(xs)...} {}
+  static constexpr unsigned size() { return N; }
+  // The idx-th M-lane part; that part replaced; the vector widened to M lanes (zeros above).
+  template <unsigned M> vector<T, M> extract(unsigned idx) const {
+    static_assert(N % M == 0, "extract: M must divide the vector");
+    vector<T, M> out;
+    for (unsigned i = 0; i < M; ++i) out.v[i] = v[idx * M + i];
+    return out;
+  }
+  template <unsigned M> vector &insert(unsigned idx, const vector<T, M> &part) {
+    for (unsigned i = 0; i < M; ++i) v[idx * M + i] = part.v[i];
+    return *this;
+  }
+  template <unsigned M> vector<T, M> grow(unsigned idx = 0) const {
+    vector<T, M> out;
+    for (unsigned i = 0; i < N; ++i) out.v[idx * N + i] = v[i];
+    return out;
+  }
+  T &operator[](unsigned i) { return v[i]; }
+  const T &operator[](unsigned i) const { return v[i]; }
+  T get(unsigned i) const { return v[i]; }
+  void set(T x, unsigned i) { v[i] = x; }
+};
+
+template <typename Acc, unsigned N> struct accum {
+  using storage = typename detail::acc_storage<Acc, float>::type;
+  std::array<storage, N> v{};
+  accum() = default;
+  // The native 512-bit word (accfloat x 16 only: the cascade's word).
+  template <typename W, typename = std::enable_if_t<std::is_same_v<W, v16accfloat> &&
+                                                    std::is_same_v<Acc, accfloat> && N == 16>>
+  accum(const W &w) {
+    for (unsigned i = 0; i < N; ++i) v[i] = w.e[i];
+  }
+  v16accfloat to_native() const {
+    static_assert(std::is_same_v<Acc, accfloat> && N == 16, "to_native: accfloat x 16 only");
+    v16accfloat w;
+    for (unsigned i = 0; i < N; ++i) w.e[i] = v[i];
+    return w;
+  }
+  operator v16accfloat() const { return to_native(); }
+  template <typename T> accum &operator=(const vector<T, N> &x) {
+    from_vector(x);
+    return *this;
+  }
+  // An accumulator stored as a vector narrows by the modes, as to_vector<T>() does.
+  template <typename T> operator vector<T, N>() const { return to_vector<T>(); }
+  static constexpr unsigned size() { return N; }
+  template <typename T> vector<T, N> to_vector(int shift = 0) const {
+    vector<T, N> out;
+    for (unsigned i = 0; i < N; ++i) out.v[i] = detail::narrow<T>(v[i], shift);
+    return out;
+  }
+  template <typename T> void from_vector(const vector<T, N> &x, int shift = 0) {
+    for (unsigned i = 0; i < N; ++i) v[i] = storage(detail::wide_t<T>(x.v[i])) * (1 << shift);
+  }
+};
+
+template <unsigned N = 0, typename T> vector<T, N ? N : 64 / sizeof(T)> load_v(const T *p) {
+  constexpr unsigned L = N ? N : 64 / sizeof(T);
+  vector<T, L> out;
+  std::memcpy(out.v.data(), p, sizeof(T) * L);
+  AIEDSL_COUNT(LOAD_BYTES, sizeof(T) * L);
+  return out;
+}
+
+template <typename T, unsigned N> void store_v(T *p, const vector<T, N> &x) {
+  std::memcpy(p, x.v.data(), sizeof(T) * N);
+  AIEDSL_COUNT(STORE_BYTES, sizeof(T) * N);
+}
+
+// zeros<T, N>(): a vector of T, or an accumulator when T is an accumulator tag (acc32, ...).
+template <typename T, unsigned N>
+std::conditional_t<is_acc_tag_v<T>, accum<T, N>, vector<T, N>> zeros() { return {}; }
+
+template <typename T, unsigned N = 64 / sizeof(T)> vector<T, N> broadcast(T x) {
+  vector<T, N> out;
+  out.v.fill(x);
+  return out;
+}
+
+#define AIEDSL_HOST_LANEWISE(NAME, EXPR)                                                     \
+  template <typename T, unsigned N>                                                          \
+  vector<T, N> NAME(const vector<T, N> &a, const vector<T, N> &b) {                          \
+    vector<T, N> out;                                                                        \
+    AIEDSL_COUNT(VALU, 1);                                                                   \
+    for (unsigned i = 0; i < N; ++i) {                                                       \
+      auto x = detail::wide_t<T>(a.v[i]), y = detail::wide_t<T>(b.v[i]);                     \
+      out.v[i] = detail::narrow<T>(EXPR, 0);                                                 \
+    }                                                                                        \
+    return out;                                                                              \
+  }
+AIEDSL_HOST_LANEWISE(add, x + y)
+AIEDSL_HOST_LANEWISE(sub, x - y)
+AIEDSL_HOST_LANEWISE(max, (x > y ? x : y))
+AIEDSL_HOST_LANEWISE(min, (x < y ? x : y))
+#undef AIEDSL_HOST_LANEWISE
+
+template <typename T, unsigned N>
+accum<typename detail::default_acc<T>::type, N> mul(const vector<T, N> &a, const vector<T, N> &b) {
+  accum<typename detail::default_acc<T>::type, N> out;
+  AIEDSL_COUNT(VMAC, 1);
+  AIEDSL_COUNT(MACS, N);
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] = detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
+  return out;
+}
+
+template <typename T, unsigned N, typename S,
+          typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>>
+accum<typename detail::default_acc<T>::type, N> mul(const vector<T, N> &a, S s) {
+  accum<typename detail::default_acc<T>::type, N> out;
+  AIEDSL_COUNT(VMAC, 1);
+  AIEDSL_COUNT(MACS, N);
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] = detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(T(s));
+  return out;
+}
+
+// A reduction takes log2(N) vector steps (halving the lanes each time).
+template <unsigned N> constexpr unsigned aiedsl_log2(unsigned n = N) {
+  return n <= 1 ? 0 : 1 + aiedsl_log2<N>(n / 2);
+}
+template <typename T, unsigned N> T reduce_add(const vector<T, N> &a) {
+  AIEDSL_COUNT(VALU, aiedsl_log2<N>());
+  detail::wide_t<T> s = 0;
+  for (unsigned i = 0; i < N; ++i) s += detail::wide_t<T>(a.v[i]);
+  return detail::narrow<T>(s, 0);
+}
+
+template <typename T, unsigned N> T reduce_max(const vector<T, N> &a) {
+  AIEDSL_COUNT(VALU, aiedsl_log2<N>());
+  T m = a.v[0];
+  for (unsigned i = 1; i < N; ++i)
+    if (detail::wide_t<T>(a.v[i]) > detail::wide_t<T>(m)) m = a.v[i];
+  return m;
+}
+
+template <unsigned M, unsigned K, unsigned N, typename TA, typename TB, typename Acc = accauto>
+struct mmul {
+  static constexpr unsigned size_A = M * K;
+  static constexpr unsigned size_B = K * N;
+  static constexpr unsigned size_C = M * N;
+  using storage = typename detail::acc_storage<Acc, TA>::type;
+  std::array<storage, size_C> c{};
+
+  using accum_type = accum<typename detail::default_acc<TA>::type, size_C>;
+  mmul() = default;
+  mmul(const accum_type &acc) {
+    for (unsigned i = 0; i < size_C; ++i) c[i] = storage(acc.v[i]);
+  }
+  accum_type to_accum() const {
+    accum_type out;
+    for (unsigned i = 0; i < size_C; ++i) out.v[i] = typename accum_type::storage(c[i]);
+    return out;
+  }
+  template <typename T> mmul(const vector<T, size_C> &init, int shift = 0) {
+    for (unsigned i = 0; i < size_C; ++i)
+      c[i] = storage(detail::wide_t<T>(init.v[i])) * (1 << shift);
+  }
+  void mac(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
+    AIEDSL_COUNT(VMAC, 1);
+    AIEDSL_COUNT(MACS, M * K * N);
+    for (unsigned i = 0; i < M; ++i)
+      for (unsigned j = 0; j < N; ++j) {
+        storage s = c[i * N + j];
+        for (unsigned k = 0; k < K; ++k)
+          s += storage(detail::wide_t<TA>(a.v[i * K + k])) *
+               storage(detail::wide_t<TB>(b.v[k * N + j]));
+        c[i * N + j] = s;
+      }
+  }
+  void mul(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
+    c.fill(storage(0));
+    mac(a, b);
+  }
+  template <typename T> vector<T, size_C> to_vector(int shift = 0) const {
+    vector<T, size_C> out;
+    for (unsigned i = 0; i < size_C; ++i) out.v[i] = detail::narrow<T>(c[i], shift);
+    return out;
+  }
+};
+
+} // namespace aie
+
+#endif // AIEDSL_HOST_HOST_CORE_HPP

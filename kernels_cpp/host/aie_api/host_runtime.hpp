@@ -1,0 +1,68 @@
+// host_runtime.hpp -- part of aiedsl's host AIE API header: cascade buffers, operation
+// counters and their C entry points.
+// Include aie.hpp, not this file.
+
+#ifndef AIEDSL_HOST_HOST_RUNTIME_HPP
+#define AIEDSL_HOST_HOST_RUNTIME_HPP
+
+namespace aiedsl_host {
+inline const float *cascade_in = nullptr;
+inline float *cascade_out = nullptr;
+inline unsigned cascade_in_words = 0, cascade_out_words = 0, cascade_in_pos = 0,
+                cascade_out_pos = 0, cascade_errors = 0;
+} // namespace aiedsl_host
+
+// What `aiedsl kernel profile` counts: vector multiply-type ops (VMAC), other vector ALU ops
+// (VALU), lane movement (SHUFFLE), bytes loaded and stored by vector loads and stores, and the
+// multiply-accumulates those ops perform (MACS). Scalar code is not counted.
+namespace aiedsl_host {
+enum unit : unsigned { VMAC, VALU, SHUFFLE, LOAD_BYTES, STORE_BYTES, MACS, UNITS };
+inline uint64_t counts[UNITS] = {};
+} // namespace aiedsl_host
+#define AIEDSL_COUNT(unit, n) (aiedsl_host::counts[aiedsl_host::unit] += uint64_t(n))
+
+extern "C" {
+// The counts since the last reset, in aiedsl_host::unit order.
+__attribute__((visibility("default"))) void aiedsl_profile(uint64_t *out, int reset) {
+  for (unsigned i = 0; i < aiedsl_host::UNITS; ++i) {
+    out[i] = aiedsl_host::counts[i];
+    if (reset) aiedsl_host::counts[i] = 0;
+  }
+}
+// Hand a call its cascade: the words it will get and the room for the words it will put.
+__attribute__((visibility("default"))) void aiedsl_cascade(const float *in, unsigned in_words,
+                                                           float *out, unsigned out_words) {
+  using namespace aiedsl_host;
+  cascade_in = in, cascade_in_words = in_words, cascade_in_pos = 0;
+  cascade_out = out, cascade_out_words = out_words, cascade_out_pos = 0;
+  cascade_errors = 0;
+}
+// Words read past what was handed in or put past the room, plus words of room left unwritten.
+__attribute__((visibility("default"))) unsigned aiedsl_cascade_error() {
+  using namespace aiedsl_host;
+  return cascade_errors + (cascade_out_words - cascade_out_pos) +
+         (cascade_in_words - cascade_in_pos);
+}
+}
+
+inline v16accfloat get_scd_v16accfloat() {
+  using namespace aiedsl_host;
+  v16accfloat w{};
+  if (cascade_in && cascade_in_pos < cascade_in_words)
+    std::memcpy(w.e, cascade_in + 16 * cascade_in_pos, sizeof w.e);
+  else
+    ++cascade_errors; // the hardware would stall here: nothing more comes down the cascade
+  ++cascade_in_pos;
+  return w;
+}
+
+inline void put_mcd(const v16accfloat &w) {
+  using namespace aiedsl_host;
+  if (cascade_out && cascade_out_pos < cascade_out_words)
+    std::memcpy(cascade_out + 16 * cascade_out_pos, w.e, sizeof w.e);
+  else
+    ++cascade_errors; // the hardware would stall: nobody takes more words
+  ++cascade_out_pos;
+}
+
+#endif // AIEDSL_HOST_HOST_RUNTIME_HPP

@@ -1,0 +1,73 @@
+// host_scalars.hpp -- part of aiedsl's host AIE API header: portability, bfloat16,
+// accumulator tags, the cascade word.
+// Include aie.hpp, not this file.
+
+#ifndef AIEDSL_HOST_HOST_SCALARS_HPP
+#define AIEDSL_HOST_HOST_SCALARS_HPP
+
+#define AIEDSL_HOST_AIE_API 1
+// What the AIE compilers accept and a host C++ compiler does not: C's `restrict`, the core's
+// scalar type names, and the trace-event intrinsics (no-ops here: there is no trace unit).
+#ifndef restrict
+#define restrict __restrict
+#endif
+typedef int8_t int8;
+typedef uint8_t uint8;
+typedef int16_t int16;
+typedef uint16_t uint16;
+typedef int32_t int32;
+typedef uint32_t uint32;
+typedef int64_t int64;
+typedef uint64_t uint64;
+inline void event0() {}
+inline void event1() {}
+// Chess's loop pragmas, spelled as statements by kernels written for it: nothing on the host.
+#define chess_prepare_for_pipelining
+#define chess_loop_range(...)
+#define chess_unroll_loop(...)
+#define chess_flatten_loop
+#ifndef AIE_PREPARE_FOR_PIPELINING
+#define AIE_PREPARE_FOR_PIPELINING
+#endif
+#ifndef AIE_LOOP_MIN_ITERATION_COUNT
+#define AIE_LOOP_MIN_ITERATION_COUNT(x)
+#endif
+
+struct bfloat16 {
+  uint16_t bits = 0;
+  bfloat16() = default;
+  bfloat16(float f) { // round to nearest, ties to even (NaN stays NaN)
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) {
+      bits = uint16_t((u >> 16) | 0x40);
+      return;
+    }
+    u += 0x7fffu + ((u >> 16) & 1u);
+    bits = uint16_t(u >> 16);
+  }
+  operator float() const {
+    uint32_t u = uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  // Arithmetic in float, the result rounded back to bf16 (as scalar bf16 code does on a core).
+  bfloat16 &operator+=(float x) { return *this = bfloat16(float(*this) + x); }
+  bfloat16 &operator-=(float x) { return *this = bfloat16(float(*this) - x); }
+  bfloat16 &operator*=(float x) { return *this = bfloat16(float(*this) * x); }
+  bfloat16 &operator/=(float x) { return *this = bfloat16(float(*this) / x); }
+};
+static_assert(sizeof(bfloat16) == 2, "bfloat16 is 16 bits");
+
+struct acc32 {};
+struct acc64 {};
+struct accfloat {};
+struct accauto {};
+
+// One 512-bit cascade word as accfloat: what get_scd_v16accfloat / put_mcd move.
+struct v16accfloat {
+  float e[16];
+};
+
+#endif // AIEDSL_HOST_HOST_SCALARS_HPP
