@@ -17,7 +17,7 @@ DesignFile = Callable[..., Path]
 DESIGN = '''
 import numpy as np
 from aiedsl import Tensor, bf16, design, fifo, herd, loop, runtime
-from aiedsl.kernels import layer_norm, rms_norm, sub, vector_scalar
+from aiedsl.kernels import exp_bf16, gelu, layer_norm, rms_norm, silu, softmax, sub, vector_scalar
 
 K = {factory}
 
@@ -51,6 +51,10 @@ CASES = {
                "K.run_reference(x[s], out[s], 0.5)"),
     "rms_norm": ("rms_norm(4, 256)", "K(ta, tc)", "K.run_reference(x[s], out[s])"),
     "layer_norm": ("layer_norm(4, 256)", "K(ta, tc)", "K.run_reference(x[s], out[s])"),
+    "exp": ("exp_bf16(1024)", "K(ta, tc)", "K.run_reference(x[s], out[s])"),
+    "silu": ("silu(1024)", "K(ta, tc)", "K.run_reference(x[s], out[s])"),
+    "gelu": ("gelu(1024)", "K(ta, tc)", "K.run_reference(x[s], out[s])"),
+    "softmax": ("softmax(4, 256)", "K(ta, tc)", "K.run_reference(x[s], out[s])"),
 }
 
 
@@ -69,3 +73,31 @@ def test_norm_rows_must_be_whole_vectors() -> None:
     with pytest.raises(DesignError) as e:
         rms_norm(4, 20)
     assert str(e.value).splitlines()[1:3] == ["  limit: a multiple of 16", "  found: 20"]
+
+
+@pytest.mark.parametrize("kind", ["exp", "silu", "gelu", "softmax"])
+def test_activations_follow_the_functions_they_approximate(kind: str) -> None:
+    """The polynomial exp and what is built on it stay within 2^-7 of the exact functions
+    (bf16 keeps 8 bits)."""
+    import ml_dtypes
+    import numpy as np
+
+    from aiedsl.kernels.library import activation_ref
+
+    bf = np.dtype(ml_dtypes.bfloat16)
+    if kind == "softmax":
+        x = np.random.default_rng(0).uniform(-4, 4, (4, 256)).astype(np.float32).astype(bf)
+        xf = x.astype(np.float64)
+        true = np.exp(xf - xf.max(1, keepdims=True))
+        true /= true.sum(1, keepdims=True)
+        params = {"rows": 4, "cols": 256, "width": 16}
+    else:
+        x = np.linspace(-8, 8, 4096).astype(np.float32).astype(bf)
+        xf = x.astype(np.float64)
+        true = {"exp": np.exp(xf), "silu": xf / (1 + np.exp(-xf)),
+                "gelu": 0.5 * xf * (1 + np.tanh(0.7978845608 * (xf + 0.044715 * xf ** 3)))}[kind]
+        params = {}
+    out = np.zeros_like(x)
+    activation_ref(x, out, kind=kind, **params)
+    rel = np.abs(out.astype(np.float64) - true) / (np.abs(true) + 1e-3)
+    assert rel.max() < 2 ** -7

@@ -246,6 +246,105 @@ def norm_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, rows: int, cols: in
         out[...][r] = (centred.astype(np.float32) * scale).astype(src.dtype)
 
 
+_EXP_POLY = [np.float32(c) for c in (1.0, 0.693147181, 0.240226507, 0.0555041087,
+                                      0.00961812911, 0.00133335581)]
+
+
+def _exp_f32(x: np.ndarray) -> np.ndarray:
+    """e^x as activation.cc.j2 computes it, in float32 step by step: 2^y, y = x log2(e) clamped
+    to [-126, 127], 2^(y - floor(y)) by the degree-5 polynomial, 2^floor(y) exactly."""
+    f32 = np.float32
+    y = (x.astype(f32) * f32(1.44269504)).astype(f32)
+    y = np.minimum(np.maximum(y, f32(-126.0)), f32(127.0))
+    n = np.floor(y)
+    f = (y - n).astype(f32)
+    p = np.full_like(f, _EXP_POLY[5])
+    for k in range(4, -1, -1):
+        p = ((p * f).astype(f32) + _EXP_POLY[k]).astype(f32)
+    return (p * np.ldexp(f32(1), n.astype(np.int32)).astype(f32)).astype(f32)
+
+
+def activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: object) -> None:
+    """exp, SiLU, GELU (tanh form) or row-wise softmax of bf16 values as activation.cc.j2
+    computes them: f32 step by step, each result rounded to bf16."""
+    f32 = np.float32
+    x = src.astype(f32)
+    one = f32(1)
+    if kind == "exp":
+        y = _exp_f32(x)
+    elif kind == "silu":
+        e = _exp_f32((f32(0) - x).astype(f32))
+        y = (x * (one / (e + one).astype(f32)).astype(f32)).astype(f32)
+    elif kind == "gelu":
+        x3 = ((x * x).astype(f32) * x).astype(f32)
+        z = ((x + (x3 * f32(0.044715)).astype(f32)).astype(f32) * f32(1.59576912)).astype(f32)
+        inv = (one / (_exp_f32(z) + one).astype(f32)).astype(f32)
+        t = (one - (f32(2) * inv).astype(f32)).astype(f32)
+        y = ((x * f32(0.5)).astype(f32) * (t + one).astype(f32)).astype(f32)
+    else:
+        rows, cols, width = int(params["rows"]), int(params["cols"]), int(params["width"])
+        xr = x.reshape(rows, cols)
+        y = np.empty_like(xr)
+        for r in range(rows):
+            e = _exp_f32((xr[r] - xr[r].max()).astype(f32))
+            lanes = e.reshape(-1, width)
+            acc = np.zeros(width, f32)
+            for chunk in lanes:
+                acc = (acc + chunk).astype(f32)
+            total = f32(0)
+            for v in acc:
+                total = f32(total + v)
+            y[r] = (e * (one / total)).astype(f32)
+    dst[...] = y.reshape(dst.shape).astype(dst.dtype)
+
+
+def _activation(kind: str, shape: tuple[int, ...]) -> Kernel:
+    loc = caller_loc()
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in shape):
+        raise DesignError("kernel", f"{kind} of shape {shape!r}", loc=loc,
+                          limit="positive ints", found=repr(shape), fix="give the tile's size")
+    width = 16
+    if shape[-1] % width:
+        raise DesignError("kernel", f"{kind} of {shape[-1]} elements per row", loc=loc,
+                          limit=f"a multiple of {width}", found=str(shape[-1]),
+                          fix=f"use a multiple of {width} elements")
+    t = TensorType(shape=shape, dtype="bf16")
+    steps = {"exp": 16, "silu": 20, "gelu": 30, "softmax": 40}[kind]
+    name = "x".join(str(v) for v in shape)
+    entry = (f"softmax_bf16<{shape[0]}, {shape[1]}>" if kind == "softmax"
+             else f"{kind}_bf16<{shape[0]}>")
+    params: dict[str, int | str] = {"kind": kind, "width": width, "steps": steps}
+    if kind == "softmax":
+        params |= {"rows": shape[0], "cols": shape[1]}
+    return declare(
+        f"{kind}_bf16_{name}", source="activation.cc.j2", source_kind="template", entry=entry,
+        args=[buffer("src", t), buffer("dst", t, "out")], reference=activation_ref,
+        cycles=t.numel // width * steps + 14, ops=t.numel * steps,
+        cost=f"n/{width} x {steps} + 14: about {steps} f32 vector ops per {width} lanes "
+        "(polynomial exp) plus call overhead (aiedsl/kernels/templates/activation.cc.j2; an "
+        "estimate)", params=params)
+
+
+def exp_bf16(n: int) -> Kernel:
+    """``e^x`` of ``n`` bf16 values (f32 inside, a polynomial exp): ``exp_bf16_1024``."""
+    return _activation("exp", (n,))
+
+
+def silu(n: int) -> Kernel:
+    """SiLU ``x / (1 + e^-x)`` of ``n`` bf16 values: ``silu_bf16_1024``."""
+    return _activation("silu", (n,))
+
+
+def gelu(n: int) -> Kernel:
+    """GELU (tanh form) of ``n`` bf16 values: ``gelu_bf16_1024``."""
+    return _activation("gelu", (n,))
+
+
+def softmax(rows: int, cols: int) -> Kernel:
+    """Softmax of each row of a bf16 ``rows x cols`` tile: ``softmax_bf16_4x256``."""
+    return _activation("softmax", (rows, cols))
+
+
 def _norm(kind: str, rows: int, cols: int) -> Kernel:
     loc = caller_loc()
     for what, v in (("rows", rows), ("cols", cols)):
@@ -378,6 +477,8 @@ def samples() -> list[Kernel]:
         out += [vector_scalar(op, T(shape=(n,), dtype=dt)) for op in ("add", "mul")
                 for n in sizes[:1]]
     out += [rms_norm(r, c) for r, c in ((1, 16), (4, 256))]
+    out += [f(n) for f in (exp_bf16, silu, gelu) for n in (16, 1024)]
+    out += [softmax(r, c) for r, c in ((1, 16), (4, 256))]
     out += [layer_norm(r, c) for r, c in ((1, 32), (4, 256))]
     for dt, sizes in (("bf16", (32, 1024)), ("i8", (64,)), ("i16", (32, 512)), ("i32", (16,))):
         out += [relu(T(shape=(n,), dtype=dt)) for n in sizes]

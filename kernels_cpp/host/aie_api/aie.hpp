@@ -25,6 +25,8 @@
 //               aie::mac, aie::msc, aie::negmul, aie::abs, aie::neg, aie::accumulate<L>,
 //               aie::bit_and/bit_or/bit_xor (vector or scalar), aie::bit_not,
 //               aie::lt/le/gt/ge/eq/neq (-> mask), aie::select(a, b, mask) (b where set),
+//               aie::to_fixed<TR>(v, shift) (floor), aie::to_float<TR>(v, shift),
+//               aie::upshift, aie::downshift, aie::vector_cast<T>,
 //               aie::reduce_add/reduce_max/reduce_min, aie::inv, aie::invsqrt, aie::exp2<R>,
 //               aie::tanh<R>, aie::filter_even/filter_odd(v, step), aie::interleave_zip/unzip(a,
 //               b, step), aie::concat, aie::extract<M>, aie::insert, aie::transpose(v, rows,

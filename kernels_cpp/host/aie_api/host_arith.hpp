@@ -129,6 +129,53 @@ template <typename T, unsigned N> vector<T, N> invsqrt(const vector<T, N> &a) {
 }
 template <typename T> T invsqrt(T x) { return T(1.0f / std::sqrt(float(x))); }
 
+// ---- conversions and shifts ------------------------------------------------------------------
+// to_fixed<TR>(v, shift): floor(v * 2^shift) as TR, saturated (AIE-ML's native float -> int32
+// conversion rounds by floor whatever the rounding mode, per the API's conversion table).
+template <typename TR = int32_t, unsigned N> vector<TR, N> to_fixed(const vector<float, N> &v,
+                                                                   int shift = 0) {
+  vector<TR, N> out;
+  AIEDSL_COUNT(VALU, 1);
+  const double lo = double(std::numeric_limits<TR>::min());
+  const double hi = double(std::numeric_limits<TR>::max());
+  for (unsigned i = 0; i < N; ++i) {
+    double x = std::floor(double(v.v[i]) * std::ldexp(1.0, shift));
+    out.v[i] = TR(x < lo ? lo : x > hi ? hi : x);
+  }
+  return out;
+}
+// to_float<TR>(v, shift): v / 2^shift as float.
+template <typename TR = float, typename T, unsigned N> vector<TR, N> to_float(const vector<T, N> &v,
+                                                                             int shift = 0) {
+  vector<TR, N> out;
+  AIEDSL_COUNT(VALU, 1);
+  for (unsigned i = 0; i < N; ++i) out.v[i] = TR(float(std::ldexp(double(v.v[i]), -shift)));
+  return out;
+}
+// Lanes shifted left (upshift) or right, arithmetically (downshift).
+template <typename T, unsigned N> vector<T, N> upshift(const vector<T, N> &v, unsigned shift) {
+  static_assert(std::is_integral_v<T>, "upshift takes integer vectors");
+  vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] = T(typename std::make_unsigned<T>::type(v.v[i]) << shift);
+  return out;
+}
+template <typename T, unsigned N> vector<T, N> downshift(const vector<T, N> &v, unsigned shift) {
+  static_assert(std::is_integral_v<T>, "downshift takes integer vectors");
+  vector<T, N> out;
+  AIEDSL_COUNT(VALU, 1);
+  for (unsigned i = 0; i < N; ++i) out.v[i] = T(v.v[i] >> shift);
+  return out;
+}
+// The same bits seen as another element type (lanes N * sizeof(T) / sizeof(D)).
+template <typename D, typename T, unsigned N>
+vector<D, N * sizeof(T) / sizeof(D)> vector_cast(const vector<T, N> &v) {
+  vector<D, N * sizeof(T) / sizeof(D)> out;
+  std::memcpy(out.v.data(), v.v.data(), sizeof(T) * N);
+  return out;
+}
+
 } // namespace aie
 
 #endif // AIEDSL_HOST_HOST_ARITH_HPP
