@@ -89,6 +89,13 @@ int main() {
   bfloat16 h(1.0f);
   h += 0.00390625f;  // 1 + 2^-8: a tie, rounds to even (1.0)
   std::printf("bf16_plus_eq: %.9g\n", double(float(h)));
+  aie::vector<float, 4> g(2.75f, -2.25f, 0.5f, -0.5f);
+  show("to_fixed_floor", aie::to_fixed<int32_t>(g, 0));
+  show("to_fixed_shift2", aie::to_fixed<int16_t>(g, 2));
+  show("to_float_shift1", aie::to_float<float>(aie::vector<int32_t, 4>(3, -3, 7, 0), 1));
+  show("upshift", aie::upshift(aie::vector<int32_t, 4>(1, -1, 3, 127), 20));
+  show("downshift", aie::downshift(aie::vector<int32_t, 4>(-8, 8, -1, 5), 2));
+  show("vector_cast", aie::vector_cast<float>(aie::vector<int32_t, 2>(0x3f800000, 0x40000000)));
   aie::mask<8> m = aie::lt(a, 0);
   std::printf("mask_bits: %u %u\n", m.to_uint32(), (~m).count());
   return 0;
@@ -170,3 +177,13 @@ def test_float_functions(lines: dict[str, list[float]]) -> None:
     assert lines["exp2"] == [1.0, 2.0, 0.5, 8.0]
     assert lines["exp2_bf16"] == [1.4140625, 2.0, 4.0, 1024.0]  # sqrt(2) rounded to bf16
     assert lines["bf16_plus_eq"] == [1.0]
+
+
+def test_conversions_and_shifts(lines: dict[str, list[float]]) -> None:
+    assert lines["to_fixed_floor"] == [2, -3, 0, -1]  # floor, as AIE-ML's conversion rounds
+    assert lines["to_fixed_shift2"] == [11, -9, 2, -2]
+    assert lines["to_float_shift1"] == [1.5, -1.5, 3.5, 0.0]
+    assert lines["upshift"] == [float(1 << 20), float(-(1 << 20)), float(3 << 20),
+                                float(127 << 20)]
+    assert lines["downshift"] == [-2, 2, -1, 1]  # arithmetic
+    assert lines["vector_cast"] == [1.0, 2.0]
