@@ -169,6 +169,14 @@ inline MMUL aiedsl_acc_from(const aie::vector<TO, MMUL::size_C> &v) {
     return MMUL(v);
 }
 
+template <bool RELU, typename TO, unsigned L>
+inline aie::vector<TO, L> aiedsl_relu(const aie::vector<TO, L> &v) {
+  if constexpr (RELU)
+    return aie::max(v, aie::zeros<TO, L>());
+  else
+    return v;
+}
+
 template <typename TO, int SHIFT, typename MMUL>
 inline aie::vector<TO, MMUL::size_C> aiedsl_acc_to(const MMUL &acc) {
   if constexpr (std::is_integral_v<TO> && SHIFT != 0)
@@ -181,8 +189,10 @@ inline aie::vector<TO, MMUL::size_C> aiedsl_acc_to(const MMUL &acc) {
 // bf16 -> f32 or bf16 (4x8x4 npu1, 4x8x8 npu2), int8 -> int32 or int8 (4x8x8 npu1, 8x8x8 npu2),
 // int16 -> int32 (4x4x4 npu1, 4x4x8 npu2). Blocks as described above with 4, 8, 4 replaced by
 // r, s, t; M % (2r) == 0, K % s == 0, N % (2t) == 0. SHIFT (int8 C only) scales C by 2^-SHIFT.
+// ZERO_C starts from zero instead of C (C = A * B, what a 1x1 convolution computes); RELU clamps
+// the narrowed result at zero (conv2d_1x1's activation).
 template <typename TI, typename TO, unsigned r, unsigned s, unsigned t, unsigned M, unsigned K,
-          unsigned N, int SHIFT = 0>
+          unsigned N, int SHIFT = 0, bool ZERO_C = false, bool RELU = false>
 void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restrict c) {
   static_assert(M > 0 && M % (2 * r) == 0, "M must be a positive multiple of 2r");
   static_assert(K > 0 && K % s == 0, "K must be a positive multiple of s");
@@ -219,11 +229,12 @@ void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restri
       TO *__restrict p_c10 = c_row1 + bn * MMUL::size_C;
       TO *__restrict p_c11 = c_row1 + (bn + 1) * MMUL::size_C;
 
-      // Start the four accumulators from the current C contents.
-      aie::vector<TO, MMUL::size_C> v_c00 = aie::load_v<MMUL::size_C>(p_c00);
-      aie::vector<TO, MMUL::size_C> v_c01 = aie::load_v<MMUL::size_C>(p_c01);
-      aie::vector<TO, MMUL::size_C> v_c10 = aie::load_v<MMUL::size_C>(p_c10);
-      aie::vector<TO, MMUL::size_C> v_c11 = aie::load_v<MMUL::size_C>(p_c11);
+      // Start the four accumulators from the current C contents (or from zero).
+      const aie::vector<TO, MMUL::size_C> zero_c = aie::zeros<TO, MMUL::size_C>();
+      aie::vector<TO, MMUL::size_C> v_c00 = ZERO_C ? zero_c : aie::load_v<MMUL::size_C>(p_c00);
+      aie::vector<TO, MMUL::size_C> v_c01 = ZERO_C ? zero_c : aie::load_v<MMUL::size_C>(p_c01);
+      aie::vector<TO, MMUL::size_C> v_c10 = ZERO_C ? zero_c : aie::load_v<MMUL::size_C>(p_c10);
+      aie::vector<TO, MMUL::size_C> v_c11 = ZERO_C ? zero_c : aie::load_v<MMUL::size_C>(p_c11);
       MMUL acc00 = aiedsl_acc_from<MMUL, TO, SHIFT>(v_c00);
       MMUL acc01 = aiedsl_acc_from<MMUL, TO, SHIFT>(v_c01);
       MMUL acc10 = aiedsl_acc_from<MMUL, TO, SHIFT>(v_c10);
@@ -256,10 +267,10 @@ void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restri
         acc11.mac(v_a1, v_b1);
       }
 
-      aie::store_v(p_c00, aiedsl_acc_to<TO, SHIFT>(acc00));
-      aie::store_v(p_c01, aiedsl_acc_to<TO, SHIFT>(acc01));
-      aie::store_v(p_c10, aiedsl_acc_to<TO, SHIFT>(acc10));
-      aie::store_v(p_c11, aiedsl_acc_to<TO, SHIFT>(acc11));
+      aie::store_v(p_c00, aiedsl_relu<RELU>(aiedsl_acc_to<TO, SHIFT>(acc00)));
+      aie::store_v(p_c01, aiedsl_relu<RELU>(aiedsl_acc_to<TO, SHIFT>(acc01)));
+      aie::store_v(p_c10, aiedsl_relu<RELU>(aiedsl_acc_to<TO, SHIFT>(acc10)));
+      aie::store_v(p_c11, aiedsl_relu<RELU>(aiedsl_acc_to<TO, SHIFT>(acc11)));
     }
   }
 

@@ -101,3 +101,53 @@ def test_activations_follow_the_functions_they_approximate(kind: str) -> None:
     activation_ref(x, out, kind=kind, **params)
     rel = np.abs(out.astype(np.float64) - true) / (np.abs(true) + 1e-3)
     assert rel.max() < 2 ** -7
+
+
+CONV = """
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i8, loop, runtime
+from aiedsl.kernels import conv2d_1x1
+
+K = conv2d_1x1(32, 64, 64, shift=6)
+
+@design(device="npu1_1col")
+def d(x: Tensor[4, 32, 64, i8], w: Tensor[64, 64, i8], out: Tensor[4, 32, 64, i8]):
+    a = fifo(Tensor[32, 64, i8], name="a")
+    b = fifo(Tensor[64, 64, i8], name="b", depth=1)
+    c = fifo(Tensor[32, 64, i8], name="c")
+
+    @herd()
+    def core():
+        with b.consume() as tw:
+            for _ in loop(4):
+                with a.consume() as ta, c.produce() as tc:
+                    K(ta, tw, tc)
+
+    with runtime() as rt:
+        rt.fill(b, w)
+        rt.fill(a, x)
+        rt.drain(c, out)
+
+@d.reference
+def reference(x, w):
+    # the host hands the row and the weights already in the mmul's blocks
+    out = np.zeros_like(x)
+    for i in range(4):
+        K.run_reference(x[i], w, out[i])
+    return out
+"""
+
+
+@pytest.mark.parametrize("kernels", ["reference", "native"])
+def test_conv2d_1x1_in_a_design(design_file: DesignFile, kernels: str) -> None:
+    result = simulate(load_design(design_file(CONV)), kernels=kernels)
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_conv2d_1x1_needs_whole_mmul_blocks() -> None:
+    from aiedsl.kernels import conv2d_1x1
+
+    with pytest.raises(DesignError) as e:
+        conv2d_1x1(12, 64, 64, device="npu1")
+    assert str(e.value).splitlines()[1:3] == [
+        "  limit: width % 8 == 0, cin % 8 == 0, cout % 16 == 0", "  found: 12x64x64"]

@@ -239,6 +239,60 @@ def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = No
         cascade_in=acc if role != "put" else None, cascade_out=acc if role != "get" else None)
 
 
+def conv1x1_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, relu: int, **params: object
+                ) -> None:
+    """A 1x1 convolution as mm.cc computes it with ZERO_C: ``C = A @ B`` scaled by
+    ``2**-shift``, rounded to nearest even and saturated to int8, then clamped at zero when
+    ``relu``."""
+    c[...] = 0
+    matmul_ref(a, b, c, **params)  # type: ignore[arg-type]
+    if relu:
+        np.maximum(c, 0, out=c)
+
+
+def conv2d_1x1(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = True,
+               device: str | None = None) -> Kernel:
+    """An int8 1x1 convolution of one row of ``width`` pixels: ``out[x, co] = relu(sat8(round(
+    sum_ci in[x, ci] * w[ci, co] / 2**shift)))`` (the pointwise layers of a ResNet bottleneck).
+
+    The row is ``width x cin`` activations and the weights ``cin x cout``, stored in the i8
+    mmul's blocks (as :func:`matmul`'s A and B, ``block_dims`` on the memtile); the output is
+    ``width x cout`` in C's blocks. It is mm.cc's blocked matmul starting from zero, narrowed
+    with ``shift`` and clamped at zero: ``conv2d1x1_i8_64x64x64_4x8x8_shift6_relu``.
+    """
+    loc = caller_loc()
+    for what, v in (("width", width), ("cin", cin), ("cout", cout)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise DesignError("kernel", f"conv2d_1x1 has {what}={v!r}", loc=loc,
+                              limit="a positive int", found=repr(v), fix="give the layer's size")
+    if not isinstance(shift, int) or isinstance(shift, bool) or not 0 <= shift <= 23:
+        raise DesignError("kernel", f"conv2d_1x1 has shift={shift!r}", loc=loc,
+                          limit="0..23", found=repr(shift), fix="scale by 0..23 bits")
+    target = _target(device)
+    r, s, t = target.mmul_shapes["i8"]
+    if width % (2 * r) or cin % s or cout % (2 * t):
+        raise DesignError(
+            "kernel", f"conv2d_1x1 of {width} pixels, {cin} -> {cout} channels does not fit the "
+            f"{r}x{s}x{t} mmul with 2x2 blocking", loc=loc,
+            limit=f"width % {2 * r} == 0, cin % {s} == 0, cout % {2 * t} == 0",
+            found=f"{width}x{cin}x{cout}", fix="pad the row or the channels")
+    dt = "i8"
+    return declare(
+        f"conv2d1x1_i8_{width}x{cin}x{cout}_{r}x{s}x{t}_shift{shift}{'_relu' if relu else ''}",
+        source="mm.cc",
+        entry=f"matmul_blocked<int8_t, int8_t, {r}, {s}, {t}, {width}, {cin}, {cout}, {shift}, "
+        f"true, {'true' if relu else 'false'}>",
+        args=[buffer("a", TensorType(shape=(width, cin), dtype=dt), blocks=(r, s)),
+              buffer("b", TensorType(shape=(cin, cout), dtype=dt), blocks=(s, t)),
+              buffer("c", TensorType(shape=(width, cout), dtype=dt), "out", blocks=(r, t))],
+        reference=conv1x1_ref, cycles=matmul_cycles(width, cin, cout, r, s, t,
+                                                    lookup_dtype(dt, loc)),
+        ops=2 * width * cin * cout,
+        cost="as matmul i8 -> i8 (kernels_cpp/mm.cc with ZERO_C and RELU)",
+        params={"m": width, "k": cin, "n": cout, "r": r, "s": s, "t": t, "shift": shift,
+                "relu": int(relu)})
+
+
 def _target(device: str | None):  # type: ignore[no-untyped-def]
     """The device a kernel is declared for: the design being traced, else ``device``, else npu1."""
     from aiedsl.lang.context import _DESIGN
