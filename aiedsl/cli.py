@@ -274,6 +274,7 @@ def kernel_profile(
         cases, dev = design_cases(handle), handle.ir.device
     else:
         cases, dev = library_cases(path), device or "npu1"
+        cases = [c for c in cases if _made_for(c.kernel, dev)]
         if not cases:
             raise typer.BadParameter(
                 f"no library kernel is made from {path.name}: declare your kernel with "
@@ -282,6 +283,17 @@ def kernel_profile(
     for prof in profile_cases(cases, dev, seed):
         for line in prof.lines():
             say(line)
+
+
+def _made_for(k: Any, device: str) -> bool:
+    """Is library kernel ``k`` the one ``device`` would use (its mmul shape, if it has one)?"""
+    from aiedsl.targets import get_target
+
+    if "r" not in k.params:
+        return True
+    din = next(a.dtype for a in k.args if a.kind == "buffer")
+    shape = get_target(device).mmul_shapes.get(din)
+    return shape == (k.params["r"], k.params["s"], k.params["t"])
 
 
 @kernel_app.command("cost")

@@ -131,3 +131,15 @@ def test_a_kernel_without_cycles_needs_its_scalars(design_file) -> None:  # type
         "its scalar 'n' to profile it with\n"
         "  found: cycles=None\n"
         "  fix: give cycles=, or params={'n': ...} to profile it with")
+
+
+def test_a_kernel_file_is_profiled_with_the_devices_own_mmul_shapes() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "profile",
+                        "kernels_cpp/mm.cc", "--device", "npu2"],
+                       cwd=ROOT, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    heads = [x.split(" on ")[0] for x in r.stdout.splitlines() if " on npu2: " in x]
+    bf16 = [h for h in heads if h.startswith("matmul_bf16_f32_")]
+    assert bf16 and all(h.endswith("_4x8x8") for h in bf16)  # npu2's bf16 mmul
+    assert not any(h.endswith("_4x8x4") for h in heads)  # npu1's
