@@ -195,3 +195,66 @@ def test_a_split_part_reading_another_part_is_refused(design_file: DesignFile) -
         "  d.py:7: the split\n"
         "  fix: arrange the parent in the runtime pattern so each part is one contiguous run, or "
         "give every core the whole tile (broadcast) and let its kernel read its slice")
+
+
+SPLIT_INPUT = """import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_2col")
+def d(inp: Tensor[512, i32], out: Tensor[512, i32]):
+    # each 128-element part written column by column: 16 rows of 8 become 8 rows of 16
+    whole = fifo(Tensor[256, i32], name="whole", dims_from_stream=[(2, 4), (16, 8), (4, 1)])
+    parts = whole.split(2, names=["p0", "p1"])
+    c = [fifo(Tensor[128, i32], name=f"c{i}") for i in range(2)]
+    k = passthrough(Tensor[128, i32])
+
+    @herd(cols=2)
+    def core(x, y):
+        for _ in loop(2):
+            with parts[x].consume() as s, c[x].produce() as t:
+                k(s, t)
+
+    with runtime() as rt:
+        rt.fill(whole, inp)
+        rt.drain(c[0], out, (0, [2, 128], [256, 1]))
+        rt.drain(c[1], out, (128, [2, 128], [256, 1]))
+
+@d.reference
+def reference(inp):
+    # stream element j of a part lands at address idx[j] of the part
+    idx = np.array([h * 4 + r * 8 + c for h in range(2) for r in range(16) for c in range(4)])
+    out = np.empty_like(inp)
+    for e in range(2):
+        for part in range(2):
+            base = e * 256 + part * 128
+            blk = np.empty(128, inp.dtype)
+            blk[idx] = inp[base:base + 128]
+            out[base:base + 128] = blk
+    return out
+"""
+"""A split whose memtile writes each 128-element part of the input with dims_from_stream
+(line 8 holds the fifo, 9 the split)."""
+
+
+def test_a_split_input_layout_is_written_part_by_part(design_file: DesignFile) -> None:
+    handle = load_design(design_file(SPLIT_INPUT))
+    placed, _ = check_design(handle.ir)
+    assert ("aie.objectfifo @whole(%tile_0_0, {%tile_0_1 dimensionsFromStream [<size = 2, "
+            "stride = 4>, <size = 16, stride = 8>, <size = 4, stride = 1>]}, 2 : i32)"
+            ) in render_mlir(placed)
+    result = simulate(handle)
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_a_split_input_layout_past_one_part_is_refused(design_file: DesignFile) -> None:
+    path = design_file(SPLIT_INPUT.replace("dims_from_stream=[(2, 4), (16, 8), (4, 1)]",
+                                           "dims_from_stream=[(2, 128), (16, 8), (4, 1)]"))
+    assert _error(path) == (
+        "d.py:8: error [dma pattern]: dims_from_stream of split input 'whole' breaks a DMA rule\n"
+        "  limit: the layout stays inside each 128-element part: the memtile writes each part "
+        "with it, from the part's offset (mlir-aie's ObjectFifoLinkOp::verify: out of bounds "
+        "access in distribute output)\n"
+        "  found: index 251 ([(2, 128), (16, 8), (4, 1)])\n"
+        "  d.py:9: the split\n"
+        "  fix: write the layout of one part; it is applied to every part in turn")

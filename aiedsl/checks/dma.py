@@ -49,12 +49,15 @@ def check_dma(d: Design) -> None:
     store = {n: max(d.fifo(x).elem.numel for x in (*link.srcs, *link.dsts))
              for link in d.links if link.kind == "forward" for n in (*link.srcs, *link.dsts)}
     _check_link_dims(d)
+    split_inputs = {link.srcs[0]: link for link in d.links if link.kind == "split"}
     for f in d.fifos:
         ends = [(f.producer, "dims_to_stream")] + [(c, "dims_from_stream") for c in f.consumers]
         for e, what in ends:
             if e.dims:
+                split = split_inputs.get(f.name) if e.is_link_end else None
                 _check_fifo_dims(f, e, what, target,
-                                 store.get(f.name) if e.is_link_end else None)
+                                 store.get(f.name) if e.is_link_end else None,
+                                 split_input=split is not None)
 
 
 def _max_index(dims: tuple[Dim, ...]) -> int:
@@ -89,6 +92,18 @@ def _check_link_dims(d: Design) -> None:
                       "every part in turn", [("the join", link.loc)])
         elif link.kind == "split":
             parent = d.fifo(link.srcs[0])
+            into = next(c for c in parent.consumers if c.is_link_end)
+            if into.dims:
+                lengths = [d.fifo(n).elem.numel for n in link.dsts]
+                top = _max_index(into.dims)
+                if top >= min(lengths):
+                    shown = "[" + ", ".join(f"({x.size}, {x.stride})" for x in into.dims) + "]"
+                    _fail(parent.loc, f"dims_from_stream of split input '{parent.name}'",
+                          f"the layout stays inside each {min(lengths)}-element part: the "
+                          "memtile writes each part with it, from the part's offset (mlir-aie's "
+                          "ObjectFifoLinkOp::verify: out of bounds access in distribute output)",
+                          f"index {top} ({shown})", "write the layout of one part; it is "
+                          "applied to every part in turn", [("the split", link.loc)])
             for off, name in zip(link.offsets, link.dsts):
                 part = d.fifo(name)
                 if not part.producer.dims:
@@ -218,7 +233,7 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
 
 
 def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel,
-                     buffer: int | None = None) -> None:
+                     buffer: int | None = None, split_input: bool = False) -> None:
     where = f"{what} of '{f.name}' on {e.label()}"
     dims: tuple[Dim, ...] = e.dims
     shown = "[" + ", ".join(f"({x.size}, {x.stride})" for x in dims) + "]"
@@ -232,7 +247,7 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel,
     if e.kind == "shim":
         _fail(loc, where, "no layout transform on a shim endpoint (mlir-aie's rule)", shown,
               "apply the layout in the runtime pattern instead, or on the memtile", related)
-    if e.is_link_end and what == "dims_from_stream":
+    if e.is_link_end and what == "dims_from_stream" and not split_input:
         noun = "memtile" if e.kind == "memtile" else "core tile"
         _fail(loc, where, f"no dims_from_stream on a {noun} endpoint (aiedsl applies a {noun}'s "
               "layout as it sends)", shown, "give the layout as dims_to_stream of the fifo the "

@@ -30,11 +30,15 @@ class Receive:
     input): per part of each buffer, take a free part, fill it, hand it on."""
 
     __slots__ = ("acqs", "bufs", "cons", "data", "dst", "engine", "gets", "idx", "p", "part",
-                 "parts", "prod", "slot", "state")
+                 "part_idx", "parts", "prod", "slot", "state")
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
-                 prod: list[Lock], cons: list[Lock], port: Port, idx: np.ndarray | None) -> None:
+                 prod: list[Lock], cons: list[Lock], port: Port, idx: np.ndarray | None,
+                 part_idx: list[np.ndarray] | None = None) -> None:
         self.engine, self.p, self.idx = engine, p, idx
+        self.part_idx = part_idx
+        """Where each part's data goes inside the part (a BD's dims from its offset), if not in
+        order."""
         self.bufs = bufs.reshape(bufs.shape[0], -1)
         self.dst = [[row[off:off + n] for off, n in parts] for row in self.bufs]
         """Per buffer, per part: where the part goes (views made once)."""
@@ -116,6 +120,8 @@ class Receive:
                 i = self.part
                 if self.idx is not None:
                     self.bufs[self.slot][self.idx] = self.data
+                elif self.part_idx is not None:
+                    self.dst[self.slot][i][self.part_idx[i]] = self.data
                 else:
                     self.dst[self.slot][i][...] = self.data
                 self.data = None

@@ -244,7 +244,11 @@ def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: di
         return
     src = srcs[0]
     p = Proc(f"{tag} <- {src.name}", "s2mm", info={**info, "fifo": src.name})
-    engine.spawn_step(p, Receive(engine, p, bufs, parts, prod, cons, port_for(src), None).step)
+    # a split's input may be written with dims_from_stream: each part's BD from its offset
+    dims = next(c.dims for c in src.consumers if c.is_link_end)
+    part_idx = [dims_index(dims, n) for _, n in parts] if dims else None
+    engine.spawn_step(p, Receive(engine, p, bufs, parts, prod, cons, port_for(src), None,
+                                 part_idx).step)
     port_owner(port_for(src), p)
     for lk in cons:
         lk.releaser = p
