@@ -151,3 +151,48 @@ def test_conv2d_1x1_needs_whole_mmul_blocks() -> None:
         conv2d_1x1(12, 64, 64, device="npu1")
     assert str(e.value).splitlines()[1:3] == [
         "  limit: width % 8 == 0, cin % 8 == 0, cout % 16 == 0", "  found: 12x64x64"]
+
+
+CONV3 = """
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i8, loop, runtime
+from aiedsl.kernels import conv2d_3x3
+
+K = conv2d_3x3(16, 16, 16, shift=10, relu=False)
+
+@design(device="npu1_1col")
+def d(x: Tensor[6, 16, 16, i8], w: Tensor[144, 16, i8], out: Tensor[4, 16, 16, i8]):
+    rows = fifo(Tensor[16, 16, i8], name="rows", depth=3)
+    wts = fifo(Tensor[144, 16, i8], name="wts", depth=1)
+    o = fifo(Tensor[16, 16, i8], name="o")
+
+    @herd()
+    def core():
+        with wts.consume() as tw:
+            rows.acquire("consume", 2)
+            for _ in loop(4):  # a window of three rows slides down the image
+                r = rows.acquire("consume", 3)
+                with o.produce() as to:
+                    K(r[0], r[1], r[2], tw, to)
+                rows.release("consume", 1)
+            rows.release("consume", 2)
+
+    with runtime() as rt:
+        rt.fill(wts, w)
+        rt.fill(rows, x)
+        rt.drain(o, out)
+
+@d.reference
+def reference(x, w):
+    out = np.zeros((4, 16, 16), np.int8)
+    for y in range(4):
+        K.run_reference(x[y], x[y + 1], x[y + 2], w, out[y])
+    return out
+"""
+
+
+@pytest.mark.parametrize("kernels", ["reference", "native"])
+def test_conv2d_3x3_slides_down_an_image_in_a_design(design_file: DesignFile,
+                                                     kernels: str) -> None:
+    result = simulate(load_design(design_file(CONV3)), kernels=kernels)
+    assert result.passed, [c.line() for c in result.checks]

@@ -3,14 +3,15 @@
 
 from aiedsl.kernels.base import KERNELS_CPP, Kernel, buffer, declare, scalar
 from aiedsl.kernels.layout import block, block_dims, unblock, unblock_dims
-from aiedsl.kernels.matmul import conv2d_1x1, matmul, matmul_cascade
+from aiedsl.kernels.matmul import conv2d_1x1, conv2d_3x3, matmul, matmul_cascade
 from aiedsl.kernels.library import (
     add, exp_bf16, gelu, layer_norm, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm,
     scale, silu, softmax, sub, threshold, vector_scalar, zero,
 )
 
 __all__ = [
-    "KERNELS_CPP", "Kernel", "add", "block", "block_dims", "buffer", "conv2d_1x1", "declare",
+    "KERNELS_CPP", "Kernel", "add", "block", "block_dims", "buffer", "conv2d_1x1", "conv2d_3x3",
+    "declare",
     "exp_bf16",
     "gelu", "layer_norm", "matmul", "matmul_cascade", "mul", "passthrough", "reduce_max",
     "reduce_sum", "relu", "rms_norm", "scalar", "scale", "silu", "softmax", "sub", "threshold",

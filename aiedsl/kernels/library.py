@@ -24,7 +24,8 @@ from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Kernel, buffer, declare, scalar
 from aiedsl.kernels.matmul import (  # noqa: F401 (the library's matmul family, re-exported)
-    CASCADE_ROLES, MATMUL_OUT, MATMUL_OUTS, MATMUL_PATCH, PUBLISHED, conv2d_1x1, matmul,
+    CASCADE_ROLES, MATMUL_OUT, MATMUL_OUTS, MATMUL_PATCH, PUBLISHED, conv2d_1x1, conv2d_3x3,
+    matmul,
     matmul_cascade, matmul_cascade_ref, matmul_cycles, matmul_ref, srs,
 )
 from aiedsl.lang.tensor import lookup_dtype
@@ -481,6 +482,8 @@ def samples() -> list[Kernel]:
         out += [conv2d_1x1(w, ci, co, shift=sh, relu=rl, device=device)
                 for w, ci, co, sh, rl in ((16, 64, 64, 6, True), (32, 256, 64, 9, True),
                                           (16, 64, 256, 7, False))]
+        out += [conv2d_3x3(w, ci, co, shift=sh, relu=rl, device=device)
+                for w, ci, co, sh, rl in ((16, 16, 16, 10, False), (48, 64, 64, 13, True))]
     out += [f(n) for f in (exp_bf16, silu, gelu) for n in (16, 1024)]
     out += [softmax(r, c) for r, c in ((1, 16), (4, 256))]
     out += [layer_norm(r, c) for r, c in ((1, 32), (4, 256))]

@@ -293,6 +293,68 @@ def conv2d_1x1(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
                 "relu": int(relu)})
 
 
+def conv3x3_ref(top: np.ndarray, mid: np.ndarray, bot: np.ndarray, w: np.ndarray,
+                out: np.ndarray, *, width: int, cin: int, cout: int, s: int, t: int,
+                shift: int, relu: int, **_: object) -> None:
+    """One output row of an int8 3x3 convolution as conv3x3.cc computes it: exact int64 sums
+    over the nine taps with zero padding, narrowed by ``2**-shift`` (nearest even, saturated),
+    clamped at zero when ``relu``. ``w`` holds the taps in the mmul's B blocks."""
+    acc = np.zeros((width, cout), dtype=np.int64)
+    taps = w.reshape(9, cin // s, cout // t, s, t).transpose(0, 1, 3, 2, 4).reshape(9, cin, cout)
+    for kh, row in enumerate((top, mid, bot)):
+        padded = np.zeros((width + 2, cin), dtype=np.int64)
+        padded[1:-1] = row.reshape(width, cin)
+        for kw in range(3):
+            acc += padded[kw:kw + width] @ taps[kh * 3 + kw].astype(np.int64)
+    res = srs(acc, shift, np.dtype(np.int8))
+    if relu:
+        res = np.maximum(res, 0)
+    out.reshape(width, cout)[...] = res
+
+
+def conv2d_3x3(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = True,
+               device: str | None = None) -> Kernel:
+    """One output row of an int8 3x3 convolution (stride 1, zero padding 1) from three input
+    rows, for a ResNet bottleneck's middle layer: ``conv3x3_i8_56x64x64_4x8x8_shift8_relu``.
+
+    Input rows are ``width x cin`` row-major (HWC), the weights nine taps (kh, kw) each
+    ``cin x cout`` in the i8 mmul's B blocks, the output ``width x cout`` row-major. Call it
+    ``k(top, mid, bot, w, out)``.
+    """
+    loc = caller_loc()
+    for what, v in (("width", width), ("cin", cin), ("cout", cout)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise DesignError("kernel", f"conv2d_3x3 has {what}={v!r}", loc=loc,
+                              limit="a positive int", found=repr(v), fix="give the layer's size")
+    if not isinstance(shift, int) or isinstance(shift, bool) or not 0 <= shift <= 23:
+        raise DesignError("kernel", f"conv2d_3x3 has shift={shift!r}", loc=loc,
+                          limit="0..23", found=repr(shift), fix="scale by 0..23 bits")
+    target = _target(device)
+    r, s, t = target.mmul_shapes["i8"]
+    if width % (2 * r) or cin % s or cout % (2 * t):
+        raise DesignError(
+            "kernel", f"conv2d_3x3 of {width} pixels, {cin} -> {cout} channels does not fit the "
+            f"{r}x{s}x{t} mmul with 2x2 blocking", loc=loc,
+            limit=f"width % {2 * r} == 0, cin % {s} == 0, cout % {2 * t} == 0",
+            found=f"{width}x{cin}x{cout}", fix="pad the row or the channels")
+    row = TensorType(shape=(width, cin), dtype="i8")
+    step = max(4, r)  # 2r gathered loads of s bytes per step, two per cycle
+    cycles = (width // (2 * r)) * (cout // (2 * t)) * (9 * (cin // s) * step + 11) + 20
+    return declare(
+        f"conv3x3_i8_{width}x{cin}x{cout}_{r}x{s}x{t}_shift{shift}{'_relu' if relu else ''}",
+        source="conv3x3.cc",
+        entry=f"conv3x3_i8<{r}, {s}, {t}, {width}, {cin}, {cout}, {shift}, "
+        f"{'true' if relu else 'false'}>",
+        args=[buffer("top", row), buffer("mid", row), buffer("bot", row),
+              buffer("w", TensorType(shape=(9 * cin, cout), dtype="i8")),
+              buffer("out", TensorType(shape=(width, cout), dtype="i8"), "out")],
+        reference=conv3x3_ref, cycles=cycles, ops=2 * 9 * width * cin * cout,
+        cost=f"(w/{2 * r})(cout/{2 * t})(9 (cin/{s}) {step} + 11) + 20: as matmul, each step's "
+        "A gathered pixel by pixel (kernels_cpp/conv3x3.cc; an estimate)",
+        params={"width": width, "cin": cin, "cout": cout, "r": r, "s": s, "t": t,
+                "shift": shift, "relu": int(relu)})
+
+
 def _target(device: str | None):  # type: ignore[no-untyped-def]
     """The device a kernel is declared for: the design being traced, else ``device``, else npu1."""
     from aiedsl.lang.context import _DESIGN
