@@ -64,19 +64,45 @@ def matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n
     """
     flt = c.dtype.kind not in "iu"
     wide = np.float32 if flt else np.int64
-    # Unblocking and widening in one pass (a C-ordered astype of the blocked view), and C
-    # updated in its own blocked order (contiguous writes): no separate reorder copies. Same
-    # element sums as C + A @ B.
-    A = _unblocked(a, m, k, r, s).astype(wide, order="C").reshape(m, k)
-    B = _unblocked(b, k, n, s, t).astype(wide, order="C").reshape(k, n)
-    prod = (A @ B).reshape(m // r, r, n // t, t).transpose(0, 2, 1, 3)  # blocked order
-    cb = c.reshape(m // r, n // t, r, t)
+    A = _row_major(a, m, k, r, s).astype(wide)
+    B = _row_major(b, k, n, s, t).astype(wide)
+    prod = _blocked(A @ B, r, t)  # same element sums as C + A @ B, in C's blocked order
+    flat = c.reshape(-1)  # a view of the simulator's buffers (contiguous); else a copy
     if c.dtype == wide:
-        cb += prod
+        flat += prod
     elif flt or c.dtype.itemsize >= 4:
-        cb[...] = (cb.astype(wide) + prod).astype(c.dtype)
+        flat[...] = (flat.astype(wide) + prod).astype(c.dtype)
     else:
-        cb[...] = srs((cb.astype(wide) << shift) + prod, shift, c.dtype)
+        flat[...] = srs((flat.astype(wide) << shift) + prod, shift, c.dtype)
+    if not c.flags.c_contiguous:
+        c[...] = flat.reshape(c.shape)
+
+_UNITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+          8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
+"""A numpy type of each size that moves a block's row as one element: numpy's strided copies
+cost per inner-loop run, so moving 8-byte rows of 4 bf16 as one element is several times
+faster than moving the four (the values are only copied, never computed on, in that type)."""
+
+
+def _row_major(x: np.ndarray, rows: int, cols: int, br: int, bc: int) -> np.ndarray:
+    """Blocked storage ``x`` (``br x bc`` blocks, row-major within and between) as a contiguous
+    ``rows x cols`` row-major array of the same type."""
+    unit = _UNITS.get(bc * x.dtype.itemsize)
+    x = np.ascontiguousarray(x).reshape(-1)
+    if unit is None:
+        return _unblocked(x, rows, cols, br, bc).reshape(rows, cols)  # reshape copies
+    moved = x.view(unit).reshape(rows // br, cols // bc, br).transpose(0, 2, 1)
+    return np.ascontiguousarray(moved).view(x.dtype).reshape(rows, cols)
+
+
+def _blocked(x: np.ndarray, br: int, bc: int) -> np.ndarray:
+    """A contiguous row-major matrix ``x`` in ``br x bc`` blocks: the flat blocked storage."""
+    rows, cols = x.shape
+    unit = _UNITS.get(bc * x.dtype.itemsize)
+    if unit is None:
+        return x.reshape(rows // br, br, cols // bc, bc).transpose(0, 2, 1, 3).reshape(-1)
+    moved = x.view(unit).reshape(rows // br, br, cols // bc).transpose(0, 2, 1)
+    return np.ascontiguousarray(moved).view(x.dtype).reshape(-1)
 
 
 def _unblocked(x: np.ndarray, rows: int, cols: int, br: int, bc: int) -> np.ndarray:
@@ -173,9 +199,9 @@ def matmul_cascade_ref(a: np.ndarray, b: np.ndarray, *rest: np.ndarray, m: int, 
                        r: int, s: int, t: int, role: str, **_: object) -> None:
     """One stage of the cascade GEMM, as mm_cascade.cc computes it: the partial sum so far (the
     cascade input, in patch order) plus A @ B in f32, put on (patch order) or stored in C."""
-    A = _unblocked(a, m, k, r, s).astype(np.float32, order="C").reshape(m, k)
-    B = _unblocked(b, k, n, s, t).astype(np.float32, order="C").reshape(k, n)
-    prod = (A @ B).reshape(m // r, r, n // t, t).transpose(0, 2, 1, 3).reshape(-1, r * t)
+    A = _row_major(a, m, k, r, s).astype(np.float32)
+    B = _row_major(b, k, n, s, t).astype(np.float32)
+    prod = _blocked(A @ B, r, t).reshape(-1, r * t)
     order = _patch_blocks(m, n, r, t)
     if role == "put":
         (cout,) = rest

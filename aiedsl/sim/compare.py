@@ -74,6 +74,10 @@ class OutputCheck:
                 f" want {self.want:.6g} (|error| {self.error:.3g}; {self.tolerance})")
 
 
+_SLICE = 1 << 18
+"""Elements compared at a time: float64 copies of a slice, never of a whole tensor."""
+
+
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             nonfinite: bool = False) -> OutputCheck:
     """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
@@ -85,24 +89,28 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     w_all = np.asarray(want).reshape(-1)
     if dtype in TOLERANCE:
         rtol, atol_rel = TOLERANCE[dtype]
-        w64 = np.abs(w_all.astype(np.float64))
-        w64 = w64[np.isfinite(w64)]
-        peak = float(np.max(w64)) if w64.size else 1.0
+        peak = 0.0  # the largest finite |want| (abs and max are exact in any float type)
+        for lo in range(0, w_all.size, _SLICE):
+            w = w_all[lo:lo + _SLICE]
+            peak = max(peak, float(np.max(np.abs(w), where=np.isfinite(w), initial=0)))
         atol = atol_rel * max(1.0, peak)
         tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
     else:
         rtol, atol = 0.0, 0.0
         tol = "integers must match exactly"
     worst, worst_excess, worst_err = 0, -np.inf, 0.0
-    step = 1 << 18
-    for lo in range(0, g_all.size, step):
-        g = g_all[lo:lo + step].astype(np.float64)
-        w = w_all[lo:lo + step].astype(np.float64)
+    for lo in range(0, g_all.size, _SLICE):
+        g = g_all[lo:lo + _SLICE].astype(np.float64)
+        w = w_all[lo:lo + _SLICE].astype(np.float64)
         with np.errstate(invalid="ignore", over="ignore"):
-            err = np.abs(g - w)
-            excess = err - (atol + rtol * np.abs(w))
-        wild = ~(np.isfinite(g) & np.isfinite(w))
-        if wild.any():  # NaN compares false with everything: it would pass unseen
+            err = np.subtract(g, w)
+            np.abs(err, out=err)
+            excess = np.abs(w)
+            excess *= rtol
+            excess += atol
+            np.subtract(err, excess, out=excess)
+        if not np.isfinite(err).all():  # a NaN compares false with everything: it would pass
+            wild = ~(np.isfinite(g) & np.isfinite(w))
             same = nonfinite & ((np.isnan(g) & np.isnan(w)) | (np.isinf(g) & (g == w)))
             err[wild] = np.where(same[wild], 0.0, np.inf)
             excess[wild] = np.where(same[wild], -np.inf, np.inf)
