@@ -17,6 +17,8 @@ Calling the kernel object inside a core function records a call: ``add_one(ta, t
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -105,6 +107,11 @@ class Kernel:
     def run_reference(self, *args: Any) -> None:
         """Run the numpy reference on buffers (numpy arrays) and scalars."""
         self.reference(*args, **self.ir.params)
+
+    def bound_reference(self) -> Callable[..., None]:
+        """:meth:`run_reference` as one callable with the parameters bound once (the simulator
+        calls it per kernel call: no keyword dictionary is built each time)."""
+        return functools.partial(self.reference, **self.ir.params)
 
 
 def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],

@@ -49,6 +49,10 @@ class _Native:
     def __init__(self, fn: Any) -> None:
         self.run_reference = fn
 
+    def bound_reference(self) -> Any:
+        """The callable the simulator calls per kernel call."""
+        return self.run_reference
+
 
 def native_kernels(d: Design) -> dict[str, Any]:
     """Every kernel of ``d`` built from its C++ for the host."""

@@ -293,7 +293,7 @@ def _read_rtp(core: Core, p: Proc, a: RtpArg, mem: RtpMemory, call: Call) -> int
 def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
     obj = kernels.get(k.symbol)
     if obj is not None:
-        return obj.run_reference
+        return obj.bound_reference()
     module, _, name = k.reference.partition(":")
     fn = importlib.import_module(module)
     for part in name.split("."):

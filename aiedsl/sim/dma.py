@@ -16,6 +16,8 @@ explanations are those of the generators.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from aiedsl.sim.engine import Chunk, Conn, Engine, Lock, Port, Proc
@@ -142,12 +144,16 @@ class Send:
     output): per part of each buffer, take a full part, send it in the endpoint's dims order,
     wait until every receiver has it, free the part."""
 
-    __slots__ = ("acqs", "bufs", "conn", "cons", "engine", "idx", "p", "part", "parts", "prod",
-                 "req", "slot", "src", "start", "state")
+    __slots__ = ("acqs", "bufs", "conn", "cons", "engine", "gather", "p", "part", "parts",
+                 "prod", "req", "slot", "src", "start", "state")
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
-                 prod: list[Lock], cons: list[Lock], conn: Conn, idx: np.ndarray | None) -> None:
-        self.engine, self.p, self.conn, self.idx = engine, p, conn, idx
+                 prod: list[Lock], cons: list[Lock], conn: Conn,
+                 gather: Callable[[np.ndarray], np.ndarray] | None) -> None:
+        self.engine, self.p, self.conn = engine, p, conn
+        self.gather = gather
+        """Copies a part in its endpoint's dims order (:func:`~aiedsl.sim.patterns.dims_gather`);
+        None for plain order."""
         self.bufs = bufs.reshape(bufs.shape[0], -1)
         self.src = [[row[off:off + n] for off, n in parts] for row in self.bufs]
         """Per buffer, per part: what the part is (views made once)."""
@@ -193,8 +199,9 @@ class Send:
             if state == _SEND:
                 data = self.src[self.slot][self.part]
                 self.start = p.time
-                self.req = ("sent", engine.send(  # take: a cheaper gather than data[idx]
-                    self.conn, data.take(self.idx) if self.idx is not None else data.copy(), p))
+                gather = self.gather
+                self.req = ("sent", engine.send(
+                    self.conn, gather(data) if gather is not None else data.copy(), p))
                 state = _SENT
             else:  # _FREE
                 i = self.part

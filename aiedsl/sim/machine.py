@@ -47,6 +47,7 @@ from aiedsl.place.objectfifo import lower
 from aiedsl.sim.core import run_core
 from aiedsl.sim.dma import Receive, Send
 from aiedsl.sim.engine import Conn, Engine, Lock, Port, Proc, WorkQueue
+from aiedsl.sim.patterns import dims_gather
 from aiedsl.sim.runtime import run_runtime
 from aiedsl.sim.shim_dma import shim_drain, shim_fill
 from aiedsl.sim.state import (
@@ -121,7 +122,7 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
                 "fifo": f.name, "tile": f.producer.tile, "core": core, "ring": ring})
             engine.spawn_step(p, Send(
                 engine, p, ring.bufs, [(0, f.elem.numel)], [ring.prod], [ring.cons], conn,
-                dims_index(f.producer.dims, f.elem.numel)).step)
+                dims_gather(f.producer.dims, f.elem.numel, np_dtype)).step)
             ring.prod.releaser = p
             conn.sender = p
             p.info["conn"] = conn
@@ -237,7 +238,7 @@ def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: di
         p = Proc(f"{tag} -> {out.name}", "mm2s", info={
             **info, "fifo": out.name, "conn": m.conns[out.name]})
         engine.spawn_step(p, Send(engine, p, bufs, parts, prod, cons, m.conns[out.name],
-                                  dims_index(out.producer.dims, parts[0][1])).step)
+                                  dims_gather(out.producer.dims, parts[0][1], np_dtype)).step)
         m.conns[out.name].sender = p
         for lk in prod:
             lk.releaser = p
@@ -256,6 +257,7 @@ def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: di
         q = Proc(f"{tag} -> {f.name}", "mm2s", info={
             **info, "fifo": f.name, "conn": m.conns[f.name]})
         engine.spawn_step(q, Send(engine, q, bufs, [parts[i]], [prod[i]], [cons[i]],
-                                  m.conns[f.name], dims_index(f.producer.dims, parts[i][1])).step)
+                                  m.conns[f.name],
+                                  dims_gather(f.producer.dims, parts[i][1], np_dtype)).step)
         m.conns[f.name].sender = q
         prod[i].releaser = q

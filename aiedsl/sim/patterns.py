@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from aiedsl.ir.types import dims_index
+
 
 def pattern_steps(pattern: Any, numel: int) -> Any:
     """Element offsets of a runtime pattern in transfer order, ``numel`` at a time.
@@ -112,3 +114,40 @@ def bursts_per_byte(pattern: Any, itemsize: int, burst_bytes: int) -> float:
             break
     run = span * itemsize
     return -(-run // burst_bytes) / run
+
+
+_UNITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+          8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
+"""A numpy type of each size that moves a contiguous run of elements as one element (only
+copied, never computed on): a strided copy costs per run, so fewer, wider runs copy faster."""
+
+
+def dims_gather(dims: Any, numel: int, dtype: np.dtype) -> Any:
+    """A function copying a part of ``numel`` elements of ``dtype`` in the order of the address
+    generator ``dims`` (outermost first; the outermost size steps until ``numel`` have moved):
+    a strided copy where the walk stays inside the part, else an index gather. None for plain
+    order.
+    """
+    idx = dims_index(tuple(dims), numel)
+    if idx is None:
+        return None
+    inner = 1
+    for d in dims[1:]:
+        inner *= d.size
+    shape = [numel // inner, *(d.size for d in dims[1:])]
+    strides = [d.stride for d in dims]
+    if numel % inner or min(strides) < 0 or int(idx.max()) >= numel:
+        return lambda data: data.take(idx)
+    unit = None
+    if strides[-1] == 1:
+        run = shape[-1] * dtype.itemsize
+        if run in _UNITS and all(s % shape[-1] == 0 for s in strides[:-1]):
+            unit = _UNITS[run]
+    if unit is None:
+        bstrides = tuple(s * dtype.itemsize for s in strides)
+        return lambda data: np.ascontiguousarray(
+            np.ndarray(shape, dtype, data, 0, bstrides)).reshape(-1)
+    ushape = tuple(shape[:-1])
+    ustrides = tuple(s // shape[-1] * unit.itemsize for s in strides[:-1])
+    return lambda data: np.ascontiguousarray(
+        np.ndarray(ushape, unit, data, 0, ustrides)).view(dtype).reshape(-1)
