@@ -5,6 +5,8 @@ step-function DMAs against the schedule a generator would follow."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from aiedsl.ir.types import Pattern
 from aiedsl.kernels.layout import block, unblock
 from aiedsl.kernels.library import matmul_ref, srs
+from aiedsl.kernels.matmul import matmul_prepared
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim.dma import Receive, Send
@@ -90,12 +93,15 @@ def test_matmul_reference_is_bit_identical_to_its_definition(
 
     a, b = arr(din, m * k).reshape(m, k), arr(din, k * n).reshape(k, n)
     c = arr(dout, m * n).reshape(m, n)
-    want, got = c.copy(), c.copy()
+    want, got, split = c.copy(), c.copy(), c.copy()
+    prepared = matmul_prepared(m, k, n, r, s, t, c.dtype, shift)
     for _ in range(3):  # accumulating calls
         _matmul_plain(a, b, want, m=m, k=k, n=n, r=r, s=s, t=t, shift=shift)
         matmul_ref(a, b, got, m=m, k=k, n=n, r=r, s=s, t=t, shift=shift)
+        prepared.finish(prepared.operands[0](a), prepared.operands[1](b), split)
     assert got.dtype == want.dtype
     assert got.tobytes() == want.tobytes()
+    assert split.tobytes() == want.tobytes()  # the simulator's shared-operand path
 
 
 def test_step_dmas_keep_requests_for_explanations() -> None:
@@ -136,3 +142,84 @@ def test_dram_serves_requests_in_ready_order_not_arrival_order() -> None:
     port.reserve(200.0, 10)
     assert port.reserve(180.0, 5) == 185.0
     assert (port.gap_start, port.gap_end) == ([165.0, 185.0], [180.0, 200.0])
+
+
+def _gemm(size: int) -> tuple[Any, dict[str, np.ndarray]]:
+    from aiedsl.sim.compare import make_inputs
+
+    design = Path(__file__).resolve().parent.parent / "designs" / "gemm_bf16.py"
+    handle = load_design(design, {"M": str(size), "K": str(size), "N": str(size)})
+    return handle, make_inputs(handle.ir, 0)
+
+
+def test_broadcast_cores_share_the_matmul_operands_and_get_the_same_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+    import importlib
+
+    mm = importlib.import_module("aiedsl.kernels.matmul")  # the package's matmul is a function
+
+    made = []
+    real = mm._operand
+
+    def counted(*args: Any, **kw: Any) -> np.ndarray:
+        made.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(mm, "_operand", counted)
+    handle, inputs = _gemm(256)  # a 4x4 herd of 64x64x64 tiles: 64 calls, A and B to 4 cores each
+    shared = simulate(handle, inputs)
+    assert shared.passed and len(made) == 2 * 64 // 4
+    for name in list(handle.kernels):
+        handle.kernels[name] = dataclasses.replace(handle.kernels[name], prepared=None)
+    plain = simulate(handle, inputs)
+    assert shared.outputs["C"].tobytes() == plain.outputs["C"].tobytes()
+    assert shared.timing.cycles == plain.timing.cycles
+
+
+def test_a_buffer_a_kernel_wrote_is_not_read_through_another_cores_operand(
+        design_file: Callable[[str], Path]) -> None:
+    # Every core adds A @ B, negates its own copy of A, adds (-A) @ B: C is zero only if the
+    # second product reads the negated buffer, not the operand made from the broadcast fill.
+    path = design_file('''
+        import numpy as np
+        from aiedsl import Tensor, bf16, channel, design, f32, gemm_runtime, herd, loop, memtile
+        from aiedsl import runtime
+        from aiedsl.kernels import block_dims, buffer, declare, matmul, unblock_dims, zero
+
+        def negate(a):
+            a[...] = -a
+
+        @design(device="npu1")
+        def d(A: Tensor[64, 64, bf16], B: Tensor[64, 64, bf16], C: Tensor[64, 64, f32]):
+            mm = matmul(32, 32, 32)
+            neg = declare("negate_bf16_32x32", source="zero.cc", entry="zero<bfloat16, 1024>",
+                          reference=negate,
+                          args=[buffer("a", Tensor[32, 32, bf16], "inout", blocks=(4, 8))],
+                          cycles=10, cost="test")
+            a = channel(Tensor[32, 32, bf16], shape=[2], via=memtile, broadcast=2,
+                        dims_to_stream=block_dims(32, 32, 4, 8), name="a")
+            b = channel(Tensor[32, 32, bf16], shape=[2], via=memtile, broadcast=2,
+                        dims_to_stream=block_dims(32, 32, 8, 4), name="b")
+            c = channel(Tensor[32, 32, f32], shape=[2, 2], via=memtile, join=1, depth=1,
+                        dims_to_stream=unblock_dims(32, 32, 4, 4), name="c")
+            zero_c = zero(Tensor[32, 32, f32])
+            @herd(cols=2, rows=2)
+            def core(x, y):
+                with c[x, y].produce() as acc:
+                    zero_c(acc)
+                    for _ in loop(2):
+                        with a[y].consume() as ta, b[x].consume() as tb:
+                            mm(ta, tb, acc)
+                            neg(ta)
+                            mm(ta, tb, acc)
+            with runtime() as rt:
+                gemm_runtime(rt, a, b, c, A, B, C, tile=(32, 32, 32), herd=(2, 2))
+
+        @d.reference
+        def reference(A, B):
+            return np.zeros((64, 64), np.float32)
+        ''')
+    result = simulate(load_design(path))
+    assert result.passed
+    assert not result.outputs["C"].any()

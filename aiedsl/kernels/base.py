@@ -87,12 +87,30 @@ def scalar(name: str, dt: DType | str) -> KernelArg:
 
 
 @dataclass(frozen=True)
+class Prepared:
+    """A kernel's reference in two steps, so the simulator can share the first between cores.
+
+    ``operands`` maps positions of input buffers to pure functions of their contents, and
+    ``finish`` does the rest: ``finish(*[operands[i](x) if i in operands else x ...])`` does
+    exactly what ``reference(*args, **params)`` does. When a broadcast fill brings the same
+    data to several cores, the simulator makes each operand once per fill (e.g. matmul's A tile
+    unblocked and widened to f32 once for the four cores of a row) and hands the others the
+    same, read-only, array.
+    """
+
+    operands: dict[int, Callable[[Any], Any]]
+    finish: Callable[..., None]
+
+
+@dataclass(frozen=True)
 class Kernel:
     """A declared kernel; call it inside a core function to record a call."""
 
     ir: KernelIR
     reference: Callable[..., Any]
     """numpy reference: ``reference(*args, **ir.params)`` updates its output arrays in place."""
+    prepared: Prepared | None = None
+    """The reference split for sharing work between cores (library kernels), if it is."""
 
     @property
     def symbol(self) -> str:
@@ -118,7 +136,7 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
             reference: Callable[..., Any], cycles: int | None, cost: str, ops: int = 0,
             params: dict[str, int | str] | None = None, source_kind: str = "file",
             cascade_in: TensorType | None = None,
-            cascade_out: TensorType | None = None) -> Kernel:
+            cascade_out: TensorType | None = None, prepared: Prepared | None = None) -> Kernel:
     """Declare a kernel (see the module docstring).
 
     ``source`` names a file in ``kernels_cpp/`` (``source_kind="file"``) or a template in
@@ -133,6 +151,10 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
     ``cycles=None`` takes the cycles per call from the kernel's profile (its C++ run once on
     the host, ``aiedsl kernel profile``: the busiest unit's cycles, a bound at best), with the
     scalars of ``params``; the simulator says which kernels' cycles came from there.
+
+    ``prepared`` splits the reference so the simulator can share its first step between cores
+    that receive the same fill (see :class:`Prepared`); it must compute exactly what
+    ``reference`` does.
     """
     loc = caller_loc()
     symbol = check_symbol(symbol, loc)
@@ -187,7 +209,7 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
                   cost=cost, cascade_in=cascade_in, cascade_out=cascade_out, loc=loc)
     if cycles is None:
         ir = _profiled(ir, reference)
-    return Kernel(ir, reference)
+    return Kernel(ir, reference, prepared)
 
 
 def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:

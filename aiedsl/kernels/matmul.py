@@ -15,12 +15,14 @@ Example
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from aiedsl.dtypes import DType, bf16
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
-from aiedsl.kernels.base import Kernel, buffer, declare
+from aiedsl.kernels.base import Kernel, Prepared, buffer, declare
 from aiedsl.lang.tensor import lookup_dtype
 
 MATMUL_OUT = {"bf16": "f32", "i8": "i32", "i16": "i32"}
@@ -62,10 +64,26 @@ def matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n
     exactly; an i32 C keeps its low bits, an i8 C holds the sum scaled by 2^-shift (C is loaded
     shifted left by ``shift``, the sum shifted back right rounding to nearest even, saturated).
     """
+    wide = _wide(c.dtype)
+    _matmul_finish(_operand(a, m, k, r, s, wide), _operand(b, k, n, s, t, wide), c, r=r, t=t,
+                   shift=shift)
+
+
+def _wide(dt: np.dtype) -> type:
+    """What mm.cc accumulates a C of ``dt`` in: f32 for floats, exact integers for ints."""
+    return np.int64 if dt.kind in "iu" else np.float32
+
+
+def _operand(x: np.ndarray, rows: int, cols: int, br: int, bc: int, wide: type) -> np.ndarray:
+    """A blocked input buffer as the product reads it: row-major, widened."""
+    return _row_major(x, rows, cols, br, bc).astype(wide)
+
+
+def _matmul_finish(A: np.ndarray, B: np.ndarray, c: np.ndarray, *, r: int, t: int,
+                   shift: int = 0) -> None:
+    """C += A @ B from row-major widened operands (see :func:`matmul_ref`)."""
     flt = c.dtype.kind not in "iu"
-    wide = np.float32 if flt else np.int64
-    A = _row_major(a, m, k, r, s).astype(wide)
-    B = _row_major(b, k, n, s, t).astype(wide)
+    wide = _wide(c.dtype)
     prod = _blocked(A @ B, r, t)  # same element sums as C + A @ B, in C's blocked order
     flat = c.reshape(-1)  # a view of the simulator's buffers (contiguous); else a copy
     if c.dtype == wide:
@@ -76,6 +94,16 @@ def matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n
         flat[...] = srs((flat.astype(wide) << shift) + prod, shift, c.dtype)
     if not c.flags.c_contiguous:
         c[...] = flat.reshape(c.shape)
+
+
+def matmul_prepared(m: int, k: int, n: int, r: int, s: int, t: int, dout: np.dtype,
+                    shift: int = 0) -> Prepared:
+    """:func:`matmul_ref` split for the simulator: A and B unblocked and widened (shared by
+    the cores a broadcast feeds), then the product added into C."""
+    wide = _wide(dout)
+    return Prepared({0: functools.partial(_operand, rows=m, cols=k, br=r, bc=s, wide=wide),
+                     1: functools.partial(_operand, rows=k, cols=n, br=s, bc=t, wide=wide)},
+                    functools.partial(_matmul_finish, r=r, t=t, shift=shift))
 
 _UNITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
           8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
@@ -180,7 +208,8 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
         "overhead calibrated to Taka et al. single-core measurements, ~20 per call "
         "(kernels_cpp/mm.cc)",
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t,
-                **({"shift": shift} if narrow_int else {})})
+                **({"shift": shift} if narrow_int else {})},
+        prepared=matmul_prepared(m, k, n, r, s, t, np.dtype(dout.numpy), shift))
 
 
 CASCADE_ROLES = ("put", "put_get", "get")

@@ -107,8 +107,9 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                     casc = (m.cascades.get((core.name, "in")) if k.cascade_in else None,
                             m.cascades.get((core.name, "out")) if k.cascade_out else None,
                             max(k.cycles, chain.pace) + chain.order.index(core.name) * chain.hop)
+                shared, dirty = _fill_tracking(op, k, kernels.get(op.kernel), acquired, cells)
                 out.append((_CALL, k, refs[op.kernel], args, op,
-                            any(isinstance(a, RtpArg) for a in op.args), casc))
+                            any(isinstance(a, RtpArg) for a in op.args), casc, shared, dirty))
 
     scan(core.body)
     emit(core.body)
@@ -159,8 +160,12 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                 p.time += costs.acquire
                 first = e.next
                 depth = e.depth
-                h.extend((first + i) % depth for i in range(need))
-                e.next = (first + need) % depth
+                if need == 1:
+                    h.append(first)
+                    e.next = first + 1 if first + 1 < depth else 0
+                else:
+                    h.extend([(first + i) % depth for i in range(need)])
+                    e.next = (first + need) % depth
             cell[0] = id(e)
             cell[1] = h[:count]
         elif tag == _CALL:
@@ -178,10 +183,18 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                 if k.cascade_in is not None or k.cascade_out is not None:
                     args += _cascade_payloads(k, casc or (None, None, 0))
                 try:
-                    ins[2](*args)
+                    if ins[7] is None:
+                        ins[2](*args)
+                    else:
+                        _finish_shared(ins[7], args)
                 except Exception as err:  # the user's reference (or a native build) failed
                     raise user_exception(err, f"running kernel '{k.symbol}' for {core.name} "
                                          f"(called at {ins[4].loc})", k.loc) from err
+                if ins[8] is not None:  # what the call may have written copies no chunk now
+                    for cell, i, fills in ins[8]:
+                        fl = fills.get(cell[0])
+                        if fl is not None:
+                            fl[cell[1][i]] = None
             start = p.time
             if casc is not None:
                 if casc[1] is not None:  # the getter may now read what this call put
@@ -229,6 +242,52 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             else:
                 counters.pop()
         pc += 1
+
+
+def _fill_tracking(op: Call, k: Any, obj: Any, acquired: dict[str, list[Any]],
+                   cells: dict[str, list[Any]]) -> tuple[Any, Any]:
+    """For a call: the operands it may share with other cores (``(finish, [(position,
+    operand function, cell, index, fills by end)])``, when the kernel is :class:`Prepared` and
+    an argument comes from a ring that records its fills), and the arguments whose buffers it
+    may write (every buffer of a kernel without ``prepared``: its reference's writes are not
+    declared; the ``out``/``inout`` ones of a prepared kernel). None for none."""
+    prepared = getattr(obj, "prepared", None)
+    shared, dirty = [], []
+    for pos, (a, param) in enumerate(zip(op.args, k.args)):
+        if not isinstance(a, BufferArg):
+            continue
+        fills = {id(e): e.ring.fills for e in acquired.get(a.value, [])
+                 if e.ring.fills is not None}
+        if not fills:
+            continue
+        cell = cells[a.value]
+        if prepared is not None and pos in prepared.operands:
+            shared.append((pos, prepared.operands[pos], cell, a.index, fills))
+        if prepared is None or param.access != "in":
+            dirty.append((cell, a.index, fills))
+    return ((prepared.finish, shared) if shared else None), (dirty or None)
+
+
+def _finish_shared(spec: tuple[Callable[..., None], list[Any]], args: list[Any]) -> None:
+    """Run a prepared kernel: each shared operand made once per chunk (kept on the chunk,
+    read-only), the others from the buffer, then ``finish``."""
+    finish, shared = spec
+    for pos, fn, cell, i, fills in shared:
+        fl = fills.get(cell[0])
+        chunk = fl[cell[1][i]] if fl is not None else None
+        if chunk is None:
+            args[pos] = fn(args[pos])
+            continue
+        made = chunk.prepared
+        if made is None:
+            made = chunk.prepared = {}
+        value = made.get(fn)
+        if value is None:
+            value = made[fn] = fn(args[pos])
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False  # shared: no core may change another's operand
+        args[pos] = value
+    finish(*args)
 
 
 def _cascade_meet(m: Machine, p: Proc, core: Core, call: Call, casc: tuple[Any, Any, int]):

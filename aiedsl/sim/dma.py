@@ -16,7 +16,7 @@ explanations are those of the generators.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -31,13 +31,19 @@ class Receive:
     """A DMA filling a ring of buffers from a stream (a core's fifo input, a memtile link's
     input): per part of each buffer, take a free part, fill it, hand it on."""
 
-    __slots__ = ("acqs", "bufs", "cons", "data", "dst", "engine", "gets", "idx", "p", "part",
-                 "part_idx", "parts", "prod", "slot", "state")
+    __slots__ = ("acqs", "bufs", "chunk", "cons", "data", "dst", "engine", "fills", "gets", "idx",
+                 "p", "part", "part_idx", "parts", "prod", "slot", "state")
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
                  prod: list[Lock], cons: list[Lock], port: Port, idx: np.ndarray | None,
-                 part_idx: list[np.ndarray] | None = None) -> None:
+                 part_idx: list[np.ndarray] | None = None,
+                 fills: list[Any] | None = None) -> None:
         self.engine, self.p, self.idx = engine, p, idx
+        self.fills = fills
+        """The ring's record of which chunk each buffer copies (:attr:`Ring.fills`), kept when
+        a whole buffer is one chunk in order; None to keep none."""
+        self.chunk: Chunk | None = None
+        """The chunk ``data`` is, when it is one whole chunk."""
         self.part_idx = part_idx
         """Where each part's data goes inside the part (a BD's dims from its offset), if not in
         order."""
@@ -106,8 +112,10 @@ class Receive:
                         if q.waiters:
                             engine.wake(q.waiters)
                     p.request = None
+                    self.chunk = chunk
                 elif engine.get(p, req):
                     data, p.value = p.value, None
+                    self.chunk = None
                 else:
                     self.state, p.request = state, req
                     return
@@ -126,7 +134,9 @@ class Receive:
                     self.dst[self.slot][i][self.part_idx[i]] = self.data
                 else:
                     self.dst[self.slot][i][...] = self.data
-                self.data = None
+                if self.fills is not None:
+                    self.fills[self.slot] = self.chunk if self.idx is None else None
+                self.data = self.chunk = None
                 lock = self.cons[i]
                 lock.units.append(p.time)  # Engine.release of one unit, inlined
                 if lock.waiters:

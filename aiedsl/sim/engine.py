@@ -44,7 +44,7 @@ class Lock:
 class Chunk:
     """Data one sender put on a stream for every receiver of a connection."""
 
-    __slots__ = ("data", "start", "pending", "done", "sender", "seq", "waiter")
+    __slots__ = ("data", "start", "pending", "done", "sender", "seq", "waiter", "prepared")
 
     def __init__(self, data: np.ndarray, start: float, receivers: int, sender: "Proc",
                  seq: int = 0) -> None:
@@ -57,6 +57,9 @@ class Chunk:
         self.pending = receivers
         self.done = start
         self.sender = sender
+        self.prepared: dict[Any, Any] | None = None
+        """Kernel operands made from ``data``, by the function that made them (shared by the
+        cores whose buffers hold a copy of it)."""
 
 
 class Port:

@@ -97,12 +97,13 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
             if c.kind == "core":
                 nbuf = ends.end(f.name, "consume", ci).size
                 ring = _ring(f"{f.name}@{c.core}", nbuf, f.elem.shape, np_dtype)
+                ring.fills = [None] * nbuf
                 rings[(f.name, "consume", c.core)] = ring
                 p = Proc(f"dma {c.core} <- {f.name}", "s2mm", info={
                     "fifo": f.name, "tile": c.tile, "core": c.core, "ring": ring})
                 engine.spawn_step(p, Receive(
                     engine, p, ring.bufs, [(0, f.elem.numel)], [ring.prod], [ring.cons], port,
-                    dims_index(c.dims, f.elem.numel)).step)
+                    dims_index(c.dims, f.elem.numel), fills=ring.fills).step)
                 ring.cons.releaser = p
                 port_owner(port, p)
             elif c.kind == "shim":

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,10 @@ class Ring:
     bufs: np.ndarray
     prod: Lock
     cons: Lock
+    fills: list[Any] | None = None
+    """For a ring a DMA fills whole from its stream: per buffer, the chunk its contents are a
+    copy of (None once anything else wrote it). Cores that got the same chunk share the
+    operands a kernel prepares from it (:class:`aiedsl.kernels.base.Prepared`)."""
 
     @property
     def depth(self) -> int:
