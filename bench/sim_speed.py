@@ -17,11 +17,20 @@ For ``designs/gemm_bf16.py`` (16 cores, 64x64x64 tiles, bf16 in, f32 out) at eac
 
 Each row ends in PASS or MISS per target. The time ratio is of process (CPU) time, which a busy
 shared machine disturbs less than wall-clock time; the wall-clock ratio is printed beside it.
+BLAS runs on one thread here: a multi-threaded BLAS call (the reference's whole-matrix product)
+leaves its worker threads spinning for a while, and that spin was charged to whichever side ran
+next (the bare loop's CPU time doubled after a simulation), which flattered the ratio. The tile
+products of both sides are too small for BLAS to thread anyway.
 """
 
 from __future__ import annotations
 
-import sys
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # before numpy loads its BLAS
+
+import sys  # noqa: E402 (this and the imports below follow the BLAS setting on purpose)
 import time
 import tracemalloc
 from pathlib import Path

@@ -145,14 +145,20 @@ def _graph(model: SwitchModel) -> _Graph:
         edges.setdefault(i, []).append((j, len(cells)))
         cells.append((i, j))
 
+    switches: dict[tuple[str, bool, bool, bool], tuple[list[Port], list[tuple[Port, list[Port]]]]
+                   ] = {}  # per switch signature: masters, and each slave's legal masters
     for tile in model.tiles():
-        slaves = [(b, c) for b in BUNDLES for c in range(model.slaves(tile, b))]
-        masters = [(b, c) for b in BUNDLES for c in range(model.masters(tile, b))]
-        for p in slaves:
+        sig = model.signature(tile)
+        if sig not in switches:
+            slaves = [(b, c) for b in BUNDLES for c in range(model.slaves(tile, b))]
+            masters = [(b, c) for b in BUNDLES for c in range(model.masters(tile, b))]
+            switches[sig] = (masters, [(p, [q for q in masters if model.legal(tile, p, q)])
+                                       for p in slaves])
+        masters, legal = switches[sig]
+        for p, outs in legal:
             node((tile, p))
-            for q in masters:
-                if model.legal(tile, p, q):
-                    edge((tile, p), (tile, q))
+            for q in outs:
+                edge((tile, p), (tile, q))
         for q in masters:
             node((tile, q))
             if q[0] in STEP:  # a wire to the neighbour, if there is one (not below the shims)

@@ -81,6 +81,12 @@ class SwitchModel:
         """"shim", "memtile" or "core" (mlir-aie's ``isShimNOCTile``/``isMemTile``/...)."""
         return "shim" if tile[1] == 0 else "memtile" if tile[1] in self.memtile_rows else "core"
 
+    def signature(self, tile: Coord) -> tuple[str, bool, bool, bool]:
+        """What a tile's port counts and connection rules depend on: its kind and which array
+        edges it is on (west, east, top). Tiles with one signature have one switch."""
+        return (self.kind(tile), tile[0] == 0, tile[0] == self.cols - 1,
+                tile[1] == self.rows - 1)
+
     def tiles(self) -> list[Coord]:
         """Every tile, in mlir-aie's (col, row) order."""
         return [(c, r) for c in range(self.cols) for r in range(self.rows)]
