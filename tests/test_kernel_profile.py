@@ -143,3 +143,34 @@ def test_a_kernel_file_is_profiled_with_the_devices_own_mmul_shapes() -> None:
     bf16 = [h for h in heads if h.startswith("matmul_bf16_f32_")]
     assert bf16 and all(h.endswith("_4x8x8") for h in bf16)  # npu2's bf16 mmul
     assert not any(h.endswith("_4x8x4") for h in heads)  # npu1's
+
+
+SCALAR_CC = """#include <aie_api/aie.hpp>
+template <unsigned N> void double_i32(const int32_t *in, int32_t *out, int32_t n) {
+  for (unsigned i = 0; i < N; ++i) out[i] = in[i] * 2;  // plain C++: nothing the profile counts
+}
+"""
+
+
+def test_a_scalar_kernel_has_no_profile_and_must_declare_its_cycles(design_file) -> None:  # type: ignore[no-untyped-def]
+    from aiedsl.errors import DesignError
+    from aiedsl.kernels.host import design_cases
+    from aiedsl.kernels.profile import profile_cases
+    from aiedsl.loader import load_design
+
+    path = design_file(DOUBLE.replace("PARAMS", ', params={"n": 1024}'))
+    (path.parent / "dbl.cc").write_text(SCALAR_CC)
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value).splitlines()[:3] == [
+        "d.py:9: error [kernel cost]: kernel 'double_i32_1024' has no cycles= and its profile "
+        "counts no AIE API vector operation, load or store (scalar C++ is not modelled)",
+        "  limit: cycles= for a kernel the profile cannot estimate",
+        "  found: cycles=None"]
+    path.write_text(path.read_text().replace("cycles=None", "cycles=2100"))
+    (prof,) = profile_cases(design_cases(load_design(path)), "npu1_1col")
+    assert not prof.counted
+    assert prof.lines() == [
+        "double_i32_1024 on npu1_1col: no AIE API vector operation, load or store counted: "
+        "scalar C++ is not modelled, so the profile gives no estimate (declare cycles= from the "
+        "kernel's loop)"]

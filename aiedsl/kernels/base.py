@@ -233,6 +233,12 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
     scalars = {a.name: ir.params[a.name] for a in ir.args if a.kind == "scalar"}
     case = KernelCase(ir, kernel_text(None, ir), reference, scalars)  # type: ignore[arg-type]
     prof = profile_case(case, target)
+    if not prof.counted:
+        raise DesignError(
+            "kernel cost", f"kernel '{ir.symbol}' has no cycles= and its profile counts no AIE "
+            "API vector operation, load or store (scalar C++ is not modelled)", loc=ir.loc,
+            limit="cycles= for a kernel the profile cannot estimate", found="cycles=None",
+            fix="give cycles= per call, estimated from the kernel's loop")
     return ir.model_copy(update={
         "cycles": prof.cycles, "cycles_source": "profile",
         "cost": f"{ir.cost} [cycles from its profile on {target.name}: bound by "

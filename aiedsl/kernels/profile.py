@@ -40,6 +40,12 @@ class Profile:
     """The core's peak MACs per cycle for the kernel's input type, when the target lists one."""
 
     @property
+    def counted(self) -> bool:
+        """Whether the call performed any counted operation: scalar C++ (plain loops, no AIE
+        API) counts nothing, and then the profile has no estimate to give."""
+        return any(self.bounds.values())
+
+    @property
     def cycles(self) -> int:
         """The estimate: the busiest unit's cycles (at least 1)."""
         return max(1, *self.bounds.values())
@@ -57,6 +63,10 @@ class Profile:
     def lines(self) -> list[str]:
         """What ``aiedsl kernel profile`` prints for it."""
         c, b = self.counts, self.bounds
+        if not self.counted:
+            return [f"{self.symbol} on {self.device}: no AIE API vector operation, load or store "
+                    "counted: scalar C++ is not modelled, so the profile gives no estimate "
+                    "(declare cycles= from the kernel's loop)"]
         out = [f"{self.symbol} on {self.device}: {self.cycles:,} cycles per call at best "
                f"(bound by {self.binding})",
                "  per call: " + ", ".join(f"{c[u]:,} {u}" for u in COUNTED),
