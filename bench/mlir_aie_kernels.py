@@ -34,9 +34,15 @@ sys.path.insert(0, str(ROOT))
 from aiedsl.kernels.host import HOST_INCLUDE  # noqa: E402
 
 
+ARCH = {"aie2": 20, "aie2p": 21}
+"""``__AIE_ARCH__`` as Peano defines it for each kernel folder (TargetModel.aie_arch)."""
+
+
 def first_error(cxx: str, src: Path, kernels: Path) -> str | None:
-    """The first error line g++ prints for ``src``, or None when it compiles."""
+    """The first error line g++ prints for ``src``, or None when it compiles (built for the
+    architecture of its folder, as Peano would)."""
     r = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", "-w", f"-I{HOST_INCLUDE}",
+                        f"-D__AIE_ARCH__={ARCH[src.parent.name]}",
                         f"-I{kernels}", f"-I{src.parent}", str(src)],
                        capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
     if r.returncode == 0:
@@ -100,6 +106,7 @@ def run_case(cxx: str, kernels: Path, case: Case, rng: np.random.Generator) -> s
     with tempfile.TemporaryDirectory() as tmp:
         lib = Path(tmp) / "k.so"
         r = subprocess.run([cxx, "-std=c++20", "-O1", "-shared", "-fPIC", "-w", *case.defines,
+                            f"-D__AIE_ARCH__={ARCH[src.parent.name]}",
                             f"-I{HOST_INCLUDE}", f"-I{kernels}", f"-I{src.parent}", str(src),
                             "-o", str(lib)], capture_output=True, text=True)
         if r.returncode:

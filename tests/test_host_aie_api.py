@@ -187,3 +187,37 @@ def test_conversions_and_shifts(lines: dict[str, list[float]]) -> None:
                                 float(127 << 20)]
     assert lines["downshift"] == [-2, 2, -1, 1]  # arithmetic
     assert lines["vector_cast"] == [1.0, 2.0]
+
+
+MMUL = r'''
+#include <aie_api/aie.hpp>
+void f() { aie::mmul<%d, %d, %d, %s, %s> m; (void)m; }
+'''
+
+
+@pytest.mark.parametrize("shape,types,ok_aie2,ok_aie2p", [
+    ((4, 8, 4), "bfloat16", True, True),     # npu1's bf16 mode; npu2 has it too
+    ((4, 8, 8), "bfloat16", True, True),
+    ((4, 16, 4), "bfloat16", True, False),
+    ((4, 8, 4), "int8_t", True, False),      # npu1's int8 4x8x4 is gone on AIE2P
+    ((8, 8, 8), "int8_t", True, True),
+    ((4, 4, 4), "int16_t", True, False),     # the library's npu1 int16 mode
+    ((4, 4, 8), "int16_t", True, True),      # ... and its npu2 one
+    ((3, 8, 4), "bfloat16", False, False),
+])
+def test_mmul_takes_only_the_modes_the_api_has_on_the_architecture(
+        tmp_path: Path, shape: tuple[int, int, int], types: str, ok_aie2: bool,
+        ok_aie2p: bool) -> None:
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH: the host AIE API header cannot be compiled")
+    src = tmp_path / "m.cc"
+    src.write_text(MMUL % (*shape, types, types))
+    for arch, ok in ((20, ok_aie2), (21, ok_aie2p), (None, True)):
+        flag = [] if arch is None else [f"-D__AIE_ARCH__={arch}"]
+        r = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", *flag, f"-I{HOST_INCLUDE}",
+                            str(src)], capture_output=True, text=True)
+        assert (r.returncode == 0) == ok, (arch, r.stderr[-400:])
+        if not ok:
+            assert ("aie::mmul: this M x K x N is not a mode the AIE API has for these input "
+                    "types on this architecture (__AIE_ARCH__)") in r.stderr

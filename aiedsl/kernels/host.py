@@ -35,6 +35,7 @@ from aiedsl.codegen.cpp import KernelText, kernel_text
 from aiedsl.ir import Call, Kernel, Loc, RtpArg, RtpWrite, ScalarArg
 from aiedsl.kernels.base import KERNELS_CPP
 from aiedsl.lang.design import DesignHandle
+from aiedsl.targets import get_target
 
 HOST_INCLUDE = KERNELS_CPP / "host"
 """Holds ``aie_api/aie.hpp``, the host stand-in for the AIE API."""
@@ -44,14 +45,18 @@ _CTYPES = {"i8": ctypes.c_int8, "u8": ctypes.c_uint8, "i16": ctypes.c_int16,
            "i32": ctypes.c_int32, "f32": ctypes.c_float}
 
 
-def compile_host(kt: KernelText, loc: Loc | None = None) -> Path:
-    """A shared library built from the generated C++ ``kt`` (cached by content)."""
+def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = None) -> Path:
+    """A shared library built from the generated C++ ``kt`` (cached by content). With
+    ``aie_arch`` (:attr:`~aiedsl.targets.TargetModel.aie_arch`) the build defines
+    ``__AIE_ARCH__`` as Peano does for that architecture, so the kernel takes the same
+    ``#if`` branches and ``aie::mmul`` accepts only that architecture's modes."""
     cxx = shutil.which(os.environ.get("CXX", "g++"))
     if cxx is None:
         raise DesignError("host kernel build", "no host C++ compiler (g++) on PATH", loc=loc,
                           fix="install g++ (or set CXX) to test kernels on the host")
     header = "".join(p.read_text() for p in sorted((HOST_INCLUDE / "aie_api").glob("*.hpp")))
-    key = hashlib.sha256((kt.text + header + " ".join(CXX_FLAGS) + cxx).encode()).hexdigest()[:24]
+    flags = [*CXX_FLAGS, *([f"-D__AIE_ARCH__={aie_arch}"] if aie_arch is not None else [])]
+    key = hashlib.sha256((kt.text + header + " ".join(flags) + cxx).encode()).hexdigest()[:24]
     out = cache_dir("host-kernels") / f"{key}.so"
     if out.is_file():
         return out
@@ -61,7 +66,7 @@ def compile_host(kt: KernelText, loc: Loc | None = None) -> Path:
         src = Path(tmp) / name
         src.write_text(kt.text)
         lib = Path(tmp) / "k.so"
-        r = subprocess.run([cxx, *CXX_FLAGS, f"-I{HOST_INCLUDE}", str(src), "-o", str(lib)],
+        r = subprocess.run([cxx, *flags, f"-I{HOST_INCLUDE}", str(src), "-o", str(lib)],
                            capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
         if r.returncode != 0:
             stderr = kt.map_output(r.stderr, name)
@@ -84,9 +89,10 @@ def _explain(stderr: str, label: str) -> str:
     return f"{label} does not compile on the host"
 
 
-def native(k: Kernel, kt: KernelText) -> Callable[..., None]:
-    """A callable running kernel ``k``'s generated C++ ``kt`` on numpy arrays and scalars."""
-    lib = ctypes.CDLL(str(compile_host(kt, k.loc)))
+def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[..., None]:
+    """A callable running kernel ``k``'s generated C++ ``kt`` on numpy arrays and scalars
+    (built for ``aie_arch`` when given: see :func:`compile_host`)."""
+    lib = ctypes.CDLL(str(compile_host(kt, k.loc, aie_arch)))
     fn = getattr(lib, k.symbol)
     fn.restype = None
     fn.argtypes = [ctypes.c_void_p if a.kind == "buffer" else _CTYPES[lookup_dtype(a.dtype).name]
@@ -160,6 +166,8 @@ class KernelCase:
     """``reference(*args)``: updates its output arrays in place."""
     scalars: dict[str, int | float]
     """A value per scalar parameter: from the design's call, or the library kernel's params."""
+    aie_arch: int | None = None
+    """``__AIE_ARCH__`` to build with (the design's device), if known."""
 
 
 def design_cases(handle: DesignHandle) -> list[KernelCase]:
@@ -183,7 +191,7 @@ def design_cases(handle: DesignHandle) -> list[KernelCase]:
         scalars |= {a.name: writes[(v.rtp, v.index)] for a, v in zip(k.args, args)
                     if isinstance(v, RtpArg) and (v.rtp, v.index) in writes}
         out.append(KernelCase(k, kernel_text(placed, k), handle.kernels[k.symbol].run_reference,
-                              scalars))
+                              scalars, get_target(placed.device).aie_arch))
     return out
 
 
@@ -216,7 +224,7 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     k = case.kernel
     args_ref, args_cpp = case_args(case, np.random.default_rng(seed))
     case.reference(*args_ref)
-    native(k, case.cpp)(*args_cpp)
+    native(k, case.cpp, case.aie_arch)(*args_cpp)
     checks = [compare(f"{k.symbol}.{a.name}", args_cpp[i], args_ref[i], a.dtype)
               for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
     if k.cascade_out is not None:

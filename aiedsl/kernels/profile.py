@@ -89,7 +89,7 @@ def bounds(counts: dict[str, int], target: TargetModel) -> dict[str, int]:
 def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profile:
     """Run ``case``'s C++ once on random inputs and count what it did."""
     k = case.kernel
-    fn = native(k, case.cpp)
+    fn = native(k, case.cpp, target.aie_arch)
     _, args = case_args(case, np.random.default_rng(seed))
     fn.counts(True)  # type: ignore[attr-defined]
     fn(*args)

@@ -23,6 +23,7 @@ from aiedsl.sim.compare import OutputCheck, compare, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
 from aiedsl.sim.stats import Timing, timing, write_trace
+from aiedsl.targets import get_target
 
 __all__ = ["Deadlock", "SimFault", "SimResult", "simulate"]
 
@@ -59,7 +60,8 @@ def native_kernels(d: Design) -> dict[str, Any]:
     from aiedsl.codegen.cpp import kernel_text
     from aiedsl.kernels.host import native
 
-    return {k.symbol: _Native(native(k, kernel_text(d, k))) for k in d.kernels}
+    arch = get_target(d.device).aie_arch
+    return {k.symbol: _Native(native(k, kernel_text(d, k), arch)) for k in d.kernels}
 
 
 def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, *,

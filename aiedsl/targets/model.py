@@ -230,6 +230,13 @@ class TargetModel(BaseModel):
     """Native aie::mmul shape (r, s, t) per input dtype."""
 
     @property
+    def aie_arch(self) -> int:
+        """``__AIE_ARCH__`` for this architecture: 20 on AIE2, 21 on AIE2P, as Peano's
+        preincluded headers define it (``aiev2_defines.h``, ``aie2p_version.h``) and the AIE
+        API's ``config.hpp`` reads it. Host builds of kernels define it the same way."""
+        return {"aie2": 20, "aie2p": 21}[self.arch]
+
+    @property
     def dram_bytes_per_s(self) -> float:
         """Host-memory read bandwidth available to the NPU (:attr:`TimingModel.dram_read_bytes_per_s`)."""
         return self.timing.dram_read_bytes_per_s

@@ -15,7 +15,9 @@
 //               aie::accum<Acc, N>  (to_vector<T>(shift), from_vector, = vector, converts to a
 //                                     vector by to_vector), aie::mask<N> (test, set, clear,
 //                                     count, from_uint32, to_uint32, ~ & |),
-//               aie::mmul<M, K, N, TA, TB, Acc>  (size_A, size_B, size_C, default, from-vector
+//               aie::mmul<M, K, N, TA, TB, Acc>  (only the AIE API's modes for the types on
+//                                     __AIE_ARCH__ 20 or 21 when it is defined; size_A,
+//                                     size_B, size_C, default, from-vector
 //                                     and from-accum constructors, mac, mul, to_vector<T>(shift),
 //                                     to_accum)
 //   functions:  aie::load_v<N>(p) (N defaults to a register), aie::store_v(p, v),

@@ -233,8 +233,86 @@ template <typename T, unsigned N> T reduce_max(const vector<T, N> &a) {
   return m;
 }
 
+// The M x K x N modes aie::mmul has, per architecture and input types: the specializations
+// of the AIE API's detail/aie2/ and detail/aie2p/ headers (2025.1). __AIE_ARCH__ is 20 on AIE2
+// (npu1) and 21 on AIE2P (npu2), as Peano predefines it; aiedsl's host builds for a device
+// define it the same way. A build that names no device accepts every shape.
+namespace detail {
+struct mmul_mode {
+  unsigned m, k, n;
+};
+template <typename T> constexpr int mmul_type() { // integers by width; bfloat16 and float
+  if constexpr (std::is_same_v<T, bfloat16>) return 'b';
+  else if constexpr (std::is_same_v<T, float>) return 'f';
+  else return int(8 * sizeof(T));
+}
+template <std::size_t L>
+constexpr bool mmul_in(const mmul_mode (&modes)[L], unsigned m, unsigned k, unsigned n) {
+  for (const mmul_mode &x : modes)
+    if (x.m == m && x.k == k && x.n == n) return true;
+  return false;
+}
+constexpr bool mmul_mode_ok(int arch, int ta, int tb, unsigned m, unsigned k, unsigned n) {
+  if (arch == 20) {
+    constexpr mmul_mode i8i8[] = {{4, 8, 4}, {4, 16, 4}, {8, 8, 4}, {4, 8, 8}, {8, 8, 8},
+                                  {2, 8, 8}, {1, 16, 8}, {2, 16, 8}, {4, 16, 8}, {8, 16, 8},
+                                  {4, 16, 16}};
+    constexpr mmul_mode i16i16[] = {{4, 2, 8}, {8, 2, 8}, {2, 4, 8}, {4, 4, 8}, {4, 4, 4},
+                                    {2, 8, 8}, {4, 8, 8}, {2, 8, 16}, {8, 1, 8}};
+    constexpr mmul_mode i8i16[] = {{4, 4, 8}, {4, 4, 4}};
+    constexpr mmul_mode i16i8[] = {{4, 8, 4}, {4, 4, 8}, {8, 4, 4}, {8, 4, 8},
+                                   {4, 4, 4}, {2, 8, 8}, {2, 16, 8}, {4, 16, 8}};
+    constexpr mmul_mode bf[] = {{4, 8, 4}, {4, 8, 8}, {8, 8, 8}, {4, 16, 4},
+                                {4, 16, 8}, {8, 8, 4}, {8, 1, 8}};
+    constexpr mmul_mode i32i16[] = {{4, 2, 4}, {4, 4, 4}, {2, 4, 8}, {4, 4, 8}, {4, 1, 8}};
+    constexpr mmul_mode i16i32[] = {{4, 4, 4}, {2, 4, 8}};
+    constexpr mmul_mode i32i32[] = {{4, 2, 4}, {4, 4, 4}, {8, 2, 4}, {4, 1, 8}};
+    constexpr mmul_mode f32[] = {{4, 8, 4}, {4, 1, 4}, {4, 1, 8}};
+    if (ta == 8 && tb == 8) return mmul_in(i8i8, m, k, n);
+    if (ta == 16 && tb == 16) return mmul_in(i16i16, m, k, n);
+    if (ta == 8 && tb == 16) return mmul_in(i8i16, m, k, n);
+    if (ta == 16 && tb == 8) return mmul_in(i16i8, m, k, n);
+    if (ta == 'b' && tb == 'b') return mmul_in(bf, m, k, n);
+    if (ta == 32 && tb == 16) return mmul_in(i32i16, m, k, n);
+    if (ta == 16 && tb == 32) return mmul_in(i16i32, m, k, n);
+    if (ta == 32 && tb == 32) return mmul_in(i32i32, m, k, n);
+    if (ta == 'f' && tb == 'f') return mmul_in(f32, m, k, n);
+    return false;
+  }
+  if (arch == 21) {
+    constexpr mmul_mode i8i8[] = {{2, 8, 8}, {4, 8, 8}, {4, 16, 8}, {8, 16, 8}, {8, 8, 8}};
+    constexpr mmul_mode i16i16[] = {{4, 2, 8}, {8, 2, 8}, {2, 4, 8}, {4, 4, 8},
+                                    {2, 8, 8}, {4, 8, 8}, {8, 1, 8}};
+    constexpr mmul_mode i8i16[] = {{8, 2, 8}, {4, 4, 8}};
+    constexpr mmul_mode i16i8[] = {{4, 4, 8}, {8, 4, 8}, {4, 8, 8}, {2, 16, 8}, {4, 16, 8}};
+    constexpr mmul_mode bf[] = {{8, 8, 4}, {4, 8, 4}, {4, 8, 8}, {8, 8, 8}, {8, 1, 8}};
+    constexpr mmul_mode i32i16[] = {{4, 2, 8}, {2, 4, 8}, {4, 4, 8}, {4, 1, 8}};
+    constexpr mmul_mode i16i32[] = {{4, 4, 8}};
+    constexpr mmul_mode i32i32[] = {{4, 2, 8}, {4, 4, 4}, {4, 4, 8}, {8, 2, 8}, {4, 1, 8}};
+    constexpr mmul_mode f32[] = {{4, 8, 4}, {4, 1, 4}, {4, 1, 8}};
+    if (ta == 8 && tb == 8) return mmul_in(i8i8, m, k, n);
+    if (ta == 16 && tb == 16) return mmul_in(i16i16, m, k, n);
+    if (ta == 8 && tb == 16) return mmul_in(i8i16, m, k, n);
+    if (ta == 16 && tb == 8) return mmul_in(i16i8, m, k, n);
+    if (ta == 'b' && tb == 'b') return mmul_in(bf, m, k, n);
+    if (ta == 32 && tb == 16) return mmul_in(i32i16, m, k, n);
+    if (ta == 16 && tb == 32) return mmul_in(i16i32, m, k, n);
+    if (ta == 32 && tb == 32) return mmul_in(i32i32, m, k, n);
+    if (ta == 'f' && tb == 'f') return mmul_in(f32, m, k, n);
+    return false;
+  }
+  return true;
+}
+} // namespace detail
+
 template <unsigned M, unsigned K, unsigned N, typename TA, typename TB, typename Acc = accauto>
 struct mmul {
+#ifdef __AIE_ARCH__
+  static_assert(detail::mmul_mode_ok(__AIE_ARCH__, detail::mmul_type<TA>(),
+                                     detail::mmul_type<TB>(), M, K, N),
+                "aie::mmul: this M x K x N is not a mode the AIE API has for these input types "
+                "on this architecture (__AIE_ARCH__)");
+#endif
   static constexpr unsigned size_A = M * K;
   static constexpr unsigned size_B = K * N;
   static constexpr unsigned size_C = M * N;
