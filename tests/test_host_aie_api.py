@@ -221,3 +221,62 @@ def test_mmul_takes_only_the_modes_the_api_has_on_the_architecture(
         if not ok:
             assert ("aie::mmul: this M x K x N is not a mode the AIE API has for these input "
                     "types on this architecture (__AIE_ARCH__)") in r.stderr
+
+
+NATIVE = r'''
+#include <aie_api/aie.hpp>
+#include <cstdio>
+
+template <typename V> void show(const char *name, const V &v) {
+  std::printf("%s:", name);
+  for (unsigned i = 0; i < V::size(); ++i) std::printf(" %.9g", double(v.v[i]));
+  std::printf("\n");
+}
+
+int main() {
+  v16int32 a, b;
+  for (int i = 0; i < 16; ++i) { a = upd_elem(a, i, i); b = upd_elem(b, i, 100 + i); }
+  show("shift_bytes_8", shift_bytes(a, b, 8U));   // two int32 lanes in: a[2..15], b[0..1]
+  show("shift_lanes_15", shift(a, b, 15U));
+  show("rotate_32", shift_bytes(a, a, 32U));
+  std::printf("extract_elem: %d %d\n", extract_elem(b, 3), ext_elem(a, 17));  // index mod 16
+  show("broadcast", broadcast_to_v16int32(-7));
+  show("zero_bf16", broadcast_zero_bfloat16().extract<4>(0));
+  v16acc64 acc = ups_to_v16acc64(broadcast_to_v16int32(-3), 4);  // -48 in every lane
+  show("ups", acc.to_vector<int32_t>());
+  v16int32 odd = broadcast_to_v16int32(5);
+  odd = upd_elem(odd, 1, 6);
+  odd = upd_elem(odd, 2, 7);
+  odd = upd_elem(odd, 3, -5);
+  v16acc64 c = ups_to_v16acc64(odd, 0);
+  show("srs_floor", srs_to_v16int32(c, 1).extract<4>(0));
+  aie::set_rounding(aie::rounding_mode::conv_even);
+  show("srs_even", lsrs(c, 1).extract<4>(0));
+  aie::set_saturation(aie::saturation_mode::saturate);
+  show("ssrs_sat", ssrs(ups_to_v32acc32(broadcast_to_v32int16(1000), 0), 0).extract<2>(0));
+  return 0;
+}
+'''
+
+
+def test_native_aie2_vector_intrinsics(tmp_path: Path) -> None:
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH: the host AIE API header cannot be compiled")
+    src, exe = tmp_path / "n.cc", tmp_path / "n"
+    src.write_text(NATIVE)
+    subprocess.run([cxx, "-std=c++20", "-O1", f"-I{HOST_INCLUDE}", str(src), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    out = dict(line.split(": ", 1) for line in subprocess.run(
+        [str(exe)], check=True, capture_output=True, text=True).stdout.splitlines())
+    ints = {k: [int(float(x)) for x in v.split()] for k, v in out.items()}
+    assert ints["shift_bytes_8"] == list(range(2, 16)) + [100, 101]
+    assert ints["shift_lanes_15"] == [15] + list(range(100, 115))
+    assert ints["rotate_32"] == list(range(8, 16)) + list(range(0, 8))
+    assert ints["extract_elem"] == [103, 1]
+    assert ints["broadcast"] == [-7] * 16
+    assert ints["zero_bf16"] == [0, 0, 0, 0]
+    assert ints["ups"] == [-48] * 16
+    assert ints["srs_floor"] == [2, 3, 3, -3]     # 5/2, 6/2, 7/2, -5/2 rounded down
+    assert ints["srs_even"] == [2, 3, 4, -2]      # ties to even
+    assert ints["ssrs_sat"] == [127, 127]         # 1000 saturated to int8

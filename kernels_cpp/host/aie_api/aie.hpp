@@ -45,6 +45,11 @@
 //   not covered: the raw AIE2 intrinsics and their vector types (v16int32, ext_elem, ...),
 //               aie::sliding_mul*, aie::lut and parallel lookups, block floating point
 //               (bfp16ebs8), ups/srs as free functions
+//   native:     AIE2's vector and accumulator types (v64int8 .. v16float, v8acc64 ..
+//               v32acc32) as aie:: types, broadcast_to_<type>, broadcast_zero_to_<type>,
+//               broadcast_s8..u32/bfloat16/float and their broadcast_zero_ forms,
+//               shift_bytes, shift, ext_elem, extract_elem, upd_elem, srs_to_<type>,
+//               lsrs/ssrs/ulsrs/ussrs, ups_to_v16acc64/v32acc32/v16acc32 (host_native.hpp)
 //   cascade:    v16accfloat (the native 512-bit accumulator word), get_scd_v16accfloat(),
 //               put_mcd(v16accfloat), aie::accum<accfloat, 16>(v16accfloat) and to_native(),
 //               aie::mmul(accum) and to_accum(). The words a call gets come from the array the
@@ -86,5 +91,6 @@
 #include "host_logic.hpp"
 #include "host_arith.hpp"
 #include "host_lanes.hpp"
+#include "host_native.hpp"
 
 #endif // AIEDSL_HOST_AIE_API_HPP
