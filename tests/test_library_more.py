@@ -21,7 +21,7 @@ from aiedsl.kernels import exp_bf16, gelu, layer_norm, rms_norm, silu, softmax, 
 
 K = {factory}
 
-@design(device="npu1_1col")
+@design(device="{device}")
 def d(x: Tensor[4096, bf16], y: Tensor[4096, bf16], out: Tensor[4096, bf16]):
     a, b, c = (fifo(Tensor[1024, bf16], name=n) for n in "abc")
 
@@ -55,6 +55,10 @@ CASES = {
     "silu": ("silu(1024)", "K(ta, tc)", "K.run_reference(x[s], out[s])"),
     "gelu": ("gelu(1024)", "K(ta, tc)", "K.run_reference(x[s], out[s])"),
     "softmax": ("softmax(4, 256)", "K(ta, tc)", "K.run_reference(x[s], out[s])"),
+    # on npu2 the activations take 2^x from AIE2P's exp2
+    "exp@npu2": ('exp_bf16(1024, device="npu2")', "K(ta, tc)", "K.run_reference(x[s], out[s])"),
+    "softmax@npu2": ('softmax(4, 256, device="npu2")', "K(ta, tc)",
+                     "K.run_reference(x[s], out[s])"),
 }
 
 
@@ -62,8 +66,11 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_library_kernel_in_a_design(design_file: DesignFile, name: str, kernels: str) -> None:
     factory, call, ref = CASES[name]
-    path = design_file(DESIGN.format(factory=factory, call=call, ref=ref))
-    result = simulate(load_design(path), kernels=kernels)
+    device = "npu2_1col" if name.endswith("@npu2") else "npu1_1col"
+    path = design_file(DESIGN.format(factory=factory, call=call, ref=ref, device=device))
+    handle = load_design(path)
+    assert handle.ir.kernels[0].symbol.endswith("_exp2") == name.endswith("@npu2")
+    result = simulate(handle, kernels=kernels)
     assert result.passed, [c.line() for c in result.checks]
 
 
@@ -75,10 +82,11 @@ def test_norm_rows_must_be_whole_vectors() -> None:
     assert str(e.value).splitlines()[1:3] == ["  limit: a multiple of 16", "  found: 20"]
 
 
+@pytest.mark.parametrize("exp2", [0, 1])
 @pytest.mark.parametrize("kind", ["exp", "silu", "gelu", "softmax"])
-def test_activations_follow_the_functions_they_approximate(kind: str) -> None:
-    """The polynomial exp and what is built on it stay within 2^-7 of the exact functions
-    (bf16 keeps 8 bits)."""
+def test_activations_follow_the_functions_they_approximate(kind: str, exp2: int) -> None:
+    """The polynomial exp (AIE2) or the hardware's bf16 exp2 (AIE2P) and what is built on them
+    stay within 2^-7 of the exact functions (bf16 keeps 8 bits)."""
     import ml_dtypes
     import numpy as np
 
@@ -98,7 +106,7 @@ def test_activations_follow_the_functions_they_approximate(kind: str) -> None:
                 "gelu": 0.5 * xf * (1 + np.tanh(0.7978845608 * (xf + 0.044715 * xf ** 3)))}[kind]
         params = {}
     out = np.zeros_like(x)
-    activation_ref(x, out, kind=kind, **params)
+    activation_ref(x, out, kind=kind, exp2=exp2, **params)
     rel = np.abs(out.astype(np.float64) - true) / (np.abs(true) + 1e-3)
     assert rel.max() < 2 ** -7
 

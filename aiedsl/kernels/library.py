@@ -17,9 +17,11 @@ Example
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from aiedsl.dtypes import DType, i16, i32, u8
+from aiedsl.dtypes import DType, bf16, i16, i32, u8
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Kernel, buffer, declare, scalar
@@ -251,12 +253,18 @@ _EXP_POLY = [np.float32(c) for c in (1.0, 0.693147181, 0.240226507, 0.0555041087
                                       0.00961812911, 0.00133335581)]
 
 
-def _exp_f32(x: np.ndarray) -> np.ndarray:
+_BF16 = np.dtype(bf16.numpy)
+
+
+def _exp_f32(x: np.ndarray, exp2: bool = False) -> np.ndarray:
     """e^x as activation.cc.j2 computes it, in float32 step by step: 2^y, y = x log2(e) clamped
-    to [-126, 127], 2^(y - floor(y)) by the degree-5 polynomial, 2^floor(y) exactly."""
+    to [-126, 127], 2^(y - floor(y)) by the degree-5 polynomial, 2^floor(y) exactly; with
+    ``exp2`` (AIE2P) 2^y by the hardware's exp2 instead, which gives bf16."""
     f32 = np.float32
     y = (x.astype(f32) * f32(1.44269504)).astype(f32)
     y = np.minimum(np.maximum(y, f32(-126.0)), f32(127.0))
+    if exp2:
+        return np.exp2(y.astype(np.float64)).astype(f32).astype(_BF16).astype(f32)
     n = np.floor(y)
     f = (y - n).astype(f32)
     p = np.full_like(f, _EXP_POLY[5])
@@ -271,15 +279,17 @@ def activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: obj
     f32 = np.float32
     x = src.astype(f32)
     one = f32(1)
+    hw = bool(params.get("exp2", 0))
+    _exp = functools.partial(_exp_f32, exp2=hw)
     if kind == "exp":
-        y = _exp_f32(x)
+        y = _exp(x)
     elif kind == "silu":
-        e = _exp_f32((f32(0) - x).astype(f32))
+        e = _exp((f32(0) - x).astype(f32))
         y = (x * (one / (e + one).astype(f32)).astype(f32)).astype(f32)
     elif kind == "gelu":
         x3 = ((x * x).astype(f32) * x).astype(f32)
         z = ((x + (x3 * f32(0.044715)).astype(f32)).astype(f32) * f32(1.59576912)).astype(f32)
-        inv = (one / (_exp_f32(z) + one).astype(f32)).astype(f32)
+        inv = (one / (_exp(z) + one).astype(f32)).astype(f32)
         t = (one - (f32(2) * inv).astype(f32)).astype(f32)
         y = ((x * f32(0.5)).astype(f32) * (t + one).astype(f32)).astype(f32)
     else:
@@ -287,7 +297,7 @@ def activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: obj
         xr = x.reshape(rows, cols)
         y = np.empty_like(xr)
         for r in range(rows):
-            e = _exp_f32((xr[r] - xr[r].max()).astype(f32))
+            e = _exp((xr[r] - xr[r].max()).astype(f32))
             lanes = e.reshape(-1, width)
             acc = np.zeros(width, f32)
             for chunk in lanes:
@@ -299,7 +309,9 @@ def activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: obj
     dst[...] = y.reshape(dst.shape).astype(dst.dtype)
 
 
-def _activation(kind: str, shape: tuple[int, ...]) -> Kernel:
+def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) -> Kernel:
+    from aiedsl.kernels.matmul import _target
+
     loc = caller_loc()
     if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in shape):
         raise DesignError("kernel", f"{kind} of shape {shape!r}", loc=loc,
@@ -310,40 +322,48 @@ def _activation(kind: str, shape: tuple[int, ...]) -> Kernel:
                           limit=f"a multiple of {width}", found=str(shape[-1]),
                           fix=f"use a multiple of {width} elements")
     t = TensorType(shape=shape, dtype="bf16")
-    steps = {"exp": 16, "silu": 20, "gelu": 30, "softmax": 40}[kind]
-    name = "x".join(str(v) for v in shape)
+    hw = _target(device).arch == "aie2p"  # AIE2P computes 2^x in hardware (aie::exp2)
+    steps = ({"exp": 6, "silu": 10, "gelu": 20, "softmax": 30} if hw else
+             {"exp": 16, "silu": 20, "gelu": 30, "softmax": 40})[kind]
+    name = "x".join(str(v) for v in shape) + ("_exp2" if hw else "")
     entry = (f"softmax_bf16<{shape[0]}, {shape[1]}>" if kind == "softmax"
              else f"{kind}_bf16<{shape[0]}>")
-    params: dict[str, int | str] = {"kind": kind, "width": width, "steps": steps}
+    params: dict[str, int | str] = {"kind": kind, "width": width, "steps": steps,
+                                    "exp2": int(hw)}
     if kind == "softmax":
         params |= {"rows": shape[0], "cols": shape[1]}
+    how = "the hardware's exp2, to bf16" if hw else "polynomial exp"
     return declare(
         f"{kind}_bf16_{name}", source="activation.cc.j2", source_kind="template", entry=entry,
         args=[buffer("src", t), buffer("dst", t, "out")], reference=activation_ref,
         cycles=t.numel // width * steps + 14, ops=t.numel * steps,
         cost=f"n/{width} x {steps} + 14: about {steps} f32 vector ops per {width} lanes "
-        "(polynomial exp) plus call overhead (aiedsl/kernels/templates/activation.cc.j2; an "
+        f"({how}) plus call overhead (aiedsl/kernels/templates/activation.cc.j2; an "
         "estimate)", params=params)
 
 
-def exp_bf16(n: int) -> Kernel:
-    """``e^x`` of ``n`` bf16 values (f32 inside, a polynomial exp): ``exp_bf16_1024``."""
-    return _activation("exp", (n,))
+def exp_bf16(n: int, *, device: str | None = None) -> Kernel:
+    """``e^x`` of ``n`` bf16 values, f32 inside: a polynomial exp on AIE2 (``exp_bf16_1024``),
+    the hardware's exp2 on AIE2P (``exp_bf16_1024_exp2``). The device is the design's
+    (``device`` outside a design)."""
+    return _activation("exp", (n,), device)
 
 
-def silu(n: int) -> Kernel:
-    """SiLU ``x / (1 + e^-x)`` of ``n`` bf16 values: ``silu_bf16_1024``."""
-    return _activation("silu", (n,))
+def silu(n: int, *, device: str | None = None) -> Kernel:
+    """SiLU ``x / (1 + e^-x)`` of ``n`` bf16 values: ``silu_bf16_1024`` (exp as
+    :func:`exp_bf16`)."""
+    return _activation("silu", (n,), device)
 
 
-def gelu(n: int) -> Kernel:
-    """GELU (tanh form) of ``n`` bf16 values: ``gelu_bf16_1024``."""
-    return _activation("gelu", (n,))
+def gelu(n: int, *, device: str | None = None) -> Kernel:
+    """GELU (tanh form) of ``n`` bf16 values: ``gelu_bf16_1024`` (exp as :func:`exp_bf16`)."""
+    return _activation("gelu", (n,), device)
 
 
-def softmax(rows: int, cols: int) -> Kernel:
-    """Softmax of each row of a bf16 ``rows x cols`` tile: ``softmax_bf16_4x256``."""
-    return _activation("softmax", (rows, cols))
+def softmax(rows: int, cols: int, *, device: str | None = None) -> Kernel:
+    """Softmax of each row of a bf16 ``rows x cols`` tile: ``softmax_bf16_4x256`` (exp as
+    :func:`exp_bf16`)."""
+    return _activation("softmax", (rows, cols), device)
 
 
 def _norm(kind: str, rows: int, cols: int) -> Kernel:
@@ -484,8 +504,9 @@ def samples() -> list[Kernel]:
                                           (16, 64, 256, 7, False))]
         out += [conv2d_3x3(w, ci, co, shift=sh, relu=rl, device=device)
                 for w, ci, co, sh, rl in ((16, 16, 16, 10, False), (48, 64, 64, 13, True))]
-    out += [f(n) for f in (exp_bf16, silu, gelu) for n in (16, 1024)]
-    out += [softmax(r, c) for r, c in ((1, 16), (4, 256))]
+    for device in ("npu1", "npu2"):  # polynomial exp, and AIE2P's hardware exp2
+        out += [f(n, device=device) for f in (exp_bf16, silu, gelu) for n in (16, 1024)]
+        out += [softmax(r, c, device=device) for r, c in ((1, 16), (4, 256))]
     out += [layer_norm(r, c) for r, c in ((1, 32), (4, 256))]
     for dt, sizes in (("bf16", (32, 1024)), ("i8", (64,)), ("i16", (32, 512)), ("i32", (16,))):
         out += [relu(T(shape=(n,), dtype=dt)) for n in sizes]
