@@ -386,14 +386,15 @@ def conv2d_3x3(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
                           limit="0..23", found=repr(shift), fix="scale by 0..23 bits")
     target = _target(device)
     r, s, t = target.mmul_shapes["i8"]
-    if width % (2 * r) or cin % s or cout % (2 * t):
+    if width % (2 * r) or cin % (2 * s) or cout % (2 * t):
         raise DesignError(
             "kernel", f"conv2d_3x3 of {width} pixels, {cin} -> {cout} channels does not fit the "
             f"{r}x{s}x{t} mmul with 2x2 blocking", loc=loc,
-            limit=f"width % {2 * r} == 0, cin % {s} == 0, cout % {2 * t} == 0",
+            limit=f"width % {2 * r} == 0, cin % {2 * s} == 0 (two channel steps per 128-bit "
+            f"gather), cout % {2 * t} == 0",
             found=f"{width}x{cin}x{cout}", fix="pad the row or the channels")
     row = TensorType(shape=(width, cin), dtype="i8")
-    step = max(4, r)  # 2r gathered loads of s bytes per step, two per cycle
+    step = max(4, r)  # per step: 4 mmuls; r 128-bit pixel loads (two per cycle) per two steps
     cycles = (width // (2 * r)) * (cout // (2 * t)) * (9 * (cin // s) * step + 11) + 20
     return declare(
         f"conv3x3_i8_{width}x{cin}x{cout}_{r}x{s}x{t}_shift{shift}{'_relu' if relu else ''}",
