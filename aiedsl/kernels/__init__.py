@@ -1,5 +1,6 @@
 """Kernels: the declaration (:mod:`.base`), the shipped library (:mod:`.library`, its matmuls in
-:mod:`.matmul`) and host builds of their C++ for testing (:mod:`.host`)."""
+:mod:`.matmul`, its norms and activations in :mod:`.activations`) and host builds of their C++
+for testing (:mod:`.host`)."""
 
 from aiedsl.kernels.base import KERNELS_CPP, Kernel, buffer, declare, scalar
 from aiedsl.kernels.layout import block, block_dims, unblock, unblock_dims

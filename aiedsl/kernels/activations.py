@@ -1,0 +1,214 @@
+"""The library's bf16 normalisations and activations: RMS norm and layer norm (f32 statistics),
+exp, SiLU, GELU (tanh form) and row-wise softmax (f32 inside; 2^x by a polynomial on AIE2, by
+the hardware's exp2 on AIE2P). Their C++ are the templates ``norm.cc.j2`` and
+``activation.cc.j2``; each reference computes as the C++ does, step by step.
+
+Example
+-------
+::
+
+    from aiedsl.kernels import rms_norm, softmax
+    n = rms_norm(4, 256)          # rms_norm_bf16_4x256
+    s = softmax(4, 256)           # softmax_bf16_4x256 (softmax_bf16_4x256_exp2 on npu2)
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from aiedsl.dtypes import bf16
+from aiedsl.errors import DesignError, caller_loc
+from aiedsl.ir import TensorType
+from aiedsl.kernels.base import Kernel, buffer, declare
+from aiedsl.kernels.matmul import _target
+
+
+NORM_EPS = 1e-5
+"""The epsilon the norms add to the mean square / variance."""
+
+
+def _row_stats(x: np.ndarray, width: int) -> tuple[np.float32, np.float32]:
+    """Sum and sum of squares of a row as the kernel forms them: ``width`` float lanes
+    accumulated chunk by chunk, then the lanes added in order."""
+    lanes = x.astype(np.float32).reshape(-1, width)
+    s = np.zeros(width, np.float32)
+    q = np.zeros(width, np.float32)
+    for chunk in lanes:
+        s = s + chunk
+        q = q + chunk * chunk
+    total, squares = np.float32(0), np.float32(0)
+    for i in range(width):
+        total = np.float32(total + s[i])
+        squares = np.float32(squares + q[i])
+    return total, squares
+
+
+def norm_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, rows: int, cols: int,
+             width: int, **_: object) -> None:
+    """RMS norm (``x / sqrt(mean(x^2) + eps)``) or layer norm (``(x - mean) / sqrt(var +
+    eps)``) of each row, statistics in f32 as the kernel forms them, the scale rounded to bf16
+    before the bf16 multiply (as the kernel does)."""
+    x = src.reshape(rows, cols)
+    out = dst.reshape(rows, cols)
+    n = np.float32(cols)
+    for r in range(rows):
+        total, squares = _row_stats(x[r], width)
+        mean = np.float32(total / n) if kind == "layer" else np.float32(0)
+        var = np.float32(squares / n - mean * mean)
+        inv = np.float32(np.float32(1) / np.sqrt(np.float32(var + np.float32(NORM_EPS))))
+        centred = (x[r].astype(np.float32) - mean).astype(src.dtype)
+        scale = np.float32(inv.astype(src.dtype))
+        out[...][r] = (centred.astype(np.float32) * scale).astype(src.dtype)
+
+
+_EXP_POLY = [np.float32(c) for c in (1.0, 0.693147181, 0.240226507, 0.0555041087,
+                                      0.00961812911, 0.00133335581)]
+
+
+_BF16 = np.dtype(bf16.numpy)
+
+
+def _exp_f32(x: np.ndarray, exp2: bool = False) -> np.ndarray:
+    """e^x as activation.cc.j2 computes it, in float32 step by step: 2^y, y = x log2(e) clamped
+    to [-126, 127], 2^(y - floor(y)) by the degree-5 polynomial, 2^floor(y) exactly; with
+    ``exp2`` (AIE2P) 2^y by the hardware's exp2 instead, which gives bf16."""
+    f32 = np.float32
+    y = (x.astype(f32) * f32(1.44269504)).astype(f32)
+    y = np.minimum(np.maximum(y, f32(-126.0)), f32(127.0))
+    if exp2:
+        return np.exp2(y.astype(np.float64)).astype(f32).astype(_BF16).astype(f32)
+    n = np.floor(y)
+    f = (y - n).astype(f32)
+    p = np.full_like(f, _EXP_POLY[5])
+    for k in range(4, -1, -1):
+        p = ((p * f).astype(f32) + _EXP_POLY[k]).astype(f32)
+    return (p * np.ldexp(f32(1), n.astype(np.int32)).astype(f32)).astype(f32)
+
+
+def activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: object) -> None:
+    """exp, SiLU, GELU (tanh form) or row-wise softmax of bf16 values as activation.cc.j2
+    computes them: f32 step by step, each result rounded to bf16."""
+    f32 = np.float32
+    x = src.astype(f32)
+    one = f32(1)
+    hw = bool(params.get("exp2", 0))
+    _exp = functools.partial(_exp_f32, exp2=hw)
+    if kind == "exp":
+        y = _exp(x)
+    elif kind == "silu":
+        e = _exp((f32(0) - x).astype(f32))
+        y = (x * (one / (e + one).astype(f32)).astype(f32)).astype(f32)
+    elif kind == "gelu":
+        x3 = ((x * x).astype(f32) * x).astype(f32)
+        z = ((x + (x3 * f32(0.044715)).astype(f32)).astype(f32) * f32(1.59576912)).astype(f32)
+        inv = (one / (_exp(z) + one).astype(f32)).astype(f32)
+        t = (one - (f32(2) * inv).astype(f32)).astype(f32)
+        y = ((x * f32(0.5)).astype(f32) * (t + one).astype(f32)).astype(f32)
+    else:
+        rows, cols, width = int(params["rows"]), int(params["cols"]), int(params["width"])
+        xr = x.reshape(rows, cols)
+        y = np.empty_like(xr)
+        for r in range(rows):
+            e = _exp((xr[r] - xr[r].max()).astype(f32))
+            lanes = e.reshape(-1, width)
+            acc = np.zeros(width, f32)
+            for chunk in lanes:
+                acc = (acc + chunk).astype(f32)
+            total = f32(0)
+            for v in acc:
+                total = f32(total + v)
+            y[r] = (e * (one / total)).astype(f32)
+    dst[...] = y.reshape(dst.shape).astype(dst.dtype)
+
+
+def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) -> Kernel:
+    loc = caller_loc()
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in shape):
+        raise DesignError("kernel", f"{kind} of shape {shape!r}", loc=loc,
+                          limit="positive ints", found=repr(shape), fix="give the tile's size")
+    width = 16
+    if shape[-1] % width:
+        raise DesignError("kernel", f"{kind} of {shape[-1]} elements per row", loc=loc,
+                          limit=f"a multiple of {width}", found=str(shape[-1]),
+                          fix=f"use a multiple of {width} elements")
+    t = TensorType(shape=shape, dtype="bf16")
+    hw = _target(device).arch == "aie2p"  # AIE2P computes 2^x in hardware (aie::exp2)
+    steps = ({"exp": 6, "silu": 10, "gelu": 20, "softmax": 30} if hw else
+             {"exp": 16, "silu": 20, "gelu": 30, "softmax": 40})[kind]
+    name = "x".join(str(v) for v in shape) + ("_exp2" if hw else "")
+    entry = (f"softmax_bf16<{shape[0]}, {shape[1]}>" if kind == "softmax"
+             else f"{kind}_bf16<{shape[0]}>")
+    params: dict[str, int | str] = {"kind": kind, "width": width, "steps": steps,
+                                    "exp2": int(hw)}
+    if kind == "softmax":
+        params |= {"rows": shape[0], "cols": shape[1]}
+    how = "the hardware's exp2, to bf16" if hw else "polynomial exp"
+    return declare(
+        f"{kind}_bf16_{name}", source="activation.cc.j2", source_kind="template", entry=entry,
+        args=[buffer("src", t), buffer("dst", t, "out")], reference=activation_ref,
+        cycles=t.numel // width * steps + 14, ops=t.numel * steps,
+        cost=f"n/{width} x {steps} + 14: about {steps} f32 vector ops per {width} lanes "
+        f"({how}) plus call overhead (aiedsl/kernels/templates/activation.cc.j2; an "
+        "estimate)", params=params)
+
+
+def exp_bf16(n: int, *, device: str | None = None) -> Kernel:
+    """``e^x`` of ``n`` bf16 values, f32 inside: a polynomial exp on AIE2 (``exp_bf16_1024``),
+    the hardware's exp2 on AIE2P (``exp_bf16_1024_exp2``). The device is the design's
+    (``device`` outside a design)."""
+    return _activation("exp", (n,), device)
+
+
+def silu(n: int, *, device: str | None = None) -> Kernel:
+    """SiLU ``x / (1 + e^-x)`` of ``n`` bf16 values: ``silu_bf16_1024`` (exp as
+    :func:`exp_bf16`)."""
+    return _activation("silu", (n,), device)
+
+
+def gelu(n: int, *, device: str | None = None) -> Kernel:
+    """GELU (tanh form) of ``n`` bf16 values: ``gelu_bf16_1024`` (exp as :func:`exp_bf16`)."""
+    return _activation("gelu", (n,), device)
+
+
+def softmax(rows: int, cols: int, *, device: str | None = None) -> Kernel:
+    """Softmax of each row of a bf16 ``rows x cols`` tile: ``softmax_bf16_4x256`` (exp as
+    :func:`exp_bf16`)."""
+    return _activation("softmax", (rows, cols), device)
+
+
+def _norm(kind: str, rows: int, cols: int) -> Kernel:
+    loc = caller_loc()
+    for what, v in (("rows", rows), ("cols", cols)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise DesignError("kernel", f"{kind} norm has {what}={v!r}", loc=loc,
+                              limit="a positive int", found=repr(v), fix="give the tile's shape")
+    width = 16
+    if cols % width:
+        raise DesignError("kernel", f"{kind} norm rows of {cols} elements", loc=loc,
+                          limit=f"a multiple of {width}", found=str(cols),
+                          fix=f"use rows of a multiple of {width} elements")
+    t = TensorType(shape=(rows, cols), dtype="bf16")
+    steps = cols // width
+    return declare(
+        f"{kind}_norm_bf16_{rows}x{cols}", source="norm.cc.j2", source_kind="template",
+        entry=f"{kind}_norm_bf16<{rows}, {cols}>",
+        args=[buffer("src", t), buffer("dst", t, "out")], reference=norm_ref,
+        cycles=rows * (2 * steps + 30) + 14, ops=rows * cols * 4,
+        cost=f"rows(2 cols/{width} + 30) + 14: a statistics pass and a scaling pass of "
+        f"{width}-lane steps per row, ~30 cycles of lane reduction and invsqrt per row "
+        "(aiedsl/kernels/templates/norm.cc.j2; an estimate)",
+        params={"kind": kind, "rows": rows, "cols": cols, "width": width})
+
+
+def rms_norm(rows: int, cols: int) -> Kernel:
+    """RMS norm of each row of a bf16 ``rows x cols`` tile, statistics in f32:
+    ``x / sqrt(mean(x^2) + 1e-5)`` (``rms_norm_bf16_8x256``)."""
+    return _norm("rms", rows, cols)
+
+
+def layer_norm(rows: int, cols: int) -> Kernel:
+    """Layer norm of each row of a bf16 ``rows x cols`` tile, statistics in f32:
+    ``(x - mean) / sqrt(var + 1e-5)`` (``layer_norm_bf16_8x256``)."""
+    return _norm("layer", rows, cols)
