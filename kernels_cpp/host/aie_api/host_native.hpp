@@ -115,68 +115,38 @@ inline v16int32 srs_to_int32(const v16acc64 &acc, int shft, int = 0) {
   return acc.to_vector<int32_t>(shft);
 }
 // The short spellings: s = 8-bit (from acc32) or 16-bit (from acc64) lanes, l = the wider.
-inline v32int8 ssrs(const v32acc32 &acc, int shft, int = 1) { return srs_to_v32int8(acc, shft); }
-inline v32uint8 ussrs(const v32acc32 &acc, int shft, int = 0) {
-  return srs_to_v32uint8(acc, shft);
-}
-inline v16int16 ssrs(const v16acc64 &acc, int shft, int = 1) {
-  return srs_to_v16int16(acc, shft);
-}
-inline v16uint16 ussrs(const v16acc64 &acc, int shft, int = 0) {
-  return srs_to_v16uint16(acc, shft);
-}
-inline v32int16 lsrs(const v32acc32 &acc, int shft, int = 1) {
-  return srs_to_v32int16(acc, shft);
-}
-inline v32uint16 ulsrs(const v32acc32 &acc, int shft, int = 0) {
-  return srs_to_v32uint16(acc, shft);
-}
-inline v16int16 lsrs(const v16acc32 &acc, int shft, int = 1) {
-  return srs_to_v16int16(acc, shft);
-}
-inline v16uint16 ulsrs(const v16acc32 &acc, int shft, int = 0) {
-  return srs_to_v16uint16(acc, shft);
-}
-inline v16int32 lsrs(const v16acc64 &acc, int shft, int = 1) {
-  return srs_to_v16int32(acc, shft);
-}
-inline v16uint32 ulsrs(const v16acc64 &acc, int shft, int = 0) {
-  return srs_to_v16uint32(acc, shft);
-}
-inline v8int32 lsrs(const v8acc64 &acc, int shft, int = 1) { return srs_to_v8int32(acc, shft); }
-inline v8uint32 ulsrs(const v8acc64 &acc, int shft, int = 0) {
-  return srs_to_v8uint32(acc, shft);
-}
+#define AIEDSL_NATIVE_SRS_AS(NAME, TO, ACC)                                                  \
+  inline TO NAME(const ACC &acc, int shft, int = 0) { return srs_to_##TO(acc, shft); }
+AIEDSL_NATIVE_SRS_AS(ssrs, v32int8, v32acc32)
+AIEDSL_NATIVE_SRS_AS(ussrs, v32uint8, v32acc32)
+AIEDSL_NATIVE_SRS_AS(ssrs, v16int16, v16acc64)
+AIEDSL_NATIVE_SRS_AS(ussrs, v16uint16, v16acc64)
+AIEDSL_NATIVE_SRS_AS(lsrs, v32int16, v32acc32)
+AIEDSL_NATIVE_SRS_AS(ulsrs, v32uint16, v32acc32)
+AIEDSL_NATIVE_SRS_AS(lsrs, v16int16, v16acc32)
+AIEDSL_NATIVE_SRS_AS(ulsrs, v16uint16, v16acc32)
+AIEDSL_NATIVE_SRS_AS(lsrs, v16int32, v16acc64)
+AIEDSL_NATIVE_SRS_AS(ulsrs, v16uint32, v16acc64)
+AIEDSL_NATIVE_SRS_AS(lsrs, v8int32, v8acc64)
+AIEDSL_NATIVE_SRS_AS(ulsrs, v8uint32, v8acc64)
+#undef AIEDSL_NATIVE_SRS_AS
 
-// Upshift: a vector into an accumulator, shifted left by shft.
-template <typename ACC, typename T, unsigned N> ACC aiedsl_ups(const aie::vector<T, N> &v, int shft) {
-  ACC acc;
-  acc.from_vector(v, shft);
-  return acc;
-}
-inline v16acc64 ups_to_v16acc64(const v16int32 &v, int shft, int = 1) {
-  return aiedsl_ups<v16acc64>(v, shft);
-}
-inline v16acc64 ups_to_v16acc64(const v16uint32 &v, int shft, int = 0) {
-  return aiedsl_ups<v16acc64>(v, shft);
-}
-inline v16acc64 ups_to_v16acc64(const v16int16 &v, int shft, int = 1) {
-  return aiedsl_ups<v16acc64>(v, shft);
-}
-inline v16acc64 ups_to_v16acc64(const v16uint16 &v, int shft, int = 0) {
-  return aiedsl_ups<v16acc64>(v, shft);
-}
-inline v32acc32 ups_to_v32acc32(const v32int16 &v, int shft, int = 1) {
-  return aiedsl_ups<v32acc32>(v, shft);
-}
-inline v32acc32 ups_to_v32acc32(const v32int8 &v, int shft, int = 1) {
-  return aiedsl_ups<v32acc32>(v, shft);
-}
-inline v32acc32 ups_to_v32acc32(const v32uint8 &v, int shft, int = 0) {
-  return aiedsl_ups<v32acc32>(v, shft);
-}
-inline v16acc32 ups_to_v16acc32(const v16int16 &v, int shft, int = 1) {
-  return aiedsl_ups<v16acc32>(v, shft);
-}
+// Upshift: a vector into an accumulator, shifted left by shft (sign: the lanes' signedness,
+// which their type already gives).
+#define AIEDSL_NATIVE_UPS(TO, FROM)                                                          \
+  inline TO ups_to_##TO(const FROM &v, int shft, int = 0) {                                 \
+    TO acc;                                                                                  \
+    acc.from_vector(v, shft);                                                                \
+    return acc;                                                                              \
+  }
+AIEDSL_NATIVE_UPS(v16acc64, v16int32)
+AIEDSL_NATIVE_UPS(v16acc64, v16uint32)
+AIEDSL_NATIVE_UPS(v16acc64, v16int16)
+AIEDSL_NATIVE_UPS(v16acc64, v16uint16)
+AIEDSL_NATIVE_UPS(v32acc32, v32int16)
+AIEDSL_NATIVE_UPS(v32acc32, v32int8)
+AIEDSL_NATIVE_UPS(v32acc32, v32uint8)
+AIEDSL_NATIVE_UPS(v16acc32, v16int16)
+#undef AIEDSL_NATIVE_UPS
 
 #endif // AIEDSL_HOST_HOST_NATIVE_HPP
