@@ -23,6 +23,7 @@ from aiedsl.dtypes import DType, bf16
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Kernel, Prepared, buffer, declare
+from aiedsl.kernels.layout import block, unblock
 from aiedsl.lang.tensor import lookup_dtype
 
 MATMUL_OUT = {"bf16": "f32", "i8": "i32", "i16": "i32"}
@@ -76,7 +77,7 @@ def _wide(dt: np.dtype) -> type:
 
 def _operand(x: np.ndarray, rows: int, cols: int, br: int, bc: int, wide: type) -> np.ndarray:
     """A blocked input buffer as the product reads it: row-major, widened."""
-    return _row_major(x, rows, cols, br, bc).astype(wide)
+    return unblock(x, rows, cols, br, bc).astype(wide)
 
 
 def _matmul_finish(A: np.ndarray, B: np.ndarray, c: np.ndarray, *, r: int, t: int,
@@ -84,7 +85,7 @@ def _matmul_finish(A: np.ndarray, B: np.ndarray, c: np.ndarray, *, r: int, t: in
     """C += A @ B from row-major widened operands (see :func:`matmul_ref`)."""
     flt = c.dtype.kind not in "iu"
     wide = _wide(c.dtype)
-    prod = _blocked(A @ B, r, t)  # same element sums as C + A @ B, in C's blocked order
+    prod = block(A @ B, r, t)  # same element sums as C + A @ B, in C's blocked order
     flat = c.reshape(-1)  # a view of the simulator's buffers (contiguous); else a copy
     if c.dtype == wide:
         flat += prod
@@ -104,38 +105,6 @@ def matmul_prepared(m: int, k: int, n: int, r: int, s: int, t: int, dout: np.dty
     return Prepared({0: functools.partial(_operand, rows=m, cols=k, br=r, bc=s, wide=wide),
                      1: functools.partial(_operand, rows=k, cols=n, br=s, bc=t, wide=wide)},
                     functools.partial(_matmul_finish, r=r, t=t, shift=shift))
-
-_UNITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
-          8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
-"""A numpy type of each size that moves a block's row as one element: numpy's strided copies
-cost per inner-loop run, so moving 8-byte rows of 4 bf16 as one element is several times
-faster than moving the four (the values are only copied, never computed on, in that type)."""
-
-
-def _row_major(x: np.ndarray, rows: int, cols: int, br: int, bc: int) -> np.ndarray:
-    """Blocked storage ``x`` (``br x bc`` blocks, row-major within and between) as a contiguous
-    ``rows x cols`` row-major array of the same type."""
-    unit = _UNITS.get(bc * x.dtype.itemsize)
-    x = np.ascontiguousarray(x).reshape(-1)
-    if unit is None:
-        return _unblocked(x, rows, cols, br, bc).reshape(rows, cols)  # reshape copies
-    moved = x.view(unit).reshape(rows // br, cols // bc, br).transpose(0, 2, 1)
-    return np.ascontiguousarray(moved).view(x.dtype).reshape(rows, cols)
-
-
-def _blocked(x: np.ndarray, br: int, bc: int) -> np.ndarray:
-    """A contiguous row-major matrix ``x`` in ``br x bc`` blocks: the flat blocked storage."""
-    rows, cols = x.shape
-    unit = _UNITS.get(bc * x.dtype.itemsize)
-    if unit is None:
-        return x.reshape(rows // br, br, cols // bc, bc).transpose(0, 2, 1, 3).reshape(-1)
-    moved = x.view(unit).reshape(rows // br, br, cols // bc).transpose(0, 2, 1)
-    return np.ascontiguousarray(moved).view(x.dtype).reshape(-1)
-
-
-def _unblocked(x: np.ndarray, rows: int, cols: int, br: int, bc: int) -> np.ndarray:
-    """Blocked storage ``x`` as a ``(rows/br, br, cols/bc, bc)`` view: row-major order."""
-    return x.reshape(rows // br, cols // bc, br, bc).transpose(0, 2, 1, 3)
 
 
 def _matmul_step(r: int, s: int, t: int, din: DType) -> int:
@@ -228,9 +197,9 @@ def matmul_cascade_ref(a: np.ndarray, b: np.ndarray, *rest: np.ndarray, m: int, 
                        r: int, s: int, t: int, role: str, **_: object) -> None:
     """One stage of the cascade GEMM, as mm_cascade.cc computes it: the partial sum so far (the
     cascade input, in patch order) plus A @ B in f32, put on (patch order) or stored in C."""
-    A = _row_major(a, m, k, r, s).astype(np.float32)
-    B = _row_major(b, k, n, s, t).astype(np.float32)
-    prod = _blocked(A @ B, r, t).reshape(-1, r * t)
+    A = unblock(a, m, k, r, s).astype(np.float32)
+    B = unblock(b, k, n, s, t).astype(np.float32)
+    prod = block(A @ B, r, t).reshape(-1, r * t)
     order = _patch_blocks(m, n, r, t)
     if role == "put":
         (cout,) = rest

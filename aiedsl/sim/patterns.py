@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from aiedsl.ir.types import dims_index
+from aiedsl.kernels.layout import MOVE_UNITS
 
 
 def pattern_steps(pattern: Any, numel: int) -> Any:
@@ -116,12 +117,6 @@ def bursts_per_byte(pattern: Any, itemsize: int, burst_bytes: int) -> float:
     return -(-run // burst_bytes) / run
 
 
-_UNITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
-          8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
-"""A numpy type of each size that moves a contiguous run of elements as one element (only
-copied, never computed on): a strided copy costs per run, so fewer, wider runs copy faster."""
-
-
 def dims_gather(dims: Any, numel: int, dtype: np.dtype) -> Any:
     """A function copying a part of ``numel`` elements of ``dtype`` in the order of the address
     generator ``dims`` (outermost first; the outermost size steps until ``numel`` have moved):
@@ -141,8 +136,8 @@ def dims_gather(dims: Any, numel: int, dtype: np.dtype) -> Any:
     unit = None
     if strides[-1] == 1:
         run = shape[-1] * dtype.itemsize
-        if run in _UNITS and all(s % shape[-1] == 0 for s in strides[:-1]):
-            unit = _UNITS[run]
+        if run in MOVE_UNITS and all(s % shape[-1] == 0 for s in strides[:-1]):
+            unit = MOVE_UNITS[run]
     if unit is None:
         bstrides = tuple(s * dtype.itemsize for s in strides)
         return lambda data: np.ascontiguousarray(
