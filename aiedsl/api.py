@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from aiedsl.checks.resources import TileUsage
+from aiedsl.compare import OutputCheck, compare
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
-from aiedsl.sim.compare import OutputCheck, compare, make_inputs
+from aiedsl.sim.compare import make_inputs
 from aiedsl.sim.stats import Timing
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools

@@ -219,7 +219,7 @@ class KernelTest:
 def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     """Run the kernel's C++ and its reference on the same random inputs; compare what they
     write. A scalar parameter with no value is a DesignError naming it."""
-    from aiedsl.sim.compare import compare
+    from aiedsl.compare import compare
 
     k = case.kernel
     args_ref, args_cpp = case_args(case, np.random.default_rng(seed))

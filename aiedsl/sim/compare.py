@@ -1,24 +1,13 @@
-"""Inputs for a simulated run and the comparison of its outputs with the design's reference."""
+"""Inputs for a simulated run (the comparison of its outputs with the design's reference is
+:mod:`aiedsl.compare`, re-exported here)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from aiedsl.compare import TOLERANCE, OutputCheck, compare  # noqa: F401 (re-exported)
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir import Design
-
-TOLERANCE = {
-    "f32": (1e-4, 1e-4),
-    "bf16": (2.0 ** -7, 2.0 ** -7),
-}
-"""(rtol, atol relative to the largest |expected|) per float dtype; integers must match exactly.
-
-f32 results of bf16 products accumulate in a different order per K tile than numpy's matmul, so
-they agree to about 1e-6 relative; 1e-4 leaves room without hiding a wrong element. bf16 results
-carry 8 bits of mantissa: half an ulp at 1.0 is 2^-8, one ulp is allowed.
-"""
 
 
 def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
@@ -51,75 +40,3 @@ def poisoned(d: Design, name: str) -> np.ndarray:
     if dt.is_float:
         return np.full(t.type.shape, np.nan, dtype=dt.numpy)
     return np.full(t.type.shape, np.iinfo(dt.numpy).min, dtype=dt.numpy)
-
-
-@dataclass
-class OutputCheck:
-    """How one output compares with the reference."""
-
-    name: str
-    passed: bool
-    worst_index: tuple[int, ...] | None
-    got: float
-    want: float
-    error: float
-    tolerance: str
-
-    def line(self) -> str:
-        """One line for the CLI."""
-        status = "PASS" if self.passed else "FAIL"
-        if self.worst_index is None:
-            return f"{status} {self.name}: exact ({self.tolerance})"
-        return (f"{status} {self.name}: worst element {list(self.worst_index)} got {self.got:.6g}"
-                f" want {self.want:.6g} (|error| {self.error:.3g}; {self.tolerance})")
-
-
-_SLICE = 1 << 18
-"""Elements compared at a time: float64 copies of a slice, never of a whole tensor."""
-
-
-def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
-            nonfinite: bool = False) -> OutputCheck:
-    """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
-
-    NaN or infinity anywhere fails, unless ``nonfinite``: then they must sit where the reference
-    has the same (NaN for NaN, an infinity of the same sign for an infinity).
-    """
-    g_all = got.reshape(-1)
-    w_all = np.asarray(want).reshape(-1)
-    if dtype in TOLERANCE:
-        rtol, atol_rel = TOLERANCE[dtype]
-        peak = 0.0  # the largest finite |want| (abs and max are exact in any float type)
-        for lo in range(0, w_all.size, _SLICE):
-            w = w_all[lo:lo + _SLICE]
-            peak = max(peak, float(np.max(np.abs(w), where=np.isfinite(w), initial=0)))
-        atol = atol_rel * max(1.0, peak)
-        tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
-    else:
-        rtol, atol = 0.0, 0.0
-        tol = "integers must match exactly"
-    worst, worst_excess, worst_err = 0, -np.inf, 0.0
-    for lo in range(0, g_all.size, _SLICE):
-        g = g_all[lo:lo + _SLICE].astype(np.float64)
-        w = w_all[lo:lo + _SLICE].astype(np.float64)
-        with np.errstate(invalid="ignore", over="ignore"):
-            err = np.subtract(g, w)
-            np.abs(err, out=err)
-            excess = np.abs(w)
-            excess *= rtol
-            excess += atol
-            np.subtract(err, excess, out=excess)
-        if not np.isfinite(err).all():  # a NaN compares false with everything: it would pass
-            wild = ~(np.isfinite(g) & np.isfinite(w))
-            same = nonfinite & ((np.isnan(g) & np.isnan(w)) | (np.isinf(g) & (g == w)))
-            err[wild] = np.where(same[wild], 0.0, np.inf)
-            excess[wild] = np.where(same[wild], -np.inf, np.inf)
-        i = int(np.argmax(excess))
-        if excess[i] > worst_excess:
-            worst, worst_excess, worst_err = lo + i, float(excess[i]), float(err[i])
-    passed = worst_excess <= 0
-    if g_all.size == 0 or (passed and worst_err == 0.0 and dtype not in TOLERANCE):
-        return OutputCheck(name, passed, None, 0.0, 0.0, 0.0, tol)
-    idx = tuple(int(i) for i in np.unravel_index(worst, got.shape))
-    return OutputCheck(name, passed, idx, float(g_all[worst]), float(w_all[worst]), worst_err,
-                       tol)
