@@ -88,6 +88,10 @@ def test_threshold_rtp_runs_twice_with_two_thresholds(in_root: Path) -> None:
     assert (out[:n] == np.minimum(inp, 50)).all()
     assert (out[n:] == np.minimum(inp, 200)).all()
     assert (out[:n] != out[n:]).any()  # the second write really took effect
+    # the firmware issues the rtp writes as well as the transfers: the bottleneck names both
+    b = result.timing.bottleneck
+    assert (b.kind, b.rtp_writes) == ("runtime", 4)
+    assert b.sentence().startswith("runtime: issuing the shim DMA tasks and rtp writes one by one")
 
 
 def test_threshold_rtp_other_thresholds(in_root: Path) -> None:

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from aiedsl.ir import RtpWrite
 from aiedsl.sim.state import Machine
 from aiedsl.targets import get_target
 from aiedsl.version import __version__
@@ -37,6 +38,8 @@ class Bottleneck:
     """Bytes the shims moved to and from host memory."""
     dram_bytes_per_s: float
     """The bandwidth the model assumes for the busier DRAM direction."""
+    rtp_writes: int = 0
+    """Runtime-parameter writes in the runtime sequence (the firmware issues them too)."""
 
     def sentence(self) -> str:
         """One sentence naming the limit and what would help."""
@@ -50,7 +53,8 @@ class Bottleneck:
                     f"{self.dram_bytes_per_s / 1e9:g} GB/s; reuse data on chip (larger tiles, "
                     "memtile staging) to need less")
         if self.kind == "runtime":
-            return (f"runtime: issuing the shim DMA tasks one by one takes "
+            what = "shim DMA tasks and rtp writes" if self.rtp_writes else "shim DMA tasks"
+            return (f"runtime: issuing the {what} one by one takes "
                     f"{self.utilisation:.0%} of the time; fewer, longer transfers (each task "
                     "covering more of a tensor) would help")
         return (f"data movement: DMA '{self.resource}' is busy {self.utilisation:.0%} of the "
@@ -167,7 +171,8 @@ def timing(m: Machine) -> Timing:
         kind, what, busy = "dma", top_chan[0], top_chan[1]
     tm = target.timing
     bandwidth = tm.dram_read_bytes_per_s if dram_dir == "DRAM read" else tm.dram_write_bytes_per_s
-    why = Bottleneck(kind, what, busy, int(m.dram.moved), bandwidth)
+    rtp_writes = sum(1 for op in m.design.runtime if isinstance(op, RtpWrite))
+    why = Bottleneck(kind, what, busy, int(m.dram.moved), bandwidth, rtp_writes)
     fixed = tm.invocation_s
     return Timing(cycles + fixed * clock, clock, m.ops, core_busy, channel_busy,
                   int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,
