@@ -258,3 +258,51 @@ def test_a_split_input_layout_past_one_part_is_refused(design_file: DesignFile) 
         "  found: index 251 ([(2, 128), (16, 8), (4, 1)])\n"
         "  d.py:9: the split\n"
         "  fix: write the layout of one part; it is applied to every part in turn")
+
+
+SPLIT_GEMM = '''import numpy as np
+from aiedsl import Tensor, bf16, design, f32, fifo, herd, runtime
+from aiedsl.kernels import block_dims, matmul, unblock_dims, zero
+
+@design(device="npu1_2col")
+def d(A: Tensor[64, 32, bf16], B: Tensor[32, 32, bf16], C: Tensor[64, 32, f32]):
+    whole = fifo(Tensor[2048, bf16], name="whole")  # A's two 32-row halves, one per core
+    a = whole.split([Tensor[32, 32, bf16], Tensor[32, 32, bf16]], names=["a0", "a1"],
+                    dims_to_stream=DIMS)
+    bm = fifo(Tensor[32, 32, bf16], name="bm")
+    b = bm.forward(dims_to_stream=block_dims(32, 32, 8, 4))
+    c = [fifo(Tensor[32, 32, f32], name=f"c{i}") for i in range(2)]
+    out = [ci.forward(dims_to_stream=unblock_dims(32, 32, 4, 4)) for ci in c]
+    mm, z = matmul(32, 32, 32), zero(Tensor[32, 32, f32])
+
+    @herd(cols=2)
+    def core(x, y):
+        with a[x].consume() as ta, b.consume() as tb, c[x].produce() as tc:
+            z(tc)
+            mm(ta, tb, tc)
+
+    with runtime() as rt:
+        rt.fill(whole, A)
+        rt.fill(bm, B)
+        rt.drain(out[0], C, (0, [32, 32], [32, 1]))
+        rt.drain(out[1], C, (1024, [32, 32], [32, 1]))
+
+@d.reference
+def reference(A, B):
+    return A.astype(np.float32) @ B.astype(np.float32)
+'''
+"""A split of A's two halves to two cores' blocked matmuls; ``DIMS`` is each part's layout."""
+
+
+def test_a_split_part_in_the_kernels_blocks_passes(design_file: DesignFile) -> None:
+    result = simulate(load_design(design_file(
+        SPLIT_GEMM.replace("DIMS", "block_dims(32, 32, 4, 8)"))))
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_a_split_part_in_other_blocks_is_a_layout_error(design_file: DesignFile) -> None:
+    msg = _error(design_file(SPLIT_GEMM.replace("DIMS", "block_dims(32, 32, 8, 4)")))
+    assert msg.splitlines()[:2] == [
+        "d.py:8: error [kernel layout]: kernel 'matmul_bf16_f32_32x32x32_4x8x4' reads 'a' "
+        "(32x32xbf16) in 4x8 blocks, but fifo 'a0' delivers it as 8x4 blocks",
+        "  limit: 4x8 blocks of the 32x32 tile, blocks row-major"]

@@ -9,8 +9,9 @@ the data the same way the simulator does, without running it:
   from the host in increasing address order), its ``dims_to_stream`` orders the stream, and
   the core's ``dims_from_stream`` places it; the result must be the kernel's blocks. When the
   memtile's element is larger than the core's (a forward that regroups, e.g. a K run of A's tile
-  row), the stream's first core element is followed back to host addresses: it must be the
-  tile's rows x cols block of the host matrix, placed in the kernel's blocks;
+  row, or a split part read from its offset), the stream's first core element is followed back
+  to host addresses: it must be the tile's rows x cols block of the host matrix, placed in the
+  kernel's blocks;
 * an output written into a fifo that a memtile receives: the memtile sends each part on with
   its ``dims_to_stream``; each part must leave in row-major order (the blocks undone).
 
@@ -93,8 +94,12 @@ def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict
     frm = _order(next(c.dims for c in f.consumers if c.core == core), n)
     if host.size == n:
         to = _order(f.producer.dims, n)  # positions of the memtile's row-major tile
-    elif host.size > n and link.kind == "forward":
-        to = _tile_index(d, link, host, _order(f.producer.dims, host.size)[:n], rows, cols)
+    elif host.size > n and link.kind in ("forward", "split"):
+        if link.kind == "forward":
+            reads = _order(f.producer.dims, host.size)[:n]
+        else:  # a split part: its layout read from its offset in the memtile's element
+            reads = link.offsets[link.dsts.index(f.name)] + _order(f.producer.dims, n)
+        to = _tile_index(d, link, host, reads, rows, cols)
         if to is None:
             return  # the core's element is not a block of a 2-D host matrix: nothing claimed
     else:
