@@ -306,3 +306,26 @@ def test_a_split_part_in_other_blocks_is_a_layout_error(design_file: DesignFile)
         "d.py:8: error [kernel layout]: kernel 'matmul_bf16_f32_32x32x32_4x8x4' reads 'a' "
         "(32x32xbf16) in 4x8 blocks, but fifo 'a0' delivers it as 8x4 blocks",
         "  limit: 4x8 blocks of the 32x32 tile, blocks row-major"]
+    assert msg.splitlines()[-1] == (
+        "  fix: give the parts dims_to_stream=block_dims(32, 32, 4, 8) (each read from its "
+        "offset)")
+
+
+def test_a_split_input_written_in_blocks_is_followed_by_the_layout_check(
+        design_file: DesignFile) -> None:
+    # the memtile writes each half of A in 4x8 blocks (dims_from_stream), the parts go as they
+    # are: the cores get their blocks; written in 8x4 blocks they would not
+    good = SPLIT_GEMM.replace('name="whole")', 'name="whole", dims_from_stream=W)').replace(
+        "dims_to_stream=DIMS", "dims_to_stream=None")
+    result = simulate(load_design(design_file(good.replace("=W)", "=unblock_dims(32, 32, 4, 8))"))))
+    assert result.passed, [c.line() for c in result.checks]
+    msg = _error(design_file(good.replace("=W)", "=unblock_dims(32, 32, 8, 4))")))
+    assert msg.splitlines()[0] == (
+        "d.py:8: error [kernel layout]: kernel 'matmul_bf16_f32_32x32x32_4x8x4' reads 'a' "
+        "(32x32xbf16) in 4x8 blocks, but fifo 'a0' delivers it as 8x4 blocks")
+    assert msg.splitlines()[2] == (
+        "  found: dims_from_stream [(4, 256), (8, 4), (8, 32), (4, 1)] writing its input, no "
+        "dims_to_stream at the memtile")
+    assert msg.splitlines()[-1] == (
+        "  fix: give the parts dims_to_stream=block_dims(32, 32, 4, 8) (each read from its "
+        "offset) and let the memtile write its input in order (no dims_from_stream)")

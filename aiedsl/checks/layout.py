@@ -112,15 +112,22 @@ def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict
     br, bc = param.blocks
     fix = (f"pack it with dims_to_stream=block_dims({rows}, {cols}, {br}, {bc}); take the "
            "block shape from the kernel (mm.ir.params) so it follows the device's mmul")
-    if host.size != n:
+    written = next((c.dims for c in d.fifo(link.srcs[0]).consumers if c.is_link_end), ())
+    if link.kind == "split":
+        fix = (f"give the parts dims_to_stream=block_dims({rows}, {cols}, {br}, {bc}) (each "
+               "read from its offset)" + (" and let the memtile write its input in order (no "
+                                         "dims_from_stream)" if written else ""))
+    elif host.size != n:
         fix = (f"make the memtile's dims_to_stream over its {host.size}-element buffer and the "
                f"core's dims_from_stream deliver each {rows}x{cols} tile in {br}x{bc} blocks "
                "(aiedsl.lang.gemm.staged_dims_a does it for a K run of a GEMM's A)")
+    found = _dims_text(f.producer.dims, "dims_to_stream") + " at the memtile"
+    if written:
+        found = f"{_dims_text(written, 'dims_from_stream')} writing its input, {found}"
     raise DesignError(
         "kernel layout", f"kernel '{k.symbol}' reads '{param.name}' ({param.type}) in {br}x{bc} "
         f"blocks, but fifo '{f.name}' delivers it as {describe(held, rows, cols)}", loc=f.loc,
-        limit=f"{br}x{bc} blocks of the {rows}x{cols} tile, blocks row-major",
-        found=_dims_text(f.producer.dims, "dims_to_stream") + " at the memtile",
+        limit=f"{br}x{bc} blocks of the {rows}x{cols} tile, blocks row-major", found=found,
         related=[(f"the call of '{k.symbol}'", call_loc)], fix=fix)
 
 
@@ -179,10 +186,14 @@ def _order(dims: tuple[Dim, ...], n: int) -> np.ndarray:
 
 
 def _first_element(d: Design, link: Link) -> np.ndarray | None:
-    """The host offsets of the first element the memtile receives, when it receives it in
-    increasing host address order (row-major); else None."""
+    """The host offset held at each position of the first element the memtile receives, when
+    the stream brings it in increasing host address order (row-major), placed as the memtile
+    writes it (in order, or a split's parts each with its input's ``dims_from_stream``); else
+    None."""
     src = d.fifo(link.srcs[0])
-    if src.producer.kind != "shim" or any(c.dims for c in src.consumers):
+    written = next((c.dims for c in src.consumers if c.is_link_end), ())
+    if src.producer.kind != "shim" or any(c.dims for c in src.consumers if not c.is_link_end) \
+            or (written and link.kind != "split"):
         return None
     fills = [t for t in d.runtime if isinstance(t, Transfer) and t.fifo == src.name]
     if not fills:
@@ -194,7 +205,15 @@ def _first_element(d: Design, link: Link) -> np.ndarray | None:
         if inner.size > 4 * n:
             inner = inner.reshape(-1)[:4 * n]  # the first element is all that is looked at
     first = inner.reshape(-1)[:n]
-    return first if first.size == n and bool(np.all(np.diff(first) > 0)) else None
+    if first.size != n or not bool(np.all(np.diff(first) > 0)):
+        return None
+    if written:  # a split's input: the memtile writes each part with them, from its offset
+        held = np.full(n, -1, dtype=np.int64)
+        for off, name in zip(link.offsets, link.dsts):
+            size = d.fifo(name).elem.numel
+            held[off + _order(written, size)] = first[off:off + size]
+        return held
+    return first
 
 
 def _dims_text(dims: tuple[Dim, ...], what: str) -> str:
