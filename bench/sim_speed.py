@@ -2,6 +2,7 @@
 
     python bench/sim_speed.py               # 1024^3, 2048^3 and 4096^3 (about three minutes)
     python bench/sim_speed.py 1024 2048     # chosen sizes
+    python bench/sim_speed.py --breakdown 2048   # where aiedsl sim's time goes
 
 For ``designs/gemm_bf16.py`` (16 cores, 64x64x64 tiles, bf16 in, f32 out) at each size:
 
@@ -100,7 +101,41 @@ def measure(size: int) -> dict[str, float]:
             "own": host + on_chip}
 
 
+def breakdown(size: int) -> dict[str, float]:
+    """CPU seconds of each part of ``aiedsl sim`` at ``size``^3 (a second run): placement and
+    routing, the event engine alone (kernels take their time, compute nothing), the run with
+    the kernels' numpy references, the design's reference, the comparison."""
+    from aiedsl.sim import build_machine, poisoned
+    from aiedsl.sim.compare import compare
+
+    handle = load_design(DESIGN, {"M": str(size), "K": str(size), "N": str(size)})
+    inputs = make_inputs(handle.ir, 0)
+    out: dict[str, float] = {}
+    cpu = time.process_time()
+    placed, _ = check_design(handle.ir)
+    out["placement"] = time.process_time() - cpu
+    for name, compute in (("engine only", False), ("run", True)):
+        host = {**inputs, "C": poisoned(placed, "C")}
+        m = build_machine(placed, host, handle.kernels, compute=compute)
+        cpu = time.process_time()
+        m.engine.run()
+        out[name] = time.process_time() - cpu
+    cpu = time.process_time()
+    want = handle.expected(inputs)["C"]
+    out["reference"] = time.process_time() - cpu
+    cpu = time.process_time()
+    compare("C", host["C"], want, placed.tensor("C").type.dtype)
+    out["compare"] = time.process_time() - cpu
+    return out
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["--breakdown"]:
+        for size in tuple(int(a) for a in argv[1:]) or SIZES:
+            parts = breakdown(size)
+            print(f"{size:>6}: " + ", ".join(f"{k} {v:.2f} s" for k, v in parts.items()),
+                  flush=True)
+        return
     sizes = tuple(int(a) for a in argv) or SIZES
     print(f"{'M=K=N':>6} {'sim cpu':>8} {'bare cpu':>8} {'ratio':>6} {'<=3x':>5} {'wall':>6}   "
           f"{'peak MiB':>9} {'needed MiB':>10} {'ratio':>6} {'<=2x':>5}")
