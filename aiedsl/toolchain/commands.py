@@ -17,8 +17,8 @@ Everything here follows mlir-aie, checked against its sources (nothing here ran 
   ``--no-xbridge``. aiecc rejects an unknown option (since PR 3066, 2026-05), so the spelling
   must be the installed one's: :func:`aiecc_spelling` reads it from ``aiecc --help``, and
   ``build.sh`` asks the same question when it runs (:func:`aiecc_script`).
-* lowering: ``aie-opt`` with the passes aiecc runs, in aiecc's order (:data:`PHYSICAL_PIPELINE`,
-  :data:`NPU_PIPELINE`), then ``aie-translate --aie-npu-to-binary``.
+* lowering: ``aie-opt`` with the passes aiecc runs, in aiecc's order (:func:`pass_pipeline`),
+  then ``aie-translate --aie-npu-to-binary``.
 
 Arguments are plain lists so the same list is written to ``build.sh`` and run by ``--compile``;
 :func:`shell_line` is the one function that turns them into shell text.
@@ -29,7 +29,9 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from typing import Literal
 
+from aiedsl.codegen.env import render
 from aiedsl.targets import TargetModel
 
 WARNING_FLAGS = ["-Wno-parentheses", "-Wno-attributes", "-Wno-macro-redefined", "-Wno-empty-body",
@@ -55,29 +57,32 @@ GENERATE_OPTION = "--aie-generate-xclbin"
 CHESS_DEFAULT_OPTION = "--no-xchesscc"
 """The option whose presence in ``aiecc --help`` means Peano must be asked for."""
 
-PHYSICAL_PASSES = (
-    "lower-affine", "aie-canonicalize-device",
-    ("aie.device(aie-assign-lock-ids,aie-register-objectFifos,aie-objectFifo-stateful-transform,"
-     "aie-assign-bd-ids,aie-lower-cascade-flows,aie-lower-broadcast-packet,aie-lower-multicast,"
-     "aie-assign-tile-controller-ids,aie-generate-column-control-overlay,"
-     "aie-assign-buffer-addresses,aie-assign-core-link-files,aie-vector-transfer-lowering)"),
-    "convert-scf-to-cf",
-    "aie.device(aie-create-pathfinder-flows)",
-)
-"""aiecc's resource-allocation pipeline, then its router, in aiecc's order (aiecc.cpp's
-``runResourceAllocationPipeline`` and ``runRoutingPipeline``, as listed for the reference
-lowerings made with mlir-aie 1e400306). Each pass takes its own defaults, as aiecc passes them
-by default (``alloc-scheme`` empty: bank-aware, falling back to basic-sequential; static
-objectFifo lowering). aiecc's vector-to-aievec passes, which only touch core code aiedsl does not
-emit, are left out."""
-NPU_PASSES = (
-    "aie-materialize-runtime-sequences",
-    ("aie.device(aie-materialize-bd-chains,aie-substitute-shim-dma-allocations,"
-     "aie-assign-runtime-sequence-bd-ids,aie-dma-tasks-to-npu,aie-dma-to-npu,aie-lower-set-lock)"),
-)
-"""aiecc's runtime-sequence lowering (``runNpuLoweringPipeline``), in its order."""
-PHYSICAL_PIPELINE = f"builtin.module({','.join(PHYSICAL_PASSES)})"
-NPU_PIPELINE = f"builtin.module({','.join(NPU_PASSES)})"
+def pass_pipeline(stage: Literal["physical", "npu"], packet: bool = False) -> str:
+    """aie-opt's ``--pass-pipeline`` for a lowering stage, as aiecc runs it: ``physical``
+    (resource allocation, then the router; ``packet`` for ``--packet-sw-objFifos``) or ``npu``
+    (the runtime sequence to NPU instructions). The pass lists live in
+    ``codegen/templates/pass_pipeline.j2``, with where each comes from.
+
+    >>> pass_pipeline("npu").startswith("builtin.module(aie-materialize-runtime-sequences,")
+    True
+    """
+    return render("pass_pipeline.j2", stage=stage, packet=packet).strip()
+
+
+def pipeline_passes(pipeline: str) -> list[str]:
+    """The top-level entries of a ``builtin.module(...)`` pipeline, nested ones kept whole.
+
+    >>> pipeline_passes("builtin.module(a,aie.device(b,c),d)")
+    ['a', 'aie.device(b,c)', 'd']
+    """
+    body = pipeline[pipeline.index("(") + 1:-1]
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(body):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            out.append(body[start:i])
+            start = i + 1
+    return out + [body[start:]]
 
 
 @dataclass(frozen=True)
@@ -248,12 +253,9 @@ def lower_argvs(aie_opt: str = "aie-opt", aie_translate: str = "aie-translate",
     '--aie-npu-to-binary'
     """
     return [
-        ("aie-opt physical", [aie_opt, "--pass-pipeline=" + (PHYSICAL_PIPELINE.replace(
-            "aie-objectFifo-stateful-transform",
-            "aie-objectFifo-stateful-transform{packet-sw-objFifos=true}")
-            if packet else PHYSICAL_PIPELINE), "aie.mlir",
-                              "-o", "physical.mlir"]),
-        ("aie-opt npu", [aie_opt, f"--pass-pipeline={NPU_PIPELINE}", "physical.mlir",
+        ("aie-opt physical", [aie_opt, "--pass-pipeline=" + pass_pipeline("physical", packet),
+                              "aie.mlir", "-o", "physical.mlir"]),
+        ("aie-opt npu", [aie_opt, "--pass-pipeline=" + pass_pipeline("npu"), "physical.mlir",
                          "-o", "npu.mlir"]),
         ("aie-translate", [aie_translate, "--aie-npu-to-binary", "npu.mlir", "-o", INSTS]),
     ]

@@ -1,7 +1,7 @@
 """``aiedsl build`` with mlir-aie's own lowering, when ``aie-opt`` and ``aie-translate`` are here.
 
-The passes aiecc runs before any kernel is compiled (:data:`~aiedsl.toolchain.commands.
-PHYSICAL_PIPELINE`, :data:`~aiedsl.toolchain.commands.NPU_PIPELINE`) turn ``aie.mlir`` into
+The passes aiecc runs before any kernel is compiled
+(:func:`~aiedsl.toolchain.commands.pass_pipeline`) turn ``aie.mlir`` into
 
 * ``physical.mlir``: buffers with addresses and banks, locks, DMA channels with their BD chains,
   switchbox and shim-mux connections (the resource allocation and the router);
@@ -47,8 +47,8 @@ from aiedsl.errors import ToolchainError
 from aiedsl.ir import Connect, Design, DmaChannel, Physical, Route
 from aiedsl.outdir import tool_outputs
 from aiedsl.targets import get_target
-from aiedsl.toolchain.commands import (INSTS, NPU_PASSES, PHYSICAL_PASSES, argv_strings,
-                                       lower_argvs, shell_line)
+from aiedsl.toolchain.commands import (INSTS, argv_strings, lower_argvs, pass_pipeline,
+                                       pipeline_passes, shell_line)
 from aiedsl.toolchain.compile import Step, run_step
 from aiedsl.toolchain.discover import Tool
 from aiedsl.toolchain.physical import parse_physical
@@ -169,7 +169,8 @@ def _run(d: Design, mlir: str, out: Path, steps: list[Step], key: str, tools: di
         insts = (work / INSTS).read_bytes()
     stamp = {
         "aiedsl": __version__, "key": key, "tools": tools,
-        "passes": {"physical.mlir": list(PHYSICAL_PASSES), "npu.mlir": list(NPU_PASSES)},
+        "passes": {"physical.mlir": pipeline_passes(pass_pipeline("physical")),
+                   "npu.mlir": pipeline_passes(pass_pipeline("npu"))},
         "commands": [shell_line([Path(s.argv[0]).name, *s.argv[1:]]) for s in steps],
         "insts.bin": {"bytes": len(insts), "words": len(insts) // 4,
                       "sha256": hashlib.sha256(insts).hexdigest()},
