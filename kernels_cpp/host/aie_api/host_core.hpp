@@ -238,70 +238,57 @@ template <typename T, unsigned N> T reduce_max(const vector<T, N> &a) {
 // (npu1) and 21 on AIE2P (npu2), as Peano predefines it; aiedsl's host builds for a device
 // define it the same way. A build that names no device accepts every shape.
 namespace detail {
-struct mmul_mode {
-  unsigned m, k, n;
-};
 template <typename T> constexpr int mmul_type() { // integers by width; bfloat16 and float
   if constexpr (std::is_same_v<T, bfloat16>) return 'b';
   else if constexpr (std::is_same_v<T, float>) return 'f';
   else return int(8 * sizeof(T));
 }
-template <std::size_t L>
-constexpr bool mmul_in(const mmul_mode (&modes)[L], unsigned m, unsigned k, unsigned n) {
-  for (const mmul_mode &x : modes)
-    if (x.m == m && x.k == k && x.n == n) return true;
-  return false;
-}
+struct mmul_mode {
+  int arch, ta, tb;
+  unsigned m, k, n;
+};
+// arch, A type, B type, M, K, N ('b' bfloat16, 'f' float, integers by width)
+constexpr mmul_mode mmul_modes[] = {
+    // AIE2 (__AIE_ARCH__ 20)
+    {20, 8, 8, 4, 8, 4}, {20, 8, 8, 4, 16, 4}, {20, 8, 8, 8, 8, 4}, {20, 8, 8, 4, 8, 8},
+    {20, 8, 8, 8, 8, 8}, {20, 8, 8, 2, 8, 8}, {20, 8, 8, 1, 16, 8}, {20, 8, 8, 2, 16, 8},
+    {20, 8, 8, 4, 16, 8}, {20, 8, 8, 8, 16, 8}, {20, 8, 8, 4, 16, 16},
+    {20, 16, 16, 4, 2, 8}, {20, 16, 16, 8, 2, 8}, {20, 16, 16, 2, 4, 8}, {20, 16, 16, 4, 4, 8},
+    {20, 16, 16, 4, 4, 4}, {20, 16, 16, 2, 8, 8}, {20, 16, 16, 4, 8, 8}, {20, 16, 16, 2, 8, 16},
+    {20, 16, 16, 8, 1, 8},
+    {20, 8, 16, 4, 4, 8}, {20, 8, 16, 4, 4, 4},
+    {20, 16, 8, 4, 8, 4}, {20, 16, 8, 4, 4, 8}, {20, 16, 8, 8, 4, 4}, {20, 16, 8, 8, 4, 8},
+    {20, 16, 8, 4, 4, 4}, {20, 16, 8, 2, 8, 8}, {20, 16, 8, 2, 16, 8}, {20, 16, 8, 4, 16, 8},
+    {20, 'b', 'b', 4, 8, 4}, {20, 'b', 'b', 4, 8, 8}, {20, 'b', 'b', 8, 8, 8},
+    {20, 'b', 'b', 4, 16, 4}, {20, 'b', 'b', 4, 16, 8}, {20, 'b', 'b', 8, 8, 4},
+    {20, 'b', 'b', 8, 1, 8},
+    {20, 32, 16, 4, 2, 4}, {20, 32, 16, 4, 4, 4}, {20, 32, 16, 2, 4, 8}, {20, 32, 16, 4, 4, 8},
+    {20, 32, 16, 4, 1, 8},
+    {20, 16, 32, 4, 4, 4}, {20, 16, 32, 2, 4, 8},
+    {20, 32, 32, 4, 2, 4}, {20, 32, 32, 4, 4, 4}, {20, 32, 32, 8, 2, 4}, {20, 32, 32, 4, 1, 8},
+    {20, 'f', 'f', 4, 8, 4}, {20, 'f', 'f', 4, 1, 4}, {20, 'f', 'f', 4, 1, 8},
+    // AIE2P (__AIE_ARCH__ 21)
+    {21, 8, 8, 2, 8, 8}, {21, 8, 8, 4, 8, 8}, {21, 8, 8, 4, 16, 8}, {21, 8, 8, 8, 16, 8},
+    {21, 8, 8, 8, 8, 8},
+    {21, 16, 16, 4, 2, 8}, {21, 16, 16, 8, 2, 8}, {21, 16, 16, 2, 4, 8}, {21, 16, 16, 4, 4, 8},
+    {21, 16, 16, 2, 8, 8}, {21, 16, 16, 4, 8, 8}, {21, 16, 16, 8, 1, 8},
+    {21, 8, 16, 8, 2, 8}, {21, 8, 16, 4, 4, 8},
+    {21, 16, 8, 4, 4, 8}, {21, 16, 8, 8, 4, 8}, {21, 16, 8, 4, 8, 8}, {21, 16, 8, 2, 16, 8},
+    {21, 16, 8, 4, 16, 8},
+    {21, 'b', 'b', 8, 8, 4}, {21, 'b', 'b', 4, 8, 4}, {21, 'b', 'b', 4, 8, 8},
+    {21, 'b', 'b', 8, 8, 8}, {21, 'b', 'b', 8, 1, 8},
+    {21, 32, 16, 4, 2, 8}, {21, 32, 16, 2, 4, 8}, {21, 32, 16, 4, 4, 8}, {21, 32, 16, 4, 1, 8},
+    {21, 16, 32, 4, 4, 8},
+    {21, 32, 32, 4, 2, 8}, {21, 32, 32, 4, 4, 4}, {21, 32, 32, 4, 4, 8}, {21, 32, 32, 8, 2, 8},
+    {21, 32, 32, 4, 1, 8},
+    {21, 'f', 'f', 4, 8, 4}, {21, 'f', 'f', 4, 1, 4}, {21, 'f', 'f', 4, 1, 8},
+};
 constexpr bool mmul_mode_ok(int arch, int ta, int tb, unsigned m, unsigned k, unsigned n) {
-  if (arch == 20) {
-    constexpr mmul_mode i8i8[] = {{4, 8, 4}, {4, 16, 4}, {8, 8, 4}, {4, 8, 8}, {8, 8, 8},
-                                  {2, 8, 8}, {1, 16, 8}, {2, 16, 8}, {4, 16, 8}, {8, 16, 8},
-                                  {4, 16, 16}};
-    constexpr mmul_mode i16i16[] = {{4, 2, 8}, {8, 2, 8}, {2, 4, 8}, {4, 4, 8}, {4, 4, 4},
-                                    {2, 8, 8}, {4, 8, 8}, {2, 8, 16}, {8, 1, 8}};
-    constexpr mmul_mode i8i16[] = {{4, 4, 8}, {4, 4, 4}};
-    constexpr mmul_mode i16i8[] = {{4, 8, 4}, {4, 4, 8}, {8, 4, 4}, {8, 4, 8},
-                                   {4, 4, 4}, {2, 8, 8}, {2, 16, 8}, {4, 16, 8}};
-    constexpr mmul_mode bf[] = {{4, 8, 4}, {4, 8, 8}, {8, 8, 8}, {4, 16, 4},
-                                {4, 16, 8}, {8, 8, 4}, {8, 1, 8}};
-    constexpr mmul_mode i32i16[] = {{4, 2, 4}, {4, 4, 4}, {2, 4, 8}, {4, 4, 8}, {4, 1, 8}};
-    constexpr mmul_mode i16i32[] = {{4, 4, 4}, {2, 4, 8}};
-    constexpr mmul_mode i32i32[] = {{4, 2, 4}, {4, 4, 4}, {8, 2, 4}, {4, 1, 8}};
-    constexpr mmul_mode f32[] = {{4, 8, 4}, {4, 1, 4}, {4, 1, 8}};
-    if (ta == 8 && tb == 8) return mmul_in(i8i8, m, k, n);
-    if (ta == 16 && tb == 16) return mmul_in(i16i16, m, k, n);
-    if (ta == 8 && tb == 16) return mmul_in(i8i16, m, k, n);
-    if (ta == 16 && tb == 8) return mmul_in(i16i8, m, k, n);
-    if (ta == 'b' && tb == 'b') return mmul_in(bf, m, k, n);
-    if (ta == 32 && tb == 16) return mmul_in(i32i16, m, k, n);
-    if (ta == 16 && tb == 32) return mmul_in(i16i32, m, k, n);
-    if (ta == 32 && tb == 32) return mmul_in(i32i32, m, k, n);
-    if (ta == 'f' && tb == 'f') return mmul_in(f32, m, k, n);
-    return false;
-  }
-  if (arch == 21) {
-    constexpr mmul_mode i8i8[] = {{2, 8, 8}, {4, 8, 8}, {4, 16, 8}, {8, 16, 8}, {8, 8, 8}};
-    constexpr mmul_mode i16i16[] = {{4, 2, 8}, {8, 2, 8}, {2, 4, 8}, {4, 4, 8},
-                                    {2, 8, 8}, {4, 8, 8}, {8, 1, 8}};
-    constexpr mmul_mode i8i16[] = {{8, 2, 8}, {4, 4, 8}};
-    constexpr mmul_mode i16i8[] = {{4, 4, 8}, {8, 4, 8}, {4, 8, 8}, {2, 16, 8}, {4, 16, 8}};
-    constexpr mmul_mode bf[] = {{8, 8, 4}, {4, 8, 4}, {4, 8, 8}, {8, 8, 8}, {8, 1, 8}};
-    constexpr mmul_mode i32i16[] = {{4, 2, 8}, {2, 4, 8}, {4, 4, 8}, {4, 1, 8}};
-    constexpr mmul_mode i16i32[] = {{4, 4, 8}};
-    constexpr mmul_mode i32i32[] = {{4, 2, 8}, {4, 4, 4}, {4, 4, 8}, {8, 2, 8}, {4, 1, 8}};
-    constexpr mmul_mode f32[] = {{4, 8, 4}, {4, 1, 4}, {4, 1, 8}};
-    if (ta == 8 && tb == 8) return mmul_in(i8i8, m, k, n);
-    if (ta == 16 && tb == 16) return mmul_in(i16i16, m, k, n);
-    if (ta == 8 && tb == 16) return mmul_in(i8i16, m, k, n);
-    if (ta == 16 && tb == 8) return mmul_in(i16i8, m, k, n);
-    if (ta == 'b' && tb == 'b') return mmul_in(bf, m, k, n);
-    if (ta == 32 && tb == 16) return mmul_in(i32i16, m, k, n);
-    if (ta == 16 && tb == 32) return mmul_in(i16i32, m, k, n);
-    if (ta == 32 && tb == 32) return mmul_in(i32i32, m, k, n);
-    if (ta == 'f' && tb == 'f') return mmul_in(f32, m, k, n);
-    return false;
-  }
-  return true;
+  if (arch != 20 && arch != 21) return true; // an architecture the table does not list
+  for (const mmul_mode &x : mmul_modes)
+    if (x.arch == arch && x.ta == ta && x.tb == tb && x.m == m && x.k == k && x.n == n)
+      return true;
+  return false;
 }
 } // namespace detail
 
