@@ -72,8 +72,8 @@ def pass_pipeline(stage: Literal["physical", "npu"], packet: bool = False) -> st
 def pipeline_passes(pipeline: str) -> list[str]:
     """The top-level entries of a ``builtin.module(...)`` pipeline, nested ones kept whole.
 
-    >>> pipeline_passes("builtin.module(a,aie.device(b,c),d)")
-    ['a', 'aie.device(b,c)', 'd']
+    >>> pipeline_passes("builtin.module(a,dev(b,c),d)")
+    ['a', 'dev(b,c)', 'd']
     """
     body = pipeline[pipeline.index("(") + 1:-1]
     out, depth, start = [], 0, 0
