@@ -13,7 +13,6 @@ import statistics
 import time
 from pathlib import Path
 
-from aiedsl.checks import usage
 from aiedsl.checks.structure import check_links
 from aiedsl.loader import load_design
 from aiedsl.place import allocate, place, route
@@ -34,7 +33,7 @@ def main() -> None:
             t0 = time.perf_counter()
             placed = place(d)
             t1 = time.perf_counter()
-            phys = allocate(placed, usage(placed))
+            phys = allocate(placed)
             t2 = time.perf_counter()
             result = route(placed, phys)
             t3 = time.perf_counter()

@@ -300,6 +300,35 @@ def test_rtp_named_like_a_fifo_is_refused(design_file: DesignFile) -> None:
         "  fix: rename the rtp")
 
 
+LOWERED_NAME_FIX = ("_cons, _buff_<i>, _prod_lock_<i>, _cons_lock_<i> or _shim_alloc are the "
+                    "lowering's")
+
+
+def test_rtp_named_like_a_lowered_buffer_is_refused(design_file: DesignFile) -> None:
+    """mlir-aie's objectfifo lowering names the core's buffers of fifo 'a' a_cons_buff_0/1: an
+    rtp of that name would be a second definition of the symbol, found only in aiecc."""
+    src = _variant(decl='thr = rtp(Tensor[16, i32], name="a_cons_buff_1")',
+                   read="k(s, t, a_cons_buff_1[0], 512)",
+                   write="rt.rtp_write(a_cons_buff_1, 0, 7)").replace("thr = ", "a_cons_buff_1 = ")
+    assert check_error(design_file(src)) == (
+        "d.py:8: error [name]: rtp 'a_cons_buff_1' has the name mlir-aie's objectfifo lowering "
+        "gives to buffer 1 of fifo 'a' on tile (0, 2)\n"
+        "  limit: every symbol of a device is unique, and mlir-aie's objectfifo lowering adds "
+        "<fifo>_cons / <fifo>_<i>_cons, <end>_buff_<i>, <end>_prod_lock_<i>, "
+        "<end>_cons_lock_<i> and <fifo>_shim_alloc\n"
+        "  found: a_cons_buff_1\n"
+        f"  fix: rename the rtp: names ending in {LOWERED_NAME_FIX}")
+
+
+@pytest.mark.parametrize("name", ["a_cons_buff_2", "a_cons_lock", "b_0_cons", "a_shim_alloc_0"])
+def test_rtp_named_near_a_lowered_name_is_accepted(design_file: DesignFile, name: str) -> None:
+    """Only the names the lowering makes are taken: fifo 'a' has two buffers in the core (no
+    a_cons_buff_2), its locks carry an index, and b has one consumer (b_cons, not b_0_cons)."""
+    src = _variant(decl=f'{name} = rtp(Tensor[16, i32], name="{name}")',
+                   read=f"k(s, t, {name}[0], 512)", write=f"rt.rtp_write({name}, 0, 7)")
+    check_design(load_design(design_file(src)).ir)
+
+
 def test_unread_rtp_is_refused(design_file: DesignFile) -> None:
     src = _variant(read="k(s, t, 3, 512)")
     assert load_error(design_file(src)) == (
@@ -469,6 +498,18 @@ def test_barrier_gates_each_pass(design_file: DesignFile) -> None:
     sets = [s for s in shim_program(placed) if not isinstance(s, ShimRtpWrite)
             and hasattr(s, "barrier")]
     assert [(s.column, s.row, s.address, s.value) for s in sets] == [(0, 2, 0x1F000, 1)] * 2
+
+
+def test_barrier_lock_named_like_a_fifo_is_refused(design_file: DesignFile) -> None:
+    """Barrier 'go' waited on in core (0, 2) is the lock go_0_2: a fifo of that name is a second
+    definition of the symbol."""
+    src = GATED.format(core=WAIT_THEN_WORK, rt=TWO_PASSES).replace('name="b"', 'name="go_0_2"')
+    assert check_error(design_file(src)) == (
+        "d.py:10: error [name]: barrier 'go''s lock 'go_0_2' has the name of the fifo 'go_0_2'\n"
+        "  limit: every symbol of a device is unique (a barrier's lock in the core of tile "
+        "(c, r) is <barrier>_<c>_<r>)\n"
+        "  found: go_0_2\n"
+        "  fix: rename the barrier or the fifo")
 
 
 def test_barrier_waited_more_often_than_set_is_a_static_hang(design_file: DesignFile) -> None:

@@ -1,10 +1,10 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
 :func:`check_design` runs them in order: structure, static hangs, kernel calls, cascades, runtime
-parameters, kernel sources, DMA layouts, balance, kernel layouts, placement, resources, then
-allocation and routing. It returns the placed design, now carrying its
-:class:`~aiedsl.ir.Physical` part, and its per-tile usage. :func:`draft` does the placement,
-allocation and routing without judging them, so a map can show what is over its limits.
+parameters, kernel sources, DMA layouts, balance, kernel layouts, placement, the symbols the
+lowering will define, resources, then allocation and routing. It returns the placed design, now
+carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage. :func:`draft` does the
+placement, allocation and routing without judging them, so a map can show what is over its limits.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from aiedsl.checks.rtp import check_rtps
 from aiedsl.checks.structure import (
     check_acquires, check_balance, check_kernel_calls, check_links, check_outputs_written,
 )
+from aiedsl.checks.symbols import check_symbols
 from aiedsl.ir import Design
 from aiedsl.place import allocate, place, route
+from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.place.route import Congestion
 from aiedsl.targets import get_target
 
@@ -44,8 +46,10 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_outputs_written(d)
     check_kernel_layouts(d)
     placed = place(d)
-    table = check_resources(placed)
-    routed, congested = _allocate_and_route(placed, table)
+    low = lower(placed)  # the objectfifo lowering's plan: names, resources, allocation
+    check_symbols(placed, low)
+    table = check_resources(placed, low)
+    routed, congested = _allocate_and_route(placed, low)
     check_routing(routed, congested)
     return routed, table
 
@@ -57,13 +61,14 @@ def draft(d: Design) -> tuple[Design, Table, list[Congestion]]:
     (a herd that does not fit) still raise.
     """
     placed = place(d)
-    table = usage(placed)
-    routed, congested = _allocate_and_route(placed, table)
+    low = lower(placed)
+    table = usage(placed, low)
+    routed, congested = _allocate_and_route(placed, low)
     return routed, table, congested
 
 
-def _allocate_and_route(placed: Design, table: Table) -> tuple[Design, list[Congestion]]:
-    phys = allocate(placed, table)
+def _allocate_and_route(placed: Design, low: Lowering) -> tuple[Design, list[Congestion]]:
+    phys = allocate(placed, low)
     result = route(placed, phys)
     routed = placed.model_copy(update={"physical": phys.model_copy(
         update={"routes": result.routes, "packet_flows": result.packet_flows})})

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from aiedsl.checks.program import calls
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Loc, Transfer, Wait
-from aiedsl.place.objectfifo import Store, lower
+from aiedsl.place.objectfifo import Lowering, Store, lower
 from aiedsl.targets import TargetModel, get_target
 
 Coord = tuple[int, int]
@@ -68,12 +68,14 @@ class TileUsage:
         return sum(u.amount for u in uses)
 
 
-def usage(d: Design) -> dict[Coord, TileUsage]:
-    """Resource use per tile of a placed design, tiles in (row, col) order."""
+def usage(d: Design, low: Lowering | None = None) -> dict[Coord, TileUsage]:
+    """Resource use per tile of a placed design, tiles in (row, col) order, read off ``low``
+    (the plan of its objectfifo lowering, made here when not given)."""
     assert d.placed, "usage() needs a placed design"
     target = get_target(d.device)
     shared = d.physical.shared if d.physical else {}
-    low = lower(d)
+    if low is None:
+        low = lower(d)
     tiles: dict[Coord, TileUsage] = {}
 
     def at(tile: Coord | None) -> TileUsage:
@@ -192,10 +194,11 @@ def check_task_queues(d: Design, target: TargetModel) -> None:
                 fix="wait (rt.sync()) after every few transfers, or move more data per transfer")
 
 
-def check_resources(d: Design) -> dict[Coord, TileUsage]:
-    """Check every tile's use against the target; return the usage table."""
+def check_resources(d: Design, low: Lowering | None = None) -> dict[Coord, TileUsage]:
+    """Check every tile's use against the target; return the usage table (``low`` as for
+    :func:`usage`)."""
     target = get_target(d.device)
-    table = usage(d)
+    table = usage(d, low)
     for u in table.values():
         _check_tile(u, target)
     check_task_queues(d, target)

@@ -27,27 +27,23 @@ and places them as the passes after it do.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiedsl.ir import Bd, BufferAlloc, Design, DmaChannel, LockAlloc, Physical
 from aiedsl.place.addresses import bank_aware, sequential
 from aiedsl.place.objectfifo import Channel, Lowering, lower
 from aiedsl.targets import TargetModel, get_target
 
-if TYPE_CHECKING:  # only for the signature: aiedsl.checks imports this package
-    from aiedsl.checks.resources import TileUsage
-
 Coord = tuple[int, int]
 
 
-def allocate(d: Design, table: dict[Coord, TileUsage] | None = None) -> Physical:
-    """Channels, BDs, locks and addresses for placed design ``d``.
-
-    ``table`` (the checked usage of :func:`aiedsl.checks.resources.usage`) is not needed: both
-    are read off the same lowering, so what is allocated here is what was counted there.
-    """
+def allocate(d: Design, low: Lowering | None = None) -> Physical:
+    """Channels, BDs, locks and addresses for placed design ``d``, read off ``low`` (the plan
+    of its objectfifo lowering, made here when not given): the same plan the resource check
+    counted, so what is allocated is what was counted."""
     target = get_target(d.device)
-    low = lower(d)
+    if low is None:
+        low = lower(d)
     return Physical(channels=tuple(_channels(low, target)), buffers=tuple(_buffers(d, low, target)),
                     locks=tuple(_locks(d, low)), shared=d.physical.shared if d.physical else {})
 

@@ -1,0 +1,76 @@
+"""Symbol names: every symbol the device holds once mlir-aie has lowered it is unique.
+
+A device is one MLIR symbol table (MLIR's ``SymbolTable`` verifier refuses a second definition
+of a name). aiedsl's own MLIR names the fifos, the kernels' functions, the runtime-parameter
+buffers and the runtime barriers' locks; mlir-aie's objectfifo lowering
+(``aie-objectFifo-stateful-transform``) then adds, per fifo end, an objectfifo of its own
+(``<fifo>_cons``, or ``<fifo>_<i>_cons`` with several consumers), its buffers
+(``<end>_buff_<i>``) and locks (``<end>_prod_lock_<i>``, ``<end>_cons_lock_<i>``), and per shim
+end a ``<fifo>_shim_alloc``. A user name equal to one of those builds here and fails in
+``aiecc`` as raw MLIR, so it is refused with the design's line: the names come from the same
+plan of the lowering that allocation uses (:mod:`aiedsl.place.objectfifo`), which is tested
+against the real lowering.
+"""
+
+from __future__ import annotations
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import Design, Loc
+from aiedsl.place.alloc import barrier_lock_name
+from aiedsl.place.objectfifo import Lowering
+
+RULE = ("every symbol of a device is unique, and mlir-aie's objectfifo lowering adds "
+        "<fifo>_cons / <fifo>_<i>_cons, <end>_buff_<i>, <end>_prod_lock_<i>, "
+        "<end>_cons_lock_<i> and <fifo>_shim_alloc")
+
+
+def check_symbols(d: Design, low: Lowering) -> None:
+    """Refuse a fifo, kernel, rtp or barrier whose symbol is one the lowering of placed design
+    ``d`` (planned in ``low``) creates, or another of them already has.
+
+    Example: an rtp named ``in0_cons_buff_0`` beside a fifo ``in0`` that a core consumes is a
+    DesignError naming buffer 0 of the fifo's end in that core.
+    """
+    made: dict[str, str] = {}
+    for end in low.ends:
+        where = end.endpoint.label()
+        if end.symbol != end.fifo.name:
+            made.setdefault(end.symbol, f"the end of fifo '{end.fifo.name}' in {where}")
+        if end.endpoint.kind == "shim":
+            made.setdefault(f"{end.fifo.name}_shim_alloc",
+                            f"the shim DMA allocation of fifo '{end.fifo.name}'")
+    for s in low.stores:
+        for i, buf in enumerate(s.buffers):
+            made.setdefault(buf, f"buffer {i} of fifo '{s.fifo}' on tile {s.tile}")
+        for name, _ in s.locks:
+            made.setdefault(name, f"a lock of fifo '{s.fifo}' on tile {s.tile}")
+    given: dict[str, str] = {}
+    for what, name, loc in _given(d):
+        kind = what.split()[0]
+        if name in made:
+            raise DesignError(
+                "name", f"{what} '{name}' has the name mlir-aie's objectfifo lowering gives to "
+                f"{made[name]}", loc=loc, limit=RULE, found=name,
+                fix=f"rename the {kind}: names ending in _cons, _buff_<i>, _prod_lock_<i>, "
+                "_cons_lock_<i> or _shim_alloc are the lowering's")
+        if name in given:  # only a barrier's lock can get here: the front end refuses the rest
+            raise DesignError(
+                "name", f"{what} '{name}' has the name of the {given[name]}", loc=loc,
+                limit="every symbol of a device is unique (a barrier's lock in the core of "
+                "tile (c, r) is <barrier>_<c>_<r>)", found=name,
+                fix=f"rename the {kind} or the {given[name].split()[0]}")
+        given[name] = f"{what} '{name}'"
+
+
+def _given(d: Design) -> list[tuple[str, str, Loc]]:
+    """The symbols aiedsl's MLIR itself defines: (what, name, where it was declared)."""
+    tile_of = {c.name: c.tile for c in d.cores}
+    out = [("fifo", f.name, f.loc) for f in d.fifos]
+    out += [("kernel", k.symbol, k.loc) for k in d.kernels]
+    out += [("rtp", r.name, r.loc) for r in d.rtps]
+    for b in d.barriers:
+        for core in b.cores:
+            tile = tile_of[core]
+            assert tile is not None, "check_symbols needs a placed design"
+            out.append((f"barrier '{b.name}''s lock", barrier_lock_name(b.name, tile), b.loc))
+    return out
