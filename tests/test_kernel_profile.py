@@ -118,6 +118,34 @@ def test_a_kernel_without_cycles_takes_them_from_its_profile(design_file) -> Non
                                          "declared, a bound at best): double_i32_1024")
 
 
+def test_a_kernel_profiled_outside_the_design_is_refused_on_another_architecture(
+        design_file) -> None:  # type: ignore[no-untyped-def]
+    """Declared at module level, the kernel is profiled on npu1 (AIE2): an npu2 design would
+    report AIE2's cycles for it."""
+    from aiedsl.checks import check_design
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    src = DOUBLE.replace("PARAMS", ', params={"n": 1024}').replace("npu1_1col", "npu2_1col")
+    start = src.index("    k = declare(")
+    end = src.index("\n", src.index("cost=", start)) + 1
+    block = src[start:end]
+    src = src[:start] + src[end:]
+    src = src.replace("@design(", "\n".join(ln[4:] for ln in block.splitlines()) + "\n\n@design(")
+    path = design_file(src)
+    (path.parent / "dbl.cc").write_text(DOUBLE_CC)
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value) == (
+        "d.py:7: error [kernel device]: kernel 'double_i32_1024' was made for aie2, but design "
+        "'d' runs on npu2_1col (aie2p)\n"
+        "  limit: a kernel runs on the architecture it was made for: its cycles were profiled on "
+        "it\n"
+        "  found: aie2\n"
+        "  fix: declare it inside the design function (it is then profiled on npu2_1col), or "
+        "give cycles=")
+
+
 def test_a_kernel_without_cycles_needs_its_scalars(design_file) -> None:  # type: ignore[no-untyped-def]
     from aiedsl.errors import DesignError
     from aiedsl.loader import load_design

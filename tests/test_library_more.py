@@ -8,6 +8,7 @@ from typing import Callable
 
 import pytest
 
+from aiedsl.checks import check_design
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
@@ -72,6 +73,40 @@ def test_library_kernel_in_a_design(design_file: DesignFile, name: str, kernels:
     assert handle.ir.kernels[0].symbol.endswith("_exp2") == name.endswith("@npu2")
     result = simulate(handle, kernels=kernels)
     assert result.passed, [c.line() for c in result.checks]
+
+
+@pytest.mark.parametrize(("factory", "device", "made"), [
+    ("exp_bf16(1024)", "npu2_1col", "aie2"),
+    ('exp_bf16(1024, device="npu2")', "npu1_1col", "aie2p")])
+def test_a_kernel_made_for_another_architecture_is_refused(
+        design_file: DesignFile, factory: str, device: str, made: str) -> None:
+    """Made outside the design, an activation takes npu1's polynomial exp (or the device it is
+    given): on the other architecture its C++ variant and cycles would be wrong, and AIE2 has no
+    exp2 to build the AIE2P variant with."""
+    src = DESIGN.format(factory=factory, call="K(ta, tc)", ref="", device=device)
+    symbol = "exp_bf16_1024" + ("_exp2" if made == "aie2p" else "")
+    arch = {"aie2": "aie2p", "aie2p": "aie2"}[made]
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(src)).ir)
+    assert str(e.value) == (
+        f"d.py:5: error [kernel device]: kernel '{symbol}' was made for {made}, but design 'd' "
+        f"runs on {device} ({arch})\n"
+        "  limit: a kernel runs on the architecture it was made for: its C++ variant and "
+        "cycles are those of it\n"
+        f"  found: {made}\n"
+        "  fix: make it inside the design function, where it takes the design's device, or "
+        f"pass device='{device}' where it is made")
+
+
+def test_a_library_kernel_made_inside_the_design_takes_its_device(
+        design_file: DesignFile) -> None:
+    src = DESIGN.replace("K = {factory}\n", "").replace(
+        "    a, b, c = (fifo", "    K = {factory}\n    a, b, c = (fifo")
+    path = design_file(src.format(factory="exp_bf16(1024)", call="K(ta, tc)", ref="",
+                                  device="npu2_1col"))
+    handle = load_design(path)
+    assert [(k.symbol, k.arch) for k in handle.ir.kernels] == [("exp_bf16_1024_exp2", "aie2p")]
+    check_design(handle.ir)
 
 
 def test_norm_rows_must_be_whole_vectors() -> None:

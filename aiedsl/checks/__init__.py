@@ -1,10 +1,11 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
 :func:`check_design` runs them in order: structure, static hangs, kernel calls, cascades, runtime
-parameters, kernel sources, DMA layouts, balance, kernel layouts, placement, the symbols the
-lowering will define, resources, then allocation and routing. It returns the placed design, now
-carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage. :func:`draft` does the
-placement, allocation and routing without judging them, so a map can show what is over its limits.
+parameters, kernel sources and architectures, DMA layouts, balance, kernel layouts, placement,
+the symbols the lowering will define, resources, then allocation and routing. It returns the
+placed design, now carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
+:func:`draft` does the placement, allocation and routing without judging them, so a map can show
+what is over its limits.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from aiedsl.checks.cascade import check_cascades
 from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
-from aiedsl.checks.kernels import check_kernel_sources
+from aiedsl.checks.kernels import check_kernel_arch, check_kernel_sources
 from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
@@ -34,13 +35,15 @@ Table = dict[tuple[int, int], TileUsage]
 
 def check_design(d: Design) -> tuple[Design, Table]:
     """Run every check; return the placed, allocated and routed design and its resource table."""
+    target = get_target(d.device)
     check_links(d)
     check_acquires(d)
     check_hangs(d)
     check_kernel_calls(d)
-    check_cascades(d, get_target(d.device))
+    check_cascades(d, target)
     check_rtps(d)
     check_kernel_sources(d)
+    check_kernel_arch(d, target)
     check_dma(d)  # before balance: a malformed pattern is the more specific error
     check_balance(d)
     check_outputs_written(d)

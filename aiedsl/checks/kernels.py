@@ -1,7 +1,9 @@
-"""Checks of the kernels a design calls: their C++ exists and defines what ``entry=`` calls.
+"""Checks of the kernels a design calls: their C++ exists and defines what ``entry=`` calls, and
+a kernel made for one AI Engine architecture runs on a device of it.
 
 These are the mistakes a build would otherwise write out silently and Peano would report, far
-from the design, as an unknown identifier.
+from the design, as an unknown identifier (or, for another architecture's variant, as an mmul
+shape or intrinsic the target lacks, with cycles of the wrong device in every report).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design
 from aiedsl.kernels.source import defines_function, entry_function, kernel_source
+from aiedsl.targets import TargetModel
 
 
 def check_kernel_sources(d: Design) -> None:
@@ -23,3 +26,27 @@ def check_kernel_sources(d: Design) -> None:
                 "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), "
                 f"which {src.label} does not declare", loc=k.loc, found=k.entry,
                 fix=f"name a function {src.label} defines in entry=, or add {name} to it")
+
+
+def check_kernel_arch(d: Design, target: TargetModel) -> None:
+    """Each kernel made for one architecture (``Kernel.arch``: a library variant, a profiled
+    cycle count) is called in a design on a device of that architecture.
+
+    A library kernel takes the design's device when it is made inside the design function;
+    made elsewhere, it takes ``device=`` or npu1's.
+    """
+    for k in d.kernels:
+        if k.arch is None or k.arch == target.arch:
+            continue
+        if k.cycles_source == "profile":
+            what, fix = ("its cycles were profiled on", "declare it inside the design function "
+                         f"(it is then profiled on {d.device}), or give cycles=")
+        else:
+            what, fix = ("its C++ variant and cycles are those of",
+                         "make it inside the design function, where it takes the design's "
+                         f"device, or pass device='{d.device}' where it is made")
+        raise DesignError(
+            "kernel device", f"kernel '{k.symbol}' was made for {k.arch}, but design "
+            f"'{d.name}' runs on {d.device} ({target.arch})", loc=k.loc,
+            limit=f"a kernel runs on the architecture it was made for: {what} it",
+            found=k.arch, fix=fix)

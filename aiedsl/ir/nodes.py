@@ -303,6 +303,9 @@ class Kernel(_Node):
     cycles_source: Literal["declared", "profile"] = "declared"
     """Where :attr:`cycles` comes from: the declaration's ``cycles=``, or, when it gave none,
     the kernel's profile (``aiedsl kernel profile``: the busiest unit's cycles)."""
+    arch: Literal["aie2", "aie2p"] | None = None
+    """The AI Engine architecture its C++ variant and cycles were made for (a library kernel
+    that differs by device, a kernel whose cycles come from a profile); None: any."""
     cascade_in: TensorType | None = None
     """What one call reads from the cascade (its upstream neighbour's accumulators), or None."""
     cascade_out: TensorType | None = None

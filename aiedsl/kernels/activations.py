@@ -134,7 +134,8 @@ def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) ->
                           limit=f"a multiple of {width}", found=str(shape[-1]),
                           fix=f"use a multiple of {width} elements")
     t = TensorType(shape=shape, dtype="bf16")
-    hw = _target(device).arch == "aie2p"  # AIE2P computes 2^x in hardware (aie::exp2)
+    target = _target(device)
+    hw = target.arch == "aie2p"  # AIE2P computes 2^x in hardware (aie::exp2)
     steps = ({"exp": 6, "silu": 10, "gelu": 20, "softmax": 30} if hw else
              {"exp": 16, "silu": 20, "gelu": 30, "softmax": 40})[kind]
     name = "x".join(str(v) for v in shape) + ("_exp2" if hw else "")
@@ -151,7 +152,7 @@ def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) ->
         cycles=t.numel // width * steps + 14, ops=t.numel * steps,
         cost=f"n/{width} x {steps} + 14: about {steps} f32 vector ops per {width} lanes "
         f"({how}) plus call overhead (aiedsl/kernels/templates/activation.cc.j2; an "
-        "estimate)", params=params)
+        "estimate)", params=params, arch=target.arch)
 
 
 def exp_bf16(n: int, *, device: str | None = None) -> Kernel:

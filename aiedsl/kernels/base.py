@@ -136,7 +136,8 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
             reference: Callable[..., Any], cycles: int | None, cost: str, ops: int = 0,
             params: dict[str, int | str] | None = None, source_kind: str = "file",
             cascade_in: TensorType | None = None,
-            cascade_out: TensorType | None = None, prepared: Prepared | None = None) -> Kernel:
+            cascade_out: TensorType | None = None, prepared: Prepared | None = None,
+            arch: str | None = None) -> Kernel:
     """Declare a kernel (see the module docstring).
 
     ``source`` names a file in ``kernels_cpp/`` (``source_kind="file"``) or a template in
@@ -155,6 +156,10 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
     ``prepared`` splits the reference so the simulator can share its first step between cores
     that receive the same fill (see :class:`Prepared`); it must compute exactly what
     ``reference`` does.
+
+    ``arch`` (``"aie2"``, ``"aie2p"``) says the C++ variant and ``cycles`` are one
+    architecture's: a design on another device refuses the kernel. A kernel profiled for its
+    cycles takes the architecture it was profiled on.
     """
     loc = caller_loc()
     symbol = check_symbol(symbol, loc)
@@ -166,6 +171,10 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
         check_source(source, symbol, loc)
     check_entry(entry, symbol, loc)
     check_line(cost, f"cost of kernel '{symbol}'", loc)
+    if arch not in (None, "aie2", "aie2p"):
+        raise DesignError("kernel signature", f"kernel '{symbol}' has arch={arch!r}", loc=loc,
+                          limit="'aie2' (npu1), 'aie2p' (npu2) or None (any)",
+                          found=repr(arch), fix="leave arch out for C++ that builds for both")
     args = list(args)
     names = [a.name for a in args if isinstance(a, KernelArg)]
     if len(names) != len(args) or len(set(names)) != len(names):
@@ -206,7 +215,8 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
     ref = f"{reference.__module__}:{reference.__qualname__}"
     ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, entry=entry,
                   args=tuple(args), params=params, reference=ref, cycles=cycles or 0, ops=ops,
-                  cost=cost, cascade_in=cascade_in, cascade_out=cascade_out, loc=loc)
+                  cost=cost, cascade_in=cascade_in, cascade_out=cascade_out, loc=loc,
+                  arch=arch)
     if cycles is None:
         ir = _profiled(ir, reference)
     return Kernel(ir, reference, prepared)
@@ -240,6 +250,6 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
             limit="cycles= for a kernel the profile cannot estimate", found="cycles=None",
             fix="give cycles= per call, estimated from the kernel's loop")
     return ir.model_copy(update={
-        "cycles": prof.cycles, "cycles_source": "profile",
+        "cycles": prof.cycles, "cycles_source": "profile", "arch": target.arch,
         "cost": f"{ir.cost} [cycles from its profile on {target.name}: bound by "
                 f"{prof.binding}; no cycles= declared]"})

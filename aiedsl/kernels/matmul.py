@@ -178,7 +178,7 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
         "(kernels_cpp/mm.cc)",
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t,
                 **({"shift": shift} if narrow_int else {})},
-        prepared=matmul_prepared(m, k, n, r, s, t, np.dtype(dout.numpy), shift))
+        prepared=matmul_prepared(m, k, n, r, s, t, np.dtype(dout.numpy), shift), arch=target.arch)
 
 
 CASCADE_ROLES = ("put", "put_get", "get")
@@ -260,7 +260,8 @@ def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = No
         f"{MATMUL_PATCH['bf16']})+20: as matmul, the patch's cascade words in place of its C "
         "loads or stores (kernels_cpp/mm_cascade.cc)",
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t, "role": role},
-        cascade_in=acc if role != "put" else None, cascade_out=acc if role != "get" else None)
+        cascade_in=acc if role != "put" else None, cascade_out=acc if role != "get" else None,
+        arch=target.arch)
 
 
 def conv1x1_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, relu: int, **params: object
@@ -314,7 +315,7 @@ def conv2d_1x1(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
         ops=2 * width * cin * cout,
         cost="as matmul i8 -> i8 (kernels_cpp/mm.cc with ZERO_C and RELU)",
         params={"m": width, "k": cin, "n": cout, "r": r, "s": s, "t": t, "shift": shift,
-                "relu": int(relu)})
+                "relu": int(relu)}, arch=target.arch)
 
 
 def conv3x3_ref(top: np.ndarray, mid: np.ndarray, bot: np.ndarray, w: np.ndarray,
@@ -377,7 +378,7 @@ def conv2d_3x3(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
         cost=f"(w/{2 * r})(cout/{2 * t})(9 (cin/{s}) {step} + 11) + 20: as matmul, each step's "
         "A gathered pixel by pixel (kernels_cpp/conv3x3.cc; an estimate)",
         params={"width": width, "cin": cin, "cout": cout, "r": r, "s": s, "t": t,
-                "shift": shift, "relu": int(relu)})
+                "shift": shift, "relu": int(relu)}, arch=target.arch)
 
 
 def _target(device: str | None):  # type: ignore[no-untyped-def]
