@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import struct
 import subprocess
 import sys
 import types
@@ -373,6 +374,7 @@ def test_manifest_records_design_tools_and_buffer_abi(fake_tools: dict[str, Path
              "bytes": 262144, "direction": "out"}],
         "ops_per_run": 2 * 256 * 128 * 256,
         "kernel_objects": ["zero_f32_4096.o", "matmul_bf16_f32_64x64x64_4x8x4.o"],
+        "program_memory": {"bytes_per_core": 16384, "used": {}},  # the fake leaves no ELF
     }
 
 
@@ -437,6 +439,99 @@ def test_aiecc_failure_names_the_command_its_output_and_the_design_line(
         "  fix: the whole output is in out/logs/aiecc.log"
     )
     assert not (out / "manifest.json").exists()
+
+
+def _elf32(segments: list[tuple[int, int]], order: str = "<") -> bytes:
+    """A 32-bit ELF whose program headers load ``(address, bytes)`` segments (nothing else)."""
+    ident = b"\x7fELF" + bytes([1, 1 if order == "<" else 2, 1]) + bytes(9)
+    header = struct.pack(order + "HHIIIIIHHHHHH", 2, 0x108, 1, 0, 52, 0, 0, 52, 32,
+                         len(segments), 0, 0, 0)
+    return ident + header + b"".join(struct.pack(order + "IIIIIIII", 1, 0, a, a, 0, n, 5, 4)
+                                     for a, n in segments)
+
+
+def _aiecc_leaving(fake_tools: dict[str, Path], elf: bytes, then: str = "") -> None:
+    """The fake aiecc leaves ``elf`` as core (0, 2)'s ELF in its project folder, then runs
+    ``then``."""
+    src = fake_tools["root"] / "core.elf"
+    src.write_bytes(elf)
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(
+        fake_tools["log"], f"mkdir -p aie.mlir.prj; cp {src} aie.mlir.prj/main_core_0_2.elf\n"
+        + then))
+
+
+def test_elf_program_end_is_read_as_the_loader_reads_it(tmp_path: Path) -> None:
+    """Only segments that start in program memory count (aie-rt's _XAie_WriteProgramSection);
+    the data-memory one at 0x70000 does not, whatever its size."""
+    from aiedsl.toolchain.elf import ElfError, load_segments, program_end
+
+    for order in "<>":
+        path = tmp_path / f"core{order == '<'}.elf"
+        path.write_bytes(_elf32([(0, 4096), (4096, 1030), (0x70000, 60000)], order))
+        assert load_segments(path) == [(0, 4096), (4096, 1030), (0x70000, 60000)]
+        assert program_end(path, 16384) == 5126
+    assert program_end("/bin/sh", 1 << 40) > 0  # the host's own (64-bit) ELF reads too
+    (tmp_path / "text.elf").write_text("not an elf")
+    (tmp_path / "cut.elf").write_bytes(_elf32([(0, 64)])[:40])
+    (tmp_path / "short.elf").write_bytes(_elf32([(0, 64)])[:60])
+    for name, why in (("text.elf", " is not an ELF file"), ("cut.elf", ": the ELF is cut short"),
+                      ("short.elf", ": program headers past the end of the file")):
+        with pytest.raises(ElfError) as e:
+            load_segments(tmp_path / name)
+        assert str(e.value) == f"{tmp_path / name}{why}"
+
+
+def test_compile_records_how_much_program_memory_each_core_uses(
+        fake_tools: dict[str, Path]) -> None:
+    _aiecc_leaving(fake_tools, _elf32([(0, 5120), (0x70000, 800)]))
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    manifest = json.loads((fake_tools["root"] / "out" / "manifest.json").read_text())
+    assert manifest["program_memory"] == {"bytes_per_core": 16384, "used": {"core[0,0]": 5120}}
+    r = _cli("build", str(PASSTHROUGH), "-o", "out", "--compile")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "program memory: core[0,0] 5.0 of 16 KB"
+
+
+def test_program_memory_overflow_names_the_core_and_its_size(
+        fake_tools: dict[str, Path]) -> None:
+    """aie-rt's loader says only "Overflow of program memory" (and aiecc fails with it); aiedsl
+    reads the core ELFs aiecc left and says which core, by how much, at the design's line."""
+    _aiecc_leaving(fake_tools, _elf32([(0, 17920)]), then=(
+        'echo "[AIE ERROR] _XAie_LoadProgMemSection():231: Overflow of program memory" >&2; '
+        "exit 1"))
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    e = excinfo.value
+    assert e.exit_code == 5
+    mlir_aie = fake_tools["mlir_aie"]
+    assert str(e) == (
+        f"{PASSTHROUGH}:24: error [program memory]: core[0,0] on tile (0, 2): its program ends "
+        "at byte 17,920, past the 16,384 of program memory\n"
+        "  limit: 16,384 bytes of program memory per core (aie-rt's ELF loader refuses more)\n"
+        "  found: 17,920 bytes\n"
+        f"  $ {mlir_aie}/bin/aiecc {AIECC_WORDS['current']} aie.mlir\n"
+        "    [AIE ERROR] _XAie_LoadProgMemSection():231: Overflow of program memory\n"
+        "  program memory used: core[0,0] (0, 2) 17,920 B\n"
+        "  fix: call fewer or smaller kernels on it (each kernel it calls is linked in whole), "
+        "or let the objectfifo lowering unroll less (it repeats a loop body once per buffer of "
+        "the fifos acquired in it: lower their depth); the whole output is in "
+        "out/logs/aiecc.log")
+    assert not (fake_tools["root"] / "out" / "manifest.json").exists()
+
+
+def test_program_memory_overflow_without_core_elfs_says_so(fake_tools: dict[str, Path]) -> None:
+    """Some aiecc versions delete their project folder when they fail: nothing to measure."""
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(
+        fake_tools["log"], 'echo "[AIE ERROR] _XAie_LoadProgMemSection():231: Overflow of '
+        'program memory" >&2; exit 1'))
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    lines = str(excinfo.value).splitlines()
+    assert lines[0] == ("error [program memory]: a core's program does not fit its 16,384 bytes "
+                        "of program memory; aiecc did not say which, and left no core ELF that "
+                        "is over")
+    assert lines[-1].startswith("  fix: look for the core calling the most or the largest "
+                                "kernels: call fewer or smaller kernels on it")
 
 
 def test_kernel_failure_points_at_the_kernel_declaration(fake_tools: dict[str, Path]) -> None:

@@ -184,7 +184,9 @@ class TargetModel(BaseModel):
     default_stack: int = 1024
     """Bytes of a core's data memory taken by its stack (mlir-aie default ``stack_size``)."""
     program_memory: int = 16384
-    """Bytes of a core's program memory (not checked by mlir-aie; fails at load)."""
+    """Bytes of a core's program memory, on every generation (aie-rt's core module tables; its
+    ELF loader refuses a core ELF past it; mlir-aie's linker script only since PR 3618).
+    Checked on the core ELFs after aiecc (:mod:`aiedsl.toolchain.elf`)."""
     max_dma_size: int = 1023
     """Largest size (wrap) of one DMA dimension; the innermost counts 4-byte words."""
     max_bd_stride: int = (1 << 19) - 1

@@ -34,9 +34,12 @@ from aiedsl.outdir import tool_outputs
 from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
 from aiedsl.toolchain.discover import Tools
+from aiedsl.toolchain.elf import ElfError, program_end
 from aiedsl.toolchain.manifest import build_manifest
 
 OUTPUTS = ("aie.xclbin", "insts.bin")
+PROJECT = "aie.mlir.prj"
+"""aiecc's project folder for ``aie.mlir``: its intermediate files, the core ELFs among them."""
 TAIL_LINES = 15
 
 Progress = Callable[[int, int, str], None]
@@ -129,17 +132,85 @@ def _compile(d: Design, out: Path, tools: Tools, steps: list[Step], key: str,
     for i, step in enumerate(steps):
         if progress:
             progress(i, len(steps), step.label)
-        run_step(step, out, tools.env, d)
+        try:
+            run_step(step, out, tools.env, d)
+        except ToolchainError as e:
+            overflow = _program_overflow(d, out, step, e)
+            if overflow is None:
+                raise
+            raise overflow from e
     absent = [name for name in OUTPUTS if not (out / name).is_file()]
     if absent:
         raise ToolchainError(
             "aiecc", f"aiecc finished but did not write {', '.join(absent)}", exit_code=5,
             found=f"see {out / 'logs' / 'aiecc.log'}",
             fix="check the aiecc version (aiedsl emits mlir-aie's 2026 syntax)")
-    manifest = build_manifest(d, tools, key, (out / "insts.bin").stat().st_size)
+    manifest = build_manifest(d, tools, key, (out / "insts.bin").stat().st_size,
+                              core_programs(d, out))
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     (out / "cache.json").write_text(json.dumps({"key": key}) + "\n")
     return Compiled(out, False, manifest, time.perf_counter() - start)
+
+
+def core_programs(d: Design, out: Path) -> dict[str, int]:
+    """Where each core's program ends in its program memory (bytes), read off the core ELFs
+    aiecc leaves in its project folder (``aie.mlir.prj/<device>_core_<col>_<row>.elf``; older
+    aiecc: ``core_<col>_<row>.elf``). A core whose ELF is not there is left out."""
+    limit = get_target(d.device).program_memory
+    prj = out / PROJECT
+    names = {p.name: p for p in prj.glob("*.elf")} if prj.is_dir() else {}
+    found = {}
+    for core in d.cores:
+        assert core.tile is not None, "core_programs needs a placed design"
+        want = re.compile(rf"(?:.*_)?core_{core.tile[0]}_{core.tile[1]}\.elf")
+        hits = sorted(n for n in names if want.fullmatch(n))
+        if hits:
+            try:
+                found[core.name] = program_end(names[hits[0]], limit)
+            except ElfError:
+                continue  # not an ELF aiedsl can read: say nothing of it
+    return found
+
+
+def _program_overflow(d: Design, out: Path, step: Step,
+                      err: ToolchainError) -> ToolchainError | None:
+    """For aiecc failing because a core's program does not fit its program memory (aie-rt's
+    loader: ``Overflow of program memory``, which names no core; mlir-aie since PR 3618 links
+    against the real size: ``will not fit in region 'program'``), the error that names the core
+    and its size. None for any other failure."""
+    try:
+        log = (out / step.log).read_text()
+    except OSError:
+        return None
+    if "Overflow of program memory" not in log and "in region 'program'" not in log:
+        return None
+    limit = get_target(d.device).program_memory
+    programs = core_programs(d, out)
+    cores = {c.name: c for c in d.cores}
+    over = sorted((end, name) for name, end in programs.items() if end > limit)
+    used = ["program memory used: " + ", ".join(
+        f"{name} {cores[name].tile} {end:,} B" for name, end in programs.items())]
+    if not programs:
+        used = []
+    fix = ("call fewer or smaller kernels on it (each kernel it calls is linked in whole), or "
+           "let the objectfifo lowering unroll less (it repeats a loop body once per buffer of "
+           "the fifos acquired in it: lower their depth); the whole output is in "
+           f"{out / step.log}")
+    if over:
+        end, name = over[-1]
+        others = f" ({len(over) - 1} more core(s) over)" if len(over) > 1 else ""
+        return ToolchainError(
+            "program memory", f"{name} on tile {cores[name].tile}: its program ends at byte "
+            f"{end:,}, past the {limit:,} of program memory{others}", loc=cores[name].loc,
+            exit_code=5, limit=f"{limit:,} bytes of program memory per core (aie-rt's ELF "
+            "loader refuses more)", found=f"{end:,} bytes", notes=[*err.notes, *used],
+            fix=fix)
+    return ToolchainError(
+        "program memory", f"a core's program does not fit its {limit:,} bytes of program "
+        "memory; aiecc did not say which, and left no core ELF that is over",
+        exit_code=5, limit=f"{limit:,} bytes of program memory per core",
+        notes=[*err.notes, *used], fix="look for the core calling the most or the largest "
+        "kernels: " + fix)
 
 
 def _cache_hit(out: Path, key: str) -> dict | None:
