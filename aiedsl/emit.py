@@ -16,8 +16,8 @@ from pathlib import Path
 
 from aiedsl.version import __version__
 from aiedsl.checks import TileUsage, check_design
-from aiedsl.codegen.cpp import render_kernels
-from aiedsl.codegen.env import render
+from aiedsl.kernels.text import render_kernels
+from aiedsl.render import render
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.codegen.report import render_report
 from aiedsl.codegen.tilemap import tile_map

@@ -223,7 +223,7 @@ def test_cascade_kernels_match_their_references_on_the_host() -> None:
 
 def test_a_cascade_kernel_that_moves_fewer_words_than_declared_fails_on_the_host() -> None:
     from aiedsl.kernels.host import native
-    from aiedsl.codegen.cpp import kernel_text
+    from aiedsl.kernels.text import kernel_text
     from aiedsl.kernels import matmul_cascade
 
     k = matmul_cascade(8, 8, 8, "put").ir

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from aiedsl.codegen.cpp import kernel_text
+from aiedsl.kernels.text import kernel_text
 from aiedsl.kernels import matmul, zero
 from aiedsl.kernels.host import KernelCase
 from aiedsl.kernels.matmul import PUBLISHED

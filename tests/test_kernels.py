@@ -13,7 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from aiedsl.codegen.cpp import kernel_text
+from aiedsl.kernels.text import kernel_text
 from aiedsl.errors import DesignError
 from aiedsl.kernels import library
 from aiedsl.kernels.cost import estimate

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import aiedsl
-from aiedsl.codegen.env import comment_text, mlir_string
+from aiedsl.render import comment_text, mlir_string
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.toolchain.commands import EnvWord, shell_line

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from aiedsl.checks.program import walk
+from aiedsl.ir.program import walk
 from aiedsl.errors import DesignError
 from aiedsl.ir import Call, Design
 from aiedsl.targets import TargetModel

@@ -9,7 +9,7 @@ take different counts, are found by :func:`aiedsl.checks.structure.check_balance
 
 from __future__ import annotations
 
-from aiedsl.checks.program import walk
+from aiedsl.ir.program import walk
 from aiedsl.errors import DesignError
 from aiedsl.ir import Acquire, Core, Design, Loc, Loop, Op, Release
 

@@ -25,7 +25,7 @@ from typing import Callable
 
 import numpy as np
 
-from aiedsl.checks.program import acquires, calls
+from aiedsl.ir.program import acquires, calls
 from aiedsl.errors import DesignError
 from aiedsl.ir import BufferArg, Design, Dim, Fifo, Kernel, KernelArg, Link, Loc, Transfer
 from aiedsl.ir.types import dims_index

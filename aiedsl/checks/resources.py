@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from aiedsl.checks.program import calls
+from aiedsl.ir.program import calls
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Loc, Transfer, Wait
 from aiedsl.place.objectfifo import Lowering, Store, lower

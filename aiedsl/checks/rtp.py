@@ -22,7 +22,7 @@ is ordered by the barrier instead: its slots are written before the barrier's fi
 
 from __future__ import annotations
 
-from aiedsl.checks.program import calls, walk
+from aiedsl.ir.program import calls, walk
 from aiedsl.errors import DesignError
 from aiedsl.ir import BarrierWait, Design, Loc, RtpArg, RtpWrite, SetBarrier, Transfer, Wait
 

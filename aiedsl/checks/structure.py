@@ -7,7 +7,7 @@ from fractions import Fraction
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import BufferArg, Design, Fifo, Pattern, RtpArg, ScalarArg, Transfer
-from aiedsl.checks.program import acquires, calls, max_acquire, released
+from aiedsl.ir.program import acquires, calls, max_acquire, released
 
 
 def check_links(d: Design) -> None:

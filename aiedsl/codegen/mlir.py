@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from aiedsl.version import __version__
-from aiedsl.codegen.env import render
+from aiedsl.render import render
 from aiedsl.ir import (
     Acquire, BarrierWait, BufferArg, Call, Design, Fifo, Loop, Op, Pattern, Release, RtpArg,
     RtpWrite, SetBarrier, Transfer,

@@ -4,7 +4,7 @@ stream-switch ports, the allocation of channels, BDs, locks and addresses, and k
 from __future__ import annotations
 
 from aiedsl.checks.resources import TileUsage
-from aiedsl.codegen.env import render
+from aiedsl.render import render
 from aiedsl.ir import Design
 from aiedsl.targets import get_target
 from aiedsl.targets.model import direction_of

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aiedsl.checks.resources import TileUsage
-from aiedsl.codegen.env import render
+from aiedsl.render import render
 from aiedsl.ir import Design
 from aiedsl.place.route import Congestion
 from aiedsl.targets import TargetModel, get_target

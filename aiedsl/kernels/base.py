@@ -225,7 +225,7 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
 def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
     """``ir`` with the cycles its profile gives (the kernel declared no ``cycles=``): its C++
     run once on the host, on random inputs, with the scalars of its ``params``."""
-    from aiedsl.codegen.cpp import kernel_text
+    from aiedsl.kernels.text import kernel_text
     from aiedsl.kernels.host import KernelCase
     from aiedsl.kernels.profile import profile_case
     from aiedsl.lang.context import _DESIGN

@@ -31,7 +31,7 @@ import numpy as np
 from aiedsl.cache import cache_dir
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
-from aiedsl.codegen.cpp import KernelText, kernel_text
+from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.ir import Call, Kernel, Loc, RtpArg, RtpWrite, ScalarArg
 from aiedsl.kernels.base import KERNELS_CPP
 from aiedsl.lang.design import DesignHandle
@@ -174,7 +174,7 @@ def design_cases(handle: DesignHandle) -> list[KernelCase]:
     """Every kernel a design calls, with the scalars of its first call (an rtp slot's: the
     value the runtime sequence first writes into it)."""
     from aiedsl.checks import check_design
-    from aiedsl.checks.program import calls
+    from aiedsl.ir.program import calls
 
     placed, _ = check_design(handle.ir)
     first: dict[str, Call] = {}

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from aiedsl.codegen.env import render
+from aiedsl.render import render
 from aiedsl.errors import DesignError, display_path
 from aiedsl.ir import Kernel
 from aiedsl.kernels.base import KERNEL_TEMPLATES, KERNELS_CPP

@@ -57,7 +57,7 @@ class _Native:
 
 def native_kernels(d: Design) -> dict[str, Any]:
     """Every kernel of ``d`` built from its C++ for the host."""
-    from aiedsl.codegen.cpp import kernel_text
+    from aiedsl.kernels.text import kernel_text
     from aiedsl.kernels.host import native
 
     arch = get_target(d.device).aie_arch

@@ -13,7 +13,7 @@ the fifo's declaration, the link, the runtime transfer or ``rt.sync()``).
 
 from __future__ import annotations
 
-from aiedsl.checks.program import walk
+from aiedsl.ir.program import walk
 from aiedsl.errors import DesignError
 from aiedsl.ir import Acquire, BarrierWait, Call, Loc, SetBarrier, Transfer, Wait
 from aiedsl.sim.engine import Proc

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from aiedsl.checks.program import calls
+from aiedsl.ir.program import calls
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir import Design, Fifo, Link
 from aiedsl.ir.types import dims_index

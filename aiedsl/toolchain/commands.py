@@ -31,7 +31,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal
 
-from aiedsl.codegen.env import render
+from aiedsl.render import render
 from aiedsl.targets import TargetModel
 
 WARNING_FLAGS = ["-Wno-parentheses", "-Wno-attributes", "-Wno-macro-redefined", "-Wno-empty-body",

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from aiedsl.version import __version__
-from aiedsl.codegen.cpp import kernel_text
+from aiedsl.kernels.text import kernel_text
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
 from aiedsl.outdir import tool_outputs

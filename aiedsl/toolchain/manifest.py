@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from aiedsl.version import __version__
-from aiedsl.checks.program import ops_per_run
+from aiedsl.ir.program import ops_per_run
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir import Design, Transfer
 from aiedsl.targets import get_target

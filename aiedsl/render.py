@@ -10,7 +10,9 @@ import jinja2
 
 from aiedsl.cache import cache_dir
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATES = Path(__file__).resolve().parent / "codegen" / "templates"
+"""Where the MLIR, report, map and kernel-file templates live (kernel sources' own templates are
+in ``aiedsl/kernels/templates/``)."""
 
 
 @lru_cache(maxsize=None)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aiedsl.checks.program import calls
-from aiedsl.codegen.env import render
 from aiedsl.dtypes import dtype
 from aiedsl.errors import display_path
 from aiedsl.ir import Design, Kernel
+from aiedsl.ir.program import calls
 from aiedsl.kernels.source import KernelSource, kernel_source
+from aiedsl.render import render
 from aiedsl.version import __version__
 
 

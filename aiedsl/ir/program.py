@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterator
 
-from aiedsl.ir import Acquire, Call, Core, Design, Loop, Op, Release
+from aiedsl.ir.nodes import Acquire, Call, Core, Design, Loop, Op, Release
 
 
 def walk(body: tuple[Op, ...], mult: int = 1) -> Iterator[tuple[Op, int]]:
