@@ -235,7 +235,8 @@ def kernel_test(
     if all_ == (path is not None):
         raise typer.BadParameter("give a kernel file or a design file, or --all",
                                  param_hint="PATH")
-    from aiedsl.kernels.host import check_kernel, design_cases, library_cases
+    from aiedsl.kernels.host import check_kernel, design_cases
+    from aiedsl.kernels.samples import library_cases
 
     if path is not None and path.suffix == ".py":
         cases = design_cases(_load(path, define, device, None))
@@ -272,7 +273,8 @@ def kernel_profile(
     """Run kernels on the host with their AIE API operations counted by unit, and print the
     cycles per call those need at best (the busiest unit), MACs per cycle and the binding
     unit."""
-    from aiedsl.kernels.host import design_cases, library_cases
+    from aiedsl.kernels.host import design_cases
+    from aiedsl.kernels.samples import library_cases
     from aiedsl.kernels.profile import profile_cases
 
     if path.suffix == ".py":
@@ -292,14 +294,11 @@ def kernel_profile(
 
 
 def _made_for(k: Any, device: str) -> bool:
-    """Is library kernel ``k`` the one ``device`` would use (its mmul shape, if it has one)?"""
+    """Is library kernel ``k`` the variant ``device`` would use (made for its architecture, or
+    for any)?"""
     from aiedsl.targets import get_target
 
-    if "r" not in k.params:
-        return True
-    din = next(a.dtype for a in k.args if a.kind == "buffer")
-    shape = get_target(device).mmul_shapes.get(din)
-    return shape == (k.params["r"], k.params["s"], k.params["t"])
+    return k.arch is None or k.arch == get_target(device).arch
 
 
 @kernel_app.command("cost")

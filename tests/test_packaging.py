@@ -42,8 +42,8 @@ def test_an_installed_aiedsl_finds_its_kernels_from_another_directory(tmp_path: 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site)}
-    r = subprocess.run([sys.executable, "-c", "import aiedsl.kernels.base as b; "
-                        "print(b.KERNELS_CPP)"], capture_output=True, text=True, env=env,
+    r = subprocess.run([sys.executable, "-c", "import aiedsl.kernels.paths as p; "
+                        "print(p.KERNELS_CPP)"], capture_output=True, text=True, env=env,
                        cwd=elsewhere)
     assert r.stdout.strip() == str(site / "aiedsl" / "kernels_cpp"), r.stderr
     r = subprocess.run([sys.executable, "-m", "aiedsl", "run",

@@ -1,9 +1,11 @@
 """Kernels: the declaration (:mod:`.base`), the shipped library (:mod:`.library`, its matmuls in
-:mod:`.matmul`, its norms and activations in :mod:`.activations`) and host builds of their C++
-for testing (:mod:`.host`)."""
+:mod:`.matmul`, its norms and activations in :mod:`.activations`), each kernel's C++ file
+(:mod:`.text`, from :mod:`.source`), host builds of that C++ for testing (:mod:`.host`) and
+profiling (:mod:`.profile`), and the library at several sizes (:mod:`.samples`)."""
 
-from aiedsl.kernels.base import KERNELS_CPP, Kernel, buffer, declare, scalar
+from aiedsl.kernels.base import Kernel, buffer, declare, scalar
 from aiedsl.kernels.layout import block, block_dims, unblock, unblock_dims
+from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.matmul import conv2d_1x1, conv2d_3x3, matmul, matmul_cascade
 from aiedsl.kernels.library import (
     add, exp_bf16, gelu, layer_norm, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm,

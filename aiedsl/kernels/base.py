@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from aiedsl.dtypes import DType
@@ -32,17 +31,6 @@ from aiedsl.lang.core import call_kernel
 from aiedsl.lang.names import check_entry, check_line, check_name, check_source, check_symbol
 from aiedsl.lang.tensor import lookup_dtype
 
-def _kernels_cpp() -> Path:
-    package = Path(__file__).resolve().parent.parent
-    installed = package / "kernels_cpp"  # a wheel carries kernels_cpp/ inside the package
-    return installed if installed.is_dir() else package.parent / "kernels_cpp"
-
-
-KERNELS_CPP = _kernels_cpp()
-"""The hand-written C++ kernels shipped with aiedsl: ``kernels_cpp/`` at the project root in a
-source checkout, ``aiedsl/kernels_cpp/`` in an installed wheel."""
-KERNEL_TEMPLATES = Path(__file__).resolve().parent / "templates"
-"""jinja2 templates of kernels whose parameters are rendered into the C++."""
 
 
 def buffer(name: str, type: TensorType, access: str = "in", *,

@@ -33,7 +33,7 @@ from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.ir import Call, Kernel, Loc, RtpArg, RtpWrite, ScalarArg
-from aiedsl.kernels.base import KERNELS_CPP
+from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.lang.design import DesignHandle
 from aiedsl.targets import get_target
 
@@ -172,11 +172,11 @@ class KernelCase:
 
 def design_cases(handle: DesignHandle) -> list[KernelCase]:
     """Every kernel a design calls, with the scalars of its first call (an rtp slot's: the
-    value the runtime sequence first writes into it)."""
-    from aiedsl.checks import check_design
+    value the runtime sequence first writes into it). The design need not place: testing a
+    kernel reads only its calls."""
     from aiedsl.ir.program import calls
 
-    placed, _ = check_design(handle.ir)
+    placed = handle.ir
     first: dict[str, Call] = {}
     for core in placed.cores:
         for call in calls(core):
@@ -193,18 +193,6 @@ def design_cases(handle: DesignHandle) -> list[KernelCase]:
         out.append(KernelCase(k, kernel_text(placed, k), handle.kernels[k.symbol].run_reference,
                               scalars, get_target(placed.device).aie_arch))
     return out
-
-
-def library_cases(source: Path | None = None) -> list[KernelCase]:
-    """Library kernels at several sizes (:func:`~aiedsl.kernels.library.samples`), or only those
-    made from the C++ file named like ``source``."""
-    from aiedsl.kernels.library import samples
-
-    lib = [k for k in samples() if source is None or k.ir.source == source.name]
-    return [KernelCase(k.ir, kernel_text(None, k.ir), k.run_reference,
-                       {a.name: k.ir.params[a.name] for a in k.ir.args
-                        if a.kind == "scalar" and a.name in k.ir.params})  # type: ignore[misc]
-            for k in lib]
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 from aiedsl.render import render
 from aiedsl.errors import DesignError, display_path
 from aiedsl.ir import Kernel
-from aiedsl.kernels.base import KERNEL_TEMPLATES, KERNELS_CPP
+from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
 
 
 @dataclass(frozen=True)
