@@ -188,10 +188,8 @@ def _program_overflow(d: Design, out: Path, step: Step,
     programs = core_programs(d, out)
     cores = {c.name: c for c in d.cores}
     over = sorted((end, name) for name, end in programs.items() if end > limit)
-    used = ["program memory used: " + ", ".join(
-        f"{name} {cores[name].tile} {end:,} B" for name, end in programs.items())]
-    if not programs:
-        used = []
+    sizes = ", ".join(f"{name} {cores[name].tile} {end:,} B" for name, end in programs.items())
+    used = [f"program memory used: {sizes}"] if programs else []
     fix = ("call fewer or smaller kernels on it (each kernel it calls is linked in whole), or "
            "let the objectfifo lowering unroll less (it repeats a loop body once per buffer of "
            "the fifos acquired in it: lower their depth); the whole output is in "
