@@ -151,9 +151,10 @@ def build(
         pm = compiled.manifest.get("program_memory", {})
         if pm.get("used"):  # the fullest core first: the one nearest the limit
             fullest = sorted(pm["used"].items(), key=lambda kv: -kv[1])
-            say("program memory: " + ", ".join(f"{name} {end / 1024:.1f}"
-                                               for name, end in fullest[:4])
-                + f"{', ...' if len(fullest) > 4 else ''} of {pm['bytes_per_core'] / 1024:.0f} KB")
+            shown = [f"{name} {end / 1024:.1f}" for name, end in fullest[:4]]
+            more = ", ..." if len(fullest) > 4 else ""
+            say(f"program memory: {', '.join(shown)}{more} of "
+                f"{pm['bytes_per_core'] / 1024:.0f} KB")
 
 
 def _compile(art: Any, tools: Any) -> Any:

@@ -176,22 +176,22 @@ def design_cases(handle: DesignHandle) -> list[KernelCase]:
     kernel reads only its calls."""
     from aiedsl.ir.program import calls
 
-    placed = handle.ir
+    d = handle.ir
     first: dict[str, Call] = {}
-    for core in placed.cores:
+    for core in d.cores:
         for call in calls(core):
             first.setdefault(call.kernel, call)
     out = []
-    for k in placed.kernels:
+    for k in d.kernels:
         args = first[k.symbol].args
         scalars = {a.name: v.value for a, v in zip(k.args, args) if isinstance(v, ScalarArg)}
         # an rtp slot: the value the runtime writes into it first
-        writes = {(w.rtp, w.index): w.value for w in reversed(placed.runtime)
+        writes = {(w.rtp, w.index): w.value for w in reversed(d.runtime)
                   if isinstance(w, RtpWrite)}
         scalars |= {a.name: writes[(v.rtp, v.index)] for a, v in zip(k.args, args)
                     if isinstance(v, RtpArg) and (v.rtp, v.index) in writes}
-        out.append(KernelCase(k, kernel_text(placed, k), handle.kernels[k.symbol].run_reference,
-                              scalars, get_target(placed.device).aie_arch))
+        out.append(KernelCase(k, kernel_text(d, k), handle.kernels[k.symbol].run_reference,
+                              scalars, get_target(d.device).aie_arch))
     return out
 
 
