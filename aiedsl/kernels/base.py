@@ -88,6 +88,27 @@ class Prepared:
 
     operands: dict[int, Callable[[Any], Any]]
     finish: Callable[..., None]
+    accumulator: Accumulator | None = None
+    """How the kernel may keep one output in a layout of its own between calls, if it may."""
+
+
+@dataclass(frozen=True)
+class Accumulator:
+    """An output a kernel only adds into, kept by the simulator in the kernel's own layout
+    from call to call on the same buffer (matmul's C row-major, not in mmul blocks), and
+    written back to the buffer before anything else reads it: the core releases it, or
+    another call takes it.
+
+    ``load(buffer)`` makes the private copy, ``store(acc, buffer)`` writes it back, and
+    ``finish(*args)`` (with the private copy at ``position``) adds one call's result into it;
+    load, one or more finishes and store must leave the buffer bit for bit as the same calls
+    of ``Prepared.finish`` do.
+    """
+
+    position: int
+    load: Callable[[Any], Any]
+    store: Callable[[Any, Any], None]
+    finish: Callable[..., None]
 
 
 @dataclass(frozen=True)

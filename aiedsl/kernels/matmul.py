@@ -22,7 +22,7 @@ import numpy as np
 from aiedsl.dtypes import DType, bf16
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
-from aiedsl.kernels.base import Kernel, Prepared, buffer, declare
+from aiedsl.kernels.base import Accumulator, Kernel, Prepared, buffer, declare
 from aiedsl.kernels.layout import block, unblock
 from aiedsl.lang.tensor import lookup_dtype
 
@@ -100,11 +100,33 @@ def _matmul_finish(A: np.ndarray, B: np.ndarray, c: np.ndarray, *, r: int, t: in
 def matmul_prepared(m: int, k: int, n: int, r: int, s: int, t: int, dout: np.dtype,
                     shift: int = 0) -> Prepared:
     """:func:`matmul_ref` split for the simulator: A and B unblocked and widened (shared by
-    the cores a broadcast feeds), then the product added into C."""
+    the cores a broadcast feeds), then the product added into C. A C of the accumulating type
+    itself (f32) may stay row-major across the calls of a K loop: each call's sums are the
+    same elementwise adds in the same order, and it is put back in blocks once."""
     wide = _wide(dout)
+    acc = None
+    if np.dtype(wide) == dout:
+        acc = Accumulator(
+            2, functools.partial(_unblock_acc, rows=m, cols=n, br=r, bc=t),
+            functools.partial(_block_acc, br=r, bc=t), _matmul_add)
     return Prepared({0: functools.partial(_operand, rows=m, cols=k, br=r, bc=s, wide=wide),
                      1: functools.partial(_operand, rows=k, cols=n, br=s, bc=t, wide=wide)},
-                    functools.partial(_matmul_finish, r=r, t=t, shift=shift))
+                    functools.partial(_matmul_finish, r=r, t=t, shift=shift), acc)
+
+
+def _unblock_acc(c: np.ndarray, *, rows: int, cols: int, br: int, bc: int) -> np.ndarray:
+    """C's blocked buffer as a row-major copy to add into."""
+    return unblock(c.reshape(-1), rows, cols, br, bc)
+
+
+def _block_acc(acc: np.ndarray, c: np.ndarray, *, br: int, bc: int) -> None:
+    """The row-major copy written back into C's buffer in its blocks."""
+    c[...] = block(acc, br, bc).reshape(c.shape)
+
+
+def _matmul_add(A: np.ndarray, B: np.ndarray, acc: np.ndarray) -> None:
+    """acc += A @ B, row-major (the same sums :func:`_matmul_finish` adds in blocks)."""
+    np.add(acc, A @ B, out=acc)
 
 
 def _matmul_step(r: int, s: int, t: int, din: DType) -> int:

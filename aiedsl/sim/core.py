@@ -109,7 +109,8 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                             max(k.cycles, chain.pace) + chain.order.index(core.name) * chain.hop)
                 shared, dirty = _fill_tracking(op, k, kernels.get(op.kernel), acquired, cells)
                 out.append((_CALL, k, refs[op.kernel], args, op,
-                            any(isinstance(a, RtpArg) for a in op.args), casc, shared, dirty))
+                            any(isinstance(a, RtpArg) for a in op.args), casc, shared, dirty,
+                            _accumulating(op, kernels.get(op.kernel))))
 
     scan(core.body)
     emit(core.body)
@@ -131,6 +132,9 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
     wake = engine.wake
     heap = engine.heap
     counters: list[int] = []
+    accs: dict[tuple[int, int], tuple[Any, Any, Callable[[Any, Any], None]]] = {}
+    """Outputs kept in a kernel's own layout (:class:`~aiedsl.kernels.base.Accumulator`), by
+    (end, slot): (the buffer, the private copy, how to write it back)."""
     pc = 0
     n_code = len(code)
     while pc < n_code:
@@ -182,8 +186,13 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                         else views for cell, i, views in ins[3]]
                 if k.cascade_in is not None or k.cascade_out is not None:
                     args += _cascade_payloads(k, casc or (None, None, 0))
+                acc = ins[9]
+                if accs:  # a buffer this call reads otherwise gets its kept output first
+                    _write_back_taken(accs, ins[3], acc[0] if acc is not None else -1)
                 try:
-                    if ins[7] is None:
+                    if acc is not None:
+                        _accumulate(acc, accs, ins[3], ins[7], args)
+                    elif ins[7] is None:
                         ins[2](*args)
                     else:
                         _finish_shared(ins[7], args)
@@ -218,6 +227,11 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                     f"'{op.fifo}' ({op.port}) but holds {len(h)}", loc=op.loc,
                     limit=f"at most the {len(h)} held", found=str(count),
                     fix="release only what was acquired")
+            if accs:  # what leaves the core holds the kept output
+                for slot in h[:count]:
+                    kept = accs.pop((id(e), slot), None)
+                    if kept is not None:
+                        kept[2](kept[1], kept[0])
             del h[:count]
             p.time += costs.release
             lock = e.release
@@ -242,6 +256,8 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             else:
                 counters.pop()
         pc += 1
+    for buf, kept, store in accs.values():  # the buffers hold every call's result at the end
+        store(kept, buf)
 
 
 def _fill_tracking(op: Call, k: Any, obj: Any, acquired: dict[str, list[Any]],
@@ -252,20 +268,61 @@ def _fill_tracking(op: Call, k: Any, obj: Any, acquired: dict[str, list[Any]],
     may write (every buffer of a kernel without ``prepared``: its reference's writes are not
     declared; the ``out``/``inout`` ones of a prepared kernel). None for none."""
     prepared = getattr(obj, "prepared", None)
-    shared, dirty = [], []
+    shared, dirty, tracked = [], [], False
     for pos, (a, param) in enumerate(zip(op.args, k.args)):
         if not isinstance(a, BufferArg):
             continue
         fills = {id(e): e.ring.fills for e in acquired.get(a.value, [])
                  if e.ring.fills is not None}
-        if not fills:
-            continue
         cell = cells[a.value]
         if prepared is not None and pos in prepared.operands:
+            # every operand goes in: one whose ring records no fills (a shared-memory fifo's)
+            # is made from its buffer at each call
             shared.append((pos, prepared.operands[pos], cell, a.index, fills))
-        if prepared is None or param.access != "in":
+            tracked = tracked or bool(fills)
+        if fills and (prepared is None or param.access != "in"):
             dirty.append((cell, a.index, fills))
-    return ((prepared.finish, shared) if shared else None), (dirty or None)
+    return ((prepared.finish, shared) if tracked else None), (dirty or None)
+
+
+def _accumulating(op: Call, obj: Any) -> tuple[Any, ...] | None:
+    """For a call of a kernel with an :class:`~aiedsl.kernels.base.Accumulator` whose output
+    is a fifo buffer: (position, load, store, finish, operand functions); else None."""
+    prepared = getattr(obj, "prepared", None)
+    acc = getattr(prepared, "accumulator", None)
+    if acc is None or not isinstance(op.args[acc.position], BufferArg):
+        return None
+    return (acc.position, acc.load, acc.store, acc.finish, prepared.operands)
+
+
+def _accumulate(acc: tuple[Any, ...], accs: dict[tuple[int, int], Any], spec: list[Any],
+                shared: tuple[Any, list[Any]] | None, args: list[Any]) -> None:
+    """Run an accumulating call: its output's kept copy (made from the buffer on first use)
+    in place of the buffer, the operands as :func:`_finish_shared` makes them (shared or
+    not), then the accumulator's finish."""
+    pos, load, store, finish, operands = acc
+    cell, i, _ = spec[pos]
+    key = (cell[0], cell[1][i])
+    kept = accs.get(key)
+    if kept is None:
+        kept = accs[key] = (args[pos], load(args[pos]), store)
+    args[pos] = kept[1]
+    if shared is not None:
+        _finish_shared((finish, shared[1]), args)
+        return
+    for at, fn in operands.items():
+        args[at] = fn(args[at])
+    finish(*args)
+
+
+def _write_back_taken(accs: dict[tuple[int, int], Any], spec: list[Any], keep: int) -> None:
+    """Write back every kept output a call takes as a buffer (but the one at ``keep``, which
+    it accumulates into), so it reads what the buffer holds."""
+    for pos, (cell, i, _) in enumerate(spec):
+        if pos != keep and cell.__class__ is list:
+            kept = accs.pop((cell[0], cell[1][i]), None)
+            if kept is not None:
+                kept[2](kept[1], kept[0])
 
 
 def _finish_shared(spec: tuple[Callable[..., None], list[Any]], args: list[Any]) -> None:
