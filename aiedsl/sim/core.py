@@ -114,6 +114,25 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
 
     scan(core.body)
     emit(core.body)
+    return _mark_takers(out)
+
+
+def _mark_takers(code: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Append to each call whether it may take, as a plain buffer, one an accumulating call
+    keeps its output for (it then writes that back first); most calls cannot, and skip the
+    look."""
+    kept_ends: set[int] = set()
+    for ins in code:
+        if ins[0] == _CALL and ins[9] is not None:
+            kept_ends.update(ins[3][ins[9][0]][2])  # the views by end of its output
+    out = []
+    for ins in code:
+        if ins[0] == _CALL:
+            keep = ins[9][0] if ins[9] is not None else -1
+            takes = any(pos != keep and cell.__class__ is list and kept_ends.intersection(views)
+                        for pos, (cell, _, views) in enumerate(ins[3]))
+            ins = (*ins, takes)
+        out.append(ins)
     return out
 
 
@@ -187,7 +206,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                 if k.cascade_in is not None or k.cascade_out is not None:
                     args += _cascade_payloads(k, casc or (None, None, 0))
                 acc = ins[9]
-                if accs:  # a buffer this call reads otherwise gets its kept output first
+                if ins[10] and accs:  # a buffer this call reads otherwise: written back first
                     _write_back_taken(accs, ins[3], acc[0] if acc is not None else -1)
                 try:
                     if acc is not None:
