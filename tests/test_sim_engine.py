@@ -177,54 +177,6 @@ def test_broadcast_cores_share_the_matmul_operands_and_get_the_same_run(
     assert shared.timing.cycles == plain.timing.cycles
 
 
-def test_a_kept_output_is_written_back_before_another_kernel_takes_its_buffer(
-        design_file: Callable[[str], Path]) -> None:
-    # matmul keeps an f32 C row-major between its calls; a kernel negating C between two
-    # products must see (and change) what the products added: AB, -AB, 0, twice over.
-    path = design_file('''
-        import numpy as np
-        from aiedsl import Tensor, bf16, channel, design, f32, gemm_runtime, herd, loop, memtile
-        from aiedsl import runtime
-        from aiedsl.kernels import block_dims, buffer, declare, matmul, unblock_dims, zero
-
-        def negate(c):
-            c[...] = -c
-
-        @design(device="npu1")
-        def d(A: Tensor[64, 64, bf16], B: Tensor[64, 64, bf16], C: Tensor[64, 64, f32]):
-            mm = matmul(32, 32, 32)
-            neg = declare("negate_f32_32x32", source="zero.cc", entry="zero<float, 1024>",
-                          reference=negate,
-                          args=[buffer("c", Tensor[32, 32, f32], "inout", blocks=(4, 4))],
-                          cycles=10, cost="test")
-            a = channel(Tensor[32, 32, bf16], shape=[2], via=memtile, broadcast=2,
-                        dims_to_stream=block_dims(32, 32, 4, 8), name="a")
-            b = channel(Tensor[32, 32, bf16], shape=[2], via=memtile, broadcast=2,
-                        dims_to_stream=block_dims(32, 32, 8, 4), name="b")
-            c = channel(Tensor[32, 32, f32], shape=[2, 2], via=memtile, join=1, depth=1,
-                        dims_to_stream=unblock_dims(32, 32, 4, 4), name="c")
-            zero_c = zero(Tensor[32, 32, f32])
-            @herd(cols=2, rows=2)
-            def core(x, y):
-                with c[x, y].produce() as acc:
-                    zero_c(acc)
-                    for _ in loop(2):
-                        with a[y].consume() as ta, b[x].consume() as tb:
-                            mm(ta, tb, acc)
-                            neg(acc)
-                            mm(ta, tb, acc)
-            with runtime() as rt:
-                gemm_runtime(rt, a, b, c, A, B, C, tile=(32, 32, 32), herd=(2, 2))
-
-        @d.reference
-        def reference(A, B):
-            return np.zeros((64, 64), np.float32)
-        ''')
-    result = simulate(load_design(path))
-    assert result.passed
-    assert not result.outputs["C"].any()
-
-
 def test_an_operand_from_a_shared_memory_fifo_is_made_at_each_call(
         design_file: Callable[[str], Path]) -> None:
     # B comes by DMA (its ring records fills: the prepared operand is kept on its chunk), A
@@ -269,49 +221,64 @@ def test_an_operand_from_a_shared_memory_fifo_is_made_at_each_call(
     assert "(|error| 0;" in result.checks[0].line()  # the same f32 sums as numpy's
 
 
+NEGATING = '''
+import numpy as np
+from aiedsl import Tensor, bf16, channel, design, f32, gemm_runtime, herd, loop, memtile
+from aiedsl import runtime
+from aiedsl.kernels import block_dims, buffer, declare, matmul, unblock_dims, zero
+
+def negate(x):
+    x[...] = -x
+
+@design(device="npu1")
+def d(A: Tensor[64, 64, bf16], B: Tensor[64, 64, bf16], C: Tensor[64, 64, f32]):
+    mm = matmul(32, 32, 32)
+    neg = declare("negate_{dt}_32x32", source="zero.cc", entry="zero<{cpp}, 1024>",
+                  reference=negate,
+                  args=[buffer("x", Tensor[32, 32, {dt}], "inout", blocks={blocks})],
+                  cycles=10, cost="test")
+    a = channel(Tensor[32, 32, bf16], shape=[2], via=memtile, broadcast=2,
+                dims_to_stream=block_dims(32, 32, 4, 8), name="a")
+    b = channel(Tensor[32, 32, bf16], shape=[2], via=memtile, broadcast=2,
+                dims_to_stream=block_dims(32, 32, 8, 4), name="b")
+    c = channel(Tensor[32, 32, f32], shape=[2, 2], via=memtile, join=1, depth=1,
+                dims_to_stream=unblock_dims(32, 32, 4, 4), name="c")
+    zero_c = zero(Tensor[32, 32, f32])
+    @herd(cols=2, rows=2)
+    def core(x, y):
+        with c[x, y].produce() as acc:
+            zero_c(acc)
+            for _ in loop(2):
+                with a[y].consume() as ta, b[x].consume() as tb:
+                    mm(ta, tb, acc)
+                    neg({negated})
+                    mm(ta, tb, acc)
+    with runtime() as rt:
+        gemm_runtime(rt, a, b, c, A, B, C, tile=(32, 32, 32), herd=(2, 2))
+
+@d.reference
+def reference(A, B):
+    return np.zeros((64, 64), np.float32)
+'''
+"""A 2x2 GEMM whose cores negate a buffer between the two products of each K step: C ends at 0
+only if the second product sees the negation."""
+
+
 def test_a_buffer_a_kernel_wrote_is_not_read_through_another_cores_operand(
         design_file: Callable[[str], Path]) -> None:
     # Every core adds A @ B, negates its own copy of A, adds (-A) @ B: C is zero only if the
     # second product reads the negated buffer, not the operand made from the broadcast fill.
-    path = design_file('''
-        import numpy as np
-        from aiedsl import Tensor, bf16, channel, design, f32, gemm_runtime, herd, loop, memtile
-        from aiedsl import runtime
-        from aiedsl.kernels import block_dims, buffer, declare, matmul, unblock_dims, zero
+    path = design_file(NEGATING.format(dt="bf16", cpp="bfloat16", blocks=(4, 8), negated="ta"))
+    result = simulate(load_design(path))
+    assert result.passed
+    assert not result.outputs["C"].any()
 
-        def negate(a):
-            a[...] = -a
 
-        @design(device="npu1")
-        def d(A: Tensor[64, 64, bf16], B: Tensor[64, 64, bf16], C: Tensor[64, 64, f32]):
-            mm = matmul(32, 32, 32)
-            neg = declare("negate_bf16_32x32", source="zero.cc", entry="zero<bfloat16, 1024>",
-                          reference=negate,
-                          args=[buffer("a", Tensor[32, 32, bf16], "inout", blocks=(4, 8))],
-                          cycles=10, cost="test")
-            a = channel(Tensor[32, 32, bf16], shape=[2], via=memtile, broadcast=2,
-                        dims_to_stream=block_dims(32, 32, 4, 8), name="a")
-            b = channel(Tensor[32, 32, bf16], shape=[2], via=memtile, broadcast=2,
-                        dims_to_stream=block_dims(32, 32, 8, 4), name="b")
-            c = channel(Tensor[32, 32, f32], shape=[2, 2], via=memtile, join=1, depth=1,
-                        dims_to_stream=unblock_dims(32, 32, 4, 4), name="c")
-            zero_c = zero(Tensor[32, 32, f32])
-            @herd(cols=2, rows=2)
-            def core(x, y):
-                with c[x, y].produce() as acc:
-                    zero_c(acc)
-                    for _ in loop(2):
-                        with a[y].consume() as ta, b[x].consume() as tb:
-                            mm(ta, tb, acc)
-                            neg(ta)
-                            mm(ta, tb, acc)
-            with runtime() as rt:
-                gemm_runtime(rt, a, b, c, A, B, C, tile=(32, 32, 32), herd=(2, 2))
-
-        @d.reference
-        def reference(A, B):
-            return np.zeros((64, 64), np.float32)
-        ''')
+def test_a_kept_output_is_written_back_before_another_kernel_takes_its_buffer(
+        design_file: Callable[[str], Path]) -> None:
+    # matmul keeps an f32 C row-major between its calls; a kernel negating C between two
+    # products must see (and change) what the products added: AB, -AB, 0, twice over.
+    path = design_file(NEGATING.format(dt="f32", cpp="float", blocks=(4, 4), negated="acc"))
     result = simulate(load_design(path))
     assert result.passed
     assert not result.outputs["C"].any()
