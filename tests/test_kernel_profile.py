@@ -139,8 +139,8 @@ def test_a_kernel_profiled_outside_the_design_is_refused_on_another_architecture
     assert str(e.value) == (
         "d.py:7: error [kernel device]: kernel 'double_i32_1024' was made for aie2, but design "
         "'d' runs on npu2_1col (aie2p)\n"
-        "  limit: a kernel runs on the architecture it was made for: its cycles were profiled on "
-        "it\n"
+        "  limit: a kernel runs only on the architecture it was made for (its cycles were "
+        "profiled there)\n"
         "  found: aie2\n"
         "  fix: declare it inside the design function (it is then profiled on npu2_1col), or "
         "give cycles=")

@@ -91,8 +91,8 @@ def test_a_kernel_made_for_another_architecture_is_refused(
     assert str(e.value) == (
         f"d.py:5: error [kernel device]: kernel '{symbol}' was made for {made}, but design 'd' "
         f"runs on {device} ({arch})\n"
-        "  limit: a kernel runs on the architecture it was made for: its C++ variant and "
-        "cycles are those of it\n"
+        "  limit: a kernel runs only on the architecture it was made for (its C++ variant and "
+        "cycles are that architecture's)\n"
         f"  found: {made}\n"
         "  fix: make it inside the design function, where it takes the design's device, or "
         f"pass device='{device}' where it is made")

@@ -39,14 +39,14 @@ def check_kernel_arch(d: Design, target: TargetModel) -> None:
         if k.arch is None or k.arch == target.arch:
             continue
         if k.cycles_source == "profile":
-            what, fix = ("its cycles were profiled on", "declare it inside the design function "
+            what, fix = ("its cycles were profiled there", "declare it inside the design function "
                          f"(it is then profiled on {d.device}), or give cycles=")
         else:
-            what, fix = ("its C++ variant and cycles are those of",
+            what, fix = ("its C++ variant and cycles are that architecture's",
                          "make it inside the design function, where it takes the design's "
                          f"device, or pass device='{d.device}' where it is made")
         raise DesignError(
             "kernel device", f"kernel '{k.symbol}' was made for {k.arch}, but design "
             f"'{d.name}' runs on {d.device} ({target.arch})", loc=k.loc,
-            limit=f"a kernel runs on the architecture it was made for: {what} it",
+            limit=f"a kernel runs only on the architecture it was made for ({what})",
             found=k.arch, fix=fix)
