@@ -323,6 +323,9 @@ def _accumulate(acc: tuple[Any, ...], accs: dict[tuple[int, int], Any], spec: li
     cell, i, _ = spec[pos]
     key = (cell[0], cell[1][i])
     kept = accs.get(key)
+    if kept is not None and kept[2] is not store:  # another kernel's copy: back to the buffer
+        kept[2](kept[1], kept[0])
+        kept = None
     if kept is None:
         kept = accs[key] = (args[pos], load(args[pos]), store)
     args[pos] = kept[1]
