@@ -108,9 +108,14 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                             m.cascades.get((core.name, "out")) if k.cascade_out else None,
                             max(k.cycles, chain.pace) + chain.order.index(core.name) * chain.hop)
                 shared, dirty = _fill_tracking(op, k, kernels.get(op.kernel), acquired, cells)
+                # (_CALL, kernel, reference, argument cells, op, reads an rtp, cascade,
+                #  shared operands, written buffers, accumulator, uses the cascade, cycles,
+                #  [appended by _mark_takers] takes a kept output's buffer)
                 out.append((_CALL, k, refs[op.kernel], args, op,
                             any(isinstance(a, RtpArg) for a in op.args), casc, shared, dirty,
-                            _accumulating(op, kernels.get(op.kernel))))
+                            _accumulating(op, kernels.get(op.kernel)),
+                            k.cascade_in is not None or k.cascade_out is not None,
+                            k.cycles + m.costs.call))
 
     scan(core.body)
     emit(core.body)
@@ -203,10 +208,10 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                 args = [views[cell[0]][cell[1][i]] if cell.__class__ is list
                         else _read_rtp(core, p, i, views, ins[4]) if cell is _RTP
                         else views for cell, i, views in ins[3]]
-                if k.cascade_in is not None or k.cascade_out is not None:
+                if ins[10]:  # the kernel reads or writes the cascade
                     args += _cascade_payloads(k, casc or (None, None, 0))
                 acc = ins[9]
-                if ins[10] and accs:  # a buffer this call reads otherwise: written back first
+                if ins[12] and accs:  # a buffer this call reads otherwise: written back first
                     _write_back_taken(accs, ins[3], acc[0] if acc is not None else -1)
                 try:
                     if acc is not None:
@@ -230,8 +235,9 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                     if casc[1].data.waiters:
                         wake(casc[1].data.waiters)
                 p.time += casc[2] - k.cycles  # the lockstep's stall beyond the kernel's own
-            p.time += k.cycles + costs.call
-            p.busy += k.cycles + costs.call
+            cost = ins[11]
+            p.time += cost
+            p.busy += cost
             m.kernel_calls += 1
             m.ops += k.ops
             if engine.trace:
