@@ -2,9 +2,10 @@
 independently in numpy (never by aiedsl's kernel references).
 
 Used by ``tests/test_fuzz.py`` (a CI-sized run) and ``bench/fuzz.py`` (a long run). One seed
-gives one design: a dataflow shape (a direct shim-core fifo, memtile forwards with regrouping or
-blocked layouts, split/join, broadcast, channels, 2-D tiled host patterns), a device, an element
-type, an elementwise kernel and buffer depths; a third of the seeds also carry one mistake. The
+gives one design: a dataflow shape (a direct shim-core fifo, forwards through a memtile or a core
+tile with regrouping or blocked layouts, split/join, broadcast, channels, 2-D tiled host
+patterns), a device, an element type, an elementwise kernel, buffer depths, and circuit or packet
+streams; a third of the seeds also carry one mistake. The
 property checked by :func:`run_one`: aiedsl raises nothing but a DesignError, never hangs, and
 every design its checks accept simulates to exactly the expected numbers.
 """
@@ -58,6 +59,10 @@ class Spec:
     notes: list[str] = field(default_factory=list)
     gemm: dict[str, int] = field(default_factory=dict)
     """``-D`` settings of designs/gemm_bf16.py (shape "gemm")."""
+    via_core: bool = False
+    """The forwards go through core tiles' memory rather than memtiles (forward shapes)."""
+    packet: bool = False
+    """The design routes its fifos as packet streams (``flows="packet"``)."""
 
     @property
     def inputs(self) -> int:
@@ -98,6 +103,10 @@ def make_spec(seed: int) -> Spec:
         spec.tile = tr * tc
         spec.iters = th * tw
         spec.tiled = (tr * th, tc * tw, tr, tc, r.choice(("row", "col")))
+    # drawn from a second generator, so every seed's other choices stay what they were
+    extra = random.Random(f"extra-{seed}")
+    spec.via_core = shape in ("forward", "regroup", "layout") and extra.random() < 0.3
+    spec.packet = shape != "gemm" and extra.random() < 0.15
     if shape == "gemm":
         spec.op, spec.dtype = "matmul", "bf16"
         m, k, n = r.choice((32, 64)), r.choice((32, 64)), r.choice((32, 64))
@@ -133,7 +142,8 @@ def make_spec(seed: int) -> Spec:
 
 HEAD = '''\
 import numpy as np
-from aiedsl import Tensor, {dtype}, channel, design, fifo, herd, join, loop, memtile, runtime, tiles
+from aiedsl import Tensor, {dtype}, channel, coretile, design, fifo, herd, join, loop, memtile
+from aiedsl import runtime, tiles
 from aiedsl.kernels import {op} as kernel, block_dims, unblock_dims
 '''
 
@@ -171,7 +181,8 @@ def render(spec: Spec) -> str:
         herd_args.append(f"stack={stack}")
     cost = _mistaken(s, "text", None)
     lines = [HEAD.format(dtype=dt, op=s.op), "",
-             f"@design(device={s.device!r}, name={name!r})",
+             f"@design(device={s.device!r}, name={name!r}"
+             + (', flows="packet")' if s.packet else ")"),
              f"def fz({', '.join(hosts)}):",
              f"    k = kernel({kelem})"]
     body, cores, rt = _dataflow(s, elem, depth, total)
@@ -239,11 +250,12 @@ def _dataflow(s: Spec, elem: str, depth: object, total: int) -> tuple[list[str],
             rows, cols, br, bc = s.block
             down = f", dims_to_stream=block_dims({rows}, {cols}, {br}, {bc})"
             up = f", dims_to_stream=unblock_dims({rows}, {cols}, {br}, {bc})"
+        via = ", via=coretile" if s.via_core else ""
         for j, a in enumerate(ins):
             body.append(f"{a}_l3 = fifo({big}, depth={depth!r}, name='{a}_l3')")
-            body.append(f"{a} = {a}_l3.forward({elem}, name='{a}'{down}{cd})")
+            body.append(f"{a} = {a}_l3.forward({elem}, name='{a}'{down}{cd}{via})")
         body.append(f"z = fifo({elem}, depth={depth!r}, name='z')")
-        body.append(f"z_l3 = z.forward({big}, name='z_l3'{up})")
+        body.append(f"z_l3 = z.forward({big}, name='z_l3'{up}{via})")
         for j, a in enumerate(ins):
             rt.append(f"rt.fill({a}_l3, X{j}, (0, [{fill_n}], [1]))")
         rt.append("rt.drain(z_l3, Z)")
