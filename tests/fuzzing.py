@@ -4,8 +4,9 @@ independently in numpy (never by aiedsl's kernel references).
 Used by ``tests/test_fuzz.py`` (a CI-sized run) and ``bench/fuzz.py`` (a long run). One seed
 gives one design: a dataflow shape (a direct shim-core fifo, forwards through a memtile or a core
 tile with regrouping or blocked layouts, split/join, broadcast, channels, 2-D tiled host
-patterns), a device, an element type, an elementwise kernel, buffer depths, and circuit or packet
-streams; a third of the seeds also carry one mistake. The
+patterns), a device, an element type, an elementwise kernel (or a threshold whose level each
+core reads from a runtime parameter), buffer depths, and circuit or packet streams; a third of
+the seeds also carry one mistake. The
 property checked by :func:`run_one`: aiedsl raises nothing but a DesignError, never hangs, and
 every design its checks accept simulates to exactly the expected numbers.
 """
@@ -59,6 +60,9 @@ class Spec:
     notes: list[str] = field(default_factory=list)
     gemm: dict[str, int] = field(default_factory=dict)
     """``-D`` settings of designs/gemm_bf16.py (shape "gemm")."""
+    level: int | None = None
+    """For op "threshold": the level the runtime writes into each core's rtp (the kernel takes
+    its low 8 bits)."""
     via_core: bool = False
     """The forwards go through core tiles' memory rather than memtiles (forward shapes)."""
     packet: bool = False
@@ -107,6 +111,8 @@ def make_spec(seed: int) -> Spec:
     extra = random.Random(f"extra-{seed}")
     spec.via_core = shape in ("forward", "regroup", "layout") and extra.random() < 0.3
     spec.packet = shape != "gemm" and extra.random() < 0.15
+    if op == "passthrough" and dtype == "u8" and shape != "pipeline" and extra.random() < 0.5:
+        spec.op, spec.level = "threshold", extra.randint(0, 300)  # a runtime parameter
     if shape == "gemm":
         spec.op, spec.dtype = "matmul", "bf16"
         m, k, n = r.choice((32, 64)), r.choice((32, 64)), r.choice((32, 64))
@@ -143,7 +149,7 @@ def make_spec(seed: int) -> Spec:
 HEAD = '''\
 import numpy as np
 from aiedsl import Tensor, {dtype}, channel, coretile, design, fifo, herd, join, loop, memtile
-from aiedsl import runtime, tiles
+from aiedsl import i32, rtp, runtime, tiles
 from aiedsl.kernels import {op} as kernel, block_dims, unblock_dims
 '''
 
@@ -184,8 +190,13 @@ def render(spec: Spec) -> str:
              f"@design(device={s.device!r}, name={name!r}"
              + (', flows="packet")' if s.packet else ")"),
              f"def fz({', '.join(hosts)}):",
-             f"    k = kernel({kelem})"]
+             f"    k = kernel({ktile if s.op == 'threshold' else kelem})"]
     body, cores, rt = _dataflow(s, elem, depth, total)
+    if s.op == "threshold":  # one rtp per core, written before any transfer
+        body.append("thr = [rtp(Tensor[16, i32], name='thr{}'.format(i)) "
+                    f"for i in range({s.parts})]")
+        cores[-1] = cores[-1].replace(", o)", f", o, thr[i][0], {ktile})")
+        rt[:0] = [f"rt.rtp_write(thr[{i}], 0, {s.level})" for i in range(s.parts)]
     lines += ["    " + x for x in body]
     loop_n: object = s.iters
     if s.mistake == "loop":
@@ -334,6 +345,9 @@ def expected(spec: Spec, inputs: list[np.ndarray]) -> np.ndarray:
         out = x.copy()
     elif spec.op == "relu":
         out = np.maximum(x, np.zeros((), dtype=x.dtype))
+    elif spec.op == "threshold":
+        assert spec.level is not None
+        out = np.minimum(x, np.uint8(spec.level & 0xFF))
     else:
         wide = x.astype(np.int64), inputs[1].astype(np.int64)
         out = (wide[0] + wide[1] if spec.op == "add" else wide[0] * wide[1]).astype(x.dtype)
