@@ -81,7 +81,12 @@ def _in_child(fn: Callable[[], Any]) -> Any:
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=lambda: child.send(fn()))
     proc.start()
-    result = parent.recv()
+    child.close()  # only the child writes: a child that dies sending nothing ends the recv
+    try:
+        result = parent.recv()
+    except EOFError:
+        proc.join()
+        raise SystemExit(f"the measured run failed in its child process (exit {proc.exitcode})")
     proc.join()
     return result
 
