@@ -130,20 +130,19 @@ def _graph(model: SwitchModel) -> _Graph:
     """The routing graph of ``model`` (``Pathfinder::initialize``), built once per device."""
     nodes: list[End] = []
     ids: dict[End, int] = {}
+    adj: list[list[tuple[int, int]]] = []
+    cells: list[tuple[int, int]] = []
+    # Every aiedsl run routes, so this is on the path of each one: the loops below are the
+    # plain ones (a node per port in order of first use, an edge per legal connection, then
+    # the wires), written out so that an edge costs a few list operations.
 
     def node(e: End) -> int:
-        if e not in ids:
-            ids[e] = len(nodes)
+        i = ids.get(e)
+        if i is None:
+            i = ids[e] = len(nodes)
             nodes.append(e)
-        return ids[e]
-
-    edges: dict[int, list[tuple[int, int]]] = {}
-    cells: list[tuple[int, int]] = []
-
-    def edge(a: End, b: End) -> None:
-        i, j = node(a), node(b)
-        edges.setdefault(i, []).append((j, len(cells)))
-        cells.append((i, j))
+            adj.append([])
+        return i
 
     switches: dict[tuple[str, bool, bool, bool], tuple[list[Port], list[tuple[Port, list[Port]]]]
                    ] = {}  # per switch signature: masters, and each slave's legal masters
@@ -156,22 +155,30 @@ def _graph(model: SwitchModel) -> _Graph:
                                        for p in slaves])
         masters, legal = switches[sig]
         for p, outs in legal:
-            node((tile, p))
+            i = node((tile, p))
+            out = adj[i]
             for q in outs:
-                edge((tile, p), (tile, q))
+                e = (tile, q)
+                j = ids.get(e)
+                if j is None:
+                    j = node(e)
+                out.append((j, len(cells)))
+                cells.append((i, j))
         for q in masters:
-            node((tile, q))
+            i = node((tile, q))
             if q[0] in STEP:  # a wire to the neighbour, if there is one (not below the shims)
                 dc, dr = STEP[q[0]]
                 there = (tile[0] + dc, tile[1] + dr)
                 if 0 <= there[0] < model.cols and 0 <= there[1] < model.rows:
-                    edge((tile, q), (there, (FACING[q[0]], q[1])))
+                    j = node((there, (FACING[q[0]], q[1])))
+                    adj[i].append((j, len(cells)))
+                    cells.append((i, j))
 
-    def order(e: tuple[int, int]) -> tuple[int, int, int, int]:
-        (col, row), (bundle, ch) = nodes[e[0]]
-        return col, row, RANK[bundle], ch
-
-    adj = [sorted(edges.get(i, []), key=order) for i in range(len(nodes))]
+    # mlir-aie visits a node's neighbours in (col, row, bundle, channel) order
+    keys = [(col, row, RANK[bundle], ch) for (col, row), (bundle, ch) in nodes]
+    for i, out in enumerate(adj):
+        if len(out) > 1:
+            out.sort(key=lambda e: keys[e[0]])
     return _Graph(nodes=nodes, ids=ids, adj=adj, cells=cells)
 
 

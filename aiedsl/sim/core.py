@@ -108,14 +108,17 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                             m.cascades.get((core.name, "out")) if k.cascade_out else None,
                             max(k.cycles, chain.pace) + chain.order.index(core.name) * chain.hop)
                 shared, dirty = _fill_tracking(op, k, kernels.get(op.kernel), acquired, cells)
+                acc = _accumulating(op, kernels.get(op.kernel))
+                uses_cascade = k.cascade_in is not None or k.cascade_out is not None
                 # (_CALL, kernel, reference, argument cells, op, reads an rtp, cascade,
                 #  shared operands, written buffers, accumulator, uses the cascade, cycles,
+                #  the whole call as one function of the kept outputs (or None),
                 #  [appended by _mark_takers] takes a kept output's buffer)
                 out.append((_CALL, k, refs[op.kernel], args, op,
                             any(isinstance(a, RtpArg) for a in op.args), casc, shared, dirty,
-                            _accumulating(op, kernels.get(op.kernel)),
-                            k.cascade_in is not None or k.cascade_out is not None,
-                            k.cycles + m.costs.call))
+                            acc, uses_cascade, k.cycles + m.costs.call,
+                            None if uses_cascade or dirty is not None else
+                            _accumulating_call(acc, args, shared)))
 
     scan(core.body)
     emit(core.body)
@@ -204,14 +207,20 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             casc = ins[6]  # None unless the call gets or puts on a cascade chain
             if casc is not None:
                 yield from _cascade_meet(m, p, core, ins[4], casc)
-            if compute:
+            if compute and ins[12] is not None and not (ins[13] and accs):
+                try:
+                    ins[12](accs)
+                except Exception as err:  # the user's reference failed
+                    raise user_exception(err, f"running kernel '{k.symbol}' for {core.name} "
+                                         f"(called at {ins[4].loc})", k.loc) from err
+            elif compute:
                 args = [views[cell[0]][cell[1][i]] if cell.__class__ is list
                         else _read_rtp(core, p, i, views, ins[4]) if cell is _RTP
                         else views for cell, i, views in ins[3]]
                 if ins[10]:  # the kernel reads or writes the cascade
                     args += _cascade_payloads(k, casc or (None, None, 0))
                 acc = ins[9]
-                if ins[12] and accs:  # a buffer this call reads otherwise: written back first
+                if ins[13] and accs:  # a buffer this call reads otherwise: written back first
                     _write_back_taken(accs, ins[3], acc[0] if acc is not None else -1)
                 try:
                     if acc is not None:
@@ -341,6 +350,52 @@ def _accumulate(acc: tuple[Any, ...], accs: dict[tuple[int, int], Any], spec: li
     for at, fn in operands.items():
         args[at] = fn(args[at])
     finish(*args)
+
+
+def _accumulating_call(acc: tuple[Any, ...] | None, spec: list[Any],
+                       shared: tuple[Any, list[Any]] | None) -> Callable[[Any], None] | None:
+    """For an accumulating call whose every other argument is a shared operand (a matmul fed
+    by DMA): the call as one function of the core's kept outputs, doing what
+    :func:`_accumulate` does with no argument list made ahead (the kernel's most frequent
+    call, so every lookup it can skip is skipped); else None."""
+    if acc is None or shared is None:
+        return None
+    pos, load, store, finish, _ = acc
+    operands = [(at, fn, cell, i, fills, spec[at][2]) for at, fn, cell, i, fills in shared[1]]
+    if len(operands) + 1 != len(spec) or any(at == pos for at, *_ in operands):
+        return None
+    c_cell, c_index, c_views = spec[pos]
+    n = len(spec)
+
+    def call(accs: dict[tuple[int, int], Any]) -> None:
+        key = (c_cell[0], c_cell[1][c_index])
+        kept = accs.get(key)
+        if kept is not None and kept[2] is not store:  # another kernel's copy: back first
+            kept[2](kept[1], kept[0])
+            kept = None
+        if kept is None:
+            buf = c_views[key[0]][key[1]]
+            kept = accs[key] = (buf, load(buf), store)
+        args: list[Any] = [None] * n
+        args[pos] = kept[1]
+        for at, fn, cell, i, fills, views in operands:  # as _finish_shared makes them
+            e, slot = cell[0], cell[1][i]
+            fl = fills.get(e)
+            chunk = fl[slot] if fl is not None else None
+            if chunk is None:
+                args[at] = fn(views[e][slot])
+                continue
+            made = chunk.prepared
+            if made is None:
+                made = chunk.prepared = {}
+            value = made.get(fn)
+            if value is None:
+                value = made[fn] = fn(views[e][slot])
+                if isinstance(value, np.ndarray):
+                    value.flags.writeable = False
+            args[at] = value
+        finish(*args)
+    return call
 
 
 def _write_back_taken(accs: dict[tuple[int, int], Any], spec: list[Any], keep: int) -> None:

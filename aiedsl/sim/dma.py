@@ -16,6 +16,7 @@ explanations are those of the generators.
 
 from __future__ import annotations
 
+import heapq
 from typing import Any, Callable
 
 import numpy as np
@@ -32,7 +33,7 @@ class Receive:
     input): per part of each buffer, take a free part, fill it, hand it on."""
 
     __slots__ = ("acqs", "bufs", "chunk", "cons", "data", "dst", "engine", "fills", "gets", "idx",
-                 "p", "part", "part_idx", "parts", "prod", "slot", "state")
+                 "n_bufs", "n_parts", "p", "part", "part_idx", "parts", "prod", "slot", "state")
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
                  prod: list[Lock], cons: list[Lock], port: Port, idx: np.ndarray | None,
@@ -51,6 +52,7 @@ class Receive:
         self.dst = [[row[off:off + n] for off, n in parts] for row in self.bufs]
         """Per buffer, per part: where the part goes (views made once)."""
         self.parts, self.prod, self.cons = parts, prod, cons
+        self.n_bufs, self.n_parts = self.bufs.shape[0], len(parts)
         self.acqs = [("acq", lock, 1) for lock in prod]
         self.gets = [("get", port, n) for _, n in parts]
         self.slot = self.part = 0
@@ -83,14 +85,24 @@ class Receive:
                 req = self.gets[self.part]
                 port = req[1]
                 queue = port.queue
-                entry = queue[0] if queue and not p.got else None
+                if not queue:  # Engine.get of an empty stream: wait for it
+                    port.waiters.append(p)
+                    self.state, p.request = state, req
+                    return
+                entry = queue[0] if not p.got else None
                 if entry is not None and not entry[1] and entry[0].data.size == req[2]:
                     # one whole chunk: Engine.get, inlined
                     others = port.others
-                    if others and not engine.lockstep(port):
-                        port.waiters.append(p)
-                        self.state, p.request = state, req
-                        return
+                    if others:  # Engine.lockstep, inlined
+                        seq = entry[0].seq
+                        for q in others:
+                            if q.taken > seq or q.owner is None:
+                                continue
+                            r = q.owner.request
+                            if r is None or r[0] != "get" or r[1] is not q:
+                                port.waiters.append(p)
+                                self.state, p.request = state, req
+                                return
                     chunk = entry[0]
                     data = chunk.data
                     queue.popleft()
@@ -102,15 +114,18 @@ class Receive:
                     if end > chunk.done:
                         chunk.done = end
                     if chunk.pending == 0 and chunk.waiter is not None:
-                        engine.ready(chunk.waiter)
+                        w = chunk.waiter  # Engine.ready, inlined
+                        heapq.heappush(heap, (w.time, next(engine.order), w))
                         chunk.waiter = None
                     p.busy += end - start
                     if engine.trace:
                         p.spans.append((start, end, port.conn.name))
                     p.time = end
                     for q in others:  # receivers held back by this one may now move
-                        if q.waiters:
-                            engine.wake(q.waiters)
+                        if q.waiters:  # Engine.wake, inlined
+                            for w in q.waiters:
+                                heapq.heappush(heap, (w.time, next(engine.order), w))
+                            q.waiters.clear()
                     p.request = None
                     self.chunk = chunk
                 elif engine.get(p, req):
@@ -123,7 +138,7 @@ class Receive:
                 state = _STORE
             if not again and heap and heap[0][0] < p.time:  # let earlier clocks go first
                 self.state = state
-                engine.ready(p)
+                heapq.heappush(heap, (p.time, next(engine.order), p))  # Engine.ready, inlined
                 return
             again = False
             if state == _STORE:
@@ -139,13 +154,17 @@ class Receive:
                 self.data = self.chunk = None
                 lock = self.cons[i]
                 lock.units.append(p.time)  # Engine.release of one unit, inlined
-                if lock.waiters:
-                    engine.wake(lock.waiters)
-                if i + 1 < len(self.parts):
+                waiters = lock.waiters
+                if waiters:  # Engine.wake, inlined
+                    for w in waiters:
+                        heapq.heappush(heap, (w.time, next(engine.order), w))
+                    waiters.clear()
+                if i + 1 < self.n_parts:
                     self.part = i + 1
                 else:
                     self.part = 0
-                    self.slot = (self.slot + 1) % self.bufs.shape[0]
+                    slot = self.slot + 1
+                    self.slot = slot if slot < self.n_bufs else 0
                 state = _ACQ
 
 
@@ -154,8 +173,8 @@ class Send:
     output): per part of each buffer, take a full part, send it in the endpoint's dims order,
     wait until every receiver has it, free the part."""
 
-    __slots__ = ("acqs", "bufs", "conn", "cons", "engine", "gather", "p", "part", "parts",
-                 "prod", "req", "slot", "src", "start", "state")
+    __slots__ = ("acqs", "bufs", "conn", "cons", "engine", "gather", "n_bufs", "n_parts", "p",
+                 "part", "parts", "prod", "req", "slot", "src", "start", "state")
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
                  prod: list[Lock], cons: list[Lock], conn: Conn,
@@ -168,6 +187,7 @@ class Send:
         self.src = [[row[off:off + n] for off, n in parts] for row in self.bufs]
         """Per buffer, per part: what the part is (views made once)."""
         self.parts, self.prod, self.cons = parts, prod, cons
+        self.n_bufs, self.n_parts = self.bufs.shape[0], len(parts)
         self.acqs = [("acq", lock, 1) for lock in cons]
         self.slot = self.part = 0
         self.state = _ACQ
@@ -203,7 +223,7 @@ class Send:
                 state = _FREE
             if not again and heap and heap[0][0] < p.time:  # let earlier clocks go first
                 self.state = state
-                engine.ready(p)
+                heapq.heappush(heap, (p.time, next(engine.order), p))  # Engine.ready, inlined
                 return
             again = False
             if state == _SEND:
@@ -218,11 +238,15 @@ class Send:
                 p.busy += p.time - self.start
                 lock = self.prod[i]
                 lock.units.append(p.time)  # Engine.release of one unit, inlined
-                if lock.waiters:
-                    engine.wake(lock.waiters)
-                if i + 1 < len(self.parts):
+                waiters = lock.waiters
+                if waiters:  # Engine.wake, inlined
+                    for w in waiters:
+                        heapq.heappush(heap, (w.time, next(engine.order), w))
+                    waiters.clear()
+                if i + 1 < self.n_parts:
                     self.part = i + 1
                 else:
                     self.part = 0
-                    self.slot = (self.slot + 1) % self.bufs.shape[0]
+                    slot = self.slot + 1
+                    self.slot = slot if slot < self.n_bufs else 0
                 state = _ACQ

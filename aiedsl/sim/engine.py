@@ -164,7 +164,8 @@ class Engine:
         self.procs: list[Proc] = []
         self.heap: list[tuple[float, int, Proc]] = []
         """Runnable processes by (clock when made runnable, order made runnable)."""
-        self._order = itertools.count(1)
+        self.order = itertools.count(1)
+        """Where each process made runnable stands among those of the same clock."""
         self._handlers: dict[str, Callable[[Proc, Request], bool]] = {
             "acq": self.acquire, "get": self.get, "sent": self.sent, "work": self._work,
             "done": self._done, "pause": self._pause}
@@ -186,11 +187,11 @@ class Engine:
 
     def ready(self, p: Proc) -> None:
         """Make ``p`` runnable at its current clock."""
-        heapq.heappush(self.heap, (p.time, next(self._order), p))
+        heapq.heappush(self.heap, (p.time, next(self.order), p))
 
     def wake(self, waiters: list[Proc]) -> None:
         """Make every waiter runnable, in the order they came."""
-        heap, order = self.heap, self._order
+        heap, order = self.heap, self.order
         for p in waiters:
             heapq.heappush(heap, (p.time, next(order), p))
         waiters.clear()
