@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 
 from aiedsl.ir import Dim, Pattern
 from aiedsl.loader import load_design
-from aiedsl.sim import simulate
+from aiedsl.sim import Deadlock, simulate
 from aiedsl.sim.compare import compare
 from aiedsl.ir.types import dims_index
 from aiedsl.sim.patterns import pattern_steps
@@ -116,6 +117,32 @@ def test_simulation_is_deterministic(in_root: Path) -> None:
     a, b = simulate(d, seed=1), simulate(d, seed=1)
     assert a.timing.cycles == b.timing.cycles
     assert np.array_equal(a.outputs["C"], b.outputs["C"])
+
+
+def test_the_cycle_collector_is_paused_only_while_simulating(in_root: Path) -> None:
+    # simulate turns it off for the run (nothing it makes is cyclic) and leaves it as it was,
+    # also when the run ends in a deadlock
+    seen: list[bool] = []
+    d = load_design("designs/passthrough.py")
+
+    def reference(*args: np.ndarray) -> np.ndarray:
+        seen.append(gc.isenabled())
+        return fn(*args)
+
+    fn, d.reference_fn = d.reference_fn, reference
+    assert gc.isenabled()
+    assert simulate(d).passed
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        assert simulate(d).passed
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    hang = load_design(Path(__file__).resolve().parent / "hang_corpus" / "halo_swap_cycle.py")
+    with pytest.raises(Deadlock):
+        simulate(hang)
+    assert gc.isenabled()
 
 
 def test_trace_is_chrome_trace_event_json(in_root: Path, tmp_path: Path) -> None:

@@ -127,8 +127,8 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
 
 def _mark_takers(code: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """Append to each call whether it may take, as a plain buffer, one an accumulating call
-    keeps its output for (it then writes that back first); most calls cannot, and skip the
-    look."""
+    keeps its output for (it then writes that back first), and to each release whether its
+    end may hold such an output; most cannot, and skip the look."""
     kept_ends: set[int] = set()
     for ins in code:
         if ins[0] == _CALL and ins[9] is not None:
@@ -140,6 +140,8 @@ def _mark_takers(code: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
             takes = any(pos != keep and cell.__class__ is list and kept_ends.intersection(views)
                         for pos, (cell, _, views) in enumerate(ins[3]))
             ins = (*ins, takes)
+        elif ins[0] == _REL:
+            ins = (*ins, id(ins[1]) in kept_ends)
         out.append(ins)
     return out
 
@@ -261,7 +263,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                     f"'{op.fifo}' ({op.port}) but holds {len(h)}", loc=op.loc,
                     limit=f"at most the {len(h)} held", found=str(count),
                     fix="release only what was acquired")
-            if accs:  # what leaves the core holds the kept output
+            if ins[4] and accs:  # what leaves the core holds the kept output
                 for slot in h[:count]:
                     kept = accs.pop((id(e), slot), None)
                     if kept is not None:
