@@ -32,7 +32,7 @@ class Receive:
     """A DMA filling a ring of buffers from a stream (a core's fifo input, a memtile link's
     input): per part of each buffer, take a free part, fill it, hand it on."""
 
-    __slots__ = ("acqs", "bufs", "chunk", "cons", "data", "dst", "engine", "fills", "gets", "idx",
+    __slots__ = ("acqs", "bufs", "chunk", "cons", "dst", "engine", "fills", "gets", "idx",
                  "n_bufs", "n_parts", "p", "part", "part_idx", "parts", "prod", "slot", "state")
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
@@ -57,8 +57,6 @@ class Receive:
         self.gets = [("get", port, n) for _, n in parts]
         self.slot = self.part = 0
         self.state = _ACQ
-        self.data: np.ndarray | None = None
-        """The part received, until it is stored."""
 
     def step(self) -> None:
         """Move parts until a lock or the stream makes the channel wait."""
@@ -134,7 +132,17 @@ class Receive:
                 else:
                     self.state, p.request = state, req
                     return
-                self.data = data
+                # The part is written at once, though handed on (released) only at the step
+                # below: the buffer is this channel's until then, so nobody sees the difference,
+                # and the data it got may be a view of the sender's buffer, which the sender
+                # frees as soon as every receiver has it.
+                i = self.part
+                if self.idx is not None:
+                    self.bufs[self.slot][self.idx] = data
+                elif self.part_idx is not None:
+                    self.dst[self.slot][i][self.part_idx[i]] = data
+                else:
+                    self.dst[self.slot][i][...] = data
                 state = _STORE
             if not again and heap and heap[0][0] < p.time:  # let earlier clocks go first
                 self.state = state
@@ -143,15 +151,9 @@ class Receive:
             again = False
             if state == _STORE:
                 i = self.part
-                if self.idx is not None:
-                    self.bufs[self.slot][self.idx] = self.data
-                elif self.part_idx is not None:
-                    self.dst[self.slot][i][self.part_idx[i]] = self.data
-                else:
-                    self.dst[self.slot][i][...] = self.data
                 if self.fills is not None:
                     self.fills[self.slot] = self.chunk if self.idx is None else None
-                self.data = self.chunk = None
+                self.chunk = None
                 lock = self.cons[i]
                 lock.units.append(p.time)  # Engine.release of one unit, inlined
                 waiters = lock.waiters
@@ -173,8 +175,8 @@ class Send:
     output): per part of each buffer, take a full part, send it in the endpoint's dims order,
     wait until every receiver has it, free the part."""
 
-    __slots__ = ("acqs", "bufs", "conn", "cons", "engine", "gather", "n_bufs", "n_parts", "p",
-                 "part", "parts", "prod", "req", "slot", "src", "start", "state")
+    __slots__ = ("acqs", "bufs", "conn", "cons", "copy", "engine", "gather", "n_bufs", "n_parts",
+                 "p", "part", "parts", "prod", "req", "slot", "src", "start", "state")
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
                  prod: list[Lock], cons: list[Lock], conn: Conn,
@@ -194,6 +196,11 @@ class Send:
         self.start = 0.0
         self.req: tuple[str, Chunk] | None = None
         """``("sent", chunk)`` of the part being sent."""
+        self.copy: bool | None = None
+        """Whether a part in plain order is sent as a copy (known at the first send, once every
+        receiver is in place): a DMA receiver (:class:`Receive`) writes what it gets into its
+        buffer at once, so it may get a view of this buffer, which is not freed before every
+        receiver has it; a shim drain keeps what it gets for a while, so it gets a copy."""
 
     def step(self) -> None:
         """Move parts until a lock or a receiver makes the channel wait."""
@@ -230,8 +237,17 @@ class Send:
                 data = self.src[self.slot][self.part]
                 self.start = p.time
                 gather = self.gather
-                self.req = ("sent", engine.send(
-                    self.conn, gather(data) if gather is not None else data.copy(), p))
+                if gather is not None:
+                    data = gather(data)
+                else:
+                    copy = self.copy
+                    if copy is None:
+                        copy = self.copy = not all(
+                            port.owner is not None and port.owner.step is not None
+                            for port in self.conn.ports)
+                    if copy:
+                        data = data.copy()
+                self.req = ("sent", engine.send(self.conn, data, p))
                 state = _SENT
             else:  # _FREE
                 i = self.part

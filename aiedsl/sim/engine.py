@@ -322,8 +322,11 @@ class Engine:
                 return True
         take = min(port.avail, n - p.got)
         if take:
-            p.partial.append(self._take(p, port, take))
+            part = self._take(p, port, take)
             p.got += take
+            # what waits for the rest is copied: a chunk may be a view of its sender's buffer,
+            # freed (and refilled) once every receiver has taken all of it
+            p.partial.append(part if p.got == n else part.copy())
             if others:
                 for q in others:
                     if q.waiters:
