@@ -18,7 +18,7 @@ from aiedsl.sim.engine import Lock, Proc
 from aiedsl.sim.state import Machine, Ring, RtpMemory, SimFault
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _End:
     """One fifo end of a core while its program runs: the ring, the locks its acquires and
     releases use, the slots it holds (oldest first) and the slot its next acquire gets."""
@@ -30,6 +30,9 @@ class _End:
     held: list[int] = field(default_factory=list)
     next: int = 0
     depth: int = 0
+    listed: bool = False
+    """Whether the core's ``held`` (for explanations) lists this end yet: in the order the
+    ends were first acquired."""
 
 
 _ACQ, _REL, _CALL, _LOOP, _NEXT, _BAR = range(6)
@@ -82,7 +85,8 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                 out.append((_BAR, m.barrier_locks[(op.barrier, core.name)], op.value, op))
             elif isinstance(op, Acquire):
                 cell = cells.setdefault(op.result, [None, None])
-                out.append((_ACQ, end(op.fifo, op.port), op.count, cell, op))
+                e = end(op.fifo, op.port)
+                out.append((_ACQ, e, op.count, cell, op, id(e)))
             elif isinstance(op, Release):
                 out.append((_REL, end(op.fifo, op.port), op.count, op))
             elif isinstance(op, Call):
@@ -160,6 +164,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
     release = engine.release
     wake = engine.wake
     heap = engine.heap
+    acquire_cost, release_cost = costs.acquire, costs.release
     counters: list[int] = []
     accs: dict[tuple[int, int], tuple[Any, Any, Callable[[Any, Any], None]]] = {}
     """Outputs kept in a kernel's own layout (:class:`~aiedsl.kernels.base.Accumulator`), by
@@ -172,17 +177,23 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
         if tag == _ACQ:
             e, count, cell = ins[1], ins[2], ins[3]
             h = e.held
-            if e.key not in held:
+            if not e.listed:
+                e.listed = True
                 held[e.key] = h
             need = count - len(h)
             if need > 0:  # elements already held take no lock operation
                 units = e.acquire.units
                 if len(units) >= need:  # Engine.acquire inlined, then its yield point
                     t = p.time
-                    for _ in range(need):
+                    if need == 1:
                         u = units.popleft()
                         if u > t:
                             t = u
+                    else:
+                        for _ in range(need):
+                            u = units.popleft()
+                            if u > t:
+                                t = u
                     p.time = t
                     if heap and heap[0][0] < t:
                         yield PAUSE
@@ -190,7 +201,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                     info["waiting"] = ins[4]
                     yield ("acq", e.acquire, need)
                     del info["waiting"]
-                p.time += costs.acquire
+                p.time += acquire_cost
                 first = e.next
                 depth = e.depth
                 if need == 1:
@@ -199,7 +210,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                 else:
                     h.extend([(first + i) % depth for i in range(need)])
                     e.next = (first + need) % depth
-            cell[0] = id(e)
+            cell[0] = ins[5]
             cell[1] = h[:count]
         elif tag == _CALL:
             k = ins[1]
@@ -269,7 +280,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                     if kept is not None:
                         kept[2](kept[1], kept[0])
             del h[:count]
-            p.time += costs.release
+            p.time += release_cost
             lock = e.release
             if count == 1:
                 lock.units.append(p.time)
