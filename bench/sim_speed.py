@@ -1,6 +1,6 @@
 """What the simulator costs over the arithmetic it has to do, in time and memory.
 
-    python bench/sim_speed.py               # 1024^3, 2048^3 and 4096^3 (about four minutes)
+    python bench/sim_speed.py               # 1024^3, 2048^3 and 4096^3 (about five minutes)
     python bench/sim_speed.py 1024 2048     # chosen sizes
     python bench/sim_speed.py --breakdown 2048   # where aiedsl sim's time goes
 
@@ -18,9 +18,11 @@ For ``designs/gemm_bf16.py`` (16 cores, 64x64x64 tiles, bf16 in, f32 out) at eac
 
 Each row ends in PASS or MISS per target. The time ratio is of process (CPU) time, which a busy
 shared machine disturbs less than wall-clock time; the wall-clock ratio is printed beside it.
-Each side runs three times, each time in a fresh forked child (cold, as a user's ``aiedsl sim``
-is: nothing cached in memory by an earlier run helps it), and the least time of each side is
-compared: noise only ever adds time, and a single bare-loop run swung by 15% at 2048^3.
+Each side runs five times (three at 4096^3), each time in a fresh forked child (cold, as a
+user's ``aiedsl sim`` is: nothing cached in memory by an earlier run helps it), the two sides
+taking turns, and the least time of each side is compared: noise only ever adds time, a single
+bare-loop run swung by 15% at 2048^3, and on this shared machine whole minutes run some 10%
+slow.
 BLAS runs on one thread here: a multi-threaded BLAS call (the reference's whole-matrix product)
 leaves its worker threads spinning for a while, and that spin was charged to whichever side ran
 next (the bare loop's CPU time doubled after a simulation), which flattered the ratio. The tile
@@ -53,8 +55,9 @@ from aiedsl.sim.compare import make_inputs
 DESIGN = Path(__file__).resolve().parent.parent / "designs" / "gemm_bf16.py"
 SIZES = (1024, 2048, 4096)
 TILE = 64
-REPEAT = 3
-"""Cold runs per side and size; the least CPU time of each side is compared."""
+REPEAT = 5
+"""Cold runs per side and size (three from 4096^3 on, where each takes ten seconds and noise
+matters less); the least CPU time of each side is compared."""
 TIME_TARGET = 3.0
 MEMORY_TARGET = 2.0
 
@@ -101,9 +104,11 @@ def _timed(fn: Callable[[], np.ndarray]) -> Callable[[], tuple[float, float, str
     return run
 
 
-def measure(size: int, repeat: int = REPEAT) -> dict[str, float]:
+def measure(size: int, repeat: int | None = None) -> dict[str, float]:
     """Times (the least of ``repeat`` cold runs each) and memory of the simulator and of the
     bare loop at ``size``^3."""
+    if repeat is None:
+        repeat = REPEAT if size < 4096 else 3
     handle = load_design(DESIGN, {"M": str(size), "K": str(size), "N": str(size)})
     inputs = make_inputs(handle.ir, 0)
 
@@ -190,7 +195,8 @@ def main(argv: list[str]) -> None:
               f"{_verdict(m_ratio, MEMORY_TARGET):>5}", flush=True)
     print("sim = placement + simulated run + numpy reference + comparison; bare = the same tile "
           f"products on row-major slices; cpu = process time (s, the least of {REPEAT} cold "
-          "runs in fresh child processes), the ratio judged; wall = the wall-clock ratio; "
+          "runs, 3 from 4096^3 on, in fresh child processes), the ratio judged; "
+          "wall = the wall-clock ratio; "
           "needed = host tensors + on-chip buffers")
 
 

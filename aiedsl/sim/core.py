@@ -14,7 +14,7 @@ from aiedsl.errors import user_exception
 from aiedsl.ir import (
     Acquire, BarrierWait, BufferArg, Call, Core, Loop, Op, Release, RtpArg,
 )
-from aiedsl.sim.engine import Lock, Proc
+from aiedsl.sim.engine import PAUSE, Lock, Proc
 from aiedsl.sim.state import Machine, Ring, RtpMemory, SimFault
 
 
@@ -37,8 +37,6 @@ class _End:
 
 _ACQ, _REL, _CALL, _LOOP, _NEXT, _BAR = range(6)
 """Opcodes of a compiled core program."""
-PAUSE = ("pause",)
-"""What a core yields after an acquire it made itself when an earlier clock must go first."""
 
 
 def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
@@ -383,16 +381,16 @@ def _accumulating_call(acc: tuple[Any, ...] | None, spec: list[Any],
     def call(accs: dict[tuple[int, int], Any]) -> None:
         key = (c_cell[0], c_cell[1][c_index])
         kept = accs.get(key)
-        if kept is not None and kept[2] is not store:  # another kernel's copy: back first
-            kept[2](kept[1], kept[0])
-            kept = None
-        if kept is None:
+        if kept is None or kept[2] is not store:
+            if kept is not None:  # another kernel's copy: back to the buffer first
+                kept[2](kept[1], kept[0])
             buf = c_views[key[0]][key[1]]
             kept = accs[key] = (buf, load(buf), store)
         args: list[Any] = [None] * n
         args[pos] = kept[1]
         for at, fn, cell, i, fills, views in operands:  # as _finish_shared makes them
-            e, slot = cell[0], cell[1][i]
+            e = cell[0]
+            slot = cell[1][i]
             fl = fills.get(e)
             chunk = fl[slot] if fl is not None else None
             if chunk is None:
@@ -400,12 +398,17 @@ def _accumulating_call(acc: tuple[Any, ...] | None, spec: list[Any],
                 continue
             made = chunk.prepared
             if made is None:
-                made = chunk.prepared = {}
-            value = made.get(fn)
-            if value is None:
-                value = made[fn] = fn(views[e][slot])
-                if isinstance(value, np.ndarray):
-                    value.flags.writeable = False
+                value = fn(views[e][slot])
+                chunk.prepared = {fn: value}
+            else:
+                value = made.get(fn)
+                if value is None:
+                    value = made[fn] = fn(views[e][slot])
+                else:
+                    args[at] = value
+                    continue
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)  # shared: no core may change another's operand
             args[at] = value
         finish(*args)
     return call

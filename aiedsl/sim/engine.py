@@ -27,6 +27,10 @@ import numpy as np
 Request = tuple[Any, ...]
 Gen = Generator[Request, Any, None]
 
+PAUSE: Request = ("pause",)
+"""What a process yields after a lock it took itself moved its clock past an earlier runnable
+one: it waits for nothing, it only lets earlier clocks go first."""
+
 
 class Lock:
     """A counting semaphore as AIE2 locks are used by object fifos; units carry release times."""
@@ -262,11 +266,11 @@ class Engine:
                     p.finished, p.request = True, None
                     break
                 p.value = None
-                if handlers[req[0]](p, req):
+                if req is PAUSE or handlers[req[0]](p, req):
                     if heap and heap[0][0] < p.time:
                         p.request = None
-                        self.ready(p)  # let earlier clocks go first
-                        break
+                        heapq.heappush(heap, (p.time, next(self.order), p))  # let earlier
+                        break  # clocks go first
                     continue
                 p.request = req
                 break

@@ -3,8 +3,7 @@ sets, each at the cost the target's timing model gives the firmware."""
 
 from __future__ import annotations
 
-from aiedsl.sim.core import PAUSE
-from aiedsl.sim.engine import Proc, Token
+from aiedsl.sim.engine import PAUSE, Proc, Token
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.shim import ShimRtpWrite, ShimSetLock, ShimTransfer, shim_program
 from aiedsl.sim.state import Machine
