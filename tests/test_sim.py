@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from aiedsl.ir import Dim, Pattern
+from aiedsl.kernels import block_dims
 from aiedsl.loader import load_design
 from aiedsl.sim import Deadlock, simulate
 from aiedsl.sim.compare import compare
@@ -206,4 +207,48 @@ def test_split_and_join_of_unequal_parts(design_file) -> None:  # type: ignore[n
             return inp.copy()
         ''')
     result = simulate(load_design(path))
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_dims_that_walk_in_order_move_fresh_data(design_file) -> None:  # type: ignore[no-untyped-def]
+    """Blocks one row high are plain order: the memtile's send of them is not a view of the
+    buffer it refills. A core's DMA leaves what it gets to be written when the core reads it,
+    so such a view read A's next element and B's in place of this one (found by the fuzzer,
+    seed 175307156)."""
+    assert dims_index(tuple(Dim(size=s, stride=t) for s, t in block_dims(16, 32, 1, 16)),
+                      512) is None
+    path = design_file('''
+        import numpy as np
+        from aiedsl import Tensor, design, fifo, herd, i16, loop, runtime
+        from aiedsl.kernels import add, block_dims, unblock_dims
+
+        @design(device="npu2_1col")
+        def rows(X0: Tensor[2048, i16], X1: Tensor[2048, i16], Z: Tensor[2048, i16]):
+            k = add(Tensor[16, 32, i16])
+            a0_l3 = fifo(Tensor[512, i16], name="a0_l3")
+            a0 = a0_l3.forward(Tensor[16, 32, i16], name="a0",
+                               dims_to_stream=block_dims(16, 32, 1, 16))
+            a1_l3 = fifo(Tensor[512, i16], name="a1_l3")
+            a1 = a1_l3.forward(Tensor[16, 32, i16], name="a1",
+                               dims_to_stream=block_dims(16, 32, 1, 16))
+            z = fifo(Tensor[16, 32, i16], name="z")
+            z_l3 = z.forward(Tensor[512, i16], name="z_l3",
+                             dims_to_stream=unblock_dims(16, 32, 1, 16))
+
+            @herd(cols=1, rows=1)
+            def core(x, y):
+                for _ in loop(4):
+                    with a0.consume() as v0, a1.consume() as v1, z.produce() as o:
+                        k(v0, v1, o)
+
+            with runtime() as rt:
+                rt.fill(a0_l3, X0)
+                rt.fill(a1_l3, X1)
+                rt.drain(z_l3, Z)
+
+        @rows.reference
+        def reference(X0, X1):
+            return X0 + X1
+        ''')
+    result = simulate(load_design(path), seed=3)
     assert result.passed, [c.line() for c in result.checks]

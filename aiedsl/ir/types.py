@@ -97,4 +97,7 @@ def dims_index(dims: tuple[Dim, ...], numel: int) -> np.ndarray | None:
     idx = np.array(0, dtype=np.int64)
     for size, stride in [(numel // inner, dims[0].stride)] + [(d.size, d.stride) for d in dims[1:]]:
         idx = idx[..., None] + np.arange(size, dtype=np.int64) * stride
-    return idx.ravel()
+    idx = idx.ravel()
+    # dims that walk the buffer in order (blocks one row high, say) are plain order: the
+    # simulator then moves the data as it is, never as a view it takes for a reordered copy
+    return None if idx.size == numel and np.array_equal(idx, np.arange(numel)) else idx

@@ -93,8 +93,7 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                 for a, param in zip(op.args, k.args):
                     if isinstance(a, BufferArg):
                         shape = param.type.shape
-                        views = {id(e): [b if b.shape == shape else b.reshape(shape)
-                                         for b in e.ring.bufs]
+                        views = {id(e): _views(e.ring, shape)
                                  for e in acquired.get(a.value, [])}
                         args.append((cells.setdefault(a.value, [None, None]), a.index, views))
                     elif isinstance(a, RtpArg):
@@ -125,6 +124,32 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
     scan(core.body)
     emit(core.body)
     return _mark_takers(out)
+
+
+class LazyViews:
+    """A ring's buffers in a kernel parameter's shape, by slot, each written on first read
+    with the data its DMA left pending (:attr:`~aiedsl.sim.state.Ring.pending`)."""
+
+    __slots__ = ("flat", "pending", "views")
+
+    def __init__(self, ring: Ring, views: list[np.ndarray]) -> None:
+        self.views = views
+        self.flat = [b.reshape(-1) for b in ring.bufs]
+        self.pending = ring.pending
+
+    def __getitem__(self, slot: int) -> np.ndarray:
+        data = self.pending[slot]  # type: ignore[index]
+        if data is not None:
+            self.flat[slot][...] = data
+            self.pending[slot] = None  # type: ignore[index]
+        return self.views[slot]
+
+
+def _views(ring: Ring, shape: tuple[int, ...]) -> list[np.ndarray] | LazyViews:
+    """Every buffer of ``ring`` in ``shape`` (views made once), written when read if the ring
+    defers its DMA's writes."""
+    views = [b if b.shape == shape else b.reshape(shape) for b in ring.bufs]
+    return views if ring.pending is None else LazyViews(ring, views)
 
 
 def _mark_takers(code: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

@@ -33,13 +33,20 @@ class Receive:
     input): per part of each buffer, take a free part, fill it, hand it on."""
 
     __slots__ = ("acqs", "bufs", "chunk", "cons", "dst", "engine", "fills", "gets", "idx",
-                 "n_bufs", "n_parts", "p", "part", "part_idx", "parts", "prod", "slot", "state")
+                 "n_bufs", "n_parts", "p", "part", "part_idx", "parts", "pending", "prod", "slot",
+                 "state")
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
                  prod: list[Lock], cons: list[Lock], port: Port, idx: np.ndarray | None,
                  part_idx: list[np.ndarray] | None = None,
-                 fills: list[Any] | None = None) -> None:
+                 fills: list[Any] | None = None,
+                 pending: list[np.ndarray | None] | None = None) -> None:
         self.engine, self.p, self.idx = engine, p, idx
+        self.pending = pending
+        """The ring's data not yet written (:attr:`Ring.pending`): a whole chunk of the
+        buffers' type goes there instead of into the buffer; None to write at once."""
+        if pending is not None:
+            port.holds = True
         self.fills = fills
         """The ring's record of which chunk each buffer copies (:attr:`Ring.fills`), kept when
         a whole buffer is one chunk in order; None to keep none."""
@@ -137,12 +144,19 @@ class Receive:
                 # and the data it got may be a view of the sender's buffer, which the sender
                 # frees as soon as every receiver has it.
                 i = self.part
-                if self.idx is not None:
-                    self.bufs[self.slot][self.idx] = data
-                elif self.part_idx is not None:
-                    self.dst[self.slot][i][self.part_idx[i]] = data
+                pending = self.pending
+                if pending is not None and self.chunk is not None and (
+                        data.dtype == self.bufs.dtype):
+                    pending[self.slot] = data  # written when read (a whole chunk, in order)
                 else:
-                    self.dst[self.slot][i][...] = data
+                    if self.idx is not None:
+                        self.bufs[self.slot][self.idx] = data
+                    elif self.part_idx is not None:
+                        self.dst[self.slot][i][self.part_idx[i]] = data
+                    else:
+                        self.dst[self.slot][i][...] = data
+                    if pending is not None:
+                        pending[self.slot] = None
                 state = _STORE
             if not again and heap and heap[0][0] < p.time:  # let earlier clocks go first
                 self.state = state
@@ -198,9 +212,9 @@ class Send:
         """``("sent", chunk)`` of the part being sent."""
         self.copy: bool | None = None
         """Whether a part in plain order is sent as a copy (known at the first send, once every
-        receiver is in place): a DMA receiver (:class:`Receive`) writes what it gets into its
-        buffer at once, so it may get a view of this buffer, which is not freed before every
-        receiver has it; a shim drain keeps what it gets for a while, so it gets a copy."""
+        receiver is in place): a receiver that writes what it gets at once may get a view of
+        this buffer, which is not freed before every receiver has it; one that keeps what it
+        gets for a while (:attr:`Port.holds`) needs a copy."""
 
     def step(self) -> None:
         """Move parts until a lock or a receiver makes the channel wait."""
@@ -242,9 +256,9 @@ class Send:
                 else:
                     copy = self.copy
                     if copy is None:
-                        copy = self.copy = not all(
-                            port.owner is not None and port.owner.step is not None
-                            for port in self.conn.ports)
+                        copy = self.copy = any(
+                            port.holds or port.owner is None or port.owner.step is None
+                            for port in self.conn.ports)  # (a shim drain is a generator)
                     if copy:
                         data = data.copy()
                 self.req = ("sent", engine.send(self.conn, data, p))

@@ -69,10 +69,14 @@ class Chunk:
 class Port:
     """One receiver's end of a stream connection: elements queued in arrival order."""
 
-    __slots__ = ("name", "queue", "avail", "waiters", "conn", "owner", "taken", "others")
+    __slots__ = ("name", "queue", "avail", "waiters", "conn", "owner", "taken", "others", "holds")
 
     def __init__(self, name: str, conn: "Conn") -> None:
         self.name = name
+        self.holds = False
+        """Whether the receiver keeps what it gets past taking it (a shim drain until it runs
+        again, a core's DMA until the core reads the buffer): its sender then sends a copy,
+        not a view of a buffer it will refill."""
         self.taken = 0
         """Whole chunks this receiver has taken (a chunk's ``seq`` says which it is)."""
         self.others: list[Port] = []

@@ -101,9 +101,12 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
                 rings[(f.name, "consume", c.core)] = ring
                 p = Proc(f"dma {c.core} <- {f.name}", "s2mm", info={
                     "fifo": f.name, "tile": c.tile, "core": c.core, "ring": ring})
+                idx = dims_index(c.dims, f.elem.numel)
+                if idx is None:
+                    ring.pending = [None] * nbuf
                 engine.spawn_step(p, Receive(
                     engine, p, ring.bufs, [(0, f.elem.numel)], [ring.prod], [ring.cons], port,
-                    dims_index(c.dims, f.elem.numel), fills=ring.fills).step)
+                    idx, fills=ring.fills, pending=ring.pending).step)
                 ring.cons.releaser = p
                 port_owner(port, p)
             elif c.kind == "shim":
