@@ -145,6 +145,18 @@ class LazyViews:
         return self.views[slot]
 
 
+def _contents(views: list[np.ndarray] | LazyViews, slot: int) -> np.ndarray:
+    """What buffer ``slot`` holds, to read only: the data its DMA left pending, if any (an
+    operand made from it needs no copy in the buffer)."""
+    if views.__class__ is LazyViews:
+        data = views.pending[slot]  # type: ignore[union-attr]
+        if data is not None:  # shared by every core it went to: nobody may write it
+            data = data.reshape(views.views[slot].shape)  # type: ignore[union-attr]
+            data.setflags(write=False)
+            return data
+    return views[slot]
+
+
 def _views(ring: Ring, shape: tuple[int, ...]) -> list[np.ndarray] | LazyViews:
     """Every buffer of ``ring`` in ``shape`` (views made once), written when read if the ring
     defers its DMA's writes."""
@@ -423,12 +435,12 @@ def _accumulating_call(acc: tuple[Any, ...] | None, spec: list[Any],
                 continue
             made = chunk.prepared
             if made is None:
-                value = fn(views[e][slot])
+                value = fn(_contents(views[e], slot))
                 chunk.prepared = {fn: value}
             else:
                 value = made.get(fn)
                 if value is None:
-                    value = made[fn] = fn(views[e][slot])
+                    value = made[fn] = fn(_contents(views[e], slot))
                 else:
                     args[at] = value
                     continue
