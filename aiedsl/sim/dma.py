@@ -139,10 +139,11 @@ class Receive:
                 else:
                     self.state, p.request = state, req
                     return
-                # The part is written at once, though handed on (released) only at the step
-                # below: the buffer is this channel's until then, so nobody sees the difference,
-                # and the data it got may be a view of the sender's buffer, which the sender
-                # frees as soon as every receiver has it.
+                # A core's input ring keeps a whole chunk pending (its sender sent a copy), to
+                # be written if the core reads the buffer. Anything else is written at once,
+                # though handed on (released) only at the step below: the buffer is this
+                # channel's until then, so nobody sees the difference, and the data may be a
+                # view of the sender's buffer, which the sender frees once every receiver has it.
                 i = self.part
                 pending = self.pending
                 if pending is not None and self.chunk is not None and (
