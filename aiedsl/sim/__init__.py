@@ -67,22 +67,24 @@ def native_kernels(d: Design) -> dict[str, Any]:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off for the duration, as it was before after.
+def _older_objects_frozen() -> Iterator[None]:
+    """Every object alive before the run kept out of the cycle collector's sight while it runs
+    (:func:`gc.freeze`), and given back after.
 
-    A run allocates millions of short-lived objects (heap entries, queued chunks) that form no
-    reference cycles, so reference counting frees every one; yet their count triggers the
-    collector, and a full collection walks every live object of the process (every loaded
-    module's), some 20 ms each time for nothing. Cycles made meanwhile (a user's reference
-    may make some) are collected once it is back on.
+    A run allocates millions of short-lived objects (heap entries, queued chunks); their count
+    triggers collections, and a full one walked every live object of the process (every loaded
+    module's), some 20 ms each time for nothing. Frozen, a collection looks only at what the run
+    made, so cycles it makes (a user's reference may make some) are still collected. A caller
+    that froze objects of its own keeps its state: nothing is frozen or given back then.
     """
-    was = gc.isenabled()
-    gc.disable()
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
     try:
         yield
     finally:
-        if was:
-            gc.enable()
+        gc.unfreeze()
 
 
 def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, *,
@@ -98,7 +100,7 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     each kernel's C++, built for the host (:mod:`aiedsl.kernels.host`), instead of its numpy
     reference.
     """
-    with _collector_paused():
+    with _older_objects_frozen():
         return _simulate(handle, inputs, seed, clock_hz, trace, check, compute, placed, kernels)
 
 
