@@ -89,11 +89,14 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                 out.append((_REL, end(op.fifo, op.port), op.count, op))
             elif isinstance(op, Call):
                 k = kdecl[op.kernel]
+                prepared = getattr(kernels.get(op.kernel), "prepared", None)
                 args: list[tuple[Any, ...]] = []
-                for a, param in zip(op.args, k.args):
+                for pos, (a, param) in enumerate(zip(op.args, k.args)):
                     if isinstance(a, BufferArg):
                         shape = param.type.shape
-                        views = {id(e): _views(e.ring, shape)
+                        # a prepared kernel's operand is only read, to make what it computes on
+                        read = prepared is not None and pos in prepared.operands
+                        views = {id(e): _views(e.ring, shape, read)
                                  for e in acquired.get(a.value, [])}
                         args.append((cells.setdefault(a.value, [None, None]), a.index, views))
                     elif isinstance(a, RtpArg):
@@ -135,33 +138,40 @@ class LazyViews:
     def __init__(self, ring: Ring, views: list[np.ndarray]) -> None:
         self.views = views
         self.flat = [b.reshape(-1) for b in ring.bufs]
-        self.pending = ring.pending
+        self.pending: list[np.ndarray | None] = ring.pending  # type: ignore[assignment]
 
     def __getitem__(self, slot: int) -> np.ndarray:
-        data = self.pending[slot]  # type: ignore[index]
+        data = self.pending[slot]
         if data is not None:
             self.flat[slot][...] = data
-            self.pending[slot] = None  # type: ignore[index]
+            self.pending[slot] = None
         return self.views[slot]
 
 
-def _contents(views: list[np.ndarray] | LazyViews, slot: int) -> np.ndarray:
-    """What buffer ``slot`` holds, to read only: the data its DMA left pending, if any (an
-    operand made from it needs no copy in the buffer)."""
-    if views.__class__ is LazyViews:
-        data = views.pending[slot]  # type: ignore[union-attr]
-        if data is not None:  # shared by every core it went to: nobody may write it
-            data = data.reshape(views.views[slot].shape)  # type: ignore[union-attr]
-            data.setflags(write=False)
-            return data
-    return views[slot]
+class ReadViews(LazyViews):
+    """:class:`LazyViews` for an argument that is only read (a prepared kernel's operand): a
+    slot with data pending gives that data, read-only, and its buffer stays unwritten. The
+    cores a broadcast feeds share what is made from it, so none of them copies it."""
+
+    __slots__ = ()
+
+    def __getitem__(self, slot: int) -> np.ndarray:
+        data = self.pending[slot]
+        if data is None:
+            return self.views[slot]
+        data = data.reshape(self.views[slot].shape)
+        data.setflags(write=False)  # shared by every core it went to: nobody may write it
+        return data
 
 
-def _views(ring: Ring, shape: tuple[int, ...]) -> list[np.ndarray] | LazyViews:
-    """Every buffer of ``ring`` in ``shape`` (views made once), written when read if the ring
-    defers its DMA's writes."""
+def _views(ring: Ring, shape: tuple[int, ...], read: bool = False
+           ) -> list[np.ndarray] | LazyViews:
+    """Every buffer of ``ring`` in ``shape`` (views made once); if the ring defers its DMA's
+    writes, written when read, or with ``read`` never (the argument is only read)."""
     views = [b if b.shape == shape else b.reshape(shape) for b in ring.bufs]
-    return views if ring.pending is None else LazyViews(ring, views)
+    if ring.pending is None:
+        return views
+    return ReadViews(ring, views) if read else LazyViews(ring, views)
 
 
 def _mark_takers(code: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -435,12 +445,12 @@ def _accumulating_call(acc: tuple[Any, ...] | None, spec: list[Any],
                 continue
             made = chunk.prepared
             if made is None:
-                value = fn(_contents(views[e], slot))
+                value = fn(views[e][slot])
                 chunk.prepared = {fn: value}
             else:
                 value = made.get(fn)
                 if value is None:
-                    value = made[fn] = fn(_contents(views[e], slot))
+                    value = made[fn] = fn(views[e][slot])
                 else:
                     args[at] = value
                     continue
