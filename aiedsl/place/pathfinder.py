@@ -314,9 +314,10 @@ def _cell(g: _Graph, a: int, b: int) -> int:
     raise AssertionError("no edge between consecutive nodes of a route")
 
 
-def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> dict[int, int]:
-    """``dijkstraShortestPaths`` from ``src``: the predecessor of every node reached, exact for
-    the chains of ``dsts`` (the search stops once all of them have left the queue).
+def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[int]:
+    """``dijkstraShortestPaths`` from ``src``: the predecessor of every node reached (-1 for
+    the others), exact for the chains of ``dsts`` (the search stops once all of them have left
+    the queue).
 
     The queue is ``d_ary_heap_indirect`` with 4 children per node, inlined: a push sifts the
     new node up past strictly farther parents; a pop moves the last node to the root and sifts
@@ -325,7 +326,7 @@ def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> dict[i
     adj = g.adj
     dist = [INF] * len(g.nodes)
     color = bytearray(len(g.nodes))  # 0 white (never seen), gray (queued), black (done)
-    pred: dict[int, int] = {}
+    pred = [-1] * len(g.nodes)
     dist[src] = 0.0
     heap = [src]
     remaining = set(dsts)
@@ -341,10 +342,21 @@ def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> dict[i
                 if first >= n:
                     break
                 best, bd = first, dist[heap[first]]
-                for k in range(first + 1, min(first + 4, n)):
+                k = first + 1  # the other children, up to three (unrolled: this runs per pop)
+                if k < n:
                     dk = dist[heap[k]]
                     if dk < bd:
                         best, bd = k, dk
+                    k += 1
+                    if k < n:
+                        dk = dist[heap[k]]
+                        if dk < bd:
+                            best, bd = k, dk
+                        k += 1
+                        if k < n:
+                            dk = dist[heap[k]]
+                            if dk < bd:
+                                best, bd = k, dk
                 if bd < dv:
                     heap[i] = heap[best]
                     i = best
@@ -357,8 +369,10 @@ def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> dict[i
                 break
         ds = dist[s]
         for d, c in adj[s]:
-            nd = ds + demand[c]
             col = color[d]
+            if col == _BLACK:  # done: nothing to relax
+                continue
+            nd = ds + demand[c]
             if col == 0:  # white: queued whether or not it got nearer
                 if nd < dist[d]:
                     dist[d] = nd
@@ -376,7 +390,7 @@ def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> dict[i
                     else:
                         break
                 heap[i] = d
-            elif col == _GRAY and nd < dist[d]:  # no decrease-key: the heap is not re-sorted
+            elif nd < dist[d]:  # gray, nearer: no decrease-key, the heap is not re-sorted
                 dist[d] = nd
                 pred[d] = s
         color[s] = _BLACK
