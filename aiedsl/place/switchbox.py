@@ -125,34 +125,46 @@ _MUX_DEST = {"DMA": 2, "NOC": 4, "PLIO": 6, "South": 8}
 _MUX_SOURCE = {"DMA": 2, "NOC": 4, "PLIO": 8, "South": 6}
 
 
+_MEMTILE_DEST = {"DMA": 6, "North": 6, "South": 4, "TileControl": 1}
+_SHIM_DEST = {"FIFO": 1, "North": 6, "South": 6, "TileControl": 1}
+_CORE_DEST = {"Core": 1, "DMA": 2, "FIFO": 1, "South": 4, "TileControl": 1}
+_MEMTILE_SOURCE = {"DMA": 6, "North": 4, "South": 6, "Trace": 1, "TileControl": 1}
+_SHIM_SOURCE = {"FIFO": 1, "North": 4, "South": 8, "Trace": 1, "TileControl": 1}
+_CORE_SOURCE = {"Core": 1, "DMA": 2, "FIFO": 1, "South": 6, "Trace": 2, "TileControl": 1}
+"""Port counts per bundle of each tile kind, but those that depend on the array's edges (a
+shim's or core's West and East, a core's North), which :func:`_dest` and :func:`_source` add."""
+
+
 def _dest(m: SwitchModel, tile: Coord, bundle: str) -> int:
     """``AIE2TargetModel::getNumDestSwitchboxConnections``."""
-    col, row = tile
     kind = m.kind(tile)
-    west = 0 if col == 0 else 4
-    east = 0 if col == m.cols - 1 else 4
     if kind == "memtile":
-        return {"DMA": 6, "North": 6, "South": 4, "TileControl": 1}.get(bundle, 0)
+        return _MEMTILE_DEST.get(bundle, 0)
+    if bundle == "West":
+        return 0 if tile[0] == 0 else 4
+    if bundle == "East":
+        return 0 if tile[0] == m.cols - 1 else 4
     if kind == "shim":
-        return {"FIFO": 1, "North": 6, "West": west, "South": 6, "East": east,
-                "TileControl": 1}.get(bundle, 0)
-    return {"Core": 1, "DMA": 2, "FIFO": 1, "North": 0 if row == m.rows - 1 else 6,
-            "West": west, "South": 4, "East": east, "TileControl": 1}.get(bundle, 0)
+        return _SHIM_DEST.get(bundle, 0)
+    if bundle == "North":
+        return 0 if tile[1] == m.rows - 1 else 6
+    return _CORE_DEST.get(bundle, 0)
 
 
 def _source(m: SwitchModel, tile: Coord, bundle: str) -> int:
     """``AIE2TargetModel::getNumSourceSwitchboxConnections``."""
-    col, row = tile
     kind = m.kind(tile)
-    west = 0 if col == 0 else 4
-    east = 0 if col == m.cols - 1 else 4
     if kind == "memtile":
-        return {"DMA": 6, "North": 4, "South": 6, "Trace": 1, "TileControl": 1}.get(bundle, 0)
+        return _MEMTILE_SOURCE.get(bundle, 0)
+    if bundle == "West":
+        return 0 if tile[0] == 0 else 4
+    if bundle == "East":
+        return 0 if tile[0] == m.cols - 1 else 4
     if kind == "shim":
-        return {"FIFO": 1, "North": 4, "West": west, "South": 8, "East": east, "Trace": 1,
-                "TileControl": 1}.get(bundle, 0)
-    return {"Core": 1, "DMA": 2, "FIFO": 1, "North": 0 if row == m.rows - 1 else 4,
-            "West": west, "South": 6, "East": east, "Trace": 2, "TileControl": 1}.get(bundle, 0)
+        return _SHIM_SOURCE.get(bundle, 0)
+    if bundle == "North":
+        return 0 if tile[1] == m.rows - 1 else 4
+    return _CORE_SOURCE.get(bundle, 0)
 
 
 _CARDINAL = ("South", "West", "North", "East")
