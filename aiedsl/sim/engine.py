@@ -74,9 +74,9 @@ class Port:
     def __init__(self, name: str, conn: "Conn") -> None:
         self.name = name
         self.holds = False
-        """Whether the receiver keeps what it gets past taking it (a shim drain until it runs
-        again, a core's DMA until the core reads the buffer): its sender then sends a copy,
-        not a view of a buffer it will refill."""
+        """Whether the receiving DMA keeps what it gets past taking it (a core's, until the core
+        reads the buffer): its sender then sends a copy, not a view of a buffer it will refill.
+        (A shim drain, a generator, keeps it too; :class:`~aiedsl.sim.dma.Send` sees that.)"""
         self.taken = 0
         """Whole chunks this receiver has taken (a chunk's ``seq`` says which it is)."""
         self.others: list[Port] = []
