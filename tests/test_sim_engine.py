@@ -18,6 +18,7 @@ from aiedsl.kernels.matmul import matmul_prepared
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim.dma import Receive, Send
+from aiedsl.sim.engine import Chunk, Proc
 from aiedsl.sim.patterns import _piece_views, pattern_reader, pattern_steps, pattern_writer
 
 PATTERNS = [
@@ -158,18 +159,27 @@ def test_broadcast_cores_share_the_matmul_operands_and_get_the_same_run(
     import importlib
 
     mm = importlib.import_module("aiedsl.kernels.matmul")  # the package's matmul is a function
+    core = importlib.import_module("aiedsl.sim.core")
 
-    made = []
-    real = mm._operand
+    made, unblocked = [], []
+    real_make, real_operand = core._make_shared, mm._operand
 
-    def counted(*args: Any, **kw: Any) -> np.ndarray:
+    def counted_make(*args: Any) -> np.ndarray:
         made.append(1)
-        return real(*args, **kw)
+        return real_make(*args)
 
-    monkeypatch.setattr(mm, "_operand", counted)
+    def counted_operand(*args: Any, **kw: Any) -> np.ndarray:
+        unblocked.append(1)
+        return real_operand(*args, **kw)
+
+    monkeypatch.setattr(core, "_make_shared", counted_make)
+    monkeypatch.setattr(mm, "_operand", counted_operand)
     handle, inputs = _gemm(256)  # a 4x4 herd of 64x64x64 tiles: 64 calls, A and B to 4 cores each
     shared = simulate(handle, inputs)
     assert shared.passed and len(made) == 2 * 64 // 4
+    # every one from what the memtile received, in one step: the memtile's blocking and the
+    # kernel's unblocking compose to nothing, so no operand is unblocked
+    assert unblocked == []
     for name in list(handle.kernels):
         handle.kernels[name] = dataclasses.replace(handle.kernels[name], prepared=None)
     plain = simulate(handle, inputs)
@@ -282,3 +292,27 @@ def test_a_kept_output_is_written_back_before_another_kernel_takes_its_buffer(
     result = simulate(load_design(path))
     assert result.passed
     assert not result.outputs["C"].any()
+
+
+def test_an_operand_made_through_two_orders_equals_the_one_made_from_the_buffer() -> None:
+    # a chunk gathered from source in some order: the operand made from source with the two
+    # orders composed is the operand made from the chunk's data, element for element, and
+    # the composition is cached per gather order
+    import importlib
+
+    import ml_dtypes
+
+    core = importlib.import_module("aiedsl.sim.core")
+    prepared = matmul_prepared(64, 64, 64, 4, 8, 4, np.dtype(np.float32))
+    rng = np.random.default_rng(5)
+    source = rng.standard_normal(4096).astype(ml_dtypes.bfloat16)
+    for order in (rng.permutation(4096), prepared.reorders[0].order.argsort()):
+        chunk = Chunk(source[order], 0.0, 1, Proc("p", "mm2s"))
+        chunk.origin = (source, order)
+        cache: dict[int, Any] = {}
+        fn = prepared.operands[0]
+        value = core._make_shared(fn, prepared.reorders[0], cache, chunk, [chunk.data], 0)
+        assert np.array_equal(value, fn(chunk.data)) and value.dtype == np.float32
+        assert not value.flags.writeable and chunk.prepared == {fn: value}
+        assert list(cache) == [id(order)]
+    assert cache[id(order)] is None  # the memtile packs what the kernel unpacks: no move left

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from aiedsl.dtypes import DType
@@ -90,6 +90,24 @@ class Prepared:
     finish: Callable[..., None]
     accumulator: Accumulator | None = None
     """How the kernel may keep one output in a layout of its own between calls, if it may."""
+    reorders: dict[int, Reorder] = field(default_factory=dict)
+    """The operands that only move and widen elements, and how (see :class:`Reorder`)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Reorder:
+    """An operand function that only moves elements and widens them: ``operands[i](x)`` is
+    ``x.reshape(-1)[order].astype(dtype).reshape(shape)``, exactly.
+
+    When a buffer holds data a DMA gathered in an order of its own (a memtile packing mmul
+    blocks), the simulator then makes the operand from the data before that gather in one
+    step, the two orders composed (often to none: the kernel unpacks what the memtile packed).
+    """
+
+    order: Any
+    """Where each element of the operand comes from (indices into the flat buffer)."""
+    dtype: Any
+    shape: tuple[int, ...]
 
 
 @dataclass(frozen=True)

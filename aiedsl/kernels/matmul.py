@@ -22,7 +22,7 @@ import numpy as np
 from aiedsl.dtypes import DType, bf16
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
-from aiedsl.kernels.base import Accumulator, Kernel, Prepared, buffer, declare
+from aiedsl.kernels.base import Accumulator, Kernel, Prepared, Reorder, buffer, declare
 from aiedsl.kernels.layout import block, unblock
 from aiedsl.lang.tensor import lookup_dtype
 
@@ -111,7 +111,14 @@ def matmul_prepared(m: int, k: int, n: int, r: int, s: int, t: int, dout: np.dty
             functools.partial(_block_acc, br=r, bc=t), _matmul_add)
     return Prepared({0: functools.partial(_operand, rows=m, cols=k, br=r, bc=s, wide=wide),
                      1: functools.partial(_operand, rows=k, cols=n, br=s, bc=t, wide=wide)},
-                    functools.partial(_matmul_finish, r=r, t=t, shift=shift), acc)
+                    functools.partial(_matmul_finish, r=r, t=t, shift=shift), acc,
+                    {0: _unblocking(m, k, r, s, wide), 1: _unblocking(k, n, s, t, wide)})
+
+
+def _unblocking(rows: int, cols: int, br: int, bc: int, wide: type) -> Reorder:
+    """What :func:`_operand` does, as a :class:`Reorder`."""
+    order = unblock(np.arange(rows * cols), rows, cols, br, bc).reshape(-1)
+    return Reorder(order, np.dtype(wide), (rows, cols))
 
 
 def _unblock_acc(c: np.ndarray, *, rows: int, cols: int, br: int, bc: int) -> np.ndarray:

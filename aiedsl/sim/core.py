@@ -355,7 +355,8 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
 def _fill_tracking(op: Call, k: Any, obj: Any, acquired: dict[str, list[Any]],
                    cells: dict[str, list[Any]]) -> tuple[Any, Any]:
     """For a call: the operands it may share with other cores (``(finish, [(position,
-    operand function, cell, index, fills by end)])``, when the kernel is :class:`Prepared` and
+    operand function, cell, index, fills by end, its Reorder or None, a cache of orders composed
+    with it)])``, when the kernel is :class:`Prepared` and
     an argument comes from a ring that records its fills), and the arguments whose buffers it
     may write (every buffer of a kernel without ``prepared``: its reference's writes are not
     declared; the ``out``/``inout`` ones of a prepared kernel). None for none."""
@@ -370,7 +371,8 @@ def _fill_tracking(op: Call, k: Any, obj: Any, acquired: dict[str, list[Any]],
         if prepared is not None and pos in prepared.operands:
             # every operand goes in: one whose ring records no fills (a shared-memory fifo's)
             # is made from its buffer at each call
-            shared.append((pos, prepared.operands[pos], cell, a.index, fills))
+            shared.append((pos, prepared.operands[pos], cell, a.index, fills,
+                           prepared.reorders.get(pos), {}))
             tracked = tracked or bool(fills)
         if fills and (prepared is None or param.access != "in"):
             dirty.append((cell, a.index, fills))
@@ -419,7 +421,8 @@ def _accumulating_call(acc: tuple[Any, ...] | None, spec: list[Any],
     if acc is None or shared is None:
         return None
     pos, load, store, finish, _ = acc
-    operands = [(at, fn, cell, i, fills, spec[at][2]) for at, fn, cell, i, fills in shared[1]]
+    operands = [(at, fn, cell, i, fills, spec[at][2], reorder, cache)
+                for at, fn, cell, i, fills, reorder, cache in shared[1]]
     if len(operands) + 1 != len(spec) or any(at == pos for at, *_ in operands):
         return None
     c_cell, c_index, c_views = spec[pos]
@@ -435,7 +438,7 @@ def _accumulating_call(acc: tuple[Any, ...] | None, spec: list[Any],
             kept = accs[key] = (buf, load(buf), store)
         args: list[Any] = [None] * n
         args[pos] = kept[1]
-        for at, fn, cell, i, fills, views in operands:  # as _finish_shared makes them
+        for at, fn, cell, i, fills, views, reorder, cache in operands:  # as _finish_shared
             e = cell[0]
             slot = cell[1][i]
             fl = fills.get(e)
@@ -444,18 +447,9 @@ def _accumulating_call(acc: tuple[Any, ...] | None, spec: list[Any],
                 args[at] = fn(views[e][slot])
                 continue
             made = chunk.prepared
-            if made is None:
-                value = fn(views[e][slot])
-                chunk.prepared = {fn: value}
-            else:
-                value = made.get(fn)
-                if value is None:
-                    value = made[fn] = fn(views[e][slot])
-                else:
-                    args[at] = value
-                    continue
-            if isinstance(value, np.ndarray):
-                value.setflags(write=False)  # shared: no core may change another's operand
+            value = None if made is None else made.get(fn)
+            if value is None:
+                value = _make_shared(fn, reorder, cache, chunk, views[e], slot)
             args[at] = value
         finish(*args)
     return call
@@ -475,22 +469,50 @@ def _finish_shared(spec: tuple[Callable[..., None], list[Any]], args: list[Any])
     """Run a prepared kernel: each shared operand made once per chunk (kept on the chunk,
     read-only), the others from the buffer, then ``finish``."""
     finish, shared = spec
-    for pos, fn, cell, i, fills in shared:
+    for pos, fn, cell, i, fills, reorder, cache in shared:
         fl = fills.get(cell[0])
         chunk = fl[cell[1][i]] if fl is not None else None
         if chunk is None:
             args[pos] = fn(args[pos])
             continue
         made = chunk.prepared
-        if made is None:
-            made = chunk.prepared = {}
-        value = made.get(fn)
+        value = None if made is None else made.get(fn)
         if value is None:
-            value = made[fn] = fn(args[pos])
-            if isinstance(value, np.ndarray):
-                value.flags.writeable = False  # shared: no core may change another's operand
+            value = _make_shared(fn, reorder, cache, chunk, [args[pos]], 0)
         args[pos] = value
     finish(*args)
+
+
+_UNORDERED = object()
+
+
+def _make_shared(fn: Callable[[Any], Any], reorder: Any, cache: dict[int, Any], chunk: Any,
+                 views: Any, slot: int) -> Any:
+    """Make the operand ``fn`` of ``chunk``'s data (held in ``views[slot]``) once, kept on the
+    chunk, read-only. A :class:`~aiedsl.kernels.base.Reorder` operand of a chunk gathered
+    from data nobody changes is made from that data in one step, the gather's order and the
+    operand's composed (and cached by gather): the same elements, moved once."""
+    origin = chunk.origin
+    if reorder is not None and origin is not None:
+        source, order = origin
+        combined = cache.get(id(order), _UNORDERED)
+        if combined is _UNORDERED:
+            both = order[reorder.order]
+            combined = cache[id(order)] = (
+                None if np.array_equal(both, np.arange(both.size)) else both)
+        flat = source.reshape(-1)
+        value = (flat if combined is None else flat[combined]).astype(reorder.dtype).reshape(
+            reorder.shape)
+    else:
+        value = fn(views[slot])
+    if isinstance(value, np.ndarray):
+        value.setflags(write=False)  # shared: no core may change another's operand
+    made = chunk.prepared
+    if made is None:
+        chunk.prepared = {fn: value}
+    else:
+        made[fn] = value
+    return value
 
 
 def _cascade_meet(m: Machine, p: Proc, core: Core, call: Call, casc: tuple[Any, Any, int]):

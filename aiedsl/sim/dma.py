@@ -40,11 +40,13 @@ class Receive:
                  prod: list[Lock], cons: list[Lock], port: Port, idx: np.ndarray | None,
                  part_idx: list[np.ndarray] | None = None,
                  fills: list[Any] | None = None,
-                 pending: list[np.ndarray | None] | None = None) -> None:
+                 pending: list[list[np.ndarray | None]] | None = None) -> None:
         self.engine, self.p, self.idx = engine, p, idx
         self.pending = pending
-        """The ring's data not yet written (:attr:`Ring.pending`): a whole chunk of the
-        buffers' type goes there instead of into the buffer; None to write at once."""
+        """Per part, per buffer: data received but not yet written (a core ring's
+        :attr:`Ring.pending`, a link's parts): a whole chunk of the buffers' type goes there
+        instead of into the buffer, to be written when something reads it; None to write at
+        once."""
         if pending is not None:
             port.holds = True
         self.fills = fills
@@ -139,16 +141,17 @@ class Receive:
                 else:
                     self.state, p.request = state, req
                     return
-                # A core's input ring keeps a whole chunk pending (its sender sent a copy), to
-                # be written if the core reads the buffer. Anything else is written at once,
+                # A core's input ring and a link keep a whole chunk pending (its sender sent a
+                # copy), to be written if something reads the buffer: the core, or the link's
+                # sender, which sends what is pending. Anything else is written at once,
                 # though handed on (released) only at the step below: the buffer is this
                 # channel's until then, so nobody sees the difference, and the data may be a
                 # view of the sender's buffer, which the sender frees once every receiver has it.
                 i = self.part
                 pending = self.pending
                 if pending is not None and self.chunk is not None and (
-                        data.dtype == self.bufs.dtype):
-                    pending[self.slot] = data  # written when read (a whole chunk, in order)
+                        data.dtype == self.bufs.dtype) and self.part_idx is None:
+                    pending[i][self.slot] = data  # written when read (a whole chunk, in order)
                 else:
                     if self.idx is not None:
                         self.bufs[self.slot][self.idx] = data
@@ -157,7 +160,7 @@ class Receive:
                     else:
                         self.dst[self.slot][i][...] = data
                     if pending is not None:
-                        pending[self.slot] = None
+                        pending[i][self.slot] = None
                 state = _STORE
             if not again and heap and heap[0][0] < p.time:  # let earlier clocks go first
                 self.state = state
@@ -191,15 +194,23 @@ class Send:
     wait until every receiver has it, free the part."""
 
     __slots__ = ("acqs", "bufs", "conn", "cons", "copy", "engine", "gather", "n_bufs", "n_parts",
-                 "p", "part", "parts", "prod", "req", "slot", "src", "start", "state")
+                 "order", "p", "part", "parts", "pending", "prod", "req", "slot", "src", "start",
+                 "state")
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
                  prod: list[Lock], cons: list[Lock], conn: Conn,
-                 gather: Callable[[np.ndarray], np.ndarray] | None) -> None:
+                 gather: Callable[[np.ndarray], np.ndarray] | None,
+                 order: np.ndarray | None = None,
+                 pending: list[list[np.ndarray | None]] | None = None) -> None:
         self.engine, self.p, self.conn = engine, p, conn
         self.gather = gather
         """Copies a part in its endpoint's dims order (:func:`~aiedsl.sim.patterns.dims_gather`);
         None for plain order."""
+        self.order = order
+        """That order as indices (:func:`~aiedsl.ir.types.dims_index`), when ``gather`` is one."""
+        self.pending = pending
+        """Per part, per buffer: what the link's receiver left pending (see :class:`Receive`),
+        sent from there: it is the received data itself, which nobody changes."""
         self.bufs = bufs.reshape(bufs.shape[0], -1)
         self.src = [[row[off:off + n] for off, n in parts] for row in self.bufs]
         """Per buffer, per part: what the part is (views made once)."""
@@ -249,11 +260,18 @@ class Send:
                 return
             again = False
             if state == _SEND:
-                data = self.src[self.slot][self.part]
+                held = None
+                if self.pending is not None:
+                    by_slot = self.pending[self.part]
+                    held = by_slot[self.slot]
+                    by_slot[self.slot] = None
+                data = self.src[self.slot][self.part] if held is None else held
                 self.start = p.time
                 gather = self.gather
                 if gather is not None:
                     data = gather(data)
+                elif held is not None:
+                    pass  # the received data itself: never changed, so never copied
                 else:
                     copy = self.copy
                     if copy is None:
@@ -262,7 +280,10 @@ class Send:
                             for port in self.conn.ports)  # (a shim drain is a generator)
                     if copy:
                         data = data.copy()
-                self.req = ("sent", engine.send(self.conn, data, p))
+                chunk = engine.send(self.conn, data, p)
+                if held is not None and gather is not None:
+                    chunk.origin = (held, self.order)  # data == held[order]
+                self.req = ("sent", chunk)
                 state = _SENT
             else:  # _FREE
                 i = self.part

@@ -48,7 +48,8 @@ class Lock:
 class Chunk:
     """Data one sender put on a stream for every receiver of a connection."""
 
-    __slots__ = ("data", "start", "pending", "done", "sender", "seq", "waiter", "prepared")
+    __slots__ = ("data", "start", "pending", "done", "sender", "seq", "waiter", "prepared",
+                 "origin")
 
     def __init__(self, data: np.ndarray, start: float, receivers: int, sender: "Proc",
                  seq: int = 0) -> None:
@@ -64,6 +65,10 @@ class Chunk:
         self.prepared: dict[Any, Any] | None = None
         """Kernel operands made from ``data``, by the function that made them (shared by the
         cores whose buffers hold a copy of it)."""
+        self.origin: tuple[np.ndarray, np.ndarray] | None = None
+        """``(source, order)`` when ``data`` is ``source`` gathered in ``order`` (a link's send
+        of what it received), ``source`` never changed: an operand that reorders ``data`` may
+        be made from ``source`` in one step (:class:`~aiedsl.kernels.base.Reorder`)."""
 
 
 class Port:

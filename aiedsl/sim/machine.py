@@ -106,7 +106,8 @@ def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any
                     ring.pending = [None] * nbuf
                 engine.spawn_step(p, Receive(
                     engine, p, ring.bufs, [(0, f.elem.numel)], [ring.prod], [ring.cons], port,
-                    idx, fills=ring.fills, pending=ring.pending).step)
+                    idx, fills=ring.fills,
+                    pending=None if ring.pending is None else [ring.pending]).step)
                 ring.cons.releaser = p
                 port_owner(port, p)
             elif c.kind == "shim":
@@ -231,18 +232,22 @@ def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: di
         conn = m.conns[f.name]
         return next(pt for pt, c in zip(conn.ports, f.consumers) if c.is_link_end)
 
+    # Nothing but the link's senders reads its buffers: what a receiver gets whole waits
+    # pending, per part and buffer, and its sender sends it from there (see sim/dma.py).
+    pending: list[list[np.ndarray | None]] = [[None] * depth for _ in parts]
     if link.kind == "join":
         for i, f in enumerate(srcs):
             p = Proc(f"{tag} <- {f.name}", "s2mm", info={**info, "fifo": f.name})
             engine.spawn_step(p, Receive(engine, p, bufs, [parts[i]], [prod[i]], [cons[i]],
-                                         port_for(f), None).step)
+                                         port_for(f), None, pending=[pending[i]]).step)
             cons[i].releaser = p
             port_owner(port_for(f), p)
         out = dsts[0]
         p = Proc(f"{tag} -> {out.name}", "mm2s", info={
             **info, "fifo": out.name, "conn": m.conns[out.name]})
         engine.spawn_step(p, Send(engine, p, bufs, parts, prod, cons, m.conns[out.name],
-                                  dims_gather(out.producer.dims, parts[0][1], np_dtype)).step)
+                                  dims_gather(out.producer.dims, parts[0][1], np_dtype),
+                                  dims_index(out.producer.dims, parts[0][1]), pending).step)
         m.conns[out.name].sender = p
         for lk in prod:
             lk.releaser = p
@@ -253,7 +258,7 @@ def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: di
     dims = next(c.dims for c in src.consumers if c.is_link_end)
     part_idx = [dims_index(dims, n) for _, n in parts] if dims else None
     engine.spawn_step(p, Receive(engine, p, bufs, parts, prod, cons, port_for(src), None,
-                                 part_idx).step)
+                                 part_idx, pending=pending).step)
     port_owner(port_for(src), p)
     for lk in cons:
         lk.releaser = p
@@ -262,6 +267,7 @@ def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: di
             **info, "fifo": f.name, "conn": m.conns[f.name]})
         engine.spawn_step(q, Send(engine, q, bufs, [parts[i]], [prod[i]], [cons[i]],
                                   m.conns[f.name],
-                                  dims_gather(f.producer.dims, parts[i][1], np_dtype)).step)
+                                  dims_gather(f.producer.dims, parts[i][1], np_dtype),
+                                  dims_index(f.producer.dims, parts[i][1]), [pending[i]]).step)
         m.conns[f.name].sender = q
         prod[i].releaser = q
