@@ -159,10 +159,10 @@ def test_broadcast_cores_share_the_matmul_operands_and_get_the_same_run(
     import importlib
 
     mm = importlib.import_module("aiedsl.kernels.matmul")  # the package's matmul is a function
-    core = importlib.import_module("aiedsl.sim.core")
+    core = importlib.import_module("aiedsl.sim.operands")  # where shared operands are made
 
     made, unblocked = [], []
-    real_make, real_operand = core._make_shared, mm._operand
+    real_make, real_operand = core.make_shared, mm._operand
 
     def counted_make(*args: Any) -> np.ndarray:
         made.append(1)
@@ -172,7 +172,7 @@ def test_broadcast_cores_share_the_matmul_operands_and_get_the_same_run(
         unblocked.append(1)
         return real_operand(*args, **kw)
 
-    monkeypatch.setattr(core, "_make_shared", counted_make)
+    monkeypatch.setattr(core, "make_shared", counted_make)
     monkeypatch.setattr(mm, "_operand", counted_operand)
     handle, inputs = _gemm(256)  # a 4x4 herd of 64x64x64 tiles: 64 calls, A and B to 4 cores each
     shared = simulate(handle, inputs)
@@ -302,7 +302,7 @@ def test_an_operand_made_through_two_orders_equals_the_one_made_from_the_buffer(
 
     import ml_dtypes
 
-    core = importlib.import_module("aiedsl.sim.core")
+    core = importlib.import_module("aiedsl.sim.operands")  # where shared operands are made
     prepared = matmul_prepared(64, 64, 64, 4, 8, 4, np.dtype(np.float32))
     rng = np.random.default_rng(5)
     source = rng.standard_normal(4096).astype(ml_dtypes.bfloat16)
@@ -311,7 +311,7 @@ def test_an_operand_made_through_two_orders_equals_the_one_made_from_the_buffer(
         chunk.origin = (source, order)
         cache: dict[int, Any] = {}
         fn = prepared.operands[0]
-        value = core._make_shared(fn, prepared.reorders[0], cache, chunk, [chunk.data], 0)
+        value = core.make_shared(fn, prepared.reorders[0], cache, chunk, [chunk.data], 0)
         assert np.array_equal(value, fn(chunk.data)) and value.dtype == np.float32
         assert not value.flags.writeable and chunk.prepared == {fn: value}
         assert list(cache) == [id(order)]

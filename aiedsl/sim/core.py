@@ -1,6 +1,7 @@
 """A compute core's traced program, run: compiled once into a flat instruction list (every
 lookup done ahead), then interpreted with object-fifo acquire/release semantics, kernel calls by
-their references on the real buffers, runtime-parameter reads and barrier waits."""
+their references on the real buffers (what they compute on is :mod:`aiedsl.sim.operands`),
+runtime-parameter reads and barrier waits."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ from aiedsl.ir import (
     Acquire, BarrierWait, BufferArg, Call, Core, Loop, Op, Release, RtpArg,
 )
 from aiedsl.sim.engine import PAUSE, Lock, Proc
+from aiedsl.sim.operands import (
+    accumulate, accumulating, accumulating_call, fill_tracking, finish_shared, ring_views,
+    write_back_taken,
+)
 from aiedsl.sim.state import Machine, Ring, RtpMemory, SimFault
 
 
@@ -96,7 +101,7 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                         shape = param.type.shape
                         # a prepared kernel's operand is only read, to make what it computes on
                         read = prepared is not None and pos in prepared.operands
-                        views = {id(e): _views(e.ring, shape, read)
+                        views = {id(e): ring_views(e.ring, shape, read)
                                  for e in acquired.get(a.value, [])}
                         args.append((cells.setdefault(a.value, [None, None]), a.index, views))
                     elif isinstance(a, RtpArg):
@@ -111,8 +116,8 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                     casc = (m.cascades.get((core.name, "in")) if k.cascade_in else None,
                             m.cascades.get((core.name, "out")) if k.cascade_out else None,
                             max(k.cycles, chain.pace) + chain.order.index(core.name) * chain.hop)
-                shared, dirty = _fill_tracking(op, k, kernels.get(op.kernel), acquired, cells)
-                acc = _accumulating(op, kernels.get(op.kernel))
+                shared, dirty = fill_tracking(op, k, kernels.get(op.kernel), acquired, cells)
+                acc = accumulating(op, kernels.get(op.kernel))
                 uses_cascade = k.cascade_in is not None or k.cascade_out is not None
                 # (_CALL, kernel, reference, argument cells, op, reads an rtp, cascade,
                 #  shared operands, written buffers, accumulator, uses the cascade, cycles,
@@ -122,56 +127,11 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                             any(isinstance(a, RtpArg) for a in op.args), casc, shared, dirty,
                             acc, uses_cascade, k.cycles + m.costs.call,
                             None if uses_cascade or dirty is not None else
-                            _accumulating_call(acc, args, shared)))
+                            accumulating_call(acc, args, shared)))
 
     scan(core.body)
     emit(core.body)
     return _mark_takers(out)
-
-
-class LazyViews:
-    """A ring's buffers in a kernel parameter's shape, by slot, each written on first read
-    with the data its DMA left pending (:attr:`~aiedsl.sim.state.Ring.pending`)."""
-
-    __slots__ = ("flat", "pending", "views")
-
-    def __init__(self, ring: Ring, views: list[np.ndarray]) -> None:
-        self.views = views
-        self.flat = [b.reshape(-1) for b in ring.bufs]
-        self.pending: list[np.ndarray | None] = ring.pending  # type: ignore[assignment]
-
-    def __getitem__(self, slot: int) -> np.ndarray:
-        data = self.pending[slot]
-        if data is not None:
-            self.flat[slot][...] = data
-            self.pending[slot] = None
-        return self.views[slot]
-
-
-class ReadViews(LazyViews):
-    """:class:`LazyViews` for an argument that is only read (a prepared kernel's operand): a
-    slot with data pending gives that data, read-only, and its buffer stays unwritten. The
-    cores a broadcast feeds share what is made from it, so none of them copies it."""
-
-    __slots__ = ()
-
-    def __getitem__(self, slot: int) -> np.ndarray:
-        data = self.pending[slot]
-        if data is None:
-            return self.views[slot]
-        data = data.reshape(self.views[slot].shape)
-        data.setflags(write=False)  # shared by every core it went to: nobody may write it
-        return data
-
-
-def _views(ring: Ring, shape: tuple[int, ...], read: bool = False
-           ) -> list[np.ndarray] | LazyViews:
-    """Every buffer of ``ring`` in ``shape`` (views made once); if the ring defers its DMA's
-    writes, written when read, or with ``read`` never (the argument is only read)."""
-    views = [b if b.shape == shape else b.reshape(shape) for b in ring.bufs]
-    if ring.pending is None:
-        return views
-    return ReadViews(ring, views) if read else LazyViews(ring, views)
 
 
 def _mark_takers(code: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -279,14 +239,14 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                     args += _cascade_payloads(k, casc or (None, None, 0))
                 acc = ins[9]
                 if ins[13] and accs:  # a buffer this call reads otherwise: written back first
-                    _write_back_taken(accs, ins[3], acc[0] if acc is not None else -1)
+                    write_back_taken(accs, ins[3], acc[0] if acc is not None else -1)
                 try:
                     if acc is not None:
-                        _accumulate(acc, accs, ins[3], ins[7], args)
+                        accumulate(acc, accs, ins[3], ins[7], args)
                     elif ins[7] is None:
                         ins[2](*args)
                     else:
-                        _finish_shared(ins[7], args)
+                        finish_shared(ins[7], args)
                 except Exception as err:  # the user's reference (or a native build) failed
                     raise user_exception(err, f"running kernel '{k.symbol}' for {core.name} "
                                          f"(called at {ins[4].loc})", k.loc) from err
@@ -350,169 +310,6 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
         pc += 1
     for buf, kept, store in accs.values():  # the buffers hold every call's result at the end
         store(kept, buf)
-
-
-def _fill_tracking(op: Call, k: Any, obj: Any, acquired: dict[str, list[Any]],
-                   cells: dict[str, list[Any]]) -> tuple[Any, Any]:
-    """For a call: the operands it may share with other cores (``(finish, [(position,
-    operand function, cell, index, fills by end, its Reorder or None, a cache of orders composed
-    with it)])``, when the kernel is :class:`Prepared` and
-    an argument comes from a ring that records its fills), and the arguments whose buffers it
-    may write (every buffer of a kernel without ``prepared``: its reference's writes are not
-    declared; the ``out``/``inout`` ones of a prepared kernel). None for none."""
-    prepared = getattr(obj, "prepared", None)
-    shared, dirty, tracked = [], [], False
-    for pos, (a, param) in enumerate(zip(op.args, k.args)):
-        if not isinstance(a, BufferArg):
-            continue
-        fills = {id(e): e.ring.fills for e in acquired.get(a.value, [])
-                 if e.ring.fills is not None}
-        cell = cells[a.value]
-        if prepared is not None and pos in prepared.operands:
-            # every operand goes in: one whose ring records no fills (a shared-memory fifo's)
-            # is made from its buffer at each call
-            shared.append((pos, prepared.operands[pos], cell, a.index, fills,
-                           prepared.reorders.get(pos), {}))
-            tracked = tracked or bool(fills)
-        if fills and (prepared is None or param.access != "in"):
-            dirty.append((cell, a.index, fills))
-    return ((prepared.finish, shared) if tracked else None), (dirty or None)
-
-
-def _accumulating(op: Call, obj: Any) -> tuple[Any, ...] | None:
-    """For a call of a kernel with an :class:`~aiedsl.kernels.base.Accumulator` whose output
-    is a fifo buffer: (position, load, store, finish, operand functions); else None."""
-    prepared = getattr(obj, "prepared", None)
-    acc = getattr(prepared, "accumulator", None)
-    if acc is None or not isinstance(op.args[acc.position], BufferArg):
-        return None
-    return (acc.position, acc.load, acc.store, acc.finish, prepared.operands)
-
-
-def _accumulate(acc: tuple[Any, ...], accs: dict[tuple[int, int], Any], spec: list[Any],
-                shared: tuple[Any, list[Any]] | None, args: list[Any]) -> None:
-    """Run an accumulating call: its output's kept copy (made from the buffer on first use)
-    in place of the buffer, the operands as :func:`_finish_shared` makes them (shared or
-    not), then the accumulator's finish."""
-    pos, load, store, finish, operands = acc
-    cell, i, _ = spec[pos]
-    key = (cell[0], cell[1][i])
-    kept = accs.get(key)
-    if kept is not None and kept[2] is not store:  # another kernel's copy: back to the buffer
-        kept[2](kept[1], kept[0])
-        kept = None
-    if kept is None:
-        kept = accs[key] = (args[pos], load(args[pos]), store)
-    args[pos] = kept[1]
-    if shared is not None:
-        _finish_shared((finish, shared[1]), args)
-        return
-    for at, fn in operands.items():
-        args[at] = fn(args[at])
-    finish(*args)
-
-
-def _accumulating_call(acc: tuple[Any, ...] | None, spec: list[Any],
-                       shared: tuple[Any, list[Any]] | None) -> Callable[[Any], None] | None:
-    """For an accumulating call whose every other argument is a shared operand (a matmul fed
-    by DMA): the call as one function of the core's kept outputs, doing what
-    :func:`_accumulate` does with no argument list made ahead (the kernel's most frequent
-    call, so every lookup it can skip is skipped); else None."""
-    if acc is None or shared is None:
-        return None
-    pos, load, store, finish, _ = acc
-    operands = [(at, fn, cell, i, fills, spec[at][2], reorder, cache)
-                for at, fn, cell, i, fills, reorder, cache in shared[1]]
-    if len(operands) + 1 != len(spec) or any(at == pos for at, *_ in operands):
-        return None
-    c_cell, c_index, c_views = spec[pos]
-    n = len(spec)
-
-    def call(accs: dict[tuple[int, int], Any]) -> None:
-        key = (c_cell[0], c_cell[1][c_index])
-        kept = accs.get(key)
-        if kept is None or kept[2] is not store:
-            if kept is not None:  # another kernel's copy: back to the buffer first
-                kept[2](kept[1], kept[0])
-            buf = c_views[key[0]][key[1]]
-            kept = accs[key] = (buf, load(buf), store)
-        args: list[Any] = [None] * n
-        args[pos] = kept[1]
-        for at, fn, cell, i, fills, views, reorder, cache in operands:  # as _finish_shared
-            e = cell[0]
-            slot = cell[1][i]
-            fl = fills.get(e)
-            chunk = fl[slot] if fl is not None else None
-            if chunk is None:
-                args[at] = fn(views[e][slot])
-                continue
-            made = chunk.prepared
-            value = None if made is None else made.get(fn)
-            if value is None:
-                value = _make_shared(fn, reorder, cache, chunk, views[e], slot)
-            args[at] = value
-        finish(*args)
-    return call
-
-
-def _write_back_taken(accs: dict[tuple[int, int], Any], spec: list[Any], keep: int) -> None:
-    """Write back every kept output a call takes as a buffer (but the one at ``keep``, which
-    it accumulates into), so it reads what the buffer holds."""
-    for pos, (cell, i, _) in enumerate(spec):
-        if pos != keep and cell.__class__ is list:
-            kept = accs.pop((cell[0], cell[1][i]), None)
-            if kept is not None:
-                kept[2](kept[1], kept[0])
-
-
-def _finish_shared(spec: tuple[Callable[..., None], list[Any]], args: list[Any]) -> None:
-    """Run a prepared kernel: each shared operand made once per chunk (kept on the chunk,
-    read-only), the others from the buffer, then ``finish``."""
-    finish, shared = spec
-    for pos, fn, cell, i, fills, reorder, cache in shared:
-        fl = fills.get(cell[0])
-        chunk = fl[cell[1][i]] if fl is not None else None
-        if chunk is None:
-            args[pos] = fn(args[pos])
-            continue
-        made = chunk.prepared
-        value = None if made is None else made.get(fn)
-        if value is None:
-            value = _make_shared(fn, reorder, cache, chunk, [args[pos]], 0)
-        args[pos] = value
-    finish(*args)
-
-
-_UNORDERED = object()
-
-
-def _make_shared(fn: Callable[[Any], Any], reorder: Any, cache: dict[int, Any], chunk: Any,
-                 views: Any, slot: int) -> Any:
-    """Make the operand ``fn`` of ``chunk``'s data (held in ``views[slot]``) once, kept on the
-    chunk, read-only. A :class:`~aiedsl.kernels.base.Reorder` operand of a chunk gathered
-    from data nobody changes is made from that data in one step, the gather's order and the
-    operand's composed (and cached by gather): the same elements, moved once."""
-    origin = chunk.origin
-    if reorder is not None and origin is not None:
-        source, order = origin
-        combined = cache.get(id(order), _UNORDERED)
-        if combined is _UNORDERED:
-            both = order[reorder.order]
-            combined = cache[id(order)] = (
-                None if np.array_equal(both, np.arange(both.size)) else both)
-        flat = source.reshape(-1)
-        value = (flat if combined is None else flat[combined]).astype(reorder.dtype).reshape(
-            reorder.shape)
-    else:
-        value = fn(views[slot])
-    if isinstance(value, np.ndarray):
-        value.setflags(write=False)  # shared: no core may change another's operand
-    made = chunk.prepared
-    if made is None:
-        chunk.prepared = {fn: value}
-    else:
-        made[fn] = value
-    return value
 
 
 def _cascade_meet(m: Machine, p: Proc, core: Core, call: Call, casc: tuple[Any, Any, int]):

@@ -37,7 +37,7 @@ class Ring:
     """For a core's input ring a DMA fills whole: per buffer, data received but not yet
     written (None when the buffer holds it). A broadcast puts one element into several cores,
     and cores that share a kernel's operands made from it need not read their own copy: the
-    copy is made when something reads the buffer (:class:`aiedsl.sim.core.LazyViews`)."""
+    copy is made when something reads the buffer (:class:`aiedsl.sim.operands.LazyViews`)."""
 
     @property
     def depth(self) -> int:
