@@ -265,8 +265,8 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
             f"{', '.join(repr(m) for m in missing)} to profile it with", loc=ir.loc,
             found="cycles=None", fix="give cycles=, or params={"
             + ", ".join(f"'{m}': ..." for m in missing) + "} to profile it with")
-    builder = _DESIGN.get()
-    target = builder.target if builder is not None else get_target("npu1")
+    trace = _DESIGN.get()
+    target = trace.target if trace is not None else get_target("npu1")
     scalars = {a.name: ir.params[a.name] for a in ir.args if a.kind == "scalar"}
     case = KernelCase(ir, kernel_text(None, ir), reference, scalars)  # type: ignore[arg-type]
     prof = profile_case(case, target)

@@ -415,7 +415,7 @@ def _target(device: str | None):  # type: ignore[no-untyped-def]
     from aiedsl.lang.context import _DESIGN
     from aiedsl.targets import get_target
 
-    builder = _DESIGN.get()
-    if builder is not None:
-        return builder.target
+    trace = _DESIGN.get()
+    if trace is not None:
+        return trace.target
     return get_target(device or "npu1")

@@ -23,24 +23,22 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, TensorType
 from aiedsl.lang.context import current_design
-from aiedsl.lang.fifo import DimsSpec, ObjectFifo, _back_to_back, to_dims
+from aiedsl.lang.fifo import DimsSpec, ObjectFifo, back_to_back, new_fifo, to_dims
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin
-
-if TYPE_CHECKING:
-    from aiedsl.lang.builder import DesignBuilder
+from aiedsl.lang.trace import DesignTrace
 
 
 @dataclass(eq=False)
 class Channel:
     """A bundle of fifos indexed like the herd that uses it (see :func:`channel`)."""
 
-    builder: "DesignBuilder"
+    trace: DesignTrace
     name: str
     elem: TensorType
     shape: tuple[int, ...]
@@ -119,12 +117,12 @@ class Channel:
         """Add the memtile links once tracing tells which way data flows."""
         if self.via is None:
             return
-        b = self.builder
+        b = self.trace
         if self.axis is not None:
             for group, parent in self.groups.items():
                 members = [self.fifos[group[:self.axis] + (i,) + group[self.axis:]]
                            for i in range(self.shape[self.axis])]
-                offs = _back_to_back([m.elem for m in members])
+                offs = back_to_back([m.elem for m in members])
                 if self.split is not None:
                     b.add_link("split", [parent], members, offs, self.via, self.loc)
                 else:
@@ -229,20 +227,20 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
                  max(depth, 2) if host_depth is None else host_depth, loc)
     for idx in itertools.product(*(range(s) for s in shape)):
         suffix = "_".join(map(str, idx))
-        f = b.new_fifo(elem, depth=depth, name=f"{name}_{suffix}", loc=loc,
+        f = new_fifo(b, elem, depth=depth, name=f"{name}_{suffix}", loc=loc,
                        dims_from_stream=dims_from_stream)
         f.channel, f.index = name, idx
         ch.fifos[idx] = f
         if via is not None and ch.axis is None:
             flat = TensorType(shape=(elem.numel,), dtype=elem.dtype)
-            ch.hosts[idx] = b.new_fifo(flat, depth=ch.host_depth, name=f"{name}_l3_{suffix}",
+            ch.hosts[idx] = new_fifo(b, flat, depth=ch.host_depth, name=f"{name}_l3_{suffix}",
                                        loc=loc)
     if ch.axis is not None:
         rest = [s for i, s in enumerate(shape) if i != ch.axis]
         for group in itertools.product(*(range(s) for s in rest)):
             numel = elem.numel * shape[ch.axis]
-            parent = b.new_fifo(
-                TensorType(shape=(numel,), dtype=elem.dtype), depth=ch.host_depth,
+            parent = new_fifo(
+                b, TensorType(shape=(numel,), dtype=elem.dtype), depth=ch.host_depth,
                 name=f"{name}_l3" + "".join(f"_{g}" for g in group), loc=loc,
                 dims_to_stream=dims_to_stream if join is not None else None)
             ch.groups[group] = parent

@@ -1,8 +1,8 @@
 """The tracing context: the one piece of mutable state aiedsl keeps while a design is traced.
 
 A design file is executed inside a :class:`LoadContext` (command-line overrides, ``define`` values
-used); ``@design`` opens a :class:`~aiedsl.lang.builder.DesignBuilder` and ``@herd`` a
-:class:`~aiedsl.lang.core.CoreBuilder`. Each lives on a ``ContextVar`` and is restored in
+used); ``@design`` opens a :class:`~aiedsl.lang.trace.DesignTrace` and ``@herd`` a
+:class:`~aiedsl.lang.trace.CoreTrace`. Each lives on a ``ContextVar`` and is restored in
 ``finally``, so a failed trace leaves nothing behind.
 """
 
@@ -12,14 +12,11 @@ import math
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.lang.names import check_line, check_name
-
-if TYPE_CHECKING:
-    from aiedsl.lang.builder import DesignBuilder
-    from aiedsl.lang.core import CoreBuilder
+from aiedsl.lang.trace import CoreTrace, DesignTrace
 
 
 @dataclass
@@ -35,8 +32,8 @@ class LoadContext:
 
 
 _LOAD: ContextVar[LoadContext | None] = ContextVar("aiedsl_load", default=None)
-_DESIGN: ContextVar["DesignBuilder | None"] = ContextVar("aiedsl_design", default=None)
-_CORE: ContextVar["CoreBuilder | None"] = ContextVar("aiedsl_core", default=None)
+_DESIGN: ContextVar[DesignTrace | None] = ContextVar("aiedsl_design", default=None)
+_CORE: ContextVar[CoreTrace | None] = ContextVar("aiedsl_core", default=None)
 
 
 @contextmanager
@@ -56,7 +53,7 @@ def load_context() -> LoadContext | None:
 
 @contextmanager
 def active(var: ContextVar[Any], value: Any) -> Iterator[Any]:
-    """Make ``value`` the active builder of ``var`` for the ``with`` block."""
+    """Make ``value`` the active trace of ``var`` for the ``with`` block."""
     token = var.set(value)
     try:
         yield value
@@ -64,18 +61,18 @@ def active(var: ContextVar[Any], value: Any) -> Iterator[Any]:
         var.reset(token)
 
 
-def current_design(what: str) -> "DesignBuilder":
+def current_design(what: str) -> DesignTrace:
     """The design being traced; a DesignError naming ``what`` when there is none."""
-    builder = _DESIGN.get()
-    if builder is None:
+    trace = _DESIGN.get()
+    if trace is None:
         raise DesignError(
             "scope", f"{what} is only allowed inside a @design function", loc=caller_loc(),
             fix="move it into the body of the function decorated with @design(...)",
         )
-    return builder
+    return trace
 
 
-def current_core(what: str) -> "CoreBuilder":
+def current_core(what: str) -> CoreTrace:
     """The core being traced; a DesignError naming ``what`` when there is none."""
     core = _CORE.get()
     if core is None:

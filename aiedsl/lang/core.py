@@ -1,4 +1,4 @@
-"""Herds and core programs: ``@herd``, ``loop`` and the builder that traces a core's body.
+"""Herds and core programs: ``@herd``, ``loop`` and kernel calls, recorded as each core's program.
 
 A herd's core function runs once per core at trace time with that core's index; what it records
 (acquires, releases, kernel calls, loops) is the core's program. ``loop(n)`` records one loop of
@@ -22,48 +22,15 @@ from __future__ import annotations
 
 import inspect
 import sys
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from aiedsl.errors import DesignError, caller_loc
-from aiedsl.ir import Acquire, Call, Core, Herd, Loc, Loop, Op, Release
+from aiedsl.ir import BufferArg, Call, Core, Herd, Loc, Loop, RtpArg, ScalarArg
 from aiedsl.lang.context import _CORE, active, current_core, current_design
+from aiedsl.lang.fifo import Buffer
 from aiedsl.lang.names import check_name
-
-if TYPE_CHECKING:
-    from aiedsl.lang.fifo import Buffer, ObjectFifo
-
-
-@dataclass
-class _Scope:
-    ops: list[Op] = field(default_factory=list)
-    loop: "loop | None" = None
-
-
-@dataclass
-class CoreBuilder:
-    """Records one core's program while its herd function runs."""
-
-    name: str
-    scopes: list[_Scope] = field(default_factory=lambda: [_Scope()])
-    counter: int = 0
-
-    def emit(self, op: Op) -> None:
-        """Append ``op`` to the innermost open scope."""
-        self.scopes[-1].ops.append(op)
-
-    def acquire(self, f: "ObjectFifo", port: str, n: int, loc: Loc) -> "Buffer":
-        """Record an acquire and return the buffer handle it yields."""
-        from aiedsl.lang.fifo import Buffer
-
-        value = f"v{self.counter}"
-        self.counter += 1
-        self.emit(Acquire(fifo=f.name, port=port, count=n, result=value, loc=loc))
-        return Buffer(f, value, n)
-
-    def release(self, f: "ObjectFifo", port: str, n: int, loc: Loc) -> None:
-        """Record a release."""
-        self.emit(Release(fifo=f.name, port=port, count=n, loc=loc))
+from aiedsl.lang.rtp import RtpValue
+from aiedsl.lang.trace import CoreTrace, Scope
 
 
 MAX_LOOP_COUNT = 2 ** 63 - 1
@@ -95,7 +62,7 @@ class loop:
         self._state = 0
 
     def __iter__(self) -> "loop":
-        self.core.scopes.append(_Scope(loop=self))
+        self.core.scopes.append(Scope(opener=self, loc=self.loc))
         return self
 
     def __next__(self) -> int:
@@ -103,9 +70,9 @@ class loop:
         if self._state == 1:
             return 0
         scope = self.core.scopes.pop()
-        if scope.loop is not self:  # an inner loop's body was left early
+        if scope.opener is not self:  # an inner loop's body was left early
             raise DesignError("loop", "a loop() body ended early (break or return inside it)",
-                              loc=scope.loop.loc if scope.loop else self.loc,
+                              loc=scope.loc or self.loc,
                               fix="do not break or return out of loop(); every iteration is "
                               "the same program")
         self.core.emit(Loop(count=self.count, body=tuple(scope.ops), loc=self.loc))
@@ -170,14 +137,13 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
         b.add_herd(h)
         for y in range(rows):
             for x in range(cols):
-                cb = CoreBuilder(name=f"{hname}[{x},{y}]")
+                cb = CoreTrace(name=f"{hname}[{x},{y}]")
                 with active(_CORE, cb):
                     fn(x, y) if nparams == 2 else fn()
                 if len(cb.scopes) != 1:
-                    open_loop = cb.scopes[-1].loop
                     raise DesignError(
                         "loop", "a loop() body ended early (break or return inside it)",
-                        loc=open_loop.loc if open_loop else loc,
+                        loc=cb.scopes[-1].loc or loc,
                         fix="do not break or return out of loop(); every iteration is the "
                         "same program")
                 b.cores.append(Core(
@@ -190,10 +156,6 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
 
 def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
     """Record a kernel call in the current core (used by :class:`aiedsl.kernels.Kernel`)."""
-    from aiedsl.ir import BufferArg, RtpArg, ScalarArg
-    from aiedsl.lang.fifo import Buffer
-    from aiedsl.lang.rtp import RtpValue
-
     core = current_core(f"calling kernel '{symbol}'")
     out: list[Any] = []
     for i, a in enumerate(args):

@@ -20,10 +20,11 @@ import numpy as np
 
 from aiedsl.errors import DesignError, caller_loc, check_callable, function_loc, user_exception
 from aiedsl.ir import Design, Loc, TensorType
-from aiedsl.lang.builder import DesignBuilder
 from aiedsl.lang.context import _DESIGN, active, load_context
 from aiedsl.lang.names import check_name
 from aiedsl.lang.tensor import HostTensorRef
+from aiedsl.lang.to_ir import to_ir
+from aiedsl.lang.trace import DesignTrace
 from aiedsl.targets import DEVICES, get_target
 
 
@@ -160,8 +161,8 @@ def design(device: str = "npu1", *, name: str | None = None,
         if not isinstance(dev, str) or dev not in DEVICES:
             raise DesignError("device", f"unknown device {dev!r}", loc=loc, found=dev,
                               fix="use one of " + ", ".join(DEVICES))
-        b = DesignBuilder(check_name(name or fn.__name__, "design name", loc), get_target(dev),
-                          loc)
+        b = DesignTrace(check_name(name or fn.__name__, "design name", loc), get_target(dev),
+                        loc)
         tensors = []
         try:  # eval_str: designs written with `from __future__ import annotations`
             params = inspect.signature(fn, eval_str=True, locals=scope).parameters
@@ -181,7 +182,7 @@ def design(device: str = "npu1", *, name: str | None = None,
         b.tensors = tensors
         with active(_DESIGN, b):
             fn(*tensors)
-        ir = b.finalize(dict(ctx.used) if ctx else {})
+        ir = to_ir(b, dict(ctx.used) if ctx else {})
         handle = DesignHandle(ir.model_copy(update={"flows": flows}) if flows != "circuit"
                               else ir, kernels=dict(b.kernel_objs))
         if reference is not None:

@@ -1,4 +1,4 @@
-"""Object fifos, memtile links and channels: how data moves between L3, L2 and L1.
+"""Object fifos and memtile links: how data moves between L3, L2 and L1.
 
 A fifo's endpoints are inferred from use: a core that ``consume()``s it is a consumer, a core
 that ``produce()``s it is the producer, ``rt.fill`` makes the shim its producer, ``rt.drain`` the
@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import itertools
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Iterator, Sequence
 
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Dim, Loc, TensorType
 from aiedsl.lang.context import current_core, current_design
+from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin, memtile
-
-if TYPE_CHECKING:
-    from aiedsl.lang.builder import DesignBuilder
+from aiedsl.lang.trace import DesignTrace, FifoRecord
+from aiedsl.targets import TargetModel
 
 DimsSpec = Sequence[tuple[int, int]] | None
 
@@ -50,38 +50,9 @@ def to_dims(spec: DimsSpec, what: str, loc: Loc) -> tuple[Dim, ...]:
     return tuple(out)
 
 
-@dataclass
-class EndpointUse:
-    """One endpoint of a fifo, as recorded during tracing."""
-
-    kind: str
-    core: str | None
-    loc: Loc
-    pin: tuple[int, int] | None = None
-    depth: int | None = None
-    dims: tuple[Dim, ...] = ()
-
-
-@dataclass(eq=False)
-class ObjectFifo:
-    """A fifo handle in a design function (see :func:`fifo`)."""
-
-    builder: "DesignBuilder"
-    name: str
-    elem: TensorType
-    depth: int
-    loc: Loc
-    dims_to_stream: tuple[Dim, ...] = ()
-    dims_from_stream: tuple[Dim, ...] = ()
-    dims_per_consumer: dict[str, tuple[Dim, ...]] | None = None
-    """``dims_from_stream`` given per consumer (``{"core[0,1]": [...]}``), as mlir-aie's
-    ``{%tile fromStream [...], ...}``."""
-    consumer_depth: int | dict[str, int] | None = None
-    shim_pin: tuple[int, int] | None = None
-    channel: str | None = None
-    index: tuple[int, ...] = ()
-    producer: EndpointUse | None = None
-    consumers: list[EndpointUse] = field(default_factory=list)
+class ObjectFifo(FifoRecord):
+    """A fifo handle in a design function (see :func:`fifo`): its record, and what a design
+    function does with it."""
 
     # -- core side -----------------------------------------------------------------------------
     @contextmanager
@@ -112,15 +83,15 @@ class ObjectFifo:
         if not isinstance(n, int) or n < 1:
             raise DesignError("acquire", f"cannot acquire {n!r} elements of fifo '{self.name}'",
                               loc=loc, found=repr(n), fix="acquire 1 or more elements")
-        self.builder.use_core(self, port, core.name, loc)
-        return core.acquire(self, port, n, loc)
+        current_design(f"acquiring fifo '{self.name}'").use_core(self, port, core.name, loc)
+        return Buffer(self, core.acquire(self.name, port, n, loc), n)
 
     def release(self, port: str, n: int = 1, *, _loc: Loc | None = None) -> None:
         """Release ``n`` elements on ``port``, handing them to the other side."""
         loc = _loc or caller_loc()
         core = current_core(f"releasing fifo '{self.name}'")
         _check_port(port, loc)
-        core.release(self, port, n, loc)
+        core.release(self.name, port, n, loc)
 
     # -- memtile links ---------------------------------------------------------------------------
     def forward(self, elem: TensorType | None = None, *, depth: int | None = None,
@@ -133,11 +104,12 @@ class ObjectFifo:
         tile's memory instead (``a.forward(via=coretile(0, 2))``).
         """
         loc = caller_loc()
-        out = self.builder.new_fifo(
-            elem or self.elem, depth=self.depth if depth is None else depth,
+        b = current_design(f"forwarding fifo '{self.name}'")
+        out = new_fifo(
+            b, elem or self.elem, depth=self.depth if depth is None else depth,
             name=name or f"{self.name}_fwd",
             dims_to_stream=dims_to_stream, dims_from_stream=dims_from_stream, loc=loc)
-        self.builder.add_link("forward", [self], [out], [], via, loc)
+        b.add_link("forward", [self], [out], [], via, loc)
         return out
 
     def split(self, parts: Sequence[TensorType] | int, *, offsets: Sequence[int] | None = None,
@@ -149,7 +121,8 @@ class ObjectFifo:
         ``parts`` is a count (equal parts) or the part types; offsets default to back to back.
         """
         loc = caller_loc()
-        types = _part_types(self, parts, loc)
+        b = current_design(f"splitting fifo '{self.name}'")
+        types = _part_types(self, parts, b.target, loc)
         if names is not None and (not isinstance(names, (list, tuple))
                                   or len(names) != len(types)):
             raise DesignError("split", f"split of '{self.name}' into {len(types)} parts has "
@@ -159,12 +132,12 @@ class ObjectFifo:
             raise DesignError("split offsets", f"split of '{self.name}' has offsets={offsets!r}",
                               loc=loc, limit="a list of element offsets, one per part",
                               found=repr(offsets), fix="write e.g. offsets=[0, 1024]")
-        outs = [self.builder.new_fifo(
-            t, depth=self.depth if depth is None else depth,
+        outs = [new_fifo(
+            b, t, depth=self.depth if depth is None else depth,
             name=(names[i] if names else f"{self.name}_{i}"), dims_to_stream=dims_to_stream,
             dims_from_stream=dims_from_stream, loc=loc) for i, t in enumerate(types)]
-        offs = list(offsets) if offsets is not None else _back_to_back(types)
-        self.builder.add_link("split", [self], outs, offs, via, loc)
+        offs = list(offsets) if offsets is not None else back_to_back(types)
+        b.add_link("split", [self], outs, offs, via, loc)
         return outs
 
     def __repr__(self) -> str:
@@ -177,12 +150,13 @@ def _check_port(port: str, loc: Loc) -> None:
                           found=repr(port), fix="use 'produce' or 'consume'")
 
 
-def _back_to_back(types: Sequence[TensorType]) -> list[int]:
+def back_to_back(types: Sequence[TensorType]) -> list[int]:
+    """Element offsets of parts laid one after another, in order."""
     return [0, *itertools.accumulate(t.numel for t in types)][:-1]
 
 
-def _part_types(parent: ObjectFifo, parts: Sequence[TensorType] | int, loc: Loc
-                ) -> list[TensorType]:
+def _part_types(parent: ObjectFifo, parts: Sequence[TensorType] | int, target: TargetModel,
+                loc: Loc) -> list[TensorType]:
     if not isinstance(parts, (int, list, tuple)) or isinstance(parts, bool):
         raise DesignError("split", f"fifo '{parent.name}' split into {parts!r}", loc=loc,
                           limit="a number of equal parts, or a list of part types",
@@ -196,15 +170,59 @@ def _part_types(parent: ObjectFifo, parts: Sequence[TensorType] | int, loc: Loc
         n = parts
     else:
         n = len(parts)
-    most = parent.builder.target.max_fifos
+    most = target.max_fifos
     if n > most:  # before one fifo per part is made
         raise DesignError("split", f"fifo '{parent.name}' split into {n} parts", loc=loc,
                           limit=f"at most {most} parts: more fifos than "
-                          f"{parent.builder.target.name} has DMA channels", found=str(n),
+                          f"{target.name} has DMA channels", found=str(n),
                           fix="split into as many parts as there are cores reading them")
     if isinstance(parts, int):
         return [TensorType(shape=(parent.elem.numel // parts,), dtype=parent.elem.dtype)] * parts
     return list(parts)
+
+
+def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, loc: Loc,
+             dims_to_stream: DimsSpec = None,
+             dims_from_stream: DimsSpec | dict[str, DimsSpec] = None,
+             consumer_depth: int | dict[str, int] | None = None) -> ObjectFifo:
+    """A fifo registered in ``b``; its endpoints come from later uses."""
+    if not isinstance(elem, TensorType):
+        raise DesignError("fifo", f"fifo element type {elem!r} is not a Tensor[...] type",
+                          loc=loc, fix="write e.g. fifo(Tensor[1024, i16])")
+    name = check_name(name or b.fresh_name("of"), "fifo name", loc)
+    if name in b.fifos:
+        raise DesignError("fifo", f"two fifos are named '{name}'", loc=loc,
+                          related=[("the first", b.fifos[name].loc)],
+                          fix="give each fifo its own name")
+    if isinstance(consumer_depth, dict) and not all(isinstance(k, str) for k in consumer_depth):
+        raise DesignError("fifo depth", f"fifo '{name}' has consumer_depth="
+                          f"{consumer_depth!r}", loc=loc,
+                          limit="a depth, or {consumer name: depth} with names such as "
+                          "'core[0,1]', 'memtile' or 'shim'", found=repr(consumer_depth),
+                          fix="key it by the consuming core's name, e.g. {'core[0,1]': 3}")
+    per_end = consumer_depth.items() if isinstance(consumer_depth, dict) else [
+        ("consumer_depth", consumer_depth)]
+    b.check_depth(f"fifo '{name}'", "depth", depth, loc)
+    for what, d in per_end:
+        if d is not None:
+            b.check_depth(f"fifo '{name}'", what, d, loc)
+    per_consumer = None
+    if isinstance(dims_from_stream, dict):
+        if not all(isinstance(k, str) for k in dims_from_stream):
+            raise DesignError(
+                "dma dims", f"fifo '{name}' has dims_from_stream={dims_from_stream!r}",
+                loc=loc, limit="dims, or {consumer name: dims} with names such as "
+                "'core[0,1]'", found=repr(dims_from_stream),
+                fix="key it by the consuming core's name, e.g. {'core[0,1]': [(16, 4)]}")
+        per_consumer = {k: to_dims(v, f"dims_from_stream['{k}']", loc)
+                        for k, v in dims_from_stream.items()}
+        dims_from_stream = None
+    f = ObjectFifo(name, elem, depth, loc,
+                   dims_to_stream=to_dims(dims_to_stream, "dims_to_stream", loc),
+                   dims_from_stream=to_dims(dims_from_stream, "dims_from_stream", loc),
+                   dims_per_consumer=per_consumer, consumer_depth=consumer_depth)
+    b.fifos[name] = f
+    return f
 
 
 def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
@@ -230,7 +248,7 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
     """
     loc = caller_loc()
     b = current_design("fifo(...)")
-    f = b.new_fifo(elem, depth=depth, name=name, dims_to_stream=dims_to_stream,
+    f = new_fifo(b, elem, depth=depth, name=name, dims_to_stream=dims_to_stream,
                    dims_from_stream=dims_from_stream, loc=loc, consumer_depth=consumer_depth)
     if shim is not None:
         if not isinstance(shim, TilePin) or shim.kind != "shim":
@@ -257,14 +275,14 @@ def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
                           fix="give a list of one or more fifos, e.g. join([c0, c1])")
     total = sum(p.elem.numel for p in parts)
     elem = elem or TensorType(shape=(total,), dtype=parts[0].elem.dtype)
-    out = b.new_fifo(elem, depth=parts[0].depth if depth is None else depth,
+    out = new_fifo(b, elem, depth=parts[0].depth if depth is None else depth,
                      name=name or f"{parts[0].name}_join",
                      dims_to_stream=dims_to_stream, loc=loc)
     if offsets is not None and not isinstance(offsets, (list, tuple)):
         raise DesignError("join offsets", f"join has offsets={offsets!r}", loc=loc,
                           limit="a list of element offsets, one per part", found=repr(offsets),
                           fix="write e.g. offsets=[0, 1024]")
-    offs = list(offsets) if offsets is not None else _back_to_back([p.elem for p in parts])
+    offs = list(offsets) if offsets is not None else back_to_back([p.elem for p in parts])
     b.add_link("join", parts, [out], offs, via, loc)
     return out
 

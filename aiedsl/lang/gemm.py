@@ -32,6 +32,7 @@ from aiedsl.lang.channel import Channel
 from aiedsl.lang.fifo import ObjectFifo, fifo
 from aiedsl.lang.runtime import RuntimeBuilder, tiles
 from aiedsl.lang.tensor import HostTensorRef
+from aiedsl.lang.trace import FifoRecord
 
 
 def staged_dims_a(m: int, k: int, k_run: int, r: int, s: int
@@ -98,11 +99,11 @@ def staged_inputs(a_tile: TensorType, b_tile: TensorType, *, k_run: int,
     return a, b
 
 
-def _fill_numel(rt: RuntimeBuilder, f: ObjectFifo) -> int:
+def _fill_numel(rt: RuntimeBuilder, f: FifoRecord) -> int:
     """Elements per element of the fifo a fill of ``f`` goes into (following forward links
     toward the host, as the runtime does)."""
     while True:
-        up = next((rec.srcs[0] for rec in rt.builder.links
+        up = next((rec.srcs[0] for rec in rt.trace.links
                    if rec.kind == "forward" and f in rec.dsts), None)
         if up is None:
             return f.elem.numel
@@ -163,7 +164,7 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
                 "the tile or the herd")
     row_groups = M // (m * rows)
     col_groups = N // (n * cols)
-    target = rt.builder.target
+    target = rt.trace.target
     # A repeats its tile row once per column group and B walks one tile column per column
     # group, both in the pattern's iteration dimension when the rest takes 3 dimensions: so
     # at most max_shim_iterations column groups per fill.

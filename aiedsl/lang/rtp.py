@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aiedsl.errors import DesignError, caller_loc
-from aiedsl.ir import Loc, TensorType
+from aiedsl.ir import BarrierWait, Loc, TensorType
 from aiedsl.lang.context import _CORE, current_design
 from aiedsl.lang.names import check_name
 
@@ -150,8 +150,6 @@ class BarrierRef:
     def wait_for_value(self, value: int) -> None:
         """In a core function: wait until the barrier holds at least ``value``, then take
         ``value`` from it (so a barrier set to 1 lets one wait through)."""
-        from aiedsl.ir import BarrierWait
-
         loc = caller_loc()
         cb = _CORE.get()
         if cb is None:

@@ -15,63 +15,30 @@ from __future__ import annotations
 import functools
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, NamedTuple, NoReturn, Sequence
+from typing import Iterator, NamedTuple, NoReturn, Sequence
 
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, Pattern
 from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import ObjectFifo
+from aiedsl.lang.rtp import BarrierRef, RtpRef
 from aiedsl.lang.tensor import HostTensorRef
-
-if TYPE_CHECKING:
-    from aiedsl.lang.builder import DesignBuilder
-    from aiedsl.targets import TargetModel
+from aiedsl.lang.trace import (
+    DesignTrace, RtpWriteRecord, RuntimeRecord, SetBarrierRecord, TransferRecord,
+)
+from aiedsl.targets import TargetModel
 
 PatternSpec = Pattern | tuple[int, Sequence[int], Sequence[int]] | None
-
-
-@dataclass
-class RuntimeRecord:
-    """A runtime operation as traced, before fifos are resolved to their host ends."""
-
-    op: str
-    fifo: ObjectFifo
-    tensor: HostTensorRef | None
-    pattern: Pattern | None
-    wait: bool
-    loc: Loc
-
-
-@dataclass
-class RtpWriteRecord:
-    """An ``rt.rtp_write`` as traced."""
-
-    rtp: str
-    index: int
-    value: int
-    loc: Loc
-    op: str = "rtp_write"
-
-
-@dataclass
-class SetBarrierRecord:
-    """An ``rt.set_barrier`` as traced."""
-
-    barrier: str
-    value: int
-    loc: Loc
-    op: str = "set_barrier"
 
 
 class RuntimeBuilder:
     """The ``rt`` of ``with runtime() as rt``: fill, drain, wait, runtime-parameter writes and
     barrier sets."""
 
-    def __init__(self, builder: "DesignBuilder") -> None:
-        self.builder = builder
-        self.records: list[RuntimeRecord | RtpWriteRecord | SetBarrierRecord] = []
-        self.pending: list[RuntimeRecord] = []
+    def __init__(self, trace: DesignTrace) -> None:
+        self.trace = trace
+        self.records: list[RuntimeRecord] = []
+        self.pending: list[TransferRecord] = []
 
     def rtp_write(self, buf: object, index: int, value: int) -> None:
         """Write ``value`` into slot ``index`` of runtime parameter ``buf`` (an :func:`rtp`, or
@@ -81,10 +48,8 @@ class RuntimeBuilder:
         Write a slot before the fills whose calls should see it; to change it, first
         ``rt.sync()`` so that every call that used the old value is done.
         """
-        from aiedsl.lang.rtp import RtpRef
-
         loc = caller_loc()
-        rtps = self.builder.rtps
+        rtps = self.trace.rtps
         if isinstance(buf, str) and buf in rtps:
             buf = rtps[buf]
         if not isinstance(buf, RtpRef) or rtps.get(buf.name) is not buf:
@@ -113,10 +78,8 @@ class RuntimeBuilder:
         """Set runtime barrier ``barrier`` (a :func:`barrier`, or its name) to ``value`` in every
         core that waits on it (``aiex.set_lock``: the lock takes this value, whatever it
         held)."""
-        from aiedsl.lang.rtp import BarrierRef
-
         loc = caller_loc()
-        known = self.builder.barriers
+        known = self.trace.barriers
         if isinstance(barrier, str) and barrier in known:
             barrier = known[barrier]
         if not isinstance(barrier, BarrierRef) or known.get(barrier.name) is not barrier:
@@ -127,7 +90,7 @@ class RuntimeBuilder:
                     f"'{n}'" for n in known) or "none"), found=shown,
                 fix="declare it with barrier(name=...) in the design function and pass what "
                 "barrier() returned")
-        top = self.builder.target.max_lock_value
+        top = self.trace.target.max_lock_value
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
             raise DesignError(
                 "runtime", f"rt.set_barrier of '{barrier.name}' to {value!r}", loc=loc,
@@ -168,7 +131,7 @@ class RuntimeBuilder:
         """Wait here for every waited transfer issued so far."""
         loc = caller_loc()
         for rec in self.pending:
-            self.records.append(RuntimeRecord("wait", rec.fifo, None, None, False, loc))
+            self.records.append(TransferRecord("wait", rec.fifo, None, None, False, loc))
         self.pending.clear()
 
     def _record(self, op: str, fifo: ObjectFifo, tensor: HostTensorRef, pattern: PatternSpec,
@@ -182,7 +145,7 @@ class RuntimeBuilder:
                 f"{type(tensor).__name__}", loc=loc,
                 fix="pass the argument of the @design function, e.g. rt.fill(a, A)")
         pat = to_pattern(pattern, tensor, loc)
-        rec = RuntimeRecord(op, fifo, tensor, pat, wait, loc)
+        rec = TransferRecord(op, fifo, tensor, pat, wait, loc)
         self.records.append(rec)
         if wait:
             self.pending.append(rec)
@@ -222,7 +185,7 @@ def runtime() -> Iterator[RuntimeBuilder]:
                           loc=loc, related=[("the first", b.runtime_loc)] if b.runtime_loc
                           else None, fix="put every fill and drain in one `with runtime()`")
     rt = RuntimeBuilder(b)
-    b.runtime, b.runtime_loc = rt, loc
+    b.runtime, b.runtime_loc = rt.records, loc
     yield rt
     rt.sync()
 

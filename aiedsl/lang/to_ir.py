@@ -1,0 +1,195 @@
+"""The design IR made from a finished trace: channels become links, runtime transfers find the
+fifos the shim talks to, every fifo gets its endpoints, and what was never used is refused.
+"""
+
+from __future__ import annotations
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import (
+    Barrier, Cascade, Design, Dim, Endpoint, Fifo, Herd, HostTensor, Link, Loc, Rtp, RtpWrite,
+    SetBarrier, Transfer, Wait,
+)
+from aiedsl.lang.rtp import BarrierRef, RtpRef
+from aiedsl.lang.trace import (
+    DesignTrace, EndpointUse, FifoRecord, RtpWriteRecord, SetBarrierRecord,
+)
+
+
+def to_ir(trace: DesignTrace, defines: dict[str, int | float | str]) -> Design:
+    """The :class:`Design` of a finished trace: channels and runtime transfers resolved.
+
+    ``defines`` are the design parameters the trace used (the IR records them).
+    """
+    for ch in trace.channels:
+        ch.materialize()
+    runtime_ops = _resolve_runtime(trace)
+    for ch in trace.channels:
+        ch.check_broadcast()
+    fifos = [_fifo_ir(f) for f in trace.fifos.values()]
+    links = [Link(kind=r.kind, srcs=tuple(f.name for f in r.srcs),
+                  dsts=tuple(f.name for f in r.dsts), offsets=tuple(r.offsets),
+                  via="core" if r.end == "coretile" else "memtile", tile=r.pin,
+                  loc=r.loc) for r in trace.links]
+    tensors = [HostTensor(name=t.name, index=t.index, type=t.type, loc=t.loc)
+               for t in trace.tensors]
+    return Design(
+        name=trace.name, device=trace.target.name, loc=trace.loc, defines=defines,
+        tensors=tuple(tensors), fifos=tuple(fifos), links=tuple(links),
+        herds=tuple(trace.herds), cores=tuple(trace.cores),
+        kernels=tuple(trace.kernels.values()), runtime=tuple(runtime_ops),
+        rtps=tuple(_rtp_ir(trace, r) for r in trace.rtps.values()),
+        barriers=tuple(_barrier_ir(trace, b) for b in trace.barriers.values()),
+        cascades=tuple(c for h in trace.herds for c in _cascades(h)))
+
+
+def _barrier_ir(trace: DesignTrace, b: BarrierRef) -> Barrier:
+    if not b.cores:
+        raise DesignError(
+            "barrier unused", f"barrier '{b.name}' is never waited on by a core",
+            loc=b.loc, limit="a barrier is a lock in each core that waits on it",
+            fix="call wait_for_value on it in a core function, or remove it")
+    order = {c.name: i for i, c in enumerate(trace.cores)}
+    return Barrier(name=b.name, init=b.init, cores=tuple(sorted(b.cores, key=order.get)),
+                   loc=b.loc)
+
+
+def _rtp_ir(trace: DesignTrace, r: RtpRef) -> Rtp:
+    if r.core is None:
+        raise DesignError(
+            "rtp unused", f"rtp '{r.name}' is never read by a core", loc=r.loc,
+            limit="an rtp lives in the memory of the core that reads it",
+            fix="read it in a core function (thr[0]) and pass it to a kernel call, or "
+            "remove it")
+    # one MLIR symbol table holds fifos, kernels and buffers: a shared name would not parse
+    for what, names in (("fifo", trace.fifos), ("kernel", trace.kernels)):
+        if r.name in names:
+            raise DesignError(
+                "name", f"rtp '{r.name}' has the name of a {what}", loc=r.loc,
+                limit="fifos, kernels and rtps share one MLIR symbol table",
+                found=r.name, fix="rename the rtp")
+    return Rtp(name=r.name, type=r.type, core=r.core, loc=r.loc, read_at=r.read_at)
+
+
+def _resolve_runtime(trace: DesignTrace) -> list[Transfer | Wait | RtpWrite | SetBarrier]:
+    ops: list[Transfer | Wait | RtpWrite | SetBarrier] = []
+    if trace.runtime is None:
+        return ops
+    for rec in trace.runtime:
+        if isinstance(rec, RtpWriteRecord):
+            ops.append(RtpWrite(rtp=rec.rtp, index=rec.index, value=rec.value, loc=rec.loc))
+            continue
+        if isinstance(rec, SetBarrierRecord):
+            ops.append(SetBarrier(barrier=rec.barrier, value=rec.value, loc=rec.loc))
+            continue
+        f = _host_end(trace, rec.fifo, rec.op, rec.loc)
+        if rec.op == "wait":
+            ops.append(Wait(fifo=f.name, loc=rec.loc))
+            continue
+        use = EndpointUse("shim", None, rec.loc, f.shim_pin)
+        if rec.op == "fill":
+            trace.set_producer(f, use)
+        else:
+            trace.add_consumer(f, use)
+        assert rec.tensor is not None and rec.pattern is not None
+        ops.append(Transfer(op=rec.op, fifo=f.name, tensor=rec.tensor.name,
+                            pattern=rec.pattern, wait=rec.wait, loc=rec.loc))
+    return ops
+
+
+def _host_end(trace: DesignTrace, f: FifoRecord, op: str, loc: Loc) -> FifoRecord:
+    """Follow forward links from ``f`` to the fifo the shim talks to."""
+    inbound = op == "fill"  # waits only follow drains
+    while True:
+        step = None
+        for rec in trace.links:
+            if inbound and f in rec.dsts:
+                step = rec.srcs[0] if rec.kind == "forward" else None
+                if step is None:
+                    raise DesignError(
+                        "runtime", f"rt.fill of '{f.name}', one part of a {rec.kind} at a "
+                        "memtile", loc=loc, related=[(f"the {rec.kind}", rec.loc)],
+                        fix="fill the fifo the parts come from (for a channel with split=, "
+                        "index it with ':' on the split axis)")
+            if not inbound and f in rec.srcs:
+                step = rec.dsts[0] if rec.kind == "forward" else None
+                if step is None:
+                    raise DesignError(
+                        "runtime", f"rt.drain of '{f.name}', one part of a {rec.kind} at a "
+                        "memtile", loc=loc, related=[(f"the {rec.kind}", rec.loc)],
+                        fix="drain the joined fifo (for a channel with join=, index it "
+                        "with ':' on the join axis)")
+        if step is None:
+            return f
+        f = step
+
+
+def _fifo_ir(f: FifoRecord) -> Fifo:
+    if f.producer is None and not f.consumers:
+        raise DesignError(
+            "fifo unused", f"fifo '{f.name}' is never used: it has no producer and no "
+            "consumer", loc=f.loc, fix="remove it, or fill it (rt.fill) or produce it in a "
+            "core, and drain it (rt.drain) or consume it in a core")
+    if f.producer is None or not f.consumers:
+        missing = "producer" if f.producer is None else "consumer"
+        hint = ("fill it in the runtime sequence (rt.fill), or produce it in a core"
+                if missing == "producer" else
+                "drain it in the runtime sequence (rt.drain), or consume it in a core")
+        raise DesignError(
+            f"fifo {missing}", f"fifo '{f.name}' has no {missing}", loc=f.loc,
+            fix=hint + "; remove it if it is not needed")
+
+    def cons_depth(who: str) -> int:
+        if isinstance(f.consumer_depth, dict):
+            return f.consumer_depth.get(who, f.depth)
+        return f.depth if f.consumer_depth is None else f.consumer_depth
+
+    known = {c.core if c.kind == "core" else c.kind for c in f.consumers}
+    for what, per in (("consumer_depth", f.consumer_depth),
+                      ("dims_from_stream", f.dims_per_consumer)):
+        stray = sorted(set(per) - known) if isinstance(per, dict) else []
+        if stray:
+            raise DesignError(
+                "fifo depth" if what == "consumer_depth" else "dma dims",
+                f"{what} of fifo '{f.name}' names {', '.join(stray)}, which do not consume "
+                "it", loc=f.loc, found=", ".join(stray),
+                fix="key it by the consuming core's name (e.g. 'core[0,1]') or 'memtile'/"
+                "'shim'; consumers: " + ", ".join(sorted(known)))
+
+    def cons_dims(who: str) -> tuple[Dim, ...]:
+        if f.dims_per_consumer is not None:
+            return f.dims_per_consumer.get(who, ())
+        return f.dims_from_stream
+
+    producer = Endpoint(kind=f.producer.kind, core=f.producer.core, tile=f.producer.pin,
+                        depth=f.depth, dims=f.dims_to_stream, loc=f.producer.loc)
+    consumers = tuple(
+        Endpoint(kind=c.kind, core=c.core, tile=c.pin,
+                 depth=cons_depth(c.core if c.kind == "core" else c.kind),
+                 dims=cons_dims(c.core if c.kind == "core" else c.kind),
+                 loc=c.loc)  # checks reject them off a core
+        for c in f.consumers)
+    return Fifo(name=f.name, elem=f.elem, producer=producer, consumers=consumers,
+                loc=f.loc, channel=f.channel, index=f.index)
+
+
+def _cascades(h: Herd) -> list[Cascade]:
+    """The cascade links of herd ``h``: each core to its neighbour in ``h.cascade``."""
+    if h.cascade is None:
+        return []
+    dx, dy = {"east": (1, 0), "west": (-1, 0), "north": (0, 1), "south": (0, -1)}[h.cascade]
+    out = []
+    for y in range(h.rows):
+        for x in range(h.cols):
+            if 0 <= x + dx < h.cols and 0 <= y + dy < h.rows:
+                out.append(Cascade(src=f"{h.name}[{x},{y}]", dst=f"{h.name}[{x + dx},{y + dy}]",
+                                   loc=h.loc))
+    # in chain order (each link after the one feeding it), so reports read down the chain
+    def order(c: Cascade) -> tuple[int, int]:
+        x, y = _index(c.src)
+        return (y, x * dx) if dx else (x, y * dy)
+    return sorted(out, key=order)
+
+
+def _index(core: str) -> tuple[int, int]:
+    x, y = core[core.rindex("[") + 1:-1].split(",")
+    return int(x), int(y)

@@ -1,0 +1,286 @@
+"""What tracing a design records, as plain data: its fifos and their links, each core's program,
+the runtime sequence.
+
+The tracing context (:mod:`aiedsl.lang.context`) holds the :class:`DesignTrace` and the
+:class:`CoreTrace` being written; the handles a design function works with (fifos, channels,
+``rt``) write into them; :func:`aiedsl.lang.to_ir.to_ir` makes the IR from a finished trace.
+Nothing here knows those handles, so the front end's modules all import this one and it imports
+none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import Acquire, Core, Dim, Herd, Kernel, Loc, Op, Pattern, Release, TensorType
+from aiedsl.lang.placement import TilePin
+from aiedsl.lang.tensor import HostTensorRef
+from aiedsl.targets import TargetModel
+
+
+@dataclass
+class EndpointUse:
+    """One endpoint of a fifo, as recorded during tracing."""
+
+    kind: str
+    core: str | None
+    loc: Loc
+    pin: tuple[int, int] | None = None
+    depth: int | None = None
+    dims: tuple[Dim, ...] = ()
+
+
+@dataclass(eq=False)
+class FifoRecord:
+    """What a design declared of one object fifo; endpoints are added as tracing finds them.
+
+    The design function holds it as an :class:`~aiedsl.lang.fifo.ObjectFifo`.
+    """
+
+    name: str
+    elem: TensorType
+    depth: int
+    loc: Loc
+    dims_to_stream: tuple[Dim, ...] = ()
+    dims_from_stream: tuple[Dim, ...] = ()
+    dims_per_consumer: dict[str, tuple[Dim, ...]] | None = None
+    """``dims_from_stream`` given per consumer (``{"core[0,1]": [...]}``), as mlir-aie's
+    ``{%tile fromStream [...], ...}``."""
+    consumer_depth: int | dict[str, int] | None = None
+    shim_pin: tuple[int, int] | None = None
+    channel: str | None = None
+    index: tuple[int, ...] = ()
+    producer: EndpointUse | None = None
+    consumers: list[EndpointUse] = field(default_factory=list)
+
+
+@dataclass
+class LinkRecord:
+    """A forward, split or join of fifos at a memtile (or a core tile's memory)."""
+
+    kind: str
+    srcs: list[FifoRecord]
+    dsts: list[FifoRecord]
+    offsets: list[int]
+    pin: tuple[int, int] | None
+    loc: Loc
+    end: str = "memtile"
+
+
+@dataclass
+class TransferRecord:
+    """An ``rt.fill``, ``rt.drain`` or wait as traced, before its fifo is followed to the fifo
+    the shim talks to."""
+
+    op: str
+    fifo: FifoRecord
+    tensor: HostTensorRef | None
+    pattern: Pattern | None
+    wait: bool
+    loc: Loc
+
+
+@dataclass
+class RtpWriteRecord:
+    """An ``rt.rtp_write`` as traced."""
+
+    rtp: str
+    index: int
+    value: int
+    loc: Loc
+    op: str = "rtp_write"
+
+
+@dataclass
+class SetBarrierRecord:
+    """An ``rt.set_barrier`` as traced."""
+
+    barrier: str
+    value: int
+    loc: Loc
+    op: str = "set_barrier"
+
+
+RuntimeRecord = TransferRecord | RtpWriteRecord | SetBarrierRecord
+
+
+class Bundle(Protocol):
+    """What a channel (:class:`~aiedsl.lang.channel.Channel`) still has to do once the design
+    function has returned and every use of it is known."""
+
+    def materialize(self) -> None:
+        """Add its memtile links, now that tracing tells which way data flows."""
+
+    def check_broadcast(self) -> None:
+        """Check that each of its fifos reaches the declared number of cores."""
+
+
+@dataclass
+class Scope:
+    """The ops of one nesting level of a core's program: its body, or a ``loop()``'s."""
+
+    ops: list[Op] = field(default_factory=list)
+    opener: object | None = None
+    """The ``loop()`` whose body this is (None for the core's body)."""
+    loc: Loc | None = None
+    """Where that loop was written."""
+
+
+@dataclass
+class CoreTrace:
+    """One core's program, recorded while its herd function runs."""
+
+    name: str
+    scopes: list[Scope] = field(default_factory=lambda: [Scope()])
+    counter: int = 0
+
+    def emit(self, op: Op) -> None:
+        """Append ``op`` to the innermost open scope."""
+        self.scopes[-1].ops.append(op)
+
+    def acquire(self, fifo: str, port: str, n: int, loc: Loc) -> str:
+        """Record an acquire of ``fifo``; the name of the value it yields."""
+        value = f"v{self.counter}"
+        self.counter += 1
+        self.emit(Acquire(fifo=fifo, port=port, count=n, result=value, loc=loc))
+        return value
+
+    def release(self, fifo: str, port: str, n: int, loc: Loc) -> None:
+        """Record a release."""
+        self.emit(Release(fifo=fifo, port=port, count=n, loc=loc))
+
+
+@dataclass
+class DesignTrace:
+    """Everything one design function declared, while and after it is traced."""
+
+    name: str
+    target: TargetModel
+    loc: Loc
+    tensors: list[HostTensorRef] = field(default_factory=list)
+    fifos: dict[str, FifoRecord] = field(default_factory=dict)
+    links: list[LinkRecord] = field(default_factory=list)
+    channels: list[Bundle] = field(default_factory=list)
+    herds: list[Herd] = field(default_factory=list)
+    cores: list[Core] = field(default_factory=list)
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    kernel_objs: dict[str, Any] = field(default_factory=dict)
+    runtime: list[RuntimeRecord] | None = None
+    """The runtime sequence; None until ``with runtime()`` opens it."""
+    runtime_loc: Loc | None = None
+    rtps: dict[str, Any] = field(default_factory=dict)
+    """Runtime-parameter buffers by name (:class:`aiedsl.lang.rtp.RtpRef`)."""
+    barriers: dict[str, Any] = field(default_factory=dict)
+    """Runtime barriers by name (:class:`aiedsl.lang.rtp.BarrierRef`)."""
+    _names: dict[str, int] = field(default_factory=dict)
+
+    # -- declarations ----------------------------------------------------------------------------
+    def fresh_name(self, stem: str) -> str:
+        """A fifo name not used yet, from ``stem``."""
+        n = self._names.get(stem, 0)
+        self._names[stem] = n + 1
+        name = stem if n == 0 else f"{stem}{n}"
+        return name if name not in self.fifos else self.fresh_name(stem)
+
+    def check_depth(self, owner: str, what: str, d: object, loc: Loc) -> None:
+        """A depth is an int from 1 to the largest lock value.
+
+        The producer lock starts at the depth, and a lock counts to 63 (AIE2 lock values are 6
+        bits: mlir-aie ``AIETargetModel::getMaxLockValue``).
+        """
+        top = self.target.max_lock_value
+        if not isinstance(d, int) or isinstance(d, bool) or not 1 <= d <= top:
+            raise DesignError("fifo depth", f"{owner} has {what}={d!r}", loc=loc,
+                              limit=f"an integer from 1 to {top} (a lock starts at the depth "
+                              f"and counts to {top})", found=repr(d),
+                              fix="use 1 (single), 2 (double buffering) or a few more")
+
+    def add_herd(self, h: Herd) -> None:
+        """Register a herd (names are unique)."""
+        for other in self.herds:
+            if other.name == h.name:
+                raise DesignError("herd", f"two herds are named '{h.name}'", loc=h.loc,
+                                  related=[("the first", other.loc)],
+                                  fix="give each herd its own name (name=...)")
+        self.herds.append(h)
+
+    def add_kernel(self, k: Kernel, obj: Any) -> None:
+        """Register a kernel declaration (and its Python object); one per C symbol."""
+        prev = self.kernels.get(k.symbol)
+        if prev is not None and prev.model_copy(update={"loc": k.loc}) != k:
+            raise DesignError("kernel", f"two different kernels use the symbol '{k.symbol}'",
+                              loc=k.loc, related=[("the first", prev.loc)],
+                              fix="put every shape parameter into the symbol name")
+        self.kernels.setdefault(k.symbol, k)
+        self.kernel_objs.setdefault(k.symbol, obj)
+
+    def add_link(self, kind: str, srcs: Sequence[FifoRecord], dsts: Sequence[FifoRecord],
+                 offsets: list[int], via: TilePin, loc: Loc) -> None:
+        """Register a link and the memtile (or core tile) endpoints it gives its fifos."""
+        if not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets):
+            raise DesignError(f"{kind} offsets", f"{kind} offsets {list(offsets)!r}", loc=loc,
+                              limit="element offsets: non-negative ints", found=repr(offsets),
+                              fix="give one int offset per part, in elements of the parent")
+        if not isinstance(via, TilePin) or via.kind not in ("memtile", "coretile"):
+            raise DesignError("link", f"a {kind} goes through a memtile or a core tile, not "
+                              f"{via!r}", loc=loc,
+                              fix="use via=memtile, via=memtile(col) or (a forward) "
+                              "via=coretile(col, row)")
+        if via.kind == "coretile" and kind != "forward":
+            # mlir-aie ObjectFifoLinkOp::verify: join and distribute need a memtile
+            raise DesignError("link", f"a {kind} goes through a core tile", loc=loc,
+                              limit="a core tile's DMA forwards 1 -> 1 only; splits and joins "
+                              "go through a memtile (mlir-aie: join and distribute are "
+                              "unavailable on compute or shim tiles)", found=repr(via),
+                              fix="use via=memtile, or forward through the core tile and "
+                              f"{kind} at a memtile")
+        for f in [*srcs, *dsts]:
+            for rec in self.links:
+                if f in rec.srcs or f in rec.dsts:
+                    raise DesignError(
+                        "link", f"fifo '{f.name}' takes part in two links", loc=loc,
+                        related=[("the first link", rec.loc)],
+                        fix="a fifo joins at most one link (mlir-aie's rule): forward into a "
+                        "new fifo instead")
+        pin = via.coord(self.target.memtile_rows[0] if via.kind == "memtile"
+                        else self.target.core_rows[0])
+        end = "memtile" if via.kind == "memtile" else "coretile"
+        self.links.append(LinkRecord(kind, list(srcs), list(dsts), offsets, pin, loc, end))
+        for f in srcs:
+            self.add_consumer(f, EndpointUse(end, None, loc, pin))
+        for f in dsts:
+            self.set_producer(f, EndpointUse(end, None, loc, pin))
+
+    # -- endpoint inference ----------------------------------------------------------------------
+    def use_core(self, f: FifoRecord, port: str, core: str, loc: Loc) -> None:
+        """Record that ``core`` uses ``f`` on ``port``."""
+        if port == "produce":
+            self.set_producer(f, EndpointUse("core", core, loc))
+        else:
+            self.add_consumer(f, EndpointUse("core", core, loc))
+
+    def set_producer(self, f: FifoRecord, use: EndpointUse) -> None:
+        """Make ``use`` the producer of ``f``; a second, different producer is an error."""
+        p = f.producer
+        if p is None:
+            f.producer = use
+        elif (p.kind, p.core) != (use.kind, use.core):
+            raise DesignError(
+                "fifo producer", f"fifo '{f.name}' has two producers: {_who(p)} and "
+                f"{_who(use)}", loc=use.loc, related=[(f"{_who(p)} produces it here", p.loc)],
+                fix="a fifo has exactly one producer: give each producer its own fifo (a "
+                "channel index per core), or join them at a memtile")
+
+    def add_consumer(self, f: FifoRecord, use: EndpointUse) -> None:
+        """Add ``use`` to the consumers of ``f``, once per endpoint."""
+        for c in f.consumers:
+            if (c.kind, c.core) == (use.kind, use.core):
+                return  # another drain or acquire by the same endpoint
+        f.consumers.append(use)
+
+
+def _who(use: EndpointUse) -> str:
+    return use.core if use.kind == "core" else f"the {use.kind}"

@@ -1,0 +1,89 @@
+"""aiedsl's modules import one way: no module reaches itself through imports.
+
+Every import counts, also one only type checkers run (``if TYPE_CHECKING:``) and one inside a
+function: each ties the two modules as much as a reader is concerned.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "aiedsl"
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Per module of ``package`` (dotted name), the modules of it that it imports."""
+    root = package.parent
+    modules: dict[str, Path] = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = here[:len(here) - (node.level - 1)]
+                    base = ".".join(up + ([base] if base else []))
+                found.add(base)
+                found.update(f"{base}.{a.name}" for a in node.names)
+        graph[name] = {m for m in found if m in modules and m != name}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (its modules in order, the first repeated at the end), or
+    None."""
+    done: set[str] = set()
+    path: list[str] = []
+    on_path: set[str] = set()
+
+    def visit(m: str) -> list[str] | None:
+        path.append(m)
+        on_path.add(m)
+        for n in sorted(graph[m]):
+            if n in on_path:
+                return path[path.index(n):] + [n]
+            if n not in done:
+                cycle = visit(n)
+                if cycle:
+                    return cycle
+        on_path.discard(path.pop())
+        done.add(m)
+        return None
+
+    for m in sorted(graph):
+        if m not in done:
+            cycle = visit(m)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_no_module_of_aiedsl_imports_itself_back() -> None:
+    cycle = find_cycle(import_graph(PACKAGE))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_front_end_records_below_what_writes_them() -> None:
+    """The trace (what tracing records) imports no module that writes into it."""
+    graph = import_graph(PACKAGE)
+    front = {m for m in graph if m.startswith("aiedsl.lang.")}
+    assert graph["aiedsl.lang.trace"] & front == {"aiedsl.lang.placement", "aiedsl.lang.tensor"}
+
+
+def test_a_cycle_through_a_type_only_import_is_found(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from pkg.b import B\n")
+    (pkg / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.c import C\nB = 1\n")
+    (pkg / "c.py").write_text("def f():\n    from . import a\n")
+    assert find_cycle(import_graph(pkg)) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
