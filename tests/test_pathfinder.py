@@ -96,3 +96,17 @@ def test_a_draft_with_channels_its_tiles_lack_still_routes_the_rest() -> None:
     assert not result.congested
     assert [len(r.wires) for r in result.routes] == [2, 0]
     assert result.routes[1].dsts == ((0, 2),) and result.routes[1].connects == ()
+
+
+def test_a_switchs_connections_are_every_pair_it_may_connect() -> None:
+    """``connections`` (what the routing graph is built from) says of each slave/master pair
+    what ``legal`` says, on every tile kind and edge of both device families."""
+    for device in ("npu1", "npu2_3col"):
+        m = SwitchModel.of(get_target(device))
+        for tile in m.tiles():
+            slaves, masters, outs = m.connections(tile)
+            assert len(outs) == len(slaves)
+            for p, qs in zip(slaves, outs):
+                assert qs == [q for q in masters if m.legal(tile, p, q)], (device, tile, p)
+    shim = SwitchModel.of(get_target("npu1")).connections((0, 0))
+    assert shim[2][shim[0].index(("DMA", 0))] == shim[1]  # the mux's ports reach anything

@@ -128,58 +128,82 @@ class _Graph:
 @cache
 def _graph(model: SwitchModel) -> _Graph:
     """The routing graph of ``model`` (``Pathfinder::initialize``), built once per device."""
+    # Every aiedsl run routes, so this is on the path of each one. Tiles of one signature have
+    # one switch: its ports, legal connections and wires are worked out once, as local port
+    # numbers, and each tile maps those to graph nodes. Nodes and cells are numbered in the
+    # order of the plain construction (a node per port in order of first use, a cell per legal
+    # connection, then the wires).
+    tiles = model.tiles()
+    sigs = {t: model.signature(t) for t in tiles}
+    switches: dict[tuple[str, bool, bool, bool], _Switch] = {}
+    for t in tiles:
+        if sigs[t] not in switches:
+            switches[sigs[t]] = _Switch.of(model, t)
     nodes: list[End] = []
-    ids: dict[End, int] = {}
     adj: list[list[tuple[int, int]]] = []
     cells: list[tuple[int, int]] = []
-    # Every aiedsl run routes, so this is on the path of each one: the loops below are the
-    # plain ones (a node per port in order of first use, an edge per legal connection, then
-    # the wires), written out so that an edge costs a few list operations.
+    gid = {t: [-1] * len(switches[sigs[t]].ports) for t in tiles}  # per local port: its node
 
-    def node(e: End) -> int:
-        i = ids.get(e)
-        if i is None:
-            i = ids[e] = len(nodes)
-            nodes.append(e)
+    def node(tile: Coord, local: int) -> int:
+        g = gid[tile]
+        i = g[local]
+        if i < 0:
+            i = g[local] = len(nodes)
+            nodes.append((tile, switches[sigs[tile]].ports[local]))
             adj.append([])
         return i
 
-    switches: dict[tuple[str, bool, bool, bool], tuple[list[Port], list[tuple[Port, list[Port]]]]
-                   ] = {}  # per switch signature: masters, and each slave's legal masters
-    for tile in model.tiles():
-        sig = model.signature(tile)
-        if sig not in switches:
-            slaves = [(b, c) for b in BUNDLES for c in range(model.slaves(tile, b))]
-            masters = [(b, c) for b in BUNDLES for c in range(model.masters(tile, b))]
-            switches[sig] = (masters, [(p, [q for q in masters if model.legal(tile, p, q)])
-                                       for p in slaves])
-        masters, legal = switches[sig]
-        for p, outs in legal:
-            i = node((tile, p))
+    for tile in tiles:
+        sw = switches[sigs[tile]]
+        g = gid[tile]
+        for p, outs in sw.legal:
+            i = g[p] if g[p] >= 0 else node(tile, p)
             out = adj[i]
             for q in outs:
-                e = (tile, q)
-                j = ids.get(e)
-                if j is None:
-                    j = node(e)
+                j = g[q] if g[q] >= 0 else node(tile, q)
                 out.append((j, len(cells)))
                 cells.append((i, j))
-        for q in masters:
-            i = node((tile, q))
-            if q[0] in STEP:  # a wire to the neighbour, if there is one (not below the shims)
-                dc, dr = STEP[q[0]]
-                there = (tile[0] + dc, tile[1] + dr)
-                if 0 <= there[0] < model.cols and 0 <= there[1] < model.rows:
-                    j = node((there, (FACING[q[0]], q[1])))
+        for q, step, before in sw.masters:
+            i = g[q] if g[q] >= 0 else node(tile, q)
+            if step is None:
+                continue
+            there = (tile[0] + step[0], tile[1] + step[1])
+            if 0 <= there[0] < model.cols and 0 <= there[1] < model.rows:
+                facing, ch = sw.ports[q]
+                j = node(there, switches[sigs[there]].local[(FACING[facing], ch)])
+                # mlir-aie visits a node's neighbours in (col, row, bundle, channel) order: the
+                # switch's own masters are in that order already; the wire's far end comes
+                # before them if it lies west or south, after them otherwise
+                if before:
+                    adj[i].insert(0, (j, len(cells)))
+                else:
                     adj[i].append((j, len(cells)))
-                    cells.append((i, j))
+                cells.append((i, j))
+    return _Graph(nodes=nodes, ids={e: i for i, e in enumerate(nodes)}, adj=adj, cells=cells)
 
-    # mlir-aie visits a node's neighbours in (col, row, bundle, channel) order
-    keys = [(col, row, RANK[bundle], ch) for (col, row), (bundle, ch) in nodes]
-    for i, out in enumerate(adj):
-        if len(out) > 1:
-            out.sort(key=lambda e: keys[e[0]])
-    return _Graph(nodes=nodes, ids=ids, adj=adj, cells=cells)
+
+@dataclass
+class _Switch:
+    """One switch signature's ports as local numbers: what :func:`_graph` repeats per tile."""
+
+    ports: list[Port]
+    """Every port a slave or master of the switch has (slaves first, then the other masters)."""
+    local: dict[Port, int]
+    legal: list[tuple[int, list[int]]]
+    """Per slave port, in order: the master ports it may connect to, in order."""
+    masters: list[tuple[int, tuple[int, int] | None, bool]]
+    """Per master port, in order: the port, the step to the neighbour its wire reaches (None
+    but for the cardinal bundles), and whether that neighbour sorts before the switch's own
+    ports."""
+
+    @staticmethod
+    def of(model: SwitchModel, tile: Coord) -> _Switch:
+        slaves, masters, outs = model.connections(tile)
+        ports = list(dict.fromkeys(slaves + masters))
+        local = {p: i for i, p in enumerate(ports)}
+        legal = [(local[p], [local[q] for q in qs]) for p, qs in zip(slaves, outs)]
+        wires = [(local[q], STEP.get(q[0]), q[0] in ("West", "South")) for q in masters]
+        return _Switch(ports, local, legal, wires)
 
 
 def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,

@@ -112,6 +112,27 @@ class SwitchModel:
             return True
         return self.kind(tile) == "shim" and (src[0] in _MUX_BUNDLES or dst[0] in _MUX_BUNDLES)
 
+    def connections(self, tile: Coord) -> tuple[list[Port], list[Port], list[list[Port]]]:
+        """The slave and master ports of ``tile``'s switch (by bundle number, then channel, the
+        mux's on a shim included) and, per slave, the masters it may connect to, in order: what
+        :meth:`legal` says of every pair, worked out a slave at a time."""
+        kind = self.kind(tile)
+        shim = kind == "shim"
+        slaves = [(b, c) for b in BUNDLES for c in range(self.slaves(tile, b))]
+        masters = [(b, c) for b in BUNDLES for c in range(self.masters(tile, b))]
+        own_src = {b: _source(self, tile, b) for b in BUNDLES}
+        own_dst = {b: _dest(self, tile, b) for b in BUNDLES}
+        outs = []
+        for sb, sc in slaves:
+            if shim and sb in _MUX_BUNDLES:
+                outs.append(list(masters))
+                continue
+            real = sc < own_src[sb]
+            outs.append([(db, dc) for db, dc in masters if (
+                real and dc < own_dst[db] and _rule(kind, sb, sc, db, dc)) or (
+                shim and db in _MUX_BUNDLES)])
+        return slaves, masters, outs
+
 
 @cache
 def _model(cols: int, shim_row: int, memtile_rows: tuple[int, ...], core_rows: tuple[int, ...]
@@ -175,7 +196,11 @@ def _legal(m: SwitchModel, tile: Coord, src: Port, dst: Port) -> bool:
     (sb, sc), (db, dc) = src, dst
     if sc >= _source(m, tile, sb) or dc >= _dest(m, tile, db):
         return False
-    kind = m.kind(tile)
+    return _rule(m.kind(tile), sb, sc, db, dc)
+
+
+def _rule(kind: str, sb: str, sc: int, db: str, dc: int) -> bool:
+    """The rules of ``isLegalTileConnection`` for ports the switch has."""
     if kind == "memtile":
         if sb == "DMA":
             return dc == sc if db == "DMA" else db in ("TileControl", "South", "North")
