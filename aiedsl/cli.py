@@ -352,6 +352,7 @@ def map_(
     from aiedsl.codegen.tilemap import is_aiedsl_map, tile_map
     from aiedsl.errors import DesignError
     from aiedsl.outdir import write_file
+    from aiedsl.targets import get_target
 
     handle = _load(design, define, device, name)
     path = output or Path("build") / handle.name / "map.svg"
@@ -363,8 +364,8 @@ def map_(
         placed, usage, congested = draft(handle.ir)  # placement errors still raise here
         error = e
     # Never over a file aiedsl did not write; in a build directory, listed in its marker.
-    write_file(path, tile_map(placed, usage, congested), design=handle.name, ours=is_aiedsl_map,
-               option="-o")
+    svg = tile_map(placed, get_target(placed.device), usage, congested)
+    write_file(path, svg, design=handle.name, ours=is_aiedsl_map, option="-o")
     say(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
     if error is not None:
         raise error
@@ -464,8 +465,10 @@ def _report(result: Any, trace: Optional[Path]) -> None:
 
 def _print_usage(design: Any, usage: Any) -> None:
     from aiedsl.codegen.report import COLUMNS, report_rows
+    from aiedsl.targets import get_target
 
-    _print_table(f"{design.name} on {design.device}", COLUMNS, report_rows(design, usage))
+    _print_table(f"{design.name} on {design.device}", COLUMNS,
+                 report_rows(design, get_target(design.device), usage))
     if design.physical is not None:
         routes = design.physical.routes
         shared = len(design.physical.shared)

@@ -47,11 +47,11 @@ def generate(handle: DesignHandle) -> Generated:
     kernel_lines = [shell_line(kernel_compile_argv(target, path, f"{Path(path).stem}.o"))
                     for path in kernels]
     files = {
-        "aie.mlir": render_mlir(placed),
+        "aie.mlir": render_mlir(placed, target),
         **kernels,
         "design.json": placed.model_dump_json(indent=2) + "\n",
-        "report.txt": render_report(placed, table),
-        "map.svg": tile_map(placed, table),
+        "report.txt": render_report(placed, target, table),
+        "map.svg": tile_map(placed, target, table),
         "build.sh": render("build.sh.j2", design=placed.name, version=__version__,
                            device=placed.device, kernel_lines=kernel_lines,
                            aiecc_line=shell_line(aiecc_argv(packet=placed.flows == "packet"))),

@@ -16,6 +16,7 @@ from pathlib import Path
 from aiedsl.checks.structure import check_links
 from aiedsl.loader import load_design
 from aiedsl.place import allocate, place, route
+from aiedsl.targets import get_target
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = [("npu1", {}, "4x4"), ("npu2", {"COLS": "8"}, "8x4")]
@@ -28,14 +29,15 @@ def main() -> None:
     for device, defines, herd in CASES:
         d = load_design(ROOT / "designs" / "gemm_bf16.py", defines, device).ir
         check_links(d)
+        target = get_target(d.device)
         runs = []
         for _ in range(REPEAT):
             t0 = time.perf_counter()
-            placed = place(d)
+            placed = place(d, target)
             t1 = time.perf_counter()
-            phys = allocate(placed)
+            phys = allocate(placed, target)
             t2 = time.perf_counter()
-            result = route(placed, phys)
+            result = route(placed, phys, target)
             t3 = time.perf_counter()
             runs.append((t1 - t0, t2 - t1, t3 - t2, t3 - t0))
         p, a, r, total = (statistics.median(x) for x in zip(*runs))

@@ -51,6 +51,7 @@ from aiedsl.checks.resources import TileUsage
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim.compare import make_inputs
+from aiedsl.targets import get_target
 
 DESIGN = Path(__file__).resolve().parent.parent / "designs" / "gemm_bf16.py"
 SIZES = (1024, 2048, 4096)
@@ -166,7 +167,8 @@ def breakdown(size: int) -> dict[str, float]:
     out["placement"] = time.process_time() - cpu
     for name, compute in (("engine only", False), ("run", True)):
         host = {**inputs, "C": poisoned(placed, "C")}
-        m = build_machine(placed, host, handle.kernels, compute=compute)
+        m = build_machine(placed, get_target(placed.device), host, handle.kernels,
+                          compute=compute)
         cpu = time.process_time()
         m.engine.run()
         out[name] = time.process_time() - cpu

@@ -18,6 +18,7 @@ from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim.explain import Deadlock
+from aiedsl.targets import get_target
 
 DesignFile = Callable[..., Path]
 SMALL = {"M": "64", "N": "128", "K": "128"}
@@ -25,7 +26,7 @@ SMALL = {"M": "64", "N": "128", "K": "128"}
 
 def test_cascade_gemm_emits_cascade_flows(in_root: Path) -> None:
     placed, _ = check_design(load_design("designs/matmul_cascade.py", SMALL).ir)
-    mlir = render_mlir(placed)
+    mlir = render_mlir(placed, get_target(placed.device))
     flows = [line.strip().split(" loc(")[0] for line in mlir.splitlines()
              if "aie.cascade_flow" in line]
     assert flows == ["aie.cascade_flow(%tile_0_2, %tile_1_2)",

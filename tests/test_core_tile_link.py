@@ -15,6 +15,7 @@ from aiedsl.codegen.mlir import render_mlir
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
+from aiedsl.targets import get_target
 
 DesignFile = Callable[..., Path]
 
@@ -52,7 +53,7 @@ def test_transpose_dma_passes_with_no_core_program(in_root: Path) -> None:
     placed, _ = check_design(handle.ir)
     assert not placed.cores
     assert [(link.via, link.tile) for link in placed.links] == [("core", (0, 2))]
-    mlir = render_mlir(placed)
+    mlir = render_mlir(placed, get_target(placed.device))
     assert "aie.core(" not in mlir
     assert "aie.objectfifo @cols_in(%tile_0_0, {%tile_0_2}, 2 : i32)" in mlir
     assert "aie.objectfifo @cols_out(%tile_0_2, {%tile_0_0}, 2 : i32)" in mlir

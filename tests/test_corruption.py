@@ -20,6 +20,7 @@ from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.place import place
 from aiedsl.sim import Deadlock, SimResult, simulate
+from aiedsl.targets import get_target
 
 DesignFile = Callable[..., Path]
 ROOT = Path(__file__).resolve().parent.parent
@@ -255,7 +256,7 @@ COPY_RAMP = {"inp": np.arange(4096, dtype=np.int32)}
 @pytest.fixture
 def without_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Let ``simulate`` skip the static checks (it still places the design)."""
-    monkeypatch.setattr(aiedsl.sim, "check_design", lambda ir: (place(ir), {}))
+    monkeypatch.setattr(aiedsl.sim, "check_design", lambda ir: (place(ir, get_target(ir.device)), {}))
 
 
 def test_copy_with_every_release_passes(design_file: DesignFile) -> None:

@@ -17,6 +17,7 @@ import pytest
 from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.loader import load_design
+from aiedsl.targets import get_target
 from mlir_facts import Facts, describe_diff, parse_facts
 from shared_reference import reference_file
 
@@ -26,7 +27,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 
 def emitted(path: Path) -> str:
     placed, _ = check_design(load_design(path).ir)
-    return render_mlir(placed)
+    return render_mlir(placed, get_target(placed.device))
 
 
 def reference(name: str, device: str = "npu1_1col") -> Facts:

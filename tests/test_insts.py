@@ -28,6 +28,7 @@ from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim.patterns import pattern_steps
 from aiedsl.sim.shim import ShimTransfer, ShimWait, diff_program, hardware_view, shim_program
+from aiedsl.targets import get_target
 from aiedsl.toolchain.insts import (
     ShimBd, ShimTask, as_dict, canonical_dims, decode, listing, read_insts, register_name,
     to_elements,
@@ -170,7 +171,7 @@ def test_the_simulator_moves_what_the_npu_runs(name: str, in_root: Path) -> None
     sim = shim_program(placed)
     differences = diff_program(sim, program)
     if differences:  # say whether the fixture still is what aiedsl emits
-        emitted = [ln for ln in render_mlir(placed).splitlines() if not ln.startswith("//")]
+        emitted = [ln for ln in render_mlir(placed, get_target(placed.device)).splitlines() if not ln.startswith("//")]
         given = [ln for ln in fixture(name, "input.mlir").read_text().splitlines()
                  if not ln.startswith("//")]
         stale = "" if emitted == given else " (aiedsl no longer emits the fixture's input.mlir)"

@@ -10,6 +10,7 @@ from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.ir import Acquire, Loop, Release
 from aiedsl.loader import load_design
+from aiedsl.targets import get_target
 from mlir_facts import parse_facts
 
 DesignFile = Callable[..., Path]
@@ -41,7 +42,7 @@ def test_split_and_join_emit_links_with_offsets(design_file: DesignFile) -> None
                 rt.drain(zj, z)
         ''')
     placed, _ = check_design(load_design(path).ir)
-    mlir = render_mlir(placed)
+    mlir = render_mlir(placed, get_target(placed.device))
     assert "aie.objectfifo.link [@xs] -> [@x0, @x1] ([] [0, 1024])" in mlir
     assert "aie.objectfifo.link [@ys] -> [@ys_0, @ys_1] ([] [0, 1024])" in mlir
     assert "aie.objectfifo.link [@z0, @z1] -> [@zj] ([0, 1024] [])" in mlir
@@ -108,7 +109,7 @@ def test_acquire_several_elements_and_per_endpoint_depths(design_file: DesignFil
     assert isinstance(acq, Acquire) and acq.count == 2
     assert isinstance(rel, Release) and rel.count == 2
     placed, usage = check_design(d)
-    mlir = render_mlir(placed)
+    mlir = render_mlir(placed, get_target(placed.device))
     assert "aie.objectfifo @fa(%tile_0_0, {%tile_0_2}, [2, 3])" in mlir
     assert "aie.objectfifo.acquire @fa(Consume, 2)" in mlir
     assert "aie.objectfifo.subview.access %view3[1]" in mlir
@@ -173,7 +174,7 @@ def test_channel_broadcast_from_the_shim_reaches_every_core(design_file: DesignF
                     rt.drain(y[r], b, (1024 * r, [1024], [1]))
         ''')
     placed, _ = check_design(load_design(path).ir)
-    facts = parse_facts(render_mlir(placed))
+    facts = parse_facts(render_mlir(placed, get_target(placed.device)))
     bcast = [f for f in facts.fifos if len(f.consumers) == 4]
     assert len(bcast) == 1 and bcast[0].producer == (0, 0)
     assert bcast[0].consumers == ((0, 2), (0, 3), (0, 4), (0, 5))

@@ -16,6 +16,7 @@ from aiedsl.codegen.mlir import render_mlir
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
+from aiedsl.targets import get_target
 
 DesignFile = Callable[..., Path]
 
@@ -60,7 +61,7 @@ def test_per_consumer_dims_from_stream_emit_and_simulate(design_file: DesignFile
     path = design_file(PER_CONSUMER.replace("DIMS", '{"core[1,0]": ' + HALVES + "}"))
     handle = load_design(path)
     placed, _ = check_design(handle.ir)
-    mlir = render_mlir(placed)
+    mlir = render_mlir(placed, get_target(placed.device))
     assert ("aie.objectfifo @a(%tile_0_0, {%tile_0_2, %tile_1_2 dimensionsFromStream "
             "[<size = 2, stride = 8>, <size = 16, stride = 16>, <size = 8, stride = 1>]}, "
             "2 : i32)") in mlir
@@ -242,7 +243,7 @@ def test_a_split_input_layout_is_written_part_by_part(design_file: DesignFile) -
     placed, _ = check_design(handle.ir)
     assert ("aie.objectfifo @whole(%tile_0_0, {%tile_0_1 dimensionsFromStream [<size = 2, "
             "stride = 4>, <size = 16, stride = 8>, <size = 4, stride = 1>]}, 2 : i32)"
-            ) in render_mlir(placed)
+            ) in render_mlir(placed, get_target(placed.device))
     result = simulate(handle)
     assert result.passed, [c.line() for c in result.checks]
 

@@ -24,6 +24,7 @@ from aiedsl.loader import load_design
 from aiedsl.outdir import read_marker
 from aiedsl.toolchain.lower import renderable
 from aiedsl.toolchain.physical import diff_physical, parse_physical
+from aiedsl.targets import get_target
 from shared_reference import reference_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -285,7 +286,7 @@ def test_every_stream_of_a_reference_lowering_is_drawn(name: str, in_root: Path)
     real = parse_physical(reference_file("mlir-aie-lowered", name, "physical.mlir").read_text())
     design, defines, device = FIXTURES[name]
     placed, _ = check_design(load_design(ROOT / "designs" / f"{design}.py", defines, device).ir)
-    drawn = renderable(real, placed)
+    drawn = renderable(real, placed, get_target(placed.device))
     streamed = {f.name for f in placed.fifos} - set(placed.physical.shared)  # type: ignore[union-attr]
     assert {r.fifo for r in drawn.routes} == streamed
     for r in drawn.routes:

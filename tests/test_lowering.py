@@ -18,6 +18,7 @@ from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.loader import load_design
 from aiedsl.toolchain.physical import diff_physical, parse_physical
+from aiedsl.targets import get_target
 from shared_reference import reference_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +46,8 @@ def planned(name: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("name", sorted(FIXTURES))
 def test_the_fixture_lowered_what_aiedsl_emits(name: str, in_root: Path) -> None:
     given = reference_file("mlir-aie-lowered", name, "input.mlir").read_text()
-    assert _code(render_mlir(planned(name))) == _code(given)
+    placed = planned(name)
+    assert _code(render_mlir(placed, get_target(placed.device))) == _code(given)
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))

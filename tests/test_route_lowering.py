@@ -161,7 +161,8 @@ def test_route_makes_the_lowerings_connections_from_the_plan(name: str, in_root:
     channels = tuple(c.model_copy(update={
         "channel": real_channel.get((c.fifo, c.tile, c.direction), c.channel)})
         for c in placed.physical.channels)
-    result = route(placed, placed.physical.model_copy(update={"channels": channels}))
+    result = route(placed, placed.physical.model_copy(update={"channels": channels}),
+                   get_target(placed.device))
     ours = Physical(routes=result.routes, packet_flows=result.packet_flows)
     assert not result.congested
     assert diff_physical(ours, real, kinds=("connect", "packet flow")) == []

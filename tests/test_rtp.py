@@ -19,6 +19,7 @@ from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim import SimFault
 from aiedsl.sim.shim import ShimRtpWrite, diff_program, shim_program
+from aiedsl.targets import get_target
 from aiedsl.toolchain.insts import TileWrite, decode
 
 DesignFile = Callable[..., Path]
@@ -108,7 +109,7 @@ def test_threshold_rtp_mlir(in_root: Path) -> None:
     sequence, spelled as mlir-aie's test/Conversion/DmaToNpu/rtp_write.mlir and
     test/npu-xrt/two_col write them."""
     placed, _ = check_design(load_design("designs/threshold_rtp.py").ir)
-    lines = [ln.strip() for ln in render_mlir(placed).splitlines()]
+    lines = [ln.strip() for ln in render_mlir(placed, get_target(placed.device)).splitlines()]
     where = 'loc("designs/threshold_rtp.py":'
     for c in (0, 1):
         assert (f'%rtp_thr{c} = aie.buffer(%tile_{c}_2) {{sym_name = "thr{c}"}} : '
@@ -167,8 +168,6 @@ def test_rtp_write_is_a_write32_at_the_buffer_address(in_root: Path) -> None:
 def test_rtp_write_costs_a_register_write(in_root: Path) -> None:
     """Four rtp writes take four register writes of the runtime's time (a third of a shim
     task's firmware time each), the only difference a design without them would show."""
-    from aiedsl.targets import get_target
-
     h = load_design("designs/threshold_rtp.py")
     result = simulate(h)
     tm = get_target("npu1_2col").timing
@@ -416,7 +415,7 @@ def test_design_json_round_trips_and_output_is_byte_identical(in_root: Path) -> 
     assert [r.core for r in a.rtps] == ["core[0,0]", "core[1,0]"]
     pa, _ = check_design(a)
     pb, _ = check_design(b)
-    assert render_mlir(pa) == render_mlir(pb)
+    assert render_mlir(pa, get_target(pa.device)) == render_mlir(pb, get_target(pb.device))
 
 
 def test_kernel_test_of_the_design_uses_the_first_written_value(in_root: Path) -> None:
@@ -483,7 +482,7 @@ def test_barrier_gates_each_pass(design_file: DesignFile) -> None:
     assert (out[:512] == np.minimum(inp[:512], 7)).all()
     assert (out[512:] == np.minimum(inp[512:], 9)).all()
     placed, table = check_design(h.ir)
-    lines = [ln.strip() for ln in render_mlir(placed).splitlines()]
+    lines = [ln.strip() for ln in render_mlir(placed, get_target(placed.device)).splitlines()]
     assert ('%lock_go_0_2 = aie.lock(%tile_0_2) {init = 0 : i32, sym_name = "go_0_2"} '
             'loc("d.py":10:0)') in lines
     assert 'aie.use_lock(%lock_go_0_2, AcquireGreaterEqual, 1) loc("d.py":16:0)' in lines

@@ -26,7 +26,7 @@ from aiedsl.ir import Design
 from aiedsl.place import allocate, place, route
 from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.place.route import Congestion
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel, get_target
 
 __all__ = ["Congestion", "TileUsage", "check_design", "draft", "usage"]
 
@@ -44,16 +44,16 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_rtps(d)
     check_kernel_sources(d)
     check_kernel_arch(d, target)
-    check_dma(d)  # before balance: a malformed pattern is the more specific error
+    check_dma(d, target)  # before balance: a malformed pattern is the more specific error
     check_balance(d)
     check_outputs_written(d)
     check_kernel_layouts(d)
-    placed = place(d)
+    placed = place(d, target)
     low = lower(placed)  # the objectfifo lowering's plan: names, resources, allocation
     check_symbols(placed, low)
-    table = check_resources(placed, low)
-    routed, congested = _allocate_and_route(placed, low)
-    check_routing(routed, congested)
+    table = check_resources(placed, target, low)
+    routed, congested = _allocate_and_route(placed, target, low)
+    check_routing(routed, target, congested)
     return routed, table
 
 
@@ -63,16 +63,18 @@ def draft(d: Design) -> tuple[Design, Table, list[Congestion]]:
     Over-full tiles and congested wires stay in the result for a map to draw; placement errors
     (a herd that does not fit) still raise.
     """
-    placed = place(d)
+    target = get_target(d.device)
+    placed = place(d, target)
     low = lower(placed)
-    table = usage(placed, low)
-    routed, congested = _allocate_and_route(placed, low)
+    table = usage(placed, target, low)
+    routed, congested = _allocate_and_route(placed, target, low)
     return routed, table, congested
 
 
-def _allocate_and_route(placed: Design, low: Lowering) -> tuple[Design, list[Congestion]]:
-    phys = allocate(placed, low)
-    result = route(placed, phys)
+def _allocate_and_route(placed: Design, target: TargetModel, low: Lowering
+                        ) -> tuple[Design, list[Congestion]]:
+    phys = allocate(placed, target, low)
+    result = route(placed, phys, target)
     routed = placed.model_copy(update={"physical": phys.model_copy(
         update={"routes": result.routes, "packet_flows": result.packet_flows})})
     return routed, result.congested

@@ -25,15 +25,15 @@ import numpy as np
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Dim, Endpoint, Fifo, Loc, Transfer
-from aiedsl.targets import TargetModel, get_target
+from aiedsl.targets import TargetModel
 
 # The limits are the target model's (TileLimits.bd_max_size, bd_step_words,
 # TargetModel.max_bd_stride, dma_granularity), each with its mlir-aie source there.
 
 
-def check_dma(d: Design) -> None:
-    """Check every runtime pattern and every fifo's ``dims_to_stream``/``dims_from_stream``."""
-    target = get_target(d.device)
+def check_dma(d: Design, target: TargetModel) -> None:
+    """Check every runtime pattern and every fifo's ``dims_to_stream``/``dims_from_stream``
+    against ``target``'s DMAs."""
     for f in d.fifos:
         if f.elem.nbytes % target.dma_granularity:
             raise DesignError(

@@ -23,7 +23,7 @@ from aiedsl.ir.program import calls
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Loc, Transfer, Wait
 from aiedsl.place.objectfifo import Lowering, Store, lower
-from aiedsl.targets import TargetModel, get_target
+from aiedsl.targets import TargetModel
 
 Coord = tuple[int, int]
 
@@ -68,11 +68,11 @@ class TileUsage:
         return sum(u.amount for u in uses)
 
 
-def usage(d: Design, low: Lowering | None = None) -> dict[Coord, TileUsage]:
-    """Resource use per tile of a placed design, tiles in (row, col) order, read off ``low``
-    (the plan of its objectfifo lowering, made here when not given)."""
+def usage(d: Design, target: TargetModel, low: Lowering | None = None
+          ) -> dict[Coord, TileUsage]:
+    """Resource use per tile of a placed design on ``target``, tiles in (row, col) order, read
+    off ``low`` (the plan of its objectfifo lowering, made here when not given)."""
     assert d.placed, "usage() needs a placed design"
-    target = get_target(d.device)
     shared = d.physical.shared if d.physical else {}
     if low is None:
         low = lower(d)
@@ -194,11 +194,11 @@ def check_task_queues(d: Design, target: TargetModel) -> None:
                 fix="wait (rt.sync()) after every few transfers, or move more data per transfer")
 
 
-def check_resources(d: Design, low: Lowering | None = None) -> dict[Coord, TileUsage]:
-    """Check every tile's use against the target; return the usage table (``low`` as for
+def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
+                    ) -> dict[Coord, TileUsage]:
+    """Check every tile's use against ``target``; return the usage table (``low`` as for
     :func:`usage`)."""
-    target = get_target(d.device)
-    table = usage(d, low)
+    table = usage(d, target, low)
     for u in table.values():
         _check_tile(u, target)
     check_task_queues(d, target)

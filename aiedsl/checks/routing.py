@@ -5,14 +5,14 @@ from __future__ import annotations
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design
 from aiedsl.place.route import Congestion, route
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel
 from aiedsl.targets.model import OPPOSITE, STEP
 
 MAX_PACKET_IDS = 32
 """Packet ids 0-31: a packet header's 5-bit id (mlir-aie's objectFifo lowering stops at 32)."""
 
 
-def check_routing(d: Design, congested: list[Congestion]) -> None:
+def check_routing(d: Design, target: TargetModel, congested: list[Congestion]) -> None:
     """Raise a DesignError naming the most congested wires and the flows competing for them,
     or the packet flows past the packet ids there are."""
     routes = d.physical.routes if d.physical else ()
@@ -33,7 +33,6 @@ def check_routing(d: Design, congested: list[Congestion]) -> None:
     (col, row), direction = worst.wire
     dc, dr = STEP[direction]
     there = (col + dc, row + dr)
-    target = get_target(d.device)
     noun = {"core": "core tile", "memtile": "memtile", "shim": "shim tile"}
     here_kind, there_kind = noun[target.kind_of((col, row))], noun[target.kind_of(there)]
     others = len(congested) - 1
@@ -54,12 +53,12 @@ def check_routing(d: Design, congested: list[Congestion]) -> None:
             "memtiles (via=memtile(col)) or host ends to other shims (shim=shim(col)), or "
             "merge fifos that travel together"
             + ("; or let streams share wires by packet id: @design(..., flows=\"packet\") "
-               "routes" if _packet_routes(d) else ""))
+               "routes" if _packet_routes(d, target) else ""))
 
 
-def _packet_routes(d: Design) -> bool:
+def _packet_routes(d: Design, target: TargetModel) -> bool:
     """Would the same streams route as packet flows (mlir-aie's router lets packet flows that
     share a port share wires)? Only then is ``flows="packet"`` worth suggesting."""
     if d.flows != "circuit" or d.physical is None:
         return False
-    return not route(d.model_copy(update={"flows": "packet"}), d.physical).congested
+    return not route(d.model_copy(update={"flows": "packet"}), d.physical, target).congested

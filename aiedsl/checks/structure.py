@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import BufferArg, Design, Fifo, Pattern, RtpArg, ScalarArg, Transfer
 from aiedsl.ir.program import acquires, calls, max_acquire, released
+
+if TYPE_CHECKING:  # numpy loads only when a check needs it (aiedsl check starts faster)
+    import numpy as np
 
 
 def check_links(d: Design) -> None:

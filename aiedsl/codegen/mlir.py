@@ -16,7 +16,7 @@ from aiedsl.ir import (
     RtpWrite, SetBarrier, Transfer,
 )
 from aiedsl.place.alloc import barrier_lock_name
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel
 
 _PORT = {"produce": "Produce", "consume": "Consume"}
 
@@ -49,10 +49,9 @@ def dma_offsets(p: Pattern) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(offsets), tuple(strides)
 
 
-def render_mlir(d: Design) -> str:
-    """The ``aie.mlir`` text of placed design ``d`` (deterministic)."""
+def render_mlir(d: Design, target: TargetModel) -> str:
+    """The ``aie.mlir`` text of placed design ``d`` on ``target`` (deterministic)."""
     assert d.placed, "render_mlir() needs a placed design"
-    target = get_target(d.device)
     fifos = {f.name: f for f in d.fifos}
     tiles: set[tuple[int, int]] = set()
     for f in d.fifos:

@@ -6,15 +6,16 @@ from __future__ import annotations
 from aiedsl.checks.resources import TileUsage
 from aiedsl.render import render
 from aiedsl.ir import Design
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel
 from aiedsl.targets.model import direction_of
 
 COLUMNS = ("tile", "kind", "memory", "dma in", "dma out", "locks", "bds", "runs")
 
 
-def report_rows(d: Design, table: dict[tuple[int, int], TileUsage]) -> list[tuple[str, ...]]:
-    """One row of strings per used tile (shared by report.txt and the CLI's table)."""
-    target = get_target(d.device)
+def report_rows(d: Design, target: TargetModel, table: dict[tuple[int, int], TileUsage]
+                ) -> list[tuple[str, ...]]:
+    """One row of strings per used tile of ``target`` (shared by report.txt and the CLI's
+    table)."""
     rows = []
     for tile, u in table.items():
         lim = target.limits(u.kind)  # type: ignore[arg-type]
@@ -28,9 +29,10 @@ def report_rows(d: Design, table: dict[tuple[int, int], TileUsage]) -> list[tupl
     return rows
 
 
-def render_report(d: Design, table: dict[tuple[int, int], TileUsage]) -> str:
-    """The text of ``report.txt``."""
-    lines = _aligned([COLUMNS, *report_rows(d, table)])
+def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], TileUsage]
+                  ) -> str:
+    """The text of ``report.txt`` of placed design ``d`` on ``target``."""
+    lines = _aligned([COLUMNS, *report_rows(d, target, table)])
     fifos = []
     for f in d.fifos:
         cons = ", ".join(c.label() for c in f.consumers)
@@ -43,8 +45,8 @@ def render_report(d: Design, table: dict[tuple[int, int], TileUsage]) -> str:
     return render("report.txt.j2", design=d.name, device=d.device, defines=d.defines,
                   header=lines[0], rows=lines[1:], fifos=fifos, kernels=kernels,
                   cascades=cascades,
-                  streams=stream_lines(d), ports=_aligned(port_rows(d)),
-                  alloc=alloc_lines(d))
+                  streams=stream_lines(d), ports=_aligned(port_rows(d, target)),
+                  alloc=alloc_lines(d, target))
 
 
 def stream_lines(d: Design) -> list[str]:
@@ -69,11 +71,10 @@ def _wires(n: int) -> str:
     return f"{n} wire" + ("" if n == 1 else "s")
 
 
-def port_rows(d: Design) -> list[tuple[str, ...]]:
+def port_rows(d: Design, target: TargetModel) -> list[tuple[str, ...]]:
     """Stream-switch master ports each tile drives toward its neighbours (used / limit)."""
     if d.physical is None or not d.physical.routes:
         return []
-    target = get_target(d.device)
     used: dict[tuple[tuple[int, int], str], int] = {}
     for r in d.physical.routes:
         for a, b, _ in r.wires:
@@ -90,13 +91,13 @@ def port_rows(d: Design) -> list[tuple[str, ...]]:
     return rows
 
 
-def alloc_lines(d: Design) -> list[str]:
+def alloc_lines(d: Design, target: TargetModel) -> list[str]:
     """Per tile: DMA channels with their BDs, locks, and buffers with address and bank."""
     if d.physical is None:
         return []
     p = d.physical
     out = []
-    for tile in get_target(d.device).tiles():
+    for tile in target.tiles():
         chans = [f"{c.direction} {c.channel} {c.fifo}" + (
             f" (BDs {c.bds[0]}-{c.bds[-1]})" if c.bds else "")
             for c in p.channels if c.tile == tile]

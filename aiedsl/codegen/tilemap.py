@@ -15,7 +15,7 @@ from aiedsl.checks.resources import TileUsage
 from aiedsl.render import render
 from aiedsl.ir import Design
 from aiedsl.place.route import Congestion
-from aiedsl.targets import TargetModel, get_target
+from aiedsl.targets import TargetModel
 from aiedsl.targets.model import direction_of
 from aiedsl.version import __version__
 
@@ -73,10 +73,9 @@ class RouteView:
     over: bool
 
 
-def tile_map(d: Design, table: dict[Coord, TileUsage],
+def tile_map(d: Design, target: TargetModel, table: dict[Coord, TileUsage],
              congested: list[Congestion] | None = None) -> str:
     """The SVG text of ``d``'s map (``d`` placed; its routes drawn when it has them)."""
-    target = get_target(d.device)
     rows = sorted({target.shim_row, *target.memtile_rows, *target.core_rows})
     top = MARGIN + 30
     height = top + len(rows) * (TILE_H + GAP) + MARGIN

@@ -32,16 +32,15 @@ from typing import Any
 from aiedsl.ir import Bd, BufferAlloc, Design, DmaChannel, LockAlloc, Physical
 from aiedsl.place.addresses import bank_aware, sequential
 from aiedsl.place.objectfifo import Channel, Lowering, lower
-from aiedsl.targets import TargetModel, get_target
+from aiedsl.targets import TargetModel
 
 Coord = tuple[int, int]
 
 
-def allocate(d: Design, low: Lowering | None = None) -> Physical:
-    """Channels, BDs, locks and addresses for placed design ``d``, read off ``low`` (the plan
-    of its objectfifo lowering, made here when not given): the same plan the resource check
-    counted, so what is allocated is what was counted."""
-    target = get_target(d.device)
+def allocate(d: Design, target: TargetModel, low: Lowering | None = None) -> Physical:
+    """Channels, BDs, locks and addresses for placed design ``d`` on ``target``, read off
+    ``low`` (the plan of its objectfifo lowering, made here when not given): the same plan the
+    resource check counted, so what is allocated is what was counted."""
     if low is None:
         low = lower(d)
     return Physical(channels=tuple(_channels(low, target)), buffers=tuple(_buffers(d, low, target)),

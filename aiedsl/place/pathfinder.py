@@ -70,7 +70,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
-from aiedsl.place.switchbox import BUNDLES, FACING, MUX_FROM, MUX_TO, RANK, STEP, SwitchModel
+from aiedsl.place.switchbox import FACING, MUX_FROM, MUX_TO, RANK, STEP, SwitchModel
 
 Coord = tuple[int, int]
 Port = tuple[str, int]

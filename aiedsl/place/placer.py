@@ -12,14 +12,13 @@ from collections import Counter
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Endpoint, Fifo, Herd, Link, Loc, Physical
-from aiedsl.targets import DEVICES, TargetModel, get_target
+from aiedsl.targets import DEVICES, TargetModel
 
 Coord = tuple[int, int]
 
 
-def place(design: Design) -> Design:
-    """Return ``design`` with every tile decided (``placed=True``)."""
-    target = get_target(design.device)
+def place(design: Design, target: TargetModel) -> Design:
+    """Return ``design`` with every tile of ``target`` it uses decided (``placed=True``)."""
     herds = _place_herds(design.herds, target)
     anchors = {h.name: h.anchor for h in herds}
     cores = tuple(c.model_copy(update={"tile": (anchors[c.herd][0] + c.index[0],

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from aiedsl.ir import Connect, Design, Loc, PacketFlow, Physical, Route
 from aiedsl.place.pathfinder import End, Paths, Stream, connects, find_paths
 from aiedsl.place.switchbox import SHIM_CONTROLLER_ID, SwitchModel
-from aiedsl.targets import TargetModel, get_target
+from aiedsl.targets import TargetModel
 from aiedsl.targets.model import Direction, direction_of
 
 Coord = tuple[int, int]
@@ -139,10 +139,10 @@ class Routing:
     """The control overlay's packet flows (for :attr:`aiedsl.ir.Physical.packet_flows`)."""
 
 
-def route(d: Design, phys: Physical) -> Routing:
-    """Route every flow of ``d`` as mlir-aie does, with the column control overlay."""
-    return route_flows(flows_of(d, phys), get_target(d.device),
-                       control_overlay(occupied_columns(d)))
+def route(d: Design, phys: Physical, target: TargetModel) -> Routing:
+    """Route every flow of ``d`` on ``target`` as mlir-aie does, with the column control
+    overlay."""
+    return route_flows(flows_of(d, phys), target, control_overlay(occupied_columns(d)))
 
 
 def route_flows(flows: list[Flow], target: TargetModel,

@@ -25,7 +25,7 @@ from aiedsl.sim.compare import OutputCheck, compare, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
 from aiedsl.sim.stats import Timing, timing, write_trace
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel, get_target
 
 __all__ = ["Deadlock", "SimFault", "SimResult", "simulate"]
 
@@ -57,12 +57,12 @@ class _Native:
         return self.run_reference
 
 
-def native_kernels(d: Design) -> dict[str, Any]:
-    """Every kernel of ``d`` built from its C++ for the host."""
+def native_kernels(d: Design, target: TargetModel) -> dict[str, Any]:
+    """Every kernel of ``d`` built from its C++ for the host, as ``target``'s cores run it."""
     from aiedsl.kernels.text import kernel_text
     from aiedsl.kernels.host import native
 
-    arch = get_target(d.device).aie_arch
+    arch = target.aie_arch
     return {k.symbol: _Native(native(k, kernel_text(d, k), arch)) for k in d.kernels}
 
 
@@ -122,8 +122,9 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
         else:  # the simulator only reads tensors it does not drain: no copy needed
             arr = np.asarray(ins[t.name]).reshape(t.type.shape)
             host[t.name] = arr.copy() if t.name in drained else arr
-    impls = handle.kernels if kernels == "reference" else native_kernels(placed)
-    m = build_machine(placed, host, impls, trace=trace is not None, compute=compute,
+    target = get_target(placed.device)
+    impls = handle.kernels if kernels == "reference" else native_kernels(placed, target)
+    m = build_machine(placed, target, host, impls, trace=trace is not None, compute=compute,
                       clock_hz=clock_hz)
     check = check and compute
     m.engine.run()

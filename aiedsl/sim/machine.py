@@ -53,24 +53,23 @@ from aiedsl.sim.shim_dma import shim_drain, shim_fill
 from aiedsl.sim.state import (
     CascadeChain, CascadeLink, Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault,
 )
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel
 from aiedsl.targets.model import TileKind
 
 __all__ = ["Machine", "SimFault", "build_machine"]
 
 
-def build_machine(d: Design, host: dict[str, np.ndarray], kernels: dict[str, Any],
-                  trace: bool = False, compute: bool = True,
+def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
+                  kernels: dict[str, Any], trace: bool = False, compute: bool = True,
                   clock_hz: float | None = None) -> Machine:
-    """Model placed design ``d`` over host arrays ``host`` (modified in place by drains);
-    cycles count ``clock_hz`` (the target's clock by default)."""
-    target = get_target(d.device)
+    """Model placed design ``d`` on ``target`` over host arrays ``host`` (modified in place by
+    drains); cycles count ``clock_hz`` (the target's clock by default)."""
     clock = clock_hz or target.clock_hz
     tm = target.timing
     engine = Engine(trace)
     dram = Dram(DramPort(tm.dram_read_bytes_per_s / clock),
                 DramPort(tm.dram_write_bytes_per_s / clock))
-    m = Machine(d, engine, host, dram, Costs.of(tm, clock), clock, compute=compute)
+    m = Machine(d, target, engine, host, dram, Costs.of(tm, clock), clock, compute=compute)
 
     def rate(*ends: TileKind) -> float:
         # A stream runs at its slowest DMA channel (and never faster than a stream port).

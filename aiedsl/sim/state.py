@@ -18,7 +18,7 @@ import numpy as np
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design
 from aiedsl.sim.engine import Conn, Engine, Lock, Proc, WorkQueue
-from aiedsl.targets import TimingModel
+from aiedsl.targets import TargetModel, TimingModel
 
 
 @dataclass
@@ -147,6 +147,8 @@ class Machine:
     """The model of one design, ready to run."""
 
     design: Design
+    target: TargetModel
+    """The device it runs on."""
     engine: Engine
     host: dict[str, np.ndarray]
     dram: Dram

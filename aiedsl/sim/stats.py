@@ -8,7 +8,6 @@ from typing import Any, Literal
 
 from aiedsl.ir import RtpWrite
 from aiedsl.sim.state import Machine
-from aiedsl.targets import get_target
 from aiedsl.version import __version__
 
 
@@ -145,7 +144,7 @@ class Timing:
 
 def timing(m: Machine) -> Timing:
     """Summarise the clocked run of ``m`` (cycles of ``m.clock_hz``)."""
-    target = get_target(m.design.device)
+    target = m.target
     clock = m.clock_hz
     procs = m.engine.procs
     cycles = max((p.time for p in procs), default=0.0)

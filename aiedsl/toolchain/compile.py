@@ -31,7 +31,7 @@ from aiedsl.kernels.text import kernel_text
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
 from aiedsl.outdir import tool_outputs
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
 from aiedsl.toolchain.discover import Tools
 from aiedsl.toolchain.elf import ElfError, program_end
@@ -66,10 +66,11 @@ class Compiled:
     seconds: float
 
 
-def plan_steps(d: Design, kernel_files: list[str], tools: Tools) -> list[Step]:
-    """The tool invocations for design ``d``: one Peano compile per kernel, then aiecc."""
+def plan_steps(d: Design, target: TargetModel, kernel_files: list[str], tools: Tools
+               ) -> list[Step]:
+    """The tool invocations for design ``d`` on ``target``: one Peano compile per kernel, then
+    aiecc."""
     assert tools.clang.path and tools.aiecc.path and tools.headers.path
-    target = get_target(d.device)
     steps = [Step(f"Peano {Path(src).stem}",
                   argv_strings(kernel_compile_argv(target, src, f"{Path(src).stem}.o",
                                                    clang=str(tools.clang.path),
@@ -114,15 +115,16 @@ def compile_build(d: Design, files: dict[str, str], out: Path, tools: Tools,
                 "them by hand) and `aiedsl run` uses the simulator; `aiedsl doctor` shows what "
                 "aiedsl finds")
     kernel_files = sorted(rel for rel in files if rel.startswith("kernels/"))
-    steps = plan_steps(d, kernel_files, tools)
+    target = get_target(d.device)
+    steps = plan_steps(d, target, kernel_files, tools)
     key = cache_key(files, steps, tools)
     # Hold the build directory while the tools run (no other build swaps it away under them)
     # and, success or failure, list what they left in its marker: a rebuild keeps it.
     with tool_outputs(out):
-        return _compile(d, out, tools, steps, key, progress, start)
+        return _compile(d, target, out, tools, steps, key, progress, start)
 
 
-def _compile(d: Design, out: Path, tools: Tools, steps: list[Step], key: str,
+def _compile(d: Design, target: TargetModel, out: Path, tools: Tools, steps: list[Step], key: str,
              progress: Progress | None, start: float) -> Compiled:
     """The cached outputs, or run ``steps`` in ``out`` and write the manifest and cache key."""
     cached = _cache_hit(out, key)
@@ -135,7 +137,7 @@ def _compile(d: Design, out: Path, tools: Tools, steps: list[Step], key: str,
         try:
             run_step(step, out, tools.env, d)
         except ToolchainError as e:
-            overflow = _program_overflow(d, out, step, e)
+            overflow = _program_overflow(d, target, out, step, e)
             if overflow is None:
                 raise
             raise overflow from e
@@ -145,18 +147,18 @@ def _compile(d: Design, out: Path, tools: Tools, steps: list[Step], key: str,
             "aiecc", f"aiecc finished but did not write {', '.join(absent)}", exit_code=5,
             found=f"see {out / 'logs' / 'aiecc.log'}",
             fix="check the aiecc version (aiedsl emits mlir-aie's 2026 syntax)")
-    manifest = build_manifest(d, tools, key, (out / "insts.bin").stat().st_size,
-                              core_programs(d, out))
+    manifest = build_manifest(d, target, tools, key, (out / "insts.bin").stat().st_size,
+                              core_programs(d, target, out))
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     (out / "cache.json").write_text(json.dumps({"key": key}) + "\n")
     return Compiled(out, False, manifest, time.perf_counter() - start)
 
 
-def core_programs(d: Design, out: Path) -> dict[str, int]:
+def core_programs(d: Design, target: TargetModel, out: Path) -> dict[str, int]:
     """Where each core's program ends in its program memory (bytes), read off the core ELFs
     aiecc leaves in its project folder (``aie.mlir.prj/<device>_core_<col>_<row>.elf``; older
     aiecc: ``core_<col>_<row>.elf``). A core whose ELF is not there is left out."""
-    limit = get_target(d.device).program_memory
+    limit = target.program_memory
     prj = out / PROJECT
     names = {p.name: p for p in prj.glob("*.elf")} if prj.is_dir() else {}
     found = {}
@@ -172,7 +174,7 @@ def core_programs(d: Design, out: Path) -> dict[str, int]:
     return found
 
 
-def _program_overflow(d: Design, out: Path, step: Step,
+def _program_overflow(d: Design, target: TargetModel, out: Path, step: Step,
                       err: ToolchainError) -> ToolchainError | None:
     """For aiecc failing because a core's program does not fit its program memory (aie-rt's
     loader: ``Overflow of program memory``, which names no core; mlir-aie since PR 3618 links
@@ -184,8 +186,8 @@ def _program_overflow(d: Design, out: Path, step: Step,
         return None
     if "Overflow of program memory" not in log and "in region 'program'" not in log:
         return None
-    limit = get_target(d.device).program_memory
-    programs = core_programs(d, out)
+    limit = target.program_memory
+    programs = core_programs(d, target, out)
     cores = {c.name: c for c in d.cores}
     over = sorted((end, name) for name, end in programs.items() if end > limit)
     sizes = ", ".join(f"{name} {cores[name].tile} {end:,} B" for name, end in programs.items())

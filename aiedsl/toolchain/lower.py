@@ -46,7 +46,7 @@ from aiedsl.codegen.tilemap import tile_map
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Connect, Design, DmaChannel, Physical, Route
 from aiedsl.outdir import tool_outputs
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import (INSTS, argv_strings, lower_argvs, pass_pipeline,
                                        pipeline_passes, shell_line)
 from aiedsl.toolchain.compile import Step, run_step
@@ -190,10 +190,11 @@ def _draw(d: Design, usage: dict[Coord, TileUsage], lowering: Lowering) -> None:
     (or say in ``note`` why they stay aiedsl's plan)."""
     try:
         real = parse_physical(lowering.files["physical.mlir"])
-        physical = renderable(real, d)
+        target = get_target(d.device)
+        physical = renderable(real, d, target)
         placed = d.model_copy(update={"physical": physical})
-        report = render_report(placed, usage)
-        svg = tile_map(placed, usage)
+        report = render_report(placed, target, usage)
+        svg = tile_map(placed, target, usage)
     except Exception as e:  # a physical.mlir this aiedsl cannot read: keep the plan, say why
         lowering.note = f"physical.mlir could not be drawn ({type(e).__name__}: {e})"
         return
@@ -219,13 +220,12 @@ _STEP = {"North": (0, 1, "South"), "South": (0, -1, "North"), "East": (1, 0, "We
          "West": (-1, 0, "East")}
 
 
-def renderable(real: Physical, d: Design) -> Physical:
+def renderable(real: Physical, d: Design, target: TargetModel) -> Physical:
     """``real`` (as :func:`parse_physical` reads it: one route per switch) in the shape the map
     and the report draw: one route per stream, traced from its sending DMA channel through the
     switch connections to the receiving ones, named after the design's fifo, and each channel
     named after the stream it carries. Shared-memory fifos are aiedsl's (mlir-aie gives them no
     DMA either)."""
-    target = get_target(d.device)
     switch: dict[tuple[Coord, str], list[Connect]] = {}
     for r in real.routes:
         for c in r.connects:

@@ -16,7 +16,7 @@ from aiedsl.version import __version__
 from aiedsl.ir.program import ops_per_run
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir import Design, Transfer
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel
 from aiedsl.toolchain.discover import Tools
 
 KERNEL_NAME = "MLIR_AIE"
@@ -39,7 +39,7 @@ def buffer_abi(d: Design) -> list[dict[str, Any]]:
     return out
 
 
-def build_manifest(d: Design, tools: Tools, key: str, insts_bytes: int,
+def build_manifest(d: Design, target: TargetModel, tools: Tools, key: str, insts_bytes: int,
                    programs: dict[str, int] | None = None) -> dict[str, Any]:
     """The manifest of design ``d`` compiled with ``tools`` (``insts.bin`` is ``insts_bytes``;
     ``programs``: where each core's program ends in its program memory, for the cores whose
@@ -58,6 +58,6 @@ def build_manifest(d: Design, tools: Tools, key: str, insts_bytes: int,
         "buffers": buffer_abi(d),
         "ops_per_run": ops_per_run(d),
         "kernel_objects": [f"{k.symbol}.o" for k in d.kernels],
-        "program_memory": {"bytes_per_core": get_target(d.device).program_memory,
+        "program_memory": {"bytes_per_core": target.program_memory,
                            "used": dict(programs or {})},
     }
