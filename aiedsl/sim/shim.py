@@ -62,10 +62,12 @@ class ShimTransfer:
 
     @property
     def sizes(self) -> tuple[int, int, int, int]:
+        """Elements per dimension, outermost first (four dimensions)."""
         return self.pattern.sizes
 
     @property
     def strides(self) -> tuple[int, int, int, int]:
+        """Elements between steps of each dimension, outermost first."""
         return self.pattern.strides
 
     @property
@@ -75,6 +77,7 @@ class ShimTransfer:
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element of the argument."""
         return lookup_dtype(self.dtype).itemsize
 
     @property

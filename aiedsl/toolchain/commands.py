@@ -113,6 +113,7 @@ class ArrayWords:
     var: str
 
     def shell(self) -> str:
+        """The array's words as bash expands them."""
         return f'${{{self.var}[@]+"${{{self.var}[@]}}"}}'
 
 
@@ -126,6 +127,7 @@ class AieccScript:
     packet: bool = False
 
     def shell(self) -> str:
+        """The ``build.sh`` lines that find the spelling and run aiecc."""
         return "\n".join(aiecc_script(self.mlir, aiecc=self.aiecc, packet=self.packet))
 
 
@@ -162,6 +164,7 @@ class AieccSpelling:
     """Whether Peano must be asked for with ``--no-xchesscc --no-xbridge`` (before PR 3501)."""
 
     def words(self) -> list[str]:
+        """The aiecc options of this spelling."""
         return [*(PEANO_BACKEND if self.peano_flags else []),
                 *(OUTPUTS_GENERATE if self.outputs == "generate" else OUTPUTS_GET)]
 

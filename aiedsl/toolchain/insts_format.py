@@ -136,10 +136,12 @@ DEVICE_GENERATIONS = {3: "NPU1 (Phoenix, Hawk Point)", 4: "NPU2 (Strix, Krackan)
 
 
 def hex_word(v: int) -> str:
+    """``v`` in hex, at least eight digits (``0x0001d000``)."""
     return f"0x{v:08x}" if v < 1 << 32 else f"0x{v:x}"
 
 
 def signed(v: int, bits: int) -> int:
+    """The two's-complement value of the ``bits``-bit field ``v``."""
     return v - (1 << bits) if v & (1 << (bits - 1)) else v
 
 
@@ -216,4 +218,5 @@ def to_elements(offset_bytes: int, byte_dims: Sequence[tuple[int, int]], itemsiz
 
 
 def word_at(data: bytes, i: int) -> int:
+    """The ``i``-th little-endian 32-bit word of ``data``."""
     return int.from_bytes(data[4 * i:4 * i + 4], "little")

@@ -108,26 +108,32 @@ class ShimBd:
 
     @property
     def enable_packet(self) -> int:
+        """Word 2 bit 30, ``Enable_Packet``: the data goes out behind a packet header."""
         return self._bits(2, 30, 30)
 
     @property
     def out_of_order_id(self) -> int:
+        """Word 2 bits 29-24, ``Out_Of_Order_BD_ID``."""
         return self._bits(2, 29, 24)
 
     @property
     def packet_id(self) -> int:
+        """Word 2 bits 23-19, ``Packet_ID`` of that header."""
         return self._bits(2, 23, 19)
 
     @property
     def packet_type(self) -> int:
+        """Word 2 bits 18-16, ``Packet_Type`` of that header."""
         return self._bits(2, 18, 16)
 
     @property
     def secure_access(self) -> int:
+        """Word 3 bit 30, ``Secure_Access``."""
         return self._bits(3, 30, 30)
 
     @property
     def d0_wrap(self) -> int:
+        """Word 3 bits 29-20, ``D0_Wrap``: dimension 0's size (0: one dimension)."""
         return self._bits(3, 29, 20)
 
     @property
@@ -142,30 +148,37 @@ class ShimBd:
 
     @property
     def d1_wrap(self) -> int:
+        """Word 4 bits 29-20, ``D1_Wrap``: dimension 1's size (0 counts as 1)."""
         return self._bits(4, 29, 20)
 
     @property
     def d1_step(self) -> int:
+        """Word 4 bits 19-0, ``D1_Stepsize``: stored as the step - 1 words."""
         return self._bits(4, 19, 0)
 
     @property
     def smid(self) -> int:
+        """Word 5 bits 31-28, ``SMID``: the AXI master id."""
         return self._bits(5, 31, 28)
 
     @property
     def axcache(self) -> int:
+        """Word 5 bits 27-24, ``AxCACHE`` of the AXI bursts."""
         return self._bits(5, 27, 24)
 
     @property
     def axqos(self) -> int:
+        """Word 5 bits 23-20, ``AxQoS`` of the AXI bursts."""
         return self._bits(5, 23, 20)
 
     @property
     def d2_step(self) -> int:
+        """Word 5 bits 19-0, ``D2_Stepsize``: stored as the step - 1 words."""
         return self._bits(5, 19, 0)
 
     @property
     def iteration_current(self) -> int:
+        """Word 6 bits 31-26, ``Iteration_Current``: the counter's start."""
         return self._bits(6, 31, 26)
 
     @property
@@ -175,42 +188,52 @@ class ShimBd:
 
     @property
     def iteration_step(self) -> int:
+        """Word 6 bits 19-0, ``Iteration_Stepsize``: stored as the step - 1 words."""
         return self._bits(6, 19, 0)
 
     @property
     def tlast_suppress(self) -> int:
+        """Word 7 bit 31, ``TLAST_Suppress``."""
         return self._bits(7, 31, 31)
 
     @property
     def next_bd(self) -> int:
+        """Word 7 bits 30-27, ``Next_BD``: the BD that follows when :attr:`use_next_bd`."""
         return self._bits(7, 30, 27)
 
     @property
     def use_next_bd(self) -> int:
+        """Word 7 bit 26, ``Use_Next_BD``."""
         return self._bits(7, 26, 26)
 
     @property
     def valid(self) -> int:
+        """Word 7 bit 25, ``Valid_BD``."""
         return self._bits(7, 25, 25)
 
     @property
     def lock_rel_value(self) -> int:
+        """Word 7 bits 24-18, ``Lock_Rel_Value`` (signed)."""
         return signed(self._bits(7, 24, 18), 7)
 
     @property
     def lock_rel_id(self) -> int:
+        """Word 7 bits 16-13, ``Lock_Rel_ID``."""
         return self._bits(7, 16, 13)
 
     @property
     def lock_acq_enable(self) -> int:
+        """Word 7 bit 12, ``Lock_Acq_Enable``."""
         return self._bits(7, 12, 12)
 
     @property
     def lock_acq_value(self) -> int:
+        """Word 7 bits 11-5, ``Lock_Acq_Value`` (signed)."""
         return signed(self._bits(7, 11, 5), 7)
 
     @property
     def lock_acq_id(self) -> int:
+        """Word 7 bits 3-0, ``Lock_Acq_ID``."""
         return self._bits(7, 3, 0)
 
     @property
@@ -374,6 +397,7 @@ class Sync:
     rows: int = 1
 
     def describe(self) -> str:
+        """A one-line listing, after its place in the stream."""
         return (f"{self.order:3d} sync column {self.column} {self.direction} channel "
                 f"{self.channel}" + (f" ({self.columns} x {self.rows} tiles)"
                                      if (self.columns, self.rows) != (1, 1) else ""))
@@ -394,6 +418,7 @@ class TileWrite:
     value: int
 
     def describe(self) -> str:
+        """A one-line listing, after its place in the stream."""
         where = ("data memory" if self.address < TILE_DATA_MEMORY else
                  f"lock {(self.address - CORE_LOCK_VALUES) // 0x10} value")
         return (f"{self.order:3d} write column {self.column} row {self.row} {where} "
@@ -417,8 +442,10 @@ class Program:
 
     @property
     def tasks(self) -> tuple[ShimTask, ...]:
+        """The shim DMA tasks, in stream order."""
         return tuple(e for e in self.events if isinstance(e, ShimTask))
 
     @property
     def syncs(self) -> tuple[Sync, ...]:
+        """The syncs (waits for a channel's task to finish), in stream order."""
         return tuple(e for e in self.events if isinstance(e, Sync))

@@ -84,6 +84,7 @@ class Lowering:
 
     @property
     def ok(self) -> bool:
+        """Whether the lowering succeeded."""
         return self.error is None
 
 
