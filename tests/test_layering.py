@@ -1,4 +1,5 @@
-"""aiedsl's modules import one way: no module reaches itself through imports.
+"""House rules a reader relies on: aiedsl's modules import one way (no module reaches itself
+through imports), and every public name says what it is.
 
 Every import counts, also one only type checkers run (``if TYPE_CHECKING:``) and one inside a
 function: each ties the two modules as much as a reader is concerned.
@@ -87,3 +88,20 @@ def test_a_cycle_through_a_type_only_import_is_found(tmp_path: Path) -> None:
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.c import C\nB = 1\n")
     (pkg / "c.py").write_text("def f():\n    from . import a\n")
     assert find_cycle(import_graph(pkg)) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
+
+
+def test_every_public_name_has_a_docstring() -> None:
+    """Module-level functions and classes, and their public methods and properties."""
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        def visit(node: ast.AST, prefix: str) -> None:
+            for child in getattr(node, "body", []):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                        and not child.name.startswith("_"):
+                    if ast.get_docstring(child) is None:
+                        missing.append(f"{path.relative_to(PACKAGE.parent)}:{child.lineno} "
+                                       f"{prefix}{child.name}")
+                    if isinstance(child, ast.ClassDef):
+                        visit(child, f"{prefix}{child.name}.")
+        visit(ast.parse(path.read_text(), str(path)), "")
+    assert not missing, "no docstring: " + ", ".join(missing)
