@@ -267,6 +267,19 @@ def test_nan_is_compared_only_when_the_design_expects_it(design_file: DesignFile
         "output 'out'")
 
 
+def test_a_bf16_reference_is_checked_for_nan_in_its_own_type(design_file: DesignFile) -> None:
+    import ml_dtypes
+
+    x = np.arange(4096, dtype=np.float32).astype(ml_dtypes.bfloat16)
+    x[9], x[7] = -np.inf, np.nan
+    strict = load_design(design_file(PASSTHROUGH.replace("i32", "bf16")))
+    with pytest.raises(DesignError) as excinfo:
+        aiedsl.build(strict, write=False).run(x, target="sim")
+    assert str(excinfo.value).splitlines()[0] == (
+        "d.py:35: error [reference]: the reference of 'passthrough' returned nan at [7] of "
+        "output 'out'")
+
+
 def test_a_nan_output_fails_against_a_finite_reference() -> None:
     from aiedsl.sim.compare import compare
 

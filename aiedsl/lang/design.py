@@ -123,8 +123,9 @@ class DesignHandle:
                 f"{list(t.shape)}", found=f"{arr.size} values",
                 fix="return an array of the output's shape")
         if kind == "f" and not self.nonfinite:
-            bad = ~np.isfinite(arr.astype(np.float64, copy=False))
-            if bad.any():
+            finite = np.isfinite(arr)  # in the array's own type (bf16 too): no wide copy
+            if not finite.all():
+                bad = ~finite
                 i = tuple(int(x) for x in np.unravel_index(int(np.argmax(bad)), arr.shape))
                 raise DesignError(
                     "reference", f"{what} {arr[i]} at {list(i)} of output '{name}'", loc=where,
