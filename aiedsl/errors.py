@@ -11,8 +11,9 @@ import functools
 import os
 import sys
 import sysconfig
+from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 
 from aiedsl.ir.loc import Loc
 
@@ -36,7 +37,7 @@ def caller_loc() -> Loc:
         def fifo(...):
             loc = caller_loc()   # -> Loc(file="designs/passthrough.py", line=12)
     """
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if not name.startswith(_PACKAGE_DIR + os.sep) and not name.endswith("contextlib.py"):
@@ -93,7 +94,7 @@ def function_loc(fn: object) -> Loc | None:
 
 
 def check_callable(fn: object, nargs: int, what: str, loc: Loc | None, *,
-                   keywords: dict[str, object] | None = None) -> None:
+                   keywords: Mapping[str, object] | None = None) -> None:
     """``fn`` is a function that can be called with ``nargs`` positional arguments (and
     ``keywords``); else a DesignError at its ``def`` line (or ``loc``) saying what it takes."""
     import inspect

@@ -44,7 +44,7 @@ def mlir_string(value: object) -> str:
     >>> mlir_string('a"b\\nc')
     'a\\22b\\0Ac'
     """
-    out = []
+    out: list[str] = []
     for c in str(value):
         if c in '"\\' or not (c.isascii() and c.isprintable()):
             out.extend(f"\\{b:02X}" for b in c.encode("utf-8"))

@@ -35,11 +35,11 @@ def check_cascades(d: Design, target: TargetModel) -> None:
     ins = Counter(c.dst for c in d.cascades)
     outs = Counter(c.src for c in d.cascades)
     for what, count in (("input", ins), ("output", outs)):
-        for core, n in count.items():
+        for name, n in count.items():
             if n > 1:
-                link = next(c for c in d.cascades if (c.dst if what == "input" else c.src) == core)
+                link = next(c for c in d.cascades if (c.dst if what == "input" else c.src) == name)
                 raise DesignError(
-                    "cascade", f"{core} has {n} cascade {what}s", loc=link.loc,
+                    "cascade", f"{name} has {n} cascade {what}s", loc=link.loc,
                     limit=f"one cascade {what} per core", found=str(n),
                     fix="chain each core to one neighbour")
     kernels = {k.symbol: k for k in d.kernels}

@@ -202,10 +202,10 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
               f"{inner_size} x {itemsize} B = {inner_size * itemsize} B ({shown})",
               f"make the innermost size a multiple of {gran // itemsize or 1} elements", related)
     if tile is not None:
-        limit = target.limits(tile).bd_max_size  # type: ignore[arg-type]
+        most = target.limits(tile).bd_max_size  # type: ignore[arg-type]
         for size in sizes:
-            if size > limit:
-                _fail(loc, where, f"each size <= {limit} on a {tile} BD (mlir-aie's "
+            if size > most:
+                _fail(loc, where, f"each size <= {most} on a {tile} BD (mlir-aie's "
                       "DMABDOp::verify: at most 512 at 1e400306; the wrap fields, 10 bits on a "
                       "memtile and 8 on a core, since PR 3548)", f"{size} ({shown})",
                       "split that dimension in two, or move the layout to the "

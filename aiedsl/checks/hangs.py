@@ -64,10 +64,10 @@ def _body(core: Core, ops: tuple[Op, ...], held: Held, loop: Loop | None,
         elif isinstance(op, Loop):
             before = dict(held)
             _body(core, op.body, held, op, again)
-            for key in sorted(set(before) | set(held)):
-                a, b = before.get(key, 0), held.get(key, 0)
+            for both in sorted(set(before) | set(held)):
+                a, b = before.get(both, 0), held.get(both, 0)
                 if a != b:
-                    fifo, port = key
+                    fifo, port = both
                     if b < a:
                         raise DesignError(
                             "hang: unbalanced loop", f"each iteration of the loop in "
@@ -76,10 +76,10 @@ def _body(core: Core, ops: tuple[Op, ...], held: Held, loop: Loop | None,
                             limit="what a loop body acquires, it releases",
                             found=f"held {a} before an iteration, {b} after",
                             fix=f"acquire '{fifo}' inside the loop, or release it after the loop")
-                    acq, rel = _per_iteration(op, key)
+                    most, rel = _per_iteration(op, both)
                     raise DesignError(
                         "hang: unbalanced loop", f"each iteration of the loop in {core.name} "
-                        f"acquires {acq} element(s) of '{fifo}' ({port}) but releases {rel}",
+                        f"acquires {most} element(s) of '{fifo}' ({port}) but releases {rel}",
                         loc=op.loc, limit="what a loop body acquires, it releases",
                         found=f"held {a} before the first iteration, {b} after it",
                         fix=(f"release '{fifo}' inside the loop" if rel == 0 else

@@ -92,6 +92,7 @@ def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict
     rows, cols = param.type.shape
     n = rows * cols
     frm = _order(next(c.dims for c in f.consumers if c.core == core), n)
+    to: np.ndarray | None
     if host.size == n:
         to = _order(f.producer.dims, n)  # positions of the memtile's row-major tile
     elif host.size > n and link.kind in ("forward", "split"):

@@ -34,7 +34,9 @@ def check_routing(d: Design, target: TargetModel, congested: list[Congestion]) -
     dc, dr = STEP[direction]
     there = (col + dc, row + dr)
     noun = {"core": "core tile", "memtile": "memtile", "shim": "shim tile"}
-    here_kind, there_kind = noun[target.kind_of((col, row))], noun[target.kind_of(there)]
+    here, far = target.kind_of((col, row)), target.kind_of(there)
+    assert here is not None and far is not None, "a wire joins two tiles of the device"
+    here_kind, there_kind = noun[here], noun[far]
     others = len(congested) - 1
     last = worst.capacity - 1
     raise DesignError(

@@ -57,7 +57,7 @@ def check_rtps(d: Design) -> None:
         elif isinstance(op, RtpWrite):
             slot = (op.rtp, op.index)
             if slot in read and slot not in written and first_transfer is not None:
-                core, at = read[slot]
+                reader, at = read[slot]
                 raise DesignError(
                     "rtp order", f"rt.rtp_write of '{op.rtp}'[{op.index}] comes after the "
                     "runtime's first transfer", loc=op.loc, limit="a slot a core reads is "
@@ -65,7 +65,7 @@ def check_rtps(d: Design) -> None:
                     "data arrives, and the slot holds no value before its first write)",
                     found=f"rt.{first_transfer.op} of '{first_transfer.fifo}' first",
                     related=[("the first transfer", first_transfer.loc),
-                             (f"{core} reads the slot", at)],
+                             (f"{reader} reads the slot", at)],
                     fix="move the rtp_write before the first rt.fill")
             if slot in written and outstanding:
                 t = outstanding[0]
@@ -81,11 +81,11 @@ def check_rtps(d: Design) -> None:
                     fix="call rt.sync() before the rtp_write (and issue the next fills after "
                     "it)")
             written.setdefault(slot, op)
-    for slot, (core, at) in read.items():
+    for slot, (reader, at) in read.items():
         if slot not in written:
             rtp = d.rtp(slot[0])
             raise DesignError(
-                "rtp unwritten", f"{core} reads rtp '{slot[0]}'[{slot[1]}], which the runtime "
+                "rtp unwritten", f"{reader} reads rtp '{slot[0]}'[{slot[1]}], which the runtime "
                 "never writes", loc=at, limit="every slot a core reads is written by "
                 "rt.rtp_write (the buffer has no initial value)", found="no rt.rtp_write of it",
                 related=[(f"rtp '{rtp.name}' is declared", rtp.loc)],
@@ -115,14 +115,14 @@ def _check_gated(d: Design, gated: dict[str, set[str]]) -> None:
                     continue
                 w = first_write.get((a.rtp, a.index))
                 if w is None or (sets and w > min(sets)):
-                    op = d.runtime[min(sets)] if sets else None
+                    first = d.runtime[min(sets)] if sets else None
                     raise DesignError(
                         "rtp order", f"{core.name} reads rtp '{a.rtp}'[{a.index}], which the "
                         "runtime does not write before it first sets the barrier the core waits "
                         "on", loc=a.loc, limit="a slot a barrier-gated core reads is written "
                         "before the barrier's first set", found="no rt.rtp_write of it"
                         if w is None else f"its first write at line {d.runtime[w].loc.line}",
-                        related=[("the first set", op.loc)] if op is not None else None,
+                        related=[("the first set", first.loc)] if first is not None else None,
                         fix=f"rt.rtp_write('{a.rtp}', {a.index}, value) before rt.set_barrier")
 
 
@@ -140,12 +140,12 @@ def check_barriers(d: Design) -> None:
             sets.setdefault(op.barrier, []).append(op)
     for core in d.cores:
         waits: dict[str, list[tuple[BarrierWait, int]]] = {}
-        for op, mult in walk(core.body):
-            if isinstance(op, BarrierWait):
-                waits.setdefault(op.barrier, []).append((op, mult))
+        for step, mult in walk(core.body):
+            if isinstance(step, BarrierWait):
+                waits.setdefault(step.barrier, []).append((step, mult))
         for name, ws in waits.items():
             b = d.barrier(name)
-            v = min(op.value for op, _ in ws)
+            v = min(w.value for w, _ in ws)
             needed = sum(mult for _, mult in ws)
             given = b.init // v + sum(s.value // v for s in sets.get(name, []))
             if needed > given:

@@ -170,7 +170,7 @@ def _scalar_range(dt: str) -> tuple[float, float]:
 
         top = float(ml_dtypes.finfo(info.numpy).max)
         return -top, top
-    ii = np.iinfo(np.dtype(info.numpy))
+    ii = np.iinfo(info.numpy)
     return int(ii.min), int(ii.max)
 
 
@@ -276,15 +276,15 @@ def check_balance(d: Design) -> None:
             f = d.fifo(t.fifo)
             host = d.tensor(t.tensor).type
             moved = t.pattern.numel * host.dt.itemsize
-            n = Fraction(moved, f.elem.nbytes)
-            if n.denominator != 1:
+            runs = Fraction(moved, f.elem.nbytes)
+            if runs.denominator != 1:
                 fix = "move whole fifo elements per transfer"
                 if host.dtype == f.elem.dtype:
-                    found = f"{t.pattern.numel} / {f.elem.numel} = {float(n):g}"
+                    found = f"{t.pattern.numel} / {f.elem.numel} = {float(runs):g}"
                     what = (f"{t.pattern.numel} elements, not a whole number of its "
                             f"{f.elem.numel}-element buffers")
                 else:
-                    found = f"{moved} B / {f.elem.nbytes} B = {float(n):g}"
+                    found = f"{moved} B / {f.elem.nbytes} B = {float(runs):g}"
                     what = (f"{moved} bytes ({t.pattern.numel} x {host.dtype}), not a whole "
                             f"number of its {f.elem.nbytes}-byte buffers ({f.elem})")
                     fix += " (the DMA moves bytes: count them in the fifo's element type)"
@@ -293,9 +293,9 @@ def check_balance(d: Design) -> None:
             book = produced if t.op == "fill" else taken[f.name]
             key = f.name if t.op == "fill" else "the runtime (rt.drain)"
             if t.op == "fill":
-                produced[key] = produced.get(key, Fraction(0)) + n
+                produced[key] = produced.get(key, Fraction(0)) + runs
             else:
-                book[key] = book.get(key, Fraction(0)) + n
+                book[key] = book.get(key, Fraction(0)) + runs
     by_name = {f.name: f for f in d.fifos}
     links = {n: link for link in d.links for n in link.dsts}
 
@@ -326,7 +326,7 @@ def check_balance(d: Design) -> None:
         for c in f.consumers:
             if c.is_link_end:
                 continue
-            who = c.core if c.kind == "core" else "the runtime (rt.drain)"
+            who = c.core if c.kind == "core" and c.core else "the runtime (rt.drain)"
             got = taken[f.name].get(who, Fraction(0))
             if got != made:
                 src = f.producer

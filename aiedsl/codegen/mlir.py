@@ -42,10 +42,10 @@ def dma_offsets(p: Pattern) -> tuple[tuple[int, ...], tuple[int, ...]]:
             offsets[i], strides[i] = p.offset, 1
             return tuple(offsets), tuple(strides)
     # every dimension walks with a stride > 1: one that divides the offset carries it
-    i = next((i for i in (3, 2, 1, 0) if strides[i] and p.offset % strides[i] == 0), None)
-    if i is None:
+    carrier = next((i for i in (3, 2, 1, 0) if strides[i] and p.offset % strides[i] == 0), None)
+    if carrier is None:
         raise ValueError(f"offset {p.offset} of {p} cannot be spelled per dimension")
-    offsets[i] = p.offset // strides[i]
+    offsets[carrier] = p.offset // strides[carrier]
     return tuple(offsets), tuple(strides)
 
 
@@ -74,7 +74,7 @@ def render_mlir(d: Design, target: TargetModel) -> str:
         "symbol": k.symbol, "object": f"{k.symbol}.o",
         "types": [a.type.mlir() if a.type else _scalar_type(a.dtype) for a in k.args],
     } for k in d.kernels]
-    tile_of = {c.name: c.tile for c in d.cores}
+    tile_of = {c.name: c.tile for c in d.cores if c.tile is not None}  # all: d is placed
     rtps = {r.name: {"name": r.name, "tile": tile_of[r.core], "memref": r.type.mlir(),
                      "loc": r.loc} for r in d.rtps}
     locks = {(b.name, core): {"name": barrier_lock_name(b.name, tile_of[core]),

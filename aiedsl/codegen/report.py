@@ -16,7 +16,7 @@ def report_rows(d: Design, target: TargetModel, table: dict[tuple[int, int], Til
                 ) -> list[tuple[str, ...]]:
     """One row of strings per used tile of ``target`` (shared by report.txt and the CLI's
     table)."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for tile, u in table.items():
         lim = target.limits(u.kind)  # type: ignore[arg-type]
         mem = TileUsage.total(u.memory)
@@ -81,7 +81,7 @@ def port_rows(d: Design, target: TargetModel) -> list[tuple[str, ...]]:
             key = (a, direction_of(a, b))
             used[key] = used.get(key, 0) + 1
     dirs = ("north", "south", "east", "west")
-    rows = [("tile", *dirs)]
+    rows: list[tuple[str, ...]] = [("tile", *dirs)]
     for tile in target.tiles():
         if not any((tile, x) in used for x in dirs):
             continue

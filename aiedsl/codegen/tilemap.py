@@ -95,9 +95,9 @@ def tile_map(d: Design, target: TargetModel, table: dict[Coord, TileUsage],
     for r in (d.physical.routes if d.physical else ()):
         k = from_tile[r.src] = from_tile.get(r.src, -1) + 1  # stagger names leaving one tile
         routes.append(_route_view(r, origin, colors[r.fifo], over_wires, d, k))
-    tile_of = {c.name: c.tile for c in d.cores}
+    tile_of = {c.name: c.tile for c in d.cores if c.tile is not None}
     cascades = [_cascade_view(origin(tile_of[c.src]), origin(tile_of[c.dst]), c.src, c.dst)
-                for c in d.cascades if tile_of.get(c.src) and tile_of.get(c.dst)]
+                for c in d.cascades if c.src in tile_of and c.dst in tile_of]
     n_wires = sum(len(r.wires) for r in d.physical.routes) if d.physical else 0
     shared = sorted(d.physical.shared) if d.physical else []
     height = max(height, top + 60 + 14 * (len(routes) + len(shared) + len(cascades)))

@@ -87,7 +87,7 @@ def _exp_f32(x: np.ndarray, exp2: bool = False) -> np.ndarray:
     return (p * np.ldexp(f32(1), n.astype(np.int32)).astype(f32)).astype(f32)
 
 
-def activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: object) -> None:
+def activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: int | str) -> None:
     """exp, SiLU, GELU (tanh form) or row-wise softmax of bf16 values as activation.cc.j2
     computes them: f32 step by step, each result rounded to bf16."""
     f32 = np.float32

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 from aiedsl.dtypes import DType
 from aiedsl.errors import DesignError, caller_loc, check_callable
@@ -33,7 +33,7 @@ from aiedsl.lang.tensor import lookup_dtype
 
 
 
-def buffer(name: str, type: TensorType, access: str = "in", *,
+def buffer(name: str, type: TensorType, access: Literal["in", "out", "inout"] = "in", *,
            blocks: tuple[int, int] | None = None) -> KernelArg:
     """A buffer parameter: ``access`` is ``"in"``, ``"out"`` or ``"inout"``.
 
@@ -161,10 +161,11 @@ class Kernel:
 
 def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
             reference: Callable[..., Any], cycles: int | None, cost: str, ops: int = 0,
-            params: dict[str, int | str] | None = None, source_kind: str = "file",
+            params: dict[str, int | str] | None = None,
+            source_kind: Literal["file", "template"] = "file",
             cascade_in: TensorType | None = None,
             cascade_out: TensorType | None = None, prepared: Prepared | None = None,
-            arch: str | None = None) -> Kernel:
+            arch: Literal["aie2", "aie2p"] | None = None) -> Kernel:
     """Declare a kernel (see the module docstring).
 
     ``source`` names a file in ``kernels_cpp/`` (``source_kind="file"``) or a template in
@@ -219,13 +220,14 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
                           loc=loc, limit="a dict of template parameters", found=repr(params),
                           fix="write e.g. params={'n': 256}")
     params = dict(params or {})
-    for key, value in params.items():
+    for key, setting in params.items():
         check_name(key, f"parameter of kernel '{symbol}'", loc)
-        if isinstance(value, str):
-            check_line(value, f"parameter '{key}' of kernel '{symbol}' =", loc, limit=100)
-        elif not isinstance(value, int) or isinstance(value, bool):
+        if isinstance(setting, str):
+            check_line(setting, f"parameter '{key}' of kernel '{symbol}' =", loc, limit=100)
+        elif not isinstance(setting, int) or isinstance(setting, bool):
             raise DesignError("kernel signature", f"parameter '{key}' of kernel '{symbol}' is "
-                              f"{value!r}", loc=loc, limit="an int or a str", found=repr(value),
+                              f"{setting!r}", loc=loc, limit="an int or a str",
+                              found=repr(setting),
                               fix="pass sizes and names as ints and strings")
     for what, t in (("cascade_in", cascade_in), ("cascade_out", cascade_out)):
         if t is None:

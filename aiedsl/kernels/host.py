@@ -137,7 +137,7 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         if bad:
             raise ValueError(f"{k.symbol} moved {bad} cascade word(s) more or fewer than it "
                              "declares (cascade_in/cascade_out)")
-        if cout is not None:
+        if cout is not None and out32 is not None:
             np.asarray(cout).reshape(-1)[...] = out32.view(np.asarray(cout).dtype) \
                 if np.asarray(cout).dtype.kind == "i" else out32
 
@@ -258,6 +258,6 @@ def _random(shape: tuple[int, ...], dt: str, rng: np.random.Generator) -> np.nda
     np_dt = np.dtype(d.numpy)
     if d.name in ("bf16", "f32"):
         return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32).astype(np_dt)
-    info = np.iinfo(np_dt)
+    info = np.iinfo(d.numpy)
     lo, hi = max(info.min, -100), min(info.max, 100)  # keeps products inside the wide types
     return rng.integers(lo, hi, size=shape, endpoint=True).astype(np_dt)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 
-MOVE_UNITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
-              8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
+MOVE_UNITS: dict[int, np.dtype] = {
+    1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+    8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
 """A numpy type of each size that moves a contiguous run of elements as one element (only
 copied, never computed on): numpy's strided copies cost per inner run, so moving a block's
 8-byte row of four bf16 as one element is several times faster than moving the four."""

@@ -38,8 +38,9 @@ MATMUL_PATCH = {"bf16": 7, "i8": 11, "i16": 7}
 calibrated to Taka et al.'s single-core measurements on npu1; i16 assumed like bf16. The output
 type does not change it: a narrow C moves fewer bytes, and its conversion rides in the store
 slot, overlapped like the wide C's loads and stores with the neighbouring patches."""
-PUBLISHED = {("npu1", "bf16", (64, 104, 64)): (112.6, "Taka et al. arXiv 2512.13282, npu1"),
-             ("npu1", "i8", (64, 232, 64)): (233.0, "Taka et al. arXiv 2512.13282, npu1")}
+PUBLISHED: dict[tuple[str, str, tuple[int, ...]], tuple[float, str]] = {
+    ("npu1", "bf16", (64, 104, 64)): (112.6, "Taka et al. arXiv 2512.13282, npu1"),
+    ("npu1", "i8", (64, 232, 64)): (233.0, "Taka et al. arXiv 2512.13282, npu1")}
 """Measured single-core MACs per cycle to compare the model with."""
 
 

@@ -72,6 +72,6 @@ def library_cases(source: Path | None = None) -> list[KernelCase]:
     named like ``source``, ready to build on the host."""
     lib = [k for k in samples() if source is None or k.ir.source == source.name]
     return [KernelCase(k.ir, kernel_text(None, k.ir), k.run_reference,
-                       {a.name: k.ir.params[a.name] for a in k.ir.args
-                        if a.kind == "scalar" and a.name in k.ir.params})  # type: ignore[misc]
+                       {a.name: k.ir.params[a.name] for a in k.ir.args  # type: ignore[misc]
+                        if a.kind == "scalar" and a.name in k.ir.params})
             for k in lib]

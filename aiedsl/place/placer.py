@@ -20,11 +20,10 @@ Coord = tuple[int, int]
 def place(design: Design, target: TargetModel) -> Design:
     """Return ``design`` with every tile of ``target`` it uses decided (``placed=True``)."""
     herds = _place_herds(design.herds, target)
-    anchors = {h.name: h.anchor for h in herds}
-    cores = tuple(c.model_copy(update={"tile": (anchors[c.herd][0] + c.index[0],
-                                                 anchors[c.herd][1] + c.index[1])})
-                  for c in design.cores)
-    core_tile = {c.name: c.tile for c in cores}
+    anchors = {h.name: h.anchor for h in herds if h.anchor is not None}  # every herd has one
+    core_tile = {c.name: (anchors[c.herd][0] + c.index[0], anchors[c.herd][1] + c.index[1])
+                 for c in design.cores}
+    cores = tuple(c.model_copy(update={"tile": core_tile[c.name]}) for c in design.cores)
     fifos = {f.name: _place_cores(f, core_tile) for f in design.fifos}
     links = _place_links(design.links, fifos, target, set(core_tile.values()))
     for link in links:
@@ -67,6 +66,7 @@ def _place_herds(herds: tuple[Herd, ...], target: TargetModel) -> list[Herd]:
     used: dict[Coord, Herd] = {}
     out = []
     for h in sorted(herds, key=lambda h: h.anchor is None):  # pinned herds claim tiles first
+        anchor: Coord | None
         if h.anchor is not None:
             cells = _cells(h.anchor, h)
             bad = [c for c in cells if target.kind_of(c) != "core"]
@@ -124,9 +124,11 @@ def _cells(anchor: Coord, h: Herd) -> list[Coord]:
     return [(anchor[0] + x, anchor[1] + y) for y in range(h.rows) for x in range(h.cols)]
 
 
-def _place_cores(f: Fifo, core_tile: dict[str, Coord | None]) -> Fifo:
+def _place_cores(f: Fifo, core_tile: dict[str, Coord]) -> Fifo:
     def fix(e: Endpoint) -> Endpoint:
-        return e.model_copy(update={"tile": core_tile[e.core]}) if e.kind == "core" else e
+        if e.kind != "core" or e.core is None:
+            return e
+        return e.model_copy(update={"tile": core_tile[e.core]})
     return f.model_copy(update={"producer": fix(f.producer),
                                 "consumers": tuple(fix(c) for c in f.consumers)})
 

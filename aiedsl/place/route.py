@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aiedsl.ir import Connect, Design, Loc, PacketFlow, Physical, Route
+from aiedsl.ir import Connect, DmaChannel, Design, Loc, PacketFlow, Physical, Route
 from aiedsl.place.pathfinder import End, Paths, Stream, connects, find_paths
 from aiedsl.place.switchbox import SHIM_CONTROLLER_ID, SwitchModel
 from aiedsl.targets import TargetModel
@@ -88,11 +88,11 @@ class Congestion:
 def flows_of(d: Design, phys: Physical) -> list[Flow]:
     """The flows of a placed, allocated design, in the order mlir-aie routes them."""
     send = {c.fifo: c for c in phys.channels if c.direction == "MM2S"}
-    recv: dict[str, list] = {}
+    recv: dict[str, list[DmaChannel]] = {}
     for c in phys.channels:
         if c.direction == "S2MM":
             recv.setdefault(c.fifo, []).append(c)
-    out = []
+    out: list[Flow] = []
     for f in d.fifos:
         if f.name in phys.shared or f.name not in send:
             continue

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -264,7 +265,7 @@ def lower_argvs(aie_opt: str = "aie-opt", aie_translate: str = "aie-translate",
     ]
 
 
-def shell_line(argv: list[Word]) -> str:
+def shell_line(argv: Sequence[Word]) -> str:
     """One shell command line: every word quoted whole, :class:`EnvWord` variables expanded.
 
     >>> print(shell_line(["echo", "a b", "$(touch x)", EnvWord("", "HOME", "/x y")]))

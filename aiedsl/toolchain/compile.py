@@ -252,11 +252,11 @@ def _design_line(output: str, d: Design) -> tuple[Loc | None, str]:
     for m in re.finditer(r"([\w./\\-]+\.py):(\d+)", output):
         if m[1] in files or any(f.endswith(m[1]) for f in files):
             return Loc(file=m[1], line=int(m[2])), ""
-    m = re.search(r"kernels/(\w+)\.cc:(\d+)", output)
-    if m:
+    hit = re.search(r"kernels/(\w+)\.cc:(\d+)", output)
+    if hit:
         for k in d.kernels:
-            if k.symbol == m[1]:
-                origin = kernel_text(d, k).origin(int(m[2]))
+            if k.symbol == hit[1]:
+                origin = kernel_text(d, k).origin(int(hit[2]))
                 source = "" if origin.startswith("kernels/") else f", from {origin}"
-                return k.loc, f" in kernel '{k.symbol}' (kernels/{m[1]}.cc:{m[2]}{source})"
+                return k.loc, f" in kernel '{k.symbol}' (kernels/{hit[1]}.cc:{hit[2]}{source})"
     return None, ""

@@ -239,8 +239,8 @@ def renderable(real: Physical, d: Design, target: TargetModel) -> Physical:
         if route is not None:
             routes.append(route)
             names[(ch.tile, "MM2S", ch.channel)] = route.fifo
-            for t, c in _ends(route):
-                names[(t, "S2MM", c)] = route.fifo
+            for t, chan in _ends(route):
+                names[(t, "S2MM", chan)] = route.fifo
     order = {f.name: i for i, f in enumerate(d.fifos)}
     routes.sort(key=lambda r: order[r.fifo])
     channels = tuple(c.model_copy(update={"fifo": names.get((c.tile, c.direction, c.channel),
