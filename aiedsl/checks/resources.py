@@ -17,6 +17,7 @@ lowering creates (:func:`aiedsl.place.objectfifo.lower`, which allocation number
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiedsl.ir.program import calls
@@ -145,7 +146,7 @@ def usage(d: Design, target: TargetModel, low: Lowering | None = None
     return dict(sorted(tiles.items(), key=lambda kv: (kv[0][1], kv[0][0])))
 
 
-def _shim_bds(d: Design, at) -> None:  # type: ignore[no-untyped-def]
+def _shim_bds(d: Design, at: Callable[[Coord | None], TileUsage]) -> None:
     """A runtime transfer takes a shim BD until the next wait (mlir-aie reuses ids after it)."""
     in_flight: dict[Coord, int] = defaultdict(int)
     peak: dict[Coord, tuple[int, Loc]] = {}

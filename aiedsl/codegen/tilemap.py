@@ -9,17 +9,20 @@ side of the gap's centre line, southward and westward on the other.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiedsl.checks.resources import TileUsage
+from aiedsl.ir import Design, Route
+from aiedsl.place.route import Congestion, Wire
 from aiedsl.render import render
-from aiedsl.ir import Design
-from aiedsl.place.route import Congestion
 from aiedsl.targets import TargetModel
 from aiedsl.targets.model import direction_of
 from aiedsl.version import __version__
 
 Coord = tuple[int, int]
+Origin = Callable[[Coord], tuple[float, float]]
+"""Where a tile's box is drawn (its top-left corner)."""
 
 TILE_W, TILE_H, GAP, MARGIN, LANE = 200, 128, 56, 40, 4.0
 LEGEND_W = 330
@@ -174,7 +177,7 @@ def _tile_view(tile: Coord, u: TileUsage | None, target: TargetModel, xy: tuple[
     return v
 
 
-def _switch(origin, tile: Coord) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+def _switch(origin: Origin, tile: Coord) -> tuple[float, float]:
     """Where a tile's stream switch is drawn: the gap at its north-east corner."""
     x, y = origin(tile)
     return x + TILE_W + GAP / 2, y - GAP / 2
@@ -187,8 +190,8 @@ def _offset(direction: str, idx: int) -> tuple[float, float]:
             "west": (0.0, lane)}[direction]
 
 
-def _route_view(r, origin, color: str, over_wires: set, d: Design,  # type: ignore[no-untyped-def]
-                k: int) -> RouteView:
+def _route_view(r: Route, origin: Origin, color: str, over_wires: set[Wire],
+                d: Design, k: int) -> RouteView:
     def pt(p: tuple[float, float]) -> str:
         return f"{p[0]:.1f},{p[1]:.1f}"
 

@@ -25,6 +25,7 @@ from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Accumulator, Kernel, Prepared, Reorder, buffer, declare
 from aiedsl.kernels.layout import block, unblock
 from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.targets import TargetModel
 
 MATMUL_OUT = {"bf16": "f32", "i8": "i32", "i16": "i32"}
 """The accumulating output type of each matmul input type (the default output)."""
@@ -411,7 +412,7 @@ def conv2d_3x3(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
                 "shift": shift, "relu": int(relu)}, arch=target.arch)
 
 
-def _target(device: str | None):  # type: ignore[no-untyped-def]
+def _target(device: str | None) -> TargetModel:
     """The device a kernel is declared for: the design being traced, else ``device``, else npu1."""
     from aiedsl.lang.context import _DESIGN
     from aiedsl.targets import get_target

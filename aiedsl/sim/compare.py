@@ -7,7 +7,7 @@ import numpy as np
 
 from aiedsl.compare import TOLERANCE, OutputCheck, compare  # noqa: F401 (re-exported)
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir import Design
+from aiedsl.ir import Design, Transfer
 
 
 def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
@@ -17,12 +17,13 @@ def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
     normal, rounded to the tensor's dtype.
     """
     rng = np.random.default_rng(seed)
-    filled = {t.tensor for t in d.runtime if getattr(t, "op", "") == "fill"}
+    filled = {t.tensor for t in d.runtime if isinstance(t, Transfer) and t.op == "fill"}
     out = {}
     for t in d.tensors:
         if t.name not in filled:
             continue
         dt = lookup_dtype(t.type.dtype)
+        arr: np.ndarray
         if dt.is_float:
             arr = rng.standard_normal(t.type.shape).astype(np.float32).astype(dt.numpy)
         else:

@@ -15,7 +15,7 @@ from aiedsl.errors import user_exception
 from aiedsl.ir import (
     Acquire, BarrierWait, BufferArg, Call, Core, Loop, Op, Release, RtpArg,
 )
-from aiedsl.sim.engine import PAUSE, Lock, Proc
+from aiedsl.sim.engine import PAUSE, Gen, Lock, Proc
 from aiedsl.sim.operands import (
     accumulate, accumulating, accumulating_call, fill_tracking, finish_shared, ring_views,
     write_back_taken,
@@ -98,6 +98,7 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                 args: list[tuple[Any, ...]] = []
                 for pos, (a, param) in enumerate(zip(op.args, k.args)):
                     if isinstance(a, BufferArg):
+                        assert param.type is not None, "a buffer parameter has a type"
                         shape = param.type.shape
                         # a prepared kernel's operand is only read, to make what it computes on
                         read = prepared is not None and pos in prepared.operands
@@ -156,7 +157,7 @@ def _mark_takers(code: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 
 def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Ring],
-          kernels: dict[str, Any]):
+             kernels: dict[str, Any]) -> Gen:
     """Interpret a core's program (one invocation), compiled so each step is a few list
     operations."""
     engine = m.engine
@@ -312,7 +313,8 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
         store(kept, buf)
 
 
-def _cascade_meet(m: Machine, p: Proc, core: Core, call: Call, casc: tuple[Any, Any, int]):
+def _cascade_meet(m: Machine, p: Proc, core: Core, call: Call, casc: tuple[Any, Any, int]
+                  ) -> Gen:
     """Meet the cascade chain for a call that gets and/or puts: say this core has arrived,
     wait until every other core of the chain has reached its matching call (the latest clock
     wins), and for a get wait until the putter's data is there."""
@@ -376,7 +378,7 @@ def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
     if obj is not None:
         return obj.bound_reference()
     module, _, name = k.reference.partition(":")
-    fn = importlib.import_module(module)
+    fn: Any = importlib.import_module(module)
     for part in name.split("."):
         fn = getattr(fn, part)
     return lambda *args: fn(*args, **k.params)

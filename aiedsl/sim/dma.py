@@ -38,7 +38,7 @@ class Receive:
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
                  prod: list[Lock], cons: list[Lock], port: Port, idx: np.ndarray | None,
-                 part_idx: list[np.ndarray] | None = None,
+                 part_idx: list[np.ndarray | None] | None = None,
                  fills: list[Any] | None = None,
                  pending: list[list[np.ndarray | None]] | None = None) -> None:
         self.engine, self.p, self.idx = engine, p, idx
@@ -55,8 +55,8 @@ class Receive:
         self.chunk: Chunk | None = None
         """The chunk ``data`` is, when it is one whole chunk."""
         self.part_idx = part_idx
-        """Where each part's data goes inside the part (a BD's dims from its offset), if not in
-        order."""
+        """Where each part's data goes inside the part (a BD's dims from its offset): None for
+        the whole ring, or for a part, in order."""
         self.bufs = bufs.reshape(bufs.shape[0], -1)
         self.dst = [[row[off:off + n] for off, n in parts] for row in self.bufs]
         """Per buffer, per part: where the part goes (views made once)."""
@@ -155,7 +155,7 @@ class Receive:
                 else:
                     if self.idx is not None:
                         self.bufs[self.slot][self.idx] = data
-                    elif self.part_idx is not None:
+                    elif self.part_idx is not None and self.part_idx[i] is not None:
                         self.dst[self.slot][i][self.part_idx[i]] = data
                     else:
                         self.dst[self.slot][i][...] = data
@@ -281,7 +281,7 @@ class Send:
                     if copy:
                         data = data.copy()
                 chunk = engine.send(self.conn, data, p)
-                if held is not None and gather is not None:
+                if held is not None and gather is not None and self.order is not None:
                     chunk.origin = (held, self.order)  # data == held[order]
                 self.req = ("sent", chunk)
                 state = _SENT

@@ -143,7 +143,7 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
                     f"runs in lockstep with the chain {' -> '.join(chain.order)}, and {other} "
                     "has not reached its matching cascade call", op.loc)
         return f"{subject} is blocked", p.info.get("loc")
-    fifo = p.info.get("fifo")
+    fifo = str(p.info.get("fifo"))  # every DMA process has its fifo
     loc = _loc_of_fifo(m, p)
     if req is None:
         return f"{subject} is idle", loc

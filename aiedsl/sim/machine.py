@@ -35,13 +35,14 @@ simulated: :func:`aiedsl.sim.stats.timing` adds it once.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from aiedsl.ir.program import calls
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir import Design, Fifo, Link
+from aiedsl.ir import Design, Endpoint, Fifo, Link
 from aiedsl.ir.types import dims_index
 from aiedsl.place.objectfifo import lower
 from aiedsl.sim.core import run_core
@@ -85,8 +86,8 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
         np_dtype = np.dtype(lookup_dtype(f.elem.dtype).numpy)
         if f.name in shared:  # neighbours share the buffers: the cores' locks are the only sync
             ring = _ring(f"{f.name}@{shared[f.name]}", f.producer.depth, f.elem.shape, np_dtype)
-            rings[(f.name, "produce", f.producer.core)] = ring
-            rings[(f.name, "consume", f.consumers[0].core)] = ring
+            rings[(f.name, "produce", _core_of(f.producer))] = ring
+            rings[(f.name, "consume", _core_of(f.consumers[0]))] = ring
             continue
         sides = [f.producer.tile_kind, *(c.tile_kind for c in f.consumers)]
         conn = m.conns[f.name] = Conn(f.name, rate(*sides))
@@ -97,7 +98,7 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
                 nbuf = ends.end(f.name, "consume", ci).size
                 ring = _ring(f"{f.name}@{c.core}", nbuf, f.elem.shape, np_dtype)
                 ring.fills = [None] * nbuf
-                rings[(f.name, "consume", c.core)] = ring
+                rings[(f.name, "consume", _core_of(c))] = ring
                 p = Proc(f"dma {c.core} <- {f.name}", "s2mm", info={
                     "fifo": f.name, "tile": c.tile, "core": c.core, "ring": ring})
                 idx = dims_index(c.dims, f.elem.numel)
@@ -113,12 +114,12 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
                 q = m.drain_queues[f.name] = WorkQueue(f.name)
                 p = engine.spawn(Proc(f"shim {c.tile} <- {f.name}", "s2mm", info={
                     "fifo": f.name, "tile": c.tile, "shim": True, "queue": q}),
-                    lambda p, q=q, port=port, n=f.elem.nbytes, dt=np_dtype:
-                    shim_drain(engine, m, p, q, port, n, dt))
+                    partial(shim_drain, engine, m, q=q, port=port, nbytes=f.elem.nbytes,
+                            np_dtype=np_dtype))
                 m.drain_procs[f.name] = p
                 port_owner(port, p)
         if f.producer.kind == "core":
-            core = f.producer.core
+            core = _core_of(f.producer)
             nbuf = ends.end(f.name, "produce").size
             ring = _ring(f"{f.name}@{core}", nbuf, f.elem.shape, np_dtype)
             rings[(f.name, "produce", core)] = ring
@@ -135,8 +136,8 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
             conn.sender = engine.spawn(Proc(f"shim {f.producer.tile} -> {f.name}", "mm2s", info={
                 "fifo": f.name, "tile": f.producer.tile, "shim": True, "queue": q,
                 "conn": conn}),
-                lambda p, q=q, conn=conn, n=f.elem.nbytes, dt=np_dtype:
-                shim_fill(engine, m, p, q, conn, n, dt))
+                partial(shim_fill, engine, m, q=q, conn=conn, nbytes=f.elem.nbytes,
+                        np_dtype=np_dtype))
 
     for link in d.links:
         _build_link(m, link, links_in, links_out)
@@ -147,14 +148,15 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
         for core in b.cores:
             m.barrier_locks[(b.name, core)] = Lock(f"barrier {b.name}@{core}", b.init)
     _build_cascades(m, target.cascade_bits)
-    for c in d.cores:
-        p = Proc(c.name, "core", info={"tile": c.tile, "loc": c.loc})
-        for (fifo, port, core), ring in rings.items():
-            if core == c.name:
-                (ring.prod if port == "consume" else ring.cons).releaser = p
-        m.cores[c.name] = engine.spawn(p, lambda p, c=c: run_core(m, p, c, rings, kernels))
-    for link in {id(v): v for v in m.cascades.values()}.values():
-        link.data.releaser = m.cores[link.src]
+    for program in d.cores:
+        p = Proc(program.name, "core", info={"tile": program.tile, "loc": program.loc})
+        for (_, side, user), ring in rings.items():
+            if user == program.name:
+                (ring.prod if side == "consume" else ring.cons).releaser = p
+        m.cores[program.name] = engine.spawn(
+            p, partial(run_core, m, core=program, rings=rings, kernels=kernels))
+    for cascade in {id(v): v for v in m.cascades.values()}.values():
+        cascade.data.releaser = m.cores[cascade.src]
     for chain in {id(v): v for v in m.chains.values()}.values():
         for (a, _), lock in chain.arrived.items():
             lock.releaser = m.cores[a]
@@ -196,6 +198,12 @@ def _build_cascades(m: Machine, cascade_bits: int) -> None:
 def port_owner(port: Port, p: Proc) -> None:
     """Remember which process receives on ``port`` (explanations follow it)."""
     port.owner = p
+
+
+def _core_of(e: Endpoint) -> str:
+    """The core of a core endpoint (every core endpoint names one)."""
+    assert e.core is not None, f"a {e.kind} endpoint has no core"
+    return e.core
 
 
 def _ring(name: str, depth: int, shape: tuple[int, ...], np_dtype: np.dtype) -> Ring:

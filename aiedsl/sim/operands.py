@@ -68,7 +68,9 @@ def fill_tracking(op: Call, k: Any, obj: Any, acquired: dict[str, list[Any]],
     may write (every buffer of a kernel without ``prepared``: its reference's writes are not
     declared; the ``out``/``inout`` ones of a prepared kernel). None for none."""
     prepared = getattr(obj, "prepared", None)
-    shared, dirty, tracked = [], [], False
+    shared: list[tuple[Any, ...]] = []
+    dirty: list[tuple[Any, ...]] = []
+    tracked = False
     for pos, (a, param) in enumerate(zip(op.args, k.args)):
         if not isinstance(a, BufferArg):
             continue
@@ -83,7 +85,8 @@ def fill_tracking(op: Call, k: Any, obj: Any, acquired: dict[str, list[Any]],
             tracked = tracked or bool(fills)
         if fills and (prepared is None or param.access != "in"):
             dirty.append((cell, a.index, fills))
-    return ((prepared.finish, shared) if tracked else None), (dirty or None)
+    return ((prepared.finish, shared) if tracked and prepared is not None else None), (
+        dirty or None)
 
 
 def accumulating(op: Call, obj: Any) -> tuple[Any, ...] | None:
@@ -91,7 +94,7 @@ def accumulating(op: Call, obj: Any) -> tuple[Any, ...] | None:
     is a fifo buffer: (position, load, store, finish, operand functions); else None."""
     prepared = getattr(obj, "prepared", None)
     acc = getattr(prepared, "accumulator", None)
-    if acc is None or not isinstance(op.args[acc.position], BufferArg):
+    if prepared is None or acc is None or not isinstance(op.args[acc.position], BufferArg):
         return None
     return (acc.position, acc.load, acc.store, acc.finish, prepared.operands)
 

@@ -17,7 +17,7 @@ def pattern_steps(pattern: Any, numel: int) -> Any:
     Offsets are built one outermost step at a time (int32: host tensors are < 2^31 elements), so
     a long transfer never holds all of its indices at once.
     """
-    inner = np.array(0, dtype=np.int32)
+    inner: np.ndarray = np.array(0, dtype=np.int32)
     for size, stride in zip(pattern.sizes[1:], pattern.strides[1:]):
         inner = inner[..., None] + np.arange(size, dtype=np.int32) * np.int32(stride)
     inner = inner.ravel()

@@ -3,13 +3,13 @@ sets, each at the cost the target's timing model gives the firmware."""
 
 from __future__ import annotations
 
-from aiedsl.sim.engine import PAUSE, Proc, Token
+from aiedsl.sim.engine import PAUSE, Gen, Proc, Token
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.shim import ShimRtpWrite, ShimSetLock, ShimTransfer, shim_program
 from aiedsl.sim.state import Machine
 
 
-def run_runtime(m: Machine, p: Proc):
+def run_runtime(m: Machine, p: Proc) -> Gen:
     """Run the runtime sequence: the shim transfers, waits and rtp writes of
     :func:`shim_program`.
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from aiedsl.sim.engine import Conn, Engine, Port, Proc, WorkQueue
+from aiedsl.sim.engine import Conn, Engine, Gen, Port, Proc, WorkQueue
 from aiedsl.sim.patterns import pattern_reader, pattern_writer
 from aiedsl.sim.state import Machine
 
 
 def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nbytes: int,
-               np_dtype: np.dtype):
+              np_dtype: np.dtype) -> Gen:
     """The shim DMA sending a fill: host elements in pattern order, one fifo element's bytes
     at a time, reinterpreted (never converted) as the fifo's element type."""
     burst = m.costs.burst
@@ -37,7 +37,7 @@ def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nby
 
 
 def shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, nbytes: int,
-                np_dtype: np.dtype):
+               np_dtype: np.dtype) -> Gen:
     """The shim DMA receiving a drain into host memory, bytes reinterpreted as the host type."""
     burst = m.costs.burst
     write = m.dram.write
