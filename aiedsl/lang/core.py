@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import BufferArg, Call, Core, Herd, Loc, Loop, RtpArg, ScalarArg
@@ -81,7 +81,8 @@ class loop:
 
 def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
          name: str | None = None, stack: int | None = None,
-         cascade: str | None = None) -> Callable[[Callable[..., Any]], Any]:
+         cascade: Literal["north", "south", "east", "west"] | None = None
+         ) -> Callable[[Callable[..., Any]], Any]:
     """Declare a ``cols x rows`` rectangle of cores running one core function.
 
     The function takes the core's index ``(x, y)`` (column, row inside the herd), or nothing for

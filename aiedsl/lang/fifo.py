@@ -21,6 +21,7 @@ from typing import Iterator, Sequence
 
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Dim, Loc, TensorType
+from aiedsl.ir.nodes import Port
 from aiedsl.lang.context import current_core, current_design
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin, memtile
@@ -72,7 +73,7 @@ class ObjectFifo(FifoRecord):
         yield buf
         self.release("produce", n, _loc=caller_loc())
 
-    def acquire(self, port: str, n: int = 1, *, _loc: Loc | None = None) -> "Buffer":
+    def acquire(self, port: Port, n: int = 1, *, _loc: Loc | None = None) -> "Buffer":
         """Acquire ``n`` elements on ``port`` (``"produce"`` or ``"consume"``) without releasing.
 
         Pair it with :meth:`release`; the ``with`` forms do both.
@@ -86,7 +87,7 @@ class ObjectFifo(FifoRecord):
         current_design(f"acquiring fifo '{self.name}'").use_core(self, port, core.name, loc)
         return Buffer(self, core.acquire(self.name, port, n, loc), n)
 
-    def release(self, port: str, n: int = 1, *, _loc: Loc | None = None) -> None:
+    def release(self, port: Port, n: int = 1, *, _loc: Loc | None = None) -> None:
         """Release ``n`` elements on ``port``, handing them to the other side."""
         loc = _loc or caller_loc()
         core = current_core(f"releasing fifo '{self.name}'")

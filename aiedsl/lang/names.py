@@ -82,11 +82,17 @@ def check_entry(value: object, symbol: str, loc: Loc | None) -> str:
     return value
 
 
+def _source_name(value: str) -> bool:
+    """A relative C++ file name inside its folder (no ``..``, ``~`` or absolute path)."""
+    path = PurePath(value) if value else None
+    return not (path is None or path.is_absolute() or ".." in path.parts
+                or value.startswith("~") or path.suffix not in SOURCE_SUFFIXES
+                or not value.isprintable())
+
+
 def check_source(value: object, symbol: str, loc: Loc | None) -> str:
     """A kernel's ``source=``: a relative C++ file name that cannot leave its folder."""
-    path = PurePath(value) if isinstance(value, str) and value else None
-    if (path is None or path.is_absolute() or ".." in path.parts or value.startswith("~")
-            or path.suffix not in SOURCE_SUFFIXES or not value.isprintable()):
+    if not isinstance(value, str) or not _source_name(value):
         raise DesignError("kernel source", f"source={_shown(value)} of kernel '{symbol}' is not "
                           "a C++ file name aiedsl may read", loc=loc, limit=SOURCE_FORM,
                           found=_shown(value), fix="put the C++ file next to the design and "

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 from contextlib import contextmanager
-from typing import Iterator, NamedTuple, NoReturn, Sequence
+from typing import Any, Iterator, Literal, NamedTuple, NoReturn, Sequence
 
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, Pattern
@@ -50,9 +50,8 @@ class RuntimeBuilder:
         """
         loc = caller_loc()
         rtps = self.trace.rtps
-        if isinstance(buf, str) and buf in rtps:
-            buf = rtps[buf]
-        if not isinstance(buf, RtpRef) or rtps.get(buf.name) is not buf:
+        ref = rtps.get(buf) if isinstance(buf, str) else buf
+        if not isinstance(ref, RtpRef) or not _declared(rtps, ref):
             shown = repr(buf) if isinstance(buf, str) else type(buf).__name__
             known = ", ".join(f"'{n}'" for n in rtps) or "none"
             raise DesignError(
@@ -60,19 +59,19 @@ class RuntimeBuilder:
                 loc=loc, limit=f"the design's rtps: {known}", found=shown,
                 fix="declare it with rtp(Tensor[16, i32], name=...) in the design function and "
                 "pass what rtp() returned (or its name)")
-        n = buf.type.numel
+        n = ref.type.numel
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n:
             raise DesignError(
-                "runtime", f"rt.rtp_write of '{buf.name}' at index {index!r}", loc=loc,
-                limit=f"an int from 0 to {n - 1} (it holds {n} {buf.type.dtype})",
+                "runtime", f"rt.rtp_write of '{ref.name}' at index {index!r}", loc=loc,
+                limit=f"an int from 0 to {n - 1} (it holds {n} {ref.type.dtype})",
                 found=repr(index), fix=f"write a slot from 0 to {n - 1}, or declare it larger")
         lo, hi = -2 ** 31, 2 ** 31 - 1  # RTP_DTYPES: i32 only
         if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
             raise DesignError(
-                "runtime", f"rt.rtp_write of '{buf.name}'[{index}] with value {value!r}",
-                loc=loc, limit=f"{buf.type.dtype} values from {lo} to {hi}", found=repr(value),
+                "runtime", f"rt.rtp_write of '{ref.name}'[{index}] with value {value!r}",
+                loc=loc, limit=f"{ref.type.dtype} values from {lo} to {hi}", found=repr(value),
                 fix="write an int the slot's type can hold")
-        self.records.append(RtpWriteRecord(buf.name, index, value, loc))
+        self.records.append(RtpWriteRecord(ref.name, index, value, loc))
 
     def set_barrier(self, barrier: object, value: int) -> None:
         """Set runtime barrier ``barrier`` (a :func:`barrier`, or its name) to ``value`` in every
@@ -80,9 +79,8 @@ class RuntimeBuilder:
         held)."""
         loc = caller_loc()
         known = self.trace.barriers
-        if isinstance(barrier, str) and barrier in known:
-            barrier = known[barrier]
-        if not isinstance(barrier, BarrierRef) or known.get(barrier.name) is not barrier:
+        ref = known.get(barrier) if isinstance(barrier, str) else barrier
+        if not isinstance(ref, BarrierRef) or not _declared(known, ref):
             shown = repr(barrier) if isinstance(barrier, str) else type(barrier).__name__
             raise DesignError(
                 "runtime", f"rt.set_barrier of {shown}, which is not a barrier of this design",
@@ -93,10 +91,10 @@ class RuntimeBuilder:
         top = self.trace.target.max_lock_value
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
             raise DesignError(
-                "runtime", f"rt.set_barrier of '{barrier.name}' to {value!r}", loc=loc,
+                "runtime", f"rt.set_barrier of '{ref.name}' to {value!r}", loc=loc,
                 limit=f"an int from 0 to {top} (a lock's value)", found=repr(value),
                 fix="set it to the value its cores wait for, e.g. 1")
-        self.records.append(SetBarrierRecord(barrier.name, value, loc))
+        self.records.append(SetBarrierRecord(ref.name, value, loc))
 
     def fill(self, fifo: ObjectFifo, tensor: HostTensorRef, pattern: PatternSpec = None) -> None:
         """Send ``tensor``'s elements, in ``pattern`` order, into ``fifo`` (its host end).
@@ -134,8 +132,8 @@ class RuntimeBuilder:
             self.records.append(TransferRecord("wait", rec.fifo, None, None, False, loc))
         self.pending.clear()
 
-    def _record(self, op: str, fifo: ObjectFifo, tensor: HostTensorRef, pattern: PatternSpec,
-                wait: bool, loc: Loc) -> None:
+    def _record(self, op: Literal["fill", "drain"], fifo: ObjectFifo, tensor: HostTensorRef,
+                pattern: PatternSpec, wait: bool, loc: Loc) -> None:
         if not isinstance(fifo, ObjectFifo):
             raise DesignError("runtime", f"rt.{op} needs a fifo, got {type(fifo).__name__}",
                               loc=loc, fix="pass a fifo or a channel index such as a[0]")
@@ -149,6 +147,11 @@ class RuntimeBuilder:
         self.records.append(rec)
         if wait:
             self.pending.append(rec)
+
+
+def _declared(table: dict[str, Any], ref: RtpRef | BarrierRef) -> bool:
+    """Whether ``ref`` is the one this design declared under its name."""
+    return table.get(ref.name) is ref
 
 
 def to_pattern(spec: PatternSpec, tensor: HostTensorRef, loc: Loc) -> Pattern:
@@ -165,8 +168,9 @@ def to_pattern(spec: PatternSpec, tensor: HostTensorRef, loc: Loc) -> Pattern:
                                                                          *strides]):
             raise ValueError
         pad = 4 - len(sizes)
-        return Pattern(offset=int(offset), sizes=tuple([1] * pad + sizes),
-                       strides=tuple([0] * pad + strides))
+        n, t = [1] * pad + sizes, [0] * pad + strides
+        return Pattern(offset=int(offset), sizes=(n[0], n[1], n[2], n[3]),
+                       strides=(t[0], t[1], t[2], t[3]))
     except (TypeError, ValueError):
         raise DesignError(
             "dma pattern", f"pattern {spec!r} is not (offset, sizes, strides) with 1-4 dims",

@@ -49,7 +49,7 @@ def _barrier_ir(trace: DesignTrace, b: BarrierRef) -> Barrier:
             loc=b.loc, limit="a barrier is a lock in each core that waits on it",
             fix="call wait_for_value on it in a core function, or remove it")
     order = {c.name: i for i, c in enumerate(trace.cores)}
-    return Barrier(name=b.name, init=b.init, cores=tuple(sorted(b.cores, key=order.get)),
+    return Barrier(name=b.name, init=b.init, cores=tuple(sorted(b.cores, key=order.__getitem__)),
                    loc=b.loc)
 
 
@@ -67,7 +67,7 @@ def _rtp_ir(trace: DesignTrace, r: RtpRef) -> Rtp:
                 "name", f"rtp '{r.name}' has the name of a {what}", loc=r.loc,
                 limit="fifos, kernels and rtps share one MLIR symbol table",
                 found=r.name, fix="rename the rtp")
-    return Rtp(name=r.name, type=r.type, core=r.core, loc=r.loc, read_at=r.read_at)
+    return Rtp(name=r.name, type=r.type, core=r.core, loc=r.loc, read_at=r.read_at or r.loc)
 
 
 def _resolve_runtime(trace: DesignTrace) -> list[Transfer | Wait | RtpWrite | SetBarrier]:
@@ -143,7 +143,7 @@ def _fifo_ir(f: FifoRecord) -> Fifo:
             return f.consumer_depth.get(who, f.depth)
         return f.depth if f.consumer_depth is None else f.consumer_depth
 
-    known = {c.core if c.kind == "core" else c.kind for c in f.consumers}
+    known = {_end_name(c) for c in f.consumers}
     for what, per in (("consumer_depth", f.consumer_depth),
                       ("dims_from_stream", f.dims_per_consumer)):
         stray = sorted(set(per) - known) if isinstance(per, dict) else []
@@ -164,12 +164,17 @@ def _fifo_ir(f: FifoRecord) -> Fifo:
                         depth=f.depth, dims=f.dims_to_stream, loc=f.producer.loc)
     consumers = tuple(
         Endpoint(kind=c.kind, core=c.core, tile=c.pin,
-                 depth=cons_depth(c.core if c.kind == "core" else c.kind),
-                 dims=cons_dims(c.core if c.kind == "core" else c.kind),
+                 depth=cons_depth(_end_name(c)), dims=cons_dims(_end_name(c)),
                  loc=c.loc)  # checks reject them off a core
         for c in f.consumers)
     return Fifo(name=f.name, elem=f.elem, producer=producer, consumers=consumers,
                 loc=f.loc, channel=f.channel, index=f.index)
+
+
+def _end_name(e: EndpointUse) -> str:
+    """How ``consumer_depth`` and per-consumer dims name an endpoint: a core by its name, any
+    other end by its kind."""
+    return e.core if e.kind == "core" and e.core else e.kind
 
 
 def _cascades(h: Herd) -> list[Cascade]:

@@ -12,20 +12,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import Acquire, Core, Dim, Herd, Kernel, Loc, Op, Pattern, Release, TensorType
+from aiedsl.ir.nodes import EndpointKind, Port
 from aiedsl.lang.placement import TilePin
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.targets import TargetModel
+
+
+LinkKind = Literal["forward", "split", "join"]
 
 
 @dataclass
 class EndpointUse:
     """One endpoint of a fifo, as recorded during tracing."""
 
-    kind: str
+    kind: EndpointKind
     core: str | None
     loc: Loc
     pin: tuple[int, int] | None = None
@@ -61,13 +65,13 @@ class FifoRecord:
 class LinkRecord:
     """A forward, split or join of fifos at a memtile (or a core tile's memory)."""
 
-    kind: str
+    kind: LinkKind
     srcs: list[FifoRecord]
     dsts: list[FifoRecord]
     offsets: list[int]
     pin: tuple[int, int] | None
     loc: Loc
-    end: str = "memtile"
+    end: EndpointKind = "memtile"
 
 
 @dataclass
@@ -75,7 +79,7 @@ class TransferRecord:
     """An ``rt.fill``, ``rt.drain`` or wait as traced, before its fifo is followed to the fifo
     the shim talks to."""
 
-    op: str
+    op: Literal["fill", "drain", "wait"]
     fifo: FifoRecord
     tensor: HostTensorRef | None
     pattern: Pattern | None
@@ -141,14 +145,14 @@ class CoreTrace:
         """Append ``op`` to the innermost open scope."""
         self.scopes[-1].ops.append(op)
 
-    def acquire(self, fifo: str, port: str, n: int, loc: Loc) -> str:
+    def acquire(self, fifo: str, port: Port, n: int, loc: Loc) -> str:
         """Record an acquire of ``fifo``; the name of the value it yields."""
         value = f"v{self.counter}"
         self.counter += 1
         self.emit(Acquire(fifo=fifo, port=port, count=n, result=value, loc=loc))
         return value
 
-    def release(self, fifo: str, port: str, n: int, loc: Loc) -> None:
+    def release(self, fifo: str, port: Port, n: int, loc: Loc) -> None:
         """Record a release."""
         self.emit(Release(fifo=fifo, port=port, count=n, loc=loc))
 
@@ -217,7 +221,7 @@ class DesignTrace:
         self.kernels.setdefault(k.symbol, k)
         self.kernel_objs.setdefault(k.symbol, obj)
 
-    def add_link(self, kind: str, srcs: Sequence[FifoRecord], dsts: Sequence[FifoRecord],
+    def add_link(self, kind: LinkKind, srcs: Sequence[FifoRecord], dsts: Sequence[FifoRecord],
                  offsets: list[int], via: TilePin, loc: Loc) -> None:
         """Register a link and the memtile (or core tile) endpoints it gives its fifos."""
         if not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets):
@@ -247,7 +251,7 @@ class DesignTrace:
                         "new fifo instead")
         pin = via.coord(self.target.memtile_rows[0] if via.kind == "memtile"
                         else self.target.core_rows[0])
-        end = "memtile" if via.kind == "memtile" else "coretile"
+        end: EndpointKind = "memtile" if via.kind == "memtile" else "coretile"
         self.links.append(LinkRecord(kind, list(srcs), list(dsts), offsets, pin, loc, end))
         for f in srcs:
             self.add_consumer(f, EndpointUse(end, None, loc, pin))
@@ -255,7 +259,7 @@ class DesignTrace:
             self.set_producer(f, EndpointUse(end, None, loc, pin))
 
     # -- endpoint inference ----------------------------------------------------------------------
-    def use_core(self, f: FifoRecord, port: str, core: str, loc: Loc) -> None:
+    def use_core(self, f: FifoRecord, port: Port, core: str, loc: Loc) -> None:
         """Record that ``core`` uses ``f`` on ``port``."""
         if port == "produce":
             self.set_producer(f, EndpointUse("core", core, loc))
@@ -283,4 +287,4 @@ class DesignTrace:
 
 
 def _who(use: EndpointUse) -> str:
-    return use.core if use.kind == "core" else f"the {use.kind}"
+    return use.core if use.kind == "core" and use.core else f"the {use.kind}"
