@@ -44,8 +44,8 @@ _WHERE = {
 __all__ = [
     "Artifacts", "Buffer", "Channel", "DesignError", "DesignHandle", "ObjectFifo", "RunResult",
     "Tensor", "__version__", "barrier", "bf16", "build", "channel", "coretile", "define",
-    "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32", "join", "loop", "memtile", "rtp",
-    "runtime", "shim", "tiles", "u8",
+    "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32", "join", "loop",
+    "memtile", "rtp", "runtime", "shim", "tiles", "u8",
 ]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors

@@ -150,8 +150,9 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
             words = stride * itemsize // target.dma_granularity
             step = target.shim.bd_step_words
             if size > 1 and words > step:
-                _fail(t.loc, where, f"each stride <= {step} words of {target.dma_granularity} bytes "
-                      "(mlir-aie's verifyStridesWraps: the shim's 20-bit step fields)",
+                _fail(t.loc, where, f"each stride <= {step} words of "
+                      f"{target.dma_granularity} bytes (mlir-aie's verifyStridesWraps: the "
+                      "shim's 20-bit step fields)",
                       f"stride {stride} = {words} words ({shown})",
                       "split the transfer into several fills or drains nearer each other")
     if (p.offset * itemsize) % target.dma_granularity:
@@ -268,8 +269,9 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel,
     # whatever its size.
     for x in dims:
         if x.stride < 1:
-            _fail(loc, where, f"every stride >= 1 on a {e.tile_kind} BD (mlir-aie's DMABDOp::verify: "
-                  "a step size of 0 is invalid)", f"({x.size}, {x.stride}) in {shown}",
+            _fail(loc, where, f"every stride >= 1 on a {e.tile_kind} BD (mlir-aie's "
+                  "DMABDOp::verify: a step size of 0 is invalid)",
+                  f"({x.size}, {x.stride}) in {shown}",
                   "give each dimension a positive stride; to send an element twice, use a "
                   "consumer with a deeper fifo or a second fill", related)
     # The outermost dimension's size is not encoded in the hardware (it steps until the element

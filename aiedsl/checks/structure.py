@@ -40,8 +40,9 @@ def check_links(d: Design) -> None:
         parent, parts = (srcs[0], dsts) if link.kind == "split" else (dsts[0], srcs)
         if len(link.offsets) != len(parts):
             raise DesignError(
-                f"{link.kind} offsets", f"{link.kind} of '{parent.name}' has {_count(len(parts), 'part')} "
-                f"but {_count(len(link.offsets), 'offset')}", loc=link.loc,
+                f"{link.kind} offsets", f"{link.kind} of '{parent.name}' has "
+                f"{_count(len(parts), 'part')} but {_count(len(link.offsets), 'offset')}",
+                loc=link.loc,
                 fix="give one offset per part")
         # mlir-aie's lowering moves each part from its offset up to the next listed offset (the
         # last to the parent's end: ObjectFifoLinkOp::getDistributeTransferLengths and

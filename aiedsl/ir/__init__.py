@@ -2,9 +2,9 @@
 
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.nodes import (
-    Acquire, Arg, Barrier, BarrierWait, BufferArg, Call, Cascade, Core, Design, Endpoint, Fifo, Herd,
-    HostTensor, Kernel, KernelArg, Link, Loop, Op, Release, Rtp, RtpArg, RtpWrite, RuntimeOp,
-    ScalarArg, SetBarrier, Transfer, Wait,
+    Acquire, Arg, Barrier, BarrierWait, BufferArg, Call, Cascade, Core, Design, Endpoint, Fifo,
+    Herd, HostTensor, Kernel, KernelArg, Link, Loop, Op, Release, Rtp, RtpArg, RtpWrite,
+    RuntimeOp, ScalarArg, SetBarrier, Transfer, Wait,
 )
 from aiedsl.ir.physical import (
     Bd, BufferAlloc, Connect, DmaChannel, LockAlloc, PacketFlow, Physical, Route,

@@ -6,7 +6,8 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Loc(BaseModel):
-    """A line of a design file (``file`` as the user reads it, relative to the working directory)."""
+    """A line of a design file (``file`` as the user reads it, relative to the working
+    directory)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -76,7 +76,8 @@ class Pattern(_Frozen):
         return math.prod(self.sizes)
 
     def indices(self) -> "np.ndarray":
-        """Every element offset the pattern visits, in transfer order (outermost dimension slowest)."""
+        """Every element offset the pattern visits, in transfer order (outermost dimension
+        slowest)."""
         idx = np.array(self.offset, dtype=np.int64)
         for size, stride in zip(self.sizes, self.strides):
             idx = idx[..., None] + np.arange(size, dtype=np.int64) * stride

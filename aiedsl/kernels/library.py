@@ -209,8 +209,9 @@ def vector_scalar(op: str, t: TensorType) -> Kernel:
         reference=vs_ref, cycles=t.numel // width + 14, ops=t.numel,
         cost="n/width + 14: one 512-bit vector step per cycle plus call overhead "
         "(aiedsl/kernels/templates/vector_scalar.cc.j2)",
-        params={"op": op, "dtype": t.dtype, "cpp": t.dt.cpp, "scpp": lookup_dtype(sdt, caller_loc()).cpp,
-                "n": t.numel, "width": width, "s": 3})  # s: the value `kernel test` uses
+        params={"op": op, "dtype": t.dtype, "cpp": t.dt.cpp,
+                "scpp": lookup_dtype(sdt, caller_loc()).cpp, "n": t.numel, "width": width,
+                "s": 3})  # s: the value `kernel test` uses
 
 
 def relu_ref(src: np.ndarray, dst: np.ndarray, **_: object) -> None:

@@ -115,7 +115,8 @@ class DesignHandle:
                 "reference", f"{what} {arr.dtype} values for output '{name}' ({t})", loc=where,
                 limit="floats for a float output, integers for an integer one",
                 found=f"{arr.dtype}, shape {list(arr.shape)}",
-                fix=f"return numbers of the output's kind, e.g. .astype(np.{np.dtype(t.dt.numpy).name})")
+                fix="return numbers of the output's kind, e.g. "
+                f".astype(np.{np.dtype(t.dt.numpy).name})")
         if arr.size != t.numel:
             raise DesignError(
                 "reference", f"{what} an array of shape {list(arr.shape)} ({arr.size} values) for "

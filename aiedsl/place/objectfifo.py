@@ -240,7 +240,8 @@ def lower(d: Design) -> Lowering:
             direction: Direction = "MM2S" if e.port == "produce" else "S2MM"
             n = used.get((e.tile, direction), 0)
             used[(e.tile, direction)] = n + 1
-            chain = () if e.endpoint.kind == "shim" else _chain(e, direction, out.store_of[e.symbol])
+            chain = () if e.endpoint.kind == "shim" else _chain(e, direction,
+                                                                  out.store_of[e.symbol])
             ch = Channel(e, direction, n, chain)
             out.channels.append(ch)
             out.channel_of[e.symbol] = ch

@@ -1,6 +1,7 @@
 """Build a runnable model of a placed design: buffers, locks, DMA processes, cores, runtime.
 
-What it models (mlir-aie's objectfifo lowering, ``../shared/reference/mlir-aie/objectfifo-lowering__*``):
+What it models (mlir-aie's objectfifo lowering,
+``../shared/reference/mlir-aie/objectfifo-lowering__*``):
 
 * each fifo endpoint on a core is a ring of buffers with a producer lock (starts at the number
   of buffers) and a consumer lock (starts at 0); a DMA channel moves whole elements between the

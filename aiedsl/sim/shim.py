@@ -6,10 +6,10 @@ process runs, one :class:`ShimTransfer`, :class:`ShimWait` or :class:`ShimRtpWri
 into a core's memory) per op, in order: which runtime argument, at which
 offset, how many elements in which n-d pattern, on which shim column, direction and DMA channel
 (the plan's ``design.physical.channels``), and which are waited on. The simulator builds its work
-from this list (:func:`aiedsl.sim.runtime.run_runtime`), so it is what the simulator really does; the
-NPU's side of the same facts is :mod:`aiedsl.toolchain.insts` (the decoded ``insts.bin``), and
-:func:`hardware_view` puts a transfer in the terms the decoder gives a task (byte offset and a
-canonical byte pattern), so the two can be compared field by field.
+from this list (:func:`aiedsl.sim.runtime.run_runtime`), so it is what the simulator really
+does; the NPU's side of the same facts is :mod:`aiedsl.toolchain.insts` (the decoded
+``insts.bin``), and :func:`hardware_view` puts a transfer in the terms the decoder gives a task
+(byte offset and a canonical byte pattern), so the two can be compared field by field.
 
 Example
 -------

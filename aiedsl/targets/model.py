@@ -59,7 +59,8 @@ class TileLimits(BaseModel):
     20 bits on a shim (verifyStridesWraps; they hold ``stride - 1``), 17 on a memtile and 13 on a
     core (XAIEMLGBL_MEM_TILE_MODULE_DMA_BD0_2_D0_STEPSIZE_WIDTH, checked since PR 3548)."""
     switch_out: dict[Direction, int]
-    """Stream switch master ports toward each neighbour (mlir-aie ``getNumDestSwitchboxConnections``)."""
+    """Stream switch master ports toward each neighbour (mlir-aie
+    ``getNumDestSwitchboxConnections``)."""
     switch_in: dict[Direction, int]
     """Stream switch slave ports from each neighbour (``getNumSourceSwitchboxConnections``)."""
 
@@ -240,7 +241,8 @@ class TargetModel(BaseModel):
 
     @property
     def dram_bytes_per_s(self) -> float:
-        """Host-memory read bandwidth available to the NPU (:attr:`TimingModel.dram_read_bytes_per_s`)."""
+        """Host-memory read bandwidth available to the NPU
+        (:attr:`TimingModel.dram_read_bytes_per_s`)."""
         return self.timing.dram_read_bytes_per_s
 
     def limits(self, kind: TileKind) -> TileLimits:

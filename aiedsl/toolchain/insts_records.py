@@ -64,7 +64,8 @@ class Instruction:
         """A one-line listing: the op, then its fields (a register's name after its address)."""
         f = self.fields
         if self.op in ("write32", "maskwrite32", "maskpoll32"):
-            text = f"{hex_word(f['address'])} {register_name(f['address'])} = {hex_word(f['value'])}"
+            address = f["address"]
+            text = f"{hex_word(address)} {register_name(address)} = {hex_word(f['value'])}"
             if "mask" in f:
                 text += f" mask {hex_word(f['mask'])}"
             return f"{self.op} {text}"
@@ -83,7 +84,8 @@ class Instruction:
                     f" ({f['columns']} column(s) x {f['rows']} row(s))")
         rest = " ".join(f"{k}={hex_word(v) if k == 'address' else v}" for k, v in f.items())
         if self.data:
-            rest += (" " if rest else "") + "payload [" + " ".join(hex_word(w) for w in self.data) + "]"
+            words = " ".join(hex_word(w) for w in self.data)
+            rest += (" " if rest else "") + f"payload [{words}]"
         return f"{self.op} {rest}".rstrip()
 
 

@@ -34,7 +34,8 @@ def buffer_abi(d: Design) -> list[dict[str, Any]]:
         direction = ("inout" if t.name in fills and t.name in drains else
                      "out" if t.name in drains else "in")
         out.append({"group_id": FIRST_BUFFER_GROUP + t.index, "name": t.name,
-                    "shape": list(t.type.shape), "dtype": np.dtype(lookup_dtype(t.type.dtype).numpy).name,
+                    "shape": list(t.type.shape),
+                    "dtype": np.dtype(lookup_dtype(t.type.dtype).numpy).name,
                     "bytes": t.type.nbytes, "direction": direction})
     return out
 
