@@ -8,7 +8,8 @@ from aiedsl.lang.fifo import Buffer, ObjectFifo, fifo, join
 from aiedsl.lang.gemm import gemm_runtime
 from aiedsl.lang.placement import coretile, memtile, shim
 from aiedsl.lang.rtp import BarrierRef, RtpRef, barrier, rtp
-from aiedsl.lang.runtime import runtime, tiles
+from aiedsl.lang.runtime import runtime
+from aiedsl.lang.tiles import tiles
 from aiedsl.lang.tensor import Tensor
 
 __all__ = [

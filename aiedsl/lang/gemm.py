@@ -30,8 +30,9 @@ from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
 from aiedsl.lang.channel import Channel
 from aiedsl.lang.fifo import ObjectFifo, fifo
-from aiedsl.lang.runtime import RuntimeBuilder, tiles
+from aiedsl.lang.runtime import RuntimeBuilder
 from aiedsl.lang.tensor import HostTensorRef
+from aiedsl.lang.tiles import tiles
 from aiedsl.lang.trace import FifoRecord
 
 
