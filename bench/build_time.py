@@ -46,7 +46,8 @@ def whole_command(size: int, out: Path) -> float:
 
 
 def main() -> None:
-    in_process(512, Path(tempfile.mkdtemp()) / "warm")  # imports and template compilation
+    with tempfile.TemporaryDirectory() as tmp:
+        in_process(512, Path(tmp) / "warm")  # imports and template compilation
     print(f"{'M=K=N':>6}  {'in-process (s)':>15}  {'command (s)':>12}  target in-process")
     for size in SIZES:
         with tempfile.TemporaryDirectory() as tmp:

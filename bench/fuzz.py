@@ -30,8 +30,8 @@ FAILURES = ("crash", "wrong", "hang", "deadlock")
 
 
 def _batch(seeds: range) -> list[Outcome]:
-    folder = Path(tempfile.mkdtemp(prefix="aiedsl-fuzz-"))
-    return [run_one(seed, folder) for seed in seeds]
+    with tempfile.TemporaryDirectory(prefix="aiedsl-fuzz-") as folder:
+        return [run_one(seed, Path(folder)) for seed in seeds]
 
 
 def main() -> int:

@@ -35,9 +35,14 @@ def wall(argv: list[str]) -> float:
 
 
 def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        _table(Path(tmp) / "gemm")
+
+
+def _table(out: Path) -> None:
+    """The table, with ``aiedsl build`` writing into ``out``."""
     program = [shutil.which("aiedsl") or ""] if shutil.which("aiedsl") else [
         sys.executable, "-m", "aiedsl"]
-    out = Path(tempfile.mkdtemp()) / "gemm"
     base = wall([sys.executable, "-c", "pass"])
     cases = [("aiedsl --help", [*program, "--help"], 0.3),
              ("aiedsl build designs/gemm_bf16.py", [*program, "build",
