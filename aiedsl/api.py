@@ -35,6 +35,7 @@ from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
 
 if TYPE_CHECKING:
+    from aiedsl.sim import Watch
     from aiedsl.toolchain.lower import Lowering
 
 
@@ -141,12 +142,13 @@ class Artifacts:
     def run(self, *inputs: np.ndarray, target: str = "auto", iters: int = 1, warmup: int = 0,
             seed: int = 0, check: bool = True, trace: str | None = None,
             clock_hz: float | None = None, kernels: str = "reference",
-            say: Callable[[str], None] | None = None) -> RunResult:
+            say: Callable[[str], None] | None = None, watch: Watch | None = None) -> RunResult:
         """Run on ``target`` (``auto``, ``npu`` or ``sim``) with ``inputs`` in argument order.
 
         With no inputs, seeded random ones are made. ``auto`` uses the NPU when pyxrt finds one
         and the design can be compiled, the simulator otherwise; ``say`` hears which and why.
-        ``kernels="native"`` simulates with each kernel's C++ built for the host.
+        ``kernels="native"`` simulates with each kernel's C++ built for the host; ``watch``
+        hears a simulation's stages (:data:`aiedsl.sim.Watch`).
         """
         ins = self._inputs(inputs, seed)
         where, why, session = self._choose(target)
@@ -156,7 +158,7 @@ class Artifacts:
             from aiedsl.sim import simulate
 
             r = simulate(self.handle, ins, check=check, trace=trace, clock_hz=clock_hz,
-                         placed=self.design, kernels=kernels)
+                         placed=self.design, kernels=kernels, watch=watch)
             return RunResult("sim", why, ins, r.outputs, r.checks, r.timing)
         return self._on_npu(session, ins, why, check, iters, warmup)
 

@@ -159,18 +159,24 @@ def build(
 
 def _compile(art: Any, tools: Any) -> Any:
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from aiedsl.progress import compile_steps
 
     if tools.missing(compile_only=True):
         return art.compile(tools)  # raises, naming what is missing: no progress bar first
-    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("compiling", total=None)
-
-        def step(i: int, n: int, label: str) -> None:
-            bar.update(task, description=f"[{i + 1}/{n}] {label}", completed=i, total=n)
-
+    bar, step = compile_steps(Console(stderr=True))
+    with bar:
         return art.compile(tools, step)
+
+
+def _watched_run(art: Any, **options: Any) -> Any:
+    """``art.run(**options)``, a simulation's progress drawn on a terminal's standard error."""
+    from rich.console import Console
+
+    from aiedsl.progress import SimProgress
+
+    with SimProgress(Console(stderr=True)) as watch:
+        return art.run(watch=watch, **options)
 
 
 @app.command()
@@ -411,8 +417,8 @@ def sim(
     handle = _load(design, define, device, name)
     art = build_design(handle, write=False)
     start = time.perf_counter()
-    result = art.run(target="sim", seed=seed, trace=str(trace) if trace else None,
-                     clock_hz=clock * 1e9 if clock else None, kernels=kernels.value)
+    result = _watched_run(art, target="sim", seed=seed, trace=str(trace) if trace else None,
+                          clock_hz=clock * 1e9 if clock else None, kernels=kernels.value)
     say(f"{handle.name} on {handle.ir.device}: simulated in "
         f"{time.perf_counter() - start:.2f} s (seed {seed}"
         + (", kernels built from their C++ for the host)" if kernels is Kernels.native else ")"))
@@ -445,8 +451,8 @@ def run_(
     art = build_design(handle, output=output)
     say(f"built {art.path}/")
     start = time.perf_counter()
-    result = art.run(target=target.value, iters=iters, warmup=warmup, seed=seed,
-                     trace=str(trace) if trace else None, say=say)
+    result = _watched_run(art, target=target.value, iters=iters, warmup=warmup, seed=seed,
+                          trace=str(trace) if trace else None, say=say)
     where = "simulated" if result.target == "sim" else "ran on the NPU"
     say(f"{handle.name} on {handle.ir.device}: {where} in "
         f"{time.perf_counter() - start:.2f} s (seed {seed})")

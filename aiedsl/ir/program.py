@@ -44,6 +44,16 @@ def calls(core: Core) -> list[Call]:
     return [op for op, _ in walk(core.body) if isinstance(op, Call)]
 
 
+def calls_per_run(d: Design) -> int:
+    """Kernel calls one invocation of design ``d`` makes, over all its cores.
+
+    >>> from aiedsl.loader import load_design                      # doctest: +SKIP
+    >>> calls_per_run(load_design("designs/gemm_bf16.py").ir)  # 8^3 matmuls, 64 zeroings
+    576
+    """
+    return sum(mult for c in d.cores for op, mult in walk(c.body) if isinstance(op, Call))
+
+
 def ops_per_run(d: Design) -> int:
     """Arithmetic operations one invocation of design ``d`` performs (kernels' declared ops)."""
     ops = {k.symbol: k.ops for k in d.kernels}

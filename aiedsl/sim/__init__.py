@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -27,7 +27,13 @@ from aiedsl.sim.machine import Machine, SimFault, build_machine
 from aiedsl.sim.stats import Timing, timing, write_trace
 from aiedsl.targets import TargetModel, get_target
 
-__all__ = ["Deadlock", "SimFault", "SimResult", "simulate"]
+__all__ = ["Deadlock", "SimFault", "SimResult", "Watch", "simulate"]
+
+Watch = Callable[[str, Machine], None]
+"""Told each stage of a run as it starts, with the machine that runs it: ``"run"`` (the
+engine starts; ``machine.kernel_calls`` counts the calls made so far) and ``"check"`` (the
+outputs are compared with the design's reference). It must not change the machine: a progress
+display reads it (see :mod:`aiedsl.progress`)."""
 
 
 @dataclass
@@ -90,7 +96,8 @@ def _older_objects_frozen() -> Iterator[None]:
 def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, *,
              seed: int = 0, clock_hz: float | None = None, trace: str | None = None,
              check: bool = True, compute: bool = True,
-             placed: Design | None = None, kernels: str = "reference") -> SimResult:
+             placed: Design | None = None, kernels: str = "reference",
+             watch: Watch | None = None) -> SimResult:
     """Run ``handle``'s design on the simulator; raises :class:`Deadlock` when it hangs.
 
     ``inputs`` default to seeded random tensors; with ``check`` the outputs are compared with the
@@ -98,15 +105,20 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     ``compute=False`` kernels only take their time (no data is computed): for timing studies of
     large problems; outputs are then meaningless and not checked. ``kernels="native"`` runs
     each kernel's C++, built for the host (:mod:`aiedsl.kernels.host`), instead of its numpy
-    reference.
+    reference. ``watch`` hears each stage as it starts (a progress display).
     """
     with _older_objects_frozen():
-        return _simulate(handle, inputs, seed, clock_hz, trace, check, compute, placed, kernels)
+        return _simulate(handle, inputs, seed, clock_hz, trace, check, compute, placed, kernels,
+                         watch or _unwatched)
+
+
+def _unwatched(stage: str, m: Machine) -> None:
+    """The :data:`Watch` of a run nobody watches."""
 
 
 def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: int,
               clock_hz: float | None, trace: str | None, check: bool, compute: bool,
-              placed: Design | None, kernels: str) -> SimResult:
+              placed: Design | None, kernels: str, watch: Watch) -> SimResult:
     if clock_hz is not None and not (isinstance(clock_hz, (int, float)) and
                                      1e6 <= clock_hz <= 1e11):
         raise DesignError("clock", f"a clock of {clock_hz!r} Hz", limit="1 MHz to 100 GHz",
@@ -127,6 +139,7 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     m = build_machine(placed, target, host, impls, trace=trace is not None, compute=compute,
                       clock_hz=clock_hz)
     check = check and compute
+    watch("run", m)
     m.engine.run()
     if m.runtime is None or not m.runtime.finished:
         raise explain(m)
@@ -136,6 +149,7 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     outputs = {n: host[n] for n in handle.outputs}
     checks = []
     if check:
+        watch("check", m)
         expected = handle.expected({n: ins[n] for n in handle.inputs})
         checks = [compare(n, outputs[n], expected[n], placed.tensor(n).type.dtype,
                           nonfinite=handle.nonfinite) for n in handle.outputs]

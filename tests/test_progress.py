@@ -1,0 +1,67 @@
+"""The progress a long simulation shows: what the simulator tells its watcher, the words drawn,
+and that nothing is drawn off a terminal."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from aiedsl import progress
+from aiedsl.ir.program import calls_per_run
+from aiedsl.loader import load_design
+from aiedsl.progress import SimProgress, describe
+from aiedsl.sim import simulate
+
+DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16", "gemm_i8", "threshold_rtp",
+           "transpose_dma", "matmul_cascade"]
+
+
+@pytest.mark.parametrize("name", DESIGNS)
+def test_the_watcher_hears_each_stage_and_the_static_count_of_calls_is_what_ran(
+        name: str, in_root: Path) -> None:
+    handle = load_design(f"designs/{name}.py")
+    heard: list[tuple[str, Any]] = []
+    result = simulate(handle, watch=lambda stage, m: heard.append((stage, m)))
+    assert [stage for stage, _ in heard] == ["run", "check"]
+    assert all(m is result.machine for _, m in heard)
+    assert result.machine.kernel_calls == calls_per_run(result.machine.design)
+
+
+def test_an_unchecked_run_has_no_check_stage(in_root: Path) -> None:
+    heard: list[str] = []
+    simulate(load_design("designs/passthrough.py"), check=False,
+             watch=lambda stage, m: heard.append(stage))
+    assert heard == ["run"]
+
+
+def test_the_words_of_each_stage() -> None:
+    assert describe("run", 1536, 262144) == "simulating: 1,536 of 262,144 kernel calls"
+    assert describe("run", 0, 0) == "simulating"
+    assert describe("check", 7, 9) == "comparing with the numpy reference"
+
+
+def test_a_terminal_sees_the_calls_made(monkeypatch: pytest.MonkeyPatch, in_root: Path) -> None:
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100)
+    machine = SimpleNamespace(design=load_design("designs/gemm_bf16.py").ir, kernel_calls=288)
+    with SimProgress(console) as watch:
+        watch("run", machine)
+        deadline = time.monotonic() + 10
+        while "kernel calls" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert "simulating: 288 of 576 kernel calls" in out.getvalue()
+
+
+def test_off_a_terminal_nothing_is_drawn(in_root: Path) -> None:
+    out = io.StringIO()
+    with SimProgress(Console(file=out)) as watch:
+        result = simulate(load_design("designs/passthrough.py"), watch=watch)
+        assert watch._thread is None
+    assert result.passed and out.getvalue() == ""
