@@ -30,9 +30,14 @@ app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions
 
 DefineOpt = typer.Option(None, "-D", "--define", metavar="NAME=VALUE",
                          help="Override a define() of the design, e.g. -D M=1024.")
-DeviceOpt = typer.Option(None, "--device", help="Override the design's device (npu1, npu2, ...).")
-NameOpt = typer.Option(None, "--name", help="Which design, when the file declares several.")
-SeedOpt = typer.Option(0, "--seed", min=0, help="Seed of the random inputs.")
+DeviceOpt = typer.Option(None, "--device", metavar="DEVICE",
+                         help="Override the design's device (npu1, npu2, ...).")
+NameOpt = typer.Option(None, "--name", metavar="NAME",
+                       help="Which design, when the file declares several.")
+SeedOpt = typer.Option(0, "--seed", min=0, metavar="N", help="Seed of the random inputs.")
+DesignArg = typer.Argument(..., metavar="DESIGN", help="The design file (.py).")
+# Metavars name what a value is (the names the help texts and the README use); typer's own
+# would show its type ("<int range>", "<path>").
 
 
 class Kernels(str, Enum):
@@ -101,16 +106,16 @@ def _load(design: Path, define: Optional[List[str]], device: Optional[str],
 
 @app.command()
 def build(
-    design: Path = typer.Argument(..., help="The design file (.py)."),
+    design: Path = DesignArg,
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
-    output: Optional[Path] = typer.Option(None, "-o", "--output",
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="DIR",
                                           help="Output directory [default: build/<design>]."),
     compile_: bool = typer.Option(False, "--compile", help="Also compile the kernels with "
                                   "Peano and the design with aiecc into aie.xclbin and insts.bin."),
-    peano: Optional[Path] = typer.Option(None, "--peano", help="Peano (llvm-aie) install "
-                                         "directory [default: $PEANO_INSTALL_DIR]."),
+    peano: Optional[Path] = typer.Option(None, "--peano", metavar="DIR", help="Peano (llvm-aie) "
+                                         "install directory [default: $PEANO_INSTALL_DIR]."),
     no_lower: bool = typer.Option(False, "--no-lower", help="Do not lower with mlir-aie's "
                                   "aie-opt and aie-translate even when they are found."),
 ) -> None:
@@ -181,8 +186,8 @@ def _watched_run(art: Any, **options: Any) -> Any:
 
 @app.command()
 def doctor(
-    peano: Optional[Path] = typer.Option(None, "--peano", help="Peano (llvm-aie) install "
-                                         "directory [default: $PEANO_INSTALL_DIR]."),
+    peano: Optional[Path] = typer.Option(None, "--peano", metavar="DIR", help="Peano (llvm-aie) "
+                                         "install directory [default: $PEANO_INSTALL_DIR]."),
 ) -> None:
     """Show which tools aiedsl found (Peano, aiecc, AIE API headers, aie-opt, aie-translate,
     pyxrt and an NPU).
@@ -229,9 +234,9 @@ def _kernel_root(ctx: typer.Context) -> None:
 
 @kernel_app.command("test")
 def kernel_test(
-    path: Optional[Path] = typer.Argument(None, help="A kernel C++ file (tests the library "
-                                          "kernels made from it) or a design file (tests the "
-                                          "kernels it declares)."),
+    path: Optional[Path] = typer.Argument(None, metavar="PATH", help="A kernel C++ file (tests "
+                                          "the library kernels made from it) or a design file "
+                                          "(tests the kernels it declares)."),
     all_: bool = typer.Option(False, "--all", help="Test every library kernel at several sizes."),
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
@@ -270,9 +275,9 @@ def kernel_test(
 
 @kernel_app.command("profile")
 def kernel_profile(
-    path: Path = typer.Argument(..., help="A kernel C++ file (profiles the library kernels "
-                                "made from it) or a design file (profiles the kernels it "
-                                "declares)."),
+    path: Path = typer.Argument(..., metavar="PATH", help="A kernel C++ file (profiles the "
+                                "library kernels made from it) or a design file (profiles the "
+                                "kernels it declares)."),
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     seed: int = SeedOpt,
@@ -310,12 +315,14 @@ def _made_for(k: Any, device: str) -> bool:
 
 @kernel_app.command("cost")
 def kernel_cost(
-    name: str = typer.Argument(..., help="matmul, zero, passthrough, scale, add, mul, relu, "
-                               "reduce_sum or reduce_max."),
-    shape: str = typer.Option(..., "--shape", help="MxKxN for matmul, ROWSxCOLS for "
-                              "reductions, N otherwise."),
-    dtype: str = typer.Option("bf16", "--dtype", help="Element (matmul: input) type."),
-    device: str = typer.Option("npu1", "--device", help="Device whose core is estimated."),
+    name: str = typer.Argument(..., metavar="KERNEL", help="matmul, zero, passthrough, scale, "
+                               "add, mul, relu, reduce_sum or reduce_max."),
+    shape: str = typer.Option(..., "--shape", metavar="SHAPE", help="MxKxN for matmul, "
+                              "ROWSxCOLS for reductions, N otherwise."),
+    dtype: str = typer.Option("bf16", "--dtype", metavar="DTYPE",
+                              help="Element (matmul: input) type."),
+    device: str = typer.Option("npu1", "--device", metavar="DEVICE",
+                               help="Device whose core is estimated."),
 ) -> None:
     """Print a kernel's estimated cycles per call and the fraction of the core's peak."""
     from aiedsl.kernels.cost import estimate
@@ -326,7 +333,7 @@ def kernel_cost(
 
 @app.command()
 def check(
-    design: Path = typer.Argument(..., help="The design file (.py)."),
+    design: Path = DesignArg,
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
@@ -342,11 +349,11 @@ def check(
 
 @app.command("map")
 def map_(
-    design: Path = typer.Argument(..., help="The design file (.py)."),
+    design: Path = DesignArg,
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
-    output: Optional[Path] = typer.Option(None, "-o", "--output",
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE",
                                           help="The SVG file [default: build/<design>/map.svg]."),
 ) -> None:
     """Place, allocate and route DESIGN and draw map.svg only.
@@ -379,8 +386,8 @@ def map_(
 
 @app.command()
 def inspect(
-    insts: Path = typer.Argument(..., help="An insts.bin (aiedsl's build or any IRON / "
-                                 "mlir-aie build's)."),
+    insts: Path = typer.Argument(..., metavar="INSTS", help="An insts.bin (aiedsl's build or "
+                                 "any IRON / mlir-aie build's)."),
 ) -> None:
     """List the NPU instruction stream INSTS: its header, every operation with its fields, and
     the shim DMA tasks (column, direction, channel, BD, buffer, pattern) and syncs it programs.
@@ -395,14 +402,14 @@ def inspect(
 
 @app.command()
 def sim(
-    design: Path = typer.Argument(..., help="The design file (.py)."),
+    design: Path = DesignArg,
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
     seed: int = SeedOpt,
-    trace: Optional[Path] = typer.Option(None, "--trace",
+    trace: Optional[Path] = typer.Option(None, "--trace", metavar="FILE",
                                          help="Write a Chrome trace-event JSON (Perfetto)."),
-    clock: Optional[float] = typer.Option(None, "--clock", min=0.001, max=100.0,
+    clock: Optional[float] = typer.Option(None, "--clock", min=0.001, max=100.0, metavar="GHZ",
                                           help="Core clock in GHz [default: the device's]."),
     kernels: Kernels = typer.Option(Kernels.reference, "--kernels",
                                     help="reference (numpy) or native (each kernel's C++ built "
@@ -427,17 +434,18 @@ def sim(
 
 @app.command("run")
 def run_(
-    design: Path = typer.Argument(..., help="The design file (.py)."),
+    design: Path = DesignArg,
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
     target: Target = typer.Option(Target.auto, "--target", help="auto (the NPU when there is "
                                   "one, else the simulator), npu or sim."),
     seed: int = SeedOpt,
-    iters: int = typer.Option(1, "--iters", min=1, help="NPU: timed runs."),
-    warmup: int = typer.Option(0, "--warmup", min=0, help="NPU: untimed runs first."),
-    trace: Optional[Path] = typer.Option(None, "--trace", help="Simulator trace file."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output",
+    iters: int = typer.Option(1, "--iters", min=1, metavar="N", help="NPU: timed runs."),
+    warmup: int = typer.Option(0, "--warmup", min=0, metavar="N", help="NPU: untimed runs first."),
+    trace: Optional[Path] = typer.Option(None, "--trace", metavar="FILE",
+                                         help="Simulator trace file."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="DIR",
                                           help="Build directory [default: build/<design>]."),
 ) -> None:
     """Build DESIGN, then run it on the NPU when one is present and on the simulator otherwise.

@@ -50,6 +50,26 @@ def test_help_keeps_its_defaults_in_brackets() -> None:
     assert "\\[" not in sim
 
 
+@pytest.mark.parametrize("command, argument, options", [
+    ("build", "DESIGN", ["--device DEVICE", "--name NAME", "-o, --output DIR", "--peano DIR"]),
+    ("sim", "DESIGN", ["--seed N", "--trace FILE", "--clock GHZ"]),
+    ("run", "DESIGN", ["--iters N", "--warmup N", "--trace FILE", "-o, --output DIR"]),
+    ("map", "DESIGN", ["-o, --output FILE"]),
+    ("inspect", "INSTS", []),
+    ("kernel test", "PATH", ["--seed N"]),
+    ("kernel cost", "KERNEL", ["--shape SHAPE", "--dtype DTYPE", "--device DEVICE"]),
+])
+def test_help_names_each_value_as_the_docs_do(command: str, argument: str,
+                                              options: list[str]) -> None:
+    # the words of the docstrings and the README (DESIGN, N, FILE), not the value's type
+    out = aiedsl(*command.split(), "-h").stdout
+    usage = out.splitlines()[0]  # click brackets an argument by version: DESIGN, {DESIGN}
+    assert usage.startswith(f"Usage: aiedsl {command} [OPTIONS] ") and argument in usage
+    assert f"\n  {argument} " in out or f"\n  [{argument}] " in out, out
+    for option in options:
+        assert f"\n  {option} " in out, option
+
+
 def test_kernel_group_without_a_command_shows_its_help() -> None:
     r = aiedsl("kernel")
     assert r.returncode == 0 and r.stdout.startswith("Usage: aiedsl kernel [OPTIONS] ")
