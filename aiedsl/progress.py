@@ -20,8 +20,12 @@ POLL = 0.1
 
 
 def _bar(console: Console) -> Progress:
+    # No redirection: rich would send what the program prints to stdout meanwhile (a user's
+    # reference may print) to the bar's console, stderr; and the simulation's bar is started
+    # from a thread of its own, which must not swap sys.stdout under the main one.
     return Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                    console=console, transient=True)
+                    console=console, transient=True, redirect_stdout=False,
+                    redirect_stderr=False)
 
 
 def compile_steps(console: Console) -> tuple[Progress, Callable[[int, int, str], None]]:

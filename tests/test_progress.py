@@ -65,3 +65,19 @@ def test_off_a_terminal_nothing_is_drawn(in_root: Path) -> None:
         result = simulate(load_design("designs/passthrough.py"), watch=watch)
         assert watch._thread is None
     assert result.passed and out.getvalue() == ""
+
+
+def test_what_the_run_prints_meanwhile_stays_on_stdout(monkeypatch: pytest.MonkeyPatch,
+                                                       in_root: Path) -> None:
+    import sys
+
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    out = io.StringIO()
+    machine = SimpleNamespace(design=load_design("designs/passthrough.py").ir, kernel_calls=1)
+    stdout = sys.stdout
+    with SimProgress(Console(file=out, force_terminal=True, width=100)) as watch:
+        watch("run", machine)
+        deadline = time.monotonic() + 10
+        while "kernel calls" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sys.stdout is stdout
