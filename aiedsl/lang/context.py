@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from aiedsl.errors import DesignError, caller_loc
+from aiedsl.ir import Loc
 from aiedsl.lang.names import check_line, check_name
 from aiedsl.lang.trace import CoreTrace, DesignTrace
 
@@ -61,12 +62,13 @@ def active(var: ContextVar[Any], value: Any) -> Iterator[Any]:
         var.reset(token)
 
 
-def current_design(what: str) -> DesignTrace:
-    """The design being traced; a DesignError naming ``what`` when there is none."""
+def current_design(what: str, loc: Loc | None = None) -> DesignTrace:
+    """The design being traced; a DesignError naming ``what`` (at ``loc``, or the caller's
+    line) when there is none."""
     trace = _DESIGN.get()
     if trace is None:
         raise DesignError(
-            "scope", f"{what} is only allowed inside a @design function", loc=caller_loc(),
+            "scope", f"{what} is only allowed inside a @design function", loc=loc or caller_loc(),
             fix="move it into the body of the function decorated with @design(...)",
         )
     return trace

@@ -96,7 +96,7 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
     loc = caller_loc()
 
     def decorate(fn: Callable[..., Any]) -> Herd:
-        b = current_design("@herd")
+        b = current_design("@herd", loc)  # @herd's line: applying it, 3.10 gives the def's
         hname = check_name(name or fn.__name__, "herd name", loc)
         for what, v in (("cols", cols), ("rows", rows)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:

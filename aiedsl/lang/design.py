@@ -67,13 +67,21 @@ class DesignHandle:
 
         ``@d.reference(nonfinite=True)`` declares that NaN or infinity are expected values.
         """
+        # Where d.reference(...) is written. Applied bare (@d.reference), Python 3.10 gives the
+        # def line, 3.11 the decorator's; a function's own errors point at its first line.
+        loc = caller_loc()
+
         def set_(f: Callable[..., Any]) -> Callable[..., Any]:
-            check_callable(f, len(self.inputs), f"the reference of '{self.name}'",
-                           caller_loc())
-            self.reference_fn, self.nonfinite = f, nonfinite
+            self.use_reference(f, nonfinite, loc)
             return f
 
         return set_ if fn is None else set_(fn)
+
+    def use_reference(self, fn: Callable[..., Any], nonfinite: bool, loc: Loc) -> None:
+        """Make ``fn`` the reference (what :meth:`reference` does), a mistake reported at
+        ``loc`` unless ``fn`` is a user's function (then at its first line)."""
+        check_callable(fn, len(self.inputs), f"the reference of '{self.name}'", loc)
+        self.reference_fn, self.nonfinite = fn, nonfinite
 
     def expected(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Run the reference on ``inputs`` and name its results by output tensor.
@@ -187,8 +195,8 @@ def design(device: str = "npu1", *, name: str | None = None,
         ir = to_ir(b, dict(ctx.used) if ctx else {})
         handle = DesignHandle(ir.model_copy(update={"flows": flows}) if flows != "circuit"
                               else ir, kernels=dict(b.kernel_objs))
-        if reference is not None:
-            handle.reference(reference)
+        if reference is not None:  # at @design's line (3.10 would give the def's, applying it)
+            handle.use_reference(reference, False, loc)
         return handle
 
     return decorate
