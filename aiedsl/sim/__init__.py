@@ -72,6 +72,11 @@ def native_kernels(d: Design, target: TargetModel) -> dict[str, Any]:
     return {k.symbol: _Native(native(k, kernel_text(d, k), arch)) for k in d.kernels}
 
 
+_FROZEN_AT_START = gc.get_freeze_count()
+"""Objects frozen before aiedsl loaded: CPython 3.12 freezes a few hundred of its own at
+start-up (375 on 3.12.1), which are no caller's (a run gives them back with its own)."""
+
+
 @contextmanager
 def _older_objects_frozen() -> Iterator[None]:
     """Every object alive before the run kept out of the cycle collector's sight while it runs
@@ -83,7 +88,7 @@ def _older_objects_frozen() -> Iterator[None]:
     made, so cycles it makes (a user's reference may make some) are still collected. A caller
     that froze objects of its own keeps its state: nothing is frozen or given back then.
     """
-    if gc.get_freeze_count():
+    if gc.get_freeze_count() > _FROZEN_AT_START:
         yield
         return
     gc.freeze()
