@@ -26,10 +26,10 @@ import numpy as np
 
 from aiedsl.checks.resources import TileUsage
 from aiedsl.compare import OutputCheck, compare
-from aiedsl.errors import ToolchainError
+from aiedsl.errors import ToolchainError, caller_loc
 from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
-from aiedsl.sim.compare import make_inputs
+from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.stats import Timing
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
@@ -151,6 +151,8 @@ class Artifacts:
         hears a simulation's stages (:data:`aiedsl.sim.Watch`).
         """
         ins = self._inputs(inputs, seed)
+        if inputs:
+            check_inputs(self.design, dict(ins), caller_loc())
         where, why, session = self._choose(target)
         if say:
             say(why)

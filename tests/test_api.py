@@ -56,3 +56,69 @@ def test_inputs_given_in_argument_order(tmp_path: Path, in_root: Path) -> None:
     result = art.run(x, target="sim")
     assert result.passed and np.array_equal(result.outputs["out"], x)
     assert art.path is None and not any(tmp_path.iterdir())
+
+
+# -- inputs a caller passes -------------------------------------------------------------------
+
+HERE = "tests/test_api.py"  # as display_path shows it from the project root (in_root)
+
+
+def _line_of(marker: str) -> int:
+    """The line of this file that holds ``marker`` (a call the error must point at)."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(i for i, text in enumerate(lines, 1) if marker in text and "_line_of" not in text)
+
+
+@pytest.mark.parametrize("value, message", [
+    (np.arange(4096, dtype=np.float32),
+     "input 'inp' of 'passthrough' is float32, not i32\n"
+     "  limit: 4096 elements of i32 (Tensor[4096, i32]), in any shape\n"
+     "  found: float32, shape [4096]\n"
+     "  fix: pass inp.astype(np.int32) (nothing is converted for you: a cast may round, "
+     "truncate or wrap values)"),
+    (np.arange(100, dtype=np.int32),
+     "input 'inp' of 'passthrough' has 100 elements, not 4096\n"
+     "  limit: 4096 elements of i32 (Tensor[4096, i32]), in any shape\n"
+     "  found: 100 elements, shape [100]\n"
+     "  fix: pass the whole tensor (shape [4096])"),
+    ([1, 2, 3],
+     "input 'inp' of 'passthrough' is a list, not a numpy array\n"
+     "  limit: 4096 elements of i32 (Tensor[4096, i32]), in any shape\n"
+     "  found: list\n"
+     "  fix: pass np.asarray(inp, dtype=np.int32)"),
+])
+def test_an_input_of_another_type_or_size_is_refused_at_the_callers_line(
+        value: object, message: str, in_root: Path) -> None:
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    with pytest.raises(aiedsl.DesignError) as e:
+        art.run(value, target="sim")  # the caller's line
+    line = _line_of("art.run(value, target=\"sim\")  # the caller's line")
+    assert str(e.value) == f"{HERE}:{line}: error [inputs]: {message}"
+
+
+def test_simulate_checks_the_inputs_it_is_given(in_root: Path) -> None:
+    from aiedsl.loader import load_design
+    from aiedsl.sim import simulate
+
+    handle = load_design("designs/gemm_bf16.py", {"M": "256", "K": "64", "N": "256"})
+    a = np.zeros((256, 64), np.float32)
+    with pytest.raises(aiedsl.DesignError) as e:
+        simulate(handle, {"A": a})
+    assert str(e.value).splitlines()[1:] == [
+        "  limit: one array for each tensor the runtime fills: A, B",
+        "  found: 'A'", "  fix: pass 'B' too"]
+    b = np.zeros((64, 256), np.float32)
+    with pytest.raises(aiedsl.DesignError) as e:
+        simulate(handle, {"A": a, "B": b})
+    assert "fix: pass A.astype(ml_dtypes.bfloat16)" in str(e.value)
+    with pytest.raises(aiedsl.DesignError) as e:
+        simulate(handle, {"A": a, "B": b, "D": b})
+    assert "error [inputs]: 'D' is not a tensor of 'gemm_bf16'" in str(e.value)
+
+
+def test_any_shape_with_the_tensors_elements_runs(in_root: Path) -> None:
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    data = np.arange(4096, dtype=np.int32)
+    result = art.run(data.reshape(64, 64)[:, ::-1].T, target="sim")  # not contiguous either
+    assert result.passed
+    assert np.array_equal(result.outputs["out"], data.reshape(64, 64)[:, ::-1].T.reshape(-1))

@@ -18,10 +18,10 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from aiedsl.checks import check_design
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
-from aiedsl.sim.compare import OutputCheck, compare, make_inputs, poisoned
+from aiedsl.sim.compare import OutputCheck, check_inputs, compare, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
 from aiedsl.sim.stats import Timing, timing, write_trace
@@ -130,6 +130,8 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
                           found=repr(clock_hz), fix="give the core clock in Hz, e.g. 1.0e9")
     if placed is None:
         placed, _ = check_design(handle.ir)
+    if inputs is not None:
+        check_inputs(placed, dict(inputs), caller_loc())
     ins = inputs if inputs is not None else make_inputs(placed, seed)
     host: dict[str, np.ndarray] = {}
     drained = set(handle.outputs)

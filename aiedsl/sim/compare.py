@@ -7,7 +7,8 @@ import numpy as np
 
 from aiedsl.compare import TOLERANCE, OutputCheck, compare  # noqa: F401 (re-exported)
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir import Design, Transfer
+from aiedsl.errors import DesignError
+from aiedsl.ir import Design, Loc, Transfer
 
 
 def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
@@ -32,6 +33,61 @@ def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
             arr = rng.integers(lo, bound, size=t.type.shape).astype(dt.numpy)
         out[t.name] = arr
     return out
+
+
+def check_inputs(d: Design, inputs: dict[str, object], loc: Loc) -> None:
+    """Every array in ``inputs`` is one of ``d``'s tensors with its element type and count (in
+    any shape), and every tensor the runtime fills has one; else a DesignError at ``loc`` (the
+    caller's line). Nothing is converted: a float array for an integer tensor, or int64 for
+    i32, would otherwise be cast (truncated, wrapped) without a word.
+
+    >>> check_inputs(design, {"inp": np.zeros(100, np.float32)}, loc)     # doctest: +SKIP
+    d.py:9: error [inputs]: input 'inp' of 'passthrough' is float32, not i32
+    """
+    tensors = {t.name: t for t in d.tensors}
+    filled = list(dict.fromkeys(
+        t.tensor for t in d.runtime if isinstance(t, Transfer) and t.op == "fill"))
+    for name in inputs:  # a misspelt name first: it would also leave a tensor missing
+        if name not in tensors:
+            raise DesignError(
+                "inputs", f"'{name}' is not a tensor of '{d.name}'", loc=loc,
+                limit=f"the design's tensors: {', '.join(tensors)}", found=repr(name),
+                fix="name an input after its parameter of the @design function")
+    for name in filled:
+        if name not in inputs:
+            raise DesignError(
+                "inputs", f"input '{name}' of '{d.name}' is missing", loc=loc,
+                limit=f"one array for each tensor the runtime fills: {', '.join(filled)}",
+                found=", ".join(map(repr, inputs)) or "none",
+                fix=f"pass '{name}' too")
+    for name, value in inputs.items():
+        t = tensors[name]
+        dt = lookup_dtype(t.type.dtype)
+        want = f"{t.type.numel} elements of {dt} (Tensor[{', '.join(map(str, t.type.shape))}, " \
+               f"{dt}]), in any shape"
+        if not isinstance(value, np.ndarray):
+            raise DesignError(
+                "inputs", f"input '{name}' of '{d.name}' is a {type(value).__name__}, not a "
+                "numpy array", loc=loc, limit=want, found=type(value).__name__,
+                fix=f"pass np.asarray({name}, dtype={_spelling(dt.numpy)})")
+        if value.dtype != np.dtype(dt.numpy):
+            raise DesignError(
+                "inputs", f"input '{name}' of '{d.name}' is {value.dtype}, not {dt}", loc=loc,
+                limit=want, found=f"{value.dtype}, shape {list(value.shape)}",
+                fix=f"pass {name}.astype({_spelling(dt.numpy)}) (nothing is converted for you: "
+                "a cast may round, truncate or wrap values)")
+        if value.size != t.type.numel:
+            raise DesignError(
+                "inputs", f"input '{name}' of '{d.name}' has {value.size} elements, not "
+                f"{t.type.numel}", loc=loc, limit=want,
+                found=f"{value.size} elements, shape {list(value.shape)}",
+                fix=f"pass the whole tensor (shape {list(t.type.shape)})")
+
+
+def _spelling(scalar: type) -> str:
+    """How a design file names a numpy scalar type: ``np.int32``, ``ml_dtypes.bfloat16``."""
+    module = "np" if scalar.__module__ == "numpy" else scalar.__module__
+    return f"{module}.{scalar.__name__}"
 
 
 def poisoned(d: Design, name: str) -> np.ndarray:
