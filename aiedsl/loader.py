@@ -66,6 +66,11 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
     if not path.is_file():
         raise DesignError("design file", f"no design file at {shown}", found=shown,
                           fix="give the path of a .py file that defines a @design")
+    if path.suffix != ".py":  # run as Python, a README or a kernel's C++ fails at a syntax error
+        raise DesignError("design file", f"{shown} is not a Python file", found=shown,
+                          limit="a design file ends in .py",
+                          fix="give the .py file that defines the @design (a kernel's C++ is "
+                          "tested with `aiedsl kernel test FILE.cc`)")
     ctx = LoadContext(overrides=dict(defines or {}), device=device)
     scope = _run(path, shown, ctx)
     designs = {v.name: v for v in scope.values() if isinstance(v, DesignHandle)}

@@ -1861,6 +1861,18 @@ def test_design_file_missing(design_file: DesignFile) -> None:
     )
 
 
+def test_design_file_that_is_not_python(design_file: DesignFile) -> None:
+    design_file(DEFINES)  # chdir into the temp dir
+    Path("notes.md").write_text("# notes\n")
+    assert load_error("notes.md") == (
+        "error [design file]: notes.md is not a Python file\n"
+        "  limit: a design file ends in .py\n"
+        "  found: notes.md\n"
+        "  fix: give the .py file that defines the @design (a kernel's C++ is tested with "
+        "`aiedsl kernel test FILE.cc`)"
+    )
+
+
 # -- the command line ----------------------------------------------------------------------------
 
 BROKEN = '''
