@@ -86,7 +86,9 @@ def _older_objects_frozen() -> Iterator[None]:
     triggers collections, and a full one walked every live object of the process (every loaded
     module's), some 20 ms each time for nothing. Frozen, a collection looks only at what the run
     made, so cycles it makes (a user's reference may make some) are still collected. A caller
-    that froze objects of its own keeps its state: nothing is frozen or given back then.
+    that froze objects of its own keeps its state: nothing is frozen or given back then. (One
+    that froze them before this module was imported cannot be told from the interpreter's own
+    start-up freeze, :data:`_FROZEN_AT_START`; its objects are given back after a run.)
     """
     if gc.get_freeze_count() > _FROZEN_AT_START:
         yield
