@@ -21,6 +21,8 @@ host pattern that is not in increasing address order), nothing is claimed.
 
 from __future__ import annotations
 
+import math
+
 from typing import Callable
 
 import numpy as np
@@ -200,12 +202,11 @@ def _first_element(d: Design, link: Link) -> np.ndarray | None:
     if not fills:
         return None
     p, n = fills[0].pattern, src.elem.numel
-    inner = np.array(0, dtype=np.int64)
-    for size, stride in zip(p.sizes, p.strides):
-        inner = (inner[..., None] + np.arange(size, dtype=np.int64) * stride)
-        if inner.size > 4 * n:
-            inner = inner.reshape(-1)[:4 * n]  # the first element is all that is looked at
-    first = inner.reshape(-1)[:n]
+    # The pattern's first n positions, outermost dimension first: only the first element is
+    # looked at, so no longer run of the pattern is made.
+    steps = np.unravel_index(np.arange(min(n, math.prod(p.sizes)), dtype=np.int64), p.sizes)
+    first = sum((i * stride for i, stride in zip(steps, p.strides)),
+                np.zeros(len(steps[0]), dtype=np.int64))
     if first.size != n or not bool(np.all(np.diff(first) > 0)):
         return None
     if written:  # a split's input: the memtile writes each part with them, from its offset
