@@ -163,24 +163,20 @@ def build(
 
 
 def _compile(art: Any, tools: Any) -> Any:
-    from rich.console import Console
-
-    from aiedsl.progress import compile_steps
+    from aiedsl.progress import compile_steps, stderr_console
 
     if tools.missing(compile_only=True):
         return art.compile(tools)  # raises, naming what is missing: no progress bar first
-    bar, step = compile_steps(Console(stderr=True))
+    bar, step = compile_steps(stderr_console())
     with bar:
         return art.compile(tools, step)
 
 
 def _watched_run(art: Any, **options: Any) -> Any:
     """``art.run(**options)``, a simulation's progress drawn on a terminal's standard error."""
-    from rich.console import Console
+    from aiedsl.progress import SimProgress, stderr_console
 
-    from aiedsl.progress import SimProgress
-
-    with SimProgress(Console(stderr=True)) as watch:
+    with SimProgress(stderr_console()) as watch:
         return art.run(watch=watch, **options)
 
 

@@ -1,9 +1,11 @@
 """What the CLI draws while long work runs: a build's compile steps, a simulation's kernel
-calls. Drawn on standard error, only on a terminal, and wiped when the work ends, so what a
-command prints (and what a script reads from it) is the same with or without it."""
+calls. Drawn on standard error, only when it is a terminal, and wiped when the work ends.
+Piped or redirected output is never touched; on a terminal, lines printed meanwhile (a
+reference may print) appear above the bar."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from typing import Any, Callable
@@ -19,12 +21,19 @@ POLL = 0.1
 """Seconds between two looks at the running machine."""
 
 
+def stderr_console() -> Console:
+    """A console on standard error that is a terminal exactly when standard error is one:
+    ``FORCE_COLOR`` and the like must not draw bars into a CI log or a captured stream."""
+    return Console(stderr=True, force_terminal=sys.stderr.isatty())
+
+
 def _bar(console: Console) -> Progress:
-    # No redirection: rich would send what the program prints to stdout meanwhile (a user's
-    # reference may print) to the bar's console, stderr; and the simulation's bar is started
-    # from a thread of its own, which must not swap sys.stdout under the main one.
+    # Lines printed to stdout meanwhile go above the bar only when stdout is the same kind of
+    # thing, a terminal: rich prints them through the bar's console (stderr), which must never
+    # happen to piped output.
+    shared = console.is_terminal and sys.stdout.isatty()
     return Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                    console=console, transient=True, redirect_stdout=False,
+                    console=console, transient=True, redirect_stdout=shared,
                     redirect_stderr=False)
 
 
@@ -71,12 +80,15 @@ class SimProgress:
         self.stage = ""
         self.machine: Any = None
         self.total = 0
+        self.started = 0.0
+        """When the watcher first heard of a run (``time.monotonic``); 0 before."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def __call__(self, stage: str, machine: Any) -> None:
         if machine is not self.machine:
             self.total = calls_per_run(machine.design)
+            self.started = self.started or time.monotonic()
         self.machine, self.stage = machine, stage
 
     def __enter__(self) -> SimProgress:
@@ -92,12 +104,14 @@ class SimProgress:
             self._thread.join()
 
     def _draw(self) -> None:
-        start = time.monotonic()
-        if self._stop.wait(DELAY):
-            return
+        # Nothing is drawn until a simulation has run for DELAY: not while a build compiles
+        # first, and never for a run on the NPU, which tells the watcher nothing.
+        while not self.started or time.monotonic() - self.started < DELAY:
+            if self._stop.wait(POLL / 2):
+                return
         with _bar(self.console) as bar:
             task = bar.add_task("simulating", total=None)
-            bar.tasks[0].start_time = start  # elapsed counts from the run's start, not the bar's
+            bar.tasks[0].start_time = self.started  # elapsed counts from the run's start
             while True:
                 self._show(bar, task)
                 if self._stop.wait(POLL):
@@ -105,7 +119,7 @@ class SimProgress:
 
     def _show(self, bar: Progress, task: TaskID) -> None:
         m, stage, total = self.machine, self.stage, self.total
-        calls = m.kernel_calls if m is not None else 0
         running = stage == "run" and total > 0
-        bar.update(task, description=describe(stage, calls, total),
-                   completed=calls if running else 0, total=total if running else None)
+        bar.update(task, description=describe(stage, m.kernel_calls, total),
+                   completed=m.kernel_calls if running else 0,
+                   total=total if running else None)

@@ -82,7 +82,7 @@ def _line_of(marker: str) -> int:
      "  found: 100 elements, shape [100]\n"
      "  fix: pass the whole tensor (shape [4096])"),
     ([1, 2, 3],
-     "input 'inp' of 'passthrough' is a list, not a numpy array\n"
+     "input 'inp' of 'passthrough' is not a numpy array\n"
      "  limit: 4096 elements of i32 (Tensor[4096, i32]), in any shape\n"
      "  found: list\n"
      "  fix: pass np.asarray(inp, dtype=np.int32)"),
@@ -114,6 +114,13 @@ def test_simulate_checks_the_inputs_it_is_given(in_root: Path) -> None:
     with pytest.raises(aiedsl.DesignError) as e:
         simulate(handle, {"A": a, "B": b, "D": b})
     assert "error [inputs]: 'D' is not a tensor of 'gemm_bf16'" in str(e.value)
+    with pytest.raises(aiedsl.DesignError) as e:
+        simulate(handle, {"A": a, "B": b, "C": np.zeros((256, 256), np.float32)})
+    assert str(e.value).split(": ", 1)[1].splitlines() == [
+        "error [inputs]: 'C' of 'gemm_bf16' is not an input: the runtime never fills it",
+        "  limit: the tensors the runtime fills: A, B", "  found: 'C'",
+        "  fix: leave 'C' out: the run starts it with values no correct run leaves behind, "
+        "and returns it"]
 
 
 def test_any_shape_with_the_tensors_elements_runs(in_root: Path) -> None:

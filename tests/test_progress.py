@@ -61,7 +61,7 @@ def test_a_terminal_sees_the_calls_made(monkeypatch: pytest.MonkeyPatch, in_root
 
 def test_off_a_terminal_nothing_is_drawn(in_root: Path) -> None:
     out = io.StringIO()
-    with SimProgress(Console(file=out)) as watch:
+    with SimProgress(Console(file=out, force_terminal=False)) as watch:
         result = simulate(load_design("designs/passthrough.py"), watch=watch)
         assert watch._thread is None
     assert result.passed and out.getvalue() == ""
@@ -81,3 +81,46 @@ def test_what_the_run_prints_meanwhile_stays_on_stdout(monkeypatch: pytest.Monke
         while "kernel calls" not in out.getvalue() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert sys.stdout is stdout
+
+
+def test_a_run_the_watcher_never_hears_of_draws_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # aiedsl run on the NPU (or a build compiling first): no "simulating" bar
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    out = io.StringIO()
+    with SimProgress(Console(file=out, force_terminal=True, width=100)):
+        time.sleep(0.3)
+    assert out.getvalue() == ""
+
+
+def test_forced_colour_does_not_make_a_captured_stderr_a_terminal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    assert not sys.stderr.isatty() and not progress.stderr_console().is_terminal
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_lines_printed_meanwhile_go_above_the_bar(
+        monkeypatch: pytest.MonkeyPatch, in_root: Path) -> None:
+    import sys
+
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    stdout = _Terminal()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    out = io.StringIO()
+    machine = SimpleNamespace(design=load_design("designs/passthrough.py").ir, kernel_calls=1)
+    with SimProgress(Console(file=out, force_terminal=True, width=100)) as watch:
+        watch("run", machine)
+        deadline = time.monotonic() + 10
+        while "kernel calls" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        print("a line the reference prints")
+    assert sys.stdout is stdout  # given back
+    drawn = out.getvalue()
+    assert "a line the reference prints\n" in drawn and stdout.getvalue() == ""

@@ -36,8 +36,8 @@ def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
 
 
 def check_inputs(d: Design, inputs: dict[str, object], loc: Loc) -> None:
-    """Every array in ``inputs`` is one of ``d``'s tensors with its element type and count (in
-    any shape), and every tensor the runtime fills has one; else a DesignError at ``loc`` (the
+    """Every array in ``inputs`` is for a tensor the runtime fills, with its element type and
+    count (in any shape), and every such tensor has one; else a DesignError at ``loc`` (the
     caller's line). Nothing is converted: a float array for an integer tensor, or int64 for
     i32, would otherwise be cast (truncated, wrapped) without a word.
 
@@ -53,6 +53,12 @@ def check_inputs(d: Design, inputs: dict[str, object], loc: Loc) -> None:
                 "inputs", f"'{name}' is not a tensor of '{d.name}'", loc=loc,
                 limit=f"the design's tensors: {', '.join(tensors)}", found=repr(name),
                 fix="name an input after its parameter of the @design function")
+        if name not in filled:  # an output's start would hide what the run leaves unwritten
+            raise DesignError(
+                "inputs", f"'{name}' of '{d.name}' is not an input: the runtime never fills it",
+                loc=loc, limit=f"the tensors the runtime fills: {', '.join(filled) or 'none'}",
+                found=repr(name), fix=f"leave '{name}' out: the run starts it with values no "
+                "correct run leaves behind, and returns it")
     for name in filled:
         if name not in inputs:
             raise DesignError(
@@ -67,8 +73,8 @@ def check_inputs(d: Design, inputs: dict[str, object], loc: Loc) -> None:
                f"{dt}]), in any shape"
         if not isinstance(value, np.ndarray):
             raise DesignError(
-                "inputs", f"input '{name}' of '{d.name}' is a {type(value).__name__}, not a "
-                "numpy array", loc=loc, limit=want, found=type(value).__name__,
+                "inputs", f"input '{name}' of '{d.name}' is not a numpy array", loc=loc,
+                limit=want, found=type(value).__name__,
                 fix=f"pass np.asarray({name}, dtype={_spelling(dt.numpy)})")
         if value.dtype != np.dtype(dt.numpy):
             raise DesignError(
