@@ -56,10 +56,23 @@ _ALIASES = {"int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "bfloat
             "float32": "f32"}
 
 
-def dtype(name: str | DType) -> DType:
-    """Look up a dtype by aiedsl name or numpy-style alias (``"int16"`` -> ``i16``)."""
+def numpy_like(obj: object) -> bool:
+    """Is ``obj`` a numpy scalar type or dtype (``np.int32``, ``np.dtype("int16")``,
+    ``ml_dtypes.bfloat16``)? Told without importing numpy."""
+    module = obj.__module__ if isinstance(obj, type) else type(obj).__module__
+    return module.split(".")[0] in ("numpy", "ml_dtypes")
+
+
+def dtype(name: str | DType | object) -> DType:
+    """Look up a dtype by aiedsl name, numpy-style alias (``"int16"`` -> ``i16``), numpy
+    scalar type or numpy dtype (``np.int16``, ``np.dtype("int16")``, ``ml_dtypes.bfloat16``:
+    as IRON designs spell element types)."""
     if isinstance(name, DType):
         return name
+    if numpy_like(name):
+        name = name.__name__ if isinstance(name, type) else getattr(name, "name", name)
+    if not isinstance(name, str):
+        raise TypeError(f"{name!r} is not a dtype name")
     key = _ALIASES.get(name, name)
     if key not in DTYPES:
         raise KeyError(f"unknown dtype {name!r}; aiedsl knows {', '.join(DTYPES)}")

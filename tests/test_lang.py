@@ -182,3 +182,35 @@ def test_channel_broadcast_from_the_shim_reaches_every_core(design_file: DesignF
     drains = sorted(f.consumers[0] for f in facts.fifos if f.elem_type == "1024xi32"
                     and f.producer != (0, 0))
     assert drains == [(0, 0), (0, 0), (1, 0), (1, 0)]
+
+
+def test_numpy_element_types_spell_the_same_tensors() -> None:
+    # IRON designs spell element types as numpy does; Tensor[...] and scalar() take them too
+    import ml_dtypes
+    import numpy as np
+
+    from aiedsl import Tensor, bf16, f32, i8, i16, i32, u8
+    from aiedsl.kernels import scalar
+
+    pairs = [(np.int8, i8), (np.uint8, u8), (np.int16, i16), (np.int32, i32),
+             (np.float32, f32), (ml_dtypes.bfloat16, bf16)]
+    for numpy_type, ours in pairs:
+        assert Tensor[64, 32, numpy_type] == Tensor[64, 32, ours]
+        assert Tensor[64, 32, np.dtype(numpy_type)] == Tensor[64, 32, ours]
+        assert scalar("n", numpy_type) == scalar("n", ours)
+
+
+def test_an_element_type_aie2_lacks_is_named_as_numpy_names_it() -> None:
+    import numpy as np
+    import pytest
+
+    from aiedsl import Tensor
+    from aiedsl.errors import DesignError
+
+    with pytest.raises(DesignError) as e:
+        Tensor[8, np.float64]
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [tensor type]: unknown element type float64\n"
+        "  limit: one of i8, u8, i16, i32, bf16, f32 (numpy's too: int16, np.int16)\n"
+        "  found: float64\n"
+        "  fix: use an aiedsl dtype: from aiedsl import i32, bf16, ...")

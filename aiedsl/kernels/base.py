@@ -67,8 +67,8 @@ def _divides_blocks(t: TensorType, blocks: object) -> bool:
     return all(isinstance(b, int) and b > 0 and s % b == 0 for b, s in zip(blocks, t.shape))
 
 
-def scalar(name: str, dt: DType | str) -> KernelArg:
-    """A scalar parameter passed by value."""
+def scalar(name: str, dt: DType | str | Any) -> KernelArg:
+    """A scalar parameter passed by value: ``scalar("n", i32)`` (or ``np.int32``)."""
     loc = caller_loc()
     return KernelArg(name=check_name(name, "kernel argument", loc), kind="scalar",
                      dtype=lookup_dtype(dt, loc).name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from aiedsl.dtypes import DTYPES, DType, dtype
+from aiedsl.dtypes import DTYPES, DType, dtype, numpy_like
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, TensorType
 
@@ -24,7 +24,7 @@ class Tensor:
         loc = caller_loc()
         items = item if isinstance(item, tuple) else (item,)
         *shape, dt = items or (None,)
-        if not isinstance(dt, (DType, str)) or not shape:
+        if not (isinstance(dt, (DType, str)) or numpy_like(dt)) or not shape:
             raise DesignError(
                 "tensor type", f"Tensor[{', '.join(map(str, items))}] needs sizes then a dtype",
                 loc=loc, fix="write e.g. Tensor[64, 64, bf16]",
@@ -52,15 +52,18 @@ smaller than this)."""
 
 
 def lookup_dtype(dt: object, loc: Loc | None) -> DType:
-    """The dtype named ``dt`` (``i16``, ``"int16"``, ``bf16`` ...); a DesignError listing the
-    known ones otherwise."""
+    """The dtype named ``dt`` (``i16``, ``"int16"``, ``bf16``, ``np.int16`` ...); a DesignError
+    listing the known ones otherwise."""
     try:
-        return dtype(dt)  # type: ignore[arg-type]
+        return dtype(dt)
     except (KeyError, TypeError):
+        shown = repr(dt)
+        if numpy_like(dt):  # numpy's name for it (float64), not "<class 'numpy.float64'>"
+            shown = str(dt.__name__ if isinstance(dt, type) else getattr(dt, "name", dt))
         raise DesignError(
-            "tensor type", f"unknown element type {dt!r}", loc=loc,
-            limit="one of " + ", ".join(DTYPES) + " (numpy-style names such as int16 too)",
-            found=repr(dt), fix="use an aiedsl dtype: from aiedsl import i32, bf16, ...") from None
+            "tensor type", f"unknown element type {shown}", loc=loc,
+            limit="one of " + ", ".join(DTYPES) + " (numpy's too: int16, np.int16)",
+            found=shown, fix="use an aiedsl dtype: from aiedsl import i32, bf16, ...") from None
 
 
 @dataclass(frozen=True)
