@@ -198,6 +198,8 @@ def test_numpy_element_types_spell_the_same_tensors() -> None:
         assert Tensor[64, 32, numpy_type] == Tensor[64, 32, ours]
         assert Tensor[64, 32, np.dtype(numpy_type)] == Tensor[64, 32, ours]
         assert scalar("n", numpy_type) == scalar("n", ours)
+    assert Tensor[(64, 32), np.int32] == Tensor[64, 32, i32]
+    assert Tensor[(1024,), np.int32] == Tensor[1024, i32]
 
 
 def test_an_element_type_aie2_lacks_is_named_as_numpy_names_it() -> None:

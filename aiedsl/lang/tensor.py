@@ -11,7 +11,8 @@ from aiedsl.ir import Loc, TensorType
 
 
 class Tensor:
-    """Spell a tensor type: ``Tensor[64, 64, bf16]`` is a 64x64 block of bf16.
+    """Spell a tensor type: ``Tensor[64, 64, bf16]`` is a 64x64 block of bf16 (the shape may
+    be one tuple, ``Tensor[(64, 64), bf16]``, and the element type numpy's, ``np.int32``).
 
     Example
     -------
@@ -24,6 +25,8 @@ class Tensor:
         loc = caller_loc()
         items = item if isinstance(item, tuple) else (item,)
         *shape, dt = items or (None,)
+        if len(shape) == 1 and isinstance(shape[0], tuple):  # Tensor[(64, 64), i32], as numpy
+            shape = list(shape[0])                              # shapes are written in IRON
         if not (isinstance(dt, (DType, str)) or numpy_like(dt)) or not shape:
             raise DesignError(
                 "tensor type", f"Tensor[{', '.join(map(str, items))}] needs sizes then a dtype",
