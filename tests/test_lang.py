@@ -216,3 +216,44 @@ def test_an_element_type_aie2_lacks_is_named_as_numpy_names_it() -> None:
         "  limit: one of i8, u8, i16, i32, bf16, f32 (numpy's too: int16, np.int16)\n"
         "  found: float64\n"
         "  fix: use an aiedsl dtype: from aiedsl import i32, bf16, ...")
+
+
+def test_the_index_of_a_loop_passed_to_a_kernel_is_refused_word_for_word(in_root: Path) -> None:
+    import pytest
+
+    from aiedsl.errors import DesignError
+
+    path = "tests/bad_inputs/loop_index_passed_to_kernel.py"
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        f"{path}:26: error [loop]: the index of the loop(4) at line 24 is passed to kernel "
+        "'add_one_i32_256' (argument 2)\n"
+        "  limit: a loop() body is traced once and runs as one scf.for body: its index has no "
+        "Python value (it would be 0 in every iteration)\n"
+        "  fix: write `for _ in loop(n)`; for values that change per iteration, unroll with "
+        "Python's range() or send them through a fifo or an rtp")
+
+
+def test_the_index_of_a_loop_refuses_every_use_as_a_value() -> None:
+    import operator
+    from types import SimpleNamespace
+
+    import pytest
+
+    from aiedsl.errors import DesignError
+    from aiedsl.ir import Loc
+    from aiedsl.lang.core import LoopIndex
+
+    i = LoopIndex(SimpleNamespace(count=4, loc=Loc(file="d.py", line=3)))  # type: ignore[arg-type]
+    uses = {"used as an integer": [int, operator.index, lambda v: [0, 1][v]],
+            "used as a number": [float], "tested as a truth value": [bool],
+            "compared with a value": [lambda v: v == 0, lambda v: v < 2],
+            "used in arithmetic": [lambda v: v + 1, lambda v: 2 * v, lambda v: v // 2,
+                                   lambda v: 256 * v + 8]}
+    for how, ops in uses.items():
+        for op in ops:
+            with pytest.raises(DesignError) as e:
+                op(i)
+            assert f"the index of the loop(4) at line 3 is {how}" in str(e.value)
+    assert repr(i) == "<the index of loop(4)>" and hash(i) == hash(i)

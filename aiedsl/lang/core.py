@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, NoReturn
 
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import BufferArg, Call, Core, Herd, Loc, Loop, RtpArg, ScalarArg
@@ -31,6 +31,57 @@ from aiedsl.lang.fifo import Buffer
 from aiedsl.lang.names import check_name
 from aiedsl.lang.rtp import RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
+
+
+class LoopIndex:
+    """What ``for i in loop(n)`` binds ``i`` to: a placeholder that refuses every use.
+
+    The body is traced once and becomes one ``scf.for`` body, so no Python value can stand for
+    each iteration's index: a number here would be baked into the program, the same in every
+    iteration, without a word. Write ``for _ in loop(n)``.
+    """
+
+    __slots__ = ("of",)
+
+    def __init__(self, of: loop) -> None:
+        self.of = of
+
+    def __repr__(self) -> str:
+        return f"<the index of loop({self.of.count})>"
+
+    def refuse(self, how: str, loc: Loc | None = None) -> NoReturn:
+        """A DesignError saying the index was used ``how`` (at ``loc``, or the caller's line)."""
+        raise DesignError(
+            "loop", f"the index of the loop({self.of.count}) at line {self.of.loc.line} is "
+            f"{how}", loc=loc or caller_loc(), limit="a loop() body is traced once and runs as "
+            "one scf.for body: its index has no Python value (it would be 0 in every iteration)",
+            fix="write `for _ in loop(n)`; for values that change per iteration, unroll with "
+            "Python's range() or send them through a fifo or an rtp")
+
+    def __index__(self) -> NoReturn:
+        self.refuse("used as an integer")
+
+    def __int__(self) -> NoReturn:
+        self.refuse("used as an integer")
+
+    def __float__(self) -> NoReturn:
+        self.refuse("used as a number")
+
+    def __bool__(self) -> NoReturn:
+        self.refuse("tested as a truth value")
+
+    def _compared(self, other: object) -> NoReturn:
+        self.refuse("compared with a value")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _compared  # type: ignore[assignment]
+    __hash__ = object.__hash__
+
+    def _computed(self, other: object) -> NoReturn:
+        self.refuse("used in arithmetic")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _computed
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = _computed
+    __pow__ = __rpow__ = __lshift__ = __rshift__ = __and__ = __or__ = __xor__ = _computed
 
 
 MAX_LOOP_COUNT = 2 ** 63 - 1
@@ -65,10 +116,10 @@ class loop:
         self.core.scopes.append(Scope(opener=self, loc=self.loc))
         return self
 
-    def __next__(self) -> int:
+    def __next__(self) -> LoopIndex:
         self._state += 1
         if self._state == 1:
-            return 0
+            return LoopIndex(self)
         scope = self.core.scopes.pop()
         if scope.opener is not self:  # an inner loop's body was left early
             raise DesignError("loop", "a loop() body ended early (break or return inside it)",
@@ -174,6 +225,8 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
                 "kernel call", f"argument {i} of '{symbol}' is the bool {a!r}", loc=loc,
                 limit="an acquired buffer, or an int or float scalar", found=repr(a),
                 fix=f"pass {int(a)} (int(flag)) for an integer scalar")
+        elif isinstance(a, LoopIndex):
+            a.refuse(f"passed to kernel '{symbol}' (argument {i})", loc)
         elif (value := _number(a)) is not None:
             out.append(ScalarArg(value=value, dtype="i32" if isinstance(value, int) else "f32"))
         else:
