@@ -2161,3 +2161,16 @@ def test_dma_dims_sizes_as_written_stay_inside(design_file: DesignFile,
             "  found: address 1279 ([(5, 256), (256, 1)])\n"
             "  fix: make the outermost size 4 (the element's outer steps)"
         )
+
+
+def test_a_sliding_window_reads_only_what_it_holds(design_file: DesignFile) -> None:
+    """The design of tests/bad_inputs/released_buffer_next_iteration.py, reading the window it
+    holds instead of the element the first iteration released: accepted, and it simulates."""
+    bad = (Path(__file__).parent / "bad_inputs" / "released_buffer_next_iteration.py").read_text()
+    good = bad.replace("a.acquire(\"consume\", 2)\n", "w = a.acquire(\"consume\", 2)\n")
+    good = good.replace("copy(first[0], y)", "copy(w[1], y)")
+    good = good.replace("return inp[:3072].copy()", "return inp[1024:].copy()")
+    assert good.count("w[1]") == 1 and good.count("w = ") == 1
+    from aiedsl.sim import simulate
+
+    assert simulate(load_design(design_file(good))).passed
