@@ -152,7 +152,7 @@ class Artifacts:
         """
         ins = self._inputs(inputs, seed)
         if inputs:
-            check_inputs(self.design, dict(ins), caller_loc())
+            check_inputs(self.design, ins, caller_loc())
         where, why, session = self._choose(target)
         if say:
             say(why)

@@ -63,14 +63,21 @@ def numpy_like(obj: object) -> bool:
     return module.split(".")[0] in ("numpy", "ml_dtypes")
 
 
+def numpy_name(obj: object) -> str | None:
+    """numpy's name for a numpy scalar type or dtype (``np.float64`` -> ``"float64"``); None
+    for anything else."""
+    if not numpy_like(obj):
+        return None
+    return str(obj.__name__ if isinstance(obj, type) else getattr(obj, "name", obj))
+
+
 def dtype(name: str | DType | object) -> DType:
     """Look up a dtype by aiedsl name, numpy-style alias (``"int16"`` -> ``i16``), numpy
     scalar type or numpy dtype (``np.int16``, ``np.dtype("int16")``, ``ml_dtypes.bfloat16``:
     as IRON designs spell element types)."""
     if isinstance(name, DType):
         return name
-    if numpy_like(name):
-        name = name.__name__ if isinstance(name, type) else getattr(name, "name", name)
+    name = numpy_name(name) or name
     if not isinstance(name, str):
         raise TypeError(f"{name!r} is not a dtype name")
     key = _ALIASES.get(name, name)

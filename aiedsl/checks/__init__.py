@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from aiedsl.checks.cascade import check_cascades
 from aiedsl.checks.dma import check_dma
-from aiedsl.checks.hangs import check_hangs, check_held_buffers
+from aiedsl.checks.hangs import check_hangs
+from aiedsl.checks.held import check_held_buffers
 from aiedsl.checks.kernels import check_kernel_arch, check_kernel_sources
 from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.resources import TileUsage, check_resources, usage

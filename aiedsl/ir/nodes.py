@@ -440,6 +440,11 @@ class Design(_Node):
                 return t
         raise KeyError(name)
 
+    def filled_tensors(self) -> list[str]:
+        """The host tensors the runtime fills (the design's inputs), in argument order."""
+        filled = {t.tensor for t in self.runtime if isinstance(t, Transfer) and t.op == "fill"}
+        return [t.name for t in self.tensors if t.name in filled]
+
     def shim_end(self, t: Transfer) -> Endpoint:
         """The host (shim) end of the fifo a runtime transfer fills or drains."""
         f = self.fifo(t.fifo)

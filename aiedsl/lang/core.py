@@ -61,8 +61,7 @@ class LoopIndex:
     def __index__(self) -> NoReturn:
         self.refuse("used as an integer")
 
-    def __int__(self) -> NoReturn:
-        self.refuse("used as an integer")
+    __int__ = __index__
 
     def __float__(self) -> NoReturn:
         self.refuse("used as a number")

@@ -52,8 +52,7 @@ class DesignHandle:
     @property
     def inputs(self) -> list[str]:
         """Tensors the runtime fills, in argument order."""
-        filled = {t.tensor for t in self.ir.runtime if t.op == "fill"}
-        return [t.name for t in self.ir.tensors if t.name in filled]
+        return self.ir.filled_tensors()
 
     @property
     def outputs(self) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from aiedsl.dtypes import DTYPES, DType, dtype, numpy_like
+from aiedsl.dtypes import DTYPES, DType, dtype, numpy_like, numpy_name
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, TensorType
 
@@ -60,9 +60,7 @@ def lookup_dtype(dt: object, loc: Loc | None) -> DType:
     try:
         return dtype(dt)
     except (KeyError, TypeError):
-        shown = repr(dt)
-        if numpy_like(dt):  # numpy's name for it (float64), not "<class 'numpy.float64'>"
-            shown = str(dt.__name__ if isinstance(dt, type) else getattr(dt, "name", dt))
+        shown = numpy_name(dt) or repr(dt)  # float64, not "<class 'numpy.float64'>"
         raise DesignError(
             "tensor type", f"unknown element type {shown}", loc=loc,
             limit="one of " + ", ".join(DTYPES) + " (numpy's too: int16, np.int16)",

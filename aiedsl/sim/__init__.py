@@ -133,7 +133,7 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     if placed is None:
         placed, _ = check_design(handle.ir)
     if inputs is not None:
-        check_inputs(placed, dict(inputs), caller_loc())
+        check_inputs(placed, inputs, caller_loc())
     ins = inputs if inputs is not None else make_inputs(placed, seed)
     host: dict[str, np.ndarray] = {}
     drained = set(handle.outputs)

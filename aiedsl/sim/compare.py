@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from aiedsl.compare import TOLERANCE, OutputCheck, compare  # noqa: F401 (re-exported)
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Loc, Transfer
+from aiedsl.ir import Design, Loc
 
 
 def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
@@ -18,7 +20,7 @@ def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
     normal, rounded to the tensor's dtype.
     """
     rng = np.random.default_rng(seed)
-    filled = {t.tensor for t in d.runtime if isinstance(t, Transfer) and t.op == "fill"}
+    filled = set(d.filled_tensors())
     out = {}
     for t in d.tensors:
         if t.name not in filled:
@@ -35,7 +37,7 @@ def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
     return out
 
 
-def check_inputs(d: Design, inputs: dict[str, object], loc: Loc) -> None:
+def check_inputs(d: Design, inputs: Mapping[str, object], loc: Loc) -> None:
     """Every array in ``inputs`` is for a tensor the runtime fills, with its element type and
     count (in any shape), and every such tensor has one; else a DesignError at ``loc`` (the
     caller's line). Nothing is converted: a float array for an integer tensor, or int64 for
@@ -45,8 +47,7 @@ def check_inputs(d: Design, inputs: dict[str, object], loc: Loc) -> None:
     d.py:9: error [inputs]: input 'inp' of 'passthrough' is float32, not i32
     """
     tensors = {t.name: t for t in d.tensors}
-    filled = list(dict.fromkeys(
-        t.tensor for t in d.runtime if isinstance(t, Transfer) and t.op == "fill"))
+    filled = d.filled_tensors()
     for name in inputs:  # a misspelt name first: it would also leave a tensor missing
         if name not in tensors:
             raise DesignError(
