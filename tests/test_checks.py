@@ -2174,3 +2174,18 @@ def test_a_sliding_window_reads_only_what_it_holds(design_file: DesignFile) -> N
     from aiedsl.sim import simulate
 
     assert simulate(load_design(design_file(good))).passed
+
+
+def test_a_buffer_of_the_kernels_size_in_another_shape_is_refused(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """mlir-aie's func.call verifier compares operand and parameter types exactly: a 16x16 element
+    passed where the kernel declares 256 values would be refused by aiecc, after the build."""
+    monkeypatch.chdir(Path(__file__).parent / "bad_inputs")
+    assert check_error(Path("ksig_call_buffer_other_shape.py")) == (
+        "ksig_call_buffer_other_shape.py:17: error [kernel signature]: argument 0 ('src') of 'passthrough_i32_256' "
+        "expects 256xi32, but core[0,0] passes an element of 'a' (16x16xi32): the same 256 "
+        "elements in another shape, and func.call takes only the declared memref type\n"
+        "  limit: passthrough_i32_256(src: 256xi32, dst: 256xi32)\n"
+        "  found: 16x16xi32\n"
+        "  fix: declare 'a' with the kernel's shape, Tensor[256, i32] (the same bytes), or "
+        "declare the kernel for 16x16xi32")

@@ -114,6 +114,21 @@ def check_kernel_calls(d: Design) -> None:
                             loc=call.loc, limit=_sig(k), fix="pass an acquired fifo element")
                     elem = d.fifo(acq[arg.value].fifo).elem
                     assert param.type is not None
+                    if elem.dtype == param.type.dtype and elem.numel == param.type.numel and (
+                            tuple(elem.shape) != tuple(param.type.shape)):
+                        # mlir-aie's func.call verifier wants each operand's memref type to be
+                        # the declared one exactly: the same elements in another shape fail
+                        fifo_name = acq[arg.value].fifo
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"expects {param.type}, but {core.name} passes an element of "
+                            f"'{fifo_name}' ({elem}): the same {elem.numel} elements in another "
+                            f"shape, and func.call takes only the declared memref type",
+                            loc=call.loc, limit=_sig(k), found=str(elem),
+                            fix=f"declare '{fifo_name}' with the kernel's shape, "
+                                f"Tensor[{', '.join(map(str, param.type.shape))}, "
+                                f"{param.type.dtype}] (the same bytes), or declare the kernel "
+                                f"for {elem}")
                     if elem.dtype != param.type.dtype or elem.numel != param.type.numel:
                         raise DesignError(
                             "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
