@@ -2189,3 +2189,37 @@ def test_a_buffer_of_the_kernels_size_in_another_shape_is_refused(
         "  found: 16x16xi32\n"
         "  fix: declare 'a' with the kernel's shape, Tensor[256, i32] (the same bytes), or "
         "declare the kernel for 16x16xi32")
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("reference_names_unfilled_tensor.py",
+     "reference_names_unfilled_tensor.py:25: error [reference]: the reference of 'e1' names "
+     "argument 0 'A', but is handed 'C' there (the runtime never fills 'A')\n"
+     "  limit: the tensors the runtime fills, in argument order: C\n"
+     "  found: reference(A)\n"
+     "  fix: fill 'A' where the runtime should (rt.fill(fifo, A)), or name the parameter after "
+     "the tensor it gets"),
+    ("reference_names_swapped.py",
+     "reference_names_swapped.py:40: error [reference]: the reference of 'vector_scalar_mul' "
+     "names argument 0 'factor', but is handed 'inp' there ('factor' is argument 1)\n"
+     "  limit: the tensors the runtime fills, in argument order: inp, factor\n"
+     "  found: reference(factor, inp)\n"
+     "  fix: take them in argument order: reference(inp, factor)"),
+])
+def test_a_reference_parameter_named_after_another_tensor_is_refused(
+        monkeypatch: pytest.MonkeyPatch, name: str, message: str) -> None:
+    """The reference gets the filled tensors by position: ``def reference(A)`` handed C's
+    array (a fill that named C where A was meant) agreed with the run and said PASS."""
+    monkeypatch.chdir(Path(__file__).parent / "bad_inputs")
+    assert load_error(name) == message
+
+
+def test_reference_parameters_not_named_after_tensors_take_them_by_position(
+        design_file: DesignFile) -> None:
+    src = (Path(__file__).parent.parent / "designs" / "vector_scalar_mul.py").read_text()
+    src = src.replace("def reference(inp: np.ndarray, factor: np.ndarray)",
+                      "def reference(x: np.ndarray, f: np.ndarray)")
+    src = src.replace("return (inp.astype(np.int64) * int(factor[0]))",
+                      "return (x.astype(np.int64) * int(f[0]))")
+    from aiedsl.sim import simulate
+    assert simulate(load_design(design_file(src))).passed

@@ -28,6 +28,37 @@ from aiedsl.lang.trace import DesignTrace
 from aiedsl.targets import DEVICES, get_target
 
 
+
+def _check_reference_names(fn: Callable[..., Any], inputs: list[str], tensors: set[str],
+                           what: str, loc: Loc) -> None:
+    """A reference parameter named after a host tensor gets that tensor.
+
+    The reference is handed the filled tensors by position; a parameter that names another
+    tensor (one the runtime never fills, or a filled one at another position) would silently
+    compute on the wrong array, and the simulated run could agree with it (``rt.fill(a, C)``
+    where ``A`` was meant: the reference ``def ref(A)`` got C's array and said PASS).
+    """
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature: nothing is named
+        return
+    positional = [p.name for p in params
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for i, (name, given) in enumerate(zip(positional, inputs)):
+        if name in tensors and name != given:
+            where = (f"'{name}' is argument {inputs.index(name)}" if name in inputs
+                     else f"the runtime never fills '{name}'")
+            fix = (f"take them in argument order: {getattr(fn, '__name__', 'reference')}"
+                   f"({', '.join(inputs)})" if name in inputs else
+                   f"fill '{name}' where the runtime should (rt.fill(fifo, {name})), or name "
+                   "the parameter after the tensor it gets")
+            raise DesignError(
+                "reference", f"{what} names argument {i} '{name}', but is handed '{given}' "
+                f"there ({where})", loc=function_loc(fn) or loc,
+                limit=f"the tensors the runtime fills, in argument order: {', '.join(inputs)}",
+                found=f"{getattr(fn, '__name__', 'reference')}({', '.join(positional)})",
+                fix=fix)
+
 @dataclass
 class DesignHandle:
     """What ``@design`` returns: the traced IR plus the user's numpy reference.
@@ -80,6 +111,8 @@ class DesignHandle:
         """Make ``fn`` the reference (what :meth:`reference` does), a mistake reported at
         ``loc`` unless ``fn`` is a user's function (then at its first line)."""
         check_callable(fn, len(self.inputs), f"the reference of '{self.name}'", loc)
+        _check_reference_names(fn, self.inputs, {t.name for t in self.ir.tensors},
+                               f"the reference of '{self.name}'", loc)
         self.reference_fn, self.nonfinite = fn, nonfinite
 
     def expected(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
