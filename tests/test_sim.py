@@ -257,3 +257,48 @@ def test_dims_that_walk_in_order_move_fresh_data(design_file) -> None:  # type: 
         ''')
     result = simulate(load_design(path), seed=3)
     assert result.passed, [c.line() for c in result.checks]
+
+
+ACCUMULATES_UNWRITTEN = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import add
+
+@design(device="npu1_1col")
+def acc(x: Tensor[1024, i32], y: Tensor[1024, i32]):
+    a = fifo(Tensor[1024, i32], name="a")
+    b = fifo(Tensor[1024, i32], name="b", depth=1)
+    k = add(Tensor[1024, i32])
+
+    @herd()
+    def core():
+        with a.consume() as s, b.produce() as d:
+            k(s, d, d)
+
+    with runtime() as rt:
+        rt.fill(a, x)
+        rt.drain(b, y)
+
+@acc.reference
+def reference(x):
+    return x.copy()
+'''
+
+
+def test_a_kernel_reading_a_buffer_nothing_wrote_fails(design_file) -> None:  # type: ignore[no-untyped-def]
+    """``d = s + d`` with ``d`` never written: on the NPU ``d`` holds the last run's data. The
+    buffers started as zeros, and the run said PASS; they start as the smallest integer now."""
+    result = simulate(load_design(design_file(ACCUMULATES_UNWRITTEN)))
+    assert not result.passed
+    assert (result.outputs["y"] == result.inputs["x"] + np.iinfo(np.int32).min).all()
+
+
+def test_a_gemm_whose_accumulator_is_never_zeroed_fails(in_root: Path, tmp_path: Path) -> None:
+    """gemm_bf16 without ``zero_c(acc)``, one C tile per core: zeros in L1 made it PASS."""
+    src = Path("designs/gemm_bf16.py").read_text()
+    assert "                zero_c(acc)\n" in src
+    path = tmp_path / "gemm_no_zero.py"
+    path.write_text(src.replace("                zero_c(acc)\n", ""))
+    result = simulate(load_design(path, {"M": "256", "K": "256", "N": "256"}))
+    assert not result.passed
+    assert np.isnan(result.outputs["C"]).all()

@@ -11,6 +11,7 @@ from aiedsl.compare import TOLERANCE, OutputCheck, compare  # noqa: F401 (re-exp
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Loc
+from aiedsl.sim.state import unwritten
 
 
 def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
@@ -100,7 +101,4 @@ def _spelling(scalar: type) -> str:
 def poisoned(d: Design, name: str) -> np.ndarray:
     """An output buffer filled with a value no correct run writes everywhere (NaN, or int min)."""
     t = d.tensor(name)
-    dt = lookup_dtype(t.type.dtype)
-    if dt.is_float:
-        return np.full(t.type.shape, np.nan, dtype=dt.numpy)
-    return np.full(t.type.shape, np.iinfo(dt.numpy).min, dtype=dt.numpy)
+    return unwritten(t.type.shape, np.dtype(lookup_dtype(t.type.dtype).numpy))

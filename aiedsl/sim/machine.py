@@ -54,6 +54,7 @@ from aiedsl.sim.runtime import run_runtime
 from aiedsl.sim.shim_dma import shim_drain, shim_fill
 from aiedsl.sim.state import (
     CascadeChain, CascadeLink, Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault,
+    unwritten,
 )
 from aiedsl.targets import TargetModel
 from aiedsl.targets.model import TileKind
@@ -208,7 +209,7 @@ def _core_of(e: Endpoint) -> str:
 
 
 def _ring(name: str, depth: int, shape: tuple[int, ...], np_dtype: np.dtype) -> Ring:
-    return Ring(name, np.zeros((depth, *shape), dtype=np_dtype), Lock(f"{name}.prod", depth),
+    return Ring(name, unwritten((depth, *shape), np_dtype), Lock(f"{name}.prod", depth),
                 Lock(f"{name}.cons", 0))
 
 
@@ -230,7 +231,7 @@ def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: di
         size = dsts[0].elem.numel
         parts = [(off, f.elem.numel) for off, f in zip(link.offsets, srcs)]
         depth = dsts[0].producer.depth
-    bufs = np.zeros((depth, size), dtype=np_dtype)
+    bufs = unwritten((depth, size), np_dtype)
     tag = f"{'memtile' if link.via == 'memtile' else 'core tile'} {link.tile} {link.kind}"
     prod = [Lock(f"{tag}.part{i}.prod", depth) for i in range(len(parts))]
     cons = [Lock(f"{tag}.part{i}.cons", 0) for i in range(len(parts))]

@@ -21,6 +21,18 @@ from aiedsl.sim.engine import Conn, Engine, Lock, Proc, WorkQueue
 from aiedsl.targets import TargetModel, TimingModel
 
 
+
+def unwritten(shape: tuple[int, ...], np_dtype: np.dtype) -> np.ndarray:
+    """Memory nothing has written yet: NaN for a float type, the smallest integer otherwise.
+
+    On the NPU a buffer holds whatever was there before (the last run's data, on a second
+    run); zeros would let a kernel that reads before it writes (an accumulator never zeroed)
+    look right.
+    """
+    if np_dtype.kind == "f" or np_dtype.name == "bfloat16":
+        return np.full(shape, np.nan, dtype=np_dtype)
+    return np.full(shape, np.iinfo(np_dtype).min, dtype=np_dtype)
+
 @dataclass
 class Ring:
     """``depth`` buffers of one endpoint, with its producer and consumer locks."""
