@@ -2223,3 +2223,18 @@ def test_reference_parameters_not_named_after_tensors_take_them_by_position(
                       "return (x.astype(np.int64) * int(f[0]))")
     from aiedsl.sim import simulate
     assert simulate(load_design(design_file(src))).passed
+
+
+def test_a_fifo_from_the_shim_to_the_shim_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rt.fill and rt.drain of one fifo: nothing on the NPU between, one shim DMA allocation
+    for two directions; the simulator passed it as a copy."""
+    monkeypatch.chdir(Path(__file__).parent / "bad_inputs")
+    assert load_error("fifo_shim_to_shim.py") == (
+        "fifo_shim_to_shim.py:13: error [fifo ends]: fifo 'a' is filled and drained by the "
+        "runtime with nothing between: both of its ends are the shim\n"
+        "  limit: a fifo runs between a shim and a core, memtile or core tile, or between "
+        "those\n"
+        "  found: shim -> shim\n"
+        "  fifo_shim_to_shim.py:12: the fill\n"
+        "  fix: to copy host data through the NPU, forward it through a memtile: "
+        "b = a.forward(name=\"b\"), and drain b")

@@ -137,6 +137,18 @@ def _fifo_ir(f: FifoRecord) -> Fifo:
         raise DesignError(
             f"fifo {missing}", f"fifo '{f.name}' has no {missing}", loc=f.loc,
             fix=hint + "; remove it if it is not needed")
+    looped = [c for c in f.consumers if c.kind == "shim"]
+    if f.producer.kind == "shim" and looped:
+        # both ends would be the same shim allocation, an MM2S and an S2MM channel under one
+        # symbol (mlir-aie names a fifo's shim DMA allocation after the fifo): it cannot lower
+        raise DesignError(
+            "fifo ends", f"fifo '{f.name}' is filled and drained by the runtime with nothing "
+            "between: both of its ends are the shim", loc=looped[0].loc,
+            related=[("the fill", f.producer.loc)],
+            limit="a fifo runs between a shim and a core, memtile or core tile, or between "
+            "those", found="shim -> shim",
+            fix=f"to copy host data through the NPU, forward it through a memtile: "
+                f"b = {f.name}.forward(name=\"b\"), and drain b")
 
     def cons_depth(who: str) -> int:
         if isinstance(f.consumer_depth, dict):
