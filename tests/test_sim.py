@@ -302,3 +302,18 @@ def test_a_gemm_whose_accumulator_is_never_zeroed_fails(in_root: Path, tmp_path:
     result = simulate(load_design(path, {"M": "256", "K": "256", "N": "256"}))
     assert not result.passed
     assert np.isnan(result.outputs["C"]).all()
+
+
+def test_an_empty_loop_takes_no_steps(in_root: Path, tmp_path: Path) -> None:
+    """``for _ in loop(2**62): pass`` in a core: the simulator stepped every iteration (it
+    never answered); the core's compiler deletes such a loop, and it costs no cycles."""
+    src = Path("designs/passthrough.py").read_text()
+    head = "        for _ in loop(N // TILE):\n"
+    assert head in src
+    path = tmp_path / "empty_loop.py"
+    path.write_text(src.replace(head, "        for _ in loop(2**62):\n            for _ in loop(3):"
+                                      "\n                pass\n" + head))
+    plain = simulate(load_design("designs/passthrough.py"))
+    result = simulate(load_design(path))
+    assert result.passed
+    assert result.timing.device_cycles == plain.timing.device_cycles

@@ -82,6 +82,11 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                 at = len(out)
                 out.append((_LOOP, op.count, 0))
                 emit(op.body)
+                if len(out) == at + 1:
+                    # nothing to do however often: stepping loop(2**62) would never end, and
+                    # the core's compiler deletes an empty loop (the timing model charges none)
+                    out.pop()
+                    continue
                 out.append((_NEXT, at))
                 out[at] = (_LOOP, op.count, len(out))
             elif isinstance(op, BarrierWait):
