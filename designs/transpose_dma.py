@@ -3,8 +3,8 @@
 The shim DMA reads the M x K matrix column by column (K columns, each M elements K apart), the
 core tile's memory holds it as K x M, and the tile's DMA sends it back to the host in order: the
 host receives the transpose. No core runs: the compute tile lends its memory and its DMA, as in
-IRON's ``dma_transpose`` (a link through a compute tile). A tile BD keeps 4-byte elements
-contiguous, so the stepping across columns is the runtime pattern's.
+IRON's ``dma_transpose`` (a link through a compute tile). The stepping across columns is the
+runtime pattern's, as there (a tile BD may step 4-byte elements too: dims_to_stream).
 
     aiedsl run designs/transpose_dma.py
     aiedsl run designs/transpose_dma.py -D M=32 -D K=64

@@ -317,3 +317,40 @@ def test_an_empty_loop_takes_no_steps(in_root: Path, tmp_path: Path) -> None:
     result = simulate(load_design(path))
     assert result.passed
     assert result.timing.device_cycles == plain.timing.device_cycles
+
+
+TRANSPOSE_ON_MEMTILE = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_1col")
+def tr(A: Tensor[4, 16, 16, i32], C: Tensor[4, 16, 16, i32]):
+    l3 = fifo(Tensor[16, 16, i32], name="l3")
+    l1 = l3.forward(dims_to_stream=[(16, 1), (16, 16)], name="l1")
+    c = fifo(Tensor[16, 16, i32], name="c")
+    k = passthrough(Tensor[16, 16, i32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with l1.consume() as s, c.produce() as d:
+                k(s, d)
+
+    with runtime() as rt:
+        rt.fill(l3, A)
+        rt.drain(c, C)
+
+@tr.reference
+def reference(A):
+    return A.transpose(0, 2, 1).copy()
+'''
+
+
+def test_a_memtile_bd_steps_4_byte_elements_innermost(design_file) -> None:  # type: ignore[no-untyped-def]
+    """A word stride innermost on a memtile BD transposes i32 tiles (mlir-aie's DMABDOp::verify
+    wants stride 1 there only for elements narrower than a word); aiedsl refused it before."""
+    result = simulate(load_design(design_file(TRANSPOSE_ON_MEMTILE)))
+    assert result.passed, [c.line() for c in result.checks]
+    a = result.inputs["A"].reshape(4, 16, 16)
+    assert (result.outputs["C"].reshape(4, 16, 16) == a.transpose(0, 2, 1)).all()

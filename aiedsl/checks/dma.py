@@ -180,22 +180,16 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
                 tile: str | None = None) -> None:
     """Wrap, granularity and contiguity rules of the non-iteration dimensions, innermost last.
 
-    ``strided_inner`` lets the innermost dimension step by whole words (4-byte elements on a
-    shim). ``tile`` (``memtile``/``core``) applies that BD's size limit to every dimension in
+    ``strided_inner`` lets the innermost dimension step by whole words (4-byte elements).
+    ``tile`` (``memtile``/``core``) applies that BD's size limit to every dimension in
     elements, as DMABDOp::verify does; without it (a shim) the innermost counts words.
     """
     gran = target.dma_granularity
     inner_size, inner_stride = sizes[-1], strides[-1]
     if inner_size > 1 and inner_stride != 1 and not strided_inner:
-        if itemsize == gran:
-            # DMABDOp::verify would take a word stride here; aiedsl keeps a tile's innermost
-            # dimension contiguous (a shim pattern may step 4-byte elements instead).
-            limit = ("the innermost dimension is contiguous (stride 1) on a memtile or core BD "
-                     "(aiedsl's rule: transpose 4-byte elements in the runtime pattern)")
-        else:
-            limit = (f"the innermost dimension is contiguous (stride 1) for {itemsize}-byte "
-                     f"elements (the DMA moves whole {gran}-byte words: mlir-aie's "
-                     "DMABDOp::verify and verifyStridesWraps)")
+        limit = (f"the innermost dimension is contiguous (stride 1) for {itemsize}-byte "
+                 f"elements (the DMA moves whole {gran}-byte words: mlir-aie's "
+                 "DMABDOp::verify and verifyStridesWraps)")
         _fail(loc, where, limit, shown,
               "make the innermost dimension a contiguous run; move the stride outward", related)
     if (inner_size * itemsize) % gran:
@@ -276,7 +270,10 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel,
                   "consumer with a deeper fifo or a second fill", related)
     # The outermost dimension's size is not encoded in the hardware (it steps until the element
     # is done), but mlir-aie's verifier checks every size as written.
-    _check_dims(where, sizes, strides, itemsize, target, loc, shown, related, tile=e.tile_kind)
+    # a BD steps whole words in its innermost dimension too (DMABDOp::verify and
+    # verifyStridesWraps want stride 1 there only for elements narrower than a word)
+    _check_dims(where, sizes, strides, itemsize, target, loc, shown, related, tile=e.tile_kind,
+                strided_inner=itemsize == target.dma_granularity)
     for x in dims:
         words = x.stride * itemsize // target.dma_granularity
         step = target.limits(e.tile_kind).bd_step_words
