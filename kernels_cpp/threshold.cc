@@ -14,7 +14,9 @@
 //   value modulo 256).
 //   * n is the element count passed at run time; it must equal N. The loop
 //     runs to the compile-time N (so the compiler knows the trip count and
-//     can software-pipeline it); n itself is not read.
+//     can software-pipeline it); n itself is not read. aiedsl check refuses
+//     another n (scalar("n", i32, equals=N)), and the numpy reference, like
+//     this loop, processes all N elements whatever n says.
 //
 // ---------------------------------------------------------------------------
 // Data layout

@@ -281,6 +281,10 @@ class KernelArg(_Node):
     """For 2-D buffers the kernel reads or writes in blocks: (block rows, block cols). The
     buffer holds the tile block after block (blocks row-major, each block row-major), as the
     mmul kernels expect; the checks compare it with what the fifo's DMA layouts deliver."""
+    equals: int | None = None
+    """For scalars: the only value the kernel is right for. Its C++ is compiled for it and does
+    not read the argument (a library kernel's element count ``n``), so ``check`` refuses any
+    other value: passing less would not make the kernel do less."""
 
 
 class Kernel(_Node):

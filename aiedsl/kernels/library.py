@@ -73,19 +73,26 @@ def passthrough(t: TensorType) -> Kernel:
 
 def scale_ref(src: np.ndarray, dst: np.ndarray, factor: np.ndarray, length: int,
               **_: object) -> None:
-    """``dst = src * factor[0]`` for ``length`` elements, keeping the low 16 bits of products."""
-    prod = src.reshape(-1)[:length].astype(np.int64) * int(factor.reshape(-1)[0])
-    dst.reshape(-1)[:length] = prod.astype(np.int16)  # wraps: the AIE's default, no saturation
+    """``dst = src * (int16)factor[0]`` over the whole buffer, keeping the low 16 bits of the
+    products, as scale.cc does. ``length`` is not read: the C++ runs to its compile-time N
+    (``aiedsl check`` holds a call's ``n`` to it; a value from an rtp slot is not looked at)."""
+    f = factor.reshape(-1)[:1].astype(np.int16).astype(np.int64)  # static_cast<int16_t>: wraps
+    prod = src.reshape(-1).astype(np.int64) * f
+    dst.reshape(-1)[...] = prod.astype(np.int16)  # wraps: the AIE's default, no saturation
 
 
 def scale(n: int) -> Kernel:
-    """Multiply ``n`` int16 values by an int32 factor read from a 1-element buffer."""
+    """Multiply ``n`` int16 values by an int32 factor read from a 1-element buffer (its low 16
+    bits: the C++ takes it as int16). The call's last argument must be ``n`` itself: the C++ is
+    compiled for ``n`` elements and does not read it, so ``aiedsl check`` refuses another value
+    (from an rtp slot, every ``rt.rtp_write`` of it is checked)."""
     t = TensorType(shape=(n,), dtype=i16.name)
     _check_width(t, 32)
     return declare(
         f"scale_i16_{n}", source="scale.cc", entry=f"scale_i16<{n}>",
         args=[buffer("src", t), buffer("dst", t, "out"),
-              buffer("factor", TensorType(shape=(1,), dtype=i32.name)), scalar("n", i32)],
+              buffer("factor", TensorType(shape=(1,), dtype=i32.name)),
+              scalar("n", i32, equals=n)],
         reference=scale_ref, cycles=2 * (n // 32) + 14, ops=n,
         cost="2(n/32) + 14: measured 78 cycles for n=1024 on npu1 with Peano (mlir-aie "
         "programming guide, section 4b) (kernels_cpp/scale.cc)",
@@ -94,20 +101,24 @@ def scale(n: int) -> Kernel:
 
 def threshold_ref(src: np.ndarray, dst: np.ndarray, level: int, length: int,
                   **_: object) -> None:
-    """``dst = min(src, thr mod 256)`` for ``length`` uint8 values (the truncating threshold)."""
+    """``dst = min(src, (uint8)level)`` over the whole buffer, as threshold.cc does (the
+    truncating threshold). ``length`` is not read: the C++ runs to its compile-time N."""
     t = np.uint8(int(level) & 0xFF)  # static_cast<uint8_t>: the low 8 bits
-    dst.reshape(-1)[:length] = np.minimum(src.reshape(-1)[:length], t)
+    dst.reshape(-1)[...] = np.minimum(src.reshape(-1), t)
 
 
 def threshold(n: int) -> Kernel:
     """Truncate ``n`` uint8 values at a threshold (``min(x, thr)``): the threshold is an int32
     scalar, typically a runtime parameter (``thr[0]`` of an :func:`aiedsl.rtp`), of which the
-    kernel uses the low 8 bits."""
+    kernel uses the low 8 bits. The last argument must be ``n`` itself: the C++ is compiled for
+    ``n`` elements and does not read it, so ``aiedsl check`` refuses another value (from an rtp
+    slot, every ``rt.rtp_write`` of it is checked)."""
     t = TensorType(shape=(n,), dtype=u8.name)
     _check_width(t, 64)
     return declare(
         f"threshold_u8_{n}", source="threshold.cc", entry=f"threshold_u8<{n}>",
-        args=[buffer("src", t), buffer("dst", t, "out"), scalar("thr", i32), scalar("n", i32)],
+        args=[buffer("src", t), buffer("dst", t, "out"),
+              scalar("thr", i32), scalar("n", i32, equals=n)],
         reference=threshold_ref, cycles=2 * (n // 64) + 14, ops=n,
         cost="2(n/64) + 14: one 64-lane uint8 vmin per 512-bit load, store-bound at 2 cycles "
         "per vector like scale.cc (kernels_cpp/threshold.cc)",
