@@ -193,6 +193,15 @@ def _value_rule(param: KernelArg) -> tuple[float, float, str, str, str] | None:
         return (n, n, f"must be {n}", f"exactly {n}: the kernel's C++ is compiled for {n} and "
                 f"does not read '{param.name}' (another value would not change what it does)",
                 f"{n}; for another size, declare the kernel (and its buffers) for that size")
+    if param.narrows_to is not None:
+        narrow = param.narrows_to
+        lo, hi = _scalar_range(narrow)
+        lost = ("would become infinity" if dtype(narrow).is_float else
+                "would keep only its low bits")
+        return (lo, hi, f"is {param.dtype} narrowed to {narrow} by the kernel's C++",
+                f"{narrow} values from {_bound(lo)} to {_bound(hi)}: the C++ converts the "
+                f"{param.dtype} to {narrow}, and a value outside {lost}",
+                f"a value {narrow} can hold")
     return None
 
 

@@ -285,6 +285,10 @@ class KernelArg(_Node):
     """For scalars: the only value the kernel is right for. Its C++ is compiled for it and does
     not read the argument (a library kernel's element count ``n``), so ``check`` refuses any
     other value: passing less would not make the kernel do less."""
+    narrows_to: str | None = None
+    """For scalars: the type the C++ converts the argument to before using it (``(int16_t)s``
+    for the i32 scalar of an i16 kernel), when narrower than :attr:`dtype`. ``check`` refuses a
+    value outside that type's range, which would otherwise wrap (or become infinity) unseen."""
 
 
 class Kernel(_Node):
