@@ -30,7 +30,7 @@ from aiedsl.errors import ToolchainError, caller_loc
 from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
-from aiedsl.sim.stats import Timing
+from aiedsl.sim.stats import Timing, significant
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
 
@@ -67,7 +67,7 @@ class Measured:
                f"min {min(lat) * 1e6:.1f} us, median {self.seconds * 1e6:.1f} us, max "
                f"{max(lat) * 1e6:.1f} us (host wall clock, launch to completion)"]
         if self.ops:
-            out.append(f"throughput at the median: {self.gops:,.1f} GOPS "
+            out.append(f"throughput at the median: {significant(self.gops)} GOPS "
                        "(GFLOPS for float kernels)")
         return out
 

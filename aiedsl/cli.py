@@ -315,12 +315,15 @@ def kernel_cost(
                                "add, mul, relu, reduce_sum or reduce_max."),
     shape: str = typer.Option(..., "--shape", metavar="SHAPE", help="MxKxN for matmul, "
                               "ROWSxCOLS for reductions, N otherwise."),
-    dtype: str = typer.Option("bf16", "--dtype", metavar="DTYPE",
-                              help="Element (matmul: input) type."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", metavar="DTYPE",
+                                        help="Element (matmul: input) type [default: bf16, or "
+                                        "the kernel's first: i16 for scale, i32 for "
+                                        "reductions]."),
     device: str = typer.Option("npu1", "--device", metavar="DEVICE",
                                help="Device whose core is estimated."),
 ) -> None:
-    """Print a kernel's estimated cycles per call and the fraction of the core's peak."""
+    """Print a kernel's estimated cycles per call and the fraction of the core's peak. A bad
+    value prints which option is wrong and what it takes, and exits 2."""
     from aiedsl.kernels.cost import estimate
 
     for line in estimate(name, shape, dtype, device):

@@ -13,7 +13,9 @@
 //     converted to int16_t before the multiply).
 //   * n is the element count passed at run time; it must equal N. The loop
 //     runs to the compile-time N (so the compiler knows the trip count and
-//     can software-pipeline it); n itself is not read.
+//     can software-pipeline it); n itself is not read. aiedsl check refuses
+//     another n (scalar("n", i32, equals=N)), and the numpy reference, like
+//     this loop, processes all N elements whatever n says.
 //   * The 32-bit products go to an acc32 accumulator and are narrowed to
 //     int16 with shift 0 (to_vector<int16_t>(0)). Products that fit in int16
 //     are exact. For products outside int16 the result follows the core's

@@ -11,10 +11,14 @@
 //   threshold. thr arrives as an int32_t because it is read from a
 //   runtime-parameter buffer of 32-bit slots (aiex.npu.rtp_write writes whole
 //   words); only its low 8 bits are used (static_cast<uint8_t>, i.e. the
-//   value modulo 256).
+//   value modulo 256). aiedsl check refuses a level outside 0..255, passed
+//   in the call or written by rt.rtp_write (scalar("thr", i32,
+//   narrows_to=u8)): 300 would silently truncate at 44.
 //   * n is the element count passed at run time; it must equal N. The loop
 //     runs to the compile-time N (so the compiler knows the trip count and
-//     can software-pipeline it); n itself is not read.
+//     can software-pipeline it); n itself is not read. aiedsl check refuses
+//     another n (scalar("n", i32, equals=N)), and the numpy reference, like
+//     this loop, processes all N elements whatever n says.
 //
 // ---------------------------------------------------------------------------
 // Data layout

@@ -61,8 +61,8 @@ class Spec:
     gemm: dict[str, int] = field(default_factory=dict)
     """``-D`` settings of designs/gemm_bf16.py (shape "gemm")."""
     level: int | None = None
-    """For op "threshold": the level the runtime writes into each core's rtp (the kernel takes
-    its low 8 bits)."""
+    """For op "threshold": the level the runtime writes into each core's rtp (0..255: the
+    kernel takes it as uint8, and check refuses a level that would wrap)."""
     via_core: bool = False
     """The forwards go through core tiles' memory rather than memtiles (forward shapes)."""
     packet: bool = False
@@ -112,7 +112,7 @@ def make_spec(seed: int) -> Spec:
     spec.via_core = shape in ("forward", "regroup", "layout") and extra.random() < 0.3
     spec.packet = shape != "gemm" and extra.random() < 0.15
     if op == "passthrough" and dtype == "u8" and shape != "pipeline" and extra.random() < 0.5:
-        spec.op, spec.level = "threshold", extra.randint(0, 300)  # a runtime parameter
+        spec.op, spec.level = "threshold", extra.randint(0, 255)  # a runtime parameter
     if shape == "gemm":
         spec.op, spec.dtype = "matmul", "bf16"
         m, k, n = r.choice((32, 64)), r.choice((32, 64)), r.choice((32, 64))

@@ -19,6 +19,7 @@ from aiedsl.sim import Deadlock, simulate
 from aiedsl.sim.compare import compare
 from aiedsl.ir.types import dims_index
 from aiedsl.sim.patterns import pattern_steps
+from aiedsl.sim.stats import significant
 
 DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16", "gemm_i8"]
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -102,6 +103,23 @@ def test_timing_of_the_gemm(in_root: Path) -> None:
     assert t.bottleneck.dram_bytes == t.dram_bytes > 3 * 512 * 512 * 2
     assert t.bottleneck.sentence().startswith("data movement: DMA 'memtile (0, 1) forward -> a_0'")
     assert t.seconds == pytest.approx(t.invocation_s + t.device_seconds)
+
+
+def test_a_small_designs_throughput_shows_three_significant_digits(in_root: Path) -> None:
+    """4096 int16 multiplies in about 126 us: 0.0325 GOPS (it printed 0.0, saying nothing)."""
+    t = simulate(load_design("designs/vector_scalar_mul.py")).timing
+    assert t.ops == 4096
+    line = next(x for x in t.lines() if x.startswith("throughput:"))
+    assert line == "throughput: 0.0325 GOPS (GFLOPS for float kernels)"
+    assert float(line.split()[1]) == pytest.approx(4096 / t.seconds / 1e9, rel=2e-3)
+
+
+@pytest.mark.parametrize("x, text", [
+    (698.6, "698.6"), (12345.67, "12,345.7"), (12.345, "12.3"), (5.5, "5.50"),
+    (0.0969, "0.0969"), (0.03254, "0.0325"), (1.23e-7, "0.000000123"), (0.0, "0"),
+])
+def test_rates_keep_three_significant_digits(x: float, text: str) -> None:
+    assert significant(x) == text
 
 
 def test_clock_override_keeps_host_costs_in_seconds(in_root: Path) -> None:

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import BufferArg, Design, Fifo, Pattern, RtpArg, ScalarArg, Transfer
+from aiedsl.ir import (
+    BufferArg, Design, Fifo, KernelArg, Pattern, RtpArg, RtpWrite, ScalarArg, Transfer,
+)
 from aiedsl.ir.program import acquires, calls, max_acquire, released
 
 if TYPE_CHECKING:  # numpy loads only when a check needs it (aiedsl check starts faster)
@@ -92,7 +94,13 @@ def check_acquires(d: Design) -> None:
 
 
 def check_kernel_calls(d: Design) -> None:
-    """Every call passes what its kernel's signature declares."""
+    """Every call passes what its kernel's signature declares: buffers of its types, scalars
+    its C++ can take (in their dtype's range, and the value it is compiled for or the range it
+    narrows to), rtp slots whose every write the kernel can take."""
+    writes: dict[tuple[str, int], list[RtpWrite]] = {}
+    for op in d.runtime:
+        if isinstance(op, RtpWrite):
+            writes.setdefault((op.rtp, op.index), []).append(op)
     for core in d.cores:
         acq = acquires(core)
         for call in calls(core):
@@ -145,6 +153,19 @@ def check_kernel_calls(d: Design) -> None:
                             f"'{arg.rtp}'[{arg.index}] ({arg.dtype})", loc=call.loc,
                             limit=_sig(k), found=arg.dtype,
                             fix=f"pass it to a {arg.dtype} parameter (the kernel narrows it)")
+                    rule = _value_rule(param)
+                    if rule is not None:  # the runtime's writes are the values the kernel reads
+                        lo, hi, what, limit, want = rule
+                        w = next((w for w in writes.get((arg.rtp, arg.index), [])
+                                  if not lo <= w.value <= hi), None)
+                        if w is not None:
+                            raise DesignError(
+                                "kernel signature", f"rt.rtp_write of '{w.rtp}'[{w.index}] writes "
+                                f"{w.value}, but {core.name} passes that slot as argument {i} "
+                                f"('{param.name}') of '{k.symbol}', which {what}", loc=w.loc,
+                                limit=limit, found=str(w.value),
+                                related=[(f"{core.name} passes it to '{k.symbol}'", call.loc)],
+                                fix=f"write {want}")
                 elif not isinstance(arg, ScalarArg):
                     raise DesignError(
                         "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
@@ -169,6 +190,34 @@ def check_kernel_calls(d: Design) -> None:
                             found=repr(arg.value),
                             fix=f"pass a value {param.dtype} can hold, or declare the scalar "
                                 "with a wider type")
+                    rule = _value_rule(param)
+                    if rule and not rule[0] <= arg.value <= rule[1]:
+                        lo, hi, what, limit, want = rule
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"{what}, but {core.name} passes {arg.value!r}", loc=call.loc,
+                            limit=limit, found=repr(arg.value), fix=f"pass {want}")
+
+
+def _value_rule(param: KernelArg) -> tuple[float, float, str, str, str] | None:
+    """What a scalar's C++ makes of its value beyond its dtype's range, when it does: (lowest,
+    highest, what the argument is, the limit, the values to pass). None: any value of the
+    dtype is taken as it is."""
+    if param.equals is not None:
+        n = param.equals
+        return (n, n, f"must be {n}", f"exactly {n}: the kernel's C++ is compiled for {n} and "
+                f"does not read '{param.name}' (another value would not change what it does)",
+                f"{n}; for another size, declare the kernel (and its buffers) for that size")
+    if param.narrows_to is not None:
+        narrow = param.narrows_to
+        lo, hi = _scalar_range(narrow)
+        lost = ("would become infinity" if dtype(narrow).is_float else
+                "would keep only its low bits")
+        return (lo, hi, f"is {param.dtype} narrowed to {narrow} by the kernel's C++",
+                f"{narrow} values from {_bound(lo)} to {_bound(hi)}: the C++ converts the "
+                f"{param.dtype} to {narrow}, and a value outside {lost}",
+                f"a value {narrow} can hold")
+    return None
 
 
 def _scalar_range(dt: str) -> tuple[float, float]:

@@ -281,6 +281,14 @@ class KernelArg(_Node):
     """For 2-D buffers the kernel reads or writes in blocks: (block rows, block cols). The
     buffer holds the tile block after block (blocks row-major, each block row-major), as the
     mmul kernels expect; the checks compare it with what the fifo's DMA layouts deliver."""
+    equals: int | None = None
+    """For scalars: the only value the kernel is right for. Its C++ is compiled for it and does
+    not read the argument (a library kernel's element count ``n``), so ``check`` refuses any
+    other value: passing less would not make the kernel do less."""
+    narrows_to: str | None = None
+    """For scalars: the type the C++ converts the argument to before using it (``(int16_t)s``
+    for the i32 scalar of an i16 kernel), when narrower than :attr:`dtype`. ``check`` refuses a
+    value outside that type's range, which would otherwise wrap (or become infinity) unseen."""
 
 
 class Kernel(_Node):

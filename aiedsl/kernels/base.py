@@ -67,11 +67,34 @@ def _divides_blocks(t: TensorType, blocks: object) -> bool:
     return all(isinstance(b, int) and b > 0 and s % b == 0 for b, s in zip(blocks, t.shape))
 
 
-def scalar(name: str, dt: DType | str | Any) -> KernelArg:
-    """A scalar parameter passed by value: ``scalar("n", i32)`` (or ``np.int32``)."""
+def scalar(name: str, dt: DType | str | Any, *, equals: int | None = None,
+           narrows_to: DType | str | Any | None = None) -> KernelArg:
+    """A scalar parameter passed by value: ``scalar("n", i32)`` (or ``np.int32``).
+
+    ``equals=1024`` says the C++ is compiled for that value and ignores the argument (an element
+    count fixed by a template parameter): ``aiedsl check`` then refuses any other value.
+    ``narrows_to=i16`` says the C++ converts the scalar to that narrower type before using it
+    (``(int16_t)s``): ``aiedsl check`` then refuses a value outside its range, which would wrap
+    on the NPU. Both hold for a value passed by a core and for every ``rt.rtp_write`` into an
+    rtp slot a core passes.
+    """
     loc = caller_loc()
-    return KernelArg(name=check_name(name, "kernel argument", loc), kind="scalar",
-                     dtype=lookup_dtype(dt, loc).name)
+    name = check_name(name, "kernel argument", loc)
+    d = lookup_dtype(dt, loc)
+    if equals is not None and (not isinstance(equals, int) or isinstance(equals, bool)
+                               or d.is_float):
+        raise DesignError("kernel signature", f"scalar '{name}' has equals={equals!r}", loc=loc,
+                          limit=f"an int, for an integer scalar ({name} is {d.name})",
+                          found=repr(equals), fix="give the one value the C++ is compiled for")
+    narrow = None if narrows_to is None else lookup_dtype(narrows_to, loc)
+    if narrow is not None and narrow.is_float != d.is_float:
+        raise DesignError("kernel signature", f"scalar '{name}' ({d.name}) has "
+                          f"narrows_to={narrow.name}", loc=loc,
+                          limit=f"{'a float' if d.is_float else 'an integer'} type, as "
+                          f"{d.name} is", found=narrow.name,
+                          fix="give the type the C++ converts the scalar to, or leave it out")
+    return KernelArg(name=name, kind="scalar", dtype=d.name, equals=equals,
+                     narrows_to=None if narrow is None else narrow.name)
 
 
 @dataclass(frozen=True)

@@ -73,19 +73,26 @@ def passthrough(t: TensorType) -> Kernel:
 
 def scale_ref(src: np.ndarray, dst: np.ndarray, factor: np.ndarray, length: int,
               **_: object) -> None:
-    """``dst = src * factor[0]`` for ``length`` elements, keeping the low 16 bits of products."""
-    prod = src.reshape(-1)[:length].astype(np.int64) * int(factor.reshape(-1)[0])
-    dst.reshape(-1)[:length] = prod.astype(np.int16)  # wraps: the AIE's default, no saturation
+    """``dst = src * (int16)factor[0]`` over the whole buffer, keeping the low 16 bits of the
+    products, as scale.cc does. ``length`` is not read: the C++ runs to its compile-time N
+    (``aiedsl check`` holds a call's ``n`` to it; a value from an rtp slot is not looked at)."""
+    f = factor.reshape(-1)[:1].astype(np.int16).astype(np.int64)  # static_cast<int16_t>: wraps
+    prod = src.reshape(-1).astype(np.int64) * f
+    dst.reshape(-1)[...] = prod.astype(np.int16)  # wraps: the AIE's default, no saturation
 
 
 def scale(n: int) -> Kernel:
-    """Multiply ``n`` int16 values by an int32 factor read from a 1-element buffer."""
+    """Multiply ``n`` int16 values by an int32 factor read from a 1-element buffer (its low 16
+    bits: the C++ takes it as int16). The call's last argument must be ``n`` itself: the C++ is
+    compiled for ``n`` elements and does not read it, so ``aiedsl check`` refuses another value
+    (from an rtp slot, every ``rt.rtp_write`` of it is checked)."""
     t = TensorType(shape=(n,), dtype=i16.name)
     _check_width(t, 32)
     return declare(
         f"scale_i16_{n}", source="scale.cc", entry=f"scale_i16<{n}>",
         args=[buffer("src", t), buffer("dst", t, "out"),
-              buffer("factor", TensorType(shape=(1,), dtype=i32.name)), scalar("n", i32)],
+              buffer("factor", TensorType(shape=(1,), dtype=i32.name)),
+              scalar("n", i32, equals=n)],
         reference=scale_ref, cycles=2 * (n // 32) + 14, ops=n,
         cost="2(n/32) + 14: measured 78 cycles for n=1024 on npu1 with Peano (mlir-aie "
         "programming guide, section 4b) (kernels_cpp/scale.cc)",
@@ -94,20 +101,25 @@ def scale(n: int) -> Kernel:
 
 def threshold_ref(src: np.ndarray, dst: np.ndarray, level: int, length: int,
                   **_: object) -> None:
-    """``dst = min(src, thr mod 256)`` for ``length`` uint8 values (the truncating threshold)."""
+    """``dst = min(src, (uint8)level)`` over the whole buffer, as threshold.cc does (the
+    truncating threshold). ``length`` is not read: the C++ runs to its compile-time N."""
     t = np.uint8(int(level) & 0xFF)  # static_cast<uint8_t>: the low 8 bits
-    dst.reshape(-1)[:length] = np.minimum(src.reshape(-1)[:length], t)
+    dst.reshape(-1)[...] = np.minimum(src.reshape(-1), t)
 
 
 def threshold(n: int) -> Kernel:
     """Truncate ``n`` uint8 values at a threshold (``min(x, thr)``): the threshold is an int32
-    scalar, typically a runtime parameter (``thr[0]`` of an :func:`aiedsl.rtp`), of which the
-    kernel uses the low 8 bits."""
+    scalar, typically a runtime parameter (``thr[0]`` of an :func:`aiedsl.rtp`), which the C++
+    takes as uint8: ``aiedsl check`` refuses a level outside 0..255, passed or written into the
+    slot by ``rt.rtp_write`` (it would wrap: 300 would truncate at 44). The last argument must be
+    ``n`` itself: the C++ is compiled for ``n`` elements and does not read it, so ``aiedsl
+    check`` refuses another value (from an rtp slot, every ``rt.rtp_write`` of it is checked)."""
     t = TensorType(shape=(n,), dtype=u8.name)
     _check_width(t, 64)
     return declare(
         f"threshold_u8_{n}", source="threshold.cc", entry=f"threshold_u8<{n}>",
-        args=[buffer("src", t), buffer("dst", t, "out"), scalar("thr", i32), scalar("n", i32)],
+        args=[buffer("src", t), buffer("dst", t, "out"),
+              scalar("thr", i32, narrows_to=u8), scalar("n", i32, equals=n)],
         reference=threshold_ref, cycles=2 * (n // 64) + 14, ops=n,
         cost="2(n/64) + 14: one 64-lane uint8 vmin per 512-bit load, store-bound at 2 cycles "
         "per vector like scale.cc (kernels_cpp/threshold.cc)",
@@ -185,14 +197,28 @@ def mul(t: TensorType) -> Kernel:
 
 
 def vs_ref(a: np.ndarray, c: np.ndarray, value: float, *, op: str, **_: object) -> None:
-    """``c = a op value``: the scalar taken as the element type first (bf16 rounds it), then
-    as :func:`_eltwise_ref` computes."""
-    _eltwise_ref(a, np.full_like(a, value), c, op=op)
+    """``c = a op value``: the scalar narrowed to the element type first, as the C++'s
+    ``(T)s`` does (an i16 kernel keeps the low 16 bits of its i32 scalar, bf16 rounds the f32
+    scalar to nearest even), then as :func:`_eltwise_ref` computes."""
+    _eltwise_ref(a, np.full_like(a, _narrowed(value, a.dtype)), c, op=op)
+
+
+def _narrowed(value: float, dt: np.dtype) -> np.ndarray:
+    """``value`` as the C++ casts its scalar parameter to element type ``dt``: integers keep
+    their low bits, floats go through the f32 parameter first. ``aiedsl check`` refuses a value
+    that would lose bits, in a call or an ``rt.rtp_write``; this narrows anyway, so that the
+    reference agrees with the C++ on whatever reaches it (``numpy.full_like`` raised
+    OverflowError for 70000 in an int16 array)."""
+    if dt.kind in "iu":
+        return np.array(int(value), dtype=np.int64).astype(dt)
+    return np.array(value, dtype=np.float32).astype(dt)
 
 
 def vector_scalar(op: str, t: TensorType) -> Kernel:
     """Elementwise ``c = a op s`` with a scalar ``s`` from the call (``op``: add, sub, mul):
-    ``vs_mul_bf16_1024(ta, tc, 0.5)``. bf16 kernels take an f32 scalar, integers an i32."""
+    ``vs_mul_bf16_1024(ta, tc, 0.5)``. bf16 kernels take an f32 scalar, integers an i32; the
+    C++ narrows it to the element type, so ``aiedsl check`` refuses a value outside that type's
+    range (an i16 kernel takes -32768..32767), which would wrap unseen."""
     if op not in _SYMBOL_OP:
         raise DesignError("kernel", f"vector_scalar op {op!r}", loc=caller_loc(),
                           limit="'add', 'sub' or 'mul'", found=repr(op), fix="use one of them")
@@ -205,7 +231,8 @@ def vector_scalar(op: str, t: TensorType) -> Kernel:
     return declare(
         f"vs_{op}_{t.dtype}_{t.numel}", source="vector_scalar.cc.j2", source_kind="template",
         entry=f"vs_{op}_{t.dtype}<{t.numel}>",
-        args=[buffer("a", t), buffer("c", t, "out"), scalar("s", sdt)],
+        args=[buffer("a", t), buffer("c", t, "out"),
+              scalar("s", sdt, narrows_to=None if t.dtype == sdt else t.dtype)],
         reference=vs_ref, cycles=t.numel // width + 14, ops=t.numel,
         cost="n/width + 14: one 512-bit vector step per cycle plus call overhead "
         "(aiedsl/kernels/templates/vector_scalar.cc.j2)",

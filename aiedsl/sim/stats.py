@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -15,6 +16,16 @@ DRAM_SATURATED = 0.95
 """A DRAM direction busy at least this fraction of the device time is named the bottleneck even
 when a DMA channel reads busier: a channel's busy time includes the time it stalls behind host
 memory or behind its receivers, DRAM's counts only bytes moved."""
+
+
+def significant(x: float, digits: int = 3) -> str:
+    """``x`` with at least ``digits`` significant digits and one decimal, without an exponent:
+    ``698.6``, ``12.3``, ``0.0325`` (a small design's throughput printed as ``0.0`` said
+    nothing)."""
+    if x <= 0:
+        return "0"
+    decimals = max(1, digits - 1 - math.floor(math.log10(x)))
+    return f"{x:,.{decimals}f}"
 
 
 @dataclass(frozen=True)
@@ -127,7 +138,7 @@ class Timing:
                f" us fixed cost + {self.device_seconds * 1e6:.2f} us on the device: "
                f"{self.device_cycles:,.0f} cycles at {self.clock_hz / 1e9:g} GHz)"]
         if self.ops:
-            out.append(f"throughput: {self.gops:,.1f} GOPS (GFLOPS for float kernels)")
+            out.append(f"throughput: {significant(self.gops)} GOPS (GFLOPS for float kernels)")
         if busy:
             out.append(f"cores busy: min {busy[0]:.0%}, median {busy[len(busy) // 2]:.0%}, "
                        f"max {busy[-1]:.0%} of the device time")

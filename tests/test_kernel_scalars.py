@@ -1,0 +1,308 @@
+"""Scalars the library kernels' C++ does not take as they are: an element count ``n`` the C++
+ignores (it is compiled for N), checked to be N; the reference computing exactly what the C++
+computes for any value it can be given (a literal, or an rtp slot read at run time)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.ir import TensorType
+from aiedsl.kernels import Kernel, library
+from aiedsl.kernels.host import KernelCase, check_kernel
+from aiedsl.kernels.text import kernel_text
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+
+DesignFile = Callable[..., Path]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def check_error(path: Path) -> str:
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    return str(e.value)
+
+
+def _design(design_file: DesignFile, name: str, *edits: tuple[str, str]) -> Path:
+    """A shipped design with ``edits`` (old, new) made, written as ``d.py``."""
+    text = (ROOT / "designs" / name).read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    return design_file(text)
+
+
+# -- n: the value the C++ is compiled for -------------------------------------------------------
+
+def test_scale_refuses_an_n_that_is_not_its_size(design_file: DesignFile) -> None:
+    path = _design(design_file, "vector_scalar_mul.py",
+                   ("scale_k(src, dst, f, TILE)", "scale_k(src, dst, f, TILE // 2)"))
+    assert check_error(path) == (
+        "d.py:30: error [kernel signature]: argument 3 ('n') of 'scale_i16_1024' must be 1024, "
+        "but core[0,0] passes 512\n"
+        "  limit: exactly 1024: the kernel's C++ is compiled for 1024 and does not read 'n' "
+        "(another value would not change what it does)\n"
+        "  found: 512\n"
+        "  fix: pass 1024; for another size, declare the kernel (and its buffers) for that size")
+
+
+def test_threshold_refuses_an_n_that_is_not_its_size(design_file: DesignFile) -> None:
+    path = _design(design_file, "threshold_rtp.py",
+                   ("trunc(src, dst, thr[x][0], LINE)", "trunc(src, dst, thr[x][0], 2 * LINE)"))
+    assert check_error(path) == (
+        "d.py:39: error [kernel signature]: argument 3 ('n') of 'threshold_u8_512' must be 512, "
+        "but core[0,0] passes 1024\n"
+        "  limit: exactly 512: the kernel's C++ is compiled for 512 and does not read 'n' "
+        "(another value would not change what it does)\n"
+        "  found: 1024\n"
+        "  fix: pass 512; for another size, declare the kernel (and its buffers) for that size")
+
+
+N_FROM_RTP = (("trunc(src, dst, thr[x][0], LINE)", "trunc(src, dst, thr[x][0], thr[x][1])"),
+              ("                rt.rtp_write(thr[c], 0, level)\n",
+               "                rt.rtp_write(thr[c], 0, level)\n"
+               "                rt.rtp_write(thr[c], 1, N_VALUE)\n"))
+
+
+def test_an_n_written_into_an_rtp_slot_is_checked_at_the_write(design_file: DesignFile) -> None:
+    """The runtime sequence's writes are known when the design is checked: each is held to N."""
+    path = _design(design_file, "threshold_rtp.py", *N_FROM_RTP,
+                   ("N_VALUE", "LINE if p == 0 else LINE - 64"))
+    assert check_error(path) == (
+        "d.py:45: error [kernel signature]: rt.rtp_write of 'thr0'[1] writes 448, but core[0,0] "
+        "passes that slot as argument 3 ('n') of 'threshold_u8_512', which must be 512\n"
+        "  limit: exactly 512: the kernel's C++ is compiled for 512 and does not read 'n' "
+        "(another value would not change what it does)\n"
+        "  found: 448\n"
+        "  d.py:39: core[0,0] passes it to 'threshold_u8_512'\n"
+        "  fix: write 512; for another size, declare the kernel (and its buffers) for that size")
+
+
+@pytest.mark.parametrize("kernels", ["reference", "native"])
+def test_an_n_from_an_rtp_slot_that_is_its_size_runs(design_file: DesignFile,
+                                                     kernels: str) -> None:
+    path = _design(design_file, "threshold_rtp.py", *N_FROM_RTP, ("N_VALUE", "LINE"))
+    inp = np.arange(8192, dtype=np.uint8)  # every pixel value: both thresholds cut something
+    result = simulate(load_design(path), {"inp": inp}, kernels=kernels)
+    assert result.passed
+    want = np.concatenate([np.minimum(inp, np.uint8(50)), np.minimum(inp, np.uint8(200))])
+    assert np.array_equal(result.outputs["out"], want)
+
+
+@pytest.mark.parametrize("make, scalars", [
+    (lambda: library.scale(1024), {"n": 7}),
+    (lambda: library.scale(64), {"n": 0}),
+    (lambda: library.threshold(512), {"n": 5, "thr": 60}),
+    (lambda: library.threshold(128), {"n": -1, "thr": 60}),
+])
+def test_the_reference_does_what_the_cpp_does_whatever_n_says(make: Callable[[], Kernel],
+                                                              scalars: dict[str, int]) -> None:
+    """The C++ runs to its compile-time N whatever n is; so does the reference (it used to
+    stop at n, leaving the rest of the output unwritten where the NPU writes it)."""
+    k = make()
+    case = KernelCase(k.ir, kernel_text(None, k.ir), k.bound_reference(), scalars)
+    result = check_kernel(case, seed=1)
+    assert result.passed, result.lines
+
+
+def test_the_scale_reference_writes_every_element() -> None:
+    src = np.arange(-32, 32, dtype=np.int16)
+    dst = np.zeros(64, dtype=np.int16)
+    library.scale_ref(src, dst, np.array([3], dtype=np.int32), 8)
+    assert np.array_equal(dst, src * 3)
+
+
+def test_n_in_a_kernel_declaration_is_an_int() -> None:
+    from aiedsl.kernels import scalar
+
+    with pytest.raises(DesignError) as e:
+        scalar("n", "f32", equals=3)
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [kernel signature]: scalar 'n' has equals=3\n"
+        "  limit: an int, for an integer scalar (n is f32)\n"
+        "  found: 3\n"
+        "  fix: give the one value the C++ is compiled for")
+
+
+# -- a scalar the C++ narrows to the element type -------------------------------------------------
+
+VS = '''
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, loop, runtime, DT
+from aiedsl.kernels import vector_scalar
+
+
+@design(device="npu1_1col")
+def vs(inp: Tensor[2048, DT], out: Tensor[2048, DT]):
+    a = fifo(Tensor[1024, DT], name="a")
+    c = fifo(Tensor[1024, DT], name="c")
+    k = vector_scalar("OP", Tensor[1024, DT])
+
+    @herd()
+    def core():
+        for _ in loop(2):
+            with a.consume() as x, c.produce() as y:
+                k(x, y, VALUE)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(c, out)
+
+
+@vs.reference
+def reference(inp):
+    return (inp.astype(np.int64) OPSYM int(VALUE)).astype(inp.dtype)
+'''
+"""A vector-scalar kernel on DT elements called with VALUE (line 17)."""
+
+
+def vs_design(design_file: DesignFile, dt: str, op: str, value: str) -> Path:
+    sym = {"add": "+", "sub": "-", "mul": "*"}[op]
+    return design_file(VS.replace("OPSYM", sym).replace("OP", op).replace("DT", dt)
+                       .replace("VALUE", value))
+
+
+@pytest.mark.parametrize("dt, op, value, limit", [
+    ("i16", "add", "70000",
+     "i16 values from -32768 to 32767: the C++ converts the i32 to i16, and a value outside "
+     "would keep only its low bits"),
+    ("i16", "mul", "-32769",
+     "i16 values from -32768 to 32767: the C++ converts the i32 to i16, and a value outside "
+     "would keep only its low bits"),
+    ("bf16", "mul", "3.4e+38",
+     "bf16 values from -3.38953e+38 to 3.38953e+38: the C++ converts the f32 to bf16, and a "
+     "value outside would become infinity"),
+])
+def test_a_vector_scalar_value_outside_the_element_type_is_refused(
+        design_file: DesignFile, dt: str, op: str, value: str, limit: str) -> None:
+    scalar_dt = "f32" if dt == "bf16" else "i32"
+    assert check_error(vs_design(design_file, dt, op, value)) == (
+        f"d.py:17: error [kernel signature]: argument 2 ('s') of 'vs_{op}_{dt}_1024' is "
+        f"{scalar_dt} narrowed to {dt} by the kernel's C++, but core[0,0] passes {value}\n"
+        f"  limit: {limit}\n"
+        f"  found: {value}\n"
+        f"  fix: pass a value {dt} can hold")
+
+
+@pytest.mark.parametrize("kernels", ["reference", "native"])
+@pytest.mark.parametrize("dt, op, value", [
+    ("i16", "add", "32767"), ("i16", "sub", "-32768"), ("i16", "mul", "-32768"),
+    ("i32", "add", "2**31 - 1"), ("i32", "mul", "-2**31"),
+])
+def test_the_ends_of_the_element_types_range_simulate_right(
+        design_file: DesignFile, dt: str, op: str, value: str, kernels: str) -> None:
+    handle = load_design(vs_design(design_file, dt, op, value))
+    check_design(handle.ir)
+    dtype = np.dtype({"i16": np.int16, "i32": np.int32}[dt])
+    inp = np.arange(-1024, 1024).astype(dtype)
+    result = simulate(handle, {"inp": inp}, kernels=kernels)
+    wide = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](
+        inp.astype(np.int64), int(eval(value)))
+    assert result.passed and np.array_equal(result.outputs["out"], wide.astype(dtype))
+
+
+@pytest.mark.parametrize("make, scalars", [
+    (lambda: library.vector_scalar("add", TensorType(shape=(64,), dtype="i16")), {"s": 70000}),
+    (lambda: library.vector_scalar("mul", TensorType(shape=(64,), dtype="i16")), {"s": -70001}),
+    (lambda: library.vector_scalar("sub", TensorType(shape=(64,), dtype="i16")), {"s": 2**31 - 1}),
+    (lambda: library.vector_scalar("add", TensorType(shape=(32,), dtype="i32")), {"s": -2**31}),
+    (lambda: library.vector_scalar("mul", TensorType(shape=(64,), dtype="bf16")), {"s": 0.1}),
+    (lambda: library.vector_scalar("add", TensorType(shape=(64,), dtype="bf16")),
+     {"s": 1.0 + 2 ** -8 + 2 ** -30}),  # f32 drops 2^-30: the bf16 tie goes to even, 1.0
+    (lambda: library.threshold(128), {"n": 128, "thr": 300}),
+    (lambda: library.threshold(128), {"n": 128, "thr": -1}),
+    (lambda: library.scale(64), {"n": 64}),
+])
+def test_the_reference_narrows_a_scalar_as_the_cpp_does(make: Callable[[], Kernel],
+                                                        scalars: dict[str, float]) -> None:
+    """Whatever value reaches the kernel (check refuses these in a design, but the reference
+    must not crash or differ on them: it used to raise OverflowError for 70000 on i16)."""
+    k = make()
+    case = KernelCase(k.ir, kernel_text(None, k.ir), k.bound_reference(), scalars)
+    result = check_kernel(case, seed=2)
+    assert result.passed, result.lines
+
+
+def test_the_scale_factor_is_taken_as_int16() -> None:
+    """The factor is host data (not known at check time): only its low 16 bits count."""
+    src = np.arange(-32, 32, dtype=np.int16)
+    dst = np.zeros(64, dtype=np.int16)
+    library.scale_ref(src, dst, np.array([65536 + 3], dtype=np.int32), 64)
+    assert np.array_equal(dst, src * 3)
+
+
+THRESHOLD = '''
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, loop, runtime, u8
+from aiedsl.kernels import threshold
+
+
+@design(device="npu1_1col")
+def d(inp: Tensor[1024, u8], out: Tensor[1024, u8]):
+    a = fifo(Tensor[512, u8], name="a")
+    b = fifo(Tensor[512, u8], name="b")
+    k = threshold(512)
+
+    @herd()
+    def core():
+        for _ in loop(2):
+            with a.consume() as s, b.produce() as t:
+                k(s, t, 256, 512)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+
+@d.reference
+def reference(inp):
+    return inp
+'''
+"""A threshold called with the level 256 (line 17)."""
+
+
+def test_a_threshold_level_outside_u8_is_refused(design_file: DesignFile) -> None:
+    assert check_error(design_file(THRESHOLD)) == (
+        "d.py:17: error [kernel signature]: argument 2 ('thr') of 'threshold_u8_512' is i32 "
+        "narrowed to u8 by the kernel's C++, but core[0,0] passes 256\n"
+        "  limit: u8 values from 0 to 255: the C++ converts the i32 to u8, and a value outside "
+        "would keep only its low bits\n"
+        "  found: 256\n"
+        "  fix: pass a value u8 can hold")
+
+
+def test_a_threshold_level_written_into_the_rtp_is_checked_at_the_write(
+        design_file: DesignFile) -> None:
+    path = _design(design_file, "threshold_rtp.py")
+    handle = load_design(path, {"THR_B": "300"})
+    with pytest.raises(DesignError) as e:
+        check_design(handle.ir)
+    assert str(e.value) == (
+        "d.py:44: error [kernel signature]: rt.rtp_write of 'thr0'[0] writes 300, but core[0,0] "
+        "passes that slot as argument 2 ('thr') of 'threshold_u8_512', which is i32 narrowed to "
+        "u8 by the kernel's C++\n"
+        "  limit: u8 values from 0 to 255: the C++ converts the i32 to u8, and a value outside "
+        "would keep only its low bits\n"
+        "  found: 300\n"
+        "  d.py:39: core[0,0] passes it to 'threshold_u8_512'\n"
+        "  fix: write a value u8 can hold")
+
+
+def test_narrows_to_is_a_type_of_the_same_kind() -> None:
+    from aiedsl.kernels import scalar
+
+    with pytest.raises(DesignError) as e:
+        scalar("s", "f32", narrows_to="i16")
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [kernel signature]: scalar 's' (f32) has narrows_to=i16\n"
+        "  limit: a float type, as f32 is\n"
+        "  found: i16\n"
+        "  fix: give the type the C++ converts the scalar to, or leave it out")
