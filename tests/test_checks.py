@@ -40,7 +40,9 @@ def load_error(path: Path | str, defines: dict[str, str] | None = None) -> str:
 
 
 def test_l1_memory_three_double_buffered_f32_tiles(design_file: DesignFile) -> None:
-    """Three 64x64 f32 fifos, double-buffered, plus the stack: 97 KB of a 64 KB core."""
+    """Three 64x64 f32 fifos, double-buffered, plus the stack: 97 KB of a 64 KB core. Each
+    buffer is listed where its fifo is declared (where its depth is), the error at the largest
+    (the last of equals)."""
     path = design_file('''
         from aiedsl import Tensor, design, f32, fifo, herd, runtime
 
@@ -61,14 +63,14 @@ def test_l1_memory_three_double_buffered_f32_tiles(design_file: DesignFile) -> N
                 rt.drain(c, C)
         ''')
     assert check_error(path) == (
-        "d.py:11: error [core data memory]: core tile (0, 2) (core[0,0]) needs more data memory "
+        "d.py:7: error [core data memory]: core tile (0, 2) (core[0,0]) needs more data memory "
         "than it has\n"
         "  limit: 65,536 bytes\n"
         "  found: 99,328 bytes\n"
         "  d.py:9: stack: 1024\n"
-        "  d.py:11: a 2 x 16384 B: 32768\n"
-        "  d.py:11: b 2 x 16384 B: 32768\n"
-        "  d.py:11: c 2 x 16384 B: 32768\n"
+        "  d.py:5: a 2 x 16384 B: 32768\n"
+        "  d.py:6: b 2 x 16384 B: 32768\n"
+        "  d.py:7: c 2 x 16384 B: 32768\n"
         "  fix: lower a fifo's depth (depth=1 single-buffers it), use smaller tiles, or give the "
         "core a smaller stack"
     )

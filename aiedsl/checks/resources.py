@@ -125,7 +125,7 @@ def usage(d: Design, target: TargetModel, low: Lowering | None = None
                 add_dma(u, e.symbol, f.name, e.endpoint.loc)
             else:
                 s = low.store_of[e.symbol]
-                add_buffers(u, s, e.endpoint.loc)
+                add_buffers(u, s, f.loc)  # where its depth is given: what the fix changes
                 add_locks(u, f.name, s, e.endpoint.loc)
                 add_dma(u, e.symbol, f.name, e.endpoint.loc)
     for link in d.links:
@@ -219,7 +219,8 @@ def _check_tile(u: TileUsage, target: TargetModel) -> None:
                + (", or give the core a smaller stack" if u.runs else "")) \
             if u.kind == "core" else \
             "lower the depth of a memtile link or split the data over more memtiles"
-        _over(u, "data memory", f"{lim.memory:,} bytes", f"{mem:,} bytes", u.memory, fix)
+        _over(u, "data memory", f"{lim.memory:,} bytes", f"{mem:,} bytes", u.memory, fix,
+              at_largest=True)
     move = {"core": "use fewer fifos in this core (pack two inputs or two outputs into one fifo "
             "element), or move some work to another core",
             "memtile": "pin a link to another memtile with via=memtile(col), or split/join over "
@@ -247,9 +248,13 @@ def _check_tile(u: TileUsage, target: TargetModel) -> None:
               "lower fifo depths or move a fifo to another core")
 
 
-def _over(u: TileUsage, what: str, limit: str, found: str, uses: list[Use], fix: str) -> None:
+def _over(u: TileUsage, what: str, limit: str, found: str, uses: list[Use], fix: str,
+          at_largest: bool = False) -> None:
+    # memory is reported at its largest user (what the fix shrinks), the others at the last
+    where = (max(reversed(uses), key=lambda x: x.amount) if at_largest else uses[-1]).loc \
+        if uses else None
     raise DesignError(
         f"{u.kind} {what}", f"{'memtile' if u.kind == 'memtile' else u.kind + ' tile'} {u.tile}"
         f"{' (' + u.runs + ')' if u.runs else ''} "
-        f"needs more {what} than it has", loc=uses[-1].loc if uses else None, limit=limit,
+        f"needs more {what} than it has", loc=where, limit=limit,
         found=found, related=[(f"{x.label}: {x.amount}", x.loc) for x in uses], fix=fix)

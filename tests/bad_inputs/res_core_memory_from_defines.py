@@ -1,4 +1,4 @@
-# expect: core data memory 24
+# expect: core data memory 17
 # defines: N=16384 TILE=4096
 # why: -D TILE=4096: two double-buffered 16 KB fifos plus the stack exceed 64 KB of L1.
 import numpy as np

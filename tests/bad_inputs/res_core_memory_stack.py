@@ -1,4 +1,4 @@
-# expect: core data memory 18
+# expect: core data memory 15
 # why: a 60 KB stack plus 16 KB of buffers.
 import numpy as np
 

@@ -1,6 +1,6 @@
-# expect: memtile data memory 18
+# expect: memtile data memory 16
 # defines: N=65536
-# why: a depth-3 memtile link of 256 KB elements: 768 KB of a 512 KB memtile (reported at the last link placed on it).
+# why: a depth-3 memtile link of 256 KB elements: 768 KB of a 512 KB memtile (reported at its largest buffer, the depth-3 fifo).
 import numpy as np
 
 from aiedsl import Tensor, define, design, fifo, herd, i32, loop, runtime
