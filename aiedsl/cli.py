@@ -1,7 +1,8 @@
 """The ``aiedsl`` command line: thin wrappers that parse arguments, call the library, print.
 
 Every :class:`~aiedsl.errors.DesignError` is printed as is, without a traceback, and exits 2
-(``AIEDSL_TRACEBACK=1`` shows the traceback); a :class:`~aiedsl.errors.ToolchainError` exits 4
+(``AIEDSL_TRACEBACK=1`` shows the traceback); an output path the system refuses is one too
+(:func:`aiedsl.outdir.os_error`). A :class:`~aiedsl.errors.ToolchainError` exits 4
 (a tool is missing) or 5 (a tool failed). A usage error prints one ``error:`` line and the
 command's usage, and exits 2.
 

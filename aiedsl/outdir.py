@@ -149,7 +149,8 @@ def check_output_dir(out_dir: str | Path, design: str) -> None:
     shown = Path(out_dir)
     real = Path(os.path.realpath(shown))
     _refuse_working_dir(real, shown, design)
-    _refuse_foreign(real, shown)
+    with _os_errors(shown, rule="output directory", option="-o", verb="read"):
+        _refuse_foreign(real, shown)
 
 
 def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
@@ -197,6 +198,96 @@ def _older_build(folder: Path) -> bool:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+# -- file-system errors ---------------------------------------------------------------------------
+
+TMP_SUFFIX = ".aiedsl-tmp"
+"""Ends the name of a temporary file :func:`_replace_file` renames into place."""
+
+
+def os_error(e: OSError, shown: str | Path, *, rule: str, option: str,
+             verb: str = "write") -> DesignError:
+    """The DesignError for file-system error ``e``, met while aiedsl wrote (or read, ``verb``)
+    ``shown``: the path the system refused, its reason, and a fix fitting the reason.
+
+    ``option`` names the command-line option that chose ``shown`` (``-o``, ``--trace``).
+
+    >>> print(os_error(PermissionError(13, "Permission denied", "/r/.b.aiedsl-new"), "/r/b",
+    ...                rule="output directory", option="-o"))  # doctest: +NORMALIZE_WHITESPACE
+    error [output directory]: cannot write /r/b: Permission denied (at /r/.b.aiedsl-new)
+      fix: make /r writable for you (ls -ld /r shows who may write it), or choose another path
+      with -o
+    """
+    failed = Path(os.fsdecode(e.filename)) if e.filename is not None else Path(shown)
+    if failed.name.endswith(TMP_SUFFIX):  # a temporary file's random name says nothing
+        failed = failed.parent
+    where = display_path(str(failed))
+    # The folder whose permissions or space decide: the failing path when it is a folder
+    # (renaming a folder rewrites its ".."), else the folder it was to be made in.
+    folder = display_path(str(failed if failed.is_dir() else failed.parent))
+    blocker = _file_on_the_way(failed) if e.errno in (errno.ENOTDIR, errno.EEXIST) else None
+    if blocker is not None:
+        fix = f"{display_path(str(blocker))} is a file, not a folder: choose another path with " \
+              f"{option}"
+    elif e.errno in (errno.EACCES, errno.EPERM):
+        fix = f"make {folder} writable for you (ls -ld {folder} shows who may write it), or " \
+              f"choose another path with {option}"
+    elif e.errno in (errno.ENOSPC, errno.EDQUOT):
+        fix = f"free space on the file system of {folder}, or choose another path with {option}"
+    elif e.errno == errno.EROFS:
+        fix = f"{folder} is on a read-only file system: choose another path with {option}"
+    else:
+        fix = f"choose another path with {option}, in a folder you may write"
+    reason = e.strerror or type(e).__name__
+    at = "" if where == display_path(str(shown)) else f" (at {where})"
+    return DesignError(rule, f"cannot {verb} {shown}: {reason}{at}", fix=fix)
+
+
+def _file_on_the_way(path: Path) -> Path | None:
+    """``path`` or its nearest existing ancestor, when that is not a folder."""
+    for p in (path, *path.parents):
+        if os.path.lexists(p):
+            return None if p.is_dir() else p
+    return None
+
+
+@contextmanager
+def _os_errors(shown: str | Path, *, rule: str, option: str,
+               verb: str = "write") -> Iterator[None]:
+    """Turn a file-system error met inside into :func:`os_error`'s DesignError."""
+    try:
+        yield
+    except OSError as e:
+        raise os_error(e, shown, rule=rule, option=option, verb=verb) from e
+
+
+def _make_dirs(folder: Path) -> list[Path]:
+    """Make ``folder`` and its missing ancestors; returns those made, outermost first. A failure
+    removes again what it made."""
+    missing = []
+    d = folder
+    while not os.path.lexists(d) and d != d.parent:
+        missing.append(d)
+        d = d.parent
+    made: list[Path] = []
+    try:
+        for d in reversed(missing):
+            os.mkdir(d)
+            made.append(d)
+    except BaseException:
+        _unmake_dirs(made)
+        raise
+    return made
+
+
+def _unmake_dirs(made: list[Path]) -> None:
+    """Remove the folders :func:`_make_dirs` made, innermost first, each only while empty."""
+    for d in reversed(made):
+        try:
+            os.rmdir(d)
+        except OSError:
+            break
 
 
 # -- the lock: the staging directory --------------------------------------------------------------
@@ -359,21 +450,27 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
     shown = Path(out_dir)
     out = Path(os.path.realpath(shown))  # a symlinked output: replace what it points at
     check_output_dir(shown, design)  # before anything is touched
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with claim(out, shown) as staging:
-        _refuse_foreign(out, shown)  # again: now no other aiedsl build can change it
-        new = staging / _NEW
-        new.mkdir()
-        for rel, text in files.items():
-            path = new / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _put(path, text)
-        for rel in executable:
-            os.chmod(new / rel, 0o755)
-        if out.is_dir():
-            _carry_tool_outputs(out, new, set(files))
-        write_marker(new, design)  # last: a staged build with a marker is complete
-        _swap(new, out)
+    made: list[Path] = []
+    try:
+        with _os_errors(shown, rule="output directory", option="-o"):
+            made = _make_dirs(out.parent)
+            with claim(out, shown) as staging:
+                _refuse_foreign(out, shown)  # again: now no other aiedsl build can change it
+                new = staging / _NEW
+                new.mkdir()
+                for rel, text in files.items():
+                    path = new / rel
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    _put(path, text)
+                for rel in executable:
+                    os.chmod(new / rel, 0o755)
+                if out.is_dir():
+                    _carry_tool_outputs(out, new, set(files))
+                write_marker(new, design)  # last: a staged build with a marker is complete
+                _swap(new, out)
+    except BaseException:
+        _unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
+        raise
     return shown
 
 
@@ -474,13 +571,14 @@ def tool_outputs(out_dir: str | Path) -> Iterator[None]:
     if read_marker(out) is None:
         yield
         return
-    with claim(out, shown) as staging:
-        marker = read_marker(out) or {"files": []}  # again, under the lock: it may have changed
-        before = set(entries(out))
-        try:
-            yield
-        finally:
-            _relist(out, marker, staging, lambda e: e not in before)
+    with _os_errors(shown, rule="output directory", option="-o"):
+        with claim(out, shown) as staging:
+            marker = read_marker(out) or {"files": []}  # again, under the lock
+            before = set(entries(out))
+            try:
+                yield
+            finally:
+                _relist(out, marker, staging, lambda e: e not in before)
 
 
 def _relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
@@ -510,21 +608,29 @@ def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str]
     if os.path.lexists(real) and not _is_ours(real, ours):
         raise DesignError("output file", f"{shown} exists and aiedsl did not write it",
                           fix=f"choose another file with {option}, or move {shown} away")
-    home = build_dir_of(_existing(real.parent))
-    if home is None and not real.parent.exists():
-        real.parent.mkdir(parents=True, exist_ok=True)
-        write_marker(real.parent, design, [])
-        home = real.parent
-    if home is None:
-        _replace_file(real, text, real.parent)
-        return
-    with claim(home, display_path(str(home))) as staging:
-        real.parent.mkdir(parents=True, exist_ok=True)
-        _replace_file(real, text, staging)
-        rel = real.relative_to(home)
-        added = {str(rel)} | {f"{p}/" for p in rel.parents if str(p) != "."}
-        marker = read_marker(home) or {"design": design, "files": []}
-        _relist(home, marker, staging, added.__contains__)
+    made: list[Path] = []
+    try:
+        with _os_errors(shown, rule="output file", option=option):
+            home = build_dir_of(_existing(real.parent))
+            if home is None and not real.parent.exists():
+                made = _make_dirs(real.parent)
+                write_marker(real.parent, design, [])
+                home = real.parent
+            if home is None:
+                _replace_file(real, text, real.parent)
+                return
+            with claim(home, display_path(str(home))) as staging:
+                real.parent.mkdir(parents=True, exist_ok=True)
+                _replace_file(real, text, staging)
+                rel = real.relative_to(home)
+                added = {str(rel)} | {f"{p}/" for p in rel.parents if str(p) != "."}
+                marker = read_marker(home) or {"design": design, "files": []}
+                _relist(home, marker, staging, added.__contains__)
+    except BaseException:
+        if made:  # the folder this call made holds only its marker: the file never got there
+            (real.parent / MARKER).unlink(missing_ok=True)
+            _unmake_dirs(made)
+        raise
 
 
 def _existing(folder: Path) -> Path:
@@ -545,7 +651,7 @@ def _is_ours(path: Path, ours: Callable[[str], bool]) -> bool:
 
 def _replace_file(path: Path, text: str, tmp_dir: Path) -> None:
     """Write ``path`` whole or not at all: a temporary file in ``tmp_dir``, then os.replace."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".aiedsl-tmp", dir=tmp_dir)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=tmp_dir)
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)

@@ -442,3 +442,100 @@ def test_a_trace_says_aiedsl_wrote_it_and_never_overwrites_a_users_file(tmp_path
         f"  fix: choose another file with --trace, or move {mine} away")
     assert mine.read_text() == '{"traceEvents": []}'
     assert sorted(os.listdir(tmp_path)) == ["mine.json", "t.json"]
+
+
+# -- file-system errors: a DesignError naming the path and the reason, exit 2, nothing left -------
+
+
+def test_an_output_path_under_a_file_is_a_design_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("mine\n")
+    before = _tree(tmp_path)
+    assert _main("build", str(PASSTHROUGH), "-o", "afile/b") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: cannot write afile/b: Not a directory (at "
+        "afile/.b.aiedsl-new)\n"
+        "  fix: afile is a file, not a folder: choose another path with -o\n")
+    assert _main("map", str(PASSTHROUGH), "-o", "afile/m.svg") == 2
+    assert capsys.readouterr().err == (
+        "error [output file]: cannot write afile/m.svg: Not a directory (at afile)\n"
+        "  fix: afile is a file, not a folder: choose another path with -o\n")
+    assert _main("sim", str(PASSTHROUGH), "--trace", "afile/sub/t.json") == 2
+    assert capsys.readouterr().err == (
+        "error [output file]: cannot write afile/sub/t.json: Not a directory (at afile/sub)\n"
+        "  fix: afile is a file, not a folder: choose another path with --trace\n")
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_an_output_directory_in_proc_is_a_design_error(capsys: pytest.CaptureFixture) -> None:
+    # /proc refuses every mkdir, root's too
+    assert _main("build", str(PASSTHROUGH), "-o", "/proc/x") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: cannot write /proc/x: No such file or directory (at "
+        "/proc/.x.aiedsl-new)\n"
+        "  fix: choose another path with -o, in a folder you may write\n")
+
+
+def test_a_refused_swap_leaves_the_previous_build_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl import outdir
+
+    out = tmp_path / "p"
+    before = _compiled_build(out, _gen())
+
+    def exchange(a: Path, b: Path) -> bool:  # what a build directory chmod 555 gets (not root)
+        raise PermissionError(13, "Permission denied", str(b))
+
+    monkeypatch.setattr(outdir, "_exchange", exchange)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DesignError) as e:
+        write(_gen(8192), "p")
+    assert str(e.value) == (
+        "error [output directory]: cannot write p: Permission denied\n"
+        "  fix: make p writable for you (ls -ld p shows who may write it), or choose another "
+        "path with -o")
+    assert _tree(out) == before
+    assert os.listdir(tmp_path) == ["p"]  # no staging dir left
+
+
+def test_a_failed_build_removes_the_folders_it_made_for_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl import outdir
+
+    def put(path: Path, text: str) -> None:
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(outdir, "_put", put)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DesignError) as e:
+        write(_gen(), "new/sub/b")
+    assert str(e.value) == (
+        "error [output directory]: cannot write new/sub/b: No space left on device (at "
+        "new/sub/.b.aiedsl-new/build/aie.mlir)\n"
+        "  fix: free space on the file system of new/sub/.b.aiedsl-new/build, or choose "
+        "another path with -o")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
+                    reason="root writes into a chmod 555 folder anyway")
+def test_a_read_only_parent_is_a_design_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o555)
+    try:
+        assert _main("build", str(PASSTHROUGH), "-o", "ro/b") == 2
+        assert capsys.readouterr().err == (
+            "error [output directory]: cannot write ro/b: Permission denied (at "
+            "ro/.b.aiedsl-new)\n"
+            "  fix: make ro writable for you (ls -ld ro shows who may write it), or choose "
+            "another path with -o\n")
+        assert _main("map", str(PASSTHROUGH), "-o", "ro/m.svg") == 2
+        assert capsys.readouterr().err.splitlines()[0] == (
+            "error [output file]: cannot write ro/m.svg: Permission denied (at ro)")
+        assert os.listdir(tmp_path / "ro") == []
+    finally:
+        (tmp_path / "ro").chmod(0o755)
