@@ -173,6 +173,13 @@ def _refuse_foreign(real: Path, shown: Path) -> None:
                           fix=f"choose another directory with -o, or move {shown} away")
     alien = foreign(real)
     if alien:
+        # A --compile running there holds the lock while its tools write files its marker will
+        # list only when they are done: those are not the user's, the directory is busy.
+        staging = staging_path(real)
+        if os.path.isdir(staging):
+            who = _holder(staging, locked=False)
+            if who is not None:
+                raise _busy(who, shown, staging)
         named = ", ".join(alien[:MAX_NAMED])
         if len(alien) > MAX_NAMED:
             named += f" and {len(alien) - MAX_NAMED} more"
@@ -312,11 +319,7 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
         except FileExistsError:
             who = _holder(staging, locked)
             if who is not None:
-                raise DesignError(
-                    "output directory", "another aiedsl build" + (f" ({who})" if who else "")
-                    + f" is writing {shown}",
-                    fix="try again when it is done (if no aiedsl is running, delete "
-                        f"{display_path(str(staging))})") from None
+                raise _busy(who, shown, staging) from None
             _remove_leftover(staging, out)
             os.mkdir(staging)
         try:
@@ -329,6 +332,16 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
         yield staging
     finally:
         _release(staging, out)
+
+
+def _busy(who: str, shown: str | Path, staging: Path) -> DesignError:
+    """The error for a build directory another live build (``who``: ``"pid N"`` or ``""``)
+    holds."""
+    return DesignError(
+        "output directory", "another aiedsl build" + (f" ({who})" if who else "")
+        + f" is writing {shown}",
+        fix=f"try again when it is done (if no aiedsl is running, delete "
+            f"{display_path(str(staging))})")
 
 
 @contextmanager

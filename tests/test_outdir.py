@@ -9,6 +9,7 @@ marker after ``--compile``, and single files (map.svg, traces) written over noth
 from __future__ import annotations
 
 import json
+import socket
 import multiprocessing
 import os
 import re
@@ -539,3 +540,31 @@ def test_a_read_only_parent_is_a_design_error(
         assert os.listdir(tmp_path / "ro") == []
     finally:
         (tmp_path / "ro").chmod(0o755)
+
+
+def test_a_build_into_a_directory_a_compile_is_writing_says_another_build_is_writing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = write(_gen(), "p")
+    # what a running --compile leaves: its lock (alive: this process's pid), and tool outputs
+    # not yet in the marker (it lists them when the tools are done)
+    staging = tmp_path / ".p.aiedsl-new"
+    staging.mkdir()
+    (staging / "pid").write_text(json.dumps({"pid": os.getpid(),
+                                             "host": socket.gethostname()}))
+    for name in ("aie.xclbin", "insts.bin", "main.o"):
+        (out / name).write_text("being written\n")
+    before = _tree(out)
+    try:
+        with pytest.raises(DesignError) as e:
+            write(_gen(8192), "p")
+        assert str(e.value) == (
+            f"error [output directory]: another aiedsl build (pid {os.getpid()}) is writing p\n"
+            "  fix: try again when it is done (if no aiedsl is running, delete "
+            ".p.aiedsl-new)")
+        assert _tree(out) == before
+    finally:
+        (staging / "pid").unlink()
+        staging.rmdir()
+    with pytest.raises(DesignError, match="p holds 3 files aiedsl did not write"):
+        write(_gen(8192), "p")  # with nobody writing, they are the user's
