@@ -350,8 +350,9 @@ def map_(
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE",
-                                          help="The SVG file [default: build/<design>/map.svg]."),
+    # str, not Path: Path drops a trailing "/", which says the user meant a folder
+    output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
+                                         help="The SVG file [default: build/<design>/map.svg]."),
 ) -> None:
     """Place, allocate and route DESIGN and draw map.svg only.
 
@@ -365,7 +366,7 @@ def map_(
     from aiedsl.targets import get_target
 
     handle = _load(design, define, device, name)
-    path = output or Path("build") / handle.name / "map.svg"
+    path = output or str(Path("build") / handle.name / "map.svg")
     try:
         placed, usage = check_design(handle.ir)
         congested = None
@@ -375,7 +376,8 @@ def map_(
         error = e
     # Never over a file aiedsl did not write; in a build directory, listed in its marker.
     svg = tile_map(placed, get_target(placed.device), usage, congested)
-    write_file(path, svg, design=handle.name, ours=is_aiedsl_map, option="-o")
+    write_file(path, svg, design=handle.name, ours=is_aiedsl_map, option="-o",
+               example=f"{handle.name}.svg")
     say(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
     if error is not None:
         raise error
@@ -404,8 +406,8 @@ def sim(
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
     seed: int = SeedOpt,
-    trace: Optional[Path] = typer.Option(None, "--trace", metavar="FILE",
-                                         help="Write a Chrome trace-event JSON (Perfetto)."),
+    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE",
+                                        help="Write a Chrome trace-event JSON (Perfetto)."),
     clock: Optional[float] = typer.Option(None, "--clock", min=0.001, max=100.0, metavar="GHZ",
                                           help="Core clock in GHz [default: the device's]."),
     kernels: Kernels = typer.Option(Kernels.reference, "--kernels",
@@ -421,7 +423,7 @@ def sim(
     handle = _load(design, define, device, name)
     art = build_design(handle, write=False)
     start = time.perf_counter()
-    result = _watched_run(art, target="sim", seed=seed, trace=str(trace) if trace else None,
+    result = _watched_run(art, target="sim", seed=seed, trace=trace,
                           clock_hz=clock * 1e9 if clock else None, kernels=kernels.value)
     say(f"{handle.name} on {handle.ir.device}: simulated in "
         f"{time.perf_counter() - start:.2f} s (seed {seed}"
@@ -440,8 +442,8 @@ def run_(
     seed: int = SeedOpt,
     iters: int = typer.Option(1, "--iters", min=1, metavar="N", help="NPU: timed runs."),
     warmup: int = typer.Option(0, "--warmup", min=0, metavar="N", help="NPU: untimed runs first."),
-    trace: Optional[Path] = typer.Option(None, "--trace", metavar="FILE",
-                                         help="Simulator trace file."),
+    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE",
+                                        help="Simulator trace file."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="DIR",
                                           help="Build directory [default: build/<design>]."),
 ) -> None:
@@ -453,18 +455,22 @@ def run_(
     from aiedsl.api import build as build_design
 
     handle = _load(design, define, device, name)
+    if trace and target is not Target.npu:
+        from aiedsl.sim.stats import check_trace
+
+        check_trace(trace, handle.name)  # before building: a refused trace writes nothing
     art = build_design(handle, output=output)
     say(f"built {art.path}/")
     start = time.perf_counter()
     result = _watched_run(art, target=target.value, iters=iters, warmup=warmup, seed=seed,
-                          trace=str(trace) if trace else None, say=say)
+                          trace=trace, say=say)
     where = "simulated" if result.target == "sim" else "ran on the NPU"
     say(f"{handle.name} on {handle.ir.device}: {where} in "
         f"{time.perf_counter() - start:.2f} s (seed {seed})")
     _report(result, trace if result.target == "sim" else None)
 
 
-def _report(result: Any, trace: Optional[Path]) -> None:
+def _report(result: Any, trace: Optional[str]) -> None:
     """Print a run's comparison and timing (rendered from its fields); exit 1 on FAIL."""
     for line in result.lines():
         say(line)

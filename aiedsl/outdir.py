@@ -607,20 +607,47 @@ def _relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
                  [e for e in now if e in listed or new(e)], tmp_dir)
 
 
-def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str], bool],
-               option: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and one rename.
+def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
+               example: str) -> None:
+    """Raise the DesignError :func:`write_file` would raise before writing ``path``, so that a
+    command refuses it before its long work (a simulation) rather than after.
 
-    Refuses (DesignError "output file") to overwrite a file aiedsl did not write: ``ours`` is
-    given the file's first 4 KB. A folder it makes is a build directory, with a marker; a file
-    written in a build directory is added to its marker. ``option`` names the command-line
-    option that chose ``path``, for the fix.
+    Refused: a folder (or a path ending in ``/``: ``example`` is the file name the fix suggests
+    in it), a file aiedsl did not write (``ours`` is given its first 4 KB), and a path whose
+    folder is a file or, as far as ``os.access`` tells, not writable.
     """
     shown = Path(path)
     real = Path(os.path.realpath(shown))
+    if str(path).endswith(("/", os.sep)) or real.is_dir():
+        raise DesignError("output file", f"{path} is a folder, not a file",
+                          fix=f"name the file, e.g. {option} {shown / example}")
     if os.path.lexists(real) and not _is_ours(real, ours):
         raise DesignError("output file", f"{shown} exists and aiedsl did not write it",
                           fix=f"choose another file with {option}, or move {shown} away")
+    there = _existing(real.parent)
+    # What the write would meet first: the folder itself, or the first folder it must make.
+    first = real.parent if there == real.parent else \
+        next(p for p in (real.parent, *real.parent.parents) if p.parent == there)
+    if not there.is_dir():
+        e: OSError = NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(first))
+        raise os_error(e, shown, rule="output file", option=option)
+    if not os.access(there, os.W_OK | os.X_OK):
+        e = PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(first))
+        raise os_error(e, shown, rule="output file", option=option)
+
+
+def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str], bool],
+               option: str, example: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and one rename.
+
+    Refuses (DesignError "output file", :func:`check_file`) a folder and a file aiedsl did not
+    write. A folder it makes is a build directory, with a marker; a file written in a build
+    directory is added to its marker. ``option`` names the command-line option that chose
+    ``path``, and ``example`` a file name, for the fix.
+    """
+    check_file(path, ours=ours, option=option, example=example)
+    shown = Path(path)
+    real = Path(os.path.realpath(shown))
     made: list[Path] = []
     try:
         with _os_errors(shown, rule="output file", option=option):

@@ -568,3 +568,49 @@ def test_a_build_into_a_directory_a_compile_is_writing_says_another_build_is_wri
         staging.rmdir()
     with pytest.raises(DesignError, match="p holds 3 files aiedsl did not write"):
         write(_gen(8192), "p")  # with nobody writing, they are the user's
+
+
+def test_a_refused_trace_is_refused_before_simulating_or_building(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import aiedsl.sim as sim
+
+    def no_simulation(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("simulated before refusing the trace")
+
+    monkeypatch.setattr(sim, "_simulate", no_simulation)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.json").write_text('{"traceEvents": []}')
+    refused = ("error [output file]: mine.json exists and aiedsl did not write it\n"
+               "  fix: choose another file with --trace, or move mine.json away\n")
+    assert _main("sim", str(PASSTHROUGH), "--trace", "mine.json") == 2
+    assert capsys.readouterr().err == refused
+    assert _main("run", str(PASSTHROUGH), "--trace", "mine.json", "-o", "rb") == 2
+    assert capsys.readouterr().err == refused
+    real_access = os.access
+
+    def access(path: Any, mode: int, **kwargs: Any) -> bool:  # a folder we may not write
+        return Path(path) != tmp_path and real_access(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    assert _main("sim", str(PASSTHROUGH), "--trace", "t.json") == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "error [output file]: cannot write t.json: Permission denied (at .)")
+    assert os.listdir(tmp_path) == ["mine.json"]  # no build directory: run refused first
+    assert (tmp_path / "mine.json").read_text() == '{"traceEvents": []}'
+
+
+@pytest.mark.parametrize("given", ["somedir", "somedir/", "new/"])
+def test_a_folder_given_as_the_file_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        given: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "somedir").mkdir()
+    assert _main("map", str(PASSTHROUGH), "-o", given) == 2
+    assert capsys.readouterr().err == (
+        f"error [output file]: {given} is a folder, not a file\n"
+        f"  fix: name the file, e.g. -o {given.rstrip('/')}/passthrough.svg\n")
+    assert _main("sim", str(PASSTHROUGH), "--trace", given) == 2
+    assert capsys.readouterr().err == (
+        f"error [output file]: {given} is a folder, not a file\n"
+        f"  fix: name the file, e.g. --trace {given.rstrip('/')}/passthrough.json\n")
+    assert entries(tmp_path) == ["somedir/"]
