@@ -9,7 +9,8 @@ ancestors, which it could not replace.
 
 A build is replaced whole, never file by file: the new one is written beside the old, in the
 staging directory ``<parent>/.<name>.aiedsl-new/build``, the old build's tool outputs are
-hard-linked into it, and the two are swapped by one ``renameat2(RENAME_EXCHANGE)``. An interrupt
+hard-linked into it (only when the files the tools read are unchanged: outputs made from other
+inputs are dropped), and the two are swapped by one ``renameat2(RENAME_EXCHANGE)``. An interrupt
 or a crash leaves either the old build or the new one, whole.
 
 The staging directory is also the lock: it is made with ``os.mkdir`` (which fails when it
@@ -452,13 +453,16 @@ def _release(staging: Path, out: Path) -> None:
 
 
 def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
-                executable: Iterable[str] = ()) -> Path:
+                executable: Iterable[str] = (),
+                tool_input: Callable[[str], bool] | None = None) -> Path:
     """Replace build directory ``out_dir`` with ``files`` (relative path -> text), atomically.
 
     Refuses (DesignError, nothing written) a directory holding files aiedsl did not write, the
     working directory and its ancestors, and a directory another build is writing. The previous
-    build's tool outputs (xclbin, logs, cache ...) are carried over; ``kernels/`` is not.
-    Returns ``out_dir`` as given.
+    build's tool outputs (xclbin, logs, cache ...) are carried over while they belong to these
+    files: ``tool_input`` says which files the tools read, and when one of them differs from the
+    previous build's (or is new or gone), nothing of the previous build is carried. ``kernels/``
+    is never carried. Returns ``out_dir`` as given.
     """
     shown = Path(out_dir)
     out = Path(os.path.realpath(shown))  # a symlinked output: replace what it points at
@@ -477,7 +481,7 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
                     _put(path, text)
                 for rel in executable:
                     os.chmod(new / rel, 0o755)
-                if out.is_dir():
+                if out.is_dir() and _same_inputs(out, files, tool_input):
                     _carry_tool_outputs(out, new, set(files))
                 write_marker(new, design)  # last: a staged build with a marker is complete
                 _swap(new, out)
@@ -490,6 +494,26 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
 def _put(path: Path, text: str) -> None:
     """Write one file (a seam for tests that interrupt a build midway)."""
     path.write_text(text)
+
+
+def _same_inputs(old: Path, files: dict[str, str], tool_input: Callable[[str], bool] | None
+                 ) -> bool:
+    """Do the files the tools read (``tool_input``) in build ``old`` hold exactly ``files``?
+    Their outputs there (an xclbin, instructions) were made from them: carried over beside
+    other inputs, they would pass for the new build's."""
+    if tool_input is None:
+        return True
+    want = {rel: text for rel, text in files.items() if tool_input(rel)}
+    have = [rel for rel in entries(old) if not rel.endswith("/") and tool_input(rel)]
+    if set(have) != set(want):
+        return False
+    for rel, text in want.items():
+        try:
+            if (old / rel).read_text() != text:  # read as _put wrote it
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def _carry_tool_outputs(old: Path, new: Path, generated: set[str]) -> None:

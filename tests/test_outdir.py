@@ -194,8 +194,7 @@ def test_without_renameat2_an_interrupt_between_the_two_renames_puts_the_old_bui
     assert os.listdir(tmp_path) == ["p"]
     gen = _gen(8192)
     write(gen, out)  # and, uninterrupted, the fallback replaces the build
-    _assert_whole(out, {**_build_of(gen), "aie.xclbin": before["aie.xclbin"],
-                        "insts.bin": before["insts.bin"]})
+    _assert_whole(out, _build_of(gen))  # the old xclbin was made from another aie.mlir: gone
     assert os.listdir(tmp_path) == ["p"]
 
 
@@ -235,11 +234,10 @@ def test_a_killed_build_leaves_the_previous_build_whole_and_the_next_build_clean
     assert _tree(out) == before
     staging = tmp_path / ".p.aiedsl-new"
     assert json.loads((staging / "pid").read_text())["pid"] == child.pid  # its leftover
-    gen = _gen(16384)
+    gen = _gen()
     write(gen, out)  # the dead build's staging dir is removed, not taken for a live one
-    want = _build_of(gen)
-    want.update({"aie.xclbin": before["aie.xclbin"], "insts.bin": before["insts.bin"]})
-    _assert_whole(out, want)
+    _assert_whole(out, {**_build_of(gen), "aie.xclbin": before["aie.xclbin"],
+                        "insts.bin": before["insts.bin"]})  # same design: its outputs kept
     assert os.listdir(tmp_path) == ["p"]
 
 
@@ -357,7 +355,7 @@ TOOL_OUTPUTS = ["aie.mlir.prj/", "aie.mlir.prj/main.o", "aie.xclbin", "cache.jso
                 "manifest.json", "passthrough_i32_1024.o"]
 
 
-def test_compile_outputs_are_in_the_marker_and_a_rebuild_keeps_them(
+def test_compile_outputs_are_in_the_marker_and_a_rebuild_of_the_same_design_keeps_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_tools(tmp_path / "tools", monkeypatch)
     monkeypatch.chdir(tmp_path)
@@ -368,10 +366,13 @@ def test_compile_outputs_are_in_the_marker_and_a_rebuild_keeps_them(
     assert marker is not None and marker["files"] == entries(out)
     assert set(TOOL_OUTPUTS) <= set(marker["files"])
     compiled = {rel: data for rel, data in _tree(out).items() if rel in TOOL_OUTPUTS}
-    gen = _gen(8192)
+    gen = _gen()  # the same design: the same aie.mlir and kernels
     write(gen, out)
     _assert_whole(out, {**_build_of(gen), **compiled})
     assert os.listdir(tmp_path) == ["out", "tools"]  # and no staging dir
+    gen = _gen(8192)  # another aie.mlir: the outputs of the old one are not carried
+    write(gen, out)
+    _assert_whole(out, _build_of(gen))
 
 
 def test_a_failed_compile_lists_its_logs_but_not_the_users_files(

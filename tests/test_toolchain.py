@@ -24,6 +24,7 @@ import pytest
 
 import aiedsl
 from aiedsl.errors import ToolchainError
+from aiedsl.outdir import read_marker
 from aiedsl.toolchain.discover import find_tools
 from aiedsl.toolchain.xrt import NpuSession
 
@@ -401,6 +402,44 @@ def test_a_change_recompiles(fake_tools: dict[str, Path], change: str) -> None:
     art = aiedsl.build(PASSTHROUGH, defines=defines, output="out", compile=True)
     assert art.compiled is not None and not art.compiled.cached
     assert len(fake_tools["log"].read_text().splitlines()) == before + 3
+
+
+@pytest.mark.parametrize("change", ["define", "tool version"])
+def test_an_aiecc_that_writes_nothing_is_not_credited_with_the_old_outputs(
+        fake_tools: dict[str, Path], change: str) -> None:
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    out = fake_tools["root"] / "out"
+    # exits 0 without writing: the previous build's aie.xclbin and insts.bin must not pass
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(fake_tools["log"], "exit 0"))
+    defines = ["-D", "TILE=512"] if change == "define" else []
+    if change == "tool version":  # the same aie.mlir: the old outputs are carried, then dropped
+        _script(fake_tools["peano"] / "bin" / "clang++",
+                FAKE_CLANG.format(version="19.0.1", log=fake_tools["log"], fail=""))
+    r = _cli("build", str(PASSTHROUGH), *defines, "-o", "out", "--compile")
+    assert r.returncode == 5
+    # (the progress display, not drawn off a terminal, leaves an empty line first)
+    assert r.stderr.lstrip("\n") == (
+        "error [aiecc]: aiecc finished but did not write aie.xclbin, insts.bin\n"
+        "  found: see out/logs/aiecc.log\n"
+        "  fix: check the aiecc version (aiedsl emits mlir-aie's 2026 syntax)\n")
+    assert not any((out / name).exists() for name in
+                   ("aie.xclbin", "insts.bin", "manifest.json", "cache.json"))
+    assert {"aie.xclbin", "insts.bin"}.isdisjoint(read_marker(out)["files"])  # type: ignore
+
+
+def test_a_rebuild_of_a_changed_design_drops_the_old_compiled_outputs(
+        fake_tools: dict[str, Path]) -> None:
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    out = fake_tools["root"] / "out"
+    compiled = {n: (out / n).read_bytes() for n in ("aie.xclbin", "insts.bin", "manifest.json")}
+    aiedsl.build(PASSTHROUGH, output="out")  # unchanged: kept, and still a cache hit
+    assert {n: (out / n).read_bytes() for n in compiled} == compiled
+    art = aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    assert art.compiled is not None and art.compiled.cached
+    aiedsl.build(PASSTHROUGH, defines={"TILE": 512}, output="out")  # changed: dropped
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".aiedsl-build.json", "aie.mlir", "build.sh", "design.json", "kernels", "map.svg",
+        "report.txt"]
 
 
 def test_build_compile_without_tools_writes_the_mlir_and_exits_4(no_tools: Path) -> None:
