@@ -470,14 +470,29 @@ def test_aiecc_failure_names_the_command_its_output_and_the_design_line(
     assert e.exit_code == 5
     out = fake_tools["root"] / "out"
     mlir_aie = fake_tools["mlir_aie"]
-    assert str(e) == (
-        "designs/passthrough.py:18: error [aiecc]: aiecc failed (exit 1)\n"
+    assert str(e) == (  # the design file as it is: the tool printed its last parts
+        f"{PASSTHROUGH}:18: error [aiecc]: aiecc failed (exit 1)\n"
         f"  $ {mlir_aie}/bin/aiecc {AIECC_WORDS['current']} aie.mlir\n"
         "    loading aie.mlir\n"
         "    designs/passthrough.py:18:0: error: 'aie.objectfifo' op does not fit\n"
         "  fix: the whole output is in out/logs/aiecc.log"
     )
     assert not (out / "manifest.json").exists()
+
+
+def test_a_tool_error_is_placed_in_a_design_whose_path_has_a_space(
+        fake_tools: dict[str, Path]) -> None:
+    design = fake_tools["root"] / "my designs" / "passthrough.py"
+    design.parent.mkdir()
+    design.write_text(PASSTHROUGH.read_text())
+    # 'designs/passthrough.py' is in the output too: it must not be taken for the design
+    fail = ('echo "my designs/passthrough.py:18:0: error: \'aie.objectfifo\' op does not fit"; '
+            'exit 1')
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(fake_tools["log"], fail))
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(design, output="out", compile=True)
+    assert str(excinfo.value).splitlines()[0] == (
+        "my designs/passthrough.py:18: error [aiecc]: aiecc failed (exit 1)")
 
 
 def _elf32(segments: list[tuple[int, int]], order: str = "<") -> bytes:

@@ -23,7 +23,7 @@ import re
 import subprocess
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from aiedsl.version import __version__
@@ -268,15 +268,26 @@ def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
 
 def _design_line(output: str, d: Design) -> tuple[Loc | None, str]:
     """The design line a tool's output points at, and a phrase saying how it was found."""
+    # The design's own file names, found as they are (a generic path pattern would stop at a
+    # space: 'my designs/d.py' read as 'designs/d.py'), also when a tool shortens one to its
+    # last parts; the first mention in the output wins, the longest name at one place.
     files = {t.loc.file for t in d.tensors} | {d.loc.file}
-    for m in re.finditer(r"([\w./\\-]+\.py):(\d+)", output):
-        if m[1] in files or any(f.endswith(m[1]) for f in files):
-            return Loc(file=m[1], line=int(m[2])), ""
-    hit = re.search(r"kernels/(\w+)\.cc:(\d+)", output)
-    if hit:
+    best: tuple[int, int, str, int] | None = None
+    for f in files:
+        parts = PurePosixPath(f).parts
+        for i in range(len(parts)):
+            tail = str(PurePosixPath(*parts[i:]))
+            for m in re.finditer(rf"(?<![\w.-]){re.escape(tail)}:(\d+)", output):
+                found = (m.start(), -len(tail), f, int(m[1]))
+                if best is None or found < best:
+                    best = found
+    if best is not None:
+        return Loc(file=best[2], line=best[3]), ""
+    cc = re.search(r"kernels/(\w+)\.cc:(\d+)", output)
+    if cc:
         for k in d.kernels:
-            if k.symbol == hit[1]:
-                origin = kernel_text(d, k).origin(int(hit[2]))
+            if k.symbol == cc[1]:
+                origin = kernel_text(d, k).origin(int(cc[2]))
                 source = "" if origin.startswith("kernels/") else f", from {origin}"
-                return k.loc, f" in kernel '{k.symbol}' (kernels/{hit[1]}.cc:{hit[2]}{source})"
+                return k.loc, f" in kernel '{k.symbol}' (kernels/{cc[1]}.cc:{cc[2]}{source})"
     return None, ""
