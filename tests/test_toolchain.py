@@ -296,6 +296,40 @@ def test_build_sh_speaks_whichever_aiecc_runs_it(fake_tools: dict[str, Path],
     assert (fake_tools["root"] / "out" / "aie.xclbin").read_text() == "xclbin"
 
 
+@pytest.mark.parametrize("where", ["aiecc.py on PATH", "aiecc.py in MLIR_AIE_INSTALL_DIR/bin",
+                                   "aiecc in MLIR_AIE_INSTALL_DIR/bin"])
+def test_build_sh_finds_aiecc_where_discovery_does(fake_tools: dict[str, Path], where: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    aiecc = fake_tools["mlir_aie"] / "bin" / "aiecc"
+    name = where.split()[0]
+    if name == "aiecc.py":
+        aiecc.rename(aiecc.with_name("aiecc.py"))
+    path = "/usr/bin:/bin"
+    if where.endswith("on PATH"):  # and MLIR_AIE_INSTALL_DIR without it
+        path = f"{fake_tools['mlir_aie'] / 'bin'}:{path}"
+        (fake_tools["root"] / "headers-only" / "include").mkdir(parents=True)
+        monkeypatch.setenv("MLIR_AIE_INSTALL_DIR", str(fake_tools["root"] / "headers-only"))
+    assert find_tools({**os.environ, "PATH": path}).aiecc.path == \
+        fake_tools["mlir_aie"] / "bin" / name  # where discovery finds it, build.sh does
+    aiedsl.build(PASSTHROUGH, output="out")
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True,
+                       env={**os.environ, "PATH": path})
+    assert r.returncode == 0, r.stderr
+    assert fake_tools["log"].read_text().splitlines()[1] == f"{AIECC_WORDS['current']} aie.mlir"
+    assert (fake_tools["root"] / "out" / "aie.xclbin").read_text() == "xclbin"
+
+
+def test_build_sh_without_aiecc_says_what_it_needs(fake_tools: dict[str, Path]) -> None:
+    (fake_tools["mlir_aie"] / "bin" / "aiecc").unlink()
+    aiedsl.build(PASSTHROUGH, output="out")
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True,
+                       env={**os.environ, "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 127
+    assert r.stderr == ("build.sh: no aiecc: put the aiecc (or aiecc.py) of mlir-aie on PATH, "
+                        "or set MLIR_AIE_INSTALL_DIR to an mlir-aie install whose bin/ holds "
+                        "it\n")
+
+
 def test_build_sh_stops_when_aiecc_rejects_its_command(fake_tools: dict[str, Path]) -> None:
     """An aiecc whose help names neither spelling gets the current one; if it rejects it,
     build.sh stops there (set -e) with aiecc's message."""
@@ -319,7 +353,7 @@ def test_build_sh_quotes_the_aiecc_choice() -> None:
     assert "  outputs=(--aie-generate-xclbin --xclbin-name=aie.xclbin --aie-generate-npu-insts " \
            "--npu-insts-name=insts.bin)" in script.splitlines()
     assert script.splitlines()[-1] == \
-        'aiecc ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} aie.mlir'
+        '"$aiecc" ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} aie.mlir'
 
 
 def test_peano_line_keeps_stock_aie_api_off_adf_h() -> None:
