@@ -737,6 +737,41 @@ def test_npu_run_uses_mlir_aies_buffer_abi(fake_npu: FakeXrt) -> None:
         "  measured on the NPU: 3 run(s) after 2 warm-up: latency")
 
 
+def test_an_xrt_failure_says_which_step_failed_and_exits_5(
+        fake_npu: FakeXrt, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    from aiedsl.cli import main
+
+    def refuse(self: Any, xclbin: Any) -> None:
+        raise RuntimeError("load_axlf: Operation not permitted")
+
+    monkeypatch.setattr(fake_npu.device, "register_xclbin", refuse)
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(PASSTHROUGH), "-o", "out", "--target", "npu"])
+    assert e.value.code == 5
+    err = capsys.readouterr().err
+    assert err.endswith(
+        "error [npu]: XRT failed to register aie.xclbin with the device: load_axlf: Operation "
+        "not permitted\n"
+        "  fix: check the NPU driver and XRT (`aiedsl doctor`, `xrt-smi examine`); the design "
+        "still runs on the simulator with --target sim\n"), err
+    assert "Traceback" not in err
+
+
+def test_an_xrt_failure_while_running_names_the_step(fake_npu: FakeXrt,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    art = aiedsl.build(PASSTHROUGH, output="out")
+
+    def launch(self: Any, *args: Any) -> None:
+        raise RuntimeError("ERT command timed out")
+
+    monkeypatch.setattr(fake_npu.kernel, "__call__", launch)
+    with pytest.raises(ToolchainError) as e:
+        art.run(target="npu")
+    assert e.value.exit_code == 5
+    assert e.value.message == "XRT failed to launch the kernel: ERT command timed out"
+
+
 def test_npu_run_checks_against_the_reference(fake_tools: dict[str, Path],
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pyxrt", FakeXrt(behave="nothing"))
