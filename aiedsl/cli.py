@@ -73,14 +73,23 @@ def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str
             say("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
         return
     from rich.console import Console
+
+    Console(highlight=False, markup=False).print(_rich_table(title, columns, rows))
+
+
+def _rich_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
+    """The rich Table of :func:`_print_table`. On a narrow terminal cells wrap, and a word
+    wider than its column (a kernel name, a path) is folded onto the next line, never cut to
+    an ellipsis: the names are what the table is read for."""
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title, title_justify="left")
     for c in columns:
-        table.add_column(c)
+        table.add_column(c, overflow="fold", no_wrap=False)
     for row in rows:
-        table.add_row(*row)
-    Console(highlight=False, markup=False).print(table)
+        table.add_row(*(Text(str(cell)) for cell in row))  # plain text: no markup read
+    return table
 
 
 # -- commands -------------------------------------------------------------------------------------
