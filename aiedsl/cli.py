@@ -262,10 +262,7 @@ def kernel_test(
         cases = library_cases(path)
         if not cases:
             assert path is not None
-            raise typer.BadParameter(
-                f"no library kernel is made from {path.name}: declare your kernel with "
-                f"declare(..., source=\"{path.name}\") in a design and run "
-                "`aiedsl kernel test DESIGN.py`", param_hint="PATH")
+            raise _no_library_kernel(path, "test")
     failed = 0
     start = time.perf_counter()
     for case in cases:
@@ -302,13 +299,23 @@ def kernel_profile(
         cases, dev = library_cases(path), device or "npu1"
         cases = [c for c in cases if _made_for(c.kernel, dev)]
         if not cases:
-            raise typer.BadParameter(
-                f"no library kernel is made from {path.name}: declare your kernel with "
-                f"declare(..., source=\"{path.name}\") in a design and run "
-                "`aiedsl kernel profile DESIGN.py`", param_hint="PATH")
+            raise _no_library_kernel(path, "profile")
     for prof in profile_cases(cases, dev, seed):
         for line in prof.lines():
             say(line)
+
+
+def _no_library_kernel(path: Path, command: str) -> Exception:
+    """The usage error for a C++ PATH no library kernel is made from: first that it does not
+    exist, when it does not (a library kernel's source is named, from anywhere, by its name
+    alone, so a missing path is only an error here)."""
+    if not path.exists():
+        return typer.BadParameter(f"{path} does not exist (nor is a library kernel made from a "
+                                  f"file named {path.name})", param_hint="PATH")
+    return typer.BadParameter(
+        f"no library kernel is made from {path.name}: declare your kernel with "
+        f"declare(..., source=\"{path.name}\") in a design and run "
+        f"`aiedsl kernel {command} DESIGN.py`", param_hint="PATH")
 
 
 def _made_for(k: Any, device: str) -> bool:

@@ -86,6 +86,9 @@ def test_kernel_group_without_a_command_shows_its_help() -> None:
     (["run", "designs/passthrough.py", "--target", "gpu"], "run", "--target"),
     (["sim", "designs/passthrough.py", "--clock", "0"], "sim", "--clock"),
     (["kernel", "test"], "kernel test", "give a kernel file or a design file, or --all"),
+    (["kernel", "test", "nonexist.cc"], "kernel test", "error: Invalid value for PATH: "
+     "nonexist.cc does not exist (nor is a library kernel made from a file named nonexist.cc)"),
+    (["kernel", "profile", "nonexist.cc"], "kernel profile", "nonexist.cc does not exist"),
     (["build", "designs/passthrough.py", "--no-such-flag"], "build", "--no-such-flag"),
     (["no-such-command"], "", "no-such-command"),
 ])
