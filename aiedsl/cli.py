@@ -528,16 +528,20 @@ def _usage_error(e: Any) -> int:
     return int(e.exit_code)
 
 
+_INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console entry point: run the app; usage errors exit 2, DesignErrors their own code."""
     try:
         code = app(args=argv, prog_name="aiedsl", standalone_mode=False)
     except typer.Abort as e:
         sys.stderr.write("aborted\n")
-        sys.exit(130 if isinstance(e.__context__, KeyboardInterrupt) else 1)
+        sys.exit(_INTERRUPTED if isinstance(e.__context__, KeyboardInterrupt) else 1)
     except KeyboardInterrupt:
         sys.stderr.write("aborted\n")
-        sys.exit(130)
+        sys.exit(_INTERRUPTED)
     except Exception as e:
         if isinstance(e, _click_class("ClickException")):
             sys.exit(_usage_error(e))
@@ -547,6 +551,10 @@ def main(argv: Optional[List[str]] = None) -> None:
             raise
         sys.stderr.write(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
         sys.exit(getattr(e, "exit_code", 2))
+    if code == _INTERRUPTED:
+        # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False
+        # returns as a code instead of raising: no aiedsl command exits 130 by itself.
+        sys.stderr.write("aborted\n")
     if isinstance(code, int) and code:
         sys.exit(code)
 

@@ -256,3 +256,20 @@ def test_a_table_on_an_80_column_terminal_keeps_every_name_whole() -> None:
         joined = _column_text(text, column).replace(" ", "")
         for name in whole:
             assert name in joined, text
+
+
+# -- Ctrl-C ---------------------------------------------------------------------------------------
+
+def test_an_interrupted_command_says_aborted_and_exits_130(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import aiedsl.checks
+    from aiedsl.cli import main
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt  # Ctrl-C while the checks run
+
+    monkeypatch.setattr(aiedsl.checks, "check_design", interrupted)
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(ROOT / "designs" / "passthrough.py")])
+    assert e.value.code == 130
+    assert capsys.readouterr() == ("", "aborted\n")
