@@ -239,7 +239,8 @@ def os_error(e: OSError, shown: str | Path, *, rule: str, option: str,
         fix = f"{display_path(str(blocker))} is a file, not a folder: choose another path with " \
               f"{option}"
     elif e.errno in (errno.EACCES, errno.EPERM):
-        fix = f"make {folder} writable for you (ls -ld {folder} shows who may write it), or " \
+        able, may = ("readable", "read") if verb == "read" else ("writable", "write")
+        fix = f"make {folder} {able} for you (ls -ld {folder} shows who may {may} it), or " \
               f"choose another path with {option}"
     elif e.errno in (errno.ENOSPC, errno.EDQUOT):
         fix = f"free space on the file system of {folder}, or choose another path with {option}"

@@ -615,3 +615,23 @@ def test_a_folder_given_as_the_file_is_refused(
         f"error [output file]: {given} is a folder, not a file\n"
         f"  fix: name the file, e.g. --trace {given.rstrip('/')}/passthrough.json\n")
     assert entries(tmp_path) == ["somedir/"]
+
+
+def test_an_output_directory_that_cannot_be_read_is_a_design_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl import outdir
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p").mkdir()
+
+    def unreadable(folder: Path) -> list[str]:  # what scandir meets in a chmod 300 folder
+        raise PermissionError(13, "Permission denied", str(folder))
+
+    monkeypatch.setattr(outdir, "foreign", unreadable)
+    with pytest.raises(DesignError) as e:
+        write(_gen(), "p")
+    assert str(e.value) == (
+        "error [output directory]: cannot read p: Permission denied\n"
+        "  fix: make p readable for you (ls -ld p shows who may read it), or choose another "
+        "path with -o")
+    assert entries(tmp_path) == ["p/"]
