@@ -1,7 +1,8 @@
 """The ``aiedsl`` command line: thin wrappers that parse arguments, call the library, print.
 
 Every :class:`~aiedsl.errors.DesignError` is printed as is, without a traceback, and exits 2
-(``AIEDSL_TRACEBACK=1`` shows the traceback); a :class:`~aiedsl.errors.ToolchainError` exits 4
+(``AIEDSL_TRACEBACK=1`` shows the traceback); an output path the system refuses is one too
+(:func:`aiedsl.outdir.os_error`). A :class:`~aiedsl.errors.ToolchainError` exits 4
 (a tool is missing) or 5 (a tool failed). A usage error prints one ``error:`` line and the
 command's usage, and exits 2.
 
@@ -72,14 +73,23 @@ def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str
             say("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
         return
     from rich.console import Console
+
+    Console(highlight=False, markup=False).print(_rich_table(title, columns, rows))
+
+
+def _rich_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
+    """The rich Table of :func:`_print_table`. On a narrow terminal cells wrap, and a word
+    wider than its column (a kernel name, a path) is folded onto the next line, never cut to
+    an ellipsis: the names are what the table is read for."""
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title, title_justify="left")
     for c in columns:
-        table.add_column(c)
+        table.add_column(c, overflow="fold", no_wrap=False)
     for row in rows:
-        table.add_row(*row)
-    Console(highlight=False, markup=False).print(table)
+        table.add_row(*(Text(str(cell)) for cell in row))  # plain text: no markup read
+    return table
 
 
 # -- commands -------------------------------------------------------------------------------------
@@ -252,10 +262,7 @@ def kernel_test(
         cases = library_cases(path)
         if not cases:
             assert path is not None
-            raise typer.BadParameter(
-                f"no library kernel is made from {path.name}: declare your kernel with "
-                f"declare(..., source=\"{path.name}\") in a design and run "
-                "`aiedsl kernel test DESIGN.py`", param_hint="PATH")
+            raise _no_library_kernel(path, "test")
     failed = 0
     start = time.perf_counter()
     for case in cases:
@@ -292,13 +299,23 @@ def kernel_profile(
         cases, dev = library_cases(path), device or "npu1"
         cases = [c for c in cases if _made_for(c.kernel, dev)]
         if not cases:
-            raise typer.BadParameter(
-                f"no library kernel is made from {path.name}: declare your kernel with "
-                f"declare(..., source=\"{path.name}\") in a design and run "
-                "`aiedsl kernel profile DESIGN.py`", param_hint="PATH")
+            raise _no_library_kernel(path, "profile")
     for prof in profile_cases(cases, dev, seed):
         for line in prof.lines():
             say(line)
+
+
+def _no_library_kernel(path: Path, command: str) -> Exception:
+    """The usage error for a C++ PATH no library kernel is made from: first that it does not
+    exist, when it does not (a library kernel's source is named, from anywhere, by its name
+    alone, so a missing path is only an error here)."""
+    if not path.exists():
+        return typer.BadParameter(f"{path} does not exist (nor is a library kernel made from a "
+                                  f"file named {path.name})", param_hint="PATH")
+    return typer.BadParameter(
+        f"no library kernel is made from {path.name}: declare your kernel with "
+        f"declare(..., source=\"{path.name}\") in a design and run "
+        f"`aiedsl kernel {command} DESIGN.py`", param_hint="PATH")
 
 
 def _made_for(k: Any, device: str) -> bool:
@@ -352,8 +369,9 @@ def map_(
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE",
-                                          help="The SVG file [default: build/<design>/map.svg]."),
+    # str, not Path: Path drops a trailing "/", which says the user meant a folder
+    output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
+                                         help="The SVG file [default: build/<design>/map.svg]."),
 ) -> None:
     """Place, allocate and route DESIGN and draw map.svg only.
 
@@ -367,7 +385,7 @@ def map_(
     from aiedsl.targets import get_target
 
     handle = _load(design, define, device, name)
-    path = output or Path("build") / handle.name / "map.svg"
+    path = output or str(Path("build") / handle.name / "map.svg")
     try:
         placed, usage = check_design(handle.ir)
         congested = None
@@ -377,7 +395,8 @@ def map_(
         error = e
     # Never over a file aiedsl did not write; in a build directory, listed in its marker.
     svg = tile_map(placed, get_target(placed.device), usage, congested)
-    write_file(path, svg, design=handle.name, ours=is_aiedsl_map, option="-o")
+    write_file(path, svg, design=handle.name, ours=is_aiedsl_map, option="-o",
+               example=f"{handle.name}.svg")
     say(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
     if error is not None:
         raise error
@@ -406,8 +425,8 @@ def sim(
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
     seed: int = SeedOpt,
-    trace: Optional[Path] = typer.Option(None, "--trace", metavar="FILE",
-                                         help="Write a Chrome trace-event JSON (Perfetto)."),
+    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE",
+                                        help="Write a Chrome trace-event JSON (Perfetto)."),
     clock: Optional[float] = typer.Option(None, "--clock", min=0.001, max=100.0, metavar="GHZ",
                                           help="Core clock in GHz [default: the device's]."),
     kernels: Kernels = typer.Option(Kernels.reference, "--kernels",
@@ -423,7 +442,7 @@ def sim(
     handle = _load(design, define, device, name)
     art = build_design(handle, write=False)
     start = time.perf_counter()
-    result = _watched_run(art, target="sim", seed=seed, trace=str(trace) if trace else None,
+    result = _watched_run(art, target="sim", seed=seed, trace=trace,
                           clock_hz=clock * 1e9 if clock else None, kernels=kernels.value)
     say(f"{handle.name} on {handle.ir.device}: simulated in "
         f"{time.perf_counter() - start:.2f} s (seed {seed}"
@@ -442,8 +461,8 @@ def run_(
     seed: int = SeedOpt,
     iters: int = typer.Option(1, "--iters", min=1, metavar="N", help="NPU: timed runs."),
     warmup: int = typer.Option(0, "--warmup", min=0, metavar="N", help="NPU: untimed runs first."),
-    trace: Optional[Path] = typer.Option(None, "--trace", metavar="FILE",
-                                         help="Simulator trace file."),
+    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE",
+                                        help="Simulator trace file."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="DIR",
                                           help="Build directory [default: build/<design>]."),
 ) -> None:
@@ -455,18 +474,22 @@ def run_(
     from aiedsl.api import build as build_design
 
     handle = _load(design, define, device, name)
+    if trace and target is not Target.npu:
+        from aiedsl.sim.stats import check_trace
+
+        check_trace(trace, handle.name)  # before building: a refused trace writes nothing
     art = build_design(handle, output=output)
     say(f"built {art.path}/")
     start = time.perf_counter()
     result = _watched_run(art, target=target.value, iters=iters, warmup=warmup, seed=seed,
-                          trace=str(trace) if trace else None, say=say)
+                          trace=trace, say=say)
     where = "simulated" if result.target == "sim" else "ran on the NPU"
     say(f"{handle.name} on {handle.ir.device}: {where} in "
         f"{time.perf_counter() - start:.2f} s (seed {seed})")
     _report(result, trace if result.target == "sim" else None)
 
 
-def _report(result: Any, trace: Optional[Path]) -> None:
+def _report(result: Any, trace: Optional[str]) -> None:
     """Print a run's comparison and timing (rendered from its fields); exit 1 on FAIL."""
     for line in result.lines():
         say(line)
@@ -508,16 +531,20 @@ def _usage_error(e: Any) -> int:
     return int(e.exit_code)
 
 
+_INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console entry point: run the app; usage errors exit 2, DesignErrors their own code."""
     try:
         code = app(args=argv, prog_name="aiedsl", standalone_mode=False)
     except typer.Abort as e:
         sys.stderr.write("aborted\n")
-        sys.exit(130 if isinstance(e.__context__, KeyboardInterrupt) else 1)
+        sys.exit(_INTERRUPTED if isinstance(e.__context__, KeyboardInterrupt) else 1)
     except KeyboardInterrupt:
         sys.stderr.write("aborted\n")
-        sys.exit(130)
+        sys.exit(_INTERRUPTED)
     except Exception as e:
         if isinstance(e, _click_class("ClickException")):
             sys.exit(_usage_error(e))
@@ -527,6 +554,10 @@ def main(argv: Optional[List[str]] = None) -> None:
             raise
         sys.stderr.write(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
         sys.exit(getattr(e, "exit_code", 2))
+    if code == _INTERRUPTED:
+        # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False
+        # returns as a code instead of raising: no aiedsl command exits 130 by itself.
+        sys.stderr.write("aborted\n")
     if isinstance(code, int) and code:
         sys.exit(code)
 

@@ -26,6 +26,7 @@ from aiedsl.lang.design import DesignHandle
 from aiedsl.outdir import write_build
 from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv, shell_line
+from aiedsl.toolchain.compile import tool_input
 
 
 @dataclass
@@ -62,8 +63,10 @@ def generate(handle: DesignHandle) -> Generated:
 def write(gen: Generated, out_dir: str | Path) -> Path:
     """Write ``gen``'s files into ``out_dir``, replacing a previous build there whole.
 
-    The previous build's tool outputs (xclbin, logs, cache) are kept. A directory holding files
-    aiedsl did not write is refused, as is one another build is writing (see
-    :mod:`aiedsl.outdir`): a DesignError, and nothing is written.
+    The previous build's tool outputs (xclbin, logs, cache) are kept while ``aie.mlir`` and the
+    kernels are unchanged, and dropped otherwise (they were made from other inputs). A
+    directory holding files aiedsl did not write is refused, as is one another build is writing
+    (see :mod:`aiedsl.outdir`): a DesignError, and nothing is written.
     """
-    return write_build(out_dir, gen.files, design=gen.design.name, executable=("build.sh",))
+    return write_build(out_dir, gen.files, design=gen.design.name, executable=("build.sh",),
+                       tool_input=tool_input)

@@ -9,7 +9,8 @@ ancestors, which it could not replace.
 
 A build is replaced whole, never file by file: the new one is written beside the old, in the
 staging directory ``<parent>/.<name>.aiedsl-new/build``, the old build's tool outputs are
-hard-linked into it, and the two are swapped by one ``renameat2(RENAME_EXCHANGE)``. An interrupt
+hard-linked into it (only when the files the tools read are unchanged: outputs made from other
+inputs are dropped), and the two are swapped by one ``renameat2(RENAME_EXCHANGE)``. An interrupt
 or a crash leaves either the old build or the new one, whole.
 
 The staging directory is also the lock: it is made with ``os.mkdir`` (which fails when it
@@ -149,7 +150,8 @@ def check_output_dir(out_dir: str | Path, design: str) -> None:
     shown = Path(out_dir)
     real = Path(os.path.realpath(shown))
     _refuse_working_dir(real, shown, design)
-    _refuse_foreign(real, shown)
+    with _os_errors(shown, rule="output directory", option="-o", verb="read"):
+        _refuse_foreign(real, shown)
 
 
 def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
@@ -172,6 +174,13 @@ def _refuse_foreign(real: Path, shown: Path) -> None:
                           fix=f"choose another directory with -o, or move {shown} away")
     alien = foreign(real)
     if alien:
+        # A --compile running there holds the lock while its tools write files its marker will
+        # list only when they are done: those are not the user's, the directory is busy.
+        staging = staging_path(real)
+        if os.path.isdir(staging):
+            who = _holder(staging, locked=False)
+            if who is not None:
+                raise _busy(who, shown, staging)
         named = ", ".join(alien[:MAX_NAMED])
         if len(alien) > MAX_NAMED:
             named += f" and {len(alien) - MAX_NAMED} more"
@@ -199,6 +208,97 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+# -- file-system errors ---------------------------------------------------------------------------
+
+TMP_SUFFIX = ".aiedsl-tmp"
+"""Ends the name of a temporary file :func:`_replace_file` renames into place."""
+
+
+def os_error(e: OSError, shown: str | Path, *, rule: str, option: str,
+             verb: str = "write") -> DesignError:
+    """The DesignError for file-system error ``e``, met while aiedsl wrote (or read, ``verb``)
+    ``shown``: the path the system refused, its reason, and a fix fitting the reason.
+
+    ``option`` names the command-line option that chose ``shown`` (``-o``, ``--trace``).
+
+    >>> print(os_error(PermissionError(13, "Permission denied", "/r/.b.aiedsl-new"), "/r/b",
+    ...                rule="output directory", option="-o"))  # doctest: +NORMALIZE_WHITESPACE
+    error [output directory]: cannot write /r/b: Permission denied (at /r/.b.aiedsl-new)
+      fix: make /r writable for you (ls -ld /r shows who may write it), or choose another path
+      with -o
+    """
+    failed = Path(os.fsdecode(e.filename)) if e.filename is not None else Path(shown)
+    if failed.name.endswith(TMP_SUFFIX):  # a temporary file's random name says nothing
+        failed = failed.parent
+    where = display_path(str(failed))
+    # The folder whose permissions or space decide: the failing path when it is a folder
+    # (renaming a folder rewrites its ".."), else the folder it was to be made in.
+    folder = display_path(str(failed if failed.is_dir() else failed.parent))
+    blocker = _file_on_the_way(failed) if e.errno in (errno.ENOTDIR, errno.EEXIST) else None
+    if blocker is not None:
+        fix = f"{display_path(str(blocker))} is a file, not a folder: choose another path with " \
+              f"{option}"
+    elif e.errno in (errno.EACCES, errno.EPERM):
+        able, may = ("readable", "read") if verb == "read" else ("writable", "write")
+        fix = f"make {folder} {able} for you (ls -ld {folder} shows who may {may} it), or " \
+              f"choose another path with {option}"
+    elif e.errno in (errno.ENOSPC, errno.EDQUOT):
+        fix = f"free space on the file system of {folder}, or choose another path with {option}"
+    elif e.errno == errno.EROFS:
+        fix = f"{folder} is on a read-only file system: choose another path with {option}"
+    else:
+        fix = f"choose another path with {option}, in a folder you may write"
+    reason = e.strerror or type(e).__name__
+    at = "" if where == display_path(str(shown)) else f" (at {where})"
+    return DesignError(rule, f"cannot {verb} {shown}: {reason}{at}", fix=fix)
+
+
+def _file_on_the_way(path: Path) -> Path | None:
+    """``path`` or its nearest existing ancestor, when that is not a folder."""
+    for p in (path, *path.parents):
+        if os.path.lexists(p):
+            return None if p.is_dir() else p
+    return None
+
+
+@contextmanager
+def _os_errors(shown: str | Path, *, rule: str, option: str,
+               verb: str = "write") -> Iterator[None]:
+    """Turn a file-system error met inside into :func:`os_error`'s DesignError."""
+    try:
+        yield
+    except OSError as e:
+        raise os_error(e, shown, rule=rule, option=option, verb=verb) from e
+
+
+def _make_dirs(folder: Path) -> list[Path]:
+    """Make ``folder`` and its missing ancestors; returns those made, outermost first. A failure
+    removes again what it made."""
+    missing = []
+    d = folder
+    while not os.path.lexists(d) and d != d.parent:
+        missing.append(d)
+        d = d.parent
+    made: list[Path] = []
+    try:
+        for d in reversed(missing):
+            os.mkdir(d)
+            made.append(d)
+    except BaseException:
+        _unmake_dirs(made)
+        raise
+    return made
+
+
+def _unmake_dirs(made: list[Path]) -> None:
+    """Remove the folders :func:`_make_dirs` made, innermost first, each only while empty."""
+    for d in reversed(made):
+        try:
+            os.rmdir(d)
+        except OSError:
+            break
+
+
 # -- the lock: the staging directory --------------------------------------------------------------
 
 
@@ -221,11 +321,7 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
         except FileExistsError:
             who = _holder(staging, locked)
             if who is not None:
-                raise DesignError(
-                    "output directory", "another aiedsl build" + (f" ({who})" if who else "")
-                    + f" is writing {shown}",
-                    fix="try again when it is done (if no aiedsl is running, delete "
-                        f"{display_path(str(staging))})") from None
+                raise _busy(who, shown, staging) from None
             _remove_leftover(staging, out)
             os.mkdir(staging)
         try:
@@ -238,6 +334,16 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
         yield staging
     finally:
         _release(staging, out)
+
+
+def _busy(who: str, shown: str | Path, staging: Path) -> DesignError:
+    """The error for a build directory another live build (``who``: ``"pid N"`` or ``""``)
+    holds."""
+    return DesignError(
+        "output directory", "another aiedsl build" + (f" ({who})" if who else "")
+        + f" is writing {shown}",
+        fix=f"try again when it is done (if no aiedsl is running, delete "
+            f"{display_path(str(staging))})")
 
 
 @contextmanager
@@ -348,38 +454,67 @@ def _release(staging: Path, out: Path) -> None:
 
 
 def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
-                executable: Iterable[str] = ()) -> Path:
+                executable: Iterable[str] = (),
+                tool_input: Callable[[str], bool] | None = None) -> Path:
     """Replace build directory ``out_dir`` with ``files`` (relative path -> text), atomically.
 
     Refuses (DesignError, nothing written) a directory holding files aiedsl did not write, the
     working directory and its ancestors, and a directory another build is writing. The previous
-    build's tool outputs (xclbin, logs, cache ...) are carried over; ``kernels/`` is not.
-    Returns ``out_dir`` as given.
+    build's tool outputs (xclbin, logs, cache ...) are carried over while they belong to these
+    files: ``tool_input`` says which files the tools read, and when one of them differs from the
+    previous build's (or is new or gone), nothing of the previous build is carried. ``kernels/``
+    is never carried. Returns ``out_dir`` as given.
     """
     shown = Path(out_dir)
     out = Path(os.path.realpath(shown))  # a symlinked output: replace what it points at
     check_output_dir(shown, design)  # before anything is touched
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with claim(out, shown) as staging:
-        _refuse_foreign(out, shown)  # again: now no other aiedsl build can change it
-        new = staging / _NEW
-        new.mkdir()
-        for rel, text in files.items():
-            path = new / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _put(path, text)
-        for rel in executable:
-            os.chmod(new / rel, 0o755)
-        if out.is_dir():
-            _carry_tool_outputs(out, new, set(files))
-        write_marker(new, design)  # last: a staged build with a marker is complete
-        _swap(new, out)
+    made: list[Path] = []
+    try:
+        with _os_errors(shown, rule="output directory", option="-o"):
+            made = _make_dirs(out.parent)
+            with claim(out, shown) as staging:
+                _refuse_foreign(out, shown)  # again: now no other aiedsl build can change it
+                new = staging / _NEW
+                new.mkdir()
+                for rel, text in files.items():
+                    path = new / rel
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    _put(path, text)
+                for rel in executable:
+                    os.chmod(new / rel, 0o755)
+                if out.is_dir() and _same_inputs(out, files, tool_input):
+                    _carry_tool_outputs(out, new, set(files))
+                write_marker(new, design)  # last: a staged build with a marker is complete
+                _swap(new, out)
+    except BaseException:
+        _unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
+        raise
     return shown
 
 
 def _put(path: Path, text: str) -> None:
     """Write one file (a seam for tests that interrupt a build midway)."""
     path.write_text(text)
+
+
+def _same_inputs(old: Path, files: dict[str, str], tool_input: Callable[[str], bool] | None
+                 ) -> bool:
+    """Do the files the tools read (``tool_input``) in build ``old`` hold exactly ``files``?
+    Their outputs there (an xclbin, instructions) were made from them: carried over beside
+    other inputs, they would pass for the new build's."""
+    if tool_input is None:
+        return True
+    want = {rel: text for rel, text in files.items() if tool_input(rel)}
+    have = [rel for rel in entries(old) if not rel.endswith("/") and tool_input(rel)]
+    if set(have) != set(want):
+        return False
+    for rel, text in want.items():
+        try:
+            if (old / rel).read_text() != text:  # read as _put wrote it
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def _carry_tool_outputs(old: Path, new: Path, generated: set[str]) -> None:
@@ -474,13 +609,14 @@ def tool_outputs(out_dir: str | Path) -> Iterator[None]:
     if read_marker(out) is None:
         yield
         return
-    with claim(out, shown) as staging:
-        marker = read_marker(out) or {"files": []}  # again, under the lock: it may have changed
-        before = set(entries(out))
-        try:
-            yield
-        finally:
-            _relist(out, marker, staging, lambda e: e not in before)
+    with _os_errors(shown, rule="output directory", option="-o"):
+        with claim(out, shown) as staging:
+            marker = read_marker(out) or {"files": []}  # again, under the lock
+            before = set(entries(out))
+            try:
+                yield
+            finally:
+                _relist(out, marker, staging, lambda e: e not in before)
 
 
 def _relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
@@ -496,35 +632,70 @@ def _relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
                  [e for e in now if e in listed or new(e)], tmp_dir)
 
 
-def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str], bool],
-               option: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and one rename.
+def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
+               example: str) -> None:
+    """Raise the DesignError :func:`write_file` would raise before writing ``path``, so that a
+    command refuses it before its long work (a simulation) rather than after.
 
-    Refuses (DesignError "output file") to overwrite a file aiedsl did not write: ``ours`` is
-    given the file's first 4 KB. A folder it makes is a build directory, with a marker; a file
-    written in a build directory is added to its marker. ``option`` names the command-line
-    option that chose ``path``, for the fix.
+    Refused: a folder (or a path ending in ``/``: ``example`` is the file name the fix suggests
+    in it), a file aiedsl did not write (``ours`` is given its first 4 KB), and a path whose
+    folder is a file or, as far as ``os.access`` tells, not writable.
     """
     shown = Path(path)
     real = Path(os.path.realpath(shown))
+    if str(path).endswith(("/", os.sep)) or real.is_dir():
+        raise DesignError("output file", f"{path} is a folder, not a file",
+                          fix=f"name the file, e.g. {option} {shown / example}")
     if os.path.lexists(real) and not _is_ours(real, ours):
         raise DesignError("output file", f"{shown} exists and aiedsl did not write it",
                           fix=f"choose another file with {option}, or move {shown} away")
-    home = build_dir_of(_existing(real.parent))
-    if home is None and not real.parent.exists():
-        real.parent.mkdir(parents=True, exist_ok=True)
-        write_marker(real.parent, design, [])
-        home = real.parent
-    if home is None:
-        _replace_file(real, text, real.parent)
-        return
-    with claim(home, display_path(str(home))) as staging:
-        real.parent.mkdir(parents=True, exist_ok=True)
-        _replace_file(real, text, staging)
-        rel = real.relative_to(home)
-        added = {str(rel)} | {f"{p}/" for p in rel.parents if str(p) != "."}
-        marker = read_marker(home) or {"design": design, "files": []}
-        _relist(home, marker, staging, added.__contains__)
+    there = _existing(real.parent)
+    # What the write would meet first: the folder itself, or the first folder it must make.
+    first = real.parent if there == real.parent else \
+        next(p for p in (real.parent, *real.parent.parents) if p.parent == there)
+    if not there.is_dir():
+        e: OSError = NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(first))
+        raise os_error(e, shown, rule="output file", option=option)
+    if not os.access(there, os.W_OK | os.X_OK):
+        e = PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(first))
+        raise os_error(e, shown, rule="output file", option=option)
+
+
+def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str], bool],
+               option: str, example: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and one rename.
+
+    Refuses (DesignError "output file", :func:`check_file`) a folder and a file aiedsl did not
+    write. A folder it makes is a build directory, with a marker; a file written in a build
+    directory is added to its marker. ``option`` names the command-line option that chose
+    ``path``, and ``example`` a file name, for the fix.
+    """
+    check_file(path, ours=ours, option=option, example=example)
+    shown = Path(path)
+    real = Path(os.path.realpath(shown))
+    made: list[Path] = []
+    try:
+        with _os_errors(shown, rule="output file", option=option):
+            home = build_dir_of(_existing(real.parent))
+            if home is None and not real.parent.exists():
+                made = _make_dirs(real.parent)
+                write_marker(real.parent, design, [])
+                home = real.parent
+            if home is None:
+                _replace_file(real, text, real.parent)
+                return
+            with claim(home, display_path(str(home))) as staging:
+                real.parent.mkdir(parents=True, exist_ok=True)
+                _replace_file(real, text, staging)
+                rel = real.relative_to(home)
+                added = {str(rel)} | {f"{p}/" for p in rel.parents if str(p) != "."}
+                marker = read_marker(home) or {"design": design, "files": []}
+                _relist(home, marker, staging, added.__contains__)
+    except BaseException:
+        if made:  # the folder this call made holds only its marker: the file never got there
+            (real.parent / MARKER).unlink(missing_ok=True)
+            _unmake_dirs(made)
+        raise
 
 
 def _existing(folder: Path) -> Path:
@@ -545,7 +716,7 @@ def _is_ours(path: Path, ours: Callable[[str], bool]) -> bool:
 
 def _replace_file(path: Path, text: str, tmp_dir: Path) -> None:
     """Write ``path`` whole or not at all: a temporary file in ``tmp_dir``, then os.replace."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".aiedsl-tmp", dir=tmp_dir)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=tmp_dir)
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)

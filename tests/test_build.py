@@ -45,7 +45,8 @@ def test_gemm_build_has_the_kernels_and_the_exact_commands(in_root: Path, tmp_pa
             '-I"$MLIR_AIE_INSTALL_DIR"/include -c kernels/matmul_bf16_f32_64x64x64_4x8x4.cc '
             "-o matmul_bf16_f32_64x64x64_4x8x4.o") in sh
     # the aiecc options are chosen when build.sh runs, from that aiecc's --help
-    assert sh[-1] == 'aiecc ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} aie.mlir'
+    assert sh[-1] == ('"$aiecc" ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} '
+                      'aie.mlir')
     assert "  outputs=(--get-xclbin --xclbin-name=aie.xclbin --get-npu-insts " \
            "--npu-insts-name=insts.bin)" in sh
 

@@ -86,6 +86,9 @@ def test_kernel_group_without_a_command_shows_its_help() -> None:
     (["run", "designs/passthrough.py", "--target", "gpu"], "run", "--target"),
     (["sim", "designs/passthrough.py", "--clock", "0"], "sim", "--clock"),
     (["kernel", "test"], "kernel test", "give a kernel file or a design file, or --all"),
+    (["kernel", "test", "nonexist.cc"], "kernel test", "error: Invalid value for PATH: "
+     "nonexist.cc does not exist (nor is a library kernel made from a file named nonexist.cc)"),
+    (["kernel", "profile", "nonexist.cc"], "kernel profile", "nonexist.cc does not exist"),
     (["build", "designs/passthrough.py", "--no-such-flag"], "build", "--no-such-flag"),
     (["no-such-command"], "", "no-such-command"),
 ])
@@ -215,3 +218,58 @@ def test_importing_aiedsl_loads_the_language_on_first_use() -> None:
             "print(before, 'aiedsl.lang' in sys.modules, 'aiedsl.api' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout == "False True False\n", r.stderr
+
+
+# -- tables on a terminal -------------------------------------------------------------------------
+
+def _column_text(rendered: str, index: int) -> str:
+    """What column ``index`` of a rendered rich table holds, its folded pieces joined."""
+    return "".join(line.split("│")[index + 1].strip() for line in rendered.splitlines()
+                   if line.startswith("│"))
+
+
+def test_a_table_on_an_80_column_terminal_keeps_every_name_whole() -> None:
+    import io
+
+    from rich.console import Console
+
+    from aiedsl.checks import check_design
+    from aiedsl.cli import _rich_table
+    from aiedsl.codegen.report import COLUMNS, report_rows
+    from aiedsl.loader import load_design
+    from aiedsl.targets import get_target
+
+    placed, usage = check_design(load_design(ROOT / "designs" / "gemm_bf16.py").ir)
+    rows = report_rows(placed, get_target(placed.device), usage)
+    path = "/tmp/venv_fresh/lib/python3.11/site-packages/llvm-aie"
+    for title, columns, body, column, whole in [
+            ("gemm", COLUMNS, rows, COLUMNS.index("runs"),
+             ["core[1,1]:matmul_bf16_f32_64x64x64_4x8x4,zero_f32_4096"]),
+            ("aiedsl doctor", ("tool", "status", "where / how found", "version"),
+             [("Peano (llvm-aie)", "MISSING", f"no bin/clang++ under {path} (pip package "
+               "llvm-aie)", "-")], 2, [path])]:
+        out = io.StringIO()
+        Console(file=out, width=80, force_terminal=True, color_system=None).print(
+            _rich_table(title, columns, body))
+        text = out.getvalue()
+        assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+        joined = _column_text(text, column).replace(" ", "")
+        for name in whole:
+            assert name in joined, text
+
+
+# -- Ctrl-C ---------------------------------------------------------------------------------------
+
+def test_an_interrupted_command_says_aborted_and_exits_130(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import aiedsl.checks
+    from aiedsl.cli import main
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt  # Ctrl-C while the checks run
+
+    monkeypatch.setattr(aiedsl.checks, "check_design", interrupted)
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(ROOT / "designs" / "passthrough.py")])
+    assert e.value.code == 130
+    assert capsys.readouterr() == ("", "aborted\n")

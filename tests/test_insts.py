@@ -435,3 +435,25 @@ def test_an_offset_with_a_stepping_innermost_dimension_lands_where_the_npu_start
     assert dma_offsets(p) == ((0, 0, 64, 0), (0, 0, 1, 64))
     p = Pattern(offset=5, sizes=(1, 1, 1, 4096), strides=(0, 0, 0, 1))
     assert dma_offsets(p) == ((0, 0, 0, 5), (0, 0, 0, 1))
+
+
+def test_inspect_of_the_wrong_file_says_what_was_expected_and_found(tmp_path: Path) -> None:
+    longer = tmp_path / "longer.bin"
+    longer.write_bytes(struct.pack("<5I", 0x06030100, 0x0101, 0, 16, 0))  # header: 16 bytes
+    r = aiedsl("inspect", str(longer))
+    assert r.returncode == 2
+    assert r.stderr == (
+        f"error [instruction stream]: {longer} is longer than its header says: the header "
+        "gives 16 bytes, the file has 20\n"
+        "  limit: 16 bytes, the stream size its header gives (word 3)\n"
+        "  found: 20 bytes in the file\n"
+        "  fix: give an insts.bin written by aie-translate --aie-npu-to-binary (aiedsl build "
+        "writes one when mlir-aie is here)\n")
+    elf = tmp_path / "a.out"
+    elf.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(57))
+    r = aiedsl("inspect", str(elf))
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[:2] == [
+        f"error [instruction stream]: {elf} is an ELF file (a program or a core's object code), "
+        "not an NPU instruction stream",
+        "  found: the ELF signature (7f 45 4c 46) at byte 0"]

@@ -9,6 +9,7 @@ marker after ``--compile``, and single files (map.svg, traces) written over noth
 from __future__ import annotations
 
 import json
+import socket
 import multiprocessing
 import os
 import re
@@ -193,8 +194,7 @@ def test_without_renameat2_an_interrupt_between_the_two_renames_puts_the_old_bui
     assert os.listdir(tmp_path) == ["p"]
     gen = _gen(8192)
     write(gen, out)  # and, uninterrupted, the fallback replaces the build
-    _assert_whole(out, {**_build_of(gen), "aie.xclbin": before["aie.xclbin"],
-                        "insts.bin": before["insts.bin"]})
+    _assert_whole(out, _build_of(gen))  # the old xclbin was made from another aie.mlir: gone
     assert os.listdir(tmp_path) == ["p"]
 
 
@@ -234,11 +234,10 @@ def test_a_killed_build_leaves_the_previous_build_whole_and_the_next_build_clean
     assert _tree(out) == before
     staging = tmp_path / ".p.aiedsl-new"
     assert json.loads((staging / "pid").read_text())["pid"] == child.pid  # its leftover
-    gen = _gen(16384)
+    gen = _gen()
     write(gen, out)  # the dead build's staging dir is removed, not taken for a live one
-    want = _build_of(gen)
-    want.update({"aie.xclbin": before["aie.xclbin"], "insts.bin": before["insts.bin"]})
-    _assert_whole(out, want)
+    _assert_whole(out, {**_build_of(gen), "aie.xclbin": before["aie.xclbin"],
+                        "insts.bin": before["insts.bin"]})  # same design: its outputs kept
     assert os.listdir(tmp_path) == ["p"]
 
 
@@ -356,7 +355,7 @@ TOOL_OUTPUTS = ["aie.mlir.prj/", "aie.mlir.prj/main.o", "aie.xclbin", "cache.jso
                 "manifest.json", "passthrough_i32_1024.o"]
 
 
-def test_compile_outputs_are_in_the_marker_and_a_rebuild_keeps_them(
+def test_compile_outputs_are_in_the_marker_and_a_rebuild_of_the_same_design_keeps_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_tools(tmp_path / "tools", monkeypatch)
     monkeypatch.chdir(tmp_path)
@@ -367,10 +366,13 @@ def test_compile_outputs_are_in_the_marker_and_a_rebuild_keeps_them(
     assert marker is not None and marker["files"] == entries(out)
     assert set(TOOL_OUTPUTS) <= set(marker["files"])
     compiled = {rel: data for rel, data in _tree(out).items() if rel in TOOL_OUTPUTS}
-    gen = _gen(8192)
+    gen = _gen()  # the same design: the same aie.mlir and kernels
     write(gen, out)
     _assert_whole(out, {**_build_of(gen), **compiled})
     assert os.listdir(tmp_path) == ["out", "tools"]  # and no staging dir
+    gen = _gen(8192)  # another aie.mlir: the outputs of the old one are not carried
+    write(gen, out)
+    _assert_whole(out, _build_of(gen))
 
 
 def test_a_failed_compile_lists_its_logs_but_not_the_users_files(
@@ -442,3 +444,194 @@ def test_a_trace_says_aiedsl_wrote_it_and_never_overwrites_a_users_file(tmp_path
         f"  fix: choose another file with --trace, or move {mine} away")
     assert mine.read_text() == '{"traceEvents": []}'
     assert sorted(os.listdir(tmp_path)) == ["mine.json", "t.json"]
+
+
+# -- file-system errors: a DesignError naming the path and the reason, exit 2, nothing left -------
+
+
+def test_an_output_path_under_a_file_is_a_design_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("mine\n")
+    before = _tree(tmp_path)
+    assert _main("build", str(PASSTHROUGH), "-o", "afile/b") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: cannot write afile/b: Not a directory (at "
+        "afile/.b.aiedsl-new)\n"
+        "  fix: afile is a file, not a folder: choose another path with -o\n")
+    assert _main("map", str(PASSTHROUGH), "-o", "afile/m.svg") == 2
+    assert capsys.readouterr().err == (
+        "error [output file]: cannot write afile/m.svg: Not a directory (at afile)\n"
+        "  fix: afile is a file, not a folder: choose another path with -o\n")
+    assert _main("sim", str(PASSTHROUGH), "--trace", "afile/sub/t.json") == 2
+    assert capsys.readouterr().err == (
+        "error [output file]: cannot write afile/sub/t.json: Not a directory (at afile/sub)\n"
+        "  fix: afile is a file, not a folder: choose another path with --trace\n")
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_an_output_directory_in_proc_is_a_design_error(capsys: pytest.CaptureFixture) -> None:
+    # /proc refuses every mkdir, root's too
+    assert _main("build", str(PASSTHROUGH), "-o", "/proc/x") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: cannot write /proc/x: No such file or directory (at "
+        "/proc/.x.aiedsl-new)\n"
+        "  fix: choose another path with -o, in a folder you may write\n")
+
+
+def test_a_refused_swap_leaves_the_previous_build_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl import outdir
+
+    out = tmp_path / "p"
+    before = _compiled_build(out, _gen())
+
+    def exchange(a: Path, b: Path) -> bool:  # what a build directory chmod 555 gets (not root)
+        raise PermissionError(13, "Permission denied", str(b))
+
+    monkeypatch.setattr(outdir, "_exchange", exchange)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DesignError) as e:
+        write(_gen(8192), "p")
+    assert str(e.value) == (
+        "error [output directory]: cannot write p: Permission denied\n"
+        "  fix: make p writable for you (ls -ld p shows who may write it), or choose another "
+        "path with -o")
+    assert _tree(out) == before
+    assert os.listdir(tmp_path) == ["p"]  # no staging dir left
+
+
+def test_a_failed_build_removes_the_folders_it_made_for_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl import outdir
+
+    def put(path: Path, text: str) -> None:
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(outdir, "_put", put)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DesignError) as e:
+        write(_gen(), "new/sub/b")
+    assert str(e.value) == (
+        "error [output directory]: cannot write new/sub/b: No space left on device (at "
+        "new/sub/.b.aiedsl-new/build/aie.mlir)\n"
+        "  fix: free space on the file system of new/sub/.b.aiedsl-new/build, or choose "
+        "another path with -o")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
+                    reason="root writes into a chmod 555 folder anyway")
+def test_a_read_only_parent_is_a_design_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o555)
+    try:
+        assert _main("build", str(PASSTHROUGH), "-o", "ro/b") == 2
+        assert capsys.readouterr().err == (
+            "error [output directory]: cannot write ro/b: Permission denied (at "
+            "ro/.b.aiedsl-new)\n"
+            "  fix: make ro writable for you (ls -ld ro shows who may write it), or choose "
+            "another path with -o\n")
+        assert _main("map", str(PASSTHROUGH), "-o", "ro/m.svg") == 2
+        assert capsys.readouterr().err.splitlines()[0] == (
+            "error [output file]: cannot write ro/m.svg: Permission denied (at ro)")
+        assert os.listdir(tmp_path / "ro") == []
+    finally:
+        (tmp_path / "ro").chmod(0o755)
+
+
+def test_a_build_into_a_directory_a_compile_is_writing_says_another_build_is_writing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = write(_gen(), "p")
+    # what a running --compile leaves: its lock (alive: this process's pid), and tool outputs
+    # not yet in the marker (it lists them when the tools are done)
+    staging = tmp_path / ".p.aiedsl-new"
+    staging.mkdir()
+    (staging / "pid").write_text(json.dumps({"pid": os.getpid(),
+                                             "host": socket.gethostname()}))
+    for name in ("aie.xclbin", "insts.bin", "main.o"):
+        (out / name).write_text("being written\n")
+    before = _tree(out)
+    try:
+        with pytest.raises(DesignError) as e:
+            write(_gen(8192), "p")
+        assert str(e.value) == (
+            f"error [output directory]: another aiedsl build (pid {os.getpid()}) is writing p\n"
+            "  fix: try again when it is done (if no aiedsl is running, delete "
+            ".p.aiedsl-new)")
+        assert _tree(out) == before
+    finally:
+        (staging / "pid").unlink()
+        staging.rmdir()
+    with pytest.raises(DesignError, match="p holds 3 files aiedsl did not write"):
+        write(_gen(8192), "p")  # with nobody writing, they are the user's
+
+
+def test_a_refused_trace_is_refused_before_simulating_or_building(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import aiedsl.sim as sim
+
+    def no_simulation(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("simulated before refusing the trace")
+
+    monkeypatch.setattr(sim, "_simulate", no_simulation)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.json").write_text('{"traceEvents": []}')
+    refused = ("error [output file]: mine.json exists and aiedsl did not write it\n"
+               "  fix: choose another file with --trace, or move mine.json away\n")
+    assert _main("sim", str(PASSTHROUGH), "--trace", "mine.json") == 2
+    assert capsys.readouterr().err == refused
+    assert _main("run", str(PASSTHROUGH), "--trace", "mine.json", "-o", "rb") == 2
+    assert capsys.readouterr().err == refused
+    real_access = os.access
+
+    def access(path: Any, mode: int, **kwargs: Any) -> bool:  # a folder we may not write
+        return Path(path) != tmp_path and real_access(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    assert _main("sim", str(PASSTHROUGH), "--trace", "t.json") == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "error [output file]: cannot write t.json: Permission denied (at .)")
+    assert os.listdir(tmp_path) == ["mine.json"]  # no build directory: run refused first
+    assert (tmp_path / "mine.json").read_text() == '{"traceEvents": []}'
+
+
+@pytest.mark.parametrize("given", ["somedir", "somedir/", "new/"])
+def test_a_folder_given_as_the_file_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        given: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "somedir").mkdir()
+    assert _main("map", str(PASSTHROUGH), "-o", given) == 2
+    assert capsys.readouterr().err == (
+        f"error [output file]: {given} is a folder, not a file\n"
+        f"  fix: name the file, e.g. -o {given.rstrip('/')}/passthrough.svg\n")
+    assert _main("sim", str(PASSTHROUGH), "--trace", given) == 2
+    assert capsys.readouterr().err == (
+        f"error [output file]: {given} is a folder, not a file\n"
+        f"  fix: name the file, e.g. --trace {given.rstrip('/')}/passthrough.json\n")
+    assert entries(tmp_path) == ["somedir/"]
+
+
+def test_an_output_directory_that_cannot_be_read_is_a_design_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl import outdir
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p").mkdir()
+
+    def unreadable(folder: Path) -> list[str]:  # what scandir meets in a chmod 300 folder
+        raise PermissionError(13, "Permission denied", str(folder))
+
+    monkeypatch.setattr(outdir, "foreign", unreadable)
+    with pytest.raises(DesignError) as e:
+        write(_gen(), "p")
+    assert str(e.value) == (
+        "error [output directory]: cannot read p: Permission denied\n"
+        "  fix: make p readable for you (ls -ld p shows who may read it), or choose another "
+        "path with -o")
+    assert entries(tmp_path) == ["p/"]

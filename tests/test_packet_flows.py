@@ -31,7 +31,7 @@ def test_packet_flows_number_every_stream_and_ask_aiecc(design_file: DesignFile)
         ("in_l3", 0), ("in_l1", 1), ("out_l1", 2), ("out_l3", 3)]
     assert "in_l3: (0,0) MM2S 0 -> (0,1) S2MM 0; 1 wire; packet id 0" in gen.files["report.txt"]
     last = gen.files["build.sh"].strip().splitlines()[-1]
-    assert last == ('aiecc ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} '
+    assert last == ('"$aiecc" ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} '
                     "--packet-sw-objFifos aie.mlir")
     assert simulate(handle).passed
 

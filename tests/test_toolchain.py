@@ -24,6 +24,7 @@ import pytest
 
 import aiedsl
 from aiedsl.errors import ToolchainError
+from aiedsl.outdir import read_marker
 from aiedsl.toolchain.discover import find_tools
 from aiedsl.toolchain.xrt import NpuSession
 
@@ -295,6 +296,40 @@ def test_build_sh_speaks_whichever_aiecc_runs_it(fake_tools: dict[str, Path],
     assert (fake_tools["root"] / "out" / "aie.xclbin").read_text() == "xclbin"
 
 
+@pytest.mark.parametrize("where", ["aiecc.py on PATH", "aiecc.py in MLIR_AIE_INSTALL_DIR/bin",
+                                   "aiecc in MLIR_AIE_INSTALL_DIR/bin"])
+def test_build_sh_finds_aiecc_where_discovery_does(fake_tools: dict[str, Path], where: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    aiecc = fake_tools["mlir_aie"] / "bin" / "aiecc"
+    name = where.split()[0]
+    if name == "aiecc.py":
+        aiecc.rename(aiecc.with_name("aiecc.py"))
+    path = "/usr/bin:/bin"
+    if where.endswith("on PATH"):  # and MLIR_AIE_INSTALL_DIR without it
+        path = f"{fake_tools['mlir_aie'] / 'bin'}:{path}"
+        (fake_tools["root"] / "headers-only" / "include").mkdir(parents=True)
+        monkeypatch.setenv("MLIR_AIE_INSTALL_DIR", str(fake_tools["root"] / "headers-only"))
+    assert find_tools({**os.environ, "PATH": path}).aiecc.path == \
+        fake_tools["mlir_aie"] / "bin" / name  # where discovery finds it, build.sh does
+    aiedsl.build(PASSTHROUGH, output="out")
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True,
+                       env={**os.environ, "PATH": path})
+    assert r.returncode == 0, r.stderr
+    assert fake_tools["log"].read_text().splitlines()[1] == f"{AIECC_WORDS['current']} aie.mlir"
+    assert (fake_tools["root"] / "out" / "aie.xclbin").read_text() == "xclbin"
+
+
+def test_build_sh_without_aiecc_says_what_it_needs(fake_tools: dict[str, Path]) -> None:
+    (fake_tools["mlir_aie"] / "bin" / "aiecc").unlink()
+    aiedsl.build(PASSTHROUGH, output="out")
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True,
+                       env={**os.environ, "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 127
+    assert r.stderr == ("build.sh: no aiecc: put the aiecc (or aiecc.py) of mlir-aie on PATH, "
+                        "or set MLIR_AIE_INSTALL_DIR to an mlir-aie install whose bin/ holds "
+                        "it\n")
+
+
 def test_build_sh_stops_when_aiecc_rejects_its_command(fake_tools: dict[str, Path]) -> None:
     """An aiecc whose help names neither spelling gets the current one; if it rejects it,
     build.sh stops there (set -e) with aiecc's message."""
@@ -318,7 +353,7 @@ def test_build_sh_quotes_the_aiecc_choice() -> None:
     assert "  outputs=(--aie-generate-xclbin --xclbin-name=aie.xclbin --aie-generate-npu-insts " \
            "--npu-insts-name=insts.bin)" in script.splitlines()
     assert script.splitlines()[-1] == \
-        'aiecc ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} aie.mlir'
+        '"$aiecc" ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} aie.mlir'
 
 
 def test_peano_line_keeps_stock_aie_api_off_adf_h() -> None:
@@ -403,6 +438,44 @@ def test_a_change_recompiles(fake_tools: dict[str, Path], change: str) -> None:
     assert len(fake_tools["log"].read_text().splitlines()) == before + 3
 
 
+@pytest.mark.parametrize("change", ["define", "tool version"])
+def test_an_aiecc_that_writes_nothing_is_not_credited_with_the_old_outputs(
+        fake_tools: dict[str, Path], change: str) -> None:
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    out = fake_tools["root"] / "out"
+    # exits 0 without writing: the previous build's aie.xclbin and insts.bin must not pass
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(fake_tools["log"], "exit 0"))
+    defines = ["-D", "TILE=512"] if change == "define" else []
+    if change == "tool version":  # the same aie.mlir: the old outputs are carried, then dropped
+        _script(fake_tools["peano"] / "bin" / "clang++",
+                FAKE_CLANG.format(version="19.0.1", log=fake_tools["log"], fail=""))
+    r = _cli("build", str(PASSTHROUGH), *defines, "-o", "out", "--compile")
+    assert r.returncode == 5
+    # (the progress display, not drawn off a terminal, leaves an empty line first)
+    assert r.stderr.lstrip("\n") == (
+        "error [aiecc]: aiecc finished but did not write aie.xclbin, insts.bin\n"
+        "  found: see out/logs/aiecc.log\n"
+        "  fix: check the aiecc version (aiedsl emits mlir-aie's 2026 syntax)\n")
+    assert not any((out / name).exists() for name in
+                   ("aie.xclbin", "insts.bin", "manifest.json", "cache.json"))
+    assert {"aie.xclbin", "insts.bin"}.isdisjoint(read_marker(out)["files"])  # type: ignore
+
+
+def test_a_rebuild_of_a_changed_design_drops_the_old_compiled_outputs(
+        fake_tools: dict[str, Path]) -> None:
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    out = fake_tools["root"] / "out"
+    compiled = {n: (out / n).read_bytes() for n in ("aie.xclbin", "insts.bin", "manifest.json")}
+    aiedsl.build(PASSTHROUGH, output="out")  # unchanged: kept, and still a cache hit
+    assert {n: (out / n).read_bytes() for n in compiled} == compiled
+    art = aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    assert art.compiled is not None and art.compiled.cached
+    aiedsl.build(PASSTHROUGH, defines={"TILE": 512}, output="out")  # changed: dropped
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".aiedsl-build.json", "aie.mlir", "build.sh", "design.json", "kernels", "map.svg",
+        "report.txt"]
+
+
 def test_build_compile_without_tools_writes_the_mlir_and_exits_4(no_tools: Path) -> None:
     r = _cli("build", str(PASSTHROUGH), "-o", "out", "--compile")
     assert r.returncode == 4
@@ -431,14 +504,29 @@ def test_aiecc_failure_names_the_command_its_output_and_the_design_line(
     assert e.exit_code == 5
     out = fake_tools["root"] / "out"
     mlir_aie = fake_tools["mlir_aie"]
-    assert str(e) == (
-        "designs/passthrough.py:18: error [aiecc]: aiecc failed (exit 1)\n"
+    assert str(e) == (  # the design file as it is: the tool printed its last parts
+        f"{PASSTHROUGH}:18: error [aiecc]: aiecc failed (exit 1)\n"
         f"  $ {mlir_aie}/bin/aiecc {AIECC_WORDS['current']} aie.mlir\n"
         "    loading aie.mlir\n"
         "    designs/passthrough.py:18:0: error: 'aie.objectfifo' op does not fit\n"
         "  fix: the whole output is in out/logs/aiecc.log"
     )
     assert not (out / "manifest.json").exists()
+
+
+def test_a_tool_error_is_placed_in_a_design_whose_path_has_a_space(
+        fake_tools: dict[str, Path]) -> None:
+    design = fake_tools["root"] / "my designs" / "passthrough.py"
+    design.parent.mkdir()
+    design.write_text(PASSTHROUGH.read_text())
+    # 'designs/passthrough.py' is in the output too: it must not be taken for the design
+    fail = ('echo "my designs/passthrough.py:18:0: error: \'aie.objectfifo\' op does not fit"; '
+            'exit 1')
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(fake_tools["log"], fail))
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(design, output="out", compile=True)
+    assert str(excinfo.value).splitlines()[0] == (
+        "my designs/passthrough.py:18: error [aiecc]: aiecc failed (exit 1)")
 
 
 def _elf32(segments: list[tuple[int, int]], order: str = "<") -> bytes:
@@ -647,6 +735,41 @@ def test_npu_run_uses_mlir_aies_buffer_abi(fake_npu: FakeXrt) -> None:
     assert result.seconds == sorted(result.latencies)[1]
     assert result.lines()[1].startswith(
         "  measured on the NPU: 3 run(s) after 2 warm-up: latency")
+
+
+def test_an_xrt_failure_says_which_step_failed_and_exits_5(
+        fake_npu: FakeXrt, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    from aiedsl.cli import main
+
+    def refuse(self: Any, xclbin: Any) -> None:
+        raise RuntimeError("load_axlf: Operation not permitted")
+
+    monkeypatch.setattr(fake_npu.device, "register_xclbin", refuse)
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(PASSTHROUGH), "-o", "out", "--target", "npu"])
+    assert e.value.code == 5
+    err = capsys.readouterr().err
+    assert err.endswith(
+        "error [npu]: XRT failed to register aie.xclbin with the device: load_axlf: Operation "
+        "not permitted\n"
+        "  fix: check the NPU driver and XRT (`aiedsl doctor`, `xrt-smi examine`); the design "
+        "still runs on the simulator with --target sim\n"), err
+    assert "Traceback" not in err
+
+
+def test_an_xrt_failure_while_running_names_the_step(fake_npu: FakeXrt,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    art = aiedsl.build(PASSTHROUGH, output="out")
+
+    def launch(self: Any, *args: Any) -> None:
+        raise RuntimeError("ERT command timed out")
+
+    monkeypatch.setattr(fake_npu.kernel, "__call__", launch)
+    with pytest.raises(ToolchainError) as e:
+        art.run(target="npu")
+    assert e.value.exit_code == 5
+    assert e.value.message == "XRT failed to launch the kernel: ERT command timed out"
 
 
 def test_npu_run_checks_against_the_reference(fake_tools: dict[str, Path],

@@ -24,7 +24,7 @@ from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, compare, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
-from aiedsl.sim.stats import Timing, timing, write_trace
+from aiedsl.sim.stats import Timing, check_trace, timing, write_trace
 from aiedsl.targets import TargetModel, get_target
 
 __all__ = ["Deadlock", "SimFault", "SimResult", "Watch", "simulate"]
@@ -114,6 +114,8 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     each kernel's C++, built for the host (:mod:`aiedsl.kernels.host`), instead of its numpy
     reference. ``watch`` hears each stage as it starts (a progress display).
     """
+    if trace is not None:
+        check_trace(trace, handle.name)  # before simulating: a refusal then costs nothing
     with _older_objects_frozen():
         return _simulate(handle, inputs, seed, clock_hz, trace, check, compute, placed, kernels,
                          watch or _unwatched)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from aiedsl.ir import RtpWrite
@@ -215,6 +216,14 @@ def is_aiedsl_trace(head: str) -> bool:
     return head.startswith('{"otherData": {"generator": "aiedsl ')
 
 
+def check_trace(path: str | Path, design: str) -> None:
+    """Refuse (DesignError "output file") a trace file :func:`write_trace` would refuse: called
+    before simulating, so a refusal costs no simulation."""
+    from aiedsl.outdir import check_file
+
+    check_file(path, ours=is_aiedsl_trace, option="--trace", example=f"{design}.json")
+
+
 def write_trace(m: Machine, clock_hz: float, path: str) -> None:
     """Write :func:`chrome_trace` as JSON to ``path``, whole or not at all.
 
@@ -223,4 +232,4 @@ def write_trace(m: Machine, clock_hz: float, path: str) -> None:
     from aiedsl.outdir import write_file
 
     write_file(path, json.dumps(chrome_trace(m, clock_hz)), design=m.design.name,
-               ours=is_aiedsl_trace, option="--trace")
+               ours=is_aiedsl_trace, option="--trace", example=f"{m.design.name}.json")

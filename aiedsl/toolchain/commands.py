@@ -121,9 +121,10 @@ class ArrayWords:
 @dataclass(frozen=True)
 class AieccScript:
     """aiecc run with the option spelling of whichever aiecc runs it: as shell text, the
-    ``build.sh`` lines of :func:`aiecc_script` (they ask ``aiecc --help``, then run it)."""
+    ``build.sh`` lines of :func:`aiecc_script` (they ask ``aiecc --help``, then run it).
+    ``aiecc`` None: ``build.sh`` finds it as aiedsl does (:func:`find_aiecc_script`)."""
 
-    aiecc: str
+    aiecc: str | None
     mlir: str
     packet: bool = False
 
@@ -198,34 +199,75 @@ PACKET_OPTION = "--packet-sw-objFifos"
 option of ``aie-objectFifo-stateful-transform`` is ``packet-sw-objFifos=true``."""
 
 
-def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str = "aiecc",
+AIECC_NAMES = ("aiecc", "aiecc.py")
+"""aiecc's names, in the order they are looked for (the Python ``aiecc.py`` of older
+mlir-aie second): on ``PATH``, then in an install's ``bin/``."""
+FOUND_AIECC = EnvWord("", "aiecc", "")
+"""The aiecc ``build.sh`` found (:func:`find_aiecc_script`)."""
+
+
+def find_aiecc_script() -> list[str]:
+    """The ``build.sh`` lines that find aiecc as :mod:`aiedsl.toolchain.discover` does (the
+    names of :data:`AIECC_NAMES` on ``PATH``, then in ``$MLIR_AIE_INSTALL_DIR/bin``) and put it
+    in ``$aiecc``, or stop (exit 127) saying what it needs. No path of this machine is written
+    into them: ``build.sh`` is the same on every machine."""
+    names = shell_line(list(AIECC_NAMES))
+    install = EnvWord("", "MLIR_AIE_INSTALL_DIR", "/bin/").shell() + '"$name"'
+    need = ("build.sh: no aiecc: put the aiecc (or aiecc.py) of mlir-aie on PATH, or set "
+            "MLIR_AIE_INSTALL_DIR to an mlir-aie install whose bin/ holds it")
+    return [
+        "# aiecc as aiedsl looks for it: aiecc or aiecc.py on PATH, else in",
+        "# $MLIR_AIE_INSTALL_DIR/bin.",
+        "aiecc=''",
+        f"for name in {names}; do",
+        '  if command -v "$name" >/dev/null 2>&1; then aiecc=$name; break; fi',
+        "done",
+        'if [ -z "$aiecc" ]; then',
+        f"  for name in {names}; do",
+        f"    if [ -x {install} ]; then aiecc={install}; break; fi",
+        "  done",
+        "fi",
+        'if [ -z "$aiecc" ]; then',
+        f"  echo {shell_line([need])} >&2",
+        "  exit 127",
+        "fi",
+    ]
+
+
+def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str | None = None,
                spelling: AieccSpelling | None = None, packet: bool = False) -> list[Word]:
     """Lower, place and package ``mlir`` into ``aie.xclbin`` and ``insts.bin``.
 
     With the ``spelling`` of the aiecc found (``--compile``), the words to run; without one
     (``build.sh``, written before anyone knows which aiecc will run it), an :class:`AieccScript`
-    whose shell text picks the spelling when it runs. ``packet`` adds :data:`PACKET_OPTION`.
+    whose shell text picks the spelling when it runs. ``aiecc`` is the aiecc to run (None:
+    ``aiecc`` with a spelling, and for ``build.sh`` the one it finds itself). ``packet`` adds
+    :data:`PACKET_OPTION`.
 
     >>> aiecc_argv(spelling=AieccSpelling("generate", peano_flags=True))[:3]
     ['aiecc', '--no-xchesscc', '--no-xbridge']
     >>> shell_line(aiecc_argv()).splitlines()[-1]
-    'aiecc ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} aie.mlir'
+    '"$aiecc" ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} aie.mlir'
     """
     if spelling is None:
         return [AieccScript(aiecc, mlir, packet)]
-    return [aiecc, *spelling.words(), *([PACKET_OPTION] if packet else []), mlir]
+    return [aiecc or AIECC_NAMES[0], *spelling.words(), *([PACKET_OPTION] if packet else []),
+            mlir]
 
 
-def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str = "aiecc",
+def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str | None = None,
                  packet: bool = False) -> list[str]:
     """The ``build.sh`` lines that run aiecc with the spelling of whichever aiecc runs them.
 
-    ``build.sh`` is written before anyone knows which mlir-aie will run it, so it asks that aiecc
-    (``aiecc --help``) the same two questions :func:`aiecc_spelling` asks, and picks the words;
-    every word goes through :func:`shell_line`.
+    ``build.sh`` is written before anyone knows which mlir-aie will run it, so it finds aiecc
+    (unless ``aiecc`` names it: :func:`find_aiecc_script`), asks it (``aiecc --help``) the same
+    two questions :func:`aiecc_spelling` asks, and picks the words; every word goes through
+    :func:`shell_line`.
     """
-    probe = shell_line([aiecc, "--help"])
+    tool: Word = FOUND_AIECC if aiecc is None else aiecc
+    probe = shell_line([tool, "--help"])
     return [
+        *(find_aiecc_script() if aiecc is None else []),
         "# aiecc's options changed in mlir-aie (PR 3364: --get-* outputs; PR 3501: Peano by",
         "# default, no --no-xchesscc): ask this aiecc which it takes.",
         "aiecc_offers() {",
@@ -242,7 +284,7 @@ def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str = "aiecc",
         "else",
         f"  outputs=({shell_line(OUTPUTS_GET)})",
         "fi",
-        shell_line([aiecc, ArrayWords("backend"), ArrayWords("outputs"),
+        shell_line([tool, ArrayWords("backend"), ArrayWords("outputs"),
                     *([PACKET_OPTION] if packet else []), mlir]),
     ]
 

@@ -23,14 +23,14 @@ import re
 import subprocess
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from aiedsl.version import __version__
 from aiedsl.kernels.text import kernel_text
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
-from aiedsl.outdir import tool_outputs
+from aiedsl.outdir import read_marker, tool_outputs
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
 from aiedsl.toolchain.discover import Tools
@@ -38,6 +38,7 @@ from aiedsl.toolchain.elf import ElfError, program_end
 from aiedsl.toolchain.manifest import build_manifest
 
 OUTPUTS = ("aie.xclbin", "insts.bin")
+MANIFEST, CACHE = "manifest.json", "cache.json"
 PROJECT = "aie.mlir.prj"
 """aiecc's project folder for ``aie.mlir``: its intermediate files, the core ELFs among them."""
 TAIL_LINES = 15
@@ -84,12 +85,19 @@ def plan_steps(d: Design, target: TargetModel, kernel_files: list[str], tools: T
     return steps
 
 
+def tool_input(rel: str) -> bool:
+    """Is generated file ``rel`` one the tools read (``aie.mlir``, ``kernels/*``)? The cache key
+    hashes these, and a rebuild keeps the previous tool outputs only while these are unchanged
+    (:func:`aiedsl.outdir.write_build`)."""
+    return rel == "aie.mlir" or rel.startswith("kernels/")
+
+
 def cache_key(files: dict[str, str], steps: list[Step], tools: Tools) -> str:
     """sha256 of everything the tools read: MLIR, kernel sources, command lines, tool versions."""
     h = hashlib.sha256()
     h.update(f"aiedsl {__version__}\n".encode())
     for rel in sorted(files):
-        if rel == "aie.mlir" or rel.startswith("kernels/"):
+        if tool_input(rel):
             h.update(f"{rel}\n".encode())
             h.update(files[rel].encode())
     for s in steps:
@@ -130,6 +138,7 @@ def _compile(d: Design, target: TargetModel, out: Path, tools: Tools, steps: lis
     cached = _cache_hit(out, key)
     if cached is not None:
         return Compiled(out, True, cached, time.perf_counter() - start)
+    _drop_outputs(out)  # a previous compile's: else they pass for what these tools wrote
     (out / "logs").mkdir(exist_ok=True)
     for i, step in enumerate(steps):
         if progress:
@@ -149,9 +158,20 @@ def _compile(d: Design, target: TargetModel, out: Path, tools: Tools, steps: lis
             fix="check the aiecc version (aiedsl emits mlir-aie's 2026 syntax)")
     manifest = build_manifest(d, target, tools, key, (out / "insts.bin").stat().st_size,
                               core_programs(d, target, out))
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    (out / "cache.json").write_text(json.dumps({"key": key}) + "\n")
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    (out / CACHE).write_text(json.dumps({"key": key}) + "\n")
     return Compiled(out, False, manifest, time.perf_counter() - start)
+
+
+def _drop_outputs(out: Path) -> None:
+    """Remove the outputs of a previous compile from build directory ``out``: ``aie.xclbin``,
+    ``insts.bin`` (also a lowering's: aiecc writes its own), ``manifest.json`` and
+    ``cache.json``, each only when the marker lists it (aiedsl's, not the user's)."""
+    marker = read_marker(out)
+    listed = set(marker["files"]) if marker else set()
+    for name in (*OUTPUTS, MANIFEST, CACHE):
+        if name in listed:
+            (out / name).unlink(missing_ok=True)
 
 
 def core_programs(d: Design, target: TargetModel, out: Path) -> dict[str, int]:
@@ -216,9 +236,9 @@ def _program_overflow(d: Design, target: TargetModel, out: Path, step: Step,
 def _cache_hit(out: Path, key: str) -> dict | None:
     """The manifest when ``out`` holds outputs made from exactly these inputs."""
     try:
-        if json.loads((out / "cache.json").read_text())["key"] != key:
+        if json.loads((out / CACHE).read_text())["key"] != key:
             return None
-        manifest = json.loads((out / "manifest.json").read_text())
+        manifest = json.loads((out / MANIFEST).read_text())
     except (OSError, ValueError, KeyError):
         return None
     return manifest if all((out / name).is_file() for name in OUTPUTS) else None
@@ -248,15 +268,26 @@ def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
 
 def _design_line(output: str, d: Design) -> tuple[Loc | None, str]:
     """The design line a tool's output points at, and a phrase saying how it was found."""
+    # The design's own file names, found as they are (a generic path pattern would stop at a
+    # space: 'my designs/d.py' read as 'designs/d.py'), also when a tool shortens one to its
+    # last parts; the first mention in the output wins, the longest name at one place.
     files = {t.loc.file for t in d.tensors} | {d.loc.file}
-    for m in re.finditer(r"([\w./\\-]+\.py):(\d+)", output):
-        if m[1] in files or any(f.endswith(m[1]) for f in files):
-            return Loc(file=m[1], line=int(m[2])), ""
-    hit = re.search(r"kernels/(\w+)\.cc:(\d+)", output)
-    if hit:
+    best: tuple[int, int, str, int] | None = None
+    for f in files:
+        parts = PurePosixPath(f).parts
+        for i in range(len(parts)):
+            tail = str(PurePosixPath(*parts[i:]))
+            for m in re.finditer(rf"(?<![\w.-]){re.escape(tail)}:(\d+)", output):
+                found = (m.start(), -len(tail), f, int(m[1]))
+                if best is None or found < best:
+                    best = found
+    if best is not None:
+        return Loc(file=best[2], line=best[3]), ""
+    cc = re.search(r"kernels/(\w+)\.cc:(\d+)", output)
+    if cc:
         for k in d.kernels:
-            if k.symbol == hit[1]:
-                origin = kernel_text(d, k).origin(int(hit[2]))
+            if k.symbol == cc[1]:
+                origin = kernel_text(d, k).origin(int(cc[2]))
                 source = "" if origin.startswith("kernels/") else f", from {origin}"
-                return k.loc, f" in kernel '{k.symbol}' (kernels/{hit[1]}.cc:{hit[2]}{source})"
+                return k.loc, f" in kernel '{k.symbol}' (kernels/{cc[1]}.cc:{cc[2]}{source})"
     return None, ""

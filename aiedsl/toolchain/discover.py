@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from aiedsl.toolchain.commands import AieccSpelling, aiecc_spelling, help_offers
+from aiedsl.toolchain.commands import AIECC_NAMES, AieccSpelling, aiecc_spelling, help_offers
 
 INSTALL = {
     "peano": "pip install llvm-aie -f https://github.com/Xilinx/llvm-aie/releases/expanded_assets/"
@@ -179,7 +179,7 @@ def _find_peano(env: Mapping[str, str], peano: str | Path | None) -> Tool:
 
 def _find_aiecc(env: Mapping[str, str]) -> Tool:
     path_var = env.get("PATH", "")
-    for name in ("aiecc", "aiecc.py"):
+    for name in AIECC_NAMES:  # build.sh looks in the same order (find_aiecc_script)
         found = shutil.which(name, path=path_var)
         if found:
             return _aiecc(Path(found), "PATH", env)
@@ -188,7 +188,7 @@ def _find_aiecc(env: Mapping[str, str]) -> Tool:
         roots.append((Path(env["MLIR_AIE_INSTALL_DIR"]), "MLIR_AIE_INSTALL_DIR"))
     roots.append((_site_packages() / "mlir_aie", "pip package mlir_aie"))
     for root, how in roots:
-        for name in ("aiecc", "aiecc.py"):
+        for name in AIECC_NAMES:
             p = root / "bin" / name
             if p.is_file() and os.access(p, os.X_OK):
                 return _aiecc(p, how, env)

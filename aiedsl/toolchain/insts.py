@@ -43,12 +43,19 @@ __all__ = [
 ]
 
 
+ELF_MAGIC = b"\x7fELF"
+"""The first bytes of an ELF file (a core's object code, or a program such as /bin/ls)."""
+
+
 class InstsError(DesignError):
     """An instruction stream that cannot be read."""
 
 
-def _error(message: str, found: str, fix: str = "give an insts.bin written by aie-translate "
-           "--aie-npu-to-binary (aiedsl build writes one when mlir-aie is here)") -> InstsError:
+FIX = "give an insts.bin written by aie-translate --aie-npu-to-binary (aiedsl build writes one " \
+      "when mlir-aie is here)"
+
+
+def _error(message: str, found: str, fix: str = FIX) -> InstsError:
     return InstsError("instruction stream", message, found=found, fix=fix)
 
 
@@ -81,10 +88,16 @@ def decode(data: bytes, name: str = "the stream") -> Program:
     header = Header(major=w0 & 0xFF, minor=(w0 >> 8) & 0xFF, generation=(w0 >> 16) & 0xFF,
                     rows=w0 >> 24, columns=w1 & 0xFF, memtile_rows=(w1 >> 8) & 0xFF,
                     count=word_at(data, 2), size=word_at(data, 3))
+    if data.startswith(ELF_MAGIC):  # a core ELF or a program: the likeliest wrong file
+        raise _error(f"{name} is an ELF file (a program or a core's object code), not an NPU "
+                     "instruction stream", "the ELF signature (7f 45 4c 46) at byte 0")
     if header.size != len(data):
         what = "truncated" if header.size > len(data) else "longer than its header says"
-        raise _error(f"{name} is {what}: the header gives {header.size} bytes, the file has "
-                     f"{len(data)}", f"{len(data)} bytes of {header.size}")
+        raise InstsError(
+            "instruction stream", f"{name} is {what}: the header gives {header.size} bytes, the "
+            f"file has {len(data)}", limit=f"{header.size:,} bytes, the stream size its header "
+            "gives (word 3)", found=f"{len(data):,} bytes in the file",
+            fix=FIX)
     words = struct.unpack(f"<{nwords}I", data)
     instructions: list[Instruction] = []
     at = 4

@@ -45,7 +45,7 @@ from aiedsl.codegen.report import render_report
 from aiedsl.codegen.tilemap import tile_map
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Connect, Design, DmaChannel, Physical, Route
-from aiedsl.outdir import tool_outputs
+from aiedsl.outdir import TMP_SUFFIX, tool_outputs
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import (INSTS, argv_strings, lower_argvs, pass_pipeline,
                                        pipeline_passes, shell_line)
@@ -365,7 +365,7 @@ def _remove_stale(out: Path) -> None:
 def _replace(path: Path, data: bytes) -> None:
     """Write ``path`` whole or not at all (a temporary file beside it, then one rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".aiedsl-tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

@@ -16,12 +16,30 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from aiedsl.dtypes import dtype as lookup_dtype
+from aiedsl.errors import ToolchainError
+
+
+@contextmanager
+def xrt_step(what: str) -> Iterator[None]:
+    """Turn an exception pyxrt raises while doing ``what`` (it raises RuntimeError subclasses
+    with the driver's text) into a ToolchainError naming the step and XRT's message, exit 5
+    (a tool failed)."""
+    try:
+        yield
+    except Exception as e:
+        detail = str(e) or type(e).__name__
+        raise ToolchainError(
+            "npu", f"XRT failed to {what}: {detail}", exit_code=5,
+            fix="check the NPU driver and XRT (`aiedsl doctor`, `xrt-smi examine`); the "
+                "design still runs on the simulator with --target sim") from e
 
 
 def import_pyxrt() -> Any:
@@ -50,20 +68,28 @@ class NpuSession:
                  device: Any | None = None) -> None:
         self.xrt = pyxrt if pyxrt is not None else import_pyxrt()
         self.manifest = manifest
-        self.device = device if device is not None else self.xrt.device(0)
-        xclbin = self.xrt.xclbin(str(build_dir / manifest["xclbin"]))
-        self.device.register_xclbin(xclbin)
-        self.context = self.xrt.hw_context(self.device, xclbin.get_uuid())
-        self.kernel = self.xrt.kernel(self.context, manifest["kernel"])
+        with xrt_step("open NPU device 0"):
+            self.device = device if device is not None else self.xrt.device(0)
+        with xrt_step(f"read {manifest['xclbin']}"):
+            xclbin = self.xrt.xclbin(str(build_dir / manifest["xclbin"]))
+        with xrt_step(f"register {manifest['xclbin']} with the device"):
+            self.device.register_xclbin(xclbin)
+        with xrt_step("open a hardware context"):
+            self.context = self.xrt.hw_context(self.device, xclbin.get_uuid())
+        with xrt_step(f"find kernel {manifest['kernel']} in {manifest['xclbin']}"):
+            self.kernel = self.xrt.kernel(self.context, manifest["kernel"])
         insts = np.fromfile(build_dir / manifest["instructions"]["file"], dtype=np.uint32)
         self.words = int(insts.size)
-        self.instr = self.xrt.bo(self.device, insts.nbytes, self.xrt.bo.cacheable,
-                                 self.kernel.group_id(manifest["instructions"]["group_id"]))
-        self.instr.write(insts, 0)
-        self.instr.sync(self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE)
-        self.buffers = [self.xrt.bo(self.device, b["bytes"], self.xrt.bo.host_only,
-                                    self.kernel.group_id(b["group_id"]))
-                        for b in manifest["buffers"]]
+        with xrt_step("allocate and load the instruction buffer"):
+            self.instr = self.xrt.bo(self.device, insts.nbytes, self.xrt.bo.cacheable,
+                                     self.kernel.group_id(manifest["instructions"]["group_id"]))
+            self.instr.write(insts, 0)
+            self.instr.sync(self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE)
+        self.buffers = []
+        for b in manifest["buffers"]:
+            with xrt_step(f"allocate the buffer of '{b['name']}' ({b['bytes']} bytes)"):
+                self.buffers.append(self.xrt.bo(self.device, b["bytes"], self.xrt.bo.host_only,
+                                                self.kernel.group_id(b["group_id"])))
 
     def _view(self, i: int) -> np.ndarray:
         b = self.manifest["buffers"][i]
@@ -74,14 +100,18 @@ class NpuSession:
         """Copy the input tensors into their buffers and sync them to the device."""
         for i, b in enumerate(self.manifest["buffers"]):
             if b["direction"] != "out":
-                self._view(i)[...] = np.asarray(inputs[b["name"]]).reshape(b["shape"])
-                self.buffers[i].sync(self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE)
+                with xrt_step(f"copy input '{b['name']}' to the device"):
+                    self._view(i)[...] = np.asarray(inputs[b["name"]]).reshape(b["shape"])
+                    self.buffers[i].sync(
+                        self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE)
 
     def launch(self) -> float:
         """Run the kernel once on what the buffers hold; seconds from launch to completion."""
         start = time.perf_counter()
-        run = self.kernel(self.manifest["opcode"], self.instr, self.words, *self.buffers)
-        run.wait()
+        with xrt_step("launch the kernel"):
+            run = self.kernel(self.manifest["opcode"], self.instr, self.words, *self.buffers)
+        with xrt_step("wait for the kernel to finish"):
+            run.wait()
         return time.perf_counter() - start
 
     def read_outputs(self) -> dict[str, np.ndarray]:
@@ -89,8 +119,10 @@ class NpuSession:
         out = {}
         for i, b in enumerate(self.manifest["buffers"]):
             if b["direction"] != "in":
-                self.buffers[i].sync(self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE)
-                out[b["name"]] = self._view(i).copy()
+                with xrt_step(f"copy output '{b['name']}' from the device"):
+                    self.buffers[i].sync(
+                        self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE)
+                    out[b["name"]] = self._view(i).copy()
         return out
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
