@@ -233,7 +233,8 @@ def os_error(e: OSError, shown: str | Path, *, rule: str, option: str,
     where = display_path(str(failed))
     # The folder whose permissions or space decide: the failing path when it is a folder
     # (renaming a folder rewrites its ".."), else the folder it was to be made in.
-    folder = display_path(str(failed if failed.is_dir() else failed.parent))
+    # (os.path's tests never raise: Path.is_dir re-raises EACCES from a folder it cannot enter)
+    folder = display_path(str(failed if os.path.isdir(failed) else failed.parent))
     blocker = _file_on_the_way(failed) if e.errno in (errno.ENOTDIR, errno.EEXIST) else None
     if blocker is not None:
         fix = f"{display_path(str(blocker))} is a file, not a folder: choose another path with " \
@@ -257,7 +258,7 @@ def _file_on_the_way(path: Path) -> Path | None:
     """``path`` or its nearest existing ancestor, when that is not a folder."""
     for p in (path, *path.parents):
         if os.path.lexists(p):
-            return None if p.is_dir() else p
+            return None if os.path.isdir(p) else p
     return None
 
 
@@ -609,14 +610,19 @@ def tool_outputs(out_dir: str | Path) -> Iterator[None]:
     if read_marker(out) is None:
         yield
         return
+    body_error: OSError | None = None
     with _os_errors(shown, rule="output directory", option="-o"):
         with claim(out, shown) as staging:
             marker = read_marker(out) or {"files": []}  # again, under the lock
             before = set(entries(out))
             try:
                 yield
+            except OSError as e:  # the tools' own: not the output directory's to explain
+                body_error = e
             finally:
                 _relist(out, marker, staging, lambda e: e not in before)
+    if body_error is not None:
+        raise body_error
 
 
 def _relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
@@ -643,7 +649,7 @@ def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
     """
     shown = Path(path)
     real = Path(os.path.realpath(shown))
-    if str(path).endswith(("/", os.sep)) or real.is_dir():
+    if str(path).endswith(("/", os.sep)) or os.path.isdir(real):
         raise DesignError("output file", f"{path} is a folder, not a file",
                           fix=f"name the file, e.g. {option} {shown / example}")
     if os.path.lexists(real) and not _is_ours(real, ours):
@@ -653,11 +659,15 @@ def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
     # What the write would meet first: the folder itself, or the first folder it must make.
     first = real.parent if there == real.parent else \
         next(p for p in (real.parent, *real.parent.parents) if p.parent == there)
-    if not there.is_dir():
+    if not os.path.isdir(there):
         e: OSError = NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(first))
         raise os_error(e, shown, rule="output file", option=option)
     if not os.access(there, os.W_OK | os.X_OK):
-        e = PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(first))
+        # os.access says no for a read-only file system too: name that reason when it is one
+        readonly = bool(os.statvfs(there).f_flag & os.ST_RDONLY) if hasattr(os, "statvfs") \
+            else False
+        code = errno.EROFS if readonly else errno.EACCES
+        e = OSError(code, os.strerror(code), str(first))
         raise os_error(e, shown, rule="output file", option=option)
 
 
@@ -677,7 +687,7 @@ def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str]
     try:
         with _os_errors(shown, rule="output file", option=option):
             home = build_dir_of(_existing(real.parent))
-            if home is None and not real.parent.exists():
+            if home is None and not os.path.exists(real.parent):
                 made = _make_dirs(real.parent)
                 write_marker(real.parent, design, [])
                 home = real.parent
@@ -692,14 +702,14 @@ def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str]
                 marker = read_marker(home) or {"design": design, "files": []}
                 _relist(home, marker, staging, added.__contains__)
     except BaseException:
-        if made:  # the folder this call made holds only its marker: the file never got there
-            (real.parent / MARKER).unlink(missing_ok=True)
+        if made and not os.path.lexists(real):  # the folder this call made holds only its
+            (real.parent / MARKER).unlink(missing_ok=True)  # marker: the file never got there
             _unmake_dirs(made)
         raise
 
 
 def _existing(folder: Path) -> Path:
-    while not folder.exists() and folder != folder.parent:
+    while not os.path.exists(folder) and folder != folder.parent:
         folder = folder.parent
     return folder
 

@@ -457,3 +457,9 @@ def test_inspect_of_the_wrong_file_says_what_was_expected_and_found(tmp_path: Pa
         f"error [instruction stream]: {elf} is an ELF file (a program or a core's object code), "
         "not an NPU instruction stream",
         "  found: the ELF signature (7f 45 4c 46) at byte 0"]
+    elf.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(994))  # 1001 bytes: no whole words
+    r = aiedsl("inspect", str(elf))
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[0] == (
+        f"error [instruction stream]: {elf} is an ELF file (a program or a core's object code), "
+        "not an NPU instruction stream")

@@ -124,9 +124,17 @@ def test_n_in_a_kernel_declaration_is_an_int() -> None:
     with pytest.raises(DesignError) as e:
         scalar("n", "f32", equals=3)
     assert str(e.value).split(": ", 1)[1] == (
-        "error [kernel signature]: scalar 'n' has equals=3\n"
-        "  limit: an int, for an integer scalar (n is f32)\n"
-        "  found: 3\n"
+        "error [kernel signature]: scalar 'n' (f32) has equals=3, which is for integer "
+        "scalars\n"
+        "  limit: equals= on an integer scalar (an element count)\n"
+        "  found: f32\n"
+        "  fix: declare the scalar with an integer type, or leave equals= out")
+    with pytest.raises(DesignError) as e:
+        scalar("n", "i32", equals=3.0)
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [kernel signature]: scalar 'n' has equals=3.0\n"
+        "  limit: an int\n"
+        "  found: 3.0\n"
         "  fix: give the one value the C++ is compiled for")
 
 

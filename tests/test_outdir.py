@@ -543,6 +543,27 @@ def test_a_read_only_parent_is_a_design_error(
         (tmp_path / "ro").chmod(0o755)
 
 
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
+                    reason="root enters a chmod 000 folder anyway")
+def test_a_path_inside_a_folder_nobody_may_enter_is_a_design_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """Path.is_dir and Path.exists re-raise EACCES there: the error's own handling raised it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lock").mkdir()
+    (tmp_path / "lock").chmod(0o000)
+    try:
+        for args in (("sim", str(PASSTHROUGH), "--trace", "lock/t.json"),
+                     ("map", str(PASSTHROUGH), "-o", "lock/m.svg"),
+                     ("build", str(PASSTHROUGH), "-o", "lock/sub/b")):
+            assert _main(*args) == 2, args
+            err = capsys.readouterr().err
+            assert err.startswith("error [output "), err
+            assert "Permission denied" in err and "Traceback" not in err, err
+    finally:
+        (tmp_path / "lock").chmod(0o755)
+    assert os.listdir(tmp_path / "lock") == []
+
+
 def test_a_build_into_a_directory_a_compile_is_writing_says_another_build_is_writing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

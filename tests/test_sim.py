@@ -311,6 +311,25 @@ def test_a_kernel_reading_a_buffer_nothing_wrote_fails(design_file) -> None:  # 
     assert (result.outputs["y"] == result.inputs["x"] + np.iinfo(np.int32).min).all()
 
 
+@pytest.mark.parametrize("name", ["int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                  "float32", "bfloat16"])
+def test_unwritten_memory_is_never_zero(name: str) -> None:
+    """NaN for floats, the smallest signed or the largest unsigned integer: an unsigned type's
+    smallest is 0, which would let a never-zeroed u8 accumulator pass."""
+    import ml_dtypes
+
+    from aiedsl.sim.state import unwritten
+
+    dt = np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+    mem = unwritten((3,), dt)
+    assert mem.dtype == dt
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        assert (mem == (info.max if dt.kind == "u" else info.min)).all()
+    else:
+        assert np.isnan(mem.astype(np.float32)).all()
+
+
 def test_a_gemm_whose_accumulator_is_never_zeroed_fails(in_root: Path, tmp_path: Path) -> None:
     """gemm_bf16 without ``zero_c(acc)``, one C tile per core: zeros in L1 made it PASS."""
     src = Path("designs/gemm_bf16.py").read_text()

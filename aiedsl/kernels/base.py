@@ -32,7 +32,6 @@ from aiedsl.lang.names import check_entry, check_line, check_name, check_source,
 from aiedsl.lang.tensor import lookup_dtype
 
 
-
 def buffer(name: str, type: TensorType, access: Literal["in", "out", "inout"] = "in", *,
            blocks: tuple[int, int] | None = None) -> KernelArg:
     """A buffer parameter: ``access`` is ``"in"``, ``"out"`` or ``"inout"``.
@@ -81,11 +80,16 @@ def scalar(name: str, dt: DType | str | Any, *, equals: int | None = None,
     loc = caller_loc()
     name = check_name(name, "kernel argument", loc)
     d = lookup_dtype(dt, loc)
-    if equals is not None and (not isinstance(equals, int) or isinstance(equals, bool)
-                               or d.is_float):
+    if equals is not None and d.is_float:
+        raise DesignError("kernel signature", f"scalar '{name}' ({d.name}) has "
+                          f"equals={equals!r}, which is for integer scalars", loc=loc,
+                          limit="equals= on an integer scalar (an element count)",
+                          found=d.name, fix="declare the scalar with an integer type, or leave "
+                          "equals= out")
+    if equals is not None and (not isinstance(equals, int) or isinstance(equals, bool)):
         raise DesignError("kernel signature", f"scalar '{name}' has equals={equals!r}", loc=loc,
-                          limit=f"an int, for an integer scalar ({name} is {d.name})",
-                          found=repr(equals), fix="give the one value the C++ is compiled for")
+                          limit="an int", found=repr(equals),
+                          fix="give the one value the C++ is compiled for")
     narrow = None if narrows_to is None else lookup_dtype(narrows_to, loc)
     if narrow is not None and narrow.is_float != d.is_float:
         raise DesignError("kernel signature", f"scalar '{name}' ({d.name}) has "

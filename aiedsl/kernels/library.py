@@ -34,6 +34,7 @@ from aiedsl.kernels.matmul import (  # noqa: F401 (the library's matmul family, 
 )
 from aiedsl.lang.tensor import lookup_dtype
 
+
 def _vector_cycles(nbytes: int) -> int:
     return nbytes // 32 + 14
 

@@ -28,7 +28,6 @@ from aiedsl.lang.trace import DesignTrace
 from aiedsl.targets import DEVICES, get_target
 
 
-
 def _check_reference_names(fn: Callable[..., Any], inputs: list[str], tensors: set[str],
                            what: str, loc: Loc) -> None:
     """A reference parameter named after a host tensor gets that tensor.
@@ -58,6 +57,7 @@ def _check_reference_names(fn: Callable[..., Any], inputs: list[str], tensors: s
                 limit=f"the tensors the runtime fills, in argument order: {', '.join(inputs)}",
                 found=f"{getattr(fn, '__name__', 'reference')}({', '.join(positional)})",
                 fix=fix)
+
 
 @dataclass
 class DesignHandle:

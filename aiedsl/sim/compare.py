@@ -99,6 +99,7 @@ def _spelling(scalar: type) -> str:
 
 
 def poisoned(d: Design, name: str) -> np.ndarray:
-    """An output buffer filled with a value no correct run writes everywhere (NaN, or int min)."""
+    """An output buffer filled with a value no correct run writes everywhere
+    (:func:`~aiedsl.sim.state.unwritten`)."""
     t = d.tensor(name)
     return unwritten(t.type.shape, np.dtype(lookup_dtype(t.type.dtype).numpy))

@@ -21,9 +21,9 @@ from aiedsl.sim.engine import Conn, Engine, Lock, Proc, WorkQueue
 from aiedsl.targets import TargetModel, TimingModel
 
 
-
 def unwritten(shape: tuple[int, ...], np_dtype: np.dtype) -> np.ndarray:
-    """Memory nothing has written yet: NaN for a float type, the smallest integer otherwise.
+    """Memory nothing has written yet: NaN for a float type, the smallest signed integer, the
+    largest unsigned one (never 0).
 
     On the NPU a buffer holds whatever was there before (the last run's data, on a second
     run); zeros would let a kernel that reads before it writes (an accumulator never zeroed)
@@ -31,7 +31,9 @@ def unwritten(shape: tuple[int, ...], np_dtype: np.dtype) -> np.ndarray:
     """
     if np_dtype.kind == "f" or np_dtype.name == "bfloat16":
         return np.full(shape, np.nan, dtype=np_dtype)
-    return np.full(shape, np.iinfo(np_dtype).min, dtype=np_dtype)
+    info = np.iinfo(np_dtype)
+    return np.full(shape, info.max if info.min == 0 else info.min, dtype=np_dtype)
+
 
 @dataclass
 class Ring:

@@ -58,6 +58,7 @@ GENERATE_OPTION = "--aie-generate-xclbin"
 CHESS_DEFAULT_OPTION = "--no-xchesscc"
 """The option whose presence in ``aiecc --help`` means Peano must be asked for."""
 
+
 def pass_pipeline(stage: Literal["physical", "npu"], packet: bool = False) -> str:
     """aie-opt's ``--pass-pipeline`` for a lowering stage, as aiecc runs it: ``physical``
     (resource allocation, then the router; ``packet`` for ``--packet-sw-objFifos``) or ``npu``

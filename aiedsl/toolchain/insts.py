@@ -77,6 +77,10 @@ def read_insts(path: Path | str) -> Program:
 def decode(data: bytes, name: str = "the stream") -> Program:
     """Decode an instruction stream: its header, its operations, and the shim DMA tasks and syncs
     they program (a DesignError when it is truncated, inconsistent or has an unknown opcode)."""
+    if data.startswith(ELF_MAGIC):  # a core ELF or a program: the likeliest wrong file, and
+        # named as such whatever its size
+        raise _error(f"{name} is an ELF file (a program or a core's object code), not an NPU "
+                     "instruction stream", "the ELF signature (7f 45 4c 46) at byte 0")
     if len(data) % 4:
         raise _error(f"{name} is {len(data)} bytes, not a whole number of 32-bit words",
                      f"{len(data)} bytes")
@@ -88,9 +92,6 @@ def decode(data: bytes, name: str = "the stream") -> Program:
     header = Header(major=w0 & 0xFF, minor=(w0 >> 8) & 0xFF, generation=(w0 >> 16) & 0xFF,
                     rows=w0 >> 24, columns=w1 & 0xFF, memtile_rows=(w1 >> 8) & 0xFF,
                     count=word_at(data, 2), size=word_at(data, 3))
-    if data.startswith(ELF_MAGIC):  # a core ELF or a program: the likeliest wrong file
-        raise _error(f"{name} is an ELF file (a program or a core's object code), not an NPU "
-                     "instruction stream", "the ELF signature (7f 45 4c 46) at byte 0")
     if header.size != len(data):
         what = "truncated" if header.size > len(data) else "longer than its header says"
         raise InstsError(

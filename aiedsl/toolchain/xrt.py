@@ -93,15 +93,18 @@ class NpuSession:
 
     def _view(self, i: int) -> np.ndarray:
         b = self.manifest["buffers"][i]
-        raw = np.frombuffer(self.buffers[i].map(), dtype=np.uint8, count=b["bytes"])
+        with xrt_step(f"map the buffer of '{b['name']}'"):
+            mapped = self.buffers[i].map()
+        # (what follows is aiedsl's own: a failure there is not XRT's to be blamed for)
+        raw = np.frombuffer(mapped, dtype=np.uint8, count=b["bytes"])
         return raw.view(np.dtype(lookup_dtype(b["dtype"]).numpy)).reshape(b["shape"])
 
     def write_inputs(self, inputs: dict[str, np.ndarray]) -> None:
         """Copy the input tensors into their buffers and sync them to the device."""
         for i, b in enumerate(self.manifest["buffers"]):
             if b["direction"] != "out":
+                self._view(i)[...] = np.asarray(inputs[b["name"]]).reshape(b["shape"])
                 with xrt_step(f"copy input '{b['name']}' to the device"):
-                    self._view(i)[...] = np.asarray(inputs[b["name"]]).reshape(b["shape"])
                     self.buffers[i].sync(
                         self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE)
 
@@ -122,7 +125,7 @@ class NpuSession:
                 with xrt_step(f"copy output '{b['name']}' from the device"):
                     self.buffers[i].sync(
                         self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE)
-                    out[b["name"]] = self._view(i).copy()
+                out[b["name"]] = self._view(i).copy()
         return out
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
