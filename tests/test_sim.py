@@ -169,6 +169,21 @@ def test_older_objects_are_frozen_only_while_simulating(in_root: Path) -> None:
         gc.unfreeze()
 
 
+@pytest.mark.parametrize("name", ["passthrough", "gemm_bf16"])
+def test_the_trace_has_a_track_for_every_busy_core_and_channel(
+        in_root: Path, tmp_path: Path, name: str) -> None:
+    """Sending channels too (shim fills, memtile and core MM2S): only receivers and cores had
+    tracks, so the channel the summary called the bottleneck had none."""
+    path = tmp_path / "t.json"
+    result = simulate(load_design(f"designs/{name}.py"), trace=str(path))
+    doc = json.loads(path.read_text())
+    tracks = {e["args"]["name"] for e in doc["traceEvents"]
+              if e["name"] == "thread_name"}
+    busy = {p.name for p in result.machine.engine.procs if p.busy > 0}
+    assert tracks == busy
+    assert any("->" in t for t in tracks) and any("<-" in t for t in tracks)
+
+
 def test_trace_is_chrome_trace_event_json(in_root: Path, tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     simulate(load_design("designs/gemm_bf16.py"), trace=str(path))

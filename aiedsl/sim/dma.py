@@ -288,6 +288,8 @@ class Send:
             else:  # _FREE
                 i = self.part
                 p.busy += p.time - self.start
+                if engine.trace:
+                    p.spans.append((self.start, p.time, self.conn.name))
                 lock = self.prod[i]
                 lock.units.append(p.time)  # Engine.release of one unit, inlined
                 waiters = lock.waiters

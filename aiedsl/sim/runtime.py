@@ -23,8 +23,7 @@ def run_runtime(m: Machine, p: Proc) -> Gen:
     for op in shim_program(m.design):
         if isinstance(op, ShimSetLock):
             # one register write: the lock takes the value, whatever it held
-            p.time += costs.register_write
-            p.busy += costs.register_write
+            _work(p, costs.register_write, f"set barrier {op.barrier}", engine.trace)
             if engine.heap and engine.heap[0][0] < p.time:
                 # a core may take the lock's value before this set replaces it: earlier first
                 yield PAUSE
@@ -35,14 +34,12 @@ def run_runtime(m: Machine, p: Proc) -> Gen:
             continue
         if isinstance(op, ShimRtpWrite):
             # one register write into the core's memory; nothing waits for it
-            p.time += costs.register_write
-            p.busy += costs.register_write
+            _work(p, costs.register_write, f"rtp_write {op.rtp}[{op.index}]", engine.trace)
             m.rtps[op.rtp].writes[op.index].append((p.time, op.value))
             continue
         if isinstance(op, ShimTransfer):
             flat = m.host[op.tensor].reshape(-1)
-            p.time += costs.task
-            p.busy += costs.task
+            _work(p, costs.task, f"issue {op.op} {op.fifo}", engine.trace)
             per_byte = bursts_per_byte(op.pattern, flat.itemsize, costs.burst_bytes)
             token = None
             if op.token:  # a wait takes the oldest token of its channel, waited for or not
@@ -56,3 +53,11 @@ def run_runtime(m: Machine, p: Proc) -> Gen:
             yield ("done", token)
             p.info.pop("waiting", None)
     p.info["done"] = True
+
+
+def _work(p: Proc, cycles: float, label: str, trace: bool) -> None:
+    """The firmware spends ``cycles`` on one step (a trace shows it on the runtime's track)."""
+    if trace:
+        p.spans.append((p.time, p.time + cycles, label))
+    p.time += cycles
+    p.busy += cycles

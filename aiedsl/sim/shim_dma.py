@@ -34,6 +34,8 @@ def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nby
             chunk = engine.send(conn, piece, p)
             yield ("sent", chunk)
             p.busy += p.time - start
+            if engine.trace:
+                p.spans.append((start, p.time, conn.name))
 
 
 def shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, nbytes: int,

@@ -194,7 +194,8 @@ def timing(m: Machine) -> Timing:
 
 
 def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:
-    """A Chrome trace-event document (opens in Perfetto): a track per core and DMA channel."""
+    """A Chrome trace-event document (opens in Perfetto): a track per core, per DMA channel
+    (sending and receiving) and for the runtime's firmware steps."""
     events: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "pid": 1, "tid": 0,
          "args": {"name": f"{m.design.name} on {m.design.device}"}}]
