@@ -6,7 +6,7 @@ the accumulator cascade, cores 1 and 2 add theirs and pass it on, and core 3 add
 writes the C tile, which its memtile unpacks for the host. No partial sum goes through memory.
 
     aiedsl run designs/matmul_cascade.py
-    aiedsl run designs/matmul_cascade.py -D M=256 -D N=256 -D K=384
+    aiedsl run designs/matmul_cascade.py -D M=256 -D N=256
 """
 
 import numpy as np

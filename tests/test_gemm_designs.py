@@ -272,3 +272,43 @@ def test_taka_settings_pass_every_check(name: str, in_root: Path) -> None:
     assert mm.symbol.startswith(f"matmul_{dt}_{dt}_{defines['m']}x{defines['k']}x{defines['n']}")
     assert {f.name: f.elem.numel for f in placed.fifos if f.name in ("a_l3_0", "b_l3_0")} == {
         "a_l3_0": defines["m"] * defines["K_MT"], "b_l3_0": defines["K_MT"] * defines["n"]}
+
+
+def _docstring_commands() -> list[tuple[str, str]]:
+    """Every ``aiedsl <command> designs/...`` a shipped design's docstring shows (continued
+    lines joined; a parenthesised aside dropped), as (file, command line)."""
+    import ast
+
+    out = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "designs").glob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        lines = doc.replace("\\\\\n", " ").replace("\\\n", " ").splitlines()
+        for line in lines:
+            line = line.strip().split("(", 1)[0]
+            if line.startswith("aiedsl "):
+                out.append((path.name, line))
+    return out
+
+
+@pytest.mark.parametrize(("name", "line"), _docstring_commands())
+def test_a_designs_docstring_commands_pass_the_checks(name: str, line: str, in_root: Path) -> None:
+    """``matmul_cascade``'s docstring showed -D K=384, which its cores' memory no longer holds."""
+    import shlex
+
+    from aiedsl.checks import check_design
+    from aiedsl.loader import load_design
+
+    words = shlex.split(line)
+    assert words[2] == f"designs/{name}"
+    defines, device = {}, None
+    i = 3
+    while i < len(words):
+        if words[i] == "-D":
+            key, _, value = words[i + 1].partition("=")
+            defines[key] = value
+        elif words[i] == "--device":
+            device = words[i + 1]
+        else:
+            raise AssertionError(f"{name}: unexpected word {words[i]!r} in {line!r}")
+        i += 2
+    check_design(load_design(f"designs/{name}", defines, device).ir)
