@@ -264,7 +264,7 @@ def test_nan_is_compared_only_when_the_design_expects_it(design_file: DesignFile
         aiedsl.build(strict, write=False).run(x, target="sim")
     assert str(excinfo.value).splitlines()[0] == (
         "d.py:35: error [reference]: the reference of 'passthrough' returned nan at [7] of "
-        "output 'out'")
+        "output 'out' (input 'inp'[7] is not finite either)")
 
 
 def test_a_bf16_reference_is_checked_for_nan_in_its_own_type(design_file: DesignFile) -> None:
@@ -277,7 +277,7 @@ def test_a_bf16_reference_is_checked_for_nan_in_its_own_type(design_file: Design
         aiedsl.build(strict, write=False).run(x, target="sim")
     assert str(excinfo.value).splitlines()[0] == (
         "d.py:35: error [reference]: the reference of 'passthrough' returned nan at [7] of "
-        "output 'out'")
+        "output 'out' (input 'inp'[7] is not finite either)")
 
 
 def test_a_nan_output_fails_against_a_finite_reference() -> None:

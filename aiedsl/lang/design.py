@@ -59,6 +59,20 @@ def _check_reference_names(fn: Callable[..., Any], inputs: list[str], tensors: s
                 fix=fix)
 
 
+
+def _nonfinite_input(inputs: dict[str, np.ndarray]) -> str | None:
+    """The first NaN or infinity among float ``inputs``, as ``'A'[3, 5]``; None if all are
+    finite (a reference that returns NaN for NaN in is not the one to blame)."""
+    for n, a in inputs.items():
+        arr = np.asarray(a)
+        kind = "f" if arr.dtype.name == "bfloat16" else arr.dtype.kind
+        if kind == "f" and arr.size:
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                i = np.unravel_index(int(np.argmax(bad)), arr.shape)
+                return f"'{n}'{[int(x) for x in i]}"
+    return None
+
 @dataclass
 class DesignHandle:
     """What ``@design`` returns: the traced IR plus the user's numpy reference.
@@ -137,9 +151,11 @@ class DesignHandle:
                 "reference", f"the reference of '{self.name}' returned {len(results)} "
                 f"value(s) for {len(self.outputs)} output(s) {self.outputs}", loc=where,
                 fix="return one array per drained tensor, in argument order")
-        return {name: self._checked(name, r, where) for name, r in zip(self.outputs, results)}
+        return {name: self._checked(name, r, where, inputs)
+                for name, r in zip(self.outputs, results)}
 
-    def _checked(self, name: str, value: Any, where: Loc) -> np.ndarray:
+    def _checked(self, name: str, value: Any, where: Loc,
+                 inputs: dict[str, np.ndarray]) -> np.ndarray:
         """One reference result, checked against its output tensor."""
         t = self.ir.tensor(name).type
         what = f"the reference of '{self.name}' returned"
@@ -168,12 +184,14 @@ class DesignHandle:
             if not finite.all():
                 bad = ~finite
                 i = tuple(int(x) for x in np.unravel_index(int(np.argmax(bad)), arr.shape))
+                source = _nonfinite_input(inputs)
                 raise DesignError(
-                    "reference", f"{what} {arr[i]} at {list(i)} of output '{name}'", loc=where,
+                    "reference", f"{what} {arr[i]} at {list(i)} of output '{name}'"
+                    + (f" (input {source} is not finite either)" if source else ""), loc=where,
                     limit="finite values (NaN never compares equal, so it would hide a wrong "
                     "result)", found=f"{int(bad.sum())} value(s) that are NaN or infinite",
-                    fix="fix the reference, or declare them expected with "
-                    f"@{self.name}.reference(nonfinite=True)")
+                    fix=("pass finite inputs" if source else "fix the reference")
+                    + f", or declare them expected with @{self.name}.reference(nonfinite=True)")
         return arr.reshape(t.shape)
 
 
