@@ -26,7 +26,7 @@ import numpy as np
 
 from aiedsl.checks.resources import TileUsage
 from aiedsl.compare import OutputCheck, compare
-from aiedsl.errors import ToolchainError, caller_loc
+from aiedsl.errors import DesignError, ToolchainError, caller_loc
 from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
@@ -215,6 +215,22 @@ class Artifacts:
         return RunResult("npu", why, ins, outputs, checks, measured)
 
 
+
+def _refuse_load_options(handle: DesignHandle, defines: dict[str, Any] | None,
+                         device: str | None, name: str | None) -> None:
+    """``defines``, ``device`` and ``name`` choose how a design file is loaded: a design
+    already traced cannot take them, and ignoring them would build another design than asked."""
+    given = [f"{k}={v!r}" for k, v in (("defines", defines), ("device", device), ("name", name))
+             if v is not None]
+    if given:
+        raise DesignError(
+            "build", f"build() of '{handle.name}', a design already traced, cannot take "
+            f"{' and '.join(given)}", loc=caller_loc(),
+            limit="defines=, device= and name= choose how a design file is loaded",
+            found=", ".join(given),
+            fix="pass the design file's path instead (aiedsl.build('design.py', ...)), or set "
+                "them where the design is made (@design(device=...), define's default)")
+
 def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None = None,
           device: str | None = None, name: str | None = None, output: str | Path | None = None,
           compile: bool = False, peano: str | Path | None = None,
@@ -235,8 +251,12 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
     """
     from aiedsl.loader import load_design
 
-    handle = design if isinstance(design, DesignHandle) else load_design(
-        Path(design), {k: str(v) for k, v in (defines or {}).items()}, device, name)
+    if isinstance(design, DesignHandle):
+        _refuse_load_options(design, defines, device, name)
+        handle = design
+    else:
+        handle = load_design(Path(design), {k: str(v) for k, v in (defines or {}).items()},
+                             device, name)
     if not write:
         from aiedsl.checks import check_design
 

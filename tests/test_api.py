@@ -129,3 +129,60 @@ def test_any_shape_with_the_tensors_elements_runs(in_root: Path) -> None:
     result = art.run(data.reshape(64, 64)[:, ::-1].T, target="sim")  # not contiguous either
     assert result.passed
     assert np.array_equal(result.outputs["out"], data.reshape(64, 64)[:, ::-1].T.reshape(-1))
+
+
+def test_a_loaded_design_refuses_load_options(in_root: Path) -> None:
+    """build(handle, device=..., defines=...) built the design as it was loaded, silently."""
+    from aiedsl.loader import load_design
+
+    handle = load_design("designs/passthrough.py")
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.build(handle, device="npu2_1col", defines={"N": 8192}, write=False)  # here
+    line = _line_of("aiedsl.build(handle, device=\"npu2_1col\", defines={\"N\": 8192}, "
+                    "write=False)  # here")
+    assert str(e.value) == (
+        f"{HERE}:{line}: error [build]: build() of 'passthrough', a design already traced, "
+        "cannot take defines={'N': 8192} and device='npu2_1col'\n"
+        "  limit: defines=, device= and name= choose how a design file is loaded\n"
+        "  found: defines={'N': 8192}, device='npu2_1col'\n"
+        "  fix: pass the design file's path instead (aiedsl.build('design.py', ...)), or set "
+        "them where the design is made (@design(device=...), define's default)")
+    assert aiedsl.build(handle, write=False).design.device == "npu1_1col"
+
+
+@pytest.mark.parametrize("view", ["strided", "reversed", "broadcast", "stepped 2-D"])
+def test_an_input_in_any_memory_order_runs_as_its_logical_order(
+        in_root: Path, view: str) -> None:
+    """Views numpy does not lay out contiguously (a step, a reversal, broadcast_to, a stepped
+    2-D slice) crashed inside the simulator; they are read in their logical (C) order, as the
+    NPU path copies them."""
+    art = aiedsl.build("designs/vector_scalar_mul.py", write=False)
+    plain = np.arange(4096, dtype=np.int16)
+    arg = {"strided": np.arange(8192, dtype=np.int16)[::2],
+           "reversed": plain[::-1],
+           "broadcast": np.broadcast_to(np.int16(7), (4096,)),
+           "stepped 2-D": np.arange(8192, dtype=np.int16).reshape(64, 128)[:, ::2]}[view]
+    factor = np.array([3], np.int32)
+    result = art.run(arg, factor, target="sim")
+    assert result.passed
+    assert (result.outputs["out"] == (np.ascontiguousarray(arg).reshape(-1) * 3)).all()
+
+
+def test_a_nan_in_an_input_is_named_when_the_reference_returns_nan(in_root: Path) -> None:
+    """The reference was told to fix itself for passing a caller's NaN through."""
+    import ml_dtypes
+
+    from aiedsl.loader import load_design
+    from aiedsl.sim import simulate
+
+    handle = load_design("designs/gemm_bf16.py", {"M": "256", "K": "64", "N": "256"})
+    a = np.ones((256, 64), ml_dtypes.bfloat16)
+    a[3, 5] = np.nan
+    b = np.ones((64, 256), ml_dtypes.bfloat16)
+    with pytest.raises(aiedsl.DesignError) as e:
+        simulate(handle, {"A": a, "B": b})
+    first, *rest = str(e.value).split(": ", 1)[1].splitlines()
+    assert first == ("error [reference]: the reference of 'gemm_bf16' returned nan at [3, 0] of "
+                     "output 'C' (input 'A'[3, 5] is not finite either)")
+    assert rest[-1] == ("  fix: pass finite inputs, or declare them expected with "
+                        "@gemm_bf16.reference(nonfinite=True)")

@@ -142,8 +142,9 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     for t in placed.tensors:
         if t.name not in ins:
             host[t.name] = poisoned(placed, t.name)
-        else:  # the simulator only reads tensors it does not drain: no copy needed
-            arr = np.asarray(ins[t.name]).reshape(t.type.shape)
+        else:  # the simulator only reads tensors it does not drain: no copy needed (but for a
+            # view numpy does not lay out in order: its DMA reads memory in logical order)
+            arr = np.ascontiguousarray(ins[t.name]).reshape(t.type.shape)
             host[t.name] = arr.copy() if t.name in drained else arr
     target = get_target(placed.device)
     impls = handle.kernels if kernels == "reference" else native_kernels(placed, target)
