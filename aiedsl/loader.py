@@ -92,5 +92,5 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
     if len(designs) > 1:
         raise DesignError("design file", f"{shown} declares {len(designs)} designs",
                           loc=file_loc, found=", ".join(designs),
-                          fix="choose one with --name")
+                          fix="choose one with --name (name= from Python)")
     return next(iter(designs.values()))

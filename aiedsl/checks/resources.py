@@ -226,6 +226,10 @@ def _check_tile(u: TileUsage, target: TargetModel) -> None:
             "memtile": "pin a link to another memtile with via=memtile(col), or split/join over "
             "fewer parts",
             "shim": "pin a fifo's host end to another column with shim=shim(col)"}[u.kind]
+    if target.cols == 1 and u.kind != "core":  # no other column to move to
+        move = ("use fewer fifos with a host end here (a fill or a drain takes a shim channel)"
+                if u.kind == "shim" else "split/join over fewer parts, or use fewer links")
+        move += f", or a device with more columns than {target.name}"
     for direction, uses, limit in (("input (S2MM)", u.dma_in, lim.dma_in),
                                    ("output (MM2S)", u.dma_out, lim.dma_out)):
         if len(uses) > limit:
