@@ -77,7 +77,7 @@ def scale_ref(src: np.ndarray, dst: np.ndarray, factor: np.ndarray, length: int,
     """``dst = src * (int16)factor[0]`` over the whole buffer, keeping the low 16 bits of the
     products, as scale.cc does. ``length`` is not read: the C++ runs to its compile-time N
     (``aiedsl check`` holds a call's ``n`` to it; a value from an rtp slot is not looked at)."""
-    f = factor.reshape(-1)[:1].astype(np.int16).astype(np.int64)  # static_cast<int16_t>: wraps
+    f = _narrowed(int(factor.reshape(-1)[0]), np.dtype(np.int16)).astype(np.int64)  # (int16_t)
     prod = src.reshape(-1).astype(np.int64) * f
     dst.reshape(-1)[...] = prod.astype(np.int16)  # wraps: the AIE's default, no saturation
 
@@ -104,7 +104,7 @@ def threshold_ref(src: np.ndarray, dst: np.ndarray, level: int, length: int,
                   **_: object) -> None:
     """``dst = min(src, (uint8)level)`` over the whole buffer, as threshold.cc does (the
     truncating threshold). ``length`` is not read: the C++ runs to its compile-time N."""
-    t = np.uint8(int(level) & 0xFF)  # static_cast<uint8_t>: the low 8 bits
+    t = _narrowed(level, np.dtype(np.uint8))  # static_cast<uint8_t>: the low 8 bits
     dst.reshape(-1)[...] = np.minimum(src.reshape(-1), t)
 
 
