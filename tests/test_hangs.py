@@ -405,3 +405,32 @@ def test_cli_paths_in_the_report_are_relative_to_the_working_directory() -> None
     r = aiedsl_sim(f"hang_corpus/{name}", CORPUS.parent)
     assert r.returncode == 3
     assert r.stderr == DYNAMIC[name].replace(f"({name}:", f"(hang_corpus/{name}:") + "\n"
+
+
+def test_a_wait_that_retires_no_fill_overflows_the_task_queue_in_the_simulator(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """check counts a channel's pushes between waits, taking a wait to retire every earlier
+    transfer; a sync on a drain that needs none of a's fills retires none of them, and the
+    simulator (whose queues have no limit) said PASS. It counts outstanding transfers on the
+    run's own clocks now."""
+    from pathlib import Path
+
+    from aiedsl.checks import check_design
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+    from aiedsl.sim import simulate
+
+    monkeypatch.chdir(Path(__file__).parent / "bad_inputs")
+    handle = load_design("hang_sync_retires_no_fill.py")
+    check_design(handle.ir)  # the static count passes it
+    with pytest.raises(DesignError) as e:
+        simulate(handle)
+    assert str(e.value) == (
+        "hang_sync_retires_no_fill.py:35: error [shim task queue]: 5 transfers (fills of 'a') "
+        "are outstanding on one DMA channel of shim tile (0, 0) when this one is pushed\n"
+        "  limit: 4 queued tasks per channel: the NPU drops a push onto a full queue and the "
+        "run hangs (mlir-aie PR 3734)\n"
+        "  found: 5 pushed and not done at cycle 61276\n"
+        "  hang_sync_retires_no_fill.py:30: the oldest still outstanding\n"
+        "  fix: a wait retires only transfers the waited drains need: wait for a drain that "
+        "needs these fills before pushing more, or move more data per transfer")

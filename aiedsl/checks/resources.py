@@ -170,7 +170,9 @@ def check_task_queues(d: Design, target: TargetModel) -> None:
 
     A wait (``rt.sync()``, the end of the sequence) is taken to retire every transfer issued
     before it, as the drains it waits for need the fills before them; between waits, every
-    transfer issued on a channel may still be queued, and the NPU drops a fifth.
+    transfer issued on a channel may still be queued, and the NPU drops a fifth. Where a wait
+    retires less (its drains need none of a channel's fills), the simulator's count on the
+    run's clocks finds it (:func:`aiedsl.sim.runtime.check_task_queues`).
     """
     queued: dict[tuple[Coord, str], list[Transfer]] = defaultdict(list)
     for op in d.runtime:

@@ -24,6 +24,7 @@ from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, compare, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
+from aiedsl.sim.runtime import check_task_queues
 from aiedsl.sim.stats import Timing, check_trace, timing, write_trace
 from aiedsl.targets import TargetModel, get_target
 
@@ -153,6 +154,7 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     check = check and compute
     watch("run", m)
     m.engine.run()
+    check_task_queues(m)  # a dropped push is the cause, when the run also stopped short
     if m.runtime is None or not m.runtime.finished:
         raise explain(m)
     tm = timing(m)

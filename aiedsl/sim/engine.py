@@ -121,12 +121,17 @@ class Conn:
 class WorkQueue:
     """Transfers queued on a shim DMA channel by the runtime sequence."""
 
-    __slots__ = ("name", "items", "waiters")
+    __slots__ = ("name", "items", "waiters", "issued", "finished")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.items: deque[Any] = deque()
         self.waiters: list[Proc] = []
+        self.issued: list[tuple[float, Any]] = []
+        """(clock, runtime op) of each transfer pushed, in order."""
+        self.finished: list[float] = []
+        """The clock each transfer was done at, in the same order (the channel takes them in
+        turn): with :attr:`issued`, how many were outstanding at each push."""
 
 
 class Token:

@@ -3,10 +3,12 @@ sets, each at the cost the target's timing model gives the firmware."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from aiedsl.sim.engine import PAUSE, Gen, Proc, Token
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.shim import ShimRtpWrite, ShimSetLock, ShimTransfer, shim_program
-from aiedsl.sim.state import Machine
+from aiedsl.sim.state import Machine, SimFault
 
 
 def run_runtime(m: Machine, p: Proc) -> Gen:
@@ -46,6 +48,7 @@ def run_runtime(m: Machine, p: Proc) -> Gen:
                 token = Token(f"{op.op} {op.fifo}", op.loc, m.drain_procs.get(op.fifo))
                 pending.setdefault(op.fifo, []).append(token)
             q = (m.fill_queues if op.op == "fill" else m.drain_queues)[op.fifo]
+            q.issued.append((p.time, op))
             engine.enqueue(q, (flat, op.pattern, token, p.time, per_byte))
         else:
             token = pending[op.fifo].pop(0)
@@ -61,3 +64,35 @@ def _work(p: Proc, cycles: float, label: str, trace: bool) -> None:
         p.spans.append((p.time, p.time + cycles, label))
     p.time += cycles
     p.busy += cycles
+
+
+def check_task_queues(m: Machine) -> None:
+    """No push found a shim channel's task queue full, as the run went.
+
+    :func:`~aiedsl.checks.resources.check_task_queues` takes a wait to retire every transfer
+    issued before it; a wait for a drain that does not need the earlier fills (another
+    fifo's) retires nothing of theirs, and the pushes after it may meet a full queue, which the
+    NPU drops: the run hangs there (or the simulator, which has no limit, says PASS). Counted
+    from the run's own clocks: a transfer is outstanding from its push until its channel is
+    done with it.
+    """
+    limit = m.target.shim_task_queue
+    for queues, verb in ((m.fill_queues, "fills"), (m.drain_queues, "drains")):
+        for q in queues.values():
+            done = q.finished  # in order, never decreasing: the channel takes one at a time
+            for i, (at, op) in enumerate(q.issued):
+                oldest = min(bisect_right(done, at), i)  # the first not done at this push
+                if i + 1 - oldest > limit:
+                    tile = m.design.shim_end(op).tile
+                    first = q.issued[oldest][1]
+                    raise SimFault(
+                        "shim task queue", f"{i + 1 - oldest} transfers ({verb} of '{q.name}') "
+                        f"are outstanding on one DMA channel of shim tile {tile} when this one "
+                        "is pushed", loc=op.loc,
+                        limit=f"{limit} queued tasks per channel: the NPU drops a push onto a "
+                        "full queue and the run hangs (mlir-aie PR 3734)",
+                        found=f"{i + 1 - oldest} pushed and not done at cycle {at:.0f}",
+                        related=[("the oldest still outstanding", first.loc)],
+                        fix="a wait retires only transfers the waited drains need: wait for a "
+                            f"drain that needs these {verb} before pushing more, or move more "
+                            "data per transfer")

@@ -36,6 +36,7 @@ def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nby
             p.busy += p.time - start
             if engine.trace:
                 p.spans.append((start, p.time, conn.name))
+        q.finished.append(p.time)
 
 
 def shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, nbytes: int,
@@ -59,5 +60,6 @@ def shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, nb
             overhead = data.nbytes * per_byte * burst
             p.time = max(p.time, written) + overhead
             p.busy += overhead
+        q.finished.append(p.time)
         if token is not None:
             engine.complete(token, p.time)
