@@ -584,3 +584,26 @@ def test_barrier_rejections(design_file: DesignFile) -> None:
         "d.py:10: error [barrier unused]: barrier 'go' is never waited on by a core\n"
         "  limit: a barrier is a lock in each core that waits on it\n"
         "  fix: call wait_for_value on it in a core function, or remove it")
+
+
+def test_a_barrier_set_after_the_sync_that_waits_for_its_core_says_to_move_it(
+        design_file: DesignFile) -> None:
+    """The runtime waits at rt.sync() for a drain the core reaches only past its second wait,
+    and sets the barrier after that sync: the fix said 'set it after an rt.sync()', which is
+    the mistake."""
+    from aiedsl.sim.explain import Deadlock
+
+    rt = ("rt.rtp_write(thr, 0, 7)\n"
+          "        rt.set_barrier(go, 1)\n"
+          "        rt.fill(a, inp)\n"
+          "        rt.drain(b, out)\n"
+          "        rt.sync()\n"
+          "        rt.set_barrier(go, 1)")
+    handle = load_design(_gated(design_file, WAIT_THEN_WORK, rt))
+    check_design(handle.ir)
+    with pytest.raises(Deadlock) as e:
+        simulate(handle, check=False)
+    assert str(e.value).endswith(
+        "  fix: move rt.set_barrier('go', 1) (line 26) before the rt.sync() at line 25: that "
+        "sync waits for a drain the core can only reach past its wait, so the set after it "
+        "never comes")

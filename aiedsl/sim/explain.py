@@ -207,6 +207,19 @@ def _barrier_wait(m: Machine, p: Proc, op: BarrierWait) -> str:
             f"{len(lock.units)} (it started at {b.init}, {given})")
 
 
+
+def _set_after_the_wait(m: Machine, gate: BarrierWait) -> tuple[Wait, SetBarrier] | None:
+    """When the runtime is stuck in a wait and sets ``gate``'s barrier only after it: that
+    wait and the set (the runtime waits for the core, the core for the set)."""
+    rt = m.runtime
+    sync = rt.info.get("waiting") if rt is not None and not rt.finished else None
+    if not isinstance(sync, Wait):
+        return None
+    pos = _runtime_pos(m)
+    later = next((s for s in m.design.runtime[pos + 1:]
+                  if isinstance(s, SetBarrier) and s.barrier == gate.barrier), None)
+    return (sync, later) if later is not None else None
+
 def _finished(m: Machine, p: Proc) -> tuple[str, Loc | None]:
     """A core whose program is over: name what it still holds, at the acquire that took it."""
     held = [(key, len(h)) for key, h in p.info.get("held", {}).items() if h]
@@ -253,7 +266,15 @@ def explain(m: Machine) -> Deadlock:
     blocked = [q for q in m.engine.procs if q.request is not None and q.kind == "core"]
     summary = (f"nothing can move and the runtime sequence is not done "
                f"({len(blocked)} core(s) blocked)")
-    if any(isinstance(q.info.get("waiting"), BarrierWait) for q in chain):
+    gate = next((q.info["waiting"] for q in chain
+                 if isinstance(q.info.get("waiting"), BarrierWait)), None)
+    late = _set_after_the_wait(m, gate) if gate is not None else None
+    if late is not None:
+        sync, set_ = late
+        fix = (f"move rt.set_barrier('{set_.barrier}', {set_.value}) (line {set_.loc.line}) "
+               f"before the rt.sync() at line {sync.loc.line}: that sync waits for a drain the "
+               "core can only reach past its wait, so the set after it never comes")
+    elif gate is not None:
         fix = ("set a barrier once per wait, after the core took the previous value (e.g. after "
                "an rt.sync()): a set replaces the lock's value")
     elif cycle and p is m.runtime:
