@@ -406,3 +406,21 @@ def test_a_memtile_bd_steps_4_byte_elements_innermost(design_file) -> None:  # t
     assert result.passed, [c.line() for c in result.checks]
     a = result.inputs["A"].reshape(4, 16, 16)
     assert (result.outputs["C"].reshape(4, 16, 16) == a.transpose(0, 2, 1)).all()
+
+
+def test_u8_inputs_span_their_range_so_a_threshold_is_exercised(
+        in_root: Path, tmp_path: Path) -> None:
+    """u8 inputs were drawn in 0..7, so threshold_rtp's thresholds (50, 200) changed nothing:
+    a reference using the first threshold for both passes said PASS too."""
+    from aiedsl.sim.compare import make_inputs
+
+    handle = load_design("designs/threshold_rtp.py")
+    inp = make_inputs(handle.ir, 0)["inp"]
+    assert inp.dtype == np.uint8 and inp.min() < 50 < 200 < inp.max()
+    src = Path("designs/threshold_rtp.py").read_text()
+    right = "np.minimum(inp, np.uint8(THR_B))])"
+    assert right in src
+    path = tmp_path / "wrong.py"
+    path.write_text(src.replace(right, "np.minimum(inp, np.uint8(THR_A))])"))
+    assert not simulate(load_design(path)).passed
+    assert simulate(handle).passed

@@ -17,8 +17,10 @@ from aiedsl.sim.state import unwritten
 def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded random host tensors for every tensor the runtime fills.
 
-    Integers are drawn small (|x| < 2^(bits/2 - 1)) so products stay in range; floats are standard
-    normal, rounded to the tensor's dtype.
+    Signed integers are drawn small (|x| < 2^(bits/2 - 1)) so products stay in range; u8 over
+    its whole range, 0..255 (what its kernels do is compare, select and copy: drawn small, a
+    threshold of 8 or more changed nothing and could not be told from another); floats are
+    standard normal, rounded to the tensor's dtype.
     """
     rng = np.random.default_rng(seed)
     filled = set(d.filled_tensors())
@@ -32,8 +34,8 @@ def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
             arr = rng.standard_normal(t.type.shape).astype(np.float32).astype(dt.numpy)
         else:
             bound = 2 ** (dt.itemsize * 4 - 1)
-            lo = 0 if dt.name == "u8" else -bound
-            arr = rng.integers(lo, bound, size=t.type.shape).astype(dt.numpy)
+            lo, hi = (0, 256) if dt.name == "u8" else (-bound, bound)
+            arr = rng.integers(lo, hi, size=t.type.shape).astype(dt.numpy)
         out[t.name] = arr
     return out
 
