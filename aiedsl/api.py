@@ -90,7 +90,8 @@ class RunResult:
 
     @property
     def passed(self) -> bool:
-        """Every output matches the reference."""
+        """Every output compared matches the reference. With nothing compared (``check=False``
+        leaves :attr:`checks` empty) nothing failed, so it is True: look at ``checks``."""
         return all(c.passed for c in self.checks)
 
     @property
