@@ -25,7 +25,9 @@ from aiedsl.ir import Design
 from aiedsl.lang.design import DesignHandle
 from aiedsl.outdir import write_build
 from aiedsl.targets import get_target
-from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv, shell_line
+from aiedsl.toolchain.commands import (
+    aiecc_argv, find_aiecc_script, kernel_compile_argv, shell_line,
+)
 from aiedsl.toolchain.compile import tool_input
 
 
@@ -55,7 +57,9 @@ def generate(handle: DesignHandle) -> Generated:
         "map.svg": tile_map(placed, target, table),
         "build.sh": render("build.sh.j2", design=placed.name, version=__version__,
                            device=placed.device, kernel_lines=kernel_lines,
-                           aiecc_line=shell_line(aiecc_argv(packet=placed.flows == "packet"))),
+                           find_aiecc=find_aiecc_script(),  # first: a missing aiecc stops it
+                           aiecc_line=shell_line(aiecc_argv(packet=placed.flows == "packet",
+                                                            find=False))),
     }
     return Generated(placed, table, files)
 

@@ -328,6 +328,8 @@ def test_build_sh_without_aiecc_says_what_it_needs(fake_tools: dict[str, Path]) 
     assert r.stderr == ("build.sh: no aiecc: put the aiecc (or aiecc.py) of mlir-aie on PATH, "
                         "or set MLIR_AIE_INSTALL_DIR to an mlir-aie install whose bin/ holds "
                         "it\n")
+    # it looks first: no kernel was compiled for nothing
+    assert not fake_tools["log"].exists() or not fake_tools["log"].read_text()
 
 
 def test_build_sh_stops_when_aiecc_rejects_its_command(fake_tools: dict[str, Path]) -> None:

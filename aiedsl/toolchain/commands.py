@@ -128,10 +128,14 @@ class AieccScript:
     aiecc: str | None
     mlir: str
     packet: bool = False
+    find: bool = True
+    """Whether these lines find aiecc themselves (False: earlier lines of ``build.sh`` did,
+    before the kernels compile, so a missing aiecc stops it at once)."""
 
     def shell(self) -> str:
         """The ``build.sh`` lines that find the spelling and run aiecc."""
-        return "\n".join(aiecc_script(self.mlir, aiecc=self.aiecc, packet=self.packet))
+        return "\n".join(aiecc_script(self.mlir, aiecc=self.aiecc, packet=self.packet,
+                                      find=self.find))
 
 
 Word = str | EnvWord | ArrayWords | AieccScript
@@ -236,14 +240,16 @@ def find_aiecc_script() -> list[str]:
 
 
 def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str | None = None,
-               spelling: AieccSpelling | None = None, packet: bool = False) -> list[Word]:
+               spelling: AieccSpelling | None = None, packet: bool = False,
+               find: bool = True) -> list[Word]:
     """Lower, place and package ``mlir`` into ``aie.xclbin`` and ``insts.bin``.
 
     With the ``spelling`` of the aiecc found (``--compile``), the words to run; without one
     (``build.sh``, written before anyone knows which aiecc will run it), an :class:`AieccScript`
     whose shell text picks the spelling when it runs. ``aiecc`` is the aiecc to run (None:
     ``aiecc`` with a spelling, and for ``build.sh`` the one it finds itself). ``packet`` adds
-    :data:`PACKET_OPTION`.
+    :data:`PACKET_OPTION`. ``find=False``: the script's earlier lines found aiecc
+    (:func:`find_aiecc_script`).
 
     >>> aiecc_argv(spelling=AieccSpelling("generate", peano_flags=True))[:3]
     ['aiecc', '--no-xchesscc', '--no-xbridge']
@@ -251,13 +257,13 @@ def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str | None = None,
     '"$aiecc" ${backend[@]+"${backend[@]}"} ${outputs[@]+"${outputs[@]}"} aie.mlir'
     """
     if spelling is None:
-        return [AieccScript(aiecc, mlir, packet)]
+        return [AieccScript(aiecc, mlir, packet, find)]
     return [aiecc or AIECC_NAMES[0], *spelling.words(), *([PACKET_OPTION] if packet else []),
             mlir]
 
 
 def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str | None = None,
-                 packet: bool = False) -> list[str]:
+                 packet: bool = False, find: bool = True) -> list[str]:
     """The ``build.sh`` lines that run aiecc with the spelling of whichever aiecc runs them.
 
     ``build.sh`` is written before anyone knows which mlir-aie will run it, so it finds aiecc
@@ -268,7 +274,7 @@ def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str | None = None,
     tool: Word = FOUND_AIECC if aiecc is None else aiecc
     probe = shell_line([tool, "--help"])
     return [
-        *(find_aiecc_script() if aiecc is None else []),
+        *(find_aiecc_script() if aiecc is None and find else []),
         "# aiecc's options changed in mlir-aie (PR 3364: --get-* outputs; PR 3501: Peano by",
         "# default, no --no-xchesscc): ask this aiecc which it takes.",
         "aiecc_offers() {",
