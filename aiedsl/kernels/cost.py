@@ -31,19 +31,27 @@ class _Costed:
 
 
 _ANY = tuple(DTYPES)  # zero and passthrough move any element type
+
+
+def _first(default: str, names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names`` (the library's list) with ``default`` put first."""
+    return (default,) + tuple(d for d in names if d != default)
+
+
+_EACH = "N (or a tensor shape such as 64x64)"
 KERNELS: dict[str, _Costed] = {
     "matmul": _Costed("MxKxN", (3, 3), tuple(library.MATMUL_OUT), "64x64x64"),
-    "zero": _Costed("N (or a tensor shape such as 64x64)", (1, 4), ("bf16",) + tuple(
-        d for d in _ANY if d != "bf16"), "1024"),
-    "passthrough": _Costed("N (or a tensor shape such as 64x64)", (1, 4), ("bf16",) + tuple(
-        d for d in _ANY if d != "bf16"), "1024"),
+    "zero": _Costed(_EACH, (1, 4), _first("bf16", _ANY), "1024"),
+    "passthrough": _Costed(_EACH, (1, 4), _first("bf16", _ANY), "1024"),
     "scale": _Costed("N", (1, 1), ("i16",), "1024"),
-    "add": _Costed("N (or a tensor shape such as 64x64)", (1, 4), ("bf16", "i16", "i32"), "1024"),
-    "mul": _Costed("N (or a tensor shape such as 64x64)", (1, 4), ("bf16", "i16", "i32"), "1024"),
-    "relu": _Costed("N (or a tensor shape such as 64x64)", (1, 4), ("bf16", "i8", "i16", "i32"),
-                    "1024"),
-    "reduce_sum": _Costed("ROWSxCOLS", (2, 2), ("i32", "i16"), "8x256"),
-    "reduce_max": _Costed("ROWSxCOLS", (2, 2), ("i32", "bf16", "i16"), "8x256"),
+    "add": _Costed(_EACH, (1, 4), library.ELTWISE_DTYPES, "1024"),
+    "mul": _Costed(_EACH, (1, 4), library.ELTWISE_DTYPES, "1024"),
+    "relu": _Costed(_EACH, (1, 4), library.RELU_DTYPES, "1024"),
+    # the reductions' default, as reduce_sum and reduce_max have it, first
+    "reduce_sum": _Costed("ROWSxCOLS", (2, 2), _first("i32", library.REDUCE_DTYPES["add"]),
+                          "8x256"),
+    "reduce_max": _Costed("ROWSxCOLS", (2, 2), _first("i32", library.REDUCE_DTYPES["max"]),
+                          "8x256"),
 }
 """The library kernels ``aiedsl kernel cost`` estimates, and the options each takes."""
 

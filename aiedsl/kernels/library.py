@@ -163,9 +163,16 @@ def mul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, **params: object) -> No
 _SYMBOL_OP = {"add": "+", "sub": "-", "mul": "*"}
 _ELTWISE_REF = {"add": add_ref, "sub": sub_ref, "mul": mul_ref}
 
+ELTWISE_DTYPES = ("bf16", "i16", "i32")
+"""Element types of the elementwise and vector-scalar kernels (add, sub, mul)."""
+RELU_DTYPES = ("bf16", "i8", "i16", "i32")
+"""Element types of relu."""
+REDUCE_DTYPES = {"add": ("i16", "i32"), "max": ("bf16", "i16", "i32")}
+"""Element types of reduce_sum (add) and reduce_max (max)."""
+
 
 def _eltwise(op: str, t: TensorType) -> Kernel:
-    if t.dtype not in ("bf16", "i16", "i32"):
+    if t.dtype not in ELTWISE_DTYPES:
         raise DesignError("kernel", f"elementwise {op} of {t.dtype} is not in the library yet",
                           loc=caller_loc(), found=t.dtype, fix="use bf16, i16 or i32 elements")
     width = 64 // t.dt.itemsize
@@ -223,7 +230,7 @@ def vector_scalar(op: str, t: TensorType) -> Kernel:
     if op not in _SYMBOL_OP:
         raise DesignError("kernel", f"vector_scalar op {op!r}", loc=caller_loc(),
                           limit="'add', 'sub' or 'mul'", found=repr(op), fix="use one of them")
-    if t.dtype not in ("bf16", "i16", "i32"):
+    if t.dtype not in ELTWISE_DTYPES:
         raise DesignError("kernel", f"vector-scalar {op} of {t.dtype} is not in the library",
                           loc=caller_loc(), found=t.dtype, fix="use bf16, i16 or i32 elements")
     width = 64 // t.dt.itemsize
@@ -249,7 +256,7 @@ def relu_ref(src: np.ndarray, dst: np.ndarray, **_: object) -> None:
 
 def relu(t: TensorType) -> Kernel:
     """``out = max(in, 0)`` elementwise on buffers of type ``t`` (bf16, i8, i16 or i32)."""
-    if t.dtype not in ("bf16", "i8", "i16", "i32"):
+    if t.dtype not in RELU_DTYPES:
         raise DesignError("kernel", f"relu of {t.dtype} is not in the library", loc=caller_loc(),
                           found=t.dtype, fix="use bf16, i8, i16 or i32 elements")
     width = 64 // t.dt.itemsize
@@ -273,7 +280,7 @@ def reduce_ref(src: np.ndarray, dst: np.ndarray, *, op: str, **_: object) -> Non
 
 def _reduce(op: str, rows: int, cols: int, dt: DType | str) -> Kernel:
     d = lookup_dtype(dt, caller_loc())
-    allowed = ("i16", "i32") if op == "add" else ("bf16", "i16", "i32")
+    allowed = REDUCE_DTYPES[op]
     name = "reduce_sum" if op == "add" else "reduce_max"
     if d.name not in allowed:
         raise DesignError("kernel", f"{name} of {d} is not in the library", loc=caller_loc(),
