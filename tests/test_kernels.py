@@ -362,3 +362,50 @@ def test_a_scalar_without_a_value_is_an_error_naming_it(design_file: DesignFile)
         "  found: input_size: i32\n"
         "  fix: call the kernel in a design and test the design, or give "
         "params={'input_size': ...} in its declaration")
+
+
+OUT_OF_BOUNDS = {
+    "writes past the end": ("for (unsigned i = 0; i <= 64; i += 16)\n"
+                            "    aie::store_v(dst + i, aie::load_v<16>(src + (i & 63)));",
+                            "FAIL copy_i32_64: wrote 64 byte(s) past the end of buffer 'dst'"),
+    "reads past the end": ("for (unsigned i = 0; i < 64; i += 16)\n"
+                           "    aie::store_v(dst + i, aie::load_v<16>(src + i + 1));",
+                           "FAIL copy_i32_64: 'dst' depends on memory outside the kernel's "
+                           "buffers (the C++ reads past one: two runs with other bytes around "
+                           "them disagree)"),
+    "writes its input": ("for (unsigned i = 0; i < 64; i += 16) {\n"
+                         "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"
+                         "    const_cast<int32_t *>(src)[i] = 0;\n  }",
+                         "FAIL copy_i32_64: wrote input buffer 'src' (declared \"in\": the DMA "
+                         "may be refilling or another core reading it)"),
+    "crashes": ("for (unsigned i = 0; i < 64; i += 16)\n"
+                "    aie::store_v(dst + i * 100000000u, aie::load_v<16>(src + i));",
+                "FAIL copy_i32_64: crashed (SIGSEGV): it reads or writes outside its buffers, "
+                "or fails an assertion"),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(OUT_OF_BOUNDS))
+def test_kernel_test_finds_what_a_kernel_does_outside_its_buffers(
+        design_file: DesignFile, bug: str) -> None:
+    """An off-by-one store passed kernel test and then crashed the native simulation with heap
+    corruption; a read past the end passed on whatever followed the array; a wild store
+    killed the command with no word. The C++ now runs in a child, between guard bytes."""
+    body, line = OUT_OF_BOUNDS[bug]
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(
+        "#include <aie_api/aie.hpp>\n#include <stdint.h>\n"
+        "void bad_copy(const int32_t *src, int32_t *dst) {\n  " + body + "\n}\n")
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert line in r.stdout.splitlines(), r.stdout
+
+
+def test_a_kernel_reference_that_raises_is_a_design_error(design_file: DesignFile) -> None:
+    path = design_file(WRONG.replace("dst[...] = src", "dst[...] = src.reshape(3, -1)"))
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY)
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stderr.startswith("d.py:6: error [python error]: ValueError: cannot reshape"), \
+        r.stderr

@@ -71,13 +71,25 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         if r.returncode != 0:
             stderr = kt.map_output(r.stderr, name)
             raise DesignError("host kernel build", _explain(stderr, kt.symbol), loc=loc,
-                              found="\n".join(stderr.strip().splitlines()[-12:]),
+                              found=_first_errors(stderr),
                               fix="fix the C++; the host header covers the AIE API names listed "
                                   f"at the top of {HOST_INCLUDE / 'aie_api' / 'aie.hpp'}")
         tmp_out = out.with_suffix(f".{os.getpid()}.tmp")
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
     return out
+
+
+def _first_errors(stderr: str, most: int = 12) -> str:
+    """The compiler's output from its first error on (what follows an error is often its
+    consequences), at most ``most`` lines."""
+    lines = stderr.strip().splitlines()
+    first = next((i for i, ln in enumerate(lines) if "error:" in ln), None)
+    if first is None:
+        return "\n".join(lines[-most:])
+    # the "In function ..." line just before the error says where it is
+    start = first - 1 if first and lines[first - 1].rstrip().endswith(":") else first
+    return "\n".join(lines[start:start + most])
 
 
 def _explain(stderr: str, label: str) -> str:
@@ -204,21 +216,123 @@ class KernelTest:
     lines: list[str]
 
 
+GUARD = 1024
+"""Bytes of known filling kept before and after each buffer the C++ gets: what it writes
+there, or reads from there into a result, it would write or read past its buffer on a core."""
+_FILLS = (0xA5, 0x5A)
+
+
 def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     """Run the kernel's C++ and its reference on the same random inputs; compare what they
-    write. A scalar parameter with no value is a DesignError naming it."""
+    write. The C++ runs in a child process (a crash is a FAIL naming it, not the end of the
+    command), twice, its buffers between guard bytes filled one way and then another: a write
+    outside a buffer, a write to an input, or a result that depends on the guard bytes (a read
+    outside) fails too. A scalar parameter with no value, or a reference that raises, is a
+    DesignError naming it."""
     from aiedsl.compare import compare
+    from aiedsl.errors import user_exception
 
     k = case.kernel
     args_ref, args_cpp = case_args(case, np.random.default_rng(seed))
-    case.reference(*args_ref)
-    native(k, case.cpp, case.aie_arch)(*args_cpp)
-    checks = [compare(f"{k.symbol}.{a.name}", args_cpp[i], args_ref[i], a.dtype)
+    try:
+        case.reference(*args_ref)
+    except Exception as err:  # the user's reference
+        raise user_exception(err, f"running the reference of kernel '{k.symbol}'",
+                             k.loc) from err
+    run = native(k, case.cpp, case.aie_arch)  # built here: a compile error is the design's
+    runs = []
+    for fill in _FILLS:
+        outcome = _in_child(lambda: _guarded_run(k, run, args_cpp, fill))
+        if isinstance(outcome, str):  # it crashed
+            return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
+        runs.append(outcome)
+    (results, faults), (again, _) = runs
+    lines = [f"FAIL {k.symbol}: {f}" for f in faults]
+    for i, a in enumerate(k.args):
+        if a.kind == "buffer" and not np.array_equal(results[i], again[i], equal_nan=True):
+            lines.append(f"FAIL {k.symbol}: '{a.name}' depends on memory outside the kernel's "
+                         "buffers (the C++ reads past one: two runs with other bytes around "
+                         "them disagree)")
+    checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype)
               for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
     if k.cascade_out is not None:
-        checks.append(compare(f"{k.symbol}.cascade_out", args_cpp[-1], args_ref[-1],
+        checks.append(compare(f"{k.symbol}.cascade_out", results[-1], args_ref[-1],
                               k.cascade_out.dtype))
-    return KernelTest(k.symbol, all(c.passed for c in checks), [c.line() for c in checks])
+    return KernelTest(k.symbol, not lines and all(c.passed for c in checks),
+                      lines + [c.line() for c in checks])
+
+
+def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
+                 fill: int) -> tuple[list[Any], list[str]]:
+    """``run`` (kernel ``k``'s C++) on copies of ``args``, each buffer between :data:`GUARD`
+    bytes of ``fill``: (the arguments after the call, what it did outside its buffers or to its
+    inputs)."""
+    run_args: list[Any] = []
+    frames: list[tuple[np.ndarray, int] | None] = []
+    for i, v in enumerate(args):
+        if isinstance(v, np.ndarray) and i < len(k.args) and k.args[i].kind == "buffer":
+            raw = np.full(GUARD + v.nbytes + GUARD, fill, np.uint8)
+            view = raw[GUARD:GUARD + v.nbytes].view(v.dtype).reshape(v.shape)
+            view[...] = v
+            run_args.append(view)
+            frames.append((raw, v.nbytes))
+        else:
+            run_args.append(v.copy() if isinstance(v, np.ndarray) else v)
+            frames.append(None)
+    run(*run_args)
+    faults = []
+    for i, frame in enumerate(frames):
+        if frame is None:
+            continue
+        raw, n = frame
+        a = k.args[i]
+        for side, guard in (("before", raw[:GUARD]), ("past the end of", raw[GUARD + n:])):
+            bad = int(np.count_nonzero(guard != fill))
+            if bad:
+                faults.append(f"wrote {bad} byte(s) {side} buffer '{a.name}'")
+        if a.access == "in" and not np.array_equal(run_args[i], args[i], equal_nan=True):
+            faults.append(f"wrote input buffer '{a.name}' (declared \"in\": the DMA may be "
+                          "refilling or another core reading it)")
+    return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
+            for v in run_args], faults
+
+
+def _in_child(fn: Callable[[], Any]) -> Any:
+    """``fn()`` in a forked child; a description of the crash (a string) if it dies."""
+    import multiprocessing
+    import pickle
+    import signal
+
+    if not hasattr(os, "fork"):  # no fork (Windows): run it here
+        return fn()
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+
+    def work() -> None:
+        try:
+            out: tuple[str, Any] = ("value", fn())
+        except Exception as err:  # raised again in the parent, as if run there
+            out = ("raised", err)
+        child.send_bytes(pickle.dumps(out))
+
+    proc = ctx.Process(target=work)
+    proc.start()
+    child.close()
+    try:
+        data = parent.recv_bytes()
+    except EOFError:
+        proc.join()
+        code = proc.exitcode or 0
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+            return (f"crashed ({name}): it reads or writes outside its buffers, or fails an "
+                    "assertion")
+        return f"stopped with exit status {code}"
+    proc.join()
+    kind, value = pickle.loads(data)
+    if kind == "raised":
+        raise value
+    return value
 
 
 def case_args(case: KernelCase, rng: np.random.Generator) -> tuple[list[Any], list[Any]]:
