@@ -314,3 +314,50 @@ def test_narrows_to_is_a_type_of_the_same_kind() -> None:
         "  limit: a float type, as f32 is\n"
         "  found: i16\n"
         "  fix: give the type the C++ converts the scalar to, or leave it out")
+
+
+def test_a_profiled_kernel_takes_its_n_from_equals(design_file: DesignFile) -> None:
+    """cycles=None asked for params={'n': ...} though equals= already fixes n (and params=
+    then clashed with the reference's own n)."""
+    from aiedsl.loader import load_design
+
+    path = design_file('''
+        import numpy as np
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from aiedsl.kernels import buffer, declare, scalar
+
+        def ref(a, o, n):
+            o[...] = a * 2
+
+        @design(device="npu1_1col")
+        def d(X: Tensor[256, i32], Y: Tensor[256, i32]):
+            k = declare("dbl_n_256", source="dbl.cc", entry="dbl<256>",
+                        args=[buffer("a", Tensor[256, i32]), buffer("o", Tensor[256, i32], "out"),
+                              scalar("n", i32, equals=256)],
+                        reference=ref, cycles=None, cost="-")
+            a = fifo(Tensor[256, i32], name="a")
+            b = fifo(Tensor[256, i32], name="b")
+
+            @herd()
+            def core():
+                with a.consume() as s, b.produce() as t:
+                    k(s, t, 256)
+
+            with runtime() as rt:
+                rt.fill(a, X)
+                rt.drain(b, Y)
+
+        @d.reference
+        def reference(X):
+            return X * 2
+        ''')
+    (path.parent / "dbl.cc").write_text(
+        "#include <aie_api/aie.hpp>\n#include <stdint.h>\n"
+        "template <unsigned N> void dbl(const int32_t *a, int32_t *o, int32_t n) {\n"
+        "  for (unsigned i = 0; i < N; i += 16) {\n"
+        "    aie::vector<int32_t, 16> v = aie::load_v<16>(a + i);\n"
+        "    aie::store_v(o + i, aie::add(v, v));\n  }\n}\n")
+    handle = load_design(path)
+    k = handle.ir.kernels[0]
+    assert k.cycles_source == "profile" and k.cycles > 0
+    assert simulate(handle).passed

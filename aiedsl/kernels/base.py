@@ -287,7 +287,10 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
     from aiedsl.lang.context import _DESIGN
     from aiedsl.targets import get_target
 
-    missing = [a.name for a in ir.args if a.kind == "scalar" and a.name not in ir.params]
+    # a scalar's value: its params= entry, or the one value equals= allows
+    given = {a.name: ir.params[a.name] if a.name in ir.params else a.equals
+             for a in ir.args if a.kind == "scalar"}
+    missing = [n for n, v in given.items() if v is None]
     if missing:
         raise DesignError(
             "kernel cost", f"kernel '{ir.symbol}' has no cycles= and no value for its scalar "
@@ -296,7 +299,7 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
             + ", ".join(f"'{m}': ..." for m in missing) + "} to profile it with")
     trace = _DESIGN.get()
     target = trace.target if trace is not None else get_target("npu1")
-    scalars = {a.name: ir.params[a.name] for a in ir.args if a.kind == "scalar"}
+    scalars = dict(given)
     case = KernelCase(ir, kernel_text(None, ir), reference, scalars)  # type: ignore[arg-type]
     prof = profile_case(case, target)
     if not prof.counted:
