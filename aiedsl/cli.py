@@ -300,9 +300,15 @@ def kernel_profile(
         cases = [c for c in cases if _made_for(c.kernel, dev)]
         if not cases:
             raise _no_library_kernel(path, "profile")
-    for prof in profile_cases(cases, dev, seed):
+    for case, prof in zip(cases, profile_cases(cases, dev, seed)):
         for line in prof.lines():
             say(line)
+        k = case.kernel
+        if path.suffix == ".py" and k.cycles_source == "declared" and prof.counted:
+            # what the simulator charges beside what the C++ needs at best: a cycles= far
+            # from it is a slip no other command points out
+            say(f"  declared: cycles={k.cycles:,}, {k.cycles / prof.cycles:.1f}x this estimate "
+                "(the simulator charges what is declared; the estimate is a lower bound)")
 
 
 def _no_library_kernel(path: Path, command: str) -> Exception:

@@ -61,6 +61,10 @@ def test_the_command_profiles_a_designs_kernels(tmp_path: Path) -> None:
     assert lines[0] == ("matmul_cascade_put_bf16_f32_64x64x64_4x8x4 on npu1: 2,048 cycles per "
                         "call at best (bound by vector MAC)")
     assert len([x for x in lines if " on npu1: " in x]) == 3
+    # beside each estimate, what the kernel declares (and the simulator charges)
+    assert lines[4] == ("  declared: cycles=2,516, 1.2x this estimate (the simulator charges "
+                        "what is declared; the estimate is a lower bound)")
+    assert len([x for x in lines if x.startswith("  declared: cycles=")]) == 3
 
 
 DOUBLE_CC = """#include <aie_api/aie.hpp>
