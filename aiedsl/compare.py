@@ -39,9 +39,16 @@ class OutputCheck:
         status = "PASS" if self.passed else "FAIL"
         if self.worst_index is None:
             return f"{status} {self.name}: exact ({self.tolerance})"
+        if self.tolerance == EXACT:  # integers in full: -2147483648, not -2.14748e+09
+            return (f"{status} {self.name}: worst element {list(self.worst_index)} got "
+                    f"{int(self.got)} want {int(self.want)} (|error| {int(self.error)}; "
+                    f"{self.tolerance})")
         return (f"{status} {self.name}: worst element {list(self.worst_index)} got {self.got:.6g}"
                 f" want {self.want:.6g} (|error| {self.error:.3g}; {self.tolerance})")
 
+
+EXACT = "integers must match exactly"
+"""The tolerance of an integer output, as a check's line says it."""
 
 _SLICE = 1 << 18
 """Elements compared at a time: float64 copies of a slice, never of a whole tensor."""
@@ -66,7 +73,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
         tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
     else:
         rtol, atol = 0.0, 0.0
-        tol = "integers must match exactly"
+        tol = EXACT
     worst, worst_excess, worst_err = 0, -np.inf, 0.0
     for lo in range(0, g_all.size, _SLICE):
         g = g_all[lo:lo + _SLICE].astype(np.float64)

@@ -324,6 +324,13 @@ def test_a_kernel_reading_a_buffer_nothing_wrote_fails(design_file) -> None:  # 
     result = simulate(load_design(design_file(ACCUMULATES_UNWRITTEN)))
     assert not result.passed
     assert (result.outputs["y"] == result.inputs["x"] + np.iinfo(np.int32).min).all()
+    x = result.inputs["x"]
+    i = int(np.argmax(np.abs((x + np.iinfo(np.int32).min).astype(np.int64) - x)))
+    got = int(x[i]) + np.iinfo(np.int32).min
+    # integers in full (they printed as -2.14748e+09)
+    assert [c.line() for c in result.checks] == [
+        f"FAIL y: worst element [{i}] got {got} want {int(x[i])} (|error| {abs(got - int(x[i]))}; "
+        "integers must match exactly)"]
 
 
 @pytest.mark.parametrize("name", ["int8", "uint8", "int16", "uint16", "int32", "uint32",
