@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import import_module
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,12 @@ def numpy_name(obj: object) -> str | None:
         return None
     return str(obj.__name__ if isinstance(obj, type) else getattr(obj, "name", obj))
 
+
+
+def numpy_kind(dt: Any) -> str:
+    """numpy's kind letter of a numpy dtype (``"i"``, ``"u"``, ``"f"`` ...), bfloat16's taken
+    as ``"f"`` (numpy knows it as ``"V"``, a raw record)."""
+    return "f" if dt.name == "bfloat16" else str(dt.kind)
 
 def dtype(name: str | DType | object) -> DType:
     """Look up a dtype by aiedsl name, numpy-style alias (``"int16"`` -> ``i16``), numpy

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from aiedsl.dtypes import numpy_kind
 from aiedsl.errors import DesignError, caller_loc, check_callable, function_loc, user_exception
 from aiedsl.ir import Design, Loc, TensorType
 from aiedsl.lang.context import _DESIGN, active, load_context
@@ -60,17 +61,25 @@ def _check_reference_names(fn: Callable[..., Any], inputs: list[str], tensors: s
 
 
 
+def _first_nonfinite(arr: np.ndarray) -> tuple[tuple[int, ...], int] | None:
+    """Where ``arr``'s first NaN or infinity is, and how many there are; None if none (or
+    ``arr`` holds no floats). Told in the array's own type (bf16 too): no wide copy."""
+    if numpy_kind(arr.dtype) != "f" or not arr.size:
+        return None
+    bad = ~np.isfinite(arr)
+    if not bad.any():
+        return None
+    return tuple(int(x) for x in np.unravel_index(int(np.argmax(bad)), arr.shape)), \
+        int(bad.sum())
+
+
 def _nonfinite_input(inputs: dict[str, np.ndarray]) -> str | None:
     """The first NaN or infinity among float ``inputs``, as ``'A'[3, 5]``; None if all are
     finite (a reference that returns NaN for NaN in is not the one to blame)."""
     for n, a in inputs.items():
-        arr = np.asarray(a)
-        kind = "f" if arr.dtype.name == "bfloat16" else arr.dtype.kind
-        if kind == "f" and arr.size:
-            bad = ~np.isfinite(arr)
-            if bad.any():
-                i = np.unravel_index(int(np.argmax(bad)), arr.shape)
-                return f"'{n}'{[int(x) for x in i]}"
+        found = _first_nonfinite(np.asarray(a))
+        if found is not None:
+            return f"'{n}'{list(found[0])}"
     return None
 
 @dataclass
@@ -164,7 +173,7 @@ class DesignHandle:
                               limit=f"an array of {t.numel} values ({t})", found="None",
                               fix="return the expected array (is a `return` missing?)")
         arr = np.asarray(value)
-        kind = arr.dtype.kind if arr.dtype.name != "bfloat16" else "f"
+        kind = numpy_kind(arr.dtype)
         want = "f" if t.dt.is_float else "iub"
         if kind not in want or kind not in "iubf":
             raise DesignError(
@@ -179,19 +188,17 @@ class DesignHandle:
                 f"output '{name}' ({t})", loc=where, limit=f"{t.numel} values, shape "
                 f"{list(t.shape)}", found=f"{arr.size} values",
                 fix="return an array of the output's shape")
-        if kind == "f" and not self.nonfinite:
-            finite = np.isfinite(arr)  # in the array's own type (bf16 too): no wide copy
-            if not finite.all():
-                bad = ~finite
-                i = tuple(int(x) for x in np.unravel_index(int(np.argmax(bad)), arr.shape))
-                source = _nonfinite_input(inputs)
-                raise DesignError(
-                    "reference", f"{what} {arr[i]} at {list(i)} of output '{name}'"
-                    + (f" (input {source} is not finite either)" if source else ""), loc=where,
-                    limit="finite values (NaN never compares equal, so it would hide a wrong "
-                    "result)", found=f"{int(bad.sum())} value(s) that are NaN or infinite",
-                    fix=("pass finite inputs" if source else "fix the reference")
-                    + f", or declare them expected with @{self.name}.reference(nonfinite=True)")
+        found = None if self.nonfinite else _first_nonfinite(arr)
+        if found is not None:
+            i, count = found
+            source = _nonfinite_input(inputs)
+            raise DesignError(
+                "reference", f"{what} {arr[i]} at {list(i)} of output '{name}'"
+                + (f" (input {source} is not finite either)" if source else ""), loc=where,
+                limit="finite values (NaN never compares equal, so it would hide a wrong "
+                "result)", found=f"{count} value(s) that are NaN or infinite",
+                fix=("pass finite inputs" if source else "fix the reference")
+                + f", or declare them expected with @{self.name}.reference(nonfinite=True)")
         return arr.reshape(t.shape)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from aiedsl.dtypes import numpy_kind
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design
 from aiedsl.sim.engine import Conn, Engine, Lock, Proc, WorkQueue
@@ -29,7 +30,7 @@ def unwritten(shape: tuple[int, ...], np_dtype: np.dtype) -> np.ndarray:
     run); zeros would let a kernel that reads before it writes (an accumulator never zeroed)
     look right.
     """
-    if np_dtype.kind == "f" or np_dtype.name == "bfloat16":
+    if numpy_kind(np_dtype) == "f":
         return np.full(shape, np.nan, dtype=np_dtype)
     info = np.iinfo(np_dtype)
     return np.full(shape, info.max if info.min == 0 else info.min, dtype=np_dtype)
