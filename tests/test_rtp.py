@@ -374,15 +374,115 @@ RACE = BASE.replace('''        rt.rtp_write(thr, 0, 7)
 
 def test_rewrite_while_transfers_are_in_flight_is_refused(design_file: DesignFile) -> None:
     assert check_error(design_file(RACE.format(between=""))) == (
-        "d.py:21: error [rtp order]: rt.rtp_write of 'thr'[0] changes it while transfers issued "
-        "before are not waited for\n"
-        "  limit: a slot is rewritten only after every drain issued before it has been waited "
-        "for, with no fill since (otherwise calls still running on earlier data may read the new "
-        "value)\n"
-        "  found: rt.fill of 'a' still in flight\n"
-        "  d.py:19: rt.fill of 'a'\n"
+        "d.py:21: error [rtp race]: rt.rtp_write of 'thr'[0] races core[0,0]'s calls that read "
+        "it: they may see the new value or the old one\n"
+        "  limit: a slot is rewritten only when every call the data issued before it may start "
+        "has finished, as the drains waited for before it show (the write is one register write: "
+        "nothing else orders it with the core)\n"
+        "  found: the fills before it let core[0,0] start 1 call that reads the slot; the drains "
+        "waited for show 0 finished, so call 1 may read either value\n"
+        "  d.py:19: the last rt.fill of 'a' before it\n"
         "  d.py:18: the previous write\n"
-        "  fix: call rt.sync() before the rtp_write (and issue the next fills after it)")
+        "  fix: before the rtp_write, rt.sync() on the drains of every call filled so far, and "
+        "issue the fills of the calls that should see the new value after it")
+
+
+AHEAD = BASE.replace('''        rt.fill(a, inp)
+        rt.drain(b, out)''', '''        rt.fill(a, inp)
+        rt.drain(b, out, (0, [512], [1]))
+        rt.sync()
+        rt.rtp_write(thr, 0, 9)
+        rt.drain(b, out, (512, [512], [1]))''')
+"""Both halves filled before the sync: the sync waits for the first half's drain only, and the
+core may already run the second call (its input is in and an output buffer is free) before the
+new value lands, or after: the NPU gives either."""
+
+
+def test_rewrite_after_a_sync_races_calls_whose_data_was_filled_before_it(
+        design_file: DesignFile) -> None:
+    # a wait retires its own drain, not every transfer issued before it
+    assert check_error(design_file(AHEAD)) == (
+        "d.py:22: error [rtp race]: rt.rtp_write of 'thr'[0] races core[0,0]'s calls that read "
+        "it: they may see the new value or the old one\n"
+        "  limit: a slot is rewritten only when every call the data issued before it may start "
+        "has finished, as the drains waited for before it show (the write is one register write: "
+        "nothing else orders it with the core)\n"
+        "  found: the fills before it let core[0,0] start 2 calls that read the slot; the drains "
+        "waited for show 1 finished, so call 2 may read either value\n"
+        "  d.py:19: the last rt.fill of 'a' before it\n"
+        "  d.py:18: the previous write\n"
+        "  fix: before the rtp_write, rt.sync() on the drains of every call filled so far, and "
+        "issue the fills of the calls that should see the new value after it")
+
+
+THROUGH = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, join, loop, rtp, runtime, u8
+from aiedsl.kernels import passthrough, threshold
+@design(device="npu1_1col")
+def d(inp: Tensor[4096, u8], out: Tensor[4096, u8]):
+    big = fifo(Tensor[1024, u8], name="big")
+    a = big.split(2, names=["a0", "a1"])
+    m = [fifo(Tensor[512, u8], name=f"m{i}") for i in range(2)]
+    b = [fifo(Tensor[512, u8], name=f"b{i}") for i in range(2)]
+    res = join(b, name="res")
+    thr = [rtp(Tensor[16, i32], name=f"thr{i}") for i in range(2)]
+    k, cp = threshold(512), passthrough(Tensor[512, u8])
+
+    @herd(rows=4)
+    def core(x, y):
+        if y % 2 == 0:  # copies its part on to the core above, which thresholds it
+            for _ in loop(4):
+                with a[y // 2].consume() as s, m[y // 2].produce() as t:
+                    cp(s, t)
+        else:
+            for _ in loop(4):
+                with m[y // 2].consume() as s, b[y // 2].produce() as t:
+                    k(s, t, thr[y // 2][0], 512)
+
+    with runtime() as rt:
+        for i in range(2):
+            rt.rtp_write(thr[i], 0, 7)
+        rt.fill(big, inp, (0, [2048], [1]))
+        rt.drain(res, out, (0, [2048], [1]))
+        rt.sync()
+        for i in range(2):
+            rt.rtp_write(thr[i], 0, 9)
+        rt.fill(big, inp, (2048, [2048], [1]))
+        rt.drain(res, out, (2048, [2048], [1]))
+
+@d.reference
+def reference(inp):
+    return np.concatenate([np.minimum(inp[:2048], 7), np.minimum(inp[2048:], 9)])
+'''
+"""Two thresholding cores fed through a memtile split and a copying core each, their results
+joined in the memtile: the bounds follow the data through links and cores."""
+
+
+def test_rewrite_after_sync_through_links_and_cores_is_accepted_and_right(
+        design_file: DesignFile) -> None:
+    path = design_file(THROUGH)
+    check_design(load_design(path).ir)
+    inp = (np.arange(4096) * 7 % 256).astype(np.uint8)
+    assert simulate(load_design(path), {"inp": inp}).passed
+
+
+def test_rewrite_with_the_next_fill_ahead_through_links_is_refused(
+        design_file: DesignFile) -> None:
+    # the second half's fill issued before the write: both thresholding cores may start on it
+    src = THROUGH.replace('''        rt.sync()
+        for i in range(2):
+            rt.rtp_write(thr[i], 0, 9)
+        rt.fill(big, inp, (2048, [2048], [1]))''', '''        rt.fill(big, inp, (2048, [2048], [1]))
+        rt.sync()
+        for i in range(2):
+            rt.rtp_write(thr[i], 0, 9)''')
+    assert check_error(design_file(src)).splitlines()[0::2] == [
+        "d.py:33: error [rtp race]: rt.rtp_write of 'thr0'[0] races core[0,1]'s calls that "
+        "read it: they may see the new value or the old one",
+        "  found: the fills before it let core[0,1] start 4 calls that read the slot; the "
+        "drains waited for show 2 finished, so calls 3 and 4 may read either value",
+        "  d.py:27: the previous write"]
 
 
 def test_rewrite_after_sync_is_accepted_and_each_half_sees_its_value(

@@ -8,11 +8,13 @@ of a design (IRON's designs do the same: parameters first, then the transfers):
 
 * every slot a core reads is written by the runtime sequence, before its first transfer (the
   memory holds no value before: mlir-aie gives the buffer no initial value);
-* a slot is rewritten only when every transfer issued before is retired: each drain issued so
-  far has been waited for (``rt.sync()``), and no fill was issued after that wait. Otherwise a
-  call that should see the old value may run after the new one landed, or the reverse.
+* a slot is rewritten only when no call reading it can run on either side of the write: every
+  call the data filled before the write lets start must be shown finished by the drains waited
+  for before it (:mod:`aiedsl.checks.reach` bounds both from the core programs, links and
+  transfers). A wait retires only the drain it waits for: data filled for later calls may
+  already be in the core, and those calls may run before the new value lands, or after.
 
-The simulator keeps the same rule at run time: a core reading a slot the runtime has not
+The simulator keeps the first rule at run time: a core reading a slot the runtime has not
 written by then is a :class:`~aiedsl.sim.state.SimFault` naming the slot and the call.
 
 A core that waits on a runtime barrier (IRON's ``WorkerRuntimeBarrier``, :func:`aiedsl.barrier`)
@@ -24,13 +26,15 @@ from __future__ import annotations
 
 from aiedsl.ir.program import calls, walk
 from aiedsl.errors import DesignError
-from aiedsl.ir import BarrierWait, Design, Loc, RtpArg, RtpWrite, SetBarrier, Transfer, Wait
+from aiedsl.checks.reach import Reach
+from aiedsl.ir import BarrierWait, Design, Loc, RtpArg, RtpWrite, SetBarrier, Transfer
 
 
 def check_rtps(d: Design) -> None:
     """The rules of the module docstring, for every slot a core reads and every barrier."""
     check_barriers(d)
     read: dict[tuple[str, int], tuple[str, Loc]] = {}
+    read_by: dict[tuple[str, int], list[str]] = {}  # slot -> the ungated cores reading it
     gated: dict[str, set[str]] = {}  # core -> the barriers it waits on
     for b in d.barriers:
         for core_name in b.cores:
@@ -40,20 +44,15 @@ def check_rtps(d: Design) -> None:
             for a in call.args:
                 if isinstance(a, RtpArg) and core.name not in gated:
                     read.setdefault((a.rtp, a.index), (core.name, a.loc))
+                    if core.name not in read_by.setdefault((a.rtp, a.index), []):
+                        read_by[(a.rtp, a.index)].append(core.name)
     _check_gated(d, gated)
     first_transfer: Transfer | None = None
     written: dict[tuple[str, int], RtpWrite] = {}
-    outstanding: list[Transfer] = []  # issued since every drain was last waited for
-    drains = 0
-    for op in d.runtime:
+    reach = Reach(d)
+    for i, op in enumerate(d.runtime):
         if isinstance(op, Transfer):
             first_transfer = first_transfer or op
-            outstanding.append(op)
-            drains += op.op == "drain"
-        elif isinstance(op, Wait):
-            drains -= 1
-            if drains <= 0:
-                outstanding.clear()
         elif isinstance(op, RtpWrite):
             slot = (op.rtp, op.index)
             if slot in read and slot not in written and first_transfer is not None:
@@ -67,19 +66,8 @@ def check_rtps(d: Design) -> None:
                     related=[("the first transfer", first_transfer.loc),
                              (f"{reader} reads the slot", at)],
                     fix="move the rtp_write before the first rt.fill")
-            if slot in written and outstanding:
-                t = outstanding[0]
-                raise DesignError(
-                    "rtp order", f"rt.rtp_write of '{op.rtp}'[{op.index}] changes it while "
-                    "transfers issued before are not waited for", loc=op.loc,
-                    limit="a slot is rewritten only after every drain issued before it has "
-                    "been waited for, with no fill since (otherwise calls still running on "
-                    "earlier data may read the new value)",
-                    found=f"rt.{t.op} of '{t.fifo}' still in flight",
-                    related=[(f"rt.{t.op} of '{t.fifo}'", t.loc),
-                             ("the previous write", written[slot].loc)],
-                    fix="call rt.sync() before the rtp_write (and issue the next fills after "
-                    "it)")
+            if slot in written:
+                _check_rewrite(d, i, op, written[slot], read_by.get(slot, []), reach)
             written.setdefault(slot, op)
     for slot, (reader, at) in read.items():
         if slot not in written:
@@ -91,6 +79,38 @@ def check_rtps(d: Design) -> None:
                 related=[(f"rtp '{rtp.name}' is declared", rtp.loc)],
                 fix=f"rt.rtp_write({slot[0]!r}, {slot[1]}, value) at the start of the runtime "
                 "sequence")
+
+
+def _check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, readers: list[str],
+                   reach: Reach) -> None:
+    """A rewrite at runtime op ``point`` races a reader when the data filled before it lets a
+    call reading the slot start that the drains waited for before it do not show finished."""
+    slot = (op.rtp, op.index)
+    for core in readers:
+        may = reach.could_run(core, point).reads[slot]
+        must = reach.must_have_run(core, point).reads[slot]
+        if may <= must:
+            continue
+        feeds = reach.upstream(core)
+        fill = next((t for t in reversed(d.runtime[:point])
+                     if isinstance(t, Transfer) and t.op == "fill" and t.fifo in feeds), None)
+        related = [("the previous write", previous.loc)]
+        if fill is not None:
+            related.insert(0, (f"the last rt.fill of '{fill.fifo}' before it", fill.loc))
+        either = (f"call {may}" if may == must + 1 else f"calls {must + 1} and {may}"
+                  if may == must + 2 else f"calls {must + 1} to {may}")
+        started = f"{may} call{'s' * (may != 1)} that read{'s' * (may == 1)}"
+        raise DesignError(
+            "rtp race", f"rt.rtp_write of '{op.rtp}'[{op.index}] races {core}'s calls that "
+            "read it: they may see the new value or the old one", loc=op.loc,
+            limit="a slot is rewritten only when every call the data issued before it may "
+            "start has finished, as the drains waited for before it show (the write is one "
+            "register write: nothing else orders it with the core)",
+            found=f"the fills before it let {core} start {started} the slot; the drains "
+            f"waited for show {must} finished, so {either} may read either value",
+            related=related,
+            fix="before the rtp_write, rt.sync() on the drains of every call filled so far, "
+            "and issue the fills of the calls that should see the new value after it")
 
 
 def _check_gated(d: Design, gated: dict[str, set[str]]) -> None:

@@ -1,0 +1,313 @@
+"""How far each core's program can have run, and must have run, at a point of the runtime
+sequence, counted from the transfers issued and waited for before it.
+
+A core blocks only on its acquires. From the fills issued before a point, each consume acquire
+can be granted only as far as the data issued reaches; walking the program until an acquire asks
+for more gives an upper bound on the calls that may have *started* there (``could_run``). From the
+drains waited for before a point, the elements consumed downstream were produced, so the core has
+passed the release that handed on the last of them; walking until those releases gives a lower
+bound on the calls that have *finished* (``must_have_run``). Produce acquires are taken to be
+granted at once (a free buffer is the usual case, and a bound that assumes it stays an upper
+bound).
+
+Loops are not unrolled: a loop body's releases, calls and largest acquire window are summed once
+and whole iterations are applied arithmetically, so a walk costs what the loop nest has ops, not
+what it runs.
+
+>>> from aiedsl.loader import load_design                                # doctest: +SKIP
+>>> r = Reach(load_design("designs/threshold_rtp.py").ir)                # doctest: +SKIP
+>>> r.could_run("core[0,0]", 4).reads[("thr0", 0)], r.must_have_run("core[0,0]", 4).reads[...]
+(8, 8)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from aiedsl.ir import (Acquire, Call, Core, Design, Endpoint, Loop, Op, Release, RtpArg,
+                       Transfer, Wait)
+
+Key = tuple[str, str]
+"""(fifo, port) of an acquire or release."""
+Slot = tuple[str, int]
+"""(rtp, index) of a runtime-parameter slot."""
+
+UNBOUNDED = 1 << 62
+"""Elements of a fifo whose supply nothing issued before the point limits (a cycle of cores)."""
+
+
+@dataclass
+class Progress:
+    """Where a walk of one core's program stopped: what it had released and which rtp slots
+    its calls had read (a call reading a slot twice counts once)."""
+
+    released: Counter[Key] = field(default_factory=Counter)
+    reads: Counter[Slot] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """One pass over a body: its releases, its calls' slot reads, and for each consume key the
+    most elements past those released at its start that it holds at once."""
+
+    delta: Counter[Key]
+    reads: Counter[Slot]
+    window: dict[Key, int]
+
+
+def _slots(call: Call) -> set[Slot]:
+    return {(a.rtp, a.index) for a in call.args if isinstance(a, RtpArg)}
+
+
+def _summary(ops: tuple[Op, ...], memo: dict[int, _Summary]) -> _Summary:
+    got = memo.get(id(ops))
+    if got is not None:
+        return got
+    delta: Counter[Key] = Counter()
+    reads: Counter[Slot] = Counter()
+    window: dict[Key, int] = {}
+    for op in ops:
+        if isinstance(op, Acquire) and op.port == "consume":
+            held: Key = (op.fifo, op.port)
+            window[held] = max(window.get(held, 0), delta[held] + op.count)
+        elif isinstance(op, Release):
+            delta[(op.fifo, op.port)] += op.count
+        elif isinstance(op, Call):
+            reads.update(_slots(op))
+        elif isinstance(op, Loop) and op.count > 0:
+            inner = _summary(op.body, memo)
+            for key, w in inner.window.items():
+                # releases only grow, so the last iteration holds the furthest window
+                last = delta[key] + (op.count - 1) * inner.delta[key] + w
+                window[key] = max(window.get(key, 0), last)
+            for key, n in inner.delta.items():
+                delta[key] += op.count * n
+            for slot, n in inner.reads.items():
+                reads[slot] += op.count * n
+    memo[id(ops)] = s = _Summary(delta, reads, window)
+    return s
+
+
+def _apply(p: Progress, s: _Summary, times: int) -> None:
+    for key, n in s.delta.items():
+        p.released[key] += times * n
+    for slot, n in s.reads.items():
+        p.reads[slot] += times * n
+
+
+def _until_blocked(ops: tuple[Op, ...], avail: dict[str, int], p: Progress,
+                   memo: dict[int, _Summary]) -> bool:
+    """Walk ``ops`` granting consume acquires while ``avail`` (elements per fifo) lasts; True
+    when an acquire blocked (the walk stops there)."""
+    for op in ops:
+        if isinstance(op, Acquire) and op.port == "consume":
+            if p.released[(op.fifo, op.port)] + op.count > avail.get(op.fifo, UNBOUNDED):
+                return True
+        elif isinstance(op, Release):
+            p.released[(op.fifo, op.port)] += op.count
+        elif isinstance(op, Call):
+            p.reads.update(_slots(op))
+        elif isinstance(op, Loop) and op.count > 0:
+            s = _summary(op.body, memo)
+            whole = op.count
+            for key, w in s.window.items():
+                room = avail.get(key[0], UNBOUNDED) - p.released[key] - w
+                if room < 0:
+                    whole = 0
+                elif s.delta[key]:
+                    whole = min(whole, room // s.delta[key] + 1)
+            _apply(p, s, whole)
+            for _ in range(whole, op.count):  # the first of these blocks
+                if _until_blocked(op.body, avail, p, memo):
+                    return True
+    return False
+
+
+def _met(p: Progress, targets: dict[Key, int]) -> bool:
+    return all(p.released[k] >= t for k, t in targets.items())
+
+
+def _until_released(ops: tuple[Op, ...], targets: dict[Key, int], p: Progress,
+                    memo: dict[int, _Summary]) -> bool:
+    """Walk ``ops`` until every key has released its target; True once it has (the walk stops
+    right after that release)."""
+    if _met(p, targets):
+        return True
+    for op in ops:
+        if isinstance(op, Release):
+            p.released[(op.fifo, op.port)] += op.count
+            if _met(p, targets):
+                return True
+        elif isinstance(op, Call):
+            p.reads.update(_slots(op))
+        elif isinstance(op, Loop) and op.count > 0:
+            s = _summary(op.body, memo)
+            first = 0  # the first iteration within which every target is met
+            for key, t in targets.items():
+                short = t - p.released[key]
+                if short <= 0:
+                    continue
+                if not s.delta[key]:
+                    first = op.count + 1
+                    break
+                first = max(first, -(-short // s.delta[key]))
+            if first > op.count:
+                _apply(p, s, op.count)
+                continue
+            _apply(p, s, max(first - 1, 0))
+            if _until_released(op.body, targets, p, memo):
+                return True
+    return False
+
+
+class Reach:
+    """Bounds on every core's progress at each point of ``d``'s runtime sequence (a point is
+    the index of a runtime op: the state just before it)."""
+
+    def __init__(self, d: Design) -> None:
+        self.d = d
+        self._memo: dict[int, _Summary] = {}
+        self._cores = {c.name: c for c in d.cores}
+        self._fifos = {f.name: f for f in d.fifos}
+        self._link_of_dst = {n: link for link in d.links for n in link.dsts}
+        self._link_of_src = {n: link for link in d.links for n in link.srcs}
+
+    def _elements(self, t: Transfer) -> int:
+        """Whole fifo elements a fill or drain moves (the DMA moves bytes)."""
+        moved = t.pattern.numel * self.d.tensor(t.tensor).type.dt.itemsize
+        return moved // self._fifos[t.fifo].elem.nbytes
+
+    def upstream(self, core: str) -> set[str]:
+        """The fifos the runtime fills whose data reaches ``core`` (through links and other
+        cores)."""
+        out: set[str] = set()
+        seen: set[str] = set()
+        todo = [f for f, port in _keys(self._cores[core]) if port == "consume"]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            f = self._fifos[name]
+            if f.producer.kind == "shim":
+                out.add(name)
+            elif f.producer.kind == "core" and f.producer.core:
+                todo += [g for g, port in _keys(self._cores[f.producer.core]) if port == "consume"]
+            elif name in self._link_of_dst:
+                todo += self._link_of_dst[name].srcs
+        return out
+
+    # -- upper bound: what the fills issued so far let run ------------------------------------
+
+    def could_run(self, core: str, point: int) -> Progress:
+        """The furthest ``core``'s program can have got on the data filled before ``point``."""
+        filled: Counter[str] = Counter()
+        for op in self.d.runtime[:point]:
+            if isinstance(op, Transfer) and op.op == "fill":
+                filled[op.fifo] += self._elements(op)
+        supply: dict[str, int] = {}
+        running: set[str] = set()
+
+        def produced(name: str) -> int:
+            if name not in supply:
+                supply[name] = UNBOUNDED  # a cycle through cores limits nothing here
+                supply[name] = made(name)
+            return supply[name]
+
+        def made(name: str) -> int:
+            f = self._fifos[name]
+            if f.producer.kind == "shim":
+                return filled[name]
+            if f.producer.kind == "core" and f.producer.core:
+                return run(f.producer.core).released[(name, "produce")]
+            link = self._link_of_dst.get(name)
+            if link is None:
+                return 0
+            if link.kind == "join":  # one joined element takes one element of every part
+                return min(produced(s) for s in link.srcs)
+            if link.kind == "split":
+                return produced(link.srcs[0])
+            src = link.srcs[0]  # a forward may regroup into elements of another size
+            return int(Fraction(produced(src) * self._fifos[src].elem.numel,
+                                f.elem.numel))
+
+        def run(name: str) -> Progress:
+            if name in running:  # only while a cycle is walked: nothing bounds it
+                return Progress(Counter({k: UNBOUNDED for k in _keys(self._cores[name])}))
+            running.add(name)
+            c = self._cores[name]
+            avail = {f: produced(f) for f, port in _keys(c) if port == "consume"}
+            p = Progress()
+            _until_blocked(c.body, avail, p, self._memo)
+            running.discard(name)
+            return p
+
+        return run(core)
+
+    # -- lower bound: what the drains waited for prove ----------------------------------------
+
+    def must_have_run(self, core: str, point: int) -> Progress:
+        """How far ``core``'s program has certainly got once the waits before ``point`` returned:
+        it has released every element the waited drains (and the cores downstream, by the same
+        reasoning) took."""
+        pending: dict[str, list[int]] = {}
+        drained: Counter[str] = Counter()
+        for op in self.d.runtime[:point]:
+            if isinstance(op, Transfer) and op.op == "drain":
+                pending.setdefault(op.fifo, []).append(self._elements(op))
+            elif isinstance(op, Wait) and pending.get(op.fifo):
+                # a channel completes its tasks in order: the oldest token is the oldest drain
+                drained[op.fifo] += pending[op.fifo].pop(0)
+        taken: dict[str, int] = {}
+        done: dict[str, Progress] = {}
+
+        def took(name: str) -> int:
+            """Elements of fifo ``name`` its consumers have certainly taken."""
+            if name not in taken:
+                taken[name] = 0  # a cycle proves nothing more
+                taken[name] = max([0, *(_consumed(name, c) for c in self._fifos[name].consumers)])
+            return taken[name]
+
+        def _consumed(name: str, end: Endpoint) -> int:
+            if end.kind == "shim":
+                return drained[name]
+            if end.kind == "core" and end.core:
+                return progress(end.core).released[(name, "consume")]
+            link = self._link_of_src.get(name)
+            if link is None:
+                return 0
+            if link.kind == "join":  # each joined element took one element of this part
+                return took(link.dsts[0])
+            if link.kind == "split":  # each part element taken took one parent element
+                return max(took(n) for n in link.dsts)
+            dst = link.dsts[0]
+            return int(Fraction(took(dst) * self._fifos[dst].elem.numel,
+                                self._fifos[name].elem.numel))
+
+        def progress(name: str) -> Progress:
+            if name not in done:
+                done[name] = Progress()  # while a cycle is walked: nothing proven
+                c = self._cores[name]
+                targets = {(f, port): took(f) for f, port in _keys(c) if port == "produce"}
+                p = Progress()
+                _until_released(c.body, {k: t for k, t in targets.items() if t}, p,
+                                self._memo)
+                done[name] = p
+            return done[name]
+
+        return progress(core)
+
+
+def _keys(core: Core) -> set[Key]:
+    """The (fifo, port) pairs ``core`` acquires."""
+    out: set[Key] = set()
+    stack: list[tuple[Op, ...]] = [core.body]
+    while stack:
+        for op in stack.pop():
+            if isinstance(op, Acquire):
+                out.add((op.fifo, op.port))
+            elif isinstance(op, Loop):
+                stack.append(op.body)
+    return out

@@ -1,0 +1,124 @@
+"""Bounds on a core's progress (aiedsl.checks.reach): the loop arithmetic agrees with walking
+every iteration one by one, and the shipped rtp design's bounds are what its sequence says."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+
+from aiedsl.checks.reach import Progress, Reach, _until_blocked, _until_released
+from aiedsl.ir import Acquire, Call, Loc, Loop, Op, Release, RtpArg
+from aiedsl.loader import load_design
+
+AT = Loc(file="t.py", line=1)
+FIFOS = ("a", "b", "o")
+
+
+def _op(rng: random.Random, depth: int) -> Op:
+    kind = rng.choice(["acq", "rel", "call", "loop"] if depth < 3 else ["acq", "rel", "call"])
+    fifo = rng.choice(FIFOS)
+    port = "produce" if fifo == "o" else "consume"
+    if kind == "acq":
+        return Acquire(fifo=fifo, port=port, count=rng.randint(1, 3), result="x", loc=AT)
+    if kind == "rel":
+        return Release(fifo=fifo, port=port, count=rng.randint(1, 2), loc=AT)
+    if kind == "call":
+        return Call(kernel="k", loc=AT, args=tuple(
+            RtpArg(rtp="r", index=i, dtype="i32", loc=AT) for i in rng.sample([0, 1], 1)))
+    return Loop(count=rng.randint(1, 5), body=_body(rng, depth + 1), loc=AT)
+
+
+def _body(rng: random.Random, depth: int = 0) -> tuple[Op, ...]:
+    return tuple(_op(rng, depth) for _ in range(rng.randint(1, 4)))
+
+
+def _unrolled(ops: tuple[Op, ...]) -> list[Op]:
+    out: list[Op] = []
+    for op in ops:
+        if isinstance(op, Loop):
+            for _ in range(op.count):
+                out += _unrolled(op.body)
+        else:
+            out.append(op)
+    return out
+
+
+def _naive_blocked(ops: tuple[Op, ...], avail: dict[str, int]) -> Progress:
+    p = Progress()
+    for op in _unrolled(ops):
+        if isinstance(op, Acquire) and op.port == "consume":
+            if p.released[(op.fifo, op.port)] + op.count > avail[op.fifo]:
+                break
+        elif isinstance(op, Release):
+            p.released[(op.fifo, op.port)] += op.count
+        elif isinstance(op, Call):
+            p.reads.update({(a.rtp, a.index) for a in op.args if isinstance(a, RtpArg)})
+    return p
+
+
+def _naive_released(ops: tuple[Op, ...], targets: dict[tuple[str, str], int]) -> Progress:
+    p = Progress()
+    if all(t <= 0 for t in targets.values()):
+        return p
+    for op in _unrolled(ops):
+        if isinstance(op, Release):
+            p.released[(op.fifo, op.port)] += op.count
+            if all(p.released[k] >= t for k, t in targets.items()):
+                break
+        elif isinstance(op, Call):
+            p.reads.update({(a.rtp, a.index) for a in op.args if isinstance(a, RtpArg)})
+    return p
+
+
+def test_loop_arithmetic_matches_walking_every_iteration() -> None:
+    rng = random.Random(7)
+    for _ in range(400):
+        body = _body(rng)
+        full = _naive_blocked(body, {"a": 10**9, "b": 10**9})
+        total = full.released
+        avail = {f: rng.randint(0, total[(f, "consume")] + 2) for f in ("a", "b")}
+        p = Progress()
+        _until_blocked(body, avail, p, {})
+        want = _naive_blocked(body, avail)
+        assert (+p.released, +p.reads) == (+want.released, +want.reads), (body, avail)
+        keys = [k for k in total if total[k]]
+        targets = {k: rng.randint(0, total[k]) for k in rng.sample(keys, min(len(keys), 2))}
+        p = Progress()
+        _until_released(body, targets, p, {})
+        want = _naive_released(body, targets)
+        assert (+p.released, +p.reads) == (+want.released, +want.reads), (body, targets)
+
+
+def test_a_long_loop_is_walked_by_arithmetic() -> None:
+    # 2**40 iterations: walking them one by one would never end
+    body = (Loop(count=2**40, loc=AT, body=(
+        Acquire(fifo="a", port="consume", count=2, result="x", loc=AT),
+        Call(kernel="k", args=(RtpArg(rtp="r", index=0, dtype="i32", loc=AT),), loc=AT),
+        Release(fifo="a", port="consume", count=1, loc=AT),
+        Release(fifo="o", port="produce", count=1, loc=AT))),)
+    p = Progress()
+    assert _until_blocked(body, {"a": 2**39}, p, {})
+    assert p.reads[("r", 0)] == 2**39 - 1  # the last call needs one element past them
+    p = Progress()
+    assert _until_released(body, {("o", "produce"): 2**38}, p, {})
+    assert p.reads[("r", 0)] == 2**38
+    p = Progress()
+    assert not _until_blocked(body, {"a": 2**41}, p, {})
+    assert p.released == Counter({("a", "consume"): 2**40, ("o", "produce"): 2**40})
+
+
+def test_threshold_rtp_bounds_at_each_write(in_root: Path) -> None:
+    d = load_design(in_root / "designs" / "threshold_rtp.py").ir
+    r = Reach(d)
+    writes = [i for i, op in enumerate(d.runtime) if op.op == "rtp_write"]
+    first, second = writes[0], writes[2]  # each pass writes both columns' slots
+    for c, core in enumerate(("core[0,0]", "core[1,0]")):
+        slot = (f"thr{c}", 0)
+        assert r.could_run(core, first).reads[slot] == 0
+        assert r.must_have_run(core, first).reads[slot] == 0
+        # a pass is 8 lines per column: all filled, all drained and waited for
+        assert r.could_run(core, second).reads[slot] == 8
+        assert r.must_have_run(core, second).reads[slot] == 8
+        assert r.could_run(core, len(d.runtime)).reads[slot] == 16
+        assert r.upstream(core) == {f"in{c}"}
