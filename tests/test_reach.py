@@ -8,21 +8,25 @@ from collections import Counter
 from pathlib import Path
 
 from aiedsl.checks.reach import Progress, Reach, _until_blocked, _until_released
-from aiedsl.ir import Acquire, Call, Loc, Loop, Op, Release, RtpArg
+from aiedsl.ir import Acquire, BarrierWait, Call, Loc, Loop, Op, Release, RtpArg
 from aiedsl.loader import load_design
 
 AT = Loc(file="t.py", line=1)
 FIFOS = ("a", "b", "o")
+GATE = ("barrier g", "wait")
 
 
 def _op(rng: random.Random, depth: int) -> Op:
-    kind = rng.choice(["acq", "rel", "call", "loop"] if depth < 3 else ["acq", "rel", "call"])
+    kind = rng.choice(["acq", "rel", "call", "bar", "loop"] if depth < 3
+                      else ["acq", "rel", "call", "bar"])
     fifo = rng.choice(FIFOS)
     port = "produce" if fifo == "o" else "consume"
     if kind == "acq":
         return Acquire(fifo=fifo, port=port, count=rng.randint(1, 3), result="x", loc=AT)
     if kind == "rel":
         return Release(fifo=fifo, port=port, count=rng.randint(1, 2), loc=AT)
+    if kind == "bar":
+        return BarrierWait(barrier="g", value=1, loc=AT)
     if kind == "call":
         return Call(kernel="k", loc=AT, args=tuple(
             RtpArg(rtp="r", index=i, dtype="i32", loc=AT) for i in rng.sample([0, 1], 1)))
@@ -50,6 +54,10 @@ def _naive_blocked(ops: tuple[Op, ...], avail: dict[str, int]) -> Progress:
         if isinstance(op, Acquire) and op.port == "consume":
             if p.released[(op.fifo, op.port)] + op.count > avail[op.fifo]:
                 break
+        elif isinstance(op, BarrierWait):
+            if p.released[GATE] + 1 > avail["barrier g"]:
+                break
+            p.released[GATE] += 1
         elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
@@ -62,7 +70,9 @@ def _naive_released(ops: tuple[Op, ...], targets: dict[tuple[str, str], int]) ->
     if all(t <= 0 for t in targets.values()):
         return p
     for op in _unrolled(ops):
-        if isinstance(op, Release):
+        if isinstance(op, BarrierWait):
+            p.released[GATE] += 1
+        elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
             if all(p.released[k] >= t for k, t in targets.items()):
                 break
@@ -75,14 +85,15 @@ def test_loop_arithmetic_matches_walking_every_iteration() -> None:
     rng = random.Random(7)
     for _ in range(400):
         body = _body(rng)
-        full = _naive_blocked(body, {"a": 10**9, "b": 10**9})
+        full = _naive_blocked(body, {"a": 10**9, "b": 10**9, "barrier g": 10**9})
         total = full.released
         avail = {f: rng.randint(0, total[(f, "consume")] + 2) for f in ("a", "b")}
+        avail["barrier g"] = rng.randint(0, total[GATE] + 1)
         p = Progress()
         _until_blocked(body, avail, p, {})
         want = _naive_blocked(body, avail)
         assert (+p.released, +p.reads) == (+want.released, +want.reads), (body, avail)
-        keys = [k for k in total if total[k]]
+        keys = [k for k in total if total[k] and k != GATE]  # targets are fifo releases
         targets = {k: rng.randint(0, total[k]) for k in rng.sample(keys, min(len(keys), 2))}
         p = Progress()
         _until_released(body, targets, p, {})

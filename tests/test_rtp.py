@@ -599,6 +599,37 @@ def test_barrier_gates_each_pass(design_file: DesignFile) -> None:
     assert [(s.column, s.row, s.address, s.value) for s in sets] == [(0, 2, 0x1F000, 1)] * 2
 
 
+def test_barrier_orders_a_rewrite_when_the_data_is_filled_ahead(design_file: DesignFile) -> None:
+    # both halves filled at once: only the second set lets the second call start, so the
+    # rewrite before it cannot race (without the barrier this is an rtp race)
+    rt = ("rt.rtp_write(thr, 0, 7)\n"
+          "        rt.set_barrier(go, 1)\n"
+          "        rt.fill(a, inp)\n"
+          "        rt.drain(b, out, (0, [512], [1]))\n"
+          "        rt.sync()\n"
+          "        rt.rtp_write(thr, 0, 9)\n"
+          "        rt.set_barrier(go, 1)\n"
+          "        rt.drain(b, out, (512, [512], [1]))")
+    h = load_design(_gated(design_file, WAIT_THEN_WORK, rt))
+    check_design(h.ir)
+    inp = (np.arange(1024) % 256).astype(np.uint8)
+    out = simulate(h, {"inp": inp}, check=False).outputs["out"]
+    assert (out[:512] == np.minimum(inp[:512], 7)).all()
+    assert (out[512:] == np.minimum(inp[512:], 9)).all()
+
+
+def test_a_gated_core_still_races_a_rewrite_before_its_calls_finished(
+        design_file: DesignFile) -> None:
+    # the first set lets the first call start; nothing waited for shows it finished
+    rt = TWO_PASSES.replace("        rt.sync()\n", "")
+    assert check_error(_gated(design_file, WAIT_THEN_WORK, rt)).splitlines()[0::2] == [
+        "d.py:25: error [rtp race]: rt.rtp_write of 'thr'[0] races core[0,0]'s calls that read "
+        "it: they may see the new value or the old one",
+        "  found: the fills and barrier sets before it let core[0,0] start 1 call that reads the "
+        "slot; the drains waited for show 0 finished, so call 1 may read either value",
+        "  d.py:21: the previous write"]
+
+
 def test_barrier_lock_named_like_a_fifo_is_refused(design_file: DesignFile) -> None:
     """Barrier 'go' waited on in core (0, 2) is the lock go_0_2: a fifo of that name is a second
     definition of the symbol."""

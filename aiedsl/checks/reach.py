@@ -26,8 +26,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from aiedsl.ir import (Acquire, Call, Core, Design, Endpoint, Loop, Op, Release, RtpArg,
-                       Transfer, Wait)
+from aiedsl.ir import (Acquire, BarrierWait, Call, Core, Design, Endpoint, Loop, Op, Release,
+                       RtpArg, SetBarrier, Transfer, Wait)
 
 Key = tuple[str, str]
 """(fifo, port) of an acquire or release."""
@@ -57,6 +57,12 @@ class _Summary:
     window: dict[Key, int]
 
 
+def _gate(barrier: str) -> Key:
+    """The key counting a core's passes through ``barrier`` (no fifo name has a space, so it
+    cannot collide with one)."""
+    return (f"barrier {barrier}", "wait")
+
+
 def _slots(call: Call) -> set[Slot]:
     return {(a.rtp, a.index) for a in call.args if isinstance(a, RtpArg)}
 
@@ -72,6 +78,10 @@ def _summary(ops: tuple[Op, ...], memo: dict[int, _Summary]) -> _Summary:
         if isinstance(op, Acquire) and op.port == "consume":
             held: Key = (op.fifo, op.port)
             window[held] = max(window.get(held, 0), delta[held] + op.count)
+        elif isinstance(op, BarrierWait):  # one pass through the barrier: taken and done
+            gate = _gate(op.barrier)
+            window[gate] = max(window.get(gate, 0), delta[gate] + 1)
+            delta[gate] += 1
         elif isinstance(op, Release):
             delta[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
@@ -105,6 +115,11 @@ def _until_blocked(ops: tuple[Op, ...], avail: dict[str, int], p: Progress,
         if isinstance(op, Acquire) and op.port == "consume":
             if p.released[(op.fifo, op.port)] + op.count > avail.get(op.fifo, UNBOUNDED):
                 return True
+        elif isinstance(op, BarrierWait):
+            gate = _gate(op.barrier)
+            if p.released[gate] + 1 > avail.get(gate[0], UNBOUNDED):
+                return True
+            p.released[gate] += 1
         elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
@@ -140,6 +155,8 @@ def _until_released(ops: tuple[Op, ...], targets: dict[Key, int], p: Progress,
             p.released[(op.fifo, op.port)] += op.count
             if _met(p, targets):
                 return True
+        elif isinstance(op, BarrierWait):  # counted as in _summary, so loops add up alike
+            p.released[_gate(op.barrier)] += 1
         elif isinstance(op, Call):
             p.reads.update(_slots(op))
         elif isinstance(op, Loop) and op.count > 0:
@@ -239,12 +256,28 @@ class Reach:
             running.add(name)
             c = self._cores[name]
             avail = {f: produced(f) for f, port in _keys(c) if port == "consume"}
+            avail.update(self._passes(c, point))
             p = Progress()
             _until_blocked(c.body, avail, p, self._memo)
             running.discard(name)
             return p
 
         return run(core)
+
+    def _passes(self, core: Core, point: int) -> dict[str, int]:
+        """For each barrier ``core`` waits on, the most waits the initial value and the sets
+        before ``point`` can let through (a set replaces the value, so often fewer)."""
+        least: dict[str, int] = {}
+        for op in _ops(core.body):
+            if isinstance(op, BarrierWait):
+                least[op.barrier] = min(least.get(op.barrier, op.value), op.value)
+        out: dict[str, int] = {}
+        for name, v in least.items():
+            given = self.d.barrier(name).init // v + sum(
+                op.value // v for op in self.d.runtime[:point]
+                if isinstance(op, SetBarrier) and op.barrier == name)
+            out[_gate(name)[0]] = given
+        return out
 
     # -- lower bound: what the drains waited for prove ----------------------------------------
 
@@ -300,14 +333,21 @@ class Reach:
         return progress(core)
 
 
+def _ops(body: tuple[Op, ...]) -> list[Op]:
+    """Every op of ``body``, loops entered once."""
+    out: list[Op] = []
+    for op in body:
+        out.append(op)
+        if isinstance(op, Loop):
+            out += _ops(op.body)
+    return out
+
+
 def _keys(core: Core) -> set[Key]:
     """The (fifo, port) pairs ``core`` acquires."""
-    out: set[Key] = set()
-    stack: list[tuple[Op, ...]] = [core.body]
-    while stack:
-        for op in stack.pop():
-            if isinstance(op, Acquire):
-                out.add((op.fifo, op.port))
-            elif isinstance(op, Loop):
-                stack.append(op.body)
-    return out
+    return {(op.fifo, op.port) for op in _ops(core.body) if isinstance(op, Acquire)}
+
+
+def waits_on_barrier(core: Core) -> bool:
+    """Does ``core``'s program wait on a runtime barrier?"""
+    return any(isinstance(op, BarrierWait) for op in _ops(core.body))

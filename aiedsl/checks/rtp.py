@@ -18,15 +18,17 @@ The simulator keeps the first rule at run time: a core reading a slot the runtim
 written by then is a :class:`~aiedsl.sim.state.SimFault` naming the slot and the call.
 
 A core that waits on a runtime barrier (IRON's ``WorkerRuntimeBarrier``, :func:`aiedsl.barrier`)
-is ordered by the barrier instead: its slots are written before the barrier's first set, and
-:func:`check_barriers` finds the waits no set can ever let through (a static hang).
+is ordered by the barrier instead: its slots are written before the barrier's first set, a
+rewrite is held to the second rule with the sets counted among what lets a call start (a call
+past a wait needs the set that lets it through), and :func:`check_barriers` finds the waits no
+set can ever let through (a static hang).
 """
 
 from __future__ import annotations
 
 from aiedsl.ir.program import calls, walk
 from aiedsl.errors import DesignError
-from aiedsl.checks.reach import Reach
+from aiedsl.checks.reach import Reach, waits_on_barrier
 from aiedsl.ir import BarrierWait, Design, Loc, RtpArg, RtpWrite, SetBarrier, Transfer
 
 
@@ -42,10 +44,12 @@ def check_rtps(d: Design) -> None:
     for core in d.cores:
         for call in calls(core):
             for a in call.args:
-                if isinstance(a, RtpArg) and core.name not in gated:
+                if not isinstance(a, RtpArg):
+                    continue
+                if core.name not in read_by.setdefault((a.rtp, a.index), []):
+                    read_by[(a.rtp, a.index)].append(core.name)
+                if core.name not in gated:
                     read.setdefault((a.rtp, a.index), (core.name, a.loc))
-                    if core.name not in read_by.setdefault((a.rtp, a.index), []):
-                        read_by[(a.rtp, a.index)].append(core.name)
     _check_gated(d, gated)
     first_transfer: Transfer | None = None
     written: dict[tuple[str, int], RtpWrite] = {}
@@ -100,13 +104,15 @@ def _check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, read
         either = (f"call {may}" if may == must + 1 else f"calls {must + 1} and {may}"
                   if may == must + 2 else f"calls {must + 1} to {may}")
         started = f"{may} call{'s' * (may != 1)} that read{'s' * (may == 1)}"
+        gated = waits_on_barrier(next(c for c in d.cores if c.name == core))
+        given = "the fills and barrier sets" if gated else "the fills"
         raise DesignError(
             "rtp race", f"rt.rtp_write of '{op.rtp}'[{op.index}] races {core}'s calls that "
             "read it: they may see the new value or the old one", loc=op.loc,
             limit="a slot is rewritten only when every call the data issued before it may "
             "start has finished, as the drains waited for before it show (the write is one "
             "register write: nothing else orders it with the core)",
-            found=f"the fills before it let {core} start {started} the slot; the drains "
+            found=f"{given} before it let {core} start {started} the slot; the drains "
             f"waited for show {must} finished, so {either} may read either value",
             related=related,
             fix="before the rtp_write, rt.sync() on the drains of every call filled so far, "
