@@ -431,3 +431,30 @@ def test_u8_inputs_span_their_range_so_a_threshold_is_exercised(
     path.write_text(src.replace(right, "np.minimum(inp, np.uint8(THR_A))])"))
     assert not simulate(load_design(path)).passed
     assert simulate(handle).passed
+
+
+def test_a_tensor_the_cores_read_as_u8_is_drawn_over_bytes(
+        in_root: Path, tmp_path: Path) -> None:
+    """IRON's color_threshold fills u8 lines from an int8 tensor: drawn as small i8 values
+    (bytes 0..7 and 248..255), every threshold from 8 to 247 gave the same output, and a
+    reference with the wrong threshold said PASS."""
+    from aiedsl.sim.compare import make_inputs
+
+    src = Path("designs/threshold_rtp.py").read_text()
+    typed = src.replace("inp: Tensor[N, u8]", "inp: Tensor[N, i8]").replace(
+        "import numpy as np", "import numpy as np\nfrom aiedsl import i8").replace(
+        "return np.concatenate([np.minimum(inp,", "inp = inp.view(np.uint8)\n"
+        "    return np.concatenate([np.minimum(inp,")
+    assert typed.count("Tensor[N, i8]") == 1 and "inp.view" in typed
+    path = tmp_path / "as_i8.py"
+    path.write_text(typed)
+    handle = load_design(path)
+    inp = make_inputs(handle.ir, 0)["inp"]
+    assert inp.dtype == np.int8
+    byte = inp.view(np.uint8)
+    assert ((byte >= 8) & (byte < 248)).mean() > 0.9  # drawn as i8: none at all
+    assert simulate(handle).passed
+    # a tensor read as its own type is drawn exactly as before
+    plain = load_design("designs/threshold_rtp.py")
+    assert (make_inputs(plain.ir, 0)["inp"] == np.random.default_rng(0).integers(
+        0, 256, size=8192).astype(np.uint8)).all()

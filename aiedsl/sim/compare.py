@@ -10,7 +10,7 @@ import numpy as np
 from aiedsl.compare import TOLERANCE, OutputCheck, compare  # noqa: F401 (re-exported)
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Loc
+from aiedsl.ir import Design, Loc, Transfer
 from aiedsl.sim.state import unwritten
 
 
@@ -20,23 +20,31 @@ def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
     Signed integers are drawn small (|x| < 2^(bits/2 - 1)) so products stay in range; u8 over
     its whole range, 0..255 (what its kernels do is compare, select and copy: drawn small, a
     threshold of 8 or more changed nothing and could not be told from another); floats are
-    standard normal, rounded to the tensor's dtype.
+    standard normal, rounded to the tensor's dtype. A tensor whose bytes every fifo it fills
+    reads as another type (IRON's color_threshold fills u8 lines from an int8 tensor) is drawn
+    as that type, so the cores see the values they are made for.
     """
     rng = np.random.default_rng(seed)
     filled = set(d.filled_tensors())
-    out = {}
+    out: dict[str, np.ndarray] = {}
     for t in d.tensors:
         if t.name not in filled:
             continue
-        dt = lookup_dtype(t.type.dtype)
+        host = lookup_dtype(t.type.dtype)
+        seen = {d.fifo(x.fifo).elem.dtype for x in d.runtime
+                if isinstance(x, Transfer) and x.op == "fill" and x.tensor == t.name}
+        dt = lookup_dtype(seen.pop()) if len(seen) == 1 else host
+        count = t.type.numel * host.itemsize // dt.itemsize
+        if count * dt.itemsize != t.type.numel * host.itemsize:
+            dt, count = host, t.type.numel
         arr: np.ndarray
         if dt.is_float:
-            arr = rng.standard_normal(t.type.shape).astype(np.float32).astype(dt.numpy)
+            arr = rng.standard_normal(count).astype(np.float32).astype(dt.numpy)
         else:
             bound = 2 ** (dt.itemsize * 4 - 1)
             lo, hi = (0, 256) if dt.name == "u8" else (-bound, bound)
-            arr = rng.integers(lo, hi, size=t.type.shape).astype(dt.numpy)
-        out[t.name] = arr
+            arr = rng.integers(lo, hi, size=count).astype(dt.numpy)
+        out[t.name] = arr.view(host.numpy).reshape(t.type.shape)
     return out
 
 
