@@ -408,7 +408,7 @@ def test_cli_paths_in_the_report_are_relative_to_the_working_directory() -> None
 
 
 def test_a_wait_that_retires_no_fill_overflows_the_task_queue_in_the_simulator(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
     """check counts a channel's pushes between waits, taking a wait to retire every earlier
     transfer; a sync on a drain that needs none of a's fills retires none of them, and the
     simulator (whose queues have no limit) said PASS. It counts outstanding transfers on the
@@ -432,5 +432,27 @@ def test_a_wait_that_retires_no_fill_overflows_the_task_queue_in_the_simulator(
         "run hangs (mlir-aie PR 3734)\n"
         "  found: 5 pushed and not done at cycle 61276\n"
         "  hang_sync_retires_no_fill.py:30: the oldest still outstanding\n"
-        "  fix: a wait retires only transfers the waited drains need: wait for a drain that "
-        "needs these fills before pushing more, or move more data per transfer")
+        "  fix: a sync retires only what it waits for (drains, and fills given wait=True) and "
+        "what the same channel did before: give every fourth of these fills wait=True and "
+        "rt.sync() after it, or move more data per transfer")
+    # waiting for the fourth fill of a would not do here: it cannot finish before the core
+    # has b's second element, filled after the sync (the simulator says so, naming the fill)
+    src = Path("hang_sync_retires_no_fill.py").read_text()
+    old = "            rt.fill(a, A, (i * 64, [64], [1]))\n        rt.fill(b, B, (0,"
+    assert src.count(old) == 1
+    path = Path(str(tmp_path)) / "waits.py"
+    path.write_text(src.replace(old, "            rt.fill(a, A, (i * 64, [64], [1]), wait=i == 3)"
+                                "\n        rt.fill(b, B, (0,"))
+    with pytest.raises(DesignError) as e:
+        simulate(load_design(path))
+    assert str(e.value).splitlines()[1] == (
+        "  the runtime waits at rt.sync() for its fill of 'a' (line 30) to complete "
+        f"({path}:33)")
+    # more data per transfer does: each four elements of a in one fill
+    for first in (0, 4):
+        loop = (f"        for i in range({first}, {first + 4}):\n" if first else
+                "        for i in range(4):\n") + "            rt.fill(a, A, (i * 64, [64], [1]))\n"
+        assert src.count(loop) == 1
+        src = src.replace(loop, f"        rt.fill(a, A, ({first * 64}, [256], [1]))\n")
+    path.write_text(src)
+    assert simulate(load_design(path)).passed

@@ -394,6 +394,35 @@ def test_a_fifth_task_on_a_shim_channel_between_waits_is_refused(
         "  found: 5"]
 
 
+def test_a_waited_fill_retires_its_channel_queue(design_file: DesignFile) -> None:
+    """IRON's fill(..., wait=True): the fill issues a completion token and rt.sync() waits for
+    it, so eight fills fit one channel in two batches of four (rt.sync() alone waits only for
+    drains: the tester's fix for the error above did not work)."""
+    from aiedsl.checks import check_design
+    from aiedsl.codegen.mlir import render_mlir
+    from aiedsl.sim import simulate
+    from aiedsl.targets import get_target
+
+    many = variant("        rt.fill(to_mem, inp)\n", "".join(
+        f"        rt.fill(to_mem, inp, ({i * 1024}, [1024], [1])"
+        + (", wait=True)\n        rt.sync()\n" if i == 3 else ")\n") for i in range(8)))
+    path = design_file(many)
+    assert "Traceback" not in path.read_text()
+    handle = load_design(path, {"N": "8192"})
+    placed, _ = check_design(handle.ir)
+    waits = [(op.op, op.fifo) for op in placed.runtime if op.op in ("wait",)]
+    assert waits[0] == ("wait", "in_l3")  # the fifo the shim fills, through the forward
+    mlir = render_mlir(placed, get_target(placed.device))
+    assert mlir.count("issue_token = true") == 2  # the waited fill and the drain
+    assert "aiex.npu.dma_wait {symbol = @in_l3}" in mlir
+    x = np.arange(8192, dtype=np.int32)
+    assert simulate(handle, {"inp": x}).passed
+    bad = design_file(variant("        rt.fill(to_mem, inp)\n",
+                              "        rt.fill(to_mem, inp, wait=1)\n"), "bad.py")
+    assert error_of(bad).splitlines()[0] == (
+        "bad.py:31: error [runtime]: rt.fill of 'in_l3' with wait=1")
+
+
 def test_every_drain_is_waited_for(design_file: DesignFile) -> None:
     path = design_file(variant("rt.drain(from_mem, out, wait=True)",
                                "rt.drain(from_mem, out, wait=False)"))

@@ -165,6 +165,16 @@ def _shim_bds(d: Design, at: Callable[[Coord | None], TileUsage]) -> None:
         at(tile).bds.append(Use("runtime transfers in flight", n, loc))
 
 
+def queue_fix(op: str) -> str:
+    """How to keep a shim channel's task queue from overflowing, for fills or drains (said by
+    the check and by the simulator's count)."""
+    if op == "fill":
+        return ("a sync retires only what it waits for (drains, and fills given wait=True) and "
+                "what the same channel did before: give every fourth of these fills wait=True "
+                "and rt.sync() after it, or move more data per transfer")
+    return "rt.sync() after every fourth drain, or move more data per transfer"
+
+
 def check_task_queues(d: Design, target: TargetModel) -> None:
     """At most ``shim_task_queue`` transfers are pushed onto one shim channel between waits.
 
@@ -194,7 +204,7 @@ def check_task_queues(d: Design, target: TargetModel) -> None:
                 "3734)", found=str(len(q)),
                 related=[(f"rt.{t.op} {i + 1}", t.loc) for i, t in enumerate(q[:3])
                          if t.loc != op.loc],
-                fix="wait (rt.sync()) after every few transfers, or move more data per transfer")
+                fix=queue_fix(op.op))
 
 
 def check_resources(d: Design, target: TargetModel, low: Lowering | None = None

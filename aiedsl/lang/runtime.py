@@ -93,14 +93,23 @@ class RuntimeBuilder:
                 fix="set it to the value its cores wait for, e.g. 1")
         self.records.append(SetBarrierRecord(ref.name, value, loc))
 
-    def fill(self, fifo: ObjectFifo, tensor: HostTensorRef, pattern: PatternSpec = None) -> None:
+    def fill(self, fifo: ObjectFifo, tensor: HostTensorRef, pattern: PatternSpec = None, *,
+             wait: bool = False) -> None:
         """Send ``tensor``'s elements, in ``pattern`` order, into ``fifo`` (its host end).
 
         ``pattern`` is a :class:`Pattern` (see :func:`tiles`), ``(offset, sizes, strides)``, or
-        None for the whole tensor in order.
+        None for the whole tensor in order. ``wait=True`` (IRON's ``fill(..., wait=True)``)
+        gives the transfer a completion token that the next :meth:`sync` waits for: the fill
+        is done once its channel has sent the last byte, which retires it from the channel's
+        task queue (a queue holds four).
         """
         loc = caller_loc()
-        self._record("fill", fifo, tensor, pattern, False, loc)
+        if not isinstance(wait, bool):
+            raise DesignError(
+                "runtime", f"rt.fill of '{getattr(fifo, 'name', fifo)}' with wait={wait!r}",
+                loc=loc, limit="True or False", found=repr(wait),
+                fix="wait=True to wait for it at the next rt.sync(), or leave it out")
+        self._record("fill", fifo, tensor, pattern, wait, loc)
 
     def drain(self, fifo: ObjectFifo, tensor: HostTensorRef, pattern: PatternSpec = None, *,
               wait: bool = True) -> None:
@@ -123,10 +132,12 @@ class RuntimeBuilder:
         self._record("drain", fifo, tensor, pattern, wait, loc)
 
     def sync(self) -> None:
-        """Wait here for every waited transfer issued so far."""
+        """Wait here for every waited transfer issued so far: every drain, and the fills given
+        ``wait=True``."""
         loc = caller_loc()
         for rec in self.pending:
-            self.records.append(TransferRecord("wait", rec.fifo, None, None, False, loc))
+            self.records.append(TransferRecord("wait", rec.fifo, None, None, False, loc,
+                                               waits_for="fill" if rec.op == "fill" else "drain"))
         self.pending.clear()
 
     def _record(self, op: Literal["fill", "drain"], fifo: ObjectFifo, tensor: HostTensorRef,

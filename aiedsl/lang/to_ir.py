@@ -81,7 +81,7 @@ def _resolve_runtime(trace: DesignTrace) -> list[Transfer | Wait | RtpWrite | Se
         if isinstance(rec, SetBarrierRecord):
             ops.append(SetBarrier(barrier=rec.barrier, value=rec.value, loc=rec.loc))
             continue
-        f = _host_end(trace, rec.fifo, rec.op, rec.loc)
+        f = _host_end(trace, rec.fifo, rec.waits_for if rec.op == "wait" else rec.op, rec.loc)
         if rec.op == "wait":
             ops.append(Wait(fifo=f.name, loc=rec.loc))
             continue
@@ -98,7 +98,7 @@ def _resolve_runtime(trace: DesignTrace) -> list[Transfer | Wait | RtpWrite | Se
 
 def _host_end(trace: DesignTrace, f: FifoRecord, op: str, loc: Loc) -> FifoRecord:
     """Follow forward links from ``f`` to the fifo the shim talks to."""
-    inbound = op == "fill"  # waits only follow drains
+    inbound = op == "fill"
     while True:
         step = None
         for rec in trace.links:

@@ -85,6 +85,8 @@ class TransferRecord:
     pattern: Pattern | None
     wait: bool
     loc: Loc
+    waits_for: Literal["fill", "drain"] = "drain"
+    """For a wait: the kind of transfer it waits for (which way its fifo is followed)."""
 
 
 @dataclass

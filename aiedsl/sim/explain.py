@@ -120,7 +120,8 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
             where = ("at the end of its sequence" if drain is not None and drain.line >= op.loc.line
                      else "at rt.sync()")
             line = f" (line {drain.line})" if drain is not None else ""
-            return (f"the runtime waits {where} for its drain of '{op.fifo}'{line} to "
+            kind = req[1].name.split(" ", 1)[0]  # the token's transfer: a drain or a fill
+            return (f"the runtime waits {where} for its {kind} of '{op.fifo}'{line} to "
                     "complete", op.loc)
         return "the runtime sequence is blocked", p.info.get("loc")
     if p.kind == "core":

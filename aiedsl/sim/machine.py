@@ -135,9 +135,10 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
             p.info["conn"] = conn
         elif f.producer.kind == "shim":
             q = m.fill_queues[f.name] = WorkQueue(f.name)
-            conn.sender = engine.spawn(Proc(f"shim {f.producer.tile} -> {f.name}", "mm2s", info={
-                "fifo": f.name, "tile": f.producer.tile, "shim": True, "queue": q,
-                "conn": conn}),
+            conn.sender = m.fill_procs[f.name] = engine.spawn(
+                Proc(f"shim {f.producer.tile} -> {f.name}", "mm2s", info={
+                    "fifo": f.name, "tile": f.producer.tile, "shim": True, "queue": q,
+                    "conn": conn}),
                 partial(shim_fill, engine, m, q=q, conn=conn, nbytes=f.elem.nbytes,
                         np_dtype=np_dtype))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from aiedsl.checks.resources import queue_fix
 from aiedsl.sim.engine import PAUSE, Gen, Proc, Token
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.shim import ShimRtpWrite, ShimSetLock, ShimTransfer, shim_program
@@ -45,7 +46,8 @@ def run_runtime(m: Machine, p: Proc) -> Gen:
             per_byte = bursts_per_byte(op.pattern, flat.itemsize, costs.burst_bytes)
             token = None
             if op.token:  # a wait takes the oldest token of its channel, waited for or not
-                token = Token(f"{op.op} {op.fifo}", op.loc, m.drain_procs.get(op.fifo))
+                procs = m.fill_procs if op.op == "fill" else m.drain_procs
+                token = Token(f"{op.op} {op.fifo}", op.loc, procs.get(op.fifo))
                 pending.setdefault(op.fifo, []).append(token)
             q = (m.fill_queues if op.op == "fill" else m.drain_queues)[op.fifo]
             q.issued.append((p.time, op))
@@ -93,6 +95,4 @@ def check_task_queues(m: Machine) -> None:
                         "full queue and the run hangs (mlir-aie PR 3734)",
                         found=f"{i + 1 - oldest} pushed and not done at cycle {at:.0f}",
                         related=[("the oldest still outstanding", first.loc)],
-                        fix="a wait retires only transfers the waited drains need: wait for a "
-                            f"drain that needs these {verb} before pushing more, or move more "
-                            "data per transfer")
+                        fix=queue_fix(op.op))

@@ -47,7 +47,7 @@ class ShimTransfer:
     """The argument's element type (offsets, sizes and strides count its elements)."""
     pattern: Pattern
     wait: bool
-    """The design waits for it (``rt.drain(..., wait=True)``)."""
+    """The design waits for it (every drain; a fill given ``wait=True``)."""
     column: int
     direction: Literal["MM2S", "S2MM"]
     """MM2S: host memory to the array (a fill); S2MM: the array to host memory (a drain)."""

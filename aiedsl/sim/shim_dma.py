@@ -20,7 +20,7 @@ def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nby
     read = m.dram.read
     rate = conn.rate
     while True:
-        flat, pattern, _, issued, per_byte = yield ("work", q)
+        flat, pattern, token, issued, per_byte = yield ("work", q)
         p.time = max(p.time, issued)
         for piece in pattern_reader(flat, pattern, nbytes // flat.itemsize):
             if piece.dtype != np_dtype:
@@ -37,6 +37,8 @@ def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nby
             if engine.trace:
                 p.spans.append((start, p.time, conn.name))
         q.finished.append(p.time)
+        if token is not None:  # rt.fill(..., wait=True): done once its last byte is sent
+            engine.complete(token, p.time)
 
 
 def shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, nbytes: int,

@@ -175,6 +175,7 @@ class Machine:
     fill_queues: dict[str, WorkQueue] = field(default_factory=dict)
     drain_queues: dict[str, WorkQueue] = field(default_factory=dict)
     drain_procs: dict[str, Proc] = field(default_factory=dict)
+    fill_procs: dict[str, Proc] = field(default_factory=dict)
     conns: dict[str, Conn] = field(default_factory=dict)
     kernel_calls: int = 0
     ops: float = 0.0
