@@ -334,19 +334,24 @@ def _made_for(k: Any, device: str) -> bool:
 
 @kernel_app.command("cost")
 def kernel_cost(
-    name: str = typer.Argument(..., metavar="KERNEL", help="matmul, zero, passthrough, scale, "
-                               "add, mul, relu, reduce_sum or reduce_max."),
-    shape: str = typer.Option(..., "--shape", metavar="SHAPE", help="MxKxN for matmul, "
-                              "ROWSxCOLS for reductions, N otherwise."),
+    name: str = typer.Argument(..., metavar="KERNEL", help="matmul, matmul_cascade, "
+                               "conv2d_1x1, conv2d_3x3, zero, passthrough, scale, threshold, "
+                               "add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max, "
+                               "rms_norm, layer_norm, exp_bf16, silu, gelu or softmax."),
+    shape: str = typer.Option(..., "--shape", metavar="SHAPE", help="MxKxN for the matmuls, "
+                              "WIDTHxCINxCOUT for the convolutions, ROWSxCOLS for reductions, "
+                              "norms and softmax, N otherwise."),
     dtype: Optional[str] = typer.Option(None, "--dtype", metavar="DTYPE",
-                                        help="Element (matmul: input) type [default: bf16, or "
-                                        "the kernel's first: i16 for scale, i32 for "
+                                        help="Element (matmul: input) type [default: the "
+                                        "kernel's first: bf16, or i8 for the convolutions, "
+                                        "i16 for scale, u8 for threshold, i32 for "
                                         "reductions]."),
     device: str = typer.Option("npu1", "--device", metavar="DEVICE",
                                help="Device whose core is estimated."),
 ) -> None:
-    """Print a kernel's estimated cycles per call and the fraction of the core's peak. A bad
-    value prints which option is wrong and what it takes, and exits 2."""
+    """Print a library kernel's declared cycles per call (what the simulator charges) and the
+    fraction of the core's peak. A bad value prints which option is wrong and what it takes,
+    and exits 2."""
     from aiedsl.kernels.cost import estimate
 
     for line in estimate(name, shape, dtype, device):
