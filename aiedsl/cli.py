@@ -21,24 +21,16 @@ from typing import Any, List, Optional, Sequence
 
 import typer
 
+from aiedsl.cli_common import (
+    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, load, say,
+)
+from aiedsl.kernel_cli import kernel_app
 from aiedsl.version import __version__
 
-_CONTEXT = {"help_option_names": ["-h", "--help"]}
 # rich_markup_mode=None: help is plain text, so "[default: ...]" in a help text stays as written.
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False,
-                  context_settings=_CONTEXT,
+                  context_settings=CONTEXT,
                   help="Build, check and run AIE2 NPU designs written in aiedsl.")
-
-DefineOpt = typer.Option(None, "-D", "--define", metavar="NAME=VALUE",
-                         help="Override a define() of the design, e.g. -D M=1024.")
-DeviceOpt = typer.Option(None, "--device", metavar="DEVICE",
-                         help="Override the design's device (npu1, npu2, ...).")
-NameOpt = typer.Option(None, "--name", metavar="NAME",
-                       help="Which design, when the file declares several.")
-SeedOpt = typer.Option(0, "--seed", min=0, metavar="N", help="Seed of the random inputs.")
-DesignArg = typer.Argument(..., metavar="DESIGN", help="The design file (.py).")
-# Metavars name what a value is (the names the help texts and the README use); typer's own
-# would show its type ("<int range>", "<path>").
 
 
 class Kernels(str, Enum):
@@ -57,11 +49,6 @@ class Target(str, Enum):
 
 
 # -- printing -------------------------------------------------------------------------------------
-
-
-def say(text: str = "") -> None:
-    """Print a line to stdout as it is: no markup, no wrapping (piped output stays greppable)."""
-    sys.stdout.write(text + "\n")
 
 
 def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
@@ -107,13 +94,6 @@ def _root(ctx: typer.Context,
         raise typer.Exit()
 
 
-def _load(design: Path, define: Optional[List[str]], device: Optional[str],
-          name: Optional[str]) -> Any:
-    from aiedsl.loader import load_design, parse_defines
-
-    return load_design(design, parse_defines(define or []), device, name)
-
-
 @app.command()
 def build(
     design: Path = DesignArg,
@@ -139,7 +119,7 @@ def build(
     from aiedsl.api import build as build_design
 
     start = time.perf_counter()
-    handle = _load(design, define, device, name)
+    handle = load(design, define, device, name)
     art = build_design(handle, output=output, lower=not no_lower)
     _print_usage(art.design, art.usage)
     say(f"wrote {art.path}/: " + ", ".join(sorted(art.files)) +
@@ -226,131 +206,7 @@ def doctor(
     say("everything aiedsl needs to compile and run on the NPU is here")
 
 
-kernel_app = typer.Typer(rich_markup_mode=None, context_settings=_CONTEXT,
-                         help="Test micro-kernels on the host and estimate their cost.")
-app.add_typer(kernel_app, name="kernel")
-
-
-@kernel_app.callback(invoke_without_command=True)
-def _kernel_root(ctx: typer.Context) -> None:
-    if ctx.invoked_subcommand is None:
-        say(ctx.get_help())
-        raise typer.Exit()
-
-
-@kernel_app.command("test")
-def kernel_test(
-    path: Optional[Path] = typer.Argument(None, metavar="PATH", help="A kernel C++ file (tests "
-                                          "the library kernels made from it) or a design file "
-                                          "(tests the kernels it declares)."),
-    all_: bool = typer.Option(False, "--all", help="Test every library kernel at several sizes."),
-    define: Optional[List[str]] = DefineOpt,
-    device: Optional[str] = DeviceOpt,
-    seed: int = SeedOpt,
-) -> None:
-    """Compile kernels with the host's g++ against aiedsl's AIE API header and compare each
-    with its numpy reference. Exit 1 when one differs."""
-    if all_ == (path is not None):
-        raise typer.BadParameter("give a kernel file or a design file, or --all",
-                                 param_hint="PATH")
-    from aiedsl.kernels.host import check_kernel, design_cases
-    from aiedsl.kernels.samples import library_cases
-
-    if path is not None and path.suffix == ".py":
-        cases = design_cases(_load(path, define, device, None))
-    else:
-        cases = library_cases(path)
-        if not cases:
-            assert path is not None
-            raise _no_library_kernel(path, "test")
-    failed = 0
-    start = time.perf_counter()
-    for case in cases:
-        result = check_kernel(case, seed)
-        failed += not result.passed
-        for line in result.lines:
-            say(line)
-    say(f"{len(cases) - failed} of {len(cases)} kernels match their references "
-        f"({time.perf_counter() - start:.1f} s)")
-    if failed:
-        raise typer.Exit(1)
-
-
-@kernel_app.command("profile")
-def kernel_profile(
-    path: Path = typer.Argument(..., metavar="PATH", help="A kernel C++ file (profiles the "
-                                "library kernels made from it) or a design file (profiles the "
-                                "kernels it declares)."),
-    define: Optional[List[str]] = DefineOpt,
-    device: Optional[str] = DeviceOpt,
-    seed: int = SeedOpt,
-) -> None:
-    """Run kernels on the host with their AIE API operations counted by unit, and print the
-    cycles per call those need at best (the busiest unit), MACs per cycle and the binding
-    unit."""
-    from aiedsl.kernels.host import design_cases
-    from aiedsl.kernels.samples import library_cases
-    from aiedsl.kernels.profile import profile_cases
-
-    if path.suffix == ".py":
-        handle = _load(path, define, device, None)
-        cases, dev = design_cases(handle), handle.ir.device
-    else:
-        cases, dev = library_cases(path), device or "npu1"
-        cases = [c for c in cases if _made_for(c.kernel, dev)]
-        if not cases:
-            raise _no_library_kernel(path, "profile")
-    for case, prof in zip(cases, profile_cases(cases, dev, seed)):
-        for line in prof.lines():
-            say(line)
-        k = case.kernel
-        if path.suffix == ".py" and k.cycles_source == "declared" and prof.counted:
-            # what the simulator charges beside what the C++ needs at best: a cycles= far
-            # from it is a slip no other command points out
-            say(f"  declared: cycles={k.cycles:,}, {k.cycles / prof.cycles:.1f}x this estimate "
-                "(the simulator charges what is declared; the estimate is a lower bound)")
-
-
-def _no_library_kernel(path: Path, command: str) -> Exception:
-    """The usage error for a C++ PATH no library kernel is made from: first that it does not
-    exist, when it does not (a library kernel's source is named, from anywhere, by its name
-    alone, so a missing path is only an error here)."""
-    if not path.exists():
-        return typer.BadParameter(f"{path} does not exist (nor is a library kernel made from a "
-                                  f"file named {path.name})", param_hint="PATH")
-    return typer.BadParameter(
-        f"no library kernel is made from {path.name}: declare your kernel with "
-        f"declare(..., source=\"{path.name}\") in a design and run "
-        f"`aiedsl kernel {command} DESIGN.py`", param_hint="PATH")
-
-
-def _made_for(k: Any, device: str) -> bool:
-    """Is library kernel ``k`` the variant ``device`` would use (made for its architecture, or
-    for any)?"""
-    from aiedsl.targets import get_target
-
-    return k.arch is None or k.arch == get_target(device).arch
-
-
-@kernel_app.command("cost")
-def kernel_cost(
-    name: str = typer.Argument(..., metavar="KERNEL", help="matmul, zero, passthrough, scale, "
-                               "add, mul, relu, reduce_sum or reduce_max."),
-    shape: str = typer.Option(..., "--shape", metavar="SHAPE", help="MxKxN for matmul, "
-                              "ROWSxCOLS for reductions, N otherwise."),
-    dtype: Optional[str] = typer.Option(None, "--dtype", metavar="DTYPE",
-                                        help="Element (matmul: input) type [default: bf16, or "
-                                        "the kernel's first: i16 for scale, i32 for "
-                                        "reductions]."),
-    device: str = typer.Option("npu1", "--device", metavar="DEVICE",
-                               help="Device whose core is estimated."),
-) -> None:
-    """Print a kernel's estimated cycles per call and the fraction of the core's peak. A bad
-    value prints which option is wrong and what it takes, and exits 2."""
-    from aiedsl.kernels.cost import estimate
-
-    for line in estimate(name, shape, dtype, device):
-        say(line)
+app.add_typer(kernel_app, name="kernel")  # kernel test, profile and cost: aiedsl/kernel_cli.py
 
 
 @app.command()
@@ -363,7 +219,7 @@ def check(
     """Run every check on DESIGN and write nothing."""
     from aiedsl.checks import check_design
 
-    handle = _load(design, define, device, name)
+    handle = load(design, define, device, name)
     placed, usage = check_design(handle.ir)
     _print_usage(placed, usage)
     say(f"{handle.name}: all checks pass on {placed.device}")
@@ -390,7 +246,7 @@ def map_(
     from aiedsl.outdir import write_file
     from aiedsl.targets import get_target
 
-    handle = _load(design, define, device, name)
+    handle = load(design, define, device, name)
     path = output or str(Path("build") / handle.name / "map.svg")
     try:
         placed, usage = check_design(handle.ir)
@@ -445,7 +301,7 @@ def sim(
     """
     from aiedsl.api import build as build_design
 
-    handle = _load(design, define, device, name)
+    handle = load(design, define, device, name)
     art = build_design(handle, write=False)
     start = time.perf_counter()
     result = _watched_run(art, target="sim", seed=seed, trace=trace,
@@ -479,7 +335,7 @@ def run_(
     """
     from aiedsl.api import build as build_design
 
-    handle = _load(design, define, device, name)
+    handle = load(design, define, device, name)
     if trace and target is not Target.npu:
         from aiedsl.sim.stats import check_trace
 

@@ -83,11 +83,63 @@ def cost(*args: str) -> subprocess.CompletedProcess:
      "  limit: 65,536 bytes per buffer (a core's data memory)\n"
      "  found: 40,000,000,000 bytes\n"
      "  fix: estimate the tile one core computes per call, e.g. --shape 64x64x64"),
-    (["softmax", "--shape", "8x256"],
-     "error [kernel cost]: no library kernel called 'softmax' to estimate\n"
-     "  limit: matmul, zero, passthrough, scale, add, mul, relu, reduce_sum, reduce_max\n"
-     "  found: 'softmax'\n"
+    (["softmax_f32", "--shape", "8x256"],
+     "error [kernel cost]: no library kernel called 'softmax_f32' to estimate\n"
+     "  limit: matmul, matmul_cascade, conv2d_1x1, conv2d_3x3, zero, passthrough, scale, "
+     "threshold, add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max, rms_norm, "
+     "layer_norm, exp_bf16, silu, gelu, softmax\n"
+     "  found: 'softmax_f32'\n"
      "  fix: name one of them, e.g. aiedsl kernel cost matmul --shape 64x64x64"),
+    (["matmul_cascade", "--shape", "64x64x64", "--device", "npu2"],
+     "error [kernel cost]: --device npu2: the library has no matmul_cascade for it\n"
+     "  limit: AIE2 (npu1 devices): its 4x4 f32 block is one cascade word\n"
+     "  found: npu2\n"
+     "  fix: pass one of npu1, npu1_1col, npu1_2col, npu1_3col, e.g. --device npu1"),
+    (["softmax", "--shape", "4x100"],
+     "error [kernel cost]: --shape 4x100 does not fit softmax of bf16: softmax of 100 elements "
+     "per row\n"
+     "  limit: a multiple of 16\n"
+     "  found: 100\n"
+     "  fix: use a multiple of 16 elements"),
+    (["softmax", "--shape", "1024"],
+     "error [kernel cost]: --shape 1024 gives 1 size; softmax takes ROWSxCOLS\n"
+     "  limit: ROWSxCOLS\n"
+     "  found: 1024\n"
+     "  fix: write e.g. --shape 4x256"),
+    (["threshold", "--shape", "1024", "--dtype", "i8"],
+     "error [kernel cost]: --dtype i8: threshold takes u8 elements\n"
+     "  limit: u8\n"
+     "  found: i8\n"
+     "  fix: pass --dtype u8 (or leave --dtype out: u8 is threshold's default)"),
+    (["layer_norm", "--shape", "8x256", "--dtype", "f32"],
+     "error [kernel cost]: --dtype f32: layer_norm takes bf16 elements\n"
+     "  limit: bf16\n"
+     "  found: f32\n"
+     "  fix: pass --dtype bf16 (or leave --dtype out: bf16 is layer_norm's default)"),
+    (["vector_scalar", "--shape", "1024", "--dtype", "i8"],
+     "error [kernel cost]: --dtype i8: vector_scalar takes bf16, i16 or i32 elements\n"
+     "  limit: bf16, i16, i32\n"
+     "  found: i8\n"
+     "  fix: pass --dtype bf16 (or leave --dtype out: bf16 is vector_scalar's default)"),
+    (["conv2d_3x3", "--shape", "32x8x64"],
+     "error [kernel cost]: --shape 32x8x64 does not fit conv2d_3x3 of i8: conv2d_3x3 of 32 "
+     "pixels, 8 -> 64 channels does not fit the 4x8x8 mmul with 2x2 blocking\n"
+     "  limit: width % 8 == 0, cin % 16 == 0 (two channel steps per 128-bit gather), "
+     "cout % 16 == 0\n"
+     "  found: 32x8x64\n"
+     "  fix: pad the row or the channels"),
+    (["conv2d_3x3", "--shape", "64x512x512"],  # the weights: 9 x 512 x 512 bytes
+     "error [kernel cost]: --shape 64x512x512: a buffer of conv2d_3x3 would take 2,359,296 "
+     "bytes, more than a core's data memory\n"
+     "  limit: 65,536 bytes per buffer (a core's data memory)\n"
+     "  found: 2,359,296 bytes\n"
+     "  fix: estimate the tile one core computes per call, e.g. --shape 32x64x64"),
+    (["matmul_cascade", "--shape", "64x4096x64"],  # A and B are bf16, C f32: A is the largest
+     "error [kernel cost]: --shape 64x4096x64: a buffer of matmul_cascade would take 524,288 "
+     "bytes, more than a core's data memory\n"
+     "  limit: 65,536 bytes per buffer (a core's data memory)\n"
+     "  found: 524,288 bytes\n"
+     "  fix: estimate the tile one core computes per call, e.g. --shape 64x64x64"),
 ])
 def test_a_bad_option_is_one_clean_error(args: list[str], error: str) -> None:
     r = cost(*args)
@@ -118,3 +170,123 @@ def test_the_library_function_raises_the_same_error() -> None:
     with pytest.raises(DesignError) as e:
         estimate("zero", "3", None, "npu1")
     assert e.value.loc is None  # not the caller's frame (typer's, from the command line)
+
+
+# -- every library kernel, at the cycles it declares ----------------------------------------------
+
+@pytest.mark.parametrize("args, first", [
+    # each number worked out by hand from the kernel's cost formula (its model: line)
+    (["threshold", "--shape", "1024"],  # 2(1024/64) + 14
+     "threshold_u8_1024 on npu1: 46 cycles per call (0.05 us at 1 GHz)"),
+    (["sub", "--shape", "256", "--dtype", "i32"],  # 256/16 + 14
+     "sub_i32_256 on npu1: 30 cycles per call (0.03 us at 1 GHz)"),
+    (["rms_norm", "--shape", "8x256"],  # 8(2 x 256/16 + 30) + 14
+     "rms_norm_bf16_8x256 on npu1: 510 cycles per call (0.51 us at 1 GHz)"),
+    (["layer_norm", "--shape", "4x64"],  # 4(2 x 64/16 + 30) + 14
+     "layer_norm_bf16_4x64 on npu1: 166 cycles per call (0.17 us at 1 GHz)"),
+    (["exp_bf16", "--shape", "1024"],  # 1024/16 x 16 + 14
+     "exp_bf16_1024 on npu1: 1,038 cycles per call (1.04 us at 1 GHz)"),
+    (["exp_bf16", "--shape", "1024", "--device", "npu2"],  # AIE2P's exp2: 1024/16 x 6 + 14
+     "exp_bf16_1024_exp2 on npu2: 398 cycles per call (0.22 us at 1.8 GHz)"),
+    (["silu", "--shape", "512"],  # 512/16 x 20 + 14
+     "silu_bf16_512 on npu1: 654 cycles per call (0.65 us at 1 GHz)"),
+    (["gelu", "--shape", "256"],  # 256/16 x 30 + 14
+     "gelu_bf16_256 on npu1: 494 cycles per call (0.49 us at 1 GHz)"),
+    (["softmax", "--shape", "4x256"],  # 1024/16 x 40 + 14
+     "softmax_bf16_4x256 on npu1: 2,574 cycles per call (2.57 us at 1 GHz)"),
+    (["softmax", "--shape", "4x256", "--device", "npu2"],  # 1024/16 x 30 + 14
+     "softmax_bf16_4x256_exp2 on npu2: 1,934 cycles per call (1.07 us at 1.8 GHz)"),
+    (["conv2d_1x1", "--shape", "32x64x64"],  # (32/8)(64/16)(4 x 64/8 + 11) + 20
+     "conv2d1x1_i8_32x64x64_4x8x8_shift0_relu on npu1: 708 cycles per call (0.71 us at 1 GHz)"),
+    (["conv2d_3x3", "--shape", "32x64x64"],  # (32/8)(64/16)(9 x 64/8 x 4 + 11) + 20
+     "conv3x3_i8_32x64x64_4x8x8_shift0_relu on npu1: 4,804 cycles per call "
+     "(4.80 us at 1 GHz)"),
+])
+def test_each_library_kernel_prints_its_declared_cycles(args: list[str], first: str) -> None:
+    r = cost(*args)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.splitlines()[0] == first
+
+
+def test_variants_that_cost_the_same_are_named_together() -> None:
+    r = cost("matmul_cascade", "--shape", "64x64x64")
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.splitlines() == [
+        "matmul_cascade_put_bf16_f32_64x64x64_4x8x4 on npu1: 2,516 cycles per call "
+        "(2.52 us at 1 GHz)",
+        "  model: (m/8)(n/8)(4(k/8)+7)+20: as matmul, the patch's cascade words in place of its "
+        "C loads or stores (kernels_cpp/mm_cascade.cc)",
+        "  the same for matmul_cascade_put_get_bf16_f32_64x64x64_4x8x4 and "
+        "matmul_cascade_get_bf16_f32_64x64x64_4x8x4",
+        "  208.4 operations per cycle"]  # 2 x 64^3 / 2,516
+    r = cost("vector_scalar", "--shape", "1024", "--dtype", "i16")
+    assert r.stdout.splitlines()[0] == "vs_add_i16_1024 on npu1: 46 cycles per call " \
+        "(0.05 us at 1 GHz)"  # 1024/32 + 14
+    assert r.stdout.splitlines()[2] == "  the same for vs_sub_i16_1024 and vs_mul_i16_1024"
+
+
+def test_a_convolution_says_what_it_was_made_with() -> None:
+    r = cost("conv2d_1x1", "--shape", "32x64x64")
+    assert r.stdout.splitlines()[2] == ("  made with shift=0 and relu=True, the library's "
+                                        "defaults (its declared cycles depend on neither)")
+
+
+def test_shift_and_relu_leave_a_convolutions_cycles_as_the_note_says() -> None:
+    from aiedsl.kernels import conv2d_1x1, conv2d_3x3
+
+    for conv in (conv2d_1x1, conv2d_3x3):
+        cycles = {conv(32, 64, 64, shift=sh, relu=rl).ir.cycles
+                  for sh in (0, 9, 23) for rl in (True, False)}
+        assert len(cycles) == 1, conv
+
+
+def _library_factories() -> set[str]:
+    """Every public function of aiedsl.kernels that returns a Kernel, but declare (your own
+    kernel's declaration, not the library's)."""
+    import typing
+
+    import aiedsl.kernels as kernels
+    from aiedsl.kernels.base import Kernel
+
+    return {name for name in kernels.__all__ if callable(getattr(kernels, name))
+            and not isinstance(getattr(kernels, name), type)
+            and typing.get_type_hints(getattr(kernels, name)).get("return") is Kernel} - {"declare"}
+
+
+def test_every_library_kernel_is_costed() -> None:
+    from aiedsl.kernels.cost import KERNELS
+
+    assert _library_factories() == set(KERNELS)
+    assert len(KERNELS) == 21
+
+
+def test_the_help_names_every_kernel_it_costs() -> None:
+    from aiedsl.kernels.cost import KERNELS
+
+    r = cost("-h")
+    help_text = " ".join(r.stdout.split())
+    listed = help_text.split("KERNEL <str> " if "KERNEL <str> " in help_text else "KERNEL ")[1]
+    listed = listed.split(". [required]")[0]
+    assert listed.replace(" or ", ", ").split(", ") == list(KERNELS)
+
+
+@pytest.mark.parametrize("device", ["npu1", "npu2"])
+def test_every_kernel_and_type_costs_what_the_library_declares(device: str) -> None:
+    # the example each error suggests works with every type the kernel takes, and the cycles
+    # printed are the library kernel's own cycles= (what the simulator charges), whatever
+    # variant is shown first
+    import re
+
+    from aiedsl.kernels.cost import KERNELS
+
+    for name, spec in KERNELS.items():
+        for dt in spec.dtypes:
+            if name == "matmul_cascade" and device == "npu2":
+                continue  # refused, as test_a_bad_option_is_one_clean_error shows
+            lines = estimate(name, spec.example, dt, device)
+            dims = tuple(int(d) for d in spec.example.split("x"))
+            kernel = spec.build(dims, dt, device, spec.variants[0])
+            got = re.fullmatch(r"(\S+) on \S+: ([0-9,]+) cycles per call .*", lines[0])
+            assert got is not None, lines[0]
+            assert (got[1], int(got[2].replace(",", ""))) == (kernel.symbol, kernel.cycles)
+            assert lines[1] == f"  model: {kernel.cost}"

@@ -129,6 +129,86 @@ def test_an_api_name_the_host_header_lacks_is_reported(design_file: DesignFile) 
         "host AIE API header does not cover, so it cannot be tested on the host")
 
 
+RAW = '''
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+void bad_copy(const int32_t *src, int32_t *dst) {
+  for (unsigned i = 0; i < 64; i += 16) {
+    v16int32 v = *(const v16int32 *)(src + i);
+    v16acc64 acc = mul_elem_16_2(v, undef_v16int32());
+    *(v16int32 *)(dst + i) = srs(acc, 0);
+  }
+}
+'''
+
+
+def test_a_raw_intrinsic_the_host_header_lacks_is_named(design_file: DesignFile) -> None:
+    from aiedsl.kernels.host import HOST_INCLUDE
+
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(RAW)
+    k = load_design(path).ir.kernels[0]
+    with pytest.raises(DesignError) as excinfo:
+        native(k, kernel_text(None, k))
+    assert excinfo.value.message == (
+        "copy_i32_64 uses mul_elem_16_2, srs and undef_v16int32, raw AIE2 intrinsics that "
+        "aiedsl's host AIE API header does not model, so it cannot be tested on the host")
+    assert excinfo.value.fix == (
+        "write them with the AIE API (the host header covers the AIE API names listed at the "
+        f"top of {HOST_INCLUDE / 'aie_api' / 'aie.hpp'}), or test the kernel on an NPU "
+        "(aiedsl run DESIGN --target npu)")
+    # the command line says the same, once, without a traceback: kernel test and the native
+    # simulation build the C++ alike
+    for command in (["kernel", "test", str(path)], ["sim", str(path), "--kernels", "native"]):
+        r = _cli(*command, cwd=path.parent)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.splitlines()[0] == (
+            "d.py:10: error [host kernel build]: copy_i32_64 uses mul_elem_16_2, srs and "
+            "undef_v16int32, raw AIE2 intrinsics that aiedsl's host AIE API header does not "
+            "model, so it cannot be tested on the host"), command
+
+
+def test_one_intrinsic_and_one_api_name_are_both_named(design_file: DesignFile) -> None:
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(RAW.replace(
+        "srs(acc, 0)", "aie::reverse(v)").replace("mul_elem_16_2(v, undef_v16int32())",
+                                                  "mul_elem_16_2(v, v)"))
+    k = load_design(path).ir.kernels[0]
+    with pytest.raises(DesignError) as excinfo:
+        native(k, kernel_text(None, k))
+    assert excinfo.value.message == (
+        "copy_i32_64 uses aie::reverse, which aiedsl's host AIE API header does not cover; and "
+        "mul_elem_16_2, a raw AIE2 intrinsic that aiedsl's host AIE API header does not model, "
+        "so it cannot be tested on the host")
+    assert excinfo.value.fix.startswith("write it with the AIE API (")
+
+
+def test_a_name_of_the_kernels_own_is_not_blamed_on_the_header(design_file: DesignFile
+                                                               ) -> None:
+    # an undeclared helper or a typo is the kernel's mistake, not a missing intrinsic
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY.replace(
+        "aie::store_v(dst + i, v);", "aie::store_v(dst + i, upsample_row(v));"))
+    k = load_design(path).ir.kernels[0]
+    with pytest.raises(DesignError) as excinfo:
+        native(k, kernel_text(None, k))
+    assert excinfo.value.message == "copy_i32_64 does not compile on the host"
+    assert "upsample_row" in (excinfo.value.found or "")
+
+
+@pytest.mark.parametrize("name, intrinsic", [
+    ("mac_elem_16_2", True), ("mul_4x8_8x4", True), ("ups_to_v32acc32", True), ("srs", True),
+    ("lsrs", True), ("undef_v16int32", True), ("v16cint16", True), ("shuffle", True),
+    ("T32_16x16", True), ("get_ss_int", True), ("broadcast_to_v16cint16", True),
+    ("my_helper", False), ("upsample", False), ("mul_add", False), ("conv2int8", False),
+    ("broadcast_row", False), ("selector", False), ("src", False),
+])
+def test_what_counts_as_an_aie_intrinsic(name: str, intrinsic: bool) -> None:
+    from aiedsl.kernels.host_errors import INTRINSIC
+
+    assert bool(INTRINSIC.fullmatch(name)) is intrinsic
+
+
 def test_host_bfloat16_rounds_to_nearest_even(design_file: DesignFile) -> None:
     """float -> bfloat16 in the host header agrees with ml_dtypes (round to nearest, ties to
     even) on ties, near-ties, signs, tiny and huge values."""

@@ -1,25 +1,102 @@
 """``aiedsl kernel cost``: a library kernel's declared cost model, against the core's peak and,
-where one exists, a published measurement."""
+where one exists, a published measurement.
+
+The cycles printed are the kernel's own ``cycles=``, from the library factory that a design
+calls: the number the simulator charges per call. Nothing here computes cycles itself; the
+table below says only how ``--shape`` and ``--dtype`` map to each factory's arguments.
+"""
 
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from aiedsl.dtypes import DTYPES
 from aiedsl.errors import DesignError
 from aiedsl.ir import Kernel, TensorType
 from aiedsl.kernels import library
+from aiedsl.kernels.base import Kernel as Declared
 from aiedsl.targets import DEVICES, get_target
 
 DISAGREE = 0.15
 """Model and publication further apart than this are called out."""
 
+Build = Callable[[tuple[int, ...], str, str, str], Kernel]
+"""Makes a library kernel from ``--shape``'s sizes, ``--dtype``, ``--device`` and a variant
+(``""`` for a kernel that has none)."""
+Largest = Callable[[tuple[int, ...], str], int]
+"""The bytes of a kernel's largest buffer at ``--shape``'s sizes and ``--dtype``."""
+
+
+def _whole(dims: tuple[int, ...], dt: str) -> int:
+    """One buffer of the whole shape (the element-wise, reduction and activation kernels)."""
+    return math.prod(dims) * DTYPES[dt].itemsize
+
+
+def _gemm(out: Callable[[str], str]) -> Largest:
+    """A, B and C of an m x k by k x n product, C of type ``out(input type)``."""
+    def largest(dims: tuple[int, ...], dt: str) -> int:
+        m, k, n = dims
+        size = DTYPES[dt].itemsize
+        return max(m * k * size, k * n * size, m * n * DTYPES[out(dt)].itemsize)
+    return largest
+
+
+def _conv3x3_bytes(dims: tuple[int, ...], dt: str) -> int:
+    """An input row, the nine taps' weights, the output row (all i8)."""
+    width, cin, cout = dims
+    return max(width * cin, 9 * cin * cout, width * cout) * DTYPES[dt].itemsize
+
+
+def _on_tensor(factory: Callable[[TensorType], Declared]) -> Build:
+    """A factory of one tensor type (``zero(Tensor[64, 64, bf16])``)."""
+    return lambda dims, dt, device, variant: factory(TensorType(shape=dims, dtype=dt)).ir
+
+
+def _on_size(factory: Callable[[int], Declared]) -> Build:
+    """A factory of an element count whose type is fixed (``scale(1024)``)."""
+    return lambda dims, dt, device, variant: factory(dims[0]).ir
+
+
+def _on_device(factory: Callable[..., Declared]) -> Build:
+    """A factory of its sizes whose C++ follows the device (``softmax(4, 256, device=...)``;
+    the convolutions with their default shift and relu)."""
+    return lambda dims, dt, device, variant: factory(*dims, device=device).ir
+
+
+def _matmul(dims: tuple[int, ...], dt: str, device: str, variant: str) -> Kernel:
+    """``matmul(m, k, n, dt)``: the accumulating output (the output type does not enter its
+    cycles)."""
+    m, k, n = dims
+    return library.matmul(m, k, n, dt, device=device).ir
+
+
+def _cascade(dims: tuple[int, ...], dt: str, device: str, role: str) -> Kernel:
+    """One stage of the cascade GEMM."""
+    m, k, n = dims
+    return library.matmul_cascade(m, k, n, role, device=device).ir
+
+
+def _vector_scalar(dims: tuple[int, ...], dt: str, device: str, op: str) -> Kernel:
+    """``vector_scalar(op, T)``."""
+    return library.vector_scalar(op, TensorType(shape=dims, dtype=dt)).ir
+
+
+def _reduce(factory: Callable[[int, int, str], Declared]) -> Build:
+    """``reduce_sum(rows, cols, dt)``, ``reduce_max(...)``."""
+    return lambda dims, dt, device, variant: factory(dims[0], dims[1], dt).ir
+
+
+def _norm(factory: Callable[[int, int], Declared]) -> Build:
+    """``rms_norm(rows, cols)``, ``layer_norm(...)`` (bf16 only)."""
+    return lambda dims, dt, device, variant: factory(dims[0], dims[1]).ir
+
 
 @dataclass(frozen=True)
 class _Costed:
-    """What ``aiedsl kernel cost`` takes for one library kernel."""
+    """What ``aiedsl kernel cost`` takes for one library kernel, and how it makes it."""
 
     shape: str
     """How ``--shape`` is written for it."""
@@ -28,6 +105,14 @@ class _Costed:
     dtypes: tuple[str, ...]
     """The element types it takes; the first is the default."""
     example: str
+    """A ``--shape`` it takes with each of its types on every device it is made for."""
+    build: Build
+    largest: Largest = _whole
+    variants: tuple[str, ...] = ("",)
+    """Arguments besides the shape that name different kernels (a stage, an operation): each
+    is costed, the first shown in full."""
+    note: str = ""
+    """What else the costed kernel was made with, printed under it."""
 
 
 _ANY = tuple(DTYPES)  # zero and passthrough move any element type
@@ -39,26 +124,47 @@ def _first(default: str, names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 _EACH = "N (or a tensor shape such as 64x64)"
+_CONV = ("shift=0 and relu=True, the library's defaults (its declared cycles depend on "
+         "neither)")
 KERNELS: dict[str, _Costed] = {
-    "matmul": _Costed("MxKxN", (3, 3), tuple(library.MATMUL_OUT), "64x64x64"),
-    "zero": _Costed(_EACH, (1, 4), _first("bf16", _ANY), "1024"),
-    "passthrough": _Costed(_EACH, (1, 4), _first("bf16", _ANY), "1024"),
-    "scale": _Costed("N", (1, 1), ("i16",), "1024"),
-    "add": _Costed(_EACH, (1, 4), library.ELTWISE_DTYPES, "1024"),
-    "mul": _Costed(_EACH, (1, 4), library.ELTWISE_DTYPES, "1024"),
-    "relu": _Costed(_EACH, (1, 4), library.RELU_DTYPES, "1024"),
+    "matmul": _Costed("MxKxN", (3, 3), tuple(library.MATMUL_OUT), "64x64x64", _matmul,
+                      _gemm(library.MATMUL_OUT.__getitem__)),
+    "matmul_cascade": _Costed("MxKxN", (3, 3), ("bf16",), "64x64x64", _cascade,
+                              _gemm(lambda dt: "f32"), library.CASCADE_ROLES),
+    "conv2d_1x1": _Costed("WIDTHxCINxCOUT", (3, 3), ("i8",), "32x64x64",
+                          _on_device(library.conv2d_1x1), _gemm(lambda dt: dt), note=_CONV),
+    "conv2d_3x3": _Costed("WIDTHxCINxCOUT", (3, 3), ("i8",), "32x64x64",
+                          _on_device(library.conv2d_3x3), _conv3x3_bytes, note=_CONV),
+    "zero": _Costed(_EACH, (1, 4), _first("bf16", _ANY), "1024", _on_tensor(library.zero)),
+    "passthrough": _Costed(_EACH, (1, 4), _first("bf16", _ANY), "1024",
+                           _on_tensor(library.passthrough)),
+    "scale": _Costed("N", (1, 1), ("i16",), "1024", _on_size(library.scale)),
+    "threshold": _Costed("N", (1, 1), ("u8",), "1024", _on_size(library.threshold)),
+    "add": _Costed(_EACH, (1, 4), library.ELTWISE_DTYPES, "1024", _on_tensor(library.add)),
+    "sub": _Costed(_EACH, (1, 4), library.ELTWISE_DTYPES, "1024", _on_tensor(library.sub)),
+    "mul": _Costed(_EACH, (1, 4), library.ELTWISE_DTYPES, "1024", _on_tensor(library.mul)),
+    "vector_scalar": _Costed(_EACH, (1, 4), library.ELTWISE_DTYPES, "1024", _vector_scalar,
+                             variants=("add", "sub", "mul")),
+    "relu": _Costed(_EACH, (1, 4), library.RELU_DTYPES, "1024", _on_tensor(library.relu)),
     # the reductions' default, as reduce_sum and reduce_max have it, first
     "reduce_sum": _Costed("ROWSxCOLS", (2, 2), _first("i32", library.REDUCE_DTYPES["add"]),
-                          "8x256"),
+                          "8x256", _reduce(library.reduce_sum)),
     "reduce_max": _Costed("ROWSxCOLS", (2, 2), _first("i32", library.REDUCE_DTYPES["max"]),
-                          "8x256"),
+                          "8x256", _reduce(library.reduce_max)),
+    "rms_norm": _Costed("ROWSxCOLS", (2, 2), ("bf16",), "8x256", _norm(library.rms_norm)),
+    "layer_norm": _Costed("ROWSxCOLS", (2, 2), ("bf16",), "8x256", _norm(library.layer_norm)),
+    "exp_bf16": _Costed("N", (1, 1), ("bf16",), "1024", _on_device(library.exp_bf16)),
+    "silu": _Costed("N", (1, 1), ("bf16",), "1024", _on_device(library.silu)),
+    "gelu": _Costed("N", (1, 1), ("bf16",), "1024", _on_device(library.gelu)),
+    "softmax": _Costed("ROWSxCOLS", (2, 2), ("bf16",), "4x256", _on_device(library.softmax)),
 }
-"""The library kernels ``aiedsl kernel cost`` estimates, and the options each takes."""
+"""The library kernels ``aiedsl kernel cost`` estimates (every factory of
+:mod:`aiedsl.kernels` that makes a kernel), and the options each takes."""
 
 
-def _either(names: tuple[str, ...]) -> str:
-    """``a``, ``a or b``, ``a, b or c``."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+def _either(names: tuple[str, ...], word: str = "or") -> str:
+    """``a``, ``a or b``, ``a, b or c`` (``and`` for ``word="and"``)."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {word} {names[-1]}"
 
 
 def _option_error(message: str, *, limit: str, found: str, fix: str) -> DesignError:
@@ -89,14 +195,10 @@ def _sizes(name: str, shape: str, spec: _Costed) -> tuple[int, ...]:
 
 
 def _fits(name: str, dims: tuple[int, ...], dt: str, memory: int, shape: str) -> None:
-    """The kernel's largest buffer fits one core's data memory (a larger one is no kernel's
-    operand; a matmul's declaration would also build index tables of its size)."""
-    if name == "matmul":
-        m, k, n = dims
-        out = DTYPES[library.MATMUL_OUT[dt]].itemsize
-        largest = max(m * k * DTYPES[dt].itemsize, k * n * DTYPES[dt].itemsize, m * n * out)
-    else:
-        largest = math.prod(dims) * DTYPES[dt].itemsize
+    """The kernel's largest buffer fits one core's data memory: a larger one is no kernel's
+    operand. Checked before the kernel is made: a matmul's declaration builds index tables of
+    its size."""
+    largest = KERNELS[name].largest(dims, dt)
     if largest > memory:
         raise _option_error(
             f"--shape {shape}: a buffer of {name} would take {largest:,} bytes, more than a "
@@ -105,31 +207,47 @@ def _fits(name: str, dims: tuple[int, ...], dt: str, memory: int, shape: str) ->
             f"e.g. --shape {KERNELS[name].example}")
 
 
-def _kernel(name: str, dims: tuple[int, ...], dt: str, device: str) -> Kernel:
-    """The library's kernel ``name`` at ``dims`` and ``dt``; its refusal of the sizes as an
-    error about ``--shape`` (the library's own error would point at a line of aiedsl's CLI)."""
+def _kernels(name: str, dims: tuple[int, ...], dt: str, device: str) -> list[Kernel]:
+    """The library's kernel ``name`` at ``dims`` and ``dt`` on ``device``, one per variant.
+
+    The library's refusal is turned into an error about the option at fault (its own would
+    point at a line of aiedsl's CLI): ``--device`` when even the kernel's example shape is
+    refused there, ``--shape`` otherwise."""
+    spec = KERNELS[name]
     try:
-        if name == "matmul":
-            m, k, n = dims
-            return library.matmul(m, k, n, dt, device=device).ir
-        if name in ("reduce_sum", "reduce_max"):
-            rows, cols = dims
-            return getattr(library, name)(rows, cols, dt).ir  # type: ignore[no-any-return]
-        if name == "scale":
-            return library.scale(dims[0]).ir
-        return getattr(library, name)(TensorType(shape=dims, dtype=dt)).ir  # type: ignore[no-any-return]
+        return [spec.build(dims, dt, device, v) for v in spec.variants]
     except DesignError as e:
         shown = "x".join(str(d) for d in dims)
+        refused = _refusal(spec, dt, device)
+        if refused is not None:
+            others = [d for d in DEVICES if _refusal(spec, dt, d) is None]
+            raise _option_error(
+                f"--device {device}: the library has no {name} for it",
+                limit=refused.limit or refused.message, found=device,
+                fix=f"pass one of {', '.join(others)}, e.g. --device {others[0]}" if others
+                else f"leave {name} out on this device") from None
         raise _option_error(
             f"--shape {shown} does not fit {name} of {dt}: {e.message}", limit=e.limit or
             f"a shape the library's {name} takes", found=e.found or shown,
-            fix=e.fix or f"write e.g. --shape {KERNELS[name].example}") from None
+            fix=e.fix or f"write e.g. --shape {spec.example}") from None
+
+
+def _refusal(spec: _Costed, dt: str, device: str) -> DesignError | None:
+    """The library's error making ``spec``'s kernel at its example shape on ``device``, if
+    any: an error there is the device's, not the shape's."""
+    dims = tuple(int(p) for p in spec.example.split("x"))
+    try:
+        spec.build(dims, dt, device, spec.variants[0])
+    except DesignError as e:
+        return e
+    return None
 
 
 def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
     """Lines describing kernel ``name`` at ``shape`` (``64x104x64``, ``8x256``, ``4096``) of
     element type ``dt`` (None: the kernel's first, see :data:`KERNELS`) on ``device``.
 
+    The cycles are the kernel's declared ``cycles=``, what the simulator charges per call.
     Every bad value is a :class:`~aiedsl.errors.DesignError` naming the option, the values
     allowed and a fix, with no file and line (``aiedsl kernel cost`` prints it and exits 2).
     """
@@ -154,10 +272,16 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
             f"{name}'s default)")
     dims = _sizes(name, shape, spec)
     _fits(name, dims, dt, target.limits("core").memory, shape)
-    k = _kernel(name, dims, dt, device)
+    k, *others = _kernels(name, dims, dt, device)
     lines = [f"{k.symbol} on {device}: {k.cycles:,} cycles per call "
              f"({k.cycles / target.clock_hz * 1e6:.2f} us at {target.clock_hz / 1e9:g} GHz)",
              f"  model: {k.cost}"]
+    if spec.note:
+        lines.append(f"  made with {spec.note}")
+    if others and all(o.cycles == k.cycles for o in others):
+        lines.append(f"  the same for {_either(tuple(o.symbol for o in others), 'and')}")
+    else:
+        lines += [f"  {o.symbol}: {o.cycles:,} cycles per call" for o in others]
     if name == "matmul":
         macs = dims[0] * dims[1] * dims[2]
         out_dt = library.MATMUL_OUT[dt]

@@ -18,7 +18,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -31,6 +30,7 @@ import numpy as np
 from aiedsl.cache import cache_dir
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
+from aiedsl.kernels.host_errors import explain
 from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.ir import Call, Kernel, Loc, RtpArg, RtpWrite, ScalarArg
 from aiedsl.kernels.paths import KERNELS_CPP
@@ -70,10 +70,9 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
                            capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
         if r.returncode != 0:
             stderr = kt.map_output(r.stderr, name)
-            raise DesignError("host kernel build", _explain(stderr, kt.symbol), loc=loc,
-                              found=_first_errors(stderr),
-                              fix="fix the C++; the host header covers the AIE API names listed "
-                                  f"at the top of {HOST_INCLUDE / 'aie_api' / 'aie.hpp'}")
+            message, fix = explain(stderr, kt.symbol, HOST_INCLUDE / "aie_api" / "aie.hpp")
+            raise DesignError("host kernel build", message, loc=loc,
+                              found=_first_errors(stderr), fix=fix)
         tmp_out = out.with_suffix(f".{os.getpid()}.tmp")
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
@@ -90,15 +89,6 @@ def _first_errors(stderr: str, most: int = 12) -> str:
     # the "In function ..." line just before the error says where it is
     start = first - 1 if first and lines[first - 1].rstrip().endswith(":") else first
     return "\n".join(lines[start:start + most])
-
-
-def _explain(stderr: str, label: str) -> str:
-    missing = sorted(set(re.findall(r"[‘'](\w+)[’'] is not a member of [‘']aie[’']", stderr)))
-    if missing:
-        names = ", ".join(f"aie::{n}" for n in missing)
-        return (f"{label} uses {names}, which aiedsl's host AIE API header does not cover, so "
-                "it cannot be tested on the host")
-    return f"{label} does not compile on the host"
 
 
 def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[..., None]:

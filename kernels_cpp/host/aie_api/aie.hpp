@@ -4,7 +4,9 @@
 // `aiedsl sim --kernels native` can run the kernel's real C++ on numpy data. It computes what
 // the hardware computes for the names below (same results, none of the speed); it is not the
 // AIE API and only covers this subset. A kernel that uses anything else fails to compile with
-// "'<name>' is not a member of 'aie'", which aiedsl reports as not covered by this header.
+// "'<name>' is not a member of 'aie'", which aiedsl reports as not covered by this header; a
+// raw intrinsic it lacks fails with "'<name>' was not declared in this scope", which aiedsl
+// names as an AIE2 intrinsic this header does not model (aiedsl/kernels/host_errors.py).
 //
 // Covered names (exactly these):
 //   types:      bfloat16 (16-bit storage; float -> bfloat16 rounds to nearest even; += -= *= /=

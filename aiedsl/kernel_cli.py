@@ -1,0 +1,146 @@
+"""``aiedsl kernel``: test micro-kernels on the host (``kernel test``), profile their AIE API
+operations (``kernel profile``) and print a library kernel's declared cost (``kernel cost``).
+
+:mod:`aiedsl.cli` registers :data:`kernel_app` as its ``kernel`` group. As there, only typer
+and the standard library load at start-up: each command imports what it needs.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+from aiedsl.cli_common import CONTEXT, DefineOpt, DeviceOpt, SeedOpt, load, say
+
+kernel_app = typer.Typer(rich_markup_mode=None, context_settings=CONTEXT,
+                         help="Test micro-kernels on the host and estimate their cost.")
+
+
+@kernel_app.callback(invoke_without_command=True)
+def _kernel_root(ctx: typer.Context) -> None:
+    if ctx.invoked_subcommand is None:
+        say(ctx.get_help())
+        raise typer.Exit()
+
+
+@kernel_app.command("test")
+def kernel_test(
+    path: Optional[Path] = typer.Argument(None, metavar="PATH", help="A kernel C++ file (tests "
+                                          "the library kernels made from it) or a design file "
+                                          "(tests the kernels it declares)."),
+    all_: bool = typer.Option(False, "--all", help="Test every library kernel at several sizes."),
+    define: Optional[List[str]] = DefineOpt,
+    device: Optional[str] = DeviceOpt,
+    seed: int = SeedOpt,
+) -> None:
+    """Compile kernels with the host's g++ against aiedsl's AIE API header and compare each
+    with its numpy reference. Exit 1 when one differs."""
+    if all_ == (path is not None):
+        raise typer.BadParameter("give a kernel file or a design file, or --all",
+                                 param_hint="PATH")
+    from aiedsl.kernels.host import check_kernel, design_cases
+    from aiedsl.kernels.samples import library_cases
+
+    if path is not None and path.suffix == ".py":
+        cases = design_cases(load(path, define, device, None))
+    else:
+        cases = library_cases(path)
+        if not cases:
+            assert path is not None
+            raise _no_library_kernel(path, "test")
+    failed = 0
+    start = time.perf_counter()
+    for case in cases:
+        result = check_kernel(case, seed)
+        failed += not result.passed
+        for line in result.lines:
+            say(line)
+    say(f"{len(cases) - failed} of {len(cases)} kernels match their references "
+        f"({time.perf_counter() - start:.1f} s)")
+    if failed:
+        raise typer.Exit(1)
+
+
+@kernel_app.command("profile")
+def kernel_profile(
+    path: Path = typer.Argument(..., metavar="PATH", help="A kernel C++ file (profiles the "
+                                "library kernels made from it) or a design file (profiles the "
+                                "kernels it declares)."),
+    define: Optional[List[str]] = DefineOpt,
+    device: Optional[str] = DeviceOpt,
+    seed: int = SeedOpt,
+) -> None:
+    """Run kernels on the host with their AIE API operations counted by unit, and print the
+    cycles per call those need at best (the busiest unit), MACs per cycle and the binding
+    unit."""
+    from aiedsl.kernels.host import design_cases
+    from aiedsl.kernels.samples import library_cases
+    from aiedsl.kernels.profile import profile_cases
+
+    if path.suffix == ".py":
+        handle = load(path, define, device, None)
+        cases, dev = design_cases(handle), handle.ir.device
+    else:
+        cases, dev = library_cases(path), device or "npu1"
+        cases = [c for c in cases if _made_for(c.kernel, dev)]
+        if not cases:
+            raise _no_library_kernel(path, "profile")
+    for case, prof in zip(cases, profile_cases(cases, dev, seed)):
+        for line in prof.lines():
+            say(line)
+        k = case.kernel
+        if path.suffix == ".py" and k.cycles_source == "declared" and prof.counted:
+            # what the simulator charges beside what the C++ needs at best: a cycles= far
+            # from it is a slip no other command points out
+            say(f"  declared: cycles={k.cycles:,}, {k.cycles / prof.cycles:.1f}x this estimate "
+                "(the simulator charges what is declared; the estimate is a lower bound)")
+
+
+def _no_library_kernel(path: Path, command: str) -> Exception:
+    """The usage error for a C++ PATH no library kernel is made from: first that it does not
+    exist, when it does not (a library kernel's source is named, from anywhere, by its name
+    alone, so a missing path is only an error here)."""
+    if not path.exists():
+        return typer.BadParameter(f"{path} does not exist (nor is a library kernel made from a "
+                                  f"file named {path.name})", param_hint="PATH")
+    return typer.BadParameter(
+        f"no library kernel is made from {path.name}: declare your kernel with "
+        f"declare(..., source=\"{path.name}\") in a design and run "
+        f"`aiedsl kernel {command} DESIGN.py`", param_hint="PATH")
+
+
+def _made_for(k: Any, device: str) -> bool:
+    """Is library kernel ``k`` the variant ``device`` would use (made for its architecture, or
+    for any)?"""
+    from aiedsl.targets import get_target
+
+    return k.arch is None or k.arch == get_target(device).arch
+
+
+@kernel_app.command("cost")
+def kernel_cost(
+    name: str = typer.Argument(..., metavar="KERNEL", help="matmul, matmul_cascade, "
+                               "conv2d_1x1, conv2d_3x3, zero, passthrough, scale, threshold, "
+                               "add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max, "
+                               "rms_norm, layer_norm, exp_bf16, silu, gelu or softmax."),
+    shape: str = typer.Option(..., "--shape", metavar="SHAPE", help="MxKxN for the matmuls, "
+                              "WIDTHxCINxCOUT for the convolutions, ROWSxCOLS for reductions, "
+                              "norms and softmax, N otherwise."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", metavar="DTYPE",
+                                        help="Element (matmul: input) type [default: the "
+                                        "kernel's first: bf16, or i8 for the convolutions, "
+                                        "i16 for scale, u8 for threshold, i32 for "
+                                        "reductions]."),
+    device: str = typer.Option("npu1", "--device", metavar="DEVICE",
+                               help="Device whose core is estimated."),
+) -> None:
+    """Print a library kernel's declared cycles per call (what the simulator charges) and the
+    fraction of the core's peak. A bad value prints which option is wrong and what it takes,
+    and exits 2."""
+    from aiedsl.kernels.cost import estimate
+
+    for line in estimate(name, shape, dtype, device):
+        say(line)

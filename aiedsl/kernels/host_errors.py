@@ -1,0 +1,69 @@
+"""What a failed host build of a kernel means: the names in g++'s output that aiedsl's host AIE
+API header lacks, AIE API names (``aie::reverse``) and raw AIE2 intrinsics (``mac_elem_16_2``,
+``undef_v16int32``, ``srs``), each said in words a kernel writer can act on.
+
+Example
+-------
+>>> message, fix = explain("k.cc:5:18: error: 'mac_elem_16_2' was not declared in this scope",
+...                        "k", "aie.hpp")
+>>> message.split(", ")[1]
+"a raw AIE2 intrinsic that aiedsl's host AIE API header does not model"
+"""
+
+from __future__ import annotations
+
+import re
+
+_QUOTED = r"[‘'](\w+)[’']"
+"""A name as g++ quotes it: typographic quotes in a UTF-8 locale, ASCII ones under LC_ALL=C."""
+_NOT_IN_AIE = re.compile(_QUOTED + r" is not a member of [‘']aie[’']")
+_UNDECLARED = re.compile(_QUOTED + r" (?:was not declared in this scope|does not name a type)")
+
+_NATIVE_TYPE = r"v\d+(?:u?int\d+|cint\d+|acc\d+|cacc\d+|accfloat|bfloat16|float|bfp\w+)"
+"""AIE2's native vector and accumulator types (``v16int32``, ``v32acc32``, ``v16cint16``), as
+llvm-aie's intrinsic headers name them and every intrinsic on them carries them."""
+INTRINSIC = re.compile(
+    r"(?:\w+_)?" + _NATIVE_TYPE + r"(?:_\w+)?"  # a type, or undef_/set_/ups_to_... of one
+    r"|(?:neg|add|sub)?(?:mul|mac|msc)_(?:elem|conv|\d+x\d+)\w*"  # mac_elem_16_2, mul_4x8_8x4
+    r"|(?:l|s|ul|us)?srs(?:_\w+)?|ups(?:_\w+)?"  # shift-round-saturate, upshift: bare or _to_
+    r"|shuffle|shiftx?|shift_bytes|sel|ext_elem|upd_elem|extract_elem"
+    r"|broadcast_(?:zero_)?(?:to_|elem|[suc]\d+|bfloat16|float)\w*"
+    r"|(?:get|put)_(?:scd|mcd|ss|ms)\w*|fifo_(?:ld|st)\w*"  # cascade, streams, the load fifo
+    r"|T\d+_\d+x\d+\w*")  # shuffle modes: T32_16x16, T16_32x2_lo
+"""The names of AIE2 intrinsics, as llvm-aie's ``aiev2_*.h`` headers spell them: what a kernel
+may call beside the AIE API, and the host header models only some of (``host_native.hpp``).
+A name matching none of these is the kernel's own (a typo, a missing include)."""
+
+
+def _listed(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def explain(stderr: str, label: str, header: object) -> tuple[str, str]:
+    """The message and the fix for kernel ``label`` whose host build wrote ``stderr`` (g++'s
+    output); ``header`` is the host AIE API header, whose head lists what it covers.
+
+    AIE API names it lacks (``'reverse' is not a member of 'aie'``) and undeclared names that
+    are AIE2 intrinsics (:data:`INTRINSIC`) are named; any other failure is the kernel's own,
+    and the message only says that it does not compile (the compiler's lines show why)."""
+    api = sorted(set(_NOT_IN_AIE.findall(stderr)))
+    raw = sorted({n for n in _UNDECLARED.findall(stderr) if INTRINSIC.fullmatch(n)})
+    covered = f"the host header covers the AIE API names listed at the top of {header}"
+    if not api and not raw:
+        return f"{label} does not compile on the host", f"fix the C++; {covered}"
+    parts = []
+    if api:
+        parts.append(f"{_listed([f'aie::{n}' for n in api])}, which aiedsl's host AIE API "
+                     "header does not cover")
+    if raw:
+        what = "a raw AIE2 intrinsic" if len(raw) == 1 else "raw AIE2 intrinsics"
+        parts.append(f"{_listed(raw)}, {what} that aiedsl's host AIE API header does not "
+                     "model")
+    message = f"{label} uses {'; and '.join(parts)}, so it cannot be tested on the host"
+    if not raw:
+        return message, f"fix the C++; {covered}"
+    # an intrinsic has no AIE API spelling the header could add on its own: the kernel can be
+    # rewritten in API terms, or run where the intrinsic exists
+    return message, (f"write {'it' if len(raw) == 1 else 'them'} with the AIE API ({covered}), "
+                     "or test the kernel on an NPU (aiedsl run DESIGN --target npu)")
