@@ -210,8 +210,10 @@ class Artifacts:
         checks = []
         if check:
             expected = self.handle.expected({n: ins[n] for n in self.handle.inputs})
+            summed = any(k.sums for k in self.design.kernels)
             checks = [compare(n, outputs[n], expected[n], self.design.tensor(n).type.dtype,
-                              nonfinite=self.handle.nonfinite) for n in self.handle.outputs]
+                              nonfinite=self.handle.nonfinite, summed=summed)
+                      for n in self.handle.outputs]
         measured = Measured(latencies, warmup, float(session.manifest.get("ops_per_run", 0)))
         return RunResult("npu", why, ins, outputs, checks, measured)
 

@@ -15,11 +15,16 @@ TOLERANCE = {
 
 f32 results of bf16 products accumulate in a different order per K tile than numpy's matmul, so
 they agree to about 1e-6 relative; 1e-4 leaves room without hiding a wrong element. bf16 results
-carry 8 bits of mantissa: half an ulp at 1.0 is 2^-8, one ulp is allowed, and one ulp of the
-largest value besides: a sum rounded to bf16 at every K step may be an ulp of its partial sums
-off, which near zero is many ulps of the element itself. (An elementwise bf16 kernel is held to
-no more than that, so a wrong element much smaller than the largest can pass.)
+carry 8 bits of mantissa: half an ulp at 1.0 is 2^-8, one ulp is allowed. The absolute part is
+for outputs a kernel sums into (``summed``, see :func:`compare`): a sum rounded to bf16 at every
+K step may be an ulp of its partial sums off, which near zero is many ulps of the element
+itself. Other outputs get no absolute part beyond the smallest normal number (subnormals flush
+to zero): an element-wise kernel's wrong small element must not hide behind the largest one.
 """
+
+TINY = 2.0 ** -126
+"""The smallest normal f32 and bf16 magnitude: the absolute tolerance of an output no kernel sums
+into (the cores flush subnormals to zero)."""
 
 
 @dataclass
@@ -55,11 +60,14 @@ _SLICE = 1 << 18
 
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
-            nonfinite: bool = False) -> OutputCheck:
+            nonfinite: bool = False, summed: bool = True) -> OutputCheck:
     """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
 
-    NaN or infinity anywhere fails, unless ``nonfinite``: then they must sit where the reference
-    has the same (NaN for NaN, an infinity of the same sign for an infinity).
+    ``summed``: a kernel may have summed into the output across calls or reduced into it (see
+    :attr:`~aiedsl.ir.Kernel.sums`), so an element may be off by a rounding of the largest
+    value; otherwise floats are held to ``rtol`` of each element alone. NaN or infinity
+    anywhere fails, unless ``nonfinite``: then they must sit where the reference has the same
+    (NaN for NaN, an infinity of the same sign for an infinity).
     """
     g_all = got.reshape(-1)
     w_all = np.asarray(want).reshape(-1)
@@ -69,8 +77,12 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
         for lo in range(0, w_all.size, _SLICE):
             w = w_all[lo:lo + _SLICE]
             peak = max(peak, float(np.max(np.abs(w), where=np.isfinite(w), initial=0)))
-        atol = atol_rel * max(1.0, peak)
-        tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
+        if summed:
+            atol = atol_rel * max(1.0, peak)
+            tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
+        else:
+            atol = TINY
+            tol = f"tolerance {rtol:g} relative (no kernel sums into it)"
     else:
         rtol, atol = 0.0, 0.0
         tol = EXACT

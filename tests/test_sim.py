@@ -458,3 +458,57 @@ def test_a_tensor_the_cores_read_as_u8_is_drawn_over_bytes(
     plain = load_design("designs/threshold_rtp.py")
     assert (make_inputs(plain.ir, 0)["inp"] == np.random.default_rng(0).integers(
         0, 256, size=8192).astype(np.uint8)).all()
+
+
+EXP = '''
+import numpy as np
+from aiedsl import Tensor, bf16, design, fifo, herd, loop, runtime
+from aiedsl.kernels import exp_bf16
+@design(device="npu1_1col")
+def d(x: Tensor[4096, bf16], y: Tensor[4096, bf16]):
+    a = fifo(Tensor[1024, bf16], name="a")
+    b = fifo(Tensor[1024, bf16], name="b")
+    k = exp_bf16(1024)
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as s, b.produce() as t:
+                k(s, t)
+
+    with runtime() as rt:
+        rt.fill(a, x)
+        rt.drain(b, y)
+
+@d.reference
+def reference(x):
+    e = np.exp(x.astype(np.float32))
+    return {wrong}
+'''
+"""An element-wise bf16 exp; the reference is right, or zeroes every result of x < -1.7."""
+
+
+def test_an_element_wise_output_is_held_to_each_element(design_file) -> None:  # type: ignore[no-untyped-def]
+    """bf16 outputs were allowed 2^-7 of the largest expected value absolute, for sums rounded
+    at every step; an element-wise kernel does not sum, and a result wrong in 4% of its
+    elements (all below 0.19 while the largest is 25) passed."""
+    right = simulate(load_design(design_file(EXP.format(wrong="e"))))
+    assert right.passed
+    assert right.checks[0].tolerance == "tolerance 0.0078125 relative (no kernel sums into it)"
+    wrong = simulate(load_design(design_file(EXP.format(
+        wrong="np.where(x.astype(np.float32) < -1.7, 0, e)"), "w.py")))
+    assert not wrong.passed
+    assert wrong.checks[0].line().startswith("FAIL y: worst element")
+
+
+def test_what_a_kernel_sums_into_keeps_the_absolute_tolerance() -> None:
+    from aiedsl import Tensor, bf16
+    from aiedsl.compare import compare
+    from aiedsl.kernels import exp_bf16, matmul, reduce_sum, relu
+
+    assert matmul(64, 64, 64).ir.sums and reduce_sum(4, 64).ir.sums
+    assert not exp_bf16(1024).ir.sums and not relu(Tensor[1024, bf16]).ir.sums
+    want = np.array([100.0, 0.25], dtype=np.float32)
+    got = np.array([100.0, 0.5], dtype=np.float32)  # 0.25 off: a quarter ulp of 100 in bf16
+    assert compare("c", got, want, "bf16").passed
+    assert not compare("c", got, want, "bf16", summed=False).passed

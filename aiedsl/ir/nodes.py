@@ -324,6 +324,19 @@ class Kernel(_Node):
     """The cost formula and its source, for reports."""
     loc: Loc
 
+    @property
+    def sums(self) -> bool:
+        """Does a call add into what it writes, or reduce into it? True for a buffer it reads
+        and writes (a matmul's accumulator), a cascade, or an output with fewer elements than
+        its largest input (a reduction). Such an output may be an ulp of a partial sum off the
+        reference's, so it is compared with an absolute tolerance (:func:`aiedsl.compare.compare`).
+        """
+        buffers = [a for a in self.args if a.kind == "buffer" and a.type is not None]
+        ins = [a.type.numel for a in buffers if a.access == "in" and a.type is not None]
+        outs = [a.type.numel for a in buffers if a.access == "out" and a.type is not None]
+        return (any(a.access == "inout" for a in buffers) or self.cascade_in is not None
+                or self.cascade_out is not None or bool(ins and outs and min(outs) < max(ins)))
+
 
 # --------------------------------------------------------------------------------------------
 # Host side

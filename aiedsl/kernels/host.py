@@ -243,11 +243,11 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
             lines.append(f"FAIL {k.symbol}: '{a.name}' depends on memory outside the kernel's "
                          "buffers (the C++ reads past one: two runs with other bytes around "
                          "them disagree)")
-    checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype)
+    checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype, summed=k.sums)
               for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
     if k.cascade_out is not None:
         checks.append(compare(f"{k.symbol}.cascade_out", results[-1], args_ref[-1],
-                              k.cascade_out.dtype))
+                              k.cascade_out.dtype, summed=k.sums))
     return KernelTest(k.symbol, not lines and all(c.passed for c in checks),
                       lines + [c.line() for c in checks])
 

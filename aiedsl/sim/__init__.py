@@ -166,6 +166,7 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     if check:
         watch("check", m)
         expected = handle.expected({n: ins[n] for n in handle.inputs})
+        summed = any(k.sums for k in placed.kernels)
         checks = [compare(n, outputs[n], expected[n], placed.tensor(n).type.dtype,
-                          nonfinite=handle.nonfinite) for n in handle.outputs]
+                          nonfinite=handle.nonfinite, summed=summed) for n in handle.outputs]
     return SimResult(ins, outputs, checks, tm, m)
