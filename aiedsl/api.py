@@ -28,6 +28,7 @@ from aiedsl.checks.resources import TileUsage
 from aiedsl.compare import OutputCheck, compare
 from aiedsl.errors import DesignError, ToolchainError, caller_loc
 from aiedsl.ir import Design
+from aiedsl.ir.program import rounds_twice
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.stats import Timing, significant
@@ -210,7 +211,7 @@ class Artifacts:
         checks = []
         if check:
             expected = self.handle.expected({n: ins[n] for n in self.handle.inputs})
-            summed = any(k.sums for k in self.design.kernels)
+            summed = rounds_twice(self.design)
             checks = [compare(n, outputs[n], expected[n], self.design.tensor(n).type.dtype,
                               nonfinite=self.handle.nonfinite, summed=summed)
                       for n in self.handle.outputs]

@@ -16,10 +16,11 @@ TOLERANCE = {
 f32 results of bf16 products accumulate in a different order per K tile than numpy's matmul, so
 they agree to about 1e-6 relative; 1e-4 leaves room without hiding a wrong element. bf16 results
 carry 8 bits of mantissa: half an ulp at 1.0 is 2^-8, one ulp is allowed. The absolute part is
-for outputs a kernel sums into (``summed``, see :func:`compare`): a sum rounded to bf16 at every
-K step may be an ulp of its partial sums off, which near zero is many ulps of the element
-itself. Other outputs get no absolute part beyond the smallest normal number (subnormals flush
-to zero): an element-wise kernel's wrong small element must not hide behind the largest one.
+for outputs whose elements may carry more than one rounding (``summed``, see :func:`compare` and
+:func:`aiedsl.ir.program.rounds_twice`): a sum rounded to bf16 at every K step may be an ulp of
+its partial sums off, which near zero is many ulps of the element itself. Other outputs get no
+absolute part beyond the smallest normal number (subnormals flush to zero): a single element-wise
+kernel's wrong small element must not hide behind the largest one.
 """
 
 TINY = 2.0 ** -126
@@ -63,9 +64,10 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             nonfinite: bool = False, summed: bool = True) -> OutputCheck:
     """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
 
-    ``summed``: a kernel may have summed into the output across calls or reduced into it (see
-    :attr:`~aiedsl.ir.Kernel.sums`), so an element may be off by a rounding of the largest
-    value; otherwise floats are held to ``rtol`` of each element alone. NaN or infinity
+    ``summed``: an element may carry more than one rounding (a kernel summed into it, or one
+    float kernel's result went on to another: :func:`aiedsl.ir.program.rounds_twice`), so it
+    may be off by a rounding of the largest value; otherwise floats are held to ``rtol`` of
+    each element alone. NaN or infinity
     anywhere fails, unless ``nonfinite``: then they must sit where the reference has the same
     (NaN for NaN, an infinity of the same sign for an infinity).
     """
@@ -82,7 +84,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
         else:
             atol = TINY
-            tol = f"tolerance {rtol:g} relative (no kernel sums into it)"
+            tol = f"tolerance {rtol:g} relative (one rounding per element)"
     else:
         rtol, atol = 0.0, 0.0
         tol = EXACT

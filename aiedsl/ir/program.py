@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterator
 
+from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.nodes import Acquire, Call, Core, Design, Loop, Op, Release
 
 
@@ -59,3 +60,45 @@ def ops_per_run(d: Design) -> int:
     ops = {k.symbol: k.ops for k in d.kernels}
     return sum(ops[op.kernel] * mult for c in d.cores for op, mult in walk(c.body)
                if isinstance(op, Call))
+
+
+def rounds_twice(d: Design) -> bool:
+    """Can an output element of ``d`` carry more than one float rounding: does a kernel sum
+    into what it writes (:attr:`~aiedsl.ir.Kernel.sums`), or does one float kernel's result
+    reach another float kernel (in the same core, or through fifos, links and other cores)?
+    Then an element near zero may be off by a rounding of a larger value (a bf16 product
+    rounded, then cancelled by an addition), and outputs are compared with an absolute
+    tolerance besides the relative one (:func:`aiedsl.compare.compare`)."""
+    kernels = {k.symbol: k for k in d.kernels}
+    if any(k.sums for k in kernels.values()):
+        return True
+    made: set[str] = set()  # fifos a float kernel writes
+    read: set[str] = set()  # fifos a float kernel reads
+    for c in d.cores:
+        fifo_of = {op.result: op.fifo for op, _ in walk(c.body) if isinstance(op, Acquire)}
+        written_here: set[str] = set()
+        for op, _ in walk(c.body):
+            if not isinstance(op, Call):
+                continue
+            k = kernels[op.kernel]
+            for a, arg in zip(k.args, op.args):
+                if a.kind != "buffer" or not lookup_dtype(a.dtype).is_float:
+                    continue
+                name = getattr(arg, "value", None)
+                if name is None:
+                    continue
+                if a.access == "in":
+                    if name in written_here:
+                        return True  # a result read back by a later call of the same core
+                    read.add(fifo_of[name])
+                else:
+                    written_here.add(name)
+                    made.add(fifo_of[name])
+    downstream = {src: set(link.dsts) for link in d.links for src in link.srcs}
+    todo, seen = list(made), set(made)
+    while todo:
+        for nxt in downstream.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return bool(seen & read)
