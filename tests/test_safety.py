@@ -423,6 +423,36 @@ def test_a_waited_fill_retires_its_channel_queue(design_file: DesignFile) -> Non
         "bad.py:31: error [runtime]: rt.fill of 'in_l3' with wait=1")
 
 
+def test_rt_wait_waits_for_the_oldest_transfer_on_its_fifo_only(design_file: DesignFile) -> None:
+    """IRON's dma_wait(of): the first half's drain is waited for while the second half's is
+    still in flight (rt.sync() would wait for both); the rest is waited for at the end."""
+    from aiedsl.codegen.mlir import render_mlir
+    from aiedsl.checks import check_design
+    from aiedsl.sim import simulate
+    from aiedsl.targets import get_target
+
+    halves = variant("rt.drain(from_mem, out, wait=True)",
+                     "rt.drain(from_mem, out, (0, [2048], [1]))\n"
+                     "        rt.drain(from_mem, out, (2048, [2048], [1]))\n"
+                     "        rt.wait(from_mem)")
+    handle = load_design(design_file(halves))
+    placed, _ = check_design(handle.ir)
+    assert [op.op for op in placed.runtime] == ["fill", "drain", "drain", "wait", "wait"]
+    assert render_mlir(placed, get_target(placed.device)).count(
+        "aiex.npu.dma_wait {symbol = @out_l3}") == 2
+    x = np.arange(4096, dtype=np.int32)
+    assert simulate(handle, {"inp": x}).passed
+    early = design_file(variant("rt.drain(from_mem, out, wait=True)",
+                                "rt.wait(from_mem)\n        rt.drain(from_mem, out)"), "early.py")
+    assert error_of(early) == (
+        "early.py:32: error [runtime]: rt.wait of 'out_l3' with nothing to wait for\n"
+        "  limit: a waited transfer on the fifo, issued and not yet waited for (every drain, a "
+        "fill given wait=True)\n"
+        "  found: none\n"
+        "  fix: issue the rt.drain (or rt.fill(..., wait=True)) of 'out_l3' before waiting for "
+        "it")
+
+
 def test_every_drain_is_waited_for(design_file: DesignFile) -> None:
     path = design_file(variant("rt.drain(from_mem, out, wait=True)",
                                "rt.drain(from_mem, out, wait=False)"))

@@ -131,6 +131,29 @@ class RuntimeBuilder:
                 "and rt.sync() once after them")
         self._record("drain", fifo, tensor, pattern, wait, loc)
 
+    def wait(self, fifo: ObjectFifo) -> None:
+        """Wait here for the oldest waited transfer on ``fifo`` not yet waited for (IRON's
+        ``dma_wait(of)``), leaving the others in flight: with two batches of drains issued,
+        wait for the first while the second keeps moving. A channel finishes its transfers in
+        order, so this also retires what it did before.
+
+        >>> rt.drain(c, C, rows_0_1); rt.drain(c, C, rows_2_3)    # doctest: +SKIP
+        >>> rt.wait(c)          # rows 0-1 are in; rows 2-3 may still be moving
+        """
+        loc = caller_loc()
+        rec = next((r for r in self.pending if r.fifo is fifo), None)
+        if rec is None:
+            name = getattr(fifo, "name", type(fifo).__name__)
+            raise DesignError(
+                "runtime", f"rt.wait of '{name}' with nothing to wait for", loc=loc,
+                limit="a waited transfer on the fifo, issued and not yet waited for (every "
+                "drain, a fill given wait=True)", found="none",
+                fix=f"issue the rt.drain (or rt.fill(..., wait=True)) of '{name}' before waiting "
+                "for it")
+        self.pending.remove(rec)
+        self.records.append(TransferRecord("wait", rec.fifo, None, None, False, loc,
+                                           waits_for="fill" if rec.op == "fill" else "drain"))
+
     def sync(self) -> None:
         """Wait here for every waited transfer issued so far: every drain, and the fills given
         ``wait=True``."""
