@@ -453,6 +453,30 @@ def test_rt_wait_waits_for_the_oldest_transfer_on_its_fifo_only(design_file: Des
         "it")
 
 
+def test_a_partial_wait_frees_only_the_bds_it_retires(design_file: DesignFile) -> None:
+    """rt.wait(f) leaves other transfers in flight: their shim BDs stay taken (reusing one
+    would rewrite a transfer still moving). After a full sync every id is free again, as
+    mlir-aie's designs assume."""
+    from aiedsl.checks import check_design
+    from aiedsl.ir.sequence import retirements, shim_bd_ids
+
+    src = variant("        rt.fill(to_mem, inp)\n",
+                  "        rt.fill(to_mem, inp, (0, [2048], [1]))\n")
+    src = variant("rt.drain(from_mem, out, wait=True)",
+                  "rt.drain(from_mem, out, (0, [2048], [1]))\n"
+                  "        rt.drain(from_mem, out, (2048, [2048], [1]))\n"
+                  "        rt.wait(from_mem)\n"
+                  "        rt.fill(to_mem, inp, (2048, [2048], [1]))", src)
+    d, _ = check_design(load_design(design_file(src)).ir)
+    assert [op.op for op in d.runtime] == ["fill", "drain", "drain", "wait", "fill", "wait"]
+    # the first wait retires the first drain alone; the last, a full sync, everything left
+    assert retirements(d) == {3: [1], 5: [0, 2, 4]}
+    assert shim_bd_ids(d) == {0: 0, 1: 1, 2: 2, 4: 1}  # BD 1 freed, 0 and 2 still moving
+    from aiedsl.sim import simulate
+
+    assert simulate(load_design(design_file(src))).passed
+
+
 def test_every_drain_is_waited_for(design_file: DesignFile) -> None:
     path = design_file(variant("rt.drain(from_mem, out, wait=True)",
                                "rt.drain(from_mem, out, wait=False)"))

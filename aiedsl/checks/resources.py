@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiedsl.ir.program import calls
+from aiedsl.ir.sequence import retirements, shim_bd_ids
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Loc, Transfer, Wait
 from aiedsl.place.objectfifo import Lowering, Store, lower
@@ -147,20 +148,16 @@ def usage(d: Design, target: TargetModel, low: Lowering | None = None
 
 
 def _shim_bds(d: Design, at: Callable[[Coord | None], TileUsage]) -> None:
-    """A runtime transfer takes a shim BD until the next wait (mlir-aie reuses ids after it)."""
-    in_flight: dict[Coord, int] = defaultdict(int)
+    """A runtime transfer takes a shim BD until a wait retires it (:mod:`aiedsl.ir.sequence`:
+    the ids codegen gives, so the count is of the ids the MLIR uses)."""
     peak: dict[Coord, tuple[int, Loc]] = {}
-    for op in d.runtime:
-        if isinstance(op, Wait):
-            in_flight.clear()
-            continue
-        if not isinstance(op, Transfer):  # an rtp write is a register write: no BD
-            continue
+    for i, bd in shim_bd_ids(d).items():
+        op = d.runtime[i]
+        assert isinstance(op, Transfer)
         e = d.shim_end(op)
         assert e.tile is not None
-        in_flight[e.tile] += 1
-        if in_flight[e.tile] > peak.get(e.tile, (0, op.loc))[0]:
-            peak[e.tile] = (in_flight[e.tile], op.loc)
+        if bd + 1 > peak.get(e.tile, (0, op.loc))[0]:
+            peak[e.tile] = (bd + 1, op.loc)
     for tile, (n, loc) in peak.items():
         at(tile).bds.append(Use("runtime transfers in flight", n, loc))
 
@@ -185,9 +182,12 @@ def check_task_queues(d: Design, target: TargetModel) -> None:
     run's clocks finds it (:func:`aiedsl.sim.runtime.check_task_queues`).
     """
     queued: dict[tuple[Coord, str], list[Transfer]] = defaultdict(list)
-    for op in d.runtime:
+    retired = retirements(d)
+    for i, op in enumerate(d.runtime):
         if isinstance(op, Wait):
-            queued.clear()
+            gone = {id(d.runtime[t]) for t in retired[i]}
+            for q in queued.values():
+                q[:] = [t for t in q if id(t) not in gone]
             continue
         if not isinstance(op, Transfer):  # an rtp write pushes no task
             continue

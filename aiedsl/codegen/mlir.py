@@ -6,7 +6,6 @@ depth lists); every MLIR spelling is in ``templates/mlir_ops.j2``.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from aiedsl.version import __version__
@@ -15,6 +14,7 @@ from aiedsl.ir import (
     Acquire, BarrierWait, BufferArg, Call, Design, Fifo, Loop, Op, Pattern, Release, RtpArg,
     RtpWrite, SetBarrier, Transfer,
 )
+from aiedsl.ir.sequence import shim_bd_ids
 from aiedsl.place.alloc import barrier_lock_name
 from aiedsl.targets import TargetModel
 
@@ -92,13 +92,10 @@ def render_mlir(d: Design, target: TargetModel) -> str:
     args = [{"name": t.name, "memref": f"memref<{t.type.numel}x{t.type.dt.mlir}>"}
             for t in d.tensors]
     runtime = []
-    next_id: dict[tuple[int, int], int] = defaultdict(int)
-    for op in d.runtime:
+    bd_ids = shim_bd_ids(d)
+    for i, op in enumerate(d.runtime):
         if isinstance(op, Transfer):
-            shim = d.shim_end(op)
-            assert shim.tile is not None
-            bd = next_id[shim.tile]
-            next_id[shim.tile] += 1
+            bd = bd_ids[i]
             t = tensors[op.tensor]
             offsets, strides = dma_offsets(op.pattern)
             runtime.append({
@@ -114,7 +111,6 @@ def render_mlir(d: Design, target: TargetModel) -> str:
                 runtime.append({"op": "set_lock", "lock": locks[(op.barrier, core)]["name"],
                                 "value": op.value, "loc": op.loc})
         else:
-            next_id.clear()  # BD ids are free again once the sequence has waited
             runtime.append({"op": "wait", "fifo": op.fifo, "loc": op.loc})
     return render(
         "aie.mlir.j2", version=__version__,
