@@ -1,0 +1,182 @@
+"""The lock of a build directory: its staging folder.
+
+A build of ``<parent>/<name>`` is staged in the hidden sibling ``<parent>/.<name>.aiedsl-new``
+(on the same file system, so the finished build can be swapped in by a rename). The folder is
+also the lock: it is made with ``os.mkdir``, which fails when it exists, and holds the pid (and
+host) of the build writing. A second build into the same directory fails cleanly while the first
+is alive; a staging folder whose build is dead is a leftover, removed by the next build. The
+moments the folder and its pid file appear or go are serialised by ``flock`` on the parent, so
+two builds never both take a leftover for theirs.
+
+>>> with claim(Path("/abs/build/passthrough"), "build/passthrough") as staging:  # doctest: +SKIP
+...     (staging / "build").mkdir()
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from aiedsl.errors import DesignError, display_path
+
+STAGING_SUFFIX = ".aiedsl-new"
+STALE_SECONDS = 60.0
+"""A staging directory without a pid file and older than this is a killed build's leftover."""
+OLD = "old"
+"""In the staging directory: the old build, moved aside while the new one goes in (only where
+``renameat2`` cannot exchange them)."""
+_PID = "pid"  # in the staging directory: {"pid": ..., "host": ...} of the build writing
+
+
+def staging_path(out: Path) -> Path:
+    """Where a build of ``out`` is staged: a hidden sibling, on the same file system."""
+    return out.parent / f".{out.name}{STAGING_SUFFIX}"
+
+
+@contextmanager
+def claim(out: Path, shown: str | Path) -> Iterator[Path]:
+    """Hold the lock of build directory ``out`` (a resolved path) and yield its staging folder.
+
+    Raises a DesignError when another live aiedsl build holds it; removes a dead build's
+    leftover first. On leaving, however that happens, the staging folder and all in it go.
+    """
+    staging = staging_path(out)
+    with _parent_lock(out.parent) as locked:
+        try:
+            os.mkdir(staging)
+        except FileExistsError:
+            who = holder(staging, locked)
+            if who is not None:
+                raise busy(who, shown, staging) from None
+            _remove_leftover(staging, out)
+            os.mkdir(staging)
+        try:
+            (staging / _PID).write_text(json.dumps({"pid": os.getpid(),
+                                                    "host": socket.gethostname()}))
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    try:
+        yield staging
+    finally:
+        _release(staging, out)
+
+
+def busy(who: str, shown: str | Path, staging: Path) -> DesignError:
+    """The error for a build directory another live build (``who``: ``"pid N"`` or ``""``)
+    holds."""
+    return DesignError(
+        "output directory", "another aiedsl build" + (f" ({who})" if who else "")
+        + f" is writing {shown}",
+        fix=f"try again when it is done (if no aiedsl is running, delete "
+            f"{display_path(str(staging))})")
+
+
+@contextmanager
+def _parent_lock(parent: Path) -> Iterator[bool]:
+    """Serialise, among aiedsl processes, the moments a staging folder appears or goes, and
+    its pid file with it; yields whether it could (no flock on Windows or on a file system
+    without locks).
+
+    Without it two builds could both judge a leftover stale, and the second could remove the
+    staging folder the first just made. flock is released by the kernel when a process dies, so
+    it never outlives a killed build. Where there is no flock the race is left open.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield False
+        return
+    fd = os.open(parent, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # a file system without locks (some NFS setups)
+            locked = False
+        else:
+            locked = True
+        yield locked
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def holder(staging: Path, locked: bool) -> str | None:
+    """Who holds ``staging``: ``"pid N"`` (``""`` when unknown) while it is alive, None when the
+    build that made it is dead and the folder is a leftover.
+
+    ``locked``: the caller holds the parent lock, under which a live build always has its pid
+    file in place; a staging folder without one is then a killed build's, whatever its age.
+    """
+    try:
+        info = json.loads((staging / _PID).read_text())
+        pid, host = int(info["pid"]), str(info["host"])
+    except FileNotFoundError:
+        if not staging.exists():
+            return None  # finished meanwhile
+        pid, host = -1, ""
+    except (OSError, ValueError, KeyError, TypeError):
+        pid, host = -1, ""
+    if pid < 0:
+        # Killed between mkdir and writing its pid, or between removing them. Without the
+        # parent lock a live build may be in that window: only an old folder is a leftover.
+        if locked:
+            return None
+        try:
+            age = time.time() - staging.stat().st_mtime
+        except FileNotFoundError:
+            return None
+        return None if age > STALE_SECONDS else ""
+    if host != socket.gethostname():
+        return f"pid {pid} on {host}"  # a shared file system: we cannot tell, so wait
+    return f"pid {pid}" if _alive(pid) else None
+
+
+def _alive(pid: int) -> bool:
+    if os.name == "nt":
+        return True  # os.kill(pid, 0) would terminate the process there
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
+def _remove_leftover(staging: Path, out: Path) -> None:
+    """Remove a killed build's staging folder; it is aiedsl's own."""
+    _restore(staging, out)
+    shutil.rmtree(staging)
+
+
+def _restore(staging: Path, out: Path) -> None:
+    """When a build stopped in the fallback swap's window (old build moved aside, the new one
+    not yet in), put the old build back."""
+    old = staging / OLD
+    if not os.path.lexists(out) and old.is_dir():
+        os.rename(old, out)
+
+
+def _release(staging: Path, out: Path) -> None:
+    _restore(staging, out)
+    # The long part (the old build's files) goes first, while our pid still says "busy"; the
+    # pid file and the folder itself go under the parent lock, so another build never sees a
+    # folder without a pid that it could take for a leftover and remove while we do.
+    for child in staging.iterdir() if staging.is_dir() else ():
+        if child.name != _PID:
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+    with _parent_lock(staging.parent):
+        (staging / _PID).unlink(missing_ok=True)
+        try:
+            os.rmdir(staging)
+        except OSError:  # gone, or something in it resisted: without a pid, a leftover
+            pass
