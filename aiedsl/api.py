@@ -28,7 +28,7 @@ from aiedsl.checks.resources import TileUsage
 from aiedsl.compare import OutputCheck, compare
 from aiedsl.errors import DesignError, ToolchainError, caller_loc
 from aiedsl.ir import Design
-from aiedsl.ir.program import rounds_twice
+from aiedsl.ir.program import rounding
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.stats import Timing, significant
@@ -211,10 +211,9 @@ class Artifacts:
         checks = []
         if check:
             expected = self.handle.expected({n: ins[n] for n in self.handle.inputs})
-            summed = rounds_twice(self.design)
             checks = [compare(n, outputs[n], expected[n], self.design.tensor(n).type.dtype,
-                              nonfinite=self.handle.nonfinite, summed=summed)
-                      for n in self.handle.outputs]
+                              nonfinite=self.handle.nonfinite,
+                              rounds=rounding(self.design, n)) for n in self.handle.outputs]
         measured = Measured(latencies, warmup, float(session.manifest.get("ops_per_run", 0)))
         return RunResult("npu", why, ins, outputs, checks, measured)
 

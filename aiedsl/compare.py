@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from aiedsl.ir.program import Rounding
+
 TOLERANCE = {
     "f32": (1e-4, 1e-4),
     "bf16": (2.0 ** -7, 2.0 ** -7),
@@ -15,17 +17,23 @@ TOLERANCE = {
 
 f32 results of bf16 products accumulate in a different order per K tile than numpy's matmul, so
 they agree to about 1e-6 relative; 1e-4 leaves room without hiding a wrong element. bf16 results
-carry 8 bits of mantissa: half an ulp at 1.0 is 2^-8, one ulp is allowed. The absolute part is
-for outputs whose elements may carry more than one rounding (``summed``, see :func:`compare` and
-:func:`aiedsl.ir.program.rounds_twice`): a sum rounded to bf16 at every K step may be an ulp of
-its partial sums off, which near zero is many ulps of the element itself. Other outputs get no
-absolute part beyond the smallest normal number (subnormals flush to zero): a single element-wise
-kernel's wrong small element must not hide behind the largest one.
+carry 8 bits of mantissa: half an ulp at 1.0 is 2^-8, one ulp is allowed. The absolute part
+depends on how many roundings an element may carry (``rounds``, from
+:func:`aiedsl.ir.program.rounding`):
+
+* ``"sum"``, a kernel sums into it: a sum rounded to bf16 at every K step may be an ulp of its
+  partial sums off, which near zero is many ulps of the element itself, and the partial sums of
+  the seeded inputs (standard normal) are of order one however small the result: atol of
+  ``max(1, largest |expected|)``;
+* ``"chain"``, float kernels in a chain: an intermediate rounding of a value of the output's own
+  scale: atol of the largest |expected|;
+* ``"once"``: nothing beyond the smallest normal number (subnormals flush to zero): a single
+  element-wise kernel's wrong small element must not hide behind the largest one.
 """
 
 TINY = 2.0 ** -126
-"""The smallest normal f32 and bf16 magnitude: the absolute tolerance of an output no kernel sums
-into (the cores flush subnormals to zero)."""
+"""The smallest normal f32 and bf16 magnitude: the absolute tolerance of an output with one
+rounding per element (the cores flush subnormals to zero)."""
 
 
 @dataclass
@@ -61,15 +69,13 @@ _SLICE = 1 << 18
 
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
-            nonfinite: bool = False, summed: bool = True) -> OutputCheck:
+            nonfinite: bool = False, rounds: Rounding = "sum") -> OutputCheck:
     """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
 
-    ``summed``: an element may carry more than one rounding (a kernel summed into it, or one
-    float kernel's result went on to another: :func:`aiedsl.ir.program.rounds_twice`), so it
-    may be off by a rounding of the largest value; otherwise floats are held to ``rtol`` of
-    each element alone. NaN or infinity
-    anywhere fails, unless ``nonfinite``: then they must sit where the reference has the same
-    (NaN for NaN, an infinity of the same sign for an infinity).
+    ``rounds``: how many roundings an element may carry (see :data:`TOLERANCE`); ``"sum"``, the
+    most lenient, when nothing is known. NaN or infinity anywhere fails, unless ``nonfinite``:
+    then they must sit where the reference has the same (NaN for NaN, an infinity of the same
+    sign for an infinity).
     """
     g_all = got.reshape(-1)
     w_all = np.asarray(want).reshape(-1)
@@ -79,12 +85,12 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
         for lo in range(0, w_all.size, _SLICE):
             w = w_all[lo:lo + _SLICE]
             peak = max(peak, float(np.max(np.abs(w), where=np.isfinite(w), initial=0)))
-        if summed:
-            atol = atol_rel * max(1.0, peak)
-            tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
-        else:
+        if rounds == "once":
             atol = TINY
             tol = f"tolerance {rtol:g} relative (one rounding per element)"
+        else:
+            atol = atol_rel * (max(1.0, peak) if rounds == "sum" else peak)
+            tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
     else:
         rtol, atol = 0.0, 0.0
         tol = EXACT

@@ -511,7 +511,7 @@ def test_what_a_kernel_sums_into_keeps_the_absolute_tolerance() -> None:
     want = np.array([100.0, 0.25], dtype=np.float32)
     got = np.array([100.0, 0.5], dtype=np.float32)  # 0.25 off: a quarter ulp of 100 in bf16
     assert compare("c", got, want, "bf16").passed
-    assert not compare("c", got, want, "bf16", summed=False).passed
+    assert not compare("c", got, want, "bf16", rounds="once").passed
 
 
 TWO_STAGES = '''
@@ -548,17 +548,54 @@ def reference(x):
 
 
 def test_which_outputs_may_carry_more_than_one_rounding(design_file) -> None:  # type: ignore[no-untyped-def]
-    from aiedsl.ir.program import rounds_twice
+    from aiedsl.ir.program import rounding
 
     shipped = Path(__file__).resolve().parent.parent / "designs"
-
-    assert not rounds_twice(load_design(design_file(EXP.format(wrong="e"))).ir)
-    assert rounds_twice(load_design(design_file(TWO_STAGES, "two.py")).ir)
-    assert rounds_twice(load_design(shipped / "gemm_bf16.py").ir)  # the accumulator
-    assert not rounds_twice(load_design(shipped / "passthrough.py").ir)
+    assert rounding(load_design(design_file(EXP.format(wrong="e"))).ir, "y") == "once"
+    assert rounding(load_design(design_file(TWO_STAGES, "two.py")).ir, "y") == "chain"
+    assert rounding(load_design(shipped / "gemm_bf16.py").ir, "C") == "sum"  # the accumulator
+    assert rounding(load_design(shipped / "passthrough.py").ir, "out") == "once"
     # one core, the second call reading what the first wrote
     same_core = EXP.replace("from aiedsl.kernels import exp_bf16", "from aiedsl.kernels import "
                             "exp_bf16, relu").replace("                k(s, t)", "                "
                             "k(s, t)\n                relu(Tensor[1024, bf16])(t, t)")
     assert "relu(Tensor" in same_core
-    assert rounds_twice(load_design(design_file(same_core.format(wrong="e"), "one.py")).ir)
+    assert rounding(load_design(design_file(same_core.format(wrong="e"), "one.py")).ir,
+                    "y") == "chain"
+
+
+BOTH = TWO_STAGES.replace("y: Tensor[4096, bf16]):", "y: Tensor[4096, bf16], z: Tensor[4096, bf16]):"
+                          ).replace('''    b = fifo(Tensor[1024, bf16], name="b")''', '''    b = fifo(Tensor[1024, bf16], name="b")
+    a2 = fifo(Tensor[1024, bf16], name="a2")
+    z2 = fifo(Tensor[1024, bf16], name="z2")''').replace("@herd(rows=2)", "@herd(rows=3)").replace(
+    '''        else:
+            for _ in loop(4):
+                with m.consume()''', '''        elif y == 2:
+            for _ in loop(4):
+                with a2.consume() as s, z2.produce() as t:
+                    e(s, t)
+        else:
+            for _ in loop(4):
+                with m.consume()''').replace("        rt.drain(b, y)", "        rt.drain(b, y)\n"
+                                        "        rt.fill(a2, x)\n        rt.drain(z2, z)").replace(
+    "    return np.exp(x.astype(np.float32))", "    e = np.exp(x.astype(np.float32))\n"
+    "    return e, {z}")
+"""TWO_STAGES with a third core making z from x by exp alone: y is a chain, z one rounding."""
+
+
+def test_each_output_gets_its_own_tolerance_and_a_small_output_no_floor(design_file) -> None:  # type: ignore[no-untyped-def]
+    """A tester's zeros passed for z because an unrelated output of the design was a chain, and
+    for a chain of small values because the absolute tolerance had a floor of 1."""
+    from aiedsl.ir.program import rounding
+
+    d = load_design(design_file(BOTH.format(z="e"))).ir
+    assert (rounding(d, "y"), rounding(d, "z")) == ("chain", "once")
+    right = simulate(load_design(design_file(BOTH.format(z="e"))))
+    assert right.passed, [c.line() for c in right.checks]
+    zeros = simulate(load_design(design_file(BOTH.format(z="e * 0"), "z.py")))
+    assert [c.passed for c in zeros.checks] == [True, False]
+    from aiedsl.compare import compare
+
+    want = np.full(8, 0.002, dtype=np.float32)
+    assert not compare("y", np.zeros(8, np.float32), want, "bf16", rounds="chain").passed
+    assert compare("y", np.zeros(8, np.float32), want, "bf16", rounds="sum").passed

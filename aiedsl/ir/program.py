@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator
+from typing import Iterator, Literal
 
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir.nodes import Acquire, Call, Core, Design, Loop, Op, Release
+from aiedsl.ir.nodes import (Acquire, BufferArg, Call, Core, Design, Kernel, Loop, Op, Release,
+                             Transfer)
 
 
 def walk(body: tuple[Op, ...], mult: int = 1) -> Iterator[tuple[Op, int]]:
@@ -62,43 +63,67 @@ def ops_per_run(d: Design) -> int:
                if isinstance(op, Call))
 
 
-def rounds_twice(d: Design) -> bool:
-    """Can an output element of ``d`` carry more than one float rounding: does a kernel sum
-    into what it writes (:attr:`~aiedsl.ir.Kernel.sums`), or does one float kernel's result
-    reach another float kernel (in the same core, or through fifos, links and other cores)?
-    Then an element near zero may be off by a rounding of a larger value (a bf16 product
-    rounded, then cancelled by an addition), and outputs are compared with an absolute
-    tolerance besides the relative one (:func:`aiedsl.compare.compare`)."""
+Rounding = Literal["once", "chain", "sum"]
+"""How many roundings an output element may carry: one (a single element-wise kernel, or none),
+a chain of float kernels each rounding its result, or a kernel that sums into what it writes."""
+
+_LEVELS = ("none", "once", "chain", "sum")
+
+
+def rounding(d: Design, tensor: str) -> Rounding:
+    """How many roundings an element of output ``tensor`` may carry, following its drains back
+    through links and cores to the kernels that wrote it.
+
+    ``"sum"``: a kernel on the way sums into what it writes (:attr:`~aiedsl.ir.Kernel.sums`);
+    ``"chain"``: a float kernel on the way read what another float kernel wrote (in the same
+    core, or through fifos, links and cores); ``"once"`` otherwise. :func:`aiedsl.compare.compare`
+    allows a chain or a sum an absolute error besides the relative one.
+
+    >>> rounding(load_design("designs/gemm_bf16.py").ir, "C")        # doctest: +SKIP
+    'sum'
+    """
     kernels = {k.symbol: k for k in d.kernels}
-    if any(k.sums for k in kernels.values()):
-        return True
-    made: set[str] = set()  # fifos a float kernel writes
-    read: set[str] = set()  # fifos a float kernel reads
+    link_of = {n: link for link in d.links for n in link.dsts}
+    writes: dict[str, list[tuple[dict[str, str], set[str], Call]]] = {}
     for c in d.cores:
         fifo_of = {op.result: op.fifo for op, _ in walk(c.body) if isinstance(op, Acquire)}
-        written_here: set[str] = set()
+        made = {v for op, _ in walk(c.body) if isinstance(op, Call)
+                for v in _buffers(kernels[op.kernel], op, out=True)}
         for op, _ in walk(c.body):
-            if not isinstance(op, Call):
-                continue
-            k = kernels[op.kernel]
-            for a, arg in zip(k.args, op.args):
-                if a.kind != "buffer" or not lookup_dtype(a.dtype).is_float:
-                    continue
-                name = getattr(arg, "value", None)
-                if name is None:
-                    continue
-                if a.access == "in":
-                    if name in written_here:
-                        return True  # a result read back by a later call of the same core
-                    read.add(fifo_of[name])
-                else:
-                    written_here.add(name)
-                    made.add(fifo_of[name])
-    downstream = {src: set(link.dsts) for link in d.links for src in link.srcs}
-    todo, seen = list(made), set(made)
-    while todo:
-        for nxt in downstream.get(todo.pop(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return bool(seen & read)
+            if isinstance(op, Call):
+                for v in _buffers(kernels[op.kernel], op, out=True, floats=False):
+                    writes.setdefault(fifo_of[v], []).append((fifo_of, made, op))
+    memo: dict[str, str] = {}
+
+    def level(name: str) -> str:
+        """The most roundings an element of fifo ``name`` may carry ("none": straight from
+        host memory)."""
+        if name in memo:
+            return memo[name]
+        memo[name] = "none"  # a cycle adds nothing new
+        got = [level(s) for s in link_of[name].srcs] if name in link_of else []
+        for fifo_of, made, call in writes.get(name, []):
+            k = kernels[call.kernel]
+            if k.sums:
+                got.append("sum")
+            elif _buffers(k, call, out=True):  # it rounds what it writes
+                ins = _buffers(k, call, out=False)
+                before = max((level(fifo_of[v]) for v in ins), key=_LEVELS.index,
+                             default="none")
+                again = before != "none" or bool(set(ins) & made)
+                got.append("sum" if before == "sum" else "chain" if again else "once")
+        memo[name] = max(got, key=_LEVELS.index, default="none")
+        return memo[name]
+
+    drained = [t.fifo for t in d.runtime
+               if isinstance(t, Transfer) and t.op == "drain" and t.tensor == tensor]
+    worst = max((level(f) for f in drained), key=_LEVELS.index, default="none")
+    return "once" if worst == "none" else worst  # type: ignore[return-value]
+
+
+def _buffers(k: Kernel, call: Call, *, out: bool, floats: bool = True) -> list[str]:
+    """The acquired buffers ``call`` writes (``out``) or only reads, as floats unless
+    ``floats`` is False."""
+    return [arg.value for a, arg in zip(k.args, call.args)
+            if isinstance(arg, BufferArg) and (a.access != "in") == out
+            and (not floats or lookup_dtype(a.dtype).is_float)]

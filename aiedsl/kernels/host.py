@@ -33,6 +33,7 @@ from aiedsl.errors import DesignError
 from aiedsl.kernels.host_errors import explain
 from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.ir import Call, Kernel, Loc, RtpArg, RtpWrite, ScalarArg
+from aiedsl.ir.program import Rounding
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.lang.design import DesignHandle
 from aiedsl.targets import get_target
@@ -243,11 +244,12 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
             lines.append(f"FAIL {k.symbol}: '{a.name}' depends on memory outside the kernel's "
                          "buffers (the C++ reads past one: two runs with other bytes around "
                          "them disagree)")
-    checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype, summed=k.sums)
+    rounds: Rounding = "sum" if k.sums else "once"
+    checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype, rounds=rounds)
               for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
     if k.cascade_out is not None:
         checks.append(compare(f"{k.symbol}.cascade_out", results[-1], args_ref[-1],
-                              k.cascade_out.dtype, summed=k.sums))
+                              k.cascade_out.dtype, rounds=rounds))
     return KernelTest(k.symbol, not lines and all(c.passed for c in checks),
                       lines + [c.line() for c in checks])
 

@@ -20,7 +20,7 @@ import numpy as np
 from aiedsl.checks import check_design
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Design
-from aiedsl.ir.program import rounds_twice
+from aiedsl.ir.program import rounding
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, compare, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
@@ -167,7 +167,7 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     if check:
         watch("check", m)
         expected = handle.expected({n: ins[n] for n in handle.inputs})
-        summed = rounds_twice(placed)
         checks = [compare(n, outputs[n], expected[n], placed.tensor(n).type.dtype,
-                          nonfinite=handle.nonfinite, summed=summed) for n in handle.outputs]
+                          nonfinite=handle.nonfinite, rounds=rounding(placed, n))
+                  for n in handle.outputs]
     return SimResult(ins, outputs, checks, tm, m)
