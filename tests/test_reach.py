@@ -52,8 +52,10 @@ def _naive_blocked(ops: tuple[Op, ...], avail: dict[str, int]) -> Progress:
     p = Progress()
     for op in _unrolled(ops):
         if isinstance(op, Acquire) and op.port == "consume":
-            if p.released[(op.fifo, op.port)] + op.count > avail[op.fifo]:
+            key = (op.fifo, op.port)
+            if p.released[key] + op.count > avail[op.fifo]:
                 break
+            p.acquired[key] = max(p.acquired[key], p.released[key] + op.count)
         elif isinstance(op, BarrierWait):
             if p.released[GATE] + 1 > avail["barrier g"]:
                 break
@@ -70,7 +72,10 @@ def _naive_released(ops: tuple[Op, ...], targets: dict[tuple[str, str], int]) ->
     if all(t <= 0 for t in targets.values()):
         return p
     for op in _unrolled(ops):
-        if isinstance(op, BarrierWait):
+        if isinstance(op, Acquire) and op.port == "consume":
+            key = (op.fifo, op.port)
+            p.acquired[key] = max(p.acquired[key], p.released[key] + op.count)
+        elif isinstance(op, BarrierWait):
             p.released[GATE] += 1
         elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
@@ -92,13 +97,15 @@ def test_loop_arithmetic_matches_walking_every_iteration() -> None:
         p = Progress()
         _until_blocked(body, avail, p, {})
         want = _naive_blocked(body, avail)
-        assert (+p.released, +p.reads) == (+want.released, +want.reads), (body, avail)
+        assert (+p.released, +p.reads, +p.acquired) == (
+            +want.released, +want.reads, +want.acquired), (body, avail)
         keys = [k for k in total if total[k] and k != GATE]  # targets are fifo releases
         targets = {k: rng.randint(0, total[k]) for k in rng.sample(keys, min(len(keys), 2))}
         p = Progress()
         _until_released(body, targets, p, {})
         want = _naive_released(body, targets)
-        assert (+p.released, +p.reads) == (+want.released, +want.reads), (body, targets)
+        assert (+p.released, +p.reads, +p.acquired) == (
+            +want.released, +want.reads, +want.acquired), (body, targets)
 
 
 def test_a_long_loop_is_walked_by_arithmetic() -> None:

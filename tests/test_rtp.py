@@ -467,6 +467,26 @@ def test_rewrite_after_sync_through_links_and_cores_is_accepted_and_right(
     assert simulate(load_design(path), {"inp": inp}).passed
 
 
+def test_a_downstream_core_that_acquires_before_it_releases_shows_the_calls_finished(
+        design_file: DesignFile) -> None:
+    """The thresholding cores feed the copying cores, which take their input before they
+    release anything: a waited drain of the copy shows every threshold call done, though the
+    copying core has not yet released the element it holds. check counted its releases and
+    refused a correct design (a tester's Riallto pipeline) with a false rtp race."""
+    src = THROUGH.replace("a[y // 2].consume() as s, m[y // 2].produce() as t:\n"
+                          "                    cp(s, t)", "a[y // 2].consume() as s, m[y // 2]"
+                          ".produce() as t:\n                    k(s, t, thr[y // 2][0], 512)")
+    src = src.replace("m[y // 2].consume() as s, b[y // 2].produce() as t:\n"
+                      "                    k(s, t, thr[y // 2][0], 512)",
+                      "m[y // 2].consume() as s, b[y // 2].produce() as t:\n"
+                      "                    cp(s, t)")
+    assert src.count("cp(s, t)") == 1 and src.count("k(s, t, thr") == 1
+    path = design_file(src)
+    check_design(load_design(path).ir)
+    inp = (np.arange(4096) * 7 % 256).astype(np.uint8)
+    assert simulate(load_design(path), {"inp": inp}).passed
+
+
 def test_rewrite_with_the_next_fill_ahead_through_links_is_refused(
         design_file: DesignFile) -> None:
     # the second half's fill issued before the write: both thresholding cores may start on it

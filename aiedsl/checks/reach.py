@@ -40,11 +40,13 @@ UNBOUNDED = 1 << 62
 
 @dataclass
 class Progress:
-    """Where a walk of one core's program stopped: what it had released and which rtp slots
+    """Where a walk of one core's program stopped: what it had released, the furthest element
+    of each consumed fifo it had acquired (its producer had made them all), and which rtp slots
     its calls had read (a call reading a slot twice counts once)."""
 
     released: Counter[Key] = field(default_factory=Counter)
     reads: Counter[Slot] = field(default_factory=Counter)
+    acquired: Counter[Key] = field(default_factory=Counter)
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,11 @@ def _summary(ops: tuple[Op, ...], memo: dict[int, _Summary]) -> _Summary:
 
 
 def _apply(p: Progress, s: _Summary, times: int) -> None:
+    if times > 0:  # the last iteration applied holds the furthest window
+        for key, w in s.window.items():
+            if key[1] == "consume":  # not a barrier's passes
+                last = p.released[key] + (times - 1) * s.delta[key] + w
+                p.acquired[key] = max(p.acquired[key], last)
     for key, n in s.delta.items():
         p.released[key] += times * n
     for slot, n in s.reads.items():
@@ -113,8 +120,10 @@ def _until_blocked(ops: tuple[Op, ...], avail: dict[str, int], p: Progress,
     when an acquire blocked (the walk stops there)."""
     for op in ops:
         if isinstance(op, Acquire) and op.port == "consume":
-            if p.released[(op.fifo, op.port)] + op.count > avail.get(op.fifo, UNBOUNDED):
+            taken: Key = (op.fifo, op.port)
+            if p.released[taken] + op.count > avail.get(op.fifo, UNBOUNDED):
                 return True
+            p.acquired[taken] = max(p.acquired[taken], p.released[taken] + op.count)
         elif isinstance(op, BarrierWait):
             gate = _gate(op.barrier)
             if p.released[gate] + 1 > avail.get(gate[0], UNBOUNDED):
@@ -151,7 +160,10 @@ def _until_released(ops: tuple[Op, ...], targets: dict[Key, int], p: Progress,
     if _met(p, targets):
         return True
     for op in ops:
-        if isinstance(op, Release):
+        if isinstance(op, Acquire) and op.port == "consume":  # the core got that far
+            taken: Key = (op.fifo, op.port)
+            p.acquired[taken] = max(p.acquired[taken], p.released[taken] + op.count)
+        elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
             if _met(p, targets):
                 return True
@@ -307,7 +319,8 @@ class Reach:
             if end.kind == "shim":
                 return drained[name]
             if end.kind == "core" and end.core:
-                return progress(end.core).released[(name, "consume")]
+                # what the core acquired was made, whether or not it has released it yet
+                return progress(end.core).acquired[(name, "consume")]
             link = self._link_of_src.get(name)
             if link is None:
                 return 0
