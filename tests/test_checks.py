@@ -15,6 +15,8 @@ from typing import Callable
 
 import pytest
 
+import numpy as np
+
 from aiedsl.checks import check_design
 from aiedsl.checks.resources import TileUsage, Use, _check_tile
 from aiedsl.errors import DesignError
@@ -397,6 +399,70 @@ def test_dma_pattern_innermost_words_over_1023(design_file: DesignFile) -> None:
         "  found: 1100 words (offset 0, sizes [1, 1, 2, 1100], strides [0, 0, 2048, 1])\n"
         "  fix: split the innermost dimension in two"
     )
+
+
+SPELT = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+    from aiedsl.kernels import passthrough
+    @design(device="npu1_1col")
+    def d(A: Tensor[4096, i32], C: Tensor[4096, i32]):
+        a = fifo(Tensor[1024, i32], name="a")
+        c = fifo(Tensor[1024, i32], name="c")
+
+        @herd()
+        def core():
+            for _ in loop(4):
+                with a.consume() as x, c.produce() as y:
+                    passthrough(Tensor[1024, i32])(x, y)
+
+        with runtime() as rt:
+            rt.fill(a, A, {pattern})
+            rt.drain(c, C)
+    '''
+"""A fill whose pattern the tests choose (line 15)."""
+
+
+def test_a_contiguous_run_spelt_over_two_dimensions_is_held_to_the_wraps(
+        design_file: DesignFile) -> None:
+    """mlir-aie moves only [*, 1, 1, n][*, 0, 0, 1] as a plain linear transfer; aiedsl took
+    any contiguous spelling for one and passed [1, 1, 2, 2048], which aiecc refuses (2,048
+    words in a 1,023-word wrap). The fix names the spelling that is linear."""
+    path = design_file(SPELT.format(pattern="(0, [2, 2048], [2048, 1])"))
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: innermost size <= 1023 words of 4 bytes\n"
+        "  found: 2048 words (offset 0, sizes [1, 1, 2, 2048], strides [0, 0, 2048, 1])\n"
+        "  fix: this is one contiguous run: write it as (0, [4096], [1]), which mlir-aie moves "
+        "as a plain linear transfer, free of these limits")
+    check_design(load_design(design_file(SPELT.format(pattern="(0, [4096], [1])"), "one.py")).ir)
+
+
+def test_only_the_outermost_dimension_may_repeat(design_file: DesignFile) -> None:
+    """verifyStridesWraps: 'Stride must be a positive integer' for the three inner dimensions;
+    a repeat (stride 0) goes in the iteration dimension."""
+    path = design_file(SPELT.format(pattern="(0, [1, 2, 2, 512], [0, 0, 512, 1])"))
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: a stride >= 1 on every dimension but the outermost (mlir-aie's "
+        "verifyStridesWraps: 'Stride must be a positive integer'; only the iteration dimension "
+        "may repeat with stride 0)\n"
+        "  found: size 2 with stride 0 (offset 0, sizes [1, 2, 2, 512], strides [0, 0, 512, 1])\n"
+        "  fix: put the repeat in the outermost dimension, e.g. sizes [2, 1, ...] strides "
+        "[0, 0, ...] (tiles(..., repeat=n) does)")
+
+
+def test_a_repeated_linear_transfer_is_free_of_the_wraps(design_file: DesignFile) -> None:
+    """[2, 1, 1, 2048][0, 0, 0, 1]: linear with a repeat (isLinearTransfer leaves the
+    iteration dimension out), so its 2,048 words need no split; it was refused."""
+    from aiedsl.sim import simulate
+
+    src = SPELT.replace("Tensor[4096, i32], C", "Tensor[2048, i32], C").format(
+        pattern="(0, [2, 1, 1, 2048], [0, 0, 0, 1])")
+    handle = load_design(design_file(src))
+    check_design(handle.ir)
+    result = simulate(handle, check=False)
+    a = result.inputs["A"]
+    assert (result.outputs["C"] == np.concatenate([a, a])).all()
 
 
 def test_dma_pattern_innermost_run_3_bytes(design_file: DesignFile) -> None:

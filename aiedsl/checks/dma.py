@@ -134,18 +134,40 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
     if any(s < 1 for s in p.sizes) or any(s < 0 for s in p.strides) or p.offset < 0:
         _fail(t.loc, where, "sizes >= 1, strides and offset >= 0", shown,
               "use positive sizes and non-negative strides and offset")
+    if p.sizes[0] > target.max_shim_iterations:  # checked for linear transfers too
+        _fail(t.loc, where, f"outermost (iteration) size <= {target.max_shim_iterations} "
+              "on a shim DMA", f"{p.sizes[0]} ({shown})",
+              "split the transfer into several fills or drains")
     linear = _is_linear(p.sizes, p.strides)
     if not linear:
+        for i in (1, 2, 3):
+            if p.sizes[i] > 1 and p.strides[i] < 1:
+                # verifyStridesWraps: only the outermost (iteration) dimension repeats
+                _fail(t.loc, where, "a stride >= 1 on every dimension but the outermost "
+                      "(mlir-aie's verifyStridesWraps: 'Stride must be a positive integer'; "
+                      "only the iteration dimension may repeat with stride 0)",
+                      f"size {p.sizes[i]} with stride {p.strides[i]} ({shown})",
+                      "put the repeat in the outermost dimension, e.g. sizes "
+                      f"[{p.sizes[i]}, 1, ...] strides [0, 0, ...] (tiles(..., repeat=n) does)")
         # verifyStridesWraps: for 4-byte elements the innermost stride is any whole number of
         # words (getHardwareStridesWraps encodes it as stride - 1, e.g. the DMA-only transpose
         # sizes [32, 64] strides [1, 32] of i32); for smaller elements it moves whole words, so
         # only stride 1 means what the pattern says.
-        _check_dims(where, p.sizes[1:], p.strides[1:], itemsize, target, t.loc, shown,
-                    strided_inner=itemsize == target.dma_granularity)
-        if p.sizes[0] > target.max_shim_iterations:
-            _fail(t.loc, where, f"outermost (iteration) size <= {target.max_shim_iterations} "
-                  "on a shim DMA", f"{p.sizes[0]} ({shown})",
-                  "split the transfer into several fills or drains")
+        try:
+            _check_dims(where, p.sizes[1:], p.strides[1:], itemsize, target, t.loc, shown,
+                        strided_inner=itemsize == target.dma_granularity)
+        except DesignError as e:
+            if not _contiguous(p.sizes, p.strides):
+                raise
+            # one run spelt over several dimensions: mlir-aie moves [*, 1, 1, n][*, 0, 0, 1]
+            # as a plain linear transfer, exempt from the wrap limits (isLinearTransfer)
+            n = _numel(p.sizes) // p.sizes[0]
+            one = (f"({p.offset}, [{n}], [1])" if p.sizes[0] == 1 else
+                   f"({p.offset}, [{p.sizes[0]}, 1, 1, {n}], [{p.strides[0]}, 0, 0, 1])")
+            raise DesignError(e.rule, e.message, loc=e.loc, limit=e.limit, found=e.found,
+                              related=e.related, fix=f"this is one contiguous run: write it as "
+                              f"{one}, which mlir-aie moves as a plain linear transfer, free of "
+                              "these limits") from None
         for size, stride in zip(p.sizes, p.strides):
             words = stride * itemsize // target.dma_granularity
             step = target.shim.bd_step_words
@@ -165,13 +187,27 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
 
 
 def _is_linear(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
-    """A pattern that is one contiguous run (possibly spelled over several dims)."""
+    """mlir-aie's linear transfer, exempt from the wrap limits: ``[*, 1, 1, n][*, 0, 0, 1]``
+    (AIEX ``isLinearTransfer``: the outermost dimension may repeat it)."""
+    return (sizes[1] == 1 and sizes[2] == 1 and strides[3] == 1 and strides[1] == 0
+            and strides[2] == 0)
+
+
+def _contiguous(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Do the three inner dimensions walk one contiguous run (spelt over several dimensions)?"""
     expect = 1
-    for size, stride in zip(reversed(sizes), reversed(strides)):
+    for size, stride in zip(reversed(sizes[1:]), reversed(strides[1:])):
         if size > 1 and stride != expect:
             return False
         expect *= size
     return True
+
+
+def _numel(sizes: tuple[int, ...]) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
 
 
 def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], itemsize: int,

@@ -133,14 +133,27 @@ def _shim_pattern(offset: int, dims: list[tuple[int, int]], itemsize: int,
                     f"the first element (index {offset}) is at byte {offset * itemsize}, not a "
                     f"multiple of {gran}",
                     f"start at a tile whose byte offset is a multiple of {gran}")
-    if len(runs) == 1 and runs[0].stride == 1:
-        # One contiguous run: a linear transfer, exempt from the wrap limits (see checks/dma.py).
-        return Pattern(offset=offset, sizes=(1, 1, 1, runs[0].size), strides=(0, 0, 0, 1))
-    fitted = _fit(runs, itemsize, target)
+    # A repeat (a stride-0 run, outermost: tiles() puts it there) takes the iteration slot, the
+    # only one mlir-aie's verifyStridesWraps lets step by 0; the walk fits the other three.
+    rep = runs[0].size if runs[0].stride == 0 else 1
+    inner = (runs[1:] or [_Run(1, 1, (1,))]) if rep > 1 else runs
+    if rep > target.max_shim_iterations:
+        _no_pattern(runs, itemsize, target, loc,
+                    f"a repeat of {rep} is more than the iteration dimension's "
+                    f"{target.max_shim_iterations} (only that dimension may step by 0)",
+                    f"repeat at most {target.max_shim_iterations} times per transfer, and issue "
+                    "more transfers for more")
+    if len(inner) == 1 and inner[0].stride == 1:
+        # One contiguous run: a linear transfer, exempt from the wrap limits (see checks/dma.py;
+        # mlir-aie's isLinearTransfer leaves the iteration dimension out).
+        return Pattern(offset=offset, sizes=(rep, 1, 1, inner[0].size), strides=(0, 0, 0, 1))
+    fitted = _fit(inner, itemsize, target, first_slot=1 if rep > 1 else 0)
     if fitted is None:
         why, fix = _why_no_pattern(runs, itemsize, target)
         _no_pattern(runs, itemsize, target, loc, why, fix)
-    (s0, t0), (s1, t1), (s2, t2), (s3, t3) = [(1, 0)] * (_SLOTS - len(fitted)) + fitted
+    head = [(rep, 0)] if rep > 1 else []
+    (s0, t0), (s1, t1), (s2, t2), (s3, t3) = (
+        head + [(1, 0)] * (_SLOTS - len(head) - len(fitted)) + fitted)
     return Pattern(offset=offset, sizes=(s0, s1, s2, s3), strides=(t0, t1, t2, t3))
 
 
@@ -160,9 +173,10 @@ def _merge(dims: list[tuple[int, int]]) -> list[_Run]:
     return out or [_Run(1, 1, (1,))]
 
 
-def _fit(runs: list[_Run], itemsize: int, target: TargetModel) -> list[tuple[int, int]] | None:
-    """Split ``runs`` into at most 4 (size, stride) dims that fit the shim's slots, outermost
-    first; None when no factorisation fits.
+def _fit(runs: list[_Run], itemsize: int, target: TargetModel,
+         first_slot: int = 0) -> list[tuple[int, int]] | None:
+    """Split ``runs`` into (size, stride) dims that fit the shim's slots ``first_slot`` to the
+    innermost, outermost first; None when no factorisation fits.
 
     A depth-first search from the innermost slot outward over the divisors of each run, the
     walk's own boundaries and larger inner parts first; it is exhaustive (memoised on
@@ -175,7 +189,7 @@ def _fit(runs: list[_Run], itemsize: int, target: TargetModel) -> list[tuple[int
         # `slot`, `slot - 1`, ..., 0.
         if ri < 0:
             return []
-        if ri > slot or (ri, rem, slot) in failed:  # each run left needs a slot of its own
+        if ri > slot - first_slot or (ri, rem, slot) in failed:  # a slot for each run left
             return None
         run = runs[ri]
         stride = run.stride * (run.size // rem)
