@@ -489,3 +489,125 @@ def test_a_kernel_reference_that_raises_is_a_design_error(design_file: DesignFil
     assert "Traceback" not in r.stderr
     assert r.stderr.startswith("d.py:6: error [python error]: ValueError: cannot reshape"), \
         r.stderr
+
+
+LOOPED = WRONG.replace("X: Tensor[64, i32], Y: Tensor[64, i32]",
+                       "X: Tensor[256, i32], Y: Tensor[256, i32]").replace(
+    "import numpy as np\n", "import numpy as np\n    from aiedsl import loop\n").replace(
+    '''            with a.consume() as s, b.produce() as t:
+                k(s, t)''', '''            for _ in loop(4):
+                with a.consume() as s, b.produce() as t:
+                    k(s, t)''')
+"""WRONG with four calls of the kernel, one per 64-element tile of X."""
+
+NATIVE_FAULTS = {
+    "null pointer on the third call": (
+        "static unsigned calls = 0;\n"
+        "  for (unsigned i = 0; i < 64; i += 16)\n"
+        "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"
+        "  if (++calls == 3) *(volatile int32_t *)nullptr = 1;",
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' crashed with SIGSEGV in call 3 of "
+        "it by core[0,0]; the simulation stopped there\n"
+        "  limit: a kernel reads and writes only its own buffers\n"
+        "  found: signal SIGSEGV (Segmentation fault) in the process running the kernel's C++\n"
+        "  d.py:21: the call (core[0,0])\n"
+        "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
+        "says what it reads or writes outside its buffers"),
+    "one element past the output": (
+        "for (unsigned i = 0; i < 64; i += 16)\n"
+        "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"
+        "  dst[64] = 7;",
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' wrote 4 byte(s) past the end of "
+        "buffer 'dst' in call 1 of it by core[0,0]; the simulation stopped there\n"
+        "  limit: a kernel writes only inside its buffers (the 1024 bytes before and after each "
+        "are checked after every call)\n"
+        "  found: 'dst' holds 256 bytes; bytes 256 to 259 from its start changed (element 64)\n"
+        "  d.py:21: the call (core[0,0])\n"
+        "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
+        "says what it reads or writes outside its buffers"),
+    "a vector before the input": (
+        "for (unsigned i = 0; i < 64; i += 16)\n"
+        "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"
+        "  aie::store_v(const_cast<int32_t *>(src) - 16, aie::load_v<16>(src));",
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' wrote 64 byte(s) before buffer "
+        "'src' in call 1 of it by core[0,0]; the simulation stopped there\n"
+        "  limit: a kernel writes only inside its buffers (the 1024 bytes before and after each "
+        "are checked after every call)\n"
+        "  found: 'src' holds 256 bytes; bytes -64 to -1 from its start changed (elements -16 "
+        "to -1)\n"
+        "  d.py:21: the call (core[0,0])\n"
+        "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
+        "says what it reads or writes outside its buffers"),
+}
+
+
+def _faulty_design(design_file: DesignFile, body: str) -> Path:
+    path = design_file(LOOPED)
+    (path.parent / "bad_copy.cc").write_text(
+        "#include <aie_api/aie.hpp>\n#include <stdint.h>\n"
+        "void bad_copy(const int32_t *src, int32_t *dst) {\n  " + body + "\n}\n")
+    return path
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="native calls run in a "
+                    "forked child only where there is os.fork")
+@pytest.mark.parametrize("bug", sorted(NATIVE_FAULTS))
+def test_a_native_kernel_that_crashes_or_writes_outside_is_a_design_error(
+        design_file: DesignFile, bug: str) -> None:
+    """A wild store killed `aiedsl sim --kernels native` (exit 139, "Segmentation fault", no
+    word of the kernel) and a store past a buffer corrupted the simulator's memory. The calls
+    now run in a child, between guard bytes: the command ends with the design error, and so
+    does simulate() in this process, which survives it."""
+    from aiedsl.sim import simulate
+
+    body, message = NATIVE_FAULTS[bug]
+    path = _faulty_design(design_file, body)
+    r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr == message + "\n"
+    with pytest.raises(DesignError) as excinfo:
+        simulate(load_design(path), kernels="native")
+    assert str(excinfo.value) == message
+
+
+def test_native_results_are_the_same_in_the_child_as_in_process(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Outputs, timing, statistics and trace of a native simulation are those of the calls
+    run in this process (what a system without os.fork still does)."""
+    import json
+    import os
+
+    from aiedsl.sim import simulate
+
+    handle = load_design(ROOT / "designs" / "gemm_bf16.py",
+                         {"M": "128", "K": "128", "N": "256", "ROWS": "2", "COLS": "2"})
+    child = simulate(handle, kernels="native", trace=str(tmp_path / "child.json"))
+    monkeypatch.delattr(os, "fork")
+    here = simulate(handle, kernels="native", trace=str(tmp_path / "here.json"))
+    assert child.passed and here.passed
+    assert all(np.array_equal(child.outputs[n], here.outputs[n]) for n in handle.outputs)
+    assert child.timing == here.timing
+    assert [c.line() for c in child.checks] == [c.line() for c in here.checks]
+    assert child.machine.kernel_calls == here.machine.kernel_calls > 0
+    assert json.loads((tmp_path / "child.json").read_text()) == \
+        json.loads((tmp_path / "here.json").read_text())
+
+
+def test_the_kernel_worker_raises_what_the_call_raised() -> None:
+    """A host kernel's own error (a cascade kernel moving other than its declared words) comes
+    back from the child as it would be raised in this process."""
+    from aiedsl.kernels import matmul_cascade
+    from aiedsl.kernels.worker import isolated
+
+    k = matmul_cascade(8, 8, 8, "put").ir
+    wrong = k.model_copy(update={"cascade_out": k.cascade_out.model_copy(
+        update={"shape": (16, 8)})})
+    a = np.zeros((8, 8), ml_dtypes.bfloat16)
+    with isolated([(wrong, native(wrong, kernel_text(None, k)))]) as worker:
+        assert worker is not None
+        with pytest.raises(ValueError) as e:
+            worker.call(0, [a, a, np.zeros((16, 8), np.float32)])
+        assert str(e.value) == ("matmul_cascade_put_bf16_f32_8x8x8_4x8x4 moved 4 cascade "
+                                "word(s) more or fewer than it declares "
+                                "(cascade_in/cascade_out)")
+        assert not worker.dead  # an exception is an answer: the child serves on

@@ -278,10 +278,7 @@ def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
             continue
         raw, n = frame
         a = k.args[i]
-        for side, guard in (("before", raw[:GUARD]), ("past the end of", raw[GUARD + n:])):
-            bad = int(np.count_nonzero(guard != fill))
-            if bad:
-                faults.append(f"wrote {bad} byte(s) {side} buffer '{a.name}'")
+        faults += guard_faults(raw, n, fill, a.name)
         if a.access == "in" and not np.array_equal(run_args[i], args[i], equal_nan=True):
             faults.append(f"wrote input buffer '{a.name}' (declared \"in\": the DMA may be "
                           "refilling or another core reading it)")
@@ -289,11 +286,30 @@ def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
             for v in run_args], faults
 
 
+def guard_faults(raw: np.ndarray, n: int, fill: int, name: str) -> list[str]:
+    """What a call wrote around buffer ``name``: ``raw`` holds :data:`GUARD` bytes, the
+    buffer's ``n`` bytes, then guard bytes to its end, every guard byte ``fill`` before the
+    call. A byte written with ``fill`` itself is not seen (:func:`check_kernel` runs twice,
+    with two fillings, for that)."""
+    faults = []
+    for side, guard in (("before", raw[:GUARD]), ("past the end of", raw[GUARD + n:])):
+        bad = int(np.count_nonzero(guard != fill))
+        if bad:
+            faults.append(f"wrote {bad} byte(s) {side} buffer '{name}'")
+    return faults
+
+
+def signal_name(number: int) -> str:
+    """``SIGSEGV`` for 11: the name of signal ``number`` (the number itself if it has none)."""
+    import signal
+
+    return signal.Signals(number).name if number in signal.valid_signals() else str(number)
+
+
 def _in_child(fn: Callable[[], Any]) -> Any:
     """``fn()`` in a forked child; a description of the crash (a string) if it dies."""
     import multiprocessing
     import pickle
-    import signal
 
     if not hasattr(os, "fork"):  # no fork (Windows): run it here
         return fn()
@@ -316,9 +332,8 @@ def _in_child(fn: Callable[[], Any]) -> Any:
         proc.join()
         code = proc.exitcode or 0
         if code < 0:
-            name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
-            return (f"crashed ({name}): it reads or writes outside its buffers, or fails an "
-                    "assertion")
+            return (f"crashed ({signal_name(-code)}): it reads or writes outside its buffers, "
+                    "or fails an assertion")
         return f"stopped with exit status {code}"
     proc.join()
     kind, value = pickle.loads(data)

@@ -11,15 +11,15 @@ Example
 from __future__ import annotations
 
 import gc
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
 from aiedsl.checks import check_design
 from aiedsl.errors import DesignError, caller_loc
-from aiedsl.ir import Design
+from aiedsl.ir import Call, Design, Kernel
 from aiedsl.ir.program import rounding
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, compare, make_inputs, poisoned
@@ -28,6 +28,9 @@ from aiedsl.sim.machine import Machine, SimFault, build_machine
 from aiedsl.sim.runtime import check_task_queues
 from aiedsl.sim.stats import Timing, check_trace, timing, write_trace
 from aiedsl.targets import TargetModel, get_target
+
+if TYPE_CHECKING:  # loaded by native simulations only
+    from aiedsl.kernels.worker import KernelWorker
 
 __all__ = ["Deadlock", "SimFault", "SimResult", "Watch", "simulate"]
 
@@ -56,23 +59,64 @@ class SimResult:
 
 
 class _Native:
-    """A host-built kernel where the machine expects a declared kernel."""
+    """A host-built kernel where the machine expects a declared kernel: called in-process, or
+    through ``worker`` (kernel number ``index`` there), whose faults it reports as the design
+    errors of the call that made them."""
 
-    def __init__(self, fn: Any) -> None:
+    def __init__(self, k: Kernel, fn: Callable[..., None], worker: KernelWorker | None,
+                 index: int, design_file: str) -> None:
+        self.kernel = k
+        self.worker = worker
+        self.index = index
+        self.design_file = design_file
+        self._calls: dict[str, list[int]] = {}
+        """Calls made so far, by core (a list: one counter shared by the core's call sites)."""
         self.run_reference = fn
+        if worker is not None:
+            self.run_reference = self.at_call("a core", None)
 
     def bound_reference(self) -> Any:
         """The callable the simulator calls per kernel call."""
         return self.run_reference
 
+    def at_call(self, core: str, call: Call | None) -> Callable[..., None]:
+        """The callable for ``core``'s call ``call``: a fault names the core, the call's line
+        and how many calls of this kernel the core had made."""
+        worker = self.worker
+        if worker is None:
+            return self.run_reference
+        from aiedsl.kernels.worker import NativeFault, fault_error
 
-def native_kernels(d: Design, target: TargetModel) -> dict[str, Any]:
-    """Every kernel of ``d`` built from its C++ for the host, as ``target``'s cores run it."""
+        count = self._calls.setdefault(core, [0])
+        index = self.index
+
+        def run(*args: Any) -> None:
+            count[0] += 1
+            try:
+                worker.call(index, args)
+            except NativeFault as fault:
+                raise fault_error(fault, self.kernel, core, count[0], call,
+                                  self.design_file) from None
+
+        return run
+
+
+@contextmanager
+def native_kernels(d: Design, target: TargetModel) -> Iterator[dict[str, Any]]:
+    """Every kernel of ``d`` built from its C++ for the host, as ``target``'s cores run it, for
+    the time of the ``with`` block. The calls run in one forked child process
+    (:mod:`aiedsl.kernels.worker`): a kernel that crashes or writes outside its buffers is a
+    DesignError naming it and its call, not the end of the simulator. Where there is no
+    ``os.fork`` (Windows) they run in this process, as before: such a kernel then crashes it."""
     from aiedsl.kernels.text import kernel_text
     from aiedsl.kernels.host import native
+    from aiedsl.kernels.worker import isolated
 
     arch = target.aie_arch
-    return {k.symbol: _Native(native(k, kernel_text(d, k), arch)) for k in d.kernels}
+    fns = [(k, native(k, kernel_text(d, k), arch)) for k in d.kernels]
+    with isolated(fns) as worker:
+        yield {k.symbol: _Native(k, fn, worker, i, d.loc.file)
+               for i, (k, fn) in enumerate(fns)}
 
 
 _FROZEN_AT_START = gc.get_freeze_count()
@@ -150,12 +194,13 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
             arr = np.ascontiguousarray(ins[t.name]).reshape(t.type.shape)
             host[t.name] = arr.copy() if t.name in drained else arr
     target = get_target(placed.device)
-    impls = handle.kernels if kernels == "reference" else native_kernels(placed, target)
-    m = build_machine(placed, target, host, impls, trace=trace is not None, compute=compute,
-                      clock_hz=clock_hz)
+    with (nullcontext(handle.kernels) if kernels == "reference" else
+          native_kernels(placed, target)) as impls:
+        m = build_machine(placed, target, host, impls, trace=trace is not None,
+                          compute=compute, clock_hz=clock_hz)
+        watch("run", m)
+        m.engine.run()
     check = check and compute
-    watch("run", m)
-    m.engine.run()
     check_task_queues(m)  # a dropped push is the cause, when the run also stopped short
     if m.runtime is None or not m.runtime.finished:
         raise explain(m)

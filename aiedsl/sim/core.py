@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from aiedsl.errors import user_exception
+from aiedsl.errors import DesignError, user_exception
 from aiedsl.ir import (
     Acquire, BarrierWait, BufferArg, Call, Core, Loop, Op, Release, RtpArg,
 )
@@ -125,11 +125,15 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                 shared, dirty = fill_tracking(op, k, kernels.get(op.kernel), acquired, cells)
                 acc = accumulating(op, kernels.get(op.kernel))
                 uses_cascade = k.cascade_in is not None or k.cascade_out is not None
+                # a kernel that tells its calls apart (a native one, to name the call that
+                # crashed) gets a callable per call site
+                at_call = getattr(kernels.get(op.kernel), "at_call", None)
+                ref = refs[op.kernel] if at_call is None else at_call(core.name, op)
                 # (_CALL, kernel, reference, argument cells, op, reads an rtp, cascade,
                 #  shared operands, written buffers, accumulator, uses the cascade, cycles,
                 #  the whole call as one function of the kept outputs (or None),
                 #  [appended by _mark_takers] takes a kept output's buffer)
-                out.append((_CALL, k, refs[op.kernel], args, op,
+                out.append((_CALL, k, ref, args, op,
                             any(isinstance(a, RtpArg) for a in op.args), casc, shared, dirty,
                             acc, uses_cascade, k.cycles + m.costs.call,
                             None if uses_cascade or dirty is not None else
@@ -253,6 +257,8 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                         ins[2](*args)
                     else:
                         finish_shared(ins[7], args)
+                except DesignError:  # already the design's terms (a native kernel's crash)
+                    raise
                 except Exception as err:  # the user's reference (or a native build) failed
                     raise user_exception(err, f"running kernel '{k.symbol}' for {core.name} "
                                          f"(called at {ins[4].loc})", k.loc) from err

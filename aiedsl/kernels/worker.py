@@ -1,0 +1,393 @@
+"""Host-built kernels run in a child process, so that a kernel's C++ that crashes or writes
+past its buffers stops the simulation with an error naming it, instead of killing the
+simulator (exit 139, no word) or silently corrupting its memory.
+
+A :class:`KernelWorker` forks once, when a native simulation starts (the libraries are loaded
+by then, so the child has them), and serves every kernel call of the run: the parent copies
+the call's arrays into memory shared with the child, each buffer between :data:`GUARD` bytes
+of a known filling, sends the call's scalars down a pipe, and waits for the answer; the child
+runs the C++ on the shared copies, checks the guard bytes, and answers; the parent copies the
+arrays back. A child that dies answers nothing: the parent learns by the closed pipe which
+call killed it and how (its signal). One fork per run and a pipe round trip and a few small
+copies per call keep the cost small (see the README on ``--kernels native``).
+
+What it does not see: a read past a buffer (``aiedsl kernel test`` finds those, by running the
+kernel twice with other guard bytes), a store of the guard's own value, or one that lands
+beyond the guard bytes without crashing.
+
+Forking needs ``os.fork`` (Linux, macOS): elsewhere :func:`isolated` gives no worker and the
+caller runs the kernels in its own process, as before.
+
+Example
+-------
+>>> with isolated([(kernel_ir, native(kernel_ir, text))]) as worker:     # doctest: +SKIP
+...     worker.call(0, [a, b, c])          # kernel 0 on the arrays; raises NativeFault
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import pickle
+import signal
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from aiedsl.dtypes import dtype as lookup_dtype
+from aiedsl.errors import DesignError
+from aiedsl.ir import Call, Kernel, Loc
+from aiedsl.kernels.host import GUARD, guard_faults, signal_name
+
+FILL = 0xA5
+"""The guard bytes' value (the first of ``aiedsl kernel test``'s two fillings)."""
+_ALIGN = 64
+"""Each staged array starts on a 64-byte boundary, as numpy's and the core's buffers do."""
+PARENT_SPIN = 0.005
+"""Seconds the simulator polls for a call's answer before it sleeps, and (:data:`CHILD_SPIN`)
+the child for the next call after answering one. Waking a sleeping process costs 50 to 150 us
+(measured on a 2-CPU Linux VM), as much as a 64x64x64 matmul's C++; a process that is still
+polling sees the message at once. Both yield the CPU while they poll, and neither polls on a
+single CPU."""
+CHILD_SPIN = 0.002
+
+
+class NativeFault(Exception):
+    """A native call the child could not finish cleanly: it died (``signal`` set, or an exit
+    ``status``), or it wrote outside one of its buffers (``wrote``: what, per buffer;
+    ``where``: which bytes, counted from the buffer's start)."""
+
+    def __init__(self, *, signal: int | None = None, status: int | None = None,
+                 wrote: Sequence[str] = (), where: Sequence[str] = ()) -> None:
+        self.signal = signal
+        self.status = status
+        self.wrote = list(wrote)
+        self.where = list(where)
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        """What happened, as the middle of a sentence about the kernel."""
+        if self.signal is not None:
+            return f"crashed with {signal_name(self.signal)}"
+        if self.status is not None:
+            return f"ended its process with exit status {self.status}"
+        return " and ".join(self.wrote)
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """Where one array argument of a kernel is staged in the shared memory."""
+
+    position: int
+    """Its index in the call's arguments."""
+    name: str
+    offset: int
+    """Of its first byte; :data:`GUARD` guard bytes come before it."""
+    nbytes: int
+    end: int
+    """Of the guard bytes after it (padding to the next 64-byte boundary, then :data:`GUARD`)."""
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    contiguous: bool
+    """The C++ reads it through a pointer: a non-contiguous array is refused (as in-process)."""
+
+
+def _slots(k: Kernel, start: int) -> list[_Slot]:
+    """The staging of kernel ``k``'s arrays from byte ``start``: its buffers in argument order,
+    then its cascade input and output (the arrays the simulator appends to a cascade call)."""
+    arrays = [(i, a.name, a.type, True) for i, a in enumerate(k.args) if a.kind == "buffer"]
+    extra = len(k.args)
+    for name, t in (("cascade_in", k.cascade_in), ("cascade_out", k.cascade_out)):
+        if t is not None:
+            arrays.append((extra, name, t, False))
+            extra += 1
+    out = []
+    at = start
+    for position, name, t, contiguous in arrays:
+        assert t is not None, "a buffer argument has a type"
+        dt = np.dtype(lookup_dtype(t.dtype).numpy)
+        nbytes = dt.itemsize * int(np.prod(t.shape, dtype=np.int64))
+        offset = at + GUARD
+        end = offset + -(-nbytes // _ALIGN) * _ALIGN + GUARD
+        out.append(_Slot(position, name, offset, nbytes, end, dt, tuple(t.shape), contiguous))
+        at = end
+    return out
+
+
+class KernelWorker:
+    """Kernels' host builds, called in a forked child (see the module's docstring). Make it
+    with :func:`isolated`; :meth:`call` runs one call."""
+
+    def __init__(self, kernels: Sequence[tuple[Kernel, Callable[..., None]]]) -> None:
+        from multiprocessing.connection import Connection
+
+        self.kernels = [k for k, _ in kernels]
+        self._fns = [fn for _, fn in kernels]
+        self._slots: list[list[_Slot]] = []
+        at = 0
+        for k in self.kernels:
+            self._slots.append(_slots(k, at))
+            at = self._slots[-1][-1].end if self._slots[-1] else at
+        self._positions = [{s.position for s in slots} for slots in self._slots]
+        # anonymous and shared: made before the fork, the same pages in both processes
+        self._memory = mmap.mmap(-1, max(at, 1))
+        self._memory.write(bytes([FILL]) * at)
+        raw = np.frombuffer(self._memory, np.uint8)
+        self._views = [[raw[s.offset:s.offset + s.nbytes].view(s.dtype).reshape(s.shape)
+                        for s in slots] for slots in self._slots]
+        self._guard = bytes([FILL]) * (GUARD + _ALIGN)
+        request_r, request_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        self._busy = False
+        self.dead = False
+        # os.fork, not multiprocessing: a daemonic process (a Pool's worker running a
+        # simulation) may not start a multiprocessing child
+        self._pid = os.fork()
+        if self._pid == 0:  # the child: serve until the parent closes its end, never return
+            status = 0
+            try:
+                os.close(request_w)
+                os.close(reply_r)
+                self._serve(Connection(request_r, writable=False),
+                            Connection(reply_w, readable=False))
+            except BaseException:  # noqa: BLE001 - nothing may return into the parent's code
+                status = 70
+            finally:
+                os._exit(status)
+        os.close(request_r)  # the child's ends: closed here, so its death ends the pipe
+        os.close(reply_w)
+        self._to_child = Connection(request_w, readable=False)
+        self._from_child = Connection(reply_r, writable=False)
+        self._replied = _waiter(reply_r, PARENT_SPIN)
+
+    # -- the parent's side ------------------------------------------------------------------
+
+    def call(self, index: int, args: Sequence[Any]) -> None:
+        """Run kernel ``index`` on ``args`` (its arguments, then the cascade arrays it
+        declares), as :func:`aiedsl.kernels.host.native`'s callable would: the arrays hold
+        what the C++ wrote after it. An exception the C++ call raised is raised again here; a
+        crash, an exit or a write outside a buffer is a :class:`NativeFault`."""
+        if self.dead:
+            raise RuntimeError("the kernel worker has stopped")
+        k = self.kernels[index]
+        slots = self._slots[index]
+        views = self._views[index]
+        arrays = []
+        for s, v in zip(slots, views):
+            arr = np.asarray(args[s.position])
+            if s.contiguous and not arr.flags.c_contiguous:
+                raise ValueError(f"{k.symbol}: argument {s.name} is not contiguous")
+            arrays.append(arr)
+        aliases = _aliases(arrays) if len(arrays) > 1 else ()
+        for j, (arr, v) in enumerate(zip(arrays, views)):
+            if j not in aliases:
+                _copy(v, arr)
+        positions = self._positions[index]
+        scalars = [(i, v) for i, v in enumerate(args) if i not in positions]
+        self._busy = True
+        try:
+            self._to_child.send_bytes(pickle.dumps((index, scalars, aliases), -1))
+            self._replied()
+            reply = self._from_child.recv_bytes()
+        except (EOFError, BrokenPipeError):  # the child died in the call (or before it)
+            self._busy = False
+            self.dead = True
+            _, status = os.waitpid(self._pid, 0)
+            if os.WIFSIGNALED(status):
+                raise NativeFault(signal=os.WTERMSIG(status)) from None
+            raise NativeFault(status=os.waitstatus_to_exitcode(status)) from None
+        self._busy = False
+        kind, value = pickle.loads(reply)
+        if kind == "raised":
+            raise value
+        for j, (arr, v) in enumerate(zip(arrays, views)):
+            if j not in aliases:
+                _copy(arr, v)
+        if value:
+            raise NativeFault(wrote=[w for w, _ in value], where=[at for _, at in value])
+
+    def close(self) -> None:
+        """Stop the child: at once if it is still in a call (the parent was interrupted),
+        else when it reads the end of its requests."""
+        if self._to_child.closed:
+            return
+        self._to_child.close()
+        self._from_child.close()
+        if self.dead:  # reaped when it died
+            return
+        self.dead = True
+        if self._busy:
+            os.kill(self._pid, signal.SIGKILL)
+        # a child between calls exits as soon as it reads the end of its requests; it does
+        # not if another process forked since holds that pipe too: killed after 5 s
+        delay, waited = 0.0002, 0.0
+        while not os.waitpid(self._pid, os.WNOHANG)[0]:
+            if waited > 5.0:
+                os.kill(self._pid, signal.SIGKILL)
+                os.waitpid(self._pid, 0)
+                return
+            time.sleep(delay)
+            waited += delay
+            delay = min(delay * 2, 0.05)
+
+    # -- the child's side -------------------------------------------------------------------
+
+    def _serve(self, requests: Any, replies: Any) -> None:
+        """The child: run each requested call, answer with what it raised or what it wrote
+        outside its buffers, until the parent closes the pipe."""
+        import ctypes
+
+        # Ctrl-C is the parent's to handle (it then stops the child); a child killed by it
+        # would look like a kernel's crash
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        requested = _waiter(requests.fileno(), CHILD_SPIN)
+        flush = ctypes.CDLL(None).fflush  # a kernel's printf shows as in-process (os._exit
+        flush.argtypes = [ctypes.c_void_p]  # skips stdio's flush at the end)
+        while True:
+            try:
+                requested()
+                index, scalars, aliases = pickle.loads(requests.recv_bytes())
+            except EOFError:
+                return
+            slots = self._slots[index]
+            views = self._views[index]
+            args: list[Any] = [None] * (len(slots) + len(scalars))
+            for j, (s, v) in enumerate(zip(slots, views)):
+                args[s.position] = views[aliases[j]] if j in aliases else v
+            for i, value in scalars:
+                args[i] = value
+            try:
+                self._fns[index](*args)
+                reply: tuple[str, Any] = ("done", self._strays(slots))
+            except Exception as err:  # raised again in the parent, as if run there
+                reply = ("raised", err)
+            flush(None)
+            try:
+                data = pickle.dumps(reply, -1)
+            except Exception:  # an exception that does not pickle: its text
+                data = pickle.dumps(("raised", RuntimeError(f"{type(reply[1]).__name__}: "
+                                                            f"{reply[1]}")), -1)
+            replies.send_bytes(data)
+
+    def _strays(self, slots: list[_Slot]) -> list[tuple[str, str]]:
+        """What the call wrote in the guard bytes around its arrays (put back after): per
+        side of a buffer, what it wrote and where."""
+        mem = self._memory
+        guard = self._guard
+        out: list[tuple[str, str]] = []
+        for s in slots:
+            lo, hi = s.offset - GUARD, s.offset + s.nbytes
+            if mem[lo:s.offset] == guard[:GUARD] and mem[hi:s.end] == guard[:s.end - hi]:
+                continue
+            raw = np.frombuffer(mem[lo:s.end], np.uint8)
+            changed = np.flatnonzero(raw != FILL) - GUARD  # from the buffer's first byte
+            sides = [c for c in (changed[changed < 0], changed[changed >= s.nbytes]) if c.size]
+            for fault, side in zip(guard_faults(raw, s.nbytes, FILL, s.name), sides):
+                first, last = int(side.min()), int(side.max())
+                size = s.dtype.itemsize
+                elements = (f"element {first // size}" if first // size == last // size else
+                            f"elements {first // size} to {last // size}")
+                out.append((fault, f"'{s.name}' holds {s.nbytes} bytes; bytes {first} to {last} "
+                                   f"from its start changed ({elements})"))
+            mem[lo:s.offset] = guard[:GUARD]
+            mem[hi:s.end] = guard[:s.end - hi]
+        return out
+
+
+def _waiter(fd: int, spin: float) -> Callable[[], None]:
+    """A function that returns once ``fd`` has something to read (or its writer is gone),
+    polling it for up to ``spin`` seconds before it sleeps: see :data:`PARENT_SPIN`."""
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    poll = poller.poll
+    clock = time.perf_counter
+    yield_cpu = getattr(os, "sched_yield", lambda: None)
+    if _cpus() < 2:
+        spin = 0.0  # one CPU: the other process needs it to answer
+
+    def wait() -> None:
+        if poll(0) or spin <= 0.0:
+            return
+        end = clock() + spin
+        while clock() < end:
+            yield_cpu()  # a process that wants this CPU gets it
+            if poll(0):
+                return
+        poll()
+
+    return wait
+
+
+def _cpus() -> int:
+    """How many CPUs this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+
+
+def _aliases(arrays: list[np.ndarray]) -> dict[int, int]:
+    """Arrays passed twice: {later index: first index} for those with the same memory (the
+    C++ then gets one pointer for both, as in-process). Arrays that overlap otherwise are
+    staged apart."""
+    seen: dict[tuple[int, int], int] = {}
+    out: dict[int, int] = {}
+    for j, arr in enumerate(arrays):
+        key = (arr.__array_interface__["data"][0], arr.nbytes)
+        if key in seen:
+            out[j] = seen[key]
+        else:
+            seen[key] = j
+    return out
+
+
+def _copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """``src``'s bytes into ``dst`` (same size; the shape or the element type may differ)."""
+    if dst.shape == src.shape and dst.dtype == src.dtype:
+        dst[...] = src
+    else:
+        dst.reshape(-1).view(np.uint8)[...] = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
+
+
+@contextmanager
+def isolated(kernels: Sequence[tuple[Kernel, Callable[..., None]]]
+             ) -> Iterator[KernelWorker | None]:
+    """A :class:`KernelWorker` for ``kernels`` (each with its callable from
+    :func:`~aiedsl.kernels.host.native`), stopped on leaving; None where there is no
+    ``os.fork`` (Windows): the caller then runs the kernels in its own process, where a crash
+    ends it."""
+    if not hasattr(os, "fork") or not kernels:
+        yield None
+        return
+    worker = KernelWorker(kernels)
+    try:
+        yield worker
+    finally:
+        worker.close()
+
+
+def fault_error(fault: NativeFault, k: Kernel, core: str, number: int, call: Call | None,
+                design_file: str) -> DesignError:
+    """The design error for ``fault`` in call ``number`` of kernel ``k`` by ``core`` (at
+    ``call``'s line), telling to run ``aiedsl kernel test`` on ``design_file``."""
+    what = fault.describe()
+    if fault.signal is not None:
+        found = (f"signal {signal_name(fault.signal)} ({signal.strsignal(fault.signal)}) in the "
+                 "process running the kernel's C++")
+        limit = "a kernel reads and writes only its own buffers"
+    elif fault.status is not None:
+        found = f"exit status {fault.status}"
+        limit = "a kernel returns to its caller"
+    else:
+        found = "; ".join(fault.where)
+        limit = (f"a kernel writes only inside its buffers (the {GUARD} bytes before and after "
+                 "each are checked after every call)")
+    related: list[tuple[str, Loc]] = [] if call is None else [(f"the call ({core})", call.loc)]
+    return DesignError(
+        "native kernel", f"kernel '{k.symbol}' {what} in call {number} of it by {core}; the "
+        "simulation stopped there", loc=k.loc, limit=limit, found=found, related=related,
+        fix=f"run `aiedsl kernel test {design_file}`: it runs each kernel alone between guard "
+            "bytes and says what it reads or writes outside its buffers")
