@@ -465,6 +465,60 @@ def test_a_repeated_linear_transfer_is_free_of_the_wraps(design_file: DesignFile
     assert (result.outputs["C"] == np.concatenate([a, a])).all()
 
 
+TWO_DRAINS = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl.kernels import vector_scalar
+    @design(device="npu1_1col")
+    def d(a: Tensor[1024, i32], b: Tensor[1024, i32]):
+        i0 = fifo(Tensor[1024, i32], name="i0"); i1 = fifo(Tensor[1024, i32], name="i1")
+        o0 = fifo(Tensor[1024, i32], name="o0"); o1 = fifo(Tensor[1024, i32], name="o1")
+        add = vector_scalar("add", Tensor[1024, i32])
+        @herd(name="h0")
+        def c0():
+            with i0.consume() as x, o0.produce() as y:
+                add(x, y, 1)
+        @herd(name="h1")
+        def c1():
+            with i1.consume() as x, o1.produce() as y:
+                add(x, y, 2)
+        with runtime() as rt:
+            rt.fill(i0, a)
+            rt.fill(i1, a)
+            rt.drain(o0, b){between}
+            rt.drain(o1, b)
+    @d.reference
+    def ref(a):
+        return a + 2
+    '''
+"""Two cores' results drained by two channels into the same elements of b (a tester's port of
+MLIR-AIR's channel examples): the second drain at line 21."""
+
+
+def test_two_drains_racing_for_an_element_are_refused(design_file: DesignFile) -> None:
+    """The simulator said PASS or FAIL by the order the drains were issued; on the NPU the two
+    channels run at once."""
+    assert check_error(design_file(TWO_DRAINS.format(between=""))) == (
+        "d.py:21: error [output race]: rt.drain of 'o1' writes elements of 'b' that the drain "
+        "of 'o0' also writes, and nothing orders the two\n"
+        "  limit: two drains of different fifos run on different channels at once: they write "
+        "the same element only when a wait retired the first before the second was issued (else "
+        "the element keeps whichever lands last)\n"
+        "  found: element 0\n"
+        "  d.py:20: the drain of 'o0'\n"
+        "  fix: drain disjoint parts of the tensor, or wait for the first drain (rt.wait or "
+        "rt.sync()) before issuing the second")
+
+
+def test_a_wait_between_two_drains_orders_them(design_file: DesignFile) -> None:
+    from aiedsl.sim import simulate
+
+    handle = load_design(design_file(TWO_DRAINS.format(between="\n            rt.wait(o0)")))
+    check_design(handle.ir)
+    result = simulate(handle)
+    assert result.passed  # the later drain's a + 2 is what b keeps
+
+
 def test_dma_pattern_innermost_run_3_bytes(design_file: DesignFile) -> None:
     """3 i8 elements innermost: a run of 3 bytes, not whole 4-byte words."""
     path = design_file('''

@@ -258,26 +258,33 @@ EXACT_COVERAGE = 1 << 26
 
 
 def check_outputs_written(d: Design) -> None:
-    """Every element of every drained host tensor is written by some drain.
+    """Every element of every drained host tensor is written by some drain, and no two drains
+    race for one.
 
     An element no drain writes keeps whatever the host buffer held: the run would look done
-    and be wrong (a GEMM whose tile rows do not divide M leaves its last rows unwritten).
+    and be wrong (a GEMM whose tile rows do not divide M leaves its last rows unwritten). Two
+    drains of different fifos run on different channels at once: an element both write keeps
+    whichever lands last, unless a wait retired the first before the second was issued.
     """
-    drains: dict[str, list[Transfer]] = {}
-    for t in d.runtime:
+    drains: dict[str, list[tuple[int, Transfer]]] = {}
+    for i, t in enumerate(d.runtime):
         if isinstance(t, Transfer) and t.op == "drain":
-            drains.setdefault(t.tensor, []).append(t)
-    for name, ts in drains.items():
+            drains.setdefault(t.tensor, []).append((i, t))
+    for name, its in drains.items():
+        ts = [t for _, t in its]
         host = d.tensor(name).type
         moved = sum(t.pattern.numel for t in ts)
         missing = host.numel - moved
-        if missing <= 0 and host.numel <= EXACT_COVERAGE and moved <= 4 * EXACT_COVERAGE:
+        several = len({t.fifo for t in ts}) > 1
+        if host.numel <= EXACT_COVERAGE and moved <= 4 * EXACT_COVERAGE and (
+                missing <= 0 or several):
             import numpy as np
 
-            written = np.zeros(host.numel, dtype=bool)
-            for t in ts:
-                _mark(written, t.pattern)
-            missing = int(host.numel - np.count_nonzero(written))
+            written = _writers(d, name, its) if several else np.zeros(host.numel, dtype=bool)
+            if not several:
+                for t in ts:
+                    _mark(written, t.pattern)
+            missing = int(host.numel - np.count_nonzero(written >= 0 if several else written))
         if missing > 0:
             first = _first_unwritten(ts, host.numel)
             where = "" if first is None else (
@@ -291,6 +298,66 @@ def check_outputs_written(d: Design) -> None:
                 related=[(f"drain of '{t.fifo}'", t.loc) for t in ts[1:4] if t.loc != ts[0].loc],
                 fix="make the tiles cover the whole tensor: the tensor's sizes must be "
                 "multiples of what one pass of the herd computes")
+
+
+def _writers(d: Design, name: str, its: list[tuple[int, Transfer]]) -> "np.ndarray":
+    """Which drain (its runtime index) last wrote each element of tensor ``name`` (-1: none);
+    a DesignError where two drains of different fifos write an element with nothing ordering
+    them (the first not retired by a wait before the second is issued)."""
+    import numpy as np
+
+    from aiedsl.ir.sequence import retirements
+
+    retired_at = {t: w for w, ts in retirements(d).items() for t in ts}
+    host = d.tensor(name).type
+    writer = np.full(host.numel, -1, dtype=np.int64)
+    for i, t in its:
+        view = _view(writer, t.pattern)
+        before = view[view >= 0] if view is not None else writer[_inside(t.pattern, writer)]
+        for w in np.flatnonzero(np.bincount(before, minlength=1)) if before.size else ():
+            first = d.runtime[int(w)]
+            assert isinstance(first, Transfer)
+            if first.fifo != t.fifo and retired_at.get(int(w), len(d.runtime)) > i:
+                shared = np.flatnonzero(writer == w)
+                mine = np.zeros(host.numel, dtype=bool)
+                _mark(mine, t.pattern)
+                element = int(shared[mine[shared]][0])
+                at = (f" (row {element // host.shape[-1]}, column {element % host.shape[-1]})"
+                      if len(host.shape) == 2 else "")
+                raise DesignError(
+                    "output race", f"rt.drain of '{t.fifo}' writes elements of '{name}' that "
+                    f"the drain of '{first.fifo}' also writes, and nothing orders the two",
+                    loc=t.loc, limit="two drains of different fifos run on different channels "
+                    "at once: they write the same element only when a wait retired the first "
+                    "before the second was issued (else the element keeps whichever lands last)",
+                    found=f"element {element}{at}", related=[(f"the drain of '{first.fifo}'",
+                                                              first.loc)],
+                    fix="drain disjoint parts of the tensor, or wait for the first drain "
+                    "(rt.wait or rt.sync()) before issuing the second")
+        if view is not None:
+            view[...] = i
+        else:
+            writer[_inside(t.pattern, writer)] = i
+    return writer
+
+
+def _view(a: "np.ndarray", pattern: Pattern) -> "np.ndarray | None":
+    """``a`` seen through ``pattern`` (a strided view, no index array), or None when the
+    pattern leaves ``a`` or steps backwards."""
+    import numpy as np
+
+    last = pattern.offset + sum((n - 1) * s for n, s in zip(pattern.sizes, pattern.strides))
+    if min(pattern.strides) < 0 or pattern.offset < 0 or last >= a.size:
+        return None
+    return np.lib.stride_tricks.as_strided(
+        a[pattern.offset:], shape=pattern.sizes,
+        strides=tuple(s * a.itemsize for s in pattern.strides), writeable=True)
+
+
+def _inside(pattern: Pattern, a: "np.ndarray") -> "np.ndarray":
+    """The indices ``pattern`` visits inside ``a``."""
+    idx = pattern.indices()
+    return idx[(idx >= 0) & (idx < a.size)]
 
 
 def _first_unwritten(ts: list[Transfer], numel: int) -> int | None:
@@ -307,17 +374,11 @@ def _first_unwritten(ts: list[Transfer], numel: int) -> int | None:
 def _mark(written: "np.ndarray", pattern: Pattern) -> None:
     """Set every element ``pattern`` visits: through a strided view when the pattern stays
     inside the tensor (no index array: a 4096x4096 output would need 128 MB of them)."""
-    import numpy as np
-
-    last = pattern.offset + sum((n - 1) * s for n, s in zip(pattern.sizes, pattern.strides))
-    if min(pattern.strides) < 0 or pattern.offset < 0 or last >= written.size:
-        idx = pattern.indices()
-        written[idx[(idx >= 0) & (idx < written.size)]] = True
-        return
-    view = np.lib.stride_tricks.as_strided(
-        written[pattern.offset:], shape=pattern.sizes,
-        strides=tuple(s * written.itemsize for s in pattern.strides), writeable=True)
-    view[...] = True
+    view = _view(written, pattern)
+    if view is None:
+        written[_inside(pattern, written)] = True
+    else:
+        view[...] = True
 
 
 def check_balance(d: Design) -> None:
