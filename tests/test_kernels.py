@@ -453,6 +453,9 @@ OUT_OF_BOUNDS = {
                            "FAIL copy_i32_64: 'dst' depends on memory outside the kernel's "
                            "buffers (the C++ reads past one: two runs with other bytes around "
                            "them disagree)"),
+    "copies one past the end": ("for (unsigned i = 0; i <= 64; ++i) dst[i] = src[i];",
+                                "FAIL copy_i32_64: wrote 4 byte(s) past the end of buffer "
+                                "'dst'"),  # src's guard bytes into dst's: each has its own
     "writes its input": ("for (unsigned i = 0; i < 64; i += 16) {\n"
                          "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"
                          "    const_cast<int32_t *>(src)[i] = 0;\n  }",

@@ -257,17 +257,19 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
 def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
                  fill: int) -> tuple[list[Any], list[str]]:
     """``run`` (kernel ``k``'s C++) on copies of ``args``, each buffer between :data:`GUARD`
-    bytes of ``fill``: (the arguments after the call, what it did outside its buffers or to its
-    inputs)."""
+    bytes of its own filling, ``fill`` plus 0x11 per buffer before it (so a byte copied from
+    one buffer's guard into another's shows): (the arguments after the call, what it did
+    outside its buffers or to its inputs)."""
     run_args: list[Any] = []
-    frames: list[tuple[np.ndarray, int] | None] = []
+    frames: list[tuple[np.ndarray, int, int] | None] = []
     for i, v in enumerate(args):
         if isinstance(v, np.ndarray) and i < len(k.args) and k.args[i].kind == "buffer":
-            raw = np.full(GUARD + v.nbytes + GUARD, fill, np.uint8)
+            own = (fill + 0x11 * sum(f is not None for f in frames)) & 0xFF
+            raw = np.full(GUARD + v.nbytes + GUARD, own, np.uint8)
             view = raw[GUARD:GUARD + v.nbytes].view(v.dtype).reshape(v.shape)
             view[...] = v
             run_args.append(view)
-            frames.append((raw, v.nbytes))
+            frames.append((raw, v.nbytes, own))
         else:
             run_args.append(v.copy() if isinstance(v, np.ndarray) else v)
             frames.append(None)
@@ -276,9 +278,9 @@ def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
     for i, frame in enumerate(frames):
         if frame is None:
             continue
-        raw, n = frame
+        raw, n, own = frame
         a = k.args[i]
-        faults += guard_faults(raw, n, fill, a.name)
+        faults += guard_faults(raw, n, own, a.name)
         if a.access == "in" and not np.array_equal(run_args[i], args[i], equal_nan=True):
             faults.append(f"wrote input buffer '{a.name}' (declared \"in\": the DMA may be "
                           "refilling or another core reading it)")
