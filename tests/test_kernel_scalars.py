@@ -361,3 +361,53 @@ def test_a_profiled_kernel_takes_its_n_from_equals(design_file: DesignFile) -> N
     k = handle.ir.kernels[0]
     assert k.cycles_source == "profile" and k.cycles > 0
     assert simulate(handle).passed
+
+
+def test_params_named_after_a_scalar_profile_it_and_stay_out_of_the_reference(
+        design_file: DesignFile) -> None:
+    """kernel cost's fix for a profiled kernel, params={'s': ...}, clashed with a reference
+    naming its parameter s (the params went to it as keywords too: 'multiple values for
+    argument'); a tester followed the fix into that error. A param named after a scalar now
+    only gives it a value to profile with."""
+    from aiedsl.loader import load_design
+
+    path = design_file('''
+        import numpy as np
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from aiedsl.kernels import buffer, declare, scalar
+
+        def ref(a, o, s):
+            o[...] = a + s
+
+        @design(device="npu1_1col")
+        def d(X: Tensor[256, i32], Y: Tensor[256, i32]):
+            k = declare("addk_256", source="addk.cc", entry="addk<256>",
+                        args=[buffer("a", Tensor[256, i32]), buffer("o", Tensor[256, i32], "out"),
+                              scalar("s", i32)],
+                        reference=ref, cycles=None, cost="-", params={"s": 3})
+            a = fifo(Tensor[256, i32], name="a")
+            b = fifo(Tensor[256, i32], name="b")
+
+            @herd()
+            def core():
+                with a.consume() as x, b.produce() as y:
+                    k(x, y, 5)
+
+            with runtime() as rt:
+                rt.fill(a, X)
+                rt.drain(b, Y)
+
+        @d.reference
+        def reference(X):
+            return X + 5
+        ''')
+    (path.parent / "addk.cc").write_text(
+        "#include <aie_api/aie.hpp>\n#include <stdint.h>\n"
+        "template <unsigned N> void addk(const int32_t *a, int32_t *o, int32_t s) {\n"
+        "  for (unsigned i = 0; i < N; i += 16) {\n"
+        "    aie::vector<int32_t, 16> v = aie::load_v<16>(a + i);\n"
+        "    aie::store_v(o + i, aie::add(v, s));\n  }\n}\n")
+    handle = load_design(path)
+    assert handle.ir.kernels[0].cycles_source == "profile"
+    assert handle.ir.kernels[0].reference_params == {}
+    assert simulate(handle).passed  # the call's 5 reaches the reference, not the profile's 3

@@ -325,6 +325,15 @@ class Kernel(_Node):
     loc: Loc
 
     @property
+    def reference_params(self) -> dict[str, int | str]:
+        """The :attr:`params` the numpy reference gets as keywords: all but those named after a
+        scalar argument, which only give that scalar a value to profile or test with (the call
+        passes the scalar itself, so a reference naming its parameter after it would otherwise
+        get it twice)."""
+        scalars = {a.name for a in self.args if a.kind == "scalar"}
+        return {k: v for k, v in self.params.items() if k not in scalars}
+
+    @property
     def sums(self) -> bool:
         """Does a call add into what it writes, or reduce into it? True for a buffer it reads
         and writes (a matmul's accumulator), a cascade, or an output with fewer elements than

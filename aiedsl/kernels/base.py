@@ -162,7 +162,8 @@ class Kernel:
 
     ir: KernelIR
     reference: Callable[..., Any]
-    """numpy reference: ``reference(*args, **ir.params)`` updates its output arrays in place."""
+    """numpy reference: ``reference(*args, **ir.reference_params)`` updates its output arrays in
+    place."""
     prepared: Prepared | None = None
     """The reference split for sharing work between cores (library kernels), if it is."""
 
@@ -178,12 +179,12 @@ class Kernel:
 
     def run_reference(self, *args: Any) -> None:
         """Run the numpy reference on buffers (numpy arrays) and scalars."""
-        self.reference(*args, **self.ir.params)
+        self.reference(*args, **self.ir.reference_params)
 
     def bound_reference(self) -> Callable[..., None]:
         """:meth:`run_reference` as one callable with the parameters bound once (the simulator
         calls it per kernel call: no keyword dictionary is built each time)."""
-        return functools.partial(self.reference, **self.ir.params)
+        return functools.partial(self.reference, **self.ir.reference_params)
 
 
 def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
@@ -266,8 +267,9 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
                 "words (16 values each)", found=str(t),
                 fix=f"write e.g. {what}=Tensor[64, 64, f32]")
     n_cascade = (cascade_in is not None) + (cascade_out is not None)
+    scalars = {a.name for a in args if a.kind == "scalar"}  # as KernelIR.reference_params
     check_callable(reference, len(args) + n_cascade, f"the reference of kernel '{symbol}'", loc,
-                   keywords=params)
+                   keywords={k: v for k, v in params.items() if k not in scalars})
     ref = f"{reference.__module__}:{reference.__qualname__}"
     ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, entry=entry,
                   args=tuple(args), params=params, reference=ref, cycles=cycles or 0, ops=ops,

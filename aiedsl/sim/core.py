@@ -392,4 +392,4 @@ def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
     fn: Any = importlib.import_module(module)
     for part in name.split("."):
         fn = getattr(fn, part)
-    return lambda *args: fn(*args, **k.params)
+    return lambda *args: fn(*args, **k.reference_params)
