@@ -2360,3 +2360,32 @@ def test_a_fifo_from_the_shim_to_the_shim_is_refused(monkeypatch: pytest.MonkeyP
         "  fifo_shim_to_shim.py:12: the fill\n"
         "  fix: to copy host data through the NPU, forward it through a memtile: "
         "b = a.forward(name=\"b\"), and drain b")
+
+
+def test_a_shared_fifo_short_by_its_core_count_says_it_broadcasts(design_file: DesignFile) -> None:
+    """MLIR-AIR's multi_core_channel puts four tiles into one channel and each core gets one;
+    here each core receives every element, and the fix (make counts agree) led a tester to give
+    every core all four tiles."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, herd, i32, runtime
+        from aiedsl.kernels import passthrough
+        @design(device="npu1")
+        def shared(a: Tensor[16, 32, i32], b: Tensor[16, 32, i32]):
+            cin = channel(Tensor[8, 16, i32], name="ChanIn")
+            cout = channel(Tensor[8, 16, i32], shape=[2, 2], name="ChanOut")
+            copy = passthrough(Tensor[8, 16, i32])
+            @herd(cols=2, rows=2)
+            def h(x, y):
+                with cin[0].consume() as s, cout[y, x].produce() as d:
+                    copy(s, d)
+            with runtime() as rt:
+                for r in range(2):
+                    for c in range(2):
+                        rt.fill(cin[0], a, (r * 256 + c * 16, [8, 16], [32, 1]))
+                        rt.drain(cout[r, c], b, (r * 256 + c * 16, [8, 16], [32, 1]))
+        ''')
+    assert check_error(path).splitlines()[-1] == (
+        "  fix: make loop counts and fill/drain sizes agree (each element 8x16xi32); a mismatch "
+        "hangs on the NPU. 'ChanIn_0' has 4 consuming cores, and a fifo broadcasts: each "
+        "receives every element; to give each core its own, use a fifo per core "
+        "(channel(..., shape=[n]) indexed by the core) or split one at a memtile")

@@ -296,8 +296,9 @@ def check_outputs_written(d: Design) -> None:
                 f"{host.numel} elements{where}", loc=ts[0].loc, limit="every element of an "
                 "output is drained", found=f"{host.numel - missing} elements written",
                 related=[(f"drain of '{t.fifo}'", t.loc) for t in ts[1:4] if t.loc != ts[0].loc],
-                fix="make the tiles cover the whole tensor: the tensor's sizes must be "
-                "multiples of what one pass of the herd computes")
+                fix="drain every element: make the tiles cover the whole tensor (for a tiled "
+                "design its sizes must be multiples of what one pass of the herd computes), or "
+                "shrink the output to the part the design writes")
 
 
 def _writers(d: Design, name: str, its: list[tuple[int, Transfer]]) -> "np.ndarray":
@@ -454,6 +455,7 @@ def check_balance(d: Design) -> None:
                 continue
             who = c.core if c.kind == "core" and c.core else "the runtime (rt.drain)"
             got = taken[f.name].get(who, Fraction(0))
+            cores = [e for e in f.consumers if e.kind == "core"]
             if got != made:
                 src = f.producer
                 maker = (src.core if src.kind == "core" else
@@ -465,7 +467,11 @@ def check_balance(d: Design) -> None:
                     limit=f"every consumer takes exactly {_n(made)}", found=_n(got),
                     related=[("produced here", src.loc)],
                     fix="make loop counts and fill/drain sizes agree (each element "
-                    f"{f.elem}); a mismatch hangs on the NPU")
+                    f"{f.elem}); a mismatch hangs on the NPU" + (
+                        f". '{f.name}' has {len(cores)} consuming cores, and a fifo broadcasts: "
+                        "each receives every element; to give each core its own, use a fifo "
+                        "per core (channel(..., shape=[n]) indexed by the core) or split one at "
+                        "a memtile" if len(cores) > 1 and got * len(cores) == made else ""))
 
 
 def _n(x: Fraction) -> str:

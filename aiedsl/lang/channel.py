@@ -138,7 +138,10 @@ class Channel:
                     + ("is both produced and consumed by cores" if inbound else
                        "is never produced or consumed by a core"), loc=self.loc,
                     fix="a channel with via=memtile carries data between the host and cores; "
-                    "use each index from a core, in one direction")
+                    "use each index from a core, in one direction" + (
+                        " (from one core to another through a memtile, as an air.segment's L2 "
+                        "buffer does: f = fifo(T); g = f.forward(), the first core producing f "
+                        "and the second consuming g)" if inbound else ""))
             if inbound:
                 f.dims_to_stream = to_dims(self.dims_to_stream, "dims_to_stream", self.loc)
                 b.add_link("forward", [host], [f], [], self.via, self.loc)
