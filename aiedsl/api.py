@@ -27,7 +27,7 @@ import numpy as np
 from aiedsl.checks.resources import TileUsage
 from aiedsl.compare import OutputCheck, compare
 from aiedsl.errors import DesignError, ToolchainError, caller_loc
-from aiedsl.ir import Design
+from aiedsl.ir import Design, Loc
 from aiedsl.ir.program import rounding
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
@@ -152,7 +152,7 @@ class Artifacts:
         ``kernels="native"`` simulates with each kernel's C++ built for the host; ``watch``
         hears a simulation's stages (:data:`aiedsl.sim.Watch`).
         """
-        ins = self._inputs(inputs, seed)
+        ins = self._inputs(inputs, seed, caller_loc())
         if inputs:
             check_inputs(self.design, ins, caller_loc())
         where, why, session = self._choose(target)
@@ -168,13 +168,18 @@ class Artifacts:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _inputs(self, inputs: tuple[np.ndarray, ...], seed: int) -> dict[str, np.ndarray]:
+    def _inputs(self, inputs: tuple[np.ndarray, ...], seed: int,
+                loc: Loc) -> dict[str, np.ndarray]:
         if not inputs:
             return make_inputs(self.design, seed)
         names = self.handle.inputs
         if len(inputs) != len(names):
-            raise TypeError(f"{self.design.name} takes {len(names)} inputs ({', '.join(names)}), "
-                            f"got {len(inputs)}")
+            raise DesignError(
+                "inputs", f"{self.design.name} takes {len(names)} input(s), got {len(inputs)}",
+                loc=loc, limit=f"one array per tensor the runtime fills, in argument order: "
+                f"{', '.join(names)}", found=f"{len(inputs)} array(s)",
+                fix=f"pass {', '.join(names)}" + (" (the outputs are returned, not passed)"
+                                                   if len(inputs) > len(names) else ""))
         return dict(zip(names, inputs))
 
     def _choose(self, target: str) -> tuple[str, str, Any]:

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import aiedsl
-from aiedsl.errors import ToolchainError
+from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.outdir import read_marker
 from aiedsl.toolchain.discover import find_tools
 from aiedsl.toolchain.xrt import NpuSession
@@ -811,8 +811,15 @@ def test_api_run_with_inputs_in_argument_order(no_tools: Path) -> None:
     x = np.arange(4096, dtype=np.int32) * 3
     result = art.run(x, target="sim")
     np.testing.assert_array_equal(result.outputs["out"], x)
-    with pytest.raises(TypeError, match=r"passthrough takes 1 inputs \(inp\), got 2"):
+    with pytest.raises(DesignError) as e:  # a DesignError at the caller's line, as README says
         art.run(x, x)
+    message = str(e.value)
+    assert message.split(": ", 1)[1].splitlines() == [
+        "error [inputs]: passthrough takes 1 input(s), got 2",
+        "  limit: one array per tensor the runtime fills, in argument order: inp",
+        "  found: 2 array(s)",
+        "  fix: pass inp (the outputs are returned, not passed)"]
+    assert message.split(":")[0].endswith("test_toolchain.py")  # the caller's line
 
 
 def test_npu_session_reads_bf16_as_raw_words(fake_npu: FakeXrt, tmp_path: Path) -> None:
