@@ -124,8 +124,10 @@ STATIC: dict[str, str] = {
         "loop in core[0,0] acquires 3 element(s) of 'rows' (consume) but releases 1\n"
         "  limit: what a loop body acquires, it releases\n"
         "  found: held 0 before the first iteration, 2 after it\n"
-        "  fix: acquire the first 2 element(s) of the window before the loop (and release them "
-        "after it), so each iteration acquires only the 1 it releases"
+        "  fix: if the loop slides a window across its iterations, acquire the first 2 "
+        "element(s) of the window before the loop (and release them after it), so each "
+        "iteration acquires only the 1 it releases; if each iteration should start afresh (a "
+        "window swept inside it), release the 2 it still holds at its end"
     ),
 }
 

@@ -83,9 +83,12 @@ def _body(core: Core, ops: tuple[Op, ...], held: Held, loop: Loop | None,
                         loc=op.loc, limit="what a loop body acquires, it releases",
                         found=f"held {a} before the first iteration, {b} after it",
                         fix=(f"release '{fifo}' inside the loop" if rel == 0 else
-                             f"acquire the first {b - a} element(s) of the window before the "
-                             f"loop (and release them after it), so each iteration acquires "
-                             f"only the {rel} it releases"))
+                             f"if the loop slides a window across its iterations, acquire the "
+                             f"first {b - a} element(s) of the window before the loop (and "
+                             f"release them after it), so each iteration acquires only the "
+                             f"{rel} it releases; if each iteration should start afresh (a "
+                             f"window swept inside it), release the {b - a} it still holds at "
+                             f"its end"))
             held.update(before)  # the body is balanced: leave it as it was
 
 
