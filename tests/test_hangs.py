@@ -458,3 +458,42 @@ def test_a_wait_that_retires_no_fill_overflows_the_task_queue_in_the_simulator(
         src = src.replace(loop, f"        rt.fill(a, A, ({first * 64}, [256], [1]))\n")
     path.write_text(src)
     assert simulate(load_design(path)).passed
+
+
+def test_a_core_waiting_on_a_fifo_it_consumes_itself_is_not_told_of_sending(
+        tmp_path: Path) -> None:
+    """MLIR-AIR's worker_to_self with too shallow a fifo: the report said the full buffers were
+    'waiting to be sent'; nothing sends them, the core consumes them itself."""
+    from aiedsl.loader import load_design
+    from aiedsl.sim import simulate
+    from aiedsl.sim.explain import Deadlock
+
+    path = tmp_path / "self.py"
+    path.write_text('''
+from aiedsl import Tensor, design, fifo, herd, i32, runtime, loop
+from aiedsl.kernels import passthrough
+@design(device="npu1_1col")
+def d(a: Tensor[2, 512, i32], b: Tensor[2, 512, i32]):
+    cin = fifo(Tensor[512, i32], name="cin")
+    me = fifo(Tensor[512, i32], name="me", depth=1)
+    cout = fifo(Tensor[512, i32], name="cout")
+    copy = passthrough(Tensor[512, i32])
+    @herd()
+    def core():
+        for _ in loop(2):
+            with cin.consume() as x, me.produce() as y:
+                copy(x, y)
+        for _ in loop(2):
+            with me.consume() as x, cout.produce() as y:
+                copy(x, y)
+    with runtime() as rt:
+        rt.fill(cin, a)
+        rt.drain(cout, b)
+@d.reference
+def reference(a):
+    return a.copy()
+''')
+    with pytest.raises(Deadlock) as e:
+        simulate(load_design(path))
+    assert ("core[0,0] (0,2) waits to acquire 'me' (produce) for a free buffer (all are full, "
+            "waiting for it to consume them itself: nothing sends them)") in str(e.value)

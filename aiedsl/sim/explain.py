@@ -128,7 +128,10 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
         op = p.info.get("waiting")
         if isinstance(op, Acquire):
             many = f"{op.count} elements of " if op.count > 1 else ""
+            readers = [c.core for c in m.design.fifo(op.fifo).consumers if c.kind == "core"]
             what = ("for data to arrive" if op.port == "consume" else
+                    "for a free buffer (all are full, waiting for it to consume them itself: "
+                    "nothing sends them)" if readers == [p.info.get("core", p.name)] else
                     "for a free buffer (all are full, waiting to be sent)")
             held = p.info.get("held", {})
             holds = [f"{len(h)} element(s) of '{f}' ({port})" for (f, port), h in held.items()
