@@ -519,6 +519,30 @@ def test_a_wait_between_two_drains_orders_them(design_file: DesignFile) -> None:
     assert result.passed  # the later drain's a + 2 is what b keeps
 
 
+BYTES = SPELT.replace("i32", "u8").replace("Tensor[1024, u8]", "Tensor[1024, u8]")
+"""SPELT with u8 elements."""
+
+
+def test_a_linear_transfer_still_moves_whole_words_and_keeps_its_step_limit(
+        design_file: DesignFile) -> None:
+    """isLinearTransfer spares a linear transfer only the wrap limit: 'Transfer sizes must be
+    multiples of 4 bytes' and the iteration stride's range and alignment still hold (a
+    reviewer found all three passed once a repeat made the transfer linear)."""
+    lines = [check_error(design_file(BYTES.format(pattern=pattern), f"d{i}.py")).splitlines()[1]
+             for i, pattern in enumerate(["(0, [32, 1, 1, 2], [0, 0, 0, 1])",
+                                          "(0, [2, 1, 1, 1024], [513, 0, 0, 1])"])]
+    assert lines == [
+        "  limit: the innermost run is a multiple of 4 bytes (mlir-aie's verifyStridesWraps: "
+        "'Transfer sizes must be multiples of 4 bytes', linear transfers too)",
+        "  limit: strides are multiples of 4 bytes (the iteration stride too: mlir-aie's "
+        "verifyStridesWraps)"]
+    big = SPELT.replace("Tensor[4096, i32], C", "Tensor[2100000, i32], C").format(
+        pattern="(0, [2, 1, 1, 1024], [1048584, 0, 0, 1])")
+    assert check_error(design_file(big, "big.py")).splitlines()[1] == (
+        "  limit: each stride <= 1048576 words of 4 bytes (mlir-aie's verifyStridesWraps: the "
+        "shim's 20-bit step fields)")
+
+
 def test_dma_pattern_innermost_run_3_bytes(design_file: DesignFile) -> None:
     """3 i8 elements innermost: a run of 3 bytes, not whole 4-byte words."""
     path = design_file('''

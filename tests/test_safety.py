@@ -453,10 +453,35 @@ def test_rt_wait_waits_for_the_oldest_transfer_on_its_fifo_only(design_file: Des
         "it")
 
 
+def test_rt_wait_is_named_in_its_deadlock_and_wants_a_fifo(design_file: DesignFile) -> None:
+    """A deadlock at rt.wait(f) said 'waits at rt.sync()' and told to move things before 'the
+    rt.sync()'; rt.wait given a tensor said there was nothing to wait for (a reviewer's
+    finds)."""
+    from aiedsl.sim import simulate
+    from aiedsl.sim.explain import Deadlock
+
+    src = variant("        rt.fill(to_mem, inp)\n        rt.drain(from_mem, out, wait=True)",
+                  "        rt.drain(from_mem, out, (0, [2048], [1]))\n"
+                  "        rt.wait(from_mem)\n"
+                  "        rt.fill(to_mem, inp)\n"
+                  "        rt.drain(from_mem, out, (2048, [2048], [1]))")
+    with pytest.raises(Deadlock) as e:
+        simulate(load_design(design_file(src)))
+    lines = str(e.value).splitlines()
+    assert lines[1].startswith("  the runtime waits at rt.wait() for its drain of 'out_l3'")
+    assert lines[-1] == ("  fix: issue every fill and drain that a waited drain depends on "
+                         "before the rt.wait() that waits for it")
+    bad = design_file(variant("rt.drain(from_mem, out, wait=True)",
+                              "rt.drain(from_mem, out, wait=True)\n        rt.wait(out)"), "t.py")
+    assert error_of(bad).splitlines()[0] == (
+        "t.py:33: error [runtime]: rt.wait needs a fifo, got HostTensorRef")
+
+
 def test_a_partial_wait_frees_only_the_bds_it_retires(design_file: DesignFile) -> None:
-    """rt.wait(f) leaves other transfers in flight: their shim BDs stay taken (reusing one
-    would rewrite a transfer still moving). After a full sync every id is free again, as
-    mlir-aie's designs assume."""
+    """rt.wait(f) leaves later transfers in flight: their shim BDs stay taken (reusing one
+    would rewrite a transfer still moving). A waited drain retires what was issued before it
+    (it needed those fills, as IRON's task groups assume); after a full sync every id is free
+    again, as mlir-aie's designs assume."""
     from aiedsl.checks import check_design
     from aiedsl.ir.sequence import retirements, shim_bd_ids
 
@@ -469,9 +494,10 @@ def test_a_partial_wait_frees_only_the_bds_it_retires(design_file: DesignFile) -
                   "        rt.fill(to_mem, inp, (2048, [2048], [1]))", src)
     d, _ = check_design(load_design(design_file(src)).ir)
     assert [op.op for op in d.runtime] == ["fill", "drain", "drain", "wait", "fill", "wait"]
-    # the first wait retires the first drain alone; the last, a full sync, everything left
-    assert retirements(d) == {3: [1], 5: [0, 2, 4]}
-    assert shim_bd_ids(d) == {0: 0, 1: 1, 2: 2, 4: 1}  # BD 1 freed, 0 and 2 still moving
+    # the first wait retires the first drain and what was issued before it (the fill it
+    # needed); the second drain is still moving. The last, a full sync, retires the rest.
+    assert retirements(d) == {3: [0, 1], 5: [2, 4]}
+    assert shim_bd_ids(d) == {0: 0, 1: 1, 2: 2, 4: 0}  # BDs 0 and 1 freed, 2 still moving
     from aiedsl.sim import simulate
 
     assert simulate(load_design(design_file(src))).passed

@@ -517,13 +517,13 @@ def test_what_a_kernel_sums_into_keeps_the_absolute_tolerance() -> None:
 TWO_STAGES = '''
 import numpy as np
 from aiedsl import Tensor, bf16, design, fifo, herd, loop, runtime
-from aiedsl.kernels import exp_bf16, relu
+from aiedsl.kernels import exp_bf16, passthrough, vector_scalar
 @design(device="npu1_1col")
 def d(x: Tensor[4096, bf16], y: Tensor[4096, bf16]):
     a = fifo(Tensor[1024, bf16], name="a")
     m = fifo(Tensor[1024, bf16], name="m")
     b = fifo(Tensor[1024, bf16], name="b")
-    e, r = exp_bf16(1024), relu(Tensor[1024, bf16])
+    e, r = exp_bf16(1024), vector_scalar("mul", Tensor[1024, bf16])
 
     @herd(rows=2)
     def core(x, y):
@@ -534,7 +534,7 @@ def d(x: Tensor[4096, bf16], y: Tensor[4096, bf16]):
         else:
             for _ in loop(4):
                 with m.consume() as s, b.produce() as t:
-                    r(s, t)
+                    r(s, t, 1.0)
 
     with runtime() as rt:
         rt.fill(a, x)
@@ -544,7 +544,8 @@ def d(x: Tensor[4096, bf16], y: Tensor[4096, bf16]):
 def reference(x):
     return np.exp(x.astype(np.float32))
 '''
-"""exp on one core, relu of its bf16 results on the next: a result rounded, then used again."""
+"""exp on one core, a multiplication of its bf16 results on the next: a result rounded, then
+computed with again (by 1, so the reference needs no second rounding)."""
 
 
 def test_which_outputs_may_carry_more_than_one_rounding(design_file) -> None:  # type: ignore[no-untyped-def]
@@ -555,13 +556,25 @@ def test_which_outputs_may_carry_more_than_one_rounding(design_file) -> None:  #
     assert rounding(load_design(design_file(TWO_STAGES, "two.py")).ir, "y") == "chain"
     assert rounding(load_design(shipped / "gemm_bf16.py").ir, "C") == "sum"  # the accumulator
     assert rounding(load_design(shipped / "passthrough.py").ir, "out") == "once"
-    # one core, the second call reading what the first wrote
+    # one core, the second call reading what the first wrote: relu rounds nothing
     same_core = EXP.replace("from aiedsl.kernels import exp_bf16", "from aiedsl.kernels import "
-                            "exp_bf16, relu").replace("                k(s, t)", "                "
-                            "k(s, t)\n                relu(Tensor[1024, bf16])(t, t)")
-    assert "relu(Tensor" in same_core
-    assert rounding(load_design(design_file(same_core.format(wrong="e"), "one.py")).ir,
-                    "y") == "chain"
+                            "exp_bf16, relu, vector_scalar").replace(
+        "                k(s, t)", "                k(s, t)\n                {second}")
+    assert "{second}" in same_core
+    for second, want in (("relu(Tensor[1024, bf16])(t, t)", "once"),
+                         ("vector_scalar('mul', Tensor[1024, bf16])(t, t, 1.0)", "chain")):
+        src = same_core.replace("{second}", second).format(wrong="e")
+        assert rounding(load_design(design_file(src, "one.py")).ir, "y") == want, second
+    # a copy after exp rounds nothing: a wrong exp is still held to each element (a
+    # reviewer's find: the copy made it a chain, and zeros below -1.7 passed again)
+    copied = TWO_STAGES.replace('vector_scalar("mul", Tensor[1024, bf16])',
+                                "passthrough(Tensor[1024, bf16])").replace("r(s, t, 1.0)",
+                                                                            "r(s, t)")
+    assert rounding(load_design(design_file(copied, "copy.py")).ir, "y") == "once"
+    wrong = copied.replace("    return np.exp(x.astype(np.float32))",
+                           "    return np.where(x.astype(np.float32) < -1.7, 0, "
+                           "np.exp(x.astype(np.float32)))")
+    assert not simulate(load_design(design_file(wrong, "wrong.py"))).passed
 
 
 BOTH = TWO_STAGES.replace("y: Tensor[4096, bf16]):", "y: Tensor[4096, bf16], z: Tensor[4096, bf16]):"

@@ -168,15 +168,27 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
                               related=e.related, fix=f"this is one contiguous run: write it as "
                               f"{one}, which mlir-aie moves as a plain linear transfer, free of "
                               "these limits") from None
-        for size, stride in zip(p.sizes, p.strides):
-            words = stride * itemsize // target.dma_granularity
-            step = target.shim.bd_step_words
-            if size > 1 and words > step:
-                _fail(t.loc, where, f"each stride <= {step} words of "
-                      f"{target.dma_granularity} bytes (mlir-aie's verifyStridesWraps: the "
-                      "shim's 20-bit step fields)",
-                      f"stride {stride} = {words} words ({shown})",
-                      "split the transfer into several fills or drains nearer each other")
+    elif (p.sizes[3] * itemsize) % target.dma_granularity:
+        # a linear transfer skips only the wrap limit: it still moves whole words
+        _fail(t.loc, where, f"the innermost run is a multiple of {target.dma_granularity} "
+              "bytes (mlir-aie's verifyStridesWraps: 'Transfer sizes must be multiples of 4 "
+              "bytes', linear transfers too)",
+              f"{p.sizes[3]} x {itemsize} B = {p.sizes[3] * itemsize} B ({shown})",
+              f"move a multiple of {target.dma_granularity // itemsize or 1} elements")
+    if p.sizes[0] > 1 and (p.strides[0] * itemsize) % target.dma_granularity:
+        _fail(t.loc, where, f"strides are multiples of {target.dma_granularity} bytes (the "
+              "iteration stride too: mlir-aie's verifyStridesWraps)",
+              f"stride {p.strides[0]} x {itemsize} B = {p.strides[0] * itemsize} B ({shown})",
+              "use word-aligned strides")
+    for size, stride in zip(p.sizes, p.strides):  # linear or not
+        words = stride * itemsize // target.dma_granularity
+        step = target.shim.bd_step_words
+        if size > 1 and words > step:
+            _fail(t.loc, where, f"each stride <= {step} words of "
+                  f"{target.dma_granularity} bytes (mlir-aie's verifyStridesWraps: the "
+                  "shim's 20-bit step fields)",
+                  f"stride {stride} = {words} words ({shown})",
+                  "split the transfer into several fills or drains nearer each other")
     if (p.offset * itemsize) % target.dma_granularity:
         _fail(t.loc, where, f"offset a multiple of {target.dma_granularity} bytes",
               f"{p.offset * itemsize} bytes ({shown})", "align the offset to 4 bytes")

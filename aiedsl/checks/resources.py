@@ -175,11 +175,11 @@ def queue_fix(op: str) -> str:
 def check_task_queues(d: Design, target: TargetModel) -> None:
     """At most ``shim_task_queue`` transfers are pushed onto one shim channel between waits.
 
-    A wait (``rt.sync()``, the end of the sequence) is taken to retire every transfer issued
-    before it, as the drains it waits for need the fills before them; between waits, every
-    transfer issued on a channel may still be queued, and the NPU drops a fifth. Where a wait
-    retires less (its drains need none of a channel's fills), the simulator's count on the
-    run's clocks finds it (:func:`aiedsl.sim.runtime.check_task_queues`).
+    A wait retires what :func:`aiedsl.ir.sequence.retirements` says (a waited drain what was
+    issued before it, as it needs the fills before it; a waited fill its own fifo's transfers);
+    until then every transfer issued on a channel may still be queued, and the NPU drops a
+    fifth. Where a wait retires less (its drain needs none of a channel's fills), the
+    simulator's count on the run's clocks finds it (:func:`aiedsl.sim.runtime.check_task_queues`).
     """
     queued: dict[tuple[Coord, str], list[Transfer]] = defaultdict(list)
     retired = retirements(d)

@@ -284,7 +284,7 @@ def check_outputs_written(d: Design) -> None:
             if not several:
                 for t in ts:
                     _mark(written, t.pattern)
-            missing = int(host.numel - np.count_nonzero(written >= 0 if several else written))
+            missing = int(host.numel - np.count_nonzero(written))
         if missing > 0:
             first = _first_unwritten(ts, host.numel)
             where = "" if first is None else (
@@ -302,7 +302,8 @@ def check_outputs_written(d: Design) -> None:
 
 
 def _writers(d: Design, name: str, its: list[tuple[int, Transfer]]) -> "np.ndarray":
-    """Which drain (its runtime index) last wrote each element of tensor ``name`` (-1: none);
+    """Which drain (its place in ``its``, from 1; 0: none) last wrote each element of tensor
+    ``name``;
     a DesignError where two drains of different fifos write an element with nothing ordering
     them (the first not retired by a wait before the second is issued)."""
     import numpy as np
@@ -311,15 +312,23 @@ def _writers(d: Design, name: str, its: list[tuple[int, Transfer]]) -> "np.ndarr
 
     retired_at = {t: w for w, ts in retirements(d).items() for t in ts}
     host = d.tensor(name).type
-    writer = np.full(host.numel, -1, dtype=np.int64)
+    # the writer is a drain's place among the drains, +1 (0: none): 2 bytes per element
+    ids = {i: k + 1 for k, (i, _) in enumerate(its)}
+    kind = np.int16 if len(its) < (1 << 15) - 1 else np.int32
+    writer = np.zeros(host.numel, dtype=kind)
     for i, t in its:
         view = _view(writer, t.pattern)
-        before = view[view >= 0] if view is not None else writer[_inside(t.pattern, writer)]
-        for w in np.flatnonzero(np.bincount(before, minlength=1)) if before.size else ():
+        seen = np.zeros(len(its) + 1, dtype=bool)
+        if view is not None:
+            seen[view] = True
+        else:
+            seen[writer[_inside(t.pattern, writer)]] = True
+        seen[0] = False
+        for w in (its[k - 1][0] for k in np.flatnonzero(seen)):
             first = d.runtime[int(w)]
             assert isinstance(first, Transfer)
             if first.fifo != t.fifo and retired_at.get(int(w), len(d.runtime)) > i:
-                shared = np.flatnonzero(writer == w)
+                shared = np.flatnonzero(writer == ids[w])
                 mine = np.zeros(host.numel, dtype=bool)
                 _mark(mine, t.pattern)
                 element = int(shared[mine[shared]][0])
@@ -336,9 +345,9 @@ def _writers(d: Design, name: str, its: list[tuple[int, Transfer]]) -> "np.ndarr
                     fix="drain disjoint parts of the tensor, or wait for the first drain "
                     "(rt.wait or rt.sync()) before issuing the second")
         if view is not None:
-            view[...] = i
+            view[...] = ids[i]
         else:
-            writer[_inside(t.pattern, writer)] = i
+            writer[_inside(t.pattern, writer)] = ids[i]
     return writer
 
 

@@ -320,6 +320,9 @@ class Kernel(_Node):
     """What one call writes to the cascade (to its downstream neighbour), or None."""
     ops: int = 0
     """Arithmetic operations per call (a multiply-accumulate counts 2), for GFLOPS/GOPS."""
+    exact: bool = False
+    """Its results are copies or selections of its inputs (a copy, relu, a max): it rounds
+    nothing, so the comparison of an output counts no rounding for it."""
     cost: str
     """The cost formula and its source, for reports."""
     loc: Loc
@@ -340,6 +343,8 @@ class Kernel(_Node):
         its largest input (a reduction). Such an output may be an ulp of a partial sum off the
         reference's, so it is compared with an absolute tolerance (:func:`aiedsl.compare.compare`).
         """
+        if self.exact:  # a max reduction selects, it does not sum
+            return False
         buffers = [a for a in self.args if a.kind == "buffer" and a.type is not None]
         ins = [a.type.numel for a in buffers if a.access == "in" and a.type is not None]
         outs = [a.type.numel for a in buffers if a.access == "out" and a.type is not None]
@@ -378,6 +383,8 @@ class Wait(_Node):
     op: Literal["wait"] = "wait"
     fifo: str
     loc: Loc
+    by: Literal["sync", "wait"] = "sync"
+    """What the design wrote: ``rt.sync()`` (or the sequence's end), or ``rt.wait(fifo)``."""
 
 
 class RtpWrite(_Node):

@@ -87,7 +87,8 @@ def rounding(d: Design, tensor: str) -> Rounding:
     writes: dict[str, list[tuple[dict[str, str], set[str], Call]]] = {}
     for c in d.cores:
         fifo_of = {op.result: op.fifo for op, _ in walk(c.body) if isinstance(op, Acquire)}
-        made = {v for op, _ in walk(c.body) if isinstance(op, Call)
+        made = {v for op, _ in walk(c.body)  # buffers a rounding kernel of this core writes
+                if isinstance(op, Call) and not kernels[op.kernel].exact
                 for v in _buffers(kernels[op.kernel], op, out=True)}
         for op, _ in walk(c.body):
             if isinstance(op, Call):
@@ -106,10 +107,14 @@ def rounding(d: Design, tensor: str) -> Rounding:
             k = kernels[call.kernel]
             if k.sums:
                 got.append("sum")
-            elif _buffers(k, call, out=True):  # it rounds what it writes
+            elif _buffers(k, call, out=True):
                 ins = _buffers(k, call, out=False)
                 before = max((level(fifo_of[v]) for v in ins), key=_LEVELS.index,
                              default="none")
+                if k.exact:  # a copy or selection passes on what it was given
+                    got.append(before if before != "none" else
+                               "once" if set(ins) & made else "none")
+                    continue
                 again = before != "none" or bool(set(ins) & made)
                 got.append("sum" if before == "sum" else "chain" if again else "once")
         memo[name] = max(got, key=_LEVELS.index, default="none")

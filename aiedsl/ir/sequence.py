@@ -2,13 +2,13 @@
 transfer takes.
 
 A wait takes the oldest completion token on its fifo's shim channel, and a channel finishes its
-tasks in order, so a wait retires its transfer and every earlier one on that fifo. A wait that
-leaves no waited transfer pending (the end of an ``rt.sync()``, or of the sequence) is taken to
-retire everything issued before it, as mlir-aie's designs assume when they reuse BD ids after a
-sync: the drains it waited for needed the fills before them. (Where they did not, the
-simulator's count of each channel's queue on the run's own clocks finds it.) A wait that leaves
-others pending (``rt.wait(f)``) retires only its own fifo's transfers: the rest may still be
-moving, and their BDs stay taken.
+tasks in order, so a wait retires its transfer and every earlier one on that fifo. A waited
+drain is also taken to retire every transfer issued before it, as mlir-aie's designs assume when
+they reuse BD ids after a sync and IRON's task groups when they free a group's fills once its
+drains are awaited: the drain needed the fills before it. (Where it did not, the simulator's
+count of each channel's queue on the run's own clocks finds it.) A waited fill needs nothing
+else, so it retires only its own fifo's transfers; a sync that waited for a drain retires
+everything issued before it.
 
 >>> from aiedsl.loader import load_design                          # doctest: +SKIP
 >>> shim_bd_ids(load_design("designs/passthrough.py").ir)          # doctest: +SKIP
@@ -24,23 +24,33 @@ def retirements(d: Design) -> dict[int, list[int]]:
     """For each wait (by its index in ``d.runtime``), the transfers it retires (their indices,
     in issue order): those not retired by an earlier wait."""
     out: dict[int, list[int]] = {}
-    live: list[int] = []  # issued and not retired
+    live: dict[int, None] = {}  # issued and not retired, in issue order
     waited: dict[str, list[int]] = {}  # fifo -> its waited transfers not yet waited for
+    drained = False  # a drain was waited for since the last wait that left nothing pending
     for i, op in enumerate(d.runtime):
         if isinstance(op, Transfer):
-            live.append(i)
+            live[i] = None
             if op.wait:
                 waited.setdefault(op.fifo, []).append(i)
         elif isinstance(op, Wait):
             queue = waited.get(op.fifo)
             token = queue.pop(0) if queue else None
-            if not any(waited.values()):
-                gone = live
+            first = d.runtime[token] if token is not None else None
+            is_drain = isinstance(first, Transfer) and first.op == "drain"
+            drained = drained or is_drain
+            if not any(waited.values()) and drained:
+                gone = list(live)  # a sync that waited for a drain
+            elif token is None:
+                gone = []
+            elif is_drain:
+                gone = [t for t in live if t <= token]
             else:
-                gone = [t for t in live if token is not None and t <= token
-                        and _fifo(d, t) == op.fifo]
+                gone = [t for t in live if t <= token and _fifo(d, t) == op.fifo]
+            if not any(waited.values()):
+                drained = False
             out[i] = gone
-            live = [t for t in live if t not in gone]
+            for t in gone:
+                del live[t]
     return out
 
 

@@ -193,7 +193,7 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
             source_kind: Literal["file", "template"] = "file",
             cascade_in: TensorType | None = None,
             cascade_out: TensorType | None = None, prepared: Prepared | None = None,
-            arch: Literal["aie2", "aie2p"] | None = None) -> Kernel:
+            arch: Literal["aie2", "aie2p"] | None = None, exact: bool = False) -> Kernel:
     """Declare a kernel (see the module docstring).
 
     ``source`` names a file in ``kernels_cpp/`` (``source_kind="file"``) or a template in
@@ -212,6 +212,10 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
     ``prepared`` splits the reference so the simulator can share its first step between cores
     that receive the same fill (see :class:`Prepared`); it must compute exactly what
     ``reference`` does.
+
+    ``exact=True`` says the kernel's results are copies or selections of its inputs (a copy,
+    relu, a max): it rounds nothing, so an output it passes on keeps the tolerance of what it
+    was given (see :func:`aiedsl.ir.program.rounding`).
 
     ``arch`` (``"aie2"``, ``"aie2p"``) says the C++ variant and ``cycles`` are one
     architecture's: a design on another device refuses the kernel. A kernel profiled for its
@@ -274,7 +278,7 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
     ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, entry=entry,
                   args=tuple(args), params=params, reference=ref, cycles=cycles or 0, ops=ops,
                   cost=cost, cascade_in=cascade_in, cascade_out=cascade_out, loc=loc,
-                  arch=arch)
+                  arch=arch, exact=exact)
     if cycles is None:
         ir = _profiled(ir, reference)
     return Kernel(ir, reference, prepared)

@@ -66,7 +66,7 @@ def passthrough(t: TensorType) -> Kernel:
     return declare(
         f"passthrough_{t.dtype}_{t.numel}", source="passthrough.cc",
         entry=f"passthrough<{t.dt.cpp}, {t.numel}>",
-        args=[buffer("src", t), buffer("dst", t, "out")], reference=passthrough_ref,
+        args=[buffer("src", t), buffer("dst", t, "out")], reference=passthrough_ref, exact=True,
         cycles=_vector_cycles(t.nbytes),
         cost="bytes/32 + 14: store-bound copy plus call overhead (kernels_cpp/passthrough.cc)",
         params={"n": t.numel})
@@ -264,7 +264,7 @@ def relu(t: TensorType) -> Kernel:
     return declare(
         f"relu_{t.dtype}_{t.numel}", source="relu.cc.j2", source_kind="template",
         entry=f"relu_{t.dtype}<{t.numel}>", args=[buffer("src", t), buffer("dst", t, "out")],
-        reference=relu_ref, cycles=t.numel // width + 14, ops=t.numel,
+        reference=relu_ref, exact=True, cycles=t.numel // width + 14, ops=t.numel,
         cost="n/width + 14: one 512-bit max per cycle plus call overhead "
         "(aiedsl/kernels/templates/relu.cc.j2)",
         params={"dtype": t.dtype, "cpp": t.dt.cpp, "n": t.numel, "width": width})
@@ -295,7 +295,8 @@ def _reduce(op: str, rows: int, cols: int, dt: DType | str) -> Kernel:
         f"{name}_{d}_{rows}x{cols}", source="reduce.cc.j2", source_kind="template",
         entry=f"reduce_{op}_{d}<{rows}, {cols}>",
         args=[buffer("src", src), buffer("dst", TensorType(shape=(rows,), dtype=d.name), "out")],
-        reference=reduce_ref, cycles=rows * (cols // width + 8) + 14, ops=rows * cols,
+        reference=reduce_ref, exact=op == "max",
+        cycles=rows * (cols // width + 8) + 14, ops=rows * cols,
         cost="rows(cols/width + 8) + 14: one vector step per cycle, ~8 for the lane reduction "
         "(aiedsl/kernels/templates/reduce.cc.j2)",
         params={"op": op, "lane_op": "add" if op == "add" else "max", "dtype": d.name,

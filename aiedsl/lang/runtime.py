@@ -141,6 +141,10 @@ class RuntimeBuilder:
         >>> rt.wait(c)          # rows 0-1 are in; rows 2-3 may still be moving
         """
         loc = caller_loc()
+        if not isinstance(fifo, ObjectFifo):
+            raise DesignError("runtime", f"rt.wait needs a fifo, got {type(fifo).__name__}",
+                              loc=loc, fix="pass the fifo whose transfer to wait for, as given "
+                              "to rt.drain or rt.fill (e.g. rt.wait(of_out))")
         rec = next((r for r in self.pending if r.fifo is fifo), None)
         if rec is None:
             name = getattr(fifo, "name", type(fifo).__name__)
@@ -152,7 +156,8 @@ class RuntimeBuilder:
                 "for it")
         self.pending.remove(rec)
         self.records.append(TransferRecord("wait", rec.fifo, None, None, False, loc,
-                                           waits_for="fill" if rec.op == "fill" else "drain"))
+                                           waits_for="fill" if rec.op == "fill" else "drain",
+                                           by="wait"))
 
     def sync(self) -> None:
         """Wait here for every waited transfer issued so far: every drain, and the fills given

@@ -143,7 +143,7 @@ def _shim_pattern(offset: int, dims: list[tuple[int, int]], itemsize: int,
                     f"{target.max_shim_iterations} (only that dimension may step by 0)",
                     f"repeat at most {target.max_shim_iterations} times per transfer, and issue "
                     "more transfers for more")
-    if len(inner) == 1 and inner[0].stride == 1:
+    if len(inner) == 1 and inner[0].stride == 1 and (inner[0].size * itemsize) % gran == 0:
         # One contiguous run: a linear transfer, exempt from the wrap limits (see checks/dma.py;
         # mlir-aie's isLinearTransfer leaves the iteration dimension out).
         return Pattern(offset=offset, sizes=(rep, 1, 1, inner[0].size), strides=(0, 0, 0, 1))
@@ -249,8 +249,7 @@ def _slot_fits(slot: int, size: int, stride: int, itemsize: int, target: TargetM
         # whole-word step (verifyStridesWraps encodes it as stride - 1).
         contiguous = size == 1 or stride == 1 or itemsize == gran
         return contiguous and (size * itemsize) % gran == 0
-    # Word-aligned strides; the checker does not ask it of the iteration dim, but the shim's
-    # iteration stride counts words too.
+    # Word-aligned strides, the iteration dim's too (checks/dma.py, as verifyStridesWraps).
     return (stride * itemsize) % gran == 0
 
 

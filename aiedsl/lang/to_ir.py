@@ -83,7 +83,7 @@ def _resolve_runtime(trace: DesignTrace) -> list[Transfer | Wait | RtpWrite | Se
             continue
         f = _host_end(trace, rec.fifo, rec.waits_for if rec.op == "wait" else rec.op, rec.loc)
         if rec.op == "wait":
-            ops.append(Wait(fifo=f.name, loc=rec.loc))
+            ops.append(Wait(fifo=f.name, loc=rec.loc, by=rec.by))
             continue
         use = EndpointUse("shim", None, rec.loc, f.shim_pin)
         if rec.op == "fill":

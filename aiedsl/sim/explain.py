@@ -118,7 +118,7 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
         if isinstance(op, Wait) and req is not None:
             drain = req[1].loc
             where = ("at the end of its sequence" if drain is not None and drain.line >= op.loc.line
-                     else "at rt.sync()")
+                     else "at rt.wait()" if op.by == "wait" else "at rt.sync()")
             line = f" (line {drain.line})" if drain is not None else ""
             kind = req[1].name.split(" ", 1)[0]  # the token's transfer: a drain or a fill
             return (f"the runtime waits {where} for its {kind} of '{op.fifo}'{line} to "
@@ -282,7 +282,9 @@ def explain(m: Machine) -> Deadlock:
         fix = ("set a barrier once per wait, after the core took the previous value (e.g. after "
                "an rt.sync()): a set replaces the lock's value")
     elif cycle and p is m.runtime:
-        fix = ("issue every fill and drain that a waited drain depends on before the rt.sync() "
+        waiting = m.runtime.info.get("waiting")
+        where = "rt.wait()" if isinstance(waiting, Wait) and waiting.by == "wait" else "rt.sync()"
+        fix = (f"issue every fill and drain that a waited drain depends on before the {where} "
                "that waits for it")
     elif cycle:
         fix = ("break the cycle: no core may hold an element while it waits for data that can "

@@ -1,0 +1,82 @@
+"""Which transfers a runtime wait retires (aiedsl.ir.sequence), read by the shim BD ids, the BD
+count and the task-queue check: a waited fill retires its own fifo's transfers only; a waited
+drain what was issued before it; a sync that waited for a drain everything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from aiedsl.checks import check_design
+from aiedsl.ir.sequence import retirements, shim_bd_ids
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+
+DesignFile = Callable[..., Path]
+
+TWO = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+@design(device="npu1_1col")
+def d(x: Tensor[8192, i32], y: Tensor[8192, i32], u: Tensor[8192, i32], v: Tensor[8192, i32]):
+    i0 = fifo(Tensor[1024, i32], name="i0"); o0 = fifo(Tensor[1024, i32], name="o0")
+    i1 = fifo(Tensor[1024, i32], name="i1"); o1 = fifo(Tensor[1024, i32], name="o1")
+    copy = passthrough(Tensor[1024, i32])
+    @herd(name="h0")
+    def c0():
+        for _ in loop(8):
+            with i0.consume() as s, o0.produce() as t:
+                copy(s, t)
+    @herd(name="h1")
+    def c1():
+        for _ in loop(8):
+            with i1.consume() as s, o1.produce() as t:
+                copy(s, t)
+    with runtime() as rt:
+{rt}
+@d.reference
+def reference(x, y):
+    return x.copy(), y.copy()
+'''
+"""Two independent copies, i0 -> o0 and i1 -> o1; the runtime sequence is the test's."""
+
+
+def _placed(design_file: DesignFile, rt: str):  # type: ignore[no-untyped-def]
+    body = "\n".join("        " + line for line in rt.strip().splitlines())
+    handle = load_design(design_file(TWO.replace("{rt}", body)))
+    placed, _ = check_design(handle.ir)
+    return handle, placed
+
+
+def test_a_waited_fill_retires_only_its_own_fifo(design_file: DesignFile) -> None:
+    """A sync that waited only for a fill of i1 took everything to be retired, and the next
+    fill of i0 reused the BD of i0's first fill, still running (a reviewer's find)."""
+    handle, d = _placed(design_file, """
+rt.fill(i0, x, (0, [4096], [1]))
+rt.fill(i1, y, (0, [2048], [1]), wait=True)
+rt.sync()
+rt.fill(i0, x, (4096, [4096], [1]))
+rt.fill(i1, y, (2048, [6144], [1]))
+rt.drain(o0, u)
+rt.drain(o1, v)
+""")
+    assert retirements(d)[2] == [1]
+    ids = shim_bd_ids(d)
+    assert ids[3] != ids[0]  # i0's first fill still holds its BD
+    assert simulate(handle).passed
+
+
+def test_a_ping_pong_of_rt_wait_keeps_the_queues_short(design_file: DesignFile) -> None:
+    """IRON's ping-pong: each step fills and drains one element and waits for the previous
+    step's drain. check counted every fill as queued until the final sync and refused it; a
+    waited drain retires what was issued before it."""
+    steps = ["rt.fill(i1, y)", "rt.drain(o1, v)"]
+    for k in range(8):
+        steps += [f"rt.fill(i0, x, ({k * 1024}, [1024], [1]))",
+                  f"rt.drain(o0, u, ({k * 1024}, [1024], [1]))"]
+        if k:
+            steps.append("rt.wait(o0)")
+    handle, d = _placed(design_file, "\n".join(steps))
+    assert max(shim_bd_ids(d).values()) < 8
+    assert simulate(handle).passed
