@@ -122,10 +122,8 @@ def _made_for(k: Any, device: str) -> bool:
 
 @kernel_app.command("cost")
 def kernel_cost(
-    name: str = typer.Argument(..., metavar="KERNEL", help="matmul, matmul_cascade, "
-                               "conv2d_1x1, conv2d_3x3, zero, passthrough, scale, threshold, "
-                               "add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max, "
-                               "rms_norm, layer_norm, exp_bf16, silu, gelu or softmax."),
+    # the kernels are listed in the docstring: typer shows an argument's help= only with rich
+    name: str = typer.Argument(..., metavar="KERNEL"),
     shape: str = typer.Option(..., "--shape", metavar="SHAPE", help="MxKxN for the matmuls, "
                               "WIDTHxCINxCOUT for the convolutions, ROWSxCOLS for reductions, "
                               "norms and softmax, N otherwise."),
@@ -139,7 +137,11 @@ def kernel_cost(
 ) -> None:
     """Print a library kernel's declared cycles per call (what the simulator charges) and the
     fraction of the core's peak. A bad value prints which option is wrong and what it takes,
-    and exits 2."""
+    and exits 2.
+
+    KERNEL is one of matmul, matmul_cascade, conv2d_1x1, conv2d_3x3, zero, passthrough, scale,
+    threshold, add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max, rms_norm,
+    layer_norm, exp_bf16, silu, gelu or softmax."""
     from aiedsl.kernels.cost import estimate
 
     for line in estimate(name, shape, dtype, device):
