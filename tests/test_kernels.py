@@ -528,6 +528,16 @@ NATIVE_FAULTS = {
         "  d.py:21: the call (core[0,0])\n"
         "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
         "says what it reads or writes outside its buffers"),
+    "the input's guard copied past the output": (  # each buffer's guard has its own value
+        "for (unsigned i = 0; i <= 64; ++i) dst[i] = src[i];",
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' wrote 4 byte(s) past the end of "
+        "buffer 'dst' in call 1 of it by core[0,0]; the simulation stopped there\n"
+        "  limit: a kernel writes only inside its buffers (the 1024 bytes before and after each "
+        "are checked after every call)\n"
+        "  found: 'dst' holds 256 bytes; bytes 256 to 259 from its start changed (element 64)\n"
+        "  d.py:21: the call (core[0,0])\n"
+        "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
+        "says what it reads or writes outside its buffers"),
     "a vector before the input": (
         "for (unsigned i = 0; i < 64; i += 16)\n"
         "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"

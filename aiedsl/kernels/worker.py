@@ -43,7 +43,8 @@ from aiedsl.ir import Call, Kernel, Loc
 from aiedsl.kernels.host import GUARD, guard_faults, signal_name
 
 FILL = 0xA5
-"""The guard bytes' value (the first of ``aiedsl kernel test``'s two fillings)."""
+"""The guard bytes' value around a kernel's first array, 0x11 more for each next one (as
+``aiedsl kernel test``'s first filling)."""
 _ALIGN = 64
 """Each staged array starts on a 64-byte boundary, as numpy's and the core's buffers do."""
 PARENT_SPIN = 0.005
@@ -93,6 +94,9 @@ class _Slot:
     shape: tuple[int, ...]
     contiguous: bool
     """The C++ reads it through a pointer: a non-contiguous array is refused (as in-process)."""
+    fill: int = FILL
+    """Its guard bytes' value: each array of a kernel has its own, so a byte copied from one
+    array's guard into another's shows."""
 
 
 def _slots(k: Kernel, start: int) -> list[_Slot]:
@@ -104,7 +108,7 @@ def _slots(k: Kernel, start: int) -> list[_Slot]:
         if t is not None:
             arrays.append((extra, name, t, False))
             extra += 1
-    out = []
+    out: list[_Slot] = []
     at = start
     for position, name, t, contiguous in arrays:
         assert t is not None, "a buffer argument has a type"
@@ -112,7 +116,8 @@ def _slots(k: Kernel, start: int) -> list[_Slot]:
         nbytes = dt.itemsize * int(np.prod(t.shape, dtype=np.int64))
         offset = at + GUARD
         end = offset + -(-nbytes // _ALIGN) * _ALIGN + GUARD
-        out.append(_Slot(position, name, offset, nbytes, end, dt, tuple(t.shape), contiguous))
+        out.append(_Slot(position, name, offset, nbytes, end, dt, tuple(t.shape), contiguous,
+                         (FILL + 0x11 * len(out)) & 0xFF))
         at = end
     return out
 
@@ -134,11 +139,12 @@ class KernelWorker:
         self._positions = [{s.position for s in slots} for slots in self._slots]
         # anonymous and shared: made before the fork, the same pages in both processes
         self._memory = mmap.mmap(-1, max(at, 1))
-        self._memory.write(bytes([FILL]) * at)
+        for slots in self._slots:
+            for s in slots:
+                self._memory[s.offset - GUARD:s.end] = bytes([s.fill]) * (s.end - s.offset + GUARD)
         raw = np.frombuffer(self._memory, np.uint8)
         self._views = [[raw[s.offset:s.offset + s.nbytes].view(s.dtype).reshape(s.shape)
                         for s in slots] for slots in self._slots]
-        self._guard = bytes([FILL]) * (GUARD + _ALIGN)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         self._busy = False
@@ -276,16 +282,16 @@ class KernelWorker:
         """What the call wrote in the guard bytes around its arrays (put back after): per
         side of a buffer, what it wrote and where."""
         mem = self._memory
-        guard = self._guard
         out: list[tuple[str, str]] = []
         for s in slots:
+            guard = bytes([s.fill]) * (GUARD + _ALIGN)
             lo, hi = s.offset - GUARD, s.offset + s.nbytes
             if mem[lo:s.offset] == guard[:GUARD] and mem[hi:s.end] == guard[:s.end - hi]:
                 continue
             raw = np.frombuffer(mem[lo:s.end], np.uint8)
-            changed = np.flatnonzero(raw != FILL) - GUARD  # from the buffer's first byte
+            changed = np.flatnonzero(raw != s.fill) - GUARD  # from the buffer's first byte
             sides = [c for c in (changed[changed < 0], changed[changed >= s.nbytes]) if c.size]
-            for fault, side in zip(guard_faults(raw, s.nbytes, FILL, s.name), sides):
+            for fault, side in zip(guard_faults(raw, s.nbytes, s.fill, s.name), sides):
                 first, last = int(side.min()), int(side.max())
                 size = s.dtype.itemsize
                 elements = (f"element {first // size}" if first // size == last // size else
