@@ -47,9 +47,15 @@ class OutputCheck:
     want: float
     error: float
     tolerance: str
+    note: str | None = None
+    """Said under the line: what may explain a FAIL that the comparison cannot see."""
 
     def line(self) -> str:
-        """One line for the CLI."""
+        """One line for the CLI (and an indented note under it, when there is one)."""
+        text = self._line()
+        return text if self.note is None else f"{text}\n  note: {self.note}"
+
+    def _line(self) -> str:
         status = "PASS" if self.passed else "FAIL"
         if self.worst_index is None:
             return f"{status} {self.name}: exact ({self.tolerance})"

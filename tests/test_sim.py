@@ -612,3 +612,38 @@ def test_each_output_gets_its_own_tolerance_and_a_small_output_no_floor(design_f
     want = np.full(8, 0.002, dtype=np.float32)
     assert not compare("y", np.zeros(8, np.float32), want, "bf16", rounds="chain").passed
     assert compare("y", np.zeros(8, np.float32), want, "bf16", rounds="sum").passed
+
+
+def test_a_fail_on_a_tensor_filled_and_drained_says_it_may_race_itself(design_file) -> None:  # type: ignore[no-untyped-def]
+    """A tester's in-place design (fill from a, drain tiles back into a in reverse) failed with
+    no hint that the tensor aliases itself."""
+    path = design_file('''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, runtime, loop
+from aiedsl.kernels import vector_scalar
+@design(device="npu1_1col")
+def d(a: Tensor[4096, i32]):
+    i0 = fifo(Tensor[256, i32], name="i0")
+    o0 = fifo(Tensor[256, i32], name="o0")
+    add = vector_scalar("add", Tensor[256, i32])
+    @herd()
+    def c0():
+        for _ in loop(16):
+            with i0.consume() as x, o0.produce() as y:
+                add(x, y, 1)
+    with runtime() as rt:
+        rt.fill(i0, a)
+        for j in range(16):
+            rt.drain(o0, a, ((15 - j) * 256, [256], [1]))
+            if j % 4 == 3:
+                rt.sync()
+@d.reference
+def reference(a):
+    return (a.reshape(-1, 256)[::-1] + 1).reshape(-1)
+''')
+    result = simulate(load_design(path))
+    assert not result.passed
+    assert result.checks[0].line().splitlines()[1] == (
+        "  note: 'a' is both filled from and drained into: a drain may overwrite elements "
+        "before a fill has read them, and then the result depends on timing, on the NPU too; "
+        "use separate input and output tensors")

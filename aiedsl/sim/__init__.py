@@ -215,4 +215,10 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
         checks = [compare(n, outputs[n], expected[n], placed.tensor(n).type.dtype,
                           nonfinite=handle.nonfinite, rounds=rounding(placed, n))
                   for n in handle.outputs]
+        for c in checks:
+            if not c.passed and c.name in handle.inputs:
+                c.note = (f"'{c.name}' is both filled from and drained into: a drain may "
+                          "overwrite elements before a fill has read them, and then the result "
+                          "depends on timing, on the NPU too; use separate input and output "
+                          "tensors")
     return SimResult(ins, outputs, checks, tm, m)
