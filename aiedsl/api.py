@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from aiedsl.checks.resources import TileUsage
-from aiedsl.compare import OutputCheck, compare
+from aiedsl.compare import OutputCheck, compare, note_aliases
 from aiedsl.errors import DesignError, ToolchainError, caller_loc
 from aiedsl.ir import Design, Loc
 from aiedsl.ir.program import rounding
@@ -219,6 +219,7 @@ class Artifacts:
             checks = [compare(n, outputs[n], expected[n], self.design.tensor(n).type.dtype,
                               nonfinite=self.handle.nonfinite,
                               rounds=rounding(self.design, n)) for n in self.handle.outputs]
+            note_aliases(checks, self.handle.inputs)
         measured = Measured(latencies, warmup, float(session.manifest.get("ops_per_run", 0)))
         return RunResult("npu", why, ins, outputs, checks, measured)
 

@@ -3,6 +3,7 @@ what the simulator, the NPU run and the host kernel tests report as PASS or FAIL
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,3 +126,13 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     idx = tuple(int(i) for i in np.unravel_index(worst, got.shape))
     return OutputCheck(name, passed, idx, float(g_all[worst]), float(w_all[worst]), worst_err,
                        tol)
+
+
+def note_aliases(checks: list[OutputCheck], inputs: Sequence[str]) -> None:
+    """Note, under each FAIL of a tensor the runtime also fills from, that the tensor may race
+    itself: a drain can overwrite elements before a fill has read them."""
+    for c in checks:
+        if not c.passed and c.name in inputs:
+            c.note = (f"'{c.name}' is both filled from and drained into: a drain may overwrite "
+                      "elements before a fill has read them, and then the result depends on "
+                      "timing, on the NPU too; use separate input and output tensors")

@@ -22,6 +22,7 @@ from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Call, Design, Kernel
 from aiedsl.ir.program import rounding
 from aiedsl.lang.design import DesignHandle
+from aiedsl.compare import note_aliases
 from aiedsl.sim.compare import OutputCheck, check_inputs, compare, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
@@ -215,10 +216,5 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
         checks = [compare(n, outputs[n], expected[n], placed.tensor(n).type.dtype,
                           nonfinite=handle.nonfinite, rounds=rounding(placed, n))
                   for n in handle.outputs]
-        for c in checks:
-            if not c.passed and c.name in handle.inputs:
-                c.note = (f"'{c.name}' is both filled from and drained into: a drain may "
-                          "overwrite elements before a fill has read them, and then the result "
-                          "depends on timing, on the NPU too; use separate input and output "
-                          "tensors")
+        note_aliases(checks, handle.inputs)
     return SimResult(ins, outputs, checks, tm, m)
