@@ -16,12 +16,12 @@ from aiedsl.checks.hangs import check_hangs
 from aiedsl.checks.held import check_held_buffers
 from aiedsl.checks.kernels import check_kernel_arch, check_kernel_sources
 from aiedsl.checks.layout import check_kernel_layouts
+from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
 from aiedsl.checks.rtp import check_rtps
 from aiedsl.checks.structure import (
-    check_acquires, check_balance, check_kernel_calls, check_links, check_outputs_written,
-)
+    check_acquires, check_balance, check_kernel_calls, check_links)
 from aiedsl.checks.symbols import check_symbols
 from aiedsl.ir import Design
 from aiedsl.place import allocate, place, route

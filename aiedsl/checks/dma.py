@@ -161,7 +161,7 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
                 raise
             # one run spelt over several dimensions: mlir-aie moves [*, 1, 1, n][*, 0, 0, 1]
             # as a plain linear transfer, exempt from the wrap limits (isLinearTransfer)
-            n = _numel(p.sizes) // p.sizes[0]
+            n = p.numel // p.sizes[0]
             one = (f"({p.offset}, [{n}], [1])" if p.sizes[0] == 1 else
                    f"({p.offset}, [{p.sizes[0]}, 1, 1, {n}], [{p.strides[0]}, 0, 0, 1])")
             raise DesignError(e.rule, e.message, loc=e.loc, limit=e.limit, found=e.found,
@@ -213,13 +213,6 @@ def _contiguous(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
             return False
         expect *= size
     return True
-
-
-def _numel(sizes: tuple[int, ...]) -> int:
-    n = 1
-    for s in sizes:
-        n *= s
-    return n
 
 
 def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], itemsize: int,

@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from aiedsl.ir.program import acquires, walk
 from aiedsl.ir import (Acquire, BarrierWait, Call, Core, Design, Endpoint, Loop, Op, Release,
                        RtpArg, SetBarrier, Transfer, Wait)
 
@@ -280,7 +281,7 @@ class Reach:
         """For each barrier ``core`` waits on, the most waits the initial value and the sets
         before ``point`` can let through (a set replaces the value, so often fewer)."""
         least: dict[str, int] = {}
-        for op in _ops(core.body):
+        for op, _ in walk(core.body):
             if isinstance(op, BarrierWait):
                 least[op.barrier] = min(least.get(op.barrier, op.value), op.value)
         out: dict[str, int] = {}
@@ -346,21 +347,11 @@ class Reach:
         return progress(core)
 
 
-def _ops(body: tuple[Op, ...]) -> list[Op]:
-    """Every op of ``body``, loops entered once."""
-    out: list[Op] = []
-    for op in body:
-        out.append(op)
-        if isinstance(op, Loop):
-            out += _ops(op.body)
-    return out
-
-
 def _keys(core: Core) -> set[Key]:
     """The (fifo, port) pairs ``core`` acquires."""
-    return {(op.fifo, op.port) for op in _ops(core.body) if isinstance(op, Acquire)}
+    return {(op.fifo, op.port) for op in acquires(core).values()}
 
 
 def waits_on_barrier(core: Core) -> bool:
     """Does ``core``'s program wait on a runtime barrier?"""
-    return any(isinstance(op, BarrierWait) for op in _ops(core.body))
+    return any(isinstance(op, BarrierWait) for op, _ in walk(core.body))

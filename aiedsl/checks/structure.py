@@ -1,19 +1,16 @@
-"""Checks of a design's structure: links, kernel calls, acquires, and per-run balance."""
+"""Checks of a design's structure: links, kernel calls, acquires, and per-run balance (what
+the drains write is :mod:`aiedsl.checks.outputs`)."""
 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import (
-    BufferArg, Design, Fifo, KernelArg, Pattern, RtpArg, RtpWrite, ScalarArg, Transfer,
+    BufferArg, Design, Fifo, KernelArg, RtpArg, RtpWrite, ScalarArg,
 )
 from aiedsl.ir.program import acquires, calls, max_acquire, released
-
-if TYPE_CHECKING:  # numpy loads only when a check needs it (aiedsl check starts faster)
-    import numpy as np
 
 
 def check_links(d: Design) -> None:
@@ -251,144 +248,6 @@ def _count(n: int, noun: str) -> str:
 def _sig(k: object) -> str:
     args = ", ".join(f"{a.name}: {a.type if a.type else a.dtype}" for a in k.args)  # type: ignore[attr-defined]
     return f"{k.symbol}({args})"  # type: ignore[attr-defined]
-
-
-EXACT_COVERAGE = 1 << 26
-"""Outputs up to this many elements are checked element by element; larger ones by count."""
-
-
-def check_outputs_written(d: Design) -> None:
-    """Every element of every drained host tensor is written by some drain, and no two drains
-    race for one.
-
-    An element no drain writes keeps whatever the host buffer held: the run would look done
-    and be wrong (a GEMM whose tile rows do not divide M leaves its last rows unwritten). Two
-    drains of different fifos run on different channels at once: an element both write keeps
-    whichever lands last, unless a wait retired the first before the second was issued.
-    """
-    drains: dict[str, list[tuple[int, Transfer]]] = {}
-    for i, t in enumerate(d.runtime):
-        if isinstance(t, Transfer) and t.op == "drain":
-            drains.setdefault(t.tensor, []).append((i, t))
-    for name, its in drains.items():
-        ts = [t for _, t in its]
-        host = d.tensor(name).type
-        moved = sum(t.pattern.numel for t in ts)
-        missing = host.numel - moved
-        several = len({t.fifo for t in ts}) > 1
-        if host.numel <= EXACT_COVERAGE and moved <= 4 * EXACT_COVERAGE and (
-                missing <= 0 or several):
-            import numpy as np
-
-            written = _writers(d, name, its) if several else np.zeros(host.numel, dtype=bool)
-            if not several:
-                for t in ts:
-                    _mark(written, t.pattern)
-            missing = int(host.numel - np.count_nonzero(written))
-        if missing > 0:
-            first = _first_unwritten(ts, host.numel)
-            where = "" if first is None else (
-                f"; the first is element {first}" + (
-                    f" (row {first // host.shape[-1]}, column {first % host.shape[-1]})"
-                    if len(host.shape) == 2 else ""))
-            raise DesignError(
-                "output coverage", f"the drains of '{name}' never write {missing} of its "
-                f"{host.numel} elements{where}", loc=ts[0].loc, limit="every element of an "
-                "output is drained", found=f"{host.numel - missing} elements written",
-                related=[(f"drain of '{t.fifo}'", t.loc) for t in ts[1:4] if t.loc != ts[0].loc],
-                fix="drain every element: make the tiles cover the whole tensor (for a tiled "
-                "design its sizes must be multiples of what one pass of the herd computes), or "
-                "shrink the output to the part the design writes")
-
-
-def _writers(d: Design, name: str, its: list[tuple[int, Transfer]]) -> "np.ndarray":
-    """Which drain (its place in ``its``, from 1; 0: none) last wrote each element of tensor
-    ``name``;
-    a DesignError where two drains of different fifos write an element with nothing ordering
-    them (the first not retired by a wait before the second is issued)."""
-    import numpy as np
-
-    from aiedsl.ir.sequence import retirements
-
-    retired_at = {t: w for w, ts in retirements(d).items() for t in ts}
-    host = d.tensor(name).type
-    # the writer is a drain's place among the drains, +1 (0: none): 2 bytes per element
-    ids = {i: k + 1 for k, (i, _) in enumerate(its)}
-    kind = np.int16 if len(its) < (1 << 15) - 1 else np.int32
-    writer = np.zeros(host.numel, dtype=kind)
-    for i, t in its:
-        view = _view(writer, t.pattern)
-        seen = np.zeros(len(its) + 1, dtype=bool)
-        if view is not None:
-            seen[view] = True
-        else:
-            seen[writer[_inside(t.pattern, writer)]] = True
-        seen[0] = False
-        for w in (its[k - 1][0] for k in np.flatnonzero(seen)):
-            first = d.runtime[int(w)]
-            assert isinstance(first, Transfer)
-            if first.fifo != t.fifo and retired_at.get(int(w), len(d.runtime)) > i:
-                shared = np.flatnonzero(writer == ids[w])
-                mine = np.zeros(host.numel, dtype=bool)
-                _mark(mine, t.pattern)
-                element = int(shared[mine[shared]][0])
-                at = (f" (row {element // host.shape[-1]}, column {element % host.shape[-1]})"
-                      if len(host.shape) == 2 else "")
-                raise DesignError(
-                    "output race", f"rt.drain of '{t.fifo}' writes elements of '{name}' that "
-                    f"the drain of '{first.fifo}' also writes, and nothing orders the two",
-                    loc=t.loc, limit="two drains of different fifos run on different channels "
-                    "at once: they write the same element only when a wait retired the first "
-                    "before the second was issued (else the element keeps whichever lands last)",
-                    found=f"element {element}{at}", related=[(f"the drain of '{first.fifo}'",
-                                                              first.loc)],
-                    fix="drain disjoint parts of the tensor, or wait for the first drain "
-                    "(rt.wait or rt.sync()) before issuing the second")
-        if view is not None:
-            view[...] = ids[i]
-        else:
-            writer[_inside(t.pattern, writer)] = ids[i]
-    return writer
-
-
-def _view(a: "np.ndarray", pattern: Pattern) -> "np.ndarray | None":
-    """``a`` seen through ``pattern`` (a strided view, no index array), or None when the
-    pattern leaves ``a`` or steps backwards."""
-    import numpy as np
-
-    last = pattern.offset + sum((n - 1) * s for n, s in zip(pattern.sizes, pattern.strides))
-    if min(pattern.strides) < 0 or pattern.offset < 0 or last >= a.size:
-        return None
-    return np.lib.stride_tricks.as_strided(
-        a[pattern.offset:], shape=pattern.sizes,
-        strides=tuple(s * a.itemsize for s in pattern.strides), writeable=True)
-
-
-def _inside(pattern: Pattern, a: "np.ndarray") -> "np.ndarray":
-    """The indices ``pattern`` visits inside ``a``."""
-    idx = pattern.indices()
-    return idx[(idx >= 0) & (idx < a.size)]
-
-
-def _first_unwritten(ts: list[Transfer], numel: int) -> int | None:
-    if numel > EXACT_COVERAGE:
-        return None
-    import numpy as np
-
-    written = np.zeros(numel, dtype=bool)
-    for t in ts:
-        _mark(written, t.pattern)
-    return int(np.argmin(written))
-
-
-def _mark(written: "np.ndarray", pattern: Pattern) -> None:
-    """Set every element ``pattern`` visits: through a strided view when the pattern stays
-    inside the tensor (no index array: a 4096x4096 output would need 128 MB of them)."""
-    view = _view(written, pattern)
-    if view is None:
-        written[_inside(pattern, written)] = True
-    else:
-        view[...] = True
 
 
 def check_balance(d: Design) -> None:

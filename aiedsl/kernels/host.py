@@ -213,6 +213,13 @@ there, or reads from there into a result, it would write or read past its buffer
 _FILLS = (0xA5, 0x5A)
 
 
+def guard_fill(base: int, index: int) -> int:
+    """The guard bytes' value around a kernel's ``index``-th array when the first gets
+    ``base``: each array its own, so a byte copied from one array's guard into another's
+    shows (``kernel test`` and the native worker alike)."""
+    return (base + 0x11 * index) & 0xFF
+
+
 def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     """Run the kernel's C++ and its reference on the same random inputs; compare what they
     write. The C++ runs in a child process (a crash is a FAIL naming it, not the end of the
@@ -264,7 +271,7 @@ def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
     frames: list[tuple[np.ndarray, int, int] | None] = []
     for i, v in enumerate(args):
         if isinstance(v, np.ndarray) and i < len(k.args) and k.args[i].kind == "buffer":
-            own = (fill + 0x11 * sum(f is not None for f in frames)) & 0xFF
+            own = guard_fill(fill, sum(f is not None for f in frames))
             raw = np.full(GUARD + v.nbytes + GUARD, own, np.uint8)
             view = raw[GUARD:GUARD + v.nbytes].view(v.dtype).reshape(v.shape)
             view[...] = v

@@ -40,11 +40,11 @@ import numpy as np
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import Call, Kernel, Loc
-from aiedsl.kernels.host import GUARD, guard_faults, signal_name
+from aiedsl.kernels.host import GUARD, guard_faults, guard_fill, signal_name
 
 FILL = 0xA5
-"""The guard bytes' value around a kernel's first array, 0x11 more for each next one (as
-``aiedsl kernel test``'s first filling)."""
+"""The guard bytes' value around a kernel's first array (:func:`~aiedsl.kernels.host.guard_fill`
+gives the others), as ``aiedsl kernel test``'s first filling."""
 _ALIGN = 64
 """Each staged array starts on a 64-byte boundary, as numpy's and the core's buffers do."""
 PARENT_SPIN = 0.005
@@ -113,11 +113,11 @@ def _slots(k: Kernel, start: int) -> list[_Slot]:
     for position, name, t, contiguous in arrays:
         assert t is not None, "a buffer argument has a type"
         dt = np.dtype(lookup_dtype(t.dtype).numpy)
-        nbytes = dt.itemsize * int(np.prod(t.shape, dtype=np.int64))
+        nbytes = t.nbytes
         offset = at + GUARD
         end = offset + -(-nbytes // _ALIGN) * _ALIGN + GUARD
         out.append(_Slot(position, name, offset, nbytes, end, dt, tuple(t.shape), contiguous,
-                         (FILL + 0x11 * len(out)) & 0xFF))
+                         guard_fill(FILL, len(out))))
         at = end
     return out
 

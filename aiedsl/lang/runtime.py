@@ -155,17 +155,13 @@ class RuntimeBuilder:
                 fix=f"issue the rt.drain (or rt.fill(..., wait=True)) of '{name}' before waiting "
                 "for it")
         self.pending.remove(rec)
-        self.records.append(TransferRecord("wait", rec.fifo, None, None, False, loc,
-                                           waits_for="fill" if rec.op == "fill" else "drain",
-                                           by="wait"))
+        self.records.append(_wait_for(rec, loc, "wait"))
 
     def sync(self) -> None:
         """Wait here for every waited transfer issued so far: every drain, and the fills given
         ``wait=True``."""
         loc = caller_loc()
-        for rec in self.pending:
-            self.records.append(TransferRecord("wait", rec.fifo, None, None, False, loc,
-                                               waits_for="fill" if rec.op == "fill" else "drain"))
+        self.records += [_wait_for(rec, loc, "sync") for rec in self.pending]
         self.pending.clear()
 
     def _record(self, op: Literal["fill", "drain"], fifo: ObjectFifo, tensor: HostTensorRef,
@@ -183,6 +179,12 @@ class RuntimeBuilder:
         self.records.append(rec)
         if wait:
             self.pending.append(rec)
+
+
+def _wait_for(rec: TransferRecord, loc: Loc, by: Literal["sync", "wait"]) -> TransferRecord:
+    """The wait record for waited transfer ``rec``, made by ``rt.sync()`` or ``rt.wait()``."""
+    return TransferRecord("wait", rec.fifo, None, None, False, loc,
+                          waits_for="fill" if rec.op == "fill" else "drain", by=by)
 
 
 def _declared(table: dict[str, Any], ref: RtpRef | BarrierRef) -> bool:
