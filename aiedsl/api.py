@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from aiedsl.checks.resources import TileUsage
-from aiedsl.compare import OutputCheck, compare, note_aliases
+from aiedsl.compare import OutputCheck, compare_outputs
 from aiedsl.errors import DesignError, ToolchainError, caller_loc
 from aiedsl.ir import Design, Loc
-from aiedsl.ir.program import rounding
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.stats import Timing, significant
@@ -152,9 +151,10 @@ class Artifacts:
         ``kernels="native"`` simulates with each kernel's C++ built for the host; ``watch``
         hears a simulation's stages (:data:`aiedsl.sim.Watch`).
         """
-        ins = self._inputs(inputs, seed, caller_loc())
+        loc = caller_loc()
+        ins = self._inputs(inputs, seed, loc)
         if inputs:
-            check_inputs(self.design, ins, caller_loc())
+            check_inputs(self.design, ins, loc)
         where, why, session = self._choose(target)
         if say:
             say(why)
@@ -216,13 +216,11 @@ class Artifacts:
         checks = []
         if check:
             expected = self.handle.expected({n: ins[n] for n in self.handle.inputs})
-            checks = [compare(n, outputs[n], expected[n], self.design.tensor(n).type.dtype,
-                              nonfinite=self.handle.nonfinite,
-                              rounds=rounding(self.design, n)) for n in self.handle.outputs]
-            note_aliases(checks, self.handle.inputs)
+            checks = compare_outputs(self.design, {n: outputs[n] for n in self.handle.outputs},
+                                     expected, self.handle.inputs,
+                                     nonfinite=self.handle.nonfinite)
         measured = Measured(latencies, warmup, float(session.manifest.get("ops_per_run", 0)))
         return RunResult("npu", why, ins, outputs, checks, measured)
-
 
 
 def _refuse_load_options(handle: DesignHandle, defines: dict[str, Any] | None,
@@ -239,6 +237,7 @@ def _refuse_load_options(handle: DesignHandle, defines: dict[str, Any] | None,
             found=", ".join(given),
             fix="pass the design file's path instead (aiedsl.build('design.py', ...)), or set "
                 "them where the design is made (@design(device=...), define's default)")
+
 
 def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None = None,
           device: str | None = None, name: str | None = None, output: str | Path | None = None,

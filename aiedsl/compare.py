@@ -3,12 +3,13 @@ what the simulator, the NPU run and the host kernel tests report as PASS or FAIL
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from aiedsl.ir.program import Rounding
+from aiedsl.ir import Design
+from aiedsl.ir.program import Rounding, rounding
 
 TOLERANCE = {
     "f32": (1e-4, 1e-4),
@@ -136,3 +137,16 @@ def note_aliases(checks: list[OutputCheck], inputs: Sequence[str]) -> None:
             c.note = (f"'{c.name}' is both filled from and drained into: a drain may overwrite "
                       "elements before a fill has read them, and then the result depends on "
                       "timing, on the NPU too; use separate input and output tensors")
+
+
+def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
+                    expected: Mapping[str, np.ndarray], inputs: Sequence[str], *,
+                    nonfinite: bool = False) -> list[OutputCheck]:
+    """Compare every output of design ``d`` with the reference's, each at its dtype's
+    tolerance and as many roundings as its elements may carry, with the note of
+    :func:`note_aliases` under a FAIL of a tensor also among ``inputs`` (what the simulator
+    and a run on the NPU report alike)."""
+    checks = [compare(n, outputs[n], expected[n], d.tensor(n).type.dtype, nonfinite=nonfinite,
+                      rounds=rounding(d, n)) for n in outputs]
+    note_aliases(checks, inputs)
+    return checks

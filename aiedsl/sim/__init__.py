@@ -20,10 +20,9 @@ import numpy as np
 from aiedsl.checks import check_design
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Call, Design, Kernel
-from aiedsl.ir.program import rounding
+from aiedsl.compare import compare_outputs
 from aiedsl.lang.design import DesignHandle
-from aiedsl.compare import note_aliases
-from aiedsl.sim.compare import OutputCheck, check_inputs, compare, make_inputs, poisoned
+from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
 from aiedsl.sim.runtime import check_task_queues
@@ -213,8 +212,6 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     if check:
         watch("check", m)
         expected = handle.expected({n: ins[n] for n in handle.inputs})
-        checks = [compare(n, outputs[n], expected[n], placed.tensor(n).type.dtype,
-                          nonfinite=handle.nonfinite, rounds=rounding(placed, n))
-                  for n in handle.outputs]
-        note_aliases(checks, handle.inputs)
+        checks = compare_outputs(placed, outputs, expected, handle.inputs,
+                                 nonfinite=handle.nonfinite)
     return SimResult(ins, outputs, checks, tm, m)
