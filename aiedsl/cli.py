@@ -2,7 +2,7 @@
 
 Every :class:`~aiedsl.errors.DesignError` is printed as is, without a traceback, and exits 2
 (``AIEDSL_TRACEBACK=1`` shows the traceback); an output path the system refuses is one too
-(:func:`aiedsl.outdir.os_error`). A :class:`~aiedsl.errors.ToolchainError` exits 4
+(:func:`aiedsl.files.os_error`). A :class:`~aiedsl.errors.ToolchainError` exits 4
 (a tool is missing) or 5 (a tool failed). A usage error prints one ``error:`` line and the
 command's usage, and exits 2.
 
@@ -243,7 +243,7 @@ def map_(
     from aiedsl.checks import check_design, draft
     from aiedsl.codegen.tilemap import is_aiedsl_map, tile_map
     from aiedsl.errors import DesignError
-    from aiedsl.outdir import write_file
+    from aiedsl.outfile import write_file
     from aiedsl.targets import get_target
 
     handle = load(design, define, device, name)

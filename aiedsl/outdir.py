@@ -31,14 +31,14 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from aiedsl.build_lock import OLD, busy, claim, holder, staging_path
-from aiedsl.errors import DesignError, display_path
+from aiedsl.errors import DesignError
+from aiedsl.files import make_dirs, os_errors, replace_file, unmake_dirs
 from aiedsl.version import __version__
 
 MARKER = ".aiedsl-build.json"
@@ -98,7 +98,7 @@ def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
     if tmp_dir is None:
         _put(folder / MARKER, text)
     else:
-        _replace_file(folder / MARKER, text, tmp_dir)
+        replace_file(folder / MARKER, text, tmp_dir)
 
 
 def foreign(folder: Path) -> list[str]:
@@ -143,7 +143,7 @@ def check_output_dir(out_dir: str | Path, design: str) -> None:
     shown = Path(out_dir)
     real = Path(os.path.realpath(shown))
     _refuse_working_dir(real, shown, design)
-    with _os_errors(shown, rule="output directory", option="-o", verb="read"):
+    with os_errors(shown, rule="output directory", option="-o", verb="read"):
         _refuse_foreign(real, shown)
 
 
@@ -201,98 +201,6 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-# -- file-system errors ---------------------------------------------------------------------------
-
-TMP_SUFFIX = ".aiedsl-tmp"
-"""Ends the name of a temporary file :func:`_replace_file` renames into place."""
-
-
-def os_error(e: OSError, shown: str | Path, *, rule: str, option: str,
-             verb: str = "write") -> DesignError:
-    """The DesignError for file-system error ``e``, met while aiedsl wrote (or read, ``verb``)
-    ``shown``: the path the system refused, its reason, and a fix fitting the reason.
-
-    ``option`` names the command-line option that chose ``shown`` (``-o``, ``--trace``).
-
-    >>> print(os_error(PermissionError(13, "Permission denied", "/r/.b.aiedsl-new"), "/r/b",
-    ...                rule="output directory", option="-o"))  # doctest: +NORMALIZE_WHITESPACE
-    error [output directory]: cannot write /r/b: Permission denied (at /r/.b.aiedsl-new)
-      fix: make /r writable for you (ls -ld /r shows who may write it), or choose another path
-      with -o
-    """
-    failed = Path(os.fsdecode(e.filename)) if e.filename is not None else Path(shown)
-    if failed.name.endswith(TMP_SUFFIX):  # a temporary file's random name says nothing
-        failed = failed.parent
-    where = display_path(str(failed))
-    # The folder whose permissions or space decide: the failing path when it is a folder
-    # (renaming a folder rewrites its ".."), else the folder it was to be made in.
-    # (os.path's tests never raise: Path.is_dir re-raises EACCES from a folder it cannot enter)
-    folder = display_path(str(failed if os.path.isdir(failed) else failed.parent))
-    blocker = _file_on_the_way(failed) if e.errno in (errno.ENOTDIR, errno.EEXIST) else None
-    if blocker is not None:
-        fix = f"{display_path(str(blocker))} is a file, not a folder: choose another path with " \
-              f"{option}"
-    elif e.errno in (errno.EACCES, errno.EPERM):
-        able, may = ("readable", "read") if verb == "read" else ("writable", "write")
-        fix = f"make {folder} {able} for you (ls -ld {folder} shows who may {may} it), or " \
-              f"choose another path with {option}"
-    elif e.errno in (errno.ENOSPC, errno.EDQUOT):
-        fix = f"free space on the file system of {folder}, or choose another path with {option}"
-    elif e.errno == errno.EROFS:
-        fix = f"{folder} is on a read-only file system: choose another path with {option}"
-    else:
-        fix = f"choose another path with {option}, in a folder you may write"
-    reason = e.strerror or type(e).__name__
-    at = "" if where == display_path(str(shown)) else f" (at {where})"
-    return DesignError(rule, f"cannot {verb} {shown}: {reason}{at}", fix=fix)
-
-
-def _file_on_the_way(path: Path) -> Path | None:
-    """``path`` or its nearest existing ancestor, when that is not a folder."""
-    for p in (path, *path.parents):
-        if os.path.lexists(p):
-            return None if os.path.isdir(p) else p
-    return None
-
-
-@contextmanager
-def _os_errors(shown: str | Path, *, rule: str, option: str,
-               verb: str = "write") -> Iterator[None]:
-    """Turn a file-system error met inside into :func:`os_error`'s DesignError."""
-    try:
-        yield
-    except OSError as e:
-        raise os_error(e, shown, rule=rule, option=option, verb=verb) from e
-
-
-def _make_dirs(folder: Path) -> list[Path]:
-    """Make ``folder`` and its missing ancestors; returns those made, outermost first. A failure
-    removes again what it made."""
-    missing = []
-    d = folder
-    while not os.path.lexists(d) and d != d.parent:
-        missing.append(d)
-        d = d.parent
-    made: list[Path] = []
-    try:
-        for d in reversed(missing):
-            os.mkdir(d)
-            made.append(d)
-    except BaseException:
-        _unmake_dirs(made)
-        raise
-    return made
-
-
-def _unmake_dirs(made: list[Path]) -> None:
-    """Remove the folders :func:`_make_dirs` made, innermost first, each only while empty."""
-    for d in reversed(made):
-        try:
-            os.rmdir(d)
-        except OSError:
-            break
-
-
 # -- writing a build ------------------------------------------------------------------------------
 
 
@@ -313,8 +221,8 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
     check_output_dir(shown, design)  # before anything is touched
     made: list[Path] = []
     try:
-        with _os_errors(shown, rule="output directory", option="-o"):
-            made = _make_dirs(out.parent)
+        with os_errors(shown, rule="output directory", option="-o"):
+            made = make_dirs(out.parent)
             with claim(out, shown) as staging:
                 _refuse_foreign(out, shown)  # again: now no other aiedsl build can change it
                 new = staging / _NEW
@@ -330,7 +238,7 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
                 write_marker(new, design)  # last: a staged build with a marker is complete
                 _swap(new, out)
     except BaseException:
-        _unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
+        unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
         raise
     return shown
 
@@ -436,7 +344,7 @@ def _renameat2() -> Callable[..., int] | None:
     return fn
 
 
-# -- after a build: the tools' outputs, and single files ------------------------------------------
+# -- after a build: the tools' outputs ------------------------------------------
 
 
 @contextmanager
@@ -453,7 +361,7 @@ def tool_outputs(out_dir: str | Path) -> Iterator[None]:
         yield
         return
     body_error: OSError | None = None
-    with _os_errors(shown, rule="output directory", option="-o"):
+    with os_errors(shown, rule="output directory", option="-o"):
         with claim(out, shown) as staging:
             marker = read_marker(out) or {"files": []}  # again, under the lock
             before = set(entries(out))
@@ -462,12 +370,12 @@ def tool_outputs(out_dir: str | Path) -> Iterator[None]:
             except OSError as e:  # the tools' own: not the output directory's to explain
                 body_error = e
             finally:
-                _relist(out, marker, staging, lambda e: e not in before)
+                relist(out, marker, staging, lambda e: e not in before)
     if body_error is not None:
         raise body_error
 
 
-def _relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
+def relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
             new: Callable[[str], bool]) -> None:
     """Rewrite ``folder``'s marker: what it listed and is still there, and what ``new`` says
     aiedsl added since; the rest stays unlisted (foreign)."""
@@ -478,108 +386,3 @@ def _relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
         return
     write_marker(folder, str(marker.get("design", "")),
                  [e for e in now if e in listed or new(e)], tmp_dir)
-
-
-def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
-               example: str) -> None:
-    """Raise the DesignError :func:`write_file` would raise before writing ``path``, so that a
-    command refuses it before its long work (a simulation) rather than after.
-
-    Refused: a folder (or a path ending in ``/``: ``example`` is the file name the fix suggests
-    in it), a file aiedsl did not write (``ours`` is given its first 4 KB), and a path whose
-    folder is a file or, as far as ``os.access`` tells, not writable.
-    """
-    shown = Path(path)
-    real = Path(os.path.realpath(shown))
-    if str(path).endswith(("/", os.sep)) or os.path.isdir(real):
-        raise DesignError("output file", f"{path} is a folder, not a file",
-                          fix=f"name the file, e.g. {option} {shown / example}")
-    if os.path.lexists(real) and not _is_ours(real, ours):
-        raise DesignError("output file", f"{shown} exists and aiedsl did not write it",
-                          fix=f"choose another file with {option}, or move {shown} away")
-    there = _existing(real.parent)
-    # What the write would meet first: the folder itself, or the first folder it must make.
-    first = real.parent if there == real.parent else \
-        next(p for p in (real.parent, *real.parent.parents) if p.parent == there)
-    if not os.path.isdir(there):
-        e: OSError = NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(first))
-        raise os_error(e, shown, rule="output file", option=option)
-    if not os.access(there, os.W_OK | os.X_OK):
-        # os.access says no for a read-only file system too: name that reason when it is one
-        readonly = bool(os.statvfs(there).f_flag & os.ST_RDONLY) if hasattr(os, "statvfs") \
-            else False
-        code = errno.EROFS if readonly else errno.EACCES
-        e = OSError(code, os.strerror(code), str(first))
-        raise os_error(e, shown, rule="output file", option=option)
-
-
-def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str], bool],
-               option: str, example: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and one rename.
-
-    Refuses (DesignError "output file", :func:`check_file`) a folder and a file aiedsl did not
-    write. A folder it makes is a build directory, with a marker; a file written in a build
-    directory is added to its marker. ``option`` names the command-line option that chose
-    ``path``, and ``example`` a file name, for the fix.
-    """
-    check_file(path, ours=ours, option=option, example=example)
-    shown = Path(path)
-    real = Path(os.path.realpath(shown))
-    made: list[Path] = []
-    try:
-        with _os_errors(shown, rule="output file", option=option):
-            home = build_dir_of(_existing(real.parent))
-            if home is None and not os.path.exists(real.parent):
-                made = _make_dirs(real.parent)
-                write_marker(real.parent, design, [])
-                home = real.parent
-            if home is None:
-                _replace_file(real, text, real.parent)
-                return
-            with claim(home, display_path(str(home))) as staging:
-                real.parent.mkdir(parents=True, exist_ok=True)
-                _replace_file(real, text, staging)
-                rel = real.relative_to(home)
-                added = {str(rel)} | {f"{p}/" for p in rel.parents if str(p) != "."}
-                marker = read_marker(home) or {"design": design, "files": []}
-                _relist(home, marker, staging, added.__contains__)
-    except BaseException:
-        if made and not os.path.lexists(real):  # the folder this call made holds only its
-            (real.parent / MARKER).unlink(missing_ok=True)  # marker: the file never got there
-            _unmake_dirs(made)
-        raise
-
-
-def _existing(folder: Path) -> Path:
-    while not os.path.exists(folder) and folder != folder.parent:
-        folder = folder.parent
-    return folder
-
-
-def _is_ours(path: Path, ours: Callable[[str], bool]) -> bool:
-    if not path.is_file():
-        return False
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return ours(f.read(4096))
-    except OSError:
-        return False
-
-
-def _replace_file(path: Path, text: str, tmp_dir: Path) -> None:
-    """Write ``path`` whole or not at all: a temporary file in ``tmp_dir``, then os.replace."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=tmp_dir)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; a plain write would not
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

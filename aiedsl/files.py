@@ -1,0 +1,134 @@
+"""Files written whole, folders made and unmade, and what a file-system error tells the user.
+
+What the build directory (:mod:`aiedsl.outdir`) and the single output files of ``--trace`` and
+``--stats`` (:mod:`aiedsl.outfile`) share: a file is written to a temporary name and renamed into
+place, so a reader never sees half of it; folders a write had to make are removed again when it
+fails; and an ``OSError`` becomes a DesignError naming the path, the reason and a fix.
+
+Example
+-------
+>>> import tempfile
+>>> d = Path(tempfile.mkdtemp())
+>>> replace_file(d / "a.txt", "hello", d)
+>>> (d / "a.txt").read_text()
+'hello'
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from aiedsl.errors import DesignError, display_path
+
+TMP_SUFFIX = ".aiedsl-tmp"
+"""Ends the name of a temporary file :func:`replace_file` renames into place."""
+
+
+def os_error(e: OSError, shown: str | Path, *, rule: str, option: str,
+             verb: str = "write") -> DesignError:
+    """The DesignError for file-system error ``e``, met while aiedsl wrote (or read, ``verb``)
+    ``shown``: the path the system refused, its reason, and a fix fitting the reason.
+
+    ``option`` names the command-line option that chose ``shown`` (``-o``, ``--trace``).
+
+    >>> print(os_error(PermissionError(13, "Permission denied", "/r/.b.aiedsl-new"), "/r/b",
+    ...                rule="output directory", option="-o"))  # doctest: +NORMALIZE_WHITESPACE
+    error [output directory]: cannot write /r/b: Permission denied (at /r/.b.aiedsl-new)
+      fix: make /r writable for you (ls -ld /r shows who may write it), or choose another path
+      with -o
+    """
+    failed = Path(os.fsdecode(e.filename)) if e.filename is not None else Path(shown)
+    if failed.name.endswith(TMP_SUFFIX):  # a temporary file's random name says nothing
+        failed = failed.parent
+    where = display_path(str(failed))
+    # The folder whose permissions or space decide: the failing path when it is a folder
+    # (renaming a folder rewrites its ".."), else the folder it was to be made in.
+    # (os.path's tests never raise: Path.is_dir re-raises EACCES from a folder it cannot enter)
+    folder = display_path(str(failed if os.path.isdir(failed) else failed.parent))
+    blocker = _file_on_the_way(failed) if e.errno in (errno.ENOTDIR, errno.EEXIST) else None
+    if blocker is not None:
+        fix = f"{display_path(str(blocker))} is a file, not a folder: choose another path with " \
+              f"{option}"
+    elif e.errno in (errno.EACCES, errno.EPERM):
+        able, may = ("readable", "read") if verb == "read" else ("writable", "write")
+        fix = f"make {folder} {able} for you (ls -ld {folder} shows who may {may} it), or " \
+              f"choose another path with {option}"
+    elif e.errno in (errno.ENOSPC, errno.EDQUOT):
+        fix = f"free space on the file system of {folder}, or choose another path with {option}"
+    elif e.errno == errno.EROFS:
+        fix = f"{folder} is on a read-only file system: choose another path with {option}"
+    else:
+        fix = f"choose another path with {option}, in a folder you may write"
+    reason = e.strerror or type(e).__name__
+    at = "" if where == display_path(str(shown)) else f" (at {where})"
+    return DesignError(rule, f"cannot {verb} {shown}: {reason}{at}", fix=fix)
+
+
+def _file_on_the_way(path: Path) -> Path | None:
+    """``path`` or its nearest existing ancestor, when that is not a folder."""
+    for p in (path, *path.parents):
+        if os.path.lexists(p):
+            return None if os.path.isdir(p) else p
+    return None
+
+
+@contextmanager
+def os_errors(shown: str | Path, *, rule: str, option: str,
+               verb: str = "write") -> Iterator[None]:
+    """Turn a file-system error met inside into :func:`os_error`'s DesignError."""
+    try:
+        yield
+    except OSError as e:
+        raise os_error(e, shown, rule=rule, option=option, verb=verb) from e
+
+
+def make_dirs(folder: Path) -> list[Path]:
+    """Make ``folder`` and its missing ancestors; returns those made, outermost first. A failure
+    removes again what it made."""
+    missing = []
+    d = folder
+    while not os.path.lexists(d) and d != d.parent:
+        missing.append(d)
+        d = d.parent
+    made: list[Path] = []
+    try:
+        for d in reversed(missing):
+            os.mkdir(d)
+            made.append(d)
+    except BaseException:
+        unmake_dirs(made)
+        raise
+    return made
+
+
+def unmake_dirs(made: list[Path]) -> None:
+    """Remove the folders :func:`make_dirs` made, innermost first, each only while empty."""
+    for d in reversed(made):
+        try:
+            os.rmdir(d)
+        except OSError:
+            break
+
+
+def replace_file(path: Path, text: str, tmp_dir: Path) -> None:
+    """Write ``path`` whole or not at all: a temporary file in ``tmp_dir``, then os.replace."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=tmp_dir)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; a plain write would not
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

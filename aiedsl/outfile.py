@@ -1,0 +1,109 @@
+"""One output file a command writes beside its work (``aiedsl sim --trace``, ``--stats``).
+
+Such a file may land in a build directory (its marker then lists it) or anywhere else; aiedsl
+replaces only a file it wrote itself (``ours`` tells from its first 4 KB), and refuses the path
+before the long work, not after (:func:`check_file`).
+
+Example
+-------
+>>> write_file("build/gemm/trace.json", "{}", design="gemm", ours=lambda head: True,
+...            option="--trace", example="trace.json")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from aiedsl.build_lock import claim
+from aiedsl.errors import DesignError, display_path
+from aiedsl.files import make_dirs, os_error, os_errors, replace_file, unmake_dirs
+from aiedsl.outdir import MARKER, build_dir_of, read_marker, relist, write_marker
+
+
+def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
+               example: str) -> None:
+    """Raise the DesignError :func:`write_file` would raise before writing ``path``, so that a
+    command refuses it before its long work (a simulation) rather than after.
+
+    Refused: a folder (or a path ending in ``/``: ``example`` is the file name the fix suggests
+    in it), a file aiedsl did not write (``ours`` is given its first 4 KB), and a path whose
+    folder is a file or, as far as ``os.access`` tells, not writable.
+    """
+    shown = Path(path)
+    real = Path(os.path.realpath(shown))
+    if str(path).endswith(("/", os.sep)) or os.path.isdir(real):
+        raise DesignError("output file", f"{path} is a folder, not a file",
+                          fix=f"name the file, e.g. {option} {shown / example}")
+    if os.path.lexists(real) and not _is_ours(real, ours):
+        raise DesignError("output file", f"{shown} exists and aiedsl did not write it",
+                          fix=f"choose another file with {option}, or move {shown} away")
+    there = _existing(real.parent)
+    # What the write would meet first: the folder itself, or the first folder it must make.
+    first = real.parent if there == real.parent else \
+        next(p for p in (real.parent, *real.parent.parents) if p.parent == there)
+    if not os.path.isdir(there):
+        e: OSError = NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(first))
+        raise os_error(e, shown, rule="output file", option=option)
+    if not os.access(there, os.W_OK | os.X_OK):
+        # os.access says no for a read-only file system too: name that reason when it is one
+        readonly = bool(os.statvfs(there).f_flag & os.ST_RDONLY) if hasattr(os, "statvfs") \
+            else False
+        code = errno.EROFS if readonly else errno.EACCES
+        e = OSError(code, os.strerror(code), str(first))
+        raise os_error(e, shown, rule="output file", option=option)
+
+
+def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str], bool],
+               option: str, example: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and one rename.
+
+    Refuses (DesignError "output file", :func:`check_file`) a folder and a file aiedsl did not
+    write. A folder it makes is a build directory, with a marker; a file written in a build
+    directory is added to its marker. ``option`` names the command-line option that chose
+    ``path``, and ``example`` a file name, for the fix.
+    """
+    check_file(path, ours=ours, option=option, example=example)
+    shown = Path(path)
+    real = Path(os.path.realpath(shown))
+    made: list[Path] = []
+    try:
+        with os_errors(shown, rule="output file", option=option):
+            home = build_dir_of(_existing(real.parent))
+            if home is None and not os.path.exists(real.parent):
+                made = make_dirs(real.parent)
+                write_marker(real.parent, design, [])
+                home = real.parent
+            if home is None:
+                replace_file(real, text, real.parent)
+                return
+            with claim(home, display_path(str(home))) as staging:
+                real.parent.mkdir(parents=True, exist_ok=True)
+                replace_file(real, text, staging)
+                rel = real.relative_to(home)
+                added = {str(rel)} | {f"{p}/" for p in rel.parents if str(p) != "."}
+                marker = read_marker(home) or {"design": design, "files": []}
+                relist(home, marker, staging, added.__contains__)
+    except BaseException:
+        if made and not os.path.lexists(real):  # the folder this call made holds only its
+            (real.parent / MARKER).unlink(missing_ok=True)  # marker: the file never got there
+            unmake_dirs(made)
+        raise
+
+
+def _existing(folder: Path) -> Path:
+    while not os.path.exists(folder) and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def _is_ours(path: Path, ours: Callable[[str], bool]) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return ours(f.read(4096))
+    except OSError:
+        return False
