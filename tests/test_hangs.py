@@ -409,12 +409,12 @@ def test_cli_paths_in_the_report_are_relative_to_the_working_directory() -> None
     assert r.stderr == DYNAMIC[name].replace(f"({name}:", f"(hang_corpus/{name}:") + "\n"
 
 
-def test_a_wait_that_retires_no_fill_overflows_the_task_queue_in_the_simulator(
+def test_a_wait_that_retires_no_fill_overflows_the_task_queue(
         monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
-    """check counts a channel's pushes between waits, taking a wait to retire every earlier
-    transfer; a sync on a drain that needs none of a's fills retires none of them, and the
-    simulator (whose queues have no limit) said PASS. It counts outstanding transfers on the
-    run's own clocks now."""
+    """check took a wait to retire every earlier transfer; a sync on a drain that needs none of
+    a's fills retires none of them, and only the simulator's count on its clocks found the fifth
+    push. check finds it now: a waited drain retires only the fills it is shown to have
+    needed."""
     from pathlib import Path
 
     from aiedsl.checks import check_design
@@ -424,19 +424,20 @@ def test_a_wait_that_retires_no_fill_overflows_the_task_queue_in_the_simulator(
 
     monkeypatch.chdir(Path(__file__).parent / "bad_inputs")
     handle = load_design("hang_sync_retires_no_fill.py")
-    check_design(handle.ir)  # the static count passes it
     with pytest.raises(DesignError) as e:
-        simulate(handle)
+        check_design(handle.ir)
     assert str(e.value) == (
-        "hang_sync_retires_no_fill.py:35: error [shim task queue]: 5 transfers (fills of 'a') "
-        "are outstanding on one DMA channel of shim tile (0, 0) when this one is pushed\n"
+        "hang_sync_retires_no_fill.py:34: error [shim task queue]: 5 transfers (fills of 'a') "
+        "are pushed onto one DMA channel of shim tile (0, 0) between two waits\n"
         "  limit: 4 queued tasks per channel: the NPU drops a push onto a full queue and the "
         "run hangs (mlir-aie PR 3734)\n"
-        "  found: 5 pushed and not done at cycle 61276\n"
-        "  hang_sync_retires_no_fill.py:30: the oldest still outstanding\n"
-        "  fix: a sync retires only what it waits for (drains, and fills given wait=True) and "
-        "what the same channel did before: give every fourth of these fills wait=True and "
-        "rt.sync() after it, or move more data per transfer")
+        "  found: 5\n"
+        "  hang_sync_retires_no_fill.py:29: rt.fill 1\n"
+        "  hang_sync_retires_no_fill.py:29: rt.fill 2\n"
+        "  hang_sync_retires_no_fill.py:29: rt.fill 3\n"
+        "  fix: a sync retires what it waits for (drains, and fills given wait=True), what the "
+        "same channel did before, and the fills the waited drains needed: give every fourth of "
+        "these fills wait=True and rt.sync() after it, or move more data per transfer")
     # waiting for the fourth fill of a would not do here: it cannot finish before the core
     # has b's second element, filled after the sync (the simulator says so, naming the fill)
     src = Path("hang_sync_retires_no_fill.py").read_text()
@@ -448,8 +449,8 @@ def test_a_wait_that_retires_no_fill_overflows_the_task_queue_in_the_simulator(
     with pytest.raises(DesignError) as e:
         simulate(load_design(path))
     assert str(e.value).splitlines()[1] == (
-        "  the runtime waits at rt.sync() for its fill of 'a' (line 30) to complete "
-        f"({path}:33)")
+        "  the runtime waits at rt.sync() for its fill of 'a' (line 29) to complete "
+        f"({path}:32)")
     # more data per transfer does: each four elements of a in one fill
     for first in (0, 4):
         loop = (f"        for i in range({first}, {first + 4}):\n" if first else

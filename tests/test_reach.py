@@ -1,4 +1,4 @@
-"""Bounds on a core's progress (aiedsl.checks.reach): the loop arithmetic agrees with walking
+"""Bounds on a core's progress (aiedsl.ir.reach): the loop arithmetic agrees with walking
 every iteration one by one, and the shipped rtp design's bounds are what its sequence says."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from aiedsl.checks.reach import Progress, Reach, _until_blocked, _until_released
+from aiedsl.ir.reach import Progress, Reach, _until_blocked, _until_released
 from aiedsl.ir import Acquire, BarrierWait, Call, Loc, Loop, Op, Release, RtpArg
 from aiedsl.loader import load_design
 

@@ -1,13 +1,18 @@
 """Which transfers a runtime wait retires (aiedsl.ir.sequence), read by the shim BD ids, the BD
-count and the task-queue check: a waited fill retires its own fifo's transfers only; a waited
-drain what was issued before it; a sync that waited for a drain everything."""
+count and the task-queue check: a wait retires its transfer and the earlier ones of its fifo; a
+waited drain also the fills it is shown to have needed. The simulator checks the ids on its own
+clocks."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable
 
+import pytest
+
 from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.ir import Transfer
 from aiedsl.ir.sequence import retirements, shim_bd_ids
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
@@ -70,7 +75,7 @@ rt.drain(o1, v)
 def test_a_ping_pong_of_rt_wait_keeps_the_queues_short(design_file: DesignFile) -> None:
     """IRON's ping-pong: each step fills and drains one element and waits for the previous
     step's drain. check counted every fill as queued until the final sync and refused it; a
-    waited drain retires what was issued before it."""
+    waited drain retires the fills it needed."""
     steps = ["rt.fill(i1, y)", "rt.drain(o1, v)"]
     for k in range(8):
         steps += [f"rt.fill(i0, x, ({k * 1024}, [1024], [1]))",
@@ -80,3 +85,51 @@ def test_a_ping_pong_of_rt_wait_keeps_the_queues_short(design_file: DesignFile) 
     handle, d = _placed(design_file, "\n".join(steps))
     assert max(shim_bd_ids(d).values()) < 8
     assert simulate(handle).passed
+
+
+def test_a_drain_retires_only_the_fills_it_needed(design_file: DesignFile) -> None:
+    """A tester's two pipelines on one shim: the sync waited for o0 only, and the fill of i1
+    (whose core had stalled: o1 was drained after the sync) was taken to be retired; the drain
+    of o1 then took its BD, which the fill's queued task would have read as its own. A waited
+    drain now retires the fills it is shown to have needed: o0's needed i0's, not i1's."""
+    handle, d = _placed(design_file, """
+rt.fill(i1, y)
+rt.fill(i0, x)
+rt.drain(o0, u)
+rt.sync()
+rt.drain(o1, v)
+""")
+    assert retirements(d) == {3: [1, 2], 5: [0, 4]}  # at the end, o1's drain needed all of i1
+    ids = shim_bd_ids(d)
+    assert ids[4] != ids[0]
+    assert simulate(handle).passed
+
+
+def test_the_simulator_finds_a_bd_handed_on_too_early(design_file: DesignFile,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The simulator checks the BD ids on its own clocks: with ids that reuse a BD still
+    queued (here every transfer given BD 0), the run is an error, not a PASS."""
+    import aiedsl.sim.runtime as runtime
+
+    handle, d = _placed(design_file, """
+rt.fill(i1, y)
+rt.fill(i0, x)
+rt.drain(o0, u)
+rt.sync()
+rt.drain(o1, v)
+""")
+    monkeypatch.setattr(runtime, "shim_bd_ids", lambda d: dict.fromkeys(
+        (i for i, op in enumerate(d.runtime) if isinstance(op, Transfer)), 0))
+    with pytest.raises(DesignError) as e:
+        simulate(handle)
+    lines = str(e.value).splitlines()
+    assert lines[0].endswith(
+        ".py:21: error [shim BD reuse]: rt.fill of 'i0' takes BD 0 of shim tile (0, 0) while the "
+        "fill of 'i1' holding it is not done")
+    assert lines[1] == ("  limit: a shim BD is handed on once the transfer holding it is done: "
+                        "a queued task reads its BD only when it starts")
+    assert lines[2].startswith("  found: pushed at cycle ")
+    assert lines[-1] == (
+        "  fix: wait for the fill of 'i1' (wait=True and rt.sync()) before this transfer. aiedsl "
+        "took it to be done at a wait before this one: that is a flaw in aiedsl, please report "
+        "it with this design")

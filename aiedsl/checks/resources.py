@@ -166,20 +166,21 @@ def queue_fix(op: str) -> str:
     """How to keep a shim channel's task queue from overflowing, for fills or drains (said by
     the check and by the simulator's count)."""
     if op == "fill":
-        return ("a sync retires only what it waits for (drains, and fills given wait=True) and "
-                "what the same channel did before: give every fourth of these fills wait=True "
-                "and rt.sync() after it, or move more data per transfer")
+        return ("a sync retires what it waits for (drains, and fills given wait=True), what the "
+                "same channel did before, and the fills the waited drains needed: give every "
+                "fourth of these fills wait=True and rt.sync() after it, or move more data per "
+                "transfer")
     return "rt.sync() after every fourth drain, or move more data per transfer"
 
 
 def check_task_queues(d: Design, target: TargetModel) -> None:
     """At most ``shim_task_queue`` transfers are pushed onto one shim channel between waits.
 
-    A wait retires what :func:`aiedsl.ir.sequence.retirements` says (a waited drain what was
-    issued before it, as it needs the fills before it; a waited fill its own fifo's transfers);
-    until then every transfer issued on a channel may still be queued, and the NPU drops a
-    fifth. Where a wait retires less (its drain needs none of a channel's fills), the
-    simulator's count on the run's clocks finds it (:func:`aiedsl.sim.runtime.check_task_queues`).
+    A wait retires what :func:`aiedsl.ir.sequence.retirements` says (its own transfer and the
+    earlier ones of its fifo; for a drain also the fills it is shown to have needed); until then
+    every transfer issued on a channel may still be queued, and the NPU drops a fifth. The
+    simulator counts again on the run's own clocks
+    (:func:`aiedsl.sim.runtime.check_task_queues`).
     """
     queued: dict[tuple[Coord, str], list[Transfer]] = defaultdict(list)
     retired = retirements(d)

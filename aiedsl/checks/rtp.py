@@ -10,7 +10,7 @@ of a design (IRON's designs do the same: parameters first, then the transfers):
   memory holds no value before: mlir-aie gives the buffer no initial value);
 * a slot is rewritten only when no call reading it can run on either side of the write: every
   call the data filled before the write lets start must be shown finished by the drains waited
-  for before it (:mod:`aiedsl.checks.reach` bounds both from the core programs, links and
+  for before it (:mod:`aiedsl.ir.reach` bounds both from the core programs, links and
   transfers). A wait retires only the drain it waits for: data filled for later calls may
   already be in the core, and those calls may run before the new value lands, or after.
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from aiedsl.ir.program import calls, walk
 from aiedsl.errors import DesignError
-from aiedsl.checks.reach import Reach, waits_on_barrier
+from aiedsl.ir.reach import Reach, waits_on_barrier
 from aiedsl.ir import BarrierWait, Design, Loc, RtpArg, RtpWrite, SetBarrier, Transfer
 
 

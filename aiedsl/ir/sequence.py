@@ -1,14 +1,23 @@
 """Facts read off a runtime sequence: which transfers each wait retires, and the shim BD each
 transfer takes.
 
-A wait takes the oldest completion token on its fifo's shim channel, and a channel finishes its
-tasks in order, so a wait retires its transfer and every earlier one on that fifo. A waited
-drain is also taken to retire every transfer issued before it, as mlir-aie's designs assume when
-they reuse BD ids after a sync and IRON's task groups when they free a group's fills once its
-drains are awaited: the drain needed the fills before it. (Where it did not, the simulator's
-count of each channel's queue on the run's own clocks finds it.) A waited fill needs nothing
-else, so it retires only its own fifo's transfers; a sync that waited for a drain retires
-everything issued before it.
+A transfer holds its shim BD, and its place in its channel's task queue, until it is done; a
+queued task reads its BD only when it starts, so a BD handed on while a task waits for it runs
+the new transfer's descriptor on the old one's channel. aiedsl hands a BD on only once the
+sequence has shown the transfer done:
+
+* a wait takes the oldest completion token on its fifo's shim channel, and a channel finishes
+  its tasks in order, so a wait retires its transfer and every earlier one on that fifo;
+* a fill is also done once a consumer has certainly taken the last element it sends: from the
+  drains waited for so far, :class:`aiedsl.ir.reach.Proven` bounds what every core has acquired
+  (a drain received data a core released after its acquires), and a consumer holding an element
+  whole was sent every byte before it. This is what lets a sync after a design's drains retire
+  its fills, as mlir-aie's designs assume when they reuse BD ids after a sync (and IRON's task
+  groups when they free a group's fills once its drains are awaited); a fill the drains did not
+  need (another pipeline's, on the same shim) stays held until it is shown done.
+
+A drain is done only when its own wait (or a later one on its fifo) returns: a core releasing
+data does not tell when its channel lands it.
 
 >>> from aiedsl.loader import load_design                          # doctest: +SKIP
 >>> shim_bd_ids(load_design("designs/passthrough.py").ir)          # doctest: +SKIP
@@ -17,7 +26,10 @@ everything issued before it.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from aiedsl.ir.nodes import Coord, Design, Transfer, Wait
+from aiedsl.ir.reach import Proven, Reach
 
 
 def retirements(d: Design) -> dict[int, list[int]]:
@@ -26,32 +38,41 @@ def retirements(d: Design) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     live: dict[int, None] = {}  # issued and not retired, in issue order
     waited: dict[str, list[int]] = {}  # fifo -> its waited transfers not yet waited for
-    drained = False  # a drain was waited for since the last wait that left nothing pending
+    reach: Reach | None = None
+    filled: Counter[str] = Counter()  # bytes sent into each fifo by the fills issued so far
+    last_element: dict[int, int] = {}  # fill -> the elements of its fifo up to its last byte
+    drained: Counter[str] = Counter()  # elements received by the drains waited for
     for i, op in enumerate(d.runtime):
         if isinstance(op, Transfer):
             live[i] = None
             if op.wait:
                 waited.setdefault(op.fifo, []).append(i)
+            if op.op == "fill":
+                filled[op.fifo] += _bytes(d, op)
+                last_element[i] = -(-filled[op.fifo] // d.fifo(op.fifo).elem.nbytes)
         elif isinstance(op, Wait):
             queue = waited.get(op.fifo)
             token = queue.pop(0) if queue else None
-            first = d.runtime[token] if token is not None else None
-            is_drain = isinstance(first, Transfer) and first.op == "drain"
-            drained = drained or is_drain
-            if not any(waited.values()) and drained:
-                gone = list(live)  # a sync that waited for a drain
-            elif token is None:
-                gone = []
-            elif is_drain:
-                gone = [t for t in live if t <= token]
-            else:
-                gone = [t for t in live if t <= token and _fifo(d, t) == op.fifo]
-            if not any(waited.values()):
-                drained = False
-            out[i] = gone
+            if token is None:
+                out[i] = []
+                continue
+            gone = [t for t in live if t <= token and _fifo(d, t) == op.fifo]
+            first = d.runtime[token]
+            assert isinstance(first, Transfer)
+            if first.op == "drain":
+                reach = reach or Reach(d)
+                drained[op.fifo] += reach.elements(first)
+                proven = Proven(reach, drained.copy())
+                gone += [t for t in live if t in last_element and t not in gone
+                         and last_element[t] <= proven.took(_fifo(d, t))]
+            out[i] = sorted(gone)
             for t in gone:
                 del live[t]
     return out
+
+
+def _bytes(d: Design, t: Transfer) -> int:
+    return t.pattern.numel * d.tensor(t.tensor).type.dt.itemsize
 
 
 def _fifo(d: Design, i: int) -> str:

@@ -25,7 +25,7 @@ from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
-from aiedsl.sim.runtime import check_task_queues
+from aiedsl.sim.runtime import check_shim_bds, check_task_queues
 from aiedsl.sim.stats import Timing, check_trace, timing, write_trace
 from aiedsl.targets import TargetModel, get_target
 
@@ -202,6 +202,7 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
         m.engine.run()
     check = check and compute
     check_task_queues(m)  # a dropped push is the cause, when the run also stopped short
+    check_shim_bds(m)
     if m.runtime is None or not m.runtime.finished:
         raise explain(m)
     tm = timing(m)

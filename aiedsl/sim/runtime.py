@@ -6,6 +6,8 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from aiedsl.checks.resources import queue_fix
+from aiedsl.ir import Transfer
+from aiedsl.ir.sequence import shim_bd_ids
 from aiedsl.sim.engine import PAUSE, Gen, Proc, Token
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.shim import ShimRtpWrite, ShimSetLock, ShimTransfer, shim_program
@@ -71,12 +73,11 @@ def _work(p: Proc, cycles: float, label: str, trace: bool) -> None:
 def check_task_queues(m: Machine) -> None:
     """No push found a shim channel's task queue full, as the run went.
 
-    :func:`~aiedsl.checks.resources.check_task_queues` takes a wait to retire every transfer
-    issued before it; a wait for a drain that does not need the earlier fills (another
-    fifo's) retires nothing of theirs, and the pushes after it may meet a full queue, which the
-    NPU drops: the run hangs there (or the simulator, which has no limit, says PASS). Counted
-    from the run's own clocks: a transfer is outstanding from its push until its channel is
-    done with it.
+    :func:`~aiedsl.checks.resources.check_task_queues` retires transfers only as the sequence
+    shows them done (:mod:`aiedsl.ir.sequence`); this counts again on the run's own clocks, so
+    that a flaw in that proof shows as an error rather than a PASS the NPU would not give (it
+    drops a push onto a full queue and the run hangs). A transfer is outstanding from its push
+    until its channel is done with it.
     """
     limit = m.target.shim_task_queue
     for queues, verb in ((m.fill_queues, "fills"), (m.drain_queues, "drains")):
@@ -96,3 +97,49 @@ def check_task_queues(m: Machine) -> None:
                         found=f"{i + 1 - oldest} pushed and not done at cycle {at:.0f}",
                         related=[("the oldest still outstanding", first.loc)],
                         fix=queue_fix(op.op))
+
+
+def check_shim_bds(m: Machine) -> None:
+    """No transfer took a shim BD while the transfer holding it before was still queued or
+    moving, as the run went.
+
+    A queued task reads its BD only when it starts, so a BD written over before then runs the
+    new transfer's descriptor on the old one's channel. The ids are the MLIR's
+    (:func:`aiedsl.ir.sequence.shim_bd_ids`), handed on only once the sequence has shown a
+    transfer done; this finds a flaw in that proof on the run's own clocks.
+    """
+    ids = shim_bd_ids(m.design)
+    pushed: dict[int, float] = {}
+    done: dict[int, float] = {}
+    for queues in (m.fill_queues, m.drain_queues):
+        for q in queues.values():
+            for k, (at, op) in enumerate(q.issued):
+                pushed[op.order] = at
+                done[op.order] = q.finished[k] if k < len(q.finished) else float("inf")
+    holder: dict[tuple[object, int], int] = {}
+    for i in sorted(pushed):  # in issue order
+        op = m.design.runtime[i]
+        assert isinstance(op, Transfer)
+        tile = m.design.shim_end(op).tile
+        before = holder.get((tile, ids[i]))
+        holder[(tile, ids[i])] = i
+        if before is None or done[before] <= pushed[i]:
+            continue
+        old = m.design.runtime[before]
+        assert isinstance(old, Transfer)
+        state = "never done" if done[before] == float("inf") else \
+            f"done at cycle {done[before]:.0f}"
+        raise SimFault(
+            "shim BD reuse", f"rt.{op.op} of '{op.fifo}' takes BD {ids[i]} of shim tile {tile} "
+            f"while the {old.op} of '{old.fifo}' holding it is not done", loc=op.loc,
+            limit="a shim BD is handed on once the transfer holding it is done: a queued task "
+            "reads its BD only when it starts", found=f"pushed at cycle {pushed[i]:.0f}; the "
+            f"{old.op} of '{old.fifo}' {state}",
+            related=[(f"the {old.op} of '{old.fifo}'", old.loc)],
+            fix=f"wait for the {old.op} of '{old.fifo}' ({_how(old.op)}) before this "
+            "transfer. aiedsl took it to be done at a wait before this one: that is a flaw in "
+            "aiedsl, please report it with this design")
+
+
+def _how(op: str) -> str:
+    return "wait=True and rt.sync()" if op == "fill" else "rt.sync()"

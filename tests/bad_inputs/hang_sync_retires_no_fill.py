@@ -1,6 +1,5 @@
-# expect: shim task queue 35
-# run: sim
-# why: the sync waits for the drain of c, which needs none of the fills of a: the core takes no a before the second b, issued after the second batch of fills of a, so the queue of a's shim channel still holds fills 3 and 4 when four more are pushed; the NPU drops the fifth push and the run hangs. The static check took the wait to retire every earlier transfer.
+# expect: shim task queue 34
+# why: the sync waits for the drain of c, which needs none of the fills of a: the core takes no a before the second b, issued after the second batch of fills of a, so the queue of a's shim channel still holds fills 3 and 4 when four more are pushed; the NPU drops the fifth push and the run hangs. check once took the wait to retire every earlier transfer (only the simulator's count on its clocks found it); a waited drain now retires only the fills it is shown to have needed.
 import numpy as np
 
 from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime

@@ -198,35 +198,35 @@ class Reach:
 
     def __init__(self, d: Design) -> None:
         self.d = d
-        self._memo: dict[int, _Summary] = {}
-        self._cores = {c.name: c for c in d.cores}
-        self._fifos = {f.name: f for f in d.fifos}
-        self._link_of_dst = {n: link for link in d.links for n in link.dsts}
-        self._link_of_src = {n: link for link in d.links for n in link.srcs}
+        self.memo: dict[int, _Summary] = {}
+        self.cores = {c.name: c for c in d.cores}
+        self.fifos = {f.name: f for f in d.fifos}
+        self.link_of_dst = {n: link for link in d.links for n in link.dsts}
+        self.link_of_src = {n: link for link in d.links for n in link.srcs}
 
-    def _elements(self, t: Transfer) -> int:
+    def elements(self, t: Transfer) -> int:
         """Whole fifo elements a fill or drain moves (the DMA moves bytes)."""
         moved = t.pattern.numel * self.d.tensor(t.tensor).type.dt.itemsize
-        return moved // self._fifos[t.fifo].elem.nbytes
+        return moved // self.fifos[t.fifo].elem.nbytes
 
     def upstream(self, core: str) -> set[str]:
         """The fifos the runtime fills whose data reaches ``core`` (through links and other
         cores)."""
         out: set[str] = set()
         seen: set[str] = set()
-        todo = [f for f, port in _keys(self._cores[core]) if port == "consume"]
+        todo = [f for f, port in _keys(self.cores[core]) if port == "consume"]
         while todo:
             name = todo.pop()
             if name in seen:
                 continue
             seen.add(name)
-            f = self._fifos[name]
+            f = self.fifos[name]
             if f.producer.kind == "shim":
                 out.add(name)
             elif f.producer.kind == "core" and f.producer.core:
-                todo += [g for g, port in _keys(self._cores[f.producer.core]) if port == "consume"]
-            elif name in self._link_of_dst:
-                todo += self._link_of_dst[name].srcs
+                todo += [g for g, port in _keys(self.cores[f.producer.core]) if port == "consume"]
+            elif name in self.link_of_dst:
+                todo += self.link_of_dst[name].srcs
         return out
 
     # -- upper bound: what the fills issued so far let run ------------------------------------
@@ -236,7 +236,7 @@ class Reach:
         filled: Counter[str] = Counter()
         for op in self.d.runtime[:point]:
             if isinstance(op, Transfer) and op.op == "fill":
-                filled[op.fifo] += self._elements(op)
+                filled[op.fifo] += self.elements(op)
         supply: dict[str, int] = {}
         running: set[str] = set()
 
@@ -247,12 +247,12 @@ class Reach:
             return supply[name]
 
         def made(name: str) -> int:
-            f = self._fifos[name]
+            f = self.fifos[name]
             if f.producer.kind == "shim":
                 return filled[name]
             if f.producer.kind == "core" and f.producer.core:
                 return run(f.producer.core).released[(name, "produce")]
-            link = self._link_of_dst.get(name)
+            link = self.link_of_dst.get(name)
             if link is None:
                 return 0
             if link.kind == "join":  # one joined element takes one element of every part
@@ -260,18 +260,18 @@ class Reach:
             if link.kind == "split":
                 return produced(link.srcs[0])
             src = link.srcs[0]  # a forward may regroup into elements of another size
-            return int(Fraction(produced(src) * self._fifos[src].elem.numel,
+            return int(Fraction(produced(src) * self.fifos[src].elem.numel,
                                 f.elem.numel))
 
         def run(name: str) -> Progress:
             if name in running:  # only while a cycle is walked: nothing bounds it
-                return Progress(Counter({k: UNBOUNDED for k in _keys(self._cores[name])}))
+                return Progress(Counter({k: UNBOUNDED for k in _keys(self.cores[name])}))
             running.add(name)
-            c = self._cores[name]
+            c = self.cores[name]
             avail = {f: produced(f) for f, port in _keys(c) if port == "consume"}
             avail.update(self._passes(c, point))
             p = Progress()
-            _until_blocked(c.body, avail, p, self._memo)
+            _until_blocked(c.body, avail, p, self.memo)
             running.discard(name)
             return p
 
@@ -298,53 +298,74 @@ class Reach:
         """How far ``core``'s program has certainly got once the waits before ``point`` returned:
         it has released every element the waited drains (and the cores downstream, by the same
         reasoning) took."""
+        return self.proven(point).progress(core)
+
+    def proven(self, point: int) -> Proven:
+        """What the drains waited for before ``point`` prove."""
         pending: dict[str, list[int]] = {}
         drained: Counter[str] = Counter()
         for op in self.d.runtime[:point]:
             if isinstance(op, Transfer) and op.op == "drain":
-                pending.setdefault(op.fifo, []).append(self._elements(op))
+                pending.setdefault(op.fifo, []).append(self.elements(op))
             elif isinstance(op, Wait) and pending.get(op.fifo):
                 # a channel completes its tasks in order: the oldest token is the oldest drain
                 drained[op.fifo] += pending[op.fifo].pop(0)
-        taken: dict[str, int] = {}
-        done: dict[str, Progress] = {}
+        return Proven(self, drained)
 
-        def took(name: str) -> int:
-            """Elements of fifo ``name`` its consumers have certainly taken."""
-            if name not in taken:
-                taken[name] = 0  # a cycle proves nothing more
-                taken[name] = max([0, *(_consumed(name, c) for c in self._fifos[name].consumers)])
-            return taken[name]
 
-        def _consumed(name: str, end: Endpoint) -> int:
-            if end.kind == "shim":
-                return drained[name]
-            if end.kind == "core" and end.core:
-                # what the core acquired was made, whether or not it has released it yet
-                return progress(end.core).acquired[(name, "consume")]
-            link = self._link_of_src.get(name)
-            if link is None:
-                return 0
-            if link.kind == "join":  # each joined element took one element of this part
-                return took(link.dsts[0])
-            if link.kind == "split":  # each part element taken took one parent element
-                return max(took(n) for n in link.dsts)
-            dst = link.dsts[0]
-            return int(Fraction(took(dst) * self._fifos[dst].elem.numel,
-                                self._fifos[name].elem.numel))
+class Proven:
+    """What the drains known to be done prove: ``drained`` counts, per fifo, the elements its
+    waited drains received. Each answer is kept (one instance per set of waits).
 
-        def progress(name: str) -> Progress:
-            if name not in done:
-                done[name] = Progress()  # while a cycle is walked: nothing proven
-                c = self._cores[name]
-                targets = {(f, port): took(f) for f, port in _keys(c) if port == "produce"}
-                p = Progress()
-                _until_released(c.body, {k: t for k, t in targets.items() if t}, p,
-                                self._memo)
-                done[name] = p
-            return done[name]
+    A core that acquired an element had it whole in its memory, so its producer had sent every
+    byte up to it; a drain that received an element had it released by the core producing it,
+    which had by then passed every acquire before that release.
+    """
 
-        return progress(core)
+    def __init__(self, reach: Reach, drained: Counter[str]) -> None:
+        self.reach = reach
+        self.drained = drained
+        self._taken: dict[str, int] = {}
+        self._done: dict[str, Progress] = {}
+
+    def took(self, name: str) -> int:
+        """Elements of fifo ``name`` its consumers have certainly taken (for a fifo the runtime
+        fills: the elements the shim has certainly sent)."""
+        if name not in self._taken:
+            self._taken[name] = 0  # a cycle proves nothing more
+            self._taken[name] = max(
+                [0, *(self._consumed(name, c) for c in self.reach.fifos[name].consumers)])
+        return self._taken[name]
+
+    def _consumed(self, name: str, end: Endpoint) -> int:
+        r = self.reach
+        if end.kind == "shim":
+            return self.drained[name]
+        if end.kind == "core" and end.core:
+            # what the core acquired was made, whether or not it has released it yet
+            return self.progress(end.core).acquired[(name, "consume")]
+        link = r.link_of_src.get(name)
+        if link is None:
+            return 0
+        if link.kind == "join":  # each joined element took one element of this part
+            return self.took(link.dsts[0])
+        if link.kind == "split":  # each part element taken took one parent element
+            return max(self.took(n) for n in link.dsts)
+        dst = link.dsts[0]
+        return int(Fraction(self.took(dst) * r.fifos[dst].elem.numel, r.fifos[name].elem.numel))
+
+    def progress(self, core: str) -> Progress:
+        """How far ``core``'s program has certainly got: past the release that handed on the
+        last element of each fifo it produces that its consumers certainly took."""
+        if core not in self._done:
+            self._done[core] = Progress()  # while a cycle is walked: nothing proven
+            c = self.reach.cores[core]
+            targets = {(f, port): self.took(f) for f, port in _keys(c) if port == "produce"}
+            p = Progress()
+            _until_released(c.body, {k: t for k, t in targets.items() if t}, p,
+                            self.reach.memo)
+            self._done[core] = p
+        return self._done[core]
 
 
 def _keys(core: Core) -> set[Key]:
