@@ -652,7 +652,7 @@ def test_dma_pattern_shim_iterations(design_file: DesignFile) -> None:
         ''')
     assert check_error(path) == (
         "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
-        "  limit: outermost (iteration) size <= 63 on a shim DMA\n"
+        "  limit: outermost (iteration) size <= 64 on a shim DMA\n"
         "  found: 100 (offset 0, sizes [100, 1, 1, 16], strides [32, 0, 0, 1])\n"
         "  fix: split the transfer into several fills or drains"
     )

@@ -155,16 +155,16 @@ def test_long_run_without_a_boundary_splits_at_a_divisor() -> None:
     assert np.array_equal(p.indices(), naive_walk((4, 3072), (4, 1536), cols=0))
 
 
-def test_repeat_over_63_raises() -> None:
-    """70 repeats do not fit the iteration dimension (63), and no other dimension may step by
+def test_repeat_over_64_raises() -> None:
+    """70 repeats do not fit the iteration dimension (64), and no other dimension may step by
     0 (mlir-aie's verifyStridesWraps: 'Stride must be a positive integer'); tiles() put them in
     a wrap dimension before, which mlir-aie refuses."""
     with pytest.raises(DesignError, match=r"a repeat of 70 is more than the iteration "
-                       r"dimension's 63 \(only that dimension may step by 0\)"):
+                       r"dimension's 64 \(only that dimension may step by 0\)"):
         call_tiles((64, 64), "i16", tile=(32, 64), rows=1, repeat=70)
 
 
-def test_repeat_over_63_with_a_4_dimension_tile_walk_raises() -> None:
+def test_repeat_over_64_with_a_4_dimension_tile_walk_raises() -> None:
     """Two 32x32 tiles take 3 dimensions, so the 70 repeats need the iteration dimension."""
     with pytest.raises(DesignError, match=r"a repeat of 70 is more than"):
         call_tiles((64, 64), "i16", tile=(32, 32), rows=0, repeat=70)
@@ -198,7 +198,7 @@ def test_impossible_walk_raises_at_the_users_line(design_file: Callable[..., Pat
         "walk has 5 nested dimensions that do not merge and a shim DMA has 3 plus an iteration "
         "dimension\n"
         "  limit: 3 dimensions (the innermost a contiguous run of at most 1023 4-byte words, the "
-        "others at most 1023) plus an iteration dimension of at most 63\n"
+        "others at most 1023) plus an iteration dimension of at most 64\n"
         "  found: the walk, merged: sizes [3, 8, 4, 8, 8], strides [0, 8, 1024, 64, 1] (4-byte "
         "elements)\n"
         "  fix: send the tiles in several fills or drains (fewer tiles or a smaller repeat each)"
@@ -259,7 +259,7 @@ def cases(draw: st.DrawFn) -> dict[str, Any]:
 
 REASONS = {"nested dimensions": "more than 4 dimensions", "not whole": "runs not whole words",
            "single": "innermost not contiguous", "first element": "unaligned offset",
-           "do not factor": "sizes do not factor", "a repeat of": "repeat over 63"}
+           "do not factor": "sizes do not factor", "a repeat of": "repeat over 64"}
 
 
 def _reason(message: str) -> str:
@@ -334,7 +334,7 @@ GEMM_SETTINGS = [
                          ids=["-".join(f"{k}{v}" for k, v in d.items()) for d in GEMM_SETTINGS])
 def test_gemm_settings_pass_the_checker(defines: dict[str, int]) -> None:
     col_groups = defines["N"] // (defines["n"] * defines["COLS"])
-    if -(-col_groups // 63) > 4:  # more fills per row group than a shim channel queues
+    if -(-col_groups // 64) > 4:  # more fills per row group than a shim channel queues
         with pytest.raises(DesignError) as excinfo:
             load_design(GEMM, {k: str(v) for k, v in defines.items()})
         assert excinfo.value.rule == "gemm runtime"
@@ -343,11 +343,11 @@ def test_gemm_settings_pass_the_checker(defines: dict[str, int]) -> None:
 
 
 def test_gemm_with_too_many_column_groups_says_so() -> None:
-    """512 column groups: 9 fills each of A and B per row group, over a shim channel's queue
+    """512 column groups: 8 fills each of A and B per row group, over a shim channel's queue
     of 4 tasks and a shim tile's 16 BDs."""
     defines = {"M": 256, "K": 256, "N": 16384, "m": 32, "k": 32, "n": 32, "COLS": 1, "ROWS": 1}
     with pytest.raises(DesignError) as excinfo:
         load_design(GEMM, {k: str(v) for k, v in defines.items()})
     e = excinfo.value
     assert (e.rule, e.loc and e.loc.line) == ("gemm runtime", 58), str(e)
-    assert "512 column groups (N=16384 over 1 x n=32) need 9 fills each" in e.message
+    assert "512 column groups (N=16384 over 1 x n=32) need 8 fills each" in e.message

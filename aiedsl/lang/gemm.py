@@ -10,8 +10,8 @@ columns ``x, x + cols, ...``. A shim tile has 16 BDs: per column one drains C an
 fill A and B, so row groups go in batches of ``rows_per_sync`` with a wait after each batch
 (with ``prefetch``, the default for a staged K run, the next batch's fills go out before the
 wait, so the shim never idles between batches).
-A shim pattern's iteration dimension takes at most ``max_shim_iterations`` (63) steps, so with more
-column groups than that A and B go in several fills per row group (at most 63 column groups each)
+A shim pattern's iteration dimension takes at most ``max_shim_iterations`` (64) steps, so with more
+column groups than that A and B go in several fills per row group (at most 64 column groups each)
 and the batches shrink to stay within the BDs.
 
 Example

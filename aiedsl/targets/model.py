@@ -195,8 +195,12 @@ class TargetModel(BaseModel):
     rejects ``stride >= 1 << 19`` (its message says 1048576)."""
     dma_granularity: int = 4
     """Bytes: the innermost run of every DMA transfer is a multiple of this."""
-    max_shim_iterations: int = 63
-    """Largest outermost (iteration) size of a shim DMA pattern."""
+    max_shim_iterations: int = 64
+    """Largest outermost (iteration) size of a shim DMA pattern: the BD's 6-bit iteration wrap
+    holds the count less one (1e400306: ``getHardwareStridesWraps`` writes ``size - 1``,
+    ``NpuWriteBdOp::verify`` refuses an encoded ``IterationSize > 0x3F``; the register map's
+    ``Iteration_Wrap`` is "actual - 1, range [1:64]"; a repeat, stride 0, lowers to the push's
+    repeat count instead, but passes ``verifyStridesWraps``' same bound first)."""
     max_repeat: int = 255
     max_lock_value: int = 63
     shim_task_queue: int = 4
