@@ -74,9 +74,23 @@ def user_line(tb: TracebackType | None) -> Loc | None:
     return found
 
 
+def raised_by_user(e: BaseException) -> bool:
+    """Does ``e``, raised while aiedsl ran a user's function, stand for a mistake in it? All but
+    an interrupt (Ctrl-C ends aiedsl as it always does), a generator's close, and aiedsl's own
+    DesignError (already in the design's terms). ``sys.exit`` counts: it would end aiedsl
+    silently, with any exit code, 0 included."""
+    return not isinstance(e, (KeyboardInterrupt, GeneratorExit, DesignError))
+
+
 def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> "DesignError":
     """A DesignError for exception ``e`` raised by user code while aiedsl ran ``what``, at the
     user's line (``AIEDSL_TRACEBACK=1`` shows the whole traceback)."""
+    if isinstance(e, SystemExit):
+        code = "" if e.code is None else repr(e.code)
+        return DesignError(
+            "python error", f"sys.exit({code}) called while {what}",
+            loc=user_line(e.__traceback__) or fallback,
+            fix="return from the function instead: sys.exit would end aiedsl itself")
     detail = str(e)
     return DesignError(
         "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",

@@ -7,7 +7,7 @@ from pathlib import Path
 import re
 from typing import Any
 
-from aiedsl.errors import DesignError, display_path, user_exception, user_line
+from aiedsl.errors import DesignError, display_path, raised_by_user, user_exception, user_line
 from aiedsl.ir import Loc
 from aiedsl.lang.context import LoadContext, loading
 from aiedsl.lang.design import DesignHandle
@@ -47,7 +47,9 @@ def _run(path: Path, shown: str, ctx: LoadContext) -> dict[str, Any]:
                                                                                   line=1),
             fix="a design file declares a design; do not exit from it (guard script code "
             "with `if __name__ == \"__main__\":`)") from e
-    except Exception as e:
+    except BaseException as e:
+        if not raised_by_user(e):
+            raise
         raise user_exception(e, f"loading {shown}", Loc(file=shown, line=1)) from e
 
 

@@ -187,6 +187,27 @@ def test_an_exception_in_the_reference_is_at_the_references_line(
     assert "(while running the reference of 'passthrough')" in r.stderr
 
 
+@pytest.mark.parametrize("call", ["sys.exit()", "sys.exit(0)", "raise Boom('x')"])
+def test_an_exit_in_the_reference_is_a_design_error(design_file: DesignFile, call: str) -> None:
+    """A tester's reference calling sys.exit() made sim and run exit 0 without a word (a CI job
+    would call it passing); an exception that is not an Exception printed a traceback."""
+    path = design_file((ROOT / "designs" / "passthrough.py").read_text().replace(
+        "    return inp.copy()", f"    import sys\n\n    class Boom(BaseException):\n"
+        f"        pass\n\n    {call}"))
+    text = path.read_text()
+    line = text[:text.index(call)].count("\n") + 1
+    r = aiedsl("sim", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    if call.startswith("sys"):
+        assert r.stderr == (
+            f"d.py:{line}: error [python error]: {call} called while running the reference of "
+            "'passthrough'\n  fix: return from the function instead: sys.exit would end aiedsl "
+            "itself\n")
+    else:
+        assert r.stderr.startswith(f"d.py:{line}: error [python error]: Boom: x (while running "
+                                   "the reference of 'passthrough')")
+
+
 # -- output through a pipe ------------------------------------------------------------------------
 
 def test_piped_output_is_not_wrapped(tmp_path: Path) -> None:

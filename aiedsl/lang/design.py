@@ -19,7 +19,8 @@ from typing import Any, Callable
 import numpy as np
 
 from aiedsl.dtypes import numpy_kind
-from aiedsl.errors import DesignError, caller_loc, check_callable, function_loc, user_exception
+from aiedsl.errors import (DesignError, caller_loc, check_callable, function_loc, raised_by_user,
+                           user_exception)
 from aiedsl.ir import Design, Loc, TensorType
 from aiedsl.lang.context import _DESIGN, active, load_context
 from aiedsl.lang.names import check_name
@@ -152,7 +153,9 @@ class DesignHandle:
         where = function_loc(fn) or self.ir.loc
         try:
             result = fn(*(inputs[n] for n in self.inputs))
-        except Exception as e:
+        except BaseException as e:
+            if not raised_by_user(e):
+                raise
             raise user_exception(e, f"running the reference of '{self.name}'", where) from e
         results = result if isinstance(result, tuple) else (result,)
         if len(results) != len(self.outputs):
