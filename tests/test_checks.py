@@ -1998,6 +1998,29 @@ def test_define_override_is_used(design_file: DesignFile) -> None:
     assert handle.ir.defines == {"N": 8192}
 
 
+BOOL_DEFINE = DEFINES.replace('N = define("N", 4096)', 'N = define("N", 4096)\n    FLAG = define("FLAG", False)')
+
+
+@pytest.mark.parametrize("text, value", [("1", True), ("true", True), ("True", True),
+                                         ("yes", True), ("ON", True), ("0", False),
+                                         ("false", False), ("off", False)])
+def test_a_bool_define_reads_as_people_write_it(design_file: DesignFile, text: str,
+                                                value: bool) -> None:
+    """-D FLAG=true read as False: only "1" was true, and any other word false."""
+    path = design_file(BOOL_DEFINE)
+    assert load_design(path, {"FLAG": text}).ir.defines["FLAG"] is value
+
+
+def test_a_bool_define_refuses_a_word_it_does_not_know(design_file: DesignFile) -> None:
+    path = design_file(BOOL_DEFINE)
+    assert load_error(path, {"FLAG": "banana"}) == (
+        "d.py:4: error [define]: -D FLAG=banana is not a valid bool\n"
+        "  limit: true or false (or 1, 0, yes, no, on, off)\n"
+        "  found: banana\n"
+        "  fix: give a bool, e.g. -D FLAG=true"
+    )
+
+
 def test_design_file_missing(design_file: DesignFile) -> None:
     design_file(DEFINES)  # chdir into the temp dir
     assert load_error("missing.py") == (

@@ -418,7 +418,7 @@ class Design(_Node):
     device: str
     """mlir-aie device name (``npu1``, ``npu2_4col`` ...)."""
     loc: Loc
-    defines: dict[str, int | float | str] = {}
+    defines: dict[str, bool | int | float | str] = {}
     """The ``define(...)`` parameters and the values they took."""
     tensors: tuple[HostTensor, ...]
     fifos: tuple[Fifo, ...]

@@ -107,18 +107,31 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
         text = ctx.overrides[name]
         kind = type(default).__name__
         try:
-            value = type(default)(text) if not isinstance(default, bool) else text == "1"
+            value = type(default)(text) if not isinstance(default, bool) else _bool(text)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(text)
         except ValueError:
+            example = str(not default).lower() if isinstance(default, bool) else default
             raise DesignError(
                 "define", f"-D {name}={text} is not a valid {kind}", loc=loc, found=text,
-                fix=f"give {_article(kind)}, e.g. -D {name}={default}") from None
+                limit="true or false (or 1, 0, yes, no, on, off)" if kind == "bool" else None,
+                fix=f"give {_article(kind)}, e.g. -D {name}={example}") from None
     if isinstance(value, str):
         check_line(value, f"define '{name}' =", loc)
     if ctx is not None:
         ctx.used[name] = value
     return value
+
+
+def _bool(text: str) -> bool:
+    """A bool from the command line, as people write one; anything else is refused (a typo must
+    not read as False)."""
+    word = text.strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(text)
 
 
 def _article(noun: str) -> str:
