@@ -277,7 +277,9 @@ def test_bds_core_deep_fifos(design_file: DesignFile) -> None:
         "  found: 18\n"
         "  d.py:11: a: 9\n"
         "  d.py:11: c: 9\n"
-        "  fix: lower fifo depths or move a fifo to another core"
+        "  fix: lower fifo depths, acquire fewer elements at once (given one depth, a core's end "
+        "of a fifo it consumes takes one buffer, and BD, more than its largest acquire), or move "
+        "a fifo to another core"
     )
 
 
@@ -309,7 +311,8 @@ def test_bds_memtile_channel_parity(design_file: DesignFile) -> None:
         "  found: 26\n"
         "  d.py:6: a_l3: 13\n"
         "  d.py:6: a: 13\n"
-        "  fix: lower fifo depths or move a link to another memtile"
+        "  fix: one link takes them all ('a_l3' and 'a'), so another memtile would not help: "
+        "lower the depth the link has here"
     )
 
 
@@ -1936,7 +1939,7 @@ def test_locks_core_over_16() -> None:
     u = TileUsage((0, 2), "core", runs="core[0,0]",
                   locks=[Use(f"f{i}", 2, Loc(file="d.py", line=10 + i)) for i in range(9)])
     with pytest.raises(DesignError) as excinfo:
-        _check_tile(u, get_target("npu1"))
+        _check_tile(u, get_target("npu1"), {})
     assert str(excinfo.value) == (
         "d.py:18: error [core locks]: core tile (0, 2) (core[0,0]) needs more locks than it has\n"
         "  limit: 16\n"

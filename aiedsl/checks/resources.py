@@ -213,8 +213,9 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
     """Check every tile's use against ``target``; return the usage table (``low`` as for
     :func:`usage`)."""
     table = usage(d, target, low)
+    links = {f: k for k, link in enumerate(d.links) for f in (*link.srcs, *link.dsts)}
     for u in table.values():
-        _check_tile(u, target)
+        _check_tile(u, target, links)
     check_task_queues(d, target)
     if len(d.tensors) > target.runtime_buffers:
         raise DesignError(
@@ -224,7 +225,8 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
     return table
 
 
-def _check_tile(u: TileUsage, target: TargetModel) -> None:
+def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int]) -> None:
+    """Refuse the first limit ``u`` exceeds (``links``: each linked fifo's link)."""
     lim = target.limits(u.kind)  # type: ignore[arg-type]
     mem = TileUsage.total(u.memory)
     if u.kind != "shim" and mem > lim.memory:
@@ -254,15 +256,21 @@ def _check_tile(u: TileUsage, target: TargetModel) -> None:
         for parity, uses in enumerate(u.bds_by_parity):
             n = TileUsage.total(uses)
             if n > lim.bds_per_channel_parity:
+                owners = {links.get(x.fifo or "", -1 - i) for i, x in enumerate(uses)}
+                names = " and ".join(f"'{x.label}'" for x in uses)
                 _over(u, f"buffer descriptors of {'even' if parity == 0 else 'odd'} channels",
                       f"{lim.bds_per_channel_parity} (BDs {0 if parity == 0 else 24}-"
                       f"{23 if parity == 0 else 47})", str(n), uses,
-                      "lower fifo depths or move a link to another memtile")
+                      "lower fifo depths or move a link to another memtile" if len(owners) > 1
+                      else f"one link takes them all ({names}), so another memtile would "
+                      "not help: lower the depth the link has here")
     elif TileUsage.total(u.bds) > lim.bds:
         _over(u, "buffer descriptors", str(lim.bds), str(TileUsage.total(u.bds)), u.bds,
               "wait (rt.sync()) between batches of runtime transfers, or spread the fifos' "
               "host ends over more columns (shim=shim(col))" if u.kind == "shim" else
-              "lower fifo depths or move a fifo to another core")
+              "lower fifo depths, acquire fewer elements at once (given one depth, a core's end "
+              "of a fifo it consumes takes one buffer, and BD, more than its largest acquire), "
+              "or move a fifo to another core")
 
 
 def _over(u: TileUsage, what: str, limit: str, found: str, uses: list[Use], fix: str,
