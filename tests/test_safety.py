@@ -111,6 +111,74 @@ def test_a_kernel_symbol_cannot_leave_the_build_directory(design_file: DesignFil
                                 "plain name")
 
 
+def test_a_kernel_symbol_is_not_a_c_library_function(design_file: DesignFile) -> None:
+    """A tester's SYM=memcpy passed check and failed in g++ ("conflicting declaration of C
+    function")."""
+    path = kernel_design(design_file, symbol="memcpy")
+    assert error_of(path).splitlines()[0] == (
+        "d.py:10: error [name]: kernel symbol 'memcpy' is a C library function")
+
+
+@pytest.mark.parametrize("arg, clash", [
+    ("class", "a C++ keyword"), ("int32_t", "a C++ type name"),
+    ("copy", "the function it calls (copy)"), ("copy_i32_64", "the kernel's own symbol")])
+def test_a_kernel_argument_name_the_cpp_cannot_declare_is_refused(
+        design_file: DesignFile, arg: str, clash: str) -> None:
+    """A tester's ARG=class passed check and build, and wrote `int32_t *class` into the C++."""
+    path = kernel_design(design_file)
+    path.write_text(path.read_text().replace('buffer("src"', f'buffer("{arg}"'))
+    assert error_of(path) == (
+        f"d.py:10: error [name]: argument '{arg}' of kernel 'copy_i32_64' is {clash}\n"
+        "  limit: a name the generated C++ can declare: not a C++ keyword, a type, or the "
+        "kernel's or its entry's name\n"
+        f"  found: {arg}\n"
+        f"  fix: rename it, e.g. {arg}_buf")
+
+
+def test_two_kernel_arguments_with_one_name_are_named(design_file: DesignFile) -> None:
+    """The error printed both arguments' pydantic reprs."""
+    path = kernel_design(design_file)
+    path.write_text(path.read_text().replace('buffer("dst"', 'buffer("src"'))
+    assert error_of(path) == (
+        "d.py:10: error [kernel signature]: kernel 'copy_i32_64' has two arguments named 'src'\n"
+        "  limit: one name per argument\n"
+        "  found: src\n"
+        "  fix: give each argument its own name")
+
+
+def test_a_kernel_source_including_its_own_header_is_refused(design_file: DesignFile) -> None:
+    """A tester's double.cc included "helper.h": check and build passed, and the compile of
+    kernels/<symbol>.cc (the source alone, in the build directory) found no helper.h."""
+    path = kernel_design(design_file)
+    (path.parent / "helper.h").write_text("#define N 64\n")
+    (path.parent / "copy.cc").write_text(
+        '// uses "x.h" only in a comment\n#include <stdint.h>\n  #  include "helper.h"\n'
+        "void copy(const int32_t *s, int32_t *d) { for (int i = 0; i < N; ++i) d[i] = s[i]; }\n")
+    assert error_of(path) == (
+        'd.py:10: error [kernel source]: copy.cc includes "helper.h" (its line 3), which the '
+        "build does not carry: kernels/copy_i32_64.cc holds the source alone\n"
+        "  limit: a kernel's C++ in one file; #include <...> finds the compiler's and the AIE "
+        "API's headers\n"
+        '  found: #include "helper.h"\n'
+        "  fix: paste helper.h into copy.cc where it is included")
+
+
+@pytest.mark.parametrize("name", ["tile_0_0", "core_0_2", "rtp_thr", "lock_a"])
+def test_a_host_tensor_named_like_a_device_value_is_refused(design_file: DesignFile,
+                                                             name: str) -> None:
+    """A host tensor becomes an argument of aie.runtime_sequence, inside the device where
+    %tile_0_0 (and %core_C_R, %rtp_*, %lock_*) are defined: mlir-aie's parser refuses the
+    clash, so aiedsl refuses the name where it is written."""
+    path = design_file(PASSTHROUGH.replace("inp", name))
+    line = path.read_text().split("@design")[0].count("\n") + 1
+    assert error_of(path).splitlines()[:2] == [
+        f"d.py:{line}: error [name]: host tensor '{name}' is named like a value aiedsl's MLIR "
+        "defines for the device",
+        "  limit: ASCII letters, digits and _, not starting with a digit, at most 200 characters "
+        "(it becomes an MLIR symbol, a C name and a file name), not tile_C_R, core_C_R, or "
+        "starting rtp_ or lock_"]
+
+
 @pytest.mark.parametrize("source, why", [
     ("/etc/passwd", "absolute"), ("../copy.cc", "leaves its folder"), ("copy.txt", "not C++"),
     ("~/copy.cc", "home")])

@@ -28,7 +28,8 @@ from aiedsl.ir import Kernel as KernelIR
 from aiedsl.ir import KernelArg, TensorType
 from aiedsl.lang.context import current_design
 from aiedsl.lang.core import call_kernel
-from aiedsl.lang.names import check_entry, check_line, check_name, check_source, check_symbol
+from aiedsl.lang.names import (check_argument, check_entry, check_line, check_name,
+                               check_source, check_symbol)
 from aiedsl.lang.tensor import lookup_dtype
 
 
@@ -236,12 +237,20 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
                           limit="'aie2' (npu1), 'aie2p' (npu2) or None (any)",
                           found=repr(arch), fix="leave arch out for C++ that builds for both")
     args = list(args)
-    names = [a.name for a in args if isinstance(a, KernelArg)]
-    if len(names) != len(args) or len(set(names)) != len(names):
-        raise DesignError("kernel signature", f"kernel '{symbol}' has args={args!r}", loc=loc,
-                          limit="buffer(...) and scalar(...) entries with different names",
-                          fix="declare each argument with buffer(name, type) or scalar(name, "
-                              "dtype), each with its own name")
+    for i, a in enumerate(args):
+        if not isinstance(a, KernelArg):
+            raise DesignError("kernel signature", f"args[{i}] of kernel '{symbol}' is "
+                              f"{type(a).__name__} {_short(a)}", loc=loc,
+                              limit="buffer(...) and scalar(...) entries", found=_short(a),
+                              fix="declare each argument with buffer(name, type) or "
+                                  "scalar(name, dtype)")
+        check_argument(a.name, symbol, entry, loc)
+    names = [a.name for a in args]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise DesignError("kernel signature", f"kernel '{symbol}' has two arguments named "
+                          f"'{twice}'", loc=loc, limit="one name per argument", found=twice,
+                          fix="give each argument its own name")
     for what, value in (("cycles", 0 if cycles is None else cycles), ("ops", ops)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise DesignError("kernel cost", f"kernel '{symbol}' has {what}={value!r}", loc=loc,
@@ -318,3 +327,9 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
         "cycles": prof.cycles, "cycles_source": "profile", "arch": target.arch,
         "cost": f"{ir.cost} [cycles from its profile on {target.name}: bound by "
                 f"{prof.binding}; no cycles= declared]"})
+
+
+def _short(value: object) -> str:
+    """``repr(value)``, cut to a line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

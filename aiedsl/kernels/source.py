@@ -65,3 +65,17 @@ def defines_function(source: str, name: str) -> bool:
     code = _COMMENTS.sub(" ", source)
     head = r"(?:[\w>&]\s+|[*&]\s*)(?:[\w:]+::)?"  # a return type, then the (qualified) name
     return re.search(head + re.escape(name) + r"\s*\(", code) is not None
+
+
+_LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]*)"', re.M)
+
+
+def local_includes(source: str) -> list[tuple[int, str]]:
+    """The ``#include "file"`` lines of C++ ``source`` (line number, file), comments ignored.
+
+    A kernel's build compiles ``kernels/<symbol>.cc`` (the source copied whole) in the build
+    directory, where no file beside the source is carried, so such an include finds nothing.
+    """
+    code = _COMMENTS.sub(lambda m: "\n" * m[0].count("\n"), source)  # keep the line numbers
+    return [(code[:m.start()].count("\n") + 1, m[1]) for m in _LOCAL_INCLUDE.finditer(code)]
+

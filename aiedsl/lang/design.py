@@ -23,7 +23,7 @@ from aiedsl.errors import (DesignError, caller_loc, check_callable, function_loc
                            user_exception)
 from aiedsl.ir import Design, Loc, TensorType
 from aiedsl.lang.context import _DESIGN, active, load_context
-from aiedsl.lang.names import check_name
+from aiedsl.lang.names import check_name, check_tensor_name
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.to_ir import to_ir
 from aiedsl.lang.trace import DesignTrace
@@ -247,7 +247,7 @@ def design(device: str = "npu1", *, name: str | None = None,
                 raise DesignError(
                     "design", f"argument '{pname}' of design '{fn.__name__}' has no Tensor "
                     "annotation", loc=loc, fix=f"annotate it, e.g. {pname}: Tensor[1024, i32]")
-            tensors.append(HostTensorRef(check_name(pname, "host tensor", loc), i, p.annotation,
+            tensors.append(HostTensorRef(check_tensor_name(pname, loc), i, p.annotation,
                                          loc))
         b.tensors = tensors
         with active(_DESIGN, b):

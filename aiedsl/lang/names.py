@@ -37,6 +37,25 @@ throw true try typedef typeid typename union unsigned using virtual void volatil
 xor xor_eq main
 """.split())
 
+_CPP_TYPES = frozenset("""
+int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t size_t ptrdiff_t intptr_t
+uintptr_t bfloat16 float16 std aie
+""".split())
+"""Names the generated ``extern "C"`` function and the AIE API headers use as types or scopes: an
+argument named so would hide the type it is declared with."""
+
+_C_LIBRARY = frozenset("""
+abs labs llabs div fabs fabsf sqrt sqrtf cbrt exp expf exp2 expm1 log logf log2 log10 log1p pow
+powf sin sinf cos cosf tan tanf asin acos atan atan2 sinh cosh tanh floor floorf ceil ceilf round
+roundf trunc fmod fmin fmax fminf fmaxf fma hypot erf erfc tgamma lgamma ldexp frexp modf nan
+memcpy memmove memset memcmp memchr strlen strcpy strncpy strcat strncat strcmp strncmp strchr
+strrchr strstr strtok malloc calloc realloc free aligned_alloc exit abort atexit atoi atol atof
+strtol strtoul strtod rand srand qsort bsearch getenv system printf fprintf sprintf snprintf puts
+putchar getchar scanf sscanf fopen fclose fread fwrite assert
+""".split())
+"""C library functions the kernels' headers declare: an ``extern "C"`` kernel of the same name
+conflicts with the declaration (g++: "conflicting declaration of C function")."""
+
 _QUALIFIED = r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*"
 _ENTRY = re.compile(_QUALIFIED + r"(?:<[A-Za-z0-9_:<>,.*&+\-() ]*>)?\Z")
 ENTRY_FORM = ("a C++ function name, optionally qualified (ns::f) and with template arguments "
@@ -56,14 +75,49 @@ def check_name(value: object, what: str, loc: Loc | None) -> str:
                       fix=f"rename it, e.g. {_suggest(value)}")
 
 
+_DEVICE_VALUE = re.compile(r"(?:tile|core)_\d+_\d+\Z|(?:rtp|lock)_")
+
+
+def check_tensor_name(value: object, loc: Loc | None) -> str:
+    """A host tensor's name: a plain name that is none of the values the generated MLIR defines
+    in the device (``%tile_0_2``, ``%core_0_2``, ``%rtp_<name>``, ``%lock_<name>``), since it
+    becomes an argument of the runtime sequence inside it, and mlir-aie's parser refuses an
+    argument named like a value already defined."""
+    name = check_name(value, "host tensor", loc)
+    if _DEVICE_VALUE.match(name):
+        raise DesignError("name", f"host tensor '{name}' is named like a value aiedsl's MLIR "
+                          "defines for the device", loc=loc,
+                          limit=NAME_FORM + ", not tile_C_R, core_C_R, or starting rtp_ or "
+                          "lock_", found=name, fix=f"rename it, e.g. {name.replace('_', '', 1)}")
+    return name
+
+
 def check_symbol(value: object, loc: Loc | None) -> str:
     """A kernel's C symbol: a plain name that is not a C++ keyword."""
     name = check_name(value, "kernel symbol", loc)
-    if name in _CPP_KEYWORDS:
-        raise DesignError("name", f"kernel symbol '{name}' is a C++ keyword", loc=loc,
-                          limit=NAME_FORM + ", not a C++ keyword", found=name,
-                          fix=f"put the kernel's shape in it, e.g. {name}_i32_1024")
+    clash = "a C++ keyword" if name in _CPP_KEYWORDS else \
+        "a C library function" if name in _C_LIBRARY else None
+    if clash:
+        raise DesignError("name", f"kernel symbol '{name}' is {clash}", loc=loc,
+                          limit=NAME_FORM + ", not a C++ keyword or C library function",
+                          found=name, fix=f"put the kernel's shape in it, e.g. {name}_i32_1024")
     return name
+
+
+def check_argument(name: str, symbol: str, entry: str, loc: Loc | None) -> None:
+    """A kernel argument's name, which the generated ``extern "C"`` function declares and passes
+    on: not a C++ keyword, a type it uses, nor the name of the function itself or of the one it
+    calls (each would hide or break the other)."""
+    called = entry.split("<", 1)[0].rsplit("::", 1)[-1]
+    clash = ("a C++ keyword" if name in _CPP_KEYWORDS else
+             "a C++ type name" if name in _CPP_TYPES else
+             "the kernel's own symbol" if name == symbol else
+             f"the function it calls ({entry})" if name == called else None)
+    if clash:
+        raise DesignError("name", f"argument '{name}' of kernel '{symbol}' is {clash}", loc=loc,
+                          limit="a name the generated C++ can declare: not a C++ keyword, a "
+                          "type, or the kernel's or its entry's name", found=name,
+                          fix=f"rename it, e.g. {name}_buf")
 
 
 def check_entry(value: object, symbol: str, loc: Loc | None) -> str:
