@@ -191,7 +191,7 @@ def doctor(
     _print_table("aiedsl doctor", ("tool", "status", "where / how found", "version"), rows)
     missing = tools.missing()
     for t in missing:
-        say(f"{t.name} is missing. To get it: {t.install}")
+        say(f"Missing {t.name}. To get it: {t.install}")
     if tools.lowering:
         spelling = tools.aiecc_spelling if tools.aiecc.path else None
         say("aie-opt and aie-translate found: aiedsl build lowers each design with mlir-aie "

@@ -208,12 +208,26 @@ def test_an_exit_in_the_reference_is_a_design_error(design_file: DesignFile, cal
                                    "the reference of 'passthrough')")
 
 
+def test_a_reference_returning_a_dict_is_told_what_to_return(design_file: DesignFile) -> None:
+    """A tester's reference returned {"out": ...}: the error spoke of 'object values'."""
+    path = design_file((ROOT / "designs" / "passthrough.py").read_text().replace(
+        "return inp.copy()", "return {'out': inp.copy()}"))
+    r = aiedsl("sim", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[1:] == [
+        "  limit: one array per drained tensor, in argument order (a tuple of them for several: "
+        "out)",
+        "  found: a dict of ['out']",
+        "  fix: return the array itself"]
+    assert "error [reference]: the reference of 'passthrough' returned a dict" in r.stderr
+
+
 # -- output through a pipe ------------------------------------------------------------------------
 
 def test_piped_output_is_not_wrapped(tmp_path: Path) -> None:
     doctor = aiedsl("doctor", PATH="/usr/bin:/bin")  # nothing installed: long install lines
     lines = doctor.stdout.splitlines()
-    assert any(line.startswith("aiecc (mlir-aie) is missing. To get it: pip install mlir_aie "
+    assert any(line.startswith("Missing aiecc (mlir-aie). To get it: pip install mlir_aie "
                                "-f https://github.com/Xilinx/mlir-aie/releases/") and
                line.endswith("or export MLIR_AIE_INSTALL_DIR=<your mlir-aie install>")
                for line in lines), doctor.stdout

@@ -217,16 +217,16 @@ def test_doctor_on_this_machine_names_what_is_missing_and_how_to_get_it(no_tools
     text = _words(r.stdout)
     assert "Peano (llvm-aie) MISSING" in text and "pyxrt (XRT) MISSING" in text
     assert _words(
-        "Peano (llvm-aie) is missing. To get it: pip install llvm-aie -f "
+        "Missing Peano (llvm-aie). To get it: pip install llvm-aie -f "
         "https://github.com/Xilinx/llvm-aie/releases/expanded_assets/nightly, then export "
         "PEANO_INSTALL_DIR=$(python -c \"import sysconfig; "
         "print(sysconfig.get_paths()['purelib'])\")/llvm-aie") in text
     assert _words(
-        "aiecc (mlir-aie) is missing. To get it: pip install mlir_aie -f "
+        "Missing aiecc (mlir-aie). To get it: pip install mlir_aie -f "
         "https://github.com/Xilinx/mlir-aie/releases/expanded_assets/latest-wheels-4 (puts aiecc "
         "on PATH), or export MLIR_AIE_INSTALL_DIR=<your mlir-aie install>") in text
     assert _words(
-        "pyxrt (XRT) is missing. To get it: install the amdxdna driver and XRT "
+        "Missing pyxrt (XRT). To get it: install the amdxdna driver and XRT "
         "(https://github.com/amd/xdna-driver), then source /opt/xilinx/xrt/setup.sh") in text
     assert _words("Without them aiedsl still checks, builds (MLIR and C++) and simulates "
                   "designs: aiedsl run uses the simulator.") in text

@@ -157,6 +157,13 @@ class DesignHandle:
             if not raised_by_user(e):
                 raise
             raise user_exception(e, f"running the reference of '{self.name}'", where) from e
+        if isinstance(result, dict):
+            raise DesignError(
+                "reference", f"the reference of '{self.name}' returned a dict", loc=where,
+                limit="one array per drained tensor, in argument order (a tuple of them for "
+                f"several: {', '.join(self.outputs)})", found=f"a dict of {sorted(result)}",
+                fix=f"return {', '.join(self.outputs)}" if len(self.outputs) > 1 else
+                "return the array itself")
         results = result if isinstance(result, tuple) else (result,)
         if len(results) != len(self.outputs):
             raise DesignError(
