@@ -179,6 +179,34 @@ def test_a_host_tensor_named_like_a_device_value_is_refused(design_file: DesignF
         "starting rtp_ or lock_"]
 
 
+def test_a_kernel_of_no_cycles_is_refused(design_file: DesignFile) -> None:
+    """cycles=0 was taken: every call free, and any throughput."""
+    path = kernel_design(design_file)
+    path.write_text(path.read_text().replace("cycles=20", "cycles=0"))
+    assert error_of(path) == (
+        "d.py:10: error [kernel cost]: kernel 'copy_i32_64' has cycles=0\n"
+        "  limit: an integer >= 1\n"
+        "  found: 0\n"
+        "  fix: give cycles as a whole number per call (a call takes time: the simulator charges "
+        "these cycles)")
+
+
+def test_a_kernel_declaring_more_operations_than_its_cycles_allow_is_refused(
+        design_file: DesignFile) -> None:
+    """ops=10**30 was taken, and sim printed a throughput of 32,877,432,930,036,821,358,804,992
+    GOPS."""
+    path = kernel_design(design_file)
+    path.write_text(path.read_text().replace("cycles=20", "cycles=20, ops=10**30"))
+    assert error_of(path) == (
+        "d.py:10: error [kernel cost]: kernel 'copy_i32_64' declares "
+        "1,000,000,000,000,000,000,000,000,000,000 operations per call in 20 cycles\n"
+        "  limit: at most 512 per cycle (npu1_1col's peak of 256 MACs per cycle, a MAC counting "
+        "2)\n"
+        "  found: 50,000,000,000,000,000,000,000,000,000 per cycle\n"
+        "  fix: count ops as one call's arithmetic (a multiply-accumulate is 2) and cycles as its "
+        "time")
+
+
 @pytest.mark.parametrize("source, why", [
     ("/etc/passwd", "absolute"), ("../copy.cc", "leaves its folder"), ("copy.txt", "not C++"),
     ("~/copy.cc", "home")])

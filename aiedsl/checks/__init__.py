@@ -14,7 +14,7 @@ from aiedsl.checks.cascade import check_cascades
 from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
 from aiedsl.checks.held import check_held_buffers
-from aiedsl.checks.kernels import check_kernel_arch, check_kernel_sources
+from aiedsl.checks.kernels import check_kernel_arch, check_kernel_costs, check_kernel_sources
 from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.resources import TileUsage, check_resources, usage
@@ -46,6 +46,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_rtps(d)
     check_kernel_sources(d)
     check_kernel_arch(d, target)
+    check_kernel_costs(d, target)
     check_dma(d, target)  # before balance: a malformed pattern is the more specific error
     check_balance(d)
     check_outputs_written(d)

@@ -59,3 +59,19 @@ def check_kernel_arch(d: Design, target: TargetModel) -> None:
             f"'{d.name}' runs on {d.device} ({target.arch})", loc=k.loc,
             limit=f"a kernel runs only on the architecture it was made for ({what})",
             found=k.arch, fix=fix)
+
+
+def check_kernel_costs(d: Design, target: TargetModel) -> None:
+    """A kernel's declared operations fit in its declared cycles: at most two per MAC a core of
+    ``target`` can do per cycle. More would report a throughput the device cannot reach."""
+    macs = max(target.macs_per_cycle.values())
+    for k in d.kernels:
+        if k.ops > k.cycles * 2 * macs:
+            raise DesignError(
+                "kernel cost", f"kernel '{k.symbol}' declares {k.ops:,} operations per call in "
+                f"{k.cycles:,} cycles", loc=k.loc, limit=f"at most {2 * macs} per cycle "
+                f"({target.name}'s peak of {macs} MACs per cycle, a MAC counting 2)",
+                found=f"{-(-k.ops // k.cycles):,} per cycle",
+                fix="count ops as one call's arithmetic (a multiply-accumulate is 2) and cycles "
+                "as its time")
+

@@ -251,11 +251,13 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
         raise DesignError("kernel signature", f"kernel '{symbol}' has two arguments named "
                           f"'{twice}'", loc=loc, limit="one name per argument", found=twice,
                           fix="give each argument its own name")
-    for what, value in (("cycles", 0 if cycles is None else cycles), ("ops", ops)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+    for what, value, least in (("cycles", 1 if cycles is None else cycles, 1), ("ops", ops, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise DesignError("kernel cost", f"kernel '{symbol}' has {what}={value!r}", loc=loc,
-                              limit="an integer >= 0", found=repr(value),
-                              fix=f"give {what} as a whole number per call")
+                              limit=f"an integer >= {least}", found=repr(value),
+                              fix=f"give {what} as a whole number per call"
+                              + (" (a call takes time: the simulator charges these cycles)"
+                                 if least else ""))
     if params is not None and not isinstance(params, dict):
         raise DesignError("kernel signature", f"kernel '{symbol}' has params={params!r}",
                           loc=loc, limit="a dict of template parameters", found=repr(params),
