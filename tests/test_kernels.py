@@ -494,6 +494,55 @@ def test_a_kernel_reference_that_raises_is_a_design_error(design_file: DesignFil
         r.stderr
 
 
+REFERENCE_MISTAKES = {
+    "returns its result": (
+        "return src.copy()",
+        "d.py:5: error [kernel reference]: the reference of kernel 'copy_i32_64' returned a "
+        "value instead of writing its output in place\n"
+        "  limit: a kernel reference writes its results into its \"out\" and \"inout\" arrays "
+        "in place and returns None\n"
+        "  found: copy_ref(src, dst) returned ndarray of shape (64,) int32\n"
+        "  d.py:10: the kernel's declaration\n"
+        "  fix: write into the output array in place, e.g. dst[...] = ... (`dst = ...` only "
+        "rebinds the name; a returned value is dropped)\n"),
+    "rebinds its output": (
+        "dst = src * 1",
+        "d.py:5: error [kernel reference]: the reference of kernel 'copy_i32_64' left its "
+        "\"out\" buffer 'dst' unwritten\n"
+        "  limit: a kernel reference writes its results into its \"out\" and \"inout\" arrays "
+        "in place and returns None\n"
+        "  found: every element of 'dst' is still the poison it was given (-2147483648)\n"
+        "  d.py:10: the kernel's declaration\n"
+        "  fix: write into the output array in place, e.g. dst[...] = ... (`dst = ...` only "
+        "rebinds the name; a returned value is dropped)\n"),
+    "exits": (
+        "import sys; sys.exit(0)",
+        "d.py:6: error [kernel reference]: the reference of kernel 'copy_i32_64' called "
+        "sys.exit(0)\n"
+        "  fix: a kernel reference computes its outputs; do not exit from it (raise an "
+        "exception to report a problem)\n"),
+    "raises a BaseException": (
+        "raise KeyboardInterrupt.__base__('stop')",
+        "d.py:6: error [python error]: BaseException: stop (while running the reference of "
+        "kernel 'copy_i32_64')\n"
+        "  fix: fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback\n"),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(REFERENCE_MISTAKES))
+def test_a_kernel_reference_that_does_not_write_its_output_is_a_design_error(
+        design_file: DesignFile, mistake: str) -> None:
+    """`return src * 2` in a kernel reference was a C++ FAIL with a meaningless want in kernel
+    test and a bare FAIL in the simulator; sys.exit(0) ended kernel test silently with exit
+    0. Each is now a design error at the reference, in kernel test and the simulator alike."""
+    body, message = REFERENCE_MISTAKES[mistake]
+    path = design_file(WRONG.replace("dst[...] = src", body))
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY)
+    for command in (("kernel", "test"), ("sim",)):
+        r = _cli(*command, str(path), cwd=path.parent)
+        assert (r.returncode, r.stdout, r.stderr) == (2, "", message), command
+
+
 LOOPED = WRONG.replace("X: Tensor[64, i32], Y: Tensor[64, i32]",
                        "X: Tensor[256, i32], Y: Tensor[256, i32]").replace(
     "import numpy as np\n", "import numpy as np\n    from aiedsl import loop\n").replace(
