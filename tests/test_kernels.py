@@ -25,10 +25,11 @@ DesignFile = Callable[..., Path]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def _cli(*args: str, cwd: Path = ROOT, timeout: float | None = None,
+         **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
-                                                   "HOME": str(Path.home())})
+                          text=True, cwd=cwd, timeout=timeout, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
+                                                   "HOME": str(Path.home()), **env})
 
 
 def test_every_library_kernel_matches_its_reference() -> None:
@@ -630,6 +631,86 @@ def test_a_native_kernel_that_crashes_or_writes_outside_is_a_design_error(
     with pytest.raises(DesignError) as excinfo:
         simulate(load_design(path), kernels="native")
     assert str(excinfo.value) == message
+
+
+NEVER_RETURNS = ("volatile unsigned step = 0;  // the bug: the loop never ends\n"
+                 "  for (unsigned i = 0; i < 64; i += step)\n"
+                 "    aie::store_v(dst + i, aie::load_v<16>(src + i));")
+
+
+def _children() -> list[str]:
+    """The processes this one started that are still there (Linux's /proc)."""
+    me = str(__import__("os").getpid())
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if fields[1] == me:
+            out.append(stat.parent.name)
+    return out
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork") or not Path("/proc/self/stat").exists(),
+                    reason="native calls run in a forked child only where there is os.fork; "
+                    "its end is seen in Linux's /proc")
+def test_a_kernel_that_never_returns_is_stopped_after_the_time_limit(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel whose loop never ended hung kernel test and the native simulation until
+    Ctrl-C. Each call now has a time limit; the child running it is killed and reaped."""
+    from aiedsl.kernels.host import design_cases
+    from aiedsl.sim import simulate
+
+    path = _faulty_design(design_file, NEVER_RETURNS)
+    r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent, timeout=60,
+             AIEDSL_KERNEL_TIMEOUT="0.5")  # without a limit it hangs: TimeoutExpired
+    message = (
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' did not return within 0.5 s in "
+        "call 1 of it by core[0,0]; the simulation stopped there\n"
+        "  limit: a kernel call returns within 0.5 s on the host (10 s or "
+        "$AIEDSL_KERNEL_TIMEOUT, or 1 us per declared cycle if that is more)\n"
+        "  found: still running after 0.5 s; the process running the kernel's C++ was killed\n"
+        "  d.py:21: the call (core[0,0])\n"
+        "  fix: a loop that never ends? check the kernel's loop bounds and steps (a step of 0, "
+        "a counter that wraps before its bound); AIEDSL_KERNEL_TIMEOUT=SECONDS gives a slow "
+        "kernel longer; `aiedsl kernel test d.py` runs each kernel alone")
+    assert (r.returncode, r.stderr) == (2, message + "\n")
+    r = _cli("kernel", "test", str(path), cwd=path.parent, timeout=60,
+             AIEDSL_KERNEL_TIMEOUT="0.5")
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[0] == (
+        "FAIL copy_i32_64: did not return within 0.5 s (its process was killed): a loop that "
+        "never ends? check the kernel's loop bounds and steps (a step of 0, a counter that "
+        "wraps before its bound); AIEDSL_KERNEL_TIMEOUT=SECONDS gives a slow kernel longer")
+    # in this process: the error, and no child left behind (killed and reaped)
+    monkeypatch.setenv("AIEDSL_KERNEL_TIMEOUT", "0.5")
+    handle = load_design(path)
+    before = _children()
+    with pytest.raises(DesignError) as excinfo:
+        simulate(handle, kernels="native")
+    assert str(excinfo.value) == message
+    assert not check_kernel(design_cases(handle)[0]).passed
+    assert _children() == before
+    monkeypatch.setenv("AIEDSL_KERNEL_TIMEOUT", "soon")
+    with pytest.raises(DesignError) as excinfo:
+        check_kernel(design_cases(handle)[0])
+    assert str(excinfo.value) == (
+        "error [kernel time limit]: AIEDSL_KERNEL_TIMEOUT='soon'\n"
+        "  limit: seconds per kernel call, more than 0 and below 1e6\n"
+        "  found: soon\n"
+        "  fix: set it to e.g. 60, or unset it for 10 s")
+
+
+def test_the_time_limit_grows_with_the_declared_cycles(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl.kernels.host import call_limit
+
+    k = library.matmul(64, 64, 64, "bf16").ir
+    monkeypatch.delenv("AIEDSL_KERNEL_TIMEOUT", raising=False)
+    assert call_limit(k) == 10.0
+    assert call_limit(k.model_copy(update={"cycles": 50_000_000})) == 50.0
+    monkeypatch.setenv("AIEDSL_KERNEL_TIMEOUT", "60")
+    assert call_limit(k) == 60.0
 
 
 def test_native_results_are_the_same_in_the_child_as_in_process(

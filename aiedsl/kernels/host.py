@@ -250,7 +250,7 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     run = native(k, case.cpp, case.aie_arch)  # built here: a compile error is the design's
     runs = []
     for fill in _FILLS:
-        outcome = _in_child(lambda: _guarded_run(k, run, args_cpp, fill))
+        outcome = _in_child(lambda: _guarded_run(k, run, args_cpp, fill), call_limit(k))
         if isinstance(outcome, str):  # it crashed
             return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
         runs.append(outcome)
@@ -299,8 +299,7 @@ def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
         a = k.args[i]
         faults += guard_faults(raw, n, own, a.name)
         if a.access == "in" and not np.array_equal(run_args[i], args[i], equal_nan=True):
-            faults.append(f"wrote input buffer '{a.name}' (declared \"in\": the DMA may be "
-                          "refilling or another core reading it)")
+            faults.append(input_write_text(a.name))
     return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
             for v in run_args], faults
 
@@ -318,6 +317,48 @@ def guard_faults(raw: np.ndarray, n: int, fill: int, name: str) -> list[str]:
     return faults
 
 
+CALL_SECONDS = 10.0
+"""Seconds a host call of a kernel may run before it is taken for one that never returns
+(a loop whose step is 0): :func:`call_limit`. ``AIEDSL_KERNEL_TIMEOUT=SECONDS`` sets it."""
+
+
+def call_limit(k: Kernel) -> float:
+    """Seconds one host call of kernel ``k`` may take: :data:`CALL_SECONDS` (or
+    ``$AIEDSL_KERNEL_TIMEOUT``), or 1 us per declared cycle when that is more (the host runs
+    the AIE API some 10 to 50 times slower than a 1 GHz core: a kernel that long still has
+    20 times its time)."""
+    setting = os.environ.get("AIEDSL_KERNEL_TIMEOUT")
+    seconds = CALL_SECONDS
+    if setting is not None:
+        try:
+            seconds = float(setting)
+        except ValueError:
+            seconds = -1.0
+        if not 0 < seconds < 1e6:
+            raise DesignError("kernel time limit", f"AIEDSL_KERNEL_TIMEOUT={setting!r}",
+                              limit="seconds per kernel call, more than 0 and below 1e6",
+                              found=setting, fix="set it to e.g. 60, or unset it for 10 s")
+    return max(seconds, k.cycles * 1e-6)
+
+
+def hang_text(limit: float) -> str:
+    """What a call that did not return within ``limit`` seconds did, after the kernel's name
+    (``kernel test`` and the native simulation alike)."""
+    return f"did not return within {limit:g} s"
+
+
+HANG_FIX = ("a loop that never ends? check the kernel's loop bounds and steps (a step of 0, a "
+            "counter that wraps before its bound); AIEDSL_KERNEL_TIMEOUT=SECONDS gives a slow "
+            "kernel longer")
+
+
+def input_write_text(name: str) -> str:
+    """What a call that wrote input buffer ``name`` did, after the kernel's name (``kernel
+    test`` and the native simulation alike)."""
+    return (f"wrote input buffer '{name}' (declared \"in\": the DMA may be refilling or "
+            "another core reading it)")
+
+
 def signal_name(number: int) -> str:
     """``SIGSEGV`` for 11: the name of signal ``number`` (the number itself if it has none)."""
     import signal
@@ -325,8 +366,9 @@ def signal_name(number: int) -> str:
     return signal.Signals(number).name if number in signal.valid_signals() else str(number)
 
 
-def _in_child(fn: Callable[[], Any]) -> Any:
-    """``fn()`` in a forked child; a description of the crash (a string) if it dies."""
+def _in_child(fn: Callable[[], Any], limit: float) -> Any:
+    """``fn()`` in a forked child; a description of the crash (a string) if it dies, or of
+    the hang if it does not answer within ``limit`` seconds (it is then killed and reaped)."""
     import multiprocessing
     import pickle
 
@@ -346,6 +388,11 @@ def _in_child(fn: Callable[[], Any]) -> Any:
     proc.start()
     child.close()
     try:
+        if not parent.poll(limit):
+            proc.kill()
+            proc.join()
+            parent.close()
+            return f"{hang_text(limit)} (its process was killed): {HANG_FIX}"
         data = parent.recv_bytes()
     except EOFError:
         proc.join()
