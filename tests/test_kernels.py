@@ -601,6 +601,19 @@ NATIVE_FAULTS = {
         "  d.py:21: the call (core[0,0])\n"
         "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
         "says what it reads or writes outside its buffers"),
+    "a write to its input": (  # kernel test said so; the simulation used the value written
+        "for (unsigned i = 0; i < 64; i += 16)\n"
+        "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"
+        "  const_cast<int32_t *>(src)[3] = ~src[3];",
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' wrote input buffer 'src' (declared "
+        "\"in\": the DMA may be refilling or another core reading it) in call 1 of it by "
+        "core[0,0]; the simulation stopped there\n"
+        "  limit: a kernel does not write a buffer it declares \"in\" (checked after every "
+        "call)\n"
+        "  found: 'src' holds 256 bytes; bytes 12 to 15 from its start changed (element 3)\n"
+        "  d.py:21: the call (core[0,0])\n"
+        "  fix: declare 'src' \"inout\" if the kernel updates it in place (\"out\" if it only "
+        "writes it), or make the C++ leave it alone; `aiedsl kernel test d.py` says the same"),
 }
 
 

@@ -63,16 +63,16 @@ class NativeFault(Exception):
     """A native call the child could not finish cleanly: it died (``signal`` set, or an exit
     ``status``), did not return within ``timeout`` seconds (and was killed), or it wrote
     outside one of its buffers or into an "in" one (``wrote``: what, per buffer; ``where``:
-    which bytes, counted from the buffer's start; ``inputs``: whether those are "in"
-    buffers)."""
+    which bytes, counted from the buffer's start; ``inputs``: the "in" buffers among them,
+    if those are what it wrote)."""
 
     def __init__(self, *, signal: int | None = None, status: int | None = None,
                  timeout: float | None = None, wrote: Sequence[str] = (),
-                 where: Sequence[str] = (), inputs: bool = False) -> None:
+                 where: Sequence[str] = (), inputs: Sequence[str] = ()) -> None:
         self.signal = signal
         self.status = status
         self.timeout = timeout
-        self.inputs = inputs
+        self.inputs = list(inputs)
         self.wrote = list(wrote)
         self.where = list(where)
         super().__init__(self.describe())
@@ -107,27 +107,30 @@ class _Slot:
     fill: int = FILL
     """Its guard bytes' value: each array of a kernel has its own, so a byte copied from one
     array's guard into another's shows."""
+    input: bool = False
+    """A buffer declared "in": compared after the call instead of copied back."""
 
 
 def _slots(k: Kernel, start: int) -> list[_Slot]:
     """The staging of kernel ``k``'s arrays from byte ``start``: its buffers in argument order,
     then its cascade input and output (the arrays the simulator appends to a cascade call)."""
-    arrays = [(i, a.name, a.type, True) for i, a in enumerate(k.args) if a.kind == "buffer"]
+    arrays = [(i, a.name, a.type, True, a.access == "in") for i, a in enumerate(k.args)
+              if a.kind == "buffer"]
     extra = len(k.args)
     for name, t in (("cascade_in", k.cascade_in), ("cascade_out", k.cascade_out)):
         if t is not None:
-            arrays.append((extra, name, t, False))
+            arrays.append((extra, name, t, False, False))
             extra += 1
     out: list[_Slot] = []
     at = start
-    for position, name, t, contiguous in arrays:
+    for position, name, t, contiguous, read_only in arrays:
         assert t is not None, "a buffer argument has a type"
         dt = np.dtype(lookup_dtype(t.dtype).numpy)
         nbytes = t.nbytes
         offset = at + GUARD
         end = offset + -(-nbytes // _ALIGN) * _ALIGN + GUARD
         out.append(_Slot(position, name, offset, nbytes, end, dt, tuple(t.shape), contiguous,
-                         guard_fill(FILL, len(out))))
+                         guard_fill(FILL, len(out)), read_only))
         at = end
     return out
 
@@ -225,11 +228,20 @@ class KernelWorker:
         kind, value = pickle.loads(reply)
         if kind == "raised":
             raise value
-        for j, (arr, v) in enumerate(zip(arrays, views)):
-            if j not in aliases:
+        shared = set(aliases) | set(aliases.values()) if aliases else ()
+        inputs = []
+        for j, (s, arr, v) in enumerate(zip(slots, arrays, views)):
+            if s.input and j not in shared:  # as kernel test: an "in" buffer stays as it was
+                if v.tobytes() != arr.tobytes():  # (a copy and a memcmp: below 1 us for 8 KB)
+                    inputs.append(j)
+            elif j not in aliases:
                 _copy(arr, v)
         if value:
             raise NativeFault(wrote=[w for w, _ in value], where=[at for _, at in value])
+        if inputs:
+            raise NativeFault(wrote=[input_write_text(slots[j].name) for j in inputs],
+                              where=[_changed(slots[j], arrays[j], views[j]) for j in inputs],
+                              inputs=[slots[j].name for j in inputs])
 
     def close(self) -> None:
         """Stop the child: at once if it is still in a call (the parent was interrupted),
@@ -317,6 +329,19 @@ class KernelWorker:
             mem[lo:s.offset] = guard[:GUARD]
             mem[hi:s.end] = guard[:s.end - hi]
         return out
+
+
+def _changed(s: _Slot, before: np.ndarray, after: np.ndarray) -> str:
+    """Which elements of buffer ``s`` differ between ``before`` and ``after`` the call, as
+    :meth:`KernelWorker._strays` says it of guard bytes."""
+    size = s.dtype.itemsize
+    bits = np.dtype(f"u{size}")  # bit patterns: a NaN left as it was is unchanged
+    changed = np.flatnonzero(np.frombuffer(before.tobytes(), bits) !=
+                             np.frombuffer(after.tobytes(), bits))
+    first, last = int(changed.min()), int(changed.max())
+    elements = f"element {first}" if first == last else f"elements {first} to {last}"
+    return (f"'{s.name}' holds {s.nbytes} bytes; bytes {first * size} to {(last + 1) * size - 1} "
+            f"from its start changed ({elements})")
 
 
 def _waiter(fd: int, spin: float) -> Callable[..., bool]:
@@ -412,6 +437,9 @@ def fault_error(fault: NativeFault, k: Kernel, core: str, number: int, call: Cal
                  "C++ was killed")
         limit = (f"a kernel call returns within {fault.timeout:g} s on the host (10 s or "
                  "$AIEDSL_KERNEL_TIMEOUT, or 1 us per declared cycle if that is more)")
+    elif fault.inputs:
+        found = "; ".join(fault.where)
+        limit = "a kernel does not write a buffer it declares \"in\" (checked after every call)"
     else:
         found = "; ".join(fault.where)
         limit = (f"a kernel writes only inside its buffers (the {GUARD} bytes before and after "
@@ -421,6 +449,11 @@ def fault_error(fault: NativeFault, k: Kernel, core: str, number: int, call: Cal
            "bytes and says what it reads or writes outside its buffers")
     if fault.timeout is not None:
         fix = f"{HANG_FIX}; `aiedsl kernel test {design_file}` runs each kernel alone"
+    elif fault.inputs:
+        names = " and ".join(f"'{n}'" for n in fault.inputs)
+        fix = (f"declare {names} \"inout\" if the kernel updates it in place (\"out\" if it "
+               "only writes it), or make the C++ leave it alone; `aiedsl kernel test "
+               f"{design_file}` says the same")
     return DesignError(
         "native kernel", f"kernel '{k.symbol}' {what} in call {number} of it by {core}; the "
         "simulation stopped there", loc=k.loc, limit=limit, found=found, related=related,
