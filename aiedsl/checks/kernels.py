@@ -10,22 +10,15 @@ from __future__ import annotations
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design
-from aiedsl.kernels.source import defines_function, entry_function, kernel_source
+from aiedsl.kernels.source import check_entry_declared, kernel_source
 from aiedsl.targets import TargetModel
 
 
 def check_kernel_sources(d: Design) -> None:
     """Each file kernel's ``source=`` exists and declares the function its ``entry=`` calls."""
     for k in d.kernels:
-        if k.source_kind != "file":
-            continue
-        src = kernel_source(k)  # raises at the declaration when the file is missing
-        name = entry_function(k.entry)
-        if not defines_function(src.text, name):
-            raise DesignError(
-                "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), "
-                f"which {src.label} does not declare", loc=k.loc, found=k.entry,
-                fix=f"name a function {src.label} defines in entry=, or add {name} to it")
+        if k.source_kind == "file":
+            check_entry_declared(k, kernel_source(k))  # which raises when the file is missing
 
 
 def check_kernel_arch(d: Design, target: TargetModel) -> None:

@@ -35,6 +35,7 @@ from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.ir import Call, Kernel, Loc, RtpArg, RtpWrite, ScalarArg
 from aiedsl.ir.program import Rounding
 from aiedsl.kernels.paths import KERNELS_CPP
+from aiedsl.kernels.source import check_entry_declared
 from aiedsl.lang.design import DesignHandle
 from aiedsl.targets import get_target
 
@@ -95,6 +96,8 @@ def _first_errors(stderr: str, most: int = 12) -> str:
 def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[..., None]:
     """A callable running kernel ``k``'s generated C++ ``kt`` on numpy arrays and scalars
     (built for ``aie_arch`` when given: see :func:`compile_host`)."""
+    if k.source_kind == "file":  # as `aiedsl check` says it, not as g++ does
+        check_entry_declared(k, kt.source)
     lib = ctypes.CDLL(str(compile_host(kt, k.loc, aie_arch)))
     fn = getattr(lib, k.symbol)
     fn.restype = None

@@ -65,3 +65,14 @@ def defines_function(source: str, name: str) -> bool:
     code = _COMMENTS.sub(" ", source)
     head = r"(?:[\w>&]\s+|[*&]\s*)(?:[\w:]+::)?"  # a return type, then the (qualified) name
     return re.search(head + re.escape(name) + r"\s*\(", code) is not None
+
+
+def check_entry_declared(k: Kernel, src: KernelSource) -> None:
+    """File kernel ``k``'s C++ ``src`` declares the function its ``entry=`` calls: checked by
+    ``aiedsl check`` and before every host build (g++ would say it of the generated file)."""
+    name = entry_function(k.entry)
+    if not defines_function(src.text, name):
+        raise DesignError(
+            "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), "
+            f"which {src.label} does not declare", loc=k.loc, found=k.entry,
+            fix=f"name a function {src.label} defines in entry=, or add {name} to it")
