@@ -373,7 +373,14 @@ def test_a_compile_error_points_at_the_users_file_and_line(design_file: DesignFi
     assert r.stderr.startswith("d.py:10: error [host kernel build]: copy_i32_64 does not compile "
                                "on the host\n")
     assert "bad_copy.cc:7:" in r.stderr and "'undeclared' was not declared" in r.stderr
-    assert "tmp" not in r.stderr.split("found:")[1].split("fix:")[0]
+    found = r.stderr.split("found:")[1].split("fix:")[0]
+    assert "tmp" not in found
+    # the excerpt's gutter and the "In function" line name the user's file too (they said
+    # line 11 of the generated file, and kernels/copy_i32_64.cc, which the user cannot open)
+    assert found.startswith(" bad_copy.cc: In function 'void bad_copy(const int32_t*, "
+                            "int32_t*)':\n"), found
+    assert ("    7 |     if (i == 32) v[5] = v[5] + undeclared;  // the bug: element 37 is off "
+            "by one") in found.splitlines(), found
 
 
 SUM_ROWS = '''
