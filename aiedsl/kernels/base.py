@@ -29,7 +29,7 @@ from aiedsl.errors import (
 from aiedsl.ir import Kernel as KernelIR
 from aiedsl.ir import KernelArg, TensorType
 from aiedsl.lang.context import current_design
-from aiedsl.lang.core import call_kernel
+from aiedsl.lang.core import _number, call_kernel
 from aiedsl.lang.names import check_entry, check_line, check_name, check_source, check_symbol
 from aiedsl.lang.tensor import lookup_dtype
 
@@ -306,7 +306,7 @@ def _unwritten_error(ir: KernelIR, reference: Callable[..., Any], what: str, fou
 
 def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
             reference: Callable[..., Any], cycles: int | None, cost: str, ops: int = 0,
-            params: dict[str, int | str] | None = None,
+            params: dict[str, int | float | str] | None = None,
             source_kind: Literal["file", "template"] = "file",
             cascade_in: TensorType | None = None,
             cascade_out: TensorType | None = None, prepared: Prepared | None = None,
@@ -369,15 +369,24 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
                           loc=loc, limit="a dict of template parameters", found=repr(params),
                           fix="write e.g. params={'n': 256}")
     params = dict(params or {})
+    scalar_types = {a.name: a.dtype for a in args if a.kind == "scalar"}
     for key, setting in params.items():
         check_name(key, f"parameter of kernel '{symbol}'", loc)
-        if isinstance(setting, str):
+        number = None if isinstance(setting, bool) else _number(setting)
+        if key in scalar_types and number is not None:  # numpy's too, as a call takes them
+            params[key] = (_float_param(symbol, key, number, scalar_types[key], loc)
+                           if isinstance(number, float) else number)
+        elif isinstance(setting, str):
             check_line(setting, f"parameter '{key}' of kernel '{symbol}' =", loc, limit=100)
         elif not isinstance(setting, int) or isinstance(setting, bool):
+            limit, fix = "an int or a str", "pass sizes and names as ints and strings"
+            if key in scalar_types:
+                limit = (f"a number, the test value of scalar '{key}' "
+                         f"({scalar_types[key]})")
+                fix = f"give scalar '{key}' a value its type holds, e.g. params={{'{key}': 2}}"
             raise DesignError("kernel signature", f"parameter '{key}' of kernel '{symbol}' is "
-                              f"{setting!r}", loc=loc, limit="an int or a str",
-                              found=repr(setting),
-                              fix="pass sizes and names as ints and strings")
+                              f"{setting!r}", loc=loc, limit=limit, found=repr(setting),
+                              fix=fix)
     for what, t in (("cascade_in", cascade_in), ("cascade_out", cascade_out)):
         if t is None:
             continue
@@ -399,6 +408,31 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
     if cycles is None:
         ir = _profiled(ir, reference)
     return Kernel(ir, reference, prepared)
+
+
+def _float_param(symbol: str, key: str, value: float, dt: str, loc: Any) -> float:
+    """``params={key: value}`` giving float ``value`` to scalar ``key`` of type ``dt``: a
+    float scalar takes a finite value its type holds; an integer scalar none (the C++ would
+    get it truncated)."""
+    import math
+
+    import ml_dtypes
+
+    d = lookup_dtype(dt, loc)
+    if not d.is_float:
+        raise DesignError(
+            "kernel signature", f"parameter '{key}' of kernel '{symbol}' is {value!r}, but "
+            f"scalar '{key}' is {d.name}", loc=loc, limit=f"an int, as scalar '{key}' is "
+            f"{d.name}", found=repr(value),
+            fix=f"give a whole number (params={{'{key}': {int(value)}}}), or declare "
+                f"scalar('{key}', f32) if the C++ takes a float")
+    top = float(ml_dtypes.finfo(d.numpy).max)
+    if not (math.isfinite(value) and -top <= value <= top):
+        raise DesignError(
+            "kernel signature", f"parameter '{key}' of kernel '{symbol}' is {value!r}",
+            loc=loc, limit=f"a finite {d.name}: -{top:g} to {top:g}", found=repr(value),
+            fix=f"give scalar '{key}' a value {d.name} holds")
+    return value
 
 
 def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
