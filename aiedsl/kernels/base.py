@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from aiedsl.dtypes import DType
 from aiedsl.errors import (
@@ -306,7 +306,7 @@ def _unwritten_error(ir: KernelIR, reference: Callable[..., Any], what: str, fou
 
 def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
             reference: Callable[..., Any], cycles: int | None, cost: str, ops: int = 0,
-            params: dict[str, int | float | str] | None = None,
+            params: Mapping[str, int | float | str] | None = None,
             source_kind: Literal["file", "template"] = "file",
             cascade_in: TensorType | None = None,
             cascade_out: TensorType | None = None, prepared: Prepared | None = None,
