@@ -411,3 +411,69 @@ def test_params_named_after_a_scalar_profile_it_and_stay_out_of_the_reference(
     assert handle.ir.kernels[0].cycles_source == "profile"
     assert handle.ir.kernels[0].reference_params == {}
     assert simulate(handle).passed  # the call's 5 reaches the reference, not the profile's 3
+
+
+SCALE_F32 = '''
+    import numpy as np
+    from aiedsl import Tensor, design, f32, fifo, herd, i32, runtime
+    from aiedsl.kernels import buffer, declare, scalar
+
+    def ref(x, o, a):
+        o[...] = x * np.float32(a)
+
+    @design(device="npu1_1col")
+    def d(X: Tensor[256, f32], Y: Tensor[256, f32]):
+        k = declare("scalef_256", source="scalef.cc", entry="scalef<256>",
+                    args=[buffer("x", Tensor[256, f32]), buffer("o", Tensor[256, f32], "out"),
+                          scalar("a", SCALAR_TYPE)],
+                    reference=ref, cycles=None, cost="-", params={"a": 2.5})
+        a = fifo(Tensor[256, f32], name="a")
+        b = fifo(Tensor[256, f32], name="b")
+
+        @herd()
+        def core():
+            with a.consume() as x, b.produce() as y:
+                k(x, y, 2.5)
+
+        with runtime() as rt:
+            rt.fill(a, X)
+            rt.drain(b, Y)
+
+    @d.reference
+    def reference(X):
+        return X * np.float32(2.5)
+    '''
+
+
+def test_a_float_scalar_takes_a_float_test_value_from_params(design_file: DesignFile) -> None:
+    """params={'a': 2.5} for an f32 scalar was refused ("an int or a str"), though params=
+    gives a scalar its value to profile and test with."""
+    path = design_file(SCALE_F32.replace("SCALAR_TYPE", "f32"))
+    (path.parent / "scalef.cc").write_text(
+        "#include <aie_api/aie.hpp>\n"
+        "template <unsigned N> void scalef(const float *x, float *o, float a) {\n"
+        "  for (unsigned i = 0; i < N; i += 16)\n"
+        "    aie::store_v(o + i, aie::mul(aie::load_v<16>(x + i), a).to_vector<float>());\n}\n")
+    handle = load_design(path)  # profiled with a = 2.5
+    k = handle.kernels["scalef_256"]
+    assert k.ir.params == {"a": 2.5} and k.ir.cycles_source == "profile"
+    case = KernelCase(k.ir, kernel_text(None, k.ir), k.run_reference, {"a": k.ir.params["a"]})
+    assert check_kernel(case).passed
+
+
+def test_a_float_test_value_for_an_integer_scalar_is_refused(design_file: DesignFile) -> None:
+    path = design_file(SCALE_F32.replace("SCALAR_TYPE", "i32"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:10: error [kernel signature]: parameter 'a' of kernel 'scalef_256' is 2.5, but "
+        "scalar 'a' is i32\n"
+        "  limit: an int, as scalar 'a' is i32\n"
+        "  found: 2.5\n"
+        "  fix: give a whole number (params={'a': 2}), or declare scalar('a', f32) if the C++ "
+        "takes a float")
+    path = design_file(SCALE_F32.replace("SCALAR_TYPE", "f32").replace('{"a": 2.5}',
+                                                                         '{"a": 1e39}'))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value).splitlines()[1] == "  limit: a finite f32: -3.40282e+38 to 3.40282e+38"

@@ -25,10 +25,11 @@ DesignFile = Callable[..., Path]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def _cli(*args: str, cwd: Path = ROOT, timeout: float | None = None,
+         **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
-                                                   "HOME": str(Path.home())})
+                          text=True, cwd=cwd, timeout=timeout, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
+                                                   "HOME": str(Path.home()), **env})
 
 
 def test_every_library_kernel_matches_its_reference() -> None:
@@ -315,8 +316,9 @@ def test_a_kernel_source_that_does_not_exist_is_a_design_error(design_file: Desi
 def test_an_entry_the_source_does_not_define_is_a_design_error(design_file: DesignFile) -> None:
     path = design_file(WRONG.replace('entry="bad_copy"', 'entry="good_copy<64>"'))
     (path.parent / "bad_copy.cc").write_text(BAD_COPY)
-    for command in ("check", "sim"):
-        r = _cli(command, str(path), cwd=path.parent)
+    # kernel test showed g++'s error on the generated file instead
+    for command in (("check",), ("sim",), ("kernel", "test"), ("kernel", "profile")):
+        r = _cli(*command, str(path), cwd=path.parent)
         assert r.returncode == 2
         assert r.stderr == (
             "d.py:10: error [kernel entry]: kernel 'copy_i32_64' calls good_copy() "
@@ -371,7 +373,14 @@ def test_a_compile_error_points_at_the_users_file_and_line(design_file: DesignFi
     assert r.stderr.startswith("d.py:10: error [host kernel build]: copy_i32_64 does not compile "
                                "on the host\n")
     assert "bad_copy.cc:7:" in r.stderr and "'undeclared' was not declared" in r.stderr
-    assert "tmp" not in r.stderr.split("found:")[1].split("fix:")[0]
+    found = r.stderr.split("found:")[1].split("fix:")[0]
+    assert "tmp" not in found
+    # the excerpt's gutter and the "In function" line name the user's file too (they said
+    # line 11 of the generated file, and kernels/copy_i32_64.cc, which the user cannot open)
+    assert found.startswith(" bad_copy.cc: In function 'void bad_copy(const int32_t*, "
+                            "int32_t*)':\n"), found
+    assert ("    7 |     if (i == 32) v[5] = v[5] + undeclared;  // the bug: element 37 is off "
+            "by one") in found.splitlines(), found
 
 
 SUM_ROWS = '''
@@ -494,6 +503,54 @@ def test_a_kernel_reference_that_raises_is_a_design_error(design_file: DesignFil
         r.stderr
 
 
+REFERENCE_MISTAKES = {
+    "returns its result": (
+        "return src.copy()",
+        "d.py:5: error [kernel reference]: the reference of kernel 'copy_i32_64' returned a "
+        "value instead of writing its output in place\n"
+        "  limit: a kernel reference writes its results into its \"out\" and \"inout\" arrays "
+        "in place and returns None\n"
+        "  found: copy_ref(src, dst) returned ndarray of shape (64,) int32\n"
+        "  d.py:10: the kernel's declaration\n"
+        "  fix: write into the output array in place, e.g. dst[...] = ... (`dst = ...` only "
+        "rebinds the name; a returned value is dropped)\n"),
+    "rebinds its output": (
+        "dst = src * 1",
+        "d.py:5: error [kernel reference]: the reference of kernel 'copy_i32_64' left its "
+        "\"out\" buffer 'dst' unwritten\n"
+        "  limit: a kernel reference writes its results into its \"out\" and \"inout\" arrays "
+        "in place and returns None\n"
+        "  found: every element of 'dst' is still the poison it was given (-2147483648)\n"
+        "  d.py:10: the kernel's declaration\n"
+        "  fix: write into the output array in place, e.g. dst[...] = ... (`dst = ...` only "
+        "rebinds the name; a returned value is dropped)\n"),
+    "exits": (
+        "import sys; sys.exit(0)",
+        "d.py:6: error [python error]: sys.exit(0) called while running the reference of kernel "
+        "'copy_i32_64'\n"
+        "  fix: return from the function instead: sys.exit would end aiedsl itself\n"),
+    "raises a BaseException": (
+        "raise KeyboardInterrupt.__base__('stop')",
+        "d.py:6: error [python error]: BaseException: stop (while running the reference of "
+        "kernel 'copy_i32_64')\n"
+        "  fix: fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback\n"),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(REFERENCE_MISTAKES))
+def test_a_kernel_reference_that_does_not_write_its_output_is_a_design_error(
+        design_file: DesignFile, mistake: str) -> None:
+    """`return src * 2` in a kernel reference was a C++ FAIL with a meaningless want in kernel
+    test and a bare FAIL in the simulator; sys.exit(0) ended kernel test silently with exit
+    0. Each is now a design error at the reference, in kernel test and the simulator alike."""
+    body, message = REFERENCE_MISTAKES[mistake]
+    path = design_file(WRONG.replace("dst[...] = src", body))
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY)
+    for command in (("kernel", "test"), ("sim",)):
+        r = _cli(*command, str(path), cwd=path.parent)
+        assert (r.returncode, r.stdout, r.stderr) == (2, "", message), command
+
+
 LOOPED = WRONG.replace("X: Tensor[64, i32], Y: Tensor[64, i32]",
                        "X: Tensor[256, i32], Y: Tensor[256, i32]").replace(
     "import numpy as np\n", "import numpy as np\n    from aiedsl import loop\n").replace(
@@ -551,6 +608,19 @@ NATIVE_FAULTS = {
         "  d.py:21: the call (core[0,0])\n"
         "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
         "says what it reads or writes outside its buffers"),
+    "a write to its input": (  # kernel test said so; the simulation used the value written
+        "for (unsigned i = 0; i < 64; i += 16)\n"
+        "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"
+        "  const_cast<int32_t *>(src)[3] = ~src[3];",
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' wrote input buffer 'src' (declared "
+        "\"in\": the DMA may be refilling or another core reading it) in call 1 of it by "
+        "core[0,0]; the simulation stopped there\n"
+        "  limit: a kernel does not write a buffer it declares \"in\" (checked after every "
+        "call)\n"
+        "  found: 'src' holds 256 bytes; bytes 12 to 15 from its start changed (element 3)\n"
+        "  d.py:21: the call (core[0,0])\n"
+        "  fix: declare 'src' \"inout\" if the kernel updates it in place (\"out\" if it only "
+        "writes it), or make the C++ leave it alone; `aiedsl kernel test d.py` says the same"),
 }
 
 
@@ -581,6 +651,86 @@ def test_a_native_kernel_that_crashes_or_writes_outside_is_a_design_error(
     with pytest.raises(DesignError) as excinfo:
         simulate(load_design(path), kernels="native")
     assert str(excinfo.value) == message
+
+
+NEVER_RETURNS = ("volatile unsigned step = 0;  // the bug: the loop never ends\n"
+                 "  for (unsigned i = 0; i < 64; i += step)\n"
+                 "    aie::store_v(dst + i, aie::load_v<16>(src + i));")
+
+
+def _children() -> list[str]:
+    """The processes this one started that are still there (Linux's /proc)."""
+    me = str(__import__("os").getpid())
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if fields[1] == me:
+            out.append(stat.parent.name)
+    return out
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork") or not Path("/proc/self/stat").exists(),
+                    reason="native calls run in a forked child only where there is os.fork; "
+                    "its end is seen in Linux's /proc")
+def test_a_kernel_that_never_returns_is_stopped_after_the_time_limit(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel whose loop never ended hung kernel test and the native simulation until
+    Ctrl-C. Each call now has a time limit; the child running it is killed and reaped."""
+    from aiedsl.kernels.host import design_cases
+    from aiedsl.sim import simulate
+
+    path = _faulty_design(design_file, NEVER_RETURNS)
+    r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent, timeout=60,
+             AIEDSL_KERNEL_TIMEOUT="0.5")  # without a limit it hangs: TimeoutExpired
+    message = (
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' did not return within 0.5 s in "
+        "call 1 of it by core[0,0]; the simulation stopped there\n"
+        "  limit: a kernel call returns within 0.5 s on the host (10 s or "
+        "$AIEDSL_KERNEL_TIMEOUT, or 1 us per declared cycle if that is more)\n"
+        "  found: still running after 0.5 s; the process running the kernel's C++ was killed\n"
+        "  d.py:21: the call (core[0,0])\n"
+        "  fix: a loop that never ends? check the kernel's loop bounds and steps (a step of 0, "
+        "a counter that wraps before its bound); AIEDSL_KERNEL_TIMEOUT=SECONDS gives a slow "
+        "kernel longer; `aiedsl kernel test d.py` runs each kernel alone")
+    assert (r.returncode, r.stderr) == (2, message + "\n")
+    r = _cli("kernel", "test", str(path), cwd=path.parent, timeout=60,
+             AIEDSL_KERNEL_TIMEOUT="0.5")
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[0] == (
+        "FAIL copy_i32_64: did not return within 0.5 s (its process was killed): a loop that "
+        "never ends? check the kernel's loop bounds and steps (a step of 0, a counter that "
+        "wraps before its bound); AIEDSL_KERNEL_TIMEOUT=SECONDS gives a slow kernel longer")
+    # in this process: the error, and no child left behind (killed and reaped)
+    monkeypatch.setenv("AIEDSL_KERNEL_TIMEOUT", "0.5")
+    handle = load_design(path)
+    before = _children()
+    with pytest.raises(DesignError) as excinfo:
+        simulate(handle, kernels="native")
+    assert str(excinfo.value) == message
+    assert not check_kernel(design_cases(handle)[0]).passed
+    assert _children() == before
+    monkeypatch.setenv("AIEDSL_KERNEL_TIMEOUT", "soon")
+    with pytest.raises(DesignError) as excinfo:
+        check_kernel(design_cases(handle)[0])
+    assert str(excinfo.value) == (
+        "error [kernel time limit]: AIEDSL_KERNEL_TIMEOUT='soon'\n"
+        "  limit: seconds per kernel call, more than 0 and below 1e6\n"
+        "  found: soon\n"
+        "  fix: set it to e.g. 60, or unset it for 10 s")
+
+
+def test_the_time_limit_grows_with_the_declared_cycles(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl.kernels.host import call_limit
+
+    k = library.matmul(64, 64, 64, "bf16").ir
+    monkeypatch.delenv("AIEDSL_KERNEL_TIMEOUT", raising=False)
+    assert call_limit(k) == 10.0
+    assert call_limit(k.model_copy(update={"cycles": 50_000_000})) == 50.0
+    monkeypatch.setenv("AIEDSL_KERNEL_TIMEOUT", "60")
+    assert call_limit(k) == 60.0
 
 
 def test_native_results_are_the_same_in_the_child_as_in_process(

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design
-from aiedsl.kernels.source import (defines_function, entry_function, kernel_source,
-                                  local_includes)
+from aiedsl.kernels.source import check_file_kernel, kernel_source
 from aiedsl.targets import TargetModel
 
 
@@ -19,22 +18,8 @@ def check_kernel_sources(d: Design) -> None:
     """Each file kernel's ``source=`` exists, includes no file of its own (it is built alone, as
     ``kernels/<symbol>.cc``), and declares the function its ``entry=`` calls."""
     for k in d.kernels:
-        if k.source_kind != "file":
-            continue
-        src = kernel_source(k)  # raises at the declaration when the file is missing
-        for line, header in local_includes(src.text)[:1]:
-            raise DesignError(
-                "kernel source", f"{src.label} includes \"{header}\" (its line {line}), which "
-                f"the build does not carry: kernels/{k.symbol}.cc holds the source alone",
-                loc=k.loc, limit="a kernel's C++ in one file; #include <...> finds the "
-                "compiler's and the AIE API's headers", found=f'#include "{header}"',
-                fix=f"paste {header} into {src.label} where it is included")
-        name = entry_function(k.entry)
-        if not defines_function(src.text, name):
-            raise DesignError(
-                "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), "
-                f"which {src.label} does not declare", loc=k.loc, found=k.entry,
-                fix=f"name a function {src.label} defines in entry=, or add {name} to it")
+        if k.source_kind == "file":
+            check_file_kernel(k, kernel_source(k))  # which raises when the file is missing
 
 
 def check_kernel_arch(d: Design, target: TargetModel) -> None:

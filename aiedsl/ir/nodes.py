@@ -302,8 +302,9 @@ class Kernel(_Node):
     entry: str
     """C++ expression the generated ``extern "C"`` entry calls (``matmul_bf16_f32<64, 64, 64>``)."""
     args: tuple[KernelArg, ...]
-    params: dict[str, int | str]
-    """Template parameters (sizes, mmul shape) the symbol and source were made from."""
+    params: dict[str, int | float | str]
+    """Template parameters (sizes, mmul shape) the symbol and source were made from; a float
+    only as the test value of a float scalar argument."""
     reference: str
     """``module:function`` of the numpy reference the simulator runs."""
     cycles: int
@@ -328,7 +329,7 @@ class Kernel(_Node):
     loc: Loc
 
     @property
-    def reference_params(self) -> dict[str, int | str]:
+    def reference_params(self) -> dict[str, int | float | str]:
         """The :attr:`params` the numpy reference gets as keywords: all but those named after a
         scalar argument, which only give that scalar a value to profile or test with (the call
         passes the scalar itself, so a reference naming its parameter after it would otherwise

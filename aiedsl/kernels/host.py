@@ -35,6 +35,7 @@ from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.ir import Call, Kernel, Loc, RtpArg, RtpWrite, ScalarArg
 from aiedsl.ir.program import Rounding
 from aiedsl.kernels.paths import KERNELS_CPP
+from aiedsl.kernels.source import check_file_kernel
 from aiedsl.lang.design import DesignHandle
 from aiedsl.targets import get_target
 
@@ -95,6 +96,8 @@ def _first_errors(stderr: str, most: int = 12) -> str:
 def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[..., None]:
     """A callable running kernel ``k``'s generated C++ ``kt`` on numpy arrays and scalars
     (built for ``aie_arch`` when given: see :func:`compile_host`)."""
+    if k.source_kind == "file":  # as `aiedsl check` says it, not as g++ does
+        check_file_kernel(k, kt.source)
     lib = ctypes.CDLL(str(compile_host(kt, k.loc, aie_arch)))
     fn = getattr(lib, k.symbol)
     fn.restype = None
@@ -230,17 +233,27 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     from aiedsl.compare import compare
     from aiedsl.errors import user_exception
 
+    from aiedsl.sim.state import unwritten
+
     k = case.kernel
     args_ref, args_cpp = case_args(case, np.random.default_rng(seed))
-    try:
-        case.reference(*args_ref)
-    except Exception as err:  # the user's reference
-        raise user_exception(err, f"running the reference of kernel '{k.symbol}'",
-                             k.loc) from err
+    # once more with its "out" buffers poisoned, as the simulator gives them: the reference
+    # then says if it left one unwritten (see aiedsl.kernels.base.run_checked)
+    poisoned = [unwritten(v.shape, v.dtype) if i < len(k.args) and k.args[i].access == "out"
+                and isinstance(v, np.ndarray) else v.copy() if isinstance(v, np.ndarray) else v
+                for i, v in enumerate(args_ref)]
+    for args in (poisoned, args_ref):
+        try:
+            case.reference(*args)
+        except DesignError:
+            raise
+        except Exception as err:  # the user's reference
+            raise user_exception(err, f"running the reference of kernel '{k.symbol}'",
+                                 k.loc) from err
     run = native(k, case.cpp, case.aie_arch)  # built here: a compile error is the design's
     runs = []
     for fill in _FILLS:
-        outcome = _in_child(lambda: _guarded_run(k, run, args_cpp, fill))
+        outcome = _in_child(lambda: _guarded_run(k, run, args_cpp, fill), call_limit(k))
         if isinstance(outcome, str):  # it crashed
             return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
         runs.append(outcome)
@@ -289,8 +302,7 @@ def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
         a = k.args[i]
         faults += guard_faults(raw, n, own, a.name)
         if a.access == "in" and not np.array_equal(run_args[i], args[i], equal_nan=True):
-            faults.append(f"wrote input buffer '{a.name}' (declared \"in\": the DMA may be "
-                          "refilling or another core reading it)")
+            faults.append(input_write_text(a.name))
     return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
             for v in run_args], faults
 
@@ -308,6 +320,48 @@ def guard_faults(raw: np.ndarray, n: int, fill: int, name: str) -> list[str]:
     return faults
 
 
+CALL_SECONDS = 10.0
+"""Seconds a host call of a kernel may run before it is taken for one that never returns
+(a loop whose step is 0): :func:`call_limit`. ``AIEDSL_KERNEL_TIMEOUT=SECONDS`` sets it."""
+
+
+def call_limit(k: Kernel) -> float:
+    """Seconds one host call of kernel ``k`` may take: :data:`CALL_SECONDS` (or
+    ``$AIEDSL_KERNEL_TIMEOUT``), or 1 us per declared cycle when that is more (the host runs
+    the AIE API some 10 to 50 times slower than a 1 GHz core: a kernel that long still has
+    20 times its time)."""
+    setting = os.environ.get("AIEDSL_KERNEL_TIMEOUT")
+    seconds = CALL_SECONDS
+    if setting is not None:
+        try:
+            seconds = float(setting)
+        except ValueError:
+            seconds = -1.0
+        if not 0 < seconds < 1e6:
+            raise DesignError("kernel time limit", f"AIEDSL_KERNEL_TIMEOUT={setting!r}",
+                              limit="seconds per kernel call, more than 0 and below 1e6",
+                              found=setting, fix="set it to e.g. 60, or unset it for 10 s")
+    return max(seconds, k.cycles * 1e-6)
+
+
+def hang_text(limit: float) -> str:
+    """What a call that did not return within ``limit`` seconds did, after the kernel's name
+    (``kernel test`` and the native simulation alike)."""
+    return f"did not return within {limit:g} s"
+
+
+HANG_FIX = ("a loop that never ends? check the kernel's loop bounds and steps (a step of 0, a "
+            "counter that wraps before its bound); AIEDSL_KERNEL_TIMEOUT=SECONDS gives a slow "
+            "kernel longer")
+
+
+def input_write_text(name: str) -> str:
+    """What a call that wrote input buffer ``name`` did, after the kernel's name (``kernel
+    test`` and the native simulation alike)."""
+    return (f"wrote input buffer '{name}' (declared \"in\": the DMA may be refilling or "
+            "another core reading it)")
+
+
 def signal_name(number: int) -> str:
     """``SIGSEGV`` for 11: the name of signal ``number`` (the number itself if it has none)."""
     import signal
@@ -315,8 +369,9 @@ def signal_name(number: int) -> str:
     return signal.Signals(number).name if number in signal.valid_signals() else str(number)
 
 
-def _in_child(fn: Callable[[], Any]) -> Any:
-    """``fn()`` in a forked child; a description of the crash (a string) if it dies."""
+def _in_child(fn: Callable[[], Any], limit: float) -> Any:
+    """``fn()`` in a forked child; a description of the crash (a string) if it dies, or of
+    the hang if it does not answer within ``limit`` seconds (it is then killed and reaped)."""
     import multiprocessing
     import pickle
 
@@ -336,6 +391,11 @@ def _in_child(fn: Callable[[], Any]) -> Any:
     proc.start()
     child.close()
     try:
+        if not parent.poll(limit):
+            proc.kill()
+            proc.join()
+            parent.close()
+            return f"{hang_text(limit)} (its process was killed): {HANG_FIX}"
         data = parent.recv_bytes()
     except EOFError:
         proc.join()

@@ -79,3 +79,21 @@ def local_includes(source: str) -> list[tuple[int, str]]:
     code = _COMMENTS.sub(lambda m: "\n" * m[0].count("\n"), source)  # keep the line numbers
     return [(code[:m.start()].count("\n") + 1, m[1]) for m in _LOCAL_INCLUDE.finditer(code)]
 
+
+def check_file_kernel(k: Kernel, src: KernelSource) -> None:
+    """File kernel ``k``'s C++ ``src`` includes no file of its own (it is built alone, as
+    ``kernels/<symbol>.cc``) and declares the function its ``entry=`` calls: checked by
+    ``aiedsl check`` and before every host build (g++ would say it of the generated file)."""
+    for line, header in local_includes(src.text)[:1]:
+        raise DesignError(
+            "kernel source", f"{src.label} includes \"{header}\" (its line {line}), which "
+            f"the build does not carry: kernels/{k.symbol}.cc holds the source alone",
+            loc=k.loc, limit="a kernel's C++ in one file; #include <...> finds the "
+            "compiler's and the AIE API's headers", found=f'#include "{header}"',
+            fix=f"paste {header} into {src.label} where it is included")
+    name = entry_function(k.entry)
+    if not defines_function(src.text, name):
+        raise DesignError(
+            "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), "
+            f"which {src.label} does not declare", loc=k.loc, found=k.entry,
+            fix=f"name a function {src.label} defines in entry=, or add {name} to it")

@@ -40,10 +40,48 @@ class KernelText:
 
     def map_output(self, output: str, name: str) -> str:
         """Rewrite ``<dir>/name:LINE`` in a compiler's ``output`` (the file it compiled, wherever
-        that was) to the lines they came from; a bare ``<dir>/name`` to the generated file."""
+        that was) to the lines they came from, and the line numbers in the gutter of the code
+        excerpts below them (``    8 | ...``) too; a bare ``<dir>/name`` (``: In function``)
+        to the file of the next line named."""
         pattern = re.compile(r"(?:[^\s:'\"]*/)?" + re.escape(name) + r"(?::(\d+))?")
-        return pattern.sub(lambda m: self.origin(int(m[1])) if m[1] else
-                           f"kernels/{self.symbol}.cc", output)
+        lines = output.split("\n")
+        shift = 0  # what to take off the excerpts' line numbers: the diagnostic's, above them
+        out = []
+        for i, ln in enumerate(lines):
+            gutter = _GUTTER.match(ln)
+            if gutter is not None:
+                if shift:
+                    width = len(gutter[1]) + len(gutter[2])
+                    ln = f"{int(gutter[2]) - shift:>{width}}" + ln[gutter.end(2):]
+                out.append(ln)
+                continue
+            at = _LOCATED.match(ln)
+            if at is not None:
+                ours = pattern.fullmatch(at[1]) is not None
+                shift = self.first_line - 1 if ours and self._in_source(int(at[2])) else 0
+            ln = pattern.sub(lambda m: self.origin(int(m[1])) if m[1] else
+                             self._next_file(lines[i + 1:], pattern), ln)
+            out.append(ln)
+        return "\n".join(out)
+
+    def _in_source(self, line: int) -> bool:
+        """Is ``line`` of the generated file one of the user's file (:meth:`origin`)?"""
+        return self.origin(line) != f"kernels/{self.symbol}.cc:{line}"
+
+    def _next_file(self, lines: list[str], pattern: re.Pattern[str]) -> str:
+        """The file the first ``name:LINE`` in ``lines`` comes from (the generated file if
+        none): what a bare ``name: In function ...`` heads."""
+        for ln in lines:
+            m = pattern.search(ln)
+            if m is not None and m[1]:
+                return self.origin(int(m[1])).rsplit(":", 1)[0]
+        return f"kernels/{self.symbol}.cc"
+
+
+_GUTTER = re.compile(r"^( *)(\d+)(?= \|)")
+"""A code excerpt's line in g++'s output: ``    8 |     aie::store_v(...)``."""
+_LOCATED = re.compile(r"^\s*(?:In file included from\s+|from\s+)?([^\s:]+):(\d+):")
+"""A line of g++'s output about a place: ``path:line:col: error: ...``."""
 
 
 def kernel_text(d: Design | None, k: Kernel) -> KernelText:

@@ -40,7 +40,10 @@ import numpy as np
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import Call, Kernel, Loc
-from aiedsl.kernels.host import GUARD, guard_faults, guard_fill, signal_name
+from aiedsl.kernels.host import (
+    GUARD, HANG_FIX, call_limit, guard_faults, guard_fill, hang_text, input_write_text,
+    signal_name,
+)
 
 FILL = 0xA5
 """The guard bytes' value around a kernel's first array (:func:`~aiedsl.kernels.host.guard_fill`
@@ -58,13 +61,18 @@ CHILD_SPIN = 0.002
 
 class NativeFault(Exception):
     """A native call the child could not finish cleanly: it died (``signal`` set, or an exit
-    ``status``), or it wrote outside one of its buffers (``wrote``: what, per buffer;
-    ``where``: which bytes, counted from the buffer's start)."""
+    ``status``), did not return within ``timeout`` seconds (and was killed), or it wrote
+    outside one of its buffers or into an "in" one (``wrote``: what, per buffer; ``where``:
+    which bytes, counted from the buffer's start; ``inputs``: the "in" buffers among them,
+    if those are what it wrote)."""
 
     def __init__(self, *, signal: int | None = None, status: int | None = None,
-                 wrote: Sequence[str] = (), where: Sequence[str] = ()) -> None:
+                 timeout: float | None = None, wrote: Sequence[str] = (),
+                 where: Sequence[str] = (), inputs: Sequence[str] = ()) -> None:
         self.signal = signal
         self.status = status
+        self.timeout = timeout
+        self.inputs = list(inputs)
         self.wrote = list(wrote)
         self.where = list(where)
         super().__init__(self.describe())
@@ -75,6 +83,8 @@ class NativeFault(Exception):
             return f"crashed with {signal_name(self.signal)}"
         if self.status is not None:
             return f"ended its process with exit status {self.status}"
+        if self.timeout is not None:
+            return hang_text(self.timeout)
         return " and ".join(self.wrote)
 
 
@@ -97,27 +107,30 @@ class _Slot:
     fill: int = FILL
     """Its guard bytes' value: each array of a kernel has its own, so a byte copied from one
     array's guard into another's shows."""
+    input: bool = False
+    """A buffer declared "in": compared after the call instead of copied back."""
 
 
 def _slots(k: Kernel, start: int) -> list[_Slot]:
     """The staging of kernel ``k``'s arrays from byte ``start``: its buffers in argument order,
     then its cascade input and output (the arrays the simulator appends to a cascade call)."""
-    arrays = [(i, a.name, a.type, True) for i, a in enumerate(k.args) if a.kind == "buffer"]
+    arrays = [(i, a.name, a.type, True, a.access == "in") for i, a in enumerate(k.args)
+              if a.kind == "buffer"]
     extra = len(k.args)
     for name, t in (("cascade_in", k.cascade_in), ("cascade_out", k.cascade_out)):
         if t is not None:
-            arrays.append((extra, name, t, False))
+            arrays.append((extra, name, t, False, False))
             extra += 1
     out: list[_Slot] = []
     at = start
-    for position, name, t, contiguous in arrays:
+    for position, name, t, contiguous, read_only in arrays:
         assert t is not None, "a buffer argument has a type"
         dt = np.dtype(lookup_dtype(t.dtype).numpy)
         nbytes = t.nbytes
         offset = at + GUARD
         end = offset + -(-nbytes // _ALIGN) * _ALIGN + GUARD
         out.append(_Slot(position, name, offset, nbytes, end, dt, tuple(t.shape), contiguous,
-                         guard_fill(FILL, len(out))))
+                         guard_fill(FILL, len(out)), read_only))
         at = end
     return out
 
@@ -137,6 +150,7 @@ class KernelWorker:
             self._slots.append(_slots(k, at))
             at = self._slots[-1][-1].end if self._slots[-1] else at
         self._positions = [{s.position for s in slots} for slots in self._slots]
+        self._limits = [call_limit(k) for k in self.kernels]
         # anonymous and shared: made before the fork, the same pages in both processes
         self._memory = mmap.mmap(-1, max(at, 1))
         for slots in self._slots:
@@ -196,7 +210,12 @@ class KernelWorker:
         self._busy = True
         try:
             self._to_child.send_bytes(pickle.dumps((index, scalars, aliases), -1))
-            self._replied()
+            if not self._replied(self._limits[index]):  # a hang: killed, reaped, reported
+                self._busy = False
+                self.dead = True
+                os.kill(self._pid, signal.SIGKILL)
+                os.waitpid(self._pid, 0)
+                raise NativeFault(timeout=self._limits[index])
             reply = self._from_child.recv_bytes()
         except (EOFError, BrokenPipeError):  # the child died in the call (or before it)
             self._busy = False
@@ -209,11 +228,20 @@ class KernelWorker:
         kind, value = pickle.loads(reply)
         if kind == "raised":
             raise value
-        for j, (arr, v) in enumerate(zip(arrays, views)):
-            if j not in aliases:
+        shared = set(aliases) | set(aliases.values()) if aliases else ()
+        inputs = []
+        for j, (s, arr, v) in enumerate(zip(slots, arrays, views)):
+            if s.input and j not in shared:  # as kernel test: an "in" buffer stays as it was
+                if v.tobytes() != arr.tobytes():  # (a copy and a memcmp: below 1 us for 8 KB)
+                    inputs.append(j)
+            elif j not in aliases:
                 _copy(arr, v)
         if value:
             raise NativeFault(wrote=[w for w, _ in value], where=[at for _, at in value])
+        if inputs:
+            raise NativeFault(wrote=[input_write_text(slots[j].name) for j in inputs],
+                              where=[_changed(slots[j], arrays[j], views[j]) for j in inputs],
+                              inputs=[slots[j].name for j in inputs])
 
     def close(self) -> None:
         """Stop the child: at once if it is still in a call (the parent was interrupted),
@@ -303,9 +331,23 @@ class KernelWorker:
         return out
 
 
-def _waiter(fd: int, spin: float) -> Callable[[], None]:
-    """A function that returns once ``fd`` has something to read (or its writer is gone),
-    polling it for up to ``spin`` seconds before it sleeps: see :data:`PARENT_SPIN`."""
+def _changed(s: _Slot, before: np.ndarray, after: np.ndarray) -> str:
+    """Which elements of buffer ``s`` differ between ``before`` and ``after`` the call, as
+    :meth:`KernelWorker._strays` says it of guard bytes."""
+    size = s.dtype.itemsize
+    bits = np.dtype(f"u{size}")  # bit patterns: a NaN left as it was is unchanged
+    changed = np.flatnonzero(np.frombuffer(before.tobytes(), bits) !=
+                             np.frombuffer(after.tobytes(), bits))
+    first, last = int(changed.min()), int(changed.max())
+    elements = f"element {first}" if first == last else f"elements {first} to {last}"
+    return (f"'{s.name}' holds {s.nbytes} bytes; bytes {first * size} to {(last + 1) * size - 1} "
+            f"from its start changed ({elements})")
+
+
+def _waiter(fd: int, spin: float) -> Callable[..., bool]:
+    """A function that returns True once ``fd`` has something to read (or its writer is
+    gone), polling it for up to ``spin`` seconds before it sleeps (see :data:`PARENT_SPIN`);
+    False if nothing came within the ``timeout`` seconds it is given, if any."""
     import select
 
     poller = select.poll()
@@ -316,15 +358,18 @@ def _waiter(fd: int, spin: float) -> Callable[[], None]:
     if _cpus() < 2:
         spin = 0.0  # one CPU: the other process needs it to answer
 
-    def wait() -> None:
-        if poll(0) or spin <= 0.0:
-            return
-        end = clock() + spin
+    def wait(timeout: float | None = None) -> bool:
+        if poll(0):
+            return True
+        start = clock()
+        end = start + spin
         while clock() < end:
             yield_cpu()  # a process that wants this CPU gets it
             if poll(0):
-                return
-        poll()
+                return True
+        if timeout is None:
+            return bool(poll())
+        return bool(poll(max(0, int((timeout - (clock() - start)) * 1000))))
 
     return wait
 
@@ -387,13 +432,29 @@ def fault_error(fault: NativeFault, k: Kernel, core: str, number: int, call: Cal
     elif fault.status is not None:
         found = f"exit status {fault.status}"
         limit = "a kernel returns to its caller"
+    elif fault.timeout is not None:
+        found = (f"still running after {fault.timeout:g} s; the process running the kernel's "
+                 "C++ was killed")
+        limit = (f"a kernel call returns within {fault.timeout:g} s on the host (10 s or "
+                 "$AIEDSL_KERNEL_TIMEOUT, or 1 us per declared cycle if that is more)")
+    elif fault.inputs:
+        found = "; ".join(fault.where)
+        limit = "a kernel does not write a buffer it declares \"in\" (checked after every call)"
     else:
         found = "; ".join(fault.where)
         limit = (f"a kernel writes only inside its buffers (the {GUARD} bytes before and after "
                  "each are checked after every call)")
     related: list[tuple[str, Loc]] = [] if call is None else [(f"the call ({core})", call.loc)]
+    fix = (f"run `aiedsl kernel test {design_file}`: it runs each kernel alone between guard "
+           "bytes and says what it reads or writes outside its buffers")
+    if fault.timeout is not None:
+        fix = f"{HANG_FIX}; `aiedsl kernel test {design_file}` runs each kernel alone"
+    elif fault.inputs:
+        names = " and ".join(f"'{n}'" for n in fault.inputs)
+        fix = (f"declare {names} \"inout\" if the kernel updates it in place (\"out\" if it "
+               "only writes it), or make the C++ leave it alone; `aiedsl kernel test "
+               f"{design_file}` says the same")
     return DesignError(
         "native kernel", f"kernel '{k.symbol}' {what} in call {number} of it by {core}; the "
         "simulation stopped there", loc=k.loc, limit=limit, found=found, related=related,
-        fix=f"run `aiedsl kernel test {design_file}`: it runs each kernel alone between guard "
-            "bytes and says what it reads or writes outside its buffers")
+        fix=fix)

@@ -388,8 +388,10 @@ def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
     obj = kernels.get(k.symbol)
     if obj is not None:
         return obj.bound_reference()
+    from aiedsl.kernels.base import Kernel
+
     module, _, name = k.reference.partition(":")
     fn: Any = importlib.import_module(module)
     for part in name.split("."):
         fn = getattr(fn, part)
-    return lambda *args: fn(*args, **k.reference_params)
+    return Kernel(k, fn).bound_reference()  # checked as a declared kernel's reference is
