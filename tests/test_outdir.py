@@ -390,6 +390,52 @@ def test_a_failed_compile_lists_its_logs_but_not_the_users_files(
         write(_gen(), "out")
 
 
+SLOW_AIECC = """
+echo $$ > "{pid}"
+echo "half" > half.xclbin
+(sleep 1; echo "late" > late.txt) &  # a child of aiecc's, writing after a while
+sleep 30
+"""
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_stopped_compile_kills_its_tools_and_leaves_a_rebuildable_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signame: str) -> None:
+    """SIGTERM (a tester; SIGHUP as well) killed aiedsl outright during --compile: aiecc went
+    on writing into the build, the lock stayed, and the next build refused aiecc's files as
+    the user's. Now they stop it as Ctrl-C does."""
+    import signal
+
+    pid = tmp_path / "aiecc.pid"
+    _fake_tools(tmp_path / "tools", monkeypatch,
+                fail=f'[ "$1" = --help ] || {{ {SLOW_AIECC.format(pid=pid)} }}')
+    monkeypatch.chdir(tmp_path)
+    write(_gen(), "out")
+    child = subprocess.Popen([sys.executable, "-m", "aiedsl.cli", "build", str(PASSTHROUGH),
+                              "-o", "out", "--compile"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    for _ in range(600):
+        if pid.exists() and pid.read_text().strip():
+            break
+        time.sleep(0.05)
+    number = getattr(signal, signame)
+    child.send_signal(number)
+    _, err = child.communicate(timeout=20)
+    assert child.returncode == 128 + number, err
+    assert err.endswith("aborted\n"), err
+    with pytest.raises(ProcessLookupError):  # aiecc is dead
+        os.kill(int(pid.read_text()), 0)
+    time.sleep(1.5)  # its child would have written late.txt by now
+    assert not (tmp_path / "out" / "late.txt").exists()
+    marker = read_marker(tmp_path / "out")
+    assert marker is not None and marker["files"] == entries(tmp_path / "out")
+    assert "half.xclbin" in marker["files"]  # aiecc's: listed, not taken for the user's
+    assert sorted(os.listdir(tmp_path)) == ["aiecc.pid", "out", "tools"]  # no lock left
+    gen = _gen(8192)
+    write(gen, "out")  # and the next build replaces it
+    _assert_whole(tmp_path / "out", _build_of(gen))
+
+
 # -- single files: map.svg and traces -------------------------------------------------------------
 
 

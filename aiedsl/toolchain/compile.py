@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -251,9 +253,7 @@ def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
     names for the log (``cwd`` unless the log is moved there); ``fix`` is said after it."""
     line = shell_line(step.argv)
     try:
-        r = subprocess.run(step.argv, cwd=cwd, env=env, capture_output=True, text=True,
-                           stdin=subprocess.DEVNULL)
-        output, code = (r.stdout or "") + (r.stderr or ""), r.returncode
+        output, code = _run_tool(step.argv, cwd, env)
     except OSError as e:
         output, code = str(e), 127
     (cwd / step.log).write_text(f"$ {line}\n{output}")
@@ -264,6 +264,31 @@ def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
             step.label.split()[0], f"{step.label} failed (exit {code})" + where, loc=loc,
             exit_code=5, notes=[f"$ {line}", *(f"  {t}" for t in tail)],
             fix=f"the whole output is in {(shown or cwd) / step.log}" + fix)
+
+
+def _run_tool(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, int]:
+    """Run a tool to its end: its output (stdout, then stderr) and exit code.
+
+    The tool gets a process group of its own, killed whole if aiedsl is interrupted (Ctrl-C,
+    SIGTERM, SIGHUP): aiecc's own children would otherwise go on writing into the build
+    directory after aiedsl has listed it and let go of its lock.
+    """
+    group = hasattr(os, "killpg")
+    with subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                          start_new_session=group) as proc:  # leaving it waits for the tool
+        try:
+            out, err = proc.communicate()
+        except BaseException:
+            try:
+                if group:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
+            except OSError:  # already gone
+                pass
+            raise
+    return (out or "") + (err or ""), proc.returncode
 
 
 def _design_line(output: str, d: Design) -> tuple[Loc | None, str]:
