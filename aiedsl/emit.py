@@ -33,7 +33,7 @@ from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import (
     aiecc_argv, find_aiecc_script, kernel_compile_argv, shell_line,
 )
-from aiedsl.toolchain.compile import tool_input
+from aiedsl.toolchain.compile import script_outputs, tool_input
 
 
 @dataclass
@@ -97,10 +97,11 @@ def relocated(node: Any, home: str) -> Any:
 def write(gen: Generated, out_dir: str | Path) -> Path:
     """Write ``gen``'s files into ``out_dir``, replacing a previous build there whole.
 
-    The previous build's tool outputs (xclbin, logs, cache) are kept while ``aie.mlir`` and the
-    kernels are unchanged, and dropped otherwise (they were made from other inputs). A
+    The previous build's tool outputs (xclbin, logs, cache, and what its build.sh wrote when
+    run by hand) are kept while ``aie.mlir`` and the kernels are unchanged, and dropped
+    otherwise (they were made from other inputs). A
     directory holding files aiedsl did not write is refused, as is one another build is writing
     (see :mod:`aiedsl.outdir`): a DesignError, and nothing is written.
     """
     return write_build(out_dir, gen.files, design=gen.design.name, executable=("build.sh",),
-                       tool_input=tool_input)
+                       tool_input=tool_input, script_outputs=script_outputs(gen.files))

@@ -32,7 +32,7 @@ from aiedsl.version import __version__
 from aiedsl.kernels.text import kernel_text
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
-from aiedsl.outdir import read_marker, tool_outputs
+from aiedsl.outdir import owned, read_marker, tool_outputs
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
 from aiedsl.toolchain.discover import Tools
@@ -85,6 +85,14 @@ def plan_steps(d: Design, target: TargetModel, kernel_files: list[str], tools: T
                                                        packet=d.flows == "packet")),
                       "logs/aiecc.log"))
     return steps
+
+
+def script_outputs(files: dict[str, str]) -> list[str]:
+    """What ``build.sh`` writes into the build of ``files`` when run by hand (what
+    ``--compile`` writes): each kernel's object, aiecc's outputs and its project folder."""
+    objects = [f"{PurePosixPath(rel).stem}.o" for rel in files
+               if rel.startswith("kernels/") and rel.endswith(".cc")]
+    return [*objects, *OUTPUTS, f"{PROJECT}/"]
 
 
 def tool_input(rel: str) -> bool:
@@ -168,11 +176,10 @@ def _compile(d: Design, target: TargetModel, out: Path, tools: Tools, steps: lis
 def _drop_outputs(out: Path) -> None:
     """Remove the outputs of a previous compile from build directory ``out``: ``aie.xclbin``,
     ``insts.bin`` (also a lowering's: aiecc writes its own), ``manifest.json`` and
-    ``cache.json``, each only when the marker lists it (aiedsl's, not the user's)."""
-    marker = read_marker(out)
-    listed = set(marker["files"]) if marker else set()
+    ``cache.json``, each only when it is aiedsl's (listed, or build.sh's), not the user's."""
+    ours = owned(read_marker(out))
     for name in (*OUTPUTS, MANIFEST, CACHE):
-        if name in listed:
+        if ours(name):
             (out / name).unlink(missing_ok=True)
 
 
