@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from aiedsl.build_lock import OLD, busy, claim, holder, staging_path
+from aiedsl.build_lock import NEW, OLD, busy, check_staging, claim, holder, staging_path
 from aiedsl.errors import DesignError
 from aiedsl.files import make_dirs, os_errors, replace_file, unmake_dirs
 from aiedsl.version import __version__
@@ -47,7 +47,6 @@ MARKER = ".aiedsl-build.json"
 MAX_NAMED = 5
 """How many foreign files an error names."""
 
-_NEW = "build"  # in the staging directory: the new build, until the swap
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
@@ -161,6 +160,7 @@ def check_output_dir(out_dir: str | Path, design: str) -> None:
     _refuse_working_dir(real, shown, design)
     with os_errors(shown, rule="output directory", option="-o", verb="read"):
         _refuse_foreign(real, shown)
+        check_staging(staging_path(real), shown)
 
 
 def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
@@ -243,7 +243,7 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
             made = make_dirs(out.parent)
             with claim(out, shown) as staging:
                 _refuse_foreign(out, shown)  # again: now no other aiedsl build can change it
-                new = staging / _NEW
+                new = staging / NEW
                 new.mkdir()
                 for rel, text in files.items():
                     path = new / rel

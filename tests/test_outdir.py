@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 import aiedsl
+from aiedsl.build_lock import claim
 from aiedsl.cli import main
 from aiedsl.emit import Generated, generate, write
 from aiedsl.errors import DesignError, ToolchainError
@@ -249,6 +250,44 @@ def test_a_staging_dir_without_a_pid_is_a_killed_builds_leftover(tmp_path: Path)
     write(gen, tmp_path / "p")
     _assert_whole(tmp_path / "p", _build_of(gen))
     assert os.listdir(tmp_path) == ["p"]
+
+
+@pytest.mark.parametrize("kind", ["folder", "file", "link"])
+def test_a_users_folder_named_like_a_staging_dir_is_never_deleted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        kind: str) -> None:
+    """A folder the user named .foo.aiedsl-new was deleted as a killed build's leftover (a
+    tester). A leftover is known by what aiedsl puts there: anything else is refused."""
+    monkeypatch.chdir(tmp_path)
+    staging = tmp_path / "x" / ".foo.aiedsl-new"
+    staging.parent.mkdir()
+    found = {"folder": "notes.txt", "file": "a file", "link": "a symbolic link"}[kind]
+    if kind == "folder":
+        (staging / "build").mkdir(parents=True)  # what aiedsl puts there, and one file more
+        (staging / "notes.txt").write_text("data\n")
+    elif kind == "file":
+        staging.write_text("data\n")
+    else:
+        (tmp_path / "mine").mkdir()
+        staging.symlink_to(tmp_path / "mine")
+    def state() -> dict[str, Any]:
+        return {rel: os.readlink(tmp_path / rel) if (tmp_path / rel).is_symlink() else
+                None if rel.endswith("/") else (tmp_path / rel).read_bytes()
+                for rel in entries(tmp_path)}
+
+    before = state()
+    assert _main("build", str(PASSTHROUGH), "-o", "x/foo") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: x/.foo.aiedsl-new is in the way of x/foo: aiedsl stages a "
+        "build of x/foo in a folder of that name, and this one holds what aiedsl never puts "
+        f"there\n  found: {found}\n"
+        "  fix: move x/.foo.aiedsl-new out of the way (aiedsl leaves it alone: it may be yours), "
+        "or choose another directory with -o\n")
+    assert state() == before
+    with pytest.raises(DesignError, match="is in the way of x/foo"):
+        with claim(tmp_path / "x" / "foo", "x/foo"):  # the lock refuses it too
+            pass
+    assert state() == before
 
 
 # -- concurrent builds ----------------------------------------------------------------------------
