@@ -253,7 +253,8 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
                     os.chmod(new / rel, 0o755)
                 if out.is_dir() and _same_inputs(out, files, tool_input):
                     _carry_tool_outputs(out, new, set(files))
-                write_marker(new, design, script_outputs=script_outputs)  # last: a staged build with a marker is complete
+                # last: a staged build with a marker is complete
+                write_marker(new, design, script_outputs=script_outputs)
                 _swap(new, out)
     except BaseException:
         unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
