@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from aiedsl.errors import DesignError, display_path
-from aiedsl.files import TMP_SUFFIX
+from aiedsl.files import TMP_SUFFIX, remove_tree
 
 STAGING_SUFFIX = ".aiedsl-new"
 STALE_SECONDS = 60.0
@@ -184,7 +184,7 @@ def _alive(pid: int) -> bool:
 def _remove_leftover(staging: Path, out: Path) -> None:
     """Remove a killed build's staging folder; it is aiedsl's own."""
     _restore(staging, out)
-    shutil.rmtree(staging)
+    remove_tree(staging)
 
 
 def _restore(staging: Path, out: Path) -> None:

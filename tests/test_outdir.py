@@ -252,6 +252,32 @@ def test_a_staging_dir_without_a_pid_is_a_killed_builds_leftover(tmp_path: Path)
     assert os.listdir(tmp_path) == ["p"]
 
 
+def test_a_leftover_that_cannot_be_removed_is_named_by_its_whole_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """A killed build's leftover that could not be removed was reported at the file's bare
+    name ("Permission denied (at passthrough_i32_1024.cc) ... make . writable", a tester):
+    rmtree's error names only the entry. It now names the path and the folder to fix."""
+    monkeypatch.chdir(tmp_path)
+    kernels = tmp_path / "x" / ".foo.aiedsl-new" / "build" / "kernels"
+    kernels.mkdir(parents=True)  # a killed build's, without its pid
+    (kernels / "passthrough_i32_1024.cc").write_text("half\n")
+    real_unlink = os.unlink
+
+    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
+        if os.fspath(path).endswith("passthrough_i32_1024.cc"):  # as a read-only folder does
+            raise PermissionError(13, "Permission denied", path)
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    assert _main("build", str(PASSTHROUGH), "-o", "x/foo") == 2
+    where = "x/.foo.aiedsl-new/build/kernels"
+    assert capsys.readouterr().err == (
+        f"error [output directory]: cannot write x/foo: Permission denied (at {where}/"
+        "passthrough_i32_1024.cc)\n"
+        f"  fix: make {where} writable for you (ls -ld {where} shows who may write it), or "
+        "choose another path with -o\n")
+
+
 @pytest.mark.parametrize("kind", ["folder", "file", "link"])
 def test_a_users_folder_named_like_a_staging_dir_is_never_deleted(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
