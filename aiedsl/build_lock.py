@@ -4,7 +4,8 @@ A build of ``<parent>/<name>`` is staged in the hidden sibling ``<parent>/.<name
 (on the same file system, so the finished build can be swapped in by a rename). The folder is
 also the lock: it is made with ``os.mkdir``, which fails when it exists, and holds the pid (and
 host) of the build writing. A second build into the same directory fails cleanly while the first
-is alive; a staging folder whose build is dead is a leftover, removed by the next build. The
+is alive; a staging folder whose build is dead is a leftover, removed by the next build, but only
+when it holds nothing aiedsl never puts there (a folder of that name may be the user's). The
 moments the folder and its pid file appear or go are serialised by ``flock`` on the parent, so
 two builds never both take a leftover for theirs.
 
@@ -24,10 +25,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from aiedsl.errors import DesignError, display_path
+from aiedsl.files import TMP_SUFFIX, remove_tree
 
 STAGING_SUFFIX = ".aiedsl-new"
 STALE_SECONDS = 60.0
 """A staging directory without a pid file and older than this is a killed build's leftover."""
+NEW = "build"
+"""In the staging directory: the new build, until the swap."""
 OLD = "old"
 """In the staging directory: the old build, moved aside while the new one goes in (only where
 ``renameat2`` cannot exchange them)."""
@@ -51,6 +55,7 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
         try:
             os.mkdir(staging)
         except FileExistsError:
+            check_staging(staging, shown)
             who = holder(staging, locked)
             if who is not None:
                 raise busy(who, shown, staging) from None
@@ -66,6 +71,33 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
         yield staging
     finally:
         _release(staging, out)
+
+
+def check_staging(staging: Path, shown: str | Path) -> None:
+    """Raise a DesignError when ``staging`` holds what aiedsl never puts in a staging folder
+    (its pid, ``build/``, ``old/``, a temporary file; a folder of the name with anything else
+    is not a killed build's leftover, and is not aiedsl's to delete), or is not a folder."""
+    if not os.path.lexists(staging):
+        return
+    if staging.is_symlink() or not staging.is_dir():
+        found = ["a symbolic link" if staging.is_symlink() else "a file"]
+    else:
+        found = []
+        with os.scandir(staging) as it:
+            for e in it:
+                folder = e.is_dir(follow_symlinks=False)
+                if (e.name in (NEW, OLD)) if folder else (
+                        e.name == _PID or e.name.endswith(TMP_SUFFIX)):
+                    continue
+                found.append(e.name + ("/" if folder else ""))
+    if found:
+        where = display_path(str(staging))
+        raise DesignError(
+            "output directory", f"{where} is in the way of {shown}: aiedsl stages a build of "
+            f"{shown} in a folder of that name, and this one holds what aiedsl never puts there",
+            found=", ".join(sorted(found)),
+            fix=f"move {where} out of the way (aiedsl leaves it alone: it may be yours), or "
+                "choose another directory with -o")
 
 
 def busy(who: str, shown: str | Path, staging: Path) -> DesignError:
@@ -152,7 +184,7 @@ def _alive(pid: int) -> bool:
 def _remove_leftover(staging: Path, out: Path) -> None:
     """Remove a killed build's staging folder; it is aiedsl's own."""
     _restore(staging, out)
-    shutil.rmtree(staging)
+    remove_tree(staging)
 
 
 def _restore(staging: Path, out: Path) -> None:

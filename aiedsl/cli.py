@@ -395,33 +395,87 @@ def _usage_error(e: Any) -> int:
 
 _INTERRUPTED = 130
 """The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+_STOPPING = ("SIGTERM", "SIGHUP")
+"""Signals that stop a command as Ctrl-C does (a tool killed, the build directory left
+rebuildable), exiting 128 + the signal's number."""
+
+
+class _Stop:
+    """SIGTERM and SIGHUP raised as KeyboardInterrupt while a command runs, so every cleanup
+    Ctrl-C runs (a tool's process group killed, the marker updated, the lock released) runs for
+    them too; without it the default action killed aiedsl and left its tool writing."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.pid = os.getpid()
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "_Stop":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():  # else signal() refuses
+            for name in _STOPPING:
+                if hasattr(signal, name):
+                    number = getattr(signal, name)
+                    self.previous[number] = signal.signal(number, self._raise)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+
+    def _raise(self, number: int, frame: Any) -> None:
+        import signal
+
+        if os.getpid() != self.pid:  # a forked child inherited this: die as the signal says
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)
+            return
+        if self.signal is None:  # a second one would break off the cleanup the first started
+            self.signal = number
+            raise KeyboardInterrupt
+
+    def exit_code(self) -> int:
+        return _INTERRUPTED if self.signal is None else 128 + self.signal
+
+
+def _aborted() -> None:
+    try:
+        sys.stderr.write("aborted\n")
+    except OSError:  # SIGHUP: the terminal may be gone
+        pass
 
 
 def main(argv: Optional[List[str]] = None) -> None:
     """Console entry point: run the app; usage errors exit 2, DesignErrors their own code."""
-    try:
-        code = app(args=argv, prog_name="aiedsl", standalone_mode=False)
-    except typer.Abort as e:
-        sys.stderr.write("aborted\n")
-        sys.exit(_INTERRUPTED if isinstance(e.__context__, KeyboardInterrupt) else 1)
-    except KeyboardInterrupt:
-        sys.stderr.write("aborted\n")
-        sys.exit(_INTERRUPTED)
-    except Exception as e:
-        if isinstance(e, _click_class("ClickException")):
-            sys.exit(_usage_error(e))
-        from aiedsl.errors import DesignError
+    with _Stop() as stop:
+        try:
+            code = app(args=argv, prog_name="aiedsl", standalone_mode=False)
+        except typer.Abort as e:
+            _aborted()
+            sys.exit(stop.exit_code() if isinstance(e.__context__, KeyboardInterrupt) else 1)
+        except KeyboardInterrupt:
+            _aborted()
+            sys.exit(stop.exit_code())
+        except Exception as e:
+            if isinstance(e, _click_class("ClickException")):
+                sys.exit(_usage_error(e))
+            from aiedsl.errors import DesignError
 
-        if not isinstance(e, DesignError) or os.environ.get("AIEDSL_TRACEBACK") == "1":
-            raise
-        sys.stderr.write(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
-        sys.exit(getattr(e, "exit_code", 2))
-    if code == _INTERRUPTED:
-        # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False
-        # returns as a code instead of raising: no aiedsl command exits 130 by itself.
-        sys.stderr.write("aborted\n")
-    if isinstance(code, int) and code:
-        sys.exit(code)
+            if not isinstance(e, DesignError) or os.environ.get("AIEDSL_TRACEBACK") == "1":
+                raise
+            sys.stderr.write(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
+            sys.exit(getattr(e, "exit_code", 2))
+        if code == _INTERRUPTED:
+            # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False
+            # returns as a code instead of raising: no aiedsl command exits 130 by itself.
+            _aborted()
+            code = stop.exit_code()
+        if isinstance(code, int) and code:
+            sys.exit(code)
 
 
 def run() -> None:

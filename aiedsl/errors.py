@@ -29,6 +29,27 @@ def display_path(filename: str) -> str:
     return filename if rel.startswith("..") else rel
 
 
+def stable_path(filename: str, home: str) -> str:
+    """``filename`` as generated files record it, the same whatever the working directory and
+    wherever the design, aiedsl and its environment live: relative to ``home`` (the design
+    file's folder), or, for a file of aiedsl or of an installed package, relative to the
+    folder packages are installed in (``aiedsl/kernels/base.py``). ``<unknown>`` stays."""
+    if filename.startswith("<"):
+        return filename
+    path, home = os.path.abspath(filename), os.path.abspath(home)
+    base = home
+    if not path.startswith(home + os.sep):
+        if path.startswith(_PACKAGE_DIR + os.sep):
+            base = os.path.dirname(_PACKAGE_DIR)
+        else:  # the innermost: site-packages may sit inside the standard library's folder
+            inside = [d.rstrip(os.sep) for d in _library_dirs() if path.startswith(d)]
+            base = max(inside, key=len, default=home)
+    try:
+        return Path(os.path.relpath(path, base)).as_posix()
+    except ValueError:  # another drive on Windows
+        return filename
+
+
 def caller_loc() -> Loc:
     """The first frame outside aiedsl itself: the line of the user's design that made a construct.
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -113,6 +115,20 @@ def unmake_dirs(made: list[Path]) -> None:
             os.rmdir(d)
         except OSError:
             break
+
+
+def remove_tree(folder: Path) -> None:
+    """``shutil.rmtree(folder)``, an error naming the whole path of what it could not remove
+    (rmtree raises the system's error, which names the entry alone: ``x.cc``, not where)."""
+    def fail(e: BaseException, path: str) -> None:
+        if isinstance(e, OSError) and e.filename is not None and e.errno is not None:
+            raise OSError(e.errno, e.strerror, path) from e  # OSError picks the subclass
+        raise e
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(folder, onexc=lambda fn, path, e: fail(e, path))
+    else:
+        shutil.rmtree(folder, onerror=lambda fn, path, info: fail(info[1], path))
 
 
 def replace_file(path: Path, text: str, tmp_dir: Path) -> None:

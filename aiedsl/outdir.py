@@ -3,9 +3,10 @@
 aiedsl never deletes or moves anything it did not write. Every directory it makes carries a
 marker, ``.aiedsl-build.json``, listing every file and folder in it (folders end in ``/``): what
 a build wrote, what the tools it ran there left (``--compile``), and what ``aiedsl map`` or
-``--trace`` added. A build refuses an output directory holding anything the marker does not list
-(and any non-empty directory without a marker), and refuses the working directory or one of its
-ancestors, which it could not replace.
+``--trace`` added; and what the build's ``build.sh``, run by hand, writes (``script_outputs``:
+the kernels' ``.o``, ``aie.xclbin``, ``insts.bin``, aiecc's ``aie.mlir.prj/``). A build refuses an
+output directory holding anything else (and any non-empty directory without a marker), and
+refuses the working directory or one of its ancestors, which it could not replace.
 
 A build is replaced whole, never file by file: the new one is written beside the old, in the
 staging directory ``<parent>/.<name>.aiedsl-new/build``, the old build's tool outputs are
@@ -36,7 +37,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from aiedsl.build_lock import OLD, busy, claim, holder, staging_path
+from aiedsl.build_lock import NEW, OLD, busy, check_staging, claim, holder, staging_path
 from aiedsl.errors import DesignError
 from aiedsl.files import make_dirs, os_errors, replace_file, unmake_dirs
 from aiedsl.version import __version__
@@ -46,7 +47,6 @@ MARKER = ".aiedsl-build.json"
 MAX_NAMED = 5
 """How many foreign files an error names."""
 
-_NEW = "build"  # in the staging directory: the new build, until the swap
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
@@ -80,35 +80,50 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
         data = json.loads((folder / MARKER).read_text())
     except (OSError, ValueError):
         return None
-    ok = (isinstance(data, dict) and isinstance(data.get("aiedsl"), str)
-          and isinstance(data.get("files"), list)
-          and all(isinstance(f, str) for f in data["files"]))
+    ok = (isinstance(data, dict) and isinstance(data.get("aiedsl"), str) and "files" in data
+          and all(isinstance(data.get(key, []), list)
+                  and all(isinstance(f, str) for f in data.get(key, []))
+                  for key in ("files", "script_outputs")))
     return data if ok else None
 
 
 def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
-                 tmp_dir: Path | None = None) -> None:
-    """Write ``folder``'s marker: ``listed`` (default: everything in it now), plus itself.
+                 tmp_dir: Path | None = None, script_outputs: Iterable[str] = ()) -> None:
+    """Write ``folder``'s marker: ``listed`` (default: everything in it now), plus itself, and
+    ``script_outputs``, what its ``build.sh`` writes (a folder, ending in ``/``, with all in it).
 
     With ``tmp_dir`` the marker is written there first and renamed into place, so a reader
     never sees half a marker and a killed process leaves no stray file in ``folder``.
     """
     files = sorted(set(entries(folder) if listed is None else listed) | {MARKER})
-    text = json.dumps({"aiedsl": __version__, "design": design, "files": files}, indent=2) + "\n"
+    data: dict[str, Any] = {"aiedsl": __version__, "design": design, "files": files}
+    if script_outputs:
+        data["script_outputs"] = sorted(set(script_outputs))
+    text = json.dumps(data, indent=2) + "\n"
     if tmp_dir is None:
         _put(folder / MARKER, text)
     else:
         replace_file(folder / MARKER, text, tmp_dir)
 
 
-def foreign(folder: Path) -> list[str]:
-    """What in ``folder`` aiedsl did not write: the topmost entries its marker does not list.
+def owned(marker: dict[str, Any] | None) -> Callable[[str], bool]:
+    """Whether an entry of a build directory with ``marker`` is aiedsl's: listed, or written by
+    its ``build.sh`` (run by hand, it cannot list what it wrote)."""
+    listed = set(marker["files"]) if marker else set()
+    script = marker.get("script_outputs", []) if marker else []
+    folders = tuple(s for s in script if s.endswith("/"))
+    listed.update(s for s in script if not s.endswith("/"))
+    return lambda rel: rel in listed or (bool(folders) and rel.startswith(folders))
 
-    A folder not listed is named once (``photos/``), not file by file. Without a marker every
+
+def foreign(folder: Path) -> list[str]:
+    """What in ``folder`` aiedsl did not write: the topmost entries that are not its own
+    (:func:`owned`).
+
+    A folder not its own is named once (``photos/``), not file by file. Without a marker every
     entry is foreign.
     """
-    marker = read_marker(folder)
-    listed = set(marker["files"]) if marker else set()
+    ours = owned(read_marker(folder))
     found: list[str] = []
 
     def walk(sub: str, prefix: str) -> None:
@@ -116,7 +131,7 @@ def foreign(folder: Path) -> list[str]:
             for e in sorted(it, key=lambda e: e.name):
                 is_dir = e.is_dir(follow_symlinks=False)
                 rel = prefix + e.name + ("/" if is_dir else "")
-                if rel not in listed:
+                if not ours(rel):
                     found.append(rel)
                 elif is_dir:
                     walk(e.path, rel)
@@ -145,6 +160,7 @@ def check_output_dir(out_dir: str | Path, design: str) -> None:
     _refuse_working_dir(real, shown, design)
     with os_errors(shown, rule="output directory", option="-o", verb="read"):
         _refuse_foreign(real, shown)
+        check_staging(staging_path(real), shown)
 
 
 def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
@@ -206,7 +222,8 @@ def _count(n: int, noun: str) -> str:
 
 def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
                 executable: Iterable[str] = (),
-                tool_input: Callable[[str], bool] | None = None) -> Path:
+                tool_input: Callable[[str], bool] | None = None,
+                script_outputs: Iterable[str] = ()) -> Path:
     """Replace build directory ``out_dir`` with ``files`` (relative path -> text), atomically.
 
     Refuses (DesignError, nothing written) a directory holding files aiedsl did not write, the
@@ -214,7 +231,8 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
     build's tool outputs (xclbin, logs, cache ...) are carried over while they belong to these
     files: ``tool_input`` says which files the tools read, and when one of them differs from the
     previous build's (or is new or gone), nothing of the previous build is carried. ``kernels/``
-    is never carried. Returns ``out_dir`` as given.
+    is never carried. ``script_outputs`` go into the marker (see :func:`owned`). Returns
+    ``out_dir`` as given.
     """
     shown = Path(out_dir)
     out = Path(os.path.realpath(shown))  # a symlinked output: replace what it points at
@@ -225,7 +243,7 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
             made = make_dirs(out.parent)
             with claim(out, shown) as staging:
                 _refuse_foreign(out, shown)  # again: now no other aiedsl build can change it
-                new = staging / _NEW
+                new = staging / NEW
                 new.mkdir()
                 for rel, text in files.items():
                     path = new / rel
@@ -235,7 +253,8 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
                     os.chmod(new / rel, 0o755)
                 if out.is_dir() and _same_inputs(out, files, tool_input):
                     _carry_tool_outputs(out, new, set(files))
-                write_marker(new, design)  # last: a staged build with a marker is complete
+                # last: a staged build with a marker is complete
+                write_marker(new, design, script_outputs=script_outputs)
                 _swap(new, out)
     except BaseException:
         unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
@@ -377,12 +396,12 @@ def tool_outputs(out_dir: str | Path) -> Iterator[None]:
 
 def relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
             new: Callable[[str], bool]) -> None:
-    """Rewrite ``folder``'s marker: what it listed and is still there, and what ``new`` says
-    aiedsl added since; the rest stays unlisted (foreign)."""
-    listed = set(marker["files"])
+    """Rewrite ``folder``'s marker: what is aiedsl's (:func:`owned`) and still there, and what
+    ``new`` says aiedsl added since; the rest stays unlisted (foreign)."""
+    ours = owned(marker)
     try:
         now = entries(folder)
     except OSError:  # the directory went away meanwhile: nothing to list
         return
-    write_marker(folder, str(marker.get("design", "")),
-                 [e for e in now if e in listed or new(e)], tmp_dir)
+    write_marker(folder, str(marker.get("design", "")), [e for e in now if ours(e) or new(e)],
+                 tmp_dir, marker.get("script_outputs", []))

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 import aiedsl
+from aiedsl.build_lock import claim
 from aiedsl.cli import main
 from aiedsl.emit import Generated, generate, write
 from aiedsl.errors import DesignError, ToolchainError
@@ -251,6 +252,70 @@ def test_a_staging_dir_without_a_pid_is_a_killed_builds_leftover(tmp_path: Path)
     assert os.listdir(tmp_path) == ["p"]
 
 
+def test_a_leftover_that_cannot_be_removed_is_named_by_its_whole_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """A killed build's leftover that could not be removed was reported at the file's bare
+    name ("Permission denied (at passthrough_i32_1024.cc) ... make . writable", a tester):
+    rmtree's error names only the entry. It now names the path and the folder to fix."""
+    monkeypatch.chdir(tmp_path)
+    kernels = tmp_path / "x" / ".foo.aiedsl-new" / "build" / "kernels"
+    kernels.mkdir(parents=True)  # a killed build's, without its pid
+    (kernels / "passthrough_i32_1024.cc").write_text("half\n")
+    real_unlink = os.unlink
+
+    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
+        if os.fspath(path).endswith("passthrough_i32_1024.cc"):  # as a read-only folder does
+            raise PermissionError(13, "Permission denied", path)
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    assert _main("build", str(PASSTHROUGH), "-o", "x/foo") == 2
+    where = "x/.foo.aiedsl-new/build/kernels"
+    assert capsys.readouterr().err == (
+        f"error [output directory]: cannot write x/foo: Permission denied (at {where}/"
+        "passthrough_i32_1024.cc)\n"
+        f"  fix: make {where} writable for you (ls -ld {where} shows who may write it), or "
+        "choose another path with -o\n")
+
+
+@pytest.mark.parametrize("kind", ["folder", "file", "link"])
+def test_a_users_folder_named_like_a_staging_dir_is_never_deleted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        kind: str) -> None:
+    """A folder the user named .foo.aiedsl-new was deleted as a killed build's leftover (a
+    tester). A leftover is known by what aiedsl puts there: anything else is refused."""
+    monkeypatch.chdir(tmp_path)
+    staging = tmp_path / "x" / ".foo.aiedsl-new"
+    staging.parent.mkdir()
+    found = {"folder": "notes.txt", "file": "a file", "link": "a symbolic link"}[kind]
+    if kind == "folder":
+        (staging / "build").mkdir(parents=True)  # what aiedsl puts there, and one file more
+        (staging / "notes.txt").write_text("data\n")
+    elif kind == "file":
+        staging.write_text("data\n")
+    else:
+        (tmp_path / "mine").mkdir()
+        staging.symlink_to(tmp_path / "mine")
+    def state() -> dict[str, Any]:
+        return {rel: os.readlink(tmp_path / rel) if (tmp_path / rel).is_symlink() else
+                None if rel.endswith("/") else (tmp_path / rel).read_bytes()
+                for rel in entries(tmp_path)}
+
+    before = state()
+    assert _main("build", str(PASSTHROUGH), "-o", "x/foo") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: x/.foo.aiedsl-new is in the way of x/foo: aiedsl stages a "
+        "build of x/foo in a folder of that name, and this one holds what aiedsl never puts "
+        f"there\n  found: {found}\n"
+        "  fix: move x/.foo.aiedsl-new out of the way (aiedsl leaves it alone: it may be yours), "
+        "or choose another directory with -o\n")
+    assert state() == before
+    with pytest.raises(DesignError, match="is in the way of x/foo"):
+        with claim(tmp_path / "x" / "foo", "x/foo"):  # the lock refuses it too
+            pass
+    assert state() == before
+
+
 # -- concurrent builds ----------------------------------------------------------------------------
 
 def _racer(barrier: Any, n: int, err: str) -> None:
@@ -388,6 +453,94 @@ def test_a_failed_compile_lists_its_logs_but_not_the_users_files(
     assert "todo.txt" not in listed
     with pytest.raises(DesignError, match=r"found: todo\.txt\n"):
         write(_gen(), "out")
+
+
+def test_the_outputs_of_build_sh_run_by_hand_are_aiedsls(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """README's manual route: build.sh, run by hand, wrote aie.xclbin, insts.bin and the
+    kernel's .o, which the marker did not list, and the next build refused the directory (a
+    tester). The marker names what build.sh writes; those are aiedsl's, nothing else is."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    gen = _gen()
+    write(gen, out)
+    assert read_marker(out)["script_outputs"] == [  # type: ignore[index]
+        "aie.mlir.prj/", "aie.xclbin", "insts.bin", "passthrough_i32_1024.o"]
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    made = {rel: data for rel, data in _tree(out).items() if rel not in _build_of(gen)}
+    made.pop(MARKER)
+    assert sorted(made) == ["aie.mlir.prj/", "aie.mlir.prj/main.o", "aie.xclbin", "insts.bin",
+                            "passthrough_i32_1024.o"]
+    write(gen, out)  # the same design: build.sh's outputs are kept, and now listed
+    _assert_whole(out, {**_build_of(gen), **made})
+    (out / "notes.txt").write_text("mine\n")  # anything else is still the user's
+    with pytest.raises(DesignError) as e:
+        write(gen, out)
+    assert str(e.value) == (
+        f"error [output directory]: {out} holds 1 file aiedsl did not write, and a build "
+        "replaces the whole directory\n"
+        "  limit: a new or empty directory, or a build directory holding only what aiedsl wrote\n"
+        "  found: notes.txt\n"
+        f"  fix: choose another directory with -o, or move those files out of {out}")
+    (out / "notes.txt").unlink()
+    subprocess.run(["bash", "out/build.sh"], check=True, capture_output=True)
+    # a compile whose aiecc writes nothing is not credited with build.sh's outputs
+    _fake_tools(tmp_path / "quiet", monkeypatch, fail="exit 0")
+    with pytest.raises(ToolchainError, match="aiecc finished but did not write aie.xclbin, "
+                                             "insts.bin"):
+        aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    gen = _gen(8192)  # another design: build.sh's outputs of the old one are dropped
+    write(gen, out)
+    assert not (out / "passthrough_i32_1024.o").exists()
+    assert not (out / "aie.xclbin").exists() and not (out / "aie.mlir.prj").exists()
+
+
+SLOW_AIECC = """
+echo $$ > "{pid}"
+echo "half" > half.xclbin
+(sleep 1; echo "late" > late.txt) &  # a child of aiecc's, writing after a while
+sleep 30
+"""
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_stopped_compile_kills_its_tools_and_leaves_a_rebuildable_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signame: str) -> None:
+    """SIGTERM (a tester; SIGHUP as well) killed aiedsl outright during --compile: aiecc went
+    on writing into the build, the lock stayed, and the next build refused aiecc's files as
+    the user's. Now they stop it as Ctrl-C does."""
+    import signal
+
+    pid = tmp_path / "aiecc.pid"
+    _fake_tools(tmp_path / "tools", monkeypatch,
+                fail=f'[ "$1" = --help ] || {{ {SLOW_AIECC.format(pid=pid)} }}')
+    monkeypatch.chdir(tmp_path)
+    write(_gen(), "out")
+    child = subprocess.Popen([sys.executable, "-m", "aiedsl.cli", "build", str(PASSTHROUGH),
+                              "-o", "out", "--compile"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    for _ in range(600):
+        if pid.exists() and pid.read_text().strip():
+            break
+        time.sleep(0.05)
+    number = getattr(signal, signame)
+    child.send_signal(number)
+    _, err = child.communicate(timeout=20)
+    assert child.returncode == 128 + number, err
+    assert err.endswith("aborted\n"), err
+    with pytest.raises(ProcessLookupError):  # aiecc is dead
+        os.kill(int(pid.read_text()), 0)
+    time.sleep(1.5)  # its child would have written late.txt by now
+    assert not (tmp_path / "out" / "late.txt").exists()
+    marker = read_marker(tmp_path / "out")
+    assert marker is not None and marker["files"] == entries(tmp_path / "out")
+    assert "half.xclbin" in marker["files"]  # aiecc's: listed, not taken for the user's
+    assert sorted(os.listdir(tmp_path)) == ["aiecc.pid", "out", "tools"]  # no lock left
+    gen = _gen(8192)
+    write(gen, "out")  # and the next build replaces it
+    _assert_whole(tmp_path / "out", _build_of(gen))
 
 
 # -- single files: map.svg and traces -------------------------------------------------------------
@@ -588,8 +741,10 @@ def test_a_build_into_a_directory_a_compile_is_writing_says_another_build_is_wri
     finally:
         (staging / "pid").unlink()
         staging.rmdir()
-    with pytest.raises(DesignError, match="p holds 3 files aiedsl did not write"):
-        write(_gen(8192), "p")  # with nobody writing, they are the user's
+    # with nobody writing, they are the user's, but for what build.sh writes (run by hand)
+    with pytest.raises(DesignError, match=r"p holds 1 file aiedsl did not write(.|\n)*"
+                                          r"found: main\.o\n"):
+        write(_gen(8192), "p")
 
 
 def test_a_refused_trace_is_refused_before_simulating_or_building(

@@ -8,13 +8,15 @@ remembers where the source's lines sit in the file, so a compiler's complaint ab
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
 from aiedsl.dtypes import dtype
-from aiedsl.errors import display_path
+from aiedsl.errors import display_path, stable_path
 from aiedsl.ir import Design, Kernel
 from aiedsl.ir.program import calls
+from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import KernelSource, kernel_source
 from aiedsl.render import render
 from aiedsl.version import __version__
@@ -92,9 +94,14 @@ def kernel_text(d: Design | None, k: Kernel) -> KernelText:
         cpp = dtype(a.dtype).cpp
         params.append(f"{cpp} *{a.name}" if a.kind == "buffer" else f"{cpp} {a.name}")
         names.append(a.name)
-    sites = sorted({f"{c.loc.file}:{c.loc.line}" for core in d.cores for c in calls(core)
-                    if c.kernel == k.symbol}) if d else []
-    text = render("kernel.cc.j2", version=__version__, k=k, origin=src.label, source=src.text,
+    # The file records paths as stable_path does (not as the user's working directory sees them).
+    home = os.path.dirname((d or k).loc.file)
+    origin = src.label
+    if src.path is not None and not src.path.is_relative_to(KERNELS_CPP):
+        origin = stable_path(str(src.path), home)
+    sites = sorted({f"{stable_path(c.loc.file, home)}:{c.loc.line}" for core in d.cores
+                    for c in calls(core) if c.kernel == k.symbol}) if d else []
+    text = render("kernel.cc.j2", version=__version__, k=k, origin=origin, source=src.text,
                   design=d.name if d else None, calls=sites, params=params, names=names)
     first = text[:text.index(src.text)].count("\n") + 1
     return KernelText(k.symbol, text, src, first)

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ from aiedsl.version import __version__
 from aiedsl.kernels.text import kernel_text
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
-from aiedsl.outdir import read_marker, tool_outputs
+from aiedsl.outdir import owned, read_marker, tool_outputs
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
 from aiedsl.toolchain.discover import Tools
@@ -83,6 +85,14 @@ def plan_steps(d: Design, target: TargetModel, kernel_files: list[str], tools: T
                                                        packet=d.flows == "packet")),
                       "logs/aiecc.log"))
     return steps
+
+
+def script_outputs(files: dict[str, str]) -> list[str]:
+    """What ``build.sh`` writes into the build of ``files`` when run by hand (what
+    ``--compile`` writes): each kernel's object, aiecc's outputs and its project folder."""
+    objects = [f"{PurePosixPath(rel).stem}.o" for rel in files
+               if rel.startswith("kernels/") and rel.endswith(".cc")]
+    return [*objects, *OUTPUTS, f"{PROJECT}/"]
 
 
 def tool_input(rel: str) -> bool:
@@ -166,11 +176,10 @@ def _compile(d: Design, target: TargetModel, out: Path, tools: Tools, steps: lis
 def _drop_outputs(out: Path) -> None:
     """Remove the outputs of a previous compile from build directory ``out``: ``aie.xclbin``,
     ``insts.bin`` (also a lowering's: aiecc writes its own), ``manifest.json`` and
-    ``cache.json``, each only when the marker lists it (aiedsl's, not the user's)."""
-    marker = read_marker(out)
-    listed = set(marker["files"]) if marker else set()
+    ``cache.json``, each only when it is aiedsl's (listed, or build.sh's), not the user's."""
+    ours = owned(read_marker(out))
     for name in (*OUTPUTS, MANIFEST, CACHE):
-        if name in listed:
+        if ours(name):
             (out / name).unlink(missing_ok=True)
 
 
@@ -251,9 +260,7 @@ def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
     names for the log (``cwd`` unless the log is moved there); ``fix`` is said after it."""
     line = shell_line(step.argv)
     try:
-        r = subprocess.run(step.argv, cwd=cwd, env=env, capture_output=True, text=True,
-                           stdin=subprocess.DEVNULL)
-        output, code = (r.stdout or "") + (r.stderr or ""), r.returncode
+        output, code = _run_tool(step.argv, cwd, env)
     except OSError as e:
         output, code = str(e), 127
     (cwd / step.log).write_text(f"$ {line}\n{output}")
@@ -264,6 +271,31 @@ def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
             step.label.split()[0], f"{step.label} failed (exit {code})" + where, loc=loc,
             exit_code=5, notes=[f"$ {line}", *(f"  {t}" for t in tail)],
             fix=f"the whole output is in {(shown or cwd) / step.log}" + fix)
+
+
+def _run_tool(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, int]:
+    """Run a tool to its end: its output (stdout, then stderr) and exit code.
+
+    The tool gets a process group of its own, killed whole if aiedsl is interrupted (Ctrl-C,
+    SIGTERM, SIGHUP): aiecc's own children would otherwise go on writing into the build
+    directory after aiedsl has listed it and let go of its lock.
+    """
+    group = hasattr(os, "killpg")
+    with subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                          start_new_session=group) as proc:  # leaving it waits for the tool
+        try:
+            out, err = proc.communicate()
+        except BaseException:
+            try:
+                if group:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
+            except OSError:  # already gone
+                pass
+            raise
+    return (out or "") + (err or ""), proc.returncode
 
 
 def _design_line(output: str, d: Design) -> tuple[Loc | None, str]:
