@@ -67,6 +67,12 @@ class Spec:
     """The forwards go through core tiles' memory rather than memtiles (forward shapes)."""
     packet: bool = False
     """The design routes its fifos as packet streams (``flows="packet"``)."""
+    batches: int = 1
+    """Shape "direct": the runtime moves the data in this many batches of fills and a drain."""
+    waits: str = "sync"
+    """How the batches wait: "sync" after each, "every_other" after every second, "wait_z"
+    (rt.wait on the output after each), "fill_wait" (every second batch's fills wait=True,
+    then a sync)."""
 
     @property
     def inputs(self) -> int:
@@ -111,6 +117,9 @@ def make_spec(seed: int) -> Spec:
     extra = random.Random(f"extra-{seed}")
     spec.via_core = shape in ("forward", "regroup", "layout") and extra.random() < 0.3
     spec.packet = shape != "gemm" and extra.random() < 0.15
+    if shape == "direct" and spec.iters > 1 and extra.random() < 0.5:
+        spec.batches = extra.choice([b for b in (2, 3, 4) if spec.iters % b == 0])
+        spec.waits = extra.choice(("sync", "every_other", "wait_z", "fill_wait"))
     if op == "passthrough" and dtype == "u8" and shape != "pipeline" and extra.random() < 0.5:
         spec.op, spec.level = "threshold", extra.randint(0, 255)  # a runtime parameter
     if shape == "gemm":
@@ -222,6 +231,23 @@ def _mistaken(s: Spec, kind: str, value: object) -> object:
     return s.mistake_value if s.mistake == kind else value
 
 
+def _batches(s: Spec, ins: list[str], chunk: int) -> list[str]:
+    """The runtime sequence of a batched "direct" design: per batch a fill of each input and a
+    drain of the output, waited for as ``s.waits`` says (what decides which shim BDs and queue
+    places each wait frees, checked again by the simulator on its clocks)."""
+    rt: list[str] = []
+    for b in range(s.batches):
+        held = ", wait=True" if s.waits == "fill_wait" and b % 2 else ""
+        for j, a in enumerate(ins):
+            rt.append(f"rt.fill({a}, X{j}, ({b * chunk}, [{chunk}], [1]){held})")
+        rt.append(f"rt.drain(z, Z, ({b * chunk}, [{chunk}], [1]))")
+        if s.waits == "wait_z":
+            rt.append("rt.wait(z)")
+        elif s.waits != "every_other" or b % 2:
+            rt.append("rt.sync()")
+    return rt
+
+
 def _dataflow(s: Spec, elem: str, depth: object, total: int) -> tuple[list[str], list[str],
                                                                        list[str]]:
     """(declarations, the core loop's body, the runtime sequence) of ``s``'s shape."""
@@ -250,6 +276,8 @@ def _dataflow(s: Spec, elem: str, depth: object, total: int) -> tuple[list[str],
             for j, a in enumerate(ins):
                 rt.append(f"rt.fill({a}, X{j}, tiles(X{j}, ({tr}, {tc}), order={order!r}))")
             rt.append(f"rt.drain(z, Z, tiles(Z, ({tr}, {tc}), order={order!r}))")
+        elif s.batches > 1 and s.mistake != "fill_size":
+            rt += _batches(s, ins, fill_n // s.batches)
         else:
             for j, a in enumerate(ins):
                 rt.append(f"rt.fill({a}, X{j}, (0, [{fill_n}], [1]))")
