@@ -40,7 +40,7 @@ int main() {
   show("select", aie::select(a, b, aie::lt(a, 0)));
   show("abs", aie::abs(a));
   show("neg", aie::neg(a));
-  aie::vector<int8_t, 4> edge(-128, 127, -1, 0);
+  aie::vector<int8_t, 16> edge(-128, 127, -1, 0);
   show("abs_i8_wraps", aie::abs(edge));
   show("add_scalar", aie::add(a, 10));
   show("min_scalar_first", aie::min(0, a));
@@ -59,22 +59,22 @@ int main() {
   show("unzip_first", u.first);
   show("unzip_second", u.second);
   show("concat", aie::concat(aie::extract<4>(a, 1), aie::extract<4>(b, 0)));
-  show("member_extract", a.extract<2>(3));
+  show("member_extract", a.extract<4>(1));
   aie::vector<int32_t, 8> c = a;
   c.insert(1, aie::vector<int32_t, 4>(9, 9, 9, 9));
   show("insert", c);
-  show("grow", aie::vector<int32_t, 2>(5, 6).grow<4>(1));
+  show("grow", aie::vector<int32_t, 4>(5, 6, 7, 8).grow<8>(1));
   show("transpose_2x4", aie::transpose(a, 2, 4));
   show("shuffle_up_fill", aie::shuffle_up_fill(a, b, 2));
   show("shuffle_down_fill", aie::shuffle_down_fill(a, b, 3));
   show("shuffle_up_rotate", aie::shuffle_up_rotate(a, 1));
-  aie::vector<int16_t, 4> coeff(2, 3, 0, 0);
+  aie::vector<int16_t, 8> coeff(2, 3);
   aie::vector<int16_t, 8> d0(1, 1, 1, 1, 1, 1, 1, 1), d1(1, 2, 3, 4, 5, 6, 7, 8);
   show("accumulate", aie::accumulate<8>(coeff, 0, d0, d1).to_vector<int32_t>());
   auto zacc = aie::zeros<acc32, 8>();
   zacc = aie::vector<int16_t, 8>(1, 2, 3, 4, 5, 6, 7, 8);
   show("accum_from_vector", zacc.to_vector<int16_t>());
-  int32_t buf[16];
+  alignas(aie::vector_decl_align) int32_t buf[16];
   for (int i = 0; i < 16; ++i) buf[i] = i;
   auto it = aie::begin_vector<8>(buf);
   aie::vector<int32_t, 8> first = *it;
@@ -85,19 +85,50 @@ int main() {
   show("inv", aie::inv(f));
   show("invsqrt", aie::invsqrt(f));
   show("exp2", aie::exp2(aie::vector<float, 4>(0.0f, 1.0f, -1.0f, 3.0f)));
-  show("exp2_bf16", aie::exp2<bfloat16>(aie::vector<float, 4>(0.5f, 1.0f, 2.0f, 10.0f)));
+  show("exp2_bf16", aie::exp2<bfloat16>(aie::vector<float, 8>(0.5f, 1.0f, 2.0f, 10.0f)));
   bfloat16 h(1.0f);
   h += 0.00390625f;  // 1 + 2^-8: a tie, rounds to even (1.0)
   std::printf("bf16_plus_eq: %.9g\n", double(float(h)));
   aie::vector<float, 4> g(2.75f, -2.25f, 0.5f, -0.5f);
   show("to_fixed_floor", aie::to_fixed<int32_t>(g, 0));
-  show("to_fixed_shift2", aie::to_fixed<int16_t>(g, 2));
+  aie::vector<float, 8> g8(2.75f, -2.25f, 0.5f, -0.5f);
+  show("to_fixed_shift2", aie::to_fixed<int16_t>(g8, 2));
   show("to_float_shift1", aie::to_float<float>(aie::vector<int32_t, 4>(3, -3, 7, 0), 1));
   show("upshift", aie::upshift(aie::vector<int32_t, 4>(1, -1, 3, 127), 20));
   show("downshift", aie::downshift(aie::vector<int32_t, 4>(-8, 8, -1, 5), 2));
-  show("vector_cast", aie::vector_cast<float>(aie::vector<int32_t, 2>(0x3f800000, 0x40000000)));
+  show("vector_cast", aie::vector_cast<float>(aie::vector<int32_t, 4>(0x3f800000, 0x40000000)));
   aie::mask<8> m = aie::lt(a, 0);
   std::printf("mask_bits: %u %u\n", m.to_uint32(), (~m).count());
+  // undefined in the AIE API: poison here, so that forgetting aie::zeros fails
+  show("undef_i16", aie::vector<int16_t, 8>());
+  show("undef_u8", aie::vector<uint8_t, 16>());
+  show("undef_f32", aie::vector<float, 4>());
+  show("undef_bf16", aie::vector<bfloat16, 8>());
+  aie::accum<acc32, 16> undef_acc32;
+  show("undef_acc32", undef_acc32.to_vector<int32_t>());
+  show("undef_acc32_i8_shift4", undef_acc32.to_vector<int8_t>(4));
+  show("undef_acc64", aie::accum<acc64, 4>().to_vector<int32_t>());
+  show("undef_accfloat", aie::accum<accfloat, 8>().to_vector<float>());
+  show("zeros_acc32", aie::zeros<acc32, 8>().to_vector<int32_t>());
+  show("zeros_f32", aie::zeros<float, 4>());
+  aie::accum<acc32, 8> from_vector(aie::vector<int16_t, 8>(1, 2, 3, 4, 5, 6, 7, 8), 2);
+  show("accum_ctor_shift", from_vector.to_vector<int32_t>());
+  // loads and stores by alignment (no kernel buffers here: from the address)
+  alignas(aie::vector_decl_align) int32_t row[32];
+  for (int i = 0; i < 32; ++i) row[i] = i;
+  show("load_unaligned", aie::load_unaligned_v<8>(row + 3));
+  show("load_unaligned_4", aie::load_unaligned_v<8>(row + 4, 4));
+  show("load_floor", aie::load_floor_v<8>(row + 11));
+  show("load_floor_4", aie::load_floor_v<8>(row + 11, 4));
+  std::printf("misaligned_none: %u\n", aiedsl_host::misaligned_count);
+  show("load_v_misaligned", aie::load_v<8>(row + 3));  // as the core: from row + 0
+  const int64_t *r = aiedsl_host::misaligned_first;
+  std::printf("misaligned_load_v: %u %d %d %d %d %d\n", aiedsl_host::misaligned_count, int(r[0]),
+              int(r[1]), int(r[2]), int(r[3]), int(r[4]));
+  aie::store_unaligned_v(row + 1, aie::broadcast<int32_t, 8>(-1));
+  show("store_unaligned", aie::load_v<16>(row));
+  aie::load_unaligned_v<8>(row + 1, 2);  // claims 2 elements of alignment: 1 is all it has
+  std::printf("misaligned_claim: %u\n", aiedsl_host::misaligned_count);
   return 0;
 }
 '''
@@ -123,6 +154,11 @@ A = np.array([1, -2, 3, -4, 5, -6, 7, -8], dtype=np.int64)
 B = np.array([8, 7, 6, 5, 4, 3, 2, 1], dtype=np.int64)
 
 
+def _g9(x: float) -> float:
+    """``x`` as the program prints it (nine significant digits)."""
+    return float(f"{float(x):.9g}")
+
+
 def test_logic_comparisons_and_select(lines: dict[str, list[float]]) -> None:
     assert lines["bit_and"] == list(A & B)
     assert lines["bit_or"] == list(A | B)
@@ -140,7 +176,7 @@ def test_arithmetic(lines: dict[str, list[float]]) -> None:
     assert lines["abs"] == list(np.abs(A))
     assert lines["neg"] == list(-A)
     # no saturation by default: |-128| keeps the low 8 bits, -128
-    assert lines["abs_i8_wraps"] == [-128, 127, 1, 0]
+    assert lines["abs_i8_wraps"] == [-128, 127, 1, 0] + [0] * 12
     assert lines["add_scalar"] == list(A + 10)
     assert lines["min_scalar_first"] == list(np.minimum(0, A))
     assert lines["reduce_min"] == [-8]
@@ -161,9 +197,9 @@ def test_lane_movement(lines: dict[str, list[float]]) -> None:
     assert lines["unzip_first"] == list(A)
     assert lines["unzip_second"] == list(B)
     assert lines["concat"] == list(A[4:]) + list(B[:4])
-    assert lines["member_extract"] == list(A[6:8])
+    assert lines["member_extract"] == list(A[4:8])
     assert lines["insert"] == list(A[:4]) + [9, 9, 9, 9]
-    assert lines["grow"] == [0, 0, 5, 6]
+    assert lines["grow"] == [_g9(-2 ** 31)] * 4 + [5, 6, 7, 8]  # new lanes undefined: poison
     assert lines["transpose_2x4"] == list(A.reshape(2, 4).T.reshape(-1))
     assert lines["shuffle_up_fill"] == list(B[-2:]) + list(A[:-2])
     assert lines["shuffle_down_fill"] == list(A[3:]) + list(B[:3])
@@ -175,18 +211,91 @@ def test_float_functions(lines: dict[str, list[float]]) -> None:
     assert lines["inv"] == [0.25, 4.0, 1.0, 0.0625]
     assert lines["invsqrt"] == [0.5, 2.0, 1.0, 0.25]
     assert lines["exp2"] == [1.0, 2.0, 0.5, 8.0]
-    assert lines["exp2_bf16"] == [1.4140625, 2.0, 4.0, 1024.0]  # sqrt(2) rounded to bf16
+    # sqrt(2) rounded to bf16; the lanes not given are 0
+    assert lines["exp2_bf16"] == [1.4140625, 2.0, 4.0, 1024.0] + [1.0] * 4
     assert lines["bf16_plus_eq"] == [1.0]
 
 
 def test_conversions_and_shifts(lines: dict[str, list[float]]) -> None:
     assert lines["to_fixed_floor"] == [2, -3, 0, -1]  # floor, as AIE-ML's conversion rounds
-    assert lines["to_fixed_shift2"] == [11, -9, 2, -2]
+    assert lines["to_fixed_shift2"] == [11, -9, 2, -2] + [0] * 4
     assert lines["to_float_shift1"] == [1.5, -1.5, 3.5, 0.0]
     assert lines["upshift"] == [float(1 << 20), float(-(1 << 20)), float(3 << 20),
                                 float(127 << 20)]
     assert lines["downshift"] == [-2, 2, -1, 1]  # arithmetic
-    assert lines["vector_cast"] == [1.0, 2.0]
+    assert lines["vector_cast"] == [1.0, 2.0, 0.0, 0.0]
+
+
+def test_default_vectors_and_accumulators_hold_poison(lines: dict[str, list[float]]) -> None:
+    """A kernel's `aie::accum<acc32, 32> acc;` then `acc = aie::mac(acc, ...)`, the aie::zeros
+    forgotten, passed on the zeros this header started every vector and accumulator with. The
+    AIE API leaves them undefined; they now hold what aiedsl's unwritten buffers hold."""
+    assert lines["undef_i16"] == [-2 ** 15] * 8   # the smallest signed integer
+    assert lines["undef_u8"] == [255] * 16        # the largest unsigned one
+    assert all(np.isnan(lines["undef_f32"])) and all(np.isnan(lines["undef_bf16"]))
+    # an integer accumulator has 0x80 in every byte: whichever bits to_vector keeps show it
+    assert lines["undef_acc32"] == [_g9(np.int32(np.uint32(0x80808080)))] * 16
+    assert lines["undef_acc32_i8_shift4"] == [8] * 16     # bits 4..11 of 0x80808080
+    assert lines["undef_acc64"] == [_g9(np.int32(np.uint32(0x80808080)))] * 4
+    assert all(np.isnan(lines["undef_accfloat"]))
+    assert lines["zeros_acc32"] == [0] * 8 and lines["zeros_f32"] == [0] * 4
+    # the AIE API's explicit accum(vector, shift)
+    assert lines["accum_ctor_shift"] == [4 * x for x in range(1, 9)]
+
+
+def test_loads_and_stores_by_alignment(lines: dict[str, list[float]]) -> None:
+    assert lines["load_unaligned"] == list(range(3, 11))
+    assert lines["load_unaligned_4"] == list(range(4, 12))
+    assert lines["load_floor"] == list(range(8, 16))   # 8 lanes: down to 8 elements
+    assert lines["load_floor_4"] == list(range(8, 16))  # down to 4 elements: row + 8
+    assert lines["misaligned_none"] == [0]
+    # a load_v 12 bytes off: recorded (op load_v, 8 lanes of 4 bytes, 32 needed, no kernel
+    # buffer) and, as on the core, read from the address with its low bits dropped
+    assert lines["load_v_misaligned"] == list(range(8))
+    assert lines["misaligned_load_v"] == [1, 0, 8, 4, 32, -1]
+    assert lines["store_unaligned"] == [0] + [-1] * 8 + list(range(9, 16))
+    assert lines["misaligned_claim"] == [2]
+
+
+SIZES = r'''
+#include <aie_api/aie.hpp>
+void f() { %s x; (void)x; }
+'''
+
+
+@pytest.mark.parametrize("decl,ok", [
+    ("aie::vector<int32_t, 4>", True),      # 128 bits, the smallest
+    ("aie::vector<int8_t, 128>", True),     # 1024 bits
+    ("aie::vector<int32_t, 64>", True),     # 2048 bits: the AIE API keeps 4 registers
+    ("aie::vector<bfloat16, 8>", True),
+    ("aie::vector<int32_t, 12>", False),    # not a power of two
+    ("aie::vector<int32_t, 2>", False),     # 64 bits
+    ("aie::vector<int8_t, 8>", False),
+    ("aie::accum<acc32, 8>", True),
+    ("aie::accum<acc32, 64>", True),
+    ("aie::accum<acc64, 4>", True),
+    ("aie::accum<accfloat, 4>", True),
+    ("aie::accum<acc32, 4>", False),        # acc32 starts at 8 lanes
+    ("aie::accum<acc64, 12>", False),
+])
+def test_only_the_vector_and_accumulator_sizes_the_api_has_compile(
+        tmp_path: Path, decl: str, ok: bool) -> None:
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH: the host AIE API header cannot be compiled")
+    src = tmp_path / "s.cc"
+    src.write_text(SIZES % decl)
+    for arch in (20, 21):
+        r = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", f"-D__AIE_ARCH__={arch}",
+                            f"-I{HOST_INCLUDE}", str(src)], capture_output=True, text=True)
+        assert (r.returncode == 0) == ok, (arch, r.stderr[-400:])
+        if not ok and "vector" in decl:
+            assert ("aie::vector: the AIE API has vectors of a power-of-two number of lanes and "
+                    "at least 128 bits (128, 256, 512, 1024 bits, or more as several registers)"
+                    ) in r.stderr
+        elif not ok:
+            assert ("aie::accum: the AIE API has accumulators of a power-of-two number of lanes, "
+                    "at least 8 of acc32 and 4 of acc64 or accfloat") in r.stderr
 
 
 MMUL = r'''
@@ -241,7 +350,7 @@ int main() {
   show("rotate_32", shift_bytes(a, a, 32U));
   std::printf("extract_elem: %d %d\n", extract_elem(b, 3), ext_elem(a, 17));  // index mod 16
   show("broadcast", broadcast_to_v16int32(-7));
-  show("zero_bf16", broadcast_zero_bfloat16().extract<4>(0));
+  show("zero_bf16", broadcast_zero_bfloat16().extract<8>(0));
   v16acc64 acc = ups_to_v16acc64(broadcast_to_v16int32(-3), 4);  // -48 in every lane
   show("ups", acc.to_vector<int32_t>());
   v16int32 odd = broadcast_to_v16int32(5);
@@ -253,7 +362,7 @@ int main() {
   aie::set_rounding(aie::rounding_mode::conv_even);
   show("srs_even", lsrs(c, 1).extract<4>(0));
   aie::set_saturation(aie::saturation_mode::saturate);
-  show("ssrs_sat", ssrs(ups_to_v32acc32(broadcast_to_v32int16(1000), 0), 0).extract<2>(0));
+  show("ssrs_sat", ssrs(ups_to_v32acc32(broadcast_to_v32int16(1000), 0), 0).extract<16>(0));
   return 0;
 }
 '''
@@ -275,8 +384,8 @@ def test_native_aie2_vector_intrinsics(tmp_path: Path) -> None:
     assert ints["rotate_32"] == list(range(8, 16)) + list(range(0, 8))
     assert ints["extract_elem"] == [103, 1]
     assert ints["broadcast"] == [-7] * 16
-    assert ints["zero_bf16"] == [0, 0, 0, 0]
+    assert ints["zero_bf16"] == [0] * 8
     assert ints["ups"] == [-48] * 16
     assert ints["srs_floor"] == [2, 3, 3, -3]     # 5/2, 6/2, 7/2, -5/2 rounded down
     assert ints["srs_even"] == [2, 3, 4, -2]      # ties to even
-    assert ints["ssrs_sat"] == [127, 127]         # 1000 saturated to int8
+    assert ints["ssrs_sat"] == [127] * 16         # 1000 saturated to int8

@@ -197,6 +197,28 @@ def test_a_name_of_the_kernels_own_is_not_blamed_on_the_header(design_file: Desi
     assert "upsample_row" in (excinfo.value.found or "")
 
 
+def test_a_vector_size_the_api_lacks_is_a_build_error_naming_it(design_file: DesignFile
+                                                                ) -> None:
+    """`aie::vector<int32_t, 12>` compiled and passed: the AIE API has no such vector."""
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY.replace(
+        "aie::vector<int32_t, 16> v = aie::load_v<16>(src + i);",
+        "aie::vector<int32_t, 12> v = aie::load_v<12>(src + i);"))
+    k = load_design(path).ir.kernels[0]
+    with pytest.raises(DesignError) as excinfo:
+        native(k, kernel_text(None, k))
+    assert excinfo.value.message == (
+        "copy_i32_64 uses aie::vector<int, 12>, which the AIE API does not have: the AIE API "
+        "has vectors of a power-of-two number of lanes and at least 128 bits (128, 256, 512, "
+        "1024 bits, or more as several registers)")
+    assert excinfo.value.fix == ("use a power-of-two number of lanes of at least 128 bits (4 "
+                                 "int32, 8 int16 or bfloat16, 16 int8 ...)")
+    assert "bad_copy.cc:6:" in (excinfo.value.found or "")  # the kernel's line, in the chain
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 2 and r.stderr.startswith(
+        "d.py:10: error [host kernel build]: copy_i32_64 uses aie::vector<int, 12>, "), r.stderr
+
+
 @pytest.mark.parametrize("name, intrinsic", [
     ("mac_elem_16_2", True), ("mul_4x8_8x4", True), ("ups_to_v32acc32", True), ("srs", True),
     ("lsrs", True), ("undef_v16int32", True), ("v16cint16", True), ("shuffle", True),
@@ -457,8 +479,8 @@ OUT_OF_BOUNDS = {
     "writes past the end": ("for (unsigned i = 0; i <= 64; i += 16)\n"
                             "    aie::store_v(dst + i, aie::load_v<16>(src + (i & 63)));",
                             "FAIL copy_i32_64: wrote 64 byte(s) past the end of buffer 'dst'"),
-    "reads past the end": ("for (unsigned i = 0; i < 64; i += 16)\n"
-                           "    aie::store_v(dst + i, aie::load_v<16>(src + i + 1));",
+    "reads past the end": ("for (unsigned i = 0; i < 64; i += 16)\n"  # aligned to its elements
+                           "    aie::store_v(dst + i, aie::load_unaligned_v<16>(src + i + 1));",
                            "FAIL copy_i32_64: 'dst' depends on memory outside the kernel's "
                            "buffers (the C++ reads past one: two runs with other bytes around "
                            "them disagree)"),
@@ -491,6 +513,111 @@ def test_kernel_test_finds_what_a_kernel_does_outside_its_buffers(
     r = _cli("kernel", "test", str(path), cwd=path.parent)
     assert r.returncode == 1, r.stdout + r.stderr
     assert line in r.stdout.splitlines(), r.stdout
+
+
+UNZEROED = '''
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+void bad_copy(const int32_t *src, int32_t *dst) {
+  for (unsigned i = 0; i < 64; i += 16) {
+    aie::accum<acc64, 16> acc%s;
+    acc = aie::mac(acc, aie::load_v<16>(src + i), 1);
+    aie::store_v(dst + i, acc.to_vector<int32_t>(0));
+  }
+}
+'''
+
+
+@pytest.mark.parametrize("init", ["", " = aie::zeros<acc64, 16>()"])
+def test_an_accumulator_never_zeroed_fails(design_file: DesignFile, init: str) -> None:
+    """A kernel that forgot aie::zeros passed: the header zeroed every accumulator. The AIE API
+    leaves one undefined; an integer lane now starts with 0x80 in every byte."""
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(UNZEROED % init)
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    lines = r.stdout.splitlines()
+    if init:
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert lines[0] == "PASS copy_i32_64.dst: exact (integers must match exactly)"
+        return
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert lines[0].startswith("FAIL copy_i32_64.dst: worst element [")
+    assert lines[0].endswith("(|error| 2139062144; integers must match exactly)")  # 0x80808080
+
+
+_ALIGNMENT_RULE = (
+    "aie::load_v and aie::store_v take a pointer aligned to the vector (16 bytes for a 128-bit "
+    "vector, 32 for larger ones on AIE2; the AIE API asserts \"Insufficient alignment\", and "
+    "the core drops the low address bits, so it reads or writes other elements)")
+_ALIGNMENT_FIX = (
+    "use aie::load_unaligned_v / aie::store_unaligned_v where a pointer is aligned only to its "
+    "elements, or align the pointer (alignas(aie::vector_decl_align) for a local array)")
+ALIGNMENT = {
+    # the copy is right on the host and on the core alike (both drop the same low bits), but
+    # the AIE API asserts on it: the rule fails, not the data
+    "load_v and store_v 16 bytes off": (
+        "aie::store_v(dst + 4, aie::load_v<16>(src + 4));",
+        "FAIL copy_i32_64: read 'src' at byte 16 with aie::load_v<16>, not a multiple of 32 "
+        f"bytes (and 1 more misaligned access): {_ALIGNMENT_RULE}; {_ALIGNMENT_FIX}"),
+    "load_unaligned_v claiming more alignment than it has": (
+        "aie::store_unaligned_v(dst + 1, aie::load_unaligned_v<16>(src + 1, 4));",
+        "FAIL copy_i32_64: read 'src' at byte 4 with aie::load_unaligned_v<16>(p, 4), not a "
+        "multiple of 16 bytes: aie::load_unaligned_v(p, n) and aie::store_unaligned_v(p, v, n) "
+        "take a pointer aligned to n elements, n a power of two (the AIE API asserts "
+        "\"Insufficient alignment\"); pass the n the pointer is aligned to (1 when it is "
+        "aligned only to its elements)"),
+    "the unaligned forms": (
+        "aie::store_unaligned_v(dst + 1, aie::load_unaligned_v<16>(src + 1));\n"
+        "  aie::store_unaligned_v(dst + 4, aie::load_unaligned_v<16>(src + 4, 4), 4);", None),
+    "a 128-bit load_v 16 bytes off": (  # 16-byte aligned: all a 128-bit vector needs
+        "aie::store_v(dst + 4, aie::load_v<4>(src + 4));", None),
+}
+
+
+@pytest.mark.parametrize("access", sorted(ALIGNMENT))
+def test_kernel_test_refuses_a_misaligned_vector_load_or_store(
+        design_file: DesignFile, access: str) -> None:
+    """`aie::load_v<16>(in + j + 1)` on int32 passed: the AIE API needs load_v's pointer
+    aligned to the vector (a core drops the low address bits)."""
+    body, line = ALIGNMENT[access]
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(
+        "#include <aie_api/aie.hpp>\n#include <stdint.h>\n"
+        "void bad_copy(const int32_t *src, int32_t *dst) {\n"
+        "  for (unsigned i = 0; i < 64; ++i) dst[i] = src[i];\n  " + body + "\n}\n")
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    if line is None:
+        assert r.returncode == 0, r.stdout + r.stderr
+        return
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == line
+
+
+def test_a_misaligned_vector_load_stops_the_native_simulation(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl.sim import simulate
+
+    path = _faulty_design(design_file, "for (unsigned i = 0; i < 64; ++i) dst[i] = src[i];\n"
+                                       "  aie::store_v(dst + 4, aie::load_v<16>(src + 4));")
+    message = (
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' read 'src' at byte 16 with "
+        "aie::load_v<16>, not a multiple of 32 bytes (and 1 more misaligned access) in call 1 "
+        "of it by core[0,0]; the simulation stopped there\n"
+        f"  limit: {_ALIGNMENT_RULE}\n"
+        "  found: 2 misaligned vector accesses in the call; the first: read 'src' at byte 16 "
+        "with aie::load_v<16>, not a multiple of 32 bytes\n"
+        "  d.py:21: the call (core[0,0])\n"
+        f"  fix: {_ALIGNMENT_FIX}")
+    r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr == message + "\n"
+    # the same in this process, with the forked worker and without it (no os.fork: Windows)
+    for fork in (True, False):
+        if not fork:
+            monkeypatch.delattr(__import__("os"), "fork")
+        with pytest.raises(DesignError) as excinfo:
+            simulate(load_design(path), kernels="native")
+        assert str(excinfo.value) == message
 
 
 def test_a_kernel_reference_that_raises_is_a_design_error(design_file: DesignFile) -> None:

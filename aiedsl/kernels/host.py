@@ -18,12 +18,13 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -88,9 +89,74 @@ def _first_errors(stderr: str, most: int = 12) -> str:
     first = next((i for i, ln in enumerate(lines) if "error:" in ln), None)
     if first is None:
         return "\n".join(lines[-most:])
-    # the "In function ..." line just before the error says where it is
-    start = first - 1 if first and lines[first - 1].rstrip().endswith(":") else first
+    # the "In function ..." line just before the error says where it is; an error inside a
+    # template (the header's size rules) follows "In instantiation of ..." and the "required
+    # from" lines that lead to the kernel's own line
+    start = first
+    while start and (re.search(r"\brequired (?:from|by)\b", lines[start - 1])
+                     or (": In " in lines[start - 1] and lines[start - 1].rstrip().endswith(":"))):
+        start -= 1
     return "\n".join(lines[start:start + most])
+
+
+class KernelFault(Exception):
+    """A rule of the AIE API the kernel's C++ broke while it ran, which the host header records
+    and the call raises once the C++ returns (a misaligned ``aie::load_v``): ``what`` it did,
+    as the middle of a sentence about the kernel, the rule (``limit``), how often (``found``)
+    and the ``fix``."""
+
+    def __init__(self, what: str, limit: str, found: str, fix: str) -> None:
+        self.what, self.limit, self.found, self.fix = what, limit, found, fix
+        super().__init__(f"{what}: {limit}; {fix}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # back from the worker's child, whole
+        return KernelFault, (self.what, self.limit, self.found, self.fix)
+
+
+MISALIGNED_OPS = ("load_v", "store_v", "load_unaligned_v", "store_unaligned_v", "load_floor_v")
+"""The host header's vector loads and stores by the number it records them with
+(``detail::ldst_op``)."""
+
+
+def misaligned_fault(k: Kernel, record: Sequence[int], count: int,
+                     aie_arch: int | None) -> KernelFault:
+    """The fault for ``count`` misaligned vector accesses by kernel ``k``'s C++, the first
+    described by ``record`` (``aiedsl_host::misaligned_first``: op, lanes, element bytes,
+    bytes of alignment needed, buffer index or -1, byte offset or address, aligned_elems)."""
+    op, lanes, elem, align, buffer, offset, aligned_elems = (int(x) for x in record)
+    name = MISALIGNED_OPS[op] if 0 <= op < len(MISALIGNED_OPS) else "a vector access"
+    verb = "wrote" if name.startswith("store") else "read"
+    buffers = [a.name for a in k.args if a.kind == "buffer"]
+    where = (f"'{buffers[buffer]}' at byte {offset}" if 0 <= buffer < len(buffers)
+             else f"a local array at address {offset:#x}")
+    call = f"aie::{name}<{lanes}>"
+    if name in ("load_unaligned_v", "store_unaligned_v", "load_floor_v") and (
+            aligned_elems <= 0 or aligned_elems & (aligned_elems - 1)):
+        what = f"{verb} {where} with {call} given {aligned_elems} elements, not a power of two"
+    else:
+        if name in ("load_unaligned_v", "store_unaligned_v"):
+            call += f"(p, {aligned_elems})"
+        what = f"{verb} {where} with {call}, not a multiple of {align} bytes"
+    found = (f"{count} misaligned vector accesses in the call; the first: {what}" if count > 1
+             else f"1 misaligned vector access in the call: {what}")
+    if name in ("load_unaligned_v", "store_unaligned_v"):
+        limit = ("aie::load_unaligned_v(p, n) and aie::store_unaligned_v(p, v, n) take a "
+                 "pointer aligned to n elements, n a power of two (the AIE API asserts "
+                 "\"Insufficient alignment\")")
+        fix = "pass the n the pointer is aligned to (1 when it is aligned only to its elements)"
+    else:
+        arch = "AIE2P" if aie_arch == 21 else "AIE2"
+        sizes = ("16 bytes for a 128-bit vector, 32 for 256 bits, 64 for 512 bits or more"
+                 if aie_arch == 21 else "16 bytes for a 128-bit vector, 32 for larger ones")
+        limit = (f"aie::load_v and aie::store_v take a pointer aligned to the vector ({sizes} "
+                 f"on {arch}; the AIE API asserts \"Insufficient alignment\", and the core "
+                 "drops the low address bits, so it reads or writes other elements)")
+        fix = ("use aie::load_unaligned_v / aie::store_unaligned_v where a pointer is aligned "
+               "only to its elements, or align the pointer (alignas(aie::vector_decl_align) "
+               "for a local array)")
+    if count > 1:
+        what += f" (and {count - 1} more misaligned access{'es' if count > 2 else ''})"
+    return KernelFault(what, limit, found, fix)
 
 
 def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[..., None]:
@@ -108,6 +174,15 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
     if profile is not None:
         profile.restype = None
         profile.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    set_buffers = getattr(lib, "aiedsl_buffers", None)
+    if set_buffers is not None:
+        set_buffers.restype = None
+        set_buffers.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint]
+        misaligned = lib.aiedsl_misaligned
+        misaligned.restype = ctypes.c_uint
+        misaligned.argtypes = [ctypes.c_void_p]
+        record = (ctypes.c_int64 * 7)()
+    buffer_args = [i for i, a in enumerate(k.args) if a.kind == "buffer"]
     cascade = k.cascade_in is not None or k.cascade_out is not None
     if cascade:
         set_cascade = lib.aiedsl_cascade
@@ -116,18 +191,33 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         cascade_error = lib.aiedsl_cascade_error
         cascade_error.restype = ctypes.c_uint
 
+    def run(conv: list[Any], sizes: list[int]) -> None:
+        """The C++ on ``conv``; a misaligned vector access it made raised after it returns."""
+        if set_buffers is None:
+            fn(*conv)
+            return
+        n = len(buffer_args)
+        set_buffers((ctypes.c_uint64 * n)(*(conv[i] for i in buffer_args)),
+                    (ctypes.c_uint64 * n)(*sizes), n)
+        fn(*conv)
+        count = misaligned(record)
+        if count:
+            raise misaligned_fault(k, list(record), count, aie_arch)
+
     def call(*args: Any) -> None:
         conv = []
+        sizes = []
         for a, v in zip(k.args, args):
             if a.kind == "buffer":
                 arr = np.asarray(v)
                 if not arr.flags.c_contiguous:
                     raise ValueError(f"{k.symbol}: argument {a.name} is not contiguous")
                 conv.append(arr.ctypes.data)
+                sizes.append(arr.nbytes)
             else:
                 conv.append(v)
         if not cascade:
-            fn(*conv)
+            run(conv, sizes)
             return
         # the cascade arrays follow the declared arguments: the input, then the output
         extra = list(args[len(k.args):])
@@ -138,7 +228,7 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
                     cin.size // 16 if cin is not None else 0,
                     out32.ctypes.data if out32 is not None else None,
                     out32.size // 16 if out32 is not None else 0)
-        fn(*conv)
+        run(conv, sizes)
         bad = cascade_error()
         if bad:
             raise ValueError(f"{k.symbol} moved {bad} cascade word(s) more or fewer than it "
@@ -293,8 +383,11 @@ def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
         else:
             run_args.append(v.copy() if isinstance(v, np.ndarray) else v)
             frames.append(None)
-    run(*run_args)
     faults = []
+    try:
+        run(*run_args)
+    except KernelFault as fault:  # the C++ ran to its end: its writes are checked too
+        faults.append(str(fault))
     for i, frame in enumerate(frames):
         if frame is None:
             continue

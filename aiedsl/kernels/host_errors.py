@@ -34,6 +34,20 @@ INTRINSIC = re.compile(
 may call beside the AIE API, and the host header models only some of (``host_native.hpp``).
 A name matching none of these is the kernel's own (a typo, a missing include)."""
 
+_RULE = re.compile(r"static assertion failed: aie::(vector|accum|mmul): (.*)")
+"""A size rule of the AIE API the host header asserts (``host_core.hpp``): the type and the
+rule's words."""
+_INSTANCE = re.compile(r"In instantiation of [‘'](?:struct |class )?(aie::(\w+)<[^’']*>)[’']")
+"""The type g++ was making when the assertion failed: ``aie::vector<int, 12>``."""
+_RULE_FIX = {
+    "vector": "use a power-of-two number of lanes of at least 128 bits (4 int32, 8 int16 or "
+              "bfloat16, 16 int8 ...)",
+    "accum": "use a power-of-two number of lanes, at least 8 of acc32 and 4 of acc64 or "
+             "accfloat",
+    "mmul": "use one of the AIE API's mmul modes for the types on the design's device "
+            "(listed in kernels_cpp/host/aie_api/host_core.hpp)",
+}
+
 
 def _listed(names: list[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
@@ -50,6 +64,14 @@ def explain(stderr: str, label: str, header: object) -> tuple[str, str]:
     api = sorted(set(_NOT_IN_AIE.findall(stderr)))
     raw = sorted({n for n in _UNDECLARED.findall(stderr) if INTRINSIC.fullmatch(n)})
     covered = f"the host header covers the AIE API names listed at the top of {header}"
+    rule = _RULE.search(stderr)
+    if rule and not api and not raw:
+        # a size the AIE API does not have either: the type g++ was making when it failed
+        kind, words = rule.groups()
+        made = [t for t, k in _INSTANCE.findall(stderr) if k == kind]
+        what = made[0] if made else f"an aie::{kind}"
+        return (f"{label} uses {what}, which the AIE API does not have: {words}",
+                _RULE_FIX[kind])
     if not api and not raw:
         return f"{label} does not compile on the host", f"fix the C++; {covered}"
     parts = []

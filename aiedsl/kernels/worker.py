@@ -41,8 +41,8 @@ from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import Call, Kernel, Loc
 from aiedsl.kernels.host import (
-    GUARD, HANG_FIX, call_limit, guard_faults, guard_fill, hang_text, input_write_text,
-    signal_name,
+    GUARD, HANG_FIX, KernelFault, call_limit, guard_faults, guard_fill, hang_text,
+    input_write_text, signal_name,
 )
 
 FILL = 0xA5
@@ -420,10 +420,17 @@ def isolated(kernels: Sequence[tuple[Kernel, Callable[..., None]]]
         worker.close()
 
 
-def fault_error(fault: NativeFault, k: Kernel, core: str, number: int, call: Call | None,
-                design_file: str) -> DesignError:
+def fault_error(fault: NativeFault | KernelFault, k: Kernel, core: str, number: int,
+                call: Call | None, design_file: str) -> DesignError:
     """The design error for ``fault`` in call ``number`` of kernel ``k`` by ``core`` (at
-    ``call``'s line), telling to run ``aiedsl kernel test`` on ``design_file``."""
+    ``call``'s line), telling to run ``aiedsl kernel test`` on ``design_file`` (or, for a rule
+    of the AIE API the C++ broke, how to keep it)."""
+    related: list[tuple[str, Loc]] = [] if call is None else [(f"the call ({core})", call.loc)]
+    if isinstance(fault, KernelFault):
+        return DesignError(
+            "native kernel", f"kernel '{k.symbol}' {fault.what} in call {number} of it by "
+            f"{core}; the simulation stopped there", loc=k.loc, limit=fault.limit,
+            found=fault.found, related=related, fix=fault.fix)
     what = fault.describe()
     if fault.signal is not None:
         found = (f"signal {signal_name(fault.signal)} ({signal.strsignal(fault.signal)}) in the "
@@ -444,7 +451,6 @@ def fault_error(fault: NativeFault, k: Kernel, core: str, number: int, call: Cal
         found = "; ".join(fault.where)
         limit = (f"a kernel writes only inside its buffers (the {GUARD} bytes before and after "
                  "each are checked after every call)")
-    related: list[tuple[str, Loc]] = [] if call is None else [(f"the call ({core})", call.loc)]
     fix = (f"run `aiedsl kernel test {design_file}`: it runs each kernel alone between guard "
            "bytes and says what it reads or writes outside its buffers")
     if fault.timeout is not None:

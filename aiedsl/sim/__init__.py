@@ -71,6 +71,7 @@ class _Native:
         self.design_file = design_file
         self._calls: dict[str, list[int]] = {}
         """Calls made so far, by core (a list: one counter shared by the core's call sites)."""
+        self._fn = fn
         self.run_reference = fn
         if worker is not None:
             self.run_reference = self.at_call("a core", None)
@@ -82,19 +83,22 @@ class _Native:
     def at_call(self, core: str, call: Call | None) -> Callable[..., None]:
         """The callable for ``core``'s call ``call``: a fault names the core, the call's line
         and how many calls of this kernel the core had made."""
-        worker = self.worker
-        if worker is None:
-            return self.run_reference
+        from aiedsl.kernels.host import KernelFault
         from aiedsl.kernels.worker import NativeFault, fault_error
 
+        worker = self.worker
         count = self._calls.setdefault(core, [0])
         index = self.index
+        here = self._fn
 
         def run(*args: Any) -> None:
             count[0] += 1
             try:
-                worker.call(index, args)
-            except NativeFault as fault:
+                if worker is None:
+                    here(*args)
+                else:
+                    worker.call(index, args)
+            except (NativeFault, KernelFault) as fault:
                 raise fault_error(fault, self.kernel, core, count[0], call,
                                   self.design_file) from None
 

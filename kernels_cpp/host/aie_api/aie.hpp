@@ -14,7 +14,8 @@
 //               names int8 .. uint64,
 //               aie::vector<T, N = one 512-bit register> (operator[], get, set, size, a
 //                                     constructor from lanes, extract<M>, insert, grow<M>),
-//               aie::accum<Acc, N>  (to_vector<T>(shift), from_vector, = vector, converts to a
+//               aie::accum<Acc, N>  (to_vector<T>(shift), from_vector, = vector, the explicit
+//                                     constructor from a vector and a shift, converts to a
 //                                     vector by to_vector), aie::mask<N> (test, set, clear,
 //                                     count, from_uint32, to_uint32, ~ & |),
 //               aie::mmul<M, K, N, TA, TB, Acc>  (only the AIE API's modes for the types on
@@ -23,6 +24,8 @@
 //                                     and from-accum constructors, mac, mul, to_vector<T>(shift),
 //                                     to_accum)
 //   functions:  aie::load_v<N>(p) (N defaults to a register), aie::store_v(p, v),
+//               aie::load_unaligned_v<N>(p, n = 1), aie::store_unaligned_v(p, v, n = 1),
+//               aie::load_floor_v<N>(p, n = N),
 //               aie::zeros<T, N>() (an accumulator for an accumulator tag),
 //               aie::broadcast<T, N>(x), aie::add/sub/max/min (vector or scalar on either
 //               side; accumulator + vector), aie::mul(v, v), aie::mul(v, s), aie::mul_square,
@@ -34,7 +37,7 @@
 //               aie::reduce_add/reduce_max/reduce_min, aie::inv, aie::invsqrt, aie::exp2<R>,
 //               aie::tanh<R>, aie::filter_even/filter_odd(v, step), aie::interleave_zip/unzip(a,
 //               b, step), aie::concat, aie::extract<M>, aie::insert, aie::transpose(v, rows,
-//               cols), aie::shuffle_up/down (shifted-in lanes zero here, undefined in the API),
+//               cols), aie::shuffle_up/down (shifted-in lanes undefined: poison, see below),
 //               aie::shuffle_up_fill/down_fill, aie::shuffle_up_rotate/down_rotate,
 //               aie::begin_vector<N>, cbegin_vector, begin_restrict_vector,
 //               cbegin_restrict_vector (*it loads, *it = v stores, ++it moves N on),
@@ -60,6 +63,22 @@
 //               call, and counts words read past the end or not written (aiedsl_cascade_error).
 //
 // Semantics chosen to match AIE2:
+//   * only the sizes the AIE API has compile (a static_assert names the rule): vectors of a
+//     power-of-two number of lanes and at least 128 bits (larger than 1024 bits the API keeps
+//     several registers), accumulators of a power-of-two number of lanes, at least 8 of acc32
+//     and 4 of acc64 or accfloat;
+//   * what the AIE API leaves undefined is poison, as aiedsl's unwritten buffers are: a
+//     default-constructed vector holds NaN (the smallest signed, the largest unsigned integer),
+//     an accumulator NaN or 0x80 in every byte of an integer lane (a large offset whichever bits
+//     to_vector keeps), and so do grow's new lanes and the lanes shuffle_up/down shift in;
+//     zeros, broadcast, the constructors from lanes or vectors and mmul's default (the API
+//     says its first mac starts from zero) are exact;
+//   * load_v / store_v take a pointer aligned to the vector (the API's vector_ldst_align: 16
+//     bytes for 128 bits, else 32 on AIE2; 16, 32, 64 on AIE2P), the unaligned forms one
+//     aligned to their n elements, measured from the start of the kernel buffer the pointer is
+//     in (a core's buffers are aligned, the host's arrays need not be) or from the address for
+//     a local array. A misaligned access is done as a core does it (the low address bits
+//     dropped) and recorded; aiedsl reports it when the call returns (aiedsl_misaligned);
 //   * integer accumulators hold exact products and sums (acc32 / acc64); to_vector<T>(shift)
 //     shifts right arithmetically and rounds by the tile's rounding mode (reset: floor, i.e.
 //     toward minus infinity), then narrows by its saturation mode (reset: none, keep the low

@@ -61,7 +61,7 @@ accum<typename detail::default_acc<T>::type, L> accumulate(const vector<CT, CN> 
                                                            unsigned start,
                                                            const vector<T, L> &d0,
                                                            const Vs &...rest) {
-  return accumulate<L>(accum<typename detail::default_acc<T>::type, L>{}, coeff, start, d0,
+  return accumulate<L>(zeros<typename detail::default_acc<T>::type, L>(), coeff, start, d0,
                        rest...);
 }
 

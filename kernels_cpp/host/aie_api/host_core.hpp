@@ -83,21 +83,70 @@ template <typename T, typename S> T narrow(S x, int shift) {
 } // namespace detail
 
 struct vector_ldst_align {};
-// Bytes a vector declared in memory is aligned to (alignas(aie::vector_decl_align)).
+// Bytes a vector declared in memory is aligned to (alignas(aie::vector_decl_align)): enough for
+// any load_v (see ldst_align below).
+#if defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
+inline constexpr std::size_t vector_decl_align = 64;
+#else
 inline constexpr std::size_t vector_decl_align = 32;
+#endif
+
+namespace detail {
+// The sizes the AIE API has (aie_api 2025.1, detail/aie2/vector_native_types.hpp and
+// accum_native_types.hpp, the same on AIE2P): a vector is 128, 256, 512 or 1024 bits natively,
+// larger ones are arrays of native vectors whose lane count must be a power of two; so a power
+// of two of at least 128 bits. Accumulators: a power of two of lanes, at least 8 of acc32 and 4
+// of acc64 or accfloat.
+template <typename T, unsigned N> constexpr bool vector_size_ok() {
+  return N && (N & (N - 1)) == 0 && 8 * sizeof(T) * N >= 128;
+}
+template <typename Acc, unsigned N> constexpr bool accum_size_ok() {
+  return N && (N & (N - 1)) == 0 && N >= (std::is_same_v<Acc, acc32> ? 8u : 4u);
+}
+
+// What a default-constructed vector or accumulator holds. The AIE API leaves it undefined (on a
+// core: what the register held); here it is what aiedsl fills unwritten buffers with (NaN, the
+// smallest signed or largest unsigned integer), so a kernel that reads one before writing it
+// fails its test instead of passing on zeros.
+template <typename T> T poison() {
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    bfloat16 b;
+    b.bits = 0x7fc0; // NaN
+    return b;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return std::numeric_limits<T>::quiet_NaN();
+  } else if constexpr (std::is_signed_v<T>) {
+    return std::numeric_limits<T>::min();
+  } else {
+    return std::numeric_limits<T>::max();
+  }
+}
+// An integer accumulator lane has 0x80 in every byte (of its 32 or 64 bits): whichever bits
+// to_vector<T>(shift) keeps, a large negative offset shows (the smallest integer would read as 0
+// through a narrowing to_vector).
+template <typename Acc, typename S> S accum_poison() {
+  if constexpr (std::is_floating_point_v<S>) return std::numeric_limits<S>::quiet_NaN();
+  else if constexpr (std::is_same_v<Acc, acc32>) return S(int32_t(0x80808080u));
+  else return S(int64_t(0x8080808080808080ull));
+}
+} // namespace detail
 
 template <typename T> inline constexpr bool is_acc_tag_v =
     std::is_same_v<T, acc32> || std::is_same_v<T, acc64> || std::is_same_v<T, accfloat>;
 
 // A vector's lanes default to a native 512-bit register (aie::vector<bfloat16> has 32).
 template <typename T, unsigned N = 64 / sizeof(T)> struct vector {
-  std::array<T, N> v{};
-  vector() = default;
+  static_assert(detail::vector_size_ok<T, N>(),
+                "aie::vector: the AIE API has vectors of a power-of-two number of lanes and at "
+                "least 128 bits (128, 256, 512, 1024 bits, or more as several registers)");
+  std::array<T, N> v;
+  vector() { v.fill(detail::poison<T>()); } // undefined in the AIE API: see poison()
   // vector<T, N>(x0, x1, ...): the first lanes given, the rest zero.
   template <typename... Ts, typename = std::enable_if_t<(sizeof...(Ts) >= 2 && sizeof...(Ts) <= N)>>
   vector(Ts... xs) : v{T(xs)...} {}
   static constexpr unsigned size() { return N; }
-  // The idx-th M-lane part; that part replaced; the vector widened to M lanes (zeros above).
+  // The idx-th M-lane part; that part replaced; the vector widened to M lanes (the new lanes
+  // undefined in the AIE API: poison here).
   template <unsigned M> vector<T, M> extract(unsigned idx) const {
     static_assert(N % M == 0, "extract: M must divide the vector");
     vector<T, M> out;
@@ -120,9 +169,16 @@ template <typename T, unsigned N = 64 / sizeof(T)> struct vector {
 };
 
 template <typename Acc, unsigned N> struct accum {
+  static_assert(detail::accum_size_ok<Acc, N>(),
+                "aie::accum: the AIE API has accumulators of a power-of-two number of lanes, at "
+                "least 8 of acc32 and 4 of acc64 or accfloat");
   using storage = typename detail::acc_storage<Acc, float>::type;
-  std::array<storage, N> v{};
-  accum() = default;
+  std::array<storage, N> v;
+  accum() { v.fill(detail::accum_poison<Acc, storage>()); } // undefined in the AIE API
+  // The vector's lanes, shifted left by shift (the AIE API's explicit accum(vector, shift)).
+  template <typename T> explicit accum(const vector<T, N> &x, int shift = 0) {
+    from_vector(x, shift);
+  }
   // The native 512-bit word (accfloat x 16 only: the cascade's word).
   template <typename W, typename = std::enable_if_t<std::is_same_v<W, v16accfloat> &&
                                                     std::is_same_v<Acc, accfloat> && N == 16>>
@@ -153,8 +209,61 @@ template <typename Acc, unsigned N> struct accum {
   }
 };
 
+namespace detail {
+// Bytes a load_v / store_v pointer must be aligned to: the AIE API's vector_ldst_align
+// (aie_api detail/ld_st.hpp), which its load_v and store_v assert ("Insufficient alignment").
+template <typename T, unsigned N> constexpr unsigned ldst_align() {
+  constexpr unsigned bits = 8 * sizeof(T) * N;
+#if defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
+  return bits == 128 ? 16 : bits == 256 ? 32 : 64;
+#else
+  return bits == 128 ? 16 : 32; // AIE2 (and a build that names no device)
+#endif
+}
+enum ldst_op : int { op_load_v, op_store_v, op_load_unaligned_v, op_store_unaligned_v,
+                     op_load_floor_v };
+// Where p points: the index of the kernel buffer it is in (or strays up to 4 KiB before or past:
+// the core's memory around a buffer is aligned too) and its byte offset from the buffer's start,
+// or -1 and its address (a local array, aligned by the host's compiler as alignas asks).
+inline int64_t locate(const void *p, int64_t &offset) {
+  const int64_t a = int64_t(uintptr_t(p));
+  for (int64_t margin : {int64_t(0), int64_t(4096)})
+    for (unsigned i = 0; i < aiedsl_host::buffers; ++i) {
+      const int64_t d = a - int64_t(aiedsl_host::buffer_base[i]);
+      if (d >= -margin && d < int64_t(aiedsl_host::buffer_bytes[i]) + margin) {
+        offset = d;
+        return i;
+      }
+    }
+  offset = a;
+  return -1;
+}
+// Whether p is aligned to `align` bytes (a power of two); a misaligned access is recorded.
+inline bool check_align(const void *p, uint64_t align, int op, unsigned lanes, unsigned elem,
+                        unsigned aligned_elems = 0) {
+  int64_t offset;
+  const int64_t buffer = locate(p, offset);
+  if (align && (align & (align - 1)) == 0 && (offset & int64_t(align - 1)) == 0) return true;
+  if (aiedsl_host::misaligned_count++ == 0) {
+    const int64_t rec[7] = {op, lanes, elem, int64_t(align), buffer, offset, aligned_elems};
+    std::memcpy(aiedsl_host::misaligned_first, rec, sizeof rec);
+  }
+  return false;
+}
+// p with its low address bits dropped to a multiple of `align` (from its buffer's start), as a
+// core's vector load or store does with a misaligned address.
+template <typename T> T *floor_to(T *p, uint64_t align) {
+  int64_t offset;
+  locate(p, offset);
+  return (T *)((const unsigned char *)p - (offset & int64_t(align - 1)));
+}
+} // namespace detail
+
 template <unsigned N = 0, typename T> vector<T, N ? N : 64 / sizeof(T)> load_v(const T *p) {
   constexpr unsigned L = N ? N : 64 / sizeof(T);
+  constexpr unsigned A = detail::ldst_align<T, L>();
+  if (!detail::check_align(p, A, detail::op_load_v, L, sizeof(T)))
+    p = detail::floor_to(p, A); // what the core loads
   vector<T, L> out;
   std::memcpy(out.v.data(), p, sizeof(T) * L);
   AIEDSL_COUNT(LOAD_BYTES, sizeof(T) * L);
@@ -162,13 +271,50 @@ template <unsigned N = 0, typename T> vector<T, N ? N : 64 / sizeof(T)> load_v(c
 }
 
 template <typename T, unsigned N> void store_v(T *p, const vector<T, N> &x) {
+  constexpr unsigned A = detail::ldst_align<T, N>();
+  if (!detail::check_align(p, A, detail::op_store_v, N, sizeof(T)))
+    p = detail::floor_to(p, A); // where the core stores
   std::memcpy(p, x.v.data(), sizeof(T) * N);
   AIEDSL_COUNT(STORE_BYTES, sizeof(T) * N);
 }
 
+// The forms for a pointer aligned to aligned_elems elements only (a power of two); the AIE API
+// asserts that alignment. Slower on a core, exact here.
+template <unsigned N = 0, typename T>
+vector<T, N ? N : 64 / sizeof(T)> load_unaligned_v(const T *p, unsigned aligned_elems = 1) {
+  constexpr unsigned L = N ? N : 64 / sizeof(T);
+  detail::check_align(p, uint64_t(aligned_elems) * sizeof(T), detail::op_load_unaligned_v, L,
+                      sizeof(T), aligned_elems);
+  vector<T, L> out;
+  std::memcpy(out.v.data(), p, sizeof(T) * L);
+  AIEDSL_COUNT(LOAD_BYTES, sizeof(T) * L);
+  return out;
+}
+template <unsigned N = 0, typename T, unsigned M>
+void store_unaligned_v(T *p, const vector<T, M> &x, unsigned aligned_elems = 1) {
+  static_assert(N == 0 || N == M, "store_unaligned_v<N>: N is the vector's size");
+  detail::check_align(p, uint64_t(aligned_elems) * sizeof(T), detail::op_store_unaligned_v, M,
+                      sizeof(T), aligned_elems);
+  std::memcpy(p, x.v.data(), sizeof(T) * M);
+  AIEDSL_COUNT(STORE_BYTES, sizeof(T) * M);
+}
+// load_floor_v<N>(p, n): a load from p rounded down to a multiple of n elements (n a power of
+// two); that address must suit load_v.
+template <unsigned N, typename T> vector<T, N> load_floor_v(const T *p, unsigned n = N) {
+  const uint64_t bytes = uint64_t(n) * sizeof(T);
+  if ((bytes & (bytes - 1)) == 0) p = detail::floor_to(p, bytes);
+  else detail::check_align(p, bytes, detail::op_load_floor_v, N, sizeof(T), n);
+  return load_v<N>(p);
+}
+
 // zeros<T, N>(): a vector of T, or an accumulator when T is an accumulator tag (acc32, ...).
 template <typename T, unsigned N>
-std::conditional_t<is_acc_tag_v<T>, accum<T, N>, vector<T, N>> zeros() { return {}; }
+std::conditional_t<is_acc_tag_v<T>, accum<T, N>, vector<T, N>> zeros() {
+  std::conditional_t<is_acc_tag_v<T>, accum<T, N>, vector<T, N>> out;
+  if constexpr (is_acc_tag_v<T>) out.v.fill(typename accum<T, N>::storage(0));
+  else out.v.fill(T(0));
+  return out;
+}
 
 template <typename T, unsigned N = 64 / sizeof(T)> vector<T, N> broadcast(T x) {
   vector<T, N> out;

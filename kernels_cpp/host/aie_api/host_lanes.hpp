@@ -174,7 +174,7 @@ vector<T, N> shuffle_down_fill(const vector<T, N> &v, const vector<T, N> &fill, 
   for (unsigned i = 0; i < N; ++i) out.v[i] = i + n < N ? v.v[i + n] : fill.v[i + n - N];
   return out;
 }
-// shuffle_up / shuffle_down: the lanes shifted in are undefined in the AIE API; zeros here.
+// shuffle_up / shuffle_down: the lanes shifted in are undefined in the AIE API; poison here.
 template <typename T, unsigned N> vector<T, N> shuffle_up(const vector<T, N> &v, unsigned n) {
   return shuffle_up_fill(v, vector<T, N>{}, n);
 }

@@ -45,6 +45,39 @@ __attribute__((visibility("default"))) unsigned aiedsl_cascade_error() {
 }
 }
 
+// The kernel's buffers in this call (aiedsl_buffers sets them): a vector access is checked for
+// alignment from the start of the buffer it points into, since a core's buffers are aligned and
+// the host's arrays need not be. The first misaligned access is kept for aiedsl to report.
+namespace aiedsl_host {
+inline constexpr unsigned MAX_BUFFERS = 32;
+inline uintptr_t buffer_base[MAX_BUFFERS] = {};
+inline uint64_t buffer_bytes[MAX_BUFFERS] = {};
+inline unsigned buffers = 0;
+// op (aiedsl/kernels/host.py's MISALIGNED_OPS), lanes, element bytes, bytes of alignment
+// needed, buffer index (-1: none, a local array), byte offset in it (or the address),
+// aligned_elems (the unaligned forms)
+inline int64_t misaligned_first[7] = {};
+inline unsigned misaligned_count = 0;
+} // namespace aiedsl_host
+
+extern "C" {
+// The buffers of the next call (first byte, size); clears the misaligned accesses seen.
+__attribute__((visibility("default"))) void aiedsl_buffers(const uint64_t *bases,
+                                                           const uint64_t *bytes, unsigned n) {
+  using namespace aiedsl_host;
+  buffers = n < MAX_BUFFERS ? n : MAX_BUFFERS;
+  for (unsigned i = 0; i < buffers; ++i) buffer_base[i] = uintptr_t(bases[i]),
+                                         buffer_bytes[i] = bytes[i];
+  misaligned_count = 0;
+}
+// How many misaligned vector accesses the call made; the first's record into first[0..6].
+__attribute__((visibility("default"))) unsigned aiedsl_misaligned(int64_t *first) {
+  using namespace aiedsl_host;
+  for (unsigned i = 0; i < 7; ++i) first[i] = misaligned_first[i];
+  return misaligned_count;
+}
+}
+
 inline v16accfloat get_scd_v16accfloat() {
   using namespace aiedsl_host;
   v16accfloat w{};
