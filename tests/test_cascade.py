@@ -104,6 +104,37 @@ def _error(path: Path) -> str:
     return str(e.value)
 
 
+BATCHED = """    with runtime() as rt:
+        for ti in range(M // m):
+            for tj in range(N // n):
+                for j in range(CORES):
+                    rt.fill(a[j], A, tiles(A, (m, KC), rows=ti, cols=j))
+                    rt.fill(b[j], B, tiles(B, (KC, n), rows=j, cols=tj))
+                rt.drain(c[0], C, tiles(C, (m, n), rows=ti, cols=tj))
+                rt.sync()
+"""
+
+
+def test_a_sync_retires_the_fills_of_cores_upstream_on_the_cascade(
+        design_file: DesignFile) -> None:
+    """A reviewer's batched cascade GEMM (a tile's fills, its drain, a sync, per C tile) was
+    refused [shim task queue]: core 0 produces no fifo, only partial sums on the cascade, so no
+    drain proved it had taken its fills, and they were held through every sync. Its downstream
+    neighbour's calls that took the sums prove its calls that put them."""
+    from aiedsl.ir.sequence import retirements
+
+    src = (Path(__file__).resolve().parents[1] / "designs" / "matmul_cascade.py").read_text()
+    head, tail = src.split("    with runtime() as rt:\n")
+    path = design_file(head + BATCHED + "\n\n@gemm_cascade.reference" +
+                       tail.split("@gemm_cascade.reference")[1])
+    handle = load_design(path, {"M": "192", "N": "128"})
+    placed, _ = check_design(handle.ir)
+    d = placed
+    first_sync = next(i for i, op in enumerate(d.runtime) if type(op).__name__ == "Wait")
+    assert retirements(d)[first_sync] == list(range(first_sync))  # 8 fills and the drain
+    assert simulate(handle, placed=placed).passed
+
+
 def test_a_two_core_chain_builds(design_file: DesignFile) -> None:
     placed, _ = check_design(load_design(design_file(CHAIN)).ir)
     assert [(c.src, c.dst) for c in placed.cascades] == [("core[0,0]", "core[1,0]")]

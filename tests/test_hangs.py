@@ -428,7 +428,7 @@ def test_a_wait_that_retires_no_fill_overflows_the_task_queue(
         check_design(handle.ir)
     assert str(e.value) == (
         "hang_sync_retires_no_fill.py:34: error [shim task queue]: 5 transfers (fills of 'a') "
-        "are pushed onto one DMA channel of shim tile (0, 0) between two waits\n"
+        "are pushed onto one DMA channel of shim tile (0, 0) before a wait shows the first done\n"
         "  limit: 4 queued tasks per channel: the NPU drops a push onto a full queue and the "
         "run hangs (mlir-aie PR 3734)\n"
         "  found: 5\n"

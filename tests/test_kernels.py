@@ -571,6 +571,11 @@ ALIGNMENT = {
         "  aie::store_unaligned_v(dst + 4, aie::load_unaligned_v<16>(src + 4, 4), 4);", None),
     "a 128-bit load_v 16 bytes off": (  # 16-byte aligned: all a 128-bit vector needs
         "aie::store_v(dst + 4, aie::load_v<4>(src + 4));", None),
+    # a reviewer's local array was aligned or not as the host's stack fell (FAIL or PASS from
+    # run to run); a local array is not checked: the host's stack says nothing of the core's
+    "a local array 16 bytes off 32": (
+        "alignas(32) int32_t tmp[32] = {};\n"
+        "  aie::store_v(tmp + 4, aie::load_v<16>(tmp + 4));\n  dst[0] = src[0] + tmp[4];", None),
 }
 
 

@@ -64,6 +64,7 @@ def _naive_blocked(ops: tuple[Op, ...], avail: dict[str, int]) -> Progress:
             p.released[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
             p.reads.update({(a.rtp, a.index) for a in op.args if isinstance(a, RtpArg)})
+            p.released[(f"call {op.kernel}", "call")] += 1
     return p
 
 
@@ -83,6 +84,9 @@ def _naive_released(ops: tuple[Op, ...], targets: dict[tuple[str, str], int]) ->
                 break
         elif isinstance(op, Call):
             p.reads.update({(a.rtp, a.index) for a in op.args if isinstance(a, RtpArg)})
+            p.released[(f"call {op.kernel}", "call")] += 1
+            if all(p.released[k] >= t for k, t in targets.items()):
+                break
     return p
 
 
@@ -99,7 +103,7 @@ def test_loop_arithmetic_matches_walking_every_iteration() -> None:
         want = _naive_blocked(body, avail)
         assert (+p.released, +p.reads, +p.acquired) == (
             +want.released, +want.reads, +want.acquired), (body, avail)
-        keys = [k for k in total if total[k] and k != GATE]  # targets are fifo releases
+        keys = [k for k in total if total[k] and k != GATE]  # fifo releases and calls
         targets = {k: rng.randint(0, total[k]) for k in rng.sample(keys, min(len(keys), 2))}
         p = Progress()
         _until_released(body, targets, p, {})
@@ -123,7 +127,8 @@ def test_a_long_loop_is_walked_by_arithmetic() -> None:
     assert p.reads[("r", 0)] == 2**38
     p = Progress()
     assert not _until_blocked(body, {"a": 2**41}, p, {})
-    assert p.released == Counter({("a", "consume"): 2**40, ("o", "produce"): 2**40})
+    assert p.released == Counter({("a", "consume"): 2**40, ("o", "produce"): 2**40,
+                                  ("call k", "call"): 2**40})
 
 
 def test_threshold_rtp_bounds_at_each_write(in_root: Path) -> None:

@@ -484,7 +484,7 @@ def test_a_fifth_task_on_a_shim_channel_between_waits_is_refused(
     path = design_file(fills(5))
     assert error_of(path, {"N": "5120"}).splitlines()[:3] == [
         "d.py:35: error [shim task queue]: 5 transfers (fills of 'in_l3') are pushed onto one "
-        "DMA channel of shim tile (0, 0) between two waits",
+        "DMA channel of shim tile (0, 0) before a wait shows the first done",
         "  limit: 4 queued tasks per channel: the NPU drops a push onto a full queue and the "
         "run hangs (mlir-aie PR 3734)",
         "  found: 5"]

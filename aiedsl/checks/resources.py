@@ -199,10 +199,10 @@ def check_task_queues(d: Design, target: TargetModel) -> None:
         if len(q) > target.shim_task_queue:
             raise DesignError(
                 "shim task queue", f"{len(q)} transfers ({'fills' if op.op == 'fill' else 'drains'}"
-                f" of '{op.fifo}') are pushed onto one DMA channel of shim tile {e.tile} between "
-                "two waits", loc=op.loc, limit=f"{target.shim_task_queue} queued tasks per "
-                "channel: the NPU drops a push onto a full queue and the run hangs (mlir-aie PR "
-                "3734)", found=str(len(q)),
+                f" of '{op.fifo}') are pushed onto one DMA channel of shim tile {e.tile} before a "
+                "wait shows the first done", loc=op.loc,
+                limit=f"{target.shim_task_queue} queued tasks per channel: the NPU drops a push "
+                "onto a full queue and the run hangs (mlir-aie PR 3734)", found=str(len(q)),
                 related=[(f"rt.{t.op} {i + 1}", t.loc) for i, t in enumerate(q[:3])
                          if t.loc != op.loc],
                 fix=queue_fix(op.op))

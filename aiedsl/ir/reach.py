@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from aiedsl.ir.program import acquires, walk
+from aiedsl.ir.program import acquires, calls, walk
 from aiedsl.ir import (Acquire, BarrierWait, Call, Core, Design, Endpoint, Loop, Op, Release,
                        RtpArg, SetBarrier, Transfer, Wait)
 
@@ -66,6 +66,11 @@ def _gate(barrier: str) -> Key:
     return (f"barrier {barrier}", "wait")
 
 
+def _called(kernel: str) -> Key:
+    """The key counting a core's calls of ``kernel`` (no fifo name has a space)."""
+    return (f"call {kernel}", "call")
+
+
 def _slots(call: Call) -> set[Slot]:
     return {(a.rtp, a.index) for a in call.args if isinstance(a, RtpArg)}
 
@@ -89,6 +94,7 @@ def _summary(ops: tuple[Op, ...], memo: dict[int, _Summary]) -> _Summary:
             delta[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
             reads.update(_slots(op))
+            delta[_called(op.kernel)] += 1
         elif isinstance(op, Loop) and op.count > 0:
             inner = _summary(op.body, memo)
             for key, w in inner.window.items():
@@ -134,6 +140,7 @@ def _until_blocked(ops: tuple[Op, ...], avail: dict[str, int], p: Progress,
             p.released[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
             p.reads.update(_slots(op))
+            p.released[_called(op.kernel)] += 1
         elif isinstance(op, Loop) and op.count > 0:
             s = _summary(op.body, memo)
             whole = op.count
@@ -172,6 +179,10 @@ def _until_released(ops: tuple[Op, ...], targets: dict[Key, int], p: Progress,
             p.released[_gate(op.barrier)] += 1
         elif isinstance(op, Call):
             p.reads.update(_slots(op))
+            called = _called(op.kernel)
+            p.released[called] += 1
+            if called in targets and _met(p, targets):
+                return True
         elif isinstance(op, Loop) and op.count > 0:
             s = _summary(op.body, memo)
             first = 0  # the first iteration within which every target is met
@@ -203,6 +214,8 @@ class Reach:
         self.fifos = {f.name: f for f in d.fifos}
         self.link_of_dst = {n: link for link in d.links for n in link.dsts}
         self.link_of_src = {n: link for link in d.links for n in link.srcs}
+        self.kernels = {k.symbol: k for k in d.kernels}
+        self.cascade_to = {c.src: c.dst for c in d.cascades}
 
     def elements(self, t: Transfer) -> int:
         """Whole fifo elements a fill or drain moves (the DMA moves bytes)."""
@@ -354,6 +367,22 @@ class Proven:
         dst = link.dsts[0]
         return int(Fraction(self.took(dst) * r.fifos[dst].elem.numel, r.fifos[name].elem.numel))
 
+    def _cascaded(self, core: str) -> dict[Key, int]:
+        """The calls ``core`` has certainly made that put partial sums on its cascade: as many
+        as its downstream neighbour certainly made that take them (the cascade is a blocking
+        stream: a call that took the n-th call's sums had them sent). Only for a core whose
+        puts are all calls of one kernel (the walk counts calls by kernel)."""
+        r = self.reach
+        down = r.cascade_to.get(core)
+        if down is None:
+            return {}
+        put = {op.kernel for op in calls(r.cores[core]) if r.kernels[op.kernel].cascade_out}
+        got = {op.kernel for op in calls(r.cores[down]) if r.kernels[op.kernel].cascade_in}
+        if len(put) != 1:
+            return {}
+        done = self.progress(down)
+        return {_called(put.pop()): sum(done.released[_called(k)] for k in got)}
+
     def progress(self, core: str) -> Progress:
         """How far ``core``'s program has certainly got: past the release that handed on the
         last element of each fifo it produces that its consumers certainly took."""
@@ -361,6 +390,7 @@ class Proven:
             self._done[core] = Progress()  # while a cycle is walked: nothing proven
             c = self.reach.cores[core]
             targets = {(f, port): self.took(f) for f, port in _keys(c) if port == "produce"}
+            targets.update(self._cascaded(core))
             p = Progress()
             _until_released(c.body, {k: t for k, t in targets.items() if t}, p,
                             self.reach.memo)

@@ -128,7 +128,7 @@ def misaligned_fault(k: Kernel, record: Sequence[int], count: int,
     verb = "wrote" if name.startswith("store") else "read"
     buffers = [a.name for a in k.args if a.kind == "buffer"]
     where = (f"'{buffers[buffer]}' at byte {offset}" if 0 <= buffer < len(buffers)
-             else f"a local array at address {offset:#x}")
+             else "a local array")
     call = f"aie::{name}<{lanes}>"
     if name in ("load_unaligned_v", "store_unaligned_v", "load_floor_v") and (
             aligned_elems <= 0 or aligned_elems & (aligned_elems - 1)):

@@ -51,7 +51,8 @@ roundf trunc fmod fmin fmax fminf fmaxf fma hypot erf erfc tgamma lgamma ldexp f
 memcpy memmove memset memcmp memchr strlen strcpy strncpy strcat strncat strcmp strncmp strchr
 strrchr strstr strtok malloc calloc realloc free aligned_alloc exit abort atexit atoi atol atof
 strtol strtoul strtod rand srand qsort bsearch getenv system printf fprintf sprintf snprintf puts
-putchar getchar scanf sscanf fopen fclose fread fwrite assert
+putchar getchar scanf sscanf fopen fclose fread fwrite assert select pselect random srandom
+drand48 atoll strtoll strtoull ldiv lldiv setenv unsetenv realpath mkstemp
 """.split())
 """C library functions the kernels' headers declare: an ``extern "C"`` kernel of the same name
 conflicts with the declaration (g++: "conflicting declaration of C function")."""

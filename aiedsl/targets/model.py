@@ -199,8 +199,9 @@ class TargetModel(BaseModel):
     """Largest outermost (iteration) size of a shim DMA pattern: the BD's 6-bit iteration wrap
     holds the count less one (1e400306: ``getHardwareStridesWraps`` writes ``size - 1``,
     ``NpuWriteBdOp::verify`` refuses an encoded ``IterationSize > 0x3F``; the register map's
-    ``Iteration_Wrap`` is "actual - 1, range [1:64]"; a repeat, stride 0, lowers to the push's
-    repeat count instead, but passes ``verifyStridesWraps``' same bound first)."""
+    ``Iteration_Wrap`` is "actual - 1, range [1:64]"). A repeat (stride 0) lowers to the push's
+    8-bit repeat count instead, where ``verifyStridesWraps`` bounds it first, as 65 (it compares
+    the count less one with 64): aiedsl holds repeats to 64 too."""
     max_repeat: int = 255
     max_lock_value: int = 63
     shim_task_queue: int = 4

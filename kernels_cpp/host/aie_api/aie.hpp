@@ -76,9 +76,11 @@
 //   * load_v / store_v take a pointer aligned to the vector (the API's vector_ldst_align: 16
 //     bytes for 128 bits, else 32 on AIE2; 16, 32, 64 on AIE2P), the unaligned forms one
 //     aligned to their n elements, measured from the start of the kernel buffer the pointer is
-//     in (a core's buffers are aligned, the host's arrays need not be) or from the address for
-//     a local array. A misaligned access is done as a core does it (the low address bits
-//     dropped) and recorded; aiedsl reports it when the call returns (aiedsl_misaligned);
+//     in (a core's buffers are aligned, the host's arrays need not be); a local array is not
+//     checked (the host's stack says nothing of the core's: give it
+//     alignas(aie::vector_decl_align)). A misaligned access is done as a core does it (the
+//     low address bits dropped) and recorded; aiedsl reports it when the call returns
+//     (aiedsl_misaligned);
 //   * integer accumulators hold exact products and sums (acc32 / acc64); to_vector<T>(shift)
 //     shifts right arithmetically and rounds by the tile's rounding mode (reset: floor, i.e.
 //     toward minus infinity), then narrows by its saturation mode (reset: none, keep the low
