@@ -227,16 +227,15 @@ enum ldst_op : int { op_load_v, op_store_v, op_load_unaligned_v, op_store_unalig
 // or -1 and its address (a local array, on the host's stack).
 inline int64_t locate(const void *p, int64_t &offset) {
   const int64_t a = int64_t(uintptr_t(p));
-  for (int64_t margin : {int64_t(0), int64_t(4096)})
-    for (unsigned i = 0; i < aiedsl_host::buffers; ++i) {
-      const int64_t d = a - int64_t(aiedsl_host::buffer_base[i]);
-      if (d >= -margin && d < int64_t(aiedsl_host::buffer_bytes[i]) + margin) {
-        offset = d;
-        return i;
-      }
-    }
-  offset = a;
-  return -1;
+  int64_t best = -1, nearest = 4097; // outside every buffer: the nearest within 4 KiB (the first
+  for (unsigned i = 0; i < aiedsl_host::buffers; ++i) { // one within reach would depend on
+    const int64_t d = a - int64_t(aiedsl_host::buffer_base[i]); // where the host put them)
+    const int64_t size = int64_t(aiedsl_host::buffer_bytes[i]);
+    const int64_t away = d < 0 ? -d : d >= size ? d - size + 1 : 0;
+    if (away < nearest) best = i, nearest = away, offset = d;
+  }
+  if (best < 0) offset = a;
+  return best;
 }
 // Whether p is aligned to `align` bytes (a power of two); a misaligned access is recorded.
 inline bool check_align(const void *p, uint64_t align, int op, unsigned lanes, unsigned elem,
