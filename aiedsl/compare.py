@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aiedsl.ir import Design
+from aiedsl.ir import Design, Transfer
 from aiedsl.ir.program import Rounding, rounding
 
 TOLERANCE = {
@@ -149,4 +149,21 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     checks = [compare(n, outputs[n], expected[n], d.tensor(n).type.dtype, nonfinite=nonfinite,
                       rounds=rounding(d, n)) for n in outputs]
     note_aliases(checks, inputs)
+    note_untouched(checks, d)
     return checks
+
+
+def note_untouched(checks: list[OutputCheck], d: Design) -> None:
+    """Note, under a PASS of a tensor both filled from and drained into, the host tensors the
+    runtime never moves: a drain that names the wrong tensor (the input, not the output) still
+    compares its own and passes. (mlir-aie's designs keep such a tensor for the host's buffer
+    layout, so it is not refused.)"""
+    moved = {t.tensor for t in d.runtime if isinstance(t, Transfer)}
+    untouched = [t.name for t in d.tensors if t.name not in moved]
+    filled = {t.tensor for t in d.runtime if isinstance(t, Transfer) and t.op == "fill"}
+    for c in checks:
+        if c.passed and c.note is None and c.name in filled and untouched:
+            names = " and ".join(f"'{n}'" for n in untouched)
+            c.note = (f"'{c.name}' is filled from and drained into, while {names} "
+                      f"{'is' if len(untouched) == 1 else 'are'} neither: does a drain name the "
+                      "wrong tensor?")

@@ -222,6 +222,21 @@ def test_a_reference_returning_a_dict_is_told_what_to_return(design_file: Design
     assert "error [reference]: the reference of 'passthrough' returned a dict" in r.stderr
 
 
+def test_a_drain_into_the_input_passes_with_a_note(design_file: DesignFile) -> None:
+    """A newcomer's rt.drain(b, inp) (meaning out) passed: the design writes inp, the reference
+    says what it holds, and out is never moved. mlir-aie's designs keep untouched tensors for
+    the host's buffer layout, so it is a note, not an error."""
+    src = (ROOT / "designs" / "passthrough.py").read_text()
+    assert src.count("rt.drain(from_mem, out") == 1
+    path = design_file(src.replace("rt.drain(from_mem, out", "rt.drain(from_mem, inp"))
+    r = aiedsl("sim", str(path), cwd=path.parent)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1:3] == [
+        "PASS inp: exact (integers must match exactly)",
+        "  note: 'inp' is filled from and drained into, while 'out' is neither: does a drain "
+        "name the wrong tensor?"]
+
+
 # -- output through a pipe ------------------------------------------------------------------------
 
 def test_piped_output_is_not_wrapped(tmp_path: Path) -> None:

@@ -62,6 +62,8 @@ def shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, nb
             overhead = data.nbytes * per_byte * burst
             p.time = max(p.time, written) + overhead
             p.busy += overhead
+            if engine.trace and overhead:  # the busy time a trace shows, as a fill's does
+                p.spans.append((p.time - overhead, p.time, port.conn.name))
         q.finished.append(p.time)
         if token is not None:
             engine.complete(token, p.time)

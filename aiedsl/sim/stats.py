@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from aiedsl.ir import RtpWrite
+from aiedsl.ir import RtpWrite, Transfer
 from aiedsl.sim.state import Machine
 from aiedsl.version import __version__
 
@@ -17,6 +17,9 @@ DRAM_SATURATED = 0.95
 """A DRAM direction busy at least this fraction of the device time is named the bottleneck even
 when a DMA channel reads busier: a channel's busy time includes the time it stalls behind host
 memory or behind its receivers, DRAM's counts only bytes moved."""
+ISSUING_NOTED = 0.3
+"""A runtime issuing shim DMA tasks this fraction of the device time is named beside a busy DMA
+channel: the channel may only be waiting for its tasks (it counts as busy meanwhile)."""
 
 
 def significant(x: float, digits: int = 3) -> str:
@@ -51,6 +54,12 @@ class Bottleneck:
     """The bandwidth the model assumes for the busier DRAM direction."""
     rtp_writes: int = 0
     """Runtime-parameter writes in the runtime sequence (the firmware issues them too)."""
+    issuing: float = 0.0
+    """Busy fraction of the runtime issuing shim DMA tasks (whatever the bottleneck's kind)."""
+    one_task_each: bool = False
+    """Every transfer is a tensor's only transfer in its direction: no fewer tasks are possible."""
+    direction_bytes: int = 0
+    """Bytes the busier DRAM direction moved (what its utilisation counts)."""
 
     def sentence(self) -> str:
         """One sentence naming the limit and what would help."""
@@ -58,19 +67,28 @@ class Bottleneck:
             return (f"compute: the busiest core computes {self.utilisation:.0%} of the time; "
                     "faster kernels or more cores would help")
         if self.kind == "dram":
-            verb = "reads" if self.resource == "DRAM read" else "writes"
-            return (f"DRAM: the shims move {self.dram_bytes / 1e6:.2f} MB; host-memory {verb} "
-                    f"are busy {self.utilisation:.0%} of the time at "
+            verb, noun = (("reads", "read") if self.resource == "DRAM read" else
+                          ("writes", "written"))
+            moved = self.direction_bytes or self.dram_bytes
+            return (f"DRAM: the shims' host-memory {verb} ({moved / 1e6:.2f} MB {noun}) are "
+                    f"busy {self.utilisation:.0%} of the time at "
                     f"{self.dram_bytes_per_s / 1e9:g} GB/s; reuse data on chip (larger tiles, "
-                    "memtile staging) to need less")
+                    "memtile staging) to need less, if the design moves any twice")
         if self.kind == "runtime":
             what = "shim DMA tasks and rtp writes" if self.rtp_writes else "shim DMA tasks"
+            help_ = ("each tensor already moves in one task per direction: a fixed cost, which "
+                     "more work per invocation spreads thinner" if self.one_task_each else
+                     "fewer, longer transfers (each task covering more of a tensor) would help")
             return (f"runtime: issuing the {what} one by one takes "
-                    f"{self.utilisation:.0%} of the time; fewer, longer transfers (each task "
-                    "covering more of a tensor) would help")
-        return (f"data movement: DMA '{self.resource}' is busy {self.utilisation:.0%} of the "
+                    f"{self.utilisation:.0%} of the time; {help_}")
+        text = (f"data movement: DMA '{self.resource}' is busy {self.utilisation:.0%} of the "
                 "time; spread its traffic over more channels, send longer contiguous runs from "
                 "host memory, or broadcast instead of sending twice")
+        if self.issuing >= ISSUING_NOTED:  # a channel waiting for its next task counts as busy
+            text += (f" (the runtime issues shim DMA tasks one by one for {self.issuing:.0%} of "
+                     "the time, and a channel that waits for a task counts as busy: fewer, "
+                     "longer transfers may help more)")
+        return text
 
 
 @dataclass(frozen=True)
@@ -116,6 +134,8 @@ class Timing:
     """Bytes the shims wrote to host memory (drains)."""
     profiled: tuple[str, ...] = ()
     """Kernels whose cycles per call come from their profile (no ``cycles=`` declared)."""
+    assumed: str = ""
+    """What the times rest on that no measurement of this device supports ("" if nothing)."""
 
     @property
     def seconds(self) -> float:
@@ -151,6 +171,8 @@ class Timing:
         if self.profiled:
             out.append("cycles per call from `aiedsl kernel profile` (no cycles= declared, a "
                        "bound at best): " + ", ".join(self.profiled))
+        if self.assumed:
+            out.append(f"note: {self.assumed}")
         return out
 
 
@@ -184,13 +206,20 @@ def timing(m: Machine) -> Timing:
     tm = target.timing
     bandwidth = tm.dram_read_bytes_per_s if dram_dir == "DRAM read" else tm.dram_write_bytes_per_s
     rtp_writes = sum(1 for op in m.design.runtime if isinstance(op, RtpWrite))
-    why = Bottleneck(kind, what, busy, int(m.dram.moved), bandwidth, rtp_writes)
+    moves = [(op.tensor, op.op) for op in m.design.runtime if isinstance(op, Transfer)]
+    why = Bottleneck(kind, what, busy, int(m.dram.moved), bandwidth, rtp_writes,
+                     issuing=issuing, one_task_each=len(set(moves)) == len(moves),
+                     direction_bytes=int((m.dram.read if dram_dir == "DRAM read" else
+                                          m.dram.write).moved))
     fixed = tm.invocation_s
+    assumed = "" if tm.measured_on == target.family else (
+        f"{target.family}'s invocation, task and burst-cycle costs are {tm.measured_on}'s, "
+        f"assumed (no {target.family} measurement to fit them to): its times are estimates")
     return Timing(cycles + fixed * clock, clock, m.ops, core_busy, channel_busy,
                   int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,
                   dram_read_bytes=int(m.dram.read.moved), dram_write_bytes=int(m.dram.write.moved),
                   profiled=tuple(k.symbol for k in m.design.kernels
-                                 if k.cycles_source == "profile"))
+                                 if k.cycles_source == "profile"), assumed=assumed)
 
 
 def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:

@@ -139,6 +139,9 @@ class TimingModel(BaseModel):
     lock_release_cycles: int
     """Cycles a core spends on an object-fifo release (one non-blocking lock request). Same
     estimate and same bound as :attr:`lock_acquire_cycles`."""
+    measured_on: str = "npu1"
+    """The device family whose measurements the fitted constants come from: a run on another
+    family says its times rest on assumed constants."""
     kernel_call_cycles: int
     """Cycles the core spends around each kernel call at the call site (argument set-up, the
     branch and return with their delay slots) beyond the kernel's own declared ``cycles``,
