@@ -629,7 +629,9 @@ def test_dma_pattern_innermost_stride(design_file: DesignFile) -> None:
         "  limit: the innermost dimension is contiguous (stride 1) for 2-byte elements (the DMA "
         "moves whole 4-byte words: mlir-aie's DMABDOp::verify and verifyStridesWraps)\n"
         "  found: offset 0, sizes [1, 1, 64, 64], strides [0, 0, 1, 64]\n"
-        "  fix: make the innermost dimension a contiguous run; move the stride outward"
+        "  fix: make the innermost dimension a contiguous run; move the stride outward (no DMA "
+        "steps 2-byte elements one by one: to transpose or gather them, use 4-byte elements or "
+        "a kernel)"
     )
 
 
@@ -1546,6 +1548,33 @@ def test_balance_runtime_fills_fewer(design_file: DesignFile) -> None:
         "  fix: make loop counts and fill/drain sizes agree (each element 1024xi32); a mismatch "
         "hangs on the NPU"
     )
+
+
+def test_balance_names_a_tensor_of_another_element_type(design_file: DesignFile) -> None:
+    """A newcomer's i16 host tensor filled an i32 fifo: the balance error spoke of element
+    counts only, and its fix (change the loop) led to the next balance error."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i16, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[1024, i16], out: Tensor[1024, i32]):
+            fin = fifo(Tensor[256, i32], name="fin")
+            fout = fifo(Tensor[256, i32], name="fout")
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with fin.consume(), fout.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(fin, inp)
+                rt.drain(fout, out)
+        ''')
+    assert check_error(path).splitlines()[-1] == (
+        "  fix: make loop counts and fill/drain sizes agree (each element 256xi32); a mismatch "
+        "hangs on the NPU. rt.fill of 'inp' (1024xi16) moves 2048 bytes, 2 element(s) of "
+        "256xi32: is i16 the tensor's type you meant?")
 
 
 def test_balance_join_parts_differ(design_file: DesignFile) -> None:

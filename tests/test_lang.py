@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+import pytest
+
 from aiedsl.emit import generate
 from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import render_mlir
@@ -257,3 +259,43 @@ def test_the_index_of_a_loop_refuses_every_use_as_a_value() -> None:
                 op(i)
             assert f"the index of the loop(4) at line 3 is {how}" in str(e.value)
     assert repr(i) == "<the index of loop(4)>" and hash(i) == hash(i)
+
+
+@pytest.mark.parametrize("use, how", [
+    ("y[...] = np.asarray(x) + 1", "is used as a numpy array"),
+    ("k = x + 1", "is used in arithmetic"),
+    ("k = 1 if x > 0 else 2", "is used in a comparison"),
+    ("k = x[0:8]", "is sliced")])
+def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callable[..., Path],
+                                                            use: str, how: str) -> None:
+    """A newcomer's numpy on buffers in a core gave Python's own TypeErrors ('unsupported
+    operand type(s) for +: Buffer and int') with 'fix the code at this line'."""
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    path = design_file(f'''
+        import numpy as np
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[64, i32], out: Tensor[64, i32]):
+            a = fifo(Tensor[64, i32], name="a")
+            b = fifo(Tensor[64, i32], name="b")
+
+            @herd()
+            def core():
+                with a.consume() as x, b.produce() as y:
+                    {use}
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.drain(b, out)
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        f"d.py:12: error [core]: a buffer of 'a' {how} in a core function\n"
+        "  limit: a core function is traced once, not run: its buffers hold no values then, so "
+        "Python and numpy cannot compute with them\n"
+        "  fix: compute in a kernel: pass the buffer to one (aiedsl.kernels has element-wise "
+        "ones such as vector_scalar; a kernel's numpy reference says what it computes)")

@@ -232,7 +232,9 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
                  f"elements (the DMA moves whole {gran}-byte words: mlir-aie's "
                  "DMABDOp::verify and verifyStridesWraps)")
         _fail(loc, where, limit, shown,
-              "make the innermost dimension a contiguous run; move the stride outward", related)
+              "make the innermost dimension a contiguous run; move the stride outward (no DMA "
+              f"steps {itemsize}-byte elements one by one: to transpose or gather them, use "
+              f"{gran}-byte elements or a kernel)", related)
     if (inner_size * itemsize) % gran:
         _fail(loc, where, f"the innermost run is a multiple of {gran} bytes",
               f"{inner_size} x {itemsize} B = {inner_size * itemsize} B ({shown})",

@@ -260,6 +260,7 @@ def check_balance(d: Design) -> None:
     """
     produced: dict[str, Fraction] = {}
     taken: dict[str, dict[str, Fraction]] = {f.name: {} for f in d.fifos}
+    retyped: dict[str, str] = {}  # fifo -> its first transfer from or to another element type
     for core in d.cores:
         for (name, port), n in released(core).items():
             if port == "produce":
@@ -285,6 +286,10 @@ def check_balance(d: Design) -> None:
                     fix += " (the DMA moves bytes: count them in the fifo's element type)"
                 raise DesignError("fill/drain size", f"rt.{t.op} of '{f.name}' moves {what}",
                                   loc=t.loc, found=found, fix=fix)
+            if host.dtype != f.elem.dtype and f.name not in retyped:
+                retyped[f.name] = (f"rt.{t.op} of '{t.tensor}' ({host}) moves {moved} bytes, "
+                                   f"{_n(runs)} element(s) of {f.elem}: is {host.dtype} the "
+                                   "tensor's type you meant?")
             book = produced if t.op == "fill" else taken[f.name]
             key = f.name if t.op == "fill" else "the runtime (rt.drain)"
             if t.op == "fill":
@@ -339,7 +344,8 @@ def check_balance(d: Design) -> None:
                         f". '{f.name}' has {len(cores)} consuming cores, and a fifo broadcasts: "
                         "each receives every element; to give each core its own, use a fifo "
                         "per core (channel(..., shape=[n]) indexed by the core) or split one at "
-                        "a memtile" if len(cores) > 1 and got * len(cores) == made else ""))
+                        "a memtile" if len(cores) > 1 and got * len(cores) == made else "")
+                    + (f". {retyped[f.name]}" if f.name in retyped else ""))
 
 
 def _n(x: Fraction) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Iterator, NoReturn, Sequence
 
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Dim, Loc, TensorType
@@ -304,6 +304,8 @@ class Buffer:
     index: int = 0
 
     def __getitem__(self, i: int) -> "Buffer":
+        if isinstance(i, slice):
+            _no_value(self, "is sliced")
         if not isinstance(i, int) or not 0 <= i < self.count:
             raise DesignError(
                 "acquire", f"element {i!r} of a {self.count}-element acquire of "
@@ -318,3 +320,36 @@ class Buffer:
     def type(self) -> TensorType:
         """The element type."""
         return self.fifo.elem
+
+    # Python and numpy on a buffer: a clear error, not Python's "unsupported operand type"
+    def __add__(self, other: object) -> NoReturn:
+        _no_value(self, "is used in arithmetic")
+
+    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __add__
+    __floordiv__ = __rfloordiv__ = __mod__ = __pow__ = __matmul__ = __rmatmul__ = __add__
+
+    def __lt__(self, other: object) -> NoReturn:
+        _no_value(self, "is used in a comparison")
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def __neg__(self) -> NoReturn:
+        _no_value(self, "is used in arithmetic")
+
+    def __bool__(self) -> NoReturn:
+        _no_value(self, "is used as a condition")
+
+    def __array__(self, *args: object, **kwargs: object) -> NoReturn:
+        _no_value(self, "is used as a numpy array")
+
+    def __setitem__(self, key: object, value: object) -> NoReturn:
+        _no_value(self, "is assigned to")
+
+
+def _no_value(buf: Buffer, how: str) -> NoReturn:
+    raise DesignError(
+        "core", f"a buffer of '{buf.fifo.name}' {how} in a core function", loc=caller_loc(),
+        limit="a core function is traced once, not run: its buffers hold no values then, so "
+        "Python and numpy cannot compute with them",
+        fix="compute in a kernel: pass the buffer to one (aiedsl.kernels has element-wise ones "
+        "such as vector_scalar; a kernel's numpy reference says what it computes)")

@@ -1,4 +1,4 @@
-# expect: python error 19
+# expect: core 19
 # why: the core body writes into an acquired buffer as if it were a numpy array; buffers are handles for kernels, the data only exists on the NPU.
 import numpy as np
 
