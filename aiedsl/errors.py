@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 import sysconfig
 from collections.abc import Mapping
@@ -58,14 +59,42 @@ def caller_loc() -> Loc:
         def fifo(...):
             loc = caller_loc()   # -> Loc(file="designs/passthrough.py", line=12)
     """
+    frame = _user_frame()
+    if frame is None:
+        return Loc(file="<unknown>", line=0)
+    return Loc(file=display_path(frame.f_code.co_filename), line=frame.f_lineno)
+
+
+def _user_frame() -> FrameType | None:
+    """The first frame outside aiedsl (and contextlib, and Python's frozen modules)."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if not name.startswith(_PACKAGE_DIR + os.sep) and not name.endswith("contextlib.py"):
             if not name.startswith("<frozen"):
-                return Loc(file=display_path(name), line=frame.f_lineno)
+                return frame
         frame = frame.f_back
-    return Loc(file="<unknown>", line=0)
+    return None
+
+
+_ASSIGNED = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=(?!=)")
+
+
+def assigned_name(call: str) -> str | None:
+    """The plain name on the left of the user's line that makes something by ``call(``:
+    ``cin = channel(...)`` gives ``"cin"`` (and ``ins = [fifo(...) for ...]`` ``"ins"``); a line
+    that assigns to anything else (an attribute, several names) or does not call ``call`` there
+    (the middle line of a call spread over several) gives None. A construct the user did not
+    name is then named as the user calls it, in messages and in the MLIR (Amaranth names its
+    signals the same way)."""
+    frame = _user_frame()
+    if frame is None:
+        return None
+    import linecache
+
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    m = _ASSIGNED.match(line)
+    return m[1] if m and f"{call}(" in line[m.end():] else None
 
 
 def _is_library(filename: str) -> bool:

@@ -299,3 +299,40 @@ def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callabl
         "Python and numpy cannot compute with them\n"
         "  fix: compute in a kernel: pass the buffer to one (aiedsl.kernels has element-wise "
         "ones such as vector_scalar; a kernel's numpy reference says what it computes)")
+
+
+def test_an_unnamed_fifo_or_channel_takes_its_variables_name(design_file: Callable[..., Path]
+                                                             ) -> None:
+    """A newcomer's errors named 'chan_1' and 'chan1_0' where the design said cin and a: a
+    construct given no name= is named as the line assigns it (in a loop: cin, cin1, ...)."""
+    from aiedsl.errors import DesignError
+
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, fifo, herd, i32, memtile, runtime
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[64, i32], out: Tensor[64, i32]):
+            cin = channel(Tensor[64, i32], shape=[1], via=memtile)
+            a = fifo(Tensor[64, i32])
+            kept = [fifo(Tensor[64, i32]) for _ in range(1)]
+
+            @herd()
+            def core():
+                with cin[0].consume(), a.produce():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(cin[0], inp)
+                rt.drain(a, out)
+        ''')
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value).startswith("d.py:7: error [fifo unused]: fifo 'kept' is never used")
+    text = "".join(line for line in path.read_text().splitlines(keepends=True)
+                   if "kept" not in line)
+    path.write_text(text)
+    names = {f.name for f in load_design(path).ir.fifos}
+    assert names == {"a", "cin_0", "cin_l3_0"}
+    path.write_text(text.replace("a = fifo(Tensor[64, i32])",
+                                 "a = fifo(\n        Tensor[64, i32],\n        depth=2)"))
+    assert "a" in {f.name for f in load_design(path).ir.fifos}  # the call's first line

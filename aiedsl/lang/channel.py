@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError, assigned_name, caller_loc
 from aiedsl.ir import Loc, TensorType
 from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import DimsSpec, ObjectFifo, back_to_back, new_fifo, to_dims
@@ -188,7 +188,7 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
     """
     loc = caller_loc()
     b = current_design("channel(...)")
-    name = check_name(name or b.fresh_name("chan"), "channel name", loc)
+    name = check_name(name or b.fresh_name(assigned_name("channel") or "chan"), "channel name", loc)
     if not isinstance(shape, (list, tuple)) or not shape or any(
             not isinstance(s, int) or isinstance(s, bool) or s < 1 for s in shape):
         raise DesignError("channel", f"channel '{name}' has shape={shape!r}", loc=loc,

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator, NoReturn, Sequence
 
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError, assigned_name, caller_loc
 from aiedsl.ir import Dim, Loc, TensorType
 from aiedsl.ir.nodes import Port
 from aiedsl.lang.context import current_core, current_design
@@ -251,6 +251,8 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
     """
     loc = caller_loc()
     b = current_design("fifo(...)")
+    if name is None:  # named as the design calls it (a = fifo(...)), else of, of1, ...
+        name = b.fresh_name(assigned_name("fifo") or "of")
     f = new_fifo(b, elem, depth=depth, name=name, dims_to_stream=dims_to_stream,
                    dims_from_stream=dims_from_stream, loc=loc, consumer_depth=consumer_depth)
     if shim is not None:
