@@ -181,9 +181,10 @@ def _eltwise(op: str, t: TensorType) -> Kernel:
         f"{op}_{t.dtype}_{t.numel}", source="eltwise.cc.j2", source_kind="template",
         entry=f"eltwise_{op}_{t.dtype}<{t.numel}>",
         args=[buffer("a", t), buffer("b", t), buffer("c", t, "out")],
-        reference=_ELTWISE_REF[op], cycles=t.numel // width + 14,
+        reference=_ELTWISE_REF[op], cycles=2 * (t.numel // width) + 14,
         ops=t.numel,
-        cost="n/width + 14: one 512-bit vector step per cycle plus call overhead "
+        cost="2n/width + 14: a 512-bit result per two cycles (AIE2 stores 256 bits a cycle) "
+        "plus call overhead "
         "(aiedsl/kernels/templates/eltwise.cc.j2)",
         params={"op": op, "symbol_op": _SYMBOL_OP[op], "dtype": t.dtype,
                 "cpp": t.dt.cpp, "n": t.numel, "width": width})
@@ -241,8 +242,9 @@ def vector_scalar(op: str, t: TensorType) -> Kernel:
         entry=f"vs_{op}_{t.dtype}<{t.numel}>",
         args=[buffer("a", t), buffer("c", t, "out"),
               scalar("s", sdt, narrows_to=None if t.dtype == sdt else t.dtype)],
-        reference=vs_ref, cycles=t.numel // width + 14, ops=t.numel,
-        cost="n/width + 14: one 512-bit vector step per cycle plus call overhead "
+        reference=vs_ref, cycles=2 * (t.numel // width) + 14, ops=t.numel,
+        cost="2n/width + 14: a 512-bit result per two cycles (AIE2 stores 256 bits a cycle) "
+        "plus call overhead "
         "(aiedsl/kernels/templates/vector_scalar.cc.j2)",
         params={"op": op, "dtype": t.dtype, "cpp": t.dt.cpp,
                 "scpp": lookup_dtype(sdt, caller_loc()).cpp, "n": t.numel, "width": width,
@@ -264,8 +266,9 @@ def relu(t: TensorType) -> Kernel:
     return declare(
         f"relu_{t.dtype}_{t.numel}", source="relu.cc.j2", source_kind="template",
         entry=f"relu_{t.dtype}<{t.numel}>", args=[buffer("src", t), buffer("dst", t, "out")],
-        reference=relu_ref, exact=True, cycles=t.numel // width + 14, ops=t.numel,
-        cost="n/width + 14: one 512-bit max per cycle plus call overhead "
+        reference=relu_ref, exact=True, cycles=2 * (t.numel // width) + 14, ops=t.numel,
+        cost="2n/width + 14: a 512-bit max per two cycles (AIE2 stores 256 bits a cycle) plus "
+        "call overhead "
         "(aiedsl/kernels/templates/relu.cc.j2)",
         params={"dtype": t.dtype, "cpp": t.dt.cpp, "n": t.numel, "width": width})
 
