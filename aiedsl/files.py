@@ -118,17 +118,33 @@ def unmake_dirs(made: list[Path]) -> None:
 
 
 def remove_tree(folder: Path) -> None:
-    """``shutil.rmtree(folder)``, an error naming the whole path of what it could not remove
-    (rmtree raises the system's error, which names the entry alone: ``x.cc``, not where)."""
+    """``shutil.rmtree(folder)``, an error naming the whole path of the first thing it could not
+    remove (rmtree raises the system's error, which names the entry alone: ``x.cc``, not where).
+
+    The first error is kept and raised after rmtree returns: raised from its handler, Python
+    3.13's rmtree catches it and reports the folder instead."""
+    first: list[BaseException] = []
+
     def fail(e: BaseException, path: str) -> None:
+        if first:
+            return
         if isinstance(e, OSError) and e.filename is not None and e.errno is not None:
-            raise OSError(e.errno, e.strerror, path) from e  # OSError picks the subclass
-        raise e
+            # the entry's path: Python 3.12 hands the entry's, a bare name names it in path
+            name = os.fsdecode(e.filename)
+            if not os.path.dirname(name) and os.path.basename(path) != name:
+                path = os.path.join(path, name)
+            err = OSError(e.errno, e.strerror, path)  # OSError picks the subclass
+            err.__cause__ = e
+            first.append(err)
+        else:
+            first.append(e)
 
     if sys.version_info >= (3, 12):
         shutil.rmtree(folder, onexc=lambda fn, path, e: fail(e, path))
     else:
         shutil.rmtree(folder, onerror=lambda fn, path, info: fail(info[1], path))
+    if first:
+        raise first[0]
 
 
 def replace_file(path: Path, text: str, tmp_dir: Path) -> None:
