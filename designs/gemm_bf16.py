@@ -27,7 +27,7 @@ ROWS = define("ROWS", 4, doc="herd rows")
 COLS = define("COLS", 4, doc="herd columns")
 OUT = define("OUT", "f32", doc="C's type: f32, or bf16 (f32 sums rounded at every K step)")
 K_MT = define("K_MT", k, doc="K run of A and B staged in each memtile (a multiple of k)")
-row_groups, col_groups = M // (m * ROWS), N // (n * COLS)  # passes of the herd over C's tiles
+row_groups, col_groups = max(M // (m * ROWS), 1), max(N // (n * COLS), 1)  # see gemm_runtime
 
 
 @design(device="npu1")

@@ -40,7 +40,7 @@ COLS = define("COLS", 4, doc="herd columns")
 OUT = define("OUT", "i8", doc="C's type: i8 (scaled by 2^-SHIFT, saturated) or i32")
 SHIFT = define("SHIFT", 4, doc="an i8 C holds the sum shifted right by SHIFT bits")
 K_MT = define("K_MT", k, doc="K run of A and B staged in each memtile (a multiple of k)")
-row_groups, col_groups = M // (m * ROWS), N // (n * COLS)  # passes of the herd over C's tiles
+row_groups, col_groups = max(M // (m * ROWS), 1), max(N // (n * COLS), 1)  # see gemm_runtime
 shift = SHIFT if OUT == "i8" else 0
 
 

@@ -312,3 +312,14 @@ def test_a_designs_docstring_commands_pass_the_checks(name: str, line: str, in_r
             raise AssertionError(f"{name}: unexpected word {words[i]!r} in {line!r}")
         i += 2
     check_design(load_design(f"designs/{name}", defines, device).ir)
+
+
+@pytest.mark.parametrize("design", ["gemm_bf16", "gemm_i8"])
+def test_an_n_narrower_than_the_herd_says_what_does_not_divide(in_root: Path, design: str) -> None:
+    """N=128 on four 64-column cores gave 'loop(0) needs a positive integer count' (a tester):
+    the herd's passes over C were 0. They are at least 1, and gemm_runtime names the misfit."""
+    with pytest.raises(DesignError) as e:
+        load_design(f"designs/{design}.py", {"M": "128", "K": "128", "N": "128", "COLS": "4",
+                                             "ROWS": "1"})
+    assert e.value.rule == "gemm runtime"
+    assert e.value.message.startswith("N=128 is not a multiple of n x cols = 64 x 4 = 256")
