@@ -498,3 +498,21 @@ def reference(a):
         simulate(load_design(path))
     assert ("core[0,0] (0,2) waits to acquire 'me' (produce) for a free buffer (all are full, "
             "waiting for it to consume them itself: nothing sends them)") in str(e.value)
+
+
+def test_a_hang_still_writes_the_trace_up_to_it(tmp_path: Path) -> None:
+    """--trace wrote nothing when the run hung (a tester), where the trace helps most."""
+    import json
+
+    from aiedsl.loader import load_design
+    from aiedsl.sim import simulate
+    from aiedsl.sim.explain import Deadlock
+
+    path = tmp_path / "hang.json"
+    design = Path(__file__).parent / "hang_corpus" / "halo_swap_cycle.py"
+    with pytest.raises(Deadlock) as e:
+        simulate(load_design(design), trace=str(path))
+    assert e.value.fix is not None and e.value.fix.endswith(
+        f"; {path} holds the trace up to the hang")
+    assert str(e.value).endswith(f"{path} holds the trace up to the hang")
+    assert any(ev["ph"] == "X" for ev in json.loads(path.read_text())["traceEvents"])

@@ -208,7 +208,13 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     check_task_queues(m)  # a dropped push is the cause, when the run also stopped short
     check_shim_bds(m)
     if m.runtime is None or not m.runtime.finished:
-        raise explain(m)
+        stuck = explain(m)
+        if trace is not None:  # what ran until the hang: the first thing to look at
+            write_trace(m, m.clock_hz, trace)
+            stuck.fix = (f"{stuck.fix}; " if stuck.fix else "") + \
+                f"{trace} holds the trace up to the hang"
+            stuck.args = (stuck.render(),)
+        raise stuck
     tm = timing(m)
     if trace is not None:
         write_trace(m, tm.clock_hz, trace)
