@@ -237,6 +237,22 @@ def test_a_drain_into_the_input_passes_with_a_note(design_file: DesignFile) -> N
         "name the wrong tensor?"]
 
 
+def test_a_reference_of_another_2d_shape_is_refused(design_file: DesignFile) -> None:
+    """A newcomer's transpose reference returned (16, 32) for a (32, 16) output: aiedsl
+    reshaped it and compared a reordered result. A flat result is still taken."""
+    src = (ROOT / "designs" / "passthrough.py").read_text()
+    src = src.replace("out: Tensor[N, i32]", "out: Tensor[N // 128, 128, i32]")
+    path = design_file(src.replace("return inp.copy()", "return inp.reshape(128, -1)"))
+    r = aiedsl("sim", str(path), cwd=path.parent)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.splitlines()[1:] == [
+        "  limit: shape [32, 128] (or a flat array of its 4096 values in row-major order)",
+        "  found: shape [128, 32]",
+        "  fix: return the output's shape (is a .T or a reshape missing?)"]
+    path.write_text(path.read_text().replace("inp.reshape(128, -1)", "inp.copy()"))
+    assert aiedsl("sim", str(path), cwd=path.parent).returncode == 0  # flat: taken
+
+
 # -- output through a pipe ------------------------------------------------------------------------
 
 def test_piped_output_is_not_wrapped(tmp_path: Path) -> None:

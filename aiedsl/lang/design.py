@@ -198,6 +198,14 @@ class DesignHandle:
                 f"output '{name}' ({t})", loc=where, limit=f"{t.numel} values, shape "
                 f"{list(t.shape)}", found=f"{arr.size} values",
                 fix="return an array of the output's shape")
+        if arr.ndim > 1 and len(t.shape) > 1 and tuple(arr.shape) != tuple(t.shape):
+            # same size, other shape: reshaping would compare a transposed (or otherwise
+            # reordered) result element by element; a flat result is taken as it comes
+            raise DesignError(
+                "reference", f"{what} an array of shape {list(arr.shape)} for output '{name}' "
+                f"({t})", loc=where, limit=f"shape {list(t.shape)} (or a flat array of its "
+                f"{t.numel} values in row-major order)", found=f"shape {list(arr.shape)}",
+                fix="return the output's shape (is a .T or a reshape missing?)")
         found = None if self.nonfinite else _first_nonfinite(arr)
         if found is not None:
             i, count = found
