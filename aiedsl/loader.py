@@ -64,7 +64,7 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
     8192
     """
     path = Path(path)
-    shown = display_path(str(path.resolve())) if path.exists() else str(path)
+    shown = display_path(str(path)) if path.exists() else str(path)  # as its lines name it
     if not path.is_file():
         raise DesignError("design file", f"no design file at {shown}", found=shown,
                           fix="give the path of a .py file that defines a @design")

@@ -253,6 +253,18 @@ def test_a_reference_of_another_2d_shape_is_refused(design_file: DesignFile) -> 
     assert aiedsl("sim", str(path), cwd=path.parent).returncode == 0  # flat: taken
 
 
+def test_a_design_above_the_working_directory_is_named_as_typed(design_file: DesignFile
+                                                                 ) -> None:
+    """-D BOGUS=1 named ../work/d.py by its absolute path and -D N=abc as typed (a newcomer);
+    both name it as typed now."""
+    path = design_file((ROOT / "designs" / "passthrough.py").read_text())
+    (path.parent / "sub").mkdir()
+    for define, line in (("BOGUS=1", 1), ("N=abc", 12)):
+        r = aiedsl("check", "../d.py", "-D", define, cwd=path.parent / "sub")
+        assert r.returncode == 2 and r.stderr.startswith(f"../d.py:{line}: error [define]"), \
+            r.stderr
+
+
 # -- output through a pipe ------------------------------------------------------------------------
 
 def test_piped_output_is_not_wrapped(tmp_path: Path) -> None:
