@@ -255,7 +255,7 @@ def test_a_reference_of_another_2d_shape_is_refused(design_file: DesignFile) -> 
 
 def test_a_design_above_the_working_directory_is_named_as_typed(design_file: DesignFile
                                                                  ) -> None:
-    """-D BOGUS=1 named ../work/d.py by its absolute path and -D N=abc as typed (a newcomer);
+    """-D BOGUS=1 named a design above the cwd by its absolute path and -D N=abc as typed;
     both name it as typed now."""
     path = design_file((ROOT / "designs" / "passthrough.py").read_text())
     (path.parent / "sub").mkdir()

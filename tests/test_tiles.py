@@ -351,3 +351,36 @@ def test_gemm_with_too_many_column_groups_says_so() -> None:
     e = excinfo.value
     assert (e.rule, e.loc and e.loc.line) == ("gemm runtime", 58), str(e)
     assert "512 column groups (N=16384 over 1 x n=32) need 8 fills each" in e.message
+
+
+def test_a_pattern_made_for_another_matrix_is_refused(design_file: Callable[..., Path]) -> None:
+    """A newcomer drained out (32x16) by tiles(inp, ...) (16x32): accepted, then a FAIL. A
+    pattern tiles() made is remembered with its matrix; another shape is refused."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime, tiles
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[16, 32, i32], out: Tensor[32, 16, i32], same: Tensor[16, 32, i32]):
+            a = fifo(Tensor[8, 16, i32], name="a")
+            b = fifo(Tensor[8, 16, i32], name="b")
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a.consume(), b.produce():
+                        pass
+
+            with runtime() as rt:
+                walk = tiles(inp, (8, 16))
+                rt.fill(a, inp, walk)
+                rt.drain(b, out, walk)
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:17: error [tiles]: rt.drain moves 'out' ([32, 16]) by a pattern tiles() made for "
+        "'inp' ([16, 32])\n"
+        "  limit: a tiles() pattern walks the matrix it was made for (its offsets and strides "
+        "are that shape's)\n"
+        "  found: tiles(inp, ...)\n"
+        "  fix: make it with tiles(out, ...)")

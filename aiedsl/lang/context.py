@@ -62,6 +62,11 @@ def active(var: ContextVar[Any], value: Any) -> Iterator[Any]:
         var.reset(token)
 
 
+def design_trace() -> DesignTrace | None:
+    """The design being traced, or None outside one."""
+    return _DESIGN.get()
+
+
 def current_design(what: str, loc: Loc | None = None) -> DesignTrace:
     """The design being traced; a DesignError naming ``what`` (at ``loc``, or the caller's
     line) when there is none."""

@@ -174,6 +174,14 @@ class RuntimeBuilder:
                 "runtime", f"rt.{op} needs one of the design's tensor arguments, got "
                 f"{type(tensor).__name__}", loc=loc,
                 fix="pass the argument of the @design function, e.g. rt.fill(a, A)")
+        made = self.trace.tiled.get(id(pattern))
+        if made is not None and made[0] is pattern and made[2] != tuple(tensor.shape):
+            raise DesignError(
+                "tiles", f"rt.{op} moves '{tensor.name}' ({list(tensor.shape)}) by a pattern "
+                f"tiles() made for '{made[1]}' ({list(made[2])})", loc=loc,
+                limit="a tiles() pattern walks the matrix it was made for (its offsets and "
+                "strides are that shape's)", found=f"tiles({made[1]}, ...)",
+                fix=f"make it with tiles({tensor.name}, ...)")
         pat = to_pattern(pattern, tensor, loc)
         rec = TransferRecord(op, fifo, tensor, pat, wait, loc)
         self.records.append(rec)

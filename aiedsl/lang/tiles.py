@@ -19,7 +19,7 @@ from typing import NamedTuple, NoReturn
 
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, Pattern
-from aiedsl.lang.context import current_design
+from aiedsl.lang.context import current_design, design_trace
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.targets import TargetModel
 
@@ -92,7 +92,7 @@ def tiles(tensor: HostTensorRef | tuple[int, int], tile: tuple[int, int], *,
                           fix="use 'row', 'col' or 'grouped'")
     target = current_design("tiles(...)").target
     offset = rr.start * tr * W + cr.start * tc
-    return _shim_pattern(offset, [(repeat, 0)] + dims, itemsize, target, loc)
+    return _made(_shim_pattern(offset, [(repeat, 0)] + dims, itemsize, target, loc), tensor)
 
 
 def _tile_range(sel: int | range | None, n: int, what: str, loc: Loc) -> range:
@@ -155,6 +155,15 @@ def _shim_pattern(offset: int, dims: list[tuple[int, int]], itemsize: int,
     (s0, t0), (s1, t1), (s2, t2), (s3, t3) = (
         head + [(1, 0)] * (_SLOTS - len(head) - len(fitted)) + fitted)
     return Pattern(offset=offset, sizes=(s0, s1, s2, s3), strides=(t0, t1, t2, t3))
+
+
+def _made(p: Pattern, tensor: HostTensorRef | tuple[int, int]) -> Pattern:
+    """``p``, remembered as made for ``tensor`` (the runtime refuses it for a tensor of another
+    shape: the walk's offsets and strides are that matrix's)."""
+    b = design_trace()
+    if b is not None and isinstance(tensor, HostTensorRef):
+        b.tiled[id(p)] = (p, tensor.name, tuple(tensor.shape))
+    return p
 
 
 def _merge(dims: list[tuple[int, int]]) -> list[_Run]:

@@ -179,6 +179,9 @@ class DesignTrace:
     runtime: list[RuntimeRecord] | None = None
     """The runtime sequence; None until ``with runtime()`` opens it."""
     runtime_loc: Loc | None = None
+    tiled: dict[int, tuple[Any, str, tuple[int, ...]]] = field(default_factory=dict)
+    """Patterns ``tiles()`` made, by id: (the pattern, kept alive so its id stays its own, the
+    tensor it walks, that tensor's shape)."""
     rtps: dict[str, Any] = field(default_factory=dict)
     """Runtime-parameter buffers by name (:class:`aiedsl.lang.rtp.RtpRef`)."""
     barriers: dict[str, Any] = field(default_factory=dict)
