@@ -855,7 +855,7 @@ def test_a_kernel_that_never_returns_is_stopped_after_the_time_limit(
 
 
 def test_the_time_limit_grows_with_the_declared_cycles(monkeypatch: pytest.MonkeyPatch) -> None:
-    from aiedsl.kernels.host import call_limit
+    from aiedsl.kernels.faults import call_limit
 
     k = library.matmul(64, 64, 64, "bf16").ir
     monkeypatch.delenv("AIEDSL_KERNEL_TIMEOUT", raising=False)

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aiedsl.kernels.host import COUNTED, KernelCase, KernelFault, case_args, native
+from aiedsl.kernels.faults import KernelFault
+from aiedsl.kernels.host import COUNTED, KernelCase, case_args, native
 from aiedsl.targets import TargetModel, get_target
 
 

@@ -40,13 +40,13 @@ import numpy as np
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import Call, Kernel, Loc
-from aiedsl.kernels.host import (
-    GUARD, HANG_FIX, KernelFault, call_limit, guard_faults, guard_fill, hang_text,
+from aiedsl.kernels.faults import (
+    FILLS, GUARD, HANG_FIX, KernelFault, call_limit, guard_faults, guard_fill, hang_text,
     input_write_text, signal_name,
 )
 
-FILL = 0xA5
-"""The guard bytes' value around a kernel's first array (:func:`~aiedsl.kernels.host.guard_fill`
+FILL = FILLS[0]
+"""The guard bytes' value around a kernel's first array (:func:`~aiedsl.kernels.faults.guard_fill`
 gives the others), as ``aiedsl kernel test``'s first filling."""
 _ALIGN = 64
 """Each staged array starts on a 64-byte boundary, as numpy's and the core's buffers do."""

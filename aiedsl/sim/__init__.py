@@ -83,7 +83,7 @@ class _Native:
     def at_call(self, core: str, call: Call | None) -> Callable[..., None]:
         """The callable for ``core``'s call ``call``: a fault names the core, the call's line
         and how many calls of this kernel the core had made."""
-        from aiedsl.kernels.host import KernelFault
+        from aiedsl.kernels.faults import KernelFault
         from aiedsl.kernels.worker import NativeFault, fault_error
 
         worker = self.worker

@@ -1,0 +1,151 @@
+"""What a kernel's C++ did wrong when run on the host, in words ``kernel test`` and the native
+simulation share: a broken AIE API rule (:class:`KernelFault`: a misaligned vector access),
+bytes written around a buffer (the guard fillings), a call that never returned, an "in" buffer
+written, a signal.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+import numpy as np
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import Kernel
+
+
+class KernelFault(Exception):
+    """A rule of the AIE API the kernel's C++ broke while it ran, which the host header records
+    and the call raises once the C++ returns (a misaligned ``aie::load_v``): ``what`` it did,
+    as the middle of a sentence about the kernel, the rule (``limit``), how often (``found``)
+    and the ``fix``."""
+
+    def __init__(self, what: str, limit: str, found: str, fix: str) -> None:
+        self.what, self.limit, self.found, self.fix = what, limit, found, fix
+        super().__init__(f"{what}: {limit}; {fix}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # back from the worker's child, whole
+        return KernelFault, (self.what, self.limit, self.found, self.fix)
+
+
+MISALIGNED_OPS = ("load_v", "store_v", "load_unaligned_v", "store_unaligned_v", "load_floor_v")
+"""The host header's vector loads and stores by the number it records them with
+(``detail::ldst_op``)."""
+
+
+def misaligned_fault(k: Kernel, record: Sequence[int], count: int,
+                     aie_arch: int | None) -> KernelFault:
+    """The fault for ``count`` misaligned vector accesses by kernel ``k``'s C++, the first
+    described by ``record`` (``aiedsl_host::misaligned_first``: op, lanes, element bytes,
+    bytes of alignment needed, buffer index or -1, byte offset or address, aligned_elems)."""
+    op, lanes, elem, align, buffer, offset, aligned_elems = (int(x) for x in record)
+    name = MISALIGNED_OPS[op] if 0 <= op < len(MISALIGNED_OPS) else "a vector access"
+    verb = "wrote" if name.startswith("store") else "read"
+    buffers = [a.name for a in k.args if a.kind == "buffer"]
+    where = (f"'{buffers[buffer]}' at byte {offset}" if 0 <= buffer < len(buffers)
+             else "a local array")
+    call = f"aie::{name}<{lanes}>"
+    if name in ("load_unaligned_v", "store_unaligned_v", "load_floor_v") and (
+            aligned_elems <= 0 or aligned_elems & (aligned_elems - 1)):
+        what = f"{verb} {where} with {call} given {aligned_elems} elements, not a power of two"
+    else:
+        if name in ("load_unaligned_v", "store_unaligned_v"):
+            call += f"(p, {aligned_elems})"
+        what = f"{verb} {where} with {call}, not a multiple of {align} bytes"
+    found = (f"{count} misaligned vector accesses in the call; the first: {what}" if count > 1
+             else f"1 misaligned vector access in the call: {what}")
+    if name in ("load_unaligned_v", "store_unaligned_v"):
+        limit = ("aie::load_unaligned_v(p, n) and aie::store_unaligned_v(p, v, n) take a "
+                 "pointer aligned to n elements, n a power of two (the AIE API asserts "
+                 "\"Insufficient alignment\")")
+        fix = "pass the n the pointer is aligned to (1 when it is aligned only to its elements)"
+    else:
+        arch = "AIE2P" if aie_arch == 21 else "AIE2"
+        sizes = ("16 bytes for a 128-bit vector, 32 for 256 bits, 64 for 512 bits or more"
+                 if aie_arch == 21 else "16 bytes for a 128-bit vector, 32 for larger ones")
+        limit = (f"aie::load_v and aie::store_v take a pointer aligned to the vector ({sizes} "
+                 f"on {arch}; the AIE API asserts \"Insufficient alignment\", and the core "
+                 "drops the low address bits, so it reads or writes other elements)")
+        fix = ("use aie::load_unaligned_v / aie::store_unaligned_v where a pointer is aligned "
+               "only to its elements, or align the pointer (alignas(aie::vector_decl_align) "
+               "for a local array)")
+    if count > 1:
+        what += f" (and {count - 1} more misaligned access{'es' if count > 2 else ''})"
+    return KernelFault(what, limit, found, fix)
+
+
+GUARD = 1024
+"""Bytes of known filling kept before and after each buffer the C++ gets: what it writes
+there, or reads from there into a result, it would write or read past its buffer on a core."""
+FILLS = (0xA5, 0x5A)
+"""The two guard fillings of the first array (``kernel test`` runs a kernel once with each)."""
+
+
+def guard_fill(base: int, index: int) -> int:
+    """The guard bytes' value around a kernel's ``index``-th array when the first gets
+    ``base``: each array its own, so a byte copied from one array's guard into another's
+    shows (``kernel test`` and the native worker alike)."""
+    return (base + 0x11 * index) & 0xFF
+
+
+def guard_faults(raw: np.ndarray, n: int, fill: int, name: str) -> list[str]:
+    """What a call wrote around buffer ``name``: ``raw`` holds :data:`GUARD` bytes, the
+    buffer's ``n`` bytes, then guard bytes to its end, every guard byte ``fill`` before the
+    call. A byte written with ``fill`` itself is not seen
+    (:func:`~aiedsl.kernels.host.check_kernel` runs twice, with two fillings, for that)."""
+    faults = []
+    for side, guard in (("before", raw[:GUARD]), ("past the end of", raw[GUARD + n:])):
+        bad = int(np.count_nonzero(guard != fill))
+        if bad:
+            faults.append(f"wrote {bad} byte(s) {side} buffer '{name}'")
+    return faults
+
+
+CALL_SECONDS = 10.0
+"""Seconds a host call of a kernel may run before it is taken for one that never returns
+(a loop whose step is 0): :func:`call_limit`. ``AIEDSL_KERNEL_TIMEOUT=SECONDS`` sets it."""
+
+
+def call_limit(k: Kernel) -> float:
+    """Seconds one host call of kernel ``k`` may take: :data:`CALL_SECONDS` (or
+    ``$AIEDSL_KERNEL_TIMEOUT``), or 1 us per declared cycle when that is more (the host runs
+    the AIE API some 10 to 50 times slower than a 1 GHz core: a kernel that long still has
+    20 times its time)."""
+    setting = os.environ.get("AIEDSL_KERNEL_TIMEOUT")
+    seconds = CALL_SECONDS
+    if setting is not None:
+        try:
+            seconds = float(setting)
+        except ValueError:
+            seconds = -1.0
+        if not 0 < seconds < 1e6:
+            raise DesignError("kernel time limit", f"AIEDSL_KERNEL_TIMEOUT={setting!r}",
+                              limit="seconds per kernel call, more than 0 and below 1e6",
+                              found=setting, fix="set it to e.g. 60, or unset it for 10 s")
+    return max(seconds, k.cycles * 1e-6)
+
+
+def hang_text(limit: float) -> str:
+    """What a call that did not return within ``limit`` seconds did, after the kernel's name
+    (``kernel test`` and the native simulation alike)."""
+    return f"did not return within {limit:g} s"
+
+
+HANG_FIX = ("a loop that never ends? check the kernel's loop bounds and steps (a step of 0, a "
+            "counter that wraps before its bound); AIEDSL_KERNEL_TIMEOUT=SECONDS gives a slow "
+            "kernel longer")
+
+
+def input_write_text(name: str) -> str:
+    """What a call that wrote input buffer ``name`` did, after the kernel's name (``kernel
+    test`` and the native simulation alike)."""
+    return (f"wrote input buffer '{name}' (declared \"in\": the DMA may be refilling or "
+            "another core reading it)")
+
+
+def signal_name(number: int) -> str:
+    """``SIGSEGV`` for 11: the name of signal ``number`` (the number itself if it has none)."""
+    import signal
+
+    return signal.Signals(number).name if number in signal.valid_signals() else str(number)
