@@ -466,7 +466,8 @@ def test_the_outputs_of_build_sh_run_by_hand_are_aiedsls(
     gen = _gen()
     write(gen, out)
     assert read_marker(out)["script_outputs"] == [  # type: ignore[index]
-        "aie.mlir.prj/", "aie.xclbin", "insts.bin", "passthrough_i32_1024.o"]
+        "aie.mlir.prj/", "aie.xclbin", "insts.bin", "passthrough_i32_1024.o",
+        "passthrough_i32_1024.su"]
     r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     made = {rel: data for rel, data in _tree(out).items() if rel not in _build_of(gen)}

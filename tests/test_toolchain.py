@@ -127,7 +127,7 @@ AIECC_WORDS = {
 PEANO_WORDS = ("-O2 -std=c++20 --target={arch}-none-unknown-elf -Wno-parentheses -Wno-attributes "
                "-Wno-macro-redefined -Wno-empty-body "
                "-Wno-missing-template-arg-list-after-template-kw -DNDEBUG "
-               "-D__AIE_API_AIE_ADF_HPP__")
+               "-D__AIE_API_AIE_ADF_HPP__ -fstack-usage")
 
 
 def fake_aiecc(log: Path | str, fail: str = "", flavor: str = "current") -> str:
@@ -412,6 +412,8 @@ def test_manifest_records_design_tools_and_buffer_abi(fake_tools: dict[str, Path
         "ops_per_run": 2 * 256 * 128 * 256,
         "kernel_objects": ["zero_f32_4096.o", "matmul_bf16_f32_64x64x64_4x8x4.o"],
         "program_memory": {"bytes_per_core": 16384, "used": {}},  # the fake leaves no ELF
+        "stack": {"bytes_per_core": {f"core[{c},{r}]": 1024 for c in range(4) for r in range(4)},
+                  "kernel_frames": {}},  # nor stack usage files
     }
 
 
@@ -622,6 +624,75 @@ def test_program_memory_overflow_without_core_elfs_says_so(fake_tools: dict[str,
                         "is over")
     assert lines[-1].startswith("  fix: look for the core calling the most or the largest "
                                 "kernels: call fewer or smaller kernels on it")
+
+
+def _clang_reporting_frames(fake_tools: dict[str, Path], lines: str) -> None:
+    """Peano's double writing ``lines`` (``\\t`` between fields) to ``<object stem>.su``, as
+    clang's -fstack-usage does."""
+    _script(fake_tools["peano"] / "bin" / "clang++",
+            FAKE_CLANG.format(version="19.0.0", log=fake_tools["log"], fail="")
+            + f'printf "{lines}" > "${{out%.o}}.su"\n')
+
+
+def test_a_kernel_frame_over_its_cores_stack_stops_the_build(
+        fake_tools: dict[str, Path]) -> None:
+    """Nothing on the core checks its stack: a kernel with a large local array writes over the
+    buffers beyond it. Peano's -fstack-usage says the frame; the build stops before aiecc."""
+    _clang_reporting_frames(fake_tools, f"kernels/{KERNEL}.cc:{KERNEL}\\t8224\\tstatic\\n")
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    e = excinfo.value
+    assert e.exit_code == 5
+    assert str(e) == (
+        f"{PASSTHROUGH}:28: error [kernel stack]: kernel '{KERNEL}' needs at least 8,224 bytes "
+        "of stack, more than the 1,024 core[0,0] reserves\n"
+        "  limit: 1,024 bytes of stack on core[0,0] (its herd's stack=, mlir-aie's stack_size; "
+        "nothing on the core checks it: a kernel past it writes over the buffers beyond)\n"
+        f"  found: 8,224 bytes: its frame as Peano compiled it ({KERNEL}.su, from "
+        "-fstack-usage), before what the core's own code needs\n"
+        f"  core[0,0]'s herd: {PASSTHROUGH}:24\n"
+        "  fix: give the herd more stack, e.g. @herd(..., stack=10240) (it comes out of the "
+        "core's data memory), or keep the kernel's large local arrays out of its frame "
+        "(static, or a fifo buffer passed in)")
+    assert "aiecc" not in fake_tools["log"].read_text()  # stopped before linking
+    assert not (fake_tools["root"] / "out" / "manifest.json").exists()
+
+
+def test_a_kernel_entry_compiled_apart_adds_its_frame(fake_tools: dict[str, Path]) -> None:
+    """The extern "C" entry calls the kernel's C++ function; when Peano does not inline it,
+    the .su lists it under its mangled name, and its frame is on the same stack."""
+    _clang_reporting_frames(
+        fake_tools, f"kernels/{KERNEL}.cc:{KERNEL}\\t32\\tstatic\\n"
+        f"kernels/{KERNEL}.cc:_Z11passthroughIiLi1024EEvPT_S1_\\t2000\\tstatic\\n"
+        f"kernels/{KERNEL}.cc:_Z6helperv\\t60000\\tstatic\\n")  # not the entry's: not counted
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    assert "found: 2,032 bytes: its frame" in str(excinfo.value)
+
+
+def test_kernel_frames_that_fit_are_recorded(fake_tools: dict[str, Path]) -> None:
+    _clang_reporting_frames(fake_tools, f"kernels/{KERNEL}.cc:{KERNEL}\\t96\\tstatic\\n")
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    manifest = json.loads((fake_tools["root"] / "out" / "manifest.json").read_text())
+    assert manifest["stack"] == {"bytes_per_core": {"core[0,0]": 1024},
+                                 "kernel_frames": {KERNEL: 96}}
+    # a Peano that writes no .su (the earlier one's is not read again): nothing is said
+    _script(fake_tools["peano"] / "bin" / "clang++",
+            FAKE_CLANG.format(version="19.0.1", log=fake_tools["log"], fail=""))
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    manifest = json.loads((fake_tools["root"] / "out" / "manifest.json").read_text())
+    assert manifest["stack"]["kernel_frames"] == {}
+
+
+def test_stack_usage_files_are_read_as_clang_writes_them() -> None:
+    from aiedsl.toolchain.stack import mangled_name, parse_su
+    assert parse_su("kernels/a:b.cc:12:k\t64\tstatic\nk.cc:k\t80\tdynamic\n"
+                    "garbage\nx.cc:f\tmany\tstatic\n") == {"k": 80}
+    assert mangled_name("_ZN2ns11passthroughIiLi1024EEvPT_S1_") == "passthrough"
+    assert mangled_name("_ZNK3Foo3barEv") == "bar"
+    assert mangled_name("_Z4zerofPf") == "zero"
+    assert mangled_name("_Z99short") is None
+    assert mangled_name("passthrough_i32_1024") is None
 
 
 def test_kernel_failure_points_at_the_kernel_declaration(fake_tools: dict[str, Path]) -> None:

@@ -9,7 +9,8 @@ Everything here follows mlir-aie, checked against its sources (nothing here ran 
   (2026-07-01) the AIE API headers are stock Xilinx/aie_api, whose ``aie.hpp`` includes the
   Vitis-only ``adf.h`` whenever ``__AIENGINE__`` is defined, as Peano always defines it; the define
   pre-trips that header's include guard (as makefile-common's ``NO_ADF_FLAGS`` and IRON's JIT
-  compile do). Older installs ignore it.
+  compile do). Older installs ignore it. aiedsl adds ``-fstack-usage`` (clang's, since LLVM 13):
+  the frame of each function, to check kernels against their cores' stack.
 * aiecc: its options changed twice. PR 3364 (merged 2026-07-21) replaced
   ``--aie-generate-xclbin``/``--aie-generate-npu-insts`` with the ``--get-xclbin``/
   ``--get-npu-insts`` selectors (``--xclbin-name``/``--npu-insts-name`` unchanged); PR 3501
@@ -42,6 +43,9 @@ NO_ADF = "-D__AIE_API_AIE_ADF_HPP__"
 """Keeps stock aie_api's ``aie.hpp`` from including the Vitis-only ``adf.h`` (mlir-aie PR 3262)."""
 PEANO_FLAGS = ["-O2", "-std=c++20"]
 PEANO_DEFINES = ["-DNDEBUG", NO_ADF]
+STACK_USAGE = "-fstack-usage"
+"""aiedsl's own addition: clang writes each function's frame to ``<object stem>.su``, which the
+compile step reads to check the kernel against its cores' stack (:mod:`aiedsl.toolchain.stack`)."""
 
 XCLBIN, INSTS = "aie.xclbin", "insts.bin"
 OUTPUTS_GET = ["--get-xclbin", f"--xclbin-name={XCLBIN}", "--get-npu-insts",
@@ -157,7 +161,7 @@ def kernel_compile_argv(target: TargetModel, source: str, output: str, *,
     """
     inc: Word = AIE_API_INCLUDE if include is None else f"-I{include}"
     return [clang, *PEANO_FLAGS, f"--target={target.peano_target}", *WARNING_FLAGS,
-            *PEANO_DEFINES, inc, "-c", source, "-o", output]
+            *PEANO_DEFINES, STACK_USAGE, inc, "-c", source, "-o", output]
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_a
 from aiedsl.toolchain.discover import Tools
 from aiedsl.toolchain.elf import ElfError, program_end
 from aiedsl.toolchain.manifest import build_manifest
+from aiedsl.toolchain.stack import SUFFIX as STACK_SUFFIX
+from aiedsl.toolchain.stack import kernel_frames, stack_overflow
 
 OUTPUTS = ("aie.xclbin", "insts.bin")
 MANIFEST, CACHE = "manifest.json", "cache.json"
@@ -90,9 +92,10 @@ def plan_steps(d: Design, target: TargetModel, kernel_files: list[str], tools: T
 def script_outputs(files: dict[str, str]) -> list[str]:
     """What ``build.sh`` writes into the build of ``files`` when run by hand (what
     ``--compile`` writes): each kernel's object, aiecc's outputs and its project folder."""
-    objects = [f"{PurePosixPath(rel).stem}.o" for rel in files
-               if rel.startswith("kernels/") and rel.endswith(".cc")]
-    return [*objects, *OUTPUTS, f"{PROJECT}/"]
+    stems = [PurePosixPath(rel).stem for rel in files
+             if rel.startswith("kernels/") and rel.endswith(".cc")]
+    return [*(f"{s}{ext}" for s in stems for ext in (".o", STACK_SUFFIX)), *OUTPUTS,
+            f"{PROJECT}/"]
 
 
 def tool_input(rel: str) -> bool:
@@ -148,9 +151,15 @@ def _compile(d: Design, target: TargetModel, out: Path, tools: Tools, steps: lis
     cached = _cache_hit(out, key)
     if cached is not None:
         return Compiled(out, True, cached, time.perf_counter() - start)
-    _drop_outputs(out)  # a previous compile's: else they pass for what these tools wrote
+    _drop_outputs(d, out)  # a previous compile's: else they pass for what these tools wrote
     (out / "logs").mkdir(exist_ok=True)
+    frames: dict[str, int] = {}
     for i, step in enumerate(steps):
+        if step is steps[-1]:  # the kernels are compiled: before aiecc links them, their stack
+            frames = kernel_frames(d, out)
+            overflow = stack_overflow(d, frames)
+            if overflow is not None:
+                raise overflow
         if progress:
             progress(i, len(steps), step.label)
         try:
@@ -167,18 +176,19 @@ def _compile(d: Design, target: TargetModel, out: Path, tools: Tools, steps: lis
             found=f"see {out / 'logs' / 'aiecc.log'}",
             fix="check the aiecc version (aiedsl emits mlir-aie's 2026 syntax)")
     manifest = build_manifest(d, target, tools, key, (out / "insts.bin").stat().st_size,
-                              core_programs(d, target, out))
+                              core_programs(d, target, out), frames)
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     (out / CACHE).write_text(json.dumps({"key": key}) + "\n")
     return Compiled(out, False, manifest, time.perf_counter() - start)
 
 
-def _drop_outputs(out: Path) -> None:
-    """Remove the outputs of a previous compile from build directory ``out``: ``aie.xclbin``,
-    ``insts.bin`` (also a lowering's: aiecc writes its own), ``manifest.json`` and
-    ``cache.json``, each only when it is aiedsl's (listed, or build.sh's), not the user's."""
+def _drop_outputs(d: Design, out: Path) -> None:
+    """Remove the outputs of a previous compile of ``d`` from build directory ``out``:
+    ``aie.xclbin``, ``insts.bin`` (also a lowering's: aiecc writes its own), ``manifest.json``,
+    ``cache.json`` and the kernels' stack usage files, each only when it is aiedsl's (listed, or
+    build.sh's), not the user's."""
     ours = owned(read_marker(out))
-    for name in (*OUTPUTS, MANIFEST, CACHE):
+    for name in (*OUTPUTS, MANIFEST, CACHE, *(f"{k.symbol}{STACK_SUFFIX}" for k in d.kernels)):
         if ours(name):
             (out / name).unlink(missing_ok=True)
 

@@ -41,10 +41,12 @@ def buffer_abi(d: Design) -> list[dict[str, Any]]:
 
 
 def build_manifest(d: Design, target: TargetModel, tools: Tools, key: str, insts_bytes: int,
-                   programs: dict[str, int] | None = None) -> dict[str, Any]:
+                   programs: dict[str, int] | None = None,
+                   frames: dict[str, int] | None = None) -> dict[str, Any]:
     """The manifest of design ``d`` compiled with ``tools`` (``insts.bin`` is ``insts_bytes``;
     ``programs``: where each core's program ends in its program memory, for the cores whose
-    ELF was found)."""
+    ELF was found; ``frames``: the least stack each kernel needs, for the kernels Peano
+    reported, :mod:`aiedsl.toolchain.stack`)."""
     return {
         "design": d.name,
         "device": d.device,
@@ -61,4 +63,6 @@ def build_manifest(d: Design, target: TargetModel, tools: Tools, key: str, insts
         "kernel_objects": [f"{k.symbol}.o" for k in d.kernels],
         "program_memory": {"bytes_per_core": target.program_memory,
                            "used": dict(programs or {})},
+        "stack": {"bytes_per_core": {c.name: c.stack for c in d.cores},
+                  "kernel_frames": dict(frames or {})},
     }

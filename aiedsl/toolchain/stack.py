@@ -1,0 +1,127 @@
+"""Whether each kernel's stack frame fits the stack of the cores that call it, as Peano says.
+
+A core's stack is ``stack_size`` bytes of its data memory (``@herd(stack=...)``); nothing on the
+AIE checks it at run time, so a kernel with a large local array writes past it into whatever
+buffer lies beyond, silently. Peano compiles each kernel with ``-fstack-usage`` (clang's option,
+any LLVM target: ``AsmPrinter::emitStackUsage``), which writes ``<object stem>.su`` beside the
+object, a line per function emitted::
+
+    kernels/k.cc:k\t8224\tstatic
+
+(the source file, then ``:line`` when there is debug information, then the function's name,
+mangled unless ``extern "C"``, its frame in bytes and ``static`` or ``dynamic``). The kernel's
+``extern "C"`` entry calls the C++ function its declaration names (``entry=``); that call is
+usually inlined, and when it is not, the function is in the file under its mangled name. A
+kernel needs at least its entry's frame plus, when that function was emitted apart, the
+smallest frame of a function by that name: a lower bound (the core's own code, which aiecc
+compiles, and deeper calls add to it), so a kernel over its core's stack is certainly over.
+
+>>> parse_su("kernels/k.cc:k\\t8224\\tstatic\\n")
+{'k': 8224}
+>>> mangled_name("_ZN2ns11passthroughIiLi1024EEvPT_S1_")
+'passthrough'
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from aiedsl.errors import ToolchainError
+from aiedsl.ir import Design, Kernel
+from aiedsl.ir.program import calls
+
+SUFFIX = ".su"
+
+
+def parse_su(text: str) -> dict[str, int]:
+    """Frame bytes by function name, from the text of a ``.su`` file (the largest when a name
+    is listed twice; lines that are not ``where:name<TAB>bytes<TAB>kind`` are skipped)."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if len(fields) < 3 or ":" not in fields[0] or not fields[1].isdigit():
+            continue
+        name = fields[0].rsplit(":", 1)[1]
+        out[name] = max(out.get(name, 0), int(fields[1]))
+    return out
+
+
+def mangled_name(symbol: str) -> str | None:
+    """The unqualified name of the function an Itanium-mangled ``symbol`` names (the last
+    source name of its nested name), or None when it is not one aiedsl reads."""
+    if not symbol.startswith("_Z"):
+        return None
+    i, last = 2, None
+    if symbol[i:i + 1] == "N":
+        i += 1
+        while i < len(symbol) and symbol[i] in "rVKL":
+            i += 1
+    while i < len(symbol) and symbol[i].isdigit():
+        j = i
+        while j < len(symbol) and symbol[j].isdigit():
+            j += 1
+        n = int(symbol[i:j])
+        last = symbol[j:j + n]
+        i = j + n
+        if len(last) < n:
+            return None
+    return last
+
+
+def entry_function(k: Kernel) -> str:
+    """The unqualified name of the C++ function kernel ``k``'s entry calls
+    (``ns::matmul<64, 64>`` -> ``matmul``)."""
+    return re.split(r"[<(\s]", k.entry, maxsplit=1)[0].rsplit("::", 1)[-1]
+
+
+def kernel_frame(k: Kernel, frames: dict[str, int]) -> int | None:
+    """The least stack kernel ``k`` needs, from the frames of its ``.su`` file; None when its
+    entry is not listed."""
+    own = frames.get(k.symbol)
+    if own is None:
+        return None
+    callee = entry_function(k)
+    apart = [size for name, size in frames.items()
+             if name != k.symbol and mangled_name(name) == callee]
+    return own + (min(apart) if apart else 0)
+
+
+def kernel_frames(d: Design, out: Path) -> dict[str, int]:
+    """The least stack each kernel of ``d`` needs, by symbol, read off the ``.su`` files Peano
+    wrote in build directory ``out`` (a kernel without one is left out)."""
+    found = {}
+    for k in d.kernels:
+        try:
+            text = (out / f"{k.symbol}{SUFFIX}").read_text(errors="replace")
+        except OSError:
+            continue
+        frame = kernel_frame(k, parse_su(text))
+        if frame is not None:
+            found[k.symbol] = frame
+    return found
+
+
+def stack_overflow(d: Design, frames: dict[str, int]) -> ToolchainError | None:
+    """The error for the first call (core by core, in program order) of a kernel whose frame
+    is larger than its core's stack; None when every one fits."""
+    for core in d.cores:
+        for call in calls(core):
+            need = frames.get(call.kernel)
+            if need is None or need <= core.stack:
+                continue
+            suggest = (need // 1024 + 2) * 1024
+            return ToolchainError(
+                "kernel stack", f"kernel '{call.kernel}' needs at least {need:,} bytes of "
+                f"stack, more than the {core.stack:,} {core.name} reserves",
+                loc=call.loc, exit_code=5,
+                limit=f"{core.stack:,} bytes of stack on {core.name} (its herd's stack=, "
+                "mlir-aie's stack_size; nothing on the core checks it: a kernel past it writes "
+                "over the buffers beyond)",
+                found=f"{need:,} bytes: its frame as Peano compiled it ({call.kernel}{SUFFIX}, "
+                "from -fstack-usage), before what the core's own code needs",
+                notes=[f"{core.name}'s herd: {core.loc.file}:{core.loc.line}"],
+                fix=f"give the herd more stack, e.g. @herd(..., stack={suggest}) (it comes "
+                "out of the core's data memory), or keep the kernel's large local arrays "
+                "out of its frame (static, or a fifo buffer passed in)")
+    return None
