@@ -3,6 +3,7 @@ what the simulator, the NPU run and the host kernel tests report as PASS or FAIL
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -24,11 +25,12 @@ depends on how many roundings an element may carry (``rounds``, from
 :func:`aiedsl.ir.program.rounding`):
 
 * ``"sum"``, a kernel sums into it: a sum rounded to bf16 at every K step may be an ulp of its
-  partial sums off, which near zero is many ulps of the element itself, and the partial sums of
-  the seeded inputs (standard normal) are of order one however small the result: atol of
-  ``max(1, largest |expected|)``;
+  partial sums off, which near zero is many ulps of the element itself; the partial sums are of
+  the scale of the largest result (both scale with the inputs): atol of the largest
+  |expected|. (A floor of 1 here, once meant for the seeded inputs, passed zeros and transposed
+  products for a GEMM of inputs scaled by 0.01: no absolute number fits every input's scale.)
 * ``"chain"``, float kernels in a chain: an intermediate rounding of a value of the output's own
-  scale: atol of the largest |expected|;
+  scale: the same atol;
 * ``"once"``: nothing beyond the smallest normal number (subnormals flush to zero): a single
   element-wise kernel's wrong small element must not hide behind the largest one.
 """
@@ -51,11 +53,38 @@ class OutputCheck:
     tolerance: str
     note: str | None = None
     """Said under the line: what may explain a FAIL that the comparison cannot see."""
+    wrong: int = 0
+    """How many elements are out of tolerance."""
+    region: tuple[tuple[int, int], ...] | None = None
+    """The smallest box holding every wrong element: per axis, its first and one past its last
+    index."""
+    shape: tuple[int, ...] = ()
+    """The output's shape."""
 
     def line(self) -> str:
-        """One line for the CLI (and an indented note under it, when there is one)."""
+        """One line for the CLI (with, under a FAIL, where its wrong elements lie, and an
+        indented note when there is one)."""
         text = self._line()
+        where = self.where()
+        if where is not None:
+            text = f"{text}\n  {where}"
         return text if self.note is None else f"{text}\n  note: {self.note}"
+
+    def where(self) -> str | None:
+        """Where a FAIL's wrong elements lie: how many, and the box holding them when it is not
+        the whole output (``[64:128, 0:64]``, numpy's slice of them)."""
+        if self.passed or not self.wrong or self.region is None:
+            return None
+        total = math.prod(self.shape)
+        if self.wrong == total:
+            return f"wrong: all {total:,} elements"
+        tenths = 1000 * self.wrong // total  # rounded down: 65,522 of 65,536 is not 100%
+        share = "<0.1%" if tenths == 0 else f"{tenths / 10:g}%"
+        text = f"wrong: {self.wrong:,} of {total:,} elements ({share})"
+        if any(hi - lo != n for (lo, hi), n in zip(self.region, self.shape)):
+            box = ", ".join(f"{lo}:{hi}" for lo, hi in self.region)
+            text += f", all within [{box}]"
+        return text
 
     def _line(self) -> str:
         status = "PASS" if self.passed else "FAIL"
@@ -77,13 +106,15 @@ _SLICE = 1 << 18
 
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
-            nonfinite: bool = False, rounds: Rounding = "sum") -> OutputCheck:
+            nonfinite: bool = False, rounds: Rounding = "sum",
+            transposed: bool = True) -> OutputCheck:
     """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
 
     ``rounds``: how many roundings an element may carry (see :data:`TOLERANCE`); ``"sum"``, the
     most lenient, when nothing is known. NaN or infinity anywhere fails, unless ``nonfinite``:
     then they must sit where the reference has the same (NaN for NaN, an infinity of the same
-    sign for an infinity).
+    sign for an infinity). A square FAIL that equals the reference transposed says so in its
+    note (``transposed=False`` does not look).
     """
     g_all = got.reshape(-1)
     w_all = np.asarray(want).reshape(-1)
@@ -97,12 +128,15 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             atol = TINY
             tol = f"tolerance {rtol:g} relative (one rounding per element)"
         else:
-            atol = atol_rel * (max(1.0, peak) if rounds == "sum" else peak)
+            atol = atol_rel * peak
             tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
     else:
         rtol, atol = 0.0, 0.0
         tol = EXACT
     worst, worst_excess, worst_err = 0, -np.inf, 0.0
+    wrong = 0
+    low = [math.inf] * got.ndim  # per axis, the least and greatest index of a wrong element
+    high = [-1] * got.ndim
     for lo in range(0, g_all.size, _SLICE):
         g = g_all[lo:lo + _SLICE].astype(np.float64)
         w = w_all[lo:lo + _SLICE].astype(np.float64)
@@ -121,12 +155,25 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
         i = int(np.argmax(excess))
         if excess[i] > worst_excess:
             worst, worst_excess, worst_err = lo + i, float(excess[i]), float(err[i])
+        if excess[i] > 0:
+            bad = np.flatnonzero(excess > 0)
+            wrong += bad.size
+            for axis, at in enumerate(np.unravel_index(bad + lo, got.shape)):
+                low[axis] = min(low[axis], int(at.min()))
+                high[axis] = max(high[axis], int(at.max()))
     passed = worst_excess <= 0
     if g_all.size == 0 or (passed and worst_err == 0.0 and dtype not in TOLERANCE):
-        return OutputCheck(name, passed, None, 0.0, 0.0, 0.0, tol)
+        return OutputCheck(name, passed, None, 0.0, 0.0, 0.0, tol, shape=got.shape)
     idx = tuple(int(i) for i in np.unravel_index(worst, got.shape))
+    region = tuple((int(a), b + 1) for a, b in zip(low, high)) if wrong else None
+    note = None
+    if not passed and got.ndim == 2 and got.shape[0] == got.shape[1] > 1 and transposed and \
+            compare(name, got, np.asarray(want).T, dtype, nonfinite=nonfinite, rounds=rounds,
+                    transposed=False).passed:
+        note = ("it equals the reference transposed: rows and columns are swapped on the way "
+                "(a tiles() order, a dims_to_stream, or the reference's own layout)")
     return OutputCheck(name, passed, idx, float(g_all[worst]), float(w_all[worst]), worst_err,
-                       tol)
+                       tol, note, wrong=wrong, region=region, shape=got.shape)
 
 
 def note_aliases(checks: list[OutputCheck], inputs: Sequence[str]) -> None:

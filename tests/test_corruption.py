@@ -88,7 +88,7 @@ def test_split_parts_in_the_wrong_order_fail_at_the_first_element(
     assert check.worst_index == (0,) and (check.got, check.want) == (1024, 0)
     assert lines(result) == [
         "FAIL out: worst element [0] got 1024 want 0 (|error| 1024; integers must match "
-        "exactly)"]
+        "exactly)\n  wrong: all 8,192 elements"]
 
 
 def test_split_offsets_out_of_list_order_are_a_design_error(design_file: DesignFile) -> None:
@@ -168,7 +168,7 @@ def test_gemm_b_packed_in_a_blocks_fails_in_the_simulator(design_file: DesignFil
     assert result.passed is False
     assert lines(result) == [
         "FAIL C: worst element [147, 223] got 37.0827 want -58.1267 (|error| 95.2; tolerance "
-        "0.0001 relative + 0.00739 absolute)"]
+        "0.0001 relative + 0.00739 absolute)\n  wrong: 65,522 of 65,536 elements (99.9%)"]
 
 
 def test_gemm_c_not_unblocked_is_a_layout_error(design_file: DesignFile) -> None:
@@ -191,7 +191,7 @@ def test_gemm_c_not_unblocked_fails_in_the_simulator(design_file: DesignFile,
     assert result.passed is False
     assert lines(result) == [
         "FAIL C: worst element [85, 228] got -45.3103 want 51.4108 (|error| 96.7; tolerance "
-        "0.0001 relative + 0.00739 absolute)"]
+        "0.0001 relative + 0.00739 absolute)\n  wrong: 61,426 of 65,536 elements (93.7%)"]
 
 
 # gemm_runtime's sequence written out, with A's tile row for herd row i one too far down
@@ -214,7 +214,7 @@ def test_gemm_a_fill_at_the_wrong_tile_row_fails(design_file: DesignFile) -> Non
     assert result.passed is False
     assert lines(result) == [
         "FAIL C: worst element [130, 184] got -59.2786 want 48.7691 (|error| 108; tolerance "
-        "0.0001 relative + 0.00739 absolute)"]
+        "0.0001 relative + 0.00739 absolute)\n  wrong: 65,507 of 65,536 elements (99.9%)"]
 
 
 # -- a missing release: the checks report it; without them, the run FAILs or deadlocks ------------
@@ -284,7 +284,7 @@ def test_missing_consume_release_without_the_checks_fails(design_file: DesignFil
     result = simulate(load_design(design_file(corrupt(COPY, *NO_CONSUME_RELEASE))), COPY_RAMP)
     assert lines(result) == [
         "FAIL out: worst element [3072] got 0 want 3072 (|error| 3072; integers must match "
-        "exactly)"]
+        "exactly)\n  wrong: 3,072 of 4,096 elements (75%), all within [1024:4096]"]
 
 
 def test_missing_produce_release_is_reported_by_the_checks(design_file: DesignFile) -> None:

@@ -76,7 +76,14 @@ def test_comparison_names_the_worst_element() -> None:
     c = compare("C", got, want, "f32")
     assert not c.passed
     assert c.line() == ("FAIL C: worst element [2, 3] got 0.5 want 0 (|error| 0.5; tolerance "
-                        "0.0001 relative + 0.0001 absolute)")
+                        "0.0001 relative + 0 absolute)\n"
+                        "  wrong: 2 of 16 elements (12.5%), all within [1:3, 1:4]")
+    # a square result that is the reference transposed says so
+    want = np.arange(16, dtype=np.float32).reshape(4, 4)
+    assert compare("C", want.T.copy(), want, "f32").line().splitlines()[1:] == [
+        "  wrong: 12 of 16 elements (75%)",
+        "  note: it equals the reference transposed: rows and columns are swapped on the way (a "
+        "tiles() order, a dims_to_stream, or the reference's own layout)"]
     assert compare("X", np.arange(4), np.arange(4), "i32").line() == \
         "PASS X: exact (integers must match exactly)"
 
@@ -352,7 +359,7 @@ def test_a_kernel_reading_a_buffer_nothing_wrote_fails(design_file) -> None:  # 
     # integers in full (they printed as -2.14748e+09)
     assert [c.line() for c in result.checks] == [
         f"FAIL y: worst element [{i}] got {got} want {int(x[i])} (|error| {abs(got - int(x[i]))}; "
-        "integers must match exactly)"]
+        "integers must match exactly)\n  wrong: all 1,024 elements"]
 
 
 @pytest.mark.parametrize("name", ["int8", "uint8", "int16", "uint16", "int32", "uint32",
@@ -633,7 +640,13 @@ def test_each_output_gets_its_own_tolerance_and_a_small_output_no_floor(design_f
 
     want = np.full(8, 0.002, dtype=np.float32)
     assert not compare("y", np.zeros(8, np.float32), want, "bf16", rounds="chain").passed
-    assert compare("y", np.zeros(8, np.float32), want, "bf16", rounds="sum").passed
+    # nor a sum: its floor of 1 let zeros, permuted rows and A @ B.T pass for a GEMM of inputs
+    # scaled by 0.01 (a later tester); partial sums scale with the data, as its result does
+    assert not compare("y", np.zeros(8, np.float32), want, "bf16", rounds="sum").passed
+    a = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32) * 0.01
+    c = a @ a
+    assert compare("C", c * (1 + 1e-6), c, "f32", rounds="sum").passed
+    assert not compare("C", a @ a.T, c, "f32", rounds="sum").passed
 
 
 def test_a_fail_on_a_tensor_filled_and_drained_says_it_may_race_itself(design_file) -> None:  # type: ignore[no-untyped-def]
@@ -666,6 +679,8 @@ def reference(a):
     result = simulate(load_design(path))
     assert not result.passed
     assert result.checks[0].line().splitlines()[1] == (
+        "  wrong: 1,536 of 4,096 elements (37.5%), all within [0:1536]")
+    assert result.checks[0].line().splitlines()[2] == (
         "  note: 'a' is both filled from and drained into: a drain may overwrite elements "
         "before a fill has read them, and then the result depends on timing, on the NPU too; "
         "use separate input and output tensors")
