@@ -889,6 +889,24 @@ def test_native_results_are_the_same_in_the_child_as_in_process(
         json.loads((tmp_path / "here.json").read_text())
 
 
+def test_a_kernel_worker_stops_when_told_though_another_holds_its_pipe() -> None:
+    """Two native simulations in two threads: the second worker's child, forked while the
+    first's pipe was open, holds that pipe too, so the first child never saw its end and was
+    killed after 5 s (a tester's run took 5.2 s instead of 0.3). The parent now says stop."""
+    from aiedsl.kernels import matmul_cascade
+    from aiedsl.kernels.worker import KernelWorker
+
+    k = matmul_cascade(8, 8, 8, "put").ir
+    first = KernelWorker([(k, lambda *args: None)])
+    second = KernelWorker([(k, lambda *args: None)])
+    try:
+        first.close()
+        assert first.status == 0  # it stopped itself: not killed
+    finally:
+        second.close()
+    assert second.status == 0
+
+
 def test_the_kernel_worker_raises_what_the_call_raised() -> None:
     """A host kernel's own error (a cascade kernel moving other than its declared words) comes
     back from the child as it would be raised in this process."""

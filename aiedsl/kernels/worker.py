@@ -57,6 +57,8 @@ the child for the next call after answering one. Waking a sleeping process costs
 polling sees the message at once. Both yield the CPU while they poll, and neither polls on a
 single CPU."""
 CHILD_SPIN = 0.002
+STOP = b""
+"""The message that stops the child (no call pickles to nothing)."""
 
 
 class NativeFault(Exception):
@@ -163,6 +165,9 @@ class KernelWorker:
         reply_r, reply_w = os.pipe()
         self._busy = False
         self.dead = False
+        self.status: int | None = None
+        """The child's wait status once :meth:`close` reaped it between calls (0: it stopped
+        when told)."""
         # os.fork, not multiprocessing: a daemonic process (a Pool's worker running a
         # simulation) may not start a multiprocessing child
         self._pid = os.fork()
@@ -248,6 +253,12 @@ class KernelWorker:
         else when it reads the end of its requests."""
         if self._to_child.closed:
             return
+        if not self._busy and not self.dead:
+            try:  # said, not only closed: a process forked since (a native simulation in
+                # another thread) holds this pipe's end too, so the child would see no end
+                self._to_child.send_bytes(STOP)
+            except OSError:  # it died between calls: reaped below
+                pass
         self._to_child.close()
         self._from_child.close()
         if self.dead:  # reaped when it died
@@ -255,13 +266,17 @@ class KernelWorker:
         self.dead = True
         if self._busy:
             os.kill(self._pid, signal.SIGKILL)
-        # a child between calls exits as soon as it reads the end of its requests; it does
-        # not if another process forked since holds that pipe too: killed after 5 s
+        # a child between calls exits as soon as it reads the stop (or the pipe's end); one
+        # that does not within 5 s is killed
         delay, waited = 0.0002, 0.0
-        while not os.waitpid(self._pid, os.WNOHANG)[0]:
+        while True:
+            pid, status = os.waitpid(self._pid, os.WNOHANG)
+            if pid:
+                self.status = status
+                return
             if waited > 5.0:
                 os.kill(self._pid, signal.SIGKILL)
-                os.waitpid(self._pid, 0)
+                self.status = os.waitpid(self._pid, 0)[1]
                 return
             time.sleep(delay)
             waited += delay
@@ -271,7 +286,7 @@ class KernelWorker:
 
     def _serve(self, requests: Any, replies: Any) -> None:
         """The child: run each requested call, answer with what it raised or what it wrote
-        outside its buffers, until the parent closes the pipe."""
+        outside its buffers, until the parent says :data:`STOP` or closes the pipe."""
         import ctypes
 
         # Ctrl-C is the parent's to handle (it then stops the child); a child killed by it
@@ -283,9 +298,12 @@ class KernelWorker:
         while True:
             try:
                 requested()
-                index, scalars, aliases = pickle.loads(requests.recv_bytes())
+                message = requests.recv_bytes()
             except EOFError:
                 return
+            if message == STOP:
+                return
+            index, scalars, aliases = pickle.loads(message)
             slots = self._slots[index]
             views = self._views[index]
             args: list[Any] = [None] * (len(slots) + len(scalars))
