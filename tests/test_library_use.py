@@ -4,6 +4,7 @@ loaded again after an edit, from threads, errors sent between processes, results
 from __future__ import annotations
 
 import copy
+import doctest
 import os
 import pickle
 import sys
@@ -13,14 +14,27 @@ import types
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import pytest
 
+import aiedsl
 from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.ir import Loc
 from aiedsl.loader import load_design
+from aiedsl.sim import simulate
 from aiedsl.sim.explain import Deadlock
+from aiedsl.sim.stats import significant
 
 DesignFile = Callable[..., Path]
+
+HERE = "tests/test_library_use.py"  # as display_path shows it from the project root (in_root)
+
+
+def _line_of(marker: str) -> int:
+    """The line of this file that holds ``marker`` (a call an error must point at)."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(i for i, text in enumerate(lines, 1) if marker in text and "_line_of" not in text)
+
 
 # -- a design file edited between loads -------------------------------------------------------
 
@@ -168,3 +182,163 @@ def test_a_design_error_survives_pickle_and_copy(how: str, index: int) -> None:
     assert vars(again) == vars(error) and again.args == error.args
     assert str(again) == str(error) and again.render() == error.render()
     assert getattr(again, "exit_code", None) == getattr(error, "exit_code", None)
+
+
+# -- what the design's reference is handed ----------------------------------------------------
+
+GEMM = {"M": "256", "K": "64", "N": "256"}
+
+
+def test_the_reference_gets_inputs_in_their_declared_shape(in_root: Path) -> None:
+    """A flat A (any shape is accepted) reached the reference as given, whose A @ B failed
+    after the whole simulation, blamed on the design's line."""
+    import ml_dtypes
+
+    handle = load_design("designs/gemm_bf16.py", GEMM)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((256, 64)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((64, 256)).astype(ml_dtypes.bfloat16)
+    assert simulate(handle, {"A": a.reshape(-1), "B": b.reshape(128, 128)}).passed
+    expected = handle.expected({"A": a.reshape(-1), "B": b})
+    assert np.array_equal(expected["C"], a.astype(np.float32) @ b.astype(np.float32))
+
+
+WRITES_ITS_INPUT = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+    from aiedsl.kernels import passthrough
+
+    @design(device="npu1_1col")
+    def copy(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+        a = fifo(Tensor[1024, i32])
+        b = fifo(Tensor[1024, i32])
+        k = passthrough(Tensor[1024, i32])
+
+        @herd()
+        def core():
+            for _ in loop(4):
+                with a.consume() as x, b.produce() as y:
+                    k(x, y)
+
+        with runtime() as rt:
+            rt.fill(a, inp)
+            rt.drain(b, out)
+
+    @copy.reference
+    def ref(inp):
+        inp[0] = 7
+        return inp
+    '''
+
+
+@pytest.mark.parametrize("write", ["inp[0] = 7", "inp += 1"])
+def test_a_reference_that_writes_its_input_is_refused(design_file: DesignFile,
+                                                      write: str) -> None:
+    """A reference writing its input changed the caller's array, and so the next run's input.
+    The simulator and the NPU run both hand it inputs through DesignHandle.expected."""
+    path = design_file(WRITES_ITS_INPUT.replace("inp[0] = 7", write))
+    art = aiedsl.build(path, write=False)
+    data = np.arange(4096, dtype=np.int32)
+    with pytest.raises(DesignError) as e:
+        art.run(data, target="sim")
+    numpy_says = "assignment destination" if "[" in write else "output array"
+    assert str(e.value) == (
+        "d.py:22: error [reference]: the reference of 'copy' writes into a read-only array\n"
+        "  limit: its inputs (inp) are the caller's arrays, read-only: written, they would "
+        "change the caller's data and what the next run is given\n"
+        f"  found: ValueError: {numpy_says} is read-only\n"
+        "  fix: compute into a new array (x + 1, not x += 1), or copy the input first "
+        "(x = x.copy())")
+    assert np.array_equal(data, np.arange(4096, dtype=np.int32)) and data.flags.writeable
+    with pytest.raises(DesignError):  # the NPU run's check calls the same
+        art.handle.expected({"inp": data})
+    assert np.array_equal(data, np.arange(4096, dtype=np.int32))
+
+
+# -- the options of a run ---------------------------------------------------------------------
+
+OPTIONS = [
+    ({"kernels": "ref"},
+     "error [kernels]: kernels='ref' is neither 'reference' nor 'native'\n"
+     "  limit: 'reference' (each kernel's numpy reference) or 'native' (its C++, built for the "
+     "host)\n  found: 'ref'\n  fix: give kernels='reference' or kernels='native'"),
+    ({"seed": -1},
+     "error [seed]: seed=-1 is not a non-negative int\n"
+     "  limit: an int >= 0 (it seeds numpy's random generator)\n  found: int -1\n"
+     "  fix: give seed=0, 1, 2, ..."),
+    ({"seed": 1.5},
+     "error [seed]: seed=1.5 is not a non-negative int\n"
+     "  limit: an int >= 0 (it seeds numpy's random generator)\n  found: float 1.5\n"
+     "  fix: give seed=0, 1, 2, ..."),
+    ({"seed": "x"},
+     "error [seed]: seed='x' is not a non-negative int\n"
+     "  limit: an int >= 0 (it seeds numpy's random generator)\n  found: str 'x'\n"
+     "  fix: give seed=0, 1, 2, ..."),
+    ({"clock_hz": True},
+     "error [clock]: a clock of True Hz\n  limit: 1 MHz to 100 GHz\n  found: True\n"
+     "  fix: give the core clock in Hz, e.g. 1.0e9"),
+    ({"clock_hz": 1e12},
+     "error [clock]: a clock of 1000000000000.0 Hz\n  limit: 1 MHz to 100 GHz\n"
+     "  found: 1000000000000.0\n  fix: give the core clock in Hz, e.g. 1.0e9"),
+]
+
+
+@pytest.mark.parametrize("options, message", OPTIONS + [
+    ({"target": "bogus"},
+     "error [target]: target='bogus' is not 'auto', 'npu' or 'sim'\n"
+     "  limit: 'auto' (the NPU when there is one, else the simulator), 'npu' or 'sim'\n"
+     "  found: 'bogus'\n  fix: give target='auto', target='npu' or target='sim'")])
+def test_a_runs_options_are_checked_at_the_callers_line(
+        options: dict[str, Any], message: str, in_root: Path) -> None:
+    """kernels="ref" ran the C++, seed=-1 was a numpy error, target="bogus" a ValueError."""
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    with pytest.raises(DesignError) as e:
+        art.run(**options)  # a run's options
+    assert str(e.value) == f"{HERE}:{_line_of('art.run(**options)  # a run')}: {message}"
+
+
+@pytest.mark.parametrize("options, message", OPTIONS)
+def test_simulates_options_are_checked_at_the_callers_line(
+        options: dict[str, Any], message: str, in_root: Path) -> None:
+    handle = load_design("designs/passthrough.py")
+    with pytest.raises(DesignError) as e:
+        simulate(handle, **options)  # simulate's options
+    assert str(e.value) == f"{HERE}:{_line_of('simulate(handle, **options)  # sim')}: {message}"
+
+
+def test_numpy_numbers_are_taken_for_the_seed_and_the_clock(in_root: Path) -> None:
+    """clock_hz=np.int64(2_000_000_000) was refused (np.float64 was taken)."""
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    result = art.run(target="sim", seed=np.int64(3), clock_hz=np.int64(2_000_000_000))
+    assert result.passed and result.timing.clock_hz == 2e9
+    assert type(result.timing.clock_hz) is float
+    same = art.run(target="sim", seed=3, clock_hz=2e9)
+    assert np.array_equal(result.inputs["inp"], same.inputs["inp"])
+    assert result.timing.cycles == same.timing.cycles
+
+
+# -- documentation and display ----------------------------------------------------------------
+
+@pytest.mark.parametrize("module", ["aiedsl.api", "aiedsl.render"])
+def test_the_modules_examples_run_as_written(module: str, in_root: Path) -> None:
+    """api.py's example showed the README's M=512 figures for M=256, with A and B never made;
+    mlir_string's example, in a docstring that was not raw, tested another string."""
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), report=False)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_results_show_in_one_short_line(tmp_path: Path, in_root: Path) -> None:
+    """repr(Artifacts) ran to 255 KB and repr(SimResult) to 166 KB: a notebook cell drowned."""
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    assert repr(art) == "Artifacts(passthrough on npu1_1col, nothing written)"
+    assert repr(art.handle) == \
+        "DesignHandle(passthrough on npu1_1col: inp -> out; reference reference())"
+    run = art.run(target="sim")
+    us = significant(run.seconds * 1e6)
+    assert repr(run) == f"RunResult(sim: out int32[4096] PASS; {us} us)"
+    sim = simulate(art.handle, check=False)
+    assert repr(sim) == f"SimResult(passthrough on npu1_1col: out int32[4096]; {us} us)"
+    written = aiedsl.build("designs/passthrough.py", output=tmp_path / "p", lower=False)
+    assert repr(written) == f"Artifacts(passthrough on npu1_1col, {tmp_path / 'p'}: " \
+        f"{len(written.files)} files)"
