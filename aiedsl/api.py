@@ -4,15 +4,20 @@ Every result is data: what the command line prints is rendered from these fields
 
 Example
 -------
->>> import aiedsl                                                  # doctest: +SKIP
->>> art = aiedsl.build("designs/gemm_bf16.py", defines={"M": 256})  # doctest: +SKIP
->>> result = art.run(A, B)          # the NPU when there is one, else the simulator
+Run from the project's folder (``tests/test_api.py`` runs it as written):
+
+>>> import aiedsl, ml_dtypes, numpy as np
+>>> art = aiedsl.build("designs/gemm_bf16.py", defines={"M": 256}, write=False)
+>>> rng = np.random.default_rng(0)
+>>> A = rng.standard_normal((256, 512)).astype(ml_dtypes.bfloat16)
+>>> B = rng.standard_normal((512, 512)).astype(ml_dtypes.bfloat16)
+>>> result = art.run(A, B, target="sim")   # target="auto": the NPU when there is one
 >>> result.passed, result.target, result.outputs["C"].shape
 (True, 'sim', (256, 512))
->>> result.timing.seconds, result.timing.gops, result.timing.bottleneck.kind
-(0.000118, 1139.2, 'dram')
+>>> round(result.timing.seconds, 6), round(result.timing.gops, 1), result.timing.bottleneck.kind
+(0.000274, 489.8, 'dma')
 >>> result.checks[0].worst_index, result.checks[0].error
-((128, 197), 8.58e-06)
+((171, 168), 4.76837158203125e-06)
 """
 
 from __future__ import annotations
@@ -25,11 +30,12 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from aiedsl.checks.resources import TileUsage
-from aiedsl.compare import OutputCheck, compare_outputs
+from aiedsl.compare import OutputCheck, compare_outputs, outputs_summary
 from aiedsl.errors import DesignError, ToolchainError, caller_loc
 from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
+from aiedsl.sim.options import check_clock, check_kernels, check_seed, check_target
 from aiedsl.sim.stats import Timing, significant
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
@@ -113,6 +119,11 @@ class RunResult:
         """What the command line prints: one line per output, then the timing, indented."""
         return [c.line() for c in self.checks] + ["  " + t for t in self.timing.lines()]
 
+    def __repr__(self) -> str:
+        # short: the fields' reprs (inputs, outputs, every channel's busy time) flood a notebook
+        return (f"RunResult({self.target}: {outputs_summary(self.outputs, self.checks)}; "
+                f"{significant(self.seconds * 1e6)} us)")
+
 
 @dataclass
 class Artifacts:
@@ -131,6 +142,12 @@ class Artifacts:
     lowering: Lowering | None = None
     """mlir-aie's lowering of this build (``physical.mlir``, ``npu.mlir``, ``insts.bin``), when
     aie-opt and aie-translate were found; None when they were not (or ``lower=False``)."""
+
+    def __repr__(self) -> str:
+        # short: the fields' reprs (the placed IR, every file's text) ran to hundreds of KB
+        where = "nothing written" if self.path is None else f"{self.path}: {len(self.files)} files"
+        return (f"Artifacts({self.design.name} on {self.design.device}, {where}"
+                f"{', compiled' if self.compiled is not None else ''})")
 
     def compile(self, tools: Tools | None = None, progress: Progress | None = None) -> Compiled:
         """Run Peano and aiecc (or find their outputs cached); raises when they are missing."""
@@ -152,6 +169,8 @@ class Artifacts:
         hears a simulation's stages (:data:`aiedsl.sim.Watch`).
         """
         loc = caller_loc()
+        target, kernels = check_target(target, loc), check_kernels(kernels, loc)
+        seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
         ins = self._inputs(inputs, seed, loc)
         if inputs:
             check_inputs(self.design, ins, loc)
@@ -185,8 +204,6 @@ class Artifacts:
     def _choose(self, target: str) -> tuple[str, str, Any]:
         from aiedsl.toolchain.xrt import NpuSession, find_npu
 
-        if target not in ("auto", "npu", "sim"):
-            raise ValueError("target is auto, npu or sim")
         if target == "sim":
             return "sim", "running on the simulator (--target sim)", None
         device, why = find_npu()

@@ -214,3 +214,14 @@ def note_untouched(checks: list[OutputCheck], d: Design) -> None:
             c.note = (f"'{c.name}' is filled from and drained into, while {names} "
                       f"{'is' if len(untouched) == 1 else 'are'} neither: does a drain name the "
                       "wrong tensor?")
+
+
+def outputs_summary(outputs: Mapping[str, np.ndarray], checks: Sequence[OutputCheck]) -> str:
+    """A run's outputs in a few words, for a result's ``repr``: each one's name, dtype and
+    shape, with PASS or FAIL when it was compared (``C float32[256, 512] PASS``)."""
+    verdict = {c.name: "PASS" if c.passed else "FAIL" for c in checks}
+    parts = []
+    for name, arr in outputs.items():
+        text = f"{name} {arr.dtype}[{', '.join(map(str, arr.shape))}]"
+        parts.append(f"{text} {verdict[name]}" if name in verdict else text)
+    return ", ".join(parts) or "no outputs"

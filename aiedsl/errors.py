@@ -15,6 +15,7 @@ import sysconfig
 from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType, TracebackType
+from typing import Any
 
 from aiedsl.ir.loc import Loc
 
@@ -92,7 +93,11 @@ def assigned_name(call: str) -> str | None:
         return None
     import linecache
 
-    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    filename = frame.f_code.co_filename
+    # linecache serves a file's text as first read: a design file edited and loaded again in
+    # the same process would be named after its old lines (runpy runs the new ones)
+    linecache.checkcache(filename)
+    line = linecache.getline(filename, frame.f_lineno)
     m = _ASSIGNED.match(line)
     return m[1] if m and f"{call}(" in line[m.end():] else None
 
@@ -232,6 +237,12 @@ class DesignError(Exception):
         self.related = related or []
         super().__init__(self.render())
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exception's own rebuilds an error as cls(*args): rule and message are not its args,
+        # so pickle and copy failed (a multiprocessing pool hung on a worker's DesignError).
+        # Rebuilt without __init__, then given every field back: subclasses' too.
+        return _rebuilt, (type(self), self.args), dict(self.__dict__)
+
     def render(self) -> str:
         """The full multi-line text the CLI prints."""
         where = f"{self.loc.file}:{self.loc.line}: " if self.loc else ""
@@ -245,6 +256,12 @@ class DesignError(Exception):
         if self.fix is not None:
             lines.append(f"  fix: {self.fix}")
         return "\n".join(lines)
+
+
+def _rebuilt(cls: type[DesignError], args: tuple[Any, ...]) -> DesignError:
+    """A :class:`DesignError` (or subclass) with ``args``, its fields still to be set: how
+    pickle and copy remake one (:meth:`DesignError.__reduce__`)."""
+    return cls.__new__(cls, *args)
 
 
 class ToolchainError(DesignError):

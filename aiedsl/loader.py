@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
 import re
+import runpy
+import threading
+from pathlib import Path
 from typing import Any
 
 from aiedsl.errors import DesignError, display_path, raised_by_user, user_exception, user_line
@@ -14,6 +15,12 @@ from aiedsl.lang.design import DesignHandle
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+_RUNPY = threading.RLock()
+"""Held while a design file runs: runpy swaps ``sys.argv[0]`` and
+``sys.modules['__aiedsl_design__']`` for the run and puts back what it found, so two loads
+interleaved on two threads left the first one's path and module behind for good. Reentrant:
+a design file may load another."""
 
 
 def parse_defines(pairs: list[str]) -> dict[str, str]:
@@ -31,7 +38,7 @@ def parse_defines(pairs: list[str]) -> dict[str, str]:
 def _run(path: Path, shown: str, ctx: LoadContext) -> dict[str, Any]:
     """Execute the design file; anything it raises becomes a DesignError at the user's line."""
     try:
-        with loading(ctx):
+        with _RUNPY, loading(ctx):
             return runpy.run_path(str(path), run_name="__aiedsl_design__")
     except DesignError:
         raise
@@ -73,7 +80,7 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
                           limit="a design file ends in .py",
                           fix="give the .py file that defines the @design (a kernel's C++ is "
                           "tested with `aiedsl kernel test FILE.cc`)")
-    ctx = LoadContext(overrides=dict(defines or {}), device=device)
+    ctx = LoadContext(overrides=dict(defines or {}), device=device, file=shown)
     scope = _run(path, shown, ctx)
     designs = {v.name: v for v in scope.values() if isinstance(v, DesignHandle)}
     file_loc = Loc(file=shown, line=1)

@@ -38,10 +38,10 @@ def comment_text(value: object) -> str:
 
 
 def mlir_string(value: object) -> str:
-    """``value`` as the inside of an MLIR string literal: ``"`` and ``\\`` escaped, anything
-    but printable ASCII as ``\\XX`` hex bytes (MLIR's string escapes).
+    r"""``value`` as the inside of an MLIR string literal: ``"`` and ``\`` escaped, anything
+    but printable ASCII as ``\XX`` hex bytes (MLIR's string escapes).
 
-    >>> mlir_string('a"b\\nc')
+    >>> mlir_string('a"b\nc')
     'a\\22b\\0Ac'
     """
     out: list[str] = []

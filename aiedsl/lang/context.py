@@ -30,6 +30,9 @@ class LoadContext:
     """``--device`` override."""
     used: dict[str, int | float | str] = field(default_factory=dict)
     """Every ``define`` evaluated, with the value it took."""
+    file: str | None = None
+    """The design file being loaded, as its locations name it: the one file that may call
+    ``define`` (None: any may)."""
 
 
 _LOAD: ContextVar[LoadContext | None] = ContextVar("aiedsl_load", default=None)
@@ -107,6 +110,16 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
                           limit="an int, a finite float, a bool or a str", found=repr(default),
                           fix="give a plain value; compute anything else from it")
     ctx = _LOAD.get()
+    if ctx is not None and ctx.file is not None and loc.file != ctx.file:
+        # A module the design file imports runs once per process: loaded again, its define()
+        # would not run, keeping the first value and deaf to -D
+        raise DesignError(
+            "define", f"define '{name}' is called in {loc.file}, not in the design file "
+            f"{ctx.file}", loc=loc, limit="define() belongs in the design file aiedsl loads: a "
+            "module it imports runs once per process, so a second load (with -D or not) would "
+            "not run its define() and would keep the first value",
+            fix=f"move {name} = define(\"{name}\", ...) into {ctx.file} and pass {name} to the "
+            f"code in {loc.file} (as a function's argument)")
     value: Any = default
     if ctx is not None and name in ctx.overrides:
         text = ctx.overrides[name]

@@ -20,7 +20,7 @@ import numpy as np
 
 from aiedsl.dtypes import numpy_kind
 from aiedsl.errors import (DesignError, caller_loc, check_callable, function_loc, raised_by_user,
-                           user_exception)
+                           user_exception, user_line)
 from aiedsl.ir import Design, Loc, TensorType
 from aiedsl.lang.context import _DESIGN, active, load_context
 from aiedsl.lang.names import check_name, check_tensor_name
@@ -99,6 +99,13 @@ class DesignHandle:
     """The reference may expect NaN or infinity (``@d.reference(nonfinite=True)``); otherwise
     any NaN or infinity, expected or produced, fails."""
 
+    def __repr__(self) -> str:
+        # short: the IR's own repr runs to hundreds of KB
+        fn = self.reference_fn
+        ref = "no reference" if fn is None else f"reference {getattr(fn, '__name__', '?')}()"
+        return (f"DesignHandle({self.name} on {self.ir.device}: {', '.join(self.inputs)} -> "
+                f"{', '.join(self.outputs)}; {ref})")
+
     @property
     def name(self) -> str:
         """The design's name."""
@@ -152,7 +159,17 @@ class DesignHandle:
                               f"@{self.name}.reference")
         where = function_loc(fn) or self.ir.loc
         try:
-            result = fn(*(inputs[n] for n in self.inputs))
+            result = fn(*(self._as_declared(n, inputs[n]) for n in self.inputs))
+        except ValueError as e:
+            if "read-only" not in str(e):  # numpy's words for a write to a read-only array
+                raise user_exception(e, f"running the reference of '{self.name}'", where) from e
+            raise DesignError(
+                "reference", f"the reference of '{self.name}' writes into a read-only array",
+                loc=user_line(e.__traceback__) or where,
+                limit=f"its inputs ({', '.join(self.inputs)}) are the caller's arrays, read-only: "
+                "written, they would change the caller's data and what the next run is given",
+                found=f"ValueError: {e}", fix="compute into a new array (x + 1, not x += 1), "
+                "or copy the input first (x = x.copy())") from None
         except BaseException as e:
             if not raised_by_user(e):
                 raise
@@ -172,6 +189,14 @@ class DesignHandle:
                 fix="return one array per drained tensor, in argument order")
         return {name: self._checked(name, r, where, inputs)
                 for name, r in zip(self.outputs, results)}
+
+    def _as_declared(self, name: str, arr: np.ndarray) -> np.ndarray:
+        """Input ``name`` as the reference is handed it: in its tensor's declared shape (a
+        caller may pass any shape of the right size, which the run reads in row-major order),
+        and read-only (it is the caller's array, or what the simulator read)."""
+        view = np.asarray(arr).reshape(self.ir.tensor(name).type.shape)  # a new array object
+        view.flags.writeable = False
+        return view
 
     def _checked(self, name: str, value: Any, where: Loc,
                  inputs: dict[str, np.ndarray]) -> np.ndarray:

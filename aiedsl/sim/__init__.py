@@ -18,15 +18,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import numpy as np
 
 from aiedsl.checks import check_design
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import caller_loc
 from aiedsl.ir import Call, Design, Kernel
-from aiedsl.compare import compare_outputs
+from aiedsl.compare import compare_outputs, outputs_summary
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
+from aiedsl.sim.options import check_clock, check_kernels, check_seed
 from aiedsl.sim.runtime import check_shim_bds, check_task_queues
-from aiedsl.sim.stats import Timing, check_trace, timing, write_trace
+from aiedsl.sim.stats import Timing, check_trace, significant, timing, write_trace
 from aiedsl.targets import TargetModel, get_target
 
 if TYPE_CHECKING:  # loaded by native simulations only
@@ -56,6 +57,13 @@ class SimResult:
         """Every output compared matches the reference. With nothing compared (``check=False``
         leaves :attr:`checks` empty) nothing failed, so it is True: look at ``checks``."""
         return all(c.passed for c in self.checks)
+
+    def __repr__(self) -> str:
+        # the fields' own reprs run to hundreds of KB (the machine, every buffer): a notebook
+        # showing a result drowned in them
+        d = self.machine.design
+        return (f"SimResult({d.name} on {d.device}: {outputs_summary(self.outputs, self.checks)}"
+                f"; {significant(self.timing.seconds * 1e6)} us)")
 
 
 class _Native:
@@ -165,6 +173,9 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     each kernel's C++, built for the host (:mod:`aiedsl.kernels.host`), instead of its numpy
     reference. ``watch`` hears each stage as it starts (a progress display).
     """
+    loc = caller_loc()
+    seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
+    kernels = check_kernels(kernels, loc)
     if trace is not None:
         check_trace(trace, handle.name)  # before simulating: a refusal then costs nothing
     with _older_objects_frozen():
@@ -179,10 +190,6 @@ def _unwatched(stage: str, m: Machine) -> None:
 def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: int,
               clock_hz: float | None, trace: str | None, check: bool, compute: bool,
               placed: Design | None, kernels: str, watch: Watch) -> SimResult:
-    if clock_hz is not None and not (isinstance(clock_hz, (int, float)) and
-                                     1e6 <= clock_hz <= 1e11):
-        raise DesignError("clock", f"a clock of {clock_hz!r} Hz", limit="1 MHz to 100 GHz",
-                          found=repr(clock_hz), fix="give the core clock in Hz, e.g. 1.0e9")
     if placed is None:
         placed, _ = check_design(handle.ir)
     if inputs is not None:

@@ -1,0 +1,65 @@
+"""The options of a run (``seed``, ``clock_hz``, ``kernels``, ``target``), checked where a
+caller passes them: a wrong one is a DesignError at the caller's line, not a numpy error from
+inside the run, nor a value quietly read as another (``kernels="ref"`` ran the C++).
+
+The command line's options are typed choices already; these guard the Python API
+(:func:`aiedsl.sim.simulate`, :meth:`aiedsl.api.Artifacts.run`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import Loc
+
+KERNELS = ("reference", "native")
+"""What a simulated kernel call runs: its numpy reference, or its C++ built for the host."""
+
+TARGETS = ("auto", "npu", "sim")
+"""Where a run runs: the NPU when there is one (else the simulator), the NPU, the simulator."""
+
+
+def check_seed(seed: object, loc: Loc) -> int:
+    """``seed`` as an int, when it is a non-negative integer (numpy's seeds); else a
+    DesignError at ``loc``."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise DesignError("seed", f"seed={seed!r} is not a non-negative int", loc=loc,
+                          limit="an int >= 0 (it seeds numpy's random generator)",
+                          found=f"{type(seed).__name__} {seed!r}", fix="give seed=0, 1, 2, ...")
+    return int(seed)
+
+
+def check_clock(clock_hz: object, loc: Loc) -> float | None:
+    """``clock_hz`` as a float, when it is None (the device's) or a real number of Hz from
+    1 MHz to 100 GHz (a numpy scalar too); else a DesignError at ``loc``."""
+    if clock_hz is None:
+        return None
+    if isinstance(clock_hz, numbers.Real) and not isinstance(clock_hz, bool):
+        hz = float(clock_hz)
+        if math.isfinite(hz) and 1e6 <= hz <= 1e11:
+            return hz
+    raise DesignError("clock", f"a clock of {clock_hz!r} Hz", loc=loc, limit="1 MHz to 100 GHz",
+                      found=repr(clock_hz), fix="give the core clock in Hz, e.g. 1.0e9")
+
+
+def check_kernels(kernels: object, loc: Loc) -> str:
+    """``kernels`` when it is one of :data:`KERNELS`; else a DesignError at ``loc``."""
+    if isinstance(kernels, str) and kernels in KERNELS:
+        return kernels
+    raise DesignError("kernels", f"kernels={kernels!r} is neither 'reference' nor 'native'",
+                      loc=loc,
+                      limit="'reference' (each kernel's numpy reference) or 'native' (its C++, "
+                      "built for the host)", found=repr(kernels),
+                      fix="give kernels='reference' or kernels='native'")
+
+
+def check_target(target: object, loc: Loc) -> str:
+    """``target`` when it is one of :data:`TARGETS`; else a DesignError at ``loc``."""
+    if isinstance(target, str) and target in TARGETS:
+        return target
+    raise DesignError("target", f"target={target!r} is not 'auto', 'npu' or 'sim'", loc=loc,
+                      limit="'auto' (the NPU when there is one, else the simulator), 'npu' or "
+                      "'sim'", found=repr(target),
+                      fix="give target='auto', target='npu' or target='sim'")

@@ -1,0 +1,344 @@
+"""aiedsl used as a library in one long-lived process (a notebook, a parameter sweep): designs
+loaded again after an edit, from threads, errors sent between processes, results shown."""
+
+from __future__ import annotations
+
+import copy
+import doctest
+import os
+import pickle
+import sys
+import textwrap
+import threading
+import types
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import aiedsl
+from aiedsl.errors import DesignError, ToolchainError
+from aiedsl.ir import Loc
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+from aiedsl.sim.explain import Deadlock
+from aiedsl.sim.stats import significant
+
+DesignFile = Callable[..., Path]
+
+HERE = "tests/test_library_use.py"  # as display_path shows it from the project root (in_root)
+
+
+def _line_of(marker: str) -> int:
+    """The line of this file that holds ``marker`` (a call an error must point at)."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(i for i, text in enumerate(lines, 1) if marker in text and "_line_of" not in text)
+
+
+# -- a design file edited between loads -------------------------------------------------------
+
+TWO_FIFOS = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl.kernels import passthrough
+
+    @design(device="npu1_1col")
+    def d(inp: Tensor[64, i32], out: Tensor[64, i32]):
+        first = fifo(Tensor[64, i32])
+        second = fifo(Tensor[64, i32])
+        k = passthrough(Tensor[64, i32])
+
+        @herd()
+        def core():
+            with first.consume() as x, second.produce() as y:
+                k(x, y)
+
+        with runtime() as rt:
+            rt.fill(first, inp)
+            rt.drain(second, out)
+    '''
+
+
+def _filled_and_drained(path: Path) -> tuple[str, str]:
+    ir = load_design(path).ir
+    ops = {t.op: t.fifo for t in ir.runtime if t.op in ("fill", "drain")}
+    return ops["fill"], ops["drain"]
+
+
+def test_a_design_file_edited_between_loads_is_named_after_its_new_lines(
+        design_file: DesignFile) -> None:
+    """A tester swapped two lines and loaded again in the same process: each fifo took the
+    name the old text had at its line (linecache kept the file as first read)."""
+    path = design_file(TWO_FIFOS)
+    assert _filled_and_drained(path) == ("first", "second")
+    text = path.read_text()
+    a, b = "    first = fifo(Tensor[64, i32])\n", "    second = fifo(Tensor[64, i32])\n"
+    path.write_text(text.replace(a + b, b + a))  # the same size: only the time tells
+    st = os.stat(path)  # an editor saves later than a file system's clock tick; a test may not
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert _filled_and_drained(path) == ("first", "second")
+
+
+# -- define() outside the design file ---------------------------------------------------------
+
+def test_a_define_in_a_module_the_design_imports_is_refused(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """define() in a helper module kept its first value on every later load (the module runs
+    once per process) and -D then matched "no define() in d.py"."""
+    design_file('''
+        from aiedsl import define
+
+        N = define("N", 4096)
+        ''', name="sizes_for_library_test.py")
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from sizes_for_library_test import N
+        ''')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with pytest.raises(DesignError) as e:
+            load_design(path, {"N": "8192"})
+    finally:
+        sys.modules.pop("sizes_for_library_test", None)
+    assert str(e.value) == (
+        "sizes_for_library_test.py:3: error [define]: define 'N' is called in "
+        "sizes_for_library_test.py, not in the design file d.py\n"
+        "  limit: define() belongs in the design file aiedsl loads: a module it imports runs "
+        "once per process, so a second load (with -D or not) would not run its define() and "
+        "would keep the first value\n"
+        "  fix: move N = define(\"N\", ...) into d.py and pass N to the code in "
+        "sizes_for_library_test.py (as a function's argument)")
+
+
+def test_a_define_outside_any_load_takes_its_default() -> None:
+    """A design built inline in a script (no design file loaded) may define where it likes."""
+    from aiedsl import define
+
+    assert define("N", 4096) == 4096
+
+
+# -- loads from several threads ---------------------------------------------------------------
+
+def test_loads_from_two_threads_leave_argv_and_modules_as_they_were(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """runpy swaps sys.argv[0] and sys.modules['__aiedsl_design__'] while a file runs and puts
+    back what it found: a load that began while another ran, and ended after it, put back the
+    other's path and module for good. The files below meet in that order when nothing keeps
+    them apart; one at a time, a.py's wait for b.py gives up (the only time anything waits)."""
+    sync = types.ModuleType("library_use_sync")
+    sync.a_in, sync.b_in, sync.a_out = (threading.Event() for _ in range(3))  # type: ignore
+    monkeypatch.setitem(sys.modules, "library_use_sync", sync)
+    a = design_file("import library_use_sync as s\ns.a_in.set()\ns.b_in.wait(0.5)\n"
+                    + textwrap.dedent(TWO_FIFOS), name="a.py")
+    b = design_file("import library_use_sync as s\ns.b_in.set()\ns.a_out.wait(10)\n"
+                    + textwrap.dedent(TWO_FIFOS), name="b.py")
+    argv0, had_module = sys.argv[0], "__aiedsl_design__" in sys.modules
+    errors: list[BaseException] = []
+
+    def load(path: Path) -> None:
+        try:
+            load_design(path)
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    first = threading.Thread(target=load, args=(a,))
+    second = threading.Thread(target=load, args=(b,))
+    first.start()
+    sync.a_in.wait()  # type: ignore[attr-defined]
+    second.start()
+    first.join()
+    sync.a_out.set()  # type: ignore[attr-defined]
+    second.join()
+    assert errors == []
+    assert sys.argv[0] == argv0
+    assert ("__aiedsl_design__" in sys.modules) == had_module
+
+
+# -- errors through pickle and copy -----------------------------------------------------------
+
+def _errors() -> list[DesignError]:
+    at, other = Loc(file="d.py", line=3), Loc(file="d.py", line=9)
+    plain = DesignError("fifo depth", "fifo 'a' has depth 0", loc=at, limit="depth >= 1",
+                        found="0", fix="give depth=1 or more", related=[("fifo 'b'", other)])
+    tool = ToolchainError("aiecc", "aiecc failed", exit_code=5, notes=["$ aiecc aie.mlir"],
+                          loc=at, fix="read logs/aiecc.log")
+    stuck = Deadlock("deadlock", "nothing can move", loc=None, fix="break the cycle")
+    stuck.chain = ["<- core[0,0] waits"]  # type: ignore[attr-defined]  # as explain() sets
+    stuck.first_loc = other  # type: ignore[attr-defined]
+    stuck.message = "nothing can move\n<- core[0,0] waits"
+    stuck.args = (stuck.render(),)
+    return [plain, tool, stuck]
+
+
+@pytest.mark.parametrize("how", ["pickle", "copy", "deepcopy"])
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_a_design_error_survives_pickle_and_copy(how: str, index: int) -> None:
+    """pickle.loads(pickle.dumps(DesignError(...))) raised TypeError (Exception rebuilds from
+    args): a multiprocessing pool whose worker raised one hung for good."""
+    error = _errors()[index]
+    again: Any = {"pickle": lambda e: pickle.loads(pickle.dumps(e)), "copy": copy.copy,
+                  "deepcopy": copy.deepcopy}[how](error)
+    assert type(again) is type(error) and again is not error
+    assert vars(again) == vars(error) and again.args == error.args
+    assert str(again) == str(error) and again.render() == error.render()
+    assert getattr(again, "exit_code", None) == getattr(error, "exit_code", None)
+
+
+# -- what the design's reference is handed ----------------------------------------------------
+
+GEMM = {"M": "256", "K": "64", "N": "256"}
+
+
+def test_the_reference_gets_inputs_in_their_declared_shape(in_root: Path) -> None:
+    """A flat A (any shape is accepted) reached the reference as given, whose A @ B failed
+    after the whole simulation, blamed on the design's line."""
+    import ml_dtypes
+
+    handle = load_design("designs/gemm_bf16.py", GEMM)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((256, 64)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((64, 256)).astype(ml_dtypes.bfloat16)
+    assert simulate(handle, {"A": a.reshape(-1), "B": b.reshape(128, 128)}).passed
+    expected = handle.expected({"A": a.reshape(-1), "B": b})
+    assert np.array_equal(expected["C"], a.astype(np.float32) @ b.astype(np.float32))
+
+
+WRITES_ITS_INPUT = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+    from aiedsl.kernels import passthrough
+
+    @design(device="npu1_1col")
+    def copy(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+        a = fifo(Tensor[1024, i32])
+        b = fifo(Tensor[1024, i32])
+        k = passthrough(Tensor[1024, i32])
+
+        @herd()
+        def core():
+            for _ in loop(4):
+                with a.consume() as x, b.produce() as y:
+                    k(x, y)
+
+        with runtime() as rt:
+            rt.fill(a, inp)
+            rt.drain(b, out)
+
+    @copy.reference
+    def ref(inp):
+        inp[0] = 7
+        return inp
+    '''
+
+
+@pytest.mark.parametrize("write", ["inp[0] = 7", "inp += 1"])
+def test_a_reference_that_writes_its_input_is_refused(design_file: DesignFile,
+                                                      write: str) -> None:
+    """A reference writing its input changed the caller's array, and so the next run's input.
+    The simulator and the NPU run both hand it inputs through DesignHandle.expected."""
+    path = design_file(WRITES_ITS_INPUT.replace("inp[0] = 7", write))
+    art = aiedsl.build(path, write=False)
+    data = np.arange(4096, dtype=np.int32)
+    with pytest.raises(DesignError) as e:
+        art.run(data, target="sim")
+    numpy_says = "assignment destination" if "[" in write else "output array"
+    assert str(e.value) == (
+        "d.py:22: error [reference]: the reference of 'copy' writes into a read-only array\n"
+        "  limit: its inputs (inp) are the caller's arrays, read-only: written, they would "
+        "change the caller's data and what the next run is given\n"
+        f"  found: ValueError: {numpy_says} is read-only\n"
+        "  fix: compute into a new array (x + 1, not x += 1), or copy the input first "
+        "(x = x.copy())")
+    assert np.array_equal(data, np.arange(4096, dtype=np.int32)) and data.flags.writeable
+    with pytest.raises(DesignError):  # the NPU run's check calls the same
+        art.handle.expected({"inp": data})
+    assert np.array_equal(data, np.arange(4096, dtype=np.int32))
+
+
+# -- the options of a run ---------------------------------------------------------------------
+
+OPTIONS = [
+    ({"kernels": "ref"},
+     "error [kernels]: kernels='ref' is neither 'reference' nor 'native'\n"
+     "  limit: 'reference' (each kernel's numpy reference) or 'native' (its C++, built for the "
+     "host)\n  found: 'ref'\n  fix: give kernels='reference' or kernels='native'"),
+    ({"seed": -1},
+     "error [seed]: seed=-1 is not a non-negative int\n"
+     "  limit: an int >= 0 (it seeds numpy's random generator)\n  found: int -1\n"
+     "  fix: give seed=0, 1, 2, ..."),
+    ({"seed": 1.5},
+     "error [seed]: seed=1.5 is not a non-negative int\n"
+     "  limit: an int >= 0 (it seeds numpy's random generator)\n  found: float 1.5\n"
+     "  fix: give seed=0, 1, 2, ..."),
+    ({"seed": "x"},
+     "error [seed]: seed='x' is not a non-negative int\n"
+     "  limit: an int >= 0 (it seeds numpy's random generator)\n  found: str 'x'\n"
+     "  fix: give seed=0, 1, 2, ..."),
+    ({"clock_hz": True},
+     "error [clock]: a clock of True Hz\n  limit: 1 MHz to 100 GHz\n  found: True\n"
+     "  fix: give the core clock in Hz, e.g. 1.0e9"),
+    ({"clock_hz": 1e12},
+     "error [clock]: a clock of 1000000000000.0 Hz\n  limit: 1 MHz to 100 GHz\n"
+     "  found: 1000000000000.0\n  fix: give the core clock in Hz, e.g. 1.0e9"),
+]
+
+
+@pytest.mark.parametrize("options, message", OPTIONS + [
+    ({"target": "bogus"},
+     "error [target]: target='bogus' is not 'auto', 'npu' or 'sim'\n"
+     "  limit: 'auto' (the NPU when there is one, else the simulator), 'npu' or 'sim'\n"
+     "  found: 'bogus'\n  fix: give target='auto', target='npu' or target='sim'")])
+def test_a_runs_options_are_checked_at_the_callers_line(
+        options: dict[str, Any], message: str, in_root: Path) -> None:
+    """kernels="ref" ran the C++, seed=-1 was a numpy error, target="bogus" a ValueError."""
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    with pytest.raises(DesignError) as e:
+        art.run(**options)  # a run's options
+    assert str(e.value) == f"{HERE}:{_line_of('art.run(**options)  # a run')}: {message}"
+
+
+@pytest.mark.parametrize("options, message", OPTIONS)
+def test_simulates_options_are_checked_at_the_callers_line(
+        options: dict[str, Any], message: str, in_root: Path) -> None:
+    handle = load_design("designs/passthrough.py")
+    with pytest.raises(DesignError) as e:
+        simulate(handle, **options)  # simulate's options
+    assert str(e.value) == f"{HERE}:{_line_of('simulate(handle, **options)  # sim')}: {message}"
+
+
+def test_numpy_numbers_are_taken_for_the_seed_and_the_clock(in_root: Path) -> None:
+    """clock_hz=np.int64(2_000_000_000) was refused (np.float64 was taken)."""
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    result = art.run(target="sim", seed=np.int64(3), clock_hz=np.int64(2_000_000_000))
+    assert result.passed and result.timing.clock_hz == 2e9
+    assert type(result.timing.clock_hz) is float
+    same = art.run(target="sim", seed=3, clock_hz=2e9)
+    assert np.array_equal(result.inputs["inp"], same.inputs["inp"])
+    assert result.timing.cycles == same.timing.cycles
+
+
+# -- documentation and display ----------------------------------------------------------------
+
+@pytest.mark.parametrize("module", ["aiedsl.api", "aiedsl.render"])
+def test_the_modules_examples_run_as_written(module: str, in_root: Path) -> None:
+    """api.py's example showed the README's M=512 figures for M=256, with A and B never made;
+    mlir_string's example, in a docstring that was not raw, tested another string."""
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), report=False)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_results_show_in_one_short_line(tmp_path: Path, in_root: Path) -> None:
+    """repr(Artifacts) ran to 255 KB and repr(SimResult) to 166 KB: a notebook cell drowned."""
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    assert repr(art) == "Artifacts(passthrough on npu1_1col, nothing written)"
+    assert repr(art.handle) == \
+        "DesignHandle(passthrough on npu1_1col: inp -> out; reference reference())"
+    run = art.run(target="sim")
+    us = significant(run.seconds * 1e6)
+    assert repr(run) == f"RunResult(sim: out int32[4096] PASS; {us} us)"
+    sim = simulate(art.handle, check=False)
+    assert repr(sim) == f"SimResult(passthrough on npu1_1col: out int32[4096]; {us} us)"
+    written = aiedsl.build("designs/passthrough.py", output=tmp_path / "p", lower=False)
+    assert repr(written) == f"Artifacts(passthrough on npu1_1col, {tmp_path / 'p'}: " \
+        f"{len(written.files)} files)"
