@@ -4,9 +4,11 @@ A failed build writes nothing, and the same design always gives byte-identical f
 
 Example
 -------
->>> from aiedsl.emit import generate, write          # doctest: +SKIP
+>>> from aiedsl.loader import load_design
 >>> out = generate(load_design("designs/passthrough.py"))
->>> write(out, "build/passthrough")
+>>> sorted(out.files)[:4]
+['aie.mlir', 'build.sh', 'design.json', 'kernels/passthrough_i32_1024.cc']
+>>> write(out, "build/passthrough")             # doctest: +SKIP
 """
 
 from __future__ import annotations

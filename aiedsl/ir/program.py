@@ -49,7 +49,7 @@ def calls(core: Core) -> list[Call]:
 def calls_per_run(d: Design) -> int:
     """Kernel calls one invocation of design ``d`` makes, over all its cores.
 
-    >>> from aiedsl.loader import load_design                      # doctest: +SKIP
+    >>> from aiedsl.loader import load_design
     >>> calls_per_run(load_design("designs/gemm_bf16.py").ir)  # 8^3 matmuls, 64 zeroings
     576
     """
@@ -79,7 +79,8 @@ def rounding(d: Design, tensor: str) -> Rounding:
     core, or through fifos, links and cores); ``"once"`` otherwise. :func:`aiedsl.compare.compare`
     allows a chain or a sum an absolute error besides the relative one.
 
-    >>> rounding(load_design("designs/gemm_bf16.py").ir, "C")        # doctest: +SKIP
+    >>> from aiedsl.loader import load_design
+    >>> rounding(load_design("designs/gemm_bf16.py").ir, "C")
     'sum'
     """
     kernels = {k.symbol: k for k in d.kernels}

@@ -14,9 +14,12 @@ Loops are not unrolled: a loop body's releases, calls and largest acquire window
 and whole iterations are applied arithmetically, so a walk costs what the loop nest has ops, not
 what it runs.
 
->>> from aiedsl.loader import load_design                                # doctest: +SKIP
->>> r = Reach(load_design("designs/threshold_rtp.py").ir)                # doctest: +SKIP
->>> r.could_run("core[0,0]", 4).reads[("thr0", 0)], r.must_have_run("core[0,0]", 4).reads[...]
+Before the second batch's parameter writes (op 8, after both drains of the first batch were
+waited for), core[0,0] has read its threshold at most and at least 8 times:
+
+>>> from aiedsl.loader import load_design
+>>> r = Reach(load_design("designs/threshold_rtp.py").ir)
+>>> r.could_run("core[0,0]", 8).reads[("thr0", 0)], r.must_have_run("core[0,0]", 8).reads[("thr0", 0)]
 (8, 8)
 """
 

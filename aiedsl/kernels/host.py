@@ -8,8 +8,10 @@ is shown at the line of the user's own C++ file. Libraries are cached by content
 
 Example
 -------
+(needs g++; ``kernel_ir`` a declared kernel's IR, ``a, b, c`` its arrays)
+
 >>> fn = native(kernel_ir, kernel_text(None, kernel_ir))     # doctest: +SKIP
->>> fn(a, b, c)                                              # runs the C++ on the arrays
+>>> fn(a, b, c)                         # runs the C++ on the arrays   # doctest: +SKIP
 >>> [check_kernel(case).passed for case in design_cases(handle)]   # doctest: +SKIP
 """
 

@@ -138,7 +138,7 @@ class RuntimeBuilder:
         order, so this also retires what it did before.
 
         >>> rt.drain(c, C, rows_0_1); rt.drain(c, C, rows_2_3)    # doctest: +SKIP
-        >>> rt.wait(c)          # rows 0-1 are in; rows 2-3 may still be moving
+        >>> rt.wait(c)      # rows 0-1 are in; rows 2-3 may still be moving  # doctest: +SKIP
         """
         loc = caller_loc()
         if not isinstance(fifo, ObjectFifo):
