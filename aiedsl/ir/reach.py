@@ -19,7 +19,8 @@ waited for), core[0,0] has read its threshold at most and at least 8 times:
 
 >>> from aiedsl.loader import load_design
 >>> r = Reach(load_design("designs/threshold_rtp.py").ir)
->>> r.could_run("core[0,0]", 8).reads[("thr0", 0)], r.must_have_run("core[0,0]", 8).reads[("thr0", 0)]
+>>> key = ("thr0", 0)
+>>> r.could_run("core[0,0]", 8).reads[key], r.must_have_run("core[0,0]", 8).reads[key]
 (8, 8)
 """
 
