@@ -22,7 +22,7 @@ from typing import Any, List, Optional, Sequence
 import typer
 
 from aiedsl.cli_common import (
-    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, load, say,
+    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, say,
 )
 from aiedsl.kernel_cli import kernel_app
 from aiedsl.version import __version__
@@ -294,6 +294,7 @@ def sim(
     kernels: Kernels = typer.Option(Kernels.reference, "--kernels",
                                     help="reference (numpy) or native (each kernel's C++ built "
                                     "for the host)."),
+    stats: Optional[str] = StatsOpt,
 ) -> None:
     """Run DESIGN on the simulator, compare with its numpy reference, and time it.
 
@@ -302,6 +303,7 @@ def sim(
     from aiedsl.api import build as build_design
 
     handle = load(design, define, device, name)
+    _check_stats(stats, handle.name)
     art = build_design(handle, write=False)
     start = time.perf_counter()
     result = _watched_run(art, target="sim", seed=seed, trace=trace,
@@ -309,7 +311,7 @@ def sim(
     say(f"{handle.name} on {handle.ir.device}: simulated in "
         f"{time.perf_counter() - start:.2f} s (seed {seed}"
         + (", kernels built from their C++ for the host)" if kernels is Kernels.native else ")"))
-    _report(result, trace)
+    _report(result, trace, stats, handle, seed)
 
 
 @app.command("run")
@@ -327,6 +329,7 @@ def run_(
                                         help="Simulator trace file."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="DIR",
                                           help="Build directory [default: build/<design>]."),
+    stats: Optional[str] = StatsOpt,
 ) -> None:
     """Build DESIGN, then run it on the NPU when one is present and on the simulator otherwise.
 
@@ -340,6 +343,7 @@ def run_(
         from aiedsl.sim.stats import check_trace
 
         check_trace(trace, handle.name)  # before building: a refused trace writes nothing
+    _check_stats(stats, handle.name)
     art = build_design(handle, output=output)
     say(f"built {art.path}/")
     start = time.perf_counter()
@@ -348,15 +352,30 @@ def run_(
     where = "simulated" if result.target == "sim" else "ran on the NPU"
     say(f"{handle.name} on {handle.ir.device}: {where} in "
         f"{time.perf_counter() - start:.2f} s (seed {seed})")
-    _report(result, trace if result.target == "sim" else None)
+    _report(result, trace if result.target == "sim" else None, stats, handle, seed)
 
 
-def _report(result: Any, trace: Optional[str]) -> None:
-    """Print a run's comparison and timing (rendered from its fields); exit 1 on FAIL."""
+def _check_stats(stats: Optional[str], design: str) -> None:
+    """Refuse a ``--stats`` path before the run, as ``--trace`` is."""
+    if stats:
+        from aiedsl.run_stats import check_stats
+
+        check_stats(stats, design)
+
+
+def _report(result: Any, trace: Optional[str], stats: Optional[str], handle: Any,
+            seed: int) -> None:
+    """Print a run's comparison and timing (rendered from its fields), write its ``--stats``
+    file; exit 1 on FAIL."""
     for line in result.lines():
         say(line)
     if trace:
         say(f"trace: {trace} (open in https://ui.perfetto.dev)")
+    if stats:
+        from aiedsl.run_stats import run_stats, write_stats
+
+        write_stats(run_stats(result, handle.name, handle.ir.device, seed=seed), stats)
+        say(f"stats: {stats}")
     if not result.passed:
         raise typer.Exit(1)
 
@@ -493,8 +512,14 @@ def run() -> None:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if not isinstance(e.code, (int, type(None))):
             sys.stderr.write(f"{e.code}\n")
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader left before the last lines: the result still counts
+        pass
+    try:
+        sys.stderr.flush()
+    except OSError:
+        pass
     os._exit(code)
 
 

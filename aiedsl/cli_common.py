@@ -24,13 +24,32 @@ NameOpt = typer.Option(None, "--name", metavar="NAME",
                        help="Which design, when the file declares several.")
 SeedOpt = typer.Option(0, "--seed", min=0, metavar="N", help="Seed of the random inputs.")
 DesignArg = typer.Argument(..., metavar="DESIGN", help="The design file (.py).")
+StatsOpt = typer.Option(None, "--stats", metavar="FILE",
+                        help="Write the results and timing as JSON (aiedsl.run_stats).")
 # Metavars name what a value is (the names the help texts and the README use); typer's own
 # would show its type ("<int range>", "<path>").
 
 
 def say(text: str = "") -> None:
-    """Print a line to stdout as it is: no markup, no wrapping (piped output stays greppable)."""
-    sys.stdout.write(text + "\n")
+    """Print a line to stdout as it is: no markup, no wrapping (piped output stays greppable).
+
+    A reader that has gone (``aiedsl sim d.py | head -1``) does not stop the command: what it
+    says goes nowhere from then on, and the exit code stays the result's (click's own handling
+    of the broken pipe exited 1, a FAIL's code, for a PASS).
+    """
+    try:
+        sys.stdout.write(text + "\n")
+    except BrokenPipeError:
+        reader_gone()
+
+
+def reader_gone() -> None:
+    """Point standard output at the null device: its reader closed the pipe."""
+    import os
+
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
 
 
 def load(design: Path, define: Optional[List[str]], device: Optional[str],

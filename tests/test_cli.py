@@ -52,8 +52,9 @@ def test_help_keeps_its_defaults_in_brackets() -> None:
 
 @pytest.mark.parametrize("command, argument, options", [
     ("build", "DESIGN", ["--device DEVICE", "--name NAME", "-o, --output DIR", "--peano DIR"]),
-    ("sim", "DESIGN", ["--seed N", "--trace FILE", "--clock GHZ"]),
-    ("run", "DESIGN", ["--iters N", "--warmup N", "--trace FILE", "-o, --output DIR"]),
+    ("sim", "DESIGN", ["--seed N", "--trace FILE", "--clock GHZ", "--stats FILE"]),
+    ("run", "DESIGN", ["--iters N", "--warmup N", "--trace FILE", "-o, --output DIR",
+                       "--stats FILE"]),
     ("map", "DESIGN", ["-o, --output FILE"]),
     ("inspect", "INSTS", []),
     ("kernel test", "PATH", ["--seed N"]),
@@ -351,3 +352,72 @@ def test_an_interrupted_command_says_aborted_and_exits_130(
         main(["check", str(ROOT / "designs" / "passthrough.py")])
     assert e.value.code == 130
     assert capsys.readouterr() == ("", "aborted\n")
+
+
+# -- output for machines -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["sim"], ["check"], ["build", "-o", "{tmp}/b"]])
+def test_a_reader_that_leaves_early_does_not_change_the_exit_code(
+        command: list[str], tmp_path: Path) -> None:
+    """`aiedsl sim d.py | true` exited 1, a FAIL's code, for a PASS (click's handling of the
+    broken pipe); under `set -o pipefail` a passing CI step failed with no message."""
+    args = [a.format(tmp=tmp_path) for a in command]
+    proc = subprocess.Popen([sys.executable, "-m", "aiedsl", *args, "designs/passthrough.py"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before aiedsl writes a line
+    err = proc.stderr.read()
+    assert (proc.wait(), err) == (0, b"")
+
+
+def test_stats_are_strict_json_of_what_sim_prints(tmp_path: Path) -> None:
+    """A performance gate had to scrape the printed text (thousands separators, rounded
+    percentages): --stats writes the same results as numbers."""
+    import json
+
+    path = tmp_path / "s" / "gemm.json"
+    r = aiedsl("sim", "designs/gemm_bf16.py", "-D", "M=256", "-D", "K=128", "-D", "N=256",
+               "--stats", str(path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == f"stats: {path}"
+    text = path.read_text()
+    stats = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))
+    assert text.startswith('{\n "generator": "aiedsl ')
+    assert (stats["design"], stats["device"], stats["target"], stats["seed"],
+            stats["passed"]) == ("gemm_bf16", "npu1", "sim", 0, True)
+    out, = stats["outputs"]
+    assert out["name"] == "C" and out["passed"] and out["wrong"] == 0
+    printed = r.stdout.split("PASS C: worst element ")[1]
+    assert printed.startswith(str(out["worst_index"]))
+    t = stats["timing"]
+    assert t["kind"] == "simulated" and t["clock_hz"] == 1e9
+    assert t["seconds"] == pytest.approx(t["device_seconds"] + t["invocation_seconds"])
+    assert f"{t['seconds'] * 1e6:.2f} us per invocation" in r.stdout
+    assert f"{t['device_cycles']:,.0f} cycles" in r.stdout
+    assert t["dram_bytes"] == t["dram_read_bytes"] + t["dram_write_bytes"] == \
+        2 * 256 * 128 * 2 + 256 * 256 * 4
+    assert len(t["core_busy"]) == 16 and all(0 < b <= 1 for b in t["core_busy"].values())
+    assert t["bottleneck"]["sentence"] in r.stdout
+    again = aiedsl("sim", "designs/gemm_bf16.py", "-D", "M=256", "-D", "K=128", "-D", "N=256",
+                   "--stats", str(path))
+    assert again.returncode == 0 and path.read_text() == text  # its own file: replaced, same
+    mine = tmp_path / "mine.json"
+    mine.write_text("{}")
+    refused = aiedsl("sim", "designs/passthrough.py", "--stats", str(mine))
+    assert refused.returncode == 2 and refused.stdout == "" and refused.stderr == (
+        f"error [output file]: {mine} exists and aiedsl did not write it\n"
+        f"  fix: choose another file with --stats, or move {mine} away\n")
+
+
+def test_stats_of_a_fail_say_where_and_keep_non_finite_values_strict() -> None:
+    from aiedsl.compare import compare
+    from aiedsl.run_stats import _output
+
+    import numpy as np
+
+    got = np.array([[1.0, np.nan], [3.0, 4.0]], dtype=np.float32)
+    c = compare("C", got, np.ones((2, 2), np.float32), "f32")
+    assert _output(c) == {
+        "name": "C", "passed": False, "worst_index": [0, 1], "got": "nan", "want": 1.0,
+        "error": "inf", "tolerance": "tolerance 0.0001 relative + 0.0001 absolute", "wrong": 3,
+        "wrong_region": [[0, 2], [0, 2]], "note": None}

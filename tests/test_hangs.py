@@ -515,4 +515,6 @@ def test_a_hang_still_writes_the_trace_up_to_it(tmp_path: Path) -> None:
     assert e.value.fix is not None and e.value.fix.endswith(
         f"; {path} holds the trace up to the hang")
     assert str(e.value).endswith(f"{path} holds the trace up to the hang")
-    assert any(ev["ph"] == "X" for ev in json.loads(path.read_text())["traceEvents"])
+    doc = json.loads(path.read_text())
+    assert any(ev["ph"] == "X" for ev in doc["traceEvents"])
+    assert doc["otherData"]["complete"] is False  # says so itself, not only on stderr

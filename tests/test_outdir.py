@@ -587,7 +587,10 @@ def test_a_trace_says_aiedsl_wrote_it_and_never_overwrites_a_users_file(tmp_path
     trace = tmp_path / "t.json"
     simulate(handle, trace=str(trace))
     doc = json.loads(trace.read_text())
-    assert doc["otherData"] == {"generator": f"aiedsl {aiedsl.__version__}"}
+    assert doc["otherData"] == {
+        "generator": f"aiedsl {aiedsl.__version__}", "clock_hz": 1e9,
+        "origin": "ts 0 is the device's start: the invocation's fixed cost, before it, is not "
+        "drawn", "complete": True}
     simulate(handle, trace=str(trace))  # its own trace: overwritten
     mine = tmp_path / "mine.json"
     mine.write_text('{"traceEvents": []}')

@@ -231,6 +231,26 @@ def test_trace_is_chrome_trace_event_json(in_root: Path, tmp_path: Path) -> None
     assert len(kernels) == 512
 
 
+@pytest.mark.parametrize("device", ["npu1", "npu2"])
+def test_trace_spans_on_one_track_never_overlap(in_root: Path, tmp_path: Path,
+                                                device: str) -> None:
+    """Complete events on one thread must nest; rounded start and duration apart, 12 spans of
+    gemm_bf16 (63 on npu2) overlapped the next by 0.1 ns (a tester's strict loader). Times
+    are whole tenths of a nanosecond."""
+    path = tmp_path / "t.json"
+    simulate(load_design("designs/gemm_bf16.py", device=device), trace=str(path))
+    by_track: dict[int, list[tuple[int, int]]] = {}
+    for e in json.loads(path.read_text())["traceEvents"]:
+        if e["ph"] == "X":
+            ts, dur = round(e["ts"] * 10_000), round(e["dur"] * 10_000)
+            assert ts == e["ts"] * 10_000 or abs(ts - e["ts"] * 10_000) < 1e-6
+            by_track.setdefault(e["tid"], []).append((ts, ts + dur))
+    assert by_track
+    for spans in by_track.values():
+        spans.sort()
+        assert all(end <= nxt for (_, end), (nxt, _) in zip(spans, spans[1:]))
+
+
 def test_cli_sim_and_run(in_root: Path, tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "run", "designs/passthrough.py",
                         "-o", str(tmp_path / "b")], capture_output=True, text=True)

@@ -17,6 +17,9 @@ DRAM_SATURATED = 0.95
 """A DRAM direction busy at least this fraction of the device time is named the bottleneck even
 when a DMA channel reads busier: a channel's busy time includes the time it stalls behind host
 memory or behind its receivers, DRAM's counts only bytes moved."""
+TRACE_TICKS_PER_US = 10_000
+"""A trace's times are whole tenths of a nanosecond, written in microseconds as the format
+asks."""
 ISSUING_NOTED = 0.3
 """A runtime issuing shim DMA tasks this fraction of the device time is named beside a busy DMA
 channel: the channel may only be waiting for its tasks (it counts as busy meanwhile)."""
@@ -228,17 +231,25 @@ def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:
     events: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "pid": 1, "tid": 0,
          "args": {"name": f"{m.design.name} on {m.design.device}"}}]
-    us = 1e6 / clock_hz
+    tick = TRACE_TICKS_PER_US / clock_hz * 1e6  # trace ticks per cycle
     tracks = [p for p in m.engine.procs if p.spans]
     for tid, p in enumerate(tracks, start=1):
         events.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
                        "args": {"name": p.name}})
         for start, end, label in p.spans:
+            # both ends rounded, the duration their difference: spans that meet stay met (each
+            # rounded on its own, one overlapped the next by a tick, which the format forbids)
+            first, last = round(start * tick), round(end * tick)
             events.append({"name": label, "cat": p.kind, "ph": "X", "pid": 1, "tid": tid,
-                           "ts": round(start * us, 4), "dur": round((end - start) * us, 4)})
+                           "ts": first / TRACE_TICKS_PER_US,
+                           "dur": (last - first) / TRACE_TICKS_PER_US})
+    finished = m.runtime is not None and m.runtime.finished
     # otherData first: it says who wrote the file within its first bytes (is_aiedsl_trace).
-    return {"otherData": {"generator": f"aiedsl {__version__}"}, "traceEvents": events,
-            "displayTimeUnit": "ns"}
+    return {"otherData": {"generator": f"aiedsl {__version__}", "clock_hz": clock_hz,
+                          "origin": "ts 0 is the device's start: the invocation's fixed cost, "
+                          "before it, is not drawn",
+                          "complete": finished},
+            "traceEvents": events, "displayTimeUnit": "ns"}
 
 
 def is_aiedsl_trace(head: str) -> bool:

@@ -1,0 +1,103 @@
+"""``--stats FILE``: a run's results as JSON, for dashboards and regression gates.
+
+Everything ``aiedsl sim`` and ``aiedsl run`` print, as numbers: the comparison of each output
+and the timing (simulated :class:`~aiedsl.sim.stats.Timing`, or the latencies measured on the
+NPU). Strict JSON: a NaN or an infinity (a worst element may be one) is written as the string
+``"nan"``, ``"inf"`` or ``"-inf"``. Times are in seconds, sizes in bytes, utilisations are
+fractions (0..1). The file begins with its ``"generator": "aiedsl ..."``, which is how aiedsl
+knows a file it may replace.
+
+>>> stats = run_stats(result, "passthrough", "npu1_1col", seed=0)   # doctest: +SKIP
+>>> stats["passed"], stats["timing"]["bottleneck"]["kind"]          # doctest: +SKIP
+(True, 'runtime')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aiedsl.compare import OutputCheck
+from aiedsl.sim.stats import Timing
+from aiedsl.version import __version__
+
+if TYPE_CHECKING:
+    from aiedsl.api import Measured, RunResult
+
+HEAD = re.compile(r'\{\s*"generator": "aiedsl ')
+"""How a stats file aiedsl wrote begins."""
+
+
+def _number(x: float) -> float | str:
+    """``x`` as strict JSON takes it: non-finite values as strings."""
+    if math.isfinite(x):
+        return x
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+def _output(c: OutputCheck) -> dict[str, Any]:
+    # an exact match has no worst element: got, want and error are then null
+    worst = c.worst_index is not None
+    return {"name": c.name, "passed": c.passed,
+            "worst_index": list(c.worst_index) if c.worst_index is not None else None,
+            "got": _number(c.got) if worst else None, "want": _number(c.want) if worst else None,
+            "error": _number(c.error) if worst else None, "tolerance": c.tolerance,
+            "wrong": c.wrong,
+            "wrong_region": None if c.region is None else [list(r) for r in c.region],
+            "note": c.note}
+
+
+def _simulated(t: Timing) -> dict[str, Any]:
+    b = t.bottleneck
+    return {
+        "kind": "simulated", "seconds": t.seconds, "device_seconds": t.device_seconds,
+        "invocation_seconds": t.invocation_s, "cycles": t.cycles,
+        "device_cycles": t.device_cycles, "clock_hz": t.clock_hz, "ops": t.ops,
+        "gops": t.gops, "dram_bytes": t.dram_bytes, "dram_read_bytes": t.dram_read_bytes,
+        "dram_write_bytes": t.dram_write_bytes, "dram_utilisation": t.dram_utilisation,
+        "core_busy": dict(sorted(t.core_busy.items())),
+        "channel_busy": dict(sorted(t.channel_busy.items())),
+        "bottleneck": {**dataclasses.asdict(b), "sentence": b.sentence()},
+        "profiled_kernels": list(t.profiled), "assumed": t.assumed}
+
+
+def _measured(t: Measured) -> dict[str, Any]:
+    return {"kind": "measured", "seconds": t.seconds, "latencies_seconds": list(t.latencies),
+            "warmup": t.warmup, "ops": t.ops, "gops": t.gops}
+
+
+def run_stats(result: RunResult, design: str, device: str, *, seed: int) -> dict[str, Any]:
+    """The stats document of ``result``, a run of ``design`` on ``device`` with inputs of
+    ``seed``: what ran it (``target``, ``why``), whether it passed, each output's comparison
+    and the timing (``timing.kind``: ``"simulated"`` or ``"measured"``)."""
+    timing = result.timing
+    return {"generator": f"aiedsl {__version__}", "design": design, "device": device,
+            "target": result.target, "why": result.why, "seed": seed,
+            "passed": result.passed, "outputs": [_output(c) for c in result.checks],
+            "timing": _simulated(timing) if isinstance(timing, Timing) else _measured(timing)}
+
+
+def is_aiedsl_stats(head: str) -> bool:
+    """Was this stats file (its first characters) written by aiedsl?"""
+    return HEAD.match(head) is not None
+
+
+def check_stats(path: str | Path, design: str) -> None:
+    """Refuse (DesignError "output file") a path :func:`write_stats` would refuse: called
+    before the run, so a refusal costs nothing."""
+    from aiedsl.outfile import check_file
+
+    check_file(path, ours=is_aiedsl_stats, option="--stats", example=f"{design}.stats.json")
+
+
+def write_stats(stats: dict[str, Any], path: str | Path) -> None:
+    """Write ``stats`` (:func:`run_stats`) to ``path``, whole or not at all."""
+    from aiedsl.outfile import write_file
+
+    design = stats["design"]
+    write_file(path, json.dumps(stats, indent=1, allow_nan=False) + "\n", design=design,
+               ours=is_aiedsl_stats, option="--stats", example=f"{design}.stats.json")
