@@ -152,7 +152,10 @@ class Artifacts:
     def compile(self, tools: Tools | None = None, progress: Progress | None = None) -> Compiled:
         """Run Peano and aiecc (or find their outputs cached); raises when they are missing."""
         if self.path is None:
-            raise ValueError("nothing was written: build with write=True to compile")
+            raise DesignError(
+                "compile", f"{self.design.name} was built with write=False: there is no build "
+                "directory for Peano and aiecc to work in", loc=caller_loc(),
+                fix="build it with aiedsl.build(..., write=True) (the default), then compile")
         self.tools = tools or self.tools or find_tools()
         self.compiled = compile_build(self.design, self.files, self.path, self.tools, progress)
         return self.compiled

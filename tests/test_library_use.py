@@ -363,3 +363,15 @@ def test_results_show_in_one_short_line(tmp_path: Path, in_root: Path) -> None:
     written = aiedsl.build("designs/passthrough.py", output=tmp_path / "p", lower=False)
     assert repr(written) == f"Artifacts(passthrough on npu1_1col, {tmp_path / 'p'}: " \
         f"{len(written.files)} files)"
+
+
+def test_compiling_a_build_that_wrote_nothing_is_a_design_error(in_root: Path) -> None:
+    """It was a plain ValueError (a tester)."""
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    with pytest.raises(DesignError) as e:
+        art.compile()
+    assert e.value.loc is not None and e.value.loc.file.endswith("test_library_use.py")
+    assert str(e.value) == (
+        f"{e.value.loc.file}:{e.value.loc.line}: error [compile]: passthrough was built with "
+        "write=False: there is no build directory for Peano and aiecc to work in\n"
+        "  fix: build it with aiedsl.build(..., write=True) (the default), then compile")
