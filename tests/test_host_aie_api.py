@@ -89,10 +89,14 @@ int main() {
   bfloat16 h(1.0f);
   h += 0.00390625f;  // 1 + 2^-8: a tie, rounds to even (1.0)
   std::printf("bf16_plus_eq: %.9g\n", double(float(h)));
-  aie::vector<float, 4> g(2.75f, -2.25f, 0.5f, -0.5f);
-  show("to_fixed_floor", aie::to_fixed<int32_t>(g, 0));
-  aie::vector<float, 8> g8(2.75f, -2.25f, 0.5f, -0.5f);
+  aie::vector<float, 16> g(-0.5f, 0.5f, 1.5f, 2.5f, -2.5f, 2.75f, -2.25f, -1.5f, 3e9f, -3e9f,
+                           40000.5f, -0.4f);
+  aie::set_rounding(aie::rounding_mode::floor);  // not what to_fixed rounds by
+  show("to_fixed_even", aie::to_fixed<int32_t>(g, 0));
+  aie::vector<float, 8> g8(2.75f, -2.25f, 0.5f, -0.5f, 0.625f, 0.875f, -0.375f, 9000.0f);
   show("to_fixed_shift2", aie::to_fixed<int16_t>(g8, 2));
+  show("to_fixed_shift_minus1", aie::to_fixed<int32_t>(aie::vector<float, 4>(5.0f, 7.0f, -5.0f,
+                                                                              -7.0f), -1));
   show("to_float_shift1", aie::to_float<float>(aie::vector<int32_t, 4>(3, -3, 7, 0), 1));
   show("upshift", aie::upshift(aie::vector<int32_t, 4>(1, -1, 3, 127), 20));
   show("downshift", aie::downshift(aie::vector<int32_t, 4>(-8, 8, -1, 5), 2));
@@ -220,8 +224,12 @@ def test_float_functions(lines: dict[str, list[float]]) -> None:
 
 
 def test_conversions_and_shifts(lines: dict[str, list[float]]) -> None:
-    assert lines["to_fixed_floor"] == [2, -3, 0, -1]  # floor, as AIE-ML's conversion rounds
-    assert lines["to_fixed_shift2"] == [11, -9, 2, -2] + [0] * 4
+    # to nearest, ties to even, saturated, whatever the rounding mode: the AIE API's (2026.1)
+    # float -> fixed conversion (its table: "Uses aie::rounding_mode::conv_even")
+    assert lines["to_fixed_even"] == [0, 0, 2, 2, -2, 3, -2, -2, _g9(2**31 - 1), _g9(-2**31),
+                                      40000, 0] + [0] * 4
+    assert lines["to_fixed_shift2"] == [11, -9, 2, -2, 2, 4, -2, 32767]  # x 4: 2.5, 3.5, -1.5
+    assert lines["to_fixed_shift_minus1"] == [2, 4, -2, -4]  # / 2: 2.5, 3.5, -2.5, -3.5
     assert lines["to_float_shift1"] == [1.5, -1.5, 3.5, 0.0]
     assert lines["upshift"] == [float(1 << 20), float(-(1 << 20)), float(3 << 20),
                                 float(127 << 20)]

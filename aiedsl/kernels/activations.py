@@ -72,14 +72,15 @@ _BF16 = np.dtype(bf16.numpy)
 
 def _exp_f32(x: np.ndarray, exp2: bool = False) -> np.ndarray:
     """e^x as activation.cc.j2 computes it, in float32 step by step: 2^y, y = x log2(e) clamped
-    to [-126, 127], 2^(y - floor(y)) by the degree-5 polynomial, 2^floor(y) exactly; with
-    ``exp2`` (AIE2P) 2^y by the hardware's exp2 instead, which gives bf16."""
+    to [-126, 127], n = y rounded to the nearest integer, ties to even (as aie::to_fixed
+    rounds), 2^(y - n) by the degree-5 polynomial, 2^n exactly; with ``exp2`` (AIE2P) 2^y by
+    the hardware's exp2 instead, which gives bf16."""
     f32 = np.float32
     y = (x.astype(f32) * f32(1.44269504)).astype(f32)
     y = np.minimum(np.maximum(y, f32(-126.0)), f32(127.0))
     if exp2:
         return np.exp2(y.astype(np.float64)).astype(f32).astype(_BF16).astype(f32)
-    n = np.floor(y)
+    n = np.rint(y)  # half to even
     f = (y - n).astype(f32)
     p = np.full_like(f, _EXP_POLY[5])
     for k in range(4, -1, -1):

@@ -130,8 +130,15 @@ template <typename T, unsigned N> vector<T, N> invsqrt(const vector<T, N> &a) {
 template <typename T> T invsqrt(T x) { return T(1.0f / std::sqrt(float(x))); }
 
 // ---- conversions and shifts ------------------------------------------------------------------
-// to_fixed<TR>(v, shift): floor(v * 2^shift) as TR, saturated (AIE-ML's native float -> int32
-// conversion rounds by floor whatever the rounding mode, per the API's conversion table).
+// to_fixed<TR>(v, shift): v * 2^shift rounded to nearest, ties to even, saturated to TR,
+// whatever the rounding and saturation modes. That is what the AIE API (2026.1, which mlir-aie
+// ships: Xilinx/aie_api, include/aie_api/detail/aie2/elementary.hpp, Float2Fix) computes on
+// AIE2 and AIE2P: it adds a magic number 1.0078125 * 2^(23 - shift) (and one 2^16 times
+// larger for the upper half of a 32-bit result) in accfloat, which rounds to nearest even,
+// with the saturation mode set to saturate for the call; its conversion table
+// (include/aie_api/aie_doc.hpp, "Supported float to fixed conversions") says "Uses
+// aie::rounding_mode::conv_even". (Only a bfloat16 input had a floor conversion: to_fixed_floor
+// now, not covered here.) NaN gives 0 here; the core's result for it is not modelled.
 template <typename TR = int32_t, unsigned N> vector<TR, N> to_fixed(const vector<float, N> &v,
                                                                    int shift = 0) {
   vector<TR, N> out;
@@ -139,8 +146,11 @@ template <typename TR = int32_t, unsigned N> vector<TR, N> to_fixed(const vector
   const double lo = double(std::numeric_limits<TR>::min());
   const double hi = double(std::numeric_limits<TR>::max());
   for (unsigned i = 0; i < N; ++i) {
-    double x = std::floor(double(v.v[i]) * std::ldexp(1.0, shift));
-    out.v[i] = TR(x < lo ? lo : x > hi ? hi : x);
+    const double x = double(v.v[i]) * std::ldexp(1.0, shift); // exact
+    double r = std::floor(x);
+    const double frac = x - r;
+    if (frac > 0.5 || (frac == 0.5 && std::fmod(r, 2.0) != 0.0)) r += 1.0;
+    out.v[i] = x != x ? TR(0) : TR(r < lo ? lo : r > hi ? hi : r);
   }
   return out;
 }
