@@ -136,6 +136,50 @@ int main() {
   show("store_unaligned", aie::load_v<16>(row));
   aie::load_unaligned_v<8>(row + 1, 2);  // claims 2 elements of alignment: 1 is all it has
   std::printf("misaligned_claim: %u\n", aiedsl_host::misaligned_count);
+  // conversions to bfloat16 under a rounding mode other than conv_even are counted (the core
+  // rounds them by its mode); aiedsl_buffers clears the count before each call
+  aiedsl_buffers(nullptr, nullptr, 0);
+  const int64_t *q = aiedsl_host::bf16_rounding_first;
+  auto note = [&](const char *name) {
+    std::printf("%s: %u %d %d\n", name, aiedsl_host::bf16_rounding_count, int(q[0]), int(q[1]));
+  };
+  aie::set_rounding(aie::rounding_mode::floor);
+  aie::vector<bfloat16, 16> p16 = aie::broadcast<bfloat16, 16>(1.0f);  // a constant: folded
+  volatile float half = 0.5f, third = 1.0f / 3.0f;  // run-time values
+  bfloat16 exact(half);  // bf16 holds it: every mode gives the same bits
+  aie::max(p16, p16);
+  aie::neg(p16);
+  aie::accum<accfloat, 16> fa;
+  fa.from_vector(p16);
+  fa.to_vector<float>();
+  note("bf16_note_none");
+  fa.to_vector<bfloat16>();
+  note("bf16_note_accum");
+  aie::vector<bfloat16, 16> via_accum = fa;  // the same conversion
+  aie::add(p16, p16);
+  aie::sub(p16, p16);
+  aie::reduce_add(p16);
+  aie::to_float<bfloat16>(aie::vector<int32_t, 16>(1, 2), 0);
+  aie::inv(p16);
+  aie::invsqrt(p16);
+  aie::mmul<4, 8, 4, bfloat16, bfloat16, accauto> mm;
+  mm.to_vector<bfloat16>();
+  note("bf16_note_ops");
+  aiedsl_buffers(nullptr, nullptr, 0);
+  bfloat16 cast(third);
+  note("bf16_note_scalar");
+  aiedsl_buffers(nullptr, nullptr, 0);
+  aie::set_rounding(aie::rounding_mode::symmetric_inf);  // to nearest, but ties away from zero
+  aie::add(p16, p16);
+  note("bf16_note_symmetric_inf");
+  aiedsl_buffers(nullptr, nullptr, 0);
+  aie::set_rounding(aie::rounding_mode::conv_even);
+  fa.to_vector<bfloat16>();
+  aie::add(p16, p16);
+  bfloat16 cast_even(third);
+  note("bf16_note_conv_even");
+  std::printf("bf16_values: %.9g %.9g %.9g %.9g\n", double(float(exact)), double(float(cast)),
+              double(float(via_accum[0])), double(float(cast_even)));
   return 0;
 }
 '''
@@ -400,3 +444,23 @@ def test_native_aie2_vector_intrinsics(tmp_path: Path) -> None:
     assert ints["srs_floor"] == [2, 3, 3, -3]     # 5/2, 6/2, 7/2, -5/2 rounded down
     assert ints["srs_even"] == [2, 3, 4, -2]      # ties to even
     assert ints["ssrs_sat"] == [127] * 16         # 1000 saturated to int8
+
+
+def test_conversions_to_bf16_under_another_rounding_mode_are_counted(
+        lines: dict[str, list[float]]) -> None:
+    """What the core rounds by its rounding mode (accumulator to bf16, the API's bf16 add, a
+    scalar float cast) is counted when the mode is not conv_even: count, first op (BF16_OPS),
+    mode (ROUNDING_MODES); what has nothing to round, or a constant, is not."""
+    from aiedsl.kernels.faults import BF16_OPS, ROUNDING_MODES
+
+    floor, sym_inf = ROUNDING_MODES.index("floor"), ROUNDING_MODES.index("symmetric_inf")
+    assert lines["bf16_note_none"][0] == 0  # (the first's record is older: not read)
+    assert lines["bf16_note_accum"] == [1, 0, floor]
+    assert BF16_OPS[0] == "aie::accum<accfloat>::to_vector<bfloat16>"
+    assert lines["bf16_note_ops"] == [9, 0, floor]  # one per call, the first kept
+    assert lines["bf16_note_scalar"] == [1, BF16_OPS.index("a float cast to bfloat16"), floor]
+    assert lines["bf16_note_symmetric_inf"] == [1, BF16_OPS.index("aie::add of bfloat16 vectors"),
+                                                sym_inf]
+    assert lines["bf16_note_conv_even"][0] == 0
+    # the values are still rounded to nearest even: 1/3 = 0x3EAAAAAB -> 0x3EAB
+    assert lines["bf16_values"] == [0.5, 0.333984375, 1.0, 0.333984375]

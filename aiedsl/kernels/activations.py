@@ -150,10 +150,11 @@ def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) ->
     return declare(
         f"{kind}_bf16_{name}", source="activation.cc.j2", source_kind="template", entry=entry,
         args=[buffer("src", t), buffer("dst", t, "out")], reference=activation_ref,
-        cycles=t.numel // width * steps + 14, ops=t.numel * steps,
-        cost=f"n/{width} x {steps} + 14: about {steps} f32 vector ops per {width} lanes "
-        f"({how}) plus call overhead (aiedsl/kernels/templates/activation.cc.j2; an "
-        "estimate)", params=params, arch=target.arch)
+        cycles=t.numel // width * steps + 16, ops=t.numel * steps,
+        cost=f"n/{width} x {steps} + 16: about {steps} f32 vector ops per {width} lanes "
+        f"({how}) plus call overhead and setting and restoring the rounding mode (bf16 rounds "
+        "to nearest even) (aiedsl/kernels/templates/activation.cc.j2; an estimate)",
+        params=params, arch=target.arch)
 
 
 def exp_bf16(n: int, *, device: str | None = None) -> Kernel:
@@ -197,9 +198,10 @@ def _norm(kind: str, rows: int, cols: int) -> Kernel:
         f"{kind}_norm_bf16_{rows}x{cols}", source="norm.cc.j2", source_kind="template",
         entry=f"{kind}_norm_bf16<{rows}, {cols}>",
         args=[buffer("src", t), buffer("dst", t, "out")], reference=norm_ref,
-        cycles=rows * (2 * steps + 30) + 14, ops=rows * cols * 4,
-        cost=f"rows(2 cols/{width} + 30) + 14: a statistics pass and a scaling pass of "
-        f"{width}-lane steps per row, ~30 cycles of lane reduction and invsqrt per row "
+        cycles=rows * (2 * steps + 30) + 16, ops=rows * cols * 4,
+        cost=f"rows(2 cols/{width} + 30) + 16: a statistics pass and a scaling pass of "
+        f"{width}-lane steps per row, ~30 cycles of lane reduction and invsqrt per row, call "
+        "overhead and setting and restoring the rounding mode (bf16 rounds to nearest even) "
         "(aiedsl/kernels/templates/norm.cc.j2; an estimate)",
         params={"kind": kind, "rows": rows, "cols": cols, "width": width})
 

@@ -113,21 +113,30 @@ accum<typename detail::default_acc<T>::type, N> mul_square(const vector<T, N> &a
 }
 
 // 1/x and 1/sqrt(x), lane by lane, computed in float and stored as T (bf16 rounds to nearest
-// even); the hardware's results may differ in the last place.
+// even); the hardware's results may differ in the last place. For bf16 the AIE API's Newton
+// steps convert accfloat to bf16 (detail/aie2/elementary.hpp), which the rounding mode rounds.
 template <typename T, unsigned N> vector<T, N> inv(const vector<T, N> &a) {
+  if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_inv);
   vector<T, N> out;
   AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < N; ++i) out.v[i] = T(1.0f / float(a.v[i]));
+  for (unsigned i = 0; i < N; ++i) out.v[i] = detail::cast<T>(1.0f / float(a.v[i]));
   return out;
 }
-template <typename T> T inv(T x) { return T(1.0f / float(x)); }
+template <typename T> T inv(T x) {
+  if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_inv);
+  return detail::cast<T>(1.0f / float(x));
+}
 template <typename T, unsigned N> vector<T, N> invsqrt(const vector<T, N> &a) {
+  if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_invsqrt);
   vector<T, N> out;
   AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < N; ++i) out.v[i] = T(1.0f / std::sqrt(float(a.v[i])));
+  for (unsigned i = 0; i < N; ++i) out.v[i] = detail::cast<T>(1.0f / std::sqrt(float(a.v[i])));
   return out;
 }
-template <typename T> T invsqrt(T x) { return T(1.0f / std::sqrt(float(x))); }
+template <typename T> T invsqrt(T x) {
+  if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_invsqrt);
+  return detail::cast<T>(1.0f / std::sqrt(float(x)));
+}
 
 // ---- conversions and shifts ------------------------------------------------------------------
 // to_fixed<TR>(v, shift): v * 2^shift rounded to nearest, ties to even, saturated to TR,
@@ -154,12 +163,15 @@ template <typename TR = int32_t, unsigned N> vector<TR, N> to_fixed(const vector
   }
   return out;
 }
-// to_float<TR>(v, shift): v / 2^shift as float.
+// to_float<TR>(v, shift): v / 2^shift as TR (float, or bfloat16 through accfloat, which the
+// rounding mode rounds: detail/aie2/elementary.hpp, Fix2Float).
 template <typename TR = float, typename T, unsigned N> vector<TR, N> to_float(const vector<T, N> &v,
                                                                              int shift = 0) {
+  if constexpr (std::is_same_v<TR, bfloat16>) detail::note_bf16(detail::op_to_float);
   vector<TR, N> out;
   AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < N; ++i) out.v[i] = TR(float(std::ldexp(double(v.v[i]), -shift)));
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] = detail::cast<TR>(float(std::ldexp(double(v.v[i]), -shift)));
   return out;
 }
 // Lanes shifted left (upshift) or right, arithmetically (downshift).
