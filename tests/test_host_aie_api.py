@@ -89,10 +89,14 @@ int main() {
   bfloat16 h(1.0f);
   h += 0.00390625f;  // 1 + 2^-8: a tie, rounds to even (1.0)
   std::printf("bf16_plus_eq: %.9g\n", double(float(h)));
-  aie::vector<float, 4> g(2.75f, -2.25f, 0.5f, -0.5f);
-  show("to_fixed_floor", aie::to_fixed<int32_t>(g, 0));
-  aie::vector<float, 8> g8(2.75f, -2.25f, 0.5f, -0.5f);
+  aie::vector<float, 16> g(-0.5f, 0.5f, 1.5f, 2.5f, -2.5f, 2.75f, -2.25f, -1.5f, 3e9f, -3e9f,
+                           40000.5f, -0.4f);
+  aie::set_rounding(aie::rounding_mode::floor);  // not what to_fixed rounds by
+  show("to_fixed_even", aie::to_fixed<int32_t>(g, 0));
+  aie::vector<float, 8> g8(2.75f, -2.25f, 0.5f, -0.5f, 0.625f, 0.875f, -0.375f, 9000.0f);
   show("to_fixed_shift2", aie::to_fixed<int16_t>(g8, 2));
+  show("to_fixed_shift_minus1", aie::to_fixed<int32_t>(aie::vector<float, 4>(5.0f, 7.0f, -5.0f,
+                                                                              -7.0f), -1));
   show("to_float_shift1", aie::to_float<float>(aie::vector<int32_t, 4>(3, -3, 7, 0), 1));
   show("upshift", aie::upshift(aie::vector<int32_t, 4>(1, -1, 3, 127), 20));
   show("downshift", aie::downshift(aie::vector<int32_t, 4>(-8, 8, -1, 5), 2));
@@ -132,6 +136,50 @@ int main() {
   show("store_unaligned", aie::load_v<16>(row));
   aie::load_unaligned_v<8>(row + 1, 2);  // claims 2 elements of alignment: 1 is all it has
   std::printf("misaligned_claim: %u\n", aiedsl_host::misaligned_count);
+  // conversions to bfloat16 under a rounding mode other than conv_even are counted (the core
+  // rounds them by its mode); aiedsl_buffers clears the count before each call
+  aiedsl_buffers(nullptr, nullptr, 0);
+  const int64_t *q = aiedsl_host::bf16_rounding_first;
+  auto note = [&](const char *name) {
+    std::printf("%s: %u %d %d\n", name, aiedsl_host::bf16_rounding_count, int(q[0]), int(q[1]));
+  };
+  aie::set_rounding(aie::rounding_mode::floor);
+  aie::vector<bfloat16, 16> p16 = aie::broadcast<bfloat16, 16>(1.0f);  // a constant: folded
+  volatile float half = 0.5f, third = 1.0f / 3.0f;  // run-time values
+  bfloat16 exact(half);  // bf16 holds it: every mode gives the same bits
+  aie::max(p16, p16);
+  aie::neg(p16);
+  aie::accum<accfloat, 16> fa;
+  fa.from_vector(p16);
+  fa.to_vector<float>();
+  note("bf16_note_none");
+  fa.to_vector<bfloat16>();
+  note("bf16_note_accum");
+  aie::vector<bfloat16, 16> via_accum = fa;  // the same conversion
+  aie::add(p16, p16);
+  aie::sub(p16, p16);
+  aie::reduce_add(p16);
+  aie::to_float<bfloat16>(aie::vector<int32_t, 16>(1, 2), 0);
+  aie::inv(p16);
+  aie::invsqrt(p16);
+  aie::mmul<4, 8, 4, bfloat16, bfloat16, accauto> mm;
+  mm.to_vector<bfloat16>();
+  note("bf16_note_ops");
+  aiedsl_buffers(nullptr, nullptr, 0);
+  bfloat16 cast(third);
+  note("bf16_note_scalar");
+  aiedsl_buffers(nullptr, nullptr, 0);
+  aie::set_rounding(aie::rounding_mode::symmetric_inf);  // to nearest, but ties away from zero
+  aie::add(p16, p16);
+  note("bf16_note_symmetric_inf");
+  aiedsl_buffers(nullptr, nullptr, 0);
+  aie::set_rounding(aie::rounding_mode::conv_even);
+  fa.to_vector<bfloat16>();
+  aie::add(p16, p16);
+  bfloat16 cast_even(third);
+  note("bf16_note_conv_even");
+  std::printf("bf16_values: %.9g %.9g %.9g %.9g\n", double(float(exact)), double(float(cast)),
+              double(float(via_accum[0])), double(float(cast_even)));
   return 0;
 }
 '''
@@ -220,8 +268,12 @@ def test_float_functions(lines: dict[str, list[float]]) -> None:
 
 
 def test_conversions_and_shifts(lines: dict[str, list[float]]) -> None:
-    assert lines["to_fixed_floor"] == [2, -3, 0, -1]  # floor, as AIE-ML's conversion rounds
-    assert lines["to_fixed_shift2"] == [11, -9, 2, -2] + [0] * 4
+    # to nearest, ties to even, saturated, whatever the rounding mode: the AIE API's (2026.1)
+    # float -> fixed conversion (its table: "Uses aie::rounding_mode::conv_even")
+    assert lines["to_fixed_even"] == [0, 0, 2, 2, -2, 3, -2, -2, _g9(2**31 - 1), _g9(-2**31),
+                                      40000, 0] + [0] * 4
+    assert lines["to_fixed_shift2"] == [11, -9, 2, -2, 2, 4, -2, 32767]  # x 4: 2.5, 3.5, -1.5
+    assert lines["to_fixed_shift_minus1"] == [2, 4, -2, -4]  # / 2: 2.5, 3.5, -2.5, -3.5
     assert lines["to_float_shift1"] == [1.5, -1.5, 3.5, 0.0]
     assert lines["upshift"] == [float(1 << 20), float(-(1 << 20)), float(3 << 20),
                                 float(127 << 20)]
@@ -392,3 +444,23 @@ def test_native_aie2_vector_intrinsics(tmp_path: Path) -> None:
     assert ints["srs_floor"] == [2, 3, 3, -3]     # 5/2, 6/2, 7/2, -5/2 rounded down
     assert ints["srs_even"] == [2, 3, 4, -2]      # ties to even
     assert ints["ssrs_sat"] == [127] * 16         # 1000 saturated to int8
+
+
+def test_conversions_to_bf16_under_another_rounding_mode_are_counted(
+        lines: dict[str, list[float]]) -> None:
+    """What the core rounds by its rounding mode (accumulator to bf16, the API's bf16 add, a
+    scalar float cast) is counted when the mode is not conv_even: count, first op (BF16_OPS),
+    mode (ROUNDING_MODES); what has nothing to round, or a constant, is not."""
+    from aiedsl.kernels.faults import BF16_OPS, ROUNDING_MODES
+
+    floor, sym_inf = ROUNDING_MODES.index("floor"), ROUNDING_MODES.index("symmetric_inf")
+    assert lines["bf16_note_none"][0] == 0  # (the first's record is older: not read)
+    assert lines["bf16_note_accum"] == [1, 0, floor]
+    assert BF16_OPS[0] == "aie::accum<accfloat>::to_vector<bfloat16>"
+    assert lines["bf16_note_ops"] == [9, 0, floor]  # one per call, the first kept
+    assert lines["bf16_note_scalar"] == [1, BF16_OPS.index("a float cast to bfloat16"), floor]
+    assert lines["bf16_note_symmetric_inf"] == [1, BF16_OPS.index("aie::add of bfloat16 vectors"),
+                                                sym_inf]
+    assert lines["bf16_note_conv_even"][0] == 0
+    # the values are still rounded to nearest even: 1/3 = 0x3EAAAAAB -> 0x3EAB
+    assert lines["bf16_values"] == [0.5, 0.333984375, 1.0, 0.333984375]

@@ -245,7 +245,10 @@ def test_host_bfloat16_rounds_to_nearest_even(design_file: DesignFile) -> None:
     (path.parent / "bad_copy.cc").write_text('''
 #include <aie_api/aie.hpp>
 void bad_copy(const float *src, bfloat16 *dst) {
+  const aie::rounding_mode old = aie::get_rounding();  // the core rounds the casts by it
+  aie::set_rounding(aie::rounding_mode::conv_even);
   for (unsigned i = 0; i < 64; ++i) dst[i] = bfloat16(src[i]);
+  aie::set_rounding(old);
 }
 ''')
     k = load_design(path).ir.kernels[0]
@@ -925,3 +928,150 @@ def test_the_kernel_worker_raises_what_the_call_raised() -> None:
                                 "word(s) more or fewer than it declares "
                                 "(cascade_in/cascade_out)")
         assert not worker.dead  # an exception is an answer: the child serves on
+
+
+TO_BF16 = '''
+    import ml_dtypes
+    from aiedsl import Tensor, bf16, design, f32, fifo, herd, runtime
+    from aiedsl.kernels import buffer, declare
+
+    def to_bf16_ref(src, dst):
+        dst[...] = src.astype(dst.dtype)
+
+    @design(device="npu1_1col")
+    def d(X: Tensor[64, f32], Y: Tensor[64, bf16]):
+        k = declare("to_bf16_64", source="to_bf16.cc", entry="to_bf16",
+                    args=[buffer("src", Tensor[64, f32]), buffer("dst", Tensor[64, bf16], "out")],
+                    reference=to_bf16_ref, cycles=20, cost="-")
+        a = fifo(Tensor[64, f32], name="a")
+        b = fifo(Tensor[64, bf16], name="b")
+
+        @herd()
+        def core():
+            with a.consume() as s, b.produce() as t:
+                k(s, t)
+
+        with runtime() as rt:
+            rt.fill(a, X)
+            rt.drain(b, Y)
+
+    @d.reference
+    def reference(X):
+        return X.astype(ml_dtypes.bfloat16)
+    '''
+
+TO_BF16_CC = '''
+#include <aie_api/aie.hpp>
+void to_bf16(const float *src, bfloat16 *dst) {
+%s
+  for (unsigned i = 0; i < 64; i += 16) {
+    aie::accum<accfloat, 16> acc;
+    acc.from_vector(aie::load_v<16>(src + i));
+    aie::store_v(dst + i, acc.to_vector<bfloat16>());
+  }
+%s
+}
+'''
+
+_BF16_RULE = (
+    "the core rounds a conversion from the accumulator to a vector (float to bfloat16 too) by "
+    "its rounding mode, whose reset value, floor, truncates; the numpy reference rounds to "
+    "nearest even, as only conv_even does (this header computes that whatever the mode, so the "
+    "results here do not show the difference)")
+_BF16_FIX = ("set aie::rounding_mode::conv_even for the call, and restore the previous mode, as "
+             "mm.cc does")
+_SET_MODE = ("  const aie::rounding_mode old = aie::get_rounding();\n"
+             "  aie::set_rounding(aie::rounding_mode::conv_even);", "  aie::set_rounding(old);")
+BF16_MODES = {
+    # the header rounds to nearest even whatever the mode, so the data match: the rule fails
+    "no mode set": (
+        "", "",
+        "FAIL to_bf16_64: converted to bfloat16 (aie::accum<accfloat>::to_vector<bfloat16>) "
+        f"under rounding mode floor (and 3 more such conversions): {_BF16_RULE}; {_BF16_FIX}"),
+    # to nearest too, but ties away from zero: not what the reference computes
+    "symmetric_inf": (
+        "  aie::set_rounding(aie::rounding_mode::symmetric_inf);", "",
+        "FAIL to_bf16_64: converted to bfloat16 (aie::accum<accfloat>::to_vector<bfloat16>) "
+        "under rounding mode symmetric_inf (and 3 more such conversions): "
+        f"{_BF16_RULE}; {_BF16_FIX}"),
+    # Peano compiles a scalar float -> bf16 to the same conversion (a run-time value, inexact)
+    "a scalar cast after the mode is restored": (
+        _SET_MODE[0], _SET_MODE[1] + "\n  dst[0] = (bfloat16)(src[0] * 3.0f);",
+        "FAIL to_bf16_64: converted to bfloat16 (a float cast to bfloat16) under rounding mode "
+        f"floor: {_BF16_RULE}; {_BF16_FIX}"),
+    "conv_even set and restored": (*_SET_MODE, "PASS to_bf16_64.dst: "),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BF16_MODES))
+def test_kernel_test_refuses_a_bf16_conversion_under_another_rounding_mode(
+        design_file: DesignFile, case: str) -> None:
+    """The bf16 library kernels narrowed accfloat to bf16 under the core's reset rounding mode
+    (floor, a truncation) and passed against references that round to nearest even: the host
+    header rounds to nearest even whatever the mode. It now records such a conversion."""
+    before, after, line = BF16_MODES[case]
+    path = design_file(TO_BF16)
+    (path.parent / "to_bf16.cc").write_text(TO_BF16_CC % (before, after))
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    first = r.stdout.splitlines()[0]
+    if line.startswith("PASS"):
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert first.startswith(line) and "(|error| 0;" in first  # to nearest even, as numpy
+    else:
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert first == line
+
+
+def test_a_bf16_conversion_under_another_rounding_mode_stops_the_native_simulation(
+        design_file: DesignFile) -> None:
+    path = design_file(TO_BF16)
+    (path.parent / "to_bf16.cc").write_text(TO_BF16_CC % ("", ""))
+    r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr == (
+        "d.py:10: error [native kernel]: kernel 'to_bf16_64' converted to bfloat16 "
+        "(aie::accum<accfloat>::to_vector<bfloat16>) under rounding mode floor (and 3 more such "
+        "conversions) in call 1 of it by core[0,0]; the simulation stopped there\n"
+        f"  limit: {_BF16_RULE}\n"
+        "  found: 4 conversions to bfloat16 under a rounding mode other than conv_even in the "
+        "call; the first: converted to bfloat16 (aie::accum<accfloat>::to_vector<bfloat16>) "
+        "under rounding mode floor\n"
+        "  d.py:19: the call (core[0,0])\n"
+        f"  fix: {_BF16_FIX}\n")
+    (path.parent / "to_bf16.cc").write_text(TO_BF16_CC % _SET_MODE)
+    r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "PASS Y: worst element " in r.stdout and "(|error| 0;" in r.stdout
+
+
+def _bf16_library_cases() -> list:  # type: ignore[type-arg]
+    from aiedsl.kernels.samples import library_cases
+
+    return [c for c in library_cases() if c.kernel.cascade_in is None
+            and c.kernel.cascade_out is None
+            and any(a.kind == "buffer" and a.dtype == "bf16" for a in c.kernel.args)]
+
+
+@pytest.mark.parametrize("case", _bf16_library_cases(), ids=lambda c: c.kernel.symbol)
+def test_a_bf16_library_kernel_rounds_to_nearest_even_and_leaves_the_mode_as_it_was(
+        case) -> None:  # type: ignore[no-untyped-def]
+    """A tester modelled the bf16 library kernels on a core: they narrowed to bf16 under the
+    reset rounding mode (floor), and rms_norm/layer_norm then failed their own check for every
+    seed. Each now sets conv_even for the call and restores the mode it found: the rounding
+    mode is the core's, shared with the kernels called before and after on it."""
+    import ctypes
+    import dataclasses
+
+    from aiedsl.kernels.host import case_args, compile_host
+
+    k = case.kernel
+    kt = dataclasses.replace(case.cpp, text=case.cpp.text + (
+        '\nextern "C" void probe_set_mode(int m) { aie::set_rounding(aie::rounding_mode(m)); }'
+        '\nextern "C" int probe_mode() { return int(aie::get_rounding()); }\n'))
+    run = native(k, kt, case.aie_arch)
+    lib = ctypes.CDLL(str(compile_host(kt, k.loc, case.aie_arch)))  # the same library
+    _, args = case_args(case, np.random.default_rng(0))
+    ceil = 1  # aie::rounding_mode::ceil: neither the reset mode nor conv_even
+    lib.probe_set_mode(ceil)
+    run(*args)  # a conversion under another mode than conv_even would raise KernelFault
+    assert lib.probe_mode() == ceil

@@ -242,3 +242,44 @@ def test_conv2d_3x3_slides_down_an_image_in_a_design(design_file: DesignFile,
                                                      kernels: str) -> None:
     result = simulate(load_design(design_file(CONV3)), kernels=kernels)
     assert result.passed, [c.line() for c in result.checks]
+
+
+def test_the_polynomial_exp_is_its_reference_to_the_bit(tmp_path: Path) -> None:
+    """activation.cc.j2's e^x in f32 (before any rounding to bf16) equals the reference's
+    _exp_f32 bit for bit, where y = x log2(e) is near a half integer too: both take n = y
+    rounded to nearest even, as aie::to_fixed does (the reference took floor(y) while the
+    header's to_fixed floored)."""
+    import ctypes
+    import shutil
+    import subprocess
+
+    import numpy as np
+
+    from aiedsl.kernels import exp_bf16
+    from aiedsl.kernels.activations import _exp_f32
+    from aiedsl.kernels.host import HOST_INCLUDE
+    from aiedsl.kernels.text import kernel_text
+
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH")
+    k = exp_bf16(16).ir
+    src = tmp_path / "exp.cc"
+    src.write_text(kernel_text(None, k).text + '''
+extern "C" void probe(const float *x, float *y, unsigned n) {
+  for (unsigned i = 0; i < n; i += 16)
+    aie::store_v(y + i, aiedsl_exp<16>(aie::load_v<16>(x + i)));
+}
+''')
+    lib = tmp_path / "exp.so"
+    subprocess.run([cxx, "-std=c++20", "-O2", "-shared", "-fPIC", f"-I{HOST_INCLUDE}", str(src),
+                    "-o", str(lib)], check=True, capture_output=True, text=True)
+    halves = np.array([j + 0.5 for j in range(-8, 8)], np.float64) / np.log2(np.e)
+    x = np.concatenate([np.linspace(-10, 10, 1024), halves, -halves, [-90, 90, 0.0, -0.0]])
+    x = np.resize(x.astype(np.float32), (len(x) + 15) // 16 * 16)
+    got = np.zeros_like(x)
+    fn = ctypes.CDLL(str(lib)).probe
+    fn(x.ctypes.data_as(ctypes.c_void_p), got.ctypes.data_as(ctypes.c_void_p),
+       ctypes.c_uint(len(x)))
+    want = _exp_f32(x)
+    assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()

@@ -72,14 +72,15 @@ _BF16 = np.dtype(bf16.numpy)
 
 def _exp_f32(x: np.ndarray, exp2: bool = False) -> np.ndarray:
     """e^x as activation.cc.j2 computes it, in float32 step by step: 2^y, y = x log2(e) clamped
-    to [-126, 127], 2^(y - floor(y)) by the degree-5 polynomial, 2^floor(y) exactly; with
-    ``exp2`` (AIE2P) 2^y by the hardware's exp2 instead, which gives bf16."""
+    to [-126, 127], n = y rounded to the nearest integer, ties to even (as aie::to_fixed
+    rounds), 2^(y - n) by the degree-5 polynomial, 2^n exactly; with ``exp2`` (AIE2P) 2^y by
+    the hardware's exp2 instead, which gives bf16."""
     f32 = np.float32
     y = (x.astype(f32) * f32(1.44269504)).astype(f32)
     y = np.minimum(np.maximum(y, f32(-126.0)), f32(127.0))
     if exp2:
         return np.exp2(y.astype(np.float64)).astype(f32).astype(_BF16).astype(f32)
-    n = np.floor(y)
+    n = np.rint(y)  # half to even
     f = (y - n).astype(f32)
     p = np.full_like(f, _EXP_POLY[5])
     for k in range(4, -1, -1):
@@ -149,10 +150,11 @@ def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) ->
     return declare(
         f"{kind}_bf16_{name}", source="activation.cc.j2", source_kind="template", entry=entry,
         args=[buffer("src", t), buffer("dst", t, "out")], reference=activation_ref,
-        cycles=t.numel // width * steps + 14, ops=t.numel * steps,
-        cost=f"n/{width} x {steps} + 14: about {steps} f32 vector ops per {width} lanes "
-        f"({how}) plus call overhead (aiedsl/kernels/templates/activation.cc.j2; an "
-        "estimate)", params=params, arch=target.arch)
+        cycles=t.numel // width * steps + 16, ops=t.numel * steps,
+        cost=f"n/{width} x {steps} + 16: about {steps} f32 vector ops per {width} lanes "
+        f"({how}) plus call overhead and setting and restoring the rounding mode (bf16 rounds "
+        "to nearest even) (aiedsl/kernels/templates/activation.cc.j2; an estimate)",
+        params=params, arch=target.arch)
 
 
 def exp_bf16(n: int, *, device: str | None = None) -> Kernel:
@@ -196,9 +198,10 @@ def _norm(kind: str, rows: int, cols: int) -> Kernel:
         f"{kind}_norm_bf16_{rows}x{cols}", source="norm.cc.j2", source_kind="template",
         entry=f"{kind}_norm_bf16<{rows}, {cols}>",
         args=[buffer("src", t), buffer("dst", t, "out")], reference=norm_ref,
-        cycles=rows * (2 * steps + 30) + 14, ops=rows * cols * 4,
-        cost=f"rows(2 cols/{width} + 30) + 14: a statistics pass and a scaling pass of "
-        f"{width}-lane steps per row, ~30 cycles of lane reduction and invsqrt per row "
+        cycles=rows * (2 * steps + 30) + 16, ops=rows * cols * 4,
+        cost=f"rows(2 cols/{width} + 30) + 16: a statistics pass and a scaling pass of "
+        f"{width}-lane steps per row, ~30 cycles of lane reduction and invsqrt per row, call "
+        "overhead and setting and restoring the rounding mode (bf16 rounds to nearest even) "
         "(aiedsl/kernels/templates/norm.cc.j2; an estimate)",
         params={"kind": kind, "rows": rows, "cols": cols, "width": width})
 

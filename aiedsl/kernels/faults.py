@@ -1,5 +1,6 @@
 """What a kernel's C++ did wrong when run on the host, in words ``kernel test`` and the native
-simulation share: a broken AIE API rule (:class:`KernelFault`: a misaligned vector access),
+simulation share: a broken AIE API rule (:class:`KernelFault`: a misaligned vector access, a
+conversion to bfloat16 under a rounding mode that does not round to nearest even),
 bytes written around a buffer (the guard fillings), a call that never returned, an "in" buffer
 written, a signal.
 """
@@ -17,7 +18,8 @@ from aiedsl.ir import Kernel
 
 class KernelFault(Exception):
     """A rule of the AIE API the kernel's C++ broke while it ran, which the host header records
-    and the call raises once the C++ returns (a misaligned ``aie::load_v``): ``what`` it did,
+    and the call raises once the C++ returns (a misaligned ``aie::load_v``, a bf16 conversion
+    under the wrong rounding mode): ``what`` it did,
     as the middle of a sentence about the kernel, the rule (``limit``), how often (``found``)
     and the ``fix``."""
 
@@ -73,6 +75,42 @@ def misaligned_fault(k: Kernel, record: Sequence[int], count: int,
     if count > 1:
         what += f" (and {count - 1} more misaligned access{'es' if count > 2 else ''})"
     return KernelFault(what, limit, found, fix)
+
+
+BF16_OPS = ("aie::accum<accfloat>::to_vector<bfloat16>", "aie::mmul::to_vector<bfloat16>",
+            "aie::add of bfloat16 vectors", "aie::sub of bfloat16 vectors",
+            "aie::reduce_add of bfloat16", "aie::to_float<bfloat16>", "aie::inv of bfloat16",
+            "aie::invsqrt of bfloat16", "a float cast to bfloat16")
+"""The host header's conversions to bfloat16 by the number it records them with
+(``detail::bf16_op``)."""
+
+ROUNDING_MODES = ("floor", "ceil", "symmetric_floor", "symmetric_ceil", "positive_inf",
+                  "negative_inf", "symmetric_inf", "symmetric_zero", "conv_even", "conv_odd")
+"""``aie::rounding_mode``'s enumerators in the host header's order."""
+
+BF16_ROUNDING_FIX = ("set aie::rounding_mode::conv_even for the call, and restore the previous "
+                     "mode, as mm.cc does")
+
+
+def bf16_rounding_fault(record: Sequence[int], count: int) -> KernelFault:
+    """The fault for ``count`` conversions to bfloat16 that kernel C++ made while the rounding
+    mode was not conv_even, the first described by ``record``
+    (``aiedsl_host::bf16_rounding_first``: op, rounding mode)."""
+    op, mode = (int(x) for x in record)
+    name = BF16_OPS[op] if 0 <= op < len(BF16_OPS) else "a conversion"
+    mode_name = ROUNDING_MODES[mode] if 0 <= mode < len(ROUNDING_MODES) else str(mode)
+    what = f"converted to bfloat16 ({name}) under rounding mode {mode_name}"
+    found = (f"{count} conversions to bfloat16 under a rounding mode other than conv_even in "
+             f"the call; the first: {what}" if count > 1
+             else f"1 conversion to bfloat16 under a rounding mode other than conv_even in the "
+             f"call: {what}")
+    limit = ("the core rounds a conversion from the accumulator to a vector (float to bfloat16 "
+             "too) by its rounding mode, whose reset value, floor, truncates; the numpy "
+             "reference rounds to nearest even, as only conv_even does (this header computes "
+             "that whatever the mode, so the results here do not show the difference)")
+    if count > 1:
+        what += f" (and {count - 1} more such conversion{'s' if count > 2 else ''})"
+    return KernelFault(what, limit, found, BF16_ROUNDING_FIX)
 
 
 GUARD = 1024

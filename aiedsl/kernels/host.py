@@ -35,7 +35,7 @@ from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.kernels.faults import (
     FILLS, GUARD, HANG_FIX, KernelFault, call_limit, guard_faults, guard_fill, hang_text,
-    input_write_text, misaligned_fault, signal_name,
+    bf16_rounding_fault, input_write_text, misaligned_fault, signal_name,
 )
 from aiedsl.kernels.host_errors import explain
 from aiedsl.kernels.text import KernelText, kernel_text
@@ -128,6 +128,10 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         misaligned.restype = ctypes.c_uint
         misaligned.argtypes = [ctypes.c_void_p]
         record = (ctypes.c_int64 * 7)()
+        bf16_rounding = lib.aiedsl_bf16_rounding
+        bf16_rounding.restype = ctypes.c_uint
+        bf16_rounding.argtypes = [ctypes.c_void_p]
+        rounding_record = (ctypes.c_int64 * 2)()
     buffer_args = [i for i, a in enumerate(k.args) if a.kind == "buffer"]
     cascade = k.cascade_in is not None or k.cascade_out is not None
     if cascade:
@@ -138,7 +142,8 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         cascade_error.restype = ctypes.c_uint
 
     def run(conv: list[Any], sizes: list[int]) -> None:
-        """The C++ on ``conv``; a misaligned vector access it made raised after it returns."""
+        """The C++ on ``conv``; a misaligned vector access it made, or else a conversion to
+        bfloat16 under a rounding mode other than conv_even, raised after it returns."""
         if set_buffers is None:
             fn(*conv)
             return
@@ -149,6 +154,9 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         count = misaligned(record)
         if count:
             raise misaligned_fault(k, list(record), count, aie_arch)
+        count = bf16_rounding(rounding_record)
+        if count:
+            raise bf16_rounding_fault(list(rounding_record), count)
 
     def call(*args: Any) -> None:
         conv = []

@@ -171,6 +171,16 @@ REDUCE_DTYPES = {"add": ("i16", "i32"), "max": ("bf16", "i16", "i32")}
 """Element types of reduce_sum (add) and reduce_max (max)."""
 
 
+def _mode_cycles(t: TensorType) -> int:
+    """Cycles a kernel of ``t`` elements spends setting the rounding mode to conv_even and
+    restoring it (two control-register writes and a read): bf16 results need it, since the core
+    rounds float -> bf16 by that mode (reset: floor)."""
+    return 2 if t.dtype == "bf16" else 0
+
+
+_MODE_COST = " and setting and restoring the rounding mode (bf16 rounds to nearest even)"
+
+
 def _eltwise(op: str, t: TensorType) -> Kernel:
     if t.dtype not in ELTWISE_DTYPES:
         raise DesignError("kernel", f"elementwise {op} of {t.dtype} is not in the library yet",
@@ -181,10 +191,10 @@ def _eltwise(op: str, t: TensorType) -> Kernel:
         f"{op}_{t.dtype}_{t.numel}", source="eltwise.cc.j2", source_kind="template",
         entry=f"eltwise_{op}_{t.dtype}<{t.numel}>",
         args=[buffer("a", t), buffer("b", t), buffer("c", t, "out")],
-        reference=_ELTWISE_REF[op], cycles=2 * (t.numel // width) + 14,
+        reference=_ELTWISE_REF[op], cycles=2 * (t.numel // width) + 14 + _mode_cycles(t),
         ops=t.numel,
-        cost="2n/width + 14: a 512-bit result per two cycles (AIE2 stores 256 bits a cycle) "
-        "plus call overhead "
+        cost=f"2n/width + {14 + _mode_cycles(t)}: a 512-bit result per two cycles (AIE2 stores "
+        f"256 bits a cycle) plus call overhead{_MODE_COST if _mode_cycles(t) else ''} "
         "(aiedsl/kernels/templates/eltwise.cc.j2)",
         params={"op": op, "symbol_op": _SYMBOL_OP[op], "dtype": t.dtype,
                 "cpp": t.dt.cpp, "n": t.numel, "width": width})
@@ -242,9 +252,9 @@ def vector_scalar(op: str, t: TensorType) -> Kernel:
         entry=f"vs_{op}_{t.dtype}<{t.numel}>",
         args=[buffer("a", t), buffer("c", t, "out"),
               scalar("s", sdt, narrows_to=None if t.dtype == sdt else t.dtype)],
-        reference=vs_ref, cycles=2 * (t.numel // width) + 14, ops=t.numel,
-        cost="2n/width + 14: a 512-bit result per two cycles (AIE2 stores 256 bits a cycle) "
-        "plus call overhead "
+        reference=vs_ref, cycles=2 * (t.numel // width) + 14 + _mode_cycles(t), ops=t.numel,
+        cost=f"2n/width + {14 + _mode_cycles(t)}: a 512-bit result per two cycles (AIE2 stores "
+        f"256 bits a cycle) plus call overhead{_MODE_COST if _mode_cycles(t) else ''} "
         "(aiedsl/kernels/templates/vector_scalar.cc.j2)",
         params={"op": op, "dtype": t.dtype, "cpp": t.dt.cpp,
                 "scpp": lookup_dtype(sdt, caller_loc()).cpp, "n": t.numel, "width": width,

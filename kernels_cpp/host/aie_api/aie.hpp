@@ -32,7 +32,8 @@
 //               aie::mac, aie::msc, aie::negmul, aie::abs, aie::neg, aie::accumulate<L>,
 //               aie::bit_and/bit_or/bit_xor (vector or scalar), aie::bit_not,
 //               aie::lt/le/gt/ge/eq/neq (-> mask), aie::select(a, b, mask) (b where set),
-//               aie::to_fixed<TR>(v, shift) (floor), aie::to_float<TR>(v, shift),
+//               aie::to_fixed<TR>(v, shift) (to nearest even, saturated),
+//               aie::to_float<TR>(v, shift),
 //               aie::upshift, aie::downshift, aie::vector_cast<T>,
 //               aie::reduce_add/reduce_max/reduce_min, aie::inv, aie::invsqrt, aie::exp2<R>,
 //               aie::tanh<R>, aie::filter_even/filter_odd(v, step), aie::interleave_zip/unzip(a,
@@ -88,8 +89,20 @@
 //     set_saturation change the modes for every later to_vector, as the control registers do
 //     on a core (one core per process here: the modes are per shared library);
 //   * accfloat accumulates in float; to_vector<bfloat16>() rounds to nearest even whatever the
-//     rounding mode (on the hardware the mode applies: a kernel narrowing accfloat to bf16
-//     sets conv_even, as mm.cc does, to get what this header computes);
+//     rounding mode. On the hardware the mode applies: the core rounds an accumulator-to-vector
+//     conversion by it, and its reset mode, floor, truncates; only conv_even rounds to nearest
+//     even as the numpy references do (the other round-to-nearest modes break ties otherwise).
+//     So a conversion from float to bfloat16 made under any other mode is recorded and aiedsl
+//     reports it when the call returns (aiedsl_bf16_rounding), as a misaligned access: a kernel
+//     narrowing to bf16 sets conv_even for the call and restores the previous mode, as mm.cc
+//     does. Recorded: accum<accfloat>::to_vector<bfloat16> (and the conversion of such an
+//     accumulator to a vector), mmul::to_vector<bfloat16>, aie::add/sub of bf16 vectors
+//     (added in accfloat), reduce_add of bf16, to_float<bfloat16>, inv/invsqrt of bf16 (their
+//     Newton steps), every call; and a scalar float converted to bfloat16 (a cast, an
+//     initialisation, bf16 += ...), which Peano compiles to the same conversion (llvm-aie,
+//     AIELegalizerHelper.cpp), when its value is not a compile-time constant and bf16 does not
+//     hold it exactly (otherwise every mode gives the same bits). Not recorded: max/min/abs/neg
+//     (no rounding), exp2/tanh<bfloat16> (AIE2P's instruction: how it rounds is not known here);
 //   * mmul<M, K, N> multiplies a row-major M x K block by a row-major K x N block into a
 //     row-major M x N accumulator, as aie::mmul does.
 

@@ -113,25 +113,41 @@ accum<typename detail::default_acc<T>::type, N> mul_square(const vector<T, N> &a
 }
 
 // 1/x and 1/sqrt(x), lane by lane, computed in float and stored as T (bf16 rounds to nearest
-// even); the hardware's results may differ in the last place.
+// even); the hardware's results may differ in the last place. For bf16 the AIE API's Newton
+// steps convert accfloat to bf16 (detail/aie2/elementary.hpp), which the rounding mode rounds.
 template <typename T, unsigned N> vector<T, N> inv(const vector<T, N> &a) {
+  if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_inv);
   vector<T, N> out;
   AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < N; ++i) out.v[i] = T(1.0f / float(a.v[i]));
+  for (unsigned i = 0; i < N; ++i) out.v[i] = detail::cast<T>(1.0f / float(a.v[i]));
   return out;
 }
-template <typename T> T inv(T x) { return T(1.0f / float(x)); }
+template <typename T> T inv(T x) {
+  if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_inv);
+  return detail::cast<T>(1.0f / float(x));
+}
 template <typename T, unsigned N> vector<T, N> invsqrt(const vector<T, N> &a) {
+  if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_invsqrt);
   vector<T, N> out;
   AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < N; ++i) out.v[i] = T(1.0f / std::sqrt(float(a.v[i])));
+  for (unsigned i = 0; i < N; ++i) out.v[i] = detail::cast<T>(1.0f / std::sqrt(float(a.v[i])));
   return out;
 }
-template <typename T> T invsqrt(T x) { return T(1.0f / std::sqrt(float(x))); }
+template <typename T> T invsqrt(T x) {
+  if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_invsqrt);
+  return detail::cast<T>(1.0f / std::sqrt(float(x)));
+}
 
 // ---- conversions and shifts ------------------------------------------------------------------
-// to_fixed<TR>(v, shift): floor(v * 2^shift) as TR, saturated (AIE-ML's native float -> int32
-// conversion rounds by floor whatever the rounding mode, per the API's conversion table).
+// to_fixed<TR>(v, shift): v * 2^shift rounded to nearest, ties to even, saturated to TR,
+// whatever the rounding and saturation modes. That is what the AIE API (2026.1, which mlir-aie
+// ships: Xilinx/aie_api, include/aie_api/detail/aie2/elementary.hpp, Float2Fix) computes on
+// AIE2 and AIE2P: it adds a magic number 1.0078125 * 2^(23 - shift) (and one 2^16 times
+// larger for the upper half of a 32-bit result) in accfloat, which rounds to nearest even,
+// with the saturation mode set to saturate for the call; its conversion table
+// (include/aie_api/aie_doc.hpp, "Supported float to fixed conversions") says "Uses
+// aie::rounding_mode::conv_even". (Only a bfloat16 input had a floor conversion: to_fixed_floor
+// now, not covered here.) NaN gives 0 here; the core's result for it is not modelled.
 template <typename TR = int32_t, unsigned N> vector<TR, N> to_fixed(const vector<float, N> &v,
                                                                    int shift = 0) {
   vector<TR, N> out;
@@ -139,17 +155,23 @@ template <typename TR = int32_t, unsigned N> vector<TR, N> to_fixed(const vector
   const double lo = double(std::numeric_limits<TR>::min());
   const double hi = double(std::numeric_limits<TR>::max());
   for (unsigned i = 0; i < N; ++i) {
-    double x = std::floor(double(v.v[i]) * std::ldexp(1.0, shift));
-    out.v[i] = TR(x < lo ? lo : x > hi ? hi : x);
+    const double x = double(v.v[i]) * std::ldexp(1.0, shift); // exact
+    double r = std::floor(x);
+    const double frac = x - r;
+    if (frac > 0.5 || (frac == 0.5 && std::fmod(r, 2.0) != 0.0)) r += 1.0;
+    out.v[i] = x != x ? TR(0) : TR(r < lo ? lo : r > hi ? hi : r);
   }
   return out;
 }
-// to_float<TR>(v, shift): v / 2^shift as float.
+// to_float<TR>(v, shift): v / 2^shift as TR (float, or bfloat16 through accfloat, which the
+// rounding mode rounds: detail/aie2/elementary.hpp, Fix2Float).
 template <typename TR = float, typename T, unsigned N> vector<TR, N> to_float(const vector<T, N> &v,
                                                                              int shift = 0) {
+  if constexpr (std::is_same_v<TR, bfloat16>) detail::note_bf16(detail::op_to_float);
   vector<TR, N> out;
   AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < N; ++i) out.v[i] = TR(float(std::ldexp(double(v.v[i]), -shift)));
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] = detail::cast<TR>(float(std::ldexp(double(v.v[i]), -shift)));
   return out;
 }
 // Lanes shifted left (upshift) or right, arithmetically (downshift).

@@ -45,6 +45,45 @@ inline int64_t round_shift(int64_t x, int shift) {
 }
 } // namespace detail
 
+namespace detail {
+// What converted to bfloat16, in the order of aiedsl/kernels/faults.py's BF16_OPS.
+enum bf16_op : int { op_accum_to_vector, op_mmul_to_vector, op_add, op_sub, op_reduce_add,
+                     op_to_float, op_inv, op_invsqrt, op_scalar };
+// A conversion from float to bfloat16 that the core makes by its accumulator-to-vector
+// conversion, which rounds by the rounding mode (the AIE API's set_rounding: "the rounding
+// mode used in accumulator to vector conversions"), reset to floor. Only conv_even rounds as
+// the numpy references and this header do (the other round-to-nearest modes break ties
+// otherwise), so under any other mode the conversion is recorded for aiedsl to report
+// (aiedsl_bf16_rounding); the result is still rounded to nearest even here.
+inline void note_bf16(bf16_op op) {
+  if (g_rounding == rounding_mode::conv_even) return;
+  if (aiedsl_host::bf16_rounding_count++ == 0) {
+    aiedsl_host::bf16_rounding_first[0] = op;
+    aiedsl_host::bf16_rounding_first[1] = int64_t(g_rounding);
+  }
+}
+// x as T; a bfloat16 rounded to nearest even without a note (the caller notes the operation
+// when the AIE API converts through the accumulator there).
+template <typename T, typename S> T cast(S x) {
+  if constexpr (std::is_same_v<T, bfloat16>) return bfloat16::round_even(float(x));
+  else return T(x);
+}
+} // namespace detail
+
+} // namespace aie
+
+// A float the kernel's C++ converts to bfloat16 at run time: Peano compiles it to the same
+// accumulator-to-bf16 conversion (llvm-aie, AIELegalizerHelper.cpp: G_FPTRUNC and scalar bf16
+// G_FADD/G_FSUB become the accfloat-to-bf16 intrinsic), so it rounds by the mode too. A
+// constant the compiler folds (__builtin_constant_p) and a value bf16 holds exactly convert
+// alike under every mode, so only the others are noted.
+inline bfloat16::bfloat16(float f) : bits(round_even(f).bits) {
+  if (!__builtin_constant_p(f) && f == f && float(*this) != f)
+    aie::detail::note_bf16(aie::detail::op_scalar);
+}
+
+namespace aie {
+
 inline void set_rounding(rounding_mode m) { detail::g_rounding = m; }
 inline rounding_mode get_rounding() { return detail::g_rounding; }
 inline void set_saturation(saturation_mode m) { detail::g_saturation = m; }
@@ -77,7 +116,7 @@ template <typename T, typename S> T narrow(S x, int shift) {
                                                                 : v);
     return T(typename std::make_unsigned<T>::type(v));     // none: keep the low bits
   } else {
-    return T(float(x));                                    // bfloat16 rounds to nearest even
+    return cast<T>(float(x));                              // bfloat16 rounds to nearest even
   }
 }
 } // namespace detail
@@ -200,6 +239,8 @@ template <typename Acc, unsigned N> struct accum {
   template <typename T> operator vector<T, N>() const { return to_vector<T>(); }
   static constexpr unsigned size() { return N; }
   template <typename T> vector<T, N> to_vector(int shift = 0) const {
+    if constexpr (std::is_same_v<T, bfloat16> && std::is_floating_point_v<storage>)
+      detail::note_bf16(detail::op_accum_to_vector);
     vector<T, N> out;
     for (unsigned i = 0; i < N; ++i) out.v[i] = detail::narrow<T>(v[i], shift);
     return out;
@@ -324,9 +365,14 @@ template <typename T, unsigned N = 64 / sizeof(T)> vector<T, N> broadcast(T x) {
   return out;
 }
 
-#define AIEDSL_HOST_LANEWISE(NAME, EXPR)                                                     \
+// NOTE: for bfloat16 lanes, the conversion the AIE API makes (add and sub add in accfloat and
+// convert back, detail/aie2/add.hpp), or -1 (max and min return one of their lanes: nothing
+// to round).
+#define AIEDSL_HOST_LANEWISE(NAME, EXPR, NOTE)                                               \
   template <typename T, unsigned N>                                                          \
   vector<T, N> NAME(const vector<T, N> &a, const vector<T, N> &b) {                          \
+    if constexpr (std::is_same_v<T, bfloat16> && NOTE >= 0)                                  \
+      detail::note_bf16(detail::bf16_op(NOTE));                                              \
     vector<T, N> out;                                                                        \
     AIEDSL_COUNT(VALU, 1);                                                                   \
     for (unsigned i = 0; i < N; ++i) {                                                       \
@@ -335,10 +381,10 @@ template <typename T, unsigned N = 64 / sizeof(T)> vector<T, N> broadcast(T x) {
     }                                                                                        \
     return out;                                                                              \
   }
-AIEDSL_HOST_LANEWISE(add, x + y)
-AIEDSL_HOST_LANEWISE(sub, x - y)
-AIEDSL_HOST_LANEWISE(max, (x > y ? x : y))
-AIEDSL_HOST_LANEWISE(min, (x < y ? x : y))
+AIEDSL_HOST_LANEWISE(add, x + y, detail::op_add)
+AIEDSL_HOST_LANEWISE(sub, x - y, detail::op_sub)
+AIEDSL_HOST_LANEWISE(max, (x > y ? x : y), -1)
+AIEDSL_HOST_LANEWISE(min, (x < y ? x : y), -1)
 #undef AIEDSL_HOST_LANEWISE
 
 template <typename T, unsigned N>
@@ -367,6 +413,8 @@ template <unsigned N> constexpr unsigned aiedsl_log2(unsigned n = N) {
   return n <= 1 ? 0 : 1 + aiedsl_log2<N>(n / 2);
 }
 template <typename T, unsigned N> T reduce_add(const vector<T, N> &a) {
+  // bf16 lanes are summed in accfloat and the sum converted back (detail/aie2/add_reduce.hpp)
+  if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_reduce_add);
   AIEDSL_COUNT(VALU, aiedsl_log2<N>());
   detail::wide_t<T> s = 0;
   for (unsigned i = 0; i < N; ++i) s += detail::wide_t<T>(a.v[i]);
@@ -485,6 +533,8 @@ struct mmul {
     mac(a, b);
   }
   template <typename T> vector<T, size_C> to_vector(int shift = 0) const {
+    if constexpr (std::is_same_v<T, bfloat16> && std::is_floating_point_v<storage>)
+      detail::note_bf16(detail::op_mmul_to_vector);
     vector<T, size_C> out;
     for (unsigned i = 0; i < size_C; ++i) out.v[i] = detail::narrow<T>(c[i], shift);
     return out;

@@ -192,12 +192,15 @@ vector<T, N> shuffle_down_rotate(const vector<T, N> &v, unsigned n) {
 
 // 2^x and tanh(x) lane by lane (AIE2P has them in hardware), computed in float; exp2<R>(v)
 // returns lanes of R (the input's type by default), from a vector or an accumulator.
+// A bf16 result rounds to nearest even here, not noted: the AIE2P instruction makes it, and
+// whether it follows the rounding mode is not known here.
 template <typename R, typename V, typename F> auto aiedsl_float_lanes(const V &a, F f) {
   using T = std::remove_cv_t<std::remove_reference_t<decltype(a.v[0])>>;
   using Out = std::conditional_t<std::is_void_v<R>, T, R>;
   vector<Out, V::size()> out;
   AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < V::size(); ++i) out.v[i] = Out(f(float(a.v[i])));
+  for (unsigned i = 0; i < V::size(); ++i)
+    out.v[i] = detail::cast<Out>(f(float(a.v[i])));
   return out;
 }
 template <typename R = void, typename V> auto exp2(const V &a) {

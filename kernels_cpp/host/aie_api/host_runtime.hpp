@@ -58,10 +58,16 @@ inline unsigned buffers = 0;
 // aligned_elems (the unaligned forms)
 inline int64_t misaligned_first[7] = {};
 inline unsigned misaligned_count = 0;
+// Conversions to bfloat16 made while the rounding mode was not conv_even (detail::note_bf16):
+// the core rounds them by its mode, the header and the numpy references to nearest even. The
+// first's op (aiedsl/kernels/faults.py's BF16_OPS) and mode (aie::rounding_mode's order).
+inline int64_t bf16_rounding_first[2] = {};
+inline unsigned bf16_rounding_count = 0;
 } // namespace aiedsl_host
 
 extern "C" {
-// The buffers of the next call (first byte, size); clears the misaligned accesses seen.
+// The buffers of the next call (first byte, size); clears the misaligned accesses and the
+// bfloat16 conversions seen.
 __attribute__((visibility("default"))) void aiedsl_buffers(const uint64_t *bases,
                                                            const uint64_t *bytes, unsigned n) {
   using namespace aiedsl_host;
@@ -69,12 +75,20 @@ __attribute__((visibility("default"))) void aiedsl_buffers(const uint64_t *bases
   for (unsigned i = 0; i < buffers; ++i) buffer_base[i] = uintptr_t(bases[i]),
                                          buffer_bytes[i] = bytes[i];
   misaligned_count = 0;
+  bf16_rounding_count = 0;
 }
 // How many misaligned vector accesses the call made; the first's record into first[0..6].
 __attribute__((visibility("default"))) unsigned aiedsl_misaligned(int64_t *first) {
   using namespace aiedsl_host;
   for (unsigned i = 0; i < 7; ++i) first[i] = misaligned_first[i];
   return misaligned_count;
+}
+// How many conversions to bfloat16 the call made under a rounding mode other than conv_even;
+// the first's op and mode into first[0..1].
+__attribute__((visibility("default"))) unsigned aiedsl_bf16_rounding(int64_t *first) {
+  using namespace aiedsl_host;
+  for (unsigned i = 0; i < 2; ++i) first[i] = bf16_rounding_first[i];
+  return bf16_rounding_count;
 }
 }
 

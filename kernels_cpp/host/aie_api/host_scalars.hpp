@@ -36,15 +36,23 @@ inline void event1() {}
 struct bfloat16 {
   uint16_t bits = 0;
   bfloat16() = default;
-  bfloat16(float f) { // round to nearest, ties to even (NaN stays NaN)
+  // A float converted to bfloat16 by the kernel's C++ (a cast, an initialisation, the scalar
+  // arithmetic below): rounds to nearest even, and is noted when the core would round it by a
+  // rounding mode other than conv_even (defined in host_core.hpp, which holds the mode).
+  inline bfloat16(float f);
+  // f rounded to nearest, ties to even (NaN stays NaN): the header's own conversions, which
+  // note what the core would round otherwise where the AIE API does them (detail::note_bf16).
+  static bfloat16 round_even(float f) {
     uint32_t u;
     std::memcpy(&u, &f, 4);
+    bfloat16 b;
     if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) {
-      bits = uint16_t((u >> 16) | 0x40);
-      return;
+      b.bits = uint16_t((u >> 16) | 0x40);
+      return b;
     }
     u += 0x7fffu + ((u >> 16) & 1u);
-    bits = uint16_t(u >> 16);
+    b.bits = uint16_t(u >> 16);
+    return b;
   }
   operator float() const {
     uint32_t u = uint32_t(bits) << 16;
