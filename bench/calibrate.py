@@ -177,7 +177,9 @@ def fit(base: TimingModel, rounds: int = 3, log: bool = True) -> TimingModel:
     return current
 
 
-def _fmt(name: str, value: float) -> str:
+def _fmt(name: str, value: float | str) -> str:
+    if isinstance(value, str):  # a name (measured_on: the device the constants were fitted on)
+        return value
     if name.endswith("bytes_per_s"):
         return f"{value / 1e9:g} GB/s"
     if name.endswith("_s"):

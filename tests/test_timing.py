@@ -198,3 +198,12 @@ def test_a_busy_channel_waiting_on_task_issue_says_so_and_npu2_times_say_they_ar
         "note: npu2's invocation, task and burst-cycle costs are npu1's, assumed (no npu2 "
         "measurement to fit them to): its times are estimates")
     assert not simulate(load_design("designs/gemm_bf16.py")).timing.assumed
+
+
+def test_the_constants_table_prints_every_field(capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/calibrate.py ended in a traceback after the table's ninth row: the model's
+    measured_on is a device name, which the table formatted as a number."""
+    CAL.constants_table(get_target("npu1").timing)
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [line.split()[0] for line in lines] == list(TimingModel.model_fields)
+    assert lines[list(TimingModel.model_fields).index("measured_on")].split()[1] == "npu1"
