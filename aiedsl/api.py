@@ -237,7 +237,7 @@ class Artifacts:
         if check:
             expected = self.handle.expected({n: ins[n] for n in self.handle.inputs})
             checks = compare_outputs(self.design, {n: outputs[n] for n in self.handle.outputs},
-                                     expected, self.handle.inputs,
+                                     expected, {n: ins[n] for n in self.handle.inputs},
                                      nonfinite=self.handle.nonfinite)
         measured = Measured(latencies, warmup, float(session.manifest.get("ops_per_run", 0)))
         return RunResult("npu", why, ins, outputs, checks, measured)

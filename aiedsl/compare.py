@@ -4,7 +4,7 @@ what the simulator, the NPU run and the host kernel tests report as PASS or FAIL
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,10 +25,12 @@ depends on how many roundings an element may carry (``rounds``, from
 :func:`aiedsl.ir.program.rounding`):
 
 * ``"sum"``, a kernel sums into it: a sum rounded to bf16 at every K step may be an ulp of its
-  partial sums off, which near zero is many ulps of the element itself; the partial sums are of
-  the scale of the largest result (both scale with the inputs): atol of the largest
-  |expected|. (A floor of 1 here, once meant for the seeded inputs, passed zeros and transposed
-  products for a GEMM of inputs scaled by 0.01: no absolute number fits every input's scale.)
+  partial sums off, which near zero is many ulps of the element itself. The partial sums are of
+  the size of the largest result, or of the inputs when large terms cancel (a GEMM of
+  ``[X|X]`` by ``[W; -W]`` is zero up to rounding noise): atol of the larger of the largest
+  |expected| and the largest |input| (``scale``). (A floor of 1 here, once meant for the seeded
+  inputs, passed zeros and transposed products for a GEMM of inputs scaled by 0.01: no absolute
+  number fits every input's scale.)
 * ``"chain"``, float kernels in a chain: an intermediate rounding of a value of the output's own
   scale: the same atol;
 * ``"once"``: nothing beyond the smallest normal number (subnormals flush to zero): a single
@@ -106,15 +108,16 @@ _SLICE = 1 << 18
 
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
-            nonfinite: bool = False, rounds: Rounding = "sum",
+            nonfinite: bool = False, rounds: Rounding = "sum", scale: float = 0.0,
             transposed: bool = True) -> OutputCheck:
     """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
 
     ``rounds``: how many roundings an element may carry (see :data:`TOLERANCE`); ``"sum"``, the
     most lenient, when nothing is known. NaN or infinity anywhere fails, unless ``nonfinite``:
     then they must sit where the reference has the same (NaN for NaN, an infinity of the same
-    sign for an infinity). A square FAIL that equals the reference transposed says so in its
-    note (``transposed=False`` does not look).
+    sign for an infinity). ``scale``: the largest |input| of the run, which a sum's absolute
+    tolerance reaches at least (see :data:`TOLERANCE`). A square FAIL that equals the
+    reference transposed says so in its note (``transposed=False`` does not look).
     """
     g_all = got.reshape(-1)
     w_all = np.asarray(want).reshape(-1)
@@ -128,7 +131,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             atol = TINY
             tol = f"tolerance {rtol:g} relative (one rounding per element)"
         else:
-            atol = atol_rel * peak
+            atol = atol_rel * (max(peak, scale) if rounds == "sum" else peak)
             tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
     else:
         rtol, atol = 0.0, 0.0
@@ -169,14 +172,27 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     note = None
     if not passed and got.ndim == 2 and got.shape[0] == got.shape[1] > 1 and transposed and \
             compare(name, got, np.asarray(want).T, dtype, nonfinite=nonfinite, rounds=rounds,
-                    transposed=False).passed:
+                    scale=scale, transposed=False).passed:
         note = ("it equals the reference transposed: rows and columns are swapped on the way "
                 "(a tiles() order, a dims_to_stream, or the reference's own layout)")
     return OutputCheck(name, passed, idx, float(g_all[worst]), float(w_all[worst]), worst_err,
                        tol, note, wrong=wrong, region=region, shape=got.shape)
 
 
-def note_aliases(checks: list[OutputCheck], inputs: Sequence[str]) -> None:
+def largest(arrays: Iterable[np.ndarray]) -> float:
+    """The largest finite magnitude in ``arrays`` (0 for none), a slice at a time."""
+    peak = 0.0
+    for a in arrays:
+        flat = np.asarray(a).reshape(-1)
+        if flat.dtype.kind not in "fiu" and flat.dtype.name != "bfloat16":
+            continue
+        for lo in range(0, flat.size, _SLICE):
+            part = flat[lo:lo + _SLICE].astype(np.float64)
+            peak = max(peak, float(np.max(np.abs(part), where=np.isfinite(part), initial=0)))
+    return peak
+
+
+def note_aliases(checks: list[OutputCheck], inputs: Iterable[str]) -> None:
     """Note, under each FAIL of a tensor the runtime also fills from, that the tensor may race
     itself: a drain can overwrite elements before a fill has read them."""
     for c in checks:
@@ -187,14 +203,16 @@ def note_aliases(checks: list[OutputCheck], inputs: Sequence[str]) -> None:
 
 
 def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
-                    expected: Mapping[str, np.ndarray], inputs: Sequence[str], *,
+                    expected: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray], *,
                     nonfinite: bool = False) -> list[OutputCheck]:
     """Compare every output of design ``d`` with the reference's, each at its dtype's
-    tolerance and as many roundings as its elements may carry, with the note of
-    :func:`note_aliases` under a FAIL of a tensor also among ``inputs`` (what the simulator
-    and a run on the NPU report alike)."""
+    tolerance and as many roundings as its elements may carry (a summing one's reaching the
+    largest of the run's ``inputs``), with the note of :func:`note_aliases` under a FAIL of a
+    tensor also among ``inputs`` (what the simulator and a run on the NPU report alike)."""
+    rounds = {n: rounding(d, n) for n in outputs}
+    scale = largest(inputs.values()) if "sum" in rounds.values() else 0.0
     checks = [compare(n, outputs[n], expected[n], d.tensor(n).type.dtype, nonfinite=nonfinite,
-                      rounds=rounding(d, n)) for n in outputs]
+                      rounds=rounds[n], scale=scale) for n in outputs]
     note_aliases(checks, inputs)
     note_untouched(checks, d)
     return checks

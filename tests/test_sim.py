@@ -665,8 +665,27 @@ def test_each_output_gets_its_own_tolerance_and_a_small_output_no_floor(design_f
     assert not compare("y", np.zeros(8, np.float32), want, "bf16", rounds="sum").passed
     a = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32) * 0.01
     c = a @ a
-    assert compare("C", c * (1 + 1e-6), c, "f32", rounds="sum").passed
-    assert not compare("C", a @ a.T, c, "f32", rounds="sum").passed
+    scale = float(np.abs(a).max())  # what compare_outputs passes: the largest |input|
+    assert compare("C", c * (1 + 1e-6), c, "f32", rounds="sum", scale=scale).passed
+    for wrong in (a @ a.T, np.zeros_like(c), c[::-1], 0.8 * c):
+        assert not compare("C", wrong, c, "f32", rounds="sum", scale=scale).passed
+        assert not compare("C", wrong, c, "bf16", rounds="sum", scale=scale).passed
+
+
+def test_a_sum_of_large_terms_that_cancel_passes(in_root: Path) -> None:
+    """With the floor gone the absolute tolerance followed the result alone: a correct GEMM of
+    [X|X] by [W; -W], zero up to f32 rounding noise, FAILed (a reviewer). It reaches the
+    largest |input| too."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((256, 256)).astype(ml_dtypes.bfloat16)
+    w = rng.standard_normal((256, 256)).astype(ml_dtypes.bfloat16)
+    handle = load_design("designs/gemm_bf16.py", {"M": "256", "K": "512", "N": "256"})
+    result = simulate(handle, {"A": np.concatenate([x, x], axis=1),
+                               "B": np.concatenate([w, -w], axis=0)})
+    assert result.passed, result.checks[0].line()
+    assert float(np.abs(result.outputs["C"]).max()) < 1e-4  # noise, as numpy's own
 
 
 def test_a_fail_on_a_tensor_filled_and_drained_says_it_may_race_itself(design_file) -> None:  # type: ignore[no-untyped-def]

@@ -261,7 +261,7 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     outside a buffer, a write to an input, or a result that depends on the guard bytes (a read
     outside) fails too. A scalar parameter with no value, or a reference that raises, is a
     DesignError naming it."""
-    from aiedsl.compare import compare
+    from aiedsl.compare import compare, largest
     from aiedsl.errors import user_exception
 
     from aiedsl.sim.state import unwritten
@@ -296,11 +296,14 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
                          "buffers (the C++ reads past one: two runs with other bytes around "
                          "them disagree)")
     rounds: Rounding = "sum" if k.sums else "once"
-    checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype, rounds=rounds)
+    scale = largest(args_ref[i] for i, a in enumerate(k.args)
+                    if a.kind == "buffer" and a.access == "in") if k.sums else 0.0
+    checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype, rounds=rounds,
+                      scale=scale)
               for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
     if k.cascade_out is not None:
         checks.append(compare(f"{k.symbol}.cascade_out", results[-1], args_ref[-1],
-                              k.cascade_out.dtype, rounds=rounds))
+                              k.cascade_out.dtype, rounds=rounds, scale=scale))
     return KernelTest(k.symbol, not lines and all(c.passed for c in checks),
                       lines + [c.line() for c in checks])
 

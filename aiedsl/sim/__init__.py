@@ -231,6 +231,6 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     if check:
         watch("check", m)
         expected = handle.expected({n: ins[n] for n in handle.inputs})
-        checks = compare_outputs(placed, outputs, expected, handle.inputs,
-                                 nonfinite=handle.nonfinite)
+        checks = compare_outputs(placed, outputs, expected,
+                                 {n: ins[n] for n in handle.inputs}, nonfinite=handle.nonfinite)
     return SimResult(ins, outputs, checks, tm, m)

@@ -11,20 +11,23 @@ object, a line per function emitted::
 (the source file, then ``:line`` when there is debug information, then the function's name,
 mangled unless ``extern "C"``, its frame in bytes and ``static`` or ``dynamic``). The kernel's
 ``extern "C"`` entry calls the C++ function its declaration names (``entry=``); that call is
-usually inlined, and when it is not, the function is in the file under its mangled name. A
-kernel needs at least its entry's frame plus, when that function was emitted apart, the
-smallest frame of a function by that name: a lower bound (the core's own code, which aiecc
-compiles, and deeper calls add to it), so a kernel over its core's stack is certainly over.
+usually inlined, and the function may be listed under its mangled name all the same (an
+external function is emitted whether or not its one call was inlined), so the file cannot say
+whether the two frames stack. A kernel needs at least the larger of its entry's frame and the
+smallest frame of a function by the entry's name: a lower bound (the core's own code, which
+aiecc compiles, and deeper calls add to it), so a kernel over its core's stack is certainly
+over.
 
 >>> parse_su("kernels/k.cc:k\\t8224\\tstatic\\n")
 {'k': 8224}
 >>> mangled_name("_ZN2ns11passthroughIiLi1024EEvPT_S1_")
 'passthrough'
+>>> mangled_name("_ZN2ns6KernelIiE3runEPi"), mangled_name("_ZL4workPKiPi")
+('run', 'work')
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from aiedsl.errors import ToolchainError
@@ -49,30 +52,79 @@ def parse_su(text: str) -> dict[str, int]:
 
 def mangled_name(symbol: str) -> str | None:
     """The unqualified name of the function an Itanium-mangled ``symbol`` names (the last
-    source name of its nested name), or None when it is not one aiedsl reads."""
+    source name of its nested name, template arguments skipped), or None when it is not one
+    aiedsl reads."""
     if not symbol.startswith("_Z"):
         return None
     i, last = 2, None
-    if symbol[i:i + 1] == "N":
+    nested = symbol[i:i + 1] == "N"
+    if nested:
         i += 1
-        while i < len(symbol) and symbol[i] in "rVKL":
+        while i < len(symbol) and symbol[i] in "rVK":  # the member function's qualifiers
             i += 1
-    while i < len(symbol) and symbol[i].isdigit():
-        j = i
-        while j < len(symbol) and symbol[j].isdigit():
-            j += 1
-        n = int(symbol[i:j])
-        last = symbol[j:j + n]
-        i = j + n
-        if len(last) < n:
+    while i < len(symbol):
+        if symbol[i] == "L":  # internal linkage: a static function
+            i += 1
+        if not symbol[i:i + 1].isdigit():
+            break
+        name, i = _source_name(symbol, i)
+        if name is None:
             return None
+        last = name
+        if symbol[i:i + 1] == "I":  # template arguments: skipped, a nested name may go on
+            i = _skip_arguments(symbol, i)
+            if i < 0:
+                return None
+        if not nested:
+            break
     return last
+
+
+def _source_name(symbol: str, i: int) -> tuple[str | None, int]:
+    """The ``<length><name>`` at ``i``, and where it ends."""
+    j = i
+    while j < len(symbol) and symbol[j].isdigit():
+        j += 1
+    n = int(symbol[i:j])
+    name = symbol[j:j + n]
+    return (name if len(name) == n else None), j + n
+
+
+def _skip_arguments(symbol: str, i: int) -> int:
+    """Where the template arguments opening at ``i`` (``I ... E``) end; -1 if they do not."""
+    opened: list[str] = []  # the parts an E closes, innermost last
+    while i < len(symbol):
+        c = symbol[i]
+        if c.isdigit():
+            if opened and opened[-1] == "L":  # a literal's value (Li1024E): a number
+                while i < len(symbol) and symbol[i].isdigit():
+                    i += 1
+                continue
+            name, i = _source_name(symbol, i)  # a name: skipped whole (it may hold an E)
+            if name is None:
+                return -1
+            continue
+        if c in "ILXN":
+            opened.append(c)
+        elif c == "E":
+            if not opened:
+                return -1
+            opened.pop()
+            if not opened:
+                return i + 1
+        i += 1
+    return -1
 
 
 def entry_function(k: Kernel) -> str:
     """The unqualified name of the C++ function kernel ``k``'s entry calls
-    (``ns::matmul<64, 64>`` -> ``matmul``)."""
-    return re.split(r"[<(\s]", k.entry, maxsplit=1)[0].rsplit("::", 1)[-1]
+    (``ns::matmul<64, 64>`` -> ``matmul``, ``Kernel<int>::run`` -> ``run``)."""
+    plain, depth = [], 0
+    for c in k.entry.split("(", 1)[0]:  # template arguments dropped, nested ones too
+        depth += (c == "<") - (c == ">")
+        if depth == 0 and c not in "<>":
+            plain.append(c)
+    return "".join(plain).strip().rsplit("::", 1)[-1].strip()
 
 
 def kernel_frame(k: Kernel, frames: dict[str, int]) -> int | None:
@@ -84,7 +136,7 @@ def kernel_frame(k: Kernel, frames: dict[str, int]) -> int | None:
     callee = entry_function(k)
     apart = [size for name, size in frames.items()
              if name != k.symbol and mangled_name(name) == callee]
-    return own + (min(apart) if apart else 0)
+    return max(own, min(apart)) if apart else own
 
 
 def kernel_frames(d: Design, out: Path) -> dict[str, int]:
@@ -118,8 +170,9 @@ def stack_overflow(d: Design, frames: dict[str, int]) -> ToolchainError | None:
                 limit=f"{core.stack:,} bytes of stack on {core.name} (its herd's stack=, "
                 "mlir-aie's stack_size; nothing on the core checks it: a kernel past it writes "
                 "over the buffers beyond)",
-                found=f"{need:,} bytes: its frame as Peano compiled it ({call.kernel}{SUFFIX}, "
-                "from -fstack-usage), before what the core's own code needs",
+                found=f"{need:,} bytes: its largest frame as Peano compiled it "
+                f"({call.kernel}{SUFFIX}, from -fstack-usage), before what the core's own code "
+                "and deeper calls need",
                 notes=[f"{core.name}'s herd: {core.loc.file}:{core.loc.line}"],
                 fix=f"give the herd more stack, e.g. @herd(..., stack={suggest}) (it comes "
                 "out of the core's data memory), or keep the kernel's large local arrays "
