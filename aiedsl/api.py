@@ -16,8 +16,8 @@ Run from the project's folder (``tests/test_api.py`` runs it as written):
 (True, 'sim', (256, 512))
 >>> round(result.timing.seconds, 6), round(result.timing.gops, 1), result.timing.bottleneck.kind
 (0.000274, 489.8, 'dma')
->>> result.checks[0].worst_index, result.checks[0].error
-((171, 168), 4.76837158203125e-06)
+>>> result.checks[0].line()[:20]    # the worst element depends on numpy's BLAS
+'PASS C: worst elemen'
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from typing import Any, List, Optional, Sequence
 import typer
 
 from aiedsl.cli_common import (
-    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, say,
+    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, say, tell,
 )
 from aiedsl.kernel_cli import kernel_app
 from aiedsl.version import __version__
@@ -303,7 +303,7 @@ def sim(
     from aiedsl.api import build as build_design
 
     handle = load(design, define, device, name)
-    _check_stats(stats, handle.name)
+    _check_stats(stats, handle.name, trace)
     art = build_design(handle, write=False)
     start = time.perf_counter()
     result = _watched_run(art, target="sim", seed=seed, trace=trace,
@@ -343,7 +343,7 @@ def run_(
         from aiedsl.sim.stats import check_trace
 
         check_trace(trace, handle.name)  # before building: a refused trace writes nothing
-    _check_stats(stats, handle.name)
+    _check_stats(stats, handle.name, trace)
     art = build_design(handle, output=output)
     say(f"built {art.path}/")
     start = time.perf_counter()
@@ -355,12 +355,18 @@ def run_(
     _report(result, trace if result.target == "sim" else None, stats, handle, seed)
 
 
-def _check_stats(stats: Optional[str], design: str) -> None:
-    """Refuse a ``--stats`` path before the run, as ``--trace`` is."""
-    if stats:
-        from aiedsl.run_stats import check_stats
+def _check_stats(stats: Optional[str], design: str, trace: Optional[str]) -> None:
+    """Refuse a ``--stats`` path before the run, as ``--trace`` is, and one that is the
+    trace's too (the second writer found the first's file not its own, after the run)."""
+    if not stats:
+        return
+    from aiedsl.errors import DesignError
+    from aiedsl.run_stats import check_stats
 
-        check_stats(stats, design)
+    if trace and os.path.realpath(stats) == os.path.realpath(trace):
+        raise DesignError("output file", f"--stats and --trace both name {stats}",
+                          fix=f"give each its own file, e.g. --stats {design}.stats.json")
+    check_stats(stats, design)
 
 
 def _report(result: Any, trace: Optional[str], stats: Optional[str], handle: Any,
@@ -408,7 +414,7 @@ def _usage_error(e: Any) -> int:
     lines = [f"error: {e.format_message()}"]
     if ctx is not None:
         lines += [ctx.get_usage(), f"Try '{ctx.command_path} -h' for help."]
-    sys.stderr.write("\n".join(lines) + "\n")
+    tell("\n".join(lines) + "\n")
     return int(e.exit_code)
 
 
@@ -486,7 +492,7 @@ def main(argv: Optional[List[str]] = None) -> None:
 
             if not isinstance(e, DesignError) or os.environ.get("AIEDSL_TRACEBACK") == "1":
                 raise
-            sys.stderr.write(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
+            tell(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
             sys.exit(getattr(e, "exit_code", 2))
         if code == _INTERRUPTED:
             # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False
@@ -511,7 +517,7 @@ def run() -> None:
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if not isinstance(e.code, (int, type(None))):
-            sys.stderr.write(f"{e.code}\n")
+            tell(f"{e.code}\n")
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # the reader left before the last lines: the result still counts

@@ -43,6 +43,16 @@ def say(text: str = "") -> None:
         reader_gone()
 
 
+def tell(text: str) -> None:
+    """Write ``text`` to standard error; a reader that has gone (``2>&1 | head``) changes
+    nothing, least of all the exit code the message comes with."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except OSError:
+        pass
+
+
 def reader_gone() -> None:
     """Point standard output at the null device: its reader closed the pipe."""
     import os

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import re
-import runpy
-import threading
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,27 @@ from aiedsl.lang.design import DesignHandle
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
-_RUNPY = threading.RLock()
-"""Held while a design file runs: runpy swaps ``sys.argv[0]`` and
-``sys.modules['__aiedsl_design__']`` for the run and puts back what it found, so two loads
-interleaved on two threads left the first one's path and module behind for good. Reentrant:
-a design file may load another."""
+_LOADS = itertools.count()
+"""Numbers each load's module name: loads on several threads (or a design file loading
+another) never share one."""
+
+
+def _exec_file(path: Path) -> dict[str, Any]:
+    """Run the Python file at ``path`` as a module of its own, as ``runpy.run_path`` does, and
+    return its globals; but under a module name of this load alone, and leaving ``sys.argv``
+    be: runpy swaps ``sys.argv[0]`` and ``sys.modules[run_name]`` and puts back what it found,
+    so two loads interleaved on two threads left the first one's path and module behind for
+    good (a lock around it then hung a design file that loads designs on other threads)."""
+    code = compile(path.read_bytes(), str(path), "exec")  # bytes: its coding cookie is read
+    name = f"__aiedsl_design_{next(_LOADS)}__"
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    sys.modules[name] = module  # while it runs: dataclasses and pickle look their module up
+    try:
+        exec(code, module.__dict__)
+    finally:
+        sys.modules.pop(name, None)
+    return dict(module.__dict__)
 
 
 def parse_defines(pairs: list[str]) -> dict[str, str]:
@@ -38,8 +55,8 @@ def parse_defines(pairs: list[str]) -> dict[str, str]:
 def _run(path: Path, shown: str, ctx: LoadContext) -> dict[str, Any]:
     """Execute the design file; anything it raises becomes a DesignError at the user's line."""
     try:
-        with _RUNPY, loading(ctx):
-            return runpy.run_path(str(path), run_name="__aiedsl_design__")
+        with loading(ctx):
+            return _exec_file(path)
     except DesignError:
         raise
     except SyntaxError as e:

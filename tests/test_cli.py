@@ -409,6 +409,26 @@ def test_stats_are_strict_json_of_what_sim_prints(tmp_path: Path) -> None:
         f"  fix: choose another file with --stats, or move {mine} away\n")
 
 
+def test_an_error_to_a_reader_that_left_keeps_its_exit_code(tmp_path: Path) -> None:
+    """`aiedsl check missing.py 2>&1 | true` exited 1 (a FAIL's code) for a design error: the
+    broken pipe was met writing the message to standard error (a reviewer)."""
+    proc = subprocess.Popen([sys.executable, "-m", "aiedsl", "check", "missing.py"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    proc.stdout.close()
+    assert proc.wait() == 2
+
+
+def test_stats_and_trace_naming_one_file_are_refused_before_the_run(tmp_path: Path) -> None:
+    """The trace was written, then --stats refused it as not its own, after the run."""
+    same = tmp_path / "x.json"
+    r = aiedsl("sim", "designs/passthrough.py", "--trace", str(same), "--stats", str(same))
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (f"error [output file]: --stats and --trace both name {same}\n"
+                        "  fix: give each its own file, e.g. --stats passthrough.stats.json\n")
+    assert not same.exists()
+
+
 def test_stats_of_a_fail_say_where_and_keep_non_finite_values_strict() -> None:
     from aiedsl.compare import compare
     from aiedsl.run_stats import _output

@@ -27,6 +27,7 @@ from aiedsl.sim.stats import significant
 
 DesignFile = Callable[..., Path]
 
+PASSTHROUGH = Path(__file__).resolve().parents[1] / "designs" / "passthrough.py"
 HERE = "tests/test_library_use.py"  # as display_path shows it from the project root (in_root)
 
 
@@ -123,8 +124,8 @@ def test_loads_from_two_threads_leave_argv_and_modules_as_they_were(
         design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
     """runpy swaps sys.argv[0] and sys.modules['__aiedsl_design__'] while a file runs and puts
     back what it found: a load that began while another ran, and ended after it, put back the
-    other's path and module for good. The files below meet in that order when nothing keeps
-    them apart; one at a time, a.py's wait for b.py gives up (the only time anything waits)."""
+    other's path and module for good. The files below meet in that order (a.py starts, b.py
+    starts, a.py ends, b.py ends); each load now has a module of its own and leaves argv be."""
     sync = types.ModuleType("library_use_sync")
     sync.a_in, sync.b_in, sync.a_out = (threading.Event() for _ in range(3))  # type: ignore
     monkeypatch.setitem(sys.modules, "library_use_sync", sync)
@@ -132,7 +133,7 @@ def test_loads_from_two_threads_leave_argv_and_modules_as_they_were(
                     + textwrap.dedent(TWO_FIFOS), name="a.py")
     b = design_file("import library_use_sync as s\ns.b_in.set()\ns.a_out.wait(10)\n"
                     + textwrap.dedent(TWO_FIFOS), name="b.py")
-    argv0, had_module = sys.argv[0], "__aiedsl_design__" in sys.modules
+    argv0, modules = sys.argv[0], set(sys.modules)
     errors: list[BaseException] = []
 
     def load(path: Path) -> None:
@@ -151,7 +152,20 @@ def test_loads_from_two_threads_leave_argv_and_modules_as_they_were(
     second.join()
     assert errors == []
     assert sys.argv[0] == argv0
-    assert ("__aiedsl_design__" in sys.modules) == had_module
+    assert set(sys.modules) - modules == set()  # no design's module left behind
+    assert sync.b_in.is_set()  # type: ignore[attr-defined]  (they did meet: no lock)
+
+
+def test_a_design_file_may_load_designs_on_other_threads(design_file: DesignFile) -> None:
+    """A lock around the loads (the first fix of the above) hung this: the outer load held it
+    while its threads waited for it (a reviewer)."""
+    outer = design_file(f"""
+from concurrent.futures import ThreadPoolExecutor
+from aiedsl.loader import load_design
+with ThreadPoolExecutor(2) as pool:
+    loaded = list(pool.map(load_design, [{str(PASSTHROUGH)!r}] * 2))
+""" + textwrap.dedent(TWO_FIFOS), name="outer.py")
+    assert load_design(outer).name
 
 
 # -- errors through pickle and copy -----------------------------------------------------------
