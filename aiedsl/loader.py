@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import re
 import sys
 import types
@@ -17,26 +16,28 @@ from aiedsl.lang.design import DesignHandle
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
-_LOADS = itertools.count()
-"""Numbers each load's module name: loads on several threads (or a design file loading
-another) never share one."""
+MODULE = "__aiedsl_design__"
+"""The module name a design file runs under (a kernel reference's name in ``design.json`` says
+it: the same for every load, so the same design gives the same bytes)."""
 
 
 def _exec_file(path: Path) -> dict[str, Any]:
     """Run the Python file at ``path`` as a module of its own, as ``runpy.run_path`` does, and
-    return its globals; but under a module name of this load alone, and leaving ``sys.argv``
-    be: runpy swaps ``sys.argv[0]`` and ``sys.modules[run_name]`` and puts back what it found,
-    so two loads interleaved on two threads left the first one's path and module behind for
-    good (a lock around it then hung a design file that loads designs on other threads)."""
-    code = compile(path.read_bytes(), str(path), "exec")  # bytes: its coding cookie is read
-    name = f"__aiedsl_design_{next(_LOADS)}__"
-    module = types.ModuleType(name)
+    return its globals; but leaving ``sys.argv`` be, and taking out of ``sys.modules`` only its
+    own module: runpy swaps ``sys.argv[0]`` and ``sys.modules[run_name]`` and puts back what it
+    found, so two loads interleaved on two threads left the first one's path and module behind
+    for good (a lock around it then hung a design file that loads designs on other threads)."""
+    # bytes: its coding cookie is read; dont_inherit: this module's own `from __future__`
+    # imports must not change how the design file's annotations are read
+    code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    module = types.ModuleType(MODULE)
     module.__file__ = str(path)
-    sys.modules[name] = module  # while it runs: dataclasses and pickle look their module up
+    sys.modules[MODULE] = module  # while it runs: dataclasses and pickle look their module up
     try:
         exec(code, module.__dict__)
     finally:
-        sys.modules.pop(name, None)
+        if sys.modules.get(MODULE) is module:  # a load on another thread may have its own there
+            del sys.modules[MODULE]
     return dict(module.__dict__)
 
 
