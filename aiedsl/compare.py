@@ -186,9 +186,10 @@ def largest(arrays: Iterable[np.ndarray]) -> float:
         flat = np.asarray(a).reshape(-1)
         if flat.dtype.kind not in "fiu" and flat.dtype.name != "bfloat16":
             continue
+        wide = np.float64 if flat.dtype == np.float64 else np.float32  # a scale: f32 will do
         for lo in range(0, flat.size, _SLICE):
-            part = flat[lo:lo + _SLICE].astype(np.float64)
-            peak = max(peak, float(np.max(np.abs(part), where=np.isfinite(part), initial=0)))
+            part = np.abs(flat[lo:lo + _SLICE].astype(wide))
+            peak = max(peak, float(np.max(part, where=np.isfinite(part), initial=0)))
     return peak
 
 
