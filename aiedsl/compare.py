@@ -25,12 +25,15 @@ depends on how many roundings an element may carry (``rounds``, from
 :func:`aiedsl.ir.program.rounding`):
 
 * ``"sum"``, a kernel sums into it: a sum rounded to bf16 at every K step may be an ulp of its
-  partial sums off, which near zero is many ulps of the element itself. The partial sums are of
-  the size of the largest result, or of the inputs when large terms cancel (a GEMM of
-  ``[X|X]`` by ``[W; -W]`` is zero up to rounding noise): atol of the larger of the largest
-  |expected| and the largest |input| (``scale``). (A floor of 1 here, once meant for the seeded
-  inputs, passed zeros and transposed products for a GEMM of inputs scaled by 0.01: no absolute
-  number fits every input's scale.)
+  partial sums off, which near zero is many ulps of the element itself. The partial sums are
+  of the size of the largest result (both scale with the inputs): atol of the largest
+  |expected|. (A floor of 1 here, once meant for the seeded inputs, passed zeros and transposed
+  products for a GEMM of inputs scaled by 0.01; a floor of the largest |input| passed half of C
+  for inputs scaled by 0.002, as a product's result scales with the square of its inputs: no
+  floor fits every design.) Where large terms cancel (a GEMM of ``[X|X]`` by ``[W; -W]`` is
+  rounding noise), the partial sums are far larger than the result and a correct run can FAIL;
+  its note then says that every error is within the rounding of terms of the inputs' size
+  (``scale``, the largest |input|).
 * ``"chain"``, float kernels in a chain: an intermediate rounding of a value of the output's own
   scale: the same atol;
 * ``"once"``: nothing beyond the smallest normal number (subnormals flush to zero): a single
@@ -109,15 +112,17 @@ _SLICE = 1 << 18
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             nonfinite: bool = False, rounds: Rounding = "sum", scale: float = 0.0,
-            transposed: bool = True) -> OutputCheck:
+            transposed: bool = True, floor: float = 0.0) -> OutputCheck:
     """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
 
     ``rounds``: how many roundings an element may carry (see :data:`TOLERANCE`); ``"sum"``, the
     most lenient, when nothing is known. NaN or infinity anywhere fails, unless ``nonfinite``:
     then they must sit where the reference has the same (NaN for NaN, an infinity of the same
-    sign for an infinity). ``scale``: the largest |input| of the run, which a sum's absolute
-    tolerance reaches at least (see :data:`TOLERANCE`). A square FAIL that equals the
-    reference transposed says so in its note (``transposed=False`` does not look).
+    sign for an infinity). ``scale``: the largest |input| of the run: a FAIL of a sum whose
+    every error is within the rounding of terms that size says so in its note (see
+    :data:`TOLERANCE`); ``floor`` is the least value the absolute tolerance is a fraction of.
+    A square FAIL that equals the reference transposed says so in its note
+    (``transposed=False`` does not look).
     """
     g_all = got.reshape(-1)
     w_all = np.asarray(want).reshape(-1)
@@ -131,7 +136,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             atol = TINY
             tol = f"tolerance {rtol:g} relative (one rounding per element)"
         else:
-            atol = atol_rel * (max(peak, scale) if rounds == "sum" else peak)
+            atol = atol_rel * max(peak, floor)
             tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
     else:
         rtol, atol = 0.0, 0.0
@@ -172,9 +177,16 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     note = None
     if not passed and got.ndim == 2 and got.shape[0] == got.shape[1] > 1 and transposed and \
             compare(name, got, np.asarray(want).T, dtype, nonfinite=nonfinite, rounds=rounds,
-                    scale=scale, transposed=False).passed:
+                    transposed=False).passed:
         note = ("it equals the reference transposed: rows and columns are swapped on the way "
                 "(a tiles() order, a dims_to_stream, or the reference's own layout)")
+    elif not passed and rounds == "sum" and dtype in TOLERANCE and transposed and \
+            scale > peak and compare(name, got, want, dtype, nonfinite=nonfinite,
+                                     rounds=rounds, transposed=False, floor=scale).passed:
+        note = (f"every error is within the rounding of terms the size of the largest |input| "
+                f"({scale:.3g}), which is larger than any result here ({peak:.3g}): if large "
+                f"terms cancel in '{name}', its values are rounding noise, which this check "
+                "does not allow for")
     return OutputCheck(name, passed, idx, float(g_all[worst]), float(w_all[worst]), worst_err,
                        tol, note, wrong=wrong, region=region, shape=got.shape)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import types
@@ -10,34 +11,36 @@ from typing import Any
 
 from aiedsl.errors import DesignError, display_path, raised_by_user, user_exception, user_line
 from aiedsl.ir import Loc
-from aiedsl.lang.context import LoadContext, loading
+from aiedsl.lang.context import DESIGN_MODULE, LoadContext, loading
 from aiedsl.lang.design import DesignHandle
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
-MODULE = "__aiedsl_design__"
-"""The module name a design file runs under (a kernel reference's name in ``design.json`` says
-it: the same for every load, so the same design gives the same bytes)."""
+_LOADS = itertools.count()
+"""Numbers each load's module: ``__aiedsl_design_<n>__``."""
 
 
 def _exec_file(path: Path) -> dict[str, Any]:
     """Run the Python file at ``path`` as a module of its own, as ``runpy.run_path`` does, and
-    return its globals; but leaving ``sys.argv`` be, and taking out of ``sys.modules`` only its
-    own module: runpy swaps ``sys.argv[0]`` and ``sys.modules[run_name]`` and puts back what it
-    found, so two loads interleaved on two threads left the first one's path and module behind
-    for good (a lock around it then hung a design file that loads designs on other threads)."""
+    return its globals; but under a module name of this load alone
+    (:data:`~aiedsl.lang.context.DESIGN_MODULE` with a number, which output writes without),
+    and leaving ``sys.argv`` be: runpy swaps ``sys.argv[0]`` and ``sys.modules[run_name]`` and
+    puts back what it found, so two loads interleaved on two threads left the first one's path
+    and module behind for good (a lock around it then hung a design file that loads designs on
+    other threads), and one shared name left an outer design file's module out of
+    ``sys.modules`` once an inner load ended (its dataclasses then failed)."""
     # bytes: its coding cookie is read; dont_inherit: this module's own `from __future__`
     # imports must not change how the design file's annotations are read
     code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
-    module = types.ModuleType(MODULE)
+    name = f"{DESIGN_MODULE[:-2]}_{next(_LOADS)}__"
+    module = types.ModuleType(name)
     module.__file__ = str(path)
-    sys.modules[MODULE] = module  # while it runs: dataclasses and pickle look their module up
+    sys.modules[name] = module  # while it runs: dataclasses and pickle look their module up
     try:
         exec(code, module.__dict__)
     finally:
-        if sys.modules.get(MODULE) is module:  # a load on another thread may have its own there
-            del sys.modules[MODULE]
+        del sys.modules[name]
     return dict(module.__dict__)
 
 

@@ -156,6 +156,55 @@ def test_loads_from_two_threads_leave_argv_and_modules_as_they_were(
     assert sync.b_in.is_set()  # type: ignore[attr-defined]  (they did meet: no lock)
 
 
+def test_a_design_file_that_loaded_another_still_defines_dataclasses(
+        design_file: DesignFile) -> None:
+    """One module name for every load: the inner load's end took the outer design's module out
+    of sys.modules, and a dataclass with string annotations defined after it failed (a
+    reviewer). Each load has a name of its own; what aiedsl writes says __aiedsl_design__."""
+    outer = design_file(f"""from __future__ import annotations
+import dataclasses
+from aiedsl.loader import load_design
+inner = load_design({str(PASSTHROUGH)!r}).name
+@dataclasses.dataclass
+class Cfg:
+    n: int = 64
+""" + textwrap.dedent(TWO_FIFOS), name="outer.py")
+    assert load_design(outer).name == "d"
+
+
+def test_a_kernel_reference_defined_in_the_design_reads_the_same_from_every_load(
+        design_file: DesignFile) -> None:
+    """Each load runs under a name of its own; design.json names the design's module as one."""
+    path = design_file("""
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import buffer, declare
+
+def copy_ref(src, dst):
+    dst[...] = src
+
+@design(device="npu1_1col")
+def d(X: Tensor[64, i32], Y: Tensor[64, i32]):
+    k = declare("copy_i32_64", source="passthrough.cc", entry="passthrough<int32_t, 64>",
+                args=[buffer("src", Tensor[64, i32]), buffer("dst", Tensor[64, i32], "out")],
+                reference=copy_ref, cycles=20, cost="-")
+    a = fifo(Tensor[64, i32], name="a")
+    b = fifo(Tensor[64, i32], name="b")
+
+    @herd()
+    def core():
+        with a.consume() as s, b.produce() as t:
+            k(s, t)
+
+    with runtime() as rt:
+        rt.fill(a, X)
+        rt.drain(b, Y)
+""")
+    first, second = load_design(path).ir, load_design(path).ir
+    assert first.kernels[0].reference == "__aiedsl_design__:copy_ref"
+    assert first.model_dump_json() == second.model_dump_json()
+
+
 def test_a_design_file_may_load_designs_on_other_threads(design_file: DesignFile) -> None:
     """A lock around the loads (the first fix of the above) hung this: the outer load held it
     while its threads waited for it (a reviewer)."""

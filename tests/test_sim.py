@@ -672,10 +672,11 @@ def test_each_output_gets_its_own_tolerance_and_a_small_output_no_floor(design_f
         assert not compare("C", wrong, c, "bf16", rounds="sum", scale=scale).passed
 
 
-def test_a_sum_of_large_terms_that_cancel_passes(in_root: Path) -> None:
-    """With the floor gone the absolute tolerance followed the result alone: a correct GEMM of
-    [X|X] by [W; -W], zero up to f32 rounding noise, FAILed (a reviewer). It reaches the
-    largest |input| too."""
+def test_a_sum_of_large_terms_that_cancel_says_so(in_root: Path) -> None:
+    """With the floor gone a correct GEMM of [X|X] by [W; -W], zero up to f32 rounding noise,
+    FAILed with nothing said (a reviewer). A floor of the largest |input| let half of C pass for
+    inputs scaled by 0.002 (the next reviewer): a product's result scales with the square of
+    its inputs. It still FAILs, and says why."""
     import ml_dtypes
 
     rng = np.random.default_rng(1)
@@ -684,8 +685,19 @@ def test_a_sum_of_large_terms_that_cancel_passes(in_root: Path) -> None:
     handle = load_design("designs/gemm_bf16.py", {"M": "256", "K": "512", "N": "256"})
     result = simulate(handle, {"A": np.concatenate([x, x], axis=1),
                                "B": np.concatenate([w, -w], axis=0)})
-    assert result.passed, result.checks[0].line()
     assert float(np.abs(result.outputs["C"]).max()) < 1e-4  # noise, as numpy's own
+    check = result.checks[0]
+    assert not check.passed and check.note is not None
+    assert check.note.startswith("every error is within the rounding of terms the size of the "
+                                 "largest |input| (4.41), which is larger than any result here")
+    assert check.note.endswith("if large terms cancel in 'C', its values are rounding noise, "
+                               "which this check does not allow for")
+    # and the second reviewer's case: C scaled by 0.5 for inputs scaled by 0.002 fails, no note
+    a = (rng.standard_normal((256, 64)) * 2e-3).astype(np.float32)
+    c = a @ a.T
+    from aiedsl.compare import compare
+    half = compare("C", 0.5 * c, c, "bf16", rounds="sum", scale=float(np.abs(a).max()))
+    assert not half.passed and half.note is None
 
 
 def test_a_fail_on_a_tensor_filled_and_drained_says_it_may_race_itself(design_file) -> None:  # type: ignore[no-untyped-def]

@@ -700,6 +700,8 @@ def test_stack_usage_files_are_read_as_clang_writes_them() -> None:
     assert mangled_name("_ZN2nsL4workEPi") == "work"
     assert mangled_name("_ZN2ns6KernelIiE3runEPi") == "run"  # after a class's arguments
     assert mangled_name("_ZN2ns6KernelILin3EE3runEPi") == "run"  # a negative literal
+    assert mangled_name("_Z4tileIL6Layout1EEvPi") == "tile"  # an enum's literal (a reviewer)
+    assert mangled_name("_Z4tileIL2XL1EEvPi") == "tile"
     assert mangled_name("_Z4zerofPf") == "zero"
     assert mangled_name("_Z99short") is None
     assert mangled_name("passthrough_i32_1024") is None

@@ -27,7 +27,7 @@ from aiedsl.errors import DesignError, caller_loc, check_callable
 from aiedsl.ir import Kernel as KernelIR
 from aiedsl.ir import KernelArg, TensorType
 from aiedsl.kernels.reference import run_checked
-from aiedsl.lang.context import current_design
+from aiedsl.lang.context import current_design, design_module
 from aiedsl.lang.core import _number, call_kernel
 from aiedsl.lang.names import (check_argument, check_entry, check_line, check_name,
                                check_source, check_symbol)
@@ -307,7 +307,7 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
     scalars = {a.name for a in args if a.kind == "scalar"}  # as KernelIR.reference_params
     check_callable(reference, len(args) + n_cascade, f"the reference of kernel '{symbol}'", loc,
                    keywords={k: v for k, v in params.items() if k not in scalars})
-    ref = f"{reference.__module__}:{reference.__qualname__}"
+    ref = f"{design_module(reference.__module__)}:{reference.__qualname__}"
     ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, entry=entry,
                   args=tuple(args), params=params, reference=ref, cycles=cycles or 0, ops=ops,
                   cost=cost, cascade_in=cascade_in, cascade_out=cascade_out, loc=loc,

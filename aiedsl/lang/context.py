@@ -35,6 +35,21 @@ class LoadContext:
     ``define`` (None: any may)."""
 
 
+DESIGN_MODULE = "__aiedsl_design__"
+"""The module name design files run under, as what aiedsl writes names it (a kernel
+reference's name in ``design.json``): each load runs under a name of its own,
+``__aiedsl_design_<n>__`` (:func:`aiedsl.loader.load_design`), so that loads on several
+threads, or one design file loading another, never share a ``sys.modules`` entry."""
+
+
+def design_module(name: str) -> str:
+    """Module ``name`` as output names it: one load's module as :data:`DESIGN_MODULE`, so the
+    same design gives the same bytes whichever load it came from."""
+    if name.startswith(DESIGN_MODULE[:-2] + "_") and name.endswith("__"):
+        return DESIGN_MODULE
+    return name
+
+
 _LOAD: ContextVar[LoadContext | None] = ContextVar("aiedsl_load", default=None)
 _DESIGN: ContextVar[DesignTrace | None] = ContextVar("aiedsl_design", default=None)
 _CORE: ContextVar[CoreTrace | None] = ContextVar("aiedsl_core", default=None)

@@ -93,8 +93,16 @@ def _source_name(symbol: str, i: int) -> tuple[str | None, int]:
 def _skip_arguments(symbol: str, i: int) -> int:
     """Where the template arguments opening at ``i`` (``I ... E``) end; -1 if they do not."""
     opened: list[str] = []  # the parts an E closes, innermost last
+    typed = True  # False right after a literal's L: its type comes first
     while i < len(symbol):
         c = symbol[i]
+        if not typed:
+            typed = True
+            if c.isdigit():  # a named type (an enum: L6Layout1E), skipped whole
+                _, i = _source_name(symbol, i)
+            else:  # a builtin's letter (Li64E)
+                i += 1
+            continue
         if c.isdigit():
             if opened and opened[-1] == "L":  # a literal's value (Li1024E): a number
                 while i < len(symbol) and symbol[i].isdigit():
@@ -106,6 +114,7 @@ def _skip_arguments(symbol: str, i: int) -> int:
             continue
         if c in "ILXN":
             opened.append(c)
+            typed = c != "L"
         elif c == "E":
             if not opened:
                 return -1
