@@ -95,7 +95,7 @@ def assigned_name(call: str) -> str | None:
 
     filename = frame.f_code.co_filename
     # linecache serves a file's text as first read: a design file edited and loaded again in
-    # the same process would be named after its old lines (runpy runs the new ones)
+    # the same process would be named after its old lines (the loader runs the new ones)
     linecache.checkcache(filename)
     line = linecache.getline(filename, frame.f_lineno)
     m = _ASSIGNED.match(line)
