@@ -28,12 +28,17 @@ def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
     """Raise the DesignError :func:`write_file` would raise before writing ``path``, so that a
     command refuses it before its long work (a simulation) rather than after.
 
-    Refused: a folder (or a path ending in ``/``: ``example`` is the file name the fix suggests
-    in it), a file aiedsl did not write (``ours`` is given its first 4 KB), and a path whose
+    Refused: ``-`` (taken by most tools for standard output, it would be a file of that name), a
+    folder (or a path ending in ``/``: ``example`` is the file name the fix suggests in it), a
+    file aiedsl did not write (``ours`` is given its first 4 KB), and a path whose
     folder is a file or, as far as ``os.access`` tells, not writable.
     """
     shown = Path(path)
     real = Path(os.path.realpath(shown))
+    if str(path) == "-":  # the usual spelling of standard output, which these files never go to
+        raise DesignError("output file", f"{option} - would write a file named '-'",
+                          fix=f"name the file, e.g. {option} {example} (aiedsl's own lines go to "
+                          "standard output)")
     if str(path).endswith(("/", os.sep)) or os.path.isdir(real):
         raise DesignError("output file", f"{path} is a folder, not a file",
                           fix=f"name the file, e.g. {option} {shown / example}")

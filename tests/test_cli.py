@@ -441,3 +441,13 @@ def test_stats_of_a_fail_say_where_and_keep_non_finite_values_strict() -> None:
         "name": "C", "passed": False, "worst_index": [0, 1], "got": "nan", "want": 1.0,
         "error": "inf", "tolerance": "tolerance 0.0001 relative + 0.0001 absolute", "wrong": 3,
         "wrong_region": [[0, 2], [0, 2]], "note": None}
+
+
+def test_a_dash_for_an_output_file_is_refused(tmp_path: Path) -> None:
+    """`--trace -` wrote a file named '-' in the working folder (a tester)."""
+    r = aiedsl("sim", str(ROOT / "designs" / "passthrough.py"), "--trace", "-", cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == ("error [output file]: --trace - would write a file named '-'\n"
+                        "  fix: name the file, e.g. --trace passthrough.json (aiedsl's own lines "
+                        "go to standard output)\n")
+    assert os.listdir(tmp_path) == []
