@@ -70,9 +70,13 @@ class Fifo(_Node):
     """An object fifo: one producer, one or more consumers (broadcast), elements of one type."""
 
     name: str
+    """Its name, which the ``aie.objectfifo`` in the MLIR takes as its symbol."""
     elem: TensorType
+    """One element's shape and element type: what one acquire hands a core."""
     producer: Endpoint
+    """Where its elements come from."""
     consumers: tuple[Endpoint, ...]
+    """Where they go, one end each (more than one: a broadcast)."""
     loc: Loc
     """Where the fifo (or the channel it belongs to) was declared."""
     channel: str | None = None
@@ -91,7 +95,9 @@ class Link(_Node):
 
     kind: Literal["forward", "split", "join"]
     srcs: tuple[str, ...]
+    """The fifos it takes elements from (several for a join)."""
     dsts: tuple[str, ...]
+    """The fifos it hands them on to (several for a split)."""
     offsets: tuple[int, ...] = ()
     """Element offsets into the parent: of each dst for a split, of each src for a join."""
     via: Literal["memtile", "core"] = "memtile"
@@ -146,8 +152,11 @@ class Acquire(_Node):
 
     op: Literal["acquire"] = "acquire"
     fifo: str
+    """The fifo's name."""
     port: Port
+    """Which end the core takes: the one it consumes from or produces into."""
     count: int = 1
+    """Elements taken at once."""
     result: str
     """Name of the acquired view, referenced by :class:`BufferArg`."""
     loc: Loc
@@ -178,7 +187,9 @@ class Loop(_Node):
 
     op: Literal["loop"] = "loop"
     count: int
+    """Iterations."""
     body: tuple["Op", ...]
+    """The ops of one iteration."""
     loc: Loc
 
 
@@ -200,7 +211,9 @@ class Herd(_Node):
 
     name: str
     cols: int
+    """Cores across (tile columns)."""
     rows: int
+    """Cores up (tile rows)."""
     anchor: Coord | None = None
     """(col, row) of core ``[0, 0]``: pinned by the user or set by placement."""
     cascade: Literal["north", "south", "east", "west"] | None = None
@@ -215,11 +228,13 @@ class Core(_Node):
     name: str
     """``"<herd>[x,y]"``."""
     herd: str
+    """The name of its herd."""
     index: Coord
     """(x, y) inside the herd."""
     tile: Coord | None = None
     """(col, row) once placed."""
     body: tuple[Op, ...]
+    """Its program: the traced ops, loops kept as loops."""
     stack: int
     """Bytes of stack reserved in data memory."""
     loc: Loc
@@ -361,8 +376,11 @@ class HostTensor(_Node):
     """A runtime argument: a host tensor the runtime sequence reads or writes."""
 
     name: str
+    """The design function's argument name."""
     index: int
+    """Its position among the runtime sequence's arguments (XRT buffer group 3 + index)."""
     type: TensorType
+    """Its shape and element type."""
     loc: Loc
 
 
@@ -371,8 +389,11 @@ class Transfer(_Node):
 
     op: Literal["fill", "drain"]
     fifo: str
+    """The fifo whose host end it fills or drains."""
     tensor: str
+    """The host tensor it reads or writes."""
     pattern: Pattern
+    """Which of the tensor's elements, in which order."""
     wait: bool = False
     """Issue a completion token that a later :class:`Wait` waits for."""
     loc: Loc
@@ -383,6 +404,7 @@ class Wait(_Node):
 
     op: Literal["wait"] = "wait"
     fifo: str
+    """The fifo whose oldest waited transfer it waits for."""
     loc: Loc
     by: Literal["sync", "wait"] = "sync"
     """What the design wrote: ``rt.sync()`` (or the sequence's end), or ``rt.wait(fifo)``."""
@@ -416,18 +438,24 @@ class Design(_Node):
     """A whole design: the single IR every stage of aiedsl reads."""
 
     name: str
+    """The design's name (the ``@design`` function's, or ``name=``)."""
     device: str
     """mlir-aie device name (``npu1``, ``npu2_4col`` ...)."""
     loc: Loc
     defines: dict[str, bool | int | float | str] = {}
     """The ``define(...)`` parameters and the values they took."""
     tensors: tuple[HostTensor, ...]
+    """The runtime sequence's arguments, in order."""
     fifos: tuple[Fifo, ...]
     links: tuple[Link, ...] = ()
     herds: tuple[Herd, ...]
+    """Every herd, in declaration order."""
     cores: tuple[Core, ...]
+    """Every core of every herd, with its program."""
     kernels: tuple[Kernel, ...] = ()
+    """Every kernel the cores call."""
     runtime: tuple[RuntimeOp, ...]
+    """The runtime sequence, op by op."""
     rtps: tuple[Rtp, ...] = ()
     """Runtime-parameter buffers, in declaration order."""
     barriers: tuple[Barrier, ...] = ()

@@ -31,6 +31,7 @@ class Bd(_Node):
     lock operations around it."""
 
     id: int
+    """Its buffer descriptor id on the tile (mlir-aie's ``bd_id``)."""
     buffer: str
     """The buffer it moves (its symbol, ``a_0_cons_buff_1``)."""
     offset: int
@@ -58,7 +59,9 @@ class DmaChannel(_Node):
     direction: Literal["S2MM", "MM2S"]
     """S2MM writes a stream into memory (an input); MM2S reads memory into a stream."""
     channel: int
+    """Its index among the tile's channels of that direction."""
     fifo: str
+    """The fifo whose stream it carries (see above)."""
     bds: tuple[int, ...]
     """Buffer descriptor ids of its chain (empty on a shim: runtime transfers take those)."""
     loc: Loc | None = None
@@ -70,9 +73,13 @@ class BufferAlloc(_Node):
     """One buffer in a tile's data memory."""
 
     tile: Coord
+    """The tile whose data memory holds it."""
     name: str
+    """Its symbol (``aie.buffer``)."""
     nbytes: int
+    """Its size in bytes."""
     address: int
+    """Its first byte in that tile's data memory."""
     bank: int
     """The bank mlir-aie's bank-aware allocation put it in. When a tile falls back to laying
     its buffers out one after the other, mlir-aie records no bank; aiedsl gives the bank the
@@ -87,8 +94,11 @@ class LockAlloc(_Node):
 
     tile: Coord
     id: int
+    """The lock's number on its tile."""
     name: str
+    """Its symbol (``aie.lock``)."""
     init: int
+    """Its value when the design starts."""
     fifo: str
     """The fifo it belongs to ("" for a runtime barrier's lock)."""
 
@@ -113,16 +123,22 @@ class PacketFlow(_Node):
     """A packet-switched flow (mlir-aie ``aie.packet_flow``): streams sharing ports by id."""
 
     id: int
+    """The packet id its packets carry."""
     src: tuple[Coord, Bundle, int]
+    """(tile, port bundle, channel) that sends."""
     dsts: tuple[tuple[Coord, Bundle, int], ...]
+    """(tile, port bundle, channel) of each receiver."""
     keep_pkt_header: bool = False
+    """Whether the receivers keep each packet's header (mlir-aie's ``keep_pkt_header``)."""
     priority_route: bool = False
+    """Routed before the other flows (mlir-aie's ``priority_route``)."""
 
 
 class Route(_Node):
     """The path of one fifo's stream: a tree when it broadcasts."""
 
     fifo: str
+    """The fifo whose stream it is."""
     src: Coord
     """Tile of the sending DMA (MM2S)."""
     dsts: tuple[Coord, ...]
@@ -146,6 +162,7 @@ class Physical(_Node):
     locks: tuple[LockAlloc, ...] = ()
     """In the order mlir-aie creates them (per tile, that is the order of their ids)."""
     routes: tuple[Route, ...] = ()
+    """One per fifo stream through the switches."""
     packet_flows: tuple[PacketFlow, ...] = ()
     """Packet flows, such as the control overlay mlir-aie adds to every shim column."""
     shared: dict[str, Coord] = {}

@@ -56,7 +56,9 @@ class Dim(_Frozen):
     """One dimension of a DMA address generator: ``size`` steps of ``stride`` elements."""
 
     size: int
+    """Steps."""
     stride: int
+    """Elements between steps."""
 
 
 class Pattern(_Frozen):
@@ -67,8 +69,11 @@ class Pattern(_Frozen):
     """
 
     offset: int
+    """The first element (a linear index into the tensor)."""
     sizes: tuple[int, int, int, int]
+    """Elements per dimension, outermost first."""
     strides: tuple[int, int, int, int]
+    """Elements between steps of each dimension (0 on the outermost: a repeat)."""
 
     @property
     def numel(self) -> int:
