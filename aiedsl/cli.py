@@ -468,10 +468,7 @@ class _Stop:
 
 
 def _aborted() -> None:
-    try:
-        sys.stderr.write("aborted\n")
-    except OSError:  # SIGHUP: the terminal may be gone
-        pass
+    tell("aborted\n")  # after SIGHUP the terminal may be gone: tell says nothing then
 
 
 def main(argv: Optional[List[str]] = None) -> None:

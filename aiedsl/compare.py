@@ -128,10 +128,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     w_all = np.asarray(want).reshape(-1)
     if dtype in TOLERANCE:
         rtol, atol_rel = TOLERANCE[dtype]
-        peak = 0.0  # the largest finite |want| (abs and max are exact in any float type)
-        for lo in range(0, w_all.size, _SLICE):
-            w = w_all[lo:lo + _SLICE]
-            peak = max(peak, float(np.max(np.abs(w), where=np.isfinite(w), initial=0)))
+        peak = largest([w_all])
         if rounds == "once":
             atol = TINY
             tol = f"tolerance {rtol:g} relative (one rounding per element)"
@@ -180,15 +177,26 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
                     transposed=False).passed:
         note = ("it equals the reference transposed: rows and columns are swapped on the way "
                 "(a tiles() order, a dims_to_stream, or the reference's own layout)")
-    elif not passed and rounds == "sum" and dtype in TOLERANCE and transposed and \
-            scale > peak and compare(name, got, want, dtype, nonfinite=nonfinite,
-                                     rounds=rounds, transposed=False, floor=scale).passed:
-        note = (f"every error is within the rounding of terms the size of the largest |input| "
-                f"({scale:.3g}), which is larger than any result here ({peak:.3g}): if large "
-                f"terms cancel in '{name}', its values are rounding noise, which this check "
-                "does not allow for")
+    elif not passed and rounds == "sum" and transposed and scale > 0:
+        note = cancel_note(name, got, want, dtype, nonfinite=nonfinite, scale=scale)
     return OutputCheck(name, passed, idx, float(g_all[worst]), float(w_all[worst]), worst_err,
                        tol, note, wrong=wrong, region=region, shape=got.shape)
+
+
+def cancel_note(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *, nonfinite: bool,
+                scale: float) -> str | None:
+    """For a summing output ``name`` that FAILed: the note saying that every error is within the
+    rounding of terms the size of the largest |input| (``scale``), when that is larger than any
+    result (large terms may cancel); None otherwise."""
+    peak = largest([want])
+    if dtype not in TOLERANCE or scale <= peak or not compare(
+            name, got, want, dtype, nonfinite=nonfinite, rounds="sum", transposed=False,
+            floor=scale).passed:
+        return None
+    return (f"every error is within the rounding of terms the size of the largest |input| "
+            f"({scale:.3g}), which is larger than any result here ({peak:.3g}): if large terms "
+            f"cancel in '{name}', its values are rounding noise, which this check does not "
+            "allow for")
 
 
 def largest(arrays: Iterable[np.ndarray]) -> float:
@@ -219,13 +227,19 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
                     expected: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray], *,
                     nonfinite: bool = False) -> list[OutputCheck]:
     """Compare every output of design ``d`` with the reference's, each at its dtype's
-    tolerance and as many roundings as its elements may carry (a summing one's reaching the
-    largest of the run's ``inputs``), with the note of :func:`note_aliases` under a FAIL of a
-    tensor also among ``inputs`` (what the simulator and a run on the NPU report alike)."""
+    tolerance and as many roundings as its elements may carry, with the note of
+    :func:`cancel_note` under a FAIL of a summing output (measured against the run's
+    ``inputs``) and of :func:`note_aliases` under a FAIL of a tensor also among ``inputs``
+    (what the simulator and a run on the NPU report alike)."""
     rounds = {n: rounding(d, n) for n in outputs}
-    scale = largest(inputs.values()) if "sum" in rounds.values() else 0.0
     checks = [compare(n, outputs[n], expected[n], d.tensor(n).type.dtype, nonfinite=nonfinite,
-                      rounds=rounds[n], scale=scale) for n in outputs]
+                      rounds=rounds[n]) for n in outputs]
+    failed = [c for c in checks if not c.passed and c.note is None and rounds[c.name] == "sum"]
+    if failed:  # the inputs' scale, read only for the note of a FAIL
+        scale = largest(inputs.values())
+        for c in failed:
+            c.note = cancel_note(c.name, outputs[c.name], expected[c.name],
+                                 d.tensor(c.name).type.dtype, nonfinite=nonfinite, scale=scale)
     note_aliases(checks, inputs)
     note_untouched(checks, d)
     return checks

@@ -175,31 +175,9 @@ class Cfg:
 def test_a_kernel_reference_defined_in_the_design_reads_the_same_from_every_load(
         design_file: DesignFile) -> None:
     """Each load runs under a name of its own; design.json names the design's module as one."""
-    path = design_file("""
-import numpy as np
-from aiedsl import Tensor, design, fifo, herd, i32, runtime
-from aiedsl.kernels import buffer, declare
+    from tests.test_kernels import WRONG  # a design declaring its kernel's reference itself
 
-def copy_ref(src, dst):
-    dst[...] = src
-
-@design(device="npu1_1col")
-def d(X: Tensor[64, i32], Y: Tensor[64, i32]):
-    k = declare("copy_i32_64", source="passthrough.cc", entry="passthrough<int32_t, 64>",
-                args=[buffer("src", Tensor[64, i32]), buffer("dst", Tensor[64, i32], "out")],
-                reference=copy_ref, cycles=20, cost="-")
-    a = fifo(Tensor[64, i32], name="a")
-    b = fifo(Tensor[64, i32], name="b")
-
-    @herd()
-    def core():
-        with a.consume() as s, b.produce() as t:
-            k(s, t)
-
-    with runtime() as rt:
-        rt.fill(a, X)
-        rt.drain(b, Y)
-""")
+    path = design_file(WRONG)
     first, second = load_design(path).ir, load_design(path).ir
     assert first.kernels[0].reference == "__aiedsl_design__:copy_ref"
     assert first.model_dump_json() == second.model_dump_json()
