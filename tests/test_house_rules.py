@@ -1,5 +1,5 @@
 """House rules a reader relies on: aiedsl's modules import one way (no module reaches itself
-through imports), and every public name says what it is.
+through imports), and every public name, and every field of the IR, says what it is.
 
 Every import counts, also one only type checkers run (``if TYPE_CHECKING:``) and one inside a
 function: each ties the two modules as much as a reader is concerned.
@@ -104,4 +104,21 @@ def test_every_public_name_has_a_docstring() -> None:
                     if isinstance(child, ast.ClassDef):
                         visit(child, f"{prefix}{child.name}.")
         visit(ast.parse(path.read_text(), str(path)), "")
+    assert not missing, "no docstring: " + ", ".join(missing)
+
+
+def test_every_field_of_the_ir_has_a_docstring() -> None:
+    """``design.json`` is read by other tools: each field of the IR's models says what it holds
+    (the string right after the field, as pydantic and Sphinx read attribute docstrings)."""
+    missing = []
+    for path in sorted((PACKAGE / "ir").glob("*.py")):
+        for cls in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for field, after in zip(cls.body, cls.body[1:] + [None]):
+                if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) \
+                        and not (isinstance(after, ast.Expr)
+                                 and isinstance(after.value, ast.Constant)
+                                 and isinstance(after.value.value, str)):
+                    missing.append(f"{path.name}:{field.lineno} {cls.name}.{field.target.id}")
     assert not missing, "no docstring: " + ", ".join(missing)

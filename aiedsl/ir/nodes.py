@@ -94,6 +94,7 @@ class Link(_Node):
     """
 
     kind: Literal["forward", "split", "join"]
+    """``forward`` (one fifo to one), ``split`` (one to several) or ``join`` (several to one)."""
     srcs: tuple[str, ...]
     """The fifos it takes elements from (several for a join)."""
     dsts: tuple[str, ...]
@@ -105,6 +106,8 @@ class Link(_Node):
     tile: Coord | None = None
     """(col, row) of that tile once placed, or as pinned."""
     loc: Loc
+    """Where it was declared: the ``forward``, ``split`` or ``join`` call, or the ``channel`` with
+    ``via=``."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -115,6 +118,7 @@ class BufferArg(_Node):
     """A kernel argument that is an acquired fifo element."""
 
     kind: Literal["buffer"] = "buffer"
+    """The tag that tells argument kinds apart in ``design.json``."""
     value: str
     """The acquire that produced it (its ``result``)."""
     index: int = 0
@@ -125,8 +129,11 @@ class ScalarArg(_Node):
     """A kernel argument that is a constant scalar."""
 
     kind: Literal["scalar"] = "scalar"
+    """The tag that tells argument kinds apart in ``design.json``."""
     value: int | float
+    """The value the call passes."""
     dtype: str
+    """Its C type as a dtype name (``i32`` for a Python int, ``f32`` for a float)."""
 
 
 class RtpArg(_Node):
@@ -135,9 +142,11 @@ class RtpArg(_Node):
     wrote."""
 
     kind: Literal["rtp"] = "rtp"
+    """The tag that tells argument kinds apart in ``design.json``."""
     rtp: str
     """The :class:`Rtp` buffer's name."""
     index: int
+    """The slot of the rtp buffer it reads."""
     dtype: str
     """The slot's element type (the rtp's dtype)."""
     loc: Loc
@@ -151,6 +160,7 @@ class Acquire(_Node):
     """Acquire ``count`` elements of ``fifo`` on ``port``; blocks until they are available."""
 
     op: Literal["acquire"] = "acquire"
+    """The tag that tells core ops apart in ``design.json``."""
     fifo: str
     """The fifo's name."""
     port: Port
@@ -160,37 +170,48 @@ class Acquire(_Node):
     result: str
     """Name of the acquired view, referenced by :class:`BufferArg`."""
     loc: Loc
+    """The design-file line that acquired (the ``with ... .consume()`` or ``.produce()``)."""
 
 
 class Release(_Node):
     """Release ``count`` elements of ``fifo`` on ``port``, handing them on."""
 
     op: Literal["release"] = "release"
+    """The tag that tells core ops apart in ``design.json``."""
     fifo: str
+    """The fifo's name."""
     port: Port
+    """Which end the core hands on: the one it consumed from or produced into."""
     count: int = 1
+    """Elements handed on at once."""
     loc: Loc
+    """The design-file line of the release: the ``with`` block's, or the ``release(...)`` call."""
 
 
 class Call(_Node):
     """Call a kernel on acquired buffers and scalars."""
 
     op: Literal["call"] = "call"
+    """The tag that tells core ops apart in ``design.json``."""
     kernel: str
     """The kernel's C symbol."""
     args: tuple[Arg, ...]
+    """What the call passes, in the kernel signature's order."""
     loc: Loc
+    """The design-file line of the call."""
 
 
 class Loop(_Node):
     """``count`` iterations of ``body``; stays a loop (``scf.for``), never unrolled."""
 
     op: Literal["loop"] = "loop"
+    """The tag that tells core ops apart in ``design.json``."""
     count: int
     """Iterations."""
     body: tuple["Op", ...]
     """The ops of one iteration."""
     loc: Loc
+    """The design-file line of the ``for ... in loop(...)``."""
 
 
 class BarrierWait(_Node):
@@ -198,9 +219,13 @@ class BarrierWait(_Node):
     take ``value`` from it (``aie.use_lock(..., AcquireGreaterEqual, value)``)."""
 
     op: Literal["barrier_wait"] = "barrier_wait"
+    """The tag that tells core ops apart in ``design.json``."""
     barrier: str
+    """The :class:`Barrier`'s name."""
     value: int
+    """The value waited for, and taken from the lock."""
     loc: Loc
+    """The design-file line of the wait."""
 
 
 Op = Annotated[Union[Acquire, Release, Call, Loop, BarrierWait], Field(discriminator="op")]
@@ -210,6 +235,7 @@ class Herd(_Node):
     """A rectangle of cores running one SPMD core function, ``cols x rows``."""
 
     name: str
+    """The ``@herd`` function's name; its cores are named after it (``core[0,1]``)."""
     cols: int
     """Cores across (tile columns)."""
     rows: int
@@ -220,6 +246,7 @@ class Herd(_Node):
     """The direction each core passes its accumulator on (``"east"``: along each row), or
     None for no cascade."""
     loc: Loc
+    """Where the herd was declared."""
 
 
 class Core(_Node):
@@ -238,6 +265,7 @@ class Core(_Node):
     stack: int
     """Bytes of stack reserved in data memory."""
     loc: Loc
+    """Where its herd was declared."""
 
 
 class Cascade(_Node):
@@ -245,7 +273,9 @@ class Cascade(_Node):
     (``aie.cascade_flow``): a blocking stream of 512-bit words between two cores."""
 
     src: str
+    """The name of the core that sends its accumulators."""
     dst: str
+    """The name of the neighbour that receives them."""
     loc: Loc
     """The herd that declared it."""
 
@@ -258,6 +288,7 @@ class Rtp(_Node):
     name: str
     """Its ``sym_name`` in the emitted MLIR."""
     type: TensorType
+    """Its shape and element type (one slot per element)."""
     core: str
     """The core it lives in (the core that reads it)."""
     loc: Loc
@@ -271,11 +302,13 @@ class Barrier(_Node):
     it, which the runtime sequence sets (``aiex.set_lock``) and the core acquires."""
 
     name: str
+    """Its name, which the runtime sequence and the cores refer to it by."""
     init: int
     """The locks' initial value."""
     cores: tuple[str, ...]
     """The cores that wait on it, each with its own lock (in core order)."""
     loc: Loc
+    """Where it was declared."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,12 +319,15 @@ class KernelArg(_Node):
     """One parameter of a kernel's C signature."""
 
     name: str
+    """The parameter's name in the C signature."""
     kind: Literal["buffer", "scalar"]
+    """An acquired buffer (a pointer in C) or a scalar."""
     type: TensorType | None = None
     """For buffers: the element type the kernel expects."""
     dtype: str
     """Element dtype (buffers) or scalar dtype."""
     access: Literal["in", "out", "inout"] = "in"
+    """For buffers: whether the kernel reads it, writes it, or both."""
     blocks: tuple[int, int] | None = None
     """For 2-D buffers the kernel reads or writes in blocks: (block rows, block cols). The
     buffer holds the tile block after block (blocks row-major, each block row-major), as the
@@ -314,9 +350,11 @@ class Kernel(_Node):
     source: str
     """The C++ it comes from: a file in ``kernels_cpp/`` or a template in ``aiedsl/kernels/``."""
     source_kind: Literal["file", "template"]
+    """Whether :attr:`source` is a C++ file or a jinja2 template."""
     entry: str
     """C++ expression the generated ``extern "C"`` entry calls (``matmul_bf16_f32<64, 64, 64>``)."""
     args: tuple[KernelArg, ...]
+    """Its C signature's parameters, in order."""
     params: dict[str, int | float | str]
     """Template parameters (sizes, mmul shape) the symbol and source were made from; a float
     only as the test value of a float scalar argument."""
@@ -342,6 +380,7 @@ class Kernel(_Node):
     cost: str
     """The cost formula and its source, for reports."""
     loc: Loc
+    """Where the design declared (or first used) it."""
 
     @property
     def reference_params(self) -> dict[str, int | float | str]:
@@ -382,12 +421,15 @@ class HostTensor(_Node):
     type: TensorType
     """Its shape and element type."""
     loc: Loc
+    """Where the design function declared it (its argument)."""
 
 
 class Transfer(_Node):
     """Move a host tensor's elements into (``fill``) or out of (``drain``) a fifo."""
 
     op: Literal["fill", "drain"]
+    """``fill`` (host to the fifo) or ``drain`` (the fifo to the host); also the tag that tells
+    runtime ops apart in ``design.json``."""
     fifo: str
     """The fifo whose host end it fills or drains."""
     tensor: str
@@ -397,15 +439,19 @@ class Transfer(_Node):
     wait: bool = False
     """Issue a completion token that a later :class:`Wait` waits for."""
     loc: Loc
+    """The design-file line of the ``fill`` or ``drain``."""
 
 
 class Wait(_Node):
     """Wait until a waited transfer on ``fifo`` has completed."""
 
     op: Literal["wait"] = "wait"
+    """The tag that tells runtime ops apart in ``design.json``."""
     fifo: str
     """The fifo whose oldest waited transfer it waits for."""
     loc: Loc
+    """The design-file line of the ``rt.sync()`` or ``rt.wait(...)``; for the sync implied at
+    the sequence's end, the ``with runtime()`` line."""
     by: Literal["sync", "wait"] = "sync"
     """What the design wrote: ``rt.sync()`` (or the sequence's end), or ``rt.wait(fifo)``."""
 
@@ -415,10 +461,15 @@ class RtpWrite(_Node):
     runtime sequence (``aiex.npu.rtp_write``, lowered to one ``write32`` into the core's memory)."""
 
     op: Literal["rtp_write"] = "rtp_write"
+    """The tag that tells runtime ops apart in ``design.json``."""
     rtp: str
+    """The :class:`Rtp` buffer's name."""
     index: int
+    """The slot written."""
     value: int
+    """The 32-bit value written."""
     loc: Loc
+    """The design-file line of the write."""
 
 
 class SetBarrier(_Node):
@@ -426,9 +477,13 @@ class SetBarrier(_Node):
     per lock; it replaces the lock's value, it does not add to it)."""
 
     op: Literal["set_barrier"] = "set_barrier"
+    """The tag that tells runtime ops apart in ``design.json``."""
     barrier: str
+    """The :class:`Barrier`'s name."""
     value: int
+    """The value every one of its locks takes."""
     loc: Loc
+    """The design-file line of the set."""
 
 
 RuntimeOp = Annotated[Union[Transfer, Wait, RtpWrite, SetBarrier], Field(discriminator="op")]
@@ -442,12 +497,15 @@ class Design(_Node):
     device: str
     """mlir-aie device name (``npu1``, ``npu2_4col`` ...)."""
     loc: Loc
+    """Where the ``@design`` function is."""
     defines: dict[str, bool | int | float | str] = {}
     """The ``define(...)`` parameters and the values they took."""
     tensors: tuple[HostTensor, ...]
     """The runtime sequence's arguments, in order."""
     fifos: tuple[Fifo, ...]
+    """Every object fifo (a channel's fifos one by one), in declaration order."""
     links: tuple[Link, ...] = ()
+    """Every link through a memtile or a core tile, in declaration order."""
     herds: tuple[Herd, ...]
     """Every herd, in declaration order."""
     cores: tuple[Core, ...]

@@ -56,6 +56,7 @@ class DmaChannel(_Node):
     router finds each stream's ends by it."""
 
     tile: Coord
+    """(col, row) of the tile whose DMA it is."""
     direction: Literal["S2MM", "MM2S"]
     """S2MM writes a stream into memory (an input); MM2S reads memory into a stream."""
     channel: int
@@ -65,6 +66,8 @@ class DmaChannel(_Node):
     bds: tuple[int, ...]
     """Buffer descriptor ids of its chain (empty on a shim: runtime transfers take those)."""
     loc: Loc | None = None
+    """The design-file line of the fifo end it serves (None when read back from a real
+    mlir-aie lowering, which has no design file)."""
     chain: tuple[Bd, ...] = ()
     """The BDs in the order the channel starts them (the first is the channel's start)."""
 
@@ -93,6 +96,7 @@ class LockAlloc(_Node):
     it guards (0 on a shim, which holds none), a consumer lock at 0."""
 
     tile: Coord
+    """(col, row) of the tile it is on."""
     id: int
     """The lock's number on its tile."""
     name: str
@@ -111,8 +115,11 @@ class Connect(_Node):
     """
 
     tile: Coord
+    """(col, row) of the tile whose switch it is in."""
     src: tuple[Bundle, int]
+    """The slave port the stream arrives on (bundle, channel)."""
     dst: tuple[Bundle, int]
+    """The master port it leaves by (bundle, channel)."""
     switch: Literal["switchbox", "shim_mux"] = "switchbox"
     """Which switch: a tile's stream switch, or a shim tile's mux between its DMA and its
     switch (mlir-aie's ``aie.shim_mux``: shim DMA channel 0 enters the switch at South 3,

@@ -50,8 +50,11 @@ class Progress:
     its calls had read (a call reading a slot twice counts once)."""
 
     released: Counter[Key] = field(default_factory=Counter)
+    """Elements released, per (fifo, port)."""
     reads: Counter[Slot] = field(default_factory=Counter)
+    """Calls that read each rtp slot."""
     acquired: Counter[Key] = field(default_factory=Counter)
+    """Per consumed (fifo, port): the furthest element acquired."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,11 @@ class _Summary:
     most elements past those released at its start that it holds at once."""
 
     delta: Counter[Key]
+    """Elements released in one pass, per (fifo, port)."""
     reads: Counter[Slot]
+    """Calls in one pass that read each rtp slot."""
     window: dict[Key, int]
+    """Per consume key: the most elements past those released at the pass's start held at once."""
 
 
 def _gate(barrier: str) -> Key:
