@@ -18,7 +18,20 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 DefineOpt = typer.Option(None, "-D", "--define", metavar="NAME=VALUE",
                          help="Override a define() of the design, e.g. -D M=1024.")
-DeviceOpt = typer.Option(None, "--device", metavar="DEVICE",
+
+
+def _known_device(value: Optional[str]) -> Optional[str]:
+    """``--device`` names a device aiedsl knows, or the command stops as typer stops for any
+    bad option value (exit 2), blaming the option rather than the design's ``@design`` line."""
+    if value is not None:
+        from aiedsl.targets import DEVICES  # here, not above: ``--help`` loads no pydantic
+
+        if value not in DEVICES:
+            raise typer.BadParameter(f"unknown device {value!r}; known: {', '.join(DEVICES)}")
+    return value
+
+
+DeviceOpt = typer.Option(None, "--device", metavar="DEVICE", callback=_known_device,
                          help="Override the design's device (npu1, npu2, ...).")
 NameOpt = typer.Option(None, "--name", metavar="NAME",
                        help="Which design, when the file declares several.")
