@@ -291,8 +291,7 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
                      f"{per_cycle / peak:.0%}")
         published = library.PUBLISHED.get((target.family, dt, dims))
         if target.family != "npu1":
-            lines.append("  not calibrated for this device: the per-patch constant is npu1's "
-                         "and loads are taken at 64 bytes per cycle")
+            lines.append("  not calibrated for this device: the per-patch constant is npu1's")
         if published:
             value, source = published
             off = per_cycle / value - 1

@@ -138,16 +138,18 @@ def _matmul_add(A: np.ndarray, B: np.ndarray, acc: np.ndarray) -> None:
     np.add(acc, A @ B, out=acc)
 
 
-def _matmul_step(r: int, s: int, t: int, din: DType) -> int:
+def _matmul_step(r: int, s: int, t: int, din: DType, load_bytes: int) -> int:
     """Cycles per K step of a 2x2 patch: 4 native mmuls (one per cycle), or the two A and two B
-    block loads at 64 bytes per cycle when those take longer."""
-    return max(4, -(-2 * (r * s + s * t) * din.itemsize // 64))
+    block loads at the core's ``load_bytes`` per cycle
+    (:attr:`~aiedsl.targets.TargetModel.core_load_bytes_per_cycle`) when those take longer."""
+    return max(4, -(-2 * (r * s + s * t) * din.itemsize // load_bytes))
 
 
-def matmul_cycles(m: int, k: int, n: int, r: int, s: int, t: int, din: DType) -> int:
+def matmul_cycles(m: int, k: int, n: int, r: int, s: int, t: int, din: DType,
+                  load_bytes: int) -> int:
     """Cycles per call: per 2x2 patch of C, K/s steps plus the patch overhead; 20 per call."""
     return (m // (2 * r)) * (n // (2 * t)) * (
-        _matmul_step(r, s, t, din) * (k // s) + MATMUL_PATCH[din.name]) + 20
+        _matmul_step(r, s, t, din, load_bytes) * (k // s) + MATMUL_PATCH[din.name]) + 20
 
 
 def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
@@ -189,6 +191,7 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
                               fix="use // for integer division, e.g. matmul(M // 2, K, N)")
     target = _target(device)
     r, s, t = target.mmul_shapes[din.name]
+    load = target.core_load_bytes_per_cycle
     if m % (2 * r) or k % s or n % (2 * t):
         raise DesignError(
             "kernel", f"matmul tile {m}x{k}x{n} does not fit the {r}x{s}x{t} mmul with 2x2 "
@@ -202,8 +205,9 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
         args=[buffer("a", TensorType(shape=(m, k), dtype=din.name), blocks=(r, s)),
               buffer("b", TensorType(shape=(k, n), dtype=din.name), blocks=(s, t)),
               buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout", blocks=(r, t))],
-        reference=matmul_ref, cycles=matmul_cycles(m, k, n, r, s, t, din), ops=2 * m * k * n,
-        cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, din)}"
+        reference=matmul_ref, cycles=matmul_cycles(m, k, n, r, s, t, din, load),
+        ops=2 * m * k * n,
+        cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, din, load)}"
         f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 mmuls per 2x2 block step, a per-patch "
         "overhead calibrated to Taka et al. single-core measurements, ~20 per call "
         "(kernels_cpp/mm.cc)",
@@ -272,6 +276,7 @@ def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = No
                           found=target.name, fix="use an npu1 device, or matmul() with the "
                           "partial sums joined at a memtile")
     r, s, t = target.mmul_shapes["bf16"]
+    load = target.core_load_bytes_per_cycle
     if m % (2 * r) or k % s or n % (2 * t):
         raise DesignError(
             "kernel", f"matmul_cascade tile {m}x{k}x{n} does not fit the {r}x{s}x{t} mmul with "
@@ -285,9 +290,9 @@ def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = No
     return declare(
         f"matmul_cascade_{role}_bf16_f32_{m}x{k}x{n}_{r}x{s}x{t}", source="mm_cascade.cc",
         entry=f"matmul_cascade_{role}<bfloat16, {r}, {s}, {t}, {m}, {k}, {n}>", args=args,
-        reference=matmul_cascade_ref, cycles=matmul_cycles(m, k, n, r, s, t, bf16),
+        reference=matmul_cascade_ref, cycles=matmul_cycles(m, k, n, r, s, t, bf16, load),
         ops=2 * m * k * n,
-        cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, bf16)}(k/{s})+"
+        cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, bf16, load)}(k/{s})+"
         f"{MATMUL_PATCH['bf16']})+20: as matmul, the patch's cascade words in place of its C "
         "loads or stores (kernels_cpp/mm_cascade.cc)",
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t, "role": role},
@@ -326,6 +331,7 @@ def conv2d_1x1(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
                           limit="0..23", found=repr(shift), fix="scale by 0..23 bits")
     target = _target(device)
     r, s, t = target.mmul_shapes["i8"]
+    load = target.core_load_bytes_per_cycle
     if width % (2 * r) or cin % s or cout % (2 * t):
         raise DesignError(
             "kernel", f"conv2d_1x1 of {width} pixels, {cin} -> {cout} channels does not fit the "
@@ -341,8 +347,8 @@ def conv2d_1x1(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
         args=[buffer("a", TensorType(shape=(width, cin), dtype=dt), blocks=(r, s)),
               buffer("b", TensorType(shape=(cin, cout), dtype=dt), blocks=(s, t)),
               buffer("c", TensorType(shape=(width, cout), dtype=dt), "out", blocks=(r, t))],
-        reference=conv1x1_ref, cycles=matmul_cycles(width, cin, cout, r, s, t,
-                                                    lookup_dtype(dt, loc)),
+        reference=conv1x1_ref,
+        cycles=matmul_cycles(width, cin, cout, r, s, t, lookup_dtype(dt, loc), load),
         ops=2 * width * cin * cout,
         cost="as matmul i8 -> i8 (kernels_cpp/mm.cc with ZERO_C and RELU)",
         params={"m": width, "k": cin, "n": cout, "r": r, "s": s, "t": t, "shift": shift,

@@ -58,7 +58,8 @@ def _npu1(name: str, cols: int) -> TargetModel:
     return TargetModel(
         name=name, family="npu1", arch="aie2", peano_target="aie2-none-unknown-elf", cols=cols,
         shim=_SHIM, memtile=_MEMTILE, core=_CORE,
-        clock_hz=1.0e9, timing=NPU1_TIMING,
+        clock_hz=1.0e9, timing=NPU1_TIMING, core_load_bytes_per_cycle=64,
+        core_store_bytes_per_cycle=32,
         macs_per_cycle={"i8_i32": 256, "i16_i32": 64, "bf16_f32": 128},
         mmul_shapes={"i8": (4, 8, 8), "i16": (4, 4, 4), "bf16": (4, 8, 4)},
     )
@@ -68,7 +69,8 @@ def _npu2(name: str, cols: int) -> TargetModel:
     return TargetModel(
         name=name, family="npu2", arch="aie2p", peano_target="aie2p-none-unknown-elf", cols=cols,
         shim=_SHIM, memtile=_MEMTILE, core=_CORE,
-        clock_hz=1.8e9, timing=NPU2_TIMING,
+        clock_hz=1.8e9, timing=NPU2_TIMING, core_load_bytes_per_cycle=128,
+        core_store_bytes_per_cycle=64,
         macs_per_cycle={"i8_i32": 512, "i16_i32": 128, "bf16_f32": 256},
         mmul_shapes={"i8": (8, 8, 8), "i16": (4, 4, 8), "bf16": (4, 8, 8)},
     )

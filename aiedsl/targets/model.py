@@ -216,12 +216,14 @@ class TargetModel(BaseModel):
     clock_hz: float
     """The AIE array clock the simulator counts cycles at (see :class:`TimingModel` for the
     figures that are not in cycles)."""
-    core_load_bytes_per_cycle: int = 64
-    """Bytes a core's vector loads bring in per cycle: two 256-bit load units (AM020, AIE-ML's
-    "Load and Store Units"). npu2's AIE2P is taken to be the same (not checked)."""
-    core_store_bytes_per_cycle: int = 32
-    """Bytes a core's vector stores write per cycle: one 256-bit store unit (AM020); npu2 as
-    npu1 (not checked)."""
+    core_load_bytes_per_cycle: int
+    """Bytes a core's vector loads bring in per cycle, one load in each of the two load slots:
+    256 bits each on AIE2 (AM020, AIE-ML's "Load and Store Units"; llvm-aie's AIE2 vector loads
+    fill 256-bit w registers, ``VLDA_dmw_lda_w``), 512 bits each on AIE2P (llvm-aie's AIE2P
+    loads 512-bit x registers in both slots: ``VLDA_dmx_lda_x``, ``VLDB_dmx_ldb_x``)."""
+    core_store_bytes_per_cycle: int
+    """Bytes a core's vector stores write per cycle, one store slot: 256 bits on AIE2 (AM020),
+    512 bits on AIE2P (llvm-aie's ``VST_dmx_sts_x``)."""
     cascade_bits: int = 512
     """Width of one word of the accumulator cascade between neighbouring cores (mlir-aie
     ``PutCascadeOp::verify``/``GetCascadeOp::verify``: 512 bits on AIE2; aie2-facts s1)."""
