@@ -363,6 +363,79 @@ def test_draining_whole_elements_in_waited_batches_does_not_hang(
     assert result.passed, [c.line() for c in result.checks]
 
 
+REGROUP = '''
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+T = 256
+
+
+@design(device="npu1_1col")
+def grow(x: Tensor[N * T, i32], y: Tensor[4 * T, i32],
+         lo_out: Tensor[N * T, i32], hi_out: Tensor[4 * T, i32]):
+    a = fifo(Tensor[T, i32], name="a")
+    b = fifo(Tensor[T, i32], name="b")
+    lo = fifo(Tensor[T, i32], name="lo", depth=LO)
+    lo_m = lo.forward(Tensor[4 * T, i32], name="lo_m", depth=LO_M)
+    hi = fifo(Tensor[T, i32], name="hi")
+    copy = passthrough(Tensor[T, i32])
+
+    @herd()
+    def core():
+        for _ in loop(N):
+            with a.consume() as s, lo.produce() as d:
+                copy(s, d)
+        for _ in loop(4):
+            with b.consume() as s, hi.produce() as d:
+                copy(s, d)
+
+    with runtime() as rt:
+        rt.fill(a, x)
+        rt.fill(b, y)
+        rt.drain(hi, hi_out)
+        rt.sync()
+        rt.drain(lo_m, lo_out)
+
+
+@grow.reference
+def reference(x, y):
+    return x.copy(), y.copy()
+'''
+
+
+@pytest.mark.parametrize("lo, lo_m, n, hangs", [
+    (4, 1, 8, True),     # 1 memtile buffer of 4 'lo' + the core's 2 < 8: the sync never returns
+    (1, 4, 16, False),   # 4 memtile buffers of 4 'lo' hold all 16
+])
+def test_a_forward_into_a_bigger_element_holds_the_output_depths_buffers(
+        lo: int, lo_m: int, n: int, hangs: bool, design_file: Callable[..., Path]) -> None:
+    """A forward regrouping 'lo' into 4-times-bigger 'lo_m' elements: mlir-aie makes the
+    memtile's buffers for the bigger fifo, with its depth (createObjectFifoElements), as aiedsl's
+    plan does; the simulator held the input's depth, passing the first design, which hangs on
+    the NPU, and stopping the second, which runs."""
+    path = design_file(REGROUP.replace("LO_M", str(lo_m)).replace("LO", str(lo))
+                       .replace("N * T", f"{n} * T").replace("loop(N)", f"loop({n})"))
+    handle = load_design(path)
+    check_design(handle.ir)
+    if hangs:
+        with pytest.raises(Deadlock) as excinfo:
+            simulate(handle)
+        assert str(excinfo.value).splitlines()[4:8] == [
+            "  <- core[0,0] (0,2) waits to acquire 'lo' (produce) for a free buffer (all are "
+            "full, waiting to be sent), while it holds 1 element(s) of 'a' (consume) (d.py:22)",
+            "  <- the DMA of core[0,0] (0,2) sending 'lo' waits for its receiver to take the "
+            "element (d.py:14)",
+            "  <- the memtile (0,1) DMA receiving 'lo' waits for a free buffer (all hold data "
+            "not yet sent on) (d.py:15)",
+            "  <- the memtile (0,1) DMA sending 'lo_m' waits for its receiver to take the "
+            "element (d.py:15)"]
+    else:
+        result = simulate(handle)
+        assert result.passed, [c.line() for c in result.checks]
+
+
 # -- the shipped designs have no report and pass -------------------------------------------------
 
 @pytest.mark.parametrize("path", sorted(p.name for p in (ROOT / "designs").glob("*.py")))

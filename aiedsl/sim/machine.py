@@ -143,7 +143,12 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
                         np_dtype=np_dtype))
 
     for link in d.links:
-        _build_link(m, link, links_in, links_out)
+        src = d.fifo(link.srcs[0])
+        end = ends.end(src.name, "consume",
+                       next(i for i, c in enumerate(src.consumers) if c.is_link_end))
+        # as many buffers as the end that creates the link's elements has: a split's input, a
+        # join's output, a forward's bigger element's end (createObjectFifoElements)
+        _build_link(m, link, len(ends.store_of[end.symbol].buffers), links_in, links_out)
 
     for r in d.rtps:
         m.rtps[r.name] = RtpMemory(r.name, r.core, [[] for _ in range(r.type.numel)])
@@ -214,8 +219,8 @@ def _ring(name: str, depth: int, shape: tuple[int, ...], np_dtype: np.dtype) -> 
                 Lock(f"{name}.cons", 0))
 
 
-def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: dict[str, Link]
-                ) -> None:
+def _build_link(m: Machine, link: Link, depth: int, links_in: dict[str, Link],
+                links_out: dict[str, Link]) -> None:
     d, engine = m.design, m.engine
     srcs = [d.fifo(n) for n in link.srcs]
     dsts = [d.fifo(n) for n in link.dsts]
@@ -223,15 +228,12 @@ def _build_link(m: Machine, link: Link, links_in: dict[str, Link], links_out: di
     if link.kind == "forward":
         size = max(srcs[0].elem.numel, dsts[0].elem.numel)
         parts = [(0, size)]
-        depth = next(c for c in srcs[0].consumers if c.is_link_end).depth
     elif link.kind == "split":
         size = srcs[0].elem.numel
         parts = [(off, f.elem.numel) for off, f in zip(link.offsets, dsts)]
-        depth = next(c for c in srcs[0].consumers if c.is_link_end).depth
     else:
         size = dsts[0].elem.numel
         parts = [(off, f.elem.numel) for off, f in zip(link.offsets, srcs)]
-        depth = dsts[0].producer.depth
     bufs = unwritten((depth, size), np_dtype)
     tag = f"{'memtile' if link.via == 'memtile' else 'core tile'} {link.tile} {link.kind}"
     prod = [Lock(f"{tag}.part{i}.prod", depth) for i in range(len(parts))]
