@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -180,6 +181,13 @@ int main() {
   note("bf16_note_conv_even");
   std::printf("bf16_values: %.9g %.9g %.9g %.9g\n", double(float(exact)), double(float(cast)),
               double(float(via_accum[0])), double(float(cast_even)));
+  using bf16_limits = std::numeric_limits<bfloat16>;
+  static_assert(bf16_limits::is_specialized && bf16_limits::digits == 8);
+  std::printf("bf16_limits: %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n",
+              double(float(bf16_limits::lowest())), double(float(bf16_limits::max())),
+              double(float(bf16_limits::min())), double(float(bf16_limits::epsilon())),
+              double(float(bf16_limits::infinity())), double(float(bf16_limits::denorm_min())),
+              double(float(bf16_limits::quiet_NaN())));
   return 0;
 }
 '''
@@ -265,6 +273,16 @@ def test_float_functions(lines: dict[str, list[float]]) -> None:
     # sqrt(2) rounded to bf16; the lanes not given are 0
     assert lines["exp2_bf16"] == [1.4140625, 2.0, 4.0, 1024.0] + [1.0] * 4
     assert lines["bf16_plus_eq"] == [1.0]
+
+
+def test_bf16_limits_are_the_types_not_zeros(lines: dict[str, list[float]]) -> None:
+    """std::numeric_limits<bfloat16> was the unspecialised template, all zeros: mlir-aie's
+    reduce_max, starting its running max at lowest(), returned 0 for all-negative inputs."""
+    bf = ml_dtypes.finfo(ml_dtypes.bfloat16)
+    *values, nan = lines["bf16_limits"]
+    assert values == [_g9(bf.min), _g9(bf.max), _g9(bf.smallest_normal), _g9(bf.eps),
+                      float("inf"), _g9(bf.smallest_subnormal)]
+    assert np.isnan(nan)
 
 
 def test_conversions_and_shifts(lines: dict[str, list[float]]) -> None:

@@ -54,6 +54,12 @@ struct bfloat16 {
     b.bits = uint16_t(u >> 16);
     return b;
   }
+  // The value whose bits are ``b``.
+  static constexpr bfloat16 from_bits(uint16_t b) {
+    bfloat16 v;
+    v.bits = b;
+    return v;
+  }
   operator float() const {
     uint32_t u = uint32_t(bits) << 16;
     float f;
@@ -67,6 +73,40 @@ struct bfloat16 {
   bfloat16 &operator/=(float x) { return *this = bfloat16(float(*this) / x); }
 };
 static_assert(sizeof(bfloat16) == 2, "bfloat16 is 16 bits");
+
+// bfloat16's limits, as the AIE API specializes them: kernels start a running maximum at
+// lowest() (mlir-aie's reduce_max) and would otherwise read a value-initialised 0.
+template <> class std::numeric_limits<bfloat16> {
+public:
+  static constexpr bool is_specialized = true;
+  static constexpr bool is_signed = true;
+  static constexpr bool is_integer = false;
+  static constexpr bool is_exact = false;
+  static constexpr bool has_infinity = true;
+  static constexpr bool has_quiet_NaN = true;
+  static constexpr bool has_signaling_NaN = true;
+  static constexpr bool is_iec559 = false;
+  static constexpr bool is_bounded = true;
+  static constexpr bool is_modulo = false;
+  static constexpr int digits = 8; // 7 stored fraction bits and the implicit one
+  static constexpr int digits10 = 2;
+  static constexpr int max_digits10 = 4;
+  static constexpr int radix = 2;
+  static constexpr int min_exponent = -125; // float's exponent range: bf16 is float's top half
+  static constexpr int min_exponent10 = -37;
+  static constexpr int max_exponent = 128;
+  static constexpr int max_exponent10 = 38;
+  static constexpr std::float_round_style round_style = std::round_to_nearest;
+  static constexpr bfloat16 min() { return bfloat16::from_bits(0x0080); } // smallest normal
+  static constexpr bfloat16 max() { return bfloat16::from_bits(0x7f7f); }
+  static constexpr bfloat16 lowest() { return bfloat16::from_bits(0xff7f); } // -max()
+  static constexpr bfloat16 epsilon() { return bfloat16::from_bits(0x3c00); } // 2^-7
+  static constexpr bfloat16 round_error() { return bfloat16::from_bits(0x3f00); } // 0.5
+  static constexpr bfloat16 infinity() { return bfloat16::from_bits(0x7f80); }
+  static constexpr bfloat16 quiet_NaN() { return bfloat16::from_bits(0x7fc0); }
+  static constexpr bfloat16 signaling_NaN() { return bfloat16::from_bits(0x7fa0); }
+  static constexpr bfloat16 denorm_min() { return bfloat16::from_bits(0x0001); }
+};
 
 struct acc32 {};
 struct acc64 {};
