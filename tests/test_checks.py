@@ -1788,6 +1788,48 @@ def test_acquire_more_than_depth_produce(design_file: DesignFile) -> None:
     )
 
 
+def test_acquire_more_than_a_shared_memory_fifo_holds(design_file: DesignFile) -> None:
+    """Neighbouring cores share one ring of the producer's depth (mlir-aie's
+    createObjectFifoElements makes size(0) buffers): consume(3) of it waits forever, though the
+    consumer's own depth is 3."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[768, i32], C: Tensor[768, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+            f = fifo(Tensor[256, i32], name="f", depth=1, consumer_depth=3)
+            o = fifo(Tensor[256, i32], name="o")
+            copy = passthrough(Tensor[256, i32])
+
+            @herd(rows=2)
+            def core(x, y):
+                if y == 0:
+                    for _ in loop(3):
+                        with a.consume() as s, f.produce() as t:
+                            copy(s, t)
+                else:
+                    with f.consume(3) as w:
+                        for i in range(3):
+                            with o.produce() as t:
+                                copy(w[i], t)
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(o, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:18: error [acquire]: core[0,1] acquires 3 elements of 'f' at once, but 'f' lives "
+        "in the memory its neighbouring cores share (core[0,0] (0, 2) -> core[0,1] (0, 3)), "
+        "where both ends use the producer's 1 buffer\n"
+        "  limit: at most the producer's depth = 1 (a consumer_depth counts only for a fifo "
+        "crossing a DMA)\n"
+        "  found: 3\n"
+        "  fix: raise the fifo's depth to 3 or acquire fewer at once"
+    )
+
+
 def test_channel_index_wrong_count(design_file: DesignFile) -> None:
     """A 2-d channel indexed with one index."""
     path = design_file('''

@@ -21,7 +21,7 @@ from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
 from aiedsl.checks.rtp import check_rtps
 from aiedsl.checks.structure import (
-    check_acquires, check_balance, check_kernel_calls, check_links)
+    check_acquires, check_balance, check_kernel_calls, check_links, check_shared_acquires)
 from aiedsl.checks.symbols import check_symbols
 from aiedsl.ir import Design
 from aiedsl.place import allocate, place, route
@@ -52,6 +52,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_outputs_written(d)
     check_kernel_layouts(d)
     placed = place(d, target)
+    check_shared_acquires(placed)  # which fifos share memory is known once cores are placed
     low = lower(placed)  # the objectfifo lowering's plan: names, resources, allocation
     check_symbols(placed, low)
     table = check_resources(placed, target, low)
