@@ -155,7 +155,9 @@ DYNAMIC: dict[str, str] = {
         "  <- back to core[0,1] (0,3): a wait-for cycle\n"
         "  fix: break the cycle: no core may hold an element while it waits for data that can "
         "only come once that element moves; acquire in an order that lets data flow, release "
-        "sooner, or give the fifo that is full more depth"
+        "sooner, or give 'w' depths per end (depth= for its producer's, consumer_depth= for its "
+        "consumers', not all equal): with one depth for every end, a core's end holds its "
+        "largest acquire + 1 buffers (here 2), whatever the depth"
     ),
     "drain_order_reversed.py": (
         "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
@@ -165,8 +167,8 @@ DYNAMIC: dict[str, str] = {
         "  <- the shim DMA (0,0) draining 'hi' waits for data (drain_order_reversed.py:25)\n"
         "  <- the DMA of core[0,0] (0,2) sending 'hi' waits for core[0,0] to release an "
         "element to send (drain_order_reversed.py:25)\n"
-        "  <- core[0,0] (0,2) waits to acquire 'lo' (produce) for a free buffer (all are full, "
-        "waiting to be sent), while it holds 4 element(s) of 'a' (consume) "
+        "  <- core[0,0] (0,2) waits to acquire 'lo' (produce) for a free buffer (all 2 buffers "
+        "are full, waiting to be sent), while it holds 4 element(s) of 'a' (consume) "
         "(drain_order_reversed.py:33)\n"
         "  <- the DMA of core[0,0] (0,2) sending 'lo' waits for its receiver to take the "
         "element (drain_order_reversed.py:24)\n"
@@ -423,8 +425,9 @@ def test_a_forward_into_a_bigger_element_holds_the_output_depths_buffers(
         with pytest.raises(Deadlock) as excinfo:
             simulate(handle)
         assert str(excinfo.value).splitlines()[4:8] == [
-            "  <- core[0,0] (0,2) waits to acquire 'lo' (produce) for a free buffer (all are "
-            "full, waiting to be sent), while it holds 1 element(s) of 'a' (consume) (d.py:22)",
+            "  <- core[0,0] (0,2) waits to acquire 'lo' (produce) for a free buffer (all 2 "
+            "buffers are full, waiting to be sent), while it holds 1 element(s) of 'a' (consume) "
+            "(d.py:22)",
             "  <- the DMA of core[0,0] (0,2) sending 'lo' waits for its receiver to take the "
             "element (d.py:14)",
             "  <- the memtile (0,1) DMA receiving 'lo' waits for a free buffer (all hold data "
@@ -434,6 +437,84 @@ def test_a_forward_into_a_bigger_element_holds_the_output_depths_buffers(
     else:
         result = simulate(handle)
         assert result.passed, [c.line() for c in result.checks]
+
+
+RUN_AHEAD = '''
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def ahead(inp: Tensor[1024, i32], out: Tensor[4 * (AHEAD + 1) * 256, i32]):
+    a = fifo(Tensor[256, i32], name="a")
+    f = fifo(Tensor[256, i32], name="f", DEPTH)
+    g = fifo(Tensor[256, i32], name="g")
+    o = fifo(Tensor[256, i32], name="o")
+    copy = passthrough(Tensor[256, i32])
+
+    @herd(rows=ROWS)
+    def core(x, y):
+        if y == 0:
+            for _ in loop(4):
+                with a.consume() as s:
+                    for _ in loop(AHEAD):
+                        with f.produce() as d:
+                            copy(s, d)
+                    with g.produce() as d:
+                        copy(s, d)
+        elif y == ROWS - 1:
+            for _ in loop(4):
+                with g.consume() as s, o.produce() as d:
+                    copy(s, d)
+                for _ in loop(AHEAD):
+                    with f.consume() as s, o.produce() as d:
+                        copy(s, d)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(o, out)
+
+
+@ahead.reference
+def reference(inp):
+    return np.repeat(inp.reshape(4, 1, 256), AHEAD + 1, axis=1).reshape(-1)
+'''
+
+
+@pytest.mark.parametrize("rows, ahead, depth, waits, fix", [
+    # neighbours: one ring in memory the two cores share, of the fifo's depth: 3 ahead hang
+    (2, 3, "depth=2", "for a free buffer (all 2 buffers are full, waiting for core[0,1] to "
+     "consume: the two cores share them)", "or give the fifo that is full more depth"),
+    # over a DMA with one depth for every end: 2 buffers a core end, whatever the depth; the two
+    # ends hold 4, so 5 ahead hang
+    (3, 5, "depth=10", "for a free buffer (all 2 buffers are full, waiting to be sent)",
+     "or give 'f' depths per end (depth= for its producer's, consumer_depth= for its "
+     "consumers', not all equal): with one depth for every end, a core's end holds its "
+     "largest acquire + 1 buffers (here 2), whatever the depth"),
+])
+def test_a_producer_running_ahead_is_told_what_its_buffers_wait_for(
+        rows: int, ahead: int, depth: str, waits: str, fix: str,
+        design_file: Callable[..., Path]) -> None:
+    """A core producing ``ahead`` 'f' before the 'g' its neighbour reads first. Between neighbours
+    nothing is sent; over a DMA a larger single depth does not help, a per-end one does."""
+    def source(depths: str) -> str:
+        return RUN_AHEAD.replace("DEPTH", depths).replace("ROWS", str(rows)).replace(
+            "AHEAD", str(ahead))
+
+    path = design_file(source(depth))
+    handle = load_design(path)
+    check_design(handle.ir)
+    with pytest.raises(Deadlock) as excinfo:
+        simulate(handle)
+    text = str(excinfo.value)
+    assert f"  <- core[0,0] (0,2) waits to acquire 'f' (produce) {waits}, while it holds 1 " \
+        "element(s) of 'a' (consume) (d.py:21)" in text.splitlines(), text
+    assert text.endswith(fix)
+    if rows == 3:  # what the fix says: 2 buffers at the producer and 3 at the consumer hold 5
+        fixed = design_file(source("depth=2, consumer_depth=3"), "fixed.py")
+        assert simulate(load_design(fixed)).passed
 
 
 # -- the shipped designs have no report and pass -------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 from aiedsl.ir.program import walk
 from aiedsl.errors import DesignError
 from aiedsl.ir import Acquire, BarrierWait, Call, Loc, SetBarrier, Transfer, Wait
+from aiedsl.place.objectfifo import lower
 from aiedsl.sim.engine import Proc
 from aiedsl.sim.state import Machine
 
@@ -129,10 +130,13 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
         if isinstance(op, Acquire):
             many = f"{op.count} elements of " if op.count > 1 else ""
             readers = [c.core for c in m.design.fifo(op.fifo).consumers if c.kind == "core"]
+            shared = m.design.physical.shared if m.design.physical else {}
             what = ("for data to arrive" if op.port == "consume" else
                     "for a free buffer (all are full, waiting for it to consume them itself: "
                     "nothing sends them)" if readers == [p.info.get("core", p.name)] else
-                    "for a free buffer (all are full, waiting to be sent)")
+                    f"for a free buffer ({_full(m, op.fifo)}, waiting for {readers[0]} to "
+                    "consume: the two cores share them)" if op.fifo in shared else
+                    f"for a free buffer ({_full(m, op.fifo)}, waiting to be sent)")
             held = p.info.get("held", {})
             holds = [f"{len(h)} element(s) of '{f}' ({port})" for (f, port), h in held.items()
                      if h and (f, port) != (op.fifo, op.port)]
@@ -193,6 +197,39 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
                     "not consumed)", loc)
         return f"{subject} waits for {core} to release an element to send", loc
     return f"{subject} waits ({kind})", loc
+
+
+def _full(m: Machine, fifo: str) -> str:
+    """``"all 2 buffers are full"``: the producer's end of ``fifo`` (the lowering's count)."""
+    shared = m.design.physical.shared if m.design.physical else {}
+    n = m.design.fifo(fifo).producer.depth if fifo in shared \
+        else lower(m.design).end(fifo, "produce").size
+    return "its one buffer is full" if n == 1 else f"all {n} buffers are full"
+
+
+def _capped_end(m: Machine, chain: list[Proc]) -> tuple[str, str, int] | None:
+    """The first full core end in ``chain`` whose buffer count a larger ``depth`` would not
+    change, as (fifo, port, buffers): a core's end of a fifo crossing a DMA, given one depth for
+    all ends, holds its largest acquire + 1 buffers whatever the depth (mlir-aie's
+    ``findObjectFifoSize``; only depth 1 with single acquires differs)."""
+    shared = m.design.physical.shared if m.design.physical else {}
+    for q in chain:
+        op = q.info.get("waiting")
+        if q.kind == "core" and isinstance(op, Acquire) and op.port == "produce":
+            fifo, port, index = op.fifo, "produce", 0
+        elif q.kind == "s2mm" and q.info.get("core") and q.request is not None \
+                and q.request[0] == "acq":
+            fifo, port = str(q.info["fifo"]), "consume"
+            index = next(i for i, c in enumerate(m.design.fifo(fifo).consumers)
+                         if c.core == q.info["core"])
+        else:
+            continue
+        f = m.design.fifo(fifo)
+        if fifo in shared or len({f.producer.depth, *(c.depth for c in f.consumers)}) > 1:
+            return None  # one ring of the producer's depth, or depths given per end: depth counts
+        size = lower(m.design).end(fifo, port, index).size
+        return None if size == 1 else (fifo, port, size)
+    return None
 
 
 def _barrier_wait(m: Machine, p: Proc, op: BarrierWait) -> str:
@@ -286,6 +323,14 @@ def explain(m: Machine) -> Deadlock:
         where = "rt.wait()" if isinstance(waiting, Wait) and waiting.by == "wait" else "rt.sync()"
         fix = (f"issue every fill and drain that a waited drain depends on before the {where} "
                "that waits for it")
+    elif cycle and (capped := _capped_end(m, chain)) is not None:
+        fifo, _, size = capped
+        fix = ("break the cycle: no core may hold an element while it waits for data that can "
+               "only come once that element moves; acquire in an order that lets data flow, "
+               f"release sooner, or give '{fifo}' depths per end (depth= for its producer's, "
+               "consumer_depth= for its consumers', not all equal): with one depth for every "
+               f"end, a core's end holds its largest acquire + 1 buffers (here {size}), "
+               "whatever the depth")
     elif cycle:
         fix = ("break the cycle: no core may hold an element while it waits for data that can "
                "only come once that element moves; acquire in an order that lets data flow, "
