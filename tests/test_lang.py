@@ -10,7 +10,9 @@ import pytest
 from aiedsl.emit import generate
 from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import render_mlir
+from aiedsl.errors import DesignError
 from aiedsl.ir import Acquire, Loop, Release
+from aiedsl.ir.types import Dim
 from aiedsl.loader import load_design
 from aiedsl.targets import get_target
 from mlir_facts import parse_facts
@@ -51,6 +53,60 @@ def test_split_and_join_emit_links_with_offsets(design_file: DesignFile) -> None
     memtiles = {link.srcs[0]: link.tile for link in placed.links}
     # ys and the join go to the least-used memtile among their cores' columns (ties: lowest)
     assert memtiles == {"xs": (1, 1), "ys": (0, 1), "z0": (0, 1)}
+
+
+SPLIT_PER_PART = '''
+    import numpy as np
+
+    from aiedsl import Tensor, design, fifo, herd, i32, join, runtime
+    from aiedsl.kernels import passthrough
+
+    @design(device="npu1_1col")
+    def d(a: Tensor[2048, i32], c: Tensor[2048, i32]):
+        f = fifo(Tensor[2048, i32], name="f")
+        parts = f.split(2, dims_to_stream=DIMS)
+        outs = [fifo(Tensor[1024, i32], name=f"o{i}") for i in range(2)]
+        o = join(outs, name="o")
+        k = passthrough(Tensor[1024, i32])
+
+        @herd(rows=2)
+        def core(x, y):
+            with parts[y].consume() as s, outs[y].produce() as t:
+                k(s, t)
+
+        with runtime() as rt:
+            rt.fill(f, a)
+            rt.drain(o, c)
+
+    @d.reference
+    def reference(a):
+        p = a.reshape(2, 32, 32)
+        return np.concatenate([p[0].reshape(-1), p[1].T.reshape(-1)])
+    '''
+
+
+def test_a_split_takes_a_layout_per_part(design_file: DesignFile) -> None:
+    """IRON's split(..., dims_to_stream=[dims0, dims1]): the second part is sent transposed."""
+    from aiedsl.sim import simulate
+
+    path = design_file(SPLIT_PER_PART.replace("DIMS", "[None, [(32, 1), (32, 32)]]"))
+    handle = load_design(path)
+    assert [handle.ir.fifo(n).producer.dims for n in ("f_0", "f_1")] == [
+        (), (Dim(size=32, stride=1), Dim(size=32, stride=32))]
+    result = simulate(handle)
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_a_split_with_too_few_layouts_is_refused(design_file: DesignFile) -> None:
+    path = design_file(SPLIT_PER_PART.replace("DIMS", "[[(32, 1), (32, 32)]]"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:9: error [dma dims]: split of 'f' into 2 parts has 1 per-part dims_to_stream "
+        "layout\n"
+        "  limit: one layout (or None) per part: 2\n"
+        "  found: 1\n"
+        "  fix: give 2 layouts, or one layout [(size, stride), ...] for all")
 
 
 def test_templated_kernel_renders_its_parameters(design_file: DesignFile) -> None:

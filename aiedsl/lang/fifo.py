@@ -122,6 +122,9 @@ class ObjectFifo(FifoRecord):
         """Distribute each element over several fifos through a memtile, at element offsets.
 
         ``parts`` is a count (equal parts) or the part types; offsets default to back to back.
+        ``dims_to_stream`` / ``dims_from_stream`` apply to every part, or, as a list with one
+        layout (or None) per part, each to its own (IRON's per-output lists), e.g.
+        ``f.split(2, dims_to_stream=[None, [(32, 1), (32, 32)]])``.
         """
         loc = caller_loc()
         b = current_design(f"splitting fifo '{self.name}'")
@@ -135,16 +138,34 @@ class ObjectFifo(FifoRecord):
             raise DesignError("split offsets", f"split of '{self.name}' has offsets={offsets!r}",
                               loc=loc, limit="a list of element offsets, one per part",
                               found=repr(offsets), fix="write e.g. offsets=[0, 1024]")
+        to_parts = _per_part(dims_to_stream, len(types), self.name, "dims_to_stream", loc)
+        from_parts = _per_part(dims_from_stream, len(types), self.name, "dims_from_stream", loc)
         outs = [new_fifo(
             b, t, depth=self.depth if depth is None else depth,
-            name=(names[i] if names else f"{self.name}_{i}"), dims_to_stream=dims_to_stream,
-            dims_from_stream=dims_from_stream, loc=loc) for i, t in enumerate(types)]
+            name=(names[i] if names else f"{self.name}_{i}"), dims_to_stream=to_parts[i],
+            dims_from_stream=from_parts[i], loc=loc) for i, t in enumerate(types)]
         offs = list(offsets) if offsets is not None else back_to_back(types)
         b.add_link("split", [self], outs, offs, via, loc)
         return outs
 
     def __repr__(self) -> str:
         return f"<fifo {self.name}: {self.elem}>"
+
+
+def _per_part(spec: DimsSpec | Sequence[DimsSpec], n: int, parent: str, what: str,
+              loc: Loc) -> list[DimsSpec]:
+    """A split's layout for each of its ``n`` parts: ``spec`` for all of them, or ``spec``'s own
+    entries when it lists one layout (a list of pairs, or None) per part. A layout's entries are
+    (size, stride) tuples, so a list of lists cannot be one layout."""
+    if not isinstance(spec, (list, tuple)) or not spec or \
+            not all(d is None or isinstance(d, list) for d in spec):
+        return [spec] * n  # type: ignore[list-item]
+    if len(spec) != n:
+        raise DesignError("dma dims", f"split of '{parent}' into {n} parts has {len(spec)} "
+                          f"per-part {what} layout{'' if len(spec) == 1 else 's'}", loc=loc,
+                          limit=f"one layout (or None) per part: {n}", found=str(len(spec)),
+                          fix=f"give {n} layouts, or one layout [(size, stride), ...] for all")
+    return list(spec)  # type: ignore[arg-type]
 
 
 def _check_port(port: str, loc: Loc) -> None:
