@@ -1577,6 +1577,75 @@ def test_balance_names_a_tensor_of_another_element_type(design_file: DesignFile)
         "256xi32: is i16 the tensor's type you meant?")
 
 
+def test_balance_of_a_loopless_core_says_it_runs_once(design_file: DesignFile) -> None:
+    """An IRON Worker body ported as it is (IRON repeats it forever): one element per run. The
+    i8 host tensor of the u8 fifo is the same bytes, so the error does not blame its type."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i8, runtime, u8
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[8 * 64, i8], out: Tensor[8 * 64, i8]):
+            fin = fifo(Tensor[64, u8], name="fin")
+            fout = fifo(Tensor[64, u8], name="fout")
+            k = passthrough(Tensor[64, u8])
+
+            @herd()
+            def core():
+                with fout.produce() as o, fin.consume() as i:
+                    k(i, o)
+
+            with runtime() as rt:
+                rt.fill(fin, inp)
+                rt.drain(fout, out)
+        ''')
+    assert check_error(path).splitlines()[-1] == (
+        "  fix: make loop counts and fill/drain sizes agree (each element 64xu8); a mismatch "
+        "hangs on the NPU. core[0,0]'s function has no loop: it is the work of one run (an IRON "
+        "Worker's body repeats forever; aiedsl's runs once per run): wrap it in "
+        "`for _ in loop(8):`")
+
+
+IRON_SPELLINGS = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+    @design(device="npu1_1col")
+    def d(A: Tensor[256, i32], C: Tensor[256, i32]):
+        a = fifo(Tensor[256, i32], name="a")
+        c = fifo(Tensor[256, i32], name="c")
+
+        @herd()
+        def core():
+            with a.consume(), c.produce():
+                pass
+            CORE
+
+        with runtime() as rt:
+            rt.fill(FILL, A)
+            rt.drain(c, C)
+    '''
+
+
+@pytest.mark.parametrize("core, fill, error", [
+    ("pass", "a.prod()",
+     "d.py:15: error [fifo]: fifo 'a' has no prod(): aiedsl uses a fifo itself where IRON takes "
+     "a handle of it\n"
+     "  fix: pass 'a' itself (rt.fill(a, ...), rt.drain(a, ...), a.forward(), a.split(...)); in "
+     "a core function, `with a.produce() as e:`"),
+    ("a.acquire(1)", "a",
+     "d.py:12: error [acquire]: port 1 is neither 'produce' nor 'consume'\n"
+     "  found: 1\n"
+     "  fix: name the port before the count: a.acquire('consume', 1) or a.acquire('produce', 1) "
+     "(IRON's count-only form is on a handle, which aiedsl does not have)"),
+])
+def test_iron_spellings_say_what_aiedsl_writes(core: str, fill: str, error: str,
+                                               design_file: DesignFile) -> None:
+    """What an IRON user writes first: of.prod() in the runtime, of.acquire(1) in a core. They
+    were an AttributeError and 'use produce or consume'."""
+    path = design_file(IRON_SPELLINGS.replace("CORE", core).replace("FILL", fill))
+    assert load_error(path) == error
+
+
 def test_balance_join_parts_differ(design_file: DesignFile) -> None:
     """One core of a join produces 4 elements per run, the other 3."""
     path = design_file('''

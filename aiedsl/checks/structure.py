@@ -8,9 +8,9 @@ from fractions import Fraction
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import (
-    BufferArg, Design, Fifo, KernelArg, RtpArg, RtpWrite, ScalarArg,
+    BufferArg, Design, Fifo, KernelArg, Loop, RtpArg, RtpWrite, ScalarArg,
 )
-from aiedsl.ir.program import acquires, calls, max_acquire, released
+from aiedsl.ir.program import acquires, calls, max_acquire, released, walk
 
 
 def check_links(d: Design) -> None:
@@ -311,7 +311,8 @@ def check_balance(d: Design) -> None:
                     fix += " (the DMA moves bytes: count them in the fifo's element type)"
                 raise DesignError("fill/drain size", f"rt.{t.op} of '{f.name}' moves {what}",
                                   loc=t.loc, found=found, fix=fix)
-            if host.dtype != f.elem.dtype and f.name not in retyped:
+            # a tensor typed other than its fifo changes the count only if the sizes differ
+            if host.dt.itemsize != f.elem.dt.itemsize and f.name not in retyped:
                 retyped[f.name] = (f"rt.{t.op} of '{t.tensor}' ({host}) moves {moved} bytes, "
                                    f"{_n(runs)} element(s) of {f.elem}: is {host.dtype} the "
                                    "tensor's type you meant?")
@@ -370,7 +371,20 @@ def check_balance(d: Design) -> None:
                         "each receives every element; to give each core its own, use a fifo "
                         "per core (channel(..., shape=[n]) indexed by the core) or split one at "
                         "a memtile" if len(cores) > 1 and got * len(cores) == made else "")
-                    + (f". {retyped[f.name]}" if f.name in retyped else ""))
+                    + (f". {retyped[f.name]}" if f.name in retyped else "")
+                    + _runs_once(d, who, made, got))
+
+
+def _runs_once(d: Design, who: str, made: Fraction, got: Fraction) -> str:
+    """A hint for a core taking a whole fraction of what it is sent with no loop at all: the
+    body of an IRON Worker, ported as it is, which IRON repeats forever and aiedsl runs once."""
+    core = next((c for c in d.cores if c.name == who), None)
+    if core is None or not got or made <= got or (made / got).denominator != 1 or \
+            any(isinstance(op, Loop) for op, _ in walk(core.body)):
+        return ""
+    return (f". {who}'s function has no loop: it is the work of one run (an IRON Worker's body "
+            f"repeats forever; aiedsl's runs once per run): wrap it in "
+            f"`for _ in loop({_n(made / got)}):`")
 
 
 def _n(x: Fraction) -> str:

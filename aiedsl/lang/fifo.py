@@ -73,6 +73,22 @@ class ObjectFifo(FifoRecord):
         yield buf
         self.release("produce", n, _loc=caller_loc())
 
+    def prod(self) -> NoReturn:
+        """IRON's producer handle, which aiedsl has no use for: a clear error saying so."""
+        self._iron_handle("prod", "produce")
+
+    def cons(self) -> NoReturn:
+        """IRON's consumer handle, which aiedsl has no use for: a clear error saying so."""
+        self._iron_handle("cons", "consume")
+
+    def _iron_handle(self, handle: str, port: str) -> NoReturn:
+        raise DesignError(
+            "fifo", f"fifo '{self.name}' has no {handle}(): aiedsl uses a fifo itself where IRON "
+            "takes a handle of it", loc=caller_loc(),
+            fix=f"pass '{self.name}' itself (rt.fill({self.name}, ...), rt.drain({self.name}, "
+            f"...), {self.name}.forward(), {self.name}.split(...)); in a core function, "
+            f"`with {self.name}.{port}() as e:`")
+
     def acquire(self, port: Port, n: int = 1, *, _loc: Loc | None = None) -> "Buffer":
         """Acquire ``n`` elements on ``port`` (``"produce"`` or ``"consume"``) without releasing.
 
@@ -80,7 +96,7 @@ class ObjectFifo(FifoRecord):
         """
         loc = _loc or caller_loc()
         core = current_core(f"acquiring fifo '{self.name}'")
-        _check_port(port, loc)
+        _check_port(port, loc, f"{self.name}.acquire")
         if not isinstance(n, int) or n < 1:
             raise DesignError("acquire", f"cannot acquire {n!r} elements of fifo '{self.name}'",
                               loc=loc, found=repr(n), fix="acquire 1 or more elements")
@@ -91,7 +107,7 @@ class ObjectFifo(FifoRecord):
         """Release ``n`` elements on ``port``, handing them to the other side."""
         loc = _loc or caller_loc()
         core = current_core(f"releasing fifo '{self.name}'")
-        _check_port(port, loc)
+        _check_port(port, loc, f"{self.name}.release")
         core.release(self.name, port, n, loc)
 
     # -- memtile links ---------------------------------------------------------------------------
@@ -168,7 +184,12 @@ def _per_part(spec: DimsSpec | Sequence[DimsSpec], n: int, parent: str, what: st
     return list(spec)  # type: ignore[arg-type]
 
 
-def _check_port(port: str, loc: Loc) -> None:
+def _check_port(port: str, loc: Loc, call: str) -> None:
+    if isinstance(port, int) and not isinstance(port, bool):  # IRON's of.acquire(1)
+        raise DesignError("acquire", f"port {port!r} is neither 'produce' nor 'consume'", loc=loc,
+                          found=repr(port), fix=f"name the port before the count: "
+                          f"{call}('consume', {port}) or {call}('produce', {port}) (IRON's "
+                          f"count-only form is on a handle, which aiedsl does not have)")
     if port not in ("produce", "consume"):
         raise DesignError("acquire", f"port {port!r} is neither 'produce' nor 'consume'", loc=loc,
                           found=repr(port), fix="use 'produce' or 'consume'")
