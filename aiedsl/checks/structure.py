@@ -356,6 +356,7 @@ def check_balance(d: Design) -> None:
             got = taken[f.name].get(who, Fraction(0))
             cores = [e for e in f.consumers if e.kind == "core"]
             if got != made:
+                shared_out = len(cores) > 1 and got * len(cores) == made
                 src = f.producer
                 maker = (src.core if src.kind == "core" else
                          "the runtime fills" if src.kind == "shim" else "the memtile forwards"
@@ -370,9 +371,9 @@ def check_balance(d: Design) -> None:
                         f". '{f.name}' has {len(cores)} consuming cores, and a fifo broadcasts: "
                         "each receives every element; to give each core its own, use a fifo "
                         "per core (channel(..., shape=[n]) indexed by the core) or split one at "
-                        "a memtile" if len(cores) > 1 and got * len(cores) == made else "")
+                        "a memtile" if shared_out else "")
                     + (f". {retyped[f.name]}" if f.name in retyped else "")
-                    + _runs_once(d, who, made, got))
+                    + ("" if shared_out else _runs_once(d, who, made, got)))
 
 
 def _runs_once(d: Design, who: str, made: Fraction, got: Fraction) -> str:
