@@ -175,7 +175,7 @@ DYNAMIC: dict[str, str] = {
         "  <- the shim DMA (0,0) draining 'lo' has no transfer queued: the runtime issues its "
         "drain of 'lo' only after the wait it is blocked in (drain_order_reversed.py:44)\n"
         "  <- back to the runtime: a wait-for cycle\n"
-        "  fix: issue every fill and drain that a waited drain depends on before the rt.sync() "
+        "  fix: issue every fill and drain that the waited drain depends on before the rt.sync() "
         "that waits for it"
     ),
     "halo_swap_cycle.py": (
@@ -210,7 +210,7 @@ DYNAMIC: dict[str, str] = {
         "  <- the shim DMA (0,0) filling 'a' has no transfer queued: the runtime issues its "
         "fill of 'a' only after the wait it is blocked in (sync_before_fill.py:37)\n"
         "  <- back to the runtime: a wait-for cycle\n"
-        "  fix: issue every fill and drain that a waited drain depends on before the rt.sync() "
+        "  fix: issue every fill and drain that the waited drain depends on before the rt.sync() "
         "that waits for it"
     ),
 }
@@ -515,6 +515,86 @@ def test_a_producer_running_ahead_is_told_what_its_buffers_wait_for(
     if rows == 3:  # what the fix says: 2 buffers at the producer and 3 at the consumer hold 5
         fixed = design_file(source("depth=2, consumer_depth=3"), "fixed.py")
         assert simulate(load_design(fixed)).passed
+
+
+WAITED_FILL = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def fw(inp: Tensor[1280, i32], out: Tensor[1280, i32]):
+    a = fifo(Tensor[256, i32], name="a")
+    o = fifo(Tensor[256, i32], name="o")
+    copy = passthrough(Tensor[256, i32])
+
+    @herd()
+    def core():
+        for _ in loop(5):
+            with a.consume() as s, o.produce() as d:
+                copy(s, d)
+
+    with runtime() as rt:
+        rt.fill(a, inp, wait=True)
+        rt.sync()
+        rt.drain(o, out)
+'''
+
+CASCADE_CYCLE = '''
+from aiedsl import Tensor, bf16, channel, design, f32, fifo, herd, i32, memtile, runtime, tiles
+from aiedsl.kernels import block_dims, matmul_cascade, unblock_dims, zero
+
+
+@design(device="npu1")
+def casc(A: Tensor[64, 128, bf16], B: Tensor[128, 64, bf16], C: Tensor[64, 64, f32]):
+    stages = [matmul_cascade(64, 64, 64, "put"), matmul_cascade(64, 64, 64, "get")]
+    r, s, t = (stages[0].ir.params[p] for p in "rst")
+    a = channel(Tensor[64, 64, bf16], shape=[2], via=memtile,
+                dims_to_stream=block_dims(64, 64, r, s), name="a")
+    b = channel(Tensor[64, 64, bf16], shape=[2], via=memtile,
+                dims_to_stream=block_dims(64, 64, s, t), name="b")
+    c = channel(Tensor[64, 64, f32], shape=[1], via=memtile, depth=1,
+                dims_to_stream=unblock_dims(64, 64, r, t), name="c")
+    x = fifo(Tensor[16, i32], name="x")
+    z = zero(Tensor[16, i32])
+
+    @herd(cols=2, rows=1, cascade="east")
+    def core(i, _):
+        with a[i].consume() as ta, b[i].consume() as tb:
+            if i == 0:
+                with x.consume():  # waits for core 1, which sends x only after its cascade call
+                    stages[0](ta, tb)
+            else:
+                with c[0].produce() as tc:
+                    stages[1](ta, tb, tc)
+                with x.produce() as px:
+                    z(px)
+
+    with runtime() as rt:
+        for j in range(2):
+            rt.fill(a[j], A, tiles(A, (64, 64), cols=j))
+            rt.fill(b[j], B, tiles(B, (64, 64), rows=j))
+        rt.drain(c[0], C, tiles(C, (64, 64)))
+'''
+
+
+@pytest.mark.parametrize("source, fix", [
+    (WAITED_FILL, "issue every fill and drain that the waited fill depends on before the "
+     "rt.sync() that waits for it"),
+    (CASCADE_CYCLE, "break the cycle: a cascade call waits until its neighbour reaches the "
+     "matching call, so neither core may wait, before its cascade call, for data the other "
+     "sends only after its own; make both reach their cascade calls first (acquire after the "
+     "call, or move the data both need ahead of it)"),
+])
+def test_the_fix_names_what_the_cycle_goes_through(source: str, fix: str,
+                                                   design_file: Callable[..., Path]) -> None:
+    """A waited fill (the fix spoke of a waited drain) and a cycle through a cascade call (the
+    fix spoke of fifo depths)."""
+    handle = load_design(design_file(source))
+    check_design(handle.ir)
+    with pytest.raises(Deadlock) as excinfo:
+        simulate(handle)
+    assert str(excinfo.value).splitlines()[-1] == f"  fix: {fix}"
 
 
 # -- the shipped designs have no report and pass -------------------------------------------------

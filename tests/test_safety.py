@@ -565,7 +565,7 @@ def test_rt_wait_is_named_in_its_deadlock_and_wants_a_fifo(design_file: DesignFi
         simulate(load_design(design_file(src)))
     lines = str(e.value).splitlines()
     assert lines[1].startswith("  the runtime waits at rt.wait() for its drain of 'out_l3'")
-    assert lines[-1] == ("  fix: issue every fill and drain that a waited drain depends on "
+    assert lines[-1] == ("  fix: issue every fill and drain that the waited drain depends on "
                          "before the rt.wait() that waits for it")
     bad = design_file(variant("rt.drain(from_mem, out, wait=True)",
                               "rt.drain(from_mem, out, wait=True)\n        rt.wait(out)"), "t.py")

@@ -321,8 +321,16 @@ def explain(m: Machine) -> Deadlock:
     elif cycle and p is m.runtime:
         waiting = m.runtime.info.get("waiting")
         where = "rt.wait()" if isinstance(waiting, Wait) and waiting.by == "wait" else "rt.sync()"
-        fix = (f"issue every fill and drain that a waited drain depends on before the {where} "
+        token = m.runtime.request[1] if m.runtime.request is not None else None
+        kind = token.name.split(" ", 1)[0] if token is not None else "transfer"
+        fix = (f"issue every fill and drain that the waited {kind} depends on before the {where} "
                "that waits for it")
+    elif cycle and any(q.kind == "core" and q.info.get("cascade") is not None
+                       and isinstance(q.info.get("waiting"), Call) for q in chain):
+        fix = ("break the cycle: a cascade call waits until its neighbour reaches the matching "
+               "call, so neither core may wait, before its cascade call, for data the other "
+               "sends only after its own; make both reach their cascade calls first (acquire "
+               "after the call, or move the data both need ahead of it)")
     elif cycle and (capped := _capped_end(m, chain)) is not None:
         fifo, _, size = capped
         fix = ("break the cycle: no core may hold an element while it waits for data that can "
