@@ -235,6 +235,51 @@ def test_weights_in_a_local_feed_the_matmul(design_file: DesignFile) -> None:
     assert result.passed, [c.line() for c in result.checks]
 
 
+ACCUMULATOR = '''
+import numpy as np
+from aiedsl import Tensor, bf16, design, f32, fifo, herd, local, loop, runtime
+from aiedsl.kernels import block_dims, matmul, passthrough, unblock_dims
+
+@design(device="npu1_1col")
+def accmm(A: Tensor[32, 128, bf16], B: Tensor[128, 32, bf16], C: Tensor[32, 32, f32]):
+    mm = matmul(32, 32, 32)
+    r, s, t = mm.ir.params["r"], mm.ir.params["s"], mm.ir.params["t"]
+    acc = local(Tensor[32, 32, f32], initial=0.0)
+    a_l3 = fifo(Tensor[32, 32, bf16])
+    a = a_l3.forward(dims_to_stream=block_dims(32, 32, r, s))
+    b_l3 = fifo(Tensor[32, 32, bf16])
+    b = b_l3.forward(dims_to_stream=block_dims(32, 32, s, t))
+    c = fifo(Tensor[32, 32, f32])
+    c_l3 = c.forward(Tensor[1024, f32], dims_to_stream=unblock_dims(32, 32, r, t))
+    copy = passthrough(Tensor[32, 32, f32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as ta, b.consume() as tb:
+                mm(ta, tb, acc)
+        with c.produce() as tc:
+            copy(acc, tc)
+
+    with runtime() as rt:
+        rt.fill(a_l3, A, (0, (1, 4, 32, 32), (0, 32, 128, 1)))
+        rt.fill(b_l3, B)
+        rt.drain(c_l3, C)
+
+@accmm.reference
+def reference(A, B):
+    return A.astype(np.float32) @ B.astype(np.float32)
+'''
+
+
+def test_a_matmul_accumulates_into_a_local_across_the_k_loop(design_file: DesignFile) -> None:
+    """C kept in a local (zero from the load) through a K loop of four calls, then copied out:
+    the matmul adds into the local's own buffer call after call."""
+    result = simulate(load_design(design_file(ACCUMULATOR)))
+    assert result.passed, [c.line() for c in result.checks]
+    assert "absolute" in result.checks[0].tolerance  # a sum's allowance
+
+
 def test_a_bf16_running_sum_in_a_local_is_compared_as_a_chain_of_roundings(
         design_file: DesignFile) -> None:
     """The output is copied out of a local each add rounded into: the comparison allows it the
