@@ -36,16 +36,16 @@ _WHERE = {
     "DesignError": "aiedsl.errors",
     **dict.fromkeys((
         "Buffer", "Channel", "DesignHandle", "ObjectFifo", "Tensor", "barrier", "channel",
-        "coretile", "define", "design", "fifo", "gemm_runtime", "herd", "join", "loop", "memtile",
-        "rtp", "runtime", "shim", "tiles"), "aiedsl.lang"),
+        "coretile", "define", "design", "fifo", "gemm_runtime", "herd", "join", "local", "loop",
+        "memtile", "rtp", "runtime", "shim", "tiles"), "aiedsl.lang"),
     **dict.fromkeys(("Artifacts", "RunResult", "build"), "aiedsl.api"),
 }
 
 __all__ = [
     "Artifacts", "Buffer", "Channel", "DesignError", "DesignHandle", "ObjectFifo", "RunResult",
     "Tensor", "__version__", "barrier", "bf16", "build", "channel", "coretile", "define",
-    "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32", "join", "loop",
-    "memtile", "rtp", "runtime", "shim", "tiles", "u8",
+    "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32", "join", "local",
+    "loop", "memtile", "rtp", "runtime", "shim", "tiles", "u8",
 ]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from aiedsl.errors import DesignError
     from aiedsl.lang import (
         Buffer, Channel, DesignHandle, ObjectFifo, Tensor, barrier, channel, coretile, define,
-        design, fifo, gemm_runtime, herd, join, loop, memtile, rtp, runtime, shim, tiles,
+        design, fifo, gemm_runtime, herd, join, local, loop, memtile, rtp, runtime, shim, tiles,
     )
 
 

@@ -163,11 +163,11 @@ def test_a_kernel_source_including_its_own_header_is_refused(design_file: Design
         "  fix: paste helper.h into copy.cc where it is included")
 
 
-@pytest.mark.parametrize("name", ["tile_0_0", "core_0_2", "rtp_thr", "lock_a"])
+@pytest.mark.parametrize("name", ["tile_0_0", "core_0_2", "rtp_thr", "lock_a", "local_acc"])
 def test_a_host_tensor_named_like_a_device_value_is_refused(design_file: DesignFile,
                                                              name: str) -> None:
     """A host tensor becomes an argument of aie.runtime_sequence, inside the device where
-    %tile_0_0 (and %core_C_R, %rtp_*, %lock_*) are defined: mlir-aie's parser refuses the
+    %tile_0_0 (and %core_C_R, %rtp_*, %lock_*, %local_*) are defined: mlir-aie's parser refuses the
     clash, so aiedsl refuses the name where it is written."""
     path = design_file(PASSTHROUGH.replace("inp", name))
     line = path.read_text().split("@design")[0].count("\n") + 1
@@ -176,7 +176,7 @@ def test_a_host_tensor_named_like_a_device_value_is_refused(design_file: DesignF
         "defines for the device",
         "  limit: ASCII letters, digits and _, not starting with a digit, at most 200 characters "
         "(it becomes an MLIR symbol, a C name and a file name), not tile_C_R, core_C_R, or "
-        "starting rtp_ or lock_"]
+        "starting rtp_, lock_ or local_"]
 
 
 def test_a_kernel_of_no_cycles_is_refused(design_file: DesignFile) -> None:

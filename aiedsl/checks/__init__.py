@@ -1,8 +1,9 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
-:func:`check_design` runs them in order: structure, static hangs, kernel calls, cascades, runtime
-parameters, kernel sources and architectures, DMA layouts, balance, kernel layouts, placement,
-the symbols the lowering will define, resources, then allocation and routing. It returns the
+:func:`check_design` runs them in order: structure, static hangs, kernel calls, core-local
+buffers, cascades, runtime parameters, kernel sources and architectures, DMA layouts, balance,
+kernel layouts, placement, the symbols the lowering will define, resources, then allocation and
+routing. It returns the
 placed design, now carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
@@ -16,6 +17,7 @@ from aiedsl.checks.hangs import check_hangs
 from aiedsl.checks.held import check_held_buffers
 from aiedsl.checks.kernels import check_kernel_arch, check_kernel_costs, check_kernel_sources
 from aiedsl.checks.layout import check_kernel_layouts
+from aiedsl.checks.locals import check_locals
 from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
@@ -42,6 +44,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_hangs(d)
     check_held_buffers(d)
     check_kernel_calls(d)
+    check_locals(d)
     check_cascades(d, target)
     check_rtps(d)
     check_kernel_sources(d)

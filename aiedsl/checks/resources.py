@@ -11,7 +11,9 @@ lowering creates (:func:`aiedsl.place.objectfifo.lower`, which allocation number
   per part, and on each channel one BD per buffer (per part on the parent's side);
 * a shim endpoint holds one DMA channel, two locks and, per runtime transfer in flight, one BD;
 * a fifo between neighbouring cores in shared memory holds its buffers and two locks in the
-  memory both cores reach, and no DMA.
+  memory both cores reach, and no DMA;
+* a runtime parameter, and each core's copy of a core-local buffer, is one buffer in its core's
+  memory.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from aiedsl.ir.program import calls
 from aiedsl.ir.sequence import retirements, shim_bd_ids
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Loc, Transfer, Wait
+from aiedsl.place.alloc import local_buffer_name
 from aiedsl.place.objectfifo import Lowering, Store, lower
 from aiedsl.targets import TargetModel
 
@@ -143,6 +146,12 @@ def usage(d: Design, target: TargetModel, low: Lowering | None = None
         nbytes = r.type.nbytes
         at(tiles_of[r.core]).memory.append(Use(f"rtp {r.name} {nbytes} B", nbytes, r.loc,
                                                buffers=((r.name, nbytes),)))
+    for lb in d.locals:  # each core that passes it to a kernel holds a copy of its own
+        nbytes = lb.type.nbytes
+        for core in lb.cores:
+            sym = local_buffer_name(lb, at(tiles_of[core]).tile)
+            at(tiles_of[core]).memory.append(Use(f"local {sym} {nbytes} B", nbytes, lb.loc,
+                                                 buffers=((sym, nbytes),)))
     _shim_bds(d, at)
     return dict(sorted(tiles.items(), key=lambda kv: (kv[0][1], kv[0][0])))
 
@@ -231,6 +240,8 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int]) -> Non
     mem = TileUsage.total(u.memory)
     if u.kind != "shim" and mem > lim.memory:
         fix = ("lower a fifo's depth (depth=1 single-buffers it), use smaller tiles"
+               + (", declare smaller locals" if any(x.label.startswith("local ")
+                                                     for x in u.memory) else "")
                + (", or give the core a smaller stack" if u.runs else "")) \
             if u.kind == "core" else \
             "lower the depth of a memtile link or split the data over more memtiles"

@@ -8,7 +8,7 @@ from fractions import Fraction
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import (
-    BufferArg, Design, Fifo, KernelArg, Loop, RtpArg, RtpWrite, ScalarArg,
+    BufferArg, Design, Fifo, KernelArg, Loc, LocalArg, Loop, RtpArg, RtpWrite, ScalarArg,
 )
 from aiedsl.ir.program import acquires, calls, max_acquire, released, walk
 
@@ -134,14 +134,18 @@ def check_kernel_calls(d: Design) -> None:
                     limit=_sig(k), found=_count(len(call.args), 'argument'),
                     fix=f"call it as {k.symbol}({', '.join(a.name for a in k.args)})")
             for i, (arg, param) in enumerate(zip(call.args, k.args)):
-                if param.kind == "buffer":
+                if param.kind == "buffer" and isinstance(arg, LocalArg):
+                    _check_local_arg(d, core.name, call.loc, i, param, arg, _sig(k), k.symbol)
+                elif param.kind == "buffer":
                     if not isinstance(arg, BufferArg):
                         what = (f"rtp slot '{arg.rtp}'[{arg.index}]" if isinstance(arg, RtpArg)
-                                else f"the scalar {arg.value!r}")
+                                else f"the scalar {arg.value!r}" if isinstance(arg, ScalarArg)
+                                else "something else")
                         raise DesignError(
                             "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
                             f"is a buffer, but {core.name} passes {what}",
-                            loc=call.loc, limit=_sig(k), fix="pass an acquired fifo element")
+                            loc=call.loc, limit=_sig(k),
+                            fix="pass an acquired fifo element or a local")
                     elem = d.fifo(acq[arg.value].fifo).elem
                     assert param.type is not None
                     if elem.dtype == param.type.dtype and elem.numel == param.type.numel and (
@@ -188,6 +192,14 @@ def check_kernel_calls(d: Design) -> None:
                                 limit=limit, found=str(w.value),
                                 related=[(f"{core.name} passes it to '{k.symbol}'", call.loc)],
                                 fix=f"write {want}")
+                elif isinstance(arg, LocalArg):
+                    raise DesignError(
+                        "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
+                        f"scalar {param.dtype}, but {core.name} passes local '{arg.local}', a "
+                        "buffer", loc=arg.loc, limit=_sig(k),
+                        found=f"local '{arg.local}' ({d.local(arg.local).type})",
+                        fix="pass a Python int or float (a core cannot read a local's value: "
+                        "a kernel taking it as a buffer can), or an rtp slot")
                 elif not isinstance(arg, ScalarArg):
                     raise DesignError(
                         "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
@@ -219,6 +231,26 @@ def check_kernel_calls(d: Design) -> None:
                             "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
                             f"{what}, but {core.name} passes {arg.value!r}", loc=call.loc,
                             limit=limit, found=repr(arg.value), fix=f"pass {want}")
+
+
+def _check_local_arg(d: Design, core: str, loc: Loc, i: int, param: KernelArg, arg: LocalArg,
+                     sig: str, symbol: str) -> None:
+    """A local passed to buffer parameter ``param``: its type must be the parameter's, shape
+    and all (mlir-aie's func.call takes only the declared memref type)."""
+    t = d.local(arg.local).type
+    want = param.type
+    assert want is not None
+    if (t.dtype, tuple(t.shape)) == (want.dtype, tuple(want.shape)):
+        return
+    same = t.dtype == want.dtype and t.numel == want.numel
+    raise DesignError(
+        "kernel signature", f"argument {i} ('{param.name}') of '{symbol}' expects {want}, but "
+        f"{core} passes local '{arg.local}' ({t})" + (
+            f": the same {t.numel} elements in another shape, and func.call takes only the "
+            "declared memref type" if same else ""), loc=loc, limit=sig, found=str(t),
+        related=[(f"local '{arg.local}' is declared", d.local(arg.local).loc)],
+        fix=f"declare the local as Tensor[{', '.join(map(str, want.shape))}, {want.dtype}]"
+            + (" (the same bytes)" if same else "") + ", or pass it to a kernel of its type")
 
 
 def _value_rule(param: KernelArg) -> tuple[float, float, str, str, str] | None:

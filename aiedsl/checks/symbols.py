@@ -2,11 +2,11 @@
 
 A device is one MLIR symbol table (MLIR's ``SymbolTable`` verifier refuses a second definition
 of a name). aiedsl's own MLIR names the fifos, the kernels' functions, the runtime-parameter
-buffers and the runtime barriers' locks; mlir-aie's objectfifo lowering
-(``aie-objectFifo-stateful-transform``) then adds, per fifo end, an objectfifo of its own
-(``<fifo>_cons``, or ``<fifo>_<i>_cons`` with several consumers), its buffers
-(``<end>_buff_<i>``) and locks (``<end>_prod_lock_<i>``, ``<end>_cons_lock_<i>``), and per shim
-end a ``<fifo>_shim_alloc``. A user name equal to one of those builds here and fails in
+buffers, each core's copy of a core-local buffer and the runtime barriers' locks; mlir-aie's
+objectfifo lowering (``aie-objectFifo-stateful-transform``) then adds, per fifo end, an
+objectfifo of its own (``<fifo>_cons``, or ``<fifo>_<i>_cons`` with several consumers), its
+buffers (``<end>_buff_<i>``) and locks (``<end>_prod_lock_<i>``, ``<end>_cons_lock_<i>``), and
+per shim end a ``<fifo>_shim_alloc``. A user name equal to one of those builds here and fails in
 ``aiecc`` as raw MLIR, so it is refused with the design's line: the names come from the same
 plan of the lowering that allocation uses (:mod:`aiedsl.place.objectfifo`), which is tested
 against the real lowering.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Loc
-from aiedsl.place.alloc import barrier_lock_name
+from aiedsl.place.alloc import barrier_lock_name, local_buffer_name
 from aiedsl.place.objectfifo import Lowering
 
 RULE = ("every symbol of a device is unique, and mlir-aie's objectfifo lowering adds "
@@ -25,8 +25,8 @@ RULE = ("every symbol of a device is unique, and mlir-aie's objectfifo lowering 
 
 
 def check_symbols(d: Design, low: Lowering) -> None:
-    """Refuse a fifo, kernel, rtp or barrier whose symbol is one the lowering of placed design
-    ``d`` (planned in ``low``) creates, or another of them already has.
+    """Refuse a fifo, kernel, rtp, local or barrier whose symbol is one the lowering of placed
+    design ``d`` (planned in ``low``) creates, or another of them already has.
 
     Example: an rtp named ``in0_cons_buff_0`` beside a fifo ``in0`` that a core consumes is a
     DesignError naming buffer 0 of the fifo's end in that core.
@@ -53,11 +53,14 @@ def check_symbols(d: Design, low: Lowering) -> None:
                 f"{made[name]}", loc=loc, limit=RULE, found=name,
                 fix=f"rename the {kind}: names ending in _cons, _buff_<i>, _prod_lock_<i>, "
                 "_cons_lock_<i> or _shim_alloc are the lowering's")
-        if name in given:  # only a barrier's lock can get here: the front end refuses the rest
+        if name in given:  # only a tile-suffixed symbol can get here: the front end refuses
+            # the rest
             raise DesignError(
                 "name", f"{what} '{name}' has the name of the {given[name]}", loc=loc,
-                limit="every symbol of a device is unique (a barrier's lock in the core of "
-                "tile (c, r) is <barrier>_<c>_<r>)", found=name,
+                limit="every symbol of a device is unique (" + (
+                    "a barrier's lock in the core of tile (c, r) is <barrier>_<c>_<r>)"
+                    if kind == "barrier" else "the copy of a local in the core of tile (c, r) "
+                    "is <local>_<c>_<r> when several cores use it)"), found=name,
                 fix=f"rename the {kind} or the {given[name].split()[0]}")
         given[name] = f"{what} '{name}'"
 
@@ -68,6 +71,12 @@ def _given(d: Design) -> list[tuple[str, str, Loc]]:
     out = [("fifo", f.name, f.loc) for f in d.fifos]
     out += [("kernel", k.symbol, k.loc) for k in d.kernels]
     out += [("rtp", r.name, r.loc) for r in d.rtps]
+    for lb in d.locals:
+        for core in lb.cores:
+            tile = tile_of[core]
+            assert tile is not None, "check_symbols needs a placed design"
+            what = "local" if len(lb.cores) == 1 else f"local '{lb.name}''s copy in {core}"
+            out.append((what, local_buffer_name(lb, tile), lb.loc))
     for b in d.barriers:
         for core in b.cores:
             tile = tile_of[core]

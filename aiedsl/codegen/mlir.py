@@ -11,11 +11,11 @@ from typing import Any
 from aiedsl.version import __version__
 from aiedsl.render import render
 from aiedsl.ir import (
-    Acquire, BarrierWait, BufferArg, Call, Design, Fifo, Loop, Op, Pattern, Release, RtpArg,
-    RtpWrite, SetBarrier, Transfer,
+    Acquire, BarrierWait, BufferArg, Call, Design, Fifo, LocalArg, Loop, Op, Pattern, Release,
+    RtpArg, RtpWrite, SetBarrier, TensorType, Transfer,
 )
 from aiedsl.ir.sequence import shim_bd_ids
-from aiedsl.place.alloc import barrier_lock_name
+from aiedsl.place.alloc import barrier_lock_name, local_buffer_name
 from aiedsl.targets import TargetModel
 
 _PORT = {"produce": "Produce", "consume": "Consume"}
@@ -77,6 +77,14 @@ def render_mlir(d: Design, target: TargetModel) -> str:
     tile_of = {c.name: c.tile for c in d.cores if c.tile is not None}  # all: d is placed
     rtps = {r.name: {"name": r.name, "tile": tile_of[r.core], "memref": r.type.mlir(),
                      "loc": r.loc} for r in d.rtps}
+    local_bufs = {}  # (local, core) -> its copy in that core, in IR order: local by local
+    for b in d.locals:
+        init = None if b.init is None else initial_literal(b.type, b.init)
+        for core in b.cores:
+            sym = local_buffer_name(b, tile_of[core])
+            local_bufs[(b.name, core)] = {"ssa": f"%local_{sym}", "name": sym,
+                                          "tile": tile_of[core], "memref": b.type.mlir(),
+                                          "init": init, "loc": b.loc}
     locks = {(b.name, core): {"name": barrier_lock_name(b.name, tile_of[core]),
                               "tile": tile_of[core], "init": b.init, "loc": b.loc}
              for b in d.barriers for core in b.cores}
@@ -86,7 +94,7 @@ def render_mlir(d: Design, target: TargetModel) -> str:
         cores.append({
             "name": c.name, "tile": c.tile, "loc": c.loc, "stack": c.stack,
             "stack_attr": c.stack != target.default_stack,
-            "body": _body(c.body, d, fifos, namer, {}, rtps, locks, c.name),
+            "body": _body(c.body, d, fifos, namer, {}, rtps, locks, c.name, local_bufs),
         })
     tensors = {t.name: t for t in d.tensors}
     args = [{"name": t.name, "memref": f"memref<{t.type.numel}x{t.type.dt.mlir}>"}
@@ -115,11 +123,51 @@ def render_mlir(d: Design, target: TargetModel) -> str:
     return render(
         "aie.mlir.j2", version=__version__,
         design={"name": d.name, "device": d.device, "file": d.loc.file, "defines": d.defines},
-        tiles=sorted(tiles), rtps=list(rtps.values()), locks=list(locks.values()),
+        tiles=sorted(tiles), rtps=list(rtps.values()), local_bufs=list(local_bufs.values()),
+        locks=list(locks.values()),
         fifos=fifo_views, links=links,
         cascades=[{"src": tile_of[c.src], "dst": tile_of[c.dst], "loc": c.loc}
                   for c in d.cascades],
         kernels=kernels, cores=cores, args=args, runtime=runtime)
+
+
+def initial_literal(t: TensorType, init: str) -> str:
+    """The ``initial_value`` of an ``aie.buffer`` of type ``t`` holding bytes ``init`` (hex):
+    an MLIR dense elements literal, as mlir-aie's tests spell one (``dense<[0, 1, 2, 3]>``,
+    ``dense<[[0, 1], [2, 3]]>`` nested by the shape, which the parser requires), or
+    ``dense<v>`` when every element is the same (MLIR's splat, as its printer writes one).
+    Integers as written (a u8 200 is ``200`` for ``ui8``); finite floats in the shortest
+    decimal that gives the same value back; infinities and NaNs as the element's bits in
+    hexadecimal (``0xFF80``: bf16's -inf), which MLIR's dense-literal parser takes for a float
+    element (it has no spelling for them otherwise).
+    """
+    import numpy as np
+
+    dt = t.dt
+    values = np.frombuffer(bytes.fromhex(init), dtype=np.dtype(dt.numpy).newbyteorder("<"))
+    width = 2 * dt.itemsize
+    raw = np.frombuffer(bytes.fromhex(init), dtype=f"<u{dt.itemsize}")
+
+    def one(i: int) -> str:
+        if not dt.is_float:
+            return str(int(values[i]))
+        v = float(values[i])
+        if v != v or v in (float("inf"), float("-inf")):
+            return f"0x{int(raw[i]):0{width}X}"
+        return scalar_literal(v, "f32")
+
+    if (raw == raw[0]).all():
+        return f"dense<{one(0)}>"
+
+    def nested(dims: tuple[int, ...], start: int) -> str:
+        if len(dims) == 1:
+            return "[" + ", ".join(one(start + i) for i in range(dims[0])) + "]"
+        step = 1
+        for size in dims[1:]:
+            step *= size
+        return "[" + ", ".join(nested(dims[1:], start + i * step) for i in range(dims[0])) + "]"
+
+    return f"dense<{nested(tuple(t.shape), 0)}>"
 
 
 def _depths(f: Fifo) -> list[int]:
@@ -170,7 +218,8 @@ def scalar_literal(value: float, dtype: str) -> str:
 
 def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
           acquired: dict[str, dict[str, Any]], rtps: dict[str, dict[str, Any]],
-          locks: dict[tuple[str, str], dict[str, Any]], core: str) -> list[dict[str, Any]]:
+          locks: dict[tuple[str, str], dict[str, Any]], core: str,
+          local_bufs: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for op in ops:
         if isinstance(op, BarrierWait):
@@ -193,6 +242,10 @@ def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
                     view = acquired[a.value]
                     operands.append(f"{view['ssa']}_{a.index}")
                     types.append(view["memref"])
+                elif isinstance(a, LocalArg):  # this core's copy, defined in the device
+                    buf = local_bufs[(a.local, core)]
+                    operands.append(buf["ssa"])
+                    types.append(buf["memref"])
                 elif isinstance(a, RtpArg):
                     # loaded right before the call: each call sees the host's latest write
                     r = rtps[a.rtp]
@@ -213,5 +266,6 @@ def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
         elif isinstance(op, Loop):
             out.append({"op": "loop", "count": op.count, "bound": namer("n"),
                         "iv": namer("i"), "loc": op.loc,
-                        "body": _body(op.body, d, fifos, namer, acquired, rtps, locks, core)})
+                        "body": _body(op.body, d, fifos, namer, acquired, rtps, locks, core,
+                                      local_bufs)})
     return out

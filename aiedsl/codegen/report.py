@@ -4,8 +4,10 @@ stream-switch ports, the allocation of channels, BDs, locks and addresses, and k
 from __future__ import annotations
 
 from aiedsl.checks.resources import TileUsage
+from aiedsl.codegen.mlir import initial_literal
+from aiedsl.place.alloc import local_buffer_name
 from aiedsl.render import render
-from aiedsl.ir import Design
+from aiedsl.ir import Design, Local
 from aiedsl.targets import TargetModel
 from aiedsl.targets.model import direction_of
 
@@ -41,12 +43,29 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
         fifos.append(f"{f.name}: {f.elem} {depths}, {f.producer.label()} -> {cons}")
     kernels = [f"{k.symbol}: {k.cycles} cycles per call ({k.cost})" for k in d.kernels]
     tile_of = {c.name: c.tile for c in d.cores}
+    locals_ = [local_line(b, tile_of) for b in d.locals]
     cascades = [f"{c.src} {tile_of[c.src]} -> {c.dst} {tile_of[c.dst]}" for c in d.cascades]
     return render("report.txt.j2", design=d.name, device=d.device, defines=d.defines,
                   header=lines[0], rows=lines[1:], fifos=fifos, kernels=kernels,
-                  cascades=cascades,
+                  cascades=cascades, locals=locals_,
                   streams=stream_lines(d), ports=_aligned(port_rows(d, target)),
                   alloc=alloc_lines(d, target))
+
+
+def local_line(b: Local, tile_of: dict[str, tuple[int, int] | None]) -> str:
+    """How the report lists a core-local buffer: its type, its initial value (the MLIR literal,
+    cut short) and each core's copy."""
+    if b.init is None:
+        init = "no initial value"
+    else:
+        text = initial_literal(b.type, b.init)
+        init = "initial " + (text if len(text) <= 60 else text[:56] + "...>")
+    copies = []
+    for core in b.cores:
+        tile = tile_of[core]
+        assert tile is not None, "the report is of a placed design"
+        copies.append(f"{core} ({tile[0]},{tile[1]}) as {local_buffer_name(b, tile)}")
+    return f"{b.name}: {b.type}, {init}; " + ", ".join(copies)
 
 
 def stream_lines(d: Design) -> list[str]:

@@ -3,8 +3,8 @@
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.nodes import (
     Acquire, Arg, Barrier, BarrierWait, BufferArg, Call, Cascade, Core, Design, Endpoint, Fifo,
-    Herd, HostTensor, Kernel, KernelArg, Link, Loop, Op, Release, Rtp, RtpArg, RtpWrite,
-    RuntimeOp, ScalarArg, SetBarrier, Transfer, Wait,
+    Herd, HostTensor, Kernel, KernelArg, Link, Local, LocalArg, Loop, Op, Release, Rtp, RtpArg,
+    RtpWrite, RuntimeOp, ScalarArg, SetBarrier, Transfer, Wait,
 )
 from aiedsl.ir.physical import (
     Bd, BufferAlloc, Connect, DmaChannel, LockAlloc, PacketFlow, Physical, Route,
@@ -16,7 +16,8 @@ __all__ = [
     "Cascade",
     "Connect", "Core", "Design", "Dim",
     "DmaChannel", "Endpoint", "Fifo", "Herd", "HostTensor", "Kernel", "KernelArg", "Link",
-    "Loc", "LockAlloc", "Loop", "Op", "PacketFlow", "Pattern", "Physical", "Release", "Route",
+    "Loc", "Local", "LocalArg", "LockAlloc", "Loop", "Op", "PacketFlow", "Pattern", "Physical",
+    "Release", "Route",
     "Rtp", "RtpArg", "RtpWrite", "RuntimeOp",
     "ScalarArg", "SetBarrier", "TensorType", "Transfer", "Wait",
 ]

@@ -153,7 +153,19 @@ class RtpArg(_Node):
     """Where the core function read it (``thr[0]``)."""
 
 
-Arg = Annotated[Union[BufferArg, ScalarArg, RtpArg], Field(discriminator="kind")]
+class LocalArg(_Node):
+    """A kernel argument that is a core-local buffer (:class:`Local`): the calling core's own
+    copy of it, passed as a buffer (a memref, like an acquired fifo element)."""
+
+    kind: Literal["local"] = "local"
+    """The tag that tells argument kinds apart in ``design.json``."""
+    local: str
+    """The :class:`Local` buffer's name."""
+    loc: Loc
+    """Where the core function passed it."""
+
+
+Arg = Annotated[Union[BufferArg, ScalarArg, RtpArg, LocalArg], Field(discriminator="kind")]
 
 
 class Acquire(_Node):
@@ -295,6 +307,32 @@ class Rtp(_Node):
     """Where it was declared."""
     read_at: Loc
     """Where that core first read it (what put it in that core)."""
+
+
+class Local(_Node):
+    """A core-local buffer (IRON's ``Buffer(type, initial_value=...)`` handed to a ``Worker``):
+    an ``aie.buffer`` in the memory of each core that passes it to a kernel, one copy per core,
+    that no DMA and no other core touches. It holds :attr:`init` from when the design is
+    loaded (mlir-aie writes a buffer's ``initial_value`` with the device's configuration, not at
+    each run), and what kernels write into it stays from call to call, loop iteration to loop
+    iteration and, on the NPU, run to run.
+
+    Each copy's symbol is :attr:`name` when one core uses it, else ``<name>_<col>_<row>`` after
+    its core's tile (:func:`aiedsl.place.alloc.local_buffer_name`), as ``design.json``'s
+    ``physical.buffers`` list them with their addresses."""
+
+    name: str
+    """Its name as the design gave it (the ``sym_name`` of a copy used by one core)."""
+    type: TensorType
+    """Its shape and element type."""
+    init: str | None = None
+    """Its initial value: the bytes of every element in row-major order (little-endian, as
+    the core's memory holds them), in hexadecimal; None when it has none (the memory then holds
+    whatever was there before)."""
+    cores: tuple[str, ...]
+    """The cores that pass it to a kernel, each holding a copy of its own (in core order)."""
+    loc: Loc
+    """Where it was declared."""
 
 
 class Barrier(_Node):
@@ -518,6 +556,8 @@ class Design(_Node):
     """Runtime-parameter buffers, in declaration order."""
     barriers: tuple[Barrier, ...] = ()
     """Runtime barriers, in declaration order."""
+    locals: tuple[Local, ...] = ()
+    """Core-local buffers, in declaration order."""
     cascades: tuple[Cascade, ...] = ()
     """Accumulator cascade links between cores, from each herd's ``cascade=``."""
     flows: Literal["circuit", "packet"] = "circuit"
@@ -548,6 +588,13 @@ class Design(_Node):
         for r in self.rtps:
             if r.name == name:
                 return r
+        raise KeyError(name)
+
+    def local(self, name: str) -> Local:
+        """The core-local buffer called ``name``."""
+        for b in self.locals:
+            if b.name == name:
+                return b
         raise KeyError(name)
 
     def barrier(self, name: str) -> Barrier:

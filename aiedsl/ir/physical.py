@@ -88,7 +88,8 @@ class BufferAlloc(_Node):
     its buffers out one after the other, mlir-aie records no bank; aiedsl gives the bank the
     buffer starts in."""
     fifo: str | None = None
-    """The fifo it belongs to (None for a core's stack or a runtime-parameter buffer)."""
+    """The fifo it belongs to (None for a core's stack, a runtime-parameter buffer or a copy of a
+    core-local buffer)."""
 
 
 class LockAlloc(_Node):

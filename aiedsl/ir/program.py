@@ -6,8 +6,8 @@ from collections import Counter
 from typing import Iterator, Literal
 
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir.nodes import (Acquire, BufferArg, Call, Core, Design, Kernel, Loop, Op, Release,
-                             Transfer)
+from aiedsl.ir.nodes import (Acquire, BufferArg, Call, Core, Design, Kernel, LocalArg, Loop, Op,
+                             Release, Transfer)
 
 
 def walk(body: tuple[Op, ...], mult: int = 1) -> Iterator[tuple[Op, int]]:
@@ -88,6 +88,10 @@ def rounding(d: Design, tensor: str) -> Rounding:
     writes: dict[str, list[tuple[dict[str, str], set[str], Call]]] = {}
     for c in d.cores:
         fifo_of = {op.result: op.fifo for op, _ in walk(c.body) if isinstance(op, Acquire)}
+        # a core's copy of a local is followed as a fifo of its own: a running sum kept there
+        # and copied out is a sum
+        fifo_of.update({_LOCAL + b.name: f"{_LOCAL}{b.name}@{c.name}" for b in d.locals
+                        if c.name in b.cores})
         made = {v for op, _ in walk(c.body)  # buffers a rounding kernel of this core writes
                 if isinstance(op, Call) and not kernels[op.kernel].exact
                 for v in _buffers(kernels[op.kernel], op, out=True)}
@@ -127,9 +131,15 @@ def rounding(d: Design, tensor: str) -> Rounding:
     return "once" if worst == "none" else worst  # type: ignore[return-value]
 
 
+_LOCAL = "local:"
+"""How :func:`rounding` names a core-local buffer among acquire results (no result has a
+colon)."""
+
+
 def _buffers(k: Kernel, call: Call, *, out: bool, floats: bool = True) -> list[str]:
-    """The acquired buffers ``call`` writes (``out``) or only reads, as floats unless
-    ``floats`` is False."""
-    return [arg.value for a, arg in zip(k.args, call.args)
-            if isinstance(arg, BufferArg) and (a.access != "in") == out
+    """The acquired buffers and locals ``call`` writes (``out``) or only reads, as floats
+    unless ``floats`` is False (a local as ``local:<name>``)."""
+    return [arg.value if isinstance(arg, BufferArg) else _LOCAL + arg.local
+            for a, arg in zip(k.args, call.args)
+            if isinstance(arg, (BufferArg, LocalArg)) and (a.access != "in") == out
             and (not floats or lookup_dtype(a.dtype).is_float)]

@@ -6,6 +6,7 @@ from aiedsl.lang.core import herd, loop
 from aiedsl.lang.design import DesignHandle, design
 from aiedsl.lang.fifo import Buffer, ObjectFifo, fifo, join
 from aiedsl.lang.gemm import gemm_runtime
+from aiedsl.lang.local import LocalRef, local
 from aiedsl.lang.placement import coretile, memtile, shim
 from aiedsl.lang.rtp import BarrierRef, RtpRef, barrier, rtp
 from aiedsl.lang.runtime import runtime
@@ -13,7 +14,7 @@ from aiedsl.lang.tiles import tiles
 from aiedsl.lang.tensor import Tensor
 
 __all__ = [
-    "BarrierRef", "Buffer", "Channel", "DesignHandle", "ObjectFifo", "RtpRef", "Tensor", "barrier",
-    "channel", "coretile", "define", "design", "fifo", "gemm_runtime", "herd", "join", "loop",
-    "memtile", "rtp", "runtime", "shim", "tiles",
+    "BarrierRef", "Buffer", "Channel", "DesignHandle", "LocalRef", "ObjectFifo", "RtpRef",
+    "Tensor", "barrier", "channel", "coretile", "define", "design", "fifo", "gemm_runtime",
+    "herd", "join", "local", "loop", "memtile", "rtp", "runtime", "shim", "tiles",
 ]

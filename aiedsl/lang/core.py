@@ -25,9 +25,10 @@ import sys
 from typing import Any, Callable, Literal, NoReturn
 
 from aiedsl.errors import DesignError, caller_loc
-from aiedsl.ir import BufferArg, Call, Core, Herd, Loc, Loop, RtpArg, ScalarArg
+from aiedsl.ir import BufferArg, Call, Core, Herd, LocalArg, Loc, Loop, RtpArg, ScalarArg
 from aiedsl.lang.context import _CORE, active, current_core, current_design
 from aiedsl.lang.fifo import Buffer
+from aiedsl.lang.local import LocalRef
 from aiedsl.lang.names import check_name
 from aiedsl.lang.rtp import RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
@@ -218,6 +219,9 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
             out.append(BufferArg(value=a.value, index=a.index))
         elif isinstance(a, RtpValue):
             out.append(RtpArg(rtp=a.rtp.name, index=a.index, dtype=a.rtp.type.dtype, loc=a.loc))
+        elif isinstance(a, LocalRef):
+            a.use(core.name, loc)
+            out.append(LocalArg(local=a.name, loc=loc))
         elif _is_bool(a):
             # no aiedsl dtype is a bool (MLIR's i1): True would be taken as 1 silently
             raise DesignError(
@@ -231,7 +235,8 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
         else:
             raise DesignError(
                 "kernel call", f"argument {i} of '{symbol}' is {type(a).__name__} {a!r}",
-                loc=loc, fix="pass acquired buffers, int or float scalars, and rtp slots (thr[0])")
+                loc=loc, fix="pass acquired buffers, locals, int or float scalars, and rtp slots "
+                "(thr[0])")
     core.emit(Call(kernel=symbol, args=tuple(out), loc=loc))
 
 

@@ -76,20 +76,21 @@ def check_name(value: object, what: str, loc: Loc | None) -> str:
                       fix=f"rename it, e.g. {_suggest(value)}")
 
 
-_DEVICE_VALUE = re.compile(r"(?:tile|core)_\d+_\d+\Z|(?:rtp|lock)_")
+_DEVICE_VALUE = re.compile(r"(?:tile|core)_\d+_\d+\Z|(?:rtp|lock|local)_")
 
 
 def check_tensor_name(value: object, loc: Loc | None) -> str:
     """A host tensor's name: a plain name that is none of the values the generated MLIR defines
-    in the device (``%tile_0_2``, ``%core_0_2``, ``%rtp_<name>``, ``%lock_<name>``), since it
-    becomes an argument of the runtime sequence inside it, and mlir-aie's parser refuses an
-    argument named like a value already defined."""
+    in the device (``%tile_0_2``, ``%core_0_2``, ``%rtp_<name>``, ``%lock_<name>``,
+    ``%local_<name>``), since it becomes an argument of the runtime sequence inside it, and
+    mlir-aie's parser refuses an argument named like a value already defined."""
     name = check_name(value, "host tensor", loc)
     if _DEVICE_VALUE.match(name):
         raise DesignError("name", f"host tensor '{name}' is named like a value aiedsl's MLIR "
                           "defines for the device", loc=loc,
-                          limit=NAME_FORM + ", not tile_C_R, core_C_R, or starting rtp_ or "
-                          "lock_", found=name, fix=f"rename it, e.g. {name.replace('_', '', 1)}")
+                          limit=NAME_FORM + ", not tile_C_R, core_C_R, or starting rtp_, "
+                          "lock_ or local_", found=name,
+                          fix=f"rename it, e.g. {name.replace('_', '', 1)}")
     return name
 
 

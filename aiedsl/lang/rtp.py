@@ -38,6 +38,7 @@ from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import BarrierWait, Loc, TensorType
 from aiedsl.lang.context import _CORE, current_design
 from aiedsl.lang.names import check_name
+from aiedsl.lang.trace import DesignTrace
 
 RTP_DTYPES = ("i32",)
 """Element types an rtp may have: mlir-aie's ``rtp_write`` writes a 32-bit word at
@@ -130,6 +131,7 @@ def rtp(type: TensorType, *, name: str) -> RtpRef:
         first = b.rtps[name].loc if name in b.rtps else b.barriers[name].loc
         raise DesignError("rtp", f"two rtps or barriers are named '{name}'", loc=loc,
                           related=[("the first", first)], fix="give each its own name")
+    _not_local(b, "rtp", name, loc)
     ref = RtpRef(name, type, loc)
     b.rtps[name] = ref
     return ref
@@ -186,6 +188,17 @@ def barrier(*, name: str, initial: int = 0) -> BarrierRef:
         first = b.barriers[name].loc if name in b.barriers else b.rtps[name].loc
         raise DesignError("barrier", f"two rtps or barriers are named '{name}'", loc=loc,
                           related=[("the first", first)], fix="give each its own name")
+    _not_local(b, "barrier", name, loc)
     ref = BarrierRef(name, initial, loc, [])
     b.barriers[name] = ref
     return ref
+
+
+def _not_local(b: DesignTrace, what: str, name: str, loc: Loc) -> None:
+    """Refuse ``name`` for an rtp or barrier when a core-local buffer has it (one MLIR symbol
+    table holds them all)."""
+    if name in b.locals:
+        raise DesignError(what, f"{what} '{name}' has the name of a local declared before",
+                          loc=loc, related=[("the local", b.locals[name].loc)],
+                          limit="locals, rtps, barriers, fifos and kernels share one MLIR "
+                          "symbol table", found=name, fix="give each its own name")

@@ -19,6 +19,7 @@ from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, Pattern
 from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import ObjectFifo
+from aiedsl.lang.local import LocalRef
 from aiedsl.lang.rtp import BarrierRef, RtpRef
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.trace import (
@@ -46,6 +47,8 @@ class RuntimeBuilder:
         ``rt.sync()`` so that every call that used the old value is done.
         """
         loc = caller_loc()
+        if isinstance(buf, LocalRef):
+            _not_local(buf, "rt.rtp_write", loc)
         rtps = self.trace.rtps
         ref = rtps.get(buf) if isinstance(buf, str) else buf
         if not isinstance(ref, RtpRef) or not _declared(rtps, ref):
@@ -166,6 +169,8 @@ class RuntimeBuilder:
 
     def _record(self, op: Literal["fill", "drain"], fifo: ObjectFifo, tensor: HostTensorRef,
                 pattern: PatternSpec, wait: bool, loc: Loc) -> None:
+        if isinstance(fifo, LocalRef):
+            _not_local(fifo, f"rt.{op}", loc)
         if not isinstance(fifo, ObjectFifo):
             raise DesignError("runtime", f"rt.{op} needs a fifo, got {type(fifo).__name__}",
                               loc=loc, fix="pass a fifo or a channel index such as a[0]")
@@ -238,3 +243,14 @@ def runtime() -> Iterator[RuntimeBuilder]:
     b.runtime, b.runtime_loc = rt.records, loc
     yield rt
     rt.sync()
+
+
+def _not_local(b: LocalRef, what: str, loc: Loc) -> None:
+    """Refuse a core-local buffer where the runtime would move or write it."""
+    raise DesignError(
+        "runtime", f"{what} of local '{b.name}': a local lives in the memory of the cores that "
+        "use it, and no DMA or runtime write reaches it", loc=loc,
+        related=[(f"local '{b.name}' is declared", b.loc)],
+        fix="to bring its value to the host, copy it into a fifo element in the core function "
+            "(a copy kernel) and drain that fifo; for a value the host sets, use an rtp "
+            "(rtp(...), rt.rtp_write) or a fifo the runtime fills")

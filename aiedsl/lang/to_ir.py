@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import (
-    Barrier, Cascade, Design, Dim, Endpoint, Fifo, Herd, HostTensor, Link, Loc, Rtp, RtpWrite,
-    SetBarrier, Transfer, Wait,
+    Barrier, Cascade, Design, Dim, Endpoint, Fifo, Herd, HostTensor, Link, Loc, Local, Rtp,
+    RtpWrite, SetBarrier, Transfer, Wait,
 )
+from aiedsl.lang.local import LocalRef
 from aiedsl.lang.rtp import BarrierRef, RtpRef
 from aiedsl.lang.trace import (
     DesignTrace, EndpointUse, FifoRecord, RtpWriteRecord, SetBarrierRecord,
@@ -39,6 +40,7 @@ def to_ir(trace: DesignTrace, defines: dict[str, int | float | str]) -> Design:
         kernels=tuple(trace.kernels.values()), runtime=tuple(runtime_ops),
         rtps=tuple(_rtp_ir(trace, r) for r in trace.rtps.values()),
         barriers=tuple(_barrier_ir(trace, b) for b in trace.barriers.values()),
+        locals=tuple(_local_ir(trace, b) for b in trace.locals.values()),
         cascades=tuple(c for h in trace.herds for c in _cascades(h)))
 
 
@@ -68,6 +70,23 @@ def _rtp_ir(trace: DesignTrace, r: RtpRef) -> Rtp:
                 limit="fifos, kernels and rtps share one MLIR symbol table",
                 found=r.name, fix="rename the rtp")
     return Rtp(name=r.name, type=r.type, core=r.core, loc=r.loc, read_at=r.read_at or r.loc)
+
+
+def _local_ir(trace: DesignTrace, b: LocalRef) -> Local:
+    if not b.cores:
+        raise DesignError(
+            "local unused", f"local '{b.name}' is never passed to a kernel", loc=b.loc,
+            limit="a local is a buffer in the memory of each core that passes it to a kernel",
+            fix="pass it to a kernel call in a core function, or remove it")
+    for what, names in (("fifo", trace.fifos), ("kernel", trace.kernels)):
+        if b.name in names:
+            raise DesignError(
+                "name", f"local '{b.name}' has the name of a {what}", loc=b.loc,
+                limit="fifos, kernels, rtps and locals share one MLIR symbol table",
+                found=b.name, fix="rename the local")
+    order = {c.name: i for i, c in enumerate(trace.cores)}
+    return Local(name=b.name, type=b.type, init=b.init,
+                 cores=tuple(sorted(b.cores, key=order.__getitem__)), loc=b.loc)
 
 
 def _resolve_runtime(trace: DesignTrace) -> list[Transfer | Wait | RtpWrite | SetBarrier]:

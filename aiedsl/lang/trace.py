@@ -186,6 +186,8 @@ class DesignTrace:
     """Runtime-parameter buffers by name (:class:`aiedsl.lang.rtp.RtpRef`)."""
     barriers: dict[str, Any] = field(default_factory=dict)
     """Runtime barriers by name (:class:`aiedsl.lang.rtp.BarrierRef`)."""
+    locals: dict[str, Any] = field(default_factory=dict)
+    """Core-local buffers by name (:class:`aiedsl.lang.local.LocalRef`)."""
     _names: dict[str, int] = field(default_factory=dict)
 
     # -- declarations ----------------------------------------------------------------------------

@@ -20,7 +20,8 @@ and places them as the passes after it do.
 * **addresses** (``aie-assign-buffer-addresses``): :mod:`aiedsl.place.addresses`: bank-aware
   round-robin over the buffers largest first, the stack at the bottom of a core's memory, and
   one-after-the-other as the fallback when a buffer fits no bank. A core's runtime-parameter
-  buffers (``aie.buffer`` ops of the design) are placed with its fifo buffers, after them in IR
+  buffers and its copies of core-local buffers (``aie.buffer`` ops of the design, initial value
+  or not: the pass looks only at sizes) are placed with its fifo buffers, after them in IR
   order.
 """
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aiedsl.ir import Bd, BufferAlloc, Design, DmaChannel, LockAlloc, Physical
+from aiedsl.ir import Bd, BufferAlloc, Design, DmaChannel, Local, LockAlloc, Physical
 from aiedsl.place.addresses import bank_aware, sequential
 from aiedsl.place.objectfifo import Channel, Lowering, lower
 from aiedsl.targets import TargetModel
@@ -50,6 +51,13 @@ def allocate(d: Design, target: TargetModel, low: Lowering | None = None) -> Phy
 def barrier_lock_name(barrier: str, tile: Coord) -> str:
     """The ``sym_name`` of barrier ``barrier``'s lock in ``tile``."""
     return f"{barrier}_{tile[0]}_{tile[1]}"
+
+
+def local_buffer_name(b: Local, tile: Coord) -> str:
+    """The ``sym_name`` of local ``b``'s copy in the core of ``tile``: its name when one core
+    uses it, else ``<name>_<col>_<row>`` (mlir-aie names an unnamed buffer ``buffer_<col>_<row>``
+    after its tile the same way)."""
+    return b.name if len(b.cores) == 1 else f"{b.name}_{tile[0]}_{tile[1]}"
 
 
 def _locks(d: Design, low: Lowering) -> list[LockAlloc]:
@@ -111,7 +119,8 @@ def _next_bd(taken: set[int], ch: Channel, target: TargetModel) -> int:
 
 @dataclass(frozen=True)
 class _RtpStore:
-    """What allocation needs of a runtime-parameter buffer: its size (it belongs to no fifo)."""
+    """What allocation needs of a runtime-parameter or core-local buffer: its size (it belongs
+    to no fifo)."""
 
     nbytes: int
     fifo: str | None = None
@@ -134,6 +143,9 @@ def _buffers(d: Design, low: Lowering, target: TargetModel) -> list[BufferAlloc]
         # its buffers right after the last tile, so the rtps come after every fifo buffer
         bufs += [(_RtpStore(r.type.nbytes), r.name) for r in d.rtps
                  if core is not None and r.core == core.name]
+        # aie.mlir lists the core-local buffers after the rtps, local by local
+        bufs += [(_RtpStore(b.type.nbytes), local_buffer_name(b, tile)) for b in d.locals
+                 if core is not None and core.name in b.cores]
         sizes = [s.nbytes for s, _ in bufs]
         placed = bank_aware(sizes, lim.memory, lim.banks, stack)
         if placed is None:

@@ -1,7 +1,8 @@
 """A compute core's traced program, run: compiled once into a flat instruction list (every
 lookup done ahead), then interpreted with object-fifo acquire/release semantics, kernel calls by
-their references on the real buffers (what they compute on is :mod:`aiedsl.sim.operands`),
-runtime-parameter reads and barrier waits."""
+their references on the real buffers (what they compute on is :mod:`aiedsl.sim.operands`; a
+core-local buffer is the core's own array, the same from call to call), runtime-parameter reads
+and barrier waits."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from aiedsl.errors import DesignError, user_exception
 from aiedsl.ir import (
-    Acquire, BarrierWait, BufferArg, Call, Core, Loop, Op, Release, RtpArg,
+    Acquire, BarrierWait, BufferArg, Call, Core, LocalArg, Loop, Op, Release, RtpArg,
 )
 from aiedsl.sim.engine import PAUSE, Gen, Lock, Proc
 from aiedsl.sim.operands import (
@@ -55,6 +56,9 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
     """
     ends: dict[tuple[str, str], _End] = {}
     cells: dict[str, list[Any]] = {}
+    local_cells: dict[str, list[Any]] = {}
+    """Per local the core uses, a cell as an acquire's (``[key, [slot]]``) that never changes:
+    its one buffer, which the views of its arguments hold under ``key``."""
     acquired: dict[str, list[_End]] = {}
     kdecl = {k.symbol: k for k in m.design.kernels}
     refs = {k.symbol: _reference(k, kernels) for k in m.design.kernels}
@@ -110,6 +114,11 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                         views = {id(e): ring_views(e.ring, shape, read)
                                  for e in acquired.get(a.value, [])}
                         args.append((cells.setdefault(a.value, [None, None]), a.index, views))
+                    elif isinstance(a, LocalArg):  # the core's own copy, read and written
+                        assert param.type is not None, "a buffer parameter has a type"
+                        buf = m.locals[(a.local, core.name)]
+                        cell = local_cells.setdefault(a.local, [id(buf), [0]])
+                        args.append((cell, 0, {cell[0]: [buf.reshape(param.type.shape)]}))
                     elif isinstance(a, RtpArg):
                         args.append((_RTP, a, m.rtps[a.rtp]))
                     else:
@@ -122,7 +131,8 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                     casc = (m.cascades.get((core.name, "in")) if k.cascade_in else None,
                             m.cascades.get((core.name, "out")) if k.cascade_out else None,
                             max(k.cycles, chain.pace) + chain.order.index(core.name) * chain.hop)
-                shared, dirty = fill_tracking(op, k, kernels.get(op.kernel), acquired, cells)
+                shared, dirty = fill_tracking(op, k, kernels.get(op.kernel), acquired, cells,
+                                              local_cells)
                 acc = accumulating(op, kernels.get(op.kernel))
                 uses_cascade = k.cascade_in is not None or k.cascade_out is not None
                 # a kernel that tells its calls apart (a native one, to name the call that

@@ -22,7 +22,9 @@ What it models (mlir-aie's objectfifo lowering,
   on the real buffers;
 * a runtime-parameter write lands in its core's buffer at its point of the runtime sequence; a
   call reads the slot's value at the call's cycle (the last write at or before it), after every
-  earlier event has run, and reading a slot nothing has written yet is a :class:`SimFault`.
+  earlier event has run, and reading a slot nothing has written yet is a :class:`SimFault`;
+* each core's copy of a core-local buffer starts the run holding its initial value (the run is
+  the first after the design's load), and kernels read and write it in place, call after call.
 
 Timing (the target's :class:`~aiedsl.targets.TimingModel`): a stream runs at its slower DMA's
 rate; a shim channel also spends ``shim_burst_cycles`` per AXI burst of its host pattern; the
@@ -54,7 +56,7 @@ from aiedsl.sim.runtime import run_runtime
 from aiedsl.sim.shim_dma import shim_drain, shim_fill
 from aiedsl.sim.state import (
     CascadeChain, CascadeLink, Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault,
-    unwritten,
+    initial_local, unwritten,
 )
 from aiedsl.targets import TargetModel
 from aiedsl.targets.model import TileKind
@@ -152,6 +154,10 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
 
     for r in d.rtps:
         m.rtps[r.name] = RtpMemory(r.name, r.core, [[] for _ in range(r.type.numel)])
+    for lb in d.locals:  # one copy per core, as the design's load leaves it
+        np_dtype = np.dtype(lookup_dtype(lb.type.dtype).numpy)
+        for core in lb.cores:
+            m.locals[(lb.name, core)] = initial_local(lb.init, lb.type.shape, np_dtype)
     for b in d.barriers:
         for core in b.cores:
             m.barrier_locks[(b.name, core)] = Lock(f"barrier {b.name}@{core}", b.init)

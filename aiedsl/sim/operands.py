@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from aiedsl.ir import BufferArg, Call
+from aiedsl.ir import BufferArg, Call, LocalArg
 from aiedsl.sim.state import Ring
 
 
@@ -60,18 +60,26 @@ def ring_views(ring: Ring, shape: tuple[int, ...], read: bool = False
 
 
 def fill_tracking(op: Call, k: Any, obj: Any, acquired: dict[str, list[Any]],
-                   cells: dict[str, list[Any]]) -> tuple[Any, Any]:
+                   cells: dict[str, list[Any]],
+                   local_cells: dict[str, list[Any]] | None = None) -> tuple[Any, Any]:
     """For a call: the operands it may share with other cores (``(finish, [(position,
     operand function, cell, index, fills by end, its Reorder or None, a cache of orders composed
     with it)])``, when the kernel is :class:`Prepared` and
     an argument comes from a ring that records its fills), and the arguments whose buffers it
     may write (every buffer of a kernel without ``prepared``: its reference's writes are not
-    declared; the ``out``/``inout`` ones of a prepared kernel). None for none."""
+    declared; the ``out``/``inout`` ones of a prepared kernel). None for none. A core-local
+    buffer (its cell in ``local_cells``) is an operand made from its buffer at each call: no DMA
+    fills it."""
     prepared = getattr(obj, "prepared", None)
     shared: list[tuple[Any, ...]] = []
     dirty: list[tuple[Any, ...]] = []
     tracked = False
     for pos, (a, param) in enumerate(zip(op.args, k.args)):
+        if isinstance(a, LocalArg):
+            if prepared is not None and pos in prepared.operands and local_cells is not None:
+                shared.append((pos, prepared.operands[pos], local_cells[a.local], 0, {},
+                               prepared.reorders.get(pos), {}))
+            continue
         if not isinstance(a, BufferArg):
             continue
         fills = {id(e): e.ring.fills for e in acquired.get(a.value, [])

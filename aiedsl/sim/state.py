@@ -1,5 +1,6 @@
 """The parts of a simulated machine: buffer rings, host-memory ports, the timing constants in
-cycles, runtime-parameter memories, and :class:`Machine`, which holds them for one run.
+cycles, runtime-parameter memories, core-local buffers, and :class:`Machine`, which holds them
+for one run.
 
 Plain data: the processes that act on them live in :mod:`aiedsl.sim.dma` (on-chip DMAs),
 :mod:`aiedsl.sim.shim_dma`, :mod:`aiedsl.sim.core` and :mod:`aiedsl.sim.runtime`;
@@ -20,6 +21,16 @@ from aiedsl.errors import DesignError
 from aiedsl.ir import Design
 from aiedsl.sim.engine import Conn, Engine, Lock, Proc, WorkQueue
 from aiedsl.targets import TargetModel, TimingModel
+
+
+def initial_local(init: str | None, shape: tuple[int, ...], np_dtype: np.dtype) -> np.ndarray:
+    """A core's copy of a core-local buffer as the design's load leaves it: the bytes of its
+    initial value (hex, little-endian, as :attr:`aiedsl.ir.Local.init` holds them), or
+    :func:`unwritten` memory when it has none."""
+    if init is None:
+        return unwritten(shape, np_dtype)
+    raw = np.frombuffer(bytes.fromhex(init), dtype=np_dtype.newbyteorder("<"))
+    return raw.astype(np_dtype).reshape(shape)  # a copy of its own: the core writes it
 
 
 def unwritten(shape: tuple[int, ...], np_dtype: np.dtype) -> np.ndarray:
@@ -189,6 +200,9 @@ class Machine:
     """Each core's cascade links by (core, "in" | "out")."""
     chains: dict[str, "CascadeChain"] = field(default_factory=dict)
     """The cascade chain each linked core belongs to."""
+    locals: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    """Each core's copy of each core-local buffer it uses, by (local, core): its initial value
+    when the run starts (the design was just loaded), then what the core's kernels wrote."""
 
 
 @dataclass(eq=False)

@@ -1,0 +1,58 @@
+"""Core-local buffers: a core reads a local only once it holds a value.
+
+A local (:func:`aiedsl.local`) holds its initial value from when the design is loaded, then
+whatever the core's kernels write into it. One declared without ``initial=`` holds whatever
+the memory held before (on the NPU, another design's or an earlier run's data), so the first
+kernel call that touches it in each core must write it, not read it. (Its type against each
+kernel's signature is checked with every other argument, by
+:func:`aiedsl.checks.structure.check_kernel_calls`.)
+"""
+
+from __future__ import annotations
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import Call, Design, KernelArg, LocalArg
+from aiedsl.ir.program import calls
+
+
+def check_locals(d: Design) -> None:
+    """Refuse a call that reads a local with no initial value before any call of its core
+    wrote it (in program order: a loop's first iteration is the first to run)."""
+    uninitialized = {b.name for b in d.locals if b.init is None}
+    if not uninitialized:
+        return
+    for core in d.cores:
+        written: set[str] = set()
+        for call in calls(core):
+            k = d.kernel(call.kernel)
+            reads, writes = _accesses(call, k.args)
+            for name, param, position, access in reads:
+                if name in uninitialized and name not in written:
+                    b = d.local(name)
+                    raise DesignError(
+                        "local", f"{core.name} reads local '{name}' (argument {position}, "
+                        f"'{param}', of '{k.symbol}', {access}) before any kernel writes it, "
+                        "and it has no initial value", loc=call.loc,
+                        limit="a local holds its initial value from when the design is loaded, "
+                        "then what kernels write into it; with neither, whatever the memory "
+                        "held before (another design's or an earlier run's data)",
+                        found="no initial= and no earlier write in this core",
+                        related=[(f"local '{name}' is declared", b.loc)],
+                        fix="give it initial=... in local(...) (e.g. initial=0), or write it "
+                            "first (a kernel that takes it \"out\", such as zero)")
+            written |= writes
+
+
+def _accesses(call: Call, params: tuple[KernelArg, ...]
+              ) -> tuple[list[tuple[str, str, int, str]], set[str]]:
+    """The locals ``call`` reads (name, parameter, position, access) and those it writes."""
+    reads: list[tuple[str, str, int, str]] = []
+    writes: set[str] = set()
+    for i, (arg, param) in enumerate(zip(call.args, params)):
+        if not isinstance(arg, LocalArg):
+            continue
+        if param.access in ("in", "inout"):
+            reads.append((arg.local, param.name, i, param.access))
+        if param.access in ("out", "inout"):
+            writes.add(arg.local)
+    return reads, writes

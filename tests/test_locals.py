@@ -1,0 +1,660 @@
+"""Core-local buffers: ``local(...)`` (IRON's ``Buffer(type, initial_value=...)`` handed to a
+Worker). A running sum and a running maximum across loop iterations simulated against numpy,
+weights kept in a local, the emitted ``aie.buffer`` with its initial value, allocation and the
+memory count, design.json, and the mistakes, word for word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.codegen.mlir import initial_literal, render_mlir
+from aiedsl.errors import DesignError
+from aiedsl.ir import Design, TensorType
+from aiedsl.ir.program import rounding
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+from aiedsl.targets import get_target
+
+DesignFile = Callable[..., Path]
+
+RUNNING_SUM = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, local, loop, runtime
+from aiedsl.kernels import add, passthrough
+
+@design(device="npu1_1col")
+def rsum(inp: Tensor[128, i32], out: Tensor[16, i32]):
+    a = fifo(Tensor[16, i32])
+    b = fifo(Tensor[16, i32])
+    acc = local(Tensor[16, i32], initial=100)
+    addk = add(Tensor[16, i32])
+    copy = passthrough(Tensor[16, i32])
+
+    @herd()
+    def core():
+        for _ in loop(8):
+            with a.consume() as t:
+                addk(acc, t, acc)
+        with b.produce() as o:
+            copy(acc, o)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+@rsum.reference
+def reference(inp):
+    return inp.reshape(8, 16).sum(axis=0) + 100
+'''
+"""A running sum over eight tiles in a local that starts at 100 (line 9: the local, 17: the
+add, 19: the copy out)."""
+
+MAX2_CC = '''#include <aie_api/aie.hpp>
+void max2(const bfloat16 *a, const bfloat16 *b, bfloat16 *c) { c[0] = a[0] > b[0] ? a[0] : b[0]; }
+void spread(const bfloat16 *a, bfloat16 *c) { for (int i = 0; i < 32; i++) c[i] = a[0]; }
+'''
+
+RUNNING_MAX = '''
+import numpy as np
+from aiedsl import Tensor, bf16, channel, design, herd, local, loop, runtime
+from aiedsl.kernels import buffer, declare, reduce_max
+
+def max2_ref(a, b, c):
+    c[...] = np.maximum(a, b)
+
+def spread_ref(a, c):
+    c[...] = a[0]
+
+@design(device="npu1")
+def rmax(inp: Tensor[512, bf16], out: Tensor[64, bf16]):
+    a = channel(Tensor[1, 64, bf16], shape=[2])
+    o = channel(Tensor[32, bf16], shape=[2])
+    best = local(Tensor[1, bf16], initial=-np.inf)
+    tmp = local(Tensor[1, bf16])
+    row_max = reduce_max(1, 64, bf16)
+    max2 = declare("max2_bf16_1", source="max2.cc", entry="max2",
+                   args=[buffer("a", Tensor[1, bf16]), buffer("b", Tensor[1, bf16]),
+                         buffer("c", Tensor[1, bf16], "out")],
+                   reference=max2_ref, cycles=20, cost="a scalar max", exact=True)
+    spread = declare("spread_bf16_32", source="max2.cc", entry="spread",
+                     args=[buffer("a", Tensor[1, bf16]), buffer("c", Tensor[32, bf16], "out")],
+                     reference=spread_ref, cycles=40, cost="32 scalar stores", exact=True)
+
+    @herd(cols=2)
+    def core(x, y):
+        for _ in loop(4):
+            with a[x].consume() as t:
+                row_max(t, tmp)
+                max2(best, tmp, best)
+        with o[x].produce() as e:
+            spread(best, e)
+
+    with runtime() as rt:
+        for x in range(2):
+            rt.fill(a[x], inp, (x * 256, [256], [1]))
+            rt.drain(o[x], out, (x * 32, [32], [1]))
+
+@rmax.reference
+def reference(inp):
+    return np.repeat(inp.reshape(2, 256).max(axis=1), 32)
+'''
+"""IRON's vector_reduce_max: each of two cores keeps its running maximum in ``best`` (starting
+at -inf) and its tile's maximum in ``tmp`` (line 15: best, 16: tmp, 31: the max)."""
+
+
+def running_max(design_file: DesignFile) -> Path:
+    design_file(MAX2_CC, "max2.cc")
+    return design_file(RUNNING_MAX)
+
+
+def placed_of(path: Path) -> Design:
+    placed, _ = check_design(load_design(path).ir)
+    return placed
+
+
+def mlir_lines(placed: Design) -> list[str]:
+    return [ln.strip() for ln in render_mlir(placed, get_target(placed.device)).splitlines()]
+
+
+def load_error(path: Path) -> str:
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    return str(e.value)
+
+
+def check_error(path: Path) -> str:
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    return str(e.value)
+
+
+def variant(design_file: DesignFile, old: str, new: str, src: str = RUNNING_SUM) -> Path:
+    assert old in src
+    return design_file(src.replace(old, new))
+
+
+# -- simulated against numpy ------------------------------------------------------------------
+
+def test_running_sum_reads_its_initial_value_first_and_keeps_it_across_iterations(
+        design_file: DesignFile) -> None:
+    """The first add reads the initial 100, each later one what the one before wrote."""
+    path = design_file(RUNNING_SUM)
+    inp = np.arange(128, dtype=np.int32)
+    result = simulate(load_design(path), {"inp": inp})
+    assert result.passed, [c.line() for c in result.checks]
+    want = inp.reshape(8, 16).sum(axis=0) + 100
+    assert (result.outputs["out"] == want).all()
+    # the core's copy ends the run holding the sum (on the NPU, the next run starts from it)
+    assert (result.machine.locals[("acc", "core[0,0]")] == want).all()
+
+
+def test_each_run_of_the_simulator_starts_from_the_load(design_file: DesignFile) -> None:
+    """A simulation is one invocation after the design's load: a second one starts from the
+    initial value again (the NPU's second run would start from the first's sum)."""
+    d = load_design(design_file(RUNNING_SUM))
+    inp = np.ones(128, dtype=np.int32)
+    first, second = simulate(d, {"inp": inp}), simulate(d, {"inp": inp})
+    assert (first.outputs["out"] == 108).all() and (second.outputs["out"] == 108).all()
+
+
+def test_running_sum_with_the_kernels_c_plus_plus(design_file: DesignFile) -> None:
+    """The same with add.cc and passthrough.cc built for the host: the local is handed to the
+    C++ as a buffer, both as an input and as the output of one call."""
+    path = design_file(RUNNING_SUM)
+    result = simulate(load_design(path), kernels="native")
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_running_max_keeps_one_copy_per_core(design_file: DesignFile) -> None:
+    """Two cores, each with its own best (from -inf) and tmp: each ends with its half's
+    maximum, and the halves differ."""
+    path = running_max(design_file)
+    inp = np.random.default_rng(2).standard_normal(512).astype(ml_dtypes.bfloat16)
+    inp[300] = 9.0  # the second half's maximum, far above the first's
+    result = simulate(load_design(path), {"inp": inp})
+    assert result.passed, [c.line() for c in result.checks]
+    out = result.outputs["out"].astype(np.float32)
+    assert (out[32:] == 9.0).all() and (out[:32] == inp[:256].astype(np.float32).max()).all()
+    m = result.machine
+    assert float(m.locals[("best", "core[1,0]")][0]) == 9.0
+    assert float(m.locals[("best", "core[0,0]")][0]) < 9.0
+
+
+def test_running_max_with_the_kernels_c_plus_plus(design_file: DesignFile) -> None:
+    result = simulate(load_design(running_max(design_file)), kernels="native")
+    assert result.passed, [c.line() for c in result.checks]
+
+
+WEIGHTS = '''
+import ml_dtypes
+import numpy as np
+from aiedsl import Tensor, bf16, design, f32, fifo, herd, local, loop, runtime
+from aiedsl.kernels import block_dims, matmul, unblock_dims, zero
+from aiedsl.kernels.layout import block
+
+W = np.random.default_rng(5).standard_normal((32, 32)).astype(ml_dtypes.bfloat16)
+
+@design(device="npu1_1col")
+def wmm(A: Tensor[128, 32, bf16], C: Tensor[128, 32, f32]):
+    mm = matmul(32, 32, 32)
+    r, s, t = mm.ir.params["r"], mm.ir.params["s"], mm.ir.params["t"]
+    w = local(Tensor[32, 32, bf16], initial=block(W, s, t).reshape(32, 32))  # in mmul blocks
+    a_l3 = fifo(Tensor[1024, bf16])
+    a = a_l3.forward(Tensor[32, 32, bf16], dims_to_stream=block_dims(32, 32, r, s))
+    c = fifo(Tensor[32, 32, f32])
+    c_l3 = c.forward(Tensor[1024, f32], dims_to_stream=unblock_dims(32, 32, r, t))
+    zero_c = zero(Tensor[32, 32, f32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as ta, c.produce() as tc:
+                zero_c(tc)
+                mm(ta, w, tc)
+
+    with runtime() as rt:
+        rt.fill(a_l3, A)
+        rt.drain(c_l3, C)
+
+@wmm.reference
+def reference(A):
+    return A.astype(np.float32) @ W.astype(np.float32)
+'''
+
+
+def test_weights_in_a_local_feed_the_matmul(design_file: DesignFile) -> None:
+    """A constant B kept in a local (its initial value, in the mmul's blocks) with A from a
+    fifo: the matmul's operands are made from both, its C kept across the call."""
+    result = simulate(load_design(design_file(WEIGHTS)))
+    assert result.passed, [c.line() for c in result.checks]
+
+
+ACCUMULATOR = '''
+import numpy as np
+from aiedsl import Tensor, bf16, design, f32, fifo, herd, local, loop, runtime
+from aiedsl.kernels import block_dims, matmul, passthrough, unblock_dims
+
+@design(device="npu1_1col")
+def accmm(A: Tensor[32, 128, bf16], B: Tensor[128, 32, bf16], C: Tensor[32, 32, f32]):
+    mm = matmul(32, 32, 32)
+    r, s, t = mm.ir.params["r"], mm.ir.params["s"], mm.ir.params["t"]
+    acc = local(Tensor[32, 32, f32], initial=0.0)
+    a_l3 = fifo(Tensor[32, 32, bf16])
+    a = a_l3.forward(dims_to_stream=block_dims(32, 32, r, s))
+    b_l3 = fifo(Tensor[32, 32, bf16])
+    b = b_l3.forward(dims_to_stream=block_dims(32, 32, s, t))
+    c = fifo(Tensor[32, 32, f32])
+    c_l3 = c.forward(Tensor[1024, f32], dims_to_stream=unblock_dims(32, 32, r, t))
+    copy = passthrough(Tensor[32, 32, f32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as ta, b.consume() as tb:
+                mm(ta, tb, acc)
+        with c.produce() as tc:
+            copy(acc, tc)
+
+    with runtime() as rt:
+        rt.fill(a_l3, A, (0, (1, 4, 32, 32), (0, 32, 128, 1)))
+        rt.fill(b_l3, B)
+        rt.drain(c_l3, C)
+
+@accmm.reference
+def reference(A, B):
+    return A.astype(np.float32) @ B.astype(np.float32)
+'''
+
+
+def test_a_matmul_accumulates_into_a_local_across_the_k_loop(design_file: DesignFile) -> None:
+    """C kept in a local (zero from the load) through a K loop of four calls, then copied out:
+    the matmul adds into the local's own buffer call after call."""
+    result = simulate(load_design(design_file(ACCUMULATOR)))
+    assert result.passed, [c.line() for c in result.checks]
+    assert "absolute" in result.checks[0].tolerance  # a sum's allowance
+
+
+def test_a_bf16_running_sum_in_a_local_is_compared_as_a_chain_of_roundings(
+        design_file: DesignFile) -> None:
+    """The output is copied out of a local each add rounded into: the comparison allows it the
+    roundings of its partial sums, as it does a sum kept in a fifo element."""
+    src = RUNNING_SUM.replace("16", "32").replace("128", "256").replace("i32", "bf16").replace(
+        "initial=100", "initial=1.5").replace("+ 100", "+ 1.5").replace(
+        "reshape(8, 32).sum(axis=0)", "astype(np.float32).reshape(8, 32).sum(axis=0)")
+    d = load_design(design_file(src))
+    assert rounding(d.ir, "out") == "chain"
+    result = simulate(d)
+    assert result.passed, [c.line() for c in result.checks]
+
+
+# -- the MLIR --------------------------------------------------------------------------------
+
+def test_the_buffer_and_the_calls_in_the_mlir(design_file: DesignFile) -> None:
+    """``aie.buffer`` in the core's tile with its initial value (AIEOps.td's BufferOp:
+    ``: memref<...> = dense<...>``, as mlir-aie's tests spell it), and the calls handed it."""
+    lines = mlir_lines(placed_of(design_file(RUNNING_SUM)))
+    assert ('%local_acc = aie.buffer(%tile_0_2) {sym_name = "acc"} : memref<16xi32> = '
+            'dense<100> loc("d.py":9:0)') in lines
+    assert ('func.call @add_i32_16(%local_acc, %view3_0, %local_acc) : (memref<16xi32>, '
+            'memref<16xi32>, memref<16xi32>) -> () loc("d.py":17:0)') in lines
+    assert ('func.call @passthrough_i32_16(%local_acc, %view4_0) : (memref<16xi32>, '
+            'memref<16xi32>) -> () loc("d.py":19:0)') in lines
+    # right after the tiles, before the fifos (as rtp buffers)
+    at = lines.index('%local_acc = aie.buffer(%tile_0_2) {sym_name = "acc"} : memref<16xi32> '
+                     '= dense<100> loc("d.py":9:0)')
+    assert lines[at - 1] == "%tile_0_2 = aie.tile(0, 2)"
+    assert lines[at + 2].startswith("aie.objectfifo @a(")
+
+
+def test_each_core_s_copy_is_named_after_its_tile(design_file: DesignFile) -> None:
+    lines = mlir_lines(placed_of(running_max(design_file)))
+    buffers = [ln for ln in lines if "aie.buffer" in ln]
+    assert buffers == [
+        '%local_best_0_2 = aie.buffer(%tile_0_2) {sym_name = "best_0_2"} : memref<1xbf16> = '
+        'dense<0xFF80> loc("d.py":15:0)',
+        '%local_best_1_2 = aie.buffer(%tile_1_2) {sym_name = "best_1_2"} : memref<1xbf16> = '
+        'dense<0xFF80> loc("d.py":15:0)',
+        '%local_tmp_0_2 = aie.buffer(%tile_0_2) {sym_name = "tmp_0_2"} : memref<1xbf16> '
+        'loc("d.py":16:0)',
+        '%local_tmp_1_2 = aie.buffer(%tile_1_2) {sym_name = "tmp_1_2"} : memref<1xbf16> '
+        'loc("d.py":16:0)']
+    assert ('func.call @max2_bf16_1(%local_best_1_2, %local_tmp_1_2, %local_best_1_2) : '
+            '(memref<1xbf16>, memref<1xbf16>, memref<1xbf16>) -> () loc("d.py":31:0)') in lines
+
+
+def hexed(values: np.ndarray) -> str:
+    return values.astype(values.dtype.newbyteorder("<")).tobytes().hex()
+
+
+@pytest.mark.parametrize("t, values, literal", [
+    (TensorType(shape=(2, 2), dtype="i32"), np.array([[0, 1], [2, 3]], np.int32),
+     "dense<[[0, 1], [2, 3]]>"),
+    (TensorType(shape=(4,), dtype="u8"), np.array([0, 1, 253, 255], np.uint8),
+     "dense<[0, 1, 253, 255]>"),
+    (TensorType(shape=(3,), dtype="i8"), np.array([-128, 0, 127], np.int8),
+     "dense<[-128, 0, 127]>"),
+    (TensorType(shape=(4,), dtype="f32"), np.array([0.1, -2.0, np.inf, 1e-30], np.float32),
+     "dense<[0.10000000149011612, -2.0, 0x7F800000, 1.0000000031710769e-30]>"),
+    (TensorType(shape=(3,), dtype="bf16"),
+     np.array([0.1, -np.inf, np.nan], ml_dtypes.bfloat16),
+     "dense<[0.10009765625, 0xFF80, 0x7FC0]>"),
+    (TensorType(shape=(2, 3), dtype="bf16"), np.full((2, 3), 7, ml_dtypes.bfloat16),
+     "dense<7.0>"),
+])
+def test_initial_values_are_spelled_as_mlir_parses_them(t: TensorType, values: np.ndarray,
+                                                         literal: str) -> None:
+    """Nested by the shape; floats with a dot, the shortest decimal of their value (which the
+    parser rounds back to the same bits); infinities and NaNs as their bits in hex, the only
+    spelling MLIR's dense parser takes for them; one value for all: a splat."""
+    assert initial_literal(t, hexed(values)) == literal
+
+
+# -- allocation and memory -----------------------------------------------------------------------
+
+def test_the_buffer_is_allocated_with_the_core_s_others(design_file: DesignFile) -> None:
+    """aie-assign-buffer-addresses places it with the fifo buffers (after them in IR order,
+    largest first, round-robin over the banks); design.json records address and bank; the
+    memory check counts it."""
+    path = design_file(RUNNING_SUM.replace("Tensor[16, i32], initial=100",
+                                           "Tensor[16, i32], initial=100, name=\"acc\""))
+    placed, table = check_design(load_design(path).ir)
+    assert placed.physical is not None
+    bufs = [(b.name, b.nbytes, b.address, b.bank) for b in placed.physical.buffers
+            if b.tile == (0, 2)]
+    assert bufs == [("core[0,0] stack", 1024, 0, 0), ("b_buff_0", 64, 0x400, 0),
+                    ("b_buff_1", 64, 0x4000, 1), ("a_cons_buff_0", 64, 0x8000, 2),
+                    ("a_cons_buff_1", 64, 0xC000, 3), ("acc", 64, 0x440, 0)]
+    mem = table[(0, 2)].memory
+    assert [(u.label, u.amount) for u in mem][-1] == ("local acc 64 B", 64)
+    assert sum(u.amount for u in mem) == 1024 + 4 * 64 + 64
+    d = Design.model_validate_json(placed.model_dump_json())
+    assert d == placed
+    assert d.local("acc").init == np.full(16, 100, np.int32).tobytes().hex()
+    assert d.local("acc").cores == ("core[0,0]",)
+
+
+def test_a_larger_local_is_placed_first(design_file: DesignFile) -> None:
+    """Largest first: a 16 KB local takes bank 1 whole (the stack is in bank 0)."""
+    path = variant(design_file, "acc = local(Tensor[16, i32], initial=100)",
+                   "acc = local(Tensor[16, i32], initial=100)\n"
+                   "    big = local(Tensor[4096, i32], initial=0)\n"
+                   "    zero_big = zero(Tensor[4096, i32])")
+    path.write_text(path.read_text().replace(
+        "from aiedsl.kernels import add, passthrough",
+        "from aiedsl.kernels import add, passthrough, zero").replace(
+        "        for _ in loop(8):", "        zero_big(big)\n        for _ in loop(8):"))
+    placed = placed_of(path)
+    assert placed.physical is not None
+    bufs = [(b.name, b.address, b.bank) for b in placed.physical.buffers if b.tile == (0, 2)]
+    # big fits no bank with the stack: bank 1; then round-robin on from bank 2, bank 1 full
+    assert bufs == [("core[0,0] stack", 0, 0), ("big", 0x4000, 1), ("b_buff_0", 0x8000, 2),
+                    ("b_buff_1", 0xC000, 3), ("a_cons_buff_0", 0x400, 0),
+                    ("a_cons_buff_1", 0x8040, 2), ("acc", 0xC040, 3)]
+
+
+def test_an_over_full_core_names_the_local(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, local, runtime
+        from aiedsl.kernels import add, zero
+
+        @design(device="npu1_1col")
+        def big(inp: Tensor[256, i32], out: Tensor[256, i32]):
+            a = fifo(Tensor[256, i32])
+            b = fifo(Tensor[256, i32])
+            table = local(Tensor[15360, i32])
+            addk = add(Tensor[256, i32])
+            clear = zero(Tensor[15360, i32])
+
+            @herd()
+            def core():
+                clear(table)
+                with a.consume() as t, b.produce() as o:
+                    addk(t, t, o)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.drain(b, out)
+        ''')
+    assert check_error(path) == (
+        "d.py:8: error [core data memory]: core tile (0, 2) (core[0,0]: add_i32_256, "
+        "zero_i32_15360) needs more data memory than it has\n"
+        "  limit: 65,536 bytes\n"
+        "  found: 66,560 bytes\n"
+        "  d.py:12: stack: 1024\n"
+        "  d.py:6: a 2 x 1024 B: 2048\n"
+        "  d.py:7: b 2 x 1024 B: 2048\n"
+        "  d.py:8: local table 61440 B: 61440\n"
+        "  fix: lower a fifo's depth (depth=1 single-buffers it), use smaller tiles, declare "
+        "smaller locals, or give the core a smaller stack")
+
+
+def test_the_report_lists_each_copy(design_file: DesignFile) -> None:
+    from aiedsl.emit import generate
+
+    report = generate(load_design(running_max(design_file))).files["report.txt"]
+    assert ("  best: 1xbf16, initial dense<0xFF80>; core[0,0] (0,2) as best_0_2, core[1,0] "
+            "(1,2) as best_1_2") in report.splitlines()
+    assert ("  tmp: 1xbf16, no initial value; core[0,0] (0,2) as tmp_0_2, core[1,0] (1,2) as "
+            "tmp_1_2") in report.splitlines()
+
+
+# -- the API ---------------------------------------------------------------------------------
+
+def test_initial_forms(design_file: DesignFile) -> None:
+    """A number for every element, an array of the type's shape and element type, or an array
+    alone (IRON's Buffer(initial_value=arr)); a float into bf16 rounds as MLIR's parser does."""
+    path = design_file(RUNNING_SUM.replace(
+        "acc = local(Tensor[16, i32], initial=100)",
+        "acc = local(initial=np.arange(16, dtype=np.int32) + 100)").replace(
+        "sum(axis=0) + 100", "sum(axis=0) + np.arange(16) + 100"))
+    d = load_design(path)
+    assert d.ir.local("acc").type == TensorType(shape=(16,), dtype="i32")
+    assert simulate(d).passed
+    src = RUNNING_MAX.replace("initial=-np.inf", "initial=np.float32(0.1)")
+    design_file(MAX2_CC, "max2.cc")
+    d = load_design(design_file(src)).ir
+    assert d.local("best").init == np.array([0.1], ml_dtypes.bfloat16).tobytes().hex()
+
+
+# -- mistakes, word for word ---------------------------------------------------------------------
+
+def test_an_initial_array_of_another_type_is_refused(design_file: DesignFile) -> None:
+    path = variant(design_file, "initial=100)", "initial=np.arange(16))")
+    assert load_error(path) == (
+        "d.py:9: error [local]: the initial value of local 'acc' (16xi32) is an array of int64\n"
+        "  limit: an array of i32 (np.int32): nothing is converted for you (a float array for an "
+        "integer buffer would be truncated, int64 wrapped)\n"
+        "  found: int64\n"
+        "  fix: build it as one: np.array(..., dtype=np.int32), or .astype(np.int32) once you "
+        "know no value changes")
+
+
+def test_an_initial_array_of_another_shape_is_refused(design_file: DesignFile) -> None:
+    path = variant(design_file, "initial=100)", "initial=np.zeros((4, 4), np.int32))")
+    assert load_error(path) == (
+        "d.py:9: error [local]: the initial value of local 'acc' (16xi32) has shape [4, 4]\n"
+        "  limit: the local's shape [16]\n"
+        "  found: [4, 4]\n"
+        "  fix: reshape it: .reshape(16), or one number for every element")
+
+
+def test_an_initial_value_out_of_range_is_refused(design_file: DesignFile) -> None:
+    path = variant(design_file, "initial=100)", "initial=2**31)")
+    assert load_error(path) == (
+        "d.py:9: error [local]: the initial value of local 'acc' (16xi32) is 2147483648\n"
+        "  limit: i32 values from -2147483648 to 2147483647\n"
+        "  found: 2147483648\n"
+        "  fix: give a value the element type holds, or declare a wider type")
+
+
+def test_a_local_passed_as_a_scalar_is_refused(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, local, loop, runtime
+        from aiedsl.kernels import vector_scalar
+
+        @design(device="npu1_1col")
+        def scaled(inp: Tensor[128, i32], out: Tensor[128, i32]):
+            a = fifo(Tensor[16, i32])
+            b = fifo(Tensor[16, i32])
+            factor = local(Tensor[1, i32], initial=3)
+            mul = vector_scalar("mul", Tensor[16, i32])
+
+            @herd()
+            def core():
+                for _ in loop(8):
+                    with a.consume() as t, b.produce() as o:
+                        mul(t, o, factor)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.drain(b, out)
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [kernel signature]: argument 2 ('s') of 'vs_mul_i32_16' is a scalar "
+        "i32, but core[0,0] passes local 'factor', a buffer\n"
+        "  limit: vs_mul_i32_16(a: 16xi32, c: 16xi32, s: i32)\n"
+        "  found: local 'factor' (1xi32)\n"
+        "  fix: pass a Python int or float (a core cannot read a local's value: a kernel taking "
+        "it as a buffer can), or an rtp slot")
+
+
+def test_a_local_of_another_type_than_the_kernel_s_is_refused(design_file: DesignFile) -> None:
+    path = variant(design_file, "acc = local(Tensor[16, i32], initial=100)",
+                   "acc = local(Tensor[8, 2, i32], initial=100)")
+    assert check_error(path) == (
+        "d.py:17: error [kernel signature]: argument 0 ('a') of 'add_i32_16' expects 16xi32, "
+        "but core[0,0] passes local 'acc' (8x2xi32): the same 16 elements in another shape, and "
+        "func.call takes only the declared memref type\n"
+        "  limit: add_i32_16(a: 16xi32, b: 16xi32, c: 16xi32)\n"
+        "  found: 8x2xi32\n"
+        "  d.py:9: local 'acc' is declared\n"
+        "  fix: declare the local as Tensor[16, i32] (the same bytes), or pass it to a kernel of "
+        "its type")
+
+
+def test_reading_a_local_nothing_wrote_is_refused(design_file: DesignFile) -> None:
+    path = variant(design_file, "acc = local(Tensor[16, i32], initial=100)",
+                   "acc = local(Tensor[16, i32])")
+    assert check_error(path) == (
+        "d.py:17: error [local]: core[0,0] reads local 'acc' (argument 0, 'a', of 'add_i32_16', "
+        "in) before any kernel writes it, and it has no initial value\n"
+        "  limit: a local holds its initial value from when the design is loaded, then what "
+        "kernels write into it; with neither, whatever the memory held before (another design's "
+        "or an earlier run's data)\n"
+        "  found: no initial= and no earlier write in this core\n"
+        "  d.py:9: local 'acc' is declared\n"
+        "  fix: give it initial=... in local(...) (e.g. initial=0), or write it first (a kernel "
+        "that takes it \"out\", such as zero)")
+
+
+def test_a_local_written_first_needs_no_initial_value(design_file: DesignFile) -> None:
+    """tmp of the running max has none: reduce_max writes it before max2 reads it."""
+    assert simulate(load_design(running_max(design_file))).passed
+
+
+def test_a_local_declared_in_a_core_function_is_refused(design_file: DesignFile) -> None:
+    path = variant(design_file, "            with a.consume() as t:\n",
+                   "            x = local(Tensor[16, i32], initial=0)\n"
+                   "            with a.consume() as t:\n")
+    assert load_error(path) == (
+        "d.py:16: error [local]: local() is called inside a core function\n"
+        "  limit: a local is declared in the design function (as IRON declares a Buffer at the "
+        "top level): its initial value is written once, when the design is loaded, not each "
+        "time the core function's code is reached\n"
+        "  fix: move the local(...) line into the @design function, before the @herd; each core "
+        "that passes it to a kernel gets its own copy")
+
+
+def test_iron_s_spelling_of_the_initial_value_gets_aiedsl_s(design_file: DesignFile) -> None:
+    path = variant(design_file, "initial=100)", "initial_value=100)")
+    assert load_error(path) == (
+        "d.py:9: error [local]: local() takes no argument initial_value=\n"
+        "  limit: local(type, name=..., initial=...)\n"
+        "  found: initial_value=\n"
+        "  fix: write initial=... for the initial value (IRON's Buffer spells it initial_value=; "
+        "aiedsl's local, like its barrier, says initial=)")
+
+
+def test_a_local_no_kernel_gets_is_refused(design_file: DesignFile) -> None:
+    path = variant(design_file, "    addk = add(", "    spare = local(Tensor[4, i32])\n"
+                   "    addk = add(")
+    assert load_error(path) == (
+        "d.py:10: error [local unused]: local 'spare' is never passed to a kernel\n"
+        "  limit: a local is a buffer in the memory of each core that passes it to a kernel\n"
+        "  fix: pass it to a kernel call in a core function, or remove it")
+
+
+def test_the_runtime_cannot_move_a_local(design_file: DesignFile) -> None:
+    path = variant(design_file, "rt.drain(b, out)", "rt.drain(acc, out)")
+    assert load_error(path) == (
+        "d.py:23: error [runtime]: rt.drain of local 'acc': a local lives in the memory of the "
+        "cores that use it, and no DMA or runtime write reaches it\n"
+        "  d.py:9: local 'acc' is declared\n"
+        "  fix: to bring its value to the host, copy it into a fifo element in the core function "
+        "(a copy kernel) and drain that fifo; for a value the host sets, use an rtp (rtp(...), "
+        "rt.rtp_write) or a fifo the runtime fills")
+
+
+def test_indexing_a_local_is_refused(design_file: DesignFile) -> None:
+    path = variant(design_file, "copy(acc, o)", "copy(acc[0], o)")
+    assert load_error(path).splitlines()[0] == (
+        "d.py:19: error [local]: local 'acc' is indexed (acc[0])")
+
+
+@pytest.mark.parametrize("old, new, first", [
+    ("initial=100)", 'initial=100, name="my acc")',
+     "d.py:9: error [name]: local name 'my acc' is not a plain name"),
+    ("initial=100)", 'initial=100, name="a")',
+     "d.py:9: error [name]: local 'a' has the name of a fifo"),
+    ("initial=100)", 'initial=100, name="add_i32_16")',
+     "d.py:9: error [name]: local 'add_i32_16' has the name of a kernel"),
+    ("    addk = add(", '    thr = rtp(Tensor[16, i32], name="acc")\n    addk = add(',
+     "d.py:10: error [rtp]: rtp 'acc' has the name of a local declared before"),
+    ("initial=100)", 'initial=100, name="a_cons_buff_0")',
+     "d.py:9: error [name]: local 'a_cons_buff_0' has the name mlir-aie's objectfifo lowering "
+     "gives to buffer 0 of fifo 'a' on tile (0, 2)"),
+])
+def test_local_names_are_checked(design_file: DesignFile, old: str, new: str,
+                                 first: str) -> None:
+    src = RUNNING_SUM.replace("import design,", "import design,")
+    path = variant(design_file, old, new, src.replace("local, loop, runtime",
+                                                      "local, loop, rtp, runtime"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value).splitlines()[0] == first
+
+
+def test_a_copy_s_symbol_may_not_be_another_s_name(design_file: DesignFile) -> None:
+    """Two cores: acc's copies are acc_0_2 and acc_1_2; a fifo of that name clashes."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, local, runtime
+        from aiedsl.kernels import add
+
+        @design(device="npu1_2col")
+        def two(inp: Tensor[32, i32], out: Tensor[32, i32]):
+            ins = [fifo(Tensor[16, i32], name=f"acc_{c}_2") for c in range(2)]
+            outs = [fifo(Tensor[16, i32], name=f"out{c}") for c in range(2)]
+            acc = local(Tensor[16, i32], initial=0)
+            addk = add(Tensor[16, i32])
+
+            @herd(cols=2)
+            def core(x, y):
+                with ins[x].consume() as t, outs[x].produce() as o:
+                    addk(acc, t, o)
+
+            with runtime() as rt:
+                for c in range(2):
+                    rt.fill(ins[c], inp, (16 * c, [16], [1]))
+                    rt.drain(outs[c], out, (16 * c, [16], [1]))
+        ''')
+    assert check_error(path).splitlines()[:2] == [
+        "d.py:8: error [name]: local 'acc''s copy in core[0,0] 'acc_0_2' has the name of the "
+        "fifo 'acc_0_2'",
+        "  limit: every symbol of a device is unique (the copy of a local in the core of tile "
+        "(c, r) is <local>_<c>_<r> when several cores use it)"]
