@@ -515,3 +515,22 @@ def test_define_values_are_written_as_c_reads_them() -> None:
              "H": "0x40"}
     assert define_flags(check_defines(given, "k", None)) == [
         "-DEPS=1e-05", "-DF=1.5f", "-DH=0x40", "-DN=64", "-DNEG=-3", "-DT=int16_t"]
+
+
+def test_one_function_of_a_file_under_two_sets_of_defines_is_named_twice(
+        design_file: DesignFile) -> None:
+    """Without entry= the symbol is the file's: two sets of defines cannot both have it."""
+    declared = '''                       cycles=40, cost="scalar zero")\n'''
+    path = _mv(design_file, declared, declared + '''\
+        zero8 = declare("zero_scalar_i32", source="mv.cc", defines={"DIM_M": 8},
+                        args=[buffer("c", Tensor[8, i32], "out")], reference=zero_ref,
+                        cycles=40, cost="scalar zero")
+''')
+    path.write_text(path.read_text().replace("zero(tc)\n", "zero(tc)\n                zero8(tc)\n"))
+    with pytest.raises(DesignError) as excinfo:
+        load_design(path)
+    assert str(excinfo.value) == (
+        "d.py:19: error [kernel]: two different kernels use the symbol 'zero_scalar_i32'\n"
+        "  d.py:16: the first\n"
+        "  fix: the file's extern \"C\" function has one name: call its template through entry= "
+        "under a symbol of your own with the shape in it, or give both the same defines=")

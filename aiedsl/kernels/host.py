@@ -115,7 +115,7 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
     """A callable running kernel ``k``'s generated C++ ``kt`` on numpy arrays and scalars
     (built for ``aie_arch`` when given: see :func:`compile_host`)."""
     if k.source_kind == "file":  # as `aiedsl check` says it, not as g++ does
-        check_file_kernel(k, kt.source)
+        check_file_kernel(k, kt.source, f"kernels/{kt.name}.cc")
     lib = ctypes.CDLL(str(compile_host(kt, k.loc, aie_arch)))
     try:
         fn = getattr(lib, k.symbol)
