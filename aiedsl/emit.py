@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from aiedsl.version import __version__
 from aiedsl.checks import TileUsage, check_design
 from aiedsl.kernels.text import render_kernels
+from aiedsl.kernels.units import kernel_units
 from aiedsl.render import render
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.codegen.report import render_report
@@ -55,8 +56,8 @@ def generate(handle: DesignHandle) -> Generated:
     recorded = relocated(placed, os.path.dirname(placed.loc.file))
     kernels = render_kernels(placed)
     target = get_target(placed.device)
-    kernel_lines = [shell_line(kernel_compile_argv(target, path, f"{Path(path).stem}.o"))
-                    for path in kernels]
+    kernel_lines = [shell_line(kernel_compile_argv(target, u.file, u.object, defines=u.flags))
+                    for u in kernel_units(placed.kernels)]
     files = {
         "aie.mlir": render_mlir(recorded, target),
         **kernels,

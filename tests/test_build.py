@@ -43,7 +43,7 @@ def test_gemm_build_has_the_kernels_and_the_exact_commands(in_root: Path, tmp_pa
     assert ('"$PEANO_INSTALL_DIR"/bin/clang++ -O2 -std=c++20 --target=aie2-none-unknown-elf '
             "-Wno-parentheses -Wno-attributes -Wno-macro-redefined -Wno-empty-body "
             "-Wno-missing-template-arg-list-after-template-kw -DNDEBUG -D__AIE_API_AIE_ADF_HPP__ "
-            '-fstack-usage -I"$MLIR_AIE_INSTALL_DIR"/include '
+            '-fstack-usage -ffunction-sections -I"$MLIR_AIE_INSTALL_DIR"/include '
             "-c kernels/matmul_bf16_f32_64x64x64_4x8x4.cc -o matmul_bf16_f32_64x64x64_4x8x4.o"
             ) in sh
     # the aiecc options are chosen when build.sh runs, from that aiecc's --help

@@ -127,7 +127,7 @@ AIECC_WORDS = {
 PEANO_WORDS = ("-O2 -std=c++20 --target={arch}-none-unknown-elf -Wno-parentheses -Wno-attributes "
                "-Wno-macro-redefined -Wno-empty-body "
                "-Wno-missing-template-arg-list-after-template-kw -DNDEBUG "
-               "-D__AIE_API_AIE_ADF_HPP__ -fstack-usage")
+               "-D__AIE_API_AIE_ADF_HPP__ -fstack-usage -ffunction-sections")
 
 
 def fake_aiecc(log: Path | str, fail: str = "", flavor: str = "current") -> str:
@@ -688,6 +688,65 @@ def test_kernel_frames_that_fit_are_recorded(fake_tools: dict[str, Path]) -> Non
     aiedsl.build(PASSTHROUGH, output="out", compile=True)
     manifest = json.loads((fake_tools["root"] / "out" / "manifest.json").read_text())
     assert manifest["stack"]["kernel_frames"] == {}
+
+
+TWO_OF_ONE_FILE = """
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import buffer, declare
+
+def r1(a, b): b[...] = a + 1
+def r2(a, b): b[...] = a + 2
+
+@design(device="npu1_1col")
+def twok(A: Tensor[64, i32], C: Tensor[64, i32], D: Tensor[64, i32]):
+    sig = [buffer("a", Tensor[64, i32]), buffer("b", Tensor[64, i32], "out")]
+    k1 = declare("inc1_64", source="twok.cc", entry="inc1<64>", defines={"STEP": 1}, args=sig,
+                 reference=r1, cycles=80, cost="scalar")
+    k2 = declare("inc2_64", source="twok.cc", entry="inc2<64>", defines={"STEP": 1}, args=sig,
+                 reference=r2, cycles=80, cost="scalar")
+    i = fifo(Tensor[64, i32]); o1 = fifo(Tensor[64, i32]); o2 = fifo(Tensor[64, i32])
+
+    @herd()
+    def core():
+        with i.consume() as a, o1.produce() as b, o2.produce() as c:
+            k1(a, b)
+            k2(a, c)
+
+    with runtime() as rt:
+        rt.fill(i, A); rt.drain(o1, C); rt.drain(o2, D)
+
+@twok.reference
+def reference(A): return A + 1, A + 2
+"""
+
+
+def test_kernels_of_one_file_are_one_peano_compile_with_their_defines(
+        fake_tools: dict[str, Path]) -> None:
+    """One object per file and defines: one Peano run with the -D words, one .su whose frames
+    are each kernel's, one object in the manifest; other defines are another cache key."""
+    root = fake_tools["root"]
+    (root / "twok.cc").write_text("template <unsigned N> void inc1(const int *a, int *b) {}\n"
+                                  "template <unsigned N> void inc2(const int *a, int *b) {}\n")
+    design = root / "twok.py"
+    design.write_text(TWO_OF_ONE_FILE)
+    _clang_reporting_frames(fake_tools, "kernels/inc1_64.cc:inc1_64\\t64\\tstatic\\n"
+                            "kernels/inc1_64.cc:inc2_64\\t96\\tstatic\\n")
+    art = aiedsl.build(design, output="out", compile=True)
+    mlir_aie = fake_tools["mlir_aie"]
+    assert fake_tools["log"].read_text().splitlines()[0] == (
+        f"{PEANO_WORDS.format(arch='aie2').replace(' -fstack-usage', ' -DSTEP=1 -fstack-usage')}"
+        f" -I{mlir_aie}/include -c kernels/inc1_64.cc -o inc1_64.o")
+    assert fake_tools["log"].read_text().splitlines()[1].startswith("--get-xclbin")
+    assert art.compiled is not None
+    manifest = art.compiled.manifest
+    assert manifest["kernel_objects"] == ["inc1_64.o"]
+    assert manifest["stack"]["kernel_frames"] == {"inc1_64": 64, "inc2_64": 96}
+    assert aiedsl.build(design, output="out", compile=True).compiled.cached  # type: ignore
+    design.write_text(TWO_OF_ONE_FILE.replace('{"STEP": 1}', '{"STEP": 2}'))
+    again = aiedsl.build(design, output="out", compile=True).compiled
+    assert again is not None and not again.cached
+    assert again.manifest["cache_key"] != manifest["cache_key"]
+    assert " -DSTEP=2 " in fake_tools["log"].read_text().splitlines()[-3]
 
 
 def test_stack_usage_files_are_read_as_clang_writes_them() -> None:

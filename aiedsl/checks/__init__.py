@@ -1,10 +1,10 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
 :func:`check_design` runs them in order: structure, static hangs, kernel calls, core-local
-buffers, cascades, runtime parameters, kernel sources and architectures, DMA layouts, balance,
-kernel layouts, placement, the symbols the lowering will define, resources, then allocation and
-routing. It returns the
-placed design, now carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
+buffers, cascades, runtime parameters, kernel sources, objects and architectures, DMA layouts,
+balance, kernel layouts, placement, the symbols the lowering will define, resources, then
+allocation and routing. It returns the placed design, now carrying its
+:class:`~aiedsl.ir.Physical` part, and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
 """
@@ -15,7 +15,8 @@ from aiedsl.checks.cascade import check_cascades
 from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
 from aiedsl.checks.held import check_held_buffers
-from aiedsl.checks.kernels import check_kernel_arch, check_kernel_costs, check_kernel_sources
+from aiedsl.checks.kernels import (check_kernel_arch, check_kernel_costs, check_kernel_objects,
+                                   check_kernel_sources)
 from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.locals import check_locals
 from aiedsl.checks.outputs import check_outputs_written
@@ -48,6 +49,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_cascades(d, target)
     check_rtps(d)
     check_kernel_sources(d)
+    check_kernel_objects(d)
     check_kernel_arch(d, target)
     check_kernel_costs(d, target)
     check_dma(d, target)  # before balance: a malformed pattern is the more specific error

@@ -1,25 +1,58 @@
-"""Checks of the kernels a design calls: their C++ exists and defines what ``entry=`` calls, and
-a kernel made for one AI Engine architecture runs on a device of it.
+"""Checks of the kernels a design calls: their C++ exists and defines what ``entry=`` calls (and
+not the generated entry itself), each core links one object of each C++ file, and a kernel made
+for one AI Engine architecture runs on a device of it.
 
 These are the mistakes a build would otherwise write out silently and Peano would report, far
-from the design, as an unknown identifier (or, for another architecture's variant, as an mmul
-shape or intrinsic the target lacks, with cycles of the wrong device in every report).
+from the design, as an unknown identifier or a function defined twice (lld, as a symbol defined
+twice; or, for another architecture's variant, as an mmul shape or intrinsic the target lacks,
+with cycles of the wrong device in every report).
 """
 
 from __future__ import annotations
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design
+from aiedsl.ir import Call, Design
+from aiedsl.ir.program import calls
 from aiedsl.kernels.source import check_file_kernel, kernel_source
+from aiedsl.kernels.units import KernelUnit, kernel_units, source_key
 from aiedsl.targets import TargetModel
 
 
 def check_kernel_sources(d: Design) -> None:
     """Each file kernel's ``source=`` exists, includes no file of its own (it is built alone, as
-    ``kernels/<symbol>.cc``), and declares the function its ``entry=`` calls."""
-    for k in d.kernels:
-        if k.source_kind == "file":
-            check_file_kernel(k, kernel_source(k))  # which raises when the file is missing
+    ``kernels/<name>.cc``), and declares the function its ``entry=`` calls but no ``extern "C"``
+    function of the kernel's own name; a kernel without ``entry=`` names one it defines."""
+    for unit in kernel_units(d.kernels):
+        for k in unit.kernels:
+            if k.source_kind == "file":  # kernel_source raises when the file is missing
+                check_file_kernel(k, kernel_source(k), unit.file)
+
+
+def check_kernel_objects(d: Design) -> None:
+    """Each core links one object of each C++ file: kernels of one file compiled with
+    different ``defines=`` are two objects, each defining what the file defines outside
+    templates (mlir-aie's ``extern "C"`` functions, a plain helper), and lld, which aiecc links
+    a core with, refuses a symbol defined twice. Cores of their own may each call one."""
+    of = {k.symbol: u for u in kernel_units(d.kernels) for k in u.kernels}
+    for core in d.cores:
+        seen: dict[tuple[str, ...], tuple[KernelUnit, Call]] = {}
+        for call in calls(core):
+            unit = of[call.kernel]
+            other, first = seen.setdefault(source_key(unit.kernels[0]), (unit, call))
+            if other is unit:
+                continue
+            source = unit.kernels[0].source
+            flags = [" ".join(u.flags) or "no defines" for u in (other, unit)]
+            raise DesignError(
+                "kernel objects", f"{core.name} calls kernels '{first.kernel}' and "
+                f"'{call.kernel}', which are compiled from {source} with different defines "
+                f"({flags[0]}; {flags[1]}): it would link two objects of {source}, each "
+                f"defining what {source} defines outside templates", loc=call.loc,
+                limit="one object of each C++ file per core (lld refuses a symbol defined "
+                "twice)", found=f"{other.object} ({flags[0]}) and {unit.object} ({flags[1]})",
+                fix="give both kernels the same defines=, make the setting a template "
+                    "parameter in entry=, or call them from different cores",
+                related=[(f"the call of '{first.kernel}'", first.loc)])
 
 
 def check_kernel_arch(d: Design, target: TargetModel) -> None:

@@ -15,6 +15,7 @@ from aiedsl.ir import (
     RtpArg, RtpWrite, SetBarrier, TensorType, Transfer,
 )
 from aiedsl.ir.sequence import shim_bd_ids
+from aiedsl.kernels.units import object_names
 from aiedsl.place.alloc import barrier_lock_name, local_buffer_name
 from aiedsl.targets import TargetModel
 
@@ -70,8 +71,9 @@ def render_mlir(d: Design, target: TargetModel) -> str:
         "src_offsets": l.offsets if l.kind == "join" else (),
         "dst_offsets": l.offsets if l.kind == "split" else (),
     } for l in d.links]
+    objects = object_names(d)  # kernels of one source share its object (kernels/units.py)
     kernels = [{
-        "symbol": k.symbol, "object": f"{k.symbol}.o",
+        "symbol": k.symbol, "object": objects[k.symbol],
         "types": [a.type.mlir() if a.type else _scalar_type(a.dtype) for a in k.args],
     } for k in d.kernels]
     tile_of = {c.name: c.tile for c in d.cores if c.tile is not None}  # all: d is placed

@@ -389,8 +389,14 @@ class Kernel(_Node):
     """The C++ it comes from: a file in ``kernels_cpp/`` or a template in ``aiedsl/kernels/``."""
     source_kind: Literal["file", "template"]
     """Whether :attr:`source` is a C++ file or a jinja2 template."""
-    entry: str
-    """C++ expression the generated ``extern "C"`` entry calls (``matmul_bf16_f32<64, 64, 64>``)."""
+    entry: str | None
+    """C++ expression the generated ``extern "C"`` entry calls (``matmul_bf16_f32<64, 64, 64>``);
+    None: :attr:`symbol` is an ``extern "C"`` function the source defines itself (mlir-aie's
+    kernel files), which cores call directly, with no generated entry."""
+    defines: dict[str, int | float | str] = {}
+    """Preprocessor macros every compile of its C++ gets, ``-DNAME=VALUE`` (Peano's and the
+    host's), sorted by name: the sizes an mlir-aie kernel file reads (``DIM_M``, ``BIT_WIDTH``).
+    Kernels of one source with the same defines are compiled into one object."""
     args: tuple[KernelArg, ...]
     """Its C signature's parameters, in order."""
     params: dict[str, int | float | str]

@@ -29,8 +29,8 @@ from aiedsl.ir import KernelArg, TensorType
 from aiedsl.kernels.reference import run_checked
 from aiedsl.lang.context import current_design, design_module
 from aiedsl.lang.core import _number, call_kernel
-from aiedsl.lang.names import (check_argument, check_entry, check_line, check_name,
-                               check_source, check_symbol)
+from aiedsl.lang.names import (check_argument, check_defines, check_entry, check_line,
+                               check_name, check_source, check_symbol)
 from aiedsl.lang.tensor import lookup_dtype
 
 
@@ -201,9 +201,10 @@ class Kernel:
         return call
 
 
-def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
+def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequence[KernelArg],
             reference: Callable[..., Any], cycles: int | None, cost: str, ops: int = 0,
             params: Mapping[str, int | float | str] | None = None,
+            defines: Mapping[str, int | float | str] | None = None,
             source_kind: Literal["file", "template"] = "file",
             cascade_in: TensorType | None = None,
             cascade_out: TensorType | None = None, prepared: Prepared | None = None,
@@ -212,7 +213,13 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
 
     ``source`` names a file in ``kernels_cpp/`` (``source_kind="file"``) or a template in
     ``aiedsl/kernels/templates/``; ``entry`` is the C++ call the generated ``extern "C"``
-    function makes, e.g. ``"matmul_bf16_f32<64, 64, 64>"``.
+    function makes, e.g. ``"matmul_bf16_f32<64, 64, 64>"``. Without ``entry`` (a file only),
+    ``symbol`` is an ``extern "C"`` function the file defines itself, as mlir-aie's kernel files
+    do (``matvec_scalar_i16_i32``), and cores call it directly: nothing is generated around it.
+
+    ``defines={"BIT_WIDTH": 8}`` are macros every compile of the C++ gets (``-DBIT_WIDTH=8``,
+    on Peano's command line and the host's): the sizes mlir-aie's kernel files read. Kernels of
+    one file with the same defines are compiled into one object, which holds the file once.
 
     ``cascade_in``/``cascade_out`` declare what one call reads from and writes to the
     accumulator cascade (``get_scd``/``put_mcd`` in the C++), e.g. ``Tensor[64, 64, f32]``:
@@ -243,7 +250,9 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
                           fix="leave source_kind out for a C++ file")
     if source_kind == "file":
         check_source(source, symbol, loc)
-    check_entry(entry, symbol, loc)
+    if entry is not None or source_kind == "template":
+        check_entry(entry, symbol, loc)
+    macros = check_defines({} if defines is None else defines, symbol, loc)
     check_line(cost, f"cost of kernel '{symbol}'", loc)
     if arch not in (None, "aie2", "aie2p"):
         raise DesignError("kernel signature", f"kernel '{symbol}' has arch={arch!r}", loc=loc,
@@ -309,9 +318,9 @@ def declare(symbol: str, *, source: str, entry: str, args: Sequence[KernelArg],
                    keywords={k: v for k, v in params.items() if k not in scalars})
     ref = f"{design_module(reference.__module__)}:{reference.__qualname__}"
     ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, entry=entry,
-                  args=tuple(args), params=params, reference=ref, cycles=cycles or 0, ops=ops,
-                  cost=cost, cascade_in=cascade_in, cascade_out=cascade_out, loc=loc,
-                  arch=arch, exact=exact)
+                  defines=macros, args=tuple(args), params=params, reference=ref,
+                  cycles=cycles or 0, ops=ops, cost=cost, cascade_in=cascade_in,
+                  cascade_out=cascade_out, loc=loc, arch=arch, exact=exact)
     if cycles is None:
         ir = _profiled(ir, reference)
     return Kernel(ir, reference, prepared)

@@ -1,9 +1,10 @@
 """Kernels on the host: compile a kernel's C++ with g++ against aiedsl's host AIE API header,
 load it with ctypes, run it on numpy buffers, and compare it with its numpy reference.
 
-The C++ compiled is exactly the file a build writes (``kernels/<symbol>.cc``: the kernel source
-plus its ``extern "C"`` entry), so what is tested is what Peano would compile; a compiler error
-is shown at the line of the user's own C++ file. Libraries are cached by content under
+The C++ compiled is exactly the file a build writes (``kernels/<name>.cc``: the kernel source
+plus the ``extern "C"`` entries of the kernels declared from it), with the ``-D`` words of their
+``defines=``, so what is tested is what Peano would compile; a compiler error is shown at the
+line of the user's own C++ file. Libraries are cached by content under
 ``$XDG_CACHE_HOME/aiedsl/host-kernels`` (``~/.cache`` by default).
 
 Example
@@ -37,7 +38,7 @@ from aiedsl.kernels.faults import (
     FILLS, GUARD, HANG_FIX, KernelFault, call_limit, guard_faults, guard_fill, hang_text,
     bf16_rounding_fault, input_write_text, misaligned_fault, signal_name,
 )
-from aiedsl.kernels.host_errors import explain
+from aiedsl.kernels.host_errors import explain, redefined
 from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.ir import Call, Kernel, Loc, RtpArg, RtpWrite, ScalarArg
 from aiedsl.ir.program import Rounding
@@ -55,23 +56,25 @@ _CTYPES = {"i8": ctypes.c_int8, "u8": ctypes.c_uint8, "i16": ctypes.c_int16,
 
 
 def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = None) -> Path:
-    """A shared library built from the generated C++ ``kt`` (cached by content). With
-    ``aie_arch`` (:attr:`~aiedsl.targets.TargetModel.aie_arch`) the build defines
-    ``__AIE_ARCH__`` as Peano does for that architecture, so the kernel takes the same
-    ``#if`` branches and ``aie::mmul`` accepts only that architecture's modes."""
+    """A shared library built from the generated C++ ``kt`` (cached by content and flags), with
+    its kernels' ``defines=`` as Peano gets them. With ``aie_arch``
+    (:attr:`~aiedsl.targets.TargetModel.aie_arch`) the build defines ``__AIE_ARCH__`` as Peano
+    does for that architecture, so the kernel takes the same ``#if`` branches and ``aie::mmul``
+    accepts only that architecture's modes."""
     cxx = shutil.which(os.environ.get("CXX", "g++"))
     if cxx is None:
         raise DesignError("host kernel build", "no host C++ compiler (g++) on PATH", loc=loc,
                           fix="install g++ (or set CXX) to test kernels on the host")
     header = "".join(p.read_text() for p in sorted((HOST_INCLUDE / "aie_api").glob("*.hpp")))
-    flags = [*CXX_FLAGS, *([f"-D__AIE_ARCH__={aie_arch}"] if aie_arch is not None else [])]
+    flags = [*CXX_FLAGS, *([f"-D__AIE_ARCH__={aie_arch}"] if aie_arch is not None else []),
+             *kt.flags]
     key = hashlib.sha256((kt.text + header + " ".join(flags) + cxx).encode()).hexdigest()[:24]
     out = cache_dir("host-kernels") / f"{key}.so"
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        name = f"{kt.symbol}.cc"
+        name = f"{kt.name}.cc"
         src = Path(tmp) / name
         src.write_text(kt.text)
         lib = Path(tmp) / "k.so"
@@ -79,7 +82,10 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
                            capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
         if r.returncode != 0:
             stderr = kt.map_output(r.stderr, name)
-            message, fix = explain(stderr, kt.symbol, HOST_INCLUDE / "aie_api" / "aie.hpp")
+            message, fix = explain(stderr, kt.label, HOST_INCLUDE / "aie_api" / "aie.hpp",
+                                   kt.symbols)
+            twice = redefined(stderr, kt.symbols)  # said at the declaration of the one named
+            loc = next((at for s, at in kt.declared if twice and s == twice[0]), loc)
             raise DesignError("host kernel build", message, loc=loc,
                               found=_first_errors(stderr), fix=fix)
         tmp_out = out.with_suffix(f".{os.getpid()}.tmp")
@@ -109,9 +115,19 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
     """A callable running kernel ``k``'s generated C++ ``kt`` on numpy arrays and scalars
     (built for ``aie_arch`` when given: see :func:`compile_host`)."""
     if k.source_kind == "file":  # as `aiedsl check` says it, not as g++ does
-        check_file_kernel(k, kt.source)
+        check_file_kernel(k, kt.source, f"kernels/{kt.name}.cc")
     lib = ctypes.CDLL(str(compile_host(kt, k.loc, aie_arch)))
-    fn = getattr(lib, k.symbol)
+    try:
+        fn = getattr(lib, k.symbol)
+    except AttributeError:  # no entry=: the source's own function, under #if it does not take
+        raise DesignError(
+            "kernel entry", f"kernel '{k.symbol}' has no entry=, so cores call "
+            f"{kt.source.label}'s own extern \"C\" function {k.symbol}, which it does not define "
+            "as compiled" + (f" (with {' '.join(kt.flags)})" if kt.flags else ""), loc=k.loc,
+            limit="without entry=, the name of an extern \"C\" function the source defines",
+            found=f"no function {k.symbol} in kernels/{kt.name}.cc",
+            fix="give the defines= that select it, name a function the source defines, or "
+                "give entry= the C++ function to call") from None
     fn.restype = None
     fn.argtypes = [ctypes.c_void_p if a.kind == "buffer" else _CTYPES[lookup_dtype(a.dtype).name]
                    for a in k.args]

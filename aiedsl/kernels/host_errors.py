@@ -13,6 +13,7 @@ Example
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 _QUOTED = r"[‘'](\w+)[’']"
 """A name as g++ quotes it: typographic quotes in a UTF-8 locale, ASCII ones under LC_ALL=C."""
@@ -34,6 +35,8 @@ INTRINSIC = re.compile(
 may call beside the AIE API, and the host header models only some of (``host_native.hpp``).
 A name matching none of these is the kernel's own (a typo, a missing include)."""
 
+_REDEFINED = re.compile(r"redefinition of [‘'](?:[\w:<>,* ]+ )?(\w+)\(")
+"""g++ on a function defined twice: ``redefinition of 'void f(int*)'``."""
 _RULE = re.compile(r"static assertion failed: aie::(vector|accum|mmul): (.*)")
 """A size rule of the AIE API the host header asserts (``host_core.hpp``): the type and the
 rule's words."""
@@ -54,13 +57,28 @@ def _listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def explain(stderr: str, label: str, header: object) -> tuple[str, str]:
+def redefined(stderr: str, symbols: Sequence[str]) -> list[str]:
+    """Which of ``symbols`` (generated ``extern "C"`` entries) g++ says are defined twice."""
+    return sorted({n for n in _REDEFINED.findall(stderr) if n in symbols})
+
+
+def explain(stderr: str, label: str, header: object,
+            symbols: Sequence[str] = ()) -> tuple[str, str]:
     """The message and the fix for kernel ``label`` whose host build wrote ``stderr`` (g++'s
-    output); ``header`` is the host AIE API header, whose head lists what it covers.
+    output); ``header`` is the host AIE API header, whose head lists what it covers;
+    ``symbols`` are the kernels whose ``extern "C"`` entries the file generates.
 
     AIE API names it lacks (``'reverse' is not a member of 'aie'``) and undeclared names that
-    are AIE2 intrinsics (:data:`INTRINSIC`) are named; any other failure is the kernel's own,
-    and the message only says that it does not compile (the compiler's lines show why)."""
+    are AIE2 intrinsics (:data:`INTRINSIC`) are named; a generated entry the source defines
+    itself (which ``aiedsl check`` finds unless a macro hides it) is said so; any other failure
+    is the kernel's own, and the message only says that it does not compile (the compiler's
+    lines show why)."""
+    twice = redefined(stderr, symbols)
+    if twice:
+        return (f"the source defines {_listed(twice)} itself, and the generated extern \"C\" "
+                f"entry of the kernel of that name defines {'it' if len(twice) == 1 else 'them'}"
+                " again", "leave entry= out to call the source's own function as it is, or "
+                "name the kernel for what its entry= computes (put the shape in the symbol)")
     api = sorted(set(_NOT_IN_AIE.findall(stderr)))
     raw = sorted({n for n in _UNDECLARED.findall(stderr) if INTRINSIC.fullmatch(n)})
     covered = f"the host header covers the AIE API names listed at the top of {header}"

@@ -1,9 +1,11 @@
-"""Render each kernel a design calls as one self-contained C++ file (``kernels/<symbol>.cc``).
+"""Render the C++ files of a design's kernels (``kernels/<name>.cc``), one per unit
+(:mod:`aiedsl.kernels.units`): the kernels declared from one source with the same defines.
 
-The file is the kernel's source (a file in ``kernels_cpp/`` or a rendered template) followed by
-the ``extern "C"`` entry point whose name carries the kernel's shape. :class:`KernelText`
-remembers where the source's lines sit in the file, so a compiler's complaint about
-``kernels/<symbol>.cc:57`` can be shown at the user's own file and line.
+The file is the source (a file in ``kernels_cpp/``, one beside the design, or a rendered
+template) once, followed by the ``extern "C"`` entry of each kernel that declares ``entry=``,
+whose name carries the kernel's shape (a kernel without ``entry=`` is a function the source
+defines itself). :class:`KernelText` remembers where the source's lines sit in the file, so a
+compiler's complaint about ``kernels/<name>.cc:57`` can be shown at the user's own file and line.
 """
 
 from __future__ import annotations
@@ -14,23 +16,47 @@ from dataclasses import dataclass
 
 from aiedsl.dtypes import dtype
 from aiedsl.errors import display_path, stable_path
-from aiedsl.ir import Design, Kernel
+from aiedsl.ir import Design, Kernel, Loc
 from aiedsl.ir.program import calls
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import KernelSource, kernel_source
+from aiedsl.kernels.units import KernelUnit, kernel_units, unit_of
 from aiedsl.render import render
 from aiedsl.version import __version__
 
 
 @dataclass(frozen=True)
 class KernelText:
-    """The C++ of ``kernels/<symbol>.cc`` and where its source part came from."""
+    """The C++ of ``kernels/<name>.cc`` (one unit) and where its source part came from."""
 
-    symbol: str
+    name: str
+    """The unit's name: the file is ``kernels/<name>.cc``."""
     text: str
     source: KernelSource
     first_line: int
     """Line of :attr:`text` where the source's first line is (1-based)."""
+    symbols: tuple[str, ...]
+    """The kernels it holds."""
+    flags: tuple[str, ...] = ()
+    """The ``-DNAME=VALUE`` words every compile of it takes (its kernels' ``defines=``)."""
+    entries: tuple[tuple[int, str], ...] = ()
+    """(first line, symbol) of each generated ``extern "C"`` entry, in file order."""
+    declared: tuple[tuple[str, Loc], ...] = ()
+    """(symbol, declaration line) of each kernel it holds."""
+
+    @property
+    def label(self) -> str:
+        """Its kernels, as messages name them: ``k``, ``a and b``."""
+        s = self.symbols
+        return s[0] if len(s) == 1 else f"{', '.join(s[:-1])} and {s[-1]}"
+
+    def kernel_at(self, line: int) -> str | None:
+        """The kernel whose generated entry holds ``line`` of the file (None: another line)."""
+        found = None
+        for first, symbol in self.entries:
+            if line >= first:
+                found = symbol
+        return found
 
     def origin(self, line: int) -> str:
         """``file:line`` a line of the generated file comes from (the user's file when it is
@@ -38,7 +64,7 @@ class KernelText:
         n = self.source.text.count("\n") + 1
         if self.source.path is not None and self.first_line <= line < self.first_line + n:
             return f"{display_path(str(self.source.path))}:{line - self.first_line + 1}"
-        return f"kernels/{self.symbol}.cc:{line}"
+        return f"kernels/{self.name}.cc:{line}"
 
     def map_output(self, output: str, name: str) -> str:
         """Rewrite ``<dir>/name:LINE`` in a compiler's ``output`` (the file it compiled, wherever
@@ -68,7 +94,7 @@ class KernelText:
 
     def _in_source(self, line: int) -> bool:
         """Is ``line`` of the generated file one of the user's file (:meth:`origin`)?"""
-        return self.origin(line) != f"kernels/{self.symbol}.cc:{line}"
+        return self.origin(line) != f"kernels/{self.name}.cc:{line}"
 
     def _next_file(self, lines: list[str], pattern: re.Pattern[str]) -> str:
         """The file the first ``name:LINE`` in ``lines`` comes from (the generated file if
@@ -77,41 +103,54 @@ class KernelText:
             m = pattern.search(ln)
             if m is not None and m[1]:
                 return self.origin(int(m[1])).rsplit(":", 1)[0]
-        return f"kernels/{self.symbol}.cc"
+        return f"kernels/{self.name}.cc"
 
 
 _GUTTER = re.compile(r"^( *)(\d+)(?= \|)")
 """A code excerpt's line in g++'s output: ``    8 |     aie::store_v(...)``."""
+_ENTRY_LINE = re.compile(r"^void (\w+)\(", re.M)
+"""The first line of a generated ``extern "C"`` entry (kernel.cc.j2)."""
 _LOCATED = re.compile(r"^\s*(?:In file included from\s+|from\s+)?([^\s:]+):(\d+):")
 """A line of g++'s output about a place: ``path:line:col: error: ...``."""
 
 
 def kernel_text(d: Design | None, k: Kernel) -> KernelText:
-    """The generated C++ of kernel ``k`` as design ``d`` uses it (or on its own, ``d`` None)."""
-    src = kernel_source(k)
-    params, names = [], []
-    for a in k.args:
-        cpp = dtype(a.dtype).cpp
-        params.append(f"{cpp} *{a.name}" if a.kind == "buffer" else f"{cpp} {a.name}")
-        names.append(a.name)
+    """The generated C++ holding kernel ``k`` as design ``d`` uses it: its unit's file (or, ``d``
+    None, a file of ``k`` alone)."""
+    return unit_text(d, unit_of(d, k))
+
+
+def unit_text(d: Design | None, unit: KernelUnit) -> KernelText:
+    """The C++ of ``unit`` (``kernels/<name>.cc``) as design ``d`` uses it (``d`` None: alone)."""
+    first = unit.kernels[0]
+    src = kernel_source(first)
     # The file records paths as stable_path does (not as the user's working directory sees them).
-    home = os.path.dirname((d or k).loc.file)
+    home = os.path.dirname((d or first).loc.file)
     origin = src.label
     if src.path is not None and not src.path.is_relative_to(KERNELS_CPP):
         origin = stable_path(str(src.path), home)
-    sites = sorted({f"{stable_path(c.loc.file, home)}:{c.loc.line}" for core in d.cores
-                    for c in calls(core) if c.kernel == k.symbol}) if d else []
-    text = render("kernel.cc.j2", version=__version__, k=k, origin=origin, source=src.text,
-                  design=d.name if d else None, calls=sites, params=params, names=names)
-    first = text[:text.index(src.text)].count("\n") + 1
-    return KernelText(k.symbol, text, src, first)
-
-
-def render_kernel(d: Design | None, k: Kernel) -> str:
-    """The C++ text of kernel ``k`` as design ``d`` uses it (or on its own, ``d`` None)."""
-    return kernel_text(d, k).text
+    views = []
+    for k in unit.kernels:
+        params, names = [], []
+        for a in k.args:
+            cpp = dtype(a.dtype).cpp
+            params.append(f"{cpp} *{a.name}" if a.kind == "buffer" else f"{cpp} {a.name}")
+            names.append(a.name)
+        sites = sorted({f"{stable_path(c.loc.file, home)}:{c.loc.line}" for core in d.cores
+                        for c in calls(core) if c.kernel == k.symbol}) if d else []
+        views.append({"symbol": k.symbol, "cost": k.cost, "entry": k.entry, "calls": sites,
+                      "params": params, "names": names})
+    text = render("kernel.cc.j2", version=__version__, unit=unit.name, kernels=views,
+                  entries=[v for v in views if v["entry"]], origin=origin, source=src.text,
+                  flags=unit.flags, design=d.name if d else None)
+    first_line = text[:text.index(src.text)].count("\n") + 1
+    after = text.index(src.text) + len(src.text)
+    entries = tuple((text.count("\n", 0, m.start()) + 1, m[1])
+                    for m in _ENTRY_LINE.finditer(text, after))
+    return KernelText(unit.name, text, src, first_line, tuple(unit.symbols), tuple(unit.flags),
+                      entries, tuple((k.symbol, k.loc) for k in unit.kernels))
 
 
 def render_kernels(d: Design) -> dict[str, str]:
-    """``{"kernels/<symbol>.cc": text}`` for every kernel of ``d``."""
-    return {f"kernels/{k.symbol}.cc": render_kernel(d, k) for k in d.kernels}
+    """``{"kernels/<name>.cc": text}`` for every unit of ``d``'s kernels."""
+    return {u.file: unit_text(d, u).text for u in kernel_units(d.kernels)}

@@ -106,11 +106,11 @@ def check_symbol(value: object, loc: Loc | None) -> str:
     return name
 
 
-def check_argument(name: str, symbol: str, entry: str, loc: Loc | None) -> None:
+def check_argument(name: str, symbol: str, entry: str | None, loc: Loc | None) -> None:
     """A kernel argument's name, which the generated ``extern "C"`` function declares and passes
     on: not a C++ keyword, a type it uses, nor the name of the function itself or of the one it
-    calls (each would hide or break the other)."""
-    called = entry.split("<", 1)[0].rsplit("::", 1)[-1]
+    calls (each would hide or break the other). ``entry`` None: the source's own function."""
+    called = symbol if entry is None else entry.split("<", 1)[0].rsplit("::", 1)[-1]
     clash = ("a C++ keyword" if name in _CPP_KEYWORDS else
              "a C++ type name" if name in _CPP_TYPES else
              "the kernel's own symbol" if name == symbol else
@@ -136,6 +136,91 @@ def check_entry(value: object, symbol: str, loc: Loc | None) -> str:
                           found=value, fix="give the symbol its shape (e.g. "
                           f"{symbol}_i32_1024) or name the C++ function differently")
     return value
+
+
+_DEFINE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
+                           r"(?:[eE][+-]?[0-9]+)?[A-Za-z0-9_]*")
+"""A define's text value: one C identifier (``int16_t``) or one number literal (``8``, ``-1.5f``,
+``0x40``, ``1e-5``): no spaces, quotes, parentheses or shell characters."""
+MAX_DEFINE = 100
+RESERVED_DEFINES = frozenset({"NDEBUG", "__AIE_API_AIE_ADF_HPP__", "__AIE_ARCH__", "__AIECC__",
+                              "__chess__"})
+"""Macros the kernel compiles set themselves (Peano's and the host's command lines, and Peano
+itself): a kernel's own value would change what aiedsl compiles for every kernel."""
+DEFINE_FORM = ("NAME: a C identifier, not a C++ keyword nor one aiedsl or Peano sets ("
+               + ", ".join(sorted(RESERVED_DEFINES)) + "); VALUE: an int, a finite float, or a "
+               f"str of one C identifier or number literal (at most {MAX_DEFINE} characters)")
+
+
+def check_defines(value: object, symbol: str, loc: Loc | None) -> dict[str, int | float | str]:
+    """A kernel's ``defines=``: the macros every compile of its C++ gets as ``-DNAME=VALUE``,
+    sorted by name. Each becomes one word of a command line (quoted whole, never expanded), so
+    a value is one C token, not text to paste."""
+    if not isinstance(value, dict):
+        raise DesignError("kernel defines", f"kernel '{symbol}' has defines={_shown(value)}",
+                          loc=loc, limit="a dict of NAME: VALUE", found=_shown(value),
+                          fix="write e.g. defines={\"BIT_WIDTH\": 8}")
+    out: dict[str, int | float | str] = {}
+    for name in sorted(value, key=str):
+        setting = value[name]
+        bad_name = (not isinstance(name, str) or not _IDENTIFIER.match(name)
+                    or len(name) > MAX_NAME or name in _CPP_KEYWORDS or name in RESERVED_DEFINES)
+        if bad_name:
+            raise DesignError("kernel defines", f"kernel '{symbol}' defines {_shown(name)}, "
+                              "which is not a macro name it may set", loc=loc, limit=DEFINE_FORM,
+                              found=_shown(name), fix="name the macro the C++ reads (#ifndef "
+                              "NAME / #if NAME == ...), e.g. defines={\"DIM_M\": 32}")
+        checked = _define_value(_define_number(setting))
+        if checked is None:
+            raise DesignError("kernel defines", f"kernel '{symbol}' defines {name} as "
+                              f"{_shown(setting)}", loc=loc, limit=DEFINE_FORM,
+                              found=_shown(setting),
+                              fix=f"give one number or name, e.g. defines={{\"{name}\": 8}} "
+                                  "(True and False: write 1 and 0)")
+        out[name] = checked
+    return out
+
+
+def _define_number(value: object) -> object:
+    """A numpy integer or float given as a define's value, as Python's int or float (what it
+    writes as C); anything else as it is."""
+    import numbers
+
+    if isinstance(value, (bool, str, int, float)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value
+
+
+def _define_value(value: object) -> int | float | str | None:
+    """``value`` if it is a define's value (an int, a finite float, or one C token), else
+    None."""
+    import math
+
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if len(str(value)) <= MAX_DEFINE else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    ok = (isinstance(value, str) and len(value) <= MAX_DEFINE
+          and _DEFINE_TOKEN.fullmatch(value) is not None)
+    return value if ok and isinstance(value, str) else None
+
+
+def define_flags(defines: dict[str, int | float | str]) -> list[str]:
+    """The compiler words of checked ``defines`` (:func:`check_defines`), in name order:
+    ``{"BIT_WIDTH": 8}`` -> ``["-DBIT_WIDTH=8"]``; a float as Python writes it (``0.5``,
+    ``1e-05``), which C reads as the same double.
+
+    >>> define_flags({"DIM_M": 32, "T": "int16_t", "EPS": 1e-05})
+    ['-DDIM_M=32', '-DEPS=1e-05', '-DT=int16_t']
+    """
+    return [f"-D{name}={value!r}" if isinstance(value, float) else f"-D{name}={value}"
+            for name, value in sorted(defines.items())]
 
 
 def _source_name(value: str) -> bool:

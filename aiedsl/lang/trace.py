@@ -224,9 +224,13 @@ class DesignTrace:
         """Register a kernel declaration (and its Python object); one per C symbol."""
         prev = self.kernels.get(k.symbol)
         if prev is not None and prev.model_copy(update={"loc": k.loc}) != k:
+            fix = "put every shape parameter (and define) into the symbol name"
+            if k.entry is None and prev.entry is None:  # the name is the C++ file's own
+                fix = ("the file's extern \"C\" function has one name: call its template "
+                       "through entry= under a symbol of your own with the shape in it, or "
+                       "give both the same defines=")
             raise DesignError("kernel", f"two different kernels use the symbol '{k.symbol}'",
-                              loc=k.loc, related=[("the first", prev.loc)],
-                              fix="put every shape parameter into the symbol name")
+                              loc=k.loc, related=[("the first", prev.loc)], fix=fix)
         self.kernels.setdefault(k.symbol, k)
         self.kernel_objs.setdefault(k.symbol, obj)
 

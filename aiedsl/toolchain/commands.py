@@ -10,7 +10,10 @@ Everything here follows mlir-aie, checked against its sources (nothing here ran 
   Vitis-only ``adf.h`` whenever ``__AIENGINE__`` is defined, as Peano always defines it; the define
   pre-trips that header's include guard (as makefile-common's ``NO_ADF_FLAGS`` and IRON's JIT
   compile do). Older installs ignore it. aiedsl adds ``-fstack-usage`` (clang's, since LLVM 13):
-  the frame of each function, to check kernels against their cores' stack.
+  the frame of each function, to check kernels against their cores' stack; and
+  ``-ffunction-sections``, as aiecc's own Peano compile of a core's code has it, so the
+  ``--gc-sections`` of aiecc's link keeps only the functions a core calls; and a kernel's own
+  ``defines=`` as ``-DNAME=VALUE`` words.
 * aiecc: its options changed twice. PR 3364 (merged 2026-07-21) replaced
   ``--aie-generate-xclbin``/``--aie-generate-npu-insts`` with the ``--get-xclbin``/
   ``--get-npu-insts`` selectors (``--xclbin-name``/``--npu-insts-name`` unchanged); PR 3501
@@ -46,6 +49,12 @@ PEANO_DEFINES = ["-DNDEBUG", NO_ADF]
 STACK_USAGE = "-fstack-usage"
 """aiedsl's own addition: clang writes each function's frame to ``<object stem>.su``, which the
 compile step reads to check the kernel against its cores' stack (:mod:`aiedsl.toolchain.stack`)."""
+FUNCTION_SECTIONS = "-ffunction-sections"
+"""aiedsl's own addition: each function in a section of its own, as aiecc compiles a core's own
+code (Peano's ``llc --function-sections``, aiecc.cpp), so that the ``--gc-sections`` aiecc links
+a core with drops the functions of a kernel object the core does not call. An object holds
+every kernel a design declares from one C++ file (:mod:`aiedsl.kernels.units`): without it, a
+core calling one of them would carry them all in its 16 KB of program memory."""
 
 XCLBIN, INSTS = "aie.xclbin", "insts.bin"
 OUTPUTS_GET = ["--get-xclbin", f"--xclbin-name={XCLBIN}", "--get-npu-insts",
@@ -149,11 +158,13 @@ AIE_API_INCLUDE = EnvWord("-I", "MLIR_AIE_INSTALL_DIR", "/include")
 
 
 def kernel_compile_argv(target: TargetModel, source: str, output: str, *,
-                        clang: Word = PEANO_CLANG, include: str | None = None) -> list[Word]:
+                        clang: Word = PEANO_CLANG, include: str | None = None,
+                        defines: Sequence[str] = ()) -> list[Word]:
     """Compile one kernel source to an object file for ``target``'s cores.
 
     ``clang`` and ``include`` default to the environment variables ``build.sh`` reads; the
-    compile step passes the paths it found.
+    compile step passes the paths it found. ``defines`` are the kernels' own ``-DNAME=VALUE``
+    words (their ``defines=``), after aiedsl's, each one word of the command line.
 
     >>> from aiedsl.targets import get_target
     >>> shell_line(kernel_compile_argv(get_target("npu1"), "kernels/k.cc", "k.o"))[:74]
@@ -161,7 +172,8 @@ def kernel_compile_argv(target: TargetModel, source: str, output: str, *,
     """
     inc: Word = AIE_API_INCLUDE if include is None else f"-I{include}"
     return [clang, *PEANO_FLAGS, f"--target={target.peano_target}", *WARNING_FLAGS,
-            *PEANO_DEFINES, STACK_USAGE, inc, "-c", source, "-o", output]
+            *PEANO_DEFINES, *defines, STACK_USAGE, FUNCTION_SECTIONS, inc, "-c", source, "-o",
+            output]
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,11 @@
 Every tool runs with its output captured to ``logs/<step>.log`` (the command line first). A tool
 that fails stops the build with its command, the tail of its output and, when the output names
 one, the design line it comes from (aiecc reports the ``loc(...)`` of the emitted MLIR, which
-carry design lines; clang reports ``kernels/<symbol>.cc`` lines, which map to the kernel's
-declaration). A successful compile leaves ``aie.xclbin``, ``insts.bin``, ``manifest.json`` and
-``cache.json``; the same inputs later skip the tools. Whatever the tools leave (aiecc's
-intermediate files too) is listed in the build directory's marker, so a rebuild keeps it.
+carry design lines; clang reports ``kernels/<name>.cc`` lines, which map to the declaration of
+the kernel whose entry or source they are in). A successful compile leaves ``aie.xclbin``,
+``insts.bin``, ``manifest.json`` and ``cache.json``; the same inputs later skip the tools.
+Whatever the tools leave (aiecc's intermediate files too) is listed in the build directory's
+marker, so a rebuild keeps it.
 
 Example
 -------
@@ -29,7 +30,8 @@ from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from aiedsl.version import __version__
-from aiedsl.kernels.text import kernel_text
+from aiedsl.kernels.text import unit_text
+from aiedsl.kernels.units import kernel_units
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
 from aiedsl.outdir import owned, read_marker, tool_outputs
@@ -71,17 +73,17 @@ class Compiled:
     seconds: float
 
 
-def plan_steps(d: Design, target: TargetModel, kernel_files: list[str], tools: Tools
-               ) -> list[Step]:
-    """The tool invocations for design ``d`` on ``target``: one Peano compile per kernel, then
-    aiecc."""
+def plan_steps(d: Design, target: TargetModel, tools: Tools) -> list[Step]:
+    """The tool invocations for design ``d`` on ``target``: one Peano compile per kernel unit
+    (the kernels of one source and defines, :mod:`aiedsl.kernels.units`), then aiecc."""
     assert tools.clang.path and tools.aiecc.path and tools.headers.path
-    steps = [Step(f"Peano {Path(src).stem}",
-                  argv_strings(kernel_compile_argv(target, src, f"{Path(src).stem}.o",
+    steps = [Step(f"Peano {u.name}",
+                  argv_strings(kernel_compile_argv(target, u.file, u.object,
                                                    clang=str(tools.clang.path),
-                                                   include=str(tools.headers.path))),
-                  f"logs/{Path(src).stem}.log")
-             for src in kernel_files]
+                                                   include=str(tools.headers.path),
+                                                   defines=u.flags)),
+                  f"logs/{u.name}.log")
+             for u in sorted(kernel_units(d.kernels), key=lambda u: u.file)]
     steps.append(Step("aiecc", argv_strings(aiecc_argv(aiecc=str(tools.aiecc.path),
                                                        spelling=tools.aiecc_spelling,
                                                        packet=d.flows == "packet")),
@@ -135,9 +137,8 @@ def compile_build(d: Design, files: dict[str, str], out: Path, tools: Tools,
             fix=f"install them; meanwhile the MLIR and C++ are in {out}/ (build.sh compiles "
                 "them by hand) and `aiedsl run` uses the simulator; `aiedsl doctor` shows what "
                 "aiedsl finds")
-    kernel_files = sorted(rel for rel in files if rel.startswith("kernels/"))
     target = get_target(d.device)
-    steps = plan_steps(d, target, kernel_files, tools)
+    steps = plan_steps(d, target, tools)
     key = cache_key(files, steps, tools)
     # Hold the build directory while the tools run (no other build swaps it away under them)
     # and, success or failure, list what they left in its marker: a rebuild keeps it.
@@ -188,7 +189,8 @@ def _drop_outputs(d: Design, out: Path) -> None:
     ``cache.json`` and the kernels' stack usage files, each only when it is aiedsl's (listed, or
     build.sh's), not the user's."""
     ours = owned(read_marker(out))
-    for name in (*OUTPUTS, MANIFEST, CACHE, *(f"{k.symbol}{STACK_SUFFIX}" for k in d.kernels)):
+    for name in (*OUTPUTS, MANIFEST, CACHE,
+                 *(f"{u.name}{STACK_SUFFIX}" for u in kernel_units(d.kernels))):
         if ours(name):
             (out / name).unlink(missing_ok=True)
 
@@ -327,9 +329,15 @@ def _design_line(output: str, d: Design) -> tuple[Loc | None, str]:
         return Loc(file=best[2], line=best[3]), ""
     cc = re.search(r"kernels/(\w+)\.cc:(\d+)", output)
     if cc:
-        for k in d.kernels:
-            if k.symbol == cc[1]:
-                origin = kernel_text(d, k).origin(int(cc[2]))
+        for unit in kernel_units(d.kernels):
+            if unit.name == cc[1]:
+                kt, line = unit_text(d, unit), int(cc[2])
+                origin = kt.origin(line)
                 source = "" if origin.startswith("kernels/") else f", from {origin}"
-                return k.loc, f" in kernel '{k.symbol}' (kernels/{cc[1]}.cc:{cc[2]}{source})"
+                # a generated entry is its kernel's; the source shared by several, the first's
+                symbol = kt.kernel_at(line) or unit.name
+                k = next(k for k in unit.kernels if k.symbol == symbol)
+                whose = (f"kernel '{symbol}'" if len(unit.kernels) == 1 or kt.kernel_at(line)
+                         else f"the C++ of kernels {kt.label}")
+                return k.loc, f" in {whose} (kernels/{cc[1]}.cc:{cc[2]}{source})"
     return None, ""

@@ -18,6 +18,7 @@ from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir import Design, Transfer
 from aiedsl.targets import TargetModel
 from aiedsl.toolchain.discover import Tools
+from aiedsl.kernels.units import kernel_units
 
 KERNEL_NAME = "MLIR_AIE"
 OPCODE = 3
@@ -60,7 +61,7 @@ def build_manifest(d: Design, target: TargetModel, tools: Tools, key: str, insts
                          "words": insts_bytes // 4},
         "buffers": buffer_abi(d),
         "ops_per_run": ops_per_run(d),
-        "kernel_objects": [f"{k.symbol}.o" for k in d.kernels],
+        "kernel_objects": [u.object for u in kernel_units(d.kernels)],
         "program_memory": {"bytes_per_core": target.program_memory,
                            "used": dict(programs or {})},
         "stack": {"bytes_per_core": {c.name: c.stack for c in d.cores},

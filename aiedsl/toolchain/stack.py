@@ -33,6 +33,7 @@ from pathlib import Path
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Kernel
 from aiedsl.ir.program import calls
+from aiedsl.kernels.units import kernel_units
 
 SUFFIX = ".su"
 
@@ -125,9 +126,12 @@ def _skip_arguments(symbol: str, i: int) -> int:
     return -1
 
 
-def entry_function(k: Kernel) -> str:
+def entry_function(k: Kernel) -> str | None:
     """The unqualified name of the C++ function kernel ``k``'s entry calls
-    (``ns::matmul<64, 64>`` -> ``matmul``, ``Kernel<int>::run`` -> ``run``)."""
+    (``ns::matmul<64, 64>`` -> ``matmul``, ``Kernel<int>::run`` -> ``run``); None for a kernel
+    without ``entry=``, whose symbol is the source's own function."""
+    if k.entry is None:
+        return None
     plain, depth = [], 0
     for c in k.entry.split("(", 1)[0]:  # template arguments dropped, nested ones too
         depth += (c == "<") - (c == ">")
@@ -144,28 +148,32 @@ def kernel_frame(k: Kernel, frames: dict[str, int]) -> int | None:
         return None
     callee = entry_function(k)
     apart = [size for name, size in frames.items()
-             if name != k.symbol and mangled_name(name) == callee]
+             if callee is not None and name != k.symbol and mangled_name(name) == callee]
     return max(own, min(apart)) if apart else own
 
 
 def kernel_frames(d: Design, out: Path) -> dict[str, int]:
     """The least stack each kernel of ``d`` needs, by symbol, read off the ``.su`` files Peano
-    wrote in build directory ``out`` (a kernel without one is left out)."""
+    wrote in build directory ``out``, one per object (:mod:`aiedsl.kernels.units`: the kernels
+    of one source share it); a kernel its object's file does not list is left out."""
     found = {}
-    for k in d.kernels:
+    for unit in kernel_units(d.kernels):
         try:
-            text = (out / f"{k.symbol}{SUFFIX}").read_text(errors="replace")
+            text = (out / f"{unit.name}{SUFFIX}").read_text(errors="replace")
         except OSError:
             continue
-        frame = kernel_frame(k, parse_su(text))
-        if frame is not None:
-            found[k.symbol] = frame
+        frames = parse_su(text)
+        for k in unit.kernels:
+            frame = kernel_frame(k, frames)
+            if frame is not None:
+                found[k.symbol] = frame
     return found
 
 
 def stack_overflow(d: Design, frames: dict[str, int]) -> ToolchainError | None:
     """The error for the first call (core by core, in program order) of a kernel whose frame
     is larger than its core's stack; None when every one fits."""
+    unit = {k.symbol: u.name for u in kernel_units(d.kernels) for k in u.kernels}
     for core in d.cores:
         for call in calls(core):
             need = frames.get(call.kernel)
@@ -180,8 +188,8 @@ def stack_overflow(d: Design, frames: dict[str, int]) -> ToolchainError | None:
                 "mlir-aie's stack_size; nothing on the core checks it: a kernel past it writes "
                 "over the buffers beyond)",
                 found=f"{need:,} bytes: its largest frame as Peano compiled it "
-                f"({call.kernel}{SUFFIX}, from -fstack-usage), before what the core's own code "
-                "and deeper calls need",
+                f"({unit[call.kernel]}{SUFFIX}, from -fstack-usage), before what the core's own "
+                "code and deeper calls need",
                 notes=[f"{core.name}'s herd: {core.loc.file}:{core.loc.line}"],
                 fix=f"give the herd more stack, e.g. @herd(..., stack={suggest}) (it comes "
                 "out of the core's data memory), or keep the kernel's large local arrays "

@@ -1,0 +1,536 @@
+"""Reusing mlir-aie's kernel files as they are: a kernel without ``entry=`` calls the file's own
+``extern "C"`` function, one with ``entry=`` may not be named like one; the kernels declared from
+one file share one object (a core calling several links), and ``defines=`` reach every compile.
+
+The IRON port that found these: mlir-aie's matrix_vector example (``mv.cc``: templates, then
+``extern "C"`` entries pasted by macros from ``DIM_M``/``DIM_K``), and two kernels of one file
+with a plain helper on one core, which Peano's lld would refuse as duplicate symbols.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import aiedsl
+from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.kernels.host import HOST_INCLUDE
+from aiedsl.loader import load_design
+
+DesignFile = Callable[..., Path]
+ROOT = Path(__file__).resolve().parents[1]
+
+MV_CC = r'''// A cut of mlir-aie's aie_kernels/aie2/mv.cc: templates, then extern "C" entries
+// pasted by macros, sized by DIM_M and DIM_K (-DDIM_M=16 on the compiler's command line).
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+
+template <typename T, int M, int N> void zero_scalar(T *__restrict c) {
+  for (int i = 0; i < M * N; i++) c[i] = 0;
+}
+
+template <typename T_in, typename T_out, int M, int K>
+void matvec_scalar(T_in *a, T_in *b, T_out *c) {
+  for (int row = 0; row < M; row++) {
+    T_out running = 0;
+    for (int i = 0; i < K; i++) running += a[row * K + i] * b[i];
+    c[row] += running;
+  }
+}
+
+extern "C" {
+
+#ifndef DIM_M
+#define DIM_M 32
+#endif
+#ifndef DIM_K
+#define DIM_K 32
+#endif
+
+#define combos(X) X(int16_t, i16, int32_t, i32)
+
+#define matvec_scalar_c_func(ctype_in, mlir_type_in, ctype_out, mlir_type_out)   \
+  void matvec_scalar_##mlir_type_in##_##mlir_type_out(ctype_in *a_in, ctype_in *b_in, \
+                                                      ctype_out *c_out) {            \
+    matvec_scalar<ctype_in, ctype_out, DIM_M, DIM_K>(a_in, b_in, c_out);             \
+  }
+
+#define zero_scalar_c_func(ctype_in, mlir_type_in, ctype_out, mlir_type_out) \
+  void zero_scalar_##mlir_type_out(ctype_out *c_out) {                       \
+    zero_scalar<ctype_out, DIM_M, 1>(c_out);                                 \
+  }
+
+combos(matvec_scalar_c_func) combos(zero_scalar_c_func)
+
+} // extern "C"
+'''
+
+MV = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i16, i32, loop, runtime
+    from aiedsl.kernels import buffer, declare
+
+    M, K, m, k = 32, 64, 16, 16
+    DIMS = {"DIM_M": m, "DIM_K": k}
+
+    def zero_ref(c):
+        c[...] = 0
+
+    def matvec_ref(a, b, c):
+        c[...] = (c.astype(np.int64) + a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+
+    @design(device="npu1_1col")
+    def mv(A: Tensor[M, K, i16], B: Tensor[K, i16], C: Tensor[M, i32]):
+        zero = declare("zero_scalar_i32", source="mv.cc", defines=DIMS,
+                       args=[buffer("c", Tensor[m, i32], "out")], reference=zero_ref,
+                       cycles=40, cost="scalar zero")
+        matvec = declare("matvec_scalar_i16_i32", source="mv.cc", defines=DIMS,
+                         args=[buffer("a", Tensor[m, k, i16]), buffer("b", Tensor[k, i16]),
+                               buffer("c", Tensor[m, i32], "inout")],
+                         reference=matvec_ref, cycles=2 * m * k, cost="scalar mac")
+        a = fifo(Tensor[m, k, i16], name="a")
+        b = fifo(Tensor[k, i16], name="b")
+        c = fifo(Tensor[m, i32], name="c")
+
+        @herd()
+        def core():
+            for _ in loop(M // m):
+                with c.produce() as tc:
+                    zero(tc)
+                    for _ in loop(K // k):
+                        with a.consume() as ta, b.consume() as tb:
+                            matvec(ta, tb, tc)
+
+        with runtime() as rt:
+            rt.fill(a, A, (0, [2, 4, 16, 16], [1024, 16, 64, 1]))
+            rt.fill(b, B, (0, [2, 1, 1, 64], [0, 0, 0, 1]))
+            rt.drain(c, C)
+
+    @mv.reference
+    def reference(A, B):
+        return (A.astype(np.int64) @ B.astype(np.int64)).astype(np.int32)
+    '''
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
+                                                   "HOME": str(Path.home())})
+
+
+def _mv(design_file: DesignFile, old: str = "", new: str = "") -> Path:
+    path = design_file(MV.replace(old, new) if old else MV)
+    (path.parent / "mv.cc").write_text(MV_CC)
+    return path
+
+
+# -- 2a: a symbol the file defines itself ---------------------------------------------------------
+
+def test_without_entry_a_kernel_is_the_files_own_extern_c_function(
+        design_file: DesignFile) -> None:
+    """IRON's Kernel("matvec_scalar_i16_i32", "mv.o"): the file's own function, called as it
+    is, compiled with the declared defines (the file's defaults, 32, would run past the 16-row
+    buffers)."""
+    path = _mv(design_file)
+    files = aiedsl.build(path, output="out").files
+    # one object of mv.cc holds both (the same defines): the file once, nothing around it
+    assert sorted(f for f in files if f.startswith("kernels/")) == ["kernels/zero_scalar_i32.cc"]
+    assert re.findall(r'link_with = "(\w+\.o)"', files["aie.mlir"]) == ["zero_scalar_i32.o"] * 2
+    cc = files["kernels/zero_scalar_i32.cc"]
+    assert cc.split(MV_CC) == ["\n".join([
+        "// zero_scalar_i32: generated by aiedsl 0.1.0 from mv.cc (do not edit here)",
+        "// Compiled with -DDIM_K=16 -DDIM_M=16: the defines= of its declarations.",
+        "// zero_scalar_i32: scalar zero",
+        "// zero_scalar_i32 is mv.cc's own extern \"C\" function (no entry= declared): cores "
+        "call it as it is.",
+        "// Called by design 'mv' at: d.py:31",
+        "// matvec_scalar_i16_i32: scalar mac",
+        "// matvec_scalar_i16_i32 is mv.cc's own extern \"C\" function (no entry= declared): "
+        "cores call it as it is.",
+        "// Called by design 'mv' at: d.py:34", "", ""]), ""]
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.stdout.splitlines() == [
+        "PASS zero_scalar_i32.c: exact (integers must match exactly)",
+        "PASS matvec_scalar_i16_i32.c: exact (integers must match exactly)",
+        r.stdout.splitlines()[-1]]
+    assert r.returncode == 0 and r.stdout.splitlines()[-1].startswith(
+        "2 of 2 kernels match their references")
+    r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent)
+    assert r.returncode == 0 and "PASS C" in r.stdout, r.stdout + r.stderr
+
+
+def test_an_entry_under_a_symbol_the_file_defines_is_a_check_error(
+        design_file: DesignFile) -> None:
+    """The tester's first port: symbol and entry both given, mv.cc defining the symbol by a
+    macro. The generated entry would define it again: g++ and Peano said so, check did not."""
+    path = _mv(design_file, '''"matvec_scalar_i16_i32", source="mv.cc", defines=DIMS,''',
+               '''"matvec_scalar_i16_i32", source="mv.cc", defines=DIMS,
+                         entry="matvec_scalar<int16_t, int32_t, 16, 16>",''')
+    r = _cli("check", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr == (
+        "d.py:19: error [kernel entry]: kernel 'matvec_scalar_i16_i32' would be defined twice: "
+        "mv.cc defines the extern \"C\" function matvec_scalar_i16_i32 itself (its line 31, "
+        "pasted by a macro as matvec_scalar_##mlir_type_in##_##mlir_type_out), and "
+        "entry=\"matvec_scalar<int16_t, int32_t, 16, 16>\" makes aiedsl generate another "
+        "around matvec_scalar<int16_t, int32_t, 16, 16>\n"
+        "  limit: one definition of each extern \"C\" function in a kernel's object\n"
+        "  found: matvec_scalar_i16_i32 in mv.cc and "
+        "entry=\"matvec_scalar<int16_t, int32_t, 16, 16>\"\n"
+        "  fix: leave entry= out to call mv.cc's own matvec_scalar_i16_i32 as it is (with the "
+        "defines= it reads), or name the kernel for what entry= computes, e.g. "
+        "matvec_scalar_i16_i32_16x16\n")
+    # named for what entry= computes, it is a kernel of its own beside the file's
+    path.write_text(path.read_text().replace('"matvec_scalar_i16_i32"',
+                                             '"matvec_scalar_i16_i32_16x16"'))
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_without_entry_the_symbol_must_be_a_function_of_the_file(
+        design_file: DesignFile) -> None:
+    path = _mv(design_file, '"zero_scalar_i32"', '"zero_i32_16"')
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path).ir)
+    assert str(excinfo.value) == (
+        "d.py:16: error [kernel entry]: kernel 'zero_i32_16' has no entry=, so cores call "
+        "mv.cc's own extern \"C\" function zero_i32_16, which it does not define\n"
+        "  limit: without entry=, the name of an extern \"C\" function the source defines (as "
+        "mlir-aie's kernel files do)\n"
+        "  found: its extern \"C\" functions: matvec_scalar_##mlir_type_in##_##mlir_type_out, "
+        "zero_scalar_##mlir_type_out\n"
+        "  fix: name one of them as the symbol, or give entry= the C++ function to call (aiedsl "
+        "then generates zero_i32_16 around it)")
+
+
+def test_a_definition_the_text_does_not_show_is_explained_by_the_host_build(
+        design_file: DesignFile) -> None:
+    """A name only a macro gives (not pasted: check cannot see it) still fails the host build
+    in words: the source's function and the generated entry are one name."""
+    path = _mv(design_file, '''"matvec_scalar_i16_i32", source="mv.cc", defines=DIMS,''',
+               '''"matvec_scalar_i16_i32", source="mv.cc", defines=DIMS,
+                         entry="matvec_scalar<int16_t, int32_t, 16, 16>",''')
+    pasted = MV_CC[MV_CC.index("#define matvec_scalar_c_func"):MV_CC.index("#define zero_")]
+    (path.parent / "mv.cc").write_text(
+        MV_CC.replace(pasted, "").replace("combos(matvec_scalar_c_func)", "")
+        + '#define MV_NAME matvec_scalar_i16_i32\nextern "C" void MV_NAME(int16_t *a, int16_t '
+          '*b, int32_t *c) { matvec_scalar<int16_t, int32_t, 16, 16>(a, b, c); }\n')
+    check_design(load_design(path).ir)  # the text scan does not expand MV_NAME
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr.startswith(
+        "d.py:19: error [host kernel build]: the source defines matvec_scalar_i16_i32 itself, "
+        "and the generated extern \"C\" entry of the kernel of that name defines it again\n")
+    assert r.stderr.endswith(
+        "  fix: leave entry= out to call the source's own function as it is, or name the kernel "
+        "for what its entry= computes (put the shape in the symbol)\n")
+
+
+def test_the_extern_c_functions_of_a_file_are_read_off_its_text() -> None:
+    from aiedsl.kernels.source import c_function, c_functions
+
+    assert [(f.spelled, f.line, f.pattern) for f in c_functions(MV_CC)] == [
+        ("matvec_scalar_##mlir_type_in##_##mlir_type_out", 31,
+         "matvec_scalar_[A-Za-z0-9]+_[A-Za-z0-9]+"),
+        ("zero_scalar_##mlir_type_out", 37, "zero_scalar_[A-Za-z0-9]+")]
+    assert c_function(MV_CC, "matvec_scalar_i16_i32") is not None
+    assert c_function(MV_CC, "matvec_scalar_i16_i32_16x16") is None  # a shape is not a type
+    assert c_function(MV_CC, "matvec_scalar") is None  # the template is not extern "C"
+    src = ('// extern "C" void ghost(int *a);\n'
+           'extern "C" int32_t *single(int x);\n'
+           '#if defined(X)\n'
+           'extern "C" {\n'
+           'void line(uint8_t *in) { helper(in); if (x) return call(in); }\n'
+           '#else\n'
+           'static void *tile (int32_t *a, int n);\n'
+           '#endif\n'
+           '}\n'
+           'void outside(int *a) {}\n')
+    assert [(f.spelled, f.line) for f in c_functions(src)] == [
+        ("single", 2), ("line", 5), ("tile", 7)]
+
+
+# -- 2b: one object per file ----------------------------------------------------------------------
+
+TWO_ON_ONE_CORE = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl.kernels import buffer, declare
+
+    def r1(a, b): b[...] = a + 1
+    def r2(a, b): b[...] = a + 2
+
+    @design(device="npu1_1col")
+    def twok(A: Tensor[64, i32], C: Tensor[64, i32], D: Tensor[64, i32]):
+        sig = [buffer("a", Tensor[64, i32]), buffer("b", Tensor[64, i32], "out")]
+        k1 = declare("inc1_64", source="twok.cc", entry="inc1<64>", args=sig, reference=r1,
+                     cycles=80, cost="scalar")
+        k2 = declare("inc2_64", source="twok.cc", entry="inc2<64>", args=sig, reference=r2,
+                     cycles=80, cost="scalar")
+        i = fifo(Tensor[64, i32]); o1 = fifo(Tensor[64, i32]); o2 = fifo(Tensor[64, i32])
+
+        @herd()
+        def core():
+            with i.consume() as a, o1.produce() as b, o2.produce() as c:
+                k1(a, b)
+                k2(a, c)
+
+        with runtime() as rt:
+            rt.fill(i, A); rt.drain(o1, C); rt.drain(o2, D)
+
+    @twok.reference
+    def reference(A): return A + 1, A + 2
+    '''
+
+TWOK_CC = '''#include <aie_api/aie.hpp>
+#include <stdint.h>
+int32_t helper(int32_t x) { return x + 1; }  // a plain (non-template, non-inline) helper
+template <unsigned N> void inc1(const int32_t *a, int32_t *b) {
+  for (unsigned i = 0; i < N; i++) b[i] = helper(a[i]);
+}
+template <unsigned N> void inc2(const int32_t *a, int32_t *b) {
+  for (unsigned i = 0; i < N; i++) b[i] = helper(helper(a[i]));
+}
+'''
+
+
+def _host_objects(out: Path, build: Path) -> dict[str, Path]:
+    """Each ``kernels/*.cc`` of build ``out`` compiled for the host as build.sh compiles it for
+    the core (its -D words taken from build.sh's Peano line), by object name."""
+    sh = (out / "build.sh").read_text()
+    objects = {}
+    for line in sh.splitlines():
+        m = re.search(r" -c (kernels/\w+\.cc) -o (\w+\.o)$", line)
+        if m:
+            defines = re.findall(r" (-D[A-Za-z_]\w*=\S+)", line)[2:]  # after aiedsl's own two
+            obj = build / m[2]
+            subprocess.run(["g++", "-std=c++20", "-O1", "-fPIC", *defines, f"-I{HOST_INCLUDE}",
+                            "-c", str(out / m[1]), "-o", str(obj)], check=True)
+            objects[m[2]] = obj
+    return objects
+
+
+@pytest.mark.skipif(shutil.which("g++") is None or shutil.which("nm") is None,
+                    reason="needs the host's g++ and nm")
+def test_a_core_calling_two_kernels_of_one_file_links_one_object(
+        design_file: DesignFile, tmp_path: Path) -> None:
+    """Each kernel used to get a copy of twok.cc: both objects defined helper(int), and the
+    core linking both failed in lld (duplicate symbol) after check had passed. The file is now
+    compiled once, with both entries, and the core links that one object: shown with the host's
+    g++, nm and linker on the objects build.sh makes."""
+    path = design_file(TWO_ON_ONE_CORE)
+    (path.parent / "twok.cc").write_text(TWOK_CC)
+    out = path.parent / "out"
+    files = aiedsl.build(path, output=str(out)).files
+    assert sorted(f for f in files if f.startswith("kernels/")) == ["kernels/inc1_64.cc"]
+    cc = files["kernels/inc1_64.cc"]
+    assert cc.count("int32_t helper(int32_t x)") == 1
+    assert cc.split(TWOK_CC)[0].splitlines() == [
+        "// inc1_64: generated by aiedsl 0.1.0 from twok.cc (do not edit here)",
+        "// inc1_64: scalar", "// Called by design 'twok' at: d.py:19",
+        "// inc2_64: scalar", "// Called by design 'twok' at: d.py:20", ""]
+    assert cc.split(TWOK_CC)[1] == (
+        '\nextern "C" {\n\n'
+        "void inc1_64(int32_t *a, int32_t *b) {\n  inc1<64>(a, b);\n}\n\n"
+        "void inc2_64(int32_t *a, int32_t *b) {\n  inc2<64>(a, b);\n}\n\n"
+        '} // extern "C"\n')
+    linked = re.findall(r'func\.func private @(\w+)\(.*link_with = "(\w+\.o)"', files["aie.mlir"])
+    assert linked == [("inc1_64", "inc1_64.o"), ("inc2_64", "inc1_64.o")]
+    build = tmp_path / "host"
+    build.mkdir()
+    objects = _host_objects(out, build)
+    assert sorted(objects) == ["inc1_64.o"]
+    core = sorted({objects[o] for _, o in linked})  # what aiecc links into the core's ELF
+    defined = [ln.split()[-1] for o in core for ln in subprocess.run(
+        ["nm", "--defined-only", str(o)], capture_output=True, text=True, check=True
+    ).stdout.splitlines() if ln.split()[1] in "TD"]
+    assert defined.count("_Z6helperi") == 1
+    assert {"inc1_64", "inc2_64"} <= set(defined)
+    r = subprocess.run(["g++", "-shared", "-o", str(build / "core.so"), *map(str, core)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_one_core_calling_a_file_compiled_two_ways_is_a_check_error(
+        design_file: DesignFile) -> None:
+    path = _mv(design_file, '''"zero_scalar_i32", source="mv.cc", defines=DIMS,''',
+               '''"zero_scalar_i32", source="mv.cc", defines={"DIM_M": m, "DIM_K": 8},''')
+    r = _cli("check", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr == (
+        "d.py:34: error [kernel objects]: core[0,0] calls kernels 'zero_scalar_i32' and "
+        "'matvec_scalar_i16_i32', which are compiled from mv.cc with different defines "
+        "(-DDIM_K=8 -DDIM_M=16; -DDIM_K=16 -DDIM_M=16): it would link two objects of mv.cc, "
+        "each defining what mv.cc defines outside templates\n"
+        "  limit: one object of each C++ file per core (lld refuses a symbol defined twice)\n"
+        "  found: zero_scalar_i32.o (-DDIM_K=8 -DDIM_M=16) and matvec_scalar_i16_i32.o "
+        "(-DDIM_K=16 -DDIM_M=16)\n"
+        "  d.py:31: the call of 'zero_scalar_i32'\n"
+        "  fix: give both kernels the same defines=, make the setting a template parameter in "
+        "entry=, or call them from different cores\n")
+
+
+# -- 2c: defines= ---------------------------------------------------------------------------------
+
+def test_defines_reach_the_peano_line_of_build_sh(design_file: DesignFile) -> None:
+    path = _mv(design_file)
+    files = aiedsl.build(path, output="out").files
+    assert [ln for ln in files["build.sh"].splitlines() if " -c " in ln] == [
+        f'"$PEANO_INSTALL_DIR"/bin/clang++ -O2 -std=c++20 --target=aie2-none-unknown-elf '
+        "-Wno-parentheses -Wno-attributes -Wno-macro-redefined -Wno-empty-body "
+        "-Wno-missing-template-arg-list-after-template-kw -DNDEBUG -D__AIE_API_AIE_ADF_HPP__ "
+        f"{flags} -fstack-usage -ffunction-sections -I\"$MLIR_AIE_INSTALL_DIR\"/include "
+        f"-c kernels/{name}.cc -o {name}.o"
+        for flags, name in (("-DDIM_K=16 -DDIM_M=16", "zero_scalar_i32"),)]
+    assert '"defines": {\n        "DIM_K": 16,\n        "DIM_M": 16\n      }' in \
+        files["design.json"]
+
+
+def test_without_its_defines_the_file_is_compiled_with_its_own_sizes(
+        design_file: DesignFile) -> None:
+    """The file's defaults (32 rows) run past the 16-row buffers: what the defines prevent."""
+    path = _mv(design_file, "defines=DIMS,", "")
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 1
+    assert "FAIL matvec_scalar_i16_i32: wrote " in r.stdout or \
+        "FAIL matvec_scalar_i16_i32: crashed" in r.stdout, r.stdout
+
+
+ADD_CC = '''#include <aie_api/aie.hpp>
+#include <stdint.h>
+#ifndef ADD
+#error "compile with -DADD=<the number to add>"
+#endif
+template <unsigned N> void add_n(const int32_t *a, int32_t *b) {
+  for (unsigned i = 0; i < N; i += 16)
+    aie::store_v(b + i, aie::add(aie::load_v<16>(a + i), aie::broadcast<int32_t, 16>(ADD)));
+}
+'''
+
+ADD = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl.kernels import buffer, declare
+
+    def add3(a, b): b[...] = a + 3
+    def add5(a, b): b[...] = a + 5
+
+    @design(device="npu1_1col")
+    def d(A: Tensor[64, i32], C: Tensor[64, i32]):
+        sig = [buffer("a", Tensor[64, i32]), buffer("b", Tensor[64, i32], "out")]
+        k3 = declare("add3_i32_64", source="add.cc", entry="add_n<64>", defines={"ADD": 3},
+                     args=sig, reference=add3, cycles=None, cost="vector add")
+        k5 = declare("add5_i32_64", source="add.cc", entry="add_n<64>", defines={"ADD": 5},
+                     args=sig, reference=add5, cycles=None, cost="vector add")
+        i = fifo(Tensor[64, i32]); t = fifo(Tensor[64, i32]); o = fifo(Tensor[64, i32])
+
+        @herd(rows=2)
+        def core(x, y):
+            if y == 0:
+                with i.consume() as a, t.produce() as b:
+                    k3(a, b)
+            else:
+                with t.consume() as a, o.produce() as b:
+                    k5(a, b)
+
+        with runtime() as rt:
+            rt.fill(i, A); rt.drain(o, C)
+
+    @d.reference
+    def reference(A): return A + 8
+    '''
+
+
+def test_defines_reach_the_host_compiles_and_name_their_own_objects(
+        design_file: DesignFile) -> None:
+    """One file, two sets of defines: two objects (each core links its own), each compiled
+    with its -D words by kernel test, profile (cycles=None) and sim --kernels native."""
+    path = design_file(ADD)
+    (path.parent / "add.cc").write_text(ADD_CC)
+    files = aiedsl.build(path, output="out").files
+    assert sorted(f for f in files if f.startswith("kernels/")) == [
+        "kernels/add3_i32_64.cc", "kernels/add5_i32_64.cc"]
+    assert re.findall(r'link_with = "(\w+\.o)"', files["aie.mlir"]) == [
+        "add3_i32_64.o", "add5_i32_64.o"]
+    assert [re.findall(r" -DADD=\d+ ", ln) for ln in files["build.sh"].splitlines()
+            if " -c " in ln] == [[" -DADD=3 "], [" -DADD=5 "]]
+    for command in (("kernel", "test"), ("kernel", "profile"), ("sim", "--kernels", "native")):
+        r = _cli(*command, str(path), cwd=path.parent)
+        assert r.returncode == 0, (command, r.stdout + r.stderr)
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.stdout.splitlines()[:2] == [
+        "PASS add3_i32_64.b: exact (integers must match exactly)",
+        "PASS add5_i32_64.b: exact (integers must match exactly)"]
+
+
+@pytest.mark.parametrize("defines, found, rest", [
+    ('{"BIT WIDTH": 8}', "'BIT WIDTH'", "which is not a macro name it may set"),
+    ('{"NDEBUG": 1}', "'NDEBUG'", "which is not a macro name it may set"),
+    ('{"int": 1}', "'int'", "which is not a macro name it may set"),
+    ('{"ADD": "3; rm -rf ~"}', "'3; rm -rf ~'", None),
+    ('{"ADD": "$(touch x)"}', "'$(touch x)'", None),
+    ('{"ADD": True}', "True", None),
+    ('{"ADD": float("inf")}', "inf", None),
+    ('[("ADD", 3)]', "[('ADD', 3)]", None),
+])
+def test_defines_are_checked_where_they_are_declared(design_file: DesignFile, defines: str,
+                                                     found: str, rest: str | None) -> None:
+    path = design_file(ADD.replace('defines={"ADD": 3}', f"defines={defines}"))
+    (path.parent / "add.cc").write_text(ADD_CC)
+    with pytest.raises(DesignError) as excinfo:
+        load_design(path)
+    e = excinfo.value
+    assert (e.rule, e.loc.line, e.found) == ("kernel defines", 10, found)
+    form = ("NAME: a C identifier, not a C++ keyword nor one aiedsl or Peano sets (NDEBUG, "
+            "__AIECC__, __AIE_API_AIE_ADF_HPP__, __AIE_ARCH__, __chess__); VALUE: an int, a "
+            "finite float, or a str of one C identifier or number literal (at most 100 "
+            "characters)")
+    if defines.startswith("["):
+        assert (e.message, e.limit, e.fix) == (
+            f"kernel 'add3_i32_64' has defines={found}", "a dict of NAME: VALUE",
+            'write e.g. defines={"BIT_WIDTH": 8}')
+    elif rest:
+        assert (e.message, e.limit, e.fix) == (
+            f"kernel 'add3_i32_64' defines {found}, {rest}", form,
+            'name the macro the C++ reads (#ifndef NAME / #if NAME == ...), e.g. '
+            'defines={"DIM_M": 32}')
+    else:
+        assert (e.message, e.limit, e.fix) == (
+            f"kernel 'add3_i32_64' defines ADD as {found}", form,
+            'give one number or name, e.g. defines={"ADD": 8} (True and False: write 1 and 0)')
+
+
+def test_define_values_are_written_as_c_reads_them() -> None:
+    from aiedsl.lang.names import check_defines, define_flags
+
+    import numpy as np
+    given = {"T": "int16_t", "N": np.int32(64), "EPS": 1e-05, "NEG": -3, "F": "1.5f",
+             "H": "0x40"}
+    assert define_flags(check_defines(given, "k", None)) == [
+        "-DEPS=1e-05", "-DF=1.5f", "-DH=0x40", "-DN=64", "-DNEG=-3", "-DT=int16_t"]
+
+
+def test_one_function_of_a_file_under_two_sets_of_defines_is_named_twice(
+        design_file: DesignFile) -> None:
+    """Without entry= the symbol is the file's: two sets of defines cannot both have it."""
+    declared = '''                       cycles=40, cost="scalar zero")\n'''
+    path = _mv(design_file, declared, declared + '''\
+        zero8 = declare("zero_scalar_i32", source="mv.cc", defines={"DIM_M": 8},
+                        args=[buffer("c", Tensor[8, i32], "out")], reference=zero_ref,
+                        cycles=40, cost="scalar zero")
+''')
+    path.write_text(path.read_text().replace("zero(tc)\n", "zero(tc)\n                zero8(tc)\n"))
+    with pytest.raises(DesignError) as excinfo:
+        load_design(path)
+    assert str(excinfo.value) == (
+        "d.py:19: error [kernel]: two different kernels use the symbol 'zero_scalar_i32'\n"
+        "  d.py:16: the first\n"
+        "  fix: the file's extern \"C\" function has one name: call its template through entry= "
+        "under a symbol of your own with the shape in it, or give both the same defines=")
