@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from aiedsl.errors import DesignError, display_path
+from aiedsl.errors import DesignError, display_path, printable
 from aiedsl.files import TMP_SUFFIX, remove_tree
 
 STAGING_SUFFIX = ".aiedsl-new"
@@ -91,11 +91,11 @@ def check_staging(staging: Path, shown: str | Path) -> None:
                     continue
                 found.append(e.name + ("/" if folder else ""))
     if found:
-        where = display_path(str(staging))
+        where, label = printable(display_path(str(staging))), printable(shown)
         raise DesignError(
-            "output directory", f"{where} is in the way of {shown}: aiedsl stages a build of "
-            f"{shown} in a folder of that name, and this one holds what aiedsl never puts there",
-            found=", ".join(sorted(found)),
+            "output directory", f"{where} is in the way of {label}: aiedsl stages a build of "
+            f"{label} in a folder of that name, and this one holds what aiedsl never puts there",
+            found=printable(", ".join(sorted(found))),
             fix=f"move {where} out of the way (aiedsl leaves it alone: it may be yours), or "
                 "choose another directory with -o")
 
@@ -104,10 +104,10 @@ def busy(who: str, shown: str | Path, staging: Path) -> DesignError:
     """The error for a build directory another live build (``who``: ``"pid N"`` or ``""``)
     holds."""
     return DesignError(
-        "output directory", "another aiedsl build" + (f" ({who})" if who else "")
-        + f" is writing {shown}",
+        "output directory", "another aiedsl build" + (f" ({printable(who)})" if who else "")
+        + f" is writing {printable(shown)}",
         fix=f"try again when it is done (if no aiedsl is running, delete "
-            f"{display_path(str(staging))})")
+            f"{printable(display_path(str(staging)))})")
 
 
 @contextmanager

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from aiedsl.build_lock import NEW, OLD, busy, check_staging, claim, holder, staging_path
-from aiedsl.errors import DesignError
-from aiedsl.files import make_dirs, os_errors, replace_file, unmake_dirs
+from aiedsl.errors import DesignError, printable
+from aiedsl.files import command, make_dirs, os_errors, replace_file, unmake_dirs
 from aiedsl.version import __version__
 
 MARKER = ".aiedsl-build.json"
@@ -170,7 +170,8 @@ def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
     if cwd == real or real in cwd.parents:
         what = "the working directory" if cwd == real else "it holds the working directory"
         raise DesignError(
-            "output directory", f"cannot build into {shown} ({what}): a build replaces its "
+            "output directory", f"cannot build into {printable(shown)} ({what}): a build "
+            "replaces its "
             "output directory whole, by renaming it",
             fix=f"build into a directory of its own, e.g. -o build/{design}")
 
@@ -179,8 +180,9 @@ def _refuse_foreign(real: Path, shown: Path) -> None:
     if not os.path.lexists(real):
         return
     if not real.is_dir():
-        raise DesignError("output directory", f"{shown} is a file, not a directory",
-                          fix=f"choose another directory with -o, or move {shown} away")
+        label = printable(shown)
+        raise DesignError("output directory", f"{label} is a file, not a directory",
+                          fix=f"choose another directory with -o, or move {label} away")
     alien = foreign(real)
     if alien:
         # A --compile running there holds the lock while its tools write files its marker will
@@ -190,15 +192,17 @@ def _refuse_foreign(real: Path, shown: Path) -> None:
             who = holder(staging, locked=False)
             if who is not None:
                 raise busy(who, shown, staging)
-        named = ", ".join(alien[:MAX_NAMED])
+        named = printable(", ".join(alien[:MAX_NAMED]))
         if len(alien) > MAX_NAMED:
             named += f" and {len(alien) - MAX_NAMED} more"
-        fix = f"choose another directory with -o, or move those files out of {shown}"
+        label = printable(shown)
+        fix = f"choose another directory with -o, or move those files out of {label}"
         if read_marker(real) is None and _older_build(real):
-            fix = (f"{shown} looks like a build from an aiedsl older than the build marker "
-                   f"({MARKER}): delete it once (rm -r {shown}) and build again")
+            fix = (f"{label} looks like a build from an aiedsl older than the build marker "
+                   f"({MARKER}): delete it once ({command(['rm', '-r'], str(shown))}) and build "
+                   "again")
         raise DesignError(
-            "output directory", f"{shown} holds {_count(len(alien), 'file')} aiedsl did not "
+            "output directory", f"{label} holds {_count(len(alien), 'file')} aiedsl did not "
             "write, and a build replaces the whole directory",
             limit="a new or empty directory, or a build directory holding only what aiedsl "
                   "wrote", found=named, fix=fix)

@@ -9,6 +9,7 @@ from typing import Any
 import jinja2
 
 from aiedsl.cache import cache_dir
+from aiedsl.errors import printable
 
 TEMPLATES = Path(__file__).resolve().parent / "codegen" / "templates"
 """Where the MLIR, report, map and kernel-file templates live (kernel sources' own templates are
@@ -34,7 +35,7 @@ def environment(directory: str = str(TEMPLATES)) -> jinja2.Environment:
 def comment_text(value: object) -> str:
     """``value`` made safe for a one-line ``//`` or ``#`` comment: control characters (a line
     break would end the comment and start code) are written as escapes."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
+    return printable(value)
 
 
 def mlir_string(value: object) -> str:
