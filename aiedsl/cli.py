@@ -22,7 +22,8 @@ from typing import Any, List, Optional, Sequence
 import typer
 
 from aiedsl.cli_common import (
-    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, say, tell,
+    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, named_dir,
+    named_file, say, tell,
 )
 from aiedsl.kernel_cli import kernel_app
 from aiedsl.version import __version__
@@ -100,8 +101,10 @@ def build(
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="DIR",
-                                          help="Output directory [default: build/<design>]."),
+    # str, not Path: Path reads "" as ".", and the empty value could not be refused
+    output: Optional[str] = typer.Option(None, "-o", "--output", metavar="DIR",
+                                         callback=named_dir,
+                                         help="Output directory [default: build/<design>]."),
     compile_: bool = typer.Option(False, "--compile", help="Also compile the kernels with "
                                   "Peano and the design with aiecc into aie.xclbin and insts.bin."),
     peano: Optional[Path] = typer.Option(None, "--peano", metavar="DIR", help="Peano (llvm-aie) "
@@ -233,6 +236,7 @@ def map_(
     name: Optional[str] = NameOpt,
     # str, not Path: Path drops a trailing "/", which says the user meant a folder
     output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
+                                         callback=named_file,
                                          help="The SVG file [default: build/<design>/map.svg]."),
 ) -> None:
     """Place, allocate and route DESIGN and draw map.svg only.
@@ -287,7 +291,7 @@ def sim(
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
     seed: int = SeedOpt,
-    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE",
+    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE", callback=named_file,
                                         help="Write a Chrome trace-event JSON (Perfetto)."),
     clock: Optional[float] = typer.Option(None, "--clock", min=0.001, max=100.0, metavar="GHZ",
                                           help="Core clock in GHz [default: the device's]."),
@@ -325,10 +329,11 @@ def run_(
     seed: int = SeedOpt,
     iters: int = typer.Option(1, "--iters", min=1, metavar="N", help="NPU: timed runs."),
     warmup: int = typer.Option(0, "--warmup", min=0, metavar="N", help="NPU: untimed runs first."),
-    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE",
+    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE", callback=named_file,
                                         help="Simulator trace file."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="DIR",
-                                          help="Build directory [default: build/<design>]."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", metavar="DIR",
+                                         callback=named_dir,
+                                         help="Build directory [default: build/<design>]."),
     stats: Optional[str] = StatsOpt,
 ) -> None:
     """Build DESIGN, then run it on the NPU when one is present and on the simulator otherwise.
