@@ -34,16 +34,15 @@ import shutil
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from aiedsl.build_lock import NEW, OLD, busy, check_staging, claim, holder, staging_path
 from aiedsl.errors import DesignError, printable
 from aiedsl.files import command, make_dirs, os_errors, replace_file, unmake_dirs
+from aiedsl.marker import MARKER, entries, foreign, owned, read_marker
 from aiedsl.version import __version__
 
-MARKER = ".aiedsl-build.json"
-"""The file that makes a directory an aiedsl build directory, listing what aiedsl put there."""
 MAX_NAMED = 5
 """How many foreign files an error names."""
 
@@ -51,40 +50,7 @@ _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
 
-# -- what is in a directory, and what the marker says ---------------------------------------------
-
-
-def entries(root: Path) -> list[str]:
-    """Every file and folder under ``root``, relative, sorted; folders end in ``/``.
-
-    Symbolic links are entries of their own, never followed (a link to a folder is not a folder).
-    """
-    found: list[str] = []
-
-    def walk(folder: str, prefix: str) -> None:
-        with os.scandir(folder) as it:
-            for e in it:
-                if e.is_dir(follow_symlinks=False):
-                    found.append(f"{prefix}{e.name}/")
-                    walk(e.path, f"{prefix}{e.name}/")
-                else:
-                    found.append(prefix + e.name)
-
-    walk(str(root), "")
-    return sorted(found)
-
-
-def read_marker(folder: Path) -> dict[str, Any] | None:
-    """The marker of build directory ``folder``, or None when it has none (or not a valid one)."""
-    try:
-        data = json.loads((folder / MARKER).read_text())
-    except (OSError, ValueError):
-        return None
-    ok = (isinstance(data, dict) and isinstance(data.get("aiedsl"), str) and "files" in data
-          and all(isinstance(data.get(key, []), list)
-                  and all(isinstance(f, str) for f in data.get(key, []))
-                  for key in ("files", "script_outputs")))
-    return data if ok else None
+# -- the marker -----------------------------------------------------------------------------------
 
 
 def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
@@ -104,40 +70,6 @@ def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
         _put(folder / MARKER, text)
     else:
         replace_file(folder / MARKER, text, tmp_dir)
-
-
-def owned(marker: dict[str, Any] | None) -> Callable[[str], bool]:
-    """Whether an entry of a build directory with ``marker`` is aiedsl's: listed, or written by
-    its ``build.sh`` (run by hand, it cannot list what it wrote)."""
-    listed = set(marker["files"]) if marker else set()
-    script = marker.get("script_outputs", []) if marker else []
-    folders = tuple(s for s in script if s.endswith("/"))
-    listed.update(s for s in script if not s.endswith("/"))
-    return lambda rel: rel in listed or (bool(folders) and rel.startswith(folders))
-
-
-def foreign(folder: Path) -> list[str]:
-    """What in ``folder`` aiedsl did not write: the topmost entries that are not its own
-    (:func:`owned`).
-
-    A folder not its own is named once (``photos/``), not file by file. Without a marker every
-    entry is foreign.
-    """
-    ours = owned(read_marker(folder))
-    found: list[str] = []
-
-    def walk(sub: str, prefix: str) -> None:
-        with os.scandir(sub) as it:
-            for e in sorted(it, key=lambda e: e.name):
-                is_dir = e.is_dir(follow_symlinks=False)
-                rel = prefix + e.name + ("/" if is_dir else "")
-                if not ours(rel):
-                    found.append(rel)
-                elif is_dir:
-                    walk(e.path, rel)
-
-    walk(str(folder), "")
-    return sorted(found)
 
 
 def build_dir_of(folder: Path) -> Path | None:
@@ -176,7 +108,9 @@ def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
             fix=f"build into a directory of its own, e.g. -o build/{design}")
 
 
-def _refuse_foreign(real: Path, shown: Path) -> None:
+def _refuse_foreign(real: Path, shown: Path, locked: bool = False) -> None:
+    """Refuse ``real`` when it holds what aiedsl did not write; ``locked``: this build holds its
+    lock, so no other is writing there."""
     if not os.path.lexists(real):
         return
     if not real.is_dir():
@@ -188,7 +122,7 @@ def _refuse_foreign(real: Path, shown: Path) -> None:
         # A --compile running there holds the lock while its tools write files its marker will
         # list only when they are done: those are not the user's, the directory is busy.
         staging = staging_path(real)
-        if os.path.isdir(staging):
+        if not locked and os.path.isdir(staging):
             who = holder(staging, locked=False)
             if who is not None:
                 raise busy(who, shown, staging)
@@ -238,32 +172,83 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
     is never carried. ``script_outputs`` go into the marker (see :func:`owned`). Returns
     ``out_dir`` as given.
     """
+    with building(out_dir, files, design=design, executable=executable, tool_input=tool_input,
+                  script_outputs=script_outputs) as shown:
+        return shown
+
+
+@contextmanager
+def building(out_dir: str | Path, files: dict[str, str], *, design: str,
+             executable: Iterable[str] = (),
+             tool_input: Callable[[str], bool] | None = None,
+             script_outputs: Iterable[str] = ()) -> Iterator[Path]:
+    """:func:`write_build`, whose lock is held on over the block that follows (yielding
+    ``out_dir`` as given): what the block does in the directory (place the lowering's outputs,
+    compile) meets this build, never one that another build swapped in meanwhile."""
     shown = Path(out_dir)
     out = Path(os.path.realpath(shown))  # a symlinked output: replace what it points at
     check_output_dir(shown, design)  # before anything is touched
     made: list[Path] = []
+    swapped = False
     try:
         with os_errors(shown, rule="output directory", option="-o"):
             made = make_dirs(out.parent)
-            with claim(out, shown) as staging:
-                _refuse_foreign(out, shown)  # again: now no other aiedsl build can change it
+        with _locked(out, shown) as staging:
+            with os_errors(shown, rule="output directory", option="-o"):
+                # again: now no other aiedsl build can change it
+                _refuse_foreign(out, shown, locked=True)
+                carried = _carried(out, set(files)) \
+                    if out.is_dir() and _same_inputs(out, files, tool_input) else []
                 new = staging / NEW
                 new.mkdir()
+                # First, what is to be written: a killed build's staged build is known for
+                # aiedsl's by its marker (build_lock.check_staging), whatever it got to write.
+                write_marker(new, design, [*files, *_folders_of(files), *carried], staging,
+                             script_outputs)
                 for rel, text in files.items():
                     path = new / rel
                     path.parent.mkdir(parents=True, exist_ok=True)
                     _put(path, text)
                 for rel in executable:
                     os.chmod(new / rel, 0o755)
-                if out.is_dir() and _same_inputs(out, files, tool_input):
-                    _carry_tool_outputs(out, new, set(files))
-                # last: a staged build with a marker is complete
-                write_marker(new, design, script_outputs=script_outputs)
+                _carry(out, new, carried)
+                write_marker(new, design, None, staging, script_outputs)  # what is there
                 _swap(new, out)
+                swapped = True
+            yield shown
     except BaseException:
-        unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
+        if not swapped:
+            unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
         raise
-    return shown
+
+
+@contextmanager
+def held(out_dir: str | Path) -> Iterator[None]:
+    """Hold build directory ``out_dir``'s lock over a block (a compile, then loading what it
+    made): no other build replaces the directory meanwhile. Claims inside share it."""
+    shown = Path(out_dir)
+    with _locked(Path(os.path.realpath(shown)), shown):
+        yield
+
+
+@contextmanager
+def _locked(out: Path, shown: Path) -> Iterator[Path]:
+    """:func:`aiedsl.build_lock.claim`: a file-system error taking or letting go of the lock is
+    the output directory's (:func:`aiedsl.files.os_error`), the block's own stay as they are."""
+    body_error: OSError | None = None
+    with os_errors(shown, rule="output directory", option="-o"):
+        with claim(out, shown) as staging:
+            try:
+                yield staging
+            except OSError as e:  # the block's (a tool's): not the output directory's to explain
+                body_error = e
+    if body_error is not None:
+        raise body_error
+
+
+def _folders_of(files: Iterable[str]) -> set[str]:
+    """The folders that hold ``files`` (relative paths), as entries (``kernels/``)."""
+    return {f"{p}/" for rel in files for p in PurePosixPath(rel).parents if str(p) != "."}
 
 
 def _put(path: Path, text: str) -> None:
@@ -291,15 +276,20 @@ def _same_inputs(old: Path, files: dict[str, str], tool_input: Callable[[str], b
     return True
 
 
-def _carry_tool_outputs(old: Path, new: Path, generated: set[str]) -> None:
-    """Link into ``new`` what the toolchain made in the previous build (xclbin, logs, cache):
-    everything the new generation does not write itself, except ``kernels/`` (regenerated).
+def _carried(old: Path, generated: set[str]) -> list[str]:
+    """What of the previous build ``old`` a new one carries: what the toolchain made there
+    (xclbin, logs, cache), everything the new generation does not write itself, except
+    ``kernels/`` (regenerated)."""
+    return [rel for rel in entries(old) if rel != MARKER and rel not in generated
+            and not rel.startswith("kernels/")]
+
+
+def _carry(old: Path, new: Path, carried: list[str]) -> None:
+    """Link ``carried`` (:func:`_carried`) from ``old`` into ``new``.
 
     Hard links, not moves: the old build stays whole until the swap.
     """
-    for rel in entries(old):
-        if rel == MARKER or rel in generated or rel.startswith("kernels/"):
-            continue
+    for rel in carried:
         src, dst = old / rel, new / rel
         if os.path.lexists(dst):
             continue  # the new generation's own file wins
@@ -383,19 +373,14 @@ def tool_outputs(out_dir: str | Path) -> Iterator[None]:
     if read_marker(out) is None:
         yield
         return
-    body_error: OSError | None = None
-    with os_errors(shown, rule="output directory", option="-o"):
-        with claim(out, shown) as staging:
-            marker = read_marker(out) or {"files": []}  # again, under the lock
-            before = set(entries(out))
-            try:
-                yield
-            except OSError as e:  # the tools' own: not the output directory's to explain
-                body_error = e
-            finally:
+    with _locked(out, shown) as staging:
+        marker = read_marker(out) or {"files": []}  # again, under the lock
+        before = set(entries(out))
+        try:
+            yield
+        finally:
+            with os_errors(shown, rule="output directory", option="-o"):
                 relist(out, marker, staging, lambda e: e not in before)
-    if body_error is not None:
-        raise body_error
 
 
 def relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,

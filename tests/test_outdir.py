@@ -29,7 +29,7 @@ from aiedsl.cli import main
 from aiedsl.emit import Generated, generate, write
 from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.loader import load_design
-from aiedsl.outdir import MARKER, entries, read_marker, tool_outputs
+from aiedsl.outdir import MARKER, entries, read_marker, tool_outputs, write_marker
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSTHROUGH = ROOT / "designs" / "passthrough.py"
@@ -244,8 +244,10 @@ def test_a_killed_build_leaves_the_previous_build_whole_and_the_next_build_clean
 
 def test_a_staging_dir_without_a_pid_is_a_killed_builds_leftover(tmp_path: Path) -> None:
     staging = tmp_path / ".p.aiedsl-new"
-    (staging / "build").mkdir(parents=True)  # killed between making it and writing its pid
+    (staging / "build").mkdir(parents=True)  # its pid gone, as the build was letting go of it
+    write_marker(staging / "build", "passthrough", ["aie.mlir"])  # marked first, as a build does
     (staging / "build" / "aie.mlir").write_text("half a build\n")
+    (staging / "compile").mkdir()  # and a compile's folder, made and killed before its marker
     gen = _gen()
     write(gen, tmp_path / "p")
     _assert_whole(tmp_path / "p", _build_of(gen))
@@ -260,6 +262,7 @@ def test_a_leftover_that_cannot_be_removed_is_named_by_its_whole_path(
     monkeypatch.chdir(tmp_path)
     kernels = tmp_path / "x" / ".foo.aiedsl-new" / "build" / "kernels"
     kernels.mkdir(parents=True)  # a killed build's, without its pid
+    write_marker(kernels.parent, "passthrough", ["kernels/", "kernels/passthrough_i32_1024.cc"])
     (kernels / "passthrough_i32_1024.cc").write_text("half\n")
     real_unlink = os.unlink
 
@@ -278,19 +281,27 @@ def test_a_leftover_that_cannot_be_removed_is_named_by_its_whole_path(
         "choose another path with -o\n")
 
 
-@pytest.mark.parametrize("kind", ["folder", "file", "link"])
+@pytest.mark.parametrize("kind", ["folder", "file", "link", "in build/", "in old/"])
 def test_a_users_folder_named_like_a_staging_dir_is_never_deleted(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
         kind: str) -> None:
     """A folder the user named .foo.aiedsl-new was deleted as a killed build's leftover (a
-    tester). A leftover is known by what aiedsl puts there: anything else is refused."""
+    tester). A leftover is known by what aiedsl puts there: anything else is refused.
+
+    In build/ or old/, aiedsl's names, the user's files were deleted, or old/ moved to x/foo
+    and the build refused it as another build's, naming its own pid (a tester): a folder
+    aiedsl makes there holds its marker, and nothing the marker does not list."""
     monkeypatch.chdir(tmp_path)
     staging = tmp_path / "x" / ".foo.aiedsl-new"
     staging.parent.mkdir()
-    found = {"folder": "notes.txt", "file": "a file", "link": "a symbolic link"}[kind]
+    found = {"folder": "notes.txt", "file": "a file", "link": "a symbolic link",
+             "in build/": "build/thesis.txt", "in old/": "old/precious.txt"}[kind]
     if kind == "folder":
         (staging / "build").mkdir(parents=True)  # what aiedsl puts there, and one file more
         (staging / "notes.txt").write_text("data\n")
+    elif kind.startswith("in "):
+        (staging / found).parent.mkdir(parents=True)
+        (staging / found).write_text("mine\n")
     elif kind == "file":
         staging.write_text("data\n")
     else:
@@ -314,6 +325,34 @@ def test_a_users_folder_named_like_a_staging_dir_is_never_deleted(
         with claim(tmp_path / "x" / "foo", "x/foo"):  # the lock refuses it too
             pass
     assert state() == before
+
+
+def test_a_file_dropped_in_while_a_build_takes_the_lock_is_named_not_called_a_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found under the build's own lock, a user's file was reported as "another aiedsl build
+    (pid <its own pid>) is writing" (a tester)."""
+    from aiedsl import outdir
+
+    monkeypatch.chdir(tmp_path)
+    write(_gen(), "p")
+    real_check = outdir.check_output_dir
+
+    def check_then_drop(out_dir: str | Path, design: str) -> None:
+        real_check(out_dir, design)
+        (tmp_path / "p" / "notes.txt").write_text("mine\n")  # the user, meanwhile
+
+    monkeypatch.setattr(outdir, "check_output_dir", check_then_drop)
+    with pytest.raises(DesignError) as e:
+        write(_gen(8192), "p")
+    assert str(e.value) == (
+        "error [output directory]: p holds 1 file aiedsl did not write, and a build replaces "
+        "the whole directory\n"
+        "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+        "wrote\n"
+        "  found: notes.txt\n"
+        "  fix: choose another directory with -o, or move those files out of p")
+    assert (tmp_path / "p" / "notes.txt").read_text() == "mine\n"
+    assert sorted(os.listdir(tmp_path)) == ["p"]
 
 
 # -- concurrent builds ----------------------------------------------------------------------------
