@@ -31,7 +31,7 @@ from pathlib import Path
 
 from aiedsl.errors import DesignError, display_path, printable
 from aiedsl.files import TMP_SUFFIX, remove_tree
-from aiedsl.marker import foreign, read_marker
+from aiedsl.marker import MARKER, foreign, read_marker
 
 STAGING_SUFFIX = ".aiedsl-new"
 STALE_SECONDS = 60.0
@@ -69,10 +69,10 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
         try:
             os.mkdir(staging)
         except FileExistsError:
-            check_staging(staging, shown)
             who = holder(staging, locked)
             if who is not None:
                 raise busy(who, shown, staging) from None
+            check_staging(staging, shown)  # not a live build's: a leftover, or the user's?
             _remove_leftover(staging, out)
             os.mkdir(staging)
         try:
@@ -216,7 +216,32 @@ def _alive(pid: int) -> bool:
 def _remove_leftover(staging: Path, out: Path) -> None:
     """Remove a killed build's staging folder; it is aiedsl's own."""
     _restore(staging, out)
+    for child in staging.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            remove_marked(child)
     remove_tree(staging)
+
+
+def remove_marked(folder: Path, strict: bool = True) -> None:
+    """Remove ``folder``, a folder aiedsl made in a staging folder, its marker last: stopped
+    midway, it still holds its marker and only what the marker owns (:func:`check_staging`
+    takes it for aiedsl's). ``strict``: raise the first error (naming the whole path), else
+    remove what can be removed."""
+    def remove(path: Path) -> None:
+        if path.is_dir() and not path.is_symlink():
+            remove_tree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+    for path in [*(p for p in folder.iterdir() if p.name != MARKER), folder / MARKER, folder]:
+        try:
+            if path == folder:
+                os.rmdir(folder)
+            else:
+                remove(path)
+        except OSError:
+            if strict:
+                raise
 
 
 def _restore(staging: Path, out: Path) -> None:
@@ -235,7 +260,7 @@ def _release(staging: Path, out: Path) -> None:
     for child in staging.iterdir() if staging.is_dir() else ():
         if child.name != _PID:
             if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
+                remove_marked(child, strict=False)
             else:
                 child.unlink(missing_ok=True)
     with _parent_lock(staging.parent):

@@ -119,11 +119,21 @@ def build(
     that lowering. With --compile, then run Peano and aiecc (skipped when nothing changed). Exit
     codes: 2 design error, 4 a tool is missing (the MLIR and C++ are written), 5 a tool failed.
     """
-    from aiedsl.api import build as build_design
+    from aiedsl.api import building
 
     start = time.perf_counter()
     handle = load(design, define, device, name)
-    art = build_design(handle, output=output, lower=not no_lower)
+    # the build directory held to the end of the compile: no other build swaps in between
+    with building(handle, output=output, lower=not no_lower) as art:
+        _report_build(art, start)
+        if compile_:
+            from aiedsl.toolchain.discover import find_tools
+
+            _report_compile(art, _compile(art, find_tools(peano=peano)))
+
+
+def _report_build(art: Any, start: float) -> None:
+    """Print what ``aiedsl build`` wrote (and lowered) into ``art.path``."""
     _print_usage(art.design, art.usage)
     say(f"wrote {art.path}/: " + ", ".join(sorted(art.files)) +
         f" ({time.perf_counter() - start:.2f} s)")
@@ -135,24 +145,24 @@ def build(
         say(f"lowered with mlir-aie ({used})"
             + (", unchanged since the last build" if low.cached else "")
             + f": physical.mlir, npu.mlir, insts.bin{drawn}")
-    if compile_:
-        from aiedsl.toolchain.discover import find_tools
 
-        compiled = _compile(art, find_tools(peano=peano))
-        if compiled.cached:
-            say(f"aie.xclbin and insts.bin are up to date (nothing changed since they were "
-                f"built; cache key {compiled.manifest['cache_key'][:12]}) "
-                f"({compiled.seconds:.2f} s)")
-        else:
-            say(f"compiled {art.path}/aie.xclbin, insts.bin, manifest.json "
-                f"({compiled.seconds:.1f} s; tool output in {art.path}/logs/)")
-        pm = compiled.manifest.get("program_memory", {})
-        if pm.get("used"):  # the fullest core first: the one nearest the limit
-            fullest = sorted(pm["used"].items(), key=lambda kv: -kv[1])
-            shown = [f"{name} {end / 1024:.1f}" for name, end in fullest[:4]]
-            more = ", ..." if len(fullest) > 4 else ""
-            say(f"program memory: {', '.join(shown)}{more} of "
-                f"{pm['bytes_per_core'] / 1024:.0f} KB")
+
+def _report_compile(art: Any, compiled: Any) -> None:
+    """Print what ``aiedsl build --compile`` made (or found up to date) in ``art.path``."""
+    if compiled.cached:
+        say(f"aie.xclbin and insts.bin are up to date (nothing changed since they were "
+            f"built; cache key {compiled.manifest['cache_key'][:12]}) "
+            f"({compiled.seconds:.2f} s)")
+    else:
+        say(f"compiled {art.path}/aie.xclbin, insts.bin, manifest.json "
+            f"({compiled.seconds:.1f} s; tool output in {art.path}/logs/)")
+    pm = compiled.manifest.get("program_memory", {})
+    if pm.get("used"):  # the fullest core first: the one nearest the limit
+        fullest = sorted(pm["used"].items(), key=lambda kv: -kv[1])
+        shown = [f"{name} {end / 1024:.1f}" for name, end in fullest[:4]]
+        more = ", ..." if len(fullest) > 4 else ""
+        say(f"program memory: {', '.join(shown)}{more} of "
+            f"{pm['bytes_per_core'] / 1024:.0f} KB")
 
 
 def _compile(art: Any, tools: Any) -> Any:

@@ -15,8 +15,10 @@ inputs are dropped), and the two are swapped by one ``renameat2(RENAME_EXCHANGE)
 or a crash leaves either the old build or the new one, whole.
 
 The staging directory is also the lock (:mod:`aiedsl.build_lock`): a second build into the same
-directory fails cleanly while the first is alive, and ``--compile`` holds the same lock while
-the tools run.
+directory fails cleanly while the first is alive. ``build --compile`` holds it from the write to
+the end of the compile (:func:`building`); the tools run in the staging folder, on the files the
+build wrote, and their outputs go into the build directory only when they are done
+(:func:`compiling`, :func:`install_outputs`), so an interrupted compile changes nothing there.
 
 Example
 -------
@@ -32,12 +34,14 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from aiedsl.build_lock import NEW, OLD, busy, check_staging, claim, holder, staging_path
+from aiedsl.build_lock import (
+    NEW, OLD, WORK, busy, check_staging, claim, holder, remove_marked, staging_path,
+)
 from aiedsl.errors import DesignError, printable
 from aiedsl.files import command, make_dirs, os_errors, replace_file, unmake_dirs
 from aiedsl.marker import MARKER, entries, foreign, owned, read_marker
@@ -92,7 +96,11 @@ def check_output_dir(out_dir: str | Path, design: str) -> None:
     _refuse_working_dir(real, shown, design)
     with os_errors(shown, rule="output directory", option="-o", verb="read"):
         _refuse_foreign(real, shown)
-        check_staging(staging_path(real), shown)
+        staging = staging_path(real)
+        # a live build's, which changes as it is read: claim() says it is busy
+        if staging.is_symlink() or not os.path.isdir(staging) \
+                or holder(staging, locked=False) is None:
+            check_staging(staging, shown)
 
 
 def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
@@ -117,11 +125,19 @@ def _refuse_foreign(real: Path, shown: Path, locked: bool = False) -> None:
         label = printable(shown)
         raise DesignError("output directory", f"{label} is a file, not a directory",
                           fix=f"choose another directory with -o, or move {label} away")
-    alien = foreign(real)
+    # Read without the lock, the directory may be changing under another build (swapped,
+    # its compile's outputs going in): what then looks foreign, or vanishes as it is read,
+    # says it is busy.
+    staging = staging_path(real)
+    try:
+        alien = foreign(real)
+    except FileNotFoundError:
+        if not locked and os.path.isdir(staging):
+            who = holder(staging, locked=False)
+            if who is not None:
+                raise busy(who, shown, staging) from None
+        raise
     if alien:
-        # A --compile running there holds the lock while its tools write files its marker will
-        # list only when they are done: those are not the user's, the directory is busy.
-        staging = staging_path(real)
         if not locked and os.path.isdir(staging):
             who = holder(staging, locked=False)
             if who is not None:
@@ -215,6 +231,9 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
                 write_marker(new, design, None, staging, script_outputs)  # what is there
                 _swap(new, out)
                 swapped = True
+                for name in (NEW, OLD):  # the old build, now in the staging folder
+                    if os.path.isdir(staging / name):
+                        remove_marked(staging / name, strict=False)
             yield shown
     except BaseException:
         if not swapped:
@@ -261,19 +280,23 @@ def _same_inputs(old: Path, files: dict[str, str], tool_input: Callable[[str], b
     """Do the files the tools read (``tool_input``) in build ``old`` hold exactly ``files``?
     Their outputs there (an xclbin, instructions) were made from them: carried over beside
     other inputs, they would pass for the new build's."""
-    if tool_input is None:
-        return True
+    return tool_input is None or not _changed_inputs(old, files, tool_input)
+
+
+def _changed_inputs(old: Path, files: dict[str, str], tool_input: Callable[[str], bool]
+                    ) -> list[str]:
+    """The files the tools read (``tool_input``) that build ``old`` does not hold as ``files``
+    has them: different, missing, or there and not in ``files``."""
     want = {rel: text for rel, text in files.items() if tool_input(rel)}
-    have = [rel for rel in entries(old) if not rel.endswith("/") and tool_input(rel)]
-    if set(have) != set(want):
-        return False
-    for rel, text in want.items():
+    have = {rel for rel in entries(old) if not rel.endswith("/") and tool_input(rel)}
+    changed = sorted(have - set(want))
+    for rel, text in sorted(want.items()):
         try:
             if (old / rel).read_text() != text:  # read as _put wrote it
-                return False
+                changed.append(rel)
         except OSError:
-            return False
-    return True
+            changed.append(rel)
+    return sorted(changed)
 
 
 def _carried(old: Path, generated: set[str]) -> list[str]:
@@ -381,6 +404,138 @@ def tool_outputs(out_dir: str | Path) -> Iterator[None]:
         finally:
             with os_errors(shown, rule="output directory", option="-o"):
                 relist(out, marker, staging, lambda e: e not in before)
+
+
+@contextmanager
+def compiling(out_dir: str | Path, files: dict[str, str], *, design: str,
+              tool_input: Callable[[str], bool], writes: Iterable[str]) -> Iterator[Path]:
+    """Hold build directory ``out_dir``'s lock over a compile of ``files`` and yield the folder
+    to run the tools in: ``compile/`` in the staging folder, holding the files they read
+    (``tool_input``). Nothing reaches the build directory until :func:`install_outputs` moves
+    it there; an interrupted compile leaves the directory as it was, and its folder goes with
+    the lock (a killed one's with the next build).
+
+    Refuses (DesignError, before any tool runs) a directory that no longer holds this build
+    (another build replaced it since it was written: the tools would compile other files than
+    ``files``, which the compile's manifest describes), and one where a name in ``writes`` (the
+    compile's own outputs: ``logs``, ``manifest.json``) is not aiedsl's.
+    """
+    shown = Path(out_dir)
+    out = Path(os.path.realpath(shown))
+    with _locked(out, shown) as staging:
+        work = staging / WORK
+        with os_errors(shown, rule="output directory", option="-o"):
+            _refuse_other_build(out, shown, files, design, tool_input, writes)
+            inputs = {rel: text for rel, text in files.items() if tool_input(rel)}
+            work.mkdir()
+            # first: a killed compile's folder is known for aiedsl's by it (check_staging)
+            write_marker(work, design, [*inputs, *_folders_of(inputs)], staging)
+            for rel, text in inputs.items():
+                (work / rel).parent.mkdir(parents=True, exist_ok=True)
+                (work / rel).write_text(text)
+        try:
+            yield work
+        finally:
+            remove_marked(work, strict=False)
+
+
+def _refuse_other_build(out: Path, shown: Path, files: dict[str, str], design: str,
+                        tool_input: Callable[[str], bool], writes: Iterable[str]) -> None:
+    label = printable(shown)
+    marker = read_marker(out) if out.is_dir() else None
+    changed = [f"no {MARKER}"] if marker is None else _changed_inputs(out, files, tool_input)
+    if changed:
+        raise DesignError(
+            "output directory", f"{label} no longer holds the build of {design} to be "
+            "compiled: another build replaced it since", found=printable(", ".join(changed)),
+            fix="build and compile again (aiedsl build --compile holds the directory from the "
+                "build to the end of the compile)")
+    ours = owned(marker)
+    alien = [rel for rel in (_entry(out, name) for name in writes)
+             if rel is not None and not ours(rel)]
+    if alien:
+        raise DesignError(
+            "output directory", f"{label} holds {', '.join(alien)}, which aiedsl did not write, "
+            "where the compile writes its own", found=printable(", ".join(alien)),
+            fix=f"move {'it' if len(alien) == 1 else 'them'} out of {label}, or build into "
+                "another directory with -o")
+
+
+def _entry(folder: Path, name: str) -> str | None:
+    """``name`` in ``folder`` as an entry (``logs/`` for a folder), None when it is not there."""
+    path = folder / name
+    if not os.path.lexists(path):
+        return None
+    return f"{name}/" if path.is_dir() and not path.is_symlink() else name
+
+
+def install_outputs(work: Path, out_dir: str | Path, *, keep: Callable[[str], bool],
+                    drop: Iterable[str], last: Sequence[str] = ()) -> None:
+    """Move what the tools left in ``work`` (:func:`compiling`'s folder: every name but the
+    files they read, for which ``keep`` is true) into build directory ``out_dir``, each file in
+    one rename, replacing aiedsl's own of that name (a folder joins the one there: ``logs/``
+    holds the lowering's logs too); then remove the names in ``drop`` (a previous compile's
+    outputs) the tools did not make again. The marker lists what arrives before it arrives.
+    The names in ``last`` go in last, in that order, and their old ones first: a compile
+    stopped midway leaves none (``cache.json`` says the outputs are whole).
+
+    Run inside :func:`compiling`: under the directory's lock, which a file of the user's in the
+    way also refuses (DesignError, nothing moved).
+    """
+    shown = Path(out_dir)
+    out = Path(os.path.realpath(shown))
+    staging = work.parent
+    with os_errors(shown, rule="output directory", option="-o"):
+        marker = read_marker(out) or {"files": []}
+        ours = owned(marker)
+        inputs = owned(read_marker(work))
+        names = sorted(n for n in os.listdir(work)
+                       if n != MARKER and keep(n) and not inputs(_entry(work, n) or n))
+        arriving = {rel for n in names for rel in
+                    ([f"{n}/", *(f"{n}/{r}" for r in entries(work / n))]
+                     if _is_folder(work / n) else [n])}
+        alien = sorted(rel for rel in (_entry(out, r.rstrip("/")) for r in arriving)
+                       if rel is not None and not ours(rel))
+        if alien:
+            raise DesignError(
+                "output directory", f"{printable(shown)} holds what aiedsl did not write where "
+                "the compile puts its own", found=printable(", ".join(alien)),
+                fix=f"move {'it' if len(alien) == 1 else 'them'} out of {printable(shown)}, and "
+                    "compile again")
+        listed = [e for e in entries(out) if ours(e)]
+        write_marker(out, str(marker.get("design", "")), [*listed, *arriving], staging,
+                     marker.get("script_outputs", []))
+        for name in last:
+            if ours(name):
+                (out / name).unlink(missing_ok=True)
+        for name in [n for n in names if n not in last]:
+            _move_in(work / name, out / name)
+        for name in drop:
+            if name not in names and ours(name):
+                (out / name).unlink(missing_ok=True)
+        for name in [n for n in last if n in names]:
+            _move_in(work / name, out / name)
+        relist(out, marker, staging, arriving.__contains__)
+
+
+def _is_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
+def _move_in(src: Path, dst: Path) -> None:
+    """Put ``src`` at ``dst``: a file in one step (what was at ``dst``, aiedsl's, ends up at
+    ``src`` or is removed), a folder into the folder there, entry by entry."""
+    if not os.path.lexists(dst):
+        os.rename(src, dst)
+    elif _is_folder(src) and _is_folder(dst):
+        for child in sorted(os.listdir(src)):
+            _move_in(src / child, dst / child)
+    elif not _exchange(src, dst):
+        if _is_folder(dst):
+            shutil.rmtree(dst)
+        elif _is_folder(src):
+            dst.unlink()
+        os.replace(src, dst)
 
 
 def relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,

@@ -481,7 +481,8 @@ def test_compile_outputs_are_in_the_marker_and_a_rebuild_of_the_same_design_keep
 
 def test_a_failed_compile_lists_its_logs_but_not_the_users_files(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _fake_tools(tmp_path / "tools", monkeypatch, fail="echo 'aiecc: boom'; exit 1")
+    _fake_tools(tmp_path / "tools", monkeypatch,
+                fail="printf half > aie.xclbin; echo 'aiecc: boom'; exit 1")
     monkeypatch.chdir(tmp_path)
     art = aiedsl.build(PASSTHROUGH, output="out")
     (tmp_path / "out" / "todo.txt").write_text("mine\n")  # the user's, before the tools ran
@@ -490,6 +491,7 @@ def test_a_failed_compile_lists_its_logs_but_not_the_users_files(
     listed = read_marker(tmp_path / "out")["files"]  # type: ignore[index]
     assert {"logs/aiecc.log", "aie.mlir.prj/main.o", "passthrough_i32_1024.o"} <= set(listed)
     assert "todo.txt" not in listed
+    assert not (tmp_path / "out" / "aie.xclbin").exists()  # a failed aiecc's is not whole
     with pytest.raises(DesignError, match=r"found: todo\.txt\n"):
         write(_gen(), "out")
 
@@ -558,6 +560,7 @@ def test_a_stopped_compile_kills_its_tools_and_leaves_a_rebuildable_directory(
                 fail=f'[ "$1" = --help ] || {{ {SLOW_AIECC.format(pid=pid)} }}')
     monkeypatch.chdir(tmp_path)
     write(_gen(), "out")
+    before = _tree(tmp_path / "out")
     child = subprocess.Popen([sys.executable, "-m", "aiedsl.cli", "build", str(PASSTHROUGH),
                               "-o", "out", "--compile"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -573,14 +576,182 @@ def test_a_stopped_compile_kills_its_tools_and_leaves_a_rebuildable_directory(
     with pytest.raises(ProcessLookupError):  # aiecc is dead
         os.kill(int(pid.read_text()), 0)
     time.sleep(1.5)  # its child would have written late.txt by now
-    assert not (tmp_path / "out" / "late.txt").exists()
-    marker = read_marker(tmp_path / "out")
-    assert marker is not None and marker["files"] == entries(tmp_path / "out")
-    assert "half.xclbin" in marker["files"]  # aiecc's: listed, not taken for the user's
+    # the tools ran beside the build: what they wrote (half.xclbin, the logs) never got in
+    assert _tree(tmp_path / "out") == before
     assert sorted(os.listdir(tmp_path)) == ["aiecc.pid", "out", "tools"]  # no lock left
     gen = _gen(8192)
     write(gen, "out")  # and the next build replaces it
     _assert_whole(tmp_path / "out", _build_of(gen))
+
+
+GATED_AIECC = """#!/bin/sh
+# test double for aiecc: its --help waits for the test's go; what it compiles is told by the
+# xclbin it writes (the define line of the aie.mlir it read)
+case "$1" in
+  --version) echo "aiecc {version} (test double)"; exit 0 ;;
+  --help) touch "{root}/help.started"; i=0
+    while [ ! -e "{root}/go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+    echo "  --get=<name>  - Request graph output(s)"; exit 0 ;;
+esac
+echo $$ > "{root}/aiecc.pid"
+{then}
+mkdir -p aie.mlir.prj && echo "intermediate" > aie.mlir.prj/main.o
+sed -n 2p aie.mlir > aie.xclbin
+printf '\\001\\000\\000\\000' > insts.bin
+"""
+
+
+def _gated_aiecc(root: Path, version: str = "1.2.3", then: str = "") -> None:
+    aiecc = root / "tools" / "mlir-aie" / "bin" / "aiecc"
+    aiecc.write_text(GATED_AIECC.format(root=root, version=version, then=then))
+    (root / "go").touch()  # open, unless a test closes it
+
+
+def _wait_for(path: Path) -> None:
+    for _ in range(600):
+        if path.exists() and path.read_text().strip() != "":
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never came")
+
+
+def test_a_build_cannot_swap_itself_in_between_a_builds_write_and_its_compile(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """build --compile let go of its directory after writing it and took it again to compile;
+    a build of N=8192 swapped in meanwhile (while aiecc --help ran) had its aie.mlir compiled
+    and reported as N=4096 (a tester). One lock is held from the write to the compile's end."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    _gated_aiecc(tmp_path)
+    (tmp_path / "go").unlink()
+    monkeypatch.chdir(tmp_path)
+    child = subprocess.Popen([sys.executable, "-m", "aiedsl.cli", "build", str(PASSTHROUGH),
+                              "-D", "N=4096", "-o", "out", "--compile"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # the build is written, aiedsl asks aiecc what it takes
+            if (tmp_path / "help.started").exists():
+                break
+            time.sleep(0.05)
+        assert (tmp_path / "out" / MARKER).exists()
+        with pytest.raises(DesignError) as e:
+            write(_gen(8192), "out")
+        assert str(e.value) == (
+            f"error [output directory]: another aiedsl build (pid {child.pid}) is writing "
+            "out\n"
+            "  fix: try again when it is done (if no aiedsl is running, delete .out.aiedsl-new)")
+    finally:
+        (tmp_path / "go").touch()
+        _, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    out = tmp_path / "out"
+    assert (out / "aie.mlir").read_text() == _gen(4096).files["aie.mlir"]
+    assert (out / "aie.xclbin").read_text() == "// device npu1_1col; N=4096, TILE=1024\n"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [b["shape"] for b in manifest["buffers"]] == [[4096], [4096]]
+
+
+def test_a_compile_of_a_build_another_build_replaced_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What aiedsl run --target npu meets when a build replaces its directory between its
+    build and its compile: the compile would compile the other build's aie.mlir under this
+    one's manifest. It checks, under the lock, that the directory still holds its files."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    _gated_aiecc(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    art = aiedsl.build(PASSTHROUGH, output="out", defines={"N": 4096})
+    write(_gen(8192), "out")  # another build, meanwhile
+    before = _tree(tmp_path / "out")
+    with pytest.raises(DesignError) as e:
+        art.compile()
+    assert str(e.value) == (
+        "error [output directory]: out no longer holds the build of passthrough to be compiled: "
+        "another build replaced it since\n"
+        "  found: aie.mlir\n"
+        "  fix: build and compile again (aiedsl build --compile holds the directory from the "
+        "build to the end of the compile)")
+    assert _tree(tmp_path / "out") == before
+    assert not (tmp_path / "aiecc.pid").exists()  # no tool ran
+    assert sorted(os.listdir(tmp_path)) == ["go", "help.started", "out", "tools"]
+
+
+def _killed_compile(root: Path, signame: str, *defines: str) -> str:
+    """``aiedsl build --compile`` into root/out, sent ``signame`` while aiecc runs (its
+    xclbin half written); aiecc killed too. Returns the command's standard error."""
+    import signal
+
+    child = subprocess.Popen([sys.executable, "-m", "aiedsl.cli", "build", str(PASSTHROUGH),
+                              *defines, "-o", "out", "--compile"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    _wait_for(root / "half")
+    child.send_signal(getattr(signal, signame))
+    _, err = child.communicate(timeout=20)
+    try:  # SIGKILL leaves aiecc running (its own process group): the test ends it
+        os.kill(int((root / "aiecc.pid").read_text()), signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    time.sleep(0.2)
+    return err
+
+
+def test_a_killed_first_compile_leaves_a_directory_the_next_build_takes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL during a first --compile left logs/ in the build, made by aiedsl and listed only
+    when the compile ended: no later build accepted the directory (a tester). The tools now
+    run beside the build, and nothing of theirs is in it until they are done."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    _gated_aiecc(tmp_path, then=f'printf partial > aie.xclbin; echo 1 > "{tmp_path}/half"; '
+                                "sleep 30")
+    monkeypatch.chdir(tmp_path)
+    gen = _gen()
+    write(gen, "out")
+    before = _tree(tmp_path / "out")
+    _killed_compile(tmp_path, "SIGKILL")
+    assert _tree(tmp_path / "out") == before
+    write(gen, "out")  # the next build takes it, and removes the killed one's leftover
+    _assert_whole(tmp_path / "out", _build_of(gen))
+    assert sorted(os.listdir(tmp_path)) == ["aiecc.pid", "go", "half", "help.started", "out",
+                                            "tools"]
+
+
+@pytest.mark.parametrize("design", ["the same", "another"])
+def test_an_interrupted_compile_leaves_the_previous_outputs_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        design: str) -> None:
+    """Ctrl-C during aiecc left its half-written aie.xclbin in the build, listed as aiedsl's,
+    and a rebuild kept it (a tester). Nothing of an interrupted compile gets in: the same
+    design keeps its previous compile's outputs whole; another has none (they were another
+    aie.mlir's), and a rebuild of it has none either."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    _gated_aiecc(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)  # a complete compile, N=4096
+    assert (tmp_path / "out" / "aie.xclbin").read_text() == \
+        "// device npu1_1col; N=4096, TILE=1024\n"
+    # a newer aiecc (the same design compiles again), which is interrupted
+    _gated_aiecc(tmp_path, version="1.2.4",
+                 then=f'printf partial > aie.xclbin; echo 1 > "{tmp_path}/half"; sleep 30')
+    defines = [] if design == "the same" else ["-D", "N=8192"]
+    if design == "the same":
+        before = _tree(tmp_path / "out")
+    else:
+        gen = _gen(8192)
+        before = {**_build_of(gen), MARKER: None}
+    err = _killed_compile(tmp_path, "SIGINT", *defines)
+    assert err.endswith("aborted\n"), err
+    after = _tree(tmp_path / "out")
+    if design == "another":
+        after[MARKER] = None
+    assert after == before
+    marker = read_marker(tmp_path / "out")
+    assert marker is not None and marker["files"] == entries(tmp_path / "out")
+    assert sorted(os.listdir(tmp_path)) == ["aiecc.pid", "go", "half", "help.started", "out",
+                                            "tools"]
+    assert _main("build", str(PASSTHROUGH), *defines, "-o", "out") == 0
+    capsys.readouterr()
+    after = _tree(tmp_path / "out")
+    if design == "another":
+        after[MARKER] = None
+    assert after == before  # a rebuild keeps what it had, and no half-written xclbin
 
 
 # -- single files: map.svg and traces -------------------------------------------------------------
@@ -788,6 +959,35 @@ def test_a_build_into_a_directory_a_compile_is_writing_says_another_build_is_wri
     with pytest.raises(DesignError, match=r"p holds 1 file aiedsl did not write(.|\n)*"
                                           r"found: main\.o\n"):
         write(_gen(8192), "p")
+
+
+def test_a_directory_changing_under_another_build_as_it_is_read_is_busy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Racing --compile builds: one read the directory (without the lock) while another moved
+    its compile's outputs in, and said "cannot read out: No such file or directory (at
+    out/aie.mlir.prj)" (exit 2, found racing the tester's scripts)."""
+    from aiedsl import outdir
+
+    monkeypatch.chdir(tmp_path)
+    write(_gen(), "p")
+    staging = tmp_path / ".p.aiedsl-new"
+    staging.mkdir()  # another build's lock: alive (this process's pid)
+    (staging / "pid").write_text(json.dumps({"pid": os.getpid(),
+                                             "host": socket.gethostname()}))
+
+    def vanishing(folder: Path) -> list[str]:
+        raise FileNotFoundError(2, "No such file or directory", str(folder / "aie.mlir.prj"))
+
+    monkeypatch.setattr(outdir, "foreign", vanishing)
+    try:
+        with pytest.raises(DesignError) as e:
+            write(_gen(8192), "p")
+    finally:
+        (staging / "pid").unlink()
+        staging.rmdir()
+    assert str(e.value) == (
+        f"error [output directory]: another aiedsl build (pid {os.getpid()}) is writing p\n"
+        "  fix: try again when it is done (if no aiedsl is running, delete .p.aiedsl-new)")
 
 
 def test_a_refused_trace_is_refused_before_simulating_or_building(
