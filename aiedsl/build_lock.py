@@ -233,7 +233,13 @@ def remove_marked(folder: Path, strict: bool = True) -> None:
         else:
             path.unlink(missing_ok=True)
 
-    for path in [*(p for p in folder.iterdir() if p.name != MARKER), folder / MARKER, folder]:
+    try:
+        inside = [p for p in folder.iterdir() if p.name != MARKER]
+    except OSError:
+        if strict:
+            raise
+        return
+    for path in [*inside, folder / MARKER, folder]:
         try:
             if path == folder:
                 os.rmdir(folder)

@@ -441,6 +441,7 @@ def compiling(out_dir: str | Path, files: dict[str, str], *, design: str,
 
 def _refuse_other_build(out: Path, shown: Path, files: dict[str, str], design: str,
                         tool_input: Callable[[str], bool], writes: Iterable[str]) -> None:
+    """Refuse a compile of ``files`` in ``out`` (:func:`compiling`)."""
     label = printable(shown)
     marker = read_marker(out) if out.is_dir() else None
     changed = [f"no {MARKER}"] if marker is None else _changed_inputs(out, files, tool_input)
@@ -451,14 +452,19 @@ def _refuse_other_build(out: Path, shown: Path, files: dict[str, str], design: s
             fix="build and compile again (aiedsl build --compile holds the directory from the "
                 "build to the end of the compile)")
     ours = owned(marker)
-    alien = [rel for rel in (_entry(out, name) for name in writes)
-             if rel is not None and not ours(rel)]
+    _refuse_in_the_way(shown, [rel for rel in (_entry(out, name) for name in writes)
+                               if rel is not None and not ours(rel)])
+
+
+def _refuse_in_the_way(shown: Path, alien: list[str]) -> None:
+    """Refuse a compile whose outputs would replace ``alien``, entries of build directory
+    ``shown`` aiedsl did not write."""
     if alien:
+        label = printable(shown)
         raise DesignError(
-            "output directory", f"{label} holds {', '.join(alien)}, which aiedsl did not write, "
-            "where the compile writes its own", found=printable(", ".join(alien)),
-            fix=f"move {'it' if len(alien) == 1 else 'them'} out of {label}, or build into "
-                "another directory with -o")
+            "output directory", f"{label} holds what aiedsl did not write where the compile "
+            "puts its own", found=printable(", ".join(alien)),
+            fix=f"move {'it' if len(alien) == 1 else 'them'} out of {label}, and compile again")
 
 
 def _entry(folder: Path, name: str) -> str | None:
@@ -494,14 +500,9 @@ def install_outputs(work: Path, out_dir: str | Path, *, keep: Callable[[str], bo
         arriving = {rel for n in names for rel in
                     ([f"{n}/", *(f"{n}/{r}" for r in entries(work / n))]
                      if _is_folder(work / n) else [n])}
-        alien = sorted(rel for rel in (_entry(out, r.rstrip("/")) for r in arriving)
-                       if rel is not None and not ours(rel))
-        if alien:
-            raise DesignError(
-                "output directory", f"{printable(shown)} holds what aiedsl did not write where "
-                "the compile puts its own", found=printable(", ".join(alien)),
-                fix=f"move {'it' if len(alien) == 1 else 'them'} out of {printable(shown)}, and "
-                    "compile again")
+        _refuse_in_the_way(shown, sorted(rel for rel in (_entry(out, r.rstrip("/"))
+                                                          for r in arriving)
+                                         if rel is not None and not ours(rel)))
         listed = [e for e in entries(out) if ours(e)]
         write_marker(out, str(marker.get("design", "")), [*listed, *arriving], staging,
                      marker.get("script_outputs", []))

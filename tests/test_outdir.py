@@ -674,6 +674,26 @@ def test_a_compile_of_a_build_another_build_replaced_is_refused(
     assert sorted(os.listdir(tmp_path)) == ["go", "help.started", "out", "tools"]
 
 
+def test_a_compile_never_writes_over_a_users_logs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    _gated_aiecc(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    art = aiedsl.build(PASSTHROUGH, output="out")
+    (tmp_path / "out" / "logs").mkdir()  # the user's, after the build
+    (tmp_path / "out" / "logs" / "aiecc.log").write_text("my notes\n")
+    before = _tree(tmp_path / "out")
+    with pytest.raises(DesignError) as e:
+        art.compile()
+    assert str(e.value) == (
+        "error [output directory]: out holds what aiedsl did not write where the compile puts "
+        "its own\n"
+        "  found: logs/\n"
+        "  fix: move it out of out, and compile again")
+    assert _tree(tmp_path / "out") == before
+    assert not (tmp_path / "aiecc.pid").exists()  # refused before any tool ran
+
+
 def _killed_compile(root: Path, signame: str, *defines: str) -> str:
     """``aiedsl build --compile`` into root/out, sent ``signame`` while aiecc runs (its
     xclbin half written); aiecc killed too. Returns the command's standard error."""
