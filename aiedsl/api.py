@@ -23,6 +23,8 @@ Run from the project's folder (``tests/test_api.py`` runs it as written):
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -34,6 +36,7 @@ from aiedsl.compare import OutputCheck, compare_outputs, outputs_summary
 from aiedsl.errors import DesignError, ToolchainError, caller_loc
 from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
+from aiedsl.outdir import held
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.options import check_clock, check_kernels, check_seed, check_target
 from aiedsl.sim.stats import Timing, significant
@@ -215,16 +218,20 @@ class Artifacts:
                 raise ToolchainError("npu", f"no NPU: {why}", exit_code=4,
                                      fix="run on the simulator with --target sim")
             return "sim", f"no NPU ({why}): running on the simulator", None
-        try:
-            compiled = self.compiled or self.compile()
-        except ToolchainError as e:
-            if target == "npu" or e.exit_code != 4:
-                raise
-            return "sim", f"an NPU is present but the design cannot be compiled here " \
-                          f"({e.message}): running on the simulator", None
-        assert self.path is not None
-        return "npu", f"running on the NPU ({why})", NpuSession(self.path, compiled.manifest,
-                                                                 device=device)
+        # The lock from the compile (a cache hit too: it checks the build is still this one)
+        # until the xclbin and instructions are loaded: no build swaps others in between.
+        # (Without a build directory, compile() says there is nothing to compile.)
+        with held(self.path) if self.path is not None else nullcontext():
+            try:
+                compiled = self.compile()
+            except ToolchainError as e:
+                if target == "npu" or e.exit_code != 4:
+                    raise
+                return "sim", f"an NPU is present but the design cannot be compiled here " \
+                              f"({e.message}): running on the simulator", None
+            assert self.path is not None
+            return "npu", f"running on the NPU ({why})", NpuSession(self.path, compiled.manifest,
+                                                                     device=device)
 
     def _on_npu(self, session: Any, ins: dict[str, np.ndarray], why: str, check: bool,
                 iters: int, warmup: int) -> RunResult:
@@ -277,23 +284,37 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
     MLIR and C++ are written. ``write=False`` checks and places only (nothing is rendered or
     written): enough to run on the simulator.
     """
-    from aiedsl.loader import load_design
-
-    if isinstance(design, DesignHandle):
-        _refuse_load_options(design, defines, device, name)
-        handle = design
-    else:
-        handle = load_design(Path(design), {k: str(v) for k, v in (defines or {}).items()},
-                             device, name)
+    handle = _load(design, defines, device, name)
     if not write:
         from aiedsl.checks import check_design
 
         placed, table = check_design(handle.ir)
         return Artifacts(None, handle, placed, {}, table)
-    from aiedsl.emit import Generated, generate, write as write_files
+    # One lock from the write to the end of the compile: a build swapped in between would
+    # have its aie.mlir compiled under this one's manifest.
+    with building(handle, output=output, lower=lower) as art:
+        if compile:
+            art.compile(find_tools(peano=peano), progress)
+    return art
+
+
+@contextmanager
+def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None = None,
+             device: str | None = None, name: str | None = None,
+             output: str | Path | None = None, lower: bool = True) -> Iterator[Artifacts]:
+    """:func:`build` (written, not compiled), the build directory's lock held over the block:
+    what the block does there (``art.compile()``, as ``aiedsl build --compile`` does) meets this
+    build, never another one that replaced it meanwhile (which then says another build is
+    writing).
+
+    >>> with aiedsl.api.building("designs/passthrough.py") as art:  # doctest: +SKIP
+    ...     art.compile()
+    """
+    from aiedsl.emit import Generated, generate, writing
     from aiedsl.outdir import check_output_dir
     from aiedsl.toolchain.lower import lower_design, settle
 
+    handle = _load(design, defines, device, name)
     gen = generate(handle)
     out = Path(output) if output else Path("build") / handle.name
     lowering = None
@@ -304,12 +325,20 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
             lowering = lower_design(gen.design, gen.files, out, aie_opt, aie_translate,
                                     usage=gen.usage)
             gen = Generated(gen.design, gen.usage, {**gen.files, **lowering.files})
-    path = write_files(gen, out)
-    settle(path, lowering)
-    if lowering is not None and lowering.error is not None:
-        raise lowering.error
-    art = Artifacts(path, handle, gen.design, gen.files, gen.usage, lowering=lowering)
-    if compile:
-        art.tools = find_tools(peano=peano)
-        art.compiled = compile_build(gen.design, gen.files, path, art.tools, progress)
-    return art
+    with writing(gen, out) as path:
+        settle(path, lowering)
+        if lowering is not None and lowering.error is not None:
+            raise lowering.error
+        yield Artifacts(path, handle, gen.design, gen.files, gen.usage, lowering=lowering)
+
+
+def _load(design: str | Path | DesignHandle, defines: dict[str, Any] | None,
+          device: str | None, name: str | None) -> DesignHandle:
+    """The design ``build`` was given: loaded from its file, or as it was traced."""
+    from aiedsl.loader import load_design
+
+    if isinstance(design, DesignHandle):
+        _refuse_load_options(design, defines, device, name)
+        return design
+    return load_design(Path(design), {k: str(v) for k, v in (defines or {}).items()},
+                       device, name)

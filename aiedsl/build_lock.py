@@ -1,13 +1,17 @@
 """The lock of a build directory: its staging folder.
 
 A build of ``<parent>/<name>`` is staged in the hidden sibling ``<parent>/.<name>.aiedsl-new``
-(on the same file system, so the finished build can be swapped in by a rename). The folder is
-also the lock: it is made with ``os.mkdir``, which fails when it exists, and holds the pid (and
-host) of the build writing. A second build into the same directory fails cleanly while the first
-is alive; a staging folder whose build is dead is a leftover, removed by the next build, but only
-when it holds nothing aiedsl never puts there (a folder of that name may be the user's). The
-moments the folder and its pid file appear or go are serialised by ``flock`` on the parent, so
-two builds never both take a leftover for theirs.
+(on the same file system, so the finished build can be swapped in by a rename); ``--compile``
+runs its tools there too. The folder is also the lock: it is made with ``os.mkdir``, which fails
+when it exists, and holds the pid (and host) of the build writing. A second build into the same
+directory fails cleanly while the first is alive; a staging folder whose build is dead is a
+leftover, removed by the next build, but only when it holds nothing aiedsl never puts there (a
+folder of that name may be the user's): each folder aiedsl makes in it carries a marker first.
+The moments the folder and its pid file appear or go are serialised by ``flock`` on the parent,
+so two builds never both take a leftover for theirs.
+
+A process holds a directory's lock once: a claim inside another of the same thread (a build
+that goes on to compile, under one lock) shares it, and only the outer one lets it go.
 
 >>> with claim(Path("/abs/build/passthrough"), "build/passthrough") as staging:  # doctest: +SKIP
 ...     (staging / "build").mkdir()
@@ -19,13 +23,15 @@ import json
 import os
 import shutil
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from aiedsl.errors import DesignError, display_path
+from aiedsl.errors import DesignError, display_path, printable
 from aiedsl.files import TMP_SUFFIX, remove_tree
+from aiedsl.marker import MARKER, foreign, read_marker
 
 STAGING_SUFFIX = ".aiedsl-new"
 STALE_SECONDS = 60.0
@@ -35,7 +41,10 @@ NEW = "build"
 OLD = "old"
 """In the staging directory: the old build, moved aside while the new one goes in (only where
 ``renameat2`` cannot exchange them)."""
+WORK = "compile"
+"""In the staging directory: where ``--compile`` runs the tools, until their outputs go in."""
 _PID = "pid"  # in the staging directory: {"pid": ..., "host": ...} of the build writing
+_held = threading.local()  # .dirs: {resolved build directory: its staging folder} held here
 
 
 def staging_path(out: Path) -> Path:
@@ -49,16 +58,21 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
 
     Raises a DesignError when another live aiedsl build holds it; removes a dead build's
     leftover first. On leaving, however that happens, the staging folder and all in it go.
+    Inside a claim of ``out`` by this thread, yields that claim's folder and leaves it held.
     """
+    held: dict[Path, Path] = _held.__dict__.setdefault("dirs", {})
+    if out in held:
+        yield held[out]
+        return
     staging = staging_path(out)
     with _parent_lock(out.parent) as locked:
         try:
             os.mkdir(staging)
         except FileExistsError:
-            check_staging(staging, shown)
             who = holder(staging, locked)
             if who is not None:
                 raise busy(who, shown, staging) from None
+            check_staging(staging, shown)  # not a live build's: a leftover, or the user's?
             _remove_leftover(staging, out)
             os.mkdir(staging)
         try:
@@ -67,16 +81,23 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+    held[out] = staging
     try:
         yield staging
     finally:
+        del held[out]
         _release(staging, out)
 
 
 def check_staging(staging: Path, shown: str | Path) -> None:
-    """Raise a DesignError when ``staging`` holds what aiedsl never puts in a staging folder
-    (its pid, ``build/``, ``old/``, a temporary file; a folder of the name with anything else
-    is not a killed build's leftover, and is not aiedsl's to delete), or is not a folder."""
+    """Raise a DesignError when ``staging`` holds what aiedsl never puts in a staging folder,
+    or is not a folder: a folder of the name with anything else is not a killed build's
+    leftover, and is not aiedsl's to delete (nor, ``old/``, to move back).
+
+    aiedsl puts there its pid, temporary files, and three folders, each empty or marked first:
+    ``build/`` and ``old/``, builds holding only what their markers list, and ``compile/``,
+    where the tools ran (what they wrote there is theirs).
+    """
     if not os.path.lexists(staging):
         return
     if staging.is_symlink() or not staging.is_dir():
@@ -85,29 +106,40 @@ def check_staging(staging: Path, shown: str | Path) -> None:
         found = []
         with os.scandir(staging) as it:
             for e in it:
-                folder = e.is_dir(follow_symlinks=False)
-                if (e.name in (NEW, OLD)) if folder else (
-                        e.name == _PID or e.name.endswith(TMP_SUFFIX)):
-                    continue
-                found.append(e.name + ("/" if folder else ""))
+                if e.is_dir(follow_symlinks=False):
+                    found += (f"{e.name}/{rel}" for rel in _not_aiedsls(Path(e.path)))
+                elif e.name != _PID and not e.name.endswith(TMP_SUFFIX):
+                    found.append(e.name)
     if found:
-        where = display_path(str(staging))
+        where, label = printable(display_path(str(staging))), printable(shown)
         raise DesignError(
-            "output directory", f"{where} is in the way of {shown}: aiedsl stages a build of "
-            f"{shown} in a folder of that name, and this one holds what aiedsl never puts there",
-            found=", ".join(sorted(found)),
+            "output directory", f"{where} is in the way of {label}: aiedsl stages a build of "
+            f"{label} in a folder of that name, and this one holds what aiedsl never puts there",
+            found=printable(", ".join(sorted(found))),
             fix=f"move {where} out of the way (aiedsl leaves it alone: it may be yours), or "
                 "choose another directory with -o")
+
+
+def _not_aiedsls(folder: Path) -> list[str]:
+    """What in ``folder``, a folder in a staging folder, shows it is not aiedsl's: ``[""]`` for
+    a folder aiedsl never makes there, else the entries its marker does not own."""
+    if folder.name not in (NEW, OLD, WORK):
+        return [""]
+    if not any(folder.iterdir()):
+        return []  # made, and killed before its marker
+    if folder.name == WORK and read_marker(folder) is not None:
+        return []
+    return foreign(folder)
 
 
 def busy(who: str, shown: str | Path, staging: Path) -> DesignError:
     """The error for a build directory another live build (``who``: ``"pid N"`` or ``""``)
     holds."""
     return DesignError(
-        "output directory", "another aiedsl build" + (f" ({who})" if who else "")
-        + f" is writing {shown}",
+        "output directory", "another aiedsl build" + (f" ({printable(who)})" if who else "")
+        + f" is writing {printable(shown)}",
         fix=f"try again when it is done (if no aiedsl is running, delete "
-            f"{display_path(str(staging))})")
+            f"{printable(display_path(str(staging)))})")
 
 
 @contextmanager
@@ -184,14 +216,45 @@ def _alive(pid: int) -> bool:
 def _remove_leftover(staging: Path, out: Path) -> None:
     """Remove a killed build's staging folder; it is aiedsl's own."""
     _restore(staging, out)
+    for child in staging.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            remove_marked(child)
     remove_tree(staging)
+
+
+def remove_marked(folder: Path, strict: bool = True) -> None:
+    """Remove ``folder``, a folder aiedsl made in a staging folder, its marker last: stopped
+    midway, it still holds its marker and only what the marker owns (:func:`check_staging`
+    takes it for aiedsl's). ``strict``: raise the first error (naming the whole path), else
+    remove what can be removed."""
+    def remove(path: Path) -> None:
+        if path.is_dir() and not path.is_symlink():
+            remove_tree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+    try:
+        inside = [p for p in folder.iterdir() if p.name != MARKER]
+    except OSError:
+        if strict:
+            raise
+        return
+    for path in [*inside, folder / MARKER, folder]:
+        try:
+            if path == folder:
+                os.rmdir(folder)
+            else:
+                remove(path)
+        except OSError:
+            if strict:
+                raise
 
 
 def _restore(staging: Path, out: Path) -> None:
     """When a build stopped in the fallback swap's window (old build moved aside, the new one
     not yet in), put the old build back."""
     old = staging / OLD
-    if not os.path.lexists(out) and old.is_dir():
+    if not os.path.lexists(out) and old.is_dir() and read_marker(old) is not None:
         os.rename(old, out)
 
 
@@ -203,7 +266,7 @@ def _release(staging: Path, out: Path) -> None:
     for child in staging.iterdir() if staging.is_dir() else ():
         if child.name != _PID:
             if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
+                remove_marked(child, strict=False)
             else:
                 child.unlink(missing_ok=True)
     with _parent_lock(staging.parent):

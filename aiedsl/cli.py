@@ -22,7 +22,8 @@ from typing import Any, List, Optional, Sequence
 import typer
 
 from aiedsl.cli_common import (
-    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, say, tell,
+    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, named_dir,
+    named_file, say, tell,
 )
 from aiedsl.kernel_cli import kernel_app
 from aiedsl.version import __version__
@@ -100,8 +101,10 @@ def build(
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="DIR",
-                                          help="Output directory [default: build/<design>]."),
+    # str, not Path: Path reads "" as ".", and the empty value could not be refused
+    output: Optional[str] = typer.Option(None, "-o", "--output", metavar="DIR",
+                                         callback=named_dir,
+                                         help="Output directory [default: build/<design>]."),
     compile_: bool = typer.Option(False, "--compile", help="Also compile the kernels with "
                                   "Peano and the design with aiecc into aie.xclbin and insts.bin."),
     peano: Optional[Path] = typer.Option(None, "--peano", metavar="DIR", help="Peano (llvm-aie) "
@@ -116,11 +119,21 @@ def build(
     that lowering. With --compile, then run Peano and aiecc (skipped when nothing changed). Exit
     codes: 2 design error, 4 a tool is missing (the MLIR and C++ are written), 5 a tool failed.
     """
-    from aiedsl.api import build as build_design
+    from aiedsl.api import building
 
     start = time.perf_counter()
     handle = load(design, define, device, name)
-    art = build_design(handle, output=output, lower=not no_lower)
+    # the build directory held to the end of the compile: no other build swaps in between
+    with building(handle, output=output, lower=not no_lower) as art:
+        _report_build(art, start)
+        if compile_:
+            from aiedsl.toolchain.discover import find_tools
+
+            _report_compile(art, _compile(art, find_tools(peano=peano)))
+
+
+def _report_build(art: Any, start: float) -> None:
+    """Print what ``aiedsl build`` wrote (and lowered) into ``art.path``."""
     _print_usage(art.design, art.usage)
     say(f"wrote {art.path}/: " + ", ".join(sorted(art.files)) +
         f" ({time.perf_counter() - start:.2f} s)")
@@ -132,24 +145,24 @@ def build(
         say(f"lowered with mlir-aie ({used})"
             + (", unchanged since the last build" if low.cached else "")
             + f": physical.mlir, npu.mlir, insts.bin{drawn}")
-    if compile_:
-        from aiedsl.toolchain.discover import find_tools
 
-        compiled = _compile(art, find_tools(peano=peano))
-        if compiled.cached:
-            say(f"aie.xclbin and insts.bin are up to date (nothing changed since they were "
-                f"built; cache key {compiled.manifest['cache_key'][:12]}) "
-                f"({compiled.seconds:.2f} s)")
-        else:
-            say(f"compiled {art.path}/aie.xclbin, insts.bin, manifest.json "
-                f"({compiled.seconds:.1f} s; tool output in {art.path}/logs/)")
-        pm = compiled.manifest.get("program_memory", {})
-        if pm.get("used"):  # the fullest core first: the one nearest the limit
-            fullest = sorted(pm["used"].items(), key=lambda kv: -kv[1])
-            shown = [f"{name} {end / 1024:.1f}" for name, end in fullest[:4]]
-            more = ", ..." if len(fullest) > 4 else ""
-            say(f"program memory: {', '.join(shown)}{more} of "
-                f"{pm['bytes_per_core'] / 1024:.0f} KB")
+
+def _report_compile(art: Any, compiled: Any) -> None:
+    """Print what ``aiedsl build --compile`` made (or found up to date) in ``art.path``."""
+    if compiled.cached:
+        say(f"aie.xclbin and insts.bin are up to date (nothing changed since they were "
+            f"built; cache key {compiled.manifest['cache_key'][:12]}) "
+            f"({compiled.seconds:.2f} s)")
+    else:
+        say(f"compiled {art.path}/aie.xclbin, insts.bin, manifest.json "
+            f"({compiled.seconds:.1f} s; tool output in {art.path}/logs/)")
+    pm = compiled.manifest.get("program_memory", {})
+    if pm.get("used"):  # the fullest core first: the one nearest the limit
+        fullest = sorted(pm["used"].items(), key=lambda kv: -kv[1])
+        shown = [f"{name} {end / 1024:.1f}" for name, end in fullest[:4]]
+        more = ", ..." if len(fullest) > 4 else ""
+        say(f"program memory: {', '.join(shown)}{more} of "
+            f"{pm['bytes_per_core'] / 1024:.0f} KB")
 
 
 def _compile(art: Any, tools: Any) -> Any:
@@ -233,6 +246,7 @@ def map_(
     name: Optional[str] = NameOpt,
     # str, not Path: Path drops a trailing "/", which says the user meant a folder
     output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
+                                         callback=named_file,
                                          help="The SVG file [default: build/<design>/map.svg]."),
 ) -> None:
     """Place, allocate and route DESIGN and draw map.svg only.
@@ -287,7 +301,7 @@ def sim(
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
     seed: int = SeedOpt,
-    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE",
+    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE", callback=named_file,
                                         help="Write a Chrome trace-event JSON (Perfetto)."),
     clock: Optional[float] = typer.Option(None, "--clock", min=0.001, max=100.0, metavar="GHZ",
                                           help="Core clock in GHz [default: the device's]."),
@@ -325,10 +339,11 @@ def run_(
     seed: int = SeedOpt,
     iters: int = typer.Option(1, "--iters", min=1, metavar="N", help="NPU: timed runs."),
     warmup: int = typer.Option(0, "--warmup", min=0, metavar="N", help="NPU: untimed runs first."),
-    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE",
+    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE", callback=named_file,
                                         help="Simulator trace file."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="DIR",
-                                          help="Build directory [default: build/<design>]."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", metavar="DIR",
+                                         callback=named_dir,
+                                         help="Build directory [default: build/<design>]."),
     stats: Optional[str] = StatsOpt,
 ) -> None:
     """Build DESIGN, then run it on the NPU when one is present and on the simulator otherwise.

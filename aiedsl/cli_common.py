@@ -31,13 +31,33 @@ def _known_device(value: Optional[str]) -> Optional[str]:
     return value
 
 
+def _named(kind: str) -> Any:
+    """A callback refusing an empty ``kind`` name (``--stats "$UNSET"``) as typer refuses any bad
+    option value (exit 2), before any work: empty, it named no file and was dropped unsaid, or
+    was taken for the working directory and refused only after a build and a simulation."""
+
+    def check(value: Optional[str]) -> Optional[str]:
+        if value is not None and not value:
+            raise typer.BadParameter(f"the {kind} name is empty (name a {kind}, or leave the "
+                                     "option out)")
+        return value
+
+    return check
+
+
+named_file = _named("file")
+"""The callback of an option naming an output file (``--trace``, ``--stats``, ``map -o``)."""
+named_dir = _named("directory")
+"""The callback of an option naming an output directory (``build -o``, ``run -o``)."""
+
+
 DeviceOpt = typer.Option(None, "--device", metavar="DEVICE", callback=_known_device,
                          help="Override the design's device (npu1, npu2, ...).")
 NameOpt = typer.Option(None, "--name", metavar="NAME",
                        help="Which design, when the file declares several.")
 SeedOpt = typer.Option(0, "--seed", min=0, metavar="N", help="Seed of the random inputs.")
 DesignArg = typer.Argument(..., metavar="DESIGN", help="The design file (.py).")
-StatsOpt = typer.Option(None, "--stats", metavar="FILE",
+StatsOpt = typer.Option(None, "--stats", metavar="FILE", callback=named_file,
                         help="Write the results and timing as JSON (aiedsl.run_stats).")
 # Metavars name what a value is (the names the help texts and the README use); typer's own
 # would show its type ("<int range>", "<path>").

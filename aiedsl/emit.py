@@ -14,6 +14,8 @@ Example
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,7 @@ from aiedsl.codegen.tilemap import tile_map
 from aiedsl.errors import stable_path
 from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
-from aiedsl.outdir import write_build
+from aiedsl.outdir import building
 from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import (
     aiecc_argv, find_aiecc_script, kernel_compile_argv, shell_line,
@@ -106,5 +108,15 @@ def write(gen: Generated, out_dir: str | Path) -> Path:
     directory holding files aiedsl did not write is refused, as is one another build is writing
     (see :mod:`aiedsl.outdir`): a DesignError, and nothing is written.
     """
-    return write_build(out_dir, gen.files, design=gen.design.name, executable=("build.sh",),
-                       tool_input=tool_input, script_outputs=script_outputs(gen.files))
+    with writing(gen, out_dir) as path:
+        return path
+
+
+@contextmanager
+def writing(gen: Generated, out_dir: str | Path) -> Iterator[Path]:
+    """:func:`write`, the build directory's lock held on over the block that follows (the
+    lowering's outputs placed, the compile): no other build replaces the directory between
+    them. Yields the directory."""
+    with building(out_dir, gen.files, design=gen.design.name, executable=("build.sh",),
+                  tool_input=tool_input, script_outputs=script_outputs(gen.files)) as path:
+        yield path

@@ -22,6 +22,16 @@ from aiedsl.ir.loc import Loc
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
 
+def printable(value: object) -> str:
+    r"""``value`` as one line of a message: control characters (a line break in a path would
+    split the message, or forge a line of it) written as Python escapes.
+
+    >>> printable("new\nline/o")
+    'new\\nline/o'
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
+
+
 def display_path(filename: str) -> str:
     """Return ``filename`` as a user reads it: relative to the working directory when below it."""
     try:

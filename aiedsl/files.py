@@ -21,11 +21,11 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from aiedsl.errors import DesignError, display_path
+from aiedsl.errors import DesignError, display_path, printable
 
 TMP_SUFFIX = ".aiedsl-tmp"
 """Ends the name of a temporary file :func:`replace_file` renames into place."""
@@ -53,22 +53,38 @@ def os_error(e: OSError, shown: str | Path, *, rule: str, option: str,
     # (os.path's tests never raise: Path.is_dir re-raises EACCES from a folder it cannot enter)
     folder = display_path(str(failed if os.path.isdir(failed) else failed.parent))
     blocker = _file_on_the_way(failed) if e.errno in (errno.ENOTDIR, errno.EEXIST) else None
+    shown_folder = printable(folder)
     if blocker is not None:
-        fix = f"{display_path(str(blocker))} is a file, not a folder: choose another path with " \
-              f"{option}"
+        fix = f"{printable(display_path(str(blocker)))} is a file, not a folder: choose " \
+              f"another path with {option}"
     elif e.errno in (errno.EACCES, errno.EPERM):
         able, may = ("readable", "read") if verb == "read" else ("writable", "write")
-        fix = f"make {folder} {able} for you (ls -ld {folder} shows who may {may} it), or " \
-              f"choose another path with {option}"
+        fix = f"make {shown_folder} {able} for you ({command(['ls', '-ld'], folder)} shows who " \
+              f"may {may} it), or choose another path with {option}"
     elif e.errno in (errno.ENOSPC, errno.EDQUOT):
-        fix = f"free space on the file system of {folder}, or choose another path with {option}"
+        fix = f"free space on the file system of {shown_folder}, or choose another path with " \
+              f"{option}"
     elif e.errno == errno.EROFS:
-        fix = f"{folder} is on a read-only file system: choose another path with {option}"
+        fix = f"{shown_folder} is on a read-only file system: choose another path with {option}"
     else:
         fix = f"choose another path with {option}, in a folder you may write"
     reason = e.strerror or type(e).__name__
-    at = "" if where == display_path(str(shown)) else f" (at {where})"
-    return DesignError(rule, f"cannot {verb} {shown}: {reason}{at}", fix=fix)
+    at = "" if where == display_path(str(shown)) else f" (at {printable(where)})"
+    return DesignError(rule, f"cannot {verb} {printable(shown)}: {reason}{at}", fix=fix)
+
+
+def command(words: Sequence[str], path: str) -> str:
+    """Command ``words`` applied to ``path``, as one shell line a message tells the user to run:
+    quoted by the one quoting function (:func:`aiedsl.toolchain.commands.shell_line`), so a
+    paste runs it on that path alone, ``path`` written ``./-...`` when it starts with ``-`` (not
+    to be read as an option), control characters (which would split the message) as escapes.
+
+    >>> print(command(["rm", "-r"], "my build"))
+    rm -r 'my build'
+    """
+    from aiedsl.toolchain.commands import shell_line  # its module loads the templates: only here
+
+    return printable(shell_line([*words, f"./{path}" if path.startswith("-") else path]))
 
 
 def _file_on_the_way(path: Path) -> Path | None:

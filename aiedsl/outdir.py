@@ -15,8 +15,10 @@ inputs are dropped), and the two are swapped by one ``renameat2(RENAME_EXCHANGE)
 or a crash leaves either the old build or the new one, whole.
 
 The staging directory is also the lock (:mod:`aiedsl.build_lock`): a second build into the same
-directory fails cleanly while the first is alive, and ``--compile`` holds the same lock while
-the tools run.
+directory fails cleanly while the first is alive. ``build --compile`` holds it from the write to
+the end of the compile (:func:`building`); the tools run in the staging folder, on the files the
+build wrote, and their outputs go into the build directory only when they are done
+(:func:`compiling`, :func:`install_outputs`), so an interrupted compile changes nothing there.
 
 Example
 -------
@@ -32,18 +34,19 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from aiedsl.build_lock import NEW, OLD, busy, check_staging, claim, holder, staging_path
-from aiedsl.errors import DesignError
-from aiedsl.files import make_dirs, os_errors, replace_file, unmake_dirs
+from aiedsl.build_lock import (
+    NEW, OLD, WORK, busy, check_staging, claim, holder, remove_marked, staging_path,
+)
+from aiedsl.errors import DesignError, printable
+from aiedsl.files import command, make_dirs, os_errors, replace_file, unmake_dirs
+from aiedsl.marker import MARKER, entries, foreign, owned, read_marker
 from aiedsl.version import __version__
 
-MARKER = ".aiedsl-build.json"
-"""The file that makes a directory an aiedsl build directory, listing what aiedsl put there."""
 MAX_NAMED = 5
 """How many foreign files an error names."""
 
@@ -51,40 +54,7 @@ _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
 
-# -- what is in a directory, and what the marker says ---------------------------------------------
-
-
-def entries(root: Path) -> list[str]:
-    """Every file and folder under ``root``, relative, sorted; folders end in ``/``.
-
-    Symbolic links are entries of their own, never followed (a link to a folder is not a folder).
-    """
-    found: list[str] = []
-
-    def walk(folder: str, prefix: str) -> None:
-        with os.scandir(folder) as it:
-            for e in it:
-                if e.is_dir(follow_symlinks=False):
-                    found.append(f"{prefix}{e.name}/")
-                    walk(e.path, f"{prefix}{e.name}/")
-                else:
-                    found.append(prefix + e.name)
-
-    walk(str(root), "")
-    return sorted(found)
-
-
-def read_marker(folder: Path) -> dict[str, Any] | None:
-    """The marker of build directory ``folder``, or None when it has none (or not a valid one)."""
-    try:
-        data = json.loads((folder / MARKER).read_text())
-    except (OSError, ValueError):
-        return None
-    ok = (isinstance(data, dict) and isinstance(data.get("aiedsl"), str) and "files" in data
-          and all(isinstance(data.get(key, []), list)
-                  and all(isinstance(f, str) for f in data.get(key, []))
-                  for key in ("files", "script_outputs")))
-    return data if ok else None
+# -- the marker -----------------------------------------------------------------------------------
 
 
 def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
@@ -104,40 +74,6 @@ def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
         _put(folder / MARKER, text)
     else:
         replace_file(folder / MARKER, text, tmp_dir)
-
-
-def owned(marker: dict[str, Any] | None) -> Callable[[str], bool]:
-    """Whether an entry of a build directory with ``marker`` is aiedsl's: listed, or written by
-    its ``build.sh`` (run by hand, it cannot list what it wrote)."""
-    listed = set(marker["files"]) if marker else set()
-    script = marker.get("script_outputs", []) if marker else []
-    folders = tuple(s for s in script if s.endswith("/"))
-    listed.update(s for s in script if not s.endswith("/"))
-    return lambda rel: rel in listed or (bool(folders) and rel.startswith(folders))
-
-
-def foreign(folder: Path) -> list[str]:
-    """What in ``folder`` aiedsl did not write: the topmost entries that are not its own
-    (:func:`owned`).
-
-    A folder not its own is named once (``photos/``), not file by file. Without a marker every
-    entry is foreign.
-    """
-    ours = owned(read_marker(folder))
-    found: list[str] = []
-
-    def walk(sub: str, prefix: str) -> None:
-        with os.scandir(sub) as it:
-            for e in sorted(it, key=lambda e: e.name):
-                is_dir = e.is_dir(follow_symlinks=False)
-                rel = prefix + e.name + ("/" if is_dir else "")
-                if not ours(rel):
-                    found.append(rel)
-                elif is_dir:
-                    walk(e.path, rel)
-
-    walk(str(folder), "")
-    return sorted(found)
 
 
 def build_dir_of(folder: Path) -> Path | None:
@@ -160,7 +96,11 @@ def check_output_dir(out_dir: str | Path, design: str) -> None:
     _refuse_working_dir(real, shown, design)
     with os_errors(shown, rule="output directory", option="-o", verb="read"):
         _refuse_foreign(real, shown)
-        check_staging(staging_path(real), shown)
+        staging = staging_path(real)
+        # a live build's, which changes as it is read: claim() says it is busy
+        if staging.is_symlink() or not os.path.isdir(staging) \
+                or holder(staging, locked=False) is None:
+            check_staging(staging, shown)
 
 
 def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
@@ -170,35 +110,49 @@ def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
     if cwd == real or real in cwd.parents:
         what = "the working directory" if cwd == real else "it holds the working directory"
         raise DesignError(
-            "output directory", f"cannot build into {shown} ({what}): a build replaces its "
+            "output directory", f"cannot build into {printable(shown)} ({what}): a build "
+            "replaces its "
             "output directory whole, by renaming it",
             fix=f"build into a directory of its own, e.g. -o build/{design}")
 
 
-def _refuse_foreign(real: Path, shown: Path) -> None:
+def _refuse_foreign(real: Path, shown: Path, locked: bool = False) -> None:
+    """Refuse ``real`` when it holds what aiedsl did not write; ``locked``: this build holds its
+    lock, so no other is writing there."""
     if not os.path.lexists(real):
         return
     if not real.is_dir():
-        raise DesignError("output directory", f"{shown} is a file, not a directory",
-                          fix=f"choose another directory with -o, or move {shown} away")
-    alien = foreign(real)
+        label = printable(shown)
+        raise DesignError("output directory", f"{label} is a file, not a directory",
+                          fix=f"choose another directory with -o, or move {label} away")
+    # Read without the lock, the directory may be changing under another build (swapped,
+    # its compile's outputs going in): what then looks foreign, or vanishes as it is read,
+    # says it is busy.
+    staging = staging_path(real)
+    try:
+        alien = foreign(real)
+    except FileNotFoundError:
+        if not locked and os.path.isdir(staging):
+            who = holder(staging, locked=False)
+            if who is not None:
+                raise busy(who, shown, staging) from None
+        raise
     if alien:
-        # A --compile running there holds the lock while its tools write files its marker will
-        # list only when they are done: those are not the user's, the directory is busy.
-        staging = staging_path(real)
-        if os.path.isdir(staging):
+        if not locked and os.path.isdir(staging):
             who = holder(staging, locked=False)
             if who is not None:
                 raise busy(who, shown, staging)
-        named = ", ".join(alien[:MAX_NAMED])
+        named = printable(", ".join(alien[:MAX_NAMED]))
         if len(alien) > MAX_NAMED:
             named += f" and {len(alien) - MAX_NAMED} more"
-        fix = f"choose another directory with -o, or move those files out of {shown}"
+        label = printable(shown)
+        fix = f"choose another directory with -o, or move those files out of {label}"
         if read_marker(real) is None and _older_build(real):
-            fix = (f"{shown} looks like a build from an aiedsl older than the build marker "
-                   f"({MARKER}): delete it once (rm -r {shown}) and build again")
+            fix = (f"{label} looks like a build from an aiedsl older than the build marker "
+                   f"({MARKER}): delete it once ({command(['rm', '-r'], str(shown))}) and build "
+                   "again")
         raise DesignError(
-            "output directory", f"{shown} holds {_count(len(alien), 'file')} aiedsl did not "
+            "output directory", f"{label} holds {_count(len(alien), 'file')} aiedsl did not "
             "write, and a build replaces the whole directory",
             limit="a new or empty directory, or a build directory holding only what aiedsl "
                   "wrote", found=named, fix=fix)
@@ -234,32 +188,86 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
     is never carried. ``script_outputs`` go into the marker (see :func:`owned`). Returns
     ``out_dir`` as given.
     """
+    with building(out_dir, files, design=design, executable=executable, tool_input=tool_input,
+                  script_outputs=script_outputs) as shown:
+        return shown
+
+
+@contextmanager
+def building(out_dir: str | Path, files: dict[str, str], *, design: str,
+             executable: Iterable[str] = (),
+             tool_input: Callable[[str], bool] | None = None,
+             script_outputs: Iterable[str] = ()) -> Iterator[Path]:
+    """:func:`write_build`, whose lock is held on over the block that follows (yielding
+    ``out_dir`` as given): what the block does in the directory (place the lowering's outputs,
+    compile) meets this build, never one that another build swapped in meanwhile."""
     shown = Path(out_dir)
     out = Path(os.path.realpath(shown))  # a symlinked output: replace what it points at
     check_output_dir(shown, design)  # before anything is touched
     made: list[Path] = []
+    swapped = False
     try:
         with os_errors(shown, rule="output directory", option="-o"):
             made = make_dirs(out.parent)
-            with claim(out, shown) as staging:
-                _refuse_foreign(out, shown)  # again: now no other aiedsl build can change it
+        with _locked(out, shown) as staging:
+            with os_errors(shown, rule="output directory", option="-o"):
+                # again: now no other aiedsl build can change it
+                _refuse_foreign(out, shown, locked=True)
+                carried = _carried(out, set(files)) \
+                    if out.is_dir() and _same_inputs(out, files, tool_input) else []
                 new = staging / NEW
                 new.mkdir()
+                # First, what is to be written: a killed build's staged build is known for
+                # aiedsl's by its marker (build_lock.check_staging), whatever it got to write.
+                write_marker(new, design, [*files, *_folders_of(files), *carried], staging,
+                             script_outputs)
                 for rel, text in files.items():
                     path = new / rel
                     path.parent.mkdir(parents=True, exist_ok=True)
                     _put(path, text)
                 for rel in executable:
                     os.chmod(new / rel, 0o755)
-                if out.is_dir() and _same_inputs(out, files, tool_input):
-                    _carry_tool_outputs(out, new, set(files))
-                # last: a staged build with a marker is complete
-                write_marker(new, design, script_outputs=script_outputs)
+                _carry(out, new, carried)
+                write_marker(new, design, None, staging, script_outputs)  # what is there
                 _swap(new, out)
+                swapped = True
+                for name in (NEW, OLD):  # the old build, now in the staging folder
+                    if os.path.isdir(staging / name):
+                        remove_marked(staging / name, strict=False)
+            yield shown
     except BaseException:
-        unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
+        if not swapped:
+            unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
         raise
-    return shown
+
+
+@contextmanager
+def held(out_dir: str | Path) -> Iterator[None]:
+    """Hold build directory ``out_dir``'s lock over a block (a compile, then loading what it
+    made): no other build replaces the directory meanwhile. Claims inside share it."""
+    shown = Path(out_dir)
+    with _locked(Path(os.path.realpath(shown)), shown):
+        yield
+
+
+@contextmanager
+def _locked(out: Path, shown: Path) -> Iterator[Path]:
+    """:func:`aiedsl.build_lock.claim`: a file-system error taking or letting go of the lock is
+    the output directory's (:func:`aiedsl.files.os_error`), the block's own stay as they are."""
+    body_error: OSError | None = None
+    with os_errors(shown, rule="output directory", option="-o"):
+        with claim(out, shown) as staging:
+            try:
+                yield staging
+            except OSError as e:  # the block's (a tool's): not the output directory's to explain
+                body_error = e
+    if body_error is not None:
+        raise body_error
+
+
+def _folders_of(files: Iterable[str]) -> set[str]:
+    """The folders that hold ``files`` (relative paths), as entries (``kernels/``)."""
+    return {f"{p}/" for rel in files for p in PurePosixPath(rel).parents if str(p) != "."}
 
 
 def _put(path: Path, text: str) -> None:
@@ -272,30 +280,39 @@ def _same_inputs(old: Path, files: dict[str, str], tool_input: Callable[[str], b
     """Do the files the tools read (``tool_input``) in build ``old`` hold exactly ``files``?
     Their outputs there (an xclbin, instructions) were made from them: carried over beside
     other inputs, they would pass for the new build's."""
-    if tool_input is None:
-        return True
+    return tool_input is None or not _changed_inputs(old, files, tool_input)
+
+
+def _changed_inputs(old: Path, files: dict[str, str], tool_input: Callable[[str], bool]
+                    ) -> list[str]:
+    """The files the tools read (``tool_input``) that build ``old`` does not hold as ``files``
+    has them: different, missing, or there and not in ``files``."""
     want = {rel: text for rel, text in files.items() if tool_input(rel)}
-    have = [rel for rel in entries(old) if not rel.endswith("/") and tool_input(rel)]
-    if set(have) != set(want):
-        return False
-    for rel, text in want.items():
+    have = {rel for rel in entries(old) if not rel.endswith("/") and tool_input(rel)}
+    changed = sorted(have - set(want))
+    for rel, text in sorted(want.items()):
         try:
             if (old / rel).read_text() != text:  # read as _put wrote it
-                return False
+                changed.append(rel)
         except OSError:
-            return False
-    return True
+            changed.append(rel)
+    return sorted(changed)
 
 
-def _carry_tool_outputs(old: Path, new: Path, generated: set[str]) -> None:
-    """Link into ``new`` what the toolchain made in the previous build (xclbin, logs, cache):
-    everything the new generation does not write itself, except ``kernels/`` (regenerated).
+def _carried(old: Path, generated: set[str]) -> list[str]:
+    """What of the previous build ``old`` a new one carries: what the toolchain made there
+    (xclbin, logs, cache), everything the new generation does not write itself, except
+    ``kernels/`` (regenerated)."""
+    return [rel for rel in entries(old) if rel != MARKER and rel not in generated
+            and not rel.startswith("kernels/")]
+
+
+def _carry(old: Path, new: Path, carried: list[str]) -> None:
+    """Link ``carried`` (:func:`_carried`) from ``old`` into ``new``.
 
     Hard links, not moves: the old build stays whole until the swap.
     """
-    for rel in entries(old):
-        if rel == MARKER or rel in generated or rel.startswith("kernels/"):
-            continue
+    for rel in carried:
         src, dst = old / rel, new / rel
         if os.path.lexists(dst):
             continue  # the new generation's own file wins
@@ -379,19 +396,147 @@ def tool_outputs(out_dir: str | Path) -> Iterator[None]:
     if read_marker(out) is None:
         yield
         return
-    body_error: OSError | None = None
-    with os_errors(shown, rule="output directory", option="-o"):
-        with claim(out, shown) as staging:
-            marker = read_marker(out) or {"files": []}  # again, under the lock
-            before = set(entries(out))
-            try:
-                yield
-            except OSError as e:  # the tools' own: not the output directory's to explain
-                body_error = e
-            finally:
+    with _locked(out, shown) as staging:
+        marker = read_marker(out) or {"files": []}  # again, under the lock
+        before = set(entries(out))
+        try:
+            yield
+        finally:
+            with os_errors(shown, rule="output directory", option="-o"):
                 relist(out, marker, staging, lambda e: e not in before)
-    if body_error is not None:
-        raise body_error
+
+
+@contextmanager
+def compiling(out_dir: str | Path, files: dict[str, str], *, design: str,
+              tool_input: Callable[[str], bool], writes: Iterable[str]) -> Iterator[Path]:
+    """Hold build directory ``out_dir``'s lock over a compile of ``files`` and yield the folder
+    to run the tools in: ``compile/`` in the staging folder, holding the files they read
+    (``tool_input``). Nothing reaches the build directory until :func:`install_outputs` moves
+    it there; an interrupted compile leaves the directory as it was, and its folder goes with
+    the lock (a killed one's with the next build).
+
+    Refuses (DesignError, before any tool runs) a directory that no longer holds this build
+    (another build replaced it since it was written: the tools would compile other files than
+    ``files``, which the compile's manifest describes), and one where a name in ``writes`` (the
+    compile's own outputs: ``logs``, ``manifest.json``) is not aiedsl's.
+    """
+    shown = Path(out_dir)
+    out = Path(os.path.realpath(shown))
+    with _locked(out, shown) as staging:
+        work = staging / WORK
+        with os_errors(shown, rule="output directory", option="-o"):
+            _refuse_other_build(out, shown, files, design, tool_input, writes)
+            inputs = {rel: text for rel, text in files.items() if tool_input(rel)}
+            work.mkdir()
+            # first: a killed compile's folder is known for aiedsl's by it (check_staging)
+            write_marker(work, design, [*inputs, *_folders_of(inputs)], staging)
+            for rel, text in inputs.items():
+                (work / rel).parent.mkdir(parents=True, exist_ok=True)
+                (work / rel).write_text(text)
+        try:
+            yield work
+        finally:
+            remove_marked(work, strict=False)
+
+
+def _refuse_other_build(out: Path, shown: Path, files: dict[str, str], design: str,
+                        tool_input: Callable[[str], bool], writes: Iterable[str]) -> None:
+    """Refuse a compile of ``files`` in ``out`` (:func:`compiling`)."""
+    label = printable(shown)
+    marker = read_marker(out) if out.is_dir() else None
+    changed = [f"no {MARKER}"] if marker is None else _changed_inputs(out, files, tool_input)
+    if changed:
+        raise DesignError(
+            "output directory", f"{label} no longer holds the build of {design} to be "
+            "compiled: another build replaced it since", found=printable(", ".join(changed)),
+            fix="build and compile again (aiedsl build --compile holds the directory from the "
+                "build to the end of the compile)")
+    ours = owned(marker)
+    _refuse_in_the_way(shown, [rel for rel in (_entry(out, name) for name in writes)
+                               if rel is not None and not ours(rel)])
+
+
+def _refuse_in_the_way(shown: Path, alien: list[str]) -> None:
+    """Refuse a compile whose outputs would replace ``alien``, entries of build directory
+    ``shown`` aiedsl did not write."""
+    if alien:
+        label = printable(shown)
+        raise DesignError(
+            "output directory", f"{label} holds what aiedsl did not write where the compile "
+            "puts its own", found=printable(", ".join(alien)),
+            fix=f"move {'it' if len(alien) == 1 else 'them'} out of {label}, and compile again")
+
+
+def _entry(folder: Path, name: str) -> str | None:
+    """``name`` in ``folder`` as an entry (``logs/`` for a folder), None when it is not there."""
+    path = folder / name
+    if not os.path.lexists(path):
+        return None
+    return f"{name}/" if path.is_dir() and not path.is_symlink() else name
+
+
+def install_outputs(work: Path, out_dir: str | Path, *, keep: Callable[[str], bool],
+                    drop: Iterable[str], last: Sequence[str] = ()) -> None:
+    """Move what the tools left in ``work`` (:func:`compiling`'s folder: every name but the
+    files they read, for which ``keep`` is true) into build directory ``out_dir``, each file in
+    one rename, replacing aiedsl's own of that name (a folder joins the one there: ``logs/``
+    holds the lowering's logs too); then remove the names in ``drop`` (a previous compile's
+    outputs) the tools did not make again. The marker lists what arrives before it arrives.
+    The names in ``last`` go in last, in that order, and their old ones first: a compile
+    stopped midway leaves none (``cache.json`` says the outputs are whole).
+
+    Run inside :func:`compiling`: under the directory's lock, which a file of the user's in the
+    way also refuses (DesignError, nothing moved).
+    """
+    shown = Path(out_dir)
+    out = Path(os.path.realpath(shown))
+    staging = work.parent
+    with os_errors(shown, rule="output directory", option="-o"):
+        marker = read_marker(out) or {"files": []}
+        ours = owned(marker)
+        inputs = owned(read_marker(work))
+        names = sorted(n for n in os.listdir(work)
+                       if n != MARKER and keep(n) and not inputs(_entry(work, n) or n))
+        arriving = {rel for n in names for rel in
+                    ([f"{n}/", *(f"{n}/{r}" for r in entries(work / n))]
+                     if _is_folder(work / n) else [n])}
+        _refuse_in_the_way(shown, sorted(rel for rel in (_entry(out, r.rstrip("/"))
+                                                          for r in arriving)
+                                         if rel is not None and not ours(rel)))
+        listed = [e for e in entries(out) if ours(e)]
+        write_marker(out, str(marker.get("design", "")), [*listed, *arriving], staging,
+                     marker.get("script_outputs", []))
+        for name in last:
+            if ours(name):
+                (out / name).unlink(missing_ok=True)
+        for name in [n for n in names if n not in last]:
+            _move_in(work / name, out / name)
+        for name in drop:
+            if name not in names and ours(name):
+                (out / name).unlink(missing_ok=True)
+        for name in [n for n in last if n in names]:
+            _move_in(work / name, out / name)
+        relist(out, marker, staging, arriving.__contains__)
+
+
+def _is_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
+def _move_in(src: Path, dst: Path) -> None:
+    """Put ``src`` at ``dst``: a file in one step (what was at ``dst``, aiedsl's, ends up at
+    ``src`` or is removed), a folder into the folder there, entry by entry."""
+    if not os.path.lexists(dst):
+        os.rename(src, dst)
+    elif _is_folder(src) and _is_folder(dst):
+        for child in sorted(os.listdir(src)):
+            _move_in(src / child, dst / child)
+    elif not _exchange(src, dst):
+        if _is_folder(dst):
+            shutil.rmtree(dst)
+        elif _is_folder(src):
+            dst.unlink()
+        os.replace(src, dst)
 
 
 def relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aiedsl.build_lock import claim
-from aiedsl.errors import DesignError, display_path
+from aiedsl.errors import DesignError, display_path, printable
 from aiedsl.files import make_dirs, os_error, os_errors, replace_file, unmake_dirs
 from aiedsl.outdir import MARKER, build_dir_of, read_marker, relist, write_marker
 
@@ -40,11 +40,12 @@ def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
                           fix=f"name the file, e.g. {option} {example} (aiedsl's own lines go to "
                           "standard output)")
     if str(path).endswith(("/", os.sep)) or os.path.isdir(real):
-        raise DesignError("output file", f"{path} is a folder, not a file",
-                          fix=f"name the file, e.g. {option} {shown / example}")
+        raise DesignError("output file", f"{printable(path)} is a folder, not a file",
+                          fix=f"name the file, e.g. {option} {printable(shown / example)}")
     if os.path.lexists(real) and not _is_ours(real, ours):
-        raise DesignError("output file", f"{shown} exists and aiedsl did not write it",
-                          fix=f"choose another file with {option}, or move {shown} away")
+        label = printable(shown)
+        raise DesignError("output file", f"{label} exists and aiedsl did not write it",
+                          fix=f"choose another file with {option}, or move {label} away")
     there = _existing(real.parent)
     # What the write would meet first: the folder itself, or the first folder it must make.
     first = real.parent if there == real.parent else \

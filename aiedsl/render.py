@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import types
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import jinja2
 
 from aiedsl.cache import cache_dir
+from aiedsl.errors import printable
 
 TEMPLATES = Path(__file__).resolve().parent / "codegen" / "templates"
 """Where the MLIR, report, map and kernel-file templates live (kernel sources' own templates are
@@ -34,7 +36,7 @@ def environment(directory: str = str(TEMPLATES)) -> jinja2.Environment:
 def comment_text(value: object) -> str:
     """``value`` made safe for a one-line ``//`` or ``#`` comment: control characters (a line
     break would end the comment and start code) are written as escapes."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
+    return printable(value)
 
 
 def mlir_string(value: object) -> str:
@@ -59,7 +61,34 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None  # a read-only home: compile each time
-    return jinja2.FileSystemBytecodeCache(str(folder))
+    return _TemplateCache(str(folder))
+
+
+class _TemplateCache(jinja2.FileSystemBytecodeCache):
+    """jinja2's cache of compiled templates, for which a damaged entry is a miss.
+
+    jinja2 reads an entry with pickle and marshal and lets their errors out: a file cut short
+    (a full disk, a killed process, a copy) stopped every build with an UnpicklingError. An
+    entry that cannot be read is compiled again and written over; a cache that cannot be
+    written (a read-only folder) is not used.
+    """
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        """Fill ``bucket`` from its file, or leave it empty when the file is unreadable."""
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # pickle's and marshal's errors have no common class
+            bucket.reset()
+            return
+        if bucket.code is not None and not isinstance(bucket.code, types.CodeType):
+            bucket.reset()  # marshal read something, but not compiled code
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        """Write ``bucket``'s file; a folder that refuses it costs a compile next time."""
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
 
 
 class TemplateError(RuntimeError):

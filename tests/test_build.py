@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +78,61 @@ def test_build_cli_is_byte_identical_across_runs(in_root: Path, tmp_path: Path) 
                         "-o", str(out)], check=True, capture_output=True)
         outs.append({p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()})
     assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not code"])
+def test_a_damaged_template_cache_entry_is_a_miss(
+        in_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    """A cache entry cut short stopped every build with an UnpicklingError, exit 1 (a tester):
+    now it is compiled again and written over."""
+    import io
+    import marshal
+    import pickle
+
+    from jinja2.bccache import bc_magic
+
+    from aiedsl import render
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    render.environment.cache_clear()  # an environment with the cache of this test's home
+    try:
+        want = generate(load_design("designs/passthrough.py")).files
+        cached = sorted((tmp_path / "cache" / "aiedsl" / "templates").iterdir())
+        assert cached
+        good = {p: p.read_bytes() for p in cached}
+        for p, data in good.items():
+            if damage == "truncated":
+                p.write_bytes(data[:20])
+            else:  # jinja2's header and the template's checksum, then a marshalled int
+                f = io.BytesIO(data)
+                f.read(len(bc_magic))
+                pickle.load(f)
+                p.write_bytes(data[:f.tell()] + marshal.dumps(7))
+        render.environment.cache_clear()
+        assert generate(load_design("designs/passthrough.py")).files == want
+        assert {p: p.read_bytes() for p in cached} == good  # written over
+    finally:
+        render.environment.cache_clear()
+
+
+def test_a_template_cache_that_cannot_be_written_is_not_used(
+        in_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import jinja2.bccache
+
+    from aiedsl import render
+
+    def refuse(*args: object, **kwargs: object) -> None:  # a folder chmod 555 (root writes)
+        raise PermissionError(13, "Permission denied", str(tmp_path / "cache"))
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(jinja2.bccache.tempfile, "NamedTemporaryFile", refuse)
+    render.environment.cache_clear()
+    try:
+        files = generate(load_design("designs/passthrough.py")).files
+    finally:
+        render.environment.cache_clear()
+    assert files["aie.mlir"].startswith("// passthrough")
+    assert os.listdir(tmp_path / "cache" / "aiedsl" / "templates") == []
 
 
 _OWN_KERNEL = '''

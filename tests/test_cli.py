@@ -109,6 +109,29 @@ def test_a_usage_error_is_one_line_and_the_usage(args: list[str], command: str,
     assert len(lines) == 3 and "Traceback" not in r.stderr and r.stdout == ""
 
 
+@pytest.mark.parametrize("args, option, kind", [
+    (["sim", "--stats", ""], "'--stats'", "file"),
+    (["sim", "--trace", ""], "'--trace'", "file"),
+    (["run", "--trace", ""], "'--trace'", "file"),
+    (["run", "--stats", ""], "'--stats'", "file"),
+    (["map", "-o", ""], "'-o' / '--output'", "file"),
+    (["build", "-o", ""], "'-o' / '--output'", "directory"),
+    (["run", "-o", ""], "'-o' / '--output'", "directory"),
+])
+def test_an_empty_output_name_is_a_usage_error_before_any_work(
+        tmp_path: Path, args: list[str], option: str, kind: str) -> None:
+    """--stats '' (an unset variable) exited 0 and wrote nothing, unsaid; run --trace '' built
+    and simulated, then said ' is a folder, not a file' (a tester)."""
+    command, *rest = args
+    r = aiedsl(command, str(ROOT / "designs" / "passthrough.py"), *rest, cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        f"error: Invalid value for {option}: the {kind} name is empty (name a {kind}, or leave "
+        "the option out)",
+        f"Usage: aiedsl {command} [OPTIONS] {{DESIGN}}", f"Try 'aiedsl {command} -h' for help."]
+    assert os.listdir(tmp_path) == []
+
+
 # -- Python errors in a design file ---------------------------------------------------------------
 
 BROKEN = '''

@@ -313,3 +313,26 @@ def test_real_lowering_of_passthrough_matches_the_reference(
     want = parse_physical((fixture_dir / "physical.mlir").read_text())
     assert diff_physical(want, real) == []
     assert (tmp_path / "out" / "insts.bin").stat().st_size > 0
+
+
+def test_a_compile_after_the_lowering_keeps_the_lowerings_logs(
+        lowering_tools: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compile's tools run beside the build and their logs/ goes in when they are done:
+    into the logs/ the lowering filled, beside its logs, not over them."""
+    from test_toolchain import FAKE_CLANG, fake_aiecc
+
+    root = lowering_tools["root"]
+    _script(root / "peano" / "bin" / "clang++",
+            FAKE_CLANG.format(version="19.0.0", log=root / "tools.log", fail=""))
+    _script(lowering_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(root / "tools.log"))
+    (lowering_tools["mlir_aie"] / "include" / "aie_api").mkdir(parents=True)
+    (lowering_tools["mlir_aie"] / "include" / "aie_api" / "aie.hpp").write_text("// double\n")
+    monkeypatch.setenv("PEANO_INSTALL_DIR", str(root / "peano"))
+    art = aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    assert art.compiled is not None and not art.compiled.cached
+    out = root / "out"
+    assert sorted(os.listdir(out / "logs")) == [
+        "aie-opt-npu.log", "aie-opt-physical.log", "aie-translate.log", "aiecc.log",
+        "passthrough_i32_1024.log"]
+    assert read_marker(out)["files"] == sorted(  # type: ignore[index]
+        p.relative_to(out).as_posix() + ("/" if p.is_dir() else "") for p in out.rglob("*"))

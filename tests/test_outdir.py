@@ -29,7 +29,7 @@ from aiedsl.cli import main
 from aiedsl.emit import Generated, generate, write
 from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.loader import load_design
-from aiedsl.outdir import MARKER, entries, read_marker, tool_outputs
+from aiedsl.outdir import MARKER, entries, read_marker, tool_outputs, write_marker
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSTHROUGH = ROOT / "designs" / "passthrough.py"
@@ -244,8 +244,10 @@ def test_a_killed_build_leaves_the_previous_build_whole_and_the_next_build_clean
 
 def test_a_staging_dir_without_a_pid_is_a_killed_builds_leftover(tmp_path: Path) -> None:
     staging = tmp_path / ".p.aiedsl-new"
-    (staging / "build").mkdir(parents=True)  # killed between making it and writing its pid
+    (staging / "build").mkdir(parents=True)  # its pid gone, as the build was letting go of it
+    write_marker(staging / "build", "passthrough", ["aie.mlir"])  # marked first, as a build does
     (staging / "build" / "aie.mlir").write_text("half a build\n")
+    (staging / "compile").mkdir()  # and a compile's folder, made and killed before its marker
     gen = _gen()
     write(gen, tmp_path / "p")
     _assert_whole(tmp_path / "p", _build_of(gen))
@@ -260,6 +262,7 @@ def test_a_leftover_that_cannot_be_removed_is_named_by_its_whole_path(
     monkeypatch.chdir(tmp_path)
     kernels = tmp_path / "x" / ".foo.aiedsl-new" / "build" / "kernels"
     kernels.mkdir(parents=True)  # a killed build's, without its pid
+    write_marker(kernels.parent, "passthrough", ["kernels/", "kernels/passthrough_i32_1024.cc"])
     (kernels / "passthrough_i32_1024.cc").write_text("half\n")
     real_unlink = os.unlink
 
@@ -278,19 +281,27 @@ def test_a_leftover_that_cannot_be_removed_is_named_by_its_whole_path(
         "choose another path with -o\n")
 
 
-@pytest.mark.parametrize("kind", ["folder", "file", "link"])
+@pytest.mark.parametrize("kind", ["folder", "file", "link", "in build/", "in old/"])
 def test_a_users_folder_named_like_a_staging_dir_is_never_deleted(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
         kind: str) -> None:
     """A folder the user named .foo.aiedsl-new was deleted as a killed build's leftover (a
-    tester). A leftover is known by what aiedsl puts there: anything else is refused."""
+    tester). A leftover is known by what aiedsl puts there: anything else is refused.
+
+    In build/ or old/, aiedsl's names, the user's files were deleted, or old/ moved to x/foo
+    and the build refused it as another build's, naming its own pid (a tester): a folder
+    aiedsl makes there holds its marker, and nothing the marker does not list."""
     monkeypatch.chdir(tmp_path)
     staging = tmp_path / "x" / ".foo.aiedsl-new"
     staging.parent.mkdir()
-    found = {"folder": "notes.txt", "file": "a file", "link": "a symbolic link"}[kind]
+    found = {"folder": "notes.txt", "file": "a file", "link": "a symbolic link",
+             "in build/": "build/thesis.txt", "in old/": "old/precious.txt"}[kind]
     if kind == "folder":
         (staging / "build").mkdir(parents=True)  # what aiedsl puts there, and one file more
         (staging / "notes.txt").write_text("data\n")
+    elif kind.startswith("in "):
+        (staging / found).parent.mkdir(parents=True)
+        (staging / found).write_text("mine\n")
     elif kind == "file":
         staging.write_text("data\n")
     else:
@@ -314,6 +325,34 @@ def test_a_users_folder_named_like_a_staging_dir_is_never_deleted(
         with claim(tmp_path / "x" / "foo", "x/foo"):  # the lock refuses it too
             pass
     assert state() == before
+
+
+def test_a_file_dropped_in_while_a_build_takes_the_lock_is_named_not_called_a_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found under the build's own lock, a user's file was reported as "another aiedsl build
+    (pid <its own pid>) is writing" (a tester)."""
+    from aiedsl import outdir
+
+    monkeypatch.chdir(tmp_path)
+    write(_gen(), "p")
+    real_check = outdir.check_output_dir
+
+    def check_then_drop(out_dir: str | Path, design: str) -> None:
+        real_check(out_dir, design)
+        (tmp_path / "p" / "notes.txt").write_text("mine\n")  # the user, meanwhile
+
+    monkeypatch.setattr(outdir, "check_output_dir", check_then_drop)
+    with pytest.raises(DesignError) as e:
+        write(_gen(8192), "p")
+    assert str(e.value) == (
+        "error [output directory]: p holds 1 file aiedsl did not write, and a build replaces "
+        "the whole directory\n"
+        "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+        "wrote\n"
+        "  found: notes.txt\n"
+        "  fix: choose another directory with -o, or move those files out of p")
+    assert (tmp_path / "p" / "notes.txt").read_text() == "mine\n"
+    assert sorted(os.listdir(tmp_path)) == ["p"]
 
 
 # -- concurrent builds ----------------------------------------------------------------------------
@@ -442,7 +481,8 @@ def test_compile_outputs_are_in_the_marker_and_a_rebuild_of_the_same_design_keep
 
 def test_a_failed_compile_lists_its_logs_but_not_the_users_files(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _fake_tools(tmp_path / "tools", monkeypatch, fail="echo 'aiecc: boom'; exit 1")
+    _fake_tools(tmp_path / "tools", monkeypatch,
+                fail="printf half > aie.xclbin; echo 'aiecc: boom'; exit 1")
     monkeypatch.chdir(tmp_path)
     art = aiedsl.build(PASSTHROUGH, output="out")
     (tmp_path / "out" / "todo.txt").write_text("mine\n")  # the user's, before the tools ran
@@ -451,6 +491,7 @@ def test_a_failed_compile_lists_its_logs_but_not_the_users_files(
     listed = read_marker(tmp_path / "out")["files"]  # type: ignore[index]
     assert {"logs/aiecc.log", "aie.mlir.prj/main.o", "passthrough_i32_1024.o"} <= set(listed)
     assert "todo.txt" not in listed
+    assert not (tmp_path / "out" / "aie.xclbin").exists()  # a failed aiecc's is not whole
     with pytest.raises(DesignError, match=r"found: todo\.txt\n"):
         write(_gen(), "out")
 
@@ -519,6 +560,7 @@ def test_a_stopped_compile_kills_its_tools_and_leaves_a_rebuildable_directory(
                 fail=f'[ "$1" = --help ] || {{ {SLOW_AIECC.format(pid=pid)} }}')
     monkeypatch.chdir(tmp_path)
     write(_gen(), "out")
+    before = _tree(tmp_path / "out")
     child = subprocess.Popen([sys.executable, "-m", "aiedsl.cli", "build", str(PASSTHROUGH),
                               "-o", "out", "--compile"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -534,14 +576,202 @@ def test_a_stopped_compile_kills_its_tools_and_leaves_a_rebuildable_directory(
     with pytest.raises(ProcessLookupError):  # aiecc is dead
         os.kill(int(pid.read_text()), 0)
     time.sleep(1.5)  # its child would have written late.txt by now
-    assert not (tmp_path / "out" / "late.txt").exists()
-    marker = read_marker(tmp_path / "out")
-    assert marker is not None and marker["files"] == entries(tmp_path / "out")
-    assert "half.xclbin" in marker["files"]  # aiecc's: listed, not taken for the user's
+    # the tools ran beside the build: what they wrote (half.xclbin, the logs) never got in
+    assert _tree(tmp_path / "out") == before
     assert sorted(os.listdir(tmp_path)) == ["aiecc.pid", "out", "tools"]  # no lock left
     gen = _gen(8192)
     write(gen, "out")  # and the next build replaces it
     _assert_whole(tmp_path / "out", _build_of(gen))
+
+
+GATED_AIECC = """#!/bin/sh
+# test double for aiecc: its --help waits for the test's go; what it compiles is told by the
+# xclbin it writes (the define line of the aie.mlir it read)
+case "$1" in
+  --version) echo "aiecc {version} (test double)"; exit 0 ;;
+  --help) touch "{root}/help.started"; i=0
+    while [ ! -e "{root}/go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+    echo "  --get=<name>  - Request graph output(s)"; exit 0 ;;
+esac
+echo $$ > "{root}/aiecc.pid"
+{then}
+mkdir -p aie.mlir.prj && echo "intermediate" > aie.mlir.prj/main.o
+sed -n 2p aie.mlir > aie.xclbin
+printf '\\001\\000\\000\\000' > insts.bin
+"""
+
+
+def _gated_aiecc(root: Path, version: str = "1.2.3", then: str = "") -> None:
+    aiecc = root / "tools" / "mlir-aie" / "bin" / "aiecc"
+    aiecc.write_text(GATED_AIECC.format(root=root, version=version, then=then))
+    (root / "go").touch()  # open, unless a test closes it
+
+
+def _wait_for(path: Path) -> None:
+    for _ in range(600):
+        if path.exists() and path.read_text().strip() != "":
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never came")
+
+
+def test_a_build_cannot_swap_itself_in_between_a_builds_write_and_its_compile(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """build --compile let go of its directory after writing it and took it again to compile;
+    a build of N=8192 swapped in meanwhile (while aiecc --help ran) had its aie.mlir compiled
+    and reported as N=4096 (a tester). One lock is held from the write to the compile's end."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    _gated_aiecc(tmp_path)
+    (tmp_path / "go").unlink()
+    monkeypatch.chdir(tmp_path)
+    child = subprocess.Popen([sys.executable, "-m", "aiedsl.cli", "build", str(PASSTHROUGH),
+                              "-D", "N=4096", "-o", "out", "--compile"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # the build is written, aiedsl asks aiecc what it takes
+            if (tmp_path / "help.started").exists():
+                break
+            time.sleep(0.05)
+        assert (tmp_path / "out" / MARKER).exists()
+        with pytest.raises(DesignError) as e:
+            write(_gen(8192), "out")
+        assert str(e.value) == (
+            f"error [output directory]: another aiedsl build (pid {child.pid}) is writing "
+            "out\n"
+            "  fix: try again when it is done (if no aiedsl is running, delete .out.aiedsl-new)")
+    finally:
+        (tmp_path / "go").touch()
+        _, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    out = tmp_path / "out"
+    assert (out / "aie.mlir").read_text() == _gen(4096).files["aie.mlir"]
+    assert (out / "aie.xclbin").read_text() == "// device npu1_1col; N=4096, TILE=1024\n"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [b["shape"] for b in manifest["buffers"]] == [[4096], [4096]]
+
+
+def test_a_compile_of_a_build_another_build_replaced_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What aiedsl run --target npu meets when a build replaces its directory between its
+    build and its compile: the compile would compile the other build's aie.mlir under this
+    one's manifest. It checks, under the lock, that the directory still holds its files."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    _gated_aiecc(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    art = aiedsl.build(PASSTHROUGH, output="out", defines={"N": 4096})
+    write(_gen(8192), "out")  # another build, meanwhile
+    before = _tree(tmp_path / "out")
+    with pytest.raises(DesignError) as e:
+        art.compile()
+    assert str(e.value) == (
+        "error [output directory]: out no longer holds the build of passthrough to be compiled: "
+        "another build replaced it since\n"
+        "  found: aie.mlir\n"
+        "  fix: build and compile again (aiedsl build --compile holds the directory from the "
+        "build to the end of the compile)")
+    assert _tree(tmp_path / "out") == before
+    assert not (tmp_path / "aiecc.pid").exists()  # no tool ran
+    assert sorted(os.listdir(tmp_path)) == ["go", "help.started", "out", "tools"]
+
+
+def test_a_compile_never_writes_over_a_users_logs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    _gated_aiecc(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    art = aiedsl.build(PASSTHROUGH, output="out")
+    (tmp_path / "out" / "logs").mkdir()  # the user's, after the build
+    (tmp_path / "out" / "logs" / "aiecc.log").write_text("my notes\n")
+    before = _tree(tmp_path / "out")
+    with pytest.raises(DesignError) as e:
+        art.compile()
+    assert str(e.value) == (
+        "error [output directory]: out holds what aiedsl did not write where the compile puts "
+        "its own\n"
+        "  found: logs/\n"
+        "  fix: move it out of out, and compile again")
+    assert _tree(tmp_path / "out") == before
+    assert not (tmp_path / "aiecc.pid").exists()  # refused before any tool ran
+
+
+def _killed_compile(root: Path, signame: str, *defines: str) -> str:
+    """``aiedsl build --compile`` into root/out, sent ``signame`` while aiecc runs (its
+    xclbin half written); aiecc killed too. Returns the command's standard error."""
+    import signal
+
+    child = subprocess.Popen([sys.executable, "-m", "aiedsl.cli", "build", str(PASSTHROUGH),
+                              *defines, "-o", "out", "--compile"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    _wait_for(root / "half")
+    child.send_signal(getattr(signal, signame))
+    _, err = child.communicate(timeout=20)
+    try:  # SIGKILL leaves aiecc running (its own process group): the test ends it
+        os.kill(int((root / "aiecc.pid").read_text()), signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    time.sleep(0.2)
+    return err
+
+
+def test_a_killed_first_compile_leaves_a_directory_the_next_build_takes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL during a first --compile left logs/ in the build, made by aiedsl and listed only
+    when the compile ended: no later build accepted the directory (a tester). The tools now
+    run beside the build, and nothing of theirs is in it until they are done."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    _gated_aiecc(tmp_path, then=f'printf partial > aie.xclbin; echo 1 > "{tmp_path}/half"; '
+                                "sleep 30")
+    monkeypatch.chdir(tmp_path)
+    gen = _gen()
+    write(gen, "out")
+    before = _tree(tmp_path / "out")
+    _killed_compile(tmp_path, "SIGKILL")
+    assert _tree(tmp_path / "out") == before
+    write(gen, "out")  # the next build takes it, and removes the killed one's leftover
+    _assert_whole(tmp_path / "out", _build_of(gen))
+    assert sorted(os.listdir(tmp_path)) == ["aiecc.pid", "go", "half", "help.started", "out",
+                                            "tools"]
+
+
+@pytest.mark.parametrize("design", ["the same", "another"])
+def test_an_interrupted_compile_leaves_the_previous_outputs_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        design: str) -> None:
+    """Ctrl-C during aiecc left its half-written aie.xclbin in the build, listed as aiedsl's,
+    and a rebuild kept it (a tester). Nothing of an interrupted compile gets in: the same
+    design keeps its previous compile's outputs whole; another has none (they were another
+    aie.mlir's), and a rebuild of it has none either."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    _gated_aiecc(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)  # a complete compile, N=4096
+    assert (tmp_path / "out" / "aie.xclbin").read_text() == \
+        "// device npu1_1col; N=4096, TILE=1024\n"
+    # a newer aiecc (the same design compiles again), which is interrupted
+    _gated_aiecc(tmp_path, version="1.2.4",
+                 then=f'printf partial > aie.xclbin; echo 1 > "{tmp_path}/half"; sleep 30')
+    defines = [] if design == "the same" else ["-D", "N=8192"]
+    if design == "the same":
+        before = _tree(tmp_path / "out")
+    else:
+        gen = _gen(8192)
+        before = {**_build_of(gen), MARKER: None}
+    err = _killed_compile(tmp_path, "SIGINT", *defines)
+    assert err.endswith("aborted\n"), err
+    after = _tree(tmp_path / "out")
+    if design == "another":
+        after[MARKER] = None
+    assert after == before
+    marker = read_marker(tmp_path / "out")
+    assert marker is not None and marker["files"] == entries(tmp_path / "out")
+    assert sorted(os.listdir(tmp_path)) == ["aiecc.pid", "go", "half", "help.started", "out",
+                                            "tools"]
+    assert _main("build", str(PASSTHROUGH), *defines, "-o", "out") == 0
+    capsys.readouterr()
+    after = _tree(tmp_path / "out")
+    if design == "another":
+        after[MARKER] = None
+    assert after == before  # a rebuild keeps what it had, and no half-written xclbin
 
 
 # -- single files: map.svg and traces -------------------------------------------------------------
@@ -751,6 +981,35 @@ def test_a_build_into_a_directory_a_compile_is_writing_says_another_build_is_wri
         write(_gen(8192), "p")
 
 
+def test_a_directory_changing_under_another_build_as_it_is_read_is_busy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Racing --compile builds: one read the directory (without the lock) while another moved
+    its compile's outputs in, and said "cannot read out: No such file or directory (at
+    out/aie.mlir.prj)" (exit 2, found racing the tester's scripts)."""
+    from aiedsl import outdir
+
+    monkeypatch.chdir(tmp_path)
+    write(_gen(), "p")
+    staging = tmp_path / ".p.aiedsl-new"
+    staging.mkdir()  # another build's lock: alive (this process's pid)
+    (staging / "pid").write_text(json.dumps({"pid": os.getpid(),
+                                             "host": socket.gethostname()}))
+
+    def vanishing(folder: Path) -> list[str]:
+        raise FileNotFoundError(2, "No such file or directory", str(folder / "aie.mlir.prj"))
+
+    monkeypatch.setattr(outdir, "foreign", vanishing)
+    try:
+        with pytest.raises(DesignError) as e:
+            write(_gen(8192), "p")
+    finally:
+        (staging / "pid").unlink()
+        staging.rmdir()
+    assert str(e.value) == (
+        f"error [output directory]: another aiedsl build (pid {os.getpid()}) is writing p\n"
+        "  fix: try again when it is done (if no aiedsl is running, delete .p.aiedsl-new)")
+
+
 def test_a_refused_trace_is_refused_before_simulating_or_building(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     import aiedsl.sim as sim
@@ -795,6 +1054,71 @@ def test_a_folder_given_as_the_file_is_refused(
         f"error [output file]: {given} is a folder, not a file\n"
         f"  fix: name the file, e.g. --trace {given.rstrip('/')}/passthrough.json\n")
     assert entries(tmp_path) == ["somedir/"]
+
+
+def test_a_command_a_message_prints_runs_on_the_path_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """The fix for an old build in 'my build' printed (rm -r my build), which a paste ran on
+    ./my and ./build (a tester); its ls -ld too. Both are quoted by the one quoting function."""
+    from aiedsl import outdir
+
+    monkeypatch.chdir(tmp_path)
+    old = tmp_path / "my build"
+    old.mkdir()
+    (old / "aie.mlir").write_text("// generated by aiedsl 0.0.1 (do not edit)\n")
+    for name in ("my", "build"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "keep.txt").write_text("mine\n")
+    assert _main("build", str(PASSTHROUGH), "-o", "my build") == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "error [output directory]: my build holds 1 file aiedsl did not write, and a build "
+        "replaces the whole directory\n"
+        "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+        "wrote\n"
+        "  found: aie.mlir\n"
+        "  fix: my build looks like a build from an aiedsl older than the build marker "
+        f"({MARKER}): delete it once (rm -r 'my build') and build again\n")
+    pasted = re.search(r"\((rm -r .*)\) and build again", err)
+    assert pasted is not None
+    subprocess.run(["sh", "-c", pasted[1]], check=True)
+    assert entries(tmp_path) == ["build/", "build/keep.txt", "my/", "my/keep.txt"]
+
+    write(_gen(), "my p")
+
+    def exchange(a: Path, b: Path) -> bool:
+        raise PermissionError(13, "Permission denied", str(b))
+
+    monkeypatch.setattr(outdir, "_exchange", exchange)
+    with pytest.raises(DesignError) as e:
+        write(_gen(8192), "my p")
+    assert str(e.value) == (
+        "error [output directory]: cannot write my p: Permission denied\n"
+        "  fix: make my p writable for you (ls -ld 'my p' shows who may write it), or choose "
+        "another path with -o")
+
+
+def test_a_path_with_a_line_break_stays_on_its_line_of_the_message(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "new\nline").write_text("a file\n")
+    assert _main("build", str(PASSTHROUGH), "-o", "new\nline/o") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: cannot write new\\nline/o: Not a directory (at "
+        "new\\nline/.o.aiedsl-new)\n"
+        "  fix: new\\nline is a file, not a folder: choose another path with -o\n")
+    (tmp_path / "new\nline").unlink()
+    (tmp_path / "new\nline").mkdir()
+    (tmp_path / "new\nline" / "o").mkdir()
+    (tmp_path / "new\nline" / "o" / "a\nb").write_text("mine\n")
+    assert _main("build", str(PASSTHROUGH), "-o", "new\nline/o") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: new\\nline/o holds 1 file aiedsl did not write, and a build "
+        "replaces the whole directory\n"
+        "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+        "wrote\n"
+        "  found: a\\nb\n"
+        "  fix: choose another directory with -o, or move those files out of new\\nline/o\n")
 
 
 def test_an_output_directory_that_cannot_be_read_is_a_design_error(

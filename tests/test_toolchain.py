@@ -881,6 +881,38 @@ def test_npu_run_uses_mlir_aies_buffer_abi(fake_npu: FakeXrt) -> None:
         "  measured on the NPU: 3 run(s) after 2 warm-up: latency")
 
 
+def test_an_npu_run_holds_its_build_from_the_compile_to_the_loaded_xclbin(
+        fake_npu: FakeXrt, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run --target npu let go of the build directory between its compile and loading the
+    xclbin (and between the build and the compile): another build could swap its own in (a
+    tester). A build started while the xclbin loads is refused; a compile of a directory
+    another build replaced is refused (tests/test_outdir.py)."""
+    import threading
+
+    art = aiedsl.build(PASSTHROUGH, output="out")
+    real_xclbin = fake_npu.xclbin
+    refused: list[str] = []
+
+    def xclbin(path: str) -> Any:
+        def rebuild() -> None:  # another build, in another thread, while the xclbin loads
+            try:
+                aiedsl.build(PASSTHROUGH, defines={"N": 8192}, output="out")
+            except DesignError as e:
+                refused.append(str(e))
+
+        racer = threading.Thread(target=rebuild)
+        racer.start()
+        racer.join()
+        return real_xclbin(path)
+
+    monkeypatch.setattr(fake_npu, "xclbin", xclbin)
+    result = art.run(target="npu")
+    assert result.target == "npu" and result.passed
+    assert refused == [
+        f"error [output directory]: another aiedsl build (pid {os.getpid()}) is writing out\n"
+        "  fix: try again when it is done (if no aiedsl is running, delete .out.aiedsl-new)"]
+
+
 def test_an_xrt_failure_says_which_step_failed_and_exits_5(
         fake_npu: FakeXrt, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture) -> None:

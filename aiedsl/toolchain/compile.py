@@ -1,13 +1,17 @@
-"""``aiedsl build --compile``: Peano for each kernel, then aiecc, in the build directory.
+"""``aiedsl build --compile``: Peano for each kernel, then aiecc, for the build directory.
 
-Every tool runs with its output captured to ``logs/<step>.log`` (the command line first). A tool
-that fails stops the build with its command, the tail of its output and, when the output names
-one, the design line it comes from (aiecc reports the ``loc(...)`` of the emitted MLIR, which
-carry design lines; clang reports ``kernels/<name>.cc`` lines, which map to the declaration of
-the kernel whose entry or source they are in). A successful compile leaves ``aie.xclbin``,
-``insts.bin``, ``manifest.json`` and ``cache.json``; the same inputs later skip the tools.
-Whatever the tools leave (aiecc's intermediate files too) is listed in the build directory's
-marker, so a rebuild keeps it.
+The tools run beside the build directory, in its staging folder, on the files the build wrote
+(:func:`aiedsl.outdir.compiling`); what they make goes in when they are done (an interrupted
+compile changes nothing there). Every tool runs with its output captured to
+``logs/<step>.log`` (the command line first). A tool that fails stops the build with its command,
+the tail of its output and, when the output names one, the design line it comes from (aiecc
+reports the ``loc(...)`` of the emitted MLIR, which carry design lines; clang reports
+``kernels/<name>.cc`` lines, which map to the declaration of the kernel whose entry or source they
+are in); its logs and what it left
+go in, but not a half-written xclbin. A successful compile leaves ``aie.xclbin``, ``insts.bin``,
+``manifest.json`` and ``cache.json``; the same inputs later skip the tools. Whatever the tools
+leave (aiecc's intermediate files too) is listed in the build directory's marker, so a rebuild
+keeps it.
 
 Example
 -------
@@ -34,7 +38,7 @@ from aiedsl.kernels.text import unit_text
 from aiedsl.kernels.units import kernel_units
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
-from aiedsl.outdir import owned, read_marker, tool_outputs
+from aiedsl.outdir import compiling, install_outputs
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
 from aiedsl.toolchain.discover import Tools
@@ -123,7 +127,10 @@ def cache_key(files: dict[str, str], steps: list[Step], tools: Tools) -> str:
 
 def compile_build(d: Design, files: dict[str, str], out: Path, tools: Tools,
                   progress: Progress | None = None) -> Compiled:
-    """Compile the build in ``out`` (already written from ``files``); skip when the cache holds."""
+    """Compile the build in ``out`` (already written from ``files``); skip when the cache holds.
+
+    Raises a DesignError when ``out`` no longer holds ``files`` (another build replaced it).
+    """
     start = time.perf_counter()
     missing = tools.missing(compile_only=True)
     if missing:
@@ -140,59 +147,61 @@ def compile_build(d: Design, files: dict[str, str], out: Path, tools: Tools,
     target = get_target(d.device)
     steps = plan_steps(d, target, tools)
     key = cache_key(files, steps, tools)
-    # Hold the build directory while the tools run (no other build swaps it away under them)
-    # and, success or failure, list what they left in its marker: a rebuild keeps it.
-    with tool_outputs(out):
-        return _compile(d, target, out, tools, steps, key, progress, start)
+    # Under the build directory's lock (no other build swaps it away meanwhile), once it is
+    # checked to hold these files still; the tools run beside it, on these files.
+    with compiling(out, files, design=d.name, tool_input=tool_input,
+                   writes=("logs", MANIFEST, CACHE)) as work:
+        cached = _cache_hit(out, key)
+        if cached is not None:
+            return Compiled(out, True, cached, time.perf_counter() - start)
+        previous = (*OUTPUTS, MANIFEST, CACHE,
+                    *(f"{u.name}{STACK_SUFFIX}" for u in kernel_units(d.kernels)))
+        try:
+            manifest = _compile(d, target, work, out, tools, steps, key, progress)
+        except ToolchainError:
+            # The logs and what the tools left are the failure's to explain; an xclbin or
+            # instructions they left are not whole, and the previous compile's are not these
+            # inputs' (not credited for tools that wrote nothing).
+            install_outputs(work, out, keep=lambda name: name not in OUTPUTS, drop=previous,
+                            last=(MANIFEST, CACHE))
+            raise
+        install_outputs(work, out, keep=lambda name: True, drop=previous,
+                        last=(MANIFEST, CACHE))
+    return Compiled(out, False, manifest, time.perf_counter() - start)
 
 
-def _compile(d: Design, target: TargetModel, out: Path, tools: Tools, steps: list[Step], key: str,
-             progress: Progress | None, start: float) -> Compiled:
-    """The cached outputs, or run ``steps`` in ``out`` and write the manifest and cache key."""
-    cached = _cache_hit(out, key)
-    if cached is not None:
-        return Compiled(out, True, cached, time.perf_counter() - start)
-    _drop_outputs(d, out)  # a previous compile's: else they pass for what these tools wrote
-    (out / "logs").mkdir(exist_ok=True)
+def _compile(d: Design, target: TargetModel, work: Path, out: Path, tools: Tools,
+             steps: list[Step], key: str, progress: Progress | None) -> dict:
+    """Run ``steps`` in ``work`` (logs and errors naming build directory ``out``, where they go)
+    and write the manifest and cache key there; returns the manifest."""
+    (work / "logs").mkdir(exist_ok=True)
     frames: dict[str, int] = {}
     for i, step in enumerate(steps):
         if step is steps[-1]:  # the kernels are compiled: before aiecc links them, their stack
-            frames = kernel_frames(d, out)
+            frames = kernel_frames(d, work)
             overflow = stack_overflow(d, frames)
             if overflow is not None:
                 raise overflow
         if progress:
             progress(i, len(steps), step.label)
         try:
-            run_step(step, out, tools.env, d)
+            run_step(step, work, tools.env, d, shown=out)
         except ToolchainError as e:
-            overflow = _program_overflow(d, target, out, step, e)
+            overflow = _program_overflow(d, target, work, out, step, e)
             if overflow is None:
                 raise
             raise overflow from e
-    absent = [name for name in OUTPUTS if not (out / name).is_file()]
+    absent = [name for name in OUTPUTS if not (work / name).is_file()]
     if absent:
         raise ToolchainError(
             "aiecc", f"aiecc finished but did not write {', '.join(absent)}", exit_code=5,
             found=f"see {out / 'logs' / 'aiecc.log'}",
             fix="check the aiecc version (aiedsl emits mlir-aie's 2026 syntax)")
-    manifest = build_manifest(d, target, tools, key, (out / "insts.bin").stat().st_size,
-                              core_programs(d, target, out), frames)
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    (out / CACHE).write_text(json.dumps({"key": key}) + "\n")
-    return Compiled(out, False, manifest, time.perf_counter() - start)
-
-
-def _drop_outputs(d: Design, out: Path) -> None:
-    """Remove the outputs of a previous compile of ``d`` from build directory ``out``:
-    ``aie.xclbin``, ``insts.bin`` (also a lowering's: aiecc writes its own), ``manifest.json``,
-    ``cache.json`` and the kernels' stack usage files, each only when it is aiedsl's (listed, or
-    build.sh's), not the user's."""
-    ours = owned(read_marker(out))
-    for name in (*OUTPUTS, MANIFEST, CACHE,
-                 *(f"{u.name}{STACK_SUFFIX}" for u in kernel_units(d.kernels))):
-        if ours(name):
-            (out / name).unlink(missing_ok=True)
+    manifest = build_manifest(d, target, tools, key, (work / "insts.bin").stat().st_size,
+                              core_programs(d, target, work), frames)
+    (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    (work / CACHE).write_text(json.dumps({"key": key}) + "\n")
+    return manifest
 
 
 def core_programs(d: Design, target: TargetModel, out: Path) -> dict[str, int]:
@@ -215,20 +224,21 @@ def core_programs(d: Design, target: TargetModel, out: Path) -> dict[str, int]:
     return found
 
 
-def _program_overflow(d: Design, target: TargetModel, out: Path, step: Step,
+def _program_overflow(d: Design, target: TargetModel, work: Path, out: Path, step: Step,
                       err: ToolchainError) -> ToolchainError | None:
     """For aiecc failing because a core's program does not fit its program memory (aie-rt's
     loader: ``Overflow of program memory``, which names no core; mlir-aie since PR 3618 links
     against the real size: ``will not fit in region 'program'``), the error that names the core
-    and its size. None for any other failure."""
+    and its size (read in ``work``, where aiecc ran; its log named in ``out``, where it goes).
+    None for any other failure."""
     try:
-        log = (out / step.log).read_text()
+        log = (work / step.log).read_text()
     except OSError:
         return None
     if "Overflow of program memory" not in log and "in region 'program'" not in log:
         return None
     limit = target.program_memory
-    programs = core_programs(d, target, out)
+    programs = core_programs(d, target, work)
     cores = {c.name: c for c in d.cores}
     over = sorted((end, name) for name, end in programs.items() if end > limit)
     sizes = ", ".join(f"{name} {cores[name].tile} {end:,} B" for name, end in programs.items())
