@@ -11,6 +11,7 @@ what is over its limits.
 
 from __future__ import annotations
 
+from aiedsl.checks.alignment import check_alignment
 from aiedsl.checks.cascade import check_cascades
 from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
@@ -62,6 +63,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_symbols(placed, low)
     table = check_resources(placed, target, low)
     routed, congested = _allocate_and_route(placed, target, low)
+    check_alignment(routed, target)
     check_routing(routed, target, congested)
     return routed, table
 

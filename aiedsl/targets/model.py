@@ -196,6 +196,11 @@ class TargetModel(BaseModel):
     max_bd_stride: int = (1 << 19) - 1
     """Largest stride of a memtile or core BD dimension, in elements: 1e400306's DMABDOp::verify
     rejects ``stride >= 1 << 19`` (its message says 1048576)."""
+    core_buffer_align: int = 32
+    """Bytes every buffer in a core's data memory is taken to be aligned to: mlir-aie's core
+    lowering tells the compiler so at each use (``AIECoreToStandard``: ``memref.assume_alignment``
+    32), so the kernels' vector loads and stores may take it (256-bit accesses on AIE2), while
+    its address pass aligns nothing (``AIEAssignBuffers``: "Fixme: alignment")."""
     dma_granularity: int = 4
     """Bytes: the innermost run of every DMA transfer is a multiple of this."""
     max_shim_iterations: int = 64

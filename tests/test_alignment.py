@@ -1,0 +1,78 @@
+"""The alignment check: a buffer a core's code reads starts where the compiler was told it does
+(mlir-aie assumes 32 bytes and aligns nothing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+
+DESIGN = '''
+from aiedsl import Tensor, design, fifo, herd, i32, local, loop, runtime
+from aiedsl.kernels import add, buffer, declare, passthrough
+
+
+def zero_ref(c):
+    c[...] = 0
+
+
+@design(device="npu1_1col")
+def d(inp: Tensor[128, i32], out: Tensor[16, i32]):
+    a = fifo(Tensor[16, i32], name="a")
+    b = fifo(Tensor[16, i32], name="b")
+    s = local(Tensor[N, i32], initial=0, name="s")
+    acc = local(Tensor[16, i32], initial=100, name="acc")
+    zero = declare(f"zero_i32_{N}", source="z.cc", entry="zero",
+                   args=[buffer("c", Tensor[N, i32], "out")], reference=zero_ref, cycles=N,
+                   cost="a store per element", exact=True)
+    addk = add(Tensor[16, i32])
+    copy = passthrough(Tensor[16, i32])
+
+    @herd()
+    def core():
+        zero(s)
+        for _ in loop(8):
+            with a.consume() as t:
+                addk(acc, t, acc)
+        with b.produce() as o:
+            copy(acc, o)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+'''
+
+ZERO = "template <int N> void zero(int32_t *c) { for (int i = 0; i < N; i++) c[i] = 0; }\n"
+
+
+def test_a_buffer_after_one_of_an_odd_size_is_refused(
+        design_file: Callable[..., Path]) -> None:
+    """An 80-byte local puts the 64-byte buffers after it in its bank at 16 mod 32: the report's
+    addresses are mlir-aie's, and its vector loads from them would read other elements."""
+    (design_file(DESIGN.replace("N", "20")).parent / "z.cc").write_text(
+        ZERO.replace("template <int N> ", "").replace("N;", "20;"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design("d.py").ir)
+    assert str(e.value) == (
+        "d.py:11: error [buffer alignment]: buffer 'a_cons_buff_1' (64 B) in the core at (0, 2) "
+        "starts at 0x00450, not on a 32-byte boundary\n"
+        "  limit: a multiple of 32 bytes: mlir-aie's core lowering tells the compiler every "
+        "buffer is 32-byte aligned (AIECoreToStandard's memref.assume_alignment) and its address "
+        "pass aligns none (AIEAssignBuffers: \"Fixme: alignment\"), so a vector load from it "
+        "reads other elements\n"
+        "  found: 0x00450 = 34 x 32 + 16\n"
+        "  fix: make the buffers before it in bank 0, 's' (80 B), a multiple of 32 bytes (pad "
+        "their element types)")
+
+
+def test_the_same_design_padded_to_32_bytes_passes(design_file: Callable[..., Path]) -> None:
+    (design_file(DESIGN.replace("N", "24")).parent / "z.cc").write_text(
+        ZERO.replace("template <int N> ", "").replace("N;", "24;"))
+    routed, _ = check_design(load_design("d.py").ir)
+    assert routed.physical is not None
+    assert all(b.address % 32 == 0 for b in routed.physical.buffers if b.tile == (0, 2))
