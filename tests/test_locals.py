@@ -619,6 +619,14 @@ def test_indexing_a_local_is_refused(design_file: DesignFile) -> None:
     ("initial=100)", 'initial=100, name="a_cons_buff_0")',
      "d.py:9: error [name]: local 'a_cons_buff_0' has the name mlir-aie's objectfifo lowering "
      "gives to buffer 0 of fifo 'a' on tile (0, 2)"),
+    # the device's unnamed runtime sequence, and the function the core lowering makes of the
+    # core at (0, 2), beside the buffers' globals: aiecc would refuse either
+    ("initial=100)", 'initial=100, name="sequence")',
+     "d.py:9: error [name]: local 'sequence' has the name of the runtime sequence "
+     "(aie.runtime_sequence's symbol when unnamed)"),
+    ("initial=100)", 'initial=100, name="core_0_2")',
+     "d.py:9: error [name]: local 'core_0_2' has the name of the function mlir-aie's core "
+     "lowering makes of core[0,0] at (0, 2) (AIECoreToStandard)"),
 ])
 def test_local_names_are_checked(design_file: DesignFile, old: str, new: str,
                                  first: str) -> None:

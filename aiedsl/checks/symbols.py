@@ -1,14 +1,17 @@
 """Symbol names: every symbol the device holds once mlir-aie has lowered it is unique.
 
-A device is one MLIR symbol table (MLIR's ``SymbolTable`` verifier refuses a second definition
-of a name). aiedsl's own MLIR names the fifos, the kernels' functions, the runtime-parameter
-buffers, each core's copy of a core-local buffer and the runtime barriers' locks; mlir-aie's
-objectfifo lowering (``aie-objectFifo-stateful-transform``) then adds, per fifo end, an
-objectfifo of its own (``<fifo>_cons``, or ``<fifo>_<i>_cons`` with several consumers), its
-buffers (``<end>_buff_<i>``) and locks (``<end>_prod_lock_<i>``, ``<end>_cons_lock_<i>``), and
-per shim end a ``<fifo>_shim_alloc``. A user name equal to one of those builds here and fails in
-``aiecc`` as raw MLIR, so it is refused with the design's line: the names come from the same
-plan of the lowering that allocation uses (:mod:`aiedsl.place.objectfifo`), which is tested
+A device is one MLIR symbol table (MLIR's ``SymbolTable`` verifier refuses a second definition of a
+name). aiedsl's own MLIR names the fifos, the kernels' functions, the runtime-parameter buffers,
+each core's copy of a core-local buffer and the runtime barriers' locks; mlir-aie's objectfifo
+lowering (``aie-objectFifo-stateful-transform``) then adds, per fifo end, an objectfifo of its own
+(``<fifo>_cons``, or ``<fifo>_<i>_cons`` with several consumers), its buffers (``<end>_buff_<i>``)
+and locks (``<end>_prod_lock_<i>``, ``<end>_cons_lock_<i>``), and per shim end a
+``<fifo>_shim_alloc``. The device also holds its runtime sequence, whose symbol is ``sequence``
+when unnamed (``RuntimeSequenceOp``'s default), and the core lowering (``AIECoreToStandard``) makes
+each core a function ``core_<col>_<row>`` beside every buffer's ``memref.global`` (a kernel's,
+rtp's or local's name may not be one). A user name equal to one of those builds here and fails in
+``aiecc`` as raw MLIR, so it is refused with the design's line: the lowering's names come from the
+same plan of the lowering that allocation uses (:mod:`aiedsl.place.objectfifo`), which is tested
 against the real lowering.
 """
 
@@ -22,6 +25,10 @@ from aiedsl.place.objectfifo import Lowering
 RULE = ("every symbol of a device is unique, and mlir-aie's objectfifo lowering adds "
         "<fifo>_cons / <fifo>_<i>_cons, <end>_buff_<i>, <end>_prod_lock_<i>, "
         "<end>_cons_lock_<i> and <fifo>_shim_alloc")
+
+
+SEQUENCE = "sequence"
+"""The symbol of an unnamed ``aie.runtime_sequence`` (``getDefaultRuntimeSequenceName``)."""
 
 
 def check_symbols(d: Design, low: Lowering) -> None:
@@ -45,8 +52,21 @@ def check_symbols(d: Design, low: Lowering) -> None:
         for name, _ in s.locks:
             made.setdefault(name, f"a lock of fifo '{s.fifo}' on tile {s.tile}")
     given: dict[str, str] = {}
+    fixed = {SEQUENCE: "the runtime sequence (aie.runtime_sequence's symbol when unnamed)"}
+    for core in d.cores:
+        if core.tile is not None:
+            col, row = core.tile
+            fixed[f"core_{col}_{row}"] = (f"the function mlir-aie's core lowering makes of "
+                                          f"{core.name} at {core.tile} (AIECoreToStandard)")
     for what, name, loc in _given(d):
         kind = what.split()[0]
+        # the core functions sit beside the buffers' globals and the kernels' functions in the
+        # module; an objectfifo or a lock is gone by then
+        if name in fixed and (name == SEQUENCE or kind in ("kernel", "rtp", "local")):
+            raise DesignError(
+                "name", f"{what} '{name}' has the name of {fixed[name]}", loc=loc,
+                limit="every symbol of a device is unique; 'sequence' and core_<col>_<row> "
+                "are mlir-aie's", found=name, fix=f"rename the {kind}")
         if name in made:
             raise DesignError(
                 "name", f"{what} '{name}' has the name mlir-aie's objectfifo lowering gives to "
