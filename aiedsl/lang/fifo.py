@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, NoReturn, Sequence
+from typing import Any, Iterator, NoReturn, Sequence
 
 from aiedsl.errors import DesignError, assigned_name, caller_loc
 from aiedsl.ir import Dim, Loc, TensorType
@@ -184,6 +184,12 @@ def _per_part(spec: DimsSpec | Sequence[DimsSpec], n: int, parent: str, what: st
     return list(spec)  # type: ignore[arg-type]
 
 
+def _args_text(first: Any, keywords: dict[str, Any]) -> str:
+    """The arguments of a call as written, shortly: ``type, initial_value=...``."""
+    words = [] if first is None else ["..."]
+    return ", ".join(words + [f"{k}=..." for k in keywords])
+
+
 def _check_port(port: str, loc: Loc, call: str) -> None:
     if isinstance(port, int) and not isinstance(port, bool):  # IRON's of.acquire(1)
         raise DesignError("acquire", f"port {port!r} is neither 'produce' nor 'consume'", loc=loc,
@@ -334,18 +340,33 @@ def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Buffer:
     """Elements acquired from a fifo inside a core: pass it to kernels.
 
     With ``consume(2)``, ``buf[0]`` and ``buf[1]`` are the two elements; a Buffer of one element
-    can be passed directly.
+    can be passed directly. Only ``acquire``, ``consume`` and ``produce`` make one: IRON's
+    ``Buffer(type, initial_value=...)``, a core's own memory, is :func:`aiedsl.local` here.
     """
 
     fifo: ObjectFifo
     value: str
     count: int
     index: int = 0
+
+    def __init__(self, fifo: Any = None, value: str = "", count: int = 1, index: int = 0,
+                 **iron: Any) -> None:
+        if iron or not isinstance(fifo, ObjectFifo):  # IRON's Buffer, written as in IRON
+            raise DesignError(
+                "local", "Buffer(...) here is an element a core acquired from a fifo, which "
+                "acquire(), consume() and produce() make; IRON's Buffer, a core's own memory, "
+                "is local(...)", loc=caller_loc(), found=f"Buffer({_args_text(fifo, iron)})",
+                fix="write local(Tensor[...], initial=..., name=...) in the design function and "
+                "pass it to kernels in the core function (from aiedsl import local)")
+        object.__setattr__(self, "fifo", fifo)
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "index", index)
 
     def __getitem__(self, i: int) -> "Buffer":
         if isinstance(i, slice):
