@@ -1630,9 +1630,9 @@ def test_irons_buffer_says_it_is_local_here(design_file: DesignFile) -> None:
     """IRON's Buffer(type, initial_value=...) met aiedsl's Buffer (an acquired element): a
     TypeError about an unexpected keyword, or an AttributeError at a later line."""
     path = design_file(IRON_SPELLINGS.replace("CORE", "pass").replace("FILL", "a").replace(
-        '    c = fifo(Tensor[256, i32], name="c")\n',
-        '    c = fifo(Tensor[256, i32], name="c")\n'
-        '    acc = Buffer(Tensor[1, i32], initial_value=0, name="acc")\n').replace(
+        '        c = fifo(Tensor[256, i32], name="c")\n',
+        '        c = fifo(Tensor[256, i32], name="c")\n'
+        '        acc = Buffer(Tensor[1, i32], initial_value=0, name="acc")\n').replace(
         "herd, i32, runtime", "herd, i32, runtime, Buffer"))
     assert load_error(path) == (
         "d.py:7: error [local]: Buffer(...) here is an element a core acquired from a fifo, "
