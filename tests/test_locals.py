@@ -493,6 +493,38 @@ def test_an_initial_value_out_of_range_is_refused(design_file: DesignFile) -> No
         "  fix: give a value the element type holds, or declare a wider type")
 
 
+def test_an_initial_int_past_a_float_is_refused_in_short(design_file: DesignFile) -> None:
+    """10**400 for an f32 local was a bare OverflowError; for an i32 one the message printed
+    its 401 digits."""
+    path = variant(design_file, "initial=100)", "initial=10**400)",
+                   RUNNING_SUM.replace("Tensor[16, i32], initial", "Tensor[16, f32], initial")
+                   .replace("i32, local", "i32, f32, local"))
+    assert load_error(path) == (
+        "d.py:9: error [local]: the initial value of local 'acc' (16xf32) is "
+        "100000000000000000000000000000000000000000000000000000000...\n"
+        "  limit: a finite f32 (its largest is 3.40282e+38)\n"
+        "  found: 100000000000000000000000000000000000000000000000000000000...\n"
+        "  fix: give a smaller value, or -np.inf / np.inf for an infinity")
+    path = variant(design_file, "initial=100)", "initial=10**400)")
+    assert load_error(path).splitlines()[0] == (
+        "d.py:9: error [local]: the initial value of local 'acc' (16xi32) is "
+        "100000000000000000000000000000000000000000000000000000000...")
+
+
+@pytest.mark.parametrize("old, new, how", [
+    ("addk(acc, t, acc)", "addk(acc + 1, t, acc)", "is used in arithmetic"),
+    ("addk(acc, t, acc)", "addk(np.maximum(acc, 0), t, acc)", "is used as a numpy array"),
+])
+def test_computing_with_a_local_in_python_is_refused(design_file: DesignFile, old: str,
+                                                     new: str, how: str) -> None:
+    """As with a fifo's buffer (it was a Python TypeError): the core function is traced."""
+    assert load_error(variant(design_file, old, new)) == (
+        f"d.py:17: error [local]: local 'acc' {how}\n"
+        "  limit: a core function is traced once, not run: a local holds no value then, so "
+        "Python and numpy cannot compute with it\n"
+        "  fix: compute in a kernel: pass the local to one")
+
+
 def test_a_local_passed_as_a_scalar_is_refused(design_file: DesignFile) -> None:
     path = design_file('''
         from aiedsl import Tensor, design, fifo, herd, i32, local, loop, runtime

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -74,6 +74,22 @@ class LocalRef:
             "local", f"local '{self.name}' is used as a Python value", loc=caller_loc(),
             fix="its contents exist only on the core while the design runs: pass it to a "
             "kernel call")
+
+    # Python and numpy on a local: a clear error, not Python's "unsupported operand type"
+    def __add__(self, other: object) -> NoReturn:
+        _no_value(self, "is used in arithmetic")
+
+    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __add__
+    __floordiv__ = __rfloordiv__ = __mod__ = __pow__ = __matmul__ = __rmatmul__ = __add__
+    __neg__ = __add__  # type: ignore[assignment]
+
+    def __lt__(self, other: object) -> NoReturn:
+        _no_value(self, "is used in a comparison")
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def __array__(self, *args: object, **kwargs: object) -> NoReturn:
+        _no_value(self, "is used as a numpy array")
 
     def __repr__(self) -> str:
         return f"local({self.name!r}, {self.type})"
@@ -139,6 +155,13 @@ def local(type: TensorType | None = None, *, name: str | None = None, initial: A
         initial, type, name, loc), loc)
     b.locals[name] = ref
     return ref
+
+
+def _no_value(b: LocalRef, how: str) -> NoReturn:
+    raise DesignError(
+        "local", f"local '{b.name}' {how}", loc=caller_loc(),
+        limit="a core function is traced once, not run: a local holds no value then, so Python "
+        "and numpy cannot compute with it", fix="compute in a kernel: pass the local to one")
 
 
 def _fresh(b: Any, stem: str) -> str:
@@ -230,17 +253,22 @@ def initial_bytes(initial: Any, t: TensorType, name: str, loc: Loc) -> str:
         info = np.iinfo(np_dtype.type)  # type: ignore[type-var]
         if not info.min <= value <= info.max:
             raise DesignError(
-                "local", f"{what} is {value}", loc=loc,
-                limit=f"{dt.name} values from {info.min} to {info.max}", found=str(value),
+                "local", f"{what} is {_short(value)}", loc=loc,
+                limit=f"{dt.name} values from {info.min} to {info.max}", found=_short(value),
                 fix="give a value the element type holds, or declare a wider type")
         return np.full(t.shape, value, dtype=np_dtype).tobytes().hex()
+    too_large = DesignError(
+        "local", f"{what} is {_short(value)}", loc=loc,
+        limit=f"a finite {dt.name} (its largest is {float(_largest(np_dtype)):.6g})",
+        found=_short(value), fix="give a smaller value, or -np.inf / np.inf for an infinity")
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int past a double's range (10**400)
+        raise too_large from None
     with np.errstate(over="ignore"):
-        cell = np.array(float(value), dtype=np.float64).astype(np_dtype)
-    if math.isfinite(value) and not np.isfinite(cell.astype(np.float64)):
-        raise DesignError(
-            "local", f"{what} is {value!r}", loc=loc,
-            limit=f"a finite {dt.name} (its largest is {float(_largest(np_dtype)):.6g})",
-            found=repr(value), fix="give a smaller value, or -np.inf / np.inf for an infinity")
+        cell = np.array(as_float, dtype=np.float64).astype(np_dtype)
+    if math.isfinite(as_float) and not np.isfinite(cell.astype(np.float64)):
+        raise too_large
     return np.full(t.shape, cell, dtype=np_dtype).tobytes().hex()
 
 
