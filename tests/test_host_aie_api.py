@@ -183,6 +183,8 @@ int main() {
               double(float(via_accum[0])), double(float(cast_even)));
   using bf16_limits = std::numeric_limits<bfloat16>;
   static_assert(bf16_limits::is_specialized && bf16_limits::digits == 8);
+  static_assert(bf16_limits::has_denorm == std::numeric_limits<float>::has_denorm &&
+                !bf16_limits::traps && bf16_limits::has_infinity);
   std::printf("bf16_limits: %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n",
               double(float(bf16_limits::lowest())), double(float(bf16_limits::max())),
               double(float(bf16_limits::min())), double(float(bf16_limits::epsilon())),

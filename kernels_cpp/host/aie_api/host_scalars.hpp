@@ -97,6 +97,12 @@ public:
   static constexpr int max_exponent = 128;
   static constexpr int max_exponent10 = 38;
   static constexpr std::float_round_style round_style = std::round_to_nearest;
+  // float's, whose upper half a bfloat16 is (std::float_denorm_style is deprecated in C++23,
+  // but the member is still part of numeric_limits)
+  static constexpr auto has_denorm = std::numeric_limits<float>::has_denorm;
+  static constexpr bool has_denorm_loss = std::numeric_limits<float>::has_denorm_loss;
+  static constexpr bool traps = false;
+  static constexpr bool tinyness_before = std::numeric_limits<float>::tinyness_before;
   static constexpr bfloat16 min() { return bfloat16::from_bits(0x0080); } // smallest normal
   static constexpr bfloat16 max() { return bfloat16::from_bits(0x7f7f); }
   static constexpr bfloat16 lowest() { return bfloat16::from_bits(0xff7f); } // -max()
