@@ -698,3 +698,42 @@ def test_a_copy_s_symbol_may_not_be_another_s_name(design_file: DesignFile) -> N
         "fifo 'acc_0_2'",
         "  limit: every symbol of a device is unique (the copy of a local in the core of tile "
         "(c, r) is <local>_<c>_<r> when several cores use it)"]
+
+
+class _StatefulNpu:
+    """An NPU session whose runs carry a local's state, as the core's memory does: run n adds
+    n - 1 rounds of the input to the initial 100 (its manifest declares no operations)."""
+
+    manifest: dict = {}
+
+    def __init__(self, inp: np.ndarray) -> None:
+        self.runs = 0
+        self.inp = inp
+
+    def write_inputs(self, ins: dict[str, np.ndarray]) -> None:
+        pass
+
+    def launch(self) -> float:
+        self.runs += 1
+        return 1e-4
+
+    def read_outputs(self) -> dict[str, np.ndarray]:
+        total = self.inp.reshape(8, 16).sum(axis=0)
+        return {"out": (100 + self.runs * total).astype(np.int32)}
+
+
+@pytest.mark.parametrize("iters, warmup, untimed", [(3, 0, 1), (2, 2, 2)])
+def test_an_npu_run_of_a_design_with_locals_checks_its_first_run(
+        design_file: DesignFile, iters: int, warmup: int, untimed: int) -> None:
+    """A local starts at its initial value only when the design is loaded: `run --iters 3`
+    checked the last run, which started from what the runs before it left, and FAILed a
+    correct design (the simulator runs one invocation from the load)."""
+    import aiedsl
+
+    art = aiedsl.build(design_file(RUNNING_SUM), output="out")
+    inp = np.arange(128, dtype=np.int32)
+    session = _StatefulNpu(inp)
+    result = art._on_npu(session, {"inp": inp}, "a stub", True, iters, warmup)
+    assert result.passed, [c.line() for c in result.checks]
+    assert session.runs == untimed + iters
+    assert isinstance(result.timing, aiedsl.api.Measured) and result.timing.warmup == untimed
