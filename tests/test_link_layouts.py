@@ -494,3 +494,53 @@ def test_a_split_part_layout_is_judged_by_the_addresses_its_bd_walks(
     path = design_file(SPLIT_PARTS.replace("FROM", "None").replace(
         "TO", "[(1, 16), (8, 1)]").replace("REF", "inp"))
     assert _error(path).splitlines()[2] == "  found: index 23 from offset 0 ([(1, 16), (8, 1)])"
+
+
+SPLIT_GEMM_1D = SPLIT_GEMM.replace(
+    "def d(A: Tensor[64, 32, bf16],", "def d(A: Tensor[64 * 64, bf16],").replace(
+    "# A's two 32-row halves, one per core", "# A's left half: 64 rows of 32, 64 apart").replace(
+    "rt.fill(whole, A)", "rt.fill(whole, A, (0, [64, 32], [64, 1]))").replace(
+    "return A.astype(np.float32) @", "return A.reshape(64, 64)[:, :32].astype(np.float32) @")
+"""SPLIT_GEMM with A a 1-D host tensor, as IRON's whole_array declares it (``A_ty = (M*K,)``):
+the fill reads the left half of a 64x64 matrix, so each part is 32 rows of 32, 64 apart in the
+host."""
+
+
+def test_a_split_part_from_a_1d_host_tensor_in_the_kernels_blocks_passes(
+        design_file: DesignFile) -> None:
+    result = simulate(load_design(design_file(
+        SPLIT_GEMM_1D.replace("DIMS", "block_dims(32, 32, 4, 8)"))))
+    assert result.passed, [c.line() for c in result.checks]
+
+
+@pytest.mark.parametrize("dims, found", [
+    ("block_dims(32, 32, 8, 4)", "8x4 blocks"),
+    # IRON's whole_array with one part's layout left row-major (the tester's wa_part2)
+    ("[block_dims(32, 32, 4, 8), [(32, 32), (32, 1)]]", "row-major"),
+])
+def test_a_split_part_from_a_1d_host_tensor_in_other_blocks_is_a_layout_error(
+        design_file: DesignFile, dims: str, found: str) -> None:
+    # the rows the fill reads 64 apart are the tile's rows, as a (64, 64) tensor would say
+    msg = _error(design_file(SPLIT_GEMM_1D.replace("DIMS", dims)))
+    part = "a1" if found == "row-major" else "a0"
+    assert msg.splitlines()[0] == (
+        "d.py:8: error [kernel layout]: kernel 'matmul_bf16_f32_32x32x32_4x8x4' reads 'a' "
+        f"(32x32xbf16) in 4x8 blocks, but fifo '{part}' delivers it as {found}")
+    assert msg.splitlines()[-1] == (
+        "  fix: give the parts dims_to_stream=block_dims(32, 32, 4, 8) (each read from its "
+        "offset)")
+
+
+def test_a_split_part_that_is_one_run_of_a_1d_host_tensor_is_not_judged(
+        design_file: DesignFile) -> None:
+    # each 32x32 tile of A is one contiguous run of the host, already in the kernel's 4x8
+    # blocks: nothing says how the host program ordered a run, so nothing is claimed about it
+    # (were it taken as row-major, this correct design would be refused)
+    src = SPLIT_GEMM.replace("def d(A: Tensor[64, 32, bf16],", "def d(A: Tensor[2048, bf16],"
+                             ).replace("return A.astype(np.float32) @", (
+                                 "return A.reshape(2, 8, 4, 4, 8).transpose(0, 1, 3, 2, 4)"
+                                 ".reshape(64, 32).astype(np.float32) @"))
+    handle = load_design(design_file(src.replace("DIMS", "None")))
+    check_design(handle.ir)
+    result = simulate(handle)
+    assert result.passed, [c.line() for c in result.checks]
