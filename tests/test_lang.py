@@ -109,6 +109,28 @@ def test_a_split_with_too_few_layouts_is_refused(design_file: DesignFile) -> Non
         "  fix: give 2 layouts, or one layout [(size, stride), ...] for all")
 
 
+@pytest.mark.parametrize("dims, n, one", [
+    ("[[32, 1], [32, 32]]", 2, "[(32, 1), (32, 32)]"),
+    ("[[32, 1], [32, 32], [4, 1]]", 3, "[(32, 1), (32, 32), (4, 1)]"),
+])
+def test_a_split_layout_written_with_lists_says_how_it_was_read(
+        design_file: DesignFile, dims: str, n: int, one: str) -> None:
+    """One layout written with lists looks like per-part layouts (lists of pairs): the message
+    says how it was read and how to write either form, not that 32 is not a pair."""
+    path = design_file(SPLIT_PER_PART.replace("DIMS", dims))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        f"d.py:9: error [dma dims]: split of 'f' into 2 parts: its dims_to_stream is a list of "
+        f"lists, so it was read as {n} per-part layouts, but their entries are numbers, not "
+        "(size, stride) pairs\n"
+        "  limit: one layout for every part, a list of (size, stride) tuples; or one layout (or "
+        "None) per part, a list of 2 such lists\n"
+        f"  found: {dims}\n"
+        f"  fix: for one layout for every part write dims_to_stream={one} (tuples, not lists); "
+        "for one per part, e.g. dims_to_stream=[[(size, stride), ...], None]")
+
+
 def test_templated_kernel_renders_its_parameters(design_file: DesignFile) -> None:
     path = design_file('''
         from aiedsl import Tensor, design, fifo, herd, i16, runtime

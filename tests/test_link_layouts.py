@@ -330,3 +330,217 @@ def test_a_split_input_written_in_blocks_is_followed_by_the_layout_check(
     assert msg.splitlines()[-1] == (
         "  fix: give the parts dims_to_stream=block_dims(32, 32, 4, 8) (each read from its "
         "offset) and let the memtile write its input in order (no dims_from_stream)")
+
+
+JOIN_PARTS = '''import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, join, runtime
+from aiedsl.kernels import buffer, declare
+
+SIZES = PARTS
+def copy_ref(src, dst): dst[...] = src
+
+@design(device="npu1_1col")
+def d(inp: Tensor[sum(SIZES), i32], out: Tensor[sum(SIZES), i32]):
+    whole = fifo(Tensor[sum(SIZES), i32], name="whole")
+    a = whole.split([Tensor[n, i32] for n in SIZES])
+    c = [fifo(Tensor[n, i32], name=f"c{i}") for i, n in enumerate(SIZES)]
+    cj = join(c, name="cj", dims_to_stream=DIMS)
+    ks = [declare(f"copy_{n}", source="copy.cc", entry=f"copy_n<{n}>",
+                  args=[buffer("src", Tensor[n, i32]), buffer("dst", Tensor[n, i32], "out")],
+                  reference=copy_ref, cycles=n, cost="scalar copy") for n in SIZES]
+
+    @herd(rows=len(SIZES))
+    def core(x, y):
+        with a[y].consume() as s, c[y].produce() as t:
+            ks[y](s, t)
+
+    with runtime() as rt:
+        rt.fill(whole, inp)
+        rt.drain(cj, out)
+
+@d.reference
+def reference(inp):
+    return REF
+'''
+"""A join of parts ``PARTS`` whose output layout ``DIMS`` is replaced (line 13 holds the
+join); ``REF`` is what mlir-aie's lowering sends: one BD per part, of the part's length, the
+layout applied to it from the part's offset. Each core copies its part (:data:`COPY`, beside it
+as copy.cc: any length, as IRON's copy of reduce_max's 1-element results)."""
+
+COPY = ("#include <stdint.h>\ntemplate <int N> void copy_n(const int32_t *src, int32_t *dst) "
+        "{ for (int i = 0; i < N; i++) dst[i] = src[i]; }\n")
+
+
+def _join_parts(design_file: DesignFile, parts: str, dims: str, ref: str) -> Path:
+    path = design_file(JOIN_PARTS.replace("PARTS", parts).replace("DIMS", dims).replace(
+        "REF", ref))
+    (path.parent / "copy.cc").write_text(COPY)
+    return path
+
+
+@pytest.mark.parametrize("parts, dims, ref", [
+    # a 4x4 transpose of each part, its outermost size 1 with the whole element's stride (the
+    # tester's): it walks one step of 16 in a part, but two of 32 over the whole buffer
+    ("(16, 16)", "[(1, 32), (4, 1), (4, 4)]", "inp.reshape(2, 4, 4).transpose(0, 2, 1)"),
+    # IRON's vector_reduce_max_memtile (i32): four 1-element parts, outC's dims [(1, 2), (1, 1)]
+    ("(1, 1, 1, 1)", "[(1, 2), (1, 1)]", "inp"),
+    # parts of different lengths: the second part's BD walks two steps of 16, the first one
+    ("(16, 32)", "[(1, 16), (4, 1), (4, 4)]", "inp.reshape(3, 4, 4).transpose(0, 2, 1)"),
+])
+def test_a_join_layout_steps_over_each_part_not_the_whole(
+        design_file: DesignFile, parts: str, dims: str, ref: str) -> None:
+    handle = load_design(_join_parts(design_file, parts, dims, ref + ".reshape(-1)"))
+    placed, _ = check_design(handle.ir)
+    # the layout is emitted as written, once, for mlir-aie to apply to every part's BD
+    shown = ", ".join(f"<size = {s}, stride = {st}>" for s, st in eval(dims))
+    assert (f"aie.objectfifo @cj(%tile_0_1 dimensionsToStream [{shown}], {{%tile_0_0}}, 2 : "
+            "i32)") in render_mlir(placed, get_target(placed.device))
+    result = simulate(handle)
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_a_join_layout_walking_past_a_part_is_refused(design_file: DesignFile) -> None:
+    # as written it stays inside a part (index 3: mlir-aie's link verifier accepts it), but its
+    # outermost dimension steps 4 times by 8 over a 16-element part: up to address 27
+    path = _join_parts(design_file, "(16, 16)", "[(1, 8), (4, 1)]", "inp")
+    assert _error(path) == (
+        "d.py:13: error [dma pattern]: dims_to_stream of 'cj' on memtile breaks a DMA rule\n"
+        "  limit: every address inside the 16-element part each BD moves: the memtile moves "
+        "each part with its own BD, from the part's offset, the outermost dimension stepping "
+        "until the part's 16 elements have moved (mlir-aie's createMemTileDMA); past it lie "
+        "other parts, under their own locks\n"
+        "  found: address 27 from offset 0 ([(1, 8), (4, 1)])\n"
+        "  fix: write the layout of one part; it is applied to every part in turn")
+
+
+def test_a_join_layout_must_tile_each_part(design_file: DesignFile) -> None:
+    # 4 elements per outer step tile the 12-element buffer, not a 6-element part
+    path = _join_parts(design_file, "(6, 6)", "[(1, 4), (4, 1)]", "inp")
+    assert _error(path).splitlines()[1:3] == [
+        "  limit: the inner dimensions tile each part's 6 elements (the memtile moves each part "
+        "with its own BD of the part's length, the layout applied to it: mlir-aie's "
+        "createMemTileDMA)",
+        "  found: 4 elements per outer step ([(1, 4), (4, 1)])"]
+
+
+SPLIT_PARTS = '''import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_1col")
+def d(inp: Tensor[32, i32], out: Tensor[32, i32]):
+    whole = fifo(Tensor[32, i32], name="whole", dims_from_stream=FROM)
+    parts = whole.split(2, names=["p0", "p1"], dims_to_stream=TO)
+    c = [fifo(Tensor[16, i32], name=f"c{i}") for i in range(2)]
+    k = passthrough(Tensor[16, i32])
+
+    @herd(rows=2)
+    def core(x, y):
+        with parts[y].consume() as s, c[y].produce() as t:
+            k(s, t)
+
+    with runtime() as rt:
+        rt.fill(whole, inp)
+        rt.drain(c[0], out, (0, [16], [1]))
+        rt.drain(c[1], out, (16, [16], [1]))
+
+@d.reference
+def reference(inp):
+    return REF
+'''
+"""A split of 32 elements into two 16-element parts: ``FROM`` is the memtile's layout writing
+its input (line 7), ``TO`` the parts' (line 8); ``REF`` is what mlir-aie's lowering delivers."""
+
+TRANSPOSE = "[(1, 32), (4, 1), (4, 4)]"
+"""A 4x4 transpose of one part, its outermost stride the whole element's."""
+
+
+@pytest.mark.parametrize("frm, to", [(TRANSPOSE, "None"), ("None", TRANSPOSE)])
+def test_split_layouts_step_over_each_part_not_the_whole(design_file: DesignFile, frm: str,
+                                                         to: str) -> None:
+    # the memtile writes (sends) each part with its own 16-element BD: one outer step, a
+    # stride of 32 within mlir-aie's limit of the 32-element buffer
+    handle = load_design(design_file(SPLIT_PARTS.replace("FROM", frm).replace("TO", to).replace(
+        "REF", "inp.reshape(2, 4, 4).transpose(0, 2, 1).reshape(-1)")))
+    check_design(handle.ir)
+    result = simulate(handle)
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_a_split_input_layout_walking_past_a_part_is_refused(design_file: DesignFile) -> None:
+    path = design_file(SPLIT_PARTS.replace("FROM", "[(1, 16), (8, 1)]").replace(
+        "TO", "None").replace("REF", "inp"))
+    assert _error(path) == (
+        "d.py:7: error [dma pattern]: dims_from_stream of 'whole' on memtile breaks a DMA rule\n"
+        "  limit: every address inside the 16-element part each BD moves: the memtile moves "
+        "each part with its own BD, from the part's offset, the outermost dimension stepping "
+        "until the part's 16 elements have moved (mlir-aie's createMemTileDMA); past it lie "
+        "other parts, under their own locks\n"
+        "  found: address 23 from offset 0 ([(1, 16), (8, 1)])\n"
+        "  d.py:8: the memtile consumes it here\n"
+        "  fix: write the layout of one part; it is applied to every part in turn")
+
+
+def test_a_split_part_layout_is_judged_by_the_addresses_its_bd_walks(
+        design_file: DesignFile) -> None:
+    # written with 8 outer steps (up to index 31: inside the 32-element buffer, as
+    # DMABDOp::verify wants), the part's 16-element BD walks 4 of them: its own part, in order
+    handle = load_design(design_file(SPLIT_PARTS.replace("FROM", "None").replace(
+        "TO", "[(8, 4), (4, 1)]").replace("REF", "inp")))
+    check_design(handle.ir)
+    result = simulate(handle)
+    assert result.passed, [c.line() for c in result.checks]
+    # one outer step further, it reads p1's half: the lock rule, by the addresses walked
+    path = design_file(SPLIT_PARTS.replace("FROM", "None").replace(
+        "TO", "[(1, 16), (8, 1)]").replace("REF", "inp"))
+    assert _error(path).splitlines()[2] == "  found: index 23 from offset 0 ([(1, 16), (8, 1)])"
+
+
+SPLIT_GEMM_1D = SPLIT_GEMM.replace(
+    "def d(A: Tensor[64, 32, bf16],", "def d(A: Tensor[64 * 64, bf16],").replace(
+    "# A's two 32-row halves, one per core", "# A's left half: 64 rows of 32, 64 apart").replace(
+    "rt.fill(whole, A)", "rt.fill(whole, A, (0, [64, 32], [64, 1]))").replace(
+    "return A.astype(np.float32) @", "return A.reshape(64, 64)[:, :32].astype(np.float32) @")
+"""SPLIT_GEMM with A a 1-D host tensor, as IRON's whole_array declares it (``A_ty = (M*K,)``):
+the fill reads the left half of a 64x64 matrix, so each part is 32 rows of 32, 64 apart in the
+host."""
+
+
+def test_a_split_part_from_a_1d_host_tensor_in_the_kernels_blocks_passes(
+        design_file: DesignFile) -> None:
+    result = simulate(load_design(design_file(
+        SPLIT_GEMM_1D.replace("DIMS", "block_dims(32, 32, 4, 8)"))))
+    assert result.passed, [c.line() for c in result.checks]
+
+
+@pytest.mark.parametrize("dims, found", [
+    ("block_dims(32, 32, 8, 4)", "8x4 blocks"),
+    # IRON's whole_array with one part's layout left row-major (the tester's wa_part2)
+    ("[block_dims(32, 32, 4, 8), [(32, 32), (32, 1)]]", "row-major"),
+])
+def test_a_split_part_from_a_1d_host_tensor_in_other_blocks_is_a_layout_error(
+        design_file: DesignFile, dims: str, found: str) -> None:
+    # the rows the fill reads 64 apart are the tile's rows, as a (64, 64) tensor would say
+    msg = _error(design_file(SPLIT_GEMM_1D.replace("DIMS", dims)))
+    part = "a1" if found == "row-major" else "a0"
+    assert msg.splitlines()[0] == (
+        "d.py:8: error [kernel layout]: kernel 'matmul_bf16_f32_32x32x32_4x8x4' reads 'a' "
+        f"(32x32xbf16) in 4x8 blocks, but fifo '{part}' delivers it as {found}")
+    assert msg.splitlines()[-1] == (
+        "  fix: give the parts dims_to_stream=block_dims(32, 32, 4, 8) (each read from its "
+        "offset)")
+
+
+def test_a_split_part_that_is_one_run_of_a_1d_host_tensor_is_not_judged(
+        design_file: DesignFile) -> None:
+    # each 32x32 tile of A is one contiguous run of the host, already in the kernel's 4x8
+    # blocks: nothing says how the host program ordered a run, so nothing is claimed about it
+    # (were it taken as row-major, this correct design would be refused)
+    src = SPLIT_GEMM.replace("def d(A: Tensor[64, 32, bf16],", "def d(A: Tensor[2048, bf16],"
+                             ).replace("return A.astype(np.float32) @", (
+                                 "return A.reshape(2, 8, 4, 4, 8).transpose(0, 1, 3, 2, 4)"
+                                 ".reshape(64, 32).astype(np.float32) @"))
+    handle = load_design(design_file(src.replace("DIMS", "None")))
+    check_design(handle.ir)
+    result = simulate(handle)
+    assert result.passed, [c.line() for c in result.checks]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Dim, Endpoint, Fifo, Loc, Transfer
+from aiedsl.ir import Design, Dim, Endpoint, Fifo, Link, Loc, Transfer
 from aiedsl.targets import TargetModel
 
 # The limits are the target model's (TileLimits.bd_max_size, bd_step_words,
@@ -44,10 +44,6 @@ def check_dma(d: Design, target: TargetModel) -> None:
     for t in d.runtime:
         if isinstance(t, Transfer):
             _check_transfer(d, t, target)
-    # A memtile end of a 1-to-1 link reads or writes the link's buffer, which holds the larger
-    # of the two elements (a forward may regroup: each BD moves the whole larger element).
-    store = {n: max(d.fifo(x).elem.numel for x in (*link.srcs, *link.dsts))
-             for link in d.links if link.kind == "forward" for n in (*link.srcs, *link.dsts)}
     _check_link_dims(d)
     split_inputs = {link.srcs[0]: link for link in d.links if link.kind == "split"}
     for f in d.fifos:
@@ -55,25 +51,74 @@ def check_dma(d: Design, target: TargetModel) -> None:
         for e, what in ends:
             if e.dims:
                 split = split_inputs.get(f.name) if e.is_link_end else None
-                _check_fifo_dims(f, e, what, target,
-                                 store.get(f.name) if e.is_link_end else None,
-                                 split_input=split is not None)
+                buffer, bds = _bds(d, f, e)
+                _check_fifo_dims(f, e, what, target, buffer, bds, split_input=split is not None)
+
+
+def _link_of(d: Design, f: Fifo, e: Endpoint) -> Link | None:
+    """The link whose buffers a link end ``e`` of ``f`` moves data in (None for other ends)."""
+    if not e.is_link_end:
+        return None
+    names = "dsts" if e is f.producer else "srcs"
+    return next((link for link in d.links if f.name in getattr(link, names)), None)
+
+
+def _bds(d: Design, f: Fifo, e: Endpoint) -> tuple[int, list[tuple[int, int]]]:
+    """The buffer end ``e`` of ``f`` moves data in, in elements, and the (offset, length) of
+    each BD over it that applies ``e``'s layout.
+
+    mlir-aie's objectfifo lowering (``createMemTileDMA`` in AIEObjectFifoStatefulTransform.cpp)
+    gives a link's memtile ends the link's buffers: a 1-to-1 link's hold the larger of its two
+    elements and each BD moves all of it; a join's (split's) hold the joined (parent) element,
+    and each part moves with a BD of its own, from the part's offset, of the part's length
+    (``getJoinTransferLengths``/``getDistributeTransferLengths``; parts lie back to back, see
+    :func:`~aiedsl.checks.structure.check_links`), the end's dims on every one of them. The
+    joined output's (split input's) end has one BD per part, a part's own end one BD.
+    """
+    link = _link_of(d, f, e)
+    if link is None:
+        return f.elem.numel, [(0, f.elem.numel)]
+    if link.kind == "forward":
+        size = max(d.fifo(x).elem.numel for x in (*link.srcs, *link.dsts))
+        return size, [(0, size)]
+    parent, names = ((link.dsts[0], link.srcs) if link.kind == "join"
+                     else (link.srcs[0], link.dsts))
+    parts = [(off, d.fifo(n).elem.numel) for off, n in zip(link.offsets, names)]
+    if f.name != parent:
+        parts = [parts[names.index(f.name)]]
+    return d.fifo(parent).elem.numel, parts
 
 
 def _max_index(dims: tuple[Dim, ...]) -> int:
-    """The highest element a layout reaches from its offset (mlir-aie's ``getDimsMaxIdx``)."""
+    """The highest element a layout reaches from its offset, every size as written (mlir-aie's
+    ``getDimsMaxIdx``)."""
     return sum((x.size - 1) * x.stride for x in dims)
+
+
+def _inner(dims: tuple[Dim, ...]) -> int:
+    """Elements of one step of the outermost dimension."""
+    return int(np.prod([x.size for x in dims[1:]]))
+
+
+def _walk_max(dims: tuple[Dim, ...], length: int) -> int:
+    """The highest element a BD of ``length`` elements reaches from its offset: the outermost
+    size is not encoded, so that dimension steps until ``length`` have moved (as the simulator's
+    :func:`~aiedsl.ir.types.dims_index`); ``length`` is a multiple of :func:`_inner`."""
+    return (length // _inner(dims) - 1) * dims[0].stride + _max_index(dims[1:])
 
 
 def _check_link_dims(d: Design) -> None:
     """A split's or join's layouts stay inside the part each BD moves.
 
-    mlir-aie lowers a split (join) to one memtile BD per part, from the part's offset, guarded by
-    that part's own lock pair. ``ObjectFifoLinkOp::verify`` requires a join's ``dims_to_stream``
-    to stay inside the shortest part; a split part's ``dims_to_stream`` may, by
+    mlir-aie lowers a split (join) to one memtile BD per part, from the part's offset, of the
+    part's length, guarded by that part's own lock pair. ``ObjectFifoLinkOp::verify`` requires a
+    join's ``dims_to_stream`` (a split input's memtile ``dims_from_stream``) to stay inside the
+    shortest part, every size as written; a split part's ``dims_to_stream`` may, by
     ``DMABDOp::verify``, reach anywhere before the parent's end, but what lies past its own part
     is guarded by other parts' locks: the memtile may be writing it (the next element) or not have
-    written it yet while the part is sent, so the data a core gets would depend on timing.
+    written it yet while the part is sent, so the data a core gets would depend on timing. That
+    rule looks at the addresses the part's BD walks (:func:`_walk_max`), which is what is read.
+    The walks of a join's and a split input's parts are :func:`_check_part_walks`'s.
     """
     for link in d.links:
         if link.kind == "join":
@@ -106,10 +151,12 @@ def _check_link_dims(d: Design) -> None:
                           "applied to every part in turn", [("the split", link.loc)])
             for off, name in zip(link.offsets, link.dsts):
                 part = d.fifo(name)
-                if not part.producer.dims:
-                    continue
-                top = _max_index(part.producer.dims)
                 n = part.elem.numel
+                if not part.producer.dims or n % _inner(part.producer.dims):
+                    continue  # (a part the dims do not tile: _check_fifo_dims says so)
+                # the addresses its BD walks (the outermost size as written is not encoded);
+                # past the parent's end it is _check_fifo_dims's "inside the part"
+                top = _walk_max(part.producer.dims, n)
                 if n <= top and off + top < parent.elem.numel:
                     shown = "[" + ", ".join(f"({x.size}, {x.stride})"
                                             for x in part.producer.dims) + "]"
@@ -270,8 +317,10 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
                   related)
 
 
-def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel,
-                     buffer: int | None = None, split_input: bool = False) -> None:
+def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffer: int,
+                     bds: list[tuple[int, int]], split_input: bool = False) -> None:
+    """The rules of one end's layout: ``buffer`` is the element count of the buffer its BDs
+    move data in, ``bds`` the (offset, length) of each BD that applies it (see :func:`_bds`)."""
     where = f"{what} of '{f.name}' on {e.label()}"
     dims: tuple[Dim, ...] = e.dims
     shown = "[" + ", ".join(f"({x.size}, {x.stride})" for x in dims) + "]"
@@ -301,7 +350,7 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel,
     sizes = tuple(x.size for x in dims)
     strides = tuple(x.stride for x in dims)
     itemsize = f.elem.dt.itemsize
-    numel = buffer or f.elem.numel
+    numel = buffer
     # DMABDOp::verify: "Invalid step size; must be a positive integer." -- every dimension,
     # whatever its size.
     for x in dims:
@@ -326,23 +375,58 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel,
                   "(mlir-aie's "
                   "DMABDOp::verify; the step-field width since PR 3548)",
                   f"stride {x.stride} ({shown})", "use strides within the element", related)
-    inner = int(np.prod(sizes[1:]))
-    if numel % inner:
-        _fail(loc, where, f"the inner dimensions tile the {numel}-element buffer",
-              f"{inner} elements per outer step ({shown})",
-              "choose dims whose inner sizes divide the element", related)
-    hi = (numel // inner - 1) * strides[0] + sum(
-        (s - 1) * st for s, st in zip(sizes[1:], strides[1:]))
-    if hi >= numel:
-        _fail(loc, where, f"every address inside the {numel}-element buffer",
-              f"address {hi} ({shown})", "fix the strides so they stay inside the element",
-              related)
-    # DMABDOp::verify: the sizes as written, outermost too, must stay inside the buffer.
+    inner = _inner(dims)
+    if bds == [(0, numel)]:  # one BD of the whole buffer
+        if numel % inner:
+            _fail(loc, where, f"the inner dimensions tile the {numel}-element buffer",
+                  f"{inner} elements per outer step ({shown})",
+                  "choose dims whose inner sizes divide the element", related)
+        hi = _walk_max(dims, numel)
+        if hi >= numel:
+            _fail(loc, where, f"every address inside the {numel}-element buffer",
+                  f"address {hi} ({shown})", "fix the strides so they stay inside the element",
+                  related)
+    else:
+        # a join's or split's part: its BD moves the part's elements alone, from its offset,
+        # so the outermost dimension steps over the part, not over the whole buffer
+        _check_part_walks(where, dims, bds, loc, shown, related)
+    # DMABDOp::verify: the sizes as written, outermost too, must stay inside the buffer (the
+    # whole buffer: it does not look at the BD's offset or length).
     written = sum((s - 1) * st for s, st in zip(sizes, strides))
     if written >= numel:
+        steps = ("the element's outer steps" if bds == [(0, numel)] else
+                 "a part's outer steps")
         _fail(loc, where, f"every address inside the {numel}-element buffer, with every size as "
               "written (mlir-aie's DMABDOp::verify)", f"address {written} ({shown})",
-              f"make the outermost size {numel // inner} (the element's outer steps)", related)
+              f"make the outermost size {min(n for _, n in bds) // inner} ({steps})", related)
+
+
+def _check_part_walks(where: str, dims: tuple[Dim, ...], bds: list[tuple[int, int]], loc: Loc,
+                      shown: str, related: list[tuple[str, Loc]]) -> None:
+    """Each part's BD walks whole steps of the inner dimensions and stays inside the part.
+
+    mlir-aie's objectfifo lowering gives each part of a join or split its own memtile BD, from
+    the part's offset, of the part's length, with the layout (AIEObjectFifoStatefulTransform.cpp,
+    ``createMemTileDMA``); the outermost dimension steps until that length has moved. What lies
+    past the part is another part's, guarded by its own lock pair (or past the buffer).
+    """
+    inner = _inner(dims)
+    for _, n in bds:
+        if n % inner:
+            _fail(loc, where, f"the inner dimensions tile each part's {n} elements (the "
+                  "memtile moves each part with its own BD of the part's length, the layout "
+                  "applied to it: mlir-aie's createMemTileDMA)",
+                  f"{inner} elements per outer step ({shown})",
+                  f"choose dims whose inner sizes divide {n}", related)
+    for off, n in bds:
+        hi = _walk_max(dims, n)
+        if hi >= n:
+            _fail(loc, where, f"every address inside the {n}-element part each BD moves: the "
+                  "memtile moves each part with its own BD, from the part's offset, the outermost "
+                  f"dimension stepping until the part's {n} elements have moved (mlir-aie's "
+                  "createMemTileDMA); past it lie other parts, under their own locks",
+                  f"address {hi} from offset {off} ({shown})",
+                  "write the layout of one part; it is applied to every part in turn", related)
 
 
 def _fail(loc: Loc, where: str, limit: str, found: str, fix: str,

@@ -11,7 +11,10 @@ the data the same way the simulator does, without running it:
   memtile's element is larger than the core's (a forward that regroups, e.g. a K run of A's tile
   row, or a split part read from its offset), the stream's first core element is followed back
   to host addresses: it must be the tile's rows x cols block of the host matrix, placed in the
-  kernel's blocks;
+  kernel's blocks. A 2-D host tensor's rows are its own; a 1-D one's (IRON's whole_array
+  declares ``(M*K,)``) are the runs the fill reads the same distance apart, longer than a tile
+  row. A tile that is one contiguous run of a 1-D host is not judged: the host program may
+  have put it in any order (in the kernel's blocks already, say);
 * an output written into a fifo that a memtile receives: the memtile sends each part on with
   its ``dims_to_stream``; each part must leave in row-major order (the blocks undone).
 
@@ -138,16 +141,33 @@ def _tile_index(d: Design, link: Link, host: np.ndarray, to: np.ndarray, rows: i
                 cols: int) -> np.ndarray | None:
     """Row-major tile index of each element the memtile streams into the core's first element
     (``to``: positions in the memtile buffer, whose host offsets are ``host``), when those
-    elements are a ``rows x cols`` block of the 2-D host matrix filled; else None."""
+    elements are a ``rows x cols`` block of the host matrix filled; else None.
+
+    A 2-D host tensor's rows are its declared rows. Any other host tensor (IRON's whole_array
+    declares ``A_ty = (M*K,)``) is a matrix only as the runtime pattern reads it: when the
+    elements are ``rows`` runs of ``cols``, the same distance ``ld > cols`` apart in the host (the
+    fill skips the rest of each host row), those runs are the tile's rows, as a 2-D tensor of
+    row length ``ld`` would say. When they are one contiguous run of the host, nothing says how
+    the host program ordered the tile inside it (row by row, or already in blocks): nothing is
+    claimed."""
     src = d.fifo(link.srcs[0])
     fill = next(t for t in d.runtime if isinstance(t, Transfer) and t.fifo == src.name)
     tensor = d.tensor(fill.tensor).type
-    if len(tensor.shape) != 2 or tensor.dtype != src.elem.dtype:
+    if tensor.dtype != src.elem.dtype:
         return None
-    ld = tensor.shape[1]
     rel = host[to] - host[to].min()
+    if np.unique(rel).size != rel.size:
+        return None
+    if len(tensor.shape) == 2:
+        ld = tensor.shape[1]
+    elif rows > 1:
+        ld = int(np.sort(rel)[cols])  # where the second row would start
+        if ld == cols:
+            return None  # one contiguous run of the host: its order is the host program's
+    else:
+        return None
     i, j = rel // ld, rel % ld
-    if i.max() >= rows or j.max() >= cols or np.unique(rel).size != rel.size:
+    if i.max() >= rows or j.max() >= cols:
         return None
     return i * cols + j
 

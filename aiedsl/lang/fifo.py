@@ -172,10 +172,25 @@ def _per_part(spec: DimsSpec | Sequence[DimsSpec], n: int, parent: str, what: st
               loc: Loc) -> list[DimsSpec]:
     """A split's layout for each of its ``n`` parts: ``spec`` for all of them, or ``spec``'s own
     entries when it lists one layout (a list of pairs, or None) per part. A layout's entries are
-    (size, stride) tuples, so a list of lists cannot be one layout."""
+    (size, stride) tuples, so a list of lists cannot be one layout; a list of lists of numbers
+    (one layout with its pairs written as lists) is refused saying how it was read."""
     if not isinstance(spec, (list, tuple)) or not spec or \
             not all(d is None or isinstance(d, list) for d in spec):
         return [spec] * n  # type: ignore[list-item]
+    if all(isinstance(d, list) and d and all(_is_int(v) for v in d) for d in spec):
+        # Lists of numbers: one layout with its (size, stride) pairs written as lists, or per-part
+        # layouts whose entries are not pairs. A list of lists is read as per-part layouts (their
+        # entries are tuples), so say so and show both forms rather than report an entry.
+        one = "[" + ", ".join("(" + ", ".join(str(v) for v in d) + ")" for d in spec) + "]"
+        per = "[" + ", ".join(["[(size, stride), ...]"] + ["None"] * (n - 1)) + "]"
+        raise DesignError(
+            "dma dims", f"split of '{parent}' into {n} parts: its {what} is a list of lists, "
+            f"so it was read as {len(spec)} per-part layout{'' if len(spec) == 1 else 's'}, "
+            "but their entries are numbers, not (size, stride) pairs", loc=loc,
+            limit="one layout for every part, a list of (size, stride) tuples; or one layout "
+            f"(or None) per part, a list of {n} such lists", found=repr(spec),
+            fix=f"for one layout for every part write {what}={one} (tuples, not lists); for one "
+            f"per part, e.g. {what}={per}")
     if len(spec) != n:
         raise DesignError("dma dims", f"split of '{parent}' into {n} parts has {len(spec)} "
                           f"per-part {what} layout{'' if len(spec) == 1 else 's'}", loc=loc,
@@ -188,6 +203,10 @@ def _args_text(first: Any, keywords: dict[str, Any]) -> str:
     """The arguments of a call as written, shortly: ``type, initial_value=...``."""
     words = [] if first is None else ["..."]
     return ", ".join(words + [f"{k}=..." for k in keywords])
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _check_port(port: str, loc: Loc, call: str) -> None:

@@ -199,15 +199,18 @@ class Send:
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
                  prod: list[Lock], cons: list[Lock], conn: Conn,
-                 gather: Callable[[np.ndarray], np.ndarray] | None,
-                 order: np.ndarray | None = None,
+                 gather: list[Callable[[np.ndarray], np.ndarray] | None],
+                 order: list[np.ndarray | None] | None = None,
                  pending: list[list[np.ndarray | None]] | None = None) -> None:
         self.engine, self.p, self.conn = engine, p, conn
         self.gather = gather
-        """Copies a part in its endpoint's dims order (:func:`~aiedsl.sim.patterns.dims_gather`);
-        None for plain order."""
+        """Per part: copies it in its endpoint's dims order
+        (:func:`~aiedsl.sim.patterns.dims_gather`), None for plain order. Per part, because
+        each part moves with a BD of its own length (a join's parts may differ in size), the
+        outermost dimension stepping over that part alone."""
         self.order = order
-        """That order as indices (:func:`~aiedsl.ir.types.dims_index`), when ``gather`` is one."""
+        """Per part, that order as indices (:func:`~aiedsl.ir.types.dims_index`), when its
+        ``gather`` is one; None when nothing needs it."""
         self.pending = pending
         """Per part, per buffer: what the link's receiver left pending (see :class:`Receive`),
         sent from there: it is the received data itself, which nobody changes."""
@@ -267,7 +270,7 @@ class Send:
                     by_slot[self.slot] = None
                 data = self.src[self.slot][self.part] if held is None else held
                 self.start = p.time
-                gather = self.gather
+                gather = self.gather[self.part]
                 if gather is not None:
                     data = gather(data)
                 elif held is not None:
@@ -281,8 +284,9 @@ class Send:
                     if copy:
                         data = data.copy()
                 chunk = engine.send(self.conn, data, p)
-                if held is not None and gather is not None and self.order is not None:
-                    chunk.origin = (held, self.order)  # data == held[order]
+                order = None if self.order is None else self.order[self.part]
+                if held is not None and gather is not None and order is not None:
+                    chunk.origin = (held, order)  # data == held[order]
                 self.req = ("sent", chunk)
                 state = _SENT
             else:  # _FREE

@@ -131,7 +131,7 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
                 "fifo": f.name, "tile": f.producer.tile, "core": core, "ring": ring})
             engine.spawn_step(p, Send(
                 engine, p, ring.bufs, [(0, f.elem.numel)], [ring.prod], [ring.cons], conn,
-                dims_gather(f.producer.dims, f.elem.numel, np_dtype)).step)
+                [dims_gather(f.producer.dims, f.elem.numel, np_dtype)]).step)
             ring.prod.releaser = p
             conn.sender = p
             p.info["conn"] = conn
@@ -263,9 +263,12 @@ def _build_link(m: Machine, link: Link, depth: int, links_in: dict[str, Link],
         out = dsts[0]
         p = Proc(f"{tag} -> {out.name}", "mm2s", info={
             **info, "fifo": out.name, "conn": m.conns[out.name]})
+        # one BD per part, of the part's length (mlir-aie's createMemTileDMA): the layout
+        # applies to each part on its own, and parts may differ in size
         engine.spawn_step(p, Send(engine, p, bufs, parts, prod, cons, m.conns[out.name],
-                                  dims_gather(out.producer.dims, parts[0][1], np_dtype),
-                                  dims_index(out.producer.dims, parts[0][1]), pending).step)
+                                  [dims_gather(out.producer.dims, n, np_dtype) for _, n in parts],
+                                  [dims_index(out.producer.dims, n) for _, n in parts],
+                                  pending).step)
         m.conns[out.name].sender = p
         for lk in prod:
             lk.releaser = p
@@ -285,7 +288,8 @@ def _build_link(m: Machine, link: Link, depth: int, links_in: dict[str, Link],
             **info, "fifo": f.name, "conn": m.conns[f.name]})
         engine.spawn_step(q, Send(engine, q, bufs, [parts[i]], [prod[i]], [cons[i]],
                                   m.conns[f.name],
-                                  dims_gather(f.producer.dims, parts[i][1], np_dtype),
-                                  dims_index(f.producer.dims, parts[i][1]), [pending[i]]).step)
+                                  [dims_gather(f.producer.dims, parts[i][1], np_dtype)],
+                                  [dims_index(f.producer.dims, parts[i][1])],
+                                  [pending[i]]).step)
         m.conns[f.name].sender = q
         prod[i].releaser = q
