@@ -37,10 +37,15 @@ def _exec_file(path: Path) -> dict[str, Any]:
     module = types.ModuleType(name)
     module.__file__ = str(path)
     sys.modules[name] = module  # while it runs: dataclasses and pickle look their module up
+    # its folder first on the import path while it runs, as `python design.py` puts it: a
+    # helper module beside the design (its kernels' declarations) imports
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
     try:
         exec(code, module.__dict__)
     finally:
         del sys.modules[name]
+        sys.path.remove(folder)  # the first occurrence: ours, or an equal one of a load nested
     return dict(module.__dict__)
 
 

@@ -111,6 +111,34 @@ def test_a_define_in_a_module_the_design_imports_is_refused(
         "sizes_for_library_test.py (as a function's argument)")
 
 
+def test_a_design_imports_a_module_beside_it_from_any_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`import vk` of vk.py beside the design was a ModuleNotFoundError unless PYTHONPATH named
+    the folder: `python design.py` puts the script's folder first on the import path."""
+    folder = tmp_path / "vision"
+    folder.mkdir()
+    (folder / "helper_beside_the_design.py").write_text("TILE = 256\n")
+    (folder / "d.py").write_text(
+        "from aiedsl import Tensor, design, fifo, herd, i32, runtime\n"
+        "from helper_beside_the_design import TILE\n"
+        "\n"
+        "@design(device=\"npu1_1col\")\n"
+        "def d(a: Tensor[TILE, i32], c: Tensor[TILE, i32]):\n"
+        "    f = fifo(Tensor[TILE, i32], name=\"f\")\n"
+        "    g = f.forward(name=\"g\")\n"
+        "    with runtime() as rt:\n"
+        "        rt.fill(f, a)\n"
+        "        rt.drain(g, c)\n")
+    monkeypatch.chdir(tmp_path)
+    before = list(sys.path)
+    try:
+        handle = load_design(folder / "d.py")
+    finally:
+        sys.modules.pop("helper_beside_the_design", None)
+    assert handle.ir.tensors[0].type.shape == (256,)
+    assert sys.path == before  # the folder was on it while the file ran, not after
+
+
 def test_a_define_outside_any_load_takes_its_default() -> None:
     """A design built inline in a script (no design file loaded) may define where it likes."""
     from aiedsl import define
