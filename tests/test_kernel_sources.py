@@ -359,6 +359,27 @@ def test_a_core_calling_two_kernels_of_one_file_links_one_object(
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_one_file_spelled_two_ways_is_one_object(design_file: DesignFile) -> None:
+    """A reviewer's: source="./twok.cc" beside source="twok.cc" made two objects of one file,
+    both linked into one core (helper defined twice: lld would refuse), and check passed. The
+    file named, not its spelling, is the object."""
+    path = design_file(TWO_ON_ONE_CORE.replace('k2 = declare("inc2_64", source="twok.cc"',
+                                               'k2 = declare("inc2_64", source="./twok.cc"'))
+    (path.parent / "twok.cc").write_text(TWOK_CC)
+    files = aiedsl.build(path, output="out").files
+    assert sorted(f for f in files if f.startswith("kernels/")) == ["kernels/inc1_64.cc"]
+    assert re.findall(r'link_with = "(\w+\.o)"', files["aie.mlir"]) == ["inc1_64.o"] * 2
+    # with other defines for one of them, check names the clash whatever the spelling
+    path.write_text(path.read_text().replace('source="./twok.cc",',
+                                             'source="./twok.cc", defines={"X": 1},'))
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path).ir)
+    assert str(excinfo.value).splitlines()[0] == (
+        "d.py:20: error [kernel objects]: core[0,0] calls kernels 'inc1_64' and 'inc2_64', "
+        "which are compiled from twok.cc with different defines (no defines; -DX=1): it would "
+        "link two objects of twok.cc, each defining what twok.cc defines outside templates")
+
+
 def test_one_core_calling_a_file_compiled_two_ways_is_a_check_error(
         design_file: DesignFile) -> None:
     path = _mv(design_file, '''"zero_scalar_i32", source="mv.cc", defines=DIMS,''',
