@@ -36,7 +36,7 @@ from aiedsl.compare import OutputCheck, compare_outputs, outputs_summary
 from aiedsl.errors import DesignError, ToolchainError, caller_loc
 from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
-from aiedsl.outdir import held
+from aiedsl.outdir import held, sharing
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.options import check_clock, check_kernels, check_seed, check_target
 from aiedsl.sim.stats import Timing, significant
@@ -145,6 +145,9 @@ class Artifacts:
     lowering: Lowering | None = None
     """mlir-aie's lowering of this build (``physical.mlir``, ``npu.mlir``, ``insts.bin``), when
     aie-opt and aie-translate were found; None when they were not (or ``lower=False``)."""
+    _building: bool = field(default=False, repr=False, compare=False)
+    """Made by an :func:`building` block still open: its compile shares the block's lock from
+    any thread."""
 
     def __repr__(self) -> str:
         # short: the fields' reprs (the placed IR, every file's text) ran to hundreds of KB
@@ -160,7 +163,11 @@ class Artifacts:
                 "directory for Peano and aiecc to work in", loc=caller_loc(),
                 fix="build it with aiedsl.build(..., write=True) (the default), then compile")
         self.tools = tools or self.tools or find_tools()
-        self.compiled = compile_build(self.design, self.files, self.path, self.tools, progress)
+        # inside its building() block, the block's lock is this compile's too, whichever thread
+        # runs it (a thread pool's): without, it met the block's own lock as another build's
+        with sharing(self.path) if self._building else nullcontext():
+            self.compiled = compile_build(self.design, self.files, self.path, self.tools,
+                                          progress)
         return self.compiled
 
     def run(self, *inputs: np.ndarray, target: str = "auto", iters: int = 1, warmup: int = 0,
@@ -329,7 +336,12 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
         settle(path, lowering)
         if lowering is not None and lowering.error is not None:
             raise lowering.error
-        yield Artifacts(path, handle, gen.design, gen.files, gen.usage, lowering=lowering)
+        art = Artifacts(path, handle, gen.design, gen.files, gen.usage, lowering=lowering)
+        art._building = True
+        try:
+            yield art
+        finally:
+            art._building = False
 
 
 def _load(design: str | Path | DesignHandle, defines: dict[str, Any] | None,

@@ -966,6 +966,32 @@ def test_npu_run_uses_mlir_aies_buffer_abi(fake_npu: FakeXrt) -> None:
         "  measured on the NPU: 3 run(s) after 2 warm-up: latency")
 
 
+def test_a_compile_in_a_building_block_shares_its_lock_from_any_thread(
+        fake_tools: dict[str, Path]) -> None:
+    """A reviewer's: art.compile() run in a thread pool inside `with api.building(...) as art`
+    met the block's own lock: "another aiedsl build (pid <its own>) is writing bz", fix "delete
+    .bz.aiedsl-new", which would have broken the live lock. It shares the lock now; an unrelated
+    build in another thread is refused, saying the holder is this process."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from aiedsl import api
+
+    root = fake_tools["root"]
+    with api.building(PASSTHROUGH, output="bz") as art, ThreadPoolExecutor(1) as pool:
+        compiled = pool.submit(art.compile).result()
+        assert not compiled.cached and (root / "bz" / "aie.xclbin").is_file()
+        with pytest.raises(DesignError) as excinfo:
+            pool.submit(aiedsl.build, PASSTHROUGH, output="bz").result()
+        assert str(excinfo.value).splitlines()[0] == (
+            f"error [output directory]: another aiedsl build in this process (pid "
+            f"{os.getpid()}, thread MainThread) is writing bz")
+        assert (root / ".bz.aiedsl-new").is_dir()  # held to the end of the block
+    assert not (root / ".bz.aiedsl-new").exists()
+    # the block closed: a compile takes the lock itself, from any thread
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(art.compile).result().cached
+
+
 def test_an_npu_run_holds_its_build_from_the_compile_to_the_loaded_xclbin(
         fake_npu: FakeXrt, monkeypatch: pytest.MonkeyPatch) -> None:
     """run --target npu let go of the build directory between its compile and loading the
@@ -994,8 +1020,11 @@ def test_an_npu_run_holds_its_build_from_the_compile_to_the_loaded_xclbin(
     result = art.run(target="npu")
     assert result.target == "npu" and result.passed
     assert refused == [
-        f"error [output directory]: another aiedsl build (pid {os.getpid()}) is writing out\n"
-        "  fix: try again when it is done (if no aiedsl is running, delete .out.aiedsl-new)"]
+        f"error [output directory]: another aiedsl build in this process (pid {os.getpid()}, "
+        "thread MainThread) is writing out\n"
+        "  fix: try again when it is done (it lets go of the directory when it ends); to compile "
+        "a build inside `with aiedsl.api.building(...) as art:` from another thread, call "
+        "art.compile(), which shares the block's lock"]
 
 
 def test_an_xrt_failure_says_which_step_failed_and_exits_5(
