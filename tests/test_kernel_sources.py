@@ -634,6 +634,9 @@ def test_defines_reach_the_host_compiles_and_name_their_own_objects(
     ('{"BIT WIDTH": 8}', "'BIT WIDTH'", "which is not a macro name it may set"),
     ('{"NDEBUG": 1}', "'NDEBUG'", "which is not a macro name it may set"),
     ('{"int": 1}', "'int'", "which is not a macro name it may set"),
+    ('{"__cplusplus": 1}', "'__cplusplus'", "which is not a macro name it may set"),
+    ('{"__AIE_ARCH__": 20}', "'__AIE_ARCH__'", "which is not a macro name it may set"),
+    ('{"_Check": 1}', "'_Check'", "which is not a macro name it may set"),
     ('{"ADD": "3; rm -rf ~"}', "'3; rm -rf ~'", None),
     ('{"ADD": "$(touch x)"}', "'$(touch x)'", None),
     ('{"ADD": True}', "True", None),
@@ -648,10 +651,10 @@ def test_defines_are_checked_where_they_are_declared(design_file: DesignFile, de
         load_design(path)
     e = excinfo.value
     assert (e.rule, e.loc.line, e.found) == ("kernel defines", 10, found)
-    form = ("NAME: a C identifier, not a C++ keyword nor one aiedsl or Peano sets (NDEBUG, "
-            "__AIECC__, __AIE_API_AIE_ADF_HPP__, __AIE_ARCH__, __chess__); VALUE: an int, a "
-            "finite float, or a str of one C identifier or number literal (at most 100 "
-            "characters)")
+    form = ("NAME: a C identifier, not a C++ keyword, not one C reserves for the compiler and "
+            "its library (starting with __ or with _ and a capital: __cplusplus, __AIE_ARCH__), "
+            "nor NDEBUG, which the compiles set; VALUE: an int, a finite float, or a str of one "
+            "C identifier or number literal (at most 100 characters)")
     if defines.startswith("["):
         assert (e.message, e.limit, e.fix) == (
             f"kernel 'add3_i32_64' has defines={found}", "a dict of NAME: VALUE",
@@ -668,13 +671,38 @@ def test_defines_are_checked_where_they_are_declared(design_file: DesignFile, de
 
 
 def test_define_values_are_written_as_c_reads_them() -> None:
+    """np.float64(1e-5) was written -DA=np.float64(1e-05) (a float subclass, its repr); a
+    MappingProxyType, which declare()'s Mapping type takes, was refused."""
+    import types
+
     from aiedsl.lang.names import check_defines, define_flags
 
     import numpy as np
     given = {"T": "int16_t", "N": np.int32(64), "EPS": 1e-05, "NEG": -3, "F": "1.5f",
-             "H": "0x40"}
-    assert define_flags(check_defines(given, "k", None)) == [
-        "-DEPS=1e-05", "-DF=1.5f", "-DH=0x40", "-DN=64", "-DNEG=-3", "-DT=int16_t"]
+             "H": "0x40", "A": np.float64(1e-5), "B": np.float32(0.5), "_low": 1}
+    assert define_flags(check_defines(types.MappingProxyType(given), "k", None)) == [
+        "-DA=1e-05", "-DB=0.5", "-DEPS=1e-05", "-DF=1.5f", "-DH=0x40", "-DN=64", "-DNEG=-3",
+        "-DT=int16_t", "-D_low=1"]
+    assert define_flags({"A": np.float64(2.5)}) == ["-DA=2.5"]
+    edge = {"MIN": -(2 ** 63 - 1), "MAX": 2 ** 63 - 1}
+    assert check_defines(edge, "k", None) == {"MAX": 2 ** 63 - 1, "MIN": -(2 ** 63 - 1)}
+
+
+@pytest.mark.parametrize("value", [2 ** 70, 2 ** 63, -(2 ** 63)])
+def test_an_int_define_past_the_preprocessors_64_bits_is_refused(value: int) -> None:
+    """The tester's defines={"BIT_WIDTH": 2**70}: accepted, and g++ took another #if
+    branch."""
+    from aiedsl.lang.names import check_defines
+
+    with pytest.raises(DesignError) as excinfo:
+        check_defines({"BIT_WIDTH": value}, "k", None)
+    assert str(excinfo.value) == (
+        f"error [kernel defines]: kernel 'k' defines BIT_WIDTH as {value}\n"
+        "  limit: an int from -9,223,372,036,854,775,807 to 9,223,372,036,854,775,807: the C "
+        "preprocessor computes #if in intmax_t (64 bits): a value outside is not read as written "
+        "there, and the C++ may take another branch\n"
+        f"  found: {value}\n"
+        "  fix: give BIT_WIDTH a value in that range")
 
 
 def test_one_function_of_a_file_under_two_sets_of_defines_is_named_twice(

@@ -40,6 +40,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from aiedsl.lang.names import reserved_macro
+
 MAX_READINGS = 32
 """Readings of a file (one per way its undecidable ``#if`` conditions can go) before the scan
 gives up and says it cannot know."""
@@ -223,11 +225,6 @@ class _Gaveup(Exception):
     """A file the scan cannot read soundly (why: its message)."""
 
 
-def _reserved(name: str) -> bool:
-    """Does C reserve ``name`` for the compiler and its library (``__x``, ``_X``)?"""
-    return name.startswith("__") or (name.startswith("_") and name[1:2].isupper())
-
-
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*(\w*)")
 
 
@@ -356,7 +353,7 @@ def _defined(name: str, macros: Mapping[str, _Macro]) -> int | None:
     """Is macro ``name`` defined: 1, 0, or None for a name the compiler may predefine."""
     if name in macros:
         return 1
-    return None if _reserved(name) else 0
+    return None if reserved_macro(name) else 0
 
 
 def _expand(tokens: list[Tok], macros: Mapping[str, _Macro]) -> list[Tok]:
@@ -492,7 +489,7 @@ def _evaluate(words: list[Tok], macros: Mapping[str, _Macro]) -> int | None:
     for t in expanded:
         if _identifier(t):
             values.append(1 if t.text == "true" else 0 if t.text == "false" else
-                          None if _reserved(t.text) or t.text in macros else 0)
+                          None if reserved_macro(t.text) or t.text in macros else 0)
         elif t.text[0].isdigit():
             m = re.fullmatch(r"(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)[uUlL]*", t.text)
             if m is None:
