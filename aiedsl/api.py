@@ -291,6 +291,7 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
     MLIR and C++ are written. ``write=False`` checks and places only (nothing is rendered or
     written): enough to run on the simulator.
     """
+    _refuse_empty_output(output)
     handle = _load(design, defines, device, name)
     if not write:
         from aiedsl.checks import check_design
@@ -321,6 +322,7 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
     from aiedsl.outdir import check_output_dir
     from aiedsl.toolchain.lower import lower_design, settle
 
+    _refuse_empty_output(output)
     handle = _load(design, defines, device, name)
     gen = generate(handle)
     out = Path(output) if output else Path("build") / handle.name
@@ -342,6 +344,15 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
             yield art
         finally:
             art._building = False
+
+
+def _refuse_empty_output(output: str | Path | None) -> None:
+    """``output=""`` (an unset variable) names no directory: refused before any work, as the
+    command line's ``-o ''`` is (it quietly built into ``build/<design>``)."""
+    if isinstance(output, str) and not output:
+        raise DesignError(
+            "output directory", "output='' names no directory", loc=caller_loc(),
+            found="''", fix="name a directory, or leave output= out for build/<design>")
 
 
 def _load(design: str | Path | DesignHandle, defines: dict[str, Any] | None,

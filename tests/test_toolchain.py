@@ -834,6 +834,31 @@ def test_the_template_arguments_of_an_entry_tell_its_instantiation() -> None:
     assert arguments_match(entry_arguments("big<64>"), [("value", 64), ("type", "i")]) is None
 
 
+def test_a_peano_failure_outside_every_entry_names_the_file_not_a_kernel(
+        fake_tools: dict[str, Path]) -> None:
+    """A reviewer's: clang's error on the closing `} // extern "C"` of the generated block was
+    blamed on the last kernel's entry, and the step of an object of several kernels was
+    labelled with the first kernel's name."""
+    root = fake_tools["root"]
+    (root / "twok.cc").write_text("template <unsigned N> void inc1(const int *a, int *b) {}\n"
+                                  "template <unsigned N> void inc2(const int *a, int *b) {}\n")
+    design = root / "twok.py"
+    design.write_text(TWO_OF_ONE_FILE)
+    cc = aiedsl.build(design, output="out").files["kernels/inc1_64.cc"].splitlines()
+    closing = cc.index('} // extern "C"') + 1
+    last_entry = cc.index("void inc2_64(int32_t *a, int32_t *b) {") + 1
+    for line, at, where in ((closing, 11, "the C++ of kernels inc1_64 and inc2_64"),
+                            (last_entry + 2, 13, "kernel 'inc2_64'")):
+        fail = f'echo "kernels/inc1_64.cc:{line}:1: error: expected }}" >&2; exit 1'
+        _script(fake_tools["peano"] / "bin" / "clang++",
+                FAKE_CLANG.format(version="19.0.0", log=fake_tools["log"], fail=fail))
+        with pytest.raises(ToolchainError) as excinfo:
+            aiedsl.build(design, output="out", compile=True)
+        assert str(excinfo.value).splitlines()[0] == (
+            f"twok.py:{at}: error [Peano]: Peano kernels/inc1_64.cc "
+            f"failed (exit 1) in {where} (kernels/inc1_64.cc:{line})")
+
+
 def test_stack_usage_files_are_read_as_clang_writes_them() -> None:
     from aiedsl.toolchain.stack import mangled_name, parse_su
     assert parse_su("kernels/a:b.cc:12:k\t64\tstatic\nk.cc:k\t80\tdynamic\n"
