@@ -698,3 +698,45 @@ def test_a_copy_s_symbol_may_not_be_another_s_name(design_file: DesignFile) -> N
         "fifo 'acc_0_2'",
         "  limit: every symbol of a device is unique (the copy of a local in the core of tile "
         "(c, r) is <local>_<c>_<r> when several cores use it)"]
+
+
+COPY_OUT = '''
+import numpy as np
+from aiedsl import Tensor, design, f32, fifo, herd, i8, i32, local, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_1col")
+def cp(inp: Tensor[64, DT], out: Tensor[64, DT]):
+    a = fifo(Tensor[64, DT])
+    b = fifo(Tensor[64, DT])
+    acc = local(Tensor[64, DT], initial=INIT)
+    copy = passthrough(Tensor[64, DT])
+
+    @herd()
+    def core():
+        with a.consume() as t:
+            pass
+        with b.produce() as o:
+            copy(acc, o)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+@cp.reference(nonfinite=True)
+def reference(inp):
+    return np.full(64, INIT, dtype=np.asarray(inp).dtype)
+'''
+
+
+@pytest.mark.parametrize("dt, init", [("i8", "-128"), ("f32", "float('nan')"),
+                                      ("i32", "-2**31")])
+def test_data_equal_to_the_unwritten_filling_copied_out_is_no_unwritten_output(
+        design_file: DesignFile, dt: str, init: str) -> None:
+    """A reviewer's: a local whose initial value is what aiedsl fills unwritten memory with
+    (NaN, the smallest integer), copied out by passthrough, was "the reference of kernel
+    'passthrough_...' left its 'out' buffer unwritten". An input holding that value may be
+    copied; a reference that writes nothing is still said (test_kernels.py)."""
+    path = design_file(COPY_OUT.replace("DT", dt).replace("INIT", init))
+    result = simulate(load_design(path))
+    assert result.passed
