@@ -36,7 +36,7 @@ from aiedsl.compare import OutputCheck, compare_outputs, outputs_summary
 from aiedsl.errors import DesignError, ToolchainError, caller_loc
 from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
-from aiedsl.outdir import held
+from aiedsl.outdir import held, sharing
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.options import check_clock, check_kernels, check_seed, check_target
 from aiedsl.sim.stats import Timing, significant
@@ -145,6 +145,9 @@ class Artifacts:
     lowering: Lowering | None = None
     """mlir-aie's lowering of this build (``physical.mlir``, ``npu.mlir``, ``insts.bin``), when
     aie-opt and aie-translate were found; None when they were not (or ``lower=False``)."""
+    _building: bool = field(default=False, repr=False, compare=False)
+    """Made by an :func:`building` block still open: its compile shares the block's lock from
+    any thread."""
 
     def __repr__(self) -> str:
         # short: the fields' reprs (the placed IR, every file's text) ran to hundreds of KB
@@ -160,7 +163,11 @@ class Artifacts:
                 "directory for Peano and aiecc to work in", loc=caller_loc(),
                 fix="build it with aiedsl.build(..., write=True) (the default), then compile")
         self.tools = tools or self.tools or find_tools()
-        self.compiled = compile_build(self.design, self.files, self.path, self.tools, progress)
+        # inside its building() block, the block's lock is this compile's too, whichever thread
+        # runs it (a thread pool's): without, it met the block's own lock as another build's
+        with sharing(self.path) if self._building else nullcontext():
+            self.compiled = compile_build(self.design, self.files, self.path, self.tools,
+                                          progress)
         return self.compiled
 
     def run(self, *inputs: np.ndarray, target: str = "auto", iters: int = 1, warmup: int = 0,
@@ -293,6 +300,7 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
     MLIR and C++ are written. ``write=False`` checks and places only (nothing is rendered or
     written): enough to run on the simulator.
     """
+    _refuse_empty_output(output)
     handle = _load(design, defines, device, name)
     if not write:
         from aiedsl.checks import check_design
@@ -323,6 +331,7 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
     from aiedsl.outdir import check_output_dir
     from aiedsl.toolchain.lower import lower_design, settle
 
+    _refuse_empty_output(output)
     handle = _load(design, defines, device, name)
     gen = generate(handle)
     out = Path(output) if output else Path("build") / handle.name
@@ -338,7 +347,21 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
         settle(path, lowering)
         if lowering is not None and lowering.error is not None:
             raise lowering.error
-        yield Artifacts(path, handle, gen.design, gen.files, gen.usage, lowering=lowering)
+        art = Artifacts(path, handle, gen.design, gen.files, gen.usage, lowering=lowering)
+        art._building = True
+        try:
+            yield art
+        finally:
+            art._building = False
+
+
+def _refuse_empty_output(output: str | Path | None) -> None:
+    """``output=""`` (an unset variable) names no directory: refused before any work, as the
+    command line's ``-o ''`` is (it quietly built into ``build/<design>``)."""
+    if isinstance(output, str) and not output:
+        raise DesignError(
+            "output directory", "output='' names no directory", loc=caller_loc(),
+            found="''", fix="name a directory, or leave output= out for build/<design>")
 
 
 def _load(design: str | Path | DesignHandle, defines: dict[str, Any] | None,

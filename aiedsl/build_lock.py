@@ -11,7 +11,10 @@ The moments the folder and its pid file appear or go are serialised by ``flock``
 so two builds never both take a leftover for theirs.
 
 A process holds a directory's lock once: a claim inside another of the same thread (a build
-that goes on to compile, under one lock) shares it, and only the outer one lets it go.
+that goes on to compile, under one lock) shares it, and so does a claim in another thread of the
+process made inside :func:`share` (``art.compile()`` of an ``aiedsl.api.building`` block, run in
+a thread pool); the last of them to leave lets it go. Any other claim of it in this process
+(an unrelated build in another thread) is refused as busy, saying the holder is this process.
 
 >>> with claim(Path("/abs/build/passthrough"), "build/passthrough") as staging:  # doctest: +SKIP
 ...     (staging / "build").mkdir()
@@ -44,7 +47,43 @@ OLD = "old"
 WORK = "compile"
 """In the staging directory: where ``--compile`` runs the tools, until their outputs go in."""
 _PID = "pid"  # in the staging directory: {"pid": ..., "host": ...} of the build writing
-_held = threading.local()  # .dirs: {resolved build directory: its staging folder} held here
+_local = threading.local()  # .dirs: build directories this thread holds; .shared: may share
+
+
+class _Claim:
+    """A build directory this process holds: its staging folder, how many claims use it, and
+    the thread that took it (named when another build of the process is refused)."""
+
+    def __init__(self, staging: Path, thread: str) -> None:
+        self.staging, self.users, self.thread = staging, 1, thread
+
+
+_claims: dict[Path, _Claim] = {}  # by resolved build directory: what this process holds
+_releasing: dict[Path, str] = {}  # what it is letting go of (its folder not yet gone): thread
+_claims_lock = threading.Lock()
+
+
+def _thread_set(name: str) -> set[Path]:
+    """This thread's set ``name`` (``dirs`` or ``shared``)."""
+    found: set[Path] = _local.__dict__.setdefault(name, set())
+    return found
+
+
+@contextmanager
+def share(out: Path) -> Iterator[None]:
+    """Let claims of build directory ``out`` (a resolved path) in this thread, over the block,
+    share the lock this process already holds on it from another thread (a compile inside an
+    ``aiedsl.api.building`` block, run in a thread pool). Without such a lock held, a claim
+    takes it as usual."""
+    shared = _thread_set("shared")
+    if out in shared:
+        yield
+        return
+    shared.add(out)
+    try:
+        yield
+    finally:
+        shared.discard(out)
 
 
 def staging_path(out: Path) -> Path:
@@ -60,9 +99,22 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
     leftover first. On leaving, however that happens, the staging folder and all in it go.
     Inside a claim of ``out`` by this thread, yields that claim's folder and leaves it held.
     """
-    held: dict[Path, Path] = _held.__dict__.setdefault("dirs", {})
-    if out in held:
-        yield held[out]
+    mine = _thread_set("dirs")
+    with _claims_lock:
+        held = _claims.get(out)
+        if held is not None and (out in mine or out in _thread_set("shared")):
+            held.users += 1
+        elif held is not None:
+            raise busy_here(held.thread, shown)
+    if held is not None:  # shared: the last claim to leave lets the lock go
+        added = out not in mine
+        mine.add(out)
+        try:
+            yield held.staging
+        finally:
+            if added:
+                mine.discard(out)
+            _leave(out)
         return
     staging = staging_path(out)
     with _parent_lock(out.parent) as locked:
@@ -70,6 +122,10 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
             os.mkdir(staging)
         except FileExistsError:
             who = holder(staging, locked)
+            with _claims_lock:
+                leaving = _releasing.get(out)
+            if leaving is not None:  # this process's, letting go: not a leftover
+                raise busy_here(leaving, shown) from None
             if who is not None:
                 raise busy(who, shown, staging) from None
             check_staging(staging, shown)  # not a live build's: a leftover, or the user's?
@@ -81,12 +137,41 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-    held[out] = staging
+        with _claims_lock:  # under the parent lock: a thread finding the folder finds this
+            _claims[out] = _Claim(staging, threading.current_thread().name)
+    mine.add(out)
     try:
         yield staging
     finally:
-        del held[out]
-        _release(staging, out)
+        mine.discard(out)
+        _leave(out)
+
+
+def _leave(out: Path) -> None:
+    """One claim of ``out`` ends; the last lets the lock go."""
+    with _claims_lock:
+        held = _claims[out]
+        held.users -= 1
+        if held.users:
+            return
+        del _claims[out]
+        _releasing[out] = held.thread
+    try:
+        _release(held.staging, out)
+    finally:
+        with _claims_lock:
+            del _releasing[out]
+
+
+def busy_here(thread: str, shown: str | Path) -> DesignError:
+    """The error for a build directory another build of this process (in thread ``thread``)
+    holds: not a leftover, so not to be deleted."""
+    return DesignError(
+        "output directory", f"another aiedsl build in this process (pid {os.getpid()}, thread "
+        f"{printable(thread)}) is writing {printable(shown)}",
+        fix="try again when it is done (it lets go of the directory when it ends); to compile a "
+            "build inside `with aiedsl.api.building(...) as art:` from another thread, call "
+            "art.compile(), which shares the block's lock")
 
 
 def check_staging(staging: Path, shown: str | Path) -> None:

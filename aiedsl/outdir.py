@@ -40,7 +40,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from aiedsl.build_lock import (
-    NEW, OLD, WORK, busy, check_staging, claim, holder, remove_marked, staging_path,
+    NEW, OLD, WORK, busy, check_staging, claim, holder, remove_marked, share, staging_path,
 )
 from aiedsl.errors import DesignError, printable
 from aiedsl.files import command, make_dirs, os_errors, replace_file, unmake_dirs
@@ -247,6 +247,14 @@ def held(out_dir: str | Path) -> Iterator[None]:
     made): no other build replaces the directory meanwhile. Claims inside share it."""
     shown = Path(out_dir)
     with _locked(Path(os.path.realpath(shown)), shown):
+        yield
+
+
+@contextmanager
+def sharing(out_dir: str | Path) -> Iterator[None]:
+    """Claims of build directory ``out_dir`` in this thread, over the block, share the lock
+    another thread of this process holds on it (:func:`aiedsl.build_lock.share`)."""
+    with share(Path(os.path.realpath(Path(out_dir)))):
         yield
 
 

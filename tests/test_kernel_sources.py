@@ -201,28 +201,29 @@ def test_without_entry_the_symbol_must_be_a_function_of_the_file(
         check_design(load_design(path).ir)
     assert str(excinfo.value) == (
         "d.py:16: error [kernel entry]: kernel 'zero_i32_16' has no entry=, so cores call "
-        "mv.cc's own extern \"C\" function zero_i32_16, which it does not define\n"
+        "mv.cc's own extern \"C\" function zero_i32_16, which it does not define (compiled "
+        "with -DDIM_K=16 -DDIM_M=16)\n"
         "  limit: without entry=, the name of an extern \"C\" function the source defines (as "
         "mlir-aie's kernel files do)\n"
-        "  found: its extern \"C\" functions: matvec_scalar_##mlir_type_in##_##mlir_type_out, "
-        "zero_scalar_##mlir_type_out\n"
+        "  found: its extern \"C\" functions: matvec_scalar_i16_i32, zero_scalar_i32\n"
         "  fix: name one of them as the symbol, or give entry= the C++ function to call (aiedsl "
         "then generates zero_i32_16 around it)")
 
 
-def test_a_definition_the_text_does_not_show_is_explained_by_the_host_build(
+def test_a_definition_the_text_cannot_decide_is_explained_by_the_host_build(
         design_file: DesignFile) -> None:
-    """A name only a macro gives (not pasted: check cannot see it) still fails the host build
-    in words: the source's function and the generated entry are one name."""
+    """A definition under a condition on a name the compiler predefines (check cannot know it
+    is compiled) is left to the host build, which says it in words: the source's function and
+    the generated entry are one name."""
     path = _mv(design_file, '''"matvec_scalar_i16_i32", source="mv.cc", defines=DIMS,''',
                '''"matvec_scalar_i16_i32", source="mv.cc", defines=DIMS,
                          entry="matvec_scalar<int16_t, int32_t, 16, 16>",''')
     pasted = MV_CC[MV_CC.index("#define matvec_scalar_c_func"):MV_CC.index("#define zero_")]
     (path.parent / "mv.cc").write_text(
         MV_CC.replace(pasted, "").replace("combos(matvec_scalar_c_func)", "")
-        + '#define MV_NAME matvec_scalar_i16_i32\nextern "C" void MV_NAME(int16_t *a, int16_t '
-          '*b, int32_t *c) { matvec_scalar<int16_t, int32_t, 16, 16>(a, b, c); }\n')
-    check_design(load_design(path).ir)  # the text scan does not expand MV_NAME
+        + '#ifdef __GNUC__\nextern "C" void matvec_scalar_i16_i32(int16_t *a, int16_t *b, '
+          'int32_t *c) { matvec_scalar<int16_t, int32_t, 16, 16>(a, b, c); }\n#endif\n')
+    check_design(load_design(path).ir)  # Peano may not define __GNUC__: not refused here
     r = _cli("kernel", "test", str(path), cwd=path.parent)
     assert r.returncode == 2
     assert r.stderr.startswith(
@@ -233,28 +234,166 @@ def test_a_definition_the_text_does_not_show_is_explained_by_the_host_build(
         "for what its entry= computes (put the shape in the symbol)\n")
 
 
-def test_the_extern_c_functions_of_a_file_are_read_off_its_text() -> None:
-    from aiedsl.kernels.source import c_function, c_functions
+def test_a_function_the_text_cannot_decide_is_left_to_the_host_build(
+        design_file: DesignFile) -> None:
+    """Without entry=: a function defined only under a condition on a name the compiler
+    predefines may be there or not: check lets it be, and the host build, which does not define
+    __clang__, says it is not there as compiled."""
+    path = _mv(design_file)
+    (path.parent / "mv.cc").write_text(MV_CC.replace(
+        "combos(matvec_scalar_c_func) combos(zero_scalar_c_func)",
+        "combos(matvec_scalar_c_func)\n#ifdef __clang__\ncombos(zero_scalar_c_func)\n#endif"))
+    check_design(load_design(path).ir)
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[0] == (
+        "d.py:16: error [kernel entry]: kernel 'zero_scalar_i32' has no entry=, so cores call "
+        "mv.cc's own extern \"C\" function zero_scalar_i32, which it does not define as "
+        "compiled (with -DDIM_K=16 -DDIM_M=16)")
 
-    assert [(f.spelled, f.line, f.pattern) for f in c_functions(MV_CC)] == [
-        ("matvec_scalar_##mlir_type_in##_##mlir_type_out", 31,
-         "matvec_scalar_[A-Za-z0-9]+_[A-Za-z0-9]+"),
-        ("zero_scalar_##mlir_type_out", 37, "zero_scalar_[A-Za-z0-9]+")]
-    assert c_function(MV_CC, "matvec_scalar_i16_i32") is not None
-    assert c_function(MV_CC, "matvec_scalar_i16_i32_16x16") is None  # a shape is not a type
-    assert c_function(MV_CC, "matvec_scalar") is None  # the template is not extern "C"
-    src = ('// extern "C" void ghost(int *a);\n'
-           'extern "C" int32_t *single(int x);\n'
-           '#if defined(X)\n'
-           'extern "C" {\n'
-           'void line(uint8_t *in) { helper(in); if (x) return call(in); }\n'
-           '#else\n'
-           'static void *tile (int32_t *a, int n);\n'
-           '#endif\n'
-           '}\n'
-           'void outside(int *a) {}\n')
-    assert [(f.spelled, f.line) for f in c_functions(src)] == [
-        ("single", 2), ("line", 5), ("tile", 7)]
+
+def test_a_combination_the_file_comments_out_is_not_defined(design_file: DesignFile) -> None:
+    """The tester's port: mv.cc's combos list has its bf16 line commented out, yet
+    matvec_scalar_bf16_f32 without entry= passed check, sim and build (the pasted pattern took
+    any type tags) and failed only on the host or at the link. The invocations are expanded as
+    the file writes them now."""
+    path = _mv(design_file, '"matvec_scalar_i16_i32"', '"matvec_scalar_bf16_f32"')
+    (path.parent / "mv.cc").write_text(MV_CC.replace(
+        "#define combos(X) X(int16_t, i16, int32_t, i32)",
+        "#define combos(X) /* X(bfloat16, bf16, float, f32) */ \\\n"
+        "  X(int16_t, i16, int32_t, i32)"))
+    r = _cli("check", str(path), cwd=path.parent)
+    assert (r.returncode, r.stderr) == (2, (
+        "d.py:19: error [kernel entry]: kernel 'matvec_scalar_bf16_f32' has no entry=, so cores "
+        "call mv.cc's own extern \"C\" function matvec_scalar_bf16_f32, which it does not define "
+        "(compiled with -DDIM_K=16 -DDIM_M=16)\n"
+        "  limit: without entry=, the name of an extern \"C\" function the source defines (as "
+        "mlir-aie's kernel files do)\n"
+        "  found: its extern \"C\" functions: matvec_scalar_i16_i32, zero_scalar_i32\n"
+        "  fix: name one of them as the symbol, or give entry= the C++ function to call (aiedsl "
+        "then generates matvec_scalar_bf16_f32 around it)\n"))
+
+
+ZERO_VEC = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl.kernels import buffer, declare
+
+    def z(c): c[...] = 0
+
+    @design(device="npu1_1col")
+    def d3(A: Tensor[64, i32], B: Tensor[64, i32]):
+        k = declare("zero_64x64", source="zz.cc", entry="zero_vec<int32_t, 64>",
+                    args=[buffer("b", Tensor[64, i32], "out")], reference=z, cycles=100,
+                    cost="x")
+        a = fifo(Tensor[64, i32]); b = fifo(Tensor[64, i32])
+
+        @herd()
+        def core():
+            with a.consume() as x, b.produce() as y:
+                k(y)
+
+        with runtime() as rt:
+            rt.fill(a, A); rt.drain(b, B)
+
+    @d3.reference
+    def reference(A): return A * 0
+    '''
+
+ZZ_CC = '''#include <stdint.h>
+template <typename T, int N> void zero_vec(T *c) { for (int i = 0; i < N; i++) c[i] = 0; }
+extern "C" {
+#define zero_c_func(ctype, tag) void zero_##tag(ctype *c) { zero_vec<ctype, 32>(c); }
+zero_c_func(int32_t, i32)
+}
+'''
+
+
+def test_a_pasted_name_no_invocation_makes_is_free_for_an_entry(
+        design_file: DesignFile) -> None:
+    """A reviewer's: zz.cc pastes zero_##tag for i32 only, yet zero_64x64 with entry= was
+    refused as defined twice (any tag matched), with the fix "leave entry= out", which would
+    then fail at the link."""
+    path = design_file(ZERO_VEC)
+    (path.parent / "zz.cc").write_text(ZZ_CC)
+    check_design(load_design(path).ir)
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 0, r.stdout + r.stderr
+    path.write_text(path.read_text().replace('"zero_64x64"', '"zero_i32"'))  # that one is
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path).ir)
+    assert str(excinfo.value).splitlines()[0] == (
+        "d.py:8: error [kernel entry]: kernel 'zero_i32' would be defined twice: zz.cc defines "
+        "the extern \"C\" function zero_i32 itself (its line 4, pasted by a macro as "
+        "zero_##tag), and entry=\"zero_vec<int32_t, 64>\" makes aiedsl generate another around "
+        "zero_vec<int32_t, 64>")
+
+
+def test_a_function_after_a_brace_in_a_literal_is_found(design_file: DesignFile) -> None:
+    """A reviewer's: '{' in a character literal opened a block for the old scan, which then
+    missed the next function and refused the kernel calling it."""
+    path = design_file(ZERO_VEC.replace(
+        'k = declare("zero_64x64", source="zz.cc", entry="zero_vec<int32_t, 64>",',
+        'k = declare("after_brace", source="br.cc",'))
+    (path.parent / "br.cc").write_text(
+        '#include <stdint.h>\nextern "C" {\nvoid mark(int32_t *b) { char c = \'{\'; b[0] = c; }\n'
+        'void after_brace(int32_t *b) { for (int i = 0; i < 64; i++) b[i] = 0; }\n}\n')
+    check_design(load_design(path).ir)
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_extern_c_functions_of_a_file_are_read_as_the_compiler_reads_them() -> None:
+    """The reviewer's cases: what the old text scan missed or invented."""
+    from aiedsl.kernels.cscan import extern_c
+
+    def names(src: str, defines: dict | None = None) -> list[str]:
+        scan = extern_c(src, defines)
+        assert scan.complete, scan.unsure
+        return [f.name for f in scan.functions]
+
+    mv = extern_c(MV_CC, {"DIM_M": 16})
+    assert [(f.name, f.spelled, f.line, f.sure) for f in mv.functions] == [
+        ("matvec_scalar_i16_i32", "matvec_scalar_##mlir_type_in##_##mlir_type_out", 31, True),
+        ("zero_scalar_i32", "zero_scalar_##mlir_type_out", 37, True)]
+    assert mv.find("matvec_scalar") is None and mv.complete  # the template is not extern "C"
+    # a macro pastes only what its invocations give it: one combination, not every name
+    zz = ('template <typename T, int N> void zero_vec(T *c) { for (int i = 0; i < N; i++) '
+          'c[i] = 0; }\nextern "C" {\n#define zero_c_func(ctype, tag) void zero_##tag(ctype *c)'
+          ' { zero_vec<ctype, 32>(c); }\nzero_c_func(int32_t, i32)\n}\n')
+    assert names(zz) == ["zero_i32"]
+    assert names(MV_CC.replace("#define combos(X) X(int16_t, i16, int32_t, i32)",
+                               "#define combos(X) /* X(bfloat16, bf16, float, f32) */ \\\n"
+                               "  X(int16_t, i16, int32_t, i32)")) == [
+        "matvec_scalar_i16_i32", "zero_scalar_i32"]
+    # literals and comments are not code; braces are counted outside them
+    assert names('extern "C" {\nvoid br(char *a) { a[0] = \'{\'; }\nvoid after(int *a) {}\n}\n'
+                 ) == ["br", "after"]
+    assert names('extern "C" {\nvoid br(char *a) { const char *s = "{"; }\n'
+                 'void after(int *a) {}\n}\n') == ["br", "after"]
+    assert names('auto s = R"x(extern "C" void fake(int *a);)x";\n'
+                 '// extern "C" void ghost(int *a);\n/* extern "C" void spirit(int *a); */\n'
+                 'const char *t = "extern \\"C\\" void fake2(int *a);";\n') == []
+    # what is not an extern "C" function in a block: a static helper, a template, a variable,
+    # a typedef, a member, a C++ block; a namespace's functions are
+    assert names('extern "C" {\nstatic inline int helper(int x) { return x; }\n'
+                 'template <typename T> void tmpl(T *a) {}\nint table(3);\n'
+                 'typedef void (*cb)(int);\nstruct S { void method(int x) {} };\n'
+                 'int x = compute(3);\nnamespace n { void in_ns(int *a) {} }\n'
+                 'extern "C++" { void cpp(int *a) {} }\nvoid real(void (*f)(int)) {}\n}\n'
+                 ) == ["in_ns", "real"]
+    # #if with the kernel's defines; a head split by #if/#else is one function
+    split = ('extern "C" {\n#ifdef WIDE\nvoid f(int *a, int n)\n#else\nvoid f(int *a)\n'
+             '#endif\n{ a[0] = 1; }\n#if BITS == 8\nvoid g8(int *a) {}\n#else\n'
+             'void g32(int *a) {}\n#endif\n}\n')
+    assert names(split) == ["f", "g32"]
+    assert names(split, {"WIDE": 1, "BITS": 8}) == ["f", "g8"]
+    # what it cannot decide: every way, none sure; a macro it does not see: not complete
+    maybe = extern_c('extern "C" {\n#ifdef __clang__\nvoid k(int *a) {}\n#endif\n}\n')
+    assert [(f.name, f.sure) for f in maybe.functions] == [("k", False)] and maybe.complete
+    hidden = extern_c('extern "C" {\nDEFINE_KERNEL(k)\n}\n')
+    assert (hidden.functions, hidden.complete, hidden.unsure) == (
+        (), False, "DEFINE_KERNEL(...) on its line 2 is a macro it does not define (from a "
+        "header?), which may define functions")
 
 
 # -- 2b: one object per file ----------------------------------------------------------------------
@@ -357,6 +496,27 @@ def test_a_core_calling_two_kernels_of_one_file_links_one_object(
     assert r.returncode == 0, r.stderr
     r = _cli("kernel", "test", str(path), cwd=path.parent)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_one_file_spelled_two_ways_is_one_object(design_file: DesignFile) -> None:
+    """A reviewer's: source="./twok.cc" beside source="twok.cc" made two objects of one file,
+    both linked into one core (helper defined twice: lld would refuse), and check passed. The
+    file named, not its spelling, is the object."""
+    path = design_file(TWO_ON_ONE_CORE.replace('k2 = declare("inc2_64", source="twok.cc"',
+                                               'k2 = declare("inc2_64", source="./twok.cc"'))
+    (path.parent / "twok.cc").write_text(TWOK_CC)
+    files = aiedsl.build(path, output="out").files
+    assert sorted(f for f in files if f.startswith("kernels/")) == ["kernels/inc1_64.cc"]
+    assert re.findall(r'link_with = "(\w+\.o)"', files["aie.mlir"]) == ["inc1_64.o"] * 2
+    # with other defines for one of them, check names the clash whatever the spelling
+    path.write_text(path.read_text().replace('source="./twok.cc",',
+                                             'source="./twok.cc", defines={"X": 1},'))
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path).ir)
+    assert str(excinfo.value).splitlines()[0] == (
+        "d.py:20: error [kernel objects]: core[0,0] calls kernels 'inc1_64' and 'inc2_64', "
+        "which are compiled from twok.cc with different defines (no defines; -DX=1): it would "
+        "link two objects of twok.cc, each defining what twok.cc defines outside templates")
 
 
 def test_one_core_calling_a_file_compiled_two_ways_is_a_check_error(
@@ -474,6 +634,9 @@ def test_defines_reach_the_host_compiles_and_name_their_own_objects(
     ('{"BIT WIDTH": 8}', "'BIT WIDTH'", "which is not a macro name it may set"),
     ('{"NDEBUG": 1}', "'NDEBUG'", "which is not a macro name it may set"),
     ('{"int": 1}', "'int'", "which is not a macro name it may set"),
+    ('{"__cplusplus": 1}', "'__cplusplus'", "which is not a macro name it may set"),
+    ('{"__AIE_ARCH__": 20}', "'__AIE_ARCH__'", "which is not a macro name it may set"),
+    ('{"_Check": 1}', "'_Check'", "which is not a macro name it may set"),
     ('{"ADD": "3; rm -rf ~"}', "'3; rm -rf ~'", None),
     ('{"ADD": "$(touch x)"}', "'$(touch x)'", None),
     ('{"ADD": True}', "True", None),
@@ -488,10 +651,10 @@ def test_defines_are_checked_where_they_are_declared(design_file: DesignFile, de
         load_design(path)
     e = excinfo.value
     assert (e.rule, e.loc.line, e.found) == ("kernel defines", 10, found)
-    form = ("NAME: a C identifier, not a C++ keyword nor one aiedsl or Peano sets (NDEBUG, "
-            "__AIECC__, __AIE_API_AIE_ADF_HPP__, __AIE_ARCH__, __chess__); VALUE: an int, a "
-            "finite float, or a str of one C identifier or number literal (at most 100 "
-            "characters)")
+    form = ("NAME: a C identifier, not a C++ keyword, not one C reserves for the compiler and "
+            "its library (starting with __ or with _ and a capital: __cplusplus, __AIE_ARCH__), "
+            "nor NDEBUG, which the compiles set; VALUE: an int, a finite float, or a str of one "
+            "C identifier or number literal (at most 100 characters)")
     if defines.startswith("["):
         assert (e.message, e.limit, e.fix) == (
             f"kernel 'add3_i32_64' has defines={found}", "a dict of NAME: VALUE",
@@ -508,13 +671,38 @@ def test_defines_are_checked_where_they_are_declared(design_file: DesignFile, de
 
 
 def test_define_values_are_written_as_c_reads_them() -> None:
+    """np.float64(1e-5) was written -DA=np.float64(1e-05) (a float subclass, its repr); a
+    MappingProxyType, which declare()'s Mapping type takes, was refused."""
+    import types
+
     from aiedsl.lang.names import check_defines, define_flags
 
     import numpy as np
     given = {"T": "int16_t", "N": np.int32(64), "EPS": 1e-05, "NEG": -3, "F": "1.5f",
-             "H": "0x40"}
-    assert define_flags(check_defines(given, "k", None)) == [
-        "-DEPS=1e-05", "-DF=1.5f", "-DH=0x40", "-DN=64", "-DNEG=-3", "-DT=int16_t"]
+             "H": "0x40", "A": np.float64(1e-5), "B": np.float32(0.5), "_low": 1}
+    assert define_flags(check_defines(types.MappingProxyType(given), "k", None)) == [
+        "-DA=1e-05", "-DB=0.5", "-DEPS=1e-05", "-DF=1.5f", "-DH=0x40", "-DN=64", "-DNEG=-3",
+        "-DT=int16_t", "-D_low=1"]
+    assert define_flags({"A": np.float64(2.5)}) == ["-DA=2.5"]
+    edge = {"MIN": -(2 ** 63 - 1), "MAX": 2 ** 63 - 1}
+    assert check_defines(edge, "k", None) == {"MAX": 2 ** 63 - 1, "MIN": -(2 ** 63 - 1)}
+
+
+@pytest.mark.parametrize("value", [2 ** 70, 2 ** 63, -(2 ** 63)])
+def test_an_int_define_past_the_preprocessors_64_bits_is_refused(value: int) -> None:
+    """The tester's defines={"BIT_WIDTH": 2**70}: accepted, and g++ took another #if
+    branch."""
+    from aiedsl.lang.names import check_defines
+
+    with pytest.raises(DesignError) as excinfo:
+        check_defines({"BIT_WIDTH": value}, "k", None)
+    assert str(excinfo.value) == (
+        f"error [kernel defines]: kernel 'k' defines BIT_WIDTH as {value}\n"
+        "  limit: an int from -9,223,372,036,854,775,807 to 9,223,372,036,854,775,807: the C "
+        "preprocessor computes #if in intmax_t (64 bits): a value outside is not read as written "
+        "there, and the C++ may take another branch\n"
+        f"  found: {value}\n"
+        "  fix: give BIT_WIDTH a value in that range")
 
 
 def test_one_function_of_a_file_under_two_sets_of_defines_is_named_twice(

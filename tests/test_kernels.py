@@ -488,6 +488,9 @@ OUT_OF_BOUNDS = {
                            "FAIL copy_i32_64: 'dst' depends on memory outside the kernel's "
                            "buffers (the C++ reads past one: two runs with other bytes around "
                            "them disagree)"),
+    "writes over the guard": ("for (unsigned i = 0; i < 64 + 256; ++i) dst[i] = 0x11223344;",
+                              "FAIL copy_i32_64: wrote at least 1024 bytes past the end of "
+                              "buffer 'dst' (the guard's size: all of it)"),  # it may go on
     "copies one past the end": ("for (unsigned i = 0; i <= 64; ++i) dst[i] = src[i];",
                                 "FAIL copy_i32_64: wrote 4 byte(s) past the end of buffer "
                                 "'dst'"),  # src's guard bytes into dst's: each has its own
@@ -718,6 +721,18 @@ NATIVE_FAULTS = {
         "  limit: a kernel writes only inside its buffers (the 1024 bytes before and after each "
         "are checked after every call)\n"
         "  found: 'dst' holds 256 bytes; bytes 256 to 259 from its start changed (element 64)\n"
+        "  d.py:21: the call (core[0,0])\n"
+        "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
+        "says what it reads or writes outside its buffers"),
+    "far past the output": (  # a reviewer's: 1,920 bytes past were "1024 byte(s)"
+        "for (unsigned i = 0; i < 64 + 480; ++i) dst[i] = 0x11223344;",
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' wrote at least 1024 bytes past "
+        "the end of buffer 'dst' (the guard's size: all of it) in call 1 of it by core[0,0]; "
+        "the simulation stopped there\n"
+        "  limit: a kernel writes only inside its buffers (the 1024 bytes before and after each "
+        "are checked after every call)\n"
+        "  found: 'dst' holds 256 bytes; bytes 256 to 1279 from its start changed (elements 64 "
+        "to 319)\n"
         "  d.py:21: the call (core[0,0])\n"
         "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
         "says what it reads or writes outside its buffers"),

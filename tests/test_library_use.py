@@ -444,3 +444,23 @@ def test_compiling_a_build_that_wrote_nothing_is_a_design_error(in_root: Path) -
         f"{e.value.loc.file}:{e.value.loc.line}: error [compile]: passthrough was built with "
         "write=False: there is no build directory for Peano and aiecc to work in\n"
         "  fix: build it with aiedsl.build(..., write=True) (the default), then compile")
+
+
+def test_an_empty_output_directory_is_refused_as_on_the_command_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """aiedsl.build(output="") (an unset variable) built into build/<design> unsaid, where the
+    command line refuses -o ''."""
+    import inspect
+
+    from aiedsl import api
+
+    monkeypatch.chdir(tmp_path)
+    for call in (lambda: aiedsl.build(PASSTHROUGH, output=""),
+                 lambda: api.building(PASSTHROUGH, output="").__enter__()):
+        with pytest.raises(DesignError) as excinfo:
+            call()
+        e = excinfo.value
+        assert (e.loc.line, e.message, e.found, e.fix) == (
+            inspect.getsourcelines(call)[1], "output='' names no directory", "''",
+            "name a directory, or leave output= out for build/<design>")
+    assert os.listdir(tmp_path) == []

@@ -737,3 +737,115 @@ def test_an_npu_run_of_a_design_with_locals_checks_its_first_run(
     assert result.passed, [c.line() for c in result.checks]
     assert session.runs == untimed + iters
     assert isinstance(result.timing, aiedsl.api.Measured) and result.timing.warmup == untimed
+
+
+COPY_OUT = '''
+import numpy as np
+from aiedsl import Tensor, design, f32, fifo, herd, i8, i32, local, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_1col")
+def cp(inp: Tensor[64, DT], out: Tensor[64, DT]):
+    a = fifo(Tensor[64, DT])
+    b = fifo(Tensor[64, DT])
+    acc = local(Tensor[64, DT], initial=INIT)
+    copy = passthrough(Tensor[64, DT])
+
+    @herd()
+    def core():
+        with a.consume() as t:
+            pass
+        with b.produce() as o:
+            copy(acc, o)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+@cp.reference(nonfinite=True)
+def reference(inp):
+    return np.full(64, INIT, dtype=np.asarray(inp).dtype)
+'''
+
+
+@pytest.mark.parametrize("dt, init", [("i8", "-128"), ("f32", "float('nan')"),
+                                      ("i32", "-2**31")])
+def test_data_equal_to_the_unwritten_filling_copied_out_is_no_unwritten_output(
+        design_file: DesignFile, dt: str, init: str) -> None:
+    """A reviewer's: a local whose initial value is what aiedsl fills unwritten memory with
+    (NaN, the smallest integer), copied out by passthrough, was "the reference of kernel
+    'passthrough_...' left its 'out' buffer unwritten". An input holding that value may be
+    copied; a reference that writes nothing is still said (test_kernels.py)."""
+    path = design_file(COPY_OUT.replace("DT", dt).replace("INIT", init))
+    result = simulate(load_design(path))
+    assert result.passed
+
+
+SHIFT_IN_PLACE = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, local, runtime
+from aiedsl.kernels import buffer, declare
+
+T = Tensor[16, i32]
+
+def shift_ref(src, dst):  # element by element, as the C++: it reads src after writing dst
+    for i in range(1, 16):
+        dst[i] = src[i - 1]
+    dst[0] = 0
+
+def copy_ref(src, dst):
+    dst[...] = src
+
+@design(device="npu1_1col")
+def alias(A: Tensor[16, i32], C: Tensor[16, i32]):
+    shift = declare("shift_i32", source="shift.cc", args=[buffer("in", T), buffer("out", T, "out")],
+                    reference=shift_ref, cycles=30, cost="scalar")
+    copy = declare("copy16", source="shift.cc", args=[buffer("in", T), buffer("out", T, "out")],
+                   reference=copy_ref, cycles=30, cost="scalar")
+    st = local(T, initial=0)
+    i = fifo(T); o = fifo(T)
+
+    @herd()
+    def core():
+        with i.consume() as a, o.produce() as b:
+            copy(a, st)
+            shift(st, st)
+            copy(st, b)
+
+    with runtime() as rt:
+        rt.fill(i, A); rt.drain(o, C)
+
+@alias.reference
+def reference(A):
+    out = np.zeros_like(A); out[1:] = A[:-1]
+    return out
+'''
+
+SHIFT_CC = '''#include <stdint.h>
+extern "C" {
+// out[i] = in[i - 1]: in place (in == out) it spreads in[0] over the whole buffer
+void shift_i32(const int32_t *in, int32_t *out) {
+  for (int i = 1; i < 16; i++) out[i] = in[i - 1];
+  out[0] = 0;
+}
+void copy16(const int32_t *in, int32_t *out) {
+  for (int i = 0; i < 16; i++) out[i] = in[i];
+}
+}
+'''
+
+
+def test_one_buffer_as_input_and_output_of_a_call(design_file: DesignFile) -> None:
+    """The tester's shift(st, st) (IRON's reduce_max passes compute_max(tmp, nextC, nextC)):
+    a reference gets the input as it was before the call, whatever it writes first (a loop
+    reading what it wrote spread in[0] over the buffer); the C++ under --kernels native gets
+    the one memory, as on the core, where this shift does spread it (native is what the core
+    computes), and writing that "in" buffer is no fault: it is also the output."""
+    path = design_file(SHIFT_IN_PLACE)
+    (path.parent / "shift.cc").write_text(SHIFT_CC)
+    handle = load_design(path)
+    assert simulate(handle).passed
+    native = simulate(handle, kernels="native")
+    A = native.inputs["A"]
+    assert not native.passed
+    assert native.outputs["C"].tolist() == [0] + [int(A[0])] * 15

@@ -163,6 +163,23 @@ def test_a_kernel_source_including_its_own_header_is_refused(design_file: Design
         "  fix: paste helper.h into copy.cc where it is included")
 
 
+def test_every_include_of_a_kernel_source_is_named_at_once(design_file: DesignFile) -> None:
+    """mlir-aie's mv.cc includes "../aie_kernel_utils.h" and "zero.cc": they were reported one
+    per run."""
+    path = kernel_design(design_file)
+    (path.parent / "copy.cc").write_text(
+        '#include <stdint.h>\n#include "../aie_kernel_utils.h"\n#include "zero.cc"\n'
+        "void copy(const int32_t *s, int32_t *d) { for (int i = 0; i < 64; ++i) d[i] = s[i]; }\n")
+    assert error_of(path) == (
+        'd.py:10: error [kernel source]: copy.cc includes "../aie_kernel_utils.h" (its line 2) '
+        'and "zero.cc" (its line 3), which the build does not carry: kernels/copy_i32_64.cc holds '
+        "the source alone\n"
+        "  limit: a kernel's C++ in one file; #include <...> finds the compiler's and the AIE "
+        "API's headers\n"
+        '  found: #include "../aie_kernel_utils.h"; #include "zero.cc"\n'
+        "  fix: paste ../aie_kernel_utils.h and zero.cc into copy.cc where they are included")
+
+
 @pytest.mark.parametrize("name", ["tile_0_0", "core_0_2", "rtp_thr", "lock_a", "local_acc"])
 def test_a_host_tensor_named_like_a_device_value_is_refused(design_file: DesignFile,
                                                              name: str) -> None:

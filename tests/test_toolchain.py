@@ -749,6 +749,116 @@ def test_kernels_of_one_file_are_one_peano_compile_with_their_defines(
     assert " -DSTEP=2 " in fake_tools["log"].read_text().splitlines()[-3]
 
 
+BIG_OF_ONE_FILE = """
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import buffer, declare
+
+def r(a, b): b[...] = a
+
+@design(device="npu1_1col")
+def d2(A: Tensor[64, i32], B: Tensor[64, i32], C: Tensor[64, i32]):
+    sig = [buffer("a", Tensor[64, i32]), buffer("b", Tensor[64, i32], "out")]
+    small = declare("small_k", source="big.cc", entry="big<64>", args=sig, reference=r,
+                    cycles=100, cost="x")
+    large = declare("large_k", source="big.cc", entry="big<2048>", args=sig, reference=r,
+                    cycles=100, cost="x")
+    a = fifo(Tensor[64, i32]); b = fifo(Tensor[64, i32])
+    a2 = fifo(Tensor[64, i32]); c = fifo(Tensor[64, i32])
+
+    @herd()
+    def core1():
+        with a.consume() as x, b.produce() as y:
+            small(x, y)
+
+    @herd()
+    def core2():
+        with a2.consume() as x, c.produce() as y:
+            large(x, y)
+
+    with runtime() as rt:
+        rt.fill(a, A); rt.fill(a2, A); rt.drain(b, B); rt.drain(c, C)
+
+@d2.reference
+def reference(A): return A, A
+"""
+
+
+def test_each_kernel_of_one_object_counts_its_own_instantiation(
+        fake_tools: dict[str, Path]) -> None:
+    """A reviewer's: small_k (big<64>) and large_k (big<2048>) share big.cc's object, whose .su
+    lists both instantiations; each kernel took the smallest frame of any function named big,
+    so large_k's 8,208 bytes passed as 272. Its template arguments now tell its own apart."""
+    root = fake_tools["root"]
+    (root / "big.cc").write_text("template <int N> void big(int *a, int *b) { int t[N]; }\n")
+    design = root / "d2.py"
+    design.write_text(BIG_OF_ONE_FILE)
+    frames = ("kernels/small_k.cc:_Z3bigILi64EEvPiS0_\\t272\\tstatic\\n"
+              "kernels/small_k.cc:_Z3bigILi2048EEvPiS0_\\t8208\\tstatic\\n"
+              "kernels/small_k.cc:small_k\\t16\\tstatic\\n"
+              "kernels/small_k.cc:large_k\\t16\\tstatic\\n")
+    _clang_reporting_frames(fake_tools, frames)
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(design, output="out", compile=True)
+    assert str(excinfo.value).splitlines()[0] == (
+        "d2.py:25: error [kernel stack]: kernel 'large_k' needs at least 8,208 bytes of "
+        "stack, more than the 1,024 core2[0,0] reserves")
+    # with room for it, each kernel's own frame is recorded
+    design.write_text(BIG_OF_ONE_FILE.replace("    def core2", "    @herd(stack=9216)\n"
+                                              "    def core2").replace("@herd()\n    @herd",
+                                                                          "@herd"))
+    manifest = aiedsl.build(design, output="out", compile=True).compiled.manifest  # type: ignore
+    assert manifest["stack"]["kernel_frames"] == {"small_k": 272, "large_k": 8208}
+
+
+def test_the_template_arguments_of_an_entry_tell_its_instantiation() -> None:
+    from aiedsl.toolchain.stack import arguments_match, entry_arguments, mangled_arguments
+    assert mangled_arguments("_Z3bigILi2048EEvPiS0_") == [("value", 2048)]
+    assert mangled_arguments("_ZN2ns8zero_vecIiLin3EEEvPT_") == [("type", "i"), ("value", -3)]
+    assert mangled_arguments("_Z2mmIDF16bLi64EEvPv") == [None, ("value", 64)]  # bfloat16
+    assert mangled_arguments("_Z3fooI8bfloat16fLj4EEvv") == [None, ("type", "f"), ("value", 4)]
+    assert mangled_arguments("_ZN2ns6KernelIiE3runEPi") is None  # the class's, not read
+    assert mangled_arguments("_Z4zerofPf") == []
+    assert entry_arguments("ns::zero_vec<int16_t, 0x40>") == [("type", ("s",)),
+                                                              ("value", (64,))]
+    assert entry_arguments("Kernel<int>::run") is None
+    assert entry_arguments("f<a::b<3>, true>") == [None, ("value", (1,))]
+    assert arguments_match(entry_arguments("big<64>"), [("value", 64)]) is True
+    assert arguments_match(entry_arguments("big<64>"), [("value", 2048)]) is False
+    # int32_t is int or long as the target's C library says: not certain, unless the value
+    # tells it apart
+    assert arguments_match(entry_arguments("z<int32_t, 64>"), [("type", "i"), ("value", 64)]) \
+        is None
+    assert arguments_match(entry_arguments("z<int32_t, 64>"), [("type", "i"), ("value", 8)]) \
+        is False
+    assert arguments_match(entry_arguments("z<int16_t>"), [("type", "i")]) is False
+    assert arguments_match(entry_arguments("big<64>"), [("value", 64), ("type", "i")]) is None
+
+
+def test_a_peano_failure_outside_every_entry_names_the_file_not_a_kernel(
+        fake_tools: dict[str, Path]) -> None:
+    """A reviewer's: clang's error on the closing `} // extern "C"` of the generated block was
+    blamed on the last kernel's entry, and the step of an object of several kernels was
+    labelled with the first kernel's name."""
+    root = fake_tools["root"]
+    (root / "twok.cc").write_text("template <unsigned N> void inc1(const int *a, int *b) {}\n"
+                                  "template <unsigned N> void inc2(const int *a, int *b) {}\n")
+    design = root / "twok.py"
+    design.write_text(TWO_OF_ONE_FILE)
+    cc = aiedsl.build(design, output="out").files["kernels/inc1_64.cc"].splitlines()
+    closing = cc.index('} // extern "C"') + 1
+    last_entry = cc.index("void inc2_64(int32_t *a, int32_t *b) {") + 1
+    for line, at, where in ((closing, 11, "the C++ of kernels inc1_64 and inc2_64"),
+                            (last_entry + 2, 13, "kernel 'inc2_64'")):
+        fail = f'echo "kernels/inc1_64.cc:{line}:1: error: expected }}" >&2; exit 1'
+        _script(fake_tools["peano"] / "bin" / "clang++",
+                FAKE_CLANG.format(version="19.0.0", log=fake_tools["log"], fail=fail))
+        with pytest.raises(ToolchainError) as excinfo:
+            aiedsl.build(design, output="out", compile=True)
+        assert str(excinfo.value).splitlines()[0] == (
+            f"twok.py:{at}: error [Peano]: Peano kernels/inc1_64.cc "
+            f"failed (exit 1) in {where} (kernels/inc1_64.cc:{line})")
+
+
 def test_stack_usage_files_are_read_as_clang_writes_them() -> None:
     from aiedsl.toolchain.stack import mangled_name, parse_su
     assert parse_su("kernels/a:b.cc:12:k\t64\tstatic\nk.cc:k\t80\tdynamic\n"
@@ -881,6 +991,32 @@ def test_npu_run_uses_mlir_aies_buffer_abi(fake_npu: FakeXrt) -> None:
         "  measured on the NPU: 3 run(s) after 2 warm-up: latency")
 
 
+def test_a_compile_in_a_building_block_shares_its_lock_from_any_thread(
+        fake_tools: dict[str, Path]) -> None:
+    """A reviewer's: art.compile() run in a thread pool inside `with api.building(...) as art`
+    met the block's own lock: "another aiedsl build (pid <its own>) is writing bz", fix "delete
+    .bz.aiedsl-new", which would have broken the live lock. It shares the lock now; an unrelated
+    build in another thread is refused, saying the holder is this process."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from aiedsl import api
+
+    root = fake_tools["root"]
+    with api.building(PASSTHROUGH, output="bz") as art, ThreadPoolExecutor(1) as pool:
+        compiled = pool.submit(art.compile).result()
+        assert not compiled.cached and (root / "bz" / "aie.xclbin").is_file()
+        with pytest.raises(DesignError) as excinfo:
+            pool.submit(aiedsl.build, PASSTHROUGH, output="bz").result()
+        assert str(excinfo.value).splitlines()[0] == (
+            f"error [output directory]: another aiedsl build in this process (pid "
+            f"{os.getpid()}, thread MainThread) is writing bz")
+        assert (root / ".bz.aiedsl-new").is_dir()  # held to the end of the block
+    assert not (root / ".bz.aiedsl-new").exists()
+    # the block closed: a compile takes the lock itself, from any thread
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(art.compile).result().cached
+
+
 def test_an_npu_run_holds_its_build_from_the_compile_to_the_loaded_xclbin(
         fake_npu: FakeXrt, monkeypatch: pytest.MonkeyPatch) -> None:
     """run --target npu let go of the build directory between its compile and loading the
@@ -909,8 +1045,11 @@ def test_an_npu_run_holds_its_build_from_the_compile_to_the_loaded_xclbin(
     result = art.run(target="npu")
     assert result.target == "npu" and result.passed
     assert refused == [
-        f"error [output directory]: another aiedsl build (pid {os.getpid()}) is writing out\n"
-        "  fix: try again when it is done (if no aiedsl is running, delete .out.aiedsl-new)"]
+        f"error [output directory]: another aiedsl build in this process (pid {os.getpid()}, "
+        "thread MainThread) is writing out\n"
+        "  fix: try again when it is done (it lets go of the directory when it ends); to compile "
+        "a build inside `with aiedsl.api.building(...) as art:` from another thread, call "
+        "art.compile(), which shares the block's lock"]
 
 
 def test_an_xrt_failure_says_which_step_failed_and_exits_5(

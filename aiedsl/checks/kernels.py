@@ -10,6 +10,8 @@ with cycles of the wrong device in every report).
 
 from __future__ import annotations
 
+import os
+
 from aiedsl.errors import DesignError
 from aiedsl.ir import Call, Design
 from aiedsl.ir.program import calls
@@ -41,7 +43,7 @@ def check_kernel_objects(d: Design) -> None:
             other, first = seen.setdefault(source_key(unit.kernels[0]), (unit, call))
             if other is unit:
                 continue
-            source = unit.kernels[0].source
+            source = os.path.normpath(unit.kernels[0].source)  # ./mv.cc as mv.cc
             flags = [" ".join(u.flags) or "no defines" for u in (other, unit)]
             raise DesignError(
                 "kernel objects", f"{core.name} calls kernels '{first.kernel}' and "

@@ -135,7 +135,10 @@ def guard_faults(raw: np.ndarray, n: int, fill: int, name: str) -> list[str]:
     faults = []
     for side, guard in (("before", raw[:GUARD]), ("past the end of", raw[GUARD + n:])):
         bad = int(np.count_nonzero(guard != fill))
-        if bad:
+        if bad == len(guard):  # the whole guard: the write may go on beyond it, unseen
+            faults.append(f"wrote at least {bad} bytes {side} buffer '{name}' (the guard's "
+                          "size: all of it)")
+        elif bad:
             faults.append(f"wrote {bad} byte(s) {side} buffer '{name}'")
     return faults
 

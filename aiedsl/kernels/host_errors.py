@@ -70,9 +70,9 @@ def explain(stderr: str, label: str, header: object,
 
     AIE API names it lacks (``'reverse' is not a member of 'aie'``) and undeclared names that
     are AIE2 intrinsics (:data:`INTRINSIC`) are named; a generated entry the source defines
-    itself (which ``aiedsl check`` finds unless a macro hides it) is said so; any other failure
-    is the kernel's own, and the message only says that it does not compile (the compiler's
-    lines show why)."""
+    itself (which ``aiedsl check`` finds unless the text cannot say: :mod:`aiedsl.kernels.cscan`)
+    is said so; any other failure is the kernel's own, and the message only says that it does
+    not compile (the compiler's lines show why)."""
     twice = redefined(stderr, symbols)
     if twice:
         return (f"the source defines {_listed(twice)} itself, and the generated extern \"C\" "

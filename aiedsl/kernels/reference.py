@@ -24,7 +24,9 @@ def run_checked(ir: KernelIR, reference: Callable[..., Any], bound: Callable[...
     it calls ``sys.exit()`` (which would end the command with no word), or, with ``look``, an
     "out" buffer that held nothing but the poison of unwritten memory
     (:func:`~aiedsl.sim.state.unwritten`) holds only that after (``dst = src * 2`` rebinds the
-    name). Other exceptions go up as they are: the caller says what it was running."""
+    name), unless an input of the call holds that value too (it may have been copied: a NaN
+    initial value, an INT_MIN running max). Other exceptions go up as they are: the caller says
+    what it was running."""
     outs = _poisoned_outs(ir, args) if look else ()
     try:
         result = bound(*args)
@@ -40,7 +42,9 @@ def run_checked(ir: KernelIR, reference: Callable[..., Any], bound: Callable[...
         raise _unwritten_error(ir, reference, "returned a value instead of writing its output "
                                "in place", f"{_ref_name(reference)} returned {what}")
     for i in outs:
-        if _all_poison(args[i]):
+        # still all poison: unwritten, unless an input holds that value too (a local whose
+        # initial value is NaN, a running max from INT_MIN, copied out as it is)
+        if _all_poison(args[i]) and not _inputs_hold(ir, args, _poison(args[i])):
             name = ir.args[i].name
             raise _unwritten_error(
                 ir, reference, f"left its \"out\" buffer '{name}' unwritten",
@@ -60,6 +64,29 @@ def _poisoned_outs(ir: KernelIR, args: Sequence[Any]) -> list[int]:
                 _all_poison(v.reshape(-1)[:1]) and _all_poison(v):
             out.append(i)
     return out
+
+
+def _inputs_hold(ir: KernelIR, args: Sequence[Any], poison: Any) -> bool:
+    """Does any of a call's inputs (its arguments but the "out" buffers and the cascade output
+    it fills: buffers, scalars, the cascade input) hold the value ``poison`` (NaN: any NaN)?"""
+    import numpy as np
+
+    filled = len(ir.args) + (ir.cascade_in is not None) if ir.cascade_out is not None else -1
+    for i, v in enumerate(args):
+        if (i < len(ir.args) and ir.args[i].access == "out") or i == filled:
+            continue
+        a = np.asarray(v)
+        if a.dtype.name == "bfloat16":
+            a = a.astype(np.float32)
+        elif a.dtype.kind not in "biuf":
+            continue
+        if a.dtype.kind == "f":
+            hit = bool(np.isnan(a).any() if poison != poison else (a == poison).any())
+        else:  # integers hold no NaN
+            hit = poison == poison and bool((a == poison).any())
+        if hit:
+            return True
+    return False
 
 
 def _poison(v: Any) -> Any:

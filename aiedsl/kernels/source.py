@@ -1,16 +1,20 @@
 """Where a kernel's C++ comes from: its file (beside the design that declares it, else in
-``kernels_cpp/``) or its rendered template, and which functions that C++ defines."""
+``kernels_cpp/``) or its rendered template, and whether it defines what the kernel calls (read
+by :mod:`aiedsl.kernels.cscan`)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from aiedsl.render import render
 from aiedsl.errors import DesignError, display_path
 from aiedsl.ir import Kernel
+from aiedsl.kernels.cscan import blank, extern_c
 from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
+from aiedsl.lang.names import define_flags
 
 
 @dataclass(frozen=True)
@@ -49,130 +53,19 @@ def source_file(k: Kernel) -> Path | None:
     return None
 
 
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-
-
 def entry_function(entry: str) -> str:
     """The function an ``entry=`` expression calls: ``ns::mm<bf16, 64>`` -> ``mm``."""
     return entry.split("<", 1)[0].split("(", 1)[0].strip().rsplit("::", 1)[-1]
 
 
-def defines_function(source: str, name: str) -> bool:
-    """Does C++ ``source`` declare or define a function (or function template) ``name``?
-
-    A declaration is the name after a return type and before ``(``; comments are ignored.
-    """
-    code = _COMMENTS.sub(" ", source)
-    head = r"(?:[\w>&]\s+|[*&]\s*)(?:[\w:]+::)?"  # a return type, then the (qualified) name
-    return re.search(head + re.escape(name) + r"\s*\(", code) is not None
-
-
-@dataclass(frozen=True)
-class CFunction:
-    """An ``extern "C"`` function a C++ source defines or declares, as its text spells it: a
-    plain name, or one a macro pastes together (mlir-aie's ``matvec_scalar_##mlir_type_in##_``
-    ``##mlir_type_out``, one function per type combination the file instantiates)."""
-
-    spelled: str
-    """The name as written (``passThroughLine``, ``zero_scalar_##mlir_type_out``)."""
-    line: int
-    """The source line it is written on (1-based)."""
-    pattern: str
-    """A regular expression of the names it makes: the name itself, or the pasted name with
-    each macro parameter as one or more letters and digits (mlir-aie pastes type tags such as
-    ``i16`` and ``bf16``)."""
-
-    def makes(self, name: str) -> bool:
-        """Does this definition make a function called ``name``?"""
-        return re.fullmatch(self.pattern, name) is not None
-
-
-_NAME = r"[A-Za-z_]\w*(?:\s*##\s*\w+)*"
-_HEAD = re.compile(r"(?:[\w>&]\s+|[*&]\s*)(" + _NAME + r")\s*\(")
-"""A function declared or defined: a return type (or a pointer's ``*``), then its name and
-``(``; the name may be pasted by a macro (``a_##t``)."""
-_NOT_FUNCTIONS = frozenset({"defined", "sizeof", "alignof", "alignas", "decltype", "if", "while",
-                            "for", "switch", "return", "static_assert", "noexcept",
-                            "__attribute__", "__declspec"})
-_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(\w*)[^\n]*", re.M)
-_EXTERN_C = re.compile(r'extern\s*"C"\s*(\{)?')
-_MACRO = re.compile(r"\s*#\s*define\s+\w+\(([^)]*)\)")
-
-
-def c_functions(source: str) -> list[CFunction]:
-    """The ``extern "C"`` functions C++ ``source`` defines or declares, in the order written:
-    those in an ``extern "C" { ... }`` block or after ``extern "C"``, and those a macro's body
-    pastes a name for (mlir-aie defines its kernels' C entries so, expanding the macro inside
-    an ``extern "C"`` block). Read off the text, preprocessor not run: every ``#if`` branch
-    counts, and a function only a macro names otherwise is not seen."""
-    blank = _COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m[0]), source)
-    code = blank.replace("\\\n", "  ")  # a directive's continued lines as one (same offsets)
-    # directives other than #define say nothing of functions (#if defined(X) is no call)
-    code = _DIRECTIVE.sub(lambda m: m[0] if m[1] == "define" else " " * len(m[0]), code)
-    found: dict[int, CFunction] = {}
-
-    def scan(text: str, offset: int, pasted: bool = False) -> None:
-        for m in _HEAD.finditer(text):
-            name = re.sub(r"\s+", "", m[1])
-            if name in _NOT_FUNCTIONS or (pasted and "##" not in name) \
-                    or re.search(r"#\s*define\s*$", text[:m.start(1)]):  # a macro's own name
-                continue
-            at = offset + m.start(1)
-            found.setdefault(at, CFunction(name, blank.count("\n", 0, at) + 1,
-                                           _pattern(name, code, at)))
-
-    for m in _EXTERN_C.finditer(code):
-        if m[1]:  # a block: its own level, the bodies inside blanked
-            end = _closing(code, m.end())
-            scan(_top_level(code[m.end():end]), m.end())
-        else:  # one declaration or definition
-            head = re.match(r"[^;{]*", code[m.end():])
-            scan(head[0] if head else "", m.end())
-    for m in re.finditer(r"^[ \t]*#[ \t]*define\b[^\n]*", code, re.M):
-        if "##" in m[0]:  # a macro pasting a function's name, wherever it is expanded
-            scan(_top_level(m[0]), m.start(), pasted=True)
-    return [found[at] for at in sorted(found)]
-
-
-def _closing(code: str, start: int) -> int:
-    """Where the brace block opened just before ``start`` closes (the end if it does not)."""
-    depth = 1
-    for i in range(start, len(code)):
-        depth += {"{": 1, "}": -1}.get(code[i], 0)
-        if depth == 0:
-            return i
-    return len(code)
-
-
-def _top_level(text: str) -> str:
-    """``text`` with what is inside its braces blanked (same length): the function bodies of an
-    ``extern "C"`` block, whose calls are not definitions."""
-    out, depth = [], 0
-    for ch in text:
-        if ch == "}":
-            depth -= 1
-        out.append(ch if depth <= 0 or ch == "\n" else " ")
-        if ch == "{":
-            depth += 1
-    return "".join(out)
-
-
-def _pattern(name: str, code: str, at: int) -> str:
-    """The names ``name`` makes: itself, or, pasted with ``##`` in a macro's body, each of the
-    macro's parameters as letters and digits."""
-    if "##" not in name:
-        return re.escape(name)
-    start = code.rfind("\n", 0, at) + 1
-    macro = _MACRO.match(code, start)
-    params = {p.strip() for p in macro[1].split(",")} if macro else set()
-    return "".join("[A-Za-z0-9]+" if piece in params else re.escape(piece)
-                   for piece in name.split("##"))
-
-
-def c_function(source: str, name: str) -> CFunction | None:
-    """The ``extern "C"`` function of C++ ``source`` that makes ``name``, if one does
-    (:func:`c_functions`)."""
-    return next((f for f in c_functions(source) if f.makes(name)), None)
+def defines_function(source: str, name: str,
+                     defines: Mapping[str, object] | None = None) -> bool:
+    """May C++ ``source``, compiled with ``defines``, declare or define a function (or function
+    template) ``name``? A declaration is the name after a return type and before ``(``, macros
+    expanded (:mod:`aiedsl.kernels.cscan`); comments and strings are not code. True also when
+    the text cannot say (a macro it does not see defined where a declaration goes)."""
+    scan = extern_c(source, defines)
+    return not scan.entry_complete or name in scan.declared
 
 
 _LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]*)"', re.M)
@@ -184,8 +77,9 @@ def local_includes(source: str) -> list[tuple[int, str]]:
     A kernel's build compiles ``kernels/<name>.cc`` (the source copied whole) in the build
     directory, where no file beside the source is carried, so such an include finds nothing.
     """
-    code = _COMMENTS.sub(lambda m: "\n" * m[0].count("\n"), source)  # keep the line numbers
-    return [(code[:m.start()].count("\n") + 1, m[1]) for m in _LOCAL_INCLUDE.finditer(code)]
+    code = blank(source, strings=False)  # same offsets: the line numbers are the source's
+    return [(source.count("\n", 0, m.start()) + 1, m[1])
+            for m in _LOCAL_INCLUDE.finditer(code)]
 
 
 def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None) -> None:
@@ -193,31 +87,43 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
     ``generated``, ``kernels/<symbol>.cc`` unless another kernel's unit holds it), and defines
     what the kernel calls: the function its ``entry=`` calls, and no ``extern "C"`` function of
     the kernel's own name, which the generated entry would define a second time; or, without
-    ``entry=``, that ``extern "C"`` function itself. Checked by ``aiedsl check`` and before every
-    host build (g++ would say it of the generated file, Peano later still)."""
+    ``entry=``, that ``extern "C"`` function itself. The source is read with the kernel's
+    ``defines=`` (:func:`~aiedsl.kernels.cscan.extern_c`); where the text cannot say, nothing
+    is refused here, and the host compile (``kernel test``, ``sim --kernels native``) or Peano
+    says it. Checked by ``aiedsl check`` and before every host build (g++ would say it of the
+    generated file, Peano later still)."""
     generated = generated or f"kernels/{k.symbol}.cc"
-    for line, header in local_includes(src.text)[:1]:
+    includes = local_includes(src.text)
+    if includes:
+        listed = _listed([f'"{header}" (its line {line})' for line, header in includes])
+        names = [header for _, header in includes]
+        what = _listed(names)
         raise DesignError(
-            "kernel source", f"{src.label} includes \"{header}\" (its line {line}), which "
-            f"the build does not carry: {generated} holds the source alone",
+            "kernel source", f"{src.label} includes {listed}, which the build does not "
+            f"carry: {generated} holds the source alone",
             loc=k.loc, limit="a kernel's C++ in one file; #include <...> finds the "
-            "compiler's and the AIE API's headers", found=f'#include "{header}"',
-            fix=f"paste {header} into {src.label} where it is included")
-    own = c_function(src.text, k.symbol)
+            "compiler's and the AIE API's headers",
+            found="; ".join(f'#include "{header}"' for header in names),
+            fix=f"paste {what} into {src.label} where {'it is' if len(names) == 1 else 'they are'}"
+                " included")
+    scan = extern_c(src.text, k.defines)
+    own = scan.find(k.symbol)
+    flags = define_flags(k.defines)
+    compiled = f" (compiled with {' '.join(flags)})" if flags else ""
     if k.entry is None:
-        if own is None:
-            theirs = sorted({f.spelled for f in c_functions(src.text)})
+        if own is None and scan.complete:
+            theirs = sorted({f.name for f in scan.functions})
             raise DesignError(
                 "kernel entry", f"kernel '{k.symbol}' has no entry=, so cores call "
-                f"{src.label}'s own extern \"C\" function {k.symbol}, which it does not define",
-                loc=k.loc, limit="without entry=, the name of an extern \"C\" function the "
-                "source defines (as mlir-aie's kernel files do)",
+                f"{src.label}'s own extern \"C\" function {k.symbol}, which it does not define"
+                + compiled, loc=k.loc, limit="without entry=, the name of an extern \"C\" "
+                "function the source defines (as mlir-aie's kernel files do)",
                 found=f"its extern \"C\" functions: {', '.join(theirs) or 'none'}",
                 fix="name one of them as the symbol, or give entry= the C++ function to call "
                     f"(aiedsl then generates {k.symbol} around it)")
         return
-    if own is not None:
-        made = "" if own.spelled == k.symbol else f", pasted by a macro as {own.spelled}"
+    if own is not None and own.sure:
+        made = f", pasted by a macro as {own.spelled}" if own.pasted else ""
         raise DesignError(
             "kernel entry", f"kernel '{k.symbol}' would be defined twice: {src.label} defines "
             f"the extern \"C\" function {k.symbol} itself (its line {own.line}{made}), and "
@@ -228,11 +134,16 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
                 "defines= it reads), or name the kernel for what entry= computes, e.g. "
                 f"{_shaped(k)}")
     name = entry_function(k.entry)
-    if not defines_function(src.text, name):
+    if not defines_function(src.text, name, k.defines):
         raise DesignError(
             "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), "
-            f"which {src.label} does not declare", loc=k.loc, found=k.entry,
+            f"which {src.label} does not declare{compiled}", loc=k.loc, found=k.entry,
             fix=f"name a function {src.label} defines in entry=, or add {name} to it")
+
+
+def _listed(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _shaped(k: Kernel) -> str:

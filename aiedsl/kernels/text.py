@@ -39,8 +39,9 @@ class KernelText:
     """The kernels it holds."""
     flags: tuple[str, ...] = ()
     """The ``-DNAME=VALUE`` words every compile of it takes (its kernels' ``defines=``)."""
-    entries: tuple[tuple[int, str], ...] = ()
-    """(first line, symbol) of each generated ``extern "C"`` entry, in file order."""
+    entries: tuple[tuple[int, int, str], ...] = ()
+    """(first line, last line, symbol) of each generated ``extern "C"`` entry, in file
+    order."""
     declared: tuple[tuple[str, Loc], ...] = ()
     """(symbol, declaration line) of each kernel it holds."""
 
@@ -51,12 +52,10 @@ class KernelText:
         return s[0] if len(s) == 1 else f"{', '.join(s[:-1])} and {s[-1]}"
 
     def kernel_at(self, line: int) -> str | None:
-        """The kernel whose generated entry holds ``line`` of the file (None: another line)."""
-        found = None
-        for first, symbol in self.entries:
-            if line >= first:
-                found = symbol
-        return found
+        """The kernel whose generated entry holds ``line`` of the file (None: another line,
+        such as the generated block's closing ``} // extern "C"``, which is no kernel's)."""
+        return next((symbol for first, last, symbol in self.entries if first <= line <= last),
+                    None)
 
     def origin(self, line: int) -> str:
         """``file:line`` a line of the generated file comes from (the user's file when it is
@@ -145,7 +144,8 @@ def unit_text(d: Design | None, unit: KernelUnit) -> KernelText:
                   flags=unit.flags, design=d.name if d else None)
     first_line = text[:text.index(src.text)].count("\n") + 1
     after = text.index(src.text) + len(src.text)
-    entries = tuple((text.count("\n", 0, m.start()) + 1, m[1])
+    entries = tuple((text.count("\n", 0, m.start()) + 1,
+                     text.count("\n", 0, text.index("\n}", m.start())) + 2, m[1])
                     for m in _ENTRY_LINE.finditer(text, after))
     return KernelText(unit.name, text, src, first_line, tuple(unit.symbols), tuple(unit.flags),
                       entries, tuple((k.symbol, k.loc) for k in unit.kernels))

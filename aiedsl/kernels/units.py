@@ -67,12 +67,19 @@ class KernelUnit:
 def source_key(k: Kernel) -> tuple[str, ...]:
     """What tells kernel ``k``'s C++ apart: the file, or the template and its parameters.
 
-    A file is told by its name and the folder of the design file declaring it, where it is
-    looked for first (:func:`~aiedsl.kernels.source.source_file`): read off the IR alone, so
-    the grouping is the same for a design whose locations are recorded relative to it."""
+    A file is told by the file its ``source=`` names (:func:`~aiedsl.kernels.source.
+    source_file`: beside the design file declaring it, else in ``kernels_cpp/``), not by how it
+    is spelled: ``"./kk.cc"`` and ``"kk.cc"`` are one object, whose functions a core calling
+    both links once (two would define them twice). Where the file is not found (an IR read
+    elsewhere), by the path ``source=`` names from the declaring file's folder, normalised."""
+    from aiedsl.kernels.source import source_file
+
     if k.source_kind == "template":
         return ("template", k.source, json.dumps(k.params, sort_keys=True))
-    return ("file", os.path.dirname(k.loc.file), k.source)
+    path = source_file(k)
+    if path is not None:
+        return ("file", os.path.realpath(path))
+    return ("file", os.path.normpath(os.path.join(os.path.dirname(k.loc.file), k.source)))
 
 
 def unit_key(k: Kernel) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ Example
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import PurePath
 
 from aiedsl.errors import DesignError
@@ -143,20 +144,31 @@ _DEFINE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[+-]?(?:[0-9]+\.?[0-9]*|\.[0
 """A define's text value: one C identifier (``int16_t``) or one number literal (``8``, ``-1.5f``,
 ``0x40``, ``1e-5``): no spaces, quotes, parentheses or shell characters."""
 MAX_DEFINE = 100
-RESERVED_DEFINES = frozenset({"NDEBUG", "__AIE_API_AIE_ADF_HPP__", "__AIE_ARCH__", "__AIECC__",
-                              "__chess__"})
-"""Macros the kernel compiles set themselves (Peano's and the host's command lines, and Peano
-itself): a kernel's own value would change what aiedsl compiles for every kernel."""
-DEFINE_FORM = ("NAME: a C identifier, not a C++ keyword nor one aiedsl or Peano sets ("
-               + ", ".join(sorted(RESERVED_DEFINES)) + "); VALUE: an int, a finite float, or a "
-               f"str of one C identifier or number literal (at most {MAX_DEFINE} characters)")
+RESERVED_DEFINES = frozenset({"NDEBUG"})
+"""Macros the kernel compiles set themselves that C does not reserve (Peano's and the host's
+command lines): a kernel's own value would change what aiedsl compiles for every kernel. The
+reserved names (:func:`reserved_macro`: ``__AIE_ARCH__``, ``__AIE_API_AIE_ADF_HPP__``,
+``__cplusplus``) are the compiler's and its library's."""
+DEFINE_INT = (-(2 ** 63 - 1), 2 ** 63 - 1)
+"""The ints a define may have: what the C preprocessor's intmax_t holds (64 bits; -2**63 is
+no literal: its digits alone are past the largest)."""
+DEFINE_FORM = ("NAME: a C identifier, not a C++ keyword, not one C reserves for the compiler "
+               "and its library (starting with __ or with _ and a capital: __cplusplus, "
+               "__AIE_ARCH__), nor NDEBUG, which the compiles set; VALUE: an int, a finite "
+               f"float, or a str of one C identifier or number literal (at most {MAX_DEFINE} "
+               "characters)")
+
+
+def reserved_macro(name: str) -> bool:
+    """Does C reserve macro ``name`` for the compiler and its library (``__x``, ``_X``)?"""
+    return name.startswith("__") or (name.startswith("_") and name[1:2].isupper())
 
 
 def check_defines(value: object, symbol: str, loc: Loc | None) -> dict[str, int | float | str]:
     """A kernel's ``defines=``: the macros every compile of its C++ gets as ``-DNAME=VALUE``,
     sorted by name. Each becomes one word of a command line (quoted whole, never expanded), so
     a value is one C token, not text to paste."""
-    if not isinstance(value, dict):
+    if not isinstance(value, Mapping):  # declare() takes any mapping (a MappingProxyType)
         raise DesignError("kernel defines", f"kernel '{symbol}' has defines={_shown(value)}",
                           loc=loc, limit="a dict of NAME: VALUE", found=_shown(value),
                           fix="write e.g. defines={\"BIT_WIDTH\": 8}")
@@ -164,13 +176,23 @@ def check_defines(value: object, symbol: str, loc: Loc | None) -> dict[str, int 
     for name in sorted(value, key=str):
         setting = value[name]
         bad_name = (not isinstance(name, str) or not _IDENTIFIER.match(name)
-                    or len(name) > MAX_NAME or name in _CPP_KEYWORDS or name in RESERVED_DEFINES)
+                    or len(name) > MAX_NAME or name in _CPP_KEYWORDS or name in RESERVED_DEFINES
+                    or reserved_macro(name))
         if bad_name:
             raise DesignError("kernel defines", f"kernel '{symbol}' defines {_shown(name)}, "
                               "which is not a macro name it may set", loc=loc, limit=DEFINE_FORM,
                               found=_shown(name), fix="name the macro the C++ reads (#ifndef "
                               "NAME / #if NAME == ...), e.g. defines={\"DIM_M\": 32}")
-        checked = _define_value(_define_number(setting))
+        number = _define_number(setting)
+        if isinstance(number, int) and not isinstance(number, bool) and \
+                not DEFINE_INT[0] <= number <= DEFINE_INT[1]:
+            raise DesignError(
+                "kernel defines", f"kernel '{symbol}' defines {name} as {_shown(number)}",
+                loc=loc, limit=f"an int from {DEFINE_INT[0]:,} to {DEFINE_INT[1]:,}: the C "
+                "preprocessor computes #if in intmax_t (64 bits): a value outside is not "
+                "read as written there, and the C++ may take another branch",
+                found=_shown(number), fix=f"give {name} a value in that range")
+        checked = _define_value(number)
         if checked is None:
             raise DesignError("kernel defines", f"kernel '{symbol}' defines {name} as "
                               f"{_shown(setting)}", loc=loc, limit=DEFINE_FORM,
@@ -186,8 +208,9 @@ def _define_number(value: object) -> object:
     writes as C); anything else as it is."""
     import numbers
 
-    if isinstance(value, (bool, str, int, float)):
+    if isinstance(value, (bool, str)):
         return value
+    # int and float subclasses too (np.float64 is a float): written as the plain number
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):
@@ -203,7 +226,7 @@ def _define_value(value: object) -> int | float | str | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value if len(str(value)) <= MAX_DEFINE else None
+        return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     ok = (isinstance(value, str) and len(value) <= MAX_DEFINE
@@ -211,7 +234,7 @@ def _define_value(value: object) -> int | float | str | None:
     return value if ok and isinstance(value, str) else None
 
 
-def define_flags(defines: dict[str, int | float | str]) -> list[str]:
+def define_flags(defines: Mapping[str, int | float | str]) -> list[str]:
     """The compiler words of checked ``defines`` (:func:`check_defines`), in name order:
     ``{"BIT_WIDTH": 8}`` -> ``["-DBIT_WIDTH=8"]``; a float as Python writes it (``0.5``,
     ``1e-05``), which C reads as the same double.
@@ -219,7 +242,7 @@ def define_flags(defines: dict[str, int | float | str]) -> list[str]:
     >>> define_flags({"DIM_M": 32, "T": "int16_t", "EPS": 1e-05})
     ['-DDIM_M=32', '-DEPS=1e-05', '-DT=int16_t']
     """
-    return [f"-D{name}={value!r}" if isinstance(value, float) else f"-D{name}={value}"
+    return [f"-D{name}={float(value)!r}" if isinstance(value, float) else f"-D{name}={value}"
             for name, value in sorted(defines.items())]
 
 

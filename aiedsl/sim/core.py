@@ -139,6 +139,8 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                 # crashed) gets a callable per call site
                 at_call = getattr(kernels.get(op.kernel), "at_call", None)
                 ref = refs[op.kernel] if at_call is None else at_call(core.name, op)
+                if at_call is None:  # a reference (a native kernel sees the one memory)
+                    ref = _before_the_call(ref, k, op)
                 # (_CALL, kernel, reference, argument cells, op, reads an rtp, cascade,
                 #  shared operands, written buffers, accumulator, uses the cascade, cycles,
                 #  the whole call as one function of the kept outputs (or None),
@@ -152,6 +154,34 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
     scan(core.body)
     emit(core.body)
     return _mark_takers(out)
+
+
+def _before_the_call(ref: Callable[..., None], k: Any, op: Call) -> Callable[..., None]:
+    """``ref`` for call ``op`` of kernel ``k``: when the call passes one buffer as an "in"
+    argument and as one it writes (a local as both, IRON's ``compute_max(tmp, nextC,
+    nextC)``), the reference gets a copy of that input as it was before the call, so a
+    reference sees its inputs unchanged whatever it writes first. The core's C++ reads the one
+    memory: an in-place kernel that reads what it already wrote (a shift) differs, which only
+    ``--kernels native`` shows. Other calls: ``ref`` itself."""
+    def buffer(a: Any) -> tuple[Any, ...] | None:
+        if isinstance(a, BufferArg):
+            return ("fifo", a.value, a.index)
+        return ("local", a.local) if isinstance(a, LocalArg) else None
+
+    names = [buffer(a) for a in op.args]
+    written = {n for n, p in zip(names, k.args) if n is not None and p.access != "in"}
+    copied = tuple(i for i, (n, p) in enumerate(zip(names, k.args))
+                   if n in written and p.access == "in")
+    if not copied:
+        return ref
+
+    def call(*args: Any) -> None:
+        given = list(args)
+        for i in copied:
+            given[i] = given[i].copy()
+        ref(*given)
+
+    return call
 
 
 def _mark_takers(code: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

@@ -81,7 +81,8 @@ def plan_steps(d: Design, target: TargetModel, tools: Tools) -> list[Step]:
     """The tool invocations for design ``d`` on ``target``: one Peano compile per kernel unit
     (the kernels of one source and defines, :mod:`aiedsl.kernels.units`), then aiecc."""
     assert tools.clang.path and tools.aiecc.path and tools.headers.path
-    steps = [Step(f"Peano {u.name}",
+    # a unit of one kernel is named as the kernel; of several, as the file they share
+    steps = [Step(f"Peano {u.name if len(u.kernels) == 1 else u.file}",
                   argv_strings(kernel_compile_argv(target, u.file, u.object,
                                                    clang=str(tools.clang.path),
                                                    include=str(tools.headers.path),
