@@ -41,11 +41,21 @@ def _exec_file(path: Path) -> dict[str, Any]:
     # helper module beside the design (its kernels' declarations) imports
     folder = str(path.resolve().parent)
     sys.path.insert(0, folder)
+    before = set(sys.modules)
     try:
         exec(code, module.__dict__)
     finally:
         del sys.modules[name]
         sys.path.remove(folder)  # the first occurrence: ours, or an equal one of a load nested
+        # ... and the modules it imported from there go with it: cached, another design's
+        # helpers.py in another folder would be this one's (what the design holds of them,
+        # its kernels' references, lives on)
+        for new in set(sys.modules) - before:
+            if new.startswith(DESIGN_MODULE[:-2]):  # a design another thread is loading
+                continue
+            origin = getattr(sys.modules.get(new), "__file__", None)
+            if origin and Path(origin).resolve().parent == Path(folder):
+                sys.modules.pop(new, None)
     return dict(module.__dict__)
 
 

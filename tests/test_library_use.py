@@ -139,6 +139,29 @@ def test_a_design_imports_a_module_beside_it_from_any_folder(
     assert sys.path == before  # the folder was on it while the file ran, not after
 
 
+def test_two_designs_import_their_own_helper_modules_of_one_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A/helpers.py and B/helpers.py: the second load got A's, cached in sys.modules."""
+    for folder, tile in (("A", 1024), ("B", 2048)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "helpers.py").write_text(f"TILE = {tile}\n")
+        (tmp_path / folder / "d.py").write_text(
+            "from aiedsl import Tensor, design, fifo, i32, runtime\n"
+            "from helpers import TILE\n"
+            "\n"
+            "@design(device=\"npu1_1col\")\n"
+            "def d(a: Tensor[TILE, i32], c: Tensor[TILE, i32]):\n"
+            "    f = fifo(Tensor[TILE, i32], name=\"f\")\n"
+            "    g = f.forward(name=\"g\")\n"
+            "    with runtime() as rt:\n"
+            "        rt.fill(f, a)\n"
+            "        rt.drain(g, c)\n")
+    monkeypatch.chdir(tmp_path)
+    shapes = [load_design(tmp_path / f / "d.py").ir.fifo("f").elem.shape for f in "AB"]
+    assert shapes == [(1024,), (2048,)]
+    assert "helpers" not in sys.modules
+
+
 def test_a_define_outside_any_load_takes_its_default() -> None:
     """A design built inline in a script (no design file loaded) may define where it likes."""
     from aiedsl import define
