@@ -1,12 +1,15 @@
-"""The alignment check: every buffer a core's code can read with vector loads starts where the
-compiler was told it does.
+"""The alignment check: every buffer a kernel is given starts where its code expects it to.
 
-mlir-aie's address pass places buffers back to back in a bank without aligning them, and its
-core lowering then tells the compiler each buffer is 32-byte aligned
+mlir-aie's address pass places buffers back to back in a bank without aligning them
+(``AIEAssignBuffers``: "Fixme: alignment"), while the kernels' vector loads and stores
+(``aie::load_v``, ``aie::store_v``: 256-bit accesses on a 32-byte boundary, the core dropping the
+low address bits) and mlir-aie's own core code (``AIECoreToStandard``'s
+``memref.assume_alignment`` 32 on every buffer) take each buffer to be 32-byte aligned
 (:attr:`~aiedsl.targets.TargetModel.core_buffer_align`). A buffer after one whose size is not a
-multiple of 32 bytes starts off that boundary, and a vector load from it, which drops the low
-address bits, reads other elements: the design compiles and computes wrong. aiedsl knows every
-address before anything is compiled, so it says so here.
+multiple of 32 bytes starts off that boundary, and the kernel reads other elements: the design
+compiles and computes wrong. aiedsl knows every address before anything is compiled, so it says
+so here. A runtime parameter is read by scalar loads alone (``memref.load`` of one slot), so it
+needs only its element's alignment.
 """
 
 from __future__ import annotations
@@ -22,43 +25,61 @@ scalar loads alone, which need only their element's alignment."""
 
 
 def check_alignment(d: Design, target: TargetModel) -> None:
-    """Raise a DesignError for the first buffer of a core's code (a fifo's buffer at a core's
-    end, a runtime parameter, a core-local buffer) of at least 16 bytes that does not start on
-    the alignment its size allows (32 bytes, 16 for one under 32 bytes)."""
+    """Raise a DesignError for the first buffer a kernel is given (a fifo's buffer at a core's
+    end, a core-local buffer) that does not start on the alignment its size allows: 32 bytes,
+    16 for one of 16 to 31 bytes (a 128-bit vector), its element's size for a smaller one; and
+    for a runtime parameter, its element's size."""
     if d.physical is None:
         return
     buffers = d.physical.buffers
     for b in sorted(buffers, key=lambda b: (b.tile[1], b.tile[0], b.address)):
-        if target.kind_of(b.tile) != "core" or b.nbytes < SMALLEST_VECTOR or not _core_reads(d, b):
+        element = _element_bytes(d, b) if target.kind_of(b.tile) == "core" else None
+        if element is None:
             continue
-        need = target.core_buffer_align if b.nbytes >= target.core_buffer_align \
-            else SMALLEST_VECTOR
+        need = element if _is_rtp(d, b) or b.nbytes < SMALLEST_VECTOR else \
+            target.core_buffer_align if b.nbytes >= target.core_buffer_align else SMALLEST_VECTOR
         if b.address % need == 0:
             continue
         odd = [o for o in buffers if o.tile == b.tile and o.bank == b.bank
                and o.address < b.address and o.nbytes % need]
+        stacks = [o for o in odd if o.name.endswith(" stack")]
         culprits = ", ".join(f"'{o.name}' ({o.nbytes} B)" for o in odd) or "the buffers before it"
+        fix = (f"give the herd a stack= that is a multiple of {target.core_buffer_align} bytes"
+               if stacks else f"make the buffers before it in bank {b.bank}, {culprits}, a "
+               f"multiple of {need} bytes (pad their element types)")
         raise DesignError(
             "buffer alignment", f"buffer '{b.name}' ({b.nbytes} B) in the core at "
             f"{b.tile} starts at 0x{b.address:05x}, not on a {need}-byte boundary",
             loc=_loc(d, b), found=f"0x{b.address:05x} = {b.address // need} x {need} + "
             f"{b.address % need}",
-            limit=f"a multiple of {need} bytes: mlir-aie's core lowering tells the compiler "
-            f"every buffer is {target.core_buffer_align}-byte aligned (AIECoreToStandard's "
-            "memref.assume_alignment) and its address pass aligns none (AIEAssignBuffers: "
-            "\"Fixme: alignment\"), so a vector load from it reads other elements",
-            fix=f"make the buffers before it in bank {b.bank}, {culprits}, a multiple of "
-            f"{need} bytes (pad their element types)")
+            limit=f"a multiple of {need} bytes: mlir-aie's address pass aligns no buffer "
+            "(AIEAssignBuffers: \"Fixme: alignment\"), while the kernels' vector loads and "
+            f"stores take a {target.core_buffer_align}-byte boundary (the core drops the low "
+            "address bits; mlir-aie's core code assumes it too: memref.assume_alignment), and "
+            "a scalar load its element's, so the kernel reads other elements", fix=fix)
 
 
-def _core_reads(d: Design, b: BufferAlloc) -> bool:
-    """Whether code on a core can read ``b``: a fifo buffer at a core's end (not a link's, which
-    only a DMA reads), a runtime parameter or a core-local buffer (not the stack)."""
-    if b.fifo is None:
-        return not b.name.endswith(" stack")
-    f = d.fifo(b.fifo)
-    return any(e.kind == "core" and e.tile == b.tile for e in (f.producer, *f.consumers)) or (
-        d.physical is not None and d.physical.shared.get(f.name) == b.tile)
+def _element_bytes(d: Design, b: BufferAlloc) -> int | None:
+    """The element size of ``b`` when code on a core reads it (a fifo buffer at a core's end,
+    not a link's, which only a DMA reads; a runtime parameter; a core-local buffer), else None
+    (the stack, a link's buffers)."""
+    if b.fifo is not None:
+        f = d.fifo(b.fifo)
+        read = any(e.kind == "core" and e.tile == b.tile for e in (f.producer, *f.consumers)) \
+            or (d.physical is not None and d.physical.shared.get(f.name) == b.tile)
+        return f.elem.dt.itemsize if read else None
+    for r in d.rtps:
+        if r.name == b.name:
+            return r.type.dt.itemsize
+    for local in d.locals:
+        if any(local_buffer_name(local, c.tile) == b.name for c in d.cores
+               if c.tile == b.tile and c.name in local.cores):
+            return local.type.dt.itemsize
+    return None
+
+
+def _is_rtp(d: Design, b: BufferAlloc) -> bool:
+    return b.fifo is None and any(r.name == b.name for r in d.rtps)
 
 
 def _loc(d: Design, b: BufferAlloc) -> Loc:
