@@ -1626,6 +1626,21 @@ IRON_SPELLINGS = '''
     '''
 
 
+def test_irons_rtp_buffer_says_it_is_rtp_here(design_file: DesignFile) -> None:
+    path = design_file(IRON_SPELLINGS.replace("CORE", "pass").replace("FILL", "a").replace(
+        '        c = fifo(Tensor[256, i32], name="c")\n',
+        '        c = fifo(Tensor[256, i32], name="c")\n'
+        '        thr = Buffer(Tensor[16, i32], name="thr", use_write_rtp=True)\n').replace(
+        "herd, i32, runtime", "herd, i32, runtime, Buffer"))
+    assert load_error(path) == (
+        "d.py:7: error [rtp]: Buffer(..., use_write_rtp=True) here is rtp(...): aiedsl's Buffer "
+        "is an element a core acquired from a fifo\n"
+        "  found: Buffer(..., name=..., use_write_rtp=...)\n"
+        "  fix: write rtp(Tensor[...], name=...) in the design function, rt.rtp_write(buf, "
+        "index, value) in the runtime sequence, and pass buf[i] to kernels (from aiedsl import "
+        "rtp)")
+
+
 def test_irons_buffer_says_it_is_local_here(design_file: DesignFile) -> None:
     """IRON's Buffer(type, initial_value=...) met aiedsl's Buffer (an acquired element): a
     TypeError about an unexpected keyword, or an AttributeError at a later line."""

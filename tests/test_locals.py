@@ -513,6 +513,9 @@ def test_an_initial_int_past_a_float_is_refused_in_short(design_file: DesignFile
 
 @pytest.mark.parametrize("old, new, how", [
     ("addk(acc, t, acc)", "addk(acc + 1, t, acc)", "is used in arithmetic"),
+    ("addk(acc, t, acc)", "addk(-acc, t, acc)", "is used in arithmetic"),
+    ("addk(acc, t, acc)", "addk(2 ** acc, t, acc)", "is used in arithmetic"),
+    ("addk(acc, t, acc)", "addk(abs(acc), t, acc)", "is used in arithmetic"),
     ("addk(acc, t, acc)", "addk(np.maximum(acc, 0), t, acc)", "is used as a numpy array"),
 ])
 def test_computing_with_a_local_in_python_is_refused(design_file: DesignFile, old: str,

@@ -375,6 +375,14 @@ class Buffer:
 
     def __init__(self, fifo: Any = None, value: str = "", count: int = 1, index: int = 0,
                  **iron: Any) -> None:
+        if iron.get("use_write_rtp"):  # IRON's runtime-parameter Buffer
+            raise DesignError(
+                "rtp", "Buffer(..., use_write_rtp=True) here is rtp(...): aiedsl's Buffer is an "
+                "element a core acquired from a fifo", loc=caller_loc(),
+                found=f"Buffer({_args_text(fifo, iron)})",
+                fix="write rtp(Tensor[...], name=...) in the design function, "
+                "rt.rtp_write(buf, index, value) in the runtime sequence, and pass buf[i] to "
+                "kernels (from aiedsl import rtp)")
         if iron or not isinstance(fifo, ObjectFifo):  # IRON's Buffer, written as in IRON
             raise DesignError(
                 "local", "Buffer(...) here is an element a core acquired from a fifo, which "

@@ -80,8 +80,15 @@ class LocalRef:
         _no_value(self, "is used in arithmetic")
 
     __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __add__
-    __floordiv__ = __rfloordiv__ = __mod__ = __pow__ = __matmul__ = __rmatmul__ = __add__
-    __neg__ = __add__  # type: ignore[assignment]
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __add__
+    __matmul__ = __rmatmul__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __add__
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __divmod__ = __add__
+    __rdivmod__ = __add__
+
+    def __neg__(self) -> NoReturn:
+        _no_value(self, "is used in arithmetic")
+
+    __pos__ = __abs__ = __invert__ = __neg__
 
     def __lt__(self, other: object) -> NoReturn:
         _no_value(self, "is used in a comparison")
