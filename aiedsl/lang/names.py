@@ -152,11 +152,11 @@ reserved names (:func:`reserved_macro`: ``__AIE_ARCH__``, ``__AIE_API_AIE_ADF_HP
 DEFINE_INT = (-(2 ** 63 - 1), 2 ** 63 - 1)
 """The ints a define may have: what the C preprocessor's intmax_t holds (64 bits; -2**63 is
 no literal: its digits alone are past the largest)."""
-DEFINE_FORM = ("NAME: a C identifier, not a C++ keyword, not one C reserves for the compiler "
-               "and its library (starting with __ or with _ and a capital: __cplusplus, "
-               "__AIE_ARCH__), nor NDEBUG, which the compiles set; VALUE: an int, a finite "
-               f"float, or a str of one C identifier or number literal (at most {MAX_DEFINE} "
-               "characters)")
+DEFINE_FORM = ("NAME: a C identifier, not a C++ keyword, not the compiler's (starting with "
+               "__: __cplusplus, __AIE_ARCH__), nor NDEBUG, which the compiles set (a feature-"
+               "test macro such as _GNU_SOURCE is the program's to set); VALUE: an int (within "
+               "64 bits, as a number or a literal in a str), a finite float, or a str of one C "
+               f"identifier or number literal (at most {MAX_DEFINE} characters)")
 
 
 def reserved_macro(name: str) -> bool:
@@ -177,15 +177,19 @@ def check_defines(value: object, symbol: str, loc: Loc | None) -> dict[str, int 
         setting = value[name]
         bad_name = (not isinstance(name, str) or not _IDENTIFIER.match(name)
                     or len(name) > MAX_NAME or name in _CPP_KEYWORDS or name in RESERVED_DEFINES
-                    or reserved_macro(name))
+                    # the compiler's own (__cplusplus); _X names are the library's, but a
+                    # program sets its feature-test macros (_GNU_SOURCE) itself
+                    or name.startswith("__"))
         if bad_name:
             raise DesignError("kernel defines", f"kernel '{symbol}' defines {_shown(name)}, "
                               "which is not a macro name it may set", loc=loc, limit=DEFINE_FORM,
                               found=_shown(name), fix="name the macro the C++ reads (#ifndef "
                               "NAME / #if NAME == ...), e.g. defines={\"DIM_M\": 32}")
         number = _define_number(setting)
-        if isinstance(number, int) and not isinstance(number, bool) and \
-                not DEFINE_INT[0] <= number <= DEFINE_INT[1]:
+        # an integer written as text ("0xfff...") is held to the same range
+        as_int = _int_literal(number) if isinstance(number, str) else number
+        if isinstance(as_int, int) and not isinstance(as_int, bool) and \
+                not DEFINE_INT[0] <= as_int <= DEFINE_INT[1]:
             raise DesignError(
                 "kernel defines", f"kernel '{symbol}' defines {name} as {_shown(number)}",
                 loc=loc, limit=f"an int from {DEFINE_INT[0]:,} to {DEFINE_INT[1]:,}: the C "
@@ -216,6 +220,22 @@ def _define_number(value: object) -> object:
     if isinstance(value, numbers.Real):
         return float(value)
     return value
+
+
+def _int_literal(text: str) -> int | None:
+    """The integer a C integer literal ``text`` means (a sign, digit separators and suffixes
+    aside), or None when it is not one."""
+    import re
+
+    m = re.fullmatch(r"([+-]?)(0[xX][0-9a-fA-F']+|0[bB][01']+|0[0-7']*|[1-9][0-9']*)[uUlL]*", text)
+    if m is None:
+        return None
+    digits = m[2].replace("'", "")
+    if digits[:2] in ("0x", "0X", "0b", "0B"):
+        value = int(digits[2:], 16 if digits[1] in "xX" else 2)
+    else:
+        value = int(digits, 8 if digits.startswith("0") and len(digits) > 1 else 10)
+    return -value if m[1] == "-" else value
 
 
 def _define_value(value: object) -> int | float | str | None:
