@@ -434,11 +434,37 @@ def case_args(case: KernelCase, rng: np.random.Generator) -> tuple[list[Any], li
     return args_ref, args_cpp
 
 
+def input_range(dt: str) -> tuple[int, int]:
+    """The smallest and largest value :func:`_random` draws for integer type ``dt``.
+
+    An 8-bit type: its whole range (0..255 for u8: a pixel kernel wrong above 100, a doubling
+    that wraps or a threshold that outputs 0, must fail). A wider one: as the simulator draws
+    it (:func:`aiedsl.sim.compare.make_inputs`), |x| < 2^(bits/2 - 1), so that a kernel's
+    integer sums stay inside its type: -128..127 for i16 (a 64-deep int16 matmul's sums fit
+    in i32), -32768..32767 for i32 (a sum of 1024 of them fits; a reference summing in int64
+    and storing into i32 would raise on one that does not). Inputs were once -100..100 for
+    every integer type, u8 included, "to keep products inside the wide types"; the library's
+    8-bit kernels pass over the whole range (their references compute in int64 and narrow as
+    the C++ does)."""
+    d = lookup_dtype(dt)
+    info = np.iinfo(d.numpy)
+    if info.bits == 8:
+        return int(info.min), int(info.max)
+    bound = 2 ** (info.bits // 2 - 1)
+    return max(int(info.min), -bound), min(int(info.max), bound - 1)
+
+
 def _random(shape: tuple[int, ...], dt: str, rng: np.random.Generator) -> np.ndarray:
+    """Random values of element type ``dt`` for a kernel's input: integers over
+    :func:`input_range`, its two ends among them (at random places: where wrapping and
+    saturating show first); floats uniform in [-1, 1]."""
     d = lookup_dtype(dt)
     np_dt = np.dtype(d.numpy)
     if d.name in ("bf16", "f32"):
         return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32).astype(np_dt)
-    info = np.iinfo(d.numpy)
-    lo, hi = max(info.min, -100), min(info.max, 100)  # keeps products inside the wide types
-    return rng.integers(lo, hi, size=shape, endpoint=True).astype(np_dt)
+    lo, hi = input_range(dt)
+    arr = rng.integers(lo, hi, size=shape, endpoint=True, dtype=np.int64)
+    flat = arr.reshape(-1)
+    if flat.size >= 2:
+        flat[rng.choice(flat.size, size=2, replace=False)] = (lo, hi)
+    return arr.astype(np_dt)
