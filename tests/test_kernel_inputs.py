@@ -87,3 +87,100 @@ def test_integer_inputs_span_their_range_with_its_ends(dt: str, lo: int, hi: int
     arr = _random((4096,), dt, np.random.default_rng(1))
     assert len(np.unique(arr)) > min(hi - lo, 4096) * 0.6
 
+
+PROFILED = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, runtime, u8
+    from aiedsl.kernels import buffer, declare
+
+    def copy_ref(src, dst):
+        dst[...] = src
+
+    @design(device="npu1_1col")
+    def d(X: Tensor[48, u8], Y: Tensor[48, u8]):
+        k = declare("copy_u8_48", source="copy.cc", entry="copy48",
+                    args=[buffer("src", Tensor[48, u8]), buffer("dst", Tensor[48, u8], "out")],
+                    reference=copy_ref, cycles=None, cost="profiled")
+        a = fifo(Tensor[48, u8], name="a")
+        b = fifo(Tensor[48, u8], name="b")
+
+        @herd()
+        def core():
+            with a.consume() as s, b.produce() as t:
+                k(s, t)
+
+        with runtime() as rt:
+            rt.fill(a, X)
+            rt.drain(b, Y)
+
+    @d.reference
+    def reference(X):
+        return X
+    '''
+
+COPY_CC = '''
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+void copy48(const uint8_t *__restrict src, uint8_t *__restrict dst) {
+  aie::store_v(dst, aie::load_v<32>(src));
+  aie::store_v(dst + 32, aie::load_v<16>(src + 32));
+  // BUG
+}
+'''
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
+                                                   "HOME": str(Path.home())})
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the profile runs in a forked child only "
+                    "where there is os.fork")
+def test_a_profiled_kernel_writing_past_its_buffer_is_reported(design_file: DesignFile) -> None:
+    """A kernel with cycles=None is profiled as the design loads; the profile ran its C++ in
+    aiedsl's own process, where a store past a buffer corrupted its memory (Riallto tester:
+    `sim --kernels native` ended in `free(): invalid pointer`) and `kernel profile` said
+    nothing of it. It runs in a child between guard bytes now, as `kernel test` runs it."""
+    path = design_file(PROFILED)
+    (path.parent / "copy.cc").write_text(COPY_CC.replace(
+        "// BUG", "for (unsigned i = 48; i < 64; ++i) dst[i] = 0;  // as a 64-lane store would"))
+    r = _cli("kernel", "profile", str(path), cwd=path.parent)
+    assert (r.returncode, r.stderr) == (1, "")
+    assert r.stdout.splitlines()[0].startswith("copy_u8_48 on npu1_1col: ")
+    assert r.stdout.splitlines()[-1] == (
+        "FAIL copy_u8_48: wrote 16 byte(s) past the end of buffer 'dst'")
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[0] == (
+        "FAIL copy_u8_48: wrote 16 byte(s) past the end of buffer 'dst'")
+    r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr.startswith(
+        "d.py:10: error [native kernel]: kernel 'copy_u8_48' wrote 16 byte(s) past the end of "
+        "buffer 'dst' in call 1 of it by core[0,0]; the simulation stopped there\n")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the profile runs in a forked child only "
+                    "where there is os.fork")
+def test_a_profiled_kernel_that_crashes_is_a_design_error(design_file: DesignFile) -> None:
+    """It killed aiedsl as the design loaded: `kernel test` ended with rc 139 and no word."""
+    path = design_file(PROFILED)
+    (path.parent / "copy.cc").write_text(COPY_CC.replace(
+        "// BUG", "\n  *(volatile uint8_t *)nullptr = 1;"))
+    message = (
+        "d.py:10: error [kernel cost]: kernel 'copy_u8_48' has no cycles=, and the run of its "
+        "C++ that profiles it crashed (SIGSEGV): it reads or writes outside its buffers, or "
+        "fails an assertion\n"
+        "  limit: a kernel profiled for its cycles (cycles=None) returns from its call on the "
+        "host\n"
+        "  found: cycles=None; crashed (SIGSEGV): it reads or writes outside its buffers, or "
+        "fails an assertion\n"
+        "  fix: fix the C++; to look into it, declare cycles= for now and run `aiedsl kernel "
+        "test` on the design: it says what the kernel reads or writes outside its buffers")
+    for command in (("kernel", "test"), ("kernel", "profile"), ("sim",)):
+        r = _cli(*command, str(path), cwd=path.parent)
+        assert (r.returncode, r.stdout, r.stderr) == (2, "", message + "\n"), command
+    with pytest.raises(DesignError) as excinfo:  # and this process lives on
+        load_design(path)
+    assert str(excinfo.value) == message

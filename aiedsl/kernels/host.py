@@ -300,7 +300,7 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     run = native(k, case.cpp, case.aie_arch)  # built here: a compile error is the design's
     runs = []
     for fill in FILLS:
-        outcome = _in_child(lambda: _guarded_run(k, run, args_cpp, fill), call_limit(k))
+        outcome = in_child(lambda: guarded_run(k, run, args_cpp, fill), call_limit(k))
         if isinstance(outcome, str):  # it crashed
             return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
         runs.append(outcome)
@@ -324,7 +324,7 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
                       lines + [c.line() for c in checks])
 
 
-def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
+def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
                  fill: int) -> tuple[list[Any], list[str]]:
     """``run`` (kernel ``k``'s C++) on copies of ``args``, each buffer between :data:`GUARD`
     bytes of its own filling, ``fill`` plus 0x11 per buffer before it (so a byte copied from
@@ -360,7 +360,7 @@ def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
             for v in run_args], faults
 
 
-def _in_child(fn: Callable[[], Any], limit: float) -> Any:
+def in_child(fn: Callable[[], Any], limit: float) -> Any:
     """``fn()`` in a forked child; a description of the crash (a string) if it dies, or of
     the hang if it does not answer within ``limit`` seconds (it is then killed and reaped)."""
     import multiprocessing
