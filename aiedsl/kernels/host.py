@@ -148,6 +148,14 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         bf16_rounding.restype = ctypes.c_uint
         bf16_rounding.argtypes = [ctypes.c_void_p]
         rounding_record = (ctypes.c_int64 * 2)()
+    set_modes = getattr(lib, "aiedsl_set_modes", None)  # absent, as aiedsl_buffers
+    if set_modes is not None:
+        set_modes.restype = None
+        set_modes.argtypes = [ctypes.c_uint, ctypes.c_uint]
+        get_modes = lib.aiedsl_get_modes
+        get_modes.restype = None
+        get_modes.argtypes = [ctypes.c_void_p]
+        modes_after = (ctypes.c_uint * 2)()
     buffer_args = [i for i, a in enumerate(k.args) if a.kind == "buffer"]
     cascade = k.cascade_in is not None or k.cascade_out is not None
     if cascade:
@@ -174,7 +182,23 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         if count:
             raise bf16_rounding_fault(list(rounding_record), count)
 
-    def call(*args: Any) -> None:
+    def call(*args: Any, modes: list[int] | None = None) -> None:
+        """The C++ on ``args`` under the calling core's rounding and saturation ``modes``
+        (:data:`RESET_MODES` when not given), which it updates to what the call left: a core's
+        control registers are its own, though one process runs the kernels of many cores and
+        one library serves every core calling its kernels."""
+        if set_modes is None:
+            arrays(*args)
+            return
+        set_modes(*(modes if modes is not None else RESET_MODES))
+        try:
+            arrays(*args)
+        finally:  # a fault raised after the call: the modes it set stand
+            if modes is not None:
+                get_modes(modes_after)
+                modes[:] = list(modes_after)
+
+    def arrays(*args: Any) -> None:
         conv = []
         sizes = []
         for a, v in zip(k.args, args):
@@ -218,6 +242,9 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
     return call
 
 
+RESET_MODES = (0, 0)
+"""A core's rounding and saturation modes at reset, in ``aie::rounding_mode``'s and
+``aie::saturation_mode``'s order: floor, none (keep the low bits)."""
 COUNTED = ("vector MAC", "vector ALU", "shuffle", "load bytes", "store bytes", "MACs")
 """What the host header counts, in its order (``aiedsl_host::unit``)."""
 
