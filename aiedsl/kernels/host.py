@@ -85,9 +85,18 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
             message, fix = explain(stderr, kt.label, HOST_INCLUDE / "aie_api" / "aie.hpp",
                                    kt.symbols)
             twice = redefined(stderr, kt.symbols)  # said at the declaration of the one named
-            loc = next((at for s, at in kt.declared if twice and s == twice[0]), loc)
-            raise DesignError("host kernel build", message, loc=loc,
-                              found=_first_errors(stderr), fix=fix)
+            found = _first_errors(stderr)
+            culprit = None
+            if len(kt.symbols) > 1 and message == f"{kt.label} does not compile on the host":
+                # one object holds them all: one kernel's error fails every kernel's build,
+                # so the others are not blamed; the first error's kernel is named if known
+                culprit = _first_error_kernel(kt, found)
+                message = (f"the object of kernels {kt.label} ({kt.source.label}) does not "
+                           "compile on the host" + (f": the first error is in {culprit}'s code"
+                                                    if culprit else ""))
+            named = twice[0] if twice else culprit
+            loc = next((at for s, at in kt.declared if s == named), loc)
+            raise DesignError("host kernel build", message, loc=loc, found=found, fix=fix)
         tmp_out = out.with_suffix(f".{os.getpid()}.tmp")
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
@@ -109,6 +118,29 @@ def _first_errors(stderr: str, most: int = 12) -> str:
                      or (": In " in lines[start - 1] and lines[start - 1].rstrip().endswith(":"))):
         start -= 1
     return "\n".join(lines[start:start + most])
+
+
+_FUNCTION = re.compile(r"In (?:function|instantiation of) [‘'][^’']*?(\w+)(?:<[^’']*>)?\(")
+"""g++'s head of an error inside a function: ``In function 'void f(int*)'``, ``In instantiation
+of 'void f(...) [with ...]'``: the function's name."""
+
+
+def _first_error_kernel(kt: KernelText, excerpt: str) -> str | None:
+    """The kernel of ``kt`` whose code the compiler's first error (``excerpt``, as
+    :func:`_first_errors` cuts it, its lines mapped by :meth:`KernelText.map_output`) is in:
+    the first generated entry it names (a template's ``required from here``), else the one
+    kernel whose function the error is in; None if it cannot be told."""
+    entry_line = re.compile(re.escape(f"kernels/{kt.name}.cc:") + r"(\d+)")
+    for m in entry_line.finditer(excerpt):
+        symbol = kt.kernel_at(int(m[1]))
+        if symbol is not None:
+            return symbol
+    entries = dict(kt.callees)
+    for m in _FUNCTION.finditer(excerpt):
+        named = [s for s in kt.symbols if entries.get(s) == m[1]]
+        if len(named) == 1:
+            return named[0]
+    return None
 
 
 def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[..., None]:
