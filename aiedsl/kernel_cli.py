@@ -75,7 +75,8 @@ def kernel_profile(
 ) -> None:
     """Run kernels on the host with their AIE API operations counted by unit, and print the
     cycles per call those need at best (the busiest unit), MACs per cycle and the binding
-    unit."""
+    unit. A kernel that crashes, or writes outside its buffers or into an input, prints FAIL
+    as `kernel test` does, and the command exits 1."""
     from aiedsl.kernels.host import design_cases
     from aiedsl.kernels.samples import library_cases
     from aiedsl.kernels.profile import profile_cases
@@ -88,15 +89,20 @@ def kernel_profile(
         cases = [c for c in cases if _made_for(c.kernel, dev)]
         if not cases:
             raise _no_library_kernel(path, "profile")
+    failed = 0
     for case, prof in zip(cases, profile_cases(cases, dev, seed)):
+        failed += bool(prof.faults)
         for line in prof.lines():
             say(line)
         k = case.kernel
-        if path.suffix == ".py" and k.cycles_source == "declared" and prof.counted:
+        if path.suffix == ".py" and k.cycles_source == "declared" and prof.counted \
+                and prof.ran:
             # what the simulator charges beside what the C++ needs at best: a cycles= far
             # from it is a slip no other command points out
             say(f"  declared: cycles={k.cycles:,}, {k.cycles / prof.cycles:.1f}x this estimate "
                 "(the simulator charges what is declared; the estimate is a lower bound)")
+    if failed:  # as `kernel test`: the C++ is wrong, whatever its count
+        raise typer.Exit(1)
 
 
 def _no_library_kernel(path: Path, command: str) -> Exception:

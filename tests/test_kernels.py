@@ -1074,19 +1074,12 @@ def test_a_bf16_library_kernel_rounds_to_nearest_even_and_leaves_the_mode_as_it_
     reset rounding mode (floor), and rms_norm/layer_norm then failed their own check for every
     seed. Each now sets conv_even for the call and restores the mode it found: the rounding
     mode is the core's, shared with the kernels called before and after on it."""
-    import ctypes
-    import dataclasses
-
-    from aiedsl.kernels.host import case_args, compile_host
+    from aiedsl.kernels.host import case_args
 
     k = case.kernel
-    kt = dataclasses.replace(case.cpp, text=case.cpp.text + (
-        '\nextern "C" void probe_set_mode(int m) { aie::set_rounding(aie::rounding_mode(m)); }'
-        '\nextern "C" int probe_mode() { return int(aie::get_rounding()); }\n'))
-    run = native(k, kt, case.aie_arch)
-    lib = ctypes.CDLL(str(compile_host(kt, k.loc, case.aie_arch)))  # the same library
+    run = native(k, case.cpp, case.aie_arch)
     _, args = case_args(case, np.random.default_rng(0))
     ceil = 1  # aie::rounding_mode::ceil: neither the reset mode nor conv_even
-    lib.probe_set_mode(ceil)
-    run(*args)  # a conversion under another mode than conv_even would raise KernelFault
-    assert lib.probe_mode() == ceil
+    modes = [ceil, 0]  # the calling core's modes, given to the call and read back after it
+    run(*args, modes=modes)  # a conversion under another mode than conv_even would raise
+    assert modes == [ceil, 0]

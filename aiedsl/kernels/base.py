@@ -375,6 +375,17 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
     scalars = dict(given)
     case = KernelCase(ir, kernel_text(None, ir), reference, scalars)  # type: ignore[arg-type]
     prof = profile_case(case, target)
+    if not prof.ran:  # crashed or hung in its child: no counts to take cycles from
+        raise DesignError(
+            "kernel cost", f"kernel '{ir.symbol}' has no cycles=, and the run of its C++ that "
+            f"profiles it {prof.faults[0]}", loc=ir.loc,
+            limit="a kernel profiled for its cycles (cycles=None) returns from its call on the "
+            "host", found=f"cycles=None; {prof.faults[0]}",
+            fix="fix the C++; to look into it, declare cycles= for now and run `aiedsl kernel "
+                "test` on the design: it says what the kernel reads or writes outside its "
+                "buffers")
+    # a write outside its buffers (it ran to its end, so the counts stand) is left to `aiedsl
+    # kernel test` and `sim --kernels native`, which report it as they do with cycles= given
     if not prof.counted:
         raise DesignError(
             "kernel cost", f"kernel '{ir.symbol}' has no cycles= and its profile counts no AIE "

@@ -85,9 +85,18 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
             message, fix = explain(stderr, kt.label, HOST_INCLUDE / "aie_api" / "aie.hpp",
                                    kt.symbols)
             twice = redefined(stderr, kt.symbols)  # said at the declaration of the one named
-            loc = next((at for s, at in kt.declared if twice and s == twice[0]), loc)
-            raise DesignError("host kernel build", message, loc=loc,
-                              found=_first_errors(stderr), fix=fix)
+            found = _first_errors(stderr)
+            culprit = None
+            if len(kt.symbols) > 1 and message == f"{kt.label} does not compile on the host":
+                # one object holds them all: one kernel's error fails every kernel's build,
+                # so the others are not blamed; the first error's kernel is named if known
+                culprit = _first_error_kernel(kt, found)
+                message = (f"the object of kernels {kt.label} ({kt.source.label}) does not "
+                           "compile on the host" + (f": the first error is in {culprit}'s code"
+                                                    if culprit else ""))
+            named = twice[0] if twice else culprit
+            loc = next((at for s, at in kt.declared if s == named), loc)
+            raise DesignError("host kernel build", message, loc=loc, found=found, fix=fix)
         tmp_out = out.with_suffix(f".{os.getpid()}.tmp")
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
@@ -109,6 +118,29 @@ def _first_errors(stderr: str, most: int = 12) -> str:
                      or (": In " in lines[start - 1] and lines[start - 1].rstrip().endswith(":"))):
         start -= 1
     return "\n".join(lines[start:start + most])
+
+
+_FUNCTION = re.compile(r"In (?:function|instantiation of) [‘'][^’']*?(\w+)(?:<[^’']*>)?\(")
+"""g++'s head of an error inside a function: ``In function 'void f(int*)'``, ``In instantiation
+of 'void f(...) [with ...]'``: the function's name."""
+
+
+def _first_error_kernel(kt: KernelText, excerpt: str) -> str | None:
+    """The kernel of ``kt`` whose code the compiler's first error (``excerpt``, as
+    :func:`_first_errors` cuts it, its lines mapped by :meth:`KernelText.map_output`) is in:
+    the first generated entry it names (a template's ``required from here``), else the one
+    kernel whose function the error is in; None if it cannot be told."""
+    entry_line = re.compile(re.escape(f"kernels/{kt.name}.cc:") + r"(\d+)")
+    for m in entry_line.finditer(excerpt):
+        symbol = kt.kernel_at(int(m[1]))
+        if symbol is not None:
+            return symbol
+    entries = dict(kt.callees)
+    for m in _FUNCTION.finditer(excerpt):
+        named = [s for s in kt.symbols if entries.get(s) == m[1]]
+        if len(named) == 1:
+            return named[0]
+    return None
 
 
 def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[..., None]:
@@ -148,6 +180,14 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         bf16_rounding.restype = ctypes.c_uint
         bf16_rounding.argtypes = [ctypes.c_void_p]
         rounding_record = (ctypes.c_int64 * 2)()
+    set_modes = getattr(lib, "aiedsl_set_modes", None)  # absent, as aiedsl_buffers
+    if set_modes is not None:
+        set_modes.restype = None
+        set_modes.argtypes = [ctypes.c_uint, ctypes.c_uint]
+        get_modes = lib.aiedsl_get_modes
+        get_modes.restype = None
+        get_modes.argtypes = [ctypes.c_void_p]
+        modes_after = (ctypes.c_uint * 2)()
     buffer_args = [i for i, a in enumerate(k.args) if a.kind == "buffer"]
     cascade = k.cascade_in is not None or k.cascade_out is not None
     if cascade:
@@ -174,7 +214,23 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         if count:
             raise bf16_rounding_fault(list(rounding_record), count)
 
-    def call(*args: Any) -> None:
+    def call(*args: Any, modes: list[int] | None = None) -> None:
+        """The C++ on ``args`` under the calling core's rounding and saturation ``modes``
+        (:data:`RESET_MODES` when not given), which it updates to what the call left: a core's
+        control registers are its own, though one process runs the kernels of many cores and
+        one library serves every core calling its kernels."""
+        if set_modes is None:
+            arrays(*args)
+            return
+        set_modes(*(modes if modes is not None else RESET_MODES))
+        try:
+            arrays(*args)
+        finally:  # a fault raised after the call: the modes it set stand
+            if modes is not None:
+                get_modes(modes_after)
+                modes[:] = list(modes_after)
+
+    def arrays(*args: Any) -> None:
         conv = []
         sizes = []
         for a, v in zip(k.args, args):
@@ -218,6 +274,9 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
     return call
 
 
+RESET_MODES = (0, 0)
+"""A core's rounding and saturation modes at reset, in ``aie::rounding_mode``'s and
+``aie::saturation_mode``'s order: floor, none (keep the low bits)."""
 COUNTED = ("vector MAC", "vector ALU", "shuffle", "load bytes", "store bytes", "MACs")
 """What the host header counts, in its order (``aiedsl_host::unit``)."""
 
@@ -300,7 +359,7 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     run = native(k, case.cpp, case.aie_arch)  # built here: a compile error is the design's
     runs = []
     for fill in FILLS:
-        outcome = _in_child(lambda: _guarded_run(k, run, args_cpp, fill), call_limit(k))
+        outcome = in_child(lambda: guarded_run(k, run, args_cpp, fill), call_limit(k))
         if isinstance(outcome, str):  # it crashed
             return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
         runs.append(outcome)
@@ -324,7 +383,7 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
                       lines + [c.line() for c in checks])
 
 
-def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
+def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
                  fill: int) -> tuple[list[Any], list[str]]:
     """``run`` (kernel ``k``'s C++) on copies of ``args``, each buffer between :data:`GUARD`
     bytes of its own filling, ``fill`` plus 0x11 per buffer before it (so a byte copied from
@@ -360,7 +419,7 @@ def _guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
             for v in run_args], faults
 
 
-def _in_child(fn: Callable[[], Any], limit: float) -> Any:
+def in_child(fn: Callable[[], Any], limit: float) -> Any:
     """``fn()`` in a forked child; a description of the crash (a string) if it dies, or of
     the hang if it does not answer within ``limit`` seconds (it is then killed and reaped)."""
     import multiprocessing
@@ -434,11 +493,37 @@ def case_args(case: KernelCase, rng: np.random.Generator) -> tuple[list[Any], li
     return args_ref, args_cpp
 
 
+def input_range(dt: str) -> tuple[int, int]:
+    """The smallest and largest value :func:`_random` draws for integer type ``dt``.
+
+    An 8-bit type: its whole range (0..255 for u8: a pixel kernel wrong above 100, a doubling
+    that wraps or a threshold that outputs 0, must fail). A wider one: as the simulator draws
+    it (:func:`aiedsl.sim.compare.make_inputs`), |x| < 2^(bits/2 - 1), so that a kernel's
+    integer sums stay inside its type: -128..127 for i16 (a 64-deep int16 matmul's sums fit
+    in i32), -32768..32767 for i32 (a sum of 1024 of them fits; a reference summing in int64
+    and storing into i32 would raise on one that does not). Inputs were once -100..100 for
+    every integer type, u8 included, "to keep products inside the wide types"; the library's
+    8-bit kernels pass over the whole range (their references compute in int64 and narrow as
+    the C++ does)."""
+    d = lookup_dtype(dt)
+    info = np.iinfo(d.numpy)
+    if info.bits == 8:
+        return int(info.min), int(info.max)
+    bound = 2 ** (info.bits // 2 - 1)
+    return max(int(info.min), -bound), min(int(info.max), bound - 1)
+
+
 def _random(shape: tuple[int, ...], dt: str, rng: np.random.Generator) -> np.ndarray:
+    """Random values of element type ``dt`` for a kernel's input: integers over
+    :func:`input_range`, its two ends among them (at random places: where wrapping and
+    saturating show first); floats uniform in [-1, 1]."""
     d = lookup_dtype(dt)
     np_dt = np.dtype(d.numpy)
     if d.name in ("bf16", "f32"):
         return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32).astype(np_dt)
-    info = np.iinfo(d.numpy)
-    lo, hi = max(info.min, -100), min(info.max, 100)  # keeps products inside the wide types
-    return rng.integers(lo, hi, size=shape, endpoint=True).astype(np_dt)
+    lo, hi = input_range(dt)
+    arr = rng.integers(lo, hi, size=shape, endpoint=True, dtype=np.int64)
+    flat = arr.reshape(-1)
+    if flat.size >= 2:
+        flat[rng.choice(flat.size, size=2, replace=False)] = (lo, hi)
+    return arr.astype(np_dt)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aiedsl.kernels.faults import KernelFault
-from aiedsl.kernels.host import COUNTED, KernelCase, case_args, native
+from aiedsl.kernels.faults import FILLS, call_limit
+from aiedsl.kernels.host import COUNTED, KernelCase, case_args, guarded_run, in_child, native
 from aiedsl.targets import TargetModel, get_target
 
 
@@ -39,6 +39,12 @@ class Profile:
     """Cycles each unit needs: vector MAC, vector ALU, shuffle, load, store."""
     peak_macs: int | None
     """The core's peak MACs per cycle for the kernel's input type, when the target lists one."""
+    faults: tuple[str, ...] = ()
+    """What the profiled call did wrong, as ``aiedsl kernel test`` says it: a write outside its
+    buffers or to an input (it ran to its end: the counts stand), or a crash or a hang (then
+    :attr:`ran` is False and nothing was counted)."""
+    ran: bool = True
+    """Whether the call returned (its process did not die nor get killed)."""
 
     @property
     def counted(self) -> bool:
@@ -64,10 +70,13 @@ class Profile:
     def lines(self) -> list[str]:
         """What ``aiedsl kernel profile`` prints for it."""
         c, b = self.counts, self.bounds
+        failed = [f"FAIL {self.symbol}: {f}" for f in self.faults]
+        if not self.ran:
+            return failed
         if not self.counted:
             return [f"{self.symbol} on {self.device}: no AIE API vector operation, load or store "
                     "counted: scalar C++ is not modelled, so the profile gives no estimate "
-                    "(declare cycles= from the kernel's loop)"]
+                    "(declare cycles= from the kernel's loop)", *failed]
         out = [f"{self.symbol} on {self.device}: {self.cycles:,} cycles per call at best "
                f"(bound by {self.binding})",
                "  per call: " + ", ".join(f"{c[u]:,} {u}" for u in COUNTED),
@@ -76,7 +85,7 @@ class Profile:
             peak = (f" of the core's peak {self.peak_macs}: "
                     f"{self.macs_per_cycle / self.peak_macs:.0%}" if self.peak_macs else "")
             out.append(f"  {self.macs_per_cycle:.1f} MACs per cycle{peak}")
-        return out
+        return out + failed
 
 
 def bounds(counts: dict[str, int], target: TargetModel) -> dict[str, int]:
@@ -88,20 +97,31 @@ def bounds(counts: dict[str, int], target: TargetModel) -> dict[str, int]:
 
 
 def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profile:
-    """Run ``case``'s C++ once on random inputs and count what it did."""
+    """Run ``case``'s C++ once on random inputs and count what it did.
+
+    The call runs in a forked child, its buffers between guard bytes, as ``aiedsl kernel
+    test`` runs it: a kernel that writes past a buffer used to corrupt this process's memory
+    (a design with ``cycles=None`` profiles its kernels as it loads: ``free(): invalid
+    pointer``, or a silent SIGSEGV), and one that crashed killed it. What it did wrong is in
+    the profile's :attr:`~Profile.faults`."""
     k = case.kernel
     fn = native(k, case.cpp, target.aie_arch)
     _, args = case_args(case, np.random.default_rng(seed))
-    fn.counts(True)  # type: ignore[attr-defined]
-    try:
-        fn(*args)
-    except KernelFault:  # counted all the same; `aiedsl kernel test` reports it
-        pass
-    counts = dict(zip(COUNTED, fn.counts(True)))  # type: ignore[attr-defined]
+
+    def counted() -> tuple[list[int], list[str]]:  # in the child: its counters, its faults
+        fn.counts(True)  # type: ignore[attr-defined]
+        _, faults = guarded_run(k, fn, args, FILLS[0])
+        return fn.counts(True), faults  # type: ignore[attr-defined]
+
+    outcome = in_child(counted, call_limit(k))
+    ran = not isinstance(outcome, str)
+    numbers, faults = outcome if ran else ([0] * len(COUNTED), [outcome])
+    counts = dict(zip(COUNTED, numbers))
     din = next((a.dtype for a in k.args if a.kind == "buffer"), "")
     peak = next((v for key, v in target.macs_per_cycle.items() if key.startswith(f"{din}_")),
                 None)
-    return Profile(k.symbol, target.name, counts, bounds(counts, target), peak)
+    return Profile(k.symbol, target.name, counts, bounds(counts, target), peak, tuple(faults),
+                   ran)
 
 
 def profile_cases(cases: list[KernelCase], device: str, seed: int = 0) -> list[Profile]:

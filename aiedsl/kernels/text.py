@@ -44,6 +44,9 @@ class KernelText:
     order."""
     declared: tuple[tuple[str, Loc], ...] = ()
     """(symbol, declaration line) of each kernel it holds."""
+    callees: tuple[tuple[str, str], ...] = ()
+    """(symbol, name of the C++ function it runs) of each kernel it holds: its ``entry=``
+    without template arguments, or its own name (no ``entry=``)."""
 
     @property
     def label(self) -> str:
@@ -148,7 +151,9 @@ def unit_text(d: Design | None, unit: KernelUnit) -> KernelText:
                      text.count("\n", 0, text.index("\n}", m.start())) + 2, m[1])
                     for m in _ENTRY_LINE.finditer(text, after))
     return KernelText(unit.name, text, src, first_line, tuple(unit.symbols), tuple(unit.flags),
-                      entries, tuple((k.symbol, k.loc) for k in unit.kernels))
+                      entries, tuple((k.symbol, k.loc) for k in unit.kernels),
+                      tuple((k.symbol, re.split(r"[<(\s]", (k.entry or k.symbol).strip())[0]
+                             .split("::")[-1]) for k in unit.kernels))
 
 
 def render_kernels(d: Design) -> dict[str, str]:

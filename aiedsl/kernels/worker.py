@@ -190,11 +190,13 @@ class KernelWorker:
 
     # -- the parent's side ------------------------------------------------------------------
 
-    def call(self, index: int, args: Sequence[Any]) -> None:
+    def call(self, index: int, args: Sequence[Any], modes: list[int] | None = None) -> None:
         """Run kernel ``index`` on ``args`` (its arguments, then the cascade arrays it
         declares), as :func:`aiedsl.kernels.host.native`'s callable would: the arrays hold
-        what the C++ wrote after it. An exception the C++ call raised is raised again here; a
-        crash, an exit or a write outside a buffer is a :class:`NativeFault`."""
+        what the C++ wrote after it, and ``modes`` (the calling core's rounding and saturation
+        modes, given to the call) what it left them at. An exception the C++ call raised is
+        raised again here; a crash, an exit or a write outside a buffer is a
+        :class:`NativeFault`."""
         if self.dead:
             raise RuntimeError("the kernel worker has stopped")
         k = self.kernels[index]
@@ -214,7 +216,7 @@ class KernelWorker:
         scalars = [(i, v) for i, v in enumerate(args) if i not in positions]
         self._busy = True
         try:
-            self._to_child.send_bytes(pickle.dumps((index, scalars, aliases), -1))
+            self._to_child.send_bytes(pickle.dumps((index, scalars, aliases, modes), -1))
             if not self._replied(self._limits[index]):  # a hang: killed, reaped, reported
                 self._busy = False
                 self.dead = True
@@ -230,7 +232,9 @@ class KernelWorker:
                 raise NativeFault(signal=os.WTERMSIG(status)) from None
             raise NativeFault(status=os.waitstatus_to_exitcode(status)) from None
         self._busy = False
-        kind, value = pickle.loads(reply)
+        kind, value, after = pickle.loads(reply)
+        if modes is not None and after is not None:
+            modes[:] = after
         if kind == "raised":
             raise value
         shared = set(aliases) | set(aliases.values()) if aliases else ()
@@ -303,7 +307,7 @@ class KernelWorker:
                 return
             if message == STOP:
                 return
-            index, scalars, aliases = pickle.loads(message)
+            index, scalars, aliases, modes = pickle.loads(message)
             slots = self._slots[index]
             views = self._views[index]
             args: list[Any] = [None] * (len(slots) + len(scalars))
@@ -312,16 +316,19 @@ class KernelWorker:
             for i, value in scalars:
                 args[i] = value
             try:
-                self._fns[index](*args)
-                reply: tuple[str, Any] = ("done", self._strays(slots))
+                if modes is None:
+                    self._fns[index](*args)
+                else:  # the core's modes, in and out
+                    self._fns[index](*args, modes=modes)
+                reply: tuple[str, Any, Any] = ("done", self._strays(slots), modes)
             except Exception as err:  # raised again in the parent, as if run there
-                reply = ("raised", err)
+                reply = ("raised", err, modes)
             flush(None)
             try:
                 data = pickle.dumps(reply, -1)
             except Exception:  # an exception that does not pickle: its text
                 data = pickle.dumps(("raised", RuntimeError(f"{type(reply[1]).__name__}: "
-                                                            f"{reply[1]}")), -1)
+                                                            f"{reply[1]}"), modes), -1)
             replies.send_bytes(data)
 
     def _strays(self, slots: list[_Slot]) -> list[tuple[str, str]]:

@@ -231,6 +231,8 @@ class DesignHandle:
                 f"({t})", loc=where, limit=f"shape {list(t.shape)} (or a flat array of its "
                 f"{t.numel} values in row-major order)", found=f"shape {list(arr.shape)}",
                 fix="return the output's shape (is a .T or a reshape missing?)")
+        if not t.dt.is_float:
+            _check_holds(arr.reshape(t.shape), name, t, what, where)
         found = None if self.nonfinite else _first_nonfinite(arr)
         if found is not None:
             i, count = found
@@ -243,6 +245,35 @@ class DesignHandle:
                 fix=("pass finite inputs" if source else "fix the reference")
                 + f", or declare them expected with @{self.name}.reference(nonfinite=True)")
         return arr.reshape(t.shape)
+
+
+def _check_holds(arr: np.ndarray, name: str, t: TensorType, what: str, where: Loc) -> None:
+    """A reference's result ``arr`` for integer output ``name`` (of type ``t``) holds values
+    the output's type holds, and is not bool; else a DesignError at ``where``. Cast for the
+    comparison, 398 for a u8 output became 142 (what no kernel computes) and True became 1
+    (a mask of 255 then failed, a kernel writing 0 and 1 passed), without a word."""
+    np_dt = np.dtype(t.dt.numpy)
+    if arr.dtype == np.bool_:
+        raise DesignError(
+            "reference", f"{what} bool values for output '{name}' ({t})", loc=where,
+            limit=f"{t.dt} values: True and False would be compared as 1 and 0",
+            found=f"bool, shape {list(arr.shape)}",
+            fix=f"return the values the kernel writes: np.where(mask, 255, 0).astype("
+                f"np.{np_dt.name}), or mask.astype(np.{np_dt.name}) for 1 and 0")
+    info = np.iinfo(np_dt)  # type: ignore[type-var]  # an integer output here
+    if arr.size == 0 or (info.min <= arr.min() and arr.max() <= info.max):
+        return
+    span = int(info.max) - int(info.min) + 1
+    wrap = f"x % {span}" if info.min == 0 else f"(x - {info.min}) % {span} + {info.min}"
+    bad = (arr < info.min) | (arr > info.max)
+    i = tuple(int(x) for x in np.unravel_index(int(np.flatnonzero(bad)[0]), arr.shape))
+    raise DesignError(
+        "reference", f"{what} {arr[i]} at {list(i)} of output '{name}' ({t}), which {t.dt} "
+        "does not hold", loc=where, limit=f"{t.dt} values: {info.min} to {info.max}",
+        found=f"{int(bad.sum())} value(s) outside it, from {arr.min()} to {arr.max()} "
+              f"({arr.dtype})",
+        fix=f"narrow as the kernel does: saturate (np.clip(x, {info.min}, {info.max})) or wrap "
+            f"({wrap}), then .astype(np.{np_dt.name})")
 
 
 def design(device: str = "npu1", *, name: str | None = None,

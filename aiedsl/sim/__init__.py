@@ -73,8 +73,11 @@ class _Native:
     errors of the call that made them."""
 
     def __init__(self, k: Kernel, fn: Callable[..., None], worker: KernelWorker | None,
-                 index: int, design_file: str) -> None:
+                 index: int, design_file: str, modes: dict[str, list[int]]) -> None:
         self.kernel = k
+        self.modes = modes
+        """Each core's rounding and saturation modes, shared by every kernel of the run (a core
+        keeps what its last call left, whichever kernel or library it was)."""
         self.worker = worker
         self.index = index
         self.design_file = design_file
@@ -93,20 +96,22 @@ class _Native:
         """The callable for ``core``'s call ``call``: a fault names the core, the call's line
         and how many calls of this kernel the core had made."""
         from aiedsl.kernels.faults import KernelFault
+        from aiedsl.kernels.host import RESET_MODES
         from aiedsl.kernels.worker import NativeFault, fault_error
 
         worker = self.worker
         count = self._calls.setdefault(core, [0])
         index = self.index
         here = self._fn
+        modes = self.modes.setdefault(core, list(RESET_MODES))
 
         def run(*args: Any) -> None:
             count[0] += 1
             try:
                 if worker is None:
-                    here(*args)
+                    here(*args, modes=modes)
                 else:
-                    worker.call(index, args)
+                    worker.call(index, args, modes)
             except (NativeFault, KernelFault) as fault:
                 raise fault_error(fault, self.kernel, core, count[0], call,
                                   self.design_file) from None
@@ -127,8 +132,9 @@ def native_kernels(d: Design, target: TargetModel) -> Iterator[dict[str, Any]]:
 
     arch = target.aie_arch
     fns = [(k, native(k, kernel_text(d, k), arch)) for k in d.kernels]
+    modes: dict[str, list[int]] = {}
     with isolated(fns) as worker:
-        yield {k.symbol: _Native(k, fn, worker, i, d.loc.file)
+        yield {k.symbol: _Native(k, fn, worker, i, d.loc.file, modes)
                for i, (k, fn) in enumerate(fns)}
 
 

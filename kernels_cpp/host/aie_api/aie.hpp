@@ -87,7 +87,9 @@
 //     toward minus infinity), then narrows by its saturation mode (reset: none, keep the low
 //     bits of T; saturate: clamp to T's range; symmetric: clamp to +-max). set_rounding and
 //     set_saturation change the modes for every later to_vector, as the control registers do
-//     on a core (one core per process here: the modes are per shared library);
+//     on a core (per core: aiedsl sets the calling core's modes before each call, from the
+//     reset values at its first, and reads them back after it: aiedsl_set_modes,
+//     aiedsl_get_modes);
 //   * accfloat accumulates in float; to_vector<bfloat16>() rounds to nearest even whatever the
 //     rounding mode. On the hardware the mode applies: the core rounds an accumulator-to-vector
 //     conversion by it, and its reset mode, floor, truncates; only conv_even rounds to nearest

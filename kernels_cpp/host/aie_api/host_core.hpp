@@ -89,6 +89,26 @@ inline rounding_mode get_rounding() { return detail::g_rounding; }
 inline void set_saturation(saturation_mode m) { detail::g_saturation = m; }
 inline saturation_mode get_saturation() { return detail::g_saturation; }
 
+} // namespace aie
+
+// The calling core's modes, in aie::rounding_mode's and aie::saturation_mode's order. A core's
+// control registers are its own, but a process may run many cores' kernels (`aiedsl sim
+// --kernels native`) and a core may call kernels from several libraries: aiedsl keeps the
+// modes per core, sets them before each call and reads them back after it.
+extern "C" {
+__attribute__((visibility("default"))) void aiedsl_set_modes(unsigned rounding,
+                                                             unsigned saturation) {
+  aie::detail::g_rounding = aie::rounding_mode(rounding);
+  aie::detail::g_saturation = aie::saturation_mode(saturation);
+}
+__attribute__((visibility("default"))) void aiedsl_get_modes(unsigned *modes) {
+  modes[0] = unsigned(aie::detail::g_rounding);
+  modes[1] = unsigned(aie::detail::g_saturation);
+}
+}
+
+namespace aie {
+
 namespace detail {
 template <typename Acc, typename T> struct acc_storage;
 template <typename T> struct acc_storage<acc32, T> { using type = int64_t; };

@@ -1,0 +1,186 @@
+"""What ``aiedsl kernel test`` gives a kernel: inputs over the whole range of their types (a
+u8 kernel wrong above 100 used to pass), and the profiling of a kernel declared without
+``cycles=`` run in a child process, as the test's runs are."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from aiedsl.errors import DesignError
+from aiedsl.kernels.host import _random, check_kernel, design_cases, input_range
+from aiedsl.loader import load_design
+
+DesignFile = Callable[..., Path]
+
+BRIGHT = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, runtime, u8
+    from aiedsl.kernels import buffer, declare
+
+    def bright_ref(src, dst):
+        dst[...] = np.minimum(src.astype(np.int32) * 2, 255).astype(np.uint8)
+
+    @design(device="npu1_1col")
+    def d(X: Tensor[64, u8], Y: Tensor[64, u8]):
+        k = declare("brighten_64", source="bright.cc", entry="brighten",
+                    args=[buffer("src", Tensor[64, u8]), buffer("dst", Tensor[64, u8], "out")],
+                    reference=bright_ref, cycles=40, cost="-")
+        a = fifo(Tensor[64, u8], name="a")
+        b = fifo(Tensor[64, u8], name="b")
+
+        @herd()
+        def core():
+            with a.consume() as s, b.produce() as t:
+                k(s, t)
+
+        with runtime() as rt:
+            rt.fill(a, X)
+            rt.drain(b, Y)
+
+    @d.reference
+    def reference(X):
+        return np.minimum(X.astype(np.int32) * 2, 255).astype(np.uint8)
+    '''
+
+BRIGHT_CC = '''
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+// x2 without aie::set_saturation(saturate): wraps above 127
+void brighten(const uint8_t *__restrict in, uint8_t *__restrict out) {
+  aie::vector<int16_t, 16> wt = aie::zeros<int16_t, 16>(); wt[0] = 2;
+  for (unsigned i = 0; i < 64; i += 32)
+    aie::store_v(out + i, aie::accumulate<32>(wt, 0, aie::load_v<32>(in + i))
+                              .template to_vector<uint8_t>(0));
+}
+'''
+
+
+def test_a_u8_kernel_wrong_above_100_fails_its_test(design_file: DesignFile) -> None:
+    """Inputs were drawn from 0..100: x2 without saturation never wrapped, and the test
+    passed while `sim --kernels native` failed (Riallto tester)."""
+    path = design_file(BRIGHT)
+    (path.parent / "bright.cc").write_text(BRIGHT_CC)
+    (case,) = design_cases(load_design(path))
+    result = check_kernel(case)
+    assert not result.passed
+    assert result.lines[0].startswith("FAIL brighten_64.dst: worst element [")
+    assert " want 255 (|error| " in result.lines[0]
+
+
+@pytest.mark.parametrize("dt, lo, hi", [("i8", -128, 127), ("u8", 0, 255),
+                                         ("i16", -128, 127), ("i32", -32768, 32767)])
+def test_integer_inputs_span_their_range_with_its_ends(dt: str, lo: int, hi: int) -> None:
+    """8-bit types over their whole range (they were drawn from -100..100); wider ones as the
+    simulator draws them, so that sums stay inside the type."""
+    assert input_range(dt) == (lo, hi)
+    for shape in ((2,), (64,), (8, 32)):
+        arr = _random(shape, dt, np.random.default_rng(0))
+        assert arr.shape == shape
+        assert (arr.min(), arr.max()) == (lo, hi)
+    arr = _random((4096,), dt, np.random.default_rng(1))
+    assert len(np.unique(arr)) > min(hi - lo, 4096) * 0.6
+
+
+PROFILED = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, runtime, u8
+    from aiedsl.kernels import buffer, declare
+
+    def copy_ref(src, dst):
+        dst[...] = src
+
+    @design(device="npu1_1col")
+    def d(X: Tensor[48, u8], Y: Tensor[48, u8]):
+        k = declare("copy_u8_48", source="copy.cc", entry="copy48",
+                    args=[buffer("src", Tensor[48, u8]), buffer("dst", Tensor[48, u8], "out")],
+                    reference=copy_ref, cycles=None, cost="profiled")
+        a = fifo(Tensor[48, u8], name="a")
+        b = fifo(Tensor[48, u8], name="b")
+
+        @herd()
+        def core():
+            with a.consume() as s, b.produce() as t:
+                k(s, t)
+
+        with runtime() as rt:
+            rt.fill(a, X)
+            rt.drain(b, Y)
+
+    @d.reference
+    def reference(X):
+        return X
+    '''
+
+COPY_CC = '''
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+void copy48(const uint8_t *__restrict src, uint8_t *__restrict dst) {
+  aie::store_v(dst, aie::load_v<32>(src));
+  aie::store_v(dst + 32, aie::load_v<16>(src + 32));
+  // BUG
+}
+'''
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
+                                                   "HOME": str(Path.home())})
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the profile runs in a forked child only "
+                    "where there is os.fork")
+def test_a_profiled_kernel_writing_past_its_buffer_is_reported(design_file: DesignFile) -> None:
+    """A kernel with cycles=None is profiled as the design loads; the profile ran its C++ in
+    aiedsl's own process, where a store past a buffer corrupted its memory (Riallto tester:
+    `sim --kernels native` ended in `free(): invalid pointer`) and `kernel profile` said
+    nothing of it. It runs in a child between guard bytes now, as `kernel test` runs it."""
+    path = design_file(PROFILED)
+    (path.parent / "copy.cc").write_text(COPY_CC.replace(
+        "// BUG", "for (unsigned i = 48; i < 64; ++i) dst[i] = 0;  // as a 64-lane store would"))
+    r = _cli("kernel", "profile", str(path), cwd=path.parent)
+    assert (r.returncode, r.stderr) == (1, "")
+    assert r.stdout.splitlines()[0].startswith("copy_u8_48 on npu1_1col: ")
+    assert r.stdout.splitlines()[-1] == (
+        "FAIL copy_u8_48: wrote 16 byte(s) past the end of buffer 'dst'")
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[0] == (
+        "FAIL copy_u8_48: wrote 16 byte(s) past the end of buffer 'dst'")
+    r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr.startswith(
+        "d.py:10: error [native kernel]: kernel 'copy_u8_48' wrote 16 byte(s) past the end of "
+        "buffer 'dst' in call 1 of it by core[0,0]; the simulation stopped there\n")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the profile runs in a forked child only "
+                    "where there is os.fork")
+def test_a_profiled_kernel_that_crashes_is_a_design_error(design_file: DesignFile) -> None:
+    """It killed aiedsl as the design loaded: `kernel test` ended with rc 139 and no word."""
+    path = design_file(PROFILED)
+    (path.parent / "copy.cc").write_text(COPY_CC.replace(
+        "// BUG", "\n  *(volatile uint8_t *)nullptr = 1;"))
+    message = (
+        "d.py:10: error [kernel cost]: kernel 'copy_u8_48' has no cycles=, and the run of its "
+        "C++ that profiles it crashed (SIGSEGV): it reads or writes outside its buffers, or "
+        "fails an assertion\n"
+        "  limit: a kernel profiled for its cycles (cycles=None) returns from its call on the "
+        "host\n"
+        "  found: cycles=None; crashed (SIGSEGV): it reads or writes outside its buffers, or "
+        "fails an assertion\n"
+        "  fix: fix the C++; to look into it, declare cycles= for now and run `aiedsl kernel "
+        "test` on the design: it says what the kernel reads or writes outside its buffers")
+    for command in (("kernel", "test"), ("kernel", "profile"), ("sim",)):
+        r = _cli(*command, str(path), cwd=path.parent)
+        assert (r.returncode, r.stdout, r.stderr) == (2, "", message + "\n"), command
+    with pytest.raises(DesignError) as excinfo:  # and this process lives on
+        load_design(path)
+    assert str(excinfo.value) == message
