@@ -852,3 +852,55 @@ def test_one_buffer_as_input_and_output_of_a_call(design_file: DesignFile) -> No
     A = native.inputs["A"]
     assert not native.passed
     assert native.outputs["C"].tolist() == [0] + [int(A[0])] * 15
+
+
+U8_REBIND = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, loop, runtime, u8
+from aiedsl.kernels import buffer, declare
+
+
+def clip_ref(src, dst):
+    dst = np.minimum(src, 100)  # rebinds the name: writes nothing
+
+
+@design(device="npu1_1col")
+def d(inp: Tensor[1024, u8], out: Tensor[1024, u8]):
+    a = fifo(Tensor[512, u8], name="a")
+    b = fifo(Tensor[512, u8], name="b")
+    clip = declare("clip_u8", source="clip.cc", entry="clip",
+                   args=[buffer("src", Tensor[512, u8]), buffer("dst", Tensor[512, u8], "out")],
+                   reference=clip_ref, cycles=512, cost="x", exact=True)
+
+    @herd()
+    def core():
+        for _ in loop(2):
+            with a.consume() as s, b.produce() as t:
+                clip(s, t)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+
+@d.reference
+def reference(inp):
+    return np.minimum(inp, 100)
+'''
+
+
+def test_an_input_that_merely_holds_the_filling_does_not_excuse_an_unwritten_output(
+        design_file: DesignFile) -> None:
+    """u8 inputs drawn over 0..255 hold 255, the u8 filling: a reference that rebinds its
+    output passed as a plain FAIL of the design's output instead of being named. Only an input
+    holding nothing but the filling (a local at its initial value) excuses it."""
+    path = design_file(U8_REBIND)
+    (path.parent / "clip.cc").write_text(
+        "#include <stdint.h>\n"
+        "void clip(uint8_t *s, uint8_t *d) { for (int i = 0; i < 512; i++) "
+        "d[i] = s[i] < 100 ? s[i] : 100; }\n")
+    with pytest.raises(DesignError) as e:
+        simulate(load_design(path))
+    assert str(e.value).splitlines()[0] == (
+        "d.py:6: error [kernel reference]: the reference of kernel 'clip_u8' left its \"out\" "
+        "buffer 'dst' unwritten")

@@ -68,7 +68,10 @@ def _poisoned_outs(ir: KernelIR, args: Sequence[Any]) -> list[int]:
 
 def _inputs_hold(ir: KernelIR, args: Sequence[Any], poison: Any) -> bool:
     """Does any of a call's inputs (its arguments but the "out" buffers and the cascade output
-    it fills: buffers, scalars, the cascade input) hold the value ``poison`` (NaN: any NaN)?"""
+    it fills: buffers, scalars, the cascade input) hold nothing but the value ``poison`` (NaN:
+    any NaN)? Only such an input (a local still at its initial value) can explain an output
+    left all poison; one that merely contains it (a u8 input drawn over 0..255 holds 255) does
+    not excuse a reference that wrote nothing."""
     import numpy as np
 
     filled = len(ir.args) + (ir.cascade_in is not None) if ir.cascade_out is not None else -1
@@ -81,9 +84,9 @@ def _inputs_hold(ir: KernelIR, args: Sequence[Any], poison: Any) -> bool:
         elif a.dtype.kind not in "biuf":
             continue
         if a.dtype.kind == "f":
-            hit = bool(np.isnan(a).any() if poison != poison else (a == poison).any())
+            hit = bool(np.isnan(a).all() if poison != poison else (a == poison).all())
         else:  # integers hold no NaN
-            hit = poison == poison and bool((a == poison).any())
+            hit = poison == poison and bool((a == poison).all())
         if hit:
             return True
     return False
