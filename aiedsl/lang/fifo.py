@@ -24,6 +24,7 @@ from aiedsl.ir import Dim, Loc, TensorType
 from aiedsl.ir.nodes import Port
 from aiedsl.lang.context import current_core, current_design
 from aiedsl.lang.names import check_name
+from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.placement import TilePin, memtile
 from aiedsl.lang.trace import DesignTrace, FifoRecord
 from aiedsl.targets import TargetModel
@@ -360,7 +361,7 @@ def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
 
 
 @dataclass(frozen=True, init=False)
-class Buffer:
+class Buffer(NoValue):
     """Elements acquired from a fifo inside a core: pass it to kernels.
 
     With ``consume(2)``, ``buf[0]`` and ``buf[1]`` are the two elements; a Buffer of one element
@@ -413,29 +414,14 @@ class Buffer:
         """The element type."""
         return self.fifo.elem
 
-    # Python and numpy on a buffer: a clear error, not Python's "unsupported operand type"
-    def __add__(self, other: object) -> NoReturn:
-        _no_value(self, "is used in arithmetic")
-
-    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __add__
-    __floordiv__ = __rfloordiv__ = __mod__ = __pow__ = __matmul__ = __rmatmul__ = __add__
-
-    def __lt__(self, other: object) -> NoReturn:
-        _no_value(self, "is used in a comparison")
-
-    __le__ = __gt__ = __ge__ = __lt__
-
-    def __neg__(self) -> NoReturn:
-        _no_value(self, "is used in arithmetic")
-
     def __bool__(self) -> NoReturn:
         _no_value(self, "is used as a condition")
 
-    def __array__(self, *args: object, **kwargs: object) -> NoReturn:
-        _no_value(self, "is used as a numpy array")
-
     def __setitem__(self, key: object, value: object) -> NoReturn:
         _no_value(self, "is assigned to")
+
+    def _refuse(self, how: str) -> NoReturn:
+        _no_value(self, how)
 
 
 def _no_value(buf: Buffer, how: str) -> NoReturn:

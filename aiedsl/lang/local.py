@@ -41,11 +41,12 @@ from aiedsl.errors import DesignError, assigned_name, caller_loc
 from aiedsl.ir import Loc, TensorType
 from aiedsl.lang.context import _CORE, current_design
 from aiedsl.lang.names import check_name
+from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.tensor import lookup_dtype
 
 
 @dataclass(eq=False)
-class LocalRef:
+class LocalRef(NoValue):
     """A core-local buffer as a design function sees it: pass it to a kernel inside a core
     function (``k(best, tmp, best)``); each core that does so holds a copy of its own."""
 
@@ -75,28 +76,12 @@ class LocalRef:
             fix="its contents exist only on the core while the design runs: pass it to a "
             "kernel call")
 
-    # Python and numpy on a local: a clear error, not Python's "unsupported operand type"
-    def __add__(self, other: object) -> NoReturn:
-        _no_value(self, "is used in arithmetic")
-
-    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __add__
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __add__
-    __matmul__ = __rmatmul__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __add__
-    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __divmod__ = __add__
-    __rdivmod__ = __add__
-
-    def __neg__(self) -> NoReturn:
-        _no_value(self, "is used in arithmetic")
-
-    __pos__ = __abs__ = __invert__ = __neg__
-
-    def __lt__(self, other: object) -> NoReturn:
-        _no_value(self, "is used in a comparison")
-
-    __le__ = __gt__ = __ge__ = __lt__
-
-    def __array__(self, *args: object, **kwargs: object) -> NoReturn:
-        _no_value(self, "is used as a numpy array")
+    def _refuse(self, how: str) -> NoReturn:
+        raise DesignError(
+            "local", f"local '{self.name}' {how}", loc=caller_loc(),
+            limit="a core function is traced once, not run: a local holds no value then, so "
+            "Python and numpy cannot compute with it",
+            fix="compute in a kernel: pass the local to one")
 
     def __repr__(self) -> str:
         return f"local({self.name!r}, {self.type})"
@@ -162,13 +147,6 @@ def local(type: TensorType | None = None, *, name: str | None = None, initial: A
         initial, type, name, loc), loc)
     b.locals[name] = ref
     return ref
-
-
-def _no_value(b: LocalRef, how: str) -> NoReturn:
-    raise DesignError(
-        "local", f"local '{b.name}' {how}", loc=caller_loc(),
-        limit="a core function is traced once, not run: a local holds no value then, so Python "
-        "and numpy cannot compute with it", fix="compute in a kernel: pass the local to one")
 
 
 def _fresh(b: Any, stem: str) -> str:
