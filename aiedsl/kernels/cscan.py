@@ -228,8 +228,14 @@ class _Gaveup(Exception):
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*(\w*)")
 
 
-def _lines(code: str) -> list[tuple[int, int, str | None]]:
-    """The logical lines of blanked ``code``: (start, end, directive name or None)."""
+_Line = tuple[int, int, str | None, list[Tok]]
+
+
+def _lines(code: str) -> list[_Line]:
+    """The logical lines of blanked ``code``: (start, end, directive name or None, tokens).
+
+    Each line is lexed here once: every reading of the file shares its tokens (a token is never
+    changed once made), where lexing per reading cost most of a cold check's time."""
     out = []
     start = 0
     n = len(code)
@@ -245,12 +251,12 @@ def _lines(code: str) -> list[tuple[int, int, str | None]]:
                 continue
             break
         m = _DIRECTIVE.match(code, start, end)
-        out.append((start, end, m[1] if m else None))
+        out.append((start, end, m[1] if m else None, _lex(code, start, end)))
         start = end + 1
     return out
 
 
-def _read(source: str, code: str, lines: list[tuple[int, int, str | None]],
+def _read(source: str, code: str, lines: list[_Line],
           defines: Mapping[str, str], choices: list[bool]) -> _Reading:
     """Preprocess ``code`` (``source`` blanked) once, the first undecidable conditions going as
     ``choices`` say and the later ones taken (True)."""
@@ -271,12 +277,12 @@ def _read(source: str, code: str, lines: list[tuple[int, int, str | None]],
         decisions.append(choices[k] if k < len(choices) else True)
         return decisions[-1]
 
-    for start, end, directive in lines:
+    for start, end, directive, lexed in lines:
         if directive is None:
             if active:
-                tokens.extend(_lex(code, start, end))
+                tokens.extend(lexed)
             continue
-        words = _lex(code, start, end)[2:] if directive else []  # after '#' and the name
+        words = lexed[2:] if directive else []  # after '#' and the name
         if directive in ("if", "ifdef", "ifndef"):
             if not active:
                 frames.append([False, True, False])
