@@ -699,9 +699,13 @@ def _killed_compile(root: Path, signame: str, *defines: str) -> str:
     xclbin half written); aiecc killed too. Returns the command's standard error."""
     import signal
 
+    # A test run started in the background by a shell without job control has SIGINT ignored,
+    # and an ignored signal stays ignored across exec: Python then keeps Ctrl-C off, as it
+    # should for a background job. The child is a foreground command: SIGINT as the default.
     child = subprocess.Popen([sys.executable, "-m", "aiedsl.cli", "build", str(PASSTHROUGH),
                               *defines, "-o", "out", "--compile"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _wait_for(root / "half")
     child.send_signal(getattr(signal, signame))
     _, err = child.communicate(timeout=20)

@@ -6,10 +6,11 @@ depth lists); every MLIR spelling is in ``templates/mlir_ops.j2``.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from aiedsl.version import __version__
-from aiedsl.render import render
+from aiedsl.render import environment, render
 from aiedsl.ir import (
     Acquire, BarrierWait, BufferArg, Call, Design, Fifo, LocalArg, Loop, Op, Pattern, Release,
     RtpArg, RtpWrite, SetBarrier, TensorType, Transfer,
@@ -64,7 +65,7 @@ def render_mlir(d: Design, target: TargetModel) -> str:
         tiles.add(c.tile)
     fifo_views = [{
         "name": f.name, "producer": f.producer, "consumers": f.consumers, "loc": f.loc,
-        "memref": f.elem.mlir(), "depths": _depths(f),
+        "memref": memref(f.elem), "depths": _depths(f),
     } for f in d.fifos]
     links = [{
         "srcs": l.srcs, "dsts": l.dsts, "loc": l.loc,
@@ -74,18 +75,18 @@ def render_mlir(d: Design, target: TargetModel) -> str:
     objects = object_names(d)  # kernels of one source share its object (kernels/units.py)
     kernels = [{
         "symbol": k.symbol, "object": objects[k.symbol],
-        "types": [a.type.mlir() if a.type else _scalar_type(a.dtype) for a in k.args],
+        "types": [memref(a.type) if a.type else _scalar_type(a.dtype) for a in k.args],
     } for k in d.kernels]
     tile_of = {c.name: c.tile for c in d.cores if c.tile is not None}  # all: d is placed
-    rtps = {r.name: {"name": r.name, "tile": tile_of[r.core], "memref": r.type.mlir(),
+    rtps = {r.name: {"name": r.name, "tile": tile_of[r.core], "memref": memref(r.type),
                      "loc": r.loc} for r in d.rtps}
     local_bufs = {}  # (local, core) -> its copy in that core, in IR order: local by local
     for b in d.locals:
-        init = None if b.init is None else initial_literal(b.type, b.init)
+        init = None if b.init is None else dense_value(b.type, b.init)
         for core in b.cores:
             sym = local_buffer_name(b, tile_of[core])
-            local_bufs[(b.name, core)] = {"ssa": f"%local_{sym}", "name": sym,
-                                          "tile": tile_of[core], "memref": b.type.mlir(),
+            local_bufs[(b.name, core)] = {"ssa": f"local_{sym}", "name": sym,
+                                          "tile": tile_of[core], "memref": memref(b.type),
                                           "init": init, "loc": b.loc}
     locks = {(b.name, core): {"name": barrier_lock_name(b.name, tile_of[core]),
                               "tile": tile_of[core], "init": b.init, "loc": b.loc}
@@ -99,8 +100,7 @@ def render_mlir(d: Design, target: TargetModel) -> str:
             "body": _body(c.body, d, fifos, namer, {}, rtps, locks, c.name, local_bufs),
         })
     tensors = {t.name: t for t in d.tensors}
-    args = [{"name": t.name, "memref": f"memref<{t.type.numel}x{t.type.dt.mlir}>"}
-            for t in d.tensors]
+    args = [{"name": t.name, "memref": _flat(t.type)} for t in d.tensors]
     runtime = []
     bd_ids = shim_bd_ids(d)
     for i, op in enumerate(d.runtime):
@@ -112,7 +112,7 @@ def render_mlir(d: Design, target: TargetModel) -> str:
                 "op": op.op, "tensor": op.tensor, "fifo": op.fifo, "id": bd, "wait": op.wait,
                 "offsets": offsets, "sizes": op.pattern.sizes,
                 "strides": strides, "loc": op.loc,
-                "memref": f"memref<{t.type.numel}x{t.type.dt.mlir}>"})
+                "memref": _flat(t.type)})
         elif isinstance(op, RtpWrite):
             runtime.append({"op": "rtp_write", "rtp": op.rtp, "index": op.index,
                             "value": op.value, "loc": op.loc})
@@ -133,11 +133,33 @@ def render_mlir(d: Design, target: TargetModel) -> str:
         kernels=kernels, cores=cores, args=args, runtime=runtime)
 
 
+def memref(t: TensorType) -> dict[str, Any]:
+    """What ``mlir_ops.j2``'s ``ty`` macro spells as ``t``'s memref (``memref<64x64xbf16>``)."""
+    return {"shape": list(t.shape), "elt": t.dt.mlir}
+
+
+def _flat(t: TensorType) -> dict[str, Any]:
+    """A host tensor as the runtime sequence takes it: one dimension of all its elements."""
+    return {"shape": [t.numel], "elt": t.dt.mlir}
+
+
 def initial_literal(t: TensorType, init: str) -> str:
-    """The ``initial_value`` of an ``aie.buffer`` of type ``t`` holding bytes ``init`` (hex):
-    an MLIR dense elements literal, as mlir-aie's tests spell one (``dense<[0, 1, 2, 3]>``,
-    ``dense<[[0, 1], [2, 3]]>`` nested by the shape, which the parser requires), or
-    ``dense<v>`` when every element is the same (MLIR's splat, as its printer writes one).
+    """The ``initial_value`` of an ``aie.buffer`` of type ``t`` holding bytes ``init`` (hex), as
+    ``aie.mlir`` spells it (``mlir_ops.j2``'s ``dense`` macro): ``dense<[0, 1, 2, 3]>``, nested
+    by the shape, or ``dense<v>`` when every element is the same.
+
+    >>> initial_literal(TensorType(shape=(2,), dtype="i8"), "01ff")
+    'dense<[1, -1]>'
+    """
+    return str(environment().get_template("mlir_ops.j2").module.dense(  # type: ignore[attr-defined]
+        dense_value(t, init)))
+
+
+def dense_value(t: TensorType, init: str) -> dict[str, Any]:
+    """The elements of bytes ``init`` (hex) of type ``t`` for the ``dense`` macro: ``splat``,
+    the one value every element has (else None), or ``nested``, the values in lists nested by
+    the shape (as mlir-aie's tests spell them; the parser requires the nesting).
+
     Integers as written (a u8 200 is ``200`` for ``ui8``); finite floats in the shortest
     decimal that gives the same value back; infinities and NaNs as the element's bits in
     hexadecimal (``0xFF80``: bf16's -inf), which MLIR's dense-literal parser takes for a float
@@ -159,17 +181,15 @@ def initial_literal(t: TensorType, init: str) -> str:
         return scalar_literal(v, "f32")
 
     if (raw == raw[0]).all():
-        return f"dense<{one(0)}>"
+        return {"splat": one(0), "nested": None}
 
-    def nested(dims: tuple[int, ...], start: int) -> str:
+    def nested(dims: tuple[int, ...], start: int) -> list[Any]:
         if len(dims) == 1:
-            return "[" + ", ".join(one(start + i) for i in range(dims[0])) + "]"
-        step = 1
-        for size in dims[1:]:
-            step *= size
-        return "[" + ", ".join(nested(dims[1:], start + i * step) for i in range(dims[0])) + "]"
+            return [one(start + i) for i in range(dims[0])]
+        step = math.prod(dims[1:])
+        return [nested(dims[1:], start + i * step) for i in range(dims[0])]
 
-    return f"dense<{nested(tuple(t.shape), 0)}>"
+    return {"splat": None, "nested": nested(tuple(t.shape), 0)}
 
 
 def _depths(f: Fifo) -> list[int]:
@@ -186,17 +206,17 @@ class _Namer:
 
     def __call__(self, stem: str) -> str:
         self.n += 1
-        return f"%{stem}{self.n}"
+        return f"{stem}{self.n}"
 
 
-def _scalar_type(dtype: str) -> str:
-    """The MLIR type of a scalar kernel argument: signless for integers (``u8`` -> ``i8``), as
-    ``arith.constant`` requires ("integer return type must be signless"); the kernel's C++
-    ``uint8_t`` reads the same bits."""
+def _scalar_type(dtype: str) -> dict[str, Any]:
+    """The type of a scalar kernel argument, for the ``ty`` macro: signless for integers
+    (``u8`` -> ``i8``), as ``arith.constant`` requires ("integer return type must be
+    signless"); the kernel's C++ ``uint8_t`` reads the same bits."""
     from aiedsl.dtypes import dtype as lookup
 
     ty = lookup(dtype).mlir
-    return ty[1:] if ty.startswith("ui") else ty
+    return {"shape": None, "elt": ty[1:] if ty.startswith("ui") else ty}
 
 
 def scalar_literal(value: float, dtype: str) -> str:
@@ -230,7 +250,7 @@ def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
         elif isinstance(op, Acquire):
             view = {"op": "acquire", "ssa": namer("view"), "fifo": op.fifo,
                     "port": _PORT[op.port], "count": op.count,
-                    "memref": fifos[op.fifo].elem.mlir(), "loc": op.loc}
+                    "memref": memref(fifos[op.fifo].elem), "loc": op.loc}
             acquired[op.result] = view
             out.append(view)
         elif isinstance(op, Release):

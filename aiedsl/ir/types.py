@@ -44,10 +44,6 @@ class TensorType(_Frozen):
         """Size in bytes."""
         return self.numel * self.dt.itemsize
 
-    def mlir(self) -> str:
-        """The MLIR memref spelling, e.g. ``memref<64x64xbf16>``."""
-        return "memref<" + "x".join(str(s) for s in self.shape) + "x" + self.dt.mlir + ">"
-
     def __str__(self) -> str:
         return "x".join(str(s) for s in self.shape) + "x" + self.dtype
 
