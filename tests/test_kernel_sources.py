@@ -390,6 +390,15 @@ def test_the_extern_c_functions_of_a_file_are_read_as_the_compiler_reads_them() 
     # what it cannot decide: every way, none sure; a macro it does not see: not complete
     maybe = extern_c('extern "C" {\n#ifdef __clang__\nvoid k(int *a) {}\n#endif\n}\n')
     assert [(f.name, f.sure) for f in maybe.functions] == [("k", False)] and maybe.complete
+    # a name a standard header defines, once one is included: not known either way (the scan
+    # had read it as undefined, and a file defining its kernel under it was refused)
+    guarded = ('extern "C" {\n#if defined(UINT8_MAX) && UINT8_MAX == 255\n'
+               'void u(int *a) {}\n#endif\n}\n')
+    assert [(f.name, f.sure) for f in extern_c("#include <stdint.h>\n" + guarded).functions] == [
+        ("u", False)]
+    assert extern_c(guarded).functions == ()  # no header: only defines= and the file define it
+    own = '#include <stdint.h>\nextern "C" {\n#ifdef DIM_M\nvoid m(int *a) {}\n#endif\n}\n'
+    assert extern_c(own).functions == ()  # the kernel's own names are still decided
     hidden = extern_c('extern "C" {\nDEFINE_KERNEL(k)\n}\n')
     assert (hidden.functions, hidden.complete, hidden.unsure) == (
         (), False, "DEFINE_KERNEL(...) on its line 2 is a macro it does not define (from a "

@@ -14,8 +14,10 @@ when it cannot know:
   ``matvec_scalar_i16_i32`` and nothing else; a commented-out combination makes nothing);
 - ``#if`` is evaluated with the kernel's ``defines=`` and the file's own ``#define`` lines (a
   name neither sets is undefined, as on the compiler's command line); a condition on a name the
-  compiler or its library reserves (``__chess__``, ``_FOO``) cannot be decided, and each way it
-  can go is read (:data:`MAX_READINGS` at most);
+  compiler or its library reserves (``__chess__``, ``_FOO``), or, after a ``<header>`` is
+  included, on one a standard header or the AIE API may define (``UINT8_MAX``,
+  ``AIE_API_NATIVE``: :func:`library_macro`), cannot be decided, and each way it can go is read
+  (:data:`MAX_READINGS` at most);
 - braces are tracked: a function is one at the top level of an ``extern "C"`` block (through
   namespaces, whose functions keep C linkage), not a ``static`` helper (no external symbol), a
   template (C++ linkage only), a variable (``int table(3);``), a ``typedef``, a class's member
@@ -323,9 +325,11 @@ def _read(source: str, code: str, lines: list[_Line],
         elif directive == "undef":
             if words:
                 macros.pop(words[0].text, None)
-        elif directive == "include" and not reading.unsure:
+        elif directive == "include":
+            if re.search(r"include\s*<", source[start:end]):
+                macros[_HEADERS] = _NO_BODY
             quoted = re.search(r'"[^"\n]*"', source[start:end])
-            if quoted:
+            if quoted and not reading.unsure:
                 reading.unsure = f"it includes {quoted[0]}, which is not read"
         active = all(f[2] for f in frames)
     if frames:
@@ -356,10 +360,44 @@ def _define(code: str, start: int, end: int, macros: dict[str, _Macro]) -> None:
 
 
 def _defined(name: str, macros: Mapping[str, _Macro]) -> int | None:
-    """Is macro ``name`` defined: 1, 0, or None for a name the compiler may predefine."""
+    """Is macro ``name`` defined: 1, 0, or None for a name the compiler may predefine or, once
+    a ``<header>`` is included, one the headers may define (:func:`library_macro`)."""
     if name in macros:
         return 1
-    return None if reserved_macro(name) else 0
+    return None if _unknowable(name, macros) else 0
+
+
+def _unknowable(name: str, macros: Mapping[str, _Macro]) -> bool:
+    return reserved_macro(name) or (_HEADERS in macros and library_macro(name))
+
+
+_HEADERS = "#include <>"
+"""The key in a reading's macros that says a ``<header>`` has been included (no macro can be
+called that)."""
+_NO_BODY = _Macro(None, False, ())
+
+_LIBRARY = re.compile(r"""
+    (?:U?INT(?:8|16|32|64|MAX|PTR)?|U?INT_(?:LEAST|FAST)(?:8|16|32|64)|SIZE|PTRDIFF|SIG_ATOMIC
+       |WCHAR|WINT|S?CHAR|UCHAR|U?SHRT|U?LONG|U?LLONG|MB_LEN)_(?:MAX|MIN|WIDTH)
+  | U?INT(?:8|16|32|64|MAX)_C | CHAR_BIT | (?:FLT|DBL|LDBL)_\w+ | FLT_EVAL_METHOD | DECIMAL_DIG
+  | (?:PRI|SCN)[diouxX]\w* | EOF | BUFSIZ | FILENAME_MAX | FOPEN_MAX | TMP_MAX | L_tmpnam
+  | SEEK_(?:SET|CUR|END) | EXIT_(?:SUCCESS|FAILURE) | RAND_MAX | MB_CUR_MAX | NULL
+  | EDOM | ERANGE | EILSEQ | errno | M_\w+ | HUGE_VAL[FL]? | INFINITY | NAN | FP_\w+
+  | MATH_ERR(?:NO|EXCEPT) | math_errhandling | assert | static_assert | offsetof | alignas
+  | alignof | bool | AIE_API_\w+
+""", re.X)
+
+
+def library_macro(name: str) -> bool:
+    """Might a standard C/C++ header (``<stdint.h>``, ``<limits.h>``, ``<float.h>``,
+    ``<math.h>``, ...) or the AIE API define macro ``name``? A file that includes one is read
+    both ways on a condition that tests such a name; a name of its own (``DIM_M``) is defined
+    only by ``defines=`` and the file.
+
+    >>> library_macro("UINT8_MAX"), library_macro("DIM_M")
+    (True, False)
+    """
+    return _LIBRARY.fullmatch(name) is not None
 
 
 def _expand(tokens: list[Tok], macros: Mapping[str, _Macro]) -> list[Tok]:
@@ -495,7 +533,7 @@ def _evaluate(words: list[Tok], macros: Mapping[str, _Macro]) -> int | None:
     for t in expanded:
         if _identifier(t):
             values.append(1 if t.text == "true" else 0 if t.text == "false" else
-                          None if reserved_macro(t.text) or t.text in macros else 0)
+                          None if _unknowable(t.text, macros) or t.text in macros else 0)
         elif t.text[0].isdigit():
             m = re.fullmatch(r"(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)[uUlL]*", t.text)
             if m is None:
