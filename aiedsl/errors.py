@@ -157,10 +157,28 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
             loc=user_line(e.__traceback__) or fallback,
             fix="return from the function instead: sys.exit would end aiedsl itself")
     detail = str(e)
+    fix = "fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback"
+    keyword = re.search(r"got an unexpected keyword argument '(\w+)'", detail)
+    if isinstance(e, TypeError) and keyword and keyword[1] in FOREIGN_KEYWORDS:
+        fix = FOREIGN_KEYWORDS[keyword[1]] + "; AIEDSL_TRACEBACK=1 shows the whole traceback"
     return DesignError(
         "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",
-        loc=user_line(e.__traceback__) or fallback,
-        fix="fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback")
+        loc=user_line(e.__traceback__) or fallback, fix=fix)
+
+
+FOREIGN_KEYWORDS = {
+    "broadcast_shape": "MLIR-AIR's broadcast_shape=[1, n] is broadcast=n on an aiedsl channel "
+    "(each consuming core uses the one index c[i])",
+    "sizes": "MLIR-AIR's herd sizes=[c, r] is @herd(cols=c, rows=r); a transfer's sizes go in "
+    "its pattern: rt.fill(f, t, (offset, sizes, strides))",
+    "offsets": "a transfer's offset is one linear element offset in its pattern: "
+    "rt.fill(f, t, (offset, sizes, strides)), or tiles(t, (th, tw)) for a whole tiling",
+    "strides": "a transfer's strides go in its pattern: rt.fill(f, t, (offset, sizes, strides)); "
+    "a fifo's or channel's layout is dims_to_stream=[(size, stride), ...]",
+    "indices": "a channel's index goes in brackets: c[x, y].consume()",
+}
+"""Keywords of MLIR-AIR and IRON calls that aiedsl spells otherwise, and how (the README's
+"Coming from" tables): the fix of the TypeError a design gets for writing one."""
 
 
 def function_loc(fn: object) -> Loc | None:

@@ -1981,7 +1981,8 @@ def test_channel_index_out_of_range(design_file: DesignFile) -> None:
         ''')
     assert load_error(path) == (
         "d.py:14: error [channel index]: a[1] is outside channel 'a' of shape [1]\n"
-        "  fix: index each dimension from 0 to its size - 1 (0..0)"
+        "  fix: index each dimension from 0 to its size - 1 (0..0); every core a broadcast fifo "
+        "reaches consumes the one index (broadcast=2: its consumers share it, not each its own)"
     )
 
 
@@ -2611,3 +2612,54 @@ def test_a_shared_fifo_short_by_its_core_count_says_it_broadcasts(design_file: D
         "hangs on the NPU. 'ChanIn_0' has 4 consuming cores, and a fifo broadcasts: each "
         "receives every element; to give each core its own, use a fifo per core "
         "(channel(..., shape=[n]) indexed by the core) or split one at a memtile")
+
+
+# -- BD lengths ---------------------------------------------------------------------------------
+
+BD_LENGTH = '''
+    from aiedsl import Tensor, coretile, design, fifo, i32, memtile, runtime
+
+    @design(device="npu1_1col")
+    def big(a: Tensor[N, i32], b: Tensor[N, i32]):
+        fin = fifo(Tensor[N, i32], depth=1)
+        fmid = fin.forward(via=VIA)
+        with runtime() as rt:
+            rt.fill(fin, a)
+            rt.drain(fmid, b)
+
+    @big.reference
+    def reference(a):
+        return a.copy()
+    '''
+
+
+@pytest.mark.parametrize("n, via, message", [
+    (131072, "memtile",
+     "d.py:6: error [BD length]: fifo 'fin' moves 524,288 bytes in one buffer descriptor of "
+     "memtile (0, 1) (S2MM of buffer fin_cons_buff_0)\n"
+     "  limit: 131,071 4-byte words (524,284 bytes) per BD on a memtile: the BD's length field "
+     "is 17 bits, and mlir-aie writes only its low bits (the transfer would move the wrong "
+     "amount and the run hang)\n"
+     "  found: 131,072 words\n"
+     "  fix: use smaller elements (the same data in more, smaller pieces: e.g. half the rows "
+     "per acquire, the runtime moving the tensor in tiles)"),
+    (16384, "coretile(0, 2)",
+     "d.py:6: error [BD length]: fifo 'fin' moves 65,536 bytes in one buffer descriptor of core "
+     "(0, 2) (S2MM of buffer fin_cons_buff_0)\n"
+     "  limit: 16,383 4-byte words (65,532 bytes) per BD on a core: the BD's length field is 14 "
+     "bits, and mlir-aie writes only its low bits (the transfer would move the wrong amount and "
+     "the run hang)\n"
+     "  found: 16,384 words\n"
+     "  fix: use smaller elements (the same data in more, smaller pieces: e.g. half the rows "
+     "per acquire, the runtime moving the tensor in tiles)"),
+])
+def test_a_buffer_longer_than_a_bd_can_move_is_refused(
+        design_file: DesignFile, n: int, via: str, message: str) -> None:
+    """An AIR port: a 512 KB memtile element filled the memtile exactly and passed; its BD's
+    17-bit length field (mlir-aie writes length & 0x1ffff) would have moved nothing. One word
+    less fits."""
+    src = BD_LENGTH.replace("VIA", via)
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(src.replace("N", str(n)))).ir)
+    assert str(e.value) == message
+    check_design(load_design(design_file(src.replace("N", str(n - 1)))).ir)

@@ -232,6 +232,72 @@ def test_herds_are_placed_and_core_index_maps_to_tiles(design_file: DesignFile) 
     assert placed.fifo("x_1_1").consumers[0].tile == (3, 5)
 
 
+CORE_SIDE_TRANSPOSE = '''
+    from aiedsl import Tensor, channel, design, herd, i32, runtime
+    from aiedsl.kernels import passthrough
+
+    M, K = 64, 32
+
+    @design(device="npu1_1col")
+    def transpose(a: Tensor[M, K, i32], b: Tensor[K, M, i32]):
+        chan_in = channel(Tensor[K * M, i32]{IN})
+        chan_out = channel(Tensor[K * M, i32], dims_to_stream=[(1, 1), (K, 1), (M, K)])
+        copy = passthrough(Tensor[K * M, i32])
+
+        @herd(cols=1, rows=1)
+        def body(tx, ty):
+            with chan_in[0].consume() as tin, chan_out[0].produce() as tout:
+                copy(tin, tout)
+
+        with runtime() as rt:
+            rt.fill(chan_in[0], a)
+            rt.drain(chan_out[0], b)
+
+    @transpose.reference
+    def reference(a):
+        return a.T.copy()
+    '''
+
+
+def test_a_channel_without_a_memtile_lays_out_on_the_producing_core(
+        design_file: DesignFile) -> None:
+    """An AIR port (the herd's ChannelPut with sizes and strides): channel(dims_to_stream=)
+    without via= was dropped, the output came back untransposed and check said nothing. The
+    core's DMA now applies it, as fifo(dims_to_stream=) does."""
+    from aiedsl.sim import simulate
+
+    path = design_file(CORE_SIDE_TRANSPOSE.replace("{IN}", ""))
+    handle = load_design(path)
+    placed, _ = check_design(handle.ir)
+    assert placed.fifo("chan_out_0").producer.dims == (
+        Dim(size=1, stride=1), Dim(size=32, stride=1), Dim(size=64, stride=32))
+    assert "dimensionsToStream [<size = 1, stride = 1>, <size = 32, stride = 1>, <size = 64, " \
+        "stride = 32>]" in render_mlir(placed, get_target(placed.device))
+    assert simulate(handle, seed=0).passed
+
+
+@pytest.mark.parametrize("option, message", [
+    (", dims_to_stream=[(K, 1), (M, K)]",
+     "transpose.py:8: error [dma pattern]: dims_to_stream of 'chan_in_0' on shim breaks a DMA "
+     "rule\n  limit: no layout transform on a shim endpoint (mlir-aie's rule)\n"
+     "  found: [(32, 1), (64, 32)]\n  transpose.py:18: the runtime fills it here\n"
+     "  fix: apply the layout in the runtime pattern instead, or on the memtile"),
+    (", host_depth=3",
+     "transpose.py:8: error [channel]: channel 'chan_in' has host_depth=3 without a memtile\n"
+     "  limit: host_depth= sets the buffers of the memtile side; a channel without via= has "
+     "none\n  found: host_depth=3\n"
+     "  fix: add via=memtile, or leave host_depth out (depth= sets the core side's buffers)"),
+])
+def test_what_a_channel_without_a_memtile_cannot_do_is_refused(
+        design_file: DesignFile, option: str, message: str) -> None:
+    """Without via= a channel's host-filled side is the shim (no layout transform) and it has
+    no memtile buffers: both options were silently ignored."""
+    path = design_file(CORE_SIDE_TRANSPOSE.replace("{IN}", option), "transpose.py")
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value) == message
+
+
 def test_channel_broadcast_from_the_shim_reaches_every_core(design_file: DesignFile) -> None:
     path = design_file('''
         from aiedsl import Tensor, channel, design, herd, i32, runtime
@@ -414,3 +480,69 @@ def test_an_unnamed_fifo_or_channel_takes_its_variables_name(design_file: Callab
     path.write_text(text.replace("a = fifo(Tensor[64, i32])",
                                  "a = fifo(\n        Tensor[64, i32],\n        depth=2)"))
     assert "a" in {f.name for f in load_design(path).ir.fifos}  # the call's first line
+
+
+@pytest.mark.parametrize("line, message", [
+    ("x = channel(Tensor[128, i32], shape=[1, 1], broadcast_shape=[1, 2])",
+     "d.py:5: error [python error]: TypeError: channel() got an unexpected keyword argument "
+     "'broadcast_shape' (while loading d.py)\n"
+     "  fix: MLIR-AIR's broadcast_shape=[1, n] is broadcast=n on an aiedsl channel (each "
+     "consuming core uses the one index c[i]); AIEDSL_TRACEBACK=1 shows the whole traceback"),
+    ("x = channel(Tensor[128, i32], shape=[1, 1], broadcast=2)",
+     "d.py:9: error [channel index]: x[0, 1] is outside channel 'x' of shape [1, 1]\n"
+     "  fix: index each dimension from 0 to its size - 1 (0..0, 0..0); every core a broadcast "
+     "fifo reaches consumes the one index (broadcast=2: its consumers share it, not each its "
+     "own)"),
+])
+def test_an_air_users_first_spelling_is_answered_in_aiedsls(
+        design_file: DesignFile, line: str, message: str) -> None:
+    """An MLIR-AIR porter: broadcast_shape= got a bare TypeError, and indexing a broadcast
+    channel by each consumer's own index (as ChannelGet's indices do) a fix that did not say
+    the consumers share one."""
+    path = design_file(f'''
+        from aiedsl import Tensor, channel, design, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def bidx(a: Tensor[128, i32]):
+            {line}
+
+            @herd(cols=1, rows=2)
+            def core(tx, ty):
+                with x[tx, ty].consume() as t:
+                    pass
+
+            with runtime() as rt:
+                rt.fill(x[0, 0], a)
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == message
+
+
+def test_per_dimension_offsets_are_answered_with_the_linear_one(design_file: DesignFile) -> None:
+    """MLIR-AIR's offsets=[o0, o1] written as a pattern's offset: the fix gives the linear
+    offset that means the same (8 * 48 + 16 * 1 = 400)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def offs(a: Tensor[16, 48, i32]):
+            x = fifo(Tensor[8, 16, i32])
+
+            @herd()
+            def core():
+                with x.consume() as t:
+                    pass
+
+            with runtime() as rt:
+                rt.fill(x, a, ([8, 16], [8, 16], [48, 1]))
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:13: error [dma pattern]: pattern ([8, 16], [8, 16], [48, 1]) is not (offset, "
+        "sizes, strides) with 1-4 dims\n"
+        "  limit: ints: an offset, then as many sizes as strides\n"
+        "  fix: write (offset, [sizes...], [strides...]) outermost first, in elements, or use "
+        "tiles(...); the offset is one linear element offset: the sum of each dimension's offset "
+        "times its stride (here 400)")

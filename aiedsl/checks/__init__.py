@@ -2,8 +2,8 @@
 
 :func:`check_design` runs them in order: structure, static hangs, kernel calls, core-local
 buffers, cascades, runtime parameters, kernel sources, objects and architectures, DMA layouts,
-balance, kernel layouts, placement, the symbols the lowering will define, resources, then
-allocation and routing. It returns the placed design, now carrying its
+balance, kernel layouts, placement, the symbols the lowering will define, resources, BD
+lengths, then allocation and routing. It returns the placed design, now carrying its
 :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
@@ -12,6 +12,7 @@ what is over its limits.
 from __future__ import annotations
 
 from aiedsl.checks.alignment import check_alignment
+from aiedsl.checks.bd_length import check_bd_lengths
 from aiedsl.checks.cascade import check_cascades
 from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
@@ -62,6 +63,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     low = lower(placed)  # the objectfifo lowering's plan: names, resources, allocation
     check_symbols(placed, low)
     table = check_resources(placed, target, low)
+    check_bd_lengths(low, target)  # after the memory check: an element too big to fit says so
     routed, congested = _allocate_and_route(placed, target, low)
     check_alignment(routed, target)
     check_routing(routed, target, congested)

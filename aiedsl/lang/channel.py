@@ -101,7 +101,10 @@ class Channel:
                 "channel index", f"{self._text(items)} is outside channel '{self.name}' of shape "
                 f"{list(self.shape)}", loc=loc,
                 fix="index each dimension from 0 to its size - 1 ("
-                + ", ".join(f"0..{n - 1}" for n in self.shape) + ")")
+                + ", ".join(f"0..{n - 1}" for n in self.shape) + ")" + (
+                    f"; every core a broadcast fifo reaches consumes the one index (broadcast="
+                    f"{self.broadcast}: its consumers share it, not each its own)"
+                    if self.broadcast is not None else ""))
         return table[idx]
 
     def _text(self, items: tuple) -> str:
@@ -182,7 +185,9 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
     split, join: axis of ``shape`` whose fifos share one host-side fifo, split or joined at the
         memtile, back to back in index order.
     broadcast: the number of cores each fifo must reach (checked).
-    dims_to_stream: n-d layout the memtile applies as it sends (``[(size, stride), ...]``).
+    dims_to_stream: n-d layout the memtile applies as it sends (``[(size, stride), ...]``);
+        without ``via``, the producing core's DMA (a host-filled channel has no layout
+        transform: shim endpoints take none).
     dims_from_stream: n-d layout the core's DMA applies as it receives.
     host_depth: buffers of the memtile side (default ``depth``, at least 2).
     """
@@ -223,6 +228,13 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
     if (split is not None or join is not None) and via is None:
         raise DesignError("channel", f"channel '{name}' splits or joins without a memtile",
                           loc=loc, fix="add via=memtile")
+    if host_depth is not None and via is None:
+        raise DesignError("channel", f"channel '{name}' has host_depth={host_depth} without a "
+                          "memtile", loc=loc, limit="host_depth= sets the buffers of the "
+                          "memtile side; a channel without via= has none",
+                          found=f"host_depth={host_depth}",
+                          fix="add via=memtile, or leave host_depth out (depth= sets the core "
+                          "side's buffers)")
     b.check_depth(f"channel '{name}'", "depth", depth, loc)
     if host_depth is not None:
         b.check_depth(f"channel '{name}'", "host_depth", host_depth, loc)
@@ -230,8 +242,11 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
                  max(depth, 2) if host_depth is None else host_depth, loc)
     for idx in itertools.product(*(range(s) for s in shape)):
         suffix = "_".join(map(str, idx))
+        # without a memtile the fifo's own producer sends: a core's DMA applies the layout (as
+        # fifo(dims_to_stream=) does; a shim producer is refused by the DMA check)
         f = new_fifo(b, elem, depth=depth, name=f"{name}_{suffix}", loc=loc,
-                       dims_from_stream=dims_from_stream)
+                       dims_from_stream=dims_from_stream,
+                       dims_to_stream=dims_to_stream if via is None else None)
         f.channel, f.index = name, idx
         ch.fifos[idx] = f
         if via is not None and ch.axis is None:

@@ -119,7 +119,9 @@ class ObjectFifo(FifoRecord):
 
         ``elem`` is the new fifo's element: the same dtype, in any shape and size (the stream is
         regrouped: 64-element memtile objects forwarded as 32-element core objects, as with
-        IRON's ``forward(obj_type=...)``); ``dims_to_stream`` is applied as the memtile sends.
+        IRON's ``forward(obj_type=...)``); ``depth`` is its buffers per end (this fifo's depth
+        unless given: a single-buffered L2 fifo forwards into a single-buffered core fifo);
+        ``dims_to_stream`` is applied as the memtile sends.
         ``via=coretile(col, row)`` forwards through a compute tile's memory instead
         (``a.forward(via=coretile(0, 2))``).
         """

@@ -223,11 +223,23 @@ def to_pattern(spec: PatternSpec, tensor: HostTensorRef, loc: Loc) -> Pattern:
         return Pattern(offset=int(offset), sizes=(n[0], n[1], n[2], n[3]),
                        strides=(t[0], t[1], t[2], t[3]))
     except (TypeError, ValueError):
+        fix = ("write (offset, [sizes...], [strides...]) outermost first, in elements, or use "
+               "tiles(...)")
+        first = spec[0] if isinstance(spec, (list, tuple)) and spec else None
+        if isinstance(first, (list, tuple)):  # MLIR-AIR's and IRON's per-dimension offsets
+            fix += ("; the offset is one linear element offset: the sum of each dimension's "
+                    "offset times its stride")
+            try:
+                strides = list(spec[2])
+                if len(strides) == len(first) and all(isinstance(v, int) for v in
+                                                     [*first, *strides]):
+                    total = sum(o * t for o, t in zip(first, strides))
+                    fix += f" (here {total})"
+            except (TypeError, IndexError):
+                pass
         raise DesignError(
             "dma pattern", f"pattern {spec!r} is not (offset, sizes, strides) with 1-4 dims",
-            loc=loc, limit="ints: an offset, then as many sizes as strides",
-            fix="write (offset, [sizes...], [strides...]) outermost first, in elements, or "
-            "use tiles(...)") from None
+            loc=loc, limit="ints: an offset, then as many sizes as strides", fix=fix) from None
 
 
 @contextmanager

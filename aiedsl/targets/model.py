@@ -58,6 +58,12 @@ class TileLimits(BaseModel):
     """Largest stride of one dimension of this tile's BDs, in 4-byte words: the step fields are
     20 bits on a shim (verifyStridesWraps; they hold ``stride - 1``), 17 on a memtile and 13 on a
     core (XAIEMLGBL_MEM_TILE_MODULE_DMA_BD0_2_D0_STEPSIZE_WIDTH, checked since PR 3548)."""
+    bd_len_words: int
+    """Most 4-byte words one BD moves: its buffer-length field is 32 bits on a shim, 17 on a
+    memtile and 14 on a core (mlir-aie's AIEDmaToNpu writes ``length & 0x1ffff`` and
+    ``length & 0x3fff`` into those tiles' BDs; aie-rt XAIEMLGBL_MEM_TILE_MODULE_DMA_BD0_0_
+    BUFFER_LENGTH_WIDTH). Neither mlir-aie's verifier nor aie-rt checks it: a longer buffer is cut
+    to its low bits (a 512 KB memtile element to 0 words)."""
     switch_out: dict[Direction, int]
     """Stream switch master ports toward each neighbour (mlir-aie
     ``getNumDestSwitchboxConnections``)."""
