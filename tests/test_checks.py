@@ -343,8 +343,9 @@ def test_bds_shim_transfers_in_flight(design_file: DesignFile) -> None:
         "  limit: 16\n"
         "  found: 18\n"
         "  d.py:17: runtime transfers in flight: 18\n"
-        "  fix: wait (rt.sync()) between batches of runtime transfers, or spread the fifos' host "
-        "ends over more columns (shim=shim(col))"
+        "  fix: move a tiled tensor in one transfer (rt.fill(f, t, tiles(t, (th, tw))) is one BD "
+        "for all its tiles), wait (rt.sync()) between batches of runtime transfers, or spread "
+        "the fifos' host ends over more columns (shim=shim(col))"
     )
 
 

@@ -116,8 +116,9 @@ STATIC: dict[str, str] = {
         "  limit: 16\n"
         "  found: 18\n"
         "  shim_transfers_in_flight.py:34: runtime transfers in flight: 18\n"
-        "  fix: wait (rt.sync()) between batches of runtime transfers, or spread the fifos' "
-        "host ends over more columns (shim=shim(col))"
+        "  fix: move a tiled tensor in one transfer (rt.fill(f, t, tiles(t, (th, tw))) is one BD "
+        "for all its tiles), wait (rt.sync()) between batches of runtime transfers, or spread "
+        "the fifos' host ends over more columns (shim=shim(col))"
     ),
     "sliding_window_in_loop.py": (
         "sliding_window_in_loop.py:30: error [hang: unbalanced loop]: each iteration of the "

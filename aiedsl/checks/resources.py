@@ -277,8 +277,10 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int]) -> Non
                       "not help: lower the depth the link has here")
     elif TileUsage.total(u.bds) > lim.bds:
         _over(u, "buffer descriptors", str(lim.bds), str(TileUsage.total(u.bds)), u.bds,
-              "wait (rt.sync()) between batches of runtime transfers, or spread the fifos' "
-              "host ends over more columns (shim=shim(col))" if u.kind == "shim" else
+              "move a tiled tensor in one transfer (rt.fill(f, t, tiles(t, (th, tw))) is one "
+              "BD for all its tiles), wait (rt.sync()) between batches of runtime transfers, or "
+              "spread the fifos' host ends over more columns (shim=shim(col))"
+              if u.kind == "shim" else
               "lower fifo depths, acquire fewer elements at once (given one depth, a core's end "
               "of a fifo it consumes takes one buffer, and BD, more than its largest acquire), "
               "or move a fifo to another core")
