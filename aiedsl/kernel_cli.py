@@ -41,7 +41,8 @@ def kernel_test(
     if all_ == (path is not None):
         raise typer.BadParameter("give a kernel file or a design file, or --all",
                                  param_hint="PATH")
-    from aiedsl.kernels.host import check_kernel, design_cases
+    from aiedsl.kernels.cases import design_cases
+    from aiedsl.kernels.host_check import check_kernel
     from aiedsl.kernels.samples import library_cases
 
     if path is not None and path.suffix == ".py":
@@ -77,7 +78,7 @@ def kernel_profile(
     cycles per call those need at best (the busiest unit), MACs per cycle and the binding
     unit. A kernel that crashes, or writes outside its buffers or into an input, prints FAIL
     as `kernel test` does, and the command exits 1."""
-    from aiedsl.kernels.host import design_cases
+    from aiedsl.kernels.cases import design_cases
     from aiedsl.kernels.samples import library_cases
     from aiedsl.kernels.profile import profile_cases
 

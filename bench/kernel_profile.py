@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aiedsl.checks import check_design  # noqa: E402
 from aiedsl.kernels.text import kernel_text  # noqa: E402
-from aiedsl.kernels.host import KernelCase, design_cases  # noqa: E402
+from aiedsl.kernels.cases import KernelCase, design_cases  # noqa: E402
 from aiedsl.kernels.matmul import PUBLISHED, matmul  # noqa: E402
 from aiedsl.kernels.profile import profile_cases  # noqa: E402
 from aiedsl.loader import load_design  # noqa: E402

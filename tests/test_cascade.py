@@ -244,7 +244,7 @@ def test_a_kernel_cascade_must_be_whole_words(design_file: DesignFile) -> None:
 
 
 def test_cascade_kernels_match_their_references_on_the_host() -> None:
-    from aiedsl.kernels.host import check_kernel
+    from aiedsl.kernels.host_check import check_kernel
     from aiedsl.kernels.samples import library_cases
 
     cases = library_cases(Path("mm_cascade.cc"))

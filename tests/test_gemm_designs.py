@@ -18,7 +18,8 @@ import aiedsl.lang.gemm as gemm
 from aiedsl.checks import check_design
 from aiedsl.errors import DesignError
 from aiedsl.kernels import library
-from aiedsl.kernels.host import check_kernel, design_cases
+from aiedsl.kernels.cases import design_cases
+from aiedsl.kernels.host_check import check_kernel
 from aiedsl.kernels.layout import block
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from aiedsl.errors import DesignError
-from aiedsl.kernels.host import _random, check_kernel, design_cases, input_range
+from aiedsl.kernels.cases import _random, design_cases, input_range
+from aiedsl.kernels.host_check import check_kernel
 from aiedsl.loader import load_design
 
 DesignFile = Callable[..., Path]

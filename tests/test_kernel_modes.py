@@ -10,7 +10,9 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from aiedsl.kernels.host import check_kernel, design_cases, native
+from aiedsl.kernels.cases import design_cases
+from aiedsl.kernels.host import native
+from aiedsl.kernels.host_check import check_kernel
 from aiedsl.kernels.text import kernel_text
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate

@@ -12,7 +12,7 @@ import pytest
 
 from aiedsl.kernels.text import kernel_text
 from aiedsl.kernels import add, matmul, mul, relu, vector_scalar, zero
-from aiedsl.kernels.host import KernelCase
+from aiedsl.kernels.cases import KernelCase
 from aiedsl.kernels.matmul import PUBLISHED
 from aiedsl.kernels.profile import profile_cases
 from aiedsl.ir import TensorType
@@ -186,7 +186,7 @@ template <unsigned N> void double_i32(const int32_t *in, int32_t *out, int32_t n
 
 def test_a_scalar_kernel_has_no_profile_and_must_declare_its_cycles(design_file) -> None:  # type: ignore[no-untyped-def]
     from aiedsl.errors import DesignError
-    from aiedsl.kernels.host import design_cases
+    from aiedsl.kernels.cases import design_cases
     from aiedsl.kernels.profile import profile_cases
     from aiedsl.loader import load_design
 

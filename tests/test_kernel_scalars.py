@@ -14,7 +14,8 @@ from aiedsl.checks import check_design
 from aiedsl.errors import DesignError
 from aiedsl.ir import TensorType
 from aiedsl.kernels import Kernel, library
-from aiedsl.kernels.host import KernelCase, check_kernel
+from aiedsl.kernels.cases import KernelCase
+from aiedsl.kernels.host_check import check_kernel
 from aiedsl.kernels.text import kernel_text
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate

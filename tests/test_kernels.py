@@ -18,7 +18,9 @@ from aiedsl.errors import DesignError
 from aiedsl.kernels import library
 from aiedsl.kernels.samples import samples
 from aiedsl.kernels.cost import estimate
-from aiedsl.kernels.host import KernelCase, check_kernel, native
+from aiedsl.kernels.cases import KernelCase
+from aiedsl.kernels.host import native
+from aiedsl.kernels.host_check import check_kernel
 from aiedsl.loader import load_design
 
 DesignFile = Callable[..., Path]
@@ -464,7 +466,7 @@ def test_kernel_test_passes_the_scalars_of_the_designs_call(design_file: DesignF
 
 
 def test_a_scalar_without_a_value_is_an_error_naming_it(design_file: DesignFile) -> None:
-    from aiedsl.kernels.host import design_cases
+    from aiedsl.kernels.cases import design_cases
 
     path = design_file(SUM_ROWS)
     (path.parent / "sum.cc").write_text(SUM_CC)
@@ -830,7 +832,7 @@ def test_a_kernel_that_never_returns_is_stopped_after_the_time_limit(
         design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
     """A kernel whose loop never ended hung kernel test and the native simulation until
     Ctrl-C. Each call now has a time limit; the child running it is killed and reaped."""
-    from aiedsl.kernels.host import design_cases
+    from aiedsl.kernels.cases import design_cases
     from aiedsl.sim import simulate
 
     path = _faulty_design(design_file, NEVER_RETURNS)
@@ -1074,7 +1076,7 @@ def test_a_bf16_library_kernel_rounds_to_nearest_even_and_leaves_the_mode_as_it_
     reset rounding mode (floor), and rms_norm/layer_norm then failed their own check for every
     seed. Each now sets conv_even for the call and restores the mode it found: the rounding
     mode is the core's, shared with the kernels called before and after on it."""
-    from aiedsl.kernels.host import case_args
+    from aiedsl.kernels.cases import case_args
 
     k = case.kernel
     run = native(k, case.cpp, case.aie_arch)

@@ -8,7 +8,8 @@ import textwrap
 from pathlib import Path
 from typing import Callable
 
-from aiedsl.kernels.host import check_kernel, design_cases
+from aiedsl.kernels.cases import design_cases
+from aiedsl.kernels.host_check import check_kernel
 from aiedsl.kernels.library import zero
 from aiedsl.kernels.profile import profile_cases
 from aiedsl.ir import TensorType

@@ -539,7 +539,7 @@ def test_design_json_round_trips_and_output_is_byte_identical(in_root: Path) -> 
 
 
 def test_kernel_test_of_the_design_uses_the_first_written_value(in_root: Path) -> None:
-    from aiedsl.kernels.host import design_cases
+    from aiedsl.kernels.cases import design_cases
 
     (case,) = design_cases(load_design("designs/threshold_rtp.py"))
     assert case.scalars == {"thr": 50, "n": 512}

@@ -1,7 +1,8 @@
 """Kernels: the declaration (:mod:`.base`), the shipped library (:mod:`.library`, its matmuls in
 :mod:`.matmul`, its norms and activations in :mod:`.activations`), each kernel's C++ file
-(:mod:`.text`, from :mod:`.source`), host builds of that C++ for testing (:mod:`.host`) and
-profiling (:mod:`.profile`), and the library at several sizes (:mod:`.samples`)."""
+(:mod:`.text`, from :mod:`.source`), host builds of that C++ (:mod:`.host`) for testing
+(:mod:`.host_check`, on the cases of :mod:`.cases`, run as :mod:`.guarded` says) and profiling
+(:mod:`.profile`), and the library at several sizes (:mod:`.samples`)."""
 
 from aiedsl.kernels.base import Kernel, buffer, declare, scalar
 from aiedsl.kernels.layout import block, block_dims, unblock, unblock_dims

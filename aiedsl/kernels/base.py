@@ -355,7 +355,7 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
     """``ir`` with the cycles its profile gives (the kernel declared no ``cycles=``): its C++
     run once on the host, on random inputs, with the scalars of its ``params``."""
     from aiedsl.kernels.text import kernel_text
-    from aiedsl.kernels.host import KernelCase
+    from aiedsl.kernels.cases import KernelCase
     from aiedsl.kernels.profile import profile_case
     from aiedsl.lang.context import _DESIGN
     from aiedsl.targets import get_target

@@ -131,7 +131,7 @@ def guard_faults(raw: np.ndarray, n: int, fill: int, name: str) -> list[str]:
     """What a call wrote around buffer ``name``: ``raw`` holds :data:`GUARD` bytes, the
     buffer's ``n`` bytes, then guard bytes to its end, every guard byte ``fill`` before the
     call. A byte written with ``fill`` itself is not seen
-    (:func:`~aiedsl.kernels.host.check_kernel` runs twice, with two fillings, for that)."""
+    (:func:`~aiedsl.kernels.host_check.check_kernel` runs twice, with two fillings, for that)."""
     faults = []
     for side, guard in (("before", raw[:GUARD]), ("past the end of", raw[GUARD + n:])):
         bad = int(np.count_nonzero(guard != fill))

@@ -1,5 +1,6 @@
 """Kernels on the host: compile a kernel's C++ with g++ against aiedsl's host AIE API header,
-load it with ctypes, run it on numpy buffers, and compare it with its numpy reference.
+load it with ctypes and run it on numpy buffers (what ``aiedsl kernel test``
+(:mod:`~aiedsl.kernels.host_check`), ``kernel profile`` and ``sim --kernels native`` run).
 
 The C++ compiled is exactly the file a build writes (``kernels/<name>.cc``: the kernel source
 plus the ``extern "C"`` entries of the kernels declared from it), with the ``-D`` words of their
@@ -13,7 +14,6 @@ Example
 
 >>> fn = native(kernel_ir, kernel_text(None, kernel_ir))     # doctest: +SKIP
 >>> fn(a, b, c)                         # runs the C++ on the arrays   # doctest: +SKIP
->>> [check_kernel(case).passed for case in design_cases(handle)]   # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -34,18 +33,12 @@ import numpy as np
 from aiedsl.cache import cache_dir
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
-from aiedsl.kernels.faults import (
-    FILLS, GUARD, HANG_FIX, KernelFault, call_limit, guard_faults, guard_fill, hang_text,
-    bf16_rounding_fault, input_write_text, misaligned_fault, signal_name,
-)
+from aiedsl.kernels.faults import bf16_rounding_fault, misaligned_fault
 from aiedsl.kernels.host_errors import explain, redefined
-from aiedsl.kernels.text import KernelText, kernel_text
-from aiedsl.ir import Call, Kernel, Loc, RtpArg, RtpWrite, ScalarArg
-from aiedsl.ir.program import Rounding
+from aiedsl.kernels.text import KernelText
+from aiedsl.ir import Kernel, Loc
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import check_file_kernel
-from aiedsl.lang.design import DesignHandle
-from aiedsl.targets import get_target
 
 HOST_INCLUDE = KERNELS_CPP / "host"
 """Holds ``aie_api/aie.hpp``, the host stand-in for the AIE API."""
@@ -279,251 +272,3 @@ RESET_MODES = (0, 0)
 ``aie::saturation_mode``'s order: floor, none (keep the low bits)."""
 COUNTED = ("vector MAC", "vector ALU", "shuffle", "load bytes", "store bytes", "MACs")
 """What the host header counts, in its order (``aiedsl_host::unit``)."""
-
-
-@dataclass(frozen=True)
-class KernelCase:
-    """One kernel to test on the host: its IR, generated C++, reference and scalar values."""
-
-    kernel: Kernel
-    cpp: KernelText
-    reference: Callable[..., None]
-    """``reference(*args)``: updates its output arrays in place."""
-    scalars: dict[str, int | float]
-    """A value per scalar parameter: from the design's call, or the library kernel's params."""
-    aie_arch: int | None = None
-    """``__AIE_ARCH__`` to build with (the design's device), if known."""
-
-
-def design_cases(handle: DesignHandle) -> list[KernelCase]:
-    """Every kernel a design calls, with the scalars of its first call (an rtp slot's: the
-    value the runtime sequence first writes into it). The design need not place: testing a
-    kernel reads only its calls."""
-    from aiedsl.ir.program import calls
-
-    d = handle.ir
-    first: dict[str, Call] = {}
-    for core in d.cores:
-        for call in calls(core):
-            first.setdefault(call.kernel, call)
-    out = []
-    for k in d.kernels:
-        args = first[k.symbol].args
-        scalars = {a.name: v.value for a, v in zip(k.args, args) if isinstance(v, ScalarArg)}
-        # an rtp slot: the value the runtime writes into it first
-        writes = {(w.rtp, w.index): w.value for w in reversed(d.runtime)
-                  if isinstance(w, RtpWrite)}
-        scalars |= {a.name: writes[(v.rtp, v.index)] for a, v in zip(k.args, args)
-                    if isinstance(v, RtpArg) and (v.rtp, v.index) in writes}
-        out.append(KernelCase(k, kernel_text(d, k), handle.kernels[k.symbol].run_reference,
-                              scalars, get_target(d.device).aie_arch))
-    return out
-
-
-@dataclass
-class KernelTest:
-    """One kernel run on the host against its reference."""
-
-    symbol: str
-    passed: bool
-    lines: list[str]
-
-
-def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
-    """Run the kernel's C++ and its reference on the same random inputs; compare what they
-    write. The C++ runs in a child process (a crash is a FAIL naming it, not the end of the
-    command), twice, its buffers between guard bytes filled one way and then another: a write
-    outside a buffer, a write to an input, or a result that depends on the guard bytes (a read
-    outside) fails too. A scalar parameter with no value, or a reference that raises, is a
-    DesignError naming it."""
-    from aiedsl.compare import compare, largest
-    from aiedsl.errors import user_exception
-
-    from aiedsl.sim.state import unwritten
-
-    k = case.kernel
-    args_ref, args_cpp = case_args(case, np.random.default_rng(seed))
-    # once more with its "out" buffers poisoned, as the simulator gives them: the reference
-    # then says if it left one unwritten (see aiedsl.kernels.reference.run_checked)
-    poisoned = [unwritten(v.shape, v.dtype) if i < len(k.args) and k.args[i].access == "out"
-                and isinstance(v, np.ndarray) else v.copy() if isinstance(v, np.ndarray) else v
-                for i, v in enumerate(args_ref)]
-    for args in (poisoned, args_ref):
-        try:
-            case.reference(*args)
-        except DesignError:
-            raise
-        except Exception as err:  # the user's reference
-            raise user_exception(err, f"running the reference of kernel '{k.symbol}'",
-                                 k.loc) from err
-    run = native(k, case.cpp, case.aie_arch)  # built here: a compile error is the design's
-    runs = []
-    for fill in FILLS:
-        outcome = in_child(lambda: guarded_run(k, run, args_cpp, fill), call_limit(k))
-        if isinstance(outcome, str):  # it crashed
-            return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
-        runs.append(outcome)
-    (results, faults), (again, _) = runs
-    lines = [f"FAIL {k.symbol}: {f}" for f in faults]
-    for i, a in enumerate(k.args):
-        if a.kind == "buffer" and not np.array_equal(results[i], again[i], equal_nan=True):
-            lines.append(f"FAIL {k.symbol}: '{a.name}' depends on memory outside the kernel's "
-                         "buffers (the C++ reads past one: two runs with other bytes around "
-                         "them disagree)")
-    rounds: Rounding = "sum" if k.sums else "once"
-    scale = largest(args_ref[i] for i, a in enumerate(k.args)
-                    if a.kind == "buffer" and a.access == "in") if k.sums else 0.0
-    checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype, rounds=rounds,
-                      scale=scale)
-              for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
-    if k.cascade_out is not None:
-        checks.append(compare(f"{k.symbol}.cascade_out", results[-1], args_ref[-1],
-                              k.cascade_out.dtype, rounds=rounds, scale=scale))
-    return KernelTest(k.symbol, not lines and all(c.passed for c in checks),
-                      lines + [c.line() for c in checks])
-
-
-def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
-                 fill: int) -> tuple[list[Any], list[str]]:
-    """``run`` (kernel ``k``'s C++) on copies of ``args``, each buffer between :data:`GUARD`
-    bytes of its own filling, ``fill`` plus 0x11 per buffer before it (so a byte copied from
-    one buffer's guard into another's shows): (the arguments after the call, what it did
-    outside its buffers or to its inputs)."""
-    run_args: list[Any] = []
-    frames: list[tuple[np.ndarray, int, int] | None] = []
-    for i, v in enumerate(args):
-        if isinstance(v, np.ndarray) and i < len(k.args) and k.args[i].kind == "buffer":
-            own = guard_fill(fill, sum(f is not None for f in frames))
-            raw = np.full(GUARD + v.nbytes + GUARD, own, np.uint8)
-            view = raw[GUARD:GUARD + v.nbytes].view(v.dtype).reshape(v.shape)
-            view[...] = v
-            run_args.append(view)
-            frames.append((raw, v.nbytes, own))
-        else:
-            run_args.append(v.copy() if isinstance(v, np.ndarray) else v)
-            frames.append(None)
-    faults = []
-    try:
-        run(*run_args)
-    except KernelFault as fault:  # the C++ ran to its end: its writes are checked too
-        faults.append(str(fault))
-    for i, frame in enumerate(frames):
-        if frame is None:
-            continue
-        raw, n, own = frame
-        a = k.args[i]
-        faults += guard_faults(raw, n, own, a.name)
-        if a.access == "in" and not np.array_equal(run_args[i], args[i], equal_nan=True):
-            faults.append(input_write_text(a.name))
-    return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
-            for v in run_args], faults
-
-
-def in_child(fn: Callable[[], Any], limit: float) -> Any:
-    """``fn()`` in a forked child; a description of the crash (a string) if it dies, or of
-    the hang if it does not answer within ``limit`` seconds (it is then killed and reaped)."""
-    import multiprocessing
-    import pickle
-
-    if not hasattr(os, "fork"):  # no fork (Windows): run it here
-        return fn()
-    ctx = multiprocessing.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-
-    def work() -> None:
-        try:
-            out: tuple[str, Any] = ("value", fn())
-        except Exception as err:  # raised again in the parent, as if run there
-            out = ("raised", err)
-        child.send_bytes(pickle.dumps(out))
-
-    proc = ctx.Process(target=work)
-    proc.start()
-    child.close()
-    try:
-        if not parent.poll(limit):
-            proc.kill()
-            proc.join()
-            parent.close()
-            return f"{hang_text(limit)} (its process was killed): {HANG_FIX}"
-        data = parent.recv_bytes()
-    except EOFError:
-        proc.join()
-        code = proc.exitcode or 0
-        if code < 0:
-            return (f"crashed ({signal_name(-code)}): it reads or writes outside its buffers, "
-                    "or fails an assertion")
-        return f"stopped with exit status {code}"
-    proc.join()
-    kind, value = pickle.loads(data)
-    if kind == "raised":
-        raise value
-    return value
-
-
-def case_args(case: KernelCase, rng: np.random.Generator) -> tuple[list[Any], list[Any]]:
-    """Two identical argument lists for a kernel (one for its reference, one for its C++):
-    random buffers, the case's scalars, then the cascade arrays it declares."""
-    k = case.kernel
-    args_ref: list[Any] = []
-    args_cpp: list[Any] = []
-    for a in k.args:
-        if a.kind == "scalar":
-            if a.name not in case.scalars:
-                raise DesignError(
-                    "kernel test", f"scalar argument '{a.name}' of kernel '{k.symbol}' has no "
-                    "value to test it with", loc=k.loc, found=f"{a.name}: {a.dtype}",
-                    fix=f"call the kernel in a design and test the design, or give "
-                        f"params={{'{a.name}': ...}} in its declaration")
-            args_ref.append(case.scalars[a.name])
-            args_cpp.append(case.scalars[a.name])
-            continue
-        assert a.type is not None
-        arr = _random(a.type.shape, a.type.dtype, rng)
-        args_ref.append(arr.copy())
-        args_cpp.append(arr.copy())
-    if k.cascade_in is not None:  # what the upstream core put: random accumulators
-        arr = _random(k.cascade_in.shape, k.cascade_in.dtype, rng)
-        args_ref.append(arr.copy())
-        args_cpp.append(arr.copy())
-    if k.cascade_out is not None:
-        arr = np.zeros(k.cascade_out.shape, np.dtype(lookup_dtype(k.cascade_out.dtype).numpy))
-        args_ref.append(arr.copy())
-        args_cpp.append(arr.copy())
-    return args_ref, args_cpp
-
-
-def input_range(dt: str) -> tuple[int, int]:
-    """The smallest and largest value :func:`_random` draws for integer type ``dt``.
-
-    An 8-bit type: its whole range (0..255 for u8: a pixel kernel wrong above 100, a doubling
-    that wraps or a threshold that outputs 0, must fail). A wider one: as the simulator draws
-    it (:func:`aiedsl.sim.compare.make_inputs`), |x| < 2^(bits/2 - 1), so that a kernel's
-    integer sums stay inside its type: -128..127 for i16 (a 64-deep int16 matmul's sums fit
-    in i32), -32768..32767 for i32 (a sum of 1024 of them fits; a reference summing in int64
-    and storing into i32 would raise on one that does not). Inputs were once -100..100 for
-    every integer type, u8 included, "to keep products inside the wide types"; the library's
-    8-bit kernels pass over the whole range (their references compute in int64 and narrow as
-    the C++ does)."""
-    d = lookup_dtype(dt)
-    info = np.iinfo(d.numpy)
-    if info.bits == 8:
-        return int(info.min), int(info.max)
-    bound = 2 ** (info.bits // 2 - 1)
-    return max(int(info.min), -bound), min(int(info.max), bound - 1)
-
-
-def _random(shape: tuple[int, ...], dt: str, rng: np.random.Generator) -> np.ndarray:
-    """Random values of element type ``dt`` for a kernel's input: integers over
-    :func:`input_range`, its two ends among them (at random places: where wrapping and
-    saturating show first); floats uniform in [-1, 1]."""
-    d = lookup_dtype(dt)
-    np_dt = np.dtype(d.numpy)
-    if d.name in ("bf16", "f32"):
-        return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32).astype(np_dt)
-    lo, hi = input_range(dt)
-    arr = rng.integers(lo, hi, size=shape, endpoint=True, dtype=np.int64)
-    flat = arr.reshape(-1)
-    if flat.size >= 2:
-        flat[rng.choice(flat.size, size=2, replace=False)] = (lo, hi)
-    return arr.astype(np_dt)

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from aiedsl.kernels.faults import FILLS, call_limit
-from aiedsl.kernels.host import COUNTED, KernelCase, case_args, guarded_run, in_child, native
+from aiedsl.kernels.cases import KernelCase, case_args
+from aiedsl.kernels.guarded import guarded_run, in_child
+from aiedsl.kernels.host import COUNTED, native
 from aiedsl.targets import TargetModel, get_target
 
 

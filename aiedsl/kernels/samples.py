@@ -7,7 +7,7 @@ from pathlib import Path
 
 from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Kernel
-from aiedsl.kernels.host import KernelCase
+from aiedsl.kernels.cases import KernelCase
 from aiedsl.kernels.library import (
     CASCADE_ROLES, add, conv2d_1x1, conv2d_3x3, exp_bf16, gelu, layer_norm, matmul,
     matmul_cascade, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm, scale, silu,

@@ -1,0 +1,85 @@
+"""``aiedsl kernel test``: a kernel's C++ run on the host against its numpy reference, on the
+same random inputs, its writes compared.
+
+Example
+-------
+(needs g++; ``handle`` a loaded design)
+
+>>> [check_kernel(case).passed for case in design_cases(handle)]   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from aiedsl.errors import DesignError
+from aiedsl.ir.program import Rounding
+from aiedsl.kernels.cases import KernelCase, case_args
+from aiedsl.kernels.faults import FILLS, call_limit
+from aiedsl.kernels.guarded import guarded_run, in_child
+from aiedsl.kernels.host import native
+
+
+@dataclass
+class KernelTest:
+    """One kernel run on the host against its reference."""
+
+    symbol: str
+    passed: bool
+    lines: list[str]
+
+
+def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
+    """Run the kernel's C++ and its reference on the same random inputs; compare what they
+    write. The C++ runs in a child process (a crash is a FAIL naming it, not the end of the
+    command), twice, its buffers between guard bytes filled one way and then another: a write
+    outside a buffer, a write to an input, or a result that depends on the guard bytes (a read
+    outside) fails too. A scalar parameter with no value, or a reference that raises, is a
+    DesignError naming it."""
+    from aiedsl.compare import compare, largest
+    from aiedsl.errors import user_exception
+
+    from aiedsl.sim.state import unwritten
+
+    k = case.kernel
+    args_ref, args_cpp = case_args(case, np.random.default_rng(seed))
+    # once more with its "out" buffers poisoned, as the simulator gives them: the reference
+    # then says if it left one unwritten (see aiedsl.kernels.reference.run_checked)
+    poisoned = [unwritten(v.shape, v.dtype) if i < len(k.args) and k.args[i].access == "out"
+                and isinstance(v, np.ndarray) else v.copy() if isinstance(v, np.ndarray) else v
+                for i, v in enumerate(args_ref)]
+    for args in (poisoned, args_ref):
+        try:
+            case.reference(*args)
+        except DesignError:
+            raise
+        except Exception as err:  # the user's reference
+            raise user_exception(err, f"running the reference of kernel '{k.symbol}'",
+                                 k.loc) from err
+    run = native(k, case.cpp, case.aie_arch)  # built here: a compile error is the design's
+    runs = []
+    for fill in FILLS:
+        outcome = in_child(lambda: guarded_run(k, run, args_cpp, fill), call_limit(k))
+        if isinstance(outcome, str):  # it crashed
+            return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
+        runs.append(outcome)
+    (results, faults), (again, _) = runs
+    lines = [f"FAIL {k.symbol}: {f}" for f in faults]
+    for i, a in enumerate(k.args):
+        if a.kind == "buffer" and not np.array_equal(results[i], again[i], equal_nan=True):
+            lines.append(f"FAIL {k.symbol}: '{a.name}' depends on memory outside the kernel's "
+                         "buffers (the C++ reads past one: two runs with other bytes around "
+                         "them disagree)")
+    rounds: Rounding = "sum" if k.sums else "once"
+    scale = largest(args_ref[i] for i, a in enumerate(k.args)
+                    if a.kind == "buffer" and a.access == "in") if k.sums else 0.0
+    checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype, rounds=rounds,
+                      scale=scale)
+              for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
+    if k.cascade_out is not None:
+        checks.append(compare(f"{k.symbol}.cascade_out", results[-1], args_ref[-1],
+                              k.cascade_out.dtype, rounds=rounds, scale=scale))
+    return KernelTest(k.symbol, not lines and all(c.passed for c in checks),
+                      lines + [c.line() for c in checks])
