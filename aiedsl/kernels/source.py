@@ -13,7 +13,7 @@ from aiedsl.render import render
 from aiedsl.errors import DesignError, display_path
 from aiedsl.ir import Kernel
 from aiedsl.kernels.cscan import extern_c
-from aiedsl.kernels.cscan_blank import blank
+from aiedsl.kernels.cscan.blank import blank
 from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
 from aiedsl.lang.names import define_flags
 

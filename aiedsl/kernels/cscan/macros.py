@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from aiedsl.kernels.cscan_tokens import Gaveup, Tok, lex
+from aiedsl.kernels.cscan.tokens import Gaveup, Tok, lex
 from aiedsl.lang.names import reserved_macro
 
 PRESET = {"NDEBUG": "1", "__AIE_API_AIE_ADF_HPP__": "1"}

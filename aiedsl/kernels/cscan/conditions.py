@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from aiedsl.kernels.cscan_macros import Macro, defined, expand, unknowable
-from aiedsl.kernels.cscan_tokens import Gaveup, Tok, identifier
+from aiedsl.kernels.cscan.macros import Macro, defined, expand, unknowable
+from aiedsl.kernels.cscan.tokens import Gaveup, Tok, identifier
 
 _BINARY = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7,
            "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}

@@ -16,7 +16,7 @@ when it cannot know:
   name neither sets is undefined, as on the compiler's command line); a condition on a name the
   compiler or its library reserves (``__chess__``, ``_FOO``), or, after a ``<header>`` is
   included, on one a standard header or the AIE API may define (``UINT8_MAX``,
-  ``AIE_API_NATIVE``: :func:`~aiedsl.kernels.cscan_macros.library_macro`), cannot be decided,
+  ``AIE_API_NATIVE``: :func:`~aiedsl.kernels.cscan.macros.library_macro`), cannot be decided,
   and each way it can go is read (:data:`MAX_READINGS` at most);
 - braces are tracked: a function is one at the top level of an ``extern "C"`` block (through
   namespaces, whose functions keep C linkage), not a ``static`` helper (no external symbol), a
@@ -28,11 +28,11 @@ quoted ``#include``, too many readings, unbalanced braces), :attr:`CScan.complet
 nothing is refused on its word: the host compile (``kernel test``, ``sim --kernels native``) and
 Peano say it instead.
 
-The stages, one module each: :mod:`~aiedsl.kernels.cscan_blank` (comments and literals
-blanked), :mod:`~aiedsl.kernels.cscan_tokens` (the lexer), :mod:`~aiedsl.kernels.cscan_macros`
-(``#define`` and expansion), :mod:`~aiedsl.kernels.cscan_conditions` (``#if`` values),
-:mod:`~aiedsl.kernels.cscan_preprocess` (one reading of the file) and
-:mod:`~aiedsl.kernels.cscan_declarations` (the functions a reading declares); this module runs
+The stages, one module each: :mod:`~aiedsl.kernels.cscan.blank` (comments and literals
+blanked), :mod:`~aiedsl.kernels.cscan.tokens` (the lexer), :mod:`~aiedsl.kernels.cscan.macros`
+(``#define`` and expansion), :mod:`~aiedsl.kernels.cscan.conditions` (``#if`` values),
+:mod:`~aiedsl.kernels.cscan.preprocess` (one reading of the file) and
+:mod:`~aiedsl.kernels.cscan.declarations` (the functions a reading declares); this module runs
 every reading and says what they found together.
 
 Example
@@ -49,10 +49,10 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from aiedsl.kernels.cscan_blank import blank
-from aiedsl.kernels.cscan_declarations import declared_names, heads
-from aiedsl.kernels.cscan_preprocess import Reading, logical_lines, read
-from aiedsl.kernels.cscan_tokens import Gaveup, Tok
+from aiedsl.kernels.cscan.blank import blank
+from aiedsl.kernels.cscan.declarations import declared_names, heads
+from aiedsl.kernels.cscan.preprocess import Reading, logical_lines, read
+from aiedsl.kernels.cscan.tokens import Gaveup, Tok
 
 MAX_READINGS = 32
 """Readings of a file (one per way its undecidable ``#if`` conditions can go) before the scan
@@ -95,7 +95,7 @@ class CScan:
     """Why the scan is not complete (the first reason)."""
     declared: frozenset[str] = frozenset()
     """The names the file declares as functions, any linkage, any scope (after expansion; a
-    superset, see :func:`~aiedsl.kernels.cscan_declarations.declared_names`)."""
+    superset, see :func:`~aiedsl.kernels.cscan.declarations.declared_names`)."""
 
     def find(self, name: str) -> CFunction | None:
         """The ``extern "C"`` function called ``name``, if the file makes one."""

@@ -4,7 +4,7 @@ invocations that may hide one, and every name declared as a function of any link
 
 from __future__ import annotations
 
-from aiedsl.kernels.cscan_tokens import Gaveup, Tok, identifier
+from aiedsl.kernels.cscan.tokens import Gaveup, Tok, identifier
 
 _NOT_NAMES = frozenset("""
 alignas alignof and asm auto bool break case catch char class const constexpr consteval

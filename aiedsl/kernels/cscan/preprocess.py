@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from aiedsl.kernels.cscan_conditions import evaluate
-from aiedsl.kernels.cscan_macros import HEADERS, NO_BODY, PRESET, Macro, define, defined, expand
-from aiedsl.kernels.cscan_tokens import Gaveup, Tok, lex
+from aiedsl.kernels.cscan.conditions import evaluate
+from aiedsl.kernels.cscan.macros import HEADERS, NO_BODY, PRESET, Macro, define, defined, expand
+from aiedsl.kernels.cscan.tokens import Gaveup, Tok, lex
 
 
 @dataclass
