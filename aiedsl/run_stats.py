@@ -59,10 +59,13 @@ def _simulated(t: Timing) -> dict[str, Any]:
         "device_cycles": t.device_cycles, "clock_hz": t.clock_hz, "ops": t.ops,
         "gops": t.gops, "dram_bytes": t.dram_bytes, "dram_read_bytes": t.dram_read_bytes,
         "dram_write_bytes": t.dram_write_bytes, "dram_utilisation": t.dram_utilisation,
+        "dram_read_utilisation": t.dram_read_utilisation,
+        "dram_write_utilisation": t.dram_write_utilisation,
         "core_busy": dict(sorted(t.core_busy.items())),
         "channel_busy": dict(sorted(t.channel_busy.items())),
+        "channel_moving": dict(sorted(t.channel_moving.items())),
         "bottleneck": {**dataclasses.asdict(b), "sentence": b.sentence()},
-        "profiled_kernels": list(t.profiled), "assumed": t.assumed}
+        "profiled_kernels": list(t.profiled), "assumed": t.assumed, "task_basis": t.task_basis}
 
 
 def _measured(t: Measured) -> dict[str, Any]:

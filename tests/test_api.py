@@ -47,7 +47,10 @@ def test_the_command_line_prints_the_results_fields(tmp_path: Path, in_root: Pat
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[1:] == lines
     assert lines[0].startswith("PASS C: worst element [")
-    assert lines[-1] == "  bottleneck: " + art.run(target="sim", seed=5).timing.bottleneck.sentence()
+    timing = art.run(target="sim", seed=5).timing
+    # the bottleneck, then the notes (here: what the task cost rests on, 60% of the time issuing)
+    assert lines[-2:] == ["  bottleneck: " + timing.bottleneck.sentence(),
+                          "  note: " + timing.task_basis]
 
 
 def test_inputs_given_in_argument_order(tmp_path: Path, in_root: Path) -> None:

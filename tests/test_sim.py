@@ -104,11 +104,18 @@ def test_timing_of_the_gemm(in_root: Path) -> None:
     assert 100e-6 < t.seconds < 1e-3
     assert t.gops == pytest.approx(2 * 512 ** 3 / t.seconds / 1e9)
     assert len(t.core_busy) == 16 and all(0 < b <= 1 for b in t.core_busy.values())
-    # A's broadcast: its memtile channel waits on the slowest of four cores (a channel's busy
-    # time includes its stalls); host memory is half used
-    assert t.bottleneck.kind == "dma" and t.bottleneck.resource == "memtile (0, 1) forward -> a_0"
-    assert t.bottleneck.dram_bytes == t.dram_bytes > 3 * 512 * 512 * 2
-    assert t.bottleneck.sentence().startswith("data movement: DMA 'memtile (0, 1) forward -> a_0'")
+    # Like compared with like (a channel's moving data, not its waiting for a receiver): the
+    # memtile channel of A's broadcast, busy 84% but mostly waiting, was named once. Nothing is
+    # busy most of the time: host-memory reads half, the runtime issuing its tasks about as much
+    b = t.bottleneck
+    assert b.kind == "dram" and b.resource == "DRAM read" and 0.45 < b.utilisation < 0.55
+    assert b.runner_up[0] == "the runtime issuing shim DMA tasks" and b.runner_up[1] > 0.4
+    assert t.channel_moving["memtile (0, 1) forward -> a_0"] < 0.3
+    assert t.channel_busy["memtile (0, 1) forward -> a_0"] > 0.8
+    assert b.dram_bytes == t.dram_bytes > 3 * 512 * 512 * 2
+    assert b.sentence().endswith(
+        f"; nothing is busy most of the time, though: next is the runtime issuing shim DMA tasks "
+        f"at {b.runner_up[1]:.0%}, and the run goes to waits between them more than to either")
     assert t.seconds == pytest.approx(t.invocation_s + t.device_seconds)
 
 

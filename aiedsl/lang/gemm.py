@@ -154,11 +154,12 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
                           "waits")
     for what, size, step_ in (("M", M, m * rows), ("K", K, k_run), ("N", N, n * cols)):
         if size % step_:
-            unit = {"M": f"m x rows = {m} x {rows}",
+            # each says its value once ("k = 56", not "k = 56 = 56")
+            unit = {"M": f"m x rows = {m} x {rows} = {step_}",
                     "K": f"k = {k}" if k_run == k else f"the staged K run = {k_run}",
-                    "N": f"n x cols = {n} x {cols}"}[what]
+                    "N": f"n x cols = {n} x {cols} = {step_}"}[what]
             raise DesignError(
-                "gemm runtime", f"{what}={size} is not a multiple of {unit} = {step_}: the "
+                "gemm runtime", f"{what}={size} is not a multiple of {unit}: the "
                 f"herd would leave part of C uncomputed", loc=loc,
                 limit=f"{what} a multiple of {step_}", found=f"{size} = {size // step_} x "
                 f"{step_} + {size % step_}", fix=f"make {what} a multiple of {step_}, or change "

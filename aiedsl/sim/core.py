@@ -39,6 +39,8 @@ class _End:
     listed: bool = False
     """Whether the core's ``held`` (for explanations) lists this end yet: in the order the
     ends were first acquired."""
+    stalled: float = 0.0
+    """Cycles the core waited at this end's acquires (for data, or for a free buffer)."""
 
 
 _ACQ, _REL, _CALL, _LOOP, _NEXT, _BAR = range(6)
@@ -214,6 +216,8 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
     code = _compile(m, core, rings, kernels)
     held: dict[tuple[str, str], list[int]] = {}
     p.info["held"] = held  # what the core holds, for deadlock explanations
+    ends: dict[tuple[str, str], _End] = {}
+    p.info["ends"] = ends  # the fifo ends it has acquired, for the timing summary
     info = p.info
     compute = m.compute
     release = engine.release
@@ -235,8 +239,10 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             if not e.listed:
                 e.listed = True
                 held[e.key] = h
+                ends[e.key] = e
             need = count - len(h)
             if need > 0:  # elements already held take no lock operation
+                before = p.time
                 units = e.acquire.units
                 if len(units) >= need:  # Engine.acquire inlined, then its yield point
                     t = p.time
@@ -256,6 +262,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                     info["waiting"] = ins[4]
                     yield ("acq", e.acquire, need)
                     del info["waiting"]
+                e.stalled += p.time - before
                 p.time += acquire_cost
                 first = e.next
                 depth = e.depth

@@ -115,7 +115,9 @@ class Receive:
                     queue.popleft()
                     port.avail -= req[2]
                     port.taken += 1
-                    start = p.time if p.time >= chunk.start else chunk.start
+                    start = p.time + chunk.lead  # late for it: its sender's lead follows
+                    if start < chunk.start:
+                        start = chunk.start
                     end = start + data.nbytes / port.conn.rate
                     chunk.pending -= 1
                     if end > chunk.done:
@@ -291,7 +293,14 @@ class Send:
                 state = _SENT
             else:  # _FREE
                 i = self.part
-                p.busy += p.time - self.start
+                elapsed = p.time - self.start
+                p.busy += elapsed
+                req = self.req
+                assert req is not None
+                # beyond one stream of the element: waiting for a receiver to take it
+                stalled = elapsed - req[1].data.nbytes / self.conn.rate
+                if stalled > 0:
+                    p.waited += stalled
                 if engine.trace:
                     p.spans.append((self.start, p.time, self.conn.name))
                 lock = self.prod[i]

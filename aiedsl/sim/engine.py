@@ -49,7 +49,7 @@ class Chunk:
     """Data one sender put on a stream for every receiver of a connection."""
 
     __slots__ = ("data", "start", "pending", "done", "sender", "seq", "waiter", "prepared",
-                 "origin")
+                 "origin", "lead")
 
     def __init__(self, data: np.ndarray, start: float, receivers: int, sender: "Proc",
                  seq: int = 0) -> None:
@@ -59,6 +59,13 @@ class Chunk:
         """The sender once it waits for every receiver to take the chunk."""
         self.data = data
         self.start = start
+        """When the chunk can start streaming to a receiver that is ready for it."""
+        self.lead = 0.0
+        """Cycles its sender spends before the first byte streams (a shim fill's AXI bursts and
+        host-memory latency; 0 for an on-chip sender, whose data sits in its buffer): a receiver
+        not ready by ``start - lead`` gets it ``lead`` after it becomes ready, not at ``start``.
+        A shim cannot read a whole element ahead while its stream is blocked
+        (:func:`~aiedsl.sim.shim_dma.shim_fill`)."""
         self.pending = receivers
         self.done = start
         self.sender = sender
@@ -163,7 +170,13 @@ class Proc:
     info: dict[str, Any] = field(default_factory=dict)
     """What explanations need: tile, fifo, loc, ..."""
     busy: float = 0.0
-    """Cycles spent working (kernel calls or transfers), for utilisation."""
+    """Cycles spent working (kernel calls or transfers), for utilisation. A sending channel
+    counts each element from when it has it until every receiver took it: :attr:`waited` of
+    those cycles went on waiting for a receiver to be ready (back-pressure)."""
+    waited: float = 0.0
+    """Cycles of :attr:`busy` a sending DMA channel spent with an element in hand but its
+    receivers not taking it (their buffers full): the rest of ``busy`` moved data (a shim's
+    AXI bursts and host-memory lag included)."""
     spans: list[tuple[float, float, str]] = field(default_factory=list)
     """(start, end, label) of work, for traces (kept only when tracing)."""
     partial: list[np.ndarray] = field(default_factory=list)
@@ -324,7 +337,9 @@ class Engine:
                 queue.popleft()
                 port.avail -= n
                 port.taken += 1
-                start = p.time if p.time >= chunk.start else chunk.start
+                start = p.time + chunk.lead  # a late receiver waits out its sender's lead
+                if start < chunk.start:
+                    start = chunk.start
                 end = start + data.nbytes / port.conn.rate
                 self._finish_chunk(chunk, end)
                 p.busy += end - start
@@ -422,7 +437,8 @@ class Engine:
             take = min(need, chunk.data.size - off)
             parts.append(chunk.data[off:off + take])
             nbytes += take * chunk.data.itemsize
-            start = max(start, chunk.start)
+            # a chunk's first piece: a receiver late for it waits out its sender's lead
+            start = max(start if off else start + chunk.lead, chunk.start)
             need -= take
             if off + take == chunk.data.size:
                 queue.popleft()

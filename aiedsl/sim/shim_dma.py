@@ -15,7 +15,19 @@ from aiedsl.sim.state import Machine
 def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nbytes: int,
               np_dtype: np.dtype) -> Gen:
     """The shim DMA sending a fill: host elements in pattern order, one fifo element's bytes
-    at a time, reinterpreted (never converted) as the fifo's element type."""
+    at a time, reinterpreted (never converted) as the fifo's element type.
+
+    Back-pressure: a piece streams after its lead (its AXI bursts' overhead, or host memory's
+    lag behind the stream when that is longer) from the moment both ends are ready. When its
+    receiver is not ready (its buffers are all full), the channel does not read the piece ahead
+    meanwhile: the receiver gets it the lead after it frees a buffer, then at stream speed. The
+    real channel holds only what is in flight (its internal buffering and a few words in each
+    stream switch; no source we found gives the size: AM020 gives the task queue's depth, four,
+    and AM009, for the first-generation AIE, 4-deep FIFOs per stream switch port), so this is
+    the conservative reading: nothing read ahead. Host-memory bandwidth is still reserved
+    when the channel is ready to read, not when the late receiver is; that shifts only when
+    other shim channels see it in use, never how much is moved.
+    """
     burst = m.costs.burst
     read = m.dram.read
     rate = conn.rate
@@ -30,10 +42,17 @@ def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nby
             served = read.reserve(p.time, piece.nbytes)
             start = served - piece.nbytes / read.bytes_per_cycle
             lag = piece.nbytes / read.bytes_per_cycle - piece.nbytes / rate
-            p.time = start + max(piece.nbytes * per_byte * burst, lag)
+            lead = max(piece.nbytes * per_byte * burst, lag)
+            p.time = start + lead
             chunk = engine.send(conn, piece, p)
+            # No read-ahead while the stream is blocked: a receiver not ready for the piece
+            # gets it ``lead`` after it becomes ready (see the docstring)
+            chunk.lead = lead
             yield ("sent", chunk)
             p.busy += p.time - start
+            stalled = p.time - start - lead - piece.nbytes / rate  # a receiver was not ready
+            if stalled > 0:
+                p.waited += stalled
             if engine.trace:
                 p.spans.append((start, p.time, conn.name))
         q.finished.append(p.time)

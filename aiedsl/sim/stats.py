@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,14 +15,31 @@ from aiedsl.version import __version__
 
 DRAM_SATURATED = 0.95
 """A DRAM direction busy at least this fraction of the device time is named the bottleneck even
-when a DMA channel reads busier: a channel's busy time includes the time it stalls behind host
-memory or behind its receivers, DRAM's counts only bytes moved."""
+when a DMA channel moves data longer: a shim channel's moving time includes its lag behind host
+memory, DRAM's counts only bytes moved."""
+DRAM_BOTH_NOTED = 0.1
+DRAM_SHARED_NOTED = 0.5
+"""The DRAM line says what one shared pool would make of reads and writes when each direction
+uses at least ``DRAM_BOTH_NOTED`` of its bandwidth and the two together at least
+``DRAM_SHARED_NOTED``: the model's separate pools are an assumption no measurement decides
+(``TimingModel.dram_write_bytes_per_s``)."""
 TRACE_TICKS_PER_US = 10_000
 """A trace's times are whole tenths of a nanosecond, written in microseconds as the format
 asks."""
 ISSUING_NOTED = 0.3
 """A runtime issuing shim DMA tasks this fraction of the device time is named beside a busy DMA
-channel: the channel may only be waiting for its tasks (it counts as busy meanwhile)."""
+channel, and the summary says what the per-task cost rests on (:data:`TASK_COST_BASIS`)."""
+UNSATURATED = 0.6
+"""A bottleneck busy less than this fraction of the time is named with the next busiest
+resource: nothing is busy most of the time, so the run goes to waits between resources more
+than to any one of them."""
+SINGLE_BUFFER_NOTED = 0.1
+"""A core waiting this fraction of the device time at a fifo end with one buffer is named in the
+bottleneck: transfers and kernel calls take turns there, and a second buffer would overlap
+them."""
+TASK_COST_BASIS = ("GEMM i16 512^3",)
+"""The npu1 calibration rows that determine ``TimingModel.shim_task_s`` (``bench/calibrate.py``
+lists them; a test keeps the two the same)."""
 
 
 def significant(x: float, digits: int = 3) -> str:
@@ -50,7 +67,9 @@ class Bottleneck:
     """The busiest core or DMA channel by name, ``"DRAM read"`` / ``"DRAM write"``, or
     ``"runtime"``."""
     utilisation: float
-    """Busy fraction of that resource over the device-side time (0..1)."""
+    """Busy fraction of that resource over the device-side time (0..1): a core's computing, a
+    DMA channel's moving data (not its waiting for a receiver), a DRAM direction's bytes at its
+    bandwidth, the runtime's issuing. Like is compared with like to choose the resource."""
     dram_bytes: int
     """Bytes the shims moved to and from host memory."""
     dram_bytes_per_s: float
@@ -63,12 +82,41 @@ class Bottleneck:
     """Every transfer is a tensor's only transfer in its direction: no fewer tasks are possible."""
     direction_bytes: int = 0
     """Bytes the busier DRAM direction moved (what its utilisation counts)."""
+    waiting: float = 0.0
+    """For a DMA channel: the fraction of the time it held an element its receivers were not
+    ready to take (back-pressure), besides its :attr:`utilisation` moving data."""
+    runner_up: tuple[str, float] = ("", 0.0)
+    """The busiest resource of another kind, as words, and its busy fraction (compared like
+    with like, as :attr:`utilisation`)."""
+    single_buffered: tuple[tuple[str, str, str, float], ...] = ()
+    """``(core, fifo, port, share)``: fifo ends with one buffer at which a core waited at least
+    :data:`SINGLE_BUFFER_NOTED` of the time, longest first: there a transfer and the core's
+    kernel calls take turns, where a second buffer would let them overlap."""
+
+    def _turns(self) -> str:
+        """What the single-buffered ends cost, as a clause ("" when none)."""
+        if not self.single_buffered:
+            return ""
+        said = [f"{core} waits {share:.0%} of the time at '{fifo}' ({port})"
+                for core, fifo, port, share in self.single_buffered[:2]]
+        one = len(self.single_buffered) == 1
+        return ("; " + " and ".join(said) + (", an end" if one else ", ends") +
+                " with one buffer, where transfers and kernel calls take turns: a second "
+                "buffer (depth=2), if the tile's memory holds it, would let them overlap")
 
     def sentence(self) -> str:
         """One sentence naming the limit and what would help."""
+        text = self._sentence()
+        what, share = self.runner_up
+        if self.utilisation < UNSATURATED and what:
+            text += (f"; nothing is busy most of the time, though: next is {what} at "
+                     f"{share:.0%}, and the run goes to waits between them more than to either")
+        return text
+
+    def _sentence(self) -> str:
         if self.kind == "compute":
             return (f"compute: the busiest core computes {self.utilisation:.0%} of the time; "
-                    "faster kernels or more cores would help")
+                    "faster kernels or more cores would help" + self._turns())
         if self.kind == "dram":
             verb, noun = (("reads", "read") if self.resource == "DRAM read" else
                           ("writes", "written"))
@@ -84,14 +132,16 @@ class Bottleneck:
                      "fewer, longer transfers (each task covering more of a tensor) would help")
             return (f"runtime: issuing the {what} one by one takes "
                     f"{self.utilisation:.0%} of the time; {help_}")
-        text = (f"data movement: DMA '{self.resource}' is busy {self.utilisation:.0%} of the "
-                "time; spread its traffic over more channels, send longer contiguous runs from "
-                "host memory, or broadcast instead of sending twice")
-        if self.issuing >= ISSUING_NOTED:  # a channel waiting for its next task counts as busy
-            text += (f" (the runtime issues shim DMA tasks one by one for {self.issuing:.0%} of "
-                     "the time, and a channel that waits for a task counts as busy: fewer, "
-                     "longer transfers may help more)")
-        return text
+        waits = (f", and waits {self.waiting:.0%} for its receivers to take data"
+                 if self.waiting >= 0.005 else "")
+        text = (f"data movement: DMA '{self.resource}' moves data {self.utilisation:.0%} of the "
+                f"time{waits}; spread its traffic over more channels, send longer contiguous "
+                "runs from host memory, or broadcast instead of sending twice")
+        if self.issuing >= ISSUING_NOTED:
+            text += (f" (the runtime also spends {self.issuing:.0%} of the time issuing shim "
+                     "DMA tasks one by one, which the transfers wait for: fewer, longer "
+                     "transfers would shorten that)")
+        return text + self._turns()
 
 
 @dataclass(frozen=True)
@@ -119,11 +169,14 @@ class Timing:
     core_busy: dict[str, float]
     """Busy fraction per core, by core name."""
     channel_busy: dict[str, float]
-    """Busy fraction per DMA channel process, by name."""
+    """Busy fraction per DMA channel process, by name: moving data (:attr:`channel_moving`)
+    plus, for a sending channel, the time it held an element its receivers did not take yet
+    (waiting for a free buffer at the other end)."""
     dram_bytes: int
     """Bytes moved between host memory and the shims."""
     dram_utilisation: float
-    """Fraction of the busier direction's DRAM bandwidth used over the device-side time."""
+    """Fraction of the busier direction's DRAM bandwidth used over the device-side time
+    (:attr:`dram_read_utilisation`, :attr:`dram_write_utilisation`: each direction)."""
     bottleneck: Bottleneck
     device_cycles: float = 0.0
     """Cycles on the device: from the runtime's first instruction to the last completion it
@@ -139,6 +192,20 @@ class Timing:
     """Kernels whose cycles per call come from their profile (no ``cycles=`` declared)."""
     assumed: str = ""
     """What the times rest on that no measurement of this device supports ("" if nothing)."""
+    channel_moving: dict[str, float] = field(default_factory=dict)
+    """Fraction of the device time each DMA channel moved data (a shim's AXI-burst overhead
+    and host-memory lag included), by name; ``channel_busy`` less this is its waiting."""
+    dram_read_utilisation: float = 0.0
+    """Fraction of the DRAM read bandwidth (``dram_read_bytes_per_s``) the reads used."""
+    dram_write_utilisation: float = 0.0
+    """Fraction of the DRAM write bandwidth (``dram_write_bytes_per_s``) the writes used."""
+    dram_read_bytes_per_s: float = 0.0
+    """The read bandwidth the model assumes (a pool separate from the writes', by assumption)."""
+    dram_write_bytes_per_s: float = 0.0
+    """The write bandwidth the model assumes."""
+    task_basis: str = ""
+    """When the runtime issues shim DMA tasks a large share of the time (at least
+    :data:`ISSUING_NOTED`): what the per-task cost rests on ("" otherwise)."""
 
     @property
     def seconds(self) -> float:
@@ -166,17 +233,46 @@ class Timing:
         if busy:
             out.append(f"cores busy: min {busy[0]:.0%}, median {busy[len(busy) // 2]:.0%}, "
                        f"max {busy[-1]:.0%} of the device time")
-        top = sorted(self.channel_busy.items(), key=lambda kv: -kv[1])[:3]
+        moving = self.channel_moving or self.channel_busy
+        top = sorted(moving.items(), key=lambda kv: (-kv[1], -self.channel_busy[kv[0]]))[:3]
         if top:
-            out.append("busiest DMA channels: " + ", ".join(f"{n} {b:.0%}" for n, b in top))
-        out.append(f"DRAM: {self.dram_utilisation:.0%} of its bandwidth")
+            said = []
+            for n, mv in top:
+                wait = self.channel_busy[n] - mv
+                said.append(f"{n} {mv:.0%}" + (f" (+{wait:.0%} waiting)" if wait >= 0.005
+                                                 else ""))
+            out.append("busiest DMA channels, moving data (waiting for the other end): "
+                       + ", ".join(said))
+        out.append(self.dram_line())
         out.append(f"bottleneck: {self.bottleneck.sentence()}")
         if self.profiled:
             out.append("cycles per call from `aiedsl kernel profile` (no cycles= declared, a "
                        "bound at best): " + ", ".join(self.profiled))
+        if self.task_basis:
+            out.append(f"note: {self.task_basis}")
         if self.assumed:
             out.append(f"note: {self.assumed}")
         return out
+
+    def dram_line(self) -> str:
+        """The DRAM line of :meth:`lines`: each direction's share of its own bandwidth, and
+        where both are heavy, what sharing one pool would make of them."""
+        r, w = self.dram_read_utilisation, self.dram_write_utilisation
+        rb, wb = self.dram_read_bytes_per_s / 1e9, self.dram_write_bytes_per_s / 1e9
+        if not (self.dram_read_bytes or self.dram_write_bytes):
+            return "DRAM: nothing moved"
+        if not self.dram_write_bytes:
+            return f"DRAM: reads use {r:.0%} of their {rb:g} GB/s (nothing written)"
+        if not self.dram_read_bytes:
+            return f"DRAM: writes use {w:.0%} of their {wb:g} GB/s (nothing read)"
+        line = (f"DRAM: reads use {r:.0%} of their {rb:g} GB/s, writes {w:.0%} of theirs"
+                if rb == wb else
+                f"DRAM: reads use {r:.0%} of their {rb:g} GB/s, writes {w:.0%} of their "
+                f"{wb:g} GB/s")
+        if min(r, w) >= DRAM_BOTH_NOTED and r + w >= DRAM_SHARED_NOTED and rb == wb:
+            line += (f"; the two are separate pools by assumption (no measurement tells): if "
+                     f"they share one {rb:g} GB/s, together {r + w:.0%}")
+        return line
 
 
 def timing(m: Machine) -> Timing:
@@ -189,13 +285,18 @@ def timing(m: Machine) -> Timing:
         cycles = max(m.runtime.time, max((p.time for p in procs if p.kind == "core"), default=0))
     total = cycles or 1.0
     core_busy = {p.name: p.busy / total for p in procs if p.kind == "core"}
-    channel_busy = {p.name: p.busy / total for p in procs if p.kind in ("mm2s", "s2mm")}
+    channels = [p for p in procs if p.kind in ("mm2s", "s2mm")]
+    channel_busy = {p.name: p.busy / total for p in channels}
+    channel_moving = {p.name: (p.busy - p.waited) / total for p in channels}
+    tm = target.timing
     use = {"DRAM read": m.dram.read.moved / (total * m.dram.read.bytes_per_cycle),
            "DRAM write": m.dram.write.moved / (total * m.dram.write.bytes_per_cycle)}
     dram_dir = max(use, key=lambda k: use[k])
     dram = use[dram_dir]
     top_core = max(core_busy.items(), key=lambda kv: kv[1], default=("", 0.0))
-    top_chan = max(channel_busy.items(), key=lambda kv: kv[1], default=("", 0.0))
+    # like with like: a channel's time moving data, not its waiting for a receiver to be ready
+    # (a core waiting for data is not busy either)
+    top_chan = max(channel_moving.items(), key=lambda kv: kv[1], default=("", 0.0))
     issuing = m.runtime.busy / total if m.runtime is not None else 0.0
     kind: Literal["compute", "dram", "dma", "runtime"]
     if top_core[1] >= max(dram, top_chan[1], issuing) and top_core[1] > 0.5:
@@ -206,23 +307,77 @@ def timing(m: Machine) -> Timing:
         kind, what, busy = "dram", dram_dir, dram
     else:
         kind, what, busy = "dma", top_chan[0], top_chan[1]
-    tm = target.timing
+    # the busiest resource of another kind (another channel as busy says nothing new)
+    others = [(f"{n} computing", b) for n, b in core_busy.items() if kind != "compute"]
+    others += [(f"DMA '{n}' moving data", b) for n, b in channel_moving.items() if kind != "dma"]
+    others += [(f"DRAM {d[5:]}s", u) for d, u in use.items() if kind != "dram"]
+    others += [("the runtime issuing shim DMA tasks", issuing)] if kind != "runtime" else []
+    runner_up = max(others, key=lambda o: o[1], default=("", 0.0))
+    single: list[tuple[str, str, str, float]] = []
+    if kind in ("compute", "dma"):
+        for p in procs:
+            if p.kind != "core" or (kind == "compute" and p.name != what):
+                continue
+            for e in p.info.get("ends", {}).values():
+                if e.depth == 1 and e.stalled / total >= SINGLE_BUFFER_NOTED:
+                    single.append((p.name, e.key[0], e.key[1], e.stalled / total))
+        single.sort(key=lambda c: -c[3])
     bandwidth = tm.dram_read_bytes_per_s if dram_dir == "DRAM read" else tm.dram_write_bytes_per_s
     rtp_writes = sum(1 for op in m.design.runtime if isinstance(op, RtpWrite))
     moves = [(op.tensor, op.op) for op in m.design.runtime if isinstance(op, Transfer)]
     why = Bottleneck(kind, what, busy, int(m.dram.moved), bandwidth, rtp_writes,
                      issuing=issuing, one_task_each=len(set(moves)) == len(moves),
                      direction_bytes=int((m.dram.read if dram_dir == "DRAM read" else
-                                          m.dram.write).moved))
+                                          m.dram.write).moved),
+                     waiting=channel_busy[what] - busy if kind == "dma" else 0.0,
+                     runner_up=runner_up, single_buffered=tuple(single))
     fixed = tm.invocation_s
-    assumed = "" if tm.measured_on == target.family else (
-        f"{target.family}'s invocation, task and burst-cycle costs are {tm.measured_on}'s, "
-        f"assumed (no {target.family} measurement to fit them to): its times are estimates")
     return Timing(cycles + fixed * clock, clock, m.ops, core_busy, channel_busy,
                   int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,
                   dram_read_bytes=int(m.dram.read.moved), dram_write_bytes=int(m.dram.write.moved),
                   profiled=tuple(k.symbol for k in m.design.kernels
-                                 if k.cycles_source == "profile"), assumed=assumed)
+                                 if k.cycles_source == "profile"),
+                  assumed=_assumed(m), channel_moving=channel_moving,
+                  dram_read_utilisation=use["DRAM read"],
+                  dram_write_utilisation=use["DRAM write"],
+                  dram_read_bytes_per_s=tm.dram_read_bytes_per_s,
+                  dram_write_bytes_per_s=tm.dram_write_bytes_per_s,
+                  task_basis=_task_basis(m, issuing))
+
+
+def _task_basis(m: Machine, issuing: float) -> str:
+    """What the per-task issue cost rests on, when issuing is a large share of the run."""
+    if issuing < ISSUING_NOTED:
+        return ""
+    tm = m.target.timing
+    rows = ", ".join(TASK_COST_BASIS)
+    count = "one measured row" if len(TASK_COST_BASIS) == 1 else \
+        f"{len(TASK_COST_BASIS)} measured rows"
+    return (f"issuing shim DMA tasks takes {issuing:.0%} of the device time at "
+            f"{tm.shim_task_s * 1e6:g} us per task, a cost fitted to {count} ({rows} on "
+            f"{tm.measured_on}) and the model's least certain figure: this time, and any "
+            "comparison with a design that issues a different number of tasks (another "
+            "topology, other tile sizes), rests on it")
+
+
+def _assumed(m: Machine) -> str:
+    """What the times rest on that nothing measured on this device supports ("" if nothing)."""
+    target, tm = m.target, m.target.timing
+    family, on = target.family, tm.measured_on
+    if family == on:
+        return ""
+    # library kernels' cycles come from aiedsl's cost formulas, made and calibrated on npu1;
+    # a kernel the design declares carries its own cycles= (or a profile for this device)
+    modelled = [k.symbol for k in m.design.kernels
+                if k.cycles_source == "declared" and k.reference.startswith("aiedsl.kernels.")]
+    kernels = ""
+    if modelled:
+        named = ", ".join(modelled[:3]) + (f" and {len(modelled) - 3} more"
+                                           if len(modelled) > 3 else "")
+        kernels = f", and so are the cycle models of the library kernels it calls ({named})"
+    return (f"{family}'s invocation, task, burst, lock and kernel-call costs are {on}'s, "
+            f"assumed{kernels} (no {family} measurement to fit them to): its times are "
+            "estimates")
 
 
 def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:

@@ -31,8 +31,9 @@ _CORE = TileLimits(memory=64 * 1024, banks=4, dma_in=2, dma_out=2, bds=16, locks
 # The timing constants (see TimingModel for what each is and which rows determine it). npu1's
 # three fitted ones (invocation_s, shim_task_s, shim_burst_cycles) are what
 # `python bench/calibrate.py --fit` prints (103.22 us, 6.83 us, 12.05 cycles), rounded: a weighted
-# least-squares fit to the ten npu1 measurements re-expressed in bench/calibration/ (rms residual
-# 6.5%, worst 10.5%, every row within 15%; calibrate.py prints the table). The others are
+# least-squares fit to the ten npu1 measurements re-expressed in bench/calibration/. With these
+# rounded values `python bench/calibrate.py` prints residuals of rms 6.5%, worst 10.6%, every
+# row within 15% (the unrounded fit's worst is 10.5%). The others are
 # physical figures from their sources (TimingModel's docstrings); the clock stays Taka et al.'s
 # 1.0 GHz (ColorThreshold bounds it from below: 2 MB through one 4 B/cycle shim channel in
 # about 560 us needs at least 0.93 GHz).
@@ -46,7 +47,8 @@ NPU1_TIMING = TimingModel(
 (bench/calibrate.py --fit), DRAM from Taka et al., DMA rates from AM020."""
 
 # Nobody measured npu2's invocation, task, burst, lock or call costs: npu1's are assumed (the
-# seconds unchanged, the cycles counted at npu2's 1.8 GHz clock). Its
+# seconds unchanged, the cycles counted at npu2's 1.8 GHz clock), as are the library kernels'
+# cycle models, made on npu1; the simulator's note on an npu2 run says both. Its
 # DRAM is Taka et al.'s npu2 figure (about 50 GB/s) and its bursts are up to 512 B (mlir-aie's
 # BaseNPU2TargetModel::getShimBurstEncodingsAndLengths; the lowering picks the largest).
 NPU2_TIMING = NPU1_TIMING.model_copy(update=dict(

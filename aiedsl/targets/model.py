@@ -120,7 +120,10 @@ class TimingModel(BaseModel):
     way: alone it asks about 5 cycles) and MVAdd (7 MB each way in 128 B runs: 9 to 20 cycles
     from its two figures); VReLU and VVOp(AddKern) check it. npu1: 12 cycles fitted."""
     dram_read_bytes_per_s: float
-    """Host-memory read bandwidth shared by every shim MM2S channel of the device. Source: Taka
+    """Host-memory read bandwidth shared by every shim MM2S channel of the device: a pool of its
+    own, separate from :attr:`dram_write_bytes_per_s` by assumption (no row of the calibration
+    set tells whether reads and writes share one; the simulator's summary says so where a design
+    reads and writes heavily at once). Source: Taka
     et al. (arXiv 2512.13282) s5.2.1, about 15 GB/s on npu1 and 50 GB/s on npu2. No row of the
     npu1 calibration set is limited by it: GEMM, which reads 2 MB in about 0.3 ms over eight
     channels, only bounds it from below (> 8 GB/s). Not fitted to Taka et al.'s GEMM figures,
@@ -129,8 +132,11 @@ class TimingModel(BaseModel):
     a few percent above these rounded figures."""
     dram_write_bytes_per_s: float
     """Host-memory write bandwidth shared by every shim S2MM channel. Assumed equal to the read
-    figure (Taka et al. measured one figure); ColorThreshold, the fastest writer (2 MB in about
-    0.55 ms), bounds it from below (> 3.7 GB/s)."""
+    figure (Taka et al. measured one figure), and assumed a separate pool from the reads': no
+    row tells whether the two directions share one (over their measured times less the fixed
+    invocation cost, MVAdd moves about 5.5 GB/s in both directions together and ColorThreshold
+    about 7.3 GB/s, neither near 15). ColorThreshold, the fastest writer (2 MB in about 0.55
+    ms), bounds it from below (> 3.7 GB/s)."""
     dma_bytes_per_cycle: dict[TileKind, int]
     """Bytes one DMA channel moves per cycle, by tile kind: 32 bits on every kind (AM020, the
     DMA and stream switch chapters; aie2-facts s2). A stream between two channels runs at the

@@ -1,0 +1,162 @@
+"""What the simulator's timing summary says about the limit of a run, as a performance engineer
+reads it (a tester's findings): a channel's waiting for the other end is told apart from its
+moving data, a single-buffered fifo end that makes transfers and kernel calls take turns is
+named, each DRAM direction is shown with the pools' assumption, what the task cost rests on,
+and a shim fill stalled by a full consumer reads nothing ahead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+from aiedsl.sim.stats import Bottleneck, Timing
+from aiedsl.targets import get_target
+
+STREAM = '''
+    from aiedsl import Tensor, define, design, fifo, herd, i32, loop, runtime
+    from aiedsl.kernels import buffer, declare
+
+    DEPTH = define("DEPTH", 2)
+    CYC = define("CYC", 142)
+
+    def ref(src, dst, **_):
+        dst.reshape(-1)[...] = src.reshape(-1)
+
+    @design(device="npu1_1col")
+    def stream(inp: Tensor[65536, i32], out: Tensor[65536, i32]):
+        T = Tensor[1024, i32]
+        k = declare("cp_1024", source="passthrough.cc", entry="passthrough<int32_t, 1024>",
+                    args=[buffer("src", T), buffer("dst", T, "out")], reference=ref,
+                    exact=True, cycles=CYC, cost="declared", ops=1024)
+        a = fifo(T, depth=DEPTH, name="in_l3")
+        b = fifo(T, depth=DEPTH, name="out_l3")
+
+        @herd()
+        def core():
+            for _ in loop(64):
+                with a.consume() as s, b.produce() as d:
+                    k(s, d)
+
+        with runtime() as rt:
+            rt.fill(a, inp)
+            rt.drain(b, out, wait=True)
+
+    @stream.reference
+    def reference(inp):
+        return inp.copy()
+    '''
+"""64 tiles of 4 KB through one core, straight from and to the shim: the tester's stream.py."""
+
+
+def _stream(design_file: Callable[[str], Path], depth: int, cycles: int) -> Timing:
+    path = design_file(STREAM)
+    result = simulate(load_design(path, {"DEPTH": str(depth), "CYC": str(cycles)}))
+    assert result.passed
+    return result.timing
+
+
+def test_a_full_consumer_makes_the_shim_pay_its_bursts_after_it_frees_a_buffer(
+        design_file: Callable[[str], Path]) -> None:
+    """The shim read a whole element ahead while its one-buffer consumer was full, then sent it
+    at stream speed: depth 1 and depth 2 both took 91.42 us at 142 cycles a call. With nothing
+    read ahead, a tile through one buffer costs the shim's bursts and the stream after the core
+    frees the buffer, then the kernel."""
+    tm, clock = get_target("npu1").timing, get_target("npu1").clock_hz
+    one, two = _stream(design_file, 1, 142), _stream(design_file, 2, 142)
+    bursts = 4096 / tm.shim_burst_bytes * tm.shim_burst_cycles  # 16 bursts of 256 B: 192
+    stream = 4096 / tm.dma_bytes_per_cycle["shim"]  # 1,024
+    tasks = 2 * tm.shim_task_s * clock  # the fill and the drain are issued before they move
+    assert one.device_cycles - tasks >= 64 * (bursts + stream + 142)
+    assert two.device_cycles < one.device_cycles
+
+
+def test_a_shim_stalled_behind_a_single_buffered_core_is_not_named_over_it(
+        design_file: Callable[[str], Path]) -> None:
+    """The shim channel was named the bottleneck at 96% busy, with advice that would not help,
+    though it moved data a quarter of the time and waited for the core's one buffer the rest;
+    a second buffer made the run 20% shorter."""
+    t = _stream(design_file, 1, 4000)
+    lines = t.lines()
+    assert lines[3:6] == [
+        "busiest DMA channels, moving data (waiting for the other end): shim (0, 0) -> in_l3 "
+        "23% (+74% waiting), shim (0, 0) <- out_l3 23%, dma core[0,0] -> out_l3 19%",
+        "DRAM: reads use 5% of their 15 GB/s, writes 5% of theirs",
+        "bottleneck: compute: the busiest core computes 74% of the time; faster kernels or more "
+        "cores would help; core[0,0] waits 25% of the time at 'in_l3' (consume), an end with one "
+        "buffer, where transfers and kernel calls take turns: a second buffer (depth=2), if the "
+        "tile's memory holds it, would let them overlap"]
+    assert t.bottleneck.single_buffered == (("core[0,0]", "in_l3", "consume", pytest.approx(
+        t.bottleneck.single_buffered[0][3])),)
+    # with two buffers the turns go, and so does the clause
+    two = _stream(design_file, 2, 4000)
+    assert two.device_cycles < 0.8 * t.device_cycles
+    assert two.bottleneck.sentence() == ("compute: the busiest core computes 96% of the time; "
+                                         "faster kernels or more cores would help")
+
+
+def test_a_gemm_waiting_on_task_issue_names_the_runtime_not_a_stalled_memtile_channel(
+        in_root: Path) -> None:
+    """designs/gemm_i8.py named memtile a_0 at 86% busy, though it moved data 16% of the time:
+    the runtime issuing its tasks (68%) is the limit."""
+    t = simulate(load_design("designs/gemm_i8.py"), compute=False).timing
+    a0 = "memtile (0, 1) forward -> a_0"
+    assert t.channel_busy[a0] > 0.8 and t.channel_moving[a0] < 0.3
+    assert t.bottleneck.kind == "runtime"
+    assert t.bottleneck.sentence() == (
+        f"runtime: issuing the shim DMA tasks one by one takes {t.bottleneck.utilisation:.0%} of "
+        "the time; fewer, longer transfers (each task covering more of a tensor) would help")
+
+
+def _timing(read: float, write: float, read_bytes: int, write_bytes: int) -> Timing:
+    why = Bottleneck("dram", "DRAM read", max(read, write), read_bytes + write_bytes, 15e9)
+    return Timing(1000.0, 1e9, 0.0, {}, {}, read_bytes + write_bytes, max(read, write), why,
+                  dram_read_bytes=read_bytes, dram_write_bytes=write_bytes,
+                  dram_read_utilisation=read, dram_write_utilisation=write,
+                  dram_read_bytes_per_s=15e9, dram_write_bytes_per_s=15e9)
+
+
+def test_the_dram_line_says_which_direction_and_what_one_shared_pool_would_make_of_both() -> None:
+    """'DRAM: 63% of its bandwidth' was the writes', unsaid; and the two 15 GB/s pools are an
+    assumption no measurement decides, which matters when both are heavy at once."""
+    assert _timing(0.16, 0.63, 1, 1).dram_line() == (
+        "DRAM: reads use 16% of their 15 GB/s, writes 63% of theirs; the two are separate pools "
+        "by assumption (no measurement tells): if they share one 15 GB/s, together 79%")
+    assert _timing(0.05, 0.05, 1, 1).dram_line() == (
+        "DRAM: reads use 5% of their 15 GB/s, writes 5% of theirs")
+    assert _timing(0.40, 0.0, 1, 0).dram_line() == (
+        "DRAM: reads use 40% of their 15 GB/s (nothing written)")
+
+
+def test_a_run_issuing_tasks_much_of_the_time_says_what_the_task_cost_rests_on(
+        in_root: Path) -> None:
+    """gemm_bf16 at 512^3 on four columns spends 45% of the time issuing tasks, one row on four
+    15%: the comparison rests on the 6.8 us per task fitted to one measured row, unsaid."""
+    wide = simulate(load_design("designs/gemm_bf16.py", {"COLS": "4", "ROWS": "1"}),
+                    compute=False).timing
+    tall = simulate(load_design("designs/gemm_bf16.py", {"COLS": "1", "ROWS": "4"}),
+                    compute=False).timing
+    assert wide.bottleneck.issuing > 0.4 > 0.2 > tall.bottleneck.issuing
+    assert wide.lines()[-1] == (
+        f"note: issuing shim DMA tasks takes {wide.bottleneck.issuing:.0%} of the device time "
+        "at 6.8 us per task, a cost fitted to one measured row (GEMM i16 512^3 on npu1) and the "
+        "model's least certain figure: this time, and any comparison with a design that issues "
+        "a different number of tasks (another topology, other tile sizes), rests on it")
+    assert not tall.task_basis and not any(ln.startswith("note:") for ln in tall.lines())
+
+
+def test_a_gemm_size_that_does_not_divide_says_each_unit_once(in_root: Path) -> None:
+    """'K=768 is not a multiple of k = 56 = 56' (a tester)."""
+    with pytest.raises(DesignError) as e:
+        load_design("designs/gemm_bf16.py", {"M": "768", "K": "768", "N": "768", "m": "96",
+                                             "k": "56", "n": "96"})
+    assert e.value.message == ("K=768 is not a multiple of k = 56: the herd would leave part of "
+                               "C uncomputed")
+    with pytest.raises(DesignError) as e:
+        load_design("designs/gemm_bf16.py", {"K_MT": "192"})
+    assert e.value.message == ("K=512 is not a multiple of the staged K run = 192: the herd "
+                               "would leave part of C uncomputed")
