@@ -158,27 +158,35 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
             fix="return from the function instead: sys.exit would end aiedsl itself")
     detail = str(e)
     fix = "fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback"
-    keyword = re.search(r"got an unexpected keyword argument '(\w+)'", detail)
-    if isinstance(e, TypeError) and keyword and keyword[1] in FOREIGN_KEYWORDS:
-        fix = FOREIGN_KEYWORDS[keyword[1]] + "; AIEDSL_TRACEBACK=1 shows the whole traceback"
+    keyword = re.search(r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'", detail)
+    if isinstance(e, TypeError) and keyword and keyword[2] in FOREIGN_KEYWORDS:
+        callees, hint = FOREIGN_KEYWORDS[keyword[2]]
+        if keyword[1].rsplit(".", 1)[-1] in callees:  # aiedsl's call, not one of the user's
+            fix = hint + "; AIEDSL_TRACEBACK=1 shows the whole traceback"
     return DesignError(
         "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",
         loc=user_line(e.__traceback__) or fallback, fix=fix)
 
 
-FOREIGN_KEYWORDS = {
-    "broadcast_shape": "MLIR-AIR's broadcast_shape=[1, n] is broadcast=n on an aiedsl channel "
-    "(each consuming core uses the one index c[i])",
-    "sizes": "MLIR-AIR's herd sizes=[c, r] is @herd(cols=c, rows=r); a transfer's sizes go in "
-    "its pattern: rt.fill(f, t, (offset, sizes, strides))",
-    "offsets": "a transfer's offset is one linear element offset in its pattern: "
-    "rt.fill(f, t, (offset, sizes, strides)), or tiles(t, (th, tw)) for a whole tiling",
-    "strides": "a transfer's strides go in its pattern: rt.fill(f, t, (offset, sizes, strides)); "
-    "a fifo's or channel's layout is dims_to_stream=[(size, stride), ...]",
-    "indices": "a channel's index goes in brackets: c[x, y].consume()",
+_PATTERNED = ("fill", "drain", "channel", "fifo", "forward")
+FOREIGN_KEYWORDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "broadcast_shape": (("channel",), "MLIR-AIR's broadcast_shape=[1, n] is broadcast=n on an "
+                        "aiedsl channel (each consuming core uses the one index c[i])"),
+    "sizes": (("herd", *_PATTERNED), "MLIR-AIR's herd sizes=[c, r] is @herd(cols=c, rows=r); a "
+              "transfer's sizes go in its pattern: rt.fill(f, t, (offset, sizes, strides))"),
+    "offsets": (_PATTERNED, "a transfer's offset is one linear element offset in its pattern: "
+                "rt.fill(f, t, (offset, sizes, strides)), or tiles(t, (th, tw)) for a whole "
+                "tiling"),
+    "strides": (_PATTERNED, "a transfer's strides go in its pattern: rt.fill(f, t, (offset, "
+                "sizes, strides)); a fifo's or channel's layout is dims_to_stream=[(size, "
+                "stride), ...]"),
+    "indices": (("channel", "consume", "produce"), "a channel's index goes in brackets: "
+                "c[x, y].consume()"),
 }
-"""Keywords of MLIR-AIR and IRON calls that aiedsl spells otherwise, and how (the README's
-"Coming from" tables): the fix of the TypeError a design gets for writing one."""
+"""Keywords of MLIR-AIR and IRON calls that aiedsl spells otherwise: the aiedsl calls a porter
+writes them on, and how aiedsl spells them (the README's "Coming from" tables). The fix of the
+TypeError a design gets for writing one on those calls; a function of the user's own with the
+same keyword keeps the plain fix."""
 
 
 def function_loc(fn: object) -> Loc | None:

@@ -399,6 +399,15 @@ def test_the_extern_c_functions_of_a_file_are_read_as_the_compiler_reads_them() 
     assert extern_c(guarded).functions == ()  # no header: only defines= and the file define it
     own = '#include <stdint.h>\nextern "C" {\n#ifdef DIM_M\nvoid m(int *a) {}\n#endif\n}\n'
     assert extern_c(own).functions == ()  # the kernel's own names are still decided
+    # ... also those that start like a header's (a reviewer: M_TILE, FP_MODE, DBL_BUFFER were
+    # read both ways, and a kernel defined only under them passed check)
+    for name in ("M_TILE", "FP_MODE", "DBL_BUFFER", "FLT_ACC", "PRIdEBUG"):
+        assert extern_c(own.replace("DIM_M", name)).functions == (), name
+    sizes = "".join(f"#if M_TILE == {32 * i}\nvoid k{i}(int *a) {{}}\n#endif\n"
+                    for i in range(1, 7))
+    tile = extern_c("#include <aie_api/aie.hpp>\n#ifndef M_TILE\n#define M_TILE 64\n#endif\n"
+                    'extern "C" {\n' + sizes + "}\n")
+    assert [(f.name, f.sure) for f in tile.functions] == [("k2", True)] and tile.complete
     hidden = extern_c('extern "C" {\nDEFINE_KERNEL(k)\n}\n')
     assert (hidden.functions, hidden.complete, hidden.unsure) == (
         (), False, "DEFINE_KERNEL(...) on its line 2 is a macro it does not define (from a "

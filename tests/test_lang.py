@@ -546,3 +546,20 @@ def test_per_dimension_offsets_are_answered_with_the_linear_one(design_file: Des
         "  fix: write (offset, [sizes...], [strides...]) outermost first, in elements, or use "
         "tiles(...); the offset is one linear element offset: the sum of each dimension's offset "
         "times its stride (here 400)")
+
+
+def test_a_users_own_function_with_an_air_keyword_keeps_the_plain_fix(
+        design_file: DesignFile) -> None:
+    """A reviewer: rows_of(64, sizes=16) on the user's own helper got MLIR-AIR's herd advice."""
+    path = design_file('''
+        def rows_of(n, size):
+            return list(range(0, n, size))
+
+        STARTS = rows_of(64, sizes=16)
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:4: error [python error]: TypeError: rows_of() got an unexpected keyword argument "
+        "'sizes' (while loading d.py)\n"
+        "  fix: fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback")

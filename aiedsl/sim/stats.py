@@ -53,6 +53,39 @@ def significant(x: float, digits: int = 3) -> str:
 
 
 @dataclass(frozen=True)
+class SingleBuffered:
+    """A core's fifo end with one buffer, where its kernel calls and transfers take turns."""
+
+    core: str
+    fifo: str
+    port: str
+    overlap: float
+    """The most of the run a second buffer could overlap: the smaller of the core's waiting at
+    this end and its computing (overlap hides one behind the other, never more)."""
+    memtile: str = ""
+    """The memtile fifo that feeds (or drains) this end, when it has one buffer too: a second
+    buffer here alone would wait on it."""
+    free: int | None = None
+    """Bytes of the core's memory past its last buffer, when a second buffer would not fit
+    there (None: it fits)."""
+    needed: int = 0
+    """Bytes of the second buffer."""
+
+    def clause(self) -> str:
+        """The summary's words for it."""
+        text = (f"{self.core} and its transfers take turns at '{self.fifo}' ({self.port}), an "
+                "end with one buffer: ")
+        if self.free is not None:
+            return text + (f"a second ({self.needed:,} B) would overlap up to "
+                           f"{self.overlap:.0%} of the run but does not fit ({self.free:,} B "
+                           "free in the core); smaller elements would make room")
+        both = (f" with '{self.memtile}' on the memtile, which has one buffer too"
+                if self.memtile else "")
+        return text + (f"a second buffer (depth=2){both} could overlap up to "
+                       f"{self.overlap:.0%} of the run")
+
+
+@dataclass(frozen=True)
 class Bottleneck:
     """What limits a simulated run on the device, as data; :meth:`sentence` says it for people.
 
@@ -88,21 +121,19 @@ class Bottleneck:
     runner_up: tuple[str, float] = ("", 0.0)
     """The busiest resource of another kind, as words, and its busy fraction (compared like
     with like, as :attr:`utilisation`)."""
-    single_buffered: tuple[tuple[str, str, str, float], ...] = ()
-    """``(core, fifo, port, share)``: fifo ends with one buffer at which a core waited at least
-    :data:`SINGLE_BUFFER_NOTED` of the time, longest first: there a transfer and the core's
-    kernel calls take turns, where a second buffer would let them overlap."""
+    one_buffer_receiver: str = ""
+    """For a DMA channel: its fifo's receiving end with one buffer, as words (``'in_l3' on
+    memtile (0, 1)``), when it has one; "" otherwise."""
+    single_buffered: tuple[SingleBuffered, ...] = ()
+    """Fifo ends with one buffer where a core's kernel calls and its transfers take turns for
+    at least :data:`SINGLE_BUFFER_NOTED` of the run, most first."""
 
-    def _turns(self) -> str:
-        """What the single-buffered ends cost, as a clause ("" when none)."""
-        if not self.single_buffered:
-            return ""
-        said = [f"{core} waits {share:.0%} of the time at '{fifo}' ({port})"
-                for core, fifo, port, share in self.single_buffered[:2]]
-        one = len(self.single_buffered) == 1
-        return ("; " + " and ".join(said) + (", an end" if one else ", ends") +
-                " with one buffer, where transfers and kernel calls take turns: a second "
-                "buffer (depth=2), if the tile's memory holds it, would let them overlap")
+    def _turns(self, exclude: str = "") -> str:
+        """What the single-buffered ends cost, as a clause ("" when none); an end the sentence
+        already named as a channel's receiver (``exclude`` starts with its fifo's name) is
+        left out."""
+        return "".join("; " + e.clause() for e in self.single_buffered[:2]
+                       if not exclude.startswith(f"'{e.fifo}' on core"))
 
     def sentence(self) -> str:
         """One sentence naming the limit and what would help."""
@@ -135,8 +166,17 @@ class Bottleneck:
         waits = (f", and waits {self.waiting:.0%} for its receivers to take data"
                  if self.waiting >= 0.005 else "")
         text = (f"data movement: DMA '{self.resource}' moves data {self.utilisation:.0%} of the "
-                f"time{waits}; spread its traffic over more channels, send longer contiguous "
-                "runs from host memory, or broadcast instead of sending twice")
+                f"time{waits}; ")
+        if self.one_buffer_receiver and self.waiting >= SINGLE_BUFFER_NOTED:
+            # the channel could stream while the receiver's side empties a buffer
+            text += (f"its receiver ({self.one_buffer_receiver}) has one buffer, so each "
+                     "element waits for the one before to be taken away" + (
+                         "" if "does not fit" in self.one_buffer_receiver else
+                         ": a second buffer there (depth=2) would let the two overlap"))
+            return text + self._turns(exclude=self.one_buffer_receiver)
+        else:
+            text += ("spread its traffic over more channels, send longer contiguous runs from "
+                     "host memory, or broadcast instead of sending twice")
         if self.issuing >= ISSUING_NOTED:
             text += (f" (the runtime also spends {self.issuing:.0%} of the time issuing shim "
                      "DMA tasks one by one, which the transfers wait for: fewer, longer "
@@ -275,6 +315,56 @@ class Timing:
         return line
 
 
+def _single(m: Machine, core: str, tile: tuple[int, int], fifo: str, port: str,
+            overlap: float) -> SingleBuffered:
+    """What a second buffer at ``core``'s one-buffer end of ``fifo`` would take and meet."""
+    d = m.design
+    f = d.fifo(fifo)
+    # the memtile fifo on the other side of a link, when its memtile end has one buffer too
+    memtile = ""
+    for link in d.links:
+        others = link.srcs if fifo in link.dsts else link.dsts if fifo in link.srcs else ()
+        for name in others:
+            g = d.fifo(name)
+            ends = [g.producer] if port == "produce" else list(g.consumers)
+            if any(x.kind == "memtile" and x.depth == 1 for x in ends):
+                memtile = name
+    needed = f.elem.nbytes
+    free = _free(m, tile, "core")
+    return SingleBuffered(core, fifo, port, overlap, memtile,
+                          free if free is not None and free < needed else None, needed)
+
+
+def _one_buffer_receiver(m: Machine, channel: str) -> str:
+    """The receiving end of sending DMA ``channel``'s fifo that has one buffer, as words, or
+    "" (none, or not a sending channel)."""
+    p = next((p for p in m.engine.procs if p.name == channel and p.kind == "mm2s"), None)
+    name = p.info.get("fifo") if p is not None else None
+    if name is None:
+        return ""
+    f = m.design.fifo(name)
+    one = [c for c in f.consumers if c.depth == 1 and c.tile is not None]
+    if not one:
+        return ""
+    c = one[0]
+    assert c.tile is not None
+    text = f"'{name}' on {c.kind} {c.tile}"
+    free = _free(m, c.tile, c.kind)
+    if free is not None and free < f.elem.nbytes:
+        return (f"{text}, where a second ({f.elem.nbytes:,} B) does not fit: {free:,} B "
+                "free; smaller elements would make room")
+    return text
+
+
+def _free(m: Machine, tile: tuple[int, int], kind: str) -> int | None:
+    """Bytes of ``tile``'s memory past its last buffer (None: not allocated)."""
+    if m.design.physical is None:
+        return None
+    top = max((b.address + b.nbytes for b in m.design.physical.buffers if b.tile == tile),
+              default=0)
+    return m.target.limits(kind).memory - top  # type: ignore[arg-type]
+
+
 def timing(m: Machine) -> Timing:
     """Summarise the clocked run of ``m`` (cycles of ``m.clock_hz``)."""
     target = m.target
@@ -313,15 +403,17 @@ def timing(m: Machine) -> Timing:
     others += [(f"DRAM {d[5:]}s", u) for d, u in use.items() if kind != "dram"]
     others += [("the runtime issuing shim DMA tasks", issuing)] if kind != "runtime" else []
     runner_up = max(others, key=lambda o: o[1], default=("", 0.0))
-    single: list[tuple[str, str, str, float]] = []
+    single: list[SingleBuffered] = []
     if kind in ("compute", "dma"):
         for p in procs:
             if p.kind != "core" or (kind == "compute" and p.name != what):
                 continue
             for e in p.info.get("ends", {}).values():
-                if e.depth == 1 and e.stalled / total >= SINGLE_BUFFER_NOTED:
-                    single.append((p.name, e.key[0], e.key[1], e.stalled / total))
-        single.sort(key=lambda c: -c[3])
+                overlap = min(e.stalled / total, core_busy[p.name])
+                if e.depth == 1 and overlap >= SINGLE_BUFFER_NOTED:
+                    single.append(_single(m, p.name, p.info["tile"], e.key[0], e.key[1],
+                                          overlap))
+        single.sort(key=lambda c: -c.overlap)
     bandwidth = tm.dram_read_bytes_per_s if dram_dir == "DRAM read" else tm.dram_write_bytes_per_s
     rtp_writes = sum(1 for op in m.design.runtime if isinstance(op, RtpWrite))
     moves = [(op.tensor, op.op) for op in m.design.runtime if isinstance(op, Transfer)]
@@ -330,7 +422,8 @@ def timing(m: Machine) -> Timing:
                      direction_bytes=int((m.dram.read if dram_dir == "DRAM read" else
                                           m.dram.write).moved),
                      waiting=channel_busy[what] - busy if kind == "dma" else 0.0,
-                     runner_up=runner_up, single_buffered=tuple(single))
+                     runner_up=runner_up, single_buffered=tuple(single),
+                     one_buffer_receiver=_one_buffer_receiver(m, what) if kind == "dma" else "")
     fixed = tm.invocation_s
     return Timing(cycles + fixed * clock, clock, m.ops, core_busy, channel_busy,
                   int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,

@@ -126,8 +126,8 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
         while pending:
             if len(readings) == MAX_READINGS:
                 raise Gaveup(f"its #if conditions the scan cannot decide (on names the "
-                              f"compiler may predefine) make more than {MAX_READINGS} "
-                              "readings")
+                              "compiler or an included header may define) make more than "
+                              f"{MAX_READINGS} readings")
             choices = pending.pop()
             r = read(source, code, lines, dict(defines), choices)
             readings.append(r)
