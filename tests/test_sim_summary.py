@@ -225,3 +225,12 @@ def test_a_second_buffer_that_does_not_fit_is_not_offered(
     assert "depth=2" not in t.bottleneck.sentence()
     fast = _stream(design_file, 1, 10)  # data-movement bound: the core computes 1%
     assert fast.bottleneck.single_buffered == ()
+
+
+def test_a_busy_runtime_is_named_once() -> None:
+    """A reviewer: a DMA bottleneck's sentence said the runtime spent 41% issuing tasks, then
+    named it again as the next busiest resource."""
+    root = Path(__file__).resolve().parent.parent
+    handle = load_design(root / "bench" / "calibration" / "vrelu.py", device="npu2")
+    sentence = simulate(handle).timing.bottleneck.sentence()
+    assert sentence.count("issuing shim DMA tasks") == 1, sentence

@@ -401,7 +401,9 @@ def timing(m: Machine) -> Timing:
     others = [(f"{n} computing", b) for n, b in core_busy.items() if kind != "compute"]
     others += [(f"DMA '{n}' moving data", b) for n, b in channel_moving.items() if kind != "dma"]
     others += [(f"DRAM {d[5:]}s", u) for d, u in use.items() if kind != "dram"]
-    others += [("the runtime issuing shim DMA tasks", issuing)] if kind != "runtime" else []
+    # a DMA bottleneck's sentence already names a busy runtime (ISSUING_NOTED): not twice
+    said = kind == "runtime" or (kind == "dma" and issuing >= ISSUING_NOTED)
+    others += [] if said else [("the runtime issuing shim DMA tasks", issuing)]
     runner_up = max(others, key=lambda o: o[1], default=("", 0.0))
     single: list[SingleBuffered] = []
     if kind in ("compute", "dma"):
