@@ -100,6 +100,7 @@ class Receive:
                 if entry is not None and not entry[1] and entry[0].data.size == req[2]:
                     # one whole chunk: Engine.get, inlined
                     others = port.others
+                    ready = p.time
                     if others:  # Engine.lockstep, inlined
                         seq = entry[0].seq
                         for q in others:
@@ -110,14 +111,18 @@ class Receive:
                                 port.waiters.append(p)
                                 self.state, p.request = state, req
                                 return
+                            if q.owner.time > ready:  # Engine.broadcast_ready, inlined
+                                ready = q.owner.time
                     chunk = entry[0]
                     data = chunk.data
                     queue.popleft()
                     port.avail -= req[2]
                     port.taken += 1
-                    start = p.time + chunk.lead  # late for it: its sender's lead follows
+                    start = ready + chunk.lead  # late for it: its sender's lead follows
                     if start < chunk.start:
                         start = chunk.start
+                    if others:  # a broadcast streams to every receiver at once
+                        chunk.start = start
                     end = start + data.nbytes / port.conn.rate
                     chunk.pending -= 1
                     if end > chunk.done:

@@ -337,9 +337,12 @@ class Engine:
                 queue.popleft()
                 port.avail -= n
                 port.taken += 1
-                start = p.time + chunk.lead  # a late receiver waits out its sender's lead
+                ready = self.broadcast_ready(port, p.time) if others else p.time
+                start = ready + chunk.lead  # a late receiver waits out its sender's lead
                 if start < chunk.start:
                     start = chunk.start
+                if others:  # a broadcast streams to every receiver at once (see lockstep)
+                    chunk.start = start
                 end = start + data.nbytes / port.conn.rate
                 self._finish_chunk(chunk, end)
                 p.busy += end - start
@@ -424,6 +427,18 @@ class Engine:
                 return False
         return True
 
+    @staticmethod
+    def broadcast_ready(port: Port, time: float) -> float:
+        """When every receiver of ``port``'s broadcast that still lacks its next element is
+        ready for it (``time``: this receiver's): the circuit-switched stream moves to all of
+        them at once, so none takes it before the last is ready (a receiver's clock may run
+        ahead of the others', its request made at a later time)."""
+        seq = port.queue[0][0].seq
+        for q in port.others:
+            if q.taken <= seq and q.owner is not None and q.owner.time > time:
+                time = q.owner.time
+        return time
+
     def _take(self, p: Proc, port: Port, n: int) -> np.ndarray:
         parts = []
         need = n
@@ -438,7 +453,11 @@ class Engine:
             parts.append(chunk.data[off:off + take])
             nbytes += take * chunk.data.itemsize
             # a chunk's first piece: a receiver late for it waits out its sender's lead
-            start = max(start if off else start + chunk.lead, chunk.start)
+            if port.others and not off:  # a broadcast streams to every receiver at once
+                start = max(self.broadcast_ready(port, start) + chunk.lead, chunk.start)
+                chunk.start = start
+            else:
+                start = max(start if off else start + chunk.lead, chunk.start)
             need -= take
             if off + take == chunk.data.size:
                 queue.popleft()
