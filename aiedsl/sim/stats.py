@@ -389,7 +389,7 @@ def timing(m: Machine) -> Timing:
     top_chan = max(channel_moving.items(), key=lambda kv: kv[1], default=("", 0.0))
     issuing = m.runtime.busy / total if m.runtime is not None else 0.0
     kind: Literal["compute", "dram", "dma", "runtime"]
-    if top_core[1] >= max(dram, top_chan[1], issuing) and top_core[1] > 0.5:
+    if top_core[1] >= max(dram, top_chan[1], issuing) and top_core[1] > 0:
         kind, what, busy = "compute", top_core[0], top_core[1]
     elif issuing > max(dram, top_chan[1]) and dram < DRAM_SATURATED:
         kind, what, busy = "runtime", "runtime", issuing
