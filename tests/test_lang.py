@@ -552,8 +552,8 @@ def test_a_users_own_function_with_an_air_keyword_keeps_the_plain_fix(
         design_file: DesignFile) -> None:
     """A reviewer: rows_of(64, sizes=16) on the user's own helper got MLIR-AIR's herd advice."""
     path = design_file('''
-        def rows_of(n, size):
-            return list(range(0, n, size))
+        def rows_of(n, step):  # no parameter near 'sizes': Python 3.13 would suggest it
+            return list(range(0, n, step))
 
         STARTS = rows_of(64, sizes=16)
         ''')
