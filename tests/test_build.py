@@ -305,5 +305,6 @@ def test_matmul_reference_on_blocked_buffers_matches_numpy() -> None:
 def test_design_json_is_plain_data(in_root: Path) -> None:
     d = generate(load_design("designs/vector_scalar_mul.py")).files["design.json"]
     data = json.loads(d)
+    assert list(data)[0] == "ir_version" and data["ir_version"] == 1  # first: a reader checks it
     assert [f["name"] for f in data["fifos"]] == ["infactor", "in", "out"]
     assert data["kernels"][0]["symbol"] == "scale_i16_1024"

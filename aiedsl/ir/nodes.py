@@ -533,9 +533,16 @@ class SetBarrier(_Node):
 RuntimeOp = Annotated[Union[Transfer, Wait, RtpWrite, SetBarrier], Field(discriminator="op")]
 
 
+IR_VERSION = 1
+"""The version of the design IR's schema, written first in every ``design.json``: raised when a
+field changes meaning or goes, so a tool reading the file can tell which it has."""
+
+
 class Design(_Node):
     """A whole design: the single IR every stage of aiedsl reads."""
 
+    ir_version: int = IR_VERSION
+    """The schema's version (:data:`IR_VERSION`) this IR follows."""
     name: str
     """The design's name (the ``@design`` function's, or ``name=``)."""
     device: str
