@@ -25,16 +25,7 @@ def blank(source: str, strings: bool = True) -> str:
     while i < n:
         c = source[i]
         if c == "/" and source.startswith("//", i):
-            j = i
-            while True:  # to the line's end, a line ending in a backslash going on
-                j = source.find("\n", j)
-                if j < 0:
-                    j = n
-                    break
-                if j > 0 and source[j - 1] == "\\":
-                    j += 1
-                    continue
-                break
+            j = line_end(source, i)
             wipe(i, j)
             i = j
         elif c == "/" and source.startswith("/*", i):
@@ -77,3 +68,21 @@ def blank(source: str, strings: bool = True) -> str:
         else:
             i += 1
     return "".join(out)
+
+
+def line_end(text: str, start: int) -> int:
+    r"""Where the logical line holding ``text[start]`` ends (its newline, or the text's end): a
+    line ending in a backslash goes on to the next.
+
+    >>> line_end("a \\\nb\nc", 0)
+    5
+    """
+    end = start
+    while True:
+        end = text.find("\n", end)
+        if end < 0:
+            return len(text)
+        if end > 0 and text[end - 1] == "\\":
+            end += 1
+            continue
+        return end

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from aiedsl.kernels.cscan.blank import line_end
 from aiedsl.kernels.cscan.conditions import evaluate
 from aiedsl.kernels.cscan.macros import HEADERS, NO_BODY, PRESET, Macro, define, defined, expand
 from aiedsl.kernels.cscan.tokens import Gaveup, Tok, lex
@@ -38,16 +39,7 @@ def logical_lines(code: str) -> list[Line]:
     start = 0
     n = len(code)
     while start <= n:
-        end = start
-        while True:
-            end = code.find("\n", end)
-            if end < 0:
-                end = n
-                break
-            if end > 0 and code[end - 1] == "\\":
-                end += 1
-                continue
-            break
+        end = line_end(code, start)
         m = _DIRECTIVE.match(code, start, end)
         out.append((start, end, m[1] if m else None, lex(code, start, end)))
         start = end + 1
