@@ -355,7 +355,7 @@ def run_(
 
     handle = load(design, define, device, name)
     if trace and target is not Target.npu:
-        from aiedsl.sim.stats import check_trace
+        from aiedsl.sim.trace import check_trace
 
         check_trace(trace, handle.name)  # before building: a refused trace writes nothing
     _check_stats(stats, handle.name, trace)

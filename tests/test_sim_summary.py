@@ -316,3 +316,26 @@ def test_the_busiest_resource_is_named_even_when_none_is_busy_most_of_the_time(
     assert busiest < 0.5
     assert t.bottleneck.kind == "compute" and t.bottleneck.utilisation == busiest
     assert busiest >= max(t.channel_moving.values())
+
+
+def test_a_one_buffer_receiver_on_a_forwarding_core_tile_is_named(
+        design_file: Callable[[str], Path]) -> None:
+    """Found rereading the change: the summary looked the receiver's memory up by its endpoint
+    kind, and a forward through a core tile ('coretile') ended the run in a KeyError."""
+    path = design_file('''
+        from aiedsl import Tensor, coretile, design, fifo, i32, runtime
+
+        @design(device="npu1_1col")
+        def ct(a: Tensor[65536, i32], b: Tensor[65536, i32]):
+            fin = fifo(Tensor[4096, i32], depth=1)
+            fmid = fin.forward(via=coretile(0, 2))
+            with runtime() as rt:
+                rt.fill(fin, a)
+                rt.drain(fmid, b)
+
+        @ct.reference
+        def reference(a):
+            return a.copy()
+        ''')
+    sentence = simulate(load_design(path)).timing.bottleneck.sentence()
+    assert "its receiver ('fin' on core (0, 2)) has one buffer" in sentence

@@ -1,16 +1,13 @@
-"""Timing results of a simulated run: totals, utilisation, the bottleneck, and Perfetto traces."""
+"""Timing results of a simulated run: totals, utilisation and the bottleneck."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from aiedsl.ir import RtpWrite, Transfer
 from aiedsl.sim.state import Machine
-from aiedsl.version import __version__
 
 
 DRAM_SATURATED = 0.95
@@ -23,9 +20,6 @@ DRAM_SHARED_NOTED = 0.5
 uses at least ``DRAM_BOTH_NOTED`` of its bandwidth and the two together at least
 ``DRAM_SHARED_NOTED``: the model's separate pools are an assumption no measurement decides
 (``TimingModel.dram_write_bytes_per_s``)."""
-TRACE_TICKS_PER_US = 10_000
-"""A trace's times are whole tenths of a nanosecond, written in microseconds as the format
-asks."""
 ISSUING_NOTED = 0.3
 """A runtime issuing shim DMA tasks this fraction of the device time is named beside a busy DMA
 channel, and the summary says what the per-task cost rests on (:data:`TASK_COST_BASIS`)."""
@@ -122,18 +116,19 @@ class Bottleneck:
     """The busiest resource of another kind, as words, and its busy fraction (compared like
     with like, as :attr:`utilisation`)."""
     one_buffer_receiver: str = ""
-    """For a DMA channel: its fifo's receiving end with one buffer, as words (``'in_l3' on
-    memtile (0, 1)``), when it has one; "" otherwise."""
+    """For a DMA channel waiting on its receivers at least :data:`SINGLE_BUFFER_NOTED` of the
+    time: its fifo's receiving end with one buffer, as words (``'in_l3' on memtile (0, 1)``);
+    "" otherwise."""
+    receiver_room: str = ""
+    """Why a second buffer at :attr:`one_buffer_receiver` would not fit, as words ("": it
+    fits)."""
     single_buffered: tuple[SingleBuffered, ...] = ()
     """Fifo ends with one buffer where a core's kernel calls and its transfers take turns for
     at least :data:`SINGLE_BUFFER_NOTED` of the run, most first."""
 
-    def _turns(self, exclude: str = "") -> str:
-        """What the single-buffered ends cost, as a clause ("" when none); an end the sentence
-        already named as a channel's receiver (``exclude`` starts with its fifo's name) is
-        left out."""
-        return "".join("; " + e.clause() for e in self.single_buffered[:2]
-                       if not exclude.startswith(f"'{e.fifo}' on core"))
+    def _turns(self) -> str:
+        """What the single-buffered ends cost, as a clause ("" when none)."""
+        return "".join("; " + e.clause() for e in self.single_buffered[:2])
 
     def sentence(self) -> str:
         """One sentence naming the limit and what would help."""
@@ -167,13 +162,13 @@ class Bottleneck:
                  if self.waiting >= 0.005 else "")
         text = (f"data movement: DMA '{self.resource}' moves data {self.utilisation:.0%} of the "
                 f"time{waits}; ")
-        if self.one_buffer_receiver and self.waiting >= SINGLE_BUFFER_NOTED:
+        if self.one_buffer_receiver:
             # the channel could stream while the receiver's side empties a buffer
-            text += (f"its receiver ({self.one_buffer_receiver}) has one buffer, so each "
+            room = f", where {self.receiver_room}" if self.receiver_room else ""
+            text += (f"its receiver ({self.one_buffer_receiver}{room}) has one buffer, so each "
                      "element waits for the one before to be taken away" + (
-                         "" if "does not fit" in self.one_buffer_receiver else
+                         "" if self.receiver_room else
                          ": a second buffer there (depth=2) would let the two overlap"))
-            return text + self._turns(exclude=self.one_buffer_receiver)
         else:
             text += ("spread its traffic over more channels, send longer contiguous runs from "
                      "host memory, or broadcast instead of sending twice")
@@ -330,39 +325,40 @@ def _single(m: Machine, core: str, tile: tuple[int, int], fifo: str, port: str,
             if any(x.kind == "memtile" and x.depth == 1 for x in ends):
                 memtile = name
     needed = f.elem.nbytes
-    free = _free(m, tile, "core")
+    free = _free(m, tile)
     return SingleBuffered(core, fifo, port, overlap, memtile,
                           free if free is not None and free < needed else None, needed)
 
 
-def _one_buffer_receiver(m: Machine, channel: str) -> str:
-    """The receiving end of sending DMA ``channel``'s fifo that has one buffer, as words, or
-    "" (none, or not a sending channel)."""
+def _one_buffer_receiver(m: Machine, channel: str) -> tuple[str, str, str]:
+    """The receiving end of sending DMA ``channel``'s fifo that has one buffer: its fifo, as
+    words, and why a second buffer would not fit there ("" when it fits); all "" when there is
+    none (or ``channel`` does not send)."""
     p = next((p for p in m.engine.procs if p.name == channel and p.kind == "mm2s"), None)
     name = p.info.get("fifo") if p is not None else None
     if name is None:
-        return ""
+        return "", "", ""
     f = m.design.fifo(name)
-    one = [c for c in f.consumers if c.depth == 1 and c.tile is not None]
-    if not one:
-        return ""
-    c = one[0]
-    assert c.tile is not None
-    text = f"'{name}' on {c.kind} {c.tile}"
-    free = _free(m, c.tile, c.kind)
+    c = next((c for c in f.consumers if c.depth == 1 and c.tile is not None), None)
+    if c is None or c.tile is None:
+        return "", "", ""
+    kind = m.target.kind_of(c.tile)
+    free = _free(m, c.tile)
+    room = ""
     if free is not None and free < f.elem.nbytes:
-        return (f"{text}, where a second ({f.elem.nbytes:,} B) does not fit: {free:,} B "
-                "free; smaller elements would make room")
-    return text
+        room = (f"a second ({f.elem.nbytes:,} B) does not fit: {free:,} B free; smaller "
+                "elements would make room")
+    return name, f"'{name}' on {kind} {c.tile}", room
 
 
-def _free(m: Machine, tile: tuple[int, int], kind: str) -> int | None:
+def _free(m: Machine, tile: tuple[int, int]) -> int | None:
     """Bytes of ``tile``'s memory past its last buffer (None: not allocated)."""
-    if m.design.physical is None:
+    kind = m.target.kind_of(tile)
+    if m.design.physical is None or kind is None:
         return None
     top = max((b.address + b.nbytes for b in m.design.physical.buffers if b.tile == tile),
               default=0)
-    return m.target.limits(kind).memory - top  # type: ignore[arg-type]
+    return m.target.limits(kind).memory - top
 
 
 def timing(m: Machine) -> Timing:
@@ -416,6 +412,10 @@ def timing(m: Machine) -> Timing:
                     single.append(_single(m, p.name, p.info["tile"], e.key[0], e.key[1],
                                           overlap))
         single.sort(key=lambda c: -c.overlap)
+    receiver, receiver_words, room = "", "", ""
+    if kind == "dma" and channel_busy[what] - busy >= SINGLE_BUFFER_NOTED:
+        receiver, receiver_words, room = _one_buffer_receiver(m, what)
+        single = [e for e in single if e.fifo != receiver]  # named once, as the receiver
     bandwidth = tm.dram_read_bytes_per_s if dram_dir == "DRAM read" else tm.dram_write_bytes_per_s
     rtp_writes = sum(1 for op in m.design.runtime if isinstance(op, RtpWrite))
     moves = [(op.tensor, op.op) for op in m.design.runtime if isinstance(op, Transfer)]
@@ -425,7 +425,7 @@ def timing(m: Machine) -> Timing:
                                           m.dram.write).moved),
                      waiting=channel_busy[what] - busy if kind == "dma" else 0.0,
                      runner_up=runner_up, single_buffered=tuple(single),
-                     one_buffer_receiver=_one_buffer_receiver(m, what) if kind == "dma" else "")
+                     one_buffer_receiver=receiver_words, receiver_room=room)
     fixed = tm.invocation_s
     return Timing(cycles + fixed * clock, clock, m.ops, core_busy, channel_busy,
                   int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,
@@ -473,54 +473,3 @@ def _assumed(m: Machine) -> str:
     return (f"{family}'s invocation, task, burst, lock and kernel-call costs are {on}'s, "
             f"assumed{kernels} (no {family} measurement to fit them to): its times are "
             "estimates")
-
-
-def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:
-    """A Chrome trace-event document (opens in Perfetto): a track per core, per DMA channel
-    (sending and receiving) and for the runtime's firmware steps."""
-    events: list[dict[str, Any]] = [
-        {"name": "process_name", "ph": "M", "pid": 1, "tid": 0,
-         "args": {"name": f"{m.design.name} on {m.design.device}"}}]
-    tick = TRACE_TICKS_PER_US / clock_hz * 1e6  # trace ticks per cycle
-    tracks = [p for p in m.engine.procs if p.spans]
-    for tid, p in enumerate(tracks, start=1):
-        events.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
-                       "args": {"name": p.name}})
-        for start, end, label in p.spans:
-            # both ends rounded, the duration their difference: spans that meet stay met (each
-            # rounded on its own, one overlapped the next by a tick, which the format forbids)
-            first, last = round(start * tick), round(end * tick)
-            events.append({"name": label, "cat": p.kind, "ph": "X", "pid": 1, "tid": tid,
-                           "ts": first / TRACE_TICKS_PER_US,
-                           "dur": (last - first) / TRACE_TICKS_PER_US})
-    finished = m.runtime is not None and m.runtime.finished
-    # otherData first: it says who wrote the file within its first bytes (is_aiedsl_trace).
-    return {"otherData": {"generator": f"aiedsl {__version__}", "clock_hz": clock_hz,
-                          "origin": "ts 0 is the device's start: the invocation's fixed cost, "
-                          "before it, is not drawn",
-                          "complete": finished},
-            "traceEvents": events, "displayTimeUnit": "ns"}
-
-
-def is_aiedsl_trace(head: str) -> bool:
-    """Was this trace (its first characters) written by aiedsl? Its otherData says so."""
-    return head.startswith('{"otherData": {"generator": "aiedsl ')
-
-
-def check_trace(path: str | Path, design: str) -> None:
-    """Refuse (DesignError "output file") a trace file :func:`write_trace` would refuse: called
-    before simulating, so a refusal costs no simulation."""
-    from aiedsl.outfile import check_file
-
-    check_file(path, ours=is_aiedsl_trace, option="--trace", example=f"{design}.json")
-
-
-def write_trace(m: Machine, clock_hz: float, path: str) -> None:
-    """Write :func:`chrome_trace` as JSON to ``path``, whole or not at all.
-
-    An existing file there that aiedsl did not write is refused (DesignError "output file").
-    """
-    from aiedsl.outfile import write_file
-
-    write_file(path, json.dumps(chrome_trace(m, clock_hz)), design=m.design.name,
-               ours=is_aiedsl_trace, option="--trace", example=f"{m.design.name}.json")
