@@ -25,20 +25,25 @@ def check_outputs_written(d: Design) -> None:
     race for one.
 
     An element no drain writes keeps whatever the host buffer held: the run would look done
-    and be wrong (a GEMM whose tile rows do not divide M leaves its last rows unwritten). Two
-    drains of different fifos run on different channels at once: an element both write keeps
-    whichever lands last, unless a wait retired the first before the second was issued.
+    and be wrong (a GEMM whose tile rows do not divide M leaves its last rows unwritten). A
+    tensor the runtime also fills is the exception: the host gave every element a value (an
+    in-place update), and an element no drain writes keeps it. Two drains of different fifos
+    run on different channels at once: an element both write keeps whichever lands last,
+    unless a wait retired the first before the second was issued.
     """
     drains: dict[str, list[tuple[int, Transfer]]] = {}
     for i, t in enumerate(d.runtime):
         if isinstance(t, Transfer) and t.op == "drain":
             drains.setdefault(t.tensor, []).append((i, t))
+    filled = set(d.filled_tensors())
     for name, its in drains.items():
         ts = [t for _, t in its]
         host = d.tensor(name).type
         moved = sum(t.pattern.numel for t in ts)
         missing = host.numel - moved
         several = len({t.fifo for t in ts}) > 1
+        if name in filled and not several:
+            continue  # in place: nothing can race, and what is not drained keeps its value
         written: np.ndarray | None = None
         if host.numel <= EXACT_COVERAGE and moved <= 4 * EXACT_COVERAGE and (
                 missing <= 0 or several):
@@ -47,7 +52,7 @@ def check_outputs_written(d: Design) -> None:
             # one fifo's drains run in order on one channel: only several can race
             written = _writers(d, name, its) if several else _marked(ts, host.numel)
             missing = int(host.numel - np.count_nonzero(written))
-        if missing > 0:
+        if missing > 0 and name not in filled:
             if written is None and host.numel <= EXACT_COVERAGE:
                 written = _marked(ts, host.numel)
             first = None if written is None else int((written == 0).argmax())
