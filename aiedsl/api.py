@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from aiedsl.builddir.build import held, sharing
 from aiedsl.checks.resources import TileUsage
 from aiedsl.compare import OutputCheck, compare_outputs, outputs_summary
 from aiedsl.errors import DesignError, ToolchainError, caller_loc
 from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
-from aiedsl.outdir import held, sharing
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.options import check_clock, check_kernels, check_seed, check_target
 from aiedsl.sim.stats import Timing, significant
@@ -328,7 +328,7 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
     ...     art.compile()
     """
     from aiedsl.emit import Generated, generate, writing
-    from aiedsl.outdir import check_output_dir
+    from aiedsl.builddir.refuse import check_output_dir
     from aiedsl.toolchain.lower import lower_design, settle
 
     _refuse_empty_output(output)

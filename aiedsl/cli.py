@@ -257,7 +257,7 @@ def map_(
     from aiedsl.checks import check_design, draft
     from aiedsl.codegen.tilemap import is_aiedsl_map, tile_map
     from aiedsl.errors import DesignError
-    from aiedsl.outfile import write_file
+    from aiedsl.builddir.outfile import write_file
     from aiedsl.targets import get_target
 
     handle = load(design, define, device, name)

@@ -33,7 +33,7 @@ from aiedsl.codegen.tilemap import tile_map
 from aiedsl.errors import stable_path
 from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
-from aiedsl.outdir import building
+from aiedsl.builddir.build import building
 from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import (
     aiecc_argv, find_aiecc_script, kernel_compile_argv, shell_line,
@@ -106,7 +106,7 @@ def write(gen: Generated, out_dir: str | Path) -> Path:
     run by hand) are kept while ``aie.mlir`` and the kernels are unchanged, and dropped
     otherwise (they were made from other inputs). A
     directory holding files aiedsl did not write is refused, as is one another build is writing
-    (see :mod:`aiedsl.outdir`): a DesignError, and nothing is written.
+    (see :mod:`aiedsl.builddir`): a DesignError, and nothing is written.
     """
     with writing(gen, out_dir) as path:
         return path

@@ -1,9 +1,10 @@
 """Files written whole, folders made and unmade, and what a file-system error tells the user.
 
-What the build directory (:mod:`aiedsl.outdir`) and the single output files of ``--trace`` and
-``--stats`` (:mod:`aiedsl.outfile`) share: a file is written to a temporary name and renamed into
-place, so a reader never sees half of it; folders a write had to make are removed again when it
-fails; and an ``OSError`` becomes a DesignError naming the path, the reason and a fix.
+What the build directory (:mod:`aiedsl.builddir`) and the single output files of ``--trace``
+and ``--stats`` (:mod:`aiedsl.builddir.outfile`) share: a file is written to a temporary name
+and renamed into place, so a reader never sees half of it; folders a write had to make are
+removed again when it fails; and an ``OSError`` becomes a DesignError naming the path, the
+reason and a fix.
 
 Example
 -------

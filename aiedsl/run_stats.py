@@ -92,14 +92,14 @@ def is_aiedsl_stats(head: str) -> bool:
 def check_stats(path: str | Path, design: str) -> None:
     """Refuse (DesignError "output file") a path :func:`write_stats` would refuse: called
     before the run, so a refusal costs nothing."""
-    from aiedsl.outfile import check_file
+    from aiedsl.builddir.outfile import check_file
 
     check_file(path, ours=is_aiedsl_stats, option="--stats", example=f"{design}.stats.json")
 
 
 def write_stats(stats: dict[str, Any], path: str | Path) -> None:
     """Write ``stats`` (:func:`run_stats`) to ``path``, whole or not at all."""
-    from aiedsl.outfile import write_file
+    from aiedsl.builddir.outfile import write_file
 
     design = stats["design"]
     write_file(path, json.dumps(stats, indent=1, allow_nan=False) + "\n", design=design,

@@ -12,12 +12,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from aiedsl.builddir.build import tool_outputs
 from aiedsl.emit import generate, write
 from aiedsl.ir import Design, Pattern
 from aiedsl.kernels import block, block_dims, unblock, unblock_dims
 from aiedsl.kernels.library import matmul_ref
 from aiedsl.loader import load_design
-from aiedsl.outdir import tool_outputs
 from aiedsl.version import __version__
 
 DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16", "gemm_i8"]

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 import aiedsl
+from aiedsl.builddir.marker import read_marker
 from aiedsl.checks import check_design
 from aiedsl.errors import ToolchainError
 from aiedsl.loader import load_design
-from aiedsl.outdir import read_marker
 from aiedsl.toolchain.lower import renderable
 from aiedsl.toolchain.physical import diff_physical, parse_physical
 from aiedsl.targets import get_target

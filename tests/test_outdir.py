@@ -24,12 +24,13 @@ from typing import Any
 import pytest
 
 import aiedsl
-from aiedsl.build_lock import claim
+from aiedsl.builddir.build import tool_outputs
+from aiedsl.builddir.lock import claim
+from aiedsl.builddir.marker import MARKER, entries, read_marker, write_marker
 from aiedsl.cli import main
 from aiedsl.emit import Generated, generate, write
 from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.loader import load_design
-from aiedsl.outdir import MARKER, entries, read_marker, tool_outputs, write_marker
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSTHROUGH = ROOT / "designs" / "passthrough.py"
@@ -151,9 +152,9 @@ def test_an_interrupted_rebuild_leaves_the_previous_build_whole(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "p"
     before = _compiled_build(out, _gen())
-    from aiedsl import outdir
+    from aiedsl.builddir import build
 
-    real_put = outdir._put
+    real_put = build._put
     written: list[Path] = []
 
     def put(path: Path, text: str) -> None:
@@ -162,7 +163,7 @@ def test_an_interrupted_rebuild_leaves_the_previous_build_whole(
         written.append(path)
         real_put(path, text)
 
-    monkeypatch.setattr(outdir, "_put", put)
+    monkeypatch.setattr(build, "_put", put)
     with pytest.raises(KeyboardInterrupt):
         write(_gen(8192), out)
     assert len(written) == 3
@@ -172,11 +173,11 @@ def test_an_interrupted_rebuild_leaves_the_previous_build_whole(
 
 def test_without_renameat2_an_interrupt_between_the_two_renames_puts_the_old_build_back(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from aiedsl import outdir
+    from aiedsl.builddir import swap
 
     out = tmp_path / "p"
     before = _compiled_build(out, _gen())
-    monkeypatch.setattr(outdir, "_renameat2", lambda: None)  # no RENAME_EXCHANGE here
+    monkeypatch.setattr(swap, "_renameat2", lambda: None)  # no RENAME_EXCHANGE here
     real_rename = os.rename
     renames: list[str] = []
 
@@ -202,11 +203,11 @@ def test_without_renameat2_an_interrupt_between_the_two_renames_puts_the_old_bui
 KILLED_WRITER = '''
 import sys, time
 from pathlib import Path
-import aiedsl.outdir as outdir
+import aiedsl.builddir.build as build
 from aiedsl.emit import generate, write
 from aiedsl.loader import load_design
 
-real_put = outdir._put
+real_put = build._put
 count = [0]
 
 def put(path, text):
@@ -216,7 +217,7 @@ def put(path, text):
         print("writing", flush=True)
         time.sleep(60)  # killed here
 
-outdir._put = put
+build._put = put
 write(generate(load_design(sys.argv[1], {"N": "8192"})), sys.argv[2])
 '''
 
@@ -331,17 +332,17 @@ def test_a_file_dropped_in_while_a_build_takes_the_lock_is_named_not_called_a_bu
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Found under the build's own lock, a user's file was reported as "another aiedsl build
     (pid <its own pid>) is writing" (a tester)."""
-    from aiedsl import outdir
+    from aiedsl.builddir import build
 
     monkeypatch.chdir(tmp_path)
     write(_gen(), "p")
-    real_check = outdir.check_output_dir
+    real_check = build.check_output_dir
 
     def check_then_drop(out_dir: str | Path, design: str) -> None:
         real_check(out_dir, design)
         (tmp_path / "p" / "notes.txt").write_text("mine\n")  # the user, meanwhile
 
-    monkeypatch.setattr(outdir, "check_output_dir", check_then_drop)
+    monkeypatch.setattr(build, "check_output_dir", check_then_drop)
     with pytest.raises(DesignError) as e:
         write(_gen(8192), "p")
     assert str(e.value) == (
@@ -360,16 +361,16 @@ def test_a_file_dropped_in_while_a_build_takes_the_lock_is_named_not_called_a_bu
 def _racer(barrier: Any, n: int, err: str) -> None:
     """One build process: wait for the others, then ``aiedsl build`` as the command line runs it
     (exit 0, or a DesignError printed and exit 2; any other exception is a traceback)."""
-    from aiedsl import outdir
+    from aiedsl.builddir import build
     from aiedsl.cli import run
 
-    real_put = outdir._put
+    real_put = build._put
 
     def put(path: Path, text: str) -> None:
         time.sleep(0.003)  # a slower disk: the writes of simultaneous builds overlap for sure
         real_put(path, text)
 
-    outdir._put = put  # type: ignore[assignment]
+    build._put = put  # type: ignore[assignment]
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (the process ends with os._exit)
     sys.stderr = open(err, "w")  # noqa: SIM115
     barrier.wait()
@@ -873,7 +874,7 @@ def test_an_output_directory_in_proc_is_a_design_error(capsys: pytest.CaptureFix
 
 def test_a_refused_swap_leaves_the_previous_build_whole(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from aiedsl import outdir
+    from aiedsl.builddir import swap
 
     out = tmp_path / "p"
     before = _compiled_build(out, _gen())
@@ -881,7 +882,7 @@ def test_a_refused_swap_leaves_the_previous_build_whole(
     def exchange(a: Path, b: Path) -> bool:  # what a build directory chmod 555 gets (not root)
         raise PermissionError(13, "Permission denied", str(b))
 
-    monkeypatch.setattr(outdir, "_exchange", exchange)
+    monkeypatch.setattr(swap, "_exchange", exchange)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(DesignError) as e:
         write(_gen(8192), "p")
@@ -895,12 +896,12 @@ def test_a_refused_swap_leaves_the_previous_build_whole(
 
 def test_a_failed_build_removes_the_folders_it_made_for_itself(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from aiedsl import outdir
+    from aiedsl.builddir import build
 
     def put(path: Path, text: str) -> None:
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr(outdir, "_put", put)
+    monkeypatch.setattr(build, "_put", put)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(DesignError) as e:
         write(_gen(), "new/sub/b")
@@ -990,7 +991,7 @@ def test_a_directory_changing_under_another_build_as_it_is_read_is_busy(
     """Racing --compile builds: one read the directory (without the lock) while another moved
     its compile's outputs in, and said "cannot read out: No such file or directory (at
     out/aie.mlir.prj)" (exit 2, found racing the tester's scripts)."""
-    from aiedsl import outdir
+    from aiedsl.builddir import refuse
 
     monkeypatch.chdir(tmp_path)
     write(_gen(), "p")
@@ -1002,7 +1003,7 @@ def test_a_directory_changing_under_another_build_as_it_is_read_is_busy(
     def vanishing(folder: Path) -> list[str]:
         raise FileNotFoundError(2, "No such file or directory", str(folder / "aie.mlir.prj"))
 
-    monkeypatch.setattr(outdir, "foreign", vanishing)
+    monkeypatch.setattr(refuse, "foreign", vanishing)
     try:
         with pytest.raises(DesignError) as e:
             write(_gen(8192), "p")
@@ -1064,7 +1065,7 @@ def test_a_command_a_message_prints_runs_on_the_path_alone(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     """The fix for an old build in 'my build' printed (rm -r my build), which a paste ran on
     ./my and ./build (a tester); its ls -ld too. Both are quoted by the one quoting function."""
-    from aiedsl import outdir
+    from aiedsl.builddir import swap
 
     monkeypatch.chdir(tmp_path)
     old = tmp_path / "my build"
@@ -1093,7 +1094,7 @@ def test_a_command_a_message_prints_runs_on_the_path_alone(
     def exchange(a: Path, b: Path) -> bool:
         raise PermissionError(13, "Permission denied", str(b))
 
-    monkeypatch.setattr(outdir, "_exchange", exchange)
+    monkeypatch.setattr(swap, "_exchange", exchange)
     with pytest.raises(DesignError) as e:
         write(_gen(8192), "my p")
     assert str(e.value) == (
@@ -1127,7 +1128,7 @@ def test_a_path_with_a_line_break_stays_on_its_line_of_the_message(
 
 def test_an_output_directory_that_cannot_be_read_is_a_design_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from aiedsl import outdir
+    from aiedsl.builddir import refuse
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "p").mkdir()
@@ -1135,7 +1136,7 @@ def test_an_output_directory_that_cannot_be_read_is_a_design_error(
     def unreadable(folder: Path) -> list[str]:  # what scandir meets in a chmod 300 folder
         raise PermissionError(13, "Permission denied", str(folder))
 
-    monkeypatch.setattr(outdir, "foreign", unreadable)
+    monkeypatch.setattr(refuse, "foreign", unreadable)
     with pytest.raises(DesignError) as e:
         write(_gen(), "p")
     assert str(e.value) == (

@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 import aiedsl
+from aiedsl.builddir.marker import read_marker
 from aiedsl.errors import DesignError, ToolchainError
-from aiedsl.outdir import read_marker
 from aiedsl.toolchain.discover import find_tools
 from aiedsl.toolchain.xrt import NpuSession
 

@@ -51,7 +51,7 @@ def is_aiedsl_trace(head: str) -> bool:
 def check_trace(path: str | Path, design: str) -> None:
     """Refuse (DesignError "output file") a trace file :func:`write_trace` would refuse: called
     before simulating, so a refusal costs no simulation."""
-    from aiedsl.outfile import check_file
+    from aiedsl.builddir.outfile import check_file
 
     check_file(path, ours=is_aiedsl_trace, option="--trace", example=f"{design}.json")
 
@@ -61,7 +61,7 @@ def write_trace(m: Machine, clock_hz: float, path: str) -> None:
 
     An existing file there that aiedsl did not write is refused (DesignError "output file").
     """
-    from aiedsl.outfile import write_file
+    from aiedsl.builddir.outfile import write_file
 
     write_file(path, json.dumps(chrome_trace(m, clock_hz)), design=m.design.name,
                ours=is_aiedsl_trace, option="--trace", example=f"{m.design.name}.json")

@@ -1,8 +1,8 @@
 """``aiedsl build --compile``: Peano for each kernel, then aiecc, for the build directory.
 
 The tools run beside the build directory, in its staging folder, on the files the build wrote
-(:func:`aiedsl.outdir.compiling`); what they make goes in when they are done (an interrupted
-compile changes nothing there). Every tool runs with its output captured to
+(:func:`aiedsl.builddir.build.compiling`); what they make goes in when they are done (an
+interrupted compile changes nothing there). Every tool runs with its output captured to
 ``logs/<step>.log`` (the command line first). A tool that fails stops the build with its command,
 the tail of its output and, when the output names one, the design line it comes from (aiecc
 reports the ``loc(...)`` of the emitted MLIR, which carry design lines; clang reports
@@ -38,7 +38,8 @@ from aiedsl.kernels.text import unit_text
 from aiedsl.kernels.units import kernel_units
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
-from aiedsl.outdir import compiling, install_outputs
+from aiedsl.builddir.build import compiling
+from aiedsl.builddir.swap import install_outputs
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
 from aiedsl.toolchain.discover import Tools
@@ -108,7 +109,7 @@ def script_outputs(files: dict[str, str]) -> list[str]:
 def tool_input(rel: str) -> bool:
     """Is generated file ``rel`` one the tools read (``aie.mlir``, ``kernels/*``)? The cache key
     hashes these, and a rebuild keeps the previous tool outputs only while these are unchanged
-    (:func:`aiedsl.outdir.write_build`)."""
+    (:func:`aiedsl.builddir.build.write_build`)."""
     return rel == "aie.mlir" or rel.startswith("kernels/")
 
 

@@ -46,7 +46,7 @@ from aiedsl.codegen.tilemap import tile_map
 from aiedsl.errors import ToolchainError
 from aiedsl.files import TMP_SUFFIX
 from aiedsl.ir import Connect, Design, DmaChannel, Physical, Route
-from aiedsl.outdir import tool_outputs
+from aiedsl.builddir.build import tool_outputs
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import (INSTS, argv_strings, lower_argvs, pass_pipeline,
                                        pipeline_passes, shell_line)

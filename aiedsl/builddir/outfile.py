@@ -17,10 +17,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from aiedsl.build_lock import claim
+from aiedsl.builddir.lock import claim
+from aiedsl.builddir.marker import MARKER, build_dir_of, read_marker, relist, write_marker
 from aiedsl.errors import DesignError, display_path, printable
 from aiedsl.files import make_dirs, os_error, os_errors, replace_file, unmake_dirs
-from aiedsl.outdir import MARKER, build_dir_of, read_marker, relist, write_marker
 
 
 def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,

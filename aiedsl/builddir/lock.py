@@ -34,7 +34,7 @@ from pathlib import Path
 
 from aiedsl.errors import DesignError, display_path, printable
 from aiedsl.files import TMP_SUFFIX, remove_tree
-from aiedsl.marker import MARKER, foreign, read_marker
+from aiedsl.builddir.marker import MARKER, foreign, read_marker
 
 STAGING_SUFFIX = ".aiedsl-new"
 STALE_SECONDS = 60.0

@@ -1,0 +1,205 @@
+"""Writing a build directory, and holding it while tools run on what was written.
+
+A build goes in whole (:mod:`aiedsl.builddir.swap`), after the checks of
+:mod:`aiedsl.builddir.refuse`, under the build directory's lock: its staging directory
+(:mod:`aiedsl.builddir.lock`), so a second build into the same directory fails cleanly while the
+first is alive. ``build --compile`` holds it from the write to the end of the compile
+(:func:`building`); the tools run in the staging folder, on the files the build wrote, and their
+outputs go into the build directory only when they are done (:func:`compiling`,
+:func:`aiedsl.builddir.swap.install_outputs`), so an interrupted compile changes nothing there.
+Tools run in the build directory itself (:func:`tool_outputs`) hold the lock too, and what they
+make is listed in its marker.
+
+Example
+-------
+>>> write_build("build/passthrough", {"aie.mlir": "..."}, design="passthrough")  # doctest: +SKIP
+PosixPath('build/passthrough')
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+
+from aiedsl.builddir.lock import NEW, OLD, WORK, claim, remove_marked, share
+from aiedsl.builddir.marker import entries, read_marker, relist, write_marker
+from aiedsl.builddir.refuse import _refuse_foreign, _refuse_other_build, check_output_dir
+from aiedsl.builddir.swap import _carried, _carry, _same_inputs, _swap
+from aiedsl.files import make_dirs, os_errors, unmake_dirs
+
+
+# -- writing a build ------------------------------------------------------------------------------
+
+
+def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
+                executable: Iterable[str] = (),
+                tool_input: Callable[[str], bool] | None = None,
+                script_outputs: Iterable[str] = ()) -> Path:
+    """Replace build directory ``out_dir`` with ``files`` (relative path -> text), atomically.
+
+    Refuses (DesignError, nothing written) a directory holding files aiedsl did not write, the
+    working directory and its ancestors, and a directory another build is writing. The previous
+    build's tool outputs (xclbin, logs, cache ...) are carried over while they belong to these
+    files: ``tool_input`` says which files the tools read, and when one of them differs from the
+    previous build's (or is new or gone), nothing of the previous build is carried. ``kernels/``
+    is never carried. ``script_outputs`` go into the marker (see
+    :func:`aiedsl.builddir.marker.owned`). Returns ``out_dir`` as given.
+    """
+    with building(out_dir, files, design=design, executable=executable, tool_input=tool_input,
+                  script_outputs=script_outputs) as shown:
+        return shown
+
+
+@contextmanager
+def building(out_dir: str | Path, files: dict[str, str], *, design: str,
+             executable: Iterable[str] = (),
+             tool_input: Callable[[str], bool] | None = None,
+             script_outputs: Iterable[str] = ()) -> Iterator[Path]:
+    """:func:`write_build`, whose lock is held on over the block that follows (yielding
+    ``out_dir`` as given): what the block does in the directory (place the lowering's outputs,
+    compile) meets this build, never one that another build swapped in meanwhile."""
+    shown = Path(out_dir)
+    out = Path(os.path.realpath(shown))  # a symlinked output: replace what it points at
+    check_output_dir(shown, design)  # before anything is touched
+    made: list[Path] = []
+    swapped = False
+    try:
+        with os_errors(shown, rule="output directory", option="-o"):
+            made = make_dirs(out.parent)
+        with _locked(out, shown) as staging:
+            with os_errors(shown, rule="output directory", option="-o"):
+                # again: now no other aiedsl build can change it
+                _refuse_foreign(out, shown, locked=True)
+                carried = _carried(out, set(files)) \
+                    if out.is_dir() and _same_inputs(out, files, tool_input) else []
+                new = staging / NEW
+                new.mkdir()
+                # First, what is to be written: a killed build's staged build is known for
+                # aiedsl's by its marker (lock.check_staging), whatever it got to write.
+                write_marker(new, design, [*files, *_folders_of(files), *carried], staging,
+                             script_outputs)
+                for rel, text in files.items():
+                    path = new / rel
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    _put(path, text)
+                for rel in executable:
+                    os.chmod(new / rel, 0o755)
+                _carry(out, new, carried)
+                write_marker(new, design, None, staging, script_outputs)  # what is there
+                _swap(new, out)
+                swapped = True
+                for name in (NEW, OLD):  # the old build, now in the staging folder
+                    if os.path.isdir(staging / name):
+                        remove_marked(staging / name, strict=False)
+            yield shown
+    except BaseException:
+        if not swapped:
+            unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
+        raise
+
+
+def _folders_of(files: Iterable[str]) -> set[str]:
+    """The folders that hold ``files`` (relative paths), as entries (``kernels/``)."""
+    return {f"{p}/" for rel in files for p in PurePosixPath(rel).parents if str(p) != "."}
+
+
+def _put(path: Path, text: str) -> None:
+    """Write one file (a seam for tests that interrupt a build midway)."""
+    path.write_text(text)
+
+
+# -- holding it -----------------------------------------------------------------------------------
+
+
+@contextmanager
+def held(out_dir: str | Path) -> Iterator[None]:
+    """Hold build directory ``out_dir``'s lock over a block (a compile, then loading what it
+    made): no other build replaces the directory meanwhile. Claims inside share it."""
+    shown = Path(out_dir)
+    with _locked(Path(os.path.realpath(shown)), shown):
+        yield
+
+
+@contextmanager
+def sharing(out_dir: str | Path) -> Iterator[None]:
+    """Claims of build directory ``out_dir`` in this thread, over the block, share the lock
+    another thread of this process holds on it (:func:`aiedsl.builddir.lock.share`)."""
+    with share(Path(os.path.realpath(Path(out_dir)))):
+        yield
+
+
+@contextmanager
+def _locked(out: Path, shown: Path) -> Iterator[Path]:
+    """:func:`aiedsl.builddir.lock.claim`: a file-system error taking or letting go of the lock is
+    the output directory's (:func:`aiedsl.files.os_error`), the block's own stay as they are."""
+    body_error: OSError | None = None
+    with os_errors(shown, rule="output directory", option="-o"):
+        with claim(out, shown) as staging:
+            try:
+                yield staging
+            except OSError as e:  # the block's (a tool's): not the output directory's to explain
+                body_error = e
+    if body_error is not None:
+        raise body_error
+
+
+# -- after a build: the tools' outputs ------------------------------------------------------------
+
+
+@contextmanager
+def tool_outputs(out_dir: str | Path) -> Iterator[None]:
+    """Run tools in build directory ``out_dir``: hold its lock meanwhile and, however they end,
+    list in its marker what they made (aiedsl ran them there, so their outputs are its own).
+
+    What was already in the directory and not listed stays unlisted. A directory without a
+    marker is not aiedsl's to claim: the tools run without the lock or a marker.
+    """
+    shown = Path(out_dir)
+    out = Path(os.path.realpath(shown))
+    if read_marker(out) is None:
+        yield
+        return
+    with _locked(out, shown) as staging:
+        marker = read_marker(out) or {"files": []}  # again, under the lock
+        before = set(entries(out))
+        try:
+            yield
+        finally:
+            with os_errors(shown, rule="output directory", option="-o"):
+                relist(out, marker, staging, lambda e: e not in before)
+
+
+@contextmanager
+def compiling(out_dir: str | Path, files: dict[str, str], *, design: str,
+              tool_input: Callable[[str], bool], writes: Iterable[str]) -> Iterator[Path]:
+    """Hold build directory ``out_dir``'s lock over a compile of ``files`` and yield the folder
+    to run the tools in: ``compile/`` in the staging folder, holding the files they read
+    (``tool_input``). Nothing reaches the build directory until
+    :func:`aiedsl.builddir.swap.install_outputs` moves it there; an interrupted compile leaves
+    the directory as it was, and its folder goes with the lock (a killed one's with the next
+    build).
+
+    Refuses (DesignError, before any tool runs) a directory that no longer holds this build
+    (another build replaced it since it was written: the tools would compile other files than
+    ``files``, which the compile's manifest describes), and one where a name in ``writes`` (the
+    compile's own outputs: ``logs``, ``manifest.json``) is not aiedsl's.
+    """
+    shown = Path(out_dir)
+    out = Path(os.path.realpath(shown))
+    with _locked(out, shown) as staging:
+        work = staging / WORK
+        with os_errors(shown, rule="output directory", option="-o"):
+            _refuse_other_build(out, shown, files, design, tool_input, writes)
+            inputs = {rel: text for rel, text in files.items() if tool_input(rel)}
+            work.mkdir()
+            # first: a killed compile's folder is known for aiedsl's by it (lock.check_staging)
+            write_marker(work, design, [*inputs, *_folders_of(inputs)], staging)
+            for rel, text in inputs.items():
+                (work / rel).parent.mkdir(parents=True, exist_ok=True)
+                (work / rel).write_text(text)
+        try:
+            yield work
+        finally:
+            remove_marked(work, strict=False)

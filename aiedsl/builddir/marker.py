@@ -1,0 +1,149 @@
+"""The marker of a build directory, ``.aiedsl-build.json``: what in a folder aiedsl wrote.
+
+aiedsl never deletes or moves anything it did not write. Every directory it makes carries a
+marker listing every file and folder in it (folders end in ``/``): what a build wrote, what the
+tools it ran there left (``--compile``), and what ``aiedsl map`` or ``--trace`` added; and what
+the build's ``build.sh``, run by hand, writes (``script_outputs``: the kernels' ``.o``,
+``aie.xclbin``, ``insts.bin``, aiecc's ``aie.mlir.prj/``). Whatever else a folder holds is
+foreign (:func:`foreign`): the user's.
+
+Read by the refusals before a build (:mod:`aiedsl.builddir.refuse`) and by the lock
+(:mod:`aiedsl.builddir.lock`), which tells a killed build's leftovers from a user's folder by the
+markers in them; written (:func:`write_marker`, :func:`relist`) by all that puts something in a
+build directory.
+
+>>> foreign(Path("build/passthrough"))  # doctest: +SKIP
+['notes.txt']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from aiedsl.files import replace_file
+from aiedsl.version import __version__
+
+MARKER = ".aiedsl-build.json"
+"""The file that makes a directory an aiedsl build directory, listing what aiedsl put there."""
+
+
+def entries(root: Path) -> list[str]:
+    """Every file and folder under ``root``, relative, sorted; folders end in ``/``.
+
+    Symbolic links are entries of their own, never followed (a link to a folder is not a folder).
+    """
+    found: list[str] = []
+
+    def walk(folder: str, prefix: str) -> None:
+        with os.scandir(folder) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    found.append(f"{prefix}{e.name}/")
+                    walk(e.path, f"{prefix}{e.name}/")
+                else:
+                    found.append(prefix + e.name)
+
+    walk(str(root), "")
+    return sorted(found)
+
+
+def _entry(folder: Path, name: str) -> str | None:
+    """``name`` in ``folder`` as an entry (``logs/`` for a folder), None when it is not there."""
+    path = folder / name
+    if not os.path.lexists(path):
+        return None
+    return f"{name}/" if path.is_dir() and not path.is_symlink() else name
+
+
+def read_marker(folder: Path) -> dict[str, Any] | None:
+    """The marker of build directory ``folder``, or None when it has none (or not a valid one)."""
+    try:
+        data = json.loads((folder / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    ok = (isinstance(data, dict) and isinstance(data.get("aiedsl"), str) and "files" in data
+          and all(isinstance(data.get(key, []), list)
+                  and all(isinstance(f, str) for f in data.get(key, []))
+                  for key in ("files", "script_outputs")))
+    return data if ok else None
+
+
+def owned(marker: dict[str, Any] | None) -> Callable[[str], bool]:
+    """Whether an entry of a build directory with ``marker`` is aiedsl's: listed, or written by
+    its ``build.sh`` (run by hand, it cannot list what it wrote)."""
+    listed = set(marker["files"]) if marker else set()
+    script = marker.get("script_outputs", []) if marker else []
+    folders = tuple(s for s in script if s.endswith("/"))
+    listed.update(s for s in script if not s.endswith("/"))
+    return lambda rel: rel in listed or (bool(folders) and rel.startswith(folders))
+
+
+def foreign(folder: Path) -> list[str]:
+    """What in ``folder`` aiedsl did not write: the topmost entries that are not its own
+    (:func:`owned`).
+
+    A folder not its own is named once (``photos/``), not file by file. Without a marker every
+    entry is foreign.
+    """
+    ours = owned(read_marker(folder))
+    found: list[str] = []
+
+    def walk(sub: str, prefix: str) -> None:
+        with os.scandir(sub) as it:
+            for e in sorted(it, key=lambda e: e.name):
+                is_dir = e.is_dir(follow_symlinks=False)
+                rel = prefix + e.name + ("/" if is_dir else "")
+                if not ours(rel):
+                    found.append(rel)
+                elif is_dir:
+                    walk(e.path, rel)
+
+    walk(str(folder), "")
+    return sorted(found)
+
+
+# -- writing it -----------------------------------------------------------------------------------
+
+
+def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
+                 tmp_dir: Path | None = None, script_outputs: Iterable[str] = ()) -> None:
+    """Write ``folder``'s marker: ``listed`` (default: everything in it now), plus itself, and
+    ``script_outputs``, what its ``build.sh`` writes (a folder, ending in ``/``, with all in it).
+
+    With ``tmp_dir`` the marker is written there first and renamed into place, so a reader
+    never sees half a marker and a killed process leaves no stray file in ``folder``.
+    """
+    files = sorted(set(entries(folder) if listed is None else listed) | {MARKER})
+    data: dict[str, Any] = {"aiedsl": __version__, "design": design, "files": files}
+    if script_outputs:
+        data["script_outputs"] = sorted(set(script_outputs))
+    text = json.dumps(data, indent=2) + "\n"
+    if tmp_dir is None:
+        (folder / MARKER).write_text(text)
+    else:
+        replace_file(folder / MARKER, text, tmp_dir)
+
+
+def relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
+            new: Callable[[str], bool]) -> None:
+    """Rewrite ``folder``'s marker: what is aiedsl's (:func:`owned`) and still there, and what
+    ``new`` says aiedsl added since; the rest stays unlisted (foreign)."""
+    ours = owned(marker)
+    try:
+        now = entries(folder)
+    except OSError:  # the directory went away meanwhile: nothing to list
+        return
+    write_marker(folder, str(marker.get("design", "")), [e for e in now if ours(e) or new(e)],
+                 tmp_dir, marker.get("script_outputs", []))
+
+
+def build_dir_of(folder: Path) -> Path | None:
+    """The aiedsl build directory ``folder`` is in (itself or an ancestor), if any."""
+    for d in (folder, *folder.parents):
+        if read_marker(d) is not None:
+            return d
+    return None

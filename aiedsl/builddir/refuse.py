@@ -1,0 +1,162 @@
+"""What a build refuses to replace or write into, before it touches anything.
+
+aiedsl never deletes or moves anything it did not write (:mod:`aiedsl.builddir.marker`). A build
+refuses an output directory holding anything its marker does not list (and any non-empty
+directory without a marker), a file where the directory should be, a staging folder of its name
+holding what aiedsl never puts there, and the working directory or one of its ancestors, which
+it could not replace (:func:`check_output_dir`, before anything is touched; what is foreign
+again under the lock, :func:`_refuse_foreign`). Read without the lock, a directory another live
+build is changing is reported busy, not foreign. A compile refuses a directory that no longer
+holds the build it compiles, and a name of the user's where its outputs go
+(:func:`_refuse_other_build`, :func:`_refuse_in_the_way`).
+
+>>> check_output_dir("build/passthrough", "passthrough")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from aiedsl.builddir.lock import busy, check_staging, holder, staging_path
+from aiedsl.builddir.marker import MARKER, _entry, entries, foreign, owned, read_marker
+from aiedsl.errors import DesignError, printable
+from aiedsl.files import command, os_errors
+
+MAX_NAMED = 5
+"""How many foreign files an error names."""
+
+
+# -- before a build -------------------------------------------------------------------------------
+
+
+def check_output_dir(out_dir: str | Path, design: str) -> None:
+    """Raise a DesignError unless a build may replace ``out_dir``: it is new, an empty
+    directory, or an aiedsl build directory holding only what its marker lists, and it is
+    neither the working directory nor one of its ancestors."""
+    shown = Path(out_dir)
+    real = Path(os.path.realpath(shown))
+    _refuse_working_dir(real, shown, design)
+    with os_errors(shown, rule="output directory", option="-o", verb="read"):
+        _refuse_foreign(real, shown)
+        staging = staging_path(real)
+        # a live build's, which changes as it is read: claim() says it is busy
+        if staging.is_symlink() or not os.path.isdir(staging) \
+                or holder(staging, locked=False) is None:
+            check_staging(staging, shown)
+
+
+def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
+    # The build is swapped in by renaming the directory: the directory this process (and the
+    # user's shell) is in would be renamed away under them, and its other files with it.
+    cwd = Path(os.path.realpath(os.getcwd()))
+    if cwd == real or real in cwd.parents:
+        what = "the working directory" if cwd == real else "it holds the working directory"
+        raise DesignError(
+            "output directory", f"cannot build into {printable(shown)} ({what}): a build "
+            "replaces its "
+            "output directory whole, by renaming it",
+            fix=f"build into a directory of its own, e.g. -o build/{design}")
+
+
+def _refuse_foreign(real: Path, shown: Path, locked: bool = False) -> None:
+    """Refuse ``real`` when it holds what aiedsl did not write; ``locked``: this build holds its
+    lock, so no other is writing there."""
+    if not os.path.lexists(real):
+        return
+    if not real.is_dir():
+        label = printable(shown)
+        raise DesignError("output directory", f"{label} is a file, not a directory",
+                          fix=f"choose another directory with -o, or move {label} away")
+    # Read without the lock, the directory may be changing under another build (swapped,
+    # its compile's outputs going in): what then looks foreign, or vanishes as it is read,
+    # says it is busy.
+    staging = staging_path(real)
+    try:
+        alien = foreign(real)
+    except FileNotFoundError:
+        if not locked and os.path.isdir(staging):
+            who = holder(staging, locked=False)
+            if who is not None:
+                raise busy(who, shown, staging) from None
+        raise
+    if alien:
+        if not locked and os.path.isdir(staging):
+            who = holder(staging, locked=False)
+            if who is not None:
+                raise busy(who, shown, staging)
+        named = printable(", ".join(alien[:MAX_NAMED]))
+        if len(alien) > MAX_NAMED:
+            named += f" and {len(alien) - MAX_NAMED} more"
+        label = printable(shown)
+        fix = f"choose another directory with -o, or move those files out of {label}"
+        if read_marker(real) is None and _older_build(real):
+            fix = (f"{label} looks like a build from an aiedsl older than the build marker "
+                   f"({MARKER}): delete it once ({command(['rm', '-r'], str(shown))}) and build "
+                   "again")
+        raise DesignError(
+            "output directory", f"{label} holds {_count(len(alien), 'file')} aiedsl did not "
+            "write, and a build replaces the whole directory",
+            limit="a new or empty directory, or a build directory holding only what aiedsl "
+                  "wrote", found=named, fix=fix)
+
+
+def _older_build(folder: Path) -> bool:
+    """Did an aiedsl without markers write this directory (its aie.mlir says so)?"""
+    try:
+        with open(folder / "aie.mlir", encoding="utf-8", errors="replace") as f:
+            return "generated by aiedsl" in f.readline()
+    except OSError:
+        return False
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+# -- before a compile -----------------------------------------------------------------------------
+
+
+def _refuse_other_build(out: Path, shown: Path, files: dict[str, str], design: str,
+                        tool_input: Callable[[str], bool], writes: Iterable[str]) -> None:
+    """Refuse a compile of ``files`` in ``out`` (:func:`aiedsl.builddir.build.compiling`)."""
+    label = printable(shown)
+    marker = read_marker(out) if out.is_dir() else None
+    changed = [f"no {MARKER}"] if marker is None else _changed_inputs(out, files, tool_input)
+    if changed:
+        raise DesignError(
+            "output directory", f"{label} no longer holds the build of {design} to be "
+            "compiled: another build replaced it since", found=printable(", ".join(changed)),
+            fix="build and compile again (aiedsl build --compile holds the directory from the "
+                "build to the end of the compile)")
+    ours = owned(marker)
+    _refuse_in_the_way(shown, [rel for rel in (_entry(out, name) for name in writes)
+                               if rel is not None and not ours(rel)])
+
+
+def _refuse_in_the_way(shown: Path, alien: list[str]) -> None:
+    """Refuse a compile whose outputs would replace ``alien``, entries of build directory
+    ``shown`` aiedsl did not write."""
+    if alien:
+        label = printable(shown)
+        raise DesignError(
+            "output directory", f"{label} holds what aiedsl did not write where the compile "
+            "puts its own", found=printable(", ".join(alien)),
+            fix=f"move {'it' if len(alien) == 1 else 'them'} out of {label}, and compile again")
+
+
+def _changed_inputs(old: Path, files: dict[str, str], tool_input: Callable[[str], bool]
+                    ) -> list[str]:
+    """The files the tools read (``tool_input``) that build ``old`` does not hold as ``files``
+    has them: different, missing, or there and not in ``files``."""
+    want = {rel: text for rel, text in files.items() if tool_input(rel)}
+    have = {rel for rel in entries(old) if not rel.endswith("/") and tool_input(rel)}
+    changed = sorted(have - set(want))
+    for rel, text in sorted(want.items()):
+        try:
+            if (old / rel).read_text() != text:  # read as build._put wrote it
+                changed.append(rel)
+        except OSError:
+            changed.append(rel)
+    return sorted(changed)
