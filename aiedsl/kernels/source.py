@@ -15,6 +15,7 @@ from aiedsl.ir import Kernel
 from aiedsl.kernels.cscan import extern_c
 from aiedsl.kernels.cscan.blank import blank
 from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
+from aiedsl.kernels.signature import check_signature
 from aiedsl.lang.names import define_flags
 
 
@@ -114,6 +115,18 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
     if k.entry is None:
         if own is None and scan.complete:
             theirs = sorted({f.name for f in scan.functions})
+            if k.symbol in scan.declared and scan.entry_complete:
+                raise DesignError(
+                    "kernel entry", f"kernel '{k.symbol}' has no entry=, so cores call "
+                    f"{src.label}'s extern \"C\" function {k.symbol}, which it declares with "
+                    f"C++ linkage (outside any extern \"C\" block){compiled}: its symbol is "
+                    "mangled, and the core's link does not find it", loc=k.loc,
+                    limit="without entry=, the name of an extern \"C\" function the source "
+                    "defines (as mlir-aie's kernel files do)",
+                    found=f"its extern \"C\" functions: {', '.join(theirs) or 'none'}",
+                    fix=f"wrap {k.symbol}'s definition in extern \"C\" {{ ... }}, or give "
+                        f"entry=\"{k.symbol}\" a kernel name of its own, so aiedsl generates "
+                        "the extern \"C\" function around it")
             raise DesignError(
                 "kernel entry", f"kernel '{k.symbol}' has no entry=, so cores call "
                 f"{src.label}'s own extern \"C\" function {k.symbol}, which it does not define"
@@ -122,6 +135,7 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
                 found=f"its extern \"C\" functions: {', '.join(theirs) or 'none'}",
                 fix="name one of them as the symbol, or give entry= the C++ function to call "
                     f"(aiedsl then generates {k.symbol} around it)")
+        check_signature(k, k.symbol, src.label, scan)
         return
     if own is not None and own.sure:
         made = f", pasted by a macro as {own.spelled}" if own.pasted else ""
@@ -140,6 +154,7 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
             "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), "
             f"which {src.label} does not declare{compiled}", loc=k.loc, found=k.entry,
             fix=f"name a function {src.label} defines in entry=, or add {name} to it")
+    check_signature(k, name, src.label, scan)
 
 
 def _listed(items: list[str]) -> str:

@@ -46,12 +46,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 from aiedsl.kernels.cscan.blank import blank
 from aiedsl.kernels.cscan.declarations import declared_names, heads
 from aiedsl.kernels.cscan.preprocess import Reading, logical_lines, read
+from aiedsl.kernels.cscan.signatures import Signature, signatures
 from aiedsl.kernels.cscan.tokens import Gaveup, Tok
 
 MAX_READINGS = 32
@@ -96,10 +97,25 @@ class CScan:
     declared: frozenset[str] = frozenset()
     """The names the file declares as functions, any linkage, any scope (after expansion; a
     superset, see :func:`~aiedsl.kernels.cscan.declarations.declared_names`)."""
+    source: str = field(default="", repr=False, compare=False)
+    readings: tuple[tuple[Tok, ...], ...] = field(default=(), repr=False, compare=False)
+    """Each reading's tokens, preprocessed."""
 
     def find(self, name: str) -> CFunction | None:
         """The ``extern "C"`` function called ``name``, if the file makes one."""
         return next((f for f in self.functions if f.name == name), None)
+
+    def signature(self, name: str) -> Signature | None:
+        """The one signature every declaration of function ``name`` has, in every reading;
+        None when the scan is not complete, the file does not declare it, or declares it
+        several ways (overloads, or a signature that depends on an ``#if``)."""
+        if not self.entry_complete:
+            return None
+        found: dict[tuple[object, ...], Signature] = {}
+        for tokens in self.readings:
+            for sig in signatures(list(tokens), name, self.source):
+                found.setdefault(sig.key(), sig)
+        return next(iter(found.values())) if len(found) == 1 else None
 
 
 def extern_c(source: str, defines: Mapping[str, object] | None = None) -> CScan:
@@ -166,4 +182,5 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
                   "macro it does not define (from a header?), which may define functions")
     entry_unsure = unsure or (f"{unknown_cpp[0].text}(...) is a macro it does not define"
                               if unknown_cpp else "")
-    return CScan(tuple(out), not unsure, not entry_unsure, unsure, frozenset(declared))
+    return CScan(tuple(out), not unsure, not entry_unsure, unsure, frozenset(declared),
+                 source, tuple(tuple(r.tokens) for r in readings))

@@ -1,0 +1,222 @@
+"""The C++ scan's signatures: the parameters a reading declares a function with, each read as far
+as a kernel's declaration can be held against it (a pointer or a value, its element type when it
+is a plain C type, its name), and the function template's own parameters."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from aiedsl.kernels.cscan.declarations import _NOT_TYPES
+from aiedsl.kernels.cscan.tokens import Tok, identifier
+
+QUALIFIERS = frozenset({"const", "volatile", "restrict", "__restrict", "__restrict__",
+                        "register", "struct", "typename"})
+"""Words of a parameter that say nothing of its type's size."""
+
+C_TYPES: dict[str, tuple[int, bool]] = {
+    "int8_t": (1, False), "uint8_t": (1, False), "char": (1, False), "signed char": (1, False),
+    "unsigned char": (1, False),
+    "int16_t": (2, False), "uint16_t": (2, False), "short": (2, False),
+    "short int": (2, False), "signed short": (2, False), "unsigned short": (2, False),
+    "int32_t": (4, False), "uint32_t": (4, False), "int": (4, False), "signed": (4, False),
+    "signed int": (4, False), "unsigned": (4, False), "unsigned int": (4, False),
+    "int64_t": (8, False), "uint64_t": (8, False), "long long": (8, False),
+    "unsigned long long": (8, False),
+    "float": (4, True), "double": (8, True), "bfloat16": (2, True),
+}
+"""Plain C/C++ element types as (bytes, floating point) on the core (AIE's ``int`` is 32 bits);
+``long``, whose size differs between the core and a host, is left out, so it is never judged."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a C/C++ function declaration."""
+
+    text: str
+    """As written, tokens joined by single spaces (``const int32_t * in``)."""
+    name: str | None
+    """Its name, when it has one."""
+    pointer: bool
+    """A pointer (or an array, which a parameter is too)."""
+    base: str | None
+    """Its (pointed-to) type when it is one of :data:`C_TYPES` or ``void``; None when it is
+    another type (a typedef, a class, a template parameter), which is not judged."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A declaration of a function: its parameters and, for a template, its own parameters."""
+
+    params: tuple[Param, ...]
+    variadic: bool
+    """Ends in ``...``: it takes any number of arguments after its parameters."""
+    defaults: int
+    """How many of the last parameters have default arguments."""
+    template: tuple[str, ...] | None
+    """A function template's parameter names (None for a plain function)."""
+    defaulted: tuple[str, ...]
+    """The template parameters that have defaults."""
+    line: int
+    """Where its name is (1-based)."""
+
+    def undeducible(self) -> list[str]:
+        """The template parameters without defaults that no function parameter's type names:
+        a call must give them (``f<1024>(...)``)."""
+        used = {w for p in self.params for w in p.text.split()}
+        return [t for t in self.template or () if t not in used and t not in self.defaulted]
+
+    def key(self) -> tuple[object, ...]:
+        """What tells two declarations apart (not where they are)."""
+        return (self.params, self.variadic, self.defaults, self.template, self.defaulted)
+
+
+def signatures(tokens: list[Tok], name: str, source: str) -> list[Signature]:
+    """Every declaration or definition of a function ``name`` in a reading's ``tokens`` (a
+    name then ``(`` after a return type, as
+    :func:`~aiedsl.kernels.cscan.declarations.declared_names` finds them), in order."""
+    out = []
+    n = len(tokens)
+    for i in range(1, n - 1):
+        if tokens[i].text != name or tokens[i + 1].text != "(":
+            continue
+        k = i - 1
+        while k >= 1 and tokens[k].text == "::" and identifier(tokens[k - 1]):
+            k -= 2
+        before = tokens[k].text
+        if not (before in (">", "*", "&", "&&", ">>") or (
+                identifier(tokens[k]) and before not in _NOT_TYPES)):
+            continue
+        close = _close_paren(tokens, i + 1)
+        if close < 0:
+            continue
+        params, variadic, defaults = _params(tokens[i + 2:close])
+        template, defaulted = _template(tokens, k)
+        out.append(Signature(params, variadic, defaults, template, defaulted,
+                             source.count("\n", 0, tokens[i].start) + 1))
+    return out
+
+
+def _close_paren(tokens: list[Tok], i: int) -> int:
+    depth = 0
+    for k in range(i, len(tokens)):
+        t = tokens[k].text
+        if t == "(":
+            depth += 1
+        elif t == ")":
+            depth -= 1
+            if depth == 0:
+                return k
+        elif t in (";", "{", "}"):
+            return -1
+    return -1
+
+
+def _params(inside: list[Tok]) -> tuple[tuple[Param, ...], bool, int]:
+    """The parameters between a declarator's parentheses, whether it ends in ``...``, and how
+    many have defaults."""
+    groups: list[list[Tok]] = [[]]
+    depth = 0
+    for t in inside:
+        if t.text in ("(", "<", "[", "{"):
+            depth += 1
+        elif t.text in (")", ">", "]", "}"):
+            depth -= 1
+        elif t.text == ">>":
+            depth -= 2
+        if t.text == "," and depth == 0:
+            groups.append([])
+        else:
+            groups[-1].append(t)
+    if groups == [[]] or [t.text for t in groups[0]] == ["void"] and len(groups) == 1:
+        return (), False, 0
+    variadic = bool(groups[-1]) and groups[-1][-1].text == "..."
+    if variadic:
+        groups[-1] = groups[-1][:-1]
+        if not groups[-1]:
+            groups.pop()
+    defaults = 0
+    params = []
+    for g in groups:
+        if any(t.text == "=" for t in g):
+            defaults += 1
+            g = g[:next(j for j, t in enumerate(g) if t.text == "=")]
+        else:
+            defaults = 0  # only trailing defaults count (earlier ones cannot be)
+        params.append(_param(g))
+    return tuple(params), variadic, defaults
+
+
+_TYPE_WORDS = frozenset({"void", "bool", "char", "short", "int", "long", "signed", "unsigned",
+                         "float", "double"})
+
+
+def _spelled(g: list[Tok]) -> str:
+    """Tokens as a declaration is usually written: ``const int32_t *in``, ``float c[16]``."""
+    text = " ".join(t.text for t in g)
+    for pattern, by in ((r" ?\* ?", " *"), (r" ?& ?", " &"), (r" ?:: ?", "::"), (r" ?\[ ?", "["),
+                        (r" ?\] ?", "] "), (r" ?< ?", "<"), (r" ?> ?", "> "), (r" ?, ?", ", "),
+                        (r"\* \*", "**")):
+        text = re.sub(pattern, by, text)
+    return text.replace("* *", "**").strip()
+
+
+def _param(g: list[Tok]) -> Param:
+    text = _spelled(g)
+    pointer = any(t.text in ("*", "[") for t in g)
+    words: list[str] = []  # outside brackets, not qualifiers or attributes
+    depth = 0
+    after_star = -1
+    for t in g:
+        if t.text in ("[", "("):
+            depth += 1
+        elif t.text in ("]", ")"):
+            depth -= 1
+        elif depth == 0 and identifier(t) and t.text not in QUALIFIERS and (
+                not t.text.startswith("__")):
+            words.append(t.text)
+        elif depth == 0 and t.text in ("*", "&", "&&"):
+            after_star = len(words)
+    name = None
+    if len(words) >= 2 and words[-1] not in _TYPE_WORDS and len(words) - 1 >= after_star:
+        name = words.pop()
+    # a qualified type (std::int32_t) is its last part
+    base = words[-1] if any(t.text == "::" for t in g) and words else " ".join(words)
+    return Param(text, name, pointer, base if base in C_TYPES or base == "void" else None)
+
+
+def _template(tokens: list[Tok], k: int) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """The template parameter names of the declaration whose return type ends at
+    ``tokens[k]`` (None when it is not a template), and those with defaults."""
+    j = k
+    depth = 0
+    while j >= 0:
+        t = tokens[j].text
+        if t in (";", "{", "}") and depth == 0:
+            break
+        if t == ">":
+            depth += 1
+        elif t == ">>":
+            depth += 2
+        elif t == "<":
+            depth -= 1
+        j -= 1
+    head = tokens[j + 1:k + 1]
+    if not head or head[0].text != "template":
+        return None, ()
+    names = []
+    defaulted = []
+    depth = 0
+    for a, b in zip(head[1:], head[2:]):
+        if a.text == "<":
+            depth += 1
+        elif a.text == ">":
+            depth -= 1
+        if depth == 1 and identifier(a) and b.text in (",", ">", "=", "...") and (
+                a.text not in ("typename", "class")):
+            names.append(a.text)
+            if b.text == "=":
+                defaulted.append(a.text)
+        if depth == 0:
+            break
+    return tuple(names), tuple(defaulted)

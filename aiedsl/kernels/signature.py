@@ -1,0 +1,183 @@
+"""A file kernel's declaration held against the C++ function it calls: as many arguments as the
+function takes, a buffer where it takes a pointer and a scalar where it takes a value, each
+buffer's element type the one it points to, the arguments in its order, and, for a function
+template, the template arguments the call must give.
+
+Each is a mistake the compilers report far from the design, or not at all: through ``entry=``
+g++ and Peano refuse the generated call in ``kernels/<name>.cc``; without it the core calls the
+``extern "C"`` function with whatever the design declared, and a kernel reading 4-byte elements
+from a buffer of 2-byte ones runs past its end. Only what the scan reads soundly is judged
+(:meth:`~aiedsl.kernels.cscan.CScan.signature`): a type it does not know (a typedef, a class, a
+template parameter) and an overloaded function are left to the compilers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aiedsl.dtypes import dtype as lookup_dtype
+from aiedsl.errors import DesignError
+from aiedsl.ir import Kernel
+from aiedsl.kernels.cscan import CScan
+from aiedsl.kernels.cscan.macros import library_macro
+from aiedsl.kernels.cscan.signatures import C_TYPES, Param, Signature
+
+_SAME = {"int8_t": "signed char", "uint8_t": "unsigned char", "int16_t": "short",
+         "short int": "short", "signed short": "short", "uint16_t": "unsigned short",
+         "int32_t": "int", "signed": "int", "signed int": "int", "uint32_t": "unsigned int",
+         "unsigned": "unsigned int", "int64_t": "long long", "uint64_t": "unsigned long long"}
+"""C++'s names of one type (on the core, as ``<stdint.h>`` defines them): a pointer to one
+converts to a pointer to the other; ``char`` is a type of its own."""
+
+_ORDINAL = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+
+_KNOWN_WORDS = frozenset(C_TYPES) | frozenset(
+    "true false sizeof alignof int short long signed unsigned char float double bool void "
+    "bfloat16 const".split())
+
+
+def check_signature(k: Kernel, name: str, src_label: str, scan: CScan) -> None:
+    """Kernel ``k``'s arguments fit ``name``, the function it calls in its C++ (``src_label``
+    names the file; ``scan`` is its scan): see the module's docstring. Nothing is said where
+    the scan cannot read the function's one signature."""
+    sig = scan.signature(name)
+    if sig is None:
+        return
+    where = f"{src_label}'s {name} (its line {sig.line})"
+    takes = f"{name}({', '.join(p.text for p in sig.params)})"
+    if k.entry is not None and sig.template is not None:
+        _check_template_args(k, sig, name, where, scan)
+    need = len(sig.params) - sig.defaults
+    if not sig.variadic and not need <= len(k.args) <= len(sig.params):
+        count = (f"{len(sig.params)}" if not sig.defaults else
+                 f"{need} to {len(sig.params)}")
+        raise DesignError(
+            "kernel signature", f"kernel '{k.symbol}' declares {len(k.args)} argument"
+            f"{'s' if len(k.args) != 1 else ''}, and {where} takes {count}", loc=k.loc,
+            limit="the kernel's args= are the C++ function's parameters, in its order",
+            found=f"args {', '.join(a.name for a in k.args) or 'none'}; {takes}",
+            fix=f"declare one buffer() or scalar() per parameter of {name}, in its order")
+    for i, (a, p) in enumerate(zip(k.args, sig.params)):
+        nth = _ORDINAL[i] if i < len(_ORDINAL) else f"#{i + 1}"
+        if a.kind == "buffer" and not p.pointer:
+            raise DesignError(
+                "kernel signature", f"kernel '{k.symbol}' passes buffer '{a.name}' as the {nth} "
+                f"argument of {where}, which takes a value there: {p.text}", loc=k.loc,
+                limit="a buffer argument is a pointer parameter in the C++",
+                found=f"buffer('{a.name}', ...) for {p.text}",
+                fix=f"declare it scalar('{a.name}', ...), or check the order of args=")
+        if a.kind == "scalar" and p.pointer:
+            raise DesignError(
+                "kernel signature", f"kernel '{k.symbol}' passes scalar '{a.name}' as the {nth} "
+                f"argument of {where}, which takes a pointer there: {p.text}", loc=k.loc,
+                limit="a pointer parameter in the C++ is a buffer argument",
+                found=f"scalar('{a.name}', ...) for {p.text}",
+                fix=f"declare it buffer('{a.name}', Tensor[...]), or check the order of args=")
+        if a.kind == "buffer" and p.base is not None and p.base != "void":
+            _check_element(k, a.name, a.dtype, p, nth, where)
+    _check_order(k, sig, where, takes)
+
+
+def _check_element(k: Kernel, arg: str, dt: str, p: Param, nth: str, where: str) -> None:
+    """A buffer's elements are what the parameter points to: the same C++ type through
+    ``entry=`` (the generated call converts no pointer), the same size and kind without."""
+    have = lookup_dtype(dt)
+    base = p.base or ""
+    size, is_float = C_TYPES[base]
+    if k.entry is not None:
+        ok = _SAME.get(base, base) == _SAME.get(have.cpp, have.cpp)
+    else:
+        ok = size == have.itemsize and is_float == have.is_float
+    if ok:
+        return
+    kind = "floating-point" if is_float else "integer"
+    raise DesignError(
+        "kernel signature", f"kernel '{k.symbol}' passes buffer '{arg}' of {dt} "
+        f"({have.cpp}, {have.itemsize}-byte elements) as the {nth} argument of {where}, "
+        f"which takes {p.text} ({size}-byte {kind} elements)", loc=k.loc,
+        limit="a buffer's element type is the type its C++ parameter points to" + (
+            " (through entry=, the generated call passes a pointer of the buffer's type, and "
+            "C++ converts no pointer to another element type)" if k.entry is not None else ""),
+        found=f"{dt} for {p.text}",
+        fix=f"declare '{arg}' with the element type the C++ takes, or point the C++ "
+            f"parameter at {have.cpp}")
+
+
+def _check_order(k: Kernel, sig: Signature, where: str, takes: str) -> None:
+    """Arguments named as the C++ names its parameters, but in another order: swapped."""
+    theirs = [p.name for p in sig.params]
+    mine = [a.name for a in k.args]
+    if len(theirs) != len(mine) or None in theirs or theirs == mine or (
+            sorted(n or "" for n in theirs) != sorted(mine)):
+        return
+    first = next(i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b)
+    raise DesignError(
+        "kernel signature", f"kernel '{k.symbol}' declares its arguments in the order "
+        f"{', '.join(mine)}; {where} takes the same names in the order "
+        f"{', '.join(n or '' for n in theirs)}", loc=k.loc,
+        limit="the kernel's args= are the C++ function's parameters, in its order",
+        found=f"argument {first + 1} is '{mine[first]}' here and '{theirs[first]}' in {takes}",
+        fix=f"list args= in {', '.join(n or '' for n in theirs)} order (and pass them so "
+            "in the core's call)")
+
+
+def _check_template_args(k: Kernel, sig: Signature, name: str, where: str,
+                         scan: CScan) -> None:
+    """A call of a function template gives the template arguments no parameter deduces, and
+    names nothing the C++ cannot see (a Python variable spelled inside the string)."""
+    entry = k.entry or ""
+    given = _template_args(entry)
+    missing = sig.undeducible()
+    if given is None and missing:
+        values = ", ".join(f"{{{m}}}" for m in missing)
+        raise DesignError(
+            "kernel entry", f"kernel '{k.symbol}' calls {where}, a function template, "
+            f"without template arguments (entry=\"{entry}\"), and no argument's type gives "
+            f"its {', '.join(missing)}: the compiler cannot deduce "
+            f"{'it' if len(missing) == 1 else 'them'}", loc=k.loc,
+            limit="entry= spells the call's template arguments that no parameter deduces",
+            found=f"entry=\"{entry}\"; {name}'s template parameters: "
+                  f"{', '.join(sig.template or ())}",
+            fix=f"give them in entry=, e.g. entry=f\"{name}<{values}>\" (a Python f-string "
+                "putting in the values)")
+    if not given:
+        return
+    words = set(re.findall(r"[A-Za-z_]\w*", scan.source))
+    for arg in given:
+        for m in re.finditer(r"(?<![\w:])([A-Za-z_]\w*)(?!\s*::)", arg):
+            word = m[1]
+            if (word in words or word in k.defines or word in _KNOWN_WORDS
+                    or library_macro(word)):
+                continue
+            raise DesignError(
+                "kernel entry", f"kernel '{k.symbol}' calls {name}<{', '.join(given)}> "
+                f"(entry=\"{entry}\"), and '{word}' is nothing the C++ defines: entry= is "
+                "C++ text, so a Python name inside the string is not its value", loc=k.loc,
+                limit="entry= names only what its C++ file, its defines= or the C++ language "
+                "defines", found=f"'{word}' in entry=\"{entry}\"",
+                fix=f"put the value in the string, e.g. entry=f\"{name}<{{{word}}}>\" in "
+                    f"Python, or pass it as defines={{'{word}': ...}}")
+
+
+def _template_args(entry: str) -> list[str] | None:
+    """The template arguments ``entry`` spells after the function's name, split at the top
+    level (None when it spells none)."""
+    head = entry.split("(", 1)[0]
+    at = head.find("<")
+    if at < 0:
+        return None
+    out, depth, cur = [], 0, ""
+    for ch in head[at + 1:]:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            if depth == 0:
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur.strip())
+    return [a for a in out if a]

@@ -1,0 +1,228 @@
+"""A file kernel's declaration held against the C++ function it calls, at ``aiedsl check``: the
+argument count, buffers for pointers and scalars for values, each buffer's element type, the
+order of named arguments, a function template's template arguments, and C linkage.
+
+A kernel author's mistakes that passed ``check`` before: the host build then failed in the
+generated ``kernels/<name>.cc`` (its fix blaming the C++), or, without ``entry=``, the kernel
+ran past its buffers (a SIGSEGV in ``kernel test``), or nothing was said at all (an extra
+argument the C++ does not take).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+
+DesignFile = Callable[..., Path]
+
+CC = r'''#include <stdint.h>
+#include <aie_api/aie.hpp>
+
+template <unsigned N> void double_i32(const int32_t *in, int32_t *out) {
+  for (unsigned i = 0; i < N; i++) out[i] = in[i] * 2;
+}
+
+template <typename T> void double_any(const T *in, T *out, int n) {
+  for (int i = 0; i < n; i++) out[i] = in[i] * 2;
+}
+
+typedef int16_t my_t;
+
+extern "C" {
+void scale_i32(int32_t *a_in, int32_t *c_out, int32_t *factor, int32_t n) {
+  for (int i = 0; i < n; i++) c_out[i] = a_in[i] * factor[0];
+}
+void bytes_u8(uint8_t *src, uint8_t *dst) {
+  for (int i = 0; i < 64; i++) dst[i] = src[i];
+}
+void typed(my_t *src, void *dst) {}
+}
+
+void cpp_only(int32_t *src, int32_t *dst) {}
+'''
+
+DESIGN = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i8, i16, i32, loop, runtime
+from aiedsl.kernels import buffer, declare, scalar
+
+def ref(*args, **kw):
+    pass
+
+k = declare({decl}, source="k.cc", reference=ref, cycles=100, cost="a guess", args=[
+    {args}])
+
+@design(device="npu1_1col")
+def d(inp: Tensor[1024, {dt}], out: Tensor[1024, {dt}]):
+    fi = fifo(Tensor[64, {dt}], name="fi")
+    fo = fifo(Tensor[64, {dt}], name="fo")
+
+    @herd()
+    def core():
+        for _ in loop(16):
+            with fi.consume() as a, fo.produce() as b:
+                k({call})
+
+    with runtime() as rt:
+        rt.fill(fi, inp)
+        rt.drain(fo, out)
+'''
+
+IO = 'buffer("src", Tensor[64, {dt}]), buffer("dst", Tensor[64, {dt}], "out")'
+
+
+def error(design_file: DesignFile, decl: str, args: str, call: str = "a, b",
+          dt: str = "i32") -> str:
+    design_file(CC, "k.cc")
+    path = design_file(DESIGN.format(decl=decl, args=args.format(dt=dt), call=call, dt=dt))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    return str(e.value)
+
+
+def passes(design_file: DesignFile, decl: str, args: str, call: str = "a, b",
+           dt: str = "i32") -> None:
+    design_file(CC, "k.cc")
+    path = design_file(DESIGN.format(decl=decl, args=args.format(dt=dt), call=call, dt=dt))
+    check_design(load_design(path).ir)
+
+
+def test_entry_buffer_of_another_element_type(design_file: DesignFile) -> None:
+    assert error(design_file, '"double_i16", entry="double_i32<64>"', IO, dt="i16") == (
+        "d.py:8: error [kernel signature]: kernel 'double_i16' passes buffer 'src' of i16 "
+        "(int16_t, 2-byte elements) as the first argument of k.cc's double_i32 (its line 4), "
+        "which takes const int32_t *in (4-byte integer elements)\n"
+        "  limit: a buffer's element type is the type its C++ parameter points to (through "
+        "entry=, the generated call passes a pointer of the buffer's type, and C++ converts no "
+        "pointer to another element type)\n"
+        "  found: i16 for const int32_t *in\n"
+        "  fix: declare 'src' with the element type the C++ takes, or point the C++ parameter "
+        "at int16_t")
+
+
+def test_extern_c_buffer_of_another_size(design_file: DesignFile) -> None:
+    """Without entry= the core calls the function as declared: 2-byte elements where it reads
+    4-byte ones (it would run past the buffer's end)."""
+    msg = error(design_file, '"scale_i32"', 'buffer("a_in", Tensor[64, {dt}]), '
+                'buffer("c_out", Tensor[64, {dt}], "out"), buffer("factor", Tensor[64, {dt}]), '
+                'scalar("n", i32)', call="a, b, a, 64", dt="i16")
+    assert msg.splitlines()[0] == (
+        "d.py:8: error [kernel signature]: kernel 'scale_i32' passes buffer 'a_in' of i16 "
+        "(int16_t, 2-byte elements) as the first argument of k.cc's scale_i32 (its line 15), "
+        "which takes int32_t *a_in (4-byte integer elements)")
+    assert msg.splitlines()[1] == (
+        "  limit: a buffer's element type is the type its C++ parameter points to")
+
+
+def test_extern_c_signedness_is_not_judged(design_file: DesignFile) -> None:
+    """uint8_t* for an i8 buffer: the same bytes, read unsigned; without entry= nothing
+    converts a pointer, and a kernel may mean it."""
+    passes(design_file, '"bytes_u8"', IO, dt="i8")
+
+
+def test_entry_same_type_by_another_name(design_file: DesignFile) -> None:
+    """int32_t is int on the core: the generated call converts nothing, and needs nothing."""
+    CCint = CC.replace("const int32_t *in, int32_t *out", "const int *in, int *out")
+    design_file(CCint, "k.cc")
+    path = design_file(DESIGN.format(decl='"double_64", entry="double_i32<64>"',
+                                     args=IO.format(dt="i32"), call="a, b", dt="i32"))
+    check_design(load_design(path).ir)
+
+
+def test_argument_count(design_file: DesignFile) -> None:
+    msg = error(design_file, '"scale_i32"', 'buffer("a_in", Tensor[64, {dt}]), '
+                'buffer("c_out", Tensor[64, {dt}], "out"), buffer("factor", Tensor[64, {dt}]), '
+                'scalar("n", i32), scalar("extra", i32)', call="a, b, a, 64, 1")
+    assert msg == (
+        "d.py:8: error [kernel signature]: kernel 'scale_i32' declares 5 arguments, and "
+        "k.cc's scale_i32 (its line 15) takes 4\n"
+        "  limit: the kernel's args= are the C++ function's parameters, in its order\n"
+        "  found: args a_in, c_out, factor, n, extra; scale_i32(int32_t *a_in, int32_t *c_out, "
+        "int32_t *factor, int32_t n)\n"
+        "  fix: declare one buffer() or scalar() per parameter of scale_i32, in its order")
+
+
+def test_arguments_swapped(design_file: DesignFile) -> None:
+    msg = error(design_file, '"scale_i32"', 'buffer("c_out", Tensor[64, {dt}], "out"), '
+                'buffer("a_in", Tensor[64, {dt}]), buffer("factor", Tensor[64, {dt}]), '
+                'scalar("n", i32)', call="b, a, a, 64")
+    assert msg.splitlines()[0] == (
+        "d.py:8: error [kernel signature]: kernel 'scale_i32' declares its arguments in the "
+        "order c_out, a_in, factor, n; k.cc's scale_i32 (its line 15) takes the same names in "
+        "the order a_in, c_out, factor, n")
+    assert msg.splitlines()[-1] == (
+        "  fix: list args= in a_in, c_out, factor, n order (and pass them so in the core's "
+        "call)")
+
+
+def test_scalar_for_a_pointer(design_file: DesignFile) -> None:
+    msg = error(design_file, '"scale_i32"', 'buffer("a_in", Tensor[64, {dt}]), '
+                'buffer("c_out", Tensor[64, {dt}], "out"), scalar("factor", i32), '
+                'scalar("n", i32)', call="a, b, 3, 64")
+    assert msg.splitlines()[0] == (
+        "d.py:8: error [kernel signature]: kernel 'scale_i32' passes scalar 'factor' as the "
+        "third argument of k.cc's scale_i32 (its line 15), which takes a pointer there: "
+        "int32_t *factor")
+
+
+def test_buffer_for_a_value(design_file: DesignFile) -> None:
+    msg = error(design_file, '"double_any_64", entry="double_any<int32_t>"',
+                IO + ', buffer("n", Tensor[64, i32])', call="a, b, a")
+    assert msg.splitlines()[0] == (
+        "d.py:8: error [kernel signature]: kernel 'double_any_64' passes buffer 'n' as the "
+        "third argument of k.cc's double_any (its line 8), which takes a value there: int n")
+
+
+def test_template_parameter_nothing_deduces(design_file: DesignFile) -> None:
+    assert error(design_file, '"double_64", entry="double_i32"', IO) == (
+        "d.py:8: error [kernel entry]: kernel 'double_64' calls k.cc's double_i32 (its line "
+        "4), a function template, without template arguments (entry=\"double_i32\"), and no "
+        "argument's type gives its N: the compiler cannot deduce it\n"
+        "  limit: entry= spells the call's template arguments that no parameter deduces\n"
+        "  found: entry=\"double_i32\"; double_i32's template parameters: N\n"
+        "  fix: give them in entry=, e.g. entry=f\"double_i32<{N}>\" (a Python f-string "
+        "putting in the values)")
+
+
+def test_deduced_template_parameter_needs_no_argument(design_file: DesignFile) -> None:
+    passes(design_file, '"double_any_64", entry="double_any"', IO + ', scalar("n", i32)',
+           call="a, b, 64")
+
+
+def test_python_name_inside_entry(design_file: DesignFile) -> None:
+    assert error(design_file, '"double_64", entry="double_i32<TILE>"', IO) == (
+        "d.py:8: error [kernel entry]: kernel 'double_64' calls double_i32<TILE> "
+        "(entry=\"double_i32<TILE>\"), and 'TILE' is nothing the C++ defines: entry= is C++ "
+        "text, so a Python name inside the string is not its value\n"
+        "  limit: entry= names only what its C++ file, its defines= or the C++ language "
+        "defines\n"
+        "  found: 'TILE' in entry=\"double_i32<TILE>\"\n"
+        "  fix: put the value in the string, e.g. entry=f\"double_i32<{TILE}>\" in Python, or "
+        "pass it as defines={'TILE': ...}")
+
+
+def test_entry_names_a_define(design_file: DesignFile) -> None:
+    passes(design_file, '"double_64", entry="double_i32<TILE>", defines={"TILE": 64}', IO)
+
+
+def test_typedef_and_void_pointer_are_not_judged(design_file: DesignFile) -> None:
+    """my_t is a typedef the scan does not resolve; void* takes any buffer."""
+    passes(design_file, '"typed"', IO, dt="i8")
+
+
+def test_function_with_cpp_linkage(design_file: DesignFile) -> None:
+    assert error(design_file, '"cpp_only"', IO) == (
+        "d.py:8: error [kernel entry]: kernel 'cpp_only' has no entry=, so cores call k.cc's "
+        "extern \"C\" function cpp_only, which it declares with C++ linkage (outside any "
+        "extern \"C\" block): its symbol is mangled, and the core's link does not find it\n"
+        "  limit: without entry=, the name of an extern \"C\" function the source defines (as "
+        "mlir-aie's kernel files do)\n"
+        "  found: its extern \"C\" functions: bytes_u8, scale_i32, typed\n"
+        "  fix: wrap cpp_only's definition in extern \"C\" { ... }, or give entry=\"cpp_only\" "
+        "a kernel name of its own, so aiedsl generates the extern \"C\" function around it")
