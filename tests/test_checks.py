@@ -2664,3 +2664,36 @@ def test_a_buffer_longer_than_a_bd_can_move_is_refused(
         check_design(load_design(design_file(src.replace("N", str(n)))).ir)
     assert str(e.value) == message
     check_design(load_design(design_file(src.replace("N", str(n - 1)))).ir)
+
+
+def test_balance_names_what_a_core_makes(design_file: DesignFile) -> None:
+    """The sentence had no verb for a core producer: "s1[0,0] 4 element(s) per run"."""
+    path = design_file("""
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+            a = fifo(Tensor[1024, i32], name="a")
+            mid = fifo(Tensor[1024, i32], name="mid")
+            b = fifo(Tensor[1024, i32], name="b")
+            copy = passthrough(Tensor[1024, i32])
+
+            @herd(anchor=(0, 2))
+            def s1():
+                for _ in loop(4):
+                    with a.consume() as x, mid.produce() as y:
+                        copy(x, y)
+
+            @herd(anchor=(0, 3))
+            def s2():
+                for _ in loop(3):
+                    with mid.consume() as x, b.produce() as y:
+                        copy(x, y)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.drain(b, out)
+    """)
+    assert check_error(path).splitlines()[0].endswith(
+        "fifo 'mid': s1[0,0] makes 4 element(s) per run, but s2[0,0] takes 3")

@@ -47,8 +47,8 @@ def test_scale_refuses_an_n_that_is_not_its_size(design_file: DesignFile) -> Non
     assert check_error(path) == (
         "d.py:30: error [kernel signature]: argument 3 ('n') of 'scale_i16_1024' must be 1024, "
         "but core[0,0] passes 512\n"
-        "  limit: exactly 1024: the kernel's C++ is compiled for 1024 and does not read 'n' "
-        "(another value would not change what it does)\n"
+        "  limit: exactly 1024: the one value the kernel is declared right for (equals=1024: its "
+        "C++ is compiled for it, or its buffers are sized for it)\n"
         "  found: 512\n"
         "  fix: pass 1024; for another size, declare the kernel (and its buffers) for that size")
 
@@ -59,8 +59,8 @@ def test_threshold_refuses_an_n_that_is_not_its_size(design_file: DesignFile) ->
     assert check_error(path) == (
         "d.py:39: error [kernel signature]: argument 3 ('n') of 'threshold_u8_512' must be 512, "
         "but core[0,0] passes 1024\n"
-        "  limit: exactly 512: the kernel's C++ is compiled for 512 and does not read 'n' "
-        "(another value would not change what it does)\n"
+        "  limit: exactly 512: the one value the kernel is declared right for (equals=512: its "
+        "C++ is compiled for it, or its buffers are sized for it)\n"
         "  found: 1024\n"
         "  fix: pass 512; for another size, declare the kernel (and its buffers) for that size")
 
@@ -78,8 +78,8 @@ def test_an_n_written_into_an_rtp_slot_is_checked_at_the_write(design_file: Desi
     assert check_error(path) == (
         "d.py:45: error [kernel signature]: rt.rtp_write of 'thr0'[1] writes 448, but core[0,0] "
         "passes that slot as argument 3 ('n') of 'threshold_u8_512', which must be 512\n"
-        "  limit: exactly 512: the kernel's C++ is compiled for 512 and does not read 'n' "
-        "(another value would not change what it does)\n"
+        "  limit: exactly 512: the one value the kernel is declared right for (equals=512: its "
+        "C++ is compiled for it, or its buffers are sized for it)\n"
         "  found: 448\n"
         "  d.py:39: core[0,0] passes it to 'threshold_u8_512'\n"
         "  fix: write 512; for another size, declare the kernel (and its buffers) for that size")

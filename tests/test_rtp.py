@@ -218,14 +218,24 @@ def test_write_index_out_of_range(design_file: DesignFile) -> None:
 def test_write_value_out_of_range(design_file: DesignFile) -> None:
     assert load_error(design_file(_variant(write="rt.rtp_write(thr, 0, 2**31)"))) == (
         "d.py:18: error [runtime]: rt.rtp_write of 'thr'[0] with value 2147483648\n"
-        "  limit: i32 values from -2147483648 to 2147483647\n"
+        "  limit: i32 values from -2147483648 to 2147483647: an int (numpy integers too)\n"
         "  found: 2147483648\n"
         "  fix: write an int the slot's type can hold")
 
 
 def test_write_of_a_float_is_refused(design_file: DesignFile) -> None:
-    assert "rt.rtp_write of 'thr'[0] with value 7.5" in load_error(
-        design_file(_variant(write="rt.rtp_write(thr, 0, 7.5)")))
+    assert load_error(design_file(_variant(write="rt.rtp_write(thr, 0, 7.5)"))) == (
+        "d.py:18: error [runtime]: rt.rtp_write of 'thr'[0] with value 7.5\n"
+        "  limit: i32 values from -2147483648 to 2147483647: an int (numpy integers too)\n"
+        "  found: 7.5\n"
+        "  fix: write an int the slot's type can hold (int(7.5) drops the fraction)")
+
+
+def test_write_of_numpy_integers(design_file: DesignFile) -> None:
+    """np.int32(100) was refused with a limit it lies inside; a numpy index too."""
+    path = design_file(_variant(write="rt.rtp_write(thr, np.int64(0), np.int32(50))"))
+    writes = [op for op in load_design(path).ir.runtime if isinstance(op, RtpWrite)]
+    assert [(w.index, w.value, type(w.value)) for w in writes] == [(0, 50, int)]
 
 
 def test_write_of_an_unknown_name(design_file: DesignFile) -> None:
@@ -758,3 +768,16 @@ def test_a_barrier_set_after_the_sync_that_waits_for_its_core_says_to_move_it(
         "  fix: move rt.set_barrier('go', 1) (line 26) before the rt.sync() at line 25: that "
         "sync waits for a drain the core can only reach past its wait, so the set after it "
         "never comes")
+
+
+def test_a_whole_rtp_passed_for_a_scalar(design_file: DesignFile) -> None:
+    """It said "argument 2 of 'threshold_u8_512' is RtpRef rtp('thr', 16xi32)", an internal
+    name, with no limit."""
+    assert load_error(design_file(_variant(read="k(s, t, thr, 512)"))) == (
+        "d.py:15: error [kernel call]: argument 2 of 'threshold_u8_512' is the whole rtp 'thr' "
+        "(16 x i32)\n"
+        "  limit: a kernel call takes one slot of an rtp, as a scalar argument (thr[0]); a "
+        "whole rtp is not a buffer argument\n"
+        "  found: rtp 'thr'\n"
+        "  fix: pass the slot the kernel reads, thr[0], for each scalar (nine coefficients are "
+        "nine scalar arguments)")

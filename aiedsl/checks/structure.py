@@ -178,7 +178,9 @@ def check_kernel_calls(d: Design) -> None:
                             f"is {param.dtype}, but {core.name} passes rtp slot "
                             f"'{arg.rtp}'[{arg.index}] ({arg.dtype})", loc=call.loc,
                             limit=_sig(k), found=arg.dtype,
-                            fix=f"pass it to a {arg.dtype} parameter (the kernel narrows it)")
+                            fix=f"declare it scalar('{param.name}', {arg.dtype}, narrows_to="
+                                f"{param.dtype}): an rtp slot is a 32-bit word, which the "
+                                "kernel narrows")
                     rule = _value_rule(param)
                     if rule is not None:  # the runtime's writes are the values the kernel reads
                         lo, hi, what, limit, want = rule
@@ -259,9 +261,10 @@ def _value_rule(param: KernelArg) -> tuple[float, float, str, str, str] | None:
     dtype is taken as it is."""
     if param.equals is not None:
         n = param.equals
-        return (n, n, f"must be {n}", f"exactly {n}: the kernel's C++ is compiled for {n} and "
-                f"does not read '{param.name}' (another value would not change what it does)",
-                f"{n}; for another size, declare the kernel (and its buffers) for that size")
+        return (n, n, f"must be {n}", f"exactly {n}: the one value the kernel is declared "
+                f"right for (equals={n}: its C++ is compiled for it, or its buffers are sized "
+                "for it)", f"{n}; for another size, declare the kernel (and its buffers) for "
+                "that size")
     if param.narrows_to is not None:
         narrow = param.narrows_to
         lo, hi = _scalar_range(narrow)
@@ -390,7 +393,7 @@ def check_balance(d: Design) -> None:
             if got != made:
                 shared_out = len(cores) > 1 and got * len(cores) == made
                 src = f.producer
-                maker = (src.core if src.kind == "core" else
+                maker = (f"{src.core} makes" if src.kind == "core" else
                          "the runtime fills" if src.kind == "shim" else "the memtile forwards"
                          if src.kind == "memtile" else f"the core tile {src.tile} forwards")
                 raise DesignError(

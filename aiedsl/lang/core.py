@@ -30,7 +30,7 @@ from aiedsl.lang.context import _CORE, active, current_core, current_design
 from aiedsl.lang.fifo import Buffer
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.names import check_name
-from aiedsl.lang.rtp import RtpValue
+from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
 
 
@@ -232,10 +232,22 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
             a.refuse(f"passed to kernel '{symbol}' (argument {i})", loc)
         elif (value := _number(a)) is not None:
             out.append(ScalarArg(value=value, dtype="i32" if isinstance(value, int) else "f32"))
+        elif isinstance(a, RtpRef):
+            # IRON passes a whole RTP buffer to a kernel; here a call reads its slots
+            raise DesignError(
+                "kernel call", f"argument {i} of '{symbol}' is the whole rtp '{a.name}' "
+                f"({a.type.numel} x {a.type.dtype})", loc=loc,
+                limit="a kernel call takes one slot of an rtp, as a scalar argument "
+                f"({a.name}[0]); a whole rtp is not a buffer argument",
+                found=f"rtp '{a.name}'",
+                fix=f"pass the slot the kernel reads, {a.name}[0], for each scalar (nine "
+                "coefficients are nine scalar arguments)")
         else:
             raise DesignError(
                 "kernel call", f"argument {i} of '{symbol}' is {type(a).__name__} {a!r}",
-                loc=loc, fix="pass acquired buffers, locals, int or float scalars, and rtp slots "
+                loc=loc, limit="an acquired buffer (one element), a local, an int or float "
+                "scalar, or an rtp slot (thr[0])", found=f"{type(a).__name__} {a!r}",
+                fix="pass acquired buffers, locals, int or float scalars, and rtp slots "
                 "(thr[0])")
     core.emit(Call(kernel=symbol, args=tuple(out), loc=loc))
 

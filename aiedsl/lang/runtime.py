@@ -12,6 +12,7 @@ Example
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from typing import Any, Iterator, Literal, Sequence
 
@@ -60,6 +61,7 @@ class RuntimeBuilder:
                 fix="declare it with rtp(Tensor[16, i32], name=...) in the design function and "
                 "pass what rtp() returned (or its name)")
         n = ref.type.numel
+        index, value = _plain_int(index), _plain_int(value)
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n:
             raise DesignError(
                 "runtime", f"rt.rtp_write of '{ref.name}' at index {index!r}", loc=loc,
@@ -69,8 +71,9 @@ class RuntimeBuilder:
         if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
             raise DesignError(
                 "runtime", f"rt.rtp_write of '{ref.name}'[{index}] with value {value!r}",
-                loc=loc, limit=f"{ref.type.dtype} values from {lo} to {hi}", found=repr(value),
-                fix="write an int the slot's type can hold")
+                loc=loc, limit=f"{ref.type.dtype} values from {lo} to {hi}: an int (numpy "
+                "integers too)", found=repr(value), fix="write an int the slot's type can hold"
+                + (f" (int({value!r}) drops the fraction)" if isinstance(value, float) else ""))
         self.records.append(RtpWriteRecord(ref.name, index, value, loc))
 
     def set_barrier(self, barrier: object, value: int) -> None:
@@ -89,6 +92,7 @@ class RuntimeBuilder:
                 fix="declare it with barrier(name=...) in the design function and pass what "
                 "barrier() returned")
         top = self.trace.target.max_lock_value
+        value = _plain_int(value)
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
             raise DesignError(
                 "runtime", f"rt.set_barrier of '{ref.name}' to {value!r}", loc=loc,
@@ -255,6 +259,15 @@ def runtime() -> Iterator[RuntimeBuilder]:
     b.runtime, b.runtime_loc = rt.records, loc
     yield rt
     rt.sync()
+
+
+def _plain_int(v: Any) -> Any:
+    """A numpy integer scalar (``np.int32(100)``) as the Python int it holds; anything else as
+    it is (numpy is looked up only when the design loaded it)."""
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(v, np.integer):
+        return int(v)
+    return v
 
 
 def _not_local(b: LocalRef, what: str, loc: Loc) -> None:
