@@ -487,7 +487,7 @@ def reference(inp):
 @pytest.mark.parametrize("rows, ahead, depth, waits, fix", [
     # neighbours: one ring in memory the two cores share, of the fifo's depth: 3 ahead hang
     (2, 3, "depth=2", "for a free buffer (all 2 buffers are full, waiting for core[0,1] to "
-     "consume: the two cores share them)", "or give the fifo that is full more depth"),
+     "consume: the two cores share them)", "or give 'f', the fifo that is full, more depth"),
     # over a DMA with one depth for every end: 2 buffers a core end, whatever the depth; the two
     # ends hold 4, so 5 ahead hang
     (3, 5, "depth=10", "for a free buffer (all 2 buffers are full, waiting to be sent)",

@@ -207,6 +207,19 @@ def _full(m: Machine, fifo: str) -> str:
     return "its one buffer is full" if n == 1 else f"all {n} buffers are full"
 
 
+def _full_fifo(chain: list[Proc]) -> str | None:
+    """The first fifo in ``chain`` with an end that waits for a free buffer: a core producing
+    into it, or a DMA receiving it into a core's or a memtile's buffers."""
+    for q in chain:
+        op = q.info.get("waiting")
+        if q.kind == "core" and isinstance(op, Acquire) and op.port == "produce":
+            return op.fifo
+        if q.kind == "s2mm" and q.request is not None and q.request[0] == "acq" and (
+                q.info.get("fifo") is not None):
+            return str(q.info["fifo"])
+    return None
+
+
 def _capped_end(m: Machine, chain: list[Proc]) -> tuple[str, str, int] | None:
     """The first full core end in ``chain`` whose buffer count a larger ``depth`` would not
     change, as (fifo, port, buffers): a core's end of a fifo crossing a DMA, given one depth for
@@ -340,9 +353,11 @@ def explain(m: Machine) -> Deadlock:
                f"end, a core's end holds its largest acquire + 1 buffers (here {size}), "
                "whatever the depth")
     elif cycle:
+        full = _full_fifo(chain)
         fix = ("break the cycle: no core may hold an element while it waits for data that can "
                "only come once that element moves; acquire in an order that lets data flow, "
-               "release sooner, or give the fifo that is full more depth")
+               "release sooner, or give " + (f"'{full}', the fifo that is full, more depth"
+                                             if full else "the fifo that is full more depth"))
     else:
         fix = ("make the runtime fill and drain exactly what the cores take and give, in an "
                "order that lets data flow (drains issued before they are waited on), and check "
