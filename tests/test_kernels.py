@@ -1085,3 +1085,22 @@ def test_a_bf16_library_kernel_rounds_to_nearest_even_and_leaves_the_mode_as_it_
     modes = [ceil, 0]  # the calling core's modes, given to the call and read back after it
     run(*args, modes=modes)  # a conversion under another mode than conv_even would raise
     assert modes == [ceil, 0]
+
+
+def test_kernel_test_measures_a_whole_buffer_written_past_the_end(design_file: DesignFile) -> None:
+    """A kernel compiled for twice its buffer (2048 elements on a 1024-element one) wrote 4 KB
+    past its 1 KB guard into the heap: kernel test said only "crashed (SIGABRT)", with glibc's
+    "corrupted size vs. prev_size" on stderr. A guard as large as the buffer takes it; the
+    elements inside the buffer are said to match, not PASSed."""
+    path = design_file(WRONG.replace("64", "1024"))
+    (path.parent / "bad_copy.cc").write_text(
+        "#include <stdint.h>\n"
+        "void bad_copy(const int32_t *src, int32_t *dst) {\n"
+        "  for (unsigned i = 0; i < 2048; ++i) dst[i] = i < 1024 ? src[i] : 7;\n}\n")
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.splitlines()[:2] == [
+        "FAIL copy_i32_1024: wrote at least 4096 bytes past the end of buffer 'dst' (the "
+        "guard's size: all of it)",
+        "  within its buffers, copy_i32_1024.dst: exact (integers must match exactly)"], r.stdout
+    assert "corrupted" not in r.stderr

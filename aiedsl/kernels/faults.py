@@ -127,13 +127,14 @@ def guard_fill(base: int, index: int) -> int:
     return (base + 0x11 * index) & 0xFF
 
 
-def guard_faults(raw: np.ndarray, n: int, fill: int, name: str) -> list[str]:
-    """What a call wrote around buffer ``name``: ``raw`` holds :data:`GUARD` bytes, the
-    buffer's ``n`` bytes, then guard bytes to its end, every guard byte ``fill`` before the
-    call. A byte written with ``fill`` itself is not seen
+def guard_faults(raw: np.ndarray, n: int, fill: int, name: str,
+                 before: int = GUARD) -> list[str]:
+    """What a call wrote around buffer ``name``: ``raw`` holds ``before`` guard bytes
+    (:data:`GUARD` unless given), the buffer's ``n`` bytes, then guard bytes to its end, every
+    guard byte ``fill`` before the call. A byte written with ``fill`` itself is not seen
     (:func:`~aiedsl.kernels.host_check.check_kernel` runs twice, with two fillings, for that)."""
     faults = []
-    for side, guard in (("before", raw[:GUARD]), ("past the end of", raw[GUARD + n:])):
+    for side, guard in (("before", raw[:before]), ("past the end of", raw[before + n:])):
         bad = int(np.count_nonzero(guard != fill))
         if bad == len(guard):  # the whole guard: the write may go on beyond it, unseen
             faults.append(f"wrote at least {bad} bytes {side} buffer '{name}' (the guard's "

@@ -18,20 +18,24 @@ from aiedsl.kernels.faults import (
 
 def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
                  fill: int) -> tuple[list[Any], list[str]]:
-    """``run`` (kernel ``k``'s C++) on copies of ``args``, each buffer between :data:`GUARD`
-    bytes of its own filling, ``fill`` plus 0x11 per buffer before it (so a byte copied from
-    one buffer's guard into another's shows): (the arguments after the call, what it did
-    outside its buffers or to its inputs)."""
+    """``run`` (kernel ``k``'s C++) on copies of ``args``, each buffer between guard bytes of
+    its own filling (:data:`GUARD`, or the buffer's size when larger), ``fill`` plus 0x11 per
+    buffer before it (so a byte copied from one buffer's guard into another's shows): (the
+    arguments after the call, what it did outside its buffers or to its inputs)."""
     run_args: list[Any] = []
-    frames: list[tuple[np.ndarray, int, int] | None] = []
+    frames: list[tuple[np.ndarray, int, int, int] | None] = []
     for i, v in enumerate(args):
         if isinstance(v, np.ndarray) and i < len(k.args) and k.args[i].kind == "buffer":
             own = guard_fill(fill, sum(f is not None for f in frames))
-            raw = np.full(GUARD + v.nbytes + GUARD, own, np.uint8)
-            view = raw[GUARD:GUARD + v.nbytes].view(v.dtype).reshape(v.shape)
+            # A kernel compiled for twice its buffer (f<2048> on 1024 elements) writes a whole
+            # buffer past its end: a guard that size takes it and says so, where a smaller one
+            # let it corrupt the heap, and the child died of glibc's abort, saying nothing
+            guard = max(GUARD, v.nbytes)
+            raw = np.full(guard + v.nbytes + guard, own, np.uint8)
+            view = raw[guard:guard + v.nbytes].view(v.dtype).reshape(v.shape)
             view[...] = v
             run_args.append(view)
-            frames.append((raw, v.nbytes, own))
+            frames.append((raw, v.nbytes, own, guard))
         else:
             run_args.append(v.copy() if isinstance(v, np.ndarray) else v)
             frames.append(None)
@@ -43,9 +47,9 @@ def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
     for i, frame in enumerate(frames):
         if frame is None:
             continue
-        raw, n, own = frame
+        raw, n, own, guard = frame
         a = k.args[i]
-        faults += guard_faults(raw, n, own, a.name)
+        faults += guard_faults(raw, n, own, a.name, guard)
         if a.access == "in" and not np.array_equal(run_args[i], args[i], equal_nan=True):
             faults.append(input_write_text(a.name))
     return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
