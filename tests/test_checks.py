@@ -2697,3 +2697,14 @@ def test_balance_names_what_a_core_makes(design_file: DesignFile) -> None:
     """)
     assert check_error(path).splitlines()[0].endswith(
         "fifo 'mid': s1[0,0] makes 4 element(s) per run, but s2[0,0] takes 3")
+
+
+@pytest.mark.parametrize("used, limit, shown", [
+    (524_256, 524_288, "511.9 / 512 KB"),   # 32 bytes under: it read 512.0, as if full
+    (524_288, 524_288, "512.0 / 512 KB"),
+    (524_296, 524_288, "512.1 / 512 KB"),   # 8 bytes over: it read 512.0, as if it fitted
+    (17_460, 65_536, "17.1 / 64 KB"),       # elsewhere rounded as before
+])
+def test_memory_is_never_shown_at_its_limit_unless_it_is(used: int, limit: int,
+                                                         shown: str) -> None:
+    assert TileUsage.memory_text(used, limit) == shown

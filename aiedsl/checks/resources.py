@@ -18,6 +18,8 @@ lowering creates (:func:`aiedsl.place.objectfifo.lower`, which allocation number
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,6 +73,18 @@ class TileUsage:
     def total(uses: list[Use]) -> int:
         """Sum of amounts."""
         return sum(u.amount for u in uses)
+
+    @staticmethod
+    def memory_text(used: int, limit: int) -> str:
+        """``used`` of ``limit`` bytes as tables show it, ``17.1 / 64 KB``: to a tenth of a KB,
+        but never shown at the limit when under or over it (524,256 of 524,288 bytes read
+        ``512.0 / 512 KB``, as if full)."""
+        tenths = round(Fraction(used * 10, 1024))  # exact: half to even, as :.1f rounds
+        if used < limit:
+            tenths = min(tenths, -(-limit * 10 // 1024) - 1)
+        elif used > limit:
+            tenths = max(tenths, limit * 10 // 1024 + 1)
+        return f"{tenths / 10:.1f} / {limit // 1024} KB"
 
 
 def usage(d: Design, target: TargetModel, low: Lowering | None = None

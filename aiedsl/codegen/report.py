@@ -24,7 +24,7 @@ def report_rows(d: Design, target: TargetModel, table: dict[tuple[int, int], Til
         mem = TileUsage.total(u.memory)
         rows.append((
             f"({tile[0]},{tile[1]})", u.kind,
-            f"{mem / 1024:.1f} / {lim.memory // 1024} KB" if lim.memory else "-",
+            TileUsage.memory_text(mem, lim.memory) if lim.memory else "-",
             f"{len(u.dma_in)} / {lim.dma_in}", f"{len(u.dma_out)} / {lim.dma_out}",
             f"{TileUsage.total(u.locks)} / {lim.locks}",
             f"{TileUsage.total(u.bds)} / {lim.bds}", u.runs))

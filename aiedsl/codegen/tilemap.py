@@ -165,7 +165,7 @@ def _tile_view(tile: Coord, u: TileUsage | None, target: TargetModel, xy: tuple[
                     locks > lim.locks or bd_over))
     if lim.memory:
         mem = TileUsage.total(u.memory)
-        v.mem_text = f"{mem / 1024:.1f} / {lim.memory // 1024} KB"
+        v.mem_text = TileUsage.memory_text(mem, lim.memory)
         v.mem_over = mem > lim.memory
         scale = (TILE_W - 20) / max(lim.memory, mem)
         v.bank_ticks = [b * lim.memory / lim.banks * scale for b in range(1, lim.banks)]

@@ -139,6 +139,11 @@ def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) ->
     hw = target.arch == "aie2p"  # AIE2P computes 2^x in hardware (aie::exp2)
     steps = ({"exp": 6, "silu": 10, "gelu": 20, "softmax": 30} if hw else
              {"exp": 16, "silu": 20, "gelu": 30, "softmax": 40})[kind]
+    # The work is the function's, the same on every device (AIE2P's exp2 takes fewer steps for
+    # it, a higher throughput): per element, exp 1; silu 4 (negate, exp, add 1, divide); gelu
+    # 8 (cube, two multiplies and an add inside tanh, tanh, add 1, two multiplies); softmax 3
+    # (exp, add to the row's sum, multiply by its inverse)
+    work = {"exp": 1, "silu": 4, "gelu": 8, "softmax": 3}[kind]
     name = "x".join(str(v) for v in shape) + ("_exp2" if hw else "")
     entry = (f"softmax_bf16<{shape[0]}, {shape[1]}>" if kind == "softmax"
              else f"{kind}_bf16<{shape[0]}>")
@@ -150,7 +155,7 @@ def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) ->
     return declare(
         f"{kind}_bf16_{name}", source="activation.cc.j2", source_kind="template", entry=entry,
         args=[buffer("src", t), buffer("dst", t, "out")], reference=activation_ref,
-        cycles=t.numel // width * steps + 16, ops=t.numel * steps,
+        cycles=t.numel // width * steps + 16, ops=t.numel * work,
         cost=f"n/{width} x {steps} + 16: about {steps} f32 vector ops per {width} lanes "
         f"({how}) plus call overhead and setting and restoring the rounding mode (bf16 rounds "
         "to nearest even) (aiedsl/kernels/templates/activation.cc.j2; an estimate)",

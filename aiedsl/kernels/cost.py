@@ -301,4 +301,11 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
                             if abs(off) > DISAGREE else ""))
     elif k.ops:
         lines.append(f"  {k.ops / k.cycles:.1f} operations per cycle")
+    if name != "matmul" and target.family != "npu1" and k.arch is None:
+        # one model for every device: written for AIE2, whose core stores half what AIE2P's
+        # does per cycle (TargetModel.core_store_bytes_per_cycle)
+        lines.append(f"  not calibrated for this device: the model is AIE2's (npu1), whose core "
+                     f"stores {get_target('npu1').core_store_bytes_per_cycle} bytes a cycle "
+                     f"where this one stores {target.core_store_bytes_per_cycle}; `aiedsl "
+                     "kernel profile` estimates it for this device")
     return lines
