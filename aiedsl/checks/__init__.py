@@ -1,7 +1,8 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
-:func:`check_design` runs them in order: structure, static hangs, kernel calls, core-local
-buffers, cascades, runtime parameters, kernel sources, objects and architectures, DMA layouts,
+:func:`check_design` runs them in order: structure, static hangs, loops unrolled by Python,
+released buffers, kernel calls, core-local buffers, produced elements read before written,
+cascades, runtime parameters, kernel sources, objects and architectures, DMA layouts,
 balance, kernel layouts, placement, the symbols the lowering will define, resources, BD
 lengths, then allocation and routing. It returns the placed design, now carrying its
 :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
@@ -25,9 +26,11 @@ from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
 from aiedsl.checks.rtp import check_rtps
+from aiedsl.checks.stale import check_stale_reads
 from aiedsl.checks.structure import (
     check_acquires, check_balance, check_kernel_calls, check_links, check_shared_acquires)
 from aiedsl.checks.symbols import check_symbols
+from aiedsl.checks.unrolled import check_unrolled_loops
 from aiedsl.ir import Design
 from aiedsl.place import allocate, place, route
 from aiedsl.place.objectfifo import Lowering, lower
@@ -45,9 +48,11 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_links(d)
     check_acquires(d)
     check_hangs(d)
+    check_unrolled_loops(d)
     check_held_buffers(d)
     check_kernel_calls(d)
     check_locals(d)
+    check_stale_reads(d)
     check_cascades(d, target)
     check_rtps(d)
     check_kernel_sources(d)

@@ -1,0 +1,117 @@
+"""What a kernel reads of an element its core produces: only what a kernel call wrote first.
+
+An element a core acquires by ``produce()`` is a buffer of the fifo's ring as its DMA left it:
+it holds whatever was last sent from it (an earlier tile, or an earlier run's), not anything
+this core computed. A kernel that reads it before a call writes it (input and output swapped
+in the call, or an accumulator added into without zeroing it first) computes from stale data;
+the result is wrong with no hint of the cause (the simulator only FAILs the comparison).
+
+Only fifo elements acquired by ``produce()`` are judged: a consumed element holds what its
+producer sent, a local what :func:`~aiedsl.checks.locals.check_locals` judges, and a cascade
+is not a buffer.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import Acquire, BufferArg, Call, Core, Design, Loop, Op, Release
+from aiedsl.ir.program import acquires
+
+READS = ("in", "inout")
+"""The accesses that read what the element holds. ``inout`` too: an accumulator the kernel
+adds into (a matmul's C) holds stale partial sums unless a call wrote it first (the shipped
+GEMMs zero it, then multiply-accumulate into it)."""
+
+WRITES = ("out", "inout")
+"""The accesses after which the element holds what a kernel computed."""
+
+Window = dict[str, list[int]]
+"""Per fifo: the elements a core holds of it on its produce side, oldest first, each a number
+of its own."""
+
+View = tuple[list[int], Acquire]
+"""The elements one acquire hands the core, and the acquire."""
+
+
+def check_stale_reads(d: Design) -> None:
+    """A kernel argument that reads (``"in"``, ``"inout"``) an element acquired by
+    ``produce()`` comes after a call that wrote it (``"out"``, ``"inout"``) since its acquire,
+    in program order. Run after :func:`~aiedsl.checks.held.check_held_buffers` (every element
+    passed is held) and :func:`~aiedsl.checks.structure.check_kernel_calls` (the arguments
+    match the signature). Each loop body is walked as often as it runs, at most twice: the
+    first pass is its first iteration (what it reads before writing is stale there at least),
+    the second meets what the first left held (a sliding window's new element)."""
+    for core in d.cores:
+        _walk(d, core, core.body, {}, {}, set(), count())
+
+
+def _walk(d: Design, core: Core, ops: tuple[Op, ...], held: Window, views: dict[str, View],
+          written: set[int], ids: count) -> None:
+    for op in ops:
+        if isinstance(op, Acquire):
+            if op.port != "produce":
+                continue
+            window = held.setdefault(op.fifo, [])  # the held ones first, new ones after them
+            window.extend(next(ids) for _ in range(op.count - len(window)))
+            views[op.result] = (window[:op.count], op)
+        elif isinstance(op, Release):
+            if op.port == "produce":
+                del held.get(op.fifo, [])[:op.count]
+        elif isinstance(op, Call):
+            _call(d, core, op, views, written)
+        elif isinstance(op, Loop):
+            for _ in range(min(op.count, 2)):
+                _walk(d, core, op.body, held, views, written, ids)
+
+
+def _call(d: Design, core: Core, call: Call, views: dict[str, View], written: set[int]) -> None:
+    k = d.kernel(call.kernel)
+    wrote: list[int] = []
+    for position, (arg, param) in enumerate(zip(call.args, k.args)):
+        if not isinstance(arg, BufferArg) or arg.value not in views:
+            continue
+        elements, acq = views[arg.value]
+        element = elements[arg.index]
+        if param.access in WRITES:
+            wrote.append(element)
+        if param.access not in READS or element in written:
+            continue
+        what = (f"the element of '{acq.fifo}' it acquired by produce()" if acq.count == 1 else
+                f"element {arg.index} of the {acq.count} of '{acq.fifo}' it acquired by "
+                "produce()")
+        signature = f"{k.symbol}({', '.join(a.name for a in k.args)})"
+        swapped = _consumed_output(d, core, call) if param.access == "in" else None
+        if swapped:
+            fifo, at, name = swapped
+            fix = (f"the call passes the element it consumed from '{fifo}' as argument {at} "
+                   f"('{name}', \"out\"): swap the two arguments ({signature})")
+        elif param.access == "in":
+            fix = (f"pass a consumed element there, or check the order of the call's arguments "
+                   f"({signature}); if the kernel writes '{param.name}' before reading it, "
+                   "declare it \"out\"")
+        else:
+            fix = ("write it first, with a call that takes it \"out\" (the GEMM designs zero "
+                   "their accumulator before the matmuls add into it); if the kernel writes "
+                   f"'{param.name}' before reading it, declare it \"out\"")
+        raise DesignError(
+            "stale read", f"{core.name} passes {what} to '{k.symbol}' as argument {position} "
+            f"('{param.name}', \"{param.access}\"), which the kernel reads, before any call "
+            "wrote it: the element holds stale data", loc=call.loc,
+            limit="an element acquired by produce() holds whatever its DMA last sent from it "
+            "until a kernel call takes it \"out\"; only then may a call read it (\"in\" or "
+            "\"inout\")", found=f"no call since its acquire at line {acq.loc.line} wrote it",
+            related=[(f"the produce() of '{acq.fifo}'", acq.loc)], fix=fix)
+    written.update(wrote)
+
+
+def _consumed_output(d: Design, core: Core, call: Call) -> tuple[str, int, str] | None:
+    """The fifo, position and parameter of an element acquired by consume() that ``call``
+    passes as an ``"out"`` argument (an input and an output swapped in the call), if any."""
+    acquired = acquires(core)
+    for position, (arg, param) in enumerate(zip(call.args, d.kernel(call.kernel).args)):
+        if (isinstance(arg, BufferArg) and param.access == "out" and arg.value in acquired
+                and acquired[arg.value].port == "consume"):
+            return acquired[arg.value].fifo, position, param.name
+    return None
