@@ -226,3 +226,94 @@ def test_function_with_cpp_linkage(design_file: DesignFile) -> None:
         "  found: its extern \"C\" functions: bytes_u8, scale_i32, typed\n"
         "  fix: wrap cpp_only's definition in extern \"C\" { ... }, or give entry=\"cpp_only\" "
         "a kernel name of its own, so aiedsl generates the extern \"C\" function around it")
+
+
+# -- what a reviewer's C++ styles showed: none of these is a mistake ------------------------
+
+STYLES = r'''#include <stdint.h>
+#include <aie_api/aie.hpp>
+typedef int32_t *i32_ptr;
+using in_t = const int32_t *;
+template <typename T, unsigned N> void twice(const T *in, T *out) {}
+template <typename In, typename Out> void deduced(In src, Out dst) {}
+template <typename T = int32_t, unsigned N = 64> void defaults(const T *in, T *out) {}
+template <typename... Ts> void pack(Ts *...bufs) {}
+template <typename T, typename Acc, unsigned N> void acc(const T *in, T *out) {}
+extern "C" {
+void typed_ptr(i32_ptr src, i32_ptr dst) {}
+void alias_ptr(in_t src, int32_t *dst) {}
+void unused(int32_t *src, int32_t *dst, [[maybe_unused]] int32_t n) {}
+void vec(aie::vector<int16_t, 32> *src, int32_t *dst) {}
+}
+'''
+
+
+@pytest.mark.parametrize("decl, args, call", [
+    ('"twice_64", entry="twice<std::int32_t, 64>"', IO, "a, b"),
+    ('"twice_64", entry="twice<int32_t, static_cast<unsigned>(64)>"', IO, "a, b"),
+    ('"twice_64", entry="twice<decltype(1), 64>"', IO, "a, b"),
+    ('"deduced_64", entry="deduced"', IO, "a, b"),
+    ('"deduced_64", entry="deduced<const int32_t *, int32_t *>"', IO, "a, b"),
+    ('"defaults_64", entry="defaults"', IO, "a, b"),
+    ('"pack_64", entry="pack"', IO, "a, b"),
+    ('"acc_64", entry="acc<int32_t, acc64, 64>"', IO, "a, b"),
+    ('"typed_ptr"', IO, "a, b"),
+    ('"alias_ptr"', IO, "a, b"),
+    ('"unused"', IO + ', scalar("n", i32)', "a, b, 64"),
+    ('"vec"', IO, "a, b"),
+], ids=["std-qualified", "cast", "decltype", "deduced-pointers", "pointer-arguments",
+        "template-defaults", "parameter-pack", "aie-api-name", "pointer-typedef",
+        "pointer-alias", "attribute", "class-template-pointer"])
+def test_cpp_styles_that_are_not_mistakes(design_file: DesignFile, decl: str, args: str,
+                                          call: str) -> None:
+    design_file(STYLES, "k.cc")
+    path = design_file(DESIGN.format(decl=decl, args=args.format(dt="i32"), call=call, dt="i32"))
+    check_design(load_design(path).ir)
+
+
+def test_a_c_call_gives_no_default_arguments(design_file: DesignFile) -> None:
+    """Without entry= the core calls the extern "C" function directly: n = 64 is C++'s default,
+    which a C call does not apply (the kernel read garbage for n)."""
+    design_file(CC.replace("int32_t *factor, int32_t n)", "int32_t *factor, int32_t n = 64)"),
+                "k.cc")
+    path = design_file(DESIGN.format(
+        decl='"scale_i32"', args='buffer("a_in", Tensor[64, i32]), buffer("c_out", '
+        'Tensor[64, i32], "out"), buffer("factor", Tensor[64, i32])', call="a, b, a", dt="i32"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value).splitlines()[0] == (
+        "d.py:8: error [kernel signature]: kernel 'scale_i32' declares 3 arguments, and k.cc's "
+        "scale_i32 (its line 15) takes 4")
+
+
+def test_template_arguments_given_in_part(design_file: DesignFile) -> None:
+    design_file(STYLES, "k.cc")
+    path = design_file(DESIGN.format(decl='"twice_64", entry="twice<int32_t>"',
+                                     args=IO.format(dt="i32"), call="a, b", dt="i32"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: give them in entry=, e.g. entry=f\"twice<int32_t, {N}>\" (a Python f-string "
+        "putting in the values)")
+
+
+def test_a_python_name_among_template_arguments(design_file: DesignFile) -> None:
+    design_file(STYLES, "k.cc")
+    path = design_file(DESIGN.format(decl='"twice_64", entry="twice<int32_t, TILE>"',
+                                     args=IO.format(dt="i32"), call="a, b", dt="i32"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: put the value in the string, e.g. entry=f\"twice<int32_t, {TILE}>\" in Python, "
+        "or pass it as defines={'TILE': ...}")
+
+
+def test_a_function_only_called_is_not_said_to_have_cpp_linkage(
+        design_file: DesignFile) -> None:
+    design_file(CC + "int32_t use(int32_t *p) { return 2 * helper(p[0]); }\n", "k.cc")
+    path = design_file(DESIGN.format(decl='"helper"', args=IO.format(dt="i32"), call="a, b",
+                                     dt="i32"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert "C++ linkage" not in str(e.value)
+    assert "which it does not define" in str(e.value).splitlines()[0]

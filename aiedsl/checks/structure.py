@@ -178,9 +178,12 @@ def check_kernel_calls(d: Design) -> None:
                             f"is {param.dtype}, but {core.name} passes rtp slot "
                             f"'{arg.rtp}'[{arg.index}] ({arg.dtype})", loc=call.loc,
                             limit=_sig(k), found=arg.dtype,
-                            fix=f"declare it scalar('{param.name}', {arg.dtype}, narrows_to="
-                                f"{param.dtype}): an rtp slot is a 32-bit word, which the "
-                                "kernel narrows")
+                            fix=(f"declare it scalar('{param.name}', {arg.dtype}, narrows_to="
+                                 f"{param.dtype}): an rtp slot is a 32-bit word, which the "
+                                 "kernel narrows") if not dtype(param.dtype).is_float else (
+                                f"an rtp slot holds an {arg.dtype}: declare it scalar("
+                                f"'{param.name}', {arg.dtype}) and convert it in the C++, or "
+                                "pass the float in the call"))
                     rule = _value_rule(param)
                     if rule is not None:  # the runtime's writes are the values the kernel reads
                         lo, hi, what, limit, want = rule

@@ -372,8 +372,9 @@ class KernelArg(_Node):
     mmul kernels expect; the checks compare it with what the fifo's DMA layouts deliver."""
     equals: int | None = None
     """For scalars: the only value the kernel is right for. Its C++ is compiled for it and does
-    not read the argument (a library kernel's element count ``n``), so ``check`` refuses any
-    other value: passing less would not make the kernel do less."""
+    not read the argument (a library kernel's element count ``n``: passing less would not make
+    the kernel do less), or reads it with buffers sized for it; ``check`` refuses any other
+    value."""
     narrows_to: str | None = None
     """For scalars: the type the C++ converts the argument to before using it (``(int16_t)s``
     for the i32 scalar of an i16 kernel), when narrower than :attr:`dtype`. ``check`` refuses a

@@ -72,8 +72,10 @@ def scalar(name: str, dt: DType | str | Any, *, equals: int | None = None,
            narrows_to: DType | str | Any | None = None) -> KernelArg:
     """A scalar parameter passed by value: ``scalar("n", i32)`` (or ``np.int32``).
 
-    ``equals=1024`` says the C++ is compiled for that value and ignores the argument (an element
-    count fixed by a template parameter): ``aiedsl check`` then refuses any other value.
+    ``equals=1024`` says 1024 is the one value the kernel is right for: its C++ is compiled for
+    it and ignores the argument (an element count fixed by a template parameter), or reads it
+    but its buffers are sized for it (a Riallto kernel's width): ``aiedsl check`` then refuses
+    any other value.
     ``narrows_to=i16`` says the C++ converts the scalar to that narrower type before using it
     (``(int16_t)s``): ``aiedsl check`` then refuses a value outside its range, which would wrap
     on the NPU. Both hold for a value passed by a core and for every ``rt.rtp_write`` into an

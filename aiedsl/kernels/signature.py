@@ -13,6 +13,7 @@ template parameter) and an overloaded function are left to the compilers.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from aiedsl.dtypes import dtype as lookup_dtype
@@ -21,6 +22,7 @@ from aiedsl.ir import Kernel
 from aiedsl.kernels.cscan import CScan
 from aiedsl.kernels.cscan.macros import library_macro
 from aiedsl.kernels.cscan.signatures import C_TYPES, Param, Signature
+from aiedsl.kernels.paths import KERNELS_CPP
 
 _SAME = {"int8_t": "signed char", "uint8_t": "unsigned char", "int16_t": "short",
          "short int": "short", "signed short": "short", "uint16_t": "unsigned short",
@@ -33,7 +35,7 @@ _ORDINAL = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "
 
 _KNOWN_WORDS = frozenset(C_TYPES) | frozenset(
     "true false sizeof alignof int short long signed unsigned char float double bool void "
-    "bfloat16 const".split())
+    "bfloat16 const nullptr size_t ptrdiff_t intptr_t uintptr_t".split())
 
 
 def check_signature(k: Kernel, name: str, src_label: str, scan: CScan) -> None:
@@ -47,10 +49,11 @@ def check_signature(k: Kernel, name: str, src_label: str, scan: CScan) -> None:
     takes = f"{name}({', '.join(p.text for p in sig.params)})"
     if k.entry is not None and sig.template is not None:
         _check_template_args(k, sig, name, where, scan)
-    need = len(sig.params) - sig.defaults
+    # a C call from the core gives every parameter: defaults apply only through entry=
+    need = len(sig.params) - (sig.defaults if k.entry is not None else 0)
     if not sig.variadic and not need <= len(k.args) <= len(sig.params):
-        count = (f"{len(sig.params)}" if not sig.defaults else
-                 f"{need} to {len(sig.params)}")
+        count = f"{len(sig.params)}" if need == len(sig.params) else (
+            f"{need} to {len(sig.params)}")
         raise DesignError(
             "kernel signature", f"kernel '{k.symbol}' declares {len(k.args)} argument"
             f"{'s' if len(k.args) != 1 else ''}, and {where} takes {count}", loc=k.loc,
@@ -59,7 +62,8 @@ def check_signature(k: Kernel, name: str, src_label: str, scan: CScan) -> None:
             fix=f"declare one buffer() or scalar() per parameter of {name}, in its order")
     for i, (a, p) in enumerate(zip(k.args, sig.params)):
         nth = _ORDINAL[i] if i < len(_ORDINAL) else f"#{i + 1}"
-        if a.kind == "buffer" and not p.pointer:
+        if a.kind == "buffer" and not p.pointer and p.base is not None:
+            # (a typedef or a template parameter may be a pointer: only a C type is a value)
             raise DesignError(
                 "kernel signature", f"kernel '{k.symbol}' passes buffer '{a.name}' as the {nth} "
                 f"argument of {where}, which takes a value there: {p.text}", loc=k.loc,
@@ -127,13 +131,19 @@ def _check_template_args(k: Kernel, sig: Signature, name: str, where: str,
     names nothing the C++ cannot see (a Python variable spelled inside the string)."""
     entry = k.entry or ""
     given = _template_args(entry)
-    missing = sig.undeducible()
-    if given is None and missing:
-        values = ", ".join(f"{{{m}}}" for m in missing)
+    undeducible = sig.undeducible()
+    # template arguments fill the parameters in order: those past the given ones come from
+    # deduction or defaults
+    missing = [t for i, t in enumerate(sig.template or ())
+               if t in undeducible and i >= len(given or ())]
+    if missing:
+        values = ", ".join([*(given or ()), *(f"{{{m}}}" for m in missing)])
+        what = ("without template arguments" if given is None else
+                f"with {len(given)} template argument{'s' if len(given) != 1 else ''}")
         raise DesignError(
             "kernel entry", f"kernel '{k.symbol}' calls {where}, a function template, "
-            f"without template arguments (entry=\"{entry}\"), and no argument's type gives "
-            f"its {', '.join(missing)}: the compiler cannot deduce "
+            f"{what} (entry=\"{entry}\"), and no argument's type gives its "
+            f"{', '.join(missing)}: the compiler cannot deduce "
             f"{'it' if len(missing) == 1 else 'them'}", loc=k.loc,
             limit="entry= spells the call's template arguments that no parameter deduces",
             found=f"entry=\"{entry}\"; {name}'s template parameters: "
@@ -142,35 +152,46 @@ def _check_template_args(k: Kernel, sig: Signature, name: str, where: str,
                 "putting in the values)")
     if not given:
         return
-    words = set(re.findall(r"[A-Za-z_]\w*", scan.source))
+    words = {t.text for tokens in scan.readings for t in tokens}  # code, not comments
     for arg in given:
-        for m in re.finditer(r"(?<![\w:])([A-Za-z_]\w*)(?!\s*::)", arg):
-            word = m[1]
-            if (word in words or word in k.defines or word in _KNOWN_WORDS
-                    or library_macro(word)):
-                continue
-            raise DesignError(
-                "kernel entry", f"kernel '{k.symbol}' calls {name}<{', '.join(given)}> "
-                f"(entry=\"{entry}\"), and '{word}' is nothing the C++ defines: entry= is "
-                "C++ text, so a Python name inside the string is not its value", loc=k.loc,
-                limit="entry= names only what its C++ file, its defines= or the C++ language "
-                "defines", found=f"'{word}' in entry=\"{entry}\"",
-                fix=f"put the value in the string, e.g. entry=f\"{name}<{{{word}}}>\" in "
-                    f"Python, or pass it as defines={{'{word}': ...}}")
+        # A Python name spelled inside the string is a template argument of one word; an
+        # expression (static_cast<unsigned>(64), sizeof(T)) is the C++'s to judge
+        if re.fullmatch(r"[A-Za-z_]\w*", arg) is None:
+            continue
+        if (arg in words or arg in k.defines or arg in _KNOWN_WORDS or library_macro(arg)
+                or arg in _aie_api_words()):
+            continue
+        spelled = re.sub(rf"(?<![\w:]){arg}(?![\w:])", f"{{{arg}}}", entry)
+        raise DesignError(
+            "kernel entry", f"kernel '{k.symbol}' calls {name}<{', '.join(given)}> "
+            f"(entry=\"{entry}\"), and '{arg}' is nothing the C++ defines: entry= is "
+            "C++ text, so a Python name inside the string is not its value", loc=k.loc,
+            limit="entry= names only what its C++ file, its defines= or the C++ language "
+            "defines", found=f"'{arg}' in entry=\"{entry}\"",
+            fix=f"put the value in the string, e.g. entry=f\"{spelled}\" in Python, or pass "
+                f"it as defines={{'{arg}': ...}}")
+
+
+@functools.cache
+def _aie_api_words() -> frozenset[str]:
+    """Every name the AIE API header aiedsl ships for the host spells (``acc32``,
+    ``accfloat``, ``v16int32``, ...): what a kernel's ``#include <aie_api/aie.hpp>`` may
+    define."""
+    return frozenset(w for f in sorted((KERNELS_CPP / "host" / "aie_api").glob("*.hpp"))
+                     for w in re.findall(r"[A-Za-z_]\w*", f.read_text()))
 
 
 def _template_args(entry: str) -> list[str] | None:
     """The template arguments ``entry`` spells after the function's name, split at the top
-    level (None when it spells none)."""
-    head = entry.split("(", 1)[0]
-    at = head.find("<")
-    if at < 0:
+    level of ``<>`` and ``()`` (None when it spells none)."""
+    at = entry.find("<")
+    if at < 0 or "(" in entry[:at]:
         return None
     out, depth, cur = [], 0, ""
-    for ch in head[at + 1:]:
-        if ch == "<":
+    for ch in entry[at + 1:]:
+        if ch in "<(":
             depth += 1
-        elif ch == ">":
+        elif ch in ">)":
             if depth == 0:
                 break
             depth -= 1

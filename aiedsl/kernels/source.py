@@ -115,7 +115,7 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
     if k.entry is None:
         if own is None and scan.complete:
             theirs = sorted({f.name for f in scan.functions})
-            if k.symbol in scan.declared and scan.entry_complete:
+            if k.symbol in scan.cpp_linkage and scan.entry_complete:
                 raise DesignError(
                     "kernel entry", f"kernel '{k.symbol}' has no entry=, so cores call "
                     f"{src.label}'s extern \"C\" function {k.symbol}, which it declares with "

@@ -97,6 +97,9 @@ class CScan:
     declared: frozenset[str] = frozenset()
     """The names the file declares as functions, any linkage, any scope (after expansion; a
     superset, see :func:`~aiedsl.kernels.cscan.declarations.declared_names`)."""
+    cpp_linkage: frozenset[str] = frozenset()
+    """The plain functions it declares with C++ linkage (outside ``extern "C"``, not
+    ``static``, not templates): a symbol the core's link does not find by its name."""
     source: str = field(default="", repr=False, compare=False)
     readings: tuple[tuple[Tok, ...], ...] = field(default=(), repr=False, compare=False)
     """Each reading's tokens, preprocessed."""
@@ -154,8 +157,10 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
         declared: set[str] = set()
         unknown_c: list[Tok] = []
         unknown_cpp: list[Tok] = []
+        cpp_linkage: set[str] = set()
         for r in readings:
-            functions, uc, ucpp = heads(r.tokens)
+            functions, uc, ucpp, cpp = heads(r.tokens)
+            cpp_linkage.update(t.text for t in cpp)
             declared.update(declared_names(r.tokens))
             unknown_c += uc
             unknown_cpp += ucpp
@@ -183,4 +188,4 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
     entry_unsure = unsure or (f"{unknown_cpp[0].text}(...) is a macro it does not define"
                               if unknown_cpp else "")
     return CScan(tuple(out), not unsure, not entry_unsure, unsure, frozenset(declared),
-                 source, tuple(tuple(r.tokens) for r in readings))
+                 frozenset(cpp_linkage), source, tuple(tuple(r.tokens) for r in readings))

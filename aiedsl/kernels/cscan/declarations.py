@@ -23,11 +23,14 @@ _AFTER = frozenset({"const", "volatile", "noexcept", "throw", "->", "__attribute
 """What may follow a function declarator's parameters."""
 
 
-def heads(tokens: list[Tok]) -> tuple[list[tuple[Tok, bool]], list[Tok], list[Tok]]:
+def heads(tokens: list[Tok]
+          ) -> tuple[list[tuple[Tok, bool]], list[Tok], list[Tok], list[Tok]]:
     """The declarations in preprocessed ``tokens``: the ``extern "C"`` functions ((name,
-    defined with a body)), and the invocations of macros not seen defined where a declaration
-    goes (in C linkage, then in C++ linkage): what may hide a function."""
+    defined with a body)), the invocations of macros not seen defined where a declaration
+    goes (in C linkage, then in C++ linkage): what may hide a function; and the plain (not
+    ``static``, not template) functions declared with C++ linkage."""
     functions: list[tuple[Tok, bool]] = []
+    cpp: list[Tok] = []
     unknown_c: list[Tok] = []
     unknown_cpp: list[Tok] = []
     blocks: list[str] = []  # per open brace at the top level: "C", "C++" or "ns"
@@ -45,6 +48,8 @@ def heads(tokens: list[Tok]) -> tuple[list[tuple[Tok, bool]], list[Tok], list[To
         if isinstance(head, Tok):
             if linkage() == "C":
                 functions.append((head, body))
+            else:
+                cpp.append(head)
         elif head == "unknown":
             (unknown_c if linkage() == "C" else unknown_cpp).append(statement[0])
         statement.clear()
@@ -102,7 +107,7 @@ def heads(tokens: list[Tok]) -> tuple[list[tuple[Tok, bool]], list[Tok], list[To
         end(False)
     if blocks:
         raise Gaveup("an extern \"C\" block or namespace does not close")
-    return functions, unknown_c, unknown_cpp
+    return functions, unknown_c, unknown_cpp, cpp
 
 
 def _close(tokens: list[Tok], i: int) -> int:

@@ -135,6 +135,8 @@ def _params(inside: list[Tok]) -> tuple[tuple[Param, ...], bool, int]:
         groups[-1] = groups[-1][:-1]
         if not groups[-1]:
             groups.pop()
+    # a parameter pack (Ts *...bufs) takes any number of arguments too
+    variadic = variadic or any(t.text == "..." for g in groups for t in g)
     defaults = 0
     params = []
     for g in groups:
@@ -161,26 +163,51 @@ def _spelled(g: list[Tok]) -> str:
     return text.replace("* *", "**").strip()
 
 
+def _without_attributes(g: list[Tok]) -> list[Tok]:
+    """``g`` without its ``[[attribute]]`` groups, which say nothing of the type."""
+    out: list[Tok] = []
+    j = 0
+    while j < len(g):
+        if g[j].text == "[" and j + 1 < len(g) and g[j + 1].text == "[":
+            depth = 0
+            while j < len(g):
+                depth += (g[j].text == "[") - (g[j].text == "]")
+                j += 1
+                if depth == 0:
+                    break
+            continue
+        out.append(g[j])
+        j += 1
+    return out
+
+
 def _param(g: list[Tok]) -> Param:
+    g = _without_attributes(g)
     text = _spelled(g)
-    pointer = any(t.text in ("*", "[") for t in g)
     words: list[str] = []  # outside brackets, not qualifiers or attributes
-    depth = 0
+    depth = 0  # (), [] and a template's <>
     after_star = -1
+    pointer = False
     for t in g:
-        if t.text in ("[", "("):
+        if t.text in ("[", "(", "<"):
+            if t.text == "[" and depth == 0:
+                pointer = True  # an array parameter is a pointer
             depth += 1
-        elif t.text in ("]", ")"):
+        elif t.text in ("]", ")", ">"):
             depth -= 1
+        elif t.text == ">>":
+            depth -= 2
         elif depth == 0 and identifier(t) and t.text not in QUALIFIERS and (
                 not t.text.startswith("__")):
             words.append(t.text)
         elif depth == 0 and t.text in ("*", "&", "&&"):
             after_star = len(words)
+            pointer = pointer or t.text == "*"
     name = None
     if len(words) >= 2 and words[-1] not in _TYPE_WORDS and len(words) - 1 >= after_star:
         name = words.pop()
-    # a qualified type (std::int32_t) is its last part
+    # a qualified type (std::int32_t) is its last part; a class template's (aie::vector<...>)
+    # is its name, which is no C type
     base = words[-1] if any(t.text == "::" for t in g) and words else " ".join(words)
     return Param(text, name, pointer, base if base in C_TYPES or base == "void" else None)
 
@@ -207,16 +234,23 @@ def _template(tokens: list[Tok], k: int) -> tuple[tuple[str, ...] | None, tuple[
     names = []
     defaulted = []
     depth = 0
+    default = False  # in a parameter's default (after its '='), up to the next ','
     for a, b in zip(head[1:], head[2:]):
-        if a.text == "<":
+        if a.text in ("<", "("):
             depth += 1
-        elif a.text == ">":
+        elif a.text in (">", ")"):
             depth -= 1
-        if depth == 1 and identifier(a) and b.text in (",", ">", "=", "...") and (
-                a.text not in ("typename", "class")):
+        elif a.text == ">>":
+            depth -= 2
+        elif depth == 1 and a.text == ",":
+            default = False
+        elif depth == 1 and a.text == "=":
+            default = True
+        if depth == 1 and not default and identifier(a) and (
+                b.text in (",", ">", "=", ">>")) and a.text not in ("typename", "class"):
             names.append(a.text)
             if b.text == "=":
                 defaulted.append(a.text)
-        if depth == 0:
+        if depth <= 0:
             break
     return tuple(names), tuple(defaulted)
