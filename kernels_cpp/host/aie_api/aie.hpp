@@ -81,7 +81,12 @@
 //     checked (the host's stack says nothing of the core's: give it
 //     alignas(aie::vector_decl_align)). A misaligned access is done as a core does it (the
 //     low address bits dropped) and recorded; aiedsl reports it when the call returns
-//     (aiedsl_misaligned);
+//     (aiedsl_misaligned). A vector copied from or into a kernel buffer is a load or a store
+//     through a pointer to its type (*(v16int32 *)(out + i) = *(v16int32 *)(in + i), as
+//     mlir-aie's relu.cc writes them), which the core does as load_v's: it is checked, done,
+//     recorded and counted by the profile the same way (aie::vector's copy constructor and
+//     assignment); a copy between registers and locals is a plain one. A vector read in place
+//     through such a pointer (passed by reference, never copied) is not seen;
 //   * integer accumulators hold exact products and sums (acc32 / acc64); to_vector<T>(shift)
 //     shifts right arithmetically and rounds by the tile's rounding mode (reset: floor, i.e.
 //     toward minus infinity), then narrows by its saturation mode (reset: none, keep the low

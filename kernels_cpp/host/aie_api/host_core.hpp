@@ -190,6 +190,10 @@ template <typename Acc, typename S> S accum_poison() {
 }
 } // namespace detail
 
+namespace detail {
+template <typename T, unsigned N> void copy_vector(void *to, const void *from);
+} // namespace detail
+
 template <typename T> inline constexpr bool is_acc_tag_v =
     std::is_same_v<T, acc32> || std::is_same_v<T, acc64> || std::is_same_v<T, accfloat>;
 
@@ -200,6 +204,16 @@ template <typename T, unsigned N = 64 / sizeof(T)> struct vector {
                 "least 128 bits (128, 256, 512, 1024 bits, or more as several registers)");
   std::array<T, N> v;
   vector() { v.fill(detail::poison<T>()); } // undefined in the AIE API: see poison()
+  // A copy from or to a kernel buffer is a vector load or store: a kernel reads and writes
+  // memory through a pointer to the vector type as well as with load_v (*(v16int32 *)p = x),
+  // and the core drops the low address bits of that pointer too. Such a copy is checked,
+  // counted and done as load_v / store_v do theirs (detail::copy_vector); any other copy (a
+  // register or a local) is a plain one.
+  vector(const vector &o) { detail::copy_vector<T, N>(this, &o); }
+  vector &operator=(const vector &o) {
+    detail::copy_vector<T, N>(this, &o);
+    return *this;
+  }
   // vector<T, N>(x0, x1, ...): the first lanes given, the rest zero.
   template <typename... Ts, typename = std::enable_if_t<(sizeof...(Ts) >= 2 && sizeof...(Ts) <= N)>>
   vector(Ts... xs) : v{T(xs)...} {}
@@ -282,7 +296,14 @@ template <typename T, unsigned N> constexpr unsigned ldst_align() {
 #endif
 }
 enum ldst_op : int { op_load_v, op_store_v, op_load_unaligned_v, op_store_unaligned_v,
-                     op_load_floor_v };
+                     op_load_floor_v, op_load_pointer, op_store_pointer };
+// What a vector's lanes are, for naming a vector pointer's type in a report (v16int32): signed
+// integers, unsigned ones, bfloat16, float.
+template <typename T> constexpr int elem_kind() {
+  if constexpr (std::is_same_v<T, bfloat16>) return 2;
+  else if constexpr (std::is_floating_point_v<T>) return 3;
+  else return std::is_signed_v<T> ? 0 : 1;
+}
 // Where p points: the index of the kernel buffer it is in (or strays up to 4 KiB before or past:
 // the core's memory around a buffer is aligned too) and its byte offset from the buffer's start,
 // or -1 and its address (a local array, on the host's stack).
@@ -300,7 +321,7 @@ inline int64_t locate(const void *p, int64_t &offset) {
 }
 // Whether p is aligned to `align` bytes (a power of two); a misaligned access is recorded.
 inline bool check_align(const void *p, uint64_t align, int op, unsigned lanes, unsigned elem,
-                        unsigned aligned_elems = 0) {
+                        unsigned aligned_elems = 0, int kind = 0) {
   int64_t offset;
   const int64_t buffer = locate(p, offset);
   const bool power = align && (align & (align - 1)) == 0;
@@ -308,7 +329,8 @@ inline bool check_align(const void *p, uint64_t align, int op, unsigned lanes, u
   // says nothing of where the core's does, so a verdict from it would change between runs.
   if (power && (buffer < 0 || (offset & int64_t(align - 1)) == 0)) return true;
   if (aiedsl_host::misaligned_count++ == 0) {
-    const int64_t rec[7] = {op, lanes, elem, int64_t(align), buffer, offset, aligned_elems};
+    const int64_t rec[8] = {op, lanes, elem, int64_t(align), buffer, offset, aligned_elems,
+                            kind};
     std::memcpy(aiedsl_host::misaligned_first, rec, sizeof rec);
   }
   return false;
@@ -319,6 +341,41 @@ template <typename T> T *floor_to(T *p, uint64_t align) {
   int64_t offset;
   locate(p, offset);
   return (T *)((const unsigned char *)p - (offset & int64_t(align - 1)));
+}
+// Whether p is inside one of the call's buffers (not merely near one, as locate allows: a vector
+// copied to or from just past a buffer is a local's, or a fault the guard bytes show).
+inline bool in_buffer(const void *p) {
+  const uintptr_t a = uintptr_t(p);
+  if (a - aiedsl_host::buffers_low >= aiedsl_host::buffers_span) return false;
+  for (unsigned i = 0; i < aiedsl_host::buffers; ++i)
+    if (a - aiedsl_host::buffer_base[i] < aiedsl_host::buffer_bytes[i]) return true;
+  return false;
+}
+// A vector copied from a kernel buffer is loaded, one copied into a buffer stored, as the core
+// does it through a pointer: aligned to the vector as load_v / store_v need (the same check,
+// record and report, the low address bits dropped when misaligned) and counted as their bytes.
+// The lanes pass through a temporary: the load completes before the store, as on the core, when
+// the two overlap in one buffer.
+template <typename T, unsigned N> void copy_vector(void *to, const void *from) {
+  constexpr unsigned bytes = sizeof(T) * N, A = ldst_align<T, N>();
+  const bool load = in_buffer(from), store = in_buffer(to);
+  if (!load && !store) {
+    if (to != from) std::memcpy(to, from, bytes);
+    return;
+  }
+  unsigned char lanes[bytes];
+  if (load) {
+    if (!check_align(from, A, op_load_pointer, N, sizeof(T), 0, elem_kind<T>()))
+      from = floor_to((const unsigned char *)from, A);
+    AIEDSL_COUNT(LOAD_BYTES, bytes);
+  }
+  std::memcpy(lanes, from, bytes);
+  if (store) {
+    if (!check_align(to, A, op_store_pointer, N, sizeof(T), 0, elem_kind<T>()))
+      to = floor_to((unsigned char *)to, A);
+    AIEDSL_COUNT(STORE_BYTES, bytes);
+  }
+  std::memcpy(to, lanes, bytes);
 }
 } // namespace detail
 
