@@ -110,17 +110,22 @@ __attribute__((visibility("default"))) void aiedsl_get_modes(unsigned *modes) {
 namespace aie {
 
 namespace detail {
+// An integer accumulator lane is as wide as the register's: 32 bits of acc32, 64 of acc64 (a
+// 512-bit register is 16 lanes of 32 bits or 8 of 64 on AIE2 and AIE2P). A lane is stored in an
+// integer of its width, so every write keeps its low bits, as the core's does (C++20 converts to
+// a narrower signed integer modulo 2^bits); the arithmetic is done in 64 bits or unsigned.
 template <typename Acc, typename T> struct acc_storage;
-template <typename T> struct acc_storage<acc32, T> { using type = int64_t; };
+template <typename T> struct acc_storage<acc32, T> { using type = int32_t; };
 template <typename T> struct acc_storage<acc64, T> { using type = int64_t; };
 template <typename T> struct acc_storage<accfloat, T> { using type = float; };
-template <typename T> struct acc_storage<accauto, T> {
-  using type = std::conditional_t<std::is_integral_v<T>, int64_t, float>;
-};
-// The accumulator AIE2 picks for products of T.
-template <typename T> struct default_acc {
-  using type = std::conditional_t<std::is_integral_v<T>,
-                                  std::conditional_t<(sizeof(T) >= 4), acc64, acc32>, accfloat>;
+// The accumulator the AIE API picks for products of A and B (detail/mul.hpp,
+// default_accum_bits): 32 bits for 8- and 16-bit integers, 64 when either is 32 bits (its 48
+// is a 64-bit lane on AIE2 and AIE2P), accfloat for floating point.
+template <typename A, typename B = A> struct default_acc {
+  using type = std::conditional_t<std::is_integral_v<A>,
+                                  std::conditional_t<(sizeof(A) >= 4 || sizeof(B) >= 4), acc64,
+                                                     acc32>,
+                                  accfloat>;
 };
 template <typename T> using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, float>;
 
@@ -137,6 +142,29 @@ template <typename T, typename S> T narrow(S x, int shift) {
     return T(typename std::make_unsigned<T>::type(v));     // none: keep the low bits
   } else {
     return cast<T>(float(x));                              // bfloat16 rounds to nearest even
+  }
+}
+
+// x moved into an accumulator lane of type S, shifted left by shift (0 to 63), as the core's
+// upshift (UPS, which from_vector is) does it. An integer lane takes the low bits of x * 2^shift
+// under saturation mode none; under saturate or symmetric, x is first clamped to what fits the
+// lane after the shift, then shifted (AI Engine-ML Intrinsics User Guide, UG1583, "Upshift"; the
+// instruction reads the saturation mode and sets the UPS overflow flag: llvm-aie's VUPS and
+// VLDA.UPS definitions, Uses = [crSat, ...], Defs = [srUPS_of]).
+template <typename S, typename T> S upshift(T x, int shift) {
+  if constexpr (std::is_floating_point_v<S>) {
+    return S(wide_t<T>(x)) * S(int64_t(1) << shift);
+  } else {
+    constexpr int64_t top = int64_t(std::numeric_limits<S>::max());
+    int64_t v = int64_t(x);
+    if (g_saturation == saturation_mode::saturate || g_saturation == saturation_mode::symmetric) {
+      const int64_t hi = top >> shift;
+      const int64_t lo = (g_saturation == saturation_mode::symmetric
+                              ? -top
+                              : int64_t(std::numeric_limits<S>::min())) >> shift;
+      v = v > hi ? hi : v < lo ? lo : v;
+    }
+    return S(uint64_t(v) << shift);
   }
 }
 } // namespace detail
@@ -280,7 +308,7 @@ template <typename Acc, unsigned N> struct accum {
     return out;
   }
   template <typename T> void from_vector(const vector<T, N> &x, int shift = 0) {
-    for (unsigned i = 0; i < N; ++i) v[i] = storage(detail::wide_t<T>(x.v[i])) * (1 << shift);
+    for (unsigned i = 0; i < N; ++i) v[i] = detail::upshift<storage>(x.v[i], shift);
   }
 };
 
@@ -576,10 +604,13 @@ struct mmul {
   static constexpr unsigned size_A = M * K;
   static constexpr unsigned size_B = K * N;
   static constexpr unsigned size_C = M * N;
-  using storage = typename detail::acc_storage<Acc, TA>::type;
+  // The accumulator given, or the one the AIE API picks for TA x TB (accauto).
+  using acc_tag = std::conditional_t<is_acc_tag_v<Acc>, Acc,
+                                     typename detail::default_acc<TA, TB>::type>;
+  using storage = typename detail::acc_storage<acc_tag, TA>::type;
   std::array<storage, size_C> c{};
 
-  using accum_type = accum<typename detail::default_acc<TA>::type, size_C>;
+  using accum_type = accum<acc_tag, size_C>;
   mmul() = default;
   mmul(const accum_type &acc) {
     for (unsigned i = 0; i < size_C; ++i) c[i] = storage(acc.v[i]);
@@ -590,19 +621,20 @@ struct mmul {
     return out;
   }
   template <typename T> mmul(const vector<T, size_C> &init, int shift = 0) {
-    for (unsigned i = 0; i < size_C; ++i)
-      c[i] = storage(detail::wide_t<T>(init.v[i])) * (1 << shift);
+    for (unsigned i = 0; i < size_C; ++i) c[i] = detail::upshift<storage>(init.v[i], shift);
   }
   void mac(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
     AIEDSL_COUNT(VMAC, 1);
     AIEDSL_COUNT(MACS, M * K * N);
+    // integers summed modulo 2^64 (no overflow in C++), then kept to the lane's width
+    using sum_t = std::conditional_t<std::is_integral_v<storage>, uint64_t, storage>;
     for (unsigned i = 0; i < M; ++i)
       for (unsigned j = 0; j < N; ++j) {
-        storage s = c[i * N + j];
+        sum_t s = sum_t(c[i * N + j]);
         for (unsigned k = 0; k < K; ++k)
-          s += storage(detail::wide_t<TA>(a.v[i * K + k])) *
-               storage(detail::wide_t<TB>(b.v[k * N + j]));
-        c[i * N + j] = s;
+          s += sum_t(detail::wide_t<TA>(a.v[i * K + k])) *
+               sum_t(detail::wide_t<TB>(b.v[k * N + j]));
+        c[i * N + j] = storage(s);
       }
   }
   void mul(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
