@@ -137,6 +137,32 @@ int main() {
   show("store_unaligned", aie::load_v<16>(row));
   aie::load_unaligned_v<8>(row + 1, 2);  // claims 2 elements of alignment: 1 is all it has
   std::printf("misaligned_claim: %u\n", aiedsl_host::misaligned_count);
+  // a vector copied from or into a kernel buffer through a pointer to its type is a load or a
+  // store: checked, done and counted as load_v's and store_v's; a copy between locals is not
+  for (int i = 0; i < 32; ++i) row[i] = i;
+  aiedsl_buffers(&row_base, &row_bytes, 1);
+  uint64_t before[6], after[6];
+  aiedsl_profile(before, 1);
+  v8int32 through = *(v8int32 *)(row + 3);  // 12 bytes off: as the core, from row + 0
+  v8int32 local = through;
+  local = through;
+  aiedsl_profile(after, 0);
+  show("pointer_load_misaligned", local);
+  std::printf("pointer_load: %u %d %d %d %d %d %d %d %d %llu %llu\n",
+              aiedsl_host::misaligned_count, int(r[0]), int(r[1]), int(r[2]), int(r[3]),
+              int(r[4]), int(r[5]), int(r[6]), int(r[7]), (unsigned long long)after[3],
+              (unsigned long long)after[4]);
+  *(v8int32 *)(row + 20) = aie::add(local, 100);  // 80 bytes: stored at row + 16
+  *(v8int32 *)(row + 8) = *(v8int32 *)(row + 24);  // both aligned: a load and a store
+  aiedsl_profile(after, 0);
+  show("pointer_store_misaligned", aie::load_v<32>(row));
+  std::printf("pointer_store: %u %d %d %llu %llu\n", aiedsl_host::misaligned_count, int(r[0]),
+              int(r[5]), (unsigned long long)after[3], (unsigned long long)after[4]);
+  aiedsl_buffers(&row_base, &row_bytes, 1);
+  v32bfloat16 *bf = (v32bfloat16 *)row;  // 64 bytes: aligned
+  v32bfloat16 bf_lanes = bf[1];
+  (void)bf_lanes;
+  std::printf("pointer_aligned: %u\n", aiedsl_host::misaligned_count);
   // conversions to bfloat16 under a rounding mode other than conv_even are counted (the core
   // rounds them by its mode); aiedsl_buffers clears the count before each call
   aiedsl_buffers(nullptr, nullptr, 0);
@@ -332,6 +358,28 @@ def test_loads_and_stores_by_alignment(lines: dict[str, list[float]]) -> None:
     assert lines["misaligned_claim"] == [2]
 
 
+def test_loads_and_stores_through_a_vector_pointer(lines: dict[str, list[float]]) -> None:
+    """`*(v16int32 *)(out + i) = *(v16int32 *)(in + i + 1)` (mlir-aie's relu.cc style) passed
+    `kernel test` and the native simulation, and `kernel profile` counted none of its bytes,
+    while the same access by aie::load_v was refused. A vector copied from or into a kernel
+    buffer is now a load or a store, as load_v and store_v are; copies between locals are
+    neither checked nor counted."""
+    from aiedsl.kernels.faults import ELEM_KINDS, MISALIGNED_OPS
+
+    # the load 12 bytes off, as the core does it, from row + 0; the local copies after it
+    assert lines["pointer_load_misaligned"] == list(range(8))
+    # 1 recorded: op, 8 lanes of 4 bytes, 32 needed, buffer 0, byte 12, -, int32; 32 bytes
+    # loaded and none stored (the local copy and assignment are not memory)
+    assert lines["pointer_load"] == [1, MISALIGNED_OPS.index("load through a vector pointer"),
+                                     8, 4, 32, 0, 12, 0, ELEM_KINDS.index("int"), 32, 0]
+    # the store 16 bytes off lands at row + 16; the aligned copy puts row[24:32] at row[8:16]
+    assert lines["pointer_store_misaligned"] == (
+        list(range(8)) + list(range(24, 32)) + list(range(100, 108)) + list(range(24, 32)))
+    assert lines["pointer_store"] == [2, MISALIGNED_OPS.index("load through a vector pointer"),
+                                      12, 64, 64]
+    assert lines["pointer_aligned"] == [0]
+
+
 SIZES = r'''
 #include <aie_api/aie.hpp>
 void f() { %s x; (void)x; }
@@ -484,3 +532,83 @@ def test_conversions_to_bf16_under_another_rounding_mode_are_counted(
     assert lines["bf16_note_conv_even"][0] == 0
     # the values are still rounded to nearest even: 1/3 = 0x3EAAAAAB -> 0x3EAB
     assert lines["bf16_values"] == [0.5, 0.333984375, 1.0, 0.333984375]
+
+
+ACC32 = r'''
+#include <aie_api/aie.hpp>
+#include <cstdio>
+
+template <typename V> void show(const char *name, const V &v) {
+  std::printf("%s:", name);
+  for (unsigned i = 0; i < V::size(); ++i) std::printf(" %lld", (long long)v.v[i]);
+  std::printf("\n");
+}
+
+int main() {
+  aie::vector<int16_t, 32> a = aie::broadcast<int16_t, 32>(32767);
+  aie::accum<acc32, 32> acc = aie::mul(a, a);
+  acc = aie::mac(acc, a, a);
+  acc = aie::mac(acc, a, a);
+  aie::set_saturation(aie::saturation_mode::saturate);
+  show("acc32_int16_shift16", acc.to_vector<int16_t>(16).extract<16>(0));
+  show("acc32_int32", acc.to_vector<int32_t>(0).extract<16>(0));
+  aie::vector<int32_t, 16> w = aie::broadcast<int32_t, 16>(32767);
+  aie::accum<acc64, 16> wide = aie::mul(w, w);
+  wide = aie::mac(wide, w, w);
+  wide = aie::mac(wide, w, w);
+  show("acc64_int16_shift16", wide.to_vector<int16_t>(16));
+  show("acc64_int32", wide.to_vector<int32_t>(0));
+  aie::mmul<4, 4, 8, int16_t, int16_t> m;
+  m.mul(aie::broadcast<int16_t, 16>(32767), aie::broadcast<int16_t, 32>(32767));
+  show("mmul_acc32", m.to_vector<int32_t>(0));
+  aie::accum<acc32, 16> up;
+  up.from_vector(aie::broadcast<int16_t, 16>(1000), 22);
+  show("ups_saturate", up.to_vector<int32_t>(0));
+  aie::set_saturation(aie::saturation_mode::none);
+  up.from_vector(aie::broadcast<int16_t, 16>(1000), 22);
+  show("ups_none", up.to_vector<int32_t>(0));
+  return 0;
+}
+'''
+
+
+def test_acc32_lanes_are_32_bits(tmp_path: Path) -> None:
+    """An acc32 lane is 32 bits on AIE2 and AIE2P (a 512-bit accumulator register is 16 lanes
+    of 32 bits, AM027 / UG1603), and the integer VMUL/VMAC/VADD instructions neither read the
+    saturation mode nor flag an overflow (llvm-aie's AIE2 instruction definitions): a lane keeps
+    the low 32 bits of what is written to it. The header kept exact int64 sums instead.
+
+    The tester's case: 32767 * 32767 = 1073676289 (0x3FFF0001), accumulated three times is
+    3221028867 (0xBFFD0003), past 2^31 - 1, so the lane holds 3221028867 - 2^32 = -1073938429.
+    Under saturate, to_vector<int16>(16) shifts it down, rounding by floor (the reset mode):
+    -1073938429 / 65536 = -16386.99995, so -16387 (0xBFFD as a signed 16-bit value), which
+    int16 holds; and
+    to_vector<int32>(0) gives -1073938429, which int32 holds. (Exact lanes gave 49149,
+    saturated to 32767, and 3221028867, saturated to 2147483647.) In an acc64 lane the same
+    sum stays 3221028867: those saturated values are right there.
+
+    aie::mmul<4, 4, 8, int16> accumulates in acc32 too (the AIE API's default for 16 x 16
+    bits): four products of 32767 * 32767 are 4294705156, which is 4294705156 - 2^32 = -262140
+    in 32 bits.
+
+    An upshift into acc32 (from_vector, ups) of 1000 by 22 bits is 4194304000, past 2^31 - 1:
+    under saturation none the lane keeps the low bits, 4194304000 - 2^32 = -100663296; under
+    saturate 1000 is first clamped to (2^31 - 1) >> 22 = 511 and then shifted: 511 * 2^22 =
+    2143289344 (UG1583, "Upshift")."""
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH: the host AIE API header cannot be compiled")
+    src, exe = tmp_path / "acc.cc", tmp_path / "acc"
+    src.write_text(ACC32)
+    subprocess.run([cxx, "-std=c++20", "-O1", f"-I{HOST_INCLUDE}", str(src), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    out = {name: [int(x) for x in rest.split()] for name, rest in (
+        line.split(":", 1) for line in subprocess.run(
+            [str(exe)], check=True, capture_output=True, text=True).stdout.splitlines())}
+    assert out["acc32_int16_shift16"] == [-16387] * 16
+    assert out["acc32_int32"] == [-1073938429] * 16
+    assert out["acc64_int16_shift16"] == [32767] * 16
+    assert out["acc64_int32"] == [2147483647] * 16
+    assert out["mmul_acc32"] == [-262140] * 32
+    assert out["ups_saturate"] == [2143289344] * 16
+    assert out["ups_none"] == [-100663296] * 16

@@ -561,6 +561,11 @@ _ALIGNMENT_RULE = (
 _ALIGNMENT_FIX = (
     "use aie::load_unaligned_v / aie::store_unaligned_v where a pointer is aligned only to its "
     "elements, or align the pointer (alignas(aie::vector_decl_align) for a local array)")
+_POINTER_RULE = (
+    "a vector read or written through a pointer to its type (*(v16int32 *)p) takes a pointer "
+    "aligned to the vector, as aie::load_v and aie::store_v do (16 bytes for a 128-bit vector, "
+    "32 for larger ones on AIE2): the core drops the low address bits, so it reads or writes "
+    "other elements")
 ALIGNMENT = {
     # the copy is right on the host and on the core alike (both drop the same low bits), but
     # the AIE API asserts on it: the rule fails, not the data
@@ -580,6 +585,20 @@ ALIGNMENT = {
         "  aie::store_unaligned_v(dst + 4, aie::load_unaligned_v<16>(src + 4, 4), 4);", None),
     "a 128-bit load_v 16 bytes off": (  # 16-byte aligned: all a 128-bit vector needs
         "aie::store_v(dst + 4, aie::load_v<4>(src + 4));", None),
+    # mlir-aie's relu.cc and bf16_exp.cc read and write through pointers to the native vector
+    # types: the same loads and stores as load_v's, which passed misaligned
+    "a load through a v16int32 pointer 4 bytes off": (
+        "*(v16int32 *)(dst + 16) = *(v16int32 *)(src + 1);",
+        "FAIL copy_i32_64: read 'src' at byte 4 through a v16int32 pointer, not a multiple of "
+        f"32 bytes: {_POINTER_RULE}; {_ALIGNMENT_FIX}"),
+    "a store through a v16int32 pointer 16 bytes off": (
+        "v16int32 x = *(const v16int32 *)(src + 8);\n  *(v16int32 *)(dst + 4) = x;",
+        "FAIL copy_i32_64: wrote 'dst' at byte 16 through a v16int32 pointer, not a multiple of "
+        f"32 bytes: {_POINTER_RULE}; {_ALIGNMENT_FIX}"),
+    "copies through aligned v16int32 pointers": (
+        "v16int32 *out = (v16int32 *)dst;\n"
+        "  for (unsigned i = 0; i < 4; ++i) { v16int32 x = ((const v16int32 *)src)[i]; "
+        "out[i] = x; }", None),
     # a reviewer's local array was aligned or not as the host's stack fell (FAIL or PASS from
     # run to run); a local array is not checked: the host's stack says nothing of the core's
     "a local array 16 bytes off 32": (
@@ -632,6 +651,28 @@ def test_a_misaligned_vector_load_stops_the_native_simulation(
         with pytest.raises(DesignError) as excinfo:
             simulate(load_design(path), kernels="native")
         assert str(excinfo.value) == message
+
+
+def test_a_misaligned_load_through_a_vector_pointer_stops_the_native_simulation(
+        design_file: DesignFile) -> None:
+    """The tester's shift kernel, `*(v16int32 *)(out + i) = *(v16int32 *)(in + i + 1)`, ran
+    through `aiedsl sim --kernels native` with no word of its 4-byte offset."""
+    from aiedsl.sim import simulate
+
+    path = _faulty_design(design_file, "for (unsigned i = 0; i < 48; i += 16)\n"
+                                       "    *(v16int32 *)(dst + i) = *(v16int32 *)(src + i + 1);")
+    message = (
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' read 'src' at byte 4 through a "
+        "v16int32 pointer, not a multiple of 32 bytes (and 2 more misaligned accesses) in call 1 "
+        "of it by core[0,0]; the simulation stopped there\n"
+        f"  limit: {_POINTER_RULE}\n"
+        "  found: 3 misaligned vector accesses in the call; the first: read 'src' at byte 4 "
+        "through a v16int32 pointer, not a multiple of 32 bytes\n"
+        "  d.py:21: the call (core[0,0])\n"
+        f"  fix: {_ALIGNMENT_FIX}")
+    with pytest.raises(DesignError) as excinfo:
+        simulate(load_design(path), kernels="native")
+    assert str(excinfo.value) == message
 
 
 def test_a_kernel_reference_that_raises_is_a_design_error(design_file: DesignFile) -> None:

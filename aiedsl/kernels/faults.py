@@ -31,24 +31,44 @@ class KernelFault(Exception):
         return KernelFault, (self.what, self.limit, self.found, self.fix)
 
 
-MISALIGNED_OPS = ("load_v", "store_v", "load_unaligned_v", "store_unaligned_v", "load_floor_v")
+MISALIGNED_OPS = ("load_v", "store_v", "load_unaligned_v", "store_unaligned_v", "load_floor_v",
+                  "load through a vector pointer", "store through a vector pointer")
 """The host header's vector loads and stores by the number it records them with
-(``detail::ldst_op``)."""
+(``detail::ldst_op``): the AIE API's, then a vector copied from or to a kernel buffer through a
+pointer to its type (``*(v16int32 *)p``)."""
+
+ELEM_KINDS = ("int", "uint", "bfloat16", "float")
+"""A vector's lanes by the number the host header records them with (``detail::elem_kind``)."""
+
+
+def vector_type_name(lanes: int, elem: int, kind: int) -> str:
+    """The vector type a kernel's pointer points to: its native AIE name (``v16int32``), which
+    llvm-aie's headers give every vector of up to 1024 bits, or else its ``aie::vector``."""
+    base = ELEM_KINDS[kind] if 0 <= kind < len(ELEM_KINDS) else "int"
+    lane = f"{base}{8 * elem}" if base in ("int", "uint") else base
+    if lanes * elem * 8 <= 1024:
+        return f"v{lanes}{lane}"
+    return f"aie::vector<{lane}, {lanes}>"
 
 
 def misaligned_fault(k: Kernel, record: Sequence[int], count: int,
                      aie_arch: int | None) -> KernelFault:
     """The fault for ``count`` misaligned vector accesses by kernel ``k``'s C++, the first
     described by ``record`` (``aiedsl_host::misaligned_first``: op, lanes, element bytes,
-    bytes of alignment needed, buffer index or -1, byte offset or address, aligned_elems)."""
-    op, lanes, elem, align, buffer, offset, aligned_elems = (int(x) for x in record)
+    bytes of alignment needed, buffer index or -1, byte offset or address, aligned_elems,
+    element kind)."""
+    op, lanes, elem, align, buffer, offset, aligned_elems, kind = (int(x) for x in record)
     name = MISALIGNED_OPS[op] if 0 <= op < len(MISALIGNED_OPS) else "a vector access"
     verb = "wrote" if name.startswith("store") else "read"
     buffers = [a.name for a in k.args if a.kind == "buffer"]
     where = (f"'{buffers[buffer]}' at byte {offset}" if 0 <= buffer < len(buffers)
              else "a local array")
     call = f"aie::{name}<{lanes}>"
-    if name in ("load_unaligned_v", "store_unaligned_v", "load_floor_v") and (
+    pointer = name.endswith("vector pointer")
+    if pointer:
+        what = (f"{verb} {where} through a {vector_type_name(lanes, elem, kind)} pointer, not a "
+                f"multiple of {align} bytes")
+    elif name in ("load_unaligned_v", "store_unaligned_v", "load_floor_v") and (
             aligned_elems <= 0 or aligned_elems & (aligned_elems - 1)):
         what = f"{verb} {where} with {call} given {aligned_elems} elements, not a power of two"
     else:
@@ -66,9 +86,16 @@ def misaligned_fault(k: Kernel, record: Sequence[int], count: int,
         arch = "AIE2P" if aie_arch == 21 else "AIE2"
         sizes = ("16 bytes for a 128-bit vector, 32 for 256 bits, 64 for 512 bits or more"
                  if aie_arch == 21 else "16 bytes for a 128-bit vector, 32 for larger ones")
-        limit = (f"aie::load_v and aie::store_v take a pointer aligned to the vector ({sizes} "
-                 f"on {arch}; the AIE API asserts \"Insufficient alignment\", and the core "
-                 "drops the low address bits, so it reads or writes other elements)")
+        if pointer:  # no assertion: the compiler takes the pointer as the type's alignment
+            limit = ("a vector read or written through a pointer to its type "
+                     f"(*({vector_type_name(lanes, elem, kind)} *)p) takes a pointer aligned to "
+                     f"the vector, as aie::load_v and aie::store_v do ({sizes} on {arch}): the "
+                     "core drops the low address bits, so it reads or writes other elements")
+        else:
+            limit = (f"aie::load_v and aie::store_v take a pointer aligned to the vector "
+                     f"({sizes} on {arch}; the AIE API asserts \"Insufficient alignment\", "
+                     "and the core drops the low address bits, so it reads or writes other "
+                     "elements)")
         fix = ("use aie::load_unaligned_v / aie::store_unaligned_v where a pointer is aligned "
                "only to its elements, or align the pointer (alignas(aie::vector_decl_align) "
                "for a local array)")

@@ -81,15 +81,32 @@
 //     checked (the host's stack says nothing of the core's: give it
 //     alignas(aie::vector_decl_align)). A misaligned access is done as a core does it (the
 //     low address bits dropped) and recorded; aiedsl reports it when the call returns
-//     (aiedsl_misaligned);
-//   * integer accumulators hold exact products and sums (acc32 / acc64); to_vector<T>(shift)
-//     shifts right arithmetically and rounds by the tile's rounding mode (reset: floor, i.e.
-//     toward minus infinity), then narrows by its saturation mode (reset: none, keep the low
-//     bits of T; saturate: clamp to T's range; symmetric: clamp to +-max). set_rounding and
-//     set_saturation change the modes for every later to_vector, as the control registers do
-//     on a core (per core: aiedsl sets the calling core's modes before each call, from the
-//     reset values at its first, and reads them back after it: aiedsl_set_modes,
-//     aiedsl_get_modes);
+//     (aiedsl_misaligned). A vector copied from or into a kernel buffer is a load or a store
+//     through a pointer to its type (*(v16int32 *)(out + i) = *(v16int32 *)(in + i), as
+//     mlir-aie's relu.cc writes them), which the core does as load_v's: it is checked, done,
+//     recorded and counted by the profile the same way (aie::vector's copy constructor and
+//     assignment); a copy between registers and locals is a plain one. A vector read in place
+//     through such a pointer (passed by reference, never copied) is not seen;
+//   * an integer accumulator lane is 32 bits (acc32) or 64 (acc64), as the core's are: a 512-bit
+//     accumulator register is "sixteen lanes of 32-bit data or eight lanes of 64-bit data"
+//     (AM027, AIE-ML v2 "Accumulator Registers"; UG1603 the same of AIE-ML's 256-bit ones), and
+//     llvm-aie's aiebase_typedefs.h makes v16acc32 16 __acc32 in 64 bytes, which the AIE API's
+//     acc32 is (detail/aie2/accum.hpp). What is written to a lane keeps its low bits, i.e. wraps
+//     modulo 2^32 (2^64): mul, mac, msc, negmul, accumulate, acc +- vector and mmul. The
+//     integer VMUL/VMAC/VMSC/VADD/VSUB have no saturation-mode input and no overflow flag
+//     (llvm-aie, aie2/AIE2GenFixupInstrInfo.td: no Uses or Defs, where SRS has Uses = [crSat,
+//     crRnd] and Defs = [srSRS_of], UPS Uses = [crSat, ...] and Defs = [srUPS_of]), and mlir-aie
+//     lowers arith.addi/subi of vector<32xi32>, which wrap, to that accumulator add on acc32
+//     lanes (VectorToAIEVecConversions.cpp, genAddElemAieML). An upshift into a lane
+//     (from_vector, the accum(vector, shift) constructor, ups_to_*) wraps likewise under
+//     saturation none; under saturate or symmetric the value is first clamped to what fits
+//     after the shift (UG1583, "Upshift"). to_vector<T>(shift) shifts right arithmetically
+//     and rounds by the tile's rounding mode (reset: floor, i.e. toward minus infinity), then
+//     narrows by its saturation mode (reset: none, keep the low bits of T; saturate: clamp to
+//     T's range; symmetric: clamp to +-max). set_rounding and set_saturation change the modes
+//     for every later to_vector and upshift, as the control registers do on a core (per core:
+//     aiedsl sets the calling core's modes before each call, from the reset values at its
+//     first, and reads them back after it: aiedsl_set_modes, aiedsl_get_modes);
 //   * accfloat accumulates in float; to_vector<bfloat16>() rounds to nearest even whatever the
 //     rounding mode. On the hardware the mode applies: the core rounds an accumulator-to-vector
 //     conversion by it, and its reset mode, floor, truncates; only conv_even rounds to nearest

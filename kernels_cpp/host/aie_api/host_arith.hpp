@@ -57,11 +57,11 @@ accum<Acc, L> accumulate(const accum<Acc, L> &acc, const vector<CT, CN> &coeff, 
   return out;
 }
 template <unsigned L, typename CT, unsigned CN, typename T, typename... Vs>
-accum<typename detail::default_acc<T>::type, L> accumulate(const vector<CT, CN> &coeff,
-                                                           unsigned start,
-                                                           const vector<T, L> &d0,
-                                                           const Vs &...rest) {
-  return accumulate<L>(zeros<typename detail::default_acc<T>::type, L>(), coeff, start, d0,
+accum<typename detail::default_acc<T, CT>::type, L> accumulate(const vector<CT, CN> &coeff,
+                                                               unsigned start,
+                                                               const vector<T, L> &d0,
+                                                               const Vs &...rest) {
+  return accumulate<L>(zeros<typename detail::default_acc<T, CT>::type, L>(), coeff, start, d0,
                        rest...);
 }
 

@@ -110,17 +110,22 @@ __attribute__((visibility("default"))) void aiedsl_get_modes(unsigned *modes) {
 namespace aie {
 
 namespace detail {
+// An integer accumulator lane is as wide as the register's: 32 bits of acc32, 64 of acc64 (a
+// 512-bit register is 16 lanes of 32 bits or 8 of 64 on AIE2 and AIE2P). A lane is stored in an
+// integer of its width, so every write keeps its low bits, as the core's does (C++20 converts to
+// a narrower signed integer modulo 2^bits); the arithmetic is done in 64 bits or unsigned.
 template <typename Acc, typename T> struct acc_storage;
-template <typename T> struct acc_storage<acc32, T> { using type = int64_t; };
+template <typename T> struct acc_storage<acc32, T> { using type = int32_t; };
 template <typename T> struct acc_storage<acc64, T> { using type = int64_t; };
 template <typename T> struct acc_storage<accfloat, T> { using type = float; };
-template <typename T> struct acc_storage<accauto, T> {
-  using type = std::conditional_t<std::is_integral_v<T>, int64_t, float>;
-};
-// The accumulator AIE2 picks for products of T.
-template <typename T> struct default_acc {
-  using type = std::conditional_t<std::is_integral_v<T>,
-                                  std::conditional_t<(sizeof(T) >= 4), acc64, acc32>, accfloat>;
+// The accumulator the AIE API picks for products of A and B (detail/mul.hpp,
+// default_accum_bits): 32 bits for 8- and 16-bit integers, 64 when either is 32 bits (its 48
+// is a 64-bit lane on AIE2 and AIE2P), accfloat for floating point.
+template <typename A, typename B = A> struct default_acc {
+  using type = std::conditional_t<std::is_integral_v<A>,
+                                  std::conditional_t<(sizeof(A) >= 4 || sizeof(B) >= 4), acc64,
+                                                     acc32>,
+                                  accfloat>;
 };
 template <typename T> using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, float>;
 
@@ -137,6 +142,29 @@ template <typename T, typename S> T narrow(S x, int shift) {
     return T(typename std::make_unsigned<T>::type(v));     // none: keep the low bits
   } else {
     return cast<T>(float(x));                              // bfloat16 rounds to nearest even
+  }
+}
+
+// x moved into an accumulator lane of type S, shifted left by shift (0 to 63), as the core's
+// upshift (UPS, which from_vector is) does it. An integer lane takes the low bits of x * 2^shift
+// under saturation mode none; under saturate or symmetric, x is first clamped to what fits the
+// lane after the shift, then shifted (AI Engine-ML Intrinsics User Guide, UG1583, "Upshift"; the
+// instruction reads the saturation mode and sets the UPS overflow flag: llvm-aie's VUPS and
+// VLDA.UPS definitions, Uses = [crSat, ...], Defs = [srUPS_of]).
+template <typename S, typename T> S upshift(T x, int shift) {
+  if constexpr (std::is_floating_point_v<S>) {
+    return S(wide_t<T>(x)) * S(int64_t(1) << shift);
+  } else {
+    constexpr int64_t top = int64_t(std::numeric_limits<S>::max());
+    int64_t v = int64_t(x);
+    if (g_saturation == saturation_mode::saturate || g_saturation == saturation_mode::symmetric) {
+      const int64_t hi = top >> shift;
+      const int64_t lo = (g_saturation == saturation_mode::symmetric
+                              ? -top
+                              : int64_t(std::numeric_limits<S>::min())) >> shift;
+      v = v > hi ? hi : v < lo ? lo : v;
+    }
+    return S(uint64_t(v) << shift);
   }
 }
 } // namespace detail
@@ -190,6 +218,10 @@ template <typename Acc, typename S> S accum_poison() {
 }
 } // namespace detail
 
+namespace detail {
+template <typename T, unsigned N> void copy_vector(void *to, const void *from);
+} // namespace detail
+
 template <typename T> inline constexpr bool is_acc_tag_v =
     std::is_same_v<T, acc32> || std::is_same_v<T, acc64> || std::is_same_v<T, accfloat>;
 
@@ -200,6 +232,16 @@ template <typename T, unsigned N = 64 / sizeof(T)> struct vector {
                 "least 128 bits (128, 256, 512, 1024 bits, or more as several registers)");
   std::array<T, N> v;
   vector() { v.fill(detail::poison<T>()); } // undefined in the AIE API: see poison()
+  // A copy from or to a kernel buffer is a vector load or store: a kernel reads and writes
+  // memory through a pointer to the vector type as well as with load_v (*(v16int32 *)p = x),
+  // and the core drops the low address bits of that pointer too. Such a copy is checked,
+  // counted and done as load_v / store_v do theirs (detail::copy_vector); any other copy (a
+  // register or a local) is a plain one.
+  vector(const vector &o) { detail::copy_vector<T, N>(this, &o); }
+  vector &operator=(const vector &o) {
+    detail::copy_vector<T, N>(this, &o);
+    return *this;
+  }
   // vector<T, N>(x0, x1, ...): the first lanes given, the rest zero.
   template <typename... Ts, typename = std::enable_if_t<(sizeof...(Ts) >= 2 && sizeof...(Ts) <= N)>>
   vector(Ts... xs) : v{T(xs)...} {}
@@ -266,7 +308,7 @@ template <typename Acc, unsigned N> struct accum {
     return out;
   }
   template <typename T> void from_vector(const vector<T, N> &x, int shift = 0) {
-    for (unsigned i = 0; i < N; ++i) v[i] = storage(detail::wide_t<T>(x.v[i])) * (1 << shift);
+    for (unsigned i = 0; i < N; ++i) v[i] = detail::upshift<storage>(x.v[i], shift);
   }
 };
 
@@ -282,7 +324,14 @@ template <typename T, unsigned N> constexpr unsigned ldst_align() {
 #endif
 }
 enum ldst_op : int { op_load_v, op_store_v, op_load_unaligned_v, op_store_unaligned_v,
-                     op_load_floor_v };
+                     op_load_floor_v, op_load_pointer, op_store_pointer };
+// What a vector's lanes are, for naming a vector pointer's type in a report (v16int32): signed
+// integers, unsigned ones, bfloat16, float.
+template <typename T> constexpr int elem_kind() {
+  if constexpr (std::is_same_v<T, bfloat16>) return 2;
+  else if constexpr (std::is_floating_point_v<T>) return 3;
+  else return std::is_signed_v<T> ? 0 : 1;
+}
 // Where p points: the index of the kernel buffer it is in (or strays up to 4 KiB before or past:
 // the core's memory around a buffer is aligned too) and its byte offset from the buffer's start,
 // or -1 and its address (a local array, on the host's stack).
@@ -300,7 +349,7 @@ inline int64_t locate(const void *p, int64_t &offset) {
 }
 // Whether p is aligned to `align` bytes (a power of two); a misaligned access is recorded.
 inline bool check_align(const void *p, uint64_t align, int op, unsigned lanes, unsigned elem,
-                        unsigned aligned_elems = 0) {
+                        unsigned aligned_elems = 0, int kind = 0) {
   int64_t offset;
   const int64_t buffer = locate(p, offset);
   const bool power = align && (align & (align - 1)) == 0;
@@ -308,7 +357,8 @@ inline bool check_align(const void *p, uint64_t align, int op, unsigned lanes, u
   // says nothing of where the core's does, so a verdict from it would change between runs.
   if (power && (buffer < 0 || (offset & int64_t(align - 1)) == 0)) return true;
   if (aiedsl_host::misaligned_count++ == 0) {
-    const int64_t rec[7] = {op, lanes, elem, int64_t(align), buffer, offset, aligned_elems};
+    const int64_t rec[8] = {op, lanes, elem, int64_t(align), buffer, offset, aligned_elems,
+                            kind};
     std::memcpy(aiedsl_host::misaligned_first, rec, sizeof rec);
   }
   return false;
@@ -319,6 +369,41 @@ template <typename T> T *floor_to(T *p, uint64_t align) {
   int64_t offset;
   locate(p, offset);
   return (T *)((const unsigned char *)p - (offset & int64_t(align - 1)));
+}
+// Whether p is inside one of the call's buffers (not merely near one, as locate allows: a vector
+// copied to or from just past a buffer is a local's, or a fault the guard bytes show).
+inline bool in_buffer(const void *p) {
+  const uintptr_t a = uintptr_t(p);
+  if (a - aiedsl_host::buffers_low >= aiedsl_host::buffers_span) return false;
+  for (unsigned i = 0; i < aiedsl_host::buffers; ++i)
+    if (a - aiedsl_host::buffer_base[i] < aiedsl_host::buffer_bytes[i]) return true;
+  return false;
+}
+// A vector copied from a kernel buffer is loaded, one copied into a buffer stored, as the core
+// does it through a pointer: aligned to the vector as load_v / store_v need (the same check,
+// record and report, the low address bits dropped when misaligned) and counted as their bytes.
+// The lanes pass through a temporary: the load completes before the store, as on the core, when
+// the two overlap in one buffer.
+template <typename T, unsigned N> void copy_vector(void *to, const void *from) {
+  constexpr unsigned bytes = sizeof(T) * N, A = ldst_align<T, N>();
+  const bool load = in_buffer(from), store = in_buffer(to);
+  if (!load && !store) {
+    if (to != from) std::memcpy(to, from, bytes);
+    return;
+  }
+  unsigned char lanes[bytes];
+  if (load) {
+    if (!check_align(from, A, op_load_pointer, N, sizeof(T), 0, elem_kind<T>()))
+      from = floor_to((const unsigned char *)from, A);
+    AIEDSL_COUNT(LOAD_BYTES, bytes);
+  }
+  std::memcpy(lanes, from, bytes);
+  if (store) {
+    if (!check_align(to, A, op_store_pointer, N, sizeof(T), 0, elem_kind<T>()))
+      to = floor_to((unsigned char *)to, A);
+    AIEDSL_COUNT(STORE_BYTES, bytes);
+  }
+  std::memcpy(to, lanes, bytes);
 }
 } // namespace detail
 
@@ -519,10 +604,13 @@ struct mmul {
   static constexpr unsigned size_A = M * K;
   static constexpr unsigned size_B = K * N;
   static constexpr unsigned size_C = M * N;
-  using storage = typename detail::acc_storage<Acc, TA>::type;
+  // The accumulator given, or the one the AIE API picks for TA x TB (accauto).
+  using acc_tag = std::conditional_t<is_acc_tag_v<Acc>, Acc,
+                                     typename detail::default_acc<TA, TB>::type>;
+  using storage = typename detail::acc_storage<acc_tag, TA>::type;
   std::array<storage, size_C> c{};
 
-  using accum_type = accum<typename detail::default_acc<TA>::type, size_C>;
+  using accum_type = accum<acc_tag, size_C>;
   mmul() = default;
   mmul(const accum_type &acc) {
     for (unsigned i = 0; i < size_C; ++i) c[i] = storage(acc.v[i]);
@@ -533,19 +621,20 @@ struct mmul {
     return out;
   }
   template <typename T> mmul(const vector<T, size_C> &init, int shift = 0) {
-    for (unsigned i = 0; i < size_C; ++i)
-      c[i] = storage(detail::wide_t<T>(init.v[i])) * (1 << shift);
+    for (unsigned i = 0; i < size_C; ++i) c[i] = detail::upshift<storage>(init.v[i], shift);
   }
   void mac(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
     AIEDSL_COUNT(VMAC, 1);
     AIEDSL_COUNT(MACS, M * K * N);
+    // integers summed modulo 2^64 (no overflow in C++), then kept to the lane's width
+    using sum_t = std::conditional_t<std::is_integral_v<storage>, uint64_t, storage>;
     for (unsigned i = 0; i < M; ++i)
       for (unsigned j = 0; j < N; ++j) {
-        storage s = c[i * N + j];
+        sum_t s = sum_t(c[i * N + j]);
         for (unsigned k = 0; k < K; ++k)
-          s += storage(detail::wide_t<TA>(a.v[i * K + k])) *
-               storage(detail::wide_t<TB>(b.v[k * N + j]));
-        c[i * N + j] = s;
+          s += sum_t(detail::wide_t<TA>(a.v[i * K + k])) *
+               sum_t(detail::wide_t<TB>(b.v[k * N + j]));
+        c[i * N + j] = storage(s);
       }
   }
   void mul(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {

@@ -13,8 +13,10 @@ inline unsigned cascade_in_words = 0, cascade_out_words = 0, cascade_in_pos = 0,
 } // namespace aiedsl_host
 
 // What `aiedsl kernel profile` counts: vector multiply-type ops (VMAC), other vector ALU ops
-// (VALU), lane movement (SHUFFLE), bytes loaded and stored by vector loads and stores, and the
-// multiply-accumulates those ops perform (MACS). Scalar code is not counted.
+// (VALU), lane movement (SHUFFLE), bytes loaded and stored by vector loads and stores (load_v,
+// store_v and their kin, and a vector read or written through a pointer to it in a kernel
+// buffer: *(v32bfloat16 *)p), and the multiply-accumulates those ops perform (MACS). Scalar code
+// is not counted.
 namespace aiedsl_host {
 enum unit : unsigned { VMAC, VALU, SHUFFLE, LOAD_BYTES, STORE_BYTES, MACS, UNITS };
 inline uint64_t counts[UNITS] = {};
@@ -53,10 +55,16 @@ inline constexpr unsigned MAX_BUFFERS = 32;
 inline uintptr_t buffer_base[MAX_BUFFERS] = {};
 inline uint64_t buffer_bytes[MAX_BUFFERS] = {};
 inline unsigned buffers = 0;
-// op (aiedsl/kernels/host.py's MISALIGNED_OPS), lanes, element bytes, bytes of alignment
+// The bytes from the lowest buffer's first to the highest one's last: every vector copy asks
+// whether it reads or writes a buffer (a load or store through a vector pointer), and one that
+// falls outside this span (a register or a local: nearly all of them) is answered by a single
+// comparison, without looking at the buffers one by one.
+inline uintptr_t buffers_low = 0, buffers_span = 0;
+// op (aiedsl/kernels/faults.py's MISALIGNED_OPS), lanes, element bytes, bytes of alignment
 // needed, buffer index (-1: none, a local array), byte offset in it (or the address),
-// aligned_elems (the unaligned forms)
-inline int64_t misaligned_first[7] = {};
+// aligned_elems (the unaligned forms), element kind (detail::elem_kind: the vector pointer's
+// type, named in the report)
+inline int64_t misaligned_first[8] = {};
 inline unsigned misaligned_count = 0;
 // Conversions to bfloat16 made while the rounding mode was not conv_even (detail::note_bf16):
 // the core rounds them by its mode, the header and the numpy references to nearest even. The
@@ -72,15 +80,20 @@ __attribute__((visibility("default"))) void aiedsl_buffers(const uint64_t *bases
                                                            const uint64_t *bytes, unsigned n) {
   using namespace aiedsl_host;
   buffers = n < MAX_BUFFERS ? n : MAX_BUFFERS;
-  for (unsigned i = 0; i < buffers; ++i) buffer_base[i] = uintptr_t(bases[i]),
-                                         buffer_bytes[i] = bytes[i];
+  uintptr_t low = UINTPTR_MAX, high = 0;
+  for (unsigned i = 0; i < buffers; ++i) {
+    buffer_base[i] = uintptr_t(bases[i]), buffer_bytes[i] = bytes[i];
+    if (bytes[i] && buffer_base[i] < low) low = buffer_base[i];
+    if (bytes[i] && buffer_base[i] + bytes[i] > high) high = buffer_base[i] + bytes[i];
+  }
+  buffers_low = low, buffers_span = high > low ? high - low : 0;
   misaligned_count = 0;
   bf16_rounding_count = 0;
 }
-// How many misaligned vector accesses the call made; the first's record into first[0..6].
+// How many misaligned vector accesses the call made; the first's record into first[0..7].
 __attribute__((visibility("default"))) unsigned aiedsl_misaligned(int64_t *first) {
   using namespace aiedsl_host;
-  for (unsigned i = 0; i < 7; ++i) first[i] = misaligned_first[i];
+  for (unsigned i = 0; i < 8; ++i) first[i] = misaligned_first[i];
   return misaligned_count;
 }
 // How many conversions to bfloat16 the call made under a rounding mode other than conv_even;
