@@ -612,3 +612,35 @@ def test_acc32_lanes_are_32_bits(tmp_path: Path) -> None:
     assert out["mmul_acc32"] == [-262140] * 32
     assert out["ups_saturate"] == [2143289344] * 16
     assert out["ups_none"] == [-100663296] * 16
+
+
+TRUNCATE = r'''
+#include <cstdio>
+#include <aie_api/aie.hpp>
+int main() {
+  aie::vector<int32_t, 16> v = aie::broadcast<int32_t, 16>(300);
+  aie::accum<acc64, 16> acc;
+  acc.from_vector(v, 0);
+  aie::set_saturation(aie::saturation_mode::truncate);
+  std::printf("%d", int(acc.to_vector<int8_t>(0)[0]));
+  aie::accum<acc32, 16> up;
+  up.from_vector(aie::broadcast<int16_t, 16>(1000), 22);
+  std::printf(" %d\n", int(up.to_vector<int32_t>(0)[0]));
+  return 0;
+}
+'''
+
+
+def test_truncate_is_the_api_s_old_name_for_saturate(tmp_path: Path) -> None:
+    """The AIE API numbers saturation_mode::truncate as saturate (both 1; deprecated): Vitis
+    vision kernels set it. The header had it as a mode of its own that clamped nothing, so 300
+    narrowed to int8 kept its low bits (44), not 127, and an upshift wrapped."""
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH: the host AIE API header cannot be compiled")
+    src, exe = tmp_path / "t.cc", tmp_path / "t"
+    src.write_text(TRUNCATE)
+    subprocess.run([cxx, "-std=c++20", "-O1", f"-I{HOST_INCLUDE}", str(src), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    assert subprocess.run([str(exe)], check=True, capture_output=True,
+                          text=True).stdout.split() == ["127", "2143289344"]

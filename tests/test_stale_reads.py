@@ -292,23 +292,13 @@ def test_an_accumulator_zeroed_first_passes(design_file: DesignFile) -> None:
     assert simulate(load_design(design_file(ACCUMULATE))).passed
 
 
-def test_an_accumulator_added_into_before_any_zero_is_refused(design_file: DesignFile) -> None:
-    """"inout" reads too: without the zero the sums start from whatever the DMA last sent
-    from the buffer (the earlier output's sum, on the NPU)."""
+def test_a_users_inout_is_not_judged(design_file: DesignFile) -> None:
+    """A kernel of the user's may take its element "inout" and overwrite it on some calls (a
+    flag for the first K step: c = first ? a : c + a), which the check cannot see: refusing
+    it refused a correct design. Library kernels are judged (the GEMM below)."""
     design_file(ACC_CC, "acc.cc")
-    path = design_file(ACCUMULATE.replace("                z(total)\n", ""))
-    assert check_error(path) == (
-        "d.py:22: error [stale read]: core[0,0] passes the element of 'b' it acquired by "
-        "produce() to 'acc_i32_16' as argument 1 ('c', \"inout\"), which the kernel reads, "
-        "before any call wrote it: the element holds stale data\n"
-        "  limit: an element acquired by produce() holds whatever its DMA last sent from it "
-        "until a kernel call takes it \"out\"; only then may a call read it (\"in\" or "
-        "\"inout\")\n"
-        "  found: no call since its acquire at line 19 wrote it\n"
-        "  d.py:19: the produce() of 'b'\n"
-        "  fix: write it first, with a call that takes it \"out\" (the GEMM designs zero their "
-        "accumulator before the matmuls add into it); if the kernel writes 'c' before reading "
-        "it, declare it \"out\"")
+    check_design(load_design(design_file(ACCUMULATE.replace("                z(total)\n",
+                                                            ""))).ir)
 
 
 def test_the_gemm_without_its_zero_is_refused(in_root: Path, tmp_path: Path) -> None:

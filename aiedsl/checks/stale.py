@@ -16,13 +16,17 @@ from __future__ import annotations
 from itertools import count
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Acquire, BufferArg, Call, Core, Design, Loop, Op, Release
+from aiedsl.ir import Acquire, BufferArg, Call, Core, Design, Kernel, Loop, Op, Release
+from aiedsl.kernels.paths import KERNELS_CPP
+from aiedsl.kernels.source import source_file
 from aiedsl.ir.program import acquires
 
 READS = ("in", "inout")
-"""The accesses that read what the element holds. ``inout`` too: an accumulator the kernel
-adds into (a matmul's C) holds stale partial sums unless a call wrote it first (the shipped
-GEMMs zero it, then multiply-accumulate into it)."""
+"""The accesses that read what the element holds. ``inout`` too, for aiedsl's own kernels:
+an accumulator a library matmul adds into holds stale partial sums unless a call wrote it
+first (the shipped GEMMs zero it, then multiply-accumulate into it). A kernel of the user's
+may take an element "inout" and overwrite it on some calls (a flag for the first K step), so
+its "inout" is not judged."""
 
 WRITES = ("out", "inout")
 """The accesses after which the element holds what a kernel computed."""
@@ -76,7 +80,8 @@ def _call(d: Design, core: Core, call: Call, views: dict[str, View], written: se
         element = elements[arg.index]
         if param.access in WRITES:
             wrote.append(element)
-        if param.access not in READS or element in written:
+        if param.access not in READS or element in written or (
+                param.access == "inout" and not _library(k)):
             continue
         what = (f"the element of '{acq.fifo}' it acquired by produce()" if acq.count == 1 else
                 f"element {arg.index} of the {acq.count} of '{acq.fifo}' it acquired by "
@@ -104,6 +109,15 @@ def _call(d: Design, core: Core, call: Call, views: dict[str, View], written: se
             "\"inout\")", found=f"no call since its acquire at line {acq.loc.line} wrote it",
             related=[(f"the produce() of '{acq.fifo}'", acq.loc)], fix=fix)
     written.update(wrote)
+
+
+def _library(k: Kernel) -> bool:
+    """Is ``k`` one of aiedsl's own kernels (a template, or a file of its kernels_cpp/),
+    whose "inout" arguments are added into on every call?"""
+    if k.source_kind == "template":
+        return True
+    path = source_file(k)
+    return path is not None and path.is_relative_to(KERNELS_CPP)
 
 
 def _consumed_output(d: Design, core: Core, call: Call) -> tuple[str, int, str] | None:

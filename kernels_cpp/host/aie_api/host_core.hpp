@@ -12,7 +12,9 @@ enum class rounding_mode : unsigned {
   floor, ceil, symmetric_floor, symmetric_ceil, positive_inf, negative_inf, symmetric_inf,
   symmetric_zero, conv_even, conv_odd
 };
-enum class saturation_mode : unsigned { none, truncate, saturate, symmetric };
+// As the AIE API numbers them: truncate is its deprecated name for saturate (both 1), so a
+// kernel setting truncate (Vitis vision's do) clamps as the hardware does.
+enum class saturation_mode : unsigned { none = 0, saturate = 1, truncate = 1, symmetric = 3 };
 
 namespace detail {
 inline rounding_mode g_rounding = rounding_mode::floor;     // reset values
