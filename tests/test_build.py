@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import subprocess
 import sys
+from typing import Any
 from pathlib import Path
 
 import ml_dtypes
@@ -124,8 +126,14 @@ def test_a_template_cache_that_cannot_be_written_is_not_used(
     def refuse(*args: object, **kwargs: object) -> None:  # a folder chmod 555 (root writes)
         raise PermissionError(13, "Permission denied", str(tmp_path / "cache"))
 
+    def refuse_writing(file: object, mode: str = "r", *args: object, **kwargs: object) -> Any:
+        if "w" in mode:  # an older jinja2 (3.1.0) opens the entry itself, no temporary file
+            refuse()
+        return builtins.open(file, mode, *args, **kwargs)  # type: ignore[call-overload]
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(jinja2.bccache.tempfile, "NamedTemporaryFile", refuse)
+    monkeypatch.setattr(jinja2.bccache, "open", refuse_writing, raising=False)
     render.environment.cache_clear()
     try:
         files = generate(load_design("designs/passthrough.py")).files
