@@ -112,7 +112,13 @@ def test_a_damaged_template_cache_entry_is_a_miss(
                 p.write_bytes(data[:f.tell()] + marshal.dumps(7))
         render.environment.cache_clear()
         assert generate(load_design("designs/passthrough.py")).files == want
-        assert {p: p.read_bytes() for p in cached} == good  # written over
+        for p in cached:  # written over with a whole entry (its bytes need not be the
+            # first's: marshal's references to shared objects depend on reference counts,
+            # which differ between Python releases and runs)
+            f = io.BytesIO(p.read_bytes())
+            assert f.read(len(bc_magic)) == bc_magic
+            pickle.load(f)
+            assert type(marshal.load(f)).__name__ == "code"
     finally:
         render.environment.cache_clear()
 
