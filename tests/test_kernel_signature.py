@@ -317,3 +317,26 @@ def test_a_function_only_called_is_not_said_to_have_cpp_linkage(
         check_design(load_design(path).ir)
     assert "C++ linkage" not in str(e.value)
     assert "which it does not define" in str(e.value).splitlines()[0]
+
+
+def test_a_cplusplus_guarded_extern_c_block_is_read(design_file: DesignFile) -> None:
+    """Kernels compile as C++20 (Peano's and the host's -std=c++20): a C header's
+    `#ifdef __cplusplus extern "C" { #endif` guard is taken. Read both ways, one reading's
+    braces did not balance and the scan gave up, so nothing was checked."""
+    design_file('''#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+void guarded(int32_t *src, int32_t *dst) {}
+#ifdef __cplusplus
+}
+#endif
+''', "k.cc")
+    path = design_file(DESIGN.format(decl='"guarded"', args=IO.format(dt="i16"), call="a, b",
+                                     dt="i16"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value).splitlines()[0] == (
+        "d.py:8: error [kernel signature]: kernel 'guarded' passes buffer 'src' of i16 "
+        "(int16_t, 2-byte elements) as the first argument of k.cc's guarded (its line 5), "
+        "which takes int32_t *src (4-byte integer elements)")

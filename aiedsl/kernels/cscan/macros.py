@@ -10,8 +10,9 @@ from typing import Mapping
 from aiedsl.kernels.cscan.tokens import Gaveup, Tok, lex
 from aiedsl.lang.names import reserved_macro
 
-PRESET = {"NDEBUG": "1", "__AIE_API_AIE_ADF_HPP__": "1"}
-"""Macros every kernel compile defines (Peano's and the host's command lines)."""
+PRESET = {"NDEBUG": "1", "__AIE_API_AIE_ADF_HPP__": "1", "__cplusplus": "202002L"}
+"""Macros every kernel compile defines (Peano's and the host's command lines; both compile
+C++20, so a C header's ``#ifdef __cplusplus`` / ``extern "C" {`` guard is read as taken)."""
 
 
 @dataclass(frozen=True)
