@@ -135,7 +135,8 @@ for _ in loop(9):
 
 
 def test_copies_of_a_loop_are_refused(design_file: DesignFile) -> None:
-    """``range`` around a ``loop()``: each copy is one loop op."""
+    """``range`` around a ``loop()``: each copy is a loop op and the five ops of its body (the
+    message said "1 op each" and "20 ops", where the program holds 120)."""
     path = rows_design(design_file, '''
 for _ in range(20):
     for _ in loop(36):
@@ -144,11 +145,11 @@ for _ in range(20):
 ''', 720)
     assert check_error(path) == (
         "d.py:14: error [unrolled loop]: core[0,0]'s program holds 20 identical copies in a row "
-        "of the ops traced at line 14 (1 op each): a Python loop (for ... in range(...)) ran "
-        "its body once per iteration while the core function was traced\n"
+        "of the ops traced at lines 14, 15 and 16 (6 ops each): a Python loop (for ... in "
+        "range(...)) ran its body once per iteration while the core function was traced\n"
         "  limit: fewer than 16 identical copies in a row: loops stay loops (scf.for), and "
         "each copy takes room in the core's 16 KB of program memory\n"
-        "  found: 20 copies, 20 ops\n"
+        "  found: 20 copies, 120 ops\n"
         "  fix: write `for _ in loop(20):` instead of the Python loop: it keeps one copy, as a "
         "scf.for loop (range() is for unrolling what differs from one iteration to the next, "
         "such as w[i])")

@@ -21,6 +21,7 @@ from collections.abc import Hashable
 from aiedsl.errors import DesignError
 from aiedsl.ir import (Acquire, BarrierWait, BufferArg, Call, Core, Design, Loc, Loop, Op,
                        Release)
+from aiedsl.ir.program import walk
 from aiedsl.targets import get_target
 
 MIN_COPIES = 16
@@ -60,17 +61,19 @@ def _body(core: Core, ops: tuple[Op, ...], ids: dict[Hashable, int],
     if run is not None:
         start, period, copies = run
         block = ops[start:start + period]
-        lines = sorted({op.loc.line for op in block if op.loc.file == block[0].loc.file})
+        inner = [op for op, _ in walk(block)]  # a copy that is a loop() holds its body's ops
+        lines = sorted({op.loc.line for op in inner if op.loc.file == block[0].loc.file})
         span = (f"line {lines[0]}" if len(lines) == 1 else
                 f"lines {', '.join(str(n) for n in lines[:-1])} and {lines[-1]}")
         raise DesignError(
             "unrolled loop", f"{core.name}'s program holds {copies} identical copies in a row "
-            f"of the ops traced at {span} ({_count(period, 'op')} each): a Python loop (for ... "
+            f"of the ops traced at {span} ({_count(len(inner), 'op')} each): a Python loop (for "
+            "... "
             "in range(...)) ran its body once per iteration while the core function was traced",
             loc=block[0].loc,
             limit=f"fewer than {MIN_COPIES} identical copies in a row: loops stay loops "
             f"(scf.for), and each copy takes room in the core's {memory // 1024} KB of program "
-            "memory", found=f"{copies} copies, {copies * period} ops",
+            "memory", found=f"{copies} copies, {copies * len(inner)} ops",
             fix=f"write `for _ in loop({copies}):` instead of the Python loop: it keeps one copy, "
             "as a scf.for loop (range() is for unrolling what differs from one iteration to the "
             "next, such as w[i])")
