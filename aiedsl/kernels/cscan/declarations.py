@@ -187,13 +187,20 @@ def declared_names(tokens: list[Tok]) -> set[str]:
     ``&``), a qualifier (``ns::``) between. A superset: what is not here is not declared."""
     out = set()
     for i in range(1, len(tokens) - 1):
-        if tokens[i + 1].text != "(" or not identifier(tokens[i]):
-            continue
-        k = i - 1
-        while k >= 1 and tokens[k].text == "::" and identifier(tokens[k - 1]):
-            k -= 2
-        before = tokens[k].text
-        if before in (">", "*", "&", "&&", ">>") or (
-                identifier(tokens[k]) and before not in _NOT_TYPES):
+        if tokens[i + 1].text == "(" and identifier(tokens[i]) and return_type_end(tokens, i) >= 0:
             out.add(tokens[i].text)
     return out
+
+
+def return_type_end(tokens: list[Tok], i: int) -> int:
+    """Where the return type before the name ``tokens[i]`` ends (its last token: a word,
+    ``>``, ``*`` or ``&``; a qualifier ``ns::`` skipped), or -1 when what comes before the
+    name is no type (``return``, ``=``, ``(``): the name is called there, not declared."""
+    k = i - 1
+    while k >= 1 and tokens[k].text == "::" and identifier(tokens[k - 1]):
+        k -= 2
+    before = tokens[k].text
+    if before in (">", "*", "&", "&&", ">>") or (
+            identifier(tokens[k]) and before not in _NOT_TYPES):
+        return k
+    return -1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aiedsl.kernels.cscan.declarations import _NOT_TYPES
+from aiedsl.kernels.cscan.declarations import return_type_end
 from aiedsl.kernels.cscan.tokens import Tok, identifier
 
 QUALIFIERS = frozenset({"const", "volatile", "restrict", "__restrict", "__restrict__",
@@ -80,12 +80,8 @@ def signatures(tokens: list[Tok], name: str, source: str) -> list[Signature]:
     for i in range(1, n - 1):
         if tokens[i].text != name or tokens[i + 1].text != "(":
             continue
-        k = i - 1
-        while k >= 1 and tokens[k].text == "::" and identifier(tokens[k - 1]):
-            k -= 2
-        before = tokens[k].text
-        if not (before in (">", "*", "&", "&&", ">>") or (
-                identifier(tokens[k]) and before not in _NOT_TYPES)):
+        k = return_type_end(tokens, i)
+        if k < 0:
             continue
         close = _close_paren(tokens, i + 1)
         if close < 0:
@@ -157,8 +153,7 @@ def _spelled(g: list[Tok]) -> str:
     """Tokens as a declaration is usually written: ``const int32_t *in``, ``float c[16]``."""
     text = " ".join(t.text for t in g)
     for pattern, by in ((r" ?\* ?", " *"), (r" ?& ?", " &"), (r" ?:: ?", "::"), (r" ?\[ ?", "["),
-                        (r" ?\] ?", "] "), (r" ?< ?", "<"), (r" ?> ?", "> "), (r" ?, ?", ", "),
-                        (r"\* \*", "**")):
+                        (r" ?\] ?", "] "), (r" ?< ?", "<"), (r" ?> ?", "> "), (r" ?, ?", ", ")):
         text = re.sub(pattern, by, text)
     return text.replace("* *", "**").strip()
 
