@@ -783,36 +783,40 @@ def test_a_whole_rtp_passed_for_a_scalar(design_file: DesignFile) -> None:
         "nine scalar arguments)")
 
 
+SLOT_FOR_A_SCALAR = """
+    import numpy as np
+    from aiedsl import Tensor, design, f32, fifo, herd, i32, loop, rtp, runtime, u8
+    from aiedsl.kernels import buffer, declare, scalar
+
+    k = declare("thr_u8", source="thr.cc", reference=lambda *a: None, cycles=10,
+                cost="a guess", args=[buffer("src", Tensor[64, u8]),
+                                      buffer("dst", Tensor[64, u8], "out"),
+                                      scalar("thresh", SCALAR)])
+
+    @design(device="npu1_1col")
+    def d(inp: Tensor[1024, u8], out: Tensor[1024, u8]):
+        a = fifo(Tensor[64, u8], name="a")
+        b = fifo(Tensor[64, u8], name="b")
+        p = rtp(Tensor[16, i32], name="p")
+
+        @herd()
+        def core():
+            for _ in loop(16):
+                with a.consume() as x, b.produce() as y:
+                    k(x, y, p[0])
+
+        with runtime() as rt:
+            rt.rtp_write(p, 0, 7)
+            rt.fill(a, inp)
+            rt.drain(b, out)
+"""
+"""A kernel whose scalar 'thresh' (of type SCALAR) is given an rtp slot (an i32)."""
+
+
 def test_an_rtp_slot_for_a_narrower_scalar_suggests_narrows_to(design_file: DesignFile) -> None:
     """A slot is a 32-bit word: a kernel's u8 parameter declares i32 with narrows_to=u8 (the
     fix said "pass it to a i32 parameter")."""
-    path = design_file("""
-        import numpy as np
-        from aiedsl import Tensor, design, fifo, herd, i32, loop, rtp, runtime, u8
-        from aiedsl.kernels import buffer, declare, scalar
-
-        k = declare("thr_u8", source="thr.cc", reference=lambda *a: None, cycles=10,
-                    cost="a guess", args=[buffer("src", Tensor[64, u8]),
-                                          buffer("dst", Tensor[64, u8], "out"),
-                                          scalar("thresh", u8)])
-
-        @design(device="npu1_1col")
-        def d(inp: Tensor[1024, u8], out: Tensor[1024, u8]):
-            a = fifo(Tensor[64, u8], name="a")
-            b = fifo(Tensor[64, u8], name="b")
-            p = rtp(Tensor[16, i32], name="p")
-
-            @herd()
-            def core():
-                for _ in loop(16):
-                    with a.consume() as x, b.produce() as y:
-                        k(x, y, p[0])
-
-            with runtime() as rt:
-                rt.rtp_write(p, 0, 7)
-                rt.fill(a, inp)
-                rt.drain(b, out)
-    """)
+    path = design_file(SLOT_FOR_A_SCALAR.replace("SCALAR", "u8"))
     assert check_error(path).splitlines()[-1] == (
         "  fix: declare it scalar('thresh', i32, narrows_to=u8): an rtp slot is a 32-bit word, "
         "which the kernel narrows")
@@ -820,33 +824,7 @@ def test_an_rtp_slot_for_a_narrower_scalar_suggests_narrows_to(design_file: Desi
 
 def test_an_rtp_slot_for_a_float_scalar_is_not_told_narrows_to(design_file: DesignFile) -> None:
     """narrows_to= is for integer types: the fix said narrows_to=f32, which is refused."""
-    path = design_file("""
-        import numpy as np
-        from aiedsl import Tensor, design, f32, fifo, herd, i32, loop, rtp, runtime, u8
-        from aiedsl.kernels import buffer, declare, scalar
-
-        k = declare("thr_u8", source="thr.cc", reference=lambda *a: None, cycles=10,
-                    cost="a guess", args=[buffer("src", Tensor[64, u8]),
-                                          buffer("dst", Tensor[64, u8], "out"),
-                                          scalar("thresh", f32)])
-
-        @design(device="npu1_1col")
-        def d(inp: Tensor[1024, u8], out: Tensor[1024, u8]):
-            a = fifo(Tensor[64, u8], name="a")
-            b = fifo(Tensor[64, u8], name="b")
-            p = rtp(Tensor[16, i32], name="p")
-
-            @herd()
-            def core():
-                for _ in loop(16):
-                    with a.consume() as x, b.produce() as y:
-                        k(x, y, p[0])
-
-            with runtime() as rt:
-                rt.rtp_write(p, 0, 7)
-                rt.fill(a, inp)
-                rt.drain(b, out)
-    """)
+    path = design_file(SLOT_FOR_A_SCALAR.replace("SCALAR", "f32"))
     assert check_error(path).splitlines()[-1] == (
         "  fix: an rtp slot holds an i32: declare it scalar('thresh', i32) and convert it in the "
         "C++, or pass the float in the call")
