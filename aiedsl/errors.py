@@ -32,6 +32,15 @@ def printable(value: object) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is one: the count of a message.
+
+    >>> counted(1, "buffer"), counted(3, "buffer")
+    ('1 buffer', '3 buffers')
+    """
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def display_path(filename: str) -> str:
     """Return ``filename`` as a user reads it: relative to the working directory when below it."""
     try:

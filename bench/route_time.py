@@ -13,7 +13,7 @@ import statistics
 import time
 from pathlib import Path
 
-from aiedsl.checks.structure import check_links
+from aiedsl.checks.links import check_links
 from aiedsl.loader import load_design
 from aiedsl.place import allocate, place, route
 from aiedsl.targets import get_target

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from aiedsl.builddir.lock import busy, check_staging, holder, staging_path
 from aiedsl.builddir.marker import MARKER, _entry, entries, foreign, owned, read_marker
-from aiedsl.errors import DesignError, printable
+from aiedsl.errors import DesignError, counted, printable
 from aiedsl.files import command, os_errors
 
 MAX_NAMED = 5
@@ -96,7 +96,7 @@ def _refuse_foreign(real: Path, shown: Path, locked: bool = False) -> None:
                    f"({MARKER}): delete it once ({command(['rm', '-r'], str(shown))}) and build "
                    "again")
         raise DesignError(
-            "output directory", f"{label} holds {_count(len(alien), 'file')} aiedsl did not "
+            "output directory", f"{label} holds {counted(len(alien), 'file')} aiedsl did not "
             "write, and a build replaces the whole directory",
             limit="a new or empty directory, or a build directory holding only what aiedsl "
                   "wrote", found=named, fix=fix)
@@ -110,9 +110,6 @@ def _older_build(folder: Path) -> bool:
     except OSError:
         return False
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 # -- before a compile -----------------------------------------------------------------------------

@@ -12,8 +12,11 @@ what is over its limits.
 
 from __future__ import annotations
 
+from aiedsl.checks.acquires import check_acquires, check_shared_acquires
 from aiedsl.checks.alignment import check_alignment
+from aiedsl.checks.balance import check_balance
 from aiedsl.checks.bd_length import check_bd_lengths
+from aiedsl.checks.calls import check_kernel_calls
 from aiedsl.checks.cascade import check_cascades
 from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
@@ -21,14 +24,13 @@ from aiedsl.checks.held import check_held_buffers
 from aiedsl.checks.kernels import (check_kernel_arch, check_kernel_costs, check_kernel_objects,
                                    check_kernel_sources)
 from aiedsl.checks.layout import check_kernel_layouts
+from aiedsl.checks.links import check_links
 from aiedsl.checks.locals import check_locals
 from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
 from aiedsl.checks.rtp import check_rtps
 from aiedsl.checks.stale import check_stale_reads
-from aiedsl.checks.structure import (
-    check_acquires, check_balance, check_kernel_calls, check_links, check_shared_acquires)
 from aiedsl.checks.symbols import check_symbols
 from aiedsl.checks.unrolled import check_unrolled_loops
 from aiedsl.ir import Design

@@ -72,7 +72,7 @@ def _bds(d: Design, f: Fifo, e: Endpoint) -> tuple[int, list[tuple[int, int]]]:
     elements and each BD moves all of it; a join's (split's) hold the joined (parent) element,
     and each part moves with a BD of its own, from the part's offset, of the part's length
     (``getJoinTransferLengths``/``getDistributeTransferLengths``; parts lie back to back, see
-    :func:`~aiedsl.checks.structure.check_links`), the end's dims on every one of them. The
+    :func:`~aiedsl.checks.links.check_links`), the end's dims on every one of them. The
     joined output's (split input's) end has one BD per part, a part's own end one BD.
     """
     link = _link_of(d, f, e)

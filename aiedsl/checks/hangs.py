@@ -4,7 +4,7 @@ A core's program runs again and again (mlir-aie wraps it in an endless loop) and
 runs many times, so what a body acquires it must release: a body that keeps one more element
 each iteration soon holds every buffer and stalls its producer; one that releases what it does not
 hold corrupts the lock counts. (Fills that do not match consumption, and broadcast consumers that
-take different counts, are found by :func:`aiedsl.checks.structure.check_balance`.)
+take different counts, are found by :func:`aiedsl.checks.balance.check_balance`.)
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ whatever the core's kernels write into it. One declared without ``initial=`` hol
 the memory held before (on the NPU, another design's or an earlier run's data), so the first
 kernel call that touches it in each core must write it, not read it. (Its type against each
 kernel's signature is checked with every other argument, by
-:func:`aiedsl.checks.structure.check_kernel_calls`.)
+:func:`aiedsl.checks.calls.check_kernel_calls`.)
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def check_stale_reads(d: Design) -> None:
     """A kernel argument that reads (``"in"``, ``"inout"``) an element acquired by
     ``produce()`` comes after a call that wrote it (``"out"``, ``"inout"``) since its acquire,
     in program order. Run after :func:`~aiedsl.checks.held.check_held_buffers` (every element
-    passed is held) and :func:`~aiedsl.checks.structure.check_kernel_calls` (the arguments
+    passed is held) and :func:`~aiedsl.checks.calls.check_kernel_calls` (the arguments
     match the signature). Each loop body is walked as often as it runs, at most twice: the
     first pass is its first iteration (what it reads before writing is stale there at least),
     the second meets what the first left held (a sliding window's new element)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, counted
 from aiedsl.ir import (Acquire, BarrierWait, BufferArg, Call, Core, Design, Loc, Loop, Op,
                        Release)
 from aiedsl.ir.program import walk
@@ -67,7 +67,7 @@ def _body(core: Core, ops: tuple[Op, ...], ids: dict[Hashable, int],
                 f"lines {', '.join(str(n) for n in lines[:-1])} and {lines[-1]}")
         raise DesignError(
             "unrolled loop", f"{core.name}'s program holds {copies} identical copies in a row "
-            f"of the ops traced at {span} ({_count(len(inner), 'op')} each): a Python loop (for "
+            f"of the ops traced at {span} ({counted(len(inner), 'op')} each): a Python loop (for "
             "... "
             "in range(...)) ran its body once per iteration while the core function was traced",
             loc=block[0].loc,
@@ -145,6 +145,3 @@ def _first_run(seq: list[int], least: int = MIN_COPIES) -> tuple[int, int, int] 
                 return start, p, copies
     return None
 
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}{'' if n == 1 else 's'}"

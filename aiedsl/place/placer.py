@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, counted
 from aiedsl.ir import Design, Endpoint, Fifo, Herd, Link, Loc, Physical
 from aiedsl.targets import DEVICES, TargetModel
 
@@ -86,9 +86,9 @@ def _place_herds(herds: tuple[Herd, ...], target: TargetModel) -> list[Herd]:
                 raise DesignError(
                     "herd placement", f"herd '{h.name}' ({h.cols}x{h.rows}) does not fit on "
                     f"{target.name}", loc=h.loc,
-                    limit=f"{_count(target.cols, 'column')} x {_count(target.rows, 'core row')}"
-                    + (f", {_count(len(used), 'tile')} already taken" if used else ""),
-                    found=f"{_count(h.cols, 'column')} x {_count(h.rows, 'row')}",
+                    limit=f"{counted(target.cols, 'column')} x {counted(target.rows, 'core row')}"
+                    + (f", {counted(len(used), 'tile')} already taken" if used else ""),
+                    found=f"{counted(h.cols, 'column')} x {counted(h.rows, 'row')}",
                     fix=_bigger_device(h, target) + "a smaller herd")
         overlap = sorted(set(used).intersection(_cells(anchor, h)))
         if overlap:
@@ -111,9 +111,6 @@ def _bigger_device(h: Herd, target: TargetModel) -> str:
                    and t.cols > target.cols), key=lambda t: (t.family != target.family, t.cols))
     return f"use a larger device (--device {fits[0].name}) or " if fits else "use "
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _anchors(target: TargetModel) -> list[Coord]:

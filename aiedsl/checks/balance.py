@@ -1,0 +1,127 @@
+"""Per-run balance: every consumer of a fifo takes exactly what its producer puts in (what
+the drains write is :mod:`aiedsl.checks.outputs`)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import Design, Loop
+from aiedsl.ir.program import released, walk
+
+
+def check_balance(d: Design) -> None:
+    """Per run, every consumer of a fifo takes exactly what its producer puts in.
+
+    Counts are in elements of each fifo; a runtime fill or drain counts the bytes its pattern
+    moves (the DMA moves bytes: a host tensor may be typed differently from the fifo), in whole
+    fifo elements. A mismatch hangs on the NPU (a consumer waits for data that never comes, or a
+    producer for space that never frees).
+    """
+    produced: dict[str, Fraction] = {}
+    taken: dict[str, dict[str, Fraction]] = {f.name: {} for f in d.fifos}
+    retyped: dict[str, str] = {}  # fifo -> its first transfer from or to another element type
+    for core in d.cores:
+        for (name, port), n in released(core).items():
+            if port == "produce":
+                produced[name] = Fraction(n)
+            else:
+                taken[name][core.name] = Fraction(n)
+    for t in d.runtime:
+        if t.op in ("fill", "drain"):
+            f = d.fifo(t.fifo)
+            host = d.tensor(t.tensor).type
+            moved = t.pattern.numel * host.dt.itemsize
+            runs = Fraction(moved, f.elem.nbytes)
+            if runs.denominator != 1:
+                fix = "move whole fifo elements per transfer"
+                if host.dtype == f.elem.dtype:
+                    found = f"{t.pattern.numel} / {f.elem.numel} = {float(runs):g}"
+                    what = (f"{t.pattern.numel} elements, not a whole number of its "
+                            f"{f.elem.numel}-element buffers")
+                else:
+                    found = f"{moved} B / {f.elem.nbytes} B = {float(runs):g}"
+                    what = (f"{moved} bytes ({t.pattern.numel} x {host.dtype}), not a whole "
+                            f"number of its {f.elem.nbytes}-byte buffers ({f.elem})")
+                    fix += " (the DMA moves bytes: count them in the fifo's element type)"
+                raise DesignError("fill/drain size", f"rt.{t.op} of '{f.name}' moves {what}",
+                                  loc=t.loc, found=found, fix=fix)
+            # a tensor typed other than its fifo changes the count only if the sizes differ
+            if host.dt.itemsize != f.elem.dt.itemsize and f.name not in retyped:
+                retyped[f.name] = (f"rt.{t.op} of '{t.tensor}' ({host}) moves {moved} bytes, "
+                                   f"{_n(runs)} element(s) of {f.elem}: is {host.dtype} the "
+                                   "tensor's type you meant?")
+            book = produced if t.op == "fill" else taken[f.name]
+            key = f.name if t.op == "fill" else "the runtime (rt.drain)"
+            if t.op == "fill":
+                produced[key] = produced.get(key, Fraction(0)) + runs
+            else:
+                book[key] = book.get(key, Fraction(0)) + runs
+    by_name = {f.name: f for f in d.fifos}
+    links = {n: link for link in d.links for n in link.dsts}
+
+    def count(name: str) -> Fraction:
+        if name in produced:
+            return produced[name]
+        link = links.get(name)
+        if link is None:
+            return Fraction(0)
+        if link.kind == "join":  # one joined element takes one element of every part
+            return min((count(s) for s in link.srcs), default=Fraction(0))
+        if link.kind == "split":  # every part gets one element per parent element
+            return count(link.srcs[0])
+        src = link.srcs[0]  # a forward may regroup: count in elements of the new size
+        return count(src) * by_name[src].elem.numel / by_name[name].elem.numel
+
+    for link in d.links:
+        if link.kind == "join":
+            counts = {s: count(s) for s in link.srcs}
+            if len(set(counts.values())) > 1:
+                raise DesignError(
+                    "balance", f"join into '{link.dsts[0]}' gets different counts from its "
+                    "parts per run", loc=link.loc,
+                    found=", ".join(f"{s}: {_n(c)}" for s, c in counts.items()),
+                    fix="make every core of a join produce the same number of elements")
+    for f in d.fifos:
+        made = count(f.name)
+        for c in f.consumers:
+            if c.is_link_end:
+                continue
+            who = c.core if c.kind == "core" and c.core else "the runtime (rt.drain)"
+            got = taken[f.name].get(who, Fraction(0))
+            cores = [e for e in f.consumers if e.kind == "core"]
+            if got != made:
+                shared_out = len(cores) > 1 and got * len(cores) == made
+                src = f.producer
+                maker = (f"{src.core} makes" if src.kind == "core" else
+                         "the runtime fills" if src.kind == "shim" else "the memtile forwards"
+                         if src.kind == "memtile" else f"the core tile {src.tile} forwards")
+                raise DesignError(
+                    "balance", f"fifo '{f.name}': {maker} {_n(made)} element(s) per run, but "
+                    f"{who} takes {_n(got)}", loc=c.loc,
+                    limit=f"every consumer takes exactly {_n(made)}", found=_n(got),
+                    related=[("produced here", src.loc)],
+                    fix="make loop counts and fill/drain sizes agree (each element "
+                    f"{f.elem}); a mismatch hangs on the NPU" + (
+                        f". '{f.name}' has {len(cores)} consuming cores, and a fifo broadcasts: "
+                        "each receives every element; to give each core its own, use a fifo "
+                        "per core (channel(..., shape=[n]) indexed by the core) or split one at "
+                        "a memtile" if shared_out else "")
+                    + (f". {retyped[f.name]}" if f.name in retyped else "")
+                    + ("" if shared_out else _runs_once(d, who, made, got)))
+
+
+def _runs_once(d: Design, who: str, made: Fraction, got: Fraction) -> str:
+    """A hint for a core taking a whole fraction of what it is sent with no loop at all: the
+    body of an IRON Worker, ported as it is, which IRON repeats forever and aiedsl runs once."""
+    core = next((c for c in d.cores if c.name == who), None)
+    if core is None or not got or made <= got or (made / got).denominator != 1 or \
+            any(isinstance(op, Loop) for op, _ in walk(core.body)):
+        return ""
+    return (f". {who}'s function has no loop: it is the work of one run (an IRON Worker's body "
+            f"repeats forever; aiedsl's runs once per run): wrap it in "
+            f"`for _ in loop({_n(made / got)}):`")
+
+
+def _n(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"

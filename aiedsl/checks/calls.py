@@ -1,0 +1,203 @@
+"""Kernel calls against their kernels' signatures: arguments of the declared kinds and types,
+scalars their C++ can take, rtp slots whose every write the kernel can take."""
+
+from __future__ import annotations
+
+from aiedsl.dtypes import dtype
+from aiedsl.errors import DesignError, counted
+from aiedsl.ir import BufferArg, Design, KernelArg, Loc, LocalArg, RtpArg, RtpWrite, ScalarArg
+from aiedsl.ir.program import acquires, calls
+
+
+def check_kernel_calls(d: Design) -> None:
+    """Every call passes what its kernel's signature declares: buffers of its types, scalars
+    its C++ can take (in their dtype's range, and the value it is compiled for or the range it
+    narrows to), rtp slots whose every write the kernel can take."""
+    writes: dict[tuple[str, int], list[RtpWrite]] = {}
+    for op in d.runtime:
+        if isinstance(op, RtpWrite):
+            writes.setdefault((op.rtp, op.index), []).append(op)
+    for core in d.cores:
+        acq = acquires(core)
+        for call in calls(core):
+            k = d.kernel(call.kernel)
+            if len(call.args) != len(k.args):
+                raise DesignError(
+                    "kernel signature", f"{core.name} calls '{k.symbol}' with "
+                    f"{counted(len(call.args), 'argument')}; it takes {len(k.args)}", loc=call.loc,
+                    limit=_sig(k), found=counted(len(call.args), 'argument'),
+                    fix=f"call it as {k.symbol}({', '.join(a.name for a in k.args)})")
+            for i, (arg, param) in enumerate(zip(call.args, k.args)):
+                if param.kind == "buffer" and isinstance(arg, LocalArg):
+                    _check_local_arg(d, core.name, call.loc, i, param, arg, _sig(k), k.symbol)
+                elif param.kind == "buffer":
+                    if not isinstance(arg, BufferArg):
+                        what = (f"rtp slot '{arg.rtp}'[{arg.index}]" if isinstance(arg, RtpArg)
+                                else f"the scalar {arg.value!r}" if isinstance(arg, ScalarArg)
+                                else "something else")
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"is a buffer, but {core.name} passes {what}",
+                            loc=call.loc, limit=_sig(k),
+                            fix="pass an acquired fifo element or a local")
+                    elem = d.fifo(acq[arg.value].fifo).elem
+                    assert param.type is not None
+                    if elem.dtype == param.type.dtype and elem.numel == param.type.numel and (
+                            tuple(elem.shape) != tuple(param.type.shape)):
+                        # mlir-aie's func.call verifier wants each operand's memref type to be
+                        # the declared one exactly: the same elements in another shape fail
+                        fifo_name = acq[arg.value].fifo
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"expects {param.type}, but {core.name} passes an element of "
+                            f"'{fifo_name}' ({elem}): the same {elem.numel} elements in another "
+                            f"shape, and func.call takes only the declared memref type",
+                            loc=call.loc, limit=_sig(k), found=str(elem),
+                            fix=f"declare '{fifo_name}' with the kernel's shape, "
+                                f"Tensor[{', '.join(map(str, param.type.shape))}, "
+                                f"{param.type.dtype}] (the same bytes), or declare the kernel "
+                                f"for {elem}")
+                    if elem.dtype != param.type.dtype or elem.numel != param.type.numel:
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"expects {param.type}, but {core.name} passes an element of "
+                            f"'{acq[arg.value].fifo}' ({elem})", loc=call.loc,
+                            limit=_sig(k), found=str(elem),
+                            fix="pass a fifo of the kernel's element type, or declare the "
+                            "kernel for this shape")
+                elif isinstance(arg, RtpArg):
+                    if arg.dtype != param.dtype:
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"is {param.dtype}, but {core.name} passes rtp slot "
+                            f"'{arg.rtp}'[{arg.index}] ({arg.dtype})", loc=call.loc,
+                            limit=_sig(k), found=arg.dtype,
+                            fix=(f"declare it scalar('{param.name}', {arg.dtype}, narrows_to="
+                                 f"{param.dtype}): an rtp slot is a 32-bit word, which the "
+                                 "kernel narrows") if not dtype(param.dtype).is_float else (
+                                f"an rtp slot holds an {arg.dtype}: declare it scalar("
+                                f"'{param.name}', {arg.dtype}) and convert it in the C++, or "
+                                "pass the float in the call"))
+                    rule = _value_rule(param)
+                    if rule is not None:  # the runtime's writes are the values the kernel reads
+                        lo, hi, what, limit, want = rule
+                        w = next((w for w in writes.get((arg.rtp, arg.index), [])
+                                  if not lo <= w.value <= hi), None)
+                        if w is not None:
+                            raise DesignError(
+                                "kernel signature", f"rt.rtp_write of '{w.rtp}'[{w.index}] writes "
+                                f"{w.value}, but {core.name} passes that slot as argument {i} "
+                                f"('{param.name}') of '{k.symbol}', which {what}", loc=w.loc,
+                                limit=limit, found=str(w.value),
+                                related=[(f"{core.name} passes it to '{k.symbol}'", call.loc)],
+                                fix=f"write {want}")
+                elif isinstance(arg, LocalArg):
+                    raise DesignError(
+                        "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
+                        f"scalar {param.dtype}, but {core.name} passes local '{arg.local}', a "
+                        "buffer", loc=arg.loc, limit=_sig(k),
+                        found=f"local '{arg.local}' ({d.local(arg.local).type})",
+                        fix="pass a Python int or float (a core cannot read a local's value: "
+                        "a kernel taking it as a buffer can), or an rtp slot")
+                elif not isinstance(arg, ScalarArg):
+                    raise DesignError(
+                        "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
+                        f"scalar {param.dtype}, but {core.name} passes a buffer", loc=call.loc,
+                        limit=_sig(k), fix="pass a Python int or float")
+                elif param.dtype.startswith(("i", "u")) and not isinstance(arg.value, int):
+                    # an integer type takes an integer literal: MLIR's parser refuses a float
+                    # literal for an integer constant, and a silent int() would hide the bug
+                    raise DesignError(
+                        "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is "
+                        f"{param.dtype}, but {core.name} passes {arg.value!r}", loc=call.loc,
+                        limit=_sig(k), found=repr(arg.value),
+                        fix="pass an int")
+                else:
+                    lo, hi = _scalar_range(param.dtype)
+                    if not lo <= arg.value <= hi:  # False for NaN too
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"is {param.dtype}, but {core.name} passes {arg.value!r}",
+                            loc=call.loc,
+                            limit=f"{param.dtype} values from {_bound(lo)} to {_bound(hi)}",
+                            found=repr(arg.value),
+                            fix=f"pass a value {param.dtype} can hold, or declare the scalar "
+                                "with a wider type")
+                    rule = _value_rule(param)
+                    if rule and not rule[0] <= arg.value <= rule[1]:
+                        lo, hi, what, limit, want = rule
+                        raise DesignError(
+                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                            f"{what}, but {core.name} passes {arg.value!r}", loc=call.loc,
+                            limit=limit, found=repr(arg.value), fix=f"pass {want}")
+
+
+def _check_local_arg(d: Design, core: str, loc: Loc, i: int, param: KernelArg, arg: LocalArg,
+                     sig: str, symbol: str) -> None:
+    """A local passed to buffer parameter ``param``: its type must be the parameter's, shape
+    and all (mlir-aie's func.call takes only the declared memref type)."""
+    t = d.local(arg.local).type
+    want = param.type
+    assert want is not None
+    if (t.dtype, tuple(t.shape)) == (want.dtype, tuple(want.shape)):
+        return
+    same = t.dtype == want.dtype and t.numel == want.numel
+    raise DesignError(
+        "kernel signature", f"argument {i} ('{param.name}') of '{symbol}' expects {want}, but "
+        f"{core} passes local '{arg.local}' ({t})" + (
+            f": the same {t.numel} elements in another shape, and func.call takes only the "
+            "declared memref type" if same else ""), loc=loc, limit=sig, found=str(t),
+        related=[(f"local '{arg.local}' is declared", d.local(arg.local).loc)],
+        fix=f"declare the local as Tensor[{', '.join(map(str, want.shape))}, {want.dtype}]"
+            + (" (the same bytes)" if same else "") + ", or pass it to a kernel of its type")
+
+
+def _value_rule(param: KernelArg) -> tuple[float, float, str, str, str] | None:
+    """What a scalar's C++ makes of its value beyond its dtype's range, when it does: (lowest,
+    highest, what the argument is, the limit, the values to pass). None: any value of the
+    dtype is taken as it is."""
+    if param.equals is not None:
+        n = param.equals
+        return (n, n, f"must be {n}", f"exactly {n}: the one value the kernel is declared "
+                f"right for (equals={n}: its C++ is compiled for it, or its buffers are sized "
+                "for it)", f"{n}; for another size, declare the kernel (and its buffers) for "
+                "that size")
+    if param.narrows_to is not None:
+        narrow = param.narrows_to
+        lo, hi = _scalar_range(narrow)
+        lost = ("would become infinity" if dtype(narrow).is_float else
+                "would keep only its low bits")
+        return (lo, hi, f"is {param.dtype} narrowed to {narrow} by the kernel's C++",
+                f"{narrow} values from {_bound(lo)} to {_bound(hi)}: the C++ converts the "
+                f"{param.dtype} to {narrow}, and a value outside {lost}",
+                f"a value {narrow} can hold")
+    return None
+
+
+def _scalar_range(dt: str) -> tuple[float, float]:
+    """Smallest and largest value of a scalar kernel argument of dtype ``dt`` (finite).
+
+    Integers: the dtype's own range (MLIR's parser would also take a signless bit pattern such
+    as ``200 : i8``, but the kernel would then read -56). Floats: the largest finite value;
+    beyond it the constant becomes infinity.
+    """
+    import numpy as np
+
+    info = dtype(dt)
+    if info.is_float:
+        import ml_dtypes  # numpy's finfo does not know bfloat16
+
+        top = float(ml_dtypes.finfo(info.numpy).max)
+        return -top, top
+    ii = np.iinfo(info.numpy)
+    return int(ii.min), int(ii.max)
+
+
+def _bound(x: float) -> str:
+    """An end of a scalar range: integers exactly (2147483647, not 2.14748e+09), floats short."""
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
+def _sig(k: object) -> str:
+    args = ", ".join(f"{a.name}: {a.type if a.type else a.dtype}" for a in k.args)  # type: ignore[attr-defined]
+    return f"{k.symbol}({args})"  # type: ignore[attr-defined]
