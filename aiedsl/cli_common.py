@@ -24,10 +24,12 @@ def _known_device(value: Optional[str]) -> Optional[str]:
     """``--device`` names a device aiedsl knows, or the command stops as typer stops for any
     bad option value (exit 2), blaming the option rather than the design's ``@design`` line."""
     if value is not None:
-        from aiedsl.targets import DEVICES  # here, not above: ``--help`` loads no pydantic
+        from aiedsl.targets import DEVICES, device_hint  # here, not above: ``--help`` loads no pydantic
 
         if value not in DEVICES:
-            raise typer.BadParameter(f"unknown device {value!r}; known: {', '.join(DEVICES)}")
+            hint = device_hint(value)
+            raise typer.BadParameter(f"unknown device {value!r}; " + (
+                f"did you mean {hint}?" if hint else f"known: {', '.join(DEVICES)}"))
     return value
 
 

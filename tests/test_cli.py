@@ -88,7 +88,10 @@ def test_kernel_group_without_a_command_shows_its_help() -> None:
     (["sim", "designs/passthrough.py", "--clock", "0"], "sim", "--clock"),
     # the command line's bad value, not the design's @design line (which names a good one)
     (["check", "designs/passthrough.py", "--device", "npu2_8col"], "check",
-     "error: Invalid value for '--device': unknown device 'npu2_8col'; known: npu1, npu1_1col, "
+     "error: Invalid value for '--device': unknown device 'npu2_8col'; did you mean 'npu2' "
+     "(mlir-aie's npu2 is the whole 8-column array)?"),
+    (["check", "designs/passthrough.py", "--device", "npu2_9col"], "check",
+     "error: Invalid value for '--device': unknown device 'npu2_9col'; known: npu1, npu1_1col, "
      "npu1_2col, npu1_3col, npu2, npu2_1col, npu2_2col, npu2_3col, npu2_4col, npu2_5col, "
      "npu2_6col, npu2_7col"),
     (["kernel", "test"], "kernel test", "give a kernel file or a design file, or --all"),

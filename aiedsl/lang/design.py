@@ -27,7 +27,7 @@ from aiedsl.lang.names import check_name, check_tensor_name
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.to_ir import to_ir
 from aiedsl.lang.trace import DesignTrace
-from aiedsl.targets import DEVICES, get_target
+from aiedsl.targets import DEVICES, device_hint, get_target
 
 
 def _check_reference_names(fn: Callable[..., Any], inputs: list[str], tensors: set[str],
@@ -300,8 +300,9 @@ def design(device: str = "npu1", *, name: str | None = None,
         ctx = load_context()
         dev = (ctx.device if ctx and ctx.device else None) or device
         if not isinstance(dev, str) or dev not in DEVICES:
+            hint = device_hint(dev)
             raise DesignError("device", f"unknown device {dev!r}", loc=loc, found=dev,
-                              fix="use one of " + ", ".join(DEVICES))
+                              fix=f"use {hint}" if hint else "use one of " + ", ".join(DEVICES))
         b = DesignTrace(check_name(name or fn.__name__, "design name", loc), get_target(dev),
                         loc)
         tensors = []

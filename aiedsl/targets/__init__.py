@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from aiedsl.targets.devices import DEVICES
+from aiedsl.targets.devices import DEVICES, device_hint
 from aiedsl.targets.model import TargetModel, TileKind, TileLimits, TimingModel
 
-__all__ = ["DEVICES", "TargetModel", "TileKind", "TileLimits", "TimingModel", "get_target"]
+__all__ = ["DEVICES", "device_hint", "TargetModel", "TileKind", "TileLimits", "TimingModel", "get_target"]
 
 
 def get_target(name: str) -> TargetModel:
     """The target model of mlir-aie device ``name``; KeyError naming the known devices otherwise."""
     if name not in DEVICES:
-        raise KeyError(f"unknown device {name!r}; known: {', '.join(DEVICES)}")
+        hint = device_hint(name)
+        raise KeyError(f"unknown device {name!r}; " + (
+            f"did you mean {hint}?" if hint else f"known: {', '.join(DEVICES)}"))
     return DEVICES[name]

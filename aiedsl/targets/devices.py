@@ -9,6 +9,8 @@ measurements (``../shared/reference/npu1-measured.md``, re-expressed in ``bench/
 
 from __future__ import annotations
 
+import re
+
 from aiedsl.targets.model import TargetModel, TileLimits, TimingModel
 
 # Stream switch ports per direction, mlir-aie's model (aie2-facts.md s2): memtiles have no
@@ -84,3 +86,37 @@ DEVICES: dict[str, TargetModel] = {
     "npu2": _npu2("npu2", 8),
     **{f"npu2_{n}col": _npu2(f"npu2_{n}col", n) for n in range(1, 8)},
 }
+
+
+_FULL_COLS = {"npu1": 4, "npu2": 8}
+_VERSAL = ("xcvc1902", "xcve2302", "xcve2802")
+
+
+def device_hint(name: object) -> str | None:
+    """The device aiedsl knows that ``name`` most likely means, as a clause for an unknown-device
+    message: IRON's class names (``NPU1Col1``), another case (``NPU2``), mlir-aie's older
+    spellings (``npu``, ``npu1_4col``); None when nothing comes close.
+
+    >>> device_hint("NPU1Col1")
+    "'npu1_1col' (IRON's NPU1Col1 is mlir-aie's npu1_1col)"
+    """
+    if not isinstance(name, str):
+        return None
+    low = name.strip().lower()
+    if low in DEVICES:
+        return f"'{low}' (device names are lower case)"
+    if low == "npu":
+        return "'npu1' (mlir-aie's name for the Phoenix NPU before npu1)"
+    if low in _VERSAL:
+        return None  # a Versal part, not a Ryzen AI NPU: the list of NPUs says enough
+    m = re.fullmatch(r"(npu[12])(?:col([1-8])|_([1-8])col)", low)
+    if m is None:
+        return None
+    base, iron = m.group(1), m.group(2) is not None
+    cols = int(m.group(2) or m.group(3))
+    known = base if cols == _FULL_COLS[base] else f"{base}_{cols}col"
+    if known not in DEVICES:
+        return None
+    if iron:
+        return f"'{known}' (IRON's {name} is mlir-aie's {known})"
+    return f"'{known}' (mlir-aie's {known} is the whole {cols}-column array)"
