@@ -387,6 +387,24 @@ def test_a_layout_written_for_npu1_is_caught_by_check_on_npu2(design_file: Desig
         "the kernel (mm.ir.params) so it follows the device's mmul\n")
 
 
+def test_swapped_matmul_operands_are_named_as_swapped(design_file: DesignFile) -> None:
+    """mm(tb, ta, acc): each fifo's layout is the other parameter's. Packing each as the fix for
+    its own parameter would pass check and compute B @ A (the simulator: 99.9% wrong)."""
+    text = (ROOT / "designs" / "gemm_bf16.py").read_text().replace(
+        "mm(ta, tb, acc)", "mm(tb, ta, acc)")
+    path = design_file(text, "gemm_bf16.py")
+    r = _cli("check", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    assert r.stderr == (
+        "gemm_bf16.py:43: error [kernel layout]: kernel 'matmul_bf16_f32_64x64x64_4x8x4' reads "
+        "'a' (64x64xbf16) in 4x8 blocks, but fifo 'b_0' delivers it as 8x4 blocks\n"
+        "  limit: 4x8 blocks of the 64x64 tile, blocks row-major\n"
+        "  found: dims_to_stream [(8, 512), (16, 4), (8, 64), (4, 1)] at the memtile\n"
+        "  gemm_bf16.py:55: the call of 'matmul_bf16_f32_64x64x64_4x8x4'\n"
+        "  fix: swap the call's arguments 'a' and 'b': fifo 'b_0' delivers the blocks 'b' reads, "
+        "and fifo 'a_0' those 'a' reads\n")
+
+
 def test_the_shipped_gemm_layouts_follow_the_device() -> None:
     for device, cols in (("npu1", "4"), ("npu2", "8")):
         r = _cli("check", "designs/gemm_bf16.py", "--device", device, "-D", f"COLS={cols}")

@@ -80,21 +80,86 @@ def check_kernel_layouts(d: Design) -> None:
                     continue
                 seen.add(key)
                 if acq[arg.value].port == "consume":
-                    _check_input(d, f, k, param, links_to, call.loc, core.name)
+                    others = [(q, d.fifo(acq[a.value].fifo)) for a, q in zip(call.args, k.args)
+                              if q is not param and q.blocks is not None and q.type is not None
+                              and isinstance(a, BufferArg) and acq[a.value].port == "consume"]
+                    _check_input(d, f, k, param, links_to, call.loc, core.name, others)
                 else:
                     _check_output(d, f, k, param, links_from, call.loc)
 
 
 def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict[str, Link],
-                 call_loc: Loc, core: str) -> None:
-    link = links_to.get(f.name)
-    if not f.producer.is_link_end or link is None:
-        return
-    host = _first_element(d, link)
-    if host is None:
-        return
+                 call_loc: Loc, core: str, others: list[tuple[KernelArg, Fifo]]) -> None:
+    """``param``'s tile as fifo ``f`` delivers it to ``core`` is in the kernel's blocks;
+    ``others`` are the call's other blocked inputs and their fifos (a mismatch that swapping
+    two arguments would cure says so)."""
     assert param.type is not None and param.blocks is not None
     rows, cols = param.type.shape
+    delivered = _delivered(d, f, rows, cols, links_to, core)
+    if delivered is None:
+        return
+    held, link, host = delivered
+    want = block_order(rows, cols, *param.blocks)
+    if np.array_equal(held, want):
+        return
+    n = rows * cols
+    br, bc = param.blocks
+    swapped = next((q for q, g in others if _cures(d, f, q, g, param, links_to, core)), None)
+    if swapped is not None:
+        other = next(g.name for q, g in others if q is swapped)
+        fix = (f"swap the call's arguments '{param.name}' and '{swapped.name}': fifo "
+               f"'{f.name}' delivers the blocks '{swapped.name}' reads, and fifo '{other}' "
+               f"those '{param.name}' reads")
+    else:
+        fix = (f"pack it with dims_to_stream=block_dims({rows}, {cols}, {br}, {bc}); take the "
+               "block shape from the kernel (mm.ir.params) so it follows the device's mmul")
+        written = next((c.dims for c in d.fifo(link.srcs[0]).consumers if c.is_link_end), ())
+        if link.kind == "split":
+            fix = (f"give the parts dims_to_stream=block_dims({rows}, {cols}, {br}, {bc}) (each "
+                   "read from its offset)" + (" and let the memtile write its input in order "
+                                             "(no dims_from_stream)" if written else ""))
+        elif host.size != n:
+            fix = (f"make the memtile's dims_to_stream over its {host.size}-element buffer and "
+                   f"the core's dims_from_stream deliver each {rows}x{cols} tile in {br}x{bc} "
+                   "blocks (aiedsl.lang.gemm.staged_dims_a does it for a K run of a GEMM's A)")
+    written = next((c.dims for c in d.fifo(link.srcs[0]).consumers if c.is_link_end), ())
+    found = _dims_text(f.producer.dims, "dims_to_stream") + " at the memtile"
+    if written:
+        found = f"{_dims_text(written, 'dims_from_stream')} writing its input, {found}"
+    raise DesignError(
+        "kernel layout", f"kernel '{k.symbol}' reads '{param.name}' ({param.type}) in {br}x{bc} "
+        f"blocks, but fifo '{f.name}' delivers it as {describe(held, rows, cols)}", loc=f.loc,
+        limit=f"{br}x{bc} blocks of the {rows}x{cols} tile, blocks row-major", found=found,
+        related=[(f"the call of '{k.symbol}'", call_loc)], fix=fix)
+
+
+def _cures(d: Design, f: Fifo, q: KernelArg, g: Fifo, param: KernelArg,
+           links_to: dict[str, Link], core: str) -> bool:
+    """Whether passing fifo ``f`` as ``q`` and ``g`` (now passed as ``q``) as ``param`` would
+    give both parameters their blocks: the two arguments are swapped."""
+    assert q.type is not None and q.blocks is not None
+    assert param.type is not None and param.blocks is not None
+    if tuple(q.type.shape) != tuple(param.type.shape) or q.type.dtype != param.type.dtype:
+        return False
+    rows, cols = param.type.shape
+    mine = _delivered(d, f, rows, cols, links_to, core)
+    theirs = _delivered(d, g, rows, cols, links_to, core)
+    return mine is not None and theirs is not None and np.array_equal(
+        mine[0], block_order(rows, cols, *q.blocks)) and np.array_equal(
+        theirs[0], block_order(rows, cols, *param.blocks))
+
+
+def _delivered(d: Design, f: Fifo, rows: int, cols: int, links_to: dict[str, Link], core: str
+               ) -> tuple[np.ndarray, Link, np.ndarray] | None:
+    """The row-major tile index at each position of ``core``'s buffer as fifo ``f`` fills it
+    with a ``rows x cols`` tile, with the link that sends it and the host offsets of the
+    memtile's first element; None where the order cannot be known statically."""
+    link = links_to.get(f.name)
+    if not f.producer.is_link_end or link is None:
+        return None
+    host = _first_element(d, link)
+    if host is None:
+        return None
     n = rows * cols
     frm = _order(next(c.dims for c in f.consumers if c.core == core), n)
     to: np.ndarray | None
@@ -107,34 +172,12 @@ def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict
             reads = link.offsets[link.dsts.index(f.name)] + _order(f.producer.dims, n)
         to = _tile_index(d, link, host, reads, rows, cols)
         if to is None:
-            return  # the core's element is not a block of a 2-D host matrix: nothing claimed
+            return None  # the core's element is not a block of a 2-D host matrix
     else:
-        return
+        return None
     held = np.empty(n, dtype=np.int64)
     held[frm] = to  # the core's buffer position frm[j] receives row-major element to[j]
-    want = block_order(rows, cols, *param.blocks)
-    if np.array_equal(held, want):
-        return
-    br, bc = param.blocks
-    fix = (f"pack it with dims_to_stream=block_dims({rows}, {cols}, {br}, {bc}); take the "
-           "block shape from the kernel (mm.ir.params) so it follows the device's mmul")
-    written = next((c.dims for c in d.fifo(link.srcs[0]).consumers if c.is_link_end), ())
-    if link.kind == "split":
-        fix = (f"give the parts dims_to_stream=block_dims({rows}, {cols}, {br}, {bc}) (each "
-               "read from its offset)" + (" and let the memtile write its input in order (no "
-                                         "dims_from_stream)" if written else ""))
-    elif host.size != n:
-        fix = (f"make the memtile's dims_to_stream over its {host.size}-element buffer and the "
-               f"core's dims_from_stream deliver each {rows}x{cols} tile in {br}x{bc} blocks "
-               "(aiedsl.lang.gemm.staged_dims_a does it for a K run of a GEMM's A)")
-    found = _dims_text(f.producer.dims, "dims_to_stream") + " at the memtile"
-    if written:
-        found = f"{_dims_text(written, 'dims_from_stream')} writing its input, {found}"
-    raise DesignError(
-        "kernel layout", f"kernel '{k.symbol}' reads '{param.name}' ({param.type}) in {br}x{bc} "
-        f"blocks, but fifo '{f.name}' delivers it as {describe(held, rows, cols)}", loc=f.loc,
-        limit=f"{br}x{bc} blocks of the {rows}x{cols} tile, blocks row-major", found=found,
-        related=[(f"the call of '{k.symbol}'", call_loc)], fix=fix)
+    return held, link, host
 
 
 def _tile_index(d: Design, link: Link, host: np.ndarray, to: np.ndarray, rows: int,
