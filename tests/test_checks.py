@@ -2126,7 +2126,7 @@ def test_locks_core_over_16() -> None:
 # -- the loader ----------------------------------------------------------------------------------
 
 DEFINES = '''
-    from aiedsl import Tensor, define, design, fifo, herd, i32, loop, runtime
+    from aiedsl import Tensor, define, design, fifo, herd, i32, kernels, loop, runtime
 
     N = define("N", 4096)
 
@@ -2138,8 +2138,8 @@ DEFINES = '''
         @herd()
         def core():
             for _ in loop(N // 1024):
-                with a.consume(), b.produce():
-                    pass
+                with a.consume(), b.produce() as o:
+                    kernels.zero(Tensor[1024, i32])(o)
 
         with runtime() as rt:
             rt.fill(a, inp)
@@ -2311,7 +2311,7 @@ def test_cli_build_of_a_broken_design_writes_nothing(design_file: DesignFile) ->
 # -- DMA rules taken from mlir-aie's verifiers (checks/dma.py cites each) ------------------------
 
 SHIM_TRANSPOSE = '''
-    from aiedsl import Tensor, design, fifo, herd, loop, runtime, {dt}
+    from aiedsl import Tensor, design, fifo, herd, kernels, loop, runtime, {dt}
 
     @design(device="npu1_1col")
     def d(A: Tensor[{n}, {dt}], C: Tensor[{total}, {dt}]):
@@ -2321,8 +2321,8 @@ SHIM_TRANSPOSE = '''
         @herd()
         def core():
             for _ in loop({steps}):
-                with a.consume(), c.produce():
-                    pass
+                with a.consume(), c.produce() as o:
+                    kernels.zero(Tensor[{elem}, {dt}])(o)
 
         with runtime() as rt:
             rt.fill(a, A, {pattern})
@@ -2384,7 +2384,7 @@ def test_dma_pattern_shim_stride_limit(design_file: DesignFile, stride: int, ok:
 
 
 TILE_DIMS = '''
-    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl import Tensor, design, fifo, herd, i32, kernels, runtime
 
     @design(device="npu1_1col")
     def d(A: Tensor[{n}, i32], C: Tensor[64, i32]):
@@ -2393,8 +2393,8 @@ TILE_DIMS = '''
 
         @herd()
         def core():
-            with a.consume(), c.produce():
-                pass
+            with a.consume(), c.produce() as o:
+                kernels.zero(Tensor[64, i32])(o)
 
         with runtime() as rt:
             rt.fill({filled}, A)

@@ -102,7 +102,7 @@ def test_build_output_is_byte_identical(npu2_build) -> None:  # type: ignore[no-
 
 
 UNROUTABLE = '''
-    from aiedsl import Tensor, channel, design, herd, i32, memtile, runtime
+    from aiedsl import Tensor, channel, design, herd, i32, kernels, memtile, runtime
 
     @design(device="npu1_1col")
     def d(X: Tensor[3, 1024, i32], Y: Tensor[3, 1024, i32]):
@@ -111,8 +111,8 @@ UNROUTABLE = '''
 
         @herd(rows=3, anchor=(0, 3))
         def core(x, y):
-            with lo[y].produce(), hi[y].produce():
-                pass
+            with lo[y].produce() as l, hi[y].produce() as h:
+                kernels.zero(Tensor[1024, i32])(l), kernels.zero(Tensor[1024, i32])(h)
 
         with runtime() as rt:
             rt.drain(lo[:], X)

@@ -129,7 +129,7 @@ def test_single_core_gemm_routes_one_wire_per_hop(design_file: DesignFile) -> No
 # -- shared memory ---------------------------------------------------------------------------------
 
 NEIGHBOURS = '''
-    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl import Tensor, design, fifo, herd, i32, kernels, runtime
     from aiedsl.kernels import passthrough
 
     @design(device="npu1")
@@ -315,7 +315,7 @@ def test_memtile_bds_follow_channel_parity_and_locks_are_unique(
 def test_buffer_bigger_than_a_bank_falls_back_to_sequential(design_file: DesignFile) -> None:
     """A 20 KB element fits no 16 KB bank: the tile is laid out one buffer after another."""
     path = design_file('''
-        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from aiedsl import Tensor, design, fifo, herd, i32, kernels, runtime
 
         @design(device="npu1_1col")
         def d(X: Tensor[5120, i32], Y: Tensor[256, i32]):
@@ -324,8 +324,8 @@ def test_buffer_bigger_than_a_bank_falls_back_to_sequential(design_file: DesignF
 
             @herd()
             def core():
-                with a.consume(), b.produce():
-                    pass
+                with a.consume(), b.produce() as o:
+                    kernels.zero(Tensor[256, i32])(o)
 
             with runtime() as rt:
                 rt.fill(a, X)
@@ -351,7 +351,7 @@ def _chains(d: Design, tile: tuple[int, int]) -> dict:
 
 
 SPLIT_AND_JOIN = '''
-    from aiedsl import Tensor, design, fifo, herd, i32, join, runtime
+    from aiedsl import Tensor, design, fifo, herd, i32, join, kernels, runtime
 
     @design(device="npu1_1col")
     def d(X: Tensor[48, i32], Y: Tensor[48, i32]):
@@ -362,8 +362,8 @@ SPLIT_AND_JOIN = '''
 
         @herd(rows=3)
         def core(x, y):
-            with p[y].consume(), q[y].produce():
-                pass
+            with p[y].consume(), q[y].produce() as o:
+                kernels.zero(Tensor[16, i32])(o)
 
         with runtime() as rt:
             rt.fill(x, X)
@@ -415,7 +415,7 @@ def test_split_and_join_chain_parts_at_their_offsets(design_file: DesignFile) ->
 
 
 FORWARDS = '''
-    from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+    from aiedsl import Tensor, design, fifo, herd, i32, kernels, loop, runtime
 
     @design(device="npu1_1col")
     def d(X: Tensor[1024, i32], Y: Tensor[4096, i32]):
@@ -428,8 +428,8 @@ FORWARDS = '''
         def core():
             with y.consume():
                 for _ in loop(4):
-                    with z.produce():
-                        pass
+                    with z.produce() as o:
+                        kernels.zero(Tensor[1024, i32])(o)
 
         with runtime() as rt:
             rt.fill(x, X)
@@ -459,7 +459,7 @@ def test_a_regrouping_forward_keeps_the_larger_elements(design_file: DesignFile)
 
 
 DEPTHS = '''
-    from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+    from aiedsl import Tensor, design, fifo, herd, i32, kernels, loop, runtime
 
     @design(device="npu1_1col")
     def d(A: Tensor[1024, i32], B: Tensor[1024, i32], C: Tensor[1024, i32],
@@ -475,8 +475,8 @@ DEPTHS = '''
                 b.acquire("consume", 2)
                 b.release("consume", 2)
             for _ in loop(16):
-                with a.consume(), c.produce(), e.produce():
-                    pass
+                with a.consume(), c.produce() as o, e.produce() as o2:
+                    kernels.zero(Tensor[64, i32])(o), kernels.zero(Tensor[64, i32])(o2)
 
         with runtime() as rt:
             rt.fill(a, A)
@@ -579,7 +579,7 @@ def test_routing_is_deterministic() -> None:
 
 
 UNROUTABLE = '''
-    from aiedsl import Tensor, channel, design, herd, i32, memtile, runtime
+    from aiedsl import Tensor, channel, design, herd, i32, kernels, memtile, runtime
 
     @design(device="{device}")
     def d(X: Tensor[3, 1024, i32], Y: Tensor[3, 1024, i32]):
@@ -588,8 +588,8 @@ UNROUTABLE = '''
 
         @herd(rows=3, anchor=(0, 3))
         def core(x, y):
-            with lo[y].produce(), hi[y].produce():
-                pass
+            with lo[y].produce() as l, hi[y].produce() as h:
+                kernels.zero(Tensor[1024, i32])(l), kernels.zero(Tensor[1024, i32])(h)
 
         with runtime() as rt:
             rt.drain(lo[:], X)
@@ -653,7 +653,7 @@ def test_links_and_host_ends_spill_to_the_next_column(design_file: DesignFile) -
     """Seven links feeding column 0 overflow its memtile's 6 channels; the seventh goes to the
     memtile of column 1 and its stream crosses back west in a core row."""
     path = design_file('''
-        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from aiedsl import Tensor, design, fifo, herd, i32, kernels, runtime
 
         @design(device="npu1")
         def d(X: Tensor[7, 256, i32], Y: Tensor[4, 256, i32]):
@@ -663,10 +663,10 @@ def test_links_and_host_ends_spill_to_the_next_column(design_file: DesignFile) -
 
             @herd(rows=4)
             def core(x, y):
-                with outs[y].produce():
+                with outs[y].produce() as o:
                     for m in mids[2 * y:2 * y + 2]:
                         with m.consume():
-                            pass
+                            kernels.zero(Tensor[256, i32])(o)
 
             with runtime() as rt:
                 for i, f in enumerate(ins):

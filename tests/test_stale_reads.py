@@ -330,3 +330,48 @@ for _ in loop(4):
 @pytest.mark.parametrize("path", SHIPPED)
 def test_no_shipped_design_reads_a_stale_element(in_root: Path, path: str) -> None:
     check_stale_reads(load_design(path).ir)
+
+
+def test_a_produced_element_released_unwritten_is_refused(design_file: DesignFile) -> None:
+    """The kernel call forgotten (a CLI tester's ``pass`` in the with-block): check passed and
+    the NPU would send whatever the buffer held; the simulator only FAILed."""
+    path = copy_design(design_file, '''
+for _ in loop(4):
+    with a.consume() as s:
+        with b.produce() as d:
+            k(s, s)
+''')
+    assert check_error(path) == (
+        "d.py:16: error [unwritten element]: core[0,0] releases the element of 'b' it acquired "
+        "by produce() with nothing written into it: its DMA sends stale data\n"
+        "  limit: an element acquired by produce() holds whatever its DMA last sent from it "
+        "until a kernel call takes it \"out\" (or \"inout\")\n"
+        "  found: no call between its acquire at line 16 and its release takes it \"out\" or "
+        "\"inout\"\n"
+        "  fix: pass it to the kernel that computes it, as an \"out\" argument, before it is "
+        "released; if a kernel writes it through an argument declared \"in\", declare that "
+        "argument \"out\"")
+
+
+def test_a_sliding_produce_window_releasing_written_elements_passes(
+        design_file: DesignFile) -> None:
+    """Each element is written in the iteration that acquires it; the one held over was
+    written an iteration earlier."""
+    path = copy_design(design_file, '''
+z(b.acquire("produce", 1)[0])
+for _ in loop(3):
+    with a.consume() as s:
+        w = b.acquire("produce", 2)
+        k(s, w[1])
+        b.release("produce", 1)
+with a.consume() as s:
+    b.release("produce", 1)
+''', b=64, depth=3)
+    check_design(load_design(path).ir)
+
+
+@pytest.mark.parametrize("path", SHIPPED)
+def test_no_shipped_design_releases_an_unwritten_element(in_root: Path, path: str) -> None:
+    from aiedsl.checks.stale import check_unwritten_releases
+
+    check_unwritten_releases(load_design(path).ir)

@@ -4,8 +4,8 @@
 released buffers, kernel calls, core-local buffers, produced elements read before written,
 cascades, runtime parameters, kernel sources, objects and architectures, DMA layouts,
 balance, kernel layouts, placement, the symbols the lowering will define, resources, BD
-lengths, then allocation and routing. It returns the placed design, now carrying its
-:class:`~aiedsl.ir.Physical` part, and its per-tile usage.
+lengths, allocation and routing, then elements released unwritten. It returns the placed
+design, now carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
 """
@@ -30,7 +30,7 @@ from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
 from aiedsl.checks.rtp import check_rtps
-from aiedsl.checks.stale import check_stale_reads
+from aiedsl.checks.stale import check_stale_reads, check_unwritten_releases
 from aiedsl.checks.symbols import check_symbols
 from aiedsl.checks.unrolled import check_unrolled_loops
 from aiedsl.ir import Design
@@ -74,6 +74,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     routed, congested = _allocate_and_route(placed, target, low)
     check_alignment(routed, target)
     check_routing(routed, target, congested)
+    check_unwritten_releases(d)
     return routed, table
 
 

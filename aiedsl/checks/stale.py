@@ -1,4 +1,5 @@
-"""What a kernel reads of an element its core produces: only what a kernel call wrote first.
+"""What a core's produced elements hold: a kernel reads, and the DMA sends, only what a
+kernel call wrote first.
 
 An element a core acquires by ``produce()`` is a buffer of the fifo's ring as its DMA left it:
 it holds whatever was last sent from it (an earlier tile, or an earlier run's), not anything
@@ -48,11 +49,20 @@ def check_stale_reads(d: Design) -> None:
     first pass is its first iteration (what it reads before writing is stale there at least),
     the second meets what the first left held (a sliding window's new element)."""
     for core in d.cores:
-        _walk(d, core, core.body, {}, {}, set(), count())
+        _walk(d, core, core.body, {}, {}, set(), count(), False)
+
+
+def check_unwritten_releases(d: Design) -> None:
+    """An element acquired by ``produce()`` is released only after a call wrote it
+    (``"out"``, ``"inout"``), in program order, walked as :func:`check_stale_reads` walks.
+    Run last of the checks: a design sketched to try out resources or placement (fifos
+    acquired and released around ``pass``) hears of its limits first."""
+    for core in d.cores:
+        _walk(d, core, core.body, {}, {}, set(), count(), True)
 
 
 def _walk(d: Design, core: Core, ops: tuple[Op, ...], held: Window, views: dict[str, View],
-          written: set[int], ids: count) -> None:
+          written: set[int], ids: count, releases: bool) -> None:
     for op in ops:
         if isinstance(op, Acquire):
             if op.port != "produce":
@@ -62,15 +72,19 @@ def _walk(d: Design, core: Core, ops: tuple[Op, ...], held: Window, views: dict[
             views[op.result] = (window[:op.count], op)
         elif isinstance(op, Release):
             if op.port == "produce":
-                del held.get(op.fifo, [])[:op.count]
+                window = held.get(op.fifo, [])
+                if releases:
+                    _released(core, op, window[:op.count], views, written)
+                del window[:op.count]
         elif isinstance(op, Call):
-            _call(d, core, op, views, written)
+            _call(d, core, op, views, written, not releases)
         elif isinstance(op, Loop):
             for _ in range(min(op.count, 2)):
-                _walk(d, core, op.body, held, views, written, ids)
+                _walk(d, core, op.body, held, views, written, ids, releases)
 
 
-def _call(d: Design, core: Core, call: Call, views: dict[str, View], written: set[int]) -> None:
+def _call(d: Design, core: Core, call: Call, views: dict[str, View], written: set[int],
+          judge: bool) -> None:
     k = d.kernel(call.kernel)
     wrote: list[int] = []
     for position, (arg, param) in enumerate(zip(call.args, k.args)):
@@ -80,7 +94,7 @@ def _call(d: Design, core: Core, call: Call, views: dict[str, View], written: se
         element = elements[arg.index]
         if param.access in WRITES:
             wrote.append(element)
-        if param.access not in READS or element in written or (
+        if not judge or param.access not in READS or element in written or (
                 param.access == "inout" and not _library(k)):
             continue
         what = (f"the element of '{acq.fifo}' it acquired by produce()" if acq.count == 1 else
@@ -109,6 +123,33 @@ def _call(d: Design, core: Core, call: Call, views: dict[str, View], written: se
             "\"inout\")", found=f"no call since its acquire at line {acq.loc.line} wrote it",
             related=[(f"the produce() of '{acq.fifo}'", acq.loc)], fix=fix)
     written.update(wrote)
+
+
+def _released(core: Core, op: Release, elements: list[int], views: dict[str, View],
+              written: set[int]) -> None:
+    """A produced element is released only after a call wrote it: else its DMA sends what the
+    buffer held before (an earlier tile's data, or an earlier run's)."""
+    unwritten = [e for e in elements if e not in written]
+    if not unwritten:
+        return
+    acq = next((a for window, a in views.values() if unwritten[0] in window
+                and a.fifo == op.fifo), None)
+    if acq is None:
+        return  # acquired before this walk saw it: nothing known of its writes
+    n = len(unwritten)
+    what = (f"the element of '{op.fifo}' it acquired by produce()" if acq.count == 1 and n == 1
+            else f"{n} of the elements of '{op.fifo}' it acquired by produce()")
+    raise DesignError(
+        "unwritten element", f"{core.name} releases {what} with nothing written into "
+        f"{'it' if n == 1 else 'them'}: its DMA sends stale data", loc=op.loc,
+        limit="an element acquired by produce() holds whatever its DMA last sent from it until "
+        "a kernel call takes it \"out\" (or \"inout\")",
+        found=f"no call between its acquire at line {acq.loc.line} and its release takes it "
+        "\"out\" or \"inout\"", related=[] if acq.loc == op.loc else [
+            (f"the produce() of '{op.fifo}'", acq.loc)],
+        fix="pass it to the kernel that computes it, as an \"out\" argument, before it is "
+        "released; if a kernel writes it through an argument declared \"in\", declare that "
+        "argument \"out\"")
 
 
 def _library(k: Kernel) -> bool:

@@ -1,5 +1,5 @@
 # expect: core DMA output (MM2S) channels 21
-# why: a core producing three fifos: it has 2 output channels.
+# why: a core producing three fifos: it has 2 output channels (b2 and b3 released unwritten, judged last).
 import numpy as np
 
 from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
