@@ -3,7 +3,8 @@ independently in numpy (never by aiedsl's kernel references).
 
 Used by ``tests/test_fuzz.py`` (a CI-sized run) and ``bench/fuzz.py`` (a long run). One seed
 gives one design: a dataflow shape (a direct shim-core fifo, forwards through a memtile or a core
-tile with regrouping or blocked layouts, split/join, broadcast, channels, 2-D tiled host
+tile with regrouping or blocked layouts, split/join, broadcast, channels, memtile outputs
+repeated (``repeat=``), 2-D tiled host
 patterns), a device, an element type, an elementwise kernel (or a threshold whose level each
 core reads from a runtime parameter), buffer depths, and circuit or packet streams; a third of
 the seeds also carry one mistake. The
@@ -67,6 +68,9 @@ class Spec:
     """The forwards go through core tiles' memory rather than memtiles (forward shapes)."""
     packet: bool = False
     """The design routes its fifos as packet streams (``flows="packet"``)."""
+    repeat: int = 1
+    """The memtile (or core tile) sends each of its buffers this many times (``repeat=`` on the
+    forwards, splits or channels carrying the inputs): each core takes that many times more."""
     batches: int = 1
     """Shape "direct": the runtime moves the data in this many batches of fills and a drain."""
     waits: str = "sync"
@@ -122,6 +126,9 @@ def make_spec(seed: int) -> Spec:
         spec.waits = extra.choice(("sync", "every_other", "wait_z", "fill_wait"))
     if op == "passthrough" and dtype == "u8" and shape != "pipeline" and extra.random() < 0.5:
         spec.op, spec.level = "threshold", extra.randint(0, 255)  # a runtime parameter
+    again = random.Random(f"repeat-{seed}")  # a third generator: the others' draws stay
+    if shape in ("forward", "regroup", "layout", "split", "channel") and again.random() < 0.25:
+        spec.repeat = again.choice((2, 3))
     if shape == "gemm":
         spec.op, spec.dtype = "matmul", "bf16"
         m, k, n = r.choice((32, 64)), r.choice((32, 64)), r.choice((32, 64))
@@ -183,7 +190,8 @@ def render(spec: Spec) -> str:
         H, W = s.tiled[0], s.tiled[1]
         hosts = [f"{n}: Tensor[{H}, {W}, {host_dt}]" for n in names] + [f"Z: Tensor[{H}, {W}, {dt}]"]
     else:
-        out_total = total * (s.parts if s.shape in ("broadcast", "channel_bcast") else 1)
+        out_total = total * s.repeat * (
+            s.parts if s.shape in ("broadcast", "channel_bcast") else 1)
         hosts = [f"{n}: Tensor[{total}, {host_dt}]" for n in names] + \
             [f"Z: Tensor[{out_total}, {dt}]"]
     name = _mistaken(s, "name", "fz")
@@ -207,10 +215,10 @@ def render(spec: Spec) -> str:
         cores[-1] = cores[-1].replace(", o)", f", o, thr[i][0], {ktile})")
         rt[:0] = [f"rt.rtp_write(thr[{i}], 0, {s.level})" for i in range(s.parts)]
     lines += ["    " + x for x in body]
-    loop_n: object = s.iters
+    loop_n: object = s.iters * s.repeat
     if s.mistake == "loop":
         v = s.mistake_value
-        loop_n = s.iters + v if isinstance(v, int) else v
+        loop_n = s.iters * s.repeat + v if isinstance(v, int) else v
     lines += [f"    @herd({', '.join(herd_args)})",
               "    def core(x, y):",
               "        i = y if " + repr(s.vertical) + " else x",
@@ -267,6 +275,7 @@ def _dataflow(s: Spec, elem: str, depth: object, total: int) -> tuple[list[str],
     cd = f", consumer_depth={s.mistake_value}" if s.mistake == "consumer_depth" else ""
     if s.mistake == "dims":  # always a broken layout, on the core's side
         cd += f", dims_from_stream={s.mistake_value}"
+    rep = f", repeat={s.repeat}" if s.repeat > 1 else ""
     if s.shape in ("direct", "tiled"):
         for j, a in enumerate(ins):
             body.append(f"{a} = fifo({elem}, depth={depth!r}, name='{a}'{cd})")
@@ -292,7 +301,7 @@ def _dataflow(s: Spec, elem: str, depth: object, total: int) -> tuple[list[str],
         via = ", via=coretile" if s.via_core else ""
         for j, a in enumerate(ins):
             body.append(f"{a}_l3 = fifo({big}, depth={depth!r}, name='{a}_l3')")
-            body.append(f"{a} = {a}_l3.forward({elem}, name='{a}'{down}{cd}{via})")
+            body.append(f"{a} = {a}_l3.forward({elem}, name='{a}'{down}{cd}{via}{rep})")
         body.append(f"z = fifo({elem}, depth={depth!r}, name='z')")
         body.append(f"z_l3 = z.forward({big}, name='z_l3'{up}{via})")
         for j, a in enumerate(ins):
@@ -305,7 +314,7 @@ def _dataflow(s: Spec, elem: str, depth: object, total: int) -> tuple[list[str],
             if s.shape == "split":
                 body.append(f"{a}_l3 = fifo({whole}, depth={depth!r}, name='{a}_l3')")
                 body.append(f"{a} = {a}_l3.split({s.parts}, offsets={offs}, names=["
-                            + ", ".join(f"'{a}_{i}'" for i in range(s.parts)) + f"]{cd})")
+                            + ", ".join(f"'{a}_{i}'" for i in range(s.parts)) + f"]{cd}{rep})")
                 rt.append(f"rt.fill({a}_l3, X{j}, (0, [{fill_n * s.parts}], [1]))")
             else:  # each core reads its own contiguous part straight from the host
                 body.append(f"{a} = [fifo({flat}, depth={depth!r}, name='{a}_{{}}'.format(i)) "
@@ -356,7 +365,7 @@ def _dataflow(s: Spec, elem: str, depth: object, total: int) -> tuple[list[str],
     else:  # channel
         for j, a in enumerate(ins):
             body.append(f"{a} = channel({flat}, shape=[{s.parts}], via=memtile, split=0, "
-                        f"depth={depth!r}, name='{a}')")
+                        f"depth={depth!r}, name='{a}'{rep})")
             rt.append(f"rt.fill({a}[:], X{j}, (0, [{fill_n * s.parts}], [1]))")
         body.append(f"z = channel({flat}, shape=[{s.parts}], via=memtile, join=0, "
                     f"depth={depth!r}, name='z')")
@@ -382,6 +391,9 @@ def expected(spec: Spec, inputs: list[np.ndarray]) -> np.ndarray:
     if spec.shape in ("broadcast", "channel_bcast"):  # a joined element: every core's copy
         tiles = out.reshape(spec.iters, 1, spec.tile)
         out = np.broadcast_to(tiles, (spec.iters, spec.parts, spec.tile))
+    if spec.repeat > 1:  # each memtile buffer (the larger element, the split's parent) again
+        block = spec.tile * (spec.parts if spec.shape in ("split", "channel") else spec.regroup)
+        out = np.repeat(out.reshape(-1, block), spec.repeat, axis=0)
     return out.reshape(-1)
 
 

@@ -2113,7 +2113,7 @@ def test_locks_core_over_16() -> None:
     u = TileUsage((0, 2), "core", runs="core[0,0]",
                   locks=[Use(f"f{i}", 2, Loc(file="d.py", line=10 + i)) for i in range(9)])
     with pytest.raises(DesignError) as excinfo:
-        _check_tile(u, get_target("npu1"), {})
+        _check_tile(u, get_target("npu1"), {}, {})
     assert str(excinfo.value) == (
         "d.py:18: error [core locks]: core tile (0, 2) (core[0,0]) needs more locks than it has\n"
         "  limit: 16\n"
@@ -2464,13 +2464,32 @@ def test_dma_dims_tile_stride_zero(design_file: DesignFile, on: str,
 
 
 def test_dma_dims_stride_zero_message(design_file: DesignFile) -> None:
+    """An outer stride of 0 where a memtile sends (MLIR-AIR's L2 reuse tried as a layout) is
+    what the forward's repeat= does: the fix says so, and what is left of the layout."""
     assert check_error(_tile(design_file, [(2, 0), (512, 1)], on="memtile", n=512)) == (
         "d.py:6: error [dma pattern]: dims_to_stream of 'a' on memtile breaks a DMA rule\n"
         "  limit: every stride >= 1 on a memtile BD (mlir-aie's DMABDOp::verify: a step size of "
         "0 is invalid)\n"
         "  found: (2, 0) in [(2, 0), (512, 1)]\n"
-        "  fix: give each dimension a positive stride; to send an element twice, use a consumer "
-        "with a deeper fifo or a second fill"
+        "  fix: to send each element 2 times, forward with repeat=2: a_l3.forward(..., repeat=2) "
+        "(mlir-aie's repeat_count: the memtile sends each element 2 times without receiving it "
+        "again), and drop (2, 0); what is left, [(512, 1)], is a plain copy: leave "
+        "dims_to_stream out"
+    )
+
+
+def test_dma_dims_stride_zero_message_elsewhere(design_file: DesignFile) -> None:
+    """A stride of 0 no repeat= replaces (a core's dims_from_stream) names the option too."""
+    assert check_error(_tile(design_file, [(2, 0), (128, 1)], on="core", n=256)) == (
+        "d.py:5: error [dma pattern]: dims_from_stream of 'a' on core[0,0] breaks a DMA rule\n"
+        "  limit: every stride >= 1 on a core BD (mlir-aie's DMABDOp::verify: a step size of 0 "
+        "is invalid)\n"
+        "  found: (2, 0) in [(2, 0), (128, 1)]\n"
+        "  d.py:10: core[0,0] consumes it here\n"
+        "  fix: give each dimension a positive stride; to send each element n times, repeat the "
+        "fifo a memtile sends (forward(..., repeat=n), split(..., repeat=n), channel(..., "
+        "via=memtile, repeat=n): mlir-aie's repeat_count), or use a consumer with a deeper fifo "
+        "or a second fill"
     )
 
 

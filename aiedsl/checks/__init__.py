@@ -1,11 +1,12 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
-:func:`check_design` runs them in order: structure, static hangs, loops unrolled by Python,
-released buffers, kernel calls, core-local buffers, produced elements read before written,
-cascades, runtime parameters, kernel sources, objects and architectures, DMA layouts,
-balance, kernel layouts, placement, the symbols the lowering will define, resources, BD
-lengths, allocation and routing, then elements released unwritten. It returns the placed
-design, now carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
+:func:`check_design` runs them in order: structure, repeated fifos, static hangs, loops
+unrolled by Python, released buffers, kernel calls, core-local buffers, produced elements read
+before written, cascades, runtime parameters, kernel sources, objects and architectures, DMA
+layouts, balance, kernel layouts, placement, the symbols the lowering will define, repeated
+links' lock values, resources, BD lengths, allocation and routing, then elements released
+unwritten. It returns the placed design, now carrying its :class:`~aiedsl.ir.Physical`
+part, and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
 """
@@ -27,6 +28,7 @@ from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.links import check_links
 from aiedsl.checks.locals import check_locals
 from aiedsl.checks.outputs import check_outputs_written
+from aiedsl.checks.repeat import check_repeat_locks, check_repeats
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
 from aiedsl.checks.rtp import check_rtps
@@ -48,6 +50,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     """Run every check; return the placed, allocated and routed design and its resource table."""
     target = get_target(d.device)
     check_links(d)
+    check_repeats(d)
     check_acquires(d)
     check_hangs(d)
     check_unrolled_loops(d)
@@ -69,6 +72,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_shared_acquires(placed)  # which fifos share memory is known once cores are placed
     low = lower(placed)  # the objectfifo lowering's plan: names, resources, allocation
     check_symbols(placed, low)
+    check_repeat_locks(placed, low, target)
     table = check_resources(placed, target, low)
     check_bd_lengths(low, target)  # after the memory check: an element too big to fit says so
     routed, congested = _allocate_and_route(placed, target, low)

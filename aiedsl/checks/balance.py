@@ -61,21 +61,27 @@ def check_balance(d: Design) -> None:
     links = {n: link for link in d.links for n in link.dsts}
 
     def count(name: str) -> Fraction:
+        """Elements put into fifo ``name`` per run (by its producer or its link)."""
         if name in produced:
             return produced[name]
         link = links.get(name)
         if link is None:
             return Fraction(0)
         if link.kind == "join":  # one joined element takes one element of every part
-            return min((count(s) for s in link.srcs), default=Fraction(0))
+            return min((sent(s) for s in link.srcs), default=Fraction(0))
         if link.kind == "split":  # every part gets one element per parent element
-            return count(link.srcs[0])
+            return sent(link.srcs[0])
         src = link.srcs[0]  # a forward may regroup: count in elements of the new size
-        return count(src) * by_name[src].elem.numel / by_name[name].elem.numel
+        return sent(src) * by_name[src].elem.numel / by_name[name].elem.numel
+
+    def sent(name: str) -> Fraction:
+        """Elements of fifo ``name`` its consumers receive per run: each sent ``repeat``
+        times."""
+        return count(name) * by_name[name].repeat
 
     for link in d.links:
         if link.kind == "join":
-            counts = {s: count(s) for s in link.srcs}
+            counts = {s: sent(s) for s in link.srcs}
             if len(set(counts.values())) > 1:
                 raise DesignError(
                     "balance", f"join into '{link.dsts[0]}' gets different counts from its "
@@ -83,7 +89,8 @@ def check_balance(d: Design) -> None:
                     found=", ".join(f"{s}: {_n(c)}" for s, c in counts.items()),
                     fix="make every core of a join produce the same number of elements")
     for f in d.fifos:
-        made = count(f.name)
+        base = count(f.name)
+        made = base * f.repeat
         for c in f.consumers:
             if c.is_link_end:
                 continue
@@ -96,10 +103,13 @@ def check_balance(d: Design) -> None:
                 maker = (f"{src.core} makes" if src.kind == "core" else
                          "the runtime fills" if src.kind == "shim" else "the memtile forwards"
                          if src.kind == "memtile" else f"the core tile {src.tile} forwards")
+                sends = f"{maker} {_n(made)} element(s) per run" if f.repeat == 1 else (
+                    f"{maker} {_n(base)} element(s) per run and sends each {f.repeat} times "
+                    f"(repeat={f.repeat}): {_n(made)} in all")
+                unrepeated = f.repeat > 1 and got == base
                 raise DesignError(
-                    "balance", f"fifo '{f.name}': {maker} {_n(made)} element(s) per run, but "
-                    f"{who} takes {_n(got)}", loc=c.loc,
-                    limit=f"every consumer takes exactly {_n(made)}", found=_n(got),
+                    "balance", f"fifo '{f.name}': {sends}, but {who} takes {_n(got)}",
+                    loc=c.loc, limit=f"every consumer takes exactly {_n(made)}", found=_n(got),
                     related=[("produced here", src.loc)],
                     fix="make loop counts and fill/drain sizes agree (each element "
                     f"{f.elem}); a mismatch hangs on the NPU" + (
@@ -107,8 +117,13 @@ def check_balance(d: Design) -> None:
                         "each receives every element; to give each core its own, use a fifo "
                         "per core (channel(..., shape=[n]) indexed by the core) or split one at "
                         "a memtile" if shared_out else "")
+                    + (f". With repeat={f.repeat} every element arrives {f.repeat} times in a "
+                       f"row: " + (f"drain {f.repeat} times as many" if c.kind == "shim" else
+                                   f"take {f.repeat} times as many (a `for _ in "
+                                   f"loop({f.repeat}):` around the consume)")
+                       + ", or leave repeat out" if unrepeated else "")
                     + (f". {retyped[f.name]}" if f.name in retyped else "")
-                    + ("" if shared_out else _runs_once(d, who, made, got)))
+                    + ("" if shared_out or unrepeated else _runs_once(d, who, made, got)))
 
 
 def _runs_once(d: Design, who: str, made: Fraction, got: Fraction) -> str:

@@ -52,7 +52,19 @@ def check_dma(d: Design, target: TargetModel) -> None:
             if e.dims:
                 split = split_inputs.get(f.name) if e.is_link_end else None
                 buffer, bds = _bds(d, f, e)
-                _check_fifo_dims(f, e, what, target, buffer, bds, split_input=split is not None)
+                _check_fifo_dims(f, e, what, target, buffer, bds, split_input=split is not None,
+                                 repeat_how=_repeat_how(d, f, e, what))
+
+
+def _repeat_how(d: Design, f: Fifo, e: Endpoint, what: str) -> str | None:
+    """How the design would give ``f`` a repeat (``{n}`` for the count), when ``e`` is the link
+    end that sends it: the way to send an element several times that a stride of 0 is not."""
+    link = _link_of(d, f, e) if what == "dims_to_stream" else None
+    if link is None or link.kind == "join":
+        return None
+    if f.channel:
+        return f"give channel '{f.channel}' repeat={{n}}"
+    return (f"{link.kind} with repeat={{n}}: {link.srcs[0]}.{link.kind}(..., repeat={{n}})")
 
 
 def _link_of(d: Design, f: Fifo, e: Endpoint) -> Link | None:
@@ -318,9 +330,11 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
 
 
 def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffer: int,
-                     bds: list[tuple[int, int]], split_input: bool = False) -> None:
+                     bds: list[tuple[int, int]], split_input: bool = False,
+                     repeat_how: str | None = None) -> None:
     """The rules of one end's layout: ``buffer`` is the element count of the buffer its BDs
-    move data in, ``bds`` the (offset, length) of each BD that applies it (see :func:`_bds`)."""
+    move data in, ``bds`` the (offset, length) of each BD that applies it (see :func:`_bds`);
+    ``repeat_how`` says how to repeat the fifo when ``e`` is the link end sending it."""
     where = f"{what} of '{f.name}' on {e.label()}"
     dims: tuple[Dim, ...] = e.dims
     shown = "[" + ", ".join(f"({x.size}, {x.stride})" for x in dims) + "]"
@@ -352,14 +366,27 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffe
     itemsize = f.elem.dt.itemsize
     numel = buffer
     # DMABDOp::verify: "Invalid step size; must be a positive integer." -- every dimension,
-    # whatever its size.
+    # whatever its size. A repeat on the outside is what the fifo's repeat= (the objectfifo's
+    # repeat_count) does where a link sends it.
     for x in dims:
         if x.stride < 1:
+            if repeat_how is not None and x is dims[0] and x.size > 1:
+                n, rest = x.size, dims[1:]
+                plain = len(rest) == 1 and rest[0].stride == 1 and rest[0].size == buffer
+                sender = "memtile" if e.kind == "memtile" else "core tile"
+                fix = (f"to send each element {n} times, " + repeat_how.format(n=n)
+                       + f" (mlir-aie's repeat_count: the {sender} sends each element {n} "
+                       f"times without receiving it again), and drop ({n}, 0)" + (
+                           f"; what is left, [({rest[0].size}, 1)], is a plain copy: leave "
+                           "dims_to_stream out" if plain else ""))
+            else:
+                fix = ("give each dimension a positive stride; to send each element n times, "
+                       "repeat the fifo a memtile sends (forward(..., repeat=n), split(..., "
+                       "repeat=n), channel(..., via=memtile, repeat=n): mlir-aie's "
+                       "repeat_count), or use a consumer with a deeper fifo or a second fill")
             _fail(loc, where, f"every stride >= 1 on a {e.tile_kind} BD (mlir-aie's "
                   "DMABDOp::verify: a step size of 0 is invalid)",
-                  f"({x.size}, {x.stride}) in {shown}",
-                  "give each dimension a positive stride; to send an element twice, use a "
-                  "consumer with a deeper fifo or a second fill", related)
+                  f"({x.size}, {x.stride}) in {shown}", fix, related)
     # The outermost dimension's size is not encoded in the hardware (it steps until the element
     # is done), but mlir-aie's verifier checks every size as written.
     # a BD steps whole words in its innermost dimension too (DMABDOp::verify and

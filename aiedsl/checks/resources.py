@@ -237,8 +237,9 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
     :func:`usage`)."""
     table = usage(d, target, low)
     links = {f: k for k, link in enumerate(d.links) for f in (*link.srcs, *link.dsts)}
+    repeats = {f.name: f.repeat for f in d.fifos if f.repeat > 1}
     for u in table.values():
-        _check_tile(u, target, links)
+        _check_tile(u, target, links, repeats)
     check_task_queues(d, target)
     if len(d.tensors) > target.runtime_buffers:
         raise DesignError(
@@ -248,8 +249,10 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
     return table
 
 
-def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int]) -> None:
-    """Refuse the first limit ``u`` exceeds (``links``: each linked fifo's link)."""
+def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
+                repeats: dict[str, int]) -> None:
+    """Refuse the first limit ``u`` exceeds (``links``: each linked fifo's link; ``repeats``:
+    each repeated fifo's repeat)."""
     lim = target.limits(u.kind)  # type: ignore[arg-type]
     mem = TileUsage.total(u.memory)
     if u.kind != "shim" and mem > lim.memory:
@@ -277,6 +280,12 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int]) -> Non
     if TileUsage.total(u.locks) > lim.locks:
         _over(u, "locks", str(lim.locks), str(TileUsage.total(u.locks)), u.locks,
               "use fewer fifos on this tile or move one elsewhere")
+    repeated = sorted({x.fifo for x in u.bds if x.fifo in repeats})
+    # each BD of a repeated fifo's sender is chained `repeat` times (mlir-aie 1e400306)
+    also = "" if not repeated else "; " + ", ".join(
+        f"'{r}' (repeat={repeats[r]})" for r in repeated) + " takes as many BDs per buffer as " \
+        "its repeat (mlir-aie chains each BD that many times; since PR 3115 one for a fifo of " \
+        "one buffer): a lower repeat takes fewer"
     if lim.bds_per_channel_parity is not None:
         for parity, uses in enumerate(u.bds_by_parity):
             n = TileUsage.total(uses)
@@ -286,9 +295,9 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int]) -> Non
                 _over(u, f"buffer descriptors of {'even' if parity == 0 else 'odd'} channels",
                       f"{lim.bds_per_channel_parity} (BDs {0 if parity == 0 else 24}-"
                       f"{23 if parity == 0 else 47})", str(n), uses,
-                      "lower fifo depths or move a link to another memtile" if len(owners) > 1
-                      else f"one link takes them all ({names}), so another memtile would "
-                      "not help: lower the depth the link has here")
+                      ("lower fifo depths or move a link to another memtile" if len(owners) > 1
+                       else f"one link takes them all ({names}), so another memtile would "
+                       "not help: lower the depth the link has here") + also)
     elif TileUsage.total(u.bds) > lim.bds:
         _over(u, "buffer descriptors", str(lim.bds), str(TileUsage.total(u.bds)), u.bds,
               "move a tiled tensor in one transfer (rt.fill(f, t, tiles(t, (th, tw))) is one "
@@ -297,7 +306,7 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int]) -> Non
               if u.kind == "shim" else
               "lower fifo depths, acquire fewer elements at once (given one depth, a core's end "
               "of a fifo it consumes takes one buffer, and BD, more than its largest acquire), "
-              "or move a fifo to another core")
+              "or move a fifo to another core" + also)
 
 
 def _over(u: TileUsage, what: str, limit: str, found: str, uses: list[Use], fix: str,

@@ -65,7 +65,7 @@ def render_mlir(d: Design, target: TargetModel) -> str:
         tiles.add(c.tile)
     fifo_views = [{
         "name": f.name, "producer": f.producer, "consumers": f.consumers, "loc": f.loc,
-        "memref": memref(f.elem), "depths": _depths(f),
+        "memref": memref(f.elem), "depths": _depths(f), "repeat": f.repeat,
     } for f in d.fifos]
     links = [{
         "srcs": l.srcs, "dsts": l.dsts, "loc": l.loc,

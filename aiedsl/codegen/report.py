@@ -40,7 +40,8 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
         cons = ", ".join(c.label() for c in f.consumers)
         depths = f"depth {f.producer.depth}" + (
             f"/{f.consumers[0].depth}" if f.consumers[0].depth != f.producer.depth else "")
-        fifos.append(f"{f.name}: {f.elem} {depths}, {f.producer.label()} -> {cons}")
+        repeat = f", each element sent {f.repeat} times (repeat_count)" if f.repeat > 1 else ""
+        fifos.append(f"{f.name}: {f.elem} {depths}, {f.producer.label()} -> {cons}{repeat}")
     kernels = [f"{k.symbol}: {k.cycles} cycles per call ({k.cost})" for k in d.kernels]
     tile_of = {c.name: c.tile for c in d.cores}
     locals_ = [local_line(b, tile_of) for b in d.locals]

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler,
+                      model_serializer)
 
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.physical import Physical
@@ -83,6 +84,20 @@ class Fifo(_Node):
     """The channel this fifo belongs to, when it was made by ``channel(...)``."""
     index: tuple[int, ...] = ()
     """Its index in that channel (``(1, 2)`` for ``c[1, 2]``)."""
+    repeat: int = 1
+    """How many times its producer's DMA sends each element (mlir-aie's ``repeat_count``): a
+    memtile (or a core tile's link) sends every buffer this many times in a row without
+    receiving it again, so each consumer takes ``repeat`` times what is sent in. 1: once.
+    ``design.json`` leaves it out when it is 1."""
+
+    @model_serializer(mode="wrap")
+    def _without_default_repeat(self, handler: SerializerFunctionWrapHandler
+                                ) -> dict[str, object]:
+        # design.json of a fifo sent once is what it was before `repeat` existed
+        out: dict[str, object] = handler(self)
+        if self.repeat == 1:
+            out.pop("repeat", None)
+        return out
 
 
 class Link(_Node):

@@ -264,9 +264,11 @@ class Reach:
         running: set[str] = set()
 
         def produced(name: str) -> int:
+            """Elements of fifo ``name`` its consumers can have received: what was put in,
+            each sent ``repeat`` times."""
             if name not in supply:
                 supply[name] = UNBOUNDED  # a cycle through cores limits nothing here
-                supply[name] = made(name)
+                supply[name] = made(name) * self.fifos[name].repeat
             return supply[name]
 
         def made(name: str) -> int:
@@ -360,6 +362,11 @@ class Proven:
                 [0, *(self._consumed(name, c) for c in self.reach.fifos[name].consumers)])
         return self._taken[name]
 
+    def put(self, name: str) -> int:
+        """Elements of fifo ``name`` certainly put in (by its producer or its link): at least
+        what its consumers took over its ``repeat``, every element being sent that many times."""
+        return self.took(name) // self.reach.fifos[name].repeat
+
     def _consumed(self, name: str, end: Endpoint) -> int:
         r = self.reach
         if end.kind == "shim":
@@ -371,11 +378,12 @@ class Proven:
         if link is None:
             return 0
         if link.kind == "join":  # each joined element took one element of this part
-            return self.took(link.dsts[0])
+            return self.put(link.dsts[0])
         if link.kind == "split":  # each part element taken took one parent element
-            return max(self.took(n) for n in link.dsts)
-        dst = link.dsts[0]
-        return int(Fraction(self.took(dst) * r.fifos[dst].elem.numel, r.fifos[name].elem.numel))
+            return max(self.put(n) for n in link.dsts)
+        dst = link.dsts[0]  # (a forward repeats its larger element: whole ones are a bound)
+        return int(Fraction(self.took(dst) * r.fifos[dst].elem.numel,
+                            r.fifos[name].elem.numel * r.fifos[dst].repeat))
 
     def _cascaded(self, core: str) -> dict[Key, int]:
         """The calls ``core`` has certainly made that put partial sums on its cascade: as many
@@ -399,7 +407,7 @@ class Proven:
         if core not in self._done:
             self._done[core] = Progress()  # while a cycle is walked: nothing proven
             c = self.reach.cores[core]
-            targets = {(f, port): self.took(f) for f, port in _keys(c) if port == "produce"}
+            targets = {(f, port): self.put(f) for f, port in _keys(c) if port == "produce"}
             targets.update(self._cascaded(core))
             p = Progress()
             _until_released(c.body, {k: t for k, t in targets.items() if t}, p,

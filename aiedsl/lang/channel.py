@@ -49,6 +49,7 @@ class Channel:
     dims_to_stream: DimsSpec
     host_depth: int
     loc: Loc
+    repeat: int = 1
     fifos: dict[tuple[int, ...], ObjectFifo] = field(default_factory=dict)
     groups: dict[tuple[int, ...], ObjectFifo] = field(default_factory=dict)
     hosts: dict[tuple[int, ...], ObjectFifo] = field(default_factory=dict)
@@ -147,9 +148,11 @@ class Channel:
                         "and the second consuming g)" if inbound else ""))
             if inbound:
                 f.dims_to_stream = to_dims(self.dims_to_stream, "dims_to_stream", self.loc)
+                f.repeat = self.repeat
                 b.add_link("forward", [host], [f], [], self.via, self.loc)
             else:
                 host.dims_to_stream = to_dims(self.dims_to_stream, "dims_to_stream", self.loc)
+                host.repeat = self.repeat
                 b.add_link("forward", [f], [host], [], self.via, self.loc)
 
     def check_broadcast(self) -> None:
@@ -173,7 +176,7 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
             via: TilePin | None = None, split: int | None = None, join: int | None = None,
             broadcast: int | None = None, dims_to_stream: DimsSpec = None,
             dims_from_stream: DimsSpec = None, host_depth: int | None = None,
-            name: str | None = None) -> Channel:
+            name: str | None = None, repeat: int = 1) -> Channel:
     """Declare a channel: ``prod(shape)`` fifos of ``elem`` (see the module docstring).
 
     Parameters
@@ -190,6 +193,9 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
         transform: shim endpoints take none).
     dims_from_stream: n-d layout the core's DMA applies as it receives.
     host_depth: buffers of the memtile side (default ``depth``, at least 2).
+    repeat: times the memtile sends each of its buffers (mlir-aie's ``repeat_count``; MLIR-AIR's
+        L2 reuse: a put in a loop over one L2 buffer): each core takes ``repeat`` times what
+        the host fills. A channel without ``via`` or with ``join`` cannot (``check`` says why).
     """
     loc = caller_loc()
     b = current_design("channel(...)")
@@ -238,8 +244,9 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
     b.check_depth(f"channel '{name}'", "depth", depth, loc)
     if host_depth is not None:
         b.check_depth(f"channel '{name}'", "host_depth", host_depth, loc)
+    times = b.check_repeat(f"channel '{name}'", repeat, loc)
     ch = Channel(b, name, elem, shape, via, join, split, broadcast, dims_to_stream,
-                 max(depth, 2) if host_depth is None else host_depth, loc)
+                 max(depth, 2) if host_depth is None else host_depth, loc, repeat=times)
     for idx in itertools.product(*(range(s) for s in shape)):
         suffix = "_".join(map(str, idx))
         # without a memtile the fifo's own producer sends: a core's DMA applies the layout (as
@@ -248,6 +255,11 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
                        dims_from_stream=dims_from_stream,
                        dims_to_stream=dims_to_stream if via is None else None)
         f.channel, f.index = name, idx
+        # the repeat goes on the fifo the memtile sends: a split's parts, or (materialize) the
+        # core side of a forward in and the host side of one out; without a memtile, on the
+        # fifo itself, whose producer (the shim or a core) check refuses to repeat
+        if via is None or split is not None:
+            f.repeat = times
         ch.fifos[idx] = f
         if via is not None and ch.axis is None:
             flat = TensorType(shape=(elem.numel,), dtype=elem.dtype)
@@ -261,6 +273,8 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
                 b, TensorType(shape=(numel,), dtype=elem.dtype), depth=ch.host_depth,
                 name=f"{name}_l3" + "".join(f"_{g}" for g in group), loc=loc,
                 dims_to_stream=dims_to_stream if join is not None else None)
+            if join is not None:
+                parent.repeat = times  # the memtile sends the joined element (checked)
             ch.groups[group] = parent
         if split is not None:
             for f in ch.fifos.values():

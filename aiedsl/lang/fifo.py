@@ -114,7 +114,8 @@ class ObjectFifo(FifoRecord):
     # -- memtile links ---------------------------------------------------------------------------
     def forward(self, elem: TensorType | None = None, *, depth: int | None = None,
                 dims_to_stream: DimsSpec = None, dims_from_stream: DimsSpec = None,
-                via: TilePin = memtile, name: str | None = None) -> "ObjectFifo":
+                via: TilePin = memtile, name: str | None = None,
+                repeat: int = 1) -> "ObjectFifo":
         """Send this fifo's elements through a memtile into a new fifo (``objectfifo.link``).
 
         ``elem`` is the new fifo's element: the same dtype, in any shape and size (the stream is
@@ -124,6 +125,9 @@ class ObjectFifo(FifoRecord):
         ``dims_to_stream`` is applied as the memtile sends.
         ``via=coretile(col, row)`` forwards through a compute tile's memory instead
         (``a.forward(via=coretile(0, 2))``).
+        ``repeat=n`` sends each of the memtile's buffers ``n`` times in a row without receiving
+        it again (mlir-aie's ``repeat_count``, IRON's ``set_repeat_count``; MLIR-AIR's L2
+        reuse): its consumers take ``n`` times what this fifo brings in.
         """
         loc = caller_loc()
         b = current_design(f"forwarding fifo '{self.name}'")
@@ -131,22 +135,26 @@ class ObjectFifo(FifoRecord):
             b, elem or self.elem, depth=self.depth if depth is None else depth,
             name=name or f"{self.name}_fwd",
             dims_to_stream=dims_to_stream, dims_from_stream=dims_from_stream, loc=loc)
+        out.repeat = b.check_repeat(f"forward '{out.name}'", repeat, loc)
         b.add_link("forward", [self], [out], [], via, loc)
         return out
 
     def split(self, parts: Sequence[TensorType] | int, *, offsets: Sequence[int] | None = None,
               depth: int | None = None, dims_to_stream: DimsSpec = None,
               dims_from_stream: DimsSpec = None, via: TilePin = memtile,
-              names: Sequence[str] | None = None) -> list["ObjectFifo"]:
+              names: Sequence[str] | None = None, repeat: int = 1) -> list["ObjectFifo"]:
         """Distribute each element over several fifos through a memtile, at element offsets.
 
         ``parts`` is a count (equal parts) or the part types; offsets default to back to back.
         ``dims_to_stream`` / ``dims_from_stream`` apply to every part, or, as a list with one
         layout (or None) per part, each to its own (IRON's per-output lists), e.g.
         ``f.split(2, dims_to_stream=[None, [(32, 1), (32, 32)]])``.
+        ``repeat=n`` sends every part ``n`` times in a row (mlir-aie's ``repeat_count``, which
+        one link takes for all its parts).
         """
         loc = caller_loc()
         b = current_design(f"splitting fifo '{self.name}'")
+        times = b.check_repeat(f"split of '{self.name}'", repeat, loc)
         types = _part_types(self, parts, b.target, loc)
         if names is not None and (not isinstance(names, (list, tuple))
                                   or len(names) != len(types)):
@@ -163,6 +171,8 @@ class ObjectFifo(FifoRecord):
             b, t, depth=self.depth if depth is None else depth,
             name=(names[i] if names else f"{self.name}_{i}"), dims_to_stream=to_parts[i],
             dims_from_stream=from_parts[i], loc=loc) for i, t in enumerate(types)]
+        for out in outs:
+            out.repeat = times
         offs = list(offsets) if offsets is not None else back_to_back(types)
         b.add_link("split", [self], outs, offs, via, loc)
         return outs
@@ -302,7 +312,7 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
          dims_to_stream: DimsSpec = None,
          dims_from_stream: DimsSpec | dict[str, DimsSpec] = None,
          consumer_depth: int | dict[str, int] | None = None,
-         shim: TilePin | None = None) -> ObjectFifo:
+         shim: TilePin | None = None, repeat: int = 1) -> ObjectFifo:
     """Declare an object fifo of elements of type ``elem``, ``depth`` buffers per endpoint.
 
     ``depth`` applies to the producer and every consumer; ``consumer_depth`` overrides it for all
@@ -310,7 +320,10 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
     per-endpoint depth list ``[2, 2, 7]``. ``shim=shim(col)`` pins the host end's column.
     ``dims_from_stream`` is one layout for every consuming core, or one per core
     (``{"core[0,0]": [(4, 64), (16, 1)], "core[1,0]": [...]}``), as mlir-aie's per-consumer
-    ``fromStream`` layouts.
+    ``fromStream`` layouts. ``repeat=n`` (mlir-aie's ``repeat_count``) has the producer's DMA
+    send each element ``n`` times; a fifo a memtile sends takes it (``forward(..., repeat=n)``,
+    ``split(..., repeat=n)``), one the runtime fills or a core produces does not (``check`` says
+    why).
 
     Example
     -------
@@ -325,6 +338,7 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
         name = b.fresh_name(assigned_name("fifo") or "of")
     f = new_fifo(b, elem, depth=depth, name=name, dims_to_stream=dims_to_stream,
                    dims_from_stream=dims_from_stream, loc=loc, consumer_depth=consumer_depth)
+    f.repeat = b.check_repeat(f"fifo '{f.name}'", repeat, loc)
     if shim is not None:
         if not isinstance(shim, TilePin) or shim.kind != "shim":
             raise DesignError("placement", f"fifo '{f.name}' has shim={shim!r}", loc=loc,
@@ -337,13 +351,15 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
 def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
          offsets: Sequence[int] | None = None, depth: int | None = None,
          dims_to_stream: DimsSpec = None, via: TilePin = memtile,
-         name: str | None = None) -> ObjectFifo:
+         name: str | None = None, repeat: int = 1) -> ObjectFifo:
     """Gather elements of several fifos into one fifo through a memtile, at element offsets.
 
     Example: ``c_col = join([c0, c1, c2, c3])`` stacks four 64x64 tiles into one 16384 element.
+    ``repeat=`` is refused by ``check``: mlir-aie cannot lower a repeated join.
     """
     loc = caller_loc()
     b = current_design("join(...)")
+    times = b.check_repeat("join(...)", repeat, loc)
     parts = list(parts) if isinstance(parts, (list, tuple)) else []
     if not parts or not all(isinstance(p, ObjectFifo) for p in parts):
         raise DesignError("join", f"join of {parts!r}", loc=loc, limit="a list of fifos",
@@ -357,6 +373,7 @@ def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
         raise DesignError("join offsets", f"join has offsets={offsets!r}", loc=loc,
                           limit="a list of element offsets, one per part", found=repr(offsets),
                           fix="write e.g. offsets=[0, 1024]")
+    out.repeat = times
     offs = list(offsets) if offsets is not None else back_to_back([p.elem for p in parts])
     b.add_link("join", parts, [out], offs, via, loc)
     return out

@@ -199,7 +199,7 @@ def _fifo_ir(f: FifoRecord) -> Fifo:
                  loc=c.loc)  # checks reject them off a core
         for c in f.consumers)
     return Fifo(name=f.name, elem=f.elem, producer=producer, consumers=consumers,
-                loc=f.loc, channel=f.channel, index=f.index)
+                loc=f.loc, channel=f.channel, index=f.index, repeat=f.repeat)
 
 
 def _end_name(e: EndpointUse) -> str:

@@ -54,6 +54,8 @@ class FifoRecord:
     """``dims_from_stream`` given per consumer (``{"core[0,1]": [...]}``), as mlir-aie's
     ``{%tile fromStream [...], ...}``."""
     consumer_depth: int | dict[str, int] | None = None
+    repeat: int = 1
+    """Times its producer's DMA sends each element (``repeat=``: mlir-aie's ``repeat_count``)."""
     shim_pin: tuple[int, int] | None = None
     channel: str | None = None
     index: tuple[int, ...] = ()
@@ -210,6 +212,18 @@ class DesignTrace:
                               limit=f"an integer from 1 to {top} (a lock starts at the depth "
                               f"and counts to {top})", found=repr(d),
                               fix="use 1 (single), 2 (double buffering) or a few more")
+
+    def check_repeat(self, owner: str, n: object, loc: Loc) -> int:
+        """A ``repeat=`` is an int from 1 to the largest lock value (the memtile's producer
+        lock starts at its buffers times the repeat: :mod:`aiedsl.checks.repeat`); returns it."""
+        top = self.target.max_lock_value
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= top:
+            raise DesignError("repeat", f"{owner} has repeat={n!r}", loc=loc,
+                              limit=f"an integer from 1 to {top} (the memtile's producer lock "
+                              f"starts at its buffers x repeat and counts to {top})",
+                              found=repr(n), fix="give the number of times the memtile sends "
+                              "each element, e.g. repeat=2 (1: once)")
+        return n
 
     def add_herd(self, h: Herd) -> None:
         """Register a herd (names are unique)."""

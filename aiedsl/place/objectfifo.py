@@ -46,6 +46,16 @@ The rules, in the transform's own order:
    acquires the producer lock and releases the consumer lock (by 1), an MM2S BD the reverse.
    ``dimensionsToStream`` lands on the producer end's BDs, a consumer's ``dimensionsFromStream``
    on its own. A shim channel has no BDs here (runtime transfers take those).
+6. **Repeats** (a fifo's ``repeat_count``, ``repeat`` in aiedsl; ``ObjectFifoLinkOp::
+   getRepeatCount`` gives a link the first of its outputs' repeats). The end that sends a fifo
+   of repeat ``n`` chains each of its BDs ``n`` times in a row (buffer 0 ``n`` times, then
+   buffer 1 ...), each acquiring and releasing 1; the link's first input end acquires and
+   releases ``n`` per BD; and the link's producer locks start at ``n`` times the number of
+   buffers. That is upstream 1e400306's lowering (``createMemTileDMA``, ``createAIETileDMA``,
+   ``createObjectFifoLocks``); since mlir-aie PR 3115 (opened May 2026) a sending end of one buffer
+   outside a join or split's parent takes one BD and the channel's start repeats it
+   (``aie.dma_start(..., repeat_count = n - 1)``): fewer BDs, so a design that fits the older
+   count fits both.
 
 Example
 -------
@@ -110,6 +120,9 @@ class Store:
     loc: Loc
     link: Link | None = None
     shared: bool = False
+    repeat: int = 1
+    """The repeat its producer locks are scaled by: its link's (the first repeat of the link's
+    outputs), or the fifo's own for a producer end outside a link; 1 for a consumer's."""
 
     def lock_pair(self, part: int) -> tuple[str, str]:
         """(producer lock, consumer lock) of part ``part``."""
@@ -219,7 +232,9 @@ def lower(d: Design) -> Lowering:
         else:
             parts = 1
         tile = shared.get(e.fifo.name, e.tile)
-        store = _store(e, tile, parts, shared=e.fifo.name in shared)
+        store = _store(e, tile, parts, shared=e.fifo.name in shared,
+                       repeat=link_repeat(d, e.link) if e.link is not None else
+                       e.fifo.repeat if e.port == "produce" else 1)
         out.stores.append(store)
         if e.link is not None:
             made[id(e.link)] = store
@@ -305,7 +320,13 @@ def _creates(e: End, ends: list[End]) -> bool:
     return e is bigger
 
 
-def _store(e: End, tile: Coord, parts: int, shared: bool) -> Store:
+def link_repeat(d: Design, link: Link) -> int:
+    """The repeat mlir-aie gives link ``link`` (``ObjectFifoLinkOp::getRepeatCount``: the first
+    of its outputs' that has one), 1 when none repeats."""
+    return next((r for r in (d.fifo(n).repeat for n in link.dsts) if r > 1), 1)
+
+
+def _store(e: End, tile: Coord, parts: int, shared: bool, repeat: int) -> Store:
     kind = e.endpoint.tile_kind
     symbol = e.symbol
     if kind == "shim":  # no buffers; the lock pair counts none
@@ -313,12 +334,12 @@ def _store(e: End, tile: Coord, parts: int, shared: bool) -> Store:
         init = 0
     else:
         buffers = tuple(f"{symbol}_buff_{i}" for i in range(e.size))
-        init = e.size
+        init = e.size * repeat  # createObjectFifoLocks: (elements - init values) x repeat
     locks = tuple(lock for k in range(parts) for lock in
                   ((f"{symbol}_prod_lock_{k}", init), (f"{symbol}_cons_lock_{k}", 0)))
     loc = e.link.loc if e.link is not None else (e.fifo.loc if shared else e.endpoint.loc)
     return Store(symbol, e.fifo.name, tile, kind, e.fifo.elem.nbytes, e.fifo.elem.numel, buffers,
-                 locks, loc, e.link, shared)
+                 locks, loc, e.link, shared, repeat)
 
 
 # -- chains ------------------------------------------------------------------------------------
@@ -326,19 +347,27 @@ def _store(e: End, tile: Coord, parts: int, shared: bool) -> Store:
 def _chain(e: End, direction: Direction, store: Store) -> tuple[BdPlan, ...]:
     link = e.link
     own = e.fifo.elem.numel
+    # a repeated fifo's sender chains each BD `copies` times in a row; a repeated link's first
+    # input end takes and gives `n` per BD (its producer locks start n times higher)
+    copies = e.fifo.repeat if e.port == "produce" else 1
+    n = store.repeat if link is not None and e.port == "consume" and \
+        e.fifo.name == link.srcs[0] else 1
     if link is None or _parts(link) == 1:
         if link is not None and store.symbol != e.symbol:  # the other end of a 1-to-1 link
             length = max(own, store.numel)
         else:
             length = own
-        return tuple(_bd(e, direction, store, b, 0, length, 0) for b in store.buffers)
+        return tuple(_bd(e, direction, store, b, 0, length, 0, n)
+                     for b in store.buffers for _ in range(copies))
     lengths = _transfer_lengths(link, store)
     if store.symbol == e.symbol:  # the join's output or the split's input: every part
-        return tuple(_bd(e, direction, store, b, link.offsets[k], lengths[k], k)
+        # (a repeated join output is refused: mlir-aie's lowering of one reads past the link's
+        # offsets, so a draft of it shows each part's BD once)
+        return tuple(_bd(e, direction, store, b, link.offsets[k], lengths[k], k, n)
                      for b in store.buffers for k in range(len(lengths)))
     k = (link.srcs if len(link.srcs) > 1 else link.dsts).index(e.fifo.name)
-    return tuple(_bd(e, direction, store, b, link.offsets[k], lengths[k], k)
-                 for b in store.buffers)
+    return tuple(_bd(e, direction, store, b, link.offsets[k], lengths[k], k, n)
+                 for b in store.buffers for _ in range(copies))
 
 
 def _transfer_lengths(link: Link, store: Store) -> list[int]:
@@ -349,7 +378,7 @@ def _transfer_lengths(link: Link, store: Store) -> list[int]:
 
 
 def _bd(e: End, direction: Direction, store: Store, buffer: str, offset: int, length: int,
-        part: int) -> BdPlan:
+        part: int, n: int = 1) -> BdPlan:
     prod, cons = store.lock_pair(part)
     take, give = (prod, cons) if direction == "S2MM" else (cons, prod)
-    return BdPlan(buffer, offset, length, e.endpoint.dims, (take, 1), (give, 1))
+    return BdPlan(buffer, offset, length, e.endpoint.dims, (take, n), (give, n))

@@ -42,14 +42,15 @@ def _shared_memory(fifos: list[Fifo], links: list[Link], target: TargetModel
                    ) -> dict[str, Coord]:
     """Fifos mlir-aie puts in shared memory, and the tile holding their buffers.
 
-    Its rule: one consumer, no layout change on either side, not part of a link, and one of the
-    two cores reaches the other's memory. The buffers go in the producer's memory unless only
-    the producer reaches the consumer's.
+    Its rule: one consumer, no layout change on either side, not part of a link, not repeated
+    (``requiresDMAs``: a ``repeat_count`` takes a DMA), and one of the two cores reaches the
+    other's memory. The buffers go in the producer's memory unless only the producer reaches the
+    consumer's.
     """
     in_link = {n for link in links for n in (*link.srcs, *link.dsts)}
     out = {}
     for f in fifos:
-        if len(f.consumers) != 1 or f.name in in_link:
+        if len(f.consumers) != 1 or f.name in in_link or f.repeat > 1:
             continue
         p, c = f.producer, f.consumers[0]
         if p.kind != "core" or c.kind != "core" or p.dims or c.dims:

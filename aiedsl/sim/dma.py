@@ -197,19 +197,29 @@ class Receive:
 
 class Send:
     """A DMA sending a ring of buffers on a stream (a core's fifo output, a memtile link's
-    output): per part of each buffer, take a full part, send it in the endpoint's dims order,
-    wait until every receiver has it, free the part."""
+    output): per part of each buffer, take a full part, send it in the endpoint's dims order
+    (``repeat`` times in a row: mlir-aie's ``repeat_count``), wait until every receiver has it,
+    free the part."""
 
-    __slots__ = ("acqs", "bufs", "conn", "cons", "copy", "engine", "gather", "n_bufs", "n_parts",
-                 "order", "p", "part", "parts", "pending", "prod", "req", "slot", "src", "start",
-                 "state")
+    __slots__ = ("acqs", "bufs", "conn", "cons", "copy", "engine", "gather", "held", "n_bufs",
+                 "n_parts", "order", "p", "part", "parts", "pending", "prod", "repeat", "req",
+                 "sends", "slot", "src", "start", "state")
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
                  prod: list[Lock], cons: list[Lock], conn: Conn,
                  gather: list[Callable[[np.ndarray], np.ndarray] | None],
                  order: list[np.ndarray | None] | None = None,
-                 pending: list[list[np.ndarray | None]] | None = None) -> None:
+                 pending: list[list[np.ndarray | None]] | None = None,
+                 repeat: int = 1) -> None:
         self.engine, self.p, self.conn = engine, p, conn
+        self.repeat = repeat
+        """Times each part is sent before it is freed (its BD chained that many times in a row,
+        each send a transfer of its own)."""
+        self.sends = 0
+        """Sends of the current part done so far."""
+        self.held: np.ndarray | None = None
+        """What the link's receiver left pending for the current part, kept for its further
+        sends."""
         self.gather = gather
         """Per part: copies it in its endpoint's dims order
         (:func:`~aiedsl.sim.patterns.dims_gather`), None for plain order. Per part, because
@@ -270,10 +280,10 @@ class Send:
                 return
             again = False
             if state == _SEND:
-                held = None
-                if self.pending is not None:
+                held = self.held
+                if self.pending is not None and self.sends == 0:
                     by_slot = self.pending[self.part]
-                    held = by_slot[self.slot]
+                    held = self.held = by_slot[self.slot]
                     by_slot[self.slot] = None
                 data = self.src[self.slot][self.part] if held is None else held
                 self.start = p.time
@@ -308,6 +318,11 @@ class Send:
                     p.waited += stalled
                 if engine.trace:
                     p.spans.append((self.start, p.time, self.conn.name))
+                self.sends += 1
+                if self.sends < self.repeat:  # the same part again, still held
+                    state = _SEND
+                    continue
+                self.sends, self.held = 0, None
                 lock = self.prod[i]
                 lock.units.append(p.time)  # Engine.release of one unit, inlined
                 waiters = lock.waiters

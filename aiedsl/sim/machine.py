@@ -11,6 +11,9 @@ What it models (mlir-aie's objectfifo lowering,
   DMA fills the parts of each buffer in order and each output DMA sends its part; a join mirrors it;
   a forward is a split of one part, its buffers as large as the larger element (the stream
   regroups elements when the two sizes differ);
+* a repeated fifo's sender (``repeat``, mlir-aie's ``repeat_count``) sends each part of each
+  buffer that many times in a row, each a transfer of its own, and frees it after the last: a
+  forward that regroups repeats its larger element, the memtile's buffer;
 * a broadcast element moves only while every receiver still lacking it is receiving (the stream
   is circuit-switched: one receiver with full buffers stalls the others), and leaves its sender
   when every receiver has taken it;
@@ -131,7 +134,8 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
                 "fifo": f.name, "tile": f.producer.tile, "core": core, "ring": ring})
             engine.spawn_step(p, Send(
                 engine, p, ring.bufs, [(0, f.elem.numel)], [ring.prod], [ring.cons], conn,
-                [dims_gather(f.producer.dims, f.elem.numel, np_dtype)]).step)
+                [dims_gather(f.producer.dims, f.elem.numel, np_dtype)],
+                repeat=f.repeat).step)
             ring.prod.releaser = p
             conn.sender = p
             p.info["conn"] = conn
@@ -268,7 +272,7 @@ def _build_link(m: Machine, link: Link, depth: int, links_in: dict[str, Link],
         engine.spawn_step(p, Send(engine, p, bufs, parts, prod, cons, m.conns[out.name],
                                   [dims_gather(out.producer.dims, n, np_dtype) for _, n in parts],
                                   [dims_index(out.producer.dims, n) for _, n in parts],
-                                  pending).step)
+                                  pending, repeat=out.repeat).step)
         m.conns[out.name].sender = p
         for lk in prod:
             lk.releaser = p
@@ -290,6 +294,6 @@ def _build_link(m: Machine, link: Link, depth: int, links_in: dict[str, Link],
                                   m.conns[f.name],
                                   [dims_gather(f.producer.dims, parts[i][1], np_dtype)],
                                   [dims_index(f.producer.dims, parts[i][1])],
-                                  [pending[i]]).step)
+                                  [pending[i]], repeat=f.repeat).step)
         m.conns[f.name].sender = q
         prod[i].releaser = q

@@ -94,10 +94,11 @@ def _dma_channels(text: str, tiles: dict[str, Coord]) -> list[DmaChannel]:
     for m in _BLOCK.finditer(text):
         tile = tiles[m.group(3)]
         body = _braced(text, m.end() - 1)
-        # blocks: ^bbN: ... ; each dma_start names its first block and the next start's block
+        # blocks: ^bbN: ... ; each dma_start names its first block and the next start's block,
+        # and since mlir-aie PR 3115 a repeated fifo's single buffer the times it is sent again
         blocks = _blocks(body)
-        for start in re.finditer(r"aie\.dma_start\((MM2S|S2MM), (\d+), \^(\w+), \^(\w+)\)",
-                                 body):
+        for start in re.finditer(r"aie\.dma_start\((MM2S|S2MM), (\d+), \^(\w+), \^(\w+)"
+                                 r"(?:, repeat_count = \d+)?\)", body):
             chain: list[Bd] = []
             seen: set[str] = set()
             label = start.group(3)
