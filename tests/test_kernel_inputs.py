@@ -5,6 +5,7 @@ u8 kernel wrong above 100 used to pass), and the profiling of a kernel declared 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -136,21 +137,48 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                                                    "HOME": str(Path.home())})
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="the profile runs in a forked child only "
-                    "where there is os.fork")
-def test_a_profiled_kernel_writing_past_its_buffer_is_reported(design_file: DesignFile) -> None:
-    """A kernel with cycles=None is profiled as the design loads; the profile ran its C++ in
-    aiedsl's own process, where a store past a buffer corrupted its memory (Riallto tester:
-    `sim --kernels native` ended in `free(): invalid pointer`) and `kernel profile` said
-    nothing of it. It runs in a child between guard bytes now, as `kernel test` runs it."""
+HOST_RUN = pytest.mark.skipif(
+    not hasattr(os, "fork") or shutil.which(os.environ.get("CXX", "g++")) is None,
+    reason="needs the host's C++ compiler (g++, or $CXX) and os.fork, where the profile runs "
+    "in a child")
+
+PAST_END = (
+    "d.py:10: error [kernel bounds]: kernel 'copy_u8_48' wrote 16 byte(s) past the end of "
+    "buffer 'dst' in the run of its C++ that profiles it (cycles=None): on the core it would "
+    "overwrite whatever is placed after 'dst'\n"
+    "  limit: a kernel writes only inside its buffers (the bytes around each are checked after "
+    "the profiled call)\n"
+    "  found: 'dst' holds 48 bytes; bytes 48 to 63 from its start changed\n"
+    "  fix: size 'dst' for what the C++ writes: 64 bytes, to the last one it wrote (a "
+    "vectorised loop writes whole vectors), or make the C++ stop at its end; to see more, "
+    "declare cycles= for now and run `aiedsl kernel test` on the design: it runs the kernel "
+    "alone with the design's scalars and says what it reads or writes outside its buffers")
+
+
+@HOST_RUN
+def test_a_profiled_kernel_writing_past_its_buffer_is_a_design_error(
+        design_file: DesignFile) -> None:
+    """A kernel with cycles=None is profiled as the design loads, its C++ run between guard
+    bytes; a write past a buffer was left to `kernel test`, so `check`, `sim` and `run` passed a
+    kernel that overwrites its neighbours on the NPU (a tester's thresholdLine at -D WIDTH=1000
+    wrote 24 bytes past 'out', over the rtps placed after it). It is the declaration's error
+    now, in every command that loads the design."""
     path = design_file(PROFILED)
     (path.parent / "copy.cc").write_text(COPY_CC.replace(
         "// BUG", "for (unsigned i = 48; i < 64; ++i) dst[i] = 0;  // as a 64-lane store would"))
+    for command in (("check",), ("kernel", "test"), ("kernel", "profile"), ("sim",)):
+        r = _cli(*command, str(path), cwd=path.parent)
+        assert (r.returncode, r.stdout, r.stderr) == (2, "", PAST_END + "\n"), command
+    with pytest.raises(DesignError) as excinfo:
+        load_design(path)
+    assert str(excinfo.value) == PAST_END
+    # declared cycles, the kernel loads, and what runs its C++ says it as before
+    path.write_text(path.read_text().replace("cycles=None", "cycles=40"))
     r = _cli("kernel", "profile", str(path), cwd=path.parent)
     assert (r.returncode, r.stderr) == (1, "")
     assert r.stdout.splitlines()[0].startswith("copy_u8_48 on npu1_1col: ")
-    assert r.stdout.splitlines()[-1] == (
-        "FAIL copy_u8_48: wrote 16 byte(s) past the end of buffer 'dst'")
+    assert "FAIL copy_u8_48: wrote 16 byte(s) past the end of buffer 'dst'" in (
+        r.stdout.splitlines())
     r = _cli("kernel", "test", str(path), cwd=path.parent)
     assert r.returncode == 1
     assert r.stdout.splitlines()[0] == (
@@ -160,6 +188,51 @@ def test_a_profiled_kernel_writing_past_its_buffer_is_reported(design_file: Desi
     assert r.stderr.startswith(
         "d.py:10: error [native kernel]: kernel 'copy_u8_48' wrote 16 byte(s) past the end of "
         "buffer 'dst' in call 1 of it by core[0,0]; the simulation stopped there\n")
+
+
+@HOST_RUN
+def test_a_profiled_kernel_writing_before_its_buffers_names_each_write(
+        design_file: DesignFile) -> None:
+    path = design_file(PROFILED.replace("k(s, t)", "k(s, t, 48)").replace(
+        'buffer("dst", Tensor[48, u8], "out")]',
+        'buffer("dst", Tensor[48, u8], "out"), scalar("n", i32)]').replace(
+        "reference=copy_ref,", "reference=copy_ref, params={'n': 48},").replace(
+        "def copy_ref(src, dst):", "def copy_ref(src, dst, n):").replace(
+        "from aiedsl import Tensor, design, fifo, herd, runtime, u8",
+        "from aiedsl import Tensor, design, fifo, herd, i32, runtime, u8").replace(
+        "from aiedsl.kernels import buffer, declare",
+        "from aiedsl.kernels import buffer, declare, scalar"))
+    (path.parent / "copy.cc").write_text(COPY_CC.replace(
+        "uint8_t *__restrict dst)", "uint8_t *__restrict dst, int32_t n)").replace(
+        "// BUG", "dst[-2] = 1; dst[-1] = 1; dst[n] = 1;"))
+    with pytest.raises(DesignError) as excinfo:
+        load_design(path)
+    assert str(excinfo.value).splitlines()[0] == (
+        "d.py:10: error [kernel bounds]: kernel 'copy_u8_48' wrote 2 byte(s) before buffer "
+        "'dst' (and 1 more such write) in the run of its C++ that profiles it (cycles=None): "
+        "on the core it would overwrite whatever is placed before 'dst'")
+    assert str(excinfo.value).splitlines()[2:] == [
+        "  found: 'dst' holds 48 bytes; bytes -2 to -1 and byte 48 from its start changed; the "
+        "scalars it ran with: n=48",
+        "  fix: make the C++ start writing at the first byte of 'dst'; to see more, declare "
+        "cycles= for now and run `aiedsl kernel test` on the design: it runs the kernel alone "
+        "with the design's scalars and says what it reads or writes outside its buffers"]
+
+
+@HOST_RUN
+def test_a_profiled_kernel_writing_its_input_still_loads(design_file: DesignFile) -> None:
+    """A write into an "in" buffer is inside the kernel's buffers: not this rule. It stays what
+    `kernel test`, `kernel profile` and `sim --kernels native` report."""
+    path = design_file(PROFILED)
+    (path.parent / "copy.cc").write_text(COPY_CC.replace(
+        "const uint8_t *__restrict src", "uint8_t *__restrict src").replace(
+        "// BUG", "src[0] = src[0] + 1;"))
+    assert load_design(path).ir.kernels[0].cycles_source == "profile"
+    r = _cli("kernel", "profile", str(path), cwd=path.parent)
+    assert (r.returncode, r.stderr) == (1, "")
+    assert r.stdout.splitlines()[-1] == (
+        "FAIL copy_u8_48: wrote input buffer 'src' (declared \"in\": the DMA may be refilling or "
+        "another core reading it)")
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the profile runs in a forked child only "

@@ -1,11 +1,12 @@
 """A file kernel's declaration held against the C++ function it calls, at ``aiedsl check``: the
-argument count, buffers for pointers and scalars for values, each buffer's element type, the
-order of named arguments, a function template's template arguments, and C linkage.
+argument count, buffers for pointers and scalars for values, each buffer's element type, each
+scalar's type, the order of named arguments, a function template's template arguments, and C
+linkage.
 
 A kernel author's mistakes that passed ``check`` before: the host build then failed in the
 generated ``kernels/<name>.cc`` (its fix blaming the C++), or, without ``entry=``, the kernel
 ran past its buffers (a SIGSEGV in ``kernel test``), or nothing was said at all (an extra
-argument the C++ does not take).
+argument the C++ does not take, an f32 scalar for an ``int32_t`` parameter).
 """
 
 from __future__ import annotations
@@ -340,3 +341,176 @@ void guarded(int32_t *src, int32_t *dst) {}
         "d.py:8: error [kernel signature]: kernel 'guarded' passes buffer 'src' of i16 "
         "(int16_t, 2-byte elements) as the first argument of k.cc's guarded (its line 5), "
         "which takes int32_t *src (4-byte integer elements)")
+
+
+# -- each scalar's type, against the C++ parameter it is passed to -----------------------------
+
+SCALARS_CC = r'''#include <stdint.h>
+#include <aie_api/aie.hpp>
+
+template <typename T> void by(const int32_t *in, int32_t *out, T s) {}
+template <unsigned N> void count_i16(const int32_t *in, int32_t *out, int16_t n) {}
+template <unsigned N> void gain_f(const int32_t *in, int32_t *out, float gain) {}
+template <unsigned N> void gain_bf(const int32_t *in, int32_t *out, bfloat16 gain) {}
+template <unsigned N> void width_i32(const int32_t *in, int32_t *out, const int width) {}
+typedef int16_t my_t;
+
+extern "C" {
+void line_i32(int32_t *src, int32_t *dst, int32_t width) {}
+void level_u8(int32_t *src, int32_t *dst, uint8_t level) {}
+void level_i8(int32_t *src, int32_t *dst, int8_t level) {}
+void gain_bf16(int32_t *src, int32_t *dst, bfloat16 gain) {}
+void typed_s(int32_t *src, int32_t *dst, my_t s) {}
+void wide(int32_t *src, int32_t *dst, int64_t s) {}
+}
+'''
+
+
+def scalar_error(design_file: DesignFile, decl: str, scalar: str, call: str) -> str:
+    design_file(SCALARS_CC, "k.cc")
+    path = design_file(DESIGN.format(decl=decl, args=IO.format(dt="i32") + ", " + scalar,
+                                     call=f"a, b, {call}", dt="i32"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    return str(e.value)
+
+
+def scalar_passes(design_file: DesignFile, decl: str, scalar: str, call: str) -> None:
+    design_file(SCALARS_CC, "k.cc")
+    path = design_file(DESIGN.format(decl=decl, args=IO.format(dt="i32") + ", " + scalar,
+                                     call=f"a, b, {call}", dt="i32"))
+    check_design(load_design(path).ir)
+
+
+def test_extern_c_float_scalar_for_an_integer(design_file: DesignFile) -> None:
+    """A tester's port declared mlir-aie's thresholdLine(..., int32_t lineWidth, ...) with an
+    f32 scalar: `check` passed, and the core's call would put a float where the C++ reads an
+    integer."""
+    assert scalar_error(design_file, '"line_i32"', 'scalar("width", "f32")', "1920.0") == (
+        "d.py:8: error [kernel signature]: kernel 'line_i32' passes scalar 'width' of f32 "
+        "(float, 4 bytes) as the third argument of k.cc's line_i32 (its line 12), which takes "
+        "int32_t width (a 4-byte integer), and the core's call converts nothing: the C++ "
+        "receives the f32's bits as an int32_t, not its value\n"
+        "  limit: a scalar's type is its C++ parameter's: the same size and kind, or an "
+        "integer scalar's narrows_to= type (without entry=, the core's call converts nothing)\n"
+        "  found: f32 for int32_t width\n"
+        "  fix: declare it scalar('width', i32), the type the C++ takes, or change the C++ "
+        "parameter to float")
+
+
+def test_extern_c_narrower_integer_scalar(design_file: DesignFile) -> None:
+    """An i16 for int32_t: the call sets 2 bytes of the register the C++ reads 4 of."""
+    assert scalar_error(design_file, '"line_i32"', 'scalar("width", i16, equals=64)',
+                        "64") == (
+        "d.py:8: error [kernel signature]: kernel 'line_i32' passes scalar 'width' of i16 "
+        "(int16_t, 2 bytes) as the third argument of k.cc's line_i32 (its line 12), which "
+        "takes int32_t width (a 4-byte integer), and the core's call converts nothing: the "
+        "C++ reads 4 bytes where the call passes 2, the upper 2 whatever the register held\n"
+        "  limit: a scalar's type is its C++ parameter's: the same size and kind, or an "
+        "integer scalar's narrows_to= type (without entry=, the core's call converts nothing)\n"
+        "  found: i16 for int32_t width\n"
+        "  fix: declare it scalar('width', i32, equals=64), the type the C++ takes, or change "
+        "the C++ parameter to int16_t")
+
+
+def test_extern_c_wider_integer_scalar_is_pointed_at_narrows_to(
+        design_file: DesignFile) -> None:
+    msg = scalar_error(design_file, '"level_u8"', 'scalar("level", i32)', "50")
+    assert msg.splitlines()[0] == (
+        "d.py:8: error [kernel signature]: kernel 'level_u8' passes scalar 'level' of i32 "
+        "(int32_t, 4 bytes) as the third argument of k.cc's level_u8 (its line 13), which "
+        "takes uint8_t level (a 1-byte integer), and the core's call converts nothing: the C++ "
+        "reads 1 byte of the call's 4, so a value outside 0 to 255 is not what it receives")
+    assert msg.splitlines()[-1] == (
+        "  fix: declare it scalar('level', u8), or scalar('level', i32, narrows_to=u8) to pass "
+        "an i32 (as an rtp slot holds) whose values `aiedsl check` keeps in uint8_t's range")
+
+
+def test_extern_c_float_narrows_to_is_no_bfloat16(design_file: DesignFile) -> None:
+    """narrows_to= is the C++'s own conversion: without entry= nothing converts the f32, and a
+    bfloat16 parameter gets 2 of its 4 bytes."""
+    msg = scalar_error(design_file, '"gain_bf16"', 'scalar("gain", "f32", narrows_to="bf16")',
+                       "0.5")
+    assert msg.splitlines()[0] == (
+        "d.py:8: error [kernel signature]: kernel 'gain_bf16' passes scalar 'gain' of f32 "
+        "(float, narrows_to=bf16, 4 bytes) as the third argument of k.cc's gain_bf16 (its line "
+        "15), which takes bfloat16 gain (a 2-byte floating-point number), and the core's call "
+        "converts nothing: the C++ reads 2 bytes of the call's 4, so it receives part of the "
+        "f32's bits, not its value")
+    assert msg.splitlines()[2:] == [
+        "  found: f32 (narrows_to=bf16) for bfloat16 gain",
+        "  fix: declare it scalar('gain', bf16), the type the C++ takes, or change the C++ "
+        "parameter to float"]
+
+
+def test_extern_c_scalar_of_a_size_aiedsl_has_not(design_file: DesignFile) -> None:
+    assert scalar_error(design_file, '"wide"', 'scalar("s", i32)', "1").splitlines()[-1] == (
+        "  fix: change the C++ parameter to int32_t (no aiedsl scalar type has 8 bytes)")
+
+
+def test_entry_float_scalar_for_an_integer(design_file: DesignFile) -> None:
+    """Through entry= the generated call converts the scalar: it compiles, and the C++
+    receives another value than the reference."""
+    assert scalar_error(design_file, '"width_64", entry="width_i32<64>"',
+                        'scalar("width", "f32")', "2.5") == (
+        "d.py:8: error [kernel signature]: kernel 'width_64' passes scalar 'width' of f32 "
+        "(float, 4 bytes) as the third argument of k.cc's width_i32 (its line 8), which takes "
+        "const int width (a 4-byte integer), and the generated call converts the float to int, "
+        "truncating it (2.5 arrives as 2)\n"
+        "  limit: a scalar's type is one whose every value its C++ parameter holds (through "
+        "entry=, the generated call converts the scalar to the parameter's type; with "
+        "narrows_to=, every value of that type)\n"
+        "  found: f32 for const int width\n"
+        "  fix: declare it scalar('width', i32), the type the C++ takes, or change the C++ "
+        "parameter to float")
+
+
+@pytest.mark.parametrize("decl, scalar, call, first", [
+    ('"count_64", entry="count_i16<64>"', 'scalar("n", i32)', "64",
+     "d.py:8: error [kernel signature]: kernel 'count_64' passes scalar 'n' of i32 (int32_t, "
+     "4 bytes) as the third argument of k.cc's count_i16 (its line 5), which takes int16_t n "
+     "(a 2-byte integer), and the generated call converts the int32_t to int16_t: a value "
+     "outside -32768 to 32767 arrives changed"),
+    ('"gain_64", entry="gain_f<64>"', 'scalar("gain", i32)', "3",
+     "d.py:8: error [kernel signature]: kernel 'gain_64' passes scalar 'gain' of i32 (int32_t, "
+     "4 bytes) as the third argument of k.cc's gain_f (its line 6), which takes float gain (a "
+     "4-byte floating-point number), and the generated call converts the int32_t to float: an "
+     "integer beyond 16777216 in magnitude arrives rounded"),
+    ('"gain_64", entry="gain_bf<64>"', 'scalar("gain", "f32")', "0.5",
+     "d.py:8: error [kernel signature]: kernel 'gain_64' passes scalar 'gain' of f32 (float, "
+     "4 bytes) as the third argument of k.cc's gain_bf (its line 7), which takes bfloat16 gain "
+     "(a 2-byte floating-point number), and the generated call converts the float to "
+     "bfloat16, rounding it to 8 significant bits"),
+], ids=["narrowing", "int-to-float", "float-to-bfloat16"])
+def test_entry_scalar_the_parameter_cannot_hold(design_file: DesignFile, decl: str,
+                                               scalar: str, call: str, first: str) -> None:
+    assert scalar_error(design_file, decl, scalar, call).splitlines()[0] == first
+
+
+@pytest.mark.parametrize("decl, scalar, call", [
+    # the tester's port of color_threshold: an rtp slot's i32 for mlir-aie's uint8_t parameter
+    ('"level_u8"', 'scalar("level", i32, narrows_to="u8")', "50"),
+    # the C++ takes the i32 and narrows it itself
+    ('"line_i32"', 'scalar("width", i32, narrows_to=i16)', "64"),
+    ('"line_i32"', 'scalar("width", i32, equals=64)', "64"),
+    # the same bytes, read signed: as for buffers, signedness is not judged without entry=
+    ('"level_i8"', 'scalar("level", "u8")', "50"),
+    ('"count_64", entry="count_i16<64>"', 'scalar("n", i32, narrows_to=i16)', "64"),
+    ('"count_64", entry="count_i16<64>"', 'scalar("n", i16)', "64"),
+    ('"width_64", entry="width_i32<64>"', 'scalar("width", i16)', "64"),
+    ('"count_64", entry="count_i16<64>"', 'scalar("n", "u8")', "64"),
+    ('"gain_64", entry="gain_f<64>"', 'scalar("gain", i16)', "3"),
+    ('"gain_64", entry="gain_f<64>"', 'scalar("gain", "bf16")', "0.5"),
+    ('"gain_64", entry="gain_bf<64>"', 'scalar("gain", "f32", narrows_to="bf16")', "0.5"),
+    ('"by_64", entry="by<float>"', 'scalar("s", i32)', "3"),
+    ('"typed_s"', 'scalar("s", "f32")', "0.5"),
+], ids=["narrows-to-the-parameter", "narrowed-in-the-cpp", "equals", "signedness",
+        "entry-narrows-to", "entry-same", "entry-widened", "entry-u8-to-int16",
+        "entry-small-int-to-float",
+        "entry-bf16-to-float", "entry-narrows-to-bf16", "template-parameter", "typedef"])
+def test_scalars_the_cpp_takes_as_they_are(design_file: DesignFile, decl: str, scalar: str,
+                                          call: str) -> None:
+    """Each arrives as the design passes it: the same bytes, or, through entry=, a conversion
+    that changes no value; narrows_to= and equals= keep working. A template parameter or a
+    typedef is not judged (the scan does not resolve them)."""
+    scalar_passes(design_file, decl, scalar, call)

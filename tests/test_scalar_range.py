@@ -19,6 +19,7 @@ import pytest
 
 import aiedsl
 from aiedsl.checks import check_design
+from aiedsl.dtypes import dtype
 from aiedsl.emit import generate
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
@@ -68,11 +69,12 @@ LOOP_LINE = 22
 
 
 def scalar_design(design_file: DesignFile, dt: str, value: str, count: str = "8") -> Path:
-    """Write the design (and its kernel's C++) with ``n: dt`` passed ``value``."""
+    """Write the design (and its kernel's C++, taking ``n`` as ``dt``'s C++ type, as `check`
+    wants of a scalar) with ``n: dt`` passed ``value``."""
     path = design_file(DESIGN.replace("DT", dt).replace("VALUE", value).replace("COUNT", count))
     (path.parent / "add_n.cc").write_text(
-        "#include <stdint.h>\n"
-        "void add_n_impl(const int32_t *a, int32_t *b, int32_t n) {\n"
+        "#include <aie_api/aie.hpp>\n#include <stdint.h>\n"
+        f"void add_n_impl(const int32_t *a, int32_t *b, {dtype(dt).cpp} n) {{\n"
         "  for (int i = 0; i < 8; i++) b[i] = a[i] + n;\n"
         "}\n")
     return path

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from aiedsl.dtypes import DType
-from aiedsl.errors import DesignError, caller_loc, check_callable
+from aiedsl.errors import DesignError, caller_loc, check_callable, counted
 from aiedsl.ir import Kernel as KernelIR
 from aiedsl.ir import KernelArg, TensorType
+from aiedsl.kernels.faults import Stray
 from aiedsl.kernels.reference import run_checked
 from aiedsl.lang.context import current_design, design_module
 from aiedsl.lang.core import _number, call_kernel
@@ -386,8 +387,11 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
             fix="fix the C++; to look into it, declare cycles= for now and run `aiedsl kernel "
                 "test` on the design: it says what the kernel reads or writes outside its "
                 "buffers")
-    # a write outside its buffers (it ran to its end, so the counts stand) is left to `aiedsl
-    # kernel test` and `sim --kernels native`, which report it as they do with cycles= given
+    if prof.strays:
+        raise _stray_error(ir, prof.strays, scalars)
+    # what else it did wrong (an input written, a misaligned access, a bf16 conversion under
+    # another rounding mode; it ran to its end, so the counts stand) is left to `aiedsl kernel
+    # test` and `sim --kernels native`, which report it as they do with cycles= given
     if not prof.counted:
         raise DesignError(
             "kernel cost", f"kernel '{ir.symbol}' has no cycles= and its profile counts no AIE "
@@ -398,6 +402,46 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
         "cycles": prof.cycles, "cycles_source": "profile", "arch": target.arch,
         "cost": f"{ir.cost} [cycles from its profile on {target.name}: bound by "
                 f"{prof.binding}; no cycles= declared]"})
+
+
+def _stray_error(ir: KernelIR, strays: tuple[Stray, ...],
+                 scalars: dict[str, Any]) -> DesignError:
+    """The design error for the writes outside its buffers that the run profiling kernel
+    ``ir`` made: on a core they land on whatever is placed next to the buffer (another buffer,
+    an rtp), which neither ``check`` nor the simulator would say."""
+    s = strays[0]
+    after = s.side != "before"
+    more = f" (and {counted(len(strays) - 1, 'more such write')})" if len(strays) > 1 else ""
+    spans: dict[str, list[str]] = {}  # by buffer, in the order of the kernel's arguments
+    notes: dict[str, str] = {}
+    for w in strays:
+        spans.setdefault(w.buffer, []).append(
+            f"byte {w.first}" if w.first == w.last else f"bytes {w.first} to {w.last}")
+        if w.whole:
+            notes[w.buffer] = (f" (all the guard bytes {w.side} it: it may write further, "
+                               "unseen)")
+    sizes = {w.buffer: w.nbytes for w in strays}
+    found = "; ".join(f"'{b}' holds {sizes[b]} bytes; {' and '.join(x)} from its start "
+                      f"changed{notes.get(b, '')}" for b, x in spans.items())
+    if scalars:
+        found += "; the scalars it ran with: " + ", ".join(f"{n}={v!r}" for n, v in
+                                                            scalars.items())
+    if not after:
+        size = f"make the C++ start writing at the first byte of '{s.buffer}'"
+    else:
+        # the size it needs runs to the last byte written (unknown past a whole guard)
+        needs = "" if s.whole else f": {s.last + 1} bytes, to the last one it wrote"
+        size = (f"size '{s.buffer}' for what the C++ writes{needs} (a vectorised loop writes "
+                "whole vectors), or make the C++ stop at its end")
+    return DesignError(
+        "kernel bounds", f"kernel '{ir.symbol}' {s.text()}{more} in the run of its C++ that "
+        "profiles it (cycles=None): on the core it would overwrite whatever is placed "
+        f"{'after' if after else 'before'} '{s.buffer}'", loc=ir.loc,
+        limit="a kernel writes only inside its buffers (the bytes around each are checked "
+        "after the profiled call)", found=found,
+        fix=f"{size}; to see more, declare cycles= for now and run `aiedsl kernel test` on the "
+            "design: it runs the kernel alone with the design's scalars and says what it reads "
+            "or writes outside its buffers")
 
 
 def _short(value: object) -> str:

@@ -8,7 +8,8 @@ written, a signal.
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
@@ -154,21 +155,55 @@ def guard_fill(base: int, index: int) -> int:
     return (base + 0x11 * index) & 0xFF
 
 
-def guard_faults(raw: np.ndarray, n: int, fill: int, name: str,
-                 before: int = GUARD) -> list[str]:
+@dataclass(frozen=True)
+class Stray:
+    """Bytes a call wrote in the guard bytes on one side of a buffer: what it would write
+    outside the buffer on a core, over whatever is placed next to it."""
+
+    buffer: str
+    """The buffer's name (its kernel argument's)."""
+    nbytes: int
+    """The buffer's size in bytes."""
+    side: Literal["before", "past the end of"]
+    changed: int
+    """Guard bytes on that side that no longer hold their filling (one written with the
+    filling's own value is not seen)."""
+    first: int
+    """The first and last of them, in bytes from the buffer's first byte (negative before it)."""
+    last: int
+    whole: bool
+    """Every guard byte on that side changed: the write may go on beyond them, unseen."""
+
+    def text(self) -> str:
+        """What the call did, after the kernel's name (``kernel test``, ``kernel profile`` and
+        the native simulation alike)."""
+        if self.whole:
+            return (f"wrote at least {self.changed} bytes {self.side} buffer '{self.buffer}' "
+                    "(the guard's size: all of it)")
+        return f"wrote {self.changed} byte(s) {self.side} buffer '{self.buffer}'"
+
+
+def guard_strays(raw: np.ndarray, n: int, fill: int, name: str,
+                 before: int = GUARD) -> list[Stray]:
     """What a call wrote around buffer ``name``: ``raw`` holds ``before`` guard bytes
     (:data:`GUARD` unless given), the buffer's ``n`` bytes, then guard bytes to its end, every
     guard byte ``fill`` before the call. A byte written with ``fill`` itself is not seen
     (:func:`~aiedsl.kernels.host_check.check_kernel` runs twice, with two fillings, for that)."""
-    faults = []
-    for side, guard in (("before", raw[:before]), ("past the end of", raw[before + n:])):
-        bad = int(np.count_nonzero(guard != fill))
-        if bad == len(guard):  # the whole guard: the write may go on beyond it, unseen
-            faults.append(f"wrote at least {bad} bytes {side} buffer '{name}' (the guard's "
-                          "size: all of it)")
-        elif bad:
-            faults.append(f"wrote {bad} byte(s) {side} buffer '{name}'")
-    return faults
+    strays = []
+    sides: tuple[tuple[Literal["before", "past the end of"], np.ndarray, int], ...] = (
+        ("before", raw[:before], -before), ("past the end of", raw[before + n:], n))
+    for side, guard, start in sides:
+        at = np.flatnonzero(guard != fill)
+        if at.size:
+            strays.append(Stray(name, n, side, int(at.size), start + int(at[0]),
+                                start + int(at[-1]), int(at.size) == len(guard)))
+    return strays
+
+
+def guard_faults(raw: np.ndarray, n: int, fill: int, name: str,
+                 before: int = GUARD) -> list[str]:
+    """:func:`guard_strays` in words: what a call wrote around buffer ``name``."""
+    return [s.text() for s in guard_strays(raw, n, fill, name, before)]
 
 
 CALL_SECONDS = 10.0

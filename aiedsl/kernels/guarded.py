@@ -11,17 +11,18 @@ import numpy as np
 
 from aiedsl.ir import Kernel
 from aiedsl.kernels.faults import (
-    GUARD, HANG_FIX, KernelFault, guard_faults, guard_fill, hang_text, input_write_text,
+    GUARD, HANG_FIX, KernelFault, Stray, guard_fill, guard_strays, hang_text, input_write_text,
     signal_name,
 )
 
 
 def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
-                 fill: int) -> tuple[list[Any], list[str]]:
+                fill: int) -> tuple[list[Any], list[str], list[Stray]]:
     """``run`` (kernel ``k``'s C++) on copies of ``args``, each buffer between guard bytes of
     its own filling (:data:`GUARD`, or the buffer's size when larger), ``fill`` plus 0x11 per
     buffer before it (so a byte copied from one buffer's guard into another's shows): (the
-    arguments after the call, what it did outside its buffers or to its inputs)."""
+    arguments after the call, what it did wrong in words (outside its buffers, to its inputs,
+    against an AIE API rule), and, of that, its writes outside its buffers)."""
     run_args: list[Any] = []
     frames: list[tuple[np.ndarray, int, int, int] | None] = []
     for i, v in enumerate(args):
@@ -40,6 +41,7 @@ def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
             run_args.append(v.copy() if isinstance(v, np.ndarray) else v)
             frames.append(None)
     faults = []
+    strays: list[Stray] = []
     try:
         run(*run_args)
     except KernelFault as fault:  # the C++ ran to its end: its writes are checked too
@@ -49,11 +51,13 @@ def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
             continue
         raw, n, own, guard = frame
         a = k.args[i]
-        faults += guard_faults(raw, n, own, a.name, guard)
+        around = guard_strays(raw, n, own, a.name, guard)
+        strays += around
+        faults += [s.text() for s in around]
         if a.access == "in" and not np.array_equal(run_args[i], args[i], equal_nan=True):
             faults.append(input_write_text(a.name))
     return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
-            for v in run_args], faults
+            for v in run_args], faults, strays
 
 
 def in_child(fn: Callable[[], Any], limit: float) -> Any:

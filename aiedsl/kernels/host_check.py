@@ -65,7 +65,7 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
         if isinstance(outcome, str):  # it crashed
             return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
         runs.append(outcome)
-    (results, faults), (again, _) = runs
+    (results, faults, _), (again, _, _) = runs
     lines = [f"FAIL {k.symbol}: {f}" for f in faults]
     for i, a in enumerate(k.args):
         if a.kind == "buffer" and not np.array_equal(results[i], again[i], equal_nan=True):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aiedsl.kernels.faults import FILLS, call_limit
+from aiedsl.kernels.faults import FILLS, Stray, call_limit
 from aiedsl.kernels.cases import KernelCase, case_args
 from aiedsl.kernels.guarded import guarded_run, in_child
 from aiedsl.kernels.host import COUNTED, native
@@ -47,6 +47,9 @@ class Profile:
     :attr:`ran` is False and nothing was counted)."""
     ran: bool = True
     """Whether the call returned (its process did not die nor get killed)."""
+    strays: tuple[Stray, ...] = ()
+    """Of :attr:`faults`, the writes outside its buffers, where and how many bytes: what the
+    core would write over whatever is placed next to a buffer."""
 
     @property
     def counted(self) -> bool:
@@ -110,20 +113,21 @@ def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profil
     fn = native(k, case.cpp, target.aie_arch)
     _, args = case_args(case, np.random.default_rng(seed))
 
-    def counted() -> tuple[list[int], list[str]]:  # in the child: its counters, its faults
+    def counted() -> tuple[list[int], list[str], list[Stray]]:
+        # in the child: its counters, its faults and its writes outside its buffers
         fn.counts(True)  # type: ignore[attr-defined]
-        _, faults = guarded_run(k, fn, args, FILLS[0])
-        return fn.counts(True), faults  # type: ignore[attr-defined]
+        _, faults, strays = guarded_run(k, fn, args, FILLS[0])
+        return fn.counts(True), faults, strays  # type: ignore[attr-defined]
 
     outcome = in_child(counted, call_limit(k))
     ran = not isinstance(outcome, str)
-    numbers, faults = outcome if ran else ([0] * len(COUNTED), [outcome])
+    numbers, faults, strays = outcome if ran else ([0] * len(COUNTED), [outcome], [])
     counts = dict(zip(COUNTED, numbers))
     din = next((a.dtype for a in k.args if a.kind == "buffer"), "")
     peak = next((v for key, v in target.macs_per_cycle.items() if key.startswith(f"{din}_")),
                 None)
     return Profile(k.symbol, target.name, counts, bounds(counts, target), peak, tuple(faults),
-                   ran)
+                   ran, tuple(strays))
 
 
 def profile_cases(cases: list[KernelCase], device: str, seed: int = 0) -> list[Profile]:

@@ -1,14 +1,15 @@
 """A file kernel's declaration held against the C++ function it calls: as many arguments as the
 function takes, a buffer where it takes a pointer and a scalar where it takes a value, each
-buffer's element type the one it points to, the arguments in its order, and, for a function
-template, the template arguments the call must give.
+buffer's element type the one it points to, each scalar's type one its parameter takes, the
+arguments in its order, and, for a function template, the template arguments the call must give.
 
 Each is a mistake the compilers report far from the design, or not at all: through ``entry=``
-g++ and Peano refuse the generated call in ``kernels/<name>.cc``; without it the core calls the
-``extern "C"`` function with whatever the design declared, and a kernel reading 4-byte elements
-from a buffer of 2-byte ones runs past its end. Only what the scan reads soundly is judged
-(:meth:`~aiedsl.kernels.cscan.CScan.signature`): a type it does not know (a typedef, a class, a
-template parameter) and an overloaded function are left to the compilers.
+g++ and Peano refuse the generated call in ``kernels/<name>.cc``, or convert a scalar to its
+parameter's type unseen; without it the core calls the ``extern "C"`` function with whatever the
+design declared, so a kernel reading 4-byte elements from a buffer of 2-byte ones runs past its
+end, and one taking an ``int32_t`` given an f32 reads the float's bits. Only what the scan reads
+soundly is judged (:meth:`~aiedsl.kernels.cscan.CScan.signature`): a type it does not know (a
+typedef, a class, a template parameter) and an overloaded function are left to the compilers.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from __future__ import annotations
 import functools
 import re
 
+from aiedsl.dtypes import DTYPES, DType
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.errors import DesignError
-from aiedsl.ir import Kernel
+from aiedsl.errors import DesignError, counted
+from aiedsl.ir import Kernel, KernelArg
 from aiedsl.kernels.cscan import CScan
 from aiedsl.kernels.cscan.macros import library_macro
 from aiedsl.kernels.cscan.signatures import C_TYPES, Param, Signature
@@ -79,6 +81,8 @@ def check_signature(k: Kernel, name: str, src_label: str, scan: CScan) -> None:
                 fix=f"declare it buffer('{a.name}', Tensor[...]), or check the order of args=")
         if a.kind == "buffer" and p.base is not None and p.base != "void":
             _check_element(k, a.name, a.dtype, p, nth, where)
+        if a.kind == "scalar" and not p.pointer and p.base is not None and p.base != "void":
+            _check_scalar(k, a, p, nth, where)
     _check_order(k, sig, where, takes)
 
 
@@ -105,6 +109,122 @@ def _check_element(k: Kernel, arg: str, dt: str, p: Param, nth: str, where: str)
         found=f"{dt} for {p.text}",
         fix=f"declare '{arg}' with the element type the C++ takes, or point the C++ "
             f"parameter at {have.cpp}")
+
+
+_SIGNIFICANT_BITS = {"bfloat16": 8, "float": 24, "double": 53}
+"""Bits of precision of the C++ floating-point types (the implicit leading one counted): every
+integer up to 2 to that power in magnitude is one they hold exactly."""
+
+
+def _int_ranges(base: str) -> list[tuple[int, int]]:
+    """The values integer C type ``base`` holds, as (lowest, highest): one range, or, for
+    ``char``, whose signedness is the compiler's, both it may have."""
+    bits = 8 * C_TYPES[base][0]
+    signed = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    unsigned = (0, (1 << bits) - 1)
+    if base == "char":
+        return [signed, unsigned]
+    return [unsigned] if base.startswith(("u", "unsigned")) else [signed]
+
+
+def _holds(base: str, d: DType) -> bool:
+    """Does C type ``base`` hold every value of dtype ``d`` exactly, so that converting one to
+    it (as a C++ call does) changes nothing?"""
+    is_float = C_TYPES[base][1]
+    if not d.is_float:
+        lo, hi = _int_ranges(d.cpp)[0]  # int8_t, uint8_t, int16_t, int32_t
+        if is_float:
+            return max(-lo, hi) <= 1 << _SIGNIFICANT_BITS[base]
+        return any(a <= lo and hi <= b for a, b in _int_ranges(base))
+    # a float converted to an integer loses its fraction; bf16 and f32 share float's exponent
+    # range, so only the significand can be short
+    return is_float and _SIGNIFICANT_BITS[base] >= _SIGNIFICANT_BITS[d.cpp]
+
+
+def _dtype_of(base: str) -> DType | None:
+    """The aiedsl dtype whose C++ type is ``base`` (under any of its names), if there is one."""
+    same = _SAME.get(base, base)
+    return next((d for d in DTYPES.values() if _SAME.get(d.cpp, d.cpp) == same), None)
+
+
+def _check_scalar(k: Kernel, a: KernelArg, p: Param, nth: str, where: str) -> None:
+    """A scalar is a value its parameter takes. Without ``entry=`` the core calls the ``extern
+    "C"`` function directly and converts nothing: the scalar has the parameter's size and kind,
+    or an integer scalar's ``narrows_to=`` type has them (its value is checked to lie in that
+    type's range, so the wider integer holds it extended, as a C caller passes it). Through
+    ``entry=`` the generated call converts the scalar to the parameter's type: the type holds
+    every value the scalar can carry (those of its ``narrows_to=`` type, when it has one)."""
+    have = lookup_dtype(a.dtype)
+    narrow = None if a.narrows_to is None else lookup_dtype(a.narrows_to)
+    base = p.base or ""
+    size, is_float = C_TYPES[base]
+    if k.entry is None:
+        bits_of = [have] + ([narrow] if narrow is not None and not narrow.is_float else [])
+        if any(d.itemsize == size and d.is_float == is_float for d in bits_of):
+            return
+    elif _holds(base, narrow or have):
+        return
+    kind = "floating-point number" if is_float else "integer"
+    ints = _int_ranges(base)[0] if not is_float else (0, 0)
+    outside = f"a value outside {ints[0]} to {ints[1]}"
+    if k.entry is None:
+        how = "the core's call converts nothing: "
+        if have.is_float != is_float:
+            how += f"the C++ receives the {have.name}'s bits as {_an(base)}, not its value"
+        elif have.itemsize < size:
+            how += (f"the C++ reads {size} bytes where the call passes {have.itemsize}, the "
+                    f"upper {size - have.itemsize} whatever the register held")
+        else:
+            how += (f"the C++ reads {counted(size, 'byte')} of the call's {have.itemsize}, so "
+                    + (f"it receives part of the {have.name}'s bits, not its value" if is_float
+                       else f"{outside} is not what it receives"))
+    else:
+        how = f"the generated call converts the {have.cpp} to {base}"
+        if have.is_float and not is_float:
+            how += ", truncating it (2.5 arrives as 2)"
+        elif have.is_float:
+            how += f", rounding it to {_SIGNIFICANT_BITS[base]} significant bits"
+        elif is_float:
+            how += (f": an integer beyond {1 << _SIGNIFICANT_BITS[base]} in magnitude arrives "
+                    "rounded")
+        else:
+            how += f": {outside} arrives changed"
+    want = _dtype_of(base)
+    equals = f", equals={a.equals}" if a.equals is not None else ""  # kept in what fix spells
+    if want is None:
+        fix = f"change the C++ parameter to {have.cpp}" + (
+            f" (no aiedsl scalar type has {size} bytes)" if k.entry is None else "")
+    elif want.is_float == have.is_float and _holds(have.cpp, want) and (
+            k.entry is not None or not want.is_float):
+        # a narrower type of the scalar's kind: narrows_to= says the C++ takes it so, and
+        # holds the values passed (an rtp slot's i32 words too) to its range
+        fix = (f"declare it scalar('{a.name}', {want.name}{equals}), or scalar('{a.name}', "
+               f"{have.name}{equals}, narrows_to={want.name}) to pass {_an(have.name)}"
+               + (" (as an rtp slot holds)" if have.name == "i32" else "")
+               + f" whose values `aiedsl check` keeps in {base}'s range")
+    else:
+        fix = (f"declare it scalar('{a.name}', {want.name}{equals}), the type the C++ takes, "
+               f"or change the C++ parameter to {have.cpp}")
+    narrowed = f", narrows_to={narrow.name}" if narrow is not None else ""
+    raise DesignError(
+        "kernel signature", f"kernel '{k.symbol}' passes scalar '{a.name}' of {a.dtype} "
+        f"({have.cpp}{narrowed}, {counted(have.itemsize, 'byte')}) as the {nth} argument of "
+        f"{where}, which takes {p.text} ({_an(f'{size}-byte {kind}')}), and {how}", loc=k.loc,
+        limit=("a scalar's type is its C++ parameter's: the same size and kind, or an integer "
+               "scalar's narrows_to= type (without entry=, the core's call converts nothing)"
+               if k.entry is None else
+               "a scalar's type is one whose every value its C++ parameter holds (through "
+               "entry=, the generated call converts the scalar to the parameter's type; with "
+               "narrows_to=, every value of that type)"),
+        found=f"{a.dtype}{f' (narrows_to={narrow.name})' if narrow else ''} for {p.text}",
+        fix=fix)
+
+
+def _an(noun: str) -> str:
+    """``noun`` after its indefinite article, as it is read aloud: ``an int32_t``, ``a
+    uint8_t``, ``an unsigned int``, ``an f32``, ``an 8-byte integer``, ``a 4-byte integer``."""
+    spoken_vowel = ("8", "11", "18", "a", "e", "i", "o", "unsigned", "f16", "f32", "f64")
+    return f"{'an' if noun.startswith(spoken_vowel) else 'a'} {noun}"
 
 
 def _check_order(k: Kernel, sig: Signature, where: str, takes: str) -> None:
