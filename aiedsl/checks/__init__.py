@@ -12,7 +12,7 @@ what is over its limits.
 
 from __future__ import annotations
 
-from aiedsl.checks.acquires import check_acquires, check_shared_acquires
+from aiedsl.checks.acquires import check_acquires, check_placed_acquires
 from aiedsl.checks.alignment import check_alignment
 from aiedsl.checks.balance import check_balance
 from aiedsl.checks.bd_length import check_bd_lengths
@@ -68,7 +68,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_kernel_layouts(d)
     placed = place(d, target)  # a herd that does not fit is refused here first
     check_memtile_channels(d, target)  # whether any placement gives the links their channels
-    check_shared_acquires(placed)  # which fifos share memory is known once cores are placed
+    check_placed_acquires(placed)  # which fifos share memory is known once cores are placed
     low = lower(placed)  # the objectfifo lowering's plan: names, resources, allocation
     check_symbols(placed, low)
     table = check_resources(placed, target, low)

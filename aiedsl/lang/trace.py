@@ -202,14 +202,31 @@ class DesignTrace:
         """A depth is an int from 1 to the largest lock value.
 
         The producer lock starts at the depth, and a lock counts to 63 (AIE2 lock values are 6
-        bits: mlir-aie ``AIETargetModel::getMaxLockValue``).
+        bits: mlir-aie ``AIETargetModel::getMaxLockValue``). A list of depths (mlir-aie's and
+        IRON's per-end ``[producer, consumer, ...]``) is refused with the keywords that say it.
         """
         top = self.target.max_lock_value
         if not isinstance(d, int) or isinstance(d, bool) or not 1 <= d <= top:
+            fix = "use 1 (single), 2 (double buffering) or a few more"
+            listed = isinstance(d, (list, tuple)) and len(d) > 1 and all(
+                isinstance(x, int) and not isinstance(x, bool) for x in d)
+            if listed and owner.startswith("fifo ") and what == "depth":
+                # mlir-aie's per-end list [producer, consumer, ...] (IRON's depth=[1, 3])
+                assert isinstance(d, (list, tuple))
+                first, rest = d[0], list(d[1:])
+                fix = (f"give the producer's depth as depth= and the consumers' as "
+                       f"consumer_depth=: depth={first}, consumer_depth={rest[0]}"
+                       if len(set(rest)) == 1 else
+                       f"give the producer's depth as depth={first} and each consumer's in "
+                       "consumer_depth={'core[0,1]': 3, ...}, keyed by the consuming core's "
+                       "name")
+                fix += " (aiedsl writes mlir-aie's per-end list from them)"
+            elif listed and owner.startswith("channel ") and what == "depth":
+                fix = ("a channel takes one depth for its cores' ends (depth=) and one for its "
+                       "memtile side (host_depth=)")
             raise DesignError("fifo depth", f"{owner} has {what}={d!r}", loc=loc,
                               limit=f"an integer from 1 to {top} (a lock starts at the depth "
-                              f"and counts to {top})", found=repr(d),
-                              fix="use 1 (single), 2 (double buffering) or a few more")
+                              f"and counts to {top})", found=repr(d), fix=fix)
 
     def add_herd(self, h: Herd) -> None:
         """Register a herd (names are unique)."""
