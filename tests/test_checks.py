@@ -911,8 +911,10 @@ def test_dma_dims_from_stream_on_memtile(design_file: DesignFile) -> None:
         "as it sends)\n"
         "  found: [(16, 16), (16, 1)]\n"
         "  d.py:6: the memtile consumes it here\n"
-        "  fix: give the layout as dims_to_stream of the fifo the memtile sends (forward(..., "
-        "dims_to_stream=...)), or as the core's dims_from_stream"
+        "  fix: give the layout to the core that consumes 'a' instead: forward(..., "
+        "dims_from_stream=[(16, 16), (16, 1)]) (a core's DMA writes what arrives in that order, "
+        "as the memtile would have), or send it in the inverse order: forward(..., "
+        "dims_to_stream=[(16, 16), (16, 1)])"
     )
 
 
