@@ -242,7 +242,16 @@ class DesignTrace:
         prev = self.kernels.get(k.symbol)
         if prev is not None and prev.model_copy(update={"loc": k.loc}) != k:
             fix = "put every shape parameter (and define) into the symbol name"
-            if k.entry is None and prev.entry is None:  # the name is the C++ file's own
+            reshaped = _reshaped(prev, k)
+            if reshaped is not None:
+                # a library kernel named by dtype and size: passthrough(Tensor[32, 64, i32])
+                # and passthrough(Tensor[128, 16, i32]) are both passthrough_i32_2048
+                a, b = reshaped
+                fix = (f"the symbol takes one memref type per argument, and the two differ in "
+                       f"shape only ({a} and {b}): declare the fifos of both calls with one "
+                       f"shape, e.g. Tensor[{a.numel}, {a.dtype}] (the same bytes), and make the "
+                       "kernel for that shape")
+            elif k.entry is None and prev.entry is None:  # the name is the C++ file's own
                 fix = ("the file's extern \"C\" function has one name: call its template "
                        "through entry= under a symbol of your own with the shape in it, or "
                        "give both the same defines=")
@@ -384,6 +393,21 @@ class DesignTrace:
             if (c.kind, c.core) == (use.kind, use.core):
                 return  # another drain or acquire by the same endpoint
         f.consumers.append(use)
+
+
+def _reshaped(a: Kernel, b: Kernel) -> tuple[TensorType, TensorType] | None:
+    """The first two buffer types that make kernels ``a`` and ``b`` differ, when nothing else
+    does and each such pair holds the same elements in another shape."""
+    if len(a.args) != len(b.args) or a.model_copy(update={"loc": b.loc, "args": b.args}) != b:
+        return None
+    pairs = [(x, y) for x, y in zip(a.args, b.args) if x != y]
+    for x, y in pairs:
+        if (x.type is None or y.type is None or x.model_copy(update={"type": y.type}) != y
+                or (x.type.numel, x.type.dtype) != (y.type.numel, y.type.dtype)):
+            return None
+    first = pairs[0] if pairs else None
+    return None if first is None or first[0].type is None or first[1].type is None else (
+        first[0].type, first[1].type)
 
 
 def _who(use: EndpointUse) -> str:
