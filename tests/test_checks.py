@@ -22,6 +22,7 @@ from aiedsl.checks.resources import TileUsage, Use, _check_tile
 from aiedsl.errors import DesignError
 from aiedsl.ir import Loc
 from aiedsl.loader import load_design
+from aiedsl.sim import simulate
 from aiedsl.targets import get_target
 
 DesignFile = Callable[..., Path]
@@ -146,7 +147,8 @@ def test_dma_channels_core_three_inputs(design_file: DesignFile) -> None:
 
 
 def test_dma_channels_memtile_seven_inputs(design_file: DesignFile) -> None:
-    """A join of 7 parts needs 7 memtile input channels; a memtile has 6."""
+    """A join of 7 parts needs 7 memtile input channels; a memtile has 6, whatever the device
+    (a link's channels are all on its memtile), so the fix is a link over fewer parts."""
     path = design_file('''
         from aiedsl import Tensor, design, fifo, herd, i32, join, runtime
 
@@ -166,19 +168,12 @@ def test_dma_channels_memtile_seven_inputs(design_file: DesignFile) -> None:
                 rt.drain(out, C)
         ''')
     assert check_error(path) == (
-        "d.py:6: error [memtile DMA input (S2MM) channels]: memtile (0, 1) needs more DMA input "
-        "(S2MM) channels than it has\n"
-        "  limit: 6\n"
+        "d.py:6: error [memtile DMA input (S2MM) channels]: the join of 7 parts into 'out' needs 7 "
+        "DMA input (S2MM) channels on one memtile, and a memtile has 6\n"
+        "  limit: 6 per memtile (a link's channels are all on its memtile)\n"
         "  found: 7\n"
-        "  d.py:6: p0: 1\n"
-        "  d.py:6: p1: 1\n"
-        "  d.py:6: p2: 1\n"
-        "  d.py:6: p3: 1\n"
-        "  d.py:6: p4: 1\n"
-        "  d.py:6: p5: 1\n"
-        "  d.py:6: p6: 1\n"
-        "  fix: split/join over fewer parts, or use fewer links, or a device with more columns "
-        "than npu1_1col"  # one column: no other memtile to pin the link to
+        "  fix: join at most 6 parts per link: share them out over two joins (each drained into "
+        "its own part of the host tensor), or make fewer, larger parts"
     )
 
 
@@ -916,8 +911,10 @@ def test_dma_dims_from_stream_on_memtile(design_file: DesignFile) -> None:
         "as it sends)\n"
         "  found: [(16, 16), (16, 1)]\n"
         "  d.py:6: the memtile consumes it here\n"
-        "  fix: give the layout as dims_to_stream of the fifo the memtile sends (forward(..., "
-        "dims_to_stream=...)), or as the core's dims_from_stream"
+        "  fix: give the layout to the core that consumes 'a' instead: forward(..., "
+        "dims_from_stream=[(16, 16), (16, 1)]) (a core's DMA writes what arrives in that order, "
+        "as the memtile would have), or send it in the inverse order: forward(..., "
+        "dims_to_stream=[(16, 16), (16, 1)])"
     )
 
 
@@ -1929,6 +1926,98 @@ def test_acquire_more_than_a_shared_memory_fifo_holds(design_file: DesignFile) -
         "crossing a DMA)\n"
         "  found: 3\n"
         "  fix: raise the fifo's depth to 3 or acquire fewer at once"
+    )
+
+
+# A fifo from one herd to another whose consumer holds two elements at once (MLIR-AIR's
+# herd-to-herd channel of depth [3, 1], the tester's lim_depth2.py), the herds neighbours
+# (shared memory) or two rows apart (a DMA between them).
+DEPTHS = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+    from aiedsl.kernels import passthrough
+
+    @design(device="npu1_1col")
+    def d(A: Tensor[1024, i32], C: Tensor[1024, i32]):
+        a = fifo(Tensor[256, i32], name="a")
+        f = fifo(Tensor[256, i32], name="f", depth=%d, consumer_depth=%d)
+        o = fifo(Tensor[256, i32], name="o")
+        copy = passthrough(Tensor[256, i32])
+
+        @herd(name="p", anchor=(0, 2))
+        def p():
+            for _ in loop(4):
+                with a.consume() as s, f.produce() as t:
+                    copy(s, t)
+
+        @herd(name="q", anchor=(0, %d))
+        def q():
+            for _ in loop(2):
+                with f.consume(2) as w:
+                    for i in range(2):
+                        with o.produce() as t:
+                            copy(w[i], t)
+
+        with runtime() as rt:
+            rt.fill(a, A)
+            rt.drain(o, C)
+
+    @d.reference
+    def reference(A):
+        return A.copy()
+    '''
+
+
+def test_shared_memory_ring_has_the_producers_depth(design_file: DesignFile) -> None:
+    """depth=3, consumer_depth=1 between neighbours: the one ring both cores use has the
+    producer's 3 buffers (mlir-aie's createObjectFifoElements makes size(0) of them for a fifo
+    it does not split), so acquiring 2 is fine; it was refused before placement for the
+    consumer's 1."""
+    d = load_design(design_file(DEPTHS % (3, 1, 3))).ir
+    placed, _ = check_design(d)
+    assert placed.physical is not None and "f" in placed.physical.shared
+    assert simulate(load_design(design_file(DEPTHS % (3, 1, 3), "again.py"))).passed
+
+
+def test_consumer_depth_across_a_dma(design_file: DesignFile) -> None:
+    """The same fifo between cores two rows apart crosses a DMA: the consumer's end holds its
+    own consumer_depth, and the fix raises that (depth= is the producer's)."""
+    assert check_error(design_file(DEPTHS % (3, 1, 4))) == (
+        "d.py:21: error [acquire]: q[0,0] acquires 2 elements of 'f' at once, but its consume "
+        "end holds 1\n"
+        "  limit: at most depth = 1\n"
+        "  found: 2\n"
+        "  fix: raise q[0,0]'s consumer_depth to 2 or acquire fewer at once"
+    )
+    assert simulate(load_design(design_file(DEPTHS % (3, 2, 4), "fixed.py"))).passed
+
+
+def test_shared_memory_ignores_a_larger_consumer_depth(design_file: DesignFile) -> None:
+    """depth=1, consumer_depth=3 between neighbours: the ring has the producer's 1 buffer, so
+    acquiring 2 waits forever (the consumer_depth would count across a DMA)."""
+    assert check_error(design_file(DEPTHS % (1, 3, 3))) == (
+        "d.py:21: error [acquire]: q[0,0] acquires 2 elements of 'f' at once, but 'f' lives in "
+        "the memory its neighbouring cores share (p[0,0] (0, 2) -> q[0,0] (0, 3)), where both "
+        "ends use the producer's 1 buffer\n"
+        "  limit: at most the producer's depth = 1 (a consumer_depth counts only for a fifo "
+        "crossing a DMA)\n"
+        "  found: 2\n"
+        "  fix: raise the fifo's depth to 2 or acquire fewer at once"
+    )
+    assert simulate(load_design(design_file(DEPTHS % (2, 3, 3), "fixed.py"))).passed
+    check_design(load_design(design_file(DEPTHS % (1, 3, 4), "apart.py")).ir)
+
+
+def test_depth_list_says_consumer_depth(design_file: DesignFile) -> None:
+    """IRON's and mlir-aie's per-end list, depth=[1, 3]: the fix spells it in aiedsl."""
+    path = design_file(DEPTHS.replace("depth=%d, consumer_depth=%d", "depth=[%d, %d]")
+                       % (1, 3, 4))
+    assert load_error(path) == (
+        "d.py:8: error [fifo depth]: fifo 'f' has depth=[1, 3]\n"
+        "  limit: an integer from 1 to 63 (a lock starts at the depth and counts to 63)\n"
+        "  found: [1, 3]\n"
+        "  fix: give the producer's depth as depth= and the consumers' as consumer_depth=: "
+        "depth=1, consumer_depth=3 (aiedsl writes mlir-aie's per-end list from them)"
     )
 
 

@@ -122,3 +122,22 @@ def test_every_field_of_the_ir_has_a_docstring() -> None:
                                  and isinstance(after.value.value, str)):
                     missing.append(f"{path.name}:{field.lineno} {cls.name}.{field.target.id}")
     assert not missing, "no docstring: " + ", ".join(missing)
+
+
+def test_every_design_error_says_a_fix() -> None:
+    """Each DesignError aiedsl raises carries a fix= (a user's mistake says what to do about
+    it); one built from a variable is read where the variable is set."""
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name != "DesignError":
+                continue
+            fix = next((k.value for k in node.keywords if k.arg == "fix"), None)
+            spread = any(k.arg is None for k in node.keywords)  # DesignError(**fields)
+            if not spread and (fix is None or isinstance(fix, ast.Constant) and not fix.value):
+                missing.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    assert missing == []

@@ -749,3 +749,40 @@ def test_one_function_of_a_file_under_two_sets_of_defines_is_named_twice(
         "  d.py:16: the first\n"
         "  fix: the file's extern \"C\" function has one name: call its template through entry= "
         "under a symbol of your own with the shape in it, or give both the same defines=")
+
+
+def test_one_library_kernel_in_two_shapes_of_one_size(design_file: DesignFile) -> None:
+    """passthrough of 32x64 and of 128x16 i32 are both passthrough_i32_2048, and one symbol
+    takes one memref type: the fix gives the shape both can share (the tester's two herds
+    through one L2 block), and following it loads."""
+    source = '''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(a: Tensor[4096, i32], b: Tensor[4096, i32]):
+            rows = [fifo(Tensor[%s, i32], name=f"r{i}") for i in range(2)]
+            cols = [fifo(Tensor[%s, i32], name=f"c{i}") for i in range(2)]
+            cpr = passthrough(Tensor[%s, i32])
+            cpc = passthrough(Tensor[%s, i32])
+
+            @herd(rows=2)
+            def core(x, y):
+                with rows[y].consume() as s, cols[y].produce() as o:
+                    (cpr if y == 0 else cpc)(s, o)
+
+            with runtime() as rt:
+                for i in range(2):
+                    rt.fill(rows[i], a, (i * 2048, [2048], [1]))
+                    rt.drain(cols[i], b, (i * 2048, [2048], [1]))
+        '''
+    path = design_file(source % ("32, 64", "128, 16", "32, 64", "128, 16"))
+    with pytest.raises(DesignError) as excinfo:
+        load_design(path)
+    assert str(excinfo.value) == (
+        "d.py:9: error [kernel]: two different kernels use the symbol 'passthrough_i32_2048'\n"
+        "  d.py:8: the first\n"
+        "  fix: the symbol takes one memref type per argument, and the two differ in shape only "
+        "(32x64xi32 and 128x16xi32): declare the fifos of both calls with one shape, e.g. "
+        "Tensor[2048, i32] (the same bytes), and make the kernel for that shape")
+    load_design(design_file(source % (("2048",) * 4), "fixed.py"))

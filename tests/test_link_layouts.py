@@ -544,3 +544,57 @@ def test_a_split_part_that_is_one_run_of_a_1d_host_tensor_is_not_judged(
     check_design(handle.ir)
     result = simulate(handle)
     assert result.passed, [c.line() for c in result.checks]
+
+
+# The tester's L2 transpose (MLIR-AIR's L2-side ChannelGet with sizes/strides): the memtile
+# would write what arrives transposed, which aiedsl does not apply at a memtile's receiving end.
+TRANSPOSE = '''
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import passthrough
+
+H, W = 16, 32
+
+@design(device="npu1_1col")
+def d(a: Tensor[H, W, i32], b: Tensor[W, H, i32]):
+    l2 = fifo(Tensor[H, W, i32], name="l2"%s)
+    l1 = l2.forward(Tensor[W, H, i32], name="l1"%s)
+    out = fifo(Tensor[W, H, i32], name="out")
+    cp = passthrough(Tensor[W, H, i32])
+
+    @herd()
+    def core():
+        with l1.consume() as s, out.produce() as t:
+            cp(s, t)
+
+    with runtime() as rt:
+        rt.fill(l2, a)
+        rt.drain(out, b)
+
+@d.reference
+def reference(a):
+    return a.T.copy()
+'''
+
+
+def test_a_memtile_layout_on_arrival_moves_where_it_works(design_file: DesignFile) -> None:
+    """dims_from_stream at the memtile's end of a forward: the fix gives the two places the
+    same transpose goes, written out (the same layout at the core, the inverse as the
+    forward's dims_to_stream; the old fix said to put "the layout" in dims_to_stream, which
+    with the same dims got 510 of 512 elements wrong). Both simulate exactly."""
+    layout = ", dims_from_stream=[(H, 1), (W, H)]"
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(design_file(TRANSPOSE % (layout, ""))).ir)
+    assert str(excinfo.value) == (
+        "d.py:8: error [dma pattern]: dims_from_stream of 'l2' on memtile breaks a DMA rule\n"
+        "  limit: no dims_from_stream on a memtile endpoint (aiedsl applies a memtile's layout "
+        "as it sends)\n"
+        "  found: [(16, 1), (32, 16)]\n"
+        "  d.py:9: the memtile consumes it here\n"
+        "  fix: give the layout to the core that consumes 'l1' instead: forward(..., "
+        "dims_from_stream=[(16, 1), (32, 16)]) (a core's DMA writes what arrives in that order, "
+        "as the memtile would have), or send it in the inverse order: forward(..., "
+        "dims_to_stream=[(32, 1), (16, 32)])")
+    for i, moved in enumerate((", dims_from_stream=[(16, 1), (32, 16)]",
+                               ", dims_to_stream=[(32, 1), (16, 32)]")):
+        result = simulate(load_design(design_file(TRANSPOSE % ("", moved), f"fixed{i}.py")))
+        assert result.passed, [c.line() for c in result.checks]

@@ -3,17 +3,17 @@
 :func:`check_design` runs them in order: structure, repeated fifos, static hangs, loops
 unrolled by Python, released buffers, kernel calls, core-local buffers, produced elements read
 before written, cascades, runtime parameters, kernel sources, objects and architectures, DMA
-layouts, balance, kernel layouts, placement, the symbols the lowering will define, repeated
-links' lock values, resources, BD lengths, allocation and routing, then elements released
-unwritten. It returns the placed design, now carrying its :class:`~aiedsl.ir.Physical`
-part, and its per-tile usage.
+layouts, balance, kernel layouts, placement, memtile channels, the symbols the lowering will
+define, repeated links' lock values, resources, BD lengths, allocation and routing, then
+elements released unwritten. It returns the placed design, now carrying its
+:class:`~aiedsl.ir.Physical` part, and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
 """
 
 from __future__ import annotations
 
-from aiedsl.checks.acquires import check_acquires, check_shared_acquires
+from aiedsl.checks.acquires import check_acquires, check_placed_acquires
 from aiedsl.checks.alignment import check_alignment
 from aiedsl.checks.balance import check_balance
 from aiedsl.checks.bd_length import check_bd_lengths
@@ -27,6 +27,7 @@ from aiedsl.checks.kernels import (check_kernel_arch, check_kernel_costs, check_
 from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.links import check_links
 from aiedsl.checks.locals import check_locals
+from aiedsl.checks.memtiles import check_memtile_channels
 from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.repeat import check_repeat_locks, check_repeats
 from aiedsl.checks.resources import TileUsage, check_resources, usage
@@ -68,8 +69,9 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_balance(d)
     check_outputs_written(d)
     check_kernel_layouts(d)
-    placed = place(d, target)
-    check_shared_acquires(placed)  # which fifos share memory is known once cores are placed
+    placed = place(d, target)  # a herd that does not fit is refused here first
+    check_memtile_channels(d, target)  # whether any placement gives the links their channels
+    check_placed_acquires(placed)  # which fifos share memory is known once cores are placed
     low = lower(placed)  # the objectfifo lowering's plan: names, resources, allocation
     check_symbols(placed, low)
     check_repeat_locks(placed, low, target)

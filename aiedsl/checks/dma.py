@@ -52,8 +52,11 @@ def check_dma(d: Design, target: TargetModel) -> None:
             if e.dims:
                 split = split_inputs.get(f.name) if e.is_link_end else None
                 buffer, bds = _bds(d, f, e)
+                moved = (_moved_layout_fix(d, f, e, target)
+                         if e.is_link_end and what == "dims_from_stream" and split is None
+                         else "")
                 _check_fifo_dims(f, e, what, target, buffer, bds, split_input=split is not None,
-                                 repeat_how=_repeat_how(d, f, e, what))
+                                 repeat_how=_repeat_how(d, f, e, what), moved_fix=moved)
 
 
 def _repeat_how(d: Design, f: Fifo, e: Endpoint, what: str) -> str | None:
@@ -331,10 +334,12 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
 
 def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffer: int,
                      bds: list[tuple[int, int]], split_input: bool = False,
-                     repeat_how: str | None = None) -> None:
+                     repeat_how: str | None = None, moved_fix: str = "") -> None:
     """The rules of one end's layout: ``buffer`` is the element count of the buffer its BDs
     move data in, ``bds`` the (offset, length) of each BD that applies it (see :func:`_bds`);
-    ``repeat_how`` says how to repeat the fifo when ``e`` is the link end sending it."""
+    ``repeat_how`` says how to repeat the fifo when ``e`` is the link end sending it;
+    ``moved_fix`` says where a link end's dims_from_stream goes instead
+    (:func:`_moved_layout_fix`)."""
     where = f"{what} of '{f.name}' on {e.label()}"
     dims: tuple[Dim, ...] = e.dims
     shown = "[" + ", ".join(f"({x.size}, {x.stride})" for x in dims) + "]"
@@ -351,9 +356,7 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffe
     if e.is_link_end and what == "dims_from_stream" and not split_input:
         noun = "memtile" if e.kind == "memtile" else "core tile"
         _fail(loc, where, f"no dims_from_stream on a {noun} endpoint (aiedsl applies a {noun}'s "
-              "layout as it sends)", shown, "give the layout as dims_to_stream of the fifo the "
-              f"{noun} sends (forward(..., dims_to_stream=...)), or as the core's "
-              "dims_from_stream", related)
+              "layout as it sends)", shown, moved_fix, related)
     max_dims = target.limits(e.tile_kind).dma_dims
     if len(dims) > max_dims:
         _fail(loc, where, f"at most {max_dims} dimensions on a {e.tile_kind} DMA",
@@ -426,6 +429,92 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffe
         _fail(loc, where, f"every address inside the {numel}-element buffer, with every size as "
               "written (mlir-aie's DMABDOp::verify)", f"address {written} ({shown})",
               f"make the outermost size {min(n for _, n in bds) // inner} ({steps})", related)
+
+
+def inverse_layout(dims: tuple[Dim, ...], numel: int) -> tuple[Dim, ...] | None:
+    """The layout that reads, in order, what ``dims`` writes: ``dims`` writes stream element k
+    at address P(k); the result reads address Q(m) as stream element m, Q = P^-1. None unless
+    ``dims`` visits each of the ``numel`` addresses once (its dimensions, ordered by stride,
+    are a row-major walk of the element): a transpose or block permutation.
+
+    >>> inverse_layout((Dim(size=16, stride=1), Dim(size=32, stride=16)), 512)
+    (Dim(size=32, stride=1), Dim(size=16, stride=32))
+    """
+    real = [i for i, x in enumerate(dims) if x.size > 1]
+    if not real or int(np.prod([dims[i].size for i in real])) != numel:
+        return None
+    by_stride = sorted(real, key=lambda i: dims[i].stride, reverse=True)
+    step = 1
+    for i in reversed(by_stride):
+        if dims[i].stride != step:
+            return None
+        step *= dims[i].size
+    natural = {i: int(np.prod([dims[j].size for j in real if j > i])) for i in real}
+    return tuple(Dim(size=dims[i].size, stride=natural[i]) for i in by_stride)
+
+
+def _bd_ok(dims: tuple[Dim, ...], itemsize: int, kind: str, target: TargetModel) -> bool:
+    """Would ``dims`` pass the BD rules of a ``kind`` (memtile or core) DMA?"""
+    if len(dims) > target.limits(kind).dma_dims:  # type: ignore[arg-type]
+        return False
+    try:
+        _check_dims("", tuple(x.size for x in dims), tuple(x.stride for x in dims), itemsize,
+                    target, Loc(file="", line=0), "", tile=kind,
+                    strided_inner=itemsize == target.dma_granularity)
+    except DesignError:
+        return False
+    return True
+
+
+def _shown(dims: tuple[Dim, ...]) -> str:
+    return "[" + ", ".join(f"({x.size}, {x.stride})" for x in dims) + "]"
+
+
+def _moved_layout_fix(d: Design, f: Fifo, e: Endpoint, target: TargetModel) -> str:
+    """Where the layout a link end would write with (its dims_from_stream) goes instead.
+
+    Two places write the same element: the tile that receives the link's output (a core's
+    dims_from_stream, the same layout: it scatters what arrives as the memtile would have),
+    and the link's own sending side, reading in the inverse order (dims_to_stream, when the
+    layout is a permutation of the element). Each is offered when it applies unchanged: the
+    same element size on both sides, cores that receive, no layout already there, and a BD
+    that can walk it.
+    """
+    dims: tuple[Dim, ...] = e.dims
+    shown = _shown(dims)
+    itemsize = f.elem.dt.itemsize
+    link = _link_of(d, f, e)
+    options = []
+    if link is not None and link.kind == "forward":
+        out = d.fifo(link.dsts[0])
+        same = out.elem.numel == f.elem.numel
+        call = "forward(..., {})"
+        if (same and out.consumers and all(c.kind == "core" and not c.dims
+                                           for c in out.consumers)
+                and _bd_ok(dims, itemsize, "core", target)):
+            who = ("the core that consumes" if len(out.consumers) == 1 else
+                   "the cores that consume")
+            options.append(f"give the layout to {who} '{out.name}' instead: "
+                           + call.format(f"dims_from_stream={shown}")
+                           + " (a core's DMA writes what arrives in that order, as the memtile "
+                           "would have)")
+        inv = inverse_layout(dims, f.elem.numel)
+        if (same and inv is not None and not out.producer.dims
+                and _bd_ok(inv, itemsize, e.tile_kind, target)):
+            options.append("send it in the inverse order: "
+                           + call.format(f"dims_to_stream={_shown(inv)}"))
+    elif link is not None and link.kind == "join":
+        inv = inverse_layout(dims, f.elem.numel)
+        p = f.producer
+        if (inv is not None and p.kind == "core" and not p.dims
+                and _bd_ok(inv, itemsize, "core", target)):
+            options.append(f"let {p.core} send the part in the inverse order: give "
+                           f"'{f.name}' dims_to_stream={_shown(inv)}")
+    if options:
+        return ", or ".join(options)
+    return ("write the layout where a core's DMA receives the data (its dims_from_stream), or "
+            "where the link sends it (its output's dims_to_stream, the inverse order: the "
+            "address each stream element is read from is where this layout would write it)")
 
 
 def _check_part_walks(where: str, dims: tuple[Dim, ...], bds: list[tuple[int, int]], loc: Loc,

@@ -266,8 +266,10 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
               at_largest=True)
     move = {"core": "use fewer fifos in this core (pack two inputs or two outputs into one fifo "
             "element), or move some work to another core",
-            "memtile": "pin a link to another memtile with via=memtile(col), or split/join over "
-            "fewer parts",
+            # check_memtile_channels refuses links no placement fits, and the placer finds one
+            # when it exists: reached only if its search gave up
+            "memtile": "pin links to memtiles with via=memtile(col) so that no memtile's links "
+            "need more channels than it has, or split/join over fewer parts",
             "shim": "pin a fifo's host end to another column with shim=shim(col)"}[u.kind]
     if target.cols == 1 and u.kind != "core":  # no other column to move to
         move = ("use fewer fifos with a host end here (a fill or a drain takes a shim channel)"

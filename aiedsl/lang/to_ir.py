@@ -23,6 +23,7 @@ def to_ir(trace: DesignTrace, defines: dict[str, int | float | str]) -> Design:
     """
     for ch in trace.channels:
         ch.materialize()
+    trace.check_links_once()
     runtime_ops = _resolve_runtime(trace)
     for ch in trace.channels:
         ch.check_broadcast()

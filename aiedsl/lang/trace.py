@@ -204,14 +204,31 @@ class DesignTrace:
         """A depth is an int from 1 to the largest lock value.
 
         The producer lock starts at the depth, and a lock counts to 63 (AIE2 lock values are 6
-        bits: mlir-aie ``AIETargetModel::getMaxLockValue``).
+        bits: mlir-aie ``AIETargetModel::getMaxLockValue``). A list of depths (mlir-aie's and
+        IRON's per-end ``[producer, consumer, ...]``) is refused with the keywords that say it.
         """
         top = self.target.max_lock_value
         if not isinstance(d, int) or isinstance(d, bool) or not 1 <= d <= top:
+            fix = "use 1 (single), 2 (double buffering) or a few more"
+            listed = isinstance(d, (list, tuple)) and len(d) > 1 and all(
+                isinstance(x, int) and not isinstance(x, bool) for x in d)
+            if listed and owner.startswith("fifo ") and what == "depth":
+                # mlir-aie's per-end list [producer, consumer, ...] (IRON's depth=[1, 3])
+                assert isinstance(d, (list, tuple))
+                first, rest = d[0], list(d[1:])
+                fix = (f"give the producer's depth as depth= and the consumers' as "
+                       f"consumer_depth=: depth={first}, consumer_depth={rest[0]}"
+                       if len(set(rest)) == 1 else
+                       f"give the producer's depth as depth={first} and each consumer's in "
+                       "consumer_depth={'core[0,1]': 3, ...}, keyed by the consuming core's "
+                       "name")
+                fix += " (aiedsl writes mlir-aie's per-end list from them)"
+            elif listed and owner.startswith("channel ") and what == "depth":
+                fix = ("a channel takes one depth for its cores' ends (depth=) and one for its "
+                       "memtile side (host_depth=)")
             raise DesignError("fifo depth", f"{owner} has {what}={d!r}", loc=loc,
                               limit=f"an integer from 1 to {top} (a lock starts at the depth "
-                              f"and counts to {top})", found=repr(d),
-                              fix="use 1 (single), 2 (double buffering) or a few more")
+                              f"and counts to {top})", found=repr(d), fix=fix)
 
     def check_repeat(self, owner: str, n: object, loc: Loc) -> int:
         """A ``repeat=`` is an int from 1 to the largest lock value (the memtile's producer
@@ -239,7 +256,16 @@ class DesignTrace:
         prev = self.kernels.get(k.symbol)
         if prev is not None and prev.model_copy(update={"loc": k.loc}) != k:
             fix = "put every shape parameter (and define) into the symbol name"
-            if k.entry is None and prev.entry is None:  # the name is the C++ file's own
+            reshaped = _reshaped(prev, k)
+            if reshaped is not None:
+                # a library kernel named by dtype and size: passthrough(Tensor[32, 64, i32])
+                # and passthrough(Tensor[128, 16, i32]) are both passthrough_i32_2048
+                a, b = reshaped
+                fix = (f"the symbol takes one memref type per argument, and the two differ in "
+                       f"shape only ({a} and {b}): declare the fifos of both calls with one "
+                       f"shape, e.g. Tensor[{a.numel}, {a.dtype}] (the same bytes), and make the "
+                       "kernel for that shape")
+            elif k.entry is None and prev.entry is None:  # the name is the C++ file's own
                 fix = ("the file's extern \"C\" function has one name: call its template "
                        "through entry= under a symbol of your own with the shape in it, or "
                        "give both the same defines=")
@@ -268,14 +294,8 @@ class DesignTrace:
                               "unavailable on compute or shim tiles)", found=repr(via),
                               fix="use via=memtile, or forward through the core tile and "
                               f"{kind} at a memtile")
-        for f in [*srcs, *dsts]:
-            for rec in self.links:
-                if f in rec.srcs or f in rec.dsts:
-                    raise DesignError(
-                        "link", f"fifo '{f.name}' takes part in two links", loc=loc,
-                        related=[("the first link", rec.loc)],
-                        fix="a fifo joins at most one link (mlir-aie's rule): forward into a "
-                        "new fifo instead")
+        # a fifo in a second link is refused once the design is traced (check_links_once),
+        # when the whole chain of links is known and the fix can name what does the job
         pin = via.coord(self.target.memtile_rows[0] if via.kind == "memtile"
                         else self.target.core_rows[0])
         end: EndpointKind = "memtile" if via.kind == "memtile" else "coretile"
@@ -284,6 +304,82 @@ class DesignTrace:
             self.add_consumer(f, EndpointUse(end, None, loc, pin))
         for f in dsts:
             self.set_producer(f, EndpointUse(end, None, loc, pin))
+
+    def check_links_once(self) -> None:
+        """Every fifo takes part in at most one link.
+
+        mlir-aie refuses a fifo in two ``objectfifo.link`` ops, a chain of links through one
+        fifo included (the output of one link and the input of the next): "objectfifo cannot
+        be in more than one ObjectFifoLinkOp", from ``verifyObjectFifoLinks`` in
+        AIEObjectFifoStatefulTransform.cpp (00cfd45) and from ``ObjectFifoLinkOp::verify``
+        since the lowering was split into passes (PR 3553, 920af38); its lowering finds a
+        fifo's link with ``getOptionalLinkOp``, which returns the first link that lists it, so
+        it has no notion of a fifo between two links. Its test duplicate_link_test.mlir chains
+        a memtile forward into a core-tile forward. The error is at the second link that
+        names a fifo, and shows the whole chain it belongs to.
+        """
+        seen: dict[int, LinkRecord] = {}
+        for rec in self.links:
+            for f in [*rec.srcs, *rec.dsts]:
+                first = seen.get(id(f))
+                if first is not None:
+                    raise self._second_link(f, first, rec)
+            for f in [*rec.srcs, *rec.dsts]:
+                seen[id(f)] = rec
+
+    def _second_link(self, f: FifoRecord, first: LinkRecord, second: LinkRecord
+                     ) -> DesignError:
+        """The error for ``f``, in link ``first`` and again in link ``second``."""
+        def made_by(g: FifoRecord) -> LinkRecord | None:
+            return next((r for r in self.links if g in r.dsts), None)
+
+        def taken_by(g: FifoRecord) -> list[LinkRecord]:
+            return [r for r in self.links if g in r.srcs]
+
+        related = [(f"the {first.kind}", first.loc)]
+        if f in first.dsts:  # a chain: the output of one link is the input of the next
+            chain: list[LinkRecord | FifoRecord] = [first, f, second]
+            up = made_by(first.srcs[0]) if len(first.srcs) == 1 else None
+            while up is not None and len(up.dsts) == 1:
+                chain[:0] = [up, up.dsts[0]]
+                up = made_by(up.srcs[0]) if len(up.srcs) == 1 else None
+            tail = second
+            while len(tail.dsts) == 1 and taken_by(tail.dsts[0]):
+                nxt = taken_by(tail.dsts[0])[0]
+                chain += [tail.dsts[0], nxt]
+                tail = nxt
+            links = [x for x in chain if isinstance(x, LinkRecord)]
+            related = [(f"the {x.kind}", x.loc) for x in links if x is not second]
+            found = " -> ".join(x.kind if isinstance(x, LinkRecord) else f"'{x.name}'"
+                                for x in chain)
+            message = (f"fifo '{f.name}' takes part in two links: the {first.kind} that makes it "
+                       f"and the {second.kind} that takes it")
+            fix = _chain_fix(chain)
+        else:  # two links take the same fifo
+            found = f"'{f.name}' -> {first.kind} and '{f.name}' -> {second.kind}"
+            message = (f"fifo '{f.name}' takes part in two links: the {first.kind} and the "
+                       f"{second.kind} both take it")
+            p = f.producer
+            filled = any(isinstance(r, TransferRecord) and r.op == "fill" and r.fifo is f
+                         for r in self.runtime or [])
+            if filled:
+                fix = (f"give the {second.kind} a fifo of its own, filled from the same host "
+                       f"tensor as '{f.name}' (a second rt.fill)")
+            elif p is not None and p.kind == "core":
+                fix = (f"give the {second.kind} a fifo of its own, which {p.core} produces "
+                       f"as well (a core tile has 2 output channels), or let the "
+                       f"{first.kind}'s output reach every core that needs it (a fifo may have "
+                       "several consumers)")
+            else:
+                fix = (f"let the {first.kind}'s output reach every consumer that needs it (a "
+                       f"fifo may have several consumers), or give the {second.kind} a fifo of "
+                       "its own")
+        return DesignError(
+            "link", message, loc=second.loc,
+            limit="each fifo in at most one link, so links do not chain through a fifo "
+            "(mlir-aie: \"objectfifo cannot be in more than one ObjectFifoLinkOp\", "
+            "ObjectFifoLinkOp::verify and the objectfifo lowering's verifyObjectFifoLinks)",
+            found=found, related=related, fix=fix)
 
     # -- endpoint inference ----------------------------------------------------------------------
     def use_core(self, f: FifoRecord, port: Port, core: str, loc: Loc) -> None:
@@ -313,5 +409,59 @@ class DesignTrace:
         f.consumers.append(use)
 
 
+def _reshaped(a: Kernel, b: Kernel) -> tuple[TensorType, TensorType] | None:
+    """The first two buffer types that make kernels ``a`` and ``b`` differ, when nothing else
+    does and each such pair holds the same elements in another shape."""
+    if len(a.args) != len(b.args) or a.model_copy(update={"loc": b.loc, "args": b.args}) != b:
+        return None
+    pairs = [(x, y) for x, y in zip(a.args, b.args) if x != y]
+    for x, y in pairs:
+        if (x.type is None or y.type is None or x.model_copy(update={"type": y.type}) != y
+                or (x.type.numel, x.type.dtype) != (y.type.numel, y.type.dtype)):
+            return None
+    first = pairs[0] if pairs else None
+    return None if first is None or first[0].type is None or first[1].type is None else (
+        first[0].type, first[1].type)
+
+
 def _who(use: EndpointUse) -> str:
     return use.core if use.kind == "core" and use.core else f"the {use.kind}"
+
+
+def _plain(rec: LinkRecord) -> bool:
+    """A forward that moves elements unchanged: the same element, no layout at either end of
+    its DMAs (leaving it out changes nothing but buffering)."""
+    src, dst = rec.srcs[0], rec.dsts[0]
+    return (rec.kind == "forward" and src.elem == dst.elem and not dst.dims_to_stream
+            and not src.dims_from_stream and not src.dims_per_consumer)
+
+
+def _chain_fix(chain: list[LinkRecord | FifoRecord]) -> str:
+    """What does the job of a chain of links (``[link, fifo, link, ...]``): the links but the
+    forwards that change nothing, when one link is left; else the data passes through the
+    host between the first two links that do something."""
+    links = [x for x in chain[::2] if isinstance(x, LinkRecord)]
+    kept = [i for i, x in enumerate(links) if not _plain(x)]
+    if len(kept) <= 1:
+        dropped = [x for i, x in enumerate(links) if i not in kept][:len(links) - 1]
+        names = ", ".join(f"'{x.dsts[0].name}'" for x in dropped)
+        if kept:
+            job = f"the {links[kept[0]].kind} alone does the job"
+        else:
+            job = f"one forward of '{links[0].srcs[0].name}' does the job"
+        return (f"leave out the forward{'s' if len(dropped) > 1 else ''} that only move"
+                f"{'s' if len(dropped) == 1 else ''} the elements on (making {names}): {job}, "
+                "taking its input and feeding its consumers directly")
+    a, b = kept[0], kept[1]
+    out = chain[2 * a + 1]
+    into = chain[2 * b - 1]
+    assert isinstance(out, FifoRecord) and isinstance(into, FifoRecord)
+    shape = ", ".join(map(str, into.elem.shape))
+    skipped = (f" (leaving out the forward{'s' if b - a > 2 else ''} between)"
+               if b - a > 1 else "")
+    return (f"pass the data through the host between the {links[a].kind} and the "
+            f"{links[b].kind}{skipped}: rt.drain '{out.name}' into a host tensor (an extra "
+            "argument of the design, or the output before its own drain), rt.sync(), then "
+            f"rt.fill a new fifo(Tensor[{shape}, {into.elem.dtype}]) from that tensor and give "
+            f"it to the {links[b].kind} in place of '{into.name}'; the fill's pattern can lay "
+            f"the data out as the {links[b].kind} needs")

@@ -2,8 +2,9 @@
 
 Herds keep their anchor or take the first free rectangle (columns left to right, rows bottom up).
 A memtile link goes to the column of the cores it feeds or drains, preferring the least-used
-memtile among them; a shim endpoint goes to the column of the tile on its other side, or the
-nearest column with a free DMA channel.
+memtile among them, searching on when that choice would leave a later link no memtile with DMA
+channels to spare (:mod:`aiedsl.place.memtiles`); a shim endpoint goes to the column of the
+tile on its other side, or the nearest column with a free DMA channel.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections import Counter
 
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir import Design, Endpoint, Fifo, Herd, Link, Loc, Physical
+from aiedsl.place.memtiles import channels, fit
 from aiedsl.targets import DEVICES, TargetModel
 
 Coord = tuple[int, int]
@@ -141,24 +143,56 @@ def _set_link_tile(f: Fifo, side: str, tile: Coord | None) -> Fifo:
 
 def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: TargetModel,
                  busy: set[Coord]) -> list[Link]:
-    load_in: Counter[int] = Counter()
-    load_out: Counter[int] = Counter()
+    """Each link's tile: a memtile link in the column of the tiles it serves when that memtile
+    has DMA channels left, else the nearest column with some (the least-used first among
+    equals), searching further when that greedy choice would leave a later link no memtile
+    (:func:`aiedsl.place.memtiles.fit`); a core-tile forward on a free core tile."""
     row = target.memtile_rows[0]
+    mem = [i for i, link in enumerate(links) if link.via != "core"]
+    pins: list[int | None] = []
+    for i in mem:
+        pinned = links[i].tile
+        if pinned is not None:
+            _check_pin(pinned, "memtile", f"{links[i].kind} of {_names(links[i])}",
+                       links[i].loc, target)
+        pins.append(None if pinned is None else pinned[0])
+    needs = [channels(links[i]) for i in mem]
+    far = [sorted(_far_columns(links[i], fifos)) or [0] for i in mem]
+
+    def prefer(k: int, loads: list[tuple[int, int]]) -> list[int]:
+        near = sorted(far[k], key=lambda c: (sum(loads[c]), c))
+        rest = sorted((c for c in range(target.cols) if c not in far[k]),
+                      key=lambda c: (min(abs(c - f) for f in far[k]), c))
+        return near + rest
+
+    found = fit(needs, pins, target.cols, (target.memtile.dma_in, target.memtile.dma_out),
+                prefer).columns
+    if found is None:  # no packing (check_memtile_channels says why): the greedy one, over-full
+        found = _greedy(needs, pins, far, target)
+    col_of = dict(zip(mem, found))
     out = []
     busy = set(busy)  # core tiles a core program or an earlier core-tile link holds
-    for link in links:
+    for i, link in enumerate(links):
         if link.via == "core":
             tile = _core_tile_for(link, fifos, target, busy)
             busy.add(tile)
             out.append(link.model_copy(update={"tile": tile}))
-            continue
-        if link.tile is not None:
-            _check_pin(link.tile, "memtile", f"{link.kind} of {_names(link)}", link.loc, target)
-            col = link.tile[0]
         else:
-            cols = sorted(_far_columns(link, fifos)) or [0]
-            n_in, n_out = len(link.srcs), len(link.dsts)
+            out.append(link.model_copy(update={"tile": (col_of[i], row)}))
+    return out
 
+
+def _greedy(needs: list[tuple[int, int]], pins: list[int | None], far: list[list[int]],
+            target: TargetModel) -> list[int]:
+    """Each link in turn to the least-used of its columns with room, else the nearest column
+    with room, else its first column (over-full: for a map to draw)."""
+    load_in: Counter[int] = Counter()
+    load_out: Counter[int] = Counter()
+    out = []
+    for (n_in, n_out), pin, cols in zip(needs, pins, far):
+        if pin is not None:
+            col = pin
+        else:
             def fits(c: int) -> bool:
                 return (load_in[c] + n_in <= target.memtile.dma_in
                         and load_out[c] + n_out <= target.memtile.dma_out)
@@ -168,9 +202,9 @@ def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: Target
                 pool = sorted((c for c in range(target.cols) if fits(c)),
                               key=lambda c: min(abs(c - k) for k in cols))[:1] or cols
             col = min(pool, key=lambda c: (load_in[c] + load_out[c], c))
-        load_in[col] += len(link.srcs)
-        load_out[col] += len(link.dsts)
-        out.append(link.model_copy(update={"tile": (col, row)}))
+        load_in[col] += n_in
+        load_out[col] += n_out
+        out.append(col)
     return out
 
 

@@ -1,0 +1,192 @@
+"""Whether the design's memtile links can be placed at all, before the placer tries.
+
+Each memtile link takes one S2MM channel per input fifo and one MM2S channel per output fifo,
+all on its own memtile (:mod:`aiedsl.place.memtiles`); a memtile has ``dma_in`` and ``dma_out``
+of them (6 and 6 on AIE2: mlir-aie's ``getNumDestSwitchboxConnections``/
+``getNumSourceSwitchboxConnections`` for DMA on a memtile; the lowering's
+``DMAChannelAnalysis`` fails with "number of input/output DMA channel exceeded!" past them).
+So no placement exists when one link needs more than a memtile has, when all links together
+need more than the device's memtiles have, or when they do not pack into the memtiles; and
+pins to a column can leave no room where a free placement would fit. Each is said here in
+those terms, with the fix that works; when a placement exists the placer finds it, so the
+per-tile channel check after placement (:mod:`aiedsl.checks.resources`) is not reached.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from aiedsl.errors import DesignError, counted
+from aiedsl.ir import Design, Link, Loc
+from aiedsl.place.memtiles import channels, fit
+from aiedsl.targets import DEVICES, TargetModel
+
+_DIRECTIONS = (("input (S2MM)", 0, "dma_in"), ("output (MM2S)", 1, "dma_out"))
+
+
+def check_memtile_channels(d: Design, target: TargetModel) -> None:
+    """Refuse memtile links that no placement on ``target`` can give enough DMA channels."""
+    links = [link for link in d.links if link.via != "core"]
+    if not links:
+        return
+    needs = [channels(link) for link in links]
+    memtiles = target.cols * len(target.memtile_rows)
+    for direction, side, field in _DIRECTIONS:
+        per = getattr(target.memtile, field)
+        for link, need in zip(links, needs):
+            if need[side] > per:
+                _too_big(link, need[side], per, direction)
+        total = sum(n[side] for n in needs)
+        if total > per * memtiles:
+            _too_many(d, links, needs, side, direction, per, memtiles, target)
+    cap = (target.memtile.dma_in, target.memtile.dma_out)
+    pins = [link.tile[0] if link.tile is not None else None for link in links]
+    if any(p is not None and not 0 <= p < target.cols for p in pins):
+        return  # the placer refuses the pin itself
+    found = fit(needs, pins, target.cols, cap)
+    if found.columns is not None or not found.settled:
+        return
+    free = fit(needs, [None] * len(links), target.cols, cap)
+    if free.columns is not None:
+        _pinned(links, needs, pins, free.columns, target)
+    _no_packing(d, links, needs, target)
+
+
+def _too_big(link: Link, need: int, per: int, direction: str) -> None:
+    if link.kind == "join":
+        what = f"the join of {need} parts into '{link.dsts[0]}'"
+        fix = (f"join at most {per} parts per link: share them out over two joins (each "
+               "drained into its own part of the host tensor), or make fewer, larger parts")
+    else:
+        what = f"the split of '{link.srcs[0]}' into {need} parts"
+        fix = (f"split into at most {per} parts per link: share them out over two splits (each "
+               "filled from its own part of the host tensor), or make fewer, larger parts")
+    raise DesignError(
+        f"memtile DMA {direction} channels",
+        f"{what} needs {need} DMA {direction} channels on one memtile, and a memtile has {per}",
+        loc=link.loc, limit=f"{per} per memtile (a link's channels are all on its memtile)",
+        found=str(need), fix=fix)
+
+
+def _groups(links: list[Link], needs: list[tuple[int, int]], side: int
+            ) -> list[tuple[str, Loc]]:
+    """The links by the line that made them, with the channels each line's links take."""
+    count: Counter[Loc] = Counter()
+    kinds: dict[Loc, str] = {}
+    used: Counter[Loc] = Counter()
+    for link, need in zip(links, needs):
+        count[link.loc] += 1
+        kinds.setdefault(link.loc, link.kind)
+        used[link.loc] += need[side]
+    return [(f"{counted(count[loc], kinds[loc])}: {used[loc]}", loc) for loc in count]
+
+
+def _too_many(d: Design, links: list[Link], needs: list[tuple[int, int]], side: int,
+              direction: str, per: int, memtiles: int, target: TargetModel) -> None:
+    total = sum(n[side] for n in needs)
+    running = 0
+    at = links[-1].loc
+    for link, need in zip(links, needs):  # where the links run past what the device has
+        running += need[side]
+        if running > per * memtiles:
+            at = link.loc
+            break
+    field = "dma_in" if side == 0 else "dma_out"
+    bigger = sorted((t for t in DEVICES.values()
+                     if getattr(t.memtile, field) * t.cols * len(t.memtile_rows) >= total
+                     and t.cols > target.cols),
+                    key=lambda t: (t.family != target.family, t.cols))
+    device = f", or a device with more memtiles (--device {bigger[0].name})" if bigger else ""
+    raise DesignError(
+        f"memtile DMA {direction} channels",
+        f"the design's memtile links need {total} DMA {direction} channels, and the "
+        f"{counted(memtiles, 'memtile')} of {target.name} "
+        f"{'has' if memtiles == 1 else 'have'} {per * memtiles}",
+        loc=at, limit=f"{per * memtiles} ({per} per memtile, {counted(memtiles, 'memtile')}): "
+        "no placement of the links can fit them", found=str(total),
+        related=_groups(links, needs, side),
+        fix="pass fewer fifos through memtiles: a fifo between two cores, or between the host "
+        "and a core, needs no memtile (leave out its forward, or the channel's via=memtile)"
+        + device)
+
+
+def _pinned(links: list[Link], needs: list[tuple[int, int]], pins: list[int | None],
+            free: list[int], target: TargetModel) -> None:
+    """The pins leave no room where a placement without them exists."""
+    cap = (target.memtile.dma_in, target.memtile.dma_out)
+    load = {c: [0, 0] for c in range(target.cols)}
+    for need, p in zip(needs, pins):
+        if p is not None:
+            load[p][0] += need[0]
+            load[p][1] += need[1]
+    over = next(((c, side) for c in range(target.cols) for side in (0, 1)
+                 if load[c][side] > cap[side]), None)
+    pinned = [(link, p) for link, p in zip(links, pins) if p is not None]
+    row = target.memtile_rows[0]
+    if over is not None:
+        c, side = over
+        direction = _DIRECTIONS[side][0]
+        here = [link for link, p in pinned if p == c]
+        message = (f"the links pinned to memtile {(c, row)} need {load[c][side]} DMA "
+                   f"{direction} channels, and a memtile has {cap[side]}")
+        found = str(load[c][side])
+        related = [(f"{link.kind} pinned here: {channels(link)[side]}", link.loc)
+                   for link in here]
+        at = here[-1].loc
+    else:
+        direction = "input (S2MM) and output (MM2S)"
+        message = ("the pinned memtile links leave the others no memtile with DMA channels "
+                   "to spare, though a placement without the pins exists")
+        found = ", ".join(f"memtile {(p, row)}: {link.kind}" for link, p in pinned)
+        related = [(f"{link.kind} pinned to memtile {(p, row)}", link.loc)
+                   for link, p in pinned]
+        at = pinned[-1][0].loc
+    moves = [f"line {link.loc.line}: via=memtile({col})"
+             for link, p, col in zip(links, pins, free) if p is not None and p != col]
+    raise DesignError(
+        f"memtile DMA {direction} channels" if over is not None else "memtile DMA channels",
+        message, loc=at,
+        limit=f"{cap[over[1]]} per memtile" if over is not None else
+        f"{cap[0]} DMA input (S2MM) and {cap[1]} output (MM2S) channels per memtile",
+        found=found, related=related,
+        fix="leave the column out of the pins (via=memtile): aiedsl then places every link"
+        + (f", or pin as it would: {', '.join(moves)}" if moves else ""))
+
+
+def _no_packing(d: Design, links: list[Link], needs: list[tuple[int, int]],
+                target: TargetModel) -> None:
+    """Enough channels in all, but no memtile can take the links as they are grouped."""
+    cap = (target.memtile.dma_in, target.memtile.dma_out)
+    memtiles = target.cols * len(target.memtile_rows)
+    free = [None] * len(needs)
+    sides = [side for side in (0, 1) if fit([(n[0] * (side == 0), n[1] * (side == 1))
+                                             for n in needs], free, target.cols, cap).columns
+             is None] or [0, 1]  # each direction packs alone: the two together do not
+    biggest = max(range(len(links)), key=lambda i: sum(needs[i][s] for s in sides))
+    if len(sides) == 1:
+        side = sides[0]
+        direction = _DIRECTIONS[side][0]
+        rule = f"memtile DMA {direction} channels"
+        message = (f"the design's memtile links need {sum(n[side] for n in needs)} DMA "
+                   f"{direction} channels, which the {counted(memtiles, 'memtile')} of "
+                   f"{target.name} {'has' if memtiles == 1 else 'have'} in all, but not as the "
+                   "links group them: a link takes "
+                   "all its channels on one memtile")
+        limit = f"{cap[side]} per memtile, {counted(memtiles, 'memtile')}"
+        found = ", ".join(str(n[side]) for n in needs)
+        related = _groups(links, needs, side)
+        takes = str(needs[biggest][side])
+    else:
+        rule = "memtile DMA channels"
+        message = (f"the design's memtile links fit the {counted(memtiles, 'memtile')} of "
+                   f"{target.name} in input (S2MM) channels and in output (MM2S) channels, but "
+                   "not in both at once: a link takes all its channels on one memtile")
+        limit = f"{cap[0]} input and {cap[1]} output channels per memtile"
+        found = ", ".join(f"{a}+{b}" for a, b in needs)
+        related = [(f"{link.kind}: {a} in, {b} out", link.loc)
+                   for link, (a, b) in zip(links, needs)]
+        takes = f"{needs[biggest][0]} + {needs[biggest][1]}"
+    raise DesignError(
+        rule, message, loc=links[biggest].loc, limit=limit, found=found, related=related,
+        fix=f"split or join over fewer parts per link (the {links[biggest].kind} at line "
+        f"{links[biggest].loc.line} takes {takes}), so the links pack into the memtiles")

@@ -1,0 +1,218 @@
+"""Memtile DMA channels: a link keeps all its channels on one memtile, so a design whose links
+cannot be packed into the device's memtiles is refused with the real limit, and the placer
+finds a packing whenever one exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+from aiedsl.place.memtiles import fit
+
+DesignFile = Callable[..., Path]
+
+
+def check_error(path: Path, defines: dict[str, str] | None = None,
+                device: str | None = None) -> str:
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path, defines, device=device).ir)
+    return str(excinfo.value)
+
+
+# The tester's two herds on the whole npu1 (MLIR-AIR's herd_to_herd through a segment's L2):
+# each column's links take 6 memtile S2MM and 7 MM2S channels, 28 MM2S in all against 24.
+TWO_HERDS = '''
+    from aiedsl import Tensor, bf16, channel, define, design, fifo, herd, loop, memtile, runtime
+    from aiedsl.kernels import mul, relu
+
+    COLS, ROWS = 4, 2
+    TH, TW = 32, 64
+    ITERS = 8
+    VIA = define("VIA", "l2")
+    M, N = ROWS * TH * ITERS, COLS * TW
+
+    @design(device="npu1")
+    def d(A: Tensor[M, N, bf16], B: Tensor[TH, N, bf16], C: Tensor[M, N, bf16]):
+        a = channel(Tensor[TH, TW, bf16], shape=[COLS, ROWS], via=memtile, split=1, name="a")
+        b = channel(Tensor[TH, TW, bf16], shape=[COLS], via=memtile, broadcast=ROWS, name="b")
+        c = channel(Tensor[TH, TW, bf16], shape=[COLS, ROWS], via=memtile, name="c")
+        if VIA == "l2":
+            up = [[fifo(Tensor[TH, TW, bf16], name=f"h_{x}_{y}") for y in range(ROWS)]
+                  for x in range(COLS)]
+            down = [[up[x][y].forward(name=f"h_l2_{x}_{y}") for y in range(ROWS)]
+                    for x in range(COLS)]
+        else:
+            ch = channel(Tensor[TH, TW, bf16], shape=[COLS, ROWS], name="h")
+            up = down = [[ch[x, y] for y in range(ROWS)] for x in range(COLS)]
+        vmul = mul(Tensor[TH, TW, bf16])
+        vrelu = relu(Tensor[TH, TW, bf16])
+
+        @herd(cols=COLS, rows=ROWS, name="mulherd")
+        def mulherd(x, y):
+            with b[x].consume() as tb:
+                for _ in loop(ITERS):
+                    with a[x, y].consume() as ta, up[x][y].produce() as tp:
+                        vmul(ta, tb, tp)
+
+        @herd(cols=COLS, rows=ROWS, name="reluherd")
+        def reluherd(x, y):
+            for _ in loop(ITERS):
+                with down[x][y].consume() as tp, c[x, y].produce() as tc:
+                    vrelu(tp, tc)
+
+        with runtime() as rt:
+            for x in range(COLS):
+                rt.fill(b[x], B, (x * TW, [TH, TW], [N, 1]))
+                rt.fill(a[x, :], A, (x * TW, [M, TW], [N, 1]))
+            for x in range(COLS):
+                for y in range(ROWS):
+                    rt.drain(c[x, y], C, (y * TH * N + x * TW, [ITERS, TH, TW],
+                                          [ROWS * TH * N, N, 1]))
+    '''
+
+
+def test_more_channels_than_the_device_has(design_file: DesignFile) -> None:
+    """No placement exists: the error says what all links need against what all memtiles have
+    (it named one memtile's S2MM, after the placer had spilled a link into it, and said to pin a
+    link elsewhere, which cannot help). Both fixes it offers pass."""
+    path = design_file(TWO_HERDS)
+    assert check_error(path) == (
+        "d.py:14: error [memtile DMA output (MM2S) channels]: the design's memtile links need 28 "
+        "DMA output (MM2S) channels, and the 4 memtiles of npu1 have 24\n"
+        "  limit: 24 (6 per memtile, 4 memtiles): no placement of the links can fit them\n"
+        "  found: 28\n"
+        "  d.py:18: 8 forwards: 8\n"
+        "  d.py:12: 4 splits: 8\n"
+        "  d.py:13: 4 forwards: 4\n"
+        "  d.py:14: 8 forwards: 8\n"
+        "  fix: pass fewer fifos through memtiles: a fifo between two cores, or between the host "
+        "and a core, needs no memtile (leave out its forward, or the channel's via=memtile), or "
+        "a device with more memtiles (--device npu2_5col)")
+    check_design(load_design(path, {"VIA": "l1"}).ir)
+    check_design(load_design(path, device="npu2_5col").ir)
+
+
+PINNED = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, memtile, runtime
+
+    @design(device="npu1_2col")
+    def d(A: Tensor[1024, i32], B: Tensor[768, i32]):
+        a = fifo(Tensor[1024, i32], name="a")
+        b = fifo(Tensor[768, i32], name="b")
+        parts = (a.split(4, names=[f"a{i}" for i in range(4)], via=memtile(0))
+                 + b.split(3, names=[f"b{i}" for i in range(3)], via=%s))
+
+        @herd(cols=2, rows=4)
+        def core(x, y):
+            if x * 4 + y < 7:
+                with parts[x * 4 + y].consume():
+                    pass
+
+        with runtime() as rt:
+            rt.fill(a, A)
+            rt.fill(b, B)
+    '''
+
+
+def test_pins_leave_no_room(design_file: DesignFile) -> None:
+    """Two splits pinned to one memtile need 7 MM2S channels: the fix names the pin that
+    works, and both ways of following it check."""
+    path = design_file(PINNED % "memtile(0)")
+    assert check_error(path) == (
+        "d.py:8: error [memtile DMA output (MM2S) channels]: the links pinned to memtile (0, 1) "
+        "need 7 DMA output (MM2S) channels, and a memtile has 6\n"
+        "  limit: 6 per memtile\n"
+        "  found: 7\n"
+        "  d.py:7: split pinned here: 4\n"
+        "  d.py:8: split pinned here: 3\n"
+        "  fix: leave the column out of the pins (via=memtile): aiedsl then places every link, "
+        "or pin as it would: line 8: via=memtile(1)")
+    check_design(load_design(design_file(PINNED % "memtile(1)", "repinned.py")).ir)
+    check_design(load_design(design_file(PINNED.replace(", via=memtile(0)", "") % "memtile",
+                                         "free.py")).ir)
+
+
+def test_links_that_do_not_pack(design_file: DesignFile) -> None:
+    """Three 4-part splits need 12 MM2S, as many as two memtiles have, but a memtile takes only
+    one of them: fewer parts per link (four 3-part splits) pack."""
+    source = '''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        N = %d
+
+        @design(device="npu1_2col")
+        def d(A: Tensor[N * 256, i32], B: Tensor[N * 256, i32], C: Tensor[N * 256, i32],
+              D: Tensor[N * 256, i32]):
+            ins = [fifo(Tensor[N * 256, i32], name=n) for n in "abcd"[:12 // N]]
+            parts = [p for f in ins for p in f.split(N, names=[f"{f.name}{k}" for k in range(N)])]
+
+            @herd(cols=2, rows=4)
+            def core(x, y):
+                with parts[x * 4 + y].consume():
+                    pass
+                if x * 4 + y < 4:
+                    with parts[8 + x * 4 + y].consume():
+                        pass
+
+            with runtime() as rt:
+                for f, t in zip(ins, (A, B, C, D)):
+                    rt.fill(f, t)
+        '''
+    assert check_error(design_file(source % 4)) == (
+        "d.py:9: error [memtile DMA output (MM2S) channels]: the design's memtile links need 12 "
+        "DMA output (MM2S) channels, which the 2 memtiles of npu1_2col have in all, but not as "
+        "the links group them: a link takes all its channels on one memtile\n"
+        "  limit: 6 per memtile, 2 memtiles\n"
+        "  found: 4, 4, 4\n"
+        "  d.py:9: 3 splits: 12\n"
+        "  fix: split or join over fewer parts per link (the split at line 9 takes 4), so the "
+        "links pack into the memtiles")
+    check_design(load_design(design_file(source % 3, "three.py")).ir)
+
+
+def test_placer_finds_the_packing_its_greedy_choice_misses(design_file: DesignFile) -> None:
+    """Two forwards, one per column, then a 6-part split: the greedy choice (each forward in
+    its own column) leaves no memtile for the split, which needs one to itself. The placer
+    searches on and puts both forwards on one memtile (this was a channel error that said to
+    pin a link elsewhere)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_2col")
+        def d(A: Tensor[256, i32], B: Tensor[256, i32], C: Tensor[1536, i32]):
+            f0 = fifo(Tensor[256, i32], name="f0").forward(name="g0")
+            f1 = fifo(Tensor[256, i32], name="f1").forward(name="g1")
+            six = fifo(Tensor[1536, i32], name="six")
+            parts = six.split(6, names=[f"s{i}" for i in range(6)])
+
+            @herd(cols=2, rows=4)
+            def core(x, y):
+                if y == 0:
+                    with [f0, f1][x].consume():
+                        pass
+                if x * 4 + y < 6:
+                    with parts[x * 4 + y].consume():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(f0, A)
+                rt.fill(f1, B)
+                rt.fill(six, C)
+        ''')
+    placed, _ = check_design(load_design(path).ir)
+    assert [(link.kind, link.tile) for link in placed.links] == [
+        ("forward", (0, 1)), ("forward", (0, 1)), ("split", (1, 1))]
+
+
+def test_fit_tries_the_preferred_columns_first_and_is_complete() -> None:
+    """The first packing found follows ``prefer`` when it fits; an impossible one is settled."""
+    assert fit([(1, 1), (1, 1)], [None, None], 2, (6, 6), lambda i, loads: [1, 0]).columns == [1, 1]
+    assert fit([(1, 4)] * 3, [None] * 3, 2, (6, 6)).columns is None
+    assert fit([(1, 4)] * 3, [None] * 3, 2, (6, 6)).settled
+    assert fit([(1, 4), (1, 2)], [0, None], 2, (6, 6)).columns == [0, 0]
+    assert fit([(7, 1)], [None], 4, (6, 6)).columns is None
