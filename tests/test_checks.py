@@ -74,8 +74,8 @@ def test_l1_memory_three_double_buffered_f32_tiles(design_file: DesignFile) -> N
         "  d.py:5: a 2 x 16384 B: 32768\n"
         "  d.py:6: b 2 x 16384 B: 32768\n"
         "  d.py:7: c 2 x 16384 B: 32768\n"
-        "  fix: lower a fifo's depth (depth=1 single-buffers it), use smaller tiles, or give the "
-        "core a smaller stack"
+        "  fix: free 33,792 bytes: lower a fifo's depth (depth=1 single-buffers it), use smaller "
+        "tiles, or give the core a smaller stack"
     )
 
 
@@ -105,7 +105,10 @@ def test_memtile_memory_deep_link(design_file: DesignFile) -> None:
         "  limit: 524,288 bytes\n"
         "  found: 655,360 bytes\n"
         "  d.py:6: a_l3 5 x 131072 B: 655360\n"
-        "  fix: lower the depth of a memtile link or split the data over more memtiles"
+        "  fix: free 131,072 bytes: give the memtile's largest fifos fewer buffers (a channel's "
+        "host_depth=, which sets its memtile side: its depth= sets only the cores'; a linked "
+        "fifo's depth=, e.g. f.forward(depth=1)), use smaller tiles, or split the data over more "
+        "memtiles"
     )
 
 

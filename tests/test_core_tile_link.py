@@ -178,4 +178,5 @@ def test_a_core_tile_link_over_the_tile_memory_is_refused(design_file: DesignFil
         "  limit: 65,536 bytes",
         "  found: 81,920 bytes",
         "  d.py:6: a 2 x 40960 B: 81920",
-        "  fix: lower a fifo's depth (depth=1 single-buffers it), use smaller tiles"]
+        "  fix: free 16,384 bytes: lower a fifo's depth (depth=1 single-buffers it), use smaller "
+        "tiles"]

@@ -430,8 +430,8 @@ def test_an_over_full_core_names_the_local(design_file: DesignFile) -> None:
         "  d.py:6: a 2 x 1024 B: 2048\n"
         "  d.py:7: b 2 x 1024 B: 2048\n"
         "  d.py:8: local table 61440 B: 61440\n"
-        "  fix: lower a fifo's depth (depth=1 single-buffers it), use smaller tiles, declare "
-        "smaller locals, or give the core a smaller stack")
+        "  fix: free 1,024 bytes: lower a fifo's depth (depth=1 single-buffers it), use smaller "
+        "tiles, declare smaller locals, or give the core a smaller stack")
 
 
 def test_the_report_lists_each_copy(design_file: DesignFile) -> None:

@@ -256,12 +256,16 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
     lim = target.limits(u.kind)  # type: ignore[arg-type]
     mem = TileUsage.total(u.memory)
     if u.kind != "shim" and mem > lim.memory:
-        fix = ("lower a fifo's depth (depth=1 single-buffers it), use smaller tiles"
-               + (", declare smaller locals" if any(x.label.startswith("local ")
-                                                     for x in u.memory) else "")
-               + (", or give the core a smaller stack" if u.runs else "")) \
-            if u.kind == "core" else \
-            "lower the depth of a memtile link or split the data over more memtiles"
+        fix = (f"free {mem - lim.memory:,} bytes: " + (
+            ("lower a fifo's depth (depth=1 single-buffers it), use smaller tiles"
+             + (", declare smaller locals" if any(x.label.startswith("local ")
+                                                   for x in u.memory) else "")
+             + (", or give the core a smaller stack" if u.runs else ""))
+            if u.kind == "core" else
+            "give the memtile's largest fifos fewer buffers (a channel's host_depth=, which "
+            "sets its memtile side: its depth= sets only the cores'; a linked fifo's depth=, "
+            "e.g. f.forward(depth=1)), use smaller tiles, or split the data over more "
+            "memtiles"))
         _over(u, "data memory", f"{lim.memory:,} bytes", f"{mem:,} bytes", u.memory, fix,
               at_largest=True)
     move = {"core": "use fewer fifos in this core (pack two inputs or two outputs into one fifo "
