@@ -105,6 +105,7 @@ def test_two_col_loop_of_4_is_refused_before_simulation(design_file: DesignFile)
         "  limit: every consumer takes exactly 16\n"
         "  found: 4\n"
         "  d.py:12: produced here\n"
+        "  d.py:24: rt.fill of 'in0' from 'inp'\n"
         "  fix: make loop counts and fill/drain sizes agree (each element 128xu8); a mismatch "
         "hangs on the NPU")
 

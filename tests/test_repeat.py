@@ -297,6 +297,7 @@ def test_a_consumer_taking_the_unrepeated_count_is_refused(design_file: DesignFi
         "  limit: every consumer takes exactly 4\n"
         "  found: 2\n"
         "  d.py:14: produced here\n"
+        "  d.py:25: rt.fill of 'l2' from 'a'\n"
         "  fix: make loop counts and fill/drain sizes agree (each element 1024xi32); a mismatch "
         "hangs on the NPU. With repeat=2 every element arrives 2 times in a row: take 2 times "
         "as many (a `for _ in loop(2):` around the consume), or leave repeat out"

@@ -79,6 +79,17 @@ def check_balance(d: Design) -> None:
         times."""
         return count(name) * by_name[name].repeat
 
+    def feeders(name: str) -> list[str]:
+        """``name`` and the fifos whose elements reach it through links, nearest first."""
+        out, todo = [name], [name]
+        while todo:
+            link = links.get(todo.pop(0))
+            for s in link.srcs if link is not None else ():
+                if s not in out:
+                    out.append(s)
+                    todo.append(s)
+        return out
+
     for link in d.links:
         if link.kind == "join":
             counts = {s: sent(s) for s in link.srcs}
@@ -107,10 +118,15 @@ def check_balance(d: Design) -> None:
                     f"{maker} {_n(base)} element(s) per run and sends each {f.repeat} times "
                     f"(repeat={f.repeat}): {_n(made)} in all")
                 unrepeated = f.repeat > 1 and got == base
+                # the fills the count comes from, when links stand between them and this fifo
+                # (a forward's line alone did not say which fill moved too little)
+                upstream = feeders(f.name)
+                fills = [(f"rt.fill of '{t.fifo}' from '{t.tensor}'", t.loc) for t in d.runtime
+                         if t.op == "fill" and t.fifo in upstream[1:]][:3]
                 raise DesignError(
                     "balance", f"fifo '{f.name}': {sends}, but {who} takes {_n(got)}",
                     loc=c.loc, limit=f"every consumer takes exactly {_n(made)}", found=_n(got),
-                    related=[("produced here", src.loc)],
+                    related=[("produced here", src.loc), *fills],
                     fix="make loop counts and fill/drain sizes agree (each element "
                     f"{f.elem}); a mismatch hangs on the NPU" + (
                         f". '{f.name}' has {len(cores)} consuming cores, and a fifo broadcasts: "
