@@ -1,5 +1,6 @@
 """Bounds on a core's progress (aiedsl.ir.reach): the loop arithmetic agrees with walking
-every iteration one by one, and the shipped rtp design's bounds are what its sequence says."""
+every iteration one by one (barrier waits matched to the values the barrier holds in turn), and
+the shipped rtp design's bounds are what its sequence says."""
 
 from __future__ import annotations
 
@@ -7,13 +8,12 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from aiedsl.ir.reach import Progress, Reach, _until_blocked, _until_released
+from aiedsl.ir.reach import Held, Progress, Reach, _until_blocked, _until_released
 from aiedsl.ir import Acquire, BarrierWait, Call, Loc, Loop, Op, Release, RtpArg
 from aiedsl.loader import load_design
 
 AT = Loc(file="t.py", line=1)
 FIFOS = ("a", "b", "o")
-GATE = ("barrier g", "wait")
 
 
 def _op(rng: random.Random, depth: int) -> Op:
@@ -26,7 +26,7 @@ def _op(rng: random.Random, depth: int) -> Op:
     if kind == "rel":
         return Release(fifo=fifo, port=port, count=rng.randint(1, 2), loc=AT)
     if kind == "bar":
-        return BarrierWait(barrier="g", value=1, loc=AT)
+        return BarrierWait(barrier="g", value=rng.randint(1, 3), loc=AT)
     if kind == "call":
         return Call(kernel="k", loc=AT, args=tuple(
             RtpArg(rtp="r", index=i, dtype="i32", loc=AT) for i in rng.sample([0, 1], 1)))
@@ -48,7 +48,7 @@ def _unrolled(ops: tuple[Op, ...]) -> list[Op]:
     return out
 
 
-def _naive_blocked(ops: tuple[Op, ...], avail: dict[str, int]) -> Progress:
+def _naive_blocked(ops: tuple[Op, ...], avail: dict[str, int], held: Held) -> Progress:
     p = Progress()
     for op in _unrolled(ops):
         if isinstance(op, Acquire) and op.port == "consume":
@@ -56,10 +56,13 @@ def _naive_blocked(ops: tuple[Op, ...], avail: dict[str, int]) -> Progress:
             if p.released[key] + op.count > avail[op.fifo]:
                 break
             p.acquired[key] = max(p.acquired[key], p.released[key] + op.count)
-        elif isinstance(op, BarrierWait):
-            if p.released[GATE] + 1 > avail["barrier g"]:
+        elif isinstance(op, BarrierWait):  # the earliest value from the last wait's on
+            values = held[op.barrier]
+            at = next((i for i in range(p.gate[op.barrier], len(values))
+                       if values[i] == op.value), None)
+            if at is None:
                 break
-            p.released[GATE] += 1
+            p.gate[op.barrier] = at
         elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
@@ -76,8 +79,6 @@ def _naive_released(ops: tuple[Op, ...], targets: dict[tuple[str, str], int]) ->
         if isinstance(op, Acquire) and op.port == "consume":
             key = (op.fifo, op.port)
             p.acquired[key] = max(p.acquired[key], p.released[key] + op.count)
-        elif isinstance(op, BarrierWait):
-            p.released[GATE] += 1
         elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
             if all(p.released[k] >= t for k, t in targets.items()):
@@ -94,16 +95,16 @@ def test_loop_arithmetic_matches_walking_every_iteration() -> None:
     rng = random.Random(7)
     for _ in range(400):
         body = _body(rng)
-        full = _naive_blocked(body, {"a": 10**9, "b": 10**9, "barrier g": 10**9})
-        total = full.released
+        total = _naive_blocked(body, {"a": 10**9, "b": 10**9}, {"g": (1, 2, 3) * 99}).released
         avail = {f: rng.randint(0, total[(f, "consume")] + 2) for f in ("a", "b")}
-        avail["barrier g"] = rng.randint(0, total[GATE] + 1)
+        # the initial value, then the values the runtime set, in turn (repeats too)
+        held = {"g": tuple(rng.choice([0, 1, 1, 2, 3]) for _ in range(rng.randint(1, 6)))}
         p = Progress()
-        _until_blocked(body, avail, p, {})
-        want = _naive_blocked(body, avail)
-        assert (+p.released, +p.reads, +p.acquired) == (
-            +want.released, +want.reads, +want.acquired), (body, avail)
-        keys = [k for k in total if total[k] and k != GATE]  # fifo releases and calls
+        _until_blocked(body, avail, held, p, {})
+        want = _naive_blocked(body, avail, held)
+        assert (+p.released, +p.reads, +p.acquired, +p.gate) == (
+            +want.released, +want.reads, +want.acquired, +want.gate), (body, avail, held)
+        keys = [k for k in total if total[k]]  # fifo releases and calls
         targets = {k: rng.randint(0, total[k]) for k in rng.sample(keys, min(len(keys), 2))}
         p = Progress()
         _until_released(body, targets, p, {})
@@ -120,15 +121,38 @@ def test_a_long_loop_is_walked_by_arithmetic() -> None:
         Release(fifo="a", port="consume", count=1, loc=AT),
         Release(fifo="o", port="produce", count=1, loc=AT))),)
     p = Progress()
-    assert _until_blocked(body, {"a": 2**39}, p, {})
+    assert _until_blocked(body, {"a": 2**39}, {}, p, {})
     assert p.reads[("r", 0)] == 2**39 - 1  # the last call needs one element past them
     p = Progress()
     assert _until_released(body, {("o", "produce"): 2**38}, p, {})
     assert p.reads[("r", 0)] == 2**38
     p = Progress()
-    assert not _until_blocked(body, {"a": 2**41}, p, {})
+    assert not _until_blocked(body, {"a": 2**41}, {}, p, {})
     assert p.released == Counter({("a", "consume"): 2**40, ("o", "produce"): 2**40,
                                   ("call k", "call"): 2**40})
+
+
+def test_a_long_loop_of_barrier_waits_is_matched_by_arithmetic() -> None:
+    """A wait leaves the value in the lock: a wait for 1 on each of 2**40 iterations after one
+    set of 1 (mlir-aie's color_threshold) passes every time; a body that waits for 1, then 2,
+    passes once per 1 set before a 2."""
+    call = Call(kernel="k", args=(RtpArg(rtp="r", index=0, dtype="i32", loc=AT),), loc=AT)
+
+    def wait(v: int) -> BarrierWait:
+        return BarrierWait(barrier="g", value=v, loc=AT)
+
+    each = (Loop(count=2**40, loc=AT, body=(wait(1), call)),)
+    p = Progress()
+    assert not _until_blocked(each, {}, {"g": (0, 1)}, p, {})
+    assert (p.reads[("r", 0)], p.gate["g"]) == (2**40, 1)
+    p = Progress()
+    assert _until_blocked(each, {}, {"g": (0,)}, p, {})  # not set yet
+    assert p.reads[("r", 0)] == 0
+    alternate = (Loop(count=2**40, loc=AT, body=(wait(1), call, wait(2), call)),)
+    p = Progress()
+    assert _until_blocked(alternate, {}, {"g": (0, 1, 2, 1, 2, 2, 1)}, p, {})
+    # two whole iterations (1, 2 twice), then the 1 at the end lets one more call start
+    assert (p.reads[("r", 0)], p.gate["g"]) == (5, 6)
 
 
 def test_threshold_rtp_bounds_at_each_write(in_root: Path) -> None:

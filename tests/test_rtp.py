@@ -572,53 +572,88 @@ def d(inp: Tensor[1024, u8], out: Tensor[1024, u8]):
 
     @herd()
     def core():
-        for _ in loop(2):
-            {core}
+        {core}
 
     with runtime() as rt:
         {rt}
 '''
-"""A core gated by a barrier: line 10 declares it, 16 is the first line of the loop body, 21
-the first of the runtime sequence."""
+"""A core gated by a barrier: line 10 declares it, 15 is the core function's first line (a
+loop over the image's two halves, whose body starts at 16), 21 the first of the runtime
+sequence."""
 
-WAIT_THEN_WORK = ("go.wait_for_value(1)\n"
+WAIT_THEN_WORK = ("for _ in loop(2):\n"
+                  "            go.wait_for_value(1)\n"
                   "            with a.consume() as s, b.produce() as t:\n"
                   "                k(s, t, thr[0], 512)")
-WORK_THEN_WAIT = ("with a.consume() as s, b.produce() as t:\n"
-                  "                go.wait_for_value(1)\n"
-                  "                k(s, t, thr[0], 512)")
-TWO_PASSES = ("rt.rtp_write(thr, 0, 7)\n"
-              "        rt.set_barrier(go, 1)\n"
-              "        rt.fill(a, inp, (0, [512], [1]))\n"
-              "        rt.drain(b, out, (0, [512], [1]))\n"
-              "        rt.sync()\n"
-              "        rt.rtp_write(thr, 0, 9)\n"
-              "        rt.set_barrier(go, 1)\n"
-              "        rt.fill(a, inp, (512, [512], [1]))\n"
-              "        rt.drain(b, out, (512, [512], [1]))")
+"""A wait for 1 before each half (mlir-aie's color_threshold waits so on every line)."""
+ONE_THEN_TWO = ("for v in (1, 2):\n"
+                "            go.wait_for_value(v)\n"
+                "            with a.consume() as s, b.produce() as t:\n"
+                "                k(s, t, thr[0], 512)")
+"""A wait for 1 before the first half, for 2 before the second (a Python loop: two copies)."""
+WORK_THEN_ONE_THEN_TWO = ("for v in (1, 2):\n"
+                          "            with a.consume() as s, b.produce() as t:\n"
+                          "                go.wait_for_value(v)\n"
+                          "                k(s, t, thr[0], 512)")
+"""As :data:`ONE_THEN_TWO`, each wait once the half's data is in (line 17)."""
+SET_ONE_THEN_TWO = ("rt.rtp_write(thr, 0, 7)\n"
+                    "        rt.set_barrier(go, 1)\n"
+                    "        rt.fill(a, inp, (0, [512], [1]))\n"
+                    "        rt.drain(b, out, (0, [512], [1]))\n"
+                    "        rt.sync()\n"
+                    "        rt.rtp_write(thr, 0, 9)\n"
+                    "        rt.set_barrier(go, 2)\n"
+                    "        rt.fill(a, inp, (512, [512], [1]))\n"
+                    "        rt.drain(b, out, (512, [512], [1]))")
+"""Threshold 7 for the first half, 9 for the second, each written before the set that lets its
+half through (lines 22 and 27)."""
+FILLED_AHEAD = ("rt.rtp_write(thr, 0, 7)\n"
+                "        rt.set_barrier(go, 1)\n"
+                "        rt.fill(a, inp)\n"
+                "        rt.drain(b, out, (0, [512], [1]))\n"
+                "        rt.sync()\n"
+                "        rt.rtp_write(thr, 0, 9)\n"
+                "        rt.set_barrier(go, {second})\n"
+                "        rt.drain(b, out, (512, [512], [1]))")
+"""Both halves filled at once (line 23): only the barrier can hold the second call until the
+second threshold is written (line 26) and the barrier set again (line 27)."""
+SET_ONCE = ("rt.rtp_write(thr, 0, 7)\n"
+            "        rt.set_barrier(go, 1)\n"
+            "        rt.fill(a, inp)\n"
+            "        rt.drain(b, out)")
+"""One threshold, one set (line 22), then the whole image: mlir-aie's color_threshold."""
 
 
 def _gated(design_file: DesignFile, core: str, rt: str) -> Path:
     return design_file(GATED.format(core=core, rt=rt))
 
 
-def test_barrier_gates_each_pass(design_file: DesignFile) -> None:
-    """The core waits on the barrier before each pass; the runtime writes the threshold, then
-    sets the barrier: each half sees its own threshold."""
-    h = load_design(_gated(design_file, WAIT_THEN_WORK, TWO_PASSES))
-    inp = (np.arange(1024) % 256).astype(np.uint8)
-    result = simulate(h, {"inp": inp}, check=False)
-    out = result.outputs["out"]
-    assert (out[:512] == np.minimum(inp[:512], 7)).all()
-    assert (out[512:] == np.minimum(inp[512:], 9)).all()
+def _halves(out: np.ndarray, inp: np.ndarray) -> tuple[bool, bool]:
+    return ((out[:512] == np.minimum(inp[:512], 7)).all(),
+            (out[512:] == np.minimum(inp[512:], 9)).all())
+
+
+IMAGE = (np.arange(1024) % 256).astype(np.uint8)
+
+
+def test_barrier_gates_each_pass_with_its_own_value(design_file: DesignFile) -> None:
+    """Both halves filled at once: the core waits for 1 before the first, for 2 before the
+    second, and the runtime sets 2 only after writing the second threshold, so each half sees
+    its own. Each wait is IRON's wait_for_value: use_lock Acquire (AIE2's acquire-equal, which
+    leaves the value), never released; each set one aiex.set_lock."""
+    h = load_design(_gated(design_file, ONE_THEN_TWO, FILLED_AHEAD.format(second=2)))
     placed, table = check_design(h.ir)
+    result = simulate(h, {"inp": IMAGE}, check=False)
+    assert _halves(result.outputs["out"], IMAGE) == (True, True)
     lines = [ln.strip() for ln in render_mlir(placed, get_target(placed.device)).splitlines()]
     assert ('%lock_go_0_2 = aie.lock(%tile_0_2) {init = 0 : i32, sym_name = "go_0_2"} '
             'loc("d.py":10:0)') in lines
-    assert 'aie.use_lock(%lock_go_0_2, AcquireGreaterEqual, 1) loc("d.py":16:0)' in lines
+    assert [ln for ln in lines if ln.startswith("aie.use_lock(%lock_go_0_2")] == [
+        'aie.use_lock(%lock_go_0_2, Acquire, 1) loc("d.py":16:0)',
+        'aie.use_lock(%lock_go_0_2, Acquire, 2) loc("d.py":16:0)']
     assert [ln for ln in lines if ln.startswith("aiex.set_lock")] == [
         'aiex.set_lock(%lock_go_0_2, 1) loc("d.py":22:0)',
-        'aiex.set_lock(%lock_go_0_2, 1) loc("d.py":27:0)']
+        'aiex.set_lock(%lock_go_0_2, 2) loc("d.py":27:0)']
     # aie-assign-lock-ids numbers the design's lock before the objectfifo lowering: id 0
     assert placed.physical is not None
     locks = [(lk.name, lk.id) for lk in placed.physical.locks if lk.tile == (0, 2)]
@@ -626,33 +661,138 @@ def test_barrier_gates_each_pass(design_file: DesignFile) -> None:
     assert sum(u.amount for u in table[(0, 2)].locks) == 5
     sets = [s for s in shim_program(placed) if not isinstance(s, ShimRtpWrite)
             and hasattr(s, "barrier")]
-    assert [(s.column, s.row, s.address, s.value) for s in sets] == [(0, 2, 0x1F000, 1)] * 2
+    assert [(s.column, s.row, s.address, s.value) for s in sets] == [
+        (0, 2, 0x1F000, 1), (0, 2, 0x1F000, 2)]
 
 
-def test_barrier_orders_a_rewrite_when_the_data_is_filled_ahead(design_file: DesignFile) -> None:
-    # both halves filled at once: only the second set lets the second call start, so the
-    # rewrite before it cannot race (without the barrier this is an rtp race)
+def test_the_data_orders_a_second_pass_filled_after_the_rewrite(design_file: DesignFile) -> None:
+    """Each half filled after its threshold is written: the data holds the second call, and the
+    core's second wait (for 2) passes once the runtime sets 2."""
+    h = load_design(_gated(design_file, ONE_THEN_TWO, SET_ONE_THEN_TWO))
+    check_design(h.ir)
+    result = simulate(h, {"inp": IMAGE}, check=False)
+    assert _halves(result.outputs["out"], IMAGE) == (True, True)
+
+
+def test_a_loop_of_waits_after_one_set_passes(design_file: DesignFile) -> None:
+    """IRON's meaning: a wait leaves the value in the lock, so after one rt.set_barrier(go, 1)
+    every wait for 1 passes, one per line as mlir-aie's color_threshold waits. aiedsl took each
+    wait to take the value and refused this as a hang ('waits on barrier 'go' 2 time(s) per
+    run, but the runtime lets it through at most 1 time(s)')."""
+    h = load_design(_gated(design_file, WAIT_THEN_WORK, SET_ONCE))
+    check_design(h.ir)
+    result = simulate(h, {"inp": IMAGE}, check=False)
+    assert (result.outputs["out"] == np.minimum(IMAGE, 7)).all()
+
+
+def test_a_loop_of_waits_for_one_value_does_not_order_a_rewrite(design_file: DesignFile) -> None:
+    """Setting 1 again does not hold the second pass: the lock still holds 1 from the first set,
+    so the core's second wait for 1 may pass before the new threshold lands."""
+    path = _gated(design_file, WAIT_THEN_WORK, FILLED_AHEAD.format(second=1))
+    assert check_error(path) == (
+        "d.py:26: error [rtp race]: rt.rtp_write of 'thr'[0] races core[0,0]'s calls that read "
+        "it: they may see the new value or the old one\n"
+        "  limit: a slot is rewritten only when every call the data issued before it may start "
+        "has finished, as the drains waited for before it show (the write is one register "
+        "write: nothing else orders it with the core)\n"
+        "  found: the fills and barrier sets before it let core[0,0] start 2 calls that read the "
+        "slot; the drains waited for show 1 finished, so call 2 may read either value\n"
+        "  d.py:23: the last rt.fill of 'a' before it\n"
+        "  d.py:21: the previous write\n"
+        "  d.py:27: rt.set_barrier to 1, which the lock already holds\n"
+        "  fix: before the rtp_write, rt.sync() on the drains of every call filled so far, and "
+        "issue the fills of the calls that should see the new value after it; setting barrier "
+        "'go' to 1 again (line 27) holds nothing, as a wait leaves the value in the lock: to "
+        "hold the calls that should see the new value, have them wait for a value the barrier "
+        "has not held (wait_for_value(2)) and set it to that after the rtp_write")
+
+
+def test_a_wait_for_a_value_the_barrier_never_holds_is_a_static_hang(
+        design_file: DesignFile) -> None:
+    """A wait passes only while the lock holds its value, and only the initial value and the
+    sets give it one: a wait for any other value never passes, whatever the timing."""
+    waits_for_two = WAIT_THEN_WORK.replace("go.wait_for_value(1)", "go.wait_for_value(2)")
+    limit = ("  limit: a wait passes while the barrier holds its value (aie.use_lock Acquire: it "
+             "blocks until the core's lock equals the value, and leaves it); the lock holds "
+             "only its initial value and the values rt.set_barrier gives it\n")
+    assert check_error(_gated(design_file, waits_for_two, SET_ONCE)) == (
+        "d.py:16: error [hang: barrier]: core[0,0] waits for barrier 'go' to hold 2, which it "
+        "never holds\n" + limit +
+        "  found: it holds 0 (initial), 1 (line 22)\n"
+        "  d.py:22: rt.set_barrier to 1\n"
+        "  fix: rt.set_barrier('go', 2) in the runtime sequence where the core may go on, or "
+        "wait for a value the runtime sets (1)")
+    unset = SET_ONCE.replace("        rt.set_barrier(go, 1)\n", "")
+    assert check_error(_gated(design_file, waits_for_two, unset)) == (
+        "d.py:16: error [hang: barrier]: core[0,0] waits for barrier 'go' to hold 2, which it "
+        "never holds\n" + limit +
+        "  found: it holds 0 (initial)\n"
+        "  fix: rt.set_barrier('go', 2) in the runtime sequence where the core may go on")
+    # a barrier that starts at 2 holds it: the wait passes with no set at all
+    starts_at_two = GATED.format(core=waits_for_two, rt=unset).replace(
+        'barrier(name="go")', 'barrier(name="go", initial=2)')
+    check_design(load_design(design_file(starts_at_two)).ir)
+
+
+def test_the_simulator_holds_a_core_until_the_set(design_file: DesignFile) -> None:
+    """The core has its data (the fill waited for) long before the runtime sets the barrier:
+    its first call starts only once the set is done."""
     rt = ("rt.rtp_write(thr, 0, 7)\n"
-          "        rt.set_barrier(go, 1)\n"
-          "        rt.fill(a, inp)\n"
-          "        rt.drain(b, out, (0, [512], [1]))\n"
+          "        rt.fill(a, inp, wait=True)\n"
           "        rt.sync()\n"
-          "        rt.rtp_write(thr, 0, 9)\n"
           "        rt.set_barrier(go, 1)\n"
-          "        rt.drain(b, out, (512, [512], [1]))")
+          "        rt.drain(b, out)")
     h = load_design(_gated(design_file, WAIT_THEN_WORK, rt))
     check_design(h.ir)
-    inp = (np.arange(1024) % 256).astype(np.uint8)
-    out = simulate(h, {"inp": inp}, check=False).outputs["out"]
-    assert (out[:512] == np.minimum(inp[:512], 7)).all()
-    assert (out[512:] == np.minimum(inp[512:], 9)).all()
+    result = simulate(h, {"inp": IMAGE}, check=False, trace="t.json")
+    assert (result.outputs["out"] == np.minimum(IMAGE, 7)).all()
+    m = result.machine
+    assert m.runtime is not None
+    (set_done,) = [end for _, end, label in m.runtime.spans if label == "set barrier go"]
+    (dma,) = [p for p in m.engine.procs if p.name == "dma core[0,0] <- a"]
+    arrived = dma.spans[0][1]  # the first half is in the core's buffer
+    calls = [start for start, _, _ in m.cores["core[0,0]"].spans]
+    assert len(calls) == 2 and arrived < set_done <= calls[0]
+
+
+def test_a_set_that_replaces_the_value_before_the_core_waits_deadlocks(
+        design_file: DesignFile) -> None:
+    """The runtime sets 1, then 2, while the core still waits for its first data: by the time
+    it waits for 1 the lock holds 2, and a wait passes only while the lock holds its value.
+    Which value a wait finds is timing, which the static check leaves to the simulator; its
+    deadlock report says what the core waits for and what the runtime set."""
+    from aiedsl.sim.explain import Deadlock
+
+    rt = ("rt.rtp_write(thr, 0, 7)\n"
+          "        rt.set_barrier(go, 1)\n"
+          "        rt.set_barrier(go, 2)\n"
+          "        rt.fill(a, inp)\n"
+          "        rt.drain(b, out)")
+    h = load_design(_gated(design_file, WORK_THEN_ONE_THEN_TWO, rt))
+    check_design(h.ir)
+    with pytest.raises(Deadlock) as e:
+        simulate(h, check=False)
+    assert str(e.value) == (
+        "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
+        "blocked)\n"
+        "  the runtime waits at the end of its sequence for its drain of 'b' (line 25) to "
+        "complete (d.py:20)\n"
+        "  <- the shim DMA (0,0) draining 'b' waits for data (d.py:8)\n"
+        "  <- the DMA of core[0,0] (0,2) sending 'b' waits for core[0,0] to release an element "
+        "to send (d.py:8)\n"
+        "  <- core[0,0] (0,2) waits for barrier 'go' to hold 1; it holds 2 (it started at 0; "
+        "the runtime set it to 1 (line 22), then 2 (line 23)) (d.py:17)\n"
+        "  <- back to the runtime: a wait-for cycle\n"
+        "  fix: set barrier 'go' to another value only once the core is past its wait for 1 "
+        "(e.g. after an rt.sync() on a drain the core reaches past that wait): a wait passes "
+        "only while the barrier holds its value, and a set replaces the value")
 
 
 def test_a_gated_core_still_races_a_rewrite_before_its_calls_finished(
         design_file: DesignFile) -> None:
     # the first set lets the first call start; nothing waited for shows it finished
-    rt = TWO_PASSES.replace("        rt.sync()\n", "")
-    assert check_error(_gated(design_file, WAIT_THEN_WORK, rt)).splitlines()[0::2] == [
+    rt = SET_ONE_THEN_TWO.replace("        rt.sync()\n", "")
+    assert check_error(_gated(design_file, ONE_THEN_TWO, rt)).splitlines()[0::2] == [
         "d.py:25: error [rtp race]: rt.rtp_write of 'thr'[0] races core[0,0]'s calls that read "
         "it: they may see the new value or the old one",
         "  found: the fills and barrier sets before it let core[0,0] start 1 call that reads the "
@@ -663,7 +803,8 @@ def test_a_gated_core_still_races_a_rewrite_before_its_calls_finished(
 def test_barrier_lock_named_like_a_fifo_is_refused(design_file: DesignFile) -> None:
     """Barrier 'go' waited on in core (0, 2) is the lock go_0_2: a fifo of that name is a second
     definition of the symbol."""
-    src = GATED.format(core=WAIT_THEN_WORK, rt=TWO_PASSES).replace('name="b"', 'name="go_0_2"')
+    src = GATED.format(core=ONE_THEN_TWO, rt=SET_ONE_THEN_TWO).replace('name="b"',
+                                                                         'name="go_0_2"')
     assert check_error(design_file(src)) == (
         "d.py:10: error [name]: barrier 'go''s lock 'go_0_2' has the name of the fifo 'go_0_2'\n"
         "  limit: every symbol of a device is unique (a barrier's lock in the core of tile "
@@ -672,46 +813,10 @@ def test_barrier_lock_named_like_a_fifo_is_refused(design_file: DesignFile) -> N
         "  fix: rename the barrier or the fifo")
 
 
-def test_barrier_waited_more_often_than_set_is_a_static_hang(design_file: DesignFile) -> None:
-    rt = TWO_PASSES.replace("        rt.set_barrier(go, 1)\n        rt.fill(a, inp, (512",
-                            "        rt.fill(a, inp, (512")
-    assert check_error(_gated(design_file, WAIT_THEN_WORK, rt)) == (
-        "d.py:16: error [hang: barrier]: core[0,0] waits on barrier 'go' 2 time(s) per run, but "
-        "the runtime lets it through at most 1 time(s)\n"
-        "  limit: each wait for v takes v from the core's lock; only the initial value and "
-        "rt.set_barrier give it (a set replaces the value)\n"
-        "  found: 2 wait(s) for 1; initial 0, 1 set(s)\n"
-        "  d.py:22: rt.set_barrier to 1\n"
-        "  fix: rt.set_barrier('go', 1) once before each wait (after the core took the previous "
-        "value, e.g. after an rt.sync())")
-
-
-def test_two_sets_before_the_core_waits_deadlock_and_the_simulator_says_why(
-        design_file: DesignFile) -> None:
-    """Two sets land while the core still waits for its first data: the second replaces the
-    first (1 stays 1), so the second wait never passes. The static bound (two sets, two waits)
-    cannot see it; the simulator's deadlock report does."""
-    from aiedsl.sim.explain import Deadlock
-
-    rt = ("rt.rtp_write(thr, 0, 7)\n"
-          "        rt.set_barrier(go, 1)\n"
-          "        rt.set_barrier(go, 1)\n"
-          "        rt.fill(a, inp)\n"
-          "        rt.drain(b, out)")
-    with pytest.raises(Deadlock) as e:
-        simulate(load_design(_gated(design_file, WORK_THEN_WAIT, rt)), check=False)
-    text = str(e.value)
-    assert ("core[0,0] (0,2) waits for barrier 'go' to hold 1; its lock holds 0 (it started at 0, "
-            "the runtime set it 2 time(s) (line 22, 23), each set replacing what the lock held) "
-            "(d.py:17)") in text
-    assert text.endswith("  fix: set a barrier once per wait, after the core took the previous "
-                         "value (e.g. after an rt.sync()): a set replaces the lock's value")
-
-
 def test_gated_core_reads_a_slot_written_after_the_set(design_file: DesignFile) -> None:
-    rt = TWO_PASSES.replace("rt.rtp_write(thr, 0, 7)\n        rt.set_barrier(go, 1)",
-                            "rt.set_barrier(go, 1)\n        rt.rtp_write(thr, 0, 7)")
-    assert check_error(_gated(design_file, WAIT_THEN_WORK, rt)) == (
+    rt = SET_ONE_THEN_TWO.replace("rt.rtp_write(thr, 0, 7)\n        rt.set_barrier(go, 1)",
+                                  "rt.set_barrier(go, 1)\n        rt.rtp_write(thr, 0, 7)")
+    assert check_error(_gated(design_file, ONE_THEN_TWO, rt)) == (
         "d.py:18: error [rtp order]: core[0,0] reads rtp 'thr'[0], which the runtime does not "
         "write before it first sets the barrier the core waits on\n"
         "  limit: a slot a barrier-gated core reads is written before the barrier's first set\n"
@@ -721,7 +826,7 @@ def test_gated_core_reads_a_slot_written_after_the_set(design_file: DesignFile) 
 
 
 def test_barrier_rejections(design_file: DesignFile) -> None:
-    src = GATED.format(core=WAIT_THEN_WORK, rt=TWO_PASSES)
+    src = GATED.format(core=WAIT_THEN_WORK, rt=SET_ONE_THEN_TWO)
     assert load_error(design_file(src.replace("rt.set_barrier(go, 1)\n        rt.fill(a, inp, "
                                               "(0", "rt.set_barrier(go, 64)\n        rt.fill("
                                               "a, inp, (0"))) == (
@@ -733,14 +838,13 @@ def test_barrier_rejections(design_file: DesignFile) -> None:
         == ("d.py:16: error [barrier]: barrier 'go' is waited on for value 0\n"
             "  limit: an int from 1 to 63 (a lock's value)\n"
             "  found: 0\n"
-            "  fix: wait for 1 and set the barrier to 1 before each wait")
+            "  fix: wait for a value rt.set_barrier gives it, e.g. 1")
     assert load_error(design_file(src.replace('rt.set_barrier(go, 1)\n        rt.fill(a, inp, '
                                               '(0', 'rt.set_barrier("og", 1)\n        rt.fill('
                                               'a, inp, (0'))).startswith(
         "d.py:22: error [runtime]: rt.set_barrier of 'og', which is not a barrier of this "
         "design\n  limit: the design's barriers: 'go'\n")
-    unused = src.replace("go.wait_for_value(1)\n            ", "").replace(
-        "        rt.set_barrier(go, 1)\n", "")
+    unused = src.replace("go.wait_for_value(1)\n            ", "")
     assert load_error(design_file(unused)) == (
         "d.py:10: error [barrier unused]: barrier 'go' is never waited on by a core\n"
         "  limit: a barrier is a lock in each core that waits on it\n"
@@ -749,9 +853,9 @@ def test_barrier_rejections(design_file: DesignFile) -> None:
 
 def test_a_barrier_set_after_the_sync_that_waits_for_its_core_says_to_move_it(
         design_file: DesignFile) -> None:
-    """The runtime waits at rt.sync() for a drain the core reaches only past its second wait,
-    and sets the barrier after that sync: the fix said 'set it after an rt.sync()', which is
-    the mistake."""
+    """The runtime waits at rt.sync() for a drain the core reaches only past its wait for 2,
+    and sets 2 after that sync: the fix said 'set it after an rt.sync()', which is the
+    mistake."""
     from aiedsl.sim.explain import Deadlock
 
     rt = ("rt.rtp_write(thr, 0, 7)\n"
@@ -759,13 +863,22 @@ def test_a_barrier_set_after_the_sync_that_waits_for_its_core_says_to_move_it(
           "        rt.fill(a, inp)\n"
           "        rt.drain(b, out)\n"
           "        rt.sync()\n"
-          "        rt.set_barrier(go, 1)")
-    handle = load_design(_gated(design_file, WAIT_THEN_WORK, rt))
+          "        rt.set_barrier(go, 2)")
+    handle = load_design(_gated(design_file, ONE_THEN_TWO, rt))
     check_design(handle.ir)
     with pytest.raises(Deadlock) as e:
         simulate(handle, check=False)
-    assert str(e.value).endswith(
-        "  fix: move rt.set_barrier('go', 1) (line 26) before the rt.sync() at line 25: that "
+    assert str(e.value) == (
+        "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
+        "blocked)\n"
+        "  the runtime waits at rt.sync() for its drain of 'b' (line 24) to complete (d.py:25)\n"
+        "  <- the shim DMA (0,0) draining 'b' waits for data (d.py:8)\n"
+        "  <- the DMA of core[0,0] (0,2) sending 'b' waits for core[0,0] to release an element "
+        "to send (d.py:8)\n"
+        "  <- core[0,0] (0,2) waits for barrier 'go' to hold 2; it holds 1 (it started at 0; "
+        "the runtime set it to 1 (line 22)) (d.py:16)\n"
+        "  <- back to the runtime: a wait-for cycle\n"
+        "  fix: move rt.set_barrier('go', 2) (line 26) before the rt.sync() at line 25: that "
         "sync waits for a drain the core can only reach past its wait, so the set after it "
         "never comes")
 

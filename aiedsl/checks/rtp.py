@@ -20,8 +20,9 @@ written by then is a :class:`~aiedsl.sim.state.SimFault` naming the slot and the
 A core that waits on a runtime barrier (IRON's ``WorkerRuntimeBarrier``, :func:`aiedsl.barrier`)
 is ordered by the barrier instead: its slots are written before the barrier's first set, a
 rewrite is held to the second rule with the sets counted among what lets a call start (a call
-past a wait needs the set that lets it through), and :func:`check_barriers` finds the waits no
-set can ever let through (a static hang).
+past a wait for v needs the barrier to have held v; a wait leaves the value in the lock, so
+every later wait for v passes too, until a set replaces it), and :func:`check_barriers` finds
+the waits for a value the barrier never holds (a static hang).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from aiedsl.ir.program import calls, walk
 from aiedsl.errors import DesignError
 from aiedsl.ir.reach import Reach, waits_on_barrier
 from aiedsl.ir import BarrierWait, Design, Loc, RtpArg, RtpWrite, SetBarrier, Transfer
+from aiedsl.targets import get_target
 
 
 def check_rtps(d: Design) -> None:
@@ -106,6 +108,17 @@ def _check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, read
         started = f"{may} call{'s' * (may != 1)} that read{'s' * (may == 1)}"
         gated = waits_on_barrier(next(c for c in d.cores if c.name == core))
         given = "the fills and barrier sets" if gated else "the fills"
+        same = _same_value_again(d, core, point) if gated else None
+        hint = ""
+        if same is not None:
+            again, fresh = same
+            related.append((f"rt.set_barrier to {again.value}, which the lock already holds",
+                            again.loc))
+            hint = (f"; setting barrier '{again.barrier}' to {again.value} again (line "
+                    f"{again.loc.line}) holds nothing, as a wait leaves the value in the lock: "
+                    "to hold the calls that should see the new value, have them wait for a "
+                    f"value the barrier has not held (wait_for_value({fresh})) and set it to "
+                    "that after the rtp_write")
         raise DesignError(
             "rtp race", f"rt.rtp_write of '{op.rtp}'[{op.index}] races {core}'s calls that "
             "read it: they may see the new value or the old one", loc=op.loc,
@@ -116,7 +129,25 @@ def _check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, read
             f"waited for show {must} finished, so {either} may read either value",
             related=related,
             fix="before the rtp_write, rt.sync() on the drains of every call filled so far, "
-            "and issue the fills of the calls that should see the new value after it")
+            "and issue the fills of the calls that should see the new value after it" + hint)
+
+
+def _same_value_again(d: Design, core: str, point: int) -> tuple[SetBarrier, int] | None:
+    """When the runtime's next set, after ``point``, of a barrier ``core`` waits on gives it a
+    value it already held before ``point``: that set, and the least value the barrier has not
+    held (a wait for it would hold the core until a set of it)."""
+    top = get_target(d.device).max_lock_value
+    for b in d.barriers:
+        if core not in b.cores:
+            continue
+        held = {b.init} | {op.value for op in d.runtime[:point]
+                           if isinstance(op, SetBarrier) and op.barrier == b.name}
+        again = next((op for op in d.runtime[point:]
+                      if isinstance(op, SetBarrier) and op.barrier == b.name), None)
+        fresh = next((v for v in range(1, top + 1) if v not in held), None)
+        if again is not None and again.value in held and fresh is not None:
+            return again, fresh
+    return None
 
 
 def _check_gated(d: Design, gated: dict[str, set[str]]) -> None:
@@ -153,37 +184,40 @@ def _check_gated(d: Design, gated: dict[str, set[str]]) -> None:
 
 
 def check_barriers(d: Design) -> None:
-    """A static hang: a core that waits on a barrier more often per run than the runtime's sets
-    (and the initial value) can ever let it through waits forever.
+    """A static hang: a core that waits for a value its barrier never holds waits forever.
 
-    A wait for v takes v from the lock; a set replaces the lock's value, so the sets let at
-    most ``init // v + sum(set // v)`` waits through (fewer when a set lands before the core
-    took the previous value: the simulator's deadlock report says so).
+    A wait is ``aie.use_lock(lock, Acquire, v)``: it blocks until the lock holds v and leaves
+    it there. Only the initial value and ``rt.set_barrier`` (which replaces the value) give the
+    lock a value, so a wait for any other value never passes. Which of the values it holds a
+    wait finds depends on timing (a set to 2 before the core reached its wait for 1): the
+    simulator's deadlock report says so.
     """
     sets: dict[str, list[SetBarrier]] = {}
     for op in d.runtime:
         if isinstance(op, SetBarrier):
             sets.setdefault(op.barrier, []).append(op)
     for core in d.cores:
-        waits: dict[str, list[tuple[BarrierWait, int]]] = {}
-        for step, mult in walk(core.body):
-            if isinstance(step, BarrierWait):
-                waits.setdefault(step.barrier, []).append((step, mult))
-        for name, ws in waits.items():
-            b = d.barrier(name)
-            v = min(w.value for w, _ in ws)
-            needed = sum(mult for _, mult in ws)
-            given = b.init // v + sum(s.value // v for s in sets.get(name, []))
-            if needed > given:
-                first = ws[0][0]
-                raise DesignError(
-                    "hang: barrier", f"{core.name} waits on barrier '{name}' {needed} time(s) "
-                    f"per run, but the runtime lets it through at most {given} time(s)",
-                    loc=first.loc, limit="each wait for v takes v from the core's lock; only "
-                    "the initial value and rt.set_barrier give it (a set replaces the value)",
-                    found=f"{needed} wait(s) for {v}; initial {b.init}, "
-                    f"{len(sets.get(name, []))} set(s)",
-                    related=[(f"rt.set_barrier to {s.value}", s.loc)
-                             for s in sets.get(name, [])[:3]],
-                    fix=f"rt.set_barrier('{name}', {v}) once before each wait (after the core "
-                    "took the previous value, e.g. after an rt.sync())")
+        for step, _ in walk(core.body):
+            if not isinstance(step, BarrierWait):
+                continue
+            b = d.barrier(step.barrier)
+            given = sets.get(b.name, [])
+            if step.value == b.init or any(s.value == step.value for s in given):
+                continue
+            first: dict[int, SetBarrier] = {}
+            for s in given:
+                first.setdefault(s.value, s)
+            holds = [f"{b.init} (initial)"] + [
+                f"{v} (line {s.loc.line})" for v, s in first.items() if v != b.init]
+            other = [str(v) for v in first if v != b.init]
+            raise DesignError(
+                "hang: barrier", f"{core.name} waits for barrier '{b.name}' to hold "
+                f"{step.value}, which it never holds", loc=step.loc,
+                limit="a wait passes while the barrier holds its value (aie.use_lock Acquire: "
+                "it blocks until the core's lock equals the value, and leaves it); the lock "
+                "holds only its initial value and the values rt.set_barrier gives it",
+                found="it holds " + ", ".join(holds),
+                related=[(f"rt.set_barrier to {s.value}", s.loc) for s in first.values()][:3],
+                fix=f"rt.set_barrier('{b.name}', {step.value}) in the runtime sequence where "
+                "the core may go on" + (f", or wait for a value the runtime sets ("
+                                        f"{', '.join(other)})" if other else ""))

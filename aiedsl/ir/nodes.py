@@ -242,15 +242,17 @@ class Loop(_Node):
 
 
 class BarrierWait(_Node):
-    """Wait until this core's lock of runtime barrier ``barrier`` holds at least ``value``, then
-    take ``value`` from it (``aie.use_lock(..., AcquireGreaterEqual, value)``)."""
+    """Wait until this core's lock of runtime barrier ``barrier`` holds ``value``, leaving the
+    value there (``aie.use_lock(..., Acquire, value)``, IRON's ``wait_for_value``: AIE2's
+    acquire-equal, which does not change the lock). Waits for a value the lock still holds pass
+    at once, however many."""
 
     op: Literal["barrier_wait"] = "barrier_wait"
     """The tag that tells core ops apart in ``design.json``."""
     barrier: str
     """The :class:`Barrier`'s name."""
     value: int
-    """The value waited for, and taken from the lock."""
+    """The value waited for (the lock keeps it)."""
     loc: Loc
     """The design-file line of the wait."""
 
@@ -352,7 +354,8 @@ class Local(_Node):
 
 class Barrier(_Node):
     """A runtime barrier (IRON's ``WorkerRuntimeBarrier``): one lock in each core that waits on
-    it, which the runtime sequence sets (``aiex.set_lock``) and the core acquires."""
+    it, which the runtime sequence sets (``aiex.set_lock``) and the core waits on until it holds
+    a value (:class:`BarrierWait`)."""
 
     name: str
     """Its name, which the runtime sequence and the cores refer to it by."""

@@ -1,18 +1,27 @@
 """How far each core's program can have run, and must have run, at a point of the runtime
 sequence, counted from the transfers issued and waited for before it.
 
-A core blocks only on its acquires. From the fills issued before a point, each consume acquire
-can be granted only as far as the data issued reaches; walking the program until an acquire asks
-for more gives an upper bound on the calls that may have *started* there (``could_run``). From the
-drains waited for before a point, the elements consumed downstream were produced, so the core has
-passed the release that handed on the last of them; walking until those releases gives a lower
-bound on the calls that have *finished* (``must_have_run``). Produce acquires are taken to be
-granted at once (a free buffer is the usual case, and a bound that assumes it stays an upper
-bound).
+A core blocks only on its acquires and barrier waits. From the fills issued before a point, each
+consume acquire can be granted only as far as the data issued reaches; walking the program until
+an acquire asks for more gives an upper bound on the calls that may have *started* there
+(``could_run``). From the drains waited for before a point, the elements consumed downstream were
+produced, so the core has passed the release that handed on the last of them; walking until those
+releases gives a lower bound on the calls that have *finished* (``must_have_run``). Produce
+acquires are taken to be granted at once (a free buffer is the usual case, and a bound that
+assumes it stays an upper bound).
+
+A runtime barrier's wait for v (``aie.use_lock(lock, Acquire, v)``) passes while the core's lock
+holds v and leaves it there; the lock holds its initial value, then each value the runtime sets,
+in order. So the upper bound lets a core's waits through as far as they can be matched, in
+program order, to that sequence of values up to the point (each wait to the value the wait
+before it passed on, or to one set after that; matching each to the earliest it can goes
+furthest). A wait does not change the lock, so the lower bound need not count them: a core past
+a release is past every wait before it.
 
 Loops are not unrolled: a loop body's releases, calls and largest acquire window are summed once
 and whole iterations are applied arithmetically, so a walk costs what the loop nest has ops, not
-what it runs.
+what it runs (a body's barrier waits are matched an iteration at a time, until an iteration
+leaves every match where it was: the rest pass alike).
 
 Before the second batch's parameter writes (op 8, after both drains of the first batch were
 waited for), core[0,0] has read its threshold at most and at least 8 times:
@@ -36,6 +45,8 @@ from aiedsl.ir import (Acquire, BarrierWait, Call, Core, Design, Endpoint, Loop,
 
 Key = tuple[str, str]
 """(fifo, port) of an acquire or release."""
+Held = dict[str, tuple[int, ...]]
+"""Per barrier, the values its lock holds in turn: the initial value, then each set's."""
 Slot = tuple[str, int]
 """(rtp, index) of a runtime-parameter slot."""
 
@@ -46,8 +57,9 @@ UNBOUNDED = 1 << 62
 @dataclass
 class Progress:
     """Where a walk of one core's program stopped: what it had released, the furthest element
-    of each consumed fifo it had acquired (its producer had made them all), and which rtp slots
-    its calls had read (a call reading a slot twice counts once)."""
+    of each consumed fifo it had acquired (its producer had made them all), which rtp slots its
+    calls had read (a call reading a slot twice counts once), and where in each barrier's
+    sequence of values its last wait was matched."""
 
     released: Counter[Key] = field(default_factory=Counter)
     """Elements released, per (fifo, port)."""
@@ -55,12 +67,16 @@ class Progress:
     """Calls that read each rtp slot."""
     acquired: Counter[Key] = field(default_factory=Counter)
     """Per consumed (fifo, port): the furthest element acquired."""
+    gate: Counter[str] = field(default_factory=Counter)
+    """Per barrier: the index, in its :data:`Held` values, its last wait passed on (0, the
+    initial value, before any wait)."""
 
 
 @dataclass(frozen=True)
 class _Summary:
-    """One pass over a body: its releases, its calls' slot reads, and for each consume key the
-    most elements past those released at its start that it holds at once."""
+    """One pass over a body: its releases, its calls' slot reads, for each consume key the
+    most elements past those released at its start that it holds at once, and whether it waits
+    on a barrier."""
 
     delta: Counter[Key]
     """Elements released in one pass, per (fifo, port)."""
@@ -68,12 +84,8 @@ class _Summary:
     """Calls in one pass that read each rtp slot."""
     window: dict[Key, int]
     """Per consume key: the most elements past those released at the pass's start held at once."""
-
-
-def _gate(barrier: str) -> Key:
-    """The key counting a core's passes through ``barrier`` (no fifo name has a space, so it
-    cannot collide with one)."""
-    return (f"barrier {barrier}", "wait")
+    gated: bool = False
+    """Whether the body (or a loop in it) waits on a barrier."""
 
 
 def _called(kernel: str) -> Key:
@@ -92,14 +104,13 @@ def _summary(ops: tuple[Op, ...], memo: dict[int, _Summary]) -> _Summary:
     delta: Counter[Key] = Counter()
     reads: Counter[Slot] = Counter()
     window: dict[Key, int] = {}
+    gated = False
     for op in ops:
         if isinstance(op, Acquire) and op.port == "consume":
             held: Key = (op.fifo, op.port)
             window[held] = max(window.get(held, 0), delta[held] + op.count)
-        elif isinstance(op, BarrierWait):  # one pass through the barrier: taken and done
-            gate = _gate(op.barrier)
-            window[gate] = max(window.get(gate, 0), delta[gate] + 1)
-            delta[gate] += 1
+        elif isinstance(op, BarrierWait):  # matched by _through, not counted
+            gated = True
         elif isinstance(op, Release):
             delta[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
@@ -107,6 +118,7 @@ def _summary(ops: tuple[Op, ...], memo: dict[int, _Summary]) -> _Summary:
             delta[_called(op.kernel)] += 1
         elif isinstance(op, Loop) and op.count > 0:
             inner = _summary(op.body, memo)
+            gated = gated or inner.gated
             for key, w in inner.window.items():
                 # releases only grow, so the last iteration holds the furthest window
                 last = delta[key] + (op.count - 1) * inner.delta[key] + w
@@ -115,26 +127,69 @@ def _summary(ops: tuple[Op, ...], memo: dict[int, _Summary]) -> _Summary:
                 delta[key] += op.count * n
             for slot, n in inner.reads.items():
                 reads[slot] += op.count * n
-    memo[id(ops)] = s = _Summary(delta, reads, window)
+    memo[id(ops)] = s = _Summary(delta, reads, window, gated)
     return s
+
+
+def _wait(op: BarrierWait, held: Held, gate: Counter[str]) -> bool:
+    """Pass wait ``op`` on the earliest value of its barrier's sequence, at or after where the
+    core's last wait on it passed, that is the value it waits for; False when none is."""
+    values = held.get(op.barrier, ())
+    for i in range(gate[op.barrier], len(values)):
+        if values[i] == op.value:
+            gate[op.barrier] = i
+            return True
+    return False
+
+
+def _through(ops: tuple[Op, ...], held: Held, gate: Counter[str],
+             memo: dict[int, _Summary]) -> bool:
+    """Match the barrier waits of one pass over ``ops`` (``gate`` moves on); False when one
+    cannot be matched (``gate`` is then left part way)."""
+    for op in ops:
+        if isinstance(op, BarrierWait):
+            if not _wait(op, held, gate):
+                return False
+        elif isinstance(op, Loop) and op.count > 0 and _summary(op.body, memo).gated:
+            if _iterations(op.body, op.count, held, gate, memo) < op.count:
+                return False
+    return True
+
+
+def _iterations(body: tuple[Op, ...], most: int, held: Held, gate: Counter[str],
+                memo: dict[int, _Summary]) -> int:
+    """How many whole passes over ``body``, up to ``most``, the barrier waits in it let
+    through, moving ``gate`` past them. A pass that leaves ``gate`` where it was leaves it
+    there every time after, so at most one pass per value of the sequences is matched."""
+    done = 0
+    while done < most:
+        after = gate.copy()
+        if not _through(body, held, after, memo):
+            return done
+        done += 1
+        if +after == +gate:
+            return most
+        gate.clear()
+        gate.update(after)
+    return done
 
 
 def _apply(p: Progress, s: _Summary, times: int) -> None:
     if times > 0:  # the last iteration applied holds the furthest window
         for key, w in s.window.items():
-            if key[1] == "consume":  # not a barrier's passes
-                last = p.released[key] + (times - 1) * s.delta[key] + w
-                p.acquired[key] = max(p.acquired[key], last)
+            last = p.released[key] + (times - 1) * s.delta[key] + w
+            p.acquired[key] = max(p.acquired[key], last)
     for key, n in s.delta.items():
         p.released[key] += times * n
     for slot, n in s.reads.items():
         p.reads[slot] += times * n
 
 
-def _until_blocked(ops: tuple[Op, ...], avail: dict[str, int], p: Progress,
+def _until_blocked(ops: tuple[Op, ...], avail: dict[str, int], held: Held, p: Progress,
                    memo: dict[int, _Summary]) -> bool:
-    """Walk ``ops`` granting consume acquires while ``avail`` (elements per fifo) lasts; True
-    when an acquire blocked (the walk stops there)."""
+    """Walk ``ops`` granting consume acquires while ``avail`` (elements per fifo) lasts and
+    barrier waits while ``held`` has their values; True when one blocked (the walk stops
+    there)."""
     for op in ops:
         if isinstance(op, Acquire) and op.port == "consume":
             taken: Key = (op.fifo, op.port)
@@ -142,10 +197,8 @@ def _until_blocked(ops: tuple[Op, ...], avail: dict[str, int], p: Progress,
                 return True
             p.acquired[taken] = max(p.acquired[taken], p.released[taken] + op.count)
         elif isinstance(op, BarrierWait):
-            gate = _gate(op.barrier)
-            if p.released[gate] + 1 > avail.get(gate[0], UNBOUNDED):
+            if not _wait(op, held, p.gate):
                 return True
-            p.released[gate] += 1
         elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
@@ -160,9 +213,11 @@ def _until_blocked(ops: tuple[Op, ...], avail: dict[str, int], p: Progress,
                     whole = 0
                 elif s.delta[key]:
                     whole = min(whole, room // s.delta[key] + 1)
+            if s.gated:
+                whole = _iterations(op.body, whole, held, p.gate, memo)
             _apply(p, s, whole)
             for _ in range(whole, op.count):  # the first of these blocks
-                if _until_blocked(op.body, avail, p, memo):
+                if _until_blocked(op.body, avail, held, p, memo):
                     return True
     return False
 
@@ -185,8 +240,6 @@ def _until_released(ops: tuple[Op, ...], targets: dict[Key, int], p: Progress,
             p.released[(op.fifo, op.port)] += op.count
             if _met(p, targets):
                 return True
-        elif isinstance(op, BarrierWait):  # counted as in _summary, so loops add up alike
-            p.released[_gate(op.barrier)] += 1
         elif isinstance(op, Call):
             p.reads.update(_slots(op))
             called = _called(op.kernel)
@@ -294,28 +347,21 @@ class Reach:
             running.add(name)
             c = self.cores[name]
             avail = {f: produced(f) for f, port in _keys(c) if port == "consume"}
-            avail.update(self._passes(c, point))
             p = Progress()
-            _until_blocked(c.body, avail, p, self.memo)
+            _until_blocked(c.body, avail, self._held(point), p, self.memo)
             running.discard(name)
             return p
 
         return run(core)
 
-    def _passes(self, core: Core, point: int) -> dict[str, int]:
-        """For each barrier ``core`` waits on, the most waits the initial value and the sets
-        before ``point`` can let through (a set replaces the value, so often fewer)."""
-        least: dict[str, int] = {}
-        for op, _ in walk(core.body):
-            if isinstance(op, BarrierWait):
-                least[op.barrier] = min(least.get(op.barrier, op.value), op.value)
-        out: dict[str, int] = {}
-        for name, v in least.items():
-            given = self.d.barrier(name).init // v + sum(
-                op.value // v for op in self.d.runtime[:point]
-                if isinstance(op, SetBarrier) and op.barrier == name)
-            out[_gate(name)[0]] = given
-        return out
+    def _held(self, point: int) -> Held:
+        """The values each barrier's locks hold in turn before ``point``: the initial value,
+        then each set's (a set replaces the value)."""
+        out = {b.name: [b.init] for b in self.d.barriers}
+        for op in self.d.runtime[:point]:
+            if isinstance(op, SetBarrier):
+                out[op.barrier].append(op.value)
+        return {name: tuple(values) for name, values in out.items()}
 
     # -- lower bound: what the drains waited for prove ----------------------------------------
 

@@ -150,8 +150,10 @@ class BarrierRef:
     cores: list[str]
 
     def wait_for_value(self, value: int) -> None:
-        """In a core function: wait until the barrier holds at least ``value``, then take
-        ``value`` from it (so a barrier set to 1 lets one wait through)."""
+        """In a core function: wait until the barrier holds ``value`` (IRON's meaning:
+        ``aie.use_lock(lock, Acquire, value)``, AIE2's acquire-equal). The wait leaves the value
+        in the lock, so once the runtime set it, every wait for it passes until a set replaces
+        it: a wait in a loop after one ``rt.set_barrier(b, 1)`` passes on every iteration."""
         loc = caller_loc()
         cb = _CORE.get()
         if cb is None:
@@ -164,7 +166,7 @@ class BarrierRef:
             raise DesignError(
                 "barrier", f"barrier '{self.name}' is waited on for value {value!r}", loc=loc,
                 limit=f"an int from 1 to {top} (a lock's value)", found=repr(value),
-                fix="wait for 1 and set the barrier to 1 before each wait")
+                fix="wait for a value rt.set_barrier gives it, e.g. 1")
         if cb.name not in self.cores:
             self.cores.append(cb.name)
         cb.emit(BarrierWait(barrier=self.name, value=value, loc=loc))
@@ -173,8 +175,9 @@ class BarrierRef:
 def barrier(*, name: str, initial: int = 0) -> BarrierRef:
     """Declare a runtime barrier named ``name`` whose locks start at ``initial``: cores wait on
     it (``b.wait_for_value(1)``) until the runtime sets it (``rt.set_barrier(b, 1)``), e.g. to
-    read a runtime parameter only after the host wrote it. A set replaces the lock's value (it
-    does not add to it): set it once per wait, after the core took the previous value.
+    read a runtime parameter only after the host wrote it. A wait leaves the value in the lock
+    and a set replaces it (it does not add to it): to hold a core again, wait for a new value
+    (1 for the first pass, 2 for the second) and set that value when the core may go on.
     """
     loc = caller_loc()
     b = current_design("barrier(...)")

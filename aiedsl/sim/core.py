@@ -353,9 +353,12 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             else:
                 release(lock, count, p.time)
         elif tag == _BAR:
-            # AcquireGreaterEqual: wait for the value, take it; the same lock cost as a fifo's
+            # Acquire (acquire-equal): wait until the lock holds the value, leave it there; the
+            # same lock cost as a fifo's. A set the runtime makes before this clock goes first.
             info["waiting"] = ins[3]
-            yield ("acq", ins[1], ins[2])
+            if heap and heap[0][0] < p.time:
+                yield PAUSE
+            yield ("acq_eq", ins[1], ins[2])
             del info["waiting"]
             p.time += costs.acquire
         elif tag == _LOOP:

@@ -2,9 +2,9 @@
 
 Every actor of a design (a core, a DMA channel, the runtime sequence) is a :class:`Proc` wrapping
 a generator. A generator does non-blocking work directly (release a lock, push data) and yields a
-request when it must block: ``("acq", lock, n)``, ``("get", port, n)``, ``("sent", chunk)``,
-``("work", queue)``, ``("done", token)`` or ``("pause",)`` (after taking a lock itself: it only
-lets earlier clocks go first). The engine resumes the runnable process with the
+request when it must block: ``("acq", lock, n)``, ``("acq_eq", lock, n)``, ``("get", port, n)``,
+``("sent", chunk)``, ``("work", queue)``, ``("done", token)`` or ``("pause",)`` (after taking a
+lock itself: it only lets earlier clocks go first). The engine resumes the runnable process with the
 smallest local time; a blocked process waits on the object that can satisfy it and is retried when
 that object changes. When nothing can run, the caller inspects who waits on what.
 
@@ -198,8 +198,8 @@ class Engine:
         self.order = itertools.count(1)
         """Where each process made runnable stands among those of the same clock."""
         self._handlers: dict[str, Callable[[Proc, Request], bool]] = {
-            "acq": self.acquire, "get": self.get, "sent": self.sent, "work": self._work,
-            "done": self._done, "pause": self._pause}
+            "acq": self.acquire, "acq_eq": self.acquire_equal, "get": self.get,
+            "sent": self.sent, "work": self._work, "done": self._done, "pause": self._pause}
 
     def spawn(self, proc: Proc, gen_fn: Callable[[Proc], Gen]) -> Proc:
         """Start ``proc`` running ``gen_fn(proc)``."""
@@ -316,6 +316,22 @@ class Engine:
                 if u > t:
                     t = u
             p.time = t
+            p.request = None
+            return True
+        lock.waiters.append(p)
+        return False
+
+    @staticmethod
+    def acquire_equal(p: Proc, req: Request) -> bool:
+        """``("acq_eq", lock, n)``: wait until the lock holds exactly ``n`` units and take none
+        (AIE2's acquire-equal, a runtime barrier's wait); the clock moves to when it took that
+        value. Only the runtime's sets change such a lock: each replaces every unit with units
+        of its own time, and wakes the waiters."""
+        lock, n = req[1], req[2]
+        units = lock.units
+        if len(units) == n:
+            if units and units[-1] > p.time:
+                p.time = units[-1]
             p.request = None
             return True
         lock.waiters.append(p)

@@ -89,7 +89,7 @@ def _next(m: Machine, p: Proc) -> Proc | None:
     if req is None:
         return None
     kind = req[0]
-    if kind == "acq":
+    if kind in ("acq", "acq_eq"):  # a barrier's lock (acq_eq): the runtime sets it
         return req[1].releaser
     if kind == "get":
         return req[1].conn.sender
@@ -246,32 +246,50 @@ def _capped_end(m: Machine, chain: list[Proc]) -> tuple[str, str, int] | None:
 
 
 def _barrier_wait(m: Machine, p: Proc, op: BarrierWait) -> str:
-    """A core waiting on a runtime barrier: what its lock holds and what the runtime's sets
-    gave it (a set replaces the lock's value, so two sets before a wait admit one wait)."""
+    """A core waiting on a runtime barrier: the value it waits for, the value its lock holds,
+    and the values the runtime's sets gave it so far (a set replaces the value; a wait passes
+    only while the lock holds the value it waits for)."""
     lock = m.barrier_locks[(op.barrier, p.name)]
     b = m.design.barrier(op.barrier)
     done = _runtime_pos(m) if m.runtime is not None and not m.runtime.finished \
         else len(m.design.runtime)
     issued = [s for i, s in enumerate(m.design.runtime)
               if i < done and isinstance(s, SetBarrier) and s.barrier == op.barrier]
-    lines = ", ".join(str(s.loc.line) for s in issued)
-    given = (f"the runtime set it {len(issued)} time(s) (line {lines}), each set replacing what "
-             "the lock held" if issued else "the runtime has not set it")
-    return (f"{_subject(p)} waits for barrier '{op.barrier}' to hold {op.value}; its lock holds "
-            f"{len(lock.units)} (it started at {b.init}, {given})")
+    sets = [f"{s.value} (line {s.loc.line})" for s in issued]
+    if len(sets) > 4:
+        sets = [*sets[:2], f"{len(sets) - 3} more", sets[-1]]
+    given = ("the runtime set it to " + ", then ".join(sets) if issued
+             else "the runtime has not set it")
+    return (f"{_subject(p)} waits for barrier '{op.barrier}' to hold {op.value}; it holds "
+            f"{len(lock.units)} (it started at {b.init}; {given})")
 
+
+def _barrier_fix(m: Machine, gate: BarrierWait) -> str:
+    """The fix for a core stuck at ``gate``: set the value it waits for, or stop replacing it
+    before the core gets there."""
+    b = m.design.barrier(gate.barrier)
+    held = [s for s in m.design.runtime
+            if isinstance(s, SetBarrier) and s.barrier == b.name and s.value == gate.value]
+    if not held and b.init != gate.value:
+        return (f"rt.set_barrier('{b.name}', {gate.value}) in the runtime sequence where the "
+                f"core may go on: nothing sets barrier '{b.name}' to {gate.value}")
+    return (f"set barrier '{b.name}' to another value only once the core is past its wait for "
+            f"{gate.value} (e.g. after an rt.sync() on a drain the core reaches past that "
+            "wait): a wait passes only while the barrier holds its value, and a set replaces "
+            "the value")
 
 
 def _set_after_the_wait(m: Machine, gate: BarrierWait) -> tuple[Wait, SetBarrier] | None:
-    """When the runtime is stuck in a wait and sets ``gate``'s barrier only after it: that
-    wait and the set (the runtime waits for the core, the core for the set)."""
+    """When the runtime is stuck in a wait and sets ``gate``'s barrier to the value it waits
+    for only after it: that wait and the set (the runtime waits for the core, the core for the
+    set)."""
     rt = m.runtime
     sync = rt.info.get("waiting") if rt is not None and not rt.finished else None
     if not isinstance(sync, Wait):
         return None
     pos = _runtime_pos(m)
-    later = next((s for s in m.design.runtime[pos + 1:]
-                  if isinstance(s, SetBarrier) and s.barrier == gate.barrier), None)
+    later = next((s for s in m.design.runtime[pos + 1:] if isinstance(s, SetBarrier)
+                  and s.barrier == gate.barrier and s.value == gate.value), None)
     return (sync, later) if later is not None else None
 
 def _finished(m: Machine, p: Proc) -> tuple[str, Loc | None]:
@@ -329,8 +347,7 @@ def explain(m: Machine) -> Deadlock:
                f"before the rt.sync() at line {sync.loc.line}: that sync waits for a drain the "
                "core can only reach past its wait, so the set after it never comes")
     elif gate is not None:
-        fix = ("set a barrier once per wait, after the core took the previous value (e.g. after "
-               "an rt.sync()): a set replaces the lock's value")
+        fix = _barrier_fix(m, gate)
     elif cycle and p is m.runtime:
         waiting = m.runtime.info.get("waiting")
         where = "rt.wait()" if isinstance(waiting, Wait) and waiting.by == "wait" else "rt.sync()"

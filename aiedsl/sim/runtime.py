@@ -30,7 +30,7 @@ def run_runtime(m: Machine, p: Proc) -> Gen:
             # one register write: the lock takes the value, whatever it held
             _work(p, costs.register_write, f"set barrier {op.barrier}", engine.trace)
             if engine.heap and engine.heap[0][0] < p.time:
-                # a core may take the lock's value before this set replaces it: earlier first
+                # a core may pass a wait on the value this set replaces: earlier clocks first
                 yield PAUSE
             lock = m.barrier_locks[(op.barrier, op.core)]
             lock.units.clear()
