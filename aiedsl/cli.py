@@ -1,8 +1,9 @@
 """The ``aiedsl`` command line: thin wrappers that parse arguments, call the library, print.
 
 Every :class:`~aiedsl.errors.DesignError` is printed as is, without a traceback, and exits 2
-(``AIEDSL_TRACEBACK=1`` shows the traceback); an output path the system refuses is one too
-(:func:`aiedsl.files.os_error`). A :class:`~aiedsl.errors.ToolchainError` exits 4
+(``AIEDSL_TRACEBACK=1`` prints the traceback before it, the exit code unchanged); an output
+path the system refuses is one too (:func:`aiedsl.files.os_error`). A
+:class:`~aiedsl.errors.ToolchainError` exits 4
 (a tool is missing) or 5 (a tool failed). A usage error prints one ``error:`` line and the
 command's usage, and exits 2.
 
@@ -482,6 +483,19 @@ class _Stop:
         return _INTERRUPTED if self.signal is None else 128 + self.signal
 
 
+def _traceback(e: BaseException) -> str:
+    """``AIEDSL_TRACEBACK=1``'s text for DesignError ``e``: Python's traceback (its causes
+    first), whose last line names the error's class only, as the message follows it as is."""
+    import traceback
+
+    te = traceback.TracebackException.from_exception(e)
+    text = "".join(te.format())
+    only = "".join(te.format_exception_only())
+    if text.endswith(only):
+        text = text[:-len(only)]
+    return text + f"{type(e).__module__}.{type(e).__qualname__}:\n"
+
+
 def _aborted() -> None:
     tell("aborted\n")  # after SIGHUP the terminal may be gone: tell says nothing then
 
@@ -502,8 +516,10 @@ def main(argv: Optional[List[str]] = None) -> None:
                 sys.exit(_usage_error(e))
             from aiedsl.errors import DesignError
 
-            if not isinstance(e, DesignError) or os.environ.get("AIEDSL_TRACEBACK") == "1":
+            if not isinstance(e, DesignError):
                 raise
+            if os.environ.get("AIEDSL_TRACEBACK") == "1":
+                tell(_traceback(e))  # only added: the message and the exit code stay
             tell(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
             sys.exit(getattr(e, "exit_code", 2))
         if code == _INTERRUPTED:

@@ -175,10 +175,28 @@ def test_an_exception_inside_a_library_call_is_reported_at_the_users_line(
 
 def test_traceback_on_request(design_file: DesignFile) -> None:
     path = design_file(BROKEN)
+    plain = aiedsl("check", str(path), cwd=path.parent)
     r = aiedsl("check", str(path), cwd=path.parent, AIEDSL_TRACEBACK="1")
-    assert r.returncode == 1
-    assert "Traceback (most recent call last)" in r.stderr
-    assert "ZeroDivisionError" in r.stderr and "DesignError" in r.stderr
+    assert r.returncode == plain.returncode == 2
+    assert r.stderr.startswith("Traceback (most recent call last)")
+    assert "ZeroDivisionError" in r.stderr
+    # the traceback, then the message as it is printed without one
+    assert r.stderr.endswith("\naiedsl.errors.DesignError:\n" + plain.stderr), r.stderr
+
+
+@pytest.mark.parametrize("args, code", [
+    (["sim", str(ROOT / "tests" / "hang_corpus" / "broadcast_under_buffered.py")], 3),
+    (["run", str(ROOT / "designs" / "passthrough.py"), "--target", "npu", "-o", "b"], 4),
+    (["build", str(ROOT / "designs" / "passthrough.py"), "-o", "."], 2),
+])
+def test_a_traceback_changes_no_exit_code(tmp_path: Path, args: list[str], code: int) -> None:
+    """AIEDSL_TRACEBACK=1 re-raised the error: every code (a deadlock's 3, a missing NPU's 4, a
+    refused output directory's 2) became Python's 1 (a tester)."""
+    plain = aiedsl(*args, cwd=tmp_path, PATH="/usr/bin:/bin")
+    shown = aiedsl(*args, cwd=tmp_path, PATH="/usr/bin:/bin", AIEDSL_TRACEBACK="1")
+    assert plain.returncode == shown.returncode == code, shown.stderr
+    assert "Traceback" not in plain.stderr and shown.stderr.startswith("Traceback")
+    assert shown.stderr.endswith(":\n" + plain.stderr) and shown.stdout == plain.stdout
 
 
 def test_a_syntax_error_is_a_design_error(design_file: DesignFile) -> None:
