@@ -23,8 +23,8 @@ from typing import Any, List, Optional, Sequence
 import typer
 
 from aiedsl.cli_common import (
-    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, named_dir,
-    named_file, say, tell,
+    CONTEXT, STDOUT_CLOSED, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load,
+    named_dir, named_file, say, stdout_failed, tell,
 )
 from aiedsl.kernel_cli import kernel_app
 from aiedsl.version import __version__
@@ -54,7 +54,8 @@ class Target(str, Enum):
 
 
 def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """A rich table on a terminal; piped, plain aligned columns that are never wrapped."""
+    """A rich table on a terminal; piped, plain aligned columns that are never wrapped. Either
+    goes out through :func:`say`, which handles a standard output that cannot be written."""
     if not sys.stdout.isatty():
         widths = [max(len(str(r[i])) for r in [columns, *rows]) for i in range(len(columns))]
         say(title)
@@ -63,7 +64,10 @@ def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str
         return
     from rich.console import Console
 
-    Console(highlight=False, markup=False).print(_rich_table(title, columns, rows))
+    console = Console(highlight=False, markup=False)
+    with console.capture() as drawn:
+        console.print(_rich_table(title, columns, rows))
+    say(drawn.get().rstrip("\n"))
 
 
 def _rich_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
@@ -500,8 +504,30 @@ def _aborted() -> None:
     tell("aborted\n")  # after SIGHUP the terminal may be gone: tell says nothing then
 
 
+def _missing_streams() -> bool:
+    """Give the process the standard streams it was started without (``>&-``, ``2>&-``): the
+    null device in their file descriptors, before anything opens a file that would take one
+    (a tool aiedsl runs would write into it); True when standard output was one of them."""
+    if all(stream is not None for stream in (sys.stdin, sys.stdout, sys.stderr)):
+        return False
+    while True:  # the lowest free descriptor each time: 0, 1 and 2 first
+        fd = os.open(os.devnull, os.O_RDWR)
+        if fd > 2:
+            os.close(fd)
+            break
+    closed = sys.stdout is None
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", closefd=False)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)
+    return closed
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console entry point: run the app; usage errors exit 2, DesignErrors their own code."""
+    if _missing_streams():  # nowhere to say what it does: nothing is done
+        tell(f"error [standard output]: {STDOUT_CLOSED}\n")
+        sys.exit(2)
     with _Stop() as stop:
         try:
             code = app(args=argv, prog_name="aiedsl", standalone_mode=False)
@@ -550,6 +576,9 @@ def run() -> None:
         sys.stdout.flush()
     except BrokenPipeError:  # the reader left before the last lines: the result still counts
         pass
+    except OSError as e:  # the last lines could not be written (a full disk): said, not lost
+        tell(f"{stdout_failed(e)}\n")
+        code = code or 2
     try:
         sys.stderr.flush()
     except OSError:

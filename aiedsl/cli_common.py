@@ -71,12 +71,31 @@ def say(text: str = "") -> None:
 
     A reader that has gone (``aiedsl sim d.py | head -1``) does not stop the command: what it
     says goes nowhere from then on, and the exit code stays the result's (click's own handling
-    of the broken pipe exited 1, a FAIL's code, for a PASS).
+    of the broken pipe exited 1, a FAIL's code, for a PASS). Standard output that cannot be
+    written otherwise (``> /dev/full``: the disk is full) stops it with :func:`stdout_failed`'s
+    error, said once: what is still buffered goes nowhere.
     """
     try:
         sys.stdout.write(text + "\n")
     except BrokenPipeError:
         reader_gone()
+    except OSError as e:
+        reader_gone()
+        raise stdout_failed(e) from e
+
+
+def stdout_failed(e: OSError) -> Exception:
+    """The error of standard output that could not be written (a DesignError: one line, exit
+    2, as for any output the system refuses)."""
+    from aiedsl.errors import DesignError
+
+    return DesignError("standard output",
+                       f"cannot write standard output: {e.strerror or e}")
+
+
+STDOUT_CLOSED = ("standard output is closed (>&-), so aiedsl could say nothing of what it does; "
+                 "to discard what it prints, send it to /dev/null (> /dev/null)")
+"""Why a command started with standard output closed stops before any work."""
 
 
 def tell(text: str) -> None:
@@ -85,12 +104,13 @@ def tell(text: str) -> None:
     try:
         sys.stderr.write(text)
         sys.stderr.flush()
-    except OSError:
+    except (OSError, AttributeError):  # AttributeError: no standard error at all (None)
         pass
 
 
 def reader_gone() -> None:
-    """Point standard output at the null device: its reader closed the pipe."""
+    """Point standard output at the null device: its reader closed the pipe (or it cannot be
+    written), and what is still to be written must go somewhere without failing again."""
     import os
 
     null = os.open(os.devnull, os.O_WRONLY)

@@ -421,6 +421,70 @@ def test_a_reader_that_leaves_early_does_not_change_the_exit_code(
     assert (proc.wait(), err) == (0, b"")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command", [["sim"], ["check"], ["build", "-o", "{tmp}/b"]])
+def test_standard_output_that_cannot_be_written_is_one_error_line(
+        command: list[str], tmp_path: Path) -> None:
+    """`aiedsl sim d.py > /dev/full` ended in an OSError traceback and exit 1 (a tester)."""
+    args = [a.format(tmp=tmp_path) for a in command]
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "aiedsl", *args, "designs/passthrough.py"],
+                           cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert (r.returncode, r.stderr) == (
+        2, "error [standard output]: cannot write standard output: No space left on device\n")
+
+
+def test_a_line_that_cannot_be_written_stops_the_command_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Midway (more than a buffer's worth said), the write itself fails: one error, and the
+    rest goes to the null device instead of failing again at exit."""
+    import errno
+
+    from aiedsl.cli_common import say
+    from aiedsl.errors import DesignError
+
+    with open(tmp_path / "out", "w") as target:
+        class Full:
+            def write(self, text: str) -> int:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+            def fileno(self) -> int:
+                return target.fileno()
+
+        monkeypatch.setattr(sys, "stdout", Full())
+        with pytest.raises(DesignError) as e:
+            say("a line")
+        assert str(e.value) == ("error [standard output]: cannot write standard output: No "
+                                "space left on device")
+        assert os.path.samefile(f"/proc/self/fd/{target.fileno()}", os.devnull)
+
+
+@pytest.mark.parametrize("closed", [">&-", ">&- 2>&-"])
+def test_a_closed_standard_output_stops_the_command_before_any_work(
+        tmp_path: Path, closed: str) -> None:
+    """`aiedsl check d.py >&-` failed with AttributeError: 'NoneType' object has no attribute
+    'isatty' (a tester); a build would have written its files and said nothing of them."""
+    line = (f"'{sys.executable}' -m aiedsl build '{ROOT}/designs/passthrough.py' -o "
+            f"'{tmp_path}/b' {closed}")
+    r = subprocess.run(["bash", "-c", line], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr == ("" if "2>&-" in closed else
+                        "error [standard output]: standard output is closed (>&-), so aiedsl "
+                        "could say nothing of what it does; to discard what it prints, send it "
+                        "to /dev/null (> /dev/null)\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_closed_standard_error_changes_nothing_else(tmp_path: Path) -> None:
+    line = f"'{sys.executable}' -m aiedsl check '{ROOT}/designs/passthrough.py' 2>&-"
+    r = subprocess.run(["bash", "-c", line], capture_output=True, text=True)
+    assert (r.returncode, r.stdout.splitlines()[-1]) == (
+        0, "passthrough: all checks pass on npu1_1col")
+    missing = f"'{sys.executable}' -m aiedsl check missing.py 2>&-"
+    r = subprocess.run(["bash", "-c", missing], capture_output=True, text=True, cwd=tmp_path)
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", "")
+
+
 def test_stats_are_strict_json_of_what_sim_prints(tmp_path: Path) -> None:
     """A performance gate had to scrape the printed text (thousands separators, rounded
     percentages): --stats writes the same results as numbers."""
