@@ -24,7 +24,7 @@ import typer
 
 from aiedsl.cli_common import (
     CONTEXT, STDOUT_CLOSED, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load,
-    named_dir, named_file, say, stdout_failed, tell,
+    named_dir, named_file, no_color, say, stdout_failed, tell,
 )
 from aiedsl.kernel_cli import kernel_app
 from aiedsl.version import __version__
@@ -64,7 +64,7 @@ def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str
         return
     from rich.console import Console
 
-    console = Console(highlight=False, markup=False)
+    console = Console(highlight=False, markup=False, color_system=None if no_color() else "auto")
     with console.capture() as drawn:
         console.print(_rich_table(title, columns, rows))
     say(drawn.get().rstrip("\n"))

@@ -118,6 +118,15 @@ def reader_gone() -> None:
     os.close(null)
 
 
+def no_color() -> bool:
+    """``NO_COLOR`` is set and not empty (https://no-color.org): what aiedsl draws on a terminal
+    (the resource table, progress bars) carries no ANSI styles at all. rich alone drops only
+    the colours and keeps bold and italic."""
+    import os
+
+    return bool(os.environ.get("NO_COLOR"))
+
+
 def load(design: Path, define: Optional[List[str]], device: Optional[str],
          name: Optional[str]) -> Any:
     """Load ``design`` with the command line's ``-D`` defines, ``--device`` and ``--name``."""

@@ -388,6 +388,48 @@ def test_a_table_on_an_80_column_terminal_keeps_every_name_whole() -> None:
             assert name in joined, text
 
 
+def _on_a_terminal(*args: str, **env: str) -> str:
+    """What ``aiedsl ARGS`` writes to a terminal (a pseudo-terminal 100 columns wide)."""
+    import pty
+
+    main, sub = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "aiedsl", *args], cwd=ROOT, stdout=sub,
+                            stderr=subprocess.PIPE,
+                            env={**os.environ, "COLUMNS": "100", "TERM": "xterm", **env})
+    os.close(sub)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main)
+    assert proc.wait() == 0
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize("value, styled", [("1", False), ("", True), (None, True)])
+def test_no_color_draws_the_table_without_styles(value: str | None, styled: bool) -> None:
+    """NO_COLOR=1 on a terminal still drew the table's italic title and bold header (rich
+    drops only colours); any non-empty value now drops every style (https://no-color.org)."""
+    env = {"NO_COLOR": value} if value is not None else {}
+    if value is None and "NO_COLOR" in os.environ:
+        pytest.skip("NO_COLOR is set around the tests")
+    out = _on_a_terminal("check", "designs/passthrough.py", **env)
+    assert "┃ tile " in out.replace("\x1b[1m", "").replace("\x1b[0m", "")  # a rich table
+    assert ("\x1b[" in out) is styled, out
+
+
+def test_no_color_draws_progress_bars_without_styles(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl.progress import stderr_console
+
+    monkeypatch.setenv("NO_COLOR", "yes")
+    assert stderr_console().color_system is None
+
+
 # -- Ctrl-C ---------------------------------------------------------------------------------------
 
 def test_an_interrupted_command_says_aborted_and_exits_130(
