@@ -13,6 +13,7 @@ Only typer and the standard library load at start-up: each command imports what 
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -112,8 +113,10 @@ def build(
                                          help="Output directory [default: build/<design>]."),
     compile_: bool = typer.Option(False, "--compile", help="Also compile the kernels with "
                                   "Peano and the design with aiecc into aie.xclbin and insts.bin."),
-    peano: Optional[Path] = typer.Option(None, "--peano", metavar="DIR", help="Peano (llvm-aie) "
-                                         "install directory [default: $PEANO_INSTALL_DIR]."),
+    # str, not Path: Path reads "" as "."
+    peano: Optional[str] = typer.Option(None, "--peano", metavar="DIR", callback=named_dir,
+                                        help="Peano (llvm-aie) install directory, for --compile "
+                                        "[default: $PEANO_INSTALL_DIR]."),
     no_lower: bool = typer.Option(False, "--no-lower", help="Do not lower with mlir-aie's "
                                   "aie-opt and aie-translate even when they are found."),
 ) -> None:
@@ -126,6 +129,9 @@ def build(
     """
     from aiedsl.api import building
 
+    if peano is not None and not compile_:  # before any work, as for any bad option value
+        raise typer.BadParameter("only --compile runs Peano: add --compile, or leave --peano out",
+                                 param_hint="'--peano'")
     start = time.perf_counter()
     handle = load(design, define, device, name)
     # the build directory held to the end of the compile: no other build swaps in between
@@ -190,8 +196,9 @@ def _watched_run(art: Any, **options: Any) -> Any:
 
 @app.command()
 def doctor(
-    peano: Optional[Path] = typer.Option(None, "--peano", metavar="DIR", help="Peano (llvm-aie) "
-                                         "install directory [default: $PEANO_INSTALL_DIR]."),
+    peano: Optional[str] = typer.Option(None, "--peano", metavar="DIR", callback=named_dir,
+                                        help="Peano (llvm-aie) install directory "
+                                        "[default: $PEANO_INSTALL_DIR]."),
 ) -> None:
     """Show which tools aiedsl found (Peano, aiecc, AIE API headers, aie-opt, aie-translate,
     pyxrt and an NPU).
@@ -243,6 +250,20 @@ def check(
     say(f"{handle.name}: all checks pass on {placed.device}")
 
 
+def _svg_file(value: Optional[str]) -> Optional[str]:
+    """``map -o``: a file name (:data:`named_file`) whose suffix, if it has one, is ``.svg``:
+    ``-o x.png`` wrote SVG into a file every viewer opens as PNG. A folder is refused later,
+    by the write (:func:`aiedsl.builddir.outfile.check_file`)."""
+    named_file(value)
+    if value and not value.endswith(("/", os.sep)) and not os.path.isdir(value):
+        shown = Path(value)
+        if shown.suffix and shown.suffix.lower() != ".svg":
+            raise typer.BadParameter(
+                f"aiedsl map draws SVG, not {shown.suffix}: name a .svg file, e.g. -o "
+                f"{shown.with_suffix('.svg')}")
+    return value
+
+
 @app.command("map")
 def map_(
     design: Path = DesignArg,
@@ -251,7 +272,7 @@ def map_(
     name: Optional[str] = NameOpt,
     # str, not Path: Path drops a trailing "/", which says the user meant a folder
     output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
-                                         callback=named_file,
+                                         callback=_svg_file,
                                          help="The SVG file [default: build/<design>/map.svg]."),
 ) -> None:
     """Place, allocate and route DESIGN and draw map.svg only.
@@ -299,6 +320,19 @@ def inspect(
         say(line)
 
 
+def _clock(text: str) -> float:
+    """``--clock``: a number of GHz from 0.001 to 100 (the API's 1 MHz to 100 GHz). typer's own
+    range check said "Input should be less than or equal to 100" of ``nan``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0.001 <= value <= 100):
+        raise typer.BadParameter(f"{text} is not a core clock: give a number of GHz from 0.001 "
+                                 "to 100 (1 MHz to 100 GHz), e.g. --clock 1.5")
+    return value
+
+
 @app.command()
 def sim(
     design: Path = DesignArg,
@@ -308,8 +342,9 @@ def sim(
     seed: int = SeedOpt,
     trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE", callback=named_file,
                                         help="Write a Chrome trace-event JSON (Perfetto)."),
-    clock: Optional[float] = typer.Option(None, "--clock", min=0.001, max=100.0, metavar="GHZ",
-                                          help="Core clock in GHz [default: the device's]."),
+    clock: Optional[float] = typer.Option(None, "--clock", metavar="GHZ", parser=_clock,
+                                          help="Core clock in GHz, 0.001 to 100 [default: the "
+                                          "device's]."),
     kernels: Kernels = typer.Option(Kernels.reference, "--kernels",
                                     help="reference (numpy) or native (each kernel's C++ built "
                                     "for the host)."),

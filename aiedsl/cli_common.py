@@ -16,7 +16,23 @@ import typer
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 """Click settings of every command group: ``-h`` is help too."""
 
-DefineOpt = typer.Option(None, "-D", "--define", metavar="NAME=VALUE",
+
+def _one_value_each(value: Optional[List[str]]) -> Optional[List[str]]:
+    """``-D`` gives a name one value: ``-D N=8192 -D N=2048`` is refused as typer refuses any
+    bad option value (exit 2), naming both; the last one silently won. The same value twice
+    is no conflict. (A pair that is not NAME=VALUE is the loader's to refuse.)"""
+    seen: dict[str, str] = {}
+    for pair in value or []:
+        name, sep, given = pair.partition("=")
+        if not sep:
+            continue
+        if seen.setdefault(name, given) != given:
+            raise typer.BadParameter(f"{name} is given two values, -D {name}={seen[name]} and "
+                                     f"-D {pair}: give it once")
+    return value
+
+
+DefineOpt = typer.Option(None, "-D", "--define", metavar="NAME=VALUE", callback=_one_value_each,
                          help="Override a define() of the design, e.g. -D M=1024.")
 
 
@@ -51,7 +67,7 @@ def _named(kind: str) -> Any:
 named_file = _named("file")
 """The callback of an option naming an output file (``--trace``, ``--stats``, ``map -o``)."""
 named_dir = _named("directory")
-"""The callback of an option naming an output directory (``build -o``, ``run -o``)."""
+"""The callback of an option naming a directory (``build -o``, ``run -o``, ``--peano``)."""
 
 
 DeviceOpt = typer.Option(None, "--device", metavar="DEVICE", callback=_known_device,

@@ -94,7 +94,6 @@ def test_kernel_group_without_a_command_shows_its_help() -> None:
      "error: Invalid value for '--device': unknown device 'npu2_9col'; known: npu1, npu1_1col, "
      "npu1_2col, npu1_3col, npu2, npu2_1col, npu2_2col, npu2_3col, npu2_4col, npu2_5col, "
      "npu2_6col, npu2_7col"),
-    (["kernel", "test"], "kernel test", "give a kernel file or a design file, or --all"),
     (["kernel", "test", "nonexist.cc"], "kernel test", "error: Invalid value for PATH: "
      "nonexist.cc does not exist (nor is a library kernel made from a file named nonexist.cc)"),
     (["kernel", "profile", "nonexist.cc"], "kernel profile", "nonexist.cc does not exist"),
@@ -110,6 +109,71 @@ def test_a_usage_error_is_one_line_and_the_usage(args: list[str], command: str,
     assert lines[1].startswith(f"Usage: aiedsl {command}".rstrip()), r.stderr
     assert lines[2] == f"Try 'aiedsl {command + ' ' if command else ''}-h' for help."
     assert len(lines) == 3 and "Traceback" not in r.stderr and r.stdout == ""
+
+
+@pytest.mark.parametrize("args, command, first", [
+    # -D N=8192 -D N=2048 kept the last, unsaid (a tester)
+    (["check", "designs/passthrough.py", "-D", "N=8192", "-D", "N=2048"], "check",
+     "error: Invalid value for '-D' / '--define': N is given two values, -D N=8192 and "
+     "-D N=2048: give it once"),
+    (["sim", "designs/passthrough.py", "-D", "N=8192", "--define", "TILE=512", "-D", "N=4096"],
+     "sim", "error: Invalid value for '-D' / '--define': N is given two values, -D N=8192 and "
+     "-D N=4096: give it once"),
+    # --peano '' was taken for '.', and --peano without --compile was ignored, unsaid
+    (["build", "designs/passthrough.py", "--peano", ""], "build",
+     "error: Invalid value for '--peano': the directory name is empty (name a directory, or "
+     "leave the option out)"),
+    (["doctor", "--peano", ""], "doctor",
+     "error: Invalid value for '--peano': the directory name is empty (name a directory, or "
+     "leave the option out)"),
+    (["build", "designs/passthrough.py", "--peano", "/opt/peano"], "build",
+     "error: Invalid value for '--peano': only --compile runs Peano: add --compile, or leave "
+     "--peano out"),
+    # map -o x.png wrote SVG into x.png
+    (["map", "designs/passthrough.py", "-o", "maps/x.png"], "map",
+     "error: Invalid value for '-o' / '--output': aiedsl map draws SVG, not .png: name a .svg "
+     "file, e.g. -o maps/x.svg"),
+    # both given: the message asked for one of them
+    (["kernel", "test", "--all", "kernels_cpp/passthrough.cc"], "kernel test",
+     "error: Invalid value for PATH: --all and kernels_cpp/passthrough.cc exclude each other: "
+     "give a kernel file or a design file, or --all alone"),
+    (["kernel", "test"], "kernel test",
+     "error: Invalid value for PATH: give a kernel file or a design file, or --all"),
+    # --clock nan said "Input should be less than or equal to 100"
+    (["sim", "designs/passthrough.py", "--clock", "nan"], "sim",
+     "error: Invalid value for '--clock': nan is not a core clock: give a number of GHz from "
+     "0.001 to 100 (1 MHz to 100 GHz), e.g. --clock 1.5"),
+    (["sim", "designs/passthrough.py", "--clock", "fast"], "sim",
+     "error: Invalid value for '--clock': fast is not a core clock: give a number of GHz from "
+     "0.001 to 100 (1 MHz to 100 GHz), e.g. --clock 1.5"),
+    (["sim", "designs/passthrough.py", "--clock", "200"], "sim",
+     "error: Invalid value for '--clock': 200 is not a core clock: give a number of GHz from "
+     "0.001 to 100 (1 MHz to 100 GHz), e.g. --clock 1.5"),
+])
+def test_a_bad_combination_or_value_is_a_usage_error_before_any_work(
+        tmp_path: Path, args: list[str], command: str, first: str) -> None:
+    args = [str(ROOT / a) if a.startswith(("designs/", "kernels_cpp/")) else a for a in args]
+    first = first.replace("kernels_cpp/", f"{ROOT}/kernels_cpp/")
+    r = aiedsl(*args, cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (2, "")
+    lines = r.stderr.splitlines()
+    assert lines[0] == first
+    assert lines[2] == f"Try 'aiedsl {command} -h' for help." and len(lines) == 3
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_define_given_twice_with_one_value_is_taken() -> None:
+    r = aiedsl("check", "designs/passthrough.py", "-D", "N=8192", "-D", "N=8192")
+    assert r.returncode == 0 and r.stdout.endswith("passthrough: all checks pass on npu1_1col\n")
+
+
+def test_clock_in_ghz_reaches_the_simulator(tmp_path: Path) -> None:
+    import json
+
+    r = aiedsl("sim", "designs/passthrough.py", "--clock", "0.5", "--stats",
+               str(tmp_path / "s.json"))
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "s.json").read_text())["timing"]["clock_hz"] == 0.5e9
 
 
 @pytest.mark.parametrize("args, option, kind", [
