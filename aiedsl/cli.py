@@ -278,13 +278,17 @@ def map_(
     """Place, allocate and route DESIGN and draw map.svg only.
 
     A design over a limit still gets its map, with what is over drawn in red; the command then
-    prints the error and exits 2.
+    prints the error and exits 2. A build's map.svg is replaced only by a map of the design
+    that build is of (the same defines and device): another configuration's is refused (exit
+    2), and a map the build drew from mlir-aie's lowering is kept.
     """
     from aiedsl.checks import check_design, draft
     from aiedsl.codegen.tilemap import is_aiedsl_map, tile_map
+    from aiedsl.emit import map_fits_build
     from aiedsl.errors import DesignError
     from aiedsl.builddir.outfile import write_file
     from aiedsl.targets import get_target
+    from aiedsl.toolchain.commands import shell_line
 
     handle = load(design, define, device, name)
     path = output or str(Path("build") / handle.name / "map.svg")
@@ -295,11 +299,26 @@ def map_(
     except DesignError as e:
         placed, usage, congested = draft(handle.ir)  # placement errors still raise here
         error = e
-    # Never over a file aiedsl did not write; in a build directory, listed in its marker.
+    # Never over a file aiedsl did not write; in a build directory, listed in its marker, and
+    # never a build's own map.svg with a map of another configuration.
     svg = tile_map(placed, get_target(placed.device), usage, congested)
-    write_file(path, svg, design=handle.name, ours=is_aiedsl_map, option="-o",
-               example=f"{handle.name}.svg")
-    say(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
+    folder = str(Path(path).parent)
+    rebuild = shell_line(["aiedsl", "build", str(design), *(w for d in define or [] for w in
+                                                           ("-D", d)),
+                          *(["--device", device] if device else []),
+                          *(["--name", name] if name else []),
+                          *(["-o", folder] if folder != str(Path("build") / handle.name)
+                            else [])])
+    written = write_file(path, svg, design=handle.name, ours=is_aiedsl_map, option="-o",
+                         example=f"{handle.name}.svg",
+                         fits=lambda home, rel: map_fits_build(home, rel, placed,
+                                                               rebuild=rebuild,
+                                                               example=f"{handle.name}.svg"))
+    if not written:
+        say(f"kept {path}: its build drew it from mlir-aie's lowering, of this same design "
+            "(for aiedsl's own plan, give -o FILE)")
+    else:
+        say(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
     if error is not None:
         raise error
 

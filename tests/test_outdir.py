@@ -815,6 +815,80 @@ def test_map_never_overwrites_a_users_file_and_joins_a_build_directory(
                         "extra/map2.svg": gen.files["map.svg"].encode()})
 
 
+@pytest.mark.parametrize("options, this", [
+    (["-D", "TILE=2048"], "passthrough on npu1_1col with N=4096, TILE=2048"),
+    (["--device", "npu2"], "passthrough on npu2 with N=4096, TILE=1024"),
+])
+def test_map_never_puts_another_configurations_map_into_a_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        options: list[str], this: str) -> None:
+    """build, then map -D TILE=2048 overwrote the build's map.svg with another configuration's
+    beside the first one's aie.mlir, report.txt and design.json, and said 'wrote' (a
+    tester)."""
+    monkeypatch.chdir(tmp_path)
+    assert _main("build", str(PASSTHROUGH)) == 0
+    out = tmp_path / "build" / "passthrough"
+    before = _tree(out)
+    capsys.readouterr()
+    assert _main("map", str(PASSTHROUGH), *options) == 2
+    command = " ".join(["aiedsl build", str(PASSTHROUGH), *options])
+    assert capsys.readouterr() == ("", (
+        "error [output file]: build/passthrough/map.svg is part of the build of passthrough on "
+        f"npu1_1col with N=4096, TILE=1024 in build/passthrough; this map is of {this}, and "
+        "would disagree with that build's aie.mlir, report.txt and design.json\n"
+        "  fix: draw this map elsewhere with -o (e.g. -o passthrough.svg), or rebuild "
+        f"build/passthrough with these options first ({command})\n"))
+    assert _tree(out) == before
+    # elsewhere, or under another name the user chose, it is drawn; and after the rebuild too
+    assert _main("map", str(PASSTHROUGH), *options, "-o", "passthrough.svg") == 0
+    assert _main("map", str(PASSTHROUGH), *options, "-o", "build/passthrough/other.svg") == 0
+    assert _main("build", str(PASSTHROUGH), *options) == 0
+    assert _main("map", str(PASSTHROUGH), *options) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "wrote build/passthrough/map.svg"
+
+
+def test_map_refuses_a_build_of_the_same_options_when_the_design_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    design = tmp_path / "passthrough.py"
+    design.write_text(PASSTHROUGH.read_text())
+    assert _main("build", "passthrough.py", "-o", "b") == 0
+    edited = PASSTHROUGH.read_text().replace('name="in_l1")', 'name="in_l1", depth=3)')
+    assert edited != PASSTHROUGH.read_text()
+    design.write_text(edited)
+    capsys.readouterr()
+    assert _main("map", "passthrough.py", "-o", "b/map.svg") == 2
+    assert capsys.readouterr().err == (
+        "error [output file]: b/map.svg is part of the build of passthrough on npu1_1col with "
+        "N=4096, TILE=1024 in b; this map is of passthrough on npu1_1col with N=4096, TILE=1024 "
+        "as the design file reads now, and would disagree with that build's aie.mlir, "
+        "report.txt and design.json\n"
+        "  fix: draw this map elsewhere with -o (e.g. -o passthrough.svg), or rebuild b with "
+        "these options first (aiedsl build passthrough.py -o b)\n")
+
+
+def test_map_keeps_a_map_its_build_drew_from_the_lowering(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """The same design's map, but the build drew it from mlir-aie's lowering, which its
+    report.txt follows: aiedsl's own plan would disagree with the report."""
+    from aiedsl.builddir.lock import claim as take
+
+    monkeypatch.chdir(tmp_path)
+    assert _main("build", str(PASSTHROUGH)) == 0
+    out = tmp_path / "build" / "passthrough"
+    drawn = (out / "map.svg").read_text().replace(
+        "</text>\n", '</text>\n  <text x="40" y="64" class="lowering">from the lowering</text>\n',
+        1)
+    with take(out, out):
+        (out / "map.svg").write_text(drawn)
+    capsys.readouterr()
+    assert _main("map", str(PASSTHROUGH)) == 0
+    assert capsys.readouterr().out == (
+        "kept build/passthrough/map.svg: its build drew it from mlir-aie's lowering, of this "
+        "same design (for aiedsl's own plan, give -o FILE)\n")
+    assert (out / "map.svg").read_text() == drawn
+
+
 def test_a_trace_says_aiedsl_wrote_it_and_never_overwrites_a_users_file(tmp_path: Path) -> None:
     from aiedsl.sim import simulate
 
