@@ -35,11 +35,12 @@ from aiedsl.errors import DesignError, stable_path
 from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
 from aiedsl.builddir.build import building
+from aiedsl.builddir.marker import SCRIPT_LIST, read_marker
 from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import (
-    aiecc_argv, find_aiecc_script, kernel_compile_argv, shell_line,
+    aiecc_argv, find_aiecc_script, kernel_compile_argv, project_listing_script, shell_line,
 )
-from aiedsl.toolchain.compile import script_outputs, tool_input
+from aiedsl.toolchain.compile import PROJECT, script_outputs, tool_input
 
 
 @dataclass
@@ -76,6 +77,7 @@ def generate(handle: DesignHandle) -> Generated:
         "build.sh": render("build.sh.j2", design=placed.name, version=__version__,
                            device=placed.device, kernel_lines=kernel_lines,
                            find_aiecc=find_aiecc_script(),  # first: a missing aiecc stops it
+                           project_lines=project_listing_script(PROJECT, SCRIPT_LIST),
                            aiecc_line=shell_line(aiecc_argv(packet=placed.flows == "packet",
                                                             find=False))),
     }
@@ -146,7 +148,6 @@ def map_fits_build(folder: Path, rel: str, placed: Design, *, rebuild: str, exam
 
     Run by :func:`aiedsl.builddir.outfile.write_file` under the folder's lock.
     """
-    from aiedsl.builddir.marker import read_marker
     from aiedsl.codegen.tilemap import LOWERED
     from aiedsl.errors import display_path, printable
 
