@@ -1,8 +1,9 @@
 """The ``aiedsl`` command line: thin wrappers that parse arguments, call the library, print.
 
 Every :class:`~aiedsl.errors.DesignError` is printed as is, without a traceback, and exits 2
-(``AIEDSL_TRACEBACK=1`` shows the traceback); an output path the system refuses is one too
-(:func:`aiedsl.files.os_error`). A :class:`~aiedsl.errors.ToolchainError` exits 4
+(``AIEDSL_TRACEBACK=1`` prints the traceback before it, the exit code unchanged); an output
+path the system refuses is one too (:func:`aiedsl.files.os_error`). A
+:class:`~aiedsl.errors.ToolchainError` exits 4
 (a tool is missing) or 5 (a tool failed). A usage error prints one ``error:`` line and the
 command's usage, and exits 2.
 
@@ -12,6 +13,7 @@ Only typer and the standard library load at start-up: each command imports what 
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -22,8 +24,8 @@ from typing import Any, List, Optional, Sequence
 import typer
 
 from aiedsl.cli_common import (
-    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, named_dir,
-    named_file, say, tell,
+    CONTEXT, STDOUT_CLOSED, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load,
+    named_dir, named_file, no_color, say, stdout_failed, tell,
 )
 from aiedsl.kernel_cli import kernel_app
 from aiedsl.version import __version__
@@ -53,7 +55,8 @@ class Target(str, Enum):
 
 
 def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """A rich table on a terminal; piped, plain aligned columns that are never wrapped."""
+    """A rich table on a terminal; piped, plain aligned columns that are never wrapped. Either
+    goes out through :func:`say`, which handles a standard output that cannot be written."""
     if not sys.stdout.isatty():
         widths = [max(len(str(r[i])) for r in [columns, *rows]) for i in range(len(columns))]
         say(title)
@@ -62,7 +65,10 @@ def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str
         return
     from rich.console import Console
 
-    Console(highlight=False, markup=False).print(_rich_table(title, columns, rows))
+    console = Console(highlight=False, markup=False, color_system=None if no_color() else "auto")
+    with console.capture() as drawn:
+        console.print(_rich_table(title, columns, rows))
+    say(drawn.get().rstrip("\n"))
 
 
 def _rich_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
@@ -107,8 +113,10 @@ def build(
                                          help="Output directory [default: build/<design>]."),
     compile_: bool = typer.Option(False, "--compile", help="Also compile the kernels with "
                                   "Peano and the design with aiecc into aie.xclbin and insts.bin."),
-    peano: Optional[Path] = typer.Option(None, "--peano", metavar="DIR", help="Peano (llvm-aie) "
-                                         "install directory [default: $PEANO_INSTALL_DIR]."),
+    # str, not Path: Path reads "" as "."
+    peano: Optional[str] = typer.Option(None, "--peano", metavar="DIR", callback=named_dir,
+                                        help="Peano (llvm-aie) install directory, for --compile "
+                                        "[default: $PEANO_INSTALL_DIR]."),
     no_lower: bool = typer.Option(False, "--no-lower", help="Do not lower with mlir-aie's "
                                   "aie-opt and aie-translate even when they are found."),
 ) -> None:
@@ -121,6 +129,9 @@ def build(
     """
     from aiedsl.api import building
 
+    if peano is not None and not compile_:  # before any work, as for any bad option value
+        raise typer.BadParameter("only --compile runs Peano: add --compile, or leave --peano out",
+                                 param_hint="'--peano'")
     start = time.perf_counter()
     handle = load(design, define, device, name)
     # the build directory held to the end of the compile: no other build swaps in between
@@ -185,8 +196,9 @@ def _watched_run(art: Any, **options: Any) -> Any:
 
 @app.command()
 def doctor(
-    peano: Optional[Path] = typer.Option(None, "--peano", metavar="DIR", help="Peano (llvm-aie) "
-                                         "install directory [default: $PEANO_INSTALL_DIR]."),
+    peano: Optional[str] = typer.Option(None, "--peano", metavar="DIR", callback=named_dir,
+                                        help="Peano (llvm-aie) install directory "
+                                        "[default: $PEANO_INSTALL_DIR]."),
 ) -> None:
     """Show which tools aiedsl found (Peano, aiecc, AIE API headers, aie-opt, aie-translate,
     pyxrt and an NPU).
@@ -238,6 +250,20 @@ def check(
     say(f"{handle.name}: all checks pass on {placed.device}")
 
 
+def _svg_file(value: Optional[str]) -> Optional[str]:
+    """``map -o``: a file name (:data:`named_file`) whose suffix, if it has one, is ``.svg``:
+    ``-o x.png`` wrote SVG into a file every viewer opens as PNG. A folder is refused later,
+    by the write (:func:`aiedsl.builddir.outfile.check_file`)."""
+    named_file(value)
+    if value and not value.endswith(("/", os.sep)) and not os.path.isdir(value):
+        shown = Path(value)
+        if shown.suffix and shown.suffix.lower() != ".svg":
+            raise typer.BadParameter(
+                f"aiedsl map draws SVG, not {shown.suffix}: name a .svg file, e.g. -o "
+                f"{shown.with_suffix('.svg')}")
+    return value
+
+
 @app.command("map")
 def map_(
     design: Path = DesignArg,
@@ -246,19 +272,23 @@ def map_(
     name: Optional[str] = NameOpt,
     # str, not Path: Path drops a trailing "/", which says the user meant a folder
     output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
-                                         callback=named_file,
+                                         callback=_svg_file,
                                          help="The SVG file [default: build/<design>/map.svg]."),
 ) -> None:
     """Place, allocate and route DESIGN and draw map.svg only.
 
     A design over a limit still gets its map, with what is over drawn in red; the command then
-    prints the error and exits 2.
+    prints the error and exits 2. A build's map.svg is replaced only by a map of the design
+    that build is of (the same defines and device): another configuration's is refused (exit
+    2), and a map the build drew from mlir-aie's lowering is kept.
     """
     from aiedsl.checks import check_design, draft
     from aiedsl.codegen.tilemap import is_aiedsl_map, tile_map
+    from aiedsl.emit import map_fits_build
     from aiedsl.errors import DesignError
     from aiedsl.builddir.outfile import write_file
     from aiedsl.targets import get_target
+    from aiedsl.toolchain.commands import shell_line
 
     handle = load(design, define, device, name)
     path = output or str(Path("build") / handle.name / "map.svg")
@@ -269,11 +299,26 @@ def map_(
     except DesignError as e:
         placed, usage, congested = draft(handle.ir)  # placement errors still raise here
         error = e
-    # Never over a file aiedsl did not write; in a build directory, listed in its marker.
+    # Never over a file aiedsl did not write; in a build directory, listed in its marker, and
+    # never a build's own map.svg with a map of another configuration.
     svg = tile_map(placed, get_target(placed.device), usage, congested)
-    write_file(path, svg, design=handle.name, ours=is_aiedsl_map, option="-o",
-               example=f"{handle.name}.svg")
-    say(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
+    folder = str(Path(path).parent)
+    rebuild = shell_line(["aiedsl", "build", str(design), *(w for d in define or [] for w in
+                                                           ("-D", d)),
+                          *(["--device", device] if device else []),
+                          *(["--name", name] if name else []),
+                          *(["-o", folder] if folder != str(Path("build") / handle.name)
+                            else [])])
+    written = write_file(path, svg, design=handle.name, ours=is_aiedsl_map, option="-o",
+                         example=f"{handle.name}.svg",
+                         fits=lambda home, rel: map_fits_build(home, rel, placed,
+                                                               rebuild=rebuild,
+                                                               example=f"{handle.name}.svg"))
+    if not written:
+        say(f"kept {path}: its build drew it from mlir-aie's lowering, of this same design "
+            "(for aiedsl's own plan, give -o FILE)")
+    else:
+        say(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
     if error is not None:
         raise error
 
@@ -294,6 +339,19 @@ def inspect(
         say(line)
 
 
+def _clock(text: str) -> float:
+    """``--clock``: a number of GHz from 0.001 to 100 (the API's 1 MHz to 100 GHz). typer's own
+    range check said "Input should be less than or equal to 100" of ``nan``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0.001 <= value <= 100):
+        raise typer.BadParameter(f"{text} is not a core clock: give a number of GHz from 0.001 "
+                                 "to 100 (1 MHz to 100 GHz), e.g. --clock 1.5")
+    return value
+
+
 @app.command()
 def sim(
     design: Path = DesignArg,
@@ -303,8 +361,9 @@ def sim(
     seed: int = SeedOpt,
     trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE", callback=named_file,
                                         help="Write a Chrome trace-event JSON (Perfetto)."),
-    clock: Optional[float] = typer.Option(None, "--clock", min=0.001, max=100.0, metavar="GHZ",
-                                          help="Core clock in GHz [default: the device's]."),
+    clock: Optional[float] = typer.Option(None, "--clock", metavar="GHZ", parser=_clock,
+                                          help="Core clock in GHz, 0.001 to 100 [default: the "
+                                          "device's]."),
     kernels: Kernels = typer.Option(Kernels.reference, "--kernels",
                                     help="reference (numpy) or native (each kernel's C++ built "
                                     "for the host)."),
@@ -482,12 +541,47 @@ class _Stop:
         return _INTERRUPTED if self.signal is None else 128 + self.signal
 
 
+def _traceback(e: BaseException) -> str:
+    """``AIEDSL_TRACEBACK=1``'s text for DesignError ``e``: Python's traceback (its causes
+    first), whose last line names the error's class only, as the message follows it as is."""
+    import traceback
+
+    te = traceback.TracebackException.from_exception(e)
+    text = "".join(te.format())
+    only = "".join(te.format_exception_only())
+    if text.endswith(only):
+        text = text[:-len(only)]
+    return text + f"{type(e).__module__}.{type(e).__qualname__}:\n"
+
+
 def _aborted() -> None:
     tell("aborted\n")  # after SIGHUP the terminal may be gone: tell says nothing then
 
 
+def _missing_streams() -> bool:
+    """Give the process the standard streams it was started without (``>&-``, ``2>&-``): the
+    null device in their file descriptors, before anything opens a file that would take one
+    (a tool aiedsl runs would write into it); True when standard output was one of them."""
+    if all(stream is not None for stream in (sys.stdin, sys.stdout, sys.stderr)):
+        return False
+    while True:  # the lowest free descriptor each time: 0, 1 and 2 first
+        fd = os.open(os.devnull, os.O_RDWR)
+        if fd > 2:
+            os.close(fd)
+            break
+    closed = sys.stdout is None
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", closefd=False)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)
+    return closed
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console entry point: run the app; usage errors exit 2, DesignErrors their own code."""
+    if _missing_streams():  # nowhere to say what it does: nothing is done
+        tell(f"error [standard output]: {STDOUT_CLOSED}\n")
+        sys.exit(2)
     with _Stop() as stop:
         try:
             code = app(args=argv, prog_name="aiedsl", standalone_mode=False)
@@ -502,8 +596,10 @@ def main(argv: Optional[List[str]] = None) -> None:
                 sys.exit(_usage_error(e))
             from aiedsl.errors import DesignError
 
-            if not isinstance(e, DesignError) or os.environ.get("AIEDSL_TRACEBACK") == "1":
+            if not isinstance(e, DesignError):
                 raise
+            if os.environ.get("AIEDSL_TRACEBACK") == "1":
+                tell(_traceback(e))  # only added: the message and the exit code stay
             tell(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
             sys.exit(getattr(e, "exit_code", 2))
         if code == _INTERRUPTED:
@@ -534,6 +630,9 @@ def run() -> None:
         sys.stdout.flush()
     except BrokenPipeError:  # the reader left before the last lines: the result still counts
         pass
+    except OSError as e:  # the last lines could not be written (a full disk): said, not lost
+        tell(f"{stdout_failed(e)}\n")
+        code = code or 2
     try:
         sys.stderr.flush()
     except OSError:

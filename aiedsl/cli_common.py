@@ -16,7 +16,23 @@ import typer
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 """Click settings of every command group: ``-h`` is help too."""
 
-DefineOpt = typer.Option(None, "-D", "--define", metavar="NAME=VALUE",
+
+def _one_value_each(value: Optional[List[str]]) -> Optional[List[str]]:
+    """``-D`` gives a name one value: ``-D N=8192 -D N=2048`` is refused as typer refuses any
+    bad option value (exit 2), naming both; the last one silently won. The same value twice
+    is no conflict. (A pair that is not NAME=VALUE is the loader's to refuse.)"""
+    seen: dict[str, str] = {}
+    for pair in value or []:
+        name, sep, given = pair.partition("=")
+        if not sep:
+            continue
+        if seen.setdefault(name, given) != given:
+            raise typer.BadParameter(f"{name} is given two values, -D {name}={seen[name]} and "
+                                     f"-D {pair}: give it once")
+    return value
+
+
+DefineOpt = typer.Option(None, "-D", "--define", metavar="NAME=VALUE", callback=_one_value_each,
                          help="Override a define() of the design, e.g. -D M=1024.")
 
 
@@ -51,7 +67,7 @@ def _named(kind: str) -> Any:
 named_file = _named("file")
 """The callback of an option naming an output file (``--trace``, ``--stats``, ``map -o``)."""
 named_dir = _named("directory")
-"""The callback of an option naming an output directory (``build -o``, ``run -o``)."""
+"""The callback of an option naming a directory (``build -o``, ``run -o``, ``--peano``)."""
 
 
 DeviceOpt = typer.Option(None, "--device", metavar="DEVICE", callback=_known_device,
@@ -71,12 +87,31 @@ def say(text: str = "") -> None:
 
     A reader that has gone (``aiedsl sim d.py | head -1``) does not stop the command: what it
     says goes nowhere from then on, and the exit code stays the result's (click's own handling
-    of the broken pipe exited 1, a FAIL's code, for a PASS).
+    of the broken pipe exited 1, a FAIL's code, for a PASS). Standard output that cannot be
+    written otherwise (``> /dev/full``: the disk is full) stops it with :func:`stdout_failed`'s
+    error, said once: what is still buffered goes nowhere.
     """
     try:
         sys.stdout.write(text + "\n")
     except BrokenPipeError:
         reader_gone()
+    except OSError as e:
+        reader_gone()
+        raise stdout_failed(e) from e
+
+
+def stdout_failed(e: OSError) -> Exception:
+    """The error of standard output that could not be written (a DesignError: one line, exit
+    2, as for any output the system refuses)."""
+    from aiedsl.errors import DesignError
+
+    return DesignError("standard output",
+                       f"cannot write standard output: {e.strerror or e}")
+
+
+STDOUT_CLOSED = ("standard output is closed (>&-), so aiedsl could say nothing of what it does; "
+                 "to discard what it prints, send it to /dev/null (> /dev/null)")
+"""Why a command started with standard output closed stops before any work."""
 
 
 def tell(text: str) -> None:
@@ -85,17 +120,27 @@ def tell(text: str) -> None:
     try:
         sys.stderr.write(text)
         sys.stderr.flush()
-    except OSError:
+    except (OSError, AttributeError):  # AttributeError: no standard error at all (None)
         pass
 
 
 def reader_gone() -> None:
-    """Point standard output at the null device: its reader closed the pipe."""
+    """Point standard output at the null device: its reader closed the pipe (or it cannot be
+    written), and what is still to be written must go somewhere without failing again."""
     import os
 
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, sys.stdout.fileno())
     os.close(null)
+
+
+def no_color() -> bool:
+    """``NO_COLOR`` is set and not empty (https://no-color.org): what aiedsl draws on a terminal
+    (the resource table, progress bars) carries no ANSI styles at all. rich alone drops only
+    the colours and keeps bold and italic."""
+    import os
+
+    return bool(os.environ.get("NO_COLOR"))
 
 
 def load(design: Path, define: Optional[List[str]], device: Optional[str],

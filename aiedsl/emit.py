@@ -13,6 +13,7 @@ Example
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,15 +31,16 @@ from aiedsl.render import render
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.codegen.report import render_report
 from aiedsl.codegen.tilemap import tile_map
-from aiedsl.errors import stable_path
+from aiedsl.errors import DesignError, stable_path
 from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
 from aiedsl.builddir.build import building
+from aiedsl.builddir.marker import SCRIPT_LIST, read_marker
 from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import (
-    aiecc_argv, find_aiecc_script, kernel_compile_argv, shell_line,
+    aiecc_argv, find_aiecc_script, kernel_compile_argv, project_listing_script, shell_line,
 )
-from aiedsl.toolchain.compile import script_outputs, tool_input
+from aiedsl.toolchain.compile import PROJECT, script_outputs, tool_input
 
 
 @dataclass
@@ -52,6 +54,12 @@ class Generated:
     """Relative path -> text."""
 
 
+def design_json(placed: Design) -> str:
+    """``design.json`` of placed design ``placed``: the IR with its physical plan, its
+    locations as generated files record them (:func:`relocated`)."""
+    return relocated(placed, os.path.dirname(placed.loc.file)).model_dump_json(indent=2) + "\n"
+
+
 def generate(handle: DesignHandle) -> Generated:
     """Check and place ``handle``'s design and render every output file."""
     placed, table = check_design(handle.ir)
@@ -63,12 +71,13 @@ def generate(handle: DesignHandle) -> Generated:
     files = {
         "aie.mlir": render_mlir(recorded, target),
         **kernels,
-        "design.json": recorded.model_dump_json(indent=2) + "\n",
+        "design.json": design_json(placed),
         "report.txt": render_report(placed, target, table),
         "map.svg": tile_map(placed, target, table),
         "build.sh": render("build.sh.j2", design=placed.name, version=__version__,
                            device=placed.device, kernel_lines=kernel_lines,
                            find_aiecc=find_aiecc_script(),  # first: a missing aiecc stops it
+                           project_lines=project_listing_script(PROJECT, SCRIPT_LIST),
                            aiecc_line=shell_line(aiecc_argv(packet=placed.flows == "packet",
                                                             find=False))),
     }
@@ -120,3 +129,62 @@ def writing(gen: Generated, out_dir: str | Path) -> Iterator[Path]:
     with building(out_dir, gen.files, design=gen.design.name, executable=("build.sh",),
                   tool_input=tool_input, script_outputs=script_outputs(gen.files)) as path:
         yield path
+
+
+# -- aiedsl map beside a build --------------------------------------------------------------------
+
+
+def map_fits_build(folder: Path, rel: str, placed: Design, *, rebuild: str, example: str) -> bool:
+    """May ``aiedsl map`` write its map of ``placed`` as ``rel`` in build directory ``folder``?
+
+    A build's ``map.svg`` is one of its files: replaced by the map of another configuration
+    (other defines, another device) or of a design changed since, it would disagree with the
+    ``aie.mlir``, ``report.txt`` and ``design.json`` beside it. So when the folder holds a build
+    (its marker lists ``design.json``) and ``rel`` is its ``map.svg``, the map must be of the
+    design that build recorded; else a DesignError names both and the fix (``rebuild``, the
+    build command of this map's options; ``example``, a file name for ``-o``). Of that same
+    design, a map the build drew from mlir-aie's lowering (which its report.txt follows) is
+    kept: False, nothing to write. Any other name in the folder is the user's choice: True.
+
+    Run by :func:`aiedsl.builddir.outfile.write_file` under the folder's lock.
+    """
+    from aiedsl.codegen.tilemap import LOWERED
+    from aiedsl.errors import display_path, printable
+
+    marker = read_marker(folder)
+    if rel != "map.svg" or marker is None or "design.json" not in marker["files"]:
+        return True
+    ours = design_json(placed)
+    try:
+        theirs = (folder / "design.json").read_text()
+    except OSError:
+        theirs = ""
+    shown = printable(display_path(str(folder)))
+    if theirs == ours:
+        try:
+            drawn = (folder / "map.svg").read_text(errors="replace")
+        except OSError:
+            return True
+        return LOWERED not in drawn
+    this = _configuration(placed.name, placed.device, placed.defines)
+    try:
+        data = json.loads(theirs)
+        built = _configuration(str(data["name"]), str(data["device"]), dict(data["defines"]))
+    except (ValueError, KeyError, TypeError):
+        built = "a design.json aiedsl cannot read"
+    if built == this:  # the same options, another design: the file (or aiedsl) changed since
+        this += " as the design file reads now"
+    raise DesignError(
+        "output file", f"{shown}/map.svg is part of the build of {built} in {shown}; this map "
+        f"is of {this}, and would disagree with that build's aie.mlir, report.txt and "
+        "design.json",
+        fix=f"draw this map elsewhere with -o (e.g. -o {printable(example)}), or rebuild "
+            f"{shown} with these options first ({printable(rebuild)})")
+
+
+def _configuration(name: str, device: str, defines: dict[str, Any]) -> str:
+    """A design as built with these options: ``passthrough on npu1_1col with N=4096, TILE=1024``
+    (values as ``-D`` takes them)."""
+    given = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+                      for k, v in defines.items())
+    return f"{name} on {device}" + (f" with {given}" if given else "")

@@ -38,7 +38,10 @@ def kernel_test(
 ) -> None:
     """Compile kernels with the host's g++ against aiedsl's AIE API header and compare each
     with its numpy reference. Exit 1 when one differs."""
-    if all_ == (path is not None):
+    if all_ and path is not None:
+        raise typer.BadParameter(f"--all and {path} exclude each other: give a kernel file or "
+                                 "a design file, or --all alone", param_hint="PATH")
+    if not all_ and path is None:
         raise typer.BadParameter("give a kernel file or a design file, or --all",
                                  param_hint="PATH")
     from aiedsl.kernels.cases import design_cases

@@ -108,6 +108,9 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
     """
     path = Path(path)
     shown = display_path(str(path)) if path.exists() else str(path)  # as its lines name it
+    if path.is_dir():
+        raise DesignError("design file", f"{shown} is a directory, not a design file",
+                          found=shown, fix="give the path of a .py file that defines a @design")
     if not path.is_file():
         raise DesignError("design file", f"no design file at {shown}", found=shown,
                           fix="give the path of a .py file that defines a @design")
@@ -125,10 +128,13 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
                           fix="decorate a function with @design(device=...)")
     unused = sorted(set(ctx.overrides) - set(ctx.used))
     if unused:
+        given = " and ".join(f"-D {n}" for n in unused)
         raise DesignError(
-            "define", f"-D {', '.join(unused)} matches no define() in {shown}", loc=file_loc,
-            found=", ".join(unused), fix="the design defines: " + (", ".join(sorted(ctx.used))
-                                                                  or "nothing"))
+            "define", f"-D {', '.join(unused)} match{'es' if len(unused) == 1 else ''} no "
+            f"define() in {shown}", loc=file_loc,
+            found=", ".join(unused),
+            fix=f"the design defines: {', '.join(sorted(ctx.used))}" if ctx.used else
+            f"the design has no define(): remove {given}")
     if name is not None:
         if name not in designs:
             raise DesignError("design file", f"{shown} has no design named '{name}'",

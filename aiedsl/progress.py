@@ -13,6 +13,7 @@ from typing import Any, Callable
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from aiedsl.cli_common import no_color
 from aiedsl.ir.program import calls_per_run
 
 DELAY = 0.5
@@ -23,8 +24,10 @@ POLL = 0.1
 
 def stderr_console() -> Console:
     """A console on standard error that is a terminal exactly when standard error is one:
-    ``FORCE_COLOR`` and the like must not draw bars into a CI log or a captured stream."""
-    return Console(stderr=True, force_terminal=sys.stderr.isatty())
+    ``FORCE_COLOR`` and the like must not draw bars into a CI log or a captured stream.
+    ``NO_COLOR`` draws them without styles."""
+    return Console(stderr=True, force_terminal=sys.stderr.isatty(),
+                   color_system=None if no_color() else "auto")
 
 
 def _bar(console: Console) -> Progress:

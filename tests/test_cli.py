@@ -94,7 +94,6 @@ def test_kernel_group_without_a_command_shows_its_help() -> None:
      "error: Invalid value for '--device': unknown device 'npu2_9col'; known: npu1, npu1_1col, "
      "npu1_2col, npu1_3col, npu2, npu2_1col, npu2_2col, npu2_3col, npu2_4col, npu2_5col, "
      "npu2_6col, npu2_7col"),
-    (["kernel", "test"], "kernel test", "give a kernel file or a design file, or --all"),
     (["kernel", "test", "nonexist.cc"], "kernel test", "error: Invalid value for PATH: "
      "nonexist.cc does not exist (nor is a library kernel made from a file named nonexist.cc)"),
     (["kernel", "profile", "nonexist.cc"], "kernel profile", "nonexist.cc does not exist"),
@@ -110,6 +109,71 @@ def test_a_usage_error_is_one_line_and_the_usage(args: list[str], command: str,
     assert lines[1].startswith(f"Usage: aiedsl {command}".rstrip()), r.stderr
     assert lines[2] == f"Try 'aiedsl {command + ' ' if command else ''}-h' for help."
     assert len(lines) == 3 and "Traceback" not in r.stderr and r.stdout == ""
+
+
+@pytest.mark.parametrize("args, command, first", [
+    # -D N=8192 -D N=2048 kept the last, unsaid (a tester)
+    (["check", "designs/passthrough.py", "-D", "N=8192", "-D", "N=2048"], "check",
+     "error: Invalid value for '-D' / '--define': N is given two values, -D N=8192 and "
+     "-D N=2048: give it once"),
+    (["sim", "designs/passthrough.py", "-D", "N=8192", "--define", "TILE=512", "-D", "N=4096"],
+     "sim", "error: Invalid value for '-D' / '--define': N is given two values, -D N=8192 and "
+     "-D N=4096: give it once"),
+    # --peano '' was taken for '.', and --peano without --compile was ignored, unsaid
+    (["build", "designs/passthrough.py", "--peano", ""], "build",
+     "error: Invalid value for '--peano': the directory name is empty (name a directory, or "
+     "leave the option out)"),
+    (["doctor", "--peano", ""], "doctor",
+     "error: Invalid value for '--peano': the directory name is empty (name a directory, or "
+     "leave the option out)"),
+    (["build", "designs/passthrough.py", "--peano", "/opt/peano"], "build",
+     "error: Invalid value for '--peano': only --compile runs Peano: add --compile, or leave "
+     "--peano out"),
+    # map -o x.png wrote SVG into x.png
+    (["map", "designs/passthrough.py", "-o", "maps/x.png"], "map",
+     "error: Invalid value for '-o' / '--output': aiedsl map draws SVG, not .png: name a .svg "
+     "file, e.g. -o maps/x.svg"),
+    # both given: the message asked for one of them
+    (["kernel", "test", "--all", "kernels_cpp/passthrough.cc"], "kernel test",
+     "error: Invalid value for PATH: --all and kernels_cpp/passthrough.cc exclude each other: "
+     "give a kernel file or a design file, or --all alone"),
+    (["kernel", "test"], "kernel test",
+     "error: Invalid value for PATH: give a kernel file or a design file, or --all"),
+    # --clock nan said "Input should be less than or equal to 100"
+    (["sim", "designs/passthrough.py", "--clock", "nan"], "sim",
+     "error: Invalid value for '--clock': nan is not a core clock: give a number of GHz from "
+     "0.001 to 100 (1 MHz to 100 GHz), e.g. --clock 1.5"),
+    (["sim", "designs/passthrough.py", "--clock", "fast"], "sim",
+     "error: Invalid value for '--clock': fast is not a core clock: give a number of GHz from "
+     "0.001 to 100 (1 MHz to 100 GHz), e.g. --clock 1.5"),
+    (["sim", "designs/passthrough.py", "--clock", "200"], "sim",
+     "error: Invalid value for '--clock': 200 is not a core clock: give a number of GHz from "
+     "0.001 to 100 (1 MHz to 100 GHz), e.g. --clock 1.5"),
+])
+def test_a_bad_combination_or_value_is_a_usage_error_before_any_work(
+        tmp_path: Path, args: list[str], command: str, first: str) -> None:
+    args = [str(ROOT / a) if a.startswith(("designs/", "kernels_cpp/")) else a for a in args]
+    first = first.replace("kernels_cpp/", f"{ROOT}/kernels_cpp/")
+    r = aiedsl(*args, cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (2, "")
+    lines = r.stderr.splitlines()
+    assert lines[0] == first
+    assert lines[2] == f"Try 'aiedsl {command} -h' for help." and len(lines) == 3
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_define_given_twice_with_one_value_is_taken() -> None:
+    r = aiedsl("check", "designs/passthrough.py", "-D", "N=8192", "-D", "N=8192")
+    assert r.returncode == 0 and r.stdout.endswith("passthrough: all checks pass on npu1_1col\n")
+
+
+def test_clock_in_ghz_reaches_the_simulator(tmp_path: Path) -> None:
+    import json
+
+    r = aiedsl("sim", "designs/passthrough.py", "--clock", "0.5", "--stats",
+               str(tmp_path / "s.json"))
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "s.json").read_text())["timing"]["clock_hz"] == 0.5e9
 
 
 @pytest.mark.parametrize("args, option, kind", [
@@ -175,10 +239,28 @@ def test_an_exception_inside_a_library_call_is_reported_at_the_users_line(
 
 def test_traceback_on_request(design_file: DesignFile) -> None:
     path = design_file(BROKEN)
+    plain = aiedsl("check", str(path), cwd=path.parent)
     r = aiedsl("check", str(path), cwd=path.parent, AIEDSL_TRACEBACK="1")
-    assert r.returncode == 1
-    assert "Traceback (most recent call last)" in r.stderr
-    assert "ZeroDivisionError" in r.stderr and "DesignError" in r.stderr
+    assert r.returncode == plain.returncode == 2
+    assert r.stderr.startswith("Traceback (most recent call last)")
+    assert "ZeroDivisionError" in r.stderr
+    # the traceback, then the message as it is printed without one
+    assert r.stderr.endswith("\naiedsl.errors.DesignError:\n" + plain.stderr), r.stderr
+
+
+@pytest.mark.parametrize("args, code", [
+    (["sim", str(ROOT / "tests" / "hang_corpus" / "broadcast_under_buffered.py")], 3),
+    (["run", str(ROOT / "designs" / "passthrough.py"), "--target", "npu", "-o", "b"], 4),
+    (["build", str(ROOT / "designs" / "passthrough.py"), "-o", "."], 2),
+])
+def test_a_traceback_changes_no_exit_code(tmp_path: Path, args: list[str], code: int) -> None:
+    """AIEDSL_TRACEBACK=1 re-raised the error: every code (a deadlock's 3, a missing NPU's 4, a
+    refused output directory's 2) became Python's 1 (a tester)."""
+    plain = aiedsl(*args, cwd=tmp_path, PATH="/usr/bin:/bin")
+    shown = aiedsl(*args, cwd=tmp_path, PATH="/usr/bin:/bin", AIEDSL_TRACEBACK="1")
+    assert plain.returncode == shown.returncode == code, shown.stderr
+    assert "Traceback" not in plain.stderr and shown.stderr.startswith("Traceback")
+    assert shown.stderr.endswith(":\n" + plain.stderr) and shown.stdout == plain.stdout
 
 
 def test_a_syntax_error_is_a_design_error(design_file: DesignFile) -> None:
@@ -370,6 +452,48 @@ def test_a_table_on_an_80_column_terminal_keeps_every_name_whole() -> None:
             assert name in joined, text
 
 
+def _on_a_terminal(*args: str, **env: str) -> str:
+    """What ``aiedsl ARGS`` writes to a terminal (a pseudo-terminal 100 columns wide)."""
+    import pty
+
+    main, sub = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "aiedsl", *args], cwd=ROOT, stdout=sub,
+                            stderr=subprocess.PIPE,
+                            env={**os.environ, "COLUMNS": "100", "TERM": "xterm", **env})
+    os.close(sub)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main)
+    assert proc.wait() == 0
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize("value, styled", [("1", False), ("", True), (None, True)])
+def test_no_color_draws_the_table_without_styles(value: str | None, styled: bool) -> None:
+    """NO_COLOR=1 on a terminal still drew the table's italic title and bold header (rich
+    drops only colours); any non-empty value now drops every style (https://no-color.org)."""
+    env = {"NO_COLOR": value} if value is not None else {}
+    if value is None and "NO_COLOR" in os.environ:
+        pytest.skip("NO_COLOR is set around the tests")
+    out = _on_a_terminal("check", "designs/passthrough.py", **env)
+    assert "┃ tile " in out.replace("\x1b[1m", "").replace("\x1b[0m", "")  # a rich table
+    assert ("\x1b[" in out) is styled, out
+
+
+def test_no_color_draws_progress_bars_without_styles(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiedsl.progress import stderr_console
+
+    monkeypatch.setenv("NO_COLOR", "yes")
+    assert stderr_console().color_system is None
+
+
 # -- Ctrl-C ---------------------------------------------------------------------------------------
 
 def test_an_interrupted_command_says_aborted_and_exits_130(
@@ -401,6 +525,70 @@ def test_a_reader_that_leaves_early_does_not_change_the_exit_code(
     proc.stdout.close()  # the reader is gone before aiedsl writes a line
     err = proc.stderr.read()
     assert (proc.wait(), err) == (0, b"")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command", [["sim"], ["check"], ["build", "-o", "{tmp}/b"]])
+def test_standard_output_that_cannot_be_written_is_one_error_line(
+        command: list[str], tmp_path: Path) -> None:
+    """`aiedsl sim d.py > /dev/full` ended in an OSError traceback and exit 1 (a tester)."""
+    args = [a.format(tmp=tmp_path) for a in command]
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "aiedsl", *args, "designs/passthrough.py"],
+                           cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert (r.returncode, r.stderr) == (
+        2, "error [standard output]: cannot write standard output: No space left on device\n")
+
+
+def test_a_line_that_cannot_be_written_stops_the_command_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Midway (more than a buffer's worth said), the write itself fails: one error, and the
+    rest goes to the null device instead of failing again at exit."""
+    import errno
+
+    from aiedsl.cli_common import say
+    from aiedsl.errors import DesignError
+
+    with open(tmp_path / "out", "w") as target:
+        class Full:
+            def write(self, text: str) -> int:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+            def fileno(self) -> int:
+                return target.fileno()
+
+        monkeypatch.setattr(sys, "stdout", Full())
+        with pytest.raises(DesignError) as e:
+            say("a line")
+        assert str(e.value) == ("error [standard output]: cannot write standard output: No "
+                                "space left on device")
+        assert os.path.samefile(f"/proc/self/fd/{target.fileno()}", os.devnull)
+
+
+@pytest.mark.parametrize("closed", [">&-", ">&- 2>&-"])
+def test_a_closed_standard_output_stops_the_command_before_any_work(
+        tmp_path: Path, closed: str) -> None:
+    """`aiedsl check d.py >&-` failed with AttributeError: 'NoneType' object has no attribute
+    'isatty' (a tester); a build would have written its files and said nothing of them."""
+    line = (f"'{sys.executable}' -m aiedsl build '{ROOT}/designs/passthrough.py' -o "
+            f"'{tmp_path}/b' {closed}")
+    r = subprocess.run(["bash", "-c", line], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr == ("" if "2>&-" in closed else
+                        "error [standard output]: standard output is closed (>&-), so aiedsl "
+                        "could say nothing of what it does; to discard what it prints, send it "
+                        "to /dev/null (> /dev/null)\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_closed_standard_error_changes_nothing_else(tmp_path: Path) -> None:
+    line = f"'{sys.executable}' -m aiedsl check '{ROOT}/designs/passthrough.py' 2>&-"
+    r = subprocess.run(["bash", "-c", line], capture_output=True, text=True)
+    assert (r.returncode, r.stdout.splitlines()[-1]) == (
+        0, "passthrough: all checks pass on npu1_1col")
+    missing = f"'{sys.executable}' -m aiedsl check missing.py 2>&-"
+    r = subprocess.run(["bash", "-c", missing], capture_output=True, text=True, cwd=tmp_path)
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", "")
 
 
 def test_stats_are_strict_json_of_what_sim_prints(tmp_path: Path) -> None:

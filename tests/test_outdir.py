@@ -508,14 +508,16 @@ def test_the_outputs_of_build_sh_run_by_hand_are_aiedsls(
     gen = _gen()
     write(gen, out)
     assert read_marker(out)["script_outputs"] == [  # type: ignore[index]
-        "aie.mlir.prj/", "aie.xclbin", "insts.bin", "passthrough_i32_1024.o",
-        "passthrough_i32_1024.su"]
+        ".aiedsl-script.list", "aie.mlir.prj/", "aie.xclbin", "insts.bin",
+        "passthrough_i32_1024.o", "passthrough_i32_1024.su"]
     r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     made = {rel: data for rel, data in _tree(out).items() if rel not in _build_of(gen)}
     made.pop(MARKER)
-    assert sorted(made) == ["aie.mlir.prj/", "aie.mlir.prj/main.o", "aie.xclbin", "insts.bin",
-                            "passthrough_i32_1024.o"]
+    assert sorted(made) == [".aiedsl-script.list", "aie.mlir.prj/", "aie.mlir.prj/main.o",
+                            "aie.xclbin", "insts.bin", "passthrough_i32_1024.o"]
+    # what aiecc added to its working folder, recorded by build.sh as it ran
+    assert made[".aiedsl-script.list"] == b"#before\n#after\naie.mlir.prj\naie.mlir.prj/main.o\n"
     write(gen, out)  # the same design: build.sh's outputs are kept, and now listed
     _assert_whole(out, {**_build_of(gen), **made})
     (out / "notes.txt").write_text("mine\n")  # anything else is still the user's
@@ -538,6 +540,58 @@ def test_the_outputs_of_build_sh_run_by_hand_are_aiedsls(
     write(gen, out)
     assert not (out / "passthrough_i32_1024.o").exists()
     assert not (out / "aie.xclbin").exists() and not (out / "aie.mlir.prj").exists()
+
+
+@pytest.mark.parametrize("how", ["by hand", "build.sh", "build.sh twice", "--compile"])
+def test_a_users_file_in_aieccs_folder_is_refused_not_deleted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """A file put in build/<d>/aie.mlir.prj/ was deleted by a rebuild with other defines: the
+    whole folder counted as build.sh's (a tester). Only what build.sh recorded aiecc adding
+    there (or --compile listed) is aiedsl's; anything else is refused like any file of the
+    user's."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    if how == "--compile":
+        aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    else:
+        write(_gen(), out)
+    if how.startswith("build.sh"):
+        for _ in range(2 if how.endswith("twice") else 1):
+            subprocess.run(["bash", "out/build.sh"], check=True, capture_output=True)
+    (out / "aie.mlir.prj").mkdir(exist_ok=True)
+    (out / "aie.mlir.prj" / "mine.txt").write_text("notes\n")
+    for gen in (_gen(8192), _gen()):  # another design, and the same
+        with pytest.raises(DesignError) as e:
+            write(gen, out)
+        assert str(e.value) == (
+            f"error [output directory]: {out} holds 1 file aiedsl did not write, and a build "
+            "replaces the whole directory\n"
+            "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+            "wrote\n"
+            "  found: aie.mlir.prj/mine.txt\n"
+            f"  fix: choose another directory with -o, or move those files out of {out}")
+    assert (out / "aie.mlir.prj" / "mine.txt").read_text() == "notes\n"
+    (out / "aie.mlir.prj" / "mine.txt").unlink()
+    gen = _gen(8192)
+    write(gen, out)  # what aiecc wrote there was aiedsl's: dropped with the old design
+    _assert_whole(out, _build_of(gen))
+
+
+def test_what_a_killed_build_sh_left_in_aieccs_folder_is_not_taken_for_aiedsls(
+        tmp_path: Path) -> None:
+    """build.sh lists the folder before aiecc and after it: a run stopped before its #after
+    added nothing it can vouch for, and its files are refused, never deleted."""
+    from aiedsl.builddir.marker import SCRIPT_LIST, script_made
+
+    (tmp_path / SCRIPT_LIST).write_text(
+        "#before\naie.mlir.prj\naie.mlir.prj/old.txt\n#after\naie.mlir.prj\n"
+        "aie.mlir.prj/old.txt\naie.mlir.prj/a.elf\naie.mlir.prj/sub\naie.mlir.prj/sub/b.o\n"
+        "#before\naie.mlir.prj\n")
+    assert script_made(tmp_path) == {"aie.mlir.prj/a.elf", "aie.mlir.prj/sub",
+                                     "aie.mlir.prj/sub/b.o"}
+    (tmp_path / SCRIPT_LIST).write_text("#after\naie.mlir.prj/x\n")
+    assert script_made(tmp_path) == set()
 
 
 SLOW_AIECC = """
@@ -813,6 +867,80 @@ def test_map_never_overwrites_a_users_file_and_joins_a_build_directory(
     write(gen, out)
     _assert_whole(out, {**_build_of(gen), "extra/": None,
                         "extra/map2.svg": gen.files["map.svg"].encode()})
+
+
+@pytest.mark.parametrize("options, this", [
+    (["-D", "TILE=2048"], "passthrough on npu1_1col with N=4096, TILE=2048"),
+    (["--device", "npu2"], "passthrough on npu2 with N=4096, TILE=1024"),
+])
+def test_map_never_puts_another_configurations_map_into_a_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        options: list[str], this: str) -> None:
+    """build, then map -D TILE=2048 overwrote the build's map.svg with another configuration's
+    beside the first one's aie.mlir, report.txt and design.json, and said 'wrote' (a
+    tester)."""
+    monkeypatch.chdir(tmp_path)
+    assert _main("build", str(PASSTHROUGH)) == 0
+    out = tmp_path / "build" / "passthrough"
+    before = _tree(out)
+    capsys.readouterr()
+    assert _main("map", str(PASSTHROUGH), *options) == 2
+    command = " ".join(["aiedsl build", str(PASSTHROUGH), *options])
+    assert capsys.readouterr() == ("", (
+        "error [output file]: build/passthrough/map.svg is part of the build of passthrough on "
+        f"npu1_1col with N=4096, TILE=1024 in build/passthrough; this map is of {this}, and "
+        "would disagree with that build's aie.mlir, report.txt and design.json\n"
+        "  fix: draw this map elsewhere with -o (e.g. -o passthrough.svg), or rebuild "
+        f"build/passthrough with these options first ({command})\n"))
+    assert _tree(out) == before
+    # elsewhere, or under another name the user chose, it is drawn; and after the rebuild too
+    assert _main("map", str(PASSTHROUGH), *options, "-o", "passthrough.svg") == 0
+    assert _main("map", str(PASSTHROUGH), *options, "-o", "build/passthrough/other.svg") == 0
+    assert _main("build", str(PASSTHROUGH), *options) == 0
+    assert _main("map", str(PASSTHROUGH), *options) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "wrote build/passthrough/map.svg"
+
+
+def test_map_refuses_a_build_of_the_same_options_when_the_design_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    design = tmp_path / "passthrough.py"
+    design.write_text(PASSTHROUGH.read_text())
+    assert _main("build", "passthrough.py", "-o", "b") == 0
+    edited = PASSTHROUGH.read_text().replace('name="in_l1")', 'name="in_l1", depth=3)')
+    assert edited != PASSTHROUGH.read_text()
+    design.write_text(edited)
+    capsys.readouterr()
+    assert _main("map", "passthrough.py", "-o", "b/map.svg") == 2
+    assert capsys.readouterr().err == (
+        "error [output file]: b/map.svg is part of the build of passthrough on npu1_1col with "
+        "N=4096, TILE=1024 in b; this map is of passthrough on npu1_1col with N=4096, TILE=1024 "
+        "as the design file reads now, and would disagree with that build's aie.mlir, "
+        "report.txt and design.json\n"
+        "  fix: draw this map elsewhere with -o (e.g. -o passthrough.svg), or rebuild b with "
+        "these options first (aiedsl build passthrough.py -o b)\n")
+
+
+def test_map_keeps_a_map_its_build_drew_from_the_lowering(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """The same design's map, but the build drew it from mlir-aie's lowering, which its
+    report.txt follows: aiedsl's own plan would disagree with the report."""
+    from aiedsl.builddir.lock import claim as take
+
+    monkeypatch.chdir(tmp_path)
+    assert _main("build", str(PASSTHROUGH)) == 0
+    out = tmp_path / "build" / "passthrough"
+    drawn = (out / "map.svg").read_text().replace(
+        "</text>\n", '</text>\n  <text x="40" y="64" class="lowering">from the lowering</text>\n',
+        1)
+    with take(out, out):
+        (out / "map.svg").write_text(drawn)
+    capsys.readouterr()
+    assert _main("map", str(PASSTHROUGH)) == 0
+    assert capsys.readouterr().out == (
+        "kept build/passthrough/map.svg: its build drew it from mlir-aie's lowering, of this "
+        "same design (for aiedsl's own plan, give -o FILE)\n")
+    assert (out / "map.svg").read_text() == drawn
 
 
 def test_a_trace_says_aiedsl_wrote_it_and_never_overwrites_a_users_file(tmp_path: Path) -> None:

@@ -4,8 +4,10 @@ aiedsl never deletes or moves anything it did not write. Every directory it make
 marker listing every file and folder in it (folders end in ``/``): what a build wrote, what the
 tools it ran there left (``--compile``), and what ``aiedsl map`` or ``--trace`` added; and what
 the build's ``build.sh``, run by hand, writes (``script_outputs``: the kernels' ``.o``,
-``aie.xclbin``, ``insts.bin``, aiecc's ``aie.mlir.prj/``). Whatever else a folder holds is
-foreign (:func:`foreign`): the user's.
+``aie.xclbin``, ``insts.bin``, aiecc's ``aie.mlir.prj/``). A folder among those (aiecc's
+project folder, whose files aiecc names) holds only what ``build.sh`` recorded aiecc adding to it
+(:data:`SCRIPT_LIST`, :func:`script_made`), besides what the marker lists. Whatever else a
+folder holds is foreign (:func:`foreign`): the user's.
 
 Read by the refusals before a build (:mod:`aiedsl.builddir.refuse`) and by the lock
 (:mod:`aiedsl.builddir.lock`), which tells a killed build's leftovers from a user's folder by the
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,9 @@ from aiedsl.version import __version__
 
 MARKER = ".aiedsl-build.json"
 """The file that makes a directory an aiedsl build directory, listing what aiedsl put there."""
+SCRIPT_LIST = ".aiedsl-script.list"
+"""Where ``build.sh`` records what aiecc adds to its project folder: the folder's entries before
+each run (after a ``#before`` line) and after it (after ``#after``), as ``find`` prints them."""
 
 
 def entries(root: Path) -> list[str]:
@@ -72,24 +77,62 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
     return data if ok else None
 
 
-def owned(marker: dict[str, Any] | None) -> Callable[[str], bool]:
+def owned(marker: dict[str, Any] | None, made: Collection[str] = ()) -> Callable[[str], bool]:
     """Whether an entry of a build directory with ``marker`` is aiedsl's: listed, or written by
-    its ``build.sh`` (run by hand, it cannot list what it wrote)."""
+    its ``build.sh`` (run by hand, it cannot list what it wrote in the marker): a file of
+    ``script_outputs``, or a folder of them (aiecc's project folder) and, in it, what ``made``
+    (:func:`script_made`) names. Anything else in that folder is not: a rebuild of another
+    design, which drops the folder, would have deleted a user's file there with it."""
     listed = set(marker["files"]) if marker else set()
     script = marker.get("script_outputs", []) if marker else []
     folders = tuple(s for s in script if s.endswith("/"))
-    listed.update(s for s in script if not s.endswith("/"))
-    return lambda rel: rel in listed or (bool(folders) and rel.startswith(folders))
+    listed.update(script)
+    made = set(made)
+    return lambda rel: rel in listed or (bool(folders) and rel.startswith(folders)
+                                         and rel.rstrip("/") in made)
+
+
+def script_made(folder: Path) -> set[str]:
+    """What ``build.sh`` in build directory ``folder`` recorded its aiecc adding to its project
+    folder (:data:`SCRIPT_LIST`): in each run it recorded whole (``#before`` and ``#after``),
+    what was there after it and not before; entries without a trailing ``/``. A run killed
+    before its ``#after`` adds nothing, and what it left stays foreign (refused, never deleted)."""
+    try:
+        lines = (folder / SCRIPT_LIST).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return set()
+    made: set[str] = set()
+    runs: list[tuple[set[str], set[str]]] = []
+    section: set[str] | None = None
+    for line in lines:
+        if line == "#before":
+            runs.append((set(), set()))
+            section = runs[-1][0]
+        elif line == "#after" and runs and section is runs[-1][0]:
+            section = runs[-1][1]
+        elif line.startswith("#"):
+            section = None  # an #after without its #before: no run to take it from
+        elif section is not None:
+            section.add(line.rstrip("/"))
+    for before, after in runs:
+        made |= after - before
+    return made
+
+
+def owned_in(folder: Path, marker: dict[str, Any] | None) -> Callable[[str], bool]:
+    """:func:`owned` for build directory ``folder`` with ``marker``, its ``build.sh``'s record
+    read (:func:`script_made`)."""
+    return owned(marker, script_made(folder))
 
 
 def foreign(folder: Path) -> list[str]:
     """What in ``folder`` aiedsl did not write: the topmost entries that are not its own
-    (:func:`owned`).
+    (:func:`owned_in`).
 
     A folder not its own is named once (``photos/``), not file by file. Without a marker every
     entry is foreign.
     """
-    ours = owned(read_marker(folder))
+    ours = owned_in(folder, read_marker(folder))
     found: list[str] = []
 
     def walk(sub: str, prefix: str) -> None:
@@ -130,9 +173,9 @@ def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
 
 def relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
             new: Callable[[str], bool]) -> None:
-    """Rewrite ``folder``'s marker: what is aiedsl's (:func:`owned`) and still there, and what
-    ``new`` says aiedsl added since; the rest stays unlisted (foreign)."""
-    ours = owned(marker)
+    """Rewrite ``folder``'s marker: what is aiedsl's (:func:`owned_in`) and still there, and
+    what ``new`` says aiedsl added since; the rest stays unlisted (foreign)."""
+    ours = owned_in(folder, marker)
     try:
         now = entries(folder)
     except OSError:  # the directory went away meanwhile: nothing to list

@@ -63,13 +63,19 @@ def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
 
 
 def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str], bool],
-               option: str, example: str) -> None:
+               option: str, example: str,
+               fits: Callable[[Path, str], bool] | None = None) -> bool:
     """Write ``text`` to ``path`` through a temporary file and one rename.
 
     Refuses (DesignError "output file", :func:`check_file`) a folder and a file aiedsl did not
     write. A folder it makes is a build directory, with a marker; a file written in a build
     directory is added to its marker. ``option`` names the command-line option that chose
     ``path``, and ``example`` a file name, for the fix.
+
+    In a build directory, ``fits`` is asked first, under the directory's lock (so no build
+    swaps in between), with the directory and ``path`` relative to it: it raises to refuse a
+    file that would not agree with the build there, and returns False to leave the file there
+    as it is (nothing is written). Returns whether ``path`` was written.
     """
     check_file(path, ours=ours, option=option, example=example)
     shown = Path(path)
@@ -84,14 +90,17 @@ def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str]
                 home = real.parent
             if home is None:
                 replace_file(real, text, real.parent)
-                return
+                return True
             with claim(home, display_path(str(home))) as staging:
+                rel = real.relative_to(home)
+                if fits is not None and not fits(home, rel.as_posix()):
+                    return False
                 real.parent.mkdir(parents=True, exist_ok=True)
                 replace_file(real, text, staging)
-                rel = real.relative_to(home)
                 added = {str(rel)} | {f"{p}/" for p in rel.parents if str(p) != "."}
                 marker = read_marker(home) or {"design": design, "files": []}
                 relist(home, marker, staging, added.__contains__)
+            return True
     except BaseException:
         if made and not os.path.lexists(real):  # the folder this call made holds only its
             (real.parent / MARKER).unlink(missing_ok=True)  # marker: the file never got there

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from aiedsl.builddir.lock import busy, check_staging, holder, staging_path
-from aiedsl.builddir.marker import MARKER, _entry, entries, foreign, owned, read_marker
+from aiedsl.builddir.marker import MARKER, _entry, entries, foreign, owned_in, read_marker
 from aiedsl.errors import DesignError, counted, printable
 from aiedsl.files import command, os_errors
 
@@ -127,7 +127,7 @@ def _refuse_other_build(out: Path, shown: Path, files: dict[str, str], design: s
             "compiled: another build replaced it since", found=printable(", ".join(changed)),
             fix="build and compile again (aiedsl build --compile holds the directory from the "
                 "build to the end of the compile)")
-    ours = owned(marker)
+    ours = owned_in(out, marker)
     _refuse_in_the_way(shown, [rel for rel in (_entry(out, name) for name in writes)
                                if rel is not None and not ours(rel)])
 

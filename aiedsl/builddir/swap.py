@@ -26,7 +26,7 @@ from pathlib import Path
 
 from aiedsl.builddir.lock import OLD
 from aiedsl.builddir.marker import (
-    MARKER, _entry, entries, owned, read_marker, relist, write_marker,
+    MARKER, _entry, entries, owned, owned_in, read_marker, relist, write_marker,
 )
 from aiedsl.builddir.refuse import _changed_inputs, _refuse_in_the_way
 from aiedsl.files import os_errors
@@ -151,7 +151,7 @@ def install_outputs(work: Path, out_dir: str | Path, *, keep: Callable[[str], bo
     staging = work.parent
     with os_errors(shown, rule="output directory", option="-o"):
         marker = read_marker(out) or {"files": []}
-        ours = owned(marker)
+        ours = owned_in(out, marker)
         inputs = owned(read_marker(work))
         names = sorted(n for n in os.listdir(work)
                        if n != MARKER and keep(n) and not inputs(_entry(work, n) or n))

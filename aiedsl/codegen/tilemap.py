@@ -30,6 +30,9 @@ PALETTE = ("#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf", "#8c564b", "#e
            "#7f7f7f", "#bcbd22", "#393b79")
 """Channel colours; no red, which marks what is over a limit."""
 KIND_FILL = {"shim": "#eceff1", "memtile": "#e3f2fd", "core": "#fff8e1"}
+LOWERED = 'class="lowering"'
+"""Marks the note of a map drawn from mlir-aie's lowering (:mod:`aiedsl.toolchain.lower`),
+which its build's report.txt follows: ``aiedsl map`` keeps such a map of its own design."""
 
 
 @dataclass

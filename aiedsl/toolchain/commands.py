@@ -255,6 +255,27 @@ def find_aiecc_script() -> list[str]:
     ]
 
 
+def project_listing_script(project: str, record: str) -> list[str]:
+    """The ``build.sh`` lines, just before aiecc's, that record in ``record`` what aiecc adds to
+    its project folder ``project``: the folder's entries before aiecc runs and, however the
+    script ends, after (:func:`aiedsl.builddir.marker.script_made` reads them). aiecc names
+    its files there itself, so this record is what tells them from a file the user put there,
+    which a rebuild of another design (dropping the folder) must not delete."""
+    folder, listing = shell_line([project]), shell_line([record])
+    return [
+        "",
+        f"# What aiecc adds to {project}/, its working folder, is aiedsl's: listed in",
+        f"# {record}, so a rebuild of another design removes that and nothing else (a file",
+        "# of yours there is refused, never deleted).",
+        "list_aiecc_folder() {",
+        f'  {{ echo "#$1"; find {folder} 2>/dev/null || true; }} >> {listing}',
+        "}",
+        "list_aiecc_folder before",
+        "trap 'list_aiecc_folder after' EXIT",
+        "",
+    ]
+
+
 def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str | None = None,
                spelling: AieccSpelling | None = None, packet: bool = False,
                find: bool = True) -> list[Word]:

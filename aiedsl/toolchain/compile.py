@@ -39,6 +39,7 @@ from aiedsl.kernels.units import kernel_units
 from aiedsl.errors import ToolchainError
 from aiedsl.ir import Design, Loc
 from aiedsl.builddir.build import compiling
+from aiedsl.builddir.marker import SCRIPT_LIST
 from aiedsl.builddir.swap import install_outputs
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
@@ -99,11 +100,13 @@ def plan_steps(d: Design, target: TargetModel, tools: Tools) -> list[Step]:
 
 def script_outputs(files: dict[str, str]) -> list[str]:
     """What ``build.sh`` writes into the build of ``files`` when run by hand (what
-    ``--compile`` writes): each kernel's object, aiecc's outputs and its project folder."""
+    ``--compile`` writes): each kernel's object, aiecc's outputs and its project folder (of
+    which only what it records in :data:`~aiedsl.builddir.marker.SCRIPT_LIST` is aiedsl's),
+    and that record."""
     stems = [PurePosixPath(rel).stem for rel in files
              if rel.startswith("kernels/") and rel.endswith(".cc")]
     return [*(f"{s}{ext}" for s in stems for ext in (".o", STACK_SUFFIX)), *OUTPUTS,
-            f"{PROJECT}/"]
+            f"{PROJECT}/", SCRIPT_LIST]
 
 
 def tool_input(rel: str) -> bool:

@@ -42,7 +42,7 @@ from typing import Mapping
 
 from aiedsl.checks.resources import TileUsage
 from aiedsl.codegen.report import render_report
-from aiedsl.codegen.tilemap import tile_map
+from aiedsl.codegen.tilemap import LOWERED, tile_map
 from aiedsl.errors import ToolchainError
 from aiedsl.files import TMP_SUFFIX
 from aiedsl.ir import Connect, Design, DmaChannel, Physical, Route
@@ -213,7 +213,7 @@ def _annotate(svg: str, note: str) -> str:
     m = re.search(r'<text x="40" y="48"[^>]*>.*?</text>\n', svg)
     if m is None:
         return svg
-    line = (f'  <text x="40" y="64" font-size="11" fill="#455a64" class="lowering">'
+    line = (f'  <text x="40" y="64" font-size="11" fill="#455a64" {LOWERED}>'
             f'{html.escape(note, quote=False)}</text>\n')
     return svg[:m.end()] + line + svg[m.end():]
 
