@@ -106,7 +106,9 @@ def stdout_failed(e: OSError) -> Exception:
     from aiedsl.errors import DesignError
 
     return DesignError("standard output",
-                       f"cannot write standard output: {e.strerror or e}")
+                       f"cannot write standard output: {e.strerror or e}",
+                       fix="send standard output where it can be written "
+                       "(> FILE, or > /dev/null to discard it)")
 
 
 STDOUT_CLOSED = ("standard output is closed (>&-), so aiedsl could say nothing of what it does; "

@@ -537,7 +537,9 @@ def test_standard_output_that_cannot_be_written_is_one_error_line(
         r = subprocess.run([sys.executable, "-m", "aiedsl", *args, "designs/passthrough.py"],
                            cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True)
     assert (r.returncode, r.stderr) == (
-        2, "error [standard output]: cannot write standard output: No space left on device\n")
+        2, "error [standard output]: cannot write standard output: No space left on device\n"
+        "  fix: send standard output where it can be written (> FILE, or > /dev/null to "
+        "discard it)\n")
 
 
 def test_a_line_that_cannot_be_written_stops_the_command_once(
@@ -561,7 +563,9 @@ def test_a_line_that_cannot_be_written_stops_the_command_once(
         with pytest.raises(DesignError) as e:
             say("a line")
         assert str(e.value) == ("error [standard output]: cannot write standard output: No "
-                                "space left on device")
+                                "space left on device\n"
+                                "  fix: send standard output where it can be written (> FILE, "
+                                "or > /dev/null to discard it)")
         assert os.path.samefile(f"/proc/self/fd/{target.fileno()}", os.devnull)
 
 
