@@ -24,7 +24,8 @@ def _known_device(value: Optional[str]) -> Optional[str]:
     """``--device`` names a device aiedsl knows, or the command stops as typer stops for any
     bad option value (exit 2), blaming the option rather than the design's ``@design`` line."""
     if value is not None:
-        from aiedsl.targets import DEVICES, device_hint  # here, not above: ``--help`` loads no pydantic
+        # here, not above: ``--help`` loads no pydantic
+        from aiedsl.targets import DEVICES, device_hint
 
         if value not in DEVICES:
             hint = device_hint(value)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from aiedsl.targets.devices import DEVICES, device_hint
 from aiedsl.targets.model import TargetModel, TileKind, TileLimits, TimingModel
 
-__all__ = ["DEVICES", "device_hint", "TargetModel", "TileKind", "TileLimits", "TimingModel", "get_target"]
+__all__ = ["DEVICES", "device_hint", "TargetModel", "TileKind", "TileLimits", "TimingModel",
+           "get_target"]
 
 
 def get_target(name: str) -> TargetModel:
