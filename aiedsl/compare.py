@@ -287,10 +287,11 @@ def poison_note(marked: int, wrong: int, dtype: str, poison: float) -> str:
         "they were read before anything wrote them"
     return (f"{who} {look}, and {value} is what the simulator fills {dt} memory nothing has "
             f"written with{why}: most likely {read}, as an accumulator a kernel sums into with "
-            "no zero call first, or elements no kernel writes that a drain sends; fix: zero each "
-            "accumulator inside its produce() before the first kernel sums into it "
-            "(aiedsl.kernels.zero(Tensor[...]) or your own zero kernel), and have a kernel write "
-            "every element a drain sends")
+            "no zero call first, elements no kernel writes that a drain sends, or elements of "
+            "the output no drain writes; fix: zero each accumulator inside its produce() before "
+            "the first kernel sums into it (aiedsl.kernels.zero(Tensor[...]) or your own zero "
+            "kernel), have a kernel write every element a drain sends, and drain every element "
+            "of the output")
 
 
 def cancel_note(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *, nonfinite: bool,

@@ -109,10 +109,10 @@ def test_an_exact_pass_names_no_worst_element() -> None:
 
 POISON_FIX = (
     "most likely they were read before anything wrote them, as an accumulator a kernel sums "
-    "into with no zero call first, or elements no kernel writes that a drain sends; fix: zero "
-    "each accumulator inside its produce() before the first kernel sums into it "
-    "(aiedsl.kernels.zero(Tensor[...]) or your own zero kernel), and have a kernel write every "
-    "element a drain sends")
+    "into with no zero call first, elements no kernel writes that a drain sends, or elements "
+    "of the output no drain writes; fix: zero each accumulator inside its produce() before the "
+    "first kernel sums into it (aiedsl.kernels.zero(Tensor[...]) or your own zero kernel), have "
+    "a kernel write every element a drain sends, and drain every element of the output")
 
 
 def test_a_fail_of_the_simulators_poison_says_so() -> None:
@@ -145,10 +145,11 @@ def test_a_fail_of_the_simulators_poison_says_so() -> None:
         "  note: the one wrong element is NaN where the reference is not, and NaN is what the "
         "simulator fills f32 memory nothing has written with (a sum it enters stays NaN): "
         "most likely it was read before anything wrote it, as an accumulator a kernel sums "
-        "into with no zero call first, or elements no kernel writes that a drain sends; fix: "
-        "zero each accumulator inside its produce() before the first kernel sums into it "
-        "(aiedsl.kernels.zero(Tensor[...]) or your own zero kernel), and have a kernel write "
-        "every element a drain sends")
+        "into with no zero call first, elements no kernel writes that a drain sends, or "
+        "elements of the output no drain writes; fix: zero each accumulator inside its "
+        "produce() before the first kernel sums into it (aiedsl.kernels.zero(Tensor[...]) or "
+        "your own zero kernel), have a kernel write every element a drain sends, and drain "
+        "every element of the output")
     # u8: exactly 255
     want8 = np.zeros(8, dtype=np.uint8)
     got8 = want8.copy()
@@ -490,10 +491,11 @@ def test_a_kernel_reading_a_buffer_nothing_wrote_fails(design_file, without_chec
         "around i32's range: 2147483647 is next to it), and -2147483648 is what the simulator "
         "fills i32 memory nothing has written with (i32's smallest value; a sum that starts "
         "there stays near it): most likely they were read before anything wrote them, as an "
-        "accumulator a kernel sums into with no zero call first, or elements no kernel writes "
-        "that a drain sends; fix: zero each accumulator inside its produce() before the first "
-        "kernel sums into it (aiedsl.kernels.zero(Tensor[...]) or your own zero kernel), and "
-        "have a kernel write every element a drain sends"]
+        "accumulator a kernel sums into with no zero call first, elements no kernel writes that "
+        "a drain sends, or elements of the output no drain writes; fix: zero each accumulator "
+        "inside its produce() before the first kernel sums into it (aiedsl.kernels.zero("
+        "Tensor[...]) or your own zero kernel), have a kernel write every element a drain "
+        "sends, and drain every element of the output"]
 
 
 @pytest.mark.parametrize("name", ["int8", "uint8", "int16", "uint16", "int32", "uint32",
