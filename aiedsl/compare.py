@@ -65,6 +65,9 @@ class OutputCheck:
     index."""
     shape: tuple[int, ...] = ()
     """The output's shape."""
+    poisoned: int = 0
+    """How many wrong elements look like memory nothing wrote (see :func:`poison_marked`),
+    counted when the comparison was asked to (a simulated run's)."""
 
     def line(self) -> str:
         """One line for the CLI (with, under a FAIL, where its wrong elements lie, and an
@@ -112,7 +115,7 @@ _SLICE = 1 << 18
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             nonfinite: bool = False, rounds: Rounding = "sum", scale: float = 0.0,
-            transposed: bool = True, floor: float = 0.0) -> OutputCheck:
+            transposed: bool = True, floor: float = 0.0, poison: bool = False) -> OutputCheck:
     """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
 
     ``rounds``: how many roundings an element may carry (see :data:`TOLERANCE`); ``"sum"``, the
@@ -122,7 +125,11 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     every error is within the rounding of terms that size says so in its note (see
     :data:`TOLERANCE`); ``floor`` is the least value the absolute tolerance is a fraction of.
     A square FAIL that equals the reference transposed says so in its note
-    (``transposed=False`` does not look).
+    (``transposed=False`` does not look). ``poison``: ``got`` comes from the simulator, whose
+    memory starts as :func:`aiedsl.sim.state.unwritten`: a FAIL counts its wrong elements that
+    look like that value (:func:`poison_marked`) and, when there are any, says so in its note
+    (:func:`poison_note`). An output whose every element equals the reference's is a PASS
+    "exact", naming no worst element.
     """
     g_all = got.reshape(-1)
     w_all = np.asarray(want).reshape(-1)
@@ -139,7 +146,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
         rtol, atol = 0.0, 0.0
         tol = EXACT
     worst, worst_excess, worst_err = 0, -np.inf, 0.0
-    wrong = 0
+    wrong, marked, equal = 0, 0, True
+    p = _poison(dtype) if poison else None
     low = [math.inf] * got.ndim  # per axis, the least and greatest index of a wrong element
     high = [-1] * got.ndim
     for lo in range(0, g_all.size, _SLICE):
@@ -157,22 +165,29 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             same = nonfinite & ((np.isnan(g) & np.isnan(w)) | (np.isinf(g) & (g == w)))
             err[wild] = np.where(same[wild], 0.0, np.inf)
             excess[wild] = np.where(same[wild], -np.inf, np.inf)
+        equal = equal and not err.any()
         i = int(np.argmax(excess))
         if excess[i] > worst_excess:
             worst, worst_excess, worst_err = lo + i, float(excess[i]), float(err[i])
         if excess[i] > 0:
             bad = np.flatnonzero(excess > 0)
             wrong += bad.size
+            if p is not None:
+                marked += int(np.count_nonzero(poison_marked(g[bad], w[bad], dtype, p)))
             for axis, at in enumerate(np.unravel_index(bad + lo, got.shape)):
                 low[axis] = min(low[axis], int(at.min()))
                 high[axis] = max(high[axis], int(at.max()))
     passed = worst_excess <= 0
-    if g_all.size == 0 or (passed and worst_err == 0.0 and dtype not in TOLERANCE):
+    if g_all.size == 0 or (passed and equal):
         return OutputCheck(name, passed, None, 0.0, 0.0, 0.0, tol, shape=got.shape)
+    if marked and p is not None and _reference_holds(w_all, dtype, p):
+        marked = 0  # the reference itself holds such values: they tell nothing
     idx = tuple(int(i) for i in np.unravel_index(worst, got.shape))
     region = tuple((int(a), b + 1) for a, b in zip(low, high)) if wrong else None
     note = None
-    if not passed and got.ndim == 2 and got.shape[0] == got.shape[1] > 1 and transposed and \
+    if marked and p is not None:
+        note = poison_note(marked, wrong, dtype, p)
+    elif not passed and got.ndim == 2 and got.shape[0] == got.shape[1] > 1 and transposed and \
             compare(name, got, np.asarray(want).T, dtype, nonfinite=nonfinite, rounds=rounds,
                     transposed=False).passed:
         note = ("it equals the reference transposed: rows and columns are swapped on the way "
@@ -180,7 +195,103 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     elif not passed and rounds == "sum" and transposed and scale > 0:
         note = cancel_note(name, got, want, dtype, nonfinite=nonfinite, scale=scale)
     return OutputCheck(name, passed, idx, float(g_all[worst]), float(w_all[worst]), worst_err,
-                       tol, note, wrong=wrong, region=region, shape=got.shape)
+                       tol, note, wrong=wrong, region=region, shape=got.shape, poisoned=marked)
+
+
+def _poison(dtype: str) -> float:
+    """What the simulator fills memory of ``dtype`` that nothing wrote with (NaN, the smallest
+    signed or the largest unsigned integer), as a float64."""
+    from aiedsl.dtypes import dtype as lookup_dtype
+    from aiedsl.sim.state import unwritten
+
+    return float(unwritten((1,), np.dtype(lookup_dtype(dtype).numpy))[0])
+
+
+def _around(x: np.ndarray, bits: int) -> np.ndarray:
+    """|x| counted around a ``bits``-bit integer type's range (x modulo 2^bits, the nearer
+    way), for whole float64 values."""
+    span = 2.0 ** bits
+    x = np.mod(x, span)
+    return np.minimum(x, span - x)
+
+
+def poison_marked(got: np.ndarray, want: np.ndarray, dtype: str, poison: float) -> np.ndarray:
+    """Which elements of ``got`` (float64, each wrong against ``want``) look like memory nothing
+    wrote, whose value is ``poison`` (:func:`_poison` of ``dtype``):
+
+    * float: NaN where the reference is not (NaN stays NaN through any sum, product or copy);
+    * signed integer: nearer ``poison``, the type's smallest value, than the wanted value,
+      counting around the type's range as its arithmetic wraps (an accumulator that started at
+      -2147483648 and summed -5 holds 2147483643): a sum that started at it lands there, while
+      a wrong result of the design's own numbers lands near them;
+    * unsigned integer: exactly ``poison``, the type's largest value (around the range, the
+      value next to it is -1 and a sum from it is off by one, which tells nothing).
+    """
+    from aiedsl.dtypes import dtype as lookup_dtype
+
+    dt = lookup_dtype(dtype)
+    if dt.is_float:
+        return np.isnan(got) & ~np.isnan(want)
+    if poison > 0:  # unsigned: the poison is the largest value
+        return np.asarray(got == poison)
+    bits = 8 * dt.itemsize
+    return np.asarray(_around(got - poison, bits) < _around(got - want, bits))
+
+
+def _reference_holds(want: np.ndarray, dtype: str, poison: float) -> bool:
+    """Does the reference itself hold values like the simulator's ``poison`` (a NaN, the
+    unsigned poison, a signed value nearer the poison than 0)? Then a wrong element near it
+    says nothing about unwritten memory (a u8 threshold's 255)."""
+    from aiedsl.dtypes import dtype as lookup_dtype
+
+    dt = lookup_dtype(dtype)
+    for lo in range(0, want.size, _SLICE):
+        w = want[lo:lo + _SLICE].astype(np.float64)
+        if dt.is_float:
+            hit = np.isnan(w).any()
+        elif poison > 0:
+            hit = (w == poison).any()
+        else:
+            bits = 8 * dt.itemsize
+            hit = (_around(w - poison, bits) < _around(w, bits)).any()
+        if hit:
+            return True
+    return False
+
+
+def poison_note(marked: int, wrong: int, dtype: str, poison: float) -> str:
+    """The note under a simulated FAIL whose ``marked`` of ``wrong`` wrong
+    elements look like the simulator's ``poison`` (:func:`poison_marked`): what that value is,
+    what it means, and the fix."""
+    from aiedsl.dtypes import dtype as lookup_dtype
+
+    dt = lookup_dtype(dtype)
+    one = marked == 1
+    if wrong == 1:
+        who = "the one wrong element is"
+    elif marked == wrong:
+        who = f"all {wrong:,} wrong elements are"
+    else:
+        who = f"{marked:,} of the {wrong:,} wrong elements {'is' if one else 'are'}"
+    value = "NaN" if dt.is_float else f"{int(poison)}"
+    if dt.is_float:
+        look, why = "NaN where the reference is not", " (a sum it enters stays NaN)"
+    elif poison > 0:
+        look, why = value, f" ({dt}'s largest value)"
+    else:
+        bits = 8 * dt.itemsize
+        look = (f"nearer {value} than the wanted value (counting around {dt}'s range: "
+                f"{2 ** (bits - 1) - 1} is next to it)")
+        why = f" ({dt}'s smallest value; a sum that starts there stays near it)"
+    read = "it was read before anything wrote it" if one else \
+        "they were read before anything wrote them"
+    return (f"{who} {look}, and {value} is what the simulator fills {dt} memory nothing has "
+            f"written with{why}: most likely {read}, as an accumulator a kernel sums into with "
+            "no zero call first, elements no kernel writes that a drain sends, or elements of "
+            "the output no drain writes; fix: zero each accumulator inside its produce() before "
+            "the first kernel sums into it (aiedsl.kernels.zero(Tensor[...]) or your own zero "
+            "kernel), have a kernel write every element a drain sends, and drain every element "
+            "of the output")
 
 
 def cancel_note(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *, nonfinite: bool,
@@ -217,7 +328,7 @@ def note_aliases(checks: list[OutputCheck], inputs: Iterable[str]) -> None:
     """Note, under each FAIL of a tensor the runtime also fills from, that the tensor may race
     itself: a drain can overwrite elements before a fill has read them."""
     for c in checks:
-        if not c.passed and c.name in inputs:
+        if not c.passed and c.name in inputs and not c.poisoned:  # unwritten memory is sure
             c.note = (f"'{c.name}' is both filled from and drained into: a drain may overwrite "
                       "elements before a fill has read them, and then the result depends on "
                       "timing, on the NPU too; use separate input and output tensors")
@@ -225,15 +336,16 @@ def note_aliases(checks: list[OutputCheck], inputs: Iterable[str]) -> None:
 
 def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
                     expected: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray], *,
-                    nonfinite: bool = False) -> list[OutputCheck]:
+                    nonfinite: bool = False, poison: bool = False) -> list[OutputCheck]:
     """Compare every output of design ``d`` with the reference's, each at its dtype's
     tolerance and as many roundings as its elements may carry, with the note of
     :func:`cancel_note` under a FAIL of a summing output (measured against the run's
     ``inputs``) and of :func:`note_aliases` under a FAIL of a tensor also among ``inputs``
-    (what the simulator and a run on the NPU report alike)."""
+    (what the simulator and a run on the NPU report alike). ``poison``: the outputs are the
+    simulator's, whose unwritten memory holds a known value (see :func:`compare`)."""
     rounds = {n: rounding(d, n) for n in outputs}
     checks = [compare(n, outputs[n], expected[n], d.tensor(n).type.dtype, nonfinite=nonfinite,
-                      rounds=rounds[n]) for n in outputs]
+                      rounds=rounds[n], poison=poison) for n in outputs]
     failed = [c for c in checks if not c.passed and c.note is None and rounds[c.name] == "sum"]
     if failed:  # the inputs' scale, read only for the note of a FAIL
         scale = largest(inputs.values())

@@ -331,11 +331,65 @@ def test_a_reference_returning_a_dict_is_told_what_to_return(design_file: Design
     r = aiedsl("sim", str(path), cwd=path.parent)
     assert r.returncode == 2
     assert r.stderr.splitlines()[1:] == [
-        "  limit: one array per drained tensor, in argument order (a tuple of them for several: "
-        "out)",
+        "  limit: one array per drained tensor, in argument order (a tuple or list of them for "
+        "several: out)",
         "  found: a dict of ['out']",
         "  fix: return the array itself"]
     assert "error [reference]: the reference of 'passthrough' returned a dict" in r.stderr
+
+
+THREE_OUTPUTS = """
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels.library import vector_scalar
+
+@design(device="npu1_2col")
+def three(a: Tensor[16, 32, i32], b: Tensor[16, 32, i32], c: Tensor[16, 32, i32],
+          d: Tensor[16, 32, i32]):
+    src = fifo(Tensor[16, 32, i32], name="src")
+    outs = [fifo(Tensor[16, 32, i32], name=n) for n in ("ob", "oc", "od")]
+    adds = [vector_scalar("add", Tensor[16, 32, i32]) for _ in range(3)]
+
+    def one_herd(n):
+        @herd(name=f"h{n}")
+        def body():
+            with src.consume() as x, outs[n].produce() as y:
+                adds[n](x, y, n + 1)
+
+    for n in range(3):
+        one_herd(n)
+
+    with runtime() as rt:
+        rt.fill(src, a)
+        for o, t in zip(outs, (b, c, d)):
+            rt.drain(o, t)
+
+@three.reference
+def reference(a):
+    return {value}
+"""
+
+
+def test_a_reference_may_return_a_list_for_several_outputs(design_file: DesignFile) -> None:
+    """AIR's broadcast/multi_herd port returned [a + 1, a + 2, a + 3] for its three outputs
+    and was told it 'returned 1 value(s) for 3 output(s)', with the fix it had followed."""
+    path = design_file(THREE_OUTPUTS.replace("{value}", "[a + 1, a + 2, a + 3]"))
+    r = aiedsl("sim", str(path), cwd=path.parent)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1:4] == [
+        f"PASS {n}: exact (integers must match exactly)" for n in "bcd"]
+    # two arrays for three outputs, in a list: the count, the limit and what to return
+    path = design_file(THREE_OUTPUTS.replace("{value}", "[a + 1, a + 2]"))
+    r = aiedsl("sim", str(path), cwd=path.parent)
+    assert r.returncode == 2
+    line = path.read_text().splitlines().index("@three.reference") + 1  # its first line
+    assert r.stderr == (
+        f"d.py:{line}: error [reference]: the reference of 'three' returned 2 value(s) for 3 "
+        "output(s) ['b', 'c', 'd']\n"
+        "  limit: one array per drained tensor, in argument order (a tuple or list of them for "
+        "several: b, c, d)\n"
+        "  found: 2 value(s) in a list\n"
+        "  fix: return b, c, d, one array per drained tensor in argument order\n")
 
 
 def test_a_drain_into_the_input_passes_with_a_note(design_file: DesignFile) -> None:

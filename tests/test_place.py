@@ -513,6 +513,50 @@ def test_core_buffers_follow_the_largest_acquire_or_the_depth_list(design_file: 
             (f, role) for f in ("a", "b", "c_cons", "e_cons") for role in ("prod", "cons"))]
 
 
+def test_the_report_says_how_many_buffers_a_resized_core_end_has(design_file: DesignFile
+                                                                  ) -> None:
+    """IRON's row_wise_bias_add with depth=3: report.txt said 'in_fifo: 3072xf32 depth 3' and
+    listed in_fifo_cons_buff_0 and _1 only. A core end whose buffers differ from the depth says
+    how many and why; a per-end depth list (``c``) and a depth-1 fifo (``e``) are as written."""
+    from aiedsl.codegen.report import render_report
+
+    d, table = check_design(load_design(design_file(DEPTHS)).ir)
+    report = render_report(d, get_target(d.device), table)
+    fifos = report.split("\nfifos\n")[1].split("\n\n")[0].splitlines()
+    assert fifos == [
+        "  a: 64xi32 depth 3 (2 buffers at core[0,0], one more than the 1 element it acquires "
+        "at once, as mlir-aie sizes a core's end), shim (0, 0) -> core[0,0] (0, 2)",
+        "  b: 64xi32 depth 2 (3 buffers at core[0,0], one more than the 2 elements it acquires "
+        "at once, as mlir-aie sizes a core's end), shim (0, 0) -> core[0,0] (0, 2)",
+        "  c: 64xi32 depth 3/2, core[0,0] (0, 2) -> shim (0, 0)",
+        "  e: 64xi32 depth 1, core[0,0] (0, 2) -> shim (0, 0)"]
+    assert "a_cons_buff_1 256 B" in report and "a_cons_buff_2" not in report
+    # a broadcast to two cores through a memtile: the memtile's end keeps the depth
+    d, table = check_design(load_design(design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[1024, i32]):
+            a = fifo(Tensor[64, i32], name="a", depth=4)
+            b = a.forward(name="b")
+
+            @herd(rows=2)
+            def core(x, y):
+                for _ in loop(16):
+                    with b.consume():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A)
+        ''')).ir)
+    fifos = render_report(d, get_target(d.device), table).split("\nfifos\n")[1]
+    assert fifos.split("\n\n")[0].splitlines() == [
+        "  a: 64xi32 depth 4, shim (0, 0) -> memtile (0, 1)",
+        "  b: 64xi32 depth 4 (2 buffers at core[0,0] and core[0,1], one more than the 1 element "
+        "each acquires at once, as mlir-aie sizes a core's end), memtile (0, 1) -> core[0,0] "
+        "(0, 2), core[0,1] (0, 3)"]
+
+
 def test_equal_buffers_are_ordered_as_std_sort_leaves_them() -> None:
     """mlir-aie sorts a tile's buffers largest first with std::sort, which is not stable past 16
     elements; aiedsl replays libstdc++'s introsort. The expected order is what g++'s std::sort

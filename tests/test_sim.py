@@ -88,6 +88,94 @@ def test_comparison_names_the_worst_element() -> None:
         "PASS X: exact (integers must match exactly)"
 
 
+def test_an_exact_pass_names_no_worst_element() -> None:
+    """Every element equal: the line said 'worst element [759] got 0 want 0 (|error| 0 ...)' for
+    a float output; it says exact, as for integers. A float PASS that is not exact still names
+    its worst element."""
+    want = np.linspace(-1, 1, 16, dtype=np.float32).reshape(4, 4)
+    assert compare("C", want.copy(), want, "f32").line() == \
+        "PASS C: exact (tolerance 0.0001 relative + 0.0001 absolute)"
+    assert compare("C", want.copy(), want, "f32", rounds="once").line() == \
+        "PASS C: exact (tolerance 0.0001 relative (one rounding per element))"
+    near = want.copy()
+    near[1, 3] += np.float32(1e-5)
+    assert compare("C", near, want, "f32").line().startswith(
+        "PASS C: worst element [1, 3] got -0.0666567 want -0.0666667 (|error| 1e-05; ")
+    # NaN where the reference has NaN, declared expected: equal too
+    want[0, 0] = np.nan
+    assert compare("C", want.copy(), want, "f32", nonfinite=True).line() == \
+        "PASS C: exact (tolerance 0.0001 relative + 0.0001 absolute)"
+
+
+POISON_FIX = (
+    "most likely they were read before anything wrote them, as an accumulator a kernel sums "
+    "into with no zero call first, elements no kernel writes that a drain sends, or elements "
+    "of the output no drain writes; fix: zero each accumulator inside its produce() before the "
+    "first kernel sums into it (aiedsl.kernels.zero(Tensor[...]) or your own zero kernel), have "
+    "a kernel write every element a drain sends, and drain every element of the output")
+
+
+def test_a_fail_of_the_simulators_poison_says_so() -> None:
+    """A matvec whose zero call was removed FAILed with 'got -2147440949 want 164618', the
+    simulator's poison for unwritten i32 memory plus partial sums, and nothing said so. Counted:
+    signed integers nearer the poison than the wanted value around the type's range (a sum
+    from -2147483648 that went negative wraps to near 2147483647), NaN for floats, exactly the
+    poison for unsigned ones."""
+    want = np.arange(-8, 8, dtype=np.int32) * 1000
+    got = want.copy()
+    got[3] = np.int32(-2147483648 + 5)       # poison plus a positive sum
+    got[4] = np.int32(2147483647 - 20)       # poison plus a negative sum, wrapped
+    got[5] = 77                              # wrong, but of the design's own numbers
+    c = compare("C", got, want, "i32", poison=True)
+    assert c.poisoned == 2
+    assert c.line().splitlines()[2] == (
+        "  note: 2 of the 3 wrong elements are nearer -2147483648 than the wanted value "
+        "(counting around i32's range: 2147483647 is next to it), and -2147483648 is what the "
+        "simulator fills i32 memory nothing has written with (i32's smallest value; a sum that "
+        "starts there stays near it): " + POISON_FIX)
+    # the same FAIL from the NPU (no poison there) or with no poison-like element: no note
+    assert compare("C", got, want, "i32").note is None
+    got[3:5] = want[3:5]
+    assert compare("C", got, want, "i32", poison=True).note is None
+    # NaN for a float type; one element
+    wantf = np.ones(8, dtype=np.float32)
+    gotf = wantf.copy()
+    gotf[6] = np.nan
+    assert compare("C", gotf, wantf, "f32", poison=True).line().splitlines()[2] == (
+        "  note: the one wrong element is NaN where the reference is not, and NaN is what the "
+        "simulator fills f32 memory nothing has written with (a sum it enters stays NaN): "
+        "most likely it was read before anything wrote it, as an accumulator a kernel sums "
+        "into with no zero call first, elements no kernel writes that a drain sends, or "
+        "elements of the output no drain writes; fix: zero each accumulator inside its "
+        "produce() before the first kernel sums into it (aiedsl.kernels.zero(Tensor[...]) or "
+        "your own zero kernel), have a kernel write every element a drain sends, and drain "
+        "every element of the output")
+    # u8: exactly 255
+    want8 = np.zeros(8, dtype=np.uint8)
+    got8 = want8.copy()
+    got8[:3] = 255
+    got8[3] = 254
+    assert compare("C", got8, want8, "u8", poison=True).line().splitlines()[2] == (
+        "  note: 3 of the 4 wrong elements are 255, and 255 is what the simulator fills u8 "
+        "memory nothing has written with (u8's largest value): " + POISON_FIX)
+
+
+def test_poison_like_values_the_reference_holds_tell_nothing() -> None:
+    """A u8 threshold writes 255 itself, an i16 output may hold -20000: a wrong element there
+    is not taken for unwritten memory."""
+    want8 = np.array([0, 255, 0, 255], dtype=np.uint8)
+    assert compare("C", want8[::-1].copy(), want8, "u8", poison=True).note is None
+    want16 = np.array([-20000, 5, 6, 7], dtype=np.int16)
+    got16 = want16.copy()
+    got16[1] = -32760
+    c = compare("C", got16, want16, "i16", poison=True)
+    assert not c.passed and c.note is None and c.poisoned == 0
+    wantf = np.array([np.nan, 1.0], dtype=np.float32)
+    c = compare("C", np.array([np.nan, np.nan], dtype=np.float32), wantf, "f32", poison=True,
+                nonfinite=True)
+    assert not c.passed and c.note is None
+
+
 def test_unwritten_outputs_fail(in_root: Path, tmp_path: Path) -> None:
     d = load_design("designs/passthrough.py")
     result = simulate(d)
@@ -395,10 +483,19 @@ def test_a_kernel_reading_a_buffer_nothing_wrote_fails(design_file, without_chec
     x = result.inputs["x"]
     i = int(np.argmax(np.abs((x + np.iinfo(np.int32).min).astype(np.int64) - x)))
     got = int(x[i]) + np.iinfo(np.int32).min
-    # integers in full (they printed as -2.14748e+09)
+    # integers in full (they printed as -2.14748e+09); the note names the poison
     assert [c.line() for c in result.checks] == [
         f"FAIL y: worst element [{i}] got {got} want {int(x[i])} (|error| {abs(got - int(x[i]))}; "
-        "integers must match exactly)\n  wrong: all 1,024 elements"]
+        "integers must match exactly)\n  wrong: all 1,024 elements\n"
+        "  note: all 1,024 wrong elements are nearer -2147483648 than the wanted value (counting "
+        "around i32's range: 2147483647 is next to it), and -2147483648 is what the simulator "
+        "fills i32 memory nothing has written with (i32's smallest value; a sum that starts "
+        "there stays near it): most likely they were read before anything wrote them, as an "
+        "accumulator a kernel sums into with no zero call first, elements no kernel writes that "
+        "a drain sends, or elements of the output no drain writes; fix: zero each accumulator "
+        "inside its produce() before the first kernel sums into it (aiedsl.kernels.zero("
+        "Tensor[...]) or your own zero kernel), have a kernel write every element a drain "
+        "sends, and drain every element of the output"]
 
 
 @pytest.mark.parametrize("name", ["int8", "uint8", "int16", "uint16", "int32", "uint32",

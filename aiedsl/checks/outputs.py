@@ -63,11 +63,18 @@ def check_outputs_written(d: Design) -> None:
             raise DesignError(
                 "output coverage", f"the drains of '{name}' never write {missing} of its "
                 f"{host.numel} elements{where}", loc=ts[0].loc, limit="every element of an "
-                "output is drained", found=f"{host.numel - missing} elements written",
+                "output is drained, unless the runtime also fills the tensor (then it is updated "
+                "in place, and an element no drain writes keeps the host's value)",
+                found=f"{host.numel - missing} elements written",
                 related=[(f"drain of '{t.fifo}'", t.loc) for t in ts[1:4] if t.loc != ts[0].loc],
                 fix="drain every element: make the tiles cover the whole tensor (for a tiled "
                 "design its sizes must be multiples of what one pass of the herd computes), or "
-                "shrink the output to the part the design writes")
+                "shrink the output to the part the design writes; or, for the host's values to "
+                f"stay where no drain writes, fill from '{name}' too (rt.fill(f, {name}, ...) "
+                f"into a fifo f a core consumes): '{name}' is then updated in place, the host "
+                "copies its values to the device before the run, that fill reads what it moves "
+                f"of it from DRAM through f's DMA channels, and the reference is handed '{name}' "
+                "and returns all of it")
 
 
 def _writers(d: Design, name: str, its: list[tuple[int, Transfer]]) -> "np.ndarray":

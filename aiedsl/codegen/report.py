@@ -6,8 +6,9 @@ from __future__ import annotations
 from aiedsl.checks.resources import TileUsage
 from aiedsl.codegen.mlir import initial_literal
 from aiedsl.place.alloc import local_buffer_name
+from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.render import render
-from aiedsl.ir import Design, Local
+from aiedsl.ir import Design, Fifo, Local
 from aiedsl.targets import TargetModel
 from aiedsl.targets.model import direction_of
 
@@ -35,13 +36,16 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
                   ) -> str:
     """The text of ``report.txt`` of placed design ``d`` on ``target``."""
     lines = _aligned([COLUMNS, *report_rows(d, target, table)])
+    low = lower(d) if d.placed else None
     fifos = []
     for f in d.fifos:
         cons = ", ".join(c.label() for c in f.consumers)
         depths = f"depth {f.producer.depth}" + (
             f"/{f.consumers[0].depth}" if f.consumers[0].depth != f.producer.depth else "")
         repeat = f", each element sent {f.repeat} times (repeat_count)" if f.repeat > 1 else ""
-        fifos.append(f"{f.name}: {f.elem} {depths}, {f.producer.label()} -> {cons}{repeat}")
+        resized = _resized(f, low) if low is not None else ""
+        fifos.append(f"{f.name}: {f.elem} {depths}{resized}, {f.producer.label()} -> "
+                     f"{cons}{repeat}")
     kernels = [f"{k.symbol}: {k.cycles} cycles per call ({k.cost})" for k in d.kernels]
     tile_of = {c.name: c.tile for c in d.cores}
     locals_ = [local_line(b, tile_of) for b in d.locals]
@@ -51,6 +55,28 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
                   cascades=cascades, locals=locals_,
                   streams=stream_lines(d), ports=_aligned(port_rows(d, target)),
                   alloc=alloc_lines(d, target))
+
+
+def _resized(f: Fifo, low: Lowering) -> str:
+    """For a fifo whose core ends have another number of buffers than its depth (mlir-aie gives
+    a core's end one more than the most elements its core acquires at once, whatever the
+    depth, unless depths are given per end): which ends, how many buffers and why, as
+    `` (2 buffers at core[0,0], one more than the 1 element it acquires at once, as mlir-aie
+    sizes a core's end)``; "" for every other fifo."""
+    groups: dict[int, list[str]] = {}
+    ends = [("produce", 0, f.producer), *(("consume", i, c) for i, c in enumerate(f.consumers))]
+    for port, i, e in ends:
+        key = (f.name, port, i)
+        if e.kind != "core" or key not in low.by_end or low.by_end[key].size == e.depth:
+            continue
+        groups.setdefault(low.by_end[key].size, []).append(e.core or "")
+    parts = []
+    for size, cores in groups.items():
+        held = size - 1  # the size of an end is one more than its largest acquire
+        who = "it acquires" if len(cores) == 1 else "each acquires"
+        parts.append(f"{size} buffer{'s' if size != 1 else ''} at {' and '.join(cores)}, one "
+                     f"more than the {held} element{'s' if held != 1 else ''} {who} at once")
+    return f" ({'; '.join(parts)}, as mlir-aie sizes a core's end)" if parts else ""
 
 
 def local_line(b: Local, tile_of: dict[str, tuple[int, int] | None]) -> str:

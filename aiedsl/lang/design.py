@@ -124,7 +124,8 @@ class DesignHandle:
 
     def reference(self, fn: Callable[..., Any] | None = None, *, nonfinite: bool = False
                   ) -> Any:
-        """Decorator: the design's numpy reference, ``fn(*inputs) -> output or tuple``.
+        """Decorator: the design's numpy reference, ``fn(*inputs) -> output``, or a tuple or list
+        of outputs for several.
 
         ``@d.reference(nonfinite=True)`` declares that NaN or infinity are expected values.
         """
@@ -174,19 +175,26 @@ class DesignHandle:
             if not raised_by_user(e):
                 raise
             raise user_exception(e, f"running the reference of '{self.name}'", where) from e
+        several = len(self.outputs) > 1
+        limit = ("one array per drained tensor, in argument order (a tuple or list of them for "
+                 f"several: {', '.join(self.outputs)})")
+        fix = f"return {', '.join(self.outputs)}" if several else "return the array itself"
         if isinstance(result, dict):
             raise DesignError(
                 "reference", f"the reference of '{self.name}' returned a dict", loc=where,
-                limit="one array per drained tensor, in argument order (a tuple of them for "
-                f"several: {', '.join(self.outputs)})", found=f"a dict of {sorted(result)}",
-                fix=f"return {', '.join(self.outputs)}" if len(self.outputs) > 1 else
-                "return the array itself")
-        results = result if isinstance(result, tuple) else (result,)
+                limit=limit, found=f"a dict of {sorted(result)}", fix=fix)
+        # several outputs: a tuple or a list of arrays, one each (a list for one output is the
+        # array itself, as numpy reads it)
+        results = tuple(result) if isinstance(result, tuple) or (
+            several and isinstance(result, list)) else (result,)
         if len(results) != len(self.outputs):
             raise DesignError(
                 "reference", f"the reference of '{self.name}' returned {len(results)} "
                 f"value(s) for {len(self.outputs)} output(s) {self.outputs}", loc=where,
-                fix="return one array per drained tensor, in argument order")
+                limit=limit, found=f"{len(results)} value(s)" + (
+                    f" in a {type(result).__name__}" if isinstance(result, (tuple, list)) else
+                    ""), fix=f"{fix}, one array per drained tensor in argument order"
+                if several else fix)
         return {name: self._checked(name, r, where, inputs)
                 for name, r in zip(self.outputs, results)}
 

@@ -239,5 +239,6 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
         watch("check", m)
         expected = handle.expected({n: ins[n] for n in handle.inputs})
         checks = compare_outputs(placed, outputs, expected,
-                                 {n: ins[n] for n in handle.inputs}, nonfinite=handle.nonfinite)
+                                 {n: ins[n] for n in handle.inputs}, nonfinite=handle.nonfinite,
+                                 poison=True)
     return SimResult(ins, outputs, checks, tm, m)
