@@ -130,6 +130,22 @@ STATIC: dict[str, str] = {
         "iteration acquires only the 1 it releases; if each iteration should start afresh (a "
         "window swept inside it), release the 2 it still holds at its end"
     ),
+    "sync_before_fill.py": (
+        "sync_before_fill.py:37: error [hang: wait before fill]: the runtime waits at rt.sync() "
+        "for its drain of 'b' (line 36) to complete, but that data needs the fill of 'a' "
+        "(line 38), issued only after the wait: the runtime blocks in the wait forever (a "
+        "silent hang on the NPU)\n"
+        "  limit: the drains a wait waits for (and the earlier drains of their fifo, which "
+        "complete first) get only what the fills issued before the wait can make\n"
+        "  found: they need 4 elements of 'b'; at most 0 can arrive from the fills before the "
+        "wait\n"
+        "  sync_before_fill.py:36: the drain of 'b' waited for\n"
+        "  sync_before_fill.py:38: the runtime issues its fill of 'a' only after the wait it is "
+        "blocked in\n"
+        "  fix: issue every fill and drain that the waited drain depends on before the rt.sync() "
+        "that waits for it: move the fill of 'a' (line 38) before line 37, or wait for the "
+        "drain of 'b' after issuing it"
+    ),
 }
 
 DYNAMIC: dict[str, str] = {
@@ -195,24 +211,6 @@ DYNAMIC: dict[str, str] = {
         "  fix: break the cycle: no core may hold an element while it waits for data that can "
         "only come once that element moves; acquire in an order that lets data flow, release "
         "sooner, or give the fifo that is full more depth"
-    ),
-    "sync_before_fill.py": (
-        "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
-        "blocked)\n"
-        "  the runtime waits at rt.sync() for its drain of 'b' (line 35) to complete "
-        "(sync_before_fill.py:36)\n"
-        "  <- the shim DMA (0,0) draining 'b' waits for data (sync_before_fill.py:25)\n"
-        "  <- the DMA of core[0,0] (0,2) sending 'b' waits for core[0,0] to release an element "
-        "to send (sync_before_fill.py:25)\n"
-        "  <- core[0,0] (0,2) waits to acquire 'a' (consume) for data to arrive "
-        "(sync_before_fill.py:31)\n"
-        "  <- the DMA of core[0,0] (0,2) receiving 'a' waits for data "
-        "(sync_before_fill.py:24)\n"
-        "  <- the shim DMA (0,0) filling 'a' has no transfer queued: the runtime issues its "
-        "fill of 'a' only after the wait it is blocked in (sync_before_fill.py:37)\n"
-        "  <- back to the runtime: a wait-for cycle\n"
-        "  fix: issue every fill and drain that the waited drain depends on before the rt.sync() "
-        "that waits for it"
     ),
 }
 
@@ -638,7 +636,7 @@ def test_cli_sim_exits_2_for_a_hang_the_checks_find(name: str) -> None:
 
 
 def test_cli_paths_in_the_report_are_relative_to_the_working_directory() -> None:
-    name = "sync_before_fill.py"
+    name = "drain_order_reversed.py"
     r = aiedsl_sim(f"hang_corpus/{name}", CORPUS.parent)
     assert r.returncode == 3
     assert r.stderr == DYNAMIC[name].replace(f"({name}:", f"(hang_corpus/{name}:") + "\n"

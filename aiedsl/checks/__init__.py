@@ -3,10 +3,10 @@
 :func:`check_design` runs them in order: structure, repeated fifos, static hangs, loops
 unrolled by Python, released buffers, kernel calls, core-local buffers, produced elements read
 before written, cascades, runtime parameters, kernel sources, objects and architectures, DMA
-layouts, balance, kernel layouts, placement, memtile channels, the symbols the lowering will
-define, repeated links' lock values, resources, BD lengths, allocation and routing, then
-elements released unwritten. It returns the placed design, now carrying its
-:class:`~aiedsl.ir.Physical` part, and its per-tile usage.
+layouts, balance, runtime waits blocked by later fills, kernel layouts, placement, memtile
+channels, the symbols the lowering will define, repeated links' lock values, resources, BD
+lengths, allocation and routing, then elements released unwritten. It returns the placed
+design, now carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
 """
@@ -33,6 +33,7 @@ from aiedsl.checks.repeat import check_repeat_locks, check_repeats
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_routing
 from aiedsl.checks.rtp import check_rtps
+from aiedsl.checks.runtime_order import check_runtime_order
 from aiedsl.checks.stale import check_stale_reads, check_unwritten_releases
 from aiedsl.checks.symbols import check_symbols
 from aiedsl.checks.unrolled import check_unrolled_loops
@@ -67,6 +68,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_kernel_costs(d, target)
     check_dma(d, target)  # before balance: a malformed pattern is the more specific error
     check_balance(d)
+    check_runtime_order(d)  # after balance: a wait's drains are each run's
     check_outputs_written(d)
     check_kernel_layouts(d)
     placed = place(d, target)  # a herd that does not fit is refused here first

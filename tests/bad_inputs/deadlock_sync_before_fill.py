@@ -1,5 +1,4 @@
-# expect: deadlock 0
-# run: sim
+# expect: hang: wait before fill 28
 # why: the runtime waits for the drain before it issues the fill the drain depends on.
 import numpy as np
 

@@ -9,8 +9,9 @@ before the transfer a consumer transitively waits on is issued, deadlocking the 
 adds ``air.runtime_hoist``) and Xilinx/mlir-aie#2653 (a wait emitted right after the first of two
 drains freed a fill that the second drain depended on, and the application deadlocked).
 
-Reported: by running (exit code 3): the wait-for chain leads from the runtime's wait back to
-the runtime itself.
+Reported: statically, [hang: wait before fill]: from the fills issued before the sync, no
+element of 'b' can be made, and the sync waits for four. (``aiedsl sim`` finds the same cycle:
+its wait-for chain leads from the runtime's wait back to the runtime itself.)
 """
 
 import numpy as np
