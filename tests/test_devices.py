@@ -16,7 +16,7 @@ from aiedsl.targets.devices import device_hint
     ("NPU2Col7", "'npu2_7col' (IRON's NPU2Col7 is mlir-aie's npu2_7col)"),
     ("NPU1Col4", "'npu1' (IRON's NPU1Col4 is mlir-aie's npu1)"),
     ("NPU2", "'npu2' (device names are lower case)"),
-    ("npu", "'npu1' (mlir-aie's name for the Phoenix NPU before npu1)"),
+    ("npu", "'npu1' (mlir-aie called the Phoenix NPU 'npu' before naming it npu1)"),
     ("npu1_4col", "'npu1' (mlir-aie's npu1 is the whole 4-column array)"),
     ("npu2_8col", "'npu2' (mlir-aie's npu2 is the whole 8-column array)"),
     ("npu1_5col", None), ("NPU1Col5", None), ("npu3", None), ("xcvc1902", None), (3, None),

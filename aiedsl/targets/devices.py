@@ -106,7 +106,7 @@ def device_hint(name: object) -> str | None:
     if low in DEVICES:
         return f"'{low}' (device names are lower case)"
     if low == "npu":
-        return "'npu1' (mlir-aie's name for the Phoenix NPU before npu1)"
+        return "'npu1' (mlir-aie called the Phoenix NPU 'npu' before naming it npu1)"
     if low in _VERSAL:
         return None  # a Versal part, not a Ryzen AI NPU: the list of NPUs says enough
     m = re.fullmatch(r"(npu[12])(?:col([1-8])|_([1-8])col)", low)
