@@ -18,6 +18,7 @@ from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc
 from aiedsl.lang.names import check_line, check_name
 from aiedsl.lang.trace import CoreTrace, DesignTrace
+from aiedsl.values import as_int
 
 
 @dataclass
@@ -119,6 +120,11 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
     """
     loc = caller_loc()
     check_name(name, "define", loc)
+    integer = None if isinstance(default, bool) else as_int(default)
+    if integer is not None:
+        default = integer  # numpy's integers as plain ints: -D then gives an int
+    elif isinstance(default, float):
+        default = float(default)  # np.float64 is a float: -D then gives Python's
     if not isinstance(default, (int, float, str)) or (
             isinstance(default, float) and not math.isfinite(default)):
         raise DesignError("define", f"define '{name}' has the default {default!r}", loc=loc,

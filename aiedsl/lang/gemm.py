@@ -27,13 +27,14 @@ from __future__ import annotations
 from typing import Sequence
 
 from aiedsl.errors import DesignError, caller_loc
-from aiedsl.ir import TensorType
+from aiedsl.ir import Loc, TensorType
 from aiedsl.lang.channel import Channel
 from aiedsl.lang.fifo import ObjectFifo, fifo
 from aiedsl.lang.runtime import RuntimeBuilder
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.tiles import tiles
 from aiedsl.lang.trace import FifoRecord
+from aiedsl.values import as_int, shown
 
 
 def staged_dims_a(m: int, k: int, k_run: int, r: int, s: int
@@ -71,16 +72,18 @@ def staged_inputs(a_tile: TensorType, b_tile: TensorType, *, k_run: int,
     """
     loc = caller_loc()
     (m, k), (k2, n) = a_tile.shape, b_tile.shape
-    r, s, t = mmul
-    cols, rows = herd
+    r, s, t = _positive(mmul, "mmul", "staged_inputs", loc)
+    cols, rows = _positive(herd, "herd", "staged_inputs", loc)
     if k2 != k or a_tile.dtype != b_tile.dtype:
         raise DesignError("gemm inputs", f"A tile {a_tile} and B tile {b_tile} are not m x k "
                           "and k x n of one dtype", loc=loc,
                           fix="pass Tensor[m, k, dt] and Tensor[k, n, dt]")
-    if not isinstance(k_run, int) or isinstance(k_run, bool) or k_run < k or k_run % k:
-        raise DesignError("gemm inputs", f"k_run={k_run!r} is not a multiple of the core's "
-                          f"k={k}", loc=loc, limit=f"a multiple of {k}", found=repr(k_run),
+    run = as_int(k_run)  # numpy's integers too, as a plain int
+    if run is None or run < k or run % k:
+        raise DesignError("gemm inputs", f"k_run={shown(k_run)} is not a multiple of the core's "
+                          f"k={k}", loc=loc, limit=f"a multiple of {k}", found=shown(k_run),
                           fix=f"stage a whole number of core tiles, e.g. k_run={4 * k}")
+    k_run = run
     if m % r or k % s or n % t:
         raise DesignError("gemm inputs", f"tiles {m}x{k} and {k}x{n} are not whole {r}x{s} and "
                           f"{s}x{t} blocks", loc=loc, fix="take mmul from the kernel "
@@ -111,6 +114,20 @@ def _fill_numel(rt: RuntimeBuilder, f: FifoRecord) -> int:
         f = up
 
 
+def _positive(values: object, what: str, call: str, loc: Loc) -> list[int]:
+    """A tuple of sizes given to ``call`` (``tile=(m, k, n)``, ``herd=(cols, rows)``) as plain
+    ints (numpy's integers too); a DesignError when one is not a positive integer."""
+    ints = [as_int(v) for v in values] if isinstance(values, (tuple, list)) else [None]
+    if not all(v is not None and v > 0 for v in ints):
+        raise DesignError("gemm runtime" if call == "gemm_runtime" else "gemm inputs",
+                          f"{call}'s {what}={shown(values)}", loc=loc,
+                          limit="a tuple of positive ints", found=shown(values),
+                          fix={"tile": "write tile=(m, k, n), the core's tile",
+                               "herd": "write herd=(cols, rows), the herd's size",
+                               "mmul": "take mmul from the kernel (mm.ir.params r, s, t)"}[what])
+    return [v for v in ints if v is not None]
+
+
 def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
                  b: Channel | Sequence[ObjectFifo], c: Channel, A: HostTensorRef,
                  B: HostTensorRef, C: HostTensorRef, *, tile: tuple[int, int, int],
@@ -127,9 +144,9 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
     the wait for this batch's drains, in batches half as large; without, each batch's transfers
     go out after the previous batch's wait (the shim idles while the host re-arms its BDs).
     """
-    m, k, n = tile
-    cols, rows = herd
     loc = caller_loc()
+    m, k, n = _positive(tile, "tile", "gemm_runtime", loc)
+    cols, rows = _positive(herd, "herd", "gemm_runtime", loc)
     (M, K), (K2, N) = A.shape, B.shape
     if (K2, tuple(C.shape)) != (K, (M, N)):
         raise DesignError("gemm runtime", f"A {list(A.shape)}, B {list(B.shape)} and C "
@@ -143,15 +160,19 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
                               found=", ".join(map(str, sorted(runs))),
                               fix="stage the same K run of A and of B (staged_inputs)")
         k_run = runs.pop()
-    if not isinstance(k_run, int) or isinstance(k_run, bool) or k_run < k or k_run % k:
-        raise DesignError("gemm runtime", f"k_run={k_run!r} is not a multiple of k={k}",
-                          loc=loc, limit=f"a multiple of {k}", found=repr(k_run),
+    run = as_int(k_run)  # numpy's integers too, as a plain int
+    if run is None or run < k or run % k:
+        raise DesignError("gemm runtime", f"k_run={shown(k_run)} is not a multiple of k={k}",
+                          loc=loc, limit=f"a multiple of {k}", found=shown(k_run),
                           fix="give the K run the memtile stages (staged_inputs' k_run)")
-    if not isinstance(rows_per_sync, int) or rows_per_sync < 1:
-        raise DesignError("gemm runtime", f"rows_per_sync={rows_per_sync!r}", loc=loc,
-                          limit="an int >= 1", found=repr(rows_per_sync),
+    k_run = run
+    per_batch = as_int(rows_per_sync)
+    if per_batch is None or per_batch < 1:
+        raise DesignError("gemm runtime", f"rows_per_sync={shown(rows_per_sync)}", loc=loc,
+                          limit="an int >= 1", found=shown(rows_per_sync),
                           fix="leave it out (4), or give how many row groups to send between "
                           "waits")
+    rows_per_sync = per_batch
     for what, size, step_ in (("M", M, m * rows), ("K", K, k_run), ("N", N, n * cols)):
         if size % step_:
             # each says its value once ("k = 56", not "k = 56 = 56")

@@ -20,6 +20,7 @@ from pathlib import PurePath
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
+from aiedsl.values import as_int
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_NAME = 200
@@ -187,9 +188,9 @@ def check_defines(value: object, symbol: str, loc: Loc | None) -> dict[str, int 
                               "NAME / #if NAME == ...), e.g. defines={\"DIM_M\": 32}")
         number = _define_number(setting)
         # an integer written as text ("0xfff...") is held to the same range
-        as_int = _int_literal(number) if isinstance(number, str) else number
-        if isinstance(as_int, int) and not isinstance(as_int, bool) and \
-                not DEFINE_INT[0] <= as_int <= DEFINE_INT[1]:
+        literal = _int_literal(number) if isinstance(number, str) else number
+        if isinstance(literal, int) and not isinstance(literal, bool) and \
+                not DEFINE_INT[0] <= literal <= DEFINE_INT[1]:
             raise DesignError(
                 "kernel defines", f"kernel '{symbol}' defines {name} as {_shown(number)}",
                 loc=loc, limit=f"an int from {DEFINE_INT[0]:,} to {DEFINE_INT[1]:,}: the C "
@@ -215,8 +216,9 @@ def _define_number(value: object) -> object:
     if isinstance(value, (bool, str)):
         return value
     # int and float subclasses too (np.float64 is a float): written as the plain number
-    if isinstance(value, numbers.Integral):
-        return int(value)
+    integer = as_int(value)
+    if integer is not None:
+        return integer
     if isinstance(value, numbers.Real):
         return float(value)
     return value

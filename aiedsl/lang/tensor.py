@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from aiedsl.dtypes import DTYPES, DType, dtype, numpy_like, numpy_name
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, TensorType
+from aiedsl.values import as_int, plain, shown
 
 
 class Tensor:
@@ -32,20 +33,24 @@ class Tensor:
                 "tensor type", f"Tensor[{', '.join(map(str, items))}] needs sizes then a dtype",
                 loc=loc, fix="write e.g. Tensor[64, 64, bf16]",
             )
+        sizes: list[int] = []  # numpy's integers too (np.prod((32, 32))), as plain ints
         for s in shape:
-            if not isinstance(s, int) or isinstance(s, bool) or s <= 0:
+            size = as_int(s)
+            if size is None or size <= 0:
                 raise DesignError(
-                    "tensor type", f"Tensor size {s!r} is not a positive integer",
-                    loc=loc, found=repr(s),
-                    fix="sizes are positive ints; use // for integer division",
-                )
-        numel = math.prod(shape)
+                    "tensor type", f"Tensor size {shown(s)} is not a positive integer",
+                    loc=loc, found=shown(s),
+                    fix="sizes are positive ints; use // for integer division"
+                    if isinstance(plain(s), float) else
+                    "sizes are positive ints, e.g. Tensor[1024, i32]")
+            sizes.append(size)
+        numel = math.prod(sizes)
         if numel >= MAX_ELEMENTS:
             raise DesignError(
                 "tensor type", f"Tensor[{', '.join(map(str, items))}] has {numel:,} elements",
                 loc=loc, limit=f"fewer than 2^31 = {MAX_ELEMENTS:,} elements", found=f"{numel:,}",
                 fix="split the problem over several runs")
-        return TensorType(shape=tuple(shape), dtype=lookup_dtype(dt, loc).name)
+        return TensorType(shape=tuple(sizes), dtype=lookup_dtype(dt, loc).name)
 
 
 MAX_ELEMENTS = 2 ** 31
@@ -60,11 +65,11 @@ def lookup_dtype(dt: object, loc: Loc | None) -> DType:
     try:
         return dtype(dt)
     except (KeyError, TypeError):
-        shown = numpy_name(dt) or repr(dt)  # float64, not "<class 'numpy.float64'>"
+        found = numpy_name(dt) or repr(dt)  # float64, not "<class 'numpy.float64'>"
         raise DesignError(
-            "tensor type", f"unknown element type {shown}", loc=loc,
+            "tensor type", f"unknown element type {found}", loc=loc,
             limit="one of " + ", ".join(DTYPES) + " (numpy's too: int16, np.int16)",
-            found=shown, fix="use an aiedsl dtype: from aiedsl import i32, bf16, ...") from None
+            found=found, fix="use an aiedsl dtype: from aiedsl import i32, bf16, ...") from None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,262 @@
+"""What a design hands the front end as it is commonly written: numpy's integers where sizes and
+counts go. Each is taken as the plain int it holds, or refused word for word, shown plainly."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.codegen.mlir import render_mlir
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+from aiedsl.targets import get_target
+from aiedsl.values import as_int, shown
+
+DesignFile = Callable[..., Path]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- numpy's integers ------------------------------------------------------------------------------
+
+def test_as_int_takes_what_python_takes_as_an_index() -> None:
+    assert [as_int(v) for v in (7, np.int64(1024), np.prod((32, 32)), np.uint8(3),
+                                np.array(5))] == [7, 1024, 1024, 3, 5]
+    assert all(type(as_int(v)) is int for v in (np.int64(1), np.int8(2)))
+    # never a bool, a float (a whole one neither: / where // was meant), a str or an array
+    assert [as_int(v) for v in (True, np.True_, 4.0, np.float64(4.0), "4", np.array([4]),
+                                None)] == [None] * 7
+    assert shown(np.int64(0)) == "0" and shown(np.float64(2.5)) == "2.5"
+    assert shown((np.int64(0), [np.int64(4096)], [np.int64(1)])) == "(0, [4096], [1])"
+
+
+def _numpy_defines(text: str) -> str:
+    """A design whose integer defines are numpy's: ``N = np.int64(define("N", 4096, ...))``,
+    on the same lines (the IR's locations stay)."""
+    out = []
+    for line in text.splitlines():
+        m = re.fullmatch(r'(\w+) = (define\("\w+", \d+.*\))', line)
+        out.append(f"{m[1]} = __import__('numpy').int64({m[2]})" if m else line)
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "designs").glob("*.py")))
+def test_a_design_computing_its_sizes_in_numpy_makes_the_same_ir_and_mlir(
+        design_file: DesignFile, name: str) -> None:
+    """Every size, count, depth, index and pattern a shipped design computes from its defines
+    comes as a numpy integer when the defines are numpy's (Tensor sizes, herd cols and rows,
+    loop counts, channel shapes, matmul tiles, tiles(), gemm_runtime, staged_inputs): the design
+    is taken, and the IR and the MLIR are the plain ints' (1024, never np.int64(1024))."""
+    original = (ROOT / "designs" / name).read_text()
+    changed = _numpy_defines(original)
+    assert changed.count("int64(define(") >= 2, "the transform found the defines"
+    kernels = ROOT / "kernels_cpp"
+    path = design_file(changed, name)
+    for cc in kernels.glob("*.cc"):  # a design's own C++ sits beside it
+        (path.parent / cc.name).write_text(cc.read_text())
+    numpy_ir = load_design(path).ir
+    design_file(original, name)
+    plain_ir = load_design(path).ir
+    assert numpy_ir.model_dump_json() == plain_ir.model_dump_json()
+    assert "np.int" not in numpy_ir.model_dump_json()
+    placed, _ = check_design(numpy_ir)
+    plain_placed, _ = check_design(plain_ir)
+    target = get_target(placed.device)
+    assert render_mlir(placed, target) == render_mlir(plain_placed, target)
+
+
+EVERY_KIND = '''
+    import numpy as np
+
+    from aiedsl import (Tensor, barrier, channel, design, fifo, herd, i32, join, loop, memtile,
+                        rtp, runtime, shim, tiles, u8)
+    from aiedsl.kernels import add, passthrough, threshold
+
+    I = {kind}  # every integer below goes through it
+
+    @design(device="npu1_2col")
+    def d(a: Tensor[I(64), I(64), i32], b: Tensor[I(4096), i32], c: Tensor[I(4096), i32],
+          p: Tensor[I(1024), u8], q: Tensor[I(1024), u8]):
+        ins = fifo(Tensor[I(1024), i32], depth=I(2), consumer_depth=I(2), shim=shim(I(0)))
+        halves = ins.split(I(2), offsets=[I(0), I(512)], via=memtile(I(0)), repeat=I(1))
+        other = channel(Tensor[I(512), i32], shape=[I(2)], via=memtile, split=I(0),
+                        broadcast=I(1), depth=I(2), host_depth=I(2))
+        outs = [fifo(Tensor[I(512), i32], name=f"o{{i}}") for i in range(2)]
+        joined = join(outs, offsets=[I(0), I(512)], depth=I(2))
+        k = add(Tensor[I(512), i32])
+        px, qx = fifo(Tensor[I(512), u8], name="px"), fifo(Tensor[I(512), u8], name="qx")
+        thr = rtp(Tensor[I(16), i32], name="thr")
+        go = barrier(name="go", initial=I(0))
+        trunc = threshold(I(512))
+
+        @herd(cols=I(2), rows=I(1), anchor=(I(0), I(2)), stack=I(1024))
+        def core(x, y):
+            for _ in loop(I(4)):
+                with halves[x].consume(I(1)) as h, other[x].consume() as o, \\
+                        outs[x].produce() as r:
+                    k(h[I(0)], o, r)
+
+        @herd(anchor=(I(1), I(3)))
+        def gate():
+            for _ in loop(I(2)):
+                go.wait_for_value(I(1))
+                with px.consume() as s, qx.produce() as t:
+                    trunc(s, t, thr[I(0)], I(512))
+
+        with runtime() as rt:
+            rt.rtp_write(thr, I(0), I(7))
+            rt.set_barrier(go, I(1))
+            rt.fill(ins, b)
+            rt.fill(other[:], c, (I(0), [I(4096)], [I(1)]))
+            rt.fill(px, p, (I(0), [I(512)], [I(1)]))
+            rt.drain(qx, q, (I(0), [I(512)], [I(1)]))
+            rt.drain(joined, b)
+            rt.sync()
+            rt.set_barrier(go, I(1))
+            rt.fill(px, p, (I(512), [I(512)], [I(1)]))
+            rt.drain(qx, q, (I(512), [I(512)], [I(1)]))
+    '''
+
+
+def test_numpy_integers_everywhere_a_design_gives_one_make_the_same_ir(
+        design_file: DesignFile) -> None:
+    """Splits, offsets, channels, rtps, barriers, pins, anchors, stacks, acquires, buffer
+    indices, kernel scalars and runtime patterns, each given as np.int64: the design is the
+    one written with Python's ints."""
+    path = design_file(EVERY_KIND.format(kind="np.int64"))
+    numpy_ir = load_design(path).ir.model_dump_json()
+    design_file(EVERY_KIND.format(kind="int"))
+    assert numpy_ir == load_design(path).ir.model_dump_json()
+
+
+def test_numpy_integers_are_plain_ints_in_the_trace(design_file: DesignFile) -> None:
+    """The values the front end keeps (a fifo's depth, a repeat, a pattern) are plain ints."""
+    path = design_file('''
+        import numpy as np
+
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[np.int64(4096), i32], out: Tensor[4096, i32]):
+            a = fifo(Tensor[np.prod((32, 32)), i32], depth=np.int8(2))
+            b = a.forward(depth=np.int64(3), repeat=np.int32(1))
+            c = fifo(Tensor[1024, i32], depth=np.uint8(2))
+            d = c.forward()
+            copy = passthrough(Tensor[1024, i32])
+
+            @herd(cols=np.int32(1), rows=np.int64(1), stack=np.int64(2048))
+            def core():
+                for _ in loop(np.int64(4096) // 1024):
+                    with b.consume(np.int64(1)) as src, c.produce() as dst:
+                        copy(src[np.int64(0)], dst)
+
+            with runtime() as rt:
+                rt.fill(a, inp, (np.int64(0), [np.int64(4096)], [np.int64(1)]))
+                rt.drain(d, out, wait=True)
+        ''')
+    d = load_design(path).ir
+    dumped = d.model_dump_json()
+    assert "np." not in dumped and "int64" not in dumped
+    assert [(f.name, f.producer.depth, f.elem.shape) for f in d.fifos][:2] == [
+        ("a", 2, (1024,)), ("a_fwd", 3, (1024,))]
+    check_design(d)
+
+
+@pytest.mark.parametrize("line, message", [
+    ("    a = fifo(Tensor[np.int64(0), i32])",
+     "d.py:7: error [tensor type]: Tensor size 0 is not a positive integer\n"
+     "  found: 0\n"
+     "  fix: sizes are positive ints, e.g. Tensor[1024, i32]"),
+    ("    a = fifo(Tensor[np.float64(1024.0), i32])",
+     "d.py:7: error [tensor type]: Tensor size 1024.0 is not a positive integer\n"
+     "  found: 1024.0\n"
+     "  fix: sizes are positive ints; use // for integer division"),
+    ("    a = fifo(Tensor[np.prod((32, 32)), i32], depth=np.int64(64))",
+     "d.py:7: error [fifo depth]: fifo 'a' has depth=64\n"
+     "  limit: an integer from 1 to 63 (a lock starts at the depth and counts to 63)\n"
+     "  found: 64\n"
+     "  fix: use 1 (single), 2 (double buffering) or a few more"),
+    ("    a = fifo(Tensor[1024, i32], depth=np.True_)",
+     "d.py:7: error [fifo depth]: fifo 'a' has depth=True\n"
+     "  limit: an integer from 1 to 63 (a lock starts at the depth and counts to 63)\n"
+     "  found: True\n"
+     "  fix: use 1 (single), 2 (double buffering) or a few more"),
+])
+def test_a_refused_numpy_value_is_shown_plainly(design_file: DesignFile, line: str,
+                                                 message: str) -> None:
+    """Refused, a numpy value reads as the number it is ('0', not 'np.int64(0)'), and the fix
+    fits what was found: a 0 gets no advice about //."""
+    path = design_file(f'''
+        import numpy as np
+
+        from aiedsl import Tensor, design, fifo, i32
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, i32]):
+        {line}
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == message
+
+
+def test_a_refused_numpy_loop_count_is_shown_plainly(design_file: DesignFile) -> None:
+    path = design_file('''
+        import numpy as np
+
+        from aiedsl import Tensor, design, herd, i32, loop
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, i32]):
+            @herd()
+            def core():
+                for _ in loop(np.int64(0)):
+                    pass
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:9: error [loop]: loop(0) needs a positive integer count\n"
+        "  found: 0\n"
+        "  fix: use an integer >= 1 (// divides exactly)")
+
+
+def test_a_refused_numpy_pattern_is_shown_plainly(design_file: DesignFile) -> None:
+    path = design_file('''
+        import numpy as np
+
+        from aiedsl import Tensor, design, fifo, i32, runtime
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, i32]):
+            a = fifo(Tensor[1024, i32])
+            with runtime() as rt:
+                rt.fill(a, inp, (np.int64(0), [np.float64(1024)], [np.int64(1)]))
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:9: error [dma pattern]: pattern (0, [1024.0], [1]) is not (offset, sizes, "
+        "strides) with 1-4 dims\n"
+        "  limit: ints: an offset, then as many sizes as strides\n"
+        "  fix: write (offset, [sizes...], [strides...]) outermost first, in elements, or use "
+        "tiles(...)")
+
+
+def test_a_library_kernel_size_that_is_no_int_names_the_size() -> None:
+    """scale(1024.0) was refused as the kernel's own scalar equals=1024.0, a name the design
+    never wrote; numpy's integers are taken (the symbol reads scale_i16_1024)."""
+    from aiedsl.kernels import reduce_sum, scale
+
+    with pytest.raises(DesignError) as e:
+        scale(1024.0)
+    assert (e.value.message, e.value.limit, e.value.found, e.value.fix) == (
+        "scale has n=1024.0", "a positive int", "1024.0",
+        "give the tile's size as an int (// divides exactly)")
+    assert scale(np.int64(1024)).ir == scale(1024).ir
+    assert reduce_sum(np.int64(4), np.int32(64)).ir == reduce_sum(4, 64).ir
