@@ -1,5 +1,5 @@
 """What a design hands the front end as it is commonly written: numpy's integers where sizes and
-counts go. Each is taken as the plain int it holds, or refused word for word, shown plainly."""
+counts go, a dtype name given with ``-D``. Each is taken, or refused word for word."""
 
 from __future__ import annotations
 
@@ -260,3 +260,51 @@ def test_a_library_kernel_size_that_is_no_int_names_the_size() -> None:
         "give the tile's size as an int (// divides exactly)")
     assert scale(np.int64(1024)).ir == scale(1024).ir
     assert reduce_sum(np.int64(4), np.int32(64)).ir == reduce_sum(4, 64).ir
+
+
+# -- a dtype name given with -D --------------------------------------------------------------------
+
+def test_a_dtype_name_from_the_command_line_names_its_define(in_root: Path) -> None:
+    with pytest.raises(DesignError) as e:
+        load_design("designs/gemm_bf16.py", {"OUT": "f16"})
+    assert str(e.value) == (
+        "designs/gemm_bf16.py:34: error [tensor type]: unknown element type 'f16' (the value "
+        "of -D OUT)\n"
+        "  limit: one of i8, u8, i16, i32, bf16, f32 (numpy's too: int16, np.int16)\n"
+        "  found: 'f16'\n"
+        "  fix: give -D OUT one of the dtype names i8, u8, i16, i32, bf16, f32")
+    assert load_design("designs/gemm_bf16.py", {"OUT": "bf16"}).ir.tensor("C").type.dtype == \
+        "bf16"
+
+
+def test_a_dtype_name_a_define_defaults_to_names_the_define(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, define, design
+
+        T = define("T", "int64")
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, T]):
+            pass
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value).splitlines()[0] == (
+        "d.py:6: error [tensor type]: unknown element type 'int64' (the value of define 'T')")
+    assert e.value.fix == ("give define 'T' one of the dtype names i8, u8, i16, i32, bf16, f32, "
+                           "in its default or with -D T=...")
+
+
+def test_a_dtype_name_written_in_the_file_gets_both_ways(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, design
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, "f16"]):
+            pass
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert e.value.fix == ("use a dtype name, one of i8, u8, i16, i32, bf16, f32, or an aiedsl "
+                           "dtype (from aiedsl import i32, bf16, ...); from the command line, "
+                           "-D NAME= takes a dtype name")

@@ -22,7 +22,8 @@ from aiedsl.dtypes import numpy_kind
 from aiedsl.errors import (DesignError, caller_loc, check_callable, function_loc, raised_by_user,
                            user_exception, user_line)
 from aiedsl.ir import Design, Loc, TensorType
-from aiedsl.lang.context import _DESIGN, active, load_context
+from aiedsl.lang.context import _DESIGN, active
+from aiedsl.lang.load import load_context
 from aiedsl.lang.names import check_name, check_tensor_name
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.to_ir import to_ir

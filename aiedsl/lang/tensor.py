@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from aiedsl.dtypes import DTYPES, DType, dtype, numpy_like, numpy_name
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, TensorType
+from aiedsl.lang.load import load_context
 from aiedsl.values import as_int, plain, shown
 
 
@@ -61,15 +62,36 @@ smaller than this)."""
 
 def lookup_dtype(dt: object, loc: Loc | None) -> DType:
     """The dtype named ``dt`` (``i16``, ``"int16"``, ``bf16``, ``np.int16`` ...); a DesignError
-    listing the known ones otherwise."""
+    listing the known ones otherwise.
+
+    A name that is the value of a define (``OUT = define("OUT", "f32")``, given ``-D OUT=f16``)
+    is told as that define's: the user typed it on the command line, not in the file. A
+    define's value is a str like any other, so this is judged by value: a name some define
+    took. Another str may be written in the file or computed, and its fix names both ways."""
     try:
         return dtype(dt)
     except (KeyError, TypeError):
-        found = numpy_name(dt) or repr(dt)  # float64, not "<class 'numpy.float64'>"
-        raise DesignError(
-            "tensor type", f"unknown element type {found}", loc=loc,
-            limit="one of " + ", ".join(DTYPES) + " (numpy's too: int16, np.int16)",
-            found=found, fix="use an aiedsl dtype: from aiedsl import i32, bf16, ...") from None
+        pass
+    found = numpy_name(dt) or repr(dt)  # float64, not "<class 'numpy.float64'>"
+    names = ", ".join(DTYPES)
+    message, fix = f"unknown element type {found}", "use an aiedsl dtype: from aiedsl import " \
+        "i32, bf16, ..."
+    ctx = load_context()
+    defines = ctx.defines_of(dt) if ctx is not None and isinstance(dt, str) else []
+    if defines:
+        given = [n for n in defines if ctx is not None and n in ctx.overrides]
+        told = " and ".join(f"-D {n}" for n in given) if given else " and ".join(
+            f"define '{n}'" for n in defines)
+        message += f" (the value of {told})"
+        fix = (f"give {told} one of the dtype names {names}" if given else
+               f"give {told} one of the dtype names {names}, in its default or with "
+               f"-D {defines[0]}=...")
+    elif isinstance(dt, str):
+        fix = (f"use a dtype name, one of {names}, or an aiedsl dtype (from aiedsl import "
+               "i32, bf16, ...); from the command line, -D NAME= takes a dtype name")
+    raise DesignError("tensor type", message, loc=loc,
+                      limit=f"one of {names} (numpy's too: int16, np.int16)", found=found,
+                      fix=fix)
 
 
 @dataclass(frozen=True)
