@@ -121,6 +121,46 @@ def assigned_name(call: str) -> str | None:
     return m[1] if m and f"{call}(" in line[m.end():] else None
 
 
+def _parsed(filename: str) -> Any:
+    """The module ``filename`` holds, parsed (``ast.Module``), as it is on disk now; None when
+    it cannot be read or parsed. Only errors read it: nothing is cached beyond linecache."""
+    import ast
+    import linecache
+
+    linecache.checkcache(filename)  # a design edited and loaded again: its new text
+    source = "".join(linecache.getlines(filename))
+    if not source:
+        return None
+    try:
+        return ast.parse(source, filename)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def written_argument(loc: Loc, callee: str, keyword: str) -> str | None:
+    """The text of argument ``keyword=`` in the call of ``callee`` (a function or method name)
+    at ``loc``'s line, as the user wrote it: ``"K_MT"`` for ``staged_inputs(..., k_run=K_MT)``;
+    None when the line holds no such call, or the file cannot be read. A message then names
+    the user's own knob instead of the library's parameter it went into."""
+    import ast
+
+    tree = _parsed(loc.file)
+    if tree is None:
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not \
+                node.lineno <= loc.line <= (node.end_lineno or node.lineno):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        value = next((k.value for k in node.keywords if k.arg == keyword), None)
+        if name == callee and value is not None and (
+                best is None or node.lineno >= best[0]):  # the innermost call on the line
+            best = (node.lineno, ast.unparse(value))
+    return None if best is None else best[1]
+
+
 def _is_library(filename: str) -> bool:
     """Is ``filename`` part of aiedsl, Python itself or an installed package (not the user's)?
     Code without a file (``<string>``, ``<frozen ...>``) is never the user's line either."""

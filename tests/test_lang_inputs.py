@@ -1,5 +1,6 @@
 """What a design hands the front end as it is commonly written: numpy's integers where sizes and
-counts go, a dtype name given with ``-D``. Each is taken, or refused word for word."""
+counts go, a dtype name or a K run given with ``-D``. Each is taken, or refused word for
+word."""
 
 from __future__ import annotations
 
@@ -308,3 +309,45 @@ def test_a_dtype_name_written_in_the_file_gets_both_ways(design_file: DesignFile
     assert e.value.fix == ("use a dtype name, one of i8, u8, i16, i32, bf16, f32, or an aiedsl "
                            "dtype (from aiedsl import i32, bf16, ...); from the command line, "
                            "-D NAME= takes a dtype name")
+
+
+# -- a K run given with -D -------------------------------------------------------------------------
+
+def test_a_k_run_from_the_command_line_names_its_define_and_the_nearest_that_work(
+        in_root: Path) -> None:
+    """'k_run=96 is not a multiple of the core's k=64 ... e.g. k_run=256': the library's
+    parameter and a value far from the one given (a tester)."""
+    with pytest.raises(DesignError) as e:
+        load_design("designs/gemm_bf16.py", {"K_MT": "96"})
+    assert str(e.value) == (
+        "designs/gemm_bf16.py:38: error [gemm inputs]: K_MT=96, the K run each memtile element "
+        "stages, is not a multiple of the core's k=64\n"
+        "  limit: a multiple of 64: the memtile hands the cores whole tiles, 64x64 of A and 64x64 "
+        "of B\n"
+        "  found: K_MT=96\n"
+        "  fix: give -D K_MT=64 or -D K_MT=128 (the multiples of 64 nearest 96)")
+    for value in ("64", "128"):  # the fix works
+        check_design(load_design("designs/gemm_bf16.py", {"K_MT": value}).ir)
+    with pytest.raises(DesignError) as e:
+        load_design("designs/gemm_bf16.py", {"K_MT": "32"})
+    assert e.value.fix == "give -D K_MT=64 (the multiple of 64 nearest 32)"
+
+
+def test_a_k_run_that_does_not_divide_k_names_the_runs_that_do(in_root: Path) -> None:
+    with pytest.raises(DesignError) as e:
+        load_design("designs/gemm_bf16.py", {"K_MT": "192"})
+    assert e.value.fix == ("make K a multiple of 192, or stage a K run that divides K=512: "
+                           "-D K_MT=128 or -D K_MT=256 (the multiples of k=64 nearest 192 that "
+                           "do)")
+    for value in ("128", "256"):
+        check_design(load_design("designs/gemm_bf16.py", {"K_MT": value}).ir)
+
+
+def test_a_k_run_written_as_an_expression_is_shown_as_written(design_file: DesignFile) -> None:
+    text = (ROOT / "designs" / "gemm_bf16.py").read_text()
+    path = design_file(text.replace("k_run=K_MT,", "k_run=K_MT + 32,"))
+    with pytest.raises(DesignError) as e:
+        load_design(path, {"K_MT": "128"})
+    assert e.value.message == ("k_run=K_MT + 32=160, the K run each memtile element stages, is "
+                               "not a multiple of the core's k=64")
+    assert e.value.fix == "give k_run=128 or k_run=192 (the multiples of 64 nearest 160)"

@@ -24,17 +24,19 @@ Example
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError, caller_loc, written_argument
 from aiedsl.ir import Loc, TensorType
 from aiedsl.lang.channel import Channel
+from aiedsl.lang.load import load_context
 from aiedsl.lang.fifo import ObjectFifo, fifo
 from aiedsl.lang.runtime import RuntimeBuilder
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.tiles import tiles
 from aiedsl.lang.trace import FifoRecord
-from aiedsl.values import as_int, shown
+from aiedsl.values import as_int, plain, shown
 
 
 def staged_dims_a(m: int, k: int, k_run: int, r: int, s: int
@@ -80,9 +82,16 @@ def staged_inputs(a_tile: TensorType, b_tile: TensorType, *, k_run: int,
                           fix="pass Tensor[m, k, dt] and Tensor[k, n, dt]")
     run = as_int(k_run)  # numpy's integers too, as a plain int
     if run is None or run < k or run % k:
-        raise DesignError("gemm inputs", f"k_run={shown(k_run)} is not a multiple of the core's "
-                          f"k={k}", loc=loc, limit=f"a multiple of {k}", found=shown(k_run),
-                          fix=f"stage a whole number of core tiles, e.g. k_run={4 * k}")
+        knob, written = _knob(loc, "staged_inputs", "k_run")
+        closest = _multiples_near(k_run, k)
+        raise DesignError(
+            "gemm inputs", f"{written}={shown(k_run)}, the K run each memtile element stages, "
+            f"is not a multiple of the core's k={k}", loc=loc,
+            limit=f"a multiple of {k}: the memtile hands the cores whole tiles, {m}x{k} of A "
+            f"and {k}x{n} of B", found=f"{written}={shown(k_run)}",
+            fix=f"give {_alternatives(knob, closest)} (the "
+            f"{'multiples' if len(closest) > 1 else 'multiple'} of {k} nearest "
+            f"{shown(k_run)})")
     k_run = run
     if m % r or k % s or n % t:
         raise DesignError("gemm inputs", f"tiles {m}x{k} and {k}x{n} are not whole {r}x{s} and "
@@ -106,11 +115,17 @@ def staged_inputs(a_tile: TensorType, b_tile: TensorType, *, k_run: int,
 def _fill_numel(rt: RuntimeBuilder, f: FifoRecord) -> int:
     """Elements per element of the fifo a fill of ``f`` goes into (following forward links
     toward the host, as the runtime does)."""
+    return _fill_fifo(rt, f).elem.numel
+
+
+def _fill_fifo(rt: RuntimeBuilder, f: FifoRecord) -> FifoRecord:
+    """The fifo a fill of ``f`` goes into (following forward links toward the host, as the
+    runtime does)."""
     while True:
         up = next((rec.srcs[0] for rec in rt.trace.links
                    if rec.kind == "forward" and f in rec.dsts), None)
         if up is None:
-            return f.elem.numel
+            return f
         f = up
 
 
@@ -126,6 +141,37 @@ def _positive(values: object, what: str, call: str, loc: Loc) -> list[int]:
                                "herd": "write herd=(cols, rows), the herd's size",
                                "mmul": "take mmul from the kernel (mm.ir.params r, s, t)"}[what])
     return [v for v in ints if v is not None]
+
+
+def _knob(loc: Loc, callee: str, keyword: str) -> tuple[str | None, str]:
+    """What the design wrote for argument ``keyword`` of its ``callee(...)`` call at ``loc``:
+    (the define it names, if it is one, such as ``"K_MT"``; how a message names the argument:
+    the define, the expression with its parameter (``k_run=4 * k``), or the parameter alone
+    when the line cannot be read)."""
+    text = written_argument(loc, callee, keyword)
+    ctx = load_context()
+    if text is not None and ctx is not None and text in ctx.used:
+        return text, text
+    return None, keyword if text is None else f"{keyword}={text}"
+
+
+def _multiples_near(value: object, k: int) -> list[int]:
+    """The one or two multiples of ``k`` (at least ``k``) nearest ``value``: below and above
+    it, or ``k`` alone for anything that is not a number."""
+    number = plain(value)
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or \
+            not math.isfinite(number):
+        return [k]
+    below = int(number // k) * k
+    if below == number:
+        return [max(below, k)]
+    return [v for v in (below, below + k) if v >= k]
+
+
+def _alternatives(knob: str | None, values: list[int]) -> str:
+    """``values`` as settings of ``knob``: ``-D K_MT=64 or -D K_MT=128`` for a define (what
+    the design exposes), ``k_run=64 or k_run=128`` otherwise."""
+    return " or ".join(f"-D {knob}={v}" if knob else f"k_run={v}" for v in values)
 
 
 def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
@@ -179,12 +225,21 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
             unit = {"M": f"m x rows = {m} x {rows} = {step_}",
                     "K": f"k = {k}" if k_run == k else f"the staged K run = {k_run}",
                     "N": f"n x cols = {n} x {cols} = {step_}"}[what]
+            fix = f"make {what} a multiple of {step_}, or change the tile or the herd"
+            if what == "K" and k_run != k:
+                # the K run is the design's knob too: the ones near it that divide K
+                knob, _ = _knob(_fill_fifo(rt, a[0]).loc, "staged_inputs", "k_run")
+                dividing = [v for v in range(k, K + 1, k) if K % v == 0]
+                closest = sorted(sorted(dividing, key=lambda v: (abs(v - k_run), v))[:2])
+                fix = (f"make K a multiple of {k_run}, or stage a K run that divides K={K}: "
+                       f"{_alternatives(knob, closest)} (the "
+                       f"{'multiples' if len(closest) > 1 else 'multiple'} of k={k} nearest "
+                       f"{k_run} that {'do' if len(closest) > 1 else 'does'})")
             raise DesignError(
                 "gemm runtime", f"{what}={size} is not a multiple of {unit}: the "
                 f"herd would leave part of C uncomputed", loc=loc,
                 limit=f"{what} a multiple of {step_}", found=f"{size} = {size // step_} x "
-                f"{step_} + {size % step_}", fix=f"make {what} a multiple of {step_}, or change "
-                "the tile or the herd")
+                f"{step_} + {size % step_}", fix=fix)
     row_groups = M // (m * rows)
     col_groups = N // (n * cols)
     target = rt.trace.target
