@@ -272,6 +272,53 @@ def check_callable(fn: object, nargs: int, what: str, loc: Loc | None, *,
         ) from None
 
 
+def def_line(fn: object) -> Loc | None:
+    """The line of ``fn``'s ``def`` (``async def``) itself, below its decorators: where what
+    makes it a coroutine or a generator is written. Its first line (:func:`function_loc`) when
+    the file cannot be read; None for a function that is not the user's."""
+    import ast
+
+    first = function_loc(fn)
+    if first is None:
+        return None
+    tree = _parsed(getattr(fn, "__code__").co_filename)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.name == getattr(fn, "__name__", None) and first.line == (
+                    node.decorator_list[0].lineno if node.decorator_list else node.lineno):
+            return Loc(file=first.file, line=node.lineno)
+    return first
+
+
+def check_traced(fn: object, what: str, decorator: str, rule: str, loc: Loc | None) -> None:
+    """``fn``, a function aiedsl traces by calling it once (a design's, a core's), runs its body
+    when called; else a DesignError at its ``def``. Called, an ``async def`` only makes a
+    coroutine (Python then warns, from inside aiedsl, that it was never awaited) and a function
+    with ``yield`` only makes a generator: either way nothing of its body is traced, and the
+    design would go on without it."""
+    import inspect
+
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        kind, how, word = "an async def", "an async def only makes a coroutine, which nothing " \
+            "awaits", "async"
+    elif inspect.isgeneratorfunction(fn):
+        kind, how = "a generator (a yield in its body)", "a function with yield only makes a " \
+            "generator, which nothing iterates"
+        word = "yield"
+    else:
+        return
+    name = getattr(fn, "__name__", "it")
+    raise DesignError(
+        rule, f"{what} '{name}' is {kind}", loc=def_line(fn) or loc,
+        limit=f"{decorator} traces the function by calling it: called, {how}, and none of its "
+        "body would run",
+        found=f"async def {name}(...)" if word == "async" else f"yield in {name}()",
+        fix=f"write a plain def {name}(...)" + (" without async: aiedsl calls it and nothing "
+                                                "awaits it" if word == "async" else
+                                                " without yield: its body records the "
+                                                "program as it runs, and returns nothing"))
+
+
 class DesignError(Exception):
     """A mistake in a design, reported in the design's own terms.
 

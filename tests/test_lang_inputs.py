@@ -1,10 +1,12 @@
 """What a design hands the front end as it is commonly written: numpy's integers where sizes and
-counts go, a dtype name or a K run given with ``-D``. Each is taken, or refused word for
-word."""
+counts go, a dtype name or a K run given with ``-D``, ``@design`` or ``@herd`` without its
+parentheses, a lambda, an ``async def`` or a generator as a herd's or a design's function. Each
+is taken, or refused word for word."""
 
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -351,3 +353,129 @@ def test_a_k_run_written_as_an_expression_is_shown_as_written(design_file: Desig
     assert e.value.message == ("k_run=K_MT + 32=160, the K run each memtile element stages, is "
                                "not a multiple of the core's k=64")
     assert e.value.fix == "give k_run=128 or k_run=192 (the multiples of 64 nearest 160)"
+
+
+# -- @design written bare --------------------------------------------------------------------------
+
+BARE = '''
+    from aiedsl import Tensor, design, i32
+
+    @design
+    def pt(inp: Tensor[1024, i32]):
+        pass
+    '''
+
+
+@pytest.mark.parametrize("after", ["", "\n@pt.reference\ndef reference(inp):\n    return inp\n"])
+def test_design_without_parentheses_is_refused_at_the_decorator(design_file: DesignFile,
+                                                                after: str) -> None:
+    """'declares no @design' at line 1, or, with a reference below, 'AttributeError: 'function'
+    object has no attribute 'reference'' at the reference's line (a tester)."""
+    path = design_file(BARE + after.replace("\n", "\n    "))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:3: error [design]: @design is applied to 'pt' without its parentheses\n"
+        "  limit: @design(...) makes the decorator: bare, it would take the function for its "
+        "device and declare no design\n"
+        "  found: @design\n"
+        "  fix: write @design(device=\"npu1\") (the device it runs on: npu1, npu1_1col..3col, "
+        "npu2, npu2_1col..7col; --device overrides it)")
+
+
+def test_following_the_fix_of_a_bare_design_loads(design_file: DesignFile) -> None:
+    path = design_file(BARE.replace("@design\n", '@design(device="npu1")\n'))
+    assert load_design(path).ir.device == "npu1"
+
+
+def test_herd_without_parentheses_is_refused_at_the_decorator(design_file: DesignFile) -> None:
+    """Bare, @herd took the function for its cols and traced no core: the design then failed
+    on a fifo with no consumer, far from the mistake."""
+    path = design_file('''
+        from aiedsl import Tensor, design, herd, i32
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, i32]):
+            @herd
+            def core():
+                pass
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:5: error [herd]: @herd is applied to 'core' without its parentheses\n"
+        "  limit: @herd(...) makes the decorator: bare, it would take the function for its cols "
+        "and trace no core\n"
+        "  found: @herd\n"
+        "  fix: write @herd() for one core, or @herd(cols=..., rows=...)")
+
+
+# -- a lambda or an async def as a core function ---------------------------------------------------
+
+CORE = '''
+    from aiedsl import Tensor, design, herd, i32
+
+    @design(device="npu1_1col")
+    def pt(inp: Tensor[1024, i32]):
+        {core}
+    '''
+
+
+def test_a_lambda_herd_is_asked_for_a_name(design_file: DesignFile) -> None:
+    """'fix: rename it, e.g. lambda' named a keyword (a tester)."""
+    path = design_file(CORE.format(core="herd()(lambda: None)"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:5: error [name]: the herd's function is a lambda, which has no name to give the "
+        "herd\n"
+        "  limit: a herd is named after its function, or by name=\n"
+        "  found: <lambda>\n"
+        "  fix: name it: herd(name=\"core\")(lambda ...), or write the function with def")
+    path.write_text(path.read_text().replace("herd()(", "herd(name='core')("))
+    assert [h.name for h in load_design(path).ir.herds] == ["core"]
+
+
+def test_a_name_suggested_in_a_fix_is_no_keyword() -> None:
+    from aiedsl.lang.names import check_name
+
+    for bad, suggested in (("<lambda>", "lambda_1"), ("class!", "class_1"), ("x-y", "x_y")):
+        with pytest.raises(DesignError) as e:
+            check_name(bad, "herd name", None)
+        assert e.value.fix == f"rename it, e.g. {suggested}"
+
+
+@pytest.mark.parametrize("core, found, kind, how, fix", [
+    ("async def core():", "async def core(...)", "an async def",
+     "an async def only makes a coroutine, which nothing awaits",
+     "write a plain def core(...) without async: aiedsl calls it and nothing awaits it"),
+    ("def core():\n            yield", "yield in core()", "a generator (a yield in its body)",
+     "a function with yield only makes a generator, which nothing iterates",
+     "write a plain def core(...) without yield: its body records the program as it runs, and "
+     "returns nothing"),
+])
+def test_a_core_function_that_would_not_run_is_refused_at_its_def(
+        design_file: DesignFile, core: str, found: str, kind: str, how: str, fix: str) -> None:
+    """An async core leaked 'aiedsl/lang/core.py:-1: RuntimeWarning: coroutine ... was never
+    awaited' and then a fifo error; its body never ran."""
+    path = design_file(CORE.format(core=f"@herd()\n        {core}\n            pass"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning from inside aiedsl either
+        with pytest.raises(DesignError) as e:
+            load_design(path)
+    assert str(e.value) == (
+        f"d.py:6: error [herd]: core function 'core' is {kind}\n"
+        f"  limit: @herd traces the function by calling it: called, {how}, and none of its body "
+        "would run\n"
+        f"  found: {found}\n"
+        f"  fix: {fix}")
+
+
+def test_a_design_function_with_yield_is_refused_at_its_def(design_file: DesignFile) -> None:
+    """A yield in the design function made it a generator: nothing was traced, and the error
+    was the reference's 'cannot be called with 0 argument(s)'."""
+    path = design_file(CORE.format(core="yield 5"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value).splitlines()[0] == (
+        "d.py:4: error [design]: design function 'pt' is a generator (a yield in its body)")

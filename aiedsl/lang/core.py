@@ -24,12 +24,12 @@ import inspect
 import sys
 from typing import Any, Callable, Literal, NoReturn
 
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError, caller_loc, check_traced
 from aiedsl.ir import BufferArg, Call, Core, Herd, LocalArg, Loc, Loop, RtpArg, ScalarArg
 from aiedsl.lang.context import _CORE, active, current_core, current_design
 from aiedsl.lang.fifo import Buffer
 from aiedsl.lang.local import LocalRef
-from aiedsl.lang.names import check_name
+from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
 from aiedsl.values import as_int, shown
@@ -148,10 +148,17 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
     Example: ``@herd(cols=4, rows=1, cascade="east")`` chains core[0,0] -> ... -> core[3,0].
     """
     loc = caller_loc()
+    if callable(cols):  # @herd written bare: Python hands the function over as cols
+        raise DesignError(
+            "herd", f"@herd is applied to '{getattr(cols, '__name__', cols)}' without its "
+            "parentheses", loc=loc, limit="@herd(...) makes the decorator: bare, it would take "
+            "the function for its cols and trace no core", found="@herd",
+            fix="write @herd() for one core, or @herd(cols=..., rows=...)")
 
     def decorate(fn: Callable[..., Any]) -> Herd:
         b = current_design("@herd", loc)  # @herd's line: applying it, 3.10 gives the def's
-        hname = check_name(name or fn.__name__, "herd name", loc)
+        hname = decorated_name(fn, name, "herd", 'herd(name="core")', loc)
+        check_traced(fn, "core function", "@herd", "herd", loc)
         size = {}
         for what, v in (("cols", cols), ("rows", rows)):
             number = as_int(v)  # numpy's integers too, as plain ints

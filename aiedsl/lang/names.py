@@ -69,6 +69,20 @@ SOURCE_FORM = ("a relative path to a C++ file (" + ", ".join(SOURCE_SUFFIXES) + 
                "design or in kernels_cpp/, without '..'")
 
 
+def decorated_name(fn: object, name: object, kind: str, example: str, loc: Loc | None) -> str:
+    """The name a decorated function gives the ``kind`` it declares (a herd, a design):
+    ``name=`` when given, else the function's own, checked as a name. A lambda has no name of
+    its own (Python calls every one ``<lambda>``): ``example`` is the call that names it
+    (``herd(name="core")``)."""
+    if name is None and getattr(fn, "__name__", None) == "<lambda>":
+        raise DesignError(
+            "name", f"the {kind}'s function is a lambda, which has no name to give the {kind}",
+            loc=loc, limit=f"a {kind} is named after its function, or by name=", found="<lambda>",
+            fix=f"name it: {example}(lambda ...), or write the function with def")
+    return check_name(name if name is not None else getattr(fn, "__name__", None),
+                      f"{kind} name", loc)
+
+
 def check_name(value: object, what: str, loc: Loc | None) -> str:
     """``value`` if it is a plain ASCII identifier, else a DesignError naming the allowed form."""
     if isinstance(value, str) and _IDENTIFIER.match(value) and len(value) <= MAX_NAME:
@@ -301,7 +315,14 @@ def _shown(value: object) -> str:
 
 
 def _suggest(value: object) -> str:
+    """A plain name like ``value``, for a fix: one that reads as a name where it is written too
+    (no Python or C++ keyword: ``lambda`` would be no name for a ``def``)."""
+    import keyword
+
     text = value if isinstance(value, str) else "name"
     ascii_ = re.sub(r"[^A-Za-z0-9_]", "_", text.encode("ascii", "ignore").decode())[:MAX_NAME]
     ascii_ = re.sub("_+", "_", ascii_).strip("_") or "name"
-    return ascii_ if not ascii_[0].isdigit() else f"n_{ascii_}"
+    ascii_ = ascii_ if not ascii_[0].isdigit() else f"n_{ascii_}"
+    if keyword.iskeyword(ascii_) or ascii_ in _CPP_KEYWORDS:
+        ascii_ = f"{ascii_[:MAX_NAME - 2]}_1"
+    return ascii_
