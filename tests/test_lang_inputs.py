@@ -1,7 +1,7 @@
 """What a design hands the front end as it is commonly written: numpy's integers where sizes and
 counts go, a dtype name or a K run given with ``-D``, ``@design`` or ``@herd`` without its
-parentheses, a lambda, an ``async def`` or a generator as a herd's or a design's function. Each
-is taken, or refused word for word."""
+parentheses, a lambda, an ``async def`` or a generator as a herd's or a design's function,
+keyword arguments to a kernel call. Each is taken, or refused word for word."""
 
 from __future__ import annotations
 
@@ -479,3 +479,48 @@ def test_a_design_function_with_yield_is_refused_at_its_def(design_file: DesignF
         load_design(path)
     assert str(e.value).splitlines()[0] == (
         "d.py:4: error [design]: design function 'pt' is a generator (a yield in its body)")
+
+
+# -- keyword arguments to a kernel call ------------------------------------------------------------
+
+def _scale_call(call: str) -> str:
+    text = (ROOT / "designs" / "vector_scalar_mul.py").read_text()
+    return text.replace("scale_k(src, dst, f, TILE)", call)
+
+
+def test_a_kernel_call_takes_its_parameters_by_name(design_file: DesignFile) -> None:
+    """scale_k(src, dst, f, n=TILE) was a TypeError from Kernel.__call__: the parameters'
+    names are the ones declare() gave them, each once, so a call binds them as Python does."""
+    irs = []
+    for call in ("scale_k(src, dst, f, TILE)", "scale_k(src, dst, f, n=TILE)",
+                 "scale_k(src, n=TILE, factor=f, dst=dst)"):
+        irs.append(load_design(design_file(_scale_call(call))).ir.model_dump_json())
+    assert irs[0] == irs[1] == irs[2]
+
+
+@pytest.mark.parametrize("call, message", [
+    ("scale_k(src, dst, f, m=TILE)",
+     "d.py:30: error [kernel call]: kernel 'scale_i16_1024' has no parameter 'm'\n"
+     "  limit: its parameters, in order: src, dst, factor, n\n"
+     "  found: m=\n"
+     "  fix: name one of its parameters (src, dst, factor, n), or pass the arguments by "
+     "position in that order"),
+    ("scale_k(src, dst, f, dst=TILE)",
+     "d.py:30: error [kernel call]: parameter 'dst' of kernel 'scale_i16_1024' is given twice: "
+     "as argument 1 and as dst=\n"
+     "  limit: its parameters, in order: src, dst, factor, n\n"
+     "  found: dst=\n"
+     "  fix: give 'dst' once: by position or as dst=, not both"),
+    ("scale_k(src, dst, n=TILE)",
+     "d.py:30: error [kernel call]: the call of kernel 'scale_i16_1024' names n= but gives no "
+     "factor\n"
+     "  limit: every parameter up to the last one given (the C function takes them in order: "
+     "src, dst, factor, n)\n"
+     "  found: n=\n"
+     "  fix: pass factor too: by position, or as factor=..."),
+])
+def test_a_kernel_call_by_a_wrong_name_names_the_parameters(design_file: DesignFile, call: str,
+                                                            message: str) -> None:
+    with pytest.raises(DesignError) as e:
+        load_design(design_file(_scale_call(call)))
+    assert str(e.value) == message

@@ -183,10 +183,52 @@ class Kernel:
         """The C symbol."""
         return self.ir.symbol
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any, **named: Any) -> None:
+        """Record a call in the core being traced: arguments in the declared order, or by the
+        names ``declare`` gave them (``scale_k(src, dst, f, n=TILE)``), as a Python call binds
+        them; the IR holds them in order either way."""
         loc = caller_loc()
         current_design(f"calling kernel '{self.symbol}'").add_kernel(self.ir, self)
-        call_kernel(self.symbol, args, loc)
+        call_kernel(self.symbol, self._bound(args, named, loc), loc)
+
+    def _bound(self, args: tuple[Any, ...], named: dict[str, Any], loc: Any) -> tuple[Any, ...]:
+        """``args`` and then ``named`` in the order of the kernel's parameters.
+
+        Names are unambiguous: ``declare`` refuses two parameters of one name. What Python's
+        own binding refuses is refused here too, in the kernel's terms: a name the kernel has
+        not, one given by position too, and a gap (a later parameter named, an earlier one
+        not given at all), which no call of the C function can have. Parameters missing at
+        the end are left to the signature check, as in a call by position.
+        """
+        if not named:
+            return args
+        params = [a.name for a in self.ir.args]
+        order = ", ".join(params)
+        for key in named:
+            if key not in params:
+                raise DesignError(
+                    "kernel call", f"kernel '{self.symbol}' has no parameter '{key}'", loc=loc,
+                    limit=f"its parameters, in order: {order}", found=f"{key}=",
+                    fix=f"name one of its parameters ({order}), or pass the arguments by "
+                    "position in that order")
+            at = params.index(key)
+            if at < len(args):
+                raise DesignError(
+                    "kernel call", f"parameter '{key}' of kernel '{self.symbol}' is given twice: "
+                    f"as argument {at} and as {key}=", loc=loc,
+                    limit=f"its parameters, in order: {order}", found=f"{key}=",
+                    fix=f"give '{key}' once: by position or as {key}=, not both")
+        last = max(params.index(key) for key in named)
+        missing = [p for p in params[len(args):last] if p not in named]
+        if missing:
+            raise DesignError(
+                "kernel call", f"the call of kernel '{self.symbol}' names "
+                f"{', '.join(f'{k}=' for k in named)} but gives no {', '.join(missing)}", loc=loc,
+                limit=f"every parameter up to the last one given (the C function takes them "
+                f"in order: {order})", found=", ".join(f"{k}=" for k in named),
+                fix=f"pass {', '.join(missing)} too: by position, or as "
+                f"{', '.join(f'{p}=...' for p in missing)}")
+        return args + tuple(named[p] for p in params[len(args):last + 1])
 
     def run_reference(self, *args: Any) -> None:
         """Run the numpy reference on buffers (numpy arrays) and scalars; a reference that
