@@ -1,7 +1,8 @@
 """What a design hands the front end as it is commonly written: numpy's integers where sizes and
 counts go, a dtype name or a K run given with ``-D``, ``@design`` or ``@herd`` without its
 parentheses, a lambda, an ``async def`` or a generator as a herd's or a design's function,
-keyword arguments to a kernel call. Each is taken, or refused word for word."""
+keyword arguments to a kernel call, a helper defined below the design, an error deep in a helper.
+Each is taken, or refused word for word."""
 
 from __future__ import annotations
 
@@ -524,3 +525,95 @@ def test_a_kernel_call_by_a_wrong_name_names_the_parameters(design_file: DesignF
     with pytest.raises(DesignError) as e:
         load_design(design_file(_scale_call(call)))
     assert str(e.value) == message
+
+
+# -- helpers: defined below, and errors deep inside them -------------------------------------------
+
+HELPER_BELOW = '''
+    from aiedsl import Tensor, design, i32
+
+    @design(device="npu1_1col")
+    def pt(inp: Tensor[1024, i32]):
+        helper(3)
+
+
+    def helper(v):
+        return v
+    '''
+
+
+def test_a_helper_defined_below_the_design_is_told_to_move_up(design_file: DesignFile) -> None:
+    path = design_file(HELPER_BELOW)
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:5: error [python error]: NameError: name 'helper' is not defined (while loading "
+        "d.py)\n"
+        "  fix: move 'helper' above line 3 (it is defined at line 8): @design runs the function "
+        "where it is decorated, so the names it uses must be defined above it")
+
+
+def test_a_name_defined_nowhere_keeps_the_plain_fix(design_file: DesignFile) -> None:
+    path = design_file(HELPER_BELOW.replace("def helper(v)", "def other(v)"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert e.value.fix == "fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback"
+
+
+def test_an_error_deep_in_a_helper_shows_the_call_chain(design_file: DesignFile) -> None:
+    """Only the innermost helper's line was named; which core called it was not."""
+    path = design_file('''
+        from aiedsl import Tensor, design, herd, i32
+
+
+        def inner(v):
+            return {}[v]
+
+
+        def outer(v):
+            return inner(v) + 1
+
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, i32]):
+            @herd()
+            def core():
+                outer("k")
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:5: error [python error]: KeyError: 'k' (while loading d.py)\n"
+        "  d.py:12: the module: @design runs pt()\n"
+        "  d.py:14: pt(): aiedsl runs core()\n"
+        "  d.py:16: core() calls outer()\n"
+        "  d.py:9: outer() calls inner()\n"
+        "  fix: fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback")
+
+
+def test_a_recursion_shows_its_repeated_call_once(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, design, i32
+
+
+        def down(n):
+            return down(n + 1)
+
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, i32]):
+            down(0)
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    related = [(label, loc.line) for label, loc in e.value.related]
+    assert related[:2] == [("the module: @design runs pt()", 8), ("pt() calls down()", 10)]
+    assert re.fullmatch(r"down\(\) calls down\(\) \(\d+ times\)", related[2][0])
+    assert len(related) == 3
+
+
+def test_an_error_in_the_core_function_itself_adds_no_lines(design_file: DesignFile) -> None:
+    path = design_file(CORE.format(core="@herd()\n        def core():\n            1 // 0"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert e.value.related == [] and e.value.loc is not None and e.value.loc.line == 7
