@@ -15,7 +15,7 @@ import sysconfig
 from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from aiedsl.ir.loc import Loc
 
@@ -121,6 +121,72 @@ def assigned_name(call: str) -> str | None:
     return m[1] if m and f"{call}(" in line[m.end():] else None
 
 
+def _parsed(filename: str) -> Any:
+    """The module ``filename`` holds, parsed (``ast.Module``), as it is on disk now; None when
+    it cannot be read or parsed. Only errors read it: nothing is cached beyond linecache."""
+    import ast
+    import linecache
+
+    linecache.checkcache(filename)  # a design edited and loaded again: its new text
+    source = "".join(linecache.getlines(filename))
+    if not source:
+        return None
+    try:
+        return ast.parse(source, filename)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def written_argument(loc: Loc, callee: str, keyword: str) -> str | None:
+    """The text of argument ``keyword=`` in the call of ``callee`` (a function or method name)
+    at ``loc``'s line, as the user wrote it: ``"K_MT"`` for ``staged_inputs(..., k_run=K_MT)``;
+    None when the line holds no such call, or the file cannot be read. A message then names
+    the user's own knob instead of the library's parameter it went into."""
+    import ast
+
+    tree = _parsed(loc.file)
+    if tree is None:
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not \
+                node.lineno <= loc.line <= (node.end_lineno or node.lineno):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        value = next((k.value for k in node.keywords if k.arg == keyword), None)
+        if name == callee and value is not None and (
+                best is None or node.lineno >= best[0]):  # the innermost call on the line
+            best = (node.lineno, ast.unparse(value))
+    return None if best is None else best[1]
+
+
+def defined_below(filename: str, name: str, line: int) -> int | None:
+    """The first line after ``line`` where the module ``filename`` binds ``name`` at its top
+    level (a ``def``, ``class``, assignment or import); None when it binds it nowhere below."""
+    import ast
+
+    tree = _parsed(filename)
+    if tree is None:
+        return None
+    for node in tree.body:
+        if node.lineno <= line:
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = {node.name}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = {(a.asname or a.name).split(".")[0] for a in node.names}
+        else:
+            continue
+        if name in names:
+            decorated = getattr(node, "decorator_list", None)
+            return decorated[0].lineno if decorated else node.lineno
+    return None
+
+
 def _is_library(filename: str) -> bool:
     """Is ``filename`` part of aiedsl, Python itself or an installed package (not the user's)?
     Code without a file (``<string>``, ``<frozen ...>``) is never the user's line either."""
@@ -172,9 +238,114 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
         callees, hint = FOREIGN_KEYWORDS[keyword[2]]
         if keyword[1].rsplit(".", 1)[-1] in callees:  # aiedsl's call, not one of the user's
             fix = hint + "; AIEDSL_TRACEBACK=1 shows the whole traceback"
+    frames = _user_frames(e.__traceback__)
+    if isinstance(e, NameError):
+        fix = _defined_below_fix(e, frames) or fix
     return DesignError(
         "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",
-        loc=user_line(e.__traceback__) or fallback, fix=fix)
+        loc=user_line(e.__traceback__) or fallback, fix=fix, related=_call_chain(frames))
+
+
+class _Frame(NamedTuple):
+    """One line of the user's code in a traceback (see :func:`_user_frames`)."""
+
+    loc: Loc
+    function: str
+    """Its code's name: ``core``, ``<module>``, ``<lambda>``."""
+    file: str
+    """Its file as Python names it (the one to read, whatever the working directory)."""
+    direct: bool
+    """Called by the user frame before it, with no frame of aiedsl or a library between."""
+    via_design: bool
+    """Run by ``@design`` (its decorator in aiedsl.lang.design is between it and the frame
+    before)."""
+
+
+def _user_frames(tb: TracebackType | None) -> list[_Frame]:
+    """The lines of the user's code in traceback ``tb``, outermost first (what
+    :func:`user_line` takes the last of)."""
+    out: list[_Frame] = []
+    previous_user, design_between = False, False
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if _is_library(code.co_filename):
+            previous_user = False
+            design_between |= code.co_filename == _DESIGN_FILE and code.co_name == "decorate"
+        else:
+            out.append(_Frame(Loc(file=display_path(code.co_filename), line=tb.tb_lineno),
+                              code.co_name, code.co_filename, previous_user and bool(out),
+                              design_between))
+            previous_user, design_between = True, False
+        tb = tb.tb_next
+    return out
+
+
+_DESIGN_FILE = os.path.join(_PACKAGE_DIR, "lang", "design.py")
+"""The module of ``@design``'s decorator, whose ``decorate`` runs the design function."""
+
+_UNNAMED = {"<module>": "the module", "<lambda>": "a lambda", "<listcomp>": "a list "
+            "comprehension", "<dictcomp>": "a dict comprehension", "<setcomp>": "a set "
+            "comprehension", "<genexpr>": "a generator expression"}
+MAX_CHAIN = 10
+"""Most call-chain lines an error shows: the outermost ones and the innermost, a count of the
+ones left out between (a recursion would list a thousand)."""
+
+
+def _called(function: str) -> str:
+    """A function of the chain as a message names it: ``core()``, ``the module``."""
+    return _UNNAMED.get(function, f"{function}()")
+
+
+def _call_chain(frames: list[_Frame]) -> list[tuple[str, Loc]]:
+    """The user's lines that led to the innermost one, outermost first, each labelled with the
+    call it made (``core() calls outer()``; ``the module: @design runs pt()`` and ``pt():
+    aiedsl runs core()`` where aiedsl ran it): only when one of the user's functions called
+    another itself (a helper). Without one, the error's own line is in the function aiedsl ran,
+    which its line and message place. A recursion's repeated lines are one entry with their
+    count; a long chain keeps its ends."""
+    if not any(f.direct for f in frames):
+        return []
+    chain: list[tuple[str, Loc, int]] = []
+    for f, callee in zip(frames, frames[1:]):
+        runs = "calls" if callee.direct else "@design runs" if callee.via_design else \
+            "aiedsl runs"
+        label = f"{_called(f.function)}{' ' if callee.direct else ': '}{runs} " \
+            f"{_called(callee.function)}"
+        if chain and chain[-1][0] == label and chain[-1][1] == f.loc:
+            chain[-1] = (label, f.loc, chain[-1][2] + 1)
+        else:
+            chain.append((label, f.loc, 1))
+    shown = [(label + (f" ({n} times)" if n > 1 else ""), loc) for label, loc, n in chain]
+    if len(shown) > MAX_CHAIN:
+        head, tail = MAX_CHAIN // 2, MAX_CHAIN - MAX_CHAIN // 2
+        left = len(shown) - head - tail
+        first = shown[-tail]
+        shown = shown[:head] + [(f"({left} calls between left out) {first[0]}", first[1])] + \
+            shown[len(shown) - tail + 1:]
+    return shown
+
+
+def _defined_below(e: NameError, frames: list[_Frame]) -> tuple[int, int] | None:
+    """For a name the design function (or a function it ran) did not find: the line of
+    ``@design`` that ran it and the line below it that defines the name, when the design
+    file's top level does."""
+    name = getattr(e, "name", None)
+    top = next((f for f in frames if f.function == "<module>"), None)
+    if not isinstance(name, str) or top is None or frames[-1] is top or not any(
+            f.via_design for f in frames[frames.index(top) + 1:]):
+        return None
+    below = defined_below(top.file, name, top.loc.line)
+    return None if below is None else (top.loc.line, below)
+
+
+def _defined_below_fix(e: NameError, frames: list[_Frame]) -> str | None:
+    """The fix of a NameError for a name the design file defines below its ``@design``."""
+    found = _defined_below(e, frames)
+    if found is None:
+        return None
+    at, below = found
+    return (f"move '{e.name}' above line {at} (it is defined at line {below}): @design runs "
+            "the function where it is decorated, so the names it uses must be defined above it")
 
 
 _PATTERNED = ("fill", "drain", "channel", "fifo", "forward")
@@ -230,6 +401,53 @@ def check_callable(fn: object, nargs: int, what: str, loc: Loc | None, *,
             found=f"{getattr(fn, '__name__', 'it')}{sig}",
             fix=f"make it take {nargs} argument(s)" + (" (and **params)" if keywords else "")
         ) from None
+
+
+def def_line(fn: object) -> Loc | None:
+    """The line of ``fn``'s ``def`` (``async def``) itself, below its decorators: where what
+    makes it a coroutine or a generator is written. Its first line (:func:`function_loc`) when
+    the file cannot be read; None for a function that is not the user's."""
+    import ast
+
+    first = function_loc(fn)
+    if first is None:
+        return None
+    tree = _parsed(getattr(fn, "__code__").co_filename)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.name == getattr(fn, "__name__", None) and first.line == (
+                    node.decorator_list[0].lineno if node.decorator_list else node.lineno):
+            return Loc(file=first.file, line=node.lineno)
+    return first
+
+
+def check_traced(fn: object, what: str, decorator: str, rule: str, loc: Loc | None) -> None:
+    """``fn``, a function aiedsl traces by calling it once (a design's, a core's), runs its body
+    when called; else a DesignError at its ``def``. Called, an ``async def`` only makes a
+    coroutine (Python then warns, from inside aiedsl, that it was never awaited) and a function
+    with ``yield`` only makes a generator: either way nothing of its body is traced, and the
+    design would go on without it."""
+    import inspect
+
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        kind, how, word = "an async def", "an async def only makes a coroutine, which nothing " \
+            "awaits", "async"
+    elif inspect.isgeneratorfunction(fn):
+        kind, how = "a generator (a yield in its body)", "a function with yield only makes a " \
+            "generator, which nothing iterates"
+        word = "yield"
+    else:
+        return
+    name = getattr(fn, "__name__", "it")
+    raise DesignError(
+        rule, f"{what} '{name}' is {kind}", loc=def_line(fn) or loc,
+        limit=f"{decorator} traces the function by calling it: called, {how}, and none of its "
+        "body would run",
+        found=f"async def {name}(...)" if word == "async" else f"yield in {name}()",
+        fix=f"write a plain def {name}(...)" + (" without async: aiedsl calls it and nothing "
+                                                "awaits it" if word == "async" else
+                                                " without yield: its body records the "
+                                                "program as it runs, and returns nothing"))
 
 
 class DesignError(Exception):

@@ -11,7 +11,8 @@ from typing import Any
 
 from aiedsl.errors import DesignError, display_path, raised_by_user, user_exception, user_line
 from aiedsl.ir import Loc
-from aiedsl.lang.context import DESIGN_MODULE, LoadContext, loading
+from aiedsl.lang.context import DESIGN_MODULE
+from aiedsl.lang.load import LoadContext, loading
 from aiedsl.lang.design import DesignHandle
 
 

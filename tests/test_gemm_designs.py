@@ -184,7 +184,8 @@ def test_staged_memtile_dims_are_checked_against_the_larger_buffer(
 def test_staging_errors_say_what_to_change(in_root: Path) -> None:
     with pytest.raises(DesignError) as excinfo:
         load(BF16, K_MT=96)
-    assert "k_run=96 is not a multiple of the core's k=64" in str(excinfo.value)
+    assert ("K_MT=96, the K run each memtile element stages, is not a multiple of the core's "
+            "k=64") in str(excinfo.value)  # word for word: test_lang_inputs
     with pytest.raises(DesignError) as excinfo:
         load(BF16, K_MT=192)
     assert "K=512 is not a multiple of the staged K run = 192" in str(excinfo.value)

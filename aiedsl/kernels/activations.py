@@ -23,6 +23,7 @@ from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Kernel, buffer, declare
 from aiedsl.kernels.matmul import _target
+from aiedsl.values import as_int, shown
 
 
 NORM_EPS = 1e-5
@@ -126,9 +127,11 @@ def activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: int
 
 def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) -> Kernel:
     loc = caller_loc()
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in shape):
-        raise DesignError("kernel", f"{kind} of shape {shape!r}", loc=loc,
-                          limit="positive ints", found=repr(shape), fix="give the tile's size")
+    sizes = [as_int(v) for v in shape]  # numpy's integers too, as plain ints
+    if not all(v is not None and v > 0 for v in sizes):
+        raise DesignError("kernel", f"{kind} of shape {shown(shape)}", loc=loc,
+                          limit="positive ints", found=shown(shape), fix="give the tile's size")
+    shape = tuple(v for v in sizes if v is not None)
     width = 16
     if shape[-1] % width:
         raise DesignError("kernel", f"{kind} of {shape[-1]} elements per row", loc=loc,
@@ -188,10 +191,14 @@ def softmax(rows: int, cols: int, *, device: str | None = None) -> Kernel:
 
 def _norm(kind: str, rows: int, cols: int) -> Kernel:
     loc = caller_loc()
+    sizes = {}  # numpy's integers too, as plain ints
     for what, v in (("rows", rows), ("cols", cols)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise DesignError("kernel", f"{kind} norm has {what}={v!r}", loc=loc,
-                              limit="a positive int", found=repr(v), fix="give the tile's shape")
+        number = as_int(v)
+        if number is None or number < 1:
+            raise DesignError("kernel", f"{kind} norm has {what}={shown(v)}", loc=loc,
+                              limit="a positive int", found=shown(v), fix="give the tile's shape")
+        sizes[what] = number
+    rows, cols = sizes["rows"], sizes["cols"]
     width = 16
     if cols % width:
         raise DesignError("kernel", f"{kind} norm rows of {cols} elements", loc=loc,

@@ -33,6 +33,7 @@ from aiedsl.lang.core import _number, call_kernel
 from aiedsl.lang.names import (check_argument, check_defines, check_entry, check_line,
                                check_name, check_source, check_symbol)
 from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.values import as_int, shown
 
 
 def buffer(name: str, type: TensorType, access: Literal["in", "out", "inout"] = "in", *,
@@ -56,9 +57,12 @@ def buffer(name: str, type: TensorType, access: Literal["in", "out", "inout"] = 
                           limit="'in', 'out' or 'inout'", found=repr(access),
                           fix="say whether the kernel reads it, writes it, or both")
     if blocks is not None and not _divides_blocks(type, blocks):
-        raise DesignError("kernel signature", f"buffer '{name}' ({type}) has blocks={blocks!r}",
-                          loc=loc, limit="(block rows, block cols) dividing a 2-D tile",
-                          found=repr(blocks), fix="give blocks that tile the buffer's 2-D shape")
+        raise DesignError("kernel signature", f"buffer '{name}' ({type}) has blocks="
+                          f"{shown(blocks)}", loc=loc,
+                          limit="(block rows, block cols) dividing a 2-D tile",
+                          found=shown(blocks), fix="give blocks that tile the buffer's 2-D shape")
+    if blocks is not None:  # plain ints: numpy's given too
+        blocks = (as_int(blocks[0]) or 0, as_int(blocks[1]) or 0)
     return KernelArg(name=name, kind="buffer", type=type, dtype=type.dtype, access=access,
                      blocks=blocks)
 
@@ -66,7 +70,8 @@ def buffer(name: str, type: TensorType, access: Literal["in", "out", "inout"] = 
 def _divides_blocks(t: TensorType, blocks: object) -> bool:
     if not (isinstance(blocks, tuple) and len(blocks) == 2 and len(t.shape) == 2):
         return False
-    return all(isinstance(b, int) and b > 0 and s % b == 0 for b, s in zip(blocks, t.shape))
+    sizes = [as_int(b) for b in blocks]  # numpy's integers too
+    return all(b is not None and b > 0 and s % b == 0 for b, s in zip(sizes, t.shape))
 
 
 def scalar(name: str, dt: DType | str | Any, *, equals: int | None = None,
@@ -91,10 +96,11 @@ def scalar(name: str, dt: DType | str | Any, *, equals: int | None = None,
                           limit="equals= on an integer scalar (an element count)",
                           found=d.name, fix="declare the scalar with an integer type, or leave "
                           "equals= out")
-    if equals is not None and (not isinstance(equals, int) or isinstance(equals, bool)):
-        raise DesignError("kernel signature", f"scalar '{name}' has equals={equals!r}", loc=loc,
-                          limit="an int", found=repr(equals),
+    if equals is not None and as_int(equals) is None:
+        raise DesignError("kernel signature", f"scalar '{name}' has equals={shown(equals)}",
+                          loc=loc, limit="an int", found=shown(equals),
                           fix="give the one value the C++ is compiled for")
+    equals = None if equals is None else as_int(equals)  # numpy's integers as plain ints
     narrow = None if narrows_to is None else lookup_dtype(narrows_to, loc)
     if narrow is not None and narrow.is_float != d.is_float:
         raise DesignError("kernel signature", f"scalar '{name}' ({d.name}) has "
@@ -177,10 +183,52 @@ class Kernel:
         """The C symbol."""
         return self.ir.symbol
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any, **named: Any) -> None:
+        """Record a call in the core being traced: arguments in the declared order, or by the
+        names ``declare`` gave them (``scale_k(src, dst, f, n=TILE)``), as a Python call binds
+        them; the IR holds them in order either way."""
         loc = caller_loc()
         current_design(f"calling kernel '{self.symbol}'").add_kernel(self.ir, self)
-        call_kernel(self.symbol, args, loc)
+        call_kernel(self.symbol, self._bound(args, named, loc), loc)
+
+    def _bound(self, args: tuple[Any, ...], named: dict[str, Any], loc: Any) -> tuple[Any, ...]:
+        """``args`` and then ``named`` in the order of the kernel's parameters.
+
+        Names are unambiguous: ``declare`` refuses two parameters of one name. What Python's
+        own binding refuses is refused here too, in the kernel's terms: a name the kernel has
+        not, one given by position too, and a gap (a later parameter named, an earlier one
+        not given at all), which no call of the C function can have. Parameters missing at
+        the end are left to the signature check, as in a call by position.
+        """
+        if not named:
+            return args
+        params = [a.name for a in self.ir.args]
+        order = ", ".join(params)
+        for key in named:
+            if key not in params:
+                raise DesignError(
+                    "kernel call", f"kernel '{self.symbol}' has no parameter '{key}'", loc=loc,
+                    limit=f"its parameters, in order: {order}", found=f"{key}=",
+                    fix=f"name one of its parameters ({order}), or pass the arguments by "
+                    "position in that order")
+            at = params.index(key)
+            if at < len(args):
+                raise DesignError(
+                    "kernel call", f"parameter '{key}' of kernel '{self.symbol}' is given twice: "
+                    f"as argument {at} and as {key}=", loc=loc,
+                    limit=f"its parameters, in order: {order}", found=f"{key}=",
+                    fix=f"give '{key}' once: by position or as {key}=, not both")
+        last = max(params.index(key) for key in named)
+        missing = [p for p in params[len(args):last] if p not in named]
+        if missing:
+            raise DesignError(
+                "kernel call", f"the call of kernel '{self.symbol}' names "
+                f"{', '.join(f'{k}=' for k in named)} but gives no {', '.join(missing)}", loc=loc,
+                limit=f"every parameter up to the last one given (the C function takes them "
+                f"in order: {order})", found=", ".join(f"{k}=" for k in named),
+                fix=f"pass {', '.join(missing)} too: by position, or as "
+                f"{', '.join(f'{p}=...' for p in missing)}")
+        return args + tuple(named[p] for p in params[len(args):last + 1])
 
     def run_reference(self, *args: Any) -> None:
         """Run the numpy reference on buffers (numpy arrays) and scalars; a reference that
@@ -277,12 +325,15 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
                           f"'{twice}'", loc=loc, limit="one name per argument", found=twice,
                           fix="give each argument its own name")
     for what, value, least in (("cycles", 1 if cycles is None else cycles, 1), ("ops", ops, 0)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < least:
-            raise DesignError("kernel cost", f"kernel '{symbol}' has {what}={value!r}", loc=loc,
-                              limit=f"an integer >= {least}", found=repr(value),
+        count = as_int(value)  # numpy's integers too
+        if count is None or count < least:
+            raise DesignError("kernel cost", f"kernel '{symbol}' has {what}={shown(value)}",
+                              loc=loc, limit=f"an integer >= {least}", found=shown(value),
                               fix=f"give {what} as a whole number per call"
                               + (" (a call takes time: the simulator charges these cycles)"
                                  if least else ""))
+    cycles = None if cycles is None else as_int(cycles)  # as plain ints
+    ops = as_int(ops) or 0
     if params is not None and not isinstance(params, dict):
         raise DesignError("kernel signature", f"kernel '{symbol}' has params={params!r}",
                           loc=loc, limit="a dict of template parameters", found=repr(params),
@@ -297,14 +348,16 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
                            if isinstance(number, float) else number)
         elif isinstance(setting, str):
             check_line(setting, f"parameter '{key}' of kernel '{symbol}' =", loc, limit=100)
-        elif not isinstance(setting, int) or isinstance(setting, bool):
+        elif (integer := as_int(setting)) is not None:
+            params[key] = integer  # numpy's integers as plain ints
+        else:
             limit, fix = "an int or a str", "pass sizes and names as ints and strings"
             if key in scalar_types:
                 limit = (f"a number, the test value of scalar '{key}' "
                          f"({scalar_types[key]})")
                 fix = f"give scalar '{key}' a value its type holds, e.g. params={{'{key}': 2}}"
             raise DesignError("kernel signature", f"parameter '{key}' of kernel '{symbol}' is "
-                              f"{setting!r}", loc=loc, limit=limit, found=repr(setting),
+                              f"{shown(setting)}", loc=loc, limit=limit, found=shown(setting),
                               fix=fix)
     for what, t in (("cascade_in", cascade_in), ("cascade_out", cascade_out)):
         if t is None:

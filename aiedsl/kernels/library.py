@@ -33,6 +33,7 @@ from aiedsl.kernels.matmul import (  # noqa: F401 (the library's matmul family, 
     matmul_cascade, matmul_cascade_ref, matmul_cycles, matmul_ref, srs,
 )
 from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.values import as_int, shown
 
 
 def _vector_cycles(nbytes: int) -> int:
@@ -87,6 +88,7 @@ def scale(n: int) -> Kernel:
     bits: the C++ takes it as int16). The call's last argument must be ``n`` itself: the C++ is
     compiled for ``n`` elements and does not read it, so ``aiedsl check`` refuses another value
     (from an rtp slot, every ``rt.rtp_write`` of it is checked)."""
+    n = _size(n, "n", "scale")
     t = TensorType(shape=(n,), dtype=i16.name)
     _check_width(t, 32)
     return declare(
@@ -115,6 +117,7 @@ def threshold(n: int) -> Kernel:
     slot by ``rt.rtp_write`` (it would wrap: 300 would truncate at 44). The last argument must be
     ``n`` itself: the C++ is compiled for ``n`` elements and does not read it, so ``aiedsl
     check`` refuses another value (from an rtp slot, every ``rt.rtp_write`` of it is checked)."""
+    n = _size(n, "n", "threshold")
     t = TensorType(shape=(n,), dtype=u8.name)
     _check_width(t, 64)
     return declare(
@@ -127,6 +130,18 @@ def threshold(n: int) -> Kernel:
         # thr: only the value `aiedsl kernel test` runs the C++ with (the design's comes from
         # its call); 50 sits inside the test's random pixels (0..100), so both branches run
         params={"n": n, "thr": 50})
+
+
+def _size(value: object, what: str, kernel: str) -> int:
+    """Size ``what`` of library kernel ``kernel`` as a plain int (numpy's integers too: the
+    symbol, the C++ and the IR read ``1024``); a DesignError at the design's line when it is not
+    a positive integer (a float would have named the kernel's ``equals=`` instead)."""
+    n = as_int(value)
+    if n is None or n < 1:
+        raise DesignError("kernel", f"{kernel} has {what}={shown(value)}", loc=caller_loc(),
+                          limit="a positive int", found=shown(value),
+                          fix="give the tile's size as an int (// divides exactly)")
+    return n
 
 
 def _check_width(t: TensorType, width: int) -> None:
@@ -295,6 +310,7 @@ def _reduce(op: str, rows: int, cols: int, dt: DType | str) -> Kernel:
     d = lookup_dtype(dt, caller_loc())
     allowed = REDUCE_DTYPES[op]
     name = "reduce_sum" if op == "add" else "reduce_max"
+    rows, cols = _size(rows, "rows", name), _size(cols, "cols", name)
     if d.name not in allowed:
         raise DesignError("kernel", f"{name} of {d} is not in the library", loc=caller_loc(),
                           found=d.name, fix=f"use {' or '.join(allowed)} elements")

@@ -26,6 +26,7 @@ from aiedsl.kernels.base import Accumulator, Kernel, Prepared, Reorder, buffer, 
 from aiedsl.kernels.layout import block, unblock
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.targets import TargetModel
+from aiedsl.values import as_int, shown
 
 MATMUL_OUT = {"bf16": "f32", "i8": "i32", "i16": "i32"}
 """The accumulating output type of each matmul input type (the default output)."""
@@ -177,18 +178,23 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
                           loc=caller_loc(), found=f"{din}->{dout}",
                           fix=f"{din} inputs accumulate into {' or '.join(outs)}")
     narrow_int = not dout.is_float and dout.itemsize < 4
-    if not isinstance(shift, int) or isinstance(shift, bool) or not (
-            0 <= shift <= (23 if narrow_int else 0)):
+    bits = as_int(shift)  # numpy's integers too, as a plain int
+    if bits is None or not 0 <= bits <= (23 if narrow_int else 0):
         raise DesignError(
-            "kernel", f"matmul {din}->{dout} has shift={shift!r}", loc=caller_loc(),
+            "kernel", f"matmul {din}->{dout} has shift={shown(shift)}", loc=caller_loc(),
             limit="0..23 for an i8 C (C << shift must fit the 32-bit accumulator); 0 otherwise",
-            found=repr(shift), fix="scale only an i8 C, by 0..23 bits" if narrow_int else
+            found=shown(shift), fix="scale only an i8 C, by 0..23 bits" if narrow_int else
             "leave shift out: only an i8 C is scaled")
+    shift = bits
+    sizes = {}  # numpy's integers too, as plain ints
     for what, v in (("m", m), ("k", k), ("n", n)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise DesignError("kernel", f"matmul has {what}={v!r}", loc=caller_loc(),
-                              limit="a positive int", found=repr(v),
+        number = as_int(v)
+        if number is None or number < 1:
+            raise DesignError("kernel", f"matmul has {what}={shown(v)}", loc=caller_loc(),
+                              limit="a positive int", found=shown(v),
                               fix="use // for integer division, e.g. matmul(M // 2, K, N)")
+        sizes[what] = number
+    m, k, n = sizes["m"], sizes["k"], sizes["n"]
     target = _target(device)
     r, s, t = target.mmul_shapes[din.name]
     load = target.core_load_bytes_per_cycle
@@ -264,11 +270,15 @@ def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = No
         raise DesignError("kernel", f"matmul_cascade has role={role!r}", loc=loc,
                           limit="'put' (first core), 'put_get' (middle) or 'get' (last)",
                           found=repr(role), fix="give the stage's place in the chain")
+    sizes = {}  # numpy's integers too, as plain ints
     for what, v in (("m", m), ("k", k), ("n", n)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise DesignError("kernel", f"matmul_cascade has {what}={v!r}", loc=loc,
-                              limit="a positive int", found=repr(v),
+        number = as_int(v)
+        if number is None or number < 1:
+            raise DesignError("kernel", f"matmul_cascade has {what}={shown(v)}", loc=loc,
+                              limit="a positive int", found=shown(v),
                               fix="use // for integer division")
+        sizes[what] = number
+    m, k, n = sizes["m"], sizes["k"], sizes["n"]
     target = _target(device)
     if target.family != "npu1":
         raise DesignError("kernel", f"matmul_cascade on {target.name}", loc=loc,
@@ -322,13 +332,19 @@ def conv2d_1x1(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
     with ``shift`` and clamped at zero: ``conv2d1x1_i8_64x64x64_4x8x8_shift6_relu``.
     """
     loc = caller_loc()
+    sizes = {}  # numpy's integers too, as plain ints
     for what, v in (("width", width), ("cin", cin), ("cout", cout)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise DesignError("kernel", f"conv2d_1x1 has {what}={v!r}", loc=loc,
-                              limit="a positive int", found=repr(v), fix="give the layer's size")
-    if not isinstance(shift, int) or isinstance(shift, bool) or not 0 <= shift <= 23:
-        raise DesignError("kernel", f"conv2d_1x1 has shift={shift!r}", loc=loc,
-                          limit="0..23", found=repr(shift), fix="scale by 0..23 bits")
+        number = as_int(v)
+        if number is None or number < 1:
+            raise DesignError("kernel", f"conv2d_1x1 has {what}={shown(v)}", loc=loc,
+                              limit="a positive int", found=shown(v), fix="give the layer's size")
+        sizes[what] = number
+    width, cin, cout = sizes["width"], sizes["cin"], sizes["cout"]
+    bits = as_int(shift)  # numpy's integers too, as a plain int
+    if bits is None or not 0 <= bits <= 23:
+        raise DesignError("kernel", f"conv2d_1x1 has shift={shown(shift)}", loc=loc,
+                          limit="0..23", found=shown(shift), fix="scale by 0..23 bits")
+    shift = bits
     target = _target(device)
     r, s, t = target.mmul_shapes["i8"]
     load = target.core_load_bytes_per_cycle
@@ -384,13 +400,19 @@ def conv2d_3x3(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
     ``k(top, mid, bot, w, out)``.
     """
     loc = caller_loc()
+    sizes = {}  # numpy's integers too, as plain ints
     for what, v in (("width", width), ("cin", cin), ("cout", cout)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise DesignError("kernel", f"conv2d_3x3 has {what}={v!r}", loc=loc,
-                              limit="a positive int", found=repr(v), fix="give the layer's size")
-    if not isinstance(shift, int) or isinstance(shift, bool) or not 0 <= shift <= 23:
-        raise DesignError("kernel", f"conv2d_3x3 has shift={shift!r}", loc=loc,
-                          limit="0..23", found=repr(shift), fix="scale by 0..23 bits")
+        number = as_int(v)
+        if number is None or number < 1:
+            raise DesignError("kernel", f"conv2d_3x3 has {what}={shown(v)}", loc=loc,
+                              limit="a positive int", found=shown(v), fix="give the layer's size")
+        sizes[what] = number
+    width, cin, cout = sizes["width"], sizes["cin"], sizes["cout"]
+    bits = as_int(shift)  # numpy's integers too, as a plain int
+    if bits is None or not 0 <= bits <= 23:
+        raise DesignError("kernel", f"conv2d_3x3 has shift={shown(shift)}", loc=loc,
+                          limit="0..23", found=shown(shift), fix="scale by 0..23 bits")
+    shift = bits
     target = _target(device)
     r, s, t = target.mmul_shapes["i8"]
     if width % (2 * r) or cin % (2 * s) or cout % (2 * t):

@@ -32,6 +32,7 @@ from aiedsl.lang.fifo import DimsSpec, ObjectFifo, back_to_back, new_fifo, to_di
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin
 from aiedsl.lang.trace import DesignTrace
+from aiedsl.values import as_int, shown
 
 
 @dataclass(eq=False)
@@ -69,11 +70,13 @@ class Channel:
                 f"{list(self.shape)} but was indexed with {len(items)}", loc=loc,
                 found=self._text(items), fix=f"index it as {self.name}[{', '.join(letters)}]")
         for v in items:
-            if not isinstance(v, slice) and (not isinstance(v, int) or isinstance(v, bool)):
+            if not isinstance(v, slice) and as_int(v) is None:
                 raise DesignError(
-                    "channel index", f"channel '{self.name}' was indexed with {v!r}", loc=loc,
-                    limit="ints (and ':' on a split or join axis)", found=repr(v),
+                    "channel index", f"channel '{self.name}' was indexed with {shown(v)}",
+                    loc=loc, limit="ints (and ':' on a split or join axis)", found=shown(v),
                     fix=f"index it with the core's index, e.g. {self.name}[y]")
+        # numpy's integers as plain ints: the index names fifos (and messages) as written
+        items = tuple(v if isinstance(v, slice) else as_int(v) for v in items)
         slices = [i for i, v in enumerate(items) if isinstance(v, slice)]
         if slices:
             if self.axis is None:
@@ -200,12 +203,12 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
     loc = caller_loc()
     b = current_design("channel(...)")
     name = check_name(name or b.fresh_name(assigned_name("channel") or "chan"), "channel name", loc)
-    if not isinstance(shape, (list, tuple)) or not shape or any(
-            not isinstance(s, int) or isinstance(s, bool) or s < 1 for s in shape):
-        raise DesignError("channel", f"channel '{name}' has shape={shape!r}", loc=loc,
-                          limit="a list of positive ints", found=repr(shape),
+    sizes = [as_int(s) for s in shape] if isinstance(shape, (list, tuple)) else []
+    if not sizes or any(s is None or s < 1 for s in sizes):
+        raise DesignError("channel", f"channel '{name}' has shape={shown(shape)}", loc=loc,
+                          limit="a list of positive ints", found=shown(shape),
                           fix="give positive integer sizes, e.g. shape=[4]")
-    shape = tuple(shape)
+    shape = tuple(s for s in sizes if s is not None)  # plain ints (numpy's given too)
     if math.prod(shape) > b.target.max_fifos:  # before one fifo per index is made
         raise DesignError("channel", f"channel '{name}' has shape {list(shape)}: "
                           f"{math.prod(shape)} fifos", loc=loc,
@@ -221,12 +224,23 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
         raise DesignError("channel", f"channel '{name}' has via={via!r}", loc=loc,
                           limit="via=memtile or via=memtile(col)", found=repr(via),
                           fix="pass through a memtile with via=memtile, or leave via out")
+    axes: list[int | None] = []
     for what, axis in (("split", split), ("join", join)):
-        if axis is not None and (not isinstance(axis, int) or isinstance(axis, bool)
-                                 or not 0 <= axis < len(shape)):
-            raise DesignError("channel", f"{what}={axis} is not an axis of channel '{name}' "
-                              f"with shape {list(shape)}", loc=loc,
+        number = None if axis is None else as_int(axis)
+        if axis is not None and (number is None or not 0 <= number < len(shape)):
+            raise DesignError("channel", f"{what}={shown(axis)} is not an axis of channel "
+                              f"'{name}' with shape {list(shape)}", loc=loc,
                               fix=f"use an axis 0..{len(shape) - 1}")
+        axes.append(number)
+    split, join = axes
+    if broadcast is not None:
+        cores = as_int(broadcast)
+        if cores is None or cores < 1:
+            raise DesignError("broadcast", f"channel '{name}' has broadcast={shown(broadcast)}",
+                              loc=loc, limit="a number of cores: an int >= 1",
+                              found=shown(broadcast), fix="give the number of cores that "
+                              "consume each fifo, e.g. broadcast=4, or leave broadcast out")
+        broadcast = cores
     if split is not None and join is not None:
         raise DesignError("channel", f"channel '{name}' has both split= and join=", loc=loc,
                           fix="a channel carries data one way: use split for inputs, join for "
@@ -241,9 +255,9 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
                           found=f"host_depth={host_depth}",
                           fix="add via=memtile, or leave host_depth out (depth= sets the core "
                           "side's buffers)")
-    b.check_depth(f"channel '{name}'", "depth", depth, loc)
+    depth = b.check_depth(f"channel '{name}'", "depth", depth, loc)
     if host_depth is not None:
-        b.check_depth(f"channel '{name}'", "host_depth", host_depth, loc)
+        host_depth = b.check_depth(f"channel '{name}'", "host_depth", host_depth, loc)
     times = b.check_repeat(f"channel '{name}'", repeat, loc)
     ch = Channel(b, name, elem, shape, via, join, split, broadcast, dims_to_stream,
                  max(depth, 2) if host_depth is None else host_depth, loc, repeat=times)

@@ -1,9 +1,10 @@
 """The tracing context: the one piece of mutable state aiedsl keeps while a design is traced.
 
-A design file is executed inside a :class:`LoadContext` (command-line overrides, ``define`` values
-used); ``@design`` opens a :class:`~aiedsl.lang.trace.DesignTrace` and ``@herd`` a
-:class:`~aiedsl.lang.trace.CoreTrace`. Each lives on a ``ContextVar`` and is restored in
-``finally``, so a failed trace leaves nothing behind.
+A design file is executed inside a :class:`~aiedsl.lang.load.LoadContext` (command-line
+overrides, ``define`` values used; :mod:`aiedsl.lang.load`); ``@design`` opens a
+:class:`~aiedsl.lang.trace.DesignTrace` and ``@herd`` a :class:`~aiedsl.lang.trace.CoreTrace`.
+Each lives on a ``ContextVar`` and is restored in ``finally``, so a failed trace leaves nothing
+behind.
 """
 
 from __future__ import annotations
@@ -11,28 +12,14 @@ from __future__ import annotations
 import math
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc
+from aiedsl.lang.load import load_context
 from aiedsl.lang.names import check_line, check_name
 from aiedsl.lang.trace import CoreTrace, DesignTrace
-
-
-@dataclass
-class LoadContext:
-    """What the command line asks of a design file being loaded."""
-
-    overrides: dict[str, str] = field(default_factory=dict)
-    """``-D NAME=VALUE`` pairs, values still as text."""
-    device: str | None = None
-    """``--device`` override."""
-    used: dict[str, int | float | str] = field(default_factory=dict)
-    """Every ``define`` evaluated, with the value it took."""
-    file: str | None = None
-    """The design file being loaded, as its locations name it: the one file that may call
-    ``define`` (None: any may)."""
+from aiedsl.values import as_int
 
 
 DESIGN_MODULE = "__aiedsl_design__"
@@ -50,24 +37,8 @@ def design_module(name: str) -> str:
     return name
 
 
-_LOAD: ContextVar[LoadContext | None] = ContextVar("aiedsl_load", default=None)
 _DESIGN: ContextVar[DesignTrace | None] = ContextVar("aiedsl_design", default=None)
 _CORE: ContextVar[CoreTrace | None] = ContextVar("aiedsl_core", default=None)
-
-
-@contextmanager
-def loading(ctx: LoadContext) -> Iterator[LoadContext]:
-    """Run a design file's top level with ``ctx`` active."""
-    token = _LOAD.set(ctx)
-    try:
-        yield ctx
-    finally:
-        _LOAD.reset(token)
-
-
-def load_context() -> LoadContext | None:
-    """The active load context, if a design file is being loaded by aiedsl."""
-    return _LOAD.get()
 
 
 @contextmanager
@@ -119,12 +90,17 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
     """
     loc = caller_loc()
     check_name(name, "define", loc)
+    integer = None if isinstance(default, bool) else as_int(default)
+    if integer is not None:
+        default = integer  # numpy's integers as plain ints: -D then gives an int
+    elif isinstance(default, float):
+        default = float(default)  # np.float64 is a float: -D then gives Python's
     if not isinstance(default, (int, float, str)) or (
             isinstance(default, float) and not math.isfinite(default)):
         raise DesignError("define", f"define '{name}' has the default {default!r}", loc=loc,
                           limit="an int, a finite float, a bool or a str", found=repr(default),
                           fix="give a plain value; compute anything else from it")
-    ctx = _LOAD.get()
+    ctx = load_context()
     if ctx is not None and ctx.file is not None and loc.file != ctx.file:
         # A module the design file imports runs once per process: loaded again, its define()
         # would not run, keeping the first value and deaf to -D

@@ -24,14 +24,15 @@ import inspect
 import sys
 from typing import Any, Callable, Literal, NoReturn
 
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError, caller_loc, check_traced
 from aiedsl.ir import BufferArg, Call, Core, Herd, LocalArg, Loc, Loop, RtpArg, ScalarArg
 from aiedsl.lang.context import _CORE, active, current_core, current_design
 from aiedsl.lang.fifo import Buffer
 from aiedsl.lang.local import LocalRef
-from aiedsl.lang.names import check_name
+from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
+from aiedsl.values import as_int, shown
 
 
 class LoopIndex:
@@ -98,10 +99,12 @@ class loop:
 
     def __init__(self, count: int) -> None:
         self.loc = caller_loc()
-        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            raise DesignError("loop", f"loop({count!r}) needs a positive integer count",
-                              loc=self.loc, found=repr(count),
+        n = as_int(count)  # numpy's integers too, as a plain int
+        if n is None or n < 1:
+            raise DesignError("loop", f"loop({shown(count)}) needs a positive integer count",
+                              loc=self.loc, found=shown(count),
                               fix="use an integer >= 1 (// divides exactly)")
+        count = n
         if count > MAX_LOOP_COUNT:
             # the count becomes an MLIR index constant: 64-bit, and the loop compares signed
             raise DesignError("loop", f"loop({count}) has more iterations than an MLIR index "
@@ -145,35 +148,49 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
     Example: ``@herd(cols=4, rows=1, cascade="east")`` chains core[0,0] -> ... -> core[3,0].
     """
     loc = caller_loc()
+    if callable(cols):  # @herd written bare: Python hands the function over as cols
+        raise DesignError(
+            "herd", f"@herd is applied to '{getattr(cols, '__name__', cols)}' without its "
+            "parentheses", loc=loc, limit="@herd(...) makes the decorator: bare, it would take "
+            "the function for its cols and trace no core", found="@herd",
+            fix="write @herd() for one core, or @herd(cols=..., rows=...)")
 
     def decorate(fn: Callable[..., Any]) -> Herd:
         b = current_design("@herd", loc)  # @herd's line: applying it, 3.10 gives the def's
-        hname = check_name(name or fn.__name__, "herd name", loc)
+        hname = decorated_name(fn, name, "herd", 'herd(name="core")', loc)
+        check_traced(fn, "core function", "@herd", "herd", loc)
+        size = {}
         for what, v in (("cols", cols), ("rows", rows)):
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise DesignError("herd", f"herd '{hname}' has {what}={v!r}", loc=loc,
-                                  found=repr(v), fix=f"give {what} as a positive integer")
+            number = as_int(v)  # numpy's integers too, as plain ints
+            if number is None or number < 1:
+                raise DesignError("herd", f"herd '{hname}' has {what}={shown(v)}", loc=loc,
+                                  found=shown(v), fix=f"give {what} as a positive integer")
+            size[what] = number
+        ncols, nrows = size["cols"], size["rows"]
         t = b.target
         # Placement says precisely why a herd does not fit; this only stops absurd sizes
         # (-D COLS=2000) before one core per cell is traced.
-        if cols * rows > 4 * t.cols * t.rows:
+        if ncols * nrows > 4 * t.cols * t.rows:
             raise DesignError(
-                "herd placement", f"herd '{hname}' ({cols}x{rows}) does not fit on {t.name}",
+                "herd placement", f"herd '{hname}' ({ncols}x{nrows}) does not fit on {t.name}",
                 loc=loc, limit=f"{t.cols} column(s) x {t.rows} core row(s)",
-                found=f"{cols} column(s) x {rows} row(s)", fix="a smaller herd, or a device "
+                found=f"{ncols} column(s) x {nrows} row(s)", fix="a smaller herd, or a device "
                 "with more columns (--device)")
-        if anchor is not None and not (
-                isinstance(anchor, tuple) and len(anchor) == 2 and all(
-                    isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in anchor)):
-            raise DesignError("herd", f"herd '{hname}' has anchor={anchor!r}", loc=loc,
-                              limit="a (column, row) pair of non-negative ints",
-                              found=repr(anchor), fix="write e.g. anchor=(0, 2)")
+        pin = None
+        if anchor is not None:
+            at = [as_int(v) for v in anchor] if isinstance(anchor, tuple) else []
+            col, row = at if len(at) == 2 else (None, None)
+            if col is None or row is None or col < 0 or row < 0:
+                raise DesignError("herd", f"herd '{hname}' has anchor={shown(anchor)}", loc=loc,
+                                  limit="a (column, row) pair of non-negative ints",
+                                  found=shown(anchor), fix="write e.g. anchor=(0, 2)")
+            pin = (col, row)  # plain ints (numpy's given too)
         memory = b.target.core.memory
-        if stack is not None and not (isinstance(stack, int) and not isinstance(stack, bool)
-                                      and 0 <= stack <= memory):
-            raise DesignError("herd", f"herd '{hname}' has stack={stack!r}", loc=loc,
+        reserved = None if stack is None else as_int(stack)
+        if stack is not None and (reserved is None or not 0 <= reserved <= memory):
+            raise DesignError("herd", f"herd '{hname}' has stack={shown(stack)}", loc=loc,
                               limit=f"bytes from 0 to the core's {memory} of data memory",
-                              found=repr(stack),
+                              found=shown(stack),
                               fix=f"give the stack in bytes, e.g. stack={b.target.default_stack}")
         if cascade is not None and cascade not in ("north", "south", "east", "west"):
             raise DesignError("cascade", f"herd '{hname}' has cascade={cascade!r}", loc=loc,
@@ -181,14 +198,14 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                               found=repr(cascade),
                               fix="write cascade='east' to chain each row west to east")
         nparams = len(inspect.signature(fn).parameters)
-        if nparams not in (0, 2) or (nparams == 0 and (cols, rows) != (1, 1)):
+        if nparams not in (0, 2) or (nparams == 0 and (ncols, nrows) != (1, 1)):
             raise DesignError(
                 "herd", f"core function '{fn.__name__}' takes {nparams} argument(s)", loc=loc,
                 fix="take the core index as (x, y); only a 1x1 herd may take none")
-        h = Herd(name=hname, cols=cols, rows=rows, anchor=anchor, cascade=cascade, loc=loc)
+        h = Herd(name=hname, cols=ncols, rows=nrows, anchor=pin, cascade=cascade, loc=loc)
         b.add_herd(h)
-        for y in range(rows):
-            for x in range(cols):
+        for y in range(nrows):
+            for x in range(ncols):
                 cb = CoreTrace(name=f"{hname}[{x},{y}]")
                 with active(_CORE, cb):
                     fn(x, y) if nparams == 2 else fn()
@@ -200,7 +217,8 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                         "same program")
                 b.cores.append(Core(
                     name=cb.name, herd=hname, index=(x, y), body=tuple(cb.scopes[0].ops),
-                    stack=stack if stack is not None else b.target.default_stack, loc=loc))
+                    stack=reserved if reserved is not None else b.target.default_stack,
+                    loc=loc))
         return h
 
     return decorate
@@ -264,13 +282,14 @@ def _number(a: Any) -> int | float | None:
     """``a`` as a Python int or float: a Python number as it is, a numpy integer or floating
     scalar (``np.int32(5)``, ``x.max()``, bf16 included) as its Python value; None for anything
     else (bools are rejected before)."""
-    if isinstance(a, (int, float)):
-        return a
+    integer = as_int(a)
+    if integer is not None:
+        return integer
+    if isinstance(a, float):
+        return float(a)  # np.float64 is a float: as Python's
     np = sys.modules.get("numpy")
     if np is None or not isinstance(a, np.generic) or a.ndim != 0:
         return None
-    if isinstance(a, np.integer):
-        return int(a)
     ml = sys.modules.get("ml_dtypes")  # bfloat16 is not an np.floating
     if isinstance(a, np.floating) or (ml is not None and isinstance(a, ml.bfloat16)):
         return float(a)

@@ -19,11 +19,12 @@ from typing import Any, Callable
 import numpy as np
 
 from aiedsl.dtypes import numpy_kind
-from aiedsl.errors import (DesignError, caller_loc, check_callable, function_loc, raised_by_user,
-                           user_exception, user_line)
+from aiedsl.errors import (DesignError, caller_loc, check_callable, check_traced, function_loc,
+                           raised_by_user, user_exception, user_line)
 from aiedsl.ir import Design, Loc, TensorType
-from aiedsl.lang.context import _DESIGN, active, load_context
-from aiedsl.lang.names import check_name, check_tensor_name
+from aiedsl.lang.context import _DESIGN, active
+from aiedsl.lang.load import load_context
+from aiedsl.lang.names import check_tensor_name, decorated_name
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.to_ir import to_ir
 from aiedsl.lang.trace import DesignTrace
@@ -295,6 +296,13 @@ def design(device: str = "npu1", *, name: str | None = None,
     packet id, for designs whose circuit-switched wires run out.
     """
     loc = caller_loc()
+    if callable(device):  # @design written bare: Python hands the function over as device
+        raise DesignError(
+            "design", f"@design is applied to '{getattr(device, '__name__', device)}' without "
+            "its parentheses", loc=loc, limit="@design(...) makes the decorator: bare, it "
+            "would take the function for its device and declare no design", found="@design",
+            fix='write @design(device="npu1") (the device it runs on: npu1, npu1_1col..3col, '
+            'npu2, npu2_1col..7col; --device overrides it)')
     if flows not in ("circuit", "packet"):
         raise DesignError("design", f"flows={flows!r}", loc=loc,
                           limit="'circuit' (a wire per stream) or 'packet' (streams share wires "
@@ -311,8 +319,9 @@ def design(device: str = "npu1", *, name: str | None = None,
             hint = device_hint(dev)
             raise DesignError("device", f"unknown device {dev!r}", loc=loc, found=dev,
                               fix=f"use {hint}" if hint else "use one of " + ", ".join(DEVICES))
-        b = DesignTrace(check_name(name or fn.__name__, "design name", loc), get_target(dev),
-                        loc)
+        b = DesignTrace(decorated_name(fn, name, "design", 'design(name="gemm")', loc),
+                        get_target(dev), loc)
+        check_traced(fn, "design function", "@design", "design", loc)
         tensors = []
         try:  # eval_str: designs written with `from __future__ import annotations`
             params = inspect.signature(fn, eval_str=True, locals=scope).parameters

@@ -28,6 +28,7 @@ from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.placement import TilePin, memtile
 from aiedsl.lang.trace import DesignTrace, FifoRecord
 from aiedsl.targets import TargetModel
+from aiedsl.values import as_int, shown
 
 DimsSpec = Sequence[tuple[int, int]] | None
 
@@ -37,18 +38,21 @@ def to_dims(spec: DimsSpec, what: str, loc: Loc) -> tuple[Dim, ...]:
     if spec is None or (isinstance(spec, (list, tuple)) and not spec):
         return ()
     if not isinstance(spec, (list, tuple)):
-        raise DesignError("dma dims", f"{what}={spec!r} is not a list of (size, stride) pairs",
-                          loc=loc, found=repr(spec),
+        raise DesignError("dma dims", f"{what}={shown(spec)} is not a list of (size, stride) "
+                          "pairs", loc=loc, found=shown(spec),
                           fix="write dims as [(size, stride), ...], outermost first")
     out = []
     for d in spec:
-        if (not isinstance(d, tuple) or len(d) != 2
-                or not all(isinstance(v, int) and v >= 0 for v in d) or d[0] == 0):
+        pair = [as_int(v) for v in d] if isinstance(d, tuple) else []  # numpy's ints too
+        if len(pair) != 2 or not all(v is not None and v >= 0 for v in pair) or pair[0] == 0:
             raise DesignError(
-                "dma dims", f"{what} entry {d!r} is not a (size, stride) pair of ints", loc=loc,
-                found=repr(d), fix="write dims as [(size, stride), ...], outermost first",
+                "dma dims", f"{what} entry {shown(d)} is not a (size, stride) pair of ints",
+                loc=loc, found=shown(d),
+                fix="write dims as [(size, stride), ...], outermost first",
             )
-        out.append(Dim(size=d[0], stride=d[1]))
+        size, stride = pair
+        assert size is not None and stride is not None
+        out.append(Dim(size=size, stride=stride))
     return tuple(out)
 
 
@@ -98,18 +102,25 @@ class ObjectFifo(FifoRecord):
         loc = _loc or caller_loc()
         core = current_core(f"acquiring fifo '{self.name}'")
         _check_port(port, loc, f"{self.name}.acquire")
-        if not isinstance(n, int) or n < 1:
-            raise DesignError("acquire", f"cannot acquire {n!r} elements of fifo '{self.name}'",
-                              loc=loc, found=repr(n), fix="acquire 1 or more elements")
+        count = as_int(n)  # numpy's integers too; never a bool
+        if count is None or count < 1:
+            raise DesignError("acquire", f"cannot acquire {shown(n)} elements of fifo "
+                              f"'{self.name}'", loc=loc, found=shown(n),
+                              fix="acquire 1 or more elements")
         current_design(f"acquiring fifo '{self.name}'").use_core(self, port, core.name, loc)
-        return Buffer(self, core.acquire(self.name, port, n, loc), n)
+        return Buffer(self, core.acquire(self.name, port, count, loc), count)
 
     def release(self, port: Port, n: int = 1, *, _loc: Loc | None = None) -> None:
         """Release ``n`` elements on ``port``, handing them to the other side."""
         loc = _loc or caller_loc()
         core = current_core(f"releasing fifo '{self.name}'")
         _check_port(port, loc, f"{self.name}.release")
-        core.release(self.name, port, n, loc)
+        count = as_int(n)  # numpy's integers too; never a bool
+        if count is None or count < 1:
+            raise DesignError("release", f"cannot release {shown(n)} elements of fifo "
+                              f"'{self.name}'", loc=loc, found=shown(n),
+                              fix="release 1 or more elements, as many as were acquired")
+        core.release(self.name, port, count, loc)
 
     # -- memtile links ---------------------------------------------------------------------------
     def forward(self, elem: TensorType | None = None, *, depth: int | None = None,
@@ -219,18 +230,19 @@ def _args_text(first: Any, keywords: dict[str, Any]) -> str:
 
 
 def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    return as_int(v) is not None
 
 
 def _check_port(port: str, loc: Loc, call: str) -> None:
-    if isinstance(port, int) and not isinstance(port, bool):  # IRON's of.acquire(1)
-        raise DesignError("acquire", f"port {port!r} is neither 'produce' nor 'consume'", loc=loc,
-                          found=repr(port), fix=f"name the port before the count: "
-                          f"{call}('consume', {port}) or {call}('produce', {port}) (IRON's "
+    count = as_int(port)
+    if count is not None:  # IRON's of.acquire(1)
+        raise DesignError("acquire", f"port {count} is neither 'produce' nor 'consume'", loc=loc,
+                          found=str(count), fix=f"name the port before the count: "
+                          f"{call}('consume', {count}) or {call}('produce', {count}) (IRON's "
                           f"count-only form is on a handle, which aiedsl does not have)")
-    if port not in ("produce", "consume"):
-        raise DesignError("acquire", f"port {port!r} is neither 'produce' nor 'consume'", loc=loc,
-                          found=repr(port), fix="use 'produce' or 'consume'")
+    if not isinstance(port, str) or port not in ("produce", "consume"):
+        raise DesignError("acquire", f"port {shown(port)} is neither 'produce' nor 'consume'",
+                          loc=loc, found=shown(port), fix="use 'produce' or 'consume'")
 
 
 def back_to_back(types: Sequence[TensorType]) -> list[int]:
@@ -240,10 +252,13 @@ def back_to_back(types: Sequence[TensorType]) -> list[int]:
 
 def _part_types(parent: ObjectFifo, parts: Sequence[TensorType] | int, target: TargetModel,
                 loc: Loc) -> list[TensorType]:
-    if not isinstance(parts, (int, list, tuple)) or isinstance(parts, bool):
-        raise DesignError("split", f"fifo '{parent.name}' split into {parts!r}", loc=loc,
+    count = as_int(parts)  # numpy's integers too, as a plain int
+    if count is not None:
+        parts = count
+    elif not isinstance(parts, (list, tuple)):
+        raise DesignError("split", f"fifo '{parent.name}' split into {shown(parts)}", loc=loc,
                           limit="a number of equal parts, or a list of part types",
-                          found=repr(parts), fix="write e.g. f.split(2)")
+                          found=shown(parts), fix="write e.g. f.split(2)")
     if isinstance(parts, int):
         if parts < 1 or parent.elem.numel % parts:
             raise DesignError(
@@ -283,12 +298,12 @@ def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, 
                           limit="a depth, or {consumer name: depth} with names such as "
                           "'core[0,1]', 'memtile' or 'shim'", found=repr(consumer_depth),
                           fix="key it by the consuming core's name, e.g. {'core[0,1]': 3}")
-    per_end = consumer_depth.items() if isinstance(consumer_depth, dict) else [
-        ("consumer_depth", consumer_depth)]
-    b.check_depth(f"fifo '{name}'", "depth", depth, loc)
-    for what, d in per_end:
-        if d is not None:
-            b.check_depth(f"fifo '{name}'", what, d, loc)
+    depth = b.check_depth(f"fifo '{name}'", "depth", depth, loc)
+    if isinstance(consumer_depth, dict):
+        consumer_depth = {k: b.check_depth(f"fifo '{name}'", k, d, loc)
+                          for k, d in consumer_depth.items()}
+    elif consumer_depth is not None:
+        consumer_depth = b.check_depth(f"fifo '{name}'", "consumer_depth", consumer_depth, loc)
     per_consumer = None
     if isinstance(dims_from_stream, dict):
         if not all(isinstance(k, str) for k in dims_from_stream):
@@ -418,12 +433,13 @@ class Buffer(NoValue):
     def __getitem__(self, i: int) -> "Buffer":
         if isinstance(i, slice):
             _no_value(self, "is sliced")
-        if not isinstance(i, int) or not 0 <= i < self.count:
+        index = as_int(i)  # numpy's integers too; never a bool
+        if index is None or not 0 <= index < self.count:
             raise DesignError(
-                "acquire", f"element {i!r} of a {self.count}-element acquire of "
-                f"'{self.fifo.name}'", loc=caller_loc(), found=repr(i),
+                "acquire", f"element {shown(i)} of a {self.count}-element acquire of "
+                f"'{self.fifo.name}'", loc=caller_loc(), found=shown(i),
                 fix=f"index 0..{self.count - 1}")
-        return Buffer(self.fifo, self.value, 1, i)
+        return Buffer(self.fifo, self.value, 1, index)
 
     def __iter__(self) -> Iterator["Buffer"]:
         return iter([self[i] for i in range(self.count)])

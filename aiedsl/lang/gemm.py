@@ -24,16 +24,19 @@ Example
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
-from aiedsl.errors import DesignError, caller_loc
-from aiedsl.ir import TensorType
+from aiedsl.errors import DesignError, caller_loc, written_argument
+from aiedsl.ir import Loc, TensorType
 from aiedsl.lang.channel import Channel
+from aiedsl.lang.load import load_context
 from aiedsl.lang.fifo import ObjectFifo, fifo
 from aiedsl.lang.runtime import RuntimeBuilder
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.tiles import tiles
 from aiedsl.lang.trace import FifoRecord
+from aiedsl.values import as_int, plain, shown
 
 
 def staged_dims_a(m: int, k: int, k_run: int, r: int, s: int
@@ -71,16 +74,25 @@ def staged_inputs(a_tile: TensorType, b_tile: TensorType, *, k_run: int,
     """
     loc = caller_loc()
     (m, k), (k2, n) = a_tile.shape, b_tile.shape
-    r, s, t = mmul
-    cols, rows = herd
+    r, s, t = _positive(mmul, "mmul", "staged_inputs", loc)
+    cols, rows = _positive(herd, "herd", "staged_inputs", loc)
     if k2 != k or a_tile.dtype != b_tile.dtype:
         raise DesignError("gemm inputs", f"A tile {a_tile} and B tile {b_tile} are not m x k "
                           "and k x n of one dtype", loc=loc,
                           fix="pass Tensor[m, k, dt] and Tensor[k, n, dt]")
-    if not isinstance(k_run, int) or isinstance(k_run, bool) or k_run < k or k_run % k:
-        raise DesignError("gemm inputs", f"k_run={k_run!r} is not a multiple of the core's "
-                          f"k={k}", loc=loc, limit=f"a multiple of {k}", found=repr(k_run),
-                          fix=f"stage a whole number of core tiles, e.g. k_run={4 * k}")
+    run = as_int(k_run)  # numpy's integers too, as a plain int
+    if run is None or run < k or run % k:
+        knob, written = _knob(loc, "staged_inputs", "k_run")
+        closest = _multiples_near(k_run, k)
+        raise DesignError(
+            "gemm inputs", f"{written}={shown(k_run)}, the K run each memtile element stages, "
+            f"is not a multiple of the core's k={k}", loc=loc,
+            limit=f"a multiple of {k}: the memtile hands the cores whole tiles, {m}x{k} of A "
+            f"and {k}x{n} of B", found=f"{written}={shown(k_run)}",
+            fix=f"give {_alternatives(knob, closest)} (the "
+            f"{'multiples' if len(closest) > 1 else 'multiple'} of {k} nearest "
+            f"{shown(k_run)})")
+    k_run = run
     if m % r or k % s or n % t:
         raise DesignError("gemm inputs", f"tiles {m}x{k} and {k}x{n} are not whole {r}x{s} and "
                           f"{s}x{t} blocks", loc=loc, fix="take mmul from the kernel "
@@ -103,12 +115,63 @@ def staged_inputs(a_tile: TensorType, b_tile: TensorType, *, k_run: int,
 def _fill_numel(rt: RuntimeBuilder, f: FifoRecord) -> int:
     """Elements per element of the fifo a fill of ``f`` goes into (following forward links
     toward the host, as the runtime does)."""
+    return _fill_fifo(rt, f).elem.numel
+
+
+def _fill_fifo(rt: RuntimeBuilder, f: FifoRecord) -> FifoRecord:
+    """The fifo a fill of ``f`` goes into (following forward links toward the host, as the
+    runtime does)."""
     while True:
         up = next((rec.srcs[0] for rec in rt.trace.links
                    if rec.kind == "forward" and f in rec.dsts), None)
         if up is None:
-            return f.elem.numel
+            return f
         f = up
+
+
+def _positive(values: object, what: str, call: str, loc: Loc) -> list[int]:
+    """A tuple of sizes given to ``call`` (``tile=(m, k, n)``, ``herd=(cols, rows)``) as plain
+    ints (numpy's integers too); a DesignError when one is not a positive integer."""
+    ints = [as_int(v) for v in values] if isinstance(values, (tuple, list)) else [None]
+    if not all(v is not None and v > 0 for v in ints):
+        raise DesignError("gemm runtime" if call == "gemm_runtime" else "gemm inputs",
+                          f"{call}'s {what}={shown(values)}", loc=loc,
+                          limit="a tuple of positive ints", found=shown(values),
+                          fix={"tile": "write tile=(m, k, n), the core's tile",
+                               "herd": "write herd=(cols, rows), the herd's size",
+                               "mmul": "take mmul from the kernel (mm.ir.params r, s, t)"}[what])
+    return [v for v in ints if v is not None]
+
+
+def _knob(loc: Loc, callee: str, keyword: str) -> tuple[str | None, str]:
+    """What the design wrote for argument ``keyword`` of its ``callee(...)`` call at ``loc``:
+    (the define it names, if it is one, such as ``"K_MT"``; how a message names the argument:
+    the define, the expression with its parameter (``k_run=4 * k``), or the parameter alone
+    when the line cannot be read)."""
+    text = written_argument(loc, callee, keyword)
+    ctx = load_context()
+    if text is not None and ctx is not None and text in ctx.used:
+        return text, text
+    return None, keyword if text is None else f"{keyword}={text}"
+
+
+def _multiples_near(value: object, k: int) -> list[int]:
+    """The one or two multiples of ``k`` (at least ``k``) nearest ``value``: below and above
+    it, or ``k`` alone for anything that is not a number."""
+    number = plain(value)
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or \
+            not math.isfinite(number):
+        return [k]
+    below = int(number // k) * k
+    if below == number:
+        return [max(below, k)]
+    return [v for v in (below, below + k) if v >= k]
+
+
+def _alternatives(knob: str | None, values: list[int]) -> str:
+    """``values`` as settings of ``knob``: ``-D K_MT=64 or -D K_MT=128`` for a define (what
+    the design exposes), ``k_run=64 or k_run=128`` otherwise."""
+    return " or ".join(f"-D {knob}={v}" if knob else f"k_run={v}" for v in values)
 
 
 def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
@@ -127,9 +190,9 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
     the wait for this batch's drains, in batches half as large; without, each batch's transfers
     go out after the previous batch's wait (the shim idles while the host re-arms its BDs).
     """
-    m, k, n = tile
-    cols, rows = herd
     loc = caller_loc()
+    m, k, n = _positive(tile, "tile", "gemm_runtime", loc)
+    cols, rows = _positive(herd, "herd", "gemm_runtime", loc)
     (M, K), (K2, N) = A.shape, B.shape
     if (K2, tuple(C.shape)) != (K, (M, N)):
         raise DesignError("gemm runtime", f"A {list(A.shape)}, B {list(B.shape)} and C "
@@ -143,27 +206,40 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
                               found=", ".join(map(str, sorted(runs))),
                               fix="stage the same K run of A and of B (staged_inputs)")
         k_run = runs.pop()
-    if not isinstance(k_run, int) or isinstance(k_run, bool) or k_run < k or k_run % k:
-        raise DesignError("gemm runtime", f"k_run={k_run!r} is not a multiple of k={k}",
-                          loc=loc, limit=f"a multiple of {k}", found=repr(k_run),
+    run = as_int(k_run)  # numpy's integers too, as a plain int
+    if run is None or run < k or run % k:
+        raise DesignError("gemm runtime", f"k_run={shown(k_run)} is not a multiple of k={k}",
+                          loc=loc, limit=f"a multiple of {k}", found=shown(k_run),
                           fix="give the K run the memtile stages (staged_inputs' k_run)")
-    if not isinstance(rows_per_sync, int) or rows_per_sync < 1:
-        raise DesignError("gemm runtime", f"rows_per_sync={rows_per_sync!r}", loc=loc,
-                          limit="an int >= 1", found=repr(rows_per_sync),
+    k_run = run
+    per_batch = as_int(rows_per_sync)
+    if per_batch is None or per_batch < 1:
+        raise DesignError("gemm runtime", f"rows_per_sync={shown(rows_per_sync)}", loc=loc,
+                          limit="an int >= 1", found=shown(rows_per_sync),
                           fix="leave it out (4), or give how many row groups to send between "
                           "waits")
+    rows_per_sync = per_batch
     for what, size, step_ in (("M", M, m * rows), ("K", K, k_run), ("N", N, n * cols)):
         if size % step_:
             # each says its value once ("k = 56", not "k = 56 = 56")
             unit = {"M": f"m x rows = {m} x {rows} = {step_}",
                     "K": f"k = {k}" if k_run == k else f"the staged K run = {k_run}",
                     "N": f"n x cols = {n} x {cols} = {step_}"}[what]
+            fix = f"make {what} a multiple of {step_}, or change the tile or the herd"
+            if what == "K" and k_run != k:
+                # the K run is the design's knob too: the ones near it that divide K
+                knob, _ = _knob(_fill_fifo(rt, a[0]).loc, "staged_inputs", "k_run")
+                dividing = [v for v in range(k, K + 1, k) if K % v == 0]
+                closest = sorted(sorted(dividing, key=lambda v: (abs(v - k_run), v))[:2])
+                fix = (f"make K a multiple of {k_run}, or stage a K run that divides K={K}: "
+                       f"{_alternatives(knob, closest)} (the "
+                       f"{'multiples' if len(closest) > 1 else 'multiple'} of k={k} nearest "
+                       f"{k_run} that {'do' if len(closest) > 1 else 'does'})")
             raise DesignError(
                 "gemm runtime", f"{what}={size} is not a multiple of {unit}: the "
                 f"herd would leave part of C uncomputed", loc=loc,
                 limit=f"{what} a multiple of {step_}", found=f"{size} = {size // step_} x "
-                f"{step_} + {size % step_}", fix=f"make {what} a multiple of {step_}, or change "
-                "the tile or the herd")
+                f"{step_} + {size % step_}", fix=fix)
     row_groups = M // (m * rows)
     col_groups = N // (n * cols)
     target = rt.trace.target

@@ -43,6 +43,7 @@ from aiedsl.lang.context import _CORE, current_design
 from aiedsl.lang.names import check_name
 from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.values import as_int
 
 
 @dataclass(eq=False)
@@ -277,11 +278,11 @@ def _is_bool(a: Any) -> bool:
 
 def _number(a: Any) -> int | float | None:
     """A Python or numpy number as a Python int or float; None for anything else."""
-    if isinstance(a, (int, float)):
-        return a
-    if isinstance(a, np.generic) and a.ndim == 0:
-        if isinstance(a, np.integer):
-            return int(a)
-        if numpy_kind(a.dtype) == "f":
-            return float(a)
+    integer = as_int(a)  # numpy's integers too (bools are refused before)
+    if integer is not None:
+        return integer
+    if isinstance(a, float):
+        return float(a)
+    if isinstance(a, np.generic) and a.ndim == 0 and numpy_kind(a.dtype) == "f":
+        return float(a)
     return None

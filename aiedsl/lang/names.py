@@ -20,6 +20,7 @@ from pathlib import PurePath
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
+from aiedsl.values import as_int
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_NAME = 200
@@ -66,6 +67,20 @@ ENTRY_FORM = ("a C++ function name, optionally qualified (ns::f) and with templa
 SOURCE_SUFFIXES = (".cc", ".cpp", ".cxx", ".c", ".h", ".hpp")
 SOURCE_FORM = ("a relative path to a C++ file (" + ", ".join(SOURCE_SUFFIXES) + ") beside the "
                "design or in kernels_cpp/, without '..'")
+
+
+def decorated_name(fn: object, name: object, kind: str, example: str, loc: Loc | None) -> str:
+    """The name a decorated function gives the ``kind`` it declares (a herd, a design):
+    ``name=`` when given, else the function's own, checked as a name. A lambda has no name of
+    its own (Python calls every one ``<lambda>``): ``example`` is the call that names it
+    (``herd(name="core")``)."""
+    if name is None and getattr(fn, "__name__", None) == "<lambda>":
+        raise DesignError(
+            "name", f"the {kind}'s function is a lambda, which has no name to give the {kind}",
+            loc=loc, limit=f"a {kind} is named after its function, or by name=", found="<lambda>",
+            fix=f"name it: {example}(lambda ...), or write the function with def")
+    return check_name(name if name is not None else getattr(fn, "__name__", None),
+                      f"{kind} name", loc)
 
 
 def check_name(value: object, what: str, loc: Loc | None) -> str:
@@ -187,9 +202,9 @@ def check_defines(value: object, symbol: str, loc: Loc | None) -> dict[str, int 
                               "NAME / #if NAME == ...), e.g. defines={\"DIM_M\": 32}")
         number = _define_number(setting)
         # an integer written as text ("0xfff...") is held to the same range
-        as_int = _int_literal(number) if isinstance(number, str) else number
-        if isinstance(as_int, int) and not isinstance(as_int, bool) and \
-                not DEFINE_INT[0] <= as_int <= DEFINE_INT[1]:
+        literal = _int_literal(number) if isinstance(number, str) else number
+        if isinstance(literal, int) and not isinstance(literal, bool) and \
+                not DEFINE_INT[0] <= literal <= DEFINE_INT[1]:
             raise DesignError(
                 "kernel defines", f"kernel '{symbol}' defines {name} as {_shown(number)}",
                 loc=loc, limit=f"an int from {DEFINE_INT[0]:,} to {DEFINE_INT[1]:,}: the C "
@@ -215,8 +230,9 @@ def _define_number(value: object) -> object:
     if isinstance(value, (bool, str)):
         return value
     # int and float subclasses too (np.float64 is a float): written as the plain number
-    if isinstance(value, numbers.Integral):
-        return int(value)
+    integer = as_int(value)
+    if integer is not None:
+        return integer
     if isinstance(value, numbers.Real):
         return float(value)
     return value
@@ -299,7 +315,14 @@ def _shown(value: object) -> str:
 
 
 def _suggest(value: object) -> str:
+    """A plain name like ``value``, for a fix: one that reads as a name where it is written too
+    (no Python or C++ keyword: ``lambda`` would be no name for a ``def``)."""
+    import keyword
+
     text = value if isinstance(value, str) else "name"
     ascii_ = re.sub(r"[^A-Za-z0-9_]", "_", text.encode("ascii", "ignore").decode())[:MAX_NAME]
     ascii_ = re.sub("_+", "_", ascii_).strip("_") or "name"
-    return ascii_ if not ascii_[0].isdigit() else f"n_{ascii_}"
+    ascii_ = ascii_ if not ascii_[0].isdigit() else f"n_{ascii_}"
+    if keyword.iskeyword(ascii_) or ascii_ in _CPP_KEYWORDS:
+        ascii_ = f"{ascii_[:MAX_NAME - 2]}_1"
+    return ascii_

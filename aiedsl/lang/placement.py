@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aiedsl.errors import DesignError, caller_loc
+from aiedsl.values import as_int, shown
 
 
 @dataclass(frozen=True)
@@ -21,12 +22,15 @@ class TilePin:
 
     def __call__(self, col: int, row: int | None = None) -> "TilePin":
         """Pin this kind of tile to column ``col``."""
+        at = []
         for what, v in (("column", col), ("row", row)):
-            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
-                raise DesignError("placement", f"{self.kind}({col!r}) pins to {what} {v!r}",
-                                  loc=caller_loc(), limit="a non-negative int",
-                                  found=repr(v), fix=f"write e.g. {self.kind}(0)")
-        return TilePin(self.kind, col, row)
+            number = None if v is None else as_int(v)  # numpy's integers too, as plain ints
+            if v is not None and (number is None or number < 0):
+                raise DesignError("placement", f"{self.kind}({shown(col)}) pins to {what} "
+                                  f"{shown(v)}", loc=caller_loc(), limit="a non-negative int",
+                                  found=shown(v), fix=f"write e.g. {self.kind}(0)")
+            at.append(number)
+        return TilePin(self.kind, at[0], at[1])
 
     def coord(self, default_row: int) -> tuple[int, int] | None:
         """(col, row) when pinned, else None."""

@@ -39,6 +39,7 @@ from aiedsl.ir import BarrierWait, Loc, TensorType
 from aiedsl.lang.context import _CORE, current_design
 from aiedsl.lang.names import check_name
 from aiedsl.lang.trace import DesignTrace
+from aiedsl.values import as_int, shown
 
 RTP_DTYPES = ("i32",)
 """Element types an rtp may have: mlir-aie's ``rtp_write`` writes a 32-bit word at
@@ -67,11 +68,12 @@ class RtpRef:
                 fix="read it (thr[0]) inside the @herd function and pass it to a kernel call; "
                 "the runtime writes it with rt.rtp_write")
         n = self.type.numel
-        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n:
+        slot = as_int(index)  # numpy's integers too, as a plain int
+        if slot is None or not 0 <= slot < n:
             raise DesignError(
-                "rtp", f"rtp '{self.name}' is read at index {index!r}", loc=loc,
+                "rtp", f"rtp '{self.name}' is read at index {shown(index)}", loc=loc,
                 limit=f"an int from 0 to {n - 1} (it holds {n} {self.type.dtype})",
-                found=repr(index), fix=f"read a slot from 0 to {n - 1}, or declare it larger")
+                found=shown(index), fix=f"read a slot from 0 to {n - 1}, or declare it larger")
         if self.core is None:
             self.core, self.read_at = cb.name, loc
         elif self.core != cb.name:
@@ -83,7 +85,7 @@ class RtpRef:
                 found=cb.name, related=[(f"{self.core} reads it", self.read_at)],
                 fix="declare one rtp per core, e.g. thr = [rtp(Tensor[16, i32], "
                 "name=f\"thr{i}\") for i in range(cols)], and read thr[x][0]")
-        return RtpValue(self, index, loc)
+        return RtpValue(self, slot, loc)
 
     def __repr__(self) -> str:
         return f"rtp({self.name!r}, {self.type})"
@@ -162,14 +164,15 @@ class BarrierRef:
                 loc=loc, fix="call wait_for_value inside the @herd function; the runtime sets "
                 "the barrier with rt.set_barrier")
         top = current_design("wait_for_value").target.max_lock_value
-        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:
+        number = as_int(value)  # numpy's integers too, as a plain int
+        if number is None or not 1 <= number <= top:
             raise DesignError(
-                "barrier", f"barrier '{self.name}' is waited on for value {value!r}", loc=loc,
-                limit=f"an int from 1 to {top} (a lock's value)", found=repr(value),
+                "barrier", f"barrier '{self.name}' is waited on for value {shown(value)}",
+                loc=loc, limit=f"an int from 1 to {top} (a lock's value)", found=shown(value),
                 fix="wait for a value rt.set_barrier gives it, e.g. 1")
         if cb.name not in self.cores:
             self.cores.append(cb.name)
-        cb.emit(BarrierWait(barrier=self.name, value=value, loc=loc))
+        cb.emit(BarrierWait(barrier=self.name, value=number, loc=loc))
 
 
 def barrier(*, name: str, initial: int = 0) -> BarrierRef:
@@ -183,16 +186,17 @@ def barrier(*, name: str, initial: int = 0) -> BarrierRef:
     b = current_design("barrier(...)")
     name = check_name(name, "barrier name", loc)
     top = b.target.max_lock_value
-    if not isinstance(initial, int) or isinstance(initial, bool) or not 0 <= initial <= top:
-        raise DesignError("barrier", f"barrier '{name}' has initial={initial!r}", loc=loc,
-                          limit=f"an int from 0 to {top} (a lock's value)", found=repr(initial),
-                          fix="start it at 0 and set it from the runtime")
+    start = as_int(initial)  # numpy's integers too, as a plain int
+    if start is None or not 0 <= start <= top:
+        raise DesignError("barrier", f"barrier '{name}' has initial={shown(initial)}", loc=loc,
+                          limit=f"an int from 0 to {top} (a lock's value)",
+                          found=shown(initial), fix="start it at 0 and set it from the runtime")
     if name in b.barriers or name in b.rtps:
         first = b.barriers[name].loc if name in b.barriers else b.rtps[name].loc
         raise DesignError("barrier", f"two rtps or barriers are named '{name}'", loc=loc,
                           related=[("the first", first)], fix="give each its own name")
     _not_local(b, "barrier", name, loc)
-    ref = BarrierRef(name, initial, loc, [])
+    ref = BarrierRef(name, start, loc, [])
     b.barriers[name] = ref
     return ref
 

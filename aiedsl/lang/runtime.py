@@ -12,7 +12,6 @@ Example
 
 from __future__ import annotations
 
-import sys
 from contextlib import contextmanager
 from typing import Any, Iterator, Literal, Sequence
 
@@ -26,6 +25,7 @@ from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.trace import (
     DesignTrace, RtpWriteRecord, RuntimeRecord, SetBarrierRecord, TransferRecord,
 )
+from aiedsl.values import as_int, plain, shown
 
 PatternSpec = Pattern | tuple[int, Sequence[int], Sequence[int]] | None
 
@@ -53,28 +53,29 @@ class RuntimeBuilder:
         rtps = self.trace.rtps
         ref = rtps.get(buf) if isinstance(buf, str) else buf
         if not isinstance(ref, RtpRef) or not _declared(rtps, ref):
-            shown = repr(buf) if isinstance(buf, str) else type(buf).__name__
+            given = repr(buf) if isinstance(buf, str) else type(buf).__name__
             known = ", ".join(f"'{n}'" for n in rtps) or "none"
             raise DesignError(
-                "runtime", f"rt.rtp_write of {shown}, which is not an rtp of this design",
-                loc=loc, limit=f"the design's rtps: {known}", found=shown,
+                "runtime", f"rt.rtp_write of {given}, which is not an rtp of this design",
+                loc=loc, limit=f"the design's rtps: {known}", found=given,
                 fix="declare it with rtp(Tensor[16, i32], name=...) in the design function and "
                 "pass what rtp() returned (or its name)")
         n = ref.type.numel
-        index, value = _plain_int(index), _plain_int(value)
-        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n:
+        slot, number = as_int(index), as_int(value)  # numpy's integers too, as plain ints
+        if slot is None or not 0 <= slot < n:
             raise DesignError(
-                "runtime", f"rt.rtp_write of '{ref.name}' at index {index!r}", loc=loc,
+                "runtime", f"rt.rtp_write of '{ref.name}' at index {shown(index)}", loc=loc,
                 limit=f"an int from 0 to {n - 1} (it holds {n} {ref.type.dtype})",
-                found=repr(index), fix=f"write a slot from 0 to {n - 1}, or declare it larger")
+                found=shown(index), fix=f"write a slot from 0 to {n - 1}, or declare it larger")
         lo, hi = -2 ** 31, 2 ** 31 - 1  # RTP_DTYPES: i32 only
-        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        if number is None or not lo <= number <= hi:
+            fraction = isinstance(plain(value), float)
             raise DesignError(
-                "runtime", f"rt.rtp_write of '{ref.name}'[{index}] with value {value!r}",
+                "runtime", f"rt.rtp_write of '{ref.name}'[{slot}] with value {shown(value)}",
                 loc=loc, limit=f"{ref.type.dtype} values from {lo} to {hi}: an int (numpy "
-                "integers too)", found=repr(value), fix="write an int the slot's type can hold"
-                + (f" (int({value!r}) drops the fraction)" if isinstance(value, float) else ""))
-        self.records.append(RtpWriteRecord(ref.name, index, value, loc))
+                "integers too)", found=shown(value), fix="write an int the slot's type can hold"
+                + (f" (int({shown(value)}) drops the fraction)" if fraction else ""))
+        self.records.append(RtpWriteRecord(ref.name, slot, number, loc))
 
     def set_barrier(self, barrier: object, value: int) -> None:
         """Set runtime barrier ``barrier`` (a :func:`barrier`, or its name) to ``value`` in every
@@ -84,21 +85,21 @@ class RuntimeBuilder:
         known = self.trace.barriers
         ref = known.get(barrier) if isinstance(barrier, str) else barrier
         if not isinstance(ref, BarrierRef) or not _declared(known, ref):
-            shown = repr(barrier) if isinstance(barrier, str) else type(barrier).__name__
+            given = repr(barrier) if isinstance(barrier, str) else type(barrier).__name__
             raise DesignError(
-                "runtime", f"rt.set_barrier of {shown}, which is not a barrier of this design",
+                "runtime", f"rt.set_barrier of {given}, which is not a barrier of this design",
                 loc=loc, limit="the design's barriers: " + (", ".join(
-                    f"'{n}'" for n in known) or "none"), found=shown,
+                    f"'{n}'" for n in known) or "none"), found=given,
                 fix="declare it with barrier(name=...) in the design function and pass what "
                 "barrier() returned")
         top = self.trace.target.max_lock_value
-        value = _plain_int(value)
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
+        number = as_int(value)  # numpy's integers too, as a plain int
+        if number is None or not 0 <= number <= top:
             raise DesignError(
-                "runtime", f"rt.set_barrier of '{ref.name}' to {value!r}", loc=loc,
-                limit=f"an int from 0 to {top} (a lock's value)", found=repr(value),
+                "runtime", f"rt.set_barrier of '{ref.name}' to {shown(value)}", loc=loc,
+                limit=f"an int from 0 to {top} (a lock's value)", found=shown(value),
                 fix="set it to the value its cores wait for, e.g. 1")
-        self.records.append(SetBarrierRecord(ref.name, value, loc))
+        self.records.append(SetBarrierRecord(ref.name, number, loc))
 
     def fill(self, fifo: ObjectFifo, tensor: HostTensorRef, pattern: PatternSpec = None, *,
              wait: bool = False) -> None:
@@ -216,15 +217,15 @@ def to_pattern(spec: PatternSpec, tensor: HostTensorRef, loc: Loc) -> Pattern:
     if isinstance(spec, Pattern):
         return spec
     try:
-        offset, sizes, strides = spec
-        sizes, strides = list(sizes), list(strides)
-        if len(sizes) != len(strides) or not 1 <= len(sizes) <= 4 or not all(
-                isinstance(v, int) and not isinstance(v, bool) for v in [offset, *sizes,
-                                                                         *strides]):
+        given_offset, given_sizes, given_strides = spec
+        # numpy's integers too (np.int64(0)), as plain ints: the pattern is written as given
+        offset, sizes, strides = as_int(given_offset), _ints(given_sizes), _ints(given_strides)
+        if offset is None or sizes is None or strides is None or len(sizes) != len(strides) \
+                or not 1 <= len(sizes) <= 4:
             raise ValueError
         pad = 4 - len(sizes)
         n, t = [1] * pad + sizes, [0] * pad + strides
-        return Pattern(offset=int(offset), sizes=(n[0], n[1], n[2], n[3]),
+        return Pattern(offset=offset, sizes=(n[0], n[1], n[2], n[3]),
                        strides=(t[0], t[1], t[2], t[3]))
     except (TypeError, ValueError):
         fix = ("write (offset, [sizes...], [strides...]) outermost first, in elements, or use "
@@ -234,16 +235,22 @@ def to_pattern(spec: PatternSpec, tensor: HostTensorRef, loc: Loc) -> Pattern:
             fix += ("; the offset is one linear element offset: the sum of each dimension's "
                     "offset times its stride")
             try:
-                strides = list(spec[2])
-                if len(strides) == len(first) and all(isinstance(v, int) for v in
-                                                     [*first, *strides]):
-                    total = sum(o * t for o, t in zip(first, strides))
+                steps, offs = _ints(spec[2]), _ints(first)
+                if steps is not None and offs is not None and len(steps) == len(offs):
+                    total = sum(o * t for o, t in zip(offs, steps))
                     fix += f" (here {total})"
             except (TypeError, IndexError):
                 pass
         raise DesignError(
-            "dma pattern", f"pattern {spec!r} is not (offset, sizes, strides) with 1-4 dims",
+            "dma pattern", f"pattern {shown(spec)} is not (offset, sizes, strides) with 1-4 dims",
             loc=loc, limit="ints: an offset, then as many sizes as strides", fix=fix) from None
+
+
+def _ints(values: Any) -> list[int] | None:
+    """``values`` (an iterable) as plain ints (numpy's integers too), or None when one is not
+    an integer."""
+    out = [as_int(v) for v in values]
+    return None if None in out else [v for v in out if v is not None]
 
 
 @contextmanager
@@ -259,15 +266,6 @@ def runtime() -> Iterator[RuntimeBuilder]:
     b.runtime, b.runtime_loc = rt.records, loc
     yield rt
     rt.sync()
-
-
-def _plain_int(v: Any) -> Any:
-    """A numpy integer scalar (``np.int32(100)``) as the Python int it holds; anything else as
-    it is (numpy is looked up only when the design loaded it)."""
-    np = sys.modules.get("numpy")
-    if np is not None and isinstance(v, np.integer):
-        return int(v)
-    return v
 
 
 def _not_local(b: LocalRef, what: str, loc: Loc) -> None:

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from aiedsl.dtypes import DTYPES, DType, dtype, numpy_like, numpy_name
 from aiedsl.errors import DesignError, caller_loc
 from aiedsl.ir import Loc, TensorType
+from aiedsl.lang.load import load_context
+from aiedsl.values import as_int, plain, shown
 
 
 class Tensor:
@@ -32,20 +34,24 @@ class Tensor:
                 "tensor type", f"Tensor[{', '.join(map(str, items))}] needs sizes then a dtype",
                 loc=loc, fix="write e.g. Tensor[64, 64, bf16]",
             )
+        sizes: list[int] = []  # numpy's integers too (np.prod((32, 32))), as plain ints
         for s in shape:
-            if not isinstance(s, int) or isinstance(s, bool) or s <= 0:
+            size = as_int(s)
+            if size is None or size <= 0:
                 raise DesignError(
-                    "tensor type", f"Tensor size {s!r} is not a positive integer",
-                    loc=loc, found=repr(s),
-                    fix="sizes are positive ints; use // for integer division",
-                )
-        numel = math.prod(shape)
+                    "tensor type", f"Tensor size {shown(s)} is not a positive integer",
+                    loc=loc, found=shown(s),
+                    fix="sizes are positive ints; use // for integer division"
+                    if isinstance(plain(s), float) else
+                    "sizes are positive ints, e.g. Tensor[1024, i32]")
+            sizes.append(size)
+        numel = math.prod(sizes)
         if numel >= MAX_ELEMENTS:
             raise DesignError(
                 "tensor type", f"Tensor[{', '.join(map(str, items))}] has {numel:,} elements",
                 loc=loc, limit=f"fewer than 2^31 = {MAX_ELEMENTS:,} elements", found=f"{numel:,}",
                 fix="split the problem over several runs")
-        return TensorType(shape=tuple(shape), dtype=lookup_dtype(dt, loc).name)
+        return TensorType(shape=tuple(sizes), dtype=lookup_dtype(dt, loc).name)
 
 
 MAX_ELEMENTS = 2 ** 31
@@ -56,15 +62,36 @@ smaller than this)."""
 
 def lookup_dtype(dt: object, loc: Loc | None) -> DType:
     """The dtype named ``dt`` (``i16``, ``"int16"``, ``bf16``, ``np.int16`` ...); a DesignError
-    listing the known ones otherwise."""
+    listing the known ones otherwise.
+
+    A name that is the value of a define (``OUT = define("OUT", "f32")``, given ``-D OUT=f16``)
+    is told as that define's: the user typed it on the command line, not in the file. A
+    define's value is a str like any other, so this is judged by value: a name some define
+    took. Another str may be written in the file or computed, and its fix names both ways."""
     try:
         return dtype(dt)
     except (KeyError, TypeError):
-        shown = numpy_name(dt) or repr(dt)  # float64, not "<class 'numpy.float64'>"
-        raise DesignError(
-            "tensor type", f"unknown element type {shown}", loc=loc,
-            limit="one of " + ", ".join(DTYPES) + " (numpy's too: int16, np.int16)",
-            found=shown, fix="use an aiedsl dtype: from aiedsl import i32, bf16, ...") from None
+        pass
+    found = numpy_name(dt) or repr(dt)  # float64, not "<class 'numpy.float64'>"
+    names = ", ".join(DTYPES)
+    message, fix = f"unknown element type {found}", "use an aiedsl dtype: from aiedsl import " \
+        "i32, bf16, ..."
+    ctx = load_context()
+    defines = ctx.defines_of(dt) if ctx is not None and isinstance(dt, str) else []
+    if defines:
+        given = [n for n in defines if ctx is not None and n in ctx.overrides]
+        told = " and ".join(f"-D {n}" for n in given) if given else " and ".join(
+            f"define '{n}'" for n in defines)
+        message += f" (the value of {told})"
+        fix = (f"give {told} one of the dtype names {names}" if given else
+               f"give {told} one of the dtype names {names}, in its default or with "
+               f"-D {defines[0]}=...")
+    elif isinstance(dt, str):
+        fix = (f"use a dtype name, one of {names}, or an aiedsl dtype (from aiedsl import "
+               "i32, bf16, ...); from the command line, -D NAME= takes a dtype name")
+    raise DesignError("tensor type", message, loc=loc,
+                      limit=f"one of {names} (numpy's too: int16, np.int16)", found=found,
+                      fix=fix)
 
 
 @dataclass(frozen=True)

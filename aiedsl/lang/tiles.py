@@ -22,6 +22,7 @@ from aiedsl.ir import Loc, Pattern
 from aiedsl.lang.context import current_design, design_trace
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.targets import TargetModel
+from aiedsl.values import as_int, shown
 
 
 def tiles(tensor: HostTensorRef | tuple[int, int], tile: tuple[int, int], *,
@@ -56,17 +57,26 @@ def tiles(tensor: HostTensorRef | tuple[int, int], tile: tuple[int, int], *,
     if len(shape) != 2:
         raise DesignError("tiles", f"tiles() walks 2-D matrices; this tensor is {list(shape)}",
                           loc=loc, fix="reshape the host tensor to 2-D or write the pattern")
-    H, W = shape
-    if not (isinstance(tile, (tuple, list)) and len(tile) == 2 and all(
-            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in tile)):
-        raise DesignError("tiles", f"tile={tile!r} is not (rows, cols)", loc=loc,
-                          limit="a pair of positive ints", found=repr(tile),
+    matrix = _positive(shape)  # a shape given as numbers: numpy's integers too
+    if matrix is None:
+        raise DesignError("tiles", f"tiles() of a matrix of shape {shown(shape)}", loc=loc,
+                          limit="two positive ints", found=shown(shape),
+                          fix="pass the host tensor itself, or its (rows, cols)")
+    H, W = matrix
+    pair = _positive(tile) if isinstance(tile, (tuple, list)) and len(tile) == 2 else None
+    if pair is None:
+        raise DesignError("tiles", f"tile={shown(tile)} is not (rows, cols)", loc=loc,
+                          limit="a pair of positive ints", found=shown(tile),
                           fix="write e.g. tiles(A, (64, 64))")
+    counts = []
     for what, v in (("repeat", repeat), ("group", group)):
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise DesignError("tiles", f"{what}={v!r} is not an int", loc=loc,
-                              limit="an int >= 1", found=repr(v), fix=f"give {what}=1 or more")
-    tr, tc = tile
+        number = as_int(v)  # numpy's integers too, as plain ints
+        if number is None:
+            raise DesignError("tiles", f"{what}={shown(v)} is not an int", loc=loc,
+                              limit="an int >= 1", found=shown(v), fix=f"give {what}=1 or more")
+        counts.append(number)
+    repeat, group = counts
+    tr, tc = pair
     if H % tr or W % tc:
         raise DesignError("tiles", f"tile {tr}x{tc} does not divide the {H}x{W} matrix",
                           loc=loc, found=f"{H} % {tr} = {H % tr}, {W} % {tc} = {W % tc}",
@@ -95,10 +105,19 @@ def tiles(tensor: HostTensorRef | tuple[int, int], tile: tuple[int, int], *,
     return _made(_shim_pattern(offset, [(repeat, 0)] + dims, itemsize, target, loc), tensor)
 
 
+def _positive(values: tuple[object, ...] | list[object]) -> list[int] | None:
+    """``values`` as plain ints (numpy's integers too) when every one is a positive integer;
+    else None."""
+    ints = [as_int(v) for v in values]
+    return [v for v in ints if v is not None and v > 0] if all(
+        v is not None and v > 0 for v in ints) else None
+
+
 def _tile_range(sel: int | range | None, n: int, what: str, loc: Loc) -> range:
-    r = range(n) if sel is None else range(sel, sel + 1) if isinstance(sel, int) else sel
+    index = None if sel is None or isinstance(sel, range) else as_int(sel)  # numpy's too
+    r = range(n) if sel is None else range(index, index + 1) if index is not None else sel
     if not isinstance(r, range) or len(r) == 0 or r.start < 0 or r[-1] >= n or r.step < 1:
-        raise DesignError("tiles", f"{what}={sel!r} selects no valid tile of {n}", loc=loc,
+        raise DesignError("tiles", f"{what}={shown(sel)} selects no valid tile of {n}", loc=loc,
                           fix=f"give a tile index or range within 0..{n - 1}")
     return r
 

@@ -20,6 +20,7 @@ from aiedsl.ir.nodes import EndpointKind, Port
 from aiedsl.lang.placement import TilePin
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.targets import TargetModel
+from aiedsl.values import as_int, shown
 
 
 LinkKind = Literal["forward", "split", "join"]
@@ -200,22 +201,24 @@ class DesignTrace:
         name = stem if n == 0 else f"{stem}{n}"
         return name if name not in self.fifos else self.fresh_name(stem)
 
-    def check_depth(self, owner: str, what: str, d: object, loc: Loc) -> None:
-        """A depth is an int from 1 to the largest lock value.
+    def check_depth(self, owner: str, what: str, d: object, loc: Loc) -> int:
+        """A depth is an int from 1 to the largest lock value (numpy's integers too); returns
+        it as a plain int.
 
         The producer lock starts at the depth, and a lock counts to 63 (AIE2 lock values are 6
         bits: mlir-aie ``AIETargetModel::getMaxLockValue``). A list of depths (mlir-aie's and
         IRON's per-end ``[producer, consumer, ...]``) is refused with the keywords that say it.
         """
         top = self.target.max_lock_value
-        if not isinstance(d, int) or isinstance(d, bool) or not 1 <= d <= top:
+        depth = as_int(d)
+        if depth is None or not 1 <= depth <= top:
             fix = "use 1 (single), 2 (double buffering) or a few more"
             listed = isinstance(d, (list, tuple)) and len(d) > 1 and all(
-                isinstance(x, int) and not isinstance(x, bool) for x in d)
+                as_int(x) is not None for x in d)
             if listed and owner.startswith("fifo ") and what == "depth":
                 # mlir-aie's per-end list [producer, consumer, ...] (IRON's depth=[1, 3])
                 assert isinstance(d, (list, tuple))
-                first, rest = d[0], list(d[1:])
+                first, rest = as_int(d[0]), [as_int(x) for x in d[1:]]
                 fix = (f"give the producer's depth as depth= and the consumers' as "
                        f"consumer_depth=: depth={first}, consumer_depth={rest[0]}"
                        if len(set(rest)) == 1 else
@@ -226,21 +229,24 @@ class DesignTrace:
             elif listed and owner.startswith("channel ") and what == "depth":
                 fix = ("a channel takes one depth for its cores' ends (depth=) and one for its "
                        "memtile side (host_depth=)")
-            raise DesignError("fifo depth", f"{owner} has {what}={d!r}", loc=loc,
+            raise DesignError("fifo depth", f"{owner} has {what}={shown(d)}", loc=loc,
                               limit=f"an integer from 1 to {top} (a lock starts at the depth "
-                              f"and counts to {top})", found=repr(d), fix=fix)
+                              f"and counts to {top})", found=shown(d), fix=fix)
+        return depth
 
     def check_repeat(self, owner: str, n: object, loc: Loc) -> int:
         """A ``repeat=`` is an int from 1 to the largest lock value (the memtile's producer
-        lock starts at its buffers times the repeat: :mod:`aiedsl.checks.repeat`); returns it."""
+        lock starts at its buffers times the repeat: :mod:`aiedsl.checks.repeat`); returns it
+        as a plain int (numpy's integers too)."""
         top = self.target.max_lock_value
-        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= top:
-            raise DesignError("repeat", f"{owner} has repeat={n!r}", loc=loc,
+        times = as_int(n)
+        if times is None or not 1 <= times <= top:
+            raise DesignError("repeat", f"{owner} has repeat={shown(n)}", loc=loc,
                               limit=f"an integer from 1 to {top} (the memtile's producer lock "
                               f"starts at its buffers x repeat and counts to {top})",
-                              found=repr(n), fix="give the number of times the memtile sends "
+                              found=shown(n), fix="give the number of times the memtile sends "
                               "each element, e.g. repeat=2 (1: once)")
-        return n
+        return times
 
     def add_herd(self, h: Herd) -> None:
         """Register a herd (names are unique)."""
@@ -277,10 +283,13 @@ class DesignTrace:
     def add_link(self, kind: LinkKind, srcs: Sequence[FifoRecord], dsts: Sequence[FifoRecord],
                  offsets: list[int], via: TilePin, loc: Loc) -> None:
         """Register a link and the memtile (or core tile) endpoints it gives its fifos."""
-        if not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets):
-            raise DesignError(f"{kind} offsets", f"{kind} offsets {list(offsets)!r}", loc=loc,
-                              limit="element offsets: non-negative ints", found=repr(offsets),
+        given = [as_int(o) for o in offsets]  # numpy's integers too, as plain ints
+        if not all(o is not None and o >= 0 for o in given):
+            raise DesignError(f"{kind} offsets", f"{kind} offsets {shown(list(offsets))}",
+                              loc=loc, limit="element offsets: non-negative ints",
+                              found=shown(offsets),
                               fix="give one int offset per part, in elements of the parent")
+        offsets = [o for o in given if o is not None]
         if not isinstance(via, TilePin) or via.kind not in ("memtile", "coretile"):
             raise DesignError("link", f"a {kind} goes through a memtile or a core tile, not "
                               f"{via!r}", loc=loc,

@@ -1,0 +1,53 @@
+"""What the command line asks of a design file being loaded: its ``-D`` overrides, its
+``--device``, and the value each ``define`` took.
+
+Apart from the tracing context (:mod:`aiedsl.lang.context`) because the modules below it read
+it too: a message about a value that came from a define names the define (``-D OUT=f16`` is
+told as ``-D OUT``), and ``Tensor[...]`` (:mod:`aiedsl.lang.tensor`) sits below the trace.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Iterator
+
+
+@dataclass
+class LoadContext:
+    """What the command line asks of a design file being loaded."""
+
+    overrides: dict[str, str] = field(default_factory=dict)
+    """``-D NAME=VALUE`` pairs, values still as text."""
+    device: str | None = None
+    """``--device`` override."""
+    used: dict[str, int | float | str] = field(default_factory=dict)
+    """Every ``define`` evaluated, with the value it took."""
+    file: str | None = None
+    """The design file being loaded, as its locations name it: the one file that may call
+    ``define`` (None: any may)."""
+
+    def defines_of(self, text: str) -> list[str]:
+        """The defines whose value is the text ``text``, in the order they were defined: where
+        a name the design uses (a dtype's, ``OUT = define("OUT", "f32")``) came from."""
+        return [name for name, value in self.used.items()
+                if isinstance(value, str) and value == text]
+
+
+_LOAD: ContextVar[LoadContext | None] = ContextVar("aiedsl_load", default=None)
+
+
+@contextmanager
+def loading(ctx: LoadContext) -> Iterator[LoadContext]:
+    """Run a design file's top level with ``ctx`` active."""
+    token = _LOAD.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _LOAD.reset(token)
+
+
+def load_context() -> LoadContext | None:
+    """The active load context, if a design file is being loaded by aiedsl."""
+    return _LOAD.get()

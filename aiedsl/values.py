@@ -1,0 +1,72 @@
+"""The numbers a design gives aiedsl (sizes, counts, depths, indices, offsets), as aiedsl takes
+them and as its messages show them.
+
+A design computes its sizes with numpy as often as with Python (``np.prod((32, 32))``,
+``arr.shape[0] // 4``, ``np.int64(define(...))``), and numpy's integers are not Python's
+``int``: every place that takes an integer takes it through :func:`as_int`, which accepts
+what Python itself accepts as an index and hands on a plain ``int``, so the IR, the MLIR and the
+messages read ``1024``, never ``np.int64(1024)``. A refused value is shown by :func:`shown`,
+numpy's scalars as the plain numbers they hold.
+
+Nothing here imports numpy: a design that does not use it does not load it.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+from typing import Any
+
+
+def as_int(value: object) -> int | None:
+    """``value`` as a plain Python ``int`` when it is an integer, else None.
+
+    An integer is what Python takes as a list index (``operator.index``): ``int``, numpy's
+    integer scalars (``np.int64(1024)``, ``np.prod((32, 32))``, a 0-d integer array), or any
+    type that says it is one with ``__index__``. Never a bool (``True`` would read as 1, a
+    mistake such as ``depth=flag``; numpy's ``np.True_`` neither) and never a float, even a
+    whole one (``4.0`` is what ``/`` gives where ``//`` was meant: the caller says so).
+
+    >>> as_int(7), as_int(True), as_int(4.0), as_int("3")
+    (7, None, None, None)
+    """
+    if isinstance(value, bool) or _numpy_bool(value):
+        return None
+    try:
+        return int(operator.index(value))  # type: ignore[arg-type]  # anything may have it
+    except TypeError:
+        return None
+
+
+def _numpy_bool(value: object) -> bool:
+    """Is ``value`` numpy's bool (``np.True_``; not a subclass of ``bool``)? Told without
+    loading numpy: a design that uses none has none."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, np.bool_)
+
+
+def plain(value: Any) -> Any:
+    """``value`` with numpy's scalars (also inside lists, tuples and dicts) replaced by the
+    Python numbers they hold: ``(np.int64(0), [np.int64(8)])`` -> ``(0, [8])``; anything else
+    as it is (arrays too)."""
+    if isinstance(value, (list, tuple)):
+        items = [plain(v) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    module = type(value).__module__.split(".")[0]
+    if module in ("numpy", "ml_dtypes") and getattr(value, "ndim", None) == 0 and \
+            hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def shown(value: object) -> str:
+    """``value`` as a message shows a value it found: its ``repr``, numpy's scalars as the
+    plain numbers they hold (numpy 2 writes ``np.int64(5)``, which reads as if it were the
+    problem).
+
+    >>> shown(2.5), shown([1, "a"])
+    ('2.5', "[1, 'a']")
+    """
+    return repr(plain(value))
