@@ -8,6 +8,7 @@ can print it as is, with no traceback.
 from __future__ import annotations
 
 import functools
+import linecache
 import os
 import re
 import sys
@@ -39,6 +40,21 @@ def counted(n: int, noun: str) -> str:
     ('1 buffer', '3 buffers')
     """
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def decorator_loc(loc: Loc, fn: object, name: str) -> Loc:
+    """The line of the ``@name`` decorator applied to ``fn``, where ``loc`` (the caller's line)
+    is the function's ``def`` line, as Python 3.10 reports a decorator's call (3.11 on report
+    the decorator's own line, which ``loc`` then already is)."""
+    code = getattr(fn, "__code__", None)
+    first = getattr(code, "co_firstlineno", None)
+    filename = getattr(code, "co_filename", None)
+    if first is None or filename is None or first >= loc.line:
+        return loc
+    for line in range(first, loc.line):  # the decorators, first to last
+        if linecache.getline(filename, line).lstrip().startswith(f"@{name}"):
+            return loc.model_copy(update={"line": line})
+    return loc
 
 
 def display_path(filename: str) -> str:

@@ -24,7 +24,7 @@ import inspect
 import sys
 from typing import Any, Callable, Literal, NoReturn
 
-from aiedsl.errors import DesignError, caller_loc, check_traced
+from aiedsl.errors import DesignError, caller_loc, check_traced, decorator_loc
 from aiedsl.ir import BufferArg, Call, Core, Herd, LocalArg, Loc, Loop, RtpArg, ScalarArg
 from aiedsl.lang.context import _CORE, active, current_core, current_design
 from aiedsl.lang.fifo import Buffer
@@ -151,7 +151,8 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
     if callable(cols):  # @herd written bare: Python hands the function over as cols
         raise DesignError(
             "herd", f"@herd is applied to '{getattr(cols, '__name__', cols)}' without its "
-            "parentheses", loc=loc, limit="@herd(...) makes the decorator: bare, it would take "
+            "parentheses", loc=decorator_loc(loc, cols, "herd"),
+            limit="@herd(...) makes the decorator: bare, it would take "
             "the function for its cols and trace no core", found="@herd",
             fix="write @herd() for one core, or @herd(cols=..., rows=...)")
 

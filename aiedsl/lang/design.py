@@ -19,7 +19,8 @@ from typing import Any, Callable
 import numpy as np
 
 from aiedsl.dtypes import numpy_kind
-from aiedsl.errors import (DesignError, caller_loc, check_callable, check_traced, function_loc,
+from aiedsl.errors import (DesignError, caller_loc, check_callable, check_traced, decorator_loc,
+                           function_loc,
                            raised_by_user, user_exception, user_line)
 from aiedsl.ir import Design, Loc, TensorType
 from aiedsl.lang.context import _DESIGN, active
@@ -299,7 +300,8 @@ def design(device: str = "npu1", *, name: str | None = None,
     if callable(device):  # @design written bare: Python hands the function over as device
         raise DesignError(
             "design", f"@design is applied to '{getattr(device, '__name__', device)}' without "
-            "its parentheses", loc=loc, limit="@design(...) makes the decorator: bare, it "
+            "its parentheses", loc=decorator_loc(loc, device, "design"),
+            limit="@design(...) makes the decorator: bare, it "
             "would take the function for its device and declare no design", found="@design",
             fix='write @design(device="npu1") (the device it runs on: npu1, npu1_1col..3col, '
             'npu2, npu2_1col..7col; --device overrides it)')
