@@ -42,21 +42,6 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def decorator_loc(loc: Loc, fn: object, name: str) -> Loc:
-    """The line of the ``@name`` decorator applied to ``fn``, where ``loc`` (the caller's line)
-    is the function's ``def`` line, as Python 3.10 reports a decorator's call (3.11 on report
-    the decorator's own line, which ``loc`` then already is)."""
-    code = getattr(fn, "__code__", None)
-    first = getattr(code, "co_firstlineno", None)
-    filename = getattr(code, "co_filename", None)
-    if first is None or filename is None or first >= loc.line:
-        return loc
-    for line in range(first, loc.line):  # the decorators, first to last
-        if linecache.getline(filename, line).lstrip().startswith(f"@{name}"):
-            return loc.model_copy(update={"line": line})
-    return loc
-
-
 def display_path(filename: str) -> str:
     """Return ``filename`` as a user reads it: relative to the working directory when below it."""
     try:
@@ -392,6 +377,20 @@ def function_loc(fn: object) -> Loc | None:
     if code is None or _is_library(code.co_filename):
         return None
     return Loc(file=display_path(code.co_filename), line=code.co_firstlineno)
+
+
+def decorator_loc(loc: Loc, fn: object, name: str) -> Loc:
+    """The line of the ``@name`` decorator applied to ``fn``, where ``loc`` (the caller's line)
+    is the function's ``def`` line, as Python 3.10 reports a decorator's call (3.11 on report
+    the decorator's own line, which ``loc`` then already is)."""
+    first = function_loc(fn)  # its first decorator's line
+    if first is None or first.line >= loc.line:
+        return loc
+    filename = fn.__code__.co_filename  # type: ignore[attr-defined]
+    for line in range(first.line, loc.line):  # the decorators, first to last
+        if linecache.getline(filename, line).lstrip().startswith(f"@{name}"):
+            return loc.model_copy(update={"line": line})
+    return loc
 
 
 def check_callable(fn: object, nargs: int, what: str, loc: Loc | None, *,
