@@ -283,8 +283,8 @@ def reference(in0, in1):
 def test_a_cycle_of_cores_does_not_hide_a_late_fill(design_file: DesignFile) -> None:
     """Two cores exchange a tile each iteration (a cycle: core[0,0] -> e01 -> core[0,1] -> e10
     -> core[0,0]); core[0,1]'s input is filled after the sync, so it never sends its first
-    tile and 'r0' never gets one. Walking the cycle, what core[0,0] sends is taken as
-    unlimited; core[0,1]'s own input still limits it."""
+    tile and 'r0' never gets one. The bound of the cycle settles with core[0,1] stopped at
+    its own input, which only the late fill feeds."""
     path = design_file(EXCHANGE)
     assert check_error(path) == (
         "d.py:42: error [hang: wait before fill]: the runtime waits at rt.sync() for its drain "
@@ -303,19 +303,13 @@ def test_a_cycle_of_cores_does_not_hide_a_late_fill(design_file: DesignFile) -> 
     assert runs(path, {"LATE": "0"})
 
 
-def test_a_hang_within_a_cycle_of_cores_is_left_to_the_simulator(
-        design_file: DesignFile) -> None:
+def test_a_hang_within_a_cycle_of_cores_is_the_cycle_checks(design_file: DesignFile) -> None:
     """Each core acquires its neighbour's tile before sending its own: a wait-for cycle with
-    every fill issued before the sync. The bound takes what a core in a cycle sends as
-    unlimited (what the other core can send is the upper bound; its least fixed point, 0,
-    would need the cycle's own order), so the check says nothing; the simulator finds it."""
+    every fill issued before the sync. No later fill would help, so this check says nothing;
+    the least fixed point of the bound settles at nothing sent, and the cycle check
+    (:mod:`aiedsl.checks.cycles`) refuses it."""
     path = design_file(EXCHANGE)
-    defines = {"LATE": "0", "ORDER": "get_first"}
-    handle = load_design(path, defines)
-    check_design(handle.ir)
-    with pytest.raises(Deadlock) as excinfo:
-        simulate(handle)
-    assert str(excinfo.value).endswith(
-        "fix: break the cycle: no core may hold an element while it waits for data that can "
-        "only come once that element moves; acquire in an order that lets data flow, release "
-        "sooner, or give the fifo that is full more depth")
+    msg = check_error(path, {"LATE": "0", "ORDER": "get_first"})
+    assert msg.startswith("d.py:42: error [hang: core cycle]: the runtime waits at rt.sync() "
+                          "for its drain of 'r0' (line 40) to complete, but core[0,0] waits "
+                          "to acquire 'e10' (line 31)")

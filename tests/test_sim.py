@@ -258,7 +258,7 @@ def test_older_objects_are_frozen_only_while_simulating(in_root: Path) -> None:
     assert gc.get_freeze_count() <= interpreter
     assert simulate(d).passed
     assert seen[-1] > interpreter and gc.get_freeze_count() == 0
-    hang = load_design(Path(__file__).resolve().parent / "hang_corpus" / "halo_swap_cycle.py")
+    hang = load_design(Path(__file__).resolve().parent / "hang_corpus" / "broadcast_under_buffered.py")
     with pytest.raises(Deadlock):
         simulate(hang)
     assert gc.get_freeze_count() == 0

@@ -18,6 +18,7 @@ from aiedsl.checks.alignment import check_alignment
 from aiedsl.checks.balance import check_balance
 from aiedsl.checks.bd_length import check_bd_lengths
 from aiedsl.checks.calls import check_kernel_calls
+from aiedsl.checks.cycles import check_core_cycles
 from aiedsl.checks.cascade import check_cascades
 from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
@@ -69,6 +70,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_dma(d, target)  # before balance: a malformed pattern is the more specific error
     check_balance(d)
     check_runtime_order(d)  # after balance: a wait's drains are each run's
+    check_core_cycles(d)  # after runtime order: a late fill is the likelier cause
     check_outputs_written(d)
     check_kernel_layouts(d)
     placed = place(d, target)  # a herd that does not fit is refused here first

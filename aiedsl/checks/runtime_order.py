@@ -8,23 +8,25 @@ from data the runtime sends after the wait, the runtime waits for itself: on the
 sequence blocks there forever, with no error.
 
 :meth:`aiedsl.ir.reach.Reach.could_run` bounds from above how far every core's program can run
-on the fills issued before a point (through links and other cores; a cycle of cores limits
-nothing, so what it feeds is bounded by the rest alone). Counting what the producer of the
+on the fills issued before a point (through links and other cores; around a cycle of cores,
+its least fixed point, or nothing when that does not settle). Counting what the producer of the
 drained fifo can have released from that gives the most elements that can arrive at the drain
 before the wait returns. When that is fewer than the waited drains need, the design hangs for
 certain: this check refuses it, naming the fills issued after the wait that the data needs.
 
 The check is sound because every step over-approximates: produce acquires are taken to be
-granted at once, a cycle of cores is taken to supply without limit, and a design is refused
-only when even that bound falls short. It speaks only when moving fills issued after the wait
+granted at once, cascades to pass freely, and a design is refused only when even that bound
+falls short. It speaks only when moving fills issued after the wait
 (those that feed the drained fifo, the fewest first ones needed) to before it makes the bound
-suffice, so the fix it gives is one that removes the shortfall it found. A wait the bound cannot
-settle (a hang through a cycle of cores with every fill before the wait) is left to ``aiedsl
-sim``, whose deadlock explanation this check's wording follows.
+suffice, so the fix it gives is one that removes the shortfall it found. A shortfall no later
+fill makes up is another check's: a cycle of cores waiting on one another is
+:mod:`aiedsl.checks.cycles`'; the rest is left to ``aiedsl sim``, whose deadlock explanation this
+check's wording follows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
 
 from aiedsl.errors import DesignError, counted
@@ -35,10 +37,20 @@ from aiedsl.ir.reach import Reach
 def check_runtime_order(d: Design) -> None:
     """No wait of the runtime sequence waits for a drain whose data needs a later fill."""
     reach: Reach | None = None
-    waited: dict[str, list[int]] = {}  # fifo -> its waited transfers not yet waited for
-    drains: dict[str, list[int]] = {}  # fifo -> its drains issued so far
     last_fill = max((i for i, t in enumerate(d.runtime)
                      if isinstance(t, Transfer) and t.op == "fill"), default=-1)
+    for i, wait, drains in waited_drains(d):
+        if i < last_fill:  # else no fill is late
+            reach = reach or Reach(d)
+            _check_wait(d, reach, i, wait, drains)
+
+
+def waited_drains(d: Design) -> Iterator[tuple[int, Wait, list[Transfer]]]:
+    """Each wait of ``d``'s runtime sequence that waits for a drain: its index, the wait, and
+    the drains of its fifo up to the one it waits for (the last), which its channel completes
+    in order."""
+    waited: dict[str, list[int]] = {}  # fifo -> its waited transfers not yet waited for
+    drains: dict[str, list[int]] = {}  # fifo -> its drains issued so far
     for i, op in enumerate(d.runtime):
         if isinstance(op, Transfer):
             if op.wait:
@@ -50,11 +62,8 @@ def check_runtime_order(d: Design) -> None:
             if not queue:
                 continue
             token = queue.pop(0)  # a wait takes the oldest token of its fifo's channel
-            if token in drains.get(op.fifo, ()) and i < last_fill:  # else no fill is late
-                reach = reach or Reach(d)
-                # its channel completes them in order: every drain up to the waited one
-                upto = [t for t in drains[op.fifo] if t <= token]
-                _check_wait(d, reach, i, op, [_transfer(d, t) for t in upto])
+            if token in drains.get(op.fifo, ()):
+                yield i, op, [_transfer(d, t) for t in drains[op.fifo] if t <= token]
 
 
 def _transfer(d: Design, i: int) -> Transfer:
@@ -86,7 +95,7 @@ def _check_wait(d: Design, reach: Reach, point: int, wait: Wait,
     by_fifo: dict[str, list[int]] = {}
     for t in moved:
         by_fifo.setdefault(t.fifo, []).append(t.loc.line)
-    fills = _listed([f"'{f}' (line{'s' * (len(n) > 1)} {', '.join(map(str, n))})"
+    fills = listed([f"'{f}' (line{'s' * (len(n) > 1)} {', '.join(map(str, n))})"
                      for f, n in by_fifo.items()])
     fill, them = ("fill", "it") if len(moved) == 1 else ("fills", "them")
     related = [(f"the drain of '{name}' waited for" if t is waited else
@@ -174,6 +183,6 @@ def _fewest(d: Design, name: str, point: int, late: list[Transfer],
     return late[:lo]
 
 
-def _listed(items: list[str]) -> str:
+def listed(items: list[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

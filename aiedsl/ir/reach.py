@@ -4,7 +4,10 @@ sequence, counted from the transfers issued and waited for before it.
 A core blocks only on its acquires and barrier waits. From the fills issued before a point, each
 consume acquire can be granted only as far as the data issued reaches; walking the program until
 an acquire asks for more gives an upper bound on the calls that may have *started* there
-(``could_run``). From the drains waited for before a point, the elements consumed downstream were
+(``could_run``). Cores feed one another, so every core is walked again on what the others
+released until none gets further: from nothing released, that reaches the least fixed point,
+which no real run passes (a cycle of cores that each take before they put settles where it
+blocks). From the drains waited for before a point, the elements consumed downstream were
 produced, so the core has passed the release that handed on the last of them; walking until those
 releases gives a lower bound on the calls that have *finished* (``must_have_run``). Produce
 acquires are taken to be granted at once (a free buffer is the usual case, and a bound that
@@ -52,6 +55,9 @@ Slot = tuple[str, int]
 
 UNBOUNDED = 1 << 62
 """Elements of a fifo whose supply nothing issued before the point limits (a cycle of cores)."""
+ROUNDS = 64
+"""Rounds past the number of cores that :meth:`Reach.settled` walks before it gives up: a cycle
+of cores that keeps exchanging elements moves one exchange a round."""
 
 
 @dataclass
@@ -70,6 +76,8 @@ class Progress:
     gate: Counter[str] = field(default_factory=Counter)
     """Per barrier: the index, in its :data:`Held` values, its last wait passed on (0, the
     initial value, before any wait)."""
+    blocked: Acquire | BarrierWait | None = None
+    """The consume acquire or barrier wait the walk stopped at; None when it ran to the end."""
 
 
 @dataclass(frozen=True)
@@ -194,10 +202,12 @@ def _until_blocked(ops: tuple[Op, ...], avail: dict[str, int], held: Held, p: Pr
         if isinstance(op, Acquire) and op.port == "consume":
             taken: Key = (op.fifo, op.port)
             if p.released[taken] + op.count > avail.get(op.fifo, UNBOUNDED):
+                p.blocked = op
                 return True
             p.acquired[taken] = max(p.acquired[taken], p.released[taken] + op.count)
         elif isinstance(op, BarrierWait):
             if not _wait(op, held, p.gate):
+                p.blocked = op
                 return True
         elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
@@ -279,6 +289,8 @@ class Reach:
         self.link_of_src = {n: link for link in d.links for n in link.srcs}
         self.kernels = {k.symbol: k for k in d.kernels}
         self.cascade_to = {c.src: c.dst for c in d.cascades}
+        self._settled: dict[int, dict[str, Progress] | None] = {}
+        self._ordered: list[str] | None = None
 
     def elements(self, t: Transfer) -> int:
         """Whole fifo elements a fill or drain moves (the DMA moves bytes)."""
@@ -309,10 +321,131 @@ class Reach:
 
     def could_run(self, core: str, point: int) -> Progress:
         """The furthest ``core``'s program can have got on the data filled before ``point``."""
+        settled = self.settled(point)
+        if settled is not None:
+            return settled[core]
+        return self._through_cycles(core, point)
+
+    def settled(self, point: int) -> dict[str, Progress] | None:
+        """Every core's furthest progress on the fills issued before ``point``, or None when
+        the bound does not settle within :data:`ROUNDS` rounds past the number of cores.
+
+        Each core runs as far as what its producers released (and the fills) lets it; that
+        is walked again for every core, from nothing released anywhere, until no walk gets
+        further. The least fixed point, reached from below, bounds every real run: a run
+        starts from nothing, and a core never gets past an acquire before what it acquires
+        was released, so no step of a run passes the bound. A cycle of cores that each take
+        before they put therefore settles where it blocks, and one that keeps exchanging
+        needs a round per exchange, hence the cap."""
+        if point not in self._settled:
+            filled = self._filled(point)
+            held = self._held(point)
+            progress = {name: Progress() for name in self.cores}
+            order = self._order()
+            out: dict[str, Progress] | None = None
+            for _ in range(len(order) + ROUNDS):
+                moved = False
+                for name in order:
+                    c = self.cores[name]
+                    avail = {f: self._supplied(f, filled, progress, set())
+                             for f, port in _keys(c) if port == "consume"}
+                    p = Progress()
+                    _until_blocked(c.body, avail, held, p, self.memo)
+                    moved = moved or p.released != progress[name].released
+                    progress[name] = p
+                if not moved:
+                    out = progress
+                    break
+            self._settled[point] = out
+        return self._settled[point]
+
+    def _filled(self, point: int) -> Counter[str]:
+        """Elements the fills issued before ``point`` put in each fifo."""
         filled: Counter[str] = Counter()
         for op in self.d.runtime[:point]:
             if isinstance(op, Transfer) and op.op == "fill":
                 filled[op.fifo] += self.elements(op)
+        return filled
+
+    def _supplied(self, name: str, filled: Counter[str], progress: dict[str, Progress],
+                  seen: set[str]) -> int:
+        """Elements of fifo ``name`` its consumers can have received while every core stands
+        at ``progress``: what was put in, each sent ``repeat`` times."""
+        f = self.fifos[name]
+        if f.producer.kind == "shim":
+            made = filled[name]
+        elif f.producer.kind == "core" and f.producer.core:
+            made = progress[f.producer.core].released[(name, "produce")]
+        else:
+            link = self.link_of_dst.get(name)
+            if link is None or name in seen:
+                return 0
+            parts = [self._supplied(s, filled, progress, seen | {name}) for s in link.srcs]
+            if link.kind == "join":  # one joined element takes one element of every part
+                made = min(parts)
+            elif link.kind == "split":
+                made = parts[0]
+            else:  # a forward may regroup into elements of another size
+                src = link.srcs[0]
+                made = int(Fraction(parts[0] * self.fifos[src].elem.numel, f.elem.numel))
+        return made * f.repeat
+
+    def _order(self) -> list[str]:
+        """The cores, each after the cores whose fifos it consumes (within a cycle, in design
+        order): a design without cycles settles in one round, and a second confirms it."""
+        if self._ordered is None:
+            feeders = {name: self._feeders(name) for name in self.cores}
+            out: list[str] = []
+            placed: set[str] = set()
+
+            def visit(name: str, path: set[str]) -> None:
+                if name in placed or name in path:
+                    return
+                for up in sorted(feeders[name]):
+                    visit(up, path | {name})
+                placed.add(name)
+                out.append(name)
+
+            for name in self.cores:
+                visit(name, set())
+            self._ordered = out
+        return self._ordered
+
+    def cyclic(self) -> bool:
+        """Whether some core consumes, through other cores and links, what it produces."""
+        feeders = {name: self._feeders(name) for name in self.cores}
+        for name in self.cores:
+            todo, seen = list(feeders[name]), set()
+            while todo:
+                up = todo.pop()
+                if up == name:
+                    return True
+                if up not in seen:
+                    seen.add(up)
+                    todo += feeders[up]
+        return False
+
+    def _feeders(self, core: str) -> set[str]:
+        """The cores that produce what ``core`` consumes (through links)."""
+        out: set[str] = set()
+        todo = [f for f, port in _keys(self.cores[core]) if port == "consume"]
+        seen: set[str] = set()
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            f = self.fifos[name]
+            if f.producer.kind == "core" and f.producer.core:
+                out.add(f.producer.core)
+            elif name in self.link_of_dst:
+                todo += self.link_of_dst[name].srcs
+        return out
+
+    def _through_cycles(self, core: str, point: int) -> Progress:
+        """:meth:`could_run` for a design whose bound does not settle: what a cycle of cores
+        sends round itself is taken as unlimited, so the rest of the design bounds it."""
+        filled = self._filled(point)
         supply: dict[str, int] = {}
         running: set[str] = set()
 

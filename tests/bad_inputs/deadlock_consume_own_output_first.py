@@ -1,4 +1,4 @@
-# expect: deadlock 0
+# expect: hang: core cycle 26
 # run: sim
 # why: a core consumes, before producing it, a fifo it produces itself.
 import numpy as np

@@ -1,4 +1,4 @@
-# expect: deadlock 0
+# expect: hang: core cycle 31
 # run: sim
 # why: two cores each hold their outgoing element while waiting for the other's (mlir-aie#2670).
 import numpy as np

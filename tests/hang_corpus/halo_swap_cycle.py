@@ -9,7 +9,8 @@ Mirrors: Xilinx/mlir-aie#2670 (a question on building a feedback loop in which t
 each other through object fifos, each core reading the fifo the other one produces; the issue
 settles on such a two-core exchange, proposed by the asker).
 
-Reported: by running (exit code 3): the chain ends in a cycle between the two cores.
+Reported: statically, [hang: core cycle]: each core stops at its acquire of the other's
+element, in the bound of how far every core can get (the simulator's chain ends in the same cycle).
 """
 
 import numpy as np

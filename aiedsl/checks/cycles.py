@@ -1,0 +1,156 @@
+"""Core cycles: a wait for data that cores waiting on one another can never make.
+
+Cores joined in a ring of fifos (a worker-to-worker exchange, a halo swap, a feedback path)
+deadlock when each core of the ring waits to acquire what the one before it sends before it
+sends its own: none moves first. On the NPU every core of the ring stalls in its lock acquire
+and the runtime blocks in the wait for the drain the ring feeds, with no error.
+
+:meth:`aiedsl.ir.reach.Reach.settled` bounds how far every core can get: the least fixed point
+of "each core runs as far as what its producers released lets it", reached from nothing
+released. When a wait's drains need more than that bound lets arrive, and the cores that make
+the drained data stand, in that bound, at acquires of one another's data, the design hangs for
+certain: this check refuses it, naming the cycle and the acquire each of its cores is stuck at.
+
+The check is sound because the bound over-approximates every real run: produce acquires are
+taken to be granted at once, cascades to pass freely. So a ring that blocks only because a
+buffer is full, a cycle through a cascade call, and a ring that exchanges more elements than
+the bound follows (it stops after a round per exchange, past
+:data:`~aiedsl.ir.reach.ROUNDS`) are left to ``aiedsl sim``, whose deadlock explanation this
+check's wording follows.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from aiedsl.checks.runtime_order import arriving, listed, waited_drains
+from aiedsl.errors import DesignError, counted
+from aiedsl.ir import Acquire, Design, Transfer, Wait
+from aiedsl.ir.program import acquires
+from aiedsl.ir.reach import Reach
+
+
+class _Stuck(NamedTuple):
+    """A core of the chain behind a drain: what it makes, and the acquire it cannot pass."""
+
+    core: str
+    makes: str
+    """The fifo it produces that the chain followed to it."""
+    acquire: Acquire
+    """The consume acquire the bound stops it at."""
+
+
+def check_core_cycles(d: Design) -> None:
+    """No wait of the runtime sequence waits for data a cycle of cores can never make."""
+    reach = Reach(d)
+    if not reach.cyclic():
+        return
+    for i, wait, drains in waited_drains(d):
+        if reach.settled(i) is None:
+            continue
+        name = drains[-1].fifo
+        need = sum(reach.elements(t) for t in drains)
+        have = arriving(reach, name, i)
+        if have is None or have >= need:
+            continue
+        chain = _chain(reach, name, i)
+        if chain is not None:
+            _refuse(reach, i, wait, drains, need, have, *chain)
+
+
+def _chain(reach: Reach, name: str, point: int) -> tuple[list[_Stuck], int, str] | None:
+    """The cores behind fifo ``name`` at ``point``, each stopped at an acquire of what the next
+    makes, up to a core met twice: the chain, where its cycle starts, and what the cycle's
+    first core makes for its last; None when the chain ends elsewhere (at a fill, a barrier, a
+    core that ran to its end)."""
+    settled = reach.settled(point)
+    assert settled is not None
+    chain: list[_Stuck] = []
+    at: dict[str, int] = {}
+    links_seen: set[str] = set()
+    while True:
+        f = reach.fifos[name]
+        if f.producer.kind == "core" and f.producer.core:
+            core = f.producer.core
+            if core in at:
+                return chain, at[core], name
+            blocked = settled[core].blocked
+            if not isinstance(blocked, Acquire):
+                return None
+            at[core] = len(chain)
+            chain.append(_Stuck(core, name, blocked))
+            name = blocked.fifo
+            continue
+        link = reach.link_of_dst.get(name)
+        if f.producer.kind == "shim" or link is None or name in links_seen:
+            return None
+        links_seen.add(name)
+        # a join waits for its scarcest part; a split or forward has one source
+        name = min(link.srcs, key=lambda s: arriving(reach, s, point) or 0)
+
+
+def _refuse(reach: Reach, point: int, wait: Wait, drains: list[Transfer], need: int,
+            have: int, chain: list[_Stuck], start: int, closing: str) -> None:
+    settled = reach.settled(point)
+    assert settled is not None
+    name = drains[-1].fifo
+    waited = drains[-1]
+    where = ("at the end of its sequence" if waited.loc.line >= wait.loc.line else
+             "at rt.wait()" if wait.by == "wait" else "at rt.sync()")
+    lines = ", ".join(str(t.loc.line) for t in drains)
+    what = (f"its drain of '{name}' (line {lines})" if len(drains) == 1 else
+            f"its drains of '{name}' (lines {lines})")
+    ring = chain[start:]
+    makers = [s.core for s in chain[1:]] + [ring[0].core]  # the last waits for the cycle's first
+    steps = [f"{s.core} waits to acquire '{s.acquire.fifo}' (line {s.acquire.loc.line}), which "
+             + ("it makes itself, later" if maker == s.core else f"{maker} makes")
+             for s, maker in zip(chain, makers)]
+    said = "; ".join(steps)
+    names = [s.core for s in ring]
+    them = (f"{names[0]} cannot move" if len(ring) == 1 else
+            f"{listed(names)} wait for each other (a wait-for cycle): neither can move first"
+            if len(ring) == 2 else
+            f"{listed(names)} wait for one another (a wait-for cycle): none can move first")
+    got = []
+    for s in ring:
+        key = (s.acquire.fifo, s.acquire.port)
+        can = arriving(reach, s.acquire.fifo, point) or 0
+        got.append(f"{s.core} can get {counted(can, 'element')} of '{s.acquire.fifo}' and waits "
+                   f"for element {settled[s.core].released[key] + s.acquire.count}")
+    # what each core of the cycle makes for the one before it
+    sends = [closing, *(s.makes for s in ring[1:])]
+    # best told to a core with data of its own to send first (the others only pass data on)
+    waited_for = {s.acquire.fifo for s in ring}
+    order = [c.name for c in reach.d.cores]
+    k = min(range(len(ring)), key=lambda j: (
+        not _consumes_besides(reach, ring[j].core, waited_for), order.index(ring[j].core)))
+    first, first_sends = ring[k], sends[k]
+    related = [(f"the drain of '{name}' waited for" if t is waited else
+                f"an earlier drain of '{name}', which completes first", t.loc) for t in drains]
+    related += [(f"{s.core} waits here to acquire '{s.acquire.fifo}' ({s.acquire.port})",
+                 s.acquire.loc) for s in chain]
+    raise DesignError(
+        "hang: core cycle",
+        f"the runtime waits {where} for {what} to complete, but {said}: {them}, and the runtime "
+        "blocks in the wait forever (a silent hang on the NPU)",
+        loc=wait.loc,
+        limit="a cycle of cores joined by fifos moves only if one of its cores releases an "
+        "element before it acquires one that comes back round the cycle",
+        found=f"at most {have} of the {counted(need, 'element')} of '{name}' the "
+        f"{'drain needs' if len(drains) == 1 else 'drains need'} can arrive; " + "; ".join(got),
+        related=related,
+        fix=(f"break the cycle: in {first.core}, release an element of '{first_sends}' before "
+             f"acquiring one (line {first.acquire.loc.line}), the first made from something "
+             "else" if len(ring) == 1 else
+             f"break the cycle: one core of it must send an element before it waits for one "
+             f"that comes back round; in {first.core}, for instance, release '{first_sends}' "
+             f"before acquiring '{first.acquire.fifo}' (line {first.acquire.loc.line}), so what "
+             "it sends first does not depend on what comes back")
+        + ". More depth does not help: no core of the cycle waits for a free buffer")
+
+
+
+def _consumes_besides(reach: Reach, core: str, fifos: set[str]) -> bool:
+    """Whether ``core`` consumes a fifo other than ``fifos``."""
+    return any(port == "consume" and f not in fifos for f, port in
+               ((op.fifo, op.port) for op in acquires(reach.cores[core]).values()))
