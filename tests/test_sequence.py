@@ -133,3 +133,79 @@ rt.drain(o1, v)
         "  fix: wait for the fill of 'i1' (wait=True and rt.sync()) before this transfer. aiedsl "
         "took it to be done at a wait before this one: that is a flaw in aiedsl, please report "
         "it with this design")
+
+
+SPLIT_SLOW = """
+import numpy as np
+from aiedsl import Tensor, define, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import buffer, declare, passthrough
+
+N = define("N", 8)
+SLOW = define("SLOW", 200000)
+
+def cp_ref(src, dst): dst[...] = src
+
+@design(device="npu1_1col")
+def split_bd(a_in: Tensor[N, 512, i32], q_in: Tensor[256, i32], oa: Tensor[N + 1, 256, i32],
+             ob: Tensor[N, 256, i32]):
+    p = fifo(Tensor[512, i32], name="p")
+    p0, p1 = p.split(2, names=["p0", "p1"])
+    q = fifo(Tensor[256, i32], name="q")
+    outa = fifo(Tensor[256, i32], name="outa")
+    outb = fifo(Tensor[256, i32], name="outb")
+    cp = passthrough(Tensor[256, i32])
+    slow = declare("slow_copy_256", source="slow.cc", entry="slow_copy<256>",
+                   args=[buffer("src", Tensor[256, i32]), buffer("dst", Tensor[256, i32], "out")],
+                   reference=cp_ref, cycles=SLOW, cost="deliberately slow", exact=True)
+
+    @herd(rows=2)
+    def core(x, y):
+        if y == 0:
+            for _ in loop(N):
+                with p0.consume() as s, outa.produce() as d:
+                    cp(s, d)
+            with q.consume() as s, outa.produce() as d:
+                cp(s, d)
+        else:
+            for _ in loop(N):
+                with p1.consume() as s, outb.produce() as d:
+                    slow(s, d)
+
+    with runtime() as rt:
+        rt.fill(p, a_in)                                  # BD 0
+        rt.drain(outa, oa, (0, [N * 256], [1]))           # BD 1
+        rt.drain(outb, ob)                                # BD 2
+        rt.wait(outa)                                     # retires the drain of outa ... and p?
+        rt.fill(q, q_in)                                  # takes BD 0 again if p was retired
+        rt.drain(outa, oa, (N * 256, [256], [1]))
+
+@split_bd.reference
+def reference(a_in, q_in):
+    return np.concatenate([a_in[:, :256], q_in[None]]), a_in[:, 256:].copy()
+"""
+"""A fill of 'p' split at the memtile: part 0 to a fast core, part 1 to a slow one; the runtime
+waits for the fast core's output only, then fills 'q'."""
+
+SLOW_CC = """#include <stdint.h>
+#include <aie_api/aie.hpp>
+template <unsigned N> void slow_copy(const int32_t *__restrict src, int32_t *__restrict dst) {
+  for (unsigned i = 0; i < N; i += 16) aie::store_v(dst + i, aie::load_v<16>(src + i));
+}
+"""
+
+
+def test_one_part_of_a_split_taken_does_not_retire_the_fill(design_file: DesignFile) -> None:
+    """The fast core having taken part 0 of every element proves nothing of part 1, which the
+    memtile receives with a BD and locks of its own: the fill of 'p' may still be running, so
+    the fill of 'q' after the wait must not take its BD (it took BD 0 again, and the simulator
+    stopped on the reuse once the slow core was slow enough; a hang hunter's find)."""
+    path = design_file(SPLIT_SLOW)
+    (path.parent / "slow.cc").write_text(SLOW_CC)
+    handle = load_design(path)
+    placed, _ = check_design(handle.ir)
+    fills = [i for i, op in enumerate(placed.runtime)
+             if isinstance(op, Transfer) and op.op == "fill"]
+    ids = shim_bd_ids(placed)
+    assert [placed.runtime[i].fifo for i in fills] == ["p", "q"]  # type: ignore[union-attr]
+    assert ids[fills[0]] == 0 and ids[fills[1]] != 0
+    assert simulate(handle).passed

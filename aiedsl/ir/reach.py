@@ -558,8 +558,11 @@ class Proven:
             return 0
         if link.kind == "join":  # each joined element took one element of this part
             return self.put(link.dsts[0])
-        if link.kind == "split":  # each part element taken took one parent element
-            return max(self.put(n) for n in link.dsts)
+        if link.kind == "split":
+            # the memtile receives each part of a parent element with a BD and locks of its
+            # own (mlir-aie's createMemTileDMA), so one part taken proves only that part sent:
+            # a parent element is whole only once every part of it was taken
+            return min(self.put(n) for n in link.dsts)
         dst = link.dsts[0]  # (a forward repeats its larger element: whole ones are a bound)
         return int(Fraction(self.took(dst) * r.fifos[dst].elem.numel,
                             r.fifos[name].elem.numel * r.fifos[dst].repeat))
