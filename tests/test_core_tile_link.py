@@ -1,6 +1,7 @@
 """Links through a core tile's memory (``forward(via=coretile(col, row))``): the DMA-only
-transpose design, a forward next to a running core, the placer's choice, and the rejections
-mlir-aie's verifier makes (a split or join needs a memtile), word for word."""
+transpose design, a forward next to a running core, the placer's choice, the rejections
+mlir-aie's verifier makes (a split or join needs a memtile), and the forwards its lowering
+gets wrong there (a change of element size or depth), word for word."""
 
 from __future__ import annotations
 
@@ -180,3 +181,181 @@ def test_a_core_tile_link_over_the_tile_memory_is_refused(design_file: DesignFil
         "  d.py:6: a 2 x 40960 B: 81920",
         "  fix: free 16,384 bytes: lower a fifo's depth (depth=1 single-buffers it), use smaller "
         "tiles"]
+
+
+# -- one element size and one depth at both ends ----------------------------------------------
+# mlir-aie's createAIETileDMA (AIEObjectFifoStatefulTransform.cpp) chains each end of a core
+# tile's link with that end's own depth (op.size()) and its own element length, over the
+# buffers of the end with the larger element, stopping where they end; only createMemTileDMA
+# corrects the count and the length to the buffers'. aiedsl simulated the corrected chains.
+
+FORWARD = '''
+import numpy as np
+from aiedsl import Tensor, coretile, design, fifo, herd, i32, loop, memtile, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_1col")
+def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+    a = fifo(Tensor[N_IN, i32], name="a"A_ARGS)
+    a_l1 = a.forward(Tensor[N_OUT, i32], via=VIA, name="a_l1"FWD_ARGS)
+    b = fifo(Tensor[N_OUT, i32], name="b")
+    k = passthrough(Tensor[N_OUT, i32])
+
+    @herd()
+    def core():
+        for _ in loop(ITERS):
+            with a_l1.consume() as s, b.produce() as t:
+                k(s, t)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+@d.reference
+def reference(inp):
+    return inp.copy()
+'''
+"""Host -> a forward -> the core at (0, 2) -> host, 4096 elements in all."""
+
+
+def _forward(design_file: DesignFile, n_in: int = 1024, n_out: int = 1024,
+             via: str = "coretile(0, 3)", a_args: str = "", fwd_args: str = "") -> Path:
+    src = (FORWARD.replace("N_IN", str(n_in)).replace("N_OUT", str(n_out))
+           .replace("ITERS", str(4096 // n_out)).replace("VIA", via)
+           .replace("A_ARGS", a_args).replace("FWD_ARGS", fwd_args))
+    return design_file(src)
+
+
+def _passes(path: Path) -> None:
+    handle = load_design(path)
+    check_design(handle.ir)
+    result = simulate(handle)
+    assert result.passed, [c.line() for c in result.checks]
+    inp = np.arange(4096, dtype=np.int32)
+    assert np.array_equal(simulate(handle, inputs={"inp": inp}).outputs["out"], inp)
+
+
+def test_a_core_tile_forward_that_sends_from_fewer_buffers_is_refused(
+        design_file: DesignFile) -> None:
+    """The reviewer's case: mlir-aie's MM2S chain of 'a_l1' is one BD over a_cons_buff_0,
+    looping, while the S2MM fills two buffers in turn."""
+    path = _forward(design_file, a_args=", depth=2", fwd_args=", depth=1")
+    assert _error(path) == (
+        "d.py:8: error [core tile forward]: forward 'a' -> 'a_l1' through core tile (0, 3) "
+        "receives into 2 buffers and sends from 1\n"
+        "  limit: one depth in and out of a core tile: mlir-aie's createAIETileDMA chains one BD "
+        "per buffer of each end's own depth over the receiving end's buffers (createMemTileDMA, "
+        "on a memtile, counts both ends' BDs by those buffers), so the sending end's 1 BD would "
+        "read only buffer 0 of the 2 buffers the receiving end fills in turn (elements sent "
+        "twice or half-written, others never)\n"
+        "  found: depth 2 of 'a' at the core tile, depth 1 of 'a_l1'\n"
+        "  fix: give the forward the depth 'a' has at the core tile (a.forward(..., depth=2)), "
+        "or 'a' depth 1 at the core tile, or forward through a memtile (via=memtile), whose "
+        "lowering sends from every buffer")
+
+
+def test_a_core_tile_forward_that_sends_from_more_buffers_is_refused(
+        design_file: DesignFile) -> None:
+    path = _forward(design_file, a_args=", depth=1", fwd_args=", depth=3")
+    assert _error(path).splitlines()[:3] == [
+        "d.py:8: error [core tile forward]: forward 'a' -> 'a_l1' through core tile (0, 3) "
+        "receives into 1 buffer and sends from 3",
+        "  limit: one depth in and out of a core tile: mlir-aie's createAIETileDMA chains one BD "
+        "per buffer of each end's own depth over the receiving end's buffers (createMemTileDMA, "
+        "on a memtile, counts both ends' BDs by those buffers), so the sending end's 3 BDs "
+        "would run past the 1 buffer: the lowering points the chain's last BD at an empty "
+        "block, which MLIR's verifier rejects",
+        "  found: depth 1 of 'a' at the core tile, depth 3 of 'a_l1'"]
+
+
+def test_the_depth_at_the_core_tile_is_the_one_compared(design_file: DesignFile) -> None:
+    """'a' keeps depth 2 at the shim; consumer_depth makes its core-tile end single-buffered,
+    and that end's depth is the one mlir-aie's per-end depth list gives the link's buffers."""
+    path = _forward(design_file, a_args=", consumer_depth=1")
+    assert _error(path).splitlines()[2] == (
+        "  found: depth 1 of 'a' at the core tile, depth 2 of 'a_l1'")
+    _passes(_forward(design_file, a_args=", consumer_depth=1", fwd_args=", depth=1"))
+
+
+def test_a_core_tile_forward_that_halves_its_element_is_refused(design_file: DesignFile
+                                                                 ) -> None:
+    """The reviewer's second case: each 512-element MM2S BD sends half a 1024-element buffer,
+    and the core, waiting for the other halves, hangs on the NPU."""
+    path = _forward(design_file, n_out=512)
+    assert _error(path) == (
+        "d.py:8: error [core tile forward]: forward 'a' -> 'a_l1' through core tile (0, 3) "
+        "changes the element size: 1024xi32 in, 512xi32 out\n"
+        "  limit: one element size in and out of a core tile: mlir-aie's createAIETileDMA gives "
+        "each end's BDs the length of that end's own element, over the buffers of the larger, "
+        "so each 512-element BD sending 'a_l1' would read the first 512 elements of a "
+        "1024-element buffer and the rest would never be sent (its consumers would wait for "
+        "it: a hang)\n"
+        "  found: 1024xi32 in, 512xi32 out\n"
+        "  fix: forward through a memtile (via=memtile), whose lowering (createMemTileDMA) moves "
+        "the whole 1024xi32 element at both ends, or forward 1024xi32 unchanged through the "
+        "core tile (a.forward(via=...) without a new element type)")
+
+
+def test_a_core_tile_forward_that_doubles_its_element_is_refused(design_file: DesignFile
+                                                                  ) -> None:
+    path = _forward(design_file, n_in=512)
+    assert _error(path).splitlines()[:2] == [
+        "d.py:8: error [core tile forward]: forward 'a' -> 'a_l1' through core tile (0, 3) "
+        "changes the element size: 512xi32 in, 1024xi32 out",
+        "  limit: one element size in and out of a core tile: mlir-aie's createAIETileDMA gives "
+        "each end's BDs the length of that end's own element, over the buffers of the larger, "
+        "so each 512-element BD receiving 'a' would fill the first 512 elements of a "
+        "1024-element buffer that the core tile then sends whole (the rest of it stale)"]
+
+
+@pytest.mark.parametrize("n_in, n_out, via, a_args, fwd_args", [
+    (1024, 1024, "coretile(0, 3)", ", depth=2", ", depth=2"),   # the forward takes a's depth
+    (1024, 1024, "coretile(0, 3)", ", depth=1", ", depth=1"),   # or a takes the forward's
+    (1024, 1024, "memtile", ", depth=2", ", depth=1"),          # or a memtile forwards
+    (1024, 1024, "memtile", ", depth=1", ", depth=3"),
+    (1024, 512, "memtile", "", ""),
+    (512, 1024, "memtile", "", ""),
+    (1024, 1024, "coretile(0, 3)", ", depth=3", ""),            # one depth, any
+    (1024, 1024, "coretile(0, 2)", "", ""),                     # beside the core
+])
+def test_the_fixes_and_the_forwards_mlir_aie_lowers_right_pass(
+        design_file: DesignFile, n_in: int, n_out: int, via: str, a_args: str,
+        fwd_args: str) -> None:
+    _passes(_forward(design_file, n_in, n_out, via, a_args, fwd_args))
+
+
+def test_a_core_tile_forward_may_reshape_an_element_of_the_same_size(
+        design_file: DesignFile) -> None:
+    """mlir-aie gives both ends the same length (getNumElements) whatever the shape."""
+    path = design_file(FORWARD.replace("Tensor[N_IN, i32]", "Tensor[32, 32, i32]")
+                       .replace("N_OUT", "1024").replace("ITERS", "4")
+                       .replace("VIA", "coretile(0, 3)").replace("A_ARGS", "")
+                       .replace("FWD_ARGS", ""))
+    _passes(path)
+
+
+def test_the_plan_of_a_core_tile_forward_is_mlir_aies(design_file: DesignFile) -> None:
+    """What the map draws of a refused design is mlir-aie's chain (one BD over the first of
+    the two buffers); a memtile's lowering counts the other end's BDs by the buffers."""
+    from aiedsl.checks import draft
+    from aiedsl.place.objectfifo import lower
+
+    def chains(path: Path) -> dict[str, list[tuple[str, int]]]:
+        placed, _, _ = draft(load_design(path).ir)
+        low = lower(placed)
+        return {name: [(bd.buffer, bd.length) for bd in low.channel_of[name].chain]
+                for name in ("a_cons", "a_l1")}
+
+    assert chains(_forward(design_file, a_args=", depth=2", fwd_args=", depth=1")) == {
+        "a_cons": [("a_cons_buff_0", 1024), ("a_cons_buff_1", 1024)],
+        "a_l1": [("a_cons_buff_0", 1024)]}
+    assert chains(_forward(design_file, n_out=512)) == {
+        "a_cons": [("a_cons_buff_0", 1024), ("a_cons_buff_1", 1024)],
+        "a_l1": [("a_cons_buff_0", 512), ("a_cons_buff_1", 512)]}
+    assert chains(_forward(design_file, via="memtile", a_args=", depth=2",
+                           fwd_args=", depth=1")) == {
+        "a_cons": [("a_cons_buff_0", 1024), ("a_cons_buff_1", 1024)],
+        "a_l1": [("a_cons_buff_0", 1024), ("a_cons_buff_1", 1024)]}
+    assert chains(_forward(design_file)) == {  # what a core tile lowers right: the same
+        "a_cons": [("a_cons_buff_0", 1024), ("a_cons_buff_1", 1024)],
+        "a_l1": [("a_cons_buff_0", 1024), ("a_cons_buff_1", 1024)]}

@@ -1,14 +1,16 @@
 """The links of memtiles: element types agree across a link, and split or join parts tile
-their parent exactly, in the order mlir-aie moves them."""
+their parent exactly, in the order mlir-aie moves them. A forward through a core tile keeps its
+element size and depth (:func:`check_core_tile_forward`)."""
 
 from __future__ import annotations
 
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir import Design, Fifo
+from aiedsl.ir import Design, Fifo, Link
 
 
 def check_links(d: Design) -> None:
-    """Element types agree across links; split and join offsets tile the parent exactly."""
+    """Element types agree across links; split and join offsets tile the parent exactly; a
+    forward through a core tile keeps its element size and depth."""
     for link in d.links:
         srcs = [d.fifo(n) for n in link.srcs]
         dsts = [d.fifo(n) for n in link.dsts]
@@ -21,6 +23,8 @@ def check_links(d: Design) -> None:
                 fix="a memtile moves bytes unchanged: use one dtype on both sides")
         if link.kind == "forward":
             a, b = srcs[0], dsts[0]
+            if link.via == "core":
+                check_core_tile_forward(link, a, b)
             big, small = max(a.elem.numel, b.elem.numel), min(a.elem.numel, b.elem.numel)
             if big % small:
                 raise DesignError(
@@ -58,6 +62,79 @@ def check_links(d: Design) -> None:
                 f"{parent.elem.numel} elements", loc=link.loc,
                 limit=f"exactly {parent.elem.numel} elements", found=_layout(covered),
                 fix="make the parts add up to the parent element")
+
+
+def check_core_tile_forward(link: Link, a: Fifo, b: Fifo) -> None:
+    """Forward ``a`` -> ``b`` through a core tile moves one element size with one depth at both
+    ends: the only forwards mlir-aie lowers there as aiedsl simulates them.
+
+    mlir-aie's facts (``AIEObjectFifoStatefulTransform.cpp``, read at upstream 00cfd45):
+
+    * ``createObjectFifoElements`` makes a 1-to-1 link's buffers once, for the end with the
+      larger element (the receiving end on a tie), with that end's own depth.
+    * ``findObjectFifoSize`` gives an end on a tile whose core acquires nothing of that
+      objectfifo the depth emitted for it (a core on the link's tile that consumes ``b``
+      acquires ``b``'s consumer end, which the split renamed), so each end of the link has the
+      depth aiedsl gives it: the receiving end the depth of ``a`` at the core tile, the sending
+      end the depth of ``b``.
+    * ``createAIETileDMA`` (a core tile's DMA) chains one BD per buffer of the end's own depth
+      (``op.size()``), each moving the end's own element length, over the link's buffers, and
+      stops where those buffers run out. ``createMemTileDMA`` corrects the other end of a
+      memtile link to the buffer count and element length of the end that has the buffers; the
+      core tile's does not.
+
+    So an end with fewer BDs than buffers reads only some of them (a depth-1 sender over 2
+    buffers sends buffer 0 each time and never buffer 1); one with more points its last BD at
+    an empty block, which MLIR's verifier rejects; an end with the smaller element moves only
+    the start of each buffer (a sender: the consumers never get the rest and hang; a receiver:
+    the rest of each buffer goes out stale). Equal sizes and depths make both chains the one
+    aiedsl plans (:mod:`aiedsl.place.objectfifo`); element shapes may differ.
+    """
+    where = f"core tile {link.tile}" if link.tile else "a core tile"
+    if a.elem.numel != b.elem.numel:
+        big, small = (a, b) if a.elem.numel > b.elem.numel else (b, a)
+        n, k = big.elem.numel, small.elem.numel
+        what = (f"each {k}-element BD sending '{b.name}' would read the first {k} elements of "
+                f"a {n}-element buffer and the rest would never be sent (its consumers would wait "
+                "for it: a hang)" if small is b else
+                f"each {k}-element BD receiving '{a.name}' would fill the first {k} elements of a "
+                f"{n}-element buffer that the core tile then sends whole (the rest of it stale)")
+        raise DesignError(
+            "core tile forward", f"forward '{a.name}' -> '{b.name}' through {where} changes the "
+            f"element size: {a.elem} in, {b.elem} out", loc=link.loc,
+            limit="one element size in and out of a core tile: mlir-aie's createAIETileDMA "
+            "gives each end's BDs the length of that end's own element, over the buffers of the "
+            f"larger, so {what}", found=f"{a.elem} in, {b.elem} out",
+            fix=f"forward through a memtile (via=memtile), whose lowering (createMemTileDMA) "
+            f"moves the whole {big.elem} element at both ends, or forward {a.elem} unchanged "
+            f"through the core tile ({a.name}.forward(via=...) without a new element type)")
+    into = next(c.depth for c in a.consumers if c.kind == "coretile")
+    out = b.producer.depth
+    if into != out:
+        what = (f"the sending end's {counted(out, 'BD')} would read only {_first(out)} of the "
+                f"{into} buffers the receiving end fills in turn (elements sent twice or "
+                "half-written, others never)" if out < into else
+                f"the sending end's {out} BDs would run past the {counted(into, 'buffer')}: the "
+                "lowering points the chain's last BD at an empty block, which MLIR's verifier "
+                "rejects")
+        raise DesignError(
+            "core tile forward", f"forward '{a.name}' -> '{b.name}' through {where} receives "
+            f"into {counted(into, 'buffer')} and sends from {out}", loc=link.loc,
+            limit="one depth in and out of a core tile: mlir-aie's createAIETileDMA chains one "
+            "BD per buffer of each end's own depth over the receiving end's buffers "
+            f"(createMemTileDMA, on a memtile, counts both ends' BDs by those buffers), so {what}",
+            found=f"depth {into} of '{a.name}' at the core tile, depth {out} of '{b.name}'",
+            fix=f"give the forward the depth '{a.name}' has at the core tile "
+            f"({a.name}.forward(..., depth={into})), or '{a.name}' depth {out} at the core "
+            "tile, or forward through a memtile (via=memtile), whose lowering sends from every "
+            "buffer")
+
+
+def _first(n: int) -> str:
+    """The first ``n`` buffers, said: 'buffer 0', 'buffers 0 and 1', 'buffers 0 to 2'."""
+    if n == 1:
+        return "buffer 0"
+    return "buffers 0 and 1" if n == 2 else f"buffers 0 to {n - 1}"
 
 
 def _names(fs: list[Fifo]) -> str:

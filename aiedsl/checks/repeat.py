@@ -21,8 +21,13 @@ mlir-aie's facts, read at upstream 1e400306 (2026-03-14) and since:
 * A join's output (of two parts or more): the lowering chains ``repeat x parts`` BDs and takes
   each one's offset from the link's list of part offsets by that index (``createMemTileDMA``),
   past the list's end.
-* A forward through a core tile whose output element is the larger: that end holds the link's
-  buffers, and ``createAIETileDMA`` both repeats its BDs and multiplies their lock counts.
+* A forward through a core tile (``createAIETileDMA``, read at 00cfd45): the sending end chains
+  each of its BDs ``repeat`` times (its own ``repeat_count``), and whichever end holds the link's
+  buffers takes and gives the link's repeat per BD. Only a forward with one element size and
+  one depth at both ends lowers right there (:func:`aiedsl.checks.links.check_core_tile_forward`,
+  run before this), and then the receiving end holds the buffers: the locks count as on a
+  memtile. (Were the output element the larger, the sending end would hold them and do both,
+  and the receiving end would fill only the start of each.)
 * A lock counts to 63 (``getMaxLockValue``); nothing checks the producer lock's initial value,
   buffers x repeat, which the device would cut to its low bits.
 """
@@ -40,15 +45,16 @@ _SENDERS = ("a memtile sends (a forward's or a split's output, a channel's with 
 
 def check_repeats(d: Design) -> None:
     """Every fifo with ``repeat`` above 1 is sent by a memtile link (not a join of several
-    parts) or by a forward through a core tile whose output element is not the larger."""
+    parts) or by a forward through a core tile (whose ends :func:`~aiedsl.checks.links.
+    check_core_tile_forward` has held to one element size and depth)."""
     made_by = {n: link for link in d.links for n in link.dsts}
     sent_on = {n: link for link in d.links for n in link.srcs}
     for f in d.fifos:
         if f.repeat > 1:
-            _check_sender(f, made_by.get(f.name), sent_on.get(f.name), d)
+            _check_sender(f, made_by.get(f.name), sent_on.get(f.name))
 
 
-def _check_sender(f: Fifo, link: Link | None, onward: Link | None, d: Design) -> None:
+def _check_sender(f: Fifo, link: Link | None, onward: Link | None) -> None:
     """``link`` makes ``f`` (None: its producer is the shim or a core); ``onward`` takes it on."""
     n = f.repeat
     p = f.producer
@@ -93,17 +99,6 @@ def _check_sender(f: Fifo, link: Link | None, onward: Link | None, d: Design) ->
             found=f"repeat={n} on a join of {len(link.srcs)} parts",
             fix="leave repeat out of the join (a joined fifo takes part in no second link): "
             "repeat where a memtile forwards or splits")
-    src = d.fifo(link.srcs[0])
-    if link.via == "core" and f.elem.numel > src.elem.numel:
-        raise DesignError(
-            "repeat", f"forward '{src.name}' -> '{f.name}' through a core tile has "
-            f"repeat={n} and sends elements larger than it receives", loc=f.loc,
-            limit="through a core tile, repeat on a forward whose output element is no larger "
-            "than its input: the larger end holds the link's buffers, and mlir-aie's "
-            "createAIETileDMA then both repeats its BDs and multiplies their lock counts by "
-            "the repeat", found=f"{src.elem} in, {f.elem} out",
-            fix="forward through a memtile (via=memtile), or send elements no larger than those "
-            "it receives")
 
 
 def check_repeat_locks(d: Design, low: Lowering, target: TargetModel) -> None:

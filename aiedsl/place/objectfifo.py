@@ -42,8 +42,14 @@ The rules, in the transform's own order:
    buffers, in buffer order, as a ring; a join's output and a split's input chain one BD per
    part per buffer (buffer-major) at the link's offsets, each part's BDs on its own lock pair;
    a join's input or a split's output chains one BD per buffer at its own offset on its part's
-   lock pair; the ends of a 1-to-1 link both move the whole (larger) element. An S2MM BD
-   acquires the producer lock and releases the consumer lock (by 1), an MM2S BD the reverse.
+   lock pair; through a memtile the ends of a 1-to-1 link both move the whole (larger) element
+   (``createMemTileDMA`` gives the end without the buffers the owner's count and length).
+   Through a core tile (``createAIETileDMA``) each end keeps its own: one BD per buffer of its
+   own depth, stopping where the link's buffers end, each moving its own element; aiedsl
+   refuses a core-tile forward whose ends differ in depth or element size
+   (:func:`aiedsl.checks.links.check_core_tile_forward`), so there both chains are the owner's.
+   An S2MM BD acquires the producer lock and releases the consumer lock (by 1), an MM2S BD the
+   reverse.
    ``dimensionsToStream`` lands on the producer end's BDs, a consumer's ``dimensionsFromStream``
    on its own. A shim channel has no BDs here (runtime transfers take those).
 6. **Repeats** (a fifo's ``repeat_count``, ``repeat`` in aiedsl; ``ObjectFifoLinkOp::
@@ -353,12 +359,17 @@ def _chain(e: End, direction: Direction, store: Store) -> tuple[BdPlan, ...]:
     n = store.repeat if link is not None and e.port == "consume" and \
         e.fifo.name == link.srcs[0] else 1
     if link is None or _parts(link) == 1:
+        buffers, length = store.buffers, own
         if link is not None and store.symbol != e.symbol:  # the other end of a 1-to-1 link
-            length = max(own, store.numel)
-        else:
-            length = own
+            if link.via == "memtile":  # createMemTileDMA: the owner's buffers and length
+                length = max(own, store.numel)
+            else:
+                # createAIETileDMA: this end's own depth, cut at the link's buffers, and its own
+                # length; a design where these differ from the owner's is refused
+                # (checks.links), so only a map of one draws this chain
+                buffers = store.buffers[:e.size]
         return tuple(_bd(e, direction, store, b, 0, length, 0, n)
-                     for b in store.buffers for _ in range(copies))
+                     for b in buffers for _ in range(copies))
     lengths = _transfer_lengths(link, store)
     if store.symbol == e.symbol:  # the join's output or the split's input: every part
         # (a repeated join output is refused: mlir-aie's lowering of one reads past the link's
