@@ -1,5 +1,5 @@
 """``python -m aiedsl ...`` is the ``aiedsl`` command."""
 
-from aiedsl.cli import run
+from aiedsl.cli.process import run
 
 run()

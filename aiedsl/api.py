@@ -34,12 +34,13 @@ import numpy as np
 from aiedsl.builddir.build import held, sharing
 from aiedsl.checks.resources import TileUsage
 from aiedsl.compare import OutputCheck, compare_outputs, outputs_summary
-from aiedsl.errors import DesignError, ToolchainError, caller_loc
+from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.options import check_clock, check_kernels, check_seed, check_target
 from aiedsl.sim.stats import Timing, significant
+from aiedsl.source_loc import caller_loc
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
 

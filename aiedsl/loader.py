@@ -9,11 +9,13 @@ import types
 from pathlib import Path
 from typing import Any
 
-from aiedsl.errors import DesignError, display_path, raised_by_user, user_exception, user_line
+from aiedsl.errors import DesignError, display_path
 from aiedsl.ir import Loc
 from aiedsl.lang.context import DESIGN_MODULE
 from aiedsl.lang.load import LoadContext, loading
 from aiedsl.lang.design import DesignHandle
+from aiedsl.source_loc import user_line
+from aiedsl.user_errors import raised_by_user, user_exception
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from aiedsl.cli_common import no_color
+from aiedsl.cli.common import no_color
 from aiedsl.ir.program import calls_per_run
 
 DELAY = 0.5

@@ -455,7 +455,7 @@ def test_piped_output_is_not_wrapped(tmp_path: Path) -> None:
 # -- start-up -------------------------------------------------------------------------------------
 
 def test_the_command_line_loads_nothing_heavy_before_a_command_needs_it() -> None:
-    code = ("import sys, aiedsl.cli; print(sorted(m for m in ('numpy', 'pydantic', 'rich', "
+    code = ("import sys, aiedsl.cli.process; print(sorted(m for m in ('numpy', 'pydantic', 'rich', "
             "'jinja2', 'ml_dtypes', 'aiedsl.ir') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout == "[]\n", r.stderr
@@ -482,7 +482,7 @@ def test_a_table_on_an_80_column_terminal_keeps_every_name_whole() -> None:
     from rich.console import Console
 
     from aiedsl.checks import check_design
-    from aiedsl.cli import _rich_table
+    from aiedsl.cli.reports import rich_table
     from aiedsl.codegen.report import COLUMNS, report_rows
     from aiedsl.loader import load_design
     from aiedsl.targets import get_target
@@ -498,7 +498,7 @@ def test_a_table_on_an_80_column_terminal_keeps_every_name_whole() -> None:
                "llvm-aie)", "-")], 2, [path])]:
         out = io.StringIO()
         Console(file=out, width=80, force_terminal=True, color_system=None).print(
-            _rich_table(title, columns, body))
+            rich_table(title, columns, body))
         text = out.getvalue()
         assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
         joined = _column_text(text, column).replace(" ", "")
@@ -553,7 +553,7 @@ def test_no_color_draws_progress_bars_without_styles(monkeypatch: pytest.MonkeyP
 def test_an_interrupted_command_says_aborted_and_exits_130(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     import aiedsl.checks
-    from aiedsl.cli import main
+    from aiedsl.cli.process import main
 
     def interrupted(*args: object) -> None:
         raise KeyboardInterrupt  # Ctrl-C while the checks run
@@ -602,7 +602,7 @@ def test_a_line_that_cannot_be_written_stops_the_command_once(
     rest goes to the null device instead of failing again at exit."""
     import errno
 
-    from aiedsl.cli_common import say
+    from aiedsl.cli.common import say
     from aiedsl.errors import DesignError
 
     with open(tmp_path / "out", "w") as target:

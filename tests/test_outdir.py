@@ -27,7 +27,7 @@ import aiedsl
 from aiedsl.builddir.build import tool_outputs
 from aiedsl.builddir.lock import claim
 from aiedsl.builddir.marker import MARKER, entries, read_marker, write_marker
-from aiedsl.cli import main
+from aiedsl.cli.process import main
 from aiedsl.emit import Generated, generate, write
 from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.loader import load_design
@@ -362,7 +362,7 @@ def _racer(barrier: Any, n: int, err: str) -> None:
     """One build process: wait for the others, then ``aiedsl build`` as the command line runs it
     (exit 0, or a DesignError printed and exit 2; any other exception is a traceback)."""
     from aiedsl.builddir import build
-    from aiedsl.cli import run
+    from aiedsl.cli.process import run
 
     real_put = build._put
 

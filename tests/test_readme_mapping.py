@@ -12,7 +12,8 @@ from typing import Any, Callable
 import aiedsl
 import aiedsl.kernels
 from aiedsl.api import Artifacts
-from aiedsl.cli import app, kernel_app
+from aiedsl.cli.commands import app
+from aiedsl.cli.kernel import kernel_app
 from aiedsl.lang.fifo import ObjectFifo
 from aiedsl.lang.rtp import BarrierRef
 from aiedsl.lang.runtime import RuntimeBuilder

@@ -1055,7 +1055,7 @@ def test_an_npu_run_holds_its_build_from_the_compile_to_the_loaded_xclbin(
 def test_an_xrt_failure_says_which_step_failed_and_exits_5(
         fake_npu: FakeXrt, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture) -> None:
-    from aiedsl.cli import main
+    from aiedsl.cli.process import main
 
     def refuse(self: Any, xclbin: Any) -> None:
         raise RuntimeError("load_axlf: Operation not permitted")

@@ -23,16 +23,18 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from aiedsl.dtypes import DType
-from aiedsl.errors import DesignError, caller_loc, check_callable, counted
+from aiedsl.errors import DesignError, counted
 from aiedsl.ir import Kernel as KernelIR
 from aiedsl.ir import KernelArg, TensorType
 from aiedsl.kernels.faults import Stray
 from aiedsl.kernels.reference import run_checked
+from aiedsl.lang.callables import check_callable
 from aiedsl.lang.context import current_design, design_module
 from aiedsl.lang.core import _number, call_kernel
 from aiedsl.lang.names import (check_argument, check_defines, check_entry, check_line,
                                check_name, check_source, check_symbol)
 from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
 
 

@@ -39,9 +39,8 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     outside) fails too. A scalar parameter with no value, or a reference that raises, is a
     DesignError naming it."""
     from aiedsl.compare import compare, largest
-    from aiedsl.errors import user_exception
-
     from aiedsl.sim.state import unwritten
+    from aiedsl.user_errors import user_exception
 
     k = case.kernel
     args_ref, args_cpp = case_args(case, np.random.default_rng(seed))

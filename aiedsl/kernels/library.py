@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from aiedsl.dtypes import DType, i16, i32, u8
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError
 from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Kernel, buffer, declare, scalar
 from aiedsl.kernels.activations import (  # noqa: F401 (re-exported: the library's)
@@ -33,6 +33,7 @@ from aiedsl.kernels.matmul import (  # noqa: F401 (the library's matmul family, 
     matmul_cascade, matmul_cascade_ref, matmul_cycles, matmul_ref, srs,
 )
 from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
 
 

@@ -20,11 +20,12 @@ import functools
 import numpy as np
 
 from aiedsl.dtypes import DType, bf16
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError
 from aiedsl.ir import TensorType
 from aiedsl.kernels.base import Accumulator, Kernel, Prepared, Reorder, buffer, declare
 from aiedsl.kernels.layout import block, unblock
 from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.source_loc import caller_loc
 from aiedsl.targets import TargetModel
 from aiedsl.values import as_int, shown
 

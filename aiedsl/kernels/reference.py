@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from aiedsl.errors import DesignError, function_loc, raised_by_user, user_exception
+from aiedsl.errors import DesignError
 from aiedsl.ir import Kernel as KernelIR
+from aiedsl.source_loc import function_loc
+from aiedsl.user_errors import raised_by_user, user_exception
 
 
 def run_checked(ir: KernelIR, reference: Callable[..., Any], bound: Callable[..., Any],

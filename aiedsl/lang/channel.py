@@ -25,13 +25,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from aiedsl.errors import DesignError, assigned_name, caller_loc
+from aiedsl.errors import DesignError
 from aiedsl.ir import Loc, TensorType
 from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import DimsSpec, ObjectFifo, back_to_back, new_fifo, to_dims
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin
 from aiedsl.lang.trace import DesignTrace
+from aiedsl.source_loc import assigned_name, caller_loc
 from aiedsl.values import as_int, shown
 
 

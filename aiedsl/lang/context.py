@@ -14,11 +14,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Iterator
 
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError
 from aiedsl.ir import Loc
 from aiedsl.lang.load import load_context
 from aiedsl.lang.names import check_line, check_name
 from aiedsl.lang.trace import CoreTrace, DesignTrace
+from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int
 
 

@@ -24,14 +24,16 @@ import inspect
 import sys
 from typing import Any, Callable, Literal, NoReturn
 
-from aiedsl.errors import DesignError, caller_loc, check_traced, decorator_loc
+from aiedsl.errors import DesignError
 from aiedsl.ir import BufferArg, Call, Core, Herd, LocalArg, Loc, Loop, RtpArg, ScalarArg
+from aiedsl.lang.callables import check_traced
 from aiedsl.lang.context import _CORE, active, current_core, current_design
 from aiedsl.lang.fifo import Buffer
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
+from aiedsl.source_loc import caller_loc, decorator_loc
 from aiedsl.values import as_int, shown
 
 

@@ -19,17 +19,18 @@ from typing import Any, Callable
 import numpy as np
 
 from aiedsl.dtypes import numpy_kind
-from aiedsl.errors import (DesignError, caller_loc, check_callable, check_traced, decorator_loc,
-                           function_loc,
-                           raised_by_user, user_exception, user_line)
+from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Loc, TensorType
+from aiedsl.lang.callables import check_callable, check_traced
 from aiedsl.lang.context import _DESIGN, active
 from aiedsl.lang.load import load_context
 from aiedsl.lang.names import check_tensor_name, decorated_name
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.to_ir import to_ir
 from aiedsl.lang.trace import DesignTrace
+from aiedsl.source_loc import caller_loc, decorator_loc, function_loc, user_line
 from aiedsl.targets import DEVICES, device_hint, get_target
+from aiedsl.user_errors import raised_by_user, user_exception
 
 
 def _check_reference_names(fn: Callable[..., Any], inputs: list[str], tensors: set[str],

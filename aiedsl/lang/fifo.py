@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator, NoReturn, Sequence
 
-from aiedsl.errors import DesignError, assigned_name, caller_loc
+from aiedsl.errors import DesignError
 from aiedsl.ir import Dim, Loc, TensorType
 from aiedsl.ir.nodes import Port
 from aiedsl.lang.context import current_core, current_design
@@ -27,6 +27,7 @@ from aiedsl.lang.names import check_name
 from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.placement import TilePin, memtile
 from aiedsl.lang.trace import DesignTrace, FifoRecord
+from aiedsl.source_loc import assigned_name, caller_loc
 from aiedsl.targets import TargetModel
 from aiedsl.values import as_int, shown
 

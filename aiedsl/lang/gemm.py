@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from aiedsl.errors import DesignError, caller_loc, written_argument
+from aiedsl.errors import DesignError
 from aiedsl.ir import Loc, TensorType
 from aiedsl.lang.channel import Channel
 from aiedsl.lang.load import load_context
@@ -36,6 +36,7 @@ from aiedsl.lang.runtime import RuntimeBuilder
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.tiles import tiles
 from aiedsl.lang.trace import FifoRecord
+from aiedsl.source_loc import caller_loc, written_argument
 from aiedsl.values import as_int, plain, shown
 
 

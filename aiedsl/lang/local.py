@@ -37,12 +37,13 @@ from typing import Any, NoReturn
 import numpy as np
 
 from aiedsl.dtypes import DType, numpy_kind
-from aiedsl.errors import DesignError, assigned_name, caller_loc
+from aiedsl.errors import DesignError
 from aiedsl.ir import Loc, TensorType
 from aiedsl.lang.context import _CORE, current_design
 from aiedsl.lang.names import check_name
 from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.source_loc import assigned_name, caller_loc
 from aiedsl.values import as_int
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError
+from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
 
 

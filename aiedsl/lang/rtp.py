@@ -34,11 +34,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError
 from aiedsl.ir import BarrierWait, Loc, TensorType
 from aiedsl.lang.context import _CORE, current_design
 from aiedsl.lang.names import check_name
 from aiedsl.lang.trace import DesignTrace
+from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
 
 RTP_DTYPES = ("i32",)

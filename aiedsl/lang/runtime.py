@@ -15,7 +15,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator, Literal, Sequence
 
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError
 from aiedsl.ir import Loc, Pattern
 from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import ObjectFifo
@@ -25,6 +25,7 @@ from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.trace import (
     DesignTrace, RtpWriteRecord, RuntimeRecord, SetBarrierRecord, TransferRecord,
 )
+from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, plain, shown
 
 PatternSpec = Pattern | tuple[int, Sequence[int], Sequence[int]] | None

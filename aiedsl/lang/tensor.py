@@ -6,9 +6,10 @@ import math
 from dataclasses import dataclass
 
 from aiedsl.dtypes import DTYPES, DType, dtype, numpy_like, numpy_name
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError
 from aiedsl.ir import Loc, TensorType
 from aiedsl.lang.load import load_context
+from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, plain, shown
 
 

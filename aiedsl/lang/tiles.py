@@ -17,10 +17,11 @@ import functools
 import math
 from typing import NamedTuple, NoReturn
 
-from aiedsl.errors import DesignError, caller_loc
+from aiedsl.errors import DesignError
 from aiedsl.ir import Loc, Pattern
 from aiedsl.lang.context import current_design, design_trace
 from aiedsl.lang.tensor import HostTensorRef
+from aiedsl.source_loc import caller_loc
 from aiedsl.targets import TargetModel
 from aiedsl.values import as_int, shown
 

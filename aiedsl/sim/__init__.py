@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import numpy as np
 
 from aiedsl.checks import check_design
-from aiedsl.errors import caller_loc
 from aiedsl.ir import Call, Design, Kernel
 from aiedsl.compare import compare_outputs, outputs_summary
 from aiedsl.lang.design import DesignHandle
@@ -30,6 +29,7 @@ from aiedsl.sim.options import check_clock, check_kernels, check_seed
 from aiedsl.sim.runtime import check_shim_bds, check_task_queues
 from aiedsl.sim.stats import Timing, significant, timing
 from aiedsl.sim.trace import check_trace, write_trace
+from aiedsl.source_loc import caller_loc
 from aiedsl.targets import TargetModel, get_target
 
 if TYPE_CHECKING:  # loaded by native simulations only

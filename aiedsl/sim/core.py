@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from aiedsl.errors import DesignError, user_exception
+from aiedsl.errors import DesignError
 from aiedsl.ir import (
     Acquire, BarrierWait, BufferArg, Call, Core, LocalArg, Loop, Op, Release, RtpArg,
 )
@@ -22,6 +22,7 @@ from aiedsl.sim.operands import (
     write_back_taken,
 )
 from aiedsl.sim.state import Machine, Ring, RtpMemory, SimFault
+from aiedsl.user_errors import user_exception
 
 
 @dataclass(eq=False, slots=True)

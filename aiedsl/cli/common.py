@@ -1,4 +1,4 @@
-"""What the command-line modules share (:mod:`aiedsl.cli`, :mod:`aiedsl.kernel_cli`): the
+"""What the command-line modules share (the modules of :mod:`aiedsl.cli`): the
 options several commands take, written once so their help reads the same everywhere, printing
 a line, and loading a design file.
 

@@ -1,11 +1,8 @@
-"""The ``aiedsl`` command line: thin wrappers that parse arguments, call the library, print.
+"""The ``aiedsl`` commands (build, doctor, check, map, inspect, sim, run; the ``kernel`` group
+is :mod:`aiedsl.cli.kernel`'s): thin wrappers that parse arguments, call the library, print.
 
-Every :class:`~aiedsl.errors.DesignError` is printed as is, without a traceback, and exits 2
-(``AIEDSL_TRACEBACK=1`` prints the traceback before it, the exit code unchanged); an output
-path the system refuses is one too (:func:`aiedsl.files.os_error`). A
-:class:`~aiedsl.errors.ToolchainError` exits 4
-(a tool is missing) or 5 (a tool failed). A usage error prints one ``error:`` line and the
-command's usage, and exits 2.
+What a command raises is turned into a message and an exit code by :mod:`aiedsl.cli.process`;
+what they print about their work is :mod:`aiedsl.cli.reports`'.
 
 Only typer and the standard library load at start-up: each command imports what it needs, so
 ``aiedsl --help`` answers at once.
@@ -15,19 +12,19 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import time
 from enum import Enum
 from pathlib import Path
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional
 
 import typer
 
-from aiedsl.cli_common import (
-    CONTEXT, STDOUT_CLOSED, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load,
-    named_dir, named_file, no_color, say, stdout_failed, tell,
+from aiedsl.cli.common import (
+    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, named_dir,
+    named_file, say,
 )
-from aiedsl.kernel_cli import kernel_app
+from aiedsl.cli.kernel import kernel_app
+from aiedsl.cli.reports import print_table, print_usage, report_build, report_compile, report_run
 from aiedsl.version import __version__
 
 # rich_markup_mode=None: help is plain text, so "[default: ...]" in a help text stays as written.
@@ -49,44 +46,6 @@ class Target(str, Enum):
     auto = "auto"
     npu = "npu"
     sim = "sim"
-
-
-# -- printing -------------------------------------------------------------------------------------
-
-
-def _print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """A rich table on a terminal; piped, plain aligned columns that are never wrapped. Either
-    goes out through :func:`say`, which handles a standard output that cannot be written."""
-    if not sys.stdout.isatty():
-        widths = [max(len(str(r[i])) for r in [columns, *rows]) for i in range(len(columns))]
-        say(title)
-        for r in [columns, *rows]:
-            say("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
-        return
-    from rich.console import Console
-
-    console = Console(highlight=False, markup=False, color_system=None if no_color() else "auto")
-    with console.capture() as drawn:
-        console.print(_rich_table(title, columns, rows))
-    say(drawn.get().rstrip("\n"))
-
-
-def _rich_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
-    """The rich Table of :func:`_print_table`. On a narrow terminal cells wrap, and a word
-    wider than its column (a kernel name, a path) is folded onto the next line, never cut to
-    an ellipsis: the names are what the table is read for."""
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=title, title_justify="left")
-    for c in columns:
-        table.add_column(c, overflow="fold", no_wrap=False)
-    for row in rows:
-        table.add_row(*(Text(str(cell)) for cell in row))  # plain text: no markup read
-    return table
-
-
-# -- commands -------------------------------------------------------------------------------------
 
 
 @app.callback(invoke_without_command=True)
@@ -136,44 +95,11 @@ def build(
     handle = load(design, define, device, name)
     # the build directory held to the end of the compile: no other build swaps in between
     with building(handle, output=output, lower=not no_lower) as art:
-        _report_build(art, start)
+        report_build(art, start)
         if compile_:
             from aiedsl.toolchain.discover import find_tools
 
-            _report_compile(art, _compile(art, find_tools(peano=peano)))
-
-
-def _report_build(art: Any, start: float) -> None:
-    """Print what ``aiedsl build`` wrote (and lowered) into ``art.path``."""
-    _print_usage(art.design, art.usage)
-    say(f"wrote {art.path}/: " + ", ".join(sorted(art.files)) +
-        f" ({time.perf_counter() - start:.2f} s)")
-    if art.lowering is not None:
-        low = art.lowering
-        drawn = ("; report.txt and map.svg are drawn from it" if low.physical is not None
-                 else f"; report.txt and map.svg show aiedsl's plan: {low.note}")
-        used = "; ".join(f"{k.split()[0]}: {v}" for k, v in low.tools.items())
-        say(f"lowered with mlir-aie ({used})"
-            + (", unchanged since the last build" if low.cached else "")
-            + f": physical.mlir, npu.mlir, insts.bin{drawn}")
-
-
-def _report_compile(art: Any, compiled: Any) -> None:
-    """Print what ``aiedsl build --compile`` made (or found up to date) in ``art.path``."""
-    if compiled.cached:
-        say(f"aie.xclbin and insts.bin are up to date (nothing changed since they were "
-            f"built; cache key {compiled.manifest['cache_key'][:12]}) "
-            f"({compiled.seconds:.2f} s)")
-    else:
-        say(f"compiled {art.path}/aie.xclbin, insts.bin, manifest.json "
-            f"({compiled.seconds:.1f} s; tool output in {art.path}/logs/)")
-    pm = compiled.manifest.get("program_memory", {})
-    if pm.get("used"):  # the fullest core first: the one nearest the limit
-        fullest = sorted(pm["used"].items(), key=lambda kv: -kv[1])
-        shown = [f"{name} {end / 1024:.1f}" for name, end in fullest[:4]]
-        more = ", ..." if len(fullest) > 4 else ""
-        say(f"program memory: {', '.join(shown)}{more} of "
-            f"{pm['bytes_per_core'] / 1024:.0f} KB")
+            report_compile(art, _compile(art, find_tools(peano=peano)))
 
 
 def _compile(art: Any, tools: Any) -> Any:
@@ -213,7 +139,7 @@ def doctor(
              f"{t.path} ({t.how})" if t.path else t.how, t.version or "-") for t in tools.all()]
     device, why = find_npu() if tools.pyxrt.path else (None, "needs pyxrt")
     rows.append(("NPU", "found" if device is not None else "MISSING", why, "-"))
-    _print_table("aiedsl doctor", ("tool", "status", "where / how found", "version"), rows)
+    print_table("aiedsl doctor", ("tool", "status", "where / how found", "version"), rows)
     missing = tools.missing()
     for t in missing:
         say(f"Missing {t.name}. To get it: {t.install}")
@@ -231,7 +157,7 @@ def doctor(
     say("everything aiedsl needs to compile and run on the NPU is here")
 
 
-app.add_typer(kernel_app, name="kernel")  # kernel test, profile and cost: aiedsl/kernel_cli.py
+app.add_typer(kernel_app, name="kernel")  # kernel test, profile and cost: aiedsl/cli/kernel.py
 
 
 @app.command()
@@ -246,7 +172,7 @@ def check(
 
     handle = load(design, define, device, name)
     placed, usage = check_design(handle.ir)
-    _print_usage(placed, usage)
+    print_usage(placed, usage)
     say(f"{handle.name}: all checks pass on {placed.device}")
 
 
@@ -384,7 +310,7 @@ def sim(
     say(f"{handle.name} on {handle.ir.device}: simulated in "
         f"{time.perf_counter() - start:.2f} s (seed {seed}"
         + (", kernels built from their C++ for the host)" if kernels is Kernels.native else ")"))
-    _report(result, trace, stats, handle, seed)
+    report_run(result, trace, stats, handle, seed)
 
 
 @app.command("run")
@@ -426,7 +352,7 @@ def run_(
     where = "simulated" if result.target == "sim" else "ran on the NPU"
     say(f"{handle.name} on {handle.ir.device}: {where} in "
         f"{time.perf_counter() - start:.2f} s (seed {seed})")
-    _report(result, trace if result.target == "sim" else None, stats, handle, seed)
+    report_run(result, trace if result.target == "sim" else None, stats, handle, seed)
 
 
 def _check_stats(stats: Optional[str], design: str, trace: Optional[str]) -> None:
@@ -441,204 +367,3 @@ def _check_stats(stats: Optional[str], design: str, trace: Optional[str]) -> Non
         raise DesignError("output file", f"--stats and --trace both name {stats}",
                           fix=f"give each its own file, e.g. --stats {design}.stats.json")
     check_stats(stats, design)
-
-
-def _report(result: Any, trace: Optional[str], stats: Optional[str], handle: Any,
-            seed: int) -> None:
-    """Print a run's comparison and timing (rendered from its fields), write its ``--stats``
-    file; exit 1 on FAIL."""
-    for line in result.lines():
-        say(line)
-    if trace:
-        say(f"trace: {trace} (open in https://ui.perfetto.dev)")
-    if stats:
-        from aiedsl.run_stats import run_stats, write_stats
-
-        write_stats(run_stats(result, handle.name, handle.ir.device, seed=seed), stats)
-        say(f"stats: {stats}")
-    if not result.passed:
-        raise typer.Exit(1)
-
-
-def _print_usage(design: Any, usage: Any) -> None:
-    from aiedsl.codegen.report import COLUMNS, report_rows
-    from aiedsl.targets import get_target
-
-    _print_table(f"{design.name} on {design.device}", COLUMNS,
-                 report_rows(design, get_target(design.device), usage))
-    if design.physical is not None:
-        routes = design.physical.routes
-        shared = len(design.physical.shared)
-        say(f"routed {len(routes)} streams over {sum(len(r.wires) for r in routes)} wires"
-            + (f"; {shared} fifo(s) in shared memory, no DMA" if shared else ""))
-
-
-# -- entry point ----------------------------------------------------------------------------------
-
-
-def _click_class(name: str) -> type:
-    """A click exception class by name. typer re-exports some of click's exceptions and, from
-    0.26, vendors click itself; its BadParameter's ancestors are the same classes either way."""
-    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
-
-
-def _usage_error(e: Any) -> int:
-    """Print a click usage error as one ``error:`` line, then the usage; return its exit code."""
-    ctx = getattr(e, "ctx", None)
-    lines = [f"error: {e.format_message()}"]
-    if ctx is not None:
-        lines += [ctx.get_usage(), f"Try '{ctx.command_path} -h' for help."]
-    tell("\n".join(lines) + "\n")
-    return int(e.exit_code)
-
-
-_INTERRUPTED = 130
-"""The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
-_STOPPING = ("SIGTERM", "SIGHUP")
-"""Signals that stop a command as Ctrl-C does (a tool killed, the build directory left
-rebuildable), exiting 128 + the signal's number."""
-
-
-class _Stop:
-    """SIGTERM and SIGHUP raised as KeyboardInterrupt while a command runs, so every cleanup
-    Ctrl-C runs (a tool's process group killed, the marker updated, the lock released) runs for
-    them too; without it the default action killed aiedsl and left its tool writing."""
-
-    def __init__(self) -> None:
-        self.signal: int | None = None
-        self.pid = os.getpid()
-        self.previous: dict[int, Any] = {}
-
-    def __enter__(self) -> "_Stop":
-        import signal
-        import threading
-
-        if threading.current_thread() is threading.main_thread():  # else signal() refuses
-            for name in _STOPPING:
-                if hasattr(signal, name):
-                    number = getattr(signal, name)
-                    self.previous[number] = signal.signal(number, self._raise)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        import signal
-
-        for number, handler in self.previous.items():
-            signal.signal(number, handler)
-
-    def _raise(self, number: int, frame: Any) -> None:
-        import signal
-
-        if os.getpid() != self.pid:  # a forked child inherited this: die as the signal says
-            signal.signal(number, signal.SIG_DFL)
-            os.kill(os.getpid(), number)
-            return
-        if self.signal is None:  # a second one would break off the cleanup the first started
-            self.signal = number
-            raise KeyboardInterrupt
-
-    def exit_code(self) -> int:
-        return _INTERRUPTED if self.signal is None else 128 + self.signal
-
-
-def _traceback(e: BaseException) -> str:
-    """``AIEDSL_TRACEBACK=1``'s text for DesignError ``e``: Python's traceback (its causes
-    first), whose last line names the error's class only, as the message follows it as is."""
-    import traceback
-
-    te = traceback.TracebackException.from_exception(e)
-    text = "".join(te.format())
-    only = "".join(te.format_exception_only())
-    if text.endswith(only):
-        text = text[:-len(only)]
-    return text + f"{type(e).__module__}.{type(e).__qualname__}:\n"
-
-
-def _aborted() -> None:
-    tell("aborted\n")  # after SIGHUP the terminal may be gone: tell says nothing then
-
-
-def _missing_streams() -> bool:
-    """Give the process the standard streams it was started without (``>&-``, ``2>&-``): the
-    null device in their file descriptors, before anything opens a file that would take one
-    (a tool aiedsl runs would write into it); True when standard output was one of them."""
-    if all(stream is not None for stream in (sys.stdin, sys.stdout, sys.stderr)):
-        return False
-    while True:  # the lowest free descriptor each time: 0, 1 and 2 first
-        fd = os.open(os.devnull, os.O_RDWR)
-        if fd > 2:
-            os.close(fd)
-            break
-    closed = sys.stdout is None
-    if sys.stdout is None:
-        sys.stdout = open(1, "w", closefd=False)
-    if sys.stderr is None:
-        sys.stderr = open(2, "w", closefd=False)
-    return closed
-
-
-def main(argv: Optional[List[str]] = None) -> None:
-    """Console entry point: run the app; usage errors exit 2, DesignErrors their own code."""
-    if _missing_streams():  # nowhere to say what it does: nothing is done
-        tell(f"error [standard output]: {STDOUT_CLOSED}\n")
-        sys.exit(2)
-    with _Stop() as stop:
-        try:
-            code = app(args=argv, prog_name="aiedsl", standalone_mode=False)
-        except typer.Abort as e:
-            _aborted()
-            sys.exit(stop.exit_code() if isinstance(e.__context__, KeyboardInterrupt) else 1)
-        except KeyboardInterrupt:
-            _aborted()
-            sys.exit(stop.exit_code())
-        except Exception as e:
-            if isinstance(e, _click_class("ClickException")):
-                sys.exit(_usage_error(e))
-            from aiedsl.errors import DesignError
-
-            if not isinstance(e, DesignError):
-                raise
-            if os.environ.get("AIEDSL_TRACEBACK") == "1":
-                tell(_traceback(e))  # only added: the message and the exit code stay
-            tell(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
-            sys.exit(getattr(e, "exit_code", 2))
-        if code == _INTERRUPTED:
-            # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False
-            # returns as a code instead of raising: no aiedsl command exits 130 by itself.
-            _aborted()
-            code = stop.exit_code()
-        if isinstance(code, int) and code:
-            sys.exit(code)
-
-
-def run() -> None:
-    """The ``aiedsl`` program: :func:`main`, then leave the process at once.
-
-    Once the output is flushed nothing is left to clean up, and the interpreter's teardown
-    (freeing every numpy and pydantic object one by one) would add a tenth of a second to every
-    command; ``os._exit`` skips it. Library callers use :func:`main`, which only raises
-    ``SystemExit``.
-    """
-    try:
-        main()
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        if not isinstance(e.code, (int, type(None))):
-            tell(f"{e.code}\n")
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader left before the last lines: the result still counts
-        pass
-    except OSError as e:  # the last lines could not be written (a full disk): said, not lost
-        tell(f"{stdout_failed(e)}\n")
-        code = code or 2
-    try:
-        sys.stderr.flush()
-    except OSError:
-        pass
-    os._exit(code)
-
-
-if __name__ == "__main__":
-    run()

@@ -1,8 +1,8 @@
 """``aiedsl kernel``: test micro-kernels on the host (``kernel test``), profile their AIE API
 operations (``kernel profile``) and print a library kernel's declared cost (``kernel cost``).
 
-:mod:`aiedsl.cli` registers :data:`kernel_app` as its ``kernel`` group. As there, only typer
-and the standard library load at start-up: each command imports what it needs.
+:mod:`aiedsl.cli.commands` registers :data:`kernel_app` as its ``kernel`` group. As there,
+only typer and the standard library load at start-up: each command imports what it needs.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from aiedsl.cli_common import CONTEXT, DefineOpt, DeviceOpt, SeedOpt, load, say
+from aiedsl.cli.common import CONTEXT, DefineOpt, DeviceOpt, SeedOpt, load, say
 
 kernel_app = typer.Typer(rich_markup_mode=None, context_settings=CONTEXT,
                          help="Test micro-kernels on the host and estimate their cost.")

@@ -1,0 +1,186 @@
+"""The ``aiedsl`` program as a process: its entry points (:func:`run`, :func:`main`), the
+standard streams it was started without, SIGTERM and SIGHUP handled as Ctrl-C, and exit codes.
+
+Every :class:`~aiedsl.errors.DesignError` is printed as is, without a traceback, and exits 2
+(``AIEDSL_TRACEBACK=1`` prints the traceback before it, the exit code unchanged); an output
+path the system refuses is one too (:func:`aiedsl.files.os_error`). A
+:class:`~aiedsl.errors.ToolchainError` exits 4
+(a tool is missing) or 5 (a tool failed). A usage error prints one ``error:`` line and the
+command's usage, and exits 2. Ctrl-C exits 130, SIGTERM and SIGHUP 128 + their number.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, List, Optional
+
+import typer
+
+from aiedsl.cli.commands import app
+from aiedsl.cli.common import STDOUT_CLOSED, stdout_failed, tell
+
+
+def _click_class(name: str) -> type:
+    """A click exception class by name. typer re-exports some of click's exceptions and, from
+    0.26, vendors click itself; its BadParameter's ancestors are the same classes either way."""
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
+
+
+def _usage_error(e: Any) -> int:
+    """Print a click usage error as one ``error:`` line, then the usage; return its exit code."""
+    ctx = getattr(e, "ctx", None)
+    lines = [f"error: {e.format_message()}"]
+    if ctx is not None:
+        lines += [ctx.get_usage(), f"Try '{ctx.command_path} -h' for help."]
+    tell("\n".join(lines) + "\n")
+    return int(e.exit_code)
+
+
+_INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+_STOPPING = ("SIGTERM", "SIGHUP")
+"""Signals that stop a command as Ctrl-C does (a tool killed, the build directory left
+rebuildable), exiting 128 + the signal's number."""
+
+
+class _Stop:
+    """SIGTERM and SIGHUP raised as KeyboardInterrupt while a command runs, so every cleanup
+    Ctrl-C runs (a tool's process group killed, the marker updated, the lock released) runs for
+    them too; without it the default action killed aiedsl and left its tool writing."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.pid = os.getpid()
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "_Stop":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():  # else signal() refuses
+            for name in _STOPPING:
+                if hasattr(signal, name):
+                    number = getattr(signal, name)
+                    self.previous[number] = signal.signal(number, self._raise)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+
+    def _raise(self, number: int, frame: Any) -> None:
+        import signal
+
+        if os.getpid() != self.pid:  # a forked child inherited this: die as the signal says
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)
+            return
+        if self.signal is None:  # a second one would break off the cleanup the first started
+            self.signal = number
+            raise KeyboardInterrupt
+
+    def exit_code(self) -> int:
+        return _INTERRUPTED if self.signal is None else 128 + self.signal
+
+
+def _traceback(e: BaseException) -> str:
+    """``AIEDSL_TRACEBACK=1``'s text for DesignError ``e``: Python's traceback (its causes
+    first), whose last line names the error's class only, as the message follows it as is."""
+    import traceback
+
+    te = traceback.TracebackException.from_exception(e)
+    text = "".join(te.format())
+    only = "".join(te.format_exception_only())
+    if text.endswith(only):
+        text = text[:-len(only)]
+    return text + f"{type(e).__module__}.{type(e).__qualname__}:\n"
+
+
+def _aborted() -> None:
+    tell("aborted\n")  # after SIGHUP the terminal may be gone: tell says nothing then
+
+
+def _missing_streams() -> bool:
+    """Give the process the standard streams it was started without (``>&-``, ``2>&-``): the
+    null device in their file descriptors, before anything opens a file that would take one
+    (a tool aiedsl runs would write into it); True when standard output was one of them."""
+    if all(stream is not None for stream in (sys.stdin, sys.stdout, sys.stderr)):
+        return False
+    while True:  # the lowest free descriptor each time: 0, 1 and 2 first
+        fd = os.open(os.devnull, os.O_RDWR)
+        if fd > 2:
+            os.close(fd)
+            break
+    closed = sys.stdout is None
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", closefd=False)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)
+    return closed
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Console entry point: run the app; usage errors exit 2, DesignErrors their own code."""
+    if _missing_streams():  # nowhere to say what it does: nothing is done
+        tell(f"error [standard output]: {STDOUT_CLOSED}\n")
+        sys.exit(2)
+    with _Stop() as stop:
+        try:
+            code = app(args=argv, prog_name="aiedsl", standalone_mode=False)
+        except typer.Abort as e:
+            _aborted()
+            sys.exit(stop.exit_code() if isinstance(e.__context__, KeyboardInterrupt) else 1)
+        except KeyboardInterrupt:
+            _aborted()
+            sys.exit(stop.exit_code())
+        except Exception as e:
+            if isinstance(e, _click_class("ClickException")):
+                sys.exit(_usage_error(e))
+            from aiedsl.errors import DesignError
+
+            if not isinstance(e, DesignError):
+                raise
+            if os.environ.get("AIEDSL_TRACEBACK") == "1":
+                tell(_traceback(e))  # only added: the message and the exit code stay
+            tell(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
+            sys.exit(getattr(e, "exit_code", 2))
+        if code == _INTERRUPTED:
+            # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False
+            # returns as a code instead of raising: no aiedsl command exits 130 by itself.
+            _aborted()
+            code = stop.exit_code()
+        if isinstance(code, int) and code:
+            sys.exit(code)
+
+
+def run() -> None:
+    """The ``aiedsl`` program: :func:`main`, then leave the process at once.
+
+    Once the output is flushed nothing is left to clean up, and the interpreter's teardown
+    (freeing every numpy and pydantic object one by one) would add a tenth of a second to every
+    command; ``os._exit`` skips it. Library callers use :func:`main`, which only raises
+    ``SystemExit``.
+    """
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if not isinstance(e.code, (int, type(None))):
+            tell(f"{e.code}\n")
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader left before the last lines: the result still counts
+        pass
+    except OSError as e:  # the last lines could not be written (a full disk): said, not lost
+        tell(f"{stdout_failed(e)}\n")
+        code = code or 2
+    try:
+        sys.stderr.flush()
+    except OSError:
+        pass
+    os._exit(code)
+

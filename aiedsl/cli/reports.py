@@ -1,0 +1,114 @@
+"""What the ``aiedsl`` commands print about their work: tables (a rich table on a terminal,
+plain aligned columns when piped), the resource table of a placed design, and what a build, a
+compile and a run did.
+
+As in every module of the command line, only typer and the standard library load at start-up:
+rich and the report modules load when a table is printed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Optional, Sequence
+
+import typer
+
+from aiedsl.cli.common import no_color, say
+
+
+def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A rich table on a terminal; piped, plain aligned columns that are never wrapped. Either
+    goes out through :func:`say`, which handles a standard output that cannot be written."""
+    if not sys.stdout.isatty():
+        widths = [max(len(str(r[i])) for r in [columns, *rows]) for i in range(len(columns))]
+        say(title)
+        for r in [columns, *rows]:
+            say("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        return
+    from rich.console import Console
+
+    console = Console(highlight=False, markup=False, color_system=None if no_color() else "auto")
+    with console.capture() as drawn:
+        console.print(rich_table(title, columns, rows))
+    say(drawn.get().rstrip("\n"))
+
+
+def rich_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
+    """The rich Table of :func:`print_table`. On a narrow terminal cells wrap, and a word
+    wider than its column (a kernel name, a path) is folded onto the next line, never cut to
+    an ellipsis: the names are what the table is read for."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=title, title_justify="left")
+    for c in columns:
+        table.add_column(c, overflow="fold", no_wrap=False)
+    for row in rows:
+        table.add_row(*(Text(str(cell)) for cell in row))  # plain text: no markup read
+    return table
+
+
+def report_build(art: Any, start: float) -> None:
+    """Print what ``aiedsl build`` wrote (and lowered) into ``art.path``."""
+    print_usage(art.design, art.usage)
+    say(f"wrote {art.path}/: " + ", ".join(sorted(art.files)) +
+        f" ({time.perf_counter() - start:.2f} s)")
+    if art.lowering is not None:
+        low = art.lowering
+        drawn = ("; report.txt and map.svg are drawn from it" if low.physical is not None
+                 else f"; report.txt and map.svg show aiedsl's plan: {low.note}")
+        used = "; ".join(f"{k.split()[0]}: {v}" for k, v in low.tools.items())
+        say(f"lowered with mlir-aie ({used})"
+            + (", unchanged since the last build" if low.cached else "")
+            + f": physical.mlir, npu.mlir, insts.bin{drawn}")
+
+
+def report_compile(art: Any, compiled: Any) -> None:
+    """Print what ``aiedsl build --compile`` made (or found up to date) in ``art.path``."""
+    if compiled.cached:
+        say(f"aie.xclbin and insts.bin are up to date (nothing changed since they were "
+            f"built; cache key {compiled.manifest['cache_key'][:12]}) "
+            f"({compiled.seconds:.2f} s)")
+    else:
+        say(f"compiled {art.path}/aie.xclbin, insts.bin, manifest.json "
+            f"({compiled.seconds:.1f} s; tool output in {art.path}/logs/)")
+    pm = compiled.manifest.get("program_memory", {})
+    if pm.get("used"):  # the fullest core first: the one nearest the limit
+        fullest = sorted(pm["used"].items(), key=lambda kv: -kv[1])
+        shown = [f"{name} {end / 1024:.1f}" for name, end in fullest[:4]]
+        more = ", ..." if len(fullest) > 4 else ""
+        say(f"program memory: {', '.join(shown)}{more} of "
+            f"{pm['bytes_per_core'] / 1024:.0f} KB")
+
+
+def report_run(result: Any, trace: Optional[str], stats: Optional[str], handle: Any,
+               seed: int) -> None:
+    """Print a run's comparison and timing (rendered from its fields), write its ``--stats``
+    file; exit 1 on FAIL."""
+    for line in result.lines():
+        say(line)
+    if trace:
+        say(f"trace: {trace} (open in https://ui.perfetto.dev)")
+    if stats:
+        from aiedsl.run_stats import run_stats, write_stats
+
+        write_stats(run_stats(result, handle.name, handle.ir.device, seed=seed), stats)
+        say(f"stats: {stats}")
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def print_usage(design: Any, usage: Any) -> None:
+    """Print placed ``design``'s resource table (``usage``, from the checks) and, once it is
+    routed, how many streams it has and the wires they take."""
+    from aiedsl.codegen.report import COLUMNS, report_rows
+    from aiedsl.targets import get_target
+
+    print_table(f"{design.name} on {design.device}", COLUMNS,
+                report_rows(design, get_target(design.device), usage))
+    if design.physical is not None:
+        routes = design.physical.routes
+        shared = len(design.physical.shared)
+        say(f"routed {len(routes)} streams over {sum(len(r.wires) for r in routes)} wires"
+            + (f"; {shared} fifo(s) in shared memory, no DMA" if shared else ""))

@@ -1,0 +1,67 @@
+"""The user's functions the front end calls (a design function, a core function, a reference):
+checked before aiedsl calls them, so a function that cannot be called as aiedsl calls it, or
+that would not run its body when called, is a DesignError at its ``def`` rather than Python's
+TypeError from inside aiedsl, or a design traced without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aiedsl.errors import DesignError
+from aiedsl.ir.loc import Loc
+from aiedsl.source_loc import def_line, function_loc
+
+
+def check_callable(fn: object, nargs: int, what: str, loc: Loc | None, *,
+                   keywords: Mapping[str, object] | None = None) -> None:
+    """``fn`` is a function that can be called with ``nargs`` positional arguments (and
+    ``keywords``); else a DesignError at its ``def`` line (or ``loc``) saying what it takes."""
+    import inspect
+
+    if not callable(fn):
+        raise DesignError("reference", f"{what} is {type(fn).__name__} {fn!r}, not a function",
+                          loc=loc, fix="give a function (def or lambda) that computes it")
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: trust it
+        return
+    try:
+        sig.bind(*range(nargs), **(keywords or {}))
+    except TypeError as e:
+        extra = f" and the keywords {', '.join(keywords)}" if keywords else ""
+        raise DesignError(
+            "reference", f"{what} cannot be called with {nargs} argument(s){extra}: {e}",
+            loc=function_loc(fn) or loc, limit=f"{nargs} positional argument(s){extra}",
+            found=f"{getattr(fn, '__name__', 'it')}{sig}",
+            fix=f"make it take {nargs} argument(s)" + (" (and **params)" if keywords else "")
+        ) from None
+
+
+def check_traced(fn: object, what: str, decorator: str, rule: str, loc: Loc | None) -> None:
+    """``fn``, a function aiedsl traces by calling it once (a design's, a core's), runs its body
+    when called; else a DesignError at its ``def``. Called, an ``async def`` only makes a
+    coroutine (Python then warns, from inside aiedsl, that it was never awaited) and a function
+    with ``yield`` only makes a generator: either way nothing of its body is traced, and the
+    design would go on without it."""
+    import inspect
+
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        kind, how, word = "an async def", "an async def only makes a coroutine, which nothing " \
+            "awaits", "async"
+    elif inspect.isgeneratorfunction(fn):
+        kind, how = "a generator (a yield in its body)", "a function with yield only makes a " \
+            "generator, which nothing iterates"
+        word = "yield"
+    else:
+        return
+    name = getattr(fn, "__name__", "it")
+    raise DesignError(
+        rule, f"{what} '{name}' is {kind}", loc=def_line(fn) or loc,
+        limit=f"{decorator} traces the function by calling it: called, {how}, and none of its "
+        "body would run",
+        found=f"async def {name}(...)" if word == "async" else f"yield in {name}()",
+        fix=f"write a plain def {name}(...)" + (" without async: aiedsl calls it and nothing "
+                                                "awaits it" if word == "async" else
+                                                " without yield: its body records the "
+                                                "program as it runs, and returns nothing"))

@@ -1,0 +1,35 @@
+"""Which files hold library code (aiedsl's own, Python's, an installed package's), never a line
+of the user's: what error locations skip, and what generated files record relative to where
+it is installed.
+
+A module of its own because :mod:`aiedsl.errors` reads it (for ``stable_path``) as well as the
+modules that find the user's lines (:mod:`aiedsl.source_loc`, :mod:`aiedsl.user_errors`), which
+import :mod:`aiedsl.errors`: imports then run one way.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sysconfig
+from pathlib import Path
+
+PACKAGE_DIR = str(Path(__file__).resolve().parent)
+"""aiedsl's own folder (the package's ``__init__.py`` is in it): no file below it is the user's."""
+
+
+def is_library(filename: str) -> bool:
+    """Is ``filename`` part of aiedsl, Python itself or an installed package (not the user's)?
+    Code without a file (``<string>``, ``<frozen ...>``) is never the user's line either."""
+    if filename.startswith("<"):
+        return True
+    filename = os.path.abspath(filename)
+    return filename.startswith(PACKAGE_DIR + os.sep) or filename.startswith(library_dirs())
+
+
+@functools.lru_cache(maxsize=1)
+def library_dirs() -> tuple[str, ...]:
+    """The folders of Python's standard library and of installed packages, each ending in a
+    separator (``startswith`` then matches whole folder names)."""
+    paths = sysconfig.get_paths()
+    return tuple({paths[k] + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")})

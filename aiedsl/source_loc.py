@@ -1,0 +1,187 @@
+"""Where in the user's design a construct was written: the line that made it (the first frame
+outside aiedsl), the name it was assigned to, an argument as the user spelt it, the innermost
+line of a traceback that is the user's, and a function's first, decorator and ``def`` lines.
+
+Every message that cites a line of a design gets it here; :mod:`aiedsl.user_errors` turns a
+user's own exception into a message at such a line.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import sys
+from types import FrameType, TracebackType
+from typing import Any
+
+from aiedsl.errors import display_path
+from aiedsl.ir.loc import Loc
+from aiedsl.library_code import PACKAGE_DIR, is_library
+
+
+def caller_loc() -> Loc:
+    """The first frame outside aiedsl itself: the line of the user's design that made a construct.
+
+    Example::
+
+        def fifo(...):
+            loc = caller_loc()   # -> Loc(file="designs/passthrough.py", line=12)
+    """
+    frame = _user_frame()
+    if frame is None:
+        return Loc(file="<unknown>", line=0)
+    return Loc(file=display_path(frame.f_code.co_filename), line=frame.f_lineno)
+
+
+def _user_frame() -> FrameType | None:
+    """The first frame outside aiedsl (and contextlib, and Python's frozen modules)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(PACKAGE_DIR + os.sep) and not name.endswith("contextlib.py"):
+            if not name.startswith("<frozen"):
+                return frame
+        frame = frame.f_back
+    return None
+
+
+_ASSIGNED = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=(?!=)")
+
+
+def assigned_name(call: str) -> str | None:
+    """The plain name on the left of the user's line that makes something by ``call(``:
+    ``cin = channel(...)`` gives ``"cin"`` (and ``ins = [fifo(...) for ...]`` ``"ins"``); a line
+    that assigns to anything else (an attribute, several names) or does not call ``call`` there
+    (the middle line of a call spread over several) gives None. A construct the user did not
+    name is then named as the user calls it, in messages and in the MLIR (Amaranth names its
+    signals the same way)."""
+    frame = _user_frame()
+    if frame is None:
+        return None
+    import linecache
+
+    filename = frame.f_code.co_filename
+    # linecache serves a file's text as first read: a design file edited and loaded again in
+    # the same process would be named after its old lines (the loader runs the new ones)
+    linecache.checkcache(filename)
+    line = linecache.getline(filename, frame.f_lineno)
+    m = _ASSIGNED.match(line)
+    return m[1] if m and f"{call}(" in line[m.end():] else None
+
+
+def _parsed(filename: str) -> Any:
+    """The module ``filename`` holds, parsed (``ast.Module``), as it is on disk now; None when
+    it cannot be read or parsed. Only errors read it: nothing is cached beyond linecache."""
+    import ast
+    import linecache
+
+    linecache.checkcache(filename)  # a design edited and loaded again: its new text
+    source = "".join(linecache.getlines(filename))
+    if not source:
+        return None
+    try:
+        return ast.parse(source, filename)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def written_argument(loc: Loc, callee: str, keyword: str) -> str | None:
+    """The text of argument ``keyword=`` in the call of ``callee`` (a function or method name)
+    at ``loc``'s line, as the user wrote it: ``"K_MT"`` for ``staged_inputs(..., k_run=K_MT)``;
+    None when the line holds no such call, or the file cannot be read. A message then names
+    the user's own knob instead of the library's parameter it went into."""
+    import ast
+
+    tree = _parsed(loc.file)
+    if tree is None:
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not \
+                node.lineno <= loc.line <= (node.end_lineno or node.lineno):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        value = next((k.value for k in node.keywords if k.arg == keyword), None)
+        if name == callee and value is not None and (
+                best is None or node.lineno >= best[0]):  # the innermost call on the line
+            best = (node.lineno, ast.unparse(value))
+    return None if best is None else best[1]
+
+
+def defined_below(filename: str, name: str, line: int) -> int | None:
+    """The first line after ``line`` where the module ``filename`` binds ``name`` at its top
+    level (a ``def``, ``class``, assignment or import); None when it binds it nowhere below."""
+    import ast
+
+    tree = _parsed(filename)
+    if tree is None:
+        return None
+    for node in tree.body:
+        if node.lineno <= line:
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = {node.name}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = {(a.asname or a.name).split(".")[0] for a in node.names}
+        else:
+            continue
+        if name in names:
+            decorated = getattr(node, "decorator_list", None)
+            return decorated[0].lineno if decorated else node.lineno
+    return None
+
+def user_line(tb: TracebackType | None) -> Loc | None:
+    """The innermost line of a traceback that is the user's code (not aiedsl, Python or a
+    library it called): where a user's exception should be reported."""
+    found = None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not is_library(name):
+            found = Loc(file=display_path(name), line=tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+def function_loc(fn: object) -> Loc | None:
+    """Where a user's Python function was defined (its first line, decorators included); None
+    for functions without code or defined in a library (numpy's are not the user's lines)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or is_library(code.co_filename):
+        return None
+    return Loc(file=display_path(code.co_filename), line=code.co_firstlineno)
+
+
+def decorator_loc(loc: Loc, fn: object, name: str) -> Loc:
+    """The line of the ``@name`` decorator applied to ``fn``, where ``loc`` (the caller's line)
+    is the function's ``def`` line, as Python 3.10 reports a decorator's call (3.11 on report
+    the decorator's own line, which ``loc`` then already is)."""
+    first = function_loc(fn)  # its first decorator's line
+    if first is None or first.line >= loc.line:
+        return loc
+    filename = fn.__code__.co_filename  # type: ignore[attr-defined]
+    for line in range(first.line, loc.line):  # the decorators, first to last
+        if linecache.getline(filename, line).lstrip().startswith(f"@{name}"):
+            return loc.model_copy(update={"line": line})
+    return loc
+
+
+def def_line(fn: object) -> Loc | None:
+    """The line of ``fn``'s ``def`` (``async def``) itself, below its decorators: where what
+    makes it a coroutine or a generator is written. Its first line (:func:`function_loc`) when
+    the file cannot be read; None for a function that is not the user's."""
+    import ast
+
+    first = function_loc(fn)
+    if first is None:
+        return None
+    tree = _parsed(getattr(fn, "__code__").co_filename)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.name == getattr(fn, "__name__", None) and first.line == (
+                    node.decorator_list[0].lineno if node.decorator_list else node.lineno):
+            return Loc(file=first.file, line=node.lineno)
+    return first

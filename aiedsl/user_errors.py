@@ -1,0 +1,173 @@
+"""A user's own Python exception, raised while aiedsl ran the user's code (a design file as it
+loads, a design or core function and the helpers it calls, a reference), as a
+:class:`~aiedsl.errors.DesignError`: at the user's line, with the chain of the user's calls that
+led there, and a fix for the mistakes a design makes most (a name defined below ``@design``, a
+keyword of MLIR-AIR or IRON that aiedsl spells otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from types import TracebackType
+from typing import NamedTuple
+
+from aiedsl.errors import DesignError, display_path
+from aiedsl.ir.loc import Loc
+from aiedsl.library_code import PACKAGE_DIR, is_library
+from aiedsl.source_loc import defined_below, user_line
+
+
+def raised_by_user(e: BaseException) -> bool:
+    """Does ``e``, raised while aiedsl ran a user's function, stand for a mistake in it? All but
+    an interrupt (Ctrl-C ends aiedsl as it always does), a generator's close, and aiedsl's own
+    DesignError (already in the design's terms). ``sys.exit`` counts: it would end aiedsl
+    silently, with any exit code, 0 included."""
+    return not isinstance(e, (KeyboardInterrupt, GeneratorExit, DesignError))
+
+
+def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> "DesignError":
+    """A DesignError for exception ``e`` raised by user code while aiedsl ran ``what``, at the
+    user's line (``AIEDSL_TRACEBACK=1`` shows the whole traceback)."""
+    if isinstance(e, SystemExit):
+        code = "" if e.code is None else repr(e.code)
+        return DesignError(
+            "python error", f"sys.exit({code}) called while {what}",
+            loc=user_line(e.__traceback__) or fallback,
+            fix="return from the function instead: sys.exit would end aiedsl itself")
+    detail = str(e)
+    fix = "fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback"
+    keyword = re.search(r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'", detail)
+    if isinstance(e, TypeError) and keyword and keyword[2] in FOREIGN_KEYWORDS:
+        callees, hint = FOREIGN_KEYWORDS[keyword[2]]
+        if keyword[1].rsplit(".", 1)[-1] in callees:  # aiedsl's call, not one of the user's
+            fix = hint + "; AIEDSL_TRACEBACK=1 shows the whole traceback"
+    frames = _user_frames(e.__traceback__)
+    if isinstance(e, NameError):
+        fix = _defined_below_fix(e, frames) or fix
+    return DesignError(
+        "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",
+        loc=user_line(e.__traceback__) or fallback, fix=fix, related=_call_chain(frames))
+
+
+class _Frame(NamedTuple):
+    """One line of the user's code in a traceback (see :func:`_user_frames`)."""
+
+    loc: Loc
+    function: str
+    """Its code's name: ``core``, ``<module>``, ``<lambda>``."""
+    file: str
+    """Its file as Python names it (the one to read, whatever the working directory)."""
+    direct: bool
+    """Called by the user frame before it, with no frame of aiedsl or a library between."""
+    via_design: bool
+    """Run by ``@design`` (its decorator in aiedsl.lang.design is between it and the frame
+    before)."""
+
+
+def _user_frames(tb: TracebackType | None) -> list[_Frame]:
+    """The lines of the user's code in traceback ``tb``, outermost first (what
+    :func:`user_line` takes the last of)."""
+    out: list[_Frame] = []
+    previous_user, design_between = False, False
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if is_library(code.co_filename):
+            previous_user = False
+            design_between |= code.co_filename == _DESIGN_FILE and code.co_name == "decorate"
+        else:
+            out.append(_Frame(Loc(file=display_path(code.co_filename), line=tb.tb_lineno),
+                              code.co_name, code.co_filename, previous_user and bool(out),
+                              design_between))
+            previous_user, design_between = True, False
+        tb = tb.tb_next
+    return out
+
+
+_DESIGN_FILE = os.path.join(PACKAGE_DIR, "lang", "design.py")
+"""The module of ``@design``'s decorator, whose ``decorate`` runs the design function."""
+
+_UNNAMED = {"<module>": "the module", "<lambda>": "a lambda", "<listcomp>": "a list "
+            "comprehension", "<dictcomp>": "a dict comprehension", "<setcomp>": "a set "
+            "comprehension", "<genexpr>": "a generator expression"}
+MAX_CHAIN = 10
+"""Most call-chain lines an error shows: the outermost ones and the innermost, a count of the
+ones left out between (a recursion would list a thousand)."""
+
+
+def _called(function: str) -> str:
+    """A function of the chain as a message names it: ``core()``, ``the module``."""
+    return _UNNAMED.get(function, f"{function}()")
+
+
+def _call_chain(frames: list[_Frame]) -> list[tuple[str, Loc]]:
+    """The user's lines that led to the innermost one, outermost first, each labelled with the
+    call it made (``core() calls outer()``; ``the module: @design runs pt()`` and ``pt():
+    aiedsl runs core()`` where aiedsl ran it): only when one of the user's functions called
+    another itself (a helper). Without one, the error's own line is in the function aiedsl ran,
+    which its line and message place. A recursion's repeated lines are one entry with their
+    count; a long chain keeps its ends."""
+    if not any(f.direct for f in frames):
+        return []
+    chain: list[tuple[str, Loc, int]] = []
+    for f, callee in zip(frames, frames[1:]):
+        runs = "calls" if callee.direct else "@design runs" if callee.via_design else \
+            "aiedsl runs"
+        label = f"{_called(f.function)}{' ' if callee.direct else ': '}{runs} " \
+            f"{_called(callee.function)}"
+        if chain and chain[-1][0] == label and chain[-1][1] == f.loc:
+            chain[-1] = (label, f.loc, chain[-1][2] + 1)
+        else:
+            chain.append((label, f.loc, 1))
+    shown = [(label + (f" ({n} times)" if n > 1 else ""), loc) for label, loc, n in chain]
+    if len(shown) > MAX_CHAIN:
+        head, tail = MAX_CHAIN // 2, MAX_CHAIN - MAX_CHAIN // 2
+        left = len(shown) - head - tail
+        first = shown[-tail]
+        shown = shown[:head] + [(f"({left} calls between left out) {first[0]}", first[1])] + \
+            shown[len(shown) - tail + 1:]
+    return shown
+
+
+def _defined_below(e: NameError, frames: list[_Frame]) -> tuple[int, int] | None:
+    """For a name the design function (or a function it ran) did not find: the line of
+    ``@design`` that ran it and the line below it that defines the name, when the design
+    file's top level does."""
+    name = getattr(e, "name", None)
+    top = next((f for f in frames if f.function == "<module>"), None)
+    if not isinstance(name, str) or top is None or frames[-1] is top or not any(
+            f.via_design for f in frames[frames.index(top) + 1:]):
+        return None
+    below = defined_below(top.file, name, top.loc.line)
+    return None if below is None else (top.loc.line, below)
+
+
+def _defined_below_fix(e: NameError, frames: list[_Frame]) -> str | None:
+    """The fix of a NameError for a name the design file defines below its ``@design``."""
+    found = _defined_below(e, frames)
+    if found is None:
+        return None
+    at, below = found
+    return (f"move '{e.name}' above line {at} (it is defined at line {below}): @design runs "
+            "the function where it is decorated, so the names it uses must be defined above it")
+
+
+_PATTERNED = ("fill", "drain", "channel", "fifo", "forward")
+FOREIGN_KEYWORDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "broadcast_shape": (("channel",), "MLIR-AIR's broadcast_shape=[1, n] is broadcast=n on an "
+                        "aiedsl channel (each consuming core uses the one index c[i])"),
+    "sizes": (("herd", *_PATTERNED), "MLIR-AIR's herd sizes=[c, r] is @herd(cols=c, rows=r); a "
+              "transfer's sizes go in its pattern: rt.fill(f, t, (offset, sizes, strides))"),
+    "offsets": (_PATTERNED, "a transfer's offset is one linear element offset in its pattern: "
+                "rt.fill(f, t, (offset, sizes, strides)), or tiles(t, (th, tw)) for a whole "
+                "tiling"),
+    "strides": (_PATTERNED, "a transfer's strides go in its pattern: rt.fill(f, t, (offset, "
+                "sizes, strides)); a fifo's or channel's layout is dims_to_stream=[(size, "
+                "stride), ...]"),
+    "indices": (("channel", "consume", "produce"), "a channel's index goes in brackets: "
+                "c[x, y].consume()"),
+}
+"""Keywords of MLIR-AIR and IRON calls that aiedsl spells otherwise: the aiedsl calls a porter
+writes them on, and how aiedsl spells them (the README's "Coming from" tables). The fix of the
+TypeError a design gets for writing one on those calls; a function of the user's own with the
+same keyword keeps the plain fix."""
