@@ -39,7 +39,7 @@ from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.options import check_clock, check_kernels, check_seed, check_target
-from aiedsl.sim.stats import Timing, significant
+from aiedsl.sim.summary import Timing, significant
 from aiedsl.source_loc import caller_loc
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
@@ -95,7 +95,7 @@ class RunResult:
     checks: list[OutputCheck]
     """Per output: passed, worst element, got, want, error and tolerance."""
     timing: Timing | Measured
-    """Simulated :class:`~aiedsl.sim.stats.Timing` (cycles, utilisation, bottleneck ...) or,
+    """Simulated :class:`~aiedsl.sim.summary.Timing` (cycles, utilisation, bottleneck ...) or,
     on the NPU, :class:`Measured` latencies."""
 
     @property

@@ -1,7 +1,7 @@
 """``--stats FILE``: a run's results as JSON, for dashboards and regression gates.
 
 Everything ``aiedsl sim`` and ``aiedsl run`` print, as numbers: the comparison of each output
-and the timing (simulated :class:`~aiedsl.sim.stats.Timing`, or the latencies measured on the
+and the timing (simulated :class:`~aiedsl.sim.summary.Timing`, or the latencies measured on the
 NPU). Strict JSON: a NaN or an infinity (a worst element may be one) is written as the string
 ``"nan"``, ``"inf"`` or ``"-inf"``. Times are in seconds, sizes in bytes, utilisations are
 fractions (0..1). The file begins with its ``"generator": "aiedsl ..."``, which is how aiedsl
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiedsl.compare import OutputCheck
-from aiedsl.sim.stats import Timing
+from aiedsl.sim.summary import Timing
 from aiedsl.version import __version__
 
 if TYPE_CHECKING:

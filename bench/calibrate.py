@@ -35,7 +35,7 @@ import numpy as np
 
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
-from aiedsl.sim.stats import Timing
+from aiedsl.sim.summary import Timing
 from aiedsl.targets import DEVICES, TimingModel, get_target
 
 HERE = Path(__file__).resolve().parent

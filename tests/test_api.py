@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import aiedsl
-from aiedsl.sim.stats import Bottleneck, Timing
+from aiedsl.sim.summary import Bottleneck, Timing
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"M": 256, "N": 256}

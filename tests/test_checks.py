@@ -2419,7 +2419,7 @@ def test_cli_build_of_a_broken_design_writes_nothing(design_file: DesignFile) ->
     assert sorted(p.name for p in path.parent.iterdir()) == ["d.py"]
 
 
-# -- DMA rules taken from mlir-aie's verifiers (checks/dma.py cites each) ------------------------
+# -- DMA rules taken from mlir-aie's verifiers (checks/dma/ cites each) --------------------------
 
 SHIM_TRANSPOSE = '''
     from aiedsl import Tensor, design, fifo, herd, kernels, loop, runtime, {dt}

@@ -23,7 +23,7 @@ from aiedsl.ir import Loc
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim.explain import Deadlock
-from aiedsl.sim.stats import significant
+from aiedsl.sim.summary import significant
 
 DesignFile = Callable[..., Path]
 

@@ -19,7 +19,7 @@ from aiedsl.sim import Deadlock, simulate
 from aiedsl.sim.compare import compare
 from aiedsl.ir.types import dims_index
 from aiedsl.sim.patterns import pattern_steps
-from aiedsl.sim.stats import significant
+from aiedsl.sim.summary import significant
 
 DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16", "gemm_i8"]
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -1,6 +1,6 @@
 """tiles(): every pattern it returns passes the shim DMA rules and walks the tiles in order.
 
-The rules are those of ``aiedsl/checks/dma.py`` (``_check_transfer``, called here on a one-transfer
+The rules are those of ``aiedsl/checks/dma/`` (``_check_transfer``, called here on a one-transfer
 design); the order is compared with a naive tile-by-tile walk written below. When ``tiles()``
 raises, a brute-force search over every 4-d factorisation of the walk must find no legal pattern
 either. GEMM settings of ``designs/gemm_bf16.py`` (built on ``tiles`` via ``gemm_runtime``) pass
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from aiedsl import Tensor, design, tiles
 from aiedsl.checks import check_design
-from aiedsl.checks.dma import _check_transfer
+from aiedsl.checks.dma.transfers import _check_transfer
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import Design, HostTensor, Loc, Pattern, TensorType, Transfer
@@ -53,7 +53,7 @@ def call_tiles(shape: tuple[int, int], dt: str, **kw: object) -> Pattern:
 
 def dma_error(p: Pattern, shape: tuple[int, int], dt: str,
               target: TargetModel = NPU1) -> DesignError | None:
-    """What ``checks/dma.py`` says of ``rt.fill(.., A, p)`` for ``A: shape x dt``: None if legal."""
+    """What ``checks/dma/`` says of ``rt.fill(.., A, p)`` for ``A: shape x dt``: None if legal."""
     tensor = HostTensor(name="A", index=0, type=TensorType(shape=shape, dtype=dt), loc=LOC)
     t = Transfer(op="fill", fifo="a", tensor="A", pattern=p, loc=LOC)
     d = Design(name="t", device=target.name, loc=LOC, tensors=(tensor,), fifos=(), herds=(),

@@ -1,10 +1,13 @@
-"""Kernels: the declaration (:mod:`.base`), the shipped library (:mod:`.library`, its matmuls in
-:mod:`.matmul`, its norms and activations in :mod:`.activations`), each kernel's C++ file
-(:mod:`.text`, from :mod:`.source`), host builds of that C++ (:mod:`.host`) for testing
-(:mod:`.host_check`, on the cases of :mod:`.cases`, run as :mod:`.guarded` says) and profiling
-(:mod:`.profile`), and the library at several sizes (:mod:`.samples`)."""
+"""Kernels: the declaration (:mod:`.base`; its parameters in :mod:`.args`, the reference split for
+the simulator in :mod:`.prepared`, cycles from a profile in :mod:`.profiled_cycles`), the shipped
+library (:mod:`.library`, its matmuls in :mod:`.matmul`, its norms and activations in
+:mod:`.activations`), each kernel's C++ file (:mod:`.text`, from :mod:`.source`), host builds of
+that C++ (:mod:`.host`) for testing (:mod:`.host_check`, on the cases of :mod:`.cases`, run as
+:mod:`.guarded` says) and profiling (:mod:`.profile`), and the library at several sizes
+(:mod:`.samples`)."""
 
-from aiedsl.kernels.base import Kernel, buffer, declare, scalar
+from aiedsl.kernels.args import buffer, scalar
+from aiedsl.kernels.base import Kernel, declare
 from aiedsl.kernels.layout import block, block_dims, unblock, unblock_dims
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.matmul import conv2d_1x1, conv2d_3x3, matmul, matmul_cascade

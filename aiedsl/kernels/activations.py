@@ -21,7 +21,8 @@ import numpy as np
 from aiedsl.dtypes import bf16
 from aiedsl.errors import DesignError
 from aiedsl.ir import TensorType
-from aiedsl.kernels.base import Kernel, buffer, declare
+from aiedsl.kernels.args import buffer
+from aiedsl.kernels.base import Kernel, declare
 from aiedsl.kernels.matmul import _target
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown

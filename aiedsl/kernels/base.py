@@ -13,20 +13,24 @@ Example
         cycles=40, cost="8 elements, one vector op plus call overhead")
 
 Calling the kernel object inside a core function records a call: ``add_one(ta, tb, 8)``.
+
+The parameters are :mod:`~aiedsl.kernels.args`'s, ``prepared=`` is a
+:class:`~aiedsl.kernels.prepared.Prepared`, and ``cycles=None`` is
+:mod:`~aiedsl.kernels.profiled_cycles`'s.
 """
 
 from __future__ import annotations
 
 import functools
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from aiedsl.dtypes import DType
-from aiedsl.errors import DesignError, counted
+from aiedsl.errors import DesignError
 from aiedsl.ir import Kernel as KernelIR
 from aiedsl.ir import KernelArg, TensorType
-from aiedsl.kernels.faults import Stray
+from aiedsl.kernels.prepared import Prepared
+from aiedsl.kernels.profiled_cycles import _profiled
 from aiedsl.kernels.reference import run_checked
 from aiedsl.lang.callables import check_callable
 from aiedsl.lang.context import current_design, design_module
@@ -36,137 +40,6 @@ from aiedsl.lang.names import (check_argument, check_defines, check_entry, check
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
-
-
-def buffer(name: str, type: TensorType, access: Literal["in", "out", "inout"] = "in", *,
-           blocks: tuple[int, int] | None = None) -> KernelArg:
-    """A buffer parameter: ``access`` is ``"in"``, ``"out"`` or ``"inout"``.
-
-    ``blocks=(br, bc)`` states that the kernel reads (or writes) the 2-D tile in ``br x bc``
-    blocks, as :func:`~aiedsl.kernels.layout.block_dims` packs it; ``aiedsl check`` then
-    verifies that the fifo's DMA layouts deliver exactly that order.
-
-    Example: ``buffer("a", Tensor[64, 64, bf16], blocks=(4, 8))``
-    """
-    loc = caller_loc()
-    check_name(name, "kernel argument", loc)
-    if not isinstance(type, TensorType):
-        raise DesignError("kernel signature", f"buffer '{name}' has the type {type!r}", loc=loc,
-                          limit="a Tensor[...] type", found=repr(type),
-                          fix=f'write e.g. buffer("{name}", Tensor[1024, i32])')
-    if access not in ("in", "out", "inout"):
-        raise DesignError("kernel signature", f"buffer '{name}' has access={access!r}", loc=loc,
-                          limit="'in', 'out' or 'inout'", found=repr(access),
-                          fix="say whether the kernel reads it, writes it, or both")
-    if blocks is not None and not _divides_blocks(type, blocks):
-        raise DesignError("kernel signature", f"buffer '{name}' ({type}) has blocks="
-                          f"{shown(blocks)}", loc=loc,
-                          limit="(block rows, block cols) dividing a 2-D tile",
-                          found=shown(blocks), fix="give blocks that tile the buffer's 2-D shape")
-    if blocks is not None:  # plain ints: numpy's given too
-        blocks = (as_int(blocks[0]) or 0, as_int(blocks[1]) or 0)
-    return KernelArg(name=name, kind="buffer", type=type, dtype=type.dtype, access=access,
-                     blocks=blocks)
-
-
-def _divides_blocks(t: TensorType, blocks: object) -> bool:
-    if not (isinstance(blocks, tuple) and len(blocks) == 2 and len(t.shape) == 2):
-        return False
-    sizes = [as_int(b) for b in blocks]  # numpy's integers too
-    return all(b is not None and b > 0 and s % b == 0 for b, s in zip(sizes, t.shape))
-
-
-def scalar(name: str, dt: DType | str | Any, *, equals: int | None = None,
-           narrows_to: DType | str | Any | None = None) -> KernelArg:
-    """A scalar parameter passed by value: ``scalar("n", i32)`` (or ``np.int32``).
-
-    ``equals=1024`` says 1024 is the one value the kernel is right for: its C++ is compiled for
-    it and ignores the argument (an element count fixed by a template parameter), or reads it
-    but its buffers are sized for it (a Riallto kernel's width): ``aiedsl check`` then refuses
-    any other value.
-    ``narrows_to=i16`` says the C++ converts the scalar to that narrower type before using it
-    (``(int16_t)s``): ``aiedsl check`` then refuses a value outside its range, which would wrap
-    on the NPU. Both hold for a value passed by a core and for every ``rt.rtp_write`` into an
-    rtp slot a core passes.
-    """
-    loc = caller_loc()
-    name = check_name(name, "kernel argument", loc)
-    d = lookup_dtype(dt, loc)
-    if equals is not None and d.is_float:
-        raise DesignError("kernel signature", f"scalar '{name}' ({d.name}) has "
-                          f"equals={equals!r}, which is for integer scalars", loc=loc,
-                          limit="equals= on an integer scalar (an element count)",
-                          found=d.name, fix="declare the scalar with an integer type, or leave "
-                          "equals= out")
-    if equals is not None and as_int(equals) is None:
-        raise DesignError("kernel signature", f"scalar '{name}' has equals={shown(equals)}",
-                          loc=loc, limit="an int", found=shown(equals),
-                          fix="give the one value the C++ is compiled for")
-    equals = None if equals is None else as_int(equals)  # numpy's integers as plain ints
-    narrow = None if narrows_to is None else lookup_dtype(narrows_to, loc)
-    if narrow is not None and narrow.is_float != d.is_float:
-        raise DesignError("kernel signature", f"scalar '{name}' ({d.name}) has "
-                          f"narrows_to={narrow.name}", loc=loc,
-                          limit=f"{'a float' if d.is_float else 'an integer'} type, as "
-                          f"{d.name} is", found=narrow.name,
-                          fix="give the type the C++ converts the scalar to, or leave it out")
-    return KernelArg(name=name, kind="scalar", dtype=d.name, equals=equals,
-                     narrows_to=None if narrow is None else narrow.name)
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A kernel's reference in two steps, so the simulator can share the first between cores.
-
-    ``operands`` maps positions of input buffers to pure functions of their contents, and
-    ``finish`` does the rest: ``finish(*[operands[i](x) if i in operands else x ...])`` does
-    exactly what ``reference(*args, **params)`` does. When a broadcast fill brings the same
-    data to several cores, the simulator makes each operand once per fill (e.g. matmul's A tile
-    unblocked and widened to f32 once for the four cores of a row) and hands the others the
-    same, read-only, array.
-    """
-
-    operands: dict[int, Callable[[Any], Any]]
-    finish: Callable[..., None]
-    accumulator: Accumulator | None = None
-    """How the kernel may keep one output in a layout of its own between calls, if it may."""
-    reorders: dict[int, Reorder] = field(default_factory=dict)
-    """The operands that only move and widen elements, and how (see :class:`Reorder`)."""
-
-
-@dataclass(frozen=True, eq=False)
-class Reorder:
-    """An operand function that only moves elements and widens them: ``operands[i](x)`` is
-    ``x.reshape(-1)[order].astype(dtype).reshape(shape)``, exactly.
-
-    When a buffer holds data a DMA gathered in an order of its own (a memtile packing mmul
-    blocks), the simulator then makes the operand from the data before that gather in one
-    step, the two orders composed (often to none: the kernel unpacks what the memtile packed).
-    """
-
-    order: Any
-    """Where each element of the operand comes from (indices into the flat buffer)."""
-    dtype: Any
-    shape: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Accumulator:
-    """An output a kernel only adds into, kept by the simulator in the kernel's own layout
-    from call to call on the same buffer (matmul's C row-major, not in mmul blocks), and
-    written back to the buffer before anything else reads it: the core releases it, or
-    another call takes it.
-
-    ``load(buffer)`` makes the private copy, ``store(acc, buffer)`` writes it back, and
-    ``finish(*args)`` (with the private copy at ``position``) adds one call's result into it;
-    load, one or more finishes and store must leave the buffer bit for bit as the same calls
-    of ``Prepared.finish`` do.
-    """
-
-    position: int
-    load: Callable[[Any], Any]
-    store: Callable[[Any, Any], None]
-    finish: Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -407,96 +280,6 @@ def _float_param(symbol: str, key: str, value: float, dt: str, loc: Any) -> floa
             loc=loc, limit=f"a finite {d.name}: -{top:g} to {top:g}", found=repr(value),
             fix=f"give scalar '{key}' a value {d.name} holds")
     return value
-
-
-def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
-    """``ir`` with the cycles its profile gives (the kernel declared no ``cycles=``): its C++
-    run once on the host, on random inputs, with the scalars of its ``params``."""
-    from aiedsl.kernels.text import kernel_text
-    from aiedsl.kernels.cases import KernelCase
-    from aiedsl.kernels.profile import profile_case
-    from aiedsl.lang.context import _DESIGN
-    from aiedsl.targets import get_target
-
-    # a scalar's value: its params= entry, or the one value equals= allows
-    given = {a.name: ir.params[a.name] if a.name in ir.params else a.equals
-             for a in ir.args if a.kind == "scalar"}
-    missing = [n for n, v in given.items() if v is None]
-    if missing:
-        raise DesignError(
-            "kernel cost", f"kernel '{ir.symbol}' has no cycles= and no value for its scalar "
-            f"{', '.join(repr(m) for m in missing)} to profile it with", loc=ir.loc,
-            found="cycles=None", fix="give cycles=, or params={"
-            + ", ".join(f"'{m}': ..." for m in missing) + "} to profile it with")
-    trace = _DESIGN.get()
-    target = trace.target if trace is not None else get_target("npu1")
-    scalars = dict(given)
-    case = KernelCase(ir, kernel_text(None, ir), reference, scalars)  # type: ignore[arg-type]
-    prof = profile_case(case, target)
-    if not prof.ran:  # crashed or hung in its child: no counts to take cycles from
-        raise DesignError(
-            "kernel cost", f"kernel '{ir.symbol}' has no cycles=, and the run of its C++ that "
-            f"profiles it {prof.faults[0]}", loc=ir.loc,
-            limit="a kernel profiled for its cycles (cycles=None) returns from its call on the "
-            "host", found=f"cycles=None; {prof.faults[0]}",
-            fix="fix the C++; to look into it, declare cycles= for now and run `aiedsl kernel "
-                "test` on the design: it says what the kernel reads or writes outside its "
-                "buffers")
-    if prof.strays:
-        raise _stray_error(ir, prof.strays, scalars)
-    # what else it did wrong (an input written, a misaligned access, a bf16 conversion under
-    # another rounding mode; it ran to its end, so the counts stand) is left to `aiedsl kernel
-    # test` and `sim --kernels native`, which report it as they do with cycles= given
-    if not prof.counted:
-        raise DesignError(
-            "kernel cost", f"kernel '{ir.symbol}' has no cycles= and its profile counts no AIE "
-            "API vector operation, load or store (scalar C++ is not modelled)", loc=ir.loc,
-            limit="cycles= for a kernel the profile cannot estimate", found="cycles=None",
-            fix="give cycles= per call, estimated from the kernel's loop")
-    return ir.model_copy(update={
-        "cycles": prof.cycles, "cycles_source": "profile", "arch": target.arch,
-        "cost": f"{ir.cost} [cycles from its profile on {target.name}: bound by "
-                f"{prof.binding}; no cycles= declared]"})
-
-
-def _stray_error(ir: KernelIR, strays: tuple[Stray, ...],
-                 scalars: dict[str, Any]) -> DesignError:
-    """The design error for the writes outside its buffers that the run profiling kernel
-    ``ir`` made: on a core they land on whatever is placed next to the buffer (another buffer,
-    an rtp), which neither ``check`` nor the simulator would say."""
-    s = strays[0]
-    after = s.side != "before"
-    more = f" (and {counted(len(strays) - 1, 'more such write')})" if len(strays) > 1 else ""
-    spans: dict[str, list[str]] = {}  # by buffer, in the order of the kernel's arguments
-    notes: dict[str, str] = {}
-    for w in strays:
-        spans.setdefault(w.buffer, []).append(
-            f"byte {w.first}" if w.first == w.last else f"bytes {w.first} to {w.last}")
-        if w.whole:
-            notes[w.buffer] = (f" (all the guard bytes {w.side} it: it may write further, "
-                               "unseen)")
-    sizes = {w.buffer: w.nbytes for w in strays}
-    found = "; ".join(f"'{b}' holds {sizes[b]} bytes; {' and '.join(x)} from its start "
-                      f"changed{notes.get(b, '')}" for b, x in spans.items())
-    if scalars:
-        found += "; the scalars it ran with: " + ", ".join(f"{n}={v!r}" for n, v in
-                                                            scalars.items())
-    if not after:
-        size = f"make the C++ start writing at the first byte of '{s.buffer}'"
-    else:
-        # the size it needs runs to the last byte written (unknown past a whole guard)
-        needs = "" if s.whole else f": {s.last + 1} bytes, to the last one it wrote"
-        size = (f"size '{s.buffer}' for what the C++ writes{needs} (a vectorised loop writes "
-                "whole vectors), or make the C++ stop at its end")
-    return DesignError(
-        "kernel bounds", f"kernel '{ir.symbol}' {s.text()}{more} in the run of its C++ that "
-        "profiles it (cycles=None): on the core it would overwrite whatever is placed "
-        f"{'after' if after else 'before'} '{s.buffer}'", loc=ir.loc,
-        limit="a kernel writes only inside its buffers (the bytes around each are checked "
-        "after the profiled call)", found=found,
-        fix=f"{size}; to see more, declare cycles= for now and run `aiedsl kernel test` on the "
-            "design: it runs the kernel alone with the design's scalars and says what it reads "
-            "or writes outside its buffers")
 
 
 def _short(value: object) -> str:

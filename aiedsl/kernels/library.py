@@ -23,7 +23,8 @@ import numpy as np
 from aiedsl.dtypes import DType, i16, i32, u8
 from aiedsl.errors import DesignError
 from aiedsl.ir import TensorType
-from aiedsl.kernels.base import Kernel, buffer, declare, scalar
+from aiedsl.kernels.args import buffer, scalar
+from aiedsl.kernels.base import Kernel, declare
 from aiedsl.kernels.activations import (  # noqa: F401 (re-exported: the library's)
     NORM_EPS, activation_ref, exp_bf16, gelu, layer_norm, norm_ref, rms_norm, silu, softmax,
 )

@@ -22,8 +22,10 @@ import numpy as np
 from aiedsl.dtypes import DType, bf16
 from aiedsl.errors import DesignError
 from aiedsl.ir import TensorType
-from aiedsl.kernels.base import Accumulator, Kernel, Prepared, Reorder, buffer, declare
+from aiedsl.kernels.args import buffer
+from aiedsl.kernels.base import Kernel, declare
 from aiedsl.kernels.layout import block, unblock
+from aiedsl.kernels.prepared import Accumulator, Prepared, Reorder
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.source_loc import caller_loc
 from aiedsl.targets import TargetModel

@@ -164,7 +164,7 @@ def _shim_pattern(offset: int, dims: list[tuple[int, int]], itemsize: int,
                     f"repeat at most {target.max_shim_iterations} times per transfer, and issue "
                     "more transfers for more")
     if len(inner) == 1 and inner[0].stride == 1 and (inner[0].size * itemsize) % gran == 0:
-        # One contiguous run: a linear transfer, exempt from the wrap limits (see checks/dma.py;
+        # One contiguous run: a linear transfer, exempt from the wrap limits (see checks/dma/;
         # mlir-aie's isLinearTransfer leaves the iteration dimension out).
         return Pattern(offset=offset, sizes=(rep, 1, 1, inner[0].size), strides=(0, 0, 0, 1))
     fitted = _fit(inner, itemsize, target, first_slot=1 if rep > 1 else 0)
@@ -267,7 +267,7 @@ def _slot_limit(slot: int, itemsize: int, target: TargetModel) -> int:
 
 
 def _slot_fits(slot: int, size: int, stride: int, itemsize: int, target: TargetModel) -> bool:
-    """Does (size, stride) meet the rules of ``slot`` (those of checks/dma.py)?"""
+    """Does (size, stride) meet the rules of ``slot`` (those of checks/dma/)?"""
     gran = target.dma_granularity
     if size > _slot_limit(slot, itemsize, target):
         return False
@@ -278,7 +278,7 @@ def _slot_fits(slot: int, size: int, stride: int, itemsize: int, target: TargetM
         # whole-word step (verifyStridesWraps encodes it as stride - 1).
         contiguous = size == 1 or stride == 1 or itemsize == gran
         return contiguous and (size * itemsize) % gran == 0
-    # Word-aligned strides, the iteration dim's too (checks/dma.py, as verifyStridesWraps).
+    # Word-aligned strides, the iteration dim's too (checks/dma/, as verifyStridesWraps).
     return (stride * itemsize) % gran == 0
 
 

@@ -27,7 +27,8 @@ from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
 from aiedsl.sim.options import check_clock, check_kernels, check_seed
 from aiedsl.sim.runtime import check_shim_bds, check_task_queues
-from aiedsl.sim.stats import Timing, significant, timing
+from aiedsl.sim.stats import timing
+from aiedsl.sim.summary import Timing, significant
 from aiedsl.sim.trace import check_trace, write_trace
 from aiedsl.source_loc import caller_loc
 from aiedsl.targets import TargetModel, get_target

@@ -227,7 +227,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
     acquire_cost, release_cost = costs.acquire, costs.release
     counters: list[int] = []
     accs: dict[tuple[int, int], tuple[Any, Any, Callable[[Any, Any], None]]] = {}
-    """Outputs kept in a kernel's own layout (:class:`~aiedsl.kernels.base.Accumulator`), by
+    """Outputs kept in a kernel's own layout (:class:`~aiedsl.kernels.prepared.Accumulator`), by
     (end, slot): (the buffer, the private copy, how to write it back)."""
     pc = 0
     n_code = len(code)

@@ -75,7 +75,7 @@ class Chunk:
         self.origin: tuple[np.ndarray, np.ndarray] | None = None
         """``(source, order)`` when ``data`` is ``source`` gathered in ``order`` (a link's send
         of what it received), ``source`` never changed: an operand that reorders ``data`` may
-        be made from ``source`` in one step (:class:`~aiedsl.kernels.base.Reorder`)."""
+        be made from ``source`` in one step (:class:`~aiedsl.kernels.prepared.Reorder`)."""
 
 
 class Port:

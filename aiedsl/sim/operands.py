@@ -98,7 +98,7 @@ def fill_tracking(op: Call, k: Any, obj: Any, acquired: dict[str, list[Any]],
 
 
 def accumulating(op: Call, obj: Any) -> tuple[Any, ...] | None:
-    """For a call of a kernel with an :class:`~aiedsl.kernels.base.Accumulator` whose output
+    """For a call of a kernel with an :class:`~aiedsl.kernels.prepared.Accumulator` whose output
     is a fifo buffer: (position, load, store, finish, operand functions); else None."""
     prepared = getattr(obj, "prepared", None)
     acc = getattr(prepared, "accumulator", None)
@@ -206,7 +206,7 @@ _UNORDERED = object()
 def make_shared(fn: Callable[[Any], Any], reorder: Any, cache: dict[int, Any], chunk: Any,
                  views: Any, slot: int) -> Any:
     """Make the operand ``fn`` of ``chunk``'s data (held in ``views[slot]``) once, kept on the
-    chunk, read-only. A :class:`~aiedsl.kernels.base.Reorder` operand of a chunk gathered
+    chunk, read-only. A :class:`~aiedsl.kernels.prepared.Reorder` operand of a chunk gathered
     from data nobody changes is made from that data in one step, the gather's order and the
     operand's composed (and cached by gather): the same elements, moved once."""
     origin = chunk.origin

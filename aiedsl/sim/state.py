@@ -58,7 +58,7 @@ class Ring:
     fills: list[Any] | None = None
     """For a ring a DMA fills whole from its stream: per buffer, the chunk its contents are a
     copy of (None once anything else wrote it). Cores that got the same chunk share the
-    operands a kernel prepares from it (:class:`aiedsl.kernels.base.Prepared`)."""
+    operands a kernel prepares from it (:class:`aiedsl.kernels.prepared.Prepared`)."""
     pending: list[np.ndarray | None] | None = None
     """For a core's input ring a DMA fills whole: per buffer, data received but not yet
     written (None when the buffer holds it). A broadcast puts one element into several cores,

@@ -1,0 +1,68 @@
+"""DMA layout rules: the n-d patterns of runtime transfers and of fifo ``dims`` on each tile.
+
+AIE2 DMAs count sizes and strides in 4-byte words (``aie2-facts.md`` s2): a transfer's innermost
+run must be whole words, each wrap is at most ``max_dma_size``, a shim pattern has 3 dimensions
+plus an iteration (repeat) dimension of at most ``max_shim_iterations``, and memtile and
+compute-tile DMAs have 4 and 3 dimensions. A plain contiguous run is a linear transfer and is
+exempt from the wrap limits.
+
+The limits below are mlir-aie's, each cited where it is checked (sources read at upstream
+commit 1e400306, 2026-03-14, the mlir-aie of ``shared/reference/mlir-aie-lowered``, and at the
+PRs that changed them since; aiedsl takes the stricter where two versions differ, so a design it
+accepts lowers on both):
+
+* shim (runtime ``rt.fill``/``rt.drain``, lowered to ``aiex.npu.dma_memcpy_nd``): mlir-aie's
+  ``AIEX::verifyStridesWraps`` and ``getHardwareStridesWraps`` (lib/Dialect/AIEX/IR/
+  AIEXDialect.cpp);
+* memtile and compute-tile BDs (a fifo's ``dims_to_stream``/``dims_from_stream``, copied into
+  ``aie.dma_bd`` by the objectfifo lowering): ``DMABDOp::verify`` (lib/Dialect/AIE/IR/
+  AIEDialect.cpp) and the BD field widths of the target model.
+
+:func:`check_dma` runs the rules in order: each fifo's elements are whole words (here), then the
+runtime patterns (:mod:`.transfers`), the layouts of splits and joins (:mod:`.link_dims`) and each
+fifo end's layout (:mod:`.fifo_dims`). The rules of dimensions shared by shim patterns and BDs
+are :mod:`.dims`'s, the BDs a fifo end's layout is applied by and how far it walks in them
+:mod:`.bds`'s, and the fix for a link end's ``dims_from_stream`` :mod:`.moved_layout`'s.
+"""
+
+from __future__ import annotations
+
+from aiedsl.checks.dma.bds import _bds
+from aiedsl.checks.dma.fifo_dims import _check_fifo_dims, _repeat_how
+from aiedsl.checks.dma.link_dims import _check_link_dims
+from aiedsl.checks.dma.moved_layout import _moved_layout_fix
+from aiedsl.checks.dma.transfers import _check_transfer
+from aiedsl.errors import DesignError
+from aiedsl.ir import Design, Transfer
+from aiedsl.targets import TargetModel
+
+# The limits are the target model's (TileLimits.bd_max_size, bd_step_words,
+# TargetModel.max_bd_stride, dma_granularity), each with its mlir-aie source there.
+
+
+def check_dma(d: Design, target: TargetModel) -> None:
+    """Check every runtime pattern and every fifo's ``dims_to_stream``/``dims_from_stream``
+    against ``target``'s DMAs."""
+    for f in d.fifos:
+        if f.elem.nbytes % target.dma_granularity:
+            raise DesignError(
+                "dma pattern", f"fifo '{f.name}' has {f.elem.nbytes}-byte elements ({f.elem})",
+                loc=f.loc, limit=f"whole {target.dma_granularity}-byte words (a DMA buffer "
+                "descriptor counts its length in words)", found=f"{f.elem.nbytes} bytes",
+                fix=f"make each element a multiple of {target.dma_granularity} bytes")
+    for t in d.runtime:
+        if isinstance(t, Transfer):
+            _check_transfer(d, t, target)
+    _check_link_dims(d)
+    split_inputs = {link.srcs[0]: link for link in d.links if link.kind == "split"}
+    for f in d.fifos:
+        ends = [(f.producer, "dims_to_stream")] + [(c, "dims_from_stream") for c in f.consumers]
+        for e, what in ends:
+            if e.dims:
+                split = split_inputs.get(f.name) if e.is_link_end else None
+                buffer, bds = _bds(d, f, e)
+                moved = (_moved_layout_fix(d, f, e, target)
+                         if e.is_link_end and what == "dims_from_stream" and split is None
+                         else "")
+                _check_fifo_dims(f, e, what, target, buffer, bds, split_input=split is not None,
+                                 repeat_how=_repeat_how(d, f, e, what), moved_fix=moved)

@@ -1,0 +1,69 @@
+"""The rules of a DMA's dimensions that shim patterns and tile BDs share (wraps, whole words,
+a contiguous innermost run), and :func:`_fail`, which raises a broken DMA rule's error."""
+
+from __future__ import annotations
+
+from aiedsl.errors import DesignError
+from aiedsl.ir import Loc
+from aiedsl.targets import TargetModel
+
+
+def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], itemsize: int,
+                target: TargetModel, loc: Loc, shown: str,
+                related: list[tuple[str, Loc]] | None = None, *, strided_inner: bool = False,
+                tile: str | None = None) -> None:
+    """Wrap, granularity and contiguity rules of the non-iteration dimensions, innermost last.
+
+    ``strided_inner`` lets the innermost dimension step by whole words (4-byte elements).
+    ``tile`` (``memtile``/``core``) applies that BD's size limit to every dimension in
+    elements, as DMABDOp::verify does; without it (a shim) the innermost counts words.
+    """
+    gran = target.dma_granularity
+    inner_size, inner_stride = sizes[-1], strides[-1]
+    if inner_size > 1 and inner_stride != 1 and not strided_inner:
+        limit = (f"the innermost dimension is contiguous (stride 1) for {itemsize}-byte "
+                 f"elements (the DMA moves whole {gran}-byte words: mlir-aie's "
+                 "DMABDOp::verify and verifyStridesWraps)")
+        _fail(loc, where, limit, shown,
+              "make the innermost dimension a contiguous run; move the stride outward (no DMA "
+              f"steps {itemsize}-byte elements one by one: to transpose or gather them, use "
+              f"{gran}-byte elements or a kernel)", related)
+    if (inner_size * itemsize) % gran:
+        _fail(loc, where, f"the innermost run is a multiple of {gran} bytes",
+              f"{inner_size} x {itemsize} B = {inner_size * itemsize} B ({shown})",
+              f"make the innermost size a multiple of {gran // itemsize or 1} elements", related)
+    if tile is not None:
+        most = target.limits(tile).bd_max_size  # type: ignore[arg-type]
+        for size in sizes:
+            if size > most:
+                _fail(loc, where, f"each size <= {most} on a {tile} BD (mlir-aie's "
+                      "DMABDOp::verify: at most 512 at 1e400306; the wrap fields, 10 bits on a "
+                      "memtile and 8 on a core, since PR 3548)", f"{size} ({shown})",
+                      "split that dimension in two, or move the layout to the "
+                      + ("memtile" if tile == "core" else "runtime pattern"), related)
+    else:
+        words = inner_size * itemsize // gran
+        if words > target.max_dma_size:
+            _fail(loc, where, f"innermost size <= {target.max_dma_size} words of {gran} bytes",
+                  f"{words} words ({shown})", "split the innermost dimension in two", related)
+    for i, (size, stride) in enumerate(zip(sizes, strides)):
+        if i == len(sizes) - 1:
+            if strided_inner and size > 1 and stride != 1 and (stride * itemsize) % gran:
+                _fail(loc, where, f"strides are multiples of {gran} bytes",
+                      f"stride {stride} x {itemsize} B = {stride * itemsize} B ({shown})",
+                      "use word-aligned strides", related)
+            continue
+        if tile is None and size > target.max_dma_size:
+            _fail(loc, where, f"each size <= {target.max_dma_size}", f"{size} ({shown})",
+                  "split that dimension in two", related)
+        if size > 1 and (stride * itemsize) % gran:
+            _fail(loc, where, f"strides are multiples of {gran} bytes",
+                  f"stride {stride} x {itemsize} B = {stride * itemsize} B ({shown})",
+                  "use word-aligned strides",
+                  related)
+
+
+def _fail(loc: Loc, where: str, limit: str, found: str, fix: str,
+          related: list[tuple[str, Loc]] | None = None) -> None:
+    raise DesignError("dma pattern", f"{where} breaks a DMA rule", loc=loc, limit=limit,
+                      found=found, fix=fix, related=related)

@@ -1,0 +1,100 @@
+"""Runtime transfer rules: the n-d pattern of an ``rt.fill``/``rt.drain`` on a shim DMA
+(mlir-aie's ``AIEX::verifyStridesWraps``), a plain contiguous run being a linear transfer."""
+
+from __future__ import annotations
+
+from aiedsl.checks.dma.dims import _check_dims, _fail
+from aiedsl.errors import DesignError
+from aiedsl.ir import Design, Transfer
+from aiedsl.targets import TargetModel
+
+
+def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
+    tensor = d.tensor(t.tensor)
+    itemsize = tensor.type.dt.itemsize
+    p = t.pattern
+    where = f"rt.{t.op} of '{t.fifo}' from '{t.tensor}'" if t.op == "fill" else \
+        f"rt.{t.op} of '{t.fifo}' into '{t.tensor}'"
+    shown = f"offset {p.offset}, sizes {list(p.sizes)}, strides {list(p.strides)}"
+    if any(s < 1 for s in p.sizes) or any(s < 0 for s in p.strides) or p.offset < 0:
+        _fail(t.loc, where, "sizes >= 1, strides and offset >= 0", shown,
+              "use positive sizes and non-negative strides and offset")
+    if p.sizes[0] > target.max_shim_iterations:  # checked for linear transfers too
+        _fail(t.loc, where, f"outermost (iteration) size <= {target.max_shim_iterations} "
+              "on a shim DMA", f"{p.sizes[0]} ({shown})",
+              "split the transfer into several fills or drains")
+    linear = _is_linear(p.sizes, p.strides)
+    if not linear:
+        for i in (1, 2, 3):
+            if p.sizes[i] > 1 and p.strides[i] < 1:
+                # verifyStridesWraps: only the outermost (iteration) dimension repeats
+                _fail(t.loc, where, "a stride >= 1 on every dimension but the outermost "
+                      "(mlir-aie's verifyStridesWraps: 'Stride must be a positive integer'; "
+                      "only the iteration dimension may repeat with stride 0)",
+                      f"size {p.sizes[i]} with stride {p.strides[i]} ({shown})",
+                      "put the repeat in the outermost dimension, e.g. sizes "
+                      f"[{p.sizes[i]}, 1, ...] strides [0, 0, ...] (tiles(..., repeat=n) does)")
+        # verifyStridesWraps: for 4-byte elements the innermost stride is any whole number of
+        # words (getHardwareStridesWraps encodes it as stride - 1, e.g. the DMA-only transpose
+        # sizes [32, 64] strides [1, 32] of i32); for smaller elements it moves whole words, so
+        # only stride 1 means what the pattern says.
+        try:
+            _check_dims(where, p.sizes[1:], p.strides[1:], itemsize, target, t.loc, shown,
+                        strided_inner=itemsize == target.dma_granularity)
+        except DesignError as e:
+            if not _contiguous(p.sizes, p.strides):
+                raise
+            # one run spelt over several dimensions: mlir-aie moves [*, 1, 1, n][*, 0, 0, 1]
+            # as a plain linear transfer, exempt from the wrap limits (isLinearTransfer)
+            n = p.numel // p.sizes[0]
+            one = (f"({p.offset}, [{n}], [1])" if p.sizes[0] == 1 else
+                   f"({p.offset}, [{p.sizes[0]}, 1, 1, {n}], [{p.strides[0]}, 0, 0, 1])")
+            raise DesignError(e.rule, e.message, loc=e.loc, limit=e.limit, found=e.found,
+                              related=e.related, fix=f"this is one contiguous run: write it as "
+                              f"{one}, which mlir-aie moves as a plain linear transfer, free of "
+                              "these limits") from None
+    elif (p.sizes[3] * itemsize) % target.dma_granularity:
+        # a linear transfer skips only the wrap limit: it still moves whole words
+        _fail(t.loc, where, f"the innermost run is a multiple of {target.dma_granularity} "
+              "bytes (mlir-aie's verifyStridesWraps: 'Transfer sizes must be multiples of 4 "
+              "bytes', linear transfers too)",
+              f"{p.sizes[3]} x {itemsize} B = {p.sizes[3] * itemsize} B ({shown})",
+              f"move a multiple of {target.dma_granularity // itemsize or 1} elements")
+    if p.sizes[0] > 1 and (p.strides[0] * itemsize) % target.dma_granularity:
+        _fail(t.loc, where, f"strides are multiples of {target.dma_granularity} bytes (the "
+              "iteration stride too: mlir-aie's verifyStridesWraps)",
+              f"stride {p.strides[0]} x {itemsize} B = {p.strides[0] * itemsize} B ({shown})",
+              "use word-aligned strides")
+    for size, stride in zip(p.sizes, p.strides):  # linear or not
+        words = stride * itemsize // target.dma_granularity
+        step = target.shim.bd_step_words
+        if size > 1 and words > step:
+            _fail(t.loc, where, f"each stride <= {step} words of "
+                  f"{target.dma_granularity} bytes (mlir-aie's verifyStridesWraps: the "
+                  "shim's 20-bit step fields)",
+                  f"stride {stride} = {words} words ({shown})",
+                  "split the transfer into several fills or drains nearer each other")
+    if (p.offset * itemsize) % target.dma_granularity:
+        _fail(t.loc, where, f"offset a multiple of {target.dma_granularity} bytes",
+              f"{p.offset * itemsize} bytes ({shown})", "align the offset to 4 bytes")
+    hi = p.offset + sum((size - 1) * stride for size, stride in zip(p.sizes, p.strides))
+    if hi >= tensor.type.numel:
+        _fail(t.loc, where, f"every index inside '{t.tensor}' ({tensor.type.numel} elements)",
+              f"index {hi} ({shown})", "shrink the sizes or the offset")
+
+
+def _is_linear(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """mlir-aie's linear transfer, exempt from the wrap limits: ``[*, 1, 1, n][*, 0, 0, 1]``
+    (AIEX ``isLinearTransfer``: the outermost dimension may repeat it)."""
+    return (sizes[1] == 1 and sizes[2] == 1 and strides[3] == 1 and strides[1] == 0
+            and strides[2] == 0)
+
+
+def _contiguous(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Do the three inner dimensions walk one contiguous run (spelt over several dimensions)?"""
+    expect = 1
+    for size, stride in zip(reversed(sizes[1:]), reversed(strides[1:])):
+        if size > 1 and stride != expect:
+            return False
+        expect *= size
+    return True

@@ -1,0 +1,309 @@
+"""What a simulated run's timing holds and how it reads: :class:`Timing` (totals, utilisation),
+its :class:`Bottleneck` and the :class:`SingleBuffered` fifo ends it names, each with the words
+the summary prints, and the thresholds that decide what the summary names."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+DRAM_SATURATED = 0.95
+"""A DRAM direction busy at least this fraction of the device time is named the bottleneck even
+when a DMA channel moves data longer: a shim channel's moving time includes its lag behind host
+memory, DRAM's counts only bytes moved."""
+DRAM_BOTH_NOTED = 0.1
+DRAM_SHARED_NOTED = 0.5
+"""The DRAM line says what one shared pool would make of reads and writes when each direction
+uses at least ``DRAM_BOTH_NOTED`` of its bandwidth and the two together at least
+``DRAM_SHARED_NOTED``: the model's separate pools are an assumption no measurement decides
+(``TimingModel.dram_write_bytes_per_s``)."""
+ISSUING_NOTED = 0.3
+"""A runtime issuing shim DMA tasks this fraction of the device time is named beside a busy DMA
+channel, and the summary says what the per-task cost rests on (:data:`TASK_COST_BASIS`)."""
+UNSATURATED = 0.6
+"""A bottleneck busy less than this fraction of the time is named with the next busiest
+resource: nothing is busy most of the time, so the run goes to waits between resources more
+than to any one of them."""
+SINGLE_BUFFER_NOTED = 0.1
+"""A core waiting this fraction of the device time at a fifo end with one buffer is named in the
+bottleneck: transfers and kernel calls take turns there, and a second buffer would overlap
+them."""
+TASK_COST_BASIS = ("GEMM i16 512^3",)
+"""The npu1 calibration rows that determine ``TimingModel.shim_task_s`` (``bench/calibrate.py``
+lists them; a test keeps the two the same)."""
+
+
+def significant(x: float, digits: int = 3) -> str:
+    """``x`` with at least ``digits`` significant digits and one decimal, without an exponent:
+    ``698.6``, ``12.3``, ``0.0325`` (a small design's throughput printed as ``0.0`` said
+    nothing)."""
+    if x <= 0:
+        return "0"
+    decimals = max(1, digits - 1 - math.floor(math.log10(x)))
+    return f"{x:,.{decimals}f}"
+
+
+@dataclass(frozen=True)
+class SingleBuffered:
+    """A core's fifo end with one buffer, where its kernel calls and transfers take turns."""
+
+    core: str
+    fifo: str
+    port: str
+    overlap: float
+    """The most of the run a second buffer could overlap: the smaller of the core's waiting at
+    this end and its computing (overlap hides one behind the other, never more)."""
+    memtile: str = ""
+    """The memtile fifo that feeds (or drains) this end, when it has one buffer too: a second
+    buffer here alone would wait on it."""
+    free: int | None = None
+    """Bytes of the core's memory past its last buffer, when a second buffer would not fit
+    there (None: it fits)."""
+    needed: int = 0
+    """Bytes of the second buffer."""
+
+    def clause(self) -> str:
+        """The summary's words for it."""
+        text = (f"{self.core} and its transfers take turns at '{self.fifo}' ({self.port}), an "
+                "end with one buffer: ")
+        if self.free is not None:
+            return text + (f"a second ({self.needed:,} B) would overlap up to "
+                           f"{self.overlap:.0%} of the run but does not fit ({self.free:,} B "
+                           "free in the core); smaller elements would make room")
+        both = (f" with '{self.memtile}' on the memtile, which has one buffer too"
+                if self.memtile else "")
+        return text + (f"a second buffer (depth=2){both} could overlap up to "
+                       f"{self.overlap:.0%} of the run")
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """What limits a simulated run on the device, as data; :meth:`sentence` says it for people.
+
+    It names a device resource; the fixed invocation cost (:attr:`Timing.invocation_s`) is not a
+    bottleneck of the design, and :meth:`Timing.lines` says how much of the time it is.
+    """
+
+    kind: Literal["compute", "dram", "dma", "runtime"]
+    """``compute`` (a core), ``dram`` (host memory bandwidth), ``dma`` (one DMA channel) or
+    ``runtime`` (the firmware issuing the runtime sequence's shim DMA tasks one after another)."""
+    resource: str
+    """The busiest core or DMA channel by name, ``"DRAM read"`` / ``"DRAM write"``, or
+    ``"runtime"``."""
+    utilisation: float
+    """Busy fraction of that resource over the device-side time (0..1): a core's computing, a
+    DMA channel's moving data (not its waiting for a receiver), a DRAM direction's bytes at its
+    bandwidth, the runtime's issuing. Like is compared with like to choose the resource."""
+    dram_bytes: int
+    """Bytes the shims moved to and from host memory."""
+    dram_bytes_per_s: float
+    """The bandwidth the model assumes for the busier DRAM direction."""
+    rtp_writes: int = 0
+    """Runtime-parameter writes in the runtime sequence (the firmware issues them too)."""
+    issuing: float = 0.0
+    """Busy fraction of the runtime issuing shim DMA tasks (whatever the bottleneck's kind)."""
+    one_task_each: bool = False
+    """Every transfer is a tensor's only transfer in its direction: no fewer tasks are possible."""
+    direction_bytes: int = 0
+    """Bytes the busier DRAM direction moved (what its utilisation counts)."""
+    waiting: float = 0.0
+    """For a DMA channel: the fraction of the time it held an element its receivers were not
+    ready to take (back-pressure), besides its :attr:`utilisation` moving data."""
+    runner_up: tuple[str, float] = ("", 0.0)
+    """The busiest resource of another kind, as words, and its busy fraction (compared like
+    with like, as :attr:`utilisation`)."""
+    one_buffer_receiver: str = ""
+    """For a DMA channel waiting on its receivers at least :data:`SINGLE_BUFFER_NOTED` of the
+    time: its fifo's receiving end with one buffer, as words (``'in_l3' on memtile (0, 1)``);
+    "" otherwise."""
+    receiver_room: str = ""
+    """Why a second buffer at :attr:`one_buffer_receiver` would not fit, as words ("": it
+    fits)."""
+    single_buffered: tuple[SingleBuffered, ...] = ()
+    """Fifo ends with one buffer where a core's kernel calls and its transfers take turns for
+    at least :data:`SINGLE_BUFFER_NOTED` of the run, most first."""
+
+    def _turns(self) -> str:
+        """What the single-buffered ends cost, as a clause ("" when none)."""
+        return "".join("; " + e.clause() for e in self.single_buffered[:2])
+
+    def sentence(self) -> str:
+        """One sentence naming the limit and what would help."""
+        text = self._sentence()
+        what, share = self.runner_up
+        if self.utilisation < UNSATURATED and what:
+            text += (f"; nothing is busy most of the time, though: next is {what} at "
+                     f"{share:.0%}, and the run goes to waits between them more than to either")
+        return text
+
+    def _sentence(self) -> str:
+        if self.kind == "compute":
+            return (f"compute: the busiest core computes {self.utilisation:.0%} of the time; "
+                    "faster kernels or more cores would help" + self._turns())
+        if self.kind == "dram":
+            verb, noun = (("reads", "read") if self.resource == "DRAM read" else
+                          ("writes", "written"))
+            moved = self.direction_bytes or self.dram_bytes
+            return (f"DRAM: the shims' host-memory {verb} ({moved / 1e6:.2f} MB {noun}) are "
+                    f"busy {self.utilisation:.0%} of the time at "
+                    f"{self.dram_bytes_per_s / 1e9:g} GB/s; reuse data on chip (larger tiles, "
+                    "memtile staging) to need less, if the design moves any twice")
+        if self.kind == "runtime":
+            what = "shim DMA tasks and rtp writes" if self.rtp_writes else "shim DMA tasks"
+            help_ = ("each tensor already moves in one task per direction: a fixed cost, which "
+                     "more work per invocation spreads thinner" if self.one_task_each else
+                     "fewer, longer transfers (each task covering more of a tensor) would help")
+            return (f"runtime: issuing the {what} one by one takes "
+                    f"{self.utilisation:.0%} of the time; {help_}")
+        waits = (f", and waits {self.waiting:.0%} for its receivers to take data"
+                 if self.waiting >= 0.005 else "")
+        text = (f"data movement: DMA '{self.resource}' moves data {self.utilisation:.0%} of the "
+                f"time{waits}; ")
+        if self.one_buffer_receiver:
+            # the channel could stream while the receiver's side empties a buffer
+            room = f", where {self.receiver_room}" if self.receiver_room else ""
+            text += (f"its receiver ({self.one_buffer_receiver}{room}) has one buffer, so each "
+                     "element waits for the one before to be taken away" + (
+                         "" if self.receiver_room else
+                         ": a second buffer there (depth=2) would let the two overlap"))
+        else:
+            text += ("spread its traffic over more channels, send longer contiguous runs from "
+                     "host memory, or broadcast instead of sending twice")
+        if self.issuing >= ISSUING_NOTED:
+            text += (f" (the runtime also spends {self.issuing:.0%} of the time issuing shim "
+                     "DMA tasks one by one, which the transfers wait for: fewer, longer "
+                     "transfers would shorten that)")
+        return text + self._turns()
+
+
+@dataclass(frozen=True)
+class Timing:
+    """What the clocked run says about performance; every figure is a field.
+
+    ``cycles`` and ``seconds`` are one invocation as the host times it: the target's fixed
+    invocation cost (:attr:`invocation_s`) plus the device-side run (:attr:`device_cycles`).
+    Utilisations are fractions of the device-side time.
+
+    Example
+    -------
+    >>> t = simulate(handle).timing                      # doctest: +SKIP
+    >>> t.seconds, t.device_seconds, t.gops, t.bottleneck.kind   # doctest: +SKIP
+    (0.000349, 0.000234, 769.2, 'compute')
+    """
+
+    cycles: float
+    """One invocation as the host times it, counted in cycles of ``clock_hz``:
+    ``device_cycles`` plus ``invocation_s * clock_hz``."""
+    clock_hz: float
+    """The clock the cycles are counted at."""
+    ops: float
+    """Operations the kernels declare (``ops=``) over the run; 0 when none declare any."""
+    core_busy: dict[str, float]
+    """Busy fraction per core, by core name."""
+    channel_busy: dict[str, float]
+    """Busy fraction per DMA channel process, by name: moving data (:attr:`channel_moving`)
+    plus, for a sending channel, the time it held an element its receivers did not take yet
+    (waiting for a free buffer at the other end)."""
+    dram_bytes: int
+    """Bytes moved between host memory and the shims."""
+    dram_utilisation: float
+    """Fraction of the busier direction's DRAM bandwidth used over the device-side time
+    (:attr:`dram_read_utilisation`, :attr:`dram_write_utilisation`: each direction)."""
+    bottleneck: Bottleneck
+    device_cycles: float = 0.0
+    """Cycles on the device: from the runtime's first instruction to the last completion it
+    waits for (no host or firmware fixed cost)."""
+    invocation_s: float = 0.0
+    """The fixed cost of one invocation (the target's ``TimingModel.invocation_s``)."""
+    dram_read_bytes: int = 0
+    """Bytes the shims read from host memory (fills); ``dram_bytes`` counts these and the
+    writes."""
+    dram_write_bytes: int = 0
+    """Bytes the shims wrote to host memory (drains)."""
+    profiled: tuple[str, ...] = ()
+    """Kernels whose cycles per call come from their profile (no ``cycles=`` declared)."""
+    assumed: str = ""
+    """What the times rest on that no measurement of this device supports ("" if nothing)."""
+    channel_moving: dict[str, float] = field(default_factory=dict)
+    """Fraction of the device time each DMA channel moved data (a shim's AXI-burst overhead
+    and host-memory lag included), by name; ``channel_busy`` less this is its waiting."""
+    dram_read_utilisation: float = 0.0
+    """Fraction of the DRAM read bandwidth (``dram_read_bytes_per_s``) the reads used."""
+    dram_write_utilisation: float = 0.0
+    """Fraction of the DRAM write bandwidth (``dram_write_bytes_per_s``) the writes used."""
+    dram_read_bytes_per_s: float = 0.0
+    """The read bandwidth the model assumes (a pool separate from the writes', by assumption)."""
+    dram_write_bytes_per_s: float = 0.0
+    """The write bandwidth the model assumes."""
+    task_basis: str = ""
+    """When the runtime issues shim DMA tasks a large share of the time (at least
+    :data:`ISSUING_NOTED`): what the per-task cost rests on ("" otherwise)."""
+
+    @property
+    def seconds(self) -> float:
+        """Modelled wall time of one invocation, as the host measures it."""
+        return self.cycles / self.clock_hz
+
+    @property
+    def device_seconds(self) -> float:
+        """Modelled time on the device alone (:attr:`device_cycles`)."""
+        return self.device_cycles / self.clock_hz
+
+    @property
+    def gops(self) -> float:
+        """Achieved GFLOPS/GOPS per invocation (operations the kernels declare)."""
+        return self.ops / self.seconds / 1e9 if self.cycles else 0.0
+
+    def lines(self) -> list[str]:
+        """Human-readable summary, rendered from the fields."""
+        busy = sorted(self.core_busy.values())
+        out = [f"time: {self.seconds * 1e6:.2f} us per invocation ({self.invocation_s * 1e6:.2f}"
+               f" us fixed cost + {self.device_seconds * 1e6:.2f} us on the device: "
+               f"{self.device_cycles:,.0f} cycles at {self.clock_hz / 1e9:g} GHz)"]
+        if self.ops:
+            out.append(f"throughput: {significant(self.gops)} GOPS (GFLOPS for float kernels)")
+        if busy:
+            out.append(f"cores busy: min {busy[0]:.0%}, median {busy[len(busy) // 2]:.0%}, "
+                       f"max {busy[-1]:.0%} of the device time")
+        moving = self.channel_moving or self.channel_busy
+        top = sorted(moving.items(), key=lambda kv: (-kv[1], -self.channel_busy[kv[0]]))[:3]
+        if top:
+            said = []
+            for n, mv in top:
+                wait = self.channel_busy[n] - mv
+                said.append(f"{n} {mv:.0%}" + (f" (+{wait:.0%} waiting)" if wait >= 0.005
+                                                 else ""))
+            out.append("busiest DMA channels, moving data (waiting for the other end): "
+                       + ", ".join(said))
+        out.append(self.dram_line())
+        out.append(f"bottleneck: {self.bottleneck.sentence()}")
+        if self.profiled:
+            out.append("cycles per call from `aiedsl kernel profile` (no cycles= declared, a "
+                       "bound at best): " + ", ".join(self.profiled))
+        if self.task_basis:
+            out.append(f"note: {self.task_basis}")
+        if self.assumed:
+            out.append(f"note: {self.assumed}")
+        return out
+
+    def dram_line(self) -> str:
+        """The DRAM line of :meth:`lines`: each direction's share of its own bandwidth, and
+        where both are heavy, what sharing one pool would make of them."""
+        r, w = self.dram_read_utilisation, self.dram_write_utilisation
+        rb, wb = self.dram_read_bytes_per_s / 1e9, self.dram_write_bytes_per_s / 1e9
+        if not (self.dram_read_bytes or self.dram_write_bytes):
+            return "DRAM: nothing moved"
+        if not self.dram_write_bytes:
+            return f"DRAM: reads use {r:.0%} of their {rb:g} GB/s (nothing written)"
+        if not self.dram_read_bytes:
+            return f"DRAM: writes use {w:.0%} of their {wb:g} GB/s (nothing read)"
+        line = (f"DRAM: reads use {r:.0%} of their {rb:g} GB/s, writes {w:.0%} of theirs"
+                if rb == wb else
+                f"DRAM: reads use {r:.0%} of their {rb:g} GB/s, writes {w:.0%} of their "
+                f"{wb:g} GB/s")
+        if min(r, w) >= DRAM_BOTH_NOTED and r + w >= DRAM_SHARED_NOTED and rb == wb:
+            line += (f"; the two are separate pools by assumption (no measurement tells): if "
+                     f"they share one {rb:g} GB/s, together {r + w:.0%}")
+        return line
