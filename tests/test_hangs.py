@@ -583,20 +583,175 @@ def casc(A: Tensor[64, 128, bf16], B: Tensor[128, 64, bf16], C: Tensor[64, 64, f
 @pytest.mark.parametrize("source, fix", [
     (WAITED_FILL, "issue every fill and drain that the waited fill depends on before the "
      "rt.sync() that waits for it"),
-    (CASCADE_CYCLE, "break the cycle: a cascade call waits until its neighbour reaches the "
-     "matching call, so neither core may wait, before its cascade call, for data the other "
-     "sends only after its own; make both reach their cascade calls first (acquire after the "
-     "call, or move the data both need ahead of it)"),
+    (CASCADE_CYCLE, "break the cycle: core[0,0] waits to acquire 'x' (consume, line 22) before "
+     "the cascade call core[1,0] waits for, and 'x' can only come once core[1,0]'s cascade call "
+     "is done; acquire 'x' after core[0,0]'s cascade call (on the cascade a put waits only for "
+     "its neighbour to take words, the link holding 4, and a get only for its words to be "
+     "put)"),
 ])
 def test_the_fix_names_what_the_cycle_goes_through(source: str, fix: str,
                                                    design_file: Callable[..., Path]) -> None:
     """A waited fill (the fix spoke of a waited drain) and a cycle through a cascade call (the
-    fix spoke of fifo depths)."""
+    fix spoke of fifo depths, then of a lockstep of the whole chain the NPU does not have: it
+    names the acquire to move)."""
     handle = load_design(design_file(source))
     check_design(handle.ir)
     with pytest.raises(Deadlock) as excinfo:
         simulate(handle)
     assert str(excinfo.value).splitlines()[-1] == f"  fix: {fix}"
+
+
+def test_the_cascade_cycle_runs_once_the_acquire_follows_the_call(
+        design_file: Callable[..., Path]) -> None:
+    """The cascade cycle's fix applied: core[0,0] acquires 'x' after its cascade put."""
+    before = ("                with x.consume():  # waits for core 1, which sends x only after "
+              "its cascade call\n"
+              "                    stages[0](ta, tb)\n")
+    assert CASCADE_CYCLE.count(before) == 1
+    fixed = CASCADE_CYCLE.replace(before, "                stages[0](ta, tb)\n"
+                                  "                with x.consume():\n"
+                                  "                    pass\n")
+    result = simulate(load_design(design_file(fixed)), check=False)  # (it has no reference)
+    assert all(p.finished for p in result.machine.cores.values())
+
+
+# -- parts of a memtile split or join: the depth that gives them room ----------------------------
+
+SPLIT_COUPLED = '''
+import numpy as np
+from aiedsl import Tensor, define, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough, add
+
+N = define("N", 6)
+D = define("D", 2)
+
+
+@design(device="npu1")
+def split_coupled(a_in: Tensor[N, 512, i32], o: Tensor[N, 256, i32]):
+    p = fifo(Tensor[512, i32], name="p", depth=D)
+    p0, p1 = p.split(2, names=["p0", "p1"])
+    h = fifo(Tensor[256, i32], name="h", depth=N + 1)
+    out = fifo(Tensor[256, i32], name="out")
+    cp = passthrough(Tensor[256, i32])
+    add_k = add(Tensor[256, i32])
+
+    @herd(anchor=(0, 2))
+    def A():
+        for _ in loop(N):
+            with p0.consume() as x, h.produce() as y:
+                cp(x, y)
+
+    @herd(anchor=(2, 5))
+    def B():
+        hs = h.acquire("consume", N)
+        for i in range(N):
+            with p1.consume() as x, out.produce() as y:
+                add_k(x, hs[i], y)
+        h.release("consume", N)
+
+    with runtime() as rt:
+        rt.fill(p, a_in)
+        rt.drain(out, o)
+
+
+@split_coupled.reference
+def reference(a_in):
+    return a_in[:, :256] + a_in[:, 256:]
+'''
+"""A tester's design: B holds every part 'p1' until it has all of 'h', which A makes from the
+parts 'p0' of the same elements; the memtile keeps each element of 'p' until both parts left."""
+
+JOIN_SAME_CORE = '''
+import numpy as np
+from aiedsl import Tensor, define, design, fifo, herd, i32, join, runtime
+from aiedsl.kernels import passthrough, add
+
+N = define("N", 6)
+
+
+@design(device="npu1_1col")
+def join_same(a_in: Tensor[N, 256, i32], c_out: Tensor[N, 512, i32]):
+    a = fifo(Tensor[256, i32], name="a", depth=N)
+    c0 = fifo(Tensor[256, i32], name="c0")
+    c1 = fifo(Tensor[256, i32], name="c1")
+    c = join([c0, c1], name="c")
+    cp = passthrough(Tensor[256, i32])
+    add_k = add(Tensor[256, i32])
+
+    @herd()
+    def core():
+        xs = a.acquire("consume", N)
+        for i in range(N):
+            with c0.produce() as y:
+                cp(xs[i], y)
+        for i in range(N):
+            with c1.produce() as y:
+                add_k(xs[i], xs[i], y)
+        a.release("consume", N)
+
+    with runtime() as rt:
+        rt.fill(a, a_in)
+        rt.drain(c, c_out)
+
+
+@join_same.reference
+def reference(a_in):
+    return np.concatenate([a_in, a_in * 2], axis=1)
+'''
+"""A tester's design: one core makes all N parts 'c0' of the joined 'c' before any 'c1'; the
+memtile sends a joined element only once both parts came."""
+
+
+@pytest.mark.parametrize("source, knob, fixed", [
+    (SPLIT_COUPLED,
+     "give 'p', the fifo 'p1' is split from, more depth: depth=3 or more (now 2); the memtile "
+     "keeps each element of 'p' whole until every part of it is sent, in 'p''s buffers; the "
+     "depth split() gives its parts does not count there (a core's end of 'p1' holds its "
+     "largest acquire + 1 buffers, here 2, whatever the depth)",
+     ('D = define("D", 2)', 'D = define("D", 3)')),
+    (JOIN_SAME_CORE,
+     "give 'c', the fifo 'c0' is joined into, more depth: join(..., depth=3) or more (now 2); "
+     "the memtile keeps each element of 'c' whole until every part of it came, in 'c''s "
+     "buffers; 'c0''s consumer_depth does not count there (a core's end of 'c0' holds its "
+     "largest acquire + 1 buffers, here 2, whatever the depth)",
+     ('c = join([c0, c1], name="c")', 'c = join([c0, c1], name="c", depth=3)')),
+], ids=["split", "join"])
+def test_a_part_of_a_split_or_join_is_given_the_depth_that_counts(
+        source: str, knob: str, fixed: tuple[str, str],
+        design_file: Callable[..., Path]) -> None:
+    """The fix named the part's own per-end depths: split() takes none (consumer_depth= was a
+    TypeError, depth= changed nothing), and a join part's consumer_depth is the memtile's end,
+    whose buffers are the joined fifo's. It names the parent's or the joined fifo's depth,
+    which the design then runs with."""
+    handle = load_design(design_file(source))
+    check_design(handle.ir)
+    with pytest.raises(Deadlock) as excinfo:
+        simulate(handle)
+    assert str(excinfo.value).splitlines()[-1] == (
+        "  fix: break the cycle: no core may hold an element while it waits for data that can "
+        "only come once that element moves; acquire in an order that lets data flow, release "
+        f"sooner, or {knob}")
+    before, after = fixed
+    assert source.count(before) == 1
+    result = simulate(load_design(design_file(source.replace(before, after))))
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_a_join_part_given_per_end_depths_is_told_of_the_joined_fifo(
+        design_file: Callable[..., Path]) -> None:
+    """consumer_depth=4 on a join's part still hangs (the memtile's buffers are the joined
+    fifo's), and the fix for the full part then names the joined fifo too."""
+    source = JOIN_SAME_CORE.replace('c0 = fifo(Tensor[256, i32], name="c0")',
+                                    'c0 = fifo(Tensor[256, i32], name="c0", depth=2, '
+                                    'consumer_depth=4)')
+    with pytest.raises(Deadlock) as excinfo:
+        simulate(load_design(design_file(source)))
+    assert str(excinfo.value).splitlines()[-1] == (
+        "  fix: break the cycle: no core may hold an element while it waits for data that can "
+        "only come once that element moves; acquire in an order that lets data flow, release "
+        "sooner, or give 'c', the fifo 'c0' is joined into, more depth: join(..., depth=3) or "
+        "more (now 2); the memtile keeps each element of 'c' whole until every part of it came, "
+        "in 'c''s buffers; 'c0''s consumer_depth does not count there")
 
 
 # -- the shipped designs have no report and pass -------------------------------------------------

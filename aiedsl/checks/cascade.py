@@ -1,5 +1,8 @@
 """Cascade checks: directions the hardware has, one link in and out per core, kernels that get
-or put only where a link is, and as many words put as got per run (else the chain hangs).
+or put only where a link is, and as many words put as got per run on each link (else a core
+hangs). The link between two neighbours is a stream of 512-bit words: how either core groups
+its words into calls does not matter, only the totals (a put of two 128-value calls feeds a get
+of one 256-value call).
 
 The rules mirror mlir-aie: ``CascadeFlowOp::verify`` (neighbouring compute tiles) and
 ``ConfigureCascadeOp::verify`` (AIE2: input from north or west, output to south or east), which
@@ -48,6 +51,8 @@ def check_cascades(d: Design, target: TargetModel) -> None:
     put: Counter[str] = Counter()
     got: Counter[str] = Counter()
     first: dict[tuple[str, str], Call] = {}
+    # per (core, side): per kernel, [calls per run, words per call, its first call]
+    detail: dict[tuple[str, str], dict[str, list]] = {}
     for core in d.cores:
         for op, mult in walk(core.body):
             if not isinstance(op, Call):
@@ -70,18 +75,40 @@ def check_cascades(d: Design, target: TargetModel) -> None:
                              "call a kernel without a cascade output on the chain's last core")
                         if herd.cascade is not None else
                         "give the herd cascade='east' (or 'south')")
-                words = t.nbytes * 8 // target.cascade_bits * mult
-                (got if side == "in" else put)[core.name] += words
+                words = t.nbytes * 8 // target.cascade_bits
+                (got if side == "in" else put)[core.name] += words * mult
                 first.setdefault((core.name, side), op)
+                detail.setdefault((core.name, side), {}).setdefault(
+                    k.symbol, [0, words, op])[0] += mult
     for c in d.cascades:
         if put[c.src] != got[c.dst]:
             call = first.get((c.dst, "in")) or first.get((c.src, "out"))
+            more = put[c.src] - got[c.dst]
+            room = target.cascade_fifo_words
+            rule, what = (
+                ("hang: cascade", "the cascade stream blocks, and the getter waits forever for "
+                 "words never put") if more < 0 else
+                ("hang: cascade", "the cascade stream blocks, and the putter waits forever once "
+                 f"the link holds the {room} words it can") if more > room else
+                ("cascade", f"the last {more} stay in the link unread (it holds {room}): a "
+                 "later get would read them in place of its own"))
             raise DesignError(
-                "hang: cascade", f"{c.src} puts {put[c.src]} cascade word(s) per run and {c.dst} "
-                f"gets {got[c.dst]}: the cascade stream blocks, and the "
-                f"{'getter' if got[c.dst] > put[c.src] else 'putter'} waits forever",
+                rule, f"{c.src} puts {put[c.src]} cascade word(s) per run and {c.dst} gets "
+                f"{got[c.dst]}: {what}",
                 loc=call.loc if call else c.loc,
                 limit="every word one core puts, its neighbour gets, in the same run",
                 found=f"{put[c.src]} put, {got[c.dst]} got",
-                fix="make the neighbours' cascade calls match one for one (same count, same "
-                "cascade_out/cascade_in size)")
+                fix=f"make {c.src}'s puts and {c.dst}'s gets move as many words per run: "
+                f"{_calls(c.src, put[c.src], 'puts', detail.get((c.src, 'out'), {}))}; "
+                f"{_calls(c.dst, got[c.dst], 'gets', detail.get((c.dst, 'in'), {}))} (the calls "
+                "need not pair up: the cascade is a stream of words)")
+
+
+def _calls(core: str, total: int, verb: str, kernels: dict[str, list]) -> str:
+    """``core[0,0] puts 8 ('k_put': 2 calls of 4 words, line 21)``: a core's words on one
+    side of a link per run, by kernel."""
+    if not kernels:
+        return f"{core} {verb} none"
+    each = ", ".join(f"'{k}': {n} call{'s' if n != 1 else ''} of {w} word{'s' if w != 1 else ''}"
+                     f", line {op.loc.line}" for k, (n, w, op) in kernels.items())
+    return f"{core} {verb} {total} ({each})"

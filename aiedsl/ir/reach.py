@@ -568,10 +568,11 @@ class Proven:
                             r.fifos[name].elem.numel * r.fifos[dst].repeat))
 
     def _cascaded(self, core: str) -> dict[Key, int]:
-        """The calls ``core`` has certainly made that put partial sums on its cascade: as many
-        as its downstream neighbour certainly made that take them (the cascade is a blocking
-        stream: a call that took the n-th call's sums had them sent). Only for a core whose
-        puts are all calls of one kernel (the walk counts calls by kernel)."""
+        """The calls ``core`` has certainly made that put partial sums on its cascade: those
+        whose every word its downstream neighbour's finished calls took (the cascade is a
+        blocking stream of 32-bit values between the two, however either side groups them
+        into calls: a call whose last word was taken was made). Only for a core whose puts are
+        all calls of one kernel (the walk counts calls by kernel)."""
         r = self.reach
         down = r.cascade_to.get(core)
         if down is None:
@@ -581,7 +582,15 @@ class Proven:
         if len(put) != 1:
             return {}
         done = self.progress(down)
-        return {_called(put.pop()): sum(done.released[_called(k)] for k in got)}
+        kernel = put.pop()
+        out = r.kernels[kernel].cascade_out
+        assert out is not None, "a put kernel has a cascade output"
+        taken = 0
+        for k in got:
+            cin = r.kernels[k].cascade_in
+            assert cin is not None, "a get kernel has a cascade input"
+            taken += done.released[_called(k)] * cin.numel
+        return {_called(kernel): taken // out.numel}
 
     def progress(self, core: str) -> Progress:
         """How far ``core``'s program has certainly got: past the release that handed on the

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Generator
 
 import numpy as np
 
@@ -16,12 +16,12 @@ from aiedsl.errors import DesignError
 from aiedsl.ir import (
     Acquire, BarrierWait, BufferArg, Call, Core, LocalArg, Loop, Op, Release, RtpArg,
 )
-from aiedsl.sim.engine import PAUSE, Gen, Lock, Proc
+from aiedsl.sim.engine import PAUSE, Gen, Lock, Proc, Request
 from aiedsl.sim.operands import (
     accumulate, accumulating, accumulating_call, fill_tracking, finish_shared, ring_views,
     write_back_taken,
 )
-from aiedsl.sim.state import Machine, Ring, RtpMemory, SimFault
+from aiedsl.sim.state import CascadeLink, Machine, Ring, RtpMemory, SimFault
 from aiedsl.user_errors import user_exception
 
 
@@ -127,13 +127,14 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                     else:
                         args.append((None, 0, a.value))
                 casc = None
-                chain = m.chains.get(core.name)
-                if chain is not None and (k.cascade_in is not None or k.cascade_out is not None):
-                    # the chain runs in lockstep: its slowest kernel sets the pace, and each
-                    # core finishes a word's share of the call after the one before it
+                bits = m.target.cascade_bits
+                if k.cascade_in is not None or k.cascade_out is not None:
+                    # (the link it gets from, the link it puts on, the words of each): each
+                    # side meets only its own neighbour (a link missing is refused by check)
                     casc = (m.cascades.get((core.name, "in")) if k.cascade_in else None,
                             m.cascades.get((core.name, "out")) if k.cascade_out else None,
-                            max(k.cycles, chain.pace) + chain.order.index(core.name) * chain.hop)
+                            k.cascade_in.nbytes * 8 // bits if k.cascade_in else 0,
+                            k.cascade_out.nbytes * 8 // bits if k.cascade_out else 0)
                 shared, dirty = fill_tracking(op, k, kernels.get(op.kernel), acquired, cells,
                                               local_cells)
                 acc = accumulating(op, kernels.get(op.kernel))
@@ -280,9 +281,11 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             if ins[5] and heap and heap[0][0] < p.time:
                 # an rtp is read at this cycle: let every earlier event (a runtime write) go first
                 yield PAUSE
-            casc = ins[6]  # None unless the call gets or puts on a cascade chain
-            if casc is not None:
-                yield from _cascade_meet(m, p, core, ins[4], casc)
+            casc = ins[6]  # None unless the call gets from or puts on a cascade
+            start = p.time
+            took = start  # when a get's last word came (its data stall included)
+            if casc is not None and casc[0] is not None:
+                took = yield from _cascade_get(m, p, ins[4], casc[0], casc[2], k.cycles)
             if compute and ins[12] is not None and not (ins[13] and accs):
                 try:
                     ins[12](accs)
@@ -294,7 +297,8 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                         else _read_rtp(core, p, i, views, ins[4]) if cell is _RTP
                         else views for cell, i, views in ins[3]]
                 if ins[10]:  # the kernel reads or writes the cascade
-                    args += _cascade_payloads(k, casc or (None, None, 0))
+                    cascade = _cascade_payloads(k, casc)
+                    args += cascade
                 acc = ins[9]
                 if ins[13] and accs:  # a buffer this call reads otherwise: written back first
                     write_back_taken(accs, ins[3], acc[0] if acc is not None else -1)
@@ -315,13 +319,14 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                         fl = fills.get(cell[0])
                         if fl is not None:
                             fl[cell[1][i]] = None
-            start = p.time
             if casc is not None:
-                if casc[1] is not None:  # the getter may now read what this call put
-                    casc[1].data.units.append(p.time)
-                    if casc[1].data.waiters:
-                        wake(casc[1].data.waiters)
-                p.time += casc[2] - k.cycles  # the lockstep's stall beyond the kernel's own
+                # a get's words stream in while the kernel runs: it ends when the last is in
+                end = took if took > start + k.cycles else start + k.cycles
+                if casc[1] is not None:
+                    put = cascade[-1] if compute else None
+                    end = yield from _cascade_put(m, p, ins[4], casc[1], casc[3], start, end,
+                                                  put)
+                p.time = end - k.cycles  # the stream's stall beyond the kernel's own cycles
             cost = ins[11]
             p.time += cost
             p.busy += cost
@@ -375,45 +380,88 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
         store(kept, buf)
 
 
-def _cascade_meet(m: Machine, p: Proc, core: Core, call: Call, casc: tuple[Any, Any, int]
-                  ) -> Gen:
-    """Meet the cascade chain for a call that gets and/or puts: say this core has arrived,
-    wait until every other core of the chain has reached its matching call (the latest clock
-    wins), and for a get wait until the putter's data is there."""
-    engine = m.engine
-    chain = m.chains[core.name]
-    me = core.name
-    for other in chain.order:
-        if other != me:
-            lock = chain.arrived[(me, other)]
-            lock.units.append(p.time)
-            if lock.waiters:
-                engine.wake(lock.waiters)
-    p.info["waiting"] = call
-    for other in chain.order:
-        if other != me:
-            p.info["cascade"] = (chain, other)
-            yield ("acq", chain.arrived[(other, me)], 1)
-    get = casc[0]
-    if get is not None:
-        p.info["cascade"] = (chain, get.src)
-        yield ("acq", get.data, 1)
-    del p.info["waiting"]
+def _cascade_get(m: Machine, p: Proc, call: Call, link: CascadeLink, words: int,
+                 cycles: int) -> Generator[Request, Any, float]:
+    """Take the next ``words`` words of ``link`` for ``call`` (of ``cycles`` cycles, started at
+    ``p.time``); returns when the last came in.
+
+    The words come piece by piece, one piece per put call they came from, each as soon as the
+    putter reached that call (the getter waits for nothing else: no other core of a chain). A
+    piece ends when the getter's own pace gets it there or a word's time after its putter put
+    its last word, whichever is later: the two overlap as a stream.
+    """
+    per = cycles / words  # a word's share of the call
+    t = p.time
+    goal = link.got + words
+    while link.got < goal:
+        first = link.got
+        while link.put <= first:  # its putter has not reached the call that puts it
+            p.info["waiting"] = call
+            p.info["cascade"] = (link, "get", goal - words, goal)
+            link.data.units.clear()  # stale wake-ups: the count above is what is checked
+            yield ("acq", link.data, 1)
+        p.info.pop("waiting", None)
+        p.info.pop("cascade", None)
+        puts = link.puts
+        while puts[0][1] <= first:  # calls all of whose words were taken
+            puts.popleft()
+        end = puts[0][1] if puts[0][1] < goal else goal
+        came = link.emitted(end - 1) + per
+        before = t
+        t = t + per * (end - first)
+        if came > t:
+            t = came
+        link.gets.append((first, end, before, t))
+        link.got = end
+        link.taken.units.append(0.0)  # a unit of no time: the putter's clock is its own
+        if link.taken.waiters:
+            m.engine.wake(link.taken.waiters)
+    return t
+
+
+def _cascade_put(m: Machine, p: Proc, call: Call, link: CascadeLink, words: int, start: float,
+                 end: float, values: np.ndarray | None) -> Generator[Request, Any, float]:
+    """Put ``words`` words on ``link`` for ``call``, which would put them evenly from ``start``
+    to ``end`` had nothing held it up (``values``: what it put, when kernels compute); returns
+    when its last word fit. Only the neighbour's gets make room: the call ends once the getter
+    has taken all but the ``link.room`` words its FIFOs hold."""
+    first = link.put
+    link.puts.append((first, first + words, start, end))
+    link.put = first + words
+    if values is not None:
+        link.values.append(values.reshape(-1))
+    link.data.units.append(0.0)
+    if link.data.waiters:
+        m.engine.wake(link.data.waiters)
+    need = first + words - link.room  # words the getter must have taken for the last to fit
+    if need <= 0:
+        return end
+    while link.got < need:
+        p.info["waiting"] = call
+        p.info["cascade"] = (link, "put", first, first + words)
+        link.taken.units.clear()
+        yield ("acq", link.taken, 1)
+    p.info.pop("waiting", None)
     p.info.pop("cascade", None)
+    fits = link.took(need - 1)
+    return fits if fits > end else end
 
 
-def _cascade_payloads(k: Any, casc: tuple[Any, Any, int]) -> list[np.ndarray]:
-    """The reference's extra arrays: what the putter wrote (to read), a fresh one to fill."""
+def _cascade_payloads(k: Any, casc: tuple[Any, Any, int, int] | None) -> list[np.ndarray]:
+    """The reference's extra arrays: the words its get took (the putter's values, however its
+    calls grouped them, read as this kernel's type: the stream moves 32-bit words), then a
+    fresh array for what it puts."""
     out = []
-    get, put, _ = casc
+    get = casc[0] if casc is not None else None
     if k.cascade_in is not None:
-        out.append(get.payloads.popleft() if get is not None else
-                   np.zeros(k.cascade_in.shape, np.dtype(k.cascade_in.dt.numpy)))
+        dt = np.dtype(k.cascade_in.dt.numpy)
+        if get is not None:
+            out.append(get.take_values(k.cascade_in.numel).view(dt)
+                       .reshape(k.cascade_in.shape))
+        else:  # no link (check refuses it): what an unconnected input reads
+            out.append(np.zeros(k.cascade_in.shape, dt))
     if k.cascade_out is not None:
-        buf = np.zeros(k.cascade_out.shape, np.dtype(k.cascade_out.dt.numpy))
-        if put is not None:
-            put.payloads.append(buf)
-        out.append(buf)
+        out.append(np.zeros(k.cascade_out.shape, np.dtype(k.cascade_out.dt.numpy)))
     return out
 
 

@@ -146,10 +146,7 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
         if isinstance(op, BarrierWait):
             return (_barrier_wait(m, p, op), op.loc)
         if isinstance(op, Call) and p.info.get("cascade") is not None:
-            chain, other = p.info["cascade"]
-            return (f"{subject} waits at the cascade for {other}: its call of '{op.kernel}' "
-                    f"runs in lockstep with the chain {' -> '.join(chain.order)}, and {other} "
-                    "has not reached its matching cascade call", op.loc)
+            return _cascade_wait(p, op), op.loc
         return f"{subject} is blocked", p.info.get("loc")
     fifo = str(p.info.get("fifo"))  # every DMA process has its fifo
     loc = _loc_of_fifo(m, p)
@@ -199,6 +196,43 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
     return f"{subject} waits ({kind})", loc
 
 
+def _cascade_wait(p: Proc, op: Call) -> str:
+    """A core stuck in a cascade call: a get waits for words its upstream neighbour has not
+    put, a put for its downstream neighbour to take words (the link holds only a few)."""
+    link, side, first, end = p.info["cascade"]
+    words = f"word {first}" if end == first + 1 else f"words {first}-{end - 1}"
+    if side == "get":
+        return (f"{_subject(p)} waits at the cascade for {link.src} to put words: its call of "
+                f"'{op.kernel}' gets {words} of the stream, and {link.src} has put "
+                f"{link.put} so far (it has not reached the call that puts the next)")
+    return (f"{_subject(p)} waits at the cascade for {link.dst} to take words: its call of "
+            f"'{op.kernel}' puts {words} of the stream, the link holds {link.room} not taken, "
+            f"and {link.dst} has taken {link.got} so far (it has not reached the call that "
+            "gets the next)")
+
+
+def _cascade_fix(m: Machine, chain: list[Proc]) -> str:
+    """The fix for a cycle through a cascade call: the core the stuck cascade call waits for
+    waits, before its own cascade call, to acquire what comes only after the first one; it
+    should acquire it after its cascade call."""
+    room = m.target.cascade_fifo_words
+    why = (f"on the cascade a put waits only for its neighbour to take words, the link "
+           f"holding {room}, and a get only for its words to be put")
+    for q in chain:
+        if q.kind != "core" or q.info.get("cascade") is None:
+            continue
+        other = _next(m, q)  # its neighbour on the link
+        op = other.info.get("waiting") if other is not None else None
+        if other is not None and isinstance(op, Acquire) and other.info.get("cascade") is None:
+            return (f"break the cycle: {other.name} waits to acquire '{op.fifo}' ({op.port}, "
+                    f"line {op.loc.line}) before the cascade call {q.name} waits for, and "
+                    f"'{op.fifo}' can only come once {q.name}'s cascade call is done; acquire "
+                    f"'{op.fifo}' after {other.name}'s cascade call ({why})")
+    return (f"break the cycle: {why}, so neither neighbour may wait, before its cascade call, "
+            "for data the other sends only after its own; make both reach their cascade calls "
+            "first (acquire after the call, or move the data both need ahead of it)")
+
+
 def _full(m: Machine, fifo: str) -> str:
     """``"all 2 buffers are full"``: the producer's end of ``fifo`` (the lowering's count)."""
     shared = m.design.physical.shared if m.design.physical else {}
@@ -242,6 +276,33 @@ def _capped_end(m: Machine, chain: list[Proc]) -> tuple[str, str, int] | None:
             return None  # one ring of the producer's depth, or depths given per end: depth counts
         size = lower(m.design).end(fifo, port, index).size
         return None if size == 1 else (fifo, port, size)
+    return None
+
+
+def _linked_depth(m: Machine, fifo: str) -> str | None:
+    """For a part of a memtile split or join, the depth that gives the part more room, as a
+    fix: the memtile's buffers are the parent's (a split's input) or the joined fifo's (a
+    join's output), one whole element each, whatever the part's own depths
+    (``createObjectFifoElements`` makes the link's buffers for that end alone), so a bigger
+    depth there lets one more element wait in the memtile. None for a fifo of no such link."""
+    for link in m.design.links:
+        if link.kind == "split" and fifo in link.dsts:
+            parent = m.design.fifo(link.srcs[0])
+            end = next(c for c in parent.consumers if c.is_link_end)
+            per_end = len({parent.producer.depth, *(c.depth for c in parent.consumers)}) > 1
+            knob = "consumer_depth" if per_end else "depth"
+            return (f"give '{parent.name}', the fifo '{fifo}' is split from, more depth: "
+                    f"{knob}={end.depth + 1} or more (now {end.depth}); the memtile keeps each "
+                    f"element of '{parent.name}' whole until every part of it is sent, in "
+                    f"'{parent.name}''s buffers; the depth split() gives its parts does not count "
+                    "there")
+        if link.kind == "join" and fifo in link.srcs:
+            joined = m.design.fifo(link.dsts[0])
+            depth = joined.producer.depth
+            return (f"give '{joined.name}', the fifo '{fifo}' is joined into, more depth: "
+                    f"join(..., depth={depth + 1}) or more (now {depth}); the memtile keeps "
+                    f"each element of '{joined.name}' whole until every part of it came, in "
+                    f"'{joined.name}''s buffers; '{fifo}''s consumer_depth does not count there")
     return None
 
 
@@ -357,24 +418,28 @@ def explain(m: Machine) -> Deadlock:
                "that waits for it")
     elif cycle and any(q.kind == "core" and q.info.get("cascade") is not None
                        and isinstance(q.info.get("waiting"), Call) for q in chain):
-        fix = ("break the cycle: a cascade call waits until its neighbour reaches the matching "
-               "call, so neither core may wait, before its cascade call, for data the other "
-               "sends only after its own; make both reach their cascade calls first (acquire "
-               "after the call, or move the data both need ahead of it)")
+        fix = _cascade_fix(m, chain)
     elif cycle and (capped := _capped_end(m, chain)) is not None:
         fifo, _, size = capped
+        knob = _linked_depth(m, fifo)
         fix = ("break the cycle: no core may hold an element while it waits for data that can "
                "only come once that element moves; acquire in an order that lets data flow, "
                f"release sooner, or give '{fifo}' depths per end (depth= for its producer's, "
                "consumer_depth= for its consumers', not all equal): with one depth for every "
                f"end, a core's end holds its largest acquire + 1 buffers (here {size}), "
-               "whatever the depth")
+               "whatever the depth") if knob is None else (
+               "break the cycle: no core may hold an element while it waits for data that can "
+               "only come once that element moves; acquire in an order that lets data flow, "
+               f"release sooner, or {knob} (a core's end of '{fifo}' holds its largest "
+               f"acquire + 1 buffers, here {size}, whatever the depth)")
     elif cycle:
         full = _full_fifo(chain)
+        knob = _linked_depth(m, full) if full else None
         fix = ("break the cycle: no core may hold an element while it waits for data that can "
                "only come once that element moves; acquire in an order that lets data flow, "
-               "release sooner, or give " + (f"'{full}', the fifo that is full, more depth"
-                                             if full else "the fifo that is full more depth"))
+               "release sooner, or " + (knob if knob is not None else
+                                        f"give '{full}', the fifo that is full, more depth"
+                                        if full else "give the fifo that is full more depth"))
     else:
         fix = ("make the runtime fill and drain exactly what the cores take and give, in an "
                "order that lets data flow (drains issued before they are waited on), and check "

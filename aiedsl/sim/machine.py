@@ -46,7 +46,6 @@ from typing import Any
 
 import numpy as np
 
-from aiedsl.ir.program import calls
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir import Design, Endpoint, Fifo, Link
 from aiedsl.ir.types import dims_index
@@ -58,7 +57,7 @@ from aiedsl.sim.patterns import dims_gather
 from aiedsl.sim.runtime import run_runtime
 from aiedsl.sim.shim_dma import shim_drain, shim_fill
 from aiedsl.sim.state import (
-    CascadeChain, CascadeLink, Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault,
+    CascadeLink, Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault,
     initial_local, unwritten,
 )
 from aiedsl.targets import TargetModel
@@ -165,7 +164,7 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
     for b in d.barriers:
         for core in b.cores:
             m.barrier_locks[(b.name, core)] = Lock(f"barrier {b.name}@{core}", b.init)
-    _build_cascades(m, target.cascade_bits)
+    _build_cascades(m, target.cascade_fifo_words)
     for program in d.cores:
         p = Proc(program.name, "core", info={"tile": program.tile, "loc": program.loc})
         for (_, side, user), ring in rings.items():
@@ -175,9 +174,7 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
             p, partial(run_core, m, core=program, rings=rings, kernels=kernels))
     for cascade in {id(v): v for v in m.cascades.values()}.values():
         cascade.data.releaser = m.cores[cascade.src]
-    for chain in {id(v): v for v in m.chains.values()}.values():
-        for (a, _), lock in chain.arrived.items():
-            lock.releaser = m.cores[a]
+        cascade.taken.releaser = m.cores[cascade.dst]
     m.runtime = engine.spawn(Proc("runtime", "runtime", info={"loc": d.loc}),
                              lambda p: run_runtime(m, p))
     for lock in m.barrier_locks.values():
@@ -185,32 +182,14 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
     return m
 
 
-def _build_cascades(m: Machine, cascade_bits: int) -> None:
-    """Each cascade link, and each chain of them paced by its slowest cascade kernel."""
-    d = m.design
-    kernels = {k.symbol: k for k in d.kernels}
-    nxt = {c.src: c.dst for c in d.cascades}
-    heads = sorted({c.src for c in d.cascades} - {c.dst for c in d.cascades})
-    for cas in d.cascades:
-        link = CascadeLink(cas.src, cas.dst, Lock(f"cascade {cas.src} -> {cas.dst}: data", 0))
+def _build_cascades(m: Machine, room: int) -> None:
+    """Each cascade link: a stream between two neighbours holding ``room`` words untaken."""
+    for cas in m.design.cascades:
+        link = CascadeLink(cas.src, cas.dst, room,
+                           Lock(f"cascade {cas.src} -> {cas.dst}: words put", 0),
+                           Lock(f"cascade {cas.src} -> {cas.dst}: words taken", 0))
         m.cascades[(cas.src, "out")] = link
         m.cascades[(cas.dst, "in")] = link
-    for head in heads:
-        order = [head]
-        while order[-1] in nxt:
-            order.append(nxt[order[-1]])
-        ks = [kernels[op.kernel] for c in d.cores if c.name in order for op in calls(c)
-              if kernels[op.kernel].cascade_in or kernels[op.kernel].cascade_out]
-        pace = max((k.cycles for k in ks), default=0)
-        # a word reaches the getter about one word's share of the call after it is made
-        words = max((k.cascade_out.nbytes * 8 // cascade_bits for k in ks if k.cascade_out),
-                    default=1)
-        chain = CascadeChain(order, {(a, b): Lock(f"cascade chain: {a} reached its call, for {b}",
-                                                  0)
-                                     for a in order for b in order if a != b},
-                             pace=pace, hop=-(-pace // words))
-        for core in order:
-            m.chains[core] = chain
 
 
 def port_owner(port: Port, p: Proc) -> None:

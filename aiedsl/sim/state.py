@@ -198,8 +198,6 @@ class Machine:
     """Each runtime barrier's lock in each core that waits on it, by (barrier, core)."""
     cascades: dict[tuple[str, str], "CascadeLink"] = field(default_factory=dict)
     """Each core's cascade links by (core, "in" | "out")."""
-    chains: dict[str, "CascadeChain"] = field(default_factory=dict)
-    """The cascade chain each linked core belongs to."""
     locals: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     """Each core's copy of each core-local buffer it uses, by (local, core): its initial value
     when the run starts (the design was just loaded), then what the core's kernels wrote."""
@@ -207,29 +205,69 @@ class Machine:
 
 @dataclass(eq=False)
 class CascadeLink:
-    """The accumulator cascade from core ``src`` to core ``dst``. ``data`` orders the two
-    references (the getter reads what the putter wrote, at the call's start); ``payloads``
-    carries it."""
+    """The accumulator cascade from core ``src`` to its neighbour ``dst``: a blocking stream of
+    512-bit words that holds ``room`` words ``dst`` has not taken (the two cores' two-word
+    FIFOs, :attr:`~aiedsl.targets.TargetModel.cascade_fifo_words`). Nothing else on the chain
+    takes part: a put waits only for its own neighbour's gets, a get only for its neighbour's
+    puts, and how the words are grouped into calls on either side does not matter.
+
+    Words are numbered from the run's start. A call that puts records ``(first word, end word,
+    start, end)``: it puts its words evenly over that time, had nothing held it up. A get takes
+    its words piece by piece, one piece per put call they came from, each piece recorded the
+    same way as the getter took it (``gets``). A put call ends once its last word fits, i.e.
+    once ``dst`` has taken the word ``room`` before it; a get once its last word has arrived.
+    """
 
     src: str
     dst: str
+    room: int
     data: Lock
-    payloads: "deque[np.ndarray]" = field(default_factory=deque)
+    """A unit for each put call (of no time: the waiter's clock is set from the records), so
+    a getter waiting for words wakes; ``src`` releases it."""
+    taken: Lock
+    """A unit for each piece the getter takes, so a putter waiting for room wakes; ``dst``
+    releases it."""
+    put: int = 0
+    """Words put so far (by the calls ``src`` has reached)."""
+    got: int = 0
+    """Words whose taking is settled (``dst``'s get calls reached them)."""
+    puts: "deque[tuple[int, int, float, float]]" = field(default_factory=deque)
+    """Put calls whose words are not all taken, oldest first."""
+    gets: "deque[tuple[int, int, float, float]]" = field(default_factory=deque)
+    """Pieces taken, oldest first (those a putter may still ask about)."""
+    values: "deque[np.ndarray]" = field(default_factory=deque)
+    """The values put and not yet taken, flat, in stream order (when kernels compute)."""
 
+    def emitted(self, word: int) -> float:
+        """When the put call holding ``word`` put it (its calls put their words evenly)."""
+        for first, end, start, stop in self.puts:
+            if first <= word < end:
+                return start + (word - first + 1) * (stop - start) / (end - first)
+        raise AssertionError(f"word {word} of {self.src} -> {self.dst} is not put")
 
-@dataclass(eq=False)
-class CascadeChain:
-    """Cores chained by cascade links: blocking streams of 512-bit words whose FIFOs hold a
-    few words, far less than one call moves, so the chain's calls run together (lockstep),
-    word by word: each core's i-th cascade call starts when every core of the chain has reached
-    its own (``arrived[(a, b)]``: a's arrivals, one unit per call at a's clock, taken by b).
-    ``pace`` is the slowest cascade kernel's cycles per call; core ``order[k]`` ends ``k *
-    hop`` after the chain's head (a word's share of the call per link)."""
+    def took(self, word: int) -> float:
+        """When ``dst`` took ``word``, forgetting the pieces before it (a putter asks about
+        ever later words)."""
+        gets = self.gets
+        while gets and gets[0][1] <= word:
+            gets.popleft()
+        first, end, start, stop = gets[0]
+        return start + (word - first + 1) * (stop - start) / (end - first)
 
-    order: list[str]
-    arrived: dict[tuple[str, str], Lock]
-    pace: int
-    hop: int
+    def take_values(self, n: int) -> np.ndarray:
+        """The next ``n`` values of the stream, flat (a get's input, made of what one or more
+        put calls put)."""
+        parts = []
+        while n:
+            head = self.values[0]
+            if head.size <= n:
+                parts.append(self.values.popleft())
+                n -= head.size
+            else:
+                parts.append(head[:n])
+                self.values[0] = head[n:]
+                n = 0
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 @dataclass

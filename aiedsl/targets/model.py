@@ -244,6 +244,13 @@ class TargetModel(BaseModel):
     cascade_bits: int = 512
     """Width of one word of the accumulator cascade between neighbouring cores (mlir-aie
     ``PutCascadeOp::verify``/``GetCascadeOp::verify``: 512 bits on AIE2; aie2-facts s1)."""
+    cascade_fifo_words: int = 4
+    """Cascade words one link holds that its getter has not taken: a two-word FIFO on the
+    putter's output and another on the getter's input (AM020 "AIE-ML Interfaces", Cascade
+    Stream Interface; AM027 says the same of AIE-ML v2, npu2). A put stalls the core while
+    both are full and a get while they are empty (the CASCADE_STALL of UG1315): the link is a
+    blocking point-to-point stream between two neighbours (mlir-aie's ``aie.put_cascade`` /
+    ``aie.get_cascade`` write and read the stream of the neighbouring core)."""
     cascade_out: tuple[Direction, ...] = ("south", "east")
     """Where a core's cascade output may go; its input comes from the opposite sides (north or
     west). mlir-aie ``ConfigureCascadeOp::verify`` on every AIE2 target model, which
