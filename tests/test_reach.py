@@ -1,6 +1,7 @@
 """Bounds on a core's progress (aiedsl.ir.reach): the loop arithmetic agrees with walking
-every iteration one by one (barrier waits matched to the values the barrier holds in turn), and
-the shipped rtp design's bounds are what its sequence says."""
+every iteration one by one (barrier waits matched to the values the barrier holds in turn, and
+counted as passed; where a core stops next past a lower bound), and the shipped rtp design's
+bounds are what its sequence says."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from aiedsl.ir.reach import Held, Progress, Reach, _until_blocked, _until_released
+from aiedsl.ir.reach import (_END, Held, Progress, Reach, _next_op, _until_blocked,
+                             _until_released)
 from aiedsl.ir import Acquire, BarrierWait, Call, Loc, Loop, Op, Release, RtpArg
 from aiedsl.loader import load_design
 
@@ -63,6 +65,7 @@ def _naive_blocked(ops: tuple[Op, ...], avail: dict[str, int], held: Held) -> Pr
             if at is None:
                 break
             p.gate[op.barrier] = at
+            p.passed[op] += 1
         elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
@@ -79,6 +82,8 @@ def _naive_released(ops: tuple[Op, ...], targets: dict[tuple[str, str], int]) ->
         if isinstance(op, Acquire) and op.port == "consume":
             key = (op.fifo, op.port)
             p.acquired[key] = max(p.acquired[key], p.released[key] + op.count)
+        elif isinstance(op, BarrierWait):
+            p.passed[op] += 1
         elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
             if all(p.released[k] >= t for k, t in targets.items()):
@@ -102,15 +107,56 @@ def test_loop_arithmetic_matches_walking_every_iteration() -> None:
         p = Progress()
         _until_blocked(body, avail, held, p, {})
         want = _naive_blocked(body, avail, held)
-        assert (+p.released, +p.reads, +p.acquired, +p.gate) == (
-            +want.released, +want.reads, +want.acquired, +want.gate), (body, avail, held)
+        assert (+p.released, +p.reads, +p.acquired, +p.gate, +p.passed) == (
+            +want.released, +want.reads, +want.acquired, +want.gate, +want.passed), (
+                body, avail, held)
         keys = [k for k in total if total[k]]  # fifo releases and calls
         targets = {k: rng.randint(0, total[k]) for k in rng.sample(keys, min(len(keys), 2))}
         p = Progress()
         _until_released(body, targets, p, {})
         want = _naive_released(body, targets)
-        assert (+p.released, +p.reads, +p.acquired) == (
-            +want.released, +want.reads, +want.acquired), (body, targets)
+        assert (+p.released, +p.reads, +p.acquired, +p.passed) == (
+            +want.released, +want.reads, +want.acquired, +want.passed), (body, targets)
+
+
+def _naive_next(ops: tuple[Op, ...], targets: dict[tuple[str, str], int]) -> tuple[Op | None,
+                                                                                   int]:
+    """Where a core stops once past ``targets``, going on through releases only: every
+    iteration walked, as :meth:`Reach.next_stop` answers (the op, and a wait's pass)."""
+    p = Progress()
+
+    def met() -> bool:
+        return all(p.released[k] >= t for k, t in targets.items())
+
+    sliding = met()
+    for op in _unrolled(ops):
+        if sliding:
+            if isinstance(op, Release):
+                continue
+            return op, (p.passed[op] + 1 if isinstance(op, BarrierWait) else 0)
+        if isinstance(op, BarrierWait):
+            p.passed[op] += 1
+        elif isinstance(op, Release):
+            p.released[(op.fifo, op.port)] += op.count
+            sliding = met()
+        elif isinstance(op, Call):
+            p.released[(f"call {op.kernel}", "call")] += 1
+            sliding = ("call k", "call") in targets and met()
+    return None, 0
+
+
+def test_the_next_stop_matches_walking_every_iteration() -> None:
+    rng = random.Random(11)
+    for _ in range(400):
+        body = _body(rng)
+        total = _naive_blocked(body, {"a": 10**9, "b": 10**9}, {"g": (1, 2, 3) * 99}).released
+        keys = [k for k in total if total[k]]
+        targets = {k: rng.randint(0, total[k]) for k in rng.sample(keys, min(len(keys), 2))}
+        p = Progress()
+        got = _next_op(body, targets, p, {}, [False])
+        mine = ((None, 0) if got is _END else
+                (got, p.passed[got] + 1) if isinstance(got, BarrierWait) else (got, 0))
+        assert mine == _naive_next(body, targets), (body, targets)
 
 
 def test_a_long_loop_is_walked_by_arithmetic() -> None:

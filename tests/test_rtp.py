@@ -755,23 +755,70 @@ def test_the_simulator_holds_a_core_until_the_set(design_file: DesignFile) -> No
     assert len(calls) == 2 and arrived < set_done <= calls[0]
 
 
-def test_a_set_that_replaces_the_value_before_the_core_waits_deadlocks(
-        design_file: DesignFile) -> None:
-    """The runtime sets 1, then 2, while the core still waits for its first data: by the time
-    it waits for 1 the lock holds 2, and a wait passes only while the lock holds its value.
-    Which value a wait finds is timing, which the static check leaves to the simulator; its
-    deadlock report says what the core waits for and what the runtime set."""
+BARRIER_LIMIT = (
+    "  limit: a wait passes only while the barrier holds its value (aie.use_lock Acquire, "
+    "AIE2's acquire-equal: it blocks until the core's lock equals the value, and leaves it "
+    "there) and a set replaces the value (aiex.set_lock), so the runtime replaces a value only "
+    "once the drains it waited for show every core that waits for it past that wait\n")
+"""The rule of every refused set, as :mod:`aiedsl.checks.barriers` states it."""
+TIMING = ("whether the core gets to the wait in that time is timing: how long it takes to get "
+          "there (its kernel calls, the data it waits for) against the runtime's steps up to "
+          "the set; when the core is slower, the set comes first\n")
+"""Why a set that may overtake a wait is a race, as the found line of the refusal says."""
+SETS_FIRST = ("rt.rtp_write(thr, 0, 7)\n"
+              "        rt.set_barrier(go, 1)\n"
+              "        rt.set_barrier(go, 2)\n"
+              "        rt.fill(a, inp)\n"
+              "        rt.drain(b, out)")
+"""Both sets (lines 22, 23) before the fill (24) that brings the core to its first wait."""
+SPLIT_FIX = ("rt.rtp_write(thr, 0, 7)\n"
+             "        rt.set_barrier(go, 1)\n"
+             "        rt.fill(a, inp)\n"
+             "        rt.drain(b, out, (0, [512], [1]))\n"
+             "        rt.wait(b)\n"
+             "        rt.set_barrier(go, 2)\n"
+             "        rt.drain(b, out, (512, [512], [1]))")
+"""The fix the refusals of :data:`SETS_FIRST` and :data:`DRAIN_THEN_SET` give: the set after
+the fill, and before it a wait for the drain of the first element of 'b', which the core sends
+only once past its wait for 1."""
+
+
+def _unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let ``simulate`` skip the static checks (it still places the design)."""
+    import aiedsl.sim
+    from aiedsl.place import place
+
+    monkeypatch.setattr(aiedsl.sim, "check_design",
+                        lambda ir: (place(ir, get_target(ir.device)), {}))
+
+
+def test_a_set_before_the_data_that_takes_the_core_to_its_wait_always_hangs(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runtime sets 1, then 2, before it fills the data the core waits for before its wait
+    for 1: by the time the core gets there the lock holds 2, and a wait passes only while the
+    lock holds its value. The core cannot get there before the set, whatever the timing, so the
+    check refuses it as a hang; the simulator's deadlock report (the check skipped) agrees. The
+    fix the check gives passes both."""
     from aiedsl.sim.explain import Deadlock
 
-    rt = ("rt.rtp_write(thr, 0, 7)\n"
-          "        rt.set_barrier(go, 1)\n"
-          "        rt.set_barrier(go, 2)\n"
-          "        rt.fill(a, inp)\n"
-          "        rt.drain(b, out)")
-    h = load_design(_gated(design_file, WORK_THEN_ONE_THEN_TWO, rt))
-    check_design(h.ir)
+    path = _gated(design_file, WORK_THEN_ONE_THEN_TWO, SETS_FIRST)
+    assert check_error(path) == (
+        "d.py:23: error [hang: barrier]: rt.set_barrier of 'go' to 2 replaces the 1 that "
+        "core[0,0] waits for at line 17 before the core can get there: the core waits forever "
+        "(a silent hang on the NPU)\n" + BARRIER_LIMIT +
+        "  found: no drain waited for before it shows core[0,0] past its wait for 1, and the "
+        "fills issued before the set let it get no further than its acquire of 'a' (line 16), "
+        "so the set always comes first\n"
+        "  d.py:17: core[0,0]'s wait for 1\n"
+        "  d.py:22: the barrier holds 1 from here\n"
+        "  d.py:25: the drain of 'b' the runtime then waits for at the end of its sequence\n"
+        "  fix: move the set after the fill of 'a' (line 24): the data that can show core[0,0] "
+        "past its wait comes from it; there, drain 'b' so that one drain ends at its element 1 "
+        "(its first element, 512 values), rt.wait() on 'b' before the set (line 23), and drain "
+        "the rest after it: element 1 of 'b' comes only once core[0,0] is past its wait for 1")
+    _unchecked(monkeypatch)
     with pytest.raises(Deadlock) as e:
-        simulate(h, check=False)
+        simulate(load_design(path), check=False)
     assert str(e.value) == (
         "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
         "blocked)\n"
@@ -786,6 +833,215 @@ def test_a_set_that_replaces_the_value_before_the_core_waits_deadlocks(
         "  fix: set barrier 'go' to another value only once the core is past its wait for 1 "
         "(e.g. after an rt.sync() on a drain the core reaches past that wait): a wait passes "
         "only while the barrier holds its value, and a set replaces the value")
+    fixed = _gated(design_file, WORK_THEN_ONE_THEN_TWO, SPLIT_FIX)
+    check_design(load_design(fixed).ir)
+    assert (simulate(load_design(fixed), {"inp": IMAGE}, check=False).outputs["out"]
+            == np.minimum(IMAGE, 7)).all()
+
+
+SLOW_COPY = """
+#include <stdint.h>
+#include <aie_api/aie.hpp>
+template <unsigned N> void slow_copy(const int32_t *__restrict src, int32_t *__restrict dst) {
+  for (unsigned i = 0; i < N; i += 16) aie::store_v(dst + i, aie::load_v<16>(src + i));
+}
+"""
+"""A copy kernel whose cost the design declares (CYC cycles a call)."""
+BARRIER_RACE = """
+\"\"\"A barrier set twice with no wait between: the core must pass its wait for 1 before the
+runtime sets 2. Whether it does depends on how long its first kernel call takes: a race.\"\"\"
+import numpy as np
+from aiedsl import Tensor, barrier, define, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import buffer, declare
+
+CYC = define("CYC", 1000)
+def cp_ref(src, dst): dst[...] = src
+
+@design(device="npu1_1col")
+def barrier_race(inp: Tensor[1024, i32], out: Tensor[1024, i32]):
+    a = fifo(Tensor[256, i32], name="a")
+    b = fifo(Tensor[256, i32], name="b")
+    go = barrier(name="go")
+    cp = declare("slow_copy_256", source="slow.cc", entry="slow_copy<256>",
+                 args=[buffer("src", Tensor[256, i32]), buffer("dst", Tensor[256, i32], "out")],
+                 reference=cp_ref, cycles=CYC, cost="copy", exact=True)
+
+    @herd()
+    def core():
+        with a.consume() as x, b.produce() as y:
+            cp(x, y)
+        go.wait_for_value(1)
+        with a.consume() as x, b.produce() as y:
+            cp(x, y)
+        go.wait_for_value(2)
+        for _ in loop(2):
+            with a.consume() as x, b.produce() as y:
+                cp(x, y)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.set_barrier(go, 1)
+        {drain}
+        rt.set_barrier(go, 2){rest}
+
+@barrier_race.reference
+def reference(inp):
+    return inp.copy()
+"""
+"""A tester's find: the core waits for 1 after its first copy and for 2 after its second; the
+runtime sets 1 (line 33), drains 'b' (34) and sets 2 (35) with no wait between. The core's
+wait for 1 is line 23, the runtime's implied final wait line 31."""
+
+
+def test_a_set_that_may_overtake_a_slow_kernel_is_a_barrier_race(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing orders the core's wait for 1 before the set to 2: with a fast kernel the core
+    gets there first, with a slow one the set does and the core waits forever. The simulator
+    sees the hang only at some kernel costs (the outcome is kernel time against the firmware's
+    task issue, the model's least certain figure); the check refuses the set whatever the
+    cost, naming the drain that shows the core past its wait, and that fix passes both."""
+    from aiedsl.sim.explain import Deadlock
+
+    design_file(SLOW_COPY, "slow.cc")
+    path = design_file(BARRIER_RACE.format(drain="rt.drain(b, out)", rest=""))
+    assert check_error(path) == (
+        "d.py:35: error [barrier race]: rt.set_barrier of 'go' to 2 may replace the 1 that "
+        "core[0,0] waits for at line 23 before the core gets there: the core would then wait "
+        "forever (a hang that depends on timing)\n" + BARRIER_LIMIT +
+        "  found: no drain waited for before it shows core[0,0] past its wait for 1; the "
+        "barrier holds 1 only from line 33 to this set, and " + TIMING +
+        "  d.py:23: core[0,0]'s wait for 1\n"
+        "  d.py:33: the barrier holds 1 from here\n"
+        "  d.py:34: the drain of 'b' the runtime then waits for at the end of its sequence\n"
+        "  fix: drain 'b' so that one drain ends at its element 2 (its first 2 elements, 512 "
+        "values), rt.wait() on 'b' before the set (line 35), and drain the rest after it: "
+        "element 2 of 'b' comes only once core[0,0] is past its wait for 1")
+    inp = np.arange(1024, dtype=np.int32)
+    _unchecked(monkeypatch)
+    fast = simulate(load_design(path, {"CYC": "1000"}), {"inp": inp})
+    assert fast.passed
+    with pytest.raises(Deadlock) as e:
+        simulate(load_design(path, {"CYC": "20000"}), {"inp": inp})
+    assert ("core[0,0] (0,2) waits for barrier 'go' to hold 1; it holds 2 (it started at 0; the "
+            "runtime set it to 1 (line 33), then 2 (line 35)) (d.py:23)") in str(e.value)
+    fixed = design_file(BARRIER_RACE.format(
+        drain="rt.drain(b, out, (0, [512], [1]))\n        rt.wait(b)",
+        rest="\n        rt.drain(b, out, (512, [512], [1]))"))
+    for cycles in ("1000", "20000"):  # checked here, so simulate need not check again
+        handle = load_design(fixed, {"CYC": cycles})
+        check_design(handle.ir)
+        assert simulate(handle, {"inp": inp}).passed
+
+
+HALVES_THEN_SET = ("rt.rtp_write(thr, 0, 7)\n"
+                   "        rt.set_barrier(go, 1)\n"
+                   "        rt.fill(a, inp)\n"
+                   "        rt.drain(b, out, (0, [512], [1]))\n"
+                   "        rt.sync()\n"
+                   "        rt.set_barrier(go, 2)\n"
+                   "        rt.drain(b, out, (512, [512], [1]))")
+"""Both halves filled (line 23); the first half's drain waited for (25) before the set to 2
+(26), which no wait of the core is for."""
+WORK_THEN_WAIT = ("for _ in loop(2):\n"
+                  "            with a.consume() as s, b.produce() as t:\n"
+                  "                go.wait_for_value(1)\n"
+                  "                k(s, t, thr[0], 512)")
+"""A wait for 1 once each half's data is in (line 17)."""
+
+
+def test_a_wait_in_a_loop_is_shown_passed_for_every_pass_the_runtime_needs(
+        design_file: DesignFile) -> None:
+    """The core waits for 1 once each half is in; the runtime waited for the first half's
+    drain before it sets 2, which shows the first pass of the wait, not the second: the second
+    half may arrive after the set, and its wait then finds 2."""
+    assert check_error(_gated(design_file, WORK_THEN_WAIT, HALVES_THEN_SET)) == (
+        "d.py:26: error [barrier race]: rt.set_barrier of 'go' to 2 may replace the 1 that "
+        "core[0,0] waits for at line 17 before the core gets there: the core would then wait "
+        "forever (a hang that depends on timing)\n" + BARRIER_LIMIT +
+        "  found: the drains waited for before it show core[0,0] past 1 of the 2 passes of its "
+        "wait for 1 that the runtime's wait at the end of its sequence needs; the barrier holds "
+        "1 only from line 22 to this set, and " + TIMING +
+        "  d.py:17: core[0,0]'s wait for 1\n"
+        "  d.py:22: the barrier holds 1 from here\n"
+        "  d.py:27: the drain of 'b' the runtime then waits for at the end of its sequence\n"
+        "  fix: drain 'b' so that one drain ends at its element 2 (its first 2 elements, 1024 "
+        "values), rt.wait() on 'b' before the set (line 26), and drain the rest after it: "
+        "element 2 of 'b' comes only once core[0,0] is past its wait for 1")
+
+
+def test_a_wait_right_after_what_the_runtime_waited_for_is_not_overtaken(
+        design_file: DesignFile) -> None:
+    """The same sequence, the core waiting for 1 before each half's acquire (a loop of waits,
+    as color_threshold's): once it released the first half, nothing but its wait lies before
+    the second, so it is at that wait before the drain completes, the runtime's sync returns and
+    the set to 2 comes; it passes within cycles of the lock holding 1, and has. Refusing it
+    would refuse every design whose core waits first thing, as IRON's do."""
+    h = load_design(_gated(design_file, WAIT_THEN_WORK, HALVES_THEN_SET))
+    check_design(h.ir)
+    assert (simulate(h, {"inp": IMAGE}, check=False).outputs["out"]
+            == np.minimum(IMAGE, 7)).all()
+    # so is a core that waits first thing for a value set and replaced before any data
+    sets = ("rt.rtp_write(thr, 0, 7)\n"
+            "        rt.set_barrier(go, 1)\n"
+            "        rt.set_barrier(go, 2)\n"
+            "        rt.fill(a, inp)\n"
+            "        rt.drain(b, out)")
+    h = load_design(_gated(design_file, ONE_THEN_TWO, sets))
+    check_design(h.ir)
+    assert (simulate(h, {"inp": IMAGE}, check=False).outputs["out"]
+            == np.minimum(IMAGE, 7)).all()
+
+
+DRAIN_THEN_SET = ("rt.rtp_write(thr, 0, 7)\n"
+                  "        rt.set_barrier(go, 1)\n"
+                  "        rt.fill(a, inp)\n"
+                  "        rt.drain(b, out, (0, [512], [1]))\n"
+                  "        rt.set_barrier(go, 2)\n"
+                  "        rt.drain(b, out, (512, [512], [1]))")
+"""The first half's drain issued (line 24) but not waited for before the set to 2 (25)."""
+
+
+def test_a_drain_issued_before_the_set_is_the_one_to_wait_for(design_file: DesignFile) -> None:
+    assert check_error(_gated(design_file, WORK_THEN_ONE_THEN_TWO, DRAIN_THEN_SET)) == (
+        "d.py:25: error [barrier race]: rt.set_barrier of 'go' to 2 may replace the 1 that "
+        "core[0,0] waits for at line 17 before the core gets there: the core would then wait "
+        "forever (a hang that depends on timing)\n" + BARRIER_LIMIT +
+        "  found: no drain waited for before it shows core[0,0] past its wait for 1; the "
+        "barrier holds 1 only from line 22 to this set, and " + TIMING +
+        "  d.py:17: core[0,0]'s wait for 1\n"
+        "  d.py:22: the barrier holds 1 from here\n"
+        "  d.py:24: the drain of 'b' the runtime then waits for at the end of its sequence\n"
+        "  fix: rt.wait() on 'b' before the set (line 25): the drain at line 24 ends at element "
+        "1 of 'b'; element 1 of 'b' comes only once core[0,0] is past its wait for 1")
+    check_design(load_design(_gated(design_file, WORK_THEN_ONE_THEN_TWO, SPLIT_FIX)).ir)
+
+
+def test_a_wait_for_a_drain_that_needs_a_later_set_hangs(design_file: DesignFile) -> None:
+    """The runtime waits for the first half's drain, which the core sends only past its wait
+    for 1, and sets 1 only after: whatever the timing, the wait never returns."""
+    rt = ("rt.rtp_write(thr, 0, 7)\n"
+          "        rt.fill(a, inp)\n"
+          "        rt.drain(b, out, (0, [512], [1]))\n"
+          "        rt.sync()\n"
+          "        rt.set_barrier(go, 1)\n"
+          "        rt.set_barrier(go, 2)\n"
+          "        rt.drain(b, out, (512, [512], [1]))")
+    assert check_error(_gated(design_file, ONE_THEN_TWO, rt)) == (
+        "d.py:24: error [hang: barrier]: the runtime waits at the rt.sync() of line 24 for its "
+        "drain of 'b' (line 23), which needs core[0,0] past its wait for 1 (line 16), but sets "
+        "barrier 'go' to 1 only after that wait: the runtime waits forever (a silent hang on "
+        "the NPU)\n"
+        "  limit: a wait passes only while the barrier holds its value (aie.use_lock Acquire, "
+        "AIE2's acquire-equal: it blocks until the core's lock equals the value); the lock "
+        "holds only the values set before, so a runtime wait whose drain needs a core past a "
+        "wait for a value comes after the set that gives it\n"
+        "  found: barrier 'go' holds 0 while the runtime waits (its initial value)\n"
+        "  d.py:16: core[0,0]'s wait for 1\n"
+        "  d.py:23: the drain of 'b' waited for\n"
+        "  d.py:25: rt.set_barrier to 1, after the wait\n"
+        "  fix: move rt.set_barrier('go', 1) (line 25) before the rt.sync() at line 24: the "
+        "drain it waits for comes only once core[0,0] is past its wait for 1, so a set after it "
+        "never comes")
 
 
 def test_a_gated_core_still_races_a_rewrite_before_its_calls_finished(
@@ -852,10 +1108,11 @@ def test_barrier_rejections(design_file: DesignFile) -> None:
 
 
 def test_a_barrier_set_after_the_sync_that_waits_for_its_core_says_to_move_it(
-        design_file: DesignFile) -> None:
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
     """The runtime waits at rt.sync() for a drain the core reaches only past its wait for 2,
     and sets 2 after that sync: the fix said 'set it after an rt.sync()', which is the
-    mistake."""
+    mistake. The check finds it now (it passed them, and only the simulator saw the hang); the
+    simulator, the check skipped, says the same."""
     from aiedsl.sim.explain import Deadlock
 
     rt = ("rt.rtp_write(thr, 0, 7)\n"
@@ -864,8 +1121,25 @@ def test_a_barrier_set_after_the_sync_that_waits_for_its_core_says_to_move_it(
           "        rt.drain(b, out)\n"
           "        rt.sync()\n"
           "        rt.set_barrier(go, 2)")
-    handle = load_design(_gated(design_file, ONE_THEN_TWO, rt))
-    check_design(handle.ir)
+    path = _gated(design_file, ONE_THEN_TWO, rt)
+    assert check_error(path) == (
+        "d.py:25: error [hang: barrier]: the runtime waits at the rt.sync() of line 25 for its "
+        "drain of 'b' (line 24), which needs core[0,0] past its wait for 2 (line 16), but sets "
+        "barrier 'go' to 2 only after that wait: the runtime waits forever (a silent hang on "
+        "the NPU)\n"
+        "  limit: a wait passes only while the barrier holds its value (aie.use_lock Acquire, "
+        "AIE2's acquire-equal: it blocks until the core's lock equals the value); the lock "
+        "holds only the values set before, so a runtime wait whose drain needs a core past a "
+        "wait for a value comes after the set that gives it\n"
+        "  found: barrier 'go' holds 1 while the runtime waits (set at line 22)\n"
+        "  d.py:16: core[0,0]'s wait for 2\n"
+        "  d.py:24: the drain of 'b' waited for\n"
+        "  d.py:26: rt.set_barrier to 2, after the wait\n"
+        "  fix: move rt.set_barrier('go', 2) (line 26) before the rt.sync() at line 25: the "
+        "drain it waits for comes only once core[0,0] is past its wait for 2, so a set after it "
+        "never comes")
+    _unchecked(monkeypatch)
+    handle = load_design(path)
     with pytest.raises(Deadlock) as e:
         simulate(handle, check=False)
     assert str(e.value) == (

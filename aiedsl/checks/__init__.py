@@ -3,10 +3,11 @@
 :func:`check_design` runs them in order: structure, repeated fifos, static hangs, loops
 unrolled by Python, released buffers, kernel calls, core-local buffers, produced elements read
 before written, cascades, runtime parameters, kernel sources, objects and architectures, DMA
-layouts, balance, runtime waits blocked by later fills, kernel layouts, placement, memtile
-channels, the symbols the lowering will define, repeated links' lock values, resources, BD
-lengths, allocation and routing, then elements released unwritten. It returns the placed
-design, now carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
+layouts, balance, runtime waits blocked by later fills, cycles of cores, barrier sets that may
+overtake a core's wait, kernel layouts, placement, memtile channels, the symbols the lowering
+will define, repeated links' lock values, resources, BD lengths, allocation and routing, then
+elements released unwritten. It returns the placed design, now carrying its
+:class:`~aiedsl.ir.Physical` part, and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 from aiedsl.checks.acquires import check_acquires, check_placed_acquires
 from aiedsl.checks.alignment import check_alignment
 from aiedsl.checks.balance import check_balance
+from aiedsl.checks.barriers import check_barrier_order
 from aiedsl.checks.bd_length import check_bd_lengths
 from aiedsl.checks.calls import check_kernel_calls
 from aiedsl.checks.cycles import check_core_cycles
@@ -71,6 +73,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_balance(d)
     check_runtime_order(d)  # after balance: a wait's drains are each run's
     check_core_cycles(d)  # after runtime order: a late fill is the likelier cause
+    check_barrier_order(d)  # after both: a drain that never completes is theirs first
     check_outputs_written(d)
     check_kernel_layouts(d)
     placed = place(d, target)  # a herd that does not fit is refused here first

@@ -5,6 +5,25 @@ runs many times, so what a body acquires it must release: a body that keeps one 
 each iteration soon holds every buffer and stalls its producer; one that releases what it does not
 hold corrupts the lock counts. (Fills that do not match consumption, and broadcast consumers that
 take different counts, are found by :func:`aiedsl.checks.balance.check_balance`.)
+
+A sliding window acquired inside the loop (acquire 3, release 1, with nothing held before the loop)
+is one such body, though an acquire of n while the core holds k takes only n - k new elements: the
+count of new elements is what the lowering fixes, and in the mlir-aie aiedsl targets (upstream
+1e400306, March 2026, and every later one before PR 3298, August 2026, unless its opt-in dynamic
+lowering is chosen) it is fixed at compile time. ``aie-objectFifo-stateful-transform`` unrolls a
+loop by the least common multiple of the depths of the fifos it acquires (``unrollForLoops``), then
+gives each acquire the count of new elements its program-order predecessor leaves it (``numCreate``,
+from ``acquiresPerFifo``): the first copy of the body is counted from what the core held where the
+loop is entered (0), so it takes 3 new elements on every pass of the unrolled loop, also when the
+core holds 2, and the core runs out of buffers (Xilinx/mlir-aie#2463; the pinned reference lowerings
+show this static, unrolled form: constant ``AcquireGreaterEqual`` counts, no ``scf.index_switch``).
+PR 3144 (June 2026) peels iteration 0 only on the opt-in dynamic lowering; PR 3308 (July 2026) has
+that lowering count at run time (max(n - held, 0), from a per-fifo held counter) and PR 3298 (August
+2026) makes it every core's, so newer mlir-aie lowers the loop as written, as aiedsl's simulator
+runs it. The check refuses it for the version aiedsl targets and says so; the fix (acquire the
+window's first elements before the loop) lowers the same in both. A loop short enough to be unrolled
+whole (no more iterations than that least common multiple) would lower correctly even in 1e400306,
+but the factor depends on the depths the lowering gives each end, so it is refused too.
 """
 
 from __future__ import annotations
@@ -77,19 +96,46 @@ def _body(core: Core, ops: tuple[Op, ...], held: Held, loop: Loop | None,
                             found=f"held {a} before an iteration, {b} after",
                             fix=f"acquire '{fifo}' inside the loop, or release it after the loop")
                     most, rel = _per_iteration(op, both)
-                    raise DesignError(
-                        "hang: unbalanced loop", f"each iteration of the loop in {core.name} "
-                        f"acquires {most} element(s) of '{fifo}' ({port}) but releases {rel}",
-                        loc=op.loc, limit="what a loop body acquires, it releases",
-                        found=f"held {a} before the first iteration, {b} after it",
-                        fix=(f"release '{fifo}' inside the loop" if rel == 0 else
-                             f"if the loop slides a window across its iterations, acquire the "
-                             f"first {b - a} element(s) of the window before the loop (and "
-                             f"release them after it), so each iteration acquires only the "
-                             f"{rel} it releases; if each iteration should start afresh (a "
-                             f"window swept inside it), release the {b - a} it still holds at "
-                             f"its end"))
+                    if rel == 0:
+                        raise DesignError(
+                            "hang: unbalanced loop", f"each iteration of the loop in "
+                            f"{core.name} acquires {most} element(s) of '{fifo}' ({port}) but "
+                            f"releases {rel}", loc=op.loc,
+                            limit="what a loop body acquires, it releases",
+                            found=f"held {a} before the first iteration, {b} after it",
+                            fix=f"release '{fifo}' inside the loop")
+                    _sliding_window(core, op, both, a, b, most, rel)
             held.update(before)  # the body is balanced: leave it as it was
+
+
+def _sliding_window(core: Core, loop: Loop, key: tuple[str, str], before: int, after: int,
+                    most: int, rel: int) -> None:
+    """Refuse ``loop``, whose iterations start holding ``before`` elements of ``key`` and end
+    holding ``after``, its largest acquire ``most``, releasing ``rel``: a window that slides
+    across iterations, which mlir-aie before August 2026 lowers with the first iteration's
+    count of new elements on every pass (the module docstring has the sources)."""
+    fifo, port = key
+    acq = next(op for op, _ in walk(loop.body) if isinstance(op, Acquire)
+               and (op.fifo, op.port) == key and op.count == most)
+    raise DesignError(
+        "hang: unbalanced loop", f"each iteration of the loop in {core.name} ends holding "
+        f"{after - before} more element(s) of '{fifo}' ({port}) than it started with: it "
+        f"acquires {most} (line {acq.loc.line}) and releases {rel}, and mlir-aie 1e400306, "
+        "which aiedsl targets, fixes the number of new elements an acquire takes when it "
+        f"compiles the loop, from the {before} held where the loop is entered, so an iteration "
+        f"that starts holding {after} may take {most - before} new ones, not "
+        f"{max(most - after, 0)}, "
+        "and the core runs out of buffers", loc=loop.loc,
+        limit="what a loop body acquires, it releases, so one count of new elements fits every "
+        f"iteration (mlir-aie since PR 3298, August 2026, counts them at run time, max({most} "
+        "- held, 0), and lowers this loop as written, as aiedsl's simulator runs it)",
+        found=f"held {before} before the first iteration, {after} after it",
+        fix=f"if the loop slides a window across its iterations, acquire the first "
+        f"{after - before} element(s) of the window before the loop (and release them after "
+        f"it), so each iteration starts holding {after} and its acquire of {most} takes the "
+        f"{rel} it releases, which every mlir-aie lowers alike; if each iteration should start "
+        f"afresh (a window swept inside it), release the {after - before} it still holds at its "
+        "end")
 
 
 def _per_iteration(loop: Loop, key: tuple[str, str]) -> tuple[int, int]:

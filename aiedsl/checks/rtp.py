@@ -22,7 +22,8 @@ is ordered by the barrier instead: its slots are written before the barrier's fi
 rewrite is held to the second rule with the sets counted among what lets a call start (a call
 past a wait for v needs the barrier to have held v; a wait leaves the value in the lock, so
 every later wait for v passes too, until a set replaces it), and :func:`check_barriers` finds
-the waits for a value the barrier never holds (a static hang).
+the waits for a value the barrier never holds (a static hang). A set that may replace a value
+before a core got past its wait for it is :mod:`aiedsl.checks.barriers`' (``barrier race``).
 """
 
 from __future__ import annotations
@@ -189,8 +190,8 @@ def check_barriers(d: Design) -> None:
     A wait is ``aie.use_lock(lock, Acquire, v)``: it blocks until the lock holds v and leaves
     it there. Only the initial value and ``rt.set_barrier`` (which replaces the value) give the
     lock a value, so a wait for any other value never passes. Which of the values it holds a
-    wait finds depends on timing (a set to 2 before the core reached its wait for 1): the
-    simulator's deadlock report says so.
+    wait finds depends on timing (a set to 2 before the core reached its wait for 1):
+    :func:`aiedsl.checks.barriers.check_barrier_order` refuses a set that may come first.
     """
     sets: dict[str, list[SetBarrier]] = {}
     for op in d.runtime:

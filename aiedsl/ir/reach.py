@@ -18,8 +18,9 @@ holds v and leaves it there; the lock holds its initial value, then each value t
 in order. So the upper bound lets a core's waits through as far as they can be matched, in
 program order, to that sequence of values up to the point (each wait to the value the wait
 before it passed on, or to one set after that; matching each to the earliest it can goes
-furthest). A wait does not change the lock, so the lower bound need not count them: a core past
-a release is past every wait before it.
+furthest). A wait does not change the lock, so the lower bound need not match them: a core past a
+release is past every wait before it. Both walks count the waits they pass (``passed``), so a
+check can tell which waits a core must have passed at a point, and which it may have.
 
 Loops are not unrolled: a loop body's releases, calls and largest acquire window are summed once
 and whole iterations are applied arithmetically, so a walk costs what the loop nest has ops, not
@@ -76,6 +77,9 @@ class Progress:
     gate: Counter[str] = field(default_factory=Counter)
     """Per barrier: the index, in its :data:`Held` values, its last wait passed on (0, the
     initial value, before any wait)."""
+    passed: Counter[BarrierWait] = field(default_factory=Counter)
+    """Per barrier wait of the program: how many times the walk passed it (a wait in a loop
+    once per iteration walked)."""
     blocked: Acquire | BarrierWait | None = None
     """The consume acquire or barrier wait the walk stopped at; None when it ran to the end."""
 
@@ -92,6 +96,8 @@ class _Summary:
     """Calls in one pass that read each rtp slot."""
     window: dict[Key, int]
     """Per consume key: the most elements past those released at the pass's start held at once."""
+    waits: Counter[BarrierWait] = field(default_factory=Counter)
+    """Times one pass passes each barrier wait in it (loops in it counted whole)."""
     gated: bool = False
     """Whether the body (or a loop in it) waits on a barrier."""
 
@@ -112,13 +118,15 @@ def _summary(ops: tuple[Op, ...], memo: dict[int, _Summary]) -> _Summary:
     delta: Counter[Key] = Counter()
     reads: Counter[Slot] = Counter()
     window: dict[Key, int] = {}
+    waits: Counter[BarrierWait] = Counter()
     gated = False
     for op in ops:
         if isinstance(op, Acquire) and op.port == "consume":
             held: Key = (op.fifo, op.port)
             window[held] = max(window.get(held, 0), delta[held] + op.count)
-        elif isinstance(op, BarrierWait):  # matched by _through, not counted
+        elif isinstance(op, BarrierWait):  # matched by _through; counted as passed
             gated = True
+            waits[op] += 1
         elif isinstance(op, Release):
             delta[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
@@ -135,7 +143,9 @@ def _summary(ops: tuple[Op, ...], memo: dict[int, _Summary]) -> _Summary:
                 delta[key] += op.count * n
             for slot, n in inner.reads.items():
                 reads[slot] += op.count * n
-    memo[id(ops)] = s = _Summary(delta, reads, window, gated)
+            for wait, n in inner.waits.items():
+                waits[wait] += op.count * n
+    memo[id(ops)] = s = _Summary(delta, reads, window, waits, gated)
     return s
 
 
@@ -191,6 +201,8 @@ def _apply(p: Progress, s: _Summary, times: int) -> None:
         p.released[key] += times * n
     for slot, n in s.reads.items():
         p.reads[slot] += times * n
+    for wait, n in s.waits.items():
+        p.passed[wait] += times * n
 
 
 def _until_blocked(ops: tuple[Op, ...], avail: dict[str, int], held: Held, p: Progress,
@@ -209,6 +221,7 @@ def _until_blocked(ops: tuple[Op, ...], avail: dict[str, int], held: Held, p: Pr
             if not _wait(op, held, p.gate):
                 p.blocked = op
                 return True
+            p.passed[op] += 1
         elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
         elif isinstance(op, Call):
@@ -246,6 +259,8 @@ def _until_released(ops: tuple[Op, ...], targets: dict[Key, int], p: Progress,
         if isinstance(op, Acquire) and op.port == "consume":  # the core got that far
             taken: Key = (op.fifo, op.port)
             p.acquired[taken] = max(p.acquired[taken], p.released[taken] + op.count)
+        elif isinstance(op, BarrierWait):  # so far too: the lock held its value then
+            p.passed[op] += 1
         elif isinstance(op, Release):
             p.released[(op.fifo, op.port)] += op.count
             if _met(p, targets):
@@ -274,6 +289,70 @@ def _until_released(ops: tuple[Op, ...], targets: dict[Key, int], p: Progress,
             if _until_released(op.body, targets, p, memo):
                 return True
     return False
+
+
+_END = object()
+"""What :func:`_next_op` returns when the ops it walked ended before it stopped."""
+
+
+def _next_op(ops: tuple[Op, ...], targets: dict[Key, int], p: Progress,
+             memo: dict[int, _Summary], sliding: list[bool]) -> Op | object:
+    """Walk ``ops`` as :func:`_until_released` does until every target is met (then
+    ``sliding[0]`` is set), then on through releases only: the first other op (a loop is
+    entered), or :data:`_END` when ``ops`` end first."""
+    if not sliding[0] and _met(p, targets):
+        sliding[0] = True
+    for op in ops:
+        if sliding[0]:
+            if isinstance(op, Release):
+                p.released[(op.fifo, op.port)] += op.count
+                continue
+            if isinstance(op, Loop):
+                # a body of releases only stops nowhere, whichever iteration it is
+                got = _next_op(op.body, targets, p, memo, sliding) if op.count > 0 else _END
+                if got is not _END:
+                    return got
+                continue
+            return op
+        if isinstance(op, Acquire) and op.port == "consume":
+            taken: Key = (op.fifo, op.port)
+            p.acquired[taken] = max(p.acquired[taken], p.released[taken] + op.count)
+        elif isinstance(op, BarrierWait):
+            p.passed[op] += 1
+        elif isinstance(op, Release):
+            p.released[(op.fifo, op.port)] += op.count
+            sliding[0] = _met(p, targets)
+        elif isinstance(op, Call):
+            p.reads.update(_slots(op))
+            called = _called(op.kernel)
+            p.released[called] += 1
+            sliding[0] = called in targets and _met(p, targets)
+        elif isinstance(op, Loop) and op.count > 0:
+            s = _summary(op.body, memo)
+            first = 0  # the first iteration within which every target is met (as _until_released)
+            for key, t in targets.items():
+                short = t - p.released[key]
+                if short <= 0:
+                    continue
+                if not s.delta[key]:
+                    first = op.count + 1
+                    break
+                first = max(first, -(-short // s.delta[key]))
+            if first > op.count:
+                _apply(p, s, op.count)
+                continue
+            _apply(p, s, max(first - 1, 0))
+            got = _next_op(op.body, targets, p, memo, sliding)
+            if got is not _END:
+                return got
+            if not sliding[0]:  # not met after all: the rest of the loop as a whole
+                _apply(p, s, op.count - max(first, 1))
+                continue
+            if op.count > max(first, 1):  # met in that iteration: the next one slides
+                got = _next_op(op.body, targets, p, memo, sliding)
+                if got is not _END:
+                    return got
+    return _END
 
 
 class Reach:
@@ -503,6 +582,21 @@ class Reach:
         it has released every element the waited drains (and the cores downstream, by the same
         reasoning) took."""
         return self.proven(point).progress(core)
+
+    def next_stop(self, core: str, at: Progress) -> tuple[Op | None, int]:
+        """Where ``core`` stops next once it is as far as lower bound ``at``: going on through
+        releases only (they take no time), the first other op it reaches (an acquire, a call,
+        a barrier wait; None at the program's end), and for a wait the pass of it that is
+        (1 for its first). A core that stops at a wait is at that wait as soon as it is past
+        ``at``."""
+        # the first point whose counts all reach ``at``'s is where the walk that made ``at``
+        # stopped: right after a release (or call), every earlier point is short on its key
+        targets = {key: n for key, n in at.released.items() if n > 0}
+        p = Progress()
+        got = _next_op(self.cores[core].body, targets, p, self.memo, [False])
+        if isinstance(got, BarrierWait):
+            return got, p.passed[got] + 1
+        return (got if isinstance(got, (Acquire, Call)) else None), 0
 
     def proven(self, point: int) -> Proven:
         """What the drains waited for before ``point`` prove."""

@@ -1,14 +1,14 @@
 """Hang: a sliding window acquired inside the loop, without peeling its first elements.
 
-Cause: each iteration acquires a window of 3 rows of 'rows' and releases the oldest one. The
-first iteration therefore keeps 2 rows that no iteration gives back; lowered as a fresh
-acquire of 3 every iteration, the core soon holds every buffer and stalls the producer.
+Cause: each iteration acquires a window of 3 rows and releases the oldest, ending with 2 more
+than it started with. mlir-aie 1e400306 (aiedsl's target) unrolls the loop and counts new rows at
+compile time from the 0 held at loop entry: each pass takes 3 while 2 are held; buffers run out.
 
-Mirrors: Xilinx/mlir-aie#2463 (acquire(N) inside a loop body while holding N - released rows
-across iterations exhausts the producer pool and deadlocks on hardware; PR #3144 peels iteration
-0 so the steady-state acquire is only the per-iteration delta).
+Mirrors: Xilinx/mlir-aie#2463 (acquire(N) in a loop body, N - released held across iterations,
+deadlocks); PR #3144 (June 2026) peels iteration 0 on the opt-in dynamic lowering only, and since
+PR #3298 (August 2026) every core counts at run time, max(N - held, 0), as aiedsl's simulator.
 
-Reported: statically, [hang: unbalanced loop], with the peeling fix.
+Reported: statically, [hang: unbalanced loop], naming the version, with the peeling fix.
 """
 
 import numpy as np
