@@ -310,7 +310,8 @@ def sim(
     say(f"{handle.name} on {handle.ir.device}: simulated in "
         f"{time.perf_counter() - start:.2f} s (seed {seed}"
         + (", kernels built from their C++ for the host)" if kernels is Kernels.native else ")"))
-    report_run(result, trace, stats, handle, seed)
+    report_run(result, trace, stats, handle, seed,
+               native=None if kernels is Kernels.native else "--kernels native")
 
 
 @app.command("run")
@@ -352,7 +353,8 @@ def run_(
     where = "simulated" if result.target == "sim" else "ran on the NPU"
     say(f"{handle.name} on {handle.ir.device}: {where} in "
         f"{time.perf_counter() - start:.2f} s (seed {seed})")
-    report_run(result, trace if result.target == "sim" else None, stats, handle, seed)
+    report_run(result, trace if result.target == "sim" else None, stats, handle, seed,
+               native="aiedsl sim --kernels native")
 
 
 def _check_stats(stats: Optional[str], design: str, trace: Optional[str]) -> None:
