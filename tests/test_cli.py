@@ -719,7 +719,7 @@ def test_stats_of_a_fail_say_where_and_keep_non_finite_values_strict() -> None:
     assert _output(c) == {
         "name": "C", "passed": False, "worst_index": [0, 1], "got": "nan", "want": 1.0,
         "error": "inf", "tolerance": "tolerance 0.0001 relative + 0.0001 absolute", "wrong": 3,
-        "wrong_region": [[0, 2], [0, 2]], "note": None}
+        "wrong_region": [[0, 2], [0, 2]], "note": None, "hints": []}
 
 
 def test_a_dash_for_an_output_file_is_refused(tmp_path: Path) -> None:

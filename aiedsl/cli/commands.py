@@ -167,12 +167,20 @@ def check(
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
 ) -> None:
-    """Run every check on DESIGN and write nothing."""
+    """Run every check on DESIGN and write nothing.
+
+    Then say what is legal but often a mistake, one note a line (a host tensor's bytes
+    reinterpreted as another kind of number, a fifo element filled from a block of another
+    shape).
+    """
     from aiedsl.checks import check_design
+    from aiedsl.notes import design_notes
 
     handle = load(design, define, device, name)
     placed, usage = check_design(handle.ir)
     print_usage(placed, usage)
+    for note in design_notes(placed):
+        say(note.line())
     say(f"{handle.name}: all checks pass on {placed.device}")
 
 
