@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -68,15 +68,19 @@ class OutputCheck:
     poisoned: int = 0
     """How many wrong elements look like memory nothing wrote (see :func:`poison_marked`),
     counted when the comparison was asked to (a simulated run's)."""
+    hints: list[str] = field(default_factory=list)
+    """Under a FAIL, the design's notes that may explain it (:mod:`aiedsl.notes`: a host
+    tensor's bytes reinterpreted, a block of another shape), each ``file:line: text``."""
 
     def line(self) -> str:
         """One line for the CLI (with, under a FAIL, where its wrong elements lie, and an
-        indented note when there is one)."""
+        indented note for its note and each hint)."""
         text = self._line()
         where = self.where()
         if where is not None:
             text = f"{text}\n  {where}"
-        return text if self.note is None else f"{text}\n  note: {self.note}"
+        notes = ([] if self.note is None else [self.note]) + self.hints
+        return "".join([text] + [f"\n  note: {n}" for n in notes])
 
     def where(self) -> str | None:
         """Where a FAIL's wrong elements lie: how many, and the box holding them when it is not
@@ -354,7 +358,22 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
                                  d.tensor(c.name).type.dtype, nonfinite=nonfinite, scale=scale)
     note_aliases(checks, inputs)
     note_untouched(checks, d)
+    note_design(checks, d)
     return checks
+
+
+def note_design(checks: list[OutputCheck], d: Design) -> None:
+    """Give each FAIL the design's notes (:func:`aiedsl.notes.design_notes`) that may explain
+    it: those of the drains into its tensor and those of every fill (any input may reach any
+    output)."""
+    failed = [c for c in checks if not c.passed]
+    if not failed:
+        return
+    from aiedsl.notes import design_notes
+
+    notes = design_notes(d)
+    for c in failed:
+        c.hints = [f"{n.loc}: {n.text}" for n in notes if n.op == "fill" or n.tensor == c.name]
 
 
 def note_untouched(checks: list[OutputCheck], d: Design) -> None:

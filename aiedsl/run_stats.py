@@ -48,7 +48,7 @@ def _output(c: OutputCheck) -> dict[str, Any]:
             "error": _number(c.error) if worst else None, "tolerance": c.tolerance,
             "wrong": c.wrong,
             "wrong_region": None if c.region is None else [list(r) for r in c.region],
-            "note": c.note}
+            "note": c.note, "hints": list(c.hints)}
 
 
 def _simulated(t: Timing) -> dict[str, Any]:

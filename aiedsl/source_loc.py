@@ -55,7 +55,8 @@ def assigned_name(call: str) -> str | None:
     that assigns to anything else (an attribute, several names) or does not call ``call`` there
     (the middle line of a call spread over several) gives None. A construct the user did not
     name is then named as the user calls it, in messages and in the MLIR (Amaranth names its
-    signals the same way)."""
+    signals the same way). Of statements sharing the line, ``a = fifo(...); b = fifo(...)``,
+    the one making the call (:func:`_statement_of_call`; the first on Python 3.10)."""
     frame = _user_frame()
     if frame is None:
         return None
@@ -66,8 +67,51 @@ def assigned_name(call: str) -> str | None:
     # the same process would be named after its old lines (the loader runs the new ones)
     linecache.checkcache(filename)
     line = linecache.getline(filename, frame.f_lineno)
+    if ";" in line:  # several statements may share the line: read the one making the call
+        line = _statement_of_call(frame, line)
     m = _ASSIGNED.match(line)
     return m[1] if m and f"{call}(" in line[m.end():] else None
+
+
+def _call_position(frame: FrameType) -> tuple[int, int] | None:
+    """The line and column (a UTF-8 byte offset, as ``ast`` counts) where the call ``frame`` is
+    running starts; None before Python 3.11, whose code objects keep no columns, or when they
+    were left out (``-X no_debug_ranges``)."""
+    positions = getattr(frame.f_code, "co_positions", None)
+    if positions is None or frame.f_lasti < 0:
+        return None
+    import itertools
+
+    # one position per 2-byte code unit; f_lasti is the running instruction's byte offset
+    at = next(itertools.islice(positions(), frame.f_lasti // 2, None), None)
+    if at is None or at[0] is None or at[2] is None:
+        return None
+    return at[0], at[2]
+
+
+def _statement_of_call(frame: FrameType, line: str) -> str:
+    """The text of the statement on ``line`` (the frame's line) that makes the call ``frame``
+    is running, from its start to its end on that line: of ``a = fifo(...); b = fifo(...)``,
+    the second when the second runs. ``line`` itself when the column or the file is not to be
+    had (Python 3.10: every statement of the line is then read as the first)."""
+    import ast
+
+    at = _call_position(frame)
+    tree = _parsed(frame.f_code.co_filename) if at is not None else None
+    if at is None or tree is None:
+        return line
+    best: ast.stmt | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno == frame.f_lineno and \
+                (node.lineno, node.col_offset) <= at <= (
+                    node.end_lineno or node.lineno, node.end_col_offset or 0) and \
+                (best is None or node.col_offset > best.col_offset):  # the innermost
+            best = node
+    if best is None:
+        return line
+    raw = line.encode()
+    end = best.end_col_offset if best.end_lineno == best.lineno else None
+    return raw[best.col_offset:end].decode(errors="replace")
 
 
 def _parsed(filename: str) -> Any:

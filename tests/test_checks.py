@@ -439,6 +439,14 @@ def test_a_contiguous_run_spelt_over_two_dimensions_is_held_to_the_wraps(
     check_design(load_design(design_file(SPELT.format(pattern="(0, [4096], [1])"), "one.py")).ir)
 
 
+def test_a_linear_transfer_spelt_with_strides_on_size_one_dimensions_is_linear(
+        design_file: DesignFile) -> None:
+    """[1, 1, 1, 4096] is one run whatever its size-1 dimensions' strides say: it is emitted
+    as [0, 0, 0, 1] there, mlir-aie's linear transfer, free of the 1,023-word wrap."""
+    check_design(load_design(design_file(SPELT.format(
+        pattern="(0, [1, 1, 1, 4096], [0, 3, 7, 1])"))).ir)
+
+
 def test_only_the_outermost_dimension_may_repeat(design_file: DesignFile) -> None:
     """verifyStridesWraps: 'Stride must be a positive integer' for the three inner dimensions;
     a repeat (stride 0) goes in the iteration dimension."""
@@ -465,6 +473,63 @@ def test_a_repeated_linear_transfer_is_free_of_the_wraps(design_file: DesignFile
     result = simulate(handle, check=False)
     a = result.inputs["A"]
     assert (result.outputs["C"] == np.concatenate([a, a])).all()
+
+
+SIZE_ONE = '''
+    from aiedsl import Tensor, bf16, design, fifo, herd, runtime
+    from aiedsl.kernels import passthrough
+
+    @design(device="npu1_1col")
+    def d(inp: Tensor[64, bf16], out: Tensor[64, bf16]):
+        a = fifo(Tensor[64, bf16], name="a")
+        b = fifo(Tensor[64, bf16], name="b")
+        copy = passthrough(Tensor[64, bf16])
+
+        @herd()
+        def core():
+            with a.consume() as s, b.produce() as t:
+                copy(s, t)
+
+        with runtime() as rt:
+            rt.fill(a, inp, {pattern})
+            rt.drain(b, out, wait=True)
+
+    @d.reference
+    def reference(inp):
+        return inp.copy()
+    '''
+"""A bf16 copy whose fill pattern the tests choose."""
+
+
+@pytest.mark.parametrize("pattern, emitted", [
+    # a reviewer's: stride 5 of a size-1 dimension is 10 bytes, which verifyStridesWraps
+    # refuses ("Stride 2 is 5 elements * 2 bytes = 10 bytes, which is not divisible by 4")
+    ("(0, [1, 1, 8, 8], [0, 5, 8, 1])", "[0, 0, 0, 0][1, 1, 8, 8][0, 0, 8, 1]"),
+    # the iteration dimension's too, and one spelt with odd strides is a linear transfer
+    ("(0, [1, 1, 1, 64], [3, 7, 9, 1])", "[0, 0, 0, 0][1, 1, 1, 64][0, 0, 0, 1]"),
+    ("(0, [1, 2, 1, 32], [1, 32, 3, 1])", "[0, 0, 0, 0][1, 2, 1, 32][0, 32, 0, 1]"),
+])
+def test_a_size_one_dimensions_stride_is_emitted_as_0(design_file: DesignFile, pattern: str,
+                                                     emitted: str) -> None:
+    """A size-1 dimension never steps: aiedsl emits its stride as 0 (the innermost's as 1), so
+    mlir-aie's check of every stride for whole words holds, and the run moves what it did."""
+    from aiedsl.codegen.mlir import render_mlir
+
+    handle = load_design(design_file(SIZE_ONE.format(pattern=pattern)))
+    placed, _ = check_design(handle.ir)
+    mlir = render_mlir(placed, get_target(placed.device))
+    assert f"aiex.npu.dma_memcpy_nd(%inp{emitted})" in mlir
+    assert simulate(handle).passed
+
+
+def test_a_size_one_innermost_dimension_keeps_stride_1(design_file: DesignFile) -> None:
+    """An i32 column read one element at a time, written with innermost stride 0: emitted with
+    stride 1 there (what verifyStridesWraps exempts), the offset on it."""
+    from aiedsl.codegen.mlir import dma_offsets
+    from aiedsl.ir import Pattern
+
+    p = Pattern(offset=4, sizes=(1, 1, 64, 1), strides=(2, 9, 64, 0))
+    assert dma_offsets(p) == ((0, 0, 0, 4), (0, 0, 64, 1))
 
 
 TWO_DRAINS = '''

@@ -719,7 +719,7 @@ def test_stats_of_a_fail_say_where_and_keep_non_finite_values_strict() -> None:
     assert _output(c) == {
         "name": "C", "passed": False, "worst_index": [0, 1], "got": "nan", "want": 1.0,
         "error": "inf", "tolerance": "tolerance 0.0001 relative + 0.0001 absolute", "wrong": 3,
-        "wrong_region": [[0, 2], [0, 2]], "note": None}
+        "wrong_region": [[0, 2], [0, 2]], "note": None, "hints": []}
 
 
 def test_a_dash_for_an_output_file_is_refused(tmp_path: Path) -> None:
@@ -730,3 +730,24 @@ def test_a_dash_for_an_output_file_is_refused(tmp_path: Path) -> None:
                         "  fix: name the file, e.g. --trace passthrough.json (aiedsl's own lines "
                         "go to standard output)\n")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_simulated_run_says_once_that_the_kernels_ran_as_their_references(
+        tmp_path: Path) -> None:
+    """A C++ kernel adding 2 where its reference adds 1 PASSed plain `aiedsl sim` with no word
+    that its C++ never ran (a tester): the line under the comparison says so, once, and names
+    what runs the C++."""
+    r = aiedsl("sim", "designs/vector_scalar_mul.py")
+    assert r.returncode == 0, r.stderr
+    kept = [line for line in r.stdout.splitlines() if "kernels:" in line]
+    assert kept == ["  kernels: ran as their numpy references; --kernels native or aiedsl "
+                    "kernel test runs their C++"]
+    assert r.stdout.splitlines().index(kept[0]) == 2  # under the one output's PASS
+    r = aiedsl("run", "designs/vector_scalar_mul.py", "--target", "sim", "-o",
+               str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr
+    assert [line for line in r.stdout.splitlines() if "kernels:" in line] == [
+        "  kernels: ran as their numpy references; aiedsl sim --kernels native or aiedsl "
+        "kernel test runs their C++"]
+    r = aiedsl("sim", "designs/transpose_dma.py")  # no kernel at all: nothing to say
+    assert r.returncode == 0 and "kernels:" not in r.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -480,6 +481,41 @@ def test_an_unnamed_fifo_or_channel_takes_its_variables_name(design_file: Callab
     path.write_text(text.replace("a = fifo(Tensor[64, i32])",
                                  "a = fifo(\n        Tensor[64, i32],\n        depth=2)"))
     assert "a" in {f.name for f in load_design(path).ir.fifos}  # the call's first line
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10's code objects keep no "
+                    "columns: every statement of a line is read as its first (a, a1, a2, ...)")
+def test_statements_sharing_a_line_name_their_own_fifos(design_file: Callable[..., Path]
+                                                        ) -> None:
+    """A tester's four fifos on one line were named a, a1, a2, a3: each is named by the
+    statement that makes it, found by the call's column; a ';' in a string changes nothing."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, fifo, herd, i32, local, memtile, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(i: Tensor[192, i32], o: Tensor[192, i32]):
+            a = fifo(Tensor[64, i32]); p = fifo(Tensor[64, i32]); q: object = fifo(Tensor[64, i32]); b = fifo(Tensor[64, i32])
+            x = 1; cin = channel(Tensor[64, i32], shape=[1], via=memtile); c = fifo(Tensor[64, i32], name="c;") if x > 1 else fifo(Tensor[64, i32])
+            t = local(Tensor[16, i32]); u = local(Tensor[16, i32])
+            copy = passthrough(Tensor[16, i32])
+
+            @herd()
+            def core():
+                with a.consume(), q.consume(), cin[0].consume(), p.produce(), b.produce(), c.produce():
+                    copy(t, u)
+
+            with runtime() as rt:
+                rt.fill(a, i, (0, [64], [1]))
+                rt.fill(q, i, (64, [64], [1]))
+                rt.fill(cin[0], i, (128, [64], [1]))
+                rt.drain(p, o, (0, [64], [1]))
+                rt.drain(b, o, (64, [64], [1]))
+                rt.drain(c, o, (128, [64], [1]))
+        ''')
+    ir = load_design(path).ir
+    assert [f.name for f in ir.fifos] == ["a", "p", "q", "b", "cin_0", "cin_l3_0", "c"]
+    assert [b.name for b in ir.locals] == ["t", "u"]
 
 
 @pytest.mark.parametrize("line, message", [

@@ -167,12 +167,20 @@ def check(
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
 ) -> None:
-    """Run every check on DESIGN and write nothing."""
+    """Run every check on DESIGN and write nothing.
+
+    Then say what is legal but often a mistake, one note a line (a host tensor's bytes
+    reinterpreted as another kind of number, a fifo element filled from a block of another
+    shape).
+    """
     from aiedsl.checks import check_design
+    from aiedsl.notes import design_notes
 
     handle = load(design, define, device, name)
     placed, usage = check_design(handle.ir)
     print_usage(placed, usage)
+    for note in design_notes(placed):
+        say(note.line())
     say(f"{handle.name}: all checks pass on {placed.device}")
 
 
@@ -310,7 +318,8 @@ def sim(
     say(f"{handle.name} on {handle.ir.device}: simulated in "
         f"{time.perf_counter() - start:.2f} s (seed {seed}"
         + (", kernels built from their C++ for the host)" if kernels is Kernels.native else ")"))
-    report_run(result, trace, stats, handle, seed)
+    report_run(result, trace, stats, handle, seed,
+               native=None if kernels is Kernels.native else "--kernels native")
 
 
 @app.command("run")
@@ -352,7 +361,8 @@ def run_(
     where = "simulated" if result.target == "sim" else "ran on the NPU"
     say(f"{handle.name} on {handle.ir.device}: {where} in "
         f"{time.perf_counter() - start:.2f} s (seed {seed})")
-    report_run(result, trace if result.target == "sim" else None, stats, handle, seed)
+    report_run(result, trace if result.target == "sim" else None, stats, handle, seed,
+               native="aiedsl sim --kernels native")
 
 
 def _check_stats(stats: Optional[str], design: str, trace: Optional[str]) -> None:

@@ -83,10 +83,16 @@ def report_compile(art: Any, compiled: Any) -> None:
 
 
 def report_run(result: Any, trace: Optional[str], stats: Optional[str], handle: Any,
-               seed: int) -> None:
+               seed: int, native: str | None = None) -> None:
     """Print a run's comparison and timing (rendered from its fields), write its ``--stats``
-    file; exit 1 on FAIL."""
-    for line in result.lines():
+    file; exit 1 on FAIL. ``native``: for a simulation whose kernels ran as their numpy
+    references, the command that runs their C++ instead, said once under the comparison."""
+    lines = result.lines()
+    if native is not None and result.target == "sim" and handle.ir.kernels:
+        # a PASS of the references says nothing of the C++ (a kernel adding 2, not 1, passes)
+        lines.insert(len(result.checks), f"  kernels: ran as their numpy references; {native} "
+                     "or aiedsl kernel test runs their C++")
+    for line in lines:
         say(line)
     if trace:
         say(f"trace: {trace} (open in https://ui.perfetto.dev)")

@@ -30,7 +30,10 @@ def dma_offsets(p: Pattern) -> tuple[tuple[int, ...], tuple[int, ...]]:
     mlir-aie starts a transfer at the sum of each dimension's offset times its stride, so the
     offset goes on a dimension of stride 1: the innermost one, or, when that one steps (4-byte
     elements walked across), a size-1 dimension given stride 1 (its stride moves nothing).
+    Every other size-1 dimension has stride 0 (1 innermost), whatever the design wrote
+    (:meth:`~aiedsl.ir.Pattern.canonical`: mlir-aie checks those strides too).
     """
+    p = p.canonical()
     offsets, strides = [0, 0, 0, 0], list(p.strides)
     if p.offset == 0 or strides[3] == 1:
         offsets[3] = p.offset

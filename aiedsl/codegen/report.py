@@ -1,10 +1,12 @@
 """``report.txt``: each used tile's resources against its limits, fifos, streams and their routes,
-stream-switch ports, the allocation of channels, BDs, locks and addresses, and kernels."""
+stream-switch ports, the allocation of channels, BDs, locks and addresses, kernels, and the
+design's notes (:mod:`aiedsl.notes`)."""
 
 from __future__ import annotations
 
 from aiedsl.checks.resources import TileUsage
 from aiedsl.codegen.mlir import initial_literal
+from aiedsl.notes import design_notes
 from aiedsl.place.alloc import local_buffer_name
 from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.render import render
@@ -50,9 +52,10 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
     tile_of = {c.name: c.tile for c in d.cores}
     locals_ = [local_line(b, tile_of) for b in d.locals]
     cascades = [f"{c.src} {tile_of[c.src]} -> {c.dst} {tile_of[c.dst]}" for c in d.cascades]
+    notes = [n.line() for n in design_notes(d)]
     return render("report.txt.j2", design=d.name, device=d.device, defines=d.defines,
                   header=lines[0], rows=lines[1:], fifos=fifos, kernels=kernels,
-                  cascades=cascades, locals=locals_,
+                  cascades=cascades, locals=locals_, notes=notes,
                   streams=stream_lines(d), ports=_aligned(port_rows(d, target)),
                   alloc=alloc_lines(d, target))
 

@@ -76,6 +76,27 @@ class Pattern(_Frozen):
         """Number of elements the pattern moves."""
         return math.prod(self.sizes)
 
+    def canonical(self) -> "Pattern":
+        """This pattern with the stride of every size-1 dimension, which moves nothing, as
+        mlir-aie wants it: 0, and 1 on the innermost. What ``aie.mlir`` says and the checks
+        judge.
+
+        mlir-aie's ``verifyStridesWraps`` wants every dimension's stride a whole number of
+        4-byte words, size 1 or not, so a bf16 ``[1, 1, 8, 8]`` with strides ``[0, 5, 8, 1]``
+        would be refused by aiecc for a stride that does nothing; 0 is whole words, and
+        ``getHardwareStridesWraps`` encodes nothing for it. The innermost keeps 1, which
+        ``verifyStridesWraps`` exempts, so ``[*, 1, 1, n][*, 0, 0, 1]`` stays the linear
+        transfer mlir-aie moves free of the wrap limits (``isLinearTransfer``).
+
+        >>> Pattern(offset=0, sizes=(1, 1, 8, 8), strides=(0, 5, 8, 1)).canonical().strides
+        (0, 0, 8, 1)
+        """
+        t = tuple((1 if i == 3 else 0) if n == 1 else stride
+                  for i, (n, stride) in enumerate(zip(self.sizes, self.strides)))
+        if t == self.strides:
+            return self
+        return Pattern(offset=self.offset, sizes=self.sizes, strides=(t[0], t[1], t[2], t[3]))
+
     def indices(self) -> "np.ndarray":
         """Every element offset the pattern visits, in transfer order (outermost dimension
         slowest)."""

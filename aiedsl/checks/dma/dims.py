@@ -56,6 +56,9 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
         if tile is None and size > target.max_dma_size:
             _fail(loc, where, f"each size <= {target.max_dma_size}", f"{size} ({shown})",
                   "split that dimension in two", related)
+        # A size-1 dimension's stride moves nothing: a runtime pattern's is emitted as 0
+        # (Pattern.canonical, for verifyStridesWraps, which checks it), and a tile BD's
+        # stays as written, which DMABDOp::verify does not hold to whole words.
         if size > 1 and (stride * itemsize) % gran:
             _fail(loc, where, f"strides are multiples of {gran} bytes",
                   f"stride {stride} x {itemsize} B = {stride * itemsize} B ({shown})",

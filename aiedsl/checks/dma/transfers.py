@@ -23,7 +23,9 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
         _fail(t.loc, where, f"outermost (iteration) size <= {target.max_shim_iterations} "
               "on a shim DMA", f"{p.sizes[0]} ({shown})",
               "split the transfer into several fills or drains")
-    linear = _is_linear(p.sizes, p.strides)
+    # judged as aie.mlir says it: a size-1 dimension's stride, which moves nothing, is 0 there
+    # (1 innermost), so [1, 1, 1, n] is a linear transfer whatever strides were written
+    linear = _is_linear(p.sizes, p.canonical().strides)
     if not linear:
         for i in (1, 2, 3):
             if p.sizes[i] > 1 and p.strides[i] < 1:
@@ -60,6 +62,7 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
               "bytes', linear transfers too)",
               f"{p.sizes[3]} x {itemsize} B = {p.sizes[3] * itemsize} B ({shown})",
               f"move a multiple of {target.dma_granularity // itemsize or 1} elements")
+    # of size 1, the iteration stride is emitted as 0 (Pattern.canonical): no word to miss
     if p.sizes[0] > 1 and (p.strides[0] * itemsize) % target.dma_granularity:
         _fail(t.loc, where, f"strides are multiples of {target.dma_granularity} bytes (the "
               "iteration stride too: mlir-aie's verifyStridesWraps)",

@@ -1,0 +1,149 @@
+"""Notes: what a design does that is legal, often meant, and as often a mistake that only shows
+as wrong numbers. ``aiedsl check`` prints them, ``report.txt`` lists them, and a FAIL of a run
+repeats them under its line (:func:`aiedsl.compare.compare_outputs`).
+
+* A host tensor of one kind of number (float, signed or unsigned integer) moved into or out of
+  a fifo of another kind of the same size: DMAs move bytes, so an f32 tensor's bits reach an
+  i32 fifo as whatever integers they spell (the README's "Host tensors of another type";
+  tensors of another size, IRON's ``two_col`` i32 tensor of u8 lines, are a byte view meant
+  as such and not noted).
+* A runtime transfer that moves the first element of a fifo of 2-D elements row by row from
+  (or to) a block of a 2-D host matrix of another shape, or from a run of it that is no block:
+  ``tiles(A, (64, 16))`` into ``Tensor[16, 64, f32]`` elements, or a fill with no pattern into
+  16x16 elements from a 64-wide matrix (four whole rows each). The element's rows are then not
+  the matrix's. A pattern that walks the element's own block in another order (mmul blocks, a
+  DMA transpose) makes a layout on purpose and is not noted.
+
+A note is one line, at the line of the transfer it is about (here cut in two)::
+
+    d.py:17: note: host tensor 'inp' is f32 and fifo 'a' carries i32: its bytes are
+    reinterpreted, not converted
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from aiedsl.dtypes import DType, dtype
+from aiedsl.ir import Design, Loc, Pattern, Transfer
+
+
+@dataclass(frozen=True)
+class Note:
+    """One note about a runtime transfer: where it is, and what it says."""
+
+    loc: Loc
+    """The line of the ``rt.fill`` or ``rt.drain``."""
+    text: str
+    """What it says, one line, without the location."""
+    op: Literal["fill", "drain"]
+    """The transfer's direction."""
+    tensor: str
+    """The host tensor it moves."""
+
+    def line(self) -> str:
+        """The note as ``aiedsl check`` prints it: ``d.py:17: note: ...``."""
+        return f"{self.loc}: note: {self.text}"
+
+
+def design_notes(d: Design) -> list[Note]:
+    """Every note about ``d``'s runtime transfers, in runtime order; a transfer that says what
+    an earlier one said (each fill of a GEMM's tiles) is not noted again."""
+    notes: list[Note] = []
+    said: set[str] = set()
+    for t in d.runtime:
+        if not isinstance(t, Transfer):
+            continue
+        for text in (_type_note(d, t), _layout_note(d, t)):
+            if text is not None and text not in said:
+                said.add(text)
+                notes.append(Note(t.loc, text, t.op, t.tensor))
+    return notes
+
+
+def _kind(dt: DType) -> str:
+    """What kind of number ``dt`` holds: ``float``, ``signed`` or ``unsigned``."""
+    if dt.is_float:
+        return "float"
+    return "unsigned" if dt.name.startswith("u") else "signed"
+
+
+def _type_note(d: Design, t: Transfer) -> str | None:
+    """A host tensor and its fifo's elements of one size and different kinds of number."""
+    host = dtype(d.tensor(t.tensor).type.dtype)
+    elem = dtype(d.fifo(t.fifo).elem.dtype)
+    if host.itemsize != elem.itemsize or _kind(host) == _kind(elem):
+        return None
+    if t.op == "fill":
+        return (f"host tensor '{t.tensor}' is {host} and fifo '{t.fifo}' carries {elem}: its "
+                "bytes are reinterpreted, not converted")
+    return (f"fifo '{t.fifo}' carries {elem} and host tensor '{t.tensor}' is {host}: its bytes "
+            "are reinterpreted, not converted")
+
+
+def first_indices(p: Pattern, n: int) -> np.ndarray:
+    """The host elements the first ``n`` elements ``p`` moves are, in the order it moves them
+    (without walking the rest of the pattern)."""
+    n = max(0, min(n, p.numel))
+    if n == 0 or min(p.sizes) < 1:
+        return np.zeros(0, dtype=np.int64)
+    steps = np.unravel_index(np.arange(n, dtype=np.int64), p.sizes)
+    out = np.full(n, p.offset, dtype=np.int64)
+    for step, stride in zip(steps, p.strides):
+        out += step * stride
+    return out
+
+
+def block_of(indices: np.ndarray, width: int) -> tuple[int, int] | None:
+    """The (rows, cols) of the block of a row-major matrix ``width`` wide that ``indices`` read
+    row by row, each row left to right; None when they read anything else."""
+    if indices.size == 0:
+        return None
+    first = int(indices[0])
+    rows = int(indices[-1]) // width - first // width + 1
+    if rows < 1 or indices.size % rows:
+        return None  # read backwards, or rows of unequal length
+    cols = indices.size // rows
+    if first % width + cols > width:
+        return None  # a run that wraps onto the next row is no block
+    want = first + (np.arange(rows)[:, None] * width + np.arange(cols)[None, :]).ravel()
+    return (rows, cols) if np.array_equal(indices, want) else None
+
+
+def _layout_note(d: Design, t: Transfer) -> str | None:
+    """A 2-D fifo element moved from or to a block of a 2-D host matrix of another shape, or
+    from or to no block of it."""
+    host = d.tensor(t.tensor).type
+    elem = d.fifo(t.fifo).elem
+    if len(host.shape) != 2 or len(elem.shape) != 2 or host.dt.itemsize != elem.dt.itemsize:
+        return None  # no rows to compare, or a byte view (another size of number)
+    (height, width), (rows, cols) = host.shape, elem.shape
+    if rows == 1 or cols == 1:
+        return None  # a vector written as a matrix: it has no rows to get wrong
+    idx = first_indices(t.pattern, rows * cols)
+    if idx.size < rows * cols:
+        return None
+    block = block_of(idx, width)
+    run = bool(np.array_equal(idx, idx[0] + np.arange(idx.size)))
+    if block == (rows, cols) or (block is None and not run):
+        # the element's own block, or a walk of another order: a layout the pattern makes on
+        # purpose (mmul blocks, a DMA transpose), judged by the kernels' blocks= if anywhere
+        return None
+    name = t.tensor
+    plain = t.pattern == Pattern(offset=0, sizes=(1, 1, 1, host.numel), strides=(0, 0, 0, 1))
+    how = " with no pattern" if plain else ""
+    verb, into = ("reads", "into") if t.op == "fill" else ("writes", "from")
+    fix = (f"; tiles({name}, ({rows}, {cols})) {verb} {rows}x{cols} blocks"
+           if height % rows == 0 and width % cols == 0 else "")
+    if block is None:
+        what = (f"{rows * cols} consecutive elements of '{name}' (rows of {width}), no block of "
+                f"it, {into} its first {rows}x{cols} element: the element's rows are not rows "
+                f"of '{name}'")
+    else:
+        shape = "the shape transposed" if block == (cols, rows) else "another shape"
+        what = (f"a {block[0]}x{block[1]} block of '{name}' {into} its first {rows}x{cols} "
+                f"element ({shape}): the element's rows are not the block's")
+    return f"rt.{t.op} of '{t.fifo}'{how} {verb} {what}{fix}"
