@@ -171,7 +171,7 @@ def _refuse(d: Design, reach: Reach, point: int, drain: Transfer, miss: _Miss) -
     held = _history(d, w.barrier, point)
     wait = d.runtime[point]
     assert isinstance(wait, Wait)
-    where = _where(wait, drain)
+    where = _where(wait)
     took = _replaced(held, w.value)
     if took is None:  # never held before the wait: it is set later, or the barrier check said so
         later = next((op for op in d.runtime[point + 1:] if isinstance(op, SetBarrier)
@@ -247,10 +247,9 @@ def _given(held: _Held) -> str:
     return "its initial value" if held.set is None else f"set at line {held.set.loc.line}"
 
 
-def _where(wait: Wait, drain: Transfer) -> str:
-    """Where the runtime waits, as its deadlock report says it (the wait the sequence's end
-    implies has the line of ``with runtime()``, before the drain's)."""
-    if drain.loc.line >= wait.loc.line:
+def _where(wait: Wait) -> str:
+    """Where the runtime waits, as its deadlock report says it."""
+    if wait.by == "end":
         return "at the end of its sequence"
     return f"at the {_call(wait)} of line {wait.loc.line}"
 

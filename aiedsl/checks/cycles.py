@@ -16,7 +16,8 @@ taken to be granted at once, cascades to pass freely. So a ring that blocks only
 buffer is full, a cycle through a cascade call, and a ring that exchanges more elements than
 the bound follows (it stops after a round per exchange, past
 :data:`~aiedsl.ir.reach.ROUNDS`) are left to ``aiedsl sim``, whose deadlock explanation this
-check's wording follows.
+check's wording follows. So are the waits after the runtime's first wait for a fill: that wait
+may be the one the runtime blocks in, and whether a fill completes is not judged here.
 """
 
 from __future__ import annotations
@@ -45,17 +46,36 @@ def check_core_cycles(d: Design) -> None:
     reach = Reach(d)
     if not reach.cyclic():
         return
+    stop = _first_fill_wait(d)
+    taken: dict[str, tuple[int, int]] = {}  # fifo -> drains and elements earlier waits took
     for i, wait, drains in waited_drains(d):
+        if stop is not None and i > stop:  # the runtime may already be blocked there
+            return
+        name = drains[-1].fifo
+        done, before = taken.get(name, (0, 0))
+        need = sum(reach.elements(t) for t in drains)
+        taken[name] = (len(drains), need)
         if reach.settled(i) is None:
             continue
-        name = drains[-1].fifo
-        need = sum(reach.elements(t) for t in drains)
         have = arriving(reach, name, i)
         if have is None or have >= need:
             continue
         chain = _chain(reach, name, i)
         if chain is not None:
-            _refuse(reach, i, wait, drains, need, have, *chain)
+            _refuse(reach, i, wait, drains[done:], before, need, have, *chain)
+
+
+def _first_fill_wait(d: Design) -> int | None:
+    """The index of the runtime's first wait for a fill (``wait=True``): whether that returns
+    is not this check's to judge, so no later wait is."""
+    waited: dict[str, list[Transfer]] = {}
+    for i, op in enumerate(d.runtime):
+        if isinstance(op, Transfer) and op.wait:
+            waited.setdefault(op.fifo, []).append(op)
+        elif isinstance(op, Wait) and waited.get(op.fifo):
+            if waited[op.fifo].pop(0).op == "fill":
+                return i
+    return None
 
 
 def _chain(reach: Reach, name: str, point: int) -> tuple[list[_Stuck], int, str] | None:
@@ -89,17 +109,20 @@ def _chain(reach: Reach, name: str, point: int) -> tuple[list[_Stuck], int, str]
         name = min(link.srcs, key=lambda s: arriving(reach, s, point) or 0)
 
 
-def _refuse(reach: Reach, point: int, wait: Wait, drains: list[Transfer], need: int,
-            have: int, chain: list[_Stuck], start: int, closing: str) -> None:
+def _refuse(reach: Reach, point: int, wait: Wait, drains: list[Transfer], before: int,
+            need: int, have: int, chain: list[_Stuck], start: int, closing: str) -> None:
+    """Refuse the wait at runtime op ``point``: ``drains`` are its fifo's drains not waited for
+    before it, after ``before`` elements earlier waits took; ``need`` and ``have`` count from
+    the sequence's start."""
     settled = reach.settled(point)
     assert settled is not None
     name = drains[-1].fifo
     waited = drains[-1]
-    where = ("at the end of its sequence" if waited.loc.line >= wait.loc.line else
+    where = ("at the end of its sequence" if wait.by == "end" else
              "at rt.wait()" if wait.by == "wait" else "at rt.sync()")
-    lines = ", ".join(str(t.loc.line) for t in drains)
+    lines = ", ".join(str(n) for n in sorted({t.loc.line for t in drains}))
     what = (f"its drain of '{name}' (line {lines})" if len(drains) == 1 else
-            f"its drains of '{name}' (lines {lines})")
+            f"its drains of '{name}' (line{'s' * (',' in lines)} {lines})")
     ring = chain[start:]
     makers = [s.core for s in chain[1:]] + [ring[0].core]  # the last waits for the cycle's first
     steps = [f"{s.core} waits to acquire '{s.acquire.fifo}' (line {s.acquire.loc.line}), which "
@@ -117,14 +140,12 @@ def _refuse(reach: Reach, point: int, wait: Wait, drains: list[Transfer], need: 
         can = arriving(reach, s.acquire.fifo, point) or 0
         got.append(f"{s.core} can get {counted(can, 'element')} of '{s.acquire.fifo}' and waits "
                    f"for element {settled[s.core].released[key] + s.acquire.count}")
-    # what each core of the cycle makes for the one before it
-    sends = [closing, *(s.makes for s in ring[1:])]
-    # best told to a core with data of its own to send first (the others only pass data on)
-    waited_for = {s.acquire.fifo for s in ring}
-    order = [c.name for c in reach.d.cores]
-    k = min(range(len(ring)), key=lambda j: (
-        not _consumes_besides(reach, ring[j].core, waited_for), order.index(ring[j].core)))
-    first, first_sends = ring[k], sends[k]
+    arrive = (f"at most {have} of the {counted(need, 'element')} of '{name}' the "
+              f"{'drain needs' if len(drains) == 1 else 'drains need'} can arrive" if not before
+              else f"the {'drain' if len(drains) == 1 else 'drains'} waited for here "
+              f"{'needs' if len(drains) == 1 else 'need'} "
+              f"elements {before + 1}-{need} of '{name}' (earlier waits took the first "
+              f"{before}); at most {have} can arrive")
     related = [(f"the drain of '{name}' waited for" if t is waited else
                 f"an earlier drain of '{name}', which completes first", t.loc) for t in drains]
     related += [(f"{s.core} waits here to acquire '{s.acquire.fifo}' ({s.acquire.port})",
@@ -134,20 +155,50 @@ def _refuse(reach: Reach, point: int, wait: Wait, drains: list[Transfer], need: 
         f"the runtime waits {where} for {what} to complete, but {said}: {them}, and the runtime "
         "blocks in the wait forever (a silent hang on the NPU)",
         loc=wait.loc,
-        limit="a cycle of cores joined by fifos moves only if one of its cores releases an "
-        "element before it acquires one that comes back round the cycle",
-        found=f"at most {have} of the {counted(need, 'element')} of '{name}' the "
-        f"{'drain needs' if len(drains) == 1 else 'drains need'} can arrive; " + "; ".join(got),
+        limit="a cycle of cores joined by fifos moves only if one of its cores releases, before "
+        "it acquires what comes back round the cycle, what the next core needs to go on",
+        found=f"{arrive}; " + "; ".join(got),
         related=related,
-        fix=(f"break the cycle: in {first.core}, release an element of '{first_sends}' before "
-             f"acquiring one (line {first.acquire.loc.line}), the first made from something "
-             "else" if len(ring) == 1 else
-             f"break the cycle: one core of it must send an element before it waits for one "
-             f"that comes back round; in {first.core}, for instance, release '{first_sends}' "
-             f"before acquiring '{first.acquire.fifo}' (line {first.acquire.loc.line}), so what "
-             "it sends first does not depend on what comes back")
+        fix=_fix(reach, point, ring, closing)
         + ". More depth does not help: no core of the cycle waits for a free buffer")
 
+
+def _fix(reach: Reach, point: int, ring: list[_Stuck], closing: str) -> str:
+    """Which core of the cycle should send first, and how much."""
+    settled = reach.settled(point)
+    assert settled is not None
+    # what each core of the cycle makes for the one before it
+    sends = [closing, *(s.makes for s in ring[1:])]
+    # best told to a core with data of its own to send first (the others only pass data on)
+    waited_for = {s.acquire.fifo for s in ring}
+    order = [c.name for c in reach.d.cores]
+    k = min(range(len(ring)), key=lambda j: (
+        not _consumes_besides(reach, ring[j].core, waited_for), order.index(ring[j].core)))
+    first, out = ring[k], sends[k]
+    waiter = ring[k - 1]  # the core of the cycle that waits for what ``first`` makes
+    key = (waiter.acquire.fifo, waiter.acquire.port)
+    wants = settled[waiter.core].released[key] + waiter.acquire.count
+    released = settled[first.core].released[(out, "produce")]
+    more = reach.more_to_supply(point, first.core, out, waiter.acquire.fifo, wants)
+    line = first.acquire.loc.line
+    if more is None:  # the waiter needs more than this core's elements (a join's other parts)
+        amount = f"'{out}'"
+    elif more == 1 and not released:
+        amount = f"an element of '{out}'"
+    elif not released:
+        amount = f"{more} elements of '{out}'"
+    else:
+        amount = (f"{more} more {'element' if more == 1 else 'elements'} of '{out}' "
+                  f"({released + more} in all)")
+    if len(ring) == 1:
+        return (f"break the cycle: in {first.core}, release {amount} before acquiring "
+                f"'{first.acquire.fifo}' at line {line} (it waits there for element {wants}), "
+                "the first made from something else")
+    return (f"break the cycle: one core of it must send what the next needs before it waits "
+            f"for what comes back round; in {first.core}, for instance, release {amount} before "
+            f"acquiring '{first.acquire.fifo}' (line {line}): {waiter.core} waits for element "
+            f"{wants} of '{waiter.acquire.fifo}' at line {waiter.acquire.loc.line}; what it "
+            "sends first must not depend on what comes back")
 
 
 def _consumes_besides(reach: Reach, core: str, fifos: set[str]) -> bool:

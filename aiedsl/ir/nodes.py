@@ -515,8 +515,9 @@ class Wait(_Node):
     loc: Loc
     """The design-file line of the ``rt.sync()`` or ``rt.wait(...)``; for the sync implied at
     the sequence's end, the ``with runtime()`` line."""
-    by: Literal["sync", "wait"] = "sync"
-    """What the design wrote: ``rt.sync()`` (or the sequence's end), or ``rt.wait(fifo)``."""
+    by: Literal["sync", "wait", "end"] = "sync"
+    """What the design wrote: ``rt.sync()`` or ``rt.wait(fifo)``; ``end`` for the sync the
+    sequence's end implies."""
 
 
 class RtpWrite(_Node):

@@ -369,6 +369,8 @@ class Reach:
         self.kernels = {k.symbol: k for k in d.kernels}
         self.cascade_to = {c.src: c.dst for c in d.cascades}
         self._settled: dict[int, dict[str, Progress] | None] = {}
+        self._consumed = {c.name: sorted(f for f, port in _keys(c) if port == "consume")
+                          for c in d.cores}
         self._ordered: list[str] | None = None
 
     def elements(self, t: Transfer) -> int:
@@ -415,21 +417,29 @@ class Reach:
         starts from nothing, and a core never gets past an acquire before what it acquires
         was released, so no step of a run passes the bound. A cycle of cores that each take
         before they put therefore settles where it blocks, and one that keeps exchanging
-        needs a round per exchange, hence the cap."""
+        needs a round per exchange, hence the cap.
+
+        The walks start from the bound at the latest earlier point that settled, when there
+        is one: fills and barrier values only accumulate along the sequence, so that bound is
+        below this one's, and the walks climb from it to the same least fixed point in the
+        few rounds the fills in between allow (a long exchange, bounded batch by batch, never
+        runs into the cap)."""
         if point not in self._settled:
             filled = self._filled(point)
             held = self._held(point)
-            progress = {name: Progress() for name in self.cores}
+            earlier = max((q for q, got in self._settled.items() if q < point and got),
+                          default=None)
+            progress = (dict(self._settled[earlier] or {}) if earlier is not None else
+                        {name: Progress() for name in self.cores})
             order = self._order()
             out: dict[str, Progress] | None = None
             for _ in range(len(order) + ROUNDS):
                 moved = False
                 for name in order:
-                    c = self.cores[name]
                     avail = {f: self._supplied(f, filled, progress, set())
-                             for f, port in _keys(c) if port == "consume"}
+                             for f in self._consumed[name]}
                     p = Progress()
-                    _until_blocked(c.body, avail, held, p, self.memo)
+                    _until_blocked(self.cores[name].body, avail, held, p, self.memo)
                     moved = moved or p.released != progress[name].released
                     progress[name] = p
                 if not moved:
@@ -437,6 +447,25 @@ class Reach:
                     break
             self._settled[point] = out
         return self._settled[point]
+
+    def more_to_supply(self, point: int, core: str, out: str, wanted: str,
+                       wants: int) -> int | None:
+        """How many more elements of fifo ``out`` than the bound at ``point`` has ``core``
+        release would let ``wants`` elements of fifo ``wanted`` (``out`` itself, or what a link
+        makes of it) reach its consumers; None when no number of them would (up to
+        :data:`ROUNDS` times ``wants``)."""
+        settled = self.settled(point)
+        assert settled is not None
+        filled = self._filled(point)
+        progress = dict(settled)
+        base = settled[core].released[(out, "produce")]
+        for more in range(1, ROUNDS * max(wants, 1) + 1):
+            p = Progress(released=Counter(settled[core].released))
+            p.released[(out, "produce")] = base + more
+            progress[core] = p
+            if self._supplied(wanted, filled, progress, set()) >= wants:
+                return more
+        return None
 
     def _filled(self, point: int) -> Counter[str]:
         """Elements the fills issued before ``point`` put in each fifo."""

@@ -200,8 +200,10 @@ class RuntimeBuilder:
             self.pending.append(rec)
 
 
-def _wait_for(rec: TransferRecord, loc: Loc, by: Literal["sync", "wait"]) -> TransferRecord:
-    """The wait record for waited transfer ``rec``, made by ``rt.sync()`` or ``rt.wait()``."""
+def _wait_for(rec: TransferRecord, loc: Loc,
+              by: Literal["sync", "wait", "end"]) -> TransferRecord:
+    """The wait record for waited transfer ``rec``, made by ``rt.sync()``, ``rt.wait()`` or the
+    sequence's end."""
     return TransferRecord("wait", rec.fifo, None, None, False, loc,
                           waits_for="fill" if rec.op == "fill" else "drain", by=by)
 
@@ -266,7 +268,8 @@ def runtime() -> Iterator[RuntimeBuilder]:
     rt = RuntimeBuilder(b)
     b.runtime, b.runtime_loc = rt.records, loc
     yield rt
-    rt.sync()
+    rt.records += [_wait_for(rec, loc, "end") for rec in rt.pending]  # the sync the end implies
+    rt.pending.clear()
 
 
 def _not_local(b: LocalRef, what: str, loc: Loc) -> None:

@@ -90,7 +90,7 @@ class TransferRecord:
     loc: Loc
     waits_for: Literal["fill", "drain"] = "drain"
     """For a wait: the kind of transfer it waits for (which way its fifo is followed)."""
-    by: Literal["sync", "wait"] = "sync"
+    by: Literal["sync", "wait", "end"] = "sync"
     """For a wait: ``rt.sync()`` (or the sequence's end) or ``rt.wait(fifo)``."""
 
 

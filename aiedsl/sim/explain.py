@@ -118,8 +118,8 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
         op = p.info.get("waiting")
         if isinstance(op, Wait) and req is not None:
             drain = req[1].loc
-            where = ("at the end of its sequence" if drain is not None and drain.line >= op.loc.line
-                     else "at rt.wait()" if op.by == "wait" else "at rt.sync()")
+            where = ("at the end of its sequence" if op.by == "end" else
+                     "at rt.wait()" if op.by == "wait" else "at rt.sync()")
             line = f" (line {drain.line})" if drain is not None else ""
             kind = req[1].name.split(" ", 1)[0]  # the token's transfer: a drain or a fill
             return (f"the runtime waits {where} for its {kind} of '{op.fifo}'{line} to "
