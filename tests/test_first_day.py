@@ -1,0 +1,243 @@
+"""What a first-day user, learning from the README, ``--help``, docstrings and messages alone, ran
+into, word for word: each message names the mistake as it was made (a join's output filled, a
+whole channel where one of its fifos goes, an "out" buffer its reference reads, a fifo passed to
+a kernel without a ``with``, a local accumulator never reset, numpy's ``int32``, ``-D`` on a
+plain constant), and each fix it writes is applied here and passes.
+
+The designs are the bad-input corpus's (``tests/bad_inputs/``, which checks their rule and
+line); here their whole messages, and their fixes."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+
+CORPUS = Path(__file__).resolve().parent / "bad_inputs"
+
+DesignFile = Callable[..., Path]
+
+
+def corpus(design_file: DesignFile, name: str, *edits: tuple[str, str]) -> Path:
+    """Corpus file ``name`` written into the test's folder (beside the corpus's C++), with each
+    ``(old, new)`` of ``edits`` applied: a fix as its message writes it."""
+    text = (CORPUS / name).read_text()
+    for old, new in edits:
+        assert old in text, f"{name}: {old!r}"
+        text = text.replace(old, new)
+    (Path.cwd() / "kernels_ok.cc").write_text((CORPUS / "kernels_ok.cc").read_text())
+    return design_file(text, name)
+
+
+def error(path: Path, defines: dict[str, str] | None = None, sim: bool = False) -> str:
+    """The DesignError loading, checking (and with ``sim``, simulating) ``path`` raises."""
+    with pytest.raises(DesignError) as e:
+        handle = load_design(path, defines)
+        check_design(handle.ir)
+        if sim:
+            simulate(handle)
+    return str(e.value)
+
+
+def passes(path: Path, defines: dict[str, str] | None = None, sim: bool = False) -> None:
+    """``path`` loads and checks (and simulates to a PASS, with ``sim``)."""
+    handle = load_design(path, defines)
+    check_design(handle.ir)
+    if sim:
+        result = simulate(handle)
+        assert result.passed, [c.line() for c in result.checks]
+
+
+# -- F1: a join's output is drained, not filled; a split's input filled -------------------------
+
+def test_filling_a_joins_output_says_to_drain_it(design_file: DesignFile) -> None:
+    """``rt.fill(c[:], C)`` on a join was "one part of a join ... fill the fifo the parts come
+    from": c[:] is the joined output, not a part."""
+    path = corpus(design_file, "runtime_fill_join_output.py")
+    assert error(path) == (
+        "runtime_fill_join_output.py:25: error [runtime]: rt.fill of c[:] ('c_l3'), the output "
+        "of a join at a memtile\n"
+        "  limit: a join's parts are produced by cores and joined at the memtile into its "
+        "output, which the host drains\n"
+        "  found: rt.fill(c[:], C)\n"
+        "  runtime_fill_join_output.py:13: the join\n"
+        "  fix: a join's host end is drained: rt.drain(c[:], C)")
+    passes(corpus(design_file, "runtime_fill_join_output.py",
+                  ("rt.fill(c[:], C)", "rt.drain(c[:], C)")), sim=True)
+
+
+def test_draining_a_splits_input_says_to_fill_it(design_file: DesignFile) -> None:
+    path = corpus(design_file, "runtime_drain_split_input.py")
+    assert error(path) == (
+        "runtime_drain_split_input.py:23: error [runtime]: rt.drain of a[:] ('a_l3'), the input "
+        "of a split at a memtile\n"
+        "  limit: the host fills a split's input, which the memtile splits into parts that "
+        "cores consume\n"
+        "  found: rt.drain(a[:], A)\n"
+        "  runtime_drain_split_input.py:11: the split\n"
+        "  fix: a split's host end is filled: rt.fill(a[:], A)")
+    passes(corpus(design_file, "runtime_drain_split_input.py",
+                  ("rt.drain(a[:], A)", "rt.fill(a[:], A)")))
+
+
+@pytest.mark.parametrize("name, message, fix", [
+    ("runtime_fill_split_part.py",
+     "runtime_fill_split_part.py:25: error [runtime]: rt.fill of 'p0', one part of a split at a "
+     "memtile\n"
+     "  limit: the host fills a split's input, which the memtile splits into its parts\n"
+     "  found: rt.fill(p0, inp)\n"
+     "  runtime_fill_split_part.py:12: the split\n"
+     "  fix: fill the input of the split: rt.fill(whole, inp)",
+     ("rt.fill(parts[0], inp)", "rt.fill(whole, inp)")),
+    ("runtime_drain_join_part.py",
+     "runtime_drain_join_part.py:26: error [runtime]: rt.drain of 'r0', one part of a join at a "
+     "memtile\n"
+     "  limit: the host drains a join's output, which the memtile joins from its parts\n"
+     "  found: rt.drain(r0, out)\n"
+     "  runtime_drain_join_part.py:15: the join\n"
+     "  fix: drain the output of the join: rt.drain(res, out)",
+     ("rt.drain(r0, out)", "rt.drain(res, out)")),
+])
+def test_moving_one_part_names_the_whole_to_move(design_file: DesignFile, name: str,
+                                                 message: str, fix: tuple[str, str]) -> None:
+    """A part of a split or join made by fifo.split() and join(): the fix names the fifo the
+    host moves, as the design wrote it."""
+    assert error(corpus(design_file, name)) == message
+    passes(corpus(design_file, name, fix))
+
+
+def test_filling_a_part_of_a_split_channel_names_its_host_end(design_file: DesignFile) -> None:
+    """``rt.fill(a[0], A)`` on a split channel: the fix writes a[:], not "the fifo the parts
+    come from"."""
+    path = corpus(design_file, "runtime_fill_join_output.py",
+                  ("rt.fill(a[:], A)", "rt.fill(a[0], A)"), ("rt.fill(c[:], C)",
+                                                              "rt.drain(c[:], C)"))
+    assert error(path).splitlines()[0::4] == [
+        "runtime_fill_join_output.py:23: error [runtime]: rt.fill of a[0] ('a_0'), one part of "
+        "a split at a memtile",
+        "  fix: fill the input of the split: rt.fill(a[:], A)"]
+
+
+# -- F2: a whole channel given to the runtime -----------------------------------------------------
+
+def test_filling_a_whole_split_channel_names_its_host_end(design_file: DesignFile) -> None:
+    """It said "pass a fifo or a channel index such as a[0]", and a[0] was then refused as one
+    part of the split."""
+    path = corpus(design_file, "runtime_fill_whole_split_channel.py")
+    assert error(path) == (
+        "runtime_fill_whole_split_channel.py:23: error [runtime]: rt.fill needs a fifo, got "
+        "channel 'a' (shape [4], split=0)\n"
+        "  limit: a fifo; a channel is a bundle of fifos, and the host moves its data through "
+        "the fifo the memtile splits, written with ':' on the split axis\n"
+        "  found: channel 'a'\n"
+        "  fix: fill its host end: rt.fill(a[:], A)")
+    passes(corpus(design_file, "runtime_fill_whole_split_channel.py",
+                  ("rt.fill(a, A)", "rt.fill(a[:], A)")))
+
+
+@pytest.mark.parametrize("call, first, fix", [
+    ("rt.drain(c, C)", "rt.drain needs a fifo, got channel 'c' (shape [4], join=0)",
+     "drain its host end: rt.drain(c[:], C)"),
+    ("rt.fill(c, C)", "rt.fill needs a fifo, got channel 'c' (shape [4], join=0)",
+     "a join's host end is drained: rt.drain(c[:], C)"),
+    ("rt.wait(c)", "rt.wait needs a fifo, got channel 'c' (shape [4], join=0)",
+     "wait for one of its host ends, as given to rt.fill or rt.drain: rt.wait(c[:])"),
+])
+def test_a_whole_join_channel_is_refused_with_its_host_end(
+        design_file: DesignFile, call: str, first: str, fix: str) -> None:
+    path = corpus(design_file, "runtime_fill_join_output.py", ("rt.fill(c[:], C)", call))
+    lines = error(path).splitlines()
+    assert (lines[0], lines[-1]) == (f"runtime_fill_join_output.py:25: error [runtime]: {first}",
+                                     f"  fix: {fix}")
+
+
+def test_a_whole_channel_of_several_host_ends_lists_them(design_file: DesignFile) -> None:
+    """A channel without split= has one host end per index; 2-D split groups are b[i, :]."""
+    path = corpus(design_file, "runtime_fill_join_output.py",
+                  ("shape=[4], via=memtile, split=0)\n    b", "shape=[4], via=memtile)\n    b"),
+                  ("rt.fill(a[:], A)", "rt.fill(a, A)"))
+    assert error(path).splitlines()[-1] == (
+        "  fix: fill its host end: rt.fill(a[0], A) (its host ends are a[0] to a[3]: one rt.fill "
+        "each)")
+    path = corpus(design_file, "runtime_fill_join_output.py",
+                  ("b = channel(Tensor[1024, bf16], shape=[4], via=memtile, split=0)",
+                   "b = channel(Tensor[1024, bf16], shape=[2, 2], via=memtile, split=1)"),
+                  ("b[y].consume()", "b[y // 2, y % 2].consume()"),
+                  ("rt.fill(b[:], B)", "rt.drain(b, B)"))
+    assert error(path).splitlines()[-1] == (
+        "  fix: a split's host end is filled: rt.fill(b[0, :], B) (its host ends are b[0, :] to "
+        "b[1, :]: one rt.fill each)")
+
+
+# -- F8: a fifo's method on a whole channel -------------------------------------------------------
+
+def test_consuming_a_whole_channel_says_to_index_it(design_file: DesignFile) -> None:
+    """It was "[python error]: AttributeError: 'Channel' object has no attribute 'consume'"."""
+    path = corpus(design_file, "channel_consume_whole.py")
+    assert error(path) == (
+        "channel_consume_whole.py:19: error [channel index]: a.consume() on channel 'a' (shape "
+        "[4], split=0), a bundle of 4 fifos\n"
+        "  limit: consume() is a fifo's: a core uses the channel's fifo at its own index\n"
+        "  found: a.consume()\n"
+        "  fix: index it by the core's index, y from 0 to 3: a[y].consume()")
+    passes(corpus(design_file, "channel_consume_whole.py",
+                  ("with a.consume() as ta", "with a[y].consume() as ta")))
+
+
+@pytest.mark.parametrize("code, fix", [
+    ("c.produce()", "index it by the core's index, y from 0 to 3: c[y].produce()"),
+    ("a.acquire(\"consume\")", "index it by the core's index, y from 0 to 3: a[y].acquire(...)"),
+    ("a.cons()", "index it by the core's index, y from 0 to 3: a[y].consume(); aiedsl has no "
+     "handles: `with a[y].consume() as e:` acquires an element"),
+    ("a.forward()", "index it by the core's index, y from 0 to 3: a[y].forward(); or declare "
+     "the channel with via=memtile, which passes each of its fifos through a memtile"),
+    ("a.split(2)", "index it by the core's index, y from 0 to 3: a[y].split(...); or declare "
+     "the channel with split=<axis> and via=memtile, whose host end (a[:]) the memtile splits "
+     "into the fifos of that axis"),
+])
+def test_every_fifo_method_on_a_channel_says_to_index_it(design_file: DesignFile, code: str,
+                                                         fix: str) -> None:
+    path = corpus(design_file, "channel_consume_whole.py",
+                  ("            with a.consume() as ta,",
+                   f"            {code}\n            with a[y].consume() as ta,"))
+    lines = error(path).splitlines()
+    assert lines[0].startswith("channel_consume_whole.py:19: error [channel index]: ")
+    assert lines[-1] == f"  fix: {fix}"
+
+
+def test_a_2d_channel_is_indexed_by_x_and_y(design_file: DesignFile) -> None:
+    path = corpus(design_file, "runtime_fill_join_output.py",
+                  ("b = channel(Tensor[1024, bf16], shape=[4], via=memtile, split=0)",
+                   "b = channel(Tensor[1024, bf16], shape=[2, 2], via=memtile, split=1)"),
+                  ("b[y].consume()", "b.consume()"))
+    assert error(path).splitlines()[-1] == (
+        "  fix: index it by the core's index, x from 0 to 1 and y from 0 to 1: "
+        "b[x, y].consume()")
+
+
+# -- F10: a core consuming a part of a join -------------------------------------------------------
+
+def test_consuming_a_join_part_says_cores_produce_it(design_file: DesignFile) -> None:
+    """It said "fifo 'c_0' has no producer / fix: fill it in the runtime sequence (rt.fill)"."""
+    path = corpus(design_file, "fifo_join_part_consumed.py")
+    assert error(path) == (
+        "fifo_join_part_consumed.py:19: error [fifo producer]: fifo c[0] ('c_0'), one part of a "
+        "join, has no producer: core[0,0] consumes it\n"
+        "  limit: a join's parts are produced by cores; the memtile joins them into its output, "
+        "which the host drains (rt.drain)\n"
+        "  found: core[0,0] consumes c[0]\n"
+        "  fifo_join_part_consumed.py:13: the join\n"
+        "  fix: produce it in the core, `with c[y].produce() as e:`, and drain the joined output, "
+        "rt.drain(c[:], ...); to bring data from the host into cores, use a channel with split= "
+        "(or none), filled by rt.fill")
+    passes(corpus(design_file, "fifo_join_part_consumed.py",
+                  ("c[y].consume() as tc", "c[y].produce() as tc")), sim=True)
