@@ -178,6 +178,77 @@ def test_a_whole_channel_of_several_host_ends_lists_them(design_file: DesignFile
         "b[1, :]: one rt.fill each)")
 
 
+# -- F7: a kernel given a fifo, or consume() without `with` --------------------------------------
+
+def test_a_fifo_passed_to_a_kernel_says_to_acquire_it(design_file: DesignFile) -> None:
+    path = corpus(design_file, "kcall_fifo_itself.py")
+    assert error(path) == (
+        "kcall_fifo_itself.py:18: error [kernel call]: argument 0 of 'passthrough_i32_1024' is "
+        "fifo 'a' itself, not an element acquired from it\n"
+        "  limit: a kernel takes elements a `with` acquires: consume() for one it reads, "
+        "produce() for one it writes\n"
+        "  found: fifo 'a' itself\n"
+        "  fix: acquire them and call the kernel inside the block: `with a.consume() as src, "
+        "b.produce() as dst:` then passthrough_i32_1024(src, dst)")
+    passes(corpus(design_file, "kcall_fifo_itself.py",
+                  ("            copy(a, b)\n", "            with a.consume() as src, b.produce() "
+                   "as dst:\n                copy(src, dst)\n")), sim=True)
+
+
+def test_consume_without_with_is_reported_where_it_is_called(design_file: DesignFile) -> None:
+    """It was "argument 0 ... is _GeneratorContextManager <contextlib._GeneratorContextManager
+    object at 0x...>": now the line of the consume(), the names the design gave, no address."""
+    path = corpus(design_file, "kcall_acquire_without_with.py")
+    assert error(path) == (
+        "kcall_acquire_without_with.py:18: error [kernel call]: a.consume() is called without "
+        "`with`, so it acquires nothing; its result is passed to 'passthrough_i32_1024' as "
+        "argument 0\n"
+        "  limit: consume() and produce() acquire elements in a `with` statement, which releases "
+        "them where its block ends; a kernel takes the element its `as` names\n"
+        "  found: a.consume() outside a with\n"
+        "  kcall_acquire_without_with.py:19: the call of 'passthrough_i32_1024'\n"
+        "  fix: acquire in a with and call the kernel inside its block: `with a.consume() as x, "
+        "b.produce() as y:` then passthrough_i32_1024(x, y)")
+    passes(corpus(design_file, "kcall_acquire_without_with.py",
+                  ("            x, y = a.consume(), b.produce()\n            copy(x, y)\n",
+                   "            with a.consume() as x, b.produce() as y:\n"
+                   "                copy(x, y)\n")), sim=True)
+
+
+def test_a_kernel_argument_shows_no_object_address(design_file: DesignFile) -> None:
+    path = corpus(design_file, "kcall_fifo_itself.py", ("copy(a, b)", "copy(object(), object())"))
+    text = error(path)
+    assert "0x" not in text
+    assert text.splitlines()[0] == (
+        "kcall_fifo_itself.py:18: error [kernel call]: argument 0 of 'passthrough_i32_1024' is "
+        "an object")
+
+
+def test_a_channel_passed_to_a_kernel_says_to_index_and_acquire_it(
+        design_file: DesignFile) -> None:
+    path = corpus(design_file, "runtime_fill_join_output.py", ("k(ta, tb, tc)", "k(a, tb, c)"),
+                  ("rt.fill(c[:], C)", "rt.drain(c[:], C)"))
+    assert error(path).splitlines()[-1] == (
+        "  fix: acquire them and call the kernel inside the block: `with a[y].consume() as src, "
+        "c[y].produce() as dst:` then mul_bf16_1024(src, ..., dst)")
+
+
+def test_consume_in_a_with_still_acquires_and_releases(design_file: DesignFile) -> None:
+    """consume() and produce() return an object of aiedsl's own now (it knows its line): in a
+    `with` it acquires and releases as before, and an error inside the block goes up as it is."""
+    path = corpus(design_file, "kcall_acquire_without_with.py",
+                  ("            x, y = a.consume(), b.produce()\n            copy(x, y)\n",
+                   "            with a.consume() as x, b.produce() as y:\n"
+                   "                copy(x, y)\n"))
+    ops = [type(op).__name__ for op in load_design(path).ir.cores[0].body[0].body]
+    assert ops == ["Acquire", "Acquire", "Call", "Release", "Release"]
+    path = corpus(design_file, "kcall_acquire_without_with.py",
+                  ("            x, y = a.consume(), b.produce()\n            copy(x, y)\n",
+                   "            with a.consume() as x, b.produce() as y:\n"
+                   "                copy(x, y, 1, 2)\n"))
+    assert "error [kernel signature]" in error(path)
+
+
 # -- F8: a fifo's method on a whole channel -------------------------------------------------------
 
 def test_consuming_a_whole_channel_says_to_index_it(design_file: DesignFile) -> None:
@@ -241,3 +312,46 @@ def test_consuming_a_join_part_says_cores_produce_it(design_file: DesignFile) ->
         "(or none), filled by rt.fill")
     passes(corpus(design_file, "fifo_join_part_consumed.py",
                   ("c[y].consume() as tc", "c[y].produce() as tc")), sim=True)
+
+
+# -- F12: what help() says -----------------------------------------------------------------------
+
+def test_help_says_what_a_first_day_user_needs() -> None:
+    """declare's source= beside the design, herd's accepted cascades, the runtime's calls, and
+    a channel's essentials in its own docstring (help(aiedsl.channel) showed "see the module
+    docstring")."""
+    import aiedsl
+    from aiedsl.kernels import declare
+
+    assert "beside the design file" in " ".join(inspect.getdoc(declare).split())
+    herd = str(inspect.signature(aiedsl.herd).parameters["cascade"].annotation)
+    assert "'east', 'south'" in herd and "north" not in herd
+    assert 'Only ``"east"`` and ``"south"`` are accepted' in " ".join(
+        inspect.getdoc(aiedsl.herd).split())
+    runtime = inspect.getdoc(aiedsl.runtime)
+    for call in ("rt.fill(", "rt.drain(", "rt.sync()", "rt.wait(", "rt.rtp_write(",
+                 "rt.set_barrier(", "Example::"):
+        assert call in runtime, call
+    channel = inspect.getdoc(aiedsl.channel)
+    assert "module docstring" not in channel
+    for words in ("a[y].consume()", "rt.fill(a[:], A)", "rt.drain(c[:], C)", "split=axis",
+                  "join=axis"):
+        assert words in channel, words
+
+
+def test_the_channel_docstring_example_runs(design_file: DesignFile) -> None:
+    """The example of help(aiedsl.channel), in a design of its own, simulates to a PASS."""
+    doc = inspect.getdoc(__import__("aiedsl").channel)
+    body = doc.split("Example::\n\n", 1)[1].split("\n\nParameters", 1)[0]  # indented 4
+    path = design_file(
+        "import numpy as np\n"
+        "from aiedsl import Tensor, bf16, channel, design, herd, memtile, runtime\n"
+        "from aiedsl.kernels import relu\n\n"
+        "@design(device=\"npu1\")\n"
+        "def d(A: Tensor[4096, bf16], C: Tensor[4096, bf16]):\n"
+        "    k = relu(Tensor[1024, bf16])\n"
+        f"{body}\n\n"
+        "@d.reference\n"
+        "def ref(A):\n"
+        "    return np.maximum(A, 0)\n")
+    passes(path, sim=True)
