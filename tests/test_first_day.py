@@ -178,6 +178,119 @@ def test_a_whole_channel_of_several_host_ends_lists_them(design_file: DesignFile
         "b[1, :]: one rt.fill each)")
 
 
+# -- F3: an "out" buffer its reference reads ------------------------------------------------------
+
+def test_a_reference_reading_its_out_buffer_says_inout(design_file: DesignFile) -> None:
+    """``b[...] += ...`` on a buffer declared "out": with a zero kernel before it, check and sim
+    passed; the simulator now runs the first call again with the buffer holding other values,
+    and the result depends on them."""
+    path = corpus(design_file, "reference_reads_out_buffer.py")
+    assert error(path, sim=True) == (
+        "reference_reads_out_buffer.py:13: error [kernel reference]: the reference of kernel "
+        "'add_one_i32_16' reads its \"out\" buffer 'b': what it writes depends on what 'b' held "
+        "before the call\n"
+        "  limit: a kernel never reads an \"out\" buffer, only writes it (the checks take it as "
+        "holding nothing until the call); one it reads and writes is \"inout\"\n"
+        "  found: with every element of 'b' set to 1 before the call instead of what it held, "
+        "it wrote b[0] = 22980 instead of 22979\n"
+        "  reference_reads_out_buffer.py:10: the reference, which reads it\n"
+        "  fix: declare it \"inout\", buffer(\"b\", Tensor[16, i32], \"inout\"), since the kernel "
+        "reads it (an accumulator); or, if the kernel only writes it, make the reference write "
+        "every element without reading it first")
+    passes(corpus(design_file, "reference_reads_out_buffer.py",
+                  ('buffer("b", Tensor[16, i32], "out")', 'buffer("b", Tensor[16, i32], "inout")')),
+           sim=True)
+
+
+def test_a_reference_reading_an_unwritten_out_buffer_says_inout_and_write_it(
+        design_file: DesignFile) -> None:
+    """Without the zero kernel it said the reference "left its "out" buffer unwritten ... write
+    into the output array in place", which the reference does (the NaN or poison it reads goes
+    into what it writes). The fix also says to write the buffer first: nothing had."""
+    path = corpus(design_file, "reference_reads_out_buffer_unzeroed.py")
+    assert error(path, sim=True).splitlines()[2:] == [
+        "  found: with every element of 'b' set to 0 before the call instead of what it held, "
+        "it wrote b[0] = 22979 instead of -2147460669",
+        "  reference_reads_out_buffer_unzeroed.py:10: the reference, which reads it",
+        "  fix: declare it \"inout\", buffer(\"b\", Tensor[16, i32], \"inout\"), since the kernel "
+        "reads it (an accumulator), and write it before this call (a zero kernel before the "
+        "loop that accumulates into it): here it held nothing any call wrote; or, if the kernel "
+        "only writes it, make the reference write every element without reading it first"]
+    passes(corpus(design_file, "reference_reads_out_buffer_unzeroed.py",
+                  ('buffer("b", Tensor[16, i32], "out")', 'buffer("b", Tensor[16, i32], "inout")'),
+                  ("from aiedsl.kernels import buffer, declare, scalar",
+                   "from aiedsl.kernels import buffer, declare, scalar, zero"),
+                  ('    s = fifo(Tensor[16, i32], name="s")\n',
+                   '    s = fifo(Tensor[16, i32], name="s")\n    z = zero(Tensor[16, i32])\n'),
+                  ("            with s.produce() as acc:\n",
+                   "            with s.produce() as acc:\n                z(acc)\n")), sim=True)
+
+
+def test_kernel_test_says_inout_for_a_reference_reading_its_out_buffer() -> None:
+    """``aiedsl kernel test`` runs the reference on random buffers first: the error is about
+    them (no "held nothing any call wrote"), before any C++ is built."""
+    from aiedsl.kernels import buffer, declare
+    from aiedsl.kernels.cases import KernelCase
+    from aiedsl.kernels.host_check import check_kernel
+    from aiedsl.lang.tensor import Tensor
+
+    def rowsum_ref(inp: np.ndarray, acc: np.ndarray) -> None:
+        acc[...] += inp.sum(axis=1)
+
+    k = declare("rowsum_f32_16x64", source="passthrough.cc", entry="passthrough<float, 16>",
+                args=[buffer("in", Tensor[16, 64, "f32"]), buffer("acc", Tensor[16, "f32"],
+                                                                  "out")],
+                reference=rowsum_ref, cycles=100, cost="a guess")
+    with pytest.raises(DesignError) as e:
+        check_kernel(KernelCase(k.ir, "", k.run_reference, {}))
+    lines = str(e.value).splitlines()
+    assert lines[0].endswith(
+        "error [kernel reference]: the reference of kernel 'rowsum_f32_16x64' reads its \"out\" "
+        "buffer 'acc': what it writes depends on what 'acc' held before the call")
+    assert lines[-1] == (
+        "  fix: declare it \"inout\", buffer(\"acc\", Tensor[16, f32], \"inout\"), since the "
+        "kernel reads it (an accumulator); or, if the kernel only writes it, make the reference "
+        "write every element without reading it first")
+
+
+def test_an_out_buffer_written_in_part_is_not_taken_as_read() -> None:
+    """A reference that leaves some elements of its "out" buffer as they were (a copy of the
+    first half) does not read it: the elements left alone both times are not a dependence."""
+    from aiedsl.kernels import buffer, declare
+    from aiedsl.lang.tensor import Tensor
+
+    def half(src: np.ndarray, dst: np.ndarray) -> None:
+        dst[:8] = src[:8]
+
+    k = declare("half_i32_16", source="passthrough.cc", entry="passthrough<int32_t, 8>",
+                args=[buffer("src", Tensor[16, "i32"]), buffer("dst", Tensor[16, "i32"], "out")],
+                reference=half, cycles=30, cost="a guess")
+    src, dst = np.arange(16, dtype=np.int32), np.full(16, 7, dtype=np.int32)
+    k.run_reference(src, dst)
+    assert dst.tolist() == [*range(8)] + [7] * 8
+
+
+# -- F4: arguments declared in another order than the C++'s --------------------------------------
+
+def test_a_declaration_out_of_the_cpp_order_is_named_before_the_call(
+        design_file: DesignFile) -> None:
+    """It was [stale read] first, "swap the two arguments" of a call that was right; the
+    signature check now runs before the calls are judged by the declaration."""
+    path = corpus(design_file, "ksig_args_declared_out_of_order.py")
+    assert error(path) == (
+        "ksig_args_declared_out_of_order.py:17: error [kernel signature]: kernel "
+        "'add_one_i32_256' declares its arguments in the order b, a, n; kernels_ok.cc's add_one "
+        "(its line 5) takes the same names in the order a, b, n\n"
+        "  limit: the kernel's args= are the C++ function's parameters, in its order\n"
+        "  found: argument 1 is 'b' here and 'a' in add_one(const int32_t *a, int32_t *b, "
+        "int32_t n)\n"
+        "  fix: list args= in a, b, n order (and pass them so in the core's call)")
+    passes(corpus(design_file, "ksig_args_declared_out_of_order.py",
+                  ('args=[buffer("b", Tensor[256, i32], "out"), buffer("a", Tensor[256, i32]),',
+                   'args=[buffer("a", Tensor[256, i32]), buffer("b", Tensor[256, i32], "out"),'),
+                  ("def add_ref(b, a, n):", "def add_ref(a, b, n):")))
+
+
 # -- F7: a kernel given a fifo, or consume() without `with` --------------------------------------
 
 def test_a_fifo_passed_to_a_kernel_says_to_acquire_it(design_file: DesignFile) -> None:
@@ -293,6 +406,38 @@ def test_a_2d_channel_is_indexed_by_x_and_y(design_file: DesignFile) -> None:
     assert error(path).splitlines()[-1] == (
         "  fix: index it by the core's index, x from 0 to 1 and y from 0 to 1: "
         "b[x, y].consume()")
+
+
+# -- F9: a local accumulator, read in a loop before any write ------------------------------------
+
+def test_an_accumulator_never_reset_leads_with_writing_it_in_the_loop(
+        design_file: DesignFile) -> None:
+    """It led with "give it initial=...", which sets it once per load: the sums would carry
+    from one outer iteration to the next."""
+    path = corpus(design_file, "local_accumulator_not_reset.py")
+    assert error(path) == (
+        "local_accumulator_not_reset.py:22: error [local]: core[0,0] reads local 'acc' (argument "
+        "0, 'a', of 'add_i32_16', in) before any kernel writes it, and it has no initial value\n"
+        "  limit: a local holds its initial value from when the design is loaded, then what "
+        "kernels write into it; with neither, whatever the memory held before (another design's "
+        "or an earlier run's data)\n"
+        "  found: no initial= and no earlier write in this core\n"
+        "  local_accumulator_not_reset.py:13: local 'acc' is declared\n"
+        "  fix: write it first where each accumulation starts: call a kernel that takes it "
+        "\"out\" (such as zero(Tensor[16, i32]) from aiedsl.kernels) in the loop at line 19, "
+        "just before the loop at line 20 that reads it; initial= would set it only once, when "
+        "the design is loaded, not for each iteration of the loop at line 19")
+    fixed = (("from aiedsl.kernels import add, passthrough",
+              "from aiedsl.kernels import add, passthrough, zero"),
+             ("    copy = passthrough(Tensor[16, i32])\n",
+              "    copy = passthrough(Tensor[16, i32])\n    z = zero(Tensor[16, i32])\n"),
+             ("        for _ in loop(4):\n", "        for _ in loop(4):\n            z(acc)\n"))
+    passes(corpus(design_file, "local_accumulator_not_reset.py", *fixed), sim=True)
+    # initial= alone passes check, and the simulator shows why it is no fix
+    initial = corpus(design_file, "local_accumulator_not_reset.py",
+                     ("acc = local(Tensor[16, i32])", "acc = local(Tensor[16, i32], initial=0)"))
+    check_design(load_design(initial).ir)
+    assert not simulate(load_design(initial)).passed
 
 
 # -- F10: a core consuming a part of a join -------------------------------------------------------
