@@ -500,3 +500,95 @@ def test_the_channel_docstring_example_runs(design_file: DesignFile) -> None:
         "def ref(A):\n"
         "    return np.maximum(A, 0)\n")
     passes(path, sim=True)
+
+
+# -- F13: one spelling of element types everywhere -----------------------------------------------
+
+def test_kernel_cost_takes_the_dtype_spellings_a_tensor_takes() -> None:
+    from aiedsl.kernels.cost import estimate
+
+    assert estimate("mul", "1024", "bfloat16", "npu1") == estimate("mul", "1024", "bf16", "npu1")
+    assert estimate("add", "1024", "int32", "npu1") == estimate("add", "1024", "i32", "npu1")
+    with pytest.raises(DesignError) as e:
+        estimate("mul", "1024", "float32", "npu1")
+    assert str(e.value) == (
+        "error [kernel cost]: --dtype float32 (f32): mul takes bf16, i16 or i32 elements\n"
+        "  limit: bf16, i16, i32\n"
+        "  found: float32\n"
+        "  fix: pass --dtype bf16 (or leave --dtype out: bf16 is mul's default)")
+
+
+# -- F14: names aiedsl does not export; -D on a plain constant -----------------------------------
+
+def test_importing_numpys_dtype_name_suggests_aiedsls(design_file: DesignFile) -> None:
+    """``from aiedsl import int32`` said only "fix the code at this line"."""
+    path = corpus(design_file, "py_import_numpy_dtype_name.py")
+    text = re.sub(r" \(/[^)]*__init__\.py\)", " (...)", error(path))
+    assert text == (
+        "py_import_numpy_dtype_name.py:5: error [python error]: ImportError: cannot import name "
+        "'int32' from 'aiedsl' (...) (while loading py_import_numpy_dtype_name.py)\n"
+        "  fix: aiedsl calls the element type int32 i32: import i32 (from aiedsl import i32) and "
+        "write i32 where the design says int32; its element types are i8, u8, i16, i32, bf16, "
+        "f32; AIEDSL_TRACEBACK=1 shows the whole traceback")
+    passes(corpus(design_file, "py_import_numpy_dtype_name.py", ("int32", "i32")))
+
+
+@pytest.mark.parametrize("imported, module, fix", [
+    ("bfloat16", "aiedsl", "aiedsl calls the element type bfloat16 bf16: import bf16 (from "
+     "aiedsl import bf16) and write bf16 where the design says bfloat16; its element types are "
+     "i8, u8, i16, i32, bf16, f32"),
+    ("float64", "aiedsl", "aiedsl has no element type float64: its element types are i8, u8, "
+     "i16, i32, bf16, f32"),
+    ("passthrough", "aiedsl", "passthrough is in aiedsl.kernels: from aiedsl.kernels import "
+     "passthrough"),
+    ("fifo", "aiedsl.kernels", "fifo is in aiedsl: from aiedsl import fifo"),
+    ("Herd", "aiedsl", "aiedsl has no Herd; the closest name it has is herd: from aiedsl import "
+     "herd"),
+    ("matmull", "aiedsl.kernels", "aiedsl.kernels has no matmull; the closest name it has is "
+     "matmul: from aiedsl.kernels import matmul"),
+    ("zzz", "aiedsl", "aiedsl has no zzz: help(aiedsl) lists what it has"),
+])
+def test_a_name_aiedsl_does_not_export_gets_the_closest(
+        design_file: DesignFile, imported: str, module: str, fix: str) -> None:
+    path = design_file(f"from {module} import {imported}\n")
+    assert error(path).splitlines()[-1] == (
+        f"  fix: {fix}; AIEDSL_TRACEBACK=1 shows the whole traceback")
+
+
+def test_an_attribute_aiedsl_does_not_have_gets_the_hint(design_file: DesignFile) -> None:
+    path = design_file("import aiedsl\nT = aiedsl.float32\n")
+    assert error(path).splitlines()[-1].startswith(
+        "  fix: aiedsl calls the element type float32 f32: ")
+
+
+def test_a_define_given_for_a_plain_constant_says_to_make_it_one(
+        design_file: DesignFile) -> None:
+    """``-D N=8192`` on ``N = 4096`` said only "the design has no define(): remove -D N"."""
+    path = corpus(design_file, "define_on_plain_constant.py")
+    assert error(path, {"N": "8192"}) == (
+        "define_on_plain_constant.py:9: error [define]: -D N matches no define() in "
+        "define_on_plain_constant.py\n"
+        "  limit: -D sets a value the design takes with define(); a plain assignment ignores "
+        "it\n"
+        "  found: N = 4096, a plain constant\n"
+        "  fix: make N a define() to set it with -D: N = define(\"N\", 4096) at line 9 (from "
+        "aiedsl import define); or remove -D N")
+    fixed = corpus(design_file, "define_on_plain_constant.py",
+                   ("N = 4096", "N = define(\"N\", 4096)"),
+                   ("from aiedsl import Tensor, design",
+                    "from aiedsl import Tensor, define, design"))
+    passes(fixed, {"N": "8192"}, sim=True)
+    assert load_design(fixed, {"N": "8192"}).ir.tensor("inp").type.shape == (8192,)
+
+
+def test_defines_for_several_plain_constants_name_each(design_file: DesignFile) -> None:
+    path = corpus(design_file, "define_on_plain_constant.py",
+                  ("N = 4096\n", "N = 4096\nTILE = 1024\n"))
+    assert error(path, {"N": "8192", "TILE": "512"}).splitlines()[1:] == [
+        "  limit: -D sets a value the design takes with define(); a plain assignment ignores "
+        "it",
+        "  found: N = 4096, a plain constant; TILE = 1024, a plain constant",
+        "  define_on_plain_constant.py:10: TILE = 1024",
+        "  fix: make N and TILE a define() to set them with -D: N = define(\"N\", 4096) at line "
+        "9; TILE = define(\"TILE\", 1024) at line 10 (from aiedsl import define); or remove -D N "
+        "and -D TILE"]
