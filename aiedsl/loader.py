@@ -99,6 +99,51 @@ def _run(path: Path, shown: str, ctx: LoadContext) -> dict[str, Any]:
         raise user_exception(e, f"loading {shown}", Loc(file=shown, line=1)) from e
 
 
+def _unused_defines(path: Path, shown: str, scope: dict[str, Any], unused: list[str],
+                    used: list[str]) -> DesignError:
+    """The error for ``-D`` names no define() took: at the line of the first that the design
+    binds to a plain constant (``N = 4096``, the likeliest intent: a constant meant to be set
+    from the command line), whose fix makes it a define()."""
+    given = " and ".join(f"-D {n}" for n in unused)
+    plain = _plain_constants(path, scope, unused)
+    if not plain:
+        return DesignError(
+            "define", f"-D {', '.join(unused)} match{'es' if len(unused) == 1 else ''} no "
+            f"define() in {shown}", loc=Loc(file=shown, line=1), found=", ".join(unused),
+            fix=f"the design defines: {', '.join(used)}" if used else
+            f"the design has no define(): remove {given}")
+    lines = [Loc(file=shown, line=line) for line, _ in plain.values()]
+    made = "; ".join(f"{n} = define(\"{n}\", {v!r}) at line {line}"
+                     for n, (line, v) in plain.items())
+    return DesignError(
+        "define", f"-D {', '.join(unused)} match{'es' if len(unused) == 1 else ''} no "
+        f"define() in {shown}", loc=lines[0],
+        limit="-D sets a value the design takes with define(); a plain assignment ignores it",
+        found="; ".join(f"{n} = {plain[n][1]!r}, a plain constant" if n in plain else
+                        f"{n}: no name of the design" for n in unused),
+        related=[(f"{n} = {v!r}", at) for (n, (_, v)), at in
+                 list(zip(plain.items(), lines))[1:]],
+        fix=f"make {' and '.join(plain)} a define() to set {'it' if len(plain) == 1 else 'them'}"
+        f" with -D: {made} (from aiedsl import define); or remove {given}"
+        + (f" (the design defines: {', '.join(used)})" if used else ""))
+
+
+def _plain_constants(path: Path, scope: dict[str, Any], names: list[str]
+                     ) -> dict[str, tuple[int, int | float | str]]:
+    """Of ``names`` (``-D`` names no define() took), those the design file binds at its top
+    level to a value define() could take (``N = 4096``): each one's line and value."""
+    from aiedsl.source_loc import defined_below
+
+    out = {}
+    for n in names:
+        v = scope.get(n)
+        if isinstance(v, (int, float, str)) and not isinstance(v, bool):
+            line = defined_below(str(path), n, 0)
+            if line is not None:
+                out[n] = (line, v)
+    return out
+
+
 def load_design(path: str | Path, defines: dict[str, str] | None = None,
                 device: str | None = None, name: str | None = None) -> DesignHandle:
     """Run the design file at ``path`` and return the design it declares.
@@ -131,13 +176,7 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
                           fix="decorate a function with @design(device=...)")
     unused = sorted(set(ctx.overrides) - set(ctx.used))
     if unused:
-        given = " and ".join(f"-D {n}" for n in unused)
-        raise DesignError(
-            "define", f"-D {', '.join(unused)} match{'es' if len(unused) == 1 else ''} no "
-            f"define() in {shown}", loc=file_loc,
-            found=", ".join(unused),
-            fix=f"the design defines: {', '.join(sorted(ctx.used))}" if ctx.used else
-            f"the design has no define(): remove {given}")
+        raise _unused_defines(path, shown, scope, unused, sorted(ctx.used))
     if name is not None:
         if name not in designs:
             raise DesignError("design file", f"{shown} has no design named '{name}'",

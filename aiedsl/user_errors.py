@@ -45,6 +45,10 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
     frames = _user_frames(e.__traceback__)
     if isinstance(e, NameError):
         fix = _defined_below_fix(e, frames) or fix
+    elif isinstance(e, (ImportError, AttributeError)):
+        export = _export_hint(detail)
+        if export is not None:
+            fix = export + "; AIEDSL_TRACEBACK=1 shows the whole traceback"
     return DesignError(
         "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",
         loc=user_line(e.__traceback__) or fallback, fix=fix, related=_call_chain(frames))
@@ -150,6 +154,49 @@ def _defined_below_fix(e: NameError, frames: list[_Frame]) -> str | None:
     at, below = found
     return (f"move '{e.name}' above line {at} (it is defined at line {below}): @design runs "
             "the function where it is decorated, so the names it uses must be defined above it")
+
+
+_MISSING_EXPORT = re.compile(r"cannot import name '(\w+)' from '(aiedsl(?:\.kernels)?)'"
+                             r"|module '(aiedsl(?:\.kernels)?)' has no attribute '(\w+)'")
+
+
+def _export_hint(detail: str) -> str | None:
+    """For a name ``aiedsl`` (or ``aiedsl.kernels``) does not export, as an import or an
+    attribute: the name it has for it (numpy's ``int32`` is ``i32``), the module that has it
+    (``passthrough`` is in aiedsl.kernels), or the closest of its exports by spelling."""
+    import difflib
+
+    from importlib import import_module
+
+    from aiedsl.dtypes import DTYPES, dtype
+
+    m = _MISSING_EXPORT.search(detail)
+    if m is None:
+        return None
+    name, module = (m[1], m[2]) if m[1] else (m[4], m[3])
+    types = ", ".join(DTYPES)
+    try:
+        dt = dtype(name).name  # numpy's spellings too: int32, bfloat16, float32
+    except KeyError:
+        dt = None
+    if dt is not None and dt != name:  # i32 itself from aiedsl.kernels: the module, below
+        return (f"aiedsl calls the element type {name} {dt}: import {dt} (from aiedsl import "
+                f"{dt}) and write {dt} where the design says {name}; its element types are "
+                f"{types}")
+    if re.fullmatch(r"u?int\d+|float\d+|bool_?|complex\d*", name):
+        return f"aiedsl has no element type {name}: its element types are {types}"
+    # each package's exports, as `from ... import` sees them (aiedsl's names load lazily)
+    top, kernels = (list(import_module(p).__all__) for p in ("aiedsl", "aiedsl.kernels"))
+    other, names = ("aiedsl.kernels", kernels) if module == "aiedsl" else ("aiedsl", top)
+    if name in names:
+        return f"{name} is in {other}: from {other} import {name}"
+    own = top if module == "aiedsl" else kernels
+    close = difflib.get_close_matches(name.lower(), [n.lower() for n in own], n=1, cutoff=0.6)
+    if close:
+        match = next(n for n in own if n.lower() == close[0])
+        return f"{module} has no {name}; the closest name it has is {match}: from {module} " \
+            f"import {match}"
+    return f"{module} has no {name}: help({module}) lists what it has"
 
 
 _PATTERNED = ("fill", "drain", "channel", "fifo", "forward")

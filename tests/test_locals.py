@@ -584,8 +584,53 @@ def test_reading_a_local_nothing_wrote_is_refused(design_file: DesignFile) -> No
         "or an earlier run's data)\n"
         "  found: no initial= and no earlier write in this core\n"
         "  d.py:9: local 'acc' is declared\n"
-        "  fix: give it initial=... in local(...) (e.g. initial=0), or write it first (a kernel "
-        "that takes it \"out\", such as zero)")
+        "  fix: write it first where the accumulation starts: call a kernel that takes it "
+        "\"out\" (such as zero(Tensor[16, i32]) from aiedsl.kernels) just before the loop at "
+        "line 15 that reads it (or first in its body, if each iteration starts anew); initial= "
+        "would set it only once, when the design is loaded, so only the first run after the "
+        "load would start from it")
+
+
+def test_a_local_read_before_any_loop_may_take_an_initial_value(
+        design_file: DesignFile) -> None:
+    """Read outside any loop, a local needs a value once per run: initial= is as good a fix as
+    a write first."""
+    path = variant(design_file, "acc = local(Tensor[16, i32], initial=100)",
+                   "acc = local(Tensor[16, i32])")
+    path.write_text(path.read_text().replace(
+        "        for _ in loop(8):\n            with a.consume() as t:\n                addk(acc, "
+        "t, acc)\n", "        with a.consume() as t:\n            addk(acc, t, acc)\n"))
+    assert check_error(path).splitlines()[-1] == (
+        "  fix: give it initial=... in local(...) (e.g. initial=0), or write it first with a "
+        "kernel that takes it \"out\" (such as zero(Tensor[16, i32]) from aiedsl.kernels)")
+
+
+def test_an_accumulator_read_in_an_inner_loop_is_written_in_the_outer_one(
+        design_file: DesignFile) -> None:
+    """An accumulator a nested loop reads is reset where each accumulation starts, in the loop
+    around it: initial= (once per load) is not offered, and the fix applied passes."""
+    nested = RUNNING_SUM.replace("acc = local(Tensor[16, i32], initial=100)",
+                                 "acc = local(Tensor[16, i32])").replace(
+        "        for _ in loop(8):\n            with a.consume() as t:\n                addk(acc, "
+        "t, acc)\n        with b.produce() as o:\n            copy(acc, o)\n",
+        "        for _ in loop(2):\n            for _ in loop(4):\n                with "
+        "a.consume() as t:\n                    addk(acc, t, acc)\n            with "
+        "b.produce() as o:\n                copy(acc, o)\n").replace(
+        "out: Tensor[16, i32]", "out: Tensor[32, i32]").replace(
+        "return inp.reshape(8, 16).sum(axis=0) + 100",
+        "return inp.reshape(2, 4, 16).sum(axis=1).reshape(-1)")
+    path = design_file(nested)
+    assert check_error(path).splitlines()[-1] == (
+        "  fix: write it first where each accumulation starts: call a kernel that takes it "
+        "\"out\" (such as zero(Tensor[16, i32]) from aiedsl.kernels) in the loop at line 15, "
+        "just before the loop at line 16 that reads it; initial= would set it only once, when "
+        "the design is loaded, not for each iteration of the loop at line 15")
+    fixed = nested.replace("from aiedsl.kernels import add, passthrough",
+                           "from aiedsl.kernels import add, passthrough, zero").replace(
+        "    copy = passthrough(Tensor[16, i32])\n",
+        "    copy = passthrough(Tensor[16, i32])\n    z = zero(Tensor[16, i32])\n").replace(
+        "        for _ in loop(2):\n", "        for _ in loop(2):\n            z(acc)\n")
+    assert simulate(load_design(design_file(fixed))).passed
 
 
 def test_a_local_written_first_needs_no_initial_value(design_file: DesignFile) -> None:

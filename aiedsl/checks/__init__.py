@@ -1,13 +1,13 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
 :func:`check_design` runs them in order: structure, repeated fifos, static hangs, loops
-unrolled by Python, released buffers, kernel calls, core-local buffers, produced elements read
-before written, cascades, runtime parameters, kernel sources, objects and architectures, DMA
-layouts, balance, runtime waits blocked by later fills, cycles of cores, barrier sets that may
-overtake a core's wait, kernel layouts, placement, memtile channels, the symbols the lowering
-will define, repeated links' lock values, resources, BD lengths, allocation and routing, then
-elements released unwritten. It returns the placed design, now carrying its
-:class:`~aiedsl.ir.Physical` part, and its per-tile usage.
+unrolled by Python, released buffers, the kernel sources found, kernel calls, core-local buffers,
+produced elements read before written, cascades, runtime parameters, kernel sources (a missing
+one), objects and architectures, DMA layouts, balance, runtime waits blocked by later fills,
+cycles of cores, barrier sets that may overtake a core's wait, kernel layouts, placement,
+memtile channels, the symbols the lowering will define, repeated links' lock values,
+resources, BD lengths, allocation and routing, then elements released unwritten. It returns the
+placed design, now carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
 """
@@ -60,6 +60,10 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_hangs(d)
     check_unrolled_loops(d)
     check_held_buffers(d)
+    # the C++ files there are, before the calls are judged by the declarations: one that
+    # disagrees with its C++ (arguments in another order) would make a right call look wrong,
+    # and its fix wrong; a missing file is said in its old place, after the calls
+    check_kernel_sources(d, found_only=True)
     check_kernel_calls(d)
     check_locals(d)
     check_stale_reads(d)

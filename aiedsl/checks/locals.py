@@ -10,8 +10,9 @@ kernel's signature is checked with every other argument, by
 
 from __future__ import annotations
 
+from aiedsl.dtypes import DTYPES
 from aiedsl.errors import DesignError
-from aiedsl.ir import Call, Design, KernelArg, LocalArg
+from aiedsl.ir import Call, Design, KernelArg, LocalArg, Loop, Op, TensorType
 from aiedsl.ir.program import calls
 
 
@@ -38,9 +39,45 @@ def check_locals(d: Design) -> None:
                         "held before (another design's or an earlier run's data)",
                         found="no initial= and no earlier write in this core",
                         related=[(f"local '{name}' is declared", b.loc)],
-                        fix="give it initial=... in local(...) (e.g. initial=0), or write it "
-                            "first (a kernel that takes it \"out\", such as zero)")
+                        fix=_fix(_loops_around(core.body, call) or [], b.type))
             written |= writes
+
+
+def _fix(loops: list[Loop], t: TensorType) -> str:
+    """The fix for a local read before written, by where the read is: in a loop (an
+    accumulator), it must be written where each accumulation starts, which ``initial=`` (set
+    once, at load) is not; outside any loop, either does."""
+    width = 64 // DTYPES[t.dtype].itemsize  # what the library's zero takes (one vector)
+    writer = "a kernel that takes it \"out\"" + (
+        f" (such as zero(Tensor[{', '.join(map(str, t.shape))}, {t.dtype}]) from "
+        "aiedsl.kernels)" if t.numel % width == 0 else "")
+    if not loops:
+        return ("give it initial=... in local(...) (e.g. initial=0), or write it first with "
+                + writer)
+    inner = loops[-1]
+    if len(loops) > 1:
+        outer = loops[-2].loc.line
+        return (f"write it first where each accumulation starts: call {writer} in the loop "
+                f"at line {outer}, just before the loop at line {inner.loc.line} that reads "
+                f"it; initial= would set it only once, when the design is loaded, not for each "
+                f"iteration of the loop at line {outer}")
+    return (f"write it first where the accumulation starts: call {writer} just before the "
+            f"loop at line {inner.loc.line} that reads it (or first in its body, if each "
+            "iteration starts anew); initial= would set it only once, when the design is "
+            "loaded, so only the first run after the load would start from it")
+
+
+def _loops_around(body: tuple[Op, ...], target: Call) -> list[Loop] | None:
+    """The loops of a core's ``body`` that hold call ``target``, outermost first; None when
+    ``body`` does not hold it."""
+    for op in body:
+        if op is target:
+            return []
+        if isinstance(op, Loop):
+            inside = _loops_around(op.body, target)
+            if inside is not None:
+                return [op, *inside]
+    return None
 
 
 def _accesses(call: Call, params: tuple[KernelArg, ...]

@@ -138,7 +138,9 @@ def kernel_cost(
                               "WIDTHxCINxCOUT for the convolutions, ROWSxCOLS for reductions, "
                               "norms and softmax, N otherwise."),
     dtype: Optional[str] = typer.Option(None, "--dtype", metavar="DTYPE",
-                                        help="Element (matmul: input) type [default: the "
+                                        help="Element (matmul: input) type, spelled as a "
+                                        "Tensor takes it (bf16 or bfloat16, i32 or int32) "
+                                        "[default: the "
                                         "kernel's first: bf16, or i8 for the convolutions, "
                                         "i16 for scale, u8 for threshold, i32 for "
                                         "reductions]."),

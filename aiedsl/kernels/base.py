@@ -64,7 +64,7 @@ class Kernel:
         them; the IR holds them in order either way."""
         loc = caller_loc()
         current_design(f"calling kernel '{self.symbol}'").add_kernel(self.ir, self)
-        call_kernel(self.symbol, self._bound(args, named, loc), loc)
+        call_kernel(self.symbol, self._bound(args, named, loc), loc, self.ir.args)
 
     def _bound(self, args: tuple[Any, ...], named: dict[str, Any], loc: Any) -> tuple[Any, ...]:
         """``args`` and then ``named`` in the order of the kernel's parameters.
@@ -137,8 +137,10 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
             arch: Literal["aie2", "aie2p"] | None = None, exact: bool = False) -> Kernel:
     """Declare a kernel (see the module docstring).
 
-    ``source`` names a file in ``kernels_cpp/`` (``source_kind="file"``) or a template in
-    ``aiedsl/kernels/templates/``; ``entry`` is the C++ call the generated ``extern "C"``
+    ``source`` names a C++ file (``source_kind="file"``): one beside the design file that
+    declares the kernel (``source="add_one.cc"`` next to ``add1.py``), looked for first, else
+    one of aiedsl's ``kernels_cpp/``; or a template in ``aiedsl/kernels/templates/``
+    (``source_kind="template"``). ``entry`` is the C++ call the generated ``extern "C"``
     function makes, e.g. ``"matmul_bf16_f32<64, 64, 64>"``. Without ``entry`` (a file only),
     ``symbol`` is an ``extern "C"`` function the file defines itself, as mlir-aie's kernel files
     do (``matvec_scalar_i16_i32``), and cores call it directly: nothing is generated around it.

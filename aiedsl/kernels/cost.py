@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from aiedsl.dtypes import DTYPES
+from aiedsl.dtypes import DTYPES, dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir import Kernel, TensorType
 from aiedsl.kernels import library
@@ -262,12 +262,19 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
             f"--device {device} is not a device aiedsl knows", limit=", ".join(DEVICES),
             found=device, fix="pass one of them, e.g. --device npu1")
     target = get_target(device)
+    given = dt
     if dt is None:
         dt = spec.dtypes[0]
-    elif dt not in spec.dtypes:
+    else:
+        try:  # every spelling a Tensor takes: bfloat16, int32, np.float32's name
+            dt = dtype(dt).name
+        except KeyError:
+            pass  # not an element type at all: refused below with the kernel's own list
+    if dt not in spec.dtypes:
+        shown = given if given == dt else f"{given} ({dt})"
         raise _option_error(
-            f"--dtype {dt}: {name} takes {_either(spec.dtypes)} elements",
-            limit=", ".join(spec.dtypes), found=dt,
+            f"--dtype {shown}: {name} takes {_either(spec.dtypes)} elements",
+            limit=", ".join(spec.dtypes), found=str(given),
             fix=f"pass --dtype {spec.dtypes[0]} (or leave --dtype out: {spec.dtypes[0]} is "
             f"{name}'s default)")
     dims = _sizes(name, shape, spec)

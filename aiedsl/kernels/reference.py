@@ -8,7 +8,7 @@ DesignErrors at its ``def``: :func:`run_checked` is the one place a kernel refer
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import Kernel as KernelIR
@@ -30,6 +30,7 @@ def run_checked(ir: KernelIR, reference: Callable[..., Any], bound: Callable[...
     initial value, an INT_MIN running max). Other exceptions go up as they are: the caller says
     what it was running."""
     outs = _poisoned_outs(ir, args) if look else ()
+    probe = _probe(ir, args) if look else None  # taken before the call writes the buffers
     try:
         result = bound(*args)
     except BaseException as e:  # sys.exit() would end the command with no word
@@ -43,6 +44,8 @@ def run_checked(ir: KernelIR, reference: Callable[..., Any], bound: Callable[...
                                         f" of shape {tuple(shape)} {result.dtype}")
         raise _unwritten_error(ir, reference, "returned a value instead of writing its output "
                                "in place", f"{_ref_name(reference)} returned {what}")
+    if probe is not None:
+        _check_no_out_read(ir, reference, bound, args, probe)
     for i in outs:
         # still all poison: unwritten, unless an input holds that value too (a local whose
         # initial value is NaN, a running max from INT_MIN, copied out as it is)
@@ -52,6 +55,133 @@ def run_checked(ir: KernelIR, reference: Callable[..., Any], bound: Callable[...
                 ir, reference, f"left its \"out\" buffer '{name}' unwritten",
                 f"every element of '{name}' is still the poison it was given "
                 f"({_poison_text(args[i])})", name)
+
+
+class _Probe(NamedTuple):
+    """The arguments of a second run of a reference, the same as the first's but for its "out"
+    buffers, each filled with another value (:func:`_probe`)."""
+
+    args: list[Any]
+    outs: dict[int, Any]
+    """The "out" buffers refilled, by position: what each held before the first run."""
+    fills: dict[int, Any]
+    """The value each was filled with for the second run."""
+
+
+def _probe(ir: KernelIR, args: Sequence[Any]) -> _Probe | None:
+    """Copies of ``args`` (arrays that were one array stay one) with each "out" buffer filled
+    with a value other than its own (0, or 1 where it held only zeros), for a second run that
+    tells whether the reference reads them (:func:`_check_no_out_read`); None when the kernel
+    has no "out" buffer of its own (one that shares memory with another argument, a local
+    passed as both "in" and "out", is read through that one)."""
+    import numpy as np
+
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    outs = [i for i, a in enumerate(ir.args) if a.access == "out" and i < len(args)
+            and isinstance(args[i], np.ndarray) and args[i].size
+            and not any(b is not args[i] and np.may_share_memory(b, args[i]) for b in arrays)]
+    if not outs:
+        return None
+    copies: dict[int, Any] = {}
+    probe = [copies.setdefault(id(a), a.copy()) if isinstance(a, np.ndarray) else a
+             for a in args]
+    before, fills = {}, {}
+    for i in outs:
+        before[i] = args[i].copy()
+        zero = np.zeros((), args[i].dtype)
+        fills[i] = zero + 1 if bool((args[i] == zero).all()) else zero
+        probe[i][...] = fills[i]
+    return _Probe(probe, before, fills)
+
+
+def _check_no_out_read(ir: KernelIR, reference: Callable[..., Any], bound: Callable[..., Any],
+                       args: Sequence[Any], probe: _Probe) -> None:
+    """Run the reference again on ``probe``'s arguments: if what it writes differs from the
+    first run's ``args`` (beyond the elements of an "out" buffer it left as they were both
+    times), its results depend on what an "out" buffer held before the call, so the kernel
+    reads it: the buffer is "inout". On the NPU an "out" buffer holds what was there before
+    (the checks take it as unwritten until the call, so nothing need write it first), and a
+    reference that reads it hides that by reading the simulator's own values."""
+    import numpy as np
+
+    try:
+        bound(*probe.args)
+    except Exception:  # noqa: BLE001 - it failed on other values only: not this check's to say
+        return
+    written = [i for i, a in enumerate(ir.args) if a.access != "in" and i < len(args)]
+    if ir.cascade_out is not None:
+        written.append(len(ir.args) + (ir.cascade_in is not None))
+    for j in written:
+        got, again = np.asarray(args[j]), np.asarray(probe.args[j])
+        if got.shape != again.shape:
+            continue
+        differ = ~_same(got, again)
+        if j in probe.outs:  # elements left as they were in both runs: unwritten, not read
+            differ &= ~(_same(got, probe.outs[j]) & _same(again, probe.fills[j]))
+        if differ.any():
+            read = next(iter(probe.outs)) if len(probe.outs) == 1 else None
+            at = tuple(int(v) for v in np.argwhere(differ)[0])
+            where = ir.args[j].name if j < len(ir.args) else "the cascade output"
+            held = ("its \"out\" buffers holding other values" if read is None else
+                    f"every element of '{ir.args[read].name}' set to "
+                    f"{_value(probe.fills[read])}")
+            found = (f"with {held} before the call instead of what it held, it wrote "
+                     f"{where}{list(at)} = {_value(again[at])} instead of {_value(got[at])}")
+            raise _out_read_error(ir, reference, read, found, read is not None
+                                  and _all_poison(probe.outs[read]))
+
+
+def _same(a: Any, b: Any) -> Any:
+    """Elementwise equality of two arrays (or an array and a value), NaN equal to NaN."""
+    import numpy as np
+
+    x, y = np.asarray(a), np.asarray(b)
+    if x.dtype.name == "bfloat16" or y.dtype.name == "bfloat16":
+        x, y = x.astype(np.float32), y.astype(np.float32)
+    if x.dtype.kind == "f" or y.dtype.kind == "f":
+        return (x == y) | (np.isnan(x) & np.isnan(y))
+    return x == y
+
+
+def _value(v: Any) -> str:
+    """One element as a message shows it: ``NaN``, ``0``, ``-3.25``."""
+    import numpy as np
+
+    x = np.asarray(v)
+    if x.dtype.name == "bfloat16" or x.dtype.kind == "f":
+        f = float(x.astype(np.float32))
+        return "NaN" if f != f else f"{f:g}"
+    return str(int(x))
+
+
+def _out_read_error(ir: KernelIR, reference: Callable[..., Any], read: int | None,
+                    found: str, unwritten: bool) -> DesignError:
+    """The DesignError for a reference that reads an "out" buffer: at the kernel's
+    declaration, where the fix goes. ``unwritten``: the buffer held only the poison of memory
+    nothing wrote, so the design must also write it before the call."""
+    if read is None:
+        names = ", ".join(f"'{a.name}'" for a in ir.args if a.access == "out")
+        what, fix = (f"reads one of its \"out\" buffers ({names})",
+                     "declare the one it reads \"inout\"")
+    else:
+        a = ir.args[read]
+        t = a.type
+        typed = "..." if t is None else f"Tensor[{', '.join(map(str, t.shape))}, {t.dtype}]"
+        what = (f"reads its \"out\" buffer '{a.name}': what it writes depends on what "
+                f"'{a.name}' held before the call")
+        fix = (f"declare it \"inout\", buffer(\"{a.name}\", {typed}, \"inout\"), since the "
+               "kernel reads it (an accumulator)" + (
+                   ", and write it before this call (a zero kernel before the loop that "
+                   "accumulates into it): here it held nothing any call wrote"
+                   if unwritten else "") + "; or, if the kernel only writes it, make the "
+               "reference write every element without reading it first")
+    here = function_loc(reference)
+    return DesignError(
+        "kernel reference", f"the reference of kernel '{ir.symbol}' {what}", loc=ir.loc,
+        limit="a kernel never reads an \"out\" buffer, only writes it (the checks take it as "
+        "holding nothing until the call); one it reads and writes is \"inout\"",
+        found=found, related=[("the reference, which reads it", here)] if here else [],
+        fix=fix)
 
 
 def _poisoned_outs(ir: KernelIR, args: Sequence[Any]) -> list[int]:

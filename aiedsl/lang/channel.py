@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import Loc, TensorType
@@ -31,7 +31,7 @@ from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import DimsSpec, ObjectFifo, back_to_back, new_fifo, to_dims
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin
-from aiedsl.lang.trace import DesignTrace
+from aiedsl.lang.trace import DesignTrace, FifoRecord
 from aiedsl.source_loc import assigned_name, caller_loc
 from aiedsl.values import as_int, shown
 
@@ -45,8 +45,10 @@ class Channel:
     elem: TensorType
     shape: tuple[int, ...]
     via: TilePin | None
-    join: int | None
-    split: int | None
+    join_axis: int | None
+    """``join=``: the axis whose fifos one host-side fifo gathers, or None."""
+    split_axis: int | None
+    """``split=``: the axis whose fifos one host-side fifo feeds, or None."""
     broadcast: int | None
     dims_to_stream: DimsSpec
     host_depth: int
@@ -59,7 +61,7 @@ class Channel:
     @property
     def axis(self) -> int | None:
         """The split or join axis, if any."""
-        return self.join if self.join is not None else self.split
+        return self.join_axis if self.join_axis is not None else self.split_axis
 
     def __getitem__(self, key: object) -> ObjectFifo:
         loc = caller_loc()
@@ -88,7 +90,7 @@ class Channel:
                     "gather a group of its fifos into one host fifo, declare it with join= "
                     "(outputs) or split= (inputs) and via=memtile")
             if slices != [self.axis] or items[self.axis] != slice(None):
-                kind = "join" if self.join is not None else "split"
+                kind = "join" if self.join_axis is not None else "split"
                 example = ", ".join(":" if i == self.axis else c for i, c in enumerate(letters))
                 raise DesignError(
                     "channel index", f"'{self.name}[...]' may take ':' only on its {kind} axis "
@@ -112,6 +114,100 @@ class Channel:
                     if self.broadcast is not None else ""))
         return table[idx]
 
+    def spell(self, f: FifoRecord) -> str | None:
+        """How a design writes fifo ``f`` of this channel: ``a[0]``, ``c[1, 0]`` for a core's
+        fifo or a forward's host end, ``c[:]``, ``c[1, :]`` for a split's or join's host end;
+        None when ``f`` is not one of its fifos."""
+        for idx, g in [*self.fifos.items(), *self.hosts.items()]:
+            if g is f:
+                return self._text(idx)
+        for group, g in self.groups.items():
+            if g is f:
+                return self._text(self._with_slice(group))
+        return None
+
+    def host_end(self) -> str:
+        """The first of its host ends as a design writes it: ``a[:]`` (``c[0, :]``) for a split
+        or join, ``a[0]`` (``a[0, 0]``) otherwise."""
+        if self.axis is None:
+            return self._text((0,) * len(self.shape))
+        return self._text(self._with_slice((0,) * (len(self.shape) - 1)))
+
+    def host_ends(self) -> str:
+        """Every host end, for a message: ``a[:]``; ``a[0]`` to ``a[3]``; ``c[0, :]`` to
+        ``c[3, :]``."""
+        if self.axis is None:
+            ends = [self._text(idx) for idx in self.fifos]
+        else:
+            ends = [self._text(self._with_slice(g)) for g in self.groups]
+        return ends[0] if len(ends) == 1 else f"{ends[0]} to {ends[-1]}"
+
+    def described(self) -> str:
+        """The channel as a message names it: ``channel 'a' (shape [4], split=0)``."""
+        kind = (f", split={self.split_axis}" if self.split_axis is not None else
+                f", join={self.join_axis}" if self.join_axis is not None else "")
+        return f"channel '{self.name}' (shape {list(self.shape)}{kind})"
+
+    def _with_slice(self, group: tuple[int, ...]) -> tuple:
+        """A group's index (the other axes') with ':' put back on the split or join axis."""
+        assert self.axis is not None
+        return group[:self.axis] + (slice(None),) + group[self.axis:]
+
+    # -- what a fifo does, refused on the bundle: a core uses one of its fifos, by index ------
+    def consume(self, *args: object, **kwargs: object) -> NoReturn:
+        """A channel is not consumed itself: one of its fifos is (``a[y].consume()``)."""
+        self._whole("consume", "consume()")
+
+    def produce(self, *args: object, **kwargs: object) -> NoReturn:
+        """A channel is not produced itself: one of its fifos is (``c[y].produce()``)."""
+        self._whole("produce", "produce()")
+
+    def acquire(self, *args: object, **kwargs: object) -> NoReturn:
+        """A channel is not acquired itself: one of its fifos is (``a[y].acquire(...)``)."""
+        self._whole("acquire", "acquire(...)")
+
+    def release(self, *args: object, **kwargs: object) -> NoReturn:
+        """A channel is not released itself: one of its fifos is (``a[y].release(...)``)."""
+        self._whole("release", "release(...)")
+
+    def cons(self) -> NoReturn:
+        """IRON's consumer handle, on a channel: index it, and consume that fifo."""
+        self._whole("cons", "consume()", "; aiedsl has no handles: `with a[y].consume() as "
+                    "e:` acquires an element")
+
+    def prod(self) -> NoReturn:
+        """IRON's producer handle, on a channel: index it, and produce that fifo."""
+        self._whole("prod", "produce()", "; aiedsl has no handles: `with c[y].produce() as "
+                    "e:` acquires an element")
+
+    def forward(self, *args: object, **kwargs: object) -> NoReturn:
+        """A channel passes through a memtile when declared with ``via=memtile``; one of its
+        fifos may be forwarded itself (``a[0].forward()``)."""
+        self._whole("forward", "forward()", "; or declare the channel with via=memtile, "
+                    "which passes each of its fifos through a memtile")
+
+    def split(self, *args: object, **kwargs: object) -> NoReturn:
+        """A channel splits when declared with ``split=axis``; one of its fifos may be split
+        itself (``a[0].split(2)``)."""
+        self._whole("split", "split(...)", "; or declare the channel with split=<axis> and "
+                    "via=memtile, whose host end (a[:]) the memtile splits into the fifos of "
+                    "that axis")
+
+    def _whole(self, method: str, call: str, more: str = "") -> NoReturn:
+        """Refuse fifo method ``method`` called on the whole channel, naming its shape and how
+        a core indexes it (``call`` is the method as the fix writes it)."""
+        letters = "y" if len(self.shape) == 1 else "xy" if len(self.shape) == 2 else "ijkl"
+        pairs = list(zip(letters, self.shape))
+        one = f"{self.name}[{', '.join(c for c, _ in pairs)}]"
+        ranges = " and ".join(f"{c} from 0 to {n - 1}" for c, n in pairs)
+        total = math.prod(self.shape)
+        raise DesignError(
+            "channel index", f"{self.name}.{method}() on {self.described()}, a bundle of "
+            f"{total} fifo{'' if total == 1 else 's'}", loc=caller_loc(),
+            limit=f"{method}() is a fifo's: a core uses the channel's fifo at its own index",
+            found=f"{self.name}.{method}()",
+            fix=f"index it by the core's index, {ranges}: {one}.{call}{more}")
+
     def _text(self, items: tuple) -> str:
         """An index as the user wrote it: ``c[1, :]``."""
         def one(v: object) -> str:
@@ -131,7 +227,7 @@ class Channel:
                 members = [self.fifos[group[:self.axis] + (i,) + group[self.axis:]]
                            for i in range(self.shape[self.axis])]
                 offs = back_to_back([m.elem for m in members])
-                if self.split is not None:
+                if self.split_axis is not None:
                     b.add_link("split", [parent], members, offs, self.via, self.loc)
                 else:
                     b.add_link("join", members, [parent], offs, self.via, self.loc)
@@ -181,7 +277,30 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
             broadcast: int | None = None, dims_to_stream: DimsSpec = None,
             dims_from_stream: DimsSpec = None, host_depth: int | None = None,
             name: str | None = None, repeat: int = 1) -> Channel:
-    """Declare a channel: ``prod(shape)`` fifos of ``elem`` (see the module docstring).
+    """Declare a channel: ``prod(shape)`` fifos of ``elem``, one per index, indexed like the
+    herd that uses it (MLIR-AIR's ``air.channel``).
+
+    A core uses the fifo at its own index, ``with a[y].consume() as t:`` (``c[x, y].produce()``
+    for a 2-D shape); every core that consumes ``a[y]`` gets the same elements (a broadcast).
+    The host moves a channel's data through its host ends: ``rt.fill(a[i], A)`` fills core
+    fifo ``a[i]`` (through a memtile with ``via=memtile``, else from the shim directly). With
+    ``split=axis`` the memtile splits one host fifo into the fifos along that axis: fill it as
+    ``a[:]`` (``a[i, :]`` for 2-D, ':' on the axis). With ``join=axis`` it joins them: cores
+    produce ``c[y]``, the host drains ``c[:]``.
+
+    Example::
+
+        a = channel(Tensor[1024, bf16], shape=[4], via=memtile, split=0)   # host -> 4 cores
+        c = channel(Tensor[1024, bf16], shape=[4], via=memtile, join=0)    # 4 cores -> host
+
+        @herd(cols=1, rows=4)
+        def core(x, y):
+            with a[y].consume() as ta, c[y].produce() as tc:
+                k(ta, tc)
+
+        with runtime() as rt:
+            rt.fill(a[:], A)
+            rt.drain(c[:], C)
 
     Parameters
     ----------

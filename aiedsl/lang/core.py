@@ -21,14 +21,17 @@ Example
 from __future__ import annotations
 
 import inspect
+import re
 import sys
-from typing import Any, Callable, Literal, NoReturn
+from typing import Any, Callable, Literal, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import BufferArg, Call, Core, Herd, LocalArg, Loc, Loop, RtpArg, ScalarArg
+from aiedsl.ir import (
+    BufferArg, Call, Core, Herd, KernelArg, LocalArg, Loc, Loop, RtpArg, ScalarArg,
+)
 from aiedsl.lang.callables import check_traced
 from aiedsl.lang.context import _CORE, active, current_core, current_design
-from aiedsl.lang.fifo import Buffer
+from aiedsl.lang.fifo import Acquisition, Buffer, ObjectFifo
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
@@ -137,7 +140,7 @@ class loop:
 
 def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
          name: str | None = None, stack: int | None = None,
-         cascade: Literal["north", "south", "east", "west"] | None = None
+         cascade: Literal["east", "south"] | None = None
          ) -> Callable[[Callable[..., Any]], Any]:
     """Declare a ``cols x rows`` rectangle of cores running one core function.
 
@@ -145,7 +148,9 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
     a 1x1 herd. ``anchor=(col, row)`` pins core ``(0, 0)`` to that tile; otherwise placement
     chooses. ``stack`` overrides the bytes of stack each core reserves. ``cascade="east"``
     chains each row's cores by the accumulator cascade, west to east (``"south"``: each
-    column's, north to south); kernels with ``cascade_in``/``cascade_out`` use it.
+    column's, north to south); kernels with ``cascade_in``/``cascade_out`` use it. Only
+    ``"east"`` and ``"south"`` are accepted: an AIE2 core sends its cascade east or south and
+    receives it from the west or north (``check`` refuses ``"north"`` and ``"west"``).
 
     Example: ``@herd(cols=4, rows=1, cascade="east")`` chains core[0,0] -> ... -> core[3,0].
     """
@@ -227,9 +232,13 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
     return decorate
 
 
-def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
-    """Record a kernel call in the current core (used by :class:`aiedsl.kernels.Kernel`)."""
+def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc,
+                params: Sequence[KernelArg] = ()) -> None:
+    """Record a kernel call in the current core (used by :class:`aiedsl.kernels.Kernel`).
+    ``params`` are the kernel's declared arguments, which say how a fifo passed whole should
+    have been acquired (consume() for one it reads, produce() for one it writes)."""
     core = current_core(f"calling kernel '{symbol}'")
+    _not_acquired(symbol, args, loc, params)
     out: list[Any] = []
     for i, a in enumerate(args):
         if isinstance(a, Buffer):
@@ -265,12 +274,117 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc) -> None:
                 "coefficients are nine scalar arguments)")
         else:
             raise DesignError(
-                "kernel call", f"argument {i} of '{symbol}' is {type(a).__name__} {a!r}",
+                "kernel call", f"argument {i} of '{symbol}' is {_described(a)}",
                 loc=loc, limit="an acquired buffer (one element), a local, an int or float "
-                "scalar, or an rtp slot (thr[0])", found=f"{type(a).__name__} {a!r}",
+                "scalar, or an rtp slot (thr[0])", found=_described(a),
                 fix="pass acquired buffers, locals, int or float scalars, and rtp slots "
                 "(thr[0])")
     core.emit(Call(kernel=symbol, args=tuple(out), loc=loc))
+
+
+def _described(a: Any) -> str:
+    """A value as a message names it: its type and its repr, but never an object's address
+    (``<... object at 0x7f...>`` differs from run to run and tells the user nothing)."""
+    text = repr(a)
+    if re.search(r" at 0x[0-9a-fA-F]+>", text) or len(text) > 80:
+        name = type(a).__name__
+        return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+    return f"{type(a).__name__} {text}"
+
+
+def _not_acquired(symbol: str, args: tuple[Any, ...], loc: Loc,
+                  params: Sequence[KernelArg]) -> None:
+    """Refuse a kernel call given a fifo or a channel itself, or what ``consume()`` or
+    ``produce()`` returned outside a ``with`` (it acquires nothing there): a kernel takes the
+    element a ``with`` acquires. The fix writes the whole ``with`` line for the call."""
+    from aiedsl.lang.channel import Channel
+
+    first = next((i for i, a in enumerate(args)
+                  if isinstance(a, (ObjectFifo, Channel, Acquisition))), None)
+    if first is None:
+        return
+    a = args[first]
+    if isinstance(a, Acquisition):
+        made = [x for x in args if isinstance(x, Acquisition)]
+        names = _element_names([_assigned_at(x) for x in made])
+        opened = ", ".join(f"{x!r} as {n}" for x, n in zip(made, names))
+        given = iter(names)
+        passed = ", ".join(next(given) if isinstance(x, Acquisition) else "..." for x in args)
+        raise DesignError(
+            "kernel call", f"{a!r} is called without `with`, so it acquires nothing; its "
+            f"result is passed to '{symbol}' as argument {first}", loc=a.loc,
+            limit="consume() and produce() acquire elements in a `with` statement, which "
+            "releases them where its block ends; a kernel takes the element its `as` names",
+            found=f"{a!r} outside a with", related=[(f"the call of '{symbol}'", loc)],
+            fix=f"acquire in a with and call the kernel inside its block: `with {opened}:` "
+            f"then {symbol}({passed})")
+    ports = []
+    for i, x in enumerate(args):
+        if isinstance(x, (ObjectFifo, Channel)):
+            access = params[i].access if i < len(params) else "in"
+            ports.append("consume" if access == "in" else "produce")
+    names = _element_names([{"consume": "src", "produce": "dst"}[p] for p in ports])
+    which = iter(zip(ports, names))
+    clauses: list[str] = []
+    call: list[str] = []
+    for x in args:
+        if isinstance(x, (ObjectFifo, Channel)):
+            port, name = next(which)
+            fifo = x.written() if isinstance(x, ObjectFifo) else \
+                f"{x.name}[{'y' if len(x.shape) == 1 else 'x, y'}]"
+            clauses.append(f"{fifo}.{port}() as {name}")
+            call.append(name)
+        else:
+            call.append("...")
+    what = (f"fifo {_fifo_named(a)} itself" if isinstance(a, ObjectFifo) else
+            f"{a.described()} itself")
+    raise DesignError(
+        "kernel call", f"argument {first} of '{symbol}' is {what}, not an element acquired "
+        "from it", loc=loc, limit="a kernel takes elements a `with` acquires: consume() for "
+        "one it reads, produce() for one it writes", found=what,
+        fix=f"acquire them and call the kernel inside the block: `with {', '.join(clauses)}:` "
+        f"then {symbol}({', '.join(call)})")
+
+
+def _fifo_named(f: ObjectFifo) -> str:
+    """A fifo in a message: ``'a'``, or ``a[0] ('a_0')`` for a channel's."""
+    return f"'{f.name}'" if f.channel is None else f"{f.written()} ('{f.name}')"
+
+
+def _element_names(names: list[str]) -> list[str]:
+    """``names`` made distinct, as the ``as`` names of one ``with``: ``src, src2``."""
+    out: list[str] = []
+    for n in names:
+        k, name = 1, n
+        while name in out:
+            k += 1
+            name = f"{n}{k}"
+        out.append(name)
+    return out
+
+
+def _assigned_at(made: Acquisition) -> str:
+    """The plain name the line of ``made`` assigns it to: ``x`` for ``x = a.consume()``, ``y``
+    for ``b.produce()`` in ``x, y = a.consume(), b.produce()``; else ``x``."""
+    import ast
+    import linecache
+
+    try:
+        tree = ast.parse(linecache.getline(made.loc.file, made.loc.line).strip())
+    except SyntaxError:  # the call spreads over several lines
+        return "x"
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return "x"
+    target, value = node.targets[0], node.value
+    pairs = (list(zip(target.elts, value.elts)) if isinstance(target, ast.Tuple)
+             and isinstance(value, ast.Tuple) else [(target, value)])
+    fifo = made.fifo.channel or made.fifo.name
+    for name, call in pairs:  # the one whose call is this fifo's consume() (or produce())
+        text = ast.unparse(call)
+        if isinstance(name, ast.Name) and text.startswith(fifo) and f".{made.port}(" in text:
+            return name.id
+    return "x"
 
 
 def _is_bool(a: Any) -> bool:

@@ -15,7 +15,6 @@ Example
 from __future__ import annotations
 
 import itertools
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator, NoReturn, Sequence
 
@@ -62,22 +61,16 @@ class ObjectFifo(FifoRecord):
     function does with it."""
 
     # -- core side -----------------------------------------------------------------------------
-    @contextmanager
-    def consume(self, n: int = 1) -> Iterator["Buffer"]:
+    def consume(self, n: int = 1) -> "Acquisition":
         """Acquire ``n`` elements to read, release them at the end of the ``with`` block.
 
         Example: ``with a.consume() as ta: kernel(ta, ...)``
         """
-        buf = self.acquire("consume", n, _loc=caller_loc())
-        yield buf
-        self.release("consume", n, _loc=caller_loc())
+        return Acquisition(self, "consume", n, caller_loc())
 
-    @contextmanager
-    def produce(self, n: int = 1) -> Iterator["Buffer"]:
+    def produce(self, n: int = 1) -> "Acquisition":
         """Acquire ``n`` free elements to write, release (publish) them at the end of the block."""
-        buf = self.acquire("produce", n, _loc=caller_loc())
-        yield buf
-        self.release("produce", n, _loc=caller_loc())
+        return Acquisition(self, "produce", n, caller_loc())
 
     def prod(self) -> NoReturn:
         """IRON's producer handle, which aiedsl has no use for: a clear error saying so."""
@@ -191,6 +184,13 @@ class ObjectFifo(FifoRecord):
 
     def __repr__(self) -> str:
         return f"<fifo {self.name}: {self.elem}>"
+
+    def written(self) -> str:
+        """The fifo as a core function writes it: ``a[0]`` for index 0 of channel ``a``, else
+        its name (the variable a design names a fifo after)."""
+        if self.channel is None:
+            return self.name
+        return f"{self.channel}[{', '.join(map(str, self.index))}]"
 
 
 def _per_part(spec: DimsSpec | Sequence[DimsSpec], n: int, parent: str, what: str,
@@ -393,6 +393,28 @@ def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
     offs = list(offsets) if offsets is not None else back_to_back([p.elem for p in parts])
     b.add_link("join", parts, [out], offs, via, loc)
     return out
+
+
+class Acquisition:
+    """What ``a.consume()`` and ``a.produce()`` return: a context manager that acquires the
+    elements as its ``with`` block starts (its ``as`` name is the :class:`Buffer`) and releases
+    them as the block ends. Made without ``with`` it acquires nothing: a kernel given one says
+    so, at the line that made it (:attr:`loc`)."""
+
+    def __init__(self, fifo: ObjectFifo, port: Port, n: int, loc: Loc) -> None:
+        self.fifo, self.port, self.n = fifo, port, n
+        self.loc = loc
+        """The line of the ``consume()`` or ``produce()`` that made it."""
+
+    def __enter__(self) -> "Buffer":
+        return self.fifo.acquire(self.port, self.n, _loc=caller_loc())
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is None:  # an error inside the block goes up as it is, nothing released
+            self.fifo.release(self.port, self.n, _loc=caller_loc())
+
+    def __repr__(self) -> str:
+        return f"{self.fifo.written()}.{self.port}()"
 
 
 @dataclass(frozen=True, init=False)

@@ -13,10 +13,11 @@ Example
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator, Literal, Sequence
+from typing import Any, Iterator, Literal, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
 from aiedsl.ir import Loc, Pattern
+from aiedsl.lang.channel import Channel
 from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import ObjectFifo
 from aiedsl.lang.local import LocalRef
@@ -150,6 +151,8 @@ class RuntimeBuilder:
         >>> rt.wait(c)      # rows 0-1 are in; rows 2-3 may still be moving  # doctest: +SKIP
         """
         loc = caller_loc()
+        if isinstance(fifo, Channel):
+            _whole_channel(fifo, "wait", "", loc)
         if not isinstance(fifo, ObjectFifo):
             raise DesignError("runtime", f"rt.wait needs a fifo, got {type(fifo).__name__}",
                               loc=loc, fix="pass the fifo whose transfer to wait for, as given "
@@ -177,6 +180,8 @@ class RuntimeBuilder:
                 pattern: PatternSpec, wait: bool, loc: Loc) -> None:
         if isinstance(fifo, LocalRef):
             _not_local(fifo, f"rt.{op}", loc)
+        if isinstance(fifo, Channel):
+            _whole_channel(fifo, op, getattr(tensor, "name", "..."), loc)
         if not isinstance(fifo, ObjectFifo):
             raise DesignError("runtime", f"rt.{op} needs a fifo, got {type(fifo).__name__}",
                               loc=loc, fix="pass a fifo or a channel index such as a[0]")
@@ -258,7 +263,29 @@ def _ints(values: Any) -> list[int] | None:
 
 @contextmanager
 def runtime() -> Iterator[RuntimeBuilder]:
-    """Open the design's runtime sequence (once per design)."""
+    """Open the design's runtime sequence (once per design): what the host does, in order, for
+    each invocation. Its ``rt`` has:
+
+    * ``rt.fill(f, T, pattern=None, wait=False)``: send host tensor ``T`` (an argument of the
+      ``@design`` function) into fifo ``f``, whole or in ``pattern`` order (``tiles(T, (64,
+      64))``, or ``(offset, sizes, strides)``). A channel's host end is ``a[:]`` for one with
+      ``split=`` or ``join=``, ``a[i]`` otherwise.
+    * ``rt.drain(f, T, pattern=None)``: receive fifo ``f``'s elements into ``T``; the sequence
+      waits for every drain before it ends (a join's output: ``rt.drain(c[:], C)``).
+    * ``rt.sync()``: wait here for every drain, and every fill given ``wait=True``, issued so
+      far; ``rt.wait(f)``: for the oldest one on ``f`` only.
+    * ``rt.rtp_write(p, index, value)``: write slot ``index`` of runtime parameter ``p``
+      (:func:`rtp`); ``rt.set_barrier(b, value)``: let cores waiting on barrier ``b``
+      (:func:`barrier`, ``b.wait_for_value(value)``) go on.
+
+    Example::
+
+        with runtime() as rt:
+            rt.rtp_write(thr, 0, 50)        # before the fills whose calls read it
+            rt.fill(a, A)                   # fifo a <- A, whole, in order
+            rt.fill(b[:], B, tiles(B, (64, 64)))  # a split channel's host end
+            rt.drain(c, C)                  # C <- fifo c; waited for at the end
+    """
     loc = caller_loc()
     b = current_design("runtime()")
     if b.runtime is not None:
@@ -270,6 +297,32 @@ def runtime() -> Iterator[RuntimeBuilder]:
     yield rt
     rt.records += [_wait_for(rec, loc, "end") for rec in rt.pending]  # the sync the end implies
     rt.pending.clear()
+
+
+def _whole_channel(ch: Channel, op: str, tensor: str, loc: Loc) -> NoReturn:
+    """Refuse a whole channel given to ``rt.fill``, ``rt.drain`` or ``rt.wait``: the host
+    talks to its host ends, one fifo each, as the fix writes them (``a[:]`` for a split or
+    join, ``a[0]`` otherwise). A fill of a join or a drain of a split is told which way its
+    host end flows."""
+    end, direction = ch.host_end(), ("fill" if ch.split_axis is not None else
+                                     "drain" if ch.join_axis is not None else op)
+    if op == "wait":
+        fix = f"wait for one of its host ends, as given to rt.fill or rt.drain: rt.wait({end})"
+    else:
+        fix = f"{op} its host end: rt.{op}({end}, {tensor})"
+        if direction != op:
+            kind = "split" if ch.split_axis is not None else "join"
+            fix = f"a {kind}'s host end is {direction}ed: rt.{direction}({end}, {tensor})"
+    several = ch.host_ends() != end
+    raise DesignError(
+        "runtime", f"rt.{op} needs a fifo, got {ch.described()}", loc=loc,
+        limit="a fifo; a channel is a bundle of fifos, and the host moves its data through "
+        + ("the fifo the memtile splits, written with ':' on the split axis"
+           if ch.split_axis is not None else "the fifo the memtile joins into, written with ':' "
+           "on the join axis" if ch.join_axis is not None else "each index's fifo"),
+        found=f"channel '{ch.name}'",
+        fix=fix + (f" (its host ends are {ch.host_ends()}: one rt.{direction} each)"
+                   if several else ""))
 
 
 def _not_local(b: LocalRef, what: str, loc: Loc) -> None:

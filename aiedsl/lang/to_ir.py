@@ -12,7 +12,7 @@ from aiedsl.ir import (
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.rtp import BarrierRef, RtpRef
 from aiedsl.lang.trace import (
-    DesignTrace, EndpointUse, FifoRecord, RtpWriteRecord, SetBarrierRecord,
+    DesignTrace, EndpointUse, FifoRecord, LinkRecord, RtpWriteRecord, SetBarrierRecord,
 )
 
 
@@ -27,7 +27,7 @@ def to_ir(trace: DesignTrace, defines: dict[str, int | float | str]) -> Design:
     runtime_ops = _resolve_runtime(trace)
     for ch in trace.channels:
         ch.check_broadcast()
-    fifos = [_fifo_ir(f) for f in trace.fifos.values()]
+    fifos = [_fifo_ir(f, trace) for f in trace.fifos.values()]
     links = [Link(kind=r.kind, srcs=tuple(f.name for f in r.srcs),
                   dsts=tuple(f.name for f in r.dsts), offsets=tuple(r.offsets),
                   via="core" if r.end == "coretile" else "memtile", tile=r.pin,
@@ -101,7 +101,8 @@ def _resolve_runtime(trace: DesignTrace) -> list[Transfer | Wait | RtpWrite | Se
         if isinstance(rec, SetBarrierRecord):
             ops.append(SetBarrier(barrier=rec.barrier, value=rec.value, loc=rec.loc))
             continue
-        f = _host_end(trace, rec.fifo, rec.waits_for if rec.op == "wait" else rec.op, rec.loc)
+        f = _host_end(trace, rec.fifo, rec.waits_for if rec.op == "wait" else rec.op, rec.loc,
+                      rec.tensor.name if rec.tensor is not None else "...")
         if rec.op == "wait":
             ops.append(Wait(fifo=f.name, loc=rec.loc, by=rec.by))
             continue
@@ -116,39 +117,87 @@ def _resolve_runtime(trace: DesignTrace) -> list[Transfer | Wait | RtpWrite | Se
     return ops
 
 
-def _host_end(trace: DesignTrace, f: FifoRecord, op: str, loc: Loc) -> FifoRecord:
-    """Follow forward links from ``f`` to the fifo the shim talks to."""
+def _host_end(trace: DesignTrace, f: FifoRecord, op: str, loc: Loc,
+              tensor: str = "...") -> FifoRecord:
+    """Follow forward links from ``f`` to the fifo the shim talks to. ``tensor`` is the host
+    tensor of the transfer, for a fix's example."""
     inbound = op == "fill"
+    given = f
     while True:
         step = None
         for rec in trace.links:
             if inbound and f in rec.dsts:
                 step = rec.srcs[0] if rec.kind == "forward" else None
                 if step is None:
-                    raise DesignError(
-                        "runtime", f"rt.fill of '{f.name}', one part of a {rec.kind} at a "
-                        "memtile", loc=loc, related=[(f"the {rec.kind}", rec.loc)],
-                        fix="fill the fifo the parts come from (for a channel with split=, "
-                        "index it with ':' on the split axis)")
+                    raise _wrong_end(trace, "fill", given, f, rec, tensor, loc)
             if not inbound and f in rec.srcs:
                 step = rec.dsts[0] if rec.kind == "forward" else None
                 if step is None:
-                    raise DesignError(
-                        "runtime", f"rt.drain of '{f.name}', one part of a {rec.kind} at a "
-                        "memtile", loc=loc, related=[(f"the {rec.kind}", rec.loc)],
-                        fix="drain the joined fifo (for a channel with join=, index it "
-                        "with ':' on the join axis)")
+                    raise _wrong_end(trace, "drain", given, f, rec, tensor, loc)
         if step is None:
             return f
         f = step
 
 
-def _fifo_ir(f: FifoRecord) -> Fifo:
+def _wrong_end(trace: DesignTrace, op: str, fifo: FifoRecord, f: FifoRecord, rec: LinkRecord,
+               tensor: str, loc: Loc) -> DesignError:
+    """The error of an ``rt.fill`` or ``rt.drain`` of ``fifo`` (which leads to ``f``), a fifo
+    of split or join ``rec`` that the host does not talk to: a part (the host moves the whole),
+    or the end that flows the other way (a join's output is drained, a split's input filled)."""
+    given = trace.written(fifo)  # as the design wrote it: c[:], a[0], of_out
+    whole = trace.written((rec.srcs if rec.kind == "split" else rec.dsts)[0])
+    end = "input" if rec.kind == "split" else "output"
+    if (rec.kind == "split") == (op == "fill"):  # a split's part filled, a join's drained
+        what = f"one part of a {rec.kind} at a memtile"
+        limit = ("the host fills a split's input, which the memtile splits into its parts"
+                 if op == "fill" else "the host drains a join's output, which the memtile "
+                 "joins from its parts")
+        fix = f"{op} the {end} of the {rec.kind}: rt.{op}({whole}, {tensor})"
+    else:  # a join's output filled, a split's input drained: it flows the other way
+        other = "drain" if op == "fill" else "fill"
+        what = f"the {end} of a {rec.kind} at a memtile"
+        limit = ("a join's parts are produced by cores and joined at the memtile into its "
+                 "output, which the host drains" if rec.kind == "join" else
+                 "the host fills a split's input, which the memtile splits into parts that "
+                 "cores consume")
+        fix = f"a {rec.kind}'s host end is {other}ed: rt.{other}({given}, {tensor})"
+    named = f"'{f.name}'" if given == f.name else f"{given} ('{f.name}')"
+    return DesignError(
+        "runtime", f"rt.{op} of {named}, {what}", loc=loc, limit=limit,
+        found=f"rt.{op}({given}, {tensor})", related=[(f"the {rec.kind}", rec.loc)], fix=fix)
+
+
+def _join_part_consumed(f: FifoRecord, trace: DesignTrace) -> None:
+    """Refuse a part of a join that has no producer because a core consumes it (``c[y]
+    .consume()`` on a channel with ``join=``): a join's parts flow from cores to the host."""
+    link = next((r for r in trace.links if r.kind == "join" and f in r.srcs), None)
+    cores = [c for c in f.consumers if c.kind == "core"]
+    if link is None or not cores:
+        return
+    part, whole = trace.written(f), trace.written(link.dsts[0])
+    named = f"'{f.name}'" if part == f.name else f"{part} ('{f.name}')"
+    # the index a core function writes (c[y]), not this core's own (c[0])
+    letters = "y" if len(f.index) == 1 else "x, y" if len(f.index) == 2 else "ijkl"[:len(f.index)]
+    written = f"{f.channel}[{letters}]" if f.channel is not None else part
+    raise DesignError(
+        "fifo producer", f"fifo {named}, one part of a join, has no producer: "
+        f"{cores[0].core} consumes it", loc=cores[0].loc,
+        limit="a join's parts are produced by cores; the memtile joins them into its output, "
+        "which the host drains (rt.drain)", found=f"{cores[0].core} consumes {part}",
+        related=[("the join", link.loc)],
+        fix=f"produce it in the core, `with {written}.produce() as e:`, and drain the joined "
+        f"output, rt.drain({whole}, ...); to bring data from the host into cores, use a "
+        "channel with split= (or none), filled by rt.fill")
+
+
+def _fifo_ir(f: FifoRecord, trace: DesignTrace) -> Fifo:
     if f.producer is None and not f.consumers:
         raise DesignError(
             "fifo unused", f"fifo '{f.name}' is never used: it has no producer and no "
             "consumer", loc=f.loc, fix="remove it, or fill it (rt.fill) or produce it in a "
             "core, and drain it (rt.drain) or consume it in a core")
+    if f.producer is None:
+        _join_part_consumed(f, trace)
     if f.producer is None or not f.consumers:
         missing = "producer" if f.producer is None else "consumer"
         hint = ("fill it in the runtime sequence (rt.fill), or produce it in a core"

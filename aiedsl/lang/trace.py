@@ -128,6 +128,10 @@ class Bundle(Protocol):
     def check_broadcast(self) -> None:
         """Check that each of its fifos reaches the declared number of cores."""
 
+    def spell(self, f: FifoRecord) -> str | None:
+        """How a design writes fifo ``f`` of this channel (``a[0]``, ``c[:]``); None when ``f``
+        is not one of its fifos."""
+
 
 @dataclass
 class Scope:
@@ -194,6 +198,11 @@ class DesignTrace:
     _names: dict[str, int] = field(default_factory=dict)
 
     # -- declarations ----------------------------------------------------------------------------
+    def written(self, f: FifoRecord) -> str:
+        """Fifo ``f`` as the design writes it, for a fix's code: ``a[0]``, ``c[:]`` for a
+        channel's, its name for any other (the variable a design names a fifo after)."""
+        return next((w for ch in self.channels if (w := ch.spell(f)) is not None), f.name)
+
     def fresh_name(self, stem: str) -> str:
         """A fifo name not used yet, from ``stem``."""
         n = self._names.get(stem, 0)

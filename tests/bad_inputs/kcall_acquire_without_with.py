@@ -1,4 +1,4 @@
-# expect: kernel call 19
+# expect: kernel call 18
 # why: the core calls consume()/produce() without `with`, so nothing is acquired and the kernel gets context managers, not buffers.
 import numpy as np
 
