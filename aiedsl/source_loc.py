@@ -116,7 +116,9 @@ def _statement_of_call(frame: FrameType, line: str) -> str:
 
 def _parsed(filename: str) -> Any:
     """The module ``filename`` holds, parsed (``ast.Module``), as it is on disk now; None when
-    it cannot be read or parsed. Only errors read it: nothing is cached beyond linecache."""
+    it cannot be read or parsed. Errors read it, and :func:`assigned_name` for a construct
+    given no name on a line of several statements (rare enough to parse the file each time:
+    nothing is cached beyond linecache)."""
     import ast
     import linecache
 

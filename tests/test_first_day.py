@@ -272,6 +272,29 @@ def test_an_out_buffer_written_in_part_is_not_taken_as_read() -> None:
 
 # -- F4: arguments declared in another order than the C++'s --------------------------------------
 
+def test_a_reference_keeping_state_is_not_taken_as_reading_its_out_buffer() -> None:
+    """A reference counting its calls (as a C++ kernel's static counter) wrote other values on
+    the probe's second run, and was told its "out" buffer was read (a reviewer's find): a run
+    on the same arguments that writes other values leaves the probe nothing to judge."""
+    from aiedsl import Tensor, i32
+    from aiedsl.kernels import buffer, declare
+    from aiedsl.kernels.reference import run_checked
+
+    calls = [0]
+
+    def ref(src: np.ndarray, dst: np.ndarray) -> None:
+        dst[...] = src + calls[0]
+        calls[0] += 1
+
+    k = declare("count_i32_16", source="count.cc", entry="count<16>",
+                args=[buffer("src", Tensor[16, i32]), buffer("dst", Tensor[16, i32], "out")],
+                reference=ref, cycles=100, cost="copy", exact=True)
+    src = np.arange(16, dtype=np.int32)
+    dst = np.full(16, np.iinfo(np.int32).min, dtype=np.int32)
+    run_checked(k.ir, ref, ref, [src, dst], look=True)
+    assert (dst == src).all() and calls[0] == 3  # the call, the control run, the probe
+
+
 def test_a_declaration_out_of_the_cpp_order_is_named_before_the_call(
         design_file: DesignFile) -> None:
     """It was [stale read] first, "swap the two arguments" of a call that was right; the
@@ -326,6 +349,54 @@ def test_consume_without_with_is_reported_where_it_is_called(design_file: Design
                   ("            x, y = a.consume(), b.produce()\n            copy(x, y)\n",
                    "            with a.consume() as x, b.produce() as y:\n"
                    "                copy(x, y)\n")), sim=True)
+
+
+TWO_AT_ONCE = """import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import add
+
+
+@design(device="npu1_1col")
+def acq2(inp: Tensor[1024, i32], out: Tensor[512, i32]):
+    a = fifo(Tensor[256, i32], name="a")
+    r = fifo(Tensor[256, i32], name="r")
+    k = add(Tensor[256, i32])
+
+    @herd()
+    def core():
+        for _ in loop(2):
+            w = a.consume(2)
+            with r.produce() as o:
+                k(w, w, o)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(r, out)
+
+
+@acq2.reference
+def reference(inp):
+    x = inp.reshape(2, 2, 256)
+    return (x[:, 0] + x[:, 1]).reshape(-1)
+"""
+
+
+def test_an_acquisition_of_two_passed_twice_gets_one_with(design_file: DesignFile) -> None:
+    """``w = a.consume(2)`` passed as both operands: the fix opened ``a.consume() as w, a.consume()
+    as w2`` (two acquires of one, a hang) and dropped the count (a reviewer's find); now one
+    ``with`` of two, its elements passed by index, and that runs."""
+    path = design_file(TWO_AT_ONCE)
+    msg = error(path)
+    assert msg.splitlines()[0].startswith("d.py:15: error [kernel call]: a.consume(2) is called "
+                                          "without `with`")
+    assert msg.splitlines()[-1] == (
+        "  fix: acquire in a with and call the kernel inside its block: `with a.consume(2) as w:` "
+        "then add_i32_256(w[0], w[1], ...)")
+    fixed = TWO_AT_ONCE.replace("""            w = a.consume(2)
+            with r.produce() as o:
+                k(w, w, o)""", """            with a.consume(2) as w, r.produce() as o:
+                k(w[0], w[1], o)""")
+    passes(design_file(fixed, "fixed.py"), sim=True)
 
 
 def test_a_kernel_argument_shows_no_object_address(design_file: DesignFile) -> None:

@@ -88,7 +88,8 @@ def _check_wait(d: Design, reach: Reach, point: int, wait: Wait,
     moved = _fewest(d, name, point, late, need)
     if moved is None:  # not a shortfall the later fills make up: leave it to the simulator
         return
-    where = "rt.wait()" if wait.by == "wait" else "rt.sync()"
+    where = ("the end of its sequence" if wait.by == "end" else
+             "rt.wait()" if wait.by == "wait" else "rt.sync()")
     lines = ", ".join(str(t.loc.line) for t in drains)
     what = (f"its drain of '{name}' (line {lines})" if len(drains) == 1 else
             f"its drains of '{name}' (lines {lines})")

@@ -422,8 +422,9 @@ class Reach:
         The walks start from the bound at the latest earlier point that settled, when there
         is one: fills and barrier values only accumulate along the sequence, so that bound is
         below this one's, and the walks climb from it to the same least fixed point in the
-        few rounds the fills in between allow (a long exchange, bounded batch by batch, never
-        runs into the cap)."""
+        rounds the fills in between allow: a long exchange filled batch by batch settles at
+        every wait when each batch allows fewer exchanges than the cap (one filled in a few
+        large batches still runs into it, and is left unjudged)."""
         if point not in self._settled:
             filled = self._filled(point)
             held = self._held(point)

@@ -305,11 +305,20 @@ def _not_acquired(symbol: str, args: tuple[Any, ...], loc: Loc,
         return
     a = args[first]
     if isinstance(a, Acquisition):
-        made = [x for x in args if isinstance(x, Acquisition)]
-        names = _element_names([_assigned_at(x) for x in made])
-        opened = ", ".join(f"{x!r} as {n}" for x, n in zip(made, names))
-        given = iter(names)
-        passed = ", ".join(next(given) if isinstance(x, Acquisition) else "..." for x in args)
+        # one `as` name per acquisition, however often it is passed: two names for one would
+        # acquire twice; an acquisition of n elements passes them as name[0], name[1], ...
+        made = list({id(x): x for x in args if isinstance(x, Acquisition)}.values())
+        as_name = dict(zip(map(id, made), _element_names([_assigned_at(x) for x in made])))
+        opened = ", ".join(f"{x!r} as {as_name[id(x)]}" for x in made)
+        uses: dict[int, int] = {}
+        passed_args = []
+        for x in args:
+            if not isinstance(x, Acquisition):
+                passed_args.append("...")
+                continue
+            k = uses[id(x)] = uses.get(id(x), -1) + 1
+            passed_args.append(as_name[id(x)] if x.n == 1 else f"{as_name[id(x)]}[{k % x.n}]")
+        passed = ", ".join(passed_args)
         raise DesignError(
             "kernel call", f"{a!r} is called without `with`, so it acquires nothing; its "
             f"result is passed to '{symbol}' as argument {first}", loc=a.loc,

@@ -414,7 +414,7 @@ class Acquisition:
             self.fifo.release(self.port, self.n, _loc=caller_loc())
 
     def __repr__(self) -> str:
-        return f"{self.fifo.written()}.{self.port}()"
+        return f"{self.fifo.written()}.{self.port}({self.n if self.n != 1 else ''})"
 
 
 @dataclass(frozen=True, init=False)

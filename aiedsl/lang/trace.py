@@ -91,7 +91,7 @@ class TransferRecord:
     waits_for: Literal["fill", "drain"] = "drain"
     """For a wait: the kind of transfer it waits for (which way its fifo is followed)."""
     by: Literal["sync", "wait", "end"] = "sync"
-    """For a wait: ``rt.sync()`` (or the sequence's end) or ``rt.wait(fifo)``."""
+    """For a wait: ``rt.sync()``, ``rt.wait(fifo)``, or the sync the sequence's end implies."""
 
 
 @dataclass
