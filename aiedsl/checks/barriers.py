@@ -48,10 +48,11 @@ set can make.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from typing import NamedTuple
 
-from aiedsl.checks.runtime_order import arriving, waited_drains
+from aiedsl.checks.runtime_order import arriving, waited_tokens
 from aiedsl.errors import DesignError
 from aiedsl.ir import Acquire, BarrierWait, Design, SetBarrier, Transfer, Wait
 from aiedsl.ir.program import walk
@@ -97,27 +98,45 @@ def check_barrier_order(d: Design) -> None:
     if not gated or not any(isinstance(op, SetBarrier) for op in d.runtime):
         return
     reach = Reach(d)
-    drained = {i: drains[-1] for i, _, drains in waited_drains(d)}
+    drained = {i: d.runtime[token] for i, _, token in waited_tokens(d)}
     shown: dict[str, Progress] = {name: Progress() for name in sorted(gated)}  # nothing yet
+    # built once: a wait asks for them for every core (each a scan of the program or sequence)
+    histories = _histories(d)
+    orders = {core: _order(d, core) for core in shown}
     for i, op in enumerate(d.runtime):
         if not isinstance(op, Wait) or i not in drained:
             continue  # only a drain waited for shows a core further
         proven = reach.proven(i + 1)
         for core in shown:
             now = proven.progress(core)
-            miss = _missed(d, reach, core, shown[core], now, i)
+            miss = _missed(reach, core, shown[core], now, i, histories, orders[core])
             if miss is not None:
-                _refuse(d, reach, i, drained[i], miss)
+                drain = drained[i]
+                assert isinstance(drain, Transfer)
+                _refuse(d, reach, i, drain, miss)
             shown[core] = now
+
+
+def _histories(d: Design) -> dict[str, list[_Held]]:
+    """Per barrier, the values its locks hold in turn over the whole runtime sequence."""
+    out: dict[str, list[_Held]] = {}
+    for b in d.barriers:  # the first of a name, as Design.barrier finds it
+        out.setdefault(b.name, [_Held(b.init, None, -1)])
+    for i, op in enumerate(d.runtime):
+        if isinstance(op, SetBarrier) and op.barrier in out:
+            out[op.barrier].append(_Held(op.value, op, i))
+    return out
+
+
+def _before(held: list[_Held], point: int) -> list[_Held]:
+    """The first of ``held`` (a barrier's :func:`_histories`): those held before runtime op
+    ``point``."""
+    return held[:bisect_left(held, point, key=lambda h: h.point)]
 
 
 def _history(d: Design, barrier: str, point: int) -> list[_Held]:
     """The values barrier ``barrier``'s locks hold in turn before runtime op ``point``."""
-    out = [_Held(d.barrier(barrier).init, None, -1)]
-    for i, op in enumerate(d.runtime[:point]):
-        if isinstance(op, SetBarrier) and op.barrier == barrier:
-            out.append(_Held(op.value, op, i))
-    return out
+    return _before(_histories(d)[barrier], point)
 
 
 def _order(d: Design, core: str) -> dict[BarrierWait, int]:
@@ -135,14 +154,14 @@ def _crossed(before: Progress, after: Progress) -> list[BarrierWait]:
     return [w for w, n in after.passed.items() if n > before.passed[w]]
 
 
-def _missed(d: Design, reach: Reach, core: str, before: Progress, after: Progress,
-            point: int) -> _Miss | None:
+def _missed(reach: Reach, core: str, before: Progress, after: Progress, point: int,
+            histories: dict[str, list[_Held]], order: dict[BarrierWait, int]) -> _Miss | None:
     """The first wait (in program order) ``core`` must pass going from ``before`` to ``after``,
     while the runtime blocks in its wait at ``point``, that is for a value its barrier does not
-    hold then, and that the core is not already at while the barrier held its value."""
-    order = _order(d, core)
+    hold then, and that the core is not already at while the barrier held its value
+    (``histories`` as :func:`_histories` gives them, ``order`` as :func:`_order`)."""
     for w in sorted(_crossed(before, after), key=order.__getitem__):
-        held = _history(d, w.barrier, point)
+        held = _before(histories[w.barrier], point)
         if held[-1].value == w.value:
             continue
         miss = _Miss(core, w, before.passed[w], after.passed[w])
@@ -267,7 +286,8 @@ def _fix(d: Design, reach: Reach, point: int, core: str, w: BarrierWait,
     set_ = d.runtime[point]
     assert isinstance(set_, SetBarrier)
     proven = reach.proven(point)
-    values = {b.name: _history(d, b.name, point)[-1].value for b in d.barriers}
+    histories = _histories(d)
+    values = {b.name: _before(histories[b.name], point)[-1].value for b in d.barriers}
     cores = sorted({c for b in d.barriers for c in b.cores})
     before = {c: proven.progress(c) for c in cores}
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from aiedsl.checks.runtime_order import arriving, listed, waited_drains
+from aiedsl.checks.runtime_order import arriving, drains_through, listed, waited_tokens
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir import Acquire, Design, Transfer, Wait
 from aiedsl.ir.program import acquires
@@ -47,14 +47,17 @@ def check_core_cycles(d: Design) -> None:
     if not reach.cyclic():
         return
     stop = _first_fill_wait(d)
-    taken: dict[str, tuple[int, int]] = {}  # fifo -> drains and elements earlier waits took
-    for i, wait, drains in waited_drains(d):
+    # fifo -> the last drain earlier waits took (its index) and the elements they took
+    taken: dict[str, tuple[int, int]] = {}
+    for i, wait, token in waited_tokens(d):
         if stop is not None and i > stop:  # the runtime may already be blocked there
             return
-        name = drains[-1].fifo
-        done, before = taken.get(name, (0, 0))
-        need = sum(reach.elements(t) for t in drains)
-        taken[name] = (len(drains), need)
+        drain = d.runtime[token]
+        assert isinstance(drain, Transfer)
+        name = drain.fifo
+        done, before = taken.get(name, (-1, 0))
+        need = reach.issued("drain", name, token + 1)
+        taken[name] = (token, need)
         if reach.settled(i) is None:
             continue
         have = arriving(reach, name, i)
@@ -62,7 +65,7 @@ def check_core_cycles(d: Design) -> None:
             continue
         chain = _chain(reach, name, i)
         if chain is not None:
-            _refuse(reach, i, wait, drains[done:], before, need, have, *chain)
+            _refuse(reach, i, wait, drains_through(d, token, done), before, need, have, *chain)
 
 
 def _first_fill_wait(d: Design) -> int | None:

@@ -26,6 +26,7 @@ check's wording follows.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -39,31 +40,44 @@ def check_runtime_order(d: Design) -> None:
     reach: Reach | None = None
     last_fill = max((i for i, t in enumerate(d.runtime)
                      if isinstance(t, Transfer) and t.op == "fill"), default=-1)
-    for i, wait, drains in waited_drains(d):
+    for i, wait, token in waited_tokens(d):
         if i < last_fill:  # else no fill is late
             reach = reach or Reach(d)
-            _check_wait(d, reach, i, wait, drains)
+            _check_wait(d, reach, i, wait, token)
 
 
 def waited_drains(d: Design) -> Iterator[tuple[int, Wait, list[Transfer]]]:
     """Each wait of ``d``'s runtime sequence that waits for a drain: its index, the wait, and
     the drains of its fifo up to the one it waits for (the last), which its channel completes
     in order."""
-    waited: dict[str, list[int]] = {}  # fifo -> its waited transfers not yet waited for
-    drains: dict[str, list[int]] = {}  # fifo -> its drains issued so far
+    for i, wait, token in waited_tokens(d):
+        yield i, wait, drains_through(d, token)
+
+
+def waited_tokens(d: Design) -> Iterator[tuple[int, Wait, int]]:
+    """As :func:`waited_drains`, with the index in ``d.runtime`` of the drain each wait waits
+    for in place of the list (which costs the sequence's length at every wait)."""
+    waited: dict[str, deque[int]] = {}  # fifo -> its waited transfers not yet waited for
     for i, op in enumerate(d.runtime):
         if isinstance(op, Transfer):
             if op.wait:
-                waited.setdefault(op.fifo, []).append(i)
-            if op.op == "drain":
-                drains.setdefault(op.fifo, []).append(i)
+                waited.setdefault(op.fifo, deque()).append(i)
         elif isinstance(op, Wait):
             queue = waited.get(op.fifo)
             if not queue:
                 continue
-            token = queue.pop(0)  # a wait takes the oldest token of its fifo's channel
-            if token in drains.get(op.fifo, ()):
-                yield i, op, [_transfer(d, t) for t in drains[op.fifo] if t <= token]
+            token = queue.popleft()  # a wait takes the oldest token of its fifo's channel
+            if _transfer(d, token).op == "drain":
+                yield i, op, token
+
+
+def drains_through(d: Design, token: int, after: int = -1) -> list[Transfer]:
+    """The drains of the fifo of drain ``token`` (an index in ``d.runtime``) issued after op
+    ``after`` and up to ``token``, in order: those its channel completes with it, less those
+    waited for by op ``after`` or before."""
+    fifo = _transfer(d, token).fifo
+    return [t for t in d.runtime[after + 1:token + 1]
+            if isinstance(t, Transfer) and t.op == "drain" and t.fifo == fifo]
 
 
 def _transfer(d: Design, i: int) -> Transfer:
@@ -72,16 +86,16 @@ def _transfer(d: Design, i: int) -> Transfer:
     return t
 
 
-def _check_wait(d: Design, reach: Reach, point: int, wait: Wait,
-                drains: list[Transfer]) -> None:
-    """Refuse the wait at runtime op ``point`` when ``drains`` (those of its fifo up to the one
-    it waits for, the last) need more elements than the fills issued before it can make."""
-    waited = drains[-1]
-    name = waited.fifo
-    need = sum(reach.elements(t) for t in drains)
+def _check_wait(d: Design, reach: Reach, point: int, wait: Wait, token: int) -> None:
+    """Refuse the wait at runtime op ``point`` when the drains of its fifo up to the one it
+    waits for (op ``token``) need more elements than the fills issued before it can make."""
+    name = _transfer(d, token).fifo
+    need = reach.issued("drain", name, token + 1)
     have = arriving(reach, name, point)
     if have is None or have >= need:
         return
+    drains = drains_through(d, token)
+    waited = drains[-1]
     feeds = _feeds(reach, name)
     late = [t for t in d.runtime[point + 1:]
             if isinstance(t, Transfer) and t.op == "fill" and t.fifo in feeds]
@@ -133,8 +147,7 @@ def _made(reach: Reach, name: str, point: int, seen: set[str]) -> int | None:
     :meth:`Reach.could_run`'s own count, with None where it would assume no limit."""
     f = reach.fifos[name]
     if f.producer.kind == "shim":
-        return sum(reach.elements(t) for t in reach.d.runtime[:point]
-                   if isinstance(t, Transfer) and t.op == "fill" and t.fifo == name)
+        return reach.issued("fill", name, point)
     if f.producer.kind == "core" and f.producer.core:
         return reach.could_run(f.producer.core, point).released[(name, "produce")]
     link = reach.link_of_dst.get(name)

@@ -39,7 +39,8 @@ waited for), core[0,0] has read its threshold at most and at least 8 times:
 
 from __future__ import annotations
 
-from collections import Counter
+from bisect import bisect_left, insort
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -100,6 +101,22 @@ class _Summary:
     """Times one pass passes each barrier wait in it (loops in it counted whole)."""
     gated: bool = False
     """Whether the body (or a loop in it) waits on a barrier."""
+    trails: dict[frozenset[tuple[str, int]], _Trail] = field(default_factory=dict,
+                                                             compare=False)
+    """Per gate a pass may start from: the passes :func:`_iterations` matched from it."""
+
+
+@dataclass
+class _Trail:
+    """Where each pass over a gated body, from one gate, left the gate, as far as matched: the
+    values a point's barriers hold extend an earlier point's, and a pass matches each wait to
+    the earliest value it can, so every point's passes are the first of these (those whose
+    gates its values reach), and a later point only matches on from the last."""
+
+    gates: list[Counter[str]]
+    """The gate after each pass (the first: the gate it starts from)."""
+    still: bool = False
+    """Whether a pass after the last left the gate where it was (every later one does too)."""
 
 
 def _called(kernel: str) -> Key:
@@ -178,18 +195,39 @@ def _iterations(body: tuple[Op, ...], most: int, held: Held, gate: Counter[str],
                 memo: dict[int, _Summary]) -> int:
     """How many whole passes over ``body``, up to ``most``, the barrier waits in it let
     through, moving ``gate`` past them. A pass that leaves ``gate`` where it was leaves it
-    there every time after, so at most one pass per value of the sequences is matched."""
-    done = 0
-    while done < most:
-        after = gate.copy()
+    there every time after, so at most one pass per value of the sequences is matched.
+
+    The passes are kept in ``body``'s summary (a :class:`_Trail` per gate they start from), so
+    every ``held`` given with one ``memo`` must be, per barrier, a prefix of one sequence of
+    values (:meth:`Reach._held` at its points): a walk at each point then matches only the
+    passes the values set since the last one allow, not every pass again."""
+    trail = _summary(body, memo).trails.setdefault(frozenset((+gate).items()),
+                                                   _Trail([gate.copy()]))
+    gates = trail.gates
+    # the passes matched before whose waits all got values these ones have: gates only move
+    # on, so a pass's gate within the values here is the whole pass matched within them
+    lo, hi = 0, len(gates) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if all(i < len(held.get(b, ())) for b, i in gates[mid].items()):
+            lo = mid
+        else:
+            hi = mid - 1
+    done = lo
+    while done < most and done == len(gates) - 1 and not trail.still:
+        after = gates[-1].copy()
         if not _through(body, held, after, memo):
-            return done
+            break
+        if +after == +gates[-1]:
+            trail.still = True
+            break
+        gates.append(after)
         done += 1
-        if +after == +gate:
-            return most
-        gate.clear()
-        gate.update(after)
-    return done
+    gate.clear()
+    gate.update(gates[min(done, most)])
+    if done == len(gates) - 1 and trail.still:
+        return most  # the pass after the last matched leaves the gate there, as all after it
+    return min(done, most)
 
 
 def _apply(p: Progress, s: _Summary, times: int) -> None:
@@ -291,6 +329,46 @@ def _until_released(ops: tuple[Op, ...], targets: dict[Key, int], p: Progress,
     return False
 
 
+@dataclass
+class _Steps:
+    """A number that changes at some ops of the runtime sequence: it is ``value[k]`` from just
+    after op ``at[k]`` on (``at`` increasing)."""
+
+    at: list[int] = field(default_factory=list)
+    """The index of each op that changes it."""
+    value: list[int] = field(default_factory=list)
+    """What it is after each of those ops."""
+
+    def count(self, point: int) -> int:
+        """How many of the changes come before runtime op ``point``."""
+        return bisect_left(self.at, point)
+
+    def before(self, point: int) -> int | None:
+        """What it is just before runtime op ``point``; None when no change comes before."""
+        k = self.count(point)
+        return self.value[k - 1] if k else None
+
+    def add(self, at: int, more: int) -> None:
+        """Count ``more`` on from the last value (from 0) after op ``at``."""
+        self.at.append(at)
+        self.value.append((self.value[-1] if self.value else 0) + more)
+
+
+@dataclass
+class _Tally:
+    """The runtime sequence's fills, drains, waits and barrier sets, tallied in one pass: the
+    counts before a point are then a bisection per fifo, not a scan of the ops before it (a
+    check asks at every wait, so a scan made it quadratic in the sequence's length)."""
+
+    issued: dict[tuple[str, str], _Steps] = field(default_factory=dict)
+    """Per ("fill" or "drain", fifo): the elements its transfers move, running total."""
+    drained: dict[str, _Steps] = field(default_factory=dict)
+    """Per fifo: the elements of the drains its waits took, running total (first waited for
+    first, in :meth:`Reach.proven`'s order)."""
+    sets: dict[str, _Steps] = field(default_factory=dict)
+    """Per barrier: the values its sets give (``value`` holds each, not a running total)."""
+
+
 _END = object()
 """What :func:`_next_op` returns when the ops it walked ended before it stopped."""
 
@@ -369,14 +447,52 @@ class Reach:
         self.kernels = {k.symbol: k for k in d.kernels}
         self.cascade_to = {c.src: c.dst for c in d.cascades}
         self._settled: dict[int, dict[str, Progress] | None] = {}
-        self._consumed = {c.name: sorted(f for f, port in _keys(c) if port == "consume")
+        # each core's (fifo, port) pairs, kept: Proven.progress asks for them at every point
+        self._keys = {c.name: _keys(c) for c in d.cores}
+        self._consumed = {c.name: sorted(f for f, port in self._keys[c.name] if port == "consume")
                           for c in d.cores}
         self._ordered: list[str] | None = None
+        self._climbs: list[int] = []  # the points that settled, in order (see settled)
+        # (tensor, fifo) -> (the tensor's bytes per value, the fifo's per element): a dtype's
+        # lookup costs more than the rest of elements(), which the checks call per transfer
+        self._sizes: dict[tuple[str, str], tuple[int, int]] = {}
+        self._tally: _Tally | None = None
 
     def elements(self, t: Transfer) -> int:
         """Whole fifo elements a fill or drain moves (the DMA moves bytes)."""
-        moved = t.pattern.numel * self.d.tensor(t.tensor).type.dt.itemsize
-        return moved // self.fifos[t.fifo].elem.nbytes
+        sizes = self._sizes.get((t.tensor, t.fifo))
+        if sizes is None:
+            sizes = (self.d.tensor(t.tensor).type.dt.itemsize, self.fifos[t.fifo].elem.nbytes)
+            self._sizes[(t.tensor, t.fifo)] = sizes
+        return t.pattern.numel * sizes[0] // sizes[1]
+
+    def issued(self, op: str, fifo: str, point: int) -> int:
+        """Elements the transfers of kind ``op`` ("fill" or "drain") of ``fifo`` issued before
+        runtime op ``point`` move."""
+        steps = self._tallied().issued.get((op, fifo))
+        moved = None if steps is None else steps.before(point)
+        return moved or 0
+
+    def _tallied(self) -> _Tally:
+        """The runtime sequence's :class:`_Tally` (made on first use)."""
+        if self._tally is None:
+            tally = _Tally(sets={b.name: _Steps() for b in self.d.barriers})
+            pending: dict[str, deque[int]] = {}  # fifo -> its drains not waited for, oldest first
+            for i, op in enumerate(self.d.runtime):
+                if isinstance(op, Transfer):
+                    n = self.elements(op)
+                    tally.issued.setdefault((op.op, op.fifo), _Steps()).add(i, n)
+                    if op.op == "drain":
+                        pending.setdefault(op.fifo, deque()).append(n)
+                elif isinstance(op, Wait) and pending.get(op.fifo):
+                    # a channel completes its tasks in order: the oldest token is the oldest drain
+                    tally.drained.setdefault(op.fifo, _Steps()).add(i, pending[op.fifo].popleft())
+                elif isinstance(op, SetBarrier):
+                    steps = tally.sets[op.barrier]
+                    steps.at.append(i)
+                    steps.value.append(op.value)
+            self._tally = tally
+        return self._tally
 
     def upstream(self, core: str) -> set[str]:
         """The fifos the runtime fills whose data reaches ``core`` (through links and other
@@ -428,8 +544,8 @@ class Reach:
         if point not in self._settled:
             filled = self._filled(point)
             held = self._held(point)
-            earlier = max((q for q, got in self._settled.items() if q < point and got),
-                          default=None)
+            below = bisect_left(self._climbs, point)  # the latest earlier point that settled
+            earlier = self._climbs[below - 1] if below else None
             progress = (dict(self._settled[earlier] or {}) if earlier is not None else
                         {name: Progress() for name in self.cores})
             order = self._order()
@@ -447,6 +563,8 @@ class Reach:
                     out = progress
                     break
             self._settled[point] = out
+            if out:
+                insort(self._climbs, point)
         return self._settled[point]
 
     def more_to_supply(self, point: int, core: str, out: str, wanted: str,
@@ -471,9 +589,10 @@ class Reach:
     def _filled(self, point: int) -> Counter[str]:
         """Elements the fills issued before ``point`` put in each fifo."""
         filled: Counter[str] = Counter()
-        for op in self.d.runtime[:point]:
-            if isinstance(op, Transfer) and op.op == "fill":
-                filled[op.fifo] += self.elements(op)
+        for (kind, fifo), steps in self._tallied().issued.items():
+            moved = steps.before(point)
+            if kind == "fill" and moved is not None:
+                filled[fifo] = moved
         return filled
 
     def _supplied(self, name: str, filled: Counter[str], progress: dict[str, Progress],
@@ -555,6 +674,7 @@ class Reach:
         """:meth:`could_run` for a design whose bound does not settle: what a cycle of cores
         sends round itself is taken as unlimited, so the rest of the design bounds it."""
         filled = self._filled(point)
+        held = self._held(point)
         supply: dict[str, int] = {}
         running: set[str] = set()
 
@@ -590,7 +710,7 @@ class Reach:
             c = self.cores[name]
             avail = {f: produced(f) for f, port in _keys(c) if port == "consume"}
             p = Progress()
-            _until_blocked(c.body, avail, self._held(point), p, self.memo)
+            _until_blocked(c.body, avail, held, p, self.memo)
             running.discard(name)
             return p
 
@@ -599,11 +719,9 @@ class Reach:
     def _held(self, point: int) -> Held:
         """The values each barrier's locks hold in turn before ``point``: the initial value,
         then each set's (a set replaces the value)."""
-        out = {b.name: [b.init] for b in self.d.barriers}
-        for op in self.d.runtime[:point]:
-            if isinstance(op, SetBarrier):
-                out[op.barrier].append(op.value)
-        return {name: tuple(values) for name, values in out.items()}
+        sets = self._tallied().sets
+        return {b.name: (b.init, *sets[b.name].value[:sets[b.name].count(point)])
+                for b in self.d.barriers}
 
     # -- lower bound: what the drains waited for prove ----------------------------------------
 
@@ -630,14 +748,11 @@ class Reach:
 
     def proven(self, point: int) -> Proven:
         """What the drains waited for before ``point`` prove."""
-        pending: dict[str, list[int]] = {}
         drained: Counter[str] = Counter()
-        for op in self.d.runtime[:point]:
-            if isinstance(op, Transfer) and op.op == "drain":
-                pending.setdefault(op.fifo, []).append(self.elements(op))
-            elif isinstance(op, Wait) and pending.get(op.fifo):
-                # a channel completes its tasks in order: the oldest token is the oldest drain
-                drained[op.fifo] += pending[op.fifo].pop(0)
+        for fifo, steps in self._tallied().drained.items():
+            took = steps.before(point)
+            if took is not None:
+                drained[fifo] = took
         return Proven(self, drained)
 
 
@@ -722,7 +837,8 @@ class Proven:
         if core not in self._done:
             self._done[core] = Progress()  # while a cycle is walked: nothing proven
             c = self.reach.cores[core]
-            targets = {(f, port): self.put(f) for f, port in _keys(c) if port == "produce"}
+            targets = {(f, port): self.put(f) for f, port in self.reach._keys[core]
+                       if port == "produce"}
             targets.update(self._cascaded(core))
             p = Progress()
             _until_released(c.body, {k: t for k, t in targets.items() if t}, p,
