@@ -69,7 +69,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_stale_reads(d)
     check_cascades(d, target)
     check_rtps(d)
-    check_kernel_sources(d)
+    check_kernel_sources(d, missing_only=True)
     check_kernel_objects(d)
     check_kernel_arch(d, target)
     check_kernel_costs(d, target)

@@ -20,15 +20,19 @@ from aiedsl.kernels.units import KernelUnit, kernel_units, source_key
 from aiedsl.targets import TargetModel
 
 
-def check_kernel_sources(d: Design, found_only: bool = False) -> None:
+def check_kernel_sources(d: Design, found_only: bool = False,
+                         missing_only: bool = False) -> None:
     """Each file kernel's ``source=`` exists, includes no file of its own (it is built alone, as
     ``kernels/<name>.cc``), and declares the function its ``entry=`` calls but no ``extern "C"``
     function of the kernel's own name; a kernel without ``entry=`` names one it defines.
     ``found_only``: judge only the kernels whose file is there (a missing file is left for the
-    full check, later)."""
+    full check, later); ``missing_only``: only those whose file is not (the rest were judged
+    by a ``found_only`` pass: scanning them again costs a cold ``aiedsl sim`` milliseconds)."""
     for unit in kernel_units(d.kernels):
         for k in unit.kernels:
             if found_only and k.source_kind == "file" and source_file(k) is None:
+                continue
+            if missing_only and (k.source_kind != "file" or source_file(k) is not None):
                 continue
             if k.source_kind == "file":  # kernel_source raises when the file is missing
                 check_file_kernel(k, kernel_source(k), unit.file)
