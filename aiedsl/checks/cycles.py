@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from aiedsl.checks.runtime_order import arriving, drains_through, listed, waited_tokens
+from aiedsl.checks.runtime_order import (arriving, drains_through, listed, wait_tokens,
+                                         waited_tokens)
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir import Acquire, Design, Transfer, Wait
 from aiedsl.ir.program import acquires
@@ -71,14 +72,8 @@ def check_core_cycles(d: Design) -> None:
 def _first_fill_wait(d: Design) -> int | None:
     """The index of the runtime's first wait for a fill (``wait=True``): whether that returns
     is not this check's to judge, so no later wait is."""
-    waited: dict[str, list[Transfer]] = {}
-    for i, op in enumerate(d.runtime):
-        if isinstance(op, Transfer) and op.wait:
-            waited.setdefault(op.fifo, []).append(op)
-        elif isinstance(op, Wait) and waited.get(op.fifo):
-            if waited[op.fifo].pop(0).op == "fill":
-                return i
-    return None
+    return next((i for i, _, token in wait_tokens(d)
+                 if isinstance(t := d.runtime[token], Transfer) and t.op == "fill"), None)
 
 
 def _chain(reach: Reach, name: str, point: int) -> tuple[list[_Stuck], int, str] | None:

@@ -57,6 +57,14 @@ def waited_drains(d: Design) -> Iterator[tuple[int, Wait, list[Transfer]]]:
 def waited_tokens(d: Design) -> Iterator[tuple[int, Wait, int]]:
     """As :func:`waited_drains`, with the index in ``d.runtime`` of the drain each wait waits
     for in place of the list (which costs the sequence's length at every wait)."""
+    for i, op, token in wait_tokens(d):
+        if _transfer(d, token).op == "drain":
+            yield i, op, token
+
+
+def wait_tokens(d: Design) -> Iterator[tuple[int, Wait, int]]:
+    """Each wait of ``d``'s runtime sequence with a transfer to wait for: its index, the wait,
+    and the index of the transfer (a drain, or a fill given ``wait=True``) it waits for."""
     waited: dict[str, deque[int]] = {}  # fifo -> its waited transfers not yet waited for
     for i, op in enumerate(d.runtime):
         if isinstance(op, Transfer):
@@ -64,11 +72,8 @@ def waited_tokens(d: Design) -> Iterator[tuple[int, Wait, int]]:
                 waited.setdefault(op.fifo, deque()).append(i)
         elif isinstance(op, Wait):
             queue = waited.get(op.fifo)
-            if not queue:
-                continue
-            token = queue.popleft()  # a wait takes the oldest token of its fifo's channel
-            if _transfer(d, token).op == "drain":
-                yield i, op, token
+            if queue:  # a wait takes the oldest token of its fifo's channel
+                yield i, op, queue.popleft()
 
 
 def drains_through(d: Design, token: int, after: int = -1) -> list[Transfer]:
