@@ -9,8 +9,8 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from aiedsl.ir.reach import (_END, Held, Progress, Reach, _next_op, _until_blocked,
-                             _until_released)
+from aiedsl.ir.progress import END, Held, Progress, next_op, until_blocked, until_released
+from aiedsl.ir.reach import Reach
 from aiedsl.ir import Acquire, BarrierWait, Call, Loc, Loop, Op, Release, RtpArg
 from aiedsl.loader import load_design
 
@@ -105,7 +105,7 @@ def test_loop_arithmetic_matches_walking_every_iteration() -> None:
         # the initial value, then the values the runtime set, in turn (repeats too)
         held = {"g": tuple(rng.choice([0, 1, 1, 2, 3]) for _ in range(rng.randint(1, 6)))}
         p = Progress()
-        _until_blocked(body, avail, held, p, {})
+        until_blocked(body, avail, held, p, {})
         want = _naive_blocked(body, avail, held)
         assert (+p.released, +p.reads, +p.acquired, +p.gate, +p.passed) == (
             +want.released, +want.reads, +want.acquired, +want.gate, +want.passed), (
@@ -113,7 +113,7 @@ def test_loop_arithmetic_matches_walking_every_iteration() -> None:
         keys = [k for k in total if total[k]]  # fifo releases and calls
         targets = {k: rng.randint(0, total[k]) for k in rng.sample(keys, min(len(keys), 2))}
         p = Progress()
-        _until_released(body, targets, p, {})
+        until_released(body, targets, p, {})
         want = _naive_released(body, targets)
         assert (+p.released, +p.reads, +p.acquired, +p.passed) == (
             +want.released, +want.reads, +want.acquired, +want.passed), (body, targets)
@@ -153,8 +153,8 @@ def test_the_next_stop_matches_walking_every_iteration() -> None:
         keys = [k for k in total if total[k]]
         targets = {k: rng.randint(0, total[k]) for k in rng.sample(keys, min(len(keys), 2))}
         p = Progress()
-        got = _next_op(body, targets, p, {}, [False])
-        mine = ((None, 0) if got is _END else
+        got = next_op(body, targets, p, {}, [False])
+        mine = ((None, 0) if got is END else
                 (got, p.passed[got] + 1) if isinstance(got, BarrierWait) else (got, 0))
         assert mine == _naive_next(body, targets), (body, targets)
 
@@ -167,13 +167,13 @@ def test_a_long_loop_is_walked_by_arithmetic() -> None:
         Release(fifo="a", port="consume", count=1, loc=AT),
         Release(fifo="o", port="produce", count=1, loc=AT))),)
     p = Progress()
-    assert _until_blocked(body, {"a": 2**39}, {}, p, {})
+    assert until_blocked(body, {"a": 2**39}, {}, p, {})
     assert p.reads[("r", 0)] == 2**39 - 1  # the last call needs one element past them
     p = Progress()
-    assert _until_released(body, {("o", "produce"): 2**38}, p, {})
+    assert until_released(body, {("o", "produce"): 2**38}, p, {})
     assert p.reads[("r", 0)] == 2**38
     p = Progress()
-    assert not _until_blocked(body, {"a": 2**41}, {}, p, {})
+    assert not until_blocked(body, {"a": 2**41}, {}, p, {})
     assert p.released == Counter({("a", "consume"): 2**40, ("o", "produce"): 2**40,
                                   ("call k", "call"): 2**40})
 
@@ -189,14 +189,14 @@ def test_a_long_loop_of_barrier_waits_is_matched_by_arithmetic() -> None:
 
     each = (Loop(count=2**40, loc=AT, body=(wait(1), call)),)
     p = Progress()
-    assert not _until_blocked(each, {}, {"g": (0, 1)}, p, {})
+    assert not until_blocked(each, {}, {"g": (0, 1)}, p, {})
     assert (p.reads[("r", 0)], p.gate["g"]) == (2**40, 1)
     p = Progress()
-    assert _until_blocked(each, {}, {"g": (0,)}, p, {})  # not set yet
+    assert until_blocked(each, {}, {"g": (0,)}, p, {})  # not set yet
     assert p.reads[("r", 0)] == 0
     alternate = (Loop(count=2**40, loc=AT, body=(wait(1), call, wait(2), call)),)
     p = Progress()
-    assert _until_blocked(alternate, {}, {"g": (0, 1, 2, 1, 2, 2, 1)}, p, {})
+    assert until_blocked(alternate, {}, {"g": (0, 1, 2, 1, 2, 2, 1)}, p, {})
     # two whole iterations (1, 2 twice), then the 1 at the end lets one more call start
     assert (p.reads[("r", 0)], p.gate["g"]) == (5, 6)
 

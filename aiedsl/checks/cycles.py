@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from aiedsl.checks.runtime_order import (arriving, drains_through, listed, wait_tokens,
-                                         waited_tokens)
+from aiedsl.checks.runtime_order import arriving, drains_through, listed, waited_tokens
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir import Acquire, Design, Transfer, Wait
 from aiedsl.ir.program import acquires
 from aiedsl.ir.reach import Reach
+from aiedsl.ir.tally import wait_tokens
 
 
 class _Stuck(NamedTuple):

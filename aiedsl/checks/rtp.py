@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from aiedsl.ir.program import calls, walk
 from aiedsl.errors import DesignError
-from aiedsl.ir.reach import Reach, waits_on_barrier
+from aiedsl.ir.progress import waits_on_barrier
+from aiedsl.ir.reach import Reach
 from aiedsl.ir import BarrierWait, Design, Loc, RtpArg, RtpWrite, SetBarrier, Transfer
 from aiedsl.targets import get_target
 

@@ -26,13 +26,12 @@ check's wording follows.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
-from fractions import Fraction
 
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir import Design, Transfer, Wait
 from aiedsl.ir.reach import Reach
+from aiedsl.ir.tally import wait_tokens
 
 
 def check_runtime_order(d: Design) -> None:
@@ -60,20 +59,6 @@ def waited_tokens(d: Design) -> Iterator[tuple[int, Wait, int]]:
     for i, op, token in wait_tokens(d):
         if _transfer(d, token).op == "drain":
             yield i, op, token
-
-
-def wait_tokens(d: Design) -> Iterator[tuple[int, Wait, int]]:
-    """Each wait of ``d``'s runtime sequence with a transfer to wait for: its index, the wait,
-    and the index of the transfer (a drain, or a fill given ``wait=True``) it waits for."""
-    waited: dict[str, deque[int]] = {}  # fifo -> its waited transfers not yet waited for
-    for i, op in enumerate(d.runtime):
-        if isinstance(op, Transfer):
-            if op.wait:
-                waited.setdefault(op.fifo, deque()).append(i)
-        elif isinstance(op, Wait):
-            queue = waited.get(op.fifo)
-            if queue:  # a wait takes the oldest token of its fifo's channel
-                yield i, op, queue.popleft()
 
 
 def drains_through(d: Design, token: int, after: int = -1) -> list[Transfer]:
@@ -161,13 +146,8 @@ def _made(reach: Reach, name: str, point: int, seen: set[str]) -> int | None:
     parts = [_made(reach, s, point, seen | {name}) for s in link.srcs]
     if any(p is None for p in parts):
         return None
-    got = [p * reach.fifos[s].repeat for s, p in zip(link.srcs, parts) if p is not None]
-    if link.kind == "join":  # one joined element takes one element of every part
-        return min(got)
-    if link.kind == "split":
-        return got[0]
-    src = link.srcs[0]  # a forward may regroup into elements of another size
-    return int(Fraction(got[0] * reach.fifos[src].elem.numel, f.elem.numel))
+    return reach.link_makes(name, [p * reach.fifos[s].repeat
+                                   for s, p in zip(link.srcs, parts) if p is not None])
 
 
 def _feeds(reach: Reach, name: str) -> set[str]:

@@ -9,7 +9,7 @@ sequence has shown the transfer done:
 * a wait takes the oldest completion token on its fifo's shim channel, and a channel finishes
   its tasks in order, so a wait retires its transfer and every earlier one on that fifo;
 * a fill is also done once a consumer has certainly taken the last element it sends: from the
-  drains waited for so far, :class:`aiedsl.ir.reach.Proven` bounds what every core has acquired
+  drains waited for so far, :class:`aiedsl.ir.proven.Proven` bounds what every core has acquired
   (a drain received data a core released after its acquires), and a consumer holding an element
   whole was sent every byte before it. This is what lets a sync after a design's drains retire
   its fills, as mlir-aie's designs assume when they reuse BD ids after a sync (and IRON's task
@@ -29,7 +29,8 @@ from __future__ import annotations
 from collections import Counter
 
 from aiedsl.ir.nodes import Coord, Design, Transfer, Wait
-from aiedsl.ir.reach import Proven, Reach
+from aiedsl.ir.reach import Reach
+from aiedsl.ir.tally import wait_tokens
 
 
 def retirements(d: Design) -> dict[int, list[int]]:
@@ -37,22 +38,18 @@ def retirements(d: Design) -> dict[int, list[int]]:
     in issue order): those not retired by an earlier wait."""
     out: dict[int, list[int]] = {}
     live: dict[int, None] = {}  # issued and not retired, in issue order
-    waited: dict[str, list[int]] = {}  # fifo -> its waited transfers not yet waited for
+    token_of = {i: token for i, _, token in wait_tokens(d)}  # wait -> the transfer it waits for
     reach: Reach | None = None
     filled: Counter[str] = Counter()  # bytes sent into each fifo by the fills issued so far
     last_element: dict[int, int] = {}  # fill -> the elements of its fifo up to its last byte
-    drained: Counter[str] = Counter()  # elements received by the drains waited for
     for i, op in enumerate(d.runtime):
         if isinstance(op, Transfer):
             live[i] = None
-            if op.wait:
-                waited.setdefault(op.fifo, []).append(i)
             if op.op == "fill":
                 filled[op.fifo] += _bytes(d, op)
                 last_element[i] = -(-filled[op.fifo] // d.fifo(op.fifo).elem.nbytes)
         elif isinstance(op, Wait):
-            queue = waited.get(op.fifo)
-            token = queue.pop(0) if queue else None
+            token = token_of.get(i)
             if token is None:
                 out[i] = []
                 continue
@@ -61,8 +58,7 @@ def retirements(d: Design) -> dict[int, list[int]]:
             assert isinstance(first, Transfer)
             if first.op == "drain":
                 reach = reach or Reach(d)
-                drained[op.fifo] += reach.elements(first)
-                proven = Proven(reach, drained.copy())
+                proven = reach.proven(i + 1)  # the drains waited for up to this wait, and by it
                 gone += [t for t in live if t in last_element and t not in gone
                          and last_element[t] <= proven.took(_fifo(d, t))]
             out[i] = sorted(gone)
