@@ -34,7 +34,7 @@
 //   512-bit vector store issues as two 256-bit stores: the pipelined loop
 //   runs at II = 2 per 64 bytes, i.e. one cycle per 32 bytes. The zero
 //   vector is materialised once, outside the loop. The constant 14 covers
-//   pipeline fill/drain plus call overhead; it is taken from the measured
+//   pipeline fill/drain and the loop set-up; it is taken from the measured
 //   npu1 figure for the streaming scale kernel (see scale.cc), an estimate
 //   here (a store-only loop has a shorter fill, so it is slightly high).
 // ---------------------------------------------------------------------------

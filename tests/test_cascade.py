@@ -7,6 +7,7 @@ words), plus the simulator's explanation of a cascade deadlock and its fix, appl
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -548,3 +549,22 @@ def test_a_cascade_deadlock_is_explained_and_its_fix_runs(
     assert source.count(before) == 1
     result = simulate(load_design(_stream_design(design_file, source.replace(before, after))))
     assert result.passed, [c.line() for c in result.checks]
+
+
+def test_a_call_moves_no_more_than_one_cascade_word_a_cycle(design_file: DesignFile,
+                                                            tmp_path: Path) -> None:
+    """Kernels declared at 4 cycles for 16 words a call are timed at 16, and the run says so
+    (a tester's chain once moved 12.8 words a cycle, unremarked)."""
+    handle = load_design(_stream_design(design_file, CHAIN3.replace("cycles=40", "cycles=4")))
+    trace = tmp_path / "t.json"
+    result = simulate(handle, trace=str(trace))
+    assert result.passed
+    calls = [e for e in json.loads(trace.read_text())["traceEvents"]
+             if e["ph"] == "X" and e["name"].startswith("casc_")]
+    clock = result.timing.clock_hz
+    assert calls and min(e["dur"] * clock / 1e6 for e in calls) >= 16 + 10 - 1e-6
+    notes = [line for line in result.timing.lines() if line.startswith("note: ")]
+    assert ("note: casc_put_256 declares 4 cycles but moves 16 cascade words a call: it is "
+            "timed at 1 word a cycle, the most a core moves by assumption; casc_get_256 "
+            "declares 4 cycles but moves 16 cascade words a call: it is timed at 1 word a "
+            "cycle, the most a core moves by assumption") in notes

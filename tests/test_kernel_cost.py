@@ -225,6 +225,8 @@ def test_variants_that_cost_the_same_are_named_together() -> None:
         "C loads or stores (kernels_cpp/mm_cascade.cc)",
         "  the same for matmul_cascade_put_get_bf16_f32_64x64x64_4x8x4 and "
         "matmul_cascade_get_bf16_f32_64x64x64_4x8x4",
+        "  the simulator charges 10 more a call at the call site (argument set-up, branch and "
+        "return: TimingModel.kernel_call_cycles)",
         "  208.4 operations per cycle"]  # 2 x 64^3 / 2,516
     r = cost("vector_scalar", "--shape", "1024", "--dtype", "i16")
     assert r.stdout.splitlines()[0] == "vs_add_i16_1024 on npu1: 78 cycles per call " \
@@ -279,8 +281,8 @@ def test_the_help_names_every_kernel_it_costs() -> None:
 @pytest.mark.parametrize("device", ["npu1", "npu2"])
 def test_every_kernel_and_type_costs_what_the_library_declares(device: str) -> None:
     # the example each error suggests works with every type the kernel takes, and the cycles
-    # printed are the library kernel's own cycles= (what the simulator charges), whatever
-    # variant is shown first
+    # printed are the library kernel's own cycles= (what the simulator charges for its body),
+    # whatever variant is shown first
     import re
 
     from aiedsl.kernels.cost import KERNELS

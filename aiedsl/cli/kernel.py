@@ -147,9 +147,9 @@ def kernel_cost(
     device: str = typer.Option("npu1", "--device", metavar="DEVICE",
                                help="Device whose core is estimated."),
 ) -> None:
-    """Print a library kernel's declared cycles per call (what the simulator charges) and the
-    fraction of the core's peak. A bad value prints which option is wrong and what it takes,
-    and exits 2.
+    """Print a library kernel's declared cycles per call (its body; the simulator adds the call
+    site's cycles, and says so) and the fraction of the core's peak. A bad value prints which
+    option is wrong and what it takes, and exits 2.
 
     KERNEL is one of matmul, matmul_cascade, conv2d_1x1, conv2d_3x3, zero, passthrough, scale,
     threshold, add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max, rms_norm,

@@ -162,8 +162,8 @@ def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) ->
         args=[buffer("src", t), buffer("dst", t, "out")], reference=activation_ref,
         cycles=t.numel // width * steps + 16, ops=t.numel * work,
         cost=f"n/{width} x {steps} + 16: about {steps} f32 vector ops per {width} lanes "
-        f"({how}) plus call overhead and setting and restoring the rounding mode (bf16 rounds "
-        "to nearest even) (aiedsl/kernels/templates/activation.cc.j2; an estimate)",
+        f"({how}) plus pipeline fill and drain and setting and restoring the rounding mode "
+        "(bf16 rounds to nearest even) (aiedsl/kernels/templates/activation.cc.j2; an estimate)",
         params=params, arch=target.arch)
 
 

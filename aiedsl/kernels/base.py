@@ -10,7 +10,7 @@ Example
         "add_one_i32_8", source="add_one.cc", entry="add_one<8>",
         args=[buffer("a", Tensor[8, i32]), buffer("b", Tensor[8, i32], "out"), scalar("n", i32)],
         reference=lambda a, b, n: b.__setitem__(..., a + 1),
-        cycles=40, cost="8 elements, one vector op plus call overhead")
+        cycles=40, cost="8 elements, one vector op plus pipeline fill and drain")
 
 Calling the kernel object inside a core function records a call: ``add_one(ta, tb, 8)``.
 

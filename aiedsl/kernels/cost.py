@@ -247,7 +247,9 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
     """Lines describing kernel ``name`` at ``shape`` (``64x104x64``, ``8x256``, ``4096``) of
     element type ``dt`` (None: the kernel's first, see :data:`KERNELS`) on ``device``.
 
-    The cycles are the kernel's declared ``cycles=``, what the simulator charges per call.
+    The cycles are the kernel's declared ``cycles=`` (its body, as a trace between events at
+    its start and end measures it); the simulator charges them and the target's
+    ``kernel_call_cycles`` per call.
     Every bad value is a :class:`~aiedsl.errors.DesignError` naming the option, the values
     allowed and a fix, with no file and line (``aiedsl kernel cost`` prints it and exits 2).
     """
@@ -280,6 +282,7 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
     dims = _sizes(name, shape, spec)
     _fits(name, dims, dt, target.limits("core").memory, shape)
     k, *others = _kernels(name, dims, dt, device)
+    call = target.timing.kernel_call_cycles
     lines = [f"{k.symbol} on {device}: {k.cycles:,} cycles per call "
              f"({k.cycles / target.clock_hz * 1e6:.2f} us at {target.clock_hz / 1e9:g} GHz)",
              f"  model: {k.cost}"]
@@ -289,6 +292,8 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
         lines.append(f"  the same for {_either(tuple(o.symbol for o in others), 'and')}")
     else:
         lines += [f"  {o.symbol}: {o.cycles:,} cycles per call" for o in others]
+    lines.append(f"  the simulator charges {call} more a call at the call site (argument set-up, "
+                 "branch and return: TimingModel.kernel_call_cycles)")
     if name == "matmul":
         macs = dims[0] * dims[1] * dims[2]
         out_dt = library.MATMUL_OUT[dt]

@@ -54,7 +54,7 @@ def zero(t: TensorType) -> Kernel:
     return declare(
         f"zero_{t.dtype}_{t.numel}", source="zero.cc", entry=f"zero<{t.dt.cpp}, {t.numel}>",
         args=[buffer("c", t, "out")], reference=zero_ref, cycles=_vector_cycles(t.nbytes),
-        cost="bytes/32 + 14: one 256-bit store per cycle plus call overhead "
+        cost="bytes/32 + 14: one 256-bit store per cycle plus pipeline fill and drain "
         "(kernels_cpp/zero.cc)", params={"n": t.numel})
 
 
@@ -71,7 +71,8 @@ def passthrough(t: TensorType) -> Kernel:
         entry=f"passthrough<{t.dt.cpp}, {t.numel}>",
         args=[buffer("src", t), buffer("dst", t, "out")], reference=passthrough_ref, exact=True,
         cycles=_vector_cycles(t.nbytes),
-        cost="bytes/32 + 14: store-bound copy plus call overhead (kernels_cpp/passthrough.cc)",
+        cost="bytes/32 + 14: store-bound copy plus pipeline fill and drain "
+        "(kernels_cpp/passthrough.cc)",
         params={"n": t.numel})
 
 
@@ -211,7 +212,7 @@ def _eltwise(op: str, t: TensorType) -> Kernel:
         reference=_ELTWISE_REF[op], cycles=2 * (t.numel // width) + 14 + _mode_cycles(t),
         ops=t.numel,
         cost=f"2n/width + {14 + _mode_cycles(t)}: a 512-bit result per two cycles (AIE2 stores "
-        f"256 bits a cycle) plus call overhead{_MODE_COST if _mode_cycles(t) else ''} "
+        f"256 bits a cycle) plus pipeline fill and drain{_MODE_COST if _mode_cycles(t) else ''} "
         "(aiedsl/kernels/templates/eltwise.cc.j2)",
         params={"op": op, "symbol_op": _SYMBOL_OP[op], "dtype": t.dtype,
                 "cpp": t.dt.cpp, "n": t.numel, "width": width})
@@ -271,7 +272,7 @@ def vector_scalar(op: str, t: TensorType) -> Kernel:
               scalar("s", sdt, narrows_to=None if t.dtype == sdt else t.dtype)],
         reference=vs_ref, cycles=2 * (t.numel // width) + 14 + _mode_cycles(t), ops=t.numel,
         cost=f"2n/width + {14 + _mode_cycles(t)}: a 512-bit result per two cycles (AIE2 stores "
-        f"256 bits a cycle) plus call overhead{_MODE_COST if _mode_cycles(t) else ''} "
+        f"256 bits a cycle) plus pipeline fill and drain{_MODE_COST if _mode_cycles(t) else ''} "
         "(aiedsl/kernels/templates/vector_scalar.cc.j2)",
         params={"op": op, "dtype": t.dtype, "cpp": t.dt.cpp,
                 "scpp": lookup_dtype(sdt, caller_loc()).cpp, "n": t.numel, "width": width,
@@ -295,7 +296,7 @@ def relu(t: TensorType) -> Kernel:
         entry=f"relu_{t.dtype}<{t.numel}>", args=[buffer("src", t), buffer("dst", t, "out")],
         reference=relu_ref, exact=True, cycles=2 * (t.numel // width) + 14, ops=t.numel,
         cost="2n/width + 14: a 512-bit max per two cycles (AIE2 stores 256 bits a cycle) plus "
-        "call overhead "
+        "pipeline fill and drain "
         "(aiedsl/kernels/templates/relu.cc.j2)",
         params={"dtype": t.dtype, "cpp": t.dt.cpp, "n": t.numel, "width": width})
 

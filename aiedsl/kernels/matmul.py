@@ -43,6 +43,12 @@ MATMUL_PATCH = {"bf16": 7, "i8": 11, "i16": 7}
 calibrated to Taka et al.'s single-core measurements on npu1; i16 assumed like bf16. The output
 type does not change it: a narrow C moves fewer bytes, and its conversion rides in the store
 slot, overlapped like the wide C's loads and stores with the neighbouring patches."""
+_PATCH_SOURCE = {
+    "bf16": "a per-patch overhead calibrated to Taka et al. single-core measurements",
+    "i8": "a per-patch overhead calibrated to Taka et al. single-core measurements",
+    "i16": "a per-patch overhead assumed like bf16's (no single-core i16 measurement; mlir-aie "
+           "#2735 traced IRON's i16 kernel at about 75-80% of peak, so this may be high)"}
+"""Where each input type's :data:`MATMUL_PATCH` comes from, as the kernel's cost says it."""
 PUBLISHED: dict[tuple[str, str, tuple[int, ...]], tuple[float, str]] = {
     ("npu1", "bf16", (64, 104, 64)): (112.6, "Taka et al. arXiv 2512.13282, npu1"),
     ("npu1", "i8", (64, 232, 64)): (233.0, "Taka et al. arXiv 2512.13282, npu1")}
@@ -217,8 +223,8 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
         reference=matmul_ref, cycles=matmul_cycles(m, k, n, r, s, t, din, load),
         ops=2 * m * k * n,
         cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, din, load)}"
-        f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 mmuls per 2x2 block step, a per-patch "
-        "overhead calibrated to Taka et al. single-core measurements, ~20 per call "
+        f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 mmuls per 2x2 block step, "
+        f"{_PATCH_SOURCE[din.name]}, ~20 per call for the function's prologue and epilogue "
         "(kernels_cpp/mm.cc)",
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t,
                 **({"shift": shift} if narrow_int else {})},

@@ -139,6 +139,10 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                                               local_cells)
                 acc = accumulating(op, kernels.get(op.kernel))
                 uses_cascade = k.cascade_in is not None or k.cascade_out is not None
+                body = k.cycles  # a cascade call moves its words no faster than the core can
+                if casc is not None:
+                    body = max(body, -(-max(casc[2], casc[3])
+                                       // m.target.cascade_words_per_cycle))
                 # a kernel that tells its calls apart (a native one, to name the call that
                 # crashed) gets a callable per call site
                 at_call = getattr(kernels.get(op.kernel), "at_call", None)
@@ -151,7 +155,7 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                 #  [appended by _mark_takers] takes a kept output's buffer)
                 out.append((_CALL, k, ref, args, op,
                             any(isinstance(a, RtpArg) for a in op.args), casc, shared, dirty,
-                            acc, uses_cascade, k.cycles + m.costs.call,
+                            acc, uses_cascade, body + m.costs.call,
                             None if uses_cascade or dirty is not None else
                             accumulating_call(acc, args, shared)))
 
@@ -285,7 +289,8 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             start = p.time
             took = start  # when a get's last word came (its data stall included)
             if casc is not None and casc[0] is not None:
-                took = yield from _cascade_get(m, p, ins[4], casc[0], casc[2], k.cycles)
+                took = yield from _cascade_get(m, p, ins[4], casc[0], casc[2],
+                                               ins[11] - m.costs.call)
             if compute and ins[12] is not None and not (ins[13] and accs):
                 try:
                     ins[12](accs)
@@ -321,12 +326,13 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                             fl[cell[1][i]] = None
             if casc is not None:
                 # a get's words stream in while the kernel runs: it ends when the last is in
-                end = took if took > start + k.cycles else start + k.cycles
+                body = ins[11] - m.costs.call
+                end = took if took > start + body else start + body
                 if casc[1] is not None:
                     put = cascade[-1] if compute else None
                     end = yield from _cascade_put(m, p, ins[4], casc[1], casc[3], start, end,
                                                   put)
-                p.time = end - k.cycles  # the stream's stall beyond the kernel's own cycles
+                p.time = end - body  # the stream's stall beyond the kernel's own cycles
             cost = ins[11]
             p.time += cost
             p.busy += cost

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir import RtpWrite, Transfer
 from aiedsl.sim.state import Machine
 from aiedsl.sim.summary import (DRAM_SATURATED, ISSUING_NOTED, SINGLE_BUFFER_NOTED,
@@ -139,7 +140,8 @@ def timing(m: Machine) -> Timing:
                   dram_write_utilisation=use["DRAM write"],
                   dram_read_bytes_per_s=tm.dram_read_bytes_per_s,
                   dram_write_bytes_per_s=tm.dram_write_bytes_per_s,
-                  task_basis=_task_basis(m, issuing))
+                  task_basis=_task_basis(m, issuing), unmodelled=_unmodelled(m),
+                  ops_unit=_ops_unit(m))
 
 
 def _task_basis(m: Machine, issuing: float) -> str:
@@ -155,6 +157,39 @@ def _task_basis(m: Machine, issuing: float) -> str:
             f"{tm.measured_on}) and the model's least certain figure: this time, and any "
             "comparison with a design that issues a different number of tasks (another "
             "topology, other tile sizes), rests on it")
+
+
+def _ops_unit(m: Machine) -> str:
+    """GFLOPS, GOPS or both, by the element types of the kernels that declare operations."""
+    floats = {any(a.kind == "buffer" and lookup_dtype(a.dtype).is_float for a in k.args)
+              for k in m.design.kernels if k.ops}
+    return ("GFLOPS" if floats == {True} else "GOPS" if floats == {False}
+            else "GOPS (GFLOPS for float kernels)")
+
+
+def _unmodelled(m: Machine) -> str:
+    """What this design's times rest on that no measurement supports, or that the model leaves
+    out, beside what :func:`_assumed` and :func:`_task_basis` say ("" if nothing)."""
+    d, target = m.design, m.target
+    said = []
+    writes = sum(1 for op in d.runtime if isinstance(op, RtpWrite))
+    if writes:
+        said.append(f"each runtime-parameter write takes "
+                    f"{target.timing.register_write_s * 1e6:.2g} us, a third of a task's issue "
+                    f"cost by assumption (no row measures a register write; {writes} here)")
+    if d.flows == "packet":
+        said.append("packet streams are timed as circuit ones: the 32-bit header each packet "
+                    "carries is not modelled")
+    rate = target.cascade_words_per_cycle
+    bits = target.cascade_bits
+    for k in d.kernels:
+        words = max(t.nbytes * 8 // bits for t in (k.cascade_in, k.cascade_out)
+                    if t is not None) if (k.cascade_in or k.cascade_out) else 0
+        if words and k.cycles < -(-words // rate):
+            said.append(f"{k.symbol} declares {k.cycles:,} cycles but moves {words:,} cascade "
+                        f"words a call: it is timed at {rate} word a cycle, the most a core "
+                        "moves by assumption")
+    return "; ".join(said)
 
 
 def _assumed(m: Machine) -> str:

@@ -237,6 +237,13 @@ class Timing:
     """The read bandwidth the model assumes (a pool separate from the writes', by assumption)."""
     dram_write_bytes_per_s: float = 0.0
     """The write bandwidth the model assumes."""
+    ops_unit: str = "GOPS (GFLOPS for float kernels)"
+    """What :attr:`gops` counts: ``GFLOPS`` when every kernel declaring ``ops=`` computes on
+    floating-point buffers, ``GOPS`` when none does, both words when the kernels are mixed."""
+    unmodelled: str = ""
+    """What the design uses whose time the model assumes with no measurement, or leaves out
+    (runtime-parameter writes, packet headers, cascade calls faster than the core moves words;
+    "" if nothing)."""
     task_basis: str = ""
     """When the runtime issues shim DMA tasks a large share of the time (at least
     :data:`ISSUING_NOTED`): what the per-task cost rests on ("" otherwise)."""
@@ -263,7 +270,7 @@ class Timing:
                f" us fixed cost + {self.device_seconds * 1e6:.2f} us on the device: "
                f"{self.device_cycles:,.0f} cycles at {self.clock_hz / 1e9:g} GHz)"]
         if self.ops:
-            out.append(f"throughput: {significant(self.gops)} GOPS (GFLOPS for float kernels)")
+            out.append(f"throughput: {significant(self.gops)} {self.ops_unit}")
         if busy:
             out.append(f"cores busy: min {busy[0]:.0%}, median {busy[len(busy) // 2]:.0%}, "
                        f"max {busy[-1]:.0%} of the device time")
@@ -286,6 +293,8 @@ class Timing:
             out.append(f"note: {self.task_basis}")
         if self.assumed:
             out.append(f"note: {self.assumed}")
+        if self.unmodelled:
+            out.append(f"note: {self.unmodelled}")
         return out
 
     def dram_line(self) -> str:

@@ -125,8 +125,9 @@ class TimingModel(BaseModel):
     set tells whether reads and writes share one; the simulator's summary says so where a design
     reads and writes heavily at once). Source: Taka
     et al. (arXiv 2512.13282) s5.2.1, about 15 GB/s on npu1 and 50 GB/s on npu2. No row of the
-    npu1 calibration set is limited by it: GEMM, which reads 2 MB in about 0.3 ms over eight
-    channels, only bounds it from below (> 8 GB/s). Not fitted to Taka et al.'s GEMM figures,
+    npu1 calibration set is limited by it: GEMM, which reads 2 MB over eight channels in the
+    0.31 ms its row spends on the device (418 us less the fixed invocation cost), only bounds
+    it from below (> 6.6 GB/s). Not fitted to Taka et al.'s GEMM figures,
     though it limits them: with the shipped designs their published npu1 bf16 and int8 and npu2
     bf16 and int8 figures need 16.4, 15.2, 52.5 and 50.9 GB/s of reads (``bench/calibrate.py``),
     a few percent above these rounded figures."""
@@ -251,6 +252,11 @@ class TargetModel(BaseModel):
     both are full and a get while they are empty (the CASCADE_STALL of UG1315): the link is a
     blocking point-to-point stream between two neighbours (mlir-aie's ``aie.put_cascade`` /
     ``aie.get_cascade`` write and read the stream of the neighbouring core)."""
+    cascade_words_per_cycle: int = 1
+    """Cascade words a core puts or gets per cycle at most. An assumption (no measurement
+    here): each word is one move instruction of the core's (llvm-aie's AIE2 ``VMOV_mv_scd`` /
+    ``VMOV_mv_mcd``), and a kernel that declares fewer cycles than it moves words is timed
+    at this rate; ``aiedsl sim`` says so when it does."""
     cascade_out: tuple[Direction, ...] = ("south", "east")
     """Where a core's cascade output may go; its input comes from the opposite sides (north or
     west). mlir-aie ``ConfigureCascadeOp::verify`` on every AIE2 target model, which
