@@ -119,6 +119,31 @@ def test_a_kernel_symbol_is_not_a_c_library_function(design_file: DesignFile) ->
         "d.py:10: error [name]: kernel symbol 'memcpy' is a C library function")
 
 
+@pytest.mark.parametrize("symbol, clash", [
+    ("std", "a type or namespace the kernels' C++ uses"),
+    ("aie", "a type or namespace the kernels' C++ uses"),
+    ("NDEBUG", "a macro the kernel compiles define"),
+    ("__cplusplus", "reserved for the compiler and its library (it starts with __, or _ and a "
+                    "capital)"),
+    ("_Kernel", "reserved for the compiler and its library (it starts with __, or _ and a "
+                "capital)"),
+    ("main", "the name of a C program's entry point")])
+def test_a_kernel_symbol_the_cpp_cannot_define_is_refused(design_file: DesignFile, symbol: str,
+                                                          clash: str) -> None:
+    """A tester's std, aie, NDEBUG and __cplusplus passed check and build, and the C++ did not
+    compile ("redeclared as different kind of entity", "expected unqualified-id"); main was
+    called a C++ keyword."""
+    path = kernel_design(design_file, symbol=symbol)
+    assert error_of(path) == (
+        f"d.py:10: error [name]: kernel symbol '{symbol}' is {clash}\n"
+        "  limit: ASCII letters, digits and _, not starting with a digit, at most 200 characters "
+        "(it becomes an MLIR symbol, a C name and a file name), not a C++ keyword, main, a C "
+        "library function, a type or namespace the C++ uses (std, aie, int32_t), NDEBUG, or a "
+        "name starting __ or _ and a capital\n"
+        f"  found: {symbol}\n"
+        f"  fix: put the kernel's shape in it, e.g. {symbol.lstrip('_')}_i32_1024")
+
+
 @pytest.mark.parametrize("arg, clash", [
     ("class", "a C++ keyword"), ("int32_t", "a C++ type name"),
     ("copy", "the function it calls (copy)"), ("copy_i32_64", "the kernel's own symbol")])

@@ -36,7 +36,7 @@ extern false float for friend goto if inline int long mutable namespace new noex
 nullptr operator or or_eq private protected public register reinterpret_cast requires return
 short signed sizeof static static_assert static_cast struct switch template this thread_local
 throw true try typedef typeid typename union unsigned using virtual void volatile wchar_t while
-xor xor_eq main
+xor xor_eq
 """.split())
 
 _CPP_TYPES = frozenset("""
@@ -111,14 +111,24 @@ def check_tensor_name(value: object, loc: Loc | None) -> str:
 
 
 def check_symbol(value: object, loc: Loc | None) -> str:
-    """A kernel's C symbol: a plain name that is not a C++ keyword."""
+    """A kernel's C symbol: a plain name the generated ``extern "C"`` function can take, so none
+    a C++ keyword, a C library function, a type or namespace the kernels' headers declare, or a
+    macro the compiles define (each makes C++ that does not compile)."""
     name = check_name(value, "kernel symbol", loc)
-    clash = "a C++ keyword" if name in _CPP_KEYWORDS else \
-        "a C library function" if name in _C_LIBRARY else None
+    clash = ("a C++ keyword" if name in _CPP_KEYWORDS else
+             "the name of a C program's entry point" if name == "main" else
+             "a C library function" if name in _C_LIBRARY else
+             "a type or namespace the kernels' C++ uses" if name in _CPP_TYPES else
+             "a macro the kernel compiles define" if name in RESERVED_DEFINES else
+             "reserved for the compiler and its library (it starts with __, or _ and a "
+             "capital)" if reserved_macro(name) else None)
     if clash:
         raise DesignError("name", f"kernel symbol '{name}' is {clash}", loc=loc,
-                          limit=NAME_FORM + ", not a C++ keyword or C library function",
-                          found=name, fix=f"put the kernel's shape in it, e.g. {name}_i32_1024")
+                          limit=NAME_FORM + ", not a C++ keyword, main, a C library function, "
+                          "a type or namespace the C++ uses (std, aie, int32_t), NDEBUG, or a "
+                          "name starting __ or _ and a capital",
+                          found=name, fix=f"put the kernel's shape in it, e.g. "
+                          f"{name.lstrip('_') or 'kernel'}_i32_1024")
     return name
 
 
