@@ -424,17 +424,16 @@ def test_an_offset_with_a_stepping_innermost_dimension_lands_where_the_npu_start
         tmp_path: Path) -> None:
     """mlir-aie starts a transfer at the sum of offset x stride over the dimensions, so a linear
     offset goes on a dimension of stride 1 (here the one that walks the rows)."""
-    from aiedsl.codegen.mlir import dma_offsets
     from aiedsl.ir import Pattern
 
     p = Pattern(offset=64, sizes=(1, 1, 32, 32), strides=(0, 0, 1, 64))  # a transpose of i32
-    offsets, strides = dma_offsets(p)
+    offsets, strides = p.per_dimension_offsets()
     assert (offsets, strides) == ((0, 0, 64, 0), (0, 0, 1, 64))
     assert sum(o * s for o, s in zip(offsets, strides)) == 64
     p = Pattern(offset=64, sizes=(1, 1, 1, 32), strides=(0, 0, 0, 64))  # one column
-    assert dma_offsets(p) == ((0, 0, 64, 0), (0, 0, 1, 64))
+    assert p.per_dimension_offsets() == ((0, 0, 64, 0), (0, 0, 1, 64))
     p = Pattern(offset=5, sizes=(1, 1, 1, 4096), strides=(0, 0, 0, 1))
-    assert dma_offsets(p) == ((0, 0, 0, 5), (0, 0, 0, 1))
+    assert p.per_dimension_offsets() == ((0, 0, 0, 5), (0, 0, 0, 1))
 
 
 def test_inspect_of_the_wrong_file_says_what_was_expected_and_found(tmp_path: Path) -> None:

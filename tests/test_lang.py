@@ -280,7 +280,8 @@ def test_a_channel_without_a_memtile_lays_out_on_the_producing_core(
 @pytest.mark.parametrize("option, message", [
     (", dims_to_stream=[(K, 1), (M, K)]",
      "transpose.py:8: error [dma pattern]: dims_to_stream of 'chan_in_0' on shim breaks a DMA "
-     "rule\n  limit: no layout transform on a shim endpoint (mlir-aie's rule)\n"
+     "rule\n  limit: no layout transform on a shim endpoint (mlir-aie refuses "
+     "dimensionsToStream on a shim producer, and ignores a shim consumer's layout)\n"
      "  found: [(32, 1), (64, 32)]\n  transpose.py:18: the runtime fills it here\n"
      "  fix: apply the layout in the runtime pattern instead, or on the memtile"),
     (", host_depth=3",

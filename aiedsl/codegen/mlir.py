@@ -12,7 +12,7 @@ from typing import Any
 from aiedsl.version import __version__
 from aiedsl.render import environment, render
 from aiedsl.ir import (
-    Acquire, BarrierWait, BufferArg, Call, Design, Fifo, LocalArg, Loop, Op, Pattern, Release,
+    Acquire, BarrierWait, BufferArg, Call, Design, Fifo, LocalArg, Loop, Op, Release,
     RtpArg, RtpWrite, SetBarrier, TensorType, Transfer,
 )
 from aiedsl.ir.sequence import shim_bd_ids
@@ -21,37 +21,6 @@ from aiedsl.place.alloc import barrier_lock_name, local_buffer_name
 from aiedsl.targets import TargetModel
 
 _PORT = {"produce": "Produce", "consume": "Consume"}
-
-
-def dma_offsets(p: Pattern) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The per-dimension offsets (and strides) that spell ``p``'s linear offset in
-    ``dma_memcpy_nd``.
-
-    mlir-aie starts a transfer at the sum of each dimension's offset times its stride, so the
-    offset goes on a dimension of stride 1: the innermost one, or, when that one steps (4-byte
-    elements walked across), a size-1 dimension given stride 1 (its stride moves nothing).
-    Every other size-1 dimension has stride 0 (1 innermost), whatever the design wrote
-    (:meth:`~aiedsl.ir.Pattern.canonical`: mlir-aie checks those strides too).
-    """
-    p = p.canonical()
-    offsets, strides = [0, 0, 0, 0], list(p.strides)
-    if p.offset == 0 or strides[3] == 1:
-        offsets[3] = p.offset
-        return tuple(offsets), tuple(strides)
-    for i in (2, 1, 0):
-        if strides[i] == 1:
-            offsets[i] = p.offset
-            return tuple(offsets), tuple(strides)
-    for i in (2, 1, 0):
-        if p.sizes[i] == 1:
-            offsets[i], strides[i] = p.offset, 1
-            return tuple(offsets), tuple(strides)
-    # every dimension walks with a stride > 1: one that divides the offset carries it
-    carrier = next((i for i in (3, 2, 1, 0) if strides[i] and p.offset % strides[i] == 0), None)
-    if carrier is None:
-        raise ValueError(f"offset {p.offset} of {p} cannot be spelled per dimension")
-    offsets[carrier] = p.offset // strides[carrier]
-    return tuple(offsets), tuple(strides)
 
 
 def render_mlir(d: Design, target: TargetModel) -> str:
@@ -110,7 +79,9 @@ def render_mlir(d: Design, target: TargetModel) -> str:
         if isinstance(op, Transfer):
             bd = bd_ids[i]
             t = tensors[op.tensor]
-            offsets, strides = dma_offsets(op.pattern)
+            spelled = op.pattern.per_dimension_offsets()
+            assert spelled is not None, "check_dma refuses an offset no dimension can carry"
+            offsets, strides = spelled
             runtime.append({
                 "op": op.op, "tensor": op.tensor, "fifo": op.fifo, "id": bd, "wait": op.wait,
                 "offsets": offsets, "sizes": op.pattern.sizes,

@@ -97,6 +97,41 @@ class Pattern(_Frozen):
             return self
         return Pattern(offset=self.offset, sizes=self.sizes, strides=(t[0], t[1], t[2], t[3]))
 
+    def per_dimension_offsets(self) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """The per-dimension offsets (and strides) that spell this pattern's linear offset in
+        ``dma_memcpy_nd``; None when none can (check refuses such a pattern).
+
+        mlir-aie starts a transfer at the sum of each dimension's offset times its stride
+        (``NpuDmaMemcpyNdOp::getOffsetInBytes``), so the offset goes on a dimension of stride 1:
+        the innermost one, or, when that one steps (4-byte elements walked across), a size-1
+        dimension given stride 1 (its stride moves nothing); failing those, on a dimension whose
+        stride divides it. Every other size-1 dimension has stride 0 (1 innermost), whatever the
+        design wrote (:meth:`canonical`: mlir-aie checks those strides too).
+
+        >>> Pattern(offset=4, sizes=(1, 2, 8, 2), strides=(0, 64, 8, 2)).per_dimension_offsets()
+        ((4, 0, 0, 0), (1, 64, 8, 2))
+        """
+        p = self.canonical()
+        offsets, strides = [0, 0, 0, 0], list(p.strides)
+        if p.offset == 0 or strides[3] == 1:
+            offsets[3] = p.offset
+            return tuple(offsets), tuple(strides)
+        for i in (2, 1, 0):
+            if strides[i] == 1:
+                offsets[i] = p.offset
+                return tuple(offsets), tuple(strides)
+        for i in (2, 1, 0):
+            if p.sizes[i] == 1:
+                offsets[i], strides[i] = p.offset, 1
+                return tuple(offsets), tuple(strides)
+        # every dimension walks with a stride > 1: one that divides the offset carries it
+        carrier = next((i for i in (3, 2, 1, 0) if strides[i] and p.offset % strides[i] == 0),
+                       None)
+        if carrier is None:
+            return None
+        offsets[carrier] = p.offset // strides[carrier]
+        return tuple(offsets), tuple(strides)
+
     def indices(self) -> "np.ndarray":
         """Every element offset the pattern visits, in transfer order (outermost dimension
         slowest)."""

@@ -16,16 +16,18 @@ from aiedsl.targets.model import TargetModel, TileLimits, TimingModel
 # Stream switch ports per direction, mlir-aie's model (aie2-facts.md s2): memtiles have no
 # east/west wires, so data crosses columns only in the shim row or a core row.
 _SHIM = TileLimits(memory=0, banks=0, dma_in=2, dma_out=2, bds=16, locks=16, dma_dims=3,
-                   bd_max_size=1023, bd_step_words=1 << 20, bd_len_words=(1 << 32) - 1,
+                   bd_wrap=1023, bd_step_words=1 << 20, bd_len_words=(1 << 32) - 1,
                    switch_out={"north": 6, "south": 6, "east": 4, "west": 4},
                    switch_in={"north": 4, "south": 8, "east": 4, "west": 4})
 _MEMTILE = TileLimits(memory=512 * 1024, banks=8, dma_in=6, dma_out=6, bds=48,
-                      bd_max_size=512, bd_step_words=1 << 17, bd_len_words=(1 << 17) - 1,
+                      bd_wrap=1023, bd_max_elements=512,
+                      bd_step_words=1 << 17, bd_len_words=(1 << 17) - 1,
                       bds_per_channel_parity=24, locks=64, dma_dims=4,
                       switch_out={"north": 6, "south": 4, "east": 0, "west": 0},
                       switch_in={"north": 4, "south": 6, "east": 0, "west": 0})
 _CORE = TileLimits(memory=64 * 1024, banks=4, dma_in=2, dma_out=2, bds=16, locks=16, dma_dims=3,
-                   bd_max_size=255, bd_step_words=1 << 13, bd_len_words=(1 << 14) - 1,
+                   bd_wrap=255, bd_max_elements=512,
+                   bd_step_words=1 << 13, bd_len_words=(1 << 14) - 1,
                    switch_out={"north": 6, "south": 4, "east": 4, "west": 4},
                    switch_in={"north": 4, "south": 6, "east": 4, "west": 4})
 

@@ -48,12 +48,18 @@ class TileLimits(BaseModel):
     """Hardware locks."""
     dma_dims: int
     """n-d address generator dimensions of this tile's DMAs."""
-    bd_max_size: int
-    """Largest size of one dimension of this tile's BDs, in elements (words on a shim's
-    innermost dimension). Memtile and core: mlir-aie 1e400306's DMABDOp::verify rejects
-    ``size >= (1 << 9) + 1`` (its message says 1023); since PR 3548 it checks each tile's wrap
-    fields, 10 bits on a memtile and 8 on a core (XAIEMLGBL_MEMORY_MODULE_DMA_BD0_3_D0_WRAP_WIDTH):
-    the stricter of the two. Shim: 10-bit wraps (verifyStridesWraps)."""
+    bd_wrap: int
+    """Largest value of a BD's wrap (size) fields: 10 bits on a shim and a memtile, 8 on a
+    core (XAIEMLGBL_*_DMA_BD0_3_D0_WRAP_WIDTH; mlir-aie's verifyStridesWraps, and
+    DMABDOp::verify since PR 3548). The innermost field counts 4-byte words (the lowering
+    scales an innermost size by the element's width in words: AIERT.cpp configureBdInBlock,
+    getHardwareStridesWraps), the others count steps. A shim's third dimension has no wrap
+    field (its extent is the buffer length's: verifyStridesWraps checks sizes 0 and 1 only)."""
+    bd_max_elements: int | None = None
+    """Memtile and core: the largest size of any dimension of a BD in elements, as mlir-aie
+    1e400306's DMABDOp::verify counts it (``size >= (1 << 9) + 1`` is refused; its message says
+    1023). aiedsl holds a layout to this and :attr:`bd_wrap` both, so it lowers on either
+    version."""
     bd_step_words: int
     """Largest stride of one dimension of this tile's BDs, in 4-byte words: the step fields are
     20 bits on a shim (verifyStridesWraps; they hold ``stride - 1``), 17 on a memtile and 13 on a

@@ -36,7 +36,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir import Design, Transfer
 from aiedsl.targets import TargetModel
 
-# The limits are the target model's (TileLimits.bd_max_size, bd_step_words,
+# The limits are the target model's (TileLimits.bd_wrap, bd_max_elements, bd_step_words,
 # TargetModel.max_bd_stride, dma_granularity), each with its mlir-aie source there.
 
 

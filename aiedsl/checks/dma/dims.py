@@ -15,8 +15,10 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
     """Wrap, granularity and contiguity rules of the non-iteration dimensions, innermost last.
 
     ``strided_inner`` lets the innermost dimension step by whole words (4-byte elements).
-    ``tile`` (``memtile``/``core``) applies that BD's size limit to every dimension in
-    elements, as DMABDOp::verify does; without it (a shim) the innermost counts words.
+    ``tile`` (``memtile``/``core``) holds every dimension to that BD's element cap
+    (:attr:`~aiedsl.targets.TileLimits.bd_max_elements`) and its wrap fields (the innermost in
+    words); without it (a shim) the innermost is held in words and the next to the wrap, the
+    third having no wrap field.
     """
     gran = target.dma_granularity
     inner_size, inner_stride = sizes[-1], strides[-1]
@@ -32,20 +34,33 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
         _fail(loc, where, f"the innermost run is a multiple of {gran} bytes",
               f"{inner_size} x {itemsize} B = {inner_size * itemsize} B ({shown})",
               f"make the innermost size a multiple of {gran // itemsize or 1} elements", related)
+    words = inner_size * itemsize // gran
     if tile is not None:
-        most = target.limits(tile).bd_max_size  # type: ignore[arg-type]
-        for size in sizes:
-            if size > most:
-                _fail(loc, where, f"each size <= {most} on a {tile} BD (mlir-aie's "
-                      "DMABDOp::verify: at most 512 at 1e400306; the wrap fields, 10 bits on a "
-                      "memtile and 8 on a core, since PR 3548)", f"{size} ({shown})",
-                      "split that dimension in two, or move the layout to the "
-                      + ("memtile" if tile == "core" else "runtime pattern"), related)
-    else:
-        words = inner_size * itemsize // gran
-        if words > target.max_dma_size:
-            _fail(loc, where, f"innermost size <= {target.max_dma_size} words of {gran} bytes",
-                  f"{words} words ({shown})", "split the innermost dimension in two", related)
+        limits = target.limits(tile)  # type: ignore[arg-type]
+        cap, wrap = limits.bd_max_elements, limits.bd_wrap
+        assert cap is not None, "a memtile or core BD has an element cap"
+        elsewhere = "memtile" if tile == "core" else "runtime pattern"
+        for size in sizes[:-1]:
+            if size > min(cap, wrap):
+                _fail(loc, where, f"each size <= {min(cap, wrap)} on a {tile} BD (mlir-aie's "
+                      f"DMABDOp::verify: at most {cap} at 1e400306; the {wrap.bit_length()}-"
+                      f"bit wrap fields since PR 3548)", f"{size} ({shown})",
+                      f"split that dimension in two, or move the layout to the {elsewhere}",
+                      related)
+        if inner_size > cap:
+            _fail(loc, where, f"innermost size <= {cap} elements on a {tile} BD (mlir-aie "
+                  "1e400306's DMABDOp::verify)", f"{inner_size} ({shown})",
+                  f"split the innermost dimension in two, or move the layout to the {elsewhere}",
+                  related)
+        if words > wrap:
+            _fail(loc, where, f"innermost size <= {wrap} words of {gran} bytes on a {tile} BD "
+                  f"(its {wrap.bit_length()}-bit wrap field counts words: mlir-aie's "
+                  "DMABDOp::verify since PR 3548)", f"{words} words ({shown})",
+                  f"split the innermost dimension in two, or move the layout to the {elsewhere}",
+                  related)
+    elif words > target.max_dma_size:
+        _fail(loc, where, f"innermost size <= {target.max_dma_size} words of {gran} bytes",
+              f"{words} words ({shown})", "split the innermost dimension in two", related)
     for i, (size, stride) in enumerate(zip(sizes, strides)):
         if i == len(sizes) - 1:
             if strided_inner and size > 1 and stride != 1 and (stride * itemsize) % gran:
@@ -53,9 +68,13 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
                       f"stride {stride} x {itemsize} B = {stride * itemsize} B ({shown})",
                       "use word-aligned strides", related)
             continue
-        if tile is None and size > target.max_dma_size:
-            _fail(loc, where, f"each size <= {target.max_dma_size}", f"{size} ({shown})",
-                  "split that dimension in two", related)
+        if tile is None and i == len(sizes) - 2 and size > target.max_dma_size:
+            # the shim's only outer wrap field (verifyStridesWraps: sizes 0 and 1); the third
+            # dimension's extent is its buffer length's
+            _fail(loc, where, f"the second innermost size <= {target.max_dma_size} (mlir-aie's "
+                  "verifyStridesWraps: the shim's 10-bit wrap fields)", f"{size} ({shown})",
+                  "split that dimension in two, or make it the third innermost (a shim has no "
+                  "wrap field there)", related)
         # A size-1 dimension's stride moves nothing: a runtime pattern's is emitted as 0
         # (Pattern.canonical, for verifyStridesWraps, which checks it), and a tile BD's
         # stays as written, which DMABDOp::verify does not hold to whole words.

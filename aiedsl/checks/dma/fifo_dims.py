@@ -28,7 +28,8 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffe
         "drains" if e.kind == "shim" else "consumes")
     related = [(f"{who} {verb} it here", e.loc)] if e.loc != f.loc else []
     if e.kind == "shim":
-        _fail(loc, where, "no layout transform on a shim endpoint (mlir-aie's rule)", shown,
+        _fail(loc, where, "no layout transform on a shim endpoint (mlir-aie refuses "
+              "dimensionsToStream on a shim producer, and ignores a shim consumer's layout)", shown,
               "apply the layout in the runtime pattern instead, or on the memtile", related)
     if e.is_link_end and what == "dims_from_stream" and not split_input:
         noun = "memtile" if e.kind == "memtile" else "core tile"

@@ -20,8 +20,13 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
         _fail(t.loc, where, "sizes >= 1, strides and offset >= 0", shown,
               "use positive sizes and non-negative strides and offset")
     if p.sizes[0] > target.max_shim_iterations:  # checked for linear transfers too
-        _fail(t.loc, where, f"outermost (iteration) size <= {target.max_shim_iterations} "
-              "on a shim DMA", f"{p.sizes[0]} ({shown})",
+        limit = (f"outermost (iteration) size <= {target.max_shim_iterations} on a shim DMA "
+                 "(its 6-bit iteration wrap holds the count less one: mlir-aie's "
+                 "NpuWriteBdOp::verify)" if p.strides[0] else
+                 f"outermost (repeat) size <= {target.max_shim_iterations} on a shim DMA "
+                 "(aiedsl's bound, the iteration wrap's: mlir-aie's verifyStridesWraps lets "
+                 "a stride-0 repeat of one more through, as the task's repeat count)")
+        _fail(t.loc, where, limit, f"{p.sizes[0]} ({shown})",
               "split the transfer into several fills or drains")
     # judged as aie.mlir says it: a size-1 dimension's stride, which moves nothing, is 0 there
     # (1 innermost), so [1, 1, 1, n] is a linear transfer whatever strides were written
@@ -80,6 +85,15 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
     if (p.offset * itemsize) % target.dma_granularity:
         _fail(t.loc, where, f"offset a multiple of {target.dma_granularity} bytes",
               f"{p.offset * itemsize} bytes ({shown})", "align the offset to 4 bytes")
+    if p.per_dimension_offsets() is None:
+        steps = sorted({s for n, s in zip(p.sizes, p.strides) if n > 1 and s > 1})
+        _fail(t.loc, where, "an offset dma_memcpy_nd can spell: it starts at the sum of each "
+              "dimension's offset times its stride (mlir-aie's NpuDmaMemcpyNdOp::"
+              "getOffsetInBytes), so the offset sits on a dimension of stride 1 or size 1, or "
+              "is a multiple of one dimension's stride", f"offset {p.offset} with every "
+              f"dimension stepping by {', '.join(map(str, steps))} ({shown})",
+              "start at a multiple of one of those strides, or give the pattern a size-1 "
+              "dimension to carry the offset", None)
     hi = p.offset + sum((size - 1) * stride for size, stride in zip(p.sizes, p.strides))
     if hi >= tensor.type.numel:
         _fail(t.loc, where, f"every index inside '{t.tensor}' ({tensor.type.numel} elements)",
