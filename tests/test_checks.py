@@ -20,7 +20,7 @@ import numpy as np
 from aiedsl.checks import check_design
 from aiedsl.checks.resources import TileUsage, Use, _check_tile
 from aiedsl.errors import DesignError
-from aiedsl.ir import Loc
+from aiedsl.ir.loc import Loc
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.targets import get_target
@@ -526,7 +526,7 @@ def test_a_size_one_innermost_dimension_keeps_stride_1(design_file: DesignFile) 
     """An i32 column read one element at a time, written with innermost stride 0: emitted with
     stride 1 there (what verifyStridesWraps exempts), the offset on it."""
     from aiedsl.codegen.mlir import dma_offsets
-    from aiedsl.ir import Pattern
+    from aiedsl.ir.types import Pattern
 
     p = Pattern(offset=4, sizes=(1, 1, 64, 1), strides=(2, 9, 64, 0))
     assert dma_offsets(p) == ((0, 0, 0, 4), (0, 0, 64, 1))

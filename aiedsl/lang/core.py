@@ -26,9 +26,10 @@ import sys
 from typing import Any, Callable, Literal, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import (
-    BufferArg, Call, Core, Herd, KernelArg, LocalArg, Loc, Loop, RtpArg, ScalarArg,
-)
+from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, Loop, RtpArg, ScalarArg
+from aiedsl.ir.cores import Core, Herd
+from aiedsl.ir.kernel import KernelArg
+from aiedsl.ir.loc import Loc
 from aiedsl.lang.callables import check_traced
 from aiedsl.lang.context import _CORE, active, current_core, current_design
 from aiedsl.lang.fifo import Acquisition, Buffer, ObjectFifo

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Iterator, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Dim, Loc, TensorType
-from aiedsl.ir.nodes import Port
+from aiedsl.ir.core_ops import Port
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import Dim, TensorType
 from aiedsl.lang.context import current_core, current_design
 from aiedsl.lang.names import check_name
 from aiedsl.lang.novalue import NoValue
