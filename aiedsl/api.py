@@ -35,7 +35,8 @@ from aiedsl.builddir.build import held, sharing
 from aiedsl.checks.resources import TileUsage
 from aiedsl.compare import OutputCheck, compare_outputs, outputs_summary
 from aiedsl.errors import DesignError, ToolchainError
-from aiedsl.ir import Design, Loc
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.options import check_clock, check_kernels, check_seed, check_target

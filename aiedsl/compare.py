@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aiedsl.ir import Design, Transfer
+from aiedsl.ir.design import Design
 from aiedsl.ir.program import Rounding, rounding
+from aiedsl.ir.runtime import Transfer
 
 TOLERANCE = {
     "f32": (1e-4, 1e-4),

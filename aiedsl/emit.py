@@ -32,10 +32,11 @@ from aiedsl.codegen.mlir import render_mlir
 from aiedsl.codegen.report import render_report
 from aiedsl.codegen.tilemap import tile_map
 from aiedsl.errors import DesignError, stable_path
-from aiedsl.ir import Design, Loc
 from aiedsl.lang.design import DesignHandle
 from aiedsl.builddir.build import building
 from aiedsl.builddir.marker import SCRIPT_LIST, read_marker
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
 from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import (
     aiecc_argv, find_aiecc_script, kernel_compile_argv, project_listing_script, shell_line,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aiedsl.errors import DesignError, display_path
-from aiedsl.ir import Loc
+from aiedsl.ir.loc import Loc
 from aiedsl.lang.context import DESIGN_MODULE
 from aiedsl.lang.load import LoadContext, loading
 from aiedsl.lang.design import DesignHandle

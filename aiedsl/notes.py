@@ -28,7 +28,10 @@ from typing import Literal
 import numpy as np
 
 from aiedsl.dtypes import DType, dtype
-from aiedsl.ir import Design, Loc, Pattern, Transfer
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.runtime import Transfer
+from aiedsl.ir.types import Pattern
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import pytest
 
 from aiedsl.builddir.build import tool_outputs
 from aiedsl.emit import generate, write
-from aiedsl.ir import Design, Pattern
+from aiedsl.ir.design import Design
+from aiedsl.ir.types import Pattern
 from aiedsl.kernels import block, block_dims, unblock, unblock_dims
 from aiedsl.kernels.library import matmul_ref
 from aiedsl.loader import load_design

@@ -20,7 +20,7 @@ import numpy as np
 from aiedsl.checks import check_design
 from aiedsl.checks.resources import TileUsage, Use, _check_tile
 from aiedsl.errors import DesignError
-from aiedsl.ir import Loc
+from aiedsl.ir.loc import Loc
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.targets import get_target
@@ -532,7 +532,7 @@ def test_a_size_one_dimensions_stride_is_emitted_as_0(design_file: DesignFile, p
 def test_a_size_one_innermost_dimension_keeps_stride_1(design_file: DesignFile) -> None:
     """An i32 column read one element at a time, written with innermost stride 0: emitted with
     stride 1 there (what verifyStridesWraps exempts), the offset on it."""
-    from aiedsl.ir import Pattern
+    from aiedsl.ir.types import Pattern
 
     p = Pattern(offset=4, sizes=(1, 1, 64, 1), strides=(2, 9, 64, 0))
     assert p.per_dimension_offsets() == ((0, 0, 0, 4), (0, 0, 64, 1))

@@ -126,8 +126,7 @@ def test_the_default_gemm_is_unchanged(in_root: Path) -> None:
 def test_staged_dims_deliver_blocked_tiles() -> None:
     """The memtile's and the core's dims together turn an m x k_run row-major block into k_run/k
     tiles of m x k, each in r x s blocks."""
-    from aiedsl.ir import Dim
-    from aiedsl.ir.types import dims_index
+    from aiedsl.ir.types import Dim, dims_index
 
     m, k, k_run, r, s = 8, 16, 48, 4, 8
     mem = np.arange(m * k_run).reshape(m, k_run)

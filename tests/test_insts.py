@@ -424,7 +424,7 @@ def test_an_offset_with_a_stepping_innermost_dimension_lands_where_the_npu_start
         tmp_path: Path) -> None:
     """mlir-aie starts a transfer at the sum of offset x stride over the dimensions, so a linear
     offset goes on a dimension of stride 1 (here the one that walks the rows)."""
-    from aiedsl.ir import Pattern
+    from aiedsl.ir.types import Pattern
 
     p = Pattern(offset=64, sizes=(1, 1, 32, 32), strides=(0, 0, 1, 64))  # a transpose of i32
     offsets, strides = p.per_dimension_offsets()

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from aiedsl.ir.types import TensorType
 from aiedsl.kernels.text import kernel_text
 from aiedsl.kernels import add, matmul, mul, relu, vector_scalar, zero
 from aiedsl.kernels.cases import KernelCase
 from aiedsl.kernels.matmul import PUBLISHED
 from aiedsl.kernels.profile import profile_cases
-from aiedsl.ir import TensorType
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,7 @@ import pytest
 
 from aiedsl.checks import check_design
 from aiedsl.errors import DesignError
-from aiedsl.ir import TensorType
+from aiedsl.ir.types import TensorType
 from aiedsl.kernels import Kernel, library
 from aiedsl.kernels.cases import KernelCase
 from aiedsl.kernels.host_check import check_kernel

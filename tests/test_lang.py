@@ -12,7 +12,7 @@ from aiedsl.emit import generate
 from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.errors import DesignError
-from aiedsl.ir import Acquire, Loop, Release
+from aiedsl.ir.core_ops import Acquire, Loop, Release
 from aiedsl.ir.types import Dim
 from aiedsl.loader import load_design
 from aiedsl.targets import get_target
@@ -390,7 +390,7 @@ def test_the_index_of_a_loop_refuses_every_use_as_a_value() -> None:
     import pytest
 
     from aiedsl.errors import DesignError
-    from aiedsl.ir import Loc
+    from aiedsl.ir.loc import Loc
     from aiedsl.lang.core import LoopIndex
 
     i = LoopIndex(SimpleNamespace(count=4, loc=Loc(file="d.py", line=3)))  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ import pytest
 
 import aiedsl
 from aiedsl.errors import DesignError, ToolchainError
-from aiedsl.ir import Loc
+from aiedsl.ir.loc import Loc
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim.explain import Deadlock

@@ -15,8 +15,9 @@ import pytest
 from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import initial_literal, render_mlir
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, TensorType
+from aiedsl.ir.design import Design
 from aiedsl.ir.program import rounding
+from aiedsl.ir.types import TensorType
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.targets import get_target

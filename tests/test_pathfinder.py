@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from aiedsl.ir import Loc
+from aiedsl.ir.loc import Loc
 from aiedsl.place.pathfinder import Stream, connects, find_paths
 from aiedsl.place.route import Flow, control_overlay, route_flows, too_narrow
 from aiedsl.place.switchbox import SwitchModel

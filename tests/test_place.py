@@ -13,7 +13,7 @@ import pytest
 
 from aiedsl.checks import check_design
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design
+from aiedsl.ir.design import Design
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.targets import get_target

@@ -9,9 +9,10 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from aiedsl.ir.core_ops import Acquire, BarrierWait, Call, Loop, Op, Release, RtpArg
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.progress import END, Held, Progress, next_op, until_blocked, until_released
 from aiedsl.ir.reach import Reach
-from aiedsl.ir import Acquire, BarrierWait, Call, Loc, Loop, Op, Release, RtpArg
 from aiedsl.loader import load_design
 
 AT = Loc(file="t.py", line=1)

@@ -8,11 +8,11 @@ import textwrap
 from pathlib import Path
 from typing import Callable
 
+from aiedsl.ir.types import TensorType
 from aiedsl.kernels.cases import design_cases
 from aiedsl.kernels.host_check import check_kernel
 from aiedsl.kernels.library import zero
 from aiedsl.kernels.profile import profile_cases
-from aiedsl.ir import TensorType
 from aiedsl.loader import load_design
 
 DesignFile = Callable[..., Path]

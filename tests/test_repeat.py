@@ -20,7 +20,7 @@ from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.emit import generate
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design
+from aiedsl.ir.design import Design
 from aiedsl.ir.sequence import shim_bd_ids
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate

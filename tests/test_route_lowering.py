@@ -23,7 +23,7 @@ import pytest
 from shared_reference import reference_file
 from test_lowering import planned
 
-from aiedsl.ir import Physical
+from aiedsl.ir.physical import Physical
 from aiedsl.place.pathfinder import End, Stream, connects, find_paths
 from aiedsl.place.route import MAX_ITERATIONS, control_overlay, route
 from aiedsl.place.switchbox import FACING, STEP, SwitchModel

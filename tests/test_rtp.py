@@ -14,7 +14,7 @@ import pytest
 from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.errors import DesignError
-from aiedsl.ir import RtpWrite
+from aiedsl.ir.runtime import RtpWrite
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim import SimFault
@@ -537,7 +537,7 @@ def test_rtp_passed_as_a_buffer_is_refused(design_file: DesignFile) -> None:
 # -- the IR and the rest of the tool chain ----------------------------------------------------
 
 def test_design_json_round_trips_and_output_is_byte_identical(in_root: Path) -> None:
-    from aiedsl.ir import Design
+    from aiedsl.ir.design import Design
 
     a = load_design("designs/threshold_rtp.py").ir
     b = load_design("designs/threshold_rtp.py").ir

@@ -12,7 +12,7 @@ import pytest
 
 from aiedsl.checks import check_design
 from aiedsl.errors import DesignError
-from aiedsl.ir import Transfer
+from aiedsl.ir.runtime import Transfer
 from aiedsl.ir.sequence import retirements, shim_bd_ids
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate

@@ -11,13 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aiedsl.ir import Dim, Pattern
+from aiedsl.ir.types import Dim, Pattern, dims_index
 from aiedsl.kernels import block_dims
 from aiedsl.loader import load_design
 import aiedsl.sim as sim_package
 from aiedsl.sim import Deadlock, simulate
 from aiedsl.sim.compare import compare
-from aiedsl.ir.types import dims_index
 from aiedsl.sim.patterns import pattern_steps
 from aiedsl.sim.summary import significant
 

@@ -27,7 +27,10 @@ from aiedsl.checks import check_design
 from aiedsl.checks.dma.transfers import _check_transfer
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, HostTensor, Loc, Pattern, TensorType, Transfer
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.runtime import HostTensor, Transfer
+from aiedsl.ir.types import Pattern, TensorType
 from aiedsl.loader import load_design
 from aiedsl.targets import TargetModel, get_target
 

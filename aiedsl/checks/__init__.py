@@ -40,7 +40,7 @@ from aiedsl.checks.runtime_order import check_runtime_order
 from aiedsl.checks.stale import check_stale_reads, check_unwritten_releases
 from aiedsl.checks.symbols import check_symbols
 from aiedsl.checks.unrolled import check_unrolled_loops
-from aiedsl.ir import Design
+from aiedsl.ir.design import Design
 from aiedsl.place import allocate, place, route
 from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.place.route import Congestion

@@ -23,7 +23,9 @@ placement, which decides the sharing.
 from __future__ import annotations
 
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir import Design, Fifo, Loc
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Fifo
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import max_acquire
 
 

@@ -15,7 +15,9 @@ needs only its element's alignment.
 from __future__ import annotations
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import BufferAlloc, Design, Loc
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.physical import BufferAlloc
 from aiedsl.place.alloc import local_buffer_name
 from aiedsl.targets import TargetModel
 

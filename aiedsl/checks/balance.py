@@ -6,7 +6,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Loop
+from aiedsl.ir.core_ops import Loop
+from aiedsl.ir.design import Design
 from aiedsl.ir.program import released, walk
 
 

@@ -54,11 +54,13 @@ from typing import NamedTuple
 
 from aiedsl.checks.runtime_order import arriving, waited_tokens
 from aiedsl.errors import DesignError
-from aiedsl.ir import Acquire, BarrierWait, Design, SetBarrier, Transfer, Wait
+from aiedsl.ir.core_ops import Acquire, BarrierWait
+from aiedsl.ir.design import Design
 from aiedsl.ir.program import walk
 from aiedsl.ir.progress import Progress
 from aiedsl.ir.proven import Proven
 from aiedsl.ir.reach import Reach
+from aiedsl.ir.runtime import SetBarrier, Transfer, Wait
 
 _LIMIT = ("a wait passes only while the barrier holds its value (aie.use_lock Acquire, AIE2's "
           "acquire-equal: it blocks until the core's lock equals the value, and leaves it "

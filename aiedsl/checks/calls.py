@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir import BufferArg, Design, KernelArg, Loc, LocalArg, RtpArg, RtpWrite, ScalarArg
+from aiedsl.ir.core_ops import BufferArg, LocalArg, RtpArg, ScalarArg
+from aiedsl.ir.design import Design
+from aiedsl.ir.kernel import KernelArg
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import acquires, calls
+from aiedsl.ir.runtime import RtpWrite
 
 
 def check_kernel_calls(d: Design) -> None:

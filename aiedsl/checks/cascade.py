@@ -16,7 +16,8 @@ from collections import Counter
 
 from aiedsl.ir.program import walk
 from aiedsl.errors import DesignError
-from aiedsl.ir import Call, Design
+from aiedsl.ir.core_ops import Call
+from aiedsl.ir.design import Design
 from aiedsl.targets import TargetModel
 
 _OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east"}

@@ -26,9 +26,11 @@ from typing import NamedTuple
 
 from aiedsl.checks.runtime_order import arriving, drains_through, listed, waited_tokens
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir import Acquire, Design, Transfer, Wait
+from aiedsl.ir.core_ops import Acquire
+from aiedsl.ir.design import Design
 from aiedsl.ir.program import acquires
 from aiedsl.ir.reach import Reach
+from aiedsl.ir.runtime import Transfer, Wait
 from aiedsl.ir.tally import wait_tokens
 
 

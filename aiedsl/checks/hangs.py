@@ -30,7 +30,10 @@ from __future__ import annotations
 
 from aiedsl.ir.program import walk
 from aiedsl.errors import DesignError
-from aiedsl.ir import Acquire, Core, Design, Loc, Loop, Op, Release
+from aiedsl.ir.core_ops import Acquire, Loop, Op, Release
+from aiedsl.ir.cores import Core
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
 
 Held = dict[tuple[str, str], int]
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 from itertools import count
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Acquire, BufferArg, Call, Core, Design, Loc, Loop, Op, Release
+from aiedsl.ir.core_ops import Acquire, BufferArg, Call, Loop, Op, Release
+from aiedsl.ir.cores import Core
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
 
 
 def check_held_buffers(d: Design) -> None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Call, Design
+from aiedsl.ir.core_ops import Call
+from aiedsl.ir.design import Design
 from aiedsl.ir.program import calls
 from aiedsl.kernels.source import check_file_kernel, kernel_source, source_file
 from aiedsl.kernels.units import KernelUnit, kernel_units, source_key

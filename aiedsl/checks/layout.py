@@ -32,8 +32,13 @@ import numpy as np
 
 from aiedsl.ir.program import acquires, calls
 from aiedsl.errors import DesignError
-from aiedsl.ir import BufferArg, Design, Dim, Fifo, Kernel, KernelArg, Link, Loc, Transfer
-from aiedsl.ir.types import dims_index
+from aiedsl.ir.core_ops import BufferArg
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Fifo, Link
+from aiedsl.ir.kernel import Kernel, KernelArg
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.runtime import Transfer
+from aiedsl.ir.types import Dim, dims_index
 
 
 def block_order(rows: int, cols: int, br: int, bc: int) -> np.ndarray:

@@ -5,7 +5,8 @@ element size and depth (:func:`check_core_tile_forward`)."""
 from __future__ import annotations
 
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir import Design, Fifo, Link
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Fifo, Link
 
 
 def check_links(d: Design) -> None:

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from aiedsl.dtypes import DTYPES
 from aiedsl.errors import DesignError
-from aiedsl.ir import Call, Design, KernelArg, LocalArg, Loop, Op, TensorType
+from aiedsl.ir.core_ops import Call, LocalArg, Loop, Op
+from aiedsl.ir.design import Design
+from aiedsl.ir.kernel import KernelArg
 from aiedsl.ir.program import calls
+from aiedsl.ir.types import TensorType
 
 
 def check_locals(d: Design) -> None:

@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections import Counter
 
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir import Design, Link, Loc
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Link
+from aiedsl.ir.loc import Loc
 from aiedsl.place.memtiles import channels, fit
 from aiedsl.targets import DEVICES, TargetModel
 

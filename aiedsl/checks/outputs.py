@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Pattern, Transfer
+from aiedsl.ir.design import Design
+from aiedsl.ir.runtime import Transfer
+from aiedsl.ir.types import Pattern
 
 if TYPE_CHECKING:  # numpy loads only when a check needs it (aiedsl check starts faster)
     import numpy as np

@@ -35,7 +35,8 @@ mlir-aie's facts, read at upstream 1e400306 (2026-03-14) and since:
 from __future__ import annotations
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Fifo, Link
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Fifo, Link
 from aiedsl.place.objectfifo import Lowering
 from aiedsl.targets import TargetModel
 

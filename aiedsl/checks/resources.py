@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 from aiedsl.ir.program import calls
 from aiedsl.ir.sequence import retirements, shim_bd_ids
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Loc, Transfer, Wait
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.runtime import Transfer, Wait
 from aiedsl.place.alloc import local_buffer_name
 from aiedsl.place.objectfifo import Lowering, Store, lower
 from aiedsl.targets import TargetModel

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design
+from aiedsl.ir.design import Design
 from aiedsl.place.route import Congestion, route
 from aiedsl.targets import TargetModel
 from aiedsl.targets.model import OPPOSITE, STEP

@@ -30,9 +30,12 @@ from __future__ import annotations
 
 from aiedsl.ir.program import calls, walk
 from aiedsl.errors import DesignError
+from aiedsl.ir.core_ops import BarrierWait, RtpArg
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.progress import waits_on_barrier
 from aiedsl.ir.reach import Reach
-from aiedsl.ir import BarrierWait, Design, Loc, RtpArg, RtpWrite, SetBarrier, Transfer
+from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
 from aiedsl.targets import get_target
 
 

@@ -29,8 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir import Design, Transfer, Wait
+from aiedsl.ir.design import Design
 from aiedsl.ir.reach import Reach
+from aiedsl.ir.runtime import Transfer, Wait
 from aiedsl.ir.tally import wait_tokens
 
 

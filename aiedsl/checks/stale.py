@@ -17,7 +17,10 @@ from __future__ import annotations
 from itertools import count
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Acquire, BufferArg, Call, Core, Design, Kernel, Loop, Op, Release
+from aiedsl.ir.core_ops import Acquire, BufferArg, Call, Loop, Op, Release
+from aiedsl.ir.cores import Core
+from aiedsl.ir.design import Design
+from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import source_file
 from aiedsl.ir.program import acquires

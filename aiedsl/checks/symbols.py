@@ -18,7 +18,8 @@ against the real lowering.
 from __future__ import annotations
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Loc
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
 from aiedsl.place.alloc import barrier_lock_name, local_buffer_name
 from aiedsl.place.objectfifo import Lowering
 

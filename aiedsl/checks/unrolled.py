@@ -19,8 +19,10 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir import (Acquire, BarrierWait, BufferArg, Call, Core, Design, Loc, Loop, Op,
-                       Release)
+from aiedsl.ir.core_ops import Acquire, BarrierWait, BufferArg, Call, Loop, Op, Release
+from aiedsl.ir.cores import Core
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import walk
 from aiedsl.targets import get_target
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release,
+                                RtpArg)
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Fifo
+from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
 from aiedsl.version import __version__
 from aiedsl.render import environment, render
-from aiedsl.ir import (
-    Acquire, BarrierWait, BufferArg, Call, Design, Fifo, LocalArg, Loop, Op, Release,
-    RtpArg, RtpWrite, SetBarrier, TensorType, Transfer,
-)
 from aiedsl.ir.sequence import shim_bd_ids
+from aiedsl.ir.types import TensorType
 from aiedsl.kernels.units import object_names
 from aiedsl.place.alloc import barrier_lock_name, local_buffer_name
 from aiedsl.targets import TargetModel

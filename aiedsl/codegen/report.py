@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from aiedsl.checks.resources import TileUsage
 from aiedsl.codegen.mlir import initial_literal
+from aiedsl.ir.cores import Local
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Fifo
 from aiedsl.notes import design_notes
 from aiedsl.place.alloc import local_buffer_name
 from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.render import render
-from aiedsl.ir import Design, Fifo, Local
 from aiedsl.targets import TargetModel
 from aiedsl.targets.model import direction_of
 

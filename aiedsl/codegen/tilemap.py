@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiedsl.checks.resources import TileUsage
-from aiedsl.ir import Design, Route
+from aiedsl.ir.design import Design
+from aiedsl.ir.physical import Route
 from aiedsl.place.route import Congestion, Wire
 from aiedsl.render import render
 from aiedsl.targets import TargetModel

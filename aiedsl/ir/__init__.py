@@ -1,14 +1,17 @@
-"""The design IR (see :mod:`aiedsl.ir.nodes`)."""
+"""The design IR (see :mod:`aiedsl.ir.design`)."""
 
-from aiedsl.ir.loc import Loc
-from aiedsl.ir.nodes import (
-    Acquire, Arg, Barrier, BarrierWait, BufferArg, Call, Cascade, Core, Design, Endpoint, Fifo,
-    Herd, HostTensor, Kernel, KernelArg, Link, Local, LocalArg, Loop, Op, Release, Rtp, RtpArg,
-    RtpWrite, RuntimeOp, ScalarArg, SetBarrier, Transfer, Wait,
+from aiedsl.ir.core_ops import (
+    Acquire, Arg, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release, RtpArg, ScalarArg,
 )
+from aiedsl.ir.cores import Barrier, Cascade, Core, Herd, Local, Rtp
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Endpoint, Fifo, Link
+from aiedsl.ir.kernel import Kernel, KernelArg
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.physical import (
     Bd, BufferAlloc, Connect, DmaChannel, LockAlloc, PacketFlow, Physical, Route,
 )
+from aiedsl.ir.runtime import HostTensor, RtpWrite, RuntimeOp, SetBarrier, Transfer, Wait
 from aiedsl.ir.types import Dim, Pattern, TensorType
 
 __all__ = [

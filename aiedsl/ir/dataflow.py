@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from aiedsl.ir import Design, Transfer
+from aiedsl.ir.design import Design
 from aiedsl.ir.progress import Summary, core_keys
+from aiedsl.ir.runtime import Transfer
 
 
 class Dataflow:

@@ -6,8 +6,11 @@ from collections import Counter
 from typing import Iterator, Literal
 
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir.nodes import (Acquire, BufferArg, Call, Core, Design, Kernel, LocalArg, Loop, Op,
-                             Release, Transfer)
+from aiedsl.ir.core_ops import Acquire, BufferArg, Call, LocalArg, Loop, Op, Release
+from aiedsl.ir.cores import Core
+from aiedsl.ir.design import Design
+from aiedsl.ir.kernel import Kernel
+from aiedsl.ir.runtime import Transfer
 
 
 def walk(body: tuple[Op, ...], mult: int = 1) -> Iterator[tuple[Op, int]]:

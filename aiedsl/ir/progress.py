@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from aiedsl.ir import Acquire, BarrierWait, Call, Core, Loop, Op, Release, RtpArg
+from aiedsl.ir.core_ops import Acquire, BarrierWait, Call, Loop, Op, Release, RtpArg
+from aiedsl.ir.cores import Core
 from aiedsl.ir.program import acquires, walk
 
 Key = tuple[str, str]

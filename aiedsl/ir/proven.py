@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 
-from aiedsl.ir import Endpoint
 from aiedsl.ir.dataflow import Dataflow
+from aiedsl.ir.fifos import Endpoint
 from aiedsl.ir.program import calls
 from aiedsl.ir.progress import Key, Progress, call_key, until_released
 

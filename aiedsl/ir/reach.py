@@ -30,8 +30,9 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections import Counter
 
-from aiedsl.ir import Acquire, BarrierWait, Call, Design, Op
+from aiedsl.ir.core_ops import Acquire, BarrierWait, Call, Op
 from aiedsl.ir.dataflow import Dataflow
+from aiedsl.ir.design import Design
 from aiedsl.ir.progress import UNBOUNDED, Held, Progress, next_op, until_blocked
 from aiedsl.ir.proven import Proven
 from aiedsl.ir.tally import Tally

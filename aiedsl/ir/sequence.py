@@ -28,8 +28,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from aiedsl.ir.nodes import Coord, Design, Transfer, Wait
+from aiedsl.ir.base import Coord
+from aiedsl.ir.design import Design
 from aiedsl.ir.reach import Reach
+from aiedsl.ir.runtime import Transfer, Wait
 from aiedsl.ir.tally import wait_tokens
 
 

@@ -12,7 +12,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from aiedsl.ir import Design, SetBarrier, Transfer, Wait
+from aiedsl.ir.design import Design
+from aiedsl.ir.runtime import SetBarrier, Transfer, Wait
 
 
 def wait_tokens(d: Design) -> Iterator[tuple[int, Wait, int]]:

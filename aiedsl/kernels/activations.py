@@ -20,7 +20,7 @@ import numpy as np
 
 from aiedsl.dtypes import bf16
 from aiedsl.errors import DesignError
-from aiedsl.ir import TensorType
+from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer
 from aiedsl.kernels.base import Kernel, declare
 from aiedsl.kernels.matmul import _target

@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from aiedsl.dtypes import DType
 from aiedsl.errors import DesignError
-from aiedsl.ir import KernelArg, TensorType
+from aiedsl.ir.kernel import KernelArg
+from aiedsl.ir.types import TensorType
 from aiedsl.lang.names import check_name
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.source_loc import caller_loc

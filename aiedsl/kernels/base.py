@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Kernel as KernelIR
-from aiedsl.ir import KernelArg, TensorType
+from aiedsl.ir.kernel import Kernel as KernelIR, KernelArg
+from aiedsl.ir.types import TensorType
 from aiedsl.kernels.prepared import Prepared
 from aiedsl.kernels.profiled_cycles import _profiled
 from aiedsl.kernels.reference import run_checked

@@ -16,7 +16,9 @@ import numpy as np
 
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import Call, Kernel, RtpArg, RtpWrite, ScalarArg
+from aiedsl.ir.core_ops import Call, RtpArg, ScalarArg
+from aiedsl.ir.kernel import Kernel
+from aiedsl.ir.runtime import RtpWrite
 from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.lang.design import DesignHandle
 from aiedsl.targets import get_target

@@ -15,7 +15,8 @@ from typing import Callable
 
 from aiedsl.dtypes import DTYPES, dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import Kernel, TensorType
+from aiedsl.ir.kernel import Kernel
+from aiedsl.ir.types import TensorType
 from aiedsl.kernels import library
 from aiedsl.kernels.base import Kernel as Declared
 from aiedsl.targets import DEVICES, get_target

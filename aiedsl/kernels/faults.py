@@ -14,7 +14,7 @@ from typing import Any, Literal, Sequence
 import numpy as np
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Kernel
+from aiedsl.ir.kernel import Kernel
 
 
 class KernelFault(Exception):

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from aiedsl.ir import Kernel
+from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.faults import (
     GUARD, HANG_FIX, KernelFault, Stray, guard_fill, guard_strays, hang_text, input_write_text,
     signal_name,

@@ -33,10 +33,11 @@ import numpy as np
 from aiedsl.cache import cache_dir
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
+from aiedsl.ir.kernel import Kernel
+from aiedsl.ir.loc import Loc
 from aiedsl.kernels.faults import bf16_rounding_fault, misaligned_fault
 from aiedsl.kernels.host_errors import explain, redefined
 from aiedsl.kernels.text import KernelText
-from aiedsl.ir import Kernel, Loc
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import check_file_kernel
 

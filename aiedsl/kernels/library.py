@@ -22,7 +22,7 @@ import numpy as np
 
 from aiedsl.dtypes import DType, i16, i32, u8
 from aiedsl.errors import DesignError
-from aiedsl.ir import TensorType
+from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer, scalar
 from aiedsl.kernels.base import Kernel, declare
 from aiedsl.kernels.activations import (  # noqa: F401 (re-exported: the library's)

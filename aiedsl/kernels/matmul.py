@@ -21,7 +21,7 @@ import numpy as np
 
 from aiedsl.dtypes import DType, bf16
 from aiedsl.errors import DesignError
-from aiedsl.ir import TensorType
+from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer
 from aiedsl.kernels.base import Kernel, declare
 from aiedsl.kernels.layout import block, unblock

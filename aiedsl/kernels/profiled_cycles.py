@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir import Kernel as KernelIR
+from aiedsl.ir.kernel import Kernel as KernelIR
 from aiedsl.kernels.faults import Stray
 
 

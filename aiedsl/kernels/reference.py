@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, NamedTuple, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Kernel as KernelIR
+from aiedsl.ir.kernel import Kernel as KernelIR
 from aiedsl.source_loc import function_loc
 from aiedsl.user_errors import raised_by_user, user_exception
 

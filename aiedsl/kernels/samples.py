@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aiedsl.ir import TensorType
+from aiedsl.ir.types import TensorType
 from aiedsl.kernels.base import Kernel
 from aiedsl.kernels.cases import KernelCase
 from aiedsl.kernels.library import (

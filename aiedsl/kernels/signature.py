@@ -20,7 +20,7 @@ import re
 from aiedsl.dtypes import DTYPES, DType
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir import Kernel, KernelArg
+from aiedsl.ir.kernel import Kernel, KernelArg
 from aiedsl.kernels.cscan import CScan
 from aiedsl.kernels.cscan.macros import library_macro
 from aiedsl.kernels.cscan.signatures import C_TYPES, Param, Signature

@@ -11,7 +11,7 @@ from typing import Mapping
 
 from aiedsl.render import render
 from aiedsl.errors import DesignError, display_path
-from aiedsl.ir import Kernel
+from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.cscan import extern_c
 from aiedsl.kernels.cscan.blank import blank
 from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP

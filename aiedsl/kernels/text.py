@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 from aiedsl.dtypes import dtype
 from aiedsl.errors import display_path, stable_path
-from aiedsl.ir import Design, Kernel, Loc
+from aiedsl.ir.design import Design
+from aiedsl.ir.kernel import Kernel
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import calls
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import KernelSource, kernel_source

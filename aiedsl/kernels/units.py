@@ -30,7 +30,8 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
-from aiedsl.ir import Design, Kernel
+from aiedsl.ir.design import Design
+from aiedsl.ir.kernel import Kernel
 from aiedsl.lang.names import define_flags
 
 

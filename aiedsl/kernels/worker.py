@@ -39,7 +39,9 @@ import numpy as np
 
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import Call, Kernel, Loc
+from aiedsl.ir.core_ops import Call
+from aiedsl.ir.kernel import Kernel
+from aiedsl.ir.loc import Loc
 from aiedsl.kernels.faults import (
     FILLS, GUARD, HANG_FIX, KernelFault, call_limit, guard_faults, guard_fill, hang_text,
     input_write_text, signal_name,

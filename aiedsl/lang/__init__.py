@@ -1,10 +1,11 @@
 """The front end: the Python constructs a design file is written with."""
 
+from aiedsl.lang.buffer import Buffer
 from aiedsl.lang.channel import Channel, channel
 from aiedsl.lang.context import define
 from aiedsl.lang.core import herd, loop
 from aiedsl.lang.design import DesignHandle, design
-from aiedsl.lang.fifo import Buffer, ObjectFifo, fifo, join
+from aiedsl.lang.fifo import ObjectFifo, fifo, join
 from aiedsl.lang.gemm import gemm_runtime
 from aiedsl.lang.local import LocalRef, local
 from aiedsl.lang.placement import coretile, memtile, shim

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import NoReturn, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Loc, TensorType
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import TensorType
 from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import DimsSpec, ObjectFifo, back_to_back, new_fifo, to_dims
 from aiedsl.lang.names import check_name

@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from typing import Any, Iterator
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Loc
+from aiedsl.ir.loc import Loc
 from aiedsl.lang.load import load_context
 from aiedsl.lang.names import check_line, check_name
 from aiedsl.lang.trace import CoreTrace, DesignTrace

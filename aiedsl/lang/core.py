@@ -26,12 +26,14 @@ import sys
 from typing import Any, Callable, Literal, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import (
-    BufferArg, Call, Core, Herd, KernelArg, LocalArg, Loc, Loop, RtpArg, ScalarArg,
-)
+from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, Loop, RtpArg, ScalarArg
+from aiedsl.ir.cores import Core, Herd
+from aiedsl.ir.kernel import KernelArg
+from aiedsl.ir.loc import Loc
+from aiedsl.lang.buffer import Acquisition, Buffer
 from aiedsl.lang.callables import check_traced
 from aiedsl.lang.context import _CORE, active, current_core, current_design
-from aiedsl.lang.fifo import Acquisition, Buffer, ObjectFifo
+from aiedsl.lang.fifo import ObjectFifo
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue

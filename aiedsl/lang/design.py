@@ -20,7 +20,9 @@ import numpy as np
 
 from aiedsl.dtypes import numpy_kind
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Loc, TensorType
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import TensorType
 from aiedsl.lang.callables import check_callable, check_traced
 from aiedsl.lang.context import _DESIGN, active
 from aiedsl.lang.load import load_context

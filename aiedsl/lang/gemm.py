@@ -28,7 +28,8 @@ import math
 from typing import Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Loc, TensorType
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import TensorType
 from aiedsl.lang.channel import Channel
 from aiedsl.lang.load import load_context
 from aiedsl.lang.fifo import ObjectFifo, fifo

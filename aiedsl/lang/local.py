@@ -38,7 +38,8 @@ import numpy as np
 
 from aiedsl.dtypes import DType, numpy_kind
 from aiedsl.errors import DesignError
-from aiedsl.ir import Loc, TensorType
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import TensorType
 from aiedsl.lang.context import _CORE, current_design
 from aiedsl.lang.names import check_name
 from aiedsl.lang.novalue import NoValue

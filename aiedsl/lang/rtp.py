@@ -35,7 +35,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import BarrierWait, Loc, TensorType
+from aiedsl.ir.core_ops import BarrierWait
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import TensorType
 from aiedsl.lang.context import _CORE, current_design
 from aiedsl.lang.names import check_name
 from aiedsl.lang.trace import DesignTrace

@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Literal, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Loc, Pattern
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import Pattern
 from aiedsl.lang.channel import Channel
 from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import ObjectFifo

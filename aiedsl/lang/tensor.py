@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from aiedsl.dtypes import DTYPES, DType, dtype, numpy_like, numpy_name
 from aiedsl.errors import DesignError
-from aiedsl.ir import Loc, TensorType
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import TensorType
 from aiedsl.lang.load import load_context
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, plain, shown

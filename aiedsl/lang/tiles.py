@@ -18,7 +18,8 @@ import math
 from typing import NamedTuple, NoReturn
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Loc, Pattern
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import Pattern
 from aiedsl.lang.context import current_design, design_trace
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.source_loc import caller_loc

@@ -5,10 +5,12 @@ fifos the shim talks to, every fifo gets its endpoints, and what was never used 
 from __future__ import annotations
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import (
-    Barrier, Cascade, Design, Dim, Endpoint, Fifo, Herd, HostTensor, Link, Loc, Local, Rtp,
-    RtpWrite, SetBarrier, Transfer, Wait,
-)
+from aiedsl.ir.cores import Barrier, Cascade, Herd, Local, Rtp
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Endpoint, Fifo, Link
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.runtime import HostTensor, RtpWrite, SetBarrier, Transfer, Wait
+from aiedsl.ir.types import Dim
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.rtp import BarrierRef, RtpRef
 from aiedsl.lang.trace import (

@@ -15,8 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Acquire, Core, Dim, Herd, Kernel, Loc, Op, Pattern, Release, TensorType
-from aiedsl.ir.nodes import EndpointKind, Port
+from aiedsl.ir.core_ops import Acquire, Op, Port, Release
+from aiedsl.ir.cores import Core, Herd
+from aiedsl.ir.fifos import EndpointKind
+from aiedsl.ir.kernel import Kernel
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import Dim, Pattern, TensorType
 from aiedsl.lang.placement import TilePin
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.targets import TargetModel

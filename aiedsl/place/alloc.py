@@ -30,7 +30,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aiedsl.ir import Bd, BufferAlloc, Design, DmaChannel, Local, LockAlloc, Physical
+from aiedsl.ir.cores import Local
+from aiedsl.ir.design import Design
+from aiedsl.ir.physical import Bd, BufferAlloc, DmaChannel, LockAlloc, Physical
 from aiedsl.place.addresses import bank_aware, sequential
 from aiedsl.place.objectfifo import Channel, Lowering, lower
 from aiedsl.targets import TargetModel

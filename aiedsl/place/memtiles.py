@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from aiedsl.ir import Link
+from aiedsl.ir.fifos import Link
 
 Need = tuple[int, int]
 """A link's channels: (S2MM, MM2S)."""

@@ -76,7 +76,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from aiedsl.ir import Acquire, Design, Dim, Endpoint, Fifo, Link, Loc, Loop, Op
+from aiedsl.ir.core_ops import Acquire, Loop, Op
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Endpoint, Fifo, Link
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import Dim
 
 Coord = tuple[int, int]
 Direction = Literal["S2MM", "MM2S"]

@@ -12,7 +12,11 @@ from __future__ import annotations
 from collections import Counter
 
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir import Design, Endpoint, Fifo, Herd, Link, Loc, Physical
+from aiedsl.ir.cores import Herd
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Endpoint, Fifo, Link
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.physical import Physical
 from aiedsl.place.memtiles import channels, fit
 from aiedsl.targets import DEVICES, TargetModel
 

@@ -36,7 +36,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aiedsl.ir import Connect, DmaChannel, Design, Loc, PacketFlow, Physical, Route
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.physical import Connect, DmaChannel, PacketFlow, Physical, Route
 from aiedsl.place.pathfinder import End, Paths, Stream, connects, find_paths
 from aiedsl.place.switchbox import SHIM_CONTROLLER_ID, SwitchModel
 from aiedsl.targets import TargetModel

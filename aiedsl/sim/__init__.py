@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import numpy as np
 
 from aiedsl.checks import check_design
-from aiedsl.ir import Call, Design, Kernel
 from aiedsl.compare import compare_outputs, outputs_summary
+from aiedsl.ir.core_ops import Call
+from aiedsl.ir.design import Design
+from aiedsl.ir.kernel import Kernel
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain

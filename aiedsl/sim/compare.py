@@ -10,7 +10,9 @@ import numpy as np
 from aiedsl.compare import TOLERANCE, OutputCheck, compare  # noqa: F401 (re-exported)
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Loc, Transfer
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.runtime import Transfer
 from aiedsl.sim.state import unwritten
 
 

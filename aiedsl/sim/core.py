@@ -13,9 +13,9 @@ from typing import Any, Callable, Generator
 import numpy as np
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import (
-    Acquire, BarrierWait, BufferArg, Call, Core, LocalArg, Loop, Op, Release, RtpArg,
-)
+from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release,
+                                RtpArg)
+from aiedsl.ir.cores import Core
 from aiedsl.sim.engine import PAUSE, Gen, Lock, Proc, Request
 from aiedsl.sim.operands import (
     accumulate, accumulating, accumulating_call, fill_tracking, finish_shared, ring_views,

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from aiedsl.ir.program import walk
 from aiedsl.errors import DesignError
-from aiedsl.ir import Acquire, BarrierWait, Call, Loc, SetBarrier, Transfer, Wait
+from aiedsl.ir.core_ops import Acquire, BarrierWait, Call
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.runtime import SetBarrier, Transfer, Wait
 from aiedsl.place.objectfifo import lower
 from aiedsl.sim.engine import Proc
 from aiedsl.sim.state import Machine

@@ -47,7 +47,8 @@ from typing import Any
 import numpy as np
 
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir import Design, Endpoint, Fifo, Link
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Endpoint, Fifo, Link
 from aiedsl.ir.types import dims_index
 from aiedsl.place.objectfifo import lower
 from aiedsl.sim.core import run_core

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from aiedsl.ir import BufferArg, Call, LocalArg
+from aiedsl.ir.core_ops import BufferArg, Call, LocalArg
 from aiedsl.sim.state import Ring
 
 

@@ -12,7 +12,7 @@ import math
 import numbers
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Loc
+from aiedsl.ir.loc import Loc
 
 KERNELS = ("reference", "native")
 """What a simulated kernel call runs: its numpy reference, or its C++ built for the host."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from aiedsl.checks.resources import queue_fix
-from aiedsl.ir import Transfer
+from aiedsl.ir.runtime import Transfer
 from aiedsl.ir.sequence import shim_bd_ids
 from aiedsl.sim.engine import PAUSE, Gen, Proc, Token
 from aiedsl.sim.patterns import bursts_per_byte

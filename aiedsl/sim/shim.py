@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir import Design, RtpWrite, SetBarrier, Transfer
+from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
+from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
 from aiedsl.ir.types import Pattern
 from aiedsl.place.alloc import barrier_lock_name
 from aiedsl.toolchain.insts_format import canonical_dims

@@ -18,7 +18,7 @@ import numpy as np
 
 from aiedsl.dtypes import numpy_kind
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design
+from aiedsl.ir.design import Design
 from aiedsl.sim.engine import Conn, Engine, Lock, Proc, WorkQueue
 from aiedsl.targets import TargetModel, TimingModel
 

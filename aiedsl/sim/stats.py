@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir import RtpWrite, Transfer
+from aiedsl.ir.runtime import RtpWrite, Transfer
 from aiedsl.sim.state import Machine
 from aiedsl.sim.summary import (DRAM_SATURATED, ISSUING_NOTED, SINGLE_BUFFER_NOTED,
                                 TASK_COST_BASIS, Bottleneck, SingleBuffered, Timing)

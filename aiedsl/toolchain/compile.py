@@ -37,10 +37,11 @@ from aiedsl.version import __version__
 from aiedsl.kernels.text import unit_text
 from aiedsl.kernels.units import kernel_units
 from aiedsl.errors import ToolchainError
-from aiedsl.ir import Design, Loc
 from aiedsl.builddir.build import compiling
 from aiedsl.builddir.marker import SCRIPT_LIST
 from aiedsl.builddir.swap import install_outputs
+from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
 from aiedsl.toolchain.discover import Tools

@@ -45,8 +45,9 @@ from aiedsl.codegen.report import render_report
 from aiedsl.codegen.tilemap import LOWERED, tile_map
 from aiedsl.errors import ToolchainError
 from aiedsl.files import TMP_SUFFIX
-from aiedsl.ir import Connect, Design, DmaChannel, Physical, Route
 from aiedsl.builddir.build import tool_outputs
+from aiedsl.ir.design import Design
+from aiedsl.ir.physical import Connect, DmaChannel, Physical, Route
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import (INSTS, argv_strings, lower_argvs, pass_pipeline,
                                        pipeline_passes, shell_line)

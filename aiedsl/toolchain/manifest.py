@@ -15,7 +15,8 @@ import numpy as np
 from aiedsl.version import __version__
 from aiedsl.ir.program import ops_per_run
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir import Design, Transfer
+from aiedsl.ir.design import Design
+from aiedsl.ir.runtime import Transfer
 from aiedsl.targets import TargetModel
 from aiedsl.toolchain.discover import Tools
 from aiedsl.kernels.units import kernel_units

@@ -19,8 +19,9 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from aiedsl.ir import Bd, BufferAlloc, Connect, Dim, DmaChannel, LockAlloc, PacketFlow, Physical
-from aiedsl.ir import Route
+from aiedsl.ir.physical import (Bd, BufferAlloc, Connect, DmaChannel, LockAlloc, PacketFlow,
+                                Physical, Route)
+from aiedsl.ir.types import Dim
 
 Coord = tuple[int, int]
 

@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Sequence
 
 from aiedsl.errors import ToolchainError
-from aiedsl.ir import Design, Kernel
+from aiedsl.ir.design import Design
+from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.program import calls
 from aiedsl.kernels.units import kernel_units
 

@@ -33,7 +33,8 @@ from aiedsl.checks.dma.link_dims import _check_link_dims
 from aiedsl.checks.dma.moved_layout import _moved_layout_fix
 from aiedsl.checks.dma.transfers import _check_transfer
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Transfer
+from aiedsl.ir.design import Design
+from aiedsl.ir.runtime import Transfer
 from aiedsl.targets import TargetModel
 
 # The limits are the target model's (TileLimits.bd_wrap, bd_max_elements, bd_step_words,

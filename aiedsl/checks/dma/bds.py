@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from aiedsl.ir import Design, Dim, Endpoint, Fifo, Link
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Endpoint, Fifo, Link
+from aiedsl.ir.types import Dim
 
 
 def _link_of(d: Design, f: Fifo, e: Endpoint) -> Link | None:

@@ -4,7 +4,7 @@ a contiguous innermost run), and :func:`_fail`, which raises a broken DMA rule's
 from __future__ import annotations
 
 from aiedsl.errors import DesignError
-from aiedsl.ir import Loc
+from aiedsl.ir.loc import Loc
 from aiedsl.targets import TargetModel
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from aiedsl.checks.dma.bds import _inner, _link_of, _walk_max
 from aiedsl.checks.dma.dims import _check_dims, _fail
-from aiedsl.ir import Design, Dim, Endpoint, Fifo, Loc
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Endpoint, Fifo
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import Dim
 from aiedsl.targets import TargetModel
 
 

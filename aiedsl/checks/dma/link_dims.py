@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiedsl.checks.dma.bds import _inner, _max_index, _walk_max
 from aiedsl.checks.dma.dims import _fail
-from aiedsl.ir import Design
+from aiedsl.ir.design import Design
 
 
 def _check_link_dims(d: Design) -> None:

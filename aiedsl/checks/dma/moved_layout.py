@@ -9,7 +9,10 @@ import numpy as np
 from aiedsl.checks.dma.bds import _link_of
 from aiedsl.checks.dma.dims import _check_dims
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Dim, Endpoint, Fifo, Loc
+from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Endpoint, Fifo
+from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import Dim
 from aiedsl.targets import TargetModel
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from aiedsl.checks.dma.dims import _check_dims, _fail
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, Transfer
+from aiedsl.ir.design import Design
+from aiedsl.ir.runtime import Transfer
 from aiedsl.targets import TargetModel
 
 
