@@ -751,3 +751,13 @@ def test_a_simulated_run_says_once_that_the_kernels_ran_as_their_references(
         "kernel test runs their C++"]
     r = aiedsl("sim", "designs/transpose_dma.py")  # no kernel at all: nothing to say
     assert r.returncode == 0 and "kernels:" not in r.stdout
+
+
+def test_a_path_with_a_line_break_is_one_line_of_what_build_says(tmp_path: Path) -> None:
+    """A tester's -o $'we\\nird/b' split the 'wrote' line in two (errors escaped it already)."""
+    out = tmp_path / "we\nird" / "b"
+    r = aiedsl("build", str(ROOT / "designs" / "passthrough.py"), "-o", str(out),
+               cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    wrote = [line for line in r.stdout.splitlines() if line.startswith("wrote ")]
+    assert len(wrote) == 1 and "we\\nird/b/: aie.mlir" in wrote[0]

@@ -677,3 +677,19 @@ def test_the_simulator_gives_a_core_end_the_buffers_mlir_aie_gives_it(
     ring = next(p.info["ring"] for p in result.machine.engine.procs
                 if p.info.get("fifo") == "in_l1" and "ring" in p.info)
     assert ring.bufs.shape[0] == 2 and result.passed
+
+
+@pytest.mark.parametrize("call", ['fifo(Tensor[64, i32], name="")',
+                                  'fifo(Tensor[64, i32]).forward(name="")',
+                                  'channel(Tensor[64, i32], name="")'])
+def test_an_empty_name_is_refused_where_it_is_given(design_file: DesignFile, call: str) -> None:
+    """A tester's name="" became 'of' (or 'x_fwd') with no word, where an empty kernel symbol
+    is refused."""
+    path = design_file(f'''
+        from aiedsl import Tensor, channel, design, fifo, i32
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[64, i32]):
+            x = {call}
+        ''')
+    assert error_of(path).splitlines()[0].endswith("name '' is not a plain name")

@@ -1169,3 +1169,21 @@ def test_real_npu_run_of_passthrough(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.chdir(tmp_path)
     result = aiedsl.build(PASSTHROUGH, output="out", compile=True).run(target="npu")
     assert result.target == "npu" and result.passed
+
+
+def test_a_peano_that_writes_no_object_is_named_not_aiecc(fake_tools: dict[str, Path]) -> None:
+    """A tester's Peano exited 0 without its .o, and the failure was blamed on aiecc."""
+    _script(fake_tools["peano"] / "bin" / "clang++",
+            FAKE_CLANG.format(version="19.0.0", log=fake_tools["log"], fail="exit 0"))
+    r = _cli("build", str(PASSTHROUGH), "-o", "out", "--compile")
+    assert r.returncode == 5
+    lines = r.stderr.lstrip("\n").splitlines()
+    assert lines[0] == "error [Peano]: Peano passthrough_i32_1024 finished but did not write " \
+        "passthrough_i32_1024.o"
+    assert lines[1] == "  found: see out/logs/passthrough_i32_1024.log"
+    assert lines[2].startswith("  $ ") and lines[2].endswith(
+        " -c kernels/passthrough_i32_1024.cc -o passthrough_i32_1024.o")
+    assert lines[3:] == [
+        "  fix: check the Peano installation (PEANO_INSTALL_DIR; `aiedsl doctor` shows what "
+        "aiedsl finds)"]
+    assert "PEANO_INSTALL_DIR=" not in fake_tools["log"].read_text()  # aiecc never ran

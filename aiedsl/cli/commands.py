@@ -25,6 +25,7 @@ from aiedsl.cli.common import (
 )
 from aiedsl.cli.kernel import kernel_app
 from aiedsl.cli.reports import print_table, print_usage, report_build, report_compile, report_run
+from aiedsl.errors import printable
 from aiedsl.version import __version__
 
 # rich_markup_mode=None: help is plain text, so "[default: ...]" in a help text stays as written.
@@ -249,10 +250,10 @@ def map_(
                                                                rebuild=rebuild,
                                                                example=f"{handle.name}.svg"))
     if not written:
-        say(f"kept {path}: its build drew it from mlir-aie's lowering, of this same design "
-            "(for aiedsl's own plan, give -o FILE)")
+        say(f"kept {printable(path)}: its build drew it from mlir-aie's lowering, of this same "
+            "design (for aiedsl's own plan, give -o FILE)")
     else:
-        say(f"wrote {path}" + (" (what is over its limit is red)" if error else ""))
+        say(f"wrote {printable(path)}" + (" (what is over its limit is red)" if error else ""))
     if error is not None:
         raise error
 
@@ -354,7 +355,7 @@ def run_(
         check_trace(trace, handle.name)  # before building: a refused trace writes nothing
     _check_stats(stats, handle.name, trace)
     art = build_design(handle, output=output)
-    say(f"built {art.path}/")
+    say(f"built {printable(art.path)}/")
     start = time.perf_counter()
     result = _watched_run(art, target=target.value, iters=iters, warmup=warmup, seed=seed,
                           trace=trace, say=say)

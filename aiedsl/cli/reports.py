@@ -15,6 +15,7 @@ from typing import Any, Optional, Sequence
 import typer
 
 from aiedsl.cli.common import no_color, say
+from aiedsl.errors import printable
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
@@ -52,7 +53,7 @@ def rich_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]
 def report_build(art: Any, start: float) -> None:
     """Print what ``aiedsl build`` wrote (and lowered) into ``art.path``."""
     print_usage(art.design, art.usage)
-    say(f"wrote {art.path}/: " + ", ".join(sorted(art.files)) +
+    say(f"wrote {printable(art.path)}/: " + ", ".join(sorted(art.files)) +
         f" ({time.perf_counter() - start:.2f} s)")
     if art.lowering is not None:
         low = art.lowering
@@ -71,7 +72,7 @@ def report_compile(art: Any, compiled: Any) -> None:
             f"built; cache key {compiled.manifest['cache_key'][:12]}) "
             f"({compiled.seconds:.2f} s)")
     else:
-        say(f"compiled {art.path}/aie.xclbin, insts.bin, manifest.json "
+        say(f"compiled {printable(art.path)}/aie.xclbin, insts.bin, manifest.json "
             f"({compiled.seconds:.1f} s; tool output in {art.path}/logs/)")
     pm = compiled.manifest.get("program_memory", {})
     if pm.get("used"):  # the fullest core first: the one nearest the limit

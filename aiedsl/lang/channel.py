@@ -323,7 +323,8 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
     """
     loc = caller_loc()
     b = current_design("channel(...)")
-    name = check_name(name or b.fresh_name(assigned_name("channel") or "chan"), "channel name", loc)
+    name = check_name(b.fresh_name(assigned_name("channel") or "chan") if name is None else name,
+                      "channel name", loc)
     sizes = [as_int(s) for s in shape] if isinstance(shape, (list, tuple)) else []
     if not sizes or any(s is None or s < 1 for s in sizes):
         raise DesignError("channel", f"channel '{name}' has shape={shown(shape)}", loc=loc,

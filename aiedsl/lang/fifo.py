@@ -138,7 +138,7 @@ class ObjectFifo(FifoRecord):
         b = current_design(f"forwarding fifo '{self.name}'")
         out = new_fifo(
             b, elem or self.elem, depth=self.depth if depth is None else depth,
-            name=name or f"{self.name}_fwd",
+            name=f"{self.name}_fwd" if name is None else name,
             dims_to_stream=dims_to_stream, dims_from_stream=dims_from_stream, loc=loc)
         out.repeat = b.check_repeat(f"forward '{out.name}'", repeat, loc)
         b.add_link("forward", [self], [out], [], via, loc)
@@ -282,7 +282,7 @@ def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, 
     if not isinstance(elem, TensorType):
         raise DesignError("fifo", f"fifo element type {elem!r} is not a Tensor[...] type",
                           loc=loc, fix="write e.g. fifo(Tensor[1024, i16])")
-    name = check_name(name or b.fresh_name("of"), "fifo name", loc)
+    name = check_name(b.fresh_name("of") if name is None else name, "fifo name", loc)
     if name in b.fifos:
         raise DesignError("fifo", f"two fifos are named '{name}'", loc=loc,
                           related=[("the first", b.fifos[name].loc)],
@@ -377,7 +377,7 @@ def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
     total = sum(p.elem.numel for p in parts)
     elem = elem or TensorType(shape=(total,), dtype=parts[0].elem.dtype)
     out = new_fifo(b, elem, depth=parts[0].depth if depth is None else depth,
-                     name=name or f"{parts[0].name}_join",
+                     name=f"{parts[0].name}_join" if name is None else name,
                      dims_to_stream=dims_to_stream, loc=loc)
     if offsets is not None and not isinstance(offsets, (list, tuple)):
         raise DesignError("join offsets", f"join has offsets={offsets!r}", loc=loc,

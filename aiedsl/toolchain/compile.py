@@ -68,6 +68,9 @@ class Step:
     argv: list[str]
     log: str
     """Log file, relative to the build directory."""
+    writes: tuple[str, ...] = ()
+    """What the step must leave, relative to the build directory (a Peano step's object file),
+    checked as soon as it ends: a tool that exits 0 without it is named, not the next one."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ def plan_steps(d: Design, target: TargetModel, tools: Tools) -> list[Step]:
                                                    clang=str(tools.clang.path),
                                                    include=str(tools.headers.path),
                                                    defines=u.flags)),
-                  f"logs/{u.name}.log")
+                  f"logs/{u.name}.log", writes=(u.object,))
              for u in sorted(kernel_units(d.kernels), key=lambda u: u.file)]
     steps.append(Step("aiecc", argv_strings(aiecc_argv(aiecc=str(tools.aiecc.path),
                                                        spelling=tools.aiecc_spelling,
@@ -197,6 +200,14 @@ def _compile(d: Design, target: TargetModel, work: Path, out: Path, tools: Tools
             if overflow is None:
                 raise
             raise overflow from e
+        gone = [name for name in step.writes if not (work / name).is_file()]
+        if gone:
+            raise ToolchainError(
+                step.label.split()[0], f"{step.label} finished but did not write "
+                f"{', '.join(gone)}", exit_code=5, notes=[f"$ {shell_line(step.argv)}"],
+                found=f"see {out / step.log}",
+                fix="check the Peano installation (PEANO_INSTALL_DIR; `aiedsl doctor` shows "
+                    "what aiedsl finds)")
     absent = [name for name in OUTPUTS if not (work / name).is_file()]
     if absent:
         raise ToolchainError(
