@@ -150,7 +150,8 @@ def map_fits_build(folder: Path, rel: str, placed: Design, *, rebuild: str, exam
     Run by :func:`aiedsl.builddir.outfile.write_file` under the folder's lock.
     """
     from aiedsl.codegen.tilemap import LOWERED
-    from aiedsl.errors import display_path, printable
+    from aiedsl.errors import display_path
+    from aiedsl.text import printable
 
     marker = read_marker(folder)
     if rel != "map.svg" or marker is None or "design.json" not in marker["files"]:

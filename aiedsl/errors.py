@@ -14,16 +14,7 @@ from typing import Any
 
 from aiedsl.ir.loc import Loc
 from aiedsl.library_code import PACKAGE_DIR, library_dirs
-
-
-def printable(value: object) -> str:
-    r"""``value`` as one line of a message: control characters (a line break in a path would
-    split the message, or forge a line of it) written as Python escapes.
-
-    >>> printable("new\nline/o")
-    'new\\nline/o'
-    """
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
+from aiedsl.text import printable as printable  # (its home; builddir imports it from here)
 
 
 def counted(n: int, noun: str) -> str:

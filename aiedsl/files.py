@@ -26,7 +26,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from aiedsl.errors import DesignError, display_path, printable
+from aiedsl.errors import DesignError, display_path
+from aiedsl.text import printable
 
 TMP_SUFFIX = ".aiedsl-tmp"
 """Ends the name of a temporary file :func:`replace_file` renames into place."""

@@ -10,7 +10,7 @@ from typing import Any
 import jinja2
 
 from aiedsl.cache import cache_dir
-from aiedsl.errors import printable
+from aiedsl.text import printable
 
 TEMPLATES = Path(__file__).resolve().parent / "codegen" / "templates"
 """Where the MLIR, report, map and kernel-file templates live (kernel sources' own templates are

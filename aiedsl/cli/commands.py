@@ -25,7 +25,7 @@ from aiedsl.cli.common import (
 )
 from aiedsl.cli.kernel import kernel_app
 from aiedsl.cli.reports import print_table, print_usage, report_build, report_compile, report_run
-from aiedsl.errors import printable
+from aiedsl.text import printable
 from aiedsl.version import __version__
 
 # rich_markup_mode=None: help is plain text, so "[default: ...]" in a help text stays as written.

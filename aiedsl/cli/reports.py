@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence
 import typer
 
 from aiedsl.cli.common import no_color, say
-from aiedsl.errors import printable
+from aiedsl.text import printable
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:

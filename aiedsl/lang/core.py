@@ -378,10 +378,15 @@ def _assigned_at(made: Acquisition) -> str:
     """The plain name the line of ``made`` assigns it to: ``x`` for ``x = a.consume()``, ``y``
     for ``b.produce()`` in ``x, y = a.consume(), b.produce()``; else ``x``."""
     import ast
-    import linecache
+    from pathlib import Path
 
+    # read now, not through linecache: the loc's path is relative to the working directory,
+    # and linecache would serve another file's lines once read under the same name
     try:
-        tree = ast.parse(linecache.getline(made.loc.file, made.loc.line).strip())
+        line = Path(made.loc.file).read_text().splitlines()[made.loc.line - 1]
+        tree = ast.parse(line.strip())
+    except (OSError, UnicodeDecodeError, IndexError):
+        return "x"
     except SyntaxError:  # the call spreads over several lines
         return "x"
     node = tree.body[0] if tree.body else None
