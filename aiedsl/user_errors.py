@@ -42,6 +42,8 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
         callees, hint = FOREIGN_KEYWORDS[keyword[2]]
         if keyword[1].rsplit(".", 1)[-1] in callees:  # aiedsl's call, not one of the user's
             fix = hint + "; AIEDSL_TRACEBACK=1 shows the whole traceback"
+    elif isinstance(e, TypeError) and keyword:
+        fix = _keywords_fix(keyword[1], keyword[2]) or fix
     frames = _user_frames(e.__traceback__)
     if isinstance(e, NameError):
         fix = _defined_below_fix(e, frames) or fix
@@ -52,6 +54,41 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
     return DesignError(
         "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",
         loc=user_line(e.__traceback__) or fallback, fix=fix, related=_call_chain(frames))
+
+
+def _keywords_fix(qualname: str, given: str) -> str | None:
+    """The fix for keyword ``given`` that aiedsl's ``qualname`` (``ObjectFifo.forward``) does not
+    take: the keywords it does take, the nearest first when one is near; None when
+    ``qualname`` is not aiedsl's (a function of the user's own)."""
+    import difflib
+    import inspect
+    import sys
+
+    head, *rest = qualname.split(".")
+    for name, module in sorted(sys.modules.items()):  # the error path only: a scan is fine
+        if not name.startswith("aiedsl.") or module is None:
+            continue
+        found = getattr(module, head, None)
+        for part in rest:
+            found = getattr(found, part, None)
+        if callable(found) and str(getattr(found, "__module__", "")).startswith("aiedsl."):
+            break
+    else:
+        return None
+    try:
+        params = inspect.signature(found).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    takes = [p.name for p in params if p.name not in ("self", "cls") and not
+             p.name.startswith("_") and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if not takes:
+        return None
+    near = difflib.get_close_matches(given, takes, n=1)
+    short = qualname.rsplit(".", 1)[-1]
+    return (f"{short}() takes {', '.join(f'{t}=' for t in takes)}"
+            + (f" ({given}= is not one of them: {near[0]}=?)" if near else
+               f" ({given}= is not one of them)")
+            + "; AIEDSL_TRACEBACK=1 shows the whole traceback")
 
 
 class _Frame(NamedTuple):

@@ -663,3 +663,32 @@ def test_defines_for_several_plain_constants_name_each(design_file: DesignFile) 
         "  fix: make N and TILE a define() to set them with -D: N = define(\"N\", 4096) at line "
         "9; TILE = define(\"TILE\", 1024) at line 10 (from aiedsl import define); or remove -D N "
         "and -D TILE"]
+
+
+KEYWORD = '''
+from aiedsl import Tensor, design, fifo, i32, runtime
+
+@design(device="npu1_1col")
+def d(A: Tensor[64, i32], B: Tensor[64, i32]):
+    a = fifo(Tensor[64, i32])
+    b = a.forward(KEYWORD=2)
+    with runtime() as rt:
+        rt.fill(a, A)
+        rt.drain(b, B)
+'''
+
+
+@pytest.mark.parametrize("keyword, why", [
+    ("consumer_depth", "(consumer_depth= is not one of them)"),
+    ("dept", "(dept= is not one of them: depth=?)")])
+def test_a_keyword_an_aiedsl_call_does_not_take_is_told_with_those_it_does(
+        design_file: DesignFile, keyword: str, why: str) -> None:
+    """A fuzzer's forward(consumer_depth=...) was a bare Python TypeError: the fix now names
+    the keywords forward() takes (fifo() takes consumer_depth=, forward() does not)."""
+    msg = error(design_file(KEYWORD.replace("KEYWORD", keyword)))
+    assert msg.splitlines()[0] == (
+        f"d.py:6: error [python error]: TypeError: ObjectFifo.forward() got an unexpected "
+        f"keyword argument '{keyword}' (while loading d.py)")
+    assert msg.splitlines()[-1] == (
+        "  fix: forward() takes elem=, depth=, dims_to_stream=, dims_from_stream=, via=, name=, "
+        f"repeat= {why}; AIEDSL_TRACEBACK=1 shows the whole traceback")
