@@ -58,7 +58,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_repeats(d)
     check_acquires(d)
     check_hangs(d)
-    check_unrolled_loops(d)
+    check_unrolled_loops(d, target)
     check_held_buffers(d)
     # the C++ files there are, before the calls are judged by the declarations: one that
     # disagrees with its C++ (arguments in another order) would make a right call look wrong,
@@ -68,7 +68,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_locals(d)
     check_stale_reads(d)
     check_cascades(d, target)
-    check_rtps(d)
+    check_rtps(d, target)
     check_kernel_sources(d, missing_only=True)
     check_kernel_objects(d)
     check_kernel_arch(d, target)

@@ -36,10 +36,10 @@ from aiedsl.ir.loc import Loc
 from aiedsl.ir.progress import waits_on_barrier
 from aiedsl.ir.reach import Reach
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel
 
 
-def check_rtps(d: Design) -> None:
+def check_rtps(d: Design, target: TargetModel) -> None:
     """The rules of the module docstring, for every slot a core reads and every barrier."""
     check_barriers(d)
     read: dict[tuple[str, int], tuple[str, Loc]] = {}
@@ -78,7 +78,8 @@ def check_rtps(d: Design) -> None:
                              (f"{reader} reads the slot", at)],
                     fix="move the rtp_write before the first rt.fill")
             if slot in written:
-                _check_rewrite(d, i, op, written[slot], read_by.get(slot, []), reach)
+                _check_rewrite(d, i, op, written[slot], read_by.get(slot, []), reach,
+                               target.max_lock_value)
             written.setdefault(slot, op)
     for slot, (reader, at) in read.items():
         if slot not in written:
@@ -93,7 +94,7 @@ def check_rtps(d: Design) -> None:
 
 
 def _check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, readers: list[str],
-                   reach: Reach) -> None:
+                   reach: Reach, top: int) -> None:
     """A rewrite at runtime op ``point`` races a reader when the data filled before it lets a
     call reading the slot start that the drains waited for before it do not show finished."""
     slot = (op.rtp, op.index)
@@ -113,7 +114,7 @@ def _check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, read
         started = f"{may} call{'s' * (may != 1)} that read{'s' * (may == 1)}"
         gated = waits_on_barrier(next(c for c in d.cores if c.name == core))
         given = "the fills and barrier sets" if gated else "the fills"
-        same = _same_value_again(d, core, point) if gated else None
+        same = _same_value_again(d, core, point, top) if gated else None
         hint = ""
         if same is not None:
             again, fresh = same
@@ -137,11 +138,12 @@ def _check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, read
             "and issue the fills of the calls that should see the new value after it" + hint)
 
 
-def _same_value_again(d: Design, core: str, point: int) -> tuple[SetBarrier, int] | None:
+def _same_value_again(d: Design, core: str, point: int, top: int
+                      ) -> tuple[SetBarrier, int] | None:
     """When the runtime's next set, after ``point``, of a barrier ``core`` waits on gives it a
     value it already held before ``point``: that set, and the least value the barrier has not
-    held (a wait for it would hold the core until a set of it)."""
-    top = get_target(d.device).max_lock_value
+    held (a wait for it would hold the core until a set of it); ``top``: the largest value a
+    lock holds."""
     for b in d.barriers:
         if core not in b.cores:
             continue

@@ -24,7 +24,7 @@ from aiedsl.ir.cores import Core
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import walk
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel
 
 MIN_COPIES = 16
 """Identical copies in a row that make a run an unrolled loop. Identical copies gain nothing
@@ -45,12 +45,12 @@ block each of whose ops occurs more than eight times in it would take hand-writt
 inside a Python loop; such a run goes unreported rather than making the search slower."""
 
 
-def check_unrolled_loops(d: Design) -> None:
+def check_unrolled_loops(d: Design, target: TargetModel) -> None:
     """No core program (nor any loop body in it) holds :data:`MIN_COPIES` or more identical
     copies of one block in a row. The search takes time about linear in the program's length:
     each op is compared with its next few equal ops, and a run is walked once per period."""
     ids: dict[Hashable, int] = {}
-    memory = get_target(d.device).program_memory
+    memory = target.program_memory
     for core in d.cores:
         _body(core, core.body, ids, {}, memory)
 
