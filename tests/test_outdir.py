@@ -8,6 +8,7 @@ marker after ``--compile``, and single files (map.svg, traces) written over noth
 
 from __future__ import annotations
 
+import errno
 import json
 import socket
 import multiprocessing
@@ -280,6 +281,57 @@ def test_a_leftover_that_cannot_be_removed_is_named_by_its_whole_path(
         "passthrough_i32_1024.cc)\n"
         f"  fix: make {where} writable for you (ls -ld {where} shows who may write it), or "
         "choose another path with -o\n")
+
+
+@pytest.mark.parametrize("how", ["a file that cannot be deleted", "a read-only folder"])
+def test_a_previous_build_that_cannot_be_removed_is_said_and_the_next_build_removes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        how: str) -> None:
+    """A rebuild whose old build held a file that could not be deleted (chattr +i, a tester)
+    exited 0 and said nothing; the old build stayed in .b.aiedsl-new without its marker, and
+    the next build refused that folder as holding what aiedsl never puts there. The marker now
+    stays while anything of the folder does, and the build warns, naming the path and why."""
+    if how == "a read-only folder" and (os.name != "posix" or os.geteuid() == 0):
+        pytest.skip("root deletes from a chmod 555 folder anyway")
+    monkeypatch.chdir(tmp_path)
+    assert _main("build", str(PASSTHROUGH), "-o", "lo/b") == 0
+    staging = tmp_path / "lo" / ".b.aiedsl-new"
+    real_unlink = os.unlink
+
+    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
+        if os.fspath(path).endswith("passthrough_i32_1024.cc"):  # as chattr +i on its folder
+            raise PermissionError(errno.EPERM, "Operation not permitted", path)
+        real_unlink(path, *args, **kwargs)
+
+    if how == "a read-only folder":
+        (tmp_path / "lo" / "b" / "kernels").chmod(0o555)
+    else:
+        monkeypatch.setattr(os, "unlink", unlink)
+    capsys.readouterr()
+    try:
+        assert _main("build", str(PASSTHROUGH), "-o", "lo/b", "-D", "N=8192") == 0
+    finally:
+        monkeypatch.setattr(os, "unlink", real_unlink)
+        for kernels in (tmp_path / "lo" / "b" / "kernels", staging / "build" / "kernels"):
+            if kernels.is_dir():
+                kernels.chmod(0o755)
+    reason = "Permission denied" if how == "a read-only folder" else "Operation not permitted"
+    where = "lo/.b.aiedsl-new/build/kernels"
+    assert capsys.readouterr().err == (
+        f"warning [output directory]: could not remove lo/.b.aiedsl-new, aiedsl's staging "
+        f"folder of lo/b: {reason} (at {where}/passthrough_i32_1024.cc)\n"
+        f"  fix: make {where} writable for you (ls -ld {where} shows who may write it), and "
+        "the next build of lo/b removes it: it holds only what aiedsl wrote\n")
+    _assert_whole(tmp_path / "lo" / "b", _build_of(_gen(8192)))  # the new build is in, whole
+    # what is left of the old build still holds its marker, listing it
+    assert entries(staging) == ["build/", f"build/{MARKER}", "build/kernels/",
+                                "build/kernels/passthrough_i32_1024.cc"]
+    assert "kernels/passthrough_i32_1024.cc" in read_marker(staging / "build")["files"]  # type: ignore[index]
+    gen = _gen()
+    assert _main("build", str(PASSTHROUGH), "-o", "lo/b") == 0  # takes it for a leftover
+    assert capsys.readouterr().err == ""
+    _assert_whole(tmp_path / "lo" / "b", _build_of(gen))
+    assert os.listdir(tmp_path / "lo") == ["b"]
 
 
 @pytest.mark.parametrize("kind", ["folder", "file", "link", "in build/", "in old/"])
