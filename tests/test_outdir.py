@@ -646,6 +646,86 @@ def test_what_a_killed_build_sh_left_in_aieccs_folder_is_not_taken_for_aiedsls(
     assert script_made(tmp_path) == set()
 
 
+def test_a_users_file_of_a_name_build_sh_writes_is_refused_not_deleted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """A user's aie.xclbin and .aiedsl-script.list in a build were deleted by a rebuild with
+    other defines, with the same ones kept as if that build's (a tester): build.sh never ran,
+    but their names were among what the marker says it writes. Only what a run of build.sh
+    recorded writing is aiedsl's."""
+    monkeypatch.chdir(tmp_path)
+    assert _main("build", str(PASSTHROUGH), "-o", "b2") == 0
+    (tmp_path / "b2" / "aie.xclbin").write_text("my own xclbin, not from build.sh\n")
+    (tmp_path / "b2" / ".aiedsl-script.list").write_text("mine\n")
+    before = _tree(tmp_path / "b2")
+    capsys.readouterr()
+    for defines in (["-D", "N=8192"], []):  # another design, and the same
+        assert _main("build", str(PASSTHROUGH), "-o", "b2", *defines) == 2
+        assert capsys.readouterr().err == (
+            "error [output directory]: b2 holds 2 files aiedsl did not write, and a build "
+            "replaces the whole directory\n"
+            "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+            "wrote\n"
+            "  found: .aiedsl-script.list, aie.xclbin\n"
+            "  fix: choose another directory with -o, or move those files out of b2 "
+            "(.aiedsl-script.list: not a record build.sh writes; aie.xclbin: a name build.sh "
+            "writes, but no run of build.sh recorded in .aiedsl-script.list wrote it)\n")
+    assert _tree(tmp_path / "b2") == before
+    assert os.listdir(tmp_path) == ["b2"]
+
+
+def test_a_users_file_put_over_one_build_sh_wrote_is_refused_not_deleted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """build.sh appends its record last, as it exits: a file of its names newer than the
+    record was put there after the run, not written by it."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    write(_gen(), out)
+    subprocess.run(["bash", "out/build.sh"], check=True, capture_output=True)
+    (out / "aie.xclbin").unlink()
+    (out / "aie.xclbin").write_text("my own xclbin\n")
+    ran = (out / ".aiedsl-script.list").stat().st_mtime_ns
+    os.utime(out / "aie.xclbin", ns=(ran + 10**9, ran + 10**9))  # a second after the run
+    with pytest.raises(DesignError) as e:
+        write(_gen(8192), out)
+    assert str(e.value) == (
+        f"error [output directory]: {out} holds 1 file aiedsl did not write, and a build "
+        "replaces the whole directory\n"
+        "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+        "wrote\n"
+        "  found: aie.xclbin\n"
+        f"  fix: choose another directory with -o, or move those files out of {out} "
+        "(aie.xclbin: a name build.sh writes, but no run of build.sh recorded in "
+        ".aiedsl-script.list wrote it)")
+    assert (out / "aie.xclbin").read_text() == "my own xclbin\n"
+    (out / "aie.xclbin").unlink()
+    gen = _gen(8192)
+    write(gen, out)  # what build.sh wrote (insts.bin, the .o, its record) goes with its design
+    _assert_whole(out, _build_of(gen))
+
+
+def test_build_sh_s_record_vouches_only_for_what_a_whole_run_wrote(tmp_path: Path) -> None:
+    from aiedsl.builddir.marker import SCRIPT_LIST, script_wrote
+
+    marker = {"aiedsl": aiedsl.__version__, "files": [],
+              "script_outputs": [SCRIPT_LIST, "aie.mlir.prj/", "aie.xclbin", "k.o"]}
+    record = tmp_path / SCRIPT_LIST
+    for name in ("aie.xclbin", "k.o"):
+        (tmp_path / name).write_text("made\n")
+    for text, wrote in [
+            ("mine\n", set()),  # not build.sh's record
+            ("#before\naie.mlir.prj\nnotes.txt\n", set()),  # nor is this
+            ("#before\naie.mlir.prj\n", {SCRIPT_LIST}),  # a run killed in aiecc: no outputs
+            ("#before\n#after\naie.mlir.prj\naie.mlir.prj/main.o\n",
+             {SCRIPT_LIST, "aie.xclbin", "k.o"})]:
+        record.write_text(text)
+        assert script_wrote(tmp_path, marker) == wrote, text
+    ran = record.stat().st_mtime_ns
+    os.utime(tmp_path / "k.o", ns=(ran + 1, ran + 1))  # newer than the run's record
+    assert script_wrote(tmp_path, marker) == {SCRIPT_LIST, "aie.xclbin"}
+    assert script_wrote(tmp_path, {**marker, "script_outputs": []}) == set()
+
+
 SLOW_AIECC = """
 echo $$ > "{pid}"
 echo "half" > half.xclbin
@@ -1160,9 +1240,10 @@ def test_a_build_into_a_directory_a_compile_is_writing_says_another_build_is_wri
     finally:
         (staging / "pid").unlink()
         staging.rmdir()
-    # with nobody writing, they are the user's, but for what build.sh writes (run by hand)
-    with pytest.raises(DesignError, match=r"p holds 1 file aiedsl did not write(.|\n)*"
-                                          r"found: main\.o\n"):
+    # with nobody writing, they are the user's: build.sh's names too, as no run of it (its
+    # record, .aiedsl-script.list) wrote them
+    with pytest.raises(DesignError, match=r"p holds 3 files aiedsl did not write(.|\n)*"
+                                          r"found: aie\.xclbin, insts\.bin, main\.o\n"):
         write(_gen(8192), "p")
 
 
