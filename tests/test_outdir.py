@@ -8,6 +8,7 @@ marker after ``--compile``, and single files (map.svg, traces) written over noth
 
 from __future__ import annotations
 
+import errno
 import json
 import socket
 import multiprocessing
@@ -280,6 +281,57 @@ def test_a_leftover_that_cannot_be_removed_is_named_by_its_whole_path(
         "passthrough_i32_1024.cc)\n"
         f"  fix: make {where} writable for you (ls -ld {where} shows who may write it), or "
         "choose another path with -o\n")
+
+
+@pytest.mark.parametrize("how", ["a file that cannot be deleted", "a read-only folder"])
+def test_a_previous_build_that_cannot_be_removed_is_said_and_the_next_build_removes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        how: str) -> None:
+    """A rebuild whose old build held a file that could not be deleted (chattr +i, a tester)
+    exited 0 and said nothing; the old build stayed in .b.aiedsl-new without its marker, and
+    the next build refused that folder as holding what aiedsl never puts there. The marker now
+    stays while anything of the folder does, and the build warns, naming the path and why."""
+    if how == "a read-only folder" and (os.name != "posix" or os.geteuid() == 0):
+        pytest.skip("root deletes from a chmod 555 folder anyway")
+    monkeypatch.chdir(tmp_path)
+    assert _main("build", str(PASSTHROUGH), "-o", "lo/b") == 0
+    staging = tmp_path / "lo" / ".b.aiedsl-new"
+    real_unlink = os.unlink
+
+    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
+        if os.fspath(path).endswith("passthrough_i32_1024.cc"):  # as chattr +i on its folder
+            raise PermissionError(errno.EPERM, "Operation not permitted", path)
+        real_unlink(path, *args, **kwargs)
+
+    if how == "a read-only folder":
+        (tmp_path / "lo" / "b" / "kernels").chmod(0o555)
+    else:
+        monkeypatch.setattr(os, "unlink", unlink)
+    capsys.readouterr()
+    try:
+        assert _main("build", str(PASSTHROUGH), "-o", "lo/b", "-D", "N=8192") == 0
+    finally:
+        monkeypatch.setattr(os, "unlink", real_unlink)
+        for kernels in (tmp_path / "lo" / "b" / "kernels", staging / "build" / "kernels"):
+            if kernels.is_dir():
+                kernels.chmod(0o755)
+    reason = "Permission denied" if how == "a read-only folder" else "Operation not permitted"
+    where = "lo/.b.aiedsl-new/build/kernels"
+    assert capsys.readouterr().err == (
+        f"warning [output directory]: could not remove lo/.b.aiedsl-new, aiedsl's staging "
+        f"folder of lo/b: {reason} (at {where}/passthrough_i32_1024.cc)\n"
+        f"  fix: make {where} writable for you (ls -ld {where} shows who may write it), and "
+        "the next build of lo/b removes it: it holds only what aiedsl wrote\n")
+    _assert_whole(tmp_path / "lo" / "b", _build_of(_gen(8192)))  # the new build is in, whole
+    # what is left of the old build still holds its marker, listing it
+    assert entries(staging) == ["build/", f"build/{MARKER}", "build/kernels/",
+                                "build/kernels/passthrough_i32_1024.cc"]
+    assert "kernels/passthrough_i32_1024.cc" in read_marker(staging / "build")["files"]  # type: ignore[index]
+    gen = _gen()
+    assert _main("build", str(PASSTHROUGH), "-o", "lo/b") == 0  # takes it for a leftover
+    assert capsys.readouterr().err == ""
+    _assert_whole(tmp_path / "lo" / "b", _build_of(gen))
+    assert os.listdir(tmp_path / "lo") == ["b"]
 
 
 @pytest.mark.parametrize("kind", ["folder", "file", "link", "in build/", "in old/"])
@@ -592,6 +644,86 @@ def test_what_a_killed_build_sh_left_in_aieccs_folder_is_not_taken_for_aiedsls(
                                      "aie.mlir.prj/sub/b.o"}
     (tmp_path / SCRIPT_LIST).write_text("#after\naie.mlir.prj/x\n")
     assert script_made(tmp_path) == set()
+
+
+def test_a_users_file_of_a_name_build_sh_writes_is_refused_not_deleted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """A user's aie.xclbin and .aiedsl-script.list in a build were deleted by a rebuild with
+    other defines, with the same ones kept as if that build's (a tester): build.sh never ran,
+    but their names were among what the marker says it writes. Only what a run of build.sh
+    recorded writing is aiedsl's."""
+    monkeypatch.chdir(tmp_path)
+    assert _main("build", str(PASSTHROUGH), "-o", "b2") == 0
+    (tmp_path / "b2" / "aie.xclbin").write_text("my own xclbin, not from build.sh\n")
+    (tmp_path / "b2" / ".aiedsl-script.list").write_text("mine\n")
+    before = _tree(tmp_path / "b2")
+    capsys.readouterr()
+    for defines in (["-D", "N=8192"], []):  # another design, and the same
+        assert _main("build", str(PASSTHROUGH), "-o", "b2", *defines) == 2
+        assert capsys.readouterr().err == (
+            "error [output directory]: b2 holds 2 files aiedsl did not write, and a build "
+            "replaces the whole directory\n"
+            "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+            "wrote\n"
+            "  found: .aiedsl-script.list, aie.xclbin\n"
+            "  fix: choose another directory with -o, or move those files out of b2 "
+            "(.aiedsl-script.list: not a record build.sh writes; aie.xclbin: a name build.sh "
+            "writes, but no run of build.sh recorded in .aiedsl-script.list wrote it)\n")
+    assert _tree(tmp_path / "b2") == before
+    assert os.listdir(tmp_path) == ["b2"]
+
+
+def test_a_users_file_put_over_one_build_sh_wrote_is_refused_not_deleted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """build.sh appends its record last, as it exits: a file of its names newer than the
+    record was put there after the run, not written by it."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    write(_gen(), out)
+    subprocess.run(["bash", "out/build.sh"], check=True, capture_output=True)
+    (out / "aie.xclbin").unlink()
+    (out / "aie.xclbin").write_text("my own xclbin\n")
+    ran = (out / ".aiedsl-script.list").stat().st_mtime_ns
+    os.utime(out / "aie.xclbin", ns=(ran + 10**9, ran + 10**9))  # a second after the run
+    with pytest.raises(DesignError) as e:
+        write(_gen(8192), out)
+    assert str(e.value) == (
+        f"error [output directory]: {out} holds 1 file aiedsl did not write, and a build "
+        "replaces the whole directory\n"
+        "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+        "wrote\n"
+        "  found: aie.xclbin\n"
+        f"  fix: choose another directory with -o, or move those files out of {out} "
+        "(aie.xclbin: a name build.sh writes, but no run of build.sh recorded in "
+        ".aiedsl-script.list wrote it)")
+    assert (out / "aie.xclbin").read_text() == "my own xclbin\n"
+    (out / "aie.xclbin").unlink()
+    gen = _gen(8192)
+    write(gen, out)  # what build.sh wrote (insts.bin, the .o, its record) goes with its design
+    _assert_whole(out, _build_of(gen))
+
+
+def test_build_sh_s_record_vouches_only_for_what_a_whole_run_wrote(tmp_path: Path) -> None:
+    from aiedsl.builddir.marker import SCRIPT_LIST, script_wrote
+
+    marker = {"aiedsl": aiedsl.__version__, "files": [],
+              "script_outputs": [SCRIPT_LIST, "aie.mlir.prj/", "aie.xclbin", "k.o"]}
+    record = tmp_path / SCRIPT_LIST
+    for name in ("aie.xclbin", "k.o"):
+        (tmp_path / name).write_text("made\n")
+    for text, wrote in [
+            ("mine\n", set()),  # not build.sh's record
+            ("#before\naie.mlir.prj\nnotes.txt\n", set()),  # nor is this
+            ("#before\naie.mlir.prj\n", {SCRIPT_LIST}),  # a run killed in aiecc: no outputs
+            ("#before\n#after\naie.mlir.prj\naie.mlir.prj/main.o\n",
+             {SCRIPT_LIST, "aie.xclbin", "k.o"})]:
+        record.write_text(text)
+        assert script_wrote(tmp_path, marker) == wrote, text
+    ran = record.stat().st_mtime_ns
+    os.utime(tmp_path / "k.o", ns=(ran + 1, ran + 1))  # newer than the run's record
+    assert script_wrote(tmp_path, marker) == {SCRIPT_LIST, "aie.xclbin"}
+    assert script_wrote(tmp_path, {**marker, "script_outputs": []}) == set()
 
 
 SLOW_AIECC = """
@@ -1108,9 +1240,10 @@ def test_a_build_into_a_directory_a_compile_is_writing_says_another_build_is_wri
     finally:
         (staging / "pid").unlink()
         staging.rmdir()
-    # with nobody writing, they are the user's, but for what build.sh writes (run by hand)
-    with pytest.raises(DesignError, match=r"p holds 1 file aiedsl did not write(.|\n)*"
-                                          r"found: main\.o\n"):
+    # with nobody writing, they are the user's: build.sh's names too, as no run of it (its
+    # record, .aiedsl-script.list) wrote them
+    with pytest.raises(DesignError, match=r"p holds 3 files aiedsl did not write(.|\n)*"
+                                          r"found: aie\.xclbin, insts\.bin, main\.o\n"):
         write(_gen(8192), "p")
 
 

@@ -6,7 +6,10 @@ runs its tools there too. The folder is also the lock: it is made with ``os.mkdi
 when it exists, and holds the pid (and host) of the build writing. A second build into the same
 directory fails cleanly while the first is alive; a staging folder whose build is dead is a
 leftover, removed by the next build, but only when it holds nothing aiedsl never puts there (a
-folder of that name may be the user's): each folder aiedsl makes in it carries a marker first.
+folder of that name may be the user's): each folder aiedsl makes in it carries a marker first,
+and keeps it while anything of it is left. A staging folder that cannot be removed when its
+build is done (a file in the old build that cannot be deleted) stays so, for the next build to
+remove, and a warning on standard error says so (:func:`_release`).
 The moments the folder and its pid file appear or go are serialised by ``flock`` on the parent,
 so two builds never both take a leftover for theirs.
 
@@ -22,10 +25,12 @@ a thread pool); the last of them to leave lets it go. Any other claim of it in t
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -33,7 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from aiedsl.errors import DesignError, display_path, printable
-from aiedsl.files import TMP_SUFFIX, remove_tree
+from aiedsl.files import TMP_SUFFIX, command, remove_tree
 from aiedsl.builddir.marker import MARKER, foreign, read_marker
 
 STAGING_SUFFIX = ".aiedsl-new"
@@ -51,11 +56,12 @@ _local = threading.local()  # .dirs: build directories this thread holds; .share
 
 
 class _Claim:
-    """A build directory this process holds: its staging folder, how many claims use it, and
-    the thread that took it (named when another build of the process is refused)."""
+    """A build directory this process holds: its staging folder, how many claims use it, the
+    thread that took it (named when another build of the process is refused), and the
+    directory as the user named it (in a warning that its staging folder stayed)."""
 
-    def __init__(self, staging: Path, thread: str) -> None:
-        self.staging, self.users, self.thread = staging, 1, thread
+    def __init__(self, staging: Path, thread: str, shown: str | Path) -> None:
+        self.staging, self.users, self.thread, self.shown = staging, 1, thread, shown
 
 
 _claims: dict[Path, _Claim] = {}  # by resolved build directory: what this process holds
@@ -138,7 +144,7 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         with _claims_lock:  # under the parent lock: a thread finding the folder finds this
-            _claims[out] = _Claim(staging, threading.current_thread().name)
+            _claims[out] = _Claim(staging, threading.current_thread().name, shown)
     mine.add(out)
     try:
         yield staging
@@ -157,7 +163,7 @@ def _leave(out: Path) -> None:
         del _claims[out]
         _releasing[out] = held.thread
     try:
-        _release(held.staging, out)
+        _release(held.staging, out, held.shown)
     finally:
         with _claims_lock:
             del _releasing[out]
@@ -307,32 +313,42 @@ def _remove_leftover(staging: Path, out: Path) -> None:
     remove_tree(staging)
 
 
-def remove_marked(folder: Path, strict: bool = True) -> None:
+def remove_marked(folder: Path, strict: bool = True) -> OSError | None:
     """Remove ``folder``, a folder aiedsl made in a staging folder, its marker last: stopped
     midway, it still holds its marker and only what the marker owns (:func:`check_staging`
     takes it for aiedsl's). ``strict``: raise the first error (naming the whole path), else
-    remove what can be removed."""
+    remove what can be removed, keep the marker when anything else stayed, and return the
+    first error (None when all went)."""
     def remove(path: Path) -> None:
         if path.is_dir() and not path.is_symlink():
             remove_tree(path)
         else:
             path.unlink(missing_ok=True)
 
+    first: OSError | None = None
     try:
         inside = [p for p in folder.iterdir() if p.name != MARKER]
-    except OSError:
+    except OSError as e:
         if strict:
             raise
-        return
-    for path in [*inside, folder / MARKER, folder]:
+        return e
+    for path in inside:
         try:
-            if path == folder:
-                os.rmdir(folder)
-            else:
-                remove(path)
-        except OSError:
+            remove(path)
+        except OSError as e:
             if strict:
                 raise
+            first = first or e
+    if first is not None:
+        return first  # the marker stays: what is left is known for aiedsl's, and removed later
+    try:
+        (folder / MARKER).unlink(missing_ok=True)
+        os.rmdir(folder)
+    except OSError as e:
+        if strict:
+            raise
+        return e
+    return None
 
 
 def _restore(staging: Path, out: Path) -> None:
@@ -343,20 +359,61 @@ def _restore(staging: Path, out: Path) -> None:
         os.rename(old, out)
 
 
-def _release(staging: Path, out: Path) -> None:
+def _release(staging: Path, out: Path, shown: str | Path) -> None:
+    """Let go of the lock of ``out``: remove its staging folder and all aiedsl put in it. What
+    cannot be removed stays, with its markers, for the next build to remove as a killed build's
+    leftover (:func:`check_staging`), and a warning says so (:func:`_left_behind`)."""
     _restore(staging, out)
     # The long part (the old build's files) goes first, while our pid still says "busy"; the
     # pid file and the folder itself go under the parent lock, so another build never sees a
     # folder without a pid that it could take for a leftover and remove while we do.
+    failed: OSError | None = None
     for child in staging.iterdir() if staging.is_dir() else ():
         if child.name != _PID:
             if child.is_dir() and not child.is_symlink():
-                remove_marked(child, strict=False)
+                e = remove_marked(child, strict=False)  # each child, whatever came before
+                failed = failed or e
             else:
-                child.unlink(missing_ok=True)
+                try:
+                    child.unlink(missing_ok=True)
+                except OSError as e:
+                    failed = failed or e
     with _parent_lock(staging.parent):
         (staging / _PID).unlink(missing_ok=True)
         try:
             os.rmdir(staging)
-        except OSError:  # gone, or something in it resisted: without a pid, a leftover
-            pass
+        except FileNotFoundError:
+            return
+        except OSError as e:  # something in it resisted: without a pid, a leftover
+            left = failed or e
+        else:
+            return
+    warn(_left_behind(left, staging, shown))
+
+
+def _left_behind(e: OSError, staging: Path, shown: str | Path) -> str:
+    """The warning for staging folder ``staging`` of build directory ``shown``, which stayed
+    because of ``e``: a warning, for what the command did stands (a build it swapped in stays),
+    and the next build removes what is left, all of it aiedsl's, once it can."""
+    where = printable(display_path(str(staging)))
+    failed = Path(os.fsdecode(e.filename)) if e.filename is not None else staging
+    at = printable(display_path(str(failed)))
+    reason = (e.strerror or type(e).__name__) + ("" if at == where else f" (at {at})")
+    label = printable(shown)
+    fix = f"the next build of {label} removes it: it holds only what aiedsl wrote"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        folder = display_path(str(failed if os.path.isdir(failed) else failed.parent))
+        fix = f"make {printable(folder)} writable for you ({command(['ls', '-ld'], folder)} " \
+              f"shows who may write it), and the next build of {label} removes it: it holds " \
+              "only what aiedsl wrote"
+    return (f"warning [output directory]: could not remove {where}, aiedsl's staging folder of "
+            f"{label}: {reason}\n  fix: {fix}\n")
+
+
+def warn(text: str) -> None:
+    """Write warning ``text`` to standard error; a reader that has gone changes nothing."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, AttributeError):  # AttributeError: no standard error at all (None)
+        pass

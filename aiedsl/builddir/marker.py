@@ -4,10 +4,11 @@ aiedsl never deletes or moves anything it did not write. Every directory it make
 marker listing every file and folder in it (folders end in ``/``): what a build wrote, what the
 tools it ran there left (``--compile``), and what ``aiedsl map`` or ``--trace`` added; and what
 the build's ``build.sh``, run by hand, writes (``script_outputs``: the kernels' ``.o``,
-``aie.xclbin``, ``insts.bin``, aiecc's ``aie.mlir.prj/``). A folder among those (aiecc's
-project folder, whose files aiecc names) holds only what ``build.sh`` recorded aiecc adding to it
-(:data:`SCRIPT_LIST`, :func:`script_made`), besides what the marker lists. Whatever else a
-folder holds is foreign (:func:`foreign`): the user's.
+``aie.xclbin``, ``insts.bin``, aiecc's ``aie.mlir.prj/``). A file of those names is aiedsl's only
+when ``build.sh``'s record (:data:`SCRIPT_LIST`) shows a run that wrote it (:func:`script_wrote`),
+and a folder among them (aiecc's project folder, whose files aiecc names) holds only what
+``build.sh`` recorded aiecc adding to it (:func:`script_made`), besides what the marker lists.
+Whatever else a folder holds is foreign (:func:`foreign`): the user's.
 
 Read by the refusals before a build (:mod:`aiedsl.builddir.refuse`) and by the lock
 (:mod:`aiedsl.builddir.lock`), which tells a killed build's leftovers from a user's folder by the
@@ -79,17 +80,20 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
 
 def owned(marker: dict[str, Any] | None, made: Collection[str] = ()) -> Callable[[str], bool]:
     """Whether an entry of a build directory with ``marker`` is aiedsl's: listed, or written by
-    its ``build.sh`` (run by hand, it cannot list what it wrote in the marker): a file of
-    ``script_outputs``, or a folder of them (aiecc's project folder) and, in it, what ``made``
-    (:func:`script_made`) names. Anything else in that folder is not: a rebuild of another
-    design, which drops the folder, would have deleted a user's file there with it."""
+    its ``build.sh`` (run by hand, it cannot list what it wrote in the marker): a folder of
+    ``script_outputs`` (aiecc's project folder) and, in it, what ``made``
+    (:func:`script_made`) names, or a file of ``script_outputs`` that ``made`` names
+    (:func:`script_wrote`). Anything else of those names or in that folder is not: a rebuild,
+    which drops them with another design, would have deleted a user's file (an ``aie.xclbin``
+    of their own, a file in ``aie.mlir.prj/``)."""
     listed = set(marker["files"]) if marker else set()
     script = marker.get("script_outputs", []) if marker else []
     folders = tuple(s for s in script if s.endswith("/"))
-    listed.update(script)
+    listed.update(folders)
     made = set(made)
-    return lambda rel: rel in listed or (bool(folders) and rel.startswith(folders)
-                                         and rel.rstrip("/") in made)
+    files = {s for s in script if not s.endswith("/")} & made
+    return lambda rel: rel in listed or rel in files or (
+        bool(folders) and rel.startswith(folders) and rel.rstrip("/") in made)
 
 
 def script_made(folder: Path) -> set[str]:
@@ -97,11 +101,8 @@ def script_made(folder: Path) -> set[str]:
     folder (:data:`SCRIPT_LIST`): in each run it recorded whole (``#before`` and ``#after``),
     what was there after it and not before; entries without a trailing ``/``. A run killed
     before its ``#after`` adds nothing, and what it left stays foreign (refused, never deleted)."""
-    try:
-        lines = (folder / SCRIPT_LIST).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return set()
     made: set[str] = set()
+    lines = _script_record(folder)
     runs: list[tuple[set[str], set[str]]] = []
     section: set[str] | None = None
     for line in lines:
@@ -119,10 +120,56 @@ def script_made(folder: Path) -> set[str]:
     return made
 
 
+def _script_record(folder: Path) -> list[str]:
+    """The lines of ``build.sh``'s record in build directory ``folder`` (:data:`SCRIPT_LIST`)."""
+    try:
+        return (folder / SCRIPT_LIST).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def script_wrote(folder: Path, marker: dict[str, Any] | None) -> set[str]:
+    """The files of ``marker``'s ``script_outputs`` in build directory ``folder`` that its
+    ``build.sh``, run by hand, wrote, as far as its record (:data:`SCRIPT_LIST`) tells.
+
+    The record itself, when it is one: ``#before`` first, then only ``#before``, ``#after`` and
+    paths in the script's folders (``aie.mlir.prj``), as ``find`` prints them. The other files
+    when it records a whole run (``#before`` then ``#after``: the script got past the kernels'
+    compiles, its ``set -e`` stopping it at the first that failed, and ran aiecc) and they are
+    no newer than the record, which the script appends to last, as it exits. A file of such a
+    name put there by hand, before any run or after the last, is not aiedsl's.
+    """
+    script = marker.get("script_outputs", []) if marker else []
+    if SCRIPT_LIST not in script:
+        return set()
+    folders = tuple(s.rstrip("/") for s in script if s.endswith("/"))
+    lines = _script_record(folder)
+    if not lines or lines[0] != "#before" or not all(
+            line in ("#before", "#after") or line in folders or line.startswith(
+                tuple(f"{f}/" for f in folders)) for line in lines):
+        return set()
+    wrote = {SCRIPT_LIST}
+    if "#after" not in lines:
+        return wrote
+    try:
+        last = os.lstat(folder / SCRIPT_LIST).st_mtime_ns
+    except OSError:
+        return set()
+    for name in script:
+        if name.endswith("/") or name == SCRIPT_LIST:
+            continue
+        try:
+            if os.lstat(folder / name).st_mtime_ns <= last:
+                wrote.add(name)
+        except OSError:
+            pass
+    return wrote
+
+
 def owned_in(folder: Path, marker: dict[str, Any] | None) -> Callable[[str], bool]:
     """:func:`owned` for build directory ``folder`` with ``marker``, its ``build.sh``'s record
-    read (:func:`script_made`)."""
-    return owned(marker, script_made(folder))
+    read (:func:`script_made`, :func:`script_wrote`)."""
+    return owned(marker, script_made(folder) | script_wrote(folder, marker))
 
 
 def foreign(folder: Path) -> list[str]:

@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from aiedsl.builddir.lock import busy, check_staging, holder, staging_path
-from aiedsl.builddir.marker import MARKER, _entry, entries, foreign, owned_in, read_marker
+from aiedsl.builddir.marker import (
+    MARKER, SCRIPT_LIST, _entry, entries, foreign, owned_in, read_marker,
+)
 from aiedsl.errors import DesignError, counted, printable
 from aiedsl.files import command, os_errors
 
@@ -91,7 +93,19 @@ def _refuse_foreign(real: Path, shown: Path, locked: bool = False) -> None:
             named += f" and {len(alien) - MAX_NAMED} more"
         label = printable(shown)
         fix = f"choose another directory with -o, or move those files out of {label}"
-        if read_marker(real) is None and _older_build(real):
+        marker = read_marker(real)
+        outputs = (marker or {}).get("script_outputs", [])
+        script = [rel for rel in alien if rel in outputs and rel != SCRIPT_LIST]
+        why = [f"{SCRIPT_LIST}: not a record build.sh writes"] \
+            if SCRIPT_LIST in alien and SCRIPT_LIST in outputs else []
+        if script:  # names build.sh writes: say why these are not taken for build.sh's
+            one = len(script) == 1
+            why.append(f"{printable(', '.join(script))}: {'a name' if one else 'names'} build.sh "
+                       f"writes, but no run of build.sh recorded in {SCRIPT_LIST} wrote "
+                       f"{'it' if one else 'them'}")
+        if why:
+            fix += f" ({'; '.join(why)})"
+        if marker is None and _older_build(real):
             fix = (f"{label} looks like a build from an aiedsl older than the build marker "
                    f"({MARKER}): delete it once ({command(['rm', '-r'], str(shown))}) and build "
                    "again")
