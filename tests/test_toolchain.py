@@ -1187,3 +1187,20 @@ def test_a_peano_that_writes_no_object_is_named_not_aiecc(fake_tools: dict[str, 
         "  fix: check the Peano installation (PEANO_INSTALL_DIR; `aiedsl doctor` shows what "
         "aiedsl finds)"]
     assert "PEANO_INSTALL_DIR=" not in fake_tools["log"].read_text()  # aiecc never ran
+
+
+def test_a_build_sh_stopped_by_a_kernel_compile_leaves_what_a_rebuild_removes(
+        fake_tools: dict[str, Path]) -> None:
+    """build.sh records its run before it compiles anything, so the objects a run stopped by a
+    failing compile left are aiedsl's: a rebuild with other defines removes them, where it
+    refused them as the user's when the record began only before aiecc."""
+    _script(fake_tools["peano"] / "bin" / "clang++",
+            FAKE_CLANG.format(version="19.0.0", log=fake_tools["log"],
+                              fail='case "$*" in *TILE=512*) ;; *) echo "object" > '
+                                   f'{KERNEL}.o; exit 1 ;; esac'))
+    aiedsl.build(PASSTHROUGH, output="out")
+    env = {**os.environ, "PATH": f"{fake_tools['mlir_aie'] / 'bin'}:/usr/bin:/bin"}
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True, env=env)
+    assert r.returncode == 1 and (fake_tools["root"] / "out" / f"{KERNEL}.o").exists()
+    aiedsl.build(PASSTHROUGH, defines={"TILE": 512}, output="out")
+    assert not (fake_tools["root"] / "out" / f"{KERNEL}.o").exists()

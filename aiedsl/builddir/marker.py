@@ -134,8 +134,8 @@ def script_wrote(folder: Path, marker: dict[str, Any] | None) -> set[str]:
 
     The record itself, when it is one: ``#before`` first, then only ``#before``, ``#after`` and
     paths in the script's folders (``aie.mlir.prj``), as ``find`` prints them. The other files
-    when it records a whole run (``#before`` then ``#after``: the script got past the kernels'
-    compiles, its ``set -e`` stopping it at the first that failed, and ran aiecc) and they are
+    when it records a whole run (``#before``, written before the kernels' compiles, then
+    ``#after``, however the script ended: a failed compile's ``set -e`` included) and they are
     no newer than the record, which the script appends to last, as it exits. A file of such a
     name put there by hand, before any run or after the last, is not aiedsl's.
     """

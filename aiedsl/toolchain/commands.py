@@ -256,11 +256,14 @@ def find_aiecc_script() -> list[str]:
 
 
 def project_listing_script(project: str, record: str) -> list[str]:
-    """The ``build.sh`` lines, just before aiecc's, that record in ``record`` what aiecc adds to
-    its project folder ``project``: the folder's entries before aiecc runs and, however the
-    script ends, after (:func:`aiedsl.builddir.marker.script_made` reads them). aiecc names
-    its files there itself, so this record is what tells them from a file the user put there,
-    which a rebuild of another design (dropping the folder) must not delete."""
+    """The ``build.sh`` lines, before the kernels' compiles, that record in ``record`` what aiecc
+    adds to its project folder ``project``: the folder's entries before the script compiles
+    anything and, however it ends, after (:func:`aiedsl.builddir.marker.script_made` reads
+    them). aiecc names its files there itself, so this record is what tells them from a file
+    the user put there, which a rebuild of another design (dropping the folder) must not
+    delete; and a run recorded whole is what makes the objects, ``aie.xclbin`` and
+    ``insts.bin`` it left aiedsl's (:func:`aiedsl.builddir.marker.script_wrote`), a kernel
+    compile that stopped it included."""
     folder, listing = shell_line([project]), shell_line([record])
     return [
         "",
