@@ -33,7 +33,10 @@ from aiedsl.version import __version__
 
 _WHERE = {
     **dict.fromkeys(("bf16", "f32", "i8", "i16", "i32", "u8"), "aiedsl.dtypes"),
-    "DesignError": "aiedsl.errors",
+    **dict.fromkeys(("DesignError", "ToolchainError"), "aiedsl.errors"),
+    "Deadlock": "aiedsl.sim.explain",
+    "simulate": "aiedsl.sim",
+    "load_design": "aiedsl.loader",
     **dict.fromkeys((
         "Buffer", "Channel", "DesignHandle", "ObjectFifo", "Tensor", "barrier", "channel",
         "coretile", "define", "design", "fifo", "gemm_runtime", "herd", "join", "local", "loop",
@@ -42,20 +45,24 @@ _WHERE = {
 }
 
 __all__ = [
-    "Artifacts", "Buffer", "Channel", "DesignError", "DesignHandle", "ObjectFifo", "RunResult",
-    "Tensor", "__version__", "barrier", "bf16", "build", "channel", "coretile", "define",
-    "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32", "join", "local",
-    "loop", "memtile", "rtp", "runtime", "shim", "tiles", "u8",
+    "Artifacts", "Buffer", "Channel", "Deadlock", "DesignError", "DesignHandle", "ObjectFifo",
+    "RunResult", "Tensor", "ToolchainError", "__version__", "barrier", "bf16", "build", "channel",
+    "coretile", "define", "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32",
+    "join", "load_design", "local", "loop", "memtile", "rtp", "runtime", "shim", "simulate",
+    "tiles", "u8",
 ]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from aiedsl.api import Artifacts, RunResult, build
     from aiedsl.dtypes import bf16, f32, i8, i16, i32, u8
-    from aiedsl.errors import DesignError
+    from aiedsl.errors import DesignError, ToolchainError
     from aiedsl.lang import (
         Buffer, Channel, DesignHandle, ObjectFifo, Tensor, barrier, channel, coretile, define,
         design, fifo, gemm_runtime, herd, join, local, loop, memtile, rtp, runtime, shim, tiles,
     )
+    from aiedsl.loader import load_design
+    from aiedsl.sim import simulate
+    from aiedsl.sim.explain import Deadlock
 
 
 def __getattr__(name: str) -> Any:

@@ -184,6 +184,10 @@ class Artifacts:
         hears a simulation's stages (:data:`aiedsl.sim.Watch`).
         """
         loc = caller_loc()
+        if isinstance(trace, str) and not trace:
+            raise DesignError("output file", "trace='' names no file", loc=loc, found="''",
+                              fix=f"name the file, e.g. trace='{self.design.name}.json', or "
+                              "leave trace= out")
         target, kernels = check_target(target, loc), check_kernels(kernels, loc)
         seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
         ins = self._inputs(inputs, seed, loc)

@@ -20,6 +20,18 @@ from aiedsl.ir.loc import Loc
 from aiedsl.library_code import PACKAGE_DIR, is_library
 
 
+def source_lines(filename: str) -> list[str]:
+    """The lines of ``filename`` as they are on disk now (each with its line end), read afresh:
+    a design file replaced between loads in one process, even by one of the same size and time
+    (``cp -p``, an unpacked archive), is read as it is, where linecache served its old lines.
+    linecache's copy only for a source with no file (typed at a prompt)."""
+    try:
+        with open(filename, encoding="utf-8", errors="replace") as f:
+            return f.readlines()
+    except OSError:
+        return linecache.getlines(filename)
+
+
 def caller_loc() -> Loc:
     """The first frame outside aiedsl itself: the line of the user's design that made a construct.
 
@@ -60,13 +72,9 @@ def assigned_name(call: str) -> str | None:
     frame = _user_frame()
     if frame is None:
         return None
-    import linecache
-
     filename = frame.f_code.co_filename
-    # linecache serves a file's text as first read: a design file edited and loaded again in
-    # the same process would be named after its old lines (the loader runs the new ones)
-    linecache.checkcache(filename)
-    line = linecache.getline(filename, frame.f_lineno)
+    lines = source_lines(filename)
+    line = lines[frame.f_lineno - 1] if frame.f_lineno <= len(lines) else ""
     if ";" in line:  # several statements may share the line: read the one making the call
         line = _statement_of_call(frame, line)
     m = _ASSIGNED.match(line)
@@ -118,12 +126,9 @@ def _parsed(filename: str) -> Any:
     """The module ``filename`` holds, parsed (``ast.Module``), as it is on disk now; None when
     it cannot be read or parsed. Errors read it, and :func:`assigned_name` for a construct
     given no name on a line of several statements (rare enough to parse the file each time:
-    nothing is cached beyond linecache)."""
+    nothing is cached)."""
     import ast
-    import linecache
-
-    linecache.checkcache(filename)  # a design edited and loaded again: its new text
-    source = "".join(linecache.getlines(filename))
+    source = "".join(source_lines(filename))
     if not source:
         return None
     try:
@@ -208,9 +213,9 @@ def decorator_loc(loc: Loc, fn: object, name: str) -> Loc:
     first = function_loc(fn)  # its first decorator's line
     if first is None or first.line >= loc.line:
         return loc
-    filename = fn.__code__.co_filename  # type: ignore[attr-defined]
-    for line in range(first.line, loc.line):  # the decorators, first to last
-        if linecache.getline(filename, line).lstrip().startswith(f"@{name}"):
+    lines = source_lines(fn.__code__.co_filename)  # type: ignore[attr-defined]
+    for line in range(first.line, min(loc.line, len(lines) + 1)):  # the decorators in order
+        if lines[line - 1].lstrip().startswith(f"@{name}"):
             return loc.model_copy(update={"line": line})
     return loc
 

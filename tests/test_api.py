@@ -192,3 +192,22 @@ def test_a_nan_in_an_input_is_named_when_the_reference_returns_nan(in_root: Path
                      "output 'C' (input 'A'[3, 5] is not finite either)")
     assert rest[-1] == ("  fix: pass finite inputs, or declare them expected with "
                         "@gemm_bf16.reference(nonfinite=True)")
+
+
+def test_the_lower_api_and_its_errors_are_at_the_top(in_root: Path) -> None:
+    """An API tester found simulate, load_design, ToolchainError and Deadlock only in modules
+    the README did not name; and run(trace='') was called a folder, with --trace's fix."""
+    from aiedsl.errors import ToolchainError
+    from aiedsl.loader import load_design
+    from aiedsl.sim import simulate
+    from aiedsl.sim.explain import Deadlock
+
+    assert (aiedsl.simulate, aiedsl.load_design, aiedsl.ToolchainError, aiedsl.Deadlock) == (
+        simulate, load_design, ToolchainError, Deadlock)
+    art = aiedsl.build("designs/vector_scalar_mul.py", write=False)
+    with pytest.raises(aiedsl.DesignError) as e:
+        art.run(target="sim", trace="")
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [output file]: trace='' names no file\n"
+        "  found: ''\n"
+        "  fix: name the file, e.g. trace='vector_scalar_mul.json', or leave trace= out")

@@ -2329,7 +2329,7 @@ def test_define_not_an_int(design_file: DesignFile) -> None:
     assert load_error(path, {"N": "abc"}) == (
         "d.py:3: error [define]: -D N=abc is not a valid int\n"
         "  found: abc\n"
-        "  fix: give an int, e.g. -D N=4096"
+        "  fix: give an int, e.g. -D N=4096 (from Python: defines={'N': 4096})"
     )
 
 
@@ -2360,7 +2360,7 @@ def test_a_bool_define_refuses_a_word_it_does_not_know(design_file: DesignFile) 
         "d.py:4: error [define]: -D FLAG=banana is not a valid bool\n"
         "  limit: true or false (or 1, 0, yes, no, on, off)\n"
         "  found: banana\n"
-        "  fix: give a bool, e.g. -D FLAG=true"
+        "  fix: give a bool, e.g. -D FLAG=true (from Python: defines={'FLAG': True})"
     )
 
 

@@ -80,6 +80,23 @@ def test_a_design_file_edited_between_loads_is_named_after_its_new_lines(
     assert _filled_and_drained(path) == ("first", "second")
 
 
+def test_a_design_file_replaced_with_its_size_and_time_is_named_after_its_new_lines(
+        design_file: DesignFile) -> None:
+    """An API tester's variants, unpacked with their time kept (cp -p, tar), were named after
+    the first one's lines: linecache trusts a file whose size and time did not change."""
+    path = design_file(TWO_FIFOS)
+    assert _filled_and_drained(path) == ("first", "second")
+    st = os.stat(path)
+    text = path.read_text()
+    a, b = "    first = fifo(Tensor[64, i32])\n", "    second = fifo(Tensor[64, i32])\n"
+    path.write_text(text.replace(a + b, b + a))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _filled_and_drained(path) == ("first", "second")
+    path.write_text(text.replace("first", "alpha").replace("second", "omega"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _filled_and_drained(path) == ("alpha", "omega")
+
+
 # -- define() outside the design file ---------------------------------------------------------
 
 def test_a_define_in_a_module_the_design_imports_is_refused(

@@ -35,6 +35,9 @@ def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
     """
     shown = Path(path)
     real = Path(os.path.realpath(shown))
+    if str(path) == "":  # an unset variable: no file at all, not the working directory
+        raise DesignError("output file", f"{option} '' names no file",
+                          fix=f"name the file, e.g. {option} {example}")
     if str(path) == "-":  # the usual spelling of standard output, which these files never go to
         raise DesignError("output file", f"{option} - would write a file named '-'",
                           fix=f"name the file, e.g. {option} {example} (aiedsl's own lines go to "

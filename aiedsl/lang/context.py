@@ -122,10 +122,12 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
                 raise ValueError(text)
         except ValueError:
             example = str(not default).lower() if isinstance(default, bool) else default
+            python = not default if isinstance(default, bool) else default
             raise DesignError(
                 "define", f"-D {name}={text} is not a valid {kind}", loc=loc, found=text,
                 limit="true or false (or 1, 0, yes, no, on, off)" if kind == "bool" else None,
-                fix=f"give {_article(kind)}, e.g. -D {name}={example}") from None
+                fix=f"give {_article(kind)}, e.g. -D {name}={example} (from Python: "
+                f"defines={{{name!r}: {python!r}}})") from None
     if isinstance(value, str):
         check_line(value, f"define '{name}' =", loc)
     if ctx is not None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from aiedsl.compare import TOLERANCE, OutputCheck, compare  # noqa: F401 (re-exported)
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, counted
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer
@@ -83,8 +83,8 @@ def check_inputs(d: Design, inputs: Mapping[str, object], loc: Loc) -> None:
     for name, value in inputs.items():
         t = tensors[name]
         dt = lookup_dtype(t.type.dtype)
-        want = f"{t.type.numel} elements of {dt} (Tensor[{', '.join(map(str, t.type.shape))}, " \
-               f"{dt}]), in any shape"
+        shape = ", ".join(map(str, t.type.shape))
+        want = f"{counted(t.type.numel, 'element')} of {dt} (Tensor[{shape}, {dt}]), in any shape"
         if not isinstance(value, np.ndarray):
             raise DesignError(
                 "inputs", f"input '{name}' of '{d.name}' is not a numpy array", loc=loc,

@@ -24,7 +24,9 @@ from aiedsl.sim.state import Machine
 
 
 class Deadlock(DesignError):
-    """Nothing can move and the runtime sequence is not done (exit code 3)."""
+    """Nothing can move and the runtime sequence is not done (exit code 3). ``chain`` holds
+    the wait-for chain's lines, ``first_loc`` the first design line they name (the error's own
+    ``loc`` is None: the chain names several)."""
 
     exit_code = 3
 
