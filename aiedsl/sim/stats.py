@@ -130,7 +130,8 @@ def timing(m: Machine) -> Timing:
                      runner_up=runner_up, single_buffered=tuple(single),
                      one_buffer_receiver=receiver_words, receiver_room=room)
     fixed = tm.invocation_s
-    return Timing(cycles + fixed * clock, clock, m.ops, core_busy, channel_busy,
+    # rounded past any cycle: 103.2 us x 1 GHz is 103200.00000000001 in floats
+    return Timing(round(cycles + fixed * clock, 6), clock, m.ops, core_busy, channel_busy,
                   int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,
                   dram_read_bytes=int(m.dram.read.moved), dram_write_bytes=int(m.dram.write.moved),
                   profiled=tuple(k.symbol for k in m.design.kernels
