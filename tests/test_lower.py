@@ -198,7 +198,8 @@ def test_a_build_without_the_tools_drops_the_old_lowering(
     assert art.lowering is None
     for name in ("physical.mlir", "npu.mlir", "insts.bin", "lowering.json"):
         assert not (out / name).exists(), name
-    assert "mlir-aie's lowering" not in (out / "report.txt").read_text()
+    assert "drawn from mlir-aie's lowering (" not in (out / "report.txt").read_text()
+    assert "are aiedsl's plan" in (out / "report.txt").read_text().splitlines()[1]
     assert set(read_marker(out)["files"]) == {  # type: ignore[index]
         ".aiedsl-build.json", "aie.mlir", "build.sh", "design.json", "kernels/",
         "kernels/passthrough_i32_1024.cc", "map.svg", "report.txt", "logs/",

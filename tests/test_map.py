@@ -90,9 +90,39 @@ def test_report_lists_streams_ports_and_allocation(npu1_build) -> None:  # type:
             "4 wires\n") in report
     assert "  c_l3_0: (0,1) MM2S 2 -> (0,0) S2MM 0; 1 wire\n" in report
     assert "  (0,2)  4 / 6  4 / 4  1 / 4  -\n" in report  # core (0,2) sends south on all 4 wires
-    assert ("  (0,2) S2MM 0 a_0 (BDs 0-1), S2MM 1 b_0 (BDs 2-3), MM2S 0 c_0_0 (BDs 4-4); "
+    assert ("  (0,2) S2MM 0 a_0 (BDs 0-1), S2MM 1 b_0 (BDs 2-3), MM2S 0 c_0_0 (BD 4); "
             "6 locks\n") in report
     assert "      c_0_0_buff_0 16384 B @ 0x04000 bank 1\n" in report
+    # a shim channel's BDs are the runtime's (as the instruction stream has them), not none
+    assert ("  (0,0) MM2S 0 a_l3_0 (runtime BDs 1, 3), MM2S 1 b_l3_0 (runtime BDs 2, 4), "
+            "S2MM 0 c_l3_0 (runtime BD 0); 6 locks\n") in report
+
+
+def test_a_report_and_a_map_say_they_show_aiedsls_plan(npu1_build) -> None:  # type: ignore[no-untyped-def]
+    """A report auditor: with nothing lowered, nothing said the streams and addresses were
+    aiedsl's own plan (a lowered build says they are mlir-aie's)."""
+    plan = ("streams, ports and allocation are aiedsl's plan (its own rendering of mlir-aie's "
+            "objectfifo lowering and router); a build with mlir-aie's aie-opt at hand draws "
+            "them from mlir-aie's lowering instead")
+    assert npu1_build.files["report.txt"].splitlines()[1] == plan
+    assert plan in _texts(_svg(npu1_build.files["map.svg"]))
+
+
+def test_a_memtile_over_its_even_channels_bds_shows_those(
+        design_file: Callable[..., Path]) -> None:
+    """The map drew 'BDs 30/48' in red for a memtile whose even channels took 26 of their 24."""
+    text = (DESIGNS / "passthrough.py").read_text().replace(
+        'name="in_l3")', 'name="in_l3", depth=13)')
+    from aiedsl.checks import draft
+
+    d = load_design(design_file(text))
+    placed, table, congested = draft(d.ir)
+    from aiedsl.codegen.tilemap import tile_map
+    from aiedsl.targets import get_target
+
+    svg = _svg(tile_map(placed, get_target(placed.device), table, congested))
+    over = [e.text for e in svg.iter() if "over" in (e.get("class") or "").split()]
+    assert over == ["locks 4/64  BDs 26/24 even, 4/24 odd"]
 
 
 def test_build_output_is_byte_identical(npu2_build) -> None:  # type: ignore[no-untyped-def]
@@ -178,3 +208,9 @@ def test_map_of_a_design_over_its_dma_channels(design_file: DesignFile) -> None:
     tile = _tiles(_svg((path.parent / "build" / "d" / "map.svg").read_text()))["tile-0-2"]
     red = [t.text for t in tile.iter(f"{SVG}text") if t.get("class") == "over"]
     assert red == ["DMA in 3/2  out 1/2"]
+
+
+def test_an_npu2_report_says_the_library_kernels_cycles_are_npu1s(npu2_build) -> None:  # type: ignore[no-untyped-def]
+    kernels = [line for line in npu2_build.files["report.txt"].splitlines()
+               if line.startswith("  matmul_") or line.startswith("  zero_")]
+    assert kernels and all(k.endswith("; npu1's model, assumed on npu2") for k in kernels)

@@ -4,11 +4,15 @@ design's notes (:mod:`aiedsl.notes`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from aiedsl.checks.resources import TileUsage
 from aiedsl.codegen.mlir import initial_literal
 from aiedsl.ir.cores import Local
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Fifo
+from aiedsl.ir.runtime import Transfer
+from aiedsl.ir.sequence import shim_bd_ids
 from aiedsl.notes import design_notes
 from aiedsl.place.alloc import local_buffer_name
 from aiedsl.place.objectfifo import Lowering, lower
@@ -36,9 +40,17 @@ def report_rows(d: Design, target: TargetModel, table: dict[tuple[int, int], Til
     return rows
 
 
-def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], TileUsage]
-                  ) -> str:
-    """The text of ``report.txt`` of placed design ``d`` on ``target``."""
+PLAN_NOTE = ("streams, ports and allocation are aiedsl's plan (its own rendering of mlir-aie's "
+             "objectfifo lowering and router); a build with mlir-aie's aie-opt at hand draws "
+             "them from mlir-aie's lowering instead")
+"""The line under a report's or a map's title when it shows aiedsl's plan, not what mlir-aie
+made of the design (:data:`aiedsl.toolchain.lower.NOTE` then)."""
+
+
+def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], TileUsage],
+                  note: str = PLAN_NOTE) -> str:
+    """The text of ``report.txt`` of placed design ``d`` on ``target``; ``note``, under its
+    title, says whose streams and allocation it shows."""
     lines = _aligned([COLUMNS, *report_rows(d, target, table)])
     low = lower(d) if d.placed else None
     fifos = []
@@ -50,12 +62,17 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
         resized = _resized(f, low) if low is not None else ""
         fifos.append(f"{f.name}: {f.elem} {depths}{resized}, {f.producer.label()} -> "
                      f"{cons}{repeat}")
-    kernels = [f"{k.symbol}: {k.cycles} cycles per call ({k.cost})" for k in d.kernels]
+    on = target.timing.measured_on
+    elsewhere = target.family != on  # the library's cycle models were made on npu1
+    kernels = [f"{k.symbol}: {k.cycles} cycles per call ({k.cost})"
+               + (f"; {on}'s model, assumed on {target.family}" if elsewhere and k.cycles_source
+                  == "declared" and k.reference.startswith("aiedsl.kernels.") else "")
+               for k in d.kernels]
     tile_of = {c.name: c.tile for c in d.cores}
     locals_ = [local_line(b, tile_of) for b in d.locals]
     cascades = [f"{c.src} {tile_of[c.src]} -> {c.dst} {tile_of[c.dst]}" for c in d.cascades]
     notes = [n.line() for n in design_notes(d)]
-    return render("report.txt.j2", design=d.name, device=d.device, defines=d.defines,
+    return render("report.txt.j2", design=d.name, device=d.device, note=note, defines=d.defines,
                   header=lines[0], rows=lines[1:], fifos=fifos, kernels=kernels,
                   cascades=cascades, locals=locals_, notes=notes,
                   streams=stream_lines(d), ports=_aligned(port_rows(d, target)),
@@ -147,19 +164,35 @@ def alloc_lines(d: Design, target: TargetModel) -> list[str]:
     if d.physical is None:
         return []
     p = d.physical
+    # a shim channel's BDs are the runtime sequence's: those its fifo's transfers take
+    task_bds: dict[str, set[int]] = {}
+    for i, bd in shim_bd_ids(d).items():
+        op = d.runtime[i]
+        assert isinstance(op, Transfer)
+        task_bds.setdefault(op.fifo, set()).add(bd)
     out = []
     for tile in target.tiles():
         chans = [f"{c.direction} {c.channel} {c.fifo}" + (
-            f" (BDs {c.bds[0]}-{c.bds[-1]})" if c.bds else "")
+            f" ({_bd_list(c.bds)})" if c.bds else
+            f" (runtime {_bd_list(sorted(task_bds[c.fifo]))})" if c.fifo in task_bds else "")
             for c in p.channels if c.tile == tile]
         bufs = [f"{b.name} {b.nbytes} B @ {b.address:#07x} bank {b.bank}"
-                for b in p.buffers if b.tile == tile]
+                for b in sorted(p.buffers, key=lambda b: b.address) if b.tile == tile]
         locks = [lk for lk in p.locks if lk.tile == tile]
         if not (chans or bufs or locks):
             continue
         out.append(f"({tile[0]},{tile[1]}) {', '.join(chans)}; {len(locks)} locks")
         out += [f"    {b}" for b in bufs]
     return out
+
+
+def _bd_list(ids: Sequence[int]) -> str:
+    """``BD 4``, ``BDs 0-3`` (in chain order, when it counts up by one), else ``BDs 30, 25``."""
+    if len(ids) == 1:
+        return f"BD {ids[0]}"
+    if list(ids) == list(range(ids[0], ids[0] + len(ids))):
+        return f"BDs {ids[0]}-{ids[-1]}"
+    return "BDs " + ", ".join(map(str, ids))
 
 
 def _aligned(rows: list[tuple[str, ...]]) -> list[str]:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiedsl.checks.resources import TileUsage
+from aiedsl.codegen.report import PLAN_NOTE
 from aiedsl.ir.design import Design
 from aiedsl.ir.physical import Route
 from aiedsl.place.route import Congestion, Wire
@@ -81,8 +82,9 @@ class RouteView:
 
 
 def tile_map(d: Design, target: TargetModel, table: dict[Coord, TileUsage],
-             congested: list[Congestion] | None = None) -> str:
-    """The SVG text of ``d``'s map (``d`` placed; its routes drawn when it has them)."""
+             congested: list[Congestion] | None = None, note: str | None = PLAN_NOTE) -> str:
+    """The SVG text of ``d``'s map (``d`` placed; its routes drawn when it has them), ``note``
+    under its subtitle (None: none, for a map the lowering annotates)."""
     rows = sorted({target.shim_row, *target.memtile_rows, *target.core_rows})
     top = MARGIN + 30
     height = top + len(rows) * (TILE_H + GAP) + MARGIN
@@ -114,7 +116,7 @@ def tile_map(d: Design, target: TargetModel, table: dict[Coord, TileUsage],
                   + (f", {len(shared)} in shared memory" if shared else "")
                   + (f"; {len(congested)} wire bundles over capacity (red)" if congested else ""),
                   tiles=tiles, routes=routes, cascades=cascades, tile_w=TILE_W, tile_h=TILE_H,
-                  kind_fill=KIND_FILL, legend_x=grid_w + 10, shared=shared)
+                  kind_fill=KIND_FILL, legend_x=grid_w + 10, shared=shared, note=note)
 
 
 def _cascade_view(src: tuple[float, float], dst: tuple[float, float], a: str, b: str
@@ -163,10 +165,15 @@ def _tile_view(tile: Coord, u: TileUsage | None, target: TargetModel, xy: tuple[
     v.lines.append((f"DMA in {ins}/{lim.dma_in}  out {outs}/{lim.dma_out}",
                     ins > lim.dma_in or outs > lim.dma_out))
     locks, bds = TileUsage.total(u.locks), TileUsage.total(u.bds)
-    bd_over = bds > lim.bds or (lim.bds_per_channel_parity is not None and any(
-        TileUsage.total(p) > lim.bds_per_channel_parity for p in u.bds_by_parity))
-    v.lines.append((f"locks {locks}/{lim.locks}  BDs {bds}/{lim.bds}",
-                    locks > lim.locks or bd_over))
+    half = lim.bds_per_channel_parity
+    parity = [TileUsage.total(p) for p in u.bds_by_parity]
+    if half is not None and any(n > half for n in parity):
+        # the limit broken is a half's (even channels use BDs 0-23, odd ones 24-47): show those
+        bd_text = f"BDs {parity[0]}/{half} even, {parity[1]}/{half} odd"
+    else:
+        bd_text = f"BDs {bds}/{lim.bds}"
+    v.lines.append((f"locks {locks}/{lim.locks}  {bd_text}",
+                    locks > lim.locks or bds > lim.bds or bd_text.endswith(" odd")))
     if lim.memory:
         mem = TileUsage.total(u.memory)
         v.mem_text = TileUsage.memory_text(mem, lim.memory)

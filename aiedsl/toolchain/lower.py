@@ -196,15 +196,14 @@ def _draw(d: Design, usage: dict[Coord, TileUsage], lowering: Lowering) -> None:
         target = get_target(d.device)
         physical = renderable(real, d, target)
         placed = d.model_copy(update={"physical": physical})
-        report = render_report(placed, target, usage)
-        svg = tile_map(placed, target, usage)
+        tools = "; ".join(f"{name.split()[0]}: {v}" for name, v in lowering.tools.items())
+        note = NOTE.format(tools=tools)
+        report = render_report(placed, target, usage, note=note)
+        svg = tile_map(placed, target, usage, note=None)
     except Exception as e:  # a physical.mlir this aiedsl cannot read: keep the plan, say why
         lowering.note = f"physical.mlir could not be drawn ({type(e).__name__}: {e})"
         return
-    tools = "; ".join(f"{name.split()[0]}: {v}" for name, v in lowering.tools.items())
-    note = NOTE.format(tools=tools)
-    head, _, rest = report.partition("\n")
-    lowering.files["report.txt"] = f"{head}\n{note}\n{rest}"
+    lowering.files["report.txt"] = report
     lowering.files["map.svg"] = _annotate(svg, note)
     lowering.physical = physical
 
