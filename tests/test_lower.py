@@ -337,3 +337,29 @@ def test_a_compile_after_the_lowering_keeps_the_lowerings_logs(
         "passthrough_i32_1024.log"]
     assert read_marker(out)["files"] == sorted(  # type: ignore[index]
         p.relative_to(out).as_posix() + ("/" if p.is_dir() else "") for p in out.rglob("*"))
+
+
+def test_a_lowering_that_differs_from_the_plan_says_where(lowering_tools: dict[str, Path]) -> None:
+    """A report auditor moved a buffer in a copy of the reference lowering: report.txt showed
+    the lowering's address and nothing said it was not what aiedsl's checks judged."""
+    import shutil
+
+    moved = lowering_tools["root"] / "moved"
+    shutil.copytree(lowering_tools["fixture"], moved)
+    physical = moved / "physical.mlir"
+    physical.write_text(physical.read_text().replace(
+        '{address = 1024 : i32, mem_bank = 0 : i32, sym_name = "out_l1_buff_0"}',
+        '{address = 9216 : i32, mem_bank = 0 : i32, sym_name = "out_l1_buff_0"}', 1))
+    _install(lowering_tools["mlir_aie"], moved, lowering_tools["log"], lowering_tools["seen"], {})
+    art = aiedsl.build(PASSTHROUGH, output="out")
+    assert art.lowering is not None and art.lowering.differs == [
+        "buffer out_l1_buff_0 on (0, 2): 4096 B @ 0x02400, planned 4096 B @ 0x00400"]
+    note = (lowering_tools["root"] / "out" / "report.txt").read_text().splitlines()[1]
+    assert note.endswith("; it differs from aiedsl's plan, which the checks judged, in 1 place: "
+                         "buffer out_l1_buff_0 on (0, 2): 4096 B @ 0x02400, planned 4096 B @ "
+                         "0x00400")
+    # the unmoved reference agrees with the plan in every place
+    _install(lowering_tools["mlir_aie"], lowering_tools["fixture"], lowering_tools["log"],
+             lowering_tools["seen"], {})
+    again = aiedsl.build(PASSTHROUGH, defines={"TILE": 1024}, output="out2")
+    assert again.lowering is not None and again.lowering.differs == []

@@ -43,7 +43,7 @@ from typing import Mapping
 from aiedsl.checks.resources import TileUsage
 from aiedsl.codegen.report import render_report
 from aiedsl.codegen.tilemap import LOWERED, tile_map
-from aiedsl.errors import ToolchainError
+from aiedsl.errors import ToolchainError, counted
 from aiedsl.files import TMP_SUFFIX
 from aiedsl.builddir.build import tool_outputs
 from aiedsl.ir.design import Design
@@ -82,6 +82,9 @@ class Lowering:
     """Tool -> version."""
     note: str = ""
     """Why the map and report still show aiedsl's plan, when they do."""
+    differs: list[str] = field(default_factory=list)
+    """Where mlir-aie's lowering differs from aiedsl's plan (:func:`plan_differences`), which
+    the checks judged: each said in the report and by the build."""
     error: ToolchainError | None = None
 
     @property
@@ -198,6 +201,13 @@ def _draw(d: Design, usage: dict[Coord, TileUsage], lowering: Lowering) -> None:
         placed = d.model_copy(update={"physical": physical})
         tools = "; ".join(f"{name.split()[0]}: {v}" for name, v in lowering.tools.items())
         note = NOTE.format(tools=tools)
+        if d.physical is not None:
+            lowering.differs = plan_differences(d.physical, physical)
+        if lowering.differs:
+            note += (f"; it differs from aiedsl's plan, which the checks judged, in "
+                     f"{counted(len(lowering.differs), 'place')}: "
+                     + "; ".join(lowering.differs[:3])
+                     + ("; ..." if len(lowering.differs) > 3 else ""))
         report = render_report(placed, target, usage, note=note)
         svg = tile_map(placed, target, usage, note=None)
     except Exception as e:  # a physical.mlir this aiedsl cannot read: keep the plan, say why
@@ -206,6 +216,35 @@ def _draw(d: Design, usage: dict[Coord, TileUsage], lowering: Lowering) -> None:
     lowering.files["report.txt"] = report
     lowering.files["map.svg"] = _annotate(svg, note)
     lowering.physical = physical
+
+
+def plan_differences(plan: Physical, real: Physical) -> list[str]:
+    """Where ``real`` (mlir-aie's lowering, :func:`renderable`) allocates otherwise than
+    ``plan`` (aiedsl's): a buffer's address or size, a tile's locks, a DMA channel's BD ids.
+    aiedsl's plan is what its checks judged; the lowering is what runs. Empty when they agree,
+    as for every shipped design (tests/test_lowering.py)."""
+    out: list[str] = []
+    mine = {(b.tile, b.name): b for b in plan.buffers}
+    for b in real.buffers:
+        p = mine.get((b.tile, b.name))
+        if p is None:
+            out.append(f"buffer {b.name} on {b.tile} is not in the plan")
+        elif (p.address, p.nbytes) != (b.address, b.nbytes):
+            out.append(f"buffer {b.name} on {b.tile}: {b.nbytes} B @ {b.address:#07x}, "
+                       f"planned {p.nbytes} B @ {p.address:#07x}")
+    locks: dict[Coord, list[int]] = {}
+    for which, phys in enumerate((plan, real)):
+        for lk in phys.locks:
+            locks.setdefault(lk.tile, [0, 0])[which] += 1
+    out += [f"{n} locks on {tile}, planned {planned}"
+            for tile, (planned, n) in sorted(locks.items()) if planned != n]
+    chans = {(c.tile, c.direction, c.channel): c.bds for c in plan.channels}
+    for c in real.channels:
+        planned = chans.get((c.tile, c.direction, c.channel))
+        if planned is not None and planned and tuple(planned) != tuple(c.bds):
+            out.append(f"{c.direction} {c.channel} on {c.tile} takes BDs "
+                       f"{', '.join(map(str, c.bds))}, planned {', '.join(map(str, planned))}")
+    return out
 
 
 def _annotate(svg: str, note: str) -> str:
@@ -247,8 +286,12 @@ def renderable(real: Physical, d: Design, target: TargetModel) -> Physical:
     channels = tuple(c.model_copy(update={"fifo": names.get((c.tile, c.direction, c.channel),
                                                             c.fifo)}) for c in real.channels)
     shared = d.physical.shared if d.physical is not None else {}
+    # a core's stack is no aie.buffer (aiecc reserves it at the bottom of its memory, where
+    # mlir-aie's allocation starts above it): the plan's, so the memory drawn adds up
+    stacks = tuple(b for b in (d.physical.buffers if d.physical is not None else ())
+                   if b.name.endswith(" stack"))
     return real.model_copy(update={"routes": tuple(routes), "channels": channels,
-                                   "shared": dict(shared)})
+                                   "shared": dict(shared), "buffers": (*stacks, *real.buffers)})
 
 
 def _trace(ch: DmaChannel, switch: dict[tuple[Coord, str], list[Connect]], shim_row: int,
