@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aiedsl.ir.core_ops import Call, LocalArg, Loop, Op
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import Rounding, rounding
 from aiedsl.ir.runtime import Transfer
@@ -360,7 +361,50 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     note_aliases(checks, inputs)
     note_untouched(checks, d)
     note_design(checks, d)
+    note_carried_locals(checks, d)
     return checks
+
+
+def note_carried_locals(checks: list[OutputCheck], d: Design) -> None:
+    """Give each FAIL a hint for every core-local buffer a core's kernels sum into (``inout``)
+    in a loop while no call of that core ever writes it afresh (``out``): a local keeps its
+    value from call to call and, on the NPU, from run to run (its initial value is written once,
+    at load), so each iteration's sums pile onto the last's. (A sum over the whole run is
+    legal, on the first run; the hint is given only to a FAIL.)"""
+    if all(c.passed for c in checks):
+        return
+    kernels = {k.symbol: k for k in d.kernels}
+    hints: list[str] = []
+    for core in d.cores:
+        summed: dict[str, Call] = {}  # local -> the first call in a loop that sums into it
+        fresh: set[str] = set()
+
+        def visit(body: tuple[Op, ...], looped: bool) -> None:
+            for op in body:
+                if isinstance(op, Loop):
+                    visit(op.body, looped or op.count > 1)
+                elif isinstance(op, Call):
+                    access: dict[str, set[str]] = {}  # local -> how this call passes it
+                    for a, param in zip(op.args, kernels[op.kernel].args):
+                        if isinstance(a, LocalArg):
+                            access.setdefault(a.local, set()).add(param.access)
+                    for name, ways in access.items():
+                        if "inout" in ways or ways == {"in", "out"}:  # k(acc, x, acc) too
+                            if looped:
+                                summed.setdefault(name, op)
+                        elif "out" in ways:
+                            fresh.add(name)
+
+        visit(core.body, False)
+        hints += [f"{call.loc}: {call.kernel} sums into core-local '{name}' in a loop of "
+                  f"{core.name}, and no call of it writes '{name}' afresh: a local keeps its "
+                  "value from call to call and, on the NPU, from run to run (its initial value "
+                  "is written once, at load); zero it where each sum starts (a call taking it "
+                  "\"out\", e.g. aiedsl.kernels.zero)"
+                  for name, call in summed.items() if name not in fresh]
+    for c in checks:
+        if not c.passed:
+            c.hints += [h for h in hints if h not in c.hints]
 
 
 def note_design(checks: list[OutputCheck], d: Design) -> None:

@@ -950,3 +950,32 @@ def test_an_input_that_merely_holds_the_filling_does_not_excuse_an_unwritten_out
     assert str(e.value).splitlines()[0] == (
         "d.py:6: error [kernel reference]: the reference of kernel 'clip_u8' left its \"out\" "
         "buffer 'dst' unwritten")
+
+
+TWO_SUMS = RUNNING_SUM.replace('''        for _ in loop(8):
+            with a.consume() as t:
+                addk(acc, t, acc)
+        with b.produce() as o:
+            copy(acc, o)''', '''        for _ in loop(2):
+            for _ in loop(4):
+                with a.consume() as t:
+                    addk(acc, t, acc)
+            with b.produce() as o:
+                copy(acc, o)''').replace("out: Tensor[16, i32]", "out: Tensor[32, i32]").replace(
+    "return inp.reshape(8, 16).sum(axis=0) + 100",
+    "return (inp.reshape(2, 4, 16).sum(axis=1) + 100).reshape(32)")
+
+
+def test_a_local_summed_into_and_never_reset_is_named_under_a_fail(
+        design_file: DesignFile) -> None:
+    """Two sums in one local that starts at 100 and is never reset: the second piles onto the
+    first, and the FAIL said nothing of the local (left from stop 32)."""
+    result = simulate(load_design(design_file(TWO_SUMS)))
+    assert not result.passed
+    assert result.checks[0].hints == [
+        "d.py:18: add_i32_16 sums into core-local 'acc' in a loop of core[0,0], and no call of "
+        "it writes 'acc' afresh: a local keeps its value from call to call and, on the NPU, "
+        "from run to run (its initial value is written once, at load); zero it where each sum "
+        "starts (a call taking it \"out\", e.g. aiedsl.kernels.zero)"]
+    # the one sum of RUNNING_SUM passes, and a run that passes is given no hint
+    assert simulate(load_design(design_file(RUNNING_SUM, "one.py"))).passed
