@@ -692,3 +692,37 @@ def test_a_keyword_an_aiedsl_call_does_not_take_is_told_with_those_it_does(
     assert msg.splitlines()[-1] == (
         "  fix: forward() takes elem=, depth=, dims_to_stream=, dims_from_stream=, via=, name=, "
         f"repeat= {why}; AIEDSL_TRACEBACK=1 shows the whole traceback")
+
+
+SPLIT_PART_PRODUCED = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_1col")
+def d(A: Tensor[128, i32], B: Tensor[128, i32]):
+    a = fifo(Tensor[128, i32])
+    p0, p1 = a.split(2)
+    k = passthrough(Tensor[64, i32])
+
+    @herd()
+    def core():
+        with p0.consume() as x, p1.produce() as y:
+            k(x, y)
+
+    with runtime() as rt:
+        rt.fill(a, A)
+        rt.drain(p1, B)
+'''
+
+
+def test_a_core_producing_a_split_part_is_told_so(design_file: DesignFile) -> None:
+    """A core writing into a split's part got the generic 'two producers: the memtile and
+    core[0,0]' (left from stop 32)."""
+    assert error(design_file(SPLIT_PART_PRODUCED)) == (
+        "d.py:12: error [fifo producer]: fifo 'a_1' is part 1 of the split of 'a', which the "
+        "memtile produces; core[0,0] cannot produce it too\n"
+        "  limit: a fifo has exactly one producer, and a link's outputs are its tile's\n"
+        "  found: core[0,0] produces 'a_1'\n"
+        "  d.py:7: the split\n"
+        "  fix: give what core[0,0] makes a fifo of its own (e.g. out = fifo(Tensor[64, i32])) "
+        "and drain or consume that; 'a_1' reaches its consumers from the link")

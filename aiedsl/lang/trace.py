@@ -417,6 +417,21 @@ class DesignTrace:
         if p is None:
             f.producer = use
         elif (p.kind, p.core) != (use.kind, use.core):
+            link = next((rec for rec in self.links if any(d is f for d in rec.dsts)), None)
+            if link is not None and use.kind == "core":
+                # the common slip: a core writing into a split's part (or a forward's output)
+                made = (f"part {next(i for i, d in enumerate(link.dsts) if d is f)} of the "
+                        f"split of '{link.srcs[0].name}'" if link.kind == "split" else
+                        f"the {link.kind} of {', '.join(repr(s.name) for s in link.srcs)}")
+                raise DesignError(
+                    "fifo producer", f"fifo '{f.name}' is {made}, which {_who(p)} produces; "
+                    f"{_who(use)} cannot produce it too", loc=use.loc,
+                    limit="a fifo has exactly one producer, and a link's outputs are its "
+                    "tile's", found=f"{_who(use)} produces '{f.name}'",
+                    related=[(f"the {link.kind}", link.loc)],
+                    fix=f"give what {_who(use)} makes a fifo of its own (e.g. out = fifo("
+                    f"Tensor[{', '.join(map(str, f.elem.shape))}, {f.elem.dtype}])) and drain or "
+                    f"consume that; '{f.name}' reaches its consumers from the link")
             raise DesignError(
                 "fifo producer", f"fifo '{f.name}' has two producers: {_who(p)} and "
                 f"{_who(use)}", loc=use.loc, related=[(f"{_who(p)} produces it here", p.loc)],
