@@ -161,6 +161,25 @@ def written_argument(loc: Loc, callee: str, keyword: str) -> str | None:
     return None if best is None else best[1]
 
 
+def written_arguments(loc: Loc, count: int) -> list[str] | None:
+    """The positional arguments, as the user wrote them, of the innermost call at ``loc``'s
+    line that takes ``count`` of them and no ``*args``: ``["x", "b[0]", "o"]`` for
+    ``k(x, b[0], o)``; None when the line holds no such call, or the file cannot be read."""
+    import ast
+
+    tree = _parsed(loc.file)
+    if tree is None:
+        return None
+    best: tuple[int, list[str]] | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.lineno <= loc.line <= (
+                node.end_lineno or node.lineno) and len(node.args) == count and not any(
+                isinstance(a, ast.Starred) for a in node.args) and (
+                best is None or node.lineno >= best[0]):
+            best = (node.lineno, [ast.unparse(a) for a in node.args])
+    return None if best is None else best[1]
+
+
 def defined_below(filename: str, name: str, line: int) -> int | None:
     """The first line after ``line`` where the module ``filename`` binds ``name`` at its top
     level (a ``def``, ``class``, assignment or import); None when it binds it nowhere below."""

@@ -391,7 +391,7 @@ def test_an_acquisition_of_two_passed_twice_gets_one_with(design_file: DesignFil
                                           "without `with`")
     assert msg.splitlines()[-1] == (
         "  fix: acquire in a with and call the kernel inside its block: `with a.consume(2) as w:` "
-        "then add_i32_256(w[0], w[1], ...)")
+        "then add_i32_256(w[0], w[1], o)")
     fixed = TWO_AT_ONCE.replace("""            w = a.consume(2)
             with r.produce() as o:
                 k(w, w, o)""", """            with a.consume(2) as w, r.produce() as o:

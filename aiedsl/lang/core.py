@@ -38,7 +38,7 @@ from aiedsl.lang.local import LocalRef
 from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
-from aiedsl.source_loc import caller_loc, decorator_loc
+from aiedsl.source_loc import caller_loc, decorator_loc, written_arguments
 from aiedsl.values import as_int, shown
 
 
@@ -314,9 +314,10 @@ def _not_acquired(symbol: str, args: tuple[Any, ...], loc: Loc,
         opened = ", ".join(f"{x!r} as {as_name[id(x)]}" for x in made)
         uses: dict[int, int] = {}
         passed_args = []
-        for x in args:
+        written = written_arguments(loc, len(args)) or ["..."] * len(args)
+        for x, text in zip(args, written):
             if not isinstance(x, Acquisition):
-                passed_args.append("...")
+                passed_args.append(text)
                 continue
             k = uses[id(x)] = uses.get(id(x), -1) + 1
             passed_args.append(as_name[id(x)] if x.n == 1 else f"{as_name[id(x)]}[{k % x.n}]")
