@@ -2946,10 +2946,42 @@ def test_an_offset_no_dimension_can_carry_is_refused_where_it_is_written(
         "d.py:9: error [dma pattern]: rt.fill of 'a' from 'inp' breaks a DMA rule\n"
         "  limit: an offset dma_memcpy_nd can spell: it starts at the sum of each dimension's "
         "offset times its stride (mlir-aie's NpuDmaMemcpyNdOp::getOffsetInBytes), so the offset "
-        "sits on a dimension of stride 1 or size 1, or is a multiple of one dimension's stride\n"
+        "sits on a dimension of stride 1 or size 1, or is a sum of multiples of the strides\n"
         "  found: offset 3 with every dimension stepping by 2, 16, 32, 64 (offset 3, sizes "
         "[2, 2, 2, 2], strides [64, 32, 16, 2])\n"
-        "  fix: start at a multiple of one of those strides, or give the pattern a size-1 "
+        "  fix: start at a sum of multiples of those strides, or give the pattern a size-1 "
         "dimension to carry the offset")
     path.write_text(path.read_text().replace("(3, [2, 2, 2, 2]", "(4, [2, 2, 2, 2]"))
     _passes(path)
+
+
+def test_an_offset_several_dimensions_carry_together_is_spelled_and_runs(
+        design_file: DesignFile) -> None:
+    """A tester's offset 10 over strides 64, 32, 6, 4 (10 = 6 + 4) was refused: no one
+    stride divides it, and only one dimension was tried."""
+    path = design_file('''
+        import numpy as np
+        from aiedsl import Tensor, design, fifo, runtime, i32
+
+        @design(device="npu1_1col")
+        def g(inp: Tensor[128, i32], out: Tensor[16, i32]):
+            a = fifo(Tensor[16, i32])
+            b = a.forward()
+            with runtime() as rt:
+                rt.fill(a, inp, (10, [2, 2, 2, 2], [64, 32, 6, 4]))
+                rt.drain(b, out)
+
+        @g.reference
+        def reference(inp):
+            i = np.arange(2)
+            idx = 10 + (i[:, None, None, None] * 64 + i[None, :, None, None] * 32
+                        + i[None, None, :, None] * 6 + i[None, None, None, :] * 4)
+            return inp[idx.reshape(-1)]
+        ''')
+    from aiedsl.codegen.mlir import render_mlir
+
+    handle = load_design(path)
+    placed, _ = check_design(handle.ir)
+    assert "aiex.npu.dma_memcpy_nd(%inp[0, 0, 1, 1][2, 2, 2, 2][64, 32, 6, 4]" in render_mlir(
+        placed, get_target(placed.device))
+    assert simulate(handle).passed

@@ -124,12 +124,16 @@ class Pattern(_Frozen):
             if p.sizes[i] == 1:
                 offsets[i], strides[i] = p.offset, 1
                 return tuple(offsets), tuple(strides)
-        # every dimension walks with a stride > 1: one that divides the offset carries it
-        carrier = next((i for i in (3, 2, 1, 0) if strides[i] and p.offset % strides[i] == 0),
-                       None)
-        if carrier is None:
+        # every dimension walks with a stride > 1: one that divides the offset carries it (the
+        # innermost such), or several together (10 = 1 x 6 + 1 x 4)
+        one = next((i for i in (3, 2, 1, 0) if strides[i] and p.offset % strides[i] == 0), None)
+        carried = {one: p.offset // strides[one]} if one is not None else _carry(
+            p.offset, sorted(((strides[i], i) for i in range(4) if strides[i]), reverse=True),
+            [_CARRY_STEPS])
+        if carried is None:
             return None
-        offsets[carrier] = p.offset // strides[carrier]
+        for i, n in carried.items():
+            offsets[i] = n
         return tuple(offsets), tuple(strides)
 
     def indices(self) -> "np.ndarray":
@@ -139,6 +143,32 @@ class Pattern(_Frozen):
         for size, stride in zip(self.sizes, self.strides):
             idx = idx[..., None] + np.arange(size, dtype=np.int64) * stride
         return idx.ravel()
+
+
+_CARRY_STEPS = 100_000
+"""How many tries :func:`_carry` makes before it calls an offset unspellable (a pattern whose
+strides could carry it only in an astronomically long search is refused, never hung on)."""
+
+
+def _carry(rest: int, dims: list[tuple[int, int]], budget: list[int]) -> dict[int, int] | None:
+    """Counts ``{dimension: n}`` with ``sum(n x stride) == rest`` over ``dims`` ((stride,
+    dimension), largest stride first; a single dividing stride found first), or None."""
+    if rest == 0:
+        return {}
+    for stride, i in dims:
+        if rest % stride == 0:
+            return {i: rest // stride}
+    if len(dims) < 2:
+        return None
+    (stride, i), others = dims[0], dims[1:]
+    for n in range(rest // stride, -1, -1):
+        budget[0] -= 1
+        if budget[0] < 0:
+            return None
+        got = _carry(rest - n * stride, others, budget)
+        if got is not None:
+            return {i: n, **got} if n else got
+    return None
 
 
 def dims_index(dims: tuple[Dim, ...], numel: int) -> np.ndarray | None:

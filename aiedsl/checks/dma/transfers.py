@@ -91,9 +91,9 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
         _fail(t.loc, where, "an offset dma_memcpy_nd can spell: it starts at the sum of each "
               "dimension's offset times its stride (mlir-aie's NpuDmaMemcpyNdOp::"
               "getOffsetInBytes), so the offset sits on a dimension of stride 1 or size 1, or "
-              "is a multiple of one dimension's stride", f"offset {p.offset} with every "
+              "is a sum of multiples of the strides", f"offset {p.offset} with every "
               f"dimension stepping by {', '.join(map(str, steps))} ({shown})",
-              "start at a multiple of one of those strides, or give the pattern a size-1 "
+              "start at a sum of multiples of those strides, or give the pattern a size-1 "
               "dimension to carry the offset", None)
     hi = p.offset + sum((size - 1) * stride for size, stride in zip(p.sizes, p.strides))
     if hi >= tensor.type.numel:
