@@ -40,7 +40,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.options import check_clock, check_kernels, check_seed, check_target
-from aiedsl.sim.summary import Timing, significant
+from aiedsl.sim.summary import Timing, ops_unit, significant
 from aiedsl.source_loc import caller_loc
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
@@ -60,6 +60,8 @@ class Measured:
     """Untimed runs made first."""
     ops: float
     """Operations per run the kernels declare (0 when none declare any)."""
+    ops_unit: str = "GOPS (GFLOPS for float kernels)"
+    """What :attr:`gops` counts (:func:`aiedsl.sim.summary.ops_unit`)."""
 
     @property
     def seconds(self) -> float:
@@ -68,7 +70,7 @@ class Measured:
 
     @property
     def gops(self) -> float:
-        """GOPS (GFLOPS for float kernels) at the median latency."""
+        """Throughput at the median latency, in :attr:`ops_unit`."""
         return self.ops / self.seconds / 1e9 if self.ops else 0.0
 
     def lines(self) -> list[str]:
@@ -78,8 +80,7 @@ class Measured:
                f"min {min(lat) * 1e6:.1f} us, median {self.seconds * 1e6:.1f} us, max "
                f"{max(lat) * 1e6:.1f} us (host wall clock, launch to completion)"]
         if self.ops:
-            out.append(f"throughput at the median: {significant(self.gops)} GOPS "
-                       "(GFLOPS for float kernels)")
+            out.append(f"throughput at the median: {significant(self.gops)} {self.ops_unit}")
         return out
 
 
@@ -112,7 +113,8 @@ class RunResult:
 
     @property
     def gops(self) -> float:
-        """Throughput in GOPS (GFLOPS for float kernels)."""
+        """Throughput in giga-operations per second (GFLOPS for float kernels: the timing's
+        ``ops_unit`` says which)."""
         return self.timing.gops
 
     @property
@@ -268,7 +270,8 @@ class Artifacts:
             checks = compare_outputs(self.design, {n: outputs[n] for n in self.handle.outputs},
                                      expected, {n: ins[n] for n in self.handle.inputs},
                                      nonfinite=self.handle.nonfinite)
-        measured = Measured(latencies, untimed, float(session.manifest.get("ops_per_run", 0)))
+        measured = Measured(latencies, untimed, float(session.manifest.get("ops_per_run", 0)),
+                            ops_unit(self.design))
         return RunResult("npu", why, ins, outputs, checks, measured)
 
 

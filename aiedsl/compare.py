@@ -366,45 +366,95 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
 
 
 def note_carried_locals(checks: list[OutputCheck], d: Design) -> None:
-    """Give each FAIL a hint for every core-local buffer a core's kernels sum into (``inout``)
-    in a loop while no call of that core ever writes it afresh (``out``): a local keeps its
-    value from call to call and, on the NPU, from run to run (its initial value is written once,
-    at load), so each iteration's sums pile onto the last's. (A sum over the whole run is
-    legal, on the first run; the hint is given only to a FAIL.)"""
-    if all(c.passed for c in checks):
+    """Give a FAIL of an output a core feeds a hint for every core-local buffer that core's
+    kernels sum into within a loop that also reads it out (each iteration a result) while
+    nothing in that loop writes it afresh: a local keeps its value from call to call (its
+    initial value is written once, at load), so each iteration's sums pile onto the last's.
+    A sum over a loop whose result is read after it is not named: a reduction."""
+    failed = [c for c in checks if not c.passed]
+    if not failed:
         return
     kernels = {k.symbol: k for k in d.kernels}
-    hints: list[str] = []
-    for core in d.cores:
-        summed: dict[str, Call] = {}  # local -> the first call in a loop that sums into it
+
+    def uses(body: tuple[Op, ...]) -> tuple[dict[str, Call], set[str], set[str]]:
+        """The locals a body sums into (with a call that does), reads only, writes afresh."""
+        summed: dict[str, Call] = {}
+        read: set[str] = set()
         fresh: set[str] = set()
+        for op in body:
+            if isinstance(op, Loop):
+                s, r, f = uses(op.body)
+                for name, call in s.items():
+                    summed.setdefault(name, call)
+                read |= r
+                fresh |= f
+            elif isinstance(op, Call):
+                access: dict[str, set[str]] = {}  # local -> how this call passes it
+                for a, param in zip(op.args, kernels[op.kernel].args):
+                    if isinstance(a, LocalArg):
+                        access.setdefault(a.local, set()).add(param.access)
+                for name, ways in access.items():
+                    if "inout" in ways or ways == {"in", "out"}:  # k(acc, x, acc) too
+                        summed.setdefault(name, op)
+                    elif ways == {"in"}:
+                        read.add(name)
+                    else:
+                        fresh.add(name)
+        return summed, read, fresh
 
-        def visit(body: tuple[Op, ...], looped: bool) -> None:
+    for core in d.cores:
+        hints: dict[str, str] = {}
+
+        def visit(body: tuple[Op, ...]) -> None:
             for op in body:
-                if isinstance(op, Loop):
-                    visit(op.body, looped or op.count > 1)
-                elif isinstance(op, Call):
-                    access: dict[str, set[str]] = {}  # local -> how this call passes it
-                    for a, param in zip(op.args, kernels[op.kernel].args):
-                        if isinstance(a, LocalArg):
-                            access.setdefault(a.local, set()).add(param.access)
-                    for name, ways in access.items():
-                        if "inout" in ways or ways == {"in", "out"}:  # k(acc, x, acc) too
-                            if looped:
-                                summed.setdefault(name, op)
-                        elif "out" in ways:
-                            fresh.add(name)
+                if not isinstance(op, Loop):
+                    continue
+                if op.count > 1:
+                    summed, read, fresh = uses(op.body)
+                    for name, call in summed.items():
+                        if name in read and name not in fresh:
+                            hints.setdefault(name, (
+                                f"{call.loc}: {call.kernel} sums into core-local '{name}' in the "
+                                f"loop at line {op.loc.line} of {core.name}, which reads it out "
+                                "each iteration, and nothing in that loop writes it afresh: a "
+                                "local keeps its value from call to call (its initial value is "
+                                "written once, at load), so each iteration's sums pile onto the "
+                                "last's; zero it where each sum starts (a call taking it \"out\", "
+                                "e.g. aiedsl.kernels.zero)"))
+                visit(op.body)
 
-        visit(core.body, False)
-        hints += [f"{call.loc}: {call.kernel} sums into core-local '{name}' in a loop of "
-                  f"{core.name}, and no call of it writes '{name}' afresh: a local keeps its "
-                  "value from call to call and, on the NPU, from run to run (its initial value "
-                  "is written once, at load); zero it where each sum starts (a call taking it "
-                  "\"out\", e.g. aiedsl.kernels.zero)"
-                  for name, call in summed.items() if name not in fresh]
-    for c in checks:
-        if not c.passed:
-            c.hints += [h for h in hints if h not in c.hints]
+        visit(core.body)
+        if hints:
+            fed = _fed_by(d, core.name)
+            for c in failed:
+                if c.name in fed:
+                    c.hints += [h for h in hints.values() if h not in c.hints]
+
+
+def _fed_by(d: Design, core: str) -> set[str]:
+    """The host tensors the data ``core`` produces reaches (through links and other cores)."""
+    from aiedsl.ir.program import acquires
+
+    cores = {c.name: c for c in d.cores}
+    link_of_src = {n: link for link in d.links for n in link.srcs}
+    todo = [a.fifo for a in acquires(cores[core]).values() if a.port == "produce"]
+    seen: set[str] = set()
+    out: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for end in d.fifo(name).consumers:
+            if end.kind == "shim":
+                out |= {t.tensor for t in d.runtime
+                        if isinstance(t, Transfer) and t.op == "drain" and t.fifo == name}
+            elif end.kind == "core" and end.core:
+                todo += [a.fifo for a in acquires(cores[end.core]).values()
+                         if a.port == "produce"]
+        if name in link_of_src:
+            todo += link_of_src[name].dsts
+    return out
 
 
 def note_design(checks: list[OutputCheck], d: Design) -> None:

@@ -25,9 +25,17 @@ def source_lines(filename: str) -> list[str]:
     a design file replaced between loads in one process, even by one of the same size and time
     (``cp -p``, an unpacked archive), is read as it is, where linecache served its old lines.
     linecache's copy only for a source with no file (typed at a prompt)."""
-    try:
-        with open(filename, encoding="utf-8", errors="replace") as f:
+    import tokenize
+
+    try:  # as Python reads it: a BOM dropped, a coding cookie honoured
+        with tokenize.open(filename) as f:
             return f.readlines()
+    except (SyntaxError, UnicodeDecodeError):
+        try:
+            with open(filename, encoding="utf-8", errors="replace") as f:
+                return f.readlines()
+        except OSError:
+            return []
     except OSError:
         return linecache.getlines(filename)
 
@@ -162,22 +170,21 @@ def written_argument(loc: Loc, callee: str, keyword: str) -> str | None:
 
 
 def written_arguments(loc: Loc, count: int) -> list[str] | None:
-    """The positional arguments, as the user wrote them, of the innermost call at ``loc``'s
-    line that takes ``count`` of them and no ``*args``: ``["x", "b[0]", "o"]`` for
-    ``k(x, b[0], o)``; None when the line holds no such call, or the file cannot be read."""
+    """The positional arguments, as the user wrote them, of the outermost call at ``loc``'s
+    line that takes ``count`` of them and no ``*args`` (the statement's own call, not one in
+    its arguments): ``["x", "b[0]", "o"]`` for ``k(x, b[0], o)``; None when the line holds no
+    such call, or the file cannot be read."""
     import ast
 
     tree = _parsed(loc.file)
     if tree is None:
         return None
-    best: tuple[int, list[str]] | None = None
-    for node in ast.walk(tree):
+    for node in ast.walk(tree):  # breadth first: an enclosing call before those inside it
         if isinstance(node, ast.Call) and node.lineno <= loc.line <= (
                 node.end_lineno or node.lineno) and len(node.args) == count and not any(
-                isinstance(a, ast.Starred) for a in node.args) and (
-                best is None or node.lineno >= best[0]):
-            best = (node.lineno, [ast.unparse(a) for a in node.args])
-    return None if best is None else best[1]
+                isinstance(a, ast.Starred) for a in node.args):
+            return [ast.unparse(a) for a in node.args]
+    return None
 
 
 def defined_below(filename: str, name: str, line: int) -> int | None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from types import TracebackType
-from typing import NamedTuple
+from types import FrameType, TracebackType
+from typing import Any, Callable, NamedTuple
 
 from aiedsl.errors import DesignError, display_path
 from aiedsl.ir.loc import Loc
@@ -43,7 +43,7 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
         if keyword[1].rsplit(".", 1)[-1] in callees:  # aiedsl's call, not one of the user's
             fix = hint + "; AIEDSL_TRACEBACK=1 shows the whole traceback"
     elif isinstance(e, TypeError) and keyword:
-        fix = _keywords_fix(keyword[1], keyword[2]) or fix
+        fix = _keywords_fix(keyword[1], keyword[2], _last_frame(e.__traceback__)) or fix
     frames = _user_frames(e.__traceback__)
     if isinstance(e, NameError):
         fix = _defined_below_fix(e, frames) or fix
@@ -56,24 +56,50 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
         loc=user_line(e.__traceback__) or fallback, fix=fix, related=_call_chain(frames))
 
 
-def _keywords_fix(qualname: str, given: str) -> str | None:
-    """The fix for keyword ``given`` that aiedsl's ``qualname`` (``ObjectFifo.forward``) does not
-    take: the keywords it does take, the nearest first when one is near; None when
-    ``qualname`` is not aiedsl's (a function of the user's own)."""
-    import difflib
-    import inspect
+def _last_frame(tb: TracebackType | None) -> FrameType | None:
+    """The innermost frame of traceback ``tb`` (where a call's TypeError for its arguments was
+    raised: the caller's)."""
+    frame = None
+    while tb is not None:
+        frame, tb = tb.tb_frame, tb.tb_next
+    return frame
+
+
+def _callee(qualname: str, frame: FrameType | None) -> Callable[..., Any] | None:
+    """The aiedsl function ``qualname`` names where ``frame`` called it: a plain name as the
+    frame sees it (``define`` imported from aiedsl), a method (``ObjectFifo.forward``) of the
+    aiedsl class of that name; None for anything of the user's own (a ``tiles`` or a
+    ``Buffer`` class the design defines) or not found."""
+    import builtins
     import sys
 
     head, *rest = qualname.split(".")
-    for name, module in sorted(sys.modules.items()):  # the error path only: a scan is fine
-        if not name.startswith("aiedsl.") or module is None:
-            continue
-        found = getattr(module, head, None)
-        for part in rest:
-            found = getattr(found, part, None)
-        if callable(found) and str(getattr(found, "__module__", "")).startswith("aiedsl."):
-            break
+    seen = ({**vars(builtins), **frame.f_globals, **frame.f_locals} if frame is not None
+            else {})
+    if head in seen:
+        found = seen[head]
+    elif rest:  # a method called on an instance: its class, defined in an aiedsl module
+        found = next((c for name, m in sorted(sys.modules.items())
+                      if name.startswith("aiedsl.") and m is not None
+                      for c in [getattr(m, head, None)]
+                      if isinstance(c, type) and c.__module__ == name), None)
     else:
+        return None
+    for part in rest:
+        found = getattr(found, part, None)
+    ours = str(getattr(found, "__module__", "")).startswith("aiedsl.")
+    return found if callable(found) and ours else None  # type: ignore[return-value]
+
+
+def _keywords_fix(qualname: str, given: str, frame: FrameType | None) -> str | None:
+    """The fix for keyword ``given`` that aiedsl's ``qualname`` (``ObjectFifo.forward``), called
+    in ``frame``, does not take: the keywords it does take, the nearest first when one is near;
+    None when the callee is not aiedsl's (:func:`_callee`)."""
+    import difflib
+    import inspect
+
+    found = _callee(qualname, frame)
+    if found is None:
         return None
     try:
         params = inspect.signature(found).parameters.values()

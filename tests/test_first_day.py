@@ -726,3 +726,36 @@ def test_a_core_producing_a_split_part_is_told_so(design_file: DesignFile) -> No
         "  d.py:7: the split\n"
         "  fix: give what core[0,0] makes a fifo of its own (e.g. out = fifo(Tensor[64, i32])) "
         "and drain or consume that; 'a_1' reaches its consumers from the link")
+
+
+@pytest.mark.parametrize("source, fix", [
+    ('from aiedsl import define\nN = define("N", 64, help="elements")\n',
+     "  fix: define() takes name=, default=, doc= (help= is not one of them); "
+     "AIEDSL_TRACEBACK=1 shows the whole traceback"),
+    ("def tiles(rows, cols):\n    return None\n\ntiles(4, colz=16)\n",
+     "  fix: fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback")],
+    ids=["aiedsl's define", "the user's own tiles"])
+def test_the_keywords_told_are_those_of_the_function_called(design_file: DesignFile,
+                                                             source: str, fix: str) -> None:
+    """A reviewer: define(help=) was told the keywords of an internal define() of the C
+    scanner, and a design's own tiles() those of aiedsl's tiles()."""
+    assert error(design_file(source)).splitlines()[-1] == fix
+
+
+def test_a_design_file_with_a_bom_is_read_as_python_reads_it(design_file: DesignFile) -> None:
+    """A reviewer: with a UTF-8 BOM, the lines read for fixes did not parse, and the fix for a
+    consume() outside a with lost the call's other arguments."""
+    path = design_file(TWO_AT_ONCE)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert error(path).splitlines()[-1].endswith("then add_i32_256(w[0], w[1], o)")
+
+
+def test_the_fix_writes_the_kernel_calls_own_arguments(design_file: DesignFile) -> None:
+    """A reviewer: k(a.consume(), pick(y, 0)) was fixed as k(x, 0), the inner call's
+    arguments taken for the kernel call's."""
+    path = design_file(TWO_AT_ONCE.replace("""            w = a.consume(2)
+            with r.produce() as o:
+                k(w, w, o)""", """            w = a.consume(2)
+            with r.produce() as o:
+                k(w, w, pick(o, 0))""").replace("@design(", "def pick(x, i):\n    return x\n\n\n@design("))
+    assert error(path).splitlines()[-1].endswith("then add_i32_256(w[0], w[1], pick(o, 0))")

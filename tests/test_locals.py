@@ -966,16 +966,48 @@ TWO_SUMS = RUNNING_SUM.replace('''        for _ in loop(8):
     "return (inp.reshape(2, 4, 16).sum(axis=1) + 100).reshape(32)")
 
 
+ZEROED_ONCE = TWO_SUMS.replace("    copy = passthrough(Tensor[16, i32])\n", """    copy = passthrough(Tensor[16, i32])
+    z = zero(Tensor[16, i32])
+""").replace("""        for _ in loop(2):
+            for _ in loop(4):""", """        z(acc)
+        for _ in loop(2):
+            for _ in loop(4):""").replace("from aiedsl.kernels import add, passthrough",
+                                          "from aiedsl.kernels import add, passthrough, zero").replace(
+    "+ 100).reshape(32)", ").reshape(32)")
+
+
+@pytest.mark.parametrize("source, line", [(TWO_SUMS, 18), (ZEROED_ONCE, 20)],
+                         ids=["never reset", "zeroed once before the loop"])
 def test_a_local_summed_into_and_never_reset_is_named_under_a_fail(
-        design_file: DesignFile) -> None:
-    """Two sums in one local that starts at 100 and is never reset: the second piles onto the
-    first, and the FAIL said nothing of the local (left from stop 32)."""
-    result = simulate(load_design(design_file(TWO_SUMS)))
+        design_file: DesignFile, source: str, line: int) -> None:
+    """Two sums in one local, never reset (or zeroed once, before the loop that reads each
+    sum out; a reviewer's case): the second piles onto the first, and the FAIL said nothing
+    of the local (left from stop 32)."""
+    result = simulate(load_design(design_file(source)))
     assert not result.passed
     assert result.checks[0].hints == [
-        "d.py:18: add_i32_16 sums into core-local 'acc' in a loop of core[0,0], and no call of "
-        "it writes 'acc' afresh: a local keeps its value from call to call and, on the NPU, "
-        "from run to run (its initial value is written once, at load); zero it where each sum "
-        "starts (a call taking it \"out\", e.g. aiedsl.kernels.zero)"]
-    # the one sum of RUNNING_SUM passes, and a run that passes is given no hint
+        f"d.py:{line}: add_i32_16 sums into core-local 'acc' in the loop at line {line - 3} of "
+        "core[0,0], which reads it out each iteration, and nothing in that loop writes it "
+        "afresh: a local keeps its value from call to call (its initial value is written once, "
+        "at load), so each iteration's sums pile onto the last's; zero it where each sum starts "
+        "(a call taking it \"out\", e.g. aiedsl.kernels.zero)"]
+
+
+def test_a_local_reset_in_the_loop_or_summed_over_the_run_is_not_named(
+        design_file: DesignFile) -> None:
+    """Zeroed at the start of each outer iteration, the two sums pass; the one sum of
+    RUNNING_SUM, read after its loop, passes too. A FAIL of such a design would get no hint."""
+    fixed = ZEROED_ONCE.replace("""        z(acc)
+        for _ in loop(2):
+            for _ in loop(4):""", """        for _ in loop(2):
+            z(acc)
+            for _ in loop(4):""")
+    assert simulate(load_design(design_file(fixed))).passed
     assert simulate(load_design(design_file(RUNNING_SUM, "one.py"))).passed
+    from aiedsl.compare import OutputCheck, note_carried_locals
+
+    for source in (fixed, RUNNING_SUM):
+        d = load_design(design_file(source, "again.py")).ir
+        check = OutputCheck("out", False, None, 0.0, 0.0, 0.0, "exact")  # as if it had failed
+        note_carried_locals([check], d)
+        assert check.hints == []

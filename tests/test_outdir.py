@@ -317,11 +317,16 @@ def test_a_previous_build_that_cannot_be_removed_is_said_and_the_next_build_remo
                 kernels.chmod(0o755)
     reason = "Permission denied" if how == "a read-only folder" else "Operation not permitted"
     where = "lo/.b.aiedsl-new/build/kernels"
+    file = f"{where}/passthrough_i32_1024.cc"
+    fix = (f"make {where} writable for you (ls -ld {where} shows who may write it)"
+           if how == "a read-only folder" else  # the folder is writable: the file's attribute
+           f"let {file} be removed (lsattr {file} shows an immutable or append-only file, "
+           "which chattr -i or -a clears)")
     assert capsys.readouterr().err == (
         f"warning [output directory]: could not remove lo/.b.aiedsl-new, aiedsl's staging "
-        f"folder of lo/b: {reason} (at {where}/passthrough_i32_1024.cc)\n"
-        f"  fix: make {where} writable for you (ls -ld {where} shows who may write it), and "
-        "the next build of lo/b removes it: it holds only what aiedsl wrote\n")
+        f"folder of lo/b: {reason} (at {file})\n"
+        f"  fix: {fix}, and the next build of lo/b removes it: it holds only what aiedsl "
+        "wrote\n")
     _assert_whole(tmp_path / "lo" / "b", _build_of(_gen(8192)))  # the new build is in, whole
     # what is left of the old build still holds its marker, listing it
     assert entries(staging) == ["build/", f"build/{MARKER}", "build/kernels/",
@@ -721,7 +726,13 @@ def test_build_sh_s_record_vouches_only_for_what_a_whole_run_wrote(tmp_path: Pat
         record.write_text(text)
         assert script_wrote(tmp_path, marker) == wrote, text
     ran = record.stat().st_mtime_ns
-    os.utime(tmp_path / "k.o", ns=(ran + 1, ran + 1))  # newer than the run's record
+    k_o = tmp_path / "k.o"
+    k_o.unlink()
+    while True:  # a file put there after the run (the file system's clock ticks coarsely)
+        k_o.write_text("mine\n")
+        if k_o.stat().st_ctime_ns > ran:
+            break
+    os.utime(k_o, ns=(ran - 10**9, ran - 10**9))  # an old mtime kept (cp -p, tar) changes nothing
     assert script_wrote(tmp_path, marker) == {SCRIPT_LIST, "aie.xclbin"}
     assert script_wrote(tmp_path, {**marker, "script_outputs": []}) == set()
 

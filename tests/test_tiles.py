@@ -201,7 +201,7 @@ def test_impossible_walk_raises_at_the_users_line(design_file: Callable[..., Pat
         "walk has 5 nested dimensions that do not merge and a shim DMA has 3 plus an iteration "
         "dimension\n"
         "  limit: 3 dimensions (the innermost a contiguous run of at most 1023 4-byte words, the "
-        "others at most 1023) plus an iteration dimension of at most 64\n"
+        "next at most 1023, the third any size) plus an iteration dimension of at most 64\n"
         "  found: the walk, merged: sizes [3, 8, 4, 8, 8], strides [0, 8, 1024, 64, 1] (4-byte "
         "elements)\n"
         "  fix: send the tiles in several fills or drains (fewer tiles or a smaller repeat each)"
@@ -387,3 +387,13 @@ def test_a_pattern_made_for_another_matrix_is_refused(design_file: Callable[...,
         "are that shape's)\n"
         "  found: tiles(inp, ...)\n"
         "  fix: make it with tiles(out, ...)")
+
+
+def test_the_third_dimension_takes_any_size() -> None:
+    """A reviewer's 2039x64 tiles of a 2039x128 i32 matrix: the rows step in the shim's third
+    dimension, which has no wrap field (check accepted the pattern written out, while tiles()
+    held that dimension to 1,023 and found none)."""
+    p = call_tiles((2039, 128), "i32", tile=(2039, 64), cols=0)
+    assert dma_error(p, (2039, 128), "i32") is None
+    assert p.sizes[1] == 2039
+    assert np.array_equal(p.indices(), naive_walk((2039, 128), (2039, 64), cols=0))

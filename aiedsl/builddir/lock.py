@@ -39,7 +39,7 @@ from pathlib import Path
 
 from aiedsl.errors import DesignError, display_path, printable
 from aiedsl.files import TMP_SUFFIX, command, remove_tree
-from aiedsl.builddir.marker import MARKER, foreign, read_marker
+from aiedsl.builddir.marker import MARKER, SCRIPT_LIST, foreign, read_marker
 
 STAGING_SUFFIX = ".aiedsl-new"
 STALE_SECONDS = 60.0
@@ -327,12 +327,17 @@ def remove_marked(folder: Path, strict: bool = True) -> OSError | None:
 
     first: OSError | None = None
     try:
-        inside = [p for p in folder.iterdir() if p.name != MARKER]
+        # build.sh's record goes last, just before the marker: it is what vouches for the
+        # files build.sh wrote, so it stays whenever one of them does
+        inside = sorted((p for p in folder.iterdir() if p.name != MARKER),
+                        key=lambda p: p.name == SCRIPT_LIST)
     except OSError as e:
         if strict:
             raise
         return e
     for path in inside:
+        if first is not None and path.name == SCRIPT_LIST:
+            break  # something it vouches for stayed
         try:
             remove(path)
         except OSError as e:
@@ -401,7 +406,13 @@ def _left_behind(e: OSError, staging: Path, shown: str | Path) -> str:
     reason = (e.strerror or type(e).__name__) + ("" if at == where else f" (at {at})")
     label = printable(shown)
     fix = f"the next build of {label} removes it: it holds only what aiedsl wrote"
-    if e.errno in (errno.EACCES, errno.EPERM):
+    if e.errno == errno.EPERM and os.access(failed.parent, os.W_OK):
+        # a writable folder whose file may not go: an attribute of the file's (chattr +i)
+        shown_file = display_path(str(failed))
+        fix = f"let {printable(shown_file)} be removed ({command(['lsattr'], shown_file)} shows " \
+              f"an immutable or append-only file, which chattr -i or -a clears), and the next " \
+              f"build of {label} removes it: it holds only what aiedsl wrote"
+    elif e.errno in (errno.EACCES, errno.EPERM):
         folder = display_path(str(failed if os.path.isdir(failed) else failed.parent))
         fix = f"make {printable(folder)} writable for you ({command(['ls', '-ld'], folder)} " \
               f"shows who may write it), and the next build of {label} removes it: it holds " \

@@ -136,8 +136,9 @@ def script_wrote(folder: Path, marker: dict[str, Any] | None) -> set[str]:
     paths in the script's folders (``aie.mlir.prj``), as ``find`` prints them. The other files
     when it records a whole run (``#before``, written before the kernels' compiles, then
     ``#after``, however the script ended: a failed compile's ``set -e`` included) and they are
-    no newer than the record, which the script appends to last, as it exits. A file of such a
-    name put there by hand, before any run or after the last, is not aiedsl's.
+    no newer than the record, which the script appends to last, as it exits (the time each
+    came into the folder, its ``ctime``: a copy that keeps an old ``mtime`` is not taken for
+    build.sh's). A file of such a name put there by hand, after the last run, is not aiedsl's.
     """
     script = marker.get("script_outputs", []) if marker else []
     if SCRIPT_LIST not in script:
@@ -159,7 +160,9 @@ def script_wrote(folder: Path, marker: dict[str, Any] | None) -> set[str]:
         if name.endswith("/") or name == SCRIPT_LIST:
             continue
         try:
-            if os.lstat(folder / name).st_mtime_ns <= last:
+            # its status change, not its modification time: cp -p, tar, rsync -t and mv keep
+            # an old mtime, and only the kernel sets ctime (to when the file came here)
+            if os.lstat(folder / name).st_ctime_ns <= last:
                 wrote.add(name)
         except OSError:
             pass

@@ -66,7 +66,8 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
     elsewhere = target.family != on  # the library's cycle models were made on npu1
     kernels = [f"{k.symbol}: {k.cycles} cycles per call ({k.cost})"
                + (f"; {on}'s model, assumed on {target.family}" if elsewhere and k.cycles_source
-                  == "declared" and k.reference.startswith("aiedsl.kernels.") else "")
+                  == "declared" and k.reference.startswith("aiedsl.kernels.")
+                  and k.arch != target.arch else "")  # one made for this core is its own
                for k in d.kernels]
     tile_of = {c.name: c.tile for c in d.cores}
     locals_ = [local_line(b, tile_of) for b in d.locals]

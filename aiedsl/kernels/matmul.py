@@ -214,6 +214,7 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
             f"n % {2 * t} == 0", found=f"{m}x{k}x{n}",
             fix=f"choose m a multiple of {2 * r}, k of {s}, n of {2 * t}")
     suffix, extra = (f"_shift{shift}", f", {shift}") if narrow_int else ("", "")
+    elsewhere = "" if target.family == "npu1" else f" (npu1's, assumed on {target.family})"
     return declare(
         f"matmul_{din}_{dout}_{m}x{k}x{n}_{r}x{s}x{t}{suffix}", source="mm.cc",
         entry=f"matmul_blocked<{din.cpp}, {dout.cpp}, {r}, {s}, {t}, {m}, {k}, {n}{extra}>",
@@ -224,7 +225,8 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
         ops=2 * m * k * n,
         cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, din, load)}"
         f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 mmuls per 2x2 block step, "
-        f"{_PATCH_SOURCE[din.name]}, ~20 per call for the function's prologue and epilogue "
+        f"{_PATCH_SOURCE[din.name]}{elsewhere}, ~20 per call for the function's prologue and "
+        "epilogue "
         "(kernels_cpp/mm.cc)",
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t,
                 **({"shift": shift} if narrow_int else {})},

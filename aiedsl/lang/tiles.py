@@ -47,7 +47,8 @@ def tiles(tensor: HostTensorRef | tuple[int, int], tile: tuple[int, int], *,
 
     The result always passes the shim DMA's rules (3 dimensions plus an iteration dimension of
     at most ``max_shim_iterations``; the innermost a contiguous run of whole 4-byte words, at
-    most ``max_dma_size`` words; other sizes at most ``max_dma_size``). Contiguous dimensions are
+    most ``max_dma_size`` words; the next at most ``max_dma_size``; the third unbounded, as a
+    shim BD has no wrap field for it). Contiguous dimensions are
     merged, and a dimension over its limit is split into two or more where its size factors
     within the limits, preferring the walk's own boundaries (tile rows, tiles). When no pattern
     visits these elements in this order within the limits, ``tiles()`` raises a
@@ -264,7 +265,9 @@ def _slot_limit(slot: int, itemsize: int, target: TargetModel) -> int:
         return target.max_shim_iterations
     if slot == _INNER:
         return target.max_dma_size * target.dma_granularity // itemsize
-    return target.max_dma_size
+    if slot == _INNER - 1:
+        return target.max_dma_size
+    return target.shim.bd_len_words  # the third: no wrap field, its extent the BD's length
 
 
 def _slot_fits(slot: int, size: int, stride: int, itemsize: int, target: TargetModel) -> bool:
@@ -309,9 +312,10 @@ def _why_no_pattern(runs: list[_Run], itemsize: int, target: TargetModel) -> tup
                f"{'(with a one-element innermost one) ' if inner.stride != 1 else ''}and a shim "
                f"DMA has {_SLOTS - 1} plus an iteration dimension")
         return why, split
-    why = (f"its sizes {[r.size for r in runs]} do not factor into {_SLOTS - 1} dimensions of at "
-           f"most {target.max_dma_size} (the innermost at most {target.max_dma_size} words) plus "
-           f"an iteration dimension of at most {target.max_shim_iterations}")
+    why = (f"its sizes {[r.size for r in runs]} do not factor into {_SLOTS - 1} dimensions (the "
+           f"innermost at most {target.max_dma_size} words, the next at most "
+           f"{target.max_dma_size}) plus an iteration dimension of at most "
+           f"{target.max_shim_iterations}")
     return why, split
 
 
@@ -321,8 +325,8 @@ def _no_pattern(runs: list[_Run], itemsize: int, target: TargetModel, loc: Loc, 
     raise DesignError(
         "tiles", f"no legal shim DMA pattern walks these tiles in this order: {why}", loc=loc,
         limit=f"{_SLOTS - 1} dimensions (the innermost a contiguous run of at most "
-        f"{target.max_dma_size} {target.dma_granularity}-byte words, the others at most "
-        f"{target.max_dma_size}) plus an iteration dimension of at most "
+        f"{target.max_dma_size} {target.dma_granularity}-byte words, the next at most "
+        f"{target.max_dma_size}, the third any size) plus an iteration dimension of at most "
         f"{target.max_shim_iterations}",
         found=f"the walk, merged: sizes {[r.size for r in runs]}, strides "
         f"{[r.stride for r in runs]} ({itemsize}-byte elements)", fix=fix)

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.runtime import RtpWrite, Transfer
 from aiedsl.sim.state import Machine
-from aiedsl.sim.summary import (DRAM_SATURATED, ISSUING_NOTED, SINGLE_BUFFER_NOTED,
+from aiedsl.sim.summary import (DRAM_SATURATED, ISSUING_NOTED, SINGLE_BUFFER_NOTED, ops_unit,
                                 TASK_COST_BASIS, Bottleneck, SingleBuffered, Timing)
 
 
@@ -142,7 +141,7 @@ def timing(m: Machine) -> Timing:
                   dram_read_bytes_per_s=tm.dram_read_bytes_per_s,
                   dram_write_bytes_per_s=tm.dram_write_bytes_per_s,
                   task_basis=_task_basis(m, issuing), unmodelled=_unmodelled(m),
-                  ops_unit=_ops_unit(m))
+                  ops_unit=ops_unit(m.design))
 
 
 def _task_basis(m: Machine, issuing: float) -> str:
@@ -158,14 +157,6 @@ def _task_basis(m: Machine, issuing: float) -> str:
             f"{tm.measured_on}) and the model's least certain figure: this time, and any "
             "comparison with a design that issues a different number of tasks (another "
             "topology, other tile sizes), rests on it")
-
-
-def _ops_unit(m: Machine) -> str:
-    """GFLOPS, GOPS or both, by the element types of the kernels that declare operations."""
-    floats = {any(a.kind == "buffer" and lookup_dtype(a.dtype).is_float for a in k.args)
-              for k in m.design.kernels if k.ops}
-    return ("GFLOPS" if floats == {True} else "GOPS" if floats == {False}
-            else "GOPS (GFLOPS for float kernels)")
 
 
 def _unmodelled(m: Machine) -> str:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from aiedsl.ir.design import Design
 
 
 DRAM_SATURATED = 0.95
@@ -33,6 +36,17 @@ them."""
 TASK_COST_BASIS = ("GEMM i16 512^3",)
 """The npu1 calibration rows that determine ``TimingModel.shim_task_s`` (``bench/calibrate.py``
 lists them; a test keeps the two the same)."""
+
+
+def ops_unit(d: Design) -> str:
+    """What a throughput of ``d`` counts: ``GFLOPS`` when every kernel declaring ``ops=``
+    computes on floating-point buffers, ``GOPS`` when none does, both words when mixed."""
+    from aiedsl.dtypes import dtype as lookup_dtype
+
+    floats = {any(a.kind == "buffer" and lookup_dtype(a.dtype).is_float for a in k.args)
+              for k in d.kernels if k.ops}
+    return ("GFLOPS" if floats == {True} else "GOPS" if floats == {False}
+            else "GOPS (GFLOPS for float kernels)")
 
 
 def significant(x: float, digits: int = 3) -> str:
