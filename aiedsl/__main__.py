@@ -1,5 +1,5 @@
 """``python -m aiedsl ...`` is the ``aiedsl`` command."""
 
-from aiedsl.cli.process import run
+from aiedsl.cli.entry import run
 
 run()

@@ -761,3 +761,18 @@ def test_a_path_with_a_line_break_is_one_line_of_what_build_says(tmp_path: Path)
     assert r.returncode == 0, r.stderr
     wrote = [line for line in r.stdout.splitlines() if line.startswith("wrote ")]
     assert len(wrote) == 1 and "we\\nird/b/: aie.mlir" in wrote[0]
+
+
+def test_a_ctrl_c_while_the_command_line_loads_is_an_abort_not_a_traceback() -> None:
+    """A safety tester's Ctrl-C in the first tenth of a second (typer loading) printed a
+    Python traceback of the import it stopped."""
+    code = ("import sys\n"
+            "class Stop:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'aiedsl.cli.process':\n"
+            "            raise KeyboardInterrupt\n"
+            "sys.meta_path.insert(0, Stop())\n"
+            "from aiedsl.cli.entry import run\n"
+            "run()\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (130, "", "aborted\n")

@@ -1,5 +1,7 @@
 """The ``aiedsl`` command line, one module per concern:
 
+- :mod:`aiedsl.cli.entry`: the ``aiedsl`` command's first module, which loads the rest (a
+  Ctrl-C while it loads ends as one during a command);
 - :mod:`aiedsl.cli.process`: the program's entry points (``aiedsl``, ``python -m aiedsl``),
   signals, exit codes, and how an error or a usage mistake is printed;
 - :mod:`aiedsl.cli.commands`: the commands (build, doctor, check, map, inspect, sim, run);
