@@ -425,36 +425,12 @@ def note_carried_locals(checks: list[OutputCheck], d: Design) -> None:
 
         visit(core.body)
         if hints:
-            fed = _fed_by(d, core.name)
+            from aiedsl.ir.dataflow import Dataflow
+
+            fed = Dataflow(d).downstream(core.name)
             for c in failed:
                 if c.name in fed:
                     c.hints += [h for h in hints.values() if h not in c.hints]
-
-
-def _fed_by(d: Design, core: str) -> set[str]:
-    """The host tensors the data ``core`` produces reaches (through links and other cores)."""
-    from aiedsl.ir.program import acquires
-
-    cores = {c.name: c for c in d.cores}
-    link_of_src = {n: link for link in d.links for n in link.srcs}
-    todo = [a.fifo for a in acquires(cores[core]).values() if a.port == "produce"]
-    seen: set[str] = set()
-    out: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for end in d.fifo(name).consumers:
-            if end.kind == "shim":
-                out |= {t.tensor for t in d.runtime
-                        if isinstance(t, Transfer) and t.op == "drain" and t.fifo == name}
-            elif end.kind == "core" and end.core:
-                todo += [a.fifo for a in acquires(cores[end.core]).values()
-                         if a.port == "produce"]
-        if name in link_of_src:
-            todo += link_of_src[name].dsts
-    return out
 
 
 def note_design(checks: list[OutputCheck], d: Design) -> None:

@@ -82,6 +82,27 @@ class Dataflow:
                 todo += self.link_of_dst[name].srcs
         return out
 
+    def downstream(self, core: str) -> set[str]:
+        """The host tensors the runtime drains with data ``core`` produces (through links and
+        other cores): :meth:`upstream`'s mirror."""
+        out: set[str] = set()
+        seen: set[str] = set()
+        todo = [f for f, port in self.keys[core] if port == "produce"]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for end in self.fifos[name].consumers:
+                if end.kind == "shim":
+                    out |= {t.tensor for t in self.d.runtime if isinstance(t, Transfer)
+                            and t.op == "drain" and t.fifo == name}
+                elif end.kind == "core" and end.core:
+                    todo += [g for g, port in self.keys[end.core] if port == "produce"]
+            if name in self.link_of_src:
+                todo += self.link_of_src[name].dsts
+        return out
+
     def cyclic(self) -> bool:
         """Whether some core consumes, through other cores and links, what it produces."""
         feeders = {name: self.feeders(name) for name in self.cores}
