@@ -38,7 +38,7 @@ from aiedsl.lang.local import LocalRef
 from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
-from aiedsl.source_loc import caller_loc, decorator_loc, written_arguments
+from aiedsl.source_loc import caller_loc, decorator_loc, source_lines, written_arguments
 from aiedsl.values import as_int, shown
 
 
@@ -379,15 +379,12 @@ def _assigned_at(made: Acquisition) -> str:
     """The plain name the line of ``made`` assigns it to: ``x`` for ``x = a.consume()``, ``y``
     for ``b.produce()`` in ``x, y = a.consume(), b.produce()``; else ``x``."""
     import ast
-    from pathlib import Path
 
-    # read now, not through linecache: the loc's path is relative to the working directory,
-    # and linecache would serve another file's lines once read under the same name
-    try:
-        line = Path(made.loc.file).read_text().splitlines()[made.loc.line - 1]
-        tree = ast.parse(line.strip())
-    except (OSError, UnicodeDecodeError, IndexError):
+    lines = source_lines(made.loc.file)  # read afresh: another d.py may have been read before
+    if not 0 < made.loc.line <= len(lines):
         return "x"
+    try:
+        tree = ast.parse(lines[made.loc.line - 1].strip())
     except SyntaxError:  # the call spreads over several lines
         return "x"
     node = tree.body[0] if tree.body else None
