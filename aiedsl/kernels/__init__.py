@@ -1,6 +1,7 @@
 """Kernels: the declaration (:mod:`.base`; its parameters in :mod:`.args`, the reference split for
 the simulator in :mod:`.prepared`, cycles from a profile in :mod:`.profiled_cycles`), the shipped
-library (:mod:`.library`, its matmuls in :mod:`.matmul`, its norms and activations in
+library (:mod:`.library`, its matmuls in :mod:`.matmul` and :mod:`.cascade`, its convolutions in
+:mod:`.conv`, its norms and activations in
 :mod:`.activations`), each kernel's C++ file (:mod:`.text`, from :mod:`.source`), host builds of
 that C++ (:mod:`.host`) for testing (:mod:`.host_check`, on the cases of :mod:`.cases`, run as
 :mod:`.guarded` says) and profiling (:mod:`.profile`), and the library at several sizes
@@ -10,7 +11,9 @@ from aiedsl.kernels.args import buffer, scalar
 from aiedsl.kernels.base import Kernel, declare
 from aiedsl.kernels.layout import block, block_dims, unblock, unblock_dims
 from aiedsl.kernels.paths import KERNELS_CPP
-from aiedsl.kernels.matmul import conv2d_1x1, conv2d_3x3, matmul, matmul_cascade
+from aiedsl.kernels.cascade import matmul_cascade
+from aiedsl.kernels.conv import conv2d_1x1, conv2d_3x3
+from aiedsl.kernels.matmul import matmul
 from aiedsl.kernels.library import (
     add, exp_bf16, gelu, layer_norm, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm,
     scale, silu, softmax, sub, threshold, vector_scalar, zero,

@@ -23,7 +23,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer
 from aiedsl.kernels.base import Kernel, declare
-from aiedsl.kernels.matmul import _target
+from aiedsl.kernels.params import kernel_target, positive_size
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
 
@@ -140,7 +140,7 @@ def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) ->
                           limit=f"a multiple of {width}", found=str(shape[-1]),
                           fix=f"use a multiple of {width} elements")
     t = TensorType(shape=shape, dtype="bf16")
-    target = _target(device)
+    target = kernel_target(device)
     hw = target.arch == "aie2p"  # AIE2P computes 2^x in hardware (aie::exp2)
     steps = ({"exp": 6, "silu": 10, "gelu": 20, "softmax": 30} if hw else
              {"exp": 16, "silu": 20, "gelu": 30, "softmax": 40})[kind]
@@ -193,14 +193,8 @@ def softmax(rows: int, cols: int, *, device: str | None = None) -> Kernel:
 
 def _norm(kind: str, rows: int, cols: int) -> Kernel:
     loc = caller_loc()
-    sizes = {}  # numpy's integers too, as plain ints
-    for what, v in (("rows", rows), ("cols", cols)):
-        number = as_int(v)
-        if number is None or number < 1:
-            raise DesignError("kernel", f"{kind} norm has {what}={shown(v)}", loc=loc,
-                              limit="a positive int", found=shown(v), fix="give the tile's shape")
-        sizes[what] = number
-    rows, cols = sizes["rows"], sizes["cols"]
+    rows, cols = (positive_size(v, what, f"{kind} norm", fix="give the tile's shape", loc=loc)
+                  for what, v in (("rows", rows), ("cols", cols)))
     width = 16
     if cols % width:
         raise DesignError("kernel", f"{kind} norm rows of {cols} elements", loc=loc,

@@ -1,5 +1,6 @@
 """The shipped kernel library: zero, passthrough, scale, threshold, element-wise and reductions,
-with the matmul family of :mod:`aiedsl.kernels.matmul` and the norms and activations of
+with the matmul family of :mod:`aiedsl.kernels.matmul`, :mod:`~aiedsl.kernels.cascade` and
+:mod:`~aiedsl.kernels.conv`, and the norms and activations of
 :mod:`aiedsl.kernels.activations`.
 
 Each factory returns a :class:`~aiedsl.kernels.base.Kernel` whose symbol carries its shape, whose
@@ -25,17 +26,19 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer, scalar
 from aiedsl.kernels.base import Kernel, declare
+from aiedsl.kernels.params import positive_size
 from aiedsl.kernels.activations import (  # noqa: F401 (re-exported: the library's)
     NORM_EPS, activation_ref, exp_bf16, gelu, layer_norm, norm_ref, rms_norm, silu, softmax,
 )
-from aiedsl.kernels.matmul import (  # noqa: F401 (the library's matmul family, re-exported)
-    CASCADE_ROLES, MATMUL_OUT, MATMUL_OUTS, MATMUL_PATCH, PUBLISHED, conv2d_1x1, conv2d_3x3,
-    matmul,
-    matmul_cascade, matmul_cascade_ref, matmul_cycles, matmul_ref, srs,
+from aiedsl.kernels.cascade import (  # noqa: F401 (the library's, re-exported)
+    CASCADE_ROLES, matmul_cascade, matmul_cascade_ref,
+)
+from aiedsl.kernels.conv import conv2d_1x1, conv2d_3x3  # noqa: F401 (likewise)
+from aiedsl.kernels.matmul import (  # noqa: F401 (likewise)
+    MATMUL_OUT, MATMUL_OUTS, MATMUL_PATCH, PUBLISHED, matmul, matmul_cycles, matmul_ref, srs,
 )
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.source_loc import caller_loc
-from aiedsl.values import as_int, shown
 
 
 def _vector_cycles(nbytes: int) -> int:
@@ -136,15 +139,10 @@ def threshold(n: int) -> Kernel:
 
 
 def _size(value: object, what: str, kernel: str) -> int:
-    """Size ``what`` of library kernel ``kernel`` as a plain int (numpy's integers too: the
-    symbol, the C++ and the IR read ``1024``); a DesignError at the design's line when it is not
-    a positive integer (a float would have named the kernel's ``equals=`` instead)."""
-    n = as_int(value)
-    if n is None or n < 1:
-        raise DesignError("kernel", f"{kernel} has {what}={shown(value)}", loc=caller_loc(),
-                          limit="a positive int", found=shown(value),
-                          fix="give the tile's size as an int (// divides exactly)")
-    return n
+    """Size ``what`` of library kernel ``kernel`` as a plain int (a float would have named the
+    kernel's ``equals=`` instead)."""
+    return positive_size(value, what, kernel,
+                         fix="give the tile's size as an int (// divides exactly)")
 
 
 def _check_width(t: TensorType, width: int) -> None:

@@ -1,16 +1,16 @@
-"""The matmul kernels: blocked ``C += A @ B`` for the native mmul shapes, and the stages of a
-K-split GEMM whose partial sums pass by the accumulator cascade.
+"""The matmul kernel: blocked ``C += A @ B`` for the native mmul shapes, with its numpy
+reference, its form for the simulator and its cost; the cascade stages (:mod:`.cascade`) and
+the convolutions (:mod:`.conv`) build on them.
 
-The reference computes on the blocked buffers exactly as ``kernels_cpp/mm.cc`` and
-``kernels_cpp/mm_cascade.cc`` do; the cost formulas are documented in their headers.
+The reference computes on the blocked buffers exactly as ``kernels_cpp/mm.cc`` does; the cost
+formula is documented in its header.
 
 Example
 -------
 ::
 
-    from aiedsl.kernels import matmul, matmul_cascade
+    from aiedsl.kernels import matmul
     mm = matmul(64, 64, 64)                          # matmul_bf16_f32_64x64x64_4x8x4
-    first = matmul_cascade(64, 64, 64, "put")        # matmul_cascade_put_bf16_f32_...
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer
 from aiedsl.kernels.base import Kernel, declare
 from aiedsl.kernels.layout import block, unblock
+from aiedsl.kernels.params import MAX_SHIFT, kernel_target, positive_size
 from aiedsl.kernels.prepared import Accumulator, Prepared, Reorder
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.source_loc import caller_loc
-from aiedsl.targets import TargetModel
 from aiedsl.values import as_int, shown
 
 MATMUL_OUT = {"bf16": "f32", "i8": "i32", "i16": "i32"}
@@ -148,7 +148,7 @@ def _matmul_add(A: np.ndarray, B: np.ndarray, acc: np.ndarray) -> None:
     np.add(acc, A @ B, out=acc)
 
 
-def _matmul_step(r: int, s: int, t: int, din: DType, load_bytes: int) -> int:
+def matmul_step(r: int, s: int, t: int, din: DType, load_bytes: int) -> int:
     """Cycles per K step of a 2x2 patch: 4 native mmuls (one per cycle), or the two A and two B
     block loads at the core's ``load_bytes`` per cycle
     (:attr:`~aiedsl.targets.TargetModel.core_load_bytes_per_cycle`) when those take longer."""
@@ -159,7 +159,7 @@ def matmul_cycles(m: int, k: int, n: int, r: int, s: int, t: int, din: DType,
                   load_bytes: int) -> int:
     """Cycles per call: per 2x2 patch of C, K/s steps plus the patch overhead; 20 per call."""
     return (m // (2 * r)) * (n // (2 * t)) * (
-        _matmul_step(r, s, t, din, load_bytes) * (k // s) + MATMUL_PATCH[din.name]) + 20
+        matmul_step(r, s, t, din, load_bytes) * (k // s) + MATMUL_PATCH[din.name]) + 20
 
 
 def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
@@ -188,23 +188,18 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
                           fix=f"{din} inputs accumulate into {' or '.join(outs)}")
     narrow_int = not dout.is_float and dout.itemsize < 4
     bits = as_int(shift)  # numpy's integers too, as a plain int
-    if bits is None or not 0 <= bits <= (23 if narrow_int else 0):
+    if bits is None or not 0 <= bits <= (MAX_SHIFT if narrow_int else 0):
         raise DesignError(
             "kernel", f"matmul {din}->{dout} has shift={shown(shift)}", loc=caller_loc(),
-            limit="0..23 for an i8 C (C << shift must fit the 32-bit accumulator); 0 otherwise",
-            found=shown(shift), fix="scale only an i8 C, by 0..23 bits" if narrow_int else
+            limit=f"0..{MAX_SHIFT} for an i8 C (C << shift must fit the 32-bit accumulator); "
+            "0 otherwise", found=shown(shift),
+            fix=f"scale only an i8 C, by 0..{MAX_SHIFT} bits" if narrow_int else
             "leave shift out: only an i8 C is scaled")
     shift = bits
-    sizes = {}  # numpy's integers too, as plain ints
-    for what, v in (("m", m), ("k", k), ("n", n)):
-        number = as_int(v)
-        if number is None or number < 1:
-            raise DesignError("kernel", f"matmul has {what}={shown(v)}", loc=caller_loc(),
-                              limit="a positive int", found=shown(v),
-                              fix="use // for integer division, e.g. matmul(M // 2, K, N)")
-        sizes[what] = number
-    m, k, n = sizes["m"], sizes["k"], sizes["n"]
-    target = _target(device)
+    fix = "use // for integer division, e.g. matmul(M // 2, K, N)"
+    m, k, n = (positive_size(v, what, "matmul", fix=fix)
+               for what, v in (("m", m), ("k", k), ("n", n)))
+    target = kernel_target(device)
     r, s, t = target.mmul_shapes[din.name]
     load = target.core_load_bytes_per_cycle
     if m % (2 * r) or k % s or n % (2 * t):
@@ -223,7 +218,7 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
               buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout", blocks=(r, t))],
         reference=matmul_ref, cycles=matmul_cycles(m, k, n, r, s, t, din, load),
         ops=2 * m * k * n,
-        cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, din, load)}"
+        cost=f"(m/{2 * r})(n/{2 * t})({matmul_step(r, s, t, din, load)}"
         f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 mmuls per 2x2 block step, "
         f"{_PATCH_SOURCE[din.name]}{elsewhere}, ~20 per call for the function's prologue and "
         "epilogue "
@@ -231,232 +226,3 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t,
                 **({"shift": shift} if narrow_int else {})},
         prepared=matmul_prepared(m, k, n, r, s, t, np.dtype(dout.numpy), shift), arch=target.arch)
-
-
-CASCADE_ROLES = ("put", "put_get", "get")
-"""The stages of a cascade chain: the first core puts, middle ones get and put, the last gets."""
-
-
-def _patch_blocks(m: int, n: int, r: int, t: int) -> np.ndarray:
-    """Indices of C's blocks (blocked layout) in the order the cascade carries them: 2x2
-    patches row by row, each patch's blocks (0,0), (0,1), (1,0), (1,1)."""
-    mb, nb = m // r, n // t
-    return np.array([(bm + i) * nb + bn + j for bm in range(0, mb, 2)
-                     for bn in range(0, nb, 2) for i in (0, 1) for j in (0, 1)])
-
-
-def matmul_cascade_ref(a: np.ndarray, b: np.ndarray, *rest: np.ndarray, m: int, k: int, n: int,
-                       r: int, s: int, t: int, role: str, **_: object) -> None:
-    """One stage of the cascade GEMM, as mm_cascade.cc computes it: the partial sum so far (the
-    cascade input, in patch order) plus A @ B in f32, put on (patch order) or stored in C."""
-    A = unblock(a, m, k, r, s).astype(np.float32)
-    B = unblock(b, k, n, s, t).astype(np.float32)
-    prod = block(A @ B, r, t).reshape(-1, r * t)
-    order = _patch_blocks(m, n, r, t)
-    if role == "put":
-        (cout,) = rest
-        cout.reshape(-1, r * t)[...] = prod[order]
-        return
-    if role == "put_get":
-        cin, cout = rest
-        acc = cin.reshape(-1, r * t)[np.argsort(order)] + prod
-        cout.reshape(-1, r * t)[...] = acc[order]
-        return
-    c, cin = rest
-    c.reshape(-1, r * t)[...] = cin.reshape(-1, r * t)[np.argsort(order)] + prod
-
-
-def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = None) -> Kernel:
-    """One stage of a K-split bf16 GEMM whose partial sums pass by the accumulator cascade.
-
-    ``role`` is ``"put"`` (the chain's first core: ``a, b``, puts A @ B), ``"put_get"`` (a
-    middle core: gets, adds A @ B, puts) or ``"get"`` (the last core: ``a, b, c``, stores C =
-    cascade + A @ B, f32). A and B are blocked as :func:`matmul`'s; the cascade carries the
-    m x n f32 accumulators, 16 values per 512-bit word. Call them on a herd with
-    ``cascade="east"``. AIE2 (npu1) only: one 4x4 f32 block is one cascade word there.
-    Symbol: ``matmul_cascade_put_bf16_f32_64x64x64_4x8x4``.
-    """
-    loc = caller_loc()
-    if role not in CASCADE_ROLES:
-        raise DesignError("kernel", f"matmul_cascade has role={role!r}", loc=loc,
-                          limit="'put' (first core), 'put_get' (middle) or 'get' (last)",
-                          found=repr(role), fix="give the stage's place in the chain")
-    sizes = {}  # numpy's integers too, as plain ints
-    for what, v in (("m", m), ("k", k), ("n", n)):
-        number = as_int(v)
-        if number is None or number < 1:
-            raise DesignError("kernel", f"matmul_cascade has {what}={shown(v)}", loc=loc,
-                              limit="a positive int", found=shown(v),
-                              fix="use // for integer division")
-        sizes[what] = number
-    m, k, n = sizes["m"], sizes["k"], sizes["n"]
-    target = _target(device)
-    if target.family != "npu1":
-        raise DesignError("kernel", f"matmul_cascade on {target.name}", loc=loc,
-                          limit="AIE2 (npu1 devices): its 4x4 f32 block is one cascade word",
-                          found=target.name, fix="use an npu1 device, or matmul() with the "
-                          "partial sums joined at a memtile")
-    r, s, t = target.mmul_shapes["bf16"]
-    load = target.core_load_bytes_per_cycle
-    if m % (2 * r) or k % s or n % (2 * t):
-        raise DesignError(
-            "kernel", f"matmul_cascade tile {m}x{k}x{n} does not fit the {r}x{s}x{t} mmul with "
-            "2x2 blocking", loc=loc, limit=f"m % {2 * r} == 0, k % {s} == 0, n % {2 * t} == 0",
-            found=f"{m}x{k}x{n}", fix=f"choose m a multiple of {2 * r}, k of {s}, n of {2 * t}")
-    acc = TensorType(shape=(m, n), dtype="f32")
-    args = [buffer("a", TensorType(shape=(m, k), dtype="bf16"), blocks=(r, s)),
-            buffer("b", TensorType(shape=(k, n), dtype="bf16"), blocks=(s, t))]
-    if role == "get":
-        args.append(buffer("c", acc, "out", blocks=(r, t)))
-    return declare(
-        f"matmul_cascade_{role}_bf16_f32_{m}x{k}x{n}_{r}x{s}x{t}", source="mm_cascade.cc",
-        entry=f"matmul_cascade_{role}<bfloat16, {r}, {s}, {t}, {m}, {k}, {n}>", args=args,
-        reference=matmul_cascade_ref, cycles=matmul_cycles(m, k, n, r, s, t, bf16, load),
-        ops=2 * m * k * n,
-        cost=f"(m/{2 * r})(n/{2 * t})({_matmul_step(r, s, t, bf16, load)}(k/{s})+"
-        f"{MATMUL_PATCH['bf16']})+20: as matmul, the patch's cascade words in place of its C "
-        "loads or stores (kernels_cpp/mm_cascade.cc)",
-        params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t, "role": role},
-        cascade_in=acc if role != "put" else None, cascade_out=acc if role != "get" else None,
-        arch=target.arch)
-
-
-def conv1x1_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, relu: int, **params: object
-                ) -> None:
-    """A 1x1 convolution as mm.cc computes it with ZERO_C: ``C = A @ B`` scaled by
-    ``2**-shift``, rounded to nearest even and saturated to int8, then clamped at zero when
-    ``relu``."""
-    c[...] = 0
-    matmul_ref(a, b, c, **params)  # type: ignore[arg-type]
-    if relu:
-        np.maximum(c, 0, out=c)
-
-
-def conv2d_1x1(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = True,
-               device: str | None = None) -> Kernel:
-    """An int8 1x1 convolution of one row of ``width`` pixels: ``out[x, co] = relu(sat8(round(
-    sum_ci in[x, ci] * w[ci, co] / 2**shift)))`` (the pointwise layers of a ResNet bottleneck).
-
-    The row is ``width x cin`` activations and the weights ``cin x cout``, stored in the i8
-    mmul's blocks (as :func:`matmul`'s A and B, ``block_dims`` on the memtile); the output is
-    ``width x cout`` in C's blocks. It is mm.cc's blocked matmul starting from zero, narrowed
-    with ``shift`` and clamped at zero: ``conv2d1x1_i8_64x64x64_4x8x8_shift6_relu``.
-    """
-    loc = caller_loc()
-    sizes = {}  # numpy's integers too, as plain ints
-    for what, v in (("width", width), ("cin", cin), ("cout", cout)):
-        number = as_int(v)
-        if number is None or number < 1:
-            raise DesignError("kernel", f"conv2d_1x1 has {what}={shown(v)}", loc=loc,
-                              limit="a positive int", found=shown(v), fix="give the layer's size")
-        sizes[what] = number
-    width, cin, cout = sizes["width"], sizes["cin"], sizes["cout"]
-    bits = as_int(shift)  # numpy's integers too, as a plain int
-    if bits is None or not 0 <= bits <= 23:
-        raise DesignError("kernel", f"conv2d_1x1 has shift={shown(shift)}", loc=loc,
-                          limit="0..23", found=shown(shift), fix="scale by 0..23 bits")
-    shift = bits
-    target = _target(device)
-    r, s, t = target.mmul_shapes["i8"]
-    load = target.core_load_bytes_per_cycle
-    if width % (2 * r) or cin % s or cout % (2 * t):
-        raise DesignError(
-            "kernel", f"conv2d_1x1 of {width} pixels, {cin} -> {cout} channels does not fit the "
-            f"{r}x{s}x{t} mmul with 2x2 blocking", loc=loc,
-            limit=f"width % {2 * r} == 0, cin % {s} == 0, cout % {2 * t} == 0",
-            found=f"{width}x{cin}x{cout}", fix="pad the row or the channels")
-    dt = "i8"
-    return declare(
-        f"conv2d1x1_i8_{width}x{cin}x{cout}_{r}x{s}x{t}_shift{shift}{'_relu' if relu else ''}",
-        source="mm.cc",
-        entry=f"matmul_blocked<int8_t, int8_t, {r}, {s}, {t}, {width}, {cin}, {cout}, {shift}, "
-        f"true, {'true' if relu else 'false'}>",
-        args=[buffer("a", TensorType(shape=(width, cin), dtype=dt), blocks=(r, s)),
-              buffer("b", TensorType(shape=(cin, cout), dtype=dt), blocks=(s, t)),
-              buffer("c", TensorType(shape=(width, cout), dtype=dt), "out", blocks=(r, t))],
-        reference=conv1x1_ref,
-        cycles=matmul_cycles(width, cin, cout, r, s, t, lookup_dtype(dt, loc), load),
-        ops=2 * width * cin * cout,
-        cost="as matmul i8 -> i8 (kernels_cpp/mm.cc with ZERO_C and RELU)",
-        params={"m": width, "k": cin, "n": cout, "r": r, "s": s, "t": t, "shift": shift,
-                "relu": int(relu)}, arch=target.arch)
-
-
-def conv3x3_ref(top: np.ndarray, mid: np.ndarray, bot: np.ndarray, w: np.ndarray,
-                out: np.ndarray, *, width: int, cin: int, cout: int, s: int, t: int,
-                shift: int, relu: int, **_: object) -> None:
-    """One output row of an int8 3x3 convolution as conv3x3.cc computes it: exact int64 sums
-    over the nine taps with zero padding, narrowed by ``2**-shift`` (nearest even, saturated),
-    clamped at zero when ``relu``. ``w`` holds the taps in the mmul's B blocks."""
-    acc = np.zeros((width, cout), dtype=np.int64)
-    taps = w.reshape(9, cin // s, cout // t, s, t).transpose(0, 1, 3, 2, 4).reshape(9, cin, cout)
-    for kh, row in enumerate((top, mid, bot)):
-        padded = np.zeros((width + 2, cin), dtype=np.int64)
-        padded[1:-1] = row.reshape(width, cin)
-        for kw in range(3):
-            acc += padded[kw:kw + width] @ taps[kh * 3 + kw].astype(np.int64)
-    res = srs(acc, shift, np.dtype(np.int8))
-    if relu:
-        res = np.maximum(res, 0)
-    out.reshape(width, cout)[...] = res
-
-
-def conv2d_3x3(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = True,
-               device: str | None = None) -> Kernel:
-    """One output row of an int8 3x3 convolution (stride 1, zero padding 1) from three input
-    rows, for a ResNet bottleneck's middle layer: ``conv3x3_i8_56x64x64_4x8x8_shift8_relu``.
-
-    Input rows are ``width x cin`` row-major (HWC), the weights nine taps (kh, kw) each
-    ``cin x cout`` in the i8 mmul's B blocks, the output ``width x cout`` row-major. Call it
-    ``k(top, mid, bot, w, out)``.
-    """
-    loc = caller_loc()
-    sizes = {}  # numpy's integers too, as plain ints
-    for what, v in (("width", width), ("cin", cin), ("cout", cout)):
-        number = as_int(v)
-        if number is None or number < 1:
-            raise DesignError("kernel", f"conv2d_3x3 has {what}={shown(v)}", loc=loc,
-                              limit="a positive int", found=shown(v), fix="give the layer's size")
-        sizes[what] = number
-    width, cin, cout = sizes["width"], sizes["cin"], sizes["cout"]
-    bits = as_int(shift)  # numpy's integers too, as a plain int
-    if bits is None or not 0 <= bits <= 23:
-        raise DesignError("kernel", f"conv2d_3x3 has shift={shown(shift)}", loc=loc,
-                          limit="0..23", found=shown(shift), fix="scale by 0..23 bits")
-    shift = bits
-    target = _target(device)
-    r, s, t = target.mmul_shapes["i8"]
-    if width % (2 * r) or cin % (2 * s) or cout % (2 * t):
-        raise DesignError(
-            "kernel", f"conv2d_3x3 of {width} pixels, {cin} -> {cout} channels does not fit the "
-            f"{r}x{s}x{t} mmul with 2x2 blocking", loc=loc,
-            limit=f"width % {2 * r} == 0, cin % {2 * s} == 0 (two channel steps per 128-bit "
-            f"gather), cout % {2 * t} == 0",
-            found=f"{width}x{cin}x{cout}", fix="pad the row or the channels")
-    row = TensorType(shape=(width, cin), dtype="i8")
-    step = max(4, r)  # per step: 4 mmuls; r 128-bit pixel loads (two per cycle) per two steps
-    cycles = (width // (2 * r)) * (cout // (2 * t)) * (9 * (cin // s) * step + 11) + 20
-    return declare(
-        f"conv3x3_i8_{width}x{cin}x{cout}_{r}x{s}x{t}_shift{shift}{'_relu' if relu else ''}",
-        source="conv3x3.cc",
-        entry=f"conv3x3_i8<{r}, {s}, {t}, {width}, {cin}, {cout}, {shift}, "
-        f"{'true' if relu else 'false'}>",
-        args=[buffer("top", row), buffer("mid", row), buffer("bot", row),
-              buffer("w", TensorType(shape=(9 * cin, cout), dtype="i8")),
-              buffer("out", TensorType(shape=(width, cout), dtype="i8"), "out")],
-        reference=conv3x3_ref, cycles=cycles, ops=2 * 9 * width * cin * cout,
-        cost=f"(w/{2 * r})(cout/{2 * t})(9 (cin/{s}) {step} + 11) + 20: as matmul, each step's "
-        "A gathered pixel by pixel (kernels_cpp/conv3x3.cc; an estimate)",
-        params={"width": width, "cin": cin, "cout": cout, "r": r, "s": s, "t": t,
-                "shift": shift, "relu": int(relu)}, arch=target.arch)
-
-
-def _target(device: str | None) -> TargetModel:
-    """The device a kernel is declared for: the design being traced, else ``device``, else npu1."""
-    from aiedsl.lang.context import _DESIGN
-    from aiedsl.targets import get_target
-
-    trace = _DESIGN.get()
-    if trace is not None:
-        return trace.target
-    return get_target(device or "npu1")

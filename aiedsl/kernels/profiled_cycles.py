@@ -18,8 +18,7 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
     from aiedsl.kernels.text import kernel_text
     from aiedsl.kernels.cases import KernelCase
     from aiedsl.kernels.profile import profile_case
-    from aiedsl.lang.context import _DESIGN
-    from aiedsl.targets import get_target
+    from aiedsl.kernels.params import kernel_target
 
     # a scalar's value: its params= entry, or the one value equals= allows
     given = {a.name: ir.params[a.name] if a.name in ir.params else a.equals
@@ -31,8 +30,7 @@ def _profiled(ir: KernelIR, reference: Callable[..., Any]) -> KernelIR:
             f"{', '.join(repr(m) for m in missing)} to profile it with", loc=ir.loc,
             found="cycles=None", fix="give cycles=, or params={"
             + ", ".join(f"'{m}': ..." for m in missing) + "} to profile it with")
-    trace = _DESIGN.get()
-    target = trace.target if trace is not None else get_target("npu1")
+    target = kernel_target(None)
     scalars = dict(given)
     case = KernelCase(ir, kernel_text(None, ir), reference, scalars)  # type: ignore[arg-type]
     prof = profile_case(case, target)

@@ -1,0 +1,108 @@
+"""The stages of a K-split bf16 GEMM whose partial sums pass by the accumulator cascade: the
+first core puts A @ B, middle ones get, add and put, the last gets and stores C.
+
+The reference computes on the blocked buffers exactly as ``kernels_cpp/mm_cascade.cc`` does;
+the cost is the matmul's (:func:`~aiedsl.kernels.matmul.matmul_cycles`), the patch's cascade
+words in place of its C loads or stores.
+
+Example
+-------
+::
+
+    from aiedsl.kernels import matmul_cascade
+    first = matmul_cascade(64, 64, 64, "put")        # matmul_cascade_put_bf16_f32_...
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aiedsl.dtypes import bf16
+from aiedsl.errors import DesignError
+from aiedsl.ir.types import TensorType
+from aiedsl.kernels.args import buffer
+from aiedsl.kernels.base import Kernel, declare
+from aiedsl.kernels.layout import block, unblock
+from aiedsl.kernels.matmul import MATMUL_PATCH, matmul_cycles, matmul_step
+from aiedsl.kernels.params import kernel_target, positive_size
+from aiedsl.source_loc import caller_loc
+
+CASCADE_ROLES = ("put", "put_get", "get")
+"""The stages of a cascade chain: the first core puts, middle ones get and put, the last gets."""
+
+
+def _patch_blocks(m: int, n: int, r: int, t: int) -> np.ndarray:
+    """Indices of C's blocks (blocked layout) in the order the cascade carries them: 2x2
+    patches row by row, each patch's blocks (0,0), (0,1), (1,0), (1,1)."""
+    mb, nb = m // r, n // t
+    return np.array([(bm + i) * nb + bn + j for bm in range(0, mb, 2)
+                     for bn in range(0, nb, 2) for i in (0, 1) for j in (0, 1)])
+
+
+def matmul_cascade_ref(a: np.ndarray, b: np.ndarray, *rest: np.ndarray, m: int, k: int, n: int,
+                       r: int, s: int, t: int, role: str, **_: object) -> None:
+    """One stage of the cascade GEMM, as mm_cascade.cc computes it: the partial sum so far (the
+    cascade input, in patch order) plus A @ B in f32, put on (patch order) or stored in C."""
+    A = unblock(a, m, k, r, s).astype(np.float32)
+    B = unblock(b, k, n, s, t).astype(np.float32)
+    prod = block(A @ B, r, t).reshape(-1, r * t)
+    order = _patch_blocks(m, n, r, t)
+    if role == "put":
+        (cout,) = rest
+        cout.reshape(-1, r * t)[...] = prod[order]
+        return
+    if role == "put_get":
+        cin, cout = rest
+        acc = cin.reshape(-1, r * t)[np.argsort(order)] + prod
+        cout.reshape(-1, r * t)[...] = acc[order]
+        return
+    c, cin = rest
+    c.reshape(-1, r * t)[...] = cin.reshape(-1, r * t)[np.argsort(order)] + prod
+
+
+def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = None) -> Kernel:
+    """One stage of a K-split bf16 GEMM whose partial sums pass by the accumulator cascade.
+
+    ``role`` is ``"put"`` (the chain's first core: ``a, b``, puts A @ B), ``"put_get"`` (a
+    middle core: gets, adds A @ B, puts) or ``"get"`` (the last core: ``a, b, c``, stores C =
+    cascade + A @ B, f32). A and B are blocked as :func:`matmul`'s; the cascade carries the
+    m x n f32 accumulators, 16 values per 512-bit word. Call them on a herd with
+    ``cascade="east"``. AIE2 (npu1) only: one 4x4 f32 block is one cascade word there.
+    Symbol: ``matmul_cascade_put_bf16_f32_64x64x64_4x8x4``.
+    """
+    loc = caller_loc()
+    if role not in CASCADE_ROLES:
+        raise DesignError("kernel", f"matmul_cascade has role={role!r}", loc=loc,
+                          limit="'put' (first core), 'put_get' (middle) or 'get' (last)",
+                          found=repr(role), fix="give the stage's place in the chain")
+    m, k, n = (positive_size(v, what, "matmul_cascade", fix="use // for integer division",
+                             loc=loc) for what, v in (("m", m), ("k", k), ("n", n)))
+    target = kernel_target(device)
+    if target.family != "npu1":
+        raise DesignError("kernel", f"matmul_cascade on {target.name}", loc=loc,
+                          limit="AIE2 (npu1 devices): its 4x4 f32 block is one cascade word",
+                          found=target.name, fix="use an npu1 device, or matmul() with the "
+                          "partial sums joined at a memtile")
+    r, s, t = target.mmul_shapes["bf16"]
+    load = target.core_load_bytes_per_cycle
+    if m % (2 * r) or k % s or n % (2 * t):
+        raise DesignError(
+            "kernel", f"matmul_cascade tile {m}x{k}x{n} does not fit the {r}x{s}x{t} mmul with "
+            "2x2 blocking", loc=loc, limit=f"m % {2 * r} == 0, k % {s} == 0, n % {2 * t} == 0",
+            found=f"{m}x{k}x{n}", fix=f"choose m a multiple of {2 * r}, k of {s}, n of {2 * t}")
+    acc = TensorType(shape=(m, n), dtype="f32")
+    args = [buffer("a", TensorType(shape=(m, k), dtype="bf16"), blocks=(r, s)),
+            buffer("b", TensorType(shape=(k, n), dtype="bf16"), blocks=(s, t))]
+    if role == "get":
+        args.append(buffer("c", acc, "out", blocks=(r, t)))
+    return declare(
+        f"matmul_cascade_{role}_bf16_f32_{m}x{k}x{n}_{r}x{s}x{t}", source="mm_cascade.cc",
+        entry=f"matmul_cascade_{role}<bfloat16, {r}, {s}, {t}, {m}, {k}, {n}>", args=args,
+        reference=matmul_cascade_ref, cycles=matmul_cycles(m, k, n, r, s, t, bf16, load),
+        ops=2 * m * k * n,
+        cost=f"(m/{2 * r})(n/{2 * t})({matmul_step(r, s, t, bf16, load)}(k/{s})+"
+        f"{MATMUL_PATCH['bf16']})+20: as matmul, the patch's cascade words in place of its C "
+        "loads or stores (kernels_cpp/mm_cascade.cc)",
+        params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t, "role": role},
+        cascade_in=acc if role != "put" else None, cascade_out=acc if role != "get" else None,
+        arch=target.arch)

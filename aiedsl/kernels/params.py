@@ -1,0 +1,55 @@
+"""A library kernel's arguments as its factory takes them: sizes as plain positive ints, an
+integer C's scaling shift, and the device the kernel is declared for.
+
+Example
+-------
+::
+
+    m = positive_size(m, "m", "matmul")     # numpy's int64(64) -> 64; 0 or 64.0 -> DesignError
+    target = kernel_target(device)          # the design's device while one is traced
+"""
+
+from __future__ import annotations
+
+from aiedsl.errors import DesignError
+from aiedsl.ir.loc import Loc
+from aiedsl.lang.context import _DESIGN
+from aiedsl.source_loc import caller_loc
+from aiedsl.targets import TargetModel, get_target
+from aiedsl.values import as_int, shown
+
+MAX_SHIFT = 23
+"""The largest right shift of an integer kernel's 32-bit sums to an i8 output: C << shift must
+still fit the accumulator (kernels_cpp/mm.cc, "Narrow outputs")."""
+
+
+def positive_size(value: object, what: str, kernel: str, *, fix: str = "give the tile's size",
+                  loc: Loc | None = None) -> int:
+    """Size ``what`` of library kernel ``kernel`` as a plain int (numpy's integers too: the
+    symbol, the C++ and the IR read ``64``); a DesignError at the design's line when it is not
+    a positive integer."""
+    n = as_int(value)
+    if n is None or n < 1:
+        raise DesignError("kernel", f"{kernel} has {what}={shown(value)}",
+                          loc=loc or caller_loc(), limit="a positive int", found=shown(value),
+                          fix=fix)
+    return n
+
+
+def scale_shift(shift: object, kernel: str, *, loc: Loc | None = None) -> int:
+    """The right shift of an i8-output kernel as a plain int in 0..:data:`MAX_SHIFT`."""
+    bits = as_int(shift)
+    if bits is None or not 0 <= bits <= MAX_SHIFT:
+        raise DesignError("kernel", f"{kernel} has shift={shown(shift)}", loc=loc or caller_loc(),
+                          limit=f"0..{MAX_SHIFT}", found=shown(shift),
+                          fix=f"scale by 0..{MAX_SHIFT} bits")
+    return bits
+
+
+def kernel_target(device: str | None) -> TargetModel:
+    """The device a kernel is declared for: the design being traced, else ``device``, else
+    npu1 (a kernel declared outside any design, as in a notebook or a test)."""
+    trace = _DESIGN.get()
+    if trace is not None:
+        return trace.target
+    return get_target(device or "npu1")
