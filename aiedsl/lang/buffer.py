@@ -16,7 +16,7 @@ from aiedsl.ir.core_ops import Port
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.novalue import NoValue
-from aiedsl.lang.trace import FifoRecord
+from aiedsl.lang.records import FifoRecord
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
 

@@ -32,7 +32,8 @@ from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import DimsSpec, ObjectFifo, back_to_back, new_fifo, to_dims
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin
-from aiedsl.lang.trace import DesignTrace, FifoRecord
+from aiedsl.lang.records import FifoRecord
+from aiedsl.lang.trace import DesignTrace
 from aiedsl.source_loc import assigned_name, caller_loc
 from aiedsl.values import as_int, shown
 

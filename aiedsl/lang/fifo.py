@@ -25,7 +25,8 @@ from aiedsl.lang.buffer import Acquisition, Buffer
 from aiedsl.lang.context import current_core, current_design
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin, memtile
-from aiedsl.lang.trace import DesignTrace, FifoRecord
+from aiedsl.lang.records import FifoRecord
+from aiedsl.lang.trace import DesignTrace
 from aiedsl.source_loc import assigned_name, caller_loc
 from aiedsl.targets import TargetModel
 from aiedsl.values import as_int, shown

@@ -36,7 +36,7 @@ from aiedsl.lang.fifo import ObjectFifo, fifo
 from aiedsl.lang.runtime import RuntimeBuilder
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.tiles import tiles
-from aiedsl.lang.trace import FifoRecord
+from aiedsl.lang.records import FifoRecord
 from aiedsl.source_loc import caller_loc, written_argument
 from aiedsl.values import as_int, plain, shown
 

@@ -24,9 +24,10 @@ from aiedsl.lang.fifo import ObjectFifo
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.rtp import BarrierRef, RtpRef
 from aiedsl.lang.tensor import HostTensorRef
-from aiedsl.lang.trace import (
-    DesignTrace, RtpWriteRecord, RuntimeRecord, SetBarrierRecord, TransferRecord,
+from aiedsl.lang.records import (
+    RtpWriteRecord, RuntimeRecord, SetBarrierRecord, TransferRecord,
 )
+from aiedsl.lang.trace import DesignTrace
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, plain, shown
 

@@ -11,11 +11,13 @@ from aiedsl.ir.fifos import Endpoint, Fifo, Link
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import HostTensor, RtpWrite, SetBarrier, Transfer, Wait
 from aiedsl.ir.types import Dim
+from aiedsl.lang.link_chains import check_links_once
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.rtp import BarrierRef, RtpRef
-from aiedsl.lang.trace import (
-    DesignTrace, EndpointUse, FifoRecord, LinkRecord, RtpWriteRecord, SetBarrierRecord,
+from aiedsl.lang.records import (
+    EndpointUse, FifoRecord, LinkRecord, RtpWriteRecord, SetBarrierRecord,
 )
+from aiedsl.lang.trace import DesignTrace
 
 
 def to_ir(trace: DesignTrace, defines: dict[str, int | float | str]) -> Design:
@@ -25,7 +27,7 @@ def to_ir(trace: DesignTrace, defines: dict[str, int | float | str]) -> Design:
     """
     for ch in trace.channels:
         ch.materialize()
-    trace.check_links_once()
+    check_links_once(trace.links, trace.runtime)
     runtime_ops = _resolve_runtime(trace)
     for ch in trace.channels:
         ch.check_broadcast()

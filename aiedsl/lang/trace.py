@@ -1,5 +1,6 @@
-"""What tracing a design records, as plain data: its fifos and their links, each core's program,
-the runtime sequence.
+"""What tracing a design records: the :class:`DesignTrace` of the design function (its fifos and
+links, as the records of :mod:`aiedsl.lang.records`, its herds, kernels and runtime sequence)
+and the :class:`CoreTrace` of each core's program.
 
 The tracing context (:mod:`aiedsl.lang.context`) holds the :class:`DesignTrace` and the
 :class:`CoreTrace` being written; the handles a design function works with (fifos, channels,
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Acquire, Op, Port, Release
@@ -20,106 +21,14 @@ from aiedsl.ir.cores import Core, Herd
 from aiedsl.ir.fifos import EndpointKind
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
-from aiedsl.ir.types import Dim, Pattern, TensorType
+from aiedsl.ir.types import TensorType
 from aiedsl.lang.placement import TilePin
+from aiedsl.lang.records import (
+    EndpointUse, FifoRecord, LinkKind, LinkRecord, RuntimeRecord,
+)
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.targets import TargetModel
 from aiedsl.values import as_int, shown
-
-
-LinkKind = Literal["forward", "split", "join"]
-
-
-@dataclass
-class EndpointUse:
-    """One endpoint of a fifo, as recorded during tracing."""
-
-    kind: EndpointKind
-    core: str | None
-    loc: Loc
-    pin: tuple[int, int] | None = None
-    depth: int | None = None
-    dims: tuple[Dim, ...] = ()
-
-
-@dataclass(eq=False)
-class FifoRecord:
-    """What a design declared of one object fifo; endpoints are added as tracing finds them.
-
-    The design function holds it as an :class:`~aiedsl.lang.fifo.ObjectFifo`.
-    """
-
-    name: str
-    elem: TensorType
-    depth: int
-    loc: Loc
-    dims_to_stream: tuple[Dim, ...] = ()
-    dims_from_stream: tuple[Dim, ...] = ()
-    dims_per_consumer: dict[str, tuple[Dim, ...]] | None = None
-    """``dims_from_stream`` given per consumer (``{"core[0,1]": [...]}``), as mlir-aie's
-    ``{%tile fromStream [...], ...}``."""
-    consumer_depth: int | dict[str, int] | None = None
-    repeat: int = 1
-    """Times its producer's DMA sends each element (``repeat=``: mlir-aie's ``repeat_count``)."""
-    shim_pin: tuple[int, int] | None = None
-    channel: str | None = None
-    index: tuple[int, ...] = ()
-    producer: EndpointUse | None = None
-    consumers: list[EndpointUse] = field(default_factory=list)
-
-
-@dataclass
-class LinkRecord:
-    """A forward, split or join of fifos at a memtile (or a core tile's memory)."""
-
-    kind: LinkKind
-    srcs: list[FifoRecord]
-    dsts: list[FifoRecord]
-    offsets: list[int]
-    pin: tuple[int, int] | None
-    loc: Loc
-    end: EndpointKind = "memtile"
-
-
-@dataclass
-class TransferRecord:
-    """An ``rt.fill``, ``rt.drain`` or wait as traced, before its fifo is followed to the fifo
-    the shim talks to."""
-
-    op: Literal["fill", "drain", "wait"]
-    fifo: FifoRecord
-    tensor: HostTensorRef | None
-    pattern: Pattern | None
-    wait: bool
-    loc: Loc
-    waits_for: Literal["fill", "drain"] = "drain"
-    """For a wait: the kind of transfer it waits for (which way its fifo is followed)."""
-    by: Literal["sync", "wait", "end"] = "sync"
-    """For a wait: ``rt.sync()``, ``rt.wait(fifo)``, or the sync the sequence's end implies."""
-
-
-@dataclass
-class RtpWriteRecord:
-    """An ``rt.rtp_write`` as traced."""
-
-    rtp: str
-    index: int
-    value: int
-    loc: Loc
-    op: str = "rtp_write"
-
-
-@dataclass
-class SetBarrierRecord:
-    """An ``rt.set_barrier`` as traced."""
-
-    barrier: str
-    value: int
-    loc: Loc
-    op: str = "set_barrier"
-
-
-RuntimeRecord = TransferRecord | RtpWriteRecord | SetBarrierRecord
 
 
 class Bundle(Protocol):
@@ -327,82 +236,6 @@ class DesignTrace:
         for f in dsts:
             self.set_producer(f, EndpointUse(end, None, loc, pin))
 
-    def check_links_once(self) -> None:
-        """Every fifo takes part in at most one link.
-
-        mlir-aie refuses a fifo in two ``objectfifo.link`` ops, a chain of links through one
-        fifo included (the output of one link and the input of the next): "objectfifo cannot
-        be in more than one ObjectFifoLinkOp", from ``verifyObjectFifoLinks`` in
-        AIEObjectFifoStatefulTransform.cpp (00cfd45) and from ``ObjectFifoLinkOp::verify``
-        since the lowering was split into passes (PR 3553, 920af38); its lowering finds a
-        fifo's link with ``getOptionalLinkOp``, which returns the first link that lists it, so
-        it has no notion of a fifo between two links. Its test duplicate_link_test.mlir chains
-        a memtile forward into a core-tile forward. The error is at the second link that
-        names a fifo, and shows the whole chain it belongs to.
-        """
-        seen: dict[int, LinkRecord] = {}
-        for rec in self.links:
-            for f in [*rec.srcs, *rec.dsts]:
-                first = seen.get(id(f))
-                if first is not None:
-                    raise self._second_link(f, first, rec)
-            for f in [*rec.srcs, *rec.dsts]:
-                seen[id(f)] = rec
-
-    def _second_link(self, f: FifoRecord, first: LinkRecord, second: LinkRecord
-                     ) -> DesignError:
-        """The error for ``f``, in link ``first`` and again in link ``second``."""
-        def made_by(g: FifoRecord) -> LinkRecord | None:
-            return next((r for r in self.links if g in r.dsts), None)
-
-        def taken_by(g: FifoRecord) -> list[LinkRecord]:
-            return [r for r in self.links if g in r.srcs]
-
-        related = [(f"the {first.kind}", first.loc)]
-        if f in first.dsts:  # a chain: the output of one link is the input of the next
-            chain: list[LinkRecord | FifoRecord] = [first, f, second]
-            up = made_by(first.srcs[0]) if len(first.srcs) == 1 else None
-            while up is not None and len(up.dsts) == 1:
-                chain[:0] = [up, up.dsts[0]]
-                up = made_by(up.srcs[0]) if len(up.srcs) == 1 else None
-            tail = second
-            while len(tail.dsts) == 1 and taken_by(tail.dsts[0]):
-                nxt = taken_by(tail.dsts[0])[0]
-                chain += [tail.dsts[0], nxt]
-                tail = nxt
-            links = [x for x in chain if isinstance(x, LinkRecord)]
-            related = [(f"the {x.kind}", x.loc) for x in links if x is not second]
-            found = " -> ".join(x.kind if isinstance(x, LinkRecord) else f"'{x.name}'"
-                                for x in chain)
-            message = (f"fifo '{f.name}' takes part in two links: the {first.kind} that makes it "
-                       f"and the {second.kind} that takes it")
-            fix = _chain_fix(chain)
-        else:  # two links take the same fifo
-            found = f"'{f.name}' -> {first.kind} and '{f.name}' -> {second.kind}"
-            message = (f"fifo '{f.name}' takes part in two links: the {first.kind} and the "
-                       f"{second.kind} both take it")
-            p = f.producer
-            filled = any(isinstance(r, TransferRecord) and r.op == "fill" and r.fifo is f
-                         for r in self.runtime or [])
-            if filled:
-                fix = (f"give the {second.kind} a fifo of its own, filled from the same host "
-                       f"tensor as '{f.name}' (a second rt.fill)")
-            elif p is not None and p.kind == "core":
-                fix = (f"give the {second.kind} a fifo of its own, which {p.core} produces "
-                       f"as well (a core tile has 2 output channels), or let the "
-                       f"{first.kind}'s output reach every core that needs it (a fifo may have "
-                       "several consumers)")
-            else:
-                fix = (f"let the {first.kind}'s output reach every consumer that needs it (a "
-                       f"fifo may have several consumers), or give the {second.kind} a fifo of "
-                       "its own")
-        return DesignError(
-            "link", message, loc=second.loc,
-            limit="each fifo in at most one link, so links do not chain through a fifo "
-            "(mlir-aie: \"objectfifo cannot be in more than one ObjectFifoLinkOp\", "
-            "ObjectFifoLinkOp::verify and the objectfifo lowering's verifyObjectFifoLinks)",
-            found=found, related=related, fix=fix)
-
     # -- endpoint inference ----------------------------------------------------------------------
     def use_core(self, f: FifoRecord, port: Port, core: str, loc: Loc) -> None:
         """Record that ``core`` uses ``f`` on ``port``."""
@@ -463,42 +296,3 @@ def _reshaped(a: Kernel, b: Kernel) -> tuple[TensorType, TensorType] | None:
 
 def _who(use: EndpointUse) -> str:
     return use.core if use.kind == "core" and use.core else f"the {use.kind}"
-
-
-def _plain(rec: LinkRecord) -> bool:
-    """A forward that moves elements unchanged: the same element, no layout at either end of
-    its DMAs (leaving it out changes nothing but buffering)."""
-    src, dst = rec.srcs[0], rec.dsts[0]
-    return (rec.kind == "forward" and src.elem == dst.elem and not dst.dims_to_stream
-            and not src.dims_from_stream and not src.dims_per_consumer)
-
-
-def _chain_fix(chain: list[LinkRecord | FifoRecord]) -> str:
-    """What does the job of a chain of links (``[link, fifo, link, ...]``): the links but the
-    forwards that change nothing, when one link is left; else the data passes through the
-    host between the first two links that do something."""
-    links = [x for x in chain[::2] if isinstance(x, LinkRecord)]
-    kept = [i for i, x in enumerate(links) if not _plain(x)]
-    if len(kept) <= 1:
-        dropped = [x for i, x in enumerate(links) if i not in kept][:len(links) - 1]
-        names = ", ".join(f"'{x.dsts[0].name}'" for x in dropped)
-        if kept:
-            job = f"the {links[kept[0]].kind} alone does the job"
-        else:
-            job = f"one forward of '{links[0].srcs[0].name}' does the job"
-        return (f"leave out the forward{'s' if len(dropped) > 1 else ''} that only move"
-                f"{'s' if len(dropped) == 1 else ''} the elements on (making {names}): {job}, "
-                "taking its input and feeding its consumers directly")
-    a, b = kept[0], kept[1]
-    out = chain[2 * a + 1]
-    into = chain[2 * b - 1]
-    assert isinstance(out, FifoRecord) and isinstance(into, FifoRecord)
-    shape = ", ".join(map(str, into.elem.shape))
-    skipped = (f" (leaving out the forward{'s' if b - a > 2 else ''} between)"
-               if b - a > 1 else "")
-    return (f"pass the data through the host between the {links[a].kind} and the "
-            f"{links[b].kind}{skipped}: rt.drain '{out.name}' into a host tensor (an extra "
-            "argument of the design, or the output before its own drain), rt.sync(), then "
-            f"rt.fill a new fifo(Tensor[{shape}, {into.elem.dtype}]) from that tensor and give "
-            f"it to the {links[b].kind} in place of '{into.name}'; the fill's pattern can lay "
-            f"the data out as the {links[b].kind} needs")
