@@ -918,8 +918,10 @@ class FakeXrt(types.SimpleNamespace):
                 calls.append(("sync", self.group, direction))
 
         class Run:
-            def wait(self) -> None:
+            def wait(self) -> str:
                 calls.append(("wait",))
+                return "ERT_CMD_STATE_TIMEOUT" if fake.behave == "hang" else \
+                    "ERT_CMD_STATE_COMPLETED"
 
         class Kernel:
             def __init__(self, ctx: Any, name: str) -> None:
@@ -954,6 +956,8 @@ class FakeXrt(types.SimpleNamespace):
 
         super().__init__(calls=calls, behave=behave, bo=Bo, kernel=Kernel, xclbin=Xclbin,
                          device=Device, hw_context=hw_context,
+                         ert_cmd_state=types.SimpleNamespace(
+                             ERT_CMD_STATE_COMPLETED="ERT_CMD_STATE_COMPLETED"),
                          xclBOSyncDirection=types.SimpleNamespace(
                              XCL_BO_SYNC_BO_TO_DEVICE="to_device",
                              XCL_BO_SYNC_BO_FROM_DEVICE="from_device"))
@@ -989,6 +993,28 @@ def test_npu_run_uses_mlir_aies_buffer_abi(fake_npu: FakeXrt) -> None:
     assert result.seconds == sorted(result.latencies)[1]
     assert result.lines()[1].startswith(
         "  measured on the NPU: 3 run(s) after 2 warm-up: latency")
+
+
+def test_an_npu_run_that_does_not_complete_is_an_error_not_a_comparison(
+        fake_npu: FakeXrt) -> None:
+    """XRT's run.wait() returns the run's state; a hung design ends timed out once the driver
+    stops it, and its output buffer holds nothing to compare (mlir-aie's own host code checks
+    for ERT_CMD_STATE_COMPLETED)."""
+    art = aiedsl.build(PASSTHROUGH, output="out")
+    fake_npu.behave = "hang"
+    with pytest.raises(ToolchainError) as excinfo:
+        art.run(np.arange(4096, dtype=np.int32), target="npu", iters=1, warmup=0)
+    lines = str(excinfo.value).splitlines()
+    assert lines[0].startswith("error [npu]: the NPU run did not complete: XRT ended it as "
+                               "ERT_CMD_STATE_TIMEOUT after ")
+    assert lines[1:] == [
+        "  limit: a run XRT reports as ERT_CMD_STATE_COMPLETED",
+        "  found: ERT_CMD_STATE_TIMEOUT",
+        "  fix: the design hung on the NPU and the driver stopped it: `aiedsl sim` runs the "
+        "same design and names the core and the lock or stream it waits on; if the simulation "
+        "completes, the hang is not one aiedsl models (report the design)"]
+    assert excinfo.value.exit_code == 5
+    assert [c for c in fake_npu.calls if c[0] == "wait"] == [("wait",)]  # stopped at the first
 
 
 def test_a_compile_in_a_building_block_shares_its_lock_from_any_thread(

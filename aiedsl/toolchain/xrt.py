@@ -42,6 +42,23 @@ def xrt_step(what: str) -> Iterator[None]:
                 "design still runs on the simulator with --target sim") from e
 
 
+def incomplete_run(state: Any, seconds: float) -> ToolchainError:
+    """The error for a run XRT ended in ``state`` (an ``ert_cmd_state``) other than completed,
+    ``seconds`` after its launch."""
+    name = getattr(state, "name", None) or str(state)
+    if name.endswith(("TIMEOUT", "ABORT", "NORESPONSE")):
+        fix = ("the design hung on the NPU and the driver stopped it: `aiedsl sim` runs the "
+               "same design and names the core and the lock or stream it waits on; if the "
+               "simulation completes, the hang is not one aiedsl models (report the design)")
+    else:
+        fix = ("the NPU reported the run failed: check the driver's log (`sudo dmesg | grep "
+               "amdxdna`) and `xrt-smi examine`; `aiedsl sim` runs the same design")
+    return ToolchainError(
+        "npu", f"the NPU run did not complete: XRT ended it as {name} after {seconds:.2f} s",
+        exit_code=5, limit="a run XRT reports as ERT_CMD_STATE_COMPLETED",
+        found=name, fix=fix)
+
+
 def import_pyxrt() -> Any:
     """The pyxrt module, imported only when a run needs it."""
     return importlib.import_module("pyxrt")
@@ -109,13 +126,20 @@ class NpuSession:
                         self.xrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE)
 
     def launch(self) -> float:
-        """Run the kernel once on what the buffers hold; seconds from launch to completion."""
+        """Run the kernel once on what the buffers hold; seconds from launch to completion.
+
+        A run that ends in any state but completed (the driver stops a hung run, which then
+        ends timed out or aborted) is a ToolchainError naming the state: its buffers hold
+        nothing to compare."""
         start = time.perf_counter()
         with xrt_step("launch the kernel"):
             run = self.kernel(self.manifest["opcode"], self.instr, self.words, *self.buffers)
         with xrt_step("wait for the kernel to finish"):
-            run.wait()
-        return time.perf_counter() - start
+            state = run.wait()
+        seconds = time.perf_counter() - start
+        if state != self.xrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED:
+            raise incomplete_run(state, seconds)
+        return seconds
 
     def read_outputs(self) -> dict[str, np.ndarray]:
         """Sync the output buffers back and copy them out."""
