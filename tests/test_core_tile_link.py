@@ -100,6 +100,68 @@ def test_a_core_tile_may_forward_and_compute(design_file: DesignFile) -> None:
     assert simulate(handle).passed
 
 
+TWO_CORES = '''
+from aiedsl import Tensor, coretile, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_1col")
+def d(inp: Tensor[4, 256, i32], o1: Tensor[4, 256, i32], o2: Tensor[4, 256, i32]):
+    a = fifo(Tensor[256, i32], name="a")
+    a2 = a.forward(via=coretile(0, 2), name="a2")
+    r1 = fifo(Tensor[256, i32], name="r1")
+    r2 = fifo(Tensor[256, i32], name="r2")
+    copy = passthrough(Tensor[256, i32])
+
+    @herd(anchor=(0, 2))
+    def c0():
+        for _ in loop(4):
+            with FIRST.consume() as s, r1.produce() as t:
+                copy(s, t)
+
+    @herd(anchor=(0, 3))
+    def c1():
+        for _ in loop(4):
+            with a2.consume() as s, r2.produce() as t:
+                copy(s, t)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(r1, o1)
+        rt.drain(r2, o2)
+
+@d.reference
+def reference(inp):
+    return inp.copy(), inp.copy()
+'''
+"""A forward through (0, 2), where core c0 runs, and c1 at (0, 3): ``FIRST`` is what c0
+consumes."""
+
+
+def test_the_core_on_a_forwards_tile_may_not_consume_its_input(design_file: DesignFile
+                                                               ) -> None:
+    """A tester's, from mlir-aie #1224: check and sim passed, aiecc fails ("core on the shared
+    tile cannot access 'a'", the objectfifo split pass's verifyLinkAccesses)."""
+    assert _error(design_file(TWO_CORES.replace("FIRST", "a"))) == (
+        "d.py:15: error [core tile forward]: c0[0,0] on core tile (0, 2) consumes 'a', which the "
+        "forward through that tile takes\n"
+        "  limit: a core on a link's tile leaves the link's input to the link's DMA (mlir-aie's "
+        "objectfifo split pass, verifyLinkAccesses: \"core on the shared tile cannot access 'a': "
+        "a link moves objects by DMA\")\n"
+        "  found: c0[0,0] consumes 'a' on (0, 2)\n"
+        "  d.py:7: the forward\n"
+        "  fix: consume the forward's output 'a2' in c0[0,0] (a core on the link's tile may), or "
+        "forward through another tile (via=coretile(col, row) where no core consumes it, or "
+        "via=memtile)")
+
+
+def test_the_core_on_a_forwards_tile_may_consume_its_output(design_file: DesignFile) -> None:
+    """The split pass gives that consumer an end of its own, fed by DMA from the link's
+    buffers."""
+    handle = load_design(design_file(TWO_CORES.replace("FIRST", "a2")))
+    check_design(handle.ir)
+    assert simulate(handle).passed
+
+
 def _error(path: Path) -> str:
     with pytest.raises(DesignError) as e:
         check_design(load_design(path).ir)

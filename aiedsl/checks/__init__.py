@@ -28,7 +28,7 @@ from aiedsl.checks.held import check_held_buffers
 from aiedsl.checks.kernels import (check_kernel_arch, check_kernel_costs, check_kernel_objects,
                                    check_kernel_sources)
 from aiedsl.checks.layout import check_kernel_layouts
-from aiedsl.checks.links import check_links
+from aiedsl.checks.links import check_link_tile_cores, check_links
 from aiedsl.checks.locals import check_locals
 from aiedsl.checks.memtiles import check_memtile_channels
 from aiedsl.checks.outputs import check_outputs_written
@@ -83,6 +83,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     placed = place(d, target)  # a herd that does not fit is refused here first
     check_memtile_channels(d, target)  # whether any placement gives the links their channels
     check_placed_acquires(placed)  # which fifos share memory is known once cores are placed
+    check_link_tile_cores(placed)  # which core is on a forward's tile, likewise
     low = lower(placed)  # the objectfifo lowering's plan: names, resources, allocation
     check_symbols(placed, low)
     check_repeat_locks(placed, low, target)

@@ -1,6 +1,7 @@
 """The links of memtiles: element types agree across a link, and split or join parts tile
 their parent exactly, in the order mlir-aie moves them. A forward through a core tile keeps its
-element size and depth (:func:`check_core_tile_forward`)."""
+element size and depth (:func:`check_core_tile_forward`), and the core on that tile leaves its
+input to the link's DMA (:func:`check_link_tile_cores`, once cores are placed)."""
 
 from __future__ import annotations
 
@@ -129,6 +130,40 @@ def check_core_tile_forward(link: Link, a: Fifo, b: Fifo) -> None:
             f"({a.name}.forward(..., depth={into})), or '{a.name}' depth {out} at the core "
             "tile, or forward through a memtile (via=memtile), whose lowering sends from every "
             "buffer")
+
+
+def check_link_tile_cores(placed: Design) -> None:
+    """A core on the tile of a forward through a core tile does not consume the forward's input.
+
+    mlir-aie's AIEObjectFifoSplit pass (``verifyLinkAccesses``) refuses a core on a link's
+    shared tile that consumes one of the link's inputs or produces one of its outputs: "core on
+    the shared tile cannot access '<fifo>': a link moves objects by DMA"; the older stateful
+    transform failed the same acquire with "currently cannot access objectFifo used in
+    ObjectFifoLinkOp" (its test link_error.mlir). A second producer of the output is refused
+    already (``fifo producer``); consuming the output there is allowed: the consumer's end is
+    a fifo of its own, fed from the link's buffers by DMA.
+    """
+    for link in placed.links:
+        if link.via != "core" or link.tile is None:
+            continue
+        for name in link.srcs:
+            f = placed.fifo(name)
+            user = next((c for c in f.consumers if c.kind == "core" and c.tile == link.tile),
+                        None)
+            if user is None:
+                continue
+            out = link.dsts[0]
+            raise DesignError(
+                "core tile forward", f"{user.core} on core tile {link.tile} consumes '{name}', "
+                f"which the forward through that tile takes", loc=user.loc,
+                limit="a core on a link's tile leaves the link's input to the link's DMA "
+                "(mlir-aie's objectfifo split pass, verifyLinkAccesses: \"core on the shared "
+                "tile cannot access '" + name + "': a link moves objects by DMA\")",
+                found=f"{user.core} consumes '{name}' on {link.tile}",
+                related=[("the forward", link.loc)],
+                fix=f"consume the forward's output '{out}' in {user.core} (a core on the link's "
+                f"tile may), or forward through another tile (via=coretile(col, row) where no "
+                "core consumes it, or via=memtile)")
 
 
 def _first(n: int) -> str:
