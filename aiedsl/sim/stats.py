@@ -141,7 +141,7 @@ def timing(m: Machine) -> Timing:
                   dram_read_bytes_per_s=tm.dram_read_bytes_per_s,
                   dram_write_bytes_per_s=tm.dram_write_bytes_per_s,
                   task_basis=_task_basis(m, issuing), unmodelled=_unmodelled(m),
-                  ops_unit=ops_unit(m.design))
+                  ops_unit=ops_unit(m.design), driver_timeout_s=tm.driver_timeout_s)
 
 
 def _task_basis(m: Machine, issuing: float) -> str:

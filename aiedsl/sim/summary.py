@@ -261,6 +261,9 @@ class Timing:
     task_basis: str = ""
     """When the runtime issues shim DMA tasks a large share of the time (at least
     :data:`ISSUING_NOTED`): what the per-task cost rests on ("" otherwise)."""
+    driver_timeout_s: float = 0.0
+    """The NPU driver's job timeout (:attr:`~aiedsl.targets.model.TimingModel.driver_timeout_s`):
+    a modelled run longer than this would be stopped on the NPU (0: not judged)."""
 
     @property
     def seconds(self) -> float:
@@ -309,6 +312,12 @@ class Timing:
             out.append(f"note: {self.assumed}")
         if self.unmodelled:
             out.append(f"note: {self.unmodelled}")
+        if self.driver_timeout_s and self.seconds > self.driver_timeout_s:
+            out.append(f"warning: one invocation would take {significant(self.seconds)} s on "
+                       f"the NPU, past the {self.driver_timeout_s:g} s the Linux NPU driver "
+                       "lets one run take (AMD's xdna-driver; 60 s in the upstream kernel's "
+                       "amdxdna): the driver would stop it and its outputs would not be "
+                       "written; split the work over several invocations")
         return out
 
     def dram_line(self) -> str:
