@@ -2262,9 +2262,12 @@ def test_runtime_buffers_over_5(design_file: DesignFile) -> None:
         ''')
     assert check_error(path) == (
         "d.py:3: error [runtime buffers]: design 'd' takes 6 host tensors\n"
-        "  limit: 5 (XRT buffer groups 3..7)\n"
+        "  limit: 5, the host buffers every aiecc builds a kernel for (XRT groups 3..7: aiecc's "
+        "kernels.json declared bo0..bo4 until mlir-aie PR 3252, and XRT crashes on a sixth "
+        "there; the firmware translates only those five addresses)\n"
         "  found: 6\n"
-        "  fix: pack tensors together into fewer host buffers"
+        "  fix: pack tensors together into fewer host buffers (one tensor holding several, each "
+        "fill or drain at its own offset)"
     )
 
 

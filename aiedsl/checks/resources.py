@@ -246,8 +246,12 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
     if len(d.tensors) > target.runtime_buffers:
         raise DesignError(
             "runtime buffers", f"design '{d.name}' takes {len(d.tensors)} host tensors",
-            loc=d.loc, limit=f"{target.runtime_buffers} (XRT buffer groups 3..7)",
-            found=str(len(d.tensors)), fix="pack tensors together into fewer host buffers")
+            loc=d.loc, limit=f"{target.runtime_buffers}, the host buffers every aiecc builds a "
+            "kernel for (XRT groups 3..7: aiecc's kernels.json declared bo0..bo4 until mlir-aie "
+            "PR 3252, and XRT crashes on a sixth there; the firmware translates only those five "
+            "addresses)", found=str(len(d.tensors)),
+            fix="pack tensors together into fewer host buffers (one tensor holding several, "
+            "each fill or drain at its own offset)")
     return table
 
 

@@ -68,8 +68,9 @@ class TileLimits(BaseModel):
     """Most 4-byte words one BD moves: its buffer-length field is 32 bits on a shim, 17 on a
     memtile and 14 on a core (mlir-aie's AIEDmaToNpu writes ``length & 0x1ffff`` and
     ``length & 0x3fff`` into those tiles' BDs; aie-rt XAIEMLGBL_MEM_TILE_MODULE_DMA_BD0_0_
-    BUFFER_LENGTH_WIDTH). Neither mlir-aie's verifier nor aie-rt checks it: a longer buffer is cut
-    to its low bits (a 512 KB memtile element to 0 words)."""
+    BUFFER_LENGTH_WIDTH). Until mlir-aie PR 3398 (July 2026, ``DMABDOp::verify`` with
+    ``getDmaBdMaxLen``, the same figures) neither its verifier nor aie-rt checked it: a longer
+    buffer was cut to its low bits (a 512 KB memtile element to 0 words)."""
     switch_out: dict[Direction, int]
     """Stream switch master ports toward each neighbour (mlir-aie
     ``getNumDestSwitchboxConnections``)."""
@@ -236,14 +237,19 @@ class TargetModel(BaseModel):
     ``Iteration_Wrap`` is "actual - 1, range [1:64]"). A repeat (stride 0) lowers to the push's
     8-bit repeat count instead, where ``verifyStridesWraps`` bounds it first, as 65 (it compares
     the count less one with 64): aiedsl holds repeats to 64 too."""
-    max_repeat: int = 255
     max_lock_value: int = 63
     shim_task_queue: int = 4
     """Tasks one shim DMA channel's queue holds: a push onto a full queue is dropped by the
     hardware, and what waits on that transfer waits forever (mlir-aie PR 3734, which adds a
     poll for queue space; mlir-air PR 1826)."""
     runtime_buffers: int = 5
-    """Host buffers a kernel invocation can take (XRT groups 3..7)."""
+    """Host buffers a kernel invocation takes at most, as aiedsl builds it: aiecc's kernels.json
+    declared bo0..bo4 only until mlir-aie PR 3252 (July 2026; XRT crashed setting a sixth,
+    mlir-aie #3248). Newer aiecc declares one per runtime-sequence argument, but the firmware
+    translates only the first five host addresses (XRT groups 3..7) into the array's address
+    space; later ones need the offset AIETargetNPU.cpp folds into their address patches
+    (mlir-aie's test npu-xrt/many_buffers), which aiedsl's instruction stream does not model:
+    it keeps to five, which every aiecc builds."""
     clock_hz: float
     """The AIE array clock the simulator counts cycles at (see :class:`TimingModel` for the
     figures that are not in cycles)."""
