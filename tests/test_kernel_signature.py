@@ -362,7 +362,10 @@ void level_i8(int32_t *src, int32_t *dst, int8_t level) {}
 void gain_bf16(int32_t *src, int32_t *dst, bfloat16 gain) {}
 void typed_s(int32_t *src, int32_t *dst, my_t s) {}
 void wide(int32_t *src, int32_t *dst, int64_t s) {}
+void by_ref(int32_t *src, int32_t *dst, const int32_t &n) {}
 }
+
+template <unsigned N> void ref_n(const int32_t *in, int32_t *out, const int &n) {}
 '''
 
 
@@ -380,6 +383,24 @@ def scalar_passes(design_file: DesignFile, decl: str, scalar: str, call: str) ->
     path = design_file(DESIGN.format(decl=decl, args=IO.format(dt="i32") + ", " + scalar,
                                      call=f"a, b, {call}", dt="i32"))
     check_design(load_design(path).ir)
+
+
+def test_extern_c_scalar_for_a_reference(design_file: DesignFile) -> None:
+    """A tester's: `check` passed, and the C ABI passes a reference as an address, so the
+    kernel would read the core's value 64 as a pointer (host builds crashed)."""
+    assert scalar_error(design_file, '"by_ref"', 'scalar("n", i32)', "64") == (
+        "d.py:8: error [kernel signature]: kernel 'by_ref' passes scalar 'n' as the third "
+        "argument of k.cc's by_ref (its line 18), which takes a C++ reference there: "
+        "const int32_t &n\n"
+        "  limit: a scalar argument is a parameter taken by value: the core's call passes the "
+        "value, where the C ABI passes a reference as an address (the kernel would read the "
+        "value as a pointer)\n"
+        "  found: scalar('n', ...) for const int32_t &n\n"
+        "  fix: take it by value in the C++ (int32_t n)")
+
+
+def test_a_reference_through_entry_binds_the_wrappers_value(design_file: DesignFile) -> None:
+    scalar_passes(design_file, '"ref_n_64", entry="ref_n<64>"', 'scalar("n", i32)', "64")
 
 
 def test_extern_c_float_scalar_for_an_integer(design_file: DesignFile) -> None:

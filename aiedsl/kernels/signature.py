@@ -79,6 +79,16 @@ def check_signature(k: Kernel, name: str, src_label: str, scan: CScan) -> None:
                 limit="a pointer parameter in the C++ is a buffer argument",
                 found=f"scalar('{a.name}', ...) for {p.text}",
                 fix=f"declare it buffer('{a.name}', Tensor[...]), or check the order of args=")
+        if a.kind == "scalar" and p.reference and k.entry is None:
+            # the core's func.call passes the value; the C ABI takes a reference's address
+            value = f"{p.base} {p.name}" if p.base and p.name else "a plain value"
+            raise DesignError(
+                "kernel signature", f"kernel '{k.symbol}' passes scalar '{a.name}' as the {nth} "
+                f"argument of {where}, which takes a C++ reference there: {p.text}", loc=k.loc,
+                limit="a scalar argument is a parameter taken by value: the core's call passes "
+                "the value, where the C ABI passes a reference as an address (the kernel would "
+                "read the value as a pointer)", found=f"scalar('{a.name}', ...) for {p.text}",
+                fix=f"take it by value in the C++ ({value})")
         if a.kind == "buffer" and p.base is not None and p.base != "void":
             _check_element(k, a.name, a.dtype, p, nth, where)
         if a.kind == "scalar" and not p.pointer and p.base is not None and p.base != "void":

@@ -42,6 +42,9 @@ class Param:
     base: str | None
     """Its (pointed-to) type when it is one of :data:`C_TYPES` or ``void``; None when it is
     another type (a typedef, a class, a template parameter), which is not judged."""
+    reference: bool = False
+    """A C++ reference (``int32_t &n``, ``const int32_t &n``, ``int32_t &&n``) and no pointer:
+    the C ABI passes it as an address."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,8 @@ _TYPE_WORDS = frozenset({"void", "bool", "char", "short", "int", "long", "signed
 def _spelled(g: list[Tok]) -> str:
     """Tokens as a declaration is usually written: ``const int32_t *in``, ``float c[16]``."""
     text = " ".join(t.text for t in g)
-    for pattern, by in ((r" ?\* ?", " *"), (r" ?& ?", " &"), (r" ?:: ?", "::"), (r" ?\[ ?", "["),
+    for pattern, by in ((r" ?\* ?", " *"), (r" ?(&&?) ?", r" \1"), (r" ?:: ?", "::"),
+                        (r" ?\[ ?", "["),
                         (r" ?\] ?", "] "), (r" ?< ?", "<"), (r" ?> ?", "> "), (r" ?, ?", ", ")):
         text = re.sub(pattern, by, text)
     return text.replace("* *", "**").strip()
@@ -183,6 +187,7 @@ def _param(g: list[Tok]) -> Param:
     depth = 0  # (), [] and a template's <>
     after_star = -1
     pointer = False
+    reference = False
     for t in g:
         if t.text in ("[", "(", "<"):
             if t.text == "[" and depth == 0:
@@ -198,13 +203,15 @@ def _param(g: list[Tok]) -> Param:
         elif depth == 0 and t.text in ("*", "&", "&&"):
             after_star = len(words)
             pointer = pointer or t.text == "*"
+            reference = reference or t.text in ("&", "&&")
     name = None
     if len(words) >= 2 and words[-1] not in _TYPE_WORDS and len(words) - 1 >= after_star:
         name = words.pop()
     # a qualified type (std::int32_t) is its last part; a class template's (aie::vector<...>)
     # is its name, which is no C type
     base = words[-1] if any(t.text == "::" for t in g) and words else " ".join(words)
-    return Param(text, name, pointer, base if base in C_TYPES or base == "void" else None)
+    return Param(text, name, pointer, base if base in C_TYPES or base == "void" else None,
+                 reference and not pointer)
 
 
 def _template(tokens: list[Tok], k: int) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
