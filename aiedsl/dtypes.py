@@ -91,3 +91,18 @@ def dtype(name: str | DType | object) -> DType:
     if key not in DTYPES:
         raise KeyError(f"unknown dtype {name!r}; aiedsl knows {', '.join(DTYPES)}")
     return DTYPES[key]
+
+
+def held(value: int | float, name: str) -> int | float:
+    """``value`` as a core holds a scalar of dtype ``name``: a float rounded to it (nearest
+    even; ``0.3`` as f32 is ``0.30000001192092896``, as bf16 ``0.30078125``) and returned as a
+    Python float, an integer unchanged. What a kernel's C++ receives for an MLIR constant, and
+    so what its numpy reference is handed.
+
+    >>> held(0.3, "bf16")
+    0.30078125
+    """
+    dt = dtype(name)
+    if isinstance(value, float) and dt.is_float:
+        return float(import_module("numpy").array(value, dtype=dt.numpy))
+    return value

@@ -478,3 +478,63 @@ def test_a_float_test_value_for_an_integer_scalar_is_refused(design_file: Design
     with pytest.raises(DesignError) as e:
         load_design(path)
     assert str(e.value).splitlines()[1] == "  limit: a finite f32: -3.40282e+38 to 3.40282e+38"
+
+
+SCALE_BF16 = '''
+import ml_dtypes
+import numpy as np
+from aiedsl import Tensor, bf16, design, fifo, herd, runtime
+from aiedsl.kernels import buffer, declare, scalar
+
+def ref(x, o, a):
+    o[...] = np.where(x.astype(np.float32) > np.float32(a), x, ml_dtypes.bfloat16(a))
+
+@design(device="npu1_1col")
+def d(X: Tensor[256, bf16], Y: Tensor[256, bf16]):
+    k = declare("scaleb_256", source="scaleb.cc", entry="scaleb<256>",
+                args=[buffer("x", Tensor[256, bf16]), buffer("o", Tensor[256, bf16], "out"),
+                      scalar("a", bf16)],
+                reference=ref, cycles=300, cost="-")
+    a = fifo(Tensor[256, bf16], name="a")
+    b = fifo(Tensor[256, bf16], name="b")
+
+    @herd()
+    def core():
+        with a.consume() as x, b.produce() as y:
+            k(x, y, 0.3)
+
+    with runtime() as rt:
+        rt.fill(a, X)
+        rt.drain(b, Y)
+
+@d.reference
+def reference(X):
+    a = ml_dtypes.bfloat16(0.3)
+    return np.where(X.astype(np.float32) > np.float32(a), X, a)
+'''
+
+
+def test_a_bf16_scalar_runs_on_the_host_and_the_reference_gets_its_bf16_value(
+        design_file: DesignFile) -> None:
+    """A kernel author's: a bf16 scalar (here a floor under the tile) crashed `aiedsl kernel test` (KeyError 'bf16'), and the
+    reference was handed 0.3 where the C++ receives bf16(0.3) = 0.30078125."""
+    from aiedsl.kernels.cases import design_cases
+
+    path = design_file(SCALE_BF16)
+    (path.parent / "scaleb.cc").write_text(
+        "#include <aie_api/aie.hpp>\n"
+        "template <unsigned N> void scaleb(const bfloat16 *x, bfloat16 *o, bfloat16 a) {\n"
+        "  for (unsigned i = 0; i < N; i++) o[i] = float(x[i]) > float(a) ? x[i] : a;\n}\n")
+    handle = load_design(path)
+    seen: list[float] = []
+    k = handle.kernels["scaleb_256"]
+
+    def spy(x: np.ndarray, o: np.ndarray, a: float) -> None:
+        seen.append(a)
+        k.run_reference(x, o, a)
+
+    (case,) = design_cases(handle)
+    assert case.scalars == {"a": 0.3}
+    assert check_kernel(KernelCase(case.kernel, case.cpp, spy, case.scalars)).passed
+    assert set(seen) == {0.30078125}  # (each of its runs)
+    assert simulate(handle).passed

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from aiedsl.dtypes import dtype as lookup_dtype
+from aiedsl.dtypes import held
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Call, RtpArg, ScalarArg
 from aiedsl.ir.kernel import Kernel
@@ -77,7 +78,8 @@ def case_args(case: KernelCase, rng: np.random.Generator) -> tuple[list[Any], li
                     "value to test it with", loc=k.loc, found=f"{a.name}: {a.dtype}",
                     fix=f"call the kernel in a design and test the design, or give "
                         f"params={{'{a.name}': ...}} in its declaration")
-            args_ref.append(case.scalars[a.name])
+            # the reference is handed what the C++ receives (0.3 as bf16: 0.30078125)
+            args_ref.append(held(case.scalars[a.name], a.dtype))
             args_cpp.append(case.scalars[a.name])
             continue
         assert a.type is not None

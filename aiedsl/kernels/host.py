@@ -46,7 +46,19 @@ HOST_INCLUDE = KERNELS_CPP / "host"
 CXX_FLAGS = ["-std=c++20", "-O2", "-shared", "-fPIC", "-w"]
 
 _CTYPES = {"i8": ctypes.c_int8, "u8": ctypes.c_uint8, "i16": ctypes.c_int16,
-           "i32": ctypes.c_int32, "f32": ctypes.c_float}
+           "i32": ctypes.c_int32, "f32": ctypes.c_float, "bf16": ctypes.c_uint16}
+"""The C type of a scalar argument by dtype. A bf16 goes as its 16 bits: the host header's
+``bfloat16`` is a trivially copyable struct of one ``uint16_t``, which the C ABI passes as that
+integer."""
+
+
+def _scalar(dtype: str, value: Any) -> Any:
+    """A scalar argument as ctypes takes it for a parameter of ``dtype`` (a bf16 as its bits,
+    rounded to nearest even as the MLIR constant is)."""
+    dt = lookup_dtype(dtype)
+    if dt.name == "bf16":
+        return int(np.array(value, dtype=dt.numpy).view(np.uint16))
+    return value
 
 
 def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = None) -> Path:
@@ -235,7 +247,7 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
                 conv.append(arr.ctypes.data)
                 sizes.append(arr.nbytes)
             else:
-                conv.append(v)
+                conv.append(_scalar(a.dtype, v))
         if not cascade:
             run(conv, sizes)
             return

@@ -12,6 +12,7 @@ from typing import Any, Callable, Generator
 
 import numpy as np
 
+from aiedsl.dtypes import held
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release,
                                 RtpArg)
@@ -124,8 +125,8 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                         args.append((cell, 0, {cell[0]: [buf.reshape(param.type.shape)]}))
                     elif isinstance(a, RtpArg):
                         args.append((_RTP, a, m.rtps[a.rtp]))
-                    else:
-                        args.append((None, 0, a.value))
+                    else:  # the constant as the C++ receives it (0.3 as bf16: 0.30078125)
+                        args.append((None, 0, held(a.value, param.dtype)))
                 casc = None
                 bits = m.target.cascade_bits
                 if k.cascade_in is not None or k.cascade_out is not None:
