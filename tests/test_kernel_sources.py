@@ -786,3 +786,75 @@ def test_one_library_kernel_in_two_shapes_of_one_size(design_file: DesignFile) -
         "(32x64xi32 and 128x16xi32): declare the fifos of both calls with one shape, e.g. "
         "Tensor[2048, i32] (the same bytes), and make the kernel for that shape")
     load_design(design_file(source % (("2048",) * 4), "fixed.py"))
+
+
+SHADOW = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i16, loop, runtime
+from aiedsl.kernels import buffer, declare, passthrough
+
+def twice(src, dst, **params):
+    dst[...] = src * 2
+
+@design(device="npu1_1col")
+def d(A: Tensor[1024, i16], B: Tensor[1024, i16]):
+    mine = declare("my_twice_1024", source="KIND", entry="twice<1024>", reference=twice,
+                   args=[buffer("src", Tensor[1024, i16]), buffer("dst", Tensor[1024, i16], "out")],
+                   cycles=100, cost="-", params={"n": 1024})
+    theirs = passthrough(Tensor[1024, i16])
+    a = fifo(Tensor[1024, i16], name="a")
+    b = fifo(Tensor[1024, i16], name="b")
+
+    @herd()
+    def core():
+        with a.consume() as x, b.produce() as y:
+            mine(x, y)
+            theirs(x, y)
+
+    with runtime() as rt:
+        rt.fill(a, A)
+        rt.drain(b, B)
+'''
+"""A kernel of the user's own from a file named like one of aiedsl's, beside a library kernel
+of that name; ``KIND`` is the file."""
+
+
+def test_a_users_file_named_like_the_librarys_leaves_the_library_kernel_alone(
+        design_file: DesignFile) -> None:
+    """A kernel author copied kernels_cpp/scale.cc beside the design to make a kernel of his
+    own: the library's scale() was built from his copy (its generated file still said
+    kernels_cpp/scale.cc), and check and sim passed. Here with passthrough.cc."""
+    from aiedsl.kernels.source import kernel_source
+
+    (design_file("template <unsigned N> void twice(const int16_t *s, int16_t *d) {\n"
+                 "  for (unsigned i = 0; i < N; i++) d[i] = 2 * s[i];\n}\n", "passthrough.cc"))
+    handle = load_design(design_file(SHADOW.replace("KIND", "passthrough.cc")))
+    mine, theirs = (handle.kernels[s].ir for s in ("my_twice_1024", "passthrough_i16_1024"))
+    assert (mine.shipped, theirs.shipped) == (False, True)
+    assert kernel_source(mine).label == "passthrough.cc"
+    source = kernel_source(theirs)
+    assert source.label == "kernels_cpp/passthrough.cc"
+    assert source.text == (ROOT / "kernels_cpp" / "passthrough.cc").read_text()
+
+
+def test_a_template_beside_the_design_renders_and_one_that_cannot_is_a_check_error(
+        design_file: DesignFile) -> None:
+    """A kernel author's: source_kind="template" of his own passed check and sim, then build
+    and every kernel command crashed (the template was looked for in aiedsl's folder only)."""
+    from aiedsl.kernels.source import kernel_source
+
+    design_file("template <unsigned N> void twice(const int16_t *s, int16_t *d) {\n"
+                "  for (unsigned i = 0; i < {{ n }}; i++) d[i] = 2 * s[i];\n}\n", "twice.cc.j2")
+    src = SHADOW.replace('"KIND"', '"twice.cc.j2", source_kind="template"')
+    handle = load_design(design_file(src))
+    check_design(handle.ir)
+    assert "i < 1024;" in kernel_source(handle.kernels["my_twice_1024"].ir).text
+    src = src.replace('params={"n": 1024}', 'params={"m": 1024}')
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(src)).ir)
+    assert str(e.value) == (
+        "d.py:10: error [kernel source]: kernel 'my_twice_1024': its template twice.cc.j2 does "
+        "not render: 'n' is undefined\n"
+        "  found: params={'m': 1024}\n"
+        "  fix: give every name the template uses in params= (it renders with the kernel's "
+        "params)")

@@ -23,7 +23,8 @@ from aiedsl.targets import TargetModel
 
 def check_kernel_sources(d: Design, found_only: bool = False,
                          missing_only: bool = False) -> None:
-    """Each file kernel's ``source=`` exists, includes no file of its own (it is built alone, as
+    """Each template kernel's template is there and renders with its ``params``; each file
+    kernel's ``source=`` exists, includes no file of its own (it is built alone, as
     ``kernels/<name>.cc``), and declares the function its ``entry=`` calls but no ``extern "C"``
     function of the kernel's own name; a kernel without ``entry=`` names one it defines.
     ``found_only``: judge only the kernels whose file is there (a missing file is left for the
@@ -37,6 +38,8 @@ def check_kernel_sources(d: Design, found_only: bool = False,
                 continue
             if k.source_kind == "file":  # kernel_source raises when the file is missing
                 check_file_kernel(k, kernel_source(k), unit.file)
+            else:  # a template that is missing or does not render is said here, not at build
+                kernel_source(k)
 
 
 def check_kernel_objects(d: Design) -> None:

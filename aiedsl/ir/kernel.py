@@ -47,6 +47,10 @@ class Kernel(_Node):
     """The C++ it comes from: a file in ``kernels_cpp/`` or a template in ``aiedsl/kernels/``."""
     source_kind: Literal["file", "template"]
     """Whether :attr:`source` is a C++ file or a jinja2 template."""
+    shipped: bool = False
+    """A kernel of aiedsl's own library: :attr:`source` is read from aiedsl's ``kernels_cpp/``
+    (or its kernel templates) only, never from a file of the same name beside the design,
+    which is the user's own (a copy of ``scale.cc`` edited for a kernel of theirs)."""
     entry: str | None
     """C++ expression the generated ``extern "C"`` entry calls (``matmul_bf16_f32<64, 64, 64>``);
     None: :attr:`symbol` is an ``extern "C"`` function the source defines itself (mlir-aie's

@@ -22,6 +22,8 @@ The parameters are :mod:`~aiedsl.kernels.args`'s, ``prepared=`` is a
 from __future__ import annotations
 
 import functools
+import os
+import sys
 
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
@@ -38,6 +40,7 @@ from aiedsl.lang.core import _number, call_kernel
 from aiedsl.lang.names import (check_argument, check_defines, check_entry, check_line,
                                check_name, check_source, check_symbol)
 from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.library_code import PACKAGE_DIR
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
 
@@ -139,8 +142,10 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
 
     ``source`` names a C++ file (``source_kind="file"``): one beside the design file that
     declares the kernel (``source="add_one.cc"`` next to ``add1.py``), looked for first, else
-    one of aiedsl's ``kernels_cpp/``; or a template in ``aiedsl/kernels/templates/``
-    (``source_kind="template"``). ``entry`` is the C++ call the generated ``extern "C"``
+    one of aiedsl's ``kernels_cpp/``; or a jinja2 template rendered with ``params``
+    (``source_kind="template"``), beside the declaring file first, else in
+    ``aiedsl/kernels/templates/``. aiedsl's own library kernels read only aiedsl's files: a
+    user's copy of ``scale.cc`` beside the design is the user's. ``entry`` is the C++ call the generated ``extern "C"``
     function makes, e.g. ``"matmul_bf16_f32<64, 64, 64>"``. Without ``entry`` (a file only),
     ``symbol`` is an ``extern "C"`` function the file defines itself, as mlir-aie's kernel files
     do (``matvec_scalar_i16_i32``), and cores call it directly: nothing is generated around it.
@@ -171,6 +176,8 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     cycles takes the architecture it was profiled on.
     """
     loc = caller_loc()
+    # declared by aiedsl's library (its factories call declare): the C++ is aiedsl's own
+    shipped = sys._getframe(1).f_code.co_filename.startswith(PACKAGE_DIR + os.sep)
     symbol = check_symbol(symbol, loc)
     if source_kind not in ("file", "template"):
         raise DesignError("kernel source", f"kernel '{symbol}' has source_kind={source_kind!r}",
@@ -250,7 +257,8 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     check_callable(reference, len(args) + n_cascade, f"the reference of kernel '{symbol}'", loc,
                    keywords={k: v for k, v in params.items() if k not in scalars})
     ref = f"{design_module(reference.__module__)}:{reference.__qualname__}"
-    ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, entry=entry,
+    ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, shipped=shipped,
+                  entry=entry,
                   defines=macros, args=tuple(args), params=params, reference=ref,
                   cycles=cycles or 0, ops=ops, cost=cost, cascade_in=cascade_in,
                   cascade_out=cascade_out, loc=loc, arch=arch, exact=exact)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from aiedsl.render import render
+from aiedsl.render import TemplateError, render
 from aiedsl.errors import DesignError, display_path
 from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.cscan import extern_c
@@ -31,25 +31,41 @@ class KernelSource:
 
 
 def kernel_source(k: Kernel) -> KernelSource:
-    """Kernel ``k``'s C++ source: its template rendered, or its file (beside the design that
-    declares it, else in ``kernels_cpp/``)."""
-    if k.source_kind == "template":
-        return KernelSource(f"aiedsl/kernels/templates/{k.source}", None,
-                            render(k.source, str(KERNEL_TEMPLATES), **k.params))
+    """Kernel ``k``'s C++ source: its template rendered with its ``params``, or its file (beside
+    the declaration, else aiedsl's; a library kernel's only aiedsl's)."""
     path = source_file(k)
     if path is None:
+        shelf = "kernel templates" if k.source_kind == "template" else "kernels_cpp/"
+        where = (f"in aiedsl's {shelf} (the installation lacks it)" if k.shipped else
+                 f"neither beside {k.loc.file} nor in aiedsl's {shelf}")
         raise DesignError(
-            "kernel source", f"kernel '{k.symbol}' names {k.source}, found neither beside "
-            f"{k.loc.file} nor in aiedsl's kernels_cpp/", loc=k.loc, found=k.source,
-            fix="put the C++ file next to the design, or fix source=")
-    label = (f"kernels_cpp/{k.source}" if path.is_relative_to(KERNELS_CPP)
-             else display_path(str(path)))
-    return KernelSource(label, path, path.read_text())
+            "kernel source", f"kernel '{k.symbol}' names {k.source}, found {where}", loc=k.loc,
+            found=k.source, fix="reinstall aiedsl" if k.shipped else
+            f"put the {'template' if k.source_kind == 'template' else 'C++ file'} next to the "
+            "design, or fix source=")
+    home = KERNEL_TEMPLATES if k.source_kind == "template" else KERNELS_CPP
+    label = (f"{'aiedsl/kernels/templates' if k.source_kind == 'template' else 'kernels_cpp'}/"
+             f"{k.source}" if path.is_relative_to(home) else display_path(str(path)))
+    if k.source_kind == "file":
+        return KernelSource(label, path, path.read_text())
+    try:
+        text = render(path.name, str(path.parent), **k.params)
+    except TemplateError as e:
+        raise DesignError(
+            "kernel source", f"kernel '{k.symbol}': its template {label} does not render: "
+            f"{str(e).split(': ', 1)[-1]}", loc=k.loc, found=f"params={k.params}",
+            fix="give every name the template uses in params= (it renders with the kernel's "
+                "params)") from None
+    return KernelSource(label, None, text)
 
 
 def source_file(k: Kernel) -> Path | None:
-    """The C++ file a file kernel names: beside its declaration, else in ``kernels_cpp/``."""
-    for path in (Path(k.loc.file).parent / k.source, KERNELS_CPP / k.source):
+    """The file a kernel's ``source=`` names (its C++, or its template): beside its declaration,
+    else aiedsl's (``kernels_cpp/``, the kernel templates); a library kernel's only aiedsl's."""
+    home = KERNEL_TEMPLATES if k.source_kind == "template" else KERNELS_CPP
+    places = (home,) if k.shipped else (Path(k.loc.file).parent, home)
+    for place in places:
+        path = place / k.source
         if path.is_file():
             return path
     return None

@@ -66,7 +66,7 @@ class KernelUnit:
 
 
 def source_key(k: Kernel) -> tuple[str, ...]:
-    """What tells kernel ``k``'s C++ apart: the file, or the template and its parameters.
+    """What tells kernel ``k``'s C++ apart: the file, or the template file and its parameters.
 
     A file is told by the file its ``source=`` names (:func:`~aiedsl.kernels.source.
     source_file`: beside the design file declaring it, else in ``kernels_cpp/``), not by how it
@@ -75,9 +75,10 @@ def source_key(k: Kernel) -> tuple[str, ...]:
     elsewhere), by the path ``source=`` names from the declaring file's folder, normalised."""
     from aiedsl.kernels.source import source_file
 
-    if k.source_kind == "template":
-        return ("template", k.source, json.dumps(k.params, sort_keys=True))
     path = source_file(k)
+    if k.source_kind == "template":  # a user's relu.cc.j2 is not aiedsl's
+        where = os.path.realpath(path) if path is not None else k.source
+        return ("template", where, json.dumps(k.params, sort_keys=True))
     if path is not None:
         return ("file", os.path.realpath(path))
     return ("file", os.path.normpath(os.path.join(os.path.dirname(k.loc.file), k.source)))
