@@ -145,10 +145,11 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     one of aiedsl's ``kernels_cpp/``; or a jinja2 template rendered with ``params``
     (``source_kind="template"``), beside the declaring file first, else in
     ``aiedsl/kernels/templates/``. aiedsl's own library kernels read only aiedsl's files: a
-    user's copy of ``scale.cc`` beside the design is the user's. ``entry`` is the C++ call the generated ``extern "C"``
-    function makes, e.g. ``"matmul_bf16_f32<64, 64, 64>"``. Without ``entry`` (a file only),
-    ``symbol`` is an ``extern "C"`` function the file defines itself, as mlir-aie's kernel files
-    do (``matvec_scalar_i16_i32``), and cores call it directly: nothing is generated around it.
+    user's copy of ``scale.cc`` beside the design is the user's. ``entry`` is the C++ call the
+    generated ``extern "C"`` function makes, e.g. ``"matmul_bf16_f32<64, 64, 64>"``. Without
+    ``entry`` (a file only), ``symbol`` is an ``extern "C"`` function the file defines itself,
+    as mlir-aie's kernel files do (``matvec_scalar_i16_i32``), and cores call it directly:
+    nothing is generated around it.
 
     ``defines={"BIT_WIDTH": 8}`` are macros every compile of the C++ gets (``-DBIT_WIDTH=8``,
     on Peano's command line and the host's): the sizes mlir-aie's kernel files read. Kernels of
