@@ -724,6 +724,15 @@ REFERENCE_MISTAKES = {
         "  d.py:10: the kernel's declaration\n"
         "  fix: write into the output array in place, e.g. dst[...] = ... (`dst = ...` only "
         "rebinds the name; a returned value is dropped)\n"),
+    "writes its input": (
+        "src *= 1; dst[...] = src",
+        "d.py:6: error [reference]: the reference of kernel 'copy_i32_64' writes into an \"in\" "
+        "buffer ('src'): numpy says output array is read-only\n"
+        "  limit: a reference reads its \"in\" buffers only, as the kernel declares them: a "
+        "write would change what every later reader of that element sees\n"
+        "  found: copy_ref(src, dst) writes its input\n"
+        "  fix: compute into the \"out\" buffer (dst[...] = src * 2, not src *= 2), or declare "
+        "the buffer \"inout\" if the C++ writes it too\n"),
     "exits": (
         "import sys; sys.exit(0)",
         "d.py:6: error [python error]: sys.exit(0) called while running the reference of kernel "

@@ -12,7 +12,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.kernel import Kernel as KernelIR
-from aiedsl.source_loc import function_loc
+from aiedsl.source_loc import function_loc, user_line
 from aiedsl.user_errors import raised_by_user, user_exception
 
 
@@ -32,8 +32,10 @@ def run_checked(ir: KernelIR, reference: Callable[..., Any], bound: Callable[...
     outs = _poisoned_outs(ir, args) if look else ()
     probe = _probe(ir, args) if look else None  # taken before the call writes the buffers
     try:
-        result = bound(*args)
+        result = bound(*_read_only_inputs(ir, args))
     except BaseException as e:  # sys.exit() would end the command with no word
+        if isinstance(e, ValueError) and "read-only" in str(e) and raised_by_user(e):
+            raise _wrote_input(ir, reference, e) from None
         if isinstance(e, Exception) or not raised_by_user(e):
             raise
         raise user_exception(e, f"running the reference of kernel '{ir.symbol}'",
@@ -55,6 +57,35 @@ def run_checked(ir: KernelIR, reference: Callable[..., Any], bound: Callable[...
                 ir, reference, f"left its \"out\" buffer '{name}' unwritten",
                 f"every element of '{name}' is still the poison it was given "
                 f"({_poison_text(args[i])})", name)
+
+
+def _wrote_input(ir: KernelIR, reference: Callable[..., Any], e: ValueError) -> DesignError:
+    """The error for a reference that wrote into one of its "in" buffers (numpy's ``e``)."""
+    ins = [a.name for a in ir.args if a.kind == "buffer" and a.access == "in"]
+    return DesignError(
+        "reference", f"the reference of kernel '{ir.symbol}' writes into an \"in\" buffer "
+        f"({', '.join(repr(n) for n in ins)}): numpy says {e}",
+        loc=user_line(e.__traceback__) or _ref_loc(ir, reference),
+        limit="a reference reads its \"in\" buffers only, as the kernel declares them: a "
+        "write would change what every later reader of that element sees",
+        found=f"{_ref_name(reference)} writes its input",
+        fix="compute into the \"out\" buffer (dst[...] = src * 2, not src *= 2), or declare "
+            "the buffer \"inout\" if the C++ writes it too")
+
+
+def _read_only_inputs(ir: KernelIR, args: Sequence[Any]) -> list[Any]:
+    """``args`` with each "in" buffer as a read-only view: a reference that writes into its
+    input (``src *= 2``) changes what every later reader of that element sees, where the C++,
+    declared so, may not; numpy then refuses the write at the reference's own line."""
+    out = list(args)
+    for i, a in enumerate(ir.args[:len(out)]):
+        arr = out[i]
+        if a.access == "in" and a.kind == "buffer" and getattr(arr, "flags", None) is not None \
+                and arr.flags.writeable:
+            view = arr.view()
+            view.flags.writeable = False
+            out[i] = view
+    return out
 
 
 class _Probe(NamedTuple):
