@@ -308,6 +308,24 @@ zero_c_func(int32_t, i32)
 '''
 
 
+def test_an_entry_named_like_a_cpp_function_of_the_file_is_refused(
+        design_file: DesignFile) -> None:
+    """A kernel author's: check passed, and the host build (g++) said helper was redefined."""
+    path = design_file(ZERO_VEC.replace('"zero_64x64"', '"zero_helper"'))
+    (path.parent / "zz.cc").write_text(ZZ_CC + "void zero_helper(int32_t *c) {}\n")
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path).ir)
+    assert str(excinfo.value) == (
+        "d.py:8: error [kernel entry]: kernel 'zero_helper' is named like a C++ function of "
+        "zz.cc, and entry=\"zero_vec<int32_t, 64>\" makes aiedsl generate an extern \"C\" "
+        "function zero_helper around zero_vec<int32_t, 64>\n"
+        "  limit: a generated entry's name is no function's of the source: C++ takes a C "
+        "function beside a C++ one of the same name only when their parameters differ (g++: a "
+        "redefinition, or conflicting declarations)\n"
+        "  found: zero_helper in zz.cc and entry=\"zero_vec<int32_t, 64>\"\n"
+        "  fix: name the kernel for what entry= computes, e.g. zero_helper_64")
+
+
 def test_a_pasted_name_no_invocation_makes_is_free_for_an_entry(
         design_file: DesignFile) -> None:
     """A reviewer's: zz.cc pastes zero_##tag for i32 only, yet zero_64x64 with entry= was

@@ -164,6 +164,16 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
             fix=f"leave entry= out to call {src.label}'s own {k.symbol} as it is (with the "
                 "defines= it reads), or name the kernel for what entry= computes, e.g. "
                 f"{_shaped(k)}")
+    if k.symbol in scan.cpp_linkage and scan.entry_complete:
+        raise DesignError(
+            "kernel entry", f"kernel '{k.symbol}' is named like a C++ function of "
+            f"{src.label}, and entry=\"{k.entry}\" makes aiedsl generate an extern \"C\" "
+            f"function {k.symbol} around {k.entry}{compiled}", loc=k.loc,
+            limit="a generated entry's name is no function's of the source: C++ takes a C "
+            "function beside a C++ one of the same name only when their parameters differ "
+            "(g++: a redefinition, or conflicting declarations)",
+            found=f"{k.symbol} in {src.label} and entry=\"{k.entry}\"",
+            fix=f"name the kernel for what entry= computes, e.g. {_shaped(k)}")
     name = entry_function(k.entry)
     if not defines_function(src.text, name, k.defines):
         raise DesignError(
