@@ -55,13 +55,15 @@ def caller_loc() -> Loc:
 
 
 def _user_frame() -> FrameType | None:
-    """The first frame outside aiedsl (and contextlib, and Python's frozen modules)."""
+    """The first frame outside aiedsl, Python's own modules and installed packages: numpy's
+    ``np.max(buf)`` asks a traced buffer for an array two frames inside numpy, and the line is
+    the design's call. Code typed at a prompt (``<stdin>``) is the user's."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not name.startswith(PACKAGE_DIR + os.sep) and not name.endswith("contextlib.py"):
-            if not name.startswith("<frozen"):
-                return frame
+        if not (name.startswith(PACKAGE_DIR + os.sep) or name.startswith("<frozen")
+                or not name.startswith("<") and is_library(name)):
+            return frame
         frame = frame.f_back
     return None
 

@@ -409,8 +409,12 @@ def test_the_index_of_a_loop_refuses_every_use_as_a_value() -> None:
 
 @pytest.mark.parametrize("use, how", [
     ("y[...] = np.asarray(x) + 1", "is used as a numpy array"),
+    ("k = np.max(x)", "is used as a numpy array"),  # asked two frames inside numpy: its line
+    ("k = np.mean(x)", "is used as a numpy array"),
     ("k = x + 1", "is used in arithmetic"),
     ("k = 1 if x > 0 else 2", "is used in a comparison"),
+    ("k = 1 if x == 0 else 2", "is used in a comparison"),  # it took the else branch, silently
+    ("k = 1 if 0 != x else 2", "is used in a comparison"),
     ("k = x[0:8]", "is sliced")])
 def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callable[..., Path],
                                                             use: str, how: str) -> None:

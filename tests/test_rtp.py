@@ -1215,3 +1215,14 @@ def test_an_rtp_slot_for_a_float_scalar_is_not_told_narrows_to(design_file: Desi
     assert check_error(path).splitlines()[-1] == (
         "  fix: an rtp slot holds an i32: declare it scalar('thresh', i32) and convert it in the "
         "C++, or pass the float in the call")
+
+
+@pytest.mark.parametrize("test", ["thr[0] == 5", "thr[0] != 5", "5 == thr[0]"])
+def test_an_rtp_slot_compared_in_a_core_is_refused(design_file: DesignFile, test: str) -> None:
+    """A tester's: `if thr[0] == 5:` took one branch at trace time, silently (only <, <=, >,
+    >= and a plain `if thr[0]:` were refused)."""
+    path = design_file(_variant(read=f"k(s, t, thr[0], 512) if {test} else k(s, t, 1, 512)"))
+    assert load_error(path) == (
+        "d.py:15: error [rtp]: rtp 'thr'[0] is used as a Python value\n"
+        "  fix: the host writes it while the design runs: pass it to a kernel call, which reads "
+        "it then")

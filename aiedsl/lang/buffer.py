@@ -61,7 +61,7 @@ class Acquisition:
         return f"{self.fifo.written()}.{self.port}({self.n if self.n != 1 else ''})"
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True, init=False, eq=False)
 class Buffer(NoValue):
     """Elements acquired from a fifo inside a core: pass it to kernels.
 

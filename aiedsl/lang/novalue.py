@@ -33,5 +33,17 @@ class NoValue:
 
     __le__ = __gt__ = __ge__ = __lt__
 
+    def __eq__(self, other: object) -> bool:
+        # against a value (x == 0) it would pick one branch of an if at trace time, silently;
+        # against another traced value it asks which one it is, as Python's own `in` does
+        if isinstance(other, NoValue):
+            return self is other
+        self._refuse("is used in a comparison")
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
     def __array__(self, *args: object, **kwargs: object) -> NoReturn:
         self._refuse("is used as a numpy array")

@@ -110,6 +110,17 @@ class RtpValue:
             fix="the host writes it while the design runs: pass it to a kernel call, which "
             "reads it then")
 
+    def __eq__(self, other: object) -> bool:
+        # thr[0] == 5 would pick one branch of an if at trace time, silently
+        if isinstance(other, RtpValue):
+            return self is other
+        return self.__bool__()
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
 
 def rtp(type: TensorType, *, name: str) -> RtpRef:
     """Declare a runtime-parameter buffer of ``type`` (e.g. ``Tensor[16, i32]``), named ``name``
