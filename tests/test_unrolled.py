@@ -77,6 +77,29 @@ for _ in range(720):
         "such as w[i])")
 
 
+def test_a_python_loop_that_never_ends_is_stopped_while_tracing(design_file: DesignFile
+                                                                 ) -> None:
+    """A tester's `while True:` (IRON's Worker body repeats for ever) made check run for ever,
+    its memory growing; range(100000) took 22 s and 900 MB to be refused."""
+    path = rows_design(design_file, '''
+while True:
+    with a.consume() as s, b.produce() as d:
+        k(s, d)
+''', 720)
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:14: error [unrolled loop]: core[0,0]'s program passed 4,096 ops while its core "
+        "function was traced: a Python loop (while True:, for ... in range(n)) runs its body "
+        "once per iteration while tracing, and this one has not ended\n"
+        "  limit: 4,096 ops, more than the core's program memory holds at one 4-byte "
+        "instruction each\n"
+        "  found: 4,097 ops and counting\n"
+        "  fix: write `for _ in loop(n):` for n elements (traced once, a scf.for); a core that "
+        "repeats for ever (IRON's Worker) is here a loop() over what the runtime sequence "
+        "sends it")
+
+
 def test_the_same_loop_written_with_loop_passes(design_file: DesignFile) -> None:
     path = rows_design(design_file, '''
 for _ in loop(720):

@@ -216,7 +216,8 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
         b.add_herd(h)
         for y in range(nrows):
             for x in range(ncols):
-                cb = CoreTrace(name=f"{hname}[{x},{y}]")
+                cb = CoreTrace(name=f"{hname}[{x},{y}]",
+                               max_ops=b.target.program_memory // 4)
                 with active(_CORE, cb):
                     fn(x, y) if nparams == 2 else fn()
                 if len(cb.scopes) != 1:

@@ -64,9 +64,25 @@ class CoreTrace:
     name: str
     scopes: list[Scope] = field(default_factory=lambda: [Scope()])
     counter: int = 0
+    max_ops: int = 1 << 62
+    """Ops the program may reach while traced: more than its program memory could hold even at
+    one 4-byte instruction each (a Python loop that never ends, ``while True:``, would trace
+    for ever; the unrolled-loop check judges a finished trace)."""
+    emitted: int = 0
 
     def emit(self, op: Op) -> None:
         """Append ``op`` to the innermost open scope."""
+        self.emitted += 1
+        if self.emitted > self.max_ops:
+            raise DesignError(
+                "unrolled loop", f"{self.name}'s program passed {self.max_ops:,} ops while its "
+                "core function was traced: a Python loop (while True:, for ... in range(n)) "
+                "runs its body once per iteration while tracing, and this one has not ended",
+                loc=op.loc, limit=f"{self.max_ops:,} ops, more than the core's program memory "
+                "holds at one 4-byte instruction each", found=f"{self.emitted:,} ops and counting",
+                fix="write `for _ in loop(n):` for n elements (traced once, a scf.for); a core "
+                "that repeats for ever (IRON's Worker) is here a loop() over what the runtime "
+                "sequence sends it")
         self.scopes[-1].ops.append(op)
 
     def acquire(self, fifo: str, port: Port, n: int, loc: Loc) -> str:
