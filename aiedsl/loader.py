@@ -15,7 +15,7 @@ from aiedsl.lang.context import DESIGN_MODULE
 from aiedsl.lang.load import LoadContext, loading
 from aiedsl.lang.design import DesignHandle
 from aiedsl.source_loc import user_line
-from aiedsl.user_errors import raised_by_user, user_exception
+from aiedsl.user_errors import raised_by_user, user_exception, with_call_chain
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -79,8 +79,8 @@ def _run(path: Path, shown: str, ctx: LoadContext) -> dict[str, Any]:
     try:
         with loading(ctx):
             return _exec_file(path)
-    except DesignError:
-        raise
+    except DesignError as e:
+        raise with_call_chain(e)
     except SyntaxError as e:
         where = Loc(file=display_path(e.filename) if e.filename else shown, line=e.lineno or 1)
         raise DesignError("python error", f"SyntaxError: {e.msg}", loc=where,

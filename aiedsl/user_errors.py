@@ -56,6 +56,18 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
         loc=user_line(e.__traceback__) or fallback, fix=fix, related=_call_chain(frames))
 
 
+def with_call_chain(e: "DesignError") -> "DesignError":
+    """``e``, raised by aiedsl at a line of the user's inside a helper of theirs (``fifo(...,
+    depth=0)`` in ``make_fifo()``), with the user's lines that called the helper, as a Python
+    error there shows them (``pt() calls make_fifo()``): the mistake may be the call's."""
+    frames = _user_frames(e.__traceback__)
+    if frames and frames[-1].loc == e.loc:
+        known = set(e.related)
+        e.related = e.related + [r for r in _call_chain(frames) if r not in known]
+        e.args = (e.render(),)  # what str(e) prints
+    return e
+
+
 def _last_frame(tb: TracebackType | None) -> FrameType | None:
     """The innermost frame of traceback ``tb`` (where a call's TypeError for its arguments was
     raised: the caller's)."""

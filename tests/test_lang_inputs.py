@@ -596,6 +596,32 @@ def test_an_error_deep_in_a_helper_shows_the_call_chain(design_file: DesignFile)
         "  fix: fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback")
 
 
+def test_a_design_error_in_a_helper_shows_the_call_chain(design_file: DesignFile) -> None:
+    """A tester's: fifo(..., depth=0) inside a helper named the helper's line alone, where a
+    Python error there shows who called it (the mistake may be the call's)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, i32
+
+
+        def make_fifo(n):
+            return fifo(Tensor[n, i32], name="a", depth=0)
+
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, i32]):
+            a = make_fifo(1024)
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:5: error [fifo depth]: fifo 'a' has depth=0\n"
+        "  limit: an integer from 1 to 63 (a lock starts at the depth and counts to 63)\n"
+        "  found: 0\n"
+        f"  d.py:{8 + DEF}: the module: @design runs pt()\n"
+        f"  d.py:{10 + DEF}: pt() calls make_fifo()\n"
+        "  fix: use 1 (single), 2 (double buffering) or a few more")
+
+
 def test_a_recursion_shows_its_repeated_call_once(design_file: DesignFile) -> None:
     path = design_file('''
         from aiedsl import Tensor, design, i32
