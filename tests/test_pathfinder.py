@@ -63,7 +63,7 @@ def test_flows_from_one_source_are_one_flow() -> None:
 
 
 def test_the_control_overlay_has_one_flow_per_occupied_column() -> None:
-    flows = control_overlay([0, 2])
+    flows = control_overlay([0, 2], get_target("npu1"))
     assert [(f.id, f.src, f.dsts, f.keep_pkt_header, f.priority_route) for f in flows] == [
         (15, ((0, 0), "TileControl", 0), (((0, 0), "South", 0),), True, True),
         (15, ((2, 0), "TileControl", 0), (((2, 0), "South", 0),), True, True)]
@@ -80,7 +80,8 @@ def test_a_cut_too_narrow_is_proof_that_no_routing_exists() -> None:
     assert too_narrow(flows, get_target("npu1_1col"))      # 6 streams, 4 wires into row 1
     assert not too_narrow(flows, get_target("npu1_2col"))  # the shim row can bring 2 more
     t0 = time.perf_counter()
-    result = route_flows(flows, get_target("npu1_1col"), control_overlay([0]))
+    target = get_target("npu1_1col")
+    result = route_flows(flows, target, control_overlay([0], target))
     assert time.perf_counter() - t0 < 5  # given up long before mlir-aie's 1000 iterations
     assert result.iterations == 40
     worst = max(result.congested, key=lambda c: len(c.flows) - c.capacity)

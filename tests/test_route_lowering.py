@@ -27,7 +27,7 @@ from aiedsl.ir.physical import Physical
 from aiedsl.place.pathfinder import End, Stream, connects, find_paths
 from aiedsl.place.route import MAX_ITERATIONS, control_overlay, route
 from aiedsl.place.switchbox import FACING, STEP, SwitchModel
-from aiedsl.targets import get_target
+from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.physical import diff_physical, parse_physical
 
 FIXTURES = ("gemm_bf16_npu1_1024x512x768", "gemm_bf16_npu1_512", "gemm_bf16_npu2_8x4_512",
@@ -42,9 +42,13 @@ _TILE = re.compile(r"%tile_(\d+)_(\d+)")
 def _fixture(name: str) -> tuple[str, Physical, SwitchModel]:
     text = reference_file("mlir-aie-lowered", name, "input.mlir").read_text()
     real = parse_physical(reference_file("mlir-aie-lowered", name, "physical.mlir").read_text())
+    return text, real, SwitchModel.of(_target(text))
+
+
+def _target(text: str) -> TargetModel:
     device = re.search(r"aie\.device\((\w+)\)", text)
     assert device
-    return text, real, SwitchModel.of(get_target(device.group(1)))
+    return get_target(device.group(1))
 
 
 def _fifos(text: str) -> list[tuple[str, Coord, frozenset[Coord]]]:
@@ -122,7 +126,7 @@ def in_lowering_order(flows: list[Stream], text: str, real: Physical
 def _control(text: str) -> list[Stream]:
     return [Stream((p.src[0], (p.src[1], p.src[2])), tuple((t, (b, c)) for t, b, c in p.dsts),
                    packet=True, priority=True)
-            for p in control_overlay(_columns(text))]
+            for p in control_overlay(_columns(text), _target(text))]
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -144,7 +148,7 @@ def test_the_router_routes_as_mlir_aie(name: str) -> None:
 @pytest.mark.parametrize("name", FIXTURES)
 def test_the_control_overlay_is_mlir_aies(name: str) -> None:
     text, real, _ = _fixture(name)
-    assert control_overlay(_columns(text)) == list(real.packet_flows)
+    assert control_overlay(_columns(text), _target(text)) == list(real.packet_flows)
 
 
 @pytest.mark.parametrize("name", FIXTURES)

@@ -8,23 +8,21 @@ from aiedsl.place.route import Congestion, route
 from aiedsl.targets import TargetModel
 from aiedsl.targets.model import OPPOSITE, STEP
 
-MAX_PACKET_IDS = 32
-"""Packet ids 0-31: a packet header's 5-bit id (mlir-aie's objectFifo lowering stops at 32)."""
-
 
 def check_routing(d: Design, target: TargetModel, congested: list[Congestion]) -> None:
     """Raise a DesignError naming the most congested wires and the flows competing for them,
-    or the packet flows past the packet ids there are."""
+    or the packet flows past the packet ids there are (:attr:`TargetModel.packet_ids`)."""
     routes = d.physical.routes if d.physical else ()
     ids = [r for r in routes if r.packet_id is not None]
-    if len(ids) > MAX_PACKET_IDS:
-        extra = ids[MAX_PACKET_IDS]
+    most = target.packet_ids
+    if len(ids) > most:
+        extra = ids[most]
         raise DesignError(
             "packet ids", f"{len(ids)} fifo streams need a packet id each, and there are "
-            f"{MAX_PACKET_IDS}", loc=d.fifo(extra.fifo).loc,
-            limit=f"packet ids 0-{MAX_PACKET_IDS - 1} (mlir-aie's objectFifo lowering with "
+            f"{most}", loc=d.fifo(extra.fifo).loc,
+            limit=f"packet ids 0-{most - 1} (mlir-aie's objectFifo lowering with "
             "packet-sw-objFifos: \"max number of packet IDs reached\")",
-            found=f"{len(ids)} streams; '{extra.fifo}' would take id {MAX_PACKET_IDS}",
+            found=f"{len(ids)} streams; '{extra.fifo}' would take id {most}",
             fix="merge fifos that travel together, or use circuit-switched flows (leave "
             "flows= out) where the wires suffice")
     if not congested:

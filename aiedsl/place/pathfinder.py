@@ -70,7 +70,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
-from aiedsl.place.switchbox import FACING, MUX_FROM, MUX_TO, RANK, STEP, SwitchModel
+from aiedsl.place.switchbox import FACING, RANK, STEP, SwitchModel
 
 Coord = tuple[int, int]
 Port = tuple[str, int]
@@ -84,6 +84,11 @@ DEMAND_BASE = 1.0
 PRIORITY_BUMP = float(2 ** 31 - 1)
 """``std::numeric_limits<int>::max()``: a priority flow's cells become all but unusable."""
 MAX_PACKET_STREAM_CAPACITY = 32
+"""Packet flows that may share one connection before it counts as used once more. A constant
+of mlir-aie's router (``AIEPathFinder.h``, with the cost coefficients above), which it does not
+ask the target model for: aiedsl's router keeps it as the router's, as it keeps the
+coefficients, rather than reading the device's packet ids
+(:attr:`aiedsl.targets.TargetModel.packet_ids`, 32 as well)."""
 INF = sys.float_info.max
 
 _GRAY, _BLACK = 1, 2
@@ -435,40 +440,24 @@ def connects(stream: Stream, settings: dict[Coord, list[tuple[Port, Port]]],
     A shim's DMA does not sit on its switch but behind the mux: a flow leaving shim DMA channel
     0 (1) crosses the mux to North 3 (7) and enters the switch at South 3 (7), whatever its
     first connection was; one arriving at shim DMA channel 0 (1) leaves the switch at South 2
-    (3) and crosses the mux from North 2 (3). Tiles are visited in (col, row) order.
+    (3) and crosses the mux from North 2 (3) (the target model's
+    :attr:`~aiedsl.targets.ShimMux.to_switch` and :attr:`~aiedsl.targets.ShimMux.from_switch`).
+    Tiles are visited in (col, row) order.
     """
     src_tile, src_port = stream.src
     out: list[tuple[Coord, str, Port, Port]] = []
     for tile in sorted(settings):
         shim = model.kind(tile) == "shim"
         if shim and tile == src_tile:
-            ch = _mux_from(src_port)
+            ch = model.into_switch(src_port)
             out.append((tile, "shim_mux", src_port, ("North", ch)))
             out += [(tile, "switchbox", ("South", ch), dst) for _, dst in settings[tile]]
             continue
         for src, dst in settings[tile]:
             if shim and dst[0] in ("DMA", "PLIO", "NOC"):
-                ch = _mux_to(dst)
+                ch = model.out_of_switch(dst)
                 out.append((tile, "shim_mux", ("North", ch), dst))
                 out.append((tile, "switchbox", src, ("South", ch)))
             else:
                 out.append((tile, "switchbox", src, dst))
     return out
-
-
-def _mux_from(port: Port) -> int:
-    bundle, ch = port
-    if bundle == "DMA":
-        return MUX_FROM[port]
-    if bundle == "NOC":
-        return ch + 4 if ch >= 2 else ch + 2
-    return ch
-
-
-def _mux_to(port: Port) -> int:
-    bundle, ch = port
-    if bundle == "DMA":
-        return MUX_TO[port]
-    if bundle == "NOC":
-        return ch + 2
-    return ch

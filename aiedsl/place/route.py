@@ -40,7 +40,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.physical import Connect, DmaChannel, PacketFlow, Physical, Route
 from aiedsl.place.pathfinder import End, Paths, Stream, connects, find_paths
-from aiedsl.place.switchbox import SHIM_CONTROLLER_ID, SwitchModel
+from aiedsl.place.switchbox import SwitchModel
 from aiedsl.targets import TargetModel
 from aiedsl.targets.model import Direction, direction_of
 
@@ -117,13 +117,14 @@ def occupied_columns(d: Design) -> list[int]:
     return sorted({t[0] for t in tiles if t is not None})
 
 
-def control_overlay(columns: list[int]) -> list[PacketFlow]:
+def control_overlay(columns: list[int], target: TargetModel) -> list[PacketFlow]:
     """The packet flows ``aie-generate-column-control-overlay`` adds (its default,
     ``route-shim-to-tct=shim-only``): per occupied column, in column order, the shim's tile
-    control port to its South 0, named by the shim's controller id, keeping the packet header
-    and routed with priority (AIEGenerateColumnControlOverlay.cpp,
+    control port to its South 0, named by the shim's controller id
+    (:attr:`~aiedsl.targets.TargetModel.shim_controller_id`), keeping the packet header and
+    routed with priority (AIEGenerateColumnControlOverlay.cpp,
     ``generatePacketFlowsForControl``)."""
-    return [PacketFlow(id=SHIM_CONTROLLER_ID, src=((c, 0), "TileControl", 0),
+    return [PacketFlow(id=target.shim_controller_id, src=((c, 0), "TileControl", 0),
                        dsts=(((c, 0), "South", 0),), keep_pkt_header=True, priority_route=True)
             for c in columns]
 
@@ -144,7 +145,7 @@ class Routing:
 def route(d: Design, phys: Physical, target: TargetModel) -> Routing:
     """Route every flow of ``d`` on ``target`` as mlir-aie does, with the column control
     overlay."""
-    return route_flows(flows_of(d, phys), target, control_overlay(occupied_columns(d)))
+    return route_flows(flows_of(d, phys), target, control_overlay(occupied_columns(d), target))
 
 
 def route_flows(flows: list[Flow], target: TargetModel,

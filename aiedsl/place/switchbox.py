@@ -7,15 +7,18 @@ target model's (``AIE2TargetModel::getNumSourceSwitchboxConnections``,
 ``getNumDestSwitchboxConnections``, ``getNumSourceShimMuxConnections``,
 ``getNumDestShimMuxConnections`` and ``isLegalTileConnection`` in ``lib/Dialect/AIE/IR/
 AIETargetModel.cpp``); how the router builds its graph from them is ``Pathfinder::initialize``
-in ``lib/Dialect/AIE/Transforms/AIEPathFinder.cpp``. npu1 and npu2 share these numbers.
+in ``lib/Dialect/AIE/Transforms/AIEPathFinder.cpp``. The port counts, which npu1 and npu2
+share, are aiedsl's target model's (:attr:`TileLimits.switch_out
+<aiedsl.targets.TileLimits.switch_out>` and ``switch_in``, :class:`~aiedsl.targets.ShimMux`);
+the connection rules are here.
 
 Two quirks of that graph are kept because they decide which of several equally short routes
 the router takes:
 
 * a shim tile's switch also lists the shim mux's ports (DMA, NOC, PLIO) where it has none of
   its own, and may connect them to anything (the router's "workaround for shimMux"); the
-  lowering then moves those connections into the ``aie.shim_mux`` (:data:`MUX_FROM`,
-  :data:`MUX_TO`);
+  lowering then moves those connections into the ``aie.shim_mux``
+  (:meth:`SwitchModel.into_switch`, :meth:`SwitchModel.out_of_switch`);
 * a port is one node whether a stream arrives on it or leaves by it, so the search sees every
   port of every bundle the switch has, masters and slaves alike.
 
@@ -31,10 +34,11 @@ Example
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 
-from aiedsl.targets import TargetModel
+from aiedsl.targets import TargetModel, TileKind
 
 Coord = tuple[int, int]
 Port = tuple[str, int]
@@ -49,18 +53,42 @@ STEP = {"North": (0, 1), "South": (0, -1), "East": (1, 0), "West": (-1, 0)}
 FACING = {"North": "South", "South": "North", "East": "West", "West": "East"}
 """The bundle a wire arrives on at the neighbour: master North 2 feeds slave South 2 above."""
 
-MUX_FROM = {("DMA", 0): 3, ("DMA", 1): 7}
-"""A shim DMA channel sending (MM2S) enters the switch through the mux at South 3 or 7
-(``AIECreatePathFindFlows.cpp``: "must be either DMA0 -> N3 or DMA1 -> N7")."""
-MUX_TO = {("DMA", 0): 2, ("DMA", 1): 3}
-"""A shim DMA channel receiving (S2MM) is fed by the switch's South 2 or 3 through the mux."""
-
-SHIM_CONTROLLER_ID = 15
-"""Packet id of a shim tile's controller (``controller_id``), which names the control packet
-flow of its column: ``AIETargetModel::getTileToControllerIdMap`` with column-wise unique ids,
-as ``aie-assign-tile-controller-ids`` runs it (15 on every shim of every fixture)."""
-
 _MUX_BUNDLES = ("DMA", "NOC", "PLIO")
+_KINDS: tuple[TileKind, ...] = ("shim", "memtile", "core")
+
+Counts = tuple[tuple[str, int], ...]
+"""Ports per bundle as (bundle, count) pairs: one of the target model's tables, hashable."""
+Channels = tuple[tuple[str, tuple[int, ...]], ...]
+"""A port per channel of each bundle as (bundle, ports) pairs, hashable."""
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """What the switch model takes of a target model's port tables, as plain hashable data:
+    :func:`_model` is cached on it (a TargetModel holds dicts, which do not hash)."""
+
+    switch_out: tuple[tuple[str, Counts], ...]
+    """Per tile kind, :attr:`~aiedsl.targets.TileLimits.switch_out`."""
+    switch_in: tuple[tuple[str, Counts], ...]
+    """Per tile kind, :attr:`~aiedsl.targets.TileLimits.switch_in`."""
+    mux_out: Counts
+    """:attr:`~aiedsl.targets.ShimMux.masters`."""
+    mux_in: Counts
+    """:attr:`~aiedsl.targets.ShimMux.slaves`."""
+    to_switch: Channels
+    """:attr:`~aiedsl.targets.ShimMux.to_switch`."""
+    from_switch: Channels
+    """:attr:`~aiedsl.targets.ShimMux.from_switch`."""
+
+    @staticmethod
+    def of(target: TargetModel) -> _Tables:
+        """``target``'s tables."""
+        mux = target.shim_mux
+        return _Tables(
+            switch_out=tuple((k, tuple(target.limits(k).switch_out.items())) for k in _KINDS),
+            switch_in=tuple((k, tuple(target.limits(k).switch_in.items())) for k in _KINDS),
+            mux_out=tuple(mux.masters.items()), mux_in=tuple(mux.slaves.items()),
+            to_switch=tuple(mux.to_switch.items()), from_switch=tuple(mux.from_switch.items()))
 
 
 @dataclass(frozen=True)
@@ -71,11 +99,27 @@ class SwitchModel:
     rows: int
     """mlir-aie's ``rows()``: every row, the shim row included."""
     memtile_rows: tuple[int, ...]
+    # dicts do not hash: the fields above make the hash, and equality compares these too
+    switch_out: Mapping[str, Mapping[str, int]] = field(hash=False)
+    """Per tile kind, its switch's master ports per bundle on no edge of the array (the target
+    model's :attr:`~aiedsl.targets.TileLimits.switch_out`)."""
+    switch_in: Mapping[str, Mapping[str, int]] = field(hash=False)
+    """Per tile kind, its switch's slave ports the same way
+    (:attr:`~aiedsl.targets.TileLimits.switch_in`)."""
+    mux_out: Mapping[str, int] = field(hash=False)
+    """The shim mux's master ports per bundle (:attr:`~aiedsl.targets.ShimMux.masters`)."""
+    mux_in: Mapping[str, int] = field(hash=False)
+    """The shim mux's slave ports per bundle (:attr:`~aiedsl.targets.ShimMux.slaves`)."""
+    to_switch: Mapping[str, tuple[int, ...]] = field(hash=False)
+    """:attr:`~aiedsl.targets.ShimMux.to_switch`."""
+    from_switch: Mapping[str, tuple[int, ...]] = field(hash=False)
+    """:attr:`~aiedsl.targets.ShimMux.from_switch`."""
 
     @staticmethod
     def of(target: TargetModel) -> SwitchModel:
         """The model of ``target`` (cached: it is immutable)."""
-        return _model(target.cols, target.shim_row, target.memtile_rows, target.core_rows)
+        return _model(target.cols, target.shim_row, target.memtile_rows, target.core_rows,
+                      _Tables.of(target))
 
     def kind(self, tile: Coord) -> str:
         """"shim", "memtile" or "core" (mlir-aie's ``isShimNOCTile``/``isMemTile``/...)."""
@@ -95,14 +139,14 @@ class SwitchModel:
         """Master (outgoing) ports of ``bundle``; on a shim the mux's where the switch has none."""
         n = _dest(self, tile, bundle)
         if n == 0 and self.kind(tile) == "shim":
-            n = _MUX_DEST.get(bundle, 0)
+            n = self.mux_out.get(bundle, 0)
         return n
 
     def slaves(self, tile: Coord, bundle: str) -> int:
         """Slave (incoming) ports of ``bundle``; on a shim the mux's where the switch has none."""
         n = _source(self, tile, bundle)
         if n == 0 and self.kind(tile) == "shim":
-            n = _MUX_SOURCE.get(bundle, 0)
+            n = self.mux_in.get(bundle, 0)
         return n
 
     def legal(self, tile: Coord, src: Port, dst: Port) -> bool:
@@ -111,6 +155,18 @@ class SwitchModel:
         if _legal(self, tile, src, dst):
             return True
         return self.kind(tile) == "shim" and (src[0] in _MUX_BUNDLES or dst[0] in _MUX_BUNDLES)
+
+    def into_switch(self, port: Port) -> int:
+        """The South slave port of a shim's switch by which a stream from the shim's ``port``
+        (DMA, NOC or PLIO) enters it through the mux (:attr:`to_switch`)."""
+        bundle, ch = port
+        return self.to_switch[bundle][ch] if bundle in self.to_switch else ch
+
+    def out_of_switch(self, port: Port) -> int:
+        """The South master port of a shim's switch that feeds the shim's ``port`` (DMA, NOC or
+        PLIO) through the mux (:attr:`from_switch`)."""
+        bundle, ch = port
+        return self.from_switch[bundle][ch] if bundle in self.from_switch else ch
 
     def connections(self, tile: Coord) -> tuple[list[Port], list[Port], list[list[Port]]]:
         """The slave and master ports of ``tile``'s switch (by bundle number, then channel, the
@@ -135,57 +191,37 @@ class SwitchModel:
 
 
 @cache
-def _model(cols: int, shim_row: int, memtile_rows: tuple[int, ...], core_rows: tuple[int, ...]
-           ) -> SwitchModel:
+def _model(cols: int, shim_row: int, memtile_rows: tuple[int, ...], core_rows: tuple[int, ...],
+           tables: _Tables) -> SwitchModel:
     assert shim_row == 0, "mlir-aie's AIE2 devices have the shim row at the bottom"
     return SwitchModel(cols=cols, rows=max(shim_row, *memtile_rows, *core_rows) + 1,
-                       memtile_rows=memtile_rows)
-
-
-_MUX_DEST = {"DMA": 2, "NOC": 4, "PLIO": 6, "South": 8}
-_MUX_SOURCE = {"DMA": 2, "NOC": 4, "PLIO": 8, "South": 6}
-
-
-_MEMTILE_DEST = {"DMA": 6, "North": 6, "South": 4, "TileControl": 1}
-_SHIM_DEST = {"FIFO": 1, "North": 6, "South": 6, "TileControl": 1}
-_CORE_DEST = {"Core": 1, "DMA": 2, "FIFO": 1, "South": 4, "TileControl": 1}
-_MEMTILE_SOURCE = {"DMA": 6, "North": 4, "South": 6, "Trace": 1, "TileControl": 1}
-_SHIM_SOURCE = {"FIFO": 1, "North": 4, "South": 8, "Trace": 1, "TileControl": 1}
-_CORE_SOURCE = {"Core": 1, "DMA": 2, "FIFO": 1, "South": 6, "Trace": 2, "TileControl": 1}
-"""Port counts per bundle of each tile kind, but those that depend on the array's edges (a
-shim's or core's West and East, a core's North), which :func:`_dest` and :func:`_source` add."""
+                       memtile_rows=memtile_rows,
+                       switch_out={k: dict(c) for k, c in tables.switch_out},
+                       switch_in={k: dict(c) for k, c in tables.switch_in},
+                       mux_out=dict(tables.mux_out), mux_in=dict(tables.mux_in),
+                       to_switch=dict(tables.to_switch), from_switch=dict(tables.from_switch))
 
 
 def _dest(m: SwitchModel, tile: Coord, bundle: str) -> int:
-    """``AIE2TargetModel::getNumDestSwitchboxConnections``."""
-    kind = m.kind(tile)
-    if kind == "memtile":
-        return _MEMTILE_DEST.get(bundle, 0)
-    if bundle == "West":
-        return 0 if tile[0] == 0 else 4
-    if bundle == "East":
-        return 0 if tile[0] == m.cols - 1 else 4
-    if kind == "shim":
-        return _SHIM_DEST.get(bundle, 0)
-    if bundle == "North":
-        return 0 if tile[1] == m.rows - 1 else 6
-    return _CORE_DEST.get(bundle, 0)
+    """``AIE2TargetModel::getNumDestSwitchboxConnections``: the target model's count, but
+    none toward an edge of the array."""
+    return 0 if _off_edge(m, tile, bundle) else m.switch_out[m.kind(tile)].get(bundle, 0)
 
 
 def _source(m: SwitchModel, tile: Coord, bundle: str) -> int:
-    """``AIE2TargetModel::getNumSourceSwitchboxConnections``."""
-    kind = m.kind(tile)
-    if kind == "memtile":
-        return _MEMTILE_SOURCE.get(bundle, 0)
+    """``AIE2TargetModel::getNumSourceSwitchboxConnections``: the target model's count, but
+    none from an edge of the array."""
+    return 0 if _off_edge(m, tile, bundle) else m.switch_in[m.kind(tile)].get(bundle, 0)
+
+
+def _off_edge(m: SwitchModel, tile: Coord, bundle: str) -> bool:
+    """Do ``tile``'s ``bundle`` ports face off the array (West in column 0, East in the last
+    column, North on the top row)? mlir-aie's counts are 0 there."""
     if bundle == "West":
-        return 0 if tile[0] == 0 else 4
+        return tile[0] == 0
     if bundle == "East":
-        return 0 if tile[0] == m.cols - 1 else 4
-    if kind == "shim":
-        return _SHIM_SOURCE.get(bundle, 0)
-    if bundle == "North":
-        return 0 if tile[1] == m.rows - 1 else 4
-    return _CORE_SOURCE.get(bundle, 0)
+        return tile[0] == m.cols - 1
+    return bundle == "North" and tile[1] == m.rows - 1
 
 
 _CARDINAL = ("South", "West", "North", "East")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from aiedsl.targets.devices import DEVICES, device_hint
-from aiedsl.targets.model import TargetModel, TileKind, TileLimits, TimingModel
+from aiedsl.targets.model import ShimMux, TargetModel, TileKind, TileLimits, TimingModel
 
-__all__ = ["DEVICES", "device_hint", "TargetModel", "TileKind", "TileLimits", "TimingModel",
-           "get_target"]
+__all__ = ["DEVICES", "device_hint", "ShimMux", "TargetModel", "TileKind", "TileLimits",
+           "TimingModel", "get_target"]
 
 
 def get_target(name: str) -> TargetModel:

@@ -25,6 +25,9 @@ def direction_of(a: tuple[int, int], b: tuple[int, int]) -> Direction:
 
 OPPOSITE: dict[Direction, Direction] = {"north": "south", "south": "north", "east": "west",
                                         "west": "east"}
+BUNDLE: dict[Direction, str] = {"north": "North", "south": "South", "east": "East",
+                               "west": "West"}
+"""mlir-aie's ``WireBundle`` name of the stream switch ports toward each neighbour."""
 
 
 class TileLimits(BaseModel):
@@ -71,11 +74,48 @@ class TileLimits(BaseModel):
     BUFFER_LENGTH_WIDTH). Until mlir-aie PR 3398 (July 2026, ``DMABDOp::verify`` with
     ``getDmaBdMaxLen``, the same figures) neither its verifier nor aie-rt checked it: a longer
     buffer was cut to its low bits (a 512 KB memtile element to 0 words)."""
-    switch_out: dict[Direction, int]
-    """Stream switch master ports toward each neighbour (mlir-aie
-    ``getNumDestSwitchboxConnections``)."""
-    switch_in: dict[Direction, int]
-    """Stream switch slave ports from each neighbour (``getNumSourceSwitchboxConnections``)."""
+    switch_out: dict[str, int]
+    """Stream switch master (outgoing) ports per bundle, by mlir-aie's ``WireBundle`` names
+    (``Core``, ``DMA``, ``FIFO``, ``South``, ``West``, ``North``, ``East``, ``Trace``,
+    ``TileControl``; a bundle left out has none), of a tile on no edge of the array (mlir-aie
+    ``AIE2TargetModel::getNumDestSwitchboxConnections``). On an edge the ports toward it go:
+    no ``West`` in column 0, no ``East`` in the last column, no ``North`` on the top row
+    (mlir-aie checks a shim's and a core's ``West`` and ``East`` and a core's ``North``, the
+    only ones an edge can take: a memtile has no ``West`` or ``East`` ports, and only cores
+    are on the top row; :mod:`aiedsl.place.switchbox` applies it). ``North``, ``South``,
+    ``East`` and ``West`` are also the wires to a neighbour
+    (:meth:`TargetModel.link_capacity`)."""
+    switch_in: dict[str, int]
+    """Stream switch slave (incoming) ports per bundle, the same way (mlir-aie
+    ``AIE2TargetModel::getNumSourceSwitchboxConnections``)."""
+
+
+class ShimMux(BaseModel):
+    """The shim mux of a shim tile: between the shim's DMA, NOC and PLIO ports and the South
+    ports of its stream switch (mlir-aie's ``aie.shim_mux``). Every shim tile of a device has
+    the same one."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    masters: dict[str, int]
+    """Master ports per bundle, by ``WireBundle`` name (mlir-aie
+    ``AIE2TargetModel::getNumDestShimMuxConnections``). mlir-aie's router lists them among the
+    shim switch's ports where the switch has none of the bundle (:mod:`aiedsl.place.switchbox`)."""
+    slaves: dict[str, int]
+    """Slave ports per bundle (mlir-aie ``AIE2TargetModel::getNumSourceShimMuxConnections``)."""
+    to_switch: dict[str, tuple[int, ...]]
+    """Per channel of a bundle sending into the array, the mux's North port its stream leaves
+    the mux by, and so the switch's South slave port it enters the switch by: shim DMA (MM2S)
+    channels 0 and 1 by 3 and 7, NOC channels 0-3 by 2, 3, 6 and 7; a bundle left out (PLIO)
+    keeps its channel's number. mlir-aie ``ConvertFlowsToInterconnect``
+    (``AIECreatePathFindFlows.cpp``): "must be either DMA0 -> N3 or DMA1 -> N7", "must be
+    NOC0/NOC1 -> N2/N3 or NOC2/NOC3 -> N6/N7"."""
+    from_switch: dict[str, tuple[int, ...]]
+    """Per channel of a bundle receiving from the array, the switch's South master port that
+    feeds it through the mux's North port of that number: shim DMA (S2MM) channels 0 and 1
+    from 2 and 3, NOC channels 0-3 from 2-5; a bundle left out (PLIO) keeps its channel's
+    number. The same function: "must be either N2 -> DMA0 or N3 -> DMA1", "must be either
+    N2/3/4/5 -> NOC0/1/2/3"."""
 
 
 class TimingModel(BaseModel):
@@ -212,6 +252,8 @@ class TargetModel(BaseModel):
     shim: TileLimits
     memtile: TileLimits
     core: TileLimits
+    shim_mux: ShimMux
+    """The shim tiles' mux between their DMA, NOC and PLIO ports and their switch."""
     default_stack: int = 1024
     """Bytes of a core's data memory taken by its stack (mlir-aie default ``stack_size``)."""
     program_memory: int = 16384
@@ -238,6 +280,15 @@ class TargetModel(BaseModel):
     8-bit repeat count instead, where ``verifyStridesWraps`` bounds it first, as 65 (it compares
     the count less one with 64): aiedsl holds repeats to 64 too."""
     max_lock_value: int = 63
+    packet_ids: int = 32
+    """Packet ids 0-31: a packet header's 5-bit id (mlir-aie's objectFifo lowering stops at 32:
+    ``packetID > 31``, "max number of packet IDs reached")."""
+    shim_controller_id: int = 15
+    """Packet id of a shim tile's controller (``controller_id``), which names the control packet
+    flow of its column: ``AIETargetModel::getTileToControllerIdMap`` with column-wise unique ids,
+    as ``aie-assign-tile-controller-ids`` runs it (15 on every shim of every fixture: on a device
+    of six rows or fewer every column takes the first column's ids, whose row 0 is 15; a shim's
+    id stays below 16 because a TCT token's actor id field has 4 bits)."""
     shim_task_queue: int = 4
     """Tasks one shim DMA channel's queue holds: a push onto a full queue is dropped by the
     hardware, and what waits on that transfer waits forever (mlir-aie PR 3734, which adds a
@@ -332,8 +383,8 @@ class TargetModel(BaseModel):
         here, there = self.kind_of(tile), self.kind_of(other)
         if here is None or there is None:
             return 0
-        return min(self.limits(here).switch_out[direction],
-                   self.limits(there).switch_in[OPPOSITE[direction]])
+        return min(self.limits(here).switch_out.get(BUNDLE[direction], 0),
+                   self.limits(there).switch_in.get(BUNDLE[OPPOSITE[direction]], 0))
 
     def core_reaches(self, core: tuple[int, int], mem: tuple[int, int]) -> bool:
         """Can the core at ``core`` load and store the data memory of compute tile ``mem``?
