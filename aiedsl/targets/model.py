@@ -1,7 +1,10 @@
 """The target model: every fact about a device that aiedsl's checks, placer and simulator use.
 
 Figures come from ``aie2-facts.md`` (mlir-aie's ``AIETargetModel``, AM020, Taka et al. 2025); each
-field says where. No other module holds a device number as a literal.
+field says where. No other module holds a device number as a literal, but for the port
+numbers inside mlir-aie's ``isLegalTileConnection`` that :mod:`aiedsl.place.switchbox`'s
+``_rule`` mirrors line by line, and the router's own packet-stream capacity (a constant of
+mlir-aie's router, ``AIEPathFinder.h``, not of a device).
 """
 
 from __future__ import annotations
