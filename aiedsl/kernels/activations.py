@@ -93,7 +93,13 @@ def _exp_f32(x: np.ndarray, exp2: bool = False) -> np.ndarray:
 
 def activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: int | str) -> None:
     """exp, SiLU, GELU (tanh form) or row-wise softmax of bf16 values as activation.cc.j2
-    computes them: f32 step by step, each result rounded to bf16."""
+    computes them: f32 step by step, each result rounded to bf16. Overflow to infinity is the
+    C++'s too (x^3 of a large x): numpy says nothing of it."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        _activation_ref(src, dst, kind=kind, **params)
+
+
+def _activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: int | str) -> None:
     f32 = np.float32
     x = src.astype(f32)
     one = f32(1)
@@ -101,15 +107,17 @@ def activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: int
     _exp = functools.partial(_exp_f32, exp2=hw)
     if kind == "exp":
         y = _exp(x)
-    elif kind == "silu":
-        e = _exp((f32(0) - x).astype(f32))
-        y = (x * (one / (e + one).astype(f32)).astype(f32)).astype(f32)
-    elif kind == "gelu":
-        x3 = ((x * x).astype(f32) * x).astype(f32)
-        z = ((x + (x3 * f32(0.044715)).astype(f32)).astype(f32) * f32(1.59576912)).astype(f32)
-        inv = (one / (_exp(z) + one).astype(f32)).astype(f32)
-        t = (one - (f32(2) * inv).astype(f32)).astype(f32)
-        y = ((x * f32(0.5)).astype(f32) * (t + one).astype(f32)).astype(f32)
+    elif kind in ("silu", "gelu"):
+        # x s where a >= 0, x t s where a < 0: t = e^-|a|, s = 1 / (1 + t), a = x (silu) or 2z
+        # (gelu's tanh(z)), so the inverse only ever sees 1 + t in [1, 2]
+        a = x
+        if kind == "gelu":
+            x3 = ((x * x).astype(f32) * x).astype(f32)
+            a = ((x + (x3 * f32(0.044715)).astype(f32)).astype(f32) * f32(1.59576912)).astype(f32)
+        t = _exp((f32(0) - np.abs(a)).astype(f32))
+        t = np.where(np.abs(a) > f32(87.33654), f32(0), t)  # subnormal: flushed to 0
+        s = (one / (t + one).astype(f32)).astype(f32)
+        y = (x * np.where(a < 0, (t * s).astype(f32), s)).astype(f32)
     else:
         rows, cols, width = int(params["rows"]), int(params["cols"]), int(params["width"])
         xr = x.reshape(rows, cols)

@@ -115,11 +115,33 @@ accum<typename detail::default_acc<T>::type, N> mul_square(const vector<T, N> &a
 // 1/x and 1/sqrt(x), lane by lane, computed in float and stored as T (bf16 rounds to nearest
 // even); the hardware's results may differ in the last place. For bf16 the AIE API's Newton
 // steps convert accfloat to bf16 (detail/aie2/elementary.hpp), which the rounding mode rounds.
+namespace detail {
+// AIE2's float vector inv (the AIE API's detail/aie2/elementary.hpp, ElementaryOp::Inv on
+// float) starts from the seed 0x7eb53567 - bits(|x|) and refines it: a |x| whose bits pass
+// the magic number makes the seed NaN, and one above 2^125.4 a subnormal seed, which the
+// core flushes to zero, so 1/x is 0 (and 1/inf NaN). Within range, 1/x (the last place aside).
+inline float aie2_inv(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  const uint32_t mag = u & 0x7fffffffu;
+  if (mag > 0x7f800000u) return x;  // NaN stays NaN
+  if (mag > 0x7eb53567u) return std::numeric_limits<float>::quiet_NaN();
+  if (0x7eb53567u - mag < 0x00800000u) return (u >> 31) ? -0.0f : 0.0f;
+  return 1.0f / x;
+}
+}  // namespace detail
 template <typename T, unsigned N> vector<T, N> inv(const vector<T, N> &a) {
   if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_inv);
   vector<T, N> out;
   AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < N; ++i) out.v[i] = detail::cast<T>(1.0f / float(a.v[i]));
+#if defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
+  constexpr bool aie2_float = false;  // AIE2P: the scalar inv per lane, not modelled here
+#else
+  constexpr bool aie2_float = std::is_same_v<T, float>;
+#endif
+  for (unsigned i = 0; i < N; ++i)
+    out.v[i] = aie2_float ? T(detail::aie2_inv(float(a.v[i])))
+                          : detail::cast<T>(1.0f / float(a.v[i]));
   return out;
 }
 template <typename T> T inv(T x) {
