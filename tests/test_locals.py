@@ -1011,3 +1011,42 @@ def test_a_local_reset_in_the_loop_or_summed_over_the_run_is_not_named(
         check = OutputCheck("out", False, None, 0.0, 0.0, 0.0, "exact")  # as if it had failed
         note_carried_locals([check], d)
         assert check.hints == []
+
+
+ADD_TO_MIN = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i16, runtime
+from aiedsl.kernels import add
+
+@design(device="npu1_1col")
+def d(a: Tensor[32, i16], b: Tensor[32, i16], c: Tensor[32, i16]):
+    fa = fifo(Tensor[32, i16], name="fa")
+    fb = fifo(Tensor[32, i16], name="fb")
+    fc = fifo(Tensor[32, i16], name="fc")
+    k = add(Tensor[32, i16])
+
+    @herd()
+    def core():
+        with fa.consume() as x, fb.consume() as y, fc.produce() as z:
+            k(x, y, z)
+
+    with runtime() as rt:
+        rt.fill(fa, a)
+        rt.fill(fb, b)
+        rt.drain(fc, c)
+
+@d.reference
+def reference(a, b):
+    return a + b
+'''
+
+
+def test_a_result_that_is_the_unwritten_filling_is_no_unwritten_output(
+        design_file: DesignFile) -> None:
+    """A numerics tester's: -16384 + -16384 is -32768, the filling of unwritten i16 memory, and
+    the library's add was said to have left its output unwritten. The probe's run, with the
+    output filled otherwise, writes -32768 again: written."""
+    a = np.full(32, -16384, np.int16)
+    result = simulate(load_design(design_file(ADD_TO_MIN)), {"a": a, "b": a})
+    assert result.passed
+    assert (result.outputs["c"] == -32768).all()

@@ -50,8 +50,13 @@ def run_checked(ir: KernelIR, reference: Callable[..., Any], bound: Callable[...
         _check_no_out_read(ir, reference, bound, args, probe)
     for i in outs:
         # still all poison: unwritten, unless an input holds that value too (a local whose
-        # initial value is NaN, a running max from INT_MIN, copied out as it is)
-        if _all_poison(args[i]) and not _inputs_hold(ir, args, _poison(args[i])):
+        # initial value is NaN, a running max from INT_MIN, copied out as it is), or the probe's
+        # run, given the buffer filled with another value, wrote the poison again: a result
+        # that is the poison (a sum of -2^31, a max of NaNs) is written, not left
+        rewrote = probe is not None and i in probe.fills and \
+            not _same(probe.args[i], probe.fills[i]).all()
+        if _all_poison(args[i]) and not rewrote and \
+                not _inputs_hold(ir, args, _poison(args[i])):
             name = ir.args[i].name
             raise _unwritten_error(
                 ir, reference, f"left its \"out\" buffer '{name}' unwritten",
