@@ -270,6 +270,44 @@ def test_a_library_kernel_size_that_is_no_int_names_the_size() -> None:
     assert reduce_sum(np.int64(4), np.int32(64)).ir == reduce_sum(4, 64).ir
 
 
+def test_a_library_kernel_given_no_tensor_type_says_what_it_takes(
+        design_file: DesignFile) -> None:
+    """passthrough(1024) failed with "AttributeError: 'int' object has no attribute 'dt'" and
+    relu((1024,)) with "'tuple' object has no attribute 'dtype'" (a tester): a size, a shape or
+    a dtype where the buffers' type goes is refused at the design's line, saying what it takes."""
+    path = design_file('''
+        from aiedsl import Tensor, design, i32
+        from aiedsl.kernels import passthrough as copy_kernel
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[1024, i32]):
+            copy = copy_kernel(1024)
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:6: error [kernel]: passthrough takes the element type, Tensor[1024, i32], not "
+        "1024\n"
+        "  limit: a Tensor[...] type\n"
+        "  found: 1024\n"
+        "  fix: give it the type of the buffers it is called with (the fifo's element type), "
+        "e.g. Tensor[1024, i32]")
+    from aiedsl.dtypes import bf16
+    from aiedsl.kernels import add, mul, relu, sub, vector_scalar, zero
+
+    for call, kernel, value, example in [
+            (lambda: relu((1024,)), "relu", "(1024,)", "Tensor[1024, i32]"),
+            (lambda: zero(np.int64(64)), "zero", "64", "Tensor[64, i32]"),
+            (lambda: add([32, 32]), "add", "[32, 32]", "Tensor[32, 32, i32]"),
+            (lambda: sub(bf16), "sub", "bf16", "Tensor[1024, bf16]"),
+            (lambda: mul("i32"), "mul", "'i32'", "Tensor[1024, i32]"),
+            (lambda: vector_scalar("mul", None), "vector_scalar", "None", "Tensor[1024, i32]")]:
+        with pytest.raises(DesignError) as e:
+            call()
+        assert (e.value.message, e.value.found) == (
+            f"{kernel} takes the element type, {example}, not {value}", value)
+
+
 # -- a dtype name given with -D --------------------------------------------------------------------
 
 def test_a_dtype_name_from_the_command_line_names_its_define(in_root: Path) -> None:
