@@ -308,6 +308,32 @@ def test_a_library_kernel_given_no_tensor_type_says_what_it_takes(
             f"{kernel} takes the element type, {example}, not {value}", value)
 
 
+def test_a_numpy_array_in_a_message_is_shown_by_its_shape_and_type(
+        design_file: DesignFile) -> None:
+    """buffer("src", np.zeros(256, np.int32)) printed all 256 zeros, twice (a tester): an
+    array, alone or in a list, is named by its shape and type."""
+    assert shown(np.zeros(256, np.int32)) == "an ndarray of shape (256,) int32"
+    assert shown([np.zeros((2, 3)), np.int64(1)]) == "[an ndarray of shape (2, 3) float64, 1]"
+    assert shown(np.array(5)) == "5"
+    path = design_file('''
+        import numpy as np
+        from aiedsl import Tensor, design, i32
+        from aiedsl.kernels import buffer, declare
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[256, i32]):
+            k = declare("k", source="k.cc", args=[buffer("src", np.zeros(256, np.int32))])
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:7: error [kernel signature]: buffer 'src' has the type an ndarray of shape (256,) "
+        "int32\n"
+        "  limit: a Tensor[...] type\n"
+        "  found: an ndarray of shape (256,) int32\n"
+        '  fix: write e.g. buffer("src", Tensor[1024, i32])')
+
+
 # -- a dtype name given with -D --------------------------------------------------------------------
 
 def test_a_dtype_name_from_the_command_line_names_its_define(in_root: Path) -> None:

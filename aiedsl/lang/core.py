@@ -39,7 +39,7 @@ from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
 from aiedsl.source_loc import caller_loc, decorator_loc, source_lines, written_arguments
-from aiedsl.values import as_int, shown
+from aiedsl.values import array_text, as_int, shown
 
 
 class LoopIndex:
@@ -286,7 +286,11 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc,
 
 def _described(a: Any) -> str:
     """A value as a message names it: its type and its repr, but never an object's address
-    (``<... object at 0x7f...>`` differs from run to run and tells the user nothing)."""
+    (``<... object at 0x7f...>`` differs from run to run and tells the user nothing), and a
+    numpy array by its shape and type."""
+    array = array_text(a)
+    if array is not None:
+        return array
     text = repr(a)
     if re.search(r" at 0x[0-9a-fA-F]+>", text) or len(text) > 80:
         name = type(a).__name__

@@ -281,8 +281,8 @@ def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, 
              consumer_depth: int | dict[str, int] | None = None) -> ObjectFifo:
     """A fifo registered in ``b``; its endpoints come from later uses."""
     if not isinstance(elem, TensorType):
-        raise DesignError("fifo", f"fifo element type {elem!r} is not a Tensor[...] type",
-                          loc=loc, fix="write e.g. fifo(Tensor[1024, i16])")
+        raise DesignError("fifo", f"fifo element type {shown(elem)} is not a Tensor[...] type",
+                          loc=loc, found=shown(elem), fix="write e.g. fifo(Tensor[1024, i16])")
     name = check_name(b.fresh_name("of") if name is None else name, "fifo name", loc)
     if name in b.fifos:
         raise DesignError("fifo", f"two fifos are named '{name}'", loc=loc,
