@@ -427,6 +427,19 @@ def test_tiles_of_anything_but_a_tensor_or_its_shape_is_refused(
         "rt.fill(a, A, tiles(A, (64, 64)))")
 
 
+def test_a_group_without_grouped_order_is_refused(design_file: Callable[..., Path]) -> None:
+    """tiles(inp, (32, 32), group=2) walked row by row, the group ignored without a word (a
+    tester)."""
+    path = design_file(TWO_D.replace("PATTERN", "tiles(inp, (32, 32), group=2)"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:15: error [tiles]: group=2 is given with order='row', which stacks no tile rows\n"
+        "  limit: group= is for order='grouped' (group tile rows sent as one tall tile)\n"
+        "  found: order='row', group=2\n"
+        "  fix: write order='grouped' to send 2 tile rows as one tall tile, or leave group out")
+
+
 def test_the_third_dimension_takes_any_size() -> None:
     """A reviewer's 2039x64 tiles of a 2039x128 i32 matrix: the rows step in the shim's third
     dimension, which has no wrap field (check accepted the pattern written out, while tiles()

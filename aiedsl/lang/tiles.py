@@ -95,6 +95,13 @@ def tiles(tensor: HostTensorRef | tuple[int, int], tile: tuple[int, int], *,
     if repeat < 1:
         raise DesignError("tiles", f"repeat={repeat!r} sends the pattern no times", loc=loc,
                           fix="give repeat=1 or more")
+    if group != 1 and order in ("row", "col"):  # it would be ignored, silently
+        raise DesignError("tiles", f"group={group} is given with order={order!r}, which "
+                          "stacks no tile rows", loc=loc,
+                          limit="group= is for order='grouped' (group tile rows sent as one "
+                          "tall tile)", found=f"order={order!r}, group={group}",
+                          fix=f"write order='grouped' to send {group} tile rows as one tall "
+                          "tile, or leave group out")
     rr = _tile_range(rows, H // tr, "rows", loc)
     cr = _tile_range(cols, W // tc, "cols", loc)
     rstride, cstride = rr.step * tr * W, cr.step * tc
