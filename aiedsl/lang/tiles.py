@@ -21,7 +21,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import Pattern
 from aiedsl.lang.context import current_design, design_trace
-from aiedsl.lang.records import FifoRecord
+from aiedsl.lang.described import described
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.source_loc import caller_loc
 from aiedsl.targets import TargetModel
@@ -57,7 +57,7 @@ def tiles(tensor: HostTensorRef | tuple[int, int], tile: tuple[int, int], *,
     """
     loc = caller_loc()
     if not isinstance(tensor, (HostTensorRef, tuple, list)):
-        given = _given(tensor)
+        given = described(tensor)
         raise DesignError("tiles", f"tiles() walks a host tensor, not {given}", loc=loc,
                           limit="a host tensor (a parameter of the @design function), or its "
                           "(rows, cols)", found=given,
@@ -121,18 +121,6 @@ def tiles(tensor: HostTensorRef | tuple[int, int], tile: tuple[int, int], *,
     target = current_design("tiles(...)").target
     offset = rr.start * tr * W + cr.start * tc
     return _made(_shim_pattern(offset, [(repeat, 0)] + dims, itemsize, target, loc), tensor)
-
-
-def _given(value: object) -> str:
-    """What tiles() was given where the host tensor goes, as a message names it: a fifo or a
-    channel (the transfer's first argument, given twice) by name, a numpy array by its shape."""
-    from aiedsl.lang.channel import Channel  # (it imports the fifos, which import much)
-
-    if isinstance(value, FifoRecord):  # an ObjectFifo: the only kind
-        return f"the fifo '{value.name}'"
-    if isinstance(value, Channel):
-        return f"the {value.described()}"
-    return shown(value)
 
 
 def _positive(values: tuple[object, ...] | list[object]) -> list[int] | None:
