@@ -256,6 +256,37 @@ def test_staged_inputs_refuses_arguments_it_cannot_take(
                             f"  limit: {limit}\n  found: {found}\n  fix: {fix}")
 
 
+FIX_BLOCKS = "give the tile's size and the kernel's blocks: the mmul's r, s, t (mm.ir.params)"
+
+
+@pytest.mark.parametrize("before, after, line, message, limit, found", [
+    ("block_dims(m, k, r, s)", "block_dims(m, k, 0, s)", 42,
+     "block_dims(64, 64, 0, 8) has br=0", "positive ints: a rows x cols tile in br x bc blocks",
+     "br=0"),
+    ("block_dims(k, n, s, t)", "block_dims(k, n, s, -4)", 44,
+     "block_dims(64, 64, 8, -4) has bc=-4",
+     "positive ints: a rows x cols tile in br x bc blocks", "bc=-4"),
+    ("block_dims(m, k, r, s)", "block_dims(m, k, 128, s)", 42,
+     "block_dims(64, 64, 128, 8): blocks of 128 rows do not tile 64 rows",
+     "br dividing rows: the tile is whole blocks", "rows % br = 64 % 128 = 64"),
+    ("unblock_dims(m, n, r, t)", "unblock_dims(m, n, r, 24)", 46,
+     "unblock_dims(64, 64, 4, 24): blocks of 24 cols do not tile 64 cols",
+     "bc dividing cols: the tile is whole blocks", "cols % bc = 64 % 24 = 16"),
+])
+def test_block_dims_refuse_blocks_that_do_not_tile(
+        design_file: Callable[..., Path], before: str, after: str, line: int, message: str,
+        limit: str, found: str) -> None:
+    """block_dims(m, k, 0, s) was a ZeroDivisionError; a negative or too large block gave dims
+    refused later as a pattern the design never wrote (a tester)."""
+    text = BF16.read_text()
+    assert text.count(before) == 1
+    path = design_file(text.replace(before, after), "gemm.py")
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (f"gemm.py:{line}: error [block layout]: {message}\n"
+                            f"  limit: {limit}\n  found: {found}\n  fix: {FIX_BLOCKS}")
+
+
 # -- the kernels -----------------------------------------------------------------------------------
 
 def test_narrow_kernels_name_their_output_and_shift() -> None:
