@@ -407,23 +407,7 @@ def test_the_index_of_a_loop_refuses_every_use_as_a_value() -> None:
     assert repr(i) == "<the index of loop(4)>" and hash(i) == hash(i)
 
 
-@pytest.mark.parametrize("use, how", [
-    ("y[...] = np.asarray(x) + 1", "is used as a numpy array"),
-    ("k = np.max(x)", "is used as a numpy array"),  # asked two frames inside numpy: its line
-    ("k = np.mean(x)", "is used as a numpy array"),
-    ("k = x + 1", "is used in arithmetic"),
-    ("k = 1 if x > 0 else 2", "is used in a comparison"),
-    ("k = 1 if x == 0 else 2", "is used in a comparison"),  # it took the else branch, silently
-    ("k = 1 if 0 != x else 2", "is used in a comparison"),
-    ("k = x[0:8]", "is sliced")])
-def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callable[..., Path],
-                                                            use: str, how: str) -> None:
-    """A newcomer's numpy on buffers in a core gave Python's own TypeErrors ('unsupported
-    operand type(s) for +: Buffer and int') with 'fix the code at this line'."""
-    from aiedsl.errors import DesignError
-    from aiedsl.loader import load_design
-
-    path = design_file(f'''
+BUFFER_USE = '''
         import numpy as np
         from aiedsl import Tensor, design, fifo, herd, i32, runtime
 
@@ -440,7 +424,29 @@ def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callabl
             with runtime() as rt:
                 rt.fill(a, inp)
                 rt.drain(b, out)
-        ''')
+        '''
+"""A core function that does {use} with buffer x of fifo 'a' (line 12)."""
+
+
+@pytest.mark.parametrize("use, how", [
+    ("y[...] = np.asarray(x) + 1", "is used as a numpy array"),
+    ("k = np.max(x)", "is used as a numpy array"),  # asked two frames inside numpy: its line
+    ("k = np.mean(x)", "is used as a numpy array"),
+    ("k = x + 1", "is used in arithmetic"),
+    ("k = 1 if x > 0 else 2", "is used in a comparison"),
+    ("k = 1 if x == 0 else 2", "is used in a comparison"),  # it took the else branch, silently
+    ("k = 1 if 0 != x else 2", "is used in a comparison"),
+    ("k = x[0:8]", "is sliced"),
+    ("k = x.sum()", "is asked for .sum"),  # Python's AttributeError on 'Buffer' (a tester)
+    ("k = x.tolist()", "is asked for .tolist")])
+def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callable[..., Path],
+                                                            use: str, how: str) -> None:
+    """A newcomer's numpy on buffers in a core gave Python's own TypeErrors ('unsupported
+    operand type(s) for +: Buffer and int') with 'fix the code at this line'."""
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    path = design_file(BUFFER_USE.format(use=use))
     with pytest.raises(DesignError) as e:
         load_design(path)
     assert str(e.value) == (
@@ -449,6 +455,30 @@ def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callabl
         "Python and numpy cannot compute with them\n"
         "  fix: compute in a kernel: pass the buffer to one (aiedsl.kernels has element-wise "
         "ones such as vector_scalar; a kernel's numpy reference says what it computes)")
+
+
+@pytest.mark.parametrize("use, how", [
+    ("k = len(x)", "is asked for its length"), ("k = x.shape[0]", "is asked for .shape"),
+    ("k = x.dtype", "is asked for .dtype")])
+def test_asking_a_buffer_for_its_size_points_at_its_type(design_file: Callable[..., Path],
+                                                         use: str, how: str) -> None:
+    """len(src) and src.shape were Python's TypeError and AttributeError on 'Buffer' (a
+    tester): refused as arithmetic is, pointing at the type the buffer has. Its own
+    attributes (.type, .fifo, .count, .index) stay."""
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    path = design_file(BUFFER_USE.format(use=use))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        f"d.py:12: error [core]: a buffer of 'a' {how} in a core function\n"
+        "  limit: a core function is traced once, not run: its buffers hold no values then, so "
+        "Python and numpy cannot compute with them\n"
+        "  fix: read its type, known when the core function is traced: .type is "
+        "Tensor[64, i32] (.type.shape, .type.dtype, .type.numel)")
+    load_design(design_file(BUFFER_USE.format(
+        use="assert (x.type.shape, x.fifo.name, x.count, x.index) == ((64,), 'a', 1, 0)")))
 
 
 def test_an_unnamed_fifo_or_channel_takes_its_variables_name(design_file: Callable[..., Path]

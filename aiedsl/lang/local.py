@@ -79,12 +79,12 @@ class LocalRef(NoValue):
             fix="its contents exist only on the core while the design runs: pass it to a "
             "kernel call")
 
-    def _refuse(self, how: str) -> NoReturn:
+    def _refuse(self, how: str, fix: str | None = None) -> NoReturn:
         raise DesignError(
             "local", f"local '{self.name}' {how}", loc=caller_loc(),
             limit="a core function is traced once, not run: a local holds no value then, so "
             "Python and numpy cannot compute with it",
-            fix="compute in a kernel: pass the local to one")
+            fix=fix or "compute in a kernel: pass the local to one")
 
     def __repr__(self) -> str:
         return f"local({self.name!r}, {self.type})"
