@@ -550,6 +550,38 @@ def test_a_design_function_with_yield_is_refused_at_its_def(design_file: DesignF
         "d.py:4: error [design]: design function 'pt' is a generator (a yield in its body)")
 
 
+PASSTHROUGH_DEF = "def passthrough(inp: Tensor[N, i32], out: Tensor[N, i32]):"
+LIMIT_POSITIONAL = ("one plain parameter per host tensor, annotated with its Tensor type: "
+                    "@design passes the tensors by position, in order")
+
+
+@pytest.mark.parametrize("params, message, found, fix", [
+    ("inp: Tensor[N, i32], *, out: Tensor[N, i32]", "'out' as a keyword-only parameter",
+     "*, out", "remove the `*` before it: def passthrough(inp: Tensor[4096, i32], out: "
+     "Tensor[4096, i32])"),
+    ("*tensors: Tensor[N, i32]", "'tensors' as a *args parameter", "*tensors",
+     "name each host tensor as a parameter of its own in place of *tensors, e.g. def "
+     "passthrough(inp: Tensor[1024, i32], out: Tensor[1024, i32])"),
+    ("inp: Tensor[N, i32], out: Tensor[N, i32], **more", "'more' as a **kwargs parameter",
+     "**more", "name each host tensor as a parameter of its own in place of **more, e.g. def "
+     "passthrough(inp: Tensor[1024, i32], out: Tensor[1024, i32])")])
+def test_a_design_parameter_not_taken_by_position_is_refused_at_its_def(
+        design_file: DesignFile, params: str, message: str, found: str, fix: str) -> None:
+    """def passthrough(inp, *, out) said "TypeError: passthrough() takes 1 positional argument
+    but 2 were given" (a tester): @design passes the host tensors by position."""
+    text = (ROOT / "designs" / "passthrough.py").read_text()
+    assert text.count(PASSTHROUGH_DEF) == 1
+    path = design_file(text.replace(PASSTHROUGH_DEF, f"def passthrough({params}):"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        f"d.py:17: error [design]: design 'passthrough' takes {message}\n"
+        f"  limit: {LIMIT_POSITIONAL}\n  found: {found}\n  fix: {fix}")
+    positional_only = text.replace(PASSTHROUGH_DEF, "def passthrough(inp: Tensor[N, i32], /, "
+                                   "out: Tensor[N, i32]):")
+    assert load_design(design_file(positional_only)).inputs == ["inp"]
+
+
 # -- keyword arguments to a kernel call ------------------------------------------------------------
 
 def _scale_call(call: str) -> str:
