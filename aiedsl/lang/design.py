@@ -277,13 +277,14 @@ def _check_holds(arr: np.ndarray, name: str, t: TensorType, what: str, where: Lo
     if arr.size == 0 or (info.min <= arr.min() and arr.max() <= info.max):
         return
     span = int(info.max) - int(info.min) + 1
-    wrap = f"x % {span}" if info.min == 0 else f"(x - {info.min}) % {span} + {info.min}"
+    wrap = f"x % {span}" if info.min == 0 else f"(x + {-info.min}) % {span} - {-info.min}"
     bad = (arr < info.min) | (arr > info.max)
     i = tuple(int(x) for x in np.unravel_index(int(np.flatnonzero(bad)[0]), arr.shape))
+    outside = arr[bad]  # their range, not the whole array's (which the limit's values share)
     raise DesignError(
         "reference", f"{what} {arr[i]} at {list(i)} of output '{name}' ({t}), which {t.dt} "
         "does not hold", loc=where, limit=f"{t.dt} values: {info.min} to {info.max}",
-        found=f"{int(bad.sum())} value(s) outside it, from {arr.min()} to {arr.max()} "
+        found=f"{int(bad.sum())} value(s) outside it, from {outside.min()} to {outside.max()} "
               f"({arr.dtype})",
         fix=f"narrow as the kernel does: saturate (np.clip(x, {info.min}, {info.max})) or wrap "
             f"({wrap}), then .astype(np.{np_dt.name})")
