@@ -132,6 +132,29 @@ def test_a_split_layout_written_with_lists_says_how_it_was_read(
         "for one per part, e.g. dims_to_stream=[[(size, stride), ...], None]")
 
 
+@pytest.mark.parametrize("old, new, message, limit, found, fix", [
+    ("f.split(2, dims_to_stream=DIMS)", "f.split([])", "fifo 'f' split into no parts",
+     "a number of equal parts, or a list of part types: one or more", "[]",
+     "write e.g. f.split(2), or list the parts' types: f.split([Tensor[1024, i32]] * 2)"),
+    ("join(outs, name=\"o\")", "join([], name=\"o\")", "join of no parts",
+     "a list of one or more fifos", "[]", "give a list of the fifos it gathers, e.g. "
+     "join([c0, c1])"),
+    ("join(outs, name=\"o\")", "join(outs[0], name=\"o\")", "join of the fifo 'o0'",
+     "a list of one or more fifos", "the fifo 'o0'", "give a list of the fifos it gathers, "
+     "e.g. join([c0, c1])")])
+def test_a_split_or_join_of_no_parts_is_refused_where_it_is_written(
+        design_file: DesignFile, old: str, new: str, message: str, limit: str, found: str,
+        fix: str) -> None:
+    """f.split([]) made a link of no parts, refused later with an empty 'found:'; join of a
+    fifo said 'join of []' (a tester)."""
+    path = design_file(SPLIT_PER_PART.replace(old, new).replace("DIMS", "None"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    line, rule = (9, "split") if "split" in old else (11, "join")
+    assert str(e.value) == (f"d.py:{line}: error [{rule}]: {message}\n  limit: {limit}\n"
+                            f"  found: {found}\n  fix: {fix}")
+
+
 def test_templated_kernel_renders_its_parameters(design_file: DesignFile) -> None:
     path = design_file('''
         from aiedsl import Tensor, design, fifo, herd, i16, runtime
