@@ -479,6 +479,32 @@ def test_herd_without_parentheses_is_refused_at_the_decorator(design_file: Desig
         "  fix: write @herd() for one core, or @herd(cols=..., rows=...)")
 
 
+def test_a_herd_declared_in_a_core_function_is_refused(design_file: DesignFile) -> None:
+    """A @herd inside a core function was traced as one more herd, idle, without a word (a
+    tester)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, herd, i32
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, i32]):
+            @herd()
+            def core():
+                @herd()
+                def inner():
+                    pass
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:7: error [herd]: herd 'inner' is declared inside the core function of herd "
+        "'core'\n"
+        "  limit: a herd is declared in the design function: a core function is its core's "
+        "program, traced once per core, and declares no cores\n"
+        "  found: @herd inside herd 'core'\n"
+        "  fix: move the @herd and its function out into the @design function, beside the "
+        "other herds")
+
+
 # -- a lambda or an async def as a core function ---------------------------------------------------
 
 CORE = '''

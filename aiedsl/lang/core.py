@@ -168,6 +168,16 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
     def decorate(fn: Callable[..., Any]) -> Herd:
         b = current_design("@herd", loc)  # @herd's line: applying it, 3.10 gives the def's
         hname = decorated_name(fn, name, "herd", 'herd(name="core")', loc)
+        outer = _CORE.get()
+        if outer is not None:  # it was traced as one more herd, idle, without a word
+            around = outer.name.partition("[")[0]  # the herd of core 'core[0,0]'
+            raise DesignError(
+                "herd", f"herd '{hname}' is declared inside the core function of herd "
+                f"'{around}'", loc=loc, limit="a herd is declared in the design function: a "
+                "core function is its core's program, traced once per core, and declares no "
+                "cores", found=f"@herd inside herd '{around}'",
+                fix="move the @herd and its function out into the @design function, beside the "
+                "other herds")
         check_traced(fn, "core function", "@herd", "herd", loc)
         size = {}
         for what, v in (("cols", cols), ("rows", rows)):
