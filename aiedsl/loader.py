@@ -154,6 +154,10 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
     >>> d.ir.defines["N"]                                            # doctest: +SKIP
     8192
     """
+    if isinstance(path, str) and not path:  # Path("") is ".", "a directory"
+        raise DesignError("design file", "the design file's path is empty", found="''",
+                          fix="give the path of a .py file that defines a @design, e.g. "
+                          "designs/passthrough.py")
     path = Path(path)
     shown = display_path(str(path)) if path.exists() else str(path)  # as its lines name it
     if path.is_dir():

@@ -64,9 +64,41 @@ def plain(value: Any) -> Any:
 def shown(value: object) -> str:
     """``value`` as a message shows a value it found: its ``repr``, numpy's scalars as the
     plain numbers they hold (numpy 2 writes ``np.int64(5)``, which reads as if it were the
-    problem).
+    problem), and a numpy array, also one inside a list or tuple, by its shape and type (its
+    repr printed every element: a screenful of zeros for ``np.zeros(256)``).
 
     >>> shown(2.5), shown([1, "a"])
     ('2.5', "[1, 'a']")
     """
-    return repr(plain(value))
+    return repr(_briefly(plain(value)))
+
+
+def array_text(value: object) -> str | None:
+    """How a message names a numpy array: ``an ndarray of shape (256,) int32``; None for
+    anything else (a 0-d array is the number it holds: :func:`plain`)."""
+    np = sys.modules.get("numpy")  # a design that uses none has none
+    if np is None or not isinstance(value, np.ndarray) or value.ndim == 0:
+        return None
+    return f"an ndarray of shape {tuple(int(n) for n in value.shape)} {value.dtype}"
+
+
+class _Named:
+    """A value a message names in words: its repr is the words, with no quotes."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _briefly(value: Any) -> Any:
+    """``value`` with every numpy array in it (in lists, tuples and dicts too) replaced by
+    its :func:`array_text`, for :func:`shown`."""
+    if isinstance(value, (list, tuple)):
+        items = [_briefly(v) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {k: _briefly(v) for k, v in value.items()}
+    text = array_text(value)
+    return value if text is None else _Named(text)

@@ -2387,6 +2387,19 @@ def test_design_file_that_is_a_directory(design_file: DesignFile) -> None:
     )
 
 
+def test_an_empty_design_path_is_said_to_be_empty(design_file: DesignFile) -> None:
+    """`aiedsl check ""` said ". is a directory" (a tester): Path("") is the working
+    directory. The command line hands the path on as typed."""
+    design_file(DEFINES)  # chdir into the temp dir
+    message = ("error [design file]: the design file's path is empty\n"
+               "  found: ''\n"
+               "  fix: give the path of a .py file that defines a @design, e.g. "
+               "designs/passthrough.py")
+    assert load_error("") == message
+    r = aiedsl("check", "", cwd=Path.cwd())
+    assert (r.returncode, r.stderr.strip()) == (2, message)
+
+
 def test_defines_unknown_to_a_design_without_any(design_file: DesignFile) -> None:
     path = design_file(DEFINES.replace('N = define("N", 4096)', "N = 4096"))
     assert load_error(path, {"M": "3", "K": "1"}) == (

@@ -9,6 +9,7 @@ design rule on npu1 and npu2 (their timing is bench material: see the README).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import ml_dtypes
 import numpy as np
@@ -188,6 +189,102 @@ def test_staging_errors_say_what_to_change(in_root: Path) -> None:
     with pytest.raises(DesignError) as excinfo:
         load(BF16, K_MT=192)
     assert "K=512 is not a multiple of the staged K run = 192" in str(excinfo.value)
+
+
+RUNTIME_LINE = ("gemm_runtime(rt, a, b, c, A, B, C, tile=(m, k, n), herd=(COLS, ROWS))")
+STAGED_LINE = ("staged_inputs(Tensor[m, k, bf16], Tensor[k, n, bf16], k_run=K_MT,\n"
+               "                             herd=(COLS, ROWS), mmul=(r, s, t))")
+
+
+@pytest.mark.parametrize("before, after, line, message, limit, found, fix", [
+    ("tile=(m, k, n)", "tile=(m, k)", 58, "gemm_runtime's tile=(64, 64) gives 2 of the 3 sizes "
+     "(m, k, n)", "a tuple of 3 positive ints, (m, k, n)", "(64, 64)",
+     "write tile=(m, k, n), the core's tile"),
+    ("herd=(COLS, ROWS))", "herd=(COLS,))", 58, "gemm_runtime's herd=(4,) gives 1 of the 2 "
+     "sizes (cols, rows)", "a tuple of 2 positive ints, (cols, rows)", "(4,)",
+     "write herd=(cols, rows), the herd's size"),
+    ("rt, a, b", "rt, a[0], b", 58, "gemm_runtime's a is the fifo 'a_0'",
+     "the channel of A's fifos, or the list staged_inputs returns: one fifo per herd row, 4 "
+     "here", "the fifo 'a_0'", "pass the channel or list itself, as the cores index it: "
+     "gemm_runtime(rt, a, b, c, A, B, C, ...)"),
+    ("rt, a, b", "None, a, b", 58, "gemm_runtime is given None where the runtime sequence goes",
+     "the rt of `with runtime() as rt:`, first", "None", "call it in the runtime sequence's "
+     "block: `with runtime() as rt:` then gemm_runtime(rt, a, b, c, A, B, C, tile=..., "
+     "herd=...)"),
+    ("A: Tensor[M, K, bf16]", "A: Tensor[M * K, bf16]", 58, "gemm_runtime's A is host tensor "
+     "'A' [262144], not a matrix M x K", "a 2-D host tensor, Tensor[M, K, bf16]",
+     "host tensor 'A' [262144]", "declare it 2-D among the @design function's parameters: "
+     "A: Tensor[M, K, bf16]"),
+])
+def test_gemm_runtime_refuses_arguments_it_cannot_take(
+        design_file: Callable[..., Path], before: str, after: str, line: int, message: str,
+        limit: str, found: str, fix: str) -> None:
+    """tile=(m, k), herd=(COLS,), a 1-D A, a[0] where the list of fifos goes, None as the
+    runtime: each was Python's ValueError, TypeError or AttributeError from unpacking them
+    (a tester). Each is said at the call, in the house style."""
+    text = BF16.read_text()
+    assert text.count(RUNTIME_LINE) == 1 and text.count(before) == 1
+    path = design_file(text.replace(before, after), "gemm.py")
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (f"gemm.py:{line}: error [gemm runtime]: {message}\n"
+                            f"  limit: {limit}\n  found: {found}\n  fix: {fix}")
+
+
+@pytest.mark.parametrize("before, after, message, limit, found, fix", [
+    ("herd=(COLS, ROWS), mmul", "herd=(COLS,), mmul", "staged_inputs's herd=(4,) gives 1 of the "
+     "2 sizes (cols, rows)", "a tuple of 2 positive ints, (cols, rows)", "(4,)",
+     "write herd=(cols, rows), the herd's size"),
+    ("mmul=(r, s, t)", "mmul=(r, s)", "staged_inputs's mmul=(4, 8) gives 2 of the 3 sizes "
+     "(r, s, t)", "a tuple of 3 positive ints, (r, s, t)", "(4, 8)",
+     "take mmul from the kernel (mm.ir.params r, s, t)"),
+    ("staged_inputs(Tensor[m, k, bf16]", "staged_inputs(Tensor[m * k, bf16]",
+     "staged_inputs's a_tile is Tensor[4096, bf16], not a matrix m x k",
+     "a 2-D tile type, Tensor[m, k, bf16]", "Tensor[4096, bf16]",
+     "pass a Tensor[m, k, bf16]"),
+])
+def test_staged_inputs_refuses_arguments_it_cannot_take(
+        design_file: Callable[..., Path], before: str, after: str, message: str, limit: str,
+        found: str, fix: str) -> None:
+    """herd=(COLS,), mmul=(r, s) or a 1-D tile failed unpacking them (a tester)."""
+    text = BF16.read_text()
+    assert text.count(STAGED_LINE) == 1 and text.count(before) == 1
+    path = design_file(text.replace(before, after), "gemm.py")
+    with pytest.raises(DesignError) as e:
+        load_design(path, {"K_MT": "128"})
+    assert str(e.value) == (f"gemm.py:38: error [gemm inputs]: {message}\n"
+                            f"  limit: {limit}\n  found: {found}\n  fix: {fix}")
+
+
+FIX_BLOCKS = "give the tile's size and the kernel's blocks: the mmul's r, s, t (mm.ir.params)"
+
+
+@pytest.mark.parametrize("before, after, line, message, limit, found", [
+    ("block_dims(m, k, r, s)", "block_dims(m, k, 0, s)", 42,
+     "block_dims(64, 64, 0, 8) has br=0", "positive ints: a rows x cols tile in br x bc blocks",
+     "br=0"),
+    ("block_dims(k, n, s, t)", "block_dims(k, n, s, -4)", 44,
+     "block_dims(64, 64, 8, -4) has bc=-4",
+     "positive ints: a rows x cols tile in br x bc blocks", "bc=-4"),
+    ("block_dims(m, k, r, s)", "block_dims(m, k, 128, s)", 42,
+     "block_dims(64, 64, 128, 8): blocks of 128 rows do not tile 64 rows",
+     "br dividing rows: the tile is whole blocks", "rows % br = 64 % 128 = 64"),
+    ("unblock_dims(m, n, r, t)", "unblock_dims(m, n, r, 24)", 46,
+     "unblock_dims(64, 64, 4, 24): blocks of 24 cols do not tile 64 cols",
+     "bc dividing cols: the tile is whole blocks", "cols % bc = 64 % 24 = 16"),
+])
+def test_block_dims_refuse_blocks_that_do_not_tile(
+        design_file: Callable[..., Path], before: str, after: str, line: int, message: str,
+        limit: str, found: str) -> None:
+    """block_dims(m, k, 0, s) was a ZeroDivisionError; a negative or too large block gave dims
+    refused later as a pattern the design never wrote (a tester)."""
+    text = BF16.read_text()
+    assert text.count(before) == 1
+    path = design_file(text.replace(before, after), "gemm.py")
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (f"gemm.py:{line}: error [block layout]: {message}\n"
+                            f"  limit: {limit}\n  found: {found}\n  fix: {FIX_BLOCKS}")
 
 
 # -- the kernels -----------------------------------------------------------------------------------

@@ -126,6 +126,28 @@ def test_a_reference_value_the_output_does_not_hold_is_refused(
         "  found: 64 value(s) outside it, from -300 to ")
 
 
+def test_the_values_an_output_does_not_hold_are_shown_by_their_own_range() -> None:
+    """A uint32 result for an i32 output said "found: 2024 value(s) outside it, from 1 to
+    4294967294": the whole array's range, its smallest inside the limit (a tester)."""
+    import numpy as np
+
+    from aiedsl.ir.loc import Loc
+    from aiedsl.ir.types import TensorType
+    from aiedsl.lang.design import _check_holds
+
+    arr = np.array([1, 4294967294, 7, 2147483648], dtype=np.uint32)
+    with pytest.raises(DesignError) as excinfo:
+        _check_holds(arr, "out", TensorType(shape=(4,), dtype="i32"), "the reference of 'd' "
+                     "returned", Loc(file="d.py", line=3))
+    assert str(excinfo.value) == (
+        "d.py:3: error [reference]: the reference of 'd' returned 4294967294 at [1] of output "
+        "'out' (4xi32), which i32 does not hold\n"
+        "  limit: i32 values: -2147483648 to 2147483647\n"
+        "  found: 2 value(s) outside it, from 2147483648 to 4294967294 (uint32)\n"
+        "  fix: narrow as the kernel does: saturate (np.clip(x, -2147483648, 2147483647)) or "
+        "wrap ((x + 2147483648) % 4294967296 - 2147483648), then .astype(np.int32)")
+
+
 def test_a_failed_build_names_the_function_the_first_error_is_in(
         design_file: DesignFile) -> None:
     """No template: the error is in the source's lines, under g++'s `In function` head."""

@@ -411,6 +411,24 @@ def test_the_shipped_gemm_layouts_follow_the_device() -> None:
         assert r.returncode == 0, r.stderr
 
 
+def test_a_cxx_that_names_no_compiler_says_so(monkeypatch: pytest.MonkeyPatch,
+                                              in_root: Path) -> None:
+    """CXX=/nonexistent said "no host C++ compiler (g++) on PATH ... (or set CXX)", though
+    CXX was set (a tester)."""
+    from aiedsl.sim import simulate
+
+    monkeypatch.setenv("CXX", "/nonexistent")
+    with pytest.raises(DesignError) as e:
+        simulate(load_design("designs/passthrough.py"), kernels="native")
+    assert str(e.value) == (
+        "designs/passthrough.py:22: error [host kernel build]: CXX=/nonexistent names no C++ "
+        "compiler that is found\n"
+        "  limit: CXX: one compiler command, a path or a name on PATH, without flags\n"
+        "  found: CXX=/nonexistent\n"
+        "  fix: set CXX to the host's C++ compiler (CXX=g++, CXX=/usr/bin/g++-13), or unset it "
+        "for g++")
+
+
 def test_a_compile_error_points_at_the_users_file_and_line(design_file: DesignFile) -> None:
     path = design_file(WRONG)
     (path.parent / "bad_copy.cc").write_text(BAD_COPY.replace("v[5] + 1;", "v[5] + undeclared;"))

@@ -132,6 +132,29 @@ def test_a_split_layout_written_with_lists_says_how_it_was_read(
         "for one per part, e.g. dims_to_stream=[[(size, stride), ...], None]")
 
 
+@pytest.mark.parametrize("old, new, message, limit, found, fix", [
+    ("f.split(2, dims_to_stream=DIMS)", "f.split([])", "fifo 'f' split into no parts",
+     "a number of equal parts, or a list of part types: one or more", "[]",
+     "write e.g. f.split(2), or list the parts' types: f.split([Tensor[1024, i32]] * 2)"),
+    ("join(outs, name=\"o\")", "join([], name=\"o\")", "join of no parts",
+     "a list of one or more fifos", "[]", "give a list of the fifos it gathers, e.g. "
+     "join([c0, c1])"),
+    ("join(outs, name=\"o\")", "join(outs[0], name=\"o\")", "join of the fifo 'o0'",
+     "a list of one or more fifos", "the fifo 'o0'", "give a list of the fifos it gathers, "
+     "e.g. join([c0, c1])")])
+def test_a_split_or_join_of_no_parts_is_refused_where_it_is_written(
+        design_file: DesignFile, old: str, new: str, message: str, limit: str, found: str,
+        fix: str) -> None:
+    """f.split([]) made a link of no parts, refused later with an empty 'found:'; join of a
+    fifo said 'join of []' (a tester)."""
+    path = design_file(SPLIT_PER_PART.replace(old, new).replace("DIMS", "None"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    line, rule = (9, "split") if "split" in old else (11, "join")
+    assert str(e.value) == (f"d.py:{line}: error [{rule}]: {message}\n  limit: {limit}\n"
+                            f"  found: {found}\n  fix: {fix}")
+
+
 def test_templated_kernel_renders_its_parameters(design_file: DesignFile) -> None:
     path = design_file('''
         from aiedsl import Tensor, design, fifo, herd, i16, runtime
@@ -407,23 +430,7 @@ def test_the_index_of_a_loop_refuses_every_use_as_a_value() -> None:
     assert repr(i) == "<the index of loop(4)>" and hash(i) == hash(i)
 
 
-@pytest.mark.parametrize("use, how", [
-    ("y[...] = np.asarray(x) + 1", "is used as a numpy array"),
-    ("k = np.max(x)", "is used as a numpy array"),  # asked two frames inside numpy: its line
-    ("k = np.mean(x)", "is used as a numpy array"),
-    ("k = x + 1", "is used in arithmetic"),
-    ("k = 1 if x > 0 else 2", "is used in a comparison"),
-    ("k = 1 if x == 0 else 2", "is used in a comparison"),  # it took the else branch, silently
-    ("k = 1 if 0 != x else 2", "is used in a comparison"),
-    ("k = x[0:8]", "is sliced")])
-def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callable[..., Path],
-                                                            use: str, how: str) -> None:
-    """A newcomer's numpy on buffers in a core gave Python's own TypeErrors ('unsupported
-    operand type(s) for +: Buffer and int') with 'fix the code at this line'."""
-    from aiedsl.errors import DesignError
-    from aiedsl.loader import load_design
-
-    path = design_file(f'''
+BUFFER_USE = '''
         import numpy as np
         from aiedsl import Tensor, design, fifo, herd, i32, runtime
 
@@ -440,7 +447,29 @@ def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callabl
             with runtime() as rt:
                 rt.fill(a, inp)
                 rt.drain(b, out)
-        ''')
+        '''
+"""A core function that does {use} with buffer x of fifo 'a' (line 12)."""
+
+
+@pytest.mark.parametrize("use, how", [
+    ("y[...] = np.asarray(x) + 1", "is used as a numpy array"),
+    ("k = np.max(x)", "is used as a numpy array"),  # asked two frames inside numpy: its line
+    ("k = np.mean(x)", "is used as a numpy array"),
+    ("k = x + 1", "is used in arithmetic"),
+    ("k = 1 if x > 0 else 2", "is used in a comparison"),
+    ("k = 1 if x == 0 else 2", "is used in a comparison"),  # it took the else branch, silently
+    ("k = 1 if 0 != x else 2", "is used in a comparison"),
+    ("k = x[0:8]", "is sliced"),
+    ("k = x.sum()", "is asked for .sum"),  # Python's AttributeError on 'Buffer' (a tester)
+    ("k = x.tolist()", "is asked for .tolist")])
+def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callable[..., Path],
+                                                            use: str, how: str) -> None:
+    """A newcomer's numpy on buffers in a core gave Python's own TypeErrors ('unsupported
+    operand type(s) for +: Buffer and int') with 'fix the code at this line'."""
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    path = design_file(BUFFER_USE.format(use=use))
     with pytest.raises(DesignError) as e:
         load_design(path)
     assert str(e.value) == (
@@ -449,6 +478,30 @@ def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callabl
         "Python and numpy cannot compute with them\n"
         "  fix: compute in a kernel: pass the buffer to one (aiedsl.kernels has element-wise "
         "ones such as vector_scalar; a kernel's numpy reference says what it computes)")
+
+
+@pytest.mark.parametrize("use, how", [
+    ("k = len(x)", "is asked for its length"), ("k = x.shape[0]", "is asked for .shape"),
+    ("k = x.dtype", "is asked for .dtype")])
+def test_asking_a_buffer_for_its_size_points_at_its_type(design_file: Callable[..., Path],
+                                                         use: str, how: str) -> None:
+    """len(src) and src.shape were Python's TypeError and AttributeError on 'Buffer' (a
+    tester): refused as arithmetic is, pointing at the type the buffer has. Its own
+    attributes (.type, .fifo, .count, .index) stay."""
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    path = design_file(BUFFER_USE.format(use=use))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        f"d.py:12: error [core]: a buffer of 'a' {how} in a core function\n"
+        "  limit: a core function is traced once, not run: its buffers hold no values then, so "
+        "Python and numpy cannot compute with them\n"
+        "  fix: read its type, known when the core function is traced: .type is "
+        "Tensor[64, i32] (.type.shape, .type.dtype, .type.numel)")
+    load_design(design_file(BUFFER_USE.format(
+        use="assert (x.type.shape, x.fifo.name, x.count, x.index) == ((64,), 'a', 1, 0)")))
 
 
 def test_an_unnamed_fifo_or_channel_takes_its_variables_name(design_file: Callable[..., Path]

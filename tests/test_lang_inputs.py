@@ -270,6 +270,70 @@ def test_a_library_kernel_size_that_is_no_int_names_the_size() -> None:
     assert reduce_sum(np.int64(4), np.int32(64)).ir == reduce_sum(4, 64).ir
 
 
+def test_a_library_kernel_given_no_tensor_type_says_what_it_takes(
+        design_file: DesignFile) -> None:
+    """passthrough(1024) failed with "AttributeError: 'int' object has no attribute 'dt'" and
+    relu((1024,)) with "'tuple' object has no attribute 'dtype'" (a tester): a size, a shape or
+    a dtype where the buffers' type goes is refused at the design's line, saying what it takes."""
+    path = design_file('''
+        from aiedsl import Tensor, design, i32
+        from aiedsl.kernels import passthrough as copy_kernel
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[1024, i32]):
+            copy = copy_kernel(1024)
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:6: error [kernel]: passthrough takes the element type, Tensor[1024, i32], not "
+        "1024\n"
+        "  limit: a Tensor[...] type\n"
+        "  found: 1024\n"
+        "  fix: give it the type of the buffers it is called with (the fifo's element type), "
+        "e.g. Tensor[1024, i32]")
+    from aiedsl.dtypes import bf16
+    from aiedsl.kernels import add, mul, relu, sub, vector_scalar, zero
+
+    for call, kernel, value, example in [
+            (lambda: relu((1024,)), "relu", "(1024,)", "Tensor[1024, i32]"),
+            (lambda: zero(np.int64(64)), "zero", "64", "Tensor[64, i32]"),
+            (lambda: add([32, 32]), "add", "[32, 32]", "Tensor[32, 32, i32]"),
+            (lambda: sub(bf16), "sub", "bf16", "Tensor[1024, bf16]"),
+            (lambda: mul("i32"), "mul", "'i32'", "Tensor[1024, i32]"),
+            (lambda: vector_scalar("mul", None), "vector_scalar", "None", "Tensor[1024, i32]")]:
+        with pytest.raises(DesignError) as e:
+            call()
+        assert (e.value.message, e.value.found) == (
+            f"{kernel} takes the element type, {example}, not {value}", value)
+
+
+def test_a_numpy_array_in_a_message_is_shown_by_its_shape_and_type(
+        design_file: DesignFile) -> None:
+    """buffer("src", np.zeros(256, np.int32)) printed all 256 zeros, twice (a tester): an
+    array, alone or in a list, is named by its shape and type."""
+    assert shown(np.zeros(256, np.int32)) == "an ndarray of shape (256,) int32"
+    assert shown([np.zeros((2, 3)), np.int64(1)]) == "[an ndarray of shape (2, 3) float64, 1]"
+    assert shown(np.array(5)) == "5"
+    path = design_file('''
+        import numpy as np
+        from aiedsl import Tensor, design, i32
+        from aiedsl.kernels import buffer, declare
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[256, i32]):
+            k = declare("k", source="k.cc", args=[buffer("src", np.zeros(256, np.int32))])
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:7: error [kernel signature]: buffer 'src' has the type an ndarray of shape (256,) "
+        "int32\n"
+        "  limit: a Tensor[...] type\n"
+        "  found: an ndarray of shape (256,) int32\n"
+        '  fix: write e.g. buffer("src", Tensor[1024, i32])')
+
+
 # -- a dtype name given with -D --------------------------------------------------------------------
 
 def test_a_dtype_name_from_the_command_line_names_its_define(in_root: Path) -> None:
@@ -415,6 +479,32 @@ def test_herd_without_parentheses_is_refused_at_the_decorator(design_file: Desig
         "  fix: write @herd() for one core, or @herd(cols=..., rows=...)")
 
 
+def test_a_herd_declared_in_a_core_function_is_refused(design_file: DesignFile) -> None:
+    """A @herd inside a core function was traced as one more herd, idle, without a word (a
+    tester)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, herd, i32
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, i32]):
+            @herd()
+            def core():
+                @herd()
+                def inner():
+                    pass
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:7: error [herd]: herd 'inner' is declared inside the core function of herd "
+        "'core'\n"
+        "  limit: a herd is declared in the design function: a core function is its core's "
+        "program, traced once per core, and declares no cores\n"
+        "  found: @herd inside herd 'core'\n"
+        "  fix: move the @herd and its function out into the @design function, beside the "
+        "other herds")
+
+
 # -- a lambda or an async def as a core function ---------------------------------------------------
 
 CORE = '''
@@ -484,6 +574,38 @@ def test_a_design_function_with_yield_is_refused_at_its_def(design_file: DesignF
         load_design(path)
     assert str(e.value).splitlines()[0] == (
         "d.py:4: error [design]: design function 'pt' is a generator (a yield in its body)")
+
+
+PASSTHROUGH_DEF = "def passthrough(inp: Tensor[N, i32], out: Tensor[N, i32]):"
+LIMIT_POSITIONAL = ("one plain parameter per host tensor, annotated with its Tensor type: "
+                    "@design passes the tensors by position, in order")
+
+
+@pytest.mark.parametrize("params, message, found, fix", [
+    ("inp: Tensor[N, i32], *, out: Tensor[N, i32]", "'out' as a keyword-only parameter",
+     "*, out", "remove the `*` before it: def passthrough(inp: Tensor[4096, i32], out: "
+     "Tensor[4096, i32])"),
+    ("*tensors: Tensor[N, i32]", "'tensors' as a *args parameter", "*tensors",
+     "name each host tensor as a parameter of its own in place of *tensors, e.g. def "
+     "passthrough(inp: Tensor[1024, i32], out: Tensor[1024, i32])"),
+    ("inp: Tensor[N, i32], out: Tensor[N, i32], **more", "'more' as a **kwargs parameter",
+     "**more", "name each host tensor as a parameter of its own in place of **more, e.g. def "
+     "passthrough(inp: Tensor[1024, i32], out: Tensor[1024, i32])")])
+def test_a_design_parameter_not_taken_by_position_is_refused_at_its_def(
+        design_file: DesignFile, params: str, message: str, found: str, fix: str) -> None:
+    """def passthrough(inp, *, out) said "TypeError: passthrough() takes 1 positional argument
+    but 2 were given" (a tester): @design passes the host tensors by position."""
+    text = (ROOT / "designs" / "passthrough.py").read_text()
+    assert text.count(PASSTHROUGH_DEF) == 1
+    path = design_file(text.replace(PASSTHROUGH_DEF, f"def passthrough({params}):"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        f"d.py:17: error [design]: design 'passthrough' takes {message}\n"
+        f"  limit: {LIMIT_POSITIONAL}\n  found: {found}\n  fix: {fix}")
+    positional_only = text.replace(PASSTHROUGH_DEF, "def passthrough(inp: Tensor[N, i32], /, "
+                                   "out: Tensor[N, i32]):")
+    assert load_design(design_file(positional_only)).inputs == ["inp"]
 
 
 # -- keyword arguments to a kernel call ------------------------------------------------------------

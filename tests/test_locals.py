@@ -518,6 +518,7 @@ def test_an_initial_int_past_a_float_is_refused_in_short(design_file: DesignFile
     ("addk(acc, t, acc)", "addk(2 ** acc, t, acc)", "is used in arithmetic"),
     ("addk(acc, t, acc)", "addk(abs(acc), t, acc)", "is used in arithmetic"),
     ("addk(acc, t, acc)", "addk(np.maximum(acc, 0), t, acc)", "is used as a numpy array"),
+    ("addk(acc, t, acc)", "addk(acc.sum(), t, acc)", "is asked for .sum"),
 ])
 def test_computing_with_a_local_in_python_is_refused(design_file: DesignFile, old: str,
                                                      new: str, how: str) -> None:
@@ -527,6 +528,21 @@ def test_computing_with_a_local_in_python_is_refused(design_file: DesignFile, ol
         "  limit: a core function is traced once, not run: a local holds no value then, so "
         "Python and numpy cannot compute with it\n"
         "  fix: compute in a kernel: pass the local to one")
+
+
+@pytest.mark.parametrize("new, how", [
+    ("addk(acc, t, acc) if len(acc) else None", "is asked for its length"),
+    ("addk(acc, t, acc) if acc.shape else None", "is asked for .shape")])
+def test_asking_a_local_for_its_size_points_at_its_type(design_file: DesignFile, new: str,
+                                                        how: str) -> None:
+    """len(acc) and acc.shape were Python's TypeError and AttributeError on 'LocalRef' (a
+    tester): refused as arithmetic is, pointing at the type the local has."""
+    assert load_error(variant(design_file, "addk(acc, t, acc)", new)) == (
+        f"d.py:17: error [local]: local 'acc' {how}\n"
+        "  limit: a core function is traced once, not run: a local holds no value then, so "
+        "Python and numpy cannot compute with it\n"
+        "  fix: read its type, known when the core function is traced: .type is "
+        "Tensor[16, i32] (.type.shape, .type.dtype, .type.numel)")
 
 
 def test_a_local_passed_as_a_scalar_is_refused(design_file: DesignFile) -> None:

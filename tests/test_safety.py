@@ -659,6 +659,22 @@ def test_a_partial_wait_frees_only_the_bds_it_retires(design_file: DesignFile) -
     assert simulate(load_design(design_file(src))).passed
 
 
+def test_a_runtime_used_without_with_says_to_write_the_with(design_file: DesignFile) -> None:
+    """`rt = runtime()` then rt.fill(...) said "AttributeError: '_GeneratorContextManager'
+    object has no attribute 'fill'" (a tester): the sequence opens only in a `with`."""
+    path = design_file(variant("    with runtime() as rt:\n",
+                               "    rt = runtime()\n    if True:\n"))
+    assert error_of(path) == (
+        "d.py:32: error [runtime]: rt.fill is used on runtime() outside a `with`: no runtime "
+        "sequence is open\n"
+        "  limit: runtime() is a context manager: the sequence opens as its `with` block starts, "
+        "and `as` names the rt that fills and drains\n"
+        "  found: rt = runtime()\n"
+        "  d.py:30: runtime() is called here\n"
+        "  fix: write `with runtime() as rt:` and put rt.fill(...) and the other transfers in "
+        "its block")
+
+
 def test_every_drain_is_waited_for(design_file: DesignFile) -> None:
     path = design_file(variant("rt.drain(from_mem, out, wait=True)",
                                "rt.drain(from_mem, out, wait=False)"))

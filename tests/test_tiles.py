@@ -389,6 +389,57 @@ def test_a_pattern_made_for_another_matrix_is_refused(design_file: Callable[...,
         "  fix: make it with tiles(out, ...)")
 
 
+TWO_D = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime, tiles
+
+    @design(device="npu1_1col")
+    def d(inp: Tensor[64, 64, i32]):
+        a = fifo(Tensor[32, 32, i32], name="a")
+
+        @herd()
+        def core():
+            for _ in loop(4):
+                with a.consume():
+                    pass
+
+        with runtime() as rt:
+            rt.fill(a, inp, PATTERN)
+    '''
+
+
+@pytest.mark.parametrize("first, found", [
+    ("a", "the fifo 'a'"), ("np.zeros((64, 64))", "an ndarray of shape (64, 64) float64"),
+    ("None", "None")])
+def test_tiles_of_anything_but_a_tensor_or_its_shape_is_refused(
+        design_file: Callable[..., Path], first: str, found: str) -> None:
+    """rt.fill(a, inp, tiles(a, (32, 32))), the fifo where the tensor goes, said "TypeError:
+    'ObjectFifo' object is not iterable"; an ndarray was walked as a list of its rows and
+    printed whole (a tester)."""
+    path = design_file(TWO_D.replace("PATTERN", f"tiles({first}, (32, 32))"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        f"d.py:15: error [tiles]: tiles() walks a host tensor, not {found}\n"
+        "  limit: a host tensor (a parameter of the @design function), or its (rows, cols)\n"
+        f"  found: {found}\n"
+        "  fix: pass the tensor the fill or drain moves, its second argument: "
+        "rt.fill(a, A, tiles(A, (64, 64)))")
+
+
+def test_a_group_without_grouped_order_is_refused(design_file: Callable[..., Path]) -> None:
+    """tiles(inp, (32, 32), group=2) walked row by row, the group ignored without a word (a
+    tester)."""
+    path = design_file(TWO_D.replace("PATTERN", "tiles(inp, (32, 32), group=2)"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:15: error [tiles]: group=2 is given with order='row', which stacks no tile rows\n"
+        "  limit: group= is for order='grouped' (group tile rows sent as one tall tile)\n"
+        "  found: order='row', group=2\n"
+        "  fix: write order='grouped' to send 2 tile rows as one tall tile, or leave group out")
+
+
 def test_the_third_dimension_takes_any_size() -> None:
     """A reviewer's 2039x64 tiles of a 2039x128 i32 matrix: the rows step in the shim's third
     dimension, which has no wrap field (check accepted the pattern written out, while tiles()

@@ -178,4 +178,5 @@ def _names(fs: list[Fifo]) -> str:
 
 
 def _layout(covered: list[tuple[int, int, str]]) -> str:
-    return ", ".join(f"{n} [{s}, {e})" for s, e, n in covered)
+    """The parts of a link as ``name [start, end)``, in list order; ``no parts`` for none."""
+    return ", ".join(f"{n} [{s}, {e})" for s, e, n in covered) or "no parts"

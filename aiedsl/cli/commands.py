@@ -63,7 +63,7 @@ def _root(ctx: typer.Context,
 
 @app.command()
 def build(
-    design: Path = DesignArg,
+    design: str = DesignArg,
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
@@ -163,7 +163,7 @@ app.add_typer(kernel_app, name="kernel")  # kernel test, profile and cost: aieds
 
 @app.command()
 def check(
-    design: Path = DesignArg,
+    design: str = DesignArg,
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
@@ -201,7 +201,7 @@ def _svg_file(value: Optional[str]) -> Optional[str]:
 
 @app.command("map")
 def map_(
-    design: Path = DesignArg,
+    design: str = DesignArg,
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
@@ -289,7 +289,7 @@ def _clock(text: str) -> float:
 
 @app.command()
 def sim(
-    design: Path = DesignArg,
+    design: str = DesignArg,
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
@@ -325,7 +325,7 @@ def sim(
 
 @app.command("run")
 def run_(
-    design: Path = DesignArg,
+    design: str = DesignArg,
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,

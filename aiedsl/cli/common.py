@@ -76,6 +76,8 @@ NameOpt = typer.Option(None, "--name", metavar="NAME",
                        help="Which design, when the file declares several.")
 SeedOpt = typer.Option(0, "--seed", min=0, metavar="N", help="Seed of the random inputs.")
 DesignArg = typer.Argument(..., metavar="DESIGN", help="The design file (.py).")
+"""A command's design file, taken as a str: a Path reads "" as ".", which load_design then
+called a directory, where it can say the path is empty."""
 StatsOpt = typer.Option(None, "--stats", metavar="FILE", callback=named_file,
                         help="Write the results and timing as JSON (aiedsl.run_stats).")
 # Metavars name what a value is (the names the help texts and the README use); typer's own
@@ -145,7 +147,7 @@ def no_color() -> bool:
     return bool(os.environ.get("NO_COLOR"))
 
 
-def load(design: Path, define: Optional[List[str]], device: Optional[str],
+def load(design: str | Path, define: Optional[List[str]], device: Optional[str],
          name: Optional[str]) -> Any:
     """Load ``design`` with the command line's ``-D`` defines, ``--device`` and ``--name``."""
     from aiedsl.loader import load_design, parse_defines

@@ -29,8 +29,8 @@ def buffer(name: str, type: TensorType, access: Literal["in", "out", "inout"] = 
     loc = caller_loc()
     check_name(name, "kernel argument", loc)
     if not isinstance(type, TensorType):
-        raise DesignError("kernel signature", f"buffer '{name}' has the type {type!r}", loc=loc,
-                          limit="a Tensor[...] type", found=repr(type),
+        raise DesignError("kernel signature", f"buffer '{name}' has the type {shown(type)}",
+                          loc=loc, limit="a Tensor[...] type", found=shown(type),
                           fix=f'write e.g. buffer("{name}", Tensor[1024, i32])')
     if access not in ("in", "out", "inout"):
         raise DesignError("kernel signature", f"buffer '{name}' has access={access!r}", loc=loc,

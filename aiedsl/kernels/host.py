@@ -67,7 +67,14 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
     (:attr:`~aiedsl.targets.TargetModel.aie_arch`) the build defines ``__AIE_ARCH__`` as Peano
     does for that architecture, so the kernel takes the same ``#if`` branches and ``aie::mmul``
     accepts only that architecture's modes."""
-    cxx = shutil.which(os.environ.get("CXX", "g++"))
+    named = os.environ.get("CXX") or None  # set but empty: as unset, as make reads it
+    cxx = shutil.which(named or "g++")
+    if cxx is None and named is not None:  # "(or set CXX)" would be no help: it is set
+        raise DesignError("host kernel build", f"CXX={named} names no C++ compiler that is "
+                          "found", loc=loc, limit="CXX: one compiler command, a path or a name "
+                          "on PATH, without flags", found=f"CXX={named}",
+                          fix="set CXX to the host's C++ compiler (CXX=g++, CXX=/usr/bin/g++-13),"
+                          " or unset it for g++")
     if cxx is None:
         raise DesignError("host kernel build", "no host C++ compiler (g++) on PATH", loc=loc,
                           fix="install g++ (or set CXX) to test kernels on the host")

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from aiedsl.errors import DesignError
+from aiedsl.source_loc import caller_loc
+from aiedsl.values import as_int, shown
+
 
 MOVE_UNITS: dict[int, np.dtype] = {
     1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
@@ -44,6 +48,7 @@ def block_dims(rows: int, cols: int, br: int, bc: int) -> list[tuple[int, int]]:
     >>> block_dims(64, 64, 4, 8)
     [(16, 256), (8, 8), (4, 64), (8, 1)]
     """
+    rows, cols, br, bc = _sizes("block_dims", rows, cols, br, bc)
     return [(rows // br, br * cols), (cols // bc, bc), (br, cols), (bc, 1)]
 
 
@@ -53,4 +58,33 @@ def unblock_dims(rows: int, cols: int, br: int, bc: int) -> list[tuple[int, int]
     >>> unblock_dims(64, 64, 4, 4)
     [(16, 256), (4, 4), (16, 16), (4, 1)]
     """
+    rows, cols, br, bc = _sizes("unblock_dims", rows, cols, br, bc)
     return [(rows // br, br * cols), (br, bc), (cols // bc, br * bc), (bc, 1)]
+
+
+def _sizes(call: str, rows: object, cols: object, br: object, bc: object
+           ) -> tuple[int, int, int, int]:
+    """The arguments of ``call`` (block_dims or unblock_dims) as plain ints (numpy's too); a
+    DesignError at the design's line unless they are positive and the blocks divide the tile
+    (a 0 block divided by zero; a negative or too large one gave dims refused later as a
+    pattern the design never wrote)."""
+    given = {"rows": rows, "cols": cols, "br": br, "bc": bc}
+    written = f"{call}({', '.join(shown(v) for v in given.values())})"
+    fix = "give the tile's size and the kernel's blocks: the mmul's r, s, t (mm.ir.params)"
+    ints = {}
+    for name, value in given.items():
+        n = as_int(value)
+        if n is None or n < 1:
+            raise DesignError("block layout", f"{written} has {name}={shown(value)}",
+                              loc=caller_loc(), limit="positive ints: a rows x cols tile in "
+                              "br x bc blocks", found=f"{name}={shown(value)}", fix=fix)
+        ints[name] = n
+    for size, block in (("rows", "br"), ("cols", "bc")):
+        if ints[size] % ints[block]:
+            raise DesignError(
+                "block layout", f"{written}: blocks of {ints[block]} {size} do not tile "
+                f"{ints[size]} {size}", loc=caller_loc(),
+                limit=f"{block} dividing {size}: the tile is whole blocks",
+                found=f"{size} % {block} = {ints[size]} % {ints[block]} = "
+                f"{ints[size] % ints[block]}", fix=fix)
+    return ints["rows"], ints["cols"], ints["br"], ints["bc"]

@@ -26,7 +26,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer, scalar
 from aiedsl.kernels.base import Kernel, declare
-from aiedsl.kernels.params import positive_size
+from aiedsl.kernels.params import positive_size, tensor_type
 from aiedsl.kernels.activations import (  # noqa: F401 (re-exported: the library's)
     NORM_EPS, activation_ref, exp_bf16, gelu, layer_norm, norm_ref, rms_norm, silu, softmax,
 )
@@ -52,6 +52,7 @@ def zero_ref(c: np.ndarray, **_: object) -> None:
 
 def zero(t: TensorType) -> Kernel:
     """Set a buffer of type ``t`` to zero (``zero_<dtype>_<n>``)."""
+    t = tensor_type(t, "zero")
     width = 64 // t.dt.itemsize
     _check_width(t, width)
     return declare(
@@ -68,6 +69,7 @@ def passthrough_ref(src: np.ndarray, dst: np.ndarray, **_: object) -> None:
 
 def passthrough(t: TensorType) -> Kernel:
     """Copy a buffer of type ``t`` into another (``passthrough_<dtype>_<n>``)."""
+    t = tensor_type(t, "passthrough")
     _check_width(t, 64 // t.dt.itemsize)
     return declare(
         f"passthrough_{t.dtype}_{t.numel}", source="passthrough.cc",
@@ -198,6 +200,7 @@ _MODE_COST = " and setting and restoring the rounding mode (bf16 rounds to neare
 
 
 def _eltwise(op: str, t: TensorType) -> Kernel:
+    t = tensor_type(t, op)
     if t.dtype not in ELTWISE_DTYPES:
         raise DesignError("kernel", f"elementwise {op} of {t.dtype} is not in the library yet",
                           loc=caller_loc(), found=t.dtype, fix="use bf16, i16 or i32 elements")
@@ -257,6 +260,7 @@ def vector_scalar(op: str, t: TensorType) -> Kernel:
     if op not in _SYMBOL_OP:
         raise DesignError("kernel", f"vector_scalar op {op!r}", loc=caller_loc(),
                           limit="'add', 'sub' or 'mul'", found=repr(op), fix="use one of them")
+    t = tensor_type(t, "vector_scalar")
     if t.dtype not in ELTWISE_DTYPES:
         raise DesignError("kernel", f"vector-scalar {op} of {t.dtype} is not in the library",
                           loc=caller_loc(), found=t.dtype, fix="use bf16, i16 or i32 elements")
@@ -284,6 +288,7 @@ def relu_ref(src: np.ndarray, dst: np.ndarray, **_: object) -> None:
 
 def relu(t: TensorType) -> Kernel:
     """``out = max(in, 0)`` elementwise on buffers of type ``t`` (bf16, i8, i16 or i32)."""
+    t = tensor_type(t, "relu")
     if t.dtype not in RELU_DTYPES:
         raise DesignError("kernel", f"relu of {t.dtype} is not in the library", loc=caller_loc(),
                           found=t.dtype, fix="use bf16, i8, i16 or i32 elements")

@@ -6,13 +6,16 @@ Example
 ::
 
     m = positive_size(m, "m", "matmul")     # numpy's int64(64) -> 64; 0 or 64.0 -> DesignError
+    t = tensor_type(t, "relu")              # Tensor[1024, i32]; 1024 or (1024,) -> DesignError
     target = kernel_target(device)          # the design's device while one is traced
 """
 
 from __future__ import annotations
 
+from aiedsl.dtypes import DType
 from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import TensorType
 from aiedsl.lang.context import _DESIGN
 from aiedsl.source_loc import caller_loc
 from aiedsl.targets import TargetModel, get_target
@@ -34,6 +37,31 @@ def positive_size(value: object, what: str, kernel: str, *, fix: str = "give the
                           loc=loc or caller_loc(), limit="a positive int", found=shown(value),
                           fix=fix)
     return n
+
+
+def tensor_type(value: object, kernel: str, *, loc: Loc | None = None) -> TensorType:
+    """The type of the buffers library kernel ``kernel`` takes (``Tensor[1024, i32]``), as its
+    factory is given it; a DesignError at the design's line for anything else, a size, a shape
+    or a dtype, each of which, read as a type, only failed deep inside the factory ('int' object
+    has no attribute 'dt')."""
+    if isinstance(value, TensorType):
+        return value
+    example = _example_type(value)
+    raise DesignError(
+        "kernel", f"{kernel} takes the element type, {example}, not {shown(value)}",
+        loc=loc or caller_loc(), limit="a Tensor[...] type", found=shown(value),
+        fix=f"give it the type of the buffers it is called with (the fifo's element type), "
+        f"e.g. {example}")
+
+
+def _example_type(value: object) -> str:
+    """A Tensor type like the one meant by ``value``: its sizes, when it is a size or a shape;
+    its element type, when it is one; i32 elements, 1024 of them, otherwise."""
+    sizes = [as_int(v) for v in (value if isinstance(value, (tuple, list)) else [value])]
+    if not sizes or not all(v is not None and v > 0 for v in sizes):
+        sizes = [1024]
+    dtype = value.name if isinstance(value, DType) else "i32"
+    return f"Tensor[{', '.join(map(str, sizes))}, {dtype}]"
 
 
 def scale_shift(shift: object, kernel: str, *, loc: Loc | None = None) -> int:

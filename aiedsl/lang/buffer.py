@@ -122,8 +122,8 @@ class Buffer(NoValue):
     def __setitem__(self, key: object, value: object) -> NoReturn:
         _no_value(self, "is assigned to")
 
-    def _refuse(self, how: str) -> NoReturn:
-        _no_value(self, how)
+    def _refuse(self, how: str, fix: str | None = None) -> NoReturn:
+        _no_value(self, how, fix)
 
 
 def _args_text(first: Any, keywords: dict[str, Any]) -> str:
@@ -132,10 +132,10 @@ def _args_text(first: Any, keywords: dict[str, Any]) -> str:
     return ", ".join(words + [f"{k}=..." for k in keywords])
 
 
-def _no_value(buf: Buffer, how: str) -> NoReturn:
+def _no_value(buf: Buffer, how: str, fix: str | None = None) -> NoReturn:
     raise DesignError(
         "core", f"a buffer of '{buf.fifo.name}' {how} in a core function", loc=caller_loc(),
         limit="a core function is traced once, not run: its buffers hold no values then, so "
         "Python and numpy cannot compute with them",
-        fix="compute in a kernel: pass the buffer to one (aiedsl.kernels has element-wise ones "
-        "such as vector_scalar; a kernel's numpy reference says what it computes)")
+        fix=fix or "compute in a kernel: pass the buffer to one (aiedsl.kernels has element-wise "
+        "ones such as vector_scalar; a kernel's numpy reference says what it computes)")

@@ -340,8 +340,8 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
                           fix="index the channel like the herd that uses it (shape=[ROWS] or "
                           "[COLS, ROWS])")
     if not isinstance(elem, TensorType):
-        raise DesignError("channel", f"channel '{name}' carries {elem!r}", loc=loc,
-                          limit="a Tensor[...] element type", found=repr(elem),
+        raise DesignError("channel", f"channel '{name}' carries {shown(elem)}", loc=loc,
+                          limit="a Tensor[...] element type", found=shown(elem),
                           fix="write e.g. channel(Tensor[64, 64, bf16], shape=[4])")
     if via is not None and not (isinstance(via, TilePin) and via.kind == "memtile"):
         raise DesignError("channel", f"channel '{name}' has via={via!r}", loc=loc,

@@ -39,7 +39,7 @@ from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
 from aiedsl.source_loc import caller_loc, decorator_loc, source_lines, written_arguments
-from aiedsl.values import as_int, shown
+from aiedsl.values import array_text, as_int, shown
 
 
 class LoopIndex:
@@ -168,6 +168,16 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
     def decorate(fn: Callable[..., Any]) -> Herd:
         b = current_design("@herd", loc)  # @herd's line: applying it, 3.10 gives the def's
         hname = decorated_name(fn, name, "herd", 'herd(name="core")', loc)
+        outer = _CORE.get()
+        if outer is not None:  # it was traced as one more herd, idle, without a word
+            around = outer.name.partition("[")[0]  # the herd of core 'core[0,0]'
+            raise DesignError(
+                "herd", f"herd '{hname}' is declared inside the core function of herd "
+                f"'{around}'", loc=loc, limit="a herd is declared in the design function: a "
+                "core function is its core's program, traced once per core, and declares no "
+                "cores", found=f"@herd inside herd '{around}'",
+                fix="move the @herd and its function out into the @design function, beside the "
+                "other herds")
         check_traced(fn, "core function", "@herd", "herd", loc)
         size = {}
         for what, v in (("cols", cols), ("rows", rows)):
@@ -287,7 +297,11 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc,
 
 def _described(a: Any) -> str:
     """A value as a message names it: its type and its repr, but never an object's address
-    (``<... object at 0x7f...>`` differs from run to run and tells the user nothing)."""
+    (``<... object at 0x7f...>`` differs from run to run and tells the user nothing), and a
+    numpy array by its shape and type."""
+    array = array_text(a)
+    if array is not None:
+        return array
     text = repr(a)
     if re.search(r" at 0x[0-9a-fA-F]+>", text) or len(text) > 80:
         name = type(a).__name__

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from aiedsl.lang.names import check_tensor_name, decorated_name
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.to_ir import to_ir
 from aiedsl.lang.trace import DesignTrace
-from aiedsl.source_loc import caller_loc, decorator_loc, function_loc, user_line
+from aiedsl.source_loc import caller_loc, decorator_loc, def_line, function_loc, user_line
 from aiedsl.targets import DEVICES, device_hint, get_target
 from aiedsl.user_errors import raised_by_user, user_exception
 
@@ -277,16 +277,46 @@ def _check_holds(arr: np.ndarray, name: str, t: TensorType, what: str, where: Lo
     if arr.size == 0 or (info.min <= arr.min() and arr.max() <= info.max):
         return
     span = int(info.max) - int(info.min) + 1
-    wrap = f"x % {span}" if info.min == 0 else f"(x - {info.min}) % {span} + {info.min}"
+    wrap = f"x % {span}" if info.min == 0 else f"(x + {-info.min}) % {span} - {-info.min}"
     bad = (arr < info.min) | (arr > info.max)
     i = tuple(int(x) for x in np.unravel_index(int(np.flatnonzero(bad)[0]), arr.shape))
+    outside = arr[bad]  # their range, not the whole array's (which the limit's values share)
     raise DesignError(
         "reference", f"{what} {arr[i]} at {list(i)} of output '{name}' ({t}), which {t.dt} "
         "does not hold", loc=where, limit=f"{t.dt} values: {info.min} to {info.max}",
-        found=f"{int(bad.sum())} value(s) outside it, from {arr.min()} to {arr.max()} "
+        found=f"{int(bad.sum())} value(s) outside it, from {outside.min()} to {outside.max()} "
               f"({arr.dtype})",
         fix=f"narrow as the kernel does: saturate (np.clip(x, {info.min}, {info.max})) or wrap "
             f"({wrap}), then .astype(np.{np_dt.name})")
+
+
+def _not_positional(fn: Callable[..., Any], pname: str, p: inspect.Parameter,
+                    params: Any, loc: Loc) -> NoReturn:
+    """Refuse a design function's parameter that the host tensors cannot be passed to by
+    position (``*, out``, ``*args``, ``**kw``): @design calls the function with them in
+    order, which said "takes 1 positional argument but 2 were given". ``params`` are the
+    function's, for the fix's ``def`` line."""
+    kind, written = (("a keyword-only parameter", f"*, {pname}") if p.kind == p.KEYWORD_ONLY
+                     else ("a *args parameter", f"*{pname}") if p.kind == p.VAR_POSITIONAL
+                     else ("a **kwargs parameter", f"**{pname}"))
+    if p.kind == p.KEYWORD_ONLY:  # every named parameter, plain, as its type is written
+        plain = ", ".join(f"{n}: {_written_type(q.annotation)}" for n, q in params.items()
+                          if q.kind not in (q.VAR_POSITIONAL, q.VAR_KEYWORD))
+        fix = f"remove the `*` before it: def {fn.__name__}({plain})"
+    else:
+        fix = (f"name each host tensor as a parameter of its own in place of {written}, e.g. "
+               f"def {fn.__name__}(inp: Tensor[1024, i32], out: Tensor[1024, i32])")
+    raise DesignError(
+        "design", f"design '{fn.__name__}' takes '{pname}' as {kind}", loc=loc,
+        limit="one plain parameter per host tensor, annotated with its Tensor type: @design "
+        "passes the tensors by position, in order", found=written, fix=fix)
+
+
+def _written_type(annotation: object) -> str:
+    """A parameter's Tensor annotation as a design writes it: ``Tensor[4096, i32]``."""
+    if not isinstance(annotation, TensorType):
+        return "Tensor[...]"
+    return f"Tensor[{', '.join(map(str, annotation.shape))}, {annotation.dtype}]"
 
 
 def design(device: str = "npu1", *, name: str | None = None,
@@ -337,6 +367,8 @@ def design(device: str = "npu1", *, name: str | None = None,
                 fix="define the sizes at module level (or with define()) so the annotation "
                 "can be evaluated") from None
         for i, (pname, p) in enumerate(params.items()):
+            if p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                _not_positional(fn, pname, p, params, def_line(fn) or loc)
             if not isinstance(p.annotation, TensorType):
                 raise DesignError(
                     "design", f"argument '{pname}' of design '{fn.__name__}' has no Tensor "

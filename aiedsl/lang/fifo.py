@@ -23,6 +23,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import Dim, TensorType
 from aiedsl.lang.buffer import Acquisition, Buffer
 from aiedsl.lang.context import current_core, current_design
+from aiedsl.lang.described import described
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin, memtile
 from aiedsl.lang.records import FifoRecord
@@ -264,6 +265,12 @@ def _part_types(parent: ObjectFifo, parts: Sequence[TensorType] | int, target: T
         n = parts
     else:
         n = len(parts)
+        if n == 0:  # it made a link of no parts, refused later with an empty found:
+            raise DesignError("split", f"fifo '{parent.name}' split into no parts", loc=loc,
+                              limit="a number of equal parts, or a list of part types: one or "
+                              "more", found=shown(parts), fix="write e.g. f.split(2), or list "
+                              f"the parts' types: f.split([Tensor[{parent.elem.numel // 2}, "
+                              f"{parent.elem.dtype}]] * 2)")
     most = target.max_fifos
     if n > most:  # before one fifo per part is made
         raise DesignError("split", f"fifo '{parent.name}' split into {n} parts", loc=loc,
@@ -281,8 +288,8 @@ def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, 
              consumer_depth: int | dict[str, int] | None = None) -> ObjectFifo:
     """A fifo registered in ``b``; its endpoints come from later uses."""
     if not isinstance(elem, TensorType):
-        raise DesignError("fifo", f"fifo element type {elem!r} is not a Tensor[...] type",
-                          loc=loc, fix="write e.g. fifo(Tensor[1024, i16])")
+        raise DesignError("fifo", f"fifo element type {shown(elem)} is not a Tensor[...] type",
+                          loc=loc, found=shown(elem), fix="write e.g. fifo(Tensor[1024, i16])")
     name = check_name(b.fresh_name("of") if name is None else name, "fifo name", loc)
     if name in b.fifos:
         raise DesignError("fifo", f"two fifos are named '{name}'", loc=loc,
@@ -371,10 +378,14 @@ def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
     loc = caller_loc()
     b = current_design("join(...)")
     times = b.check_repeat("join(...)", repeat, loc)
-    parts = list(parts) if isinstance(parts, (list, tuple)) else []
-    if not parts or not all(isinstance(p, ObjectFifo) for p in parts):
-        raise DesignError("join", f"join of {parts!r}", loc=loc, limit="a list of fifos",
-                          fix="give a list of one or more fifos, e.g. join([c0, c1])")
+    if not isinstance(parts, (list, tuple)) or not parts or \
+            not all(isinstance(p, ObjectFifo) for p in parts):
+        given = described(parts)  # what was given (it said [] for anything but a list)
+        raise DesignError("join", "join of no parts" if given in ("[]", "()") else
+                          f"join of {given}", loc=loc, limit="a list of one or more fifos",
+                          found=given, fix="give a list of the fifos it gathers, e.g. "
+                          "join([c0, c1])")
+    parts = list(parts)
     total = sum(p.elem.numel for p in parts)
     elem = elem or TensorType(shape=(total,), dtype=parts[0].elem.dtype)
     out = new_fifo(b, elem, depth=parts[0].depth if depth is None else depth,

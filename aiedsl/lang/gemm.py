@@ -27,13 +27,14 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, counted
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.channel import Channel
+from aiedsl.lang.described import described
 from aiedsl.lang.load import load_context
 from aiedsl.lang.fifo import ObjectFifo, fifo
-from aiedsl.lang.runtime import RuntimeBuilder
+from aiedsl.lang.runtime import RuntimeBuilder, RuntimeSequence
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.tiles import tiles
 from aiedsl.lang.records import FifoRecord
@@ -75,7 +76,8 @@ def staged_inputs(a_tile: TensorType, b_tile: TensorType, *, k_run: int,
     :func:`gemm_runtime`, which reads ``k_run`` back from the fill elements.
     """
     loc = caller_loc()
-    (m, k), (k2, n) = a_tile.shape, b_tile.shape
+    (m, k), (k2, n) = (_matrix(a_tile, "a_tile", "staged_inputs", loc),
+                       _matrix(b_tile, "b_tile", "staged_inputs", loc))
     r, s, t = _positive(mmul, "mmul", "staged_inputs", loc)
     cols, rows = _positive(herd, "herd", "staged_inputs", loc)
     if k2 != k or a_tile.dtype != b_tile.dtype:
@@ -131,18 +133,75 @@ def _fill_fifo(rt: RuntimeBuilder, f: FifoRecord) -> FifoRecord:
         f = up
 
 
+_SIZES = {"tile": "(m, k, n)", "herd": "(cols, rows)", "mmul": "(r, s, t)"}
+"""The sizes each tuple argument holds, in order."""
+
+
 def _positive(values: object, what: str, call: str, loc: Loc) -> list[int]:
     """A tuple of sizes given to ``call`` (``tile=(m, k, n)``, ``herd=(cols, rows)``) as plain
-    ints (numpy's integers too); a DesignError when one is not a positive integer."""
-    ints = [as_int(v) for v in values] if isinstance(values, (tuple, list)) else [None]
-    if not all(v is not None and v > 0 for v in ints):
-        raise DesignError("gemm runtime" if call == "gemm_runtime" else "gemm inputs",
-                          f"{call}'s {what}={shown(values)}", loc=loc,
-                          limit="a tuple of positive ints", found=shown(values),
+    ints (numpy's integers too); a DesignError when there are not as many as it holds, or one
+    is not a positive integer."""
+    names = _SIZES[what]
+    count = names.count(",") + 1
+    ints = [as_int(v) for v in values] if isinstance(values, (tuple, list)) else None
+    if ints is None or len(ints) != count or not all(v is not None and v > 0 for v in ints):
+        short = f" gives {len(ints)} of the {count} sizes {names}" if ints is not None and \
+            len(ints) != count else ""
+        raise DesignError(_rule(call), f"{call}'s {what}={shown(values)}{short}", loc=loc,
+                          limit=f"a tuple of {count} positive ints, {names}",
+                          found=shown(values),
                           fix={"tile": "write tile=(m, k, n), the core's tile",
                                "herd": "write herd=(cols, rows), the herd's size",
                                "mmul": "take mmul from the kernel (mm.ir.params r, s, t)"}[what])
     return [v for v in ints if v is not None]
+
+
+def _rule(call: str) -> str:
+    """The rule a mistake in a call of ``call`` breaks."""
+    return "gemm runtime" if call == "gemm_runtime" else "gemm inputs"
+
+
+def _matrix(t: object, what: str, call: str, loc: Loc) -> tuple[int, int]:
+    """The shape of ``t``, a 2-D host tensor (``kind="tensor"``) or tile type, as ``call``
+    takes it for matrix ``what`` (``"A"``, ``"a_tile"``); a DesignError for anything else (a
+    1-D ``Tensor[M * K, bf16]`` failed unpacking its shape)."""
+    tile = what.endswith("_tile")
+    sizes = {"A": "M, K", "B": "K, N", "C": "M, N", "a_tile": "m, k", "b_tile": "k, n"}[what]
+    typed = t.type if isinstance(t, HostTensorRef) and not tile else \
+        t if isinstance(t, TensorType) and tile else None
+    if typed is not None and len(typed.shape) == 2:
+        return typed.shape[0], typed.shape[1]
+    wanted = f"Tensor[{sizes}, {typed.dtype if typed is not None else 'bf16'}]"
+    given = f"Tensor[{', '.join(map(str, typed.shape))}, {typed.dtype}]" if typed is not None \
+        and tile else described(t)
+    raise DesignError(
+        _rule(call), f"{call}'s {what} is {given}, not a matrix {sizes.replace(', ', ' x ')}",
+        loc=loc, limit=f"a 2-D {'tile type' if tile else 'host tensor'}, {wanted}",
+        found=given, fix=f"pass a {wanted}" if tile else
+        f"declare it 2-D among the @design function's parameters: "
+        f"{t.name if isinstance(t, HostTensorRef) else what}: {wanted}")
+
+
+def _fifos(fifos: object, what: str, count: int, loc: Loc) -> None:
+    """Refuse ``a`` or ``b`` of gemm_runtime (``what``) that is not a channel or a list of
+    ``count`` fifos, one per herd row (column): ``a[0]`` where ``a`` goes failed as "'ObjectFifo'
+    object is not subscriptable"."""
+    if isinstance(fifos, Channel):
+        return
+    if isinstance(fifos, (list, tuple)) and len(fifos) == count and all(
+            isinstance(f, ObjectFifo) for f in fifos):
+        return
+    axis = "row" if what == "a" else "column"
+    if isinstance(fifos, (list, tuple)) and all(isinstance(f, ObjectFifo) for f in fifos):
+        given = f"a list of {counted(len(fifos), 'fifo')}"
+    else:
+        given = described(fifos)
+    raise DesignError(
+        "gemm runtime", f"gemm_runtime's {what} is {given}", loc=loc,
+        limit=f"the channel of {'A' if what == 'a' else 'B'}'s fifos, or the list staged_inputs "
+        f"returns: one fifo per herd {axis}, {count} here", found=given,
+        fix="pass the channel or list itself, as the cores index it: gemm_runtime(rt, a, b, c, "
+        "A, B, C, ...)")
 
 
 def _knob(loc: Loc, callee: str, keyword: str) -> tuple[str | None, str]:
@@ -193,10 +252,28 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
     go out after the previous batch's wait (the shim idles while the host re-arms its BDs).
     """
     loc = caller_loc()
+    if not isinstance(rt, RuntimeBuilder):
+        given = "runtime() outside a `with`" if isinstance(rt, RuntimeSequence) else \
+            described(rt)
+        raise DesignError(
+            "gemm runtime", f"gemm_runtime is given {given} where the runtime sequence goes",
+            loc=loc, limit="the rt of `with runtime() as rt:`, first", found=given,
+            fix="call it in the runtime sequence's block: `with runtime() as rt:` then "
+            "gemm_runtime(rt, a, b, c, A, B, C, tile=..., herd=...)")
     m, k, n = _positive(tile, "tile", "gemm_runtime", loc)
     cols, rows = _positive(herd, "herd", "gemm_runtime", loc)
-    (M, K), (K2, N) = A.shape, B.shape
-    if (K2, tuple(C.shape)) != (K, (M, N)):
+    _fifos(a, "a", rows, loc)
+    _fifos(b, "b", cols, loc)
+    if not isinstance(c, Channel):
+        raise DesignError(
+            "gemm runtime", f"gemm_runtime's c is {described(c)}", loc=loc,
+            limit="the channel of C's fifos, one per core, joined per herd column (join=1)",
+            found=described(c), fix="pass the channel itself: gemm_runtime(rt, a, b, c, A, B, "
+            "C, ...)")
+    (M, K), (K2, N), C_shape = (_matrix(A, "A", "gemm_runtime", loc),
+                                _matrix(B, "B", "gemm_runtime", loc),
+                                _matrix(C, "C", "gemm_runtime", loc))
+    if (K2, C_shape) != (K, (M, N)):
         raise DesignError("gemm runtime", f"A {list(A.shape)}, B {list(B.shape)} and C "
                           f"{list(C.shape)} are not M x K, K x N and M x N", loc=loc,
                           fix="pass A, B and C of one GEMM, in that order")

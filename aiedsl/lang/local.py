@@ -45,7 +45,7 @@ from aiedsl.lang.names import check_name
 from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.source_loc import assigned_name, caller_loc
-from aiedsl.values import as_int
+from aiedsl.values import as_int, shown
 
 
 @dataclass(eq=False)
@@ -79,12 +79,12 @@ class LocalRef(NoValue):
             fix="its contents exist only on the core while the design runs: pass it to a "
             "kernel call")
 
-    def _refuse(self, how: str) -> NoReturn:
+    def _refuse(self, how: str, fix: str | None = None) -> NoReturn:
         raise DesignError(
             "local", f"local '{self.name}' {how}", loc=caller_loc(),
             limit="a core function is traced once, not run: a local holds no value then, so "
             "Python and numpy cannot compute with it",
-            fix="compute in a kernel: pass the local to one")
+            fix=fix or "compute in a kernel: pass the local to one")
 
     def __repr__(self) -> str:
         return f"local({self.name!r}, {self.type})"
@@ -137,8 +137,8 @@ def local(type: TensorType | None = None, *, name: str | None = None, initial: A
         type = _type_of(initial, name, loc)
     if not isinstance(type, TensorType):
         raise DesignError(
-            "local", f"local '{name}' has type {type!r}, not a Tensor[...] type", loc=loc,
-            found=repr(type), fix=f"write e.g. local(Tensor[16, i32], name=\"{name}\")")
+            "local", f"local '{name}' has type {shown(type)}, not a Tensor[...] type", loc=loc,
+            found=shown(type), fix=f"write e.g. local(Tensor[16, i32], name=\"{name}\")")
     for what, table in (("local", b.locals), ("rtp", b.rtps), ("barrier", b.barriers)):
         if name in table:
             raise DesignError(

@@ -4,15 +4,44 @@ with Python and numpy: refuse, with the value's own DesignError rather than Pyth
 
 from __future__ import annotations
 
+import sys
 from typing import NoReturn
+
+from aiedsl.library_code import is_library
+
+SHAPE_QUERIES = frozenset({"shape", "dtype", "size", "ndim", "nbytes", "itemsize"})
+"""What numpy asks an array for its type: a traced value has none, but its ``.type`` (a
+``Tensor[...]``) is known."""
 
 
 class NoValue:
-    """Operators, comparisons and numpy conversion that refuse through :meth:`_refuse`, which
-    each traced value defines (its name and rule in the message)."""
+    """Operators, comparisons, ``len()``, attributes it lacks (``.shape``, ``.sum()``) and numpy
+    conversion that refuse through :meth:`_refuse`, which each traced value defines (its name
+    and rule in the message; a ``fix`` to say instead of its own)."""
 
-    def _refuse(self, how: str) -> NoReturn:
+    def _refuse(self, how: str, fix: str | None = None) -> NoReturn:
         raise NotImplementedError
+
+    def _type_instead(self) -> str:
+        """The fix for asking a traced value for its length or shape: its type is known."""
+        t = getattr(self, "type", None)  # a TensorType: every traced value has one
+        sizes = ", ".join(map(str, getattr(t, "shape", ())))
+        return (f"read its type, known when the core function is traced: .type is "
+                f"Tensor[{sizes}, {getattr(t, 'dtype', '?')}] (.type.shape, .type.dtype, "
+                ".type.numel)")
+
+    def __len__(self) -> NoReturn:
+        self._refuse("is asked for its length", self._type_instead())
+
+    def __getattr__(self, name: str) -> NoReturn:
+        # Python calls it only for an attribute the value lacks (x.shape, x.sum()), never for
+        # its own (a Buffer's fifo, value, count, index, type). Private names, and what code
+        # of aiedsl, Python or a library asks (getattr(x, "ndim", None), copy's __deepcopy__,
+        # numpy's np.max(x) trying x.max), get Python's AttributeError as they always did.
+        if name.startswith("_") or is_library(sys._getframe(1).f_code.co_filename):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self._refuse(f"is asked for .{name}",
+                     self._type_instead() if name in SHAPE_QUERIES else None)
 
     def __add__(self, other: object) -> NoReturn:
         self._refuse("is used in arithmetic")

@@ -131,8 +131,9 @@ def rtp(type: TensorType, *, name: str) -> RtpRef:
     b = current_design("rtp(...)")
     name = check_name(name, "rtp name", loc)
     if not isinstance(type, TensorType):
-        raise DesignError("rtp", f"rtp '{name}' has type {type!r}, not a Tensor[...] type",
-                          loc=loc, fix="write e.g. rtp(Tensor[16, i32], name=\"thr\")")
+        raise DesignError("rtp", f"rtp '{name}' has type {shown(type)}, not a Tensor[...] type",
+                          loc=loc, found=shown(type),
+                          fix="write e.g. rtp(Tensor[16, i32], name=\"thr\")")
     if type.dtype not in RTP_DTYPES:
         raise DesignError(
             "rtp", f"rtp '{name}' holds {type.dtype}", loc=loc,

@@ -12,12 +12,13 @@ Example
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator, Literal, NoReturn, Sequence
+import sys
+from typing import Any, Literal, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import Pattern
+from aiedsl.library_code import is_library
 from aiedsl.lang.channel import Channel
 from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import ObjectFifo
@@ -28,7 +29,7 @@ from aiedsl.lang.records import (
     RtpWriteRecord, RuntimeRecord, SetBarrierRecord, TransferRecord,
 )
 from aiedsl.lang.trace import DesignTrace
-from aiedsl.source_loc import caller_loc
+from aiedsl.source_loc import assigned_name, caller_loc
 from aiedsl.values import as_int, plain, shown
 
 PatternSpec = Pattern | tuple[int, Sequence[int], Sequence[int]] | None
@@ -263,8 +264,7 @@ def _ints(values: Any) -> list[int] | None:
     return None if None in out else [v for v in out if v is not None]
 
 
-@contextmanager
-def runtime() -> Iterator[RuntimeBuilder]:
+def runtime() -> RuntimeSequence:
     """Open the design's runtime sequence (once per design): what the host does, in order, for
     each invocation. Its ``rt`` has:
 
@@ -288,17 +288,53 @@ def runtime() -> Iterator[RuntimeBuilder]:
             rt.fill(b[:], B, tiles(B, (64, 64)))  # a split channel's host end
             rt.drain(c, C)                  # C <- fifo c; waited for at the end
     """
-    loc = caller_loc()
-    b = current_design("runtime()")
-    if b.runtime is not None:
-        raise DesignError("runtime", "a design has one runtime sequence; this is a second",
-                          loc=loc, related=[("the first", b.runtime_loc)] if b.runtime_loc
-                          else None, fix="put every fill and drain in one `with runtime()`")
-    rt = RuntimeBuilder(b)
-    b.runtime, b.runtime_loc = rt.records, loc
-    yield rt
-    rt.records += [_wait_for(rec, loc, "end") for rec in rt.pending]  # the sync the end implies
-    rt.pending.clear()
+    return RuntimeSequence(caller_loc(), assigned_name("runtime"))
+
+
+class RuntimeSequence:
+    """What :func:`runtime` returns: its ``with`` opens the design's runtime sequence, whose
+    ``rt`` (the :class:`RuntimeBuilder`) its ``as`` names. Without ``with`` (``rt = runtime()``)
+    nothing is opened: ``rt.fill(...)`` then says to write the ``with`` (it was Python's
+    "'_GeneratorContextManager' object has no attribute 'fill'")."""
+
+    def __init__(self, loc: Loc, name: str | None) -> None:
+        self.loc = loc
+        """The line of the ``runtime()`` call."""
+        self.name = name
+        """The variable it was assigned to, if it was (``rt = runtime()``)."""
+        self._rt: RuntimeBuilder | None = None
+
+    def __enter__(self) -> RuntimeBuilder:
+        b = current_design("runtime()", self.loc)
+        if b.runtime is not None:
+            raise DesignError("runtime", "a design has one runtime sequence; this is a second",
+                              loc=self.loc, related=[("the first", b.runtime_loc)]
+                              if b.runtime_loc else None,
+                              fix="put every fill and drain in one `with runtime()`")
+        rt = self._rt = RuntimeBuilder(b)
+        b.runtime, b.runtime_loc = rt.records, self.loc
+        return rt
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        rt = self._rt
+        if kind is None and rt is not None:  # an error inside the block goes up as it is
+            rt.records += [_wait_for(rec, self.loc, "end") for rec in rt.pending]  # the end's
+            rt.pending.clear()                                                     # sync
+
+    def __getattr__(self, attr: str) -> NoReturn:
+        # only for what the object lacks: rt.fill, rt.drain, ... of a runtime() never entered;
+        # private names, and what aiedsl's or a library's code probes, as Python has it
+        if attr.startswith("_") or is_library(sys._getframe(1).f_code.co_filename):
+            raise AttributeError(f"'RuntimeSequence' object has no attribute {attr!r}")
+        rt = self.name or "rt"
+        raise DesignError(
+            "runtime", f"{rt}.{attr} is used on runtime() outside a `with`: no runtime "
+            "sequence is open", loc=caller_loc(),
+            limit="runtime() is a context manager: the sequence opens as its `with` block starts, "
+            "and `as` names the rt that fills and drains", found=f"{rt} = runtime()"
+            if self.name else "runtime()", related=[("runtime() is called here", self.loc)],
+            fix=f"write `with runtime() as {rt}:` and put {rt}.{attr}(...) and the other "
+            "transfers in its block")
 
 
 def _whole_channel(ch: Channel, op: str, tensor: str, loc: Loc) -> NoReturn:

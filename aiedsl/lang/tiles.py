@@ -21,6 +21,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import Pattern
 from aiedsl.lang.context import current_design, design_trace
+from aiedsl.lang.described import described
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.source_loc import caller_loc
 from aiedsl.targets import TargetModel
@@ -55,6 +56,13 @@ def tiles(tensor: HostTensorRef | tuple[int, int], tile: tuple[int, int], *,
     :class:`DesignError` saying why; send the tiles in several fills or drains instead.
     """
     loc = caller_loc()
+    if not isinstance(tensor, (HostTensorRef, tuple, list)):
+        given = described(tensor)
+        raise DesignError("tiles", f"tiles() walks a host tensor, not {given}", loc=loc,
+                          limit="a host tensor (a parameter of the @design function), or its "
+                          "(rows, cols)", found=given,
+                          fix="pass the tensor the fill or drain moves, its second argument: "
+                          "rt.fill(a, A, tiles(A, (64, 64)))")
     shape = tensor.shape if isinstance(tensor, HostTensorRef) else tuple(tensor)
     itemsize = tensor.type.dt.itemsize if isinstance(tensor, HostTensorRef) else 4
     if len(shape) != 2:
@@ -87,6 +95,13 @@ def tiles(tensor: HostTensorRef | tuple[int, int], tile: tuple[int, int], *,
     if repeat < 1:
         raise DesignError("tiles", f"repeat={repeat!r} sends the pattern no times", loc=loc,
                           fix="give repeat=1 or more")
+    if group != 1 and order in ("row", "col"):  # it would be ignored, silently
+        raise DesignError("tiles", f"group={group} is given with order={order!r}, which "
+                          "stacks no tile rows", loc=loc,
+                          limit="group= is for order='grouped' (group tile rows sent as one "
+                          "tall tile)", found=f"order={order!r}, group={group}",
+                          fix=f"write order='grouped' to send {group} tile rows as one tall "
+                          "tile, or leave group out")
     rr = _tile_range(rows, H // tr, "rows", loc)
     cr = _tile_range(cols, W // tc, "cols", loc)
     rstride, cstride = rr.step * tr * W, cr.step * tc

@@ -1,5 +1,5 @@
-# expect: python error 22
-# why: runtime() is a context manager; calling rt.fill on it without `with` is an AttributeError.
+# expect: runtime 22
+# why: runtime() is a context manager: rt.fill on it without `with` says to write the `with`.
 import numpy as np
 
 from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime

@@ -1,0 +1,37 @@
+"""What a design passed where aiedsl takes something else, as a message names it.
+
+A module of its own because the fifos, the channels, ``tiles()`` and the GEMM helpers all name
+what they were given, and the channels import the fifos: a channel is known here by the
+``described()`` it has, so nothing here imports either.
+
+Example
+-------
+::
+
+    described(a[0])              # "the fifo 'a_0'"
+    described(np.zeros((64, 64)))  # "an ndarray of shape (64, 64) float64"
+"""
+
+from __future__ import annotations
+
+from aiedsl.lang.records import FifoRecord
+from aiedsl.lang.tensor import HostTensorRef
+from aiedsl.values import shown
+
+
+def described(value: object) -> str:
+    """``value`` as a message names it: a fifo or a channel by name (``the fifo 'a_0'``), a
+    host tensor by name and shape, a numpy array by its shape and type, anything else by its
+    repr, but never by an address (``<... object at 0x7f...>`` differs from run to run: ``a
+    Foo`` instead)."""
+    if isinstance(value, FifoRecord):  # an ObjectFifo: the only kind
+        return f"the fifo '{value.name}'"
+    if callable(getattr(type(value), "described", None)):  # a Channel
+        return f"the {value.described()}"  # type: ignore[attr-defined]
+    if isinstance(value, HostTensorRef):
+        return f"host tensor '{value.name}' {list(value.shape)}"
+    text = shown(value)
+    if " at 0x" in text:
+        name = type(value).__name__
+        return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+    return text
