@@ -147,6 +147,18 @@ def test_a_two_core_chain_builds(design_file: DesignFile) -> None:
     assert [(c.src, c.dst) for c in placed.cascades] == [("core[0,0]", "core[1,0]")]
 
 
+def test_a_chain_given_its_roles_backwards_is_told_which_way_it_runs(
+        design_file: DesignFile) -> None:
+    """A tester's south chain with the put at y=0 and the get at y=3 was told only "call a
+    kernel without a cascade output on the chain's last core", not which core that is (which
+    way a chain runs is not in the core index). Here an east chain, its roles swapped."""
+    path = design_file(CHAIN.replace("            if i == 0:\n", "            if i == 1:\n"))
+    assert _error(path).splitlines()[-1] == (
+        "  fix: call a kernel without a cascade input on the chain's first core (the chain "
+        "runs core[0,0] -> core[1,0]: give core[0,0] the put-only kernel and core[1,0] the "
+        "get-only one)")
+
+
 def test_a_cascade_west_is_refused(design_file: DesignFile) -> None:
     path = design_file(CHAIN.replace('cascade="east"', 'cascade="west"'))
     assert _error(path) == (

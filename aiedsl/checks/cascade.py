@@ -17,6 +17,7 @@ from collections import Counter
 from aiedsl.ir.program import walk
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Call
+from aiedsl.ir.cores import Cascade
 from aiedsl.ir.design import Design
 from aiedsl.targets import TargetModel
 
@@ -68,13 +69,17 @@ def check_cascades(d: Design, target: TargetModel) -> None:
                     why = (f"herd '{herd.name}' has no cascade" if herd.cascade is None else
                            f"the herd's cascade='{herd.cascade}' "
                            f"{'starts' if side == 'in' else 'ends'} at {core.name}")
+                    chain = _chain(core.name, has_in, has_out)
+                    order = (f" (the chain runs {' -> '.join(chain)}: give {chain[0]} the "
+                             f"put-only kernel and {chain[-1]} the get-only one)"
+                             if len(chain) > 1 else "")
                     raise DesignError(
                         "cascade", f"{core.name} calls '{k.symbol}', which {verb} the cascade, "
                         f"but {core.name} has no cascade {side}put: {why}", loc=op.loc,
                         fix=("call a kernel without a cascade input on the chain's first core"
                              if side == "in" else
                              "call a kernel without a cascade output on the chain's last core")
-                        if herd.cascade is not None else
+                        + order if herd.cascade is not None else
                         "give the herd cascade='east' (or 'south')")
                 words = t.nbytes * 8 // target.cascade_bits
                 (got if side == "in" else put)[core.name] += words * mult
@@ -113,3 +118,16 @@ def _calls(core: str, total: int, verb: str, kernels: dict[str, list]) -> str:
     each = ", ".join(f"'{k}': {n} call{'s' if n != 1 else ''} of {w} word{'s' if w != 1 else ''}"
                      f", line {op.loc.line}" for k, (n, w, op) in kernels.items())
     return f"{core} {verb} {total} ({each})"
+
+
+def _chain(name: str, has_in: dict[str, Cascade], has_out: dict[str, Cascade]
+           ) -> list[str]:
+    """The cores of the cascade chain through core ``name``, first to last (cascade='south'
+    runs from a herd's top row down, 'east' from its first column on)."""
+    first = name
+    while first in has_in:
+        first = has_in[first].src
+    out = [first]
+    while out[-1] in has_out:
+        out.append(has_out[out[-1]].dst)
+    return out
