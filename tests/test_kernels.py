@@ -235,6 +235,18 @@ def test_what_counts_as_an_aie_intrinsic(name: str, intrinsic: bool) -> None:
     assert bool(INTRINSIC.fullmatch(name)) is intrinsic
 
 
+def test_an_intrinsic_in_a_file_of_several_kernels_is_the_files_not_each_kernels() -> None:
+    """A tester's: "casc_put_256 and casc_get_i32_256 uses get_scd_v16acc32", though only the
+    get kernel called it: one file, built once for both."""
+    from aiedsl.kernels.host_errors import explain
+
+    stderr = "k.cc:3:10: error: 'get_scd_v16acc32' was not declared in this scope\n"
+    message, _ = explain(stderr, "casc_put_256 and casc_get_i32_256", "aie.hpp")
+    assert message == ("the C++ of casc_put_256 and casc_get_i32_256 uses get_scd_v16acc32, a "
+                       "raw AIE2 intrinsic that aiedsl's host AIE API header does not model, so "
+                       "it cannot be tested on the host")
+
+
 def test_host_bfloat16_rounds_to_nearest_even(design_file: DesignFile) -> None:
     """float -> bfloat16 in the host header agrees with ml_dtypes (round to nearest, ties to
     even) on ties, near-ties, signs, tiny and huge values."""

@@ -79,6 +79,8 @@ def explain(stderr: str, label: str, header: object,
                 f"entry of the kernel of that name defines {'it' if len(twice) == 1 else 'them'}"
                 " again", "leave entry= out to call the source's own function as it is, or "
                 "name the kernel for what its entry= computes (put the shape in the symbol)")
+    # one file built for several kernels: its code is theirs together, not each one's
+    subject = f"the C++ of {label}" if " and " in label else label
     api = sorted(set(_NOT_IN_AIE.findall(stderr)))
     raw = sorted({n for n in _UNDECLARED.findall(stderr) if INTRINSIC.fullmatch(n)})
     covered = f"the host header covers the AIE API names listed at the top of {header}"
@@ -88,7 +90,7 @@ def explain(stderr: str, label: str, header: object,
         kind, words = rule.groups()
         made = [t for t, k in _INSTANCE.findall(stderr) if k == kind]
         what = made[0] if made else f"an aie::{kind}"
-        return (f"{label} uses {what}, which the AIE API does not have: {words}",
+        return (f"{subject} uses {what}, which the AIE API does not have: {words}",
                 _RULE_FIX[kind])
     if not api and not raw:
         return f"{label} does not compile on the host", f"fix the C++; {covered}"
@@ -100,7 +102,7 @@ def explain(stderr: str, label: str, header: object,
         what = "a raw AIE2 intrinsic" if len(raw) == 1 else "raw AIE2 intrinsics"
         parts.append(f"{_listed(raw)}, {what} that aiedsl's host AIE API header does not "
                      "model")
-    message = f"{label} uses {'; and '.join(parts)}, so it cannot be tested on the host"
+    message = f"{subject} uses {'; and '.join(parts)}, so it cannot be tested on the host"
     if not raw:
         return message, f"fix the C++; {covered}"
     # an intrinsic has no AIE API spelling the header could add on its own: the kernel can be
