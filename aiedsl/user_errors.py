@@ -194,6 +194,8 @@ def _call_chain(frames: list[_Frame]) -> list[tuple[str, Loc]]:
             "aiedsl runs"
         label = f"{_called(f.function)}{' ' if callee.direct else ': '}{runs} " \
             f"{_called(callee.function)}"
+        if callee.function == "<module>":  # a module run by an import, not a call
+            label = f"{_called(f.function)} imports {os.path.splitext(callee.loc.file)[0]}"
         if chain and chain[-1][0] == label and chain[-1][1] == f.loc:
             chain[-1] = (label, f.loc, chain[-1][2] + 1)
         else:

@@ -770,3 +770,14 @@ def test_an_error_in_the_core_function_itself_adds_no_lines(design_file: DesignF
     with pytest.raises(DesignError) as e:
         load_design(path)
     assert e.value.related == [] and e.value.loc is not None and e.value.loc.line == 7
+
+
+def test_a_module_in_a_call_chain_is_imported_not_called() -> None:
+    """A docs tester's: define() in a module the design imports said "d.py:4: the module calls
+    the module" (Python drops importlib's frames, so the import line calls the module)."""
+    from aiedsl.ir.loc import Loc
+    from aiedsl.user_errors import _call_chain, _Frame
+
+    frames = [_Frame(Loc(file="d.py", line=4), "<module>", "/w/d.py", False, False),
+              _Frame(Loc(file="params.py", line=2), "<module>", "/w/params.py", True, False)]
+    assert _call_chain(frames) == [("the module imports params", Loc(file="d.py", line=4))]

@@ -332,6 +332,19 @@ def test_build_sh_without_aiecc_says_what_it_needs(fake_tools: dict[str, Path]) 
     assert not fake_tools["log"].exists() or not fake_tools["log"].read_text()
 
 
+def test_build_sh_takes_the_headers_from_beside_aiecc_without_mlir_aie_install_dir(
+        fake_tools: dict[str, Path]) -> None:
+    """A docs tester's: README's pip route exports only PEANO_INSTALL_DIR, and build.sh stopped
+    at once (MLIR_AIE_INSTALL_DIR unset), though aiecc was on PATH and the headers beside it,
+    where --compile and doctor find them."""
+    aiedsl.build(PASSTHROUGH, output="out")
+    env = {k: v for k, v in os.environ.items() if k != "MLIR_AIE_INSTALL_DIR"}
+    env["PATH"] = f"{fake_tools['mlir_aie'] / 'bin'}:/usr/bin:/bin"
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"-I{fake_tools['mlir_aie'].resolve()}/include" in fake_tools["log"].read_text()
+
+
 def test_build_sh_stops_when_aiecc_rejects_its_command(fake_tools: dict[str, Path]) -> None:
     """An aiecc whose help names neither spelling gets the current one; if it rejects it,
     build.sh stops there (set -e) with aiecc's message."""
@@ -347,11 +360,13 @@ def test_build_sh_stops_when_aiecc_rejects_its_command(fake_tools: dict[str, Pat
 
 def test_build_sh_quotes_the_aiecc_choice() -> None:
     """The spelling choice is shell text from commands.py; every word is quoted by
-    shell_line (no command substitution anywhere)."""
+    shell_line. The one command substitution is constant text: the install aiecc came from,
+    for the headers when MLIR_AIE_INSTALL_DIR does not hold them."""
     from aiedsl.toolchain.commands import aiecc_argv, shell_line
 
     script = shell_line(aiecc_argv())
-    assert "$(" not in script
+    assert [line for line in script.splitlines() if "$(" in line] == [
+        '  MLIR_AIE_INSTALL_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v "$aiecc")")")")']
     assert "  outputs=(--aie-generate-xclbin --xclbin-name=aie.xclbin --aie-generate-npu-insts " \
            "--npu-insts-name=insts.bin)" in script.splitlines()
     assert script.splitlines()[-1] == \

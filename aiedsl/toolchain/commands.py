@@ -228,14 +228,20 @@ FOUND_AIECC = EnvWord("", "aiecc", "")
 
 
 def find_aiecc_script() -> list[str]:
-    """The ``build.sh`` lines that find aiecc as :mod:`aiedsl.toolchain.discover` does (the
-    names of :data:`AIECC_NAMES` on ``PATH``, then in ``$MLIR_AIE_INSTALL_DIR/bin``) and put it
-    in ``$aiecc``, or stop (exit 127) saying what it needs. No path of this machine is written
-    into them: ``build.sh`` is the same on every machine."""
+    """The ``build.sh`` lines that find aiecc and the AIE API headers as
+    :mod:`aiedsl.toolchain.discover` does: aiecc by the names of :data:`AIECC_NAMES` on
+    ``PATH``, then in ``$MLIR_AIE_INSTALL_DIR/bin``, put in ``$aiecc``; the headers in
+    ``$MLIR_AIE_INSTALL_DIR/include``, else in the install aiecc came from (a pip-installed
+    mlir_aie puts aiecc on ``PATH``), which ``MLIR_AIE_INSTALL_DIR`` is then set to. Either missing stops it (exit 127) saying what it needs. No path of this machine is
+    written into them: ``build.sh`` is the same on every machine."""
     names = shell_line(list(AIECC_NAMES))
     install = EnvWord("", "MLIR_AIE_INSTALL_DIR", "/bin/").shell() + '"$name"'
     need = ("build.sh: no aiecc: put the aiecc (or aiecc.py) of mlir-aie on PATH, or set "
             "MLIR_AIE_INSTALL_DIR to an mlir-aie install whose bin/ holds it")
+    headers = EnvWord("", "MLIR_AIE_INSTALL_DIR", "/include/aie_api/aie.hpp").shell()
+    no_headers = ("build.sh: no AIE API headers (include/aie_api/aie.hpp) in "
+                  "MLIR_AIE_INSTALL_DIR or beside aiecc: set MLIR_AIE_INSTALL_DIR to your "
+                  "mlir-aie install")
     return [
         "# aiecc as aiedsl looks for it: aiecc or aiecc.py on PATH, else in",
         "# $MLIR_AIE_INSTALL_DIR/bin.",
@@ -243,13 +249,22 @@ def find_aiecc_script() -> list[str]:
         f"for name in {names}; do",
         '  if command -v "$name" >/dev/null 2>&1; then aiecc=$name; break; fi',
         "done",
-        'if [ -z "$aiecc" ]; then',
+        'if [ -z "$aiecc" ] && [ -n "${MLIR_AIE_INSTALL_DIR:-}" ]; then',
         f"  for name in {names}; do",
         f"    if [ -x {install} ]; then aiecc={install}; break; fi",
         "  done",
         "fi",
         'if [ -z "$aiecc" ]; then',
         f"  echo {shell_line([need])} >&2",
+        "  exit 127",
+        "fi",
+        "# The AIE API headers: $MLIR_AIE_INSTALL_DIR/include, else the install aiecc came from",
+        "# (<install>/bin/aiecc).",
+        'if [ ! -f "${MLIR_AIE_INSTALL_DIR:-}"/include/aie_api/aie.hpp ]; then',
+        '  MLIR_AIE_INSTALL_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v "$aiecc")")")")',
+        "fi",
+        f"if [ ! -f {headers} ]; then",
+        f"  echo {shell_line([no_headers])} >&2",
         "  exit 127",
         "fi",
     ]
