@@ -232,8 +232,9 @@ def find_aiecc_script() -> list[str]:
     :mod:`aiedsl.toolchain.discover` does: aiecc by the names of :data:`AIECC_NAMES` on
     ``PATH``, then in ``$MLIR_AIE_INSTALL_DIR/bin``, put in ``$aiecc``; the headers in
     ``$MLIR_AIE_INSTALL_DIR/include``, else in the install aiecc came from (a pip-installed
-    mlir_aie puts aiecc on ``PATH``), which ``MLIR_AIE_INSTALL_DIR`` is then set to. Either missing stops it (exit 127) saying what it needs. No path of this machine is
-    written into them: ``build.sh`` is the same on every machine."""
+    mlir_aie puts aiecc on ``PATH``), which ``MLIR_AIE_INSTALL_DIR`` is then set to. Either
+    missing stops it (exit 127) saying what it needs. No path of this machine is written into
+    them: ``build.sh`` is the same on every machine."""
     names = shell_line(list(AIECC_NAMES))
     install = EnvWord("", "MLIR_AIE_INSTALL_DIR", "/bin/").shell() + '"$name"'
     need = ("build.sh: no aiecc: put the aiecc (or aiecc.py) of mlir-aie on PATH, or set "
