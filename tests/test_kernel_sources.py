@@ -9,6 +9,7 @@ with a plain helper on one core, which Peano's lld would refuse as duplicate sym
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -867,6 +868,21 @@ def test_a_template_beside_the_design_renders_and_one_that_cannot_is_a_check_err
     handle = load_design(design_file(src))
     check_design(handle.ir)
     assert "i < 1024;" in kernel_source(handle.kernels["my_twice_1024"].ir).text
+    # a reviewer's: its generated file named it from the working directory, and entry= went
+    # unchecked (a .cc kernel's was refused)
+    path = design_file(src)
+    first = aiedsl.build(path, output="one").files["kernels/my_twice_1024.cc"]
+    assert first.splitlines()[0].endswith("from twice.cc.j2 (do not edit here)")
+    here = os.getcwd()
+    os.chdir("/")
+    try:
+        second = aiedsl.build(path, output=path.parent / "two").files["kernels/my_twice_1024.cc"]
+    finally:
+        os.chdir(here)
+    assert second == first
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(src.replace("twice<1024>", "nothere<1024>"))).ir)
+    assert str(e.value).splitlines()[0].endswith("which twice.cc.j2 does not declare")
     src = src.replace('params={"n": 1024}', 'params={"m": 1024}')
     with pytest.raises(DesignError) as e:
         check_design(load_design(design_file(src)).ir)

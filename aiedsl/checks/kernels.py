@@ -36,10 +36,8 @@ def check_kernel_sources(d: Design, found_only: bool = False,
                 continue
             if missing_only and (k.source_kind != "file" or source_file(k) is not None):
                 continue
-            if k.source_kind == "file":  # kernel_source raises when the file is missing
-                check_file_kernel(k, kernel_source(k), unit.file)
-            else:  # a template that is missing or does not render is said here, not at build
-                kernel_source(k)
+            # kernel_source raises when the file is missing, or a template does not render
+            check_file_kernel(k, kernel_source(k), unit.file)
 
 
 def check_kernel_objects(d: Design) -> None:

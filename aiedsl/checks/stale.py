@@ -21,7 +21,7 @@ from aiedsl.ir.core_ops import Acquire, BufferArg, Call, Loop, Op, Release
 from aiedsl.ir.cores import Core
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
-from aiedsl.kernels.paths import KERNELS_CPP
+from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
 from aiedsl.kernels.source import source_file
 from aiedsl.ir.program import acquires
 
@@ -156,12 +156,12 @@ def _released(core: Core, op: Release, elements: list[int], views: dict[str, Vie
 
 
 def _library(k: Kernel) -> bool:
-    """Is ``k`` one of aiedsl's own kernels (a template, or a file of its kernels_cpp/),
-    whose "inout" arguments are added into on every call?"""
-    if k.source_kind == "template":
-        return True
+    """Is ``k`` one of aiedsl's own kernels (a file of its kernels_cpp/ or one of its kernel
+    templates; a user's template is the user's), whose "inout" arguments are added into on
+    every call?"""
     path = source_file(k)
-    return path is not None and path.is_relative_to(KERNELS_CPP)
+    return path is not None and any(path.is_relative_to(d) for d in (KERNELS_CPP,
+                                                                       KERNEL_TEMPLATES))
 
 
 def _consumed_output(d: Design, core: Core, call: Call) -> tuple[str, int, str] | None:

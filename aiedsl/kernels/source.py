@@ -28,6 +28,8 @@ class KernelSource:
     path: Path | None
     """The file itself (None for a rendered template: its lines are not the template's)."""
     text: str
+    template: Path | None = None
+    """The template it was rendered from (None for a file)."""
 
 
 def kernel_source(k: Kernel) -> KernelSource:
@@ -56,7 +58,7 @@ def kernel_source(k: Kernel) -> KernelSource:
             f"{str(e).split(': ', 1)[-1]}", loc=k.loc, found=f"params={k.params}",
             fix="give every name the template uses in params= (it renders with the kernel's "
                 "params)") from None
-    return KernelSource(label, None, text)
+    return KernelSource(label, None, text, path)
 
 
 def source_file(k: Kernel) -> Path | None:

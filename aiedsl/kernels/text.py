@@ -20,7 +20,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import calls
-from aiedsl.kernels.paths import KERNELS_CPP
+from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
 from aiedsl.kernels.source import KernelSource, kernel_source
 from aiedsl.kernels.units import KernelUnit, kernel_units, unit_of
 from aiedsl.render import render
@@ -131,8 +131,10 @@ def unit_text(d: Design | None, unit: KernelUnit) -> KernelText:
     # The file records paths as stable_path does (not as the user's working directory sees them).
     home = os.path.dirname((d or first).loc.file)
     origin = src.label
-    if src.path is not None and not src.path.is_relative_to(KERNELS_CPP):
-        origin = stable_path(str(src.path), home)
+    mine = src.path or src.template
+    if mine is not None and not any(mine.is_relative_to(d) for d in (KERNELS_CPP,
+                                                                       KERNEL_TEMPLATES)):
+        origin = stable_path(str(mine), home)  # a file or template of the user's
     views = []
     for k in unit.kernels:
         params, names = [], []
