@@ -94,15 +94,16 @@ def dtype(name: str | DType | object) -> DType:
 
 
 def held(value: int | float, name: str) -> int | float:
-    """``value`` as a core holds a scalar of dtype ``name``: a float rounded to it (nearest
-    even; ``0.3`` as f32 is ``0.30000001192092896``, as bf16 ``0.30078125``) and returned as a
-    Python float, an integer unchanged. What a kernel's C++ receives for an MLIR constant, and
-    so what its numpy reference is handed.
+    """``value`` as a core holds a scalar of dtype ``name``: for a floating-point type, rounded
+    to it (nearest even; ``0.3`` as f32 is ``0.30000001192092896``, as bf16 ``0.30078125``;
+    ``257`` as bf16 is ``256.0``) and returned as a Python float; for an integer type,
+    unchanged. What a kernel's C++ receives for an MLIR constant, and so what its numpy
+    reference is handed.
 
-    >>> held(0.3, "bf16")
-    0.30078125
+    >>> held(0.3, "bf16"), held(257, "bf16")
+    (0.30078125, 256.0)
     """
     dt = dtype(name)
-    if isinstance(value, float) and dt.is_float:
+    if dt.is_float:
         return float(import_module("numpy").array(value, dtype=dt.numpy))
     return value

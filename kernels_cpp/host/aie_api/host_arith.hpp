@@ -116,18 +116,28 @@ accum<typename detail::default_acc<T>::type, N> mul_square(const vector<T, N> &a
 // even); the hardware's results may differ in the last place. For bf16 the AIE API's Newton
 // steps convert accfloat to bf16 (detail/aie2/elementary.hpp), which the rounding mode rounds.
 namespace detail {
-// AIE2's float vector inv (the AIE API's detail/aie2/elementary.hpp, ElementaryOp::Inv on
-// float) starts from the seed 0x7eb53567 - bits(|x|) and refines it: a |x| whose bits pass
-// the magic number makes the seed NaN, and one above 2^125.4 a subnormal seed, which the
-// core flushes to zero, so 1/x is 0 (and 1/inf NaN). Within range, 1/x (the last place aside).
+inline float ftz(float v) { return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v; }
+// AIE2's float vector inv (the AIE API's detail/aie2/elementary.hpp, ElementaryOp::Inv on float):
+// the seed 0x7eb53567 - bits(x) as an int32, one refinement (k1 = 1.9395974, k2 = 1.436142) and
+// one Newton step, each result flushed to zero as the core flushes subnormals. Within 2^122 it
+// is taken as 1/x (the last place aside); beyond, the steps themselves: 0 where they underflow
+// (|x| past about 2^124.9), NaN where the seed is (|x| past about 1.2e38), and an infinity of the
+// other sign past about 2.4e38 and for an infinity.
 inline float aie2_inv(float x) {
   uint32_t u;
   std::memcpy(&u, &x, 4);
   const uint32_t mag = u & 0x7fffffffu;
   if (mag > 0x7f800000u) return x;  // NaN stays NaN
-  if (mag > 0x7eb53567u) return std::numeric_limits<float>::quiet_NaN();
-  if (0x7eb53567u - mag < 0x00800000u) return (u >> 31) ? -0.0f : 0.0f;
-  return 1.0f / x;
+  if (mag < 0x7c800000u) return 1.0f / x;
+  const uint32_t seed = 0x7eb53567u - u;
+  float y;
+  std::memcpy(&y, &seed, 4);
+  y = ftz(y);
+  float acc = ftz(ftz(-x * y) + 1.436142f);
+  acc = ftz(acc * y);
+  const float neg_y = ftz(-(acc * 1.9395974f));
+  const float r = ftz(ftz(neg_y * x) + 2.0f);
+  return ftz(-(neg_y * r));
 }
 }  // namespace detail
 template <typename T, unsigned N> vector<T, N> inv(const vector<T, N> &a) {
