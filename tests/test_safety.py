@@ -313,9 +313,15 @@ def test_build_sh_quotes_every_word(design_file: DesignFile, tmp_path: Path) -> 
     assert '-I"$MLIR_AIE_INSTALL_DIR"/include' in sh
     # the command substitutions are constant text: the script's folder, and the install aiecc
     # came from (for the AIE API headers when MLIR_AIE_INSTALL_DIR does not hold them)
-    beside_aiecc = 'MLIR_AIE_INSTALL_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v ' \
-        '"$aiecc")")")")'
-    assert "$(" not in sh.replace('$(dirname "$0")', "").replace(beside_aiecc, "")
+    constant = ['$(dirname "$0")',
+                'MLIR_AIE_INSTALL_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v '
+                '"$aiecc")")")")', '< "$(command -v "$aiecc")"',
+                'MLIR_AIE_INSTALL_DIR=$("$python" -c \'import sysconfig; '
+                'print(sysconfig.get_paths()["purelib"])\')']
+    for text in constant:
+        assert text in sh
+        sh = sh.replace(text, "")
+    assert "$(" not in sh
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)

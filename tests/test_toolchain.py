@@ -345,6 +345,28 @@ def test_build_sh_takes_the_headers_from_beside_aiecc_without_mlir_aie_install_d
     assert f"-I{fake_tools['mlir_aie'].resolve()}/include" in fake_tools["log"].read_text()
 
 
+def test_build_sh_finds_the_headers_of_a_pip_installed_mlir_aie(fake_tools: dict[str, Path]
+                                                                ) -> None:
+    """The reviewer's: pip writes aiecc as a launcher script in the environment's bin/, and the
+    headers are in site-packages/mlir_aie/include, not beside it: build.sh and doctor looked in
+    <env>/include."""
+    root = fake_tools["root"]
+    env_bin, site = root / "env" / "bin", root / "env" / "site"
+    (site / "mlir_aie" / "include" / "aie_api").mkdir(parents=True)
+    (site / "mlir_aie" / "include" / "aie_api" / "aie.hpp").write_text("// test double\n")
+    # a stand-in interpreter: -c prints its purelib; a script it runs as sh
+    _script(env_bin / "python", f'#!/bin/sh\nif [ "$1" = -c ]; then echo {site}; exit 0; fi\n'
+            'exec /bin/sh "$@"\n')
+    launcher = (fake_tools["mlir_aie"] / "bin" / "aiecc").read_text().split("\n", 1)[1]
+    _script(env_bin / "aiecc", f"#!{env_bin / 'python'}\n" + launcher)
+    aiedsl.build(PASSTHROUGH, output="out")
+    env = {k: v for k, v in os.environ.items() if k != "MLIR_AIE_INSTALL_DIR"}
+    env["PATH"] = f"{env_bin}:/usr/bin:/bin"
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"-I{site}/mlir_aie/include" in fake_tools["log"].read_text()
+
+
 def test_build_sh_stops_when_aiecc_rejects_its_command(fake_tools: dict[str, Path]) -> None:
     """An aiecc whose help names neither spelling gets the current one; if it rejects it,
     build.sh stops there (set -e) with aiecc's message."""
@@ -366,7 +388,10 @@ def test_build_sh_quotes_the_aiecc_choice() -> None:
 
     script = shell_line(aiecc_argv())
     assert [line for line in script.splitlines() if "$(" in line] == [
-        '  MLIR_AIE_INSTALL_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v "$aiecc")")")")']
+        '  MLIR_AIE_INSTALL_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v "$aiecc")")")")',
+        '  IFS= read -r shebang < "$(command -v "$aiecc")" || true',
+        '    MLIR_AIE_INSTALL_DIR=$("$python" -c \'import sysconfig; '
+        'print(sysconfig.get_paths()["purelib"])\')/mlir_aie']
     assert "  outputs=(--aie-generate-xclbin --xclbin-name=aie.xclbin --aie-generate-npu-insts " \
            "--npu-insts-name=insts.bin)" in script.splitlines()
     assert script.splitlines()[-1] == \

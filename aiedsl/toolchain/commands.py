@@ -231,8 +231,9 @@ def find_aiecc_script() -> list[str]:
     """The ``build.sh`` lines that find aiecc and the AIE API headers as
     :mod:`aiedsl.toolchain.discover` does: aiecc by the names of :data:`AIECC_NAMES` on
     ``PATH``, then in ``$MLIR_AIE_INSTALL_DIR/bin``, put in ``$aiecc``; the headers in
-    ``$MLIR_AIE_INSTALL_DIR/include``, else in the install aiecc came from (a pip-installed
-    mlir_aie puts aiecc on ``PATH``), which ``MLIR_AIE_INSTALL_DIR`` is then set to. Either
+    ``$MLIR_AIE_INSTALL_DIR/include``, else in the install aiecc came from, else, for pip's
+    aiecc (a launcher script), in the mlir_aie package of its interpreter's site-packages;
+    ``MLIR_AIE_INSTALL_DIR`` is then set to where they were. Either
     missing stops it (exit 127) saying what it needs. No path of this machine is written into
     them: ``build.sh`` is the same on every machine."""
     names = shell_line(list(AIECC_NAMES))
@@ -241,8 +242,8 @@ def find_aiecc_script() -> list[str]:
             "MLIR_AIE_INSTALL_DIR to an mlir-aie install whose bin/ holds it")
     headers = EnvWord("", "MLIR_AIE_INSTALL_DIR", "/include/aie_api/aie.hpp").shell()
     no_headers = ("build.sh: no AIE API headers (include/aie_api/aie.hpp) in "
-                  "MLIR_AIE_INSTALL_DIR or beside aiecc: set MLIR_AIE_INSTALL_DIR to your "
-                  "mlir-aie install")
+                  "MLIR_AIE_INSTALL_DIR, beside aiecc or in its Python's mlir_aie package: set "
+                  "MLIR_AIE_INSTALL_DIR to your mlir-aie install")
     return [
         "# aiecc as aiedsl looks for it: aiecc or aiecc.py on PATH, else in",
         "# $MLIR_AIE_INSTALL_DIR/bin.",
@@ -263,6 +264,17 @@ def find_aiecc_script() -> list[str]:
         "# (<install>/bin/aiecc).",
         'if [ ! -f "${MLIR_AIE_INSTALL_DIR:-}"/include/aie_api/aie.hpp ]; then',
         '  MLIR_AIE_INSTALL_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v "$aiecc")")")")',
+        "fi",
+        "# pip's aiecc is a launcher in the environment's bin/: its interpreter's site-packages",
+        "# hold the mlir_aie package (include/ among it).",
+        'if [ ! -f "$MLIR_AIE_INSTALL_DIR"/include/aie_api/aie.hpp ]; then',
+        "  shebang=''",
+        '  IFS= read -r shebang < "$(command -v "$aiecc")" || true',
+        '  python=${shebang#"#!"}',
+        '  if [ "$python" != "$shebang" ] && [ -x "$python" ]; then',
+        '    MLIR_AIE_INSTALL_DIR=$("$python" -c \'import sysconfig; '
+        'print(sysconfig.get_paths()["purelib"])\')/mlir_aie',
+        "  fi",
         "fi",
         f"if [ ! -f {headers} ]; then",
         f"  echo {shell_line([no_headers])} >&2",

@@ -10,8 +10,9 @@ None of them comes from PyPI's default index, so each is looked for where its in
   its version, for the option spelling it takes (:func:`~aiedsl.toolchain.commands.aiecc_spelling`);
 * aie-opt and aie-translate: the same places, in the same order (``aiedsl build`` lowers each
   design with them when both are found: :mod:`aiedsl.toolchain.lower`);
-* headers: ``MLIR_AIE_INSTALL_DIR/include`` (or the install aiecc came from), which holds
-  ``aie_api/``;
+* headers: ``MLIR_AIE_INSTALL_DIR/include``, else the install aiecc came from, else the
+  ``mlir_aie`` directory of a ``pip install mlir_aie`` (whose aiecc is a launcher script in the
+  environment's ``bin/``), which holds ``aie_api/``;
 * pyxrt: importable (XRT puts it on ``PYTHONPATH`` with ``source /opt/xilinx/xrt/setup.sh``).
 
 A tool is asked for its version (and aiecc for its help) in an empty temporary directory, so no
@@ -233,6 +234,8 @@ def _find_headers(env: Mapping[str, str], aiecc: Tool) -> Tool:
         roots.append((Path(env["MLIR_AIE_INSTALL_DIR"]), "MLIR_AIE_INSTALL_DIR"))
     if aiecc.path is not None:  # <install>/bin/aiecc -> <install>/include
         roots.append((aiecc.path.resolve().parent.parent, "beside aiecc"))
+    # pip's aiecc is a launcher in the environment's bin/; the headers are in the package
+    roots.append((_site_packages() / "mlir_aie", "pip package mlir_aie"))
     for root, how in roots:
         inc = root / "include"
         if (inc / "aie_api" / "aie.hpp").is_file():
