@@ -150,8 +150,11 @@ def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) ->
     t = TensorType(shape=shape, dtype="bf16")
     target = kernel_target(device)
     hw = target.arch == "aie2p"  # AIE2P computes 2^x in hardware (aie::exp2)
-    steps = ({"exp": 6, "silu": 10, "gelu": 20, "softmax": 30} if hw else
-             {"exp": 16, "silu": 20, "gelu": 30, "softmax": 40})[kind]
+    # vector steps per 16 lanes, about 1.3x the busiest unit `aiedsl kernel profile` counts
+    # (exp 12, silu 20, gelu 21 on AIE2; 3, 11, 12 on AIE2P): silu and gelu take |a|, a
+    # comparison and two selects around the inverse (activation.cc.j2)
+    steps = ({"exp": 6, "silu": 14, "gelu": 20, "softmax": 30} if hw else
+             {"exp": 16, "silu": 27, "gelu": 30, "softmax": 40})[kind]
     # The work is the function's, the same on every device (AIE2P's exp2 takes fewer steps for
     # it, a higher throughput): per element, exp 1; silu 4 (negate, exp, add 1, divide); gelu
     # 8 (cube, two multiplies and an add inside tanh, tanh, add 1, two multiplies); softmax 3
