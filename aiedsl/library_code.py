@@ -27,6 +27,20 @@ def is_library(filename: str) -> bool:
     return filename.startswith(PACKAGE_DIR + os.sep) or filename.startswith(library_dirs())
 
 
+USER_PSEUDO_FILES = ("<stdin>", "<string>", "<console>", "<input>", "<ipython-input-")
+"""The file names Python gives code typed at a prompt or run from a string: the user's, where
+other ``<...>`` names are Python's or a library's (``<frozen importlib._bootstrap>``, numpy
+1.x's ``<__array_function__ internals>``)."""
+
+
+def is_users(filename: str) -> bool:
+    """Is ``filename`` the user's code: a file outside aiedsl, Python and installed packages,
+    or code typed at a prompt or run from a string (:data:`USER_PSEUDO_FILES`)?"""
+    if filename.startswith("<"):
+        return filename.startswith(USER_PSEUDO_FILES)
+    return not is_library(filename)
+
+
 @functools.lru_cache(maxsize=1)
 def library_dirs() -> tuple[str, ...]:
     """The folders of Python's standard library and of installed packages, each ending in a

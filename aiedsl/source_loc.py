@@ -9,7 +9,6 @@ user's own exception into a message at such a line.
 from __future__ import annotations
 
 import linecache
-import os
 import re
 import sys
 from types import FrameType, TracebackType
@@ -17,7 +16,7 @@ from typing import Any
 
 from aiedsl.errors import display_path
 from aiedsl.ir.loc import Loc
-from aiedsl.library_code import PACKAGE_DIR, is_library
+from aiedsl.library_code import is_library, is_users
 
 
 def source_lines(filename: str) -> list[str]:
@@ -60,9 +59,7 @@ def _user_frame() -> FrameType | None:
     the design's call. Code typed at a prompt (``<stdin>``) is the user's."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
-        name = frame.f_code.co_filename
-        if not (name.startswith(PACKAGE_DIR + os.sep) or name.startswith("<frozen")
-                or not name.startswith("<") and is_library(name)):
+        if is_users(frame.f_code.co_filename):
             return frame
         frame = frame.f_back
     return None
@@ -220,7 +217,7 @@ def user_line(tb: TracebackType | None) -> Loc | None:
     found = None
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
-        if not is_library(name):
+        if is_users(name):
             found = Loc(file=display_path(name), line=tb.tb_lineno)
         tb = tb.tb_next
     return found

@@ -14,7 +14,7 @@ from typing import Any, Callable, NamedTuple
 
 from aiedsl.errors import DesignError, display_path
 from aiedsl.ir.loc import Loc
-from aiedsl.library_code import PACKAGE_DIR, is_library
+from aiedsl.library_code import PACKAGE_DIR, is_users
 from aiedsl.source_loc import defined_below, user_line
 
 
@@ -151,7 +151,7 @@ def _user_frames(tb: TracebackType | None) -> list[_Frame]:
     previous_user, design_between = False, False
     while tb is not None:
         code = tb.tb_frame.f_code
-        if is_library(code.co_filename):
+        if not is_users(code.co_filename):
             previous_user = False
             design_between |= code.co_filename == _DESIGN_FILE and code.co_name == "decorate"
         else:

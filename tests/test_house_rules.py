@@ -144,3 +144,15 @@ def test_every_design_error_says_a_fix() -> None:
             if not spread and (fix is None or isinstance(fix, ast.Constant) and not fix.value):
                 missing.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
     assert missing == []
+
+
+def test_prompt_code_is_the_users_and_numpys_pseudo_files_are_not() -> None:
+    """numpy 1.x runs np.max through '<__array_function__ internals>', which was taken for the
+    user's line (the minimum-versions run caught it); code typed at a prompt is the user's."""
+    from aiedsl.library_code import is_users
+
+    assert is_users("<stdin>") and is_users("<string>") and is_users("<ipython-input-3-ab>")
+    assert not is_users("<__array_function__ internals>")
+    assert not is_users("<frozen importlib._bootstrap>")
+    assert not is_users(__import__("numpy").__file__)
+    assert is_users(__file__)

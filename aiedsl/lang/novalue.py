@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
-from aiedsl.library_code import is_library
+from aiedsl.library_code import is_users
 
 SHAPE_QUERIES = frozenset({"shape", "dtype", "size", "ndim", "nbytes", "itemsize"})
 """What numpy asks an array for its type: a traced value has none, but its ``.type`` (a
@@ -38,7 +38,7 @@ class NoValue:
         # its own (a Buffer's fifo, value, count, index, type). Private names, and what code
         # of aiedsl, Python or a library asks (getattr(x, "ndim", None), copy's __deepcopy__,
         # numpy's np.max(x) trying x.max), get Python's AttributeError as they always did.
-        if name.startswith("_") or is_library(sys._getframe(1).f_code.co_filename):
+        if name.startswith("_") or not is_users(sys._getframe(1).f_code.co_filename):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         self._refuse(f"is asked for .{name}",
                      self._type_instead() if name in SHAPE_QUERIES else None)

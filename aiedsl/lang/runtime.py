@@ -18,7 +18,7 @@ from typing import Any, Literal, NoReturn, Sequence
 from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import Pattern
-from aiedsl.library_code import is_library
+from aiedsl.library_code import is_users
 from aiedsl.lang.channel import Channel
 from aiedsl.lang.context import current_design
 from aiedsl.lang.fifo import ObjectFifo
@@ -324,7 +324,7 @@ class RuntimeSequence:
     def __getattr__(self, attr: str) -> NoReturn:
         # only for what the object lacks: rt.fill, rt.drain, ... of a runtime() never entered;
         # private names, and what aiedsl's or a library's code probes, as Python has it
-        if attr.startswith("_") or is_library(sys._getframe(1).f_code.co_filename):
+        if attr.startswith("_") or not is_users(sys._getframe(1).f_code.co_filename):
             raise AttributeError(f"'RuntimeSequence' object has no attribute {attr!r}")
         rt = self.name or "rt"
         raise DesignError(
