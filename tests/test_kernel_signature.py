@@ -366,6 +366,7 @@ void by_ref(int32_t *src, int32_t *dst, const int32_t &n) {}
 }
 
 template <unsigned N> void ref_n(const int32_t *in, int32_t *out, const int &n) {}
+template <unsigned N> void rref_n(const int32_t *in, int32_t *out, int &&n) {}
 '''
 
 
@@ -401,6 +402,16 @@ def test_extern_c_scalar_for_a_reference(design_file: DesignFile) -> None:
 
 def test_a_reference_through_entry_binds_the_wrappers_value(design_file: DesignFile) -> None:
     scalar_passes(design_file, '"ref_n_64", entry="ref_n<64>"', 'scalar("n", i32)', "64")
+
+
+def test_an_rvalue_reference_through_entry_is_refused(design_file: DesignFile) -> None:
+    """The reviewer's: the generated entry passes its parameter, an lvalue, which int &&n
+    does not bind; check passed and the compile failed."""
+    msg = scalar_error(design_file, '"rref_n_64", entry="rref_n<64>"', 'scalar("n", i32)', "64")
+    assert msg.splitlines()[0] == (
+        "d.py:8: error [kernel signature]: kernel 'rref_n_64' passes scalar 'n' as the third "
+        "argument of k.cc's rref_n (its line 22), which takes an rvalue reference there: "
+        "int &&n")
 
 
 def test_extern_c_float_scalar_for_an_integer(design_file: DesignFile) -> None:

@@ -756,8 +756,9 @@ REFERENCE_MISTAKES = {
         "rebinds the name; a returned value is dropped)\n"),
     "writes its input": (
         "src *= 1; dst[...] = src",
-        "d.py:6: error [reference]: the reference of kernel 'copy_i32_64' writes into an \"in\" "
-        "buffer ('src'): numpy says output array is read-only\n"
+        "d.py:6: error [kernel reference]: the reference of kernel 'copy_i32_64' writes into a "
+        "read-only array, as its \"in\" buffers ('src') are to it: numpy says output array is "
+        "read-only\n"
         "  limit: a reference reads its \"in\" buffers only, as the kernel declares them: a "
         "write would change what every later reader of that element sees\n"
         "  found: copy_ref(src, dst) writes its input\n"

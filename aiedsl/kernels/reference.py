@@ -68,8 +68,9 @@ def _wrote_input(ir: KernelIR, reference: Callable[..., Any], e: ValueError) -> 
     """The error for a reference that wrote into one of its "in" buffers (numpy's ``e``)."""
     ins = [a.name for a in ir.args if a.kind == "buffer" and a.access == "in"]
     return DesignError(
-        "reference", f"the reference of kernel '{ir.symbol}' writes into an \"in\" buffer "
-        f"({', '.join(repr(n) for n in ins)}): numpy says {e}",
+        "kernel reference", f"the reference of kernel '{ir.symbol}' writes into a read-only "
+        f"array, as its \"in\" buffers ({', '.join(repr(n) for n in ins)}) are to it: numpy says "
+        f"{e}",
         loc=user_line(e.__traceback__) or _ref_loc(ir, reference),
         limit="a reference reads its \"in\" buffers only, as the kernel declares them: a "
         "write would change what every later reader of that element sees",

@@ -89,6 +89,16 @@ def check_signature(k: Kernel, name: str, src_label: str, scan: CScan) -> None:
                 "the value, where the C ABI passes a reference as an address (the kernel would "
                 "read the value as a pointer)", found=f"scalar('{a.name}', ...) for {p.text}",
                 fix=f"take it by value in the C++ ({value})")
+        if a.kind == "scalar" and p.reference and k.entry is not None and "&&" in p.text:
+            # the generated entry passes its own parameter, an lvalue
+            value = f"{p.base} {p.name}" if p.base and p.name else "a plain value"
+            raise DesignError(
+                "kernel signature", f"kernel '{k.symbol}' passes scalar '{a.name}' as the {nth} "
+                f"argument of {where}, which takes an rvalue reference there: {p.text}",
+                loc=k.loc, limit="the generated entry passes each scalar as its own parameter, "
+                "which an rvalue reference (&&) does not bind (g++: cannot bind rvalue reference "
+                "to lvalue)", found=f"scalar('{a.name}', ...) for {p.text}",
+                fix=f"take it by value ({value}) or by const reference in the C++")
         if a.kind == "buffer" and p.base is not None and p.base != "void":
             _check_element(k, a.name, a.dtype, p, nth, where)
         if a.kind == "scalar" and not p.pointer and p.base is not None and p.base != "void":

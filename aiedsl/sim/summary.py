@@ -314,10 +314,10 @@ class Timing:
             out.append(f"note: {self.unmodelled}")
         if self.driver_timeout_s and self.seconds > self.driver_timeout_s:
             out.append(f"warning: one invocation would take {significant(self.seconds)} s on "
-                       f"the NPU, past the {self.driver_timeout_s:g} s the Linux NPU driver "
-                       "lets one run take (AMD's xdna-driver; 60 s in the upstream kernel's "
-                       "amdxdna): the driver would stop it and its outputs would not be "
-                       "written; split the work over several invocations")
+                       f"the NPU, past the {self.driver_timeout_s:g} s some Linux NPU drivers "
+                       "let one run take (AMD's xdna-driver has stopped runs at 10 or 16 s; the "
+                       "upstream kernel's amdxdna at 60 s): the driver would stop it and its "
+                       "outputs would not be written; split the work over several invocations")
         return out
 
     def dram_line(self) -> str:

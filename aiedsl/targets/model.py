@@ -211,12 +211,14 @@ class TimingModel(BaseModel):
     which cover its body, prologue and epilogue. Estimated from AIE2's branch delay slots; no
     row resolves it: GEMM's 36 calls per core move it by 0.04 us per cycle."""
 
-    driver_timeout_s: float = 16.0
-    """Longest a run may take before the NPU driver stops it: the job timeout of AMD's
-    out-of-tree Linux driver (xdna-driver, ``aie2_ctx.c``: ``HWCTX_MAX_TIMEOUT`` 16000 ms, the
-    DRM scheduler's timeout); the upstream kernel's amdxdna allows 60000 ms, and a Windows
-    driver's limit is not known here. A stopped run ends timed out or aborted (mlir-aie #2501)
-    and its outputs are not written. The same for every device family (a driver fact)."""
+    driver_timeout_s: float = 10.0
+    """Shortest time a run has been allowed before the NPU driver stops it, among the Linux
+    drivers' job timeouts found (the DRM scheduler's, ``HWCTX_MAX_TIMEOUT``): 10000 ms and
+    later 16000 ms in AMD's out-of-tree xdna-driver (``amdxdna_ctx.h``, ``aie2_ctx.c``), 60000
+    ms in the upstream kernel's amdxdna; the newest xdna-driver's ``aie2_ctx.c`` defines none
+    (where it keeps its timeout now was not found), and a Windows driver's is not known here.
+    A stopped run ends timed out or aborted (mlir-aie #2501) and its outputs are not written.
+    The same for every device family (a driver fact)."""
 
     @property
     def register_write_s(self) -> float:
