@@ -740,7 +740,7 @@ def test_a_design_error_in_a_helper_shows_the_call_chain(design_file: DesignFile
         "  limit: an integer from 1 to 63 (a lock starts at the depth and counts to 63)\n"
         "  found: 0\n"
         f"  d.py:{8 + DEF}: the module: @design runs pt()\n"
-        f"  d.py:{10 + DEF}: pt() calls make_fifo()\n"
+        "  d.py:10: pt() calls make_fifo()\n"
         "  fix: use 1 (single), 2 (double buffering) or a few more")
 
 
