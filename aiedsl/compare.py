@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.core_ops import Call, LocalArg, Loop, Op
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import Rounding, rounding
@@ -362,7 +363,24 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     note_untouched(checks, d)
     note_design(checks, d)
     note_carried_locals(checks, d)
+    note_narrow_reference(checks, d, expected)
     return checks
+
+
+def note_narrow_reference(checks: list[OutputCheck], d: Design,
+                          expected: Mapping[str, np.ndarray]) -> None:
+    """Give a FAIL of an integer output whose reference came in a narrower integer type (int16
+    for an i32 output) a hint: the reference's values passed through that type, where they
+    may have wrapped, though every one is a value the output holds."""
+    for c in checks:
+        if c.passed:
+            continue
+        want = np.asarray(expected[c.name])
+        out = np.dtype(lookup_dtype(d.tensor(c.name).type.dtype).numpy)
+        if want.dtype.kind in "iu" and out.kind in "iu" and want.dtype.itemsize < out.itemsize:
+            c.hints.append(f"the reference returned {want.dtype} for this {out.name} output: its "
+                           f"values passed through {want.dtype}, where they may have wrapped "
+                           f"(compute in {out.name} and return .astype(np.{out.name}))")
 
 
 def note_carried_locals(checks: list[OutputCheck], d: Design) -> None:

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -885,3 +886,18 @@ def test_what_the_model_assumes_for_a_design_is_said_with_its_times(in_root: Pat
     packet = simulate(handle).timing
     assert packet.unmodelled == ("packet streams are timed as circuit ones: the 32-bit header "
                                  "each packet carries is not modelled")
+
+
+def test_a_reference_narrower_than_its_output_is_named_under_the_fail(
+        design_file: Callable[..., Path]) -> None:
+    """A kernel author's reference returned (A * 2).astype(np.int16) for an i32 output: the
+    FAIL said nothing of the wrap its int16 made."""
+    src = (Path(__file__).resolve().parents[1] / "designs" / "passthrough.py").read_text()
+    head, _ = src.split("@passthrough.reference")
+    path = design_file(head + "@passthrough.reference\ndef reference(inp):\n"
+                       "    return (inp * 40000).astype(np.int16)\n")
+    check = simulate(load_design(path), {"inp": np.arange(4096, dtype=np.int32)}).checks[0]
+    assert not check.passed
+    assert check.hints[-1] == (
+        "the reference returned int16 for this int32 output: its values passed through int16, "
+        "where they may have wrapped (compute in int32 and return .astype(np.int32))")
