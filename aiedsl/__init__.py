@@ -20,6 +20,10 @@ Example design file::
             rt.fill(a, inp)
             rt.drain(b, out)
 
+    @copy.reference                 # what `aiedsl sim` compares the outputs with
+    def reference(inp):
+        return inp.copy()
+
 Every public name loads its module on first use (PEP 562), so ``import aiedsl`` and the
 command line's ``--help`` stay quick; a design file pays only for what it imports.
 """
