@@ -97,6 +97,10 @@ def test_kernel_group_without_a_command_shows_its_help() -> None:
     (["kernel", "test", "nonexist.cc"], "kernel test", "error: Invalid value for PATH: "
      "nonexist.cc does not exist (nor is a library kernel made from a file named nonexist.cc)"),
     (["kernel", "profile", "nonexist.cc"], "kernel profile", "nonexist.cc does not exist"),
+    # a Path read "" as ".": "no library kernel is made from :" (a tester)
+    (["kernel", "test", ""], "kernel test", "error: Invalid value for PATH: the path is empty: "
+     "give a kernel file or a design file"),
+    (["kernel", "profile", ""], "kernel profile", "the path is empty"),
     (["build", "designs/passthrough.py", "--no-such-flag"], "build", "--no-such-flag"),
     (["no-such-command"], "", "no-such-command"),
 ])

@@ -28,7 +28,8 @@ def _kernel_root(ctx: typer.Context) -> None:
 
 @kernel_app.command("test")
 def kernel_test(
-    path: Optional[Path] = typer.Argument(None, metavar="PATH", help="A kernel C++ file (tests "
+    # str, not Path: Path reads "" as ".", which names no kernel file
+    given: Optional[str] = typer.Argument(None, metavar="PATH", help="A kernel C++ file (tests "
                                           "the library kernels made from it) or a design file "
                                           "(tests the kernels it declares)."),
     all_: bool = typer.Option(False, "--all", help="Test every library kernel at several sizes."),
@@ -38,6 +39,7 @@ def kernel_test(
 ) -> None:
     """Compile kernels with the host's g++ against aiedsl's AIE API header and compare each
     with its numpy reference. Exit 1 when one differs."""
+    path = None if given is None else _path(given)
     if all_ and path is not None:
         raise typer.BadParameter(f"--all and {path} exclude each other: give a kernel file or "
                                  "a design file, or --all alone", param_hint="PATH")
@@ -70,7 +72,7 @@ def kernel_test(
 
 @kernel_app.command("profile")
 def kernel_profile(
-    path: Path = typer.Argument(..., metavar="PATH", help="A kernel C++ file (profiles the "
+    given: str = typer.Argument(..., metavar="PATH", help="A kernel C++ file (profiles the "
                                 "library kernels made from it) or a design file (profiles the "
                                 "kernels it declares)."),
     define: Optional[List[str]] = DefineOpt,
@@ -81,6 +83,7 @@ def kernel_profile(
     cycles per call those need at best (the busiest unit), MACs per cycle and the binding
     unit. A kernel that crashes, or writes outside its buffers or into an input, prints FAIL
     as `kernel test` does, and the command exits 1."""
+    path = _path(given)
     from aiedsl.kernels.cases import design_cases
     from aiedsl.kernels.samples import library_cases
     from aiedsl.kernels.profile import profile_cases
@@ -107,6 +110,14 @@ def kernel_profile(
                 "(the simulator charges what is declared; the estimate is a lower bound)")
     if failed:  # as `kernel test`: the C++ is wrong, whatever its count
         raise typer.Exit(1)
+
+
+def _path(given: str) -> Path:
+    """PATH as typed, refused when empty (a Path would read "" as the working directory)."""
+    if not given:
+        raise typer.BadParameter("the path is empty: give a kernel file or a design file",
+                                 param_hint="PATH")
+    return Path(given)
 
 
 def _no_library_kernel(path: Path, command: str) -> Exception:
