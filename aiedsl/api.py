@@ -33,7 +33,8 @@ import numpy as np
 
 from aiedsl.builddir.build import held, sharing
 from aiedsl.checks.resources import TileUsage
-from aiedsl.compare import OutputCheck, compare_outputs, outputs_summary
+from aiedsl.compare import OutputCheck, outputs_summary
+from aiedsl.output_checks import compare_outputs
 from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc

@@ -1,5 +1,6 @@
 """Arrays a run computed against the ones its reference expects, at each dtype's tolerance:
-what the simulator, the NPU run and the host kernel tests report as PASS or FAIL."""
+what the simulator, the NPU run and the host kernel tests report as PASS or FAIL. A design's
+outputs, with the notes its structure gives a FAIL, are judged in :mod:`aiedsl.output_checks`."""
 
 from __future__ import annotations
 
@@ -9,11 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir.core_ops import Call, LocalArg, Loop, Op
-from aiedsl.ir.design import Design
-from aiedsl.ir.program import Rounding, rounding
-from aiedsl.ir.runtime import Transfer
+from aiedsl.ir.program import Rounding
 
 TOLERANCE = {
     "f32": (1e-4, 1e-4),
@@ -329,156 +326,6 @@ def largest(arrays: Iterable[np.ndarray]) -> float:
             part = np.abs(flat[lo:lo + _SLICE].astype(wide))
             peak = max(peak, float(np.max(part, where=np.isfinite(part), initial=0)))
     return peak
-
-
-def note_aliases(checks: list[OutputCheck], inputs: Iterable[str]) -> None:
-    """Note, under each FAIL of a tensor the runtime also fills from, that the tensor may race
-    itself: a drain can overwrite elements before a fill has read them."""
-    for c in checks:
-        if not c.passed and c.name in inputs and not c.poisoned:  # unwritten memory is sure
-            c.note = (f"'{c.name}' is both filled from and drained into: a drain may overwrite "
-                      "elements before a fill has read them, and then the result depends on "
-                      "timing, on the NPU too; use separate input and output tensors")
-
-
-def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
-                    expected: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray], *,
-                    nonfinite: bool = False, poison: bool = False) -> list[OutputCheck]:
-    """Compare every output of design ``d`` with the reference's, each at its dtype's
-    tolerance and as many roundings as its elements may carry, with the note of
-    :func:`cancel_note` under a FAIL of a summing output (measured against the run's
-    ``inputs``) and of :func:`note_aliases` under a FAIL of a tensor also among ``inputs``
-    (what the simulator and a run on the NPU report alike). ``poison``: the outputs are the
-    simulator's, whose unwritten memory holds a known value (see :func:`compare`)."""
-    rounds = {n: rounding(d, n) for n in outputs}
-    checks = [compare(n, outputs[n], expected[n], d.tensor(n).type.dtype, nonfinite=nonfinite,
-                      rounds=rounds[n], poison=poison) for n in outputs]
-    failed = [c for c in checks if not c.passed and c.note is None and rounds[c.name] == "sum"]
-    if failed:  # the inputs' scale, read only for the note of a FAIL
-        scale = largest(inputs.values())
-        for c in failed:
-            c.note = cancel_note(c.name, outputs[c.name], expected[c.name],
-                                 d.tensor(c.name).type.dtype, nonfinite=nonfinite, scale=scale)
-    note_aliases(checks, inputs)
-    note_untouched(checks, d)
-    note_design(checks, d)
-    note_carried_locals(checks, d)
-    note_narrow_reference(checks, d, expected)
-    return checks
-
-
-def note_narrow_reference(checks: list[OutputCheck], d: Design,
-                          expected: Mapping[str, np.ndarray]) -> None:
-    """Give a FAIL of an integer output whose reference came in a narrower integer type (int16
-    for an i32 output) a hint: the reference's values passed through that type, where they
-    may have wrapped, though every one is a value the output holds."""
-    for c in checks:
-        if c.passed:
-            continue
-        want = np.asarray(expected[c.name])
-        out = np.dtype(lookup_dtype(d.tensor(c.name).type.dtype).numpy)
-        if want.dtype.kind in "iu" and out.kind in "iu" and want.dtype.itemsize < out.itemsize:
-            c.hints.append(f"the reference returned {want.dtype} for this {out.name} output: its "
-                           f"values passed through {want.dtype}, where they may have wrapped "
-                           f"(compute in {out.name} and return .astype(np.{out.name}))")
-
-
-def note_carried_locals(checks: list[OutputCheck], d: Design) -> None:
-    """Give a FAIL of an output a core feeds a hint for every core-local buffer that core's
-    kernels sum into within a loop that also reads it out (each iteration a result) while
-    nothing in that loop writes it afresh: a local keeps its value from call to call (its
-    initial value is written once, at load), so each iteration's sums pile onto the last's.
-    A sum over a loop whose result is read after it is not named: a reduction."""
-    failed = [c for c in checks if not c.passed]
-    if not failed:
-        return
-    kernels = {k.symbol: k for k in d.kernels}
-
-    def uses(body: tuple[Op, ...]) -> tuple[dict[str, Call], set[str], set[str]]:
-        """The locals a body sums into (with a call that does), reads only, writes afresh."""
-        summed: dict[str, Call] = {}
-        read: set[str] = set()
-        fresh: set[str] = set()
-        for op in body:
-            if isinstance(op, Loop):
-                s, r, f = uses(op.body)
-                for name, call in s.items():
-                    summed.setdefault(name, call)
-                read |= r
-                fresh |= f
-            elif isinstance(op, Call):
-                access: dict[str, set[str]] = {}  # local -> how this call passes it
-                for a, param in zip(op.args, kernels[op.kernel].args):
-                    if isinstance(a, LocalArg):
-                        access.setdefault(a.local, set()).add(param.access)
-                for name, ways in access.items():
-                    if "inout" in ways or ways == {"in", "out"}:  # k(acc, x, acc) too
-                        summed.setdefault(name, op)
-                    elif ways == {"in"}:
-                        read.add(name)
-                    else:
-                        fresh.add(name)
-        return summed, read, fresh
-
-    for core in d.cores:
-        hints: dict[str, str] = {}
-
-        def visit(body: tuple[Op, ...]) -> None:
-            for op in body:
-                if not isinstance(op, Loop):
-                    continue
-                if op.count > 1:
-                    summed, read, fresh = uses(op.body)
-                    for name, call in summed.items():
-                        if name in read and name not in fresh:
-                            hints.setdefault(name, (
-                                f"{call.loc}: {call.kernel} sums into core-local '{name}' in the "
-                                f"loop at line {op.loc.line} of {core.name}, which reads it out "
-                                "each iteration, and nothing in that loop writes it afresh: a "
-                                "local keeps its value from call to call (its initial value is "
-                                "written once, at load), so each iteration's sums pile onto the "
-                                "last's; zero it where each sum starts (a call taking it \"out\", "
-                                "e.g. aiedsl.kernels.zero)"))
-                visit(op.body)
-
-        visit(core.body)
-        if hints:
-            from aiedsl.ir.dataflow import Dataflow
-
-            fed = Dataflow(d).downstream(core.name)
-            for c in failed:
-                if c.name in fed:
-                    c.hints += [h for h in hints.values() if h not in c.hints]
-
-
-def note_design(checks: list[OutputCheck], d: Design) -> None:
-    """Give each FAIL the design's notes (:func:`aiedsl.notes.design_notes`) that may explain
-    it: those of the drains into its tensor and those of every fill (any input may reach any
-    output)."""
-    failed = [c for c in checks if not c.passed]
-    if not failed:
-        return
-    from aiedsl.notes import design_notes
-
-    notes = design_notes(d)
-    for c in failed:
-        c.hints = [f"{n.loc}: {n.text}" for n in notes if n.op == "fill" or n.tensor == c.name]
-
-
-def note_untouched(checks: list[OutputCheck], d: Design) -> None:
-    """Note, under a PASS of a tensor both filled from and drained into, the host tensors the
-    runtime never moves: a drain that names the wrong tensor (the input, not the output) still
-    compares its own and passes. (mlir-aie's designs keep such a tensor for the host's buffer
-    layout, so it is not refused.)"""
-    moved = {t.tensor for t in d.runtime if isinstance(t, Transfer)}
-    untouched = [t.name for t in d.tensors if t.name not in moved]
-    filled = {t.tensor for t in d.runtime if isinstance(t, Transfer) and t.op == "fill"}
-    for c in checks:
-        if c.passed and c.note is None and c.name in filled and untouched:
-            names = " and ".join(f"'{n}'" for n in untouched)
-            c.note = (f"'{c.name}' is filled from and drained into, while {names} "
-                      f"{'is' if len(untouched) == 1 else 'are'} neither: does a drain name the "
-                      "wrong tensor?")
 
 
 def outputs_summary(outputs: Mapping[str, np.ndarray], checks: Sequence[OutputCheck]) -> str:

@@ -1,6 +1,6 @@
 """Notes: what a design does that is legal, often meant, and as often a mistake that only shows
 as wrong numbers. ``aiedsl check`` prints them, ``report.txt`` lists them, and a FAIL of a run
-repeats them under its line (:func:`aiedsl.compare.compare_outputs`).
+repeats them under its line (:func:`aiedsl.output_checks.compare_outputs`).
 
 * A host tensor of one kind of number (float, signed or unsigned integer) moved into or out of
   a fifo of another kind of the same size: DMAs move bytes, so an f32 tensor's bits reach an

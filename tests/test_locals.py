@@ -1020,7 +1020,8 @@ def test_a_local_reset_in_the_loop_or_summed_over_the_run_is_not_named(
             for _ in loop(4):""")
     assert simulate(load_design(design_file(fixed))).passed
     assert simulate(load_design(design_file(RUNNING_SUM, "one.py"))).passed
-    from aiedsl.compare import OutputCheck, note_carried_locals
+    from aiedsl.compare import OutputCheck
+    from aiedsl.output_checks import note_carried_locals
 
     for source in (fixed, RUNNING_SUM):
         d = load_design(design_file(source, "again.py")).ir

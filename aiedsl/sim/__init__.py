@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import numpy as np
 
 from aiedsl.checks import check_design
-from aiedsl.compare import compare_outputs, outputs_summary
+from aiedsl.compare import outputs_summary
+from aiedsl.output_checks import compare_outputs
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
