@@ -149,7 +149,7 @@ def test_timing_model_docstrings_name_their_rows() -> None:
         for constant in row.determines:
             name = constant.strip("()").split("[")[0]
             assert name in fields
-    source = (ROOT / "aiedsl" / "targets" / "model.py").read_text()
+    source = (ROOT / "aiedsl" / "targets" / "timing.py").read_text()
     for name in CAL.FITTED:  # the attribute docstring after each fitted field gives the value
         doc = source.split(f"\n    {name}: ", 1)[1].split('"""')[1]
         assert "npu1:" in doc and "fitted" in doc, name

@@ -262,7 +262,7 @@ class Timing:
     """When the runtime issues shim DMA tasks a large share of the time (at least
     :data:`ISSUING_NOTED`): what the per-task cost rests on ("" otherwise)."""
     driver_timeout_s: float = 0.0
-    """The NPU driver's job timeout (:attr:`~aiedsl.targets.model.TimingModel.driver_timeout_s`):
+    """The NPU driver's job timeout (:attr:`~aiedsl.targets.timing.TimingModel.driver_timeout_s`):
     a modelled run longer than this would be stopped on the NPU (0: not judged)."""
 
     @property

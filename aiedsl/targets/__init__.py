@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from aiedsl.targets.devices import DEVICES, device_hint
-from aiedsl.targets.model import ShimMux, TargetModel, TileKind, TileLimits, TimingModel
+from aiedsl.targets.model import ShimMux, TargetModel, TileKind, TileLimits
+from aiedsl.targets.timing import TimingModel
 
 __all__ = ["DEVICES", "device_hint", "ShimMux", "TargetModel", "TileKind", "TileLimits",
            "TimingModel", "get_target"]

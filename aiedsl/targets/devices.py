@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from aiedsl.targets.model import ShimMux, TargetModel, TileLimits, TimingModel
+from aiedsl.targets.model import ShimMux, TargetModel, TileLimits
+from aiedsl.targets.timing import TimingModel
 
 # Stream switch ports per bundle, mlir-aie's AIE2TargetModel (aie2-facts.md s2), which npu1 and
 # npu2 share: memtiles have no east/west wires, so data crosses columns only in the shim row or
