@@ -82,6 +82,14 @@ def array_text(value: object) -> str | None:
     return f"an ndarray of shape {tuple(int(n) for n in value.shape)} {value.dtype}"
 
 
+def by_type(value: object) -> str:
+    """How a message names a value whose repr shows an object's address (``<Foo object at
+    0x7f...>`` differs from run to run and tells the user nothing): by its type, ``a Foo``,
+    ``an ObjectFifo``."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 class _Named:
     """A value a message names in words: its repr is the words, with no quotes."""
 

@@ -39,7 +39,7 @@ from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
 from aiedsl.source_loc import caller_loc, decorator_loc, source_lines, written_arguments
-from aiedsl.values import array_text, as_int, shown
+from aiedsl.values import array_text, as_int, by_type, shown
 
 
 class LoopIndex:
@@ -304,8 +304,7 @@ def _described(a: Any) -> str:
         return array
     text = repr(a)
     if re.search(r" at 0x[0-9a-fA-F]+>", text) or len(text) > 80:
-        name = type(a).__name__
-        return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+        return by_type(a)
     return f"{type(a).__name__} {text}"
 
 

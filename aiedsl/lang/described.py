@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from aiedsl.lang.records import FifoRecord
 from aiedsl.lang.tensor import HostTensorRef
-from aiedsl.values import shown
+from aiedsl.values import by_type, shown
 
 
 def described(value: object) -> str:
@@ -31,7 +31,4 @@ def described(value: object) -> str:
     if isinstance(value, HostTensorRef):
         return f"host tensor '{value.name}' {list(value.shape)}"
     text = shown(value)
-    if " at 0x" in text:
-        name = type(value).__name__
-        return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
-    return text
+    return by_type(value) if " at 0x" in text else text
