@@ -38,6 +38,8 @@ def is_users(filename: str) -> bool:
     or code typed at a prompt or run from a string (:data:`USER_PSEUDO_FILES`)?"""
     if filename.startswith("<"):
         return filename.startswith(USER_PSEUDO_FILES)
+    if filename.startswith(PACKAGE_DIR + os.sep):  # aiedsl's own frames, most of those asked
+        return False
     return not is_library(filename)
 
 
