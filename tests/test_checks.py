@@ -213,6 +213,38 @@ def test_dma_channels_shim_three_outputs_pinned(design_file: DesignFile) -> None
     )
 
 
+def test_dma_channels_shim_device_wide(design_file: DesignFile) -> None:
+    """Nine fills on npu1's four shim tiles (two output channels each): no pin can fit them,
+    and the message says so for the whole device."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1")
+        def d(A: Tensor[9 * 256, i32]):
+            fs = [fifo(Tensor[256, i32], name=f"f{i}") for i in range(9)]
+
+            @herd(cols=3, rows=3)
+            def core(x, y):
+                with fs[3 * x + y].consume():
+                    pass
+
+            with runtime() as rt:
+                for i, f in enumerate(fs):
+                    rt.fill(f, A, (i * 256, [256], [1]))
+        ''')
+    assert check_error(path) == (
+        "d.py:14: error [shim DMA output (MM2S) channels]: the design's host ends need 9 "
+        "shim DMA output (MM2S) channels, and the 4 shim tiles of npu1 have 8\n"
+        "  limit: 8 (2 per shim tile, 4 shim tiles): no choice of columns can fit them\n"
+        "  found: 9\n"
+        "  d.py:14: f0\n"
+        "  d.py:14: f1\n"
+        "  d.py:14: f2\n"
+        "  fix: fill fewer fifos from the host: one fifo filled once can feed several cores, "
+        "split at a memtile (f.split(...)) or consumed by each (a broadcast)"
+    )
+
+
 def test_dma_channels_shim_three_inputs_pinned(design_file: DesignFile) -> None:
     """Three drains pinned to shim column 0: a shim tile has 2 input channels."""
     path = design_file('''

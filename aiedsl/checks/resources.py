@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 
 from aiedsl.ir.program import calls
 from aiedsl.ir.sequence import retirements, shim_bd_ids
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, counted
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer, Wait
 from aiedsl.place.alloc import local_buffer_name
 from aiedsl.place.objectfifo import Lowering, Store, lower
-from aiedsl.targets import TargetModel
+from aiedsl.targets import DEVICES, TargetModel
 
 Coord = tuple[int, int]
 
@@ -240,6 +240,7 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
     table = usage(d, target, low)
     links = {f: k for k, link in enumerate(d.links) for f in (*link.srcs, *link.dsts)}
     repeats = {f.name: f.repeat for f in d.fifos if f.repeat > 1}
+    _check_shim_totals(table, target)
     for u in table.values():
         _check_tile(u, target, links, repeats)
     check_task_queues(d, target)
@@ -253,6 +254,35 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
             fix="pack tensors together into fewer host buffers (one tensor holding several, "
             "each fill or drain at its own offset)")
     return table
+
+
+def _check_shim_totals(table: dict[Coord, TileUsage], target: TargetModel) -> None:
+    """Refuse host ends no placement fits: more fills (or drains) than every shim tile of the
+    device has channels together, where pinning a fifo to another column cannot help."""
+    shims = [u for u in table.values() if u.kind == "shim"]
+    for direction, field_, per, fewer in (
+            ("output (MM2S)", "dma_out", target.shim.dma_out,
+             "fill fewer fifos from the host: one fifo filled once can feed several cores, "
+             "split at a memtile (f.split(...)) or consumed by each (a broadcast)"),
+            ("input (S2MM)", "dma_in", target.shim.dma_in,
+             "drain fewer fifos to the host: one fifo drained once can gather several cores' "
+             "results, joined at a memtile (join([...]))")):
+        uses = sorted((x for u in shims for x in getattr(u, field_)),
+                      key=lambda x: (x.loc.file, x.loc.line))
+        have = per * target.cols
+        if len(uses) <= have:
+            continue
+        raise DesignError(
+            f"shim DMA {direction} channels",
+            f"the design's host ends need {len(uses)} shim DMA {direction} channels, and the "
+            f"{counted(target.cols, 'shim tile')} of {target.name} "
+            f"{'has' if target.cols == 1 else 'have'} {have}",
+            loc=uses[have].loc, limit=f"{have} ({per} per shim tile, "
+            f"{counted(target.cols, 'shim tile')}): no choice of columns can fit them",
+            found=str(len(uses)), related=[(x.label, x.loc) for x in uses[:3]],
+            fix=fewer + (f", or a device with more columns than {target.name}"
+                               if target.cols < max(t.cols for t in DEVICES.values()
+                                                    if t.family == target.family) else ""))
 
 
 def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
