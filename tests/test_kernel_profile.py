@@ -152,6 +152,29 @@ def test_a_kernel_profiled_outside_the_design_is_refused_on_another_architecture
         "give cycles=")
 
 
+
+def test_a_kernel_declared_for_another_architecture_is_refused_with_arch_in_the_fix(
+        design_file) -> None:  # type: ignore[no-untyped-def]
+    """The user's own arch= (a kernel ported from an aie2-only IRON example to npu2): the fix
+    names arch=, which declare() takes, not device=."""
+    from aiedsl.checks import check_design
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    src = DOUBLE.replace("PARAMS", ', arch="aie2"').replace("cycles=None", "cycles=100")
+    path = design_file(src.replace("npu1_1col", "npu2_1col"))
+    (path.parent / "dbl.cc").write_text(DOUBLE_CC)
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value) == (
+        "d.py:9: error [kernel device]: kernel 'double_i32_1024' was made for aie2, but design "
+        "'d' runs on npu2_1col (aie2p)\n"
+        "  limit: a kernel runs only on the architecture it was made for (its declaration says "
+        "its C++ and cycles are that architecture's)\n"
+        "  found: aie2\n"
+        "  fix: declare it with arch='aie2p' once its C++ and cycles are aie2p's, or leave arch "
+        "out for C++ that builds for both")
+
 POINTER_CC = """#include <aie_api/aie.hpp>
 template <unsigned N> void double_i32(const int32_t *in, int32_t *out, int32_t n) {
   for (unsigned i = 0; i < N; i += 16) {

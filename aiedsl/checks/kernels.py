@@ -80,10 +80,14 @@ def check_kernel_arch(d: Design, target: TargetModel) -> None:
         if k.cycles_source == "profile":
             what, fix = ("its cycles were profiled there", "declare it inside the design function "
                          f"(it is then profiled on {d.device}), or give cycles=")
-        else:
+        elif k.shipped:
             what, fix = ("its C++ variant and cycles are that architecture's",
                          "make it inside the design function, where it takes the design's "
                          f"device, or pass device='{d.device}' where it is made")
+        else:  # the user's declare(arch=...)
+            what, fix = ("its declaration says its C++ and cycles are that architecture's",
+                         f"declare it with arch='{target.arch}' once its C++ and cycles are "
+                         f"{target.arch}'s, or leave arch out for C++ that builds for both")
         raise DesignError(
             "kernel device", f"kernel '{k.symbol}' was made for {k.arch}, but design "
             f"'{d.name}' runs on {d.device} ({target.arch})", loc=k.loc,
