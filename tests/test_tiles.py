@@ -448,3 +448,24 @@ def test_the_third_dimension_takes_any_size() -> None:
     assert dma_error(p, (2039, 128), "i32") is None
     assert p.sizes[1] == 2039
     assert np.array_equal(p.indices(), naive_walk((2039, 128), (2039, 64), cols=0))
+
+
+def test_a_backward_range_is_refused_as_backward(design_file: Callable[..., Path]) -> None:
+    """rows=range(1, -1, -1) names tiles 1 and 0, both valid, yet was refused as "selects no
+    valid tile" (a tester): the pattern cannot step backwards."""
+    path = design_file(TWO_D.replace("PATTERN", "tiles(inp, (32, 32), rows=range(1, -1, -1))"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:15: error [tiles]: rows=range(1, -1, -1) walks the tiles backwards\n"
+        "  limit: a DMA pattern steps forwards: its strides are positive (mlir-aie's "
+        "verifyStridesWraps)\n"
+        "  found: step -1\n"
+        "  fix: walk them forwards (rows=range(0, 2)) and reorder on the core, or move each "
+        "tile in a transfer of its own")
+
+
+def test_a_backward_range_of_one_tile_is_that_tile() -> None:
+    """range(1, 0, -1) names tile 1 alone: the step walks nothing."""
+    assert np.array_equal(call_tiles((64, 64), "i32", tile=(32, 32), rows=range(1, 0, -1)).indices(),
+                          call_tiles((64, 64), "i32", tile=(32, 32), rows=1).indices())

@@ -134,6 +134,14 @@ def _positive(values: tuple[object, ...] | list[object]) -> list[int] | None:
 def _tile_range(sel: int | range | None, n: int, what: str, loc: Loc) -> range:
     index = None if sel is None or isinstance(sel, range) else as_int(sel)  # numpy's too
     r = range(n) if sel is None else range(index, index + 1) if index is not None else sel
+    if isinstance(r, range) and len(r) == 1:  # one tile: the step walks nothing
+        r = range(r[0], r[0] + 1)
+    if isinstance(r, range) and r.step < 0 and len(r) > 1:
+        raise DesignError("tiles", f"{what}={shown(sel)} walks the tiles backwards", loc=loc,
+                          limit="a DMA pattern steps forwards: its strides are positive "
+                          "(mlir-aie's verifyStridesWraps)", found=f"step {r.step}",
+                          fix=f"walk them forwards ({what}={shown(r[::-1])}) and reorder on "
+                          "the core, or move each tile in a transfer of its own")
     if not isinstance(r, range) or len(r) == 0 or r.start < 0 or r[-1] >= n or r.step < 1:
         raise DesignError("tiles", f"{what}={shown(sel)} selects no valid tile of {n}", loc=loc,
                           fix=f"give a tile index or range within 0..{n - 1}")

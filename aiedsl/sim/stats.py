@@ -120,9 +120,13 @@ def timing(m: Machine) -> Timing:
         single = [e for e in single if e.fifo != receiver]  # named once, as the receiver
     bandwidth = tm.dram_read_bytes_per_s if dram_dir == "DRAM read" else tm.dram_write_bytes_per_s
     rtp_writes = sum(1 for op in m.design.runtime if isinstance(op, RtpWrite))
-    moves = [(op.tensor, op.op) for op in m.design.runtime if isinstance(op, Transfer)]
+    # a tensor spread over several shims takes a task per shim: only fewer columns cut those
+    moves = [(op.tensor, op.op, m.design.shim_end(op).tile) for op in m.design.runtime
+             if isinstance(op, Transfer)]
+    spread = len({(t, o) for t, o, _ in moves}) < len(moves)
     why = Bottleneck(kind, what, busy, int(m.dram.moved), bandwidth, rtp_writes,
                      issuing=issuing, one_task_each=len(set(moves)) == len(moves),
+                     over_columns=spread,
                      direction_bytes=int((m.dram.read if dram_dir == "DRAM read" else
                                           m.dram.write).moved),
                      waiting=channel_busy[what] - busy if kind == "dma" else 0.0,

@@ -119,7 +119,10 @@ class Bottleneck:
     issuing: float = 0.0
     """Busy fraction of the runtime issuing shim DMA tasks (whatever the bottleneck's kind)."""
     one_task_each: bool = False
-    """Every transfer is a tensor's only transfer in its direction: no fewer tasks are possible."""
+    """Every transfer is a tensor's only transfer in its direction through its shim tile: no
+    fewer tasks are possible on those columns."""
+    over_columns: bool = False
+    """Some tensor moves through several shim tiles in one direction (a task on each)."""
     direction_bytes: int = 0
     """Bytes the busier DRAM direction moved (what its utilisation counts)."""
     waiting: float = 0.0
@@ -166,9 +169,13 @@ class Bottleneck:
                     "memtile staging) to need less, if the design moves any twice")
         if self.kind == "runtime":
             what = "shim DMA tasks and rtp writes" if self.rtp_writes else "shim DMA tasks"
-            help_ = ("each tensor already moves in one task per direction: a fixed cost, which "
-                     "more work per invocation spreads thinner" if self.one_task_each else
-                     "fewer, longer transfers (each task covering more of a tensor) would help")
+            help_ = ("fewer, longer transfers (each task covering more of a tensor) would help"
+                     if not self.one_task_each else
+                     "each tensor already moves in one task per direction per shim column: "
+                     "fewer columns would issue fewer tasks (if their DMAs keep up), and more "
+                     "work per invocation spreads the fixed cost thinner" if self.over_columns
+                     else "each tensor already moves in one task per direction: a fixed cost, "
+                     "which more work per invocation spreads thinner")
             return (f"runtime: issuing the {what} one by one takes "
                     f"{self.utilisation:.0%} of the time; {help_}")
         waits = (f", and waits {self.waiting:.0%} for its receivers to take data"
