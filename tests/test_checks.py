@@ -2755,11 +2755,45 @@ def test_dma_dims_tile_stride_limit(design_file: DesignFile, on: str,
         assert "  limit: each stride <= the" in check_error(path)
 
 
-@pytest.mark.parametrize("dims, ok", [([(4, 256), (256, 1)], True), ([(5, 256), (256, 1)], False)])
+@pytest.mark.parametrize("on, dims, n, fix", [
+    # a tester's 4x16 band transpose with the outermost size written 1: the memtile BD wraps
+    # there, and the hardware's next dimension steps one word on (it read 1, 17, 33, ...)
+    ("memtile", [(1, 64), (16, 1), (4, 16)], 256, "make the outermost size 4"),
+    ("core", [(4, 1), (8, 16)], 128, "make the outermost size 16"),
+    ("memtile", [(64, 2)], 128, "make the outermost size 128"),
+    ("core", [(1, 64), (16, 1), (4, 16)], 256, None),  # all of a core BD's 3: not encoded
+    ("memtile", [(2, 8), (8, 1)], 16, None),  # the product: the walk as written
+])
+def test_dma_dims_a_shorter_layouts_outermost_size_wraps(
+        design_file: DesignFile, on: str, dims: list[tuple[int, int]], n: int,
+        fix: str | None) -> None:
+    """Only the last of a BD's dimensions has no wrap (D2 on a core, D3 on a memtile): a layout
+    with fewer keeps its outermost size, which aiedsl walked past as if it were not encoded."""
+    path = _tile(design_file, dims, on=on, n=n)
+    if fix is None:
+        _passes(path)
+        return
+    most = {"core": 3, "memtile": 4}[on]
+    total = int(np.prod([s for s, _ in dims]))
+    lines = check_error(path).splitlines()
+    assert lines[1:3] == [
+        f"  limit: a BD walks at most the product of a layout's sizes when the layout has fewer "
+        f"than {most} dimensions on a {on} (this BD moves {n} elements): its outermost size is "
+        "then a wrap the hardware keeps, and past it the BD's next dimension steps one word on "
+        "(only the last of a BD's dimensions has no wrap: mlir-aie's configureBdInBlock, "
+        "aie-rt's DMA BD fields)",
+        f"  found: sizes multiplying to {total} ({', '.join(map(str, dims)).join('[]')})"]
+    assert lines[-1] == (f"  fix: {fix}, or write all {most} dimensions (the last one's size "
+                         "is not encoded: it steps until the BD is done)")
+
+
+@pytest.mark.parametrize("dims, ok", [
+    ([(4, 256), (256, 1)], True), ([(5, 256), (1, 256), (1, 256), (256, 1)], False)])
 def test_dma_dims_sizes_as_written_stay_inside(design_file: DesignFile,
                                                dims: list[tuple[int, int]], ok: bool) -> None:
     """DMABDOp::verify sums every size as written: an outermost size of 5 reads past a
-    1024-element buffer even though 4 steps cover it."""
+    1024-element buffer even though 4 steps cover it (in all of a memtile BD's 4 dimensions,
+    where the outermost size is not encoded)."""
     path = _tile(design_file, dims, on="memtile", n=1024)
     if ok:
         _passes(path)
@@ -2768,7 +2802,7 @@ def test_dma_dims_sizes_as_written_stay_inside(design_file: DesignFile,
             "d.py:6: error [dma pattern]: dims_to_stream of 'a' on memtile breaks a DMA rule\n"
             "  limit: every address inside the 1024-element buffer, with every size as written "
             "(mlir-aie's DMABDOp::verify)\n"
-            "  found: address 1279 ([(5, 256), (256, 1)])\n"
+            "  found: address 1279 ([(5, 256), (1, 256), (1, 256), (256, 1)])\n"
             "  fix: make the outermost size 4 (the element's outer steps)"
         )
 

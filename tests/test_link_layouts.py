@@ -385,7 +385,9 @@ def _join_parts(design_file: DesignFile, parts: str, dims: str, ref: str) -> Pat
     # IRON's vector_reduce_max_memtile (i32): four 1-element parts, outC's dims [(1, 2), (1, 1)]
     ("(1, 1, 1, 1)", "[(1, 2), (1, 1)]", "inp"),
     # parts of different lengths: the second part's BD walks two steps of 16, the first one
-    ("(16, 32)", "[(1, 16), (4, 1), (4, 4)]", "inp.reshape(3, 4, 4).transpose(0, 2, 1)"),
+    # (in all four dimensions: a shorter layout's outermost size is a wrap the BD keeps)
+    ("(16, 32)", "[(1, 16), (1, 1), (4, 1), (4, 4)]",
+     "inp.reshape(3, 4, 4).transpose(0, 2, 1)"),
 ])
 def test_a_join_layout_steps_over_each_part_not_the_whole(
         design_file: DesignFile, parts: str, dims: str, ref: str) -> None:
@@ -402,14 +404,14 @@ def test_a_join_layout_steps_over_each_part_not_the_whole(
 def test_a_join_layout_walking_past_a_part_is_refused(design_file: DesignFile) -> None:
     # as written it stays inside a part (index 3: mlir-aie's link verifier accepts it), but its
     # outermost dimension steps 4 times by 8 over a 16-element part: up to address 27
-    path = _join_parts(design_file, "(16, 16)", "[(1, 8), (4, 1)]", "inp")
+    path = _join_parts(design_file, "(16, 16)", "[(1, 8), (1, 1), (1, 1), (4, 1)]", "inp")
     assert _error(path) == (
         "d.py:13: error [dma pattern]: dims_to_stream of 'cj' on memtile breaks a DMA rule\n"
         "  limit: every address inside the 16-element part each BD moves: the memtile moves "
         "each part with its own BD, from the part's offset, the outermost dimension stepping "
         "until the part's 16 elements have moved (mlir-aie's createMemTileDMA); past it lie "
         "other parts, under their own locks\n"
-        "  found: address 27 from offset 0 ([(1, 8), (4, 1)])\n"
+        "  found: address 27 from offset 0 ([(1, 8), (1, 1), (1, 1), (4, 1)])\n"
         "  fix: write the layout of one part; it is applied to every part in turn")
 
 
@@ -468,7 +470,7 @@ def test_split_layouts_step_over_each_part_not_the_whole(design_file: DesignFile
 
 
 def test_a_split_input_layout_walking_past_a_part_is_refused(design_file: DesignFile) -> None:
-    path = design_file(SPLIT_PARTS.replace("FROM", "[(1, 16), (8, 1)]").replace(
+    path = design_file(SPLIT_PARTS.replace("FROM", "[(1, 16), (1, 1), (1, 1), (8, 1)]").replace(
         "TO", "None").replace("REF", "inp"))
     assert _error(path) == (
         "d.py:7: error [dma pattern]: dims_from_stream of 'whole' on memtile breaks a DMA rule\n"
@@ -476,7 +478,7 @@ def test_a_split_input_layout_walking_past_a_part_is_refused(design_file: Design
         "each part with its own BD, from the part's offset, the outermost dimension stepping "
         "until the part's 16 elements have moved (mlir-aie's createMemTileDMA); past it lie "
         "other parts, under their own locks\n"
-        "  found: address 23 from offset 0 ([(1, 16), (8, 1)])\n"
+        "  found: address 23 from offset 0 ([(1, 16), (1, 1), (1, 1), (8, 1)])\n"
         "  d.py:8: the memtile consumes it here\n"
         "  fix: write the layout of one part; it is applied to every part in turn")
 
@@ -492,8 +494,9 @@ def test_a_split_part_layout_is_judged_by_the_addresses_its_bd_walks(
     assert result.passed, [c.line() for c in result.checks]
     # one outer step further, it reads p1's half: the lock rule, by the addresses walked
     path = design_file(SPLIT_PARTS.replace("FROM", "None").replace(
-        "TO", "[(1, 16), (8, 1)]").replace("REF", "inp"))
-    assert _error(path).splitlines()[2] == "  found: index 23 from offset 0 ([(1, 16), (8, 1)])"
+        "TO", "[(1, 16), (1, 1), (1, 1), (8, 1)]").replace("REF", "inp"))
+    assert _error(path).splitlines()[2] == (
+        "  found: index 23 from offset 0 ([(1, 16), (1, 1), (1, 1), (8, 1)])")
 
 
 SPLIT_GEMM_1D = SPLIT_GEMM.replace(

@@ -87,6 +87,8 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffe
                   "DMABDOp::verify; the step-field width since PR 3548)",
                   f"stride {x.stride} ({shown})", "use strides within the element", related)
     inner = _inner(dims)
+    if len(dims) < max_dims:
+        _check_wrapped_outer(where, dims, bds, max_dims, e.tile_kind, loc, shown, related)
     if bds == [(0, numel)]:  # one BD of the whole buffer
         if numel % inner:
             _fail(loc, where, f"the inner dimensions tile the {numel}-element buffer",
@@ -110,6 +112,32 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffe
         _fail(loc, where, f"every address inside the {numel}-element buffer, with every size as "
               "written (mlir-aie's DMABDOp::verify)", f"address {written} ({shown})",
               f"make the outermost size {min(n for _, n in bds) // inner} ({steps})", related)
+
+
+def _check_wrapped_outer(where: str, dims: tuple[Dim, ...], bds: list[tuple[int, int]],
+                         max_dims: int, kind: str, loc: Loc, shown: str,
+                         related: list[tuple[str, Loc]]) -> None:
+    """A layout of fewer dimensions than the tile's BD has moves at most its sizes' product.
+
+    Only a BD's last dimension has no wrap field (D2 on a core tile, D3 on a memtile:
+    aie-rt's ``_XAieMl_TileDmaWriteBd``/``_XAieMl_MemTileDmaWriteBd``). mlir-aie writes the dims
+    given into the first ones, sizes as wraps (AIERT.cpp ``configureBdInBlock``), and leaves
+    the rest at aie-rt's defaults, so a shorter layout's outermost size is a wrap the hardware
+    keeps: past it the next dimension steps one word on, where aiedsl would step the outermost
+    dimension on."""
+    total = _inner(dims) * dims[0].size
+    for _, n in bds:
+        if total >= n or n % _inner(dims):  # inner sizes that do not tile it: said after
+            continue
+        outer = f"make the outermost size {n // _inner(dims)}"
+        _fail(loc, where, f"a BD walks at most the product of a layout's sizes when the "
+              f"layout has fewer than {max_dims} dimensions on a {kind} (this BD moves {n} "
+              "elements): its outermost size is then a wrap the hardware keeps, and past it "
+              "the BD's next dimension steps one word on (only the last of a BD's dimensions "
+              "has no wrap: mlir-aie's configureBdInBlock, aie-rt's DMA BD fields)",
+              f"sizes multiplying to {total} ({shown})",
+              f"{outer}, or write all {max_dims} dimensions (the last one's size is not "
+              "encoded: it steps until the BD is done)", related)
 
 
 def _check_part_walks(where: str, dims: tuple[Dim, ...], bds: list[tuple[int, int]], loc: Loc,
