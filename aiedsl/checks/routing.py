@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
+from aiedsl.ir.physical import Connect, Route
 from aiedsl.place.route import Congestion, route
 from aiedsl.targets import TargetModel
 from aiedsl.targets.model import OPPOSITE, STEP
@@ -13,6 +14,8 @@ def check_routing(d: Design, target: TargetModel, congested: list[Congestion]) -
     """Raise a DesignError naming the most congested wires and the flows competing for them,
     or the packet flows past the packet ids there are (:attr:`TargetModel.packet_ids`)."""
     routes = d.physical.routes if d.physical else ()
+    for r in routes:
+        _check_turnaround(d, r)
     ids = [r for r in routes if r.packet_id is not None]
     most = target.packet_ids
     if len(ids) > most:
@@ -54,6 +57,58 @@ def check_routing(d: Design, target: TargetModel, congested: list[Congestion]) -
             "merge fifos that travel together"
             + ("; or let streams share wires by packet id: @design(..., flows=\"packet\") "
                "routes" if _packet_routes(d, target) else ""))
+
+
+def _check_turnaround(d: Design, r: Route) -> None:
+    """A route passes each switch once: in by a slave port, out by a master.
+
+    mlir-aie's router sees a port as one node whether a stream arrives on it or leaves by it,
+    so a shortest path may chain two connections of one switch through a port, in by ``A``,
+    out by ``P``, in again by ``P``, out by ``C``; the data leaving by master ``P`` (to the
+    core, or to a neighbour) never comes back in by slave ``P``, and the stream is lost
+    without an error (mlir-aie issue 2689; PR 3592 gives the router's ports a direction). A
+    switch's FIFO ports are the exception: master FIFO n feeds slave FIFO n inside the switch.
+    """
+    at: dict[tuple[tuple[int, int], tuple[str, int]], Connect] = {}
+    for c in r.connects:
+        if c.switch == "switchbox" and c.dst[0] != "FIFO":
+            at[(c.tile, c.dst)] = c
+    for c in r.connects:
+        first = at.get((c.tile, c.src)) if c.switch == "switchbox" else None
+        if first is None or first is c:  # connect<DMA : 1, DMA : 1>: in and out, once
+            continue
+        p = f"{c.src[0]} {c.src[1]}"
+        f = d.fifo(r.fifo)
+        ends = {x.direction: x for x in d.physical.channels if x.fifo == r.fifo} \
+            if d.physical else {}
+        send, recv = ends.get("MM2S"), ends.get("S2MM")
+        same_tile = (send is not None and recv is not None and send.tile == recv.tile
+                     and send.channel != recv.channel)
+        fix = (f"a core tile's switch joins a DMA output only to the DMA input of the same "
+               f"number, and '{r.fifo}' leaves by MM2S {send.channel} for S2MM {recv.channel} "
+               f"of {send.tile}: declare the fifos so that it takes the same channel both ways "
+               "(a tile numbers its MM2S channels, and its S2MM channels, in the order its "
+               "fifos are declared), " + (
+                   "or make the layout change in the core's kernel so that the fifo stays in "
+                   "the tile's memory" if any(e.dims for e in (f.producer, *f.consumers)) else
+                   "or let the core take the forward's input itself")
+               if same_tile and send is not None and recv is not None else
+               "pin the fifo's ends to other tiles so that its stream takes another path")
+        raise DesignError(
+            "stream routing",
+            f"the route of '{r.fifo}' turns round in port {p} of the switch of {c.tile}: "
+            f"in by {first.src[0]} {first.src[1]}, out by {p}, in again by {p}, out by "
+            f"{c.dst[0]} {c.dst[1]}; what leaves by a port never comes back in by it, so the "
+            "stream is lost and the design hangs without an error",
+            loc=f.loc, limit="a stream crosses each switch once, in by a slave port and out "
+            "by a master (the route mlir-aie's router before PR 3592 makes here; mlir-aie "
+            "issue 2689)", found=f"{_shown(first)} and {_shown(c)} in the switch of {c.tile}",
+            fix=fix)
+
+
+def _shown(c: Connect) -> str:
+    """``connect<DMA : 0, Core : 0>``, as the MLIR writes it."""
+    return f"connect<{c.src[0]} : {c.src[1]}, {c.dst[0]} : {c.dst[1]}>"
 
 
 def _packet_routes(d: Design, target: TargetModel) -> bool:

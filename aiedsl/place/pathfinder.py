@@ -254,6 +254,9 @@ def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,
                 tiles = settings[owner[k]]
                 taken = hops[owner[k]]
                 for d in dsts:
+                    if d == src:  # to its own port: findPaths still sets the switch's src
+                        tile, port = g.nodes[d]  # and dst there, one connect<P, P>
+                        tiles.setdefault(tile, []).append((port, port))
                     cur = d
                     while cur not in done:
                         p = preds[cur]
