@@ -658,9 +658,8 @@ def test_unroutable_six_streams_down_one_column(design_file: DesignFile) -> None
         "  d.py:6: hi_0: core[0,0] (0, 3) -> memtile (0, 1)\n"
         "  d.py:6: hi_1: core[0,1] (0, 4) -> memtile (0, 1)\n"
         "  d.py:6: hi_2: core[0,2] (0, 5) -> memtile (0, 1)\n"
-        "  fix: spread the streams over more columns: anchor herds apart, pin links to other "
-        "memtiles (via=memtile(col)) or host ends to other shims (shim=shim(col)), or merge "
-        "fifos that travel together"
+        "  fix: merge fifos that travel together, or use a device with more columns to spread "
+        "the streams over (--device npu1_2col)"
     )
 
 

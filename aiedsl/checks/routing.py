@@ -6,7 +6,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.ir.physical import Connect, Route
 from aiedsl.place.route import Congestion, route
-from aiedsl.targets import TargetModel
+from aiedsl.targets import DEVICES, TargetModel
 from aiedsl.targets.model import OPPOSITE, STEP
 
 
@@ -52,9 +52,11 @@ def check_routing(d: Design, target: TargetModel, congested: list[Congestion]) -
               f"{there})",
         found=f"{len(worst.flows)} streams",
         related=[(f.label, f.loc) for f in worst.flows],
-        fix="spread the streams over more columns: anchor herds apart, pin links to other "
-            "memtiles (via=memtile(col)) or host ends to other shims (shim=shim(col)), or "
-            "merge fifos that travel together"
+        fix=("spread the streams over more columns: anchor herds apart, pin links to other "
+             "memtiles (via=memtile(col)) or host ends to other shims (shim=shim(col)), or "
+             "merge fifos that travel together" if target.cols > 1 else
+             "merge fifos that travel together, or use a device with more columns to spread "
+             f"the streams over{_wider(target)}")
             + ("; or let streams share wires by packet id: @design(..., flows=\"packet\") "
                "routes" if _packet_routes(d, target) else ""))
 
@@ -104,6 +106,14 @@ def _check_turnaround(d: Design, r: Route) -> None:
             "by a master (the route mlir-aie's router before PR 3592 makes here; mlir-aie "
             "issue 2689)", found=f"{_shown(first)} and {_shown(c)} in the switch of {c.tile}",
             fix=fix)
+
+
+def _wider(target: TargetModel) -> str:
+    """`` (--device npu1_2col)``: the narrowest device of ``target``'s family with more
+    columns, or nothing."""
+    wider = sorted((t for t in DEVICES.values()
+                    if t.family == target.family and t.cols > target.cols), key=lambda t: t.cols)
+    return f" (--device {wider[0].name})" if wider else ""
 
 
 def _shown(c: Connect) -> str:
