@@ -209,7 +209,8 @@ def test_dma_channels_shim_three_outputs_pinned(design_file: DesignFile) -> None
         "  d.py:15: a: 1\n"
         "  d.py:16: b: 1\n"
         "  d.py:17: c: 1\n"
-        "  fix: pin a fifo's host end to another column with shim=shim(col)"
+        "  fix: pin a fifo's host end to another column with shim=shim(col) (fifo() and "
+        "channel() take it)"
     )
 
 
@@ -274,7 +275,8 @@ def test_dma_channels_shim_three_inputs_pinned(design_file: DesignFile) -> None:
         "  d.py:15: a: 1\n"
         "  d.py:16: b: 1\n"
         "  d.py:17: c: 1\n"
-        "  fix: pin a fifo's host end to another column with shim=shim(col)"
+        "  fix: pin a fifo's host end to another column with shim=shim(col) (fifo() and "
+        "channel() take it)"
     )
 
 

@@ -657,3 +657,47 @@ def test_a_users_own_function_with_an_air_keyword_keeps_the_plain_fix(
         "d.py:4: error [python error]: TypeError: rows_of() got an unexpected keyword argument "
         "'sizes' (while loading d.py)\n"
         "  fix: fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback")
+
+
+@pytest.mark.parametrize("via", ["", ", via=memtile", ", via=memtile, split=0"])
+def test_a_channels_host_ends_take_its_shim_pin(design_file: DesignFile, via: str) -> None:
+    """channel(shim=shim(col)) pins every host end, as fifo(shim=) pins one (the shim check's
+    fix named shim= for a channel, which did not take it: an AIR porter)."""
+    fill = "rt.fill(a[:], A)" if "split" in via else \
+        "for i in range(2):\n                    rt.fill(a[i], A, (512 * i, [512], [1]))"
+    path = design_file(f'''
+        from aiedsl import Tensor, channel, design, herd, i32, memtile, runtime, shim
+
+        @design(device="npu1")
+        def d(A: Tensor[1024, i32]):
+            a = channel(Tensor[512, i32], shape=[2], shim=shim(2){via})
+
+            @herd(cols=1, rows=2)
+            def core(x, y):
+                with a[y].consume():
+                    pass
+
+            with runtime() as rt:
+                {fill}
+        ''')
+    placed, _ = check_design(load_design(path).ir)
+    assert placed.physical is not None
+    hosts = {c.tile for c in placed.physical.channels if c.tile[1] == 0}
+    assert hosts == {(2, 0)}
+
+
+def test_a_channels_shim_pin_must_be_a_shim(design_file: DesignFile) -> None:
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, i32, memtile
+
+        @design(device="npu1")
+        def d(A: Tensor[1024, i32]):
+            a = channel(Tensor[512, i32], shape=[2], shim=memtile(1))
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:5: error [placement]: channel 'a' has shim=memtile(1)\n"
+        "  limit: shim(col): the shim tile of a column\n"
+        "  found: memtile(1)\n"
+        "  fix: write shim=shim(0) (from aiedsl import shim)")

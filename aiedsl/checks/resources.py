@@ -310,7 +310,8 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
             # when it exists: reached only if its search gave up
             "memtile": "pin links to memtiles with via=memtile(col) so that no memtile's links "
             "need more channels than it has, or split/join over fewer parts",
-            "shim": "pin a fifo's host end to another column with shim=shim(col)"}[u.kind]
+            "shim": "pin a fifo's host end to another column with shim=shim(col) (fifo() "
+            "and channel() take it)"}[u.kind]
     if target.cols == 1 and u.kind != "core":  # no other column to move to
         move = ("use fewer fifos with a host end here (a fill or a drain takes a shim channel)"
                 if u.kind == "shim" else "split/join over fewer parts, or use fewer links")

@@ -29,7 +29,8 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.context import current_design
-from aiedsl.lang.fifo import DimsSpec, ObjectFifo, back_to_back, new_fifo, to_dims
+from aiedsl.lang.fifo import (DimsSpec, ObjectFifo, back_to_back, new_fifo, shim_coord,
+                              to_dims)
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin
 from aiedsl.lang.records import FifoRecord
@@ -278,7 +279,8 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
             via: TilePin | None = None, split: int | None = None, join: int | None = None,
             broadcast: int | None = None, dims_to_stream: DimsSpec = None,
             dims_from_stream: DimsSpec = None, host_depth: int | None = None,
-            name: str | None = None, repeat: int = 1) -> Channel:
+            name: str | None = None, repeat: int = 1,
+            shim: TilePin | None = None) -> Channel:
     """Declare a channel: ``prod(shape)`` fifos of ``elem``, one per index, indexed like the
     herd that uses it (MLIR-AIR's ``air.channel``).
 
@@ -321,6 +323,8 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
     repeat: times the memtile sends each of its buffers (mlir-aie's ``repeat_count``; MLIR-AIR's
         L2 reuse: a put in a loop over one L2 buffer): each core takes ``repeat`` times what
         the host fills. A channel without ``via`` or with ``join`` cannot (``check`` says why).
+    shim: ``shim(col)`` pins every host end of the channel to that column's shim tile (IRON's
+        ``rt.fill(..., placement=Tile(col, 0))``); without it aiedsl chooses the columns.
     """
     loc = caller_loc()
     b = current_design("channel(...)")
@@ -378,6 +382,8 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
                           found=f"host_depth={host_depth}",
                           fix="add via=memtile, or leave host_depth out (depth= sets the core "
                           "side's buffers)")
+    pin = None if shim is None else shim_coord(shim, f"channel '{name}'", b.target.shim_row,
+                                                loc)
     depth = b.check_depth(f"channel '{name}'", "depth", depth, loc)
     if host_depth is not None:
         host_depth = b.check_depth(f"channel '{name}'", "host_depth", host_depth, loc)
@@ -402,6 +408,9 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
             flat = TensorType(shape=(elem.numel,), dtype=elem.dtype)
             ch.hosts[idx] = new_fifo(b, flat, depth=ch.host_depth, name=f"{name}_l3_{suffix}",
                                        loc=loc)
+        host = f if via is None else ch.hosts.get(idx)
+        if host is not None:
+            host.shim_pin = pin
     if ch.axis is not None:
         rest = [s for i, s in enumerate(shape) if i != ch.axis]
         for group in itertools.product(*(range(s) for s in rest)):
@@ -410,6 +419,7 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
                 b, TensorType(shape=(numel,), dtype=elem.dtype), depth=ch.host_depth,
                 name=f"{name}_l3" + "".join(f"_{g}" for g in group), loc=loc,
                 dims_to_stream=dims_to_stream if join is not None else None)
+            parent.shim_pin = pin
             if join is not None:
                 parent.repeat = times  # the memtile sends the joined element (checked)
             ch.groups[group] = parent

@@ -358,12 +358,18 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
                    dims_from_stream=dims_from_stream, loc=loc, consumer_depth=consumer_depth)
     f.repeat = b.check_repeat(f"fifo '{f.name}'", repeat, loc)
     if shim is not None:
-        if not isinstance(shim, TilePin) or shim.kind != "shim":
-            raise DesignError("placement", f"fifo '{f.name}' has shim={shim!r}", loc=loc,
-                              limit="shim(col): the shim tile of a column", found=repr(shim),
-                              fix="write shim=shim(0) (from aiedsl import shim)")
-        f.shim_pin = shim.coord(b.target.shim_row)
+        f.shim_pin = shim_coord(shim, f"fifo '{f.name}'", b.target.shim_row, loc)
     return f
+
+
+def shim_coord(pin: object, what: str, row: int, loc: Loc) -> tuple[int, int]:
+    """The tile a ``shim=`` pin names, or the DesignError ``what`` (``fifo 'a'``) has for
+    anything but ``shim(col)``."""
+    if not isinstance(pin, TilePin) or pin.kind != "shim":
+        raise DesignError("placement", f"{what} has shim={pin!r}", loc=loc,
+                          limit="shim(col): the shim tile of a column", found=repr(pin),
+                          fix="write shim=shim(0) (from aiedsl import shim)")
+    return pin.coord(row)
 
 
 def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
