@@ -406,6 +406,27 @@ def test_the_index_of_a_loop_passed_to_a_kernel_is_refused_word_for_word(in_root
         "Python's range() or send them through a fifo or an rtp")
 
 
+def test_the_index_of_a_long_loop_is_not_told_to_unroll() -> None:
+    """loop(512)'s index passed to a kernel was told to unroll with range(): 512 copies, which
+    check passed and the core's program memory would not hold (an AIR porter)."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from aiedsl.errors import DesignError
+    from aiedsl.ir.loc import Loc
+    from aiedsl.lang.core import LoopIndex
+
+    i = LoopIndex(SimpleNamespace(count=512, loc=Loc(file="d.py", line=3)))  # type: ignore[arg-type]
+    with pytest.raises(DesignError) as e:
+        int(i)
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: write `for _ in loop(n)`; for values that change per iteration, send them "
+        "through a fifo or an rtp, or keep a count in a local() your kernel advances (Python's "
+        "range() would make 512 copies of the body, and a few hundred overflow the core's 16 KB "
+        "of program memory, which only the build finds)")
+
+
 def test_the_index_of_a_loop_refuses_every_use_as_a_value() -> None:
     import operator
     from types import SimpleNamespace

@@ -42,6 +42,12 @@ from aiedsl.source_loc import caller_loc, decorator_loc, source_lines, written_a
 from aiedsl.values import array_text, as_int, by_type, shown
 
 
+UNROLL_ADVISED = 16
+"""The most iterations a loop's index error suggests unrolling with Python's range(): as many
+identical copies make :mod:`aiedsl.checks.unrolled` call the run a loop, and copies that differ
+(each passed its own index) cost program memory alike."""
+
+
 class LoopIndex:
     """What ``for i in loop(n)`` binds ``i`` to: a placeholder that refuses every use.
 
@@ -64,8 +70,13 @@ class LoopIndex:
             "loop", f"the index of the loop({self.of.count}) at line {self.of.loc.line} is "
             f"{how}", loc=loc or caller_loc(), limit="a loop() body is traced once and runs as "
             "one scf.for body: its index has no Python value (it would be 0 in every iteration)",
-            fix="write `for _ in loop(n)`; for values that change per iteration, unroll with "
-            "Python's range() or send them through a fifo or an rtp")
+            fix="write `for _ in loop(n)`; for values that change per iteration, " + (
+                "unroll with Python's range() or send them through a fifo or an rtp"
+                if self.of.count <= UNROLL_ADVISED else
+                "send them through a fifo or an rtp, or keep a count in a local() your kernel "
+                f"advances (Python's range() would make {self.of.count} copies of the body, and "
+                "a few hundred overflow the core's 16 KB of program memory, which only the "
+                "build finds)"))
 
     def __index__(self) -> NoReturn:
         self.refuse("used as an integer")
