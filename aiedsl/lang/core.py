@@ -32,13 +32,14 @@ from aiedsl.ir.kernel import KernelArg
 from aiedsl.ir.loc import Loc
 from aiedsl.lang.buffer import Acquisition, Buffer
 from aiedsl.lang.callables import check_traced
-from aiedsl.lang.context import _CORE, active, current_core, current_design
+from aiedsl.lang.context import _CORE, active, current_core, current_design, design_trace
 from aiedsl.lang.fifo import ObjectFifo
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
 from aiedsl.source_loc import caller_loc, decorator_loc, source_lines, written_arguments
+from aiedsl.targets import get_target
 from aiedsl.values import array_text, as_int, by_type, shown
 
 
@@ -46,6 +47,13 @@ UNROLL_ADVISED = 16
 """The most iterations a loop's index error suggests unrolling with Python's range(): as many
 identical copies make :mod:`aiedsl.checks.unrolled` call the run a loop, and copies that differ
 (each passed its own index) cost program memory alike."""
+
+
+def _program_memory() -> str:
+    """The traced design's core program memory, as a message says it (``16 KB``)."""
+    b = design_trace()
+    size = (b.target if b is not None else get_target("npu1")).program_memory
+    return f"{size // 1024} KB"
 
 
 class LoopIndex:
@@ -75,8 +83,8 @@ class LoopIndex:
                 if self.of.count <= UNROLL_ADVISED else
                 "send them through a fifo or an rtp, or keep a count in a local() your kernel "
                 f"advances (Python's range() would make {self.of.count} copies of the body, and "
-                "a few hundred overflow the core's 16 KB of program memory, which only the "
-                "build finds)"))
+                f"a few hundred overflow the core's {_program_memory()} of program memory, "
+                "which only the build finds)"))
 
     def __index__(self) -> NoReturn:
         self.refuse("used as an integer")

@@ -362,9 +362,9 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
     return f
 
 
-def shim_coord(pin: object, what: str, row: int, loc: Loc) -> tuple[int, int]:
-    """The tile a ``shim=`` pin names, or the DesignError ``what`` (``fifo 'a'``) has for
-    anything but ``shim(col)``."""
+def shim_coord(pin: object, what: str, row: int, loc: Loc) -> tuple[int, int] | None:
+    """The tile a ``shim=`` pin names (None for a bare ``shim``: aiedsl chooses), or the
+    DesignError ``what`` (``fifo 'a'``) has for anything but a shim pin."""
     if not isinstance(pin, TilePin) or pin.kind != "shim":
         raise DesignError("placement", f"{what} has shim={pin!r}", loc=loc,
                           limit="shim(col): the shim tile of a column", found=repr(pin),
