@@ -83,6 +83,10 @@ class Kernel(_Node):
     exact: bool = False
     """Its results are copies or selections of its inputs (a copy, relu, a max): it rounds
     nothing, so the comparison of an output counts no rounding for it."""
+    chained: bool = False
+    """Its C++ rounds intermediate values of its results' scale to the output type before the
+    last step (a norm's centred value and scale): one call's result may carry more than one
+    rounding, which the comparison of an output allows as a chain of kernels."""
     cost: str
     """The cost formula and its source, for reports."""
     loc: Loc

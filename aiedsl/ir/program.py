@@ -79,7 +79,8 @@ def rounding(d: Design, tensor: str) -> Rounding:
 
     ``"sum"``: a kernel on the way sums into what it writes (:attr:`~aiedsl.ir.Kernel.sums`);
     ``"chain"``: a float kernel on the way read what another float kernel wrote (in the same
-    core, or through fifos, links and cores); ``"once"`` otherwise. :func:`aiedsl.compare.compare`
+    core, or through fifos, links and cores), or rounds within a call
+    (:attr:`~aiedsl.ir.Kernel.chained`); ``"once"`` otherwise. :func:`aiedsl.compare.compare`
     allows a chain or a sum an absolute error besides the relative one.
 
     >>> from aiedsl.loader import load_design
@@ -123,7 +124,7 @@ def rounding(d: Design, tensor: str) -> Rounding:
                     got.append(before if before != "none" else
                                "once" if set(ins) & made else "none")
                     continue
-                again = before != "none" or bool(set(ins) & made)
+                again = before != "none" or bool(set(ins) & made) or k.chained
                 got.append("sum" if before == "sum" else "chain" if again else "once")
         memo[name] = max(got, key=_LEVELS.index, default="none")
         return memo[name]

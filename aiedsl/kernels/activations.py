@@ -222,7 +222,8 @@ def _norm(kind: str, rows: int, cols: int) -> Kernel:
         f"{width}-lane steps per row, ~30 cycles of lane reduction and invsqrt per row, call "
         "overhead and setting and restoring the rounding mode (bf16 rounds to nearest even) "
         "(aiedsl/kernels/templates/norm.cc.j2; an estimate)",
-        params={"kind": kind, "rows": rows, "cols": cols, "width": width})
+        params={"kind": kind, "rows": rows, "cols": cols, "width": width},
+        chained=True)  # the centred value and the scale are rounded to bf16 before the product
 
 
 def rms_norm(rows: int, cols: int) -> Kernel:

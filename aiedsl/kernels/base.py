@@ -137,7 +137,8 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
             source_kind: Literal["file", "template"] = "file",
             cascade_in: TensorType | None = None,
             cascade_out: TensorType | None = None, prepared: Prepared | None = None,
-            arch: Literal["aie2", "aie2p"] | None = None, exact: bool = False) -> Kernel:
+            arch: Literal["aie2", "aie2p"] | None = None, exact: bool = False,
+            chained: bool = False) -> Kernel:
     """Declare a kernel (see the module docstring).
 
     ``source`` names a C++ file (``source_kind="file"``): one beside the design file that
@@ -170,7 +171,10 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
 
     ``exact=True`` says the kernel's results are copies or selections of its inputs (a copy,
     relu, a max): it rounds nothing, so an output it passes on keeps the tolerance of what it
-    was given (see :func:`aiedsl.ir.program.rounding`).
+    was given (see :func:`aiedsl.ir.program.rounding`). ``chained=True`` says its C++ rounds
+    intermediate values of its results' scale to the output type (a norm's centred value and
+    scale, each rounded to bf16 before the product): one call's result may carry several
+    roundings, compared as a chain of kernels is.
 
     ``arch`` (``"aie2"``, ``"aie2p"``) says the C++ variant and ``cycles`` are one
     architecture's: a design on another device refuses the kernel. A kernel profiled for its
@@ -262,7 +266,7 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
                   entry=entry,
                   defines=macros, args=tuple(args), params=params, reference=ref,
                   cycles=cycles or 0, ops=ops, cost=cost, cascade_in=cascade_in,
-                  cascade_out=cascade_out, loc=loc, arch=arch, exact=exact)
+                  cascade_out=cascade_out, loc=loc, arch=arch, exact=exact, chained=chained)
     if cycles is None:
         ir = _profiled(ir, reference)
     return Kernel(ir, reference, prepared)

@@ -73,7 +73,7 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
             lines.append(f"FAIL {k.symbol}: '{a.name}' depends on memory outside the kernel's "
                          "buffers (the C++ reads past one: two runs with other bytes around "
                          "them disagree)")
-    rounds: Rounding = "sum" if k.sums else "once"
+    rounds: Rounding = "sum" if k.sums else "chain" if k.chained else "once"
     scale = largest(args_ref[i] for i, a in enumerate(k.args)
                     if a.kind == "buffer" and a.access == "in") if k.sums else 0.0
     checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype, rounds=rounds,
