@@ -13,6 +13,7 @@ Nothing here imports numpy: a design that does not use it does not load it.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import sys
 from typing import Any
@@ -90,6 +91,11 @@ def by_type(value: object) -> str:
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
+MAX_SHOWN = 120
+"""The longest repr a message shows of an object; a longer one (a kernel's dozens of fields) is
+named by its type."""
+
+
 class _Named:
     """A value a message names in words: its repr is the words, with no quotes."""
 
@@ -109,4 +115,13 @@ def _briefly(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _briefly(v) for k, v in value.items()}
     text = array_text(value)
-    return value if text is None else _Named(text)
+    if text is not None:
+        return _Named(text)
+    if isinstance(value, (int, float, complex, str, bytes, bool, range)) or value is None:
+        return value
+    if inspect.isroutine(value) or inspect.isclass(value):  # <function tiles at 0x7f...>
+        kind = "class" if inspect.isclass(value) else "function"
+        return _Named(f"the {kind} {getattr(value, '__qualname__', by_type(value))}")
+    shows = repr(value)
+    # an address differs from run to run, and a whole object's fields bury the point
+    return _Named(by_type(value)) if " at 0x" in shows or len(shows) > MAX_SHOWN else value

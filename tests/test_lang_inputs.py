@@ -234,6 +234,34 @@ def test_a_refused_numpy_loop_count_is_shown_plainly(design_file: DesignFile) ->
         "  fix: use an integer >= 1 (// divides exactly)")
 
 
+@pytest.mark.parametrize("count, found", [
+    ("tiles", "the function tiles"), ("copy", "a Kernel"),
+    ("rtp", "the function rtp")])
+def test_a_refused_object_is_named_not_dumped(design_file: DesignFile, count: str,
+                                                found: str) -> None:
+    """loop(tiles) showed <function tiles at 0x7ff9...>, an address that differs from run to
+    run, and loop(copy) a kernel's 1.8 KB repr (a tester)."""
+    path = design_file(f'''
+        from aiedsl import Tensor, design, herd, i32, loop, rtp, tiles
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def pt(inp: Tensor[1024, i32]):
+            copy = passthrough(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                for _ in loop({count}):
+                    pass
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        f"d.py:10: error [loop]: loop({found}) needs a positive integer count\n"
+        f"  found: {found}\n"
+        "  fix: use an integer >= 1 (// divides exactly)")
+
+
 def test_a_refused_numpy_pattern_is_shown_plainly(design_file: DesignFile) -> None:
     path = design_file('''
         import numpy as np

@@ -1067,3 +1067,25 @@ def test_a_result_that_is_the_unwritten_filling_is_no_unwritten_output(
     result = simulate(load_design(design_file(ADD_TO_MIN)), {"a": a, "b": a})
     assert result.passed
     assert (result.outputs["c"] == -32768).all()
+
+
+def test_an_array_given_as_the_type_is_told_to_be_the_initial_value(
+        design_file: DesignFile) -> None:
+    """local(np.zeros(256, np.int32)) meant the array as the initial value, which gives the type
+    (a tester): the fix said to write a Tensor type."""
+    path = design_file('''
+        import numpy as np
+        from aiedsl import design, i32, local, Tensor
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[256, i32]):
+            z = local(np.zeros(256, np.int32), name="z")
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:6: error [local]: local 'z' has type an ndarray of shape (256,) int32, not a "
+        "Tensor[...] type\n"
+        "  found: an ndarray of shape (256,) int32\n"
+        "  fix: pass the array as its initial value, which gives the type: "
+        "local(initial=arr, name=\"z\")")

@@ -138,7 +138,10 @@ def local(type: TensorType | None = None, *, name: str | None = None, initial: A
     if not isinstance(type, TensorType):
         raise DesignError(
             "local", f"local '{name}' has type {shown(type)}, not a Tensor[...] type", loc=loc,
-            found=shown(type), fix=f"write e.g. local(Tensor[16, i32], name=\"{name}\")")
+            found=shown(type), fix=(
+                f"pass the array as its initial value, which gives the type: "
+                f"local(initial=arr, name=\"{name}\")" if isinstance(type, np.ndarray) else
+                f"write e.g. local(Tensor[16, i32], name=\"{name}\")"))
     for what, table in (("local", b.locals), ("rtp", b.rtps), ("barrier", b.barriers)):
         if name in table:
             raise DesignError(
