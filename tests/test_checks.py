@@ -731,7 +731,9 @@ def test_dma_pattern_innermost_stride(design_file: DesignFile) -> None:
     assert check_error(path) == (
         "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
         "  limit: the innermost dimension is contiguous (stride 1) for 2-byte elements (the DMA "
-        "moves whole 4-byte words: mlir-aie's DMABDOp::verify and verifyStridesWraps)\n"
+        "moves whole 4-byte words: verifyStridesWraps passes a stride of whole words, and "
+        "getHardwareStridesWraps steps the innermost dimension in words, so it would move runs "
+        "of 2 elements 64 apart)\n"
         "  found: offset 0, sizes [1, 1, 64, 64], strides [0, 0, 1, 64]\n"
         "  fix: make the innermost dimension a contiguous run; move the stride outward (no DMA "
         "steps 2-byte elements one by one: to transpose or gather them, use 4-byte elements or "

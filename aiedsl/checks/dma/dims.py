@@ -23,9 +23,15 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
     gran = target.dma_granularity
     inner_size, inner_stride = sizes[-1], strides[-1]
     if inner_size > 1 and inner_stride != 1 and not strided_inner:
+        why = ("mlir-aie's DMABDOp::verify" if tile is not None else
+               "mlir-aie's verifyStridesWraps" if (inner_stride * itemsize) % gran else
+               # verifyStridesWraps passes a stride of whole words; the encoding then steps
+               # words, moving runs of elements where every n-th was meant
+               f"verifyStridesWraps passes a stride of whole words, and getHardwareStridesWraps "
+               f"steps the innermost dimension in words, so it would move runs of "
+               f"{gran // itemsize} elements {inner_stride} apart")
         limit = (f"the innermost dimension is contiguous (stride 1) for {itemsize}-byte "
-                 f"elements (the DMA moves whole {gran}-byte words: mlir-aie's "
-                 "DMABDOp::verify and verifyStridesWraps)")
+                 f"elements (the DMA moves whole {gran}-byte words: {why})")
         _fail(loc, where, limit, shown,
               "make the innermost dimension a contiguous run; move the stride outward (no DMA "
               f"steps {itemsize}-byte elements one by one: to transpose or gather them, use "
