@@ -92,8 +92,15 @@ def test_an_unpinned_core_tile_link_takes_a_tile_no_core_runs_on(design_file: De
 
 
 def test_a_core_tile_may_forward_and_compute(design_file: DesignFile) -> None:
-    # mlir-aie puts the link's buffers beside the core's in the same memory
-    path = design_file(NEXT_TO_A_CORE.replace("VIA", "coretile(0, 2)"))
+    # mlir-aie puts the link's buffers beside the core's in the same memory; the forward's
+    # output leaves the tile's DMA for the same tile's DMA, on the same channel number only
+    # when 'b' takes MM2S 0 (declared first): else the route turns round in the Core port
+    refused = design_file(NEXT_TO_A_CORE.replace("VIA", "coretile(0, 2)"))
+    assert "error [stream routing]: the route of 'a_l1' turns round in port Core 0" in \
+        _error(refused)
+    b = '    b = fifo(Tensor[1024, i32], name="b")\n'
+    path = design_file(NEXT_TO_A_CORE.replace("VIA", "coretile(0, 2)").replace(b, "").replace(
+        '    a = fifo(', b + '    a = fifo('))
     handle = load_design(path)
     placed, _ = check_design(handle.ir)
     assert [link.tile for link in placed.links] == [(0, 2)]
@@ -156,8 +163,13 @@ def test_the_core_on_a_forwards_tile_may_not_consume_its_input(design_file: Desi
 
 def test_the_core_on_a_forwards_tile_may_consume_its_output(design_file: DesignFile) -> None:
     """The split pass gives that consumer an end of its own, fed by DMA from the link's
-    buffers."""
-    handle = load_design(design_file(TWO_CORES.replace("FIRST", "a2")))
+    buffers: a stream from the tile's DMA to its own, which the switch joins only channel n
+    to channel n (r1 declared first takes MM2S 0, so a2 leaves by MM2S 1 for S2MM 1)."""
+    r1 = '    r1 = fifo(Tensor[256, i32], name="r1")\n'
+    src = TWO_CORES.replace("FIRST", "a2")
+    assert "the route of 'a2' turns round in port Core 0" in _error(design_file(src))
+    handle = load_design(design_file(src.replace(r1, "").replace(
+        '    a = fifo(', r1 + '    a = fifo(')))
     check_design(handle.ir)
     assert simulate(handle).passed
 
@@ -378,7 +390,6 @@ def test_a_core_tile_forward_that_doubles_its_element_is_refused(design_file: De
     (1024, 512, "memtile", "", ""),
     (512, 1024, "memtile", "", ""),
     (1024, 1024, "coretile(0, 3)", ", depth=3", ""),            # one depth, any
-    (1024, 1024, "coretile(0, 2)", "", ""),                     # beside the core
 ])
 def test_the_fixes_and_the_forwards_mlir_aie_lowers_right_pass(
         design_file: DesignFile, n_in: int, n_out: int, via: str, a_args: str,

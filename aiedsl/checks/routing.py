@@ -71,19 +71,22 @@ def _check_turnaround(d: Design, r: Route) -> None:
     without an error (mlir-aie issue 2689; PR 3592 gives the router's ports a direction). A
     switch's FIFO ports are the exception: master FIFO n feeds slave FIFO n inside the switch.
     """
+    ends = {x.direction: x for x in d.physical.channels if x.fifo == r.fifo} \
+        if d.physical else {}
+    send, recv = ends.get("MM2S"), ends.get("S2MM")
+    # the stream enters its first switch by the sending DMA's port, also where a receiver on
+    # the same channel number leaves it (connect<DMA : 1, DMA : 1>): not a turn
+    source = (r.src, ("DMA", send.channel)) if send is not None else None
     at: dict[tuple[tuple[int, int], tuple[str, int]], Connect] = {}
     for c in r.connects:
         if c.switch == "switchbox" and c.dst[0] != "FIFO":
             at[(c.tile, c.dst)] = c
     for c in r.connects:
         first = at.get((c.tile, c.src)) if c.switch == "switchbox" else None
-        if first is None or first is c:  # connect<DMA : 1, DMA : 1>: in and out, once
+        if first is None or (c.tile, c.src) == source:
             continue
         p = f"{c.src[0]} {c.src[1]}"
         f = d.fifo(r.fifo)
-        ends = {x.direction: x for x in d.physical.channels if x.fifo == r.fifo} \
-            if d.physical else {}
-        send, recv = ends.get("MM2S"), ends.get("S2MM")
         same_tile = (send is not None and recv is not None and send.tile == recv.tile
                      and send.channel != recv.channel)
         fix = (f"a core tile's switch joins a DMA output only to the DMA input of the same "
