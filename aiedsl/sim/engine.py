@@ -246,7 +246,8 @@ class Engine:
         for port in conn.ports:
             port.queue.append([chunk, 0])
             port.avail += size
-            if port.waiters and (not port.others or len(port.queue) > 1 or self.lockstep(port)):
+            if port.waiters and (not port.others or len(port.queue) > 1
+                                 or self.lockstep(port, chunk.seq)):
                 # a broadcast receiver held back by one that is not receiving stays asleep:
                 # that one wakes it when it takes the element
                 self.wake(port.waiters)
@@ -342,7 +343,7 @@ class Engine:
         port, n = req[1], req[2]
         queue = port.queue
         others = port.others
-        if others and queue and not self.lockstep(port):
+        if others and queue and not self.lockstep(port, queue[0][0].seq):
             port.waiters.append(p)
             return False
         if queue and not p.got:
@@ -350,10 +351,12 @@ class Engine:
             chunk = entry[0]
             data = chunk.data
             if not entry[1] and data.size == n:  # one whole chunk: the common case
+                # when the others are ready for this chunk, asked before it leaves the queue
+                # (a shim drain gets here; an on-chip receiver inlines the same in sim/dma.py)
+                ready = self.broadcast_ready(port, chunk.seq, p.time) if others else p.time
                 queue.popleft()
                 port.avail -= n
                 port.taken += 1
-                ready = self.broadcast_ready(port, p.time) if others else p.time
                 start = ready + chunk.lead  # a late receiver waits out its sender's lead
                 if start < chunk.start:
                     start = chunk.start
@@ -428,13 +431,15 @@ class Engine:
         return True
 
     @staticmethod
-    def lockstep(port: Port) -> bool:
-        """A broadcast element moves only while every receiver that still lacks it takes it.
+    def lockstep(port: Port, seq: int) -> bool:
+        """Whether broadcast element ``seq`` can move to ``port``'s receiver now: it moves only
+        while every receiver that still lacks it takes it.
 
         The stream is circuit-switched: a receiver whose DMA is not receiving (e.g. all of its
-        buffers are full) stalls the whole broadcast, so the others cannot take the element ahead.
+        buffers are full, or a shim drain the runtime has not issued yet) stalls the whole
+        broadcast, so the others cannot take the element ahead. (The element is named, as in
+        :meth:`broadcast_ready`, rather than read off a queue that may be empty.)
         """
-        seq = port.queue[0][0].seq
         for q in port.others:
             if q.taken > seq or q.owner is None:
                 continue  # q has taken this chunk already
@@ -444,12 +449,15 @@ class Engine:
         return True
 
     @staticmethod
-    def broadcast_ready(port: Port, time: float) -> float:
-        """When every receiver of ``port``'s broadcast that still lacks its next element is
+    def broadcast_ready(port: Port, seq: int, time: float) -> float:
+        """When every receiver of ``port``'s broadcast that still lacks its element ``seq`` is
         ready for it (``time``: this receiver's): the circuit-switched stream moves to all of
         them at once, so none takes it before the last is ready (a receiver's clock may run
-        ahead of the others', its request made at a later time)."""
-        seq = port.queue[0][0].seq
+        ahead of the others', its request made at a later time).
+
+        The element is named, not read off ``port``'s queue: a receiver that has just taken
+        it may have left the queue empty, or holding the next element, whose receivers differ.
+        """
         for q in port.others:
             if q.taken <= seq and q.owner is not None and q.owner.time > time:
                 time = q.owner.time
@@ -470,7 +478,8 @@ class Engine:
             nbytes += take * chunk.data.itemsize
             # a chunk's first piece: a receiver late for it waits out its sender's lead
             if port.others and not off:  # a broadcast streams to every receiver at once
-                start = max(self.broadcast_ready(port, start) + chunk.lead, chunk.start)
+                start = max(self.broadcast_ready(port, chunk.seq, start) + chunk.lead,
+                            chunk.start)
                 chunk.start = start
             else:
                 start = max(start if off else start + chunk.lead, chunk.start)
