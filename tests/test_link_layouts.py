@@ -601,3 +601,48 @@ def test_a_memtile_layout_on_arrival_moves_where_it_works(design_file: DesignFil
                                ", dims_to_stream=[(32, 1), (16, 32)]")):
         result = simulate(load_design(design_file(TRANSPOSE % ("", moved), f"fixed{i}.py")))
         assert result.passed, [c.line() for c in result.checks]
+
+
+REGROUP = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_1col")
+def rg(inp: Tensor[2048, i32], out: Tensor[2048, i32]):
+    a = fifo(Tensor[8, 16, i32], name="a")
+    o = fifo(Tensor[8, 16, i32], name="o"%s)
+    o2 = o.forward(Tensor[16, 32, i32], depth=1, name="o2"%s)
+    k = passthrough(Tensor[8, 16, i32])
+
+    @herd()
+    def core():
+        for _ in loop(16):
+            with a.consume() as s, o.produce() as t:
+                k(s, t)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(o2, out)
+
+@rg.reference
+def reference(inp):
+    # four 8x16 tiles in a row make one 16x32 image, tile t at block row t // 2, column t mod 2
+    return inp.reshape(4, 2, 2, 8, 16).transpose(0, 1, 3, 2, 4).reshape(-1)
+'''
+
+
+def test_a_regrouping_forwards_layout_on_arrival_is_written_out_over_the_whole_output(
+        design_file: DesignFile) -> None:
+    """AIR's hierarchical example tiles its L2 image as it arrives (four core tiles per
+    image): the fix named no layout, as the element sizes differ (an AIR porter). Over the
+    whole output the inverse is one, and it simulates exactly."""
+    arrival = ", dims_from_stream=[(2, 256), (2, 16), (8, 32), (16, 1)]"
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(design_file(REGROUP % (arrival, ""))).ir)
+    assert str(excinfo.value).splitlines()[-1] == (
+        "  fix: send it in the inverse order: forward(..., dims_to_stream=[(2, 256), (8, 16), "
+        "(2, 128), (16, 1)])")
+    fixed = ", dims_to_stream=[(2, 256), (8, 16), (2, 128), (16, 1)]"
+    result = simulate(load_design(design_file(REGROUP % ("", fixed), "fixed.py")))
+    assert result.passed, [c.line() for c in result.checks]

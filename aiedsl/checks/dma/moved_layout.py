@@ -61,9 +61,10 @@ def _moved_layout_fix(d: Design, f: Fifo, e: Endpoint, target: TargetModel) -> s
     Two places write the same element: the tile that receives the link's output (a core's
     dims_from_stream, the same layout: it scatters what arrives as the memtile would have),
     and the link's own sending side, reading in the inverse order (dims_to_stream, when the
-    layout is a permutation of the element). Each is offered when it applies unchanged: the
-    same element size on both sides, cores that receive, no layout already there, and a BD
-    that can walk it.
+    layout is a permutation of the element, or of the output's whole element when a forward
+    regroups several elements into one). Each is offered when it applies unchanged: the same
+    element size on both sides (or a layout over the whole output), cores that receive, no
+    layout already there, and a BD that can walk it.
     """
     dims: tuple[Dim, ...] = e.dims
     shown = _shown(dims)
@@ -83,8 +84,11 @@ def _moved_layout_fix(d: Design, f: Fifo, e: Endpoint, target: TargetModel) -> s
                            + call.format(f"dims_from_stream={shown}")
                            + " (a core's DMA writes what arrives in that order, as the memtile "
                            "would have)")
-        inv = inverse_layout(dims, f.elem.numel)
-        if (same and inv is not None and not out.producer.dims
+        # a regrouping forward (several elements in per element out) writes the layout over
+        # the output's buffer: its inverse is then read over the whole of it
+        whole = int(np.prod([x.size for x in dims])) == out.elem.numel
+        inv = inverse_layout(dims, out.elem.numel if whole else f.elem.numel)
+        if ((same or whole) and inv is not None and not out.producer.dims
                 and _bd_ok(inv, itemsize, e.tile_kind, target)):
             options.append("send it in the inverse order: "
                            + call.format(f"dims_to_stream={_shown(inv)}"))
