@@ -244,6 +244,80 @@ def test_a_killed_build_leaves_the_previous_build_whole_and_the_next_build_clean
     assert os.listdir(tmp_path) == ["p"]
 
 
+def _killed_builds_staging(out: Path) -> Path:
+    """The staging folder a build of ``out`` killed midway (SIGKILL) leaves, its pid file as
+    that build wrote it."""
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KILLED_WRITER),
+                              str(PASSTHROUGH), str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "writing\n"
+    finally:
+        child.kill()
+        child.wait()
+    return out.parent / f".{out.name}.aiedsl-new"
+
+
+def test_a_killed_builds_pid_another_process_has_since_is_still_a_leftover(
+        tmp_path: Path) -> None:
+    """A killed build's pid, taken since by another process, made every later build say
+    "another aiedsl build (pid N) is writing" (a tester, after pid reuse): the lock is the
+    flock the build held on its pid file, which died with it."""
+    out = tmp_path / "p"
+    staging = _killed_builds_staging(out)
+    info = json.loads((staging / "pid").read_text())
+    assert info["flock"] is True
+    for pid in (os.getppid(), 1):  # alive, and no aiedsl build
+        (staging / "pid").write_text(json.dumps({**info, "pid": pid}))
+        gen = _gen()
+        write(gen, out)
+        _assert_whole(out, _build_of(gen))
+        assert os.listdir(tmp_path) == ["p"]
+        staging.mkdir()
+        (staging / "build").mkdir()
+
+
+def test_a_pid_file_whose_lock_is_held_is_a_live_build(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever process the pid names, a held lock is a build writing (the message names the
+    pid the file holds)."""
+    import fcntl
+
+    monkeypatch.chdir(tmp_path)
+    staging = tmp_path / ".p.aiedsl-new"
+    staging.mkdir()
+    (staging / "pid").write_text(json.dumps({"pid": os.getppid(), "host": socket.gethostname(),
+                                             "flock": True}))
+    fd = os.open(staging / "pid", os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(DesignError) as e:
+            write(_gen(), "p")
+    finally:
+        os.close(fd)
+    assert str(e.value) == (
+        f"error [output directory]: another aiedsl build (pid {os.getppid()}) is writing p\n"
+        "  fix: try again when it is done (if no aiedsl is running, delete .p.aiedsl-new)")
+    assert os.listdir(tmp_path) == [".p.aiedsl-new"]
+    write(_gen(), "p")  # let go of: a leftover
+    assert os.listdir(tmp_path) == ["p"]
+
+
+def test_a_locked_pid_file_of_this_process_is_live_while_this_process_holds_it(
+        tmp_path: Path) -> None:
+    """This process's own pid is judged by what it holds, not by flock, which a file system
+    emulating it with POSIX locks (NFS) would answer "free" to, dropping the lock as it asks."""
+    from aiedsl.builddir.lock import holder
+
+    out, staging = tmp_path / "p", tmp_path / ".p.aiedsl-new"
+    with claim(out, "p"):
+        assert json.loads((staging / "pid").read_text())["flock"] is True
+        assert holder(staging, locked=False) == f"pid {os.getpid()}"
+    staging.mkdir()  # a pid file of this pid, of a claim this process no longer holds
+    (staging / "pid").write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                             "flock": True}))
+    assert holder(staging, locked=False) is None
+
+
 def test_a_staging_dir_without_a_pid_is_a_killed_builds_leftover(tmp_path: Path) -> None:
     staging = tmp_path / ".p.aiedsl-new"
     (staging / "build").mkdir(parents=True)  # its pid gone, as the build was letting go of it
