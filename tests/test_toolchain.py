@@ -296,6 +296,28 @@ def test_build_sh_speaks_whichever_aiecc_runs_it(fake_tools: dict[str, Path],
     assert (fake_tools["root"] / "out" / "aie.xclbin").read_text() == "xclbin"
 
 
+def test_a_compiled_build_without_its_marker_holds_only_what_builds_write(
+        fake_tools: dict[str, Path]) -> None:
+    """What a refusal tells from an older aiedsl's build, safe to delete: what --compile and a
+    run of build.sh add are among what builds write; a file of the user's is not."""
+    from aiedsl.builddir.marker import MARKER
+    from aiedsl.emit import holds_only_a_build
+
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    env = {**os.environ, "PATH": f"{fake_tools['mlir_aie'] / 'bin'}:/usr/bin:/bin"}
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    out = fake_tools["root"] / "out"
+    (out / "aie.mlir.prj").mkdir(exist_ok=True)
+    (out / "aie.mlir.prj" / "main_core_0_2.elf").write_text("elf\n")  # as aiecc leaves
+    (out / MARKER).unlink()
+    assert {"logs/", "manifest.json", "cache.json", f"{KERNEL}.o", ".aiedsl-script.list"} <= {
+        p.name + ("/" if p.is_dir() else "") for p in out.iterdir()}
+    assert holds_only_a_build(out)
+    (out / "notes.o").write_text("mine\n")  # no kernel of that name
+    assert not holds_only_a_build(out)
+
+
 @pytest.mark.parametrize("where", ["aiecc.py on PATH", "aiecc.py in MLIR_AIE_INSTALL_DIR/bin",
                                    "aiecc in MLIR_AIE_INSTALL_DIR/bin"])
 def test_build_sh_finds_aiecc_where_discovery_does(fake_tools: dict[str, Path], where: str,
