@@ -337,7 +337,7 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
     >>> with aiedsl.api.building("designs/passthrough.py") as art:  # doctest: +SKIP
     ...     art.compile()
     """
-    from aiedsl.emit import Generated, generate, writing
+    from aiedsl.emit import Generated, generate, holds_only_a_build, writing
     from aiedsl.builddir.refuse import check_output_dir
     from aiedsl.toolchain.lower import lower_design, settle
 
@@ -349,7 +349,8 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
     if lower:
         aie_opt, aie_translate = find_lowering_tools()
         if aie_opt.path is not None and aie_translate.path is not None:
-            check_output_dir(out, handle.name)  # refuse before running any tool
+            # refuse before running any tool
+            check_output_dir(out, handle.name, holds_only_a_build)
             lowering = lower_design(gen.design, gen.files, out, aie_opt, aie_translate,
                                     usage=gen.usage)
             gen = Generated(gen.design, gen.usage, {**gen.files, **lowering.files})

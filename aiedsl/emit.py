@@ -34,14 +34,20 @@ from aiedsl.codegen.tilemap import tile_map
 from aiedsl.errors import DesignError, stable_path
 from aiedsl.lang.design import DesignHandle
 from aiedsl.builddir.build import building
-from aiedsl.builddir.marker import SCRIPT_LIST, read_marker
+from aiedsl.builddir.marker import SCRIPT_LIST, entries, read_marker
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import (
     aiecc_argv, find_aiecc_script, kernel_compile_argv, project_listing_script, shell_line,
 )
-from aiedsl.toolchain.compile import PROJECT, script_outputs, tool_input
+from aiedsl.toolchain.commands import INSTS
+from aiedsl.toolchain.compile import CACHE, MANIFEST, PROJECT, script_outputs, tool_input
+from aiedsl.toolchain.lower import STAMP, TEXT_OUTPUTS
+
+
+GENERATED = ("aie.mlir", "design.json", "report.txt", "map.svg", "build.sh")
+"""What :func:`generate` writes besides ``kernels/<name>.cc``: the top of every build."""
 
 
 @dataclass
@@ -69,7 +75,7 @@ def generate(handle: DesignHandle) -> Generated:
     target = get_target(placed.device)
     kernel_lines = [shell_line(kernel_compile_argv(target, u.file, u.object, defines=u.flags))
                     for u in kernel_units(placed.kernels)]
-    files = {
+    files = {  # GENERATED, and the kernels
         "aie.mlir": render_mlir(recorded, target),
         **kernels,
         "design.json": design_json(placed),
@@ -128,8 +134,38 @@ def writing(gen: Generated, out_dir: str | Path) -> Iterator[Path]:
     lowering's outputs placed, the compile): no other build replaces the directory between
     them. Yields the directory."""
     with building(out_dir, gen.files, design=gen.design.name, executable=("build.sh",),
-                  tool_input=tool_input, script_outputs=script_outputs(gen.files)) as path:
+                  tool_input=tool_input, script_outputs=script_outputs(gen.files),
+                  older_build=holds_only_a_build) as path:
         yield path
+
+
+def holds_only_a_build(folder: Path) -> bool:
+    """Does ``folder`` hold nothing but what aiedsl writes into a build directory: the files of
+    :func:`generate` (:data:`GENERATED`, ``kernels/<name>.cc``), the lowering's (its texts,
+    stamp, ``insts.bin`` and ``logs/<step>.log``), and what ``--compile`` and ``build.sh`` add
+    (each kernel's object and stack sizes, ``aie.xclbin``, the manifest and cache, and aiecc's
+    project folder, whose files aiecc names)?
+
+    Asked of a directory without a marker whose ``aie.mlir`` aiedsl wrote: a build of an aiedsl
+    older than the marker, which the user may be told to delete whole only when nothing in it
+    can be theirs (:func:`aiedsl.builddir.refuse.check_output_dir`).
+    """
+    try:
+        found = entries(folder)
+    except OSError:
+        return False
+    kernels = {rel for rel in found if _directly_in("kernels", rel, ".cc")}
+    names = {*GENERATED, "kernels/", "logs/", *TEXT_OUTPUTS, STAMP, INSTS, MANIFEST, CACHE,
+             *script_outputs(dict.fromkeys(kernels, ""))}
+    return all(rel in names or rel in kernels or _directly_in("logs", rel, ".log")
+               or rel.startswith(f"{PROJECT}/") for rel in found)
+
+
+def _directly_in(folder: str, rel: str, suffix: str) -> bool:
+    """Is entry ``rel`` a file of ``folder`` itself (not of a folder in it) ending in
+    ``suffix``?"""
+    head, _, name = rel.partition("/")
+    return head == folder and "/" not in name and name.endswith(suffix) and name != suffix
 
 
 # -- aiedsl map beside a build --------------------------------------------------------------------

@@ -23,6 +23,7 @@ from aiedsl.kernels.library import matmul_ref
 from aiedsl.loader import load_design
 from aiedsl.version import __version__
 
+ROOT = Path(__file__).resolve().parents[1]
 DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16", "gemm_i8"]
 
 
@@ -122,6 +123,32 @@ def test_a_damaged_template_cache_entry_is_a_miss(
             assert type(marshal.load(f)).__name__ == "code"
     finally:
         render.environment.cache_clear()
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """XDG_CACHE_HOME=relcache put the cache in ./relcache of whatever folder a command ran in
+    (a tester's ``aiedsl kernel test``); the XDG Base Directory specification calls a relative
+    path there invalid, to be ignored: the cache goes to ~/.cache."""
+    from aiedsl import render
+    from aiedsl.cache import cache_dir
+
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relcache")
+    monkeypatch.chdir(work)
+    assert cache_dir("host-kernels") == home / ".cache" / "aiedsl" / "host-kernels"
+    render.environment.cache_clear()  # an environment with the cache of this test's home
+    try:
+        generate(load_design(ROOT / "designs" / "passthrough.py"))
+    finally:
+        render.environment.cache_clear()
+    assert os.listdir(work) == []
+    assert os.listdir(home / ".cache" / "aiedsl" / "templates")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "abs"))  # an absolute one is used
+    assert cache_dir("templates") == tmp_path / "abs" / "aiedsl" / "templates"
 
 
 def test_a_template_cache_that_cannot_be_written_is_not_used(

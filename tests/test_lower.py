@@ -138,6 +138,21 @@ def test_build_runs_aiecc_s_pipeline_and_writes_the_lowering(
     assert {"physical.mlir", "npu.mlir", "lowering.json"} <= set(art.files)
 
 
+def test_a_lowered_build_without_its_marker_holds_only_what_builds_write(
+        lowering_tools: dict[str, Path]) -> None:
+    """What a refusal tells from an older aiedsl's build, safe to delete: the lowering's files
+    are among what builds write."""
+    from aiedsl.builddir.marker import MARKER
+    from aiedsl.emit import holds_only_a_build
+
+    aiedsl.build(PASSTHROUGH, output="out")
+    out = lowering_tools["root"] / "out"
+    (out / MARKER).unlink()
+    assert holds_only_a_build(out)
+    (out / "logs" / "notes.txt").write_text("mine\n")
+    assert not holds_only_a_build(out)
+
+
 def test_report_and_map_are_drawn_from_the_lowering(lowering_tools: dict[str, Path]) -> None:
     aiedsl.build(PASSTHROUGH, output="out")
     out = lowering_tools["root"] / "out"

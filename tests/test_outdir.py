@@ -244,6 +244,80 @@ def test_a_killed_build_leaves_the_previous_build_whole_and_the_next_build_clean
     assert os.listdir(tmp_path) == ["p"]
 
 
+def _killed_builds_staging(out: Path) -> Path:
+    """The staging folder a build of ``out`` killed midway (SIGKILL) leaves, its pid file as
+    that build wrote it."""
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KILLED_WRITER),
+                              str(PASSTHROUGH), str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "writing\n"
+    finally:
+        child.kill()
+        child.wait()
+    return out.parent / f".{out.name}.aiedsl-new"
+
+
+def test_a_killed_builds_pid_another_process_has_since_is_still_a_leftover(
+        tmp_path: Path) -> None:
+    """A killed build's pid, taken since by another process, made every later build say
+    "another aiedsl build (pid N) is writing" (a tester, after pid reuse): the lock is the
+    flock the build held on its pid file, which died with it."""
+    out = tmp_path / "p"
+    staging = _killed_builds_staging(out)
+    info = json.loads((staging / "pid").read_text())
+    assert info["flock"] is True
+    for pid in (os.getppid(), 1):  # alive, and no aiedsl build
+        (staging / "pid").write_text(json.dumps({**info, "pid": pid}))
+        gen = _gen()
+        write(gen, out)
+        _assert_whole(out, _build_of(gen))
+        assert os.listdir(tmp_path) == ["p"]
+        staging.mkdir()
+        (staging / "build").mkdir()
+
+
+def test_a_pid_file_whose_lock_is_held_is_a_live_build(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever process the pid names, a held lock is a build writing (the message names the
+    pid the file holds)."""
+    import fcntl
+
+    monkeypatch.chdir(tmp_path)
+    staging = tmp_path / ".p.aiedsl-new"
+    staging.mkdir()
+    (staging / "pid").write_text(json.dumps({"pid": os.getppid(), "host": socket.gethostname(),
+                                             "flock": True}))
+    fd = os.open(staging / "pid", os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(DesignError) as e:
+            write(_gen(), "p")
+    finally:
+        os.close(fd)
+    assert str(e.value) == (
+        f"error [output directory]: another aiedsl build (pid {os.getppid()}) is writing p\n"
+        "  fix: try again when it is done (if no aiedsl is running, delete .p.aiedsl-new)")
+    assert os.listdir(tmp_path) == [".p.aiedsl-new"]
+    write(_gen(), "p")  # let go of: a leftover
+    assert os.listdir(tmp_path) == ["p"]
+
+
+def test_a_locked_pid_file_of_this_process_is_live_while_this_process_holds_it(
+        tmp_path: Path) -> None:
+    """This process's own pid is judged by what it holds, not by flock, which a file system
+    emulating it with POSIX locks (NFS) would answer "free" to, dropping the lock as it asks."""
+    from aiedsl.builddir.lock import holder
+
+    out, staging = tmp_path / "p", tmp_path / ".p.aiedsl-new"
+    with claim(out, "p"):
+        assert json.loads((staging / "pid").read_text())["flock"] is True
+        assert holder(staging, locked=False) == f"pid {os.getpid()}"
+    staging.mkdir()  # a pid file of this pid, of a claim this process no longer holds
+    (staging / "pid").write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                             "flock": True}))
+    assert holder(staging, locked=False) is None
+
+
 def test_a_staging_dir_without_a_pid_is_a_killed_builds_leftover(tmp_path: Path) -> None:
     staging = tmp_path / ".p.aiedsl-new"
     (staging / "build").mkdir(parents=True)  # its pid gone, as the build was letting go of it
@@ -395,8 +469,8 @@ def test_a_file_dropped_in_while_a_build_takes_the_lock_is_named_not_called_a_bu
     write(_gen(), "p")
     real_check = build.check_output_dir
 
-    def check_then_drop(out_dir: str | Path, design: str) -> None:
-        real_check(out_dir, design)
+    def check_then_drop(out_dir: str | Path, design: str, older_build: Any = None) -> None:
+        real_check(out_dir, design, older_build)
         (tmp_path / "p" / "notes.txt").write_text("mine\n")  # the user, meanwhile
 
     monkeypatch.setattr(build, "check_output_dir", check_then_drop)
@@ -1331,6 +1405,67 @@ def test_a_folder_given_as_the_file_is_refused(
         f"error [output file]: {given} is a folder, not a file\n"
         f"  fix: name the file, e.g. --trace {given.rstrip('/')}/passthrough.json\n")
     assert entries(tmp_path) == ["somedir/"]
+
+
+def test_a_folder_with_the_users_files_and_an_aie_mlir_is_not_called_an_old_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """A tester's: an aie.mlir copied from a build into their project folder, beside their
+    thesis and photos, made the refusal say to delete the folder (rm -r myproject), as an
+    older aiedsl's build. That is said only of a folder holding nothing but what aiedsl's builds
+    write."""
+    monkeypatch.chdir(tmp_path)
+    assert _main("build", str(PASSTHROUGH), "-o", "b1") == 0
+    (tmp_path / "myproject" / "photos").mkdir(parents=True)
+    (tmp_path / "myproject" / "aie.mlir").write_bytes((tmp_path / "b1" / "aie.mlir").read_bytes())
+    (tmp_path / "myproject" / "thesis.tex").write_text("x\n")
+    (tmp_path / "myproject" / "photos" / "p1.jpg").write_text("x\n")
+    before = _tree(tmp_path / "myproject")
+    capsys.readouterr()
+    assert _main("build", str(PASSTHROUGH), "-o", "myproject") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: myproject holds 3 files aiedsl did not write, and a build "
+        "replaces the whole directory\n"
+        "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+        "wrote\n"
+        "  found: aie.mlir, photos/, thesis.tex\n"
+        "  fix: choose another directory with -o, or move those files out of myproject\n")
+    assert _tree(tmp_path / "myproject") == before
+
+
+def test_a_whole_build_without_a_marker_is_an_old_build_and_a_file_of_yours_in_it_is_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """What an aiedsl older than the marker wrote (a build, compiled: logs, objects, aiecc's
+    folder) is to be deleted once; with a file of the user's anywhere in it (kernels/ too), the
+    refusal does not say so."""
+    monkeypatch.chdir(tmp_path)
+    assert _main("build", str(PASSTHROUGH), "-o", "old") == 0
+    old = tmp_path / "old"
+    (old / MARKER).unlink()
+    (old / "logs").mkdir()
+    (old / "logs" / "aiecc.log").write_text("$ aiecc\n")
+    for name in ("passthrough_i32_1024.o", "aie.xclbin", "insts.bin", "manifest.json",
+                 "cache.json"):
+        (old / name).write_text("x\n")
+    (old / "aie.mlir.prj" / "sub").mkdir(parents=True)  # aiecc names what it puts there
+    (old / "aie.mlir.prj" / "sub" / "core_0_2.elf").write_text("x\n")
+    capsys.readouterr()
+    assert _main("build", str(PASSTHROUGH), "-o", "old") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: old holds 13 files aiedsl did not write, and a build "
+        "replaces the whole directory\n"
+        "  limit: a new or empty directory, or a build directory holding only what aiedsl "
+        "wrote\n"
+        "  found: aie.mlir, aie.mlir.prj/, aie.xclbin, build.sh, cache.json and 8 more\n"
+        "  fix: old looks like a build from an aiedsl older than the build marker "
+        f"({MARKER}): delete it once (rm -r old) and build again\n")
+    for mine in ("kernels/notes.txt", "logs/run1/out.log", "thesis.o"):
+        (old / mine).parent.mkdir(exist_ok=True)
+        (old / mine).write_text("mine\n")
+        assert _main("build", str(PASSTHROUGH), "-o", "old") == 2
+        err = capsys.readouterr().err
+        assert err.endswith("  fix: choose another directory with -o, or move those files out "
+                            "of old\n"), err
+        os.unlink(old / mine)
 
 
 def test_a_command_a_message_prints_runs_on_the_path_alone(

@@ -296,6 +296,28 @@ def test_build_sh_speaks_whichever_aiecc_runs_it(fake_tools: dict[str, Path],
     assert (fake_tools["root"] / "out" / "aie.xclbin").read_text() == "xclbin"
 
 
+def test_a_compiled_build_without_its_marker_holds_only_what_builds_write(
+        fake_tools: dict[str, Path]) -> None:
+    """What a refusal tells from an older aiedsl's build, safe to delete: what --compile and a
+    run of build.sh add are among what builds write; a file of the user's is not."""
+    from aiedsl.builddir.marker import MARKER
+    from aiedsl.emit import holds_only_a_build
+
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    env = {**os.environ, "PATH": f"{fake_tools['mlir_aie'] / 'bin'}:/usr/bin:/bin"}
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    out = fake_tools["root"] / "out"
+    (out / "aie.mlir.prj").mkdir(exist_ok=True)
+    (out / "aie.mlir.prj" / "main_core_0_2.elf").write_text("elf\n")  # as aiecc leaves
+    (out / MARKER).unlink()
+    assert {"logs/", "manifest.json", "cache.json", f"{KERNEL}.o", ".aiedsl-script.list"} <= {
+        p.name + ("/" if p.is_dir() else "") for p in out.iterdir()}
+    assert holds_only_a_build(out)
+    (out / "notes.o").write_text("mine\n")  # no kernel of that name
+    assert not holds_only_a_build(out)
+
+
 @pytest.mark.parametrize("where", ["aiecc.py on PATH", "aiecc.py in MLIR_AIE_INSTALL_DIR/bin",
                                    "aiecc in MLIR_AIE_INSTALL_DIR/bin"])
 def test_build_sh_finds_aiecc_where_discovery_does(fake_tools: dict[str, Path], where: str,
@@ -317,6 +339,63 @@ def test_build_sh_finds_aiecc_where_discovery_does(fake_tools: dict[str, Path], 
     assert r.returncode == 0, r.stderr
     assert fake_tools["log"].read_text().splitlines()[1] == f"{AIECC_WORDS['current']} aie.mlir"
     assert (fake_tools["root"] / "out" / "aie.xclbin").read_text() == "xclbin"
+
+
+def test_relative_tool_paths_are_taken_from_where_the_command_runs(
+        fake_tools: dict[str, Path]) -> None:
+    """PEANO_INSTALL_DIR=relp and MLIR_AIE_INSTALL_DIR=fastml (a tester's): doctor said found,
+    and --compile failed with "No such file or directory: 'relp/bin/clang++'", the tools
+    running in the build's staging folder. Both take them from the working directory, once,
+    and the tools are handed absolute paths."""
+    root, log = fake_tools["root"], fake_tools["log"]
+    (root / "bin").mkdir()
+    env = {**os.environ, "PEANO_INSTALL_DIR": "peano", "MLIR_AIE_INSTALL_DIR": "mlir-aie",
+           "PATH": "bin:/usr/bin:/bin"}
+    doctor = _words(_cli("doctor", env=env).stdout)
+    assert "Peano (llvm-aie) found" in doctor and "aiecc (mlir-aie) found" in doctor
+    assert "AIE API headers found" in doctor
+    r = _cli("build", str(PASSTHROUGH), "-o", "out", "--compile", env=env)
+    assert r.returncode == 0, r.stderr
+    peano, mlir_aie = fake_tools["peano"], fake_tools["mlir_aie"]
+    assert log.read_text().splitlines() == [
+        f"{PEANO_WORDS.format(arch='aie2')} -I{mlir_aie}/include -c kernels/{KERNEL}.cc "
+        f"-o {KERNEL}.o",
+        f"{AIECC_WORDS['current']} aie.mlir",
+        f"PEANO_INSTALL_DIR={peano}",
+    ]
+    assert (root / "out" / "logs" / f"{KERNEL}.log").read_text().startswith(
+        f"$ {peano}/bin/clang++ ")
+    # --peano too, and the folders of PATH: what the tools are handed
+    log.unlink()
+    tools = find_tools({**env, "PEANO_INSTALL_DIR": ""}, peano="peano")
+    assert (tools.clang.path, tools.clang.how) == (peano / "bin" / "clang++", "--peano")
+    assert (tools.env["PEANO_INSTALL_DIR"], tools.env["MLIR_AIE_INSTALL_DIR"]) == (
+        str(peano), str(mlir_aie))
+    assert tools.env["PATH"] == f"{root / 'bin'}:/usr/bin:/bin"
+    r = _cli("build", str(PASSTHROUGH), "-o", "out2", "--compile", "--peano", "peano",
+             env={**env, "PEANO_INSTALL_DIR": str(root / "nowhere")})
+    assert r.returncode == 0, r.stderr
+    assert log.read_text().splitlines()[-1] == f"PEANO_INSTALL_DIR={peano}"
+
+
+def test_build_sh_takes_relative_install_dirs_from_where_it_is_run(
+        fake_tools: dict[str, Path]) -> None:
+    """build.sh moves to its own folder first: a relative PEANO_INSTALL_DIR named nothing
+    there, and a relative MLIR_AIE_INSTALL_DIR made it say "set MLIR_AIE_INSTALL_DIR", which
+    was set. It takes both from the folder it is run from, before it moves."""
+    aiedsl.build(PASSTHROUGH, output="out")
+    env = {**os.environ, "PEANO_INSTALL_DIR": "peano", "MLIR_AIE_INSTALL_DIR": "./mlir-aie",
+           "PATH": "/usr/bin:/bin"}
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    root = fake_tools["root"]
+    assert fake_tools["log"].read_text().splitlines() == [
+        f"{PEANO_WORDS.format(arch='aie2')} -I{root}/./mlir-aie/include -c "
+        f"kernels/{KERNEL}.cc -o {KERNEL}.o",
+        f"{AIECC_WORDS['current']} aie.mlir",
+        f"PEANO_INSTALL_DIR={root}/peano",
+    ]
+    assert (root / "out" / "aie.xclbin").read_text() == "xclbin"
 
 
 def test_build_sh_without_aiecc_says_what_it_needs(fake_tools: dict[str, Path]) -> None:

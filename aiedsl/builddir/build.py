@@ -25,7 +25,9 @@ from pathlib import Path, PurePosixPath
 
 from aiedsl.builddir.lock import NEW, OLD, WORK, claim, remove_marked, share
 from aiedsl.builddir.marker import entries, read_marker, relist, write_marker
-from aiedsl.builddir.refuse import _refuse_foreign, _refuse_other_build, check_output_dir
+from aiedsl.builddir.refuse import (
+    OlderBuild, _refuse_foreign, _refuse_other_build, check_output_dir,
+)
 from aiedsl.builddir.swap import _carried, _carry, _same_inputs, _swap
 from aiedsl.files import make_dirs, os_errors, unmake_dirs
 
@@ -36,7 +38,8 @@ from aiedsl.files import make_dirs, os_errors, unmake_dirs
 def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
                 executable: Iterable[str] = (),
                 tool_input: Callable[[str], bool] | None = None,
-                script_outputs: Iterable[str] = ()) -> Path:
+                script_outputs: Iterable[str] = (),
+                older_build: OlderBuild | None = None) -> Path:
     """Replace build directory ``out_dir`` with ``files`` (relative path -> text), atomically.
 
     Refuses (DesignError, nothing written) a directory holding files aiedsl did not write, the
@@ -45,10 +48,12 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
     files: ``tool_input`` says which files the tools read, and when one of them differs from the
     previous build's (or is new or gone), nothing of the previous build is carried. ``kernels/``
     is never carried. ``script_outputs`` go into the marker (see
-    :func:`aiedsl.builddir.marker.owned`). Returns ``out_dir`` as given.
+    :func:`aiedsl.builddir.marker.owned`). ``older_build`` tells a build of an aiedsl older than
+    the marker, which a refusal may advise deleting (:data:`~aiedsl.builddir.refuse.OlderBuild`).
+    Returns ``out_dir`` as given.
     """
     with building(out_dir, files, design=design, executable=executable, tool_input=tool_input,
-                  script_outputs=script_outputs) as shown:
+                  script_outputs=script_outputs, older_build=older_build) as shown:
         return shown
 
 
@@ -56,13 +61,14 @@ def write_build(out_dir: str | Path, files: dict[str, str], *, design: str,
 def building(out_dir: str | Path, files: dict[str, str], *, design: str,
              executable: Iterable[str] = (),
              tool_input: Callable[[str], bool] | None = None,
-             script_outputs: Iterable[str] = ()) -> Iterator[Path]:
+             script_outputs: Iterable[str] = (),
+             older_build: OlderBuild | None = None) -> Iterator[Path]:
     """:func:`write_build`, whose lock is held on over the block that follows (yielding
     ``out_dir`` as given): what the block does in the directory (place the lowering's outputs,
     compile) meets this build, never one that another build swapped in meanwhile."""
     shown = Path(out_dir)
     out = Path(os.path.realpath(shown))  # a symlinked output: replace what it points at
-    check_output_dir(shown, design)  # before anything is touched
+    check_output_dir(shown, design, older_build)  # before anything is touched
     made: list[Path] = []
     swapped = False
     try:
@@ -71,7 +77,7 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
         with _locked(out, shown) as staging:
             with os_errors(shown, rule="output directory", option="-o"):
                 # again: now no other aiedsl build can change it
-                _refuse_foreign(out, shown, locked=True)
+                _refuse_foreign(out, shown, locked=True, older_build=older_build)
                 carried = _carried(out, set(files)) \
                     if out.is_dir() and _same_inputs(out, files, tool_input) else []
                 new = staging / NEW

@@ -3,13 +3,17 @@
 A build of ``<parent>/<name>`` is staged in the hidden sibling ``<parent>/.<name>.aiedsl-new``
 (on the same file system, so the finished build can be swapped in by a rename); ``--compile``
 runs its tools there too. The folder is also the lock: it is made with ``os.mkdir``, which fails
-when it exists, and holds the pid (and host) of the build writing. A second build into the same
-directory fails cleanly while the first is alive; a staging folder whose build is dead is a
-leftover, removed by the next build, but only when it holds nothing aiedsl never puts there (a
-folder of that name may be the user's): each folder aiedsl makes in it carries a marker first,
-and keeps it while anything of it is left. A staging folder that cannot be removed when its
-build is done (a file in the old build that cannot be deleted) stays so, for the next build to
-remove, and a warning on standard error says so (:func:`_release`).
+when it exists, and holds the pid (and host) of the build writing, in a file the build holds an
+``flock`` on for as long as it lives (the kernel lets go of it when the process dies, however it
+dies). A second build into the same directory fails cleanly while the first is alive; a staging
+folder whose pid file is not locked is a leftover (its pid alone cannot say: after a killed
+build, its pid may be another process's), removed by the next build, but only when it holds
+nothing aiedsl never puts there (a folder of that name may be the user's): each folder aiedsl
+makes in it carries a marker first, and keeps it while anything of it is left. A staging folder
+that cannot be removed when its build is done (a file in the old build that cannot be deleted)
+stays so, for the next build to remove, and a warning on standard error says so
+(:func:`_release`). Where there is no ``flock`` (Windows, a file system without locks) the pid
+file says so, and only its pid is asked.
 The moments the folder and its pid file appear or go are serialised by ``flock`` on the parent,
 so two builds never both take a leftover for theirs.
 
@@ -51,17 +55,22 @@ OLD = "old"
 ``renameat2`` cannot exchange them)."""
 WORK = "compile"
 """In the staging directory: where ``--compile`` runs the tools, until their outputs go in."""
-_PID = "pid"  # in the staging directory: {"pid": ..., "host": ...} of the build writing
+_PID = "pid"
+"""In the staging directory: ``{"pid": ..., "host": ..., "flock": ...}`` of the build writing;
+``flock`` true when that build holds an flock on the file for its whole life."""
 _local = threading.local()  # .dirs: build directories this thread holds; .shared: may share
 
 
 class _Claim:
     """A build directory this process holds: its staging folder, how many claims use it, the
-    thread that took it (named when another build of the process is refused), and the
-    directory as the user named it (in a warning that its staging folder stayed)."""
+    thread that took it (named when another build of the process is refused), the directory
+    as the user named it (in a warning that its staging folder stayed), and the open pid file
+    whose flock says the build is alive (None without flock)."""
 
-    def __init__(self, staging: Path, thread: str, shown: str | Path) -> None:
+    def __init__(self, staging: Path, thread: str, shown: str | Path, pid_fd: int | None
+                 ) -> None:
         self.staging, self.users, self.thread, self.shown = staging, 1, thread, shown
+        self.pid_fd = pid_fd
 
 
 _claims: dict[Path, _Claim] = {}  # by resolved build directory: what this process holds
@@ -138,19 +147,61 @@ def claim(out: Path, shown: str | Path) -> Iterator[Path]:
             _remove_leftover(staging, out)
             os.mkdir(staging)
         try:
-            (staging / _PID).write_text(json.dumps({"pid": os.getpid(),
-                                                    "host": socket.gethostname()}))
+            pid_fd = _write_pid(staging)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         with _claims_lock:  # under the parent lock: a thread finding the folder finds this
-            _claims[out] = _Claim(staging, threading.current_thread().name, shown)
+            _claims[out] = _Claim(staging, threading.current_thread().name, shown, pid_fd)
     mine.add(out)
     try:
         yield staging
     finally:
         mine.discard(out)
         _leave(out)
+
+
+def _write_pid(staging: Path) -> int | None:
+    """Write ``staging``'s pid file, and return it open with an exclusive flock on it, which the
+    build keeps until it lets go of the lock (None where flock is not to be had: the file then
+    says so, and only its pid tells a live build from a killed one's leftover).
+
+    The file is written and locked under a temporary name, then renamed into place: a pid file
+    of this build is never seen unlocked while the build lives.
+    """
+    tmp = staging / f".{_PID}{TMP_SUFFIX}"
+    # O_EXCL: the folder was just made, by this build; anything there already is not its own
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        locked = _flock(fd)
+        os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                 "flock": locked}).encode())
+        os.replace(tmp, staging / _PID)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    if not locked:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _flock(fd: int, probe: bool = False) -> bool | None:
+    """Take an flock on open file ``fd`` without waiting: exclusive, or shared to ``probe``
+    whether anyone holds it exclusively. True when taken, False when another holds it, None
+    where flock is not available (no fcntl, a file system without locks)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_SH if probe else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return None
+    return True
 
 
 def _leave(out: Path) -> None:
@@ -163,7 +214,7 @@ def _leave(out: Path) -> None:
         del _claims[out]
         _releasing[out] = held.thread
     try:
-        _release(held.staging, out, held.shown)
+        _release(held.staging, out, held.shown, held.pid_fd)
     finally:
         with _claims_lock:
             del _releasing[out]
@@ -267,10 +318,18 @@ def holder(staging: Path, locked: bool) -> str | None:
 
     ``locked``: the caller holds the parent lock, under which a live build always has its pid
     file in place; a staging folder without one is then a killed build's, whatever its age.
+
+    A pid file its build locked (``"flock": true``) is a live build's while the lock is held,
+    whatever process its pid now names (a killed build's pid may since be another's); without
+    that, or where the lock cannot be asked, the pid must name a live process.
     """
+    free: bool | None = None  # is the pid file's flock free (None: not known)
     try:
-        info = json.loads((staging / _PID).read_text())
-        pid, host = int(info["pid"]), str(info["host"])
+        with open(staging / _PID, encoding="utf-8") as f:
+            info = json.loads(f.read())
+            pid, host = int(info["pid"]), str(info["host"])
+            if info.get("flock") is True and host == socket.gethostname():
+                free = _lock_free(f.fileno(), pid, staging)
     except FileNotFoundError:
         if not staging.exists():
             return None  # finished meanwhile
@@ -289,7 +348,22 @@ def holder(staging: Path, locked: bool) -> str | None:
         return None if age > STALE_SECONDS else ""
     if host != socket.gethostname():
         return f"pid {pid} on {host}"  # a shared file system: we cannot tell, so wait
+    if free is not None:
+        return None if free else f"pid {pid}"
     return f"pid {pid}" if _alive(pid) else None
+
+
+def _lock_free(fd: int, pid: int, staging: Path) -> bool | None:
+    """Is the flock on open pid file ``fd`` (naming ``pid``) of staging folder ``staging`` free:
+    True, the build that locked it is gone; False, it lives; None, flock cannot tell."""
+    if pid == os.getpid():
+        # This process's own pid: it is alive if this process holds the folder. Asked by flock,
+        # a file system that emulates flock with POSIX locks (NFS) would answer "free" to the
+        # process holding it, and closing the probe would drop that process's lock.
+        with _claims_lock:
+            mine = {c.staging for c in _claims.values()} | {staging_path(o) for o in _releasing}
+        return staging not in mine
+    return _flock(fd, probe=True)  # taken: let go of as the caller closes the file
 
 
 def _alive(pid: int) -> bool:
@@ -364,10 +438,21 @@ def _restore(staging: Path, out: Path) -> None:
         os.rename(old, out)
 
 
-def _release(staging: Path, out: Path, shown: str | Path) -> None:
+def _release(staging: Path, out: Path, shown: str | Path, pid_fd: int | None) -> None:
     """Let go of the lock of ``out``: remove its staging folder and all aiedsl put in it. What
     cannot be removed stays, with its markers, for the next build to remove as a killed build's
-    leftover (:func:`check_staging`), and a warning says so (:func:`_left_behind`)."""
+    leftover (:func:`check_staging`), and a warning says so (:func:`_left_behind`). ``pid_fd``,
+    the open pid file whose flock says the build lives, is closed last, however this ends."""
+    try:
+        _remove_staging(staging, out, shown)
+    finally:
+        if pid_fd is not None:
+            os.close(pid_fd)  # lets go of its flock
+
+
+def _remove_staging(staging: Path, out: Path, shown: str | Path) -> None:
+    """:func:`_release`'s work: the staging folder goes, its pid file with it, under the
+    parent lock."""
     _restore(staging, out)
     # The long part (the old build's files) goes first, while our pid still says "busy"; the
     # pid file and the folder itself go under the parent lock, so another build never sees a

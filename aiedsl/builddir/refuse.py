@@ -28,20 +28,27 @@ from aiedsl.files import command, os_errors
 
 MAX_NAMED = 5
 """How many foreign files an error names."""
+OlderBuild = Callable[[Path], bool]
+"""Does a directory without a marker hold nothing but what aiedsl writes into a build
+(:func:`aiedsl.emit.holds_only_a_build`)? Then, its ``aie.mlir`` written by aiedsl, it is the
+build of an aiedsl older than the marker, which a refusal tells the user to delete."""
 
 
 # -- before a build -------------------------------------------------------------------------------
 
 
-def check_output_dir(out_dir: str | Path, design: str) -> None:
+def check_output_dir(out_dir: str | Path, design: str, older_build: OlderBuild | None = None
+                     ) -> None:
     """Raise a DesignError unless a build may replace ``out_dir``: it is new, an empty
     directory, or an aiedsl build directory holding only what its marker lists, and it is
-    neither the working directory nor one of its ancestors."""
+    neither the working directory nor one of its ancestors. ``older_build`` (:data:`OlderBuild`;
+    None: nothing is) tells a build of an aiedsl older than the marker, whose refusal says to
+    delete it."""
     shown = Path(out_dir)
     real = Path(os.path.realpath(shown))
     _refuse_working_dir(real, shown, design)
     with os_errors(shown, rule="output directory", option="-o", verb="read"):
-        _refuse_foreign(real, shown)
+        _refuse_foreign(real, shown, older_build=older_build)
         staging = staging_path(real)
         # a live build's, which changes as it is read: claim() says it is busy
         if staging.is_symlink() or not os.path.isdir(staging) \
@@ -62,9 +69,10 @@ def _refuse_working_dir(real: Path, shown: Path, design: str) -> None:
             fix=f"build into a directory of its own, e.g. -o build/{design}")
 
 
-def _refuse_foreign(real: Path, shown: Path, locked: bool = False) -> None:
+def _refuse_foreign(real: Path, shown: Path, locked: bool = False,
+                    older_build: OlderBuild | None = None) -> None:
     """Refuse ``real`` when it holds what aiedsl did not write; ``locked``: this build holds its
-    lock, so no other is writing there."""
+    lock, so no other is writing there; ``older_build`` as :func:`check_output_dir` takes it."""
     if not os.path.lexists(real):
         return
     if not real.is_dir():
@@ -105,7 +113,10 @@ def _refuse_foreign(real: Path, shown: Path, locked: bool = False) -> None:
                        f"{'it' if one else 'them'}")
         if why:
             fix += f" ({'; '.join(why)})"
-        if marker is None and _older_build(real):
+        # Delete it whole only when nothing in it can be the user's (their thesis beside an
+        # aie.mlir copied from a build was to be deleted with it, a tester found)
+        if marker is None and older_build is not None and _older_build(real) \
+                and older_build(real):
             fix = (f"{label} looks like a build from an aiedsl older than the build marker "
                    f"({MARKER}): delete it once ({command(['rm', '-r'], str(shown))}) and build "
                    "again")

@@ -16,7 +16,11 @@ None of them comes from PyPI's default index, so each is looked for where its in
 * pyxrt: importable (XRT puts it on ``PYTHONPATH`` with ``source /opt/xilinx/xrt/setup.sh``).
 
 A tool is asked for its version (and aiecc for its help) in an empty temporary directory, so no
-tool writes anything where aiedsl runs.
+tool writes anything where aiedsl runs. The tools run in other folders than the command (that
+one, the build's staging folder), so the paths that find them (``--peano``, the variables above
+and ``PATH``'s folders) are made absolute once, against the working directory, before anything is
+looked for (:func:`absolute_env`): ``doctor`` and ``--compile`` find the same tools, and the tools
+are handed the same absolute paths.
 
 Example
 -------
@@ -56,6 +60,9 @@ INSTALL = {
              "source /opt/xilinx/xrt/setup.sh",
 }
 """How to get each tool, as doctor and error messages say it."""
+FOLDER_VARIABLES = ("PEANO_INSTALL_DIR", "MLIR_AIE_INSTALL_DIR")
+"""The environment variables that name a tool's install folder (``build.sh`` makes them
+absolute, as :func:`absolute_env` does)."""
 
 
 @dataclass(frozen=True)
@@ -113,8 +120,11 @@ class Tools:
 
 
 def find_tools(env: Mapping[str, str] | None = None, peano: str | Path | None = None) -> Tools:
-    """Look for every tool; ``peano`` overrides ``PEANO_INSTALL_DIR``."""
-    env = dict(os.environ if env is None else env)
+    """Look for every tool; ``peano`` overrides ``PEANO_INSTALL_DIR``. Relative paths in either
+    are taken from the working directory (:func:`absolute_env`)."""
+    env = absolute_env(env)
+    if peano is not None:
+        peano = _absolute(str(peano))
     clang = _find_peano(env, peano)
     aiecc = _find_aiecc(env)
     headers = _find_headers(env, aiecc)
@@ -129,9 +139,32 @@ def find_tools(env: Mapping[str, str] | None = None, peano: str | Path | None = 
 def find_lowering_tools(env: Mapping[str, str] | None = None) -> tuple[Tool, Tool]:
     """aie-opt and aie-translate (each a :class:`Tool`, ``path`` None when missing): what
     ``aiedsl build`` needs to lower a design with mlir-aie."""
-    env = dict(os.environ if env is None else env)
+    env = absolute_env(env)
     return (_find_mlir_aie_tool(env, "aie-opt", "aie-opt (mlir-aie)"),
             _find_mlir_aie_tool(env, "aie-translate", "aie-translate (mlir-aie)"))
+
+
+def absolute_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's environment) with the paths that find the tools made
+    absolute against the working directory: :data:`FOLDER_VARIABLES` and each folder of
+    ``PATH`` (an empty one is the working directory, as the shell takes it).
+
+    The tools run in another folder than the command, where a relative path names something
+    else or nothing; ``doctor``, which looks for them from here, said "found" while
+    ``--compile`` failed to run them. Empty values stay empty (unset)."""
+    env = dict(os.environ if env is None else env)
+    for name in FOLDER_VARIABLES:
+        if env.get(name):
+            env[name] = _absolute(env[name])
+    if "PATH" in env:
+        env["PATH"] = os.pathsep.join(_absolute(folder) for folder in env["PATH"].split(os.pathsep))
+    return env
+
+
+def _absolute(path: str) -> str:
+    """``path`` from the working directory (an empty one: that directory), ``..`` kept (through
+    a symbolic link it is not the folder above)."""
+    return path if os.path.isabs(path) else str(Path.cwd() / path)
 
 
 def _site_packages() -> Path:

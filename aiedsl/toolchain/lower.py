@@ -52,7 +52,7 @@ from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import (INSTS, argv_strings, lower_argvs, pass_pipeline,
                                        pipeline_passes, shell_line)
 from aiedsl.toolchain.compile import Step, run_step
-from aiedsl.toolchain.discover import Tool
+from aiedsl.toolchain.discover import Tool, absolute_env
 from aiedsl.toolchain.physical import parse_physical
 from aiedsl.version import __version__
 
@@ -128,7 +128,7 @@ def lower_design(d: Design, files: dict[str, str], out: Path, aie_opt: Tool,
     steps = plan_lowering(aie_opt, aie_translate, d.flows == "packet")
     key = lowering_key(files["aie.mlir"], steps, tools)
     lowering = _cached(out, key, tools) or _run(d, files["aie.mlir"], out, steps, key, tools,
-                                                 dict(os.environ if env is None else env))
+                                                 absolute_env(env))
     if lowering.ok and usage is not None:
         _draw(d, usage, lowering)
     return lowering
