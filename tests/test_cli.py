@@ -4,6 +4,7 @@ not wrap, and a start-up that loads nothing heavy before a command needs it."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -731,9 +732,24 @@ def test_a_dash_for_an_output_file_is_refused(tmp_path: Path) -> None:
     r = aiedsl("sim", str(ROOT / "designs" / "passthrough.py"), "--trace", "-", cwd=tmp_path)
     assert (r.returncode, r.stdout) == (2, "")
     assert r.stderr == ("error [output file]: --trace - would write a file named '-'\n"
-                        "  fix: name the file, e.g. --trace passthrough.json (aiedsl's own lines "
-                        "go to standard output)\n")
+                        "  fix: name the file, e.g. --trace passthrough.json, or a pipe, e.g. "
+                        "--trace >(jq .) (aiedsl's own lines go to standard output)\n")
     assert os.listdir(tmp_path) == []
+
+
+def test_stats_go_through_a_pipe(tmp_path: Path) -> None:
+    """--stats /dev/fd/N (a shell's >(jq .)) ran the whole simulation, then failed: "cannot
+    write /dev/fd/63: No such file or directory" (a tester). A pipe is written through."""
+    read, write = os.pipe()
+    r = subprocess.run([sys.executable, "-m", "aiedsl", "sim",
+                        str(ROOT / "designs" / "passthrough.py"), "--stats", f"/dev/fd/{write}"],
+                       cwd=tmp_path, capture_output=True, text=True, pass_fds=(write,),
+                       env={**os.environ, "NO_COLOR": "1"})
+    os.close(write)
+    with os.fdopen(read) as f:
+        stats = json.load(f)
+    assert r.returncode == 0, r.stderr
+    assert stats["design"] == "passthrough" and os.listdir(tmp_path) == []
 
 
 def test_a_simulated_run_says_once_that_the_kernels_ran_as_their_references(

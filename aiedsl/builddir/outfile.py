@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +29,7 @@ def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
     """Raise the DesignError :func:`write_file` would raise before writing ``path``, so that a
     command refuses it before its long work (a simulation) rather than after.
 
+    A pipe or a terminal (``/dev/stdout``, ``>(jq .)``: :func:`is_stream`) is taken as it is.
     Refused: ``-`` (taken by most tools for standard output, it would be a file of that name), a
     folder (or a path ending in ``/``: ``example`` is the file name the fix suggests in it), a
     file aiedsl did not write (``ours`` is given its first 4 KB), and a path whose
@@ -35,13 +37,15 @@ def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
     """
     shown = Path(path)
     real = Path(os.path.realpath(shown))
+    if str(path) not in ("", "-") and is_stream(shown):
+        return
     if str(path) == "":  # an unset variable: no file at all, not the working directory
         raise DesignError("output file", f"{option} '' names no file",
                           fix=f"name the file, e.g. {option} {example}")
     if str(path) == "-":  # the usual spelling of standard output, which these files never go to
         raise DesignError("output file", f"{option} - would write a file named '-'",
-                          fix=f"name the file, e.g. {option} {example} (aiedsl's own lines go to "
-                          "standard output)")
+                          fix=f"name the file, e.g. {option} {example}, or a pipe, e.g. "
+                          f"{option} >(jq .) (aiedsl's own lines go to standard output)")
     if str(path).endswith(("/", os.sep)) or os.path.isdir(real):
         raise DesignError("output file", f"{printable(path)} is a folder, not a file",
                           fix=f"name the file, e.g. {option} {printable(shown / example)}")
@@ -82,6 +86,11 @@ def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str]
     """
     check_file(path, ours=ours, option=option, example=example)
     shown = Path(path)
+    if is_stream(shown):  # a pipe or a terminal: written through, nothing to replace
+        with os_errors(shown, rule="output file", option=option), \
+                open(shown, "w", encoding="utf-8") as f:
+            f.write(text)
+        return True
     real = Path(os.path.realpath(shown))
     made: list[Path] = []
     try:
@@ -109,6 +118,17 @@ def write_file(path: str | Path, text: str, *, design: str, ours: Callable[[str]
             (real.parent / MARKER).unlink(missing_ok=True)  # marker: the file never got there
             unmake_dirs(made)
         raise
+
+
+def is_stream(path: Path) -> bool:
+    """Is ``path`` a pipe, a terminal or another character device (``/dev/stdout``,
+    ``/dev/fd/3``, a shell's ``>(jq .)``)? Asked of the path itself: its realpath under
+    ``/proc`` (``pipe:[...]``) names no file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
 
 
 def _existing(folder: Path) -> Path:
