@@ -122,6 +122,23 @@ def _missing_streams() -> bool:
     return closed
 
 
+def _from_echo(e: OSError) -> bool:
+    """Did ``e`` come from click's ``echo`` (typer's ``--help``, written to standard output)?"""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_name == "echo"
+
+
+def _stdout_failing() -> bool:
+    """Does standard output refuse what is waiting in its buffer (``> /dev/full``)?"""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    return False
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console entry point: run the app; usage errors exit 2, DesignErrors their own code."""
     if _missing_streams():  # nowhere to say what it does: nothing is done
@@ -136,6 +153,13 @@ def main(argv: Optional[List[str]] = None) -> None:
         except KeyboardInterrupt:
             _aborted()
             sys.exit(stop.exit_code())
+        except OSError as e:
+            if not _from_echo(e) and not _stdout_failing():
+                raise
+            # what typer itself prints (--help) to standard output that cannot be written
+            tell(f"{stdout_failed(e)}\n")
+            sys.stdout = open(os.devnull, "w")  # nothing more to lose there, nor to say twice
+            sys.exit(2)
         except Exception as e:
             if isinstance(e, _click_class("ClickException")):
                 sys.exit(_usage_error(e))
