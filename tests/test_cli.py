@@ -798,3 +798,14 @@ def test_a_ctrl_c_while_the_command_line_loads_is_an_abort_not_a_traceback() -> 
             "run()\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert (r.returncode, r.stdout, r.stderr) == (130, "", "aborted\n")
+
+
+def test_a_file_aiedsl_wrote_of_another_kind_is_refused_as_that_kind(tmp_path: Path) -> None:
+    """--stats onto a trace aiedsl wrote said "exists and aiedsl did not write it" (a
+    tester)."""
+    design = str(ROOT / "designs" / "passthrough.py")
+    assert aiedsl("sim", design, "--trace", "t.json", cwd=tmp_path).returncode == 0
+    r = aiedsl("sim", design, "--stats", "t.json", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (
+        2, "error [output file]: t.json is a trace aiedsl wrote, not what --stats writes\n"
+        "  fix: choose another file with --stats, or move t.json away\n")
