@@ -287,6 +287,9 @@ SYNC = (0x80, 16, 0x00000000, 0x00010100)
     (_stream((0x42,)), "unknown opcode 0x42 at byte 16 (operation 0)"),
     (_stream(SYNC, count=2), "holds 1 operations, its header says 2"),
     (_stream((0x80, 20, 0, 0)), "sync at byte 16 gives its size as 20 bytes, not 16"),
+    # a design file said "truncated: the header gives 540698727 bytes" (a tester)
+    (b'"""Passthrough: host -> memtile"""\nimport numpy as np\n' * 4,
+     "insts.bin is a text file, not an NPU instruction stream"),
 ])
 def test_inspect_errors(tmp_path: Path, content: object, message: str) -> None:
     path = tmp_path / "insts.bin"
@@ -307,6 +310,13 @@ def test_inspect_of_a_missing_file() -> None:
     r = aiedsl("inspect", "no/such/insts.bin")
     assert r.returncode == 2 and "no/such/insts.bin does not exist" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_inspect_of_an_empty_path_says_it_is_empty() -> None:
+    """`aiedsl inspect ""` said ". is not a file" (a tester)."""
+    r = aiedsl("inspect", "")
+    assert r.returncode == 2 and r.stderr.startswith(
+        "error: Invalid value for INSTS: the path is empty: give the path of an insts.bin\n")
 
 
 def test_inspect_usage_error() -> None:

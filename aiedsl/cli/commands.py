@@ -260,8 +260,8 @@ def map_(
 
 @app.command()
 def inspect(
-    insts: Path = typer.Argument(..., metavar="INSTS", help="An insts.bin (aiedsl's build or "
-                                 "any IRON / mlir-aie build's)."),
+    insts: str = typer.Argument(..., metavar="INSTS", help="An insts.bin (aiedsl's build or "
+                                "any IRON / mlir-aie build's)."),
 ) -> None:
     """List the NPU instruction stream INSTS: its header, every operation with its fields, and
     the shim DMA tasks (column, direction, channel, BD, buffer, pattern) and syncs it programs.
@@ -270,7 +270,10 @@ def inspect(
     """
     from aiedsl.toolchain.insts import listing, read_insts
 
-    for line in listing(read_insts(insts), insts.name):
+    if insts == "":  # Path("") is the working folder, which it does not mean
+        raise typer.BadParameter("the path is empty: give the path of an insts.bin",
+                                 param_hint="INSTS")
+    for line in listing(read_insts(insts), Path(insts).name):
         say(line)
 
 

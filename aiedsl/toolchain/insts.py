@@ -81,6 +81,10 @@ def decode(data: bytes, name: str = "the stream") -> Program:
         # named as such whatever its size
         raise _error(f"{name} is an ELF file (a program or a core's object code), not an NPU "
                      "instruction stream", "the ELF signature (7f 45 4c 46) at byte 0")
+    if data[:64] and all(32 <= b < 127 or b in (9, 10, 13) for b in data[:64]):
+        # text (a design file, a listing) whose first bytes read as a header of any size
+        raise _error(f"{name} is a text file, not an NPU instruction stream",
+                     f"text at byte 0: {data[:24].decode('ascii')!r}")
     if len(data) % 4:
         raise _error(f"{name} is {len(data)} bytes, not a whole number of 32-bit words",
                      f"{len(data)} bytes")
