@@ -546,6 +546,16 @@ def test_no_color_draws_the_table_without_styles(value: str | None, styled: bool
     assert ("\x1b[" in out) is styled, out
 
 
+def test_a_table_too_wide_for_the_terminal_is_printed_as_plain_columns() -> None:
+    """On 80 columns the boxed table of gemm_bf16 folded "160.0 / 512 KB" and every kernel name
+    over several lines, 147 lines in all (a tester): it is printed as when piped."""
+    out = _on_a_terminal("check", "designs/gemm_bf16.py", COLUMNS="80", NO_COLOR="1")
+    lines = out.splitlines()
+    assert "┃" not in out and lines[1].split() == [
+        "tile", "kind", "memory", "dma", "in", "dma", "out", "locks", "bds", "runs"]
+    assert any("160.0 / 512 KB" in line for line in lines)
+
+
 def test_no_color_draws_progress_bars_without_styles(monkeypatch: pytest.MonkeyPatch) -> None:
     from aiedsl.progress import stderr_console
 

@@ -18,21 +18,33 @@ from aiedsl.cli.common import no_color, say
 from aiedsl.text import printable
 
 
-def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """A rich table on a terminal; piped, plain aligned columns that are never wrapped. Either
-    goes out through :func:`say`, which handles a standard output that cannot be written."""
-    if not sys.stdout.isatty():
-        widths = [max(len(str(r[i])) for r in [columns, *rows]) for i in range(len(columns))]
-        say(title)
-        for r in [columns, *rows]:
-            say("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
-        return
-    from rich.console import Console
+FOLDED = 20
+"""The narrowest the last column of a boxed table is folded to; a terminal that leaves it less
+gets the plain columns."""
 
-    console = Console(highlight=False, markup=False, color_system=None if no_color() else "auto")
-    with console.capture() as drawn:
-        console.print(rich_table(title, columns, rows))
-    say(drawn.get().rstrip("\n"))
+
+def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A rich table on a terminal wide enough for it; piped, or on a narrower terminal, plain
+    aligned columns that are never wrapped (a boxed table folded into 80 columns broke
+    "160.0 / 512 KB" and every kernel name over several lines). Either goes out through
+    :func:`say`, which handles a standard output that cannot be written."""
+    widths = [max(len(str(r[i])) for r in [columns, *rows]) for i in range(len(columns))]
+    # rich's borders and a space each side of every cell; only the last column (what a core
+    # runs, a tool's path) may fold, and not below FOLDED characters
+    boxed = sum(widths[:-1]) + min(widths[-1], FOLDED) + 3 * len(widths) + 1
+    if sys.stdout.isatty():
+        from rich.console import Console
+
+        console = Console(highlight=False, markup=False,
+                          color_system=None if no_color() else "auto")
+        if boxed <= console.width:
+            with console.capture() as drawn:
+                console.print(rich_table(title, columns, rows))
+            say(drawn.get().rstrip("\n"))
+            return
+    say(title)
+    for r in [columns, *rows]:
+        say("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
 
 
 def rich_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
