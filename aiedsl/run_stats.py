@@ -73,13 +73,16 @@ def _measured(t: Measured) -> dict[str, Any]:
             "warmup": t.warmup, "ops": t.ops, "gops": t.gops}
 
 
-def run_stats(result: RunResult, design: str, device: str, *, seed: int) -> dict[str, Any]:
+def run_stats(result: RunResult, design: str, device: str, *, seed: int,
+              kernels: str | None = None) -> dict[str, Any]:
     """The stats document of ``result``, a run of ``design`` on ``device`` with inputs of
-    ``seed``: what ran it (``target``, ``why``), whether it passed, each output's comparison
-    and the timing (``timing.kind``: ``"simulated"`` or ``"measured"``)."""
+    ``seed``: what ran it (``target``, ``why``; for a simulation ``kernels``, ``"reference"``
+    or ``"native"``: what computed the kernel calls), whether it passed, each output's
+    comparison and the timing (``timing.kind``: ``"simulated"`` or ``"measured"``)."""
     timing = result.timing
     return {"generator": f"aiedsl {__version__}", "design": design, "device": device,
-            "target": result.target, "why": result.why, "seed": seed,
+            "target": result.target, "why": result.why,
+            **({"kernels": kernels} if kernels is not None else {}), "seed": seed,
             "passed": result.passed, "outputs": [_output(c) for c in result.checks],
             "timing": _simulated(timing) if isinstance(timing, Timing) else _measured(timing)}
 

@@ -16,9 +16,9 @@ Knobs:
   memtile element and read from DRAM in runs of K_MT (Taka et al.'s k_mt); k: one core tile.
 
     aiedsl sim designs/gemm_i8.py
-    aiedsl check designs/gemm_i8.py -D M=4032 -D K=4032 -D N=4032 -D m=112 -D k=112 -D n=112 \\
+    aiedsl check designs/gemm_i8.py -D M=4032 -D K=4032 -D N=4032 -D m=112 -D k=112 -D n=112 \
         -D K_MT=672 -D SHIFT=9
-    aiedsl check designs/gemm_i8.py --device npu2 -D COLS=8 -D M=4032 -D K=4032 -D N=4608 \\
+    aiedsl check designs/gemm_i8.py --device npu2 -D COLS=8 -D M=4032 -D K=4032 -D N=4608 \
         -D m=144 -D k=72 -D n=144 -D K_MT=576 -D SHIFT=9
 """
 

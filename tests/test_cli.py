@@ -681,6 +681,7 @@ def test_stats_are_strict_json_of_what_sim_prints(tmp_path: Path) -> None:
     assert text.startswith('{\n "generator": "aiedsl ')
     assert (stats["design"], stats["device"], stats["target"], stats["seed"],
             stats["passed"]) == ("gemm_bf16", "npu1", "sim", 0, True)
+    assert stats["kernels"] == "reference"  # --kernels native's stats say "native"
     out, = stats["outputs"]
     assert out["name"] == "C" and out["passed"] and out["wrong"] == 0
     printed = r.stdout.split("PASS C: worst element ")[1]

@@ -115,7 +115,10 @@ def report_run(result: Any, trace: Optional[str], stats: Optional[str], handle: 
     if stats:
         from aiedsl.run_stats import run_stats, write_stats
 
-        write_stats(run_stats(result, handle.name, handle.ir.device, seed=seed), stats)
+        kernels = None if result.target != "sim" else \
+            "reference" if native is not None else "native"
+        write_stats(run_stats(result, handle.name, handle.ir.device, seed=seed,
+                              kernels=kernels), stats)
         say(f"stats: {stats}")
     if not result.passed:
         raise typer.Exit(1)
