@@ -65,6 +65,11 @@ def test_a_put_and_its_get_overlap_as_a_stream(in_root: Path, tmp_path: Path) ->
              for n in ("core[0,0]", "core[1,0]", "core[2,0]", "core[3,0]")}
     kernels = {k.symbol: k for k in m.design.kernels}
     (ps, pe, put), (gs, _, get) = spans["core[0,0]"][0], spans["core[1,0]"][0]
+    # the put's stall on the cascade is a span of its own after the kernel's: the core waits
+    stall = [s for s in m.cores["core[0,0]"].spans if s[0] == pe]
+    assert pe - ps == kernels[put].cycles + m.costs.call
+    assert [s[2] for s in stall] == [f"cascade stall ({put})"]
+    pe = stall[0][1]
     cycles, words, call = kernels[put].cycles, 256, m.costs.call
     assert kernels[put].cascade_out.nbytes * 8 // 512 == words
     assert kernels[get].cycles == cycles and m.target.cascade_fifo_words == 4

@@ -340,7 +340,10 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             m.kernel_calls += 1
             m.ops += k.ops
             if engine.trace:
-                p.spans.append((start, p.time, k.symbol))
+                computed = start + cost
+                p.spans.append((start, computed, k.symbol))
+                if p.time > computed:  # the cascade's stall: waiting, not computing (core_busy)
+                    p.spans.append((computed, p.time, f"cascade stall ({k.symbol})"))
         elif tag == _REL:
             e, count = ins[1], ins[2]
             h = e.held
