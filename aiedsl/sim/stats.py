@@ -103,17 +103,17 @@ def timing(m: Machine) -> Timing:
     said = kind == "runtime" or (kind == "dma" and issuing >= ISSUING_NOTED)
     others += [] if said else [("the runtime issuing shim DMA tasks", issuing)]
     runner_up = max(others, key=lambda o: o[1], default=("", 0.0))
+    # whatever limits the run, a one-buffer end that a second would overlap is said
     single: list[SingleBuffered] = []
-    if kind in ("compute", "dma"):
-        for p in procs:
-            if p.kind != "core" or (kind == "compute" and p.name != what):
-                continue
-            for e in p.info.get("ends", {}).values():
-                overlap = min(e.stalled / total, core_busy[p.name])
-                if e.depth == 1 and overlap >= SINGLE_BUFFER_NOTED:
-                    single.append(_single(m, p.name, p.info["tile"], e.key[0], e.key[1],
-                                          overlap))
-        single.sort(key=lambda c: -c.overlap)
+    for p in procs:
+        if p.kind != "core" or (kind == "compute" and p.name != what):
+            continue
+        for e in p.info.get("ends", {}).values():
+            overlap = min(e.stalled / total, core_busy[p.name])
+            if e.depth == 1 and overlap >= SINGLE_BUFFER_NOTED:
+                single.append(_single(m, p.name, p.info["tile"], e.key[0], e.key[1],
+                                      overlap))
+    single.sort(key=lambda c: -c.overlap)
     receiver, receiver_words, room = "", "", ""
     if kind == "dma" and channel_busy[what] - busy >= SINGLE_BUFFER_NOTED:
         receiver, receiver_words, room = _one_buffer_receiver(m, what)

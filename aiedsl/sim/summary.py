@@ -166,7 +166,8 @@ class Bottleneck:
             return (f"DRAM: the shims' host-memory {verb} ({moved / 1e6:.2f} MB {noun}) are "
                     f"busy {self.utilisation:.0%} of the time at "
                     f"{self.dram_bytes_per_s / 1e9:g} GB/s; reuse data on chip (larger tiles, "
-                    "memtile staging) to need less, if the design moves any twice")
+                    "memtile staging) to need less, if the design moves any twice"
+                    + self._turns())
         if self.kind == "runtime":
             what = "shim DMA tasks and rtp writes" if self.rtp_writes else "shim DMA tasks"
             help_ = ("fewer, longer transfers (each task covering more of a tensor) would help"
@@ -177,7 +178,7 @@ class Bottleneck:
                      else "each tensor already moves in one task per direction: a fixed cost, "
                      "which more work per invocation spreads thinner")
             return (f"runtime: issuing the {what} one by one takes "
-                    f"{self.utilisation:.0%} of the time; {help_}")
+                    f"{self.utilisation:.0%} of the time; {help_}" + self._turns())
         waits = (f", and waits {self.waiting:.0%} for its receivers to take data"
                  if self.waiting >= 0.005 else "")
         text = (f"data movement: DMA '{self.resource}' moves data {self.utilisation:.0%} of the "
