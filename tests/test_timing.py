@@ -284,3 +284,18 @@ def test_a_tensor_spread_over_columns_is_told_fewer_columns_issue_fewer_tasks(
         "each tensor already moves in one task per direction per shim column: fewer columns "
         "would issue fewer tasks (if their DMAs keep up), and more work per invocation spreads "
         "the fixed cost thinner")
+
+
+def test_the_task_note_counts_tasks_and_names_the_register_writes_apart(in_root: Path) -> None:
+    """threshold_rtp's note gave the runtime's whole busy share, its rtp writes too, as the
+    share of issuing shim DMA tasks (96% where the tasks took 83%: a tester)."""
+    result = simulate(load_design("designs/threshold_rtp.py"))
+    t = result.timing
+    tm = get_target(result.machine.design.device).timing
+    tasks = sum(1 for op in result.machine.design.runtime if type(op).__name__ == "Transfer")
+    share = tasks * tm.shim_task_s / t.device_seconds
+    writes = t.bottleneck.issuing - share
+    assert t.task_basis.startswith(
+        f"issuing shim DMA tasks takes {share:.0%} of the device time (its rtp writes take "
+        f"another {writes:.0%}) at 6.8 us per task")
+    assert writes == pytest.approx(4 * tm.register_write_s / t.device_seconds)

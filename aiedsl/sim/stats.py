@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from aiedsl.ir.runtime import RtpWrite, Transfer
+from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
 from aiedsl.sim.state import Machine
 from aiedsl.sim.summary import (DRAM_SATURATED, ISSUING_NOTED, SINGLE_BUFFER_NOTED, ops_unit,
                                 TASK_COST_BASIS, Bottleneck, SingleBuffered, Timing)
@@ -120,13 +120,14 @@ def timing(m: Machine) -> Timing:
         single = [e for e in single if e.fifo != receiver]  # named once, as the receiver
     bandwidth = tm.dram_read_bytes_per_s if dram_dir == "DRAM read" else tm.dram_write_bytes_per_s
     rtp_writes = sum(1 for op in m.design.runtime if isinstance(op, RtpWrite))
+    barrier_sets = sum(1 for op in m.design.runtime if isinstance(op, SetBarrier))
     # a tensor spread over several shims takes a task per shim: only fewer columns cut those
     moves = [(op.tensor, op.op, m.design.shim_end(op).tile) for op in m.design.runtime
              if isinstance(op, Transfer)]
     spread = len({(t, o) for t, o, _ in moves}) < len(moves)
     why = Bottleneck(kind, what, busy, int(m.dram.moved), bandwidth, rtp_writes,
-                     issuing=issuing, one_task_each=len(set(moves)) == len(moves),
-                     over_columns=spread,
+                     barrier_sets=barrier_sets, issuing=issuing,
+                     one_task_each=len(set(moves)) == len(moves), over_columns=spread,
                      direction_bytes=int((m.dram.read if dram_dir == "DRAM read" else
                                           m.dram.write).moved),
                      waiting=channel_busy[what] - busy if kind == "dma" else 0.0,
@@ -144,19 +145,26 @@ def timing(m: Machine) -> Timing:
                   dram_write_utilisation=use["DRAM write"],
                   dram_read_bytes_per_s=tm.dram_read_bytes_per_s,
                   dram_write_bytes_per_s=tm.dram_write_bytes_per_s,
-                  task_basis=_task_basis(m, issuing), unmodelled=_unmodelled(m),
+                  task_basis=_task_basis(m, issuing, total), unmodelled=_unmodelled(m),
                   ops_unit=ops_unit(m.design), driver_timeout_s=tm.driver_timeout_s)
 
 
-def _task_basis(m: Machine, issuing: float) -> str:
-    """What the per-task issue cost rests on, when issuing is a large share of the run."""
+def _task_basis(m: Machine, issuing: float, total: float) -> str:
+    """What the per-task issue cost rests on, when issuing is a large share of the run
+    (``issuing``: the runtime's busy share, its register writes too; ``total``: cycles)."""
     if issuing < ISSUING_NOTED:
         return ""
     tm = m.target.timing
     rows = ", ".join(TASK_COST_BASIS)
     count = "one measured row" if len(TASK_COST_BASIS) == 1 else \
         f"{len(TASK_COST_BASIS)} measured rows"
-    return (f"issuing shim DMA tasks takes {issuing:.0%} of the device time at "
+    tasks = sum(1 for op in m.design.runtime if isinstance(op, Transfer))
+    share = tasks * tm.shim_task_s * m.clock_hz / total
+    writes = issuing - share  # rtp writes and barrier sets: the firmware's register writes
+    names = " and ".join(w for w, kind in (("rtp writes", RtpWrite), ("barrier sets", SetBarrier))
+                         if any(isinstance(op, kind) for op in m.design.runtime))
+    besides = f" (its {names} take another {writes:.0%})" if writes >= 0.005 and names else ""
+    return (f"issuing shim DMA tasks takes {share:.0%} of the device time{besides} at "
             f"{tm.shim_task_s * 1e6:g} us per task, a cost fitted to {count} ({rows} on "
             f"{tm.measured_on}) and the model's least certain figure: this time, and any "
             "comparison with a design that issues a different number of tasks (another "
@@ -169,10 +177,15 @@ def _unmodelled(m: Machine) -> str:
     d, target = m.design, m.target
     said = []
     writes = sum(1 for op in d.runtime if isinstance(op, RtpWrite))
-    if writes:
-        said.append(f"each runtime-parameter write takes "
+    sets = sum(1 for op in d.runtime if isinstance(op, SetBarrier))
+    if writes or sets:
+        what = " and ".join(w for w, n in (("runtime-parameter write", writes),
+                                           ("barrier set", sets)) if n)
+        here = ", ".join(f"{n} {w}{'s' * (n > 1)}" for w, n in (("rtp write", writes),
+                                                                  ("barrier set", sets)) if n)
+        said.append(f"each {what} takes "
                     f"{target.timing.register_write_s * 1e6:.2g} us, a third of a task's issue "
-                    f"cost by assumption (no row measures a register write; {writes} here)")
+                    f"cost by assumption (no row measures a register write; {here} here)")
     if d.flows == "packet":
         said.append("packet streams are timed as circuit ones: the 32-bit header each packet "
                     "carries is not modelled")

@@ -116,6 +116,8 @@ class Bottleneck:
     """The bandwidth the model assumes for the busier DRAM direction."""
     rtp_writes: int = 0
     """Runtime-parameter writes in the runtime sequence (the firmware issues them too)."""
+    barrier_sets: int = 0
+    """Barrier sets in the runtime sequence (register writes the firmware issues too)."""
     issuing: float = 0.0
     """Busy fraction of the runtime issuing shim DMA tasks (whatever the bottleneck's kind)."""
     one_task_each: bool = False
@@ -169,7 +171,9 @@ class Bottleneck:
                     "memtile staging) to need less, if the design moves any twice"
                     + self._turns())
         if self.kind == "runtime":
-            what = "shim DMA tasks and rtp writes" if self.rtp_writes else "shim DMA tasks"
+            what = "shim DMA tasks" + "".join(
+                f" and {w}" for w, n in (("rtp writes", self.rtp_writes),
+                                         ("barrier sets", self.barrier_sets)) if n)
             help_ = ("fewer, longer transfers (each task covering more of a tensor) would help"
                      if not self.one_task_each else
                      "each tensor already moves in one task per direction per shim column: "
