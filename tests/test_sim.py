@@ -875,7 +875,7 @@ def test_what_the_model_assumes_for_a_design_is_said_with_its_times(in_root: Pat
     says so (a tester found both unsaid), and float GEMM throughput is in GFLOPS."""
     rtp = simulate(load_design("designs/threshold_rtp.py")).timing
     assert ("note: each runtime-parameter write takes 2.3 us, a third of a task's issue cost "
-            "by assumption (no row measures a register write; 4 here)") in rtp.lines()
+            "by assumption (no row measures a register write; 4 rtp writes here)") in rtp.lines()
     assert any(line.startswith("throughput: ") and line.endswith(" GOPS") for line in rtp.lines())
     gemm = simulate(load_design("designs/gemm_bf16.py")).timing
     assert not gemm.unmodelled
