@@ -932,3 +932,25 @@ def test_a_hang_still_writes_the_trace_up_to_it(tmp_path: Path) -> None:
     doc = json.loads(path.read_text())
     assert any(ev["ph"] == "X" for ev in doc["traceEvents"])
     assert doc["otherData"]["complete"] is False  # says so itself, not only on stderr
+
+
+def test_a_hang_trace_draws_the_blocked_channels_and_the_runtimes_wait(tmp_path: Path) -> None:
+    """The trace of a hang had only the tracks that finished a span: the sender blocked on
+    'lo' and the runtime's wait, the wait-for chain's links, were not drawn (a tester)."""
+    import json
+
+    from aiedsl.loader import load_design
+    from aiedsl.sim import simulate
+    from aiedsl.sim.explain import Deadlock
+
+    path = tmp_path / "hang.json"
+    design = Path(__file__).parent / "hang_corpus" / "drain_order_reversed.py"
+    with pytest.raises(Deadlock):
+        simulate(load_design(design), trace=str(path))
+    doc = json.loads(path.read_text())
+    names = {ev["tid"]: ev["args"]["name"] for ev in doc["traceEvents"] if ev["ph"] == "M"
+             and ev["name"] == "thread_name"}
+    blocked = sorted((names[ev["tid"]], ev["name"], ev["ph"]) for ev in doc["traceEvents"]
+                     if ev["name"].endswith("(blocked)"))
+    assert blocked == [("dma core[0,0] -> lo", "lo (blocked)", "X"),
+                       ("runtime", "waits for the drain of 'hi' (line 43) (blocked)", "i")]

@@ -287,6 +287,8 @@ class Send:
                     by_slot[self.slot] = None
                 data = self.src[self.slot][self.part] if held is None else held
                 self.start = p.time
+                if engine.trace:
+                    p.open = (p.time, self.conn.name)
                 gather = self.gather[self.part]
                 if gather is not None:
                     data = gather(data)
@@ -318,6 +320,7 @@ class Send:
                     p.waited += stalled
                 if engine.trace:
                     p.spans.append((self.start, p.time, self.conn.name))
+                    p.open = None
                 self.sends += 1
                 if self.sends < self.repeat:  # the same part again, still held
                     state = _SEND

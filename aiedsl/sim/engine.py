@@ -179,6 +179,9 @@ class Proc:
     AXI bursts and host-memory lag included)."""
     spans: list[tuple[float, float, str]] = field(default_factory=list)
     """(start, end, label) of work, for traces (kept only when tracing)."""
+    open: tuple[float, str] | None = None
+    """(start, label) of a send in progress, for traces: a run that stops there (a hang)
+    draws it to its end, where the sender is blocked."""
     partial: list[np.ndarray] = field(default_factory=list)
     """Data of a ``get`` received so far: streams deliver words as they come."""
     got: int = 0

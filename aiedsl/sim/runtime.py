@@ -57,7 +57,11 @@ def run_runtime(m: Machine, p: Proc) -> Gen:
         else:
             token = pending[op.fifo].pop(0)
             p.info["waiting"] = m.design.runtime[op.order]  # the IR's Wait, for explanations
+            if engine.trace:  # drawn only if the run stops in it (sim.trace)
+                what = "drain" if op.direction == "S2MM" else "fill"
+                p.open = (p.time, f"waits for the {what} of '{op.fifo}' (line {op.loc.line})")
             yield ("done", token)
+            p.open = None
             p.info.pop("waiting", None)
     p.info["done"] = True
 

@@ -48,7 +48,10 @@ def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nby
             # No read-ahead while the stream is blocked: a receiver not ready for the piece
             # gets it ``lead`` after it becomes ready (see the docstring)
             chunk.lead = lead
+            if engine.trace:
+                p.open = (start, conn.name)
             yield ("sent", chunk)
+            p.open = None
             p.busy += p.time - start
             stalled = p.time - start - lead - piece.nbytes / rate  # a receiver was not ready
             if stalled > 0:

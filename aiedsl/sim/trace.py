@@ -23,18 +23,27 @@ def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:
         {"name": "process_name", "ph": "M", "pid": 1, "tid": 0,
          "args": {"name": f"{m.design.name} on {m.design.device}"}}]
     tick = TRACE_TICKS_PER_US / clock_hz * 1e6  # trace ticks per cycle
-    tracks = [p for p in m.engine.procs if p.spans]
+    finished = m.runtime is not None and m.runtime.finished
+    # a run that stopped (a hang) draws each send still in progress to the end: the blocked
+    # channels of its wait-for chain, which never finished a span of their own
+    stop = max((p.time for p in m.engine.procs), default=0.0)
+    blocked = {id(p): [(p.open[0], max(stop, p.open[0]), f"{p.open[1]} (blocked)")]
+               for p in m.engine.procs if not finished and p.open is not None}
+    tracks = [p for p in m.engine.procs if p.spans or id(p) in blocked]
     for tid, p in enumerate(tracks, start=1):
         events.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
                        "args": {"name": p.name}})
-        for start, end, label in p.spans:
+        for start, end, label in [*p.spans, *blocked.get(id(p), [])]:
             # both ends rounded, the duration their difference: spans that meet stay met (each
             # rounded on its own, one overlapped the next by a tick, which the format forbids)
             first, last = round(start * tick), round(end * tick)
+            if last == first:  # blocked at the very end: a moment, not a span of no length
+                events.append({"name": label, "cat": p.kind, "ph": "i", "s": "t", "pid": 1,
+                               "tid": tid, "ts": first / TRACE_TICKS_PER_US})
+                continue
             events.append({"name": label, "cat": p.kind, "ph": "X", "pid": 1, "tid": tid,
                            "ts": first / TRACE_TICKS_PER_US,
                            "dur": (last - first) / TRACE_TICKS_PER_US})
-    finished = m.runtime is not None and m.runtime.finished
     # otherData first: it says who wrote the file within its first bytes (is_aiedsl_trace).
     return {"otherData": {"generator": f"aiedsl {__version__}", "clock_hz": clock_hz,
                           "origin": "ts 0 is the device's start: the invocation's fixed cost, "
