@@ -63,6 +63,10 @@ class Measured:
     """Operations per run the kernels declare (0 when none declare any)."""
     ops_unit: str = "GOPS (GFLOPS for float kernels)"
     """What :attr:`gops` counts (:func:`aiedsl.sim.summary.ops_unit`)."""
+    rewritten: tuple[str, ...] = ()
+    """The tensors updated in place (filled from and drained into), written to the device again
+    before every run after the first, outside the timed span: a run reads what the one before
+    it left there otherwise."""
 
     @property
     def seconds(self) -> float:
@@ -80,6 +84,11 @@ class Measured:
         out = [f"measured on the NPU: {len(lat)} run(s) after {self.warmup} warm-up: latency "
                f"min {min(lat) * 1e6:.1f} us, median {self.seconds * 1e6:.1f} us, max "
                f"{max(lat) * 1e6:.1f} us (host wall clock, launch to completion)"]
+        if self.rewritten:
+            names = " and ".join(f"'{n}'" for n in self.rewritten)
+            out.append(f"{names} {'is' if len(self.rewritten) == 1 else 'are'} updated in place: "
+                       "written and synced to the device again before each run, outside the "
+                       "timed span, so that every run starts from the inputs")
         if self.ops:
             out.append(f"throughput at the median: {significant(self.gops)} {self.ops_unit}")
         return out
@@ -162,6 +171,11 @@ class Artifacts:
 
     def compile(self, tools: Tools | None = None, progress: Progress | None = None) -> Compiled:
         """Run Peano and aiecc (or find their outputs cached); raises when they are missing."""
+        return self._compile(tools, progress)
+
+    def _compile(self, tools: Tools | None = None, progress: Progress | None = None, *,
+                 npu_run: bool = False) -> Compiled:
+        """:meth:`compile`; ``npu_run``: for a run on the NPU (what its errors say to do)."""
         if self.path is None:
             raise DesignError(
                 "compile", f"{self.design.name} was built with write=False: there is no build "
@@ -172,7 +186,7 @@ class Artifacts:
         # runs it (a thread pool's): without, it met the block's own lock as another build's
         with sharing(self.path) if self._building else nullcontext():
             self.compiled = compile_build(self.design, self.files, self.path, self.tools,
-                                          progress)
+                                          progress, npu_run=npu_run)
         return self.compiled
 
     def run(self, *inputs: np.ndarray, target: str = "auto", iters: int = 1, warmup: int = 0,
@@ -224,7 +238,8 @@ class Artifacts:
         return dict(zip(names, inputs))
 
     def _choose(self, target: str) -> tuple[str, str, Any]:
-        from aiedsl.toolchain.xrt import NpuSession, find_npu
+        from aiedsl.toolchain.generation import read_npu_name, unchecked, wrong_generation
+        from aiedsl.toolchain.xrt import NpuSession, find_npu, import_pyxrt
 
         if target == "sim":
             return "sim", "running on the simulator (--target sim)", None
@@ -234,12 +249,21 @@ class Artifacts:
                 raise ToolchainError("npu", f"no NPU: {why}", exit_code=4,
                                      fix="run on the simulator with --target sim")
             return "sim", f"no NPU ({why}): running on the simulator", None
+        # An NPU of another generation than the design's cannot run it: told before compiling
+        npu = read_npu_name(import_pyxrt(), device)
+        d = self.design
+        wrong = wrong_generation(npu, d.name, d.device)
+        if wrong is not None:
+            if target == "npu":
+                raise wrong
+            return "sim", f"{wrong.message}: running on the simulator", None
+        why = f"{why}, {npu.describe()}{unchecked(npu, d.name, d.device)}"
         # The lock from the compile (a cache hit too: it checks the build is still this one)
         # until the xclbin and instructions are loaded: no build swaps others in between.
         # (Without a build directory, compile() says there is nothing to compile.)
         with held(self.path) if self.path is not None else nullcontext():
             try:
-                compiled = self.compile()
+                compiled = self._compile(npu_run=target == "npu")
             except ToolchainError as e:
                 if target == "npu" or e.exit_code != 4:
                     raise
@@ -247,23 +271,36 @@ class Artifacts:
                               f"({e.message}): running on the simulator", None
             assert self.path is not None
             return "npu", f"running on the NPU ({why})", NpuSession(self.path, compiled.manifest,
-                                                                     device=device)
+                                                                     device=device, npu=npu)
 
     def _on_npu(self, session: Any, ins: dict[str, np.ndarray], why: str, check: bool,
                 iters: int, warmup: int) -> RunResult:
         session.write_inputs(ins)
+        # A tensor filled from and drained into holds the last run's output, which the next
+        # run would read as its input: written again before each run after the first.
+        in_place = [b["name"] for b in session.manifest.get("buffers", [])
+                    if b["direction"] == "inout"]
+        runs = 0
+
+        def launch() -> float:
+            nonlocal runs
+            if runs and in_place:
+                session.write_inputs(ins, only=in_place)  # before the launch: not timed
+            runs += 1
+            return session.launch()
+
         first = None
         if any(b.init is not None for b in self.design.locals):
             # A local holds its initial value at load only: later runs start from what the run
             # before left, so the run the reference describes is the first. It counts as a
             # warm-up run (its latency includes loading).
-            session.launch()
+            launch()
             first = session.read_outputs()
         untimed = max(warmup, 1) if first is not None else warmup
         for _ in range(untimed - (first is not None)):
-            session.launch()
-        latencies = [session.launch() for _ in range(max(iters, 1))]
-        # without locals every run computes the same: check the last
+            launch()
+        latencies = [launch() for _ in range(max(iters, 1))]
+        # without locals every run computes the same from the same inputs: check the last
         outputs = first if first is not None else session.read_outputs()
         checks = []
         if check:
@@ -272,7 +309,7 @@ class Artifacts:
                                      expected, {n: ins[n] for n in self.handle.inputs},
                                      nonfinite=self.handle.nonfinite)
         measured = Measured(latencies, untimed, float(session.manifest.get("ops_per_run", 0)),
-                            ops_unit(self.design))
+                            ops_unit(self.design), tuple(in_place) if runs > 1 else ())
         return RunResult("npu", why, ins, outputs, checks, measured)
 
 

@@ -558,6 +558,7 @@ def test_concurrent_builds_one_wins_whole_the_others_fail_cleanly(
 
 FAKE_CLANG = '''#!/bin/sh
 if [ "$1" = "--version" ]; then echo "clang version 19.0.0 (test double)"; exit 0; fi
+if [ "$1" = "-print-targets" ]; then printf '  Registered Targets:\\n    aie2   - Xilinx AIML Engine\\n'; exit 0; fi
 out=""; prev=""
 for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
 echo "object" > "$out"
@@ -566,6 +567,7 @@ echo "object" > "$out"
 FAKE_AIECC = '''#!/bin/sh
 # test double for aiecc: its outputs, and intermediate files it leaves behind
 if [ "$1" = "--version" ]; then echo "aiecc 1.2.3 (test double)"; exit 0; fi
+if [ "$1" = "--help" ]; then exit 0; fi
 mkdir -p aie.mlir.prj && echo "intermediate" > aie.mlir.prj/main.o
 {fail}
 printf 'xclbin' > aie.xclbin

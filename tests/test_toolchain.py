@@ -32,9 +32,20 @@ ROOT = Path(__file__).resolve().parents[1]
 PASSTHROUGH = ROOT / "designs" / "passthrough.py"
 KERNEL = "passthrough_i32_1024"
 
+PEANO_TARGETS = """  Registered Targets:
+    aie    - Xilinx AI Engine
+    aie2   - Xilinx AIML Engine
+    aie2p  - AMD AIE2p Engine"""
+"""What llvm-aie's clang++ -print-targets prints (LLVM's printRegisteredTargetsForVersion, the
+names and descriptions of llvm-aie's AIETargetInfo.cpp)."""
+
 FAKE_CLANG = '''#!/bin/sh
 # test double for Peano's clang++: records its arguments, writes the -o file
 if [ "$1" = "--version" ]; then echo "clang version {version} (llvm-aie test double)"; exit 0; fi
+if [ "$1" = "-print-targets" ]; then cat <<'TARGETS'
+''' + PEANO_TARGETS + '''
+TARGETS
+exit 0; fi
 echo "$@" >> "{log}"
 {fail}
 out=""; prev=""
@@ -1012,9 +1023,12 @@ def test_kernel_failure_points_at_the_kernel_declaration(fake_tools: dict[str, P
 
 class FakeXrt(types.SimpleNamespace):
     """A recording stand-in for pyxrt with the calls aiedsl makes (a test double: its "kernel"
-    runs the passthrough design's function on the host so the plumbing can be checked)."""
+    runs the passthrough design's function on the host so the plumbing can be checked, or, with
+    ``behave="scale"``, the in-place scaling of :data:`IN_PLACE`: its first buffer, int16,
+    times the int32 of its second, written back where it was read). The device's name is
+    ``name`` (an exception to raise it instead)."""
 
-    def __init__(self, behave: str = "copy") -> None:
+    def __init__(self, behave: str = "copy", name: str | Exception = "RyzenAI-npu1") -> None:
         calls: list[tuple[Any, ...]] = []
         fake = self
 
@@ -1053,6 +1067,10 @@ class FakeXrt(types.SimpleNamespace):
                 calls.append(("launch", opcode, instr.group, words, [b.group for b in bos]))
                 if fake.behave == "copy":
                     bos[1].data[:] = bos[0].data
+                elif fake.behave == "scale":
+                    x = np.frombuffer(bos[0].data, dtype=np.int16)
+                    factor = int(np.frombuffer(bos[1].data, dtype=np.int32)[0])
+                    bos[0].data[:] = (x * factor).astype(np.int16).tobytes()
                 return Run()
 
         class Xclbin:
@@ -1069,12 +1087,19 @@ class FakeXrt(types.SimpleNamespace):
             def register_xclbin(self, x: Xclbin) -> None:
                 calls.append(("register",))
 
+            def get_info(self, key: str) -> str:
+                calls.append(("get_info", key))
+                if isinstance(fake.name, Exception):
+                    raise fake.name
+                return fake.name
+
         def hw_context(device: Any, uuid: str) -> str:
             calls.append(("hw_context", uuid))
             return "ctx"
 
-        super().__init__(calls=calls, behave=behave, bo=Bo, kernel=Kernel, xclbin=Xclbin,
-                         device=Device, hw_context=hw_context,
+        super().__init__(calls=calls, behave=behave, name=name, bo=Bo, kernel=Kernel,
+                         xclbin=Xclbin, device=Device, hw_context=hw_context,
+                         xrt_info_device=types.SimpleNamespace(name="name"),
                          ert_cmd_state=types.SimpleNamespace(
                              ERT_CMD_STATE_COMPLETED="ERT_CMD_STATE_COMPLETED"),
                          xclBOSyncDirection=types.SimpleNamespace(
@@ -1096,10 +1121,10 @@ def test_npu_run_uses_mlir_aies_buffer_abi(fake_npu: FakeXrt) -> None:
     result = art.run(x, target="npu", iters=3, warmup=2, say=said.append)
     assert result.target == "npu" and result.passed
     np.testing.assert_array_equal(result.outputs["out"], x)
-    assert said == ["running on the NPU (NPU device 0)"]
+    assert said == ["running on the NPU (NPU device 0, 'RyzenAI-npu1': an npu1)"]
     calls = fake_npu.calls
-    assert calls[:6] == [("device", 0), ("xclbin", "aie.xclbin"), ("register",),
-                         ("hw_context", "uuid"), ("kernel", "MLIR_AIE"),
+    assert calls[:7] == [("device", 0), ("get_info", "name"), ("xclbin", "aie.xclbin"),
+                         ("register",), ("hw_context", "uuid"), ("kernel", "MLIR_AIE"),
                          ("bo", 12, "cacheable", 1)]
     assert ("bo", 16384, "host_only", 3) in calls and ("bo", 16384, "host_only", 4) in calls
     launches = [c for c in calls if c[0] == "launch"]

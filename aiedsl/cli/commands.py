@@ -136,26 +136,41 @@ def doctor(
     from aiedsl.toolchain.xrt import find_npu
 
     tools = find_tools(peano=peano)
-    rows = [(t.name, "found" if t.path else "MISSING",
-             f"{t.path} ({t.how})" if t.path else t.how, t.version or "-") for t in tools.all()]
+    rows = [(t.name, t.status, f"{t.path} ({t.how})" if t.path else t.how, t.version or "-")
+            for t in tools.all()]
     device, why = find_npu() if tools.pyxrt.path else (None, "needs pyxrt")
+    if device is not None:
+        from aiedsl.toolchain.generation import read_npu_name
+        from aiedsl.toolchain.xrt import import_pyxrt
+
+        why = f"{why}, {read_npu_name(import_pyxrt(), device).describe()}"
     rows.append(("NPU", "found" if device is not None else "MISSING", why, "-"))
     print_table("aiedsl doctor", ("tool", "status", "where / how found", "version"), rows)
     missing = tools.missing()
     for t in missing:
-        say(f"Missing {t.name}. To get it: {t.install}")
+        say(_what_to_do(t))
+    # the spelling is read from aiecc's help: said only of an aiecc that answered
+    spelling = tools.aiecc_spelling if tools.aiecc.usable else None
     if tools.lowering:
-        spelling = tools.aiecc_spelling if tools.aiecc.path else None
         say("aie-opt and aie-translate found: aiedsl build lowers each design with mlir-aie "
             "(physical.mlir, npu.mlir, insts.bin) and draws map.svg and report.txt from it"
             + (f"; aiecc takes {' '.join(spelling.words())}" if spelling else ""))
-    elif tools.aiecc.path:
-        say(f"aiecc takes {' '.join(tools.aiecc_spelling.words())}")
+    elif spelling:
+        say(f"aiecc takes {' '.join(spelling.words())}")
     if missing or device is None:
         say("Without them aiedsl still checks, builds (MLIR and C++) and simulates "
             "designs: aiedsl run uses the simulator.")
         raise typer.Exit(4)
     say("everything aiedsl needs to compile and run on the NPU is here")
+
+
+def _what_to_do(t: Any) -> str:
+    """Doctor's line for a tool ``t`` (a :class:`~aiedsl.toolchain.discover.Tool`) that is
+    missing or unusable: what is wrong, and how to get one that works."""
+    if t.path is None:
+        return f"Missing {t.name}. To get {'them' if t.plural else 'it'}: {t.install}"
+    return f"Unusable {t.name}: {t.path} {t.problem} ({t.detail}). To get one that works: " \
+           f"{t.install}"
 
 
 app.add_typer(kernel_app, name="kernel")  # kernel test, profile and cost: aiedsl/cli/kernel.py

@@ -30,10 +30,12 @@ Arguments are plain lists so the same list is written to ``build.sh`` and run by
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from aiedsl.render import render
@@ -70,6 +72,11 @@ GENERATE_OPTION = "--aie-generate-xclbin"
 """The option whose presence in ``aiecc --help`` means the old output spelling."""
 CHESS_DEFAULT_OPTION = "--no-xchesscc"
 """The option whose presence in ``aiecc --help`` means Peano must be asked for."""
+GET_OPTION = "--get"
+"""The option (``--get=<name>``) whose presence in ``aiecc --help`` means the ``--get-*``
+selectors."""
+PYTHON_AIECC = "aiecc.py"
+"""The Python driver of older mlir-aie, whose spelling is the old one (:func:`aiecc_spelling`)."""
 
 
 def pass_pipeline(stage: Literal["physical", "npu"], packet: bool = False) -> str:
@@ -198,21 +205,31 @@ def help_offers(help_text: str, option: str) -> bool:
     return re.search(rf"^\s*{re.escape(option)}(?![\w-])", help_text, re.M) is not None
 
 
-def aiecc_spelling(help_text: str) -> AieccSpelling:
-    """The spelling an aiecc whose ``--help`` printed ``help_text`` takes.
+def aiecc_spelling(help_text: str, name: str = "") -> AieccSpelling:
+    """The spelling an aiecc named ``name`` whose ``--help`` printed ``help_text`` takes.
 
-    The old output flags where its help lists ``--aie-generate-xclbin``, else the ``--get-*``
-    selectors (which aiecc's help does not list one by one: it shows ``--get=<name>``); Peano
-    asked for where its help lists ``--no-xchesscc``. An empty or unreadable help gives the
-    current spelling.
+    The old output flags where its help lists ``--aie-generate-xclbin``, the ``--get-*``
+    selectors where it lists ``--get=<name>`` (aiecc's help does not list them one by one);
+    Peano asked for where its help lists ``--no-xchesscc``. A help that names neither output
+    spelling (empty, or unreadable) gives the Python ``aiecc.py`` its own spelling, the old one
+    with Peano asked for (its ``parse_args`` takes ``--aie-generate-xclbin``,
+    ``--aie-generate-npu-insts``, ``--no-xchesscc`` and ``--no-xbridge`` and knows no
+    ``--get-*``: python/compiler/aiecc/cl_arguments.py), and the C++ ``aiecc`` the current one.
 
     >>> aiecc_spelling("  --aie-generate-xclbin   - Generate xclbin\\n  --no-xchesscc  - ...")
     AieccSpelling(outputs='generate', peano_flags=True)
     >>> aiecc_spelling("  --get=<name>  - Request graph output(s)\\n  --xchesscc  - ...")
     AieccSpelling(outputs='get', peano_flags=False)
+    >>> aiecc_spelling("", "aiecc.py")
+    AieccSpelling(outputs='generate', peano_flags=True)
     """
-    return AieccSpelling(outputs="generate" if help_offers(help_text, GENERATE_OPTION) else "get",
-                         peano_flags=help_offers(help_text, CHESS_DEFAULT_OPTION))
+    if help_offers(help_text, GENERATE_OPTION):
+        outputs = "generate"
+    elif help_offers(help_text, GET_OPTION) or name != PYTHON_AIECC:
+        outputs = "get"
+    else:  # the Python driver, whose help said nothing of either
+        return AieccSpelling("generate", peano_flags=True)
+    return AieccSpelling(outputs=outputs, peano_flags=help_offers(help_text, CHESS_DEFAULT_OPTION))
 
 
 PACKET_OPTION = "--packet-sw-objFifos"
@@ -220,11 +237,34 @@ PACKET_OPTION = "--packet-sw-objFifos"
 option of ``aie-objectFifo-stateful-transform`` is ``packet-sw-objFifos=true``."""
 
 
-AIECC_NAMES = ("aiecc", "aiecc.py")
+AIECC_NAMES = ("aiecc", PYTHON_AIECC)
 """aiecc's names, in the order they are looked for (the Python ``aiecc.py`` of older
 mlir-aie second): on ``PATH``, then in an install's ``bin/``."""
 FOUND_AIECC = EnvWord("", "aiecc", "")
 """The aiecc ``build.sh`` found (:func:`find_aiecc_script`)."""
+
+
+PURELIB = 'import sysconfig; print(sysconfig.get_paths()["purelib"])'
+"""The program ``build.sh`` and discovery hand the interpreter of pip's aiecc launcher: it prints
+that environment's site-packages, where pip put the mlir_aie package."""
+PIP_PACKAGE = "mlir_aie"
+"""The folder of a pip-installed mlir-aie in site-packages (its ``include/`` holds the headers)."""
+
+
+def launcher_python(script: Path) -> Path | None:
+    """The interpreter the first line of ``script`` names (``#!/env/bin/python``, as pip writes
+    its launchers), read as ``build.sh`` reads it (:func:`find_aiecc_script`): the whole line after
+    ``#!``, taken only when it names an executable file. None otherwise (a compiled aiecc, a
+    ``#!/usr/bin/env python3`` line, a script that cannot be read)."""
+    try:
+        with open(script, "rb") as f:
+            first = f.readline(4096).rstrip(b"\n")
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    python = Path(os.fsdecode(first[2:]))
+    return python if python.is_file() and os.access(python, os.X_OK) else None
 
 
 def find_aiecc_script() -> list[str]:
@@ -232,7 +272,9 @@ def find_aiecc_script() -> list[str]:
     :mod:`aiedsl.toolchain.discover` does: aiecc by the names of :data:`AIECC_NAMES` on
     ``PATH``, then in ``$MLIR_AIE_INSTALL_DIR/bin``, put in ``$aiecc``; the headers in
     ``$MLIR_AIE_INSTALL_DIR/include``, else in the install aiecc came from, else, for pip's
-    aiecc (a launcher script), in the mlir_aie package of its interpreter's site-packages;
+    aiecc (a launcher script), in the mlir_aie package of its interpreter's site-packages
+    (:func:`launcher_python`, :data:`PURELIB`: the rule discovery follows too, in
+    :func:`aiedsl.toolchain.discover.header_places`);
     ``MLIR_AIE_INSTALL_DIR`` is then set to where they were. Either
     missing stops it (exit 127) saying what it needs. No path of this machine is written into
     them: ``build.sh`` is the same on every machine."""
@@ -272,8 +314,7 @@ def find_aiecc_script() -> list[str]:
         '  IFS= read -r shebang < "$(command -v "$aiecc")" || true',
         '  python=${shebang#"#!"}',
         '  if [ "$python" != "$shebang" ] && [ -x "$python" ]; then',
-        '    MLIR_AIE_INSTALL_DIR=$("$python" -c \'import sysconfig; '
-        'print(sysconfig.get_paths()["purelib"])\')/mlir_aie',
+        f'    MLIR_AIE_INSTALL_DIR=$("$python" -c {shell_line([PURELIB])})/{PIP_PACKAGE}',
         "  fi",
         "fi",
         f"if [ ! -f {headers} ]; then",
@@ -341,6 +382,8 @@ def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str | None = None,
     """
     tool: Word = FOUND_AIECC if aiecc is None else aiecc
     probe = shell_line([tool, "--help"])
+    python_driver = (f'[ "${{aiecc##*/}}" = {shell_line([PYTHON_AIECC])} ]' if aiecc is None
+                     else "true" if PurePosixPath(aiecc).name == PYTHON_AIECC else "false")
     return [
         *(find_aiecc_script() if aiecc is None and find else []),
         "# aiecc's options changed in mlir-aie (PR 3364: --get-* outputs; PR 3501: Peano by",
@@ -355,6 +398,10 @@ def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str | None = None,
         "  backend=()",
         "fi",
         f"if aiecc_offers {shell_line([GENERATE_OPTION])}; then",
+        f"  outputs=({shell_line(OUTPUTS_GENERATE)})",
+        f"elif ! aiecc_offers {shell_line([GET_OPTION])} && {python_driver}; then",
+        "  # the Python aiecc.py, its help saying neither: its own options (cl_arguments.py)",
+        f"  backend=({shell_line(PEANO_BACKEND)})",
         f"  outputs=({shell_line(OUTPUTS_GENERATE)})",
         "else",
         f"  outputs=({shell_line(OUTPUTS_GET)})",

@@ -44,7 +44,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
-from aiedsl.toolchain.discover import Tools
+from aiedsl.toolchain.discover import Tool, Tools
 from aiedsl.toolchain.elf import ElfError, program_end
 from aiedsl.toolchain.manifest import build_manifest
 from aiedsl.toolchain.stack import SUFFIX as STACK_SUFFIX
@@ -134,26 +134,65 @@ def cache_key(files: dict[str, str], steps: list[Step], tools: Tools) -> str:
     return h.hexdigest()
 
 
+def _and(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def unusable_tools(d: Design, tools: list[Tool], out: Path, *,
+                   npu_run: bool = False) -> ToolchainError:
+    """The error for compiling design ``d`` in ``out`` without ``tools`` (each missing, or
+    found unusable: :attr:`Tool.problem`). ``npu_run``: the compile of ``run --target npu``,
+    which does not fall back to the simulator, and runs only what aiedsl compiled itself."""
+    missing = [t for t in tools if t.path is None]
+    said = []
+    if missing:
+        plural = len(missing) > 1 or missing[0].plural
+        said.append(f"{_and([t.name for t in missing])} {'are' if plural else 'is'} missing")
+    said += [f"{t.name} {t.problem}" for t in tools if t.path is not None]
+    notes = [line for t in tools for line in (
+        (f"{t.name}: {t.how}" if t.path is None else f"{t.name}: {t.path} ({t.how}): "
+         f"{t.detail}"), f"  to get {'them' if t.plural else 'it'}: {t.install}")]
+    if npu_run:
+        fix = ("install them (`aiedsl doctor` shows what aiedsl finds): --target npu runs what "
+               "aiedsl compiled itself, whose manifest.json gives the buffers to load (a "
+               f"build.sh run by hand writes none); meanwhile --target sim runs {d.name} on the "
+               "simulator")
+    else:
+        fix = (f"install them; meanwhile the MLIR and C++ are in {out}/ (build.sh compiles them "
+               "by hand) and `aiedsl run` uses the simulator; `aiedsl doctor` shows what aiedsl "
+               "finds")
+    return ToolchainError("toolchain", f"cannot compile {d.name}: {'; '.join(said)}",
+                          exit_code=4, notes=notes, fix=fix)
+
+
+def no_target(d: Design, target: TargetModel, clang: Tool) -> ToolchainError | None:
+    """The error for a Peano whose clang++ lists no target for ``d``'s cores (an llvm-aie too
+    old for npu2's aie2p); None when it lists it, or said nothing of its targets."""
+    if not clang.targets or target.arch in clang.targets:
+        return None
+    return ToolchainError(
+        "toolchain", f"cannot compile {d.name}: Peano (llvm-aie) has no {target.arch} target, "
+        f"which the cores of {d.device} need", exit_code=4,
+        found=f"{clang.path} lists {', '.join(clang.targets)}",
+        fix=f"install a newer llvm-aie: {clang.install}")
+
+
 def compile_build(d: Design, files: dict[str, str], out: Path, tools: Tools,
-                  progress: Progress | None = None) -> Compiled:
+                  progress: Progress | None = None, *, npu_run: bool = False) -> Compiled:
     """Compile the build in ``out`` (already written from ``files``); skip when the cache holds.
+    ``npu_run``: for ``run --target npu`` (what an error says to do).
 
     Raises a DesignError when ``out`` no longer holds ``files`` (another build replaced it).
     """
     start = time.perf_counter()
     missing = tools.missing(compile_only=True)
     if missing:
-        names = [t.name for t in missing]
-        raise ToolchainError(
-            "toolchain", f"cannot compile {d.name}: "
-            + (names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1])
-            + (" is" if len(missing) == 1 else " are") + " missing", exit_code=4,
-            notes=[line for t in missing for line in (f"{t.name}: {t.how}",
-                                                      f"  to get it: {t.install}")],
-            fix=f"install them; meanwhile the MLIR and C++ are in {out}/ (build.sh compiles "
-                "them by hand) and `aiedsl run` uses the simulator; `aiedsl doctor` shows what "
-                "aiedsl finds")
+        raise unusable_tools(d, missing, out, npu_run=npu_run)
     target = get_target(d.device)
+    wrong = no_target(d, target, tools.clang)
+    if wrong is not None:
+        raise wrong
     steps = plan_steps(d, target, tools)
     key = cache_key(files, steps, tools)
     # Under the build directory's lock (no other build swaps it away meanwhile), once it is

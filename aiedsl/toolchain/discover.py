@@ -4,15 +4,18 @@ headers, and pyxrt.
 None of them comes from PyPI's default index, so each is looked for where its installers put it:
 
 * Peano: ``--peano DIR`` or ``PEANO_INSTALL_DIR`` (its ``bin/clang++``), else the ``llvm-aie``
-  directory a ``pip install llvm-aie`` leaves in site-packages;
+  directory a ``pip install llvm-aie`` leaves in site-packages; its ``-print-targets`` must list
+  ``aie2`` (a host clang++ there is found, and unusable: :attr:`Tool.problem`);
 * aiecc: ``aiecc`` (or the older ``aiecc.py``) on ``PATH``, else under ``MLIR_AIE_INSTALL_DIR/bin``
   or the ``mlir_aie`` directory of a ``pip install mlir_aie``; its ``--help`` is read once, with
   its version, for the option spelling it takes (:func:`~aiedsl.toolchain.commands.aiecc_spelling`);
+  one whose ``--help`` fails is found, and unusable;
 * aie-opt and aie-translate: the same places, in the same order (``aiedsl build`` lowers each
   design with them when both are found: :mod:`aiedsl.toolchain.lower`);
-* headers: ``MLIR_AIE_INSTALL_DIR/include``, else the install aiecc came from, else the
-  ``mlir_aie`` directory of a ``pip install mlir_aie`` (whose aiecc is a launcher script in the
-  environment's ``bin/``), which holds ``aie_api/``;
+* headers: as ``build.sh`` looks for them (:func:`header_places`): ``MLIR_AIE_INSTALL_DIR/include``,
+  else the install aiecc came from, else, for pip's aiecc (a launcher script in its environment's
+  ``bin/``), the ``mlir_aie`` package of the Python that launcher names, which holds
+  ``include/aie_api/``;
 * pyxrt: importable (XRT puts it on ``PYTHONPATH`` with ``source /opt/xilinx/xrt/setup.sh``).
 
 A tool is asked for its version (and aiecc for its help) in an empty temporary directory, so no
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,9 +44,10 @@ import sysconfig
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
-from aiedsl.toolchain.commands import AIECC_NAMES, AieccSpelling, aiecc_spelling, help_offers
+from aiedsl.toolchain.commands import (AIECC_NAMES, PIP_PACKAGE, PURELIB, AieccSpelling,
+                                       aiecc_spelling, help_offers, launcher_python)
 
 INSTALL = {
     "peano": "pip install llvm-aie -f https://github.com/Xilinx/llvm-aie/releases/expanded_assets/"
@@ -77,6 +82,26 @@ class Tool:
     install: str = ""
     help: str = ""
     """What ``--help`` printed (read for aiecc only: the option spelling it takes)."""
+    problem: str = ""
+    """Why the tool found at ``path`` cannot be used, said after its name (``fails to run``,
+    ``is a clang++ without the aie2 target (not Peano)``); empty when it can."""
+    detail: str = ""
+    """What shows the problem: the command asked and the first words of its answer."""
+    plural: bool = False
+    """Its name is plural (``AIE API headers``): "are missing"."""
+    targets: tuple[str, ...] = ()
+    """Peano only: the AIE targets its clang++ lists (``aie2``, ``aie2p``)."""
+
+    @property
+    def usable(self) -> bool:
+        """Found, and nothing found wrong with it."""
+        return self.path is not None and not self.problem
+
+    @property
+    def status(self) -> str:
+        """``found``, ``MISSING`` or ``UNUSABLE`` (found, with a :attr:`problem`), as doctor
+        prints it."""
+        return "found" if self.usable else "MISSING" if self.path is None else "UNUSABLE"
 
 
 @dataclass(frozen=True)
@@ -100,9 +125,10 @@ class Tools:
                 self.pyxrt]
 
     def missing(self, *, compile_only: bool = False) -> list[Tool]:
-        """Tools not found (the compilers and headers only, with ``compile_only``)."""
+        """Tools not found, or found but unusable (:attr:`Tool.problem`): what stops a compile
+        (the compilers and headers only, with ``compile_only``)."""
         tools = [self.clang, self.aiecc, self.headers] if compile_only else self.all()
-        return [t for t in tools if t.path is None]
+        return [t for t in tools if not t.usable]
 
     @property
     def lowering(self) -> bool:
@@ -111,8 +137,8 @@ class Tools:
 
     @property
     def aiecc_spelling(self) -> AieccSpelling:
-        """The option spelling the aiecc found takes (from its ``--help``)."""
-        return aiecc_spelling(self.aiecc.help)
+        """The option spelling the aiecc found takes (from its ``--help`` and its name)."""
+        return aiecc_spelling(self.aiecc.help, self.aiecc.path.name if self.aiecc.path else "")
 
     def versions(self) -> dict[str, str]:
         """Name -> version of every found tool (what the build cache and manifest record)."""
@@ -171,16 +197,39 @@ def _site_packages() -> Path:
     return Path(sysconfig.get_paths()["purelib"])
 
 
+def _run(argv: list[str], env: Mapping[str, str],
+         timeout: float = 30) -> subprocess.CompletedProcess[str] | str:
+    """``argv`` run in an empty temporary directory, its output captured; or, when it could not
+    be run or did not end within ``timeout`` seconds, why."""
+    with tempfile.TemporaryDirectory(prefix="aiedsl-ask-") as scratch:
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                                  env=dict(env), cwd=scratch, stdin=subprocess.DEVNULL,
+                                  errors="replace")
+        except subprocess.TimeoutExpired:
+            return f"it did not answer within {timeout:g} s"
+        except OSError as e:
+            return e.strerror or str(e)
+
+
 def _ask(argv: list[str], env: Mapping[str, str]) -> str | None:
     """What a tool prints (stdout, else stderr) for ``argv``, run in an empty temporary directory
     (None when it cannot run)."""
-    with tempfile.TemporaryDirectory(prefix="aiedsl-ask-") as scratch:
-        try:
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=30, env=dict(env),
-                               cwd=scratch, stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
+    r = _run(argv, env)
+    if isinstance(r, str):
+        return None
     return (r.stdout or r.stderr or "").strip()
+
+
+def _failure(argv: list[str], r: subprocess.CompletedProcess[str] | str) -> str:
+    """How ``argv`` failed, in one line: its exit code and the line of its output that says why
+    (a Python traceback's last line, the exception; else the first line)."""
+    said = f"`{' '.join([Path(argv[0]).name, *argv[1:]])}`"
+    if isinstance(r, str):
+        return f"{said}: {r}"
+    lines = [line.strip() for line in (r.stderr or r.stdout or "").splitlines() if line.strip()]
+    why = (lines[-1] if lines[0].startswith("Traceback") else lines[0]) if lines else "no output"
+    return f"{said} exited {r.returncode}: {why[:300]}"
 
 
 def _version(argv: list[str], env: Mapping[str, str], *, whole: bool = False) -> str:
@@ -204,11 +253,36 @@ def _find_peano(env: Mapping[str, str], peano: str | Path | None) -> Tool:
     for root, how in candidates:
         clang = root / "bin" / "clang++"
         if clang.is_file() and os.access(clang, os.X_OK):
-            return Tool("Peano (llvm-aie)", clang, how, _version([str(clang), "--version"], env),
-                        INSTALL["peano"])
+            version = _version([str(clang), "--version"], env)
+            targets, problem, detail = _aie_targets(clang, env)
+            return Tool("Peano (llvm-aie)", clang, how, version, INSTALL["peano"],
+                        problem=problem, detail=detail, targets=targets)
     root, how = candidates[0]
     return Tool("Peano (llvm-aie)", None, f"no bin/clang++ under {root} ({how})",
                 install=INSTALL["peano"])
+
+
+AIE_TARGETS = ("aie2", "aie2p")
+"""The targets of npu1's and npu2's cores, as llvm-aie registers them (``aie``, ``aie2`` and
+``aie2p``: ``LLVMInitializeAIETargetInfo``, llvm/lib/Target/AIE/TargetInfo/AIETargetInfo.cpp)."""
+
+
+def _aie_targets(clang: Path, env: Mapping[str, str]) -> tuple[tuple[str, ...], str, str]:
+    """(the AIE targets, problem, detail) of a clang++ that may be Peano, from its
+    ``-print-targets`` (clang's list of the targets it was built with; one quick run, none of
+    them compiled): any clang++ in a ``bin/`` under PEANO_INSTALL_DIR passed for Peano, and the
+    kernels' compile then failed on ``--target=aie2-none-unknown-elf``."""
+    argv = [str(clang), "-print-targets"]
+    r = _run(argv, env, timeout=10)
+    if isinstance(r, str) or r.returncode != 0:
+        return (), "fails to list its targets", _failure(argv, r)
+    listed = re.findall(r"^\s+(\S+)\s+- ", r.stdout.split("Registered Targets:", 1)[-1], re.M)
+    targets = tuple(t for t in AIE_TARGETS if t in listed)
+    if "aie2" not in targets:
+        shown = ", ".join(listed[:6]) + (", ..." if len(listed) > 6 else "") or "none"
+        return targets, "is a clang++ without the aie2 target (not Peano)", \
+            f"`clang++ -print-targets` lists {shown}"
+    return targets, "", ""
 
 
 def _find_aiecc(env: Mapping[str, str]) -> Tool:
@@ -232,8 +306,15 @@ def _find_aiecc(env: Mapping[str, str]) -> Tool:
 
 
 def _aiecc(path: Path, how: str, env: Mapping[str, str]) -> Tool:
-    """aiecc, its version and its help (read once: the option spelling it takes)."""
-    help_text = _ask([str(path), "--help"], env) or ""
+    """aiecc, its version and its help (read once: the option spelling it takes). One whose
+    ``--help`` fails (an ``aiecc.py`` whose Python cannot import mlir-aie's ``aie`` package)
+    fails on any design too: it is found, and unusable."""
+    argv = [str(path), "--help"]
+    r = _run(argv, env)
+    if isinstance(r, str) or r.returncode != 0:
+        return Tool("aiecc (mlir-aie)", path, how, install=INSTALL["aiecc"],
+                    problem="fails to run", detail=_failure(argv, r))
+    help_text = (r.stdout or r.stderr).strip()
     if help_offers(help_text, "--aie-version"):
         # the C++ aiecc: its --version is LLVM's; --aie-version names mlir-aie's commit
         version = _version([str(path), "--aie-version"], env, whole=True)
@@ -261,22 +342,37 @@ def _find_mlir_aie_tool(env: Mapping[str, str], name: str, label: str) -> Tool:
     return Tool(label, None, f"not on PATH, nor in {looked}", install=INSTALL["aie-opt"])
 
 
-def _find_headers(env: Mapping[str, str], aiecc: Tool) -> Tool:
-    roots = []
+def header_places(env: Mapping[str, str], aiecc: Path | None) -> Iterator[tuple[Path, str]]:
+    """Where the AIE API headers are looked for, in order, as (install root, how): the rule of
+    ``build.sh`` (:func:`~aiedsl.toolchain.commands.find_aiecc_script`), so that what doctor and
+    ``--compile`` find is what ``build.sh`` compiles with. ``MLIR_AIE_INSTALL_DIR``; else the
+    install ``aiecc`` came from (``<install>/bin/aiecc``, links followed); else, for pip's aiecc
+    (a launcher script in its environment's ``bin/``), the mlir_aie package in the site-packages
+    of the interpreter its first line names, which may be another environment than aiedsl's.
+    That interpreter is asked only when the places before it hold no headers."""
     if env.get("MLIR_AIE_INSTALL_DIR"):
-        roots.append((Path(env["MLIR_AIE_INSTALL_DIR"]), "MLIR_AIE_INSTALL_DIR"))
-    if aiecc.path is not None:  # <install>/bin/aiecc -> <install>/include
-        roots.append((aiecc.path.resolve().parent.parent, "beside aiecc"))
-    # pip's aiecc is a launcher in the environment's bin/; the headers are in the package
-    roots.append((_site_packages() / "mlir_aie", "pip package mlir_aie"))
-    for root, how in roots:
+        yield Path(env["MLIR_AIE_INSTALL_DIR"]), "MLIR_AIE_INSTALL_DIR"
+    if aiecc is None:
+        return
+    yield aiecc.resolve().parent.parent, "beside aiecc"
+    python = launcher_python(aiecc)
+    if python is not None:
+        r = _run([str(python), "-c", PURELIB], env)
+        if not isinstance(r, str) and r.returncode == 0 and r.stdout.strip():
+            yield (Path(r.stdout.strip()) / PIP_PACKAGE,
+                   f"pip package {PIP_PACKAGE} of aiecc's Python, {python}")
+
+
+def _find_headers(env: Mapping[str, str], aiecc: Tool) -> Tool:
+    looked = []
+    for root, how in header_places(env, aiecc.path):
         inc = root / "include"
         if (inc / "aie_api" / "aie.hpp").is_file():
-            return Tool("AIE API headers", inc, how, install=INSTALL["headers"])
-    looked = ", ".join(f"{r}/include/aie_api" for r, _ in roots) or \
-        "MLIR_AIE_INSTALL_DIR is not set and aiecc was not found"
-    return Tool("AIE API headers", None, f"no aie_api/aie.hpp ({looked})",
-                install=INSTALL["headers"])
+            return Tool("AIE API headers", inc, how, install=INSTALL["headers"], plural=True)
+        looked.append(f"{inc}/aie_api")
+    where = ", ".join(looked) or "MLIR_AIE_INSTALL_DIR is not set and aiecc was not found"
+    return Tool("AIE API headers", None, f"no aie_api/aie.hpp ({where})",
+                install=INSTALL["headers"], plural=True)
 
 
 def _find_pyxrt() -> Tool:

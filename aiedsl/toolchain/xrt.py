@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ import numpy as np
 
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import ToolchainError
+from aiedsl.toolchain.generation import NpuName, read_npu_name, wrong_generation
 
 
 @contextmanager
@@ -82,11 +83,20 @@ class NpuSession:
     """A loaded xclbin with its context, kernel and buffers, reused across runs."""
 
     def __init__(self, build_dir: Path, manifest: dict[str, Any], pyxrt: Any | None = None,
-                 device: Any | None = None) -> None:
+                 device: Any | None = None, npu: NpuName | None = None) -> None:
+        """Load the build in ``build_dir`` described by ``manifest`` on ``device`` (default: NPU
+        device 0), whose name, when read already, is ``npu``. A device of another generation
+        than the manifest's is refused before anything is loaded."""
         self.xrt = pyxrt if pyxrt is not None else import_pyxrt()
         self.manifest = manifest
         with xrt_step("open NPU device 0"):
             self.device = device if device is not None else self.xrt.device(0)
+        self.npu = npu if npu is not None else read_npu_name(self.xrt, self.device)
+        if "device" in manifest:  # before anything is loaded: an xclbin of another generation
+            wrong = wrong_generation(self.npu, manifest.get("design", "the design"),
+                                     manifest["device"])
+            if wrong is not None:
+                raise wrong
         with xrt_step(f"read {manifest['xclbin']}"):
             xclbin = self.xrt.xclbin(str(build_dir / manifest["xclbin"]))
         with xrt_step(f"register {manifest['xclbin']} with the device"):
@@ -116,10 +126,12 @@ class NpuSession:
         raw = np.frombuffer(mapped, dtype=np.uint8, count=b["bytes"])
         return raw.view(np.dtype(lookup_dtype(b["dtype"]).numpy)).reshape(b["shape"])
 
-    def write_inputs(self, inputs: dict[str, np.ndarray]) -> None:
-        """Copy the input tensors into their buffers and sync them to the device."""
+    def write_inputs(self, inputs: dict[str, np.ndarray],
+                     only: Collection[str] | None = None) -> None:
+        """Copy the input tensors (those named in ``only``, when given) into their buffers and
+        sync them to the device."""
         for i, b in enumerate(self.manifest["buffers"]):
-            if b["direction"] != "out":
+            if b["direction"] != "out" and (only is None or b["name"] in only):
                 self._view(i)[...] = np.asarray(inputs[b["name"]]).reshape(b["shape"])
                 with xrt_step(f"copy input '{b['name']}' to the device"):
                     self.buffers[i].sync(
