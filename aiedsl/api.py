@@ -22,6 +22,7 @@ Run from the project's folder (``tests/test_api.py`` runs it as written):
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -43,6 +44,7 @@ from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.options import check_clock, check_kernels, check_seed, check_target
 from aiedsl.sim.summary import Timing, ops_unit, significant
 from aiedsl.source_loc import caller_loc
+from aiedsl.values import as_int, shown
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
 
@@ -205,6 +207,7 @@ class Artifacts:
             raise DesignError("output file", "trace='' names no file", loc=loc, found="''",
                               fix=f"name the file, e.g. trace='{self.design.name}.json', or "
                               "leave trace= out")
+        _check_run_options(iters, warmup, check, trace, self.design.name, loc)
         target, kernels = check_target(target, loc), check_kernels(kernels, loc)
         seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
         ins = self._inputs(inputs, seed, loc)
@@ -329,6 +332,28 @@ def _refuse_load_options(handle: DesignHandle, defines: dict[str, Any] | None,
                 "them where the design is made (@design(device=...), define's default)")
 
 
+def _check_run_options(iters: object, warmup: object, check: object, trace: object,
+                       design: str, loc: Loc) -> None:
+    """Refuse (DesignError "run options") what ``aiedsl run`` refuses of the same options:
+    ``iters`` below 1, ``warmup`` below 0, a ``check`` that is not a bool, a ``trace`` that is
+    not a path."""
+    for what, value, least in (("iters", iters, 1), ("warmup", warmup, 0)):
+        number = as_int(value)
+        if number is None or number < least:
+            raise DesignError("run options", f"{what}={shown(value)}", loc=loc,
+                              limit=f"an int >= {least}", found=shown(value),
+                              fix=f"give {what}={max(least, 1) if what == 'iters' else 0} or "
+                              "more")
+    if not isinstance(check, (bool, np.bool_)):
+        raise DesignError("run options", f"check={shown(check)}", loc=loc,
+                          limit="True or False", found=shown(check),
+                          fix="give check=True to compare with the reference, False not to")
+    if trace is not None and not isinstance(trace, (str, os.PathLike)):
+        raise DesignError("run options", f"trace={shown(trace)}", loc=loc,
+                          limit="a file path (str or Path)", found=shown(trace),
+                          fix=f"name the file, e.g. trace='{design}.json'")
+
+
 def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None = None,
           device: str | None = None, name: str | None = None, output: str | Path | None = None,
           compile: bool = False, peano: str | Path | None = None,
@@ -420,5 +445,10 @@ def _load(design: str | Path | DesignHandle, defines: dict[str, Any] | None,
     if isinstance(design, DesignHandle):
         _refuse_load_options(design, defines, device, name)
         return design
-    return load_design(Path(design), {k: str(v) for k, v in (defines or {}).items()},
-                       device, name)
+    if device is not None and not str(device):  # an unset variable: not "the design's own"
+        raise DesignError("device", "device='' names no device", loc=caller_loc(), found="''",
+                          fix="name a device (npu1, npu2, npu2_4col, ...), or leave device= "
+                          "out for the design's own")
+    # a str as given: Path("") is the working folder, which load_design would call a directory
+    return load_design(design if isinstance(design, str) else Path(design),
+                       {k: str(v) for k, v in (defines or {}).items()}, device, name)

@@ -211,3 +211,46 @@ def test_the_lower_api_and_its_errors_are_at_the_top(in_root: Path) -> None:
         "error [output file]: trace='' names no file\n"
         "  found: ''\n"
         "  fix: name the file, e.g. trace='vector_scalar_mul.json', or leave trace= out")
+
+
+@pytest.mark.parametrize("options, found, limit", [
+    ({"iters": 0}, "0", "an int >= 1"), ({"iters": -5}, "-5", "an int >= 1"),
+    ({"warmup": -1}, "-1", "an int >= 0"), ({"check": "no"}, "'no'", "True or False"),
+    ({"trace": 123}, "123", "a file path (str or Path)")])
+def test_run_options_are_checked_as_the_command_line_checks_them(
+        in_root: Path, options: dict[str, object], found: str, limit: str) -> None:
+    """iters=0 and check="no" ran and passed, trace=123 was a TypeError (a tester)."""
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    with pytest.raises(aiedsl.DesignError) as e:
+        art.run(target="sim", **options)  # type: ignore[arg-type]
+    assert (e.value.rule, e.value.limit, e.value.found) == ("run options", limit, found)
+    assert e.value.loc is not None and e.value.loc.file.endswith("test_api.py")
+
+
+def test_an_empty_path_or_device_is_refused_as_empty(in_root: Path) -> None:
+    """build("") said ". is a directory", build(device="") built the design's own device (a
+    tester): an unset variable names nothing."""
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.build("", write=False)
+    assert str(e.value).splitlines()[0] == "error [design file]: the design file's path is empty"
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.build("designs/passthrough.py", device="", write=False)
+    assert str(e.value).split(": ", 1)[1].splitlines()[0] == \
+        "error [device]: device='' names no device"
+
+
+def test_simulate_given_a_list_says_it_takes_a_dict(in_root: Path) -> None:
+    """simulate(handle, [array]) was TypeError: unhashable type: 'numpy.ndarray'."""
+    handle = aiedsl.load_design("designs/passthrough.py")
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.simulate(handle, [np.arange(4096, dtype=np.int32)])  # type: ignore[arg-type]
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [inputs]: the inputs of 'passthrough' are a list, not a dict by tensor name\n"
+        "  limit: a dict {name: array} of the tensors the runtime fills: inp\n"
+        "  found: a list\n"
+        "  fix: pass {'inp': ...}, or give the arrays in argument order to build(...).run(...)")
+
+
+def test_the_package_says_it_is_typed() -> None:
+    """A user's mypy found no library stub for aiedsl: py.typed ships with it (PEP 561)."""
+    assert (Path(aiedsl.__file__).parent / "py.typed").exists()

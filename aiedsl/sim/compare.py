@@ -14,6 +14,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer
 from aiedsl.sim.state import unwritten
+from aiedsl.values import by_type
 
 
 def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
@@ -61,6 +62,14 @@ def check_inputs(d: Design, inputs: Mapping[str, object], loc: Loc) -> None:
     """
     tensors = {t.name: t for t in d.tensors}
     filled = d.filled_tensors()
+    if not isinstance(inputs, Mapping):  # a list in argument order, as Artifacts.run takes
+        given = by_type(inputs)
+        raise DesignError(
+            "inputs", f"the inputs of '{d.name}' are {given}, not a dict by tensor name",
+            loc=loc, limit="a dict {name: array} of the tensors the runtime fills: "
+            + ", ".join(filled), found=given,
+            fix="pass {" + ", ".join(f"'{n}': ..." for n in filled) + "}, or give the arrays "
+            "in argument order to build(...).run(...)")
     for name in inputs:  # a misspelt name first: it would also leave a tensor missing
         if name not in tensors:
             raise DesignError(
