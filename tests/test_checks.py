@@ -105,9 +105,8 @@ def test_memtile_memory_deep_link(design_file: DesignFile) -> None:
         "  limit: 524,288 bytes\n"
         "  found: 655,360 bytes\n"
         "  d.py:6: a_l3 5 x 131072 B: 655360\n"
-        "  fix: free 131,072 bytes: give the memtile's largest fifos fewer buffers (a channel's "
-        "host_depth=, which sets its memtile side: its depth= sets only the cores'; a linked "
-        "fifo's depth=, e.g. f.forward(depth=1)), use smaller tiles, or split the data over more "
+        "  fix: free 131,072 bytes: lower 'a_l3''s depth (depth=4) or give its memtile end "
+        "consumer_depth={\"memtile\": 4}, use smaller tiles, or split the data over more "
         "memtiles"
     )
 

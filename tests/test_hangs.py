@@ -762,19 +762,20 @@ def test_a_part_of_a_split_or_join_is_given_the_depth_that_counts(
 
 def test_a_join_part_given_per_end_depths_is_told_of_the_joined_fifo(
         design_file: Callable[..., Path]) -> None:
-    """consumer_depth=4 on a join's part still hangs (the memtile's buffers are the joined
-    fifo's), and the fix for the full part then names the joined fifo too."""
+    """consumer_depth=4 on a join's part hung (the memtile's buffers are the joined fifo's):
+    check now refuses it, naming the joined fifo's depth, with which the design runs."""
     source = JOIN_SAME_CORE.replace('c0 = fifo(Tensor[256, i32], name="c0")',
                                     'c0 = fifo(Tensor[256, i32], name="c0", depth=2, '
                                     'consumer_depth=4)')
-    with pytest.raises(Deadlock) as excinfo:
-        simulate(load_design(design_file(source)))
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(design_file(source)).ir)
     assert str(excinfo.value).splitlines()[-1] == (
-        "  fix: break the cycle: no core may hold an element while it waits for data that can "
-        "only come once that element moves; acquire in an order that lets data flow, release "
-        "sooner, or give 'c', the fifo 'c0' is joined into, more depth: join(..., depth=3) or "
-        "more (now 2); the memtile keeps each element of 'c' whole until every part of it came, "
-        "in 'c''s buffers; 'c0''s consumer_depth does not count there")
+        "  fix: give the join into 'c' depth=4 and drop the consumer_depth of 'c0''s memtile "
+        "end")
+    fixed = source.replace(", depth=2, consumer_depth=4", "").replace(
+        'name="c")', 'name="c", depth=4)')
+    result = simulate(load_design(design_file(fixed, "fixed.py")))
+    assert result.passed, [c.line() for c in result.checks]
 
 
 # -- the shipped designs have no report and pass -------------------------------------------------

@@ -5,9 +5,10 @@ unrolled by Python, released buffers, the kernel sources found, kernel calls, co
 produced elements read before written, cascades, runtime parameters, kernel sources (a missing
 one), objects and architectures, DMA layouts, balance, runtime waits blocked by later fills,
 cycles of cores, barrier sets that may overtake a core's wait, kernel layouts, placement,
-memtile channels, the symbols the lowering will define, repeated links' lock values,
-resources, BD lengths, allocation and routing, then elements released unwritten. It returns the
-placed design, now carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
+memtile channels, the symbols the lowering will define, repeated links' lock values, pins that
+leave a memtile short, resources, BD lengths, allocation and routing, then elements released
+unwritten. It returns the placed design, now carrying its :class:`~aiedsl.ir.Physical` part,
+and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
 """
@@ -30,7 +31,7 @@ from aiedsl.checks.kernels import (check_kernel_arch, check_kernel_costs, check_
 from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.links import check_link_tile_cores, check_links
 from aiedsl.checks.locals import check_locals
-from aiedsl.checks.memtiles import check_memtile_channels
+from aiedsl.checks.memtiles import check_memtile_channels, check_memtile_room
 from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.repeat import check_repeat_locks, check_repeats
 from aiedsl.checks.resources import TileUsage, check_resources, usage
@@ -87,6 +88,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     low = lower(placed)  # the objectfifo lowering's plan: names, resources, allocation
     check_symbols(placed, low)
     check_repeat_locks(placed, low, target)
+    check_memtile_room(d, placed, low, target)  # pins that leave a memtile short, before its use
     table = check_resources(placed, target, low)
     check_bd_lengths(low, target)  # after the memory check: an element too big to fit says so
     routed, congested = _allocate_and_route(placed, target, low)

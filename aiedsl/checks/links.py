@@ -8,11 +8,13 @@ from __future__ import annotations
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Fifo, Link
+from aiedsl.place.objectfifo import buffer_owner
 
 
 def check_links(d: Design) -> None:
     """Element types agree across links; split and join offsets tile the parent exactly; a
-    forward through a core tile keeps its element size and depth."""
+    forward through a core tile keeps its element size and depth; a memtile end without
+    buffers is given no depth of its own."""
     for link in d.links:
         srcs = [d.fifo(n) for n in link.srcs]
         dsts = [d.fifo(n) for n in link.dsts]
@@ -64,6 +66,46 @@ def check_links(d: Design) -> None:
                 f"{parent.elem.numel} elements", loc=link.loc,
                 limit=f"exactly {parent.elem.numel} elements", found=_layout(covered),
                 fix="make the parts add up to the parent element")
+    for link in d.links:
+        if link.via == "memtile":
+            check_memtile_end_depths(d, link)
+
+
+def check_memtile_end_depths(d: Design, link: Link) -> None:
+    """A depth given to the memtile end of a link input that owns no buffers is refused.
+
+    Of a memtile link's ends only one creates the memtile's buffers
+    (:func:`aiedsl.place.objectfifo.buffer_owner`: a join's output, a split's input, a
+    forward's larger side); ``createMemTileDMA`` moves the other ends through them, so a
+    ``consumer_depth`` for the memtile end of a join's part, or of a forward's smaller input,
+    would count nowhere. A depth equal to the fifo's own is the fifo's (its producer takes it
+    too) and passes.
+    """
+    owner, port = buffer_owner(d, link)
+    for name in link.srcs:
+        if (name, port) == (owner, "consume"):
+            continue
+        f = d.fifo(name)
+        end = next(c for c in f.consumers if c.is_link_end)
+        if end.depth == f.producer.depth:
+            continue
+        has = d.fifo(owner).producer.depth
+        if link.kind == "join":
+            why = (f"a join's part has none there: the memtile moves '{name}' through the "
+                   f"buffers of the join into '{owner}'")
+        else:
+            why = (f"the input of a forward to larger elements has none there: the memtile "
+                   f"moves '{name}' ({f.elem.numel} elements) through the buffers of '{owner}' "
+                   f"({d.fifo(owner).elem.numel} elements)")
+        raise DesignError(
+            "fifo depth", f"fifo '{name}' gives its memtile end {counted(end.depth, 'buffer')}, "
+            f"but {why}", loc=f.loc, related=[(f"the {link.kind}", link.loc)],
+            limit="a memtile link's buffers are one end's: a join's output, a split's input, a "
+            "forward's larger side (its input on a tie) (mlir-aie's createObjectFifoElements; "
+            "createMemTileDMA moves the other ends through them)",
+            found=f"consumer depth {end.depth} at the memtile; '{owner}' has {has} there",
+            fix=f"give the {link.kind} into '{owner}' depth={end.depth} and drop the "
+            f"consumer_depth of '{name}''s memtile end")
 
 
 def check_core_tile_forward(link: Link, a: Fifo, b: Fifo) -> None:

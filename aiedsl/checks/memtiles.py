@@ -8,8 +8,13 @@ of them (6 and 6 on AIE2: mlir-aie's ``getNumDestSwitchboxConnections``/
 So no placement exists when one link needs more than a memtile has, when all links together
 need more than the device's memtiles have, or when they do not pack into the memtiles; and
 pins to a column can leave no room where a free placement would fit. Each is said here in
-those terms, with the fix that works; when a placement exists the placer finds it, so the
-per-tile channel check after placement (:mod:`aiedsl.checks.resources`) is not reached.
+those terms, with the fix that works. When a placement gives every memtile the channels its
+links take, the placer finds one, and among those one that also leaves every memtile the data
+memory and BDs its links take whenever one does (:func:`aiedsl.place.memtiles.fit` tries them
+all, within a budget of search steps): so the per-tile channel check after placement
+(:mod:`aiedsl.checks.resources`) is not reached, and a memtile it finds short of memory or BDs
+has no placement that would spare it -- unless pins stand in the way, which
+:func:`check_memtile_room` says first, naming the pins that would.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ from aiedsl.errors import DesignError, counted
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Link
 from aiedsl.ir.loc import Loc
-from aiedsl.place.memtiles import channels, fit
+from aiedsl.place.memtiles import (Demand, channels, demands, fit, fit_demands, over,
+                                   parity_shares)
+from aiedsl.place.objectfifo import Lowering
 from aiedsl.targets import DEVICES, TargetModel
 
 _DIRECTIONS = (("input (S2MM)", 0, "dma_in"), ("output (MM2S)", 1, "dma_out"))
@@ -143,16 +150,105 @@ def _pinned(links: list[Link], needs: list[tuple[int, int]], pins: list[int | No
         related = [(f"{link.kind} pinned to memtile {(p, row)}", link.loc)
                    for link, p in pinned]
         at = pinned[-1][0].loc
-    moves = [f"line {link.loc.line}: via=memtile({col})"
-             for link, p, col in zip(links, pins, free) if p is not None and p != col]
     raise DesignError(
         f"memtile DMA {direction} channels" if over is not None else "memtile DMA channels",
         message, loc=at,
         limit=f"{cap[over[1]]} per memtile" if over is not None else
         f"{cap[0]} DMA input (S2MM) and {cap[1]} output (MM2S) channels per memtile",
-        found=found, related=related,
-        fix="leave the column out of the pins (via=memtile): aiedsl then places every link"
-        + (f", or pin as it would: {', '.join(moves)}" if moves else ""))
+        found=found, related=related, fix=_unpin(links, pins, free))
+
+
+def _unpin(links: list[Link], pins: list[int | None], free: list[int]) -> str:
+    """The fix for pins in the way of placement ``free``: drop them, or pin as it does."""
+    moves = [f"line {link.loc.line}: via=memtile({col})"
+             for link, p, col in zip(links, pins, free) if p is not None and p != col]
+    return ("leave the column out of the pins (via=memtile): aiedsl then places every link"
+            + (f", or pin as it would: {', '.join(moves)}" if moves else ""))
+
+
+_ROOM = {"memory": "data memory", "even": "buffer descriptors of even channels",
+         "odd": "buffer descriptors of odd channels", "bds": "buffer descriptors"}
+"""What :func:`aiedsl.place.memtiles.over` finds short, as the resource check's rules say it."""
+_SPARE = {"memory": "data memory", "even": "BDs on even channels", "odd": "BDs on odd channels",
+          "bds": "BDs"}
+"""The same, as a message says it."""
+
+
+def check_memtile_room(d: Design, placed: Design, low: Lowering, target: TargetModel) -> None:
+    """Refuse pins (``via=memtile(col)``) that leave a memtile without the data memory or BDs
+    its links take where a placement without them has room: the placer keeps pins, so the
+    resource check would find the memtile over, and only moving a pin helps.
+
+    ``d`` is the design as written (its pins), ``placed`` its placement and ``low`` that
+    placement's lowering plan, which says what each link takes."""
+    links = [link for link in d.links if link.via != "core"]
+    pins = [link.tile[0] if link.tile is not None else None for link in links]
+    if all(p is None for p in pins):
+        return
+    need = demands(placed, low)
+    columns = [link.tile[0] for link in placed.links if link.via != "core" and link.tile]
+    short = over(columns, need, target)
+    if short is None:
+        return
+    free = fit_demands(need, [None] * len(links), target).columns
+    if free is None:  # no placement has room: the resource check says what is over
+        return
+    row = target.memtile_rows[0]
+    pinned = [i for i, p in enumerate(pins) if p is not None]
+    alone = over([pins[i] or 0 for i in pinned], [need[i] for i in pinned], target)
+    if alone is not None:
+        col, what = alone
+        here = [i for i in pinned if pins[i] == col]
+        shares = _shares(what, [col] * len(here), [need[i] for i in here])
+        message = (f"the links pinned to memtile {(col, row)} need {_needed(what, sum(shares))},"
+                   f" and a memtile has {_limit(what, target)}")
+        found = _amount(what, sum(shares))
+        related = [(f"{links[i].kind} pinned here: {_amount(what, n)}", links[i].loc)
+                   for i, n in zip(here, shares) if n]  # a link with none there is no cause
+        at = links[here[-1]].loc
+    else:
+        what = short[1]
+        message = (f"the pinned memtile links leave the others no memtile with {_SPARE[what]} "
+                   "to spare, though a placement without the pins has room")
+        found = ", ".join(f"memtile {(pins[i], row)}: {links[i].kind}" for i in pinned)
+        related = [(f"{links[i].kind} pinned to memtile {(pins[i], row)}", links[i].loc)
+                   for i in pinned]
+        at = links[pinned[-1]].loc
+    raise DesignError(f"memtile {_ROOM[what]}", message, loc=at,
+                      limit=f"{_limit(what, target)} per memtile", found=found, related=related,
+                      fix=_unpin(links, pins, free))
+
+
+def _shares(what: str, columns: list[int], need: list[Demand]) -> list[int]:
+    """What each link placed in ``columns`` takes of ``what``: its bytes, or its BDs (on the
+    channels of that parity)."""
+    if what == "memory":
+        return [n.memory for n in need]
+    if what == "bds":
+        return [n.need[3] for n in need]
+    return [share[what == "odd"] for share in parity_shares(columns, need)]
+
+
+def _needed(what: str, n: int) -> str:
+    """``n`` of ``what`` as a message says it: ``28 BDs on even channels``."""
+    if what == "memory":
+        return f"{n:,} bytes of data memory"
+    return counted(n, "BD") + (f" on {what} channels" if what in ("even", "odd") else "")
+
+
+def _amount(what: str, n: int) -> str:
+    return f"{n:,} bytes" if what == "memory" else counted(n, "BD")
+
+
+def _limit(what: str, target: TargetModel) -> str:
+    m = target.memtile
+    if what == "memory":
+        return f"{m.memory:,} bytes"
+    if what == "bds":
+        return counted(m.bds, "BD")
+    per = m.bds_per_channel_parity or 0
+    first = 0 if what == "even" else per
+    return f"{per} (BDs {first}-{first + per - 1})"
 
 
 def _no_packing(d: Design, links: list[Link], needs: list[tuple[int, int]],

@@ -23,18 +23,68 @@ from fractions import Fraction
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from math import ceil
+from typing import Literal
 
 from aiedsl.ir.program import calls
 from aiedsl.ir.sequence import retirements, shim_bd_ids
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Link
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer, Wait
 from aiedsl.place.alloc import local_buffer_name
-from aiedsl.place.objectfifo import Lowering, Store, lower
+from aiedsl.place.objectfifo import Lowering, Store, buffer_owner, lower
 from aiedsl.targets import DEVICES, TargetModel
 
 Coord = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Setter:
+    """How a design sets the number of a memtile link's buffers, for a fix to name: they are
+    the buffers of the end that owns them (:func:`aiedsl.place.objectfifo.buffer_owner`)."""
+
+    how: Literal["fifo", "memtile end", "link", "host_depth", "channel"]
+    """``fifo``: the owning fifo's depth, or its memtile end's consumer_depth; ``memtile end``:
+    that consumer_depth alone (given, it overrides depth=); ``link``: the depth= of the link
+    call that makes the fifo; ``host_depth``/``channel``: the channel's host_depth= or depth=."""
+    fifo: str
+    """The fifo whose end owns them."""
+    name: str = ""
+    """The making link's kind (``link``), or the channel's name."""
+
+    def to(self, n: int) -> str:
+        """The fix that leaves ``n`` buffers."""
+        memtile = '{"memtile": %d}' % n
+        return {
+            "fifo": f"lower '{self.fifo}''s depth (depth={n}) or give its memtile end "
+                    f"consumer_depth={memtile}",
+            "memtile end": f"give '{self.fifo}''s memtile end consumer_depth={memtile}",
+            "link": f"give the {self.name} that makes '{self.fifo}' depth={n}",
+            "host_depth": f"give channel '{self.name}' host_depth={n}",
+            "channel": f"give channel '{self.name}' depth={n} (a drain's memtile side has the "
+                       "cores' depth: host_depth= sets a fill's)",
+        }[self.how]
+
+
+def setter(d: Design, link: Link) -> Setter:
+    """How ``d`` sets the number of memtile link ``link``'s buffers."""
+    name, port = buffer_owner(d, link)
+    f = d.fifo(name)
+    if f.channel is not None:  # a channel's core-side fifo owns them: a drain's forward
+        return Setter("channel", name, f.channel)
+    partner = next((d.fifo(n).channel for n in (*link.srcs, *link.dsts)
+                    if d.fifo(n).channel is not None), None)
+    if partner is not None:  # the channel's host fifo, of host_depth buffers
+        return Setter("host_depth", name, partner)
+    if port == "produce":
+        return Setter("link", name, link.kind)
+    maker = next((k for k in d.links if name in k.dsts), None)
+    if maker is not None:
+        return Setter("link", name, maker.kind)
+    end = next(c for c in f.consumers if c.is_link_end)
+    return Setter("fifo" if end.depth == f.producer.depth else "memtile end", name)
 
 
 @dataclass
@@ -55,6 +105,8 @@ class Use:
     bds: int = 0
     order: int = 0
     """When it was made, per tile (DMA channels: the transform's channel order)."""
+    setter: Setter | None = None
+    """For a memtile link's buffers: how the design sets their number."""
 
 
 @dataclass
@@ -114,10 +166,10 @@ def usage(d: Design, target: TargetModel, low: Lowering | None = None
             u.bds.append(Use(fifo, bds, loc, fifo=fifo))
             u.bds_by_parity[ch.channel % 2].append(Use(fifo, bds, loc, fifo=fifo))
 
-    def add_buffers(u: TileUsage, s: Store, loc: Loc) -> None:
+    def add_buffers(u: TileUsage, s: Store, loc: Loc, by: Setter | None = None) -> None:
         n = len(s.buffers)
-        u.memory.append(Use(f"{s.fifo} {n} x {s.nbytes} B", n * s.nbytes, loc, fifo=s.fifo,
-                            buffers=tuple((b, s.nbytes) for b in s.buffers)))
+        u.memory.append(Use(f"{s.fifo} {n} x {s.nbytes} B", s.footprint, loc, fifo=s.fifo,
+                            buffers=tuple((b, s.nbytes) for b in s.buffers), setter=by))
 
     def add_locks(u: TileUsage, label: str, s: Store, loc: Loc) -> None:
         u.locks.append(Use(label, len(s.locks), loc, fifo=s.fifo, locks=s.locks))
@@ -151,7 +203,7 @@ def usage(d: Design, target: TargetModel, low: Lowering | None = None
     for link in d.links:
         s = next(x for x in low.stores if x.link is link)
         u = at(s.tile)
-        add_buffers(u, s, link.loc)
+        add_buffers(u, s, link.loc, setter(d, link) if link.via == "memtile" else None)
         add_locks(u, f"{link.kind} {s.fifo}", s, link.loc)
     tiles_of = {c.name: c.tile for c in d.cores}
     for b in d.barriers:  # a lock of its own in each core that waits on it
@@ -297,11 +349,7 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
              + (", declare smaller locals" if any(x.label.startswith("local ")
                                                    for x in u.memory) else "")
              + (", or give the core a smaller stack" if u.runs else ""))
-            if u.kind == "core" else
-            "give the memtile's largest fifos fewer buffers (a channel's host_depth=, which "
-            "sets its memtile side: its depth= sets only the cores'; a linked fifo's depth=, "
-            "e.g. f.forward(depth=1)), use smaller tiles, or split the data over more "
-            "memtiles"))
+            if u.kind == "core" else _memtile_memory_fix(u.memory, mem - lim.memory)))
         _over(u, "data memory", f"{lim.memory:,} bytes", f"{mem:,} bytes", u.memory, fix,
               at_largest=True)
     move = {"core": "use fewer fifos in this core (pack two inputs or two outputs into one fifo "
@@ -338,9 +386,9 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
                 _over(u, f"buffer descriptors of {'even' if parity == 0 else 'odd'} channels",
                       f"{lim.bds_per_channel_parity} (BDs {0 if parity == 0 else 24}-"
                       f"{23 if parity == 0 else 47})", str(n), uses,
-                      ("lower fifo depths or move a link to another memtile" if len(owners) > 1
-                       else f"one link takes them all ({names}), so another memtile would "
-                       "not help: lower the depth the link has here") + also)
+                      (_elsewhere(target) if len(owners) > 1 else
+                       f"one link takes them all ({names}), so another memtile would not "
+                       "help: lower the depth the link has here") + also)
     elif TileUsage.total(u.bds) > lim.bds:
         _over(u, "buffer descriptors", str(lim.bds), str(TileUsage.total(u.bds)), u.bds,
               "move a tiled tensor in one transfer (rt.fill(f, t, tiles(t, (th, tw))) is one "
@@ -352,11 +400,48 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
               "or move a fifo to another core" + also)
 
 
+def _elsewhere(target: TargetModel) -> str:
+    """The fix for a memtile whose links together take more BDs than it has: the placer puts
+    links where they have room (:mod:`aiedsl.place.memtiles`), and pins that stand in its way
+    are refused before (:func:`aiedsl.checks.memtiles.check_memtile_room`), so moving one
+    would not help."""
+    if target.cols * len(target.memtile_rows) > 1:
+        return ("lower fifo depths: aiedsl finds no placement of the links that gives every "
+                f"memtile of {target.name} room for its links' channels, memory and BDs")
+    bigger = any(t.family == target.family and t.cols > target.cols for t in DEVICES.values())
+    return "lower fifo depths" + (f", or use a device with more memtiles than {target.name}"
+                                  if bigger else "")
+
+
+def _largest(uses: list[Use]) -> Use:
+    """The largest use, the last of equals: where a memory error is reported."""
+    return max(reversed(uses), key=lambda x: x.amount)
+
+
+def _memtile_memory_fix(uses: list[Use], excess: int) -> str:
+    """How to free ``excess`` bytes of a memtile: fewer buffers for its largest link, said the
+    way the design sets them (a forward's depth= does nothing when its input owns the buffers),
+    else smaller or fewer tiles per memtile."""
+    rest = "use smaller tiles, or split the data over more memtiles"
+    big = _largest(uses)
+    if big.setter is None or not big.buffers:
+        return ("give the memtile's largest fifos fewer buffers (a channel's host_depth=, "
+                "which sets its memtile side: its depth= sets only the cores'; a linked fifo's "
+                "depth=, e.g. f.forward(depth=1)), " + rest)
+    n, size = len(big.buffers), big.buffers[0][1]
+    keep = n - ceil(excess / size)
+    if keep >= 1:
+        return f"{big.setter.to(keep)}, {rest}"
+    steps = [f"{big.setter.to(1)} (that frees {(n - 1) * size:,} of them)"] if n > 1 else []
+    if len(uses) > 1:
+        steps.append("give the memtile's other fifos fewer buffers")
+    return ", ".join(steps + [rest])
+
+
 def _over(u: TileUsage, what: str, limit: str, found: str, uses: list[Use], fix: str,
           at_largest: bool = False) -> None:
     # memory is reported at its largest user (what the fix shrinks), the others at the last
-    where = (max(reversed(uses), key=lambda x: x.amount) if at_largest else uses[-1]).loc \
-        if uses else None
+    where = (_largest(uses) if at_largest else uses[-1]).loc if uses else None
     raise DesignError(
         f"{u.kind} {what}", f"{'memtile' if u.kind == 'memtile' else u.kind + ' tile'} {u.tile}"
         f"{' (' + u.runs + ')' if u.runs else ''} "

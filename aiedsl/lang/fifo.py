@@ -335,7 +335,10 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
 
     ``depth`` applies to the producer and every consumer; ``consumer_depth`` overrides it for all
     consumers (an int) or per consumer (``{"core[0,1]": 3, "memtile": 7}``), as mlir-aie's
-    per-endpoint depth list ``[2, 2, 7]``. ``shim=shim(col)`` pins the host end's column.
+    per-endpoint depth list ``[2, 2, 7]``. A memtile end has buffers of its own only as the
+    input of a split or of a forward to elements no larger: a join's parts and a forward's
+    smaller input move through the output's, whose depth the join or forward sets (``check``
+    refuses a memtile depth there). ``shim=shim(col)`` pins the host end's column.
     ``dims_from_stream`` is one layout for every consuming core, or one per core
     (``{"core[0,0]": [(4, 64), (16, 1)], "core[1,0]": [...]}``), as mlir-aie's per-consumer
     ``fromStream`` layouts. ``repeat=n`` (mlir-aie's ``repeat_count``) has the producer's DMA

@@ -134,6 +134,11 @@ class Store:
     """The repeat its producer locks are scaled by: its link's (the first repeat of the link's
     outputs), or the fifo's own for a producer end outside a link; 1 for a consumer's."""
 
+    @property
+    def footprint(self) -> int:
+        """Bytes of all its buffers: what it takes of its tile's data memory."""
+        return len(self.buffers) * self.nbytes
+
     def lock_pair(self, part: int) -> tuple[str, str]:
         """(producer lock, consumer lock) of part ``part``."""
         return self.locks[2 * part][0], self.locks[2 * part + 1][0]
@@ -230,13 +235,9 @@ def lower(d: Design) -> Lowering:
 
     # 3: elements
     made: dict[int, Store] = {}  # link id -> its store
-    link_ends: dict[int, list[End]] = {}
     for e in out.ends:
         if e.link is not None:
-            link_ends.setdefault(id(e.link), []).append(e)
-    for e in out.ends:
-        if e.link is not None:
-            if id(e.link) in made or not _creates(e, link_ends[id(e.link)]):
+            if id(e.link) in made or (e.fifo.name, e.port) != buffer_owner(d, e.link):
                 continue
             parts = _parts(e.link)
         else:
@@ -316,18 +317,20 @@ def _parts(link: Link) -> int:
     return 1
 
 
-def _creates(e: End, ends: list[End]) -> bool:
-    """Whether end ``e`` creates its link's memtile buffers."""
-    link = e.link
-    assert link is not None
-    if len(link.srcs) > 1:                     # join: the output, whose elements are bigger
-        return e.port == "produce"
-    if len(link.dsts) > 1:                     # distribute: the input
-        return e.port == "consume"
-    into = next(x for x in ends if x.port == "consume")
-    outof = next(x for x in ends if x.port == "produce")
-    bigger = into if into.fifo.elem.numel >= outof.fifo.elem.numel else outof
-    return e is bigger
+def buffer_owner(d: Design, link: Link) -> tuple[str, Literal["produce", "consume"]]:
+    """The (fifo, port) of the end of ``link`` that creates its buffers
+    (``createObjectFifoElements``): the joined output of a join, the split input of a split
+    (mlir-aie tells them by their counts of inputs and outputs), and for a 1-to-1 link the end
+    with the larger element, the input on a tie. The other ends have no buffers of their own:
+    their DMAs move the owner's, so a depth given to one of them counts nowhere."""
+    if len(link.srcs) > 1:
+        return link.dsts[0], "produce"
+    if len(link.dsts) > 1:
+        return link.srcs[0], "consume"
+    into, outof = d.fifo(link.srcs[0]), d.fifo(link.dsts[0])
+    if into.elem.numel >= outof.elem.numel:
+        return into.name, "consume"
+    return outof.name, "produce"
 
 
 def link_repeat(d: Design, link: Link) -> int:

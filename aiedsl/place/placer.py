@@ -3,8 +3,9 @@
 Herds keep their anchor or take the first free rectangle (columns left to right, rows bottom up).
 A memtile link goes to the column of the cores it feeds or drains, preferring the least-used
 memtile among them, searching on when that choice would leave a later link no memtile with DMA
-channels to spare (:mod:`aiedsl.place.memtiles`); a shim endpoint goes to the column of the
-tile on its other side, or the nearest column with a free DMA channel.
+channels to spare, or leave a memtile short of the data memory or BDs its links take
+(:mod:`aiedsl.place.memtiles`); a shim endpoint goes to the column of the tile on its other
+side, or the nearest column with a free DMA channel.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 from collections import Counter
 
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir.cores import Herd
+from aiedsl.ir.cores import Core, Herd
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Endpoint, Fifo, Link
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.physical import Physical
-from aiedsl.place.memtiles import channels, fit
+from aiedsl.place.memtiles import Demand, channels, demands, fit, fit_demands, over
+from aiedsl.place.objectfifo import lower
 from aiedsl.targets import DEVICES, TargetModel
 
 Coord = tuple[int, int]
@@ -31,7 +33,25 @@ def place(design: Design, target: TargetModel) -> Design:
                  for c in design.cores}
     cores = tuple(c.model_copy(update={"tile": core_tile[c.name]}) for c in design.cores)
     fifos = {f.name: _place_cores(f, core_tile) for f in design.fifos}
-    links = _place_links(design.links, fifos, target, set(core_tile.values()))
+    busy = set(core_tile.values())
+    placed = _finish(design, herds, cores, fifos, _place_links(design.links, fifos, target, busy),
+                     target)
+    # what each memtile link takes of its memtile is known once a placement can be lowered;
+    # where the channels-only packing leaves a memtile without room for it, search again
+    mem = [link for link in placed.links if link.via != "core"]
+    if not mem:
+        return placed
+    need = demands(placed, lower(placed))
+    if over([link.tile[0] for link in mem if link.tile is not None], need, target) is None:
+        return placed
+    links = _place_links(design.links, fifos, target, busy, need)
+    return _finish(design, herds, cores, fifos, links, target)
+
+
+def _finish(design: Design, herds: list[Herd], cores: tuple[Core, ...], fifos: dict[str, Fifo],
+            links: list[Link], target: TargetModel) -> Design:
+    """``design`` with its placed herds, cores and links, and the fifos' ends they fix."""
+    fifos = dict(fifos)
     for link in links:
         for name in link.srcs:
             fifos[name] = _set_link_tile(fifos[name], "consumer", link.tile)
@@ -146,19 +166,22 @@ def _set_link_tile(f: Fifo, side: str, tile: Coord | None) -> Fifo:
 
 
 def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: TargetModel,
-                 busy: set[Coord]) -> list[Link]:
+                 busy: set[Coord], need: list[Demand] | None = None) -> list[Link]:
     """Each link's tile: a memtile link in the column of the tiles it serves when that memtile
-    has DMA channels left, else the nearest column with some (the least-used first among
-    equals), searching further when that greedy choice would leave a later link no memtile
-    (:func:`aiedsl.place.memtiles.fit`); a core-tile forward on a free core tile."""
+    has room left, else the nearest column with some (the least-used first among equals),
+    searching further when that greedy choice would leave a later link no memtile
+    (:func:`aiedsl.place.memtiles.fit`); a core-tile forward on a free core tile.
+
+    Room is DMA channels, and with ``need`` (what each memtile link takes, in order) also data
+    memory and BDs; when no placement has room for ``need``, the channels-only one is taken (the
+    resource check then names the memtile that is over)."""
     row = target.memtile_rows[0]
     mem = [i for i, link in enumerate(links) if link.via != "core"]
     pins: list[int | None] = []
     for i in mem:
         pinned = links[i].tile
         if pinned is not None:
-            _check_pin(pinned, "memtile", f"{links[i].kind} of {_names(links[i])}",
-                       links[i].loc, target)
+            _check_pin(pinned, "memtile", _what(links[i]), links[i].loc, target)
         pins.append(None if pinned is None else pinned[0])
     needs = [channels(links[i]) for i in mem]
     far = [sorted(_far_columns(links[i], fifos)) or [0] for i in mem]
@@ -169,8 +192,10 @@ def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: Target
                       key=lambda c: (min(abs(c - f) for f in far[k]), c))
         return near + rest
 
-    found = fit(needs, pins, target.cols, (target.memtile.dma_in, target.memtile.dma_out),
-                prefer).columns
+    found = fit_demands(need, pins, target, prefer).columns if need is not None else None
+    if found is None:
+        found = fit(needs, pins, target.cols, (target.memtile.dma_in, target.memtile.dma_out),
+                    prefer).columns
     if found is None:  # no packing (check_memtile_channels says why): the greedy one, over-full
         found = _greedy(needs, pins, far, target)
     col_of = dict(zip(mem, found))
@@ -235,6 +260,16 @@ def _core_tile_for(link: Link, fifos: dict[str, Fifo], target: TargetModel, busy
 
 def _names(link: Link) -> str:
     return ", ".join(f"'{n}'" for n in (*link.srcs, *link.dsts))
+
+
+def _what(link: Link) -> str:
+    """A memtile link as errors name it: ``split of 'a'``, ``join into 'c'``, ``forward of 'a',
+    'b'`` (a split's or join's parts are named by it, not listed as if each were split)."""
+    if link.kind == "split":
+        return f"split of '{link.srcs[0]}'"
+    if link.kind == "join":
+        return f"join into '{link.dsts[0]}'"
+    return f"forward of {_names(link)}"
 
 
 def _check_pin(tile: Coord, kind: str, what: str, loc: Loc, target: TargetModel) -> None:
