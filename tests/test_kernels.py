@@ -1038,11 +1038,12 @@ def test_the_kernel_worker_raises_what_the_call_raised() -> None:
     a = np.zeros((8, 8), ml_dtypes.bfloat16)
     with isolated([(wrong, native(wrong, kernel_text(None, k)))]) as worker:
         assert worker is not None
-        with pytest.raises(ValueError) as e:
+        with pytest.raises(DesignError) as e:
             worker.call(0, [a, a, np.zeros((16, 8), np.float32)])
-        assert str(e.value) == ("matmul_cascade_put_bf16_f32_8x8x8_4x8x4 moved 4 cascade "
-                                "word(s) more or fewer than it declares "
-                                "(cascade_in/cascade_out)")
+        assert e.value.rule == "kernel cascade" and e.value.loc == k.loc
+        assert e.value.message == (
+            "kernel 'matmul_cascade_put_bf16_f32_8x8x8_4x8x4' moves other cascade words than "
+            "it declares: its C++ put 4 words in a call, where cascade_out=16x8xf32 is 8")
         assert not worker.dead  # an exception is an answer: the child serves on
 
 
