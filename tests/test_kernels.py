@@ -905,6 +905,24 @@ def test_a_native_kernel_that_crashes_or_writes_outside_is_a_design_error(
     assert str(excinfo.value) == message
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="native calls run in a "
+                    "forked child only where there is os.fork")
+def test_the_kernel_test_a_native_fault_suggests_is_quoted(design_file: DesignFile) -> None:
+    """The fix's command took the design's path as it was: a space split it in two."""
+    from aiedsl.sim import simulate
+
+    path = design_file(LOOPED, "my design.py")
+    (path.parent / "bad_copy.cc").write_text(
+        "#include <aie_api/aie.hpp>\n#include <stdint.h>\n"
+        "void bad_copy(const int32_t *src, int32_t *dst) {\n  "
+        + NATIVE_FAULTS["a write to its input"][0] + "\n}\n")
+    with pytest.raises(DesignError) as excinfo:
+        simulate(load_design(path), kernels="native")
+    assert excinfo.value.fix == (
+        "declare 'src' \"inout\" if the kernel updates it in place (\"out\" if it only writes "
+        "it), or make the C++ leave it alone; `aiedsl kernel test 'my design.py'` says the same")
+
+
 NEVER_RETURNS = ("volatile unsigned step = 0;  // the bug: the loop never ends\n"
                  "  for (unsigned i = 0; i < 64; i += step)\n"
                  "    aie::store_v(dst + i, aie::load_v<16>(src + i));")

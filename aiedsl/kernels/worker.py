@@ -39,6 +39,7 @@ import numpy as np
 
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
+from aiedsl.files import command
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
@@ -478,15 +479,15 @@ def fault_error(fault: NativeFault | KernelFault, k: Kernel, core: str, number: 
         found = "; ".join(fault.where)
         limit = (f"a kernel writes only inside its buffers (the {GUARD} bytes before and after "
                  "each are checked after every call)")
-    fix = (f"run `aiedsl kernel test {design_file}`: it runs each kernel alone between guard "
-           "bytes and says what it reads or writes outside its buffers")
+    test = command(["aiedsl", "kernel", "test"], design_file)  # pasted as is: quoted
+    fix = (f"run `{test}`: it runs each kernel alone between guard bytes and says what it "
+           "reads or writes outside its buffers")
     if fault.timeout is not None:
-        fix = f"{HANG_FIX}; `aiedsl kernel test {design_file}` runs each kernel alone"
+        fix = f"{HANG_FIX}; `{test}` runs each kernel alone"
     elif fault.inputs:
         names = " and ".join(f"'{n}'" for n in fault.inputs)
         fix = (f"declare {names} \"inout\" if the kernel updates it in place (\"out\" if it "
-               "only writes it), or make the C++ leave it alone; `aiedsl kernel test "
-               f"{design_file}` says the same")
+               f"only writes it), or make the C++ leave it alone; `{test}` says the same")
     return DesignError(
         "native kernel", f"kernel '{k.symbol}' {what} in call {number} of it by {core}; the "
         "simulation stopped there", loc=k.loc, limit=limit, found=found, related=related,
