@@ -101,7 +101,7 @@ def report_run(result: Any, trace: Optional[str], stats: Optional[str], handle: 
     if trace:
         say(f"trace: {trace} (open in https://ui.perfetto.dev)")
     if stats:
-        from aiedsl.run_stats import run_stats, write_stats
+        from aiedsl.cli.run_stats import run_stats, write_stats
 
         write_stats(run_stats(result, handle.name, handle.ir.device, seed=seed), stats)
         say(f"stats: {stats}")
