@@ -39,7 +39,7 @@ from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
 from aiedsl.source_loc import caller_loc, decorator_loc, source_lines, written_arguments
-from aiedsl.targets import get_target
+from aiedsl.targets import DEFAULT_DEVICE, get_target
 from aiedsl.values import array_text, as_int, by_type, shown
 
 
@@ -52,7 +52,7 @@ identical copies make :mod:`aiedsl.checks.unrolled` call the run a loop, and cop
 def _program_memory() -> str:
     """The traced design's core program memory, as a message says it (``16 KB``)."""
     b = design_trace()
-    size = (b.target if b is not None else get_target("npu1")).program_memory
+    size = (b.target if b is not None else get_target(DEFAULT_DEVICE)).program_memory
     return f"{size // 1024} KB"
 
 

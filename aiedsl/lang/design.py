@@ -31,7 +31,7 @@ from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.to_ir import to_ir
 from aiedsl.lang.trace import DesignTrace
 from aiedsl.source_loc import caller_loc, decorator_loc, def_line, function_loc, user_line
-from aiedsl.targets import known_target
+from aiedsl.targets import DEFAULT_DEVICE, known_target
 from aiedsl.user_errors import raised_by_user, user_exception
 
 
@@ -319,7 +319,7 @@ def _written_type(annotation: object) -> str:
     return f"Tensor[{', '.join(map(str, annotation.shape))}, {annotation.dtype}]"
 
 
-def design(device: str = "npu1", *, name: str | None = None,
+def design(device: str = DEFAULT_DEVICE, *, name: str | None = None,
            reference: Callable[..., Any] | None = None,
            flows: str = "circuit") -> Callable[[Callable[..., Any]], DesignHandle]:
     """Declare a design for ``device``; the decorated function is traced at once.
