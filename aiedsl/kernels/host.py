@@ -41,6 +41,7 @@ from aiedsl.kernels.host_errors import explain, redefined
 from aiedsl.kernels.text import KernelText
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import check_file_kernel
+from aiedsl.targets import CASCADE_BITS
 
 HOST_INCLUDE = KERNELS_CPP / "host"
 """Holds ``aie_api/aie.hpp``, the host stand-in for the AIE API."""
@@ -121,7 +122,7 @@ def cascade_mismatch(k: Kernel, got: int, put: int) -> DesignError:
     """The error for kernel ``k``'s C++ having got ``got`` cascade words and put ``put`` in a
     call, where its ``cascade_in=`` and ``cascade_out=`` declare other counts: on the array the
     core would stall waiting for a word that never comes, or its neighbour for one never put."""
-    values = 16  # 32-bit values in one cascade word
+    values = _WORD_VALUES
     sides = (("cascade_in", k.cascade_in, got, "got", "get_scd_v16accfloat"),
              ("cascade_out", k.cascade_out, put, "put", "put_mcd"))
     wrong = [(what, t, n, t.numel // values if t is not None else 0, verb, fn)
@@ -140,8 +141,8 @@ def cascade_mismatch(k: Kernel, got: int, put: int) -> DesignError:
                     + (f"{what}={t} is {words}" if t is not None else f"it declares no {what}")
                     for what, t, n, words, verb, _ in wrong),
         loc=k.loc,
-        limit="; ".join((f"{what}={t}: {counted(words, 'word')} of 512 bits ({values} values "
-                         f"each) {verb} per call" if t is not None
+        limit="; ".join((f"{what}={t}: {counted(words, 'word')} of {CASCADE_BITS} bits "
+                         f"({values} values each) {verb} per call" if t is not None
                          else f"no {what}: no words {verb}")
                         for what, t, _, words, verb, _ in wrong),
         found="; ".join(f"{counted(n, 'word')} {verb} ({fn}) per call"
@@ -298,14 +299,13 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         cin = np.ascontiguousarray(extra.pop(0), np.float32) if k.cascade_in else None
         cout = extra.pop(0) if k.cascade_out else None
         out32 = np.zeros(k.cascade_out.numel, np.float32) if k.cascade_out else None
-        set_cascade(cin.ctypes.data if cin is not None else None,
-                    cin.size // 16 if cin is not None else 0,
-                    out32.ctypes.data if out32 is not None else None,
-                    out32.size // 16 if out32 is not None else 0)
+        words_in = cin.size // _WORD_VALUES if cin is not None else 0
+        words_out = out32.size // _WORD_VALUES if out32 is not None else 0
+        set_cascade(cin.ctypes.data if cin is not None else None, words_in,
+                    out32.ctypes.data if out32 is not None else None, words_out)
         run(conv, sizes)
         cascade_moved(moved)
-        if (moved[0], moved[1]) != (cin.size // 16 if cin is not None else 0,
-                                    out32.size // 16 if out32 is not None else 0):
+        if (moved[0], moved[1]) != (words_in, words_out):
             raise cascade_mismatch(k, moved[0], moved[1])
         if cout is not None and out32 is not None:
             np.asarray(cout).reshape(-1)[...] = out32.view(np.asarray(cout).dtype) \
@@ -327,3 +327,6 @@ RESET_MODES = (0, 0)
 ``aie::saturation_mode``'s order: floor, none (keep the low bits)."""
 COUNTED = ("vector MAC", "vector ALU", "shuffle", "load bytes", "store bytes", "MACs")
 """What the host header counts, in its order (``aiedsl_host::unit``)."""
+_WORD_VALUES = CASCADE_BITS // 32
+"""32-bit values in one cascade word: the host header's ``get_scd_v16accfloat`` and ``put_mcd``
+move them as one ``v16accfloat``."""

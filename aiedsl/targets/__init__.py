@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aiedsl.ir.loc import Loc
     from aiedsl.targets.devices import DEVICES, device_hint
-    from aiedsl.targets.model import ShimMux, TargetModel, TileKind, TileLimits
+    from aiedsl.targets.model import CASCADE_BITS, ShimMux, TargetModel, TileKind, TileLimits
     from aiedsl.targets.timing import TimingModel
 
-__all__ = ["DEFAULT_DEVICE", "DEVICES", "device_hint", "ShimMux", "TargetModel", "TileKind",
-           "TileLimits", "TimingModel", "get_target", "known_target"]
+__all__ = ["CASCADE_BITS", "DEFAULT_DEVICE", "DEVICES", "device_hint", "ShimMux", "TargetModel",
+           "TileKind", "TileLimits", "TimingModel", "get_target", "known_target"]
 
 DEFAULT_DEVICE = "npu1"
 """The device a design, a library kernel or a ``kernel`` command is for when none is named
 (``design()``'s default, a kernel declared outside any design, ``aiedsl kernel cost``)."""
 
-_LAZY = {"DEVICES": "devices", "device_hint": "devices", "ShimMux": "model",
-         "TargetModel": "model", "TileKind": "model", "TileLimits": "model",
+_LAZY = {"CASCADE_BITS": "model", "DEVICES": "devices", "device_hint": "devices",
+         "ShimMux": "model", "TargetModel": "model", "TileKind": "model", "TileLimits": "model",
          "TimingModel": "timing"}
 """Where each name this package exports lives, loaded when first asked for."""
 

@@ -20,6 +20,13 @@ from aiedsl.targets.geometry import (  # noqa: F401 (the model's vocabulary, re-
 )
 from aiedsl.targets.timing import TimingModel
 
+CASCADE_BITS = 512
+"""Bits in one word of the accumulator cascade, on every device aiedsl targets: mlir-aie's
+``AIE2TargetModel::getAccumulatorCascadeSize`` (512), which its NPU1 and NPU2 models inherit
+unchanged; a cascade kernel's C++ moves it as one ``v16accfloat`` (16 32-bit values). Named
+here, not only per device (:attr:`TargetModel.cascade_bits`), for what knows no device: a
+kernel declared outside any design, and the host build of its C++."""
+
 
 class TileLimits(BaseModel):
     """Per-tile resources of one tile kind."""
@@ -197,9 +204,10 @@ class TargetModel(BaseModel):
     core_store_bytes_per_cycle: int
     """Bytes a core's vector stores write per cycle, one store slot: 256 bits on AIE2 (AM020),
     512 bits on AIE2P (llvm-aie's ``VST_dmx_sts_x``)."""
-    cascade_bits: int = 512
+    cascade_bits: int = CASCADE_BITS
     """Width of one word of the accumulator cascade between neighbouring cores (mlir-aie
-    ``PutCascadeOp::verify``/``GetCascadeOp::verify``: 512 bits on AIE2; aie2-facts s1)."""
+    ``PutCascadeOp::verify``/``GetCascadeOp::verify``: 512 bits on AIE2; aie2-facts s1):
+    :data:`CASCADE_BITS` on every device aiedsl knows."""
     cascade_fifo_words: int = 4
     """Cascade words one link holds that its getter has not taken: a two-word FIFO on the
     putter's output and another on the getter's input (AM020 "AIE-ML Interfaces", Cascade
