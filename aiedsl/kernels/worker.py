@@ -52,7 +52,14 @@ FILL = FILLS[0]
 """The guard bytes' value around a kernel's first array (:func:`~aiedsl.kernels.faults.guard_fill`
 gives the others), as ``aiedsl kernel test``'s first filling."""
 _ALIGN = 64
-"""Each staged array starts on a 64-byte boundary, as numpy's and the core's buffers do."""
+"""Each staged array starts on a 64-byte boundary of the shared memory (the guard after the one
+before it padded to one). A host-side choice, not the core's alignment
+(:attr:`~aiedsl.targets.TargetModel.core_buffer_align`, 32 bytes): the host header measures a
+vector access's alignment from the start of the buffer it is in, whatever the buffer's host
+address (``check_align`` and ``floor_to`` in ``host_core.hpp``), so ``kernel test``'s numpy
+arrays, at any address, are judged alike. The host needs only its own types' alignment, an
+element's (8 bytes at most: the header's vectors are arrays of elements); 64, a cache line and
+a 512-bit vector, is more than that and keeps every array's staging the same."""
 PARENT_SPIN = 0.005
 """Seconds the simulator polls for a call's answer before it sleeps, and (:data:`CHILD_SPIN`)
 the child for the next call after answering one. Waking a sleeping process costs 50 to 150 us
