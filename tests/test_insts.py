@@ -168,7 +168,7 @@ def test_the_simulator_moves_what_the_npu_runs(name: str, in_root: Path) -> None
     tokens; and every transfer moves the same bytes in the same order."""
     program = read_insts(fixture(name, "insts.bin"))
     placed = planned(name)
-    sim = shim_program(placed)
+    sim = shim_program(placed, get_target(placed.device))
     differences = diff_program(sim, program)
     if differences:  # say whether the fixture still is what aiedsl emits
         emitted = [ln for ln in render_mlir(placed, get_target(placed.device)).splitlines() if not ln.startswith("//")]
@@ -211,12 +211,13 @@ def test_the_simulator_runs_that_list(name: str, in_root: Path,
     handle = load_design(ROOT / "designs" / f"{design}.py", defines, device)
     result = simulate(handle, placed=placed, compute=False, check=False)
     assert result.machine.runtime is not None and result.machine.runtime.finished
-    assert seen == [(t.fifo, t.pattern, t.wait) for t in shim_program(placed)
+    assert seen == [(t.fifo, t.pattern, t.wait) for t in shim_program(placed, get_target(placed.device))
                     if isinstance(t, ShimTransfer)]
 
 
 def test_hardware_view_of_a_transfer(in_root: Path) -> None:
-    t = next(s for s in shim_program(planned("vector_scalar_mul_npu1"))
+    placed = planned("vector_scalar_mul_npu1")
+    t = next(s for s in shim_program(placed, get_target(placed.device))
              if isinstance(s, ShimTransfer))
     assert hardware_view(t) == {"column": 0, "direction": "MM2S", "channel": 1, "arg": 0,
                                 "offset_bytes": 0, "bytes": 8192, "byte_dims": ((8192, 1),),

@@ -47,6 +47,12 @@ class TileLimits(BaseModel):
     """Memtile only: channels 0,2,4 use BDs 0-23, channels 1,3,5 use BDs 24-47."""
     locks: int
     """Hardware locks."""
+    lock_values: int
+    """Offset of lock 0's value register in the tile's address space, lock ``n``'s
+    :attr:`TargetModel.lock_value_stride` times ``n`` after it: mlir-aie
+    ``AIE2TargetModel::getLocalLockAddress`` (0x1F000 on a core, 0xC0000 on a memtile, 0x14000
+    on a shim), the register ``aiex.set_lock`` lowers to a ``write32`` of
+    (``SetLockToWrite32Pattern``)."""
     dma_dims: int
     """n-d address generator dimensions of this tile's DMAs."""
     bd_wrap: int
@@ -172,6 +178,9 @@ class TargetModel(BaseModel):
     8-bit repeat count instead, where ``verifyStridesWraps`` bounds it first, as 65 (it compares
     the count less one with 64): aiedsl holds repeats to 64 too."""
     max_lock_value: int = 63
+    lock_value_stride: int = 0x10
+    """Bytes between two locks' value registers in a tile (``getLocalLockAddress``'s
+    ``lockAddrOffset``; :attr:`TileLimits.lock_values`)."""
     packet_ids: int = 32
     """Packet ids 0-31: a packet header's 5-bit id (mlir-aie's objectFifo lowering stops at 32:
     ``packetID > 31``, "max number of packet IDs reached")."""
@@ -251,6 +260,11 @@ class TargetModel(BaseModel):
     def limits(self, kind: TileKind) -> TileLimits:
         """The per-tile limits of ``kind``."""
         return {"shim": self.shim, "memtile": self.memtile, "core": self.core}[kind]
+
+    def lock_value_address(self, kind: TileKind, lock: int) -> int:
+        """Offset of lock ``lock``'s value register in a tile of ``kind`` (mlir-aie
+        ``getLocalLockAddress``)."""
+        return self.limits(kind).lock_values + self.lock_value_stride * lock
 
     def kind_of(self, tile: tuple[int, int]) -> TileKind | None:
         """Which kind of tile sits at ``(col, row)``, or None when it is off the device."""
