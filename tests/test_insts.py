@@ -119,7 +119,7 @@ def test_passthrough_word_for_word() -> None:
     assert patch.words == (0x81, 48, 0, 0, 0, 0, 118788, 0, 0, 0, 0, 0)
     # aiex.npu.write32 {address = 119316, value = 0}: MM2S 0's queue, BD 0
     assert push.words == (0, 0, 119316, 0, 0, 24)
-    assert register_name(119316) == "shim(0,0) DMA_MM2S_0_Task_Queue"
+    assert register_name(119316, get_target("npu1")) == "shim(0,0) DMA_MM2S_0_Task_Queue"
     assert patch2.fields == {"address": 118820, "arg": 1, "arg_plus": 0, "action": 0}
     # aiex.npu.maskwrite32 {address = 119296, mask = 7936, value = 3840}: controller id 15
     assert ctrl.words == (3, 0, 119296, 0, 3840, 7936, 28)
@@ -391,6 +391,19 @@ def test_other_operations_decode() -> None:
     assert "record_timer" in p.instructions[4].describe()
     assert p.instructions[5].fields["mask"] == 0x400000
     assert "\n".join(listing(p)).count("\n") > 8
+
+
+def test_a_stream_is_read_with_the_registers_of_the_device_its_header_names() -> None:
+    """The address generator's step, the shim's BDs and row, a core's memory and lock
+    registers are the target model's: the header's generation chooses it; a generation aiedsl
+    does not know is read as the default device's, and a note says so."""
+    assert decode(_stream(SYNC, gen=3)).target.name == "npu1"
+    assert decode(_stream(SYNC, gen=4)).target.name == "npu2"
+    assert decode(_stream(SYNC, gen=3), target=get_target("npu2_1col")).target.name == "npu2_1col"
+    p = decode(_stream(SYNC, gen=7))
+    assert p.target.name == "npu1"
+    assert p.notes == ("the header's device generation 7 is none aiedsl knows: its registers are "
+                       "read as npu1's",)
 
 
 def test_canonical_dims_and_elements() -> None:

@@ -76,6 +76,7 @@ NPU2_TIMING = NPU1_TIMING.model_copy(update=dict(
 def _npu1(name: str, cols: int) -> TargetModel:
     return TargetModel(
         name=name, family="npu1", arch="aie2", peano_target="aie2-none-unknown-elf", cols=cols,
+        stream_generation=3,
         shim=_SHIM, memtile=_MEMTILE, core=_CORE, shim_mux=_SHIM_MUX,
         clock_hz=1.0e9, timing=NPU1_TIMING, core_load_bytes_per_cycle=64,
         core_store_bytes_per_cycle=32,
@@ -87,6 +88,7 @@ def _npu1(name: str, cols: int) -> TargetModel:
 def _npu2(name: str, cols: int) -> TargetModel:
     return TargetModel(
         name=name, family="npu2", arch="aie2p", peano_target="aie2p-none-unknown-elf", cols=cols,
+        stream_generation=4,
         shim=_SHIM, memtile=_MEMTILE, core=_CORE, shim_mux=_SHIM_MUX,
         clock_hz=1.8e9, timing=NPU2_TIMING, core_load_bytes_per_cycle=128,
         core_store_bytes_per_cycle=64,

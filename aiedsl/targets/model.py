@@ -142,6 +142,10 @@ class TargetModel(BaseModel):
     """Peano's architecture for this family."""
     peano_target: str
     """clang ``--target`` triple for kernels."""
+    stream_generation: int
+    """The device generation an instruction stream's header names (``insts.bin`` word 0): 3 on
+    NPU1, 4 on NPU2 (mlir-aie ``AIETargetNPU.cpp``: ``devGen = 4`` for a
+    ``BaseNPU2TargetModel``, else 3)."""
     cols: int
     """Columns usable by designs (columns 0..cols-1)."""
     shim_row: int = 0
@@ -169,7 +173,9 @@ class TargetModel(BaseModel):
     32), so the kernels' vector loads and stores may take it (256-bit accesses on AIE2), while
     its address pass aligns nothing (``AIEAssignBuffers``: "Fixme: alignment")."""
     dma_granularity: int = 4
-    """Bytes: the innermost run of every DMA transfer is a multiple of this."""
+    """Bytes: the innermost run of every DMA transfer is a multiple of this, the step of the
+    address generators (mlir-aie ``getAddressGenGranularity``: 32 bits on AIE2): a BD's
+    lengths, wraps and steps count units of it."""
     max_shim_iterations: int = 64
     """Largest outermost (iteration) size of a shim DMA pattern: the BD's 6-bit iteration wrap
     holds the count less one (1e400306: ``getHardwareStridesWraps`` writes ``size - 1``,
