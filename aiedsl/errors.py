@@ -140,11 +140,14 @@ class ToolchainError(DesignError):
     as they are, before the fix (a tool's command line and the tail of its output).
     """
 
-    def __init__(self, rule: str, message: str, *, exit_code: int,  # type: ignore[no-untyped-def]
-                 notes: list[str] | None = None, **kwargs) -> None:
+    def __init__(self, rule: str, message: str, *, exit_code: int,
+                 notes: list[str] | None = None, loc: Loc | None = None,
+                 limit: str | None = None, found: str | None = None, fix: str | None = None,
+                 related: list[tuple[str, Loc]] | None = None) -> None:
         self.exit_code = exit_code
         self.notes = notes or []
-        super().__init__(rule, message, **kwargs)
+        super().__init__(rule, message, loc=loc, limit=limit, found=found, fix=fix,
+                         related=related)
 
     def render(self) -> str:
         """Like a DesignError, with the notes before the fix."""

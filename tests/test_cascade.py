@@ -293,11 +293,39 @@ def test_a_cascade_kernel_that_moves_fewer_words_than_declared_fails_on_the_host
     wrong = k.model_copy(update={"cascade_out": k.cascade_out.model_copy(
         update={"shape": (16, 8)})})
     fn = native(wrong, kernel_text(None, k))
-    a = np.zeros((8, 8), np.dtype("bfloat16") if False else np.uint16)
-    with pytest.raises(ValueError) as e:
+    a = np.zeros((8, 8), np.uint16)
+    with pytest.raises(DesignError) as e:
         fn(a, a, np.zeros((16, 8), np.float32))
-    assert str(e.value) == ("matmul_cascade_put_bf16_f32_8x8x8_4x8x4 moved 4 cascade word(s) "
-                            "more or fewer than it declares (cascade_in/cascade_out)")
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [kernel cascade]: kernel 'matmul_cascade_put_bf16_f32_8x8x8_4x8x4' moves other "
+        "cascade words than it declares: its C++ put 4 words in a call, where "
+        "cascade_out=16x8xf32 is 8\n"
+        "  limit: cascade_out=16x8xf32: 8 words of 512 bits (16 values each) put per call\n"
+        "  found: 4 words put (put_mcd) per call\n"
+        "  fix: make the C++ call put_mcd 8 times per call, or declare "
+        "cascade_out=Tensor[64, f32] (the 4 words it puts)")
+    assert e.value.loc == k.loc  # the declaration's line
+
+
+def test_a_cascade_kernel_that_moves_more_words_than_declared_fails_on_the_host() -> None:
+    """Words put past the declared room were counted as errors and their negative remainder
+    added to them in unsigned arithmetic: the two cancelled, and such a kernel passed."""
+    from aiedsl.kernels.host import native
+    from aiedsl.kernels.text import kernel_text
+    from aiedsl.kernels import matmul_cascade
+
+    k = matmul_cascade(8, 8, 8, "put").ir
+    wrong = k.model_copy(update={"cascade_out": k.cascade_out.model_copy(
+        update={"shape": (4, 8)})})
+    fn = native(wrong, kernel_text(None, k))
+    a = np.zeros((8, 8), np.uint16)
+    with pytest.raises(DesignError) as e:
+        fn(a, a, np.zeros((4, 8), np.float32))
+    assert (e.value.limit, e.value.found, e.value.fix) == (
+        "cascade_out=4x8xf32: 2 words of 512 bits (16 values each) put per call",
+        "4 words put (put_mcd) per call",
+        "make the C++ call put_mcd 2 times per call, or declare cascade_out=Tensor[64, f32] "
+        "(the 4 words it puts)")
 
 
 # -- the cascade as a stream of words between two neighbours -------------------------------------
@@ -431,6 +459,29 @@ def test_a_cascade_stream_runs_between_neighbours(design_file: DesignFile, sourc
     check_design(handle.ir)
     result = simulate(handle)
     assert result.passed, [c.line() for c in result.checks]
+
+
+def test_a_kernel_whose_cpp_puts_fewer_words_than_declared_is_a_design_error(
+        design_file: DesignFile) -> None:
+    """The C++ puts 8 words where the declaration says 16: `kernel test` and the native
+    simulation both say so at the declaration, without a traceback, and exit 2 (kernel test
+    printed a ValueError's traceback and exited 1; the simulation blamed a Python line)."""
+    import subprocess
+    import sys
+
+    path = _stream_design(design_file, CHAIN3.replace('entry=f"casc_put<{n}>"',
+                                                      'entry=f"casc_put<{n // 2}>"'))
+    for command in (["kernel", "test", str(path)], ["sim", str(path), "--kernels", "native"]):
+        r = subprocess.run([sys.executable, "-m", "aiedsl.cli", *command], capture_output=True,
+                           text=True, cwd=path.parent)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.splitlines() == [
+            "d.py:18: error [kernel cascade]: kernel 'casc_put_256' moves other cascade words "
+            "than it declares: its C++ put 8 words in a call, where cascade_out=256xf32 is 16",
+            "  limit: cascade_out=256xf32: 16 words of 512 bits (16 values each) put per call",
+            "  found: 8 words put (put_mcd) per call",
+            "  fix: make the C++ call put_mcd 16 times per call, or declare "
+            "cascade_out=Tensor[128, f32] (the 8 words it puts)"], command
 
 
 def test_a_stream_whose_totals_differ_is_refused_and_the_fix_runs(

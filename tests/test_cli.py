@@ -557,7 +557,7 @@ def test_a_table_too_wide_for_the_terminal_is_printed_as_plain_columns() -> None
 
 
 def test_no_color_draws_progress_bars_without_styles(monkeypatch: pytest.MonkeyPatch) -> None:
-    from aiedsl.progress import stderr_console
+    from aiedsl.cli.progress import stderr_console
 
     monkeypatch.setenv("NO_COLOR", "yes")
     assert stderr_console().color_system is None
@@ -728,7 +728,7 @@ def test_stats_and_trace_naming_one_file_are_refused_before_the_run(tmp_path: Pa
 
 def test_stats_of_a_fail_say_where_and_keep_non_finite_values_strict() -> None:
     from aiedsl.compare import compare
-    from aiedsl.run_stats import _output
+    from aiedsl.cli.run_stats import _output
 
     import numpy as np
 

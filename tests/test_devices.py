@@ -40,3 +40,32 @@ def test_a_design_on_irons_device_name_is_told_mlir_aies(tmp_path) -> None:
         load_design(path)
     assert e.value.rule == "device"
     assert e.value.fix == "use 'npu1_1col' (IRON's NPU1Col1 is mlir-aie's npu1_1col)"
+
+
+def test_a_library_kernel_outside_a_design_on_an_unknown_device_is_a_design_error(
+        design_file) -> None:
+    """A library kernel's device= is checked as design(device=...) is: it was get_target's
+    KeyError, printed as `error [python error]: KeyError ...`."""
+    path = design_file('''
+        from aiedsl.kernels import matmul
+
+        mm = matmul(64, 64, 64, device="NPU1Col1")
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:3: error [device]: unknown device 'NPU1Col1'\n"
+        "  found: NPU1Col1\n"
+        "  fix: use 'npu1_1col' (IRON's NPU1Col1 is mlir-aie's npu1_1col)")
+    path = design_file('''
+        from aiedsl.kernels import exp_bf16
+
+        e = exp_bf16(1024, device="npu3")
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:3: error [device]: unknown device 'npu3'\n"
+        "  found: npu3\n"
+        "  fix: use one of npu1, npu1_1col, npu1_2col, npu1_3col, npu2, npu2_1col, npu2_2col, "
+        "npu2_3col, npu2_4col, npu2_5col, npu2_6col, npu2_7col")

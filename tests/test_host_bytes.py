@@ -22,6 +22,7 @@ from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.sim import Deadlock, simulate
 from aiedsl.sim.shim import ShimTransfer, hardware_view, shim_program
+from aiedsl.targets import get_target
 
 DesignFile = Callable[..., Path]
 
@@ -129,7 +130,7 @@ def test_two_col_emits_what_mlir_aie_writes(design_file: DesignFile) -> None:
 def test_the_shim_program_counts_host_elements_and_moves_their_bytes(
         design_file: DesignFile) -> None:
     placed, _ = check_design(load_design(design_file(two_col())).ir)
-    fill, drain = [t for t in shim_program(placed) if isinstance(t, ShimTransfer)]
+    fill, drain = [t for t in shim_program(placed, get_target(placed.device)) if isinstance(t, ShimTransfer)]
     assert (fill.dtype, fill.length, fill.itemsize) == ("i32", 2048, 4)
     view = hardware_view(fill)
     assert (view["offset_bytes"], view["bytes"]) == (0, 8192)

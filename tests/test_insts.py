@@ -119,7 +119,7 @@ def test_passthrough_word_for_word() -> None:
     assert patch.words == (0x81, 48, 0, 0, 0, 0, 118788, 0, 0, 0, 0, 0)
     # aiex.npu.write32 {address = 119316, value = 0}: MM2S 0's queue, BD 0
     assert push.words == (0, 0, 119316, 0, 0, 24)
-    assert register_name(119316) == "shim(0,0) DMA_MM2S_0_Task_Queue"
+    assert register_name(119316, get_target("npu1")) == "shim(0,0) DMA_MM2S_0_Task_Queue"
     assert patch2.fields == {"address": 118820, "arg": 1, "arg_plus": 0, "action": 0}
     # aiex.npu.maskwrite32 {address = 119296, mask = 7936, value = 3840}: controller id 15
     assert ctrl.words == (3, 0, 119296, 0, 3840, 7936, 28)
@@ -168,7 +168,7 @@ def test_the_simulator_moves_what_the_npu_runs(name: str, in_root: Path) -> None
     tokens; and every transfer moves the same bytes in the same order."""
     program = read_insts(fixture(name, "insts.bin"))
     placed = planned(name)
-    sim = shim_program(placed)
+    sim = shim_program(placed, get_target(placed.device))
     differences = diff_program(sim, program)
     if differences:  # say whether the fixture still is what aiedsl emits
         emitted = [ln for ln in render_mlir(placed, get_target(placed.device)).splitlines() if not ln.startswith("//")]
@@ -211,12 +211,13 @@ def test_the_simulator_runs_that_list(name: str, in_root: Path,
     handle = load_design(ROOT / "designs" / f"{design}.py", defines, device)
     result = simulate(handle, placed=placed, compute=False, check=False)
     assert result.machine.runtime is not None and result.machine.runtime.finished
-    assert seen == [(t.fifo, t.pattern, t.wait) for t in shim_program(placed)
+    assert seen == [(t.fifo, t.pattern, t.wait) for t in shim_program(placed, get_target(placed.device))
                     if isinstance(t, ShimTransfer)]
 
 
 def test_hardware_view_of_a_transfer(in_root: Path) -> None:
-    t = next(s for s in shim_program(planned("vector_scalar_mul_npu1"))
+    placed = planned("vector_scalar_mul_npu1")
+    t = next(s for s in shim_program(placed, get_target(placed.device))
              if isinstance(s, ShimTransfer))
     assert hardware_view(t) == {"column": 0, "direction": "MM2S", "channel": 1, "arg": 0,
                                 "offset_bytes": 0, "bytes": 8192, "byte_dims": ((8192, 1),),
@@ -400,6 +401,19 @@ def test_other_operations_decode() -> None:
     assert "record_timer" in p.instructions[4].describe()
     assert p.instructions[5].fields["mask"] == 0x400000
     assert "\n".join(listing(p)).count("\n") > 8
+
+
+def test_a_stream_is_read_with_the_registers_of_the_device_its_header_names() -> None:
+    """The address generator's step, the shim's BDs and row, a core's memory and lock
+    registers are the target model's: the header's generation chooses it; a generation aiedsl
+    does not know is read as the default device's, and a note says so."""
+    assert decode(_stream(SYNC, gen=3)).target.name == "npu1"
+    assert decode(_stream(SYNC, gen=4)).target.name == "npu2"
+    assert decode(_stream(SYNC, gen=3), target=get_target("npu2_1col")).target.name == "npu2_1col"
+    p = decode(_stream(SYNC, gen=7))
+    assert p.target.name == "npu1"
+    assert p.notes == ("the header's device generation 7 is none aiedsl knows: its registers are "
+                       "read as npu1's",)
 
 
 def test_canonical_dims_and_elements() -> None:

@@ -905,6 +905,24 @@ def test_a_native_kernel_that_crashes_or_writes_outside_is_a_design_error(
     assert str(excinfo.value) == message
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="native calls run in a "
+                    "forked child only where there is os.fork")
+def test_the_kernel_test_a_native_fault_suggests_is_quoted(design_file: DesignFile) -> None:
+    """The fix's command took the design's path as it was: a space split it in two."""
+    from aiedsl.sim import simulate
+
+    path = design_file(LOOPED, "my design.py")
+    (path.parent / "bad_copy.cc").write_text(
+        "#include <aie_api/aie.hpp>\n#include <stdint.h>\n"
+        "void bad_copy(const int32_t *src, int32_t *dst) {\n  "
+        + NATIVE_FAULTS["a write to its input"][0] + "\n}\n")
+    with pytest.raises(DesignError) as excinfo:
+        simulate(load_design(path), kernels="native")
+    assert excinfo.value.fix == (
+        "declare 'src' \"inout\" if the kernel updates it in place (\"out\" if it only writes "
+        "it), or make the C++ leave it alone; `aiedsl kernel test 'my design.py'` says the same")
+
+
 NEVER_RETURNS = ("volatile unsigned step = 0;  // the bug: the loop never ends\n"
                  "  for (unsigned i = 0; i < 64; i += step)\n"
                  "    aie::store_v(dst + i, aie::load_v<16>(src + i));")
@@ -1038,11 +1056,12 @@ def test_the_kernel_worker_raises_what_the_call_raised() -> None:
     a = np.zeros((8, 8), ml_dtypes.bfloat16)
     with isolated([(wrong, native(wrong, kernel_text(None, k)))]) as worker:
         assert worker is not None
-        with pytest.raises(ValueError) as e:
+        with pytest.raises(DesignError) as e:
             worker.call(0, [a, a, np.zeros((16, 8), np.float32)])
-        assert str(e.value) == ("matmul_cascade_put_bf16_f32_8x8x8_4x8x4 moved 4 cascade "
-                                "word(s) more or fewer than it declares "
-                                "(cascade_in/cascade_out)")
+        assert e.value.rule == "kernel cascade" and e.value.loc == k.loc
+        assert e.value.message == (
+            "kernel 'matmul_cascade_put_bf16_f32_8x8x8_4x8x4' moves other cascade words than "
+            "it declares: its C++ put 4 words in a call, where cascade_out=16x8xf32 is 8")
         assert not worker.dead  # an exception is an answer: the child serves on
 
 

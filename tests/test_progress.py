@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from aiedsl import progress
+from aiedsl.cli import progress
 from aiedsl.ir.program import calls_per_run
 from aiedsl.loader import load_design
-from aiedsl.progress import SimProgress, describe
+from aiedsl.cli.progress import SimProgress, describe
 from aiedsl.sim import simulate
 
 DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16", "gemm_i8", "threshold_rtp",

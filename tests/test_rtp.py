@@ -144,7 +144,7 @@ def test_rtp_write_is_a_write32_at_the_buffer_address(in_root: Path) -> None:
     """The simulator's runtime writes where mlir-aie's RtpToWrite32Pattern does (buffer address
     + 4 * index, in the core's tile), and diff_program holds it against a decoded stream."""
     placed, _ = check_design(load_design("designs/threshold_rtp.py").ir)
-    steps = [s for s in shim_program(placed) if isinstance(s, ShimRtpWrite)]
+    steps = [s for s in shim_program(placed, get_target(placed.device)) if isinstance(s, ShimRtpWrite)]
     assert [(s.rtp, s.column, s.row, s.address, s.value) for s in steps] == [
         ("thr0", 0, 2, 0x600, 50), ("thr1", 1, 2, 0x600, 50),
         ("thr0", 0, 2, 0x600, 200), ("thr1", 1, 2, 0x600, 200)]
@@ -659,7 +659,7 @@ def test_barrier_gates_each_pass_with_its_own_value(design_file: DesignFile) -> 
     locks = [(lk.name, lk.id) for lk in placed.physical.locks if lk.tile == (0, 2)]
     assert locks[0] == ("go_0_2", 0) and [i for _, i in locks] == [0, 1, 2, 3, 4]
     assert sum(u.amount for u in table[(0, 2)].locks) == 5
-    sets = [s for s in shim_program(placed) if not isinstance(s, ShimRtpWrite)
+    sets = [s for s in shim_program(placed, get_target(placed.device)) if not isinstance(s, ShimRtpWrite)
             and hasattr(s, "barrier")]
     assert [(s.column, s.row, s.address, s.value) for s in sets] == [
         (0, 2, 0x1F000, 1), (0, 2, 0x1F000, 2)]

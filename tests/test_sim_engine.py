@@ -316,3 +316,78 @@ def test_an_operand_made_through_two_orders_equals_the_one_made_from_the_buffer(
         assert not value.flags.writeable and chunk.prepared == {fn: value}
         assert list(cache) == [id(order)]
     assert cache[id(order)] is None  # the memtile packs what the kernel unpacks: no move left
+
+
+def test_a_kernel_missing_from_the_handle_never_imports_the_users_module(
+        design_file: Callable[..., Path]) -> None:
+    """The IR names a kernel's reference as ``module:function`` only: a kernel not in the
+    handle simulated (an IR read back from JSON, or another design's given as placed=) made the
+    simulator import that module, running the user's code again. It is now refused; a
+    reference in aiedsl's own library is still imported."""
+    from aiedsl.errors import DesignError
+    from aiedsl.ir.design import Design
+
+    design_file('''
+        from pathlib import Path
+
+        with open(Path(__file__).with_name("runs.txt"), "a") as f:
+            f.write("ran\\n")
+
+        def copy_ref(src, dst):
+            dst[...] = src
+        ''', "mykernels.py")
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from aiedsl.kernels import buffer, declare
+        from mykernels import copy_ref
+
+        @design(device="npu1_1col")
+        def d(X: Tensor[64, i32], Y: Tensor[64, i32]):
+            k = declare("copy_i32_64", source="copy.cc", entry="copy",
+                        args=[buffer("src", Tensor[64, i32]), buffer("dst", Tensor[64, i32], "out")],
+                        reference=copy_ref, cycles=20, cost="-")
+            a = fifo(Tensor[64, i32], name="a")
+            b = fifo(Tensor[64, i32], name="b")
+
+            @herd()
+            def core():
+                with a.consume() as s, b.produce() as t:
+                    k(s, t)
+
+            with runtime() as rt:
+                rt.fill(a, X)
+                rt.drain(b, Y)
+
+        @d.reference
+        def reference(X):
+            return X
+        ''')
+    (path.parent / "copy.cc").write_text(
+        "#include <stdint.h>\nvoid copy(const int32_t *s, int32_t *d) {\n"
+        "  for (int i = 0; i < 64; ++i) d[i] = s[i];\n}\n")
+    handle = load_design(path)
+    assert simulate(handle).passed
+    runs = (path.parent / "runs.txt").read_text()
+    again = Design.model_validate_json(handle.ir.model_dump_json())
+    handle.kernels.clear()  # as a handle made around an IR read back from JSON
+    handle.ir = again
+    with pytest.raises(DesignError) as e:
+        simulate(handle)
+    assert str(e.value) == (
+        "d.py:7: error [kernel reference]: kernel 'copy_i32_64' is not among the kernels of "
+        "the design handle simulated, and its reference mykernels:copy_ref is the user's code, "
+        "which the simulator does not import (that would run the user's module again)\n"
+        "  limit: a kernel's reference comes from the handle its design was traced into (the "
+        "design IR names it only), or is one of aiedsl's library references\n"
+        "  found: reference mykernels:copy_ref, not in handle.kernels\n"
+        "  fix: simulate the handle @design returned (or load_design gives) with the IR made "
+        "from it: an IR read back from JSON, or another design's, has no references")
+    assert (path.parent / "runs.txt").read_text() == runs  # the module did not run again
+
+
+def test_a_library_kernel_missing_from_the_handle_is_imported_from_aiedsl() -> None:
+    """aiedsl's own library references run no user code: they are still imported."""
+    handle = load_design(Path(__file__).parent.parent / "designs" / "passthrough.py")
+    assert all(k.reference.startswith("aiedsl.") for k in handle.ir.kernels)
+    handle.kernels.clear()
+    assert simulate(handle).passed

@@ -20,8 +20,7 @@ from aiedsl.ir.core_ops import Call
 from aiedsl.ir.cores import Cascade
 from aiedsl.ir.design import Design
 from aiedsl.targets import TargetModel
-
-_OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east"}
+from aiedsl.targets.geometry import OPPOSITE
 
 
 def check_cascades(d: Design, target: TargetModel) -> None:
@@ -33,7 +32,7 @@ def check_cascades(d: Design, target: TargetModel) -> None:
                 "cascade", f"herd '{h.name}' passes its cascade {h.cascade}", loc=h.loc,
                 limit=f"on {target.name} a core's cascade output goes "
                 f"{' or '.join(sorted(target.cascade_out))} and its input comes from "
-                f"{' or '.join(sorted(_OPPOSITE[x] for x in target.cascade_out))} (mlir-aie's "
+                f"{' or '.join(sorted(OPPOSITE[x] for x in target.cascade_out))} (mlir-aie's "
                 "ConfigureCascadeOp::verify)", found=f"cascade='{h.cascade}'",
                 fix=f"use cascade={allowed}, and give the chain's first core the put-only "
                 "kernel and its last the get-only one")

@@ -104,7 +104,7 @@ def build(
 
 
 def _compile(art: Any, tools: Any) -> Any:
-    from aiedsl.progress import compile_steps, stderr_console
+    from aiedsl.cli.progress import compile_steps, stderr_console
 
     if tools.missing(compile_only=True):
         return art.compile(tools)  # raises, naming what is missing: no progress bar first
@@ -115,7 +115,7 @@ def _compile(art: Any, tools: Any) -> Any:
 
 def _watched_run(art: Any, **options: Any) -> Any:
     """``art.run(**options)``, a simulation's progress drawn on a terminal's standard error."""
-    from aiedsl.progress import SimProgress, stderr_console
+    from aiedsl.cli.progress import SimProgress, stderr_console
 
     with SimProgress(stderr_console()) as watch:
         return art.run(watch=watch, **options)
@@ -390,7 +390,7 @@ def _check_stats(stats: Optional[str], design: str, trace: Optional[str]) -> Non
     if not stats:
         return
     from aiedsl.errors import DesignError
-    from aiedsl.run_stats import check_stats
+    from aiedsl.cli.run_stats import check_stats
 
     if trace and os.path.realpath(stats) == os.path.realpath(trace):
         raise DesignError("output file", f"--stats and --trace both name {stats}",

@@ -79,7 +79,7 @@ DesignArg = typer.Argument(..., metavar="DESIGN", help="The design file (.py).")
 """A command's design file, taken as a str: a Path reads "" as ".", which load_design then
 called a directory, where it can say the path is empty."""
 StatsOpt = typer.Option(None, "--stats", metavar="FILE", callback=named_file,
-                        help="Write the results and timing as JSON (aiedsl.run_stats).")
+                        help="Write the results and timing as JSON (aiedsl.cli.run_stats).")
 # Metavars name what a value is (the names the help texts and the README use); typer's own
 # would show its type ("<int range>", "<path>").
 

@@ -2,7 +2,9 @@
 operations (``kernel profile``) and print a library kernel's declared cost (``kernel cost``).
 
 :mod:`aiedsl.cli.commands` registers :data:`kernel_app` as its ``kernel`` group. As there,
-only typer and the standard library load at start-up: each command imports what it needs.
+only typer and the standard library load at start-up (and :data:`aiedsl.targets.DEFAULT_DEVICE`,
+whose package loads no target model until one is asked for): each command imports what it
+needs.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, List, Optional
 import typer
 
 from aiedsl.cli.common import CONTEXT, DefineOpt, DeviceOpt, SeedOpt, load, say
+from aiedsl.targets import DEFAULT_DEVICE
 
 kernel_app = typer.Typer(rich_markup_mode=None, context_settings=CONTEXT,
                          help="Test micro-kernels on the host and estimate their cost.")
@@ -92,7 +95,7 @@ def kernel_profile(
         handle = load(path, define, device, None)
         cases, dev = design_cases(handle), handle.ir.device
     else:
-        cases, dev = library_cases(path), device or "npu1"
+        cases, dev = library_cases(path), device or DEFAULT_DEVICE
         cases = [c for c in cases if _made_for(c.kernel, dev)]
         if not cases:
             raise _no_library_kernel(path, "profile")
@@ -155,7 +158,7 @@ def kernel_cost(
                                         "kernel's first: bf16, or i8 for the convolutions, "
                                         "i16 for scale, u8 for threshold, i32 for "
                                         "reductions]."),
-    device: str = typer.Option("npu1", "--device", metavar="DEVICE",
+    device: str = typer.Option(DEFAULT_DEVICE, "--device", metavar="DEVICE",
                                help="Device whose core is estimated."),
 ) -> None:
     """Print a library kernel's declared cycles per call (its body; the simulator adds the call

@@ -113,7 +113,7 @@ def report_run(result: Any, trace: Optional[str], stats: Optional[str], handle: 
     if trace:
         say(f"trace: {trace} (open in https://ui.perfetto.dev)")
     if stats:
-        from aiedsl.run_stats import run_stats, write_stats
+        from aiedsl.cli.run_stats import run_stats, write_stats
 
         kernels = None if result.target != "sim" else \
             "reference" if native is not None else "native"

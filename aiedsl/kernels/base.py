@@ -42,6 +42,7 @@ from aiedsl.lang.names import (check_argument, check_defines, check_entry, check
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.library_code import PACKAGE_DIR
 from aiedsl.source_loc import caller_loc
+from aiedsl.targets import CASCADE_BITS
 from aiedsl.values import as_int, shown
 
 
@@ -251,11 +252,12 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     for what, t in (("cascade_in", cascade_in), ("cascade_out", cascade_out)):
         if t is None:
             continue
-        if not isinstance(t, TensorType) or t.dt.itemsize != 4 or t.nbytes % 64:
+        if (not isinstance(t, TensorType) or t.dt.itemsize != 4
+                or t.nbytes * 8 % CASCADE_BITS):
             raise DesignError(
                 "kernel signature", f"kernel '{symbol}' has {what}={t}", loc=loc,
-                limit="a Tensor of 32-bit values (f32 or i32) filling whole 512-bit cascade "
-                "words (16 values each)", found=str(t),
+                limit=f"a Tensor of 32-bit values (f32 or i32) filling whole {CASCADE_BITS}-bit "
+                f"cascade words ({CASCADE_BITS // 32} values each)", found=str(t),
                 fix=f"write e.g. {what}=Tensor[64, 64, f32]")
     n_cascade = (cascade_in is not None) + (cascade_out is not None)
     scalars = {a.name for a in args if a.kind == "scalar"}  # as KernelIR.reference_params

@@ -32,14 +32,16 @@ import numpy as np
 
 from aiedsl.cache import cache_dir
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, counted
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
+from aiedsl.ir.types import TensorType
 from aiedsl.kernels.faults import bf16_rounding_fault, misaligned_fault
 from aiedsl.kernels.host_errors import explain, redefined
 from aiedsl.kernels.text import KernelText
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import check_file_kernel
+from aiedsl.targets import CASCADE_BITS
 
 HOST_INCLUDE = KERNELS_CPP / "host"
 """Holds ``aie_api/aie.hpp``, the host stand-in for the AIE API."""
@@ -114,6 +116,38 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
     return out
+
+
+def cascade_mismatch(k: Kernel, got: int, put: int) -> DesignError:
+    """The error for kernel ``k``'s C++ having got ``got`` cascade words and put ``put`` in a
+    call, where its ``cascade_in=`` and ``cascade_out=`` declare other counts: on the array the
+    core would stall waiting for a word that never comes, or its neighbour for one never put."""
+    values = _WORD_VALUES
+    sides = (("cascade_in", k.cascade_in, got, "got", "get_scd_v16accfloat"),
+             ("cascade_out", k.cascade_out, put, "put", "put_mcd"))
+    wrong = [(what, t, n, t.numel // values if t is not None else 0, verb, fn)
+             for what, t, n, verb, fn in sides if n != (t.numel // values if t is not None else 0)]
+
+    def fix(what: str, t: TensorType | None, n: int, words: int, verb: str, fn: str) -> str:
+        declare = (f"{what}=Tensor[{n * values}, {t.dtype if t is not None else 'f32'}] (the "
+                   f"{counted(n, 'word')} it {verb}s)" if n else f"no {what}=")
+        if t is None:
+            return f"declare {declare}, or remove the C++'s {fn} calls"
+        return f"make the C++ call {fn} {words} times per call, or declare {declare}"
+
+    return DesignError(
+        "kernel cascade", f"kernel '{k.symbol}' moves other cascade words than it declares: "
+        + "; ".join(f"its C++ {verb} {counted(n, 'word')} in a call, where "
+                    + (f"{what}={t} is {words}" if t is not None else f"it declares no {what}")
+                    for what, t, n, words, verb, _ in wrong),
+        loc=k.loc,
+        limit="; ".join((f"{what}={t}: {counted(words, 'word')} of {CASCADE_BITS} bits "
+                         f"({values} values each) {verb} per call" if t is not None
+                         else f"no {what}: no words {verb}")
+                        for what, t, _, words, verb, _ in wrong),
+        found="; ".join(f"{counted(n, 'word')} {verb} ({fn}) per call"
+                        for _, _, n, _, verb, fn in wrong),
+        fix="; ".join(fix(*w) for w in wrong))
 
 
 def _first_errors(stderr: str, most: int = 12) -> str:
@@ -207,8 +241,10 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         set_cascade = lib.aiedsl_cascade
         set_cascade.restype = None
         set_cascade.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, ctypes.c_uint]
-        cascade_error = lib.aiedsl_cascade_error
-        cascade_error.restype = ctypes.c_uint
+        cascade_moved = lib.aiedsl_cascade_moved
+        cascade_moved.restype = None
+        cascade_moved.argtypes = [ctypes.c_void_p]
+        moved = (ctypes.c_uint * 2)()
 
     def run(conv: list[Any], sizes: list[int]) -> None:
         """The C++ on ``conv``; a misaligned vector access it made, or else a conversion to
@@ -263,15 +299,14 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         cin = np.ascontiguousarray(extra.pop(0), np.float32) if k.cascade_in else None
         cout = extra.pop(0) if k.cascade_out else None
         out32 = np.zeros(k.cascade_out.numel, np.float32) if k.cascade_out else None
-        set_cascade(cin.ctypes.data if cin is not None else None,
-                    cin.size // 16 if cin is not None else 0,
-                    out32.ctypes.data if out32 is not None else None,
-                    out32.size // 16 if out32 is not None else 0)
+        words_in = cin.size // _WORD_VALUES if cin is not None else 0
+        words_out = out32.size // _WORD_VALUES if out32 is not None else 0
+        set_cascade(cin.ctypes.data if cin is not None else None, words_in,
+                    out32.ctypes.data if out32 is not None else None, words_out)
         run(conv, sizes)
-        bad = cascade_error()
-        if bad:
-            raise ValueError(f"{k.symbol} moved {bad} cascade word(s) more or fewer than it "
-                             "declares (cascade_in/cascade_out)")
+        cascade_moved(moved)
+        if (moved[0], moved[1]) != (words_in, words_out):
+            raise cascade_mismatch(k, moved[0], moved[1])
         if cout is not None and out32 is not None:
             np.asarray(cout).reshape(-1)[...] = out32.view(np.asarray(cout).dtype) \
                 if np.asarray(cout).dtype.kind == "i" else out32
@@ -292,3 +327,6 @@ RESET_MODES = (0, 0)
 ``aie::saturation_mode``'s order: floor, none (keep the low bits)."""
 COUNTED = ("vector MAC", "vector ALU", "shuffle", "load bytes", "store bytes", "MACs")
 """What the host header counts, in its order (``aiedsl_host::unit``)."""
+_WORD_VALUES = CASCADE_BITS // 32
+"""32-bit values in one cascade word: the host header's ``get_scd_v16accfloat`` and ``put_mcd``
+move them as one ``v16accfloat``."""

@@ -18,7 +18,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.context import _DESIGN
 from aiedsl.source_loc import caller_loc
-from aiedsl.targets import TargetModel, get_target
+from aiedsl.targets import DEFAULT_DEVICE, TargetModel, known_target
 from aiedsl.values import as_int, shown
 
 MAX_SHIFT = 23
@@ -76,8 +76,10 @@ def scale_shift(shift: object, kernel: str, *, loc: Loc | None = None) -> int:
 
 def kernel_target(device: str | None) -> TargetModel:
     """The device a kernel is declared for: the design being traced, else ``device``, else
-    npu1 (a kernel declared outside any design, as in a notebook or a test)."""
+    :data:`~aiedsl.targets.DEFAULT_DEVICE` (a kernel declared outside any design, as in a
+    notebook or a test). An unknown
+    ``device`` is the DesignError ``design(device=...)`` gives, at the user's line."""
     trace = _DESIGN.get()
     if trace is not None:
         return trace.target
-    return get_target(device or "npu1")
+    return known_target(device or DEFAULT_DEVICE, caller_loc())

@@ -39,6 +39,7 @@ import numpy as np
 
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
+from aiedsl.files import command
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
@@ -51,7 +52,14 @@ FILL = FILLS[0]
 """The guard bytes' value around a kernel's first array (:func:`~aiedsl.kernels.faults.guard_fill`
 gives the others), as ``aiedsl kernel test``'s first filling."""
 _ALIGN = 64
-"""Each staged array starts on a 64-byte boundary, as numpy's and the core's buffers do."""
+"""Each staged array starts on a 64-byte boundary of the shared memory (the guard after the one
+before it padded to one). A host-side choice, not the core's alignment
+(:attr:`~aiedsl.targets.TargetModel.core_buffer_align`, 32 bytes): the host header measures a
+vector access's alignment from the start of the buffer it is in, whatever the buffer's host
+address (``check_align`` and ``floor_to`` in ``host_core.hpp``), so ``kernel test``'s numpy
+arrays, at any address, are judged alike. The host needs only its own types' alignment, an
+element's (8 bytes at most: the header's vectors are arrays of elements); 64, a cache line and
+a 512-bit vector, is more than that and keeps every array's staging the same."""
 PARENT_SPIN = 0.005
 """Seconds the simulator polls for a call's answer before it sleeps, and (:data:`CHILD_SPIN`)
 the child for the next call after answering one. Waking a sleeping process costs 50 to 150 us
@@ -478,15 +486,15 @@ def fault_error(fault: NativeFault | KernelFault, k: Kernel, core: str, number: 
         found = "; ".join(fault.where)
         limit = (f"a kernel writes only inside its buffers (the {GUARD} bytes before and after "
                  "each are checked after every call)")
-    fix = (f"run `aiedsl kernel test {design_file}`: it runs each kernel alone between guard "
-           "bytes and says what it reads or writes outside its buffers")
+    test = command(["aiedsl", "kernel", "test"], design_file)  # pasted as is: quoted
+    fix = (f"run `{test}`: it runs each kernel alone between guard bytes and says what it "
+           "reads or writes outside its buffers")
     if fault.timeout is not None:
-        fix = f"{HANG_FIX}; `aiedsl kernel test {design_file}` runs each kernel alone"
+        fix = f"{HANG_FIX}; `{test}` runs each kernel alone"
     elif fault.inputs:
         names = " and ".join(f"'{n}'" for n in fault.inputs)
         fix = (f"declare {names} \"inout\" if the kernel updates it in place (\"out\" if it "
-               "only writes it), or make the C++ leave it alone; `aiedsl kernel test "
-               f"{design_file}` says the same")
+               f"only writes it), or make the C++ leave it alone; `{test}` says the same")
     return DesignError(
         "native kernel", f"kernel '{k.symbol}' {what} in call {number} of it by {core}; the "
         "simulation stopped there", loc=k.loc, limit=limit, found=found, related=related,

@@ -39,7 +39,8 @@ from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
 from aiedsl.lang.trace import CoreTrace, Scope
 from aiedsl.source_loc import caller_loc, decorator_loc, source_lines, written_arguments
-from aiedsl.targets import get_target
+from aiedsl.targets import DEFAULT_DEVICE, get_target
+from aiedsl.targets.geometry import STEP
 from aiedsl.values import array_text, as_int, by_type, shown
 
 
@@ -52,7 +53,7 @@ identical copies make :mod:`aiedsl.checks.unrolled` call the run a loop, and cop
 def _program_memory() -> str:
     """The traced design's core program memory, as a message says it (``16 KB``)."""
     b = design_trace()
-    size = (b.target if b is not None else get_target("npu1")).program_memory
+    size = (b.target if b is not None else get_target(DEFAULT_DEVICE)).program_memory
     return f"{size // 1024} KB"
 
 
@@ -231,10 +232,11 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                               limit=f"bytes from 0 to the core's {memory} of data memory",
                               found=shown(stack),
                               fix=f"give the stack in bytes, e.g. stack={b.target.default_stack}")
-        if cascade is not None and cascade not in ("north", "south", "east", "west"):
+        if cascade is not None and cascade not in STEP:  # a direction the checks judge
+            runs = " or ".join(f"'{d}'" for d in sorted(b.target.cascade_out))
             raise DesignError("cascade", f"herd '{hname}' has cascade={cascade!r}", loc=loc,
-                              limit="'east' or 'south' (the directions an AIE2 cascade runs)",
-                              found=repr(cascade),
+                              limit=f"{runs} (the directions an {b.target.arch.upper()} "
+                              "cascade runs)", found=repr(cascade),
                               fix="write cascade='east' to chain each row west to east")
         nparams = len(inspect.signature(fn).parameters)
         if nparams not in (0, 2) or (nparams == 0 and (ncols, nrows) != (1, 1)):

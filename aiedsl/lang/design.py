@@ -31,7 +31,7 @@ from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.to_ir import to_ir
 from aiedsl.lang.trace import DesignTrace
 from aiedsl.source_loc import caller_loc, decorator_loc, def_line, function_loc, user_line
-from aiedsl.targets import DEVICES, device_hint, get_target
+from aiedsl.targets import DEFAULT_DEVICE, known_target
 from aiedsl.user_errors import raised_by_user, user_exception
 
 
@@ -319,7 +319,7 @@ def _written_type(annotation: object) -> str:
     return f"Tensor[{', '.join(map(str, annotation.shape))}, {annotation.dtype}]"
 
 
-def design(device: str = "npu1", *, name: str | None = None,
+def design(device: str = DEFAULT_DEVICE, *, name: str | None = None,
            reference: Callable[..., Any] | None = None,
            flows: str = "circuit") -> Callable[[Callable[..., Any]], DesignHandle]:
     """Declare a design for ``device``; the decorated function is traced at once.
@@ -350,12 +350,9 @@ def design(device: str = "npu1", *, name: str | None = None,
     def decorate(fn: Callable[..., Any]) -> DesignHandle:
         ctx = load_context()
         dev = (ctx.device if ctx and ctx.device else None) or device
-        if not isinstance(dev, str) or dev not in DEVICES:
-            hint = device_hint(dev)
-            raise DesignError("device", f"unknown device {dev!r}", loc=loc, found=dev,
-                              fix=f"use {hint}" if hint else "use one of " + ", ".join(DEVICES))
+        target = known_target(dev, loc)
         b = DesignTrace(decorated_name(fn, name, "design", 'design(name="gemm")', loc),
-                        get_target(dev), loc)
+                        target, loc)
         check_traced(fn, "design function", "@design", "design", loc)
         tensors = []
         try:  # eval_str: designs written with `from __future__ import annotations`

@@ -99,6 +99,8 @@ class SwitchModel:
     rows: int
     """mlir-aie's ``rows()``: every row, the shim row included."""
     memtile_rows: tuple[int, ...]
+    shim_row: int
+    """The shim tiles' row (the target model's :attr:`~aiedsl.targets.TargetModel.shim_row`)."""
     # dicts do not hash: the fields above make the hash, and equality compares these too
     switch_out: Mapping[str, Mapping[str, int]] = field(hash=False)
     """Per tile kind, its switch's master ports per bundle on no edge of the array (the target
@@ -123,7 +125,8 @@ class SwitchModel:
 
     def kind(self, tile: Coord) -> str:
         """"shim", "memtile" or "core" (mlir-aie's ``isShimNOCTile``/``isMemTile``/...)."""
-        return "shim" if tile[1] == 0 else "memtile" if tile[1] in self.memtile_rows else "core"
+        return ("shim" if tile[1] == self.shim_row else "memtile" if tile[1] in self.memtile_rows
+                else "core")
 
     def signature(self, tile: Coord) -> tuple[str, bool, bool, bool]:
         """What a tile's port counts and connection rules depend on: its kind and which array
@@ -195,7 +198,7 @@ def _model(cols: int, shim_row: int, memtile_rows: tuple[int, ...], core_rows: t
            tables: _Tables) -> SwitchModel:
     assert shim_row == 0, "mlir-aie's AIE2 devices have the shim row at the bottom"
     return SwitchModel(cols=cols, rows=max(shim_row, *memtile_rows, *core_rows) + 1,
-                       memtile_rows=memtile_rows,
+                       memtile_rows=memtile_rows, shim_row=shim_row,
                        switch_out={k: dict(c) for k, c in tables.switch_out},
                        switch_in={k: dict(c) for k, c in tables.switch_in},
                        mux_out=dict(tables.mux_out), mux_in=dict(tables.mux_in),

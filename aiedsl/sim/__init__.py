@@ -45,7 +45,7 @@ Watch = Callable[[str, Machine], None]
 """Told each stage of a run as it starts, with the machine that runs it: ``"run"`` (the
 engine starts; ``machine.kernel_calls`` counts the calls made so far) and ``"check"`` (the
 outputs are compared with the design's reference). It must not change the machine: a progress
-display reads it (see :mod:`aiedsl.progress`)."""
+display reads it (see :mod:`aiedsl.cli.progress`)."""
 
 
 @dataclass

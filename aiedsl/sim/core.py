@@ -494,12 +494,27 @@ def _read_rtp(core: Core, p: Proc, a: RtpArg, mem: RtpMemory, call: Call) -> int
 
 
 def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
+    """The numpy reference kernel ``k``'s calls run: its kernel object's from the handle. A
+    design IR without its handle (read back from JSON, or another design's given as
+    ``placed=``) names the reference only (``module:function``); one in aiedsl's own library is
+    imported, but the user's code is not (importing it would run the user's module again, which
+    the simulator never does)."""
     obj = kernels.get(k.symbol)
     if obj is not None:
         return obj.bound_reference()
     from aiedsl.kernels.base import Kernel
 
     module, _, name = k.reference.partition(":")
+    if module != "aiedsl" and not module.startswith("aiedsl."):
+        raise DesignError(
+            "kernel reference", f"kernel '{k.symbol}' is not among the kernels of the design "
+            f"handle simulated, and its reference {k.reference} is the user's code, which the "
+            "simulator does not import (that would run the user's module again)", loc=k.loc,
+            limit="a kernel's reference comes from the handle its design was traced into (the "
+            "design IR names it only), or is one of aiedsl's library references",
+            found=f"reference {k.reference}, not in handle.kernels",
+            fix="simulate the handle @design returned (or load_design gives) with the IR made "
+            "from it: an IR read back from JSON, or another design's, has no references")
     fn: Any = importlib.import_module(module)
     for part in name.split("."):
         fn = getattr(fn, part)

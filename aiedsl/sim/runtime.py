@@ -25,7 +25,7 @@ def run_runtime(m: Machine, p: Proc) -> Gen:
     engine = m.engine
     costs = m.costs
     pending: dict[str, list[Token]] = {}
-    for op in shim_program(m.design):
+    for op in shim_program(m.design, m.target):
         if isinstance(op, ShimSetLock):
             # one register write: the lock takes the value, whatever it held
             _work(p, costs.register_write, f"set barrier {op.barrier}", engine.trace)

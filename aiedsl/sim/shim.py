@@ -14,7 +14,7 @@ does; the NPU's side of the same facts is :mod:`aiedsl.toolchain.insts` (the dec
 Example
 -------
 >>> [(t.direction, t.column, t.channel, t.arg, t.offset, t.length) for t in
-...  shim_program(placed) if isinstance(t, ShimTransfer)]            # doctest: +SKIP
+...  shim_program(placed, target) if isinstance(t, ShimTransfer)]    # doctest: +SKIP
 [('MM2S', 0, 0, 0, 0, 4096), ('S2MM', 0, 0, 1, 0, 4096)]
 """
 
@@ -29,6 +29,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
 from aiedsl.ir.types import Pattern
 from aiedsl.place.alloc import barrier_lock_name
+from aiedsl.targets import TargetModel
 from aiedsl.toolchain.insts_format import canonical_dims
 from aiedsl.toolchain.insts_records import Program, ShimTask, Sync, TileWrite
 
@@ -120,7 +121,8 @@ class ShimRtpWrite:
 @dataclass(frozen=True)
 class ShimSetLock:
     """A runtime-barrier set on one core's lock: one 32-bit write of the lock's value register
-    (mlir-aie's ``SetLockToWrite32Pattern``: ``0x1F000 + 0x10 * id`` in a core tile)."""
+    in a core tile (mlir-aie's ``SetLockToWrite32Pattern``;
+    :meth:`~aiedsl.targets.TargetModel.lock_value_address`)."""
 
     order: int
     barrier: str
@@ -133,22 +135,17 @@ class ShimSetLock:
     loc: Loc
 
 
-LOCK_VALUE_BASE = 0x1F000
-"""A core tile's lock value registers: ``AIE2TargetModel::getLocalLockAddress``."""
-LOCK_VALUE_STRIDE = 0x10
-
-
 Step = ShimTransfer | ShimWait | ShimRtpWrite | ShimSetLock
 """One step of the runtime sequence as the simulator runs it."""
 
 
-def shim_program(d: Design) -> tuple[Step, ...]:
-    """The runtime sequence of placed design ``d`` as the simulator runs it."""
+def shim_program(d: Design, target: TargetModel) -> tuple[Step, ...]:
+    """The runtime sequence of placed design ``d`` as the simulator runs it on ``target``."""
     args = {t.name: (i, t.type.dtype) for i, t in enumerate(d.tensors)}
     channels = {}
     if d.physical is not None:
         for c in d.physical.channels:
-            if c.tile[1] == 0:  # a shim tile: the fifo's host end
+            if c.tile[1] == target.shim_row:  # a shim tile: the fifo's host end
                 channels[(c.fifo, c.direction)] = c.channel
     out: list[Step] = []
     waited: dict[str, list[ShimTransfer]] = {}
@@ -163,7 +160,7 @@ def shim_program(d: Design) -> tuple[Step, ...]:
                 out.append(ShimSetLock(
                     order=i, barrier=op.barrier, core=core, value=op.value, column=tile[0],
                     row=tile[1], loc=op.loc, address=None if lid is None else
-                    LOCK_VALUE_BASE + LOCK_VALUE_STRIDE * lid))
+                    target.lock_value_address("core", lid)))
             continue
         if isinstance(op, RtpWrite):
             tile = tile_of[d.rtp(op.rtp).core] or (-1, -1)

@@ -17,7 +17,8 @@ from aiedsl.targets.timing import TimingModel
 # Stream switch ports per bundle, mlir-aie's AIE2TargetModel (aie2-facts.md s2), which npu1 and
 # npu2 share: memtiles have no east/west wires, so data crosses columns only in the shim row or
 # a core row. The shim's are those of a shim NOC tile, the kind every NPU shim is.
-_SHIM = TileLimits(memory=0, banks=0, dma_in=2, dma_out=2, bds=16, locks=16, dma_dims=3,
+_SHIM = TileLimits(memory=0, banks=0, dma_in=2, dma_out=2, bds=16, locks=16, lock_values=0x14000,
+                   dma_dims=3,
                    bd_wrap=1023, bd_step_words=1 << 20, bd_len_words=(1 << 32) - 1,
                    switch_out={"FIFO": 1, "South": 6, "West": 4, "North": 6, "East": 4,
                                "TileControl": 1},
@@ -26,11 +27,12 @@ _SHIM = TileLimits(memory=0, banks=0, dma_in=2, dma_out=2, bds=16, locks=16, dma
 _MEMTILE = TileLimits(memory=512 * 1024, banks=8, dma_in=6, dma_out=6, bds=48,
                       bd_wrap=1023, bd_max_elements=512,
                       bd_step_words=1 << 17, bd_len_words=(1 << 17) - 1,
-                      bds_per_channel_parity=24, locks=64, dma_dims=4,
+                      bds_per_channel_parity=24, locks=64, lock_values=0xC0000, dma_dims=4,
                       switch_out={"DMA": 6, "South": 4, "North": 6, "TileControl": 1},
                       switch_in={"DMA": 6, "South": 6, "North": 4, "Trace": 1,
                                  "TileControl": 1})
-_CORE = TileLimits(memory=64 * 1024, banks=4, dma_in=2, dma_out=2, bds=16, locks=16, dma_dims=3,
+_CORE = TileLimits(memory=64 * 1024, banks=4, dma_in=2, dma_out=2, bds=16, locks=16,
+                   lock_values=0x1F000, dma_dims=3,
                    bd_wrap=255, bd_max_elements=512,
                    bd_step_words=1 << 13, bd_len_words=(1 << 14) - 1,
                    switch_out={"Core": 1, "DMA": 2, "FIFO": 1, "South": 4, "West": 4,
@@ -74,6 +76,7 @@ NPU2_TIMING = NPU1_TIMING.model_copy(update=dict(
 def _npu1(name: str, cols: int) -> TargetModel:
     return TargetModel(
         name=name, family="npu1", arch="aie2", peano_target="aie2-none-unknown-elf", cols=cols,
+        stream_generation=3,
         shim=_SHIM, memtile=_MEMTILE, core=_CORE, shim_mux=_SHIM_MUX,
         clock_hz=1.0e9, timing=NPU1_TIMING, core_load_bytes_per_cycle=64,
         core_store_bytes_per_cycle=32,
@@ -85,6 +88,7 @@ def _npu1(name: str, cols: int) -> TargetModel:
 def _npu2(name: str, cols: int) -> TargetModel:
     return TargetModel(
         name=name, family="npu2", arch="aie2p", peano_target="aie2p-none-unknown-elf", cols=cols,
+        stream_generation=4,
         shim=_SHIM, memtile=_MEMTILE, core=_CORE, shim_mux=_SHIM_MUX,
         clock_hz=1.8e9, timing=NPU2_TIMING, core_load_bytes_per_cycle=128,
         core_store_bytes_per_cycle=64,

@@ -20,6 +20,13 @@ from aiedsl.targets.geometry import (  # noqa: F401 (the model's vocabulary, re-
 )
 from aiedsl.targets.timing import TimingModel
 
+CASCADE_BITS = 512
+"""Bits in one word of the accumulator cascade, on every device aiedsl targets: mlir-aie's
+``AIE2TargetModel::getAccumulatorCascadeSize`` (512), which its NPU1 and NPU2 models inherit
+unchanged; a cascade kernel's C++ moves it as one ``v16accfloat`` (16 32-bit values). Named
+here, not only per device (:attr:`TargetModel.cascade_bits`), for what knows no device: a
+kernel declared outside any design, and the host build of its C++."""
+
 
 class TileLimits(BaseModel):
     """Per-tile resources of one tile kind."""
@@ -40,6 +47,12 @@ class TileLimits(BaseModel):
     """Memtile only: channels 0,2,4 use BDs 0-23, channels 1,3,5 use BDs 24-47."""
     locks: int
     """Hardware locks."""
+    lock_values: int
+    """Offset of lock 0's value register in the tile's address space, lock ``n``'s
+    :attr:`TargetModel.lock_value_stride` times ``n`` after it: mlir-aie
+    ``AIE2TargetModel::getLocalLockAddress`` (0x1F000 on a core, 0xC0000 on a memtile, 0x14000
+    on a shim), the register ``aiex.set_lock`` lowers to a ``write32`` of
+    (``SetLockToWrite32Pattern``)."""
     dma_dims: int
     """n-d address generator dimensions of this tile's DMAs."""
     bd_wrap: int
@@ -129,6 +142,10 @@ class TargetModel(BaseModel):
     """Peano's architecture for this family."""
     peano_target: str
     """clang ``--target`` triple for kernels."""
+    stream_generation: int
+    """The device generation an instruction stream's header names (``insts.bin`` word 0): 3 on
+    NPU1, 4 on NPU2 (mlir-aie ``AIETargetNPU.cpp``: ``devGen = 4`` for a
+    ``BaseNPU2TargetModel``, else 3)."""
     cols: int
     """Columns usable by designs (columns 0..cols-1)."""
     shim_row: int = 0
@@ -156,7 +173,9 @@ class TargetModel(BaseModel):
     32), so the kernels' vector loads and stores may take it (256-bit accesses on AIE2), while
     its address pass aligns nothing (``AIEAssignBuffers``: "Fixme: alignment")."""
     dma_granularity: int = 4
-    """Bytes: the innermost run of every DMA transfer is a multiple of this."""
+    """Bytes: the innermost run of every DMA transfer is a multiple of this, the step of the
+    address generators (mlir-aie ``getAddressGenGranularity``: 32 bits on AIE2): a BD's
+    lengths, wraps and steps count units of it."""
     max_shim_iterations: int = 64
     """Largest outermost (iteration) size of a shim DMA pattern: the BD's 6-bit iteration wrap
     holds the count less one (1e400306: ``getHardwareStridesWraps`` writes ``size - 1``,
@@ -165,6 +184,9 @@ class TargetModel(BaseModel):
     8-bit repeat count instead, where ``verifyStridesWraps`` bounds it first, as 65 (it compares
     the count less one with 64): aiedsl holds repeats to 64 too."""
     max_lock_value: int = 63
+    lock_value_stride: int = 0x10
+    """Bytes between two locks' value registers in a tile (``getLocalLockAddress``'s
+    ``lockAddrOffset``; :attr:`TileLimits.lock_values`)."""
     packet_ids: int = 32
     """Packet ids 0-31: a packet header's 5-bit id (mlir-aie's objectFifo lowering stops at 32:
     ``packetID > 31``, "max number of packet IDs reached")."""
@@ -197,9 +219,10 @@ class TargetModel(BaseModel):
     core_store_bytes_per_cycle: int
     """Bytes a core's vector stores write per cycle, one store slot: 256 bits on AIE2 (AM020),
     512 bits on AIE2P (llvm-aie's ``VST_dmx_sts_x``)."""
-    cascade_bits: int = 512
+    cascade_bits: int = CASCADE_BITS
     """Width of one word of the accumulator cascade between neighbouring cores (mlir-aie
-    ``PutCascadeOp::verify``/``GetCascadeOp::verify``: 512 bits on AIE2; aie2-facts s1)."""
+    ``PutCascadeOp::verify``/``GetCascadeOp::verify``: 512 bits on AIE2; aie2-facts s1):
+    :data:`CASCADE_BITS` on every device aiedsl knows."""
     cascade_fifo_words: int = 4
     """Cascade words one link holds that its getter has not taken: a two-word FIFO on the
     putter's output and another on the getter's input (AM020 "AIE-ML Interfaces", Cascade
@@ -243,6 +266,11 @@ class TargetModel(BaseModel):
     def limits(self, kind: TileKind) -> TileLimits:
         """The per-tile limits of ``kind``."""
         return {"shim": self.shim, "memtile": self.memtile, "core": self.core}[kind]
+
+    def lock_value_address(self, kind: TileKind, lock: int) -> int:
+        """Offset of lock ``lock``'s value register in a tile of ``kind`` (mlir-aie
+        ``getLocalLockAddress``)."""
+        return self.limits(kind).lock_values + self.lock_value_stride * lock
 
     def kind_of(self, tile: tuple[int, int]) -> TileKind | None:
         """Which kind of tile sits at ``(col, row)``, or None when it is off the device."""

@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from aiedsl.errors import DesignError
+from aiedsl.targets import DEFAULT_DEVICE, TargetModel, get_target
 from aiedsl.toolchain.insts_format import (
-    CORE_LOCK_VALUES, CORE_LOCK_VALUES_END, FIXED_WORDS, OPCODES, SHIM_BD_BASE, SHIM_BD_STRIDE,
-    SHIM_BDS, TILE_DATA_MEMORY, canonical_dims, hex_word, queue_register, register_name, signed,
-    split_address, to_elements, word_at,
+    FIXED_WORDS, OPCODES, canonical_dims, hex_word, queue_register, register_name, shim_bd,
+    signed, split_address, stream_target, to_elements, word_at,
 )
 from aiedsl.toolchain.insts_records import (
     Event, Header, Instruction, Program, ShimBd, ShimTask, Sync, TileWrite,
@@ -59,8 +59,9 @@ def _error(message: str, found: str, fix: str = FIX) -> InstsError:
     return InstsError("instruction stream", message, found=found, fix=fix)
 
 
-def read_insts(path: Path | str) -> Program:
-    """Decode the ``insts.bin`` at ``path`` (a DesignError when it is not one)."""
+def read_insts(path: Path | str, target: TargetModel | None = None) -> Program:
+    """Decode the ``insts.bin`` at ``path`` (a DesignError when it is not one), its registers
+    those of ``target`` (by default, of the device its header names: :func:`decode`)."""
     p = Path(path)
     if not p.exists():
         raise _error(f"{p} does not exist", "no such file", fix="give the path of an insts.bin")
@@ -71,12 +72,15 @@ def read_insts(path: Path | str) -> Program:
         data = p.read_bytes()
     except OSError as e:
         raise _error(f"cannot read {p}", e.strerror or str(e), fix="check its permissions")
-    return decode(data, name=str(p))
+    return decode(data, name=str(p), target=target)
 
 
-def decode(data: bytes, name: str = "the stream") -> Program:
+def decode(data: bytes, name: str = "the stream", target: TargetModel | None = None) -> Program:
     """Decode an instruction stream: its header, its operations, and the shim DMA tasks and syncs
-    they program (a DesignError when it is truncated, inconsistent or has an unknown opcode)."""
+    they program (a DesignError when it is truncated, inconsistent or has an unknown opcode).
+    Its registers are ``target``'s; by default those of the device generation its header
+    names (:func:`~aiedsl.toolchain.insts_format.stream_target`), or, for one aiedsl does not
+    know, :data:`~aiedsl.targets.DEFAULT_DEVICE`'s, which a note says."""
     if data.startswith(ELF_MAGIC):  # a core ELF or a program: the likeliest wrong file, and
         # named as such whatever its size
         raise _error(f"{name} is an ELF file (a program or a core's object code), not an NPU "
@@ -103,21 +107,30 @@ def decode(data: bytes, name: str = "the stream") -> Program:
             f"file has {len(data)}", limit=f"{header.size:,} bytes, the stream size its header "
             "gives (word 3)", found=f"{len(data):,} bytes in the file",
             fix=FIX)
+    guessed = []
+    if target is None:
+        target = stream_target(header.generation)
+        if target is None:
+            target = get_target(DEFAULT_DEVICE)
+            guessed.append(f"the header's device generation {header.generation} is none aiedsl "
+                           f"knows: its registers are read as {target.name}'s")
     words = struct.unpack(f"<{nwords}I", data)
     instructions: list[Instruction] = []
     at = 4
     while at < nwords:
-        ins = _decode_one(words, at, len(instructions), name)
+        ins = _decode_one(words, at, len(instructions), name, target)
         instructions.append(ins)
         at += len(ins.words)
     if len(instructions) != header.count:
         raise _error(f"{name} holds {len(instructions)} operations, its header says "
                      f"{header.count}", f"{len(instructions)} operations")
-    events, notes = _tasks(instructions)
-    return Program(header, tuple(instructions), tuple(events), tuple(notes))
+    events, notes = _tasks(instructions, target)
+    return Program(header, tuple(instructions), tuple(events), tuple(guessed + notes),
+                   target=target)
 
 
-def _decode_one(words: Sequence[int], at: int, index: int, name: str) -> Instruction:
+def _decode_one(words: Sequence[int], at: int, index: int, name: str,
+                target: TargetModel) -> Instruction:
     opcode = words[at] & 0xFF
     op = OPCODES.get(opcode)
     offset = at * 4
@@ -141,7 +154,7 @@ def _decode_one(words: Sequence[int], at: int, index: int, name: str) -> Instruc
         w = take(size // 4)
         return Instruction(index, offset, opcode, "blockwrite",
                            {"address": w[2], "column": w[1] & 0xFF, "row": (w[1] >> 8) & 0xFF},
-                           data=w[4:], words=w)
+                           data=w[4:], words=w, target=target)
     if opcode in FIXED_WORDS:
         n = FIXED_WORDS[opcode]
         w = take(n)
@@ -170,7 +183,7 @@ def _decode_one(words: Sequence[int], at: int, index: int, name: str) -> Instruc
         else:  # 0x0C update_reg
             fields = {"table_index": (w[0] >> 8) & 0xFF, "function": (w[0] >> 16) & 0xFF,
                       "argument": w[1], "address": w[2]}
-        return Instruction(index, offset, opcode, op, fields, words=w)
+        return Instruction(index, offset, opcode, op, fields, words=w, target=target)
     if opcode >= 0x80:  # another custom op: its size is in word 1 (aie-rt XAie_CustomOpHdr)
         head = take(2)
         size = head[1]
@@ -179,7 +192,7 @@ def _decode_one(words: Sequence[int], at: int, index: int, name: str) -> Instruc
                          f"size {size}")
         w = take(size // 4)
         return Instruction(index, offset, opcode, op or f"custom_{opcode:#04x}", {},
-                           data=w[2:], words=w)
+                           data=w[2:], words=w, target=target)
     known = f" ({op}: its layout is not known to aiedsl)" if op else ""
     raise _error(f"{name}: unknown opcode {opcode:#04x}{known} at byte {offset} "
                  f"(operation {index})", f"word {words[at]:#010x}",
@@ -188,10 +201,14 @@ def _decode_one(words: Sequence[int], at: int, index: int, name: str) -> Instruc
                  "update_reg, sync, address_patch and custom ops that carry their size")
 
 
-def _tasks(instructions: Sequence[Instruction]) -> tuple[list[Event], list[str]]:
-    """Replay the register writes on shim tiles: BD words, address patches, controller ids;
-    each ``Task_Queue`` write becomes a task with the BD as it then stood. A ``write32`` into an
-    array tile's data memory (an rtp write) becomes a :class:`TileWrite`."""
+def _tasks(instructions: Sequence[Instruction], target: TargetModel
+           ) -> tuple[list[Event], list[str]]:
+    """Replay the register writes on ``target``'s shim tiles: BD words, address patches,
+    controller ids; each ``Task_Queue`` write becomes a task with the BD as it then stood. A
+    ``write32`` into an array tile's data memory (an rtp write) or a core's lock value register
+    (a barrier set) becomes a :class:`TileWrite`."""
+    locks = target.core.lock_values
+    locks_end = target.lock_value_address("core", target.core.locks)
     bds: dict[tuple[int, int], list[int]] = {}
     patches: dict[tuple[int, int], tuple[int, int]] = {}
     controllers: dict[tuple[int, str, int], int] = {}
@@ -202,8 +219,9 @@ def _tasks(instructions: Sequence[Instruction]) -> tuple[list[Event], list[str]]
     def write(address: int, value: int) -> None:
         regs[address] = value
         col, row, off = split_address(address)
-        if row == 0 and SHIM_BD_BASE <= off < SHIM_BD_BASE + SHIM_BDS * SHIM_BD_STRIDE:
-            bd, word = divmod(off - SHIM_BD_BASE, SHIM_BD_STRIDE)
+        at = shim_bd(off, row, target)
+        if at is not None:
+            bd, word = at
             bds.setdefault((col, bd), [0] * 8)[word // 4] = value
             if word == 4:  # the BD's address words are written again: an old patch is gone
                 patches.pop((col, bd), None)
@@ -223,12 +241,12 @@ def _tasks(instructions: Sequence[Instruction]) -> tuple[list[Event], list[str]]
                 value = (regs.get(address, 0) & ~f["mask"]) | (value & f["mask"])
             write(address, value)
             col, row, off = split_address(address)
-            if ins.op == "write32" and row > 0 and (
-                    off < TILE_DATA_MEMORY or CORE_LOCK_VALUES <= off < CORE_LOCK_VALUES_END):
+            if ins.op == "write32" and row != target.shim_row and (
+                    off < target.core.memory or locks <= off < locks_end):
                 events.append(TileWrite(order=len(events), instruction=ins.index, column=col,
-                                        row=row, address=off, value=value))
+                                        row=row, address=off, value=value, target=target))
                 continue
-            queue = queue_register(off) if row == 0 else None
+            queue = queue_register(off) if row == target.shim_row else None
             if queue is None:
                 continue
             direction, ch, reg = queue
@@ -252,16 +270,16 @@ def _tasks(instructions: Sequence[Instruction]) -> tuple[list[Event], list[str]]
                 order=len(events), instruction=ins.index, column=col, row=row,
                 direction=direction, channel=ch, bd_id=bd_id, bd=bd, arg=arg, arg_plus=plus,
                 repeat=(value >> 16) & 0xFF, token=bool(value >> 31),
-                controller_id=controllers.get((col, direction, ch)), chain=tuple(chain)))
+                controller_id=controllers.get((col, direction, ch)), chain=tuple(chain),
+                target=target))
         elif ins.op == "address_patch":
             col, row, off = split_address(f["address"])
-            if row == 0 and SHIM_BD_BASE <= off < SHIM_BD_BASE + SHIM_BDS * SHIM_BD_STRIDE:
-                patched, word = divmod(off - SHIM_BD_BASE, SHIM_BD_STRIDE)
-                if word == 4:
-                    patches[(col, patched)] = (f["arg"], f["arg_plus"])
-                    continue
-            notes.append(f"operation {ins.index}: address patch of {register_name(f['address'])}"
-                         ", not a shim BD's address word")
+            at = shim_bd(off, row, target)
+            if at is not None and at[1] == 4:
+                patches[(col, at[0])] = (f["arg"], f["arg_plus"])
+                continue
+            notes.append(f"operation {ins.index}: address patch of "
+                         f"{register_name(f['address'], target)}, not a shim BD's address word")
         elif ins.op == "sync":
             events.append(Sync(order=len(events), instruction=ins.index, column=f["column"],
                                row=f["row"], direction="S2MM" if f["direction"] == 0 else "MM2S",
@@ -281,9 +299,8 @@ def listing(program: Program, name: str = "insts.bin") -> list[str]:
         lines.append(f"  {ins.index:{width}d} @{ins.offset:<5d} {ins.describe()}")
         if ins.op == "blockwrite":
             _, row, off = split_address(ins.fields["address"])
-            rel = off - SHIM_BD_BASE
-            if (row == 0 and 0 <= rel < SHIM_BDS * SHIM_BD_STRIDE and rel % SHIM_BD_STRIDE == 0
-                    and len(ins.data) == 8):
+            at = shim_bd(off, row, program.target)
+            if at is not None and at[1] == 0 and len(ins.data) == 8:
                 lines.append(" " * (width + 10) + "BD: " + _bd_text(ShimBd(ins.data)))
     tasks, syncs = program.tasks, program.syncs
     writes = len(program.events) - len(tasks) - len(syncs)

@@ -100,23 +100,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from aiedsl.targets import TargetModel
 
+# What the decoder reads of the device besides the layout below comes from the target model
+# the stream is read with (:func:`stream_target`): the address generator's step
+# (dma_granularity), a shim tile's BDs, its row, a core's data memory (a write32 below its size
+# writes a buffer, not a register) and its lock value registers (what aiex.set_lock writes).
 COL_SHIFT = 25
 ROW_SHIFT = 20
-GRANULE = 4
-"""Bytes per address-generator step (``getAddressGenGranularity()`` = 32 bits)."""
-
 SHIM_BD_BASE = 0x1D000
 SHIM_BD_STRIDE = 0x20
-SHIM_BDS = 16
 SHIM_CTRL_BASE = 0x1D200
-TILE_DATA_MEMORY = 0x10000
-"""A core tile's data memory is the first 64 KB of its address space (AM020; a memtile's
-512 KB start there too): a ``write32`` below it writes a buffer, not a register."""
-CORE_LOCK_VALUES = 0x1F000
-CORE_LOCK_VALUES_END = 0x1F100
-"""A core tile's 16 lock value registers, 16 bytes apart (``AIE2TargetModel::
-getLocalLockAddress``): what ``aiex.set_lock`` writes."""
 
 OPCODES = {
     0x00: "write32", 0x01: "blockwrite", 0x02: "blockset", 0x03: "maskwrite32",
@@ -151,18 +145,38 @@ def split_address(address: int) -> tuple[int, int, int]:
             address & ((1 << ROW_SHIFT) - 1))
 
 
-def register_name(address: int) -> str:
-    """A readable name for a register: ``shim(1,0) BD2[1]``, ``shim(0,0) DMA_S2MM_0_Task_Queue``
-    (shim DMA registers; anything else as ``tile(c,r)+0xOFFSET``)."""
+def stream_target(generation: int) -> TargetModel | None:
+    """The target model whose registers a stream of device ``generation`` (its header's) is
+    read with: the whole array of that generation's family (every device of a family has the
+    same registers); None for a generation no device aiedsl knows has."""
+    from aiedsl.targets import DEVICES
+
+    return next((t for t in DEVICES.values() if t.stream_generation == generation
+                 and t.name == t.family), None)
+
+
+def shim_bd(off: int, row: int, target: TargetModel) -> tuple[int, int] | None:
+    """(BD, byte in it) of the shim BD register at offset ``off`` of a tile in ``row``; None
+    when it is not one."""
+    if row != target.shim_row or not SHIM_BD_BASE <= off < (SHIM_BD_BASE + target.shim.bds
+                                                              * SHIM_BD_STRIDE):
+        return None
+    bd, byte = divmod(off - SHIM_BD_BASE, SHIM_BD_STRIDE)
+    return bd, byte
+
+
+def register_name(address: int, target: TargetModel) -> str:
+    """A readable name for a register of ``target``: ``shim(1,0) BD2[1]``,
+    ``shim(0,0) DMA_S2MM_0_Task_Queue`` (shim DMA registers; anything else as
+    ``tile(c,r)+0xOFFSET``)."""
     col, row, off = split_address(address)
-    if row == 0:
-        if SHIM_BD_BASE <= off < SHIM_BD_BASE + SHIM_BDS * SHIM_BD_STRIDE:
-            bd, word = divmod(off - SHIM_BD_BASE, SHIM_BD_STRIDE)
-            return f"shim({col},0) BD{bd}[{word // 4}]"
-        queue = queue_register(off)
-        if queue is not None:
-            direction, ch, reg = queue
-            return f"shim({col},0) DMA_{direction}_{ch}_{reg}"
+    bd = shim_bd(off, row, target)
+    if bd is not None:
+        return f"shim({col},{row}) BD{bd[0]}[{bd[1] // 4}]"
+    queue = queue_register(off) if row == target.shim_row else None
+    if queue is not None:
+        direction, ch, reg = queue
+        return f"shim({col},{row}) DMA_{direction}_{ch}_{reg}"
     return f"tile({col},{row})+0x{off:05x}"
 
 

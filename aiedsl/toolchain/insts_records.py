@@ -1,6 +1,8 @@
 """The records a decoded instruction stream is made of: the header, one :class:`Instruction`
 per operation, the shim buffer descriptors and DMA tasks they program, syncs and tile writes.
-The words' layout is in :mod:`aiedsl.toolchain.insts_format`."""
+The words' layout is in :mod:`aiedsl.toolchain.insts_format`. A record that reads a device's
+facts (the address generator's step, register names, a core's memory and locks) keeps the
+target model the stream was read with (``target``: not compared, not shown)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,13 @@ from typing import Union
 
 import numpy as np
 
+from aiedsl.targets import TargetModel
 from aiedsl.toolchain.insts_format import (
-    CORE_LOCK_VALUES, DEVICE_GENERATIONS, GRANULE, TILE_DATA_MEMORY, canonical_dims, hex_word,
-    register_name, signed, to_elements,
+    DEVICE_GENERATIONS, canonical_dims, hex_word, register_name, signed, to_elements,
 )
+
+# A record's ``target`` field is the target model it was decoded against: a context, not data
+# (not compared, not shown: two records of the same words are equal whichever model read them).
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,8 @@ class Instruction:
     """A blockwrite's data words (a custom op's payload words)."""
     words: tuple[int, ...] = ()
     """All of its words, as in the file."""
+    target: TargetModel = field(compare=False, repr=False, kw_only=True)
+    """The device whose registers :meth:`describe` names."""
 
     @property
     def address(self) -> int | None:
@@ -65,7 +72,8 @@ class Instruction:
         f = self.fields
         if self.op in ("write32", "maskwrite32", "maskpoll32"):
             address = f["address"]
-            text = f"{hex_word(address)} {register_name(address)} = {hex_word(f['value'])}"
+            name = register_name(address, self.target)
+            text = f"{hex_word(address)} {name} = {hex_word(f['value'])}"
             if "mask" in f:
                 text += f" mask {hex_word(f['mask'])}"
             return f"{self.op} {text}"
@@ -73,10 +81,12 @@ class Instruction:
             words = " ".join(hex_word(w) for w in self.data)
             tile = f.get("column") or f.get("row")
             where = f" (col {f['column']} row {f['row']})" if tile else ""
-            return (f"blockwrite {hex_word(f['address'])} {register_name(f['address'])}{where}: "
+            name = register_name(f["address"], self.target)
+            return (f"blockwrite {hex_word(f['address'])} {name}{where}: "
                     f"{len(self.data)} words [{words}]")
         if self.op == "address_patch":
-            return (f"address_patch {hex_word(f['address'])} {register_name(f['address'])} = "
+            name = register_name(f["address"], self.target)
+            return (f"address_patch {hex_word(f['address'])} {name} = "
                     f"address of arg {f['arg']} + {f['arg_plus']} bytes")
         if self.op == "sync":
             direction = "S2MM" if f["direction"] == 0 else "MM2S"
@@ -307,6 +317,8 @@ class ShimTask:
     """The channel's ``Controller_ID`` when the stream set it."""
     chain: tuple[tuple[int, ShimBd, int | None, int], ...] = ()
     """Further BDs when the BD chains on (``Use_Next_BD``): (id, BD, arg, arg_plus)."""
+    target: TargetModel = field(compare=False, repr=False, kw_only=True)
+    """The device whose address generators the BDs program (their step in bytes)."""
 
     @property
     def runs(self) -> int:
@@ -321,13 +333,14 @@ class ShimTask:
     @property
     def length_bytes(self) -> int:
         """Bytes one run moves."""
-        return self.bd.buffer_length * GRANULE
+        return self.bd.buffer_length * self.target.dma_granularity
 
     @property
     def total_bytes(self) -> int:
         """Bytes the whole task moves (every run, every chained BD)."""
         return self.runs * (self.length_bytes +
-                            sum(bd.buffer_length * GRANULE for _, bd, _, _ in self.chain))
+                            sum(bd.buffer_length * self.target.dma_granularity
+                                for _, bd, _, _ in self.chain))
 
     def run_starts(self) -> list[int]:
         """Where each run starts, in words from the BD's base: the iteration counter starts at
@@ -362,8 +375,8 @@ class ShimTask:
 
     def byte_dims(self) -> tuple[tuple[int, int], ...]:
         """:meth:`word_dims` in bytes, canonical (:func:`canonical_dims`)."""
-        return canonical_dims(tuple((s, t * GRANULE) for s, t in self.word_dims())
-                              + ((GRANULE, 1),))
+        step = self.target.dma_granularity
+        return canonical_dims(tuple((s, t * step) for s, t in self.word_dims()) + ((step, 1),))
 
     def pattern(self, itemsize: int) -> tuple[int, tuple[tuple[int, int], ...]]:
         """(offset, dims) in elements of ``itemsize`` bytes: the canonical n-d pattern over the
@@ -418,11 +431,14 @@ class TileWrite:
     address: int
     """Byte address in the tile's memory."""
     value: int
+    target: TargetModel = field(compare=False, repr=False, kw_only=True)
+    """The device whose tile memory and lock registers it writes."""
 
     def describe(self) -> str:
         """A one-line listing, after its place in the stream."""
-        where = ("data memory" if self.address < TILE_DATA_MEMORY else
-                 f"lock {(self.address - CORE_LOCK_VALUES) // 0x10} value")
+        t = self.target
+        where = ("data memory" if self.address < t.core.memory else
+                 f"lock {(self.address - t.core.lock_values) // t.lock_value_stride} value")
         return (f"{self.order:3d} write column {self.column} row {self.row} {where} "
                 f"{hex_word(self.address)} = {hex_word(self.value)} ({signed(self.value, 32)})")
 
@@ -441,6 +457,8 @@ class Program:
     """Shim DMA tasks, syncs and tile data-memory writes in stream order."""
     notes: tuple[str, ...] = field(default=())
     """What the decoder met but does not model (e.g. a task started on a BD never written)."""
+    target: TargetModel = field(compare=False, repr=False, kw_only=True)
+    """The device whose registers the stream was read with."""
 
     @property
     def tasks(self) -> tuple[ShimTask, ...]:

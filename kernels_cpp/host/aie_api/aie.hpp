@@ -61,7 +61,7 @@
 //               aie::mmul(accum) and to_accum(). The words a call gets come from the array the
 //               test (or the simulator) hands in, the words it puts go to the array it hands
 //               out, in order: aiedsl_cascade(in, in_words, out, out_words) sets them before a
-//               call, and counts words read past the end or not written (aiedsl_cascade_error).
+//               call, and counts the words the call got and put (aiedsl_cascade_moved).
 //
 // Semantics chosen to match AIE2:
 //   * only the sizes the AIE API has compile (a static_assert names the rule): vectors of a

@@ -9,7 +9,7 @@ namespace aiedsl_host {
 inline const float *cascade_in = nullptr;
 inline float *cascade_out = nullptr;
 inline unsigned cascade_in_words = 0, cascade_out_words = 0, cascade_in_pos = 0,
-                cascade_out_pos = 0, cascade_errors = 0;
+                cascade_out_pos = 0;
 } // namespace aiedsl_host
 
 // What `aiedsl kernel profile` counts: vector multiply-type ops (VMAC), other vector ALU ops
@@ -37,13 +37,14 @@ __attribute__((visibility("default"))) void aiedsl_cascade(const float *in, unsi
   using namespace aiedsl_host;
   cascade_in = in, cascade_in_words = in_words, cascade_in_pos = 0;
   cascade_out = out, cascade_out_words = out_words, cascade_out_pos = 0;
-  cascade_errors = 0;
 }
-// Words read past what was handed in or put past the room, plus words of room left unwritten.
-__attribute__((visibility("default"))) unsigned aiedsl_cascade_error() {
+// The words the call got and put, into moved[0] and moved[1], past what it was handed or had
+// room for too: aiedsl compares them with the declared words. (A count of mismatches summed in
+// unsigned arithmetic was 0 for a kernel putting more than it had room for: the overrun's count
+// and its negative remainder cancelled.)
+__attribute__((visibility("default"))) void aiedsl_cascade_moved(unsigned *moved) {
   using namespace aiedsl_host;
-  return cascade_errors + (cascade_out_words - cascade_out_pos) +
-         (cascade_in_words - cascade_in_pos);
+  moved[0] = cascade_in_pos, moved[1] = cascade_out_pos;
 }
 }
 
@@ -108,20 +109,19 @@ __attribute__((visibility("default"))) unsigned aiedsl_bf16_rounding(int64_t *fi
 inline v16accfloat get_scd_v16accfloat() {
   using namespace aiedsl_host;
   v16accfloat w{};
+  // past the words handed in, the hardware would stall: nothing more comes down the cascade
+  // (counted, and aiedsl says so after the call)
   if (cascade_in && cascade_in_pos < cascade_in_words)
     std::memcpy(w.e, cascade_in + 16 * cascade_in_pos, sizeof w.e);
-  else
-    ++cascade_errors; // the hardware would stall here: nothing more comes down the cascade
   ++cascade_in_pos;
   return w;
 }
 
 inline void put_mcd(const v16accfloat &w) {
   using namespace aiedsl_host;
+  // past the room, the hardware would stall: nobody takes more words (counted, as above)
   if (cascade_out && cascade_out_pos < cascade_out_words)
     std::memcpy(cascade_out + 16 * cascade_out_pos, w.e, sizeof w.e);
-  else
-    ++cascade_errors; // the hardware would stall: nobody takes more words
   ++cascade_out_pos;
 }
 
