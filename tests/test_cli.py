@@ -820,3 +820,57 @@ def test_a_file_aiedsl_wrote_of_another_kind_is_refused_as_that_kind(tmp_path: P
     assert (r.returncode, r.stderr) == (
         2, "error [output file]: t.json is a trace aiedsl wrote, not what --stats writes\n"
         "  fix: choose another file with --stats, or move t.json away\n")
+
+
+def test_a_kernel_file_of_the_users_is_not_passed_over_for_the_librarys(tmp_path: Path) -> None:
+    """`aiedsl kernel test ./passthrough.cc` (not C++ at all) tested the library's file of that
+    name and passed; a mistyped path did too (a tester)."""
+    (tmp_path / "passthrough.cc").write_text("this is not C++\n")
+    r = aiedsl("kernel", "test", "./passthrough.cc", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith(
+        "error: Invalid value for PATH: passthrough.cc is not aiedsl's passthrough.cc (a library "
+        "kernel file is named by its name alone, or by its path in aiedsl): a file of yours is "
+        "tested through a design that declares it: declare(..., source=\"passthrough.cc\") and "
+        "`aiedsl kernel test DESIGN.py`\n"), r.stderr
+    r = aiedsl("kernel", "test", "no/such/dir/passthrough.cc", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith(
+        "error: Invalid value for PATH: no/such/dir/passthrough.cc does not exist\n")
+    r = aiedsl("kernel", "profile", "passthrough.cc", "-D", "N=5", cwd=tmp_path.parent)
+    assert r.returncode == 2 and r.stderr.startswith(
+        "error: Invalid value for -D: -D N=5 sets a design's define(), and profiles of a library "
+        "kernel file take none (they run its sample sizes)\n")
+
+
+def test_kernel_test_takes_name_and_device_as_kernel_profile_does(tmp_path: Path) -> None:
+    """A file of two designs was told to choose one with --name, which kernel test did not
+    take; --device narrowed kernel profile's library cases but not kernel test's (a tester)."""
+    one = """
+@design(device="npu1_1col")
+def NAME(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+    a, b = fifo(Tensor[1024, i32], name="a"), fifo(Tensor[1024, i32], name="b")
+    copy = copy_kernel(Tensor[1024, i32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as s, b.produce() as d:
+                copy(s, d)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+
+@NAME.reference
+def reference_NAME(inp):
+    return inp.copy()
+"""
+    (tmp_path / "two.py").write_text(
+        "from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime\n"
+        "from aiedsl.kernels import passthrough as copy_kernel\n"
+        + one.replace("NAME", "first") + one.replace("NAME", "second"))
+    r = aiedsl("kernel", "test", "two.py", "--name", "second", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.splitlines()[-1].startswith("1 of 1 kernels match")
+    every = aiedsl("kernel", "test", "mm.cc").stdout.splitlines()[-1].split()
+    npu2 = aiedsl("kernel", "test", "mm.cc", "--device", "npu2").stdout.splitlines()[-1].split()
+    assert int(npu2[2]) < int(every[2])

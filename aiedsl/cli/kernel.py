@@ -15,7 +15,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from aiedsl.cli.common import CONTEXT, DefineOpt, DeviceOpt, SeedOpt, load, say
+from aiedsl.cli.common import CONTEXT, DefineOpt, DeviceOpt, NameOpt, SeedOpt, load, say
 from aiedsl.targets import DEFAULT_DEVICE
 
 kernel_app = typer.Typer(rich_markup_mode=None, context_settings=CONTEXT,
@@ -38,6 +38,7 @@ def kernel_test(
     all_: bool = typer.Option(False, "--all", help="Test every library kernel at several sizes."),
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
+    name: Optional[str] = NameOpt,
     seed: int = SeedOpt,
 ) -> None:
     """Compile kernels with the host's g++ against aiedsl's AIE API header and compare each
@@ -54,9 +55,12 @@ def kernel_test(
     from aiedsl.kernels.samples import library_cases
 
     if path is not None and path.suffix == ".py":
-        cases = design_cases(load(path, define, device, None))
+        cases = design_cases(load(path, define, device, name))
     else:
+        _library_only(path, define, name, "test")
         cases = library_cases(path)
+        if device:  # as kernel profile: the variants that device uses
+            cases = [c for c in cases if _made_for(c.kernel, device)]
         if not cases:
             assert path is not None
             raise _no_library_kernel(path, "test")
@@ -80,6 +84,7 @@ def kernel_profile(
                                 "kernels it declares)."),
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
+    name: Optional[str] = NameOpt,
     seed: int = SeedOpt,
 ) -> None:
     """Run kernels on the host with their AIE API operations counted by unit, and print the
@@ -92,9 +97,10 @@ def kernel_profile(
     from aiedsl.kernels.profile import profile_cases
 
     if path.suffix == ".py":
-        handle = load(path, define, device, None)
+        handle = load(path, define, device, name)
         cases, dev = design_cases(handle), handle.ir.device
     else:
+        _library_only(path, define, name, "profile")
         cases, dev = library_cases(path), device or DEFAULT_DEVICE
         cases = [c for c in cases if _made_for(c.kernel, dev)]
         if not cases:
@@ -121,6 +127,37 @@ def _path(given: str) -> Path:
         raise typer.BadParameter("the path is empty: give a kernel file or a design file",
                                  param_hint="PATH")
     return Path(given)
+
+
+def _library_only(path: Path | None, define: Optional[List[str]], name: Optional[str],
+                  command: str) -> None:
+    """Refuse what a library kernel file's run would ignore: a file at PATH that is not
+    aiedsl's own of that name (a user's ``passthrough.cc`` was passed over for the library's,
+    which then passed), and ``-D`` (a library kernel's sizes are its samples'). A bare name,
+    or a path to aiedsl's own file, names the library's."""
+    from aiedsl.kernels.paths import KERNELS_CPP
+
+    if name:
+        raise typer.BadParameter(f"--name {name} chooses a design in a design file; a library "
+                                 "kernel file has none", param_hint="--name")
+    if define:
+        raise typer.BadParameter(f"-D {define[0]} sets a design's define(), and {command}s of "
+                                 "a library kernel file take none (they run its sample sizes)",
+                                 param_hint="-D")
+    if path is None or path.parent == Path("."):
+        if path is None or not path.exists():
+            return  # a bare name: the library's file of that name
+    library = KERNELS_CPP / path.name
+    if path.exists() and library.exists() and path.resolve() == library.resolve():
+        return
+    if path.exists() and library.exists():
+        raise typer.BadParameter(
+            f"{path} is not aiedsl's {path.name} (a library kernel file is named by its name "
+            f"alone, or by its path in aiedsl): a file of yours is tested through a design that "
+            f"declares it: declare(..., source=\"{path.name}\") and `aiedsl kernel {command} "
+            "DESIGN.py`", param_hint="PATH")
+    if not path.exists() and path.parent != Path("."):
+        raise typer.BadParameter(f"{path} does not exist", param_hint="PATH")
 
 
 def _no_library_kernel(path: Path, command: str) -> Exception:
