@@ -82,8 +82,8 @@ class Profile:
             return [f"{self.symbol} on {self.device}: no AIE API vector operation, load or store "
                     "counted: scalar C++ is not modelled, so the profile gives no estimate "
                     "(declare cycles= from the kernel's loop)", *failed]
-        out = [f"{self.symbol} on {self.device}: {self.cycles:,} cycle{'s' * (self.cycles != 1)} per call at best "
-               f"(bound by {self.binding})",
+        out = [f"{self.symbol} on {self.device}: {self.cycles:,} "
+               f"cycle{'s' * (self.cycles != 1)} per call at best (bound by {self.binding})",
                "  per call: " + ", ".join(f"{c[u]:,} {u}" for u in COUNTED),
                "  cycles each unit needs: " + ", ".join(f"{u} {b[u]:,}" for u in b)]
         if c["MACs"]:
