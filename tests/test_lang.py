@@ -722,3 +722,32 @@ def test_a_channels_shim_pin_must_be_a_shim(design_file: DesignFile) -> None:
         "  limit: shim(col): the shim tile of a column\n"
         "  found: memtile(1)\n"
         "  fix: write shim=shim(0) (from aiedsl import shim)")
+
+
+def test_a_shim_pin_on_a_fifo_without_a_host_end_is_refused(design_file: DesignFile) -> None:
+    """channel(shim=shim(2)) between two cores was accepted and the pin dropped (a
+    reviewer)."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, herd, i32, runtime, shim
+
+        @design(device="npu1")
+        def d(A: Tensor[256, i32]):
+            c = channel(Tensor[256, i32], shape=[1], shim=shim(2))
+
+            @herd(rows=2)
+            def core(x, y):
+                if y == 0:
+                    with c[0].produce():
+                        pass
+                else:
+                    with c[0].consume():
+                        pass
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:5: error [placement]: channel 'c' pins its host end to shim(2), but the runtime "
+        "neither fills nor drains 'c_0'\n"
+        "  found: shim=shim(2)\n"
+        "  fix: leave shim= out (a fifo between cores or tiles has no host end), or fill or "
+        "drain it in the runtime sequence")

@@ -216,3 +216,44 @@ def test_fit_tries_the_preferred_columns_first_and_is_complete() -> None:
     assert fit([(1, 4)] * 3, [None] * 3, 2, (6, 6)).settled
     assert fit([(1, 4), (1, 2)], [0, None], 2, (6, 6)).columns == [0, 0]
     assert fit([(7, 1)], [None], 4, (6, 6)).columns is None
+
+
+def test_host_depth_sets_the_memtile_side_of_a_channel_the_cores_fill(
+        design_file: Callable[..., Path]) -> None:
+    """channel(host_depth=5) drained by the host kept 2 buffers at the memtile, silently: the
+    cores' fifo owns them there (a reviewer). Its memtile end now takes host_depth."""
+    from aiedsl.checks import check_design
+    from aiedsl.codegen.mlir import render_mlir
+    from aiedsl.sim import simulate
+    from aiedsl.targets import get_target
+
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, herd, i32, loop, memtile, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def hd(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+            a = channel(Tensor[1024, i32], shape=[1], via=memtile)
+            c = channel(Tensor[1024, i32], shape=[1], via=memtile, host_depth=5)
+            k = passthrough(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a[0].consume() as s, c[0].produce() as d:
+                        k(s, d)
+
+            with runtime() as rt:
+                rt.fill(a[0], inp)
+                rt.drain(c[0], out)
+
+        @hd.reference
+        def ref(inp):
+            return inp.copy()
+        ''')
+    handle = load_design(path)
+    placed, usage = check_design(handle.ir)
+    mlir = render_mlir(placed, get_target(placed.device))
+    assert "aie.objectfifo @c_0(%tile_0_2, {%tile_0_1}, [2, 5])" in mlir
+    assert sum(u.amount for u in usage[(0, 1)].memory) == (2 + 5) * 4096
+    assert simulate(handle).passed

@@ -359,9 +359,8 @@ def test_the_memory_fix_names_a_channels_depths(design_file: DesignFile) -> None
         "the data over more memtiles")
     assert check_error(path, {"WAY": "drain"}).endswith(
         "  d.py:15: c_0 40 x 16384 B: 655360\n"
-        "  fix: free 131,072 bytes: give channel 'c' depth=32 (a drain's memtile side has the "
-        "cores' depth: host_depth= sets a fill's), use smaller tiles, or split the data over "
-        "more memtiles")
+        "  fix: free 131,072 bytes: give channel 'c' host_depth=32, use smaller tiles, or split "
+        "the data over more memtiles")
 
 
 def test_memory_one_buffer_cannot_free_says_so(design_file: DesignFile) -> None:

@@ -45,10 +45,10 @@ class Setter:
     """How a design sets the number of a memtile link's buffers, for a fix to name: they are
     the buffers of the end that owns them (:func:`aiedsl.place.objectfifo.buffer_owner`)."""
 
-    how: Literal["fifo", "memtile end", "link", "host_depth", "channel"]
+    how: Literal["fifo", "memtile end", "link", "host_depth"]
     """``fifo``: the owning fifo's depth, or its memtile end's consumer_depth; ``memtile end``:
     that consumer_depth alone (given, it overrides depth=); ``link``: the depth= of the link
-    call that makes the fifo; ``host_depth``/``channel``: the channel's host_depth= or depth=."""
+    call that makes the fifo; ``host_depth``: the channel's host_depth=."""
     fifo: str
     """The fifo whose end owns them."""
     name: str = ""
@@ -63,8 +63,6 @@ class Setter:
             "memtile end": f"give '{self.fifo}''s memtile end consumer_depth={memtile}",
             "link": f"give the {self.name} that makes '{self.fifo}' depth={n}",
             "host_depth": f"give channel '{self.name}' host_depth={n}",
-            "channel": f"give channel '{self.name}' depth={n} (a drain's memtile side has the "
-                       "cores' depth: host_depth= sets a fill's)",
         }[self.how]
 
 
@@ -72,8 +70,8 @@ def setter(d: Design, link: Link) -> Setter:
     """How ``d`` sets the number of memtile link ``link``'s buffers."""
     name, port = buffer_owner(d, link)
     f = d.fifo(name)
-    if f.channel is not None:  # a channel's core-side fifo owns them: a drain's forward
-        return Setter("channel", name, f.channel)
+    if f.channel is not None:  # a channel's core-side fifo owns them (a drain's forward),
+        return Setter("host_depth", name, f.channel)  # its memtile end of host_depth buffers
     partner = next((d.fifo(n).channel for n in (*link.srcs, *link.dsts)
                     if d.fifo(n).channel is not None), None)
     if partner is not None:  # the channel's host fifo, of host_depth buffers

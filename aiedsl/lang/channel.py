@@ -319,10 +319,8 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
         without ``via``, the producing core's DMA (a host-filled channel has no layout
         transform: shim endpoints take none).
     dims_from_stream: n-d layout the core's DMA applies as it receives.
-    host_depth: buffers of the memtile side (default ``depth``, at least 2). A channel the cores
-        fill keeps ``depth`` buffers there unless it joins parts into a larger host element:
-        mlir-aie's link gives the memtile the buffers of its input when both ends' elements
-        are the same size.
+    host_depth: buffers of the memtile side (default ``depth``, at least 2), whichever way the
+        data goes.
     repeat: times the memtile sends each of its buffers (mlir-aie's ``repeat_count``; MLIR-AIR's
         L2 reuse: a put in a loop over one L2 buffer): each core takes ``repeat`` times what
         the host fills. A channel without ``via`` or with ``join`` cannot (``check`` says why).
@@ -414,6 +412,10 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
         host = f if via is None else ch.hosts.get(idx)
         if host is not None:
             host.shim_pin = pin
+        if via is not None and ch.axis is None and host_depth is not None:
+            # drained, the cores' fifo owns the memtile's buffers (the forward's input, on a
+            # tie of sizes): its memtile end takes host_depth, as a fill's host fifo does
+            f.memtile_depth = host_depth
     if ch.axis is not None:
         rest = [s for i, s in enumerate(shape) if i != ch.axis]
         for group in itertools.product(*(range(s) for s in rest)):

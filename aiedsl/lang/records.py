@@ -46,6 +46,10 @@ class FifoRecord:
     """``dims_from_stream`` given per consumer (``{"core[0,1]": [...]}``), as mlir-aie's
     ``{%tile fromStream [...], ...}``."""
     consumer_depth: int | dict[str, int] | None = None
+    memtile_depth: int | None = None
+    """Buffers of its memtile end, if a memtile consumes it (a channel's ``host_depth=``: the
+    cores' fifo of a channel they fill owns the memtile's buffers); unlike ``consumer_depth``
+    it names no end that must exist."""
     repeat: int = 1
     """Times its producer's DMA sends each element (``repeat=``: mlir-aie's ``repeat_count``)."""
     shim_pin: tuple[int, int] | None = None

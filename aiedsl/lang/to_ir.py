@@ -211,6 +211,14 @@ def _fifo_ir(f: FifoRecord, trace: DesignTrace) -> Fifo:
             f"fifo {missing}", f"fifo '{f.name}' has no {missing}", loc=f.loc,
             fix=hint + "; remove it if it is not needed")
     looped = [c for c in f.consumers if c.kind == "shim"]
+    if f.shim_pin is not None and f.producer.kind != "shim" and not looped:
+        col = f.shim_pin[0]
+        whose = f"channel '{f.channel}'" if f.channel else f"fifo '{f.name}'"
+        raise DesignError(
+            "placement", f"{whose} pins its host end to shim({col}), but the runtime neither "
+            f"fills nor drains '{f.name}'", loc=f.loc, found=f"shim=shim({col})",
+            fix="leave shim= out (a fifo between cores or tiles has no host end), or fill or "
+            "drain it in the runtime sequence")
     if f.producer.kind == "shim" and looped:
         # both ends would be the same shim allocation, an MM2S and an S2MM channel under one
         # symbol (mlir-aie names a fifo's shim DMA allocation after the fifo): it cannot lower
@@ -224,8 +232,12 @@ def _fifo_ir(f: FifoRecord, trace: DesignTrace) -> Fifo:
                 f"b = {f.name}.forward(name=\"b\"), and drain b")
 
     def cons_depth(who: str) -> int:
+        if isinstance(f.consumer_depth, dict) and who in f.consumer_depth:
+            return f.consumer_depth[who]
+        if who == "memtile" and f.memtile_depth is not None:
+            return f.memtile_depth
         if isinstance(f.consumer_depth, dict):
-            return f.consumer_depth.get(who, f.depth)
+            return f.depth
         return f.depth if f.consumer_depth is None else f.consumer_depth
 
     known = {_end_name(c) for c in f.consumers}

@@ -33,11 +33,13 @@ def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:
     for tid, p in enumerate(tracks, start=1):
         events.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
                        "args": {"name": p.name}})
-        for start, end, label in [*p.spans, *blocked.get(id(p), [])]:
+        spans = [(*span, False) for span in p.spans] + \
+            [(*span, True) for span in blocked.get(id(p), [])]
+        for start, end, label, stuck in spans:
             # both ends rounded, the duration their difference: spans that meet stay met (each
             # rounded on its own, one overlapped the next by a tick, which the format forbids)
             first, last = round(start * tick), round(end * tick)
-            if last == first:  # blocked at the very end: a moment, not a span of no length
+            if stuck and last == first:  # blocked at the very end: a moment, not a span
                 events.append({"name": label, "cat": p.kind, "ph": "i", "s": "t", "pid": 1,
                                "tid": tid, "ts": first / TRACE_TICKS_PER_US})
                 continue
