@@ -1016,8 +1016,8 @@ def test_a_kernel_worker_stops_when_told_though_another_holds_its_pipe() -> None
     from aiedsl.kernels.worker import KernelWorker
 
     k = matmul_cascade(8, 8, 8, "put").ir
-    first = KernelWorker([(k, lambda *args: None)])
-    second = KernelWorker([(k, lambda *args: None)])
+    first = KernelWorker([(k, lambda *args: None)], fork=True)
+    second = KernelWorker([(k, lambda *args: None)], fork=True)
     try:
         first.close()
         assert first.status == 0  # it stopped itself: not killed
