@@ -186,7 +186,8 @@ class KernelWorker:
     ``fork``: fork this process for the child (by default when it runs one thread,
     :func:`alone`), or have the server fork it (:mod:`aiedsl.kernels.worker_server`), which
     loads the same host builds: ``kernels`` must then be
-    :func:`~aiedsl.kernels.host.native`'s callables."""
+    :func:`~aiedsl.kernels.host.native`'s (or :func:`~aiedsl.kernels.host.load_native`'s)
+    callables, whose ``build`` says which library the server's child loads."""
 
     def __init__(self, kernels: Sequence[tuple[Kernel, Callable[..., None]]],
                  fork: bool | None = None) -> None:

@@ -7,7 +7,6 @@ this process's host builds are (:func:`host_build`); the memory both map
 
 from __future__ import annotations
 
-import ctypes
 import mmap
 import os
 import pickle
@@ -18,7 +17,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
     from aiedsl.ir.kernel import Kernel
@@ -40,69 +39,19 @@ def can_spawn() -> bool:
 
 
 def host_build(k: Kernel, fn: Callable[..., None]) -> tuple[str, int | None]:
-    """The shared library that ``fn``, :func:`~aiedsl.kernels.host.native`'s callable for
-    kernel ``k``, runs (the path the dynamic loader has it under), and the ``aie_arch`` it was
-    built for (None: none given). Read from the callable's closure, which holds the C++
-    entry point and the architecture; a TypeError for a callable that holds neither (a
-    Python function standing for the kernel can run only in a child forked from here)."""
-    entry = arch = None
-    found_arch = False
-    for name, value in _closure(fn):
-        if isinstance(value, _C_FUNCTION) and getattr(value, "__name__", None) == k.symbol:
-            entry = value
-        elif name == "aie_arch":
-            arch, found_arch = value, True
-    library = _library_of(entry) if entry is not None else None
-    if library is None or not found_arch:
+    """The shared library that ``fn``, :func:`~aiedsl.kernels.host.load_native`'s callable
+    for kernel ``k`` (:func:`~aiedsl.kernels.host.native`'s is one), runs, and the
+    ``aie_arch`` it was built for (None: none given): its ``build``. A TypeError for another
+    callable (a Python function standing for the kernel can run only in a child forked from
+    here)."""
+    from aiedsl.kernels.host import HostBuild
+
+    build = getattr(fn, "build", None)
+    if not isinstance(build, HostBuild):
         raise TypeError(f"kernel '{k.symbol}': {fn!r} is not its host build "
                         "(aiedsl.kernels.host.native's callable), which alone another process "
                         "can load")
-    return library, arch
-
-
-_C_FUNCTION: type = getattr(ctypes, "_CFuncPtr")
-"""The class of a C function ctypes loaded (outside ctypes' documented names)."""
-
-
-def _closure(fn: Callable[..., Any]) -> Iterator[tuple[str, Any]]:
-    """(name, value) of each variable ``fn`` closes over, and those of the functions among
-    them, recursively (a variable never assigned is left out)."""
-    seen: set[int] = set()
-    todo: list[Any] = [fn]
-    while todo:
-        f = todo.pop()
-        code = getattr(f, "__code__", None)
-        if code is None or id(f) in seen:
-            continue
-        seen.add(id(f))
-        for name, cell in zip(code.co_freevars, f.__closure__ or ()):
-            try:
-                value = cell.cell_contents
-            except ValueError:  # declared, never assigned (a library without mode entries)
-                continue
-            yield name, value
-            todo.append(value)
-
-
-class _DlInfo(ctypes.Structure):
-    """``Dl_info``, what ``dladdr`` says of an address."""
-
-    _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p),
-                ("sname", ctypes.c_char_p), ("saddr", ctypes.c_void_p)]
-
-
-def _library_of(entry: Any) -> str | None:
-    """The file of the shared library the C function ``entry`` (a ctypes function) is in,
-    as the dynamic loader says (None if it cannot)."""
-    dladdr = getattr(ctypes.CDLL(None), "dladdr", None)
-    if dladdr is None:
-        return None
-    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
-    dladdr.restype = ctypes.c_int
-    info = _DlInfo()
-    if not dladdr(ctypes.cast(entry, ctypes.c_void_p), ctypes.byref(info)) or not info.fname:
-        return None
-    return os.fsdecode(info.fname)
+    return str(build.path), build.aie_arch
 
 
 def shared_file(size: int) -> tuple[mmap.mmap, int]:

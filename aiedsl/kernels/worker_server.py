@@ -17,11 +17,12 @@ simulation left them.
 
 A request gives the kernels' IR, the shared library each one's callable runs
 (:func:`~aiedsl.kernels.worker_client.host_build`: the very file the simulating process
-loaded; the worker builds nothing and runs no user Python, and the C++ may have changed on disk
-since) and the architecture it was built for; and, over the Unix socket to the server, the
-worker's ends of its two pipes, a file holding the call arrays that both map
-(:func:`~aiedsl.kernels.worker_client.shared_file`: removed from the file system at once, so
-nothing is left behind), the simulating process's stdout and stderr as they are now (a
+loaded, which :func:`~aiedsl.kernels.host.build_native` made; the worker loads it with
+:func:`~aiedsl.kernels.host.load_native`, builds nothing and runs no user Python, and the C++
+may have changed on disk since) and the architecture it was built for; and, over the Unix
+socket to the server, the worker's ends of its two pipes, a file holding the call arrays that
+both map (:func:`~aiedsl.kernels.worker_client.shared_file`: removed from the file system at
+once, so nothing is left behind), the simulating process's stdout and stderr as they are now (a
 kernel's ``printf`` shows there), and the write end of a pipe on which the server puts the
 worker's wait status when it ends (the worker is the server's child: only the server can reap
 it). The server answers with the worker's pid.
@@ -37,14 +38,8 @@ import os
 import pickle
 import signal
 import socket
-from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Callable
 
 from aiedsl.kernels.worker_client import STATUS, recv, send
-
-if TYPE_CHECKING:
-    from aiedsl.ir.kernel import Kernel
 
 
 def main(argv: list[str]) -> None:
@@ -126,6 +121,7 @@ def _work(message: bytes, fds: list[int], others: list[int]) -> None:
     import traceback
     from multiprocessing.connection import Connection
 
+    from aiedsl.kernels.host import load_native
     from aiedsl.kernels.worker import READY, _layout, _views, serve
 
     status = 0
@@ -145,7 +141,7 @@ def _work(message: bytes, fds: list[int], others: list[int]) -> None:
         replies = Connection(replies_fd, readable=False)
         slots, _ = _layout([k for k, _, _ in builds])
         try:
-            fns = [load(k, library, arch) for k, library, arch in builds]
+            fns = [load_native(k, library, arch) for k, library, arch in builds]
         except Exception:
             replies.send_bytes(pickle.dumps(("failed", traceback.format_exc()), -1))
             raise
@@ -156,25 +152,4 @@ def _work(message: bytes, fds: list[int], others: list[int]) -> None:
         status = 70
     finally:
         os._exit(status)
-
-
-def load(k: Kernel, library: str, arch: int | None) -> Callable[..., None]:
-    """:func:`~aiedsl.kernels.host.native`'s callable for kernel ``k`` on the host build
-    ``library``, built for ``arch``. ``native`` checks the kernel's source and builds it (or
-    finds it built), then loads the library: the check and the build were the simulating
-    process's, so here both are replaced by its answer, and only the loading is ``native``'s
-    own (a worker runs nothing else)."""
-    from aiedsl.kernels import host
-
-    def built(*args: Any, **kwargs: Any) -> Path:
-        return Path(library)
-
-    def checked(*args: Any, **kwargs: Any) -> None:
-        return None
-
-    setattr(host, "compile_host", built)
-    setattr(host, "check_file_kernel", checked)
-    # the kernel's text: beside the build, native() reads it only to name it in an error
-    text: Any = SimpleNamespace(name=k.symbol, source=SimpleNamespace(label=library), flags=())
-    return host.native(k, text, arch)
 
