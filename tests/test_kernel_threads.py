@@ -1,6 +1,7 @@
-"""Native simulations in a process that runs several threads: the kernel worker's child is then
-forked by a server process (aiedsl.kernels.worker_server), not from the simulating process,
-whose fork could wait forever on another thread's library (OpenBLAS's pre-fork handler). The
+"""Native simulations and kernel tests/profiles in a process that runs several threads: the
+kernel worker's child, and the child a kernel's guarded run goes in (aiedsl.kernels.guarded), is
+then forked by a server process (aiedsl.kernels.worker_server), not from this process, whose
+fork could wait forever on another thread's library (OpenBLAS's pre-fork handler). The
 server's child must say everything a forked child says, word for word."""
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from aiedsl.errors import DesignError
 from aiedsl.kernels import worker_client
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
-from test_kernels import (NATIVE_FAULTS, NEVER_RETURNS, TO_BF16, TO_BF16_CC, WRONG,
-                          _faulty_design)
+from test_kernels import (NATIVE_FAULTS, NEVER_RETURNS, OUT_OF_BOUNDS, TO_BF16, TO_BF16_CC,
+                          WRONG, _faulty_design)
 
 DesignFile = Callable[..., Path]
 ROOT = Path(__file__).resolve().parents[1]
@@ -272,3 +273,167 @@ def test_native_simulations_beside_a_threaded_matrix_product_finish() -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     assert [json.loads(line) for line in r.stdout.splitlines()] == \
         [[i, True, True] for i in range(20)]
+
+
+# -- kernel test and profile (aiedsl.kernels.guarded.in_child) --------------------------------
+
+@pytest.fixture
+def calls_served(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pid of each child the server forks for a kernel's guarded run."""
+    pids: list[int] = []
+    start = worker_client.start_call
+
+    def counted(*args: Any) -> tuple[int, int]:
+        pid, status = start(*args)
+        pids.append(pid)
+        return pid, status
+
+    monkeypatch.setattr(worker_client, "start_call", counted)
+    return pids
+
+
+def _checked(path: Path, served: bool) -> tuple[list[str], tuple[str, ...]]:
+    """What `aiedsl kernel test` and `kernel profile` say of the one kernel of ``path``: the
+    test's lines and the profile's faults, their children forked by the server (``served``)
+    or by this process."""
+    from aiedsl.kernels.cases import design_cases
+    from aiedsl.kernels.host_check import check_kernel
+    from aiedsl.kernels.profile import profile_cases
+
+    def run() -> tuple[list[str], tuple[str, ...]]:
+        (case,) = design_cases(load_design(path))
+        (prof,) = profile_cases([case], "npu1_1col")
+        return check_kernel(case).lines, prof.faults
+
+    if not served:
+        return run()
+    with another_thread():
+        return run()
+
+
+def _bad_copy(design_file: DesignFile, body: str) -> Path:
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(
+        "#include <aie_api/aie.hpp>\n#include <stdlib.h>\n#include <stdint.h>\n"
+        "void bad_copy(const int32_t *src, int32_t *dst) {\n  " + body + "\n}\n")
+    return path
+
+
+GUARDED_FAULTS = {**{bug: body for bug, (body, _) in OUT_OF_BOUNDS.items()},
+                  "exits": "exit(3);"}
+
+
+@pytest.mark.parametrize("bug", sorted(GUARDED_FAULTS))
+def test_the_servers_child_reports_what_kernel_test_finds_as_a_forked_one(
+        design_file: DesignFile, calls_served: list[int], bug: str) -> None:
+    """Every FAIL line of kernel test and every fault of a profile, word for word, from either
+    child (kernel test runs the C++ twice, the profile once: three children each)."""
+    path = _bad_copy(design_file, GUARDED_FAULTS[bug])
+    forked = _checked(path, served=False)
+    assert not calls_served
+    if bug in OUT_OF_BOUNDS:
+        assert OUT_OF_BOUNDS[bug][1] in forked[0]
+    else:
+        assert forked[0] == ["FAIL copy_i32_64: stopped with exit status 3"]
+    assert _checked(path, served=True) == forked
+    assert len(calls_served) == (3 if "crashes" not in bug and "exits" not in bug else 2)
+
+
+def test_the_servers_child_of_a_kernel_test_is_stopped_after_the_time_limit(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch,
+        calls_served: list[int]) -> None:
+    from aiedsl.kernels.cases import design_cases
+    from aiedsl.kernels.host_check import check_kernel
+
+    monkeypatch.setenv("AIEDSL_KERNEL_TIMEOUT", "0.5")
+    (case,) = design_cases(load_design(_faulty_design(design_file, NEVER_RETURNS)))
+    forked = check_kernel(case).lines
+    assert forked[0] == (
+        "FAIL copy_i32_64: did not return within 0.5 s (its process was killed): a loop that "
+        "never ends? check the kernel's loop bounds and steps (a step of 0, a counter that "
+        "wraps before its bound); AIEDSL_KERNEL_TIMEOUT=SECONDS gives a slow kernel longer")
+    with another_thread():
+        assert check_kernel(case).lines == forked
+    assert len(calls_served) == 1
+    with pytest.raises(ProcessLookupError):  # killed, and reaped by the server
+        os.kill(calls_served[0], 0)
+
+
+def test_what_a_host_kernel_raises_comes_back_from_the_servers_child(
+        calls_served: list[int]) -> None:
+    """The exception the C++ call raised (a cascade kernel moving other words than it
+    declares), raised again here, as from a forked child; a callable that holds no host
+    build cannot go to the server."""
+    from aiedsl.kernels import matmul_cascade
+    from aiedsl.kernels.guarded import GuardedCall, in_child
+    from aiedsl.kernels.host import native
+    from aiedsl.kernels.text import kernel_text
+
+    k = matmul_cascade(8, 8, 8, "put").ir
+    wrong = k.model_copy(update={"cascade_out": k.cascade_out.model_copy(
+        update={"shape": (16, 8)})})
+    a = np.zeros((8, 8), np.uint16)
+    call = GuardedCall(wrong, native(wrong, kernel_text(None, k)),
+                       [a, a, np.zeros((16, 8), np.float32)], 0xA5)
+    raised = []
+    for served in (False, True):
+        with pytest.raises(ValueError) as e:
+            if served:
+                with another_thread():
+                    in_child(call, 10)
+            else:
+                in_child(call, 10)
+        raised.append(str(e.value))
+    assert raised[0] == raised[1] == ("matmul_cascade_put_bf16_f32_8x8x8_4x8x4 moved 4 cascade "
+                                      "word(s) more or fewer than it declares "
+                                      "(cascade_in/cascade_out)")
+    assert len(calls_served) == 1
+    with another_thread(), pytest.raises(TypeError, match=r"cannot run in a child of the "
+                                         r"kernel workers' server"):
+        in_child(lambda: None, 10)
+    with another_thread(), pytest.raises(TypeError, match=r"is not its host build"):
+        in_child(GuardedCall(wrong, lambda *args: None, [], 0xA5), 10)
+
+
+BLAS_BESIDE_KERNEL_TESTS = '''
+    import faulthandler, json, threading
+    import numpy as np
+    from aiedsl.kernels.host_check import check_kernel
+    from aiedsl.kernels.profile import profile_case
+    from aiedsl.kernels.samples import library_cases
+    from aiedsl.targets import get_target
+
+    faulthandler.dump_traceback_later(100, exit=True)  # a hang shows where
+    case = next(c for c in library_cases() if c.kernel.symbol == "passthrough_i32_1024")
+    target = get_target("npu1_1col")
+    check_kernel(case)  # built before the products start
+
+    def blas():  # products long enough to keep OpenBLAS's threads busy at each fork
+        a = np.random.rand(1000, 1000)
+        while True:
+            a @ a
+
+    threading.Thread(target=blas, daemon=True).start()
+    for i in range(60):
+        t = check_kernel(case)
+        p = profile_case(case, target)
+        print(json.dumps([i, t.passed, p.ran, list(p.faults)]), flush=True)
+    '''
+
+
+def test_kernel_tests_beside_a_threaded_matrix_product_finish() -> None:
+    """A kernel test or profile from the Python API (or a design with cycles=None loaded)
+    while another thread multiplies matrices forked this process through multiprocessing:
+    OpenBLAS's pre-fork handler then hung it as it hung native simulations (here most runs of
+    this script hung within its 180 forks). Every run now ends, and passes."""
+    if _blas_threads() < 2:
+        pytest.skip("numpy's BLAS runs one thread here (the hang needs it to run several)")
+    try:
+        r = subprocess.run([sys.executable, "-c", textwrap.dedent(BLAS_BESIDE_KERNEL_TESTS)],
+                           capture_output=True, text=True, cwd=ROOT, env=_default_blas_env(),
+                           timeout=120)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"the runs hung; they printed: {e.stdout!r}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [json.loads(line) for line in r.stdout.splitlines()] == \
+        [[i, True, True, []] for i in range(60)]

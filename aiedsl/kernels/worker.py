@@ -198,7 +198,7 @@ class KernelWorker:
         self.forked = alone() if fork is None else fork
         """Whether the child is a fork of this process (else of the server)."""
         if not self.forked:  # before anything is made: a callable it cannot load is refused
-            from aiedsl.kernels import worker_client  # (3 ms to import: not for a fork)
+            import aiedsl.kernels.worker_client as worker_client  # (3 ms: not for a fork)
             builds = [(k, *worker_client.host_build(k, fn)) for k, fn in kernels]
         self._slots, size = _layout(self.kernels)
         self._positions = [{s.position for s in slots} for slots in self._slots]

@@ -79,11 +79,25 @@ def start(builds: Sequence[tuple[Kernel, str, int | None]], size: int, requests:
     reading calls from the pipe end ``requests`` and answering on ``replies``: its pid and the
     read end of the pipe its wait status will come on. A RuntimeError if the server cannot
     (a new one is started once if it died)."""
-    message = pickle.dumps((list(builds), size), -1)
+    return _start(("kernels", (list(builds), size)), [requests, replies, memory])
+
+
+def start_call(task: bytes, result: int) -> tuple[int, int]:
+    """Have the server fork a worker that runs the pickled callable ``task`` once
+    (:func:`aiedsl.kernels.guarded.serve_call`) and sends what it returned or raised on the
+    pipe end ``result``: as :func:`start`, its pid and the read end of its status pipe."""
+    return _start(("call", task), [result])
+
+
+def _start(request: tuple[str, Any], fds: list[int]) -> tuple[int, int]:
+    """Send ``request`` (its kind and what the worker needs) with the worker's file
+    descriptors ``fds`` (and this process's stdout and stderr, which it writes to), after
+    the write end of a new status pipe: the worker's pid and that pipe's read end."""
+    message = pickle.dumps(request, -1)
     status_r, status_w = os.pipe()
     try:
         with _lock:
-            reply = _ask(message, [requests, replies, memory, status_w, 1, 2])
+            reply = _ask(message, [status_w, *fds, 1, 2])
     except BaseException:
         os.close(status_r)
         raise

@@ -1,5 +1,6 @@
-"""The kernel workers' fork server: the child of a native simulation started while the
-simulating process runs several threads, where forking that process is not safe (see
+"""The kernel workers' fork server: the child of a native simulation, or of a kernel's guarded
+run (``aiedsl kernel test``, ``kernel profile``), started while the process that asks runs
+several threads, where forking that process is not safe (see
 :func:`aiedsl.kernels.worker.alone`).
 
 Forking a process copies one thread; a library's pre-fork handler may wait for another
@@ -27,6 +28,14 @@ kernel's ``printf`` shows there), and the write end of a pipe on which the serve
 worker's wait status when it ends (the worker is the server's child: only the server can reap
 it). The server answers with the worker's pid.
 
+The other request runs one call, :func:`aiedsl.kernels.guarded.in_child`'s: a pickled callable
+(a :class:`~aiedsl.kernels.guarded.GuardedCall`: the kernel's IR, its host build, the
+arguments and the guard bytes' filling), with the write end of the pipe the worker answers on,
+stdout, stderr and the status pipe. The worker loads the build, runs the call once between
+guard bytes, sends what it returned or raised, and ends
+(:func:`~aiedsl.kernels.guarded.serve_call`); a crash or a hang is told from its wait status,
+as from a forked child's.
+
 The server ends when the simulating process does (its socket's end); one that died is started
 again.
 """
@@ -38,8 +47,12 @@ import os
 import pickle
 import signal
 import socket
+from typing import TYPE_CHECKING
 
 from aiedsl.kernels.worker_client import STATUS, recv, send
+
+if TYPE_CHECKING:
+    from aiedsl.ir.kernel import Kernel
 
 
 def main(argv: list[str]) -> None:
@@ -62,7 +75,8 @@ def _serve_requests(sock: socket.socket) -> None:
     docstring), and put each worker's wait status on its status pipe when it ends."""
     import select
 
-    import aiedsl.kernels.host  # noqa: F401 - imported once here, not by each worker
+    import aiedsl.kernels.guarded  # noqa: F401 - imported once here, not by each worker
+    import aiedsl.kernels.host  # noqa: F401
     import aiedsl.kernels.worker  # noqa: F401
 
     sock.settimeout(None)
@@ -95,9 +109,9 @@ def _serve_requests(sock: socket.socket) -> None:
             continue
         if pid == 0:
             _work(message, fds, [sock.fileno(), wake_r, wake_w, *statuses.values()])
-        for fd in fds[:3] + fds[4:]:  # the worker's; the status pipe is the server's to write
+        for fd in fds[1:]:  # the worker's; the status pipe is the server's to write
             os.close(fd)
-        statuses[pid] = fds[3]
+        statuses[pid] = fds[0]
         send(sock, pickle.dumps(("pid", pid), -1))
 
 
@@ -115,41 +129,55 @@ def _reap(statuses: dict[int, int]) -> None:
 
 
 def _work(message: bytes, fds: list[int], others: list[int]) -> None:
-    """A worker, just forked: load the kernels, say so, serve the calls, end (never
-    return). ``fds`` are its pipes' ends, the shared file, its status pipe, and the stdout and
-    stderr to use; ``others`` the server's descriptors, closed here."""
-    import traceback
-    from multiprocessing.connection import Connection
-
-    from aiedsl.kernels.host import load_native
-    from aiedsl.kernels.worker import READY, _layout, _views, serve
-
+    """A worker, just forked: do what the request ``message`` asks (serve a simulation's
+    kernel calls, or run one callable), then end (never return). ``fds`` are its status pipe,
+    its own descriptors, and the stdout and stderr to use; ``others`` the server's
+    descriptors, closed here."""
     status = 0
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        requests_fd, replies_fd, memory_fd, status_w, out, err = fds
+        status_w, *own, out, err = fds
         for fd in (*others, status_w):
             os.close(fd)
         os.dup2(out, 1)  # where the simulating process's stdout and stderr are now
         os.dup2(err, 2)
         os.close(out)
         os.close(err)
-        builds, size = pickle.loads(message)
-        memory = mmap.mmap(memory_fd, size)
-        os.close(memory_fd)
-        replies = Connection(replies_fd, readable=False)
-        slots, _ = _layout([k for k, _, _ in builds])
-        try:
-            fns = [load_native(k, library, arch) for k, library, arch in builds]
-        except Exception:
-            replies.send_bytes(pickle.dumps(("failed", traceback.format_exc()), -1))
-            raise
-        replies.send_bytes(pickle.dumps(READY, -1))
-        serve(memory, slots, _views(memory, slots), fns,
-              Connection(requests_fd, writable=False), replies)
+        kind, body = pickle.loads(message)
+        if kind == "kernels":
+            _serve_kernels(body, own)
+        else:
+            from aiedsl.kernels.guarded import serve_call
+            status = serve_call(body, own[0])
     except BaseException:  # noqa: BLE001 - nothing may return into the server's loop
         status = 70
     finally:
         os._exit(status)
 
+
+def _serve_kernels(body: tuple[list[tuple[Kernel, str, int | None]], int],
+                   fds: list[int]) -> None:
+    """Load the kernels' host builds ``body`` gives (with the size of the shared file), say
+    so, and serve their calls until the simulating process says stop; ``fds`` are the pipes'
+    ends and the shared file."""
+    import traceback
+    from multiprocessing.connection import Connection
+
+    from aiedsl.kernels.host import load_native
+    from aiedsl.kernels.worker import READY, _layout, _views, serve
+
+    requests_fd, replies_fd, memory_fd = fds
+    builds, size = body
+    memory = mmap.mmap(memory_fd, size)
+    os.close(memory_fd)
+    replies = Connection(replies_fd, readable=False)
+    slots, _ = _layout([k for k, _, _ in builds])
+    try:
+        fns = [load_native(k, library, arch) for k, library, arch in builds]
+    except Exception:
+        replies.send_bytes(pickle.dumps(("failed", traceback.format_exc()), -1))
+        raise
+    replies.send_bytes(pickle.dumps(READY, -1))
+    serve(memory, slots, _views(memory, slots), fns,
+          Connection(requests_fd, writable=False), replies)
