@@ -1034,8 +1034,8 @@ def test_a_kernel_worker_stops_when_told_though_another_holds_its_pipe() -> None
     from aiedsl.kernels.worker import KernelWorker
 
     k = matmul_cascade(8, 8, 8, "put").ir
-    first = KernelWorker([(k, lambda *args: None)])
-    second = KernelWorker([(k, lambda *args: None)])
+    first = KernelWorker([(k, lambda *args: None)], fork=True)
+    second = KernelWorker([(k, lambda *args: None)], fork=True)
     try:
         first.close()
         assert first.status == 0  # it stopped itself: not killed
@@ -1063,6 +1063,33 @@ def test_the_kernel_worker_raises_what_the_call_raised() -> None:
             "kernel 'matmul_cascade_put_bf16_f32_8x8x8_4x8x4' moves other cascade words than "
             "it declares: its C++ put 4 words in a call, where cascade_out=16x8xf32 is 8")
         assert not worker.dead  # an exception is an answer: the child serves on
+
+
+
+def test_native_is_a_host_build_then_its_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """native() is build_native() (the cached library and the aie_arch it was built for) then
+    load_native(); its callable says which build it runs, and load_native alone runs that build
+    as native's callable does (the kernel workers' server loads the simulating process's
+    builds so, building nothing). A second build is the cached library, not compiled again."""
+    from aiedsl import Tensor, i32
+    from aiedsl.kernels import host, passthrough
+    from aiedsl.kernels.host import HostBuild, build_native, load_native
+
+    k = passthrough(Tensor[64, i32]).ir
+    kt = kernel_text(None, k)
+    build = build_native(k, kt, 20)
+    assert isinstance(build, HostBuild) and build.aie_arch == 20 and build.path.is_file()
+    other = build_native(k, kt, 21)  # another architecture: another library
+    assert other.aie_arch == 21 and other.path != build.path
+    fn = native(k, kt, 20)
+    assert fn.build == build  # type: ignore[attr-defined]
+    monkeypatch.setattr(host.subprocess, "run", None)  # no compiler runs from here on
+    assert build_native(k, kt, 20) == build
+    src = np.arange(64, dtype=np.int32)
+    for run in (fn, load_native(k, build.path, build.aie_arch)):
+        dst = np.zeros(64, np.int32)
+        run(src, dst)
+        assert dst.tolist() == src.tolist()
 
 
 TO_BF16 = '''

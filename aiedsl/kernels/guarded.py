@@ -1,10 +1,12 @@
 """A kernel's C++ run where what it does wrong shows: each buffer between guard bytes (a write
-outside it, or to an input, is found after the call) and the call in a forked child (a crash or
-a hang ends the child, not the command)."""
+outside it, or to an input, is found after the call) and the call in a child process (a crash
+or a hang ends the child, not the command): forked from this process when it runs one thread,
+else by the kernel workers' server (:mod:`aiedsl.kernels.worker_server`)."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -60,14 +62,70 @@ def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
             for v in run_args], faults, strays
 
 
+@dataclass
+class GuardedCall:
+    """:func:`guarded_run` of kernel ``kernel``'s host build ``fn`` (the callable of
+    :func:`~aiedsl.kernels.host.native` or :func:`~aiedsl.kernels.host.load_native`) on
+    ``args``, its guard bytes filled from ``fill``: a callable for :func:`in_child` that either
+    child can run. A child forked from here calls ``fn`` itself; one forked by the kernel
+    workers' server gets it pickled, ``fn`` as its host build (its ``build``), which it loads.
+    With ``counted``, it returns (the operation counts of the call, what it did wrong, its
+    writes outside its buffers), what a profile takes, instead of :func:`guarded_run`'s
+    answer."""
+
+    kernel: Kernel
+    fn: Callable[..., None]
+    args: list[Any]
+    fill: int
+    counted: bool = False
+
+    def __call__(self) -> Any:
+        if not self.counted:
+            return guarded_run(self.kernel, self.fn, self.args, self.fill)
+        counts: Callable[[bool], list[int]] = getattr(self.fn, "counts")
+        counts(True)
+        _, faults, strays = guarded_run(self.kernel, self.fn, self.args, self.fill)
+        return counts(True), faults, strays
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        from aiedsl.kernels.worker_client import host_build
+
+        library, arch = host_build(self.kernel, self.fn)
+        return _loaded, (self.kernel, library, arch, self.args, self.fill, self.counted)
+
+
+def _loaded(kernel: Kernel, library: str, arch: int | None, args: list[Any], fill: int,
+            counted: bool) -> GuardedCall:
+    """A :class:`GuardedCall` unpickled: its host build loaded."""
+    from aiedsl.kernels.host import load_native
+
+    return GuardedCall(kernel, load_native(kernel, library, arch), args, fill, counted)
+
+
 def in_child(fn: Callable[[], Any], limit: float) -> Any:
-    """``fn()`` in a forked child; a description of the crash (a string) if it dies, or of
-    the hang if it does not answer within ``limit`` seconds (it is then killed and reaped)."""
+    """``fn()`` in a child process; a description of the crash (a string) if it dies, or of
+    the hang if it does not answer within ``limit`` seconds (it is then killed and reaped).
+
+    The child is a fork of this process when it runs one thread (the command line's case:
+    :func:`~aiedsl.kernels.worker.alone`). A fork of a process running several threads may
+    wait forever (OpenBLAS's pre-fork handler, while another thread multiplies matrices), so
+    the child is then forked by the kernel workers' server
+    (:mod:`~aiedsl.kernels.worker_server`), and ``fn`` must pickle (a :class:`GuardedCall`
+    does; anything else is a TypeError): the answers and the messages are the same. Where
+    the server cannot be started (no ``os.posix_spawn``), this process is forked, as before;
+    where there is no ``os.fork`` (Windows), ``fn`` runs here."""
     import multiprocessing
     import pickle
 
     if not hasattr(os, "fork"):  # no fork (Windows): run it here
         return fn()
+    from aiedsl.kernels.worker import alone
+
+    if not alone():
+        from aiedsl.kernels.worker_client import can_spawn
+
+        if can_spawn():
+            return _served(fn, limit)
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
 
@@ -86,17 +144,130 @@ def in_child(fn: Callable[[], Any], limit: float) -> Any:
             proc.kill()
             proc.join()
             parent.close()
-            return f"{hang_text(limit)} (its process was killed): {HANG_FIX}"
+            return _hung(limit)
         data = parent.recv_bytes()
     except EOFError:
         proc.join()
-        code = proc.exitcode or 0
-        if code < 0:
-            return (f"crashed ({signal_name(-code)}): it reads or writes outside its buffers, "
-                    "or fails an assertion")
-        return f"stopped with exit status {code}"
+        return _died(proc.exitcode or 0)
     proc.join()
     kind, value = pickle.loads(data)
     if kind == "raised":
         raise value
     return value
+
+
+def _hung(limit: float) -> str:
+    """What :func:`in_child` says of a child that did not answer within ``limit`` seconds."""
+    return f"{hang_text(limit)} (its process was killed): {HANG_FIX}"
+
+
+def _died(code: int) -> str:
+    """What :func:`in_child` says of a child that ended without answering, with exit code
+    ``code`` (minus the signal that killed it, as multiprocessing gives it)."""
+    if code < 0:
+        return (f"crashed ({signal_name(-code)}): it reads or writes outside its buffers, "
+                "or fails an assertion")
+    return f"stopped with exit status {code}"
+
+
+def _served(fn: Callable[[], Any], limit: float) -> Any:
+    """:func:`in_child`, its child forked by the kernel workers' server, which runs ``fn``
+    pickled (:func:`serve_call`) and reaps the child: its wait status comes on a pipe."""
+    import pickle
+    import select
+    from multiprocessing.connection import Connection
+
+    from aiedsl.kernels.worker_client import read_status, start_call
+
+    try:
+        task = pickle.dumps(fn, -1)
+    except Exception as err:  # a lambda, a callable holding no host build
+        raise TypeError("the call cannot run in a child of the kernel workers' server (which "
+                        "runs it while this process runs several threads): it does not "
+                        f"pickle ({type(err).__name__}: {err})") from None
+    result_r, result_w = os.pipe()
+    answers = Connection(result_r, writable=False)
+    try:
+        pid, status_fd = start_call(task, result_w)
+    except BaseException:
+        answers.close()
+        raise
+    finally:
+        os.close(result_w)
+    status: int | None = None
+    try:
+        poller = select.poll()
+        poller.register(result_r, select.POLLIN)
+        poller.register(status_fd, select.POLLIN)  # it ended (a copy of the answer pipe's
+        ready = {fd for fd, _ in poller.poll(int(limit * 1000))}  # end elsewhere: no EOF)
+        if not ready:
+            _kill(pid, status_fd)
+            status = read_status(status_fd)
+            return _hung(limit)
+        data = None
+        if result_r in ready:
+            try:
+                data = answers.recv_bytes()
+            except EOFError:
+                pass
+        status = read_status(status_fd)
+        if data is None:
+            return _died(os.waitstatus_to_exitcode(status))
+    finally:
+        if status is None:  # interrupted (Ctrl-C): the worker is stopped and reaped
+            _kill(pid, status_fd)
+            read_status(status_fd)
+        answers.close()
+        os.close(status_fd)
+    kind, value = pickle.loads(data)
+    if kind == "raised":
+        raise value
+    return value
+
+
+def _kill(pid: int, status_fd: int) -> None:
+    """SIGKILL the server's child ``pid`` unless its wait status has come on ``status_fd``
+    (it is then reaped, and ``pid`` may be another process's)."""
+    import select
+    import signal
+
+    if not select.select([status_fd], [], [], 0)[0]:
+        os.kill(pid, signal.SIGKILL)
+
+
+def serve_call(task: bytes, result: int) -> int:
+    """In a child the kernel workers' server forked for :func:`in_child`: run the pickled
+    callable ``task`` and send what it returned or raised on the pipe end ``result``, as a
+    forked child does; the exit status to end with (as multiprocessing's: 0, or a
+    ``SystemExit``'s code, or 1 with the traceback on stderr)."""
+    import ctypes
+    import pickle
+    import sys
+    import traceback
+    from multiprocessing.connection import Connection
+
+    answers = Connection(result, readable=False)
+    code = 0
+    try:
+        try:
+            out: tuple[str, Any] = ("value", pickle.loads(task)())
+        except Exception as err:  # raised again in the parent, as if run there
+            out = ("raised", err)
+        answers.send_bytes(pickle.dumps(out))
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            code = e.code or 0
+        else:
+            sys.stderr.write(f"{e.code}\n")
+            code = 1
+    except BaseException:  # noqa: BLE001 - the worker ends with a status, as a fork's child
+        traceback.print_exc()
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed stream: nothing to flush
+                pass
+        ctypes.CDLL(None).fflush(None)  # a kernel's printf (os._exit skips stdio's flush)
+    return code

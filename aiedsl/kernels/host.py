@@ -14,6 +14,11 @@ Example
 
 >>> fn = native(kernel_ir, kernel_text(None, kernel_ir))     # doctest: +SKIP
 >>> fn(a, b, c)                         # runs the C++ on the arrays   # doctest: +SKIP
+
+:func:`native` is two steps, each its own function: :func:`build_native` (build, or find
+cached: a :class:`HostBuild`, the library's path and the ``aie_arch`` it was built for) and
+:func:`load_native` (load a build: the callable), which another process can run on a build
+made here.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -190,21 +196,58 @@ def _first_error_kernel(kt: KernelText, excerpt: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class HostBuild:
+    """A kernel's host build: the shared library :func:`build_native` made (or found cached)
+    and the ``aie_arch`` it was built for (None: none given). What :func:`load_native` loads,
+    in this process or another (:mod:`aiedsl.kernels.worker_server`'s workers load the builds
+    of the simulating process, building nothing)."""
+
+    path: Path
+    aie_arch: int | None
+
+
+def build_native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> HostBuild:
+    """Kernel ``k``'s generated C++ ``kt`` built for the host (for ``aie_arch`` when given: see
+    :func:`compile_host`), or found built in the cache; a file kernel's source is checked
+    first, as ``aiedsl check`` says it (not as g++ does). Nothing is loaded:
+    :func:`load_native` does that."""
+    if k.source_kind == "file":
+        check_file_kernel(k, kt.source, f"kernels/{kt.name}.cc")
+    return HostBuild(compile_host(kt, k.loc, aie_arch), aie_arch)
+
+
 def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[..., None]:
     """A callable running kernel ``k``'s generated C++ ``kt`` on numpy arrays and scalars
-    (built for ``aie_arch`` when given: see :func:`compile_host`)."""
-    if k.source_kind == "file":  # as `aiedsl check` says it, not as g++ does
-        check_file_kernel(k, kt.source, f"kernels/{kt.name}.cc")
-    lib = ctypes.CDLL(str(compile_host(kt, k.loc, aie_arch)))
+    (built for ``aie_arch`` when given: see :func:`compile_host`): :func:`build_native`, then
+    :func:`load_native`."""
+    build = build_native(k, kt, aie_arch)
+    return load_native(k, build.path, build.aie_arch, kt=kt)
+
+
+def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = None, *,
+                kt: KernelText | None = None) -> Callable[..., None]:
+    """A callable running kernel ``k`` from its host build ``path`` (a library
+    :func:`build_native` made for ``aie_arch``, which words the faults it reports) on numpy
+    arrays and scalars: ``fn(*args, modes=None)``, the kernel's arguments then the cascade
+    arrays it declares, and ``modes`` the calling core's rounding and saturation modes
+    (:data:`RESET_MODES` when not given), updated to what the call left. It also has
+    ``fn.counts(reset=True)``, the header's operation counts (:data:`COUNTED`'s order), and
+    ``fn.build``, the :class:`HostBuild` it runs. ``kt``, the C++ the library was built from,
+    only names the source in the error for a library without the kernel's entry point."""
+    lib = ctypes.CDLL(os.fspath(path))
     try:
         fn = getattr(lib, k.symbol)
     except AttributeError:  # no entry=: the source's own function, under #if it does not take
+        source = kt.source.label if kt is not None else "its source"
+        flags = f" (with {' '.join(kt.flags)})" if kt is not None and kt.flags else ""
+        built = f"kernels/{kt.name}.cc" if kt is not None else os.fspath(path)
         raise DesignError(
             "kernel entry", f"kernel '{k.symbol}' has no entry=, so cores call "
-            f"{kt.source.label}'s own extern \"C\" function {k.symbol}, which it does not define "
-            "as compiled" + (f" (with {' '.join(kt.flags)})" if kt.flags else ""), loc=k.loc,
+            f"{source}'s own extern \"C\" function {k.symbol}, which it does not define "
+            "as compiled" + flags, loc=k.loc,
             limit="without entry=, the name of an extern \"C\" function the source defines",
-            found=f"no function {k.symbol} in kernels/{kt.name}.cc",
+            found=f"no function {k.symbol} in {built}",
             fix="give the defines= that select it, name a function the source defines, or "
                 "give entry= the C++ function to call") from None
     fn.restype = None
@@ -319,6 +362,7 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
         return list(buf)
 
     call.counts = counts  # type: ignore[attr-defined]
+    call.build = HostBuild(Path(path), aie_arch)  # type: ignore[attr-defined]
     return call
 
 

@@ -18,7 +18,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.program import Rounding
 from aiedsl.kernels.cases import KernelCase, case_args
 from aiedsl.kernels.faults import FILLS, call_limit
-from aiedsl.kernels.guarded import guarded_run, in_child
+from aiedsl.kernels.guarded import GuardedCall, in_child
 from aiedsl.kernels.host import native
 
 
@@ -62,7 +62,7 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     run = native(k, case.cpp, case.aie_arch)  # built here: a compile error is the design's
     runs = []
     for fill in FILLS:
-        outcome = in_child(lambda: guarded_run(k, run, args_cpp, fill), call_limit(k))
+        outcome = in_child(GuardedCall(k, run, args_cpp, fill), call_limit(k))
         if isinstance(outcome, str):  # it crashed
             return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
         runs.append(outcome)

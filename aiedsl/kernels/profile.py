@@ -24,7 +24,7 @@ import numpy as np
 
 from aiedsl.kernels.faults import FILLS, Stray, call_limit
 from aiedsl.kernels.cases import KernelCase, case_args
-from aiedsl.kernels.guarded import guarded_run, in_child
+from aiedsl.kernels.guarded import GuardedCall, in_child
 from aiedsl.kernels.host import COUNTED, native
 from aiedsl.targets import TargetModel, get_target
 
@@ -104,7 +104,7 @@ def bounds(counts: dict[str, int], target: TargetModel) -> dict[str, int]:
 def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profile:
     """Run ``case``'s C++ once on random inputs and count what it did.
 
-    The call runs in a forked child, its buffers between guard bytes, as ``aiedsl kernel
+    The call runs in a child process, its buffers between guard bytes, as ``aiedsl kernel
     test`` runs it: a kernel that writes past a buffer used to corrupt this process's memory
     (a design with ``cycles=None`` profiles its kernels as it loads: ``free(): invalid
     pointer``, or a silent SIGSEGV), and one that crashed killed it. What it did wrong is in
@@ -112,14 +112,8 @@ def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profil
     k = case.kernel
     fn = native(k, case.cpp, target.aie_arch)
     _, args = case_args(case, np.random.default_rng(seed))
-
-    def counted() -> tuple[list[int], list[str], list[Stray]]:
-        # in the child: its counters, its faults and its writes outside its buffers
-        fn.counts(True)  # type: ignore[attr-defined]
-        _, faults, strays = guarded_run(k, fn, args, FILLS[0])
-        return fn.counts(True), faults, strays  # type: ignore[attr-defined]
-
-    outcome = in_child(counted, call_limit(k))
+    # in the child: its counters, its faults and its writes outside its buffers
+    outcome = in_child(GuardedCall(k, fn, args, FILLS[0], counted=True), call_limit(k))
     ran = not isinstance(outcome, str)
     numbers, faults, strays = outcome if ran else ([0] * len(COUNTED), [outcome], [])
     counts = dict(zip(COUNTED, numbers))

@@ -11,6 +11,11 @@ arrays back. A child that dies answers nothing: the parent learns by the closed 
 call killed it and how (its signal). One fork per run and a pipe round trip and a few small
 copies per call keep the cost small (see the README on ``--kernels native``).
 
+Forking is safe only while the process runs one thread (:func:`alone`: the command line's
+case). Else the child is forked by a server process started once for that
+(:mod:`aiedsl.kernels.worker_server`), which loads the same host builds and serves the calls
+alike, on memory both map: the parent sees the same answers, faults and messages.
+
 What it does not see: a read past a buffer (``aiedsl kernel test`` finds those, by running the
 kernel twice with other guard bytes), a store of the guard's own value, or one that lands
 beyond the guard bytes without crashing.
@@ -30,6 +35,8 @@ import mmap
 import os
 import pickle
 import signal
+import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -69,6 +76,11 @@ single CPU."""
 CHILD_SPIN = 0.002
 STOP = b""
 """The message that stops the child (no call pickles to nothing)."""
+READY = ("ready", None)
+"""A served child's first answer: it loaded the kernels (else ``("failed", traceback)``)."""
+START_LIMIT = 60.0
+"""Seconds a served child may take to load the kernels and say so (milliseconds, but a
+loaded machine may take many times that)."""
 
 
 class NativeFault(Exception):
@@ -147,56 +159,182 @@ def _slots(k: Kernel, start: int) -> list[_Slot]:
     return out
 
 
-class KernelWorker:
-    """Kernels' host builds, called in a forked child (see the module's docstring). Make it
-    with :func:`isolated`; :meth:`call` runs one call."""
+def _layout(kernels: Sequence[Kernel]) -> tuple[list[list[_Slot]], int]:
+    """Where each of ``kernels``' arrays is staged (:func:`_slots`, one kernel after the
+    other), and the bytes the staging takes (at least 1: a mapping has a size)."""
+    out: list[list[_Slot]] = []
+    at = 0
+    for k in kernels:
+        out.append(_slots(k, at))
+        at = out[-1][-1].end if out[-1] else at
+    return out, max(at, 1)
 
-    def __init__(self, kernels: Sequence[tuple[Kernel, Callable[..., None]]]) -> None:
+
+def _views(memory: mmap.mmap, slots: list[list[_Slot]]) -> list[list[np.ndarray]]:
+    """The staged arrays in ``memory``, per kernel, as ``slots`` place them."""
+    raw = np.frombuffer(memory, np.uint8)
+    return [[raw[s.offset:s.offset + s.nbytes].view(s.dtype).reshape(s.shape) for s in kernel]
+            for kernel in slots]
+
+
+def alone() -> bool:
+    """This process runs one thread of Python, the one asking: forking it is then safe, as
+    the command line does. Another thread may be inside a library that a fork must wait for
+    (OpenBLAS's pre-fork handler joins its threads, which another thread's matrix product
+    keeps busy: the fork, holding the GIL, then never returned and every thread stopped)."""
+    # threading counts the threads it started; the interpreter also knows those
+    # _thread.start_new_thread started
+    return threading.active_count() == 1 and len(sys._current_frames()) == 1
+
+
+class KernelWorker:
+    """Kernels' host builds, called in a child process (see the module's docstring). Make it
+    with :func:`isolated`; :meth:`call` runs one call.
+
+    ``fork``: fork this process for the child (by default when it runs one thread,
+    :func:`alone`), or have the server fork it (:mod:`aiedsl.kernels.worker_server`), which
+    loads the same host builds: ``kernels`` must then be
+    :func:`~aiedsl.kernels.host.native`'s (or :func:`~aiedsl.kernels.host.load_native`'s)
+    callables, whose ``build`` says which library the server's child loads."""
+
+    def __init__(self, kernels: Sequence[tuple[Kernel, Callable[..., None]]],
+                 fork: bool | None = None) -> None:
         from multiprocessing.connection import Connection
 
         self.kernels = [k for k, _ in kernels]
         self._fns = [fn for _, fn in kernels]
-        self._slots: list[list[_Slot]] = []
-        at = 0
-        for k in self.kernels:
-            self._slots.append(_slots(k, at))
-            at = self._slots[-1][-1].end if self._slots[-1] else at
+        self.forked = alone() if fork is None else fork
+        """Whether the child is a fork of this process (else of the server)."""
+        if not self.forked:  # before anything is made: a callable it cannot load is refused
+            import aiedsl.kernels.worker_client as worker_client  # (3 ms: not for a fork)
+            builds = [(k, *worker_client.host_build(k, fn)) for k, fn in kernels]
+        self._slots, size = _layout(self.kernels)
         self._positions = [{s.position for s in slots} for slots in self._slots]
         self._limits = [call_limit(k) for k in self.kernels]
-        # anonymous and shared: made before the fork, the same pages in both processes
-        self._memory = mmap.mmap(-1, max(at, 1))
+        memory_fd = -1
+        if self.forked:  # anonymous and shared: made before the fork, the same pages in both
+            self._memory = mmap.mmap(-1, size)
+        else:  # a file both map: the server's child is given it open
+            self._memory, memory_fd = worker_client.shared_file(size)
         for slots in self._slots:
             for s in slots:
                 self._memory[s.offset - GUARD:s.end] = bytes([s.fill]) * (s.end - s.offset + GUARD)
-        raw = np.frombuffer(self._memory, np.uint8)
-        self._views = [[raw[s.offset:s.offset + s.nbytes].view(s.dtype).reshape(s.shape)
-                        for s in slots] for slots in self._slots]
+        self._views = _views(self._memory, self._slots)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         self._busy = False
         self.dead = False
+        self._started = self.forked
+        """The child has said it is ready (a forked one is at once; the server's, once it
+        has loaded the libraries: awaited by the first call, not before)."""
         self.status: int | None = None
         """The child's wait status once :meth:`close` reaped it between calls (0: it stopped
         when told)."""
-        # os.fork, not multiprocessing: a daemonic process (a Pool's worker running a
-        # simulation) may not start a multiprocessing child
-        self._pid = os.fork()
-        if self._pid == 0:  # the child: serve until the parent closes its end, never return
-            status = 0
+        self._status_fd = -1
+        """The server's child: the pipe its wait status comes on (only the server reaps it)."""
+        if self.forked:
+            self._pid = self._fork(request_r, request_w, reply_r, reply_w)
+        else:
             try:
-                os.close(request_w)
-                os.close(reply_r)
-                self._serve(Connection(request_r, writable=False),
-                            Connection(reply_w, readable=False))
-            except BaseException:  # noqa: BLE001 - nothing may return into the parent's code
-                status = 70
+                self._pid, self._status_fd = worker_client.start(builds, size, request_r,
+                                                                 reply_w, memory_fd)
+            except BaseException:
+                for fd in (request_r, request_w, reply_r, reply_w):
+                    os.close(fd)
+                raise
             finally:
-                os._exit(status)
+                os.close(memory_fd)  # the child has its own; the mapping stays
         os.close(request_r)  # the child's ends: closed here, so its death ends the pipe
         os.close(reply_w)
         self._to_child = Connection(request_w, readable=False)
         self._from_child = Connection(reply_r, writable=False)
         self._replied = _waiter(reply_r, PARENT_SPIN)
+
+    def _fork(self, request_r: int, request_w: int, reply_r: int, reply_w: int) -> int:
+        """Fork the child, which serves the calls on the pipes' ends given and never returns
+        here; the child's pid, in the parent."""
+        from multiprocessing.connection import Connection
+
+        # os.fork, not multiprocessing: a daemonic process (a Pool's worker running a
+        # simulation) may not start a multiprocessing child
+        pid = os.fork()
+        if pid == 0:  # the child: serve until the parent closes its end, never return
+            status = 0
+            try:
+                os.close(request_w)
+                os.close(reply_r)
+                serve(self._memory, self._slots, self._views, self._fns,
+                      Connection(request_r, writable=False), Connection(reply_w, readable=False))
+            except BaseException:  # noqa: BLE001 - nothing may return into the parent's code
+                status = 70
+            finally:
+                os._exit(status)
+        return pid
+
+    def _start(self) -> None:
+        """Wait for the server's child's word that it loaded the kernels (within
+        :data:`START_LIMIT` seconds, not counted in the first call's limit); a child that
+        could not is stopped, and why raised as a RuntimeError."""
+        self._started = True
+        reply: Any = None
+        late = False
+        try:
+            if self._replied(START_LIMIT):
+                reply = pickle.loads(self._from_child.recv_bytes())
+            else:
+                late = True
+        except EOFError:  # it died before it said anything
+            pass
+        if reply == READY:
+            return
+        self.dead = True
+        self._kill()
+        status = self._wait()
+        what = "the process to run the kernels' host builds"
+        if late:
+            raise RuntimeError(f"{what} did not load them within {START_LIMIT:g} s (it was "
+                               "killed)")
+        if reply is None:
+            how = (f"signal {signal_name(os.WTERMSIG(status))}" if os.WIFSIGNALED(status) else
+                   f"exit status {os.waitstatus_to_exitcode(status)}")
+            raise RuntimeError(f"{what} ended before it loaded them ({how})")
+        raise RuntimeError(f"{what} could not load them:\n{reply[1]}")
+
+    def _kill(self) -> None:
+        """SIGKILL the child (the server's only while its status has not come: then it is
+        reaped, and its pid may be another process's)."""
+        if self.forked or not _readable(self._status_fd):
+            os.kill(self._pid, signal.SIGKILL)
+
+    def _wait(self) -> int:
+        """The child's wait status, once it has ended (waiting as long as that takes)."""
+        status = self._ended(None)
+        assert status is not None, "waited as long as it takes"
+        return status
+
+    def _ended(self, timeout: float | None) -> int | None:
+        """The child's wait status once it has ended, waiting up to ``timeout`` seconds (None:
+        as long as it takes); None if it has not ended by then."""
+        if not self.forked:  # the server reaps it and says how it ended
+            if timeout is not None and not _readable(self._status_fd, timeout):
+                return None
+            from aiedsl.kernels.worker_client import read_status
+            status = read_status(self._status_fd)
+            os.close(self._status_fd)
+            self._status_fd = -1
+            return status
+        if timeout is None:
+            return os.waitpid(self._pid, 0)[1]
+        delay, waited = 0.0002, 0.0  # a child told to stop ends within a millisecond
+        while True:
+            pid, status = os.waitpid(self._pid, os.WNOHANG)
+            if pid:
+                return status
+            if waited > timeout:
+                return None
+            time.sleep(delay)
+            waited += delay
+            delay = min(delay * 2, 0.05)
 
     # -- the parent's side ------------------------------------------------------------------
 
@@ -209,6 +347,8 @@ class KernelWorker:
         :class:`NativeFault`."""
         if self.dead:
             raise RuntimeError("the kernel worker has stopped")
+        if not self._started:
+            self._start()
         k = self.kernels[index]
         slots = self._slots[index]
         views = self._views[index]
@@ -230,14 +370,14 @@ class KernelWorker:
             if not self._replied(self._limits[index]):  # a hang: killed, reaped, reported
                 self._busy = False
                 self.dead = True
-                os.kill(self._pid, signal.SIGKILL)
-                os.waitpid(self._pid, 0)
+                self._kill()
+                self._wait()
                 raise NativeFault(timeout=self._limits[index])
             reply = self._from_child.recv_bytes()
         except (EOFError, BrokenPipeError):  # the child died in the call (or before it)
             self._busy = False
             self.dead = True
-            _, status = os.waitpid(self._pid, 0)
+            status = self._wait()
             if os.WIFSIGNALED(status):
                 raise NativeFault(signal=os.WTERMSIG(status)) from None
             raise NativeFault(status=os.waitstatus_to_exitcode(status)) from None
@@ -263,11 +403,13 @@ class KernelWorker:
                               inputs=[slots[j].name for j in inputs])
 
     def close(self) -> None:
-        """Stop the child: at once if it is still in a call (the parent was interrupted),
-        else when it reads the end of its requests."""
+        """Stop the child: at once if it is still in a call (the parent was interrupted) or
+        the server's has not been waited for (it has run nothing), else when it reads the end
+        of its requests."""
         if self._to_child.closed:
             return
-        if not self._busy and not self.dead:
+        kill = self._busy or not self._started
+        if not kill and not self.dead:
             try:  # said, not only closed: a process forked since (a native simulation in
                 # another thread) holds this pipe's end too, so the child would see no end
                 self._to_child.send_bytes(STOP)
@@ -278,97 +420,89 @@ class KernelWorker:
         if self.dead:  # reaped when it died
             return
         self.dead = True
-        if self._busy:
-            os.kill(self._pid, signal.SIGKILL)
+        if kill:
+            self._kill()
         # a child between calls exits as soon as it reads the stop (or the pipe's end); one
         # that does not within 5 s is killed
-        delay, waited = 0.0002, 0.0
-        while True:
-            pid, status = os.waitpid(self._pid, os.WNOHANG)
-            if pid:
-                self.status = status
-                return
-            if waited > 5.0:
-                os.kill(self._pid, signal.SIGKILL)
-                self.status = os.waitpid(self._pid, 0)[1]
-                return
-            time.sleep(delay)
-            waited += delay
-            delay = min(delay * 2, 0.05)
+        self.status = self._ended(5.0)
+        if self.status is None:
+            self._kill()
+            self.status = self._wait()
 
-    # -- the child's side -------------------------------------------------------------------
 
-    def _serve(self, requests: Any, replies: Any) -> None:
-        """The child: run each requested call, answer with what it raised or what it wrote
-        outside its buffers, until the parent says :data:`STOP` or closes the pipe."""
-        import ctypes
+def serve(memory: mmap.mmap, slots: list[list[_Slot]], views: list[list[np.ndarray]],
+          fns: Sequence[Callable[..., None]], requests: Any, replies: Any) -> None:
+    """The child (forked from here or by the server): run each requested call of ``fns``
+    (the kernels, their arrays staged in ``memory`` at ``slots``, seen as ``views``), answer
+    with what it raised or what it wrote outside its buffers, until the parent says
+    :data:`STOP` or closes the pipe ``requests``."""
+    import ctypes
 
-        # Ctrl-C is the parent's to handle (it then stops the child); a child killed by it
-        # would look like a kernel's crash
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        requested = _waiter(requests.fileno(), CHILD_SPIN)
-        flush = ctypes.CDLL(None).fflush  # a kernel's printf shows as in-process (os._exit
-        flush.argtypes = [ctypes.c_void_p]  # skips stdio's flush at the end)
-        while True:
-            try:
-                requested()
-                message = requests.recv_bytes()
-            except EOFError:
-                return
-            if message == STOP:
-                return
-            index, scalars, aliases, modes = pickle.loads(message)
-            slots = self._slots[index]
-            views = self._views[index]
-            args: list[Any] = [None] * (len(slots) + len(scalars))
-            for j, (s, v) in enumerate(zip(slots, views)):
-                args[s.position] = views[aliases[j]] if j in aliases else v
-            for i, value in scalars:
-                args[i] = value
-            try:
-                if modes is None:
-                    self._fns[index](*args)
-                else:  # the core's modes, in and out
-                    self._fns[index](*args, modes=modes)
-                reply: tuple[str, Any, Any] = ("done", self._strays(slots), modes)
-            except Exception as err:  # raised again in the parent, as if run there
-                reply = ("raised", err, modes)
-            flush(None)
-            try:
-                data = pickle.dumps(reply, -1)
-            except Exception:  # an exception that does not pickle: its text
-                data = pickle.dumps(("raised", RuntimeError(f"{type(reply[1]).__name__}: "
-                                                            f"{reply[1]}"), modes), -1)
-            replies.send_bytes(data)
+    # Ctrl-C is the parent's to handle (it then stops the child); a child killed by it
+    # would look like a kernel's crash
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    requested = _waiter(requests.fileno(), CHILD_SPIN)
+    flush = ctypes.CDLL(None).fflush  # a kernel's printf shows as in-process (os._exit
+    flush.argtypes = [ctypes.c_void_p]  # skips stdio's flush at the end)
+    while True:
+        try:
+            requested()
+            message = requests.recv_bytes()
+        except EOFError:
+            return
+        if message == STOP:
+            return
+        index, scalars, aliases, modes = pickle.loads(message)
+        staged = views[index]
+        args: list[Any] = [None] * (len(slots[index]) + len(scalars))
+        for j, (s, v) in enumerate(zip(slots[index], staged)):
+            args[s.position] = staged[aliases[j]] if j in aliases else v
+        for i, value in scalars:
+            args[i] = value
+        try:
+            if modes is None:
+                fns[index](*args)
+            else:  # the core's modes, in and out
+                fns[index](*args, modes=modes)
+            reply: tuple[str, Any, Any] = ("done", _strays(memory, slots[index]), modes)
+        except Exception as err:  # raised again in the parent, as if run there
+            reply = ("raised", err, modes)
+        flush(None)
+        try:
+            data = pickle.dumps(reply, -1)
+        except Exception:  # an exception that does not pickle: its text
+            data = pickle.dumps(("raised", RuntimeError(f"{type(reply[1]).__name__}: "
+                                                        f"{reply[1]}"), modes), -1)
+        replies.send_bytes(data)
 
-    def _strays(self, slots: list[_Slot]) -> list[tuple[str, str]]:
-        """What the call wrote in the guard bytes around its arrays (put back after): per
-        side of a buffer, what it wrote and where."""
-        mem = self._memory
-        out: list[tuple[str, str]] = []
-        for s in slots:
-            guard = bytes([s.fill]) * (GUARD + _ALIGN)
-            lo, hi = s.offset - GUARD, s.offset + s.nbytes
-            if mem[lo:s.offset] == guard[:GUARD] and mem[hi:s.end] == guard[:s.end - hi]:
-                continue
-            raw = np.frombuffer(mem[lo:s.end], np.uint8)
-            changed = np.flatnonzero(raw != s.fill) - GUARD  # from the buffer's first byte
-            sides = [c for c in (changed[changed < 0], changed[changed >= s.nbytes]) if c.size]
-            for fault, side in zip(guard_faults(raw, s.nbytes, s.fill, s.name), sides):
-                first, last = int(side.min()), int(side.max())
-                size = s.dtype.itemsize
-                elements = (f"element {first // size}" if first // size == last // size else
-                            f"elements {first // size} to {last // size}")
-                out.append((fault, f"'{s.name}' holds {s.nbytes} bytes; bytes {first} to {last} "
-                                   f"from its start changed ({elements})"))
-            mem[lo:s.offset] = guard[:GUARD]
-            mem[hi:s.end] = guard[:s.end - hi]
-        return out
+
+def _strays(mem: mmap.mmap, slots: list[_Slot]) -> list[tuple[str, str]]:
+    """What the call wrote in the guard bytes around its arrays (staged in ``mem`` at
+    ``slots``; put back after): per side of a buffer, what it wrote and where."""
+    out: list[tuple[str, str]] = []
+    for s in slots:
+        guard = bytes([s.fill]) * (GUARD + _ALIGN)
+        lo, hi = s.offset - GUARD, s.offset + s.nbytes
+        if mem[lo:s.offset] == guard[:GUARD] and mem[hi:s.end] == guard[:s.end - hi]:
+            continue
+        raw = np.frombuffer(mem[lo:s.end], np.uint8)
+        changed = np.flatnonzero(raw != s.fill) - GUARD  # from the buffer's first byte
+        sides = [c for c in (changed[changed < 0], changed[changed >= s.nbytes]) if c.size]
+        for fault, side in zip(guard_faults(raw, s.nbytes, s.fill, s.name), sides):
+            first, last = int(side.min()), int(side.max())
+            size = s.dtype.itemsize
+            elements = (f"element {first // size}" if first // size == last // size else
+                        f"elements {first // size} to {last // size}")
+            out.append((fault, f"'{s.name}' holds {s.nbytes} bytes; bytes {first} to {last} "
+                               f"from its start changed ({elements})"))
+        mem[lo:s.offset] = guard[:GUARD]
+        mem[hi:s.end] = guard[:s.end - hi]
+    return out
 
 
 def _changed(s: _Slot, before: np.ndarray, after: np.ndarray) -> str:
     """Which elements of buffer ``s`` differ between ``before`` and ``after`` the call, as
-    :meth:`KernelWorker._strays` says it of guard bytes."""
+    :func:`_strays` says it of guard bytes."""
     size = s.dtype.itemsize
     bits = np.dtype(f"u{size}")  # bit patterns: a NaN left as it was is unchanged
     changed = np.flatnonzero(np.frombuffer(before.tobytes(), bits) !=
@@ -409,6 +543,15 @@ def _waiter(fd: int, spin: float) -> Callable[..., bool]:
     return wait
 
 
+def _readable(fd: int, timeout: float = 0.0) -> bool:
+    """``fd`` has something to read, or its writer is gone (within ``timeout`` seconds)."""
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(int(timeout * 1000)))
+
+
 def _cpus() -> int:
     """How many CPUs this process may run on."""
     affinity = getattr(os, "sched_getaffinity", None)
@@ -442,13 +585,22 @@ def _copy(dst: np.ndarray, src: np.ndarray) -> None:
 def isolated(kernels: Sequence[tuple[Kernel, Callable[..., None]]]
              ) -> Iterator[KernelWorker | None]:
     """A :class:`KernelWorker` for ``kernels`` (each with its callable from
-    :func:`~aiedsl.kernels.host.native`), stopped on leaving; None where there is no
-    ``os.fork`` (Windows): the caller then runs the kernels in its own process, where a crash
-    ends it."""
+    :func:`~aiedsl.kernels.host.native`), stopped on leaving: its child forked from this
+    process when it runs one thread (:func:`alone`), else by the workers' server. None where
+    there is no ``os.fork`` (Windows), or when other threads run and the server cannot be
+    started (no ``os.posix_spawn``, or no ``sys.executable``, as in some embedded
+    interpreters): the caller then runs the kernels in its own process, where a crash ends
+    it."""
     if not hasattr(os, "fork") or not kernels:
         yield None
         return
-    worker = KernelWorker(kernels)
+    fork = alone()
+    if not fork:
+        from aiedsl.kernels.worker_client import can_spawn
+        if not can_spawn():
+            yield None
+            return
+    worker = KernelWorker(kernels, fork)
     try:
         yield worker
     finally:
