@@ -377,16 +377,18 @@ def test_what_a_host_kernel_raises_comes_back_from_the_servers_child(
                        [a, a, np.zeros((16, 8), np.float32)], 0xA5)
     raised = []
     for served in (False, True):
-        with pytest.raises(ValueError) as e:
+        with pytest.raises(DesignError) as e:
             if served:
                 with another_thread():
                     in_child(call, 10)
             else:
                 in_child(call, 10)
         raised.append(str(e.value))
-    assert raised[0] == raised[1] == ("matmul_cascade_put_bf16_f32_8x8x8_4x8x4 moved 4 cascade "
-                                      "word(s) more or fewer than it declares "
-                                      "(cascade_in/cascade_out)")
+    assert raised[0] == raised[1]
+    assert raised[0].split(": ", 1)[1].splitlines()[0] == (
+        "error [kernel cascade]: kernel 'matmul_cascade_put_bf16_f32_8x8x8_4x8x4' moves other "
+        "cascade words than it declares: its C++ put 4 words in a call, where "
+        "cascade_out=16x8xf32 is 8")
     assert len(calls_served) == 1
     with another_thread(), pytest.raises(TypeError, match=r"cannot run in a child of the "
                                          r"kernel workers' server"):
