@@ -9,7 +9,8 @@ of a known filling, sends the call's scalars down a pipe, and waits for the answ
 runs the C++ on the shared copies, checks the guard bytes, and answers; the parent copies the
 arrays back. A child that dies answers nothing: the parent learns by the closed pipe which
 call killed it and how (its signal). One fork per run and a pipe round trip and a few small
-copies per call keep the cost small (see the README on ``--kernels native``).
+copies per call keep the cost small (see the README on ``--kernels native``). Where the
+arrays are staged, and the child's loop, are :mod:`aiedsl.kernels.staging`'s.
 
 Forking is safe only while the process runs one thread (:func:`alone`: the command line's
 case). Else the child is forked by a server process started once for that
@@ -39,43 +40,26 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.files import command
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
 from aiedsl.kernels.faults import (
-    FILLS, GUARD, HANG_FIX, KernelFault, call_limit, guard_faults, guard_fill, hang_text,
-    input_write_text, signal_name,
+    GUARD, HANG_FIX, KernelFault, call_limit, hang_text, input_write_text, signal_name,
 )
+from aiedsl.kernels.staging import STOP, changed, layout, serve, views, waiter
 
-FILL = FILLS[0]
-"""The guard bytes' value around a kernel's first array (:func:`~aiedsl.kernels.faults.guard_fill`
-gives the others), as ``aiedsl kernel test``'s first filling."""
-_ALIGN = 64
-"""Each staged array starts on a 64-byte boundary of the shared memory (the guard after the one
-before it padded to one). A host-side choice, not the core's alignment
-(:attr:`~aiedsl.targets.TargetModel.core_buffer_align`, 32 bytes): the host header measures a
-vector access's alignment from the start of the buffer it is in, whatever the buffer's host
-address (``check_align`` and ``floor_to`` in ``host_core.hpp``), so ``kernel test``'s numpy
-arrays, at any address, are judged alike. The host needs only its own types' alignment, an
-element's (8 bytes at most: the header's vectors are arrays of elements); 64, a cache line and
-a 512-bit vector, is more than that and keeps every array's staging the same."""
 PARENT_SPIN = 0.005
-"""Seconds the simulator polls for a call's answer before it sleeps, and (:data:`CHILD_SPIN`)
-the child for the next call after answering one. Waking a sleeping process costs 50 to 150 us
-(measured on a 2-CPU Linux VM), as much as a 64x64x64 matmul's C++; a process that is still
-polling sees the message at once. Both yield the CPU while they poll, and neither polls on a
-single CPU."""
-CHILD_SPIN = 0.002
-STOP = b""
-"""The message that stops the child (no call pickles to nothing)."""
+"""Seconds the simulator polls for a call's answer before it sleeps, and
+(:data:`~aiedsl.kernels.staging.CHILD_SPIN`) the child for the next call after answering one.
+Waking a sleeping process costs 50 to 150 us (measured on a 2-CPU Linux VM), as much as a
+64x64x64 matmul's C++; a process that is still polling sees the message at once. Both yield the
+CPU while they poll, and neither polls on a single CPU."""
 READY = ("ready", None)
 """A served child's first answer: it loaded the kernels (else ``("failed", traceback)``)."""
 START_LIMIT = 60.0
@@ -112,71 +96,6 @@ class NativeFault(Exception):
         return " and ".join(self.wrote)
 
 
-@dataclass(frozen=True)
-class _Slot:
-    """Where one array argument of a kernel is staged in the shared memory."""
-
-    position: int
-    """Its index in the call's arguments."""
-    name: str
-    offset: int
-    """Of its first byte; :data:`GUARD` guard bytes come before it."""
-    nbytes: int
-    end: int
-    """Of the guard bytes after it (padding to the next 64-byte boundary, then :data:`GUARD`)."""
-    dtype: np.dtype
-    shape: tuple[int, ...]
-    contiguous: bool
-    """The C++ reads it through a pointer: a non-contiguous array is refused (as in-process)."""
-    fill: int = FILL
-    """Its guard bytes' value: each array of a kernel has its own, so a byte copied from one
-    array's guard into another's shows."""
-    input: bool = False
-    """A buffer declared "in": compared after the call instead of copied back."""
-
-
-def _slots(k: Kernel, start: int) -> list[_Slot]:
-    """The staging of kernel ``k``'s arrays from byte ``start``: its buffers in argument order,
-    then its cascade input and output (the arrays the simulator appends to a cascade call)."""
-    arrays = [(i, a.name, a.type, True, a.access == "in") for i, a in enumerate(k.args)
-              if a.kind == "buffer"]
-    extra = len(k.args)
-    for name, t in (("cascade_in", k.cascade_in), ("cascade_out", k.cascade_out)):
-        if t is not None:
-            arrays.append((extra, name, t, False, False))
-            extra += 1
-    out: list[_Slot] = []
-    at = start
-    for position, name, t, contiguous, read_only in arrays:
-        assert t is not None, "a buffer argument has a type"
-        dt = np.dtype(lookup_dtype(t.dtype).numpy)
-        nbytes = t.nbytes
-        offset = at + GUARD
-        end = offset + -(-nbytes // _ALIGN) * _ALIGN + GUARD
-        out.append(_Slot(position, name, offset, nbytes, end, dt, tuple(t.shape), contiguous,
-                         guard_fill(FILL, len(out)), read_only))
-        at = end
-    return out
-
-
-def _layout(kernels: Sequence[Kernel]) -> tuple[list[list[_Slot]], int]:
-    """Where each of ``kernels``' arrays is staged (:func:`_slots`, one kernel after the
-    other), and the bytes the staging takes (at least 1: a mapping has a size)."""
-    out: list[list[_Slot]] = []
-    at = 0
-    for k in kernels:
-        out.append(_slots(k, at))
-        at = out[-1][-1].end if out[-1] else at
-    return out, max(at, 1)
-
-
-def _views(memory: mmap.mmap, slots: list[list[_Slot]]) -> list[list[np.ndarray]]:
-    """The staged arrays in ``memory``, per kernel, as ``slots`` place them."""
-    raw = np.frombuffer(memory, np.uint8)
-    return [[raw[s.offset:s.offset + s.nbytes].view(s.dtype).reshape(s.shape) for s in kernel]
-            for kernel in slots]
-
-
 def alone() -> bool:
     """This process runs one thread of Python, the one asking: forking it is then safe, as
     the command line does. Another thread may be inside a library that a fork must wait for
@@ -208,7 +127,7 @@ class KernelWorker:
         if not self.forked:  # before anything is made: a callable it cannot load is refused
             import aiedsl.kernels.worker_client as worker_client  # (3 ms: not for a fork)
             builds = [(k, *worker_client.host_build(k, fn)) for k, fn in kernels]
-        self._slots, size = _layout(self.kernels)
+        self._slots, size = layout(self.kernels)
         self._positions = [{s.position for s in slots} for slots in self._slots]
         self._limits = [call_limit(k) for k in self.kernels]
         memory_fd = -1
@@ -219,7 +138,7 @@ class KernelWorker:
         for slots in self._slots:
             for s in slots:
                 self._memory[s.offset - GUARD:s.end] = bytes([s.fill]) * (s.end - s.offset + GUARD)
-        self._views = _views(self._memory, self._slots)
+        self._views = views(self._memory, self._slots)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         self._busy = False
@@ -248,7 +167,7 @@ class KernelWorker:
         os.close(reply_w)
         self._to_child = Connection(request_w, readable=False)
         self._from_child = Connection(reply_r, writable=False)
-        self._replied = _waiter(reply_r, PARENT_SPIN)
+        self._replied = waiter(reply_r, PARENT_SPIN)
 
     def _fork(self, request_r: int, request_w: int, reply_r: int, reply_w: int) -> int:
         """Fork the child, which serves the calls on the pipes' ends given and never returns
@@ -399,7 +318,7 @@ class KernelWorker:
             raise NativeFault(wrote=[w for w, _ in value], where=[at for _, at in value])
         if inputs:
             raise NativeFault(wrote=[input_write_text(slots[j].name) for j in inputs],
-                              where=[_changed(slots[j], arrays[j], views[j]) for j in inputs],
+                              where=[changed(slots[j], arrays[j], views[j]) for j in inputs],
                               inputs=[slots[j].name for j in inputs])
 
     def close(self) -> None:
@@ -430,119 +349,6 @@ class KernelWorker:
             self.status = self._wait()
 
 
-def serve(memory: mmap.mmap, slots: list[list[_Slot]], views: list[list[np.ndarray]],
-          fns: Sequence[Callable[..., None]], requests: Any, replies: Any) -> None:
-    """The child (forked from here or by the server): run each requested call of ``fns``
-    (the kernels, their arrays staged in ``memory`` at ``slots``, seen as ``views``), answer
-    with what it raised or what it wrote outside its buffers, until the parent says
-    :data:`STOP` or closes the pipe ``requests``."""
-    import ctypes
-
-    # Ctrl-C is the parent's to handle (it then stops the child); a child killed by it
-    # would look like a kernel's crash
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    requested = _waiter(requests.fileno(), CHILD_SPIN)
-    flush = ctypes.CDLL(None).fflush  # a kernel's printf shows as in-process (os._exit
-    flush.argtypes = [ctypes.c_void_p]  # skips stdio's flush at the end)
-    while True:
-        try:
-            requested()
-            message = requests.recv_bytes()
-        except EOFError:
-            return
-        if message == STOP:
-            return
-        index, scalars, aliases, modes = pickle.loads(message)
-        staged = views[index]
-        args: list[Any] = [None] * (len(slots[index]) + len(scalars))
-        for j, (s, v) in enumerate(zip(slots[index], staged)):
-            args[s.position] = staged[aliases[j]] if j in aliases else v
-        for i, value in scalars:
-            args[i] = value
-        try:
-            if modes is None:
-                fns[index](*args)
-            else:  # the core's modes, in and out
-                fns[index](*args, modes=modes)
-            reply: tuple[str, Any, Any] = ("done", _strays(memory, slots[index]), modes)
-        except Exception as err:  # raised again in the parent, as if run there
-            reply = ("raised", err, modes)
-        flush(None)
-        try:
-            data = pickle.dumps(reply, -1)
-        except Exception:  # an exception that does not pickle: its text
-            data = pickle.dumps(("raised", RuntimeError(f"{type(reply[1]).__name__}: "
-                                                        f"{reply[1]}"), modes), -1)
-        replies.send_bytes(data)
-
-
-def _strays(mem: mmap.mmap, slots: list[_Slot]) -> list[tuple[str, str]]:
-    """What the call wrote in the guard bytes around its arrays (staged in ``mem`` at
-    ``slots``; put back after): per side of a buffer, what it wrote and where."""
-    out: list[tuple[str, str]] = []
-    for s in slots:
-        guard = bytes([s.fill]) * (GUARD + _ALIGN)
-        lo, hi = s.offset - GUARD, s.offset + s.nbytes
-        if mem[lo:s.offset] == guard[:GUARD] and mem[hi:s.end] == guard[:s.end - hi]:
-            continue
-        raw = np.frombuffer(mem[lo:s.end], np.uint8)
-        changed = np.flatnonzero(raw != s.fill) - GUARD  # from the buffer's first byte
-        sides = [c for c in (changed[changed < 0], changed[changed >= s.nbytes]) if c.size]
-        for fault, side in zip(guard_faults(raw, s.nbytes, s.fill, s.name), sides):
-            first, last = int(side.min()), int(side.max())
-            size = s.dtype.itemsize
-            elements = (f"element {first // size}" if first // size == last // size else
-                        f"elements {first // size} to {last // size}")
-            out.append((fault, f"'{s.name}' holds {s.nbytes} bytes; bytes {first} to {last} "
-                               f"from its start changed ({elements})"))
-        mem[lo:s.offset] = guard[:GUARD]
-        mem[hi:s.end] = guard[:s.end - hi]
-    return out
-
-
-def _changed(s: _Slot, before: np.ndarray, after: np.ndarray) -> str:
-    """Which elements of buffer ``s`` differ between ``before`` and ``after`` the call, as
-    :func:`_strays` says it of guard bytes."""
-    size = s.dtype.itemsize
-    bits = np.dtype(f"u{size}")  # bit patterns: a NaN left as it was is unchanged
-    changed = np.flatnonzero(np.frombuffer(before.tobytes(), bits) !=
-                             np.frombuffer(after.tobytes(), bits))
-    first, last = int(changed.min()), int(changed.max())
-    elements = f"element {first}" if first == last else f"elements {first} to {last}"
-    return (f"'{s.name}' holds {s.nbytes} bytes; bytes {first * size} to {(last + 1) * size - 1} "
-            f"from its start changed ({elements})")
-
-
-def _waiter(fd: int, spin: float) -> Callable[..., bool]:
-    """A function that returns True once ``fd`` has something to read (or its writer is
-    gone), polling it for up to ``spin`` seconds before it sleeps (see :data:`PARENT_SPIN`);
-    False if nothing came within the ``timeout`` seconds it is given, if any."""
-    import select
-
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    poll = poller.poll
-    clock = time.perf_counter
-    yield_cpu = getattr(os, "sched_yield", lambda: None)
-    if _cpus() < 2:
-        spin = 0.0  # one CPU: the other process needs it to answer
-
-    def wait(timeout: float | None = None) -> bool:
-        if poll(0):
-            return True
-        start = clock()
-        end = start + spin
-        while clock() < end:
-            yield_cpu()  # a process that wants this CPU gets it
-            if poll(0):
-                return True
-        if timeout is None:
-            return bool(poll())
-        return bool(poll(max(0, int((timeout - (clock() - start)) * 1000))))
-
-    return wait
-
-
 def _readable(fd: int, timeout: float = 0.0) -> bool:
     """``fd`` has something to read, or its writer is gone (within ``timeout`` seconds)."""
     import select
@@ -550,12 +356,6 @@ def _readable(fd: int, timeout: float = 0.0) -> bool:
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     return bool(poller.poll(int(timeout * 1000)))
-
-
-def _cpus() -> int:
-    """How many CPUs this process may run on."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
 
 
 def _aliases(arrays: list[np.ndarray]) -> dict[int, int]:

@@ -10,7 +10,7 @@ as a new Python process (by ``os.posix_spawn``, which copies nothing and runs no
 handler: :mod:`aiedsl.kernels.worker_client`), which imports aiedsl and waits in :func:`main`.
 The server runs one thread, so it forks safely, as the command line does: for each simulation
 it forks a worker, which loads the kernels' host builds and serves the calls as a forked child
-does (:func:`aiedsl.kernels.worker.serve`, the same pipes). A fork per simulation keeps the cost
+does (:func:`aiedsl.kernels.staging.serve`, the same pipes). A fork per simulation keeps the cost
 of one (a new Python process per simulation took 0.4 s, against 14 ms for a small design's
 whole simulation), and each worker loads the libraries afresh, as a fork of the simulating
 process has them: a kernel's ``static`` variables start as they were, not as the last
@@ -165,19 +165,20 @@ def _serve_kernels(body: tuple[list[tuple[Kernel, str, int | None]], int],
     from multiprocessing.connection import Connection
 
     from aiedsl.kernels.host import load_native
-    from aiedsl.kernels.worker import READY, _layout, _views, serve
+    from aiedsl.kernels.staging import layout, serve, views
+    from aiedsl.kernels.worker import READY
 
     requests_fd, replies_fd, memory_fd = fds
     builds, size = body
     memory = mmap.mmap(memory_fd, size)
     os.close(memory_fd)
     replies = Connection(replies_fd, readable=False)
-    slots, _ = _layout([k for k, _, _ in builds])
+    slots, _ = layout([k for k, _, _ in builds])
     try:
         fns = [load_native(k, library, arch) for k, library, arch in builds]
     except Exception:
         replies.send_bytes(pickle.dumps(("failed", traceback.format_exc()), -1))
         raise
     replies.send_bytes(pickle.dumps(READY, -1))
-    serve(memory, slots, _views(memory, slots), fns,
+    serve(memory, slots, views(memory, slots), fns,
           Connection(requests_fd, writable=False), replies)
