@@ -20,12 +20,11 @@ from __future__ import annotations
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
+from aiedsl.ir.lowered_names import ENDINGS, SPELLINGS, shim_alloc_name
 from aiedsl.place.alloc import barrier_lock_name, local_buffer_name
 from aiedsl.place.objectfifo import Lowering
 
-RULE = ("every symbol of a device is unique, and mlir-aie's objectfifo lowering adds "
-        "<fifo>_cons / <fifo>_<i>_cons, <end>_buff_<i>, <end>_prod_lock_<i>, "
-        "<end>_cons_lock_<i> and <fifo>_shim_alloc")
+RULE = "every symbol of a device is unique, and mlir-aie's objectfifo lowering adds " + SPELLINGS
 
 
 SEQUENCE = "sequence"
@@ -45,7 +44,7 @@ def check_symbols(d: Design, low: Lowering) -> None:
         if end.symbol != end.fifo.name:
             made.setdefault(end.symbol, f"the end of fifo '{end.fifo.name}' in {where}")
         if end.endpoint.kind == "shim":
-            made.setdefault(f"{end.fifo.name}_shim_alloc",
+            made.setdefault(shim_alloc_name(end.fifo.name),
                             f"the shim DMA allocation of fifo '{end.fifo.name}'")
     for s in low.stores:
         for i, buf in enumerate(s.buffers):
@@ -72,8 +71,7 @@ def check_symbols(d: Design, low: Lowering) -> None:
             raise DesignError(
                 "name", f"{what} '{name}' has the name mlir-aie's objectfifo lowering gives to "
                 f"{made[name]}", loc=loc, limit=RULE, found=name,
-                fix=f"rename the {kind}: names ending in _cons, _buff_<i>, _prod_lock_<i>, "
-                "_cons_lock_<i> or _shim_alloc are the lowering's")
+                fix=f"rename the {kind}: names ending in {ENDINGS} are the lowering's")
         if name in given:  # only a tile-suffixed symbol can get here: the front end refuses
             # the rest
             raise DesignError(

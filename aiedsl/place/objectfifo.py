@@ -80,6 +80,7 @@ from aiedsl.ir.core_ops import Acquire, Loop, Op
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Endpoint, Fifo, Link
 from aiedsl.ir.loc import Loc
+from aiedsl.ir.lowered_names import buffer_name, consumer_end, lock_names
 from aiedsl.ir.types import Dim
 
 Coord = tuple[int, int]
@@ -226,7 +227,7 @@ def lower(d: Design) -> Lowering:
             continue
         cons = []
         for i, c in enumerate(f.consumers):
-            symbol = f"{f.name}_{i}_cons" if len(f.consumers) > 1 else f"{f.name}_cons"
+            symbol = consumer_end(f.name, i, len(f.consumers))
             end = End(symbol, f, c, "consume", i, _size(c, "consume", f, listed, acquired),
                       link_of.get((f.name, "consume")) if c.is_link_end else None)
             cons.append(end)
@@ -346,10 +347,10 @@ def _store(e: End, tile: Coord, parts: int, shared: bool, repeat: int) -> Store:
         buffers: tuple[str, ...] = ()
         init = 0
     else:
-        buffers = tuple(f"{symbol}_buff_{i}" for i in range(e.size))
+        buffers = tuple(buffer_name(symbol, i) for i in range(e.size))
         init = e.size * repeat  # createObjectFifoLocks: (elements - init values) x repeat
-    locks = tuple(lock for k in range(parts) for lock in
-                  ((f"{symbol}_prod_lock_{k}", init), (f"{symbol}_cons_lock_{k}", 0)))
+    locks = tuple(lock for k in range(parts)
+                  for lock in zip(lock_names(symbol, k), (init, 0)))
     loc = e.link.loc if e.link is not None else (e.fifo.loc if shared else e.endpoint.loc)
     return Store(symbol, e.fifo.name, tile, kind, e.fifo.elem.nbytes, e.fifo.elem.numel, buffers,
                  locks, loc, e.link, shared, repeat)

@@ -21,6 +21,7 @@ from typing import Any
 
 from aiedsl.ir.physical import (Bd, BufferAlloc, Connect, DmaChannel, LockAlloc, PacketFlow,
                                 Physical, Route)
+from aiedsl.ir.lowered_names import SHIM_ALLOC_SUFFIX, fifo_of
 from aiedsl.ir.types import Dim
 
 Coord = tuple[int, int]
@@ -33,7 +34,7 @@ _BLOCK = re.compile(r"^\s*%([\w.$-]+) = aie\.(mem|memtile_dma|shim_dma)\(%([\w.$
                     re.M)
 _SWITCH = re.compile(r"^\s*%[\w.$-]+ = aie\.(switchbox|shim_mux)\(%([\w.$-]+)\) \{", re.M)
 _CONNECT = re.compile(r"aie\.connect<(\w+) : (\d+), (\w+) : (\d+)>")
-_SHIM_ALLOC = re.compile(r"aie\.shim_dma_allocation @([\w.$-]+?)(?:_shim_alloc)?\("
+_SHIM_ALLOC = re.compile(r"aie\.shim_dma_allocation @([\w.$-]+?)(?:" + SHIM_ALLOC_SUFFIX + r")?\("
                          r"%([\w.$-]+), (MM2S|S2MM), (\d+)")
 _PACKET = re.compile(r"aie\.packet_flow\((\d+)\) \{(.*?)\n\s*\}( \{[^}]*\})?", re.S)
 _ENDPOINT = re.compile(r"aie\.packet_(source|dest)<%([\w.$-]+), (\w+) : (\d+)>")
@@ -83,11 +84,6 @@ def parse_physical(text: str) -> Physical:
     return Physical(channels=tuple(channels), buffers=tuple(buffers), locks=tuple(locks),
                     routes=routes, packet_flows=tuple(packets))
 
-
-def fifo_of(symbol: str) -> str:
-    """The fifo a lowered buffer or lock belongs to: ``a_0_cons_buff_1`` -> ``a_0``."""
-    m = re.match(r"(.+?)(?:_cons)?_(?:buff|prod_lock|cons_lock|lock)_\d+$", symbol)
-    return m.group(1) if m else symbol
 
 
 def _dma_channels(text: str, tiles: dict[str, Coord]) -> list[DmaChannel]:
