@@ -1,28 +1,29 @@
 """A compute core's traced program, run: compiled once into a flat instruction list (every
 lookup done ahead), then interpreted with object-fifo acquire/release semantics, kernel calls by
 their references on the real buffers (what they compute on is :mod:`aiedsl.sim.operands`; a
-core-local buffer is the core's own array, the same from call to call), runtime-parameter reads
-and barrier waits."""
+core-local buffer is the core's own array, the same from call to call; what each call runs and
+reads is found by :mod:`aiedsl.sim.call_refs`), cascade words (:mod:`aiedsl.sim.cascade_stream`),
+runtime-parameter reads and barrier waits."""
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generator
+from typing import Any, Callable
 
-import numpy as np
 
 from aiedsl.dtypes import held
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release,
                                 RtpArg)
 from aiedsl.ir.cores import Core
-from aiedsl.sim.engine import PAUSE, Gen, Lock, Proc, Request
+from aiedsl.sim.call_refs import RTP, before_the_call, read_rtp, reference
+from aiedsl.sim.cascade_stream import cascade_get, cascade_payloads, cascade_put
+from aiedsl.sim.engine import PAUSE, Gen, Lock, Proc
 from aiedsl.sim.operands import (
     accumulate, accumulating, accumulating_call, fill_tracking, finish_shared, ring_views,
     write_back_taken,
 )
-from aiedsl.sim.state import CascadeLink, Machine, Ring, RtpMemory, SimFault
+from aiedsl.sim.state import Machine, Ring, SimFault
 from aiedsl.user_errors import user_exception
 
 
@@ -65,7 +66,7 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
     its one buffer, which the views of its arguments hold under ``key``."""
     acquired: dict[str, list[_End]] = {}
     kdecl = {k.symbol: k for k in m.design.kernels}
-    refs = {k.symbol: _reference(k, kernels) for k in m.design.kernels}
+    refs = {k.symbol: reference(k, kernels) for k in m.design.kernels}
     out: list[tuple[Any, ...]] = []
 
     def end(fifo: str, port: str) -> _End:
@@ -124,7 +125,7 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                         cell = local_cells.setdefault(a.local, [id(buf), [0]])
                         args.append((cell, 0, {cell[0]: [buf.reshape(param.type.shape)]}))
                     elif isinstance(a, RtpArg):
-                        args.append((_RTP, a, m.rtps[a.rtp]))
+                        args.append((RTP, a, m.rtps[a.rtp]))
                     else:  # the constant as the C++ receives it (0.3 as bf16: 0.30078125)
                         args.append((None, 0, held(a.value, param.dtype)))
                 casc = None
@@ -149,7 +150,7 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                 at_call = getattr(kernels.get(op.kernel), "at_call", None)
                 ref = refs[op.kernel] if at_call is None else at_call(core.name, op)
                 if at_call is None:  # a reference (a native kernel sees the one memory)
-                    ref = _before_the_call(ref, k, op)
+                    ref = before_the_call(ref, k, op)
                 # (_CALL, kernel, reference, argument cells, op, reads an rtp, cascade,
                 #  shared operands, written buffers, accumulator, uses the cascade, cycles,
                 #  the whole call as one function of the kept outputs (or None),
@@ -163,34 +164,6 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
     scan(core.body)
     emit(core.body)
     return _mark_takers(out)
-
-
-def _before_the_call(ref: Callable[..., None], k: Any, op: Call) -> Callable[..., None]:
-    """``ref`` for call ``op`` of kernel ``k``: when the call passes one buffer as an "in"
-    argument and as one it writes (a local as both, IRON's ``compute_max(tmp, nextC,
-    nextC)``), the reference gets a copy of that input as it was before the call, so a
-    reference sees its inputs unchanged whatever it writes first. The core's C++ reads the one
-    memory: an in-place kernel that reads what it already wrote (a shift) differs, which only
-    ``--kernels native`` shows. Other calls: ``ref`` itself."""
-    def buffer(a: Any) -> tuple[Any, ...] | None:
-        if isinstance(a, BufferArg):
-            return ("fifo", a.value, a.index)
-        return ("local", a.local) if isinstance(a, LocalArg) else None
-
-    names = [buffer(a) for a in op.args]
-    written = {n for n, p in zip(names, k.args) if n is not None and p.access != "in"}
-    copied = tuple(i for i, (n, p) in enumerate(zip(names, k.args))
-                   if n in written and p.access == "in")
-    if not copied:
-        return ref
-
-    def call(*args: Any) -> None:
-        given = list(args)
-        for i in copied:
-            given[i] = given[i].copy()
-        ref(*given)
-
-    return call
 
 
 def _mark_takers(code: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -290,7 +263,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             start = p.time
             took = start  # when a get's last word came (its data stall included)
             if casc is not None and casc[0] is not None:
-                took = yield from _cascade_get(m, p, ins[4], casc[0], casc[2],
+                took = yield from cascade_get(m, p, ins[4], casc[0], casc[2],
                                                ins[11] - m.costs.call)
             if compute and ins[12] is not None and not (ins[13] and accs):
                 try:
@@ -300,10 +273,10 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                                          f"(called at {ins[4].loc})", k.loc) from err
             elif compute:
                 args = [views[cell[0]][cell[1][i]] if cell.__class__ is list
-                        else _read_rtp(core, p, i, views, ins[4]) if cell is _RTP
+                        else read_rtp(core, p, i, views, ins[4]) if cell is RTP
                         else views for cell, i, views in ins[3]]
                 if ins[10]:  # the kernel reads or writes the cascade
-                    cascade = _cascade_payloads(k, casc)
+                    cascade = cascade_payloads(k, casc)
                     args += cascade
                 acc = ins[9]
                 if ins[13] and accs:  # a buffer this call reads otherwise: written back first
@@ -331,7 +304,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                 end = took if took > start + body else start + body
                 if casc[1] is not None:
                     put = cascade[-1] if compute else None
-                    end = yield from _cascade_put(m, p, ins[4], casc[1], casc[3], start, end,
+                    end = yield from cascade_put(m, p, ins[4], casc[1], casc[3], start, end,
                                                   put)
                 p.time = end - body  # the stream's stall beyond the kernel's own cycles
             cost = ins[11]
@@ -388,134 +361,3 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
         pc += 1
     for buf, kept, store in accs.values():  # the buffers hold every call's result at the end
         store(kept, buf)
-
-
-def _cascade_get(m: Machine, p: Proc, call: Call, link: CascadeLink, words: int,
-                 cycles: int) -> Generator[Request, Any, float]:
-    """Take the next ``words`` words of ``link`` for ``call`` (of ``cycles`` cycles, started at
-    ``p.time``); returns when the last came in.
-
-    The words come piece by piece, one piece per put call they came from, each as soon as the
-    putter reached that call (the getter waits for nothing else: no other core of a chain). A
-    piece ends when the getter's own pace gets it there or a word's time after its putter put
-    its last word, whichever is later: the two overlap as a stream.
-    """
-    per = cycles / words  # a word's share of the call
-    t = p.time
-    goal = link.got + words
-    while link.got < goal:
-        first = link.got
-        while link.put <= first:  # its putter has not reached the call that puts it
-            p.info["waiting"] = call
-            p.info["cascade"] = (link, "get", goal - words, goal)
-            link.data.units.clear()  # stale wake-ups: the count above is what is checked
-            yield ("acq", link.data, 1)
-        p.info.pop("waiting", None)
-        p.info.pop("cascade", None)
-        puts = link.puts
-        while puts[0][1] <= first:  # calls all of whose words were taken
-            puts.popleft()
-        end = puts[0][1] if puts[0][1] < goal else goal
-        came = link.emitted(end - 1) + per
-        before = t
-        t = t + per * (end - first)
-        if came > t:
-            t = came
-        link.gets.append((first, end, before, t))
-        link.got = end
-        link.taken.units.append(0.0)  # a unit of no time: the putter's clock is its own
-        if link.taken.waiters:
-            m.engine.wake(link.taken.waiters)
-    return t
-
-
-def _cascade_put(m: Machine, p: Proc, call: Call, link: CascadeLink, words: int, start: float,
-                 end: float, values: np.ndarray | None) -> Generator[Request, Any, float]:
-    """Put ``words`` words on ``link`` for ``call``, which would put them evenly from ``start``
-    to ``end`` had nothing held it up (``values``: what it put, when kernels compute); returns
-    when its last word fit. Only the neighbour's gets make room: the call ends once the getter
-    has taken all but the ``link.room`` words its FIFOs hold."""
-    first = link.put
-    link.puts.append((first, first + words, start, end))
-    link.put = first + words
-    if values is not None:
-        link.values.append(values.reshape(-1))
-    link.data.units.append(0.0)
-    if link.data.waiters:
-        m.engine.wake(link.data.waiters)
-    need = first + words - link.room  # words the getter must have taken for the last to fit
-    if need <= 0:
-        return end
-    while link.got < need:
-        p.info["waiting"] = call
-        p.info["cascade"] = (link, "put", first, first + words)
-        link.taken.units.clear()
-        yield ("acq", link.taken, 1)
-    p.info.pop("waiting", None)
-    p.info.pop("cascade", None)
-    fits = link.took(need - 1)
-    return fits if fits > end else end
-
-
-def _cascade_payloads(k: Any, casc: tuple[Any, Any, int, int] | None) -> list[np.ndarray]:
-    """The reference's extra arrays: the words its get took (the putter's values, however its
-    calls grouped them, read as this kernel's type: the stream moves 32-bit words), then a
-    fresh array for what it puts."""
-    out = []
-    get = casc[0] if casc is not None else None
-    if k.cascade_in is not None:
-        dt = np.dtype(k.cascade_in.dt.numpy)
-        if get is not None:
-            out.append(get.take_values(k.cascade_in.numel).view(dt)
-                       .reshape(k.cascade_in.shape))
-        else:  # no link (check refuses it): what an unconnected input reads
-            out.append(np.zeros(k.cascade_in.shape, dt))
-    if k.cascade_out is not None:
-        out.append(np.zeros(k.cascade_out.shape, np.dtype(k.cascade_out.dt.numpy)))
-    return out
-
-
-_RTP = object()
-"""Marks a compiled call argument read from a runtime parameter when the call runs."""
-
-
-def _read_rtp(core: Core, p: Proc, a: RtpArg, mem: RtpMemory, call: Call) -> int:
-    """The value of rtp slot ``a`` when ``core``'s call runs (at its clock); a SimFault when
-    the runtime has not written it by then (the core would read whatever the memory held)."""
-    value = mem.read(a.index, p.time)
-    if value is None:
-        raise SimFault(
-            "rtp", f"{core.name} reads rtp '{a.rtp}'[{a.index}] at cycle {p.time:.0f}, before "
-            "the runtime writes it", loc=a.loc, limit="a slot is read after an rtp_write of it "
-            "(the memory holds no value before)", found="no write by then",
-            related=[(f"the call that reads it ({core.name})", call.loc)],
-            fix=f"rt.rtp_write('{a.rtp}', {a.index}, ...) before the fills that feed this core")
-    return value
-
-
-def _reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
-    """The numpy reference kernel ``k``'s calls run: its kernel object's from the handle. A
-    design IR without its handle (read back from JSON, or another design's given as
-    ``placed=``) names the reference only (``module:function``); one in aiedsl's own library is
-    imported, but the user's code is not (importing it would run the user's module again, which
-    the simulator never does)."""
-    obj = kernels.get(k.symbol)
-    if obj is not None:
-        return obj.bound_reference()
-    from aiedsl.kernels.base import Kernel
-
-    module, _, name = k.reference.partition(":")
-    if module != "aiedsl" and not module.startswith("aiedsl."):
-        raise DesignError(
-            "kernel reference", f"kernel '{k.symbol}' is not among the kernels of the design "
-            f"handle simulated, and its reference {k.reference} is the user's code, which the "
-            "simulator does not import (that would run the user's module again)", loc=k.loc,
-            limit="a kernel's reference comes from the handle its design was traced into (the "
-            "design IR names it only), or is one of aiedsl's library references",
-            found=f"reference {k.reference}, not in handle.kernels",
-            fix="simulate the handle @design returned (or load_design gives) with the IR made "
-            "from it: an IR read back from JSON, or another design's, has no references")
-    fn: Any = importlib.import_module(module)
-    for part in name.split("."):
-        fn = getattr(fn, part)
-    return Kernel(k, fn).bound_reference()  # checked as a declared kernel's reference is

@@ -1,0 +1,89 @@
+"""What a core's kernel call runs and reads, found once when the core's program is compiled:
+the kernel's numpy reference (from the design handle, or aiedsl's own library), a copy of an
+input the same call also writes, and the runtime parameters read when the call runs."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+from aiedsl.errors import DesignError
+from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, RtpArg
+from aiedsl.ir.cores import Core
+from aiedsl.sim.engine import Proc
+from aiedsl.sim.state import RtpMemory, SimFault
+
+
+def before_the_call(ref: Callable[..., None], k: Any, op: Call) -> Callable[..., None]:
+    """``ref`` for call ``op`` of kernel ``k``: when the call passes one buffer as an "in"
+    argument and as one it writes (a local as both, IRON's ``compute_max(tmp, nextC,
+    nextC)``), the reference gets a copy of that input as it was before the call, so a
+    reference sees its inputs unchanged whatever it writes first. The core's C++ reads the one
+    memory: an in-place kernel that reads what it already wrote (a shift) differs, which only
+    ``--kernels native`` shows. Other calls: ``ref`` itself."""
+    def buffer(a: Any) -> tuple[Any, ...] | None:
+        if isinstance(a, BufferArg):
+            return ("fifo", a.value, a.index)
+        return ("local", a.local) if isinstance(a, LocalArg) else None
+
+    names = [buffer(a) for a in op.args]
+    written = {n for n, p in zip(names, k.args) if n is not None and p.access != "in"}
+    copied = tuple(i for i, (n, p) in enumerate(zip(names, k.args))
+                   if n in written and p.access == "in")
+    if not copied:
+        return ref
+
+    def call(*args: Any) -> None:
+        given = list(args)
+        for i in copied:
+            given[i] = given[i].copy()
+        ref(*given)
+
+    return call
+
+
+
+RTP = object()
+"""Marks a compiled call argument read from a runtime parameter when the call runs."""
+
+
+def read_rtp(core: Core, p: Proc, a: RtpArg, mem: RtpMemory, call: Call) -> int:
+    """The value of rtp slot ``a`` when ``core``'s call runs (at its clock); a SimFault when
+    the runtime has not written it by then (the core would read whatever the memory held)."""
+    value = mem.read(a.index, p.time)
+    if value is None:
+        raise SimFault(
+            "rtp", f"{core.name} reads rtp '{a.rtp}'[{a.index}] at cycle {p.time:.0f}, before "
+            "the runtime writes it", loc=a.loc, limit="a slot is read after an rtp_write of it "
+            "(the memory holds no value before)", found="no write by then",
+            related=[(f"the call that reads it ({core.name})", call.loc)],
+            fix=f"rt.rtp_write('{a.rtp}', {a.index}, ...) before the fills that feed this core")
+    return value
+
+
+def reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
+    """The numpy reference kernel ``k``'s calls run: its kernel object's from the handle. A
+    design IR without its handle (read back from JSON, or another design's given as
+    ``placed=``) names the reference only (``module:function``); one in aiedsl's own library is
+    imported, but the user's code is not (importing it would run the user's module again, which
+    the simulator never does)."""
+    obj = kernels.get(k.symbol)
+    if obj is not None:
+        return obj.bound_reference()
+    from aiedsl.kernels.base import Kernel
+
+    module, _, name = k.reference.partition(":")
+    if module != "aiedsl" and not module.startswith("aiedsl."):
+        raise DesignError(
+            "kernel reference", f"kernel '{k.symbol}' is not among the kernels of the design "
+            f"handle simulated, and its reference {k.reference} is the user's code, which the "
+            "simulator does not import (that would run the user's module again)", loc=k.loc,
+            limit="a kernel's reference comes from the handle its design was traced into (the "
+            "design IR names it only), or is one of aiedsl's library references",
+            found=f"reference {k.reference}, not in handle.kernels",
+            fix="simulate the handle @design returned (or load_design gives) with the IR made "
+            "from it: an IR read back from JSON, or another design's, has no references")
+    fn: Any = importlib.import_module(module)
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    return Kernel(k, fn).bound_reference()  # checked as a declared kernel's reference is
