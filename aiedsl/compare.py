@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aiedsl.dtypes import unwritten
 from aiedsl.ir.program import Rounding
 
 TOLERANCE = {
@@ -130,7 +131,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     :data:`TOLERANCE`); ``floor`` is the least value the absolute tolerance is a fraction of.
     A square FAIL that equals the reference transposed says so in its note
     (``transposed=False`` does not look). ``poison``: ``got`` comes from the simulator, whose
-    memory starts as :func:`aiedsl.sim.state.unwritten`: a FAIL counts its wrong elements that
+    memory starts as :func:`aiedsl.dtypes.unwritten`: a FAIL counts its wrong elements that
     look like that value (:func:`poison_marked`) and, when there are any, says so in its note
     (:func:`poison_note`). An output whose every element equals the reference's is a PASS
     "exact", naming no worst element.
@@ -206,7 +207,6 @@ def _poison(dtype: str) -> float:
     """What the simulator fills memory of ``dtype`` that nothing wrote with (NaN, the smallest
     signed or the largest unsigned integer), as a float64."""
     from aiedsl.dtypes import dtype as lookup_dtype
-    from aiedsl.sim.state import unwritten
 
     return float(unwritten((1,), np.dtype(lookup_dtype(dtype).numpy))[0])
 

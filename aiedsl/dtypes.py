@@ -107,3 +107,18 @@ def held(value: int | float, name: str) -> int | float:
     if dt.is_float:
         return float(import_module("numpy").array(value, dtype=dt.numpy))
     return value
+
+
+def unwritten(shape: tuple[int, ...], np_dtype: Any) -> Any:
+    """Memory nothing has written yet: NaN for a float type, the smallest signed integer, the
+    largest unsigned one (never 0).
+
+    On the NPU a buffer holds whatever was there before (the last run's data, on a second
+    run); zeros would let a kernel that reads before it writes (an accumulator never zeroed)
+    look right.
+    """
+    np = import_module("numpy")  # this module loads without it
+    if numpy_kind(np_dtype) == "f":
+        return np.full(shape, np.nan, dtype=np_dtype)
+    info = np.iinfo(np_dtype)
+    return np.full(shape, info.max if info.min == 0 else info.min, dtype=np_dtype)

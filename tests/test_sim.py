@@ -505,7 +505,7 @@ def test_unwritten_memory_is_never_zero(name: str) -> None:
     smallest is 0, which would let a never-zeroed u8 accumulator pass."""
     import ml_dtypes
 
-    from aiedsl.sim.state import unwritten
+    from aiedsl.dtypes import unwritten
 
     dt = np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
     mem = unwritten((3,), dt)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from aiedsl.dtypes import unwritten
 from aiedsl.errors import DesignError
 from aiedsl.ir.program import Rounding
 from aiedsl.kernels.cases import KernelCase, case_args
@@ -39,7 +40,6 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     outside) fails too. A scalar parameter with no value, or a reference that raises, is a
     DesignError naming it."""
     from aiedsl.compare import compare, largest
-    from aiedsl.sim.state import unwritten
     from aiedsl.user_errors import user_exception
 
     k = case.kernel

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple, Sequence
 
+from aiedsl.dtypes import unwritten
 from aiedsl.errors import DesignError
 from aiedsl.ir.kernel import Kernel as KernelIR
 from aiedsl.source_loc import function_loc, user_line
@@ -25,7 +26,7 @@ def run_checked(ir: KernelIR, reference: Callable[..., Any], bound: Callable[...
     returns a value (``return src * 2`` computes the result but leaves the buffer as it was),
     it calls ``sys.exit()`` (which would end the command with no word), or, with ``look``, an
     "out" buffer that held nothing but the poison of unwritten memory
-    (:func:`~aiedsl.sim.state.unwritten`) holds only that after (``dst = src * 2`` rebinds the
+    (:func:`~aiedsl.dtypes.unwritten`) holds only that after (``dst = src * 2`` rebinds the
     name), unless an input of the call holds that value too (it may have been copied: a NaN
     initial value, an INT_MIN running max). Other exceptions go up as they are: the caller says
     what it was running."""
@@ -274,7 +275,6 @@ def _inputs_hold(ir: KernelIR, args: Sequence[Any], poison: Any) -> bool:
 
 
 def _poison(v: Any) -> Any:
-    from aiedsl.sim.state import unwritten
 
     return unwritten((1,), v.dtype)[0]
 

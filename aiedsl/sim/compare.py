@@ -13,7 +13,7 @@ from aiedsl.errors import DesignError, counted
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer
-from aiedsl.sim.state import unwritten
+from aiedsl.dtypes import unwritten
 from aiedsl.values import by_type
 
 
@@ -121,6 +121,6 @@ def _spelling(scalar: type) -> str:
 
 def poisoned(d: Design, name: str) -> np.ndarray:
     """An output buffer filled with a value no correct run writes everywhere
-    (:func:`~aiedsl.sim.state.unwritten`)."""
+    (:func:`~aiedsl.dtypes.unwritten`)."""
     t = d.tensor(name)
     return unwritten(t.type.shape, np.dtype(lookup_dtype(t.type.dtype).numpy))

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from aiedsl.dtypes import dtype as lookup_dtype
+from aiedsl.dtypes import dtype as lookup_dtype, unwritten
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Endpoint, Fifo, Link
 from aiedsl.ir.types import dims_index
@@ -59,7 +59,7 @@ from aiedsl.sim.runtime import run_runtime
 from aiedsl.sim.shim_dma import shim_drain, shim_fill
 from aiedsl.sim.state import (
     CascadeLink, Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault,
-    initial_local, unwritten,
+    initial_local,
 )
 from aiedsl.targets import TargetModel
 from aiedsl.targets.model import TileKind

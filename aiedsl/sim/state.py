@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from aiedsl.dtypes import numpy_kind
+from aiedsl.dtypes import unwritten
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.sim.engine import Conn, Engine, Lock, Proc, WorkQueue
@@ -32,19 +32,6 @@ def initial_local(init: str | None, shape: tuple[int, ...], np_dtype: np.dtype) 
     raw = np.frombuffer(bytes.fromhex(init), dtype=np_dtype.newbyteorder("<"))
     return raw.astype(np_dtype).reshape(shape)  # a copy of its own: the core writes it
 
-
-def unwritten(shape: tuple[int, ...], np_dtype: np.dtype) -> np.ndarray:
-    """Memory nothing has written yet: NaN for a float type, the smallest signed integer, the
-    largest unsigned one (never 0).
-
-    On the NPU a buffer holds whatever was there before (the last run's data, on a second
-    run); zeros would let a kernel that reads before it writes (an accumulator never zeroed)
-    look right.
-    """
-    if numpy_kind(np_dtype) == "f":
-        return np.full(shape, np.nan, dtype=np_dtype)
-    info = np.iinfo(np_dtype)
-    return np.full(shape, info.max if info.min == 0 else info.min, dtype=np_dtype)
 
 
 @dataclass
