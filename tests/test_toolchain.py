@@ -471,9 +471,10 @@ def test_build_sh_stops_when_aiecc_rejects_its_command(fake_tools: dict[str, Pat
 
 
 def test_build_sh_quotes_the_aiecc_choice() -> None:
-    """The spelling choice is shell text from commands.py; every word is quoted by
-    shell_line. The one command substitution is constant text: the install aiecc came from,
-    for the headers when MLIR_AIE_INSTALL_DIR does not hold them."""
+    """The spelling choice is shell text from the templates commands.py renders
+    (find_aiecc.sh.j2, aiecc.sh.j2); every word they are given is quoted by shell_line. The
+    one command substitution is constant text: the install aiecc came from, for the headers
+    when MLIR_AIE_INSTALL_DIR does not hold them."""
     from aiedsl.toolchain.commands import aiecc_argv, shell_line
 
     script = shell_line(aiecc_argv())

@@ -25,7 +25,12 @@ Everything here follows mlir-aie, checked against its sources (nothing here ran 
   then ``aie-translate --aie-npu-to-binary``.
 
 Arguments are plain lists so the same list is written to ``build.sh`` and run by ``--compile``;
-:func:`shell_line` is the one function that turns them into shell text.
+:func:`shell_line` is the one function that turns them into shell text. The rest of
+``build.sh``'s shell (its search for aiecc, its record of aiecc's folder, its choice of aiecc's
+spelling: :func:`find_aiecc_script`, :func:`project_listing_script`, :func:`aiecc_script`) is
+jinja2 templates in ``codegen/templates/`` (``find_aiecc.sh.j2``, ``project_listing.sh.j2``,
+``aiecc.sh.j2``, put together by ``build.sh.j2``), and every word they are given from data is
+quoted by :func:`shell_line` first.
 """
 
 from __future__ import annotations
@@ -277,51 +282,22 @@ def find_aiecc_script() -> list[str]:
     :func:`aiedsl.toolchain.discover.header_places`);
     ``MLIR_AIE_INSTALL_DIR`` is then set to where they were. Either
     missing stops it (exit 127) saying what it needs. No path of this machine is written into
-    them: ``build.sh`` is the same on every machine."""
-    names = shell_line(list(AIECC_NAMES))
-    install = EnvWord("", "MLIR_AIE_INSTALL_DIR", "/bin/").shell() + '"$name"'
+    them: ``build.sh`` is the same on every machine.
+
+    The shell text is ``codegen/templates/find_aiecc.sh.j2``; the words it is given (names,
+    messages, paths) are quoted here, by :func:`shell_line`."""
     need = ("build.sh: no aiecc: put the aiecc (or aiecc.py) of mlir-aie on PATH, or set "
             "MLIR_AIE_INSTALL_DIR to an mlir-aie install whose bin/ holds it")
-    headers = EnvWord("", "MLIR_AIE_INSTALL_DIR", "/include/aie_api/aie.hpp").shell()
     no_headers = ("build.sh: no AIE API headers (include/aie_api/aie.hpp) in "
                   "MLIR_AIE_INSTALL_DIR, beside aiecc or in its Python's mlir_aie package: set "
                   "MLIR_AIE_INSTALL_DIR to your mlir-aie install")
-    return [
-        "# aiecc as aiedsl looks for it: aiecc or aiecc.py on PATH, else in",
-        "# $MLIR_AIE_INSTALL_DIR/bin.",
-        "aiecc=''",
-        f"for name in {names}; do",
-        '  if command -v "$name" >/dev/null 2>&1; then aiecc=$name; break; fi',
-        "done",
-        'if [ -z "$aiecc" ] && [ -n "${MLIR_AIE_INSTALL_DIR:-}" ]; then',
-        f"  for name in {names}; do",
-        f"    if [ -x {install} ]; then aiecc={install}; break; fi",
-        "  done",
-        "fi",
-        'if [ -z "$aiecc" ]; then',
-        f"  echo {shell_line([need])} >&2",
-        "  exit 127",
-        "fi",
-        "# The AIE API headers: $MLIR_AIE_INSTALL_DIR/include, else the install aiecc came from",
-        "# (<install>/bin/aiecc).",
-        'if [ ! -f "${MLIR_AIE_INSTALL_DIR:-}"/include/aie_api/aie.hpp ]; then',
-        '  MLIR_AIE_INSTALL_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v "$aiecc")")")")',
-        "fi",
-        "# pip's aiecc is a launcher in the environment's bin/: its interpreter's site-packages",
-        "# hold the mlir_aie package (include/ among it).",
-        'if [ ! -f "$MLIR_AIE_INSTALL_DIR"/include/aie_api/aie.hpp ]; then',
-        "  shebang=''",
-        '  IFS= read -r shebang < "$(command -v "$aiecc")" || true',
-        '  python=${shebang#"#!"}',
-        '  if [ "$python" != "$shebang" ] && [ -x "$python" ]; then',
-        f'    MLIR_AIE_INSTALL_DIR=$("$python" -c {shell_line([PURELIB])})/{PIP_PACKAGE}',
-        "  fi",
-        "fi",
-        f"if [ ! -f {headers} ]; then",
-        f"  echo {shell_line([no_headers])} >&2",
-        "  exit 127",
-        "fi",
-    ]
+    return render(
+        "find_aiecc.sh.j2", names=shell_line(list(AIECC_NAMES)),
+        bin_dir=shell_line([EnvWord("", "MLIR_AIE_INSTALL_DIR", "/bin/")]),
+        need=shell_line([need]),
+        headers=shell_line([EnvWord("", "MLIR_AIE_INSTALL_DIR", "/include/aie_api/aie.hpp")]),
+        purelib=shell_line([PURELIB]), pip_package=shell_line([PIP_PACKAGE]),
+        no_headers=shell_line([no_headers])).splitlines()
 
 
 def project_listing_script(project: str, record: str) -> list[str]:
@@ -332,20 +308,12 @@ def project_listing_script(project: str, record: str) -> list[str]:
     the user put there, which a rebuild of another design (dropping the folder) must not
     delete; and a run recorded whole is what makes the objects, ``aie.xclbin`` and
     ``insts.bin`` it left aiedsl's (:func:`aiedsl.builddir.marker.script_wrote`), a kernel
-    compile that stopped it included."""
-    folder, listing = shell_line([project]), shell_line([record])
-    return [
-        "",
-        f"# What aiecc adds to {project}/, its working folder, is aiedsl's: listed in",
-        f"# {record}, so a rebuild of another design removes that and nothing else (a file",
-        "# of yours there is refused, never deleted).",
-        "list_aiecc_folder() {",
-        f'  {{ echo "#$1"; find {folder} 2>/dev/null || true; }} >> {listing}',
-        "}",
-        "list_aiecc_folder before",
-        "trap 'list_aiecc_folder after' EXIT",
-        "",
-    ]
+    compile that stopped it included.
+
+    The shell text is ``codegen/templates/project_listing.sh.j2``, given both names quoted by
+    :func:`shell_line` (and as they are, for its comment)."""
+    return render("project_listing.sh.j2", project=project, record=record,
+                  folder=shell_line([project]), listing=shell_line([record])).splitlines()
 
 
 def aiecc_argv(mlir: str = "aie.mlir", *, aiecc: str | None = None,
@@ -376,39 +344,23 @@ def aiecc_script(mlir: str = "aie.mlir", *, aiecc: str | None = None,
     """The ``build.sh`` lines that run aiecc with the spelling of whichever aiecc runs them.
 
     ``build.sh`` is written before anyone knows which mlir-aie will run it, so it finds aiecc
-    (unless ``aiecc`` names it: :func:`find_aiecc_script`), asks it (``aiecc --help``) the same
-    two questions :func:`aiecc_spelling` asks, and picks the words; every word goes through
-    :func:`shell_line`.
+    (the lines of :func:`find_aiecc_script` first, unless ``aiecc`` names it or ``find`` is
+    False: earlier lines found it), asks it (``aiecc --help``) the same two questions
+    :func:`aiecc_spelling` asks, and picks the words. The shell text is
+    ``codegen/templates/aiecc.sh.j2``; every word it is given goes through :func:`shell_line`.
     """
     tool: Word = FOUND_AIECC if aiecc is None else aiecc
-    probe = shell_line([tool, "--help"])
-    python_driver = (f'[ "${{aiecc##*/}}" = {shell_line([PYTHON_AIECC])} ]' if aiecc is None
-                     else "true" if PurePosixPath(aiecc).name == PYTHON_AIECC else "false")
-    return [
-        *(find_aiecc_script() if aiecc is None and find else []),
-        "# aiecc's options changed in mlir-aie (PR 3364: --get-* outputs; PR 3501: Peano by",
-        "# default, no --no-xchesscc): ask this aiecc which it takes.",
-        "aiecc_offers() {",
-        (f"  {{ {probe} 2>&1 || true; }} | grep -E -e \"^[[:space:]]*$1([^[:alnum:]_-]|\\$)\""
-         " >/dev/null"),
-        "}",
-        f"if aiecc_offers {shell_line([CHESS_DEFAULT_OPTION])}; then",
-        f"  backend=({shell_line(PEANO_BACKEND)})",
-        "else",
-        "  backend=()",
-        "fi",
-        f"if aiecc_offers {shell_line([GENERATE_OPTION])}; then",
-        f"  outputs=({shell_line(OUTPUTS_GENERATE)})",
-        f"elif ! aiecc_offers {shell_line([GET_OPTION])} && {python_driver}; then",
-        "  # the Python aiecc.py, its help saying neither: its own options (cl_arguments.py)",
-        f"  backend=({shell_line(PEANO_BACKEND)})",
-        f"  outputs=({shell_line(OUTPUTS_GENERATE)})",
-        "else",
-        f"  outputs=({shell_line(OUTPUTS_GET)})",
-        "fi",
-        shell_line([tool, ArrayWords("backend"), ArrayWords("outputs"),
-                    *([PACKET_OPTION] if packet else []), mlir]),
-    ]
+    python_driver = None if aiecc is None else PurePosixPath(aiecc).name == PYTHON_AIECC
+    run = render(
+        "aiecc.sh.j2", probe=shell_line([tool, "--help"]),
+        chess_default_option=shell_line([CHESS_DEFAULT_OPTION]),
+        generate_option=shell_line([GENERATE_OPTION]), get_option=shell_line([GET_OPTION]),
+        peano_backend=shell_line(PEANO_BACKEND), outputs_generate=shell_line(OUTPUTS_GENERATE),
+        outputs_get=shell_line(OUTPUTS_GET), python_driver=python_driver,
+        python_aiecc=shell_line([PYTHON_AIECC]),
+        command=shell_line([tool, ArrayWords("backend"), ArrayWords("outputs"),
+                            *([PACKET_OPTION] if packet else []), mlir]))
+    return [*(find_aiecc_script() if aiecc is None and find else []), *run.splitlines()]
 
 
 def lower_argvs(aie_opt: str = "aie-opt", aie_translate: str = "aie-translate",
