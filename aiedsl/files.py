@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from aiedsl.errors import DesignError, display_path
+from aiedsl.shell import shell_line
 from aiedsl.text import printable
 
 TMP_SUFFIX = ".aiedsl-tmp"
@@ -77,15 +78,13 @@ def os_error(e: OSError, shown: str | Path, *, rule: str, option: str,
 
 def command(words: Sequence[str], path: str) -> str:
     """Command ``words`` applied to ``path``, as one shell line a message tells the user to run:
-    quoted by the one quoting function (:func:`aiedsl.toolchain.commands.shell_line`), so a
+    quoted by the one quoting function (:func:`aiedsl.shell.shell_line`), so a
     paste runs it on that path alone, ``path`` written ``./-...`` when it starts with ``-`` (not
     to be read as an option), control characters (which would split the message) as escapes.
 
     >>> print(command(["rm", "-r"], "my build"))
     rm -r 'my build'
     """
-    from aiedsl.toolchain.commands import shell_line  # its module loads the templates: only here
-
     return printable(shell_line([*words, f"./{path}" if path.startswith("-") else path]))
 
 

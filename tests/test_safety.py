@@ -18,7 +18,7 @@ import aiedsl
 from aiedsl.render import comment_text, mlir_string
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
-from aiedsl.toolchain.commands import EnvWord, shell_line
+from aiedsl.shell import EnvWord, shell_line
 
 DesignFile = Callable[..., Path]
 ROOT = Path(__file__).resolve().parents[1]

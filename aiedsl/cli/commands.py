@@ -238,7 +238,7 @@ def map_(
     from aiedsl.errors import DesignError
     from aiedsl.builddir.outfile import write_file
     from aiedsl.targets import get_target
-    from aiedsl.toolchain.commands import shell_line
+    from aiedsl.shell import shell_line
 
     handle = load(design, define, device, name)
     path = output or str(Path("build") / handle.name / "map.svg")

@@ -25,7 +25,7 @@ Everything here follows mlir-aie, checked against its sources (nothing here ran 
   then ``aie-translate --aie-npu-to-binary``.
 
 Arguments are plain lists so the same list is written to ``build.sh`` and run by ``--compile``;
-:func:`shell_line` is the one function that turns them into shell text. The rest of
+:func:`aiedsl.shell.shell_line` is the one function that turns them into shell text. The rest of
 ``build.sh``'s shell (its search for aiecc, its record of aiecc's folder, its choice of aiecc's
 spelling: :func:`find_aiecc_script`, :func:`project_listing_script`, :func:`aiecc_script`) is
 jinja2 templates in ``codegen/templates/`` (``find_aiecc.sh.j2``, ``project_listing.sh.j2``,
@@ -37,13 +37,13 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from aiedsl.render import render
+from aiedsl.shell import ArrayWords, EnvWord, Word, shell_line
 from aiedsl.targets import TargetModel
 
 WARNING_FLAGS = ["-Wno-parentheses", "-Wno-attributes", "-Wno-macro-redefined", "-Wno-empty-body",
@@ -112,37 +112,6 @@ def pipeline_passes(pipeline: str) -> list[str]:
     return out + [body[start:]]
 
 
-@dataclass(frozen=True)
-class EnvWord:
-    """A command word that starts from an environment variable ``build.sh`` expands:
-    ``EnvWord("-I", "MLIR_AIE_INSTALL_DIR", "/include")`` is ``-I"$MLIR_AIE_INSTALL_DIR"/include``.
-
-    Only these words (and :class:`ArrayWords`) expand anything; every other word is quoted whole,
-    so no text a user gave can become shell code.
-    """
-
-    prefix: str
-    var: str
-    suffix: str
-
-    def shell(self) -> str:
-        """The word as shell text: the variable double-quoted, the rest single-quoted."""
-        parts = [shlex.quote(self.prefix) if self.prefix else "", f'"${self.var}"',
-                 shlex.quote(self.suffix) if self.suffix else ""]
-        return "".join(parts)
-
-
-@dataclass(frozen=True)
-class ArrayWords:
-    """The words of a bash array ``build.sh`` filled itself (zero or more words, each kept whole;
-    written so that ``set -u`` accepts an empty array on bash before 4.4)."""
-
-    var: str
-
-    def shell(self) -> str:
-        """The array's words as bash expands them."""
-        return f'${{{self.var}[@]+"${{{self.var}[@]}}"}}'
-
 
 @dataclass(frozen=True)
 class AieccScript:
@@ -163,7 +132,6 @@ class AieccScript:
                                       find=self.find))
 
 
-Word = str | EnvWord | ArrayWords | AieccScript
 
 PEANO_CLANG = EnvWord("", "PEANO_INSTALL_DIR", "/bin/clang++")
 AIE_API_INCLUDE = EnvWord("-I", "MLIR_AIE_INSTALL_DIR", "/include")
@@ -379,23 +347,3 @@ def lower_argvs(aie_opt: str = "aie-opt", aie_translate: str = "aie-translate",
                          "-o", "npu.mlir"]),
         ("aie-translate", [aie_translate, "--aie-npu-to-binary", "npu.mlir", "-o", INSTS]),
     ]
-
-
-def shell_line(argv: Sequence[Word]) -> str:
-    """One shell command line: every word quoted whole, :class:`EnvWord` variables expanded.
-
-    >>> print(shell_line(["echo", "a b", "$(touch x)", EnvWord("", "HOME", "/x y")]))
-    echo 'a b' '$(touch x)' "$HOME"'/x y'
-    """
-    return " ".join(w.shell() if isinstance(w, (EnvWord, ArrayWords, AieccScript))
-                    else shlex.quote(w) for w in argv)
-
-
-def argv_strings(argv: list[Word]) -> list[str]:
-    """``argv`` for running directly (no shell): every word must already be a plain string."""
-    out = []
-    for w in argv:
-        if isinstance(w, (EnvWord, ArrayWords, AieccScript)):
-            raise ValueError(f"{w} needs the shell to expand it: pass the words found")
-        out.append(w)
-    return out

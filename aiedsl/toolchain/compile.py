@@ -42,8 +42,9 @@ from aiedsl.builddir.marker import SCRIPT_LIST
 from aiedsl.builddir.swap import install_outputs
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
+from aiedsl.shell import argv_strings, shell_line
 from aiedsl.targets import TargetModel, get_target
-from aiedsl.toolchain.commands import aiecc_argv, argv_strings, kernel_compile_argv, shell_line
+from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv
 from aiedsl.toolchain.discover import Tool, Tools
 from aiedsl.toolchain.elf import ElfError, program_end
 from aiedsl.toolchain.manifest import build_manifest

@@ -48,9 +48,9 @@ from aiedsl.files import TMP_SUFFIX
 from aiedsl.builddir.build import tool_outputs
 from aiedsl.ir.design import Design
 from aiedsl.ir.physical import Connect, DmaChannel, Physical, Route
+from aiedsl.shell import argv_strings, shell_line
 from aiedsl.targets import TargetModel, get_target
-from aiedsl.toolchain.commands import (INSTS, argv_strings, lower_argvs, pass_pipeline,
-                                       pipeline_passes, shell_line)
+from aiedsl.toolchain.commands import INSTS, lower_argvs, pass_pipeline, pipeline_passes
 from aiedsl.toolchain.compile import Step, run_step
 from aiedsl.toolchain.discover import Tool, absolute_env
 from aiedsl.toolchain.physical import parse_physical
