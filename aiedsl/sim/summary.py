@@ -40,13 +40,31 @@ lists them; a test keeps the two the same)."""
 
 def ops_unit(d: Design) -> str:
     """What a throughput of ``d`` counts: ``GFLOPS`` when every kernel declaring ``ops=``
-    computes on floating-point buffers, ``GOPS`` when none does, both words when mixed."""
+    computes on floating-point buffers, ``GOPS`` when none does, both words when mixed; and,
+    when a kernel the cores call declares no ``ops=``, which kernels it counts (a three-stage
+    pipeline whose one stage declares ``ops=`` is not that fast as a whole)."""
     from aiedsl.dtypes import dtype as lookup_dtype
+    from aiedsl.ir.core_ops import Call
+    from aiedsl.ir.program import walk
 
     floats = {any(a.kind == "buffer" and lookup_dtype(a.dtype).is_float for a in k.args)
               for k in d.kernels if k.ops}
-    return ("GFLOPS" if floats == {True} else "GOPS" if floats == {False}
+    unit = ("GFLOPS" if floats == {True} else "GOPS" if floats == {False}
             else "GOPS (GFLOPS for float kernels)")
+    called = {op.kernel for c in d.cores for op, _ in walk(c.body) if isinstance(op, Call)}
+    counted = [k.symbol for k in d.kernels if k.ops and k.symbol in called]
+    # a kernel that only copies (exact) or only writes (zero: no input) does no arithmetic
+    uncounted = [k.symbol for k in d.kernels if not k.ops and k.symbol in called
+                 and not k.exact and any(a.kind == "buffer" and a.access != "out"
+                                         for a in k.args)]
+    if not counted or not uncounted:
+        return unit
+    return (f"{unit} of {_listed(counted)} only ({_listed(uncounted)} "
+            f"declare{'s' if len(uncounted) == 1 else ''} no ops=)")
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 def significant(x: float, digits: int = 3) -> str:
