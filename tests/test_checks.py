@@ -1558,7 +1558,9 @@ def test_kernel_signature_buffer_for_scalar(design_file: DesignFile) -> None:
         "d.py:14: error [kernel signature]: argument 3 ('n') of 'scale_i16_1024' is a scalar "
         "i32, but core[0,0] passes a buffer\n"
         "  limit: scale_i16_1024(src: 1024xi16, dst: 1024xi16, factor: 1xi32, n: i32)\n"
-        "  fix: pass a Python int or float"
+        "  fix: pass a Python int or float, or an rtp slot (thr[0]) for a value the host sets "
+        "at run time (a core cannot read an element's value into a scalar argument: a kernel "
+        "taking it as a buffer can)"
     )
 
 

@@ -47,7 +47,7 @@ def cost(*args: str) -> subprocess.CompletedProcess:
      "  fix: write e.g. --shape 8x256"),
     (["zero", "--shape", "3"],
      "error [kernel cost]: --shape 3 does not fit zero of bf16: 3xbf16 is not a whole number of "
-     "32-element vectors\n"
+     "32-element vectors, as library kernel zero needs (its C++ moves whole vectors)\n"
      "  limit: a multiple of 32 elements\n"
      "  found: 3\n"
      "  fix: use a size that is a multiple of 32"),

@@ -107,7 +107,10 @@ def check_kernel_calls(d: Design) -> None:
                     raise DesignError(
                         "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
                         f"scalar {param.dtype}, but {core.name} passes a buffer", loc=call.loc,
-                        limit=_sig(k), fix="pass a Python int or float")
+                        limit=_sig(k), fix="pass a Python int or float, or an rtp slot (thr[0]) "
+                        "for a value the host sets at run time (a core cannot read an "
+                        "element's value into a scalar argument: a kernel taking it as a "
+                        "buffer can)")
                 elif param.dtype.startswith(("i", "u")) and not isinstance(arg.value, int):
                     # an integer type takes an integer literal: MLIR's parser refuses a float
                     # literal for an integer constant, and a silent int() would hide the bug

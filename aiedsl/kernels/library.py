@@ -54,7 +54,7 @@ def zero(t: TensorType) -> Kernel:
     """Set a buffer of type ``t`` to zero (``zero_<dtype>_<n>``)."""
     t = tensor_type(t, "zero")
     width = 64 // t.dt.itemsize
-    _check_width(t, width)
+    _check_width(t, width, "zero")
     return declare(
         f"zero_{t.dtype}_{t.numel}", source="zero.cc", entry=f"zero<{t.dt.cpp}, {t.numel}>",
         args=[buffer("c", t, "out")], reference=zero_ref, cycles=_vector_cycles(t.nbytes),
@@ -70,7 +70,7 @@ def passthrough_ref(src: np.ndarray, dst: np.ndarray, **_: object) -> None:
 def passthrough(t: TensorType) -> Kernel:
     """Copy a buffer of type ``t`` into another (``passthrough_<dtype>_<n>``)."""
     t = tensor_type(t, "passthrough")
-    _check_width(t, 64 // t.dt.itemsize)
+    _check_width(t, 64 // t.dt.itemsize, "passthrough")
     return declare(
         f"passthrough_{t.dtype}_{t.numel}", source="passthrough.cc",
         entry=f"passthrough<{t.dt.cpp}, {t.numel}>",
@@ -98,7 +98,7 @@ def scale(n: int) -> Kernel:
     (from an rtp slot, every ``rt.rtp_write`` of it is checked)."""
     n = _size(n, "n", "scale")
     t = TensorType(shape=(n,), dtype=i16.name)
-    _check_width(t, 32)
+    _check_width(t, 32, "scale")
     return declare(
         f"scale_i16_{n}", source="scale.cc", entry=f"scale_i16<{n}>",
         args=[buffer("src", t), buffer("dst", t, "out"),
@@ -127,7 +127,7 @@ def threshold(n: int) -> Kernel:
     check`` refuses another value (from an rtp slot, every ``rt.rtp_write`` of it is checked)."""
     n = _size(n, "n", "threshold")
     t = TensorType(shape=(n,), dtype=u8.name)
-    _check_width(t, 64)
+    _check_width(t, 64, "threshold")
     return declare(
         f"threshold_u8_{n}", source="threshold.cc", entry=f"threshold_u8<{n}>",
         args=[buffer("src", t), buffer("dst", t, "out"),
@@ -147,10 +147,11 @@ def _size(value: object, what: str, kernel: str) -> int:
                          fix="give the tile's size as an int (// divides exactly)")
 
 
-def _check_width(t: TensorType, width: int) -> None:
+def _check_width(t: TensorType, width: int, kernel: str) -> None:
     if t.numel % width:
         raise DesignError(
-            "kernel", f"{t} is not a whole number of {width}-element vectors", loc=caller_loc(),
+            "kernel", f"{t} is not a whole number of {width}-element vectors, as library kernel "
+            f"{kernel} needs (its C++ moves whole vectors)", loc=caller_loc(),
             limit=f"a multiple of {width} elements", found=str(t.numel),
             fix=f"use a size that is a multiple of {width}")
 
@@ -205,7 +206,7 @@ def _eltwise(op: str, t: TensorType) -> Kernel:
         raise DesignError("kernel", f"elementwise {op} of {t.dtype} is not in the library yet",
                           loc=caller_loc(), found=t.dtype, fix="use bf16, i16 or i32 elements")
     width = 64 // t.dt.itemsize
-    _check_width(t, width)
+    _check_width(t, width, op)
     return declare(
         f"{op}_{t.dtype}_{t.numel}", source="eltwise.cc.j2", source_kind="template",
         entry=f"eltwise_{op}_{t.dtype}<{t.numel}>",
@@ -265,7 +266,7 @@ def vector_scalar(op: str, t: TensorType) -> Kernel:
         raise DesignError("kernel", f"vector-scalar {op} of {t.dtype} is not in the library",
                           loc=caller_loc(), found=t.dtype, fix="use bf16, i16 or i32 elements")
     width = 64 // t.dt.itemsize
-    _check_width(t, width)
+    _check_width(t, width, f"vector_scalar('{op}')")
     sdt = "f32" if t.dtype == "bf16" else "i32"
     return declare(
         f"vs_{op}_{t.dtype}_{t.numel}", source="vector_scalar.cc.j2", source_kind="template",
@@ -293,7 +294,7 @@ def relu(t: TensorType) -> Kernel:
         raise DesignError("kernel", f"relu of {t.dtype} is not in the library", loc=caller_loc(),
                           found=t.dtype, fix="use bf16, i8, i16 or i32 elements")
     width = 64 // t.dt.itemsize
-    _check_width(t, width)
+    _check_width(t, width, "relu")
     return declare(
         f"relu_{t.dtype}_{t.numel}", source="relu.cc.j2", source_kind="template",
         entry=f"relu_{t.dtype}<{t.numel}>", args=[buffer("src", t), buffer("dst", t, "out")],
