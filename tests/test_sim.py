@@ -903,7 +903,7 @@ def test_a_reference_narrower_than_its_output_is_named_under_the_fail(
         "where they may have wrapped (compute in int32 and return .astype(np.int32))")
 
 
-TWO_STAGES = '''
+ONE_STAGE_COUNTED = '''
 import numpy as np
 from aiedsl import Tensor, design, fifo, herd, i32, runtime
 from aiedsl.kernels import buffer, declare, vector_scalar
@@ -951,9 +951,27 @@ extern "C" void neg_i32_1024(const int32_t *src, int32_t *dst) {
 def test_a_throughput_says_which_kernels_it_counts(tmp_path: Path) -> None:
     """A Riallto-style pipeline whose one stage declares ops= printed "0.759 GOPS", read as
     the app's throughput; the other stages counted as nothing."""
-    (tmp_path / "two.py").write_text(TWO_STAGES)
+    (tmp_path / "two.py").write_text(ONE_STAGE_COUNTED)
     (tmp_path / "neg.cc").write_text(NEG_CC)
     t = simulate(load_design(str(tmp_path / "two.py"))).timing
     line = next(x for x in t.lines() if x.startswith("throughput:"))
     assert line == (f"throughput: {significant(t.gops)} GOPS of vs_mul_i32_1024 only "
                     "(neg_i32_1024 declares no ops=)")
+
+
+def test_a_dma_bottleneck_offers_only_the_fixes_that_apply(in_root: Path) -> None:
+    """Every DMA bottleneck said "spread its traffic over more channels, send longer
+    contiguous runs from host memory, or broadcast instead of sending twice", also for one
+    contiguous 3.69 MB fill sent once, where only more channels help."""
+    from dataclasses import replace
+
+    b = simulate(load_design("designs/transpose_dma.py")).timing.bottleneck
+    assert (b.kind, b.burst_fill, b.resent) == ("dma", 4.0, False)  # one i32 per run
+    assert "; spread its traffic over more channels or send longer contiguous runs from host " \
+        "memory (its bursts carry 4 B on average)" in b.sentence()
+    plain = replace(b, burst_fill=0.0, issuing=0.0)
+    assert plain.sentence().endswith("; spread its traffic over more channels")
+    both = replace(b, resent=True, issuing=0.0)
+    assert both.sentence().endswith(
+        "; spread its traffic over more channels, send longer contiguous runs from host memory "
+        "(its bursts carry 4 B on average), or broadcast what it sends more than once")

@@ -4,9 +4,10 @@ bottleneck."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypedDict
 
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
+from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.state import Machine
 from aiedsl.sim.summary import (DRAM_SATURATED, ISSUING_NOTED, SINGLE_BUFFER_NOTED, ops_unit,
                                 TASK_COST_BASIS, Bottleneck, SingleBuffered, Timing)
@@ -132,7 +133,8 @@ def timing(m: Machine) -> Timing:
                                           m.dram.write).moved),
                      waiting=channel_busy[what] - busy if kind == "dma" else 0.0,
                      runner_up=runner_up, single_buffered=tuple(single),
-                     one_buffer_receiver=receiver_words, receiver_room=room)
+                     one_buffer_receiver=receiver_words, receiver_room=room,
+                     **_shim_traffic(m, what if kind == "dma" else ""))
     fixed = tm.invocation_s
     # rounded past any cycle: 103.2 us x 1 GHz is 103200.00000000001 in floats
     return Timing(round(cycles + fixed * clock, 6), clock, m.ops, core_busy, channel_busy,
@@ -219,3 +221,37 @@ def _assumed(m: Machine) -> str:
     return (f"{family}'s invocation, task, burst, lock and kernel-call costs are {on}'s, "
             f"assumed{kernels} (no {family} measurement to fit them to): its times are "
             "estimates")
+
+
+class _ShimTraffic(TypedDict, total=False):
+    burst_fill: float
+    resent: bool
+
+
+def _shim_traffic(m: Machine, channel: str) -> _ShimTraffic:
+    """For a DMA bottleneck that is a shim channel filling a fifo: the bytes its AXI bursts
+    carry on average when its runs are shorter than a full burst (longer runs would need fewer
+    bursts), and whether its fills read more elements than their tensors hold (some are sent
+    more than once, which a broadcast would send once). Other channels: nothing."""
+    proc = next((p for p in m.engine.procs if p.name == channel), None)
+    if proc is None or not proc.info.get("shim") or proc.kind != "mm2s":
+        return {}
+    fills = [op for op in m.design.runtime
+             if isinstance(op, Transfer) and op.op == "fill" and op.fifo == proc.info["fifo"]]
+    if not fills:
+        return {}
+    out: _ShimTraffic = {}
+    burst_bytes = m.costs.burst_bytes
+    moved = bursts = 0.0
+    for op in fills:
+        nbytes = op.pattern.numel * m.design.tensor(op.tensor).type.dt.itemsize
+        moved += nbytes
+        bursts += nbytes * bursts_per_byte(op.pattern, m.design.tensor(op.tensor).type.dt
+                                           .itemsize, burst_bytes)
+    if bursts and moved / bursts < burst_bytes * 0.9:
+        out["burst_fill"] = moved / bursts
+    per_tensor: dict[str, int] = {}
+    for op in fills:
+        per_tensor[op.tensor] = per_tensor.get(op.tensor, 0) + op.pattern.numel
+    out["resent"] = any(n > m.design.tensor(t).type.numel for t, n in per_tensor.items())
+    return out

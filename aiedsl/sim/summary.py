@@ -158,6 +158,13 @@ class Bottleneck:
     receiver_room: str = ""
     """Why a second buffer at :attr:`one_buffer_receiver` would not fit, as words ("": it
     fits)."""
+    burst_fill: float = 0.0
+    """For a shim channel filling a fifo: the bytes its AXI bursts carry on average, when its
+    contiguous runs are shorter than a full burst (0: they fill their bursts, or another kind
+    of channel)."""
+    resent: bool = False
+    """For a shim channel filling a fifo: its fills read more elements than their tensors hold,
+    so some go more than once."""
     single_buffered: tuple[SingleBuffered, ...] = ()
     """Fifo ends with one buffer where a core's kernel calls and its transfers take turns for
     at least :data:`SINGLE_BUFFER_NOTED` of the run, most first."""
@@ -213,8 +220,14 @@ class Bottleneck:
                          "" if self.receiver_room else
                          ": a second buffer there (depth=2) would let the two overlap"))
         else:
-            text += ("spread its traffic over more channels, send longer contiguous runs from "
-                     "host memory, or broadcast instead of sending twice")
+            ways = ["spread its traffic over more channels"]
+            if self.burst_fill:
+                ways.append(f"send longer contiguous runs from host memory (its bursts carry "
+                            f"{self.burst_fill:.0f} B on average)")
+            if self.resent:
+                ways.append("broadcast what it sends more than once")
+            text += (", ".join(ways[:-1]) + ", or " + ways[-1] if len(ways) > 2
+                     else " or ".join(ways))
         if self.issuing >= ISSUING_NOTED:
             text += (f" (the runtime also spends {self.issuing:.0%} of the time issuing shim "
                      "DMA tasks one by one, which the transfers wait for: fewer, longer "
