@@ -102,6 +102,16 @@ class Kernel(_Node):
         return {k: v for k, v in self.params.items() if k not in scalars}
 
     @property
+    def operand_dtype(self) -> str | None:
+        """The element type of the buffers it only reads (those it reads and writes, when it
+        has none), the operands its multiplies take (a matmul's A and B, not its accumulating
+        C); None when it has none, or they differ."""
+        buffers = [a for a in self.args if a.kind == "buffer"]
+        ins = {a.dtype for a in buffers if a.access == "in"} or \
+            {a.dtype for a in buffers if a.access == "inout"}
+        return next(iter(ins)) if len(ins) == 1 else None
+
+    @property
     def sums(self) -> bool:
         """Does a call add into what it writes, or reduce into it? True for a buffer it reads
         and writes (a matmul's accumulator), a cascade, or an output with fewer elements than

@@ -117,9 +117,7 @@ def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profil
     ran = not isinstance(outcome, str)
     numbers, faults, strays = outcome if ran else ([0] * len(COUNTED), [outcome], [])
     counts = dict(zip(COUNTED, numbers))
-    din = next((a.dtype for a in k.args if a.kind == "buffer"), "")
-    peak = next((v for key, v in target.macs_per_cycle.items() if key.startswith(f"{din}_")),
-                None)
+    peak = target.peak_macs(k.operand_dtype)  # its operands' type: a matmul's A and B, not C
     return Profile(k.symbol, target.name, counts, bounds(counts, target), peak, tuple(faults),
                    ran, tuple(strays))
 
