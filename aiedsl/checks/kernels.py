@@ -69,19 +69,17 @@ def check_kernel_objects(d: Design) -> None:
 
 
 def check_kernel_arch(d: Design, target: TargetModel) -> None:
-    """Each kernel made for one architecture (``Kernel.arch``: a library variant, a profiled
-    cycle count) is called in a design on a device of that architecture.
+    """Each kernel made for one architecture (``Kernel.arch``: a library variant, the user's
+    ``arch=``) is called in a design on a device of that architecture.
 
     A library kernel takes the design's device when it is made inside the design function;
-    made elsewhere, it takes ``device=`` or npu1's.
+    made elsewhere, it takes ``device=`` or npu1's. A kernel profiled for its cycles is
+    profiled on the design's device, wherever it is declared.
     """
     for k in d.kernels:
         if k.arch is None or k.arch == target.arch:
             continue
-        if k.cycles_source == "profile":
-            what, fix = ("its cycles were profiled there", "declare it inside the design function "
-                         f"(it is then profiled on {d.device}), or give cycles=")
-        elif k.shipped:
+        if k.shipped:
             what, fix = ("its C++ variant and cycles are that architecture's",
                          "make it inside the design function, where it takes the design's "
                          f"device, or pass device='{d.device}' where it is made")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -50,6 +51,9 @@ class Profile:
     strays: tuple[Stray, ...] = ()
     """Of :attr:`faults`, the writes outside its buffers, where and how many bytes: what the
     core would write over whatever is placed next to a buffer."""
+    shown: str = ""
+    """The scalar values it ran with, as its first line names them (``n=1024``; a design's
+    kernel with scalars only)."""
 
     @property
     def counted(self) -> bool:
@@ -72,17 +76,20 @@ class Profile:
         """Multiply-accumulates per estimated cycle."""
         return self.counts["MACs"] / self.cycles
 
-    def lines(self) -> list[str]:
-        """What ``aiedsl kernel profile`` prints for it."""
+    def lines(self, notes: Sequence[str] = ()) -> list[str]:
+        """What ``aiedsl kernel profile`` prints for it; ``notes``, lines of the caller's about
+        the estimate (what the kernel declares), go under it, before what the call did
+        wrong."""
         c, b = self.counts, self.bounds
         failed = [f"FAIL {self.symbol}: {f}" for f in self.faults]
         if not self.ran:
             return failed
+        head = f"{self.symbol}{f' with {self.shown}' if self.shown else ''} on {self.device}"
         if not self.counted:
-            return [f"{self.symbol} on {self.device}: no AIE API vector operation, load or store "
+            return [f"{head}: no AIE API vector operation, load or store "
                     "counted: scalar C++ is not modelled, so the profile gives no estimate "
                     "(declare cycles= from the kernel's loop)", *failed]
-        out = [f"{self.symbol} on {self.device}: {self.cycles:,} "
+        out = [f"{head}: {self.cycles:,} "
                f"cycle{'s' * (self.cycles != 1)} per call at best (bound by {self.binding})",
                "  per call: " + ", ".join(f"{c[u]:,} {u}" for u in COUNTED),
                "  cycles each unit needs: " + ", ".join(f"{u} {b[u]:,}" for u in b)]
@@ -90,7 +97,7 @@ class Profile:
             peak = (f" of the core's peak {self.peak_macs}: "
                     f"{self.macs_per_cycle / self.peak_macs:.0%}" if self.peak_macs else "")
             out.append(f"  {self.macs_per_cycle:.1f} MACs per cycle{peak}")
-        return out + failed
+        return out + list(notes) + failed
 
 
 def bounds(counts: dict[str, int], target: TargetModel) -> dict[str, int]:
@@ -119,7 +126,7 @@ def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profil
     counts = dict(zip(COUNTED, numbers))
     peak = target.peak_macs(k.operand_dtype)  # its operands' type: a matmul's A and B, not C
     return Profile(k.symbol, target.name, counts, bounds(counts, target), peak, tuple(faults),
-                   ran, tuple(strays))
+                   ran, tuple(strays), case.shown)
 
 
 def profile_cases(cases: list[KernelCase], device: str, seed: int = 0) -> list[Profile]:
