@@ -419,3 +419,75 @@ def test_a_kernel_passed_too_many_values_to_profile_each_needs_cycles(design_fil
         "  found: 33: n=16; n=32; ...\n"
         "  fix: give cycles= (the cost per call, from the kernel's loop), or pass the value that "
         "varies from an rtp slot with params= giving the value to profile")
+
+
+EXP_MAX_CC = """#include <aie_api/aie.hpp>
+#include <cmath>
+extern "C" void exp_max(const bfloat16 *in, float *out) {
+  float m = -INFINITY;
+  for (int i = 0; i < 1024; ++i) m = std::max(m, (float)in[i]);
+  for (int i = 0; i < 1024; ++i) out[i] = expf((float)in[i] - m);
+  aie::store_v(out, aie::broadcast<float, 16>(1.0f));
+}
+"""
+EXP_MAX = '''
+import numpy as np
+from aiedsl import Tensor, bf16, design, f32, fifo, herd, runtime
+from aiedsl.kernels import buffer, declare
+
+def ref(a, o):
+    x = a.astype(np.float32)
+    o[...] = np.exp(x - x.max())
+    o[:16] = 1.0
+
+@design(device="npu1_1col")
+def d(inp: Tensor[1024, bf16], out: Tensor[1024, f32]):
+    k = declare("exp_max", source="ex.cc",
+                args=[buffer("a", Tensor[1024, bf16]), buffer("o", Tensor[1024, f32], "out")],
+                reference=ref, cycles=CYCLES, cost="scalar max and exp")
+    a, b = fifo(Tensor[1024, bf16], name="a"), fifo(Tensor[1024, f32], name="b")
+
+    @herd()
+    def core():
+        with a.consume() as s, b.produce() as t:
+            k(s, t)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+'''
+
+
+def test_a_mostly_scalar_kernel_says_what_its_profile_misses(design_file) -> None:  # type: ignore[no-untyped-def]
+    """A tester's kernel of a scalar max over 1024 bf16 values and 1024 expf calls, with one
+    aie::store_v, profiled as "2 cycles per call at best (bound by store)", and with
+    cycles=None the simulator charged 2. Its profile now says what it did that the counts
+    miss, and cycles=None is refused for it."""
+    from aiedsl.errors import DesignError
+    from aiedsl.kernels.cases import design_cases
+    from aiedsl.loader import load_design
+
+    path = design_file(EXP_MAX.replace("CYCLES", "None"))
+    (path.parent / "ex.cc").write_text(EXP_MAX_CC)
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:12: error [kernel cost]: kernel 'exp_max' has no cycles=, and its profile misses "
+        "most of its work: it loaded none of the 2,048 bytes its input buffers hold through "
+        "aie::load_v or vector pointers; its vector stores wrote 64 of the 4,096 bytes it "
+        "changed in its output buffers\n"
+        "  limit: cycles= for a kernel whose reads or writes are scalar C++: the profile counts "
+        "only AIE API vector operations, loads and stores\n"
+        "  found: cycles=None; the profile's bound: 2 cycles per call\n"
+        "  fix: give cycles= per call, estimated from the kernel's loop (`aiedsl kernel profile` "
+        "shows what it counts), or read and write its buffers with aie::load_v and "
+        "aie::store_v")
+    path.write_text(path.read_text().replace("cycles=None", "cycles=20000"))
+    (prof,) = profile_cases(design_cases(load_design(path)), "npu1_1col")
+    assert prof.lines()[3:] == [
+        "  not counted: it loaded 0 bytes through aie::load_v and vector pointers, and its input "
+        "buffers hold 2,048: reads by scalar code, and the work on what they read, are not "
+        "counted (if it reads all its inputs, the bound may be far below its cost)",
+        "  not counted: it changed 4,096 bytes of its output buffers, and its vector stores "
+        "wrote 64: writes by scalar code, and the work that made them, are not counted (the "
+        "bound may be far below its cost)"]

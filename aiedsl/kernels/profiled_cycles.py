@@ -91,6 +91,20 @@ def _profiled(d: Design, ir: KernelIR, reference: Any, target: Any) -> KernelIR:
                 loc=ir.loc, limit="cycles= for a kernel the profile cannot estimate",
                 found="cycles=None", fix="give cycles= per call, estimated from the kernel's "
                 "loop")
+        missed = prof.misses_work()
+        if missed:
+            # a bound made of the little it counts: the simulator would charge that for a
+            # call whose loop is scalar code (a tester's softmax was charged 2 cycles)
+            raise DesignError(
+                "kernel cost", f"kernel '{ir.symbol}' has no cycles=, and its profile misses "
+                f"most of its work: {'; '.join(missed)}", loc=ir.loc,
+                limit="cycles= for a kernel whose reads or writes are scalar C++: the profile "
+                "counts only AIE API vector operations, loads and stores",
+                found=f"cycles=None; the profile's bound: {prof.cycles:,} cycles per call"
+                + (f" with {s.shown()}" if s.scalars else ""),
+                fix="give cycles= per call, estimated from the kernel's loop (`aiedsl kernel "
+                    "profile` shows what it counts), or read and write its buffers with "
+                    "aie::load_v and aie::store_v")
         profiles.append(ProfiledCycles(constants=s.constants, scalars=s.scalars, given=s.given,
                                        cycles=prof.cycles, binding=prof.binding))
     bindings = " and ".join(dict.fromkeys(p.binding for p in profiles))
