@@ -491,3 +491,25 @@ def test_a_mostly_scalar_kernel_says_what_its_profile_misses(design_file) -> Non
         "  not counted: it changed 4,096 bytes of its output buffers, and its vector stores "
         "wrote 64: writes by scalar code, and the work that made them, are not counted (the "
         "bound may be far below its cost)"]
+
+
+def test_a_declared_cost_below_the_profiles_bound_is_flagged(design_file) -> None:  # type: ignore[no-untyped-def]
+    """A tester's vadd with cycles=1, bound at 128 by its profile: check, sim and profile all
+    exited 0, the profile saying only "0.0x this estimate". The bound is a lower one: the
+    profile now warns, with the factor the simulator's times are off by, and exits 1."""
+    path = design_file(DOUBLE.replace("PARAMS", "").replace("cycles=None", "cycles=1"))
+    (path.parent / "dbl.cc").write_text(DOUBLE_CC)
+    env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "profile", str(path)],
+                       capture_output=True, text=True, env=env)
+    assert (r.returncode, r.stderr) == (1, "")
+    assert r.stdout.splitlines()[3:] == [
+        "  WARNING: declared cycles=1 is below this lower bound of 128 cycles per call: the "
+        "simulator charges the declared 1, so its times for these calls are optimistic by 128x "
+        "or more; fix: declare cycles= of at least 128 (the bound counts the AIE API calls as "
+        "the C++ makes them: if a trace on the NPU measured fewer cycles, the compiler may have "
+        "merged some of them)"]
+    path.write_text(path.read_text().replace("cycles=1,", "cycles=128,"))
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "profile", str(path)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and "WARNING" not in r.stdout, r.stdout
