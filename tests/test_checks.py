@@ -236,12 +236,47 @@ def test_dma_channels_shim_device_wide(design_file: DesignFile) -> None:
         "d.py:14: error [shim DMA output (MM2S) channels]: the design's host ends need 9 "
         "shim DMA output (MM2S) channels, and the 4 shim tiles of npu1 have 8\n"
         "  limit: 8 (2 per shim tile, 4 shim tiles): no choice of columns can fit them\n"
-        "  found: 9\n"
-        "  d.py:14: f0\n"
-        "  d.py:14: f1\n"
-        "  d.py:14: f2\n"
+        "  found: 9 (the first 7 below, and 2 more)\n"
+        # in the order of their shim tiles (all are written on one line)
+        + "".join(f"  d.py:14: f{i}\n" for i in (0, 1, 2, 3, 4, 5, 8)) +
         "  fix: fill fewer fifos from the host: one fifo filled once can feed several cores, "
         "split at a memtile (f.split(...)) or consumed by each (a broadcast)"
+    )
+
+
+def test_dma_channels_shim_device_wide_lists_every_fifo(design_file: DesignFile) -> None:
+    """A tester's four fills on npu1_1col's one shim tile (two output channels): the error
+    said "found: 4" under three of the four fifos."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[4 * 256, i32]):
+            fs = [fifo(Tensor[256, i32], name=f"f{i}") for i in range(4)]
+
+            @herd()
+            def core():
+                with fs[0].consume(), fs[1].consume(), fs[2].consume(), fs[3].consume():
+                    pass
+
+            with runtime() as rt:
+                rt.fill(fs[0], A, (0, [256], [1]))
+                rt.fill(fs[1], A, (256, [256], [1]))
+                rt.fill(fs[2], A, (512, [256], [1]))
+                rt.fill(fs[3], A, (768, [256], [1]))
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [shim DMA output (MM2S) channels]: the design's host ends need 4 "
+        "shim DMA output (MM2S) channels, and the 1 shim tile of npu1_1col has 2\n"
+        "  limit: 2 (2 per shim tile, 1 shim tile): no choice of columns can fit them\n"
+        "  found: 4\n"
+        "  d.py:13: f0\n"
+        "  d.py:14: f1\n"
+        "  d.py:15: f2\n"
+        "  d.py:16: f3\n"
+        "  fix: fill fewer fifos from the host: one fifo filled once can feed several cores, "
+        "split at a memtile (f.split(...)) or consumed by each (a broadcast), or a device with "
+        "more columns than npu1_1col"
     )
 
 

@@ -242,9 +242,63 @@ def test_a_kernel_declaring_more_operations_than_its_cycles_allow_is_refused(
     assert error_of(path) == (
         "d.py:10: error [kernel cost]: kernel 'copy_i32_64' declares "
         "1,000,000,000,000,000,000,000,000,000,000 operations per call in 20 cycles\n"
-        "  limit: at most 512 per cycle (npu1_1col's peak of 256 MACs per cycle, a MAC counting "
-        "2)\n"
+        "  limit: at most 512 per cycle (npu1_1col's i8 peak of 256 MACs per cycle, the "
+        "largest of any type; a MAC counting 2)\n"
         "  found: 50,000,000,000,000,000,000,000,000,000 per cycle\n"
+        "  fix: count ops as one call's arithmetic (a multiply-accumulate is 2) and cycles as its "
+        "time")
+
+
+MM_BF16 = '''
+from aiedsl import Tensor, bf16, design, f32, fifo, herd, runtime
+from aiedsl.kernels import buffer, declare
+
+M = K = N = 32
+
+def ref(a, b, c):
+    c[...] += a.astype("float32") @ b.astype("float32")
+
+@design(device="npu1_1col")
+def d(A: Tensor[M, K, bf16], B: Tensor[K, N, bf16], C: Tensor[M, N, f32]):
+    k = declare("mm_bf16_32", source="mm.cc", entry="mm<32, 32, 32>",
+                args=[buffer("a", Tensor[M, K, bf16]), buffer("b", Tensor[K, N, bf16]),
+                      buffer("c", Tensor[M, N, f32], "inout")],
+                reference=ref, ops=2 * M * K * N, cycles=CYCLES, cost="aie::mmul<4, 8, 4>")
+    a, b = fifo(Tensor[M, K, bf16], name="a"), fifo(Tensor[K, N, bf16], name="b")
+    c = fifo(Tensor[M, N, f32], name="c")
+
+    @herd()
+    def core():
+        with a.consume() as x, b.consume() as y, c.produce() as z:
+            k(x, y, z)
+
+    with runtime() as rt:
+        rt.fill(a, A)
+        rt.fill(b, B)
+        rt.drain(c, C)
+'''
+
+
+@pytest.mark.parametrize("cycles", [140, 256])
+def test_a_bf16_kernel_is_held_to_the_bf16_peak(design_file: DesignFile, cycles: int) -> None:
+    """A tester's bf16 aie::mmul<4, 8, 4> kernel, 32x32x32 in 140 cycles (234 MACs a cycle,
+    1.8 times npu1's bf16 peak of 128), passed: it was judged against the int8 peak of 256.
+    256 cycles (128 MACs a cycle) is the peak itself, and passes."""
+    from aiedsl.checks import check_design
+
+    path = design_file(MM_BF16.replace("CYCLES", str(cycles)))
+    (path.parent / "mm.cc").write_text(
+        "#include <aie_api/aie.hpp>\ntemplate <unsigned M, unsigned K, unsigned N>\n"
+        "void mm(const bfloat16 *a, const bfloat16 *b, float *c) {}\n")
+    if cycles == 256:
+        check_design(load_design(path).ir)
+        return
+    assert error_of(path) == (
+        "d.py:11: error [kernel cost]: kernel 'mm_bf16_32' declares 65,536 operations per call "
+        "in 140 cycles\n"
+        "  limit: at most 256 per cycle (npu1_1col's bf16 peak of 128 MACs per cycle, the type "
+        "of its operands; a MAC counting 2)\n"
+        "  found: 469 per cycle\n"
         "  fix: count ops as one call's arithmetic (a multiply-accumulate is 2) and cycles as its "
         "time")
 
@@ -719,3 +773,28 @@ def test_an_empty_name_is_refused_where_it_is_given(design_file: DesignFile, cal
             x = {call}
         ''')
     assert error_of(path).splitlines()[0].endswith("name '' is not a plain name")
+
+
+@pytest.mark.parametrize("cycles", [256, 512])
+def test_an_i16_kernel_is_held_to_the_i16_peak(design_file: DesignFile, cycles: int) -> None:
+    """An i16 matmul declared at 256 MACs a cycle, four times npu1's i16 peak of 64, passed:
+    integer kernels were judged against the int8 peak. 512 cycles (64 a cycle) is the peak."""
+    from aiedsl.checks import check_design
+
+    text = (MM_BF16.replace("CYCLES", str(cycles)).replace("bf16", "i16")
+            .replace("f32", "i32").replace('"float32"', '"int32"'))
+    path = design_file(text)
+    (path.parent / "mm.cc").write_text(
+        "#include <aie_api/aie.hpp>\ntemplate <unsigned M, unsigned K, unsigned N>\n"
+        "void mm(const int16_t *a, const int16_t *b, int32_t *c) {}\n")
+    if cycles == 512:
+        check_design(load_design(path).ir)
+        return
+    assert error_of(path) == (
+        "d.py:11: error [kernel cost]: kernel 'mm_i16_32' declares 65,536 operations per call "
+        "in 256 cycles\n"
+        "  limit: at most 128 per cycle (npu1_1col's i16 peak of 64 MACs per cycle, the type "
+        "of its operands; a MAC counting 2)\n"
+        "  found: 256 per cycle\n"
+        "  fix: count ops as one call's arithmetic (a multiply-accumulate is 2) and cycles as its "
+        "time")

@@ -306,6 +306,11 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
     return table
 
 
+SHOWN_USES = 8
+"""The most host ends the device-wide shim channel error lists under its count: more are cut
+to one fewer, and the count says how many are left out."""
+
+
 def _check_shim_totals(table: dict[Coord, TileUsage], target: TargetModel) -> None:
     """Refuse host ends no placement fits: more fills (or drains) than every shim tile of the
     device has channels together, where pinning a fifo to another column cannot help."""
@@ -322,6 +327,10 @@ def _check_shim_totals(table: dict[Coord, TileUsage], target: TargetModel) -> No
         have = per * target.cols
         if len(uses) <= have:
             continue
+        # every host end that needs a channel, so the user sees all the fifos to merge (three
+        # were listed under "found: 4"); a long list is cut, and says how many it leaves out
+        shown = uses if len(uses) <= SHOWN_USES else uses[:SHOWN_USES - 1]
+        left = len(uses) - len(shown)
         raise DesignError(
             f"shim DMA {direction} channels",
             f"the design's host ends need {len(uses)} shim DMA {direction} channels, and the "
@@ -329,7 +338,9 @@ def _check_shim_totals(table: dict[Coord, TileUsage], target: TargetModel) -> No
             f"{'has' if target.cols == 1 else 'have'} {have}",
             loc=uses[have].loc, limit=f"{have} ({per} per shim tile, "
             f"{counted(target.cols, 'shim tile')}): no choice of columns can fit them",
-            found=str(len(uses)), related=[(x.label, x.loc) for x in uses[:3]],
+            found=str(len(uses)) + (f" (the first {len(shown)} below, and {left} more)"
+                                    if left else ""),
+            related=[(x.label, x.loc) for x in shown],
             fix=fewer + (f", or a device with more columns than {target.name}"
                                if target.cols < max(t.cols for t in DEVICES.values()
                                                     if t.family == target.family) else ""))

@@ -90,7 +90,8 @@ def kernel_profile(
     """Run kernels on the host with their AIE API operations counted by unit, and print the
     cycles per call those need at best (the busiest unit), MACs per cycle and the binding
     unit. A kernel that crashes, or writes outside its buffers or into an input, prints FAIL
-    as `kernel test` does, and the command exits 1."""
+    as `kernel test` does, and the command exits 1; so does a design's kernel declaring
+    cycles= below that bound, with a WARNING line."""
     path = _path(given)
     from aiedsl.kernels.cases import design_cases
     from aiedsl.kernels.samples import library_cases
@@ -98,7 +99,9 @@ def kernel_profile(
 
     if path.suffix == ".py":
         handle = load(path, define, device, name)
-        cases, dev = design_cases(handle), handle.ir.device
+        # a profile per set of scalar values the calls pass, as a kernel declared without
+        # cycles= is charged
+        cases, dev = design_cases(handle, each=True), handle.ir.device
     else:
         _library_only(path, define, name, "profile")
         cases, dev = library_cases(path), device or DEFAULT_DEVICE
@@ -108,17 +111,42 @@ def kernel_profile(
     failed = 0
     for case, prof in zip(cases, profile_cases(cases, dev, seed)):
         failed += bool(prof.faults)
-        for line in prof.lines():
-            say(line)
         k = case.kernel
+        notes = []
         if path.suffix == ".py" and k.cycles_source == "declared" and prof.counted \
                 and prof.ran:
             # what the simulator charges beside what the C++ needs at best: a cycles= far
             # from it is a slip no other command points out
-            say(f"  declared: cycles={k.cycles:,}, {k.cycles / prof.cycles:.1f}x this estimate "
-                "(the simulator charges what is declared; the estimate is a lower bound)")
-    if failed:  # as `kernel test`: the C++ is wrong, whatever its count
+            if k.cycles < prof.cycles:
+                # below a lower bound: the core cannot run the call that fast, and the
+                # simulator's times for it are off by as much (exit 1, as for a fault)
+                failed += 1
+                notes.append(below_bound(k.cycles, prof.cycles))
+            else:
+                notes.append(f"  declared: cycles={k.cycles:,}, {k.cycles / prof.cycles:.1f}x "
+                             "this estimate (the simulator charges what is declared; the "
+                             "estimate is a lower bound)")
+        charged = next((p for p in k.profiles if p.scalars == case.scalars), None)
+        if charged is not None and prof.ran:
+            # the profile the design made as it loaded, which the report and the simulator
+            # charge these calls (the same run, unless the C++'s work depends on its data)
+            notes.append(f"  charged: {charged.cycles:,} cycles per call by the simulator (no "
+                         "cycles= declared: this profile, made as the design loaded)")
+        for line in prof.lines(notes):
+            say(line)
+    if failed:  # as `kernel test`: the C++ (or its declared cost) is wrong
         raise typer.Exit(1)
+
+
+def below_bound(declared: int, bound: int) -> str:
+    """The line ``kernel profile`` prints under a kernel declaring ``cycles=declared``, below
+    its profile's lower bound of ``bound`` cycles per call."""
+    return (f"  WARNING: declared cycles={declared:,} is below this lower bound of {bound:,} "
+            f"cycles per call: the simulator charges the declared {declared:,}, so its times "
+            f"for these calls are optimistic by {bound / declared:.3g}x or more; fix: declare "
+            f"cycles= of at least {bound:,} (the bound counts the AIE API calls as the C++ "
+            "makes them: if a trace on the NPU measured fewer cycles, the compiler may have "
+            "merged some of them)")
 
 
 def _path(given: str) -> Path:

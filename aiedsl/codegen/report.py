@@ -64,7 +64,7 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
                      f"{cons}{repeat}")
     on = target.timing.measured_on
     elsewhere = target.family != on  # the library's cycle models were made on npu1
-    kernels = [f"{k.symbol}: {k.cycles} cycles per call ({k.cost})"
+    kernels = [f"{k.symbol}: {k.charged()} ({k.cost})"
                + (f"; {on}'s model, assumed on {target.family}" if elsewhere and k.cycles_source
                   == "declared" and k.reference.startswith("aiedsl.kernels.")
                   and k.arch != target.arch else "")  # one made for this core is its own

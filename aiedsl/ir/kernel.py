@@ -3,9 +3,10 @@ reference and its cost."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Sequence
 
 from aiedsl.ir.base import _Node
+from aiedsl.ir.core_ops import Arg, ScalarArg
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 
@@ -38,6 +39,38 @@ class KernelArg(_Node):
     value outside that type's range, which would otherwise wrap (or become infinity) unseen."""
 
 
+class ProfiledCycles(_Node):
+    """The cycles per call the profile of a kernel declared without ``cycles=`` gives the calls
+    that pass one set of scalar values (its C++ run once on the host with them)."""
+
+    constants: tuple[int | float | None, ...]
+    """Per scalar parameter, in order: the constant these calls pass, or None where no
+    constant tells calls apart (a value read from an rtp slot at run time, or the one
+    ``equals=`` allows). A call is charged the cycles of the entry its constants match
+    (:meth:`Kernel.call_cycles`)."""
+    scalars: dict[str, int | float]
+    """The value each scalar parameter had in the profiled run."""
+    given: dict[str, str] = {}
+    """Where each of :attr:`scalars` that the calls do not pass as a constant came from:
+    ``"params="``, ``"equals="``, or the rtp slot's first write (``"thr[0]'s first
+    rtp_write"``)."""
+    cycles: int
+    """The profile's estimate: the busiest unit's cycles."""
+    binding: str
+    """The unit that sets it (``"store"``)."""
+
+    def shown(self) -> str:
+        """The scalars as reports say them (:func:`scalars_shown`)."""
+        return scalars_shown(self.scalars, self.given)
+
+
+def scalars_shown(scalars: dict[str, int | float], given: dict[str, str]) -> str:
+    """Scalar values as reports say them, each one the calls do not pass with where it came
+    from: ``n=1024``, ``n=16 (params=)``; "" for none."""
+    return ", ".join(f"{n}={v!r}" + (f" ({given[n]})" if n in given else "")
+                     for n, v in scalars.items())
+
+
 class Kernel(_Node):
     """A micro-kernel: C symbol, C++ source, signature, numpy reference and cost."""
 
@@ -67,10 +100,15 @@ class Kernel(_Node):
     reference: str
     """``module:function`` of the numpy reference the simulator runs."""
     cycles: int
-    """Estimated cycles per call."""
+    """Estimated cycles per call: the declared ``cycles=``, or, for a kernel profiled for its
+    cycles, the profile of its first call (each call is charged its own: :meth:`call_cycles`;
+    0 until the design that calls it has profiled it)."""
     cycles_source: Literal["declared", "profile"] = "declared"
     """Where :attr:`cycles` comes from: the declaration's ``cycles=``, or, when it gave none,
     the kernel's profile (``aiedsl kernel profile``: the busiest unit's cycles)."""
+    profiles: tuple[ProfiledCycles, ...] = ()
+    """For a kernel profiled for its cycles: one profile per set of scalar values its calls
+    pass, in the order of the first call of each (the design profiles them as it loads)."""
     arch: Literal["aie2", "aie2p"] | None = None
     """The AI Engine architecture its C++ variant and cycles were made for (a library kernel
     that differs by device, a kernel whose cycles come from a profile); None: any."""
@@ -100,6 +138,46 @@ class Kernel(_Node):
         get it twice)."""
         scalars = {a.name for a in self.args if a.kind == "scalar"}
         return {k: v for k, v in self.params.items() if k not in scalars}
+
+    def constants(self, args: Sequence[Arg]) -> tuple[int | float | None, ...]:
+        """What tells a call with ``args`` apart for its cycles (:attr:`ProfiledCycles.constants`):
+        per scalar parameter, the constant the call passes, None for anything else or for a
+        scalar ``equals=`` fixes (its C++ is right for that value only, and is profiled with
+        it)."""
+        return tuple(a.value if isinstance(a, ScalarArg) and p.equals is None else None
+                     for p, a in zip(self.args, args) if p.kind == "scalar")
+
+    def profile_of(self, args: Sequence[Arg]) -> ProfiledCycles | None:
+        """The profile a call with ``args`` is charged by; None for a declared kernel (or a
+        call none matches: one ``check`` refuses, its arguments not the kernel's)."""
+        key = self.constants(args)
+        return next((p for p in self.profiles if p.constants == key), None)
+
+    def call_cycles(self, args: Sequence[Arg]) -> int:
+        """The cycles a call with ``args`` takes: its profile's, for a kernel profiled for its
+        cycles (a call passing n=1024 is charged what the C++ does with 1024), else
+        :attr:`cycles`."""
+        p = self.profile_of(args)
+        return self.cycles if p is None else p.cycles
+
+    def charged(self) -> str:
+        """The cycles a call is charged, as the report and the simulator say them: ``128
+        cycles per call``; for a kernel profiled with scalars, with their values: ``128
+        cycles per call with n=1024``, ``128 cycles per call with n=1024, 2 with n=16``."""
+        if not any(p.scalars for p in self.profiles):
+            return f"{self.cycles} cycles per call"
+        return f"{self.profiles[0].cycles} cycles per call with " + ", ".join(
+            (f"{p.cycles} with " if i else "") + p.shown() for i, p in enumerate(self.profiles))
+
+    @property
+    def operand_dtype(self) -> str | None:
+        """The element type of the buffers it only reads (those it reads and writes, when it
+        has none), the operands its multiplies take (a matmul's A and B, not its accumulating
+        C); None when it has none, or they differ."""
+        buffers = [a for a in self.args if a.kind == "buffer"]
+        ins = {a.dtype for a in buffers if a.access == "in"} or \
+            {a.dtype for a in buffers if a.access == "inout"}
+        return next(iter(ins)) if len(ins) == 1 else None
 
     @property
     def sums(self) -> bool:

@@ -32,7 +32,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.kernel import Kernel as KernelIR, KernelArg
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.prepared import Prepared
-from aiedsl.kernels.profiled_cycles import _profiled
+from aiedsl.kernels.profiled_cycles import profiled_design
 from aiedsl.kernels.reference import run_checked
 from aiedsl.lang.callables import check_callable
 from aiedsl.lang.context import current_design, design_module
@@ -67,7 +67,10 @@ class Kernel:
         names ``declare`` gave them (``scale_k(src, dst, f, n=TILE)``), as a Python call binds
         them; the IR holds them in order either way."""
         loc = caller_loc()
-        current_design(f"calling kernel '{self.symbol}'").add_kernel(self.ir, self)
+        trace = current_design(f"calling kernel '{self.symbol}'")
+        trace.add_kernel(self.ir, self)
+        if self.ir.cycles_source == "profile":  # profiled once the design's calls are known
+            trace.finish.setdefault("profiled cycles", profiled_design)
         call_kernel(self.symbol, self._bound(args, named, loc), loc, self.ir.args)
 
     def _bound(self, args: tuple[Any, ...], named: dict[str, Any], loc: Any) -> tuple[Any, ...]:
@@ -162,9 +165,12 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     whole 512-bit words of 32-bit values. The reference then takes them as extra arrays after
     the declared arguments: the cascade input (read it), then the cascade output (fill it).
 
-    ``cycles=None`` takes the cycles per call from the kernel's profile (its C++ run once on
-    the host, ``aiedsl kernel profile``: the busiest unit's cycles, a bound at best), with the
-    scalars of ``params``; the simulator says which kernels' cycles came from there.
+    ``cycles=None`` takes the cycles per call from the kernel's profile (its C++ run on the
+    host, ``aiedsl kernel profile``: the busiest unit's cycles, a bound at best), made when
+    the design calling it is traced: once per set of scalar values its calls pass, each call
+    charged its own. A scalar a call reads from an rtp slot takes its ``params`` value (else
+    the runtime sequence's first write into the slot). The report and the simulator say
+    which kernels' cycles came from there, and with which values.
 
     ``prepared`` splits the reference so the simulator can share its first step between cores
     that receive the same fill (see :class:`Prepared`); it must compute exactly what
@@ -179,7 +185,7 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
 
     ``arch`` (``"aie2"``, ``"aie2p"``) says the C++ variant and ``cycles`` are one
     architecture's: a design on another device refuses the kernel. A kernel profiled for its
-    cycles takes the architecture it was profiled on.
+    cycles takes the architecture of the design it was profiled in.
     """
     loc = caller_loc()
     # declared by aiedsl's library (its factories call declare): the C++ is aiedsl's own
@@ -267,10 +273,11 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     ir = KernelIR(symbol=symbol, source=source, source_kind=source_kind, shipped=shipped,
                   entry=entry,
                   defines=macros, args=tuple(args), params=params, reference=ref,
-                  cycles=cycles or 0, ops=ops, cost=cost, cascade_in=cascade_in,
+                  cycles=cycles or 0, cycles_source="profile" if cycles is None else "declared",
+                  ops=ops, cost=cost, cascade_in=cascade_in,
                   cascade_out=cascade_out, loc=loc, arch=arch, exact=exact, chained=chained)
-    if cycles is None:
-        ir = _profiled(ir, reference)
+    # cycles=None: profiled when the design that calls it is traced, with its calls' scalars
+    # (aiedsl.kernels.profiled_cycles), not here, where no call is known yet
     return Kernel(ir, reference, prepared)
 
 

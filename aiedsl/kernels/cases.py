@@ -18,7 +18,8 @@ from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.dtypes import held
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Call, RtpArg, ScalarArg
-from aiedsl.ir.kernel import Kernel
+from aiedsl.ir.design import Design
+from aiedsl.ir.kernel import Kernel, scalars_shown
 from aiedsl.ir.runtime import RtpWrite
 from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.lang.design import DesignHandle
@@ -37,30 +38,118 @@ class KernelCase:
     """A value per scalar parameter: from the design's call, or the library kernel's params."""
     aie_arch: int | None = None
     """``__AIE_ARCH__`` to build with (the design's device), if known."""
+    shown: str = ""
+    """The scalars as a profile's line names them (``n=1024``; a design's kernel with scalars
+    only: :meth:`ScalarSet.shown`)."""
 
 
-def design_cases(handle: DesignHandle) -> list[KernelCase]:
-    """Every kernel a design calls, with the scalars of its first call (an rtp slot's: the
-    value the runtime sequence first writes into it). The design need not place: testing a
-    kernel reads only its calls."""
+@dataclass(frozen=True)
+class ScalarSet:
+    """The scalar values of a kernel's calls that pass the same constants: what its profile
+    runs with, and the cycles those calls are charged (a kernel declared without ``cycles=``).
+
+    A scalar the call passes as a constant takes that value; one it reads from an rtp slot,
+    unknown until the run, takes ``params=``, else the value the runtime sequence first writes
+    into the slot; one ``equals=`` fixes, that value."""
+
+    constants: tuple[int | float | None, ...]
+    """:meth:`~aiedsl.ir.kernel.Kernel.constants` of these calls."""
+    scalars: dict[str, int | float]
+    """A value per scalar parameter that has one."""
+    given: dict[str, str]
+    """Where each value the calls do not pass as a constant came from (as
+    :attr:`~aiedsl.ir.kernel.ProfiledCycles.given`)."""
+    missing: tuple[str, ...]
+    """Scalar parameters with no value: read from an rtp slot that neither ``params=`` nor the
+    runtime sequence gives one."""
+    call: Call | None
+    """The first call passing these constants (None: :func:`declared_set`)."""
+
+    def shown(self) -> str:
+        """The values, as :meth:`~aiedsl.ir.kernel.ProfiledCycles.shown` says them."""
+        return scalars_shown(self.scalars, self.given)
+
+
+def scalar_sets(d: Design, k: Kernel) -> list[ScalarSet]:
+    """The distinct scalar values design ``d``'s calls of kernel ``k`` pass, one
+    :class:`ScalarSet` per set of constants, in the order of their first calls. A call whose
+    arguments are not the kernel's (a buffer for a scalar, one missing) is left out: ``check``
+    refuses it."""
     from aiedsl.ir.program import calls
 
-    d = handle.ir
-    first: dict[str, Call] = {}
+    # an rtp slot holds, until the runtime writes it again, what it first wrote
+    writes = {(w.rtp, w.index): w.value for w in reversed(d.runtime) if isinstance(w, RtpWrite)}
+    out: dict[tuple[int | float | None, ...], ScalarSet] = {}
     for core in d.cores:
         for call in calls(core):
-            first.setdefault(call.kernel, call)
+            if call.kernel != k.symbol or len(call.args) != len(k.args) or any(
+                    p.kind == "scalar" and not isinstance(a, (ScalarArg, RtpArg))
+                    for p, a in zip(k.args, call.args)):
+                continue
+            key = k.constants(call.args)
+            if key in out:
+                continue
+            scalars: dict[str, int | float] = {}
+            given: dict[str, str] = {}
+            missing = []
+            for p, a in zip(k.args, call.args):
+                if p.kind != "scalar":
+                    continue
+                if p.equals is not None:
+                    scalars[p.name] = p.equals
+                    if not (isinstance(a, ScalarArg) and a.value == p.equals):
+                        given[p.name] = "equals="
+                elif isinstance(a, ScalarArg):
+                    scalars[p.name] = a.value
+                elif p.name in k.params:
+                    scalars[p.name] = k.params[p.name]  # type: ignore[assignment]
+                    given[p.name] = "params="
+                elif isinstance(a, RtpArg) and (a.rtp, a.index) in writes:
+                    scalars[p.name] = writes[(a.rtp, a.index)]
+                    given[p.name] = f"{a.rtp}[{a.index}]'s first rtp_write"
+                else:
+                    missing.append(p.name)
+            out[key] = ScalarSet(key, scalars, given, tuple(missing), call)
+    return list(out.values())
+
+
+def declared_set(k: Kernel) -> ScalarSet:
+    """The scalar values kernel ``k``'s declaration gives: ``params=``, else ``equals=``. What
+    a profile runs with when no call passes the kernel's arguments (each is refused by
+    ``check``, but the design loads)."""
+    scalars: dict[str, int | float] = {}
+    given: dict[str, str] = {}
+    missing = []
+    for p in k.args:
+        if p.kind != "scalar":
+            continue
+        value = k.params.get(p.name, p.equals)
+        if isinstance(value, (int, float)):
+            scalars[p.name] = value
+            given[p.name] = "params=" if p.name in k.params else "equals="
+        else:
+            missing.append(p.name)
+    return ScalarSet((), scalars, given, tuple(missing), None)
+
+
+def design_cases(handle: DesignHandle, each: bool = False) -> list[KernelCase]:
+    """Every kernel a design calls, with the scalars of its first call (:func:`scalar_sets`);
+    with ``each``, a case per set of scalar values its calls pass (what a profile of the
+    design runs: the simulator charges each call the cycles of its own values, when the
+    kernel declares none). The design need not place: testing a kernel reads only its
+    calls."""
+    d = handle.ir
+    arch = get_target(d.device).aie_arch
     out = []
     for k in d.kernels:
-        args = first[k.symbol].args
-        scalars = {a.name: v.value for a, v in zip(k.args, args) if isinstance(v, ScalarArg)}
-        # an rtp slot: the value the runtime writes into it first
-        writes = {(w.rtp, w.index): w.value for w in reversed(d.runtime)
-                  if isinstance(w, RtpWrite)}
-        scalars |= {a.name: writes[(v.rtp, v.index)] for a, v in zip(k.args, args)
-                    if isinstance(v, RtpArg) and (v.rtp, v.index) in writes}
-        out.append(KernelCase(k, kernel_text(d, k), handle.kernels[k.symbol].run_reference,
-                              scalars, get_target(d.device).aie_arch))
+        sets = scalar_sets(d, k)
+        text = kernel_text(d, k)
+        reference = handle.kernels[k.symbol].run_reference
+        if not sets:  # no call passes the kernel's arguments (check refuses them)
+            out.append(KernelCase(k, text, reference, {}, arch))
+            continue
+        out += [KernelCase(k, text, reference, s.scalars, arch, s.shown())
+                for s in (sets if each else sets[:1])]
     return out
 
 

@@ -70,8 +70,8 @@ class GuardedCall:
     child can run. A child forked from here calls ``fn`` itself; one forked by the kernel
     workers' server gets it pickled, ``fn`` as its host build (its ``build``), which it loads.
     With ``counted``, it returns (the operation counts of the call, what it did wrong, its
-    writes outside its buffers), what a profile takes, instead of :func:`guarded_run`'s
-    answer."""
+    writes outside its buffers, the bytes of its output buffers the call changed), what a
+    profile takes, instead of :func:`guarded_run`'s answer."""
 
     kernel: Kernel
     fn: Callable[..., None]
@@ -84,14 +84,26 @@ class GuardedCall:
             return guarded_run(self.kernel, self.fn, self.args, self.fill)
         counts: Callable[[bool], list[int]] = getattr(self.fn, "counts")
         counts(True)
-        _, faults, strays = guarded_run(self.kernel, self.fn, self.args, self.fill)
-        return counts(True), faults, strays
+        after, faults, strays = guarded_run(self.kernel, self.fn, self.args, self.fill)
+        # what the call wrote, counted or not: beside the bytes its vector stores moved, what
+        # scalar code wrote, in whole elements (one written with the value it held is not seen)
+        changed = sum(_changed_bytes(a, b) for p, a, b in zip(self.kernel.args, after, self.args)
+                      if p.kind == "buffer" and p.access != "in" and isinstance(a, np.ndarray))
+        return counts(True), faults, strays, changed
 
     def __reduce__(self) -> tuple[Any, ...]:
         from aiedsl.kernels.worker_client import host_build
 
         library, arch = host_build(self.kernel, self.fn)
         return _loaded, (self.kernel, library, arch, self.args, self.fill, self.counted)
+
+
+def _changed_bytes(after: np.ndarray, before: np.ndarray) -> int:
+    """The bytes of the elements of ``after`` that differ, bit for bit, from ``before``'s."""
+    size = after.dtype.itemsize
+    a = np.frombuffer(after.tobytes(), np.uint8).reshape(-1, size)
+    b = np.frombuffer(np.ascontiguousarray(before).tobytes(), np.uint8).reshape(-1, size)
+    return int(np.count_nonzero((a != b).any(axis=1))) * size
 
 
 def _loaded(kernel: Kernel, library: str, arch: int | None, args: list[Any], fill: int,

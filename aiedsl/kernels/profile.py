@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -27,6 +28,13 @@ from aiedsl.kernels.cases import KernelCase, case_args
 from aiedsl.kernels.guarded import GuardedCall, in_child
 from aiedsl.kernels.host import COUNTED, native
 from aiedsl.targets import TargetModel, get_target
+
+
+SCALAR_BYTES = 64
+"""Bytes of its inputs a kernel may read, or of its outputs write, with scalar code before its
+profile says the counts miss work: a scale factor read (``factor[0]``), a reduction's few sums
+written (``out[0] = s``) cost a few cycles, not the kernel's loop. A threshold of aiedsl's,
+not the core's: a vector register's 64 bytes."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,55 @@ class Profile:
     strays: tuple[Stray, ...] = ()
     """Of :attr:`faults`, the writes outside its buffers, where and how many bytes: what the
     core would write over whatever is placed next to a buffer."""
+    shown: str = ""
+    """The scalar values it ran with, as its first line names them (``n=1024``; a design's
+    kernel with scalars only)."""
+    input_bytes: int = 0
+    """The bytes of the buffers it reads ("in" and "inout"): what a call that reads each once
+    loads."""
+    written: int = 0
+    """The bytes of the elements of its output buffers ("out" and "inout") the call changed,
+    whether its counted stores or scalar code wrote them (an element written with the random
+    value it held is not seen)."""
+
+    @property
+    def unseen_writes(self) -> int:
+        """Bytes the call changed in its output buffers beyond what its counted vector stores
+        wrote: bytes scalar code wrote (``out[i] = ...``)."""
+        return max(0, self.written - self.counts["store bytes"])
+
+    def uncounted(self) -> list[str]:
+        """What the counts show the call did besides what they count, a sentence each: it
+        loaded fewer bytes through the AIE API than its input buffers hold, or changed more
+        output bytes than its vector stores wrote (either by more than :data:`SCALAR_BYTES`).
+        Scalar code
+        is not counted: the bound may then be far below the kernel's cost."""
+        c, out = self.counts, []
+        if self.input_bytes - c["load bytes"] > SCALAR_BYTES:
+            out.append(f"it loaded {c['load bytes']:,} bytes through aie::load_v and vector "
+                       f"pointers, and its input buffers hold {self.input_bytes:,}: reads by "
+                       "scalar code, and the work on what they read, are not counted (if it "
+                       "reads all its inputs, the bound may be far below its cost)")
+        if self.unseen_writes > SCALAR_BYTES:
+            out.append(f"it changed {self.written:,} bytes of its output buffers, and its "
+                       f"vector stores wrote {c['store bytes']:,}: writes by scalar code, and "
+                       "the work that made them, are not counted (the bound may be far below "
+                       "its cost)")
+        return out
+
+    def misses_work(self) -> list[str]:
+        """Of :meth:`uncounted`, what shows that most of the call's work went uncounted: no
+        byte of its inputs loaded through the AIE API, or most of the output bytes it changed
+        written by scalar code. A cost from such a profile (``cycles=None``) would miss it."""
+        c = self.counts
+        out = []
+        if self.input_bytes and not c["load bytes"]:
+            out.append(f"it loaded none of the {self.input_bytes:,} bytes its input buffers "
+                       "hold through aie::load_v or vector pointers")
+        if self.unseen_writes > max(SCALAR_BYTES, c["store bytes"]):
+            out.append(f"its vector stores wrote {c['store bytes']:,} of the {self.written:,} "
+                       "bytes it changed in its output buffers")
+        return out
 
     @property
     def counted(self) -> bool:
@@ -72,17 +129,20 @@ class Profile:
         """Multiply-accumulates per estimated cycle."""
         return self.counts["MACs"] / self.cycles
 
-    def lines(self) -> list[str]:
-        """What ``aiedsl kernel profile`` prints for it."""
+    def lines(self, notes: Sequence[str] = ()) -> list[str]:
+        """What ``aiedsl kernel profile`` prints for it; ``notes``, lines of the caller's about
+        the estimate (what the kernel declares), go under it, before what the call did
+        wrong."""
         c, b = self.counts, self.bounds
         failed = [f"FAIL {self.symbol}: {f}" for f in self.faults]
         if not self.ran:
             return failed
+        head = f"{self.symbol}{f' with {self.shown}' if self.shown else ''} on {self.device}"
         if not self.counted:
-            return [f"{self.symbol} on {self.device}: no AIE API vector operation, load or store "
+            return [f"{head}: no AIE API vector operation, load or store "
                     "counted: scalar C++ is not modelled, so the profile gives no estimate "
                     "(declare cycles= from the kernel's loop)", *failed]
-        out = [f"{self.symbol} on {self.device}: {self.cycles:,} "
+        out = [f"{head}: {self.cycles:,} "
                f"cycle{'s' * (self.cycles != 1)} per call at best (bound by {self.binding})",
                "  per call: " + ", ".join(f"{c[u]:,} {u}" for u in COUNTED),
                "  cycles each unit needs: " + ", ".join(f"{u} {b[u]:,}" for u in b)]
@@ -90,7 +150,8 @@ class Profile:
             peak = (f" of the core's peak {self.peak_macs}: "
                     f"{self.macs_per_cycle / self.peak_macs:.0%}" if self.peak_macs else "")
             out.append(f"  {self.macs_per_cycle:.1f} MACs per cycle{peak}")
-        return out + failed
+        out += [f"  not counted: {x}" for x in self.uncounted()]
+        return out + list(notes) + failed
 
 
 def bounds(counts: dict[str, int], target: TargetModel) -> dict[str, int]:
@@ -115,13 +176,14 @@ def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profil
     # in the child: its counters, its faults and its writes outside its buffers
     outcome = in_child(GuardedCall(k, fn, args, FILLS[0], counted=True), call_limit(k))
     ran = not isinstance(outcome, str)
-    numbers, faults, strays = outcome if ran else ([0] * len(COUNTED), [outcome], [])
+    numbers, faults, strays, written = outcome if ran else ([0] * len(COUNTED), [outcome], [],
+                                                            0)
     counts = dict(zip(COUNTED, numbers))
-    din = next((a.dtype for a in k.args if a.kind == "buffer"), "")
-    peak = next((v for key, v in target.macs_per_cycle.items() if key.startswith(f"{din}_")),
-                None)
+    peak = target.peak_macs(k.operand_dtype)  # its operands' type: a matmul's A and B, not C
+    inputs = sum(a.type.nbytes for a in k.args
+                 if a.kind == "buffer" and a.access != "out" and a.type is not None)
     return Profile(k.symbol, target.name, counts, bounds(counts, target), peak, tuple(faults),
-                   ran, tuple(strays))
+                   ran, tuple(strays), case.shown, inputs, written)
 
 
 def profile_cases(cases: list[KernelCase], device: str, seed: int = 0) -> list[Profile]:

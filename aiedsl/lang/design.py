@@ -376,6 +376,8 @@ def design(device: str = DEFAULT_DEVICE, *, name: str | None = None,
         with active(_DESIGN, b):
             fn(*tensors)
         ir = to_ir(b, dict(ctx.used) if ctx else {})
+        for step in b.finish.values():  # a kernel without cycles=: profiled with its calls
+            ir = step(ir, b.kernel_objs)
         handle = DesignHandle(ir.model_copy(update={"flows": flows}) if flows != "circuit"
                               else ir, kernels=dict(b.kernel_objs))
         if reference is not None:  # at @design's line (3.10 would give the def's, applying it)

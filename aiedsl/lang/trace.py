@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Acquire, Op, Port, Release
@@ -29,6 +29,9 @@ from aiedsl.lang.records import (
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.targets import TargetModel
 from aiedsl.values import as_int, shown
+
+if TYPE_CHECKING:
+    from aiedsl.ir.design import Design
 
 
 class Bundle(Protocol):
@@ -124,6 +127,11 @@ class DesignTrace:
     """Runtime barriers by name (:class:`aiedsl.lang.rtp.BarrierRef`)."""
     locals: dict[str, Any] = field(default_factory=dict)
     """Core-local buffers by name (:class:`aiedsl.lang.local.LocalRef`)."""
+    finish: dict[str, Callable[[Design, dict[str, Any]], Design]] = field(default_factory=dict)
+    """Steps that complete the design's IR once it is traced, by name (each runs once), given
+    the IR and :attr:`kernel_objs`: what a kernel adds that needs the design's calls (one
+    declared without ``cycles=`` is profiled with their scalars), registered by the kernel
+    when called, so the language imports nothing of the kernels package."""
     _names: dict[str, int] = field(default_factory=dict)
 
     # -- declarations ----------------------------------------------------------------------------

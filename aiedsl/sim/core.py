@@ -141,7 +141,10 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                                               local_cells)
                 acc = accumulating(op, kernels.get(op.kernel))
                 uses_cascade = k.cascade_in is not None or k.cascade_out is not None
-                body = k.cycles  # a cascade call moves its words no faster than the core can
+                # its own cycles: a kernel profiled for them, the profile of this call's
+                # scalars (k(a, c, 1024) is charged what the C++ does with 1024)
+                body = k.call_cycles(op.args)
+                # a cascade call moves its words no faster than the core can
                 if casc is not None:
                     body = max(body, -(-max(casc[2], casc[3])
                                        // m.target.cascade_words_per_cycle))

@@ -142,6 +142,8 @@ def timing(m: Machine) -> Timing:
                   dram_read_bytes=int(m.dram.read.moved), dram_write_bytes=int(m.dram.write.moved),
                   profiled=tuple(k.symbol for k in m.design.kernels
                                  if k.cycles_source == "profile"),
+                  profiled_charges=tuple(f"{k.symbol}: {k.charged()}" for k in m.design.kernels
+                                         if k.cycles_source == "profile"),
                   assumed=_assumed(m), channel_moving=channel_moving,
                   dram_read_utilisation=use["DRAM read"],
                   dram_write_utilisation=use["DRAM write"],

@@ -281,6 +281,9 @@ class Timing:
     """Bytes the shims wrote to host memory (drains)."""
     profiled: tuple[str, ...] = ()
     """Kernels whose cycles per call come from their profile (no ``cycles=`` declared)."""
+    profiled_charges: tuple[str, ...] = ()
+    """Of :attr:`profiled`, what each call is charged and with which scalars it was profiled
+    (``scale_n: 128 cycles per call with n=1024``)."""
     assumed: str = ""
     """What the times rest on that no measurement of this device supports ("" if nothing)."""
     channel_moving: dict[str, float] = field(default_factory=dict)
@@ -348,7 +351,7 @@ class Timing:
         out.append(f"bottleneck: {self.bottleneck.sentence()}")
         if self.profiled:
             out.append("cycles per call from `aiedsl kernel profile` (no cycles= declared, a "
-                       "bound at best): " + ", ".join(self.profiled))
+                       "bound at best): " + "; ".join(self.profiled_charges or self.profiled))
         if self.task_basis:
             out.append(f"note: {self.task_basis}")
         if self.assumed:

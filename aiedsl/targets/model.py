@@ -263,6 +263,12 @@ class TargetModel(BaseModel):
         (:attr:`TimingModel.dram_read_bytes_per_s`)."""
         return self.timing.dram_read_bytes_per_s
 
+    def peak_macs(self, dtype: str | None) -> int | None:
+        """The core's peak MACs per cycle with operands of element type ``dtype`` (``"bf16"``:
+        :attr:`macs_per_cycle`'s ``"bf16_f32"``), or None when the model lists none for it."""
+        return next((v for key, v in self.macs_per_cycle.items()
+                     if dtype and key.split("_")[0] == dtype), None)
+
     def limits(self, kind: TileKind) -> TileLimits:
         """The per-tile limits of ``kind``."""
         return {"shim": self.shim, "memtile": self.memtile, "core": self.core}[kind]
