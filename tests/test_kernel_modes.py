@@ -1,6 +1,7 @@
 """The rounding and saturation modes a kernel sets are its core's: ``sim --kernels native``
-keeps them per core (one process runs every core's kernels, and one library serves every
-core calling its kernels), and ``aiedsl kernel test`` starts each kernel at the reset modes."""
+keeps them per core (one process runs every core's kernels, each core in its own copy of each
+library, and a core's modes must reach all its copies), and ``aiedsl kernel test`` starts each
+kernel at the reset modes."""
 
 from __future__ import annotations
 
