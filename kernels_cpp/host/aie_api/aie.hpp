@@ -107,6 +107,20 @@
 //     for every later to_vector and upshift, as the control registers do on a core (per core:
 //     aiedsl sets the calling core's modes before each call, from the reset values at its
 //     first, and reads them back after it: aiedsl_set_modes, aiedsl_get_modes);
+//   * integer vector arithmetic wraps whatever the saturation mode: aie::add and aie::sub of
+//     integer vectors (and with a scalar), aie::neg and aie::abs keep the low bits of each lane
+//     (int8 127 + 1 is -128 under saturate too). The AIE API's detail/aie2/add.hpp
+//     (add_sub_bits_impl_common::run, which AIE2P includes too) calls ::add / ::sub on native
+//     vectors, which llvm-aie's clang/lib/Headers/aiev2_vadd.h (aie2p_vadd.h alike) defines
+//     as a + b and a - b; llvm-aie selects the IR's add and sub of v64i8, v32i16 and v16i32,
+//     which wrap, to VADD_8/16/32 and VSUB_* (aie2/AIE2InstrPatterns.td), and those read no
+//     mode register (aie2/AIE2GenFixupInstrInfo.td, 8.3.1: no Uses = [crSat], which VPACK, SRS
+//     and UPS have). neg and abs (detail/aie2/neg.hpp, abs.hpp: ::neg, ::abs) are VNEG_GTZ and
+//     VABS_GTZ (8.3.4, 8.5.4), without it too. aie::reduce_add folds by the same adds
+//     (detail/aie2/add_reduce.hpp): an int32 sum wraps; 8- and 16-bit lanes are folded to 16
+//     and 8 lanes, summed exactly in an accumulator and narrowed by its to_vector, under the
+//     mode. The modes apply where a value leaves an accumulator (to_vector, srs) or is
+//     upshifted into one; the accumulator's own add wraps (VADD on accumulators, 9.2);
 //   * accfloat accumulates in float; to_vector<bfloat16>() rounds to nearest even whatever the
 //     rounding mode. On the hardware the mode applies: the core rounds an accumulator-to-vector
 //     conversion by it, and its reset mode, floor, truncates; only conv_even rounds to nearest
