@@ -6,7 +6,10 @@
 // AIE API and only covers this subset. A kernel that uses anything else fails to compile with
 // "'<name>' is not a member of 'aie'", which aiedsl reports as not covered by this header; a
 // raw intrinsic it lacks fails with "'<name>' was not declared in this scope", which aiedsl
-// names as an AIE2 intrinsic this header does not model (aiedsl/kernels/host_errors.py).
+// names as an AIE2 intrinsic this header does not model (aiedsl/kernels/host_errors.py). Of the
+// AIE API's headers only this one and aie_api/operators.hpp are here: including another
+// (<aie_api/utils.hpp>) fails with "aie_api/utils.hpp: No such file or directory", which
+// aiedsl reports as an AIE API header the host stand-in does not provide.
 //
 // Covered names (exactly these):
 //   types:      bfloat16 (16-bit storage; float -> bfloat16 rounds to nearest even; += -= *= /=
@@ -45,6 +48,9 @@
 //               aie::vector_ldst_align, aie::vector_decl_align,
 //               aie::rounding_mode, aie::saturation_mode, aie::set_rounding(m),
 //               aie::get_rounding(), aie::set_saturation(m), aie::get_saturation()
+//   operators:  <aie_api/operators.hpp>: the AIE API's aie::operators (- + < <= > >= == != << >>
+//               += -= | ^ & ~ on vectors and accumulators, each calling the aie:: function
+//               above; listed in that file)
 //   macros:     AIE_PREPARE_FOR_PIPELINING, AIE_LOOP_MIN_ITERATION_COUNT(n), chess's
 //               chess_prepare_for_pipelining, chess_loop_range, chess_unroll_loop,
 //               chess_flatten_loop (empty here), C's restrict; event0(), event1() (no-ops)
