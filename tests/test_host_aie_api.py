@@ -652,3 +652,80 @@ def test_truncate_is_the_api_s_old_name_for_saturate(tmp_path: Path) -> None:
                    check=True, capture_output=True, text=True)
     assert subprocess.run([str(exe)], check=True, capture_output=True,
                           text=True).stdout.split() == ["127", "2143289344"]
+
+
+WRAPS = r'''
+#include <aie_api/aie.hpp>
+#include <cstdio>
+
+template <typename V> void show(const char *name, const V &v) {
+  std::printf("%s:", name);
+  for (unsigned i = 0; i < V::size(); ++i) std::printf(" %lld", (long long)v.v[i]);
+  std::printf("\n");
+}
+
+int main() {
+  aie::set_saturation(aie::saturation_mode::MODE);
+  aie::vector<int8_t, 16> a(127, -128, 100, -100, 5), b(1, -1, 100, -100, 6);
+  show("add_i8", aie::add(a, b));
+  show("sub_i8", aie::sub(a, b));
+  show("add_scalar_i8", aie::add(a, 1));
+  show("sub_scalar_first_i8", aie::sub(-128, a));
+  show("neg_i8", aie::neg(a));
+  show("abs_i8", aie::abs(a));
+  show("add_u8", aie::add(aie::vector<uint8_t, 16>(255, 200), aie::vector<uint8_t, 16>(1, 100)));
+  show("add_i16", aie::add(aie::broadcast<int16_t, 8>(32767), aie::broadcast<int16_t, 8>(1)));
+  show("sub_i32", aie::sub(aie::broadcast<int32_t, 4>(-2147483647 - 1),
+                           aie::broadcast<int32_t, 4>(1)));
+  std::printf("reduce_add_i32: %d\n", aie::reduce_add(aie::broadcast<int32_t, 16>(0x40000000)));
+  std::printf("reduce_add_i8_64: %d\n", aie::reduce_add(aie::broadcast<int8_t, 64>(100)));
+  std::printf("reduce_add_i8_32: %d\n", aie::reduce_add(aie::broadcast<int8_t, 32>(8)));
+  std::printf("reduce_add_i16_32: %d\n", aie::reduce_add(aie::broadcast<int16_t, 32>(20000)));
+  aie::accum<acc32, 16> acc;
+  acc.from_vector(aie::broadcast<int16_t, 16>(300), 0);
+  show("to_vector_i8", acc.to_vector<int8_t>(0));
+  return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("mode", ["none", "saturate", "symmetric"])
+def test_vector_adds_wrap_whatever_the_saturation_mode(tmp_path: Path, mode: str) -> None:
+    """Tester: aie::add of int8 vectors saturated under saturation_mode::saturate, so a kernel
+    test passed a saturating reference and failed a wrapping one. The AIE API adds integer
+    vectors with ::add (detail/aie2/add.hpp), llvm-aie's `a + b`, selected to VADD, which reads
+    no saturation mode; neg and abs (VNEG_GTZ, VABS_GTZ) neither. reduce_add folds by those
+    adds: an int32 sum wraps; 8- and 16-bit lanes are folded (wrapping) to 16 and 8 lanes,
+    whose exact sum an accumulator narrows by the mode: 64 lanes of 100 fold to 16 of -112
+    (200 wraps to -56, twice), summing to -1792; 32 of 8 to 16 of 16, 256; 32 of 20000 to 8
+    of 14464 (80000 wraps), 115712. What leaves an accumulator (to_vector) still narrows by
+    the mode: 300 is 127 under saturate and symmetric, 44 (its low 8 bits) under none."""
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH: the host AIE API header cannot be compiled")
+    src, exe = tmp_path / "w.cc", tmp_path / "w"
+    src.write_text(WRAPS.replace("MODE", mode))
+    subprocess.run([cxx, "-std=c++20", "-O1", f"-I{HOST_INCLUDE}", str(src), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    out = {name: [int(x) for x in rest.split()] for name, rest in (
+        line.split(":", 1) for line in subprocess.run(
+            [str(exe)], check=True, capture_output=True, text=True).stdout.splitlines())}
+    pad = [0] * 11
+    assert out["add_i8"] == [-128, 127, -56, 56, 11] + pad
+    assert out["sub_i8"] == [126, -127, 0, 0, -1] + pad
+    assert out["add_scalar_i8"] == [-128, -127, 101, -99, 6] + [1] * 11
+    assert out["sub_scalar_first_i8"] == [1, 0, 28, -28, 123] + [-128] * 11
+    assert out["neg_i8"] == [-127, -128, -100, 100, -5] + pad
+    assert out["abs_i8"] == [127, -128, 100, 100, 5] + pad
+    assert out["add_u8"] == [0, 44] + [0] * 14
+    assert out["add_i16"] == [-32768] * 8
+    assert out["sub_i32"] == [2147483647] * 4
+    assert out["reduce_add_i32"] == [0]  # 16 * 2^30 = 2^34
+    low = {"none": lambda v, bits: (v + 2 ** (bits - 1)) % 2 ** bits - 2 ** (bits - 1),
+           "saturate": lambda v, bits: max(-2 ** (bits - 1), min(2 ** (bits - 1) - 1, v)),
+           "symmetric": lambda v, bits: max(1 - 2 ** (bits - 1), min(2 ** (bits - 1) - 1, v))}
+    narrow = low[mode]
+    assert out["reduce_add_i8_64"] == [narrow(16 * -112, 8)]
+    assert out["reduce_add_i8_32"] == [narrow(256, 8)]
+    assert out["reduce_add_i16_32"] == [narrow(8 * (80000 - 65536), 16)]
+    assert out["to_vector_i8"] == [narrow(300, 8)] * 16

@@ -1,6 +1,7 @@
 """The rounding and saturation modes a kernel sets are its core's: ``sim --kernels native``
-keeps them per core (one process runs every core's kernels, and one library serves every
-core calling its kernels), and ``aiedsl kernel test`` starts each kernel at the reset modes."""
+keeps them per core (one process runs every core's kernels, each core in its own copy of each
+library, and a core's modes must reach all its copies), and ``aiedsl kernel test`` starts each
+kernel at the reset modes."""
 
 from __future__ import annotations
 
@@ -138,3 +139,69 @@ def test_kernel_test_starts_each_kernel_at_the_reset_modes(design_file: DesignFi
     native(setter.kernel, setter.cpp)(np.zeros(64, np.uint8), np.zeros(64, np.uint8))
     result = check_kernel(cases["adder_64"])
     assert result.lines == ["PASS adder_64.dst: exact (integers must match exactly)"]
+
+
+ADD_UNDER_SATURATE = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i8, runtime
+    from aiedsl.kernels import buffer, declare
+
+    def wrapping(a, b, out):
+        out[...] = (a.astype(np.int16) + b).astype(np.int8)
+
+    def saturating(a, b, out):
+        out[...] = np.clip(a.astype(np.int16) + b, -128, 127).astype(np.int8)
+
+    add = declare("add_sat", source="add.cc",
+                  args=[buffer("a", Tensor[64, i8]), buffer("b", Tensor[64, i8]),
+                        buffer("out", Tensor[64, i8], "out")],
+                  reference={ref}, cycles=40, cost="-")
+
+    @design(device="npu1_1col")
+    def d(x: Tensor[64, i8], y: Tensor[64, i8], o: Tensor[64, i8]):
+        fx = fifo(Tensor[64, i8], name="fx")
+        fy = fifo(Tensor[64, i8], name="fy")
+        fo = fifo(Tensor[64, i8], name="fo")
+
+        @herd(name="a")
+        def a():
+            with fx.consume() as s, fy.consume() as t, fo.produce() as u:
+                add(s, t, u)
+
+        with runtime() as rt:
+            rt.fill(fx, x)
+            rt.fill(fy, y)
+            rt.drain(fo, o)
+
+    @d.reference
+    def reference(x, y):
+        out = np.empty(64, np.int8)
+        {ref}(x, y, out)
+        return out
+    '''
+
+ADD_CC = '''
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+extern "C" void add_sat(const int8_t *a, const int8_t *b, int8_t *out) {
+  aie::set_saturation(aie::saturation_mode::saturate);
+  aie::store_v(out, aie::add(aie::load_v<64>(a), aie::load_v<64>(b)));
+}
+'''
+
+
+@pytest.mark.parametrize("ref, lines", [
+    ("wrapping", ["PASS add_sat.out: exact (integers must match exactly)"]),
+    ("saturating", ["FAIL add_sat.out: worst element [45] got -121 want 127 (|error| 248; "
+                    "integers must match exactly)\n"
+                    "  wrong: 16 of 64 elements (25%), all within [0:62]"]),
+])
+def test_an_integer_vector_add_wraps_under_saturate(design_file: DesignFile, ref: str,
+                                                    lines: list[str]) -> None:
+    """Tester: a kernel that sets saturate and stores aie::add of int8 vectors passed a
+    saturating reference and failed a wrapping one. The core's vector add (VADD) reads no
+    saturation mode: 127 + 1 is -128 whatever the mode (the header's head cites the sources)."""
+    path = design_file(ADD_UNDER_SATURATE.replace("{ref}", ref))
+    (path.parent / "add.cc").write_text(ADD_CC)
+    (case,) = design_cases(load_design(path))
+    assert check_kernel(case).lines == lines

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import itertools
 import os
 import re
 import shutil
@@ -51,7 +52,14 @@ from aiedsl.targets import CASCADE_BITS
 
 HOST_INCLUDE = KERNELS_CPP / "host"
 """Holds ``aie_api/aie.hpp``, the host stand-in for the AIE API."""
-CXX_FLAGS = ["-std=c++20", "-O2", "-shared", "-fPIC", "-w"]
+CXX_FLAGS = ["-std=c++20", "-O2", "-shared", "-fPIC", "-w", "-fno-gnu-unique"]
+"""g++'s flags for a host build. ``-fno-gnu-unique``: g++ makes an ``inline`` variable and a
+``static`` inside an inline function or a template a ``STB_GNU_UNIQUE`` symbol, which the
+dynamic loader binds to one definition for the whole process, so every copy of a library that
+:func:`load_copy` loads (each core's own) would share it; without the flag it is an ordinary
+weak symbol, each copy's own (ctypes loads with ``RTLD_LOCAL``). Clang makes no such symbols
+and rejects the flag: :func:`compile_host` builds without it then."""
+_NO_UNIQUE = "-fno-gnu-unique"
 
 _CTYPES = {"i8": ctypes.c_int8, "u8": ctypes.c_uint8, "i16": ctypes.c_int16,
            "i32": ctypes.c_int32, "f32": ctypes.c_float, "bf16": ctypes.c_uint16}
@@ -99,8 +107,9 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         src = Path(tmp) / name
         src.write_text(kt.text)
         lib = Path(tmp) / "k.so"
-        r = subprocess.run([cxx, *flags, f"-I{HOST_INCLUDE}", str(src), "-o", str(lib)],
-                           capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
+        r = _compile(cxx, flags, src, lib)
+        if r.returncode != 0 and _NO_UNIQUE in r.stderr:  # clang: it has no such symbols
+            r = _compile(cxx, [f for f in flags if f != _NO_UNIQUE], src, lib)
         if r.returncode != 0:
             stderr = kt.map_output(r.stderr, name)
             message, fix = explain(stderr, kt.label, HOST_INCLUDE / "aie_api" / "aie.hpp",
@@ -122,6 +131,49 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
     return out
+
+
+def _compile(cxx: str, flags: list[str], src: Path, lib: Path
+             ) -> subprocess.CompletedProcess[str]:
+    """``cxx`` run on ``src`` with ``flags`` and the host header, writing ``lib``."""
+    return subprocess.run([cxx, *flags, f"-I{HOST_INCLUDE}", str(src), "-o", str(lib)],
+                          capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
+
+
+_copies = itertools.count()
+"""Numbers the copies :func:`load_copy` writes in this process."""
+
+
+def load_copy(path: str | os.PathLike[str]) -> ctypes.CDLL:
+    """A copy of the shared library ``path`` loaded as a library of its own: its data (a
+    kernel's ``static`` and global variables, and the header's state) its own, starting at
+    their initial values, whatever calls of ``path`` or of other copies have left in theirs.
+
+    The dynamic loader loads a file once per process (it knows it by its name and by its
+    device and inode): loading ``path`` again gives the same library, and a hard link too.
+    So the bytes are written to a new file, named after this process and a counter (a name
+    already loaded would give that library back), in the build's own folder (where a library
+    is known to load: a temporary folder may be mounted ``noexec``), loaded, and removed: the
+    loaded library keeps its pages, and nothing is left behind. (Copy and load take about
+    0.1 ms for a small kernel's library.)"""
+    src = Path(path)
+    data = src.read_bytes()
+    while True:
+        copy = src.with_name(f".{src.stem}.{os.getpid()}-{next(_copies)}.so")
+        try:
+            fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+            break
+        except FileExistsError:  # left by an earlier process of this pid, killed before the
+            continue             # unlink: the next number
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        return ctypes.CDLL(os.fspath(copy))
+    finally:
+        try:
+            copy.unlink()
+        except PermissionError:  # Windows keeps a loaded DLL's file: it stays there
+            pass
 
 
 def cascade_mismatch(k: Kernel, got: int, put: int) -> DesignError:
@@ -226,7 +278,8 @@ def native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Callable[.
 
 
 def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = None, *,
-                kt: KernelText | None = None) -> Callable[..., None]:
+                kt: KernelText | None = None, lib: ctypes.CDLL | None = None
+                ) -> Callable[..., None]:
     """A callable running kernel ``k`` from its host build ``path`` (a library
     :func:`build_native` made for ``aie_arch``, which words the faults it reports) on numpy
     arrays and scalars: ``fn(*args, modes=None)``, the kernel's arguments then the cascade
@@ -234,8 +287,11 @@ def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = 
     (:data:`RESET_MODES` when not given), updated to what the call left. It also has
     ``fn.counts(reset=True)``, the header's operation counts (:data:`COUNTED`'s order), and
     ``fn.build``, the :class:`HostBuild` it runs. ``kt``, the C++ the library was built from,
-    only names the source in the error for a library without the kernel's entry point."""
-    lib = ctypes.CDLL(os.fspath(path))
+    only names the source in the error for a library without the kernel's entry point.
+    ``lib``: a copy of ``path`` already loaded (:func:`load_copy`: a core's own), run instead
+    of the library the path names."""
+    if lib is None:
+        lib = ctypes.CDLL(os.fspath(path))
     try:
         fn = getattr(lib, k.symbol)
     except AttributeError:  # no entry=: the source's own function, under #if it does not take
@@ -309,8 +365,8 @@ def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = 
     def call(*args: Any, modes: list[int] | None = None) -> None:
         """The C++ on ``args`` under the calling core's rounding and saturation ``modes``
         (:data:`RESET_MODES` when not given), which it updates to what the call left: a core's
-        control registers are its own, though one process runs the kernels of many cores and
-        one library serves every core calling its kernels."""
+        control registers are its own and outlive the call, where each library (each kernel
+        source, per core: :mod:`aiedsl.kernels.core_copies`) keeps modes of its own."""
         if set_modes is None:
             arrays(*args)
             return

@@ -1,6 +1,8 @@
-"""What a failed host build of a kernel means: the names in g++'s output that aiedsl's host AIE
-API header lacks, AIE API names (``aie::reverse``) and raw AIE2 intrinsics (``mac_elem_16_2``,
-``undef_v16int32``, ``srs``), each said in words a kernel writer can act on.
+"""What a failed host build of a kernel means: what in g++'s output aiedsl's host AIE API
+header lacks, AIE API names (``aie::reverse``), raw AIE2 intrinsics (``mac_elem_16_2``,
+``undef_v16int32``, ``srs``), AIE API headers (``<aie_api/utils.hpp>``) and the aie:: function
+an ``aie::operators`` operator needs for its operands, each said in words a kernel writer can
+act on.
 
 Example
 -------
@@ -35,6 +37,18 @@ INTRINSIC = re.compile(
 may call beside the AIE API, and the host header models only some of (``host_native.hpp``).
 A name matching none of these is the kernel's own (a typo, a missing include)."""
 
+_MISSING_HEADER = re.compile(r"fatal error: (aie_api/[\w./-]+): No such file or directory")
+"""g++ on an AIE API header the host stand-in does not have: ``fatal error:
+aie_api/utils.hpp: No such file or directory`` (it stops at the first)."""
+_OPERATOR = re.compile(r"static assertion failed: aiedsl host header: aie::operators' "
+                       r"(operator\S+) calls (aie::\w+), which the header lacks")
+"""An operator of the host ``aie_api/operators.hpp`` whose aie:: function the host header lacks
+for its operands (an accumulator plus an accumulator): the operator and the function."""
+_OPERANDS = re.compile(r"In instantiation of [‘']constexpr auto aie::operators::operator\S+?"
+                       r"\([^’']*\) \[with ([^’']*)\][’']")
+"""The operand types g++ names where such an operator failed: ``T1 = aie::accum<acc64, 16>;
+T2 = aie::accum<acc64, 16>``."""
+
 _REDEFINED = re.compile(r"redefinition of [‘'](?:[\w:<>,* ]+ )?(\w+)\(")
 """g++ on a function defined twice: ``redefinition of 'void f(int*)'``."""
 _RULE = re.compile(r"static assertion failed: aie::(vector|accum|mmul): (.*)")
@@ -50,6 +64,16 @@ _RULE_FIX = {
     "mmul": "use one of the AIE API's mmul modes for the types on the design's device "
             "(listed in kernels_cpp/host/aie_api/host_core.hpp)",
 }
+
+
+def provided_headers() -> list[str]:
+    """The AIE API headers the host stand-in has (``aie_api/aie.hpp``,
+    ``aie_api/operators.hpp``): its ``aie_api`` folder's headers but its own parts
+    (``host_*.hpp``, which ``aie.hpp`` includes)."""
+    from aiedsl.kernels.paths import KERNELS_CPP
+
+    return [f"aie_api/{p.name}" for p in sorted((KERNELS_CPP / "host" / "aie_api").glob("*.hpp"))
+            if not p.name.startswith("host_")]
 
 
 def _listed(names: list[str]) -> str:
@@ -68,7 +92,10 @@ def explain(stderr: str, label: str, header: object,
     output); ``header`` is the host AIE API header, whose head lists what it covers;
     ``symbols`` are the kernels whose ``extern "C"`` entries the file generates.
 
-    AIE API names it lacks (``'reverse' is not a member of 'aie'``) and undeclared names that
+    An AIE API header the stand-in does not have (``<aie_api/utils.hpp>``: g++ stops there) is
+    named, and so is an ``aie::operators`` operator whose aie:: function the header lacks for
+    its operands (its static assertion in ``operators.hpp``); AIE API names it lacks
+    (``'reverse' is not a member of 'aie'``) and undeclared names that
     are AIE2 intrinsics (:data:`INTRINSIC`) are named; a generated entry the source defines
     itself (which ``aiedsl check`` finds unless the text cannot say: :mod:`aiedsl.kernels.cscan`)
     is said so; any other failure is the kernel's own, and the message only says that it does
@@ -81,6 +108,22 @@ def explain(stderr: str, label: str, header: object,
                 "name the kernel for what its entry= computes (put the shape in the symbol)")
     # one file built for several kernels: its code is theirs together, not each one's
     subject = f"the C++ of {label}" if " and " in label else label
+    npu = "or test the kernel on an NPU (aiedsl run DESIGN --target npu)"
+    missing = _MISSING_HEADER.search(stderr)
+    if missing:  # g++ stops there: nothing after it says anything of the kernel
+        provided = _listed(provided_headers())
+        return (f"{subject} includes <{missing[1]}>, an AIE API header that aiedsl's host "
+                "stand-in for the AIE API does not provide, so it cannot be tested on the host",
+                f"the host stand-in provides {provided} (the AIE API names listed at the top of "
+                f"{header}): include those for what the kernel uses, {npu}")
+    operator = _OPERATOR.search(stderr)
+    if operator:
+        operands = _OPERANDS.search(stderr)
+        on = f" (here {operands[1]})" if operands else ""
+        return (f"{subject} uses aie::operators' {operator[1]} on operands for which aiedsl's "
+                f"host AIE API header has no {operator[2]}{on}, so it cannot be tested on the "
+                "host", f"write it with the AIE API names the host header covers (listed at "
+                f"the top of {header}), {npu}")
     api = sorted(set(_NOT_IN_AIE.findall(stderr)))
     raw = sorted({n for n in _UNDECLARED.findall(stderr) if INTRINSIC.fullmatch(n)})
     covered = f"the host header covers the AIE API names listed at the top of {header}"

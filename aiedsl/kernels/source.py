@@ -92,14 +92,19 @@ _LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]*)"', re.M)
 
 
 def local_includes(source: str) -> list[tuple[int, str]]:
-    """The ``#include "file"`` lines of C++ ``source`` (line number, file), comments ignored.
+    """The ``#include "file"`` lines of C++ ``source`` (line number, file), comments ignored,
+    but those of the AIE API's own headers (``"aie_api/aie.hpp"``).
 
     A kernel's build compiles ``kernels/<name>.cc`` (the source copied whole) in the build
     directory, where no file beside the source is carried, so such an include finds nothing.
+    A quoted include found nowhere beside the file is looked for on the include path, as
+    ``<...>`` is (g++'s and clang's rule), and ``aie_api/`` is the AIE API's folder there: the
+    host stand-in's, and mlir-aie's install on the ``-I`` of the Peano compile
+    (:data:`aiedsl.toolchain.commands.AIE_API_INCLUDE`). Those are found, as ``<aie_api/...>``.
     """
     code = blank(source, strings=False)  # same offsets: the line numbers are the source's
     return [(source.count("\n", 0, m.start()) + 1, m[1])
-            for m in _LOCAL_INCLUDE.finditer(code)]
+            for m in _LOCAL_INCLUDE.finditer(code) if not m[1].startswith("aie_api/")]
 
 
 def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None) -> None:

@@ -108,13 +108,19 @@ def views(memory: mmap.mmap, slots: list[list[Slot]]) -> list[list[np.ndarray]]:
 
 
 def serve(memory: mmap.mmap, slots: list[list[Slot]], views: list[list[np.ndarray]],
-          fns: Sequence[Callable[..., None]], requests: Any, replies: Any) -> None:
-    """The child (forked from here or by the server): run each requested call of ``fns``
-    (the kernels, their arrays staged in ``memory`` at ``slots``, seen as ``views``), answer
-    with what it raised or what it wrote outside its buffers, until the parent says
-    :data:`STOP` or closes the pipe ``requests``."""
+          kernels: Sequence[tuple[Kernel, Callable[..., None]]], requests: Any,
+          replies: Any) -> None:
+    """The child (forked from here or by the server): run each requested call of
+    ``kernels`` (each with its callable, their arrays staged in ``memory`` at ``slots``, seen
+    as ``views``) in the calling core's own copy of its library
+    (:class:`~aiedsl.kernels.core_copies.CoreCopies`), answer with what it raised or what it
+    wrote outside its buffers, until the parent says :data:`STOP` or closes the pipe
+    ``requests``."""
     import ctypes
 
+    from aiedsl.kernels.core_copies import CoreCopies
+
+    fns = CoreCopies(kernels)  # loaded here, in the child: the parent's stay as they are
     # Ctrl-C is the parent's to handle (it then stops the child); a child killed by it
     # would look like a kernel's crash
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -129,7 +135,8 @@ def serve(memory: mmap.mmap, slots: list[list[Slot]], views: list[list[np.ndarra
             return
         if message == STOP:
             return
-        index, scalars, aliases, modes = pickle.loads(message)
+        index, scalars, aliases, modes, core = pickle.loads(message)
+        fn = fns(core, index)
         staged = views[index]
         args: list[Any] = [None] * (len(slots[index]) + len(scalars))
         for j, (s, v) in enumerate(zip(slots[index], staged)):
@@ -138,9 +145,9 @@ def serve(memory: mmap.mmap, slots: list[list[Slot]], views: list[list[np.ndarra
             args[i] = value
         try:
             if modes is None:
-                fns[index](*args)
+                fn(*args)
             else:  # the core's modes, in and out
-                fns[index](*args, modes=modes)
+                fn(*args, modes=modes)
             reply: tuple[str, Any, Any] = ("done", strays(memory, slots[index]), modes)
         except Exception as err:  # raised again in the parent, as if run there
             reply = ("raised", err, modes)

@@ -182,7 +182,8 @@ class KernelWorker:
             try:
                 os.close(request_w)
                 os.close(reply_r)
-                serve(self._memory, self._slots, self._views, self._fns,
+                serve(self._memory, self._slots, self._views,
+                      list(zip(self.kernels, self._fns)),
                       Connection(request_r, writable=False), Connection(reply_w, readable=False))
             except BaseException:  # noqa: BLE001 - nothing may return into the parent's code
                 status = 70
@@ -257,13 +258,15 @@ class KernelWorker:
 
     # -- the parent's side ------------------------------------------------------------------
 
-    def call(self, index: int, args: Sequence[Any], modes: list[int] | None = None) -> None:
+    def call(self, index: int, args: Sequence[Any], modes: list[int] | None = None,
+             core: str = "") -> None:
         """Run kernel ``index`` on ``args`` (its arguments, then the cascade arrays it
-        declares), as :func:`aiedsl.kernels.host.native`'s callable would: the arrays hold
-        what the C++ wrote after it, and ``modes`` (the calling core's rounding and saturation
-        modes, given to the call) what it left them at. An exception the C++ call raised is
-        raised again here; a crash, an exit or a write outside a buffer is a
-        :class:`NativeFault`."""
+        declares), as :func:`aiedsl.kernels.host.native`'s callable would, in ``core``'s own
+        copy of its library (:mod:`aiedsl.kernels.core_copies`: its ``static`` variables are
+        the core's): the arrays hold what the C++ wrote after it, and ``modes`` (the calling
+        core's rounding and saturation modes, given to the call) what it left them at. An
+        exception the C++ call raised is raised again here; a crash, an exit or a write
+        outside a buffer is a :class:`NativeFault`."""
         if self.dead:
             raise RuntimeError("the kernel worker has stopped")
         if not self._started:
@@ -285,7 +288,8 @@ class KernelWorker:
         scalars = [(i, v) for i, v in enumerate(args) if i not in positions]
         self._busy = True
         try:
-            self._to_child.send_bytes(pickle.dumps((index, scalars, aliases, modes), -1))
+            self._to_child.send_bytes(pickle.dumps((index, scalars, aliases, modes, core),
+                                                   -1))
             if not self._replied(self._limits[index]):  # a hang: killed, reaped, reported
                 self._busy = False
                 self.dead = True

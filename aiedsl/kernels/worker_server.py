@@ -12,9 +12,9 @@ The server runs one thread, so it forks safely, as the command line does: for ea
 it forks a worker, which loads the kernels' host builds and serves the calls as a forked child
 does (:func:`aiedsl.kernels.staging.serve`, the same pipes). A fork per simulation keeps the cost
 of one (a new Python process per simulation took 0.4 s, against 14 ms for a small design's
-whole simulation), and each worker loads the libraries afresh, as a fork of the simulating
-process has them: a kernel's ``static`` variables start as they were, not as the last
-simulation left them.
+whole simulation), and each worker runs each core's calls in a copy of the library loaded
+afresh for that core, as a forked child does (:mod:`aiedsl.kernels.core_copies`): a kernel's
+``static`` variables start at their initial values, not as the last simulation left them.
 
 A request gives the kernels' IR, the shared library each one's callable runs
 (:func:`~aiedsl.kernels.worker_client.host_build`: the very file the simulating process
@@ -180,5 +180,5 @@ def _serve_kernels(body: tuple[list[tuple[Kernel, str, int | None]], int],
         replies.send_bytes(pickle.dumps(("failed", traceback.format_exc()), -1))
         raise
     replies.send_bytes(pickle.dumps(READY, -1))
-    serve(memory, slots, views(memory, slots), fns,
+    serve(memory, slots, views(memory, slots), [(k, fn) for (k, _, _), fn in zip(builds, fns)],
           Connection(requests_fd, writable=False), replies)

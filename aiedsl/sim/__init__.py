@@ -37,6 +37,7 @@ from aiedsl.source_loc import caller_loc
 from aiedsl.targets import TargetModel, get_target
 
 if TYPE_CHECKING:  # loaded by native simulations only
+    from aiedsl.kernels.core_copies import CoreCopies
     from aiedsl.kernels.worker import KernelWorker
 
 __all__ = ["Deadlock", "SimFault", "SimResult", "Watch", "simulate"]
@@ -78,8 +79,12 @@ class _Native:
     errors of the call that made them."""
 
     def __init__(self, k: Kernel, fn: Callable[..., None], worker: KernelWorker | None,
-                 index: int, design_file: str, modes: dict[str, list[int]]) -> None:
+                 index: int, design_file: str, modes: dict[str, list[int]],
+                 copies: CoreCopies | None = None) -> None:
         self.kernel = k
+        self.copies = copies
+        """Each core's copy of the kernels' libraries, when they run in this process (no
+        worker)."""
         self.modes = modes
         """Each core's rounding and saturation modes, shared by every kernel of the run (a core
         keeps what its last call left, whichever kernel or library it was)."""
@@ -107,16 +112,19 @@ class _Native:
         worker = self.worker
         count = self._calls.setdefault(core, [0])
         index = self.index
+        copies = self.copies
         here = self._fn
         modes = self.modes.setdefault(core, list(RESET_MODES))
 
         def run(*args: Any) -> None:
             count[0] += 1
             try:
-                if worker is None:
-                    here(*args, modes=modes)
+                if worker is not None:
+                    worker.call(index, args, modes, core)
+                elif copies is not None:  # the core's own copy, loaded at its first call
+                    copies(core, index)(*args, modes=modes)
                 else:
-                    worker.call(index, args, modes)
+                    here(*args, modes=modes)
             except (NativeFault, KernelFault) as fault:
                 raise fault_error(fault, self.kernel, core, count[0], call,
                                   self.design_file) from None
@@ -127,10 +135,13 @@ class _Native:
 @contextmanager
 def native_kernels(d: Design, target: TargetModel) -> Iterator[dict[str, Any]]:
     """Every kernel of ``d`` built from its C++ for the host, as ``target``'s cores run it, for
-    the time of the ``with`` block. The calls run in one forked child process
-    (:mod:`aiedsl.kernels.worker`): a kernel that crashes or writes outside its buffers is a
-    DesignError naming it and its call, not the end of the simulator. Where there is no
-    ``os.fork`` (Windows) they run in this process, as before: such a kernel then crashes it."""
+    the time of the ``with`` block, each core calling its own copy of a kernel's library (its
+    ``static`` variables its own: :mod:`aiedsl.kernels.core_copies`). The calls run in one
+    forked child process (:mod:`aiedsl.kernels.worker`): a kernel that crashes or writes
+    outside its buffers is a DesignError naming it and its call, not the end of the
+    simulator. Where there is no ``os.fork`` (Windows) they run in this process, as before:
+    such a kernel then crashes it."""
+    from aiedsl.kernels.core_copies import CoreCopies
     from aiedsl.kernels.text import kernel_text
     from aiedsl.kernels.host import native
     from aiedsl.kernels.worker import isolated
@@ -139,8 +150,13 @@ def native_kernels(d: Design, target: TargetModel) -> Iterator[dict[str, Any]]:
     fns = [(k, native(k, kernel_text(d, k), arch)) for k in d.kernels]
     modes: dict[str, list[int]] = {}
     with isolated(fns) as worker:
-        yield {k.symbol: _Native(k, fn, worker, i, d.loc.file, modes)
-               for i, (k, fn) in enumerate(fns)}
+        copies = CoreCopies(fns) if worker is None else None  # the child loads its own
+        try:
+            yield {k.symbol: _Native(k, fn, worker, i, d.loc.file, modes, copies)
+                   for i, (k, fn) in enumerate(fns)}
+        finally:
+            if copies is not None:
+                copies.close()
 
 
 _FROZEN_AT_START = gc.get_freeze_count()

@@ -6,7 +6,10 @@
 // AIE API and only covers this subset. A kernel that uses anything else fails to compile with
 // "'<name>' is not a member of 'aie'", which aiedsl reports as not covered by this header; a
 // raw intrinsic it lacks fails with "'<name>' was not declared in this scope", which aiedsl
-// names as an AIE2 intrinsic this header does not model (aiedsl/kernels/host_errors.py).
+// names as an AIE2 intrinsic this header does not model (aiedsl/kernels/host_errors.py). Of the
+// AIE API's headers only this one and aie_api/operators.hpp are here: including another
+// (<aie_api/utils.hpp>) fails with "aie_api/utils.hpp: No such file or directory", which
+// aiedsl reports as an AIE API header the host stand-in does not provide.
 //
 // Covered names (exactly these):
 //   types:      bfloat16 (16-bit storage; float -> bfloat16 rounds to nearest even; += -= *= /=
@@ -45,6 +48,9 @@
 //               aie::vector_ldst_align, aie::vector_decl_align,
 //               aie::rounding_mode, aie::saturation_mode, aie::set_rounding(m),
 //               aie::get_rounding(), aie::set_saturation(m), aie::get_saturation()
+//   operators:  <aie_api/operators.hpp>: the AIE API's aie::operators (- + < <= > >= == != << >>
+//               += -= | ^ & ~ on vectors and accumulators, each calling the aie:: function
+//               above; listed in that file)
 //   macros:     AIE_PREPARE_FOR_PIPELINING, AIE_LOOP_MIN_ITERATION_COUNT(n), chess's
 //               chess_prepare_for_pipelining, chess_loop_range, chess_unroll_loop,
 //               chess_flatten_loop (empty here), C's restrict; event0(), event1() (no-ops)
@@ -107,6 +113,20 @@
 //     for every later to_vector and upshift, as the control registers do on a core (per core:
 //     aiedsl sets the calling core's modes before each call, from the reset values at its
 //     first, and reads them back after it: aiedsl_set_modes, aiedsl_get_modes);
+//   * integer vector arithmetic wraps whatever the saturation mode: aie::add and aie::sub of
+//     integer vectors (and with a scalar), aie::neg and aie::abs keep the low bits of each lane
+//     (int8 127 + 1 is -128 under saturate too). The AIE API's detail/aie2/add.hpp
+//     (add_sub_bits_impl_common::run, which AIE2P includes too) calls ::add / ::sub on native
+//     vectors, which llvm-aie's clang/lib/Headers/aiev2_vadd.h (aie2p_vadd.h alike) defines
+//     as a + b and a - b; llvm-aie selects the IR's add and sub of v64i8, v32i16 and v16i32,
+//     which wrap, to VADD_8/16/32 and VSUB_* (aie2/AIE2InstrPatterns.td), and those read no
+//     mode register (aie2/AIE2GenFixupInstrInfo.td, 8.3.1: no Uses = [crSat], which VPACK, SRS
+//     and UPS have). neg and abs (detail/aie2/neg.hpp, abs.hpp: ::neg, ::abs) are VNEG_GTZ and
+//     VABS_GTZ (8.3.4, 8.5.4), without it too. aie::reduce_add folds by the same adds
+//     (detail/aie2/add_reduce.hpp): an int32 sum wraps; 8- and 16-bit lanes are folded to 16
+//     and 8 lanes, summed exactly in an accumulator and narrowed by its to_vector, under the
+//     mode. The modes apply where a value leaves an accumulator (to_vector, srs) or is
+//     upshifted into one; the accumulator's own add wraps (VADD on accumulators, 9.2);
 //   * accfloat accumulates in float; to_vector<bfloat16>() rounds to nearest even whatever the
 //     rounding mode. On the hardware the mode applies: the core rounds an accumulator-to-vector
 //     conversion by it, and its reset mode, floor, truncates; only conv_even rounds to nearest

@@ -7,19 +7,24 @@
 namespace aie {
 
 // ---- arithmetic beyond add/sub/mul ---------------------------------------------------------
+// abs and neg of integer lanes are VABS_GTZ / VNEG_GTZ (the AIE API's detail/aie2/abs.hpp and
+// neg.hpp call ::abs / ::neg, which llvm-aie's aiev2_vadd.h makes __builtin_aiev2_vabs_gtz* /
+// vneg_gtz*), which read no saturation mode: the lane keeps the low bits whatever the mode, so
+// |-128| and -(-128) are -128 in int8 (what the core gives there is not in these sources; the
+// mode cannot change it).
 template <typename T, unsigned N> vector<T, N> abs(const vector<T, N> &a) {
   vector<T, N> out;
   AIEDSL_COUNT(VALU, 1);
   for (unsigned i = 0; i < N; ++i) {
     auto x = detail::wide_t<T>(a.v[i]);
-    out.v[i] = detail::narrow<T>(x < 0 ? -x : x, 0);
+    out.v[i] = detail::wrap<T>(x < 0 ? -x : x);
   }
   return out;
 }
 template <typename T, unsigned N> vector<T, N> neg(const vector<T, N> &a) {
   vector<T, N> out;
   AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < N; ++i) out.v[i] = detail::narrow<T>(-detail::wide_t<T>(a.v[i]), 0);
+  for (unsigned i = 0; i < N; ++i) out.v[i] = detail::wrap<T>(-detail::wide_t<T>(a.v[i]));
   return out;
 }
 // Vector-scalar forms of add/sub/max/min (the scalar broadcast to every lane).

@@ -147,6 +147,19 @@ template <typename T, typename S> T narrow(S x, int shift) {
   }
 }
 
+// x written to a vector lane of T by the vector unit's own arithmetic, which reads no
+// saturation mode: an integer keeps its low bits (wraps modulo 2^bits) whatever the mode; a
+// float is rounded to T (bfloat16 to nearest even). That is aie::add/sub of integer vectors
+// (and their scalar forms), aie::neg, aie::abs and the folding steps of aie::reduce_add (see
+// "Semantics chosen" in aie.hpp for the sources); narrow(), which the modes govern, is for what
+// leaves an accumulator (to_vector, srs).
+template <typename T, typename S> T wrap(S x) {
+  if constexpr (std::is_integral_v<T>)
+    return T(typename std::make_unsigned<T>::type(int64_t(x)));
+  else
+    return cast<T>(float(x));
+}
+
 // x moved into an accumulator lane of type S, shifted left by shift (0 to 63), as the core's
 // upshift (UPS, which from_vector is) does it. An integer lane takes the low bits of x * 2^shift
 // under saturation mode none; under saturate or symmetric, x is first clamped to what fits the
@@ -474,7 +487,9 @@ template <typename T, unsigned N = 64 / sizeof(T)> vector<T, N> broadcast(T x) {
 
 // NOTE: for bfloat16 lanes, the conversion the AIE API makes (add and sub add in accfloat and
 // convert back, detail/aie2/add.hpp), or -1 (max and min return one of their lanes: nothing
-// to round).
+// to round). Integer lanes wrap whatever the saturation mode (detail::wrap): the AIE API adds
+// integer vectors with ::add / ::sub, which are VADD / VSUB (see aie.hpp); max and min never
+// overflow.
 #define AIEDSL_HOST_LANEWISE(NAME, EXPR, NOTE)                                               \
   template <typename T, unsigned N>                                                          \
   vector<T, N> NAME(const vector<T, N> &a, const vector<T, N> &b) {                          \
@@ -484,7 +499,7 @@ template <typename T, unsigned N = 64 / sizeof(T)> vector<T, N> broadcast(T x) {
     AIEDSL_COUNT(VALU, 1);                                                                   \
     for (unsigned i = 0; i < N; ++i) {                                                       \
       auto x = detail::wide_t<T>(a.v[i]), y = detail::wide_t<T>(b.v[i]);                     \
-      out.v[i] = detail::narrow<T>(EXPR, 0);                                                 \
+      out.v[i] = detail::wrap<T>(EXPR);                                                      \
     }                                                                                        \
     return out;                                                                              \
   }
@@ -519,13 +534,30 @@ accum<typename detail::default_acc<T>::type, N> mul(const vector<T, N> &a, S s) 
 template <unsigned N> constexpr unsigned aiedsl_log2(unsigned n = N) {
   return n <= 1 ? 0 : 1 + aiedsl_log2<N>(n / 2);
 }
+// The AIE API's detail/aie2/add_reduce.hpp (AIE2 and AIE2P): bf16 lanes are summed in accfloat
+// and the sum converted back. Integer lanes are folded in halves by vector adds (::add, VADD:
+// they wrap) down to 16 lanes of 8 bits or 8 of 16 bits, which a multiply by ones sums exactly
+// into an accumulator (mul_4x8_8x8 / mul_4x4_4x4 and a mac) whose to_vector<T>() narrows by the
+// saturation mode; 32-bit lanes are folded by vector adds all the way, so their sum wraps
+// whatever the mode.
 template <typename T, unsigned N> T reduce_add(const vector<T, N> &a) {
-  // bf16 lanes are summed in accfloat and the sum converted back (detail/aie2/add_reduce.hpp)
   if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_reduce_add);
   AIEDSL_COUNT(VALU, aiedsl_log2<N>());
-  detail::wide_t<T> s = 0;
-  for (unsigned i = 0; i < N; ++i) s += detail::wide_t<T>(a.v[i]);
-  return detail::narrow<T>(s, 0);
+  if constexpr (std::is_integral_v<T>) {
+    constexpr unsigned exact = sizeof(T) == 1 ? 16 : sizeof(T) == 2 ? 8 : 1;
+    std::array<T, N> t = a.v;
+    unsigned n = N;
+    for (; n > exact; n /= 2)
+      for (unsigned i = 0; i < n / 2; ++i)
+        t[i] = detail::wrap<T>(int64_t(t[i]) + int64_t(t[i + n / 2]));
+    int64_t s = 0;
+    for (unsigned i = 0; i < n; ++i) s += int64_t(t[i]);
+    return sizeof(T) >= 4 ? detail::wrap<T>(s) : detail::narrow<T>(s, 0);
+  } else {
+    detail::wide_t<T> s = 0;
+    for (unsigned i = 0; i < N; ++i) s += detail::wide_t<T>(a.v[i]);
+    return detail::narrow<T>(s, 0);
+  }
 }
 
 template <typename T, unsigned N> T reduce_max(const vector<T, N> &a) {
