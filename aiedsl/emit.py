@@ -64,13 +64,13 @@ class Generated:
 def design_json(placed: Design) -> str:
     """``design.json`` of placed design ``placed``: the IR with its physical plan, its
     locations as generated files record them (:func:`relocated`)."""
-    return relocated(placed, os.path.dirname(placed.loc.file)).model_dump_json(indent=2) + "\n"
+    return relocated(placed, os.path.dirname(placed.loc.path)).model_dump_json(indent=2) + "\n"
 
 
 def generate(handle: DesignHandle) -> Generated:
     """Check and place ``handle``'s design and render every output file."""
     placed, table = check_design(handle.ir)
-    recorded = relocated(placed, os.path.dirname(placed.loc.file))
+    recorded = relocated(placed, os.path.dirname(placed.loc.path))
     kernels = render_kernels(placed)
     target = get_target(placed.device)
     kernel_lines = [shell_line(kernel_compile_argv(target, u.file, u.object, defines=u.flags))
@@ -96,7 +96,7 @@ def relocated(node: Any, home: str) -> Any:
     :func:`~aiedsl.errors.stable_path` from ``home``: the locations generated files record,
     the same from any working directory (error messages keep the user's own paths)."""
     if isinstance(node, Loc):
-        return node.model_copy(update={"file": stable_path(node.file, home)})
+        return node.model_copy(update={"file": stable_path(node.path, home)})
     if isinstance(node, BaseModel):
         changed = {}
         for name in type(node).model_fields:

@@ -65,7 +65,7 @@ def source_file(k: Kernel) -> Path | None:
     """The file a kernel's ``source=`` names (its C++, or its template): beside its declaration,
     else aiedsl's (``kernels_cpp/``, the kernel templates); a library kernel's only aiedsl's."""
     home = KERNEL_TEMPLATES if k.source_kind == "template" else KERNELS_CPP
-    places = (home,) if k.shipped else (Path(k.loc.file).parent, home)
+    places = (home,) if k.shipped else (Path(k.loc.path).parent, home)
     for place in places:
         path = place / k.source
         if path.is_file():

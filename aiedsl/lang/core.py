@@ -415,7 +415,7 @@ def _assigned_at(made: Acquisition) -> str:
     for ``b.produce()`` in ``x, y = a.consume(), b.produce()``; else ``x``."""
     import ast
 
-    lines = source_lines(made.loc.file)  # read afresh: another d.py may have been read before
+    lines = source_lines(made.loc.path)  # read afresh: another d.py may have been read before
     if not 0 < made.loc.line <= len(lines):
         return "x"
     try:

@@ -20,6 +20,7 @@ import numpy as np
 
 from aiedsl.checks import check_design
 from aiedsl.compare import outputs_summary
+from aiedsl.errors import display_path
 from aiedsl.output_checks import compare_outputs
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.design import Design
@@ -139,7 +140,7 @@ def native_kernels(d: Design, target: TargetModel) -> Iterator[dict[str, Any]]:
     fns = [(k, native(k, kernel_text(d, k), arch)) for k in d.kernels]
     modes: dict[str, list[int]] = {}
     with isolated(fns) as worker:
-        yield {k.symbol: _Native(k, fn, worker, i, d.loc.file, modes)
+        yield {k.symbol: _Native(k, fn, worker, i, display_path(d.loc.path), modes)
                for i, (k, fn) in enumerate(fns)}
 
 
