@@ -65,8 +65,9 @@ def _exec_file(path: Path) -> dict[str, Any]:
 
 def _line_of(path: Path, shown: str, line: int) -> Loc:
     """Line ``line`` of the design file at ``path``, named ``shown`` as its locations name it,
-    and opened where it is whatever the working directory becomes (:attr:`Loc.path`)."""
-    return Loc(file=shown, line=line).at_path(os.path.abspath(path))
+    and opened where it really is (symlinks resolved, as :func:`~aiedsl.source_loc.file_loc`
+    opens its lines) whatever the working directory becomes (:attr:`Loc.path`)."""
+    return Loc(file=shown, line=line).at_path(os.path.realpath(path))
 
 
 def parse_defines(pairs: list[str]) -> dict[str, str]:

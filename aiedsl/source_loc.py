@@ -58,9 +58,14 @@ def file_loc(filename: str, line: int) -> Loc:
     """Line ``line`` of the file Python names ``filename`` (a code object's ``co_filename``,
     relative to the working directory of now when relative): named as the user reads it
     (:func:`~aiedsl.errors.display_path`), and opened (:attr:`Loc.path`) where it is, so a
-    process that changes directory later still reads this file, not another of that name."""
+    process that changes directory later still reads this file, not another of that name.
+
+    Where it is means its real path, symlinks resolved: the loader puts the design's resolved
+    folder on the import path, so a module beside a design reached through a symlink is named
+    by its real path; the design file's own lines must be too, or the two would be in two
+    folders (see :func:`~aiedsl.errors.stable_path`)."""
     loc = Loc(file=display_path(filename), line=line)
-    return loc if filename.startswith("<") else loc.at_path(os.path.abspath(filename))
+    return loc if filename.startswith("<") else loc.at_path(os.path.realpath(filename))
 
 
 def _user_frame() -> FrameType | None:

@@ -127,4 +127,93 @@ def test_a_kernel_source_missing_beside_the_design_is_refused_wherever_the_proce
         generate(handle)
     assert str(e.value).splitlines()[0] == (
         "dbl.py:16: error [kernel source]: kernel 'double_i32_1024' names double.cc, found "
-        "neither beside dbl.py nor in aiedsl's kernels_cpp/")
+        f"neither beside dbl.py (in {project / 'proj' / 'designs'}) nor in aiedsl's "
+        "kernels_cpp/")
+    os.chdir(project / "proj" / "designs")
+    with pytest.raises(DesignError) as e:
+        generate(handle)
+    assert str(e.value).splitlines()[0].endswith(
+        "found neither beside dbl.py nor in aiedsl's kernels_cpp/")
+
+
+# -- a design reached through a symlink ------------------------------------------------------------
+
+MYLIB = '''
+from aiedsl import Tensor, i32
+from aiedsl.kernels import buffer, declare
+
+
+def double_ref(src, dst):
+    dst[...] = src * 2
+
+
+def make_double():
+    return declare("double_i32_1024", source="double.cc", entry="double_i32<1024>",
+                   args=[buffer("src", Tensor[1024, i32]), buffer("dst", Tensor[1024, i32], "out")],
+                   reference=double_ref, cost="store-bound", cycles=142, ops=1024)
+'''
+
+DBL_LIB = DBL.replace("from aiedsl.kernels import buffer, declare\n",
+                      "from aiedsl.kernels import buffer, declare\nfrom mylib import make_double\n")
+DBL_LIB = DBL_LIB[:DBL_LIB.index("    k = declare(")] + "    k = make_double()\n" + \
+    DBL_LIB[DBL_LIB.index("\n    @herd()"):]
+
+
+@pytest.fixture
+def linked(project: Path) -> Path:
+    """``project`` with ``proj/designs/lib_dbl.py`` importing its kernel from ``mylib.py``
+    beside it, ``projlink`` a symlink to ``proj``, and ``sl/`` symlinks to both design files
+    beside a ``double.cc`` of its own (another's); the working directory is the root."""
+    designs = project / "proj" / "designs"
+    (designs / "mylib.py").write_text(MYLIB)
+    (designs / "lib_dbl.py").write_text(DBL_LIB)
+    (project / "projlink").symlink_to(project / "proj")
+    (project / "sl").mkdir()
+    for name in ("dbl.py", "lib_dbl.py"):
+        (project / "sl" / name).symlink_to(designs / name)
+    (project / "sl" / "double.cc").write_text(OTHER_CC)
+    os.chdir(project)
+    return project
+
+
+@pytest.mark.parametrize("name", ["dbl.py", "lib_dbl.py"])
+def test_outputs_are_the_same_however_the_design_is_reached(linked: Path, name: str) -> None:
+    """A tester's: through a symlinked folder, the helper module (imported from the resolved
+    folder the loader puts on the import path) was recorded as
+    ``../../proj/designs/mylib.py`` in design.json and in the kernel's header (its cache key
+    too); through a symlinked file, the kernel's C++ was looked for beside the symlink (here
+    another double.cc), not where its imported modules are found."""
+    real = generate(load_design(f"proj/designs/{name}")).files
+    assert "aie::add(" in real["kernels/double_i32_1024.cc"]
+    assert "../" not in real["design.json"] and "../" not in real["kernels/double_i32_1024.cc"]
+    for path in (f"projlink/designs/{name}", f"sl/{name}"):
+        assert generate(load_design(path)).files == real, path
+    if name == "lib_dbl.py":
+        assert '"file": "mylib.py"' in real["design.json"]
+
+
+def test_a_map_of_the_real_path_fits_a_build_made_through_a_symlink(linked: Path) -> None:
+    """A tester's: ``aiedsl map <real path>`` after ``aiedsl build <symlinked path>`` was
+    refused as the map of another design (their design.json differed)."""
+    import subprocess
+    import sys
+
+    def aiedsl(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "aiedsl", *args], capture_output=True,
+                              text=True, cwd=linked)
+
+    assert aiedsl("build", "projlink/designs/lib_dbl.py", "-o", "out").returncode == 0
+    done = aiedsl("map", "proj/designs/lib_dbl.py", "-o", "out/map.svg")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "wrote out/map.svg\n"
+
+
+def test_a_symlinked_design_says_where_its_kernel_source_was_looked_for(linked: Path) -> None:
+    """Its C++ is looked for in the folder the symlink leads to, which the message names."""
+    (linked / "proj" / "designs" / "double.cc").unlink()
+    with pytest.raises(DesignError) as e:
+        generate(load_design("sl/dbl.py"))
+    assert str(e.value).splitlines()[0] == (
+        "sl/dbl.py:16: error [kernel source]: kernel 'double_i32_1024' names double.cc, found "
+        "neither beside sl/dbl.py (in proj/designs) nor in aiedsl's "
+        "kernels_cpp/")
