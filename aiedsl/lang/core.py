@@ -121,7 +121,9 @@ class loop:
     """``for _ in loop(n):`` records one ``scf.for`` of ``n`` iterations; the body runs once.
 
     Use it inside core functions. ``break`` and ``continue`` are not allowed: the body is traced
-    once and becomes the loop's body.
+    once and becomes the loop's body. Like ``range(n)``, the object may be iterated again: each
+    ``for`` over it records a loop of its own (``L = loop(4)``, then two ``for _ in L:``, are
+    two loops of four iterations, each with its own body), in the core that iterates it.
     """
 
     def __init__(self, count: int) -> None:
@@ -139,24 +141,42 @@ class loop:
                               limit=f"1 to {MAX_LOOP_COUNT} (2^63 - 1)", found=str(count),
                               fix="use a count of at most sys.maxsize (2^63 - 1)")
         self.count = count
-        self.core = current_core("loop(...)")
-        self._state = 0
+        current_core("loop(...)")  # refused outside a core function, at this line
 
-    def __iter__(self) -> "loop":
-        self.core.scopes.append(Scope(opener=self, loc=self.loc))
+    def __iter__(self) -> _LoopTrace:
+        """Start recording one loop: its body is what runs until the ``for`` asks for the next
+        iteration. A fresh iterator each time, as ``range``'s: one kept in the object (it was)
+        ended at the first ``for``, and a second ``for`` over the object recorded an
+        ``scf.for`` with an empty body, its ops traced into the enclosing scope once."""
+        return _LoopTrace(self, current_core("loop(...)"))
+
+
+class _LoopTrace:
+    """One ``for`` over a :class:`loop`: opens its body's scope in the core iterating it, hands
+    out the index once, and records the ``Loop`` as the ``for`` asks for a second iteration."""
+
+    def __init__(self, of: loop, core: CoreTrace) -> None:
+        self.of, self.core = of, core
+        self.started = self.done = False
+        core.scopes.append(Scope(opener=self, loc=of.loc))
+
+    def __iter__(self) -> _LoopTrace:
         return self
 
     def __next__(self) -> LoopIndex:
-        self._state += 1
-        if self._state == 1:
-            return LoopIndex(self)
+        if self.done:  # asked again after its end (by hand): its scope is gone
+            raise StopIteration
+        if not self.started:
+            self.started = True
+            return LoopIndex(self.of)
+        self.done = True
         scope = self.core.scopes.pop()
         if scope.opener is not self:  # an inner loop's body was left early
             raise DesignError("loop", "a loop() body ended early (break or return inside it)",
-                              loc=scope.loc or self.loc,
+                              loc=scope.loc or self.of.loc,
                               fix="do not break or return out of loop(); every iteration is "
                               "the same program")
-        self.core.emit(Loop(count=self.count, body=tuple(scope.ops), loc=self.loc))
+        self.core.emit(Loop(count=self.of.count, body=tuple(scope.ops), loc=self.of.loc))
         raise StopIteration
 
 
