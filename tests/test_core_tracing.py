@@ -124,3 +124,90 @@ def test_a_loop_object_nested_in_itself_and_one_made_by_another_core(
         (inner,) = outer.body
         assert isinstance(inner, Loop) and inner.count == 2 and len(inner.body) == 5
     assert simulate(handle, seed=0).passed
+
+
+# -- a buffer one core acquired, passed to a kernel by another ------------------------------------
+
+FOREIGN_LIMIT = (
+    "  limit: a kernel takes elements its own core acquired: a call names one by its acquire in "
+    "the calling core's program, so another core's would be read as one of core[0,1]'s own (or "
+    "none)\n")
+FOREIGN_FIX = (
+    "  fix: pass an element core[0,1] acquires itself, in the core function it runs; to use "
+    "core[0,0]'s data there, send it through a fifo core[0,0] produces into and core[0,1] "
+    "consumes")
+
+
+def test_a_buffer_another_core_acquired_is_refused_not_re_bound(design_file: DesignFile) -> None:
+    """A tester's: a buffer core[0,0] acquired, kept in a global and passed to a kernel in
+    core[0,1], was silently re-bound to core[0,1]'s own acquire of the same name (a call's
+    argument keeps only the name), and sim passed."""
+    body = '''
+    for _ in loop(4):
+        with a[x].consume() as s, c[x].produce() as o:
+            if x == 0:
+                G["s"] = s
+            add(G["s"], o, 1)
+    '''
+    with pytest.raises(DesignError) as e:
+        load_design(two_cores(design_file, body))
+    assert str(e.value) == (
+        "d.py:21: error [kernel call]: argument 0 of 'vs_add_i32_1024' in core[0,1] is an "
+        "element of a[0] that core[0,0] acquired at line 18\n" + FOREIGN_LIMIT +
+        "  found: a[0] acquired by core[0,0], passed by core[0,1]\n"
+        "  d.py:18: acquired by core[0,0]\n" + FOREIGN_FIX)
+
+
+def test_a_buffer_another_core_acquired_in_another_order_is_refused_not_a_stale_read(
+        design_file: DesignFile) -> None:
+    """The variant: core[0,1] acquired in the other order, so the name of core[0,0]'s input
+    was core[0,1]'s output there, and check said [stale read] of a buffer the user never
+    passed."""
+    body = '''
+    for _ in loop(4):
+        if x == 0:
+            with a[x].consume() as s, c[x].produce() as o:
+                G["s"] = s
+                add(s, o, 1)
+        else:
+            with c[x].produce() as o, a[x].consume() as s:
+                add(G["s"], o, 1)
+    '''
+    with pytest.raises(DesignError) as e:
+        load_design(two_cores(design_file, body))
+    assert str(e.value).splitlines()[0] == (
+        "d.py:24: error [kernel call]: argument 0 of 'vs_add_i32_1024' in core[0,1] is an "
+        "element of a[0] that core[0,0] acquired at line 19")
+
+
+def test_a_buffer_of_another_designs_core_of_the_same_name_is_refused(
+        design_file: DesignFile) -> None:
+    """Core names repeat from design to design: the buffer's core is told by its trace."""
+    source = TWO_CORES.format(n=4096, ref="A0 + 1, A1 + 1", body=textwrap.indent(
+        textwrap.dedent('''
+        for _ in loop(4):
+            with a[x].consume() as s, c[x].produce() as o:
+                G.setdefault(x, s)
+                add(G[x], o, 1)
+        ''').strip("\n"), " " * 8))
+    first, _, rest = source.partition("@two.reference")
+    second = first[first.index("@design"):].replace("def two(", "def again(")
+    path = design_file(first + second + "@two.reference" + rest)
+    with pytest.raises(DesignError) as e:
+        load_design(path, name="two")
+    assert str(e.value).splitlines()[0] == (
+        "d.py:40: error [kernel call]: argument 0 of 'vs_add_i32_1024' in core[0,0] is an "
+        "element of a[0] that another trace of core[0,0] (another design's, or an earlier "
+        "load's) acquired at line 18")
+
+
+def test_a_buffer_passed_by_the_core_that_acquired_it_is_a_plain_call(
+        design_file: DesignFile) -> None:
+    """What stays allowed: a global holding each core's own buffer, read by that core."""
+    body = '''
+    for _ in loop(4):
+        with a[x].consume() as s, c[x].produce() as o:
+            G[x] = s
+            add(G[x], o, 1)
+    '''
+    assert simulate(load_design(two_cores(design_file, body)), seed=0).passed

@@ -296,6 +296,8 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc,
     out: list[Any] = []
     for i, a in enumerate(args):
         if isinstance(a, Buffer):
+            if a.acquired_by is not None and a.acquired_by is not core:
+                _foreign_buffer(symbol, i, a, core.name, loc)
             if a.count != 1:
                 raise DesignError(
                     "kernel call", f"argument {i} of '{symbol}' is a {a.count}-element acquire "
@@ -334,6 +336,31 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc,
                 fix="pass acquired buffers, locals, int or float scalars, and rtp slots "
                 "(thr[0])")
     core.emit(Call(kernel=symbol, args=tuple(out), loc=loc))
+
+
+def _foreign_buffer(symbol: str, i: int, a: Buffer, user: str, loc: Loc) -> NoReturn:
+    """Refuse argument ``i`` of a call of ``symbol`` in core ``user``'s program: buffer ``a``,
+    which another core acquired (one kept in a global, a closure, a default argument). The
+    call's argument names a buffer by its acquire's result name alone, which in ``user``'s
+    program is one of its own acquires, or none: the call was silently re-bound to that core's
+    own element of the same name (or a [stale read] named a buffer the user never passed)."""
+    assert a.acquired_by is not None
+    owner = a.acquired_by.name
+    if owner == user:  # another trace of a core of that name: another design, or a reload
+        owner = f"another trace of {owner} (another design's, or an earlier load's)"
+    at = a.acquired_at
+    where = f" at line {at.line}" if at is not None else ""
+    raise DesignError(
+        "kernel call", f"argument {i} of '{symbol}' in {user} is an element of "
+        f"{a.fifo.written()} that {owner} acquired{where}", loc=loc,
+        limit="a kernel takes elements its own core acquired: a call names one by its "
+        f"acquire in the calling core's program, so another core's would be read as one of "
+        f"{user}'s own (or none)",
+        found=f"{a.fifo.written()} acquired by {owner}, passed by {user}",
+        related=[(f"acquired by {owner}", at)] if at is not None else None,
+        fix=f"pass an element {user} acquires itself, in the core function it runs; to use "
+        f"{a.acquired_by.name}'s data there, send it through a fifo {a.acquired_by.name} "
+        f"produces into and {user} consumes")
 
 
 def _described(a: Any) -> str:
