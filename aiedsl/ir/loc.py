@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 
@@ -50,3 +52,26 @@ class Loc(BaseModel):
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
+
+
+def with_locs(node: Any, change: Callable[[Loc], Loc]) -> Any:
+    """``node`` (a design, any part of one, or a list or dict of them) with every ``Loc`` in it
+    replaced by ``change(loc)``; the nodes nothing changed in are kept as they are."""
+    if isinstance(node, Loc):
+        return change(node)
+    if isinstance(node, BaseModel):
+        changed = {}
+        for name in type(node).model_fields:
+            value = getattr(node, name)
+            new = with_locs(value, change)
+            if new is not value:
+                changed[name] = new
+        return node.model_copy(update=changed) if changed else node
+    if isinstance(node, (list, tuple)):
+        items = [with_locs(v, change) for v in node]
+        same = all(a is b for a, b in zip(items, node))
+        return node if same else type(node)(items)
+    if isinstance(node, dict):
+        pairs = {k: with_locs(v, change) for k, v in node.items()}
+        return node if all(pairs[k] is v for k, v in node.items()) else pairs
+    return node

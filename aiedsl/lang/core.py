@@ -26,7 +26,9 @@ import sys
 from typing import Any, Callable, Literal, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, Loop, RtpArg, ScalarArg
+from aiedsl.ir.core_ops import (
+    MAX_LOOP_COUNT, BufferArg, Call, LocalArg, Loop, RtpArg, ScalarArg,
+)
 from aiedsl.ir.cores import Core, Herd
 from aiedsl.ir.kernel import KernelArg
 from aiedsl.ir.loc import Loc
@@ -112,9 +114,6 @@ class LoopIndex:
     __pow__ = __rpow__ = __lshift__ = __rshift__ = __and__ = __or__ = __xor__ = _computed
 
 
-MAX_LOOP_COUNT = 2 ** 63 - 1
-"""Most iterations of one ``loop()``: its count is an ``arith.constant ... : index`` bound of
-an ``scf.for``, and MLIR's index constants are 64-bit signed (2^63 would read as negative)."""
 
 
 class loop:
