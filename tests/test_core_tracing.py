@@ -60,7 +60,7 @@ def two_cores(design_file: DesignFile, body: str, ref: str = "A0 + 1, A1 + 1",
         textwrap.dedent(body).strip("\n"), " " * 8)))
 
 
-# -- a loop() object iterated twice ----------------------------------------------------------------
+# -- a loop() object iterated twice ---------------------------------------------------------------
 
 REUSED = '''
 L = loop(4)
@@ -211,3 +211,137 @@ def test_a_buffer_passed_by_the_core_that_acquired_it_is_a_plain_call(
             add(G[x], o, 1)
     '''
     assert simulate(load_design(two_cores(design_file, body)), seed=0).passed
+
+
+# -- a loop() body left early ---------------------------------------------------------------------
+
+LEFT_FIX = "  fix: do not break or return out of loop(); every iteration is the same program"
+EXCEPTION_LIMIT = ("  limit: a loop() body is traced once, as the whole body of its scf.for: it "
+                   "runs to its end\n")
+EXCEPTION_FIX = ("  fix: catch it inside the loop() body, or let it leave the core function "
+                 "(aiedsl then reports it at its line)")
+
+
+def test_an_exception_caught_outside_a_loop_body_is_named(design_file: DesignFile) -> None:
+    """A tester's: it was told as "a loop() body ended early (break or return inside it)"."""
+    body = '''
+    try:
+        for _ in loop(4):
+            with a[x].consume() as s, c[x].produce() as o:
+                add(s, o, 1)
+                if x == 1:
+                    raise RuntimeError("boom")
+    except RuntimeError:
+        pass
+    '''
+    with pytest.raises(DesignError) as e:
+        load_design(two_cores(design_file, body))
+    assert str(e.value) == (
+        "d.py:18: error [loop]: a loop() body was left at line 22 by an exception caught "
+        "outside the loop: RuntimeError: boom\n" + EXCEPTION_LIMIT +
+        "  d.py:22: the exception left the body here\n" + EXCEPTION_FIX)
+
+
+def test_an_exception_no_with_saw_is_told_by_its_line(design_file: DesignFile) -> None:
+    """Raised outside any ``with`` of the body (in a helper it calls, here), it is told as an
+    exception at the body's line that called it, unnamed."""
+    body = '''
+    def check(v):
+        if v:
+            raise KeyError(v)
+    try:
+        for _ in loop(4):
+            with a[x].consume() as s, c[x].produce() as o:
+                add(s, o, 1)
+            check(x)
+    except KeyError:
+        pass
+    '''
+    with pytest.raises(DesignError) as e:
+        load_design(two_cores(design_file, body))
+    assert str(e.value) == (
+        "d.py:21: error [loop]: a loop() body was left at line 24 by an exception caught "
+        "outside the loop\n" + EXCEPTION_LIMIT +
+        "  d.py:24: the exception left the body here\n" + EXCEPTION_FIX)
+
+
+@pytest.mark.parametrize("leave", ["break", "return"])
+def test_a_break_or_return_out_of_a_loop_body_is_told_as_one(design_file: DesignFile,
+                                                              leave: str) -> None:
+    body = f'''
+    for _ in loop(4):
+        with a[x].consume() as s, c[x].produce() as o:
+            add(s, o, 1)
+        if x == 1:
+            {leave}
+    '''
+    with pytest.raises(DesignError) as e:
+        load_design(two_cores(design_file, body))
+    assert str(e.value) == (
+        "d.py:17: error [loop]: a loop() body ended early (break or return inside it)\n"
+        "  d.py:21: left here\n" + LEFT_FIX)
+
+
+def test_an_inner_loop_left_by_an_exception_is_told_by_the_outer_loop(
+        design_file: DesignFile) -> None:
+    """The outer loop, asking for its next iteration, finds the inner body still open."""
+    body = '''
+    for _ in loop(2):
+        try:
+            for _ in loop(2):
+                with a[x].consume() as s, c[x].produce() as o:
+                    add(s, o, 1)
+                    raise ValueError()
+        except ValueError:
+            pass
+    '''
+    with pytest.raises(DesignError) as e:
+        load_design(two_cores(design_file, body))
+    assert str(e.value).splitlines()[0] == (
+        "d.py:19: error [loop]: a loop() body was left at line 22 by an exception caught "
+        "outside the loop: ValueError")
+
+
+# -- an rtp slot used as a Python value -----------------------------------------------------------
+
+RTP = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, rtp, runtime, u8
+from aiedsl.kernels import threshold
+
+
+@design(device="npu1_1col")
+def d(inp: Tensor[1024, u8], out: Tensor[1024, u8]):
+    a = fifo(Tensor[512, u8], name="a")
+    b = fifo(Tensor[512, u8], name="b")
+    thr = rtp(Tensor[16, i32], name="thr")
+    k = threshold(512)
+
+    @herd()
+    def core():
+        for _ in loop(2):
+            with a.consume() as s, b.produce() as t:
+                v = thr[0]
+                k(s, t, USE, 512)
+
+    with runtime() as rt:
+        rt.rtp_write(thr, 0, 7)
+        rt.fill(a, inp)
+        rt.drain(b, out)
+'''
+
+
+@pytest.mark.parametrize("use", [
+    "v if v > 100 else 7", "v + 1", "int(v)", "float(v)", "round(v, 2)", "v < 3 or 2",
+    "-v", "min(v, 9)", "abs(v)", "v * 2 // 1", "[1, 2][v]"])
+def test_every_use_of_an_rtp_slot_as_a_python_value_is_the_rtp_error(
+        design_file: DesignFile, use: str) -> None:
+    """A tester's: ``if thr[0] > 100`` (and arithmetic, int()) said Python's own "TypeError:
+    '>' not supported between instances of 'RtpValue' and 'int'" as a [python error], where
+    ``==`` and a truth test said what an rtp slot is. The line of the use, and the read's."""
+    with pytest.raises(DesignError) as e:
+        load_design(design_file(RTP.replace("USE", use)))
+    assert str(e.value) == (
+        "d.py:17: error [rtp]: rtp 'thr'[0] is used as a Python value\n"
+        "  d.py:16: read here\n"
+        "  fix: the host writes it while the design runs: pass it to a kernel call, which "
+        "reads it then")

@@ -50,13 +50,20 @@ class Acquisition:
         self.fifo, self.port, self.n = fifo, port, n
         self.loc = loc
         """The line of the ``consume()`` or ``produce()`` that made it."""
+        self.held: Buffer | None = None
+        """What its ``with`` acquired (None before it starts)."""
 
     def __enter__(self) -> "Buffer":
-        return self.fifo.acquire(self.port, self.n, _loc=caller_loc())
+        self.held = self.fifo.acquire(self.port, self.n, _loc=caller_loc())
+        return self.held
 
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 _: object) -> None:
         if kind is None:  # an error inside the block goes up as it is, nothing released
             self.fifo.release(self.port, self.n, _loc=caller_loc())
+        elif self.held is not None and self.held.acquired_by is not None:
+            # a loop() body this leaves, the exception caught outside the loop, names it
+            self.held.acquired_by.raised = value
 
     def __repr__(self) -> str:
         return f"{self.fifo.written()}.{self.port}({self.n if self.n != 1 else ''})"

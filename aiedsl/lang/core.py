@@ -20,10 +20,12 @@ Example
 
 from __future__ import annotations
 
+import dis
 import inspect
 import re
 import sys
-from typing import Any, Callable, Literal, NoReturn, Sequence
+from types import TracebackType
+from typing import Any, Callable, Iterator, Literal, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import (
@@ -39,8 +41,11 @@ from aiedsl.lang.fifo import ObjectFifo
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
-from aiedsl.lang.trace import CoreTrace, Scope
-from aiedsl.source_loc import caller_loc, decorator_loc, source_lines, written_arguments
+from aiedsl.lang.trace import CoreTrace, LeftEarly, Scope
+from aiedsl.library_code import is_users
+from aiedsl.source_loc import (
+    caller_loc, decorator_loc, file_loc, source_lines, written_arguments,
+)
 from aiedsl.targets import DEFAULT_DEVICE, get_target
 from aiedsl.targets.geometry import STEP
 from aiedsl.values import array_text, as_int, by_type, shown
@@ -157,7 +162,10 @@ class _LoopTrace:
     def __init__(self, of: loop, core: CoreTrace) -> None:
         self.of, self.core = of, core
         self.started = self.done = False
-        core.scopes.append(Scope(opener=self, loc=of.loc))
+        # the scope holds a token, not this iterator: the for's reference is then its only
+        # one, and __del__ runs where the for drops it
+        self.token = object()
+        core.scopes.append(Scope(opener=self.token, loc=of.loc))
 
     def __iter__(self) -> _LoopTrace:
         return self
@@ -170,13 +178,74 @@ class _LoopTrace:
             return LoopIndex(self.of)
         self.done = True
         scope = self.core.scopes.pop()
-        if scope.opener is not self:  # an inner loop's body was left early
-            raise DesignError("loop", "a loop() body ended early (break or return inside it)",
-                              loc=scope.loc or self.of.loc,
-                              fix="do not break or return out of loop(); every iteration is "
-                              "the same program")
+        if scope.opener is not self.token:  # an inner loop's body was left early
+            raise left_early(scope, self.of.loc)
         self.core.emit(Loop(count=self.of.count, body=tuple(scope.ops), loc=self.of.loc))
         raise StopIteration
+
+    def __del__(self) -> None:
+        # Python tells an iterator nothing when the for's body is left early; CPython drops
+        # the iterator then, at once: by a POP_TOP for break and return (3.10 to 3.13), while
+        # unwinding from the instruction that raised for an exception. Which one is kept on
+        # the body's scope, for the message about the body left open.
+        if self.done:
+            return
+        try:
+            scope = next((s for s in self.core.scopes if s.opener is self.token), None)
+            frame = sys._getframe(1)
+            if scope is None or scope.left is not None or \
+                    not is_users(frame.f_code.co_filename):
+                return
+            code = frame.f_code
+            at = file_loc(code.co_filename, frame.f_lineno)
+            if dis.opname[code.co_code[frame.f_lasti]] == "POP_TOP":
+                scope.left = LeftEarly("break", at)
+                return
+            raised = self.core.raised
+            seen = raised is not None and any(
+                tb.tb_frame is frame and tb.tb_lineno == frame.f_lineno
+                for tb in _tracebacks(raised.__traceback__))
+            scope.left = LeftEarly("exception", at, _exception_text(raised) if seen else None)
+        except Exception:  # a finalizer must not raise: the message is then the generic one
+            pass
+
+
+def _tracebacks(tb: TracebackType | None) -> Iterator[TracebackType]:
+    """The entries of traceback ``tb``, outermost first."""
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def _exception_text(e: BaseException | None) -> str | None:
+    """``RuntimeError: boom`` (the type alone when it has no message)."""
+    if e is None:
+        return None
+    text = str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def left_early(scope: Scope, fallback: Loc) -> DesignError:
+    """The error for the ``loop()`` body ``scope`` left open: by ``break`` or ``return``, by an
+    exception caught outside the loop (named when a ``with`` of the body saw it), or, when how
+    was not seen, either."""
+    where = scope.loc or fallback
+    left = scope.left
+    fix = ("do not break or return out of loop(); every iteration is the same program")
+    if left is None:
+        return DesignError("loop", "a loop() body ended early (break or return inside it, or "
+                           "an exception caught outside the loop)", loc=where, fix=fix)
+    if left.by == "break":
+        return DesignError("loop", "a loop() body ended early (break or return inside it)",
+                           loc=where, related=[("left here", left.at)], fix=fix)
+    named = f": {left.exception}" if left.exception else ""
+    return DesignError(
+        "loop", f"a loop() body was left at line {left.at.line} by an exception caught outside "
+        f"the loop{named}", loc=where,
+        limit="a loop() body is traced once, as the whole body of its scf.for: it runs to its "
+        "end", related=[("the exception left the body here", left.at)],
+        fix="catch it inside the loop() body, or let it leave the core function (aiedsl then "
+        "reports it at its line)")
 
 
 def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
@@ -271,11 +340,7 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                 with active(_CORE, cb):
                     fn(x, y) if nparams == 2 else fn()
                 if len(cb.scopes) != 1:
-                    raise DesignError(
-                        "loop", "a loop() body ended early (break or return inside it)",
-                        loc=cb.scopes[-1].loc or loc,
-                        fix="do not break or return out of loop(); every iteration is the "
-                        "same program")
+                    raise left_early(cb.scopes[-1], loc)
                 b.cores.append(Core(
                     name=cb.name, herd=hname, index=(x, y), body=tuple(cb.scopes[0].ops),
                     stack=reserved if reserved is not None else b.target.default_stack,
