@@ -41,6 +41,7 @@ _WHERE = {
     "Deadlock": "aiedsl.sim.explain",
     "simulate": "aiedsl.sim",
     "load_design": "aiedsl.loader",
+    "load_json": "aiedsl.ir.validate",
     **dict.fromkeys((
         "Buffer", "Channel", "DesignHandle", "ObjectFifo", "Tensor", "barrier", "channel",
         "coretile", "define", "design", "fifo", "gemm_runtime", "herd", "join", "local", "loop",
@@ -52,8 +53,8 @@ __all__ = [
     "Artifacts", "Buffer", "Channel", "Deadlock", "DesignError", "DesignHandle", "ObjectFifo",
     "RunResult", "Tensor", "ToolchainError", "__version__", "barrier", "bf16", "build", "channel",
     "coretile", "define", "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32",
-    "join", "load_design", "local", "loop", "memtile", "rtp", "runtime", "shim", "simulate",
-    "tiles", "u8",
+    "join", "load_design", "load_json", "local", "loop", "memtile", "rtp", "runtime", "shim",
+    "simulate", "tiles", "u8",
 ]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
@@ -64,6 +65,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
         Buffer, Channel, DesignHandle, ObjectFifo, Tensor, barrier, channel, coretile, define,
         design, fifo, gemm_runtime, herd, join, local, loop, memtile, rtp, runtime, shim, tiles,
     )
+    from aiedsl.ir.validate import load_json
     from aiedsl.loader import load_design
     from aiedsl.sim import simulate
     from aiedsl.sim.explain import Deadlock

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from aiedsl.version import __version__
 from aiedsl.checks import TileUsage, check_design
 from aiedsl.kernels.text import render_kernels
@@ -36,7 +34,7 @@ from aiedsl.lang.design import DesignHandle
 from aiedsl.builddir.build import building
 from aiedsl.builddir.marker import SCRIPT_LIST, entries, read_marker
 from aiedsl.ir.design import Design
-from aiedsl.ir.loc import Loc
+from aiedsl.ir.loc import with_locs
 from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import (
     aiecc_argv, find_aiecc_script, kernel_compile_argv, project_listing_script, shell_line,
@@ -64,13 +62,13 @@ class Generated:
 def design_json(placed: Design) -> str:
     """``design.json`` of placed design ``placed``: the IR with its physical plan, its
     locations as generated files record them (:func:`relocated`)."""
-    return relocated(placed, os.path.dirname(placed.loc.file)).model_dump_json(indent=2) + "\n"
+    return relocated(placed, os.path.dirname(placed.loc.path)).model_dump_json(indent=2) + "\n"
 
 
 def generate(handle: DesignHandle) -> Generated:
     """Check and place ``handle``'s design and render every output file."""
     placed, table = check_design(handle.ir)
-    recorded = relocated(placed, os.path.dirname(placed.loc.file))
+    recorded = relocated(placed, os.path.dirname(placed.loc.path))
     kernels = render_kernels(placed)
     target = get_target(placed.device)
     kernel_lines = [shell_line(kernel_compile_argv(target, u.file, u.object, defines=u.flags))
@@ -95,24 +93,8 @@ def relocated(node: Any, home: str) -> Any:
     """``node`` (a design, or any part of one) with every ``Loc`` naming its file by
     :func:`~aiedsl.errors.stable_path` from ``home``: the locations generated files record,
     the same from any working directory (error messages keep the user's own paths)."""
-    if isinstance(node, Loc):
-        return node.model_copy(update={"file": stable_path(node.file, home)})
-    if isinstance(node, BaseModel):
-        changed = {}
-        for name in type(node).model_fields:
-            value = getattr(node, name)
-            new = relocated(value, home)
-            if new is not value:
-                changed[name] = new
-        return node.model_copy(update=changed) if changed else node
-    if isinstance(node, (list, tuple)):
-        items = [relocated(v, home) for v in node]
-        same = all(a is b for a, b in zip(items, node))
-        return node if same else type(node)(items)
-    if isinstance(node, dict):
-        pairs = {k: relocated(v, home) for k, v in node.items()}
-        return node if all(pairs[k] is v for k, v in node.items()) else pairs
-    return node
+    return with_locs(node, lambda loc: loc.model_copy(
+        update={"file": stable_path(loc.path, home)}))
 
 
 def write(gen: Generated, out_dir: str | Path) -> Path:

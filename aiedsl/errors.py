@@ -39,16 +39,22 @@ def stable_path(filename: str, home: str) -> str:
     """``filename`` as generated files record it, the same whatever the working directory and
     wherever the design, aiedsl and its environment live: relative to ``home`` (the design
     file's folder), or, for a file of aiedsl or of an installed package, relative to the
-    folder packages are installed in (``aiedsl/kernels/base.py``). ``<unknown>`` stays."""
+    folder packages are installed in (``aiedsl/kernels/base.py``). ``<unknown>`` stays.
+
+    Paths are compared as they really are, symlinks resolved: a design reached through a
+    symlinked folder imports the modules beside it from its resolved folder (the loader puts
+    that on the import path), and its own file, named by its symlink, would otherwise be in
+    another folder than they are (``../../proj/designs/mylib.py`` in ``design.json``)."""
     if filename.startswith("<"):
         return filename
-    path, home = os.path.abspath(filename), os.path.abspath(home)
+    path, home = os.path.realpath(filename), os.path.realpath(home)
     base = home
     if not path.startswith(home + os.sep):
         if path.startswith(PACKAGE_DIR + os.sep):
             base = os.path.dirname(PACKAGE_DIR)
         else:  # the innermost: site-packages may sit inside the standard library's folder
-            inside = [d.rstrip(os.sep) for d in library_dirs() if path.startswith(d)]
+            inside = [real for real in (os.path.realpath(d) for d in library_dirs())
+                      if path.startswith(real + os.sep)]
             base = max(inside, key=len, default=home)
     try:
         return Path(os.path.relpath(path, base)).as_posix()

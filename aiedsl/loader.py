@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import sys
 import types
@@ -14,7 +15,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.lang.context import DESIGN_MODULE
 from aiedsl.lang.load import LoadContext, loading
 from aiedsl.lang.design import DesignHandle
-from aiedsl.source_loc import user_line
+from aiedsl.source_loc import file_loc, user_line
 from aiedsl.user_errors import raised_by_user, user_exception, with_call_chain
 
 
@@ -62,6 +63,13 @@ def _exec_file(path: Path) -> dict[str, Any]:
     return dict(module.__dict__)
 
 
+def _line_of(path: Path, shown: str, line: int) -> Loc:
+    """Line ``line`` of the design file at ``path``, named ``shown`` as its locations name it,
+    and opened where it really is (symlinks resolved, as :func:`~aiedsl.source_loc.file_loc`
+    opens its lines) whatever the working directory becomes (:attr:`Loc.path`)."""
+    return Loc(file=shown, line=line).at_path(os.path.realpath(path))
+
+
 def parse_defines(pairs: list[str]) -> dict[str, str]:
     """``["M=1024", "K=64"]`` -> ``{"M": "1024", "K": "64"}``."""
     out = {}
@@ -82,21 +90,22 @@ def _run(path: Path, shown: str, ctx: LoadContext) -> dict[str, Any]:
     except DesignError as e:
         raise with_call_chain(e)
     except SyntaxError as e:
-        where = Loc(file=display_path(e.filename) if e.filename else shown, line=e.lineno or 1)
+        where = file_loc(e.filename, e.lineno or 1) if e.filename else \
+            _line_of(path, shown, e.lineno or 1)
         raise DesignError("python error", f"SyntaxError: {e.msg}", loc=where,
                           found=(e.text or "").rstrip() or None,
                           fix="fix the Python syntax at this line") from e
     except SystemExit as e:
         raise DesignError(
             "design file", f"{shown} called sys.exit({'' if e.code is None else repr(e.code)})"
-            " while aiedsl was loading it", loc=user_line(e.__traceback__) or Loc(file=shown,
-                                                                                  line=1),
+            " while aiedsl was loading it", loc=user_line(e.__traceback__) or _line_of(
+                path, shown, 1),
             fix="a design file declares a design; do not exit from it (guard script code "
             "with `if __name__ == \"__main__\":`)") from e
     except BaseException as e:
         if not raised_by_user(e):
             raise
-        raise user_exception(e, f"loading {shown}", Loc(file=shown, line=1)) from e
+        raise user_exception(e, f"loading {shown}", _line_of(path, shown, 1)) from e
 
 
 def _unused_defines(path: Path, shown: str, scope: dict[str, Any], unused: list[str],
@@ -109,10 +118,10 @@ def _unused_defines(path: Path, shown: str, scope: dict[str, Any], unused: list[
     if not plain:
         return DesignError(
             "define", f"-D {', '.join(unused)} match{'es' if len(unused) == 1 else ''} no "
-            f"define() in {shown}", loc=Loc(file=shown, line=1), found=", ".join(unused),
+            f"define() in {shown}", loc=_line_of(path, shown, 1), found=", ".join(unused),
             fix=f"the design defines: {', '.join(used)}" if used else
             f"the design has no define(): remove {given}")
-    lines = [Loc(file=shown, line=line) for line, _ in plain.values()]
+    lines = [_line_of(path, shown, line) for line, _ in plain.values()]
     made = "; ".join(f"{n} = define(\"{n}\", {v!r}) at line {line}"
                      for n, (line, v) in plain.items())
     return DesignError(
@@ -174,9 +183,9 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
     ctx = LoadContext(overrides=dict(defines or {}), device=device, file=shown)
     scope = _run(path, shown, ctx)
     designs = {v.name: v for v in scope.values() if isinstance(v, DesignHandle)}
-    file_loc = Loc(file=shown, line=1)
+    first = _line_of(path, shown, 1)
     if not designs:
-        raise DesignError("design file", f"{shown} declares no @design", loc=file_loc,
+        raise DesignError("design file", f"{shown} declares no @design", loc=first,
                           fix="decorate a function with @design(device=...)")
     unused = sorted(set(ctx.overrides) - set(ctx.used))
     if unused:
@@ -184,10 +193,10 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
     if name is not None:
         if name not in designs:
             raise DesignError("design file", f"{shown} has no design named '{name}'",
-                              loc=file_loc, fix="choose one of " + ", ".join(designs))
+                              loc=first, fix="choose one of " + ", ".join(designs))
         return designs[name]
     if len(designs) > 1:
         raise DesignError("design file", f"{shown} declares {len(designs)} designs",
-                          loc=file_loc, found=", ".join(designs),
+                          loc=first, found=", ".join(designs),
                           fix="choose one with --name (name= from Python)")
     return next(iter(designs.values()))

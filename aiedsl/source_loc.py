@@ -9,6 +9,7 @@ user's own exception into a message at such a line.
 from __future__ import annotations
 
 import linecache
+import os
 import re
 import sys
 from types import FrameType, TracebackType
@@ -50,7 +51,21 @@ def caller_loc() -> Loc:
     frame = _user_frame()
     if frame is None:
         return Loc(file="<unknown>", line=0)
-    return Loc(file=display_path(frame.f_code.co_filename), line=frame.f_lineno)
+    return file_loc(frame.f_code.co_filename, frame.f_lineno)
+
+
+def file_loc(filename: str, line: int) -> Loc:
+    """Line ``line`` of the file Python names ``filename`` (a code object's ``co_filename``,
+    relative to the working directory of now when relative): named as the user reads it
+    (:func:`~aiedsl.errors.display_path`), and opened (:attr:`Loc.path`) where it is, so a
+    process that changes directory later still reads this file, not another of that name.
+
+    Where it is means its real path, symlinks resolved: the loader puts the design's resolved
+    folder on the import path, so a module beside a design reached through a symlink is named
+    by its real path; the design file's own lines must be too, or the two would be in two
+    folders (see :func:`~aiedsl.errors.stable_path`)."""
+    loc = Loc(file=display_path(filename), line=line)
+    return loc if filename.startswith("<") else loc.at_path(os.path.realpath(filename))
 
 
 def _user_frame() -> FrameType | None:
@@ -151,7 +166,7 @@ def written_argument(loc: Loc, callee: str, keyword: str) -> str | None:
     the user's own knob instead of the library's parameter it went into."""
     import ast
 
-    tree = _parsed(loc.file)
+    tree = _parsed(loc.path)
     if tree is None:
         return None
     best = None
@@ -175,7 +190,7 @@ def written_arguments(loc: Loc, count: int) -> list[str] | None:
     such call, or the file cannot be read."""
     import ast
 
-    tree = _parsed(loc.file)
+    tree = _parsed(loc.path)
     if tree is None:
         return None
     for node in ast.walk(tree):  # breadth first: an enclosing call before those inside it
@@ -218,7 +233,7 @@ def user_line(tb: TracebackType | None) -> Loc | None:
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
         if is_users(name):
-            found = Loc(file=display_path(name), line=tb.tb_lineno)
+            found = file_loc(name, tb.tb_lineno)
         tb = tb.tb_next
     return found
 
@@ -228,7 +243,7 @@ def function_loc(fn: object) -> Loc | None:
     code = getattr(fn, "__code__", None)
     if code is None or is_library(code.co_filename):
         return None
-    return Loc(file=display_path(code.co_filename), line=code.co_firstlineno)
+    return file_loc(code.co_filename, code.co_firstlineno)
 
 
 def decorator_loc(loc: Loc, fn: object, name: str) -> Loc:
@@ -259,5 +274,5 @@ def def_line(fn: object) -> Loc | None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                 node.name == getattr(fn, "__name__", None) and first.line == (
                     node.decorator_list[0].lineno if node.decorator_list else node.lineno):
-            return Loc(file=first.file, line=node.lineno)
+            return first.model_copy(update={"line": node.lineno})
     return first

@@ -12,10 +12,10 @@ import re
 from types import FrameType, TracebackType
 from typing import Any, Callable, NamedTuple
 
-from aiedsl.errors import DesignError, display_path
+from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
 from aiedsl.library_code import PACKAGE_DIR, is_users
-from aiedsl.source_loc import defined_below, user_line
+from aiedsl.source_loc import defined_below, file_loc, user_line
 
 
 def raised_by_user(e: BaseException) -> bool:
@@ -155,7 +155,7 @@ def _user_frames(tb: TracebackType | None) -> list[_Frame]:
             previous_user = False
             design_between |= code.co_filename == _DESIGN_FILE and code.co_name == "decorate"
         else:
-            out.append(_Frame(Loc(file=display_path(code.co_filename), line=tb.tb_lineno),
+            out.append(_Frame(file_loc(code.co_filename, tb.tb_lineno),
                               code.co_name, code.co_filename, previous_user and bool(out),
                               design_between))
             previous_user, design_between = True, False

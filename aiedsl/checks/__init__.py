@@ -42,6 +42,7 @@ from aiedsl.checks.stale import check_stale_reads, check_unwritten_releases
 from aiedsl.checks.symbols import check_symbols
 from aiedsl.checks.unrolled import check_unrolled_loops
 from aiedsl.ir.design import Design
+from aiedsl.ir.validate import validate
 from aiedsl.place import allocate, place, route
 from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.place.route import Congestion
@@ -53,7 +54,12 @@ Table = dict[tuple[int, int], TileUsage]
 
 
 def check_design(d: Design) -> tuple[Design, Table]:
-    """Run every check; return the placed, allocated and routed design and its resource table."""
+    """Run every check; return the placed, allocated and routed design and its resource table.
+
+    The IR is validated first (:func:`~aiedsl.ir.validate.validate`): one made other than by
+    tracing (read from JSON, edited) may name what it does not declare, which the checks
+    would look up and fail on with a KeyError."""
+    validate(d)
     target = get_target(d.device)
     check_links(d)
     check_repeats(d)
@@ -104,6 +110,7 @@ def draft(d: Design) -> tuple[Design, Table, list[Congestion]]:
     Over-full tiles and congested wires stay in the result for a map to draw; placement errors
     (a herd that does not fit) still raise.
     """
+    validate(d)
     target = get_target(d.device)
     placed = place(d, target)
     low = lower(placed)

@@ -1,4 +1,7 @@
-"""The design IR (see :mod:`aiedsl.ir.design`)."""
+"""The design IR (see :mod:`aiedsl.ir.design`), and :func:`load_json`, the way back from a
+``design.json`` (see :mod:`aiedsl.ir.validate`)."""
+
+from typing import TYPE_CHECKING, Any
 
 from aiedsl.ir.core_ops import (
     Acquire, Arg, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release, RtpArg, ScalarArg,
@@ -14,6 +17,9 @@ from aiedsl.ir.physical import (
 from aiedsl.ir.runtime import HostTensor, RtpWrite, RuntimeOp, SetBarrier, Transfer, Wait
 from aiedsl.ir.types import Dim, Pattern, TensorType
 
+if TYPE_CHECKING:
+    from aiedsl.ir.validate import load_json
+
 __all__ = [
     "Acquire", "Arg", "Barrier", "BarrierWait", "Bd", "BufferAlloc", "BufferArg", "Call",
     "Cascade",
@@ -22,5 +28,15 @@ __all__ = [
     "Loc", "Local", "LocalArg", "LockAlloc", "Loop", "Op", "PacketFlow", "Pattern", "Physical",
     "Release", "Route",
     "Rtp", "RtpArg", "RtpWrite", "RuntimeOp",
-    "ScalarArg", "SetBarrier", "TensorType", "Transfer", "Wait",
+    "ScalarArg", "SetBarrier", "TensorType", "Transfer", "Wait", "load_json",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``load_json``, imported on first use: its module reads :mod:`aiedsl.errors`, which
+    imports this package's :mod:`~aiedsl.ir.loc` (imported here at once, a cycle)."""
+    if name == "load_json":
+        from aiedsl.ir.validate import load_json
+
+        return load_json
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

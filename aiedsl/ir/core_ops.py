@@ -12,6 +12,11 @@ from aiedsl.ir.loc import Loc
 
 Port = Literal["produce", "consume"]
 
+MAX_LOOP_COUNT = 2 ** 63 - 1
+"""Most iterations of one loop: its count is an ``arith.constant ... : index`` bound of an
+``scf.for``, and MLIR's index constants are 64-bit signed (2^63 would read as negative).
+``loop()`` refuses more, and the IR's validation too."""
+
 
 class BufferArg(_Node):
     """A kernel argument that is an acquired fifo element."""

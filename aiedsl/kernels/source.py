@@ -4,6 +4,7 @@ by :mod:`aiedsl.kernels.cscan`)."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +39,13 @@ def kernel_source(k: Kernel) -> KernelSource:
     path = source_file(k)
     if path is None:
         shelf = "kernel templates" if k.source_kind == "template" else "kernels_cpp/"
+        # the folder it was looked for in, when the file's name does not say it: a symlink's
+        # target's, or the design's after the working directory changed
+        folder = os.path.dirname(k.loc.path)
+        beside = k.loc.file if os.path.realpath(os.path.dirname(k.loc.file) or ".") == \
+            folder else f"{k.loc.file} (in {display_path(folder) or '.'})"
         where = (f"in aiedsl's {shelf} (the installation lacks it)" if k.shipped else
-                 f"neither beside {k.loc.file} nor in aiedsl's {shelf}")
+                 f"neither beside {beside} nor in aiedsl's {shelf}")
         raise DesignError(
             "kernel source", f"kernel '{k.symbol}' names {k.source}, found {where}", loc=k.loc,
             found=k.source, fix="reinstall aiedsl" if k.shipped else
@@ -65,7 +71,7 @@ def source_file(k: Kernel) -> Path | None:
     """The file a kernel's ``source=`` names (its C++, or its template): beside its declaration,
     else aiedsl's (``kernels_cpp/``, the kernel templates); a library kernel's only aiedsl's."""
     home = KERNEL_TEMPLATES if k.source_kind == "template" else KERNELS_CPP
-    places = (home,) if k.shipped else (Path(k.loc.file).parent, home)
+    places = (home,) if k.shipped else (Path(k.loc.path).parent, home)
     for place in places:
         path = place / k.source
         if path.is_file():

@@ -129,7 +129,7 @@ def unit_text(d: Design | None, unit: KernelUnit) -> KernelText:
     first = unit.kernels[0]
     src = kernel_source(first)
     # The file records paths as stable_path does (not as the user's working directory sees them).
-    home = os.path.dirname((d or first).loc.file)
+    home = os.path.dirname((d or first).loc.path)
     origin = src.label
     mine = src.path or src.template
     if mine is not None and not any(mine.is_relative_to(d) for d in (KERNELS_CPP,
@@ -142,7 +142,7 @@ def unit_text(d: Design | None, unit: KernelUnit) -> KernelText:
             cpp = dtype(a.dtype).cpp
             params.append(f"{cpp} *{a.name}" if a.kind == "buffer" else f"{cpp} {a.name}")
             names.append(a.name)
-        sites = sorted({f"{stable_path(c.loc.file, home)}:{c.loc.line}" for core in d.cores
+        sites = sorted({f"{stable_path(c.loc.path, home)}:{c.loc.line}" for core in d.cores
                         for c in calls(core) if c.kernel == k.symbol}) if d else []
         views.append({"symbol": k.symbol, "cost": k.cost, "entry": k.entry, "calls": sites,
                       "params": params, "names": names})

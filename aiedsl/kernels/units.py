@@ -81,7 +81,7 @@ def source_key(k: Kernel) -> tuple[str, ...]:
         return ("template", where, json.dumps(k.params, sort_keys=True))
     if path is not None:
         return ("file", os.path.realpath(path))
-    return ("file", os.path.normpath(os.path.join(os.path.dirname(k.loc.file), k.source)))
+    return ("file", os.path.normpath(os.path.join(os.path.dirname(k.loc.path), k.source)))
 
 
 def unit_key(k: Kernel) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.records import FifoRecord
+from aiedsl.lang.trace import CoreTrace
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
 
@@ -49,13 +50,20 @@ class Acquisition:
         self.fifo, self.port, self.n = fifo, port, n
         self.loc = loc
         """The line of the ``consume()`` or ``produce()`` that made it."""
+        self.held: Buffer | None = None
+        """What its ``with`` acquired (None before it starts)."""
 
     def __enter__(self) -> "Buffer":
-        return self.fifo.acquire(self.port, self.n, _loc=caller_loc())
+        self.held = self.fifo.acquire(self.port, self.n, _loc=caller_loc())
+        return self.held
 
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 _: object) -> None:
         if kind is None:  # an error inside the block goes up as it is, nothing released
             self.fifo.release(self.port, self.n, _loc=caller_loc())
+        elif self.held is not None and self.held.acquired_by is not None:
+            # a loop() body this leaves, the exception caught outside the loop, names it
+            self.held.acquired_by.raised = value
 
     def __repr__(self) -> str:
         return f"{self.fifo.written()}.{self.port}({self.n if self.n != 1 else ''})"
@@ -72,10 +80,18 @@ class Buffer(NoValue):
 
     fifo: AcquiredFrom
     value: str
+    """The acquire's result name, which a kernel call's argument names it by: unique in the
+    program of the core that acquired it only."""
     count: int
     index: int = 0
+    acquired_by: CoreTrace | None = None
+    """The program of the core that acquired it: a call in another core's would name one of
+    that core's own acquires (or none) by :attr:`value`."""
+    acquired_at: Loc | None = None
+    """The line that acquired it."""
 
     def __init__(self, fifo: Any = None, value: str = "", count: int = 1, index: int = 0,
+                 acquired_by: CoreTrace | None = None, acquired_at: Loc | None = None,
                  **iron: Any) -> None:
         if iron.get("use_write_rtp"):  # IRON's runtime-parameter Buffer
             raise DesignError(
@@ -96,6 +112,8 @@ class Buffer(NoValue):
         object.__setattr__(self, "value", value)
         object.__setattr__(self, "count", count)
         object.__setattr__(self, "index", index)
+        object.__setattr__(self, "acquired_by", acquired_by)
+        object.__setattr__(self, "acquired_at", acquired_at)
 
     def __getitem__(self, i: int) -> "Buffer":
         if isinstance(i, slice):
@@ -106,7 +124,7 @@ class Buffer(NoValue):
                 "acquire", f"element {shown(i)} of a {self.count}-element acquire of "
                 f"'{self.fifo.name}'", loc=caller_loc(), found=shown(i),
                 fix=f"index 0..{self.count - 1}")
-        return Buffer(self.fifo, self.value, 1, index)
+        return Buffer(self.fifo, self.value, 1, index, self.acquired_by, self.acquired_at)
 
     def __iter__(self) -> Iterator["Buffer"]:
         return iter([self[i] for i in range(self.count)])

@@ -20,13 +20,17 @@ Example
 
 from __future__ import annotations
 
+import dis
 import inspect
 import re
 import sys
-from typing import Any, Callable, Literal, NoReturn, Sequence
+from types import TracebackType
+from typing import Any, Callable, Iterator, Literal, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, Loop, RtpArg, ScalarArg
+from aiedsl.ir.core_ops import (
+    MAX_LOOP_COUNT, BufferArg, Call, LocalArg, Loop, RtpArg, ScalarArg,
+)
 from aiedsl.ir.cores import Core, Herd
 from aiedsl.ir.kernel import KernelArg
 from aiedsl.ir.loc import Loc
@@ -37,8 +41,11 @@ from aiedsl.lang.fifo import ObjectFifo
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.names import decorated_name
 from aiedsl.lang.rtp import RtpRef, RtpValue
-from aiedsl.lang.trace import CoreTrace, Scope
-from aiedsl.source_loc import caller_loc, decorator_loc, source_lines, written_arguments
+from aiedsl.lang.trace import CoreTrace, LeftEarly, Scope
+from aiedsl.library_code import is_users
+from aiedsl.source_loc import (
+    caller_loc, decorator_loc, file_loc, source_lines, written_arguments,
+)
 from aiedsl.targets import DEFAULT_DEVICE, get_target
 from aiedsl.targets.geometry import STEP
 from aiedsl.values import array_text, as_int, by_type, shown
@@ -112,16 +119,15 @@ class LoopIndex:
     __pow__ = __rpow__ = __lshift__ = __rshift__ = __and__ = __or__ = __xor__ = _computed
 
 
-MAX_LOOP_COUNT = 2 ** 63 - 1
-"""Most iterations of one ``loop()``: its count is an ``arith.constant ... : index`` bound of
-an ``scf.for``, and MLIR's index constants are 64-bit signed (2^63 would read as negative)."""
 
 
 class loop:
     """``for _ in loop(n):`` records one ``scf.for`` of ``n`` iterations; the body runs once.
 
     Use it inside core functions. ``break`` and ``continue`` are not allowed: the body is traced
-    once and becomes the loop's body.
+    once and becomes the loop's body. Like ``range(n)``, the object may be iterated again: each
+    ``for`` over it records a loop of its own (``L = loop(4)``, then two ``for _ in L:``, are
+    two loops of four iterations, each with its own body), in the core that iterates it.
     """
 
     def __init__(self, count: int) -> None:
@@ -139,25 +145,107 @@ class loop:
                               limit=f"1 to {MAX_LOOP_COUNT} (2^63 - 1)", found=str(count),
                               fix="use a count of at most sys.maxsize (2^63 - 1)")
         self.count = count
-        self.core = current_core("loop(...)")
-        self._state = 0
+        current_core("loop(...)")  # refused outside a core function, at this line
 
-    def __iter__(self) -> "loop":
-        self.core.scopes.append(Scope(opener=self, loc=self.loc))
+    def __iter__(self) -> _LoopTrace:
+        """Start recording one loop: its body is what runs until the ``for`` asks for the next
+        iteration. A fresh iterator each time, as ``range``'s: one kept in the object (it was)
+        ended at the first ``for``, and a second ``for`` over the object recorded an
+        ``scf.for`` with an empty body, its ops traced into the enclosing scope once."""
+        return _LoopTrace(self, current_core("loop(...)"))
+
+
+class _LoopTrace:
+    """One ``for`` over a :class:`loop`: opens its body's scope in the core iterating it, hands
+    out the index once, and records the ``Loop`` as the ``for`` asks for a second iteration."""
+
+    def __init__(self, of: loop, core: CoreTrace) -> None:
+        self.of, self.core = of, core
+        self.started = self.done = False
+        # the scope holds a token, not this iterator: the for's reference is then its only
+        # one, and __del__ runs where the for drops it
+        self.token = object()
+        core.scopes.append(Scope(opener=self.token, loc=of.loc))
+
+    def __iter__(self) -> _LoopTrace:
         return self
 
     def __next__(self) -> LoopIndex:
-        self._state += 1
-        if self._state == 1:
-            return LoopIndex(self)
+        if self.done:  # asked again after its end (by hand): its scope is gone
+            raise StopIteration
+        if not self.started:
+            self.started = True
+            return LoopIndex(self.of)
+        self.done = True
         scope = self.core.scopes.pop()
-        if scope.opener is not self:  # an inner loop's body was left early
-            raise DesignError("loop", "a loop() body ended early (break or return inside it)",
-                              loc=scope.loc or self.loc,
-                              fix="do not break or return out of loop(); every iteration is "
-                              "the same program")
-        self.core.emit(Loop(count=self.count, body=tuple(scope.ops), loc=self.loc))
+        if scope.opener is not self.token:  # an inner loop's body was left early
+            raise left_early(scope, self.of.loc)
+        self.core.emit(Loop(count=self.of.count, body=tuple(scope.ops), loc=self.of.loc))
         raise StopIteration
+
+    def __del__(self) -> None:
+        # Python tells an iterator nothing when the for's body is left early; CPython drops
+        # the iterator then, at once: by a POP_TOP for break and return (3.10 to 3.13), while
+        # unwinding from the instruction that raised for an exception. Which one is kept on
+        # the body's scope, for the message about the body left open.
+        if self.done:
+            return
+        try:
+            scope = next((s for s in self.core.scopes if s.opener is self.token), None)
+            frame = sys._getframe(1)
+            if scope is None or scope.left is not None or \
+                    not is_users(frame.f_code.co_filename):
+                return
+            code = frame.f_code
+            at = file_loc(code.co_filename, frame.f_lineno)
+            if dis.opname[code.co_code[frame.f_lasti]] == "POP_TOP":
+                scope.left = LeftEarly("break", at)
+                return
+            raised = self.core.raised
+            seen = raised is not None and any(
+                tb.tb_frame is frame and tb.tb_lineno == frame.f_lineno
+                for tb in _tracebacks(raised.__traceback__))
+            scope.left = LeftEarly("exception", at, _exception_text(raised) if seen else None)
+        except Exception:  # a finalizer must not raise: the message is then the generic one
+            pass
+
+
+def _tracebacks(tb: TracebackType | None) -> Iterator[TracebackType]:
+    """The entries of traceback ``tb``, outermost first."""
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def _exception_text(e: BaseException | None) -> str | None:
+    """``RuntimeError: boom`` (the type alone when it has no message)."""
+    if e is None:
+        return None
+    text = str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def left_early(scope: Scope, fallback: Loc) -> DesignError:
+    """The error for the ``loop()`` body ``scope`` left open: by ``break`` or ``return``, by an
+    exception caught outside the loop (named when a ``with`` of the body saw it), or, when how
+    was not seen, either."""
+    where = scope.loc or fallback
+    left = scope.left
+    fix = ("do not break or return out of loop(); every iteration is the same program")
+    if left is None:
+        return DesignError("loop", "a loop() body ended early (break or return inside it, or "
+                           "an exception caught outside the loop)", loc=where, fix=fix)
+    if left.by == "break":
+        return DesignError("loop", "a loop() body ended early (break or return inside it)",
+                           loc=where, related=[("left here", left.at)], fix=fix)
+    named = f": {left.exception}" if left.exception else ""
+    return DesignError(
+        "loop", f"a loop() body was left at line {left.at.line} by an exception caught outside "
+        f"the loop{named}", loc=where,
+        limit="a loop() body is traced once, as the whole body of its scf.for: it runs to its "
+        "end", related=[("the exception left the body here", left.at)],
+        fix="catch it inside the loop() body, or let it leave the core function (aiedsl then "
+        "reports it at its line)")
 
 
 def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
@@ -252,11 +340,7 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                 with active(_CORE, cb):
                     fn(x, y) if nparams == 2 else fn()
                 if len(cb.scopes) != 1:
-                    raise DesignError(
-                        "loop", "a loop() body ended early (break or return inside it)",
-                        loc=cb.scopes[-1].loc or loc,
-                        fix="do not break or return out of loop(); every iteration is the "
-                        "same program")
+                    raise left_early(cb.scopes[-1], loc)
                 b.cores.append(Core(
                     name=cb.name, herd=hname, index=(x, y), body=tuple(cb.scopes[0].ops),
                     stack=reserved if reserved is not None else b.target.default_stack,
@@ -276,6 +360,8 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc,
     out: list[Any] = []
     for i, a in enumerate(args):
         if isinstance(a, Buffer):
+            if a.acquired_by is not None and a.acquired_by is not core:
+                _foreign_buffer(symbol, i, a, core.name, loc)
             if a.count != 1:
                 raise DesignError(
                     "kernel call", f"argument {i} of '{symbol}' is a {a.count}-element acquire "
@@ -314,6 +400,31 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc,
                 fix="pass acquired buffers, locals, int or float scalars, and rtp slots "
                 "(thr[0])")
     core.emit(Call(kernel=symbol, args=tuple(out), loc=loc))
+
+
+def _foreign_buffer(symbol: str, i: int, a: Buffer, user: str, loc: Loc) -> NoReturn:
+    """Refuse argument ``i`` of a call of ``symbol`` in core ``user``'s program: buffer ``a``,
+    which another core acquired (one kept in a global, a closure, a default argument). The
+    call's argument names a buffer by its acquire's result name alone, which in ``user``'s
+    program is one of its own acquires, or none: the call was silently re-bound to that core's
+    own element of the same name (or a [stale read] named a buffer the user never passed)."""
+    assert a.acquired_by is not None
+    owner = a.acquired_by.name
+    if owner == user:  # another trace of a core of that name: another design, or a reload
+        owner = f"another trace of {owner} (another design's, or an earlier load's)"
+    at = a.acquired_at
+    where = f" at line {at.line}" if at is not None else ""
+    raise DesignError(
+        "kernel call", f"argument {i} of '{symbol}' in {user} is an element of "
+        f"{a.fifo.written()} that {owner} acquired{where}", loc=loc,
+        limit="a kernel takes elements its own core acquired: a call names one by its "
+        f"acquire in the calling core's program, so another core's would be read as one of "
+        f"{user}'s own (or none)",
+        found=f"{a.fifo.written()} acquired by {owner}, passed by {user}",
+        related=[(f"acquired by {owner}", at)] if at is not None else None,
+        fix=f"pass an element {user} acquires itself, in the core function it runs; to use "
+        f"{a.acquired_by.name}'s data there, send it through a fifo {a.acquired_by.name} "
+        f"produces into and {user} consumes")
 
 
 def _described(a: Any) -> str:
@@ -415,7 +526,7 @@ def _assigned_at(made: Acquisition) -> str:
     for ``b.produce()`` in ``x, y = a.consume(), b.produce()``; else ``x``."""
     import ast
 
-    lines = source_lines(made.loc.file)  # read afresh: another d.py may have been read before
+    lines = source_lines(made.loc.path)  # read afresh: another d.py may have been read before
     if not 0 < made.loc.line <= len(lines):
         return "x"
     try:

@@ -104,7 +104,8 @@ class ObjectFifo(FifoRecord):
                               f"'{self.name}'", loc=loc, found=shown(n),
                               fix="acquire 1 or more elements")
         current_design(f"acquiring fifo '{self.name}'").use_core(self, port, core.name, loc)
-        return Buffer(self, core.acquire(self.name, port, count, loc), count)
+        return Buffer(self, core.acquire(self.name, port, count, loc), count,
+                      acquired_by=core, acquired_at=loc)
 
     def release(self, port: Port, n: int = 1, *, _loc: Loc | None = None) -> None:
         """Release ``n`` elements on ``port``, handing them to the other side."""

@@ -33,6 +33,7 @@ data does not order them (a core reads a parameter before it waits for data), a 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import BarrierWait
@@ -40,6 +41,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.context import _CORE, current_design
 from aiedsl.lang.names import check_name
+from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.trace import DesignTrace
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
@@ -95,31 +97,36 @@ class RtpRef:
 
 
 @dataclass(frozen=True, eq=False)
-class RtpValue:
+class RtpValue(NoValue):
     """Slot ``index`` of an rtp, read in a core function: pass it to a kernel's scalar
     parameter of the rtp's type. It is not a Python number: the value is only known when the
-    design runs."""
+    design runs.
+
+    Every use as one is refused with the same message: a truth test, ``==`` (which would pick
+    one branch of an ``if`` at trace time, silently), ``<`` and the other comparisons,
+    arithmetic, ``int()``, ``float()`` and numpy (:class:`~aiedsl.lang.novalue.NoValue`'s
+    operators; only ``==`` and truth had it, the others said Python's TypeError)."""
 
     rtp: RtpRef
     index: int
     loc: Loc
 
-    def __bool__(self) -> bool:
+    def _refuse(self, how: str, fix: str | None = None) -> NoReturn:
+        # one message for every use: what the slot is, not which operator met it
+        at = caller_loc()
         raise DesignError(
-            "rtp", f"rtp '{self.rtp.name}'[{self.index}] is used as a Python value", loc=self.loc,
+            "rtp", f"rtp '{self.rtp.name}'[{self.index}] is used as a Python value", loc=at,
+            related=[("read here", self.loc)] if at != self.loc else None,
             fix="the host writes it while the design runs: pass it to a kernel call, which "
             "reads it then")
 
-    def __eq__(self, other: object) -> bool:
-        # thr[0] == 5 would pick one branch of an if at trace time, silently
-        if isinstance(other, RtpValue):
-            return self is other
-        return self.__bool__()
+    def __bool__(self) -> NoReturn:
+        self._refuse("is tested as a truth value")
 
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
+    def __index__(self, *ndigits: object) -> NoReturn:  # round(x, 2) passes one
+        self._refuse("is used as a number")
 
-    __hash__ = object.__hash__
+    __int__ = __trunc__ = __floor__ = __ceil__ = __round__ = __float__ = __complex__ = __index__
 
 
 def rtp(type: TensorType, *, name: str) -> RtpRef:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Acquire, Op, Port, Release
@@ -49,15 +49,32 @@ class Bundle(Protocol):
         is not one of its fifos."""
 
 
+@dataclass(frozen=True)
+class LeftEarly:
+    """How a ``loop()`` body was left before its end, as its iterator saw it go: by ``break``
+    or ``return``, or by an exception caught outside the loop."""
+
+    by: Literal["break", "exception"]
+    """``break`` (``break`` or ``return``: Python drops the iterator alike) or ``exception``."""
+    at: Loc
+    """The line of the body it was left from: the break or return, or where the exception
+    passed (raised there, or by a call there)."""
+    exception: str | None = None
+    """The exception, ``RuntimeError: boom``, when a ``with`` of the body saw it go by."""
+
+
 @dataclass
 class Scope:
     """The ops of one nesting level of a core's program: its body, or a ``loop()``'s."""
 
     ops: list[Op] = field(default_factory=list)
     opener: object | None = None
-    """The ``loop()`` whose body this is (None for the core's body)."""
+    """What opened it: a token of the ``for`` over a ``loop()`` whose body this is (None for
+    the core's body)."""
     loc: Loc | None = None
     """Where that loop was written."""
+    left: LeftEarly | None = None
+    """How the body was left before its end, when it was and that was seen."""
 
 
 @dataclass
@@ -72,6 +89,9 @@ class CoreTrace:
     one 4-byte instruction each (a Python loop that never ends, ``while True:``, would trace
     for ever; the unrolled-loop check judges a finished trace)."""
     emitted: int = 0
+    raised: BaseException | None = None
+    """The latest exception a ``with`` block of the core function saw leave it: what a loop()
+    body left by an exception names."""
 
     def emit(self, op: Op) -> None:
         """Append ``op`` to the innermost open scope."""

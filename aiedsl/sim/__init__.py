@@ -20,10 +20,12 @@ import numpy as np
 
 from aiedsl.checks import check_design
 from aiedsl.compare import outputs_summary
+from aiedsl.errors import DesignError, display_path
 from aiedsl.output_checks import compare_outputs
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
+from aiedsl.ir.validate import validate
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
@@ -152,7 +154,7 @@ def native_kernels(d: Design, target: TargetModel) -> Iterator[dict[str, Any]]:
     with isolated(fns) as worker:
         copies = CoreCopies(fns) if worker is None else None  # the child loads its own
         try:
-            yield {k.symbol: _Native(k, fn, worker, i, d.loc.file, modes, copies)
+            yield {k.symbol: _Native(k, fn, worker, i, display_path(d.loc.path), modes, copies)
                    for i, (k, fn) in enumerate(fns)}
         finally:
             if copies is not None:
@@ -215,11 +217,31 @@ def _unwatched(stage: str, m: Machine) -> None:
     """The :data:`Watch` of a run nobody watches."""
 
 
+def _check_placed(handle: DesignHandle, placed: Design) -> None:
+    """``placed``, given to :func:`simulate` as ``handle``'s design checked and placed, is a
+    valid placed IR (:func:`~aiedsl.ir.validate.validate`) of ``handle``'s tensors: the checks
+    are not run again (the caller ran them, as a build does), and an IR read back or edited
+    ran unchecked (a loop of count 0 simulated as passed) or ended in a KeyError."""
+    validate(placed, "simulate(placed=...)", placed=True)
+    if [(t.name, t.type) for t in placed.tensors] != [(t.name, t.type)
+                                                      for t in handle.ir.tensors]:
+        def listed(d: Design) -> str:
+            return ", ".join(f"{t.name}: {t.type}" for t in d.tensors)
+        raise DesignError(
+            "design IR", f"simulate(placed=...): the placed design '{placed.name}' is not of "
+            f"'{handle.name}': its host tensors differ", loc=caller_loc(),
+            limit=f"{handle.name}'s: {listed(handle.ir)}", found=listed(placed),
+            fix="give the placed design of this handle's design (check_design(handle.ir)[0], "
+            "or its build's design.json), or leave placed= out")
+
+
 def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: int,
               clock_hz: float | None, trace: str | None, check: bool, compute: bool,
               placed: Design | None, kernels: str, watch: Watch) -> SimResult:
     if placed is None:
         placed, _ = check_design(handle.ir)
+    else:  # checked and placed by the caller (api's run: a build's); only validated again
+        _check_placed(handle, placed)
     if inputs is not None:
         check_inputs(placed, inputs, caller_loc())
     ins = inputs if inputs is not None else make_inputs(placed, seed)

@@ -88,6 +88,8 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
     def emit(ops: tuple[Op, ...]) -> None:
         for op in ops:
             if isinstance(op, Loop):
+                if op.count < 1:  # as scf.for: no iteration (the body ran once before its
+                    continue      # count was tested; validation refuses such a loop first)
                 at = len(out)
                 out.append((_LOOP, op.count, 0))
                 emit(op.body)
