@@ -259,8 +259,9 @@ def test_a_packet_build_draws_its_streams_from_the_lowering(
             "  in: (0,0) MM2S 1 -> (0,2) S2MM 1; 2 wires; packet id 1\n"
             "  out: (0,2) MM2S 0 -> (0,0) S2MM 0; 2 wires; packet id 2\n") in report
     svg = (out / "map.svg").read_text()
-    assert [m for m in re.findall(r'class="route[^"]*" data-fifo="(\w+)"', svg)] == [
-        "infactor", "in", "out"]
+    assert re.findall(r'class="route[^"]*" data-fifo="(\w+)" data-packet-id="(\d+)"', svg) == [
+        ("infactor", "0"), ("in", "1"), ("out", "2")]
+    assert "<title>out: core[0,0] (0, 2) -&gt; shim (0, 0), 2 wires, packet id 2</title>" in svg
 
 
 def test_what_cannot_be_read_is_said_not_left_out_silently(
