@@ -82,6 +82,7 @@ def test_a_broadcast_is_drawn_as_a_tree(npu1_build) -> None:  # type: ignore[no-
     assert a0.get("d", "").count("M") == 1 + 4 + 4
     assert a0.find(f"{SVG}title").text == (  # type: ignore[union-attr]
         "a_0: memtile (0, 1) -> 4 tiles (broadcast), 4 wires")
+    assert a0.get("data-packet-id") is None  # a circuit stream
 
 
 def test_report_lists_streams_ports_and_allocation(npu1_build) -> None:  # type: ignore[no-untyped-def]
@@ -247,3 +248,40 @@ def test_a_kernel_made_for_the_core_it_runs_on_is_not_called_npu1s(
     report = build(load_design(path)).files["report.txt"]
     line = next(x for x in report.splitlines() if x.startswith("  exp_bf16_1024"))
     assert "assumed on npu2" not in line
+
+
+PACKET = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+    from aiedsl.kernels import passthrough as copy_kernel
+
+    @design(device="npu1_1col", flows="packet")
+    def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+        to_core = fifo(Tensor[1024, i32], name="in")
+        from_core = fifo(Tensor[1024, i32], name="out")
+        copy = copy_kernel(Tensor[1024, i32])
+
+        @herd()
+        def core():
+            for _ in loop(4):
+                with to_core.consume() as src, from_core.produce() as dst:
+                    copy(src, dst)
+
+        with runtime() as rt:
+            rt.fill(to_core, inp)
+            rt.drain(from_core, out, wait=True)
+    '''
+
+
+def test_a_packet_streams_title_and_legend_give_its_packet_id(design_file: DesignFile) -> None:
+    """A packet-flow tester: the report said "packet id 0" and the map's stream titles said
+    only "in_l3: shim (0, 0) -> memtile (0, 1), 1 wire". The title, the legend and the path's
+    data-packet-id now give it; a circuit stream's say nothing of packets (above)."""
+    root = _svg(generate(load_design(design_file(PACKET))).files["map.svg"])
+    routes = _routes(root)
+    assert [(p.get("data-fifo"), p.get("data-packet-id")) for p in routes] == [
+        ("in", "0"), ("out", "1")]
+    titles = ["in: shim (0, 0) -> core[0,0] (0, 2), 2 wires, packet id 0",
+              "out: core[0,0] (0, 2) -> shim (0, 0), 2 wires, packet id 1"]
+    assert [p.find(f"{SVG}title").text for p in routes] == titles  # type: ignore[union-attr]
+    legend = next(g for g in root.iter(f"{SVG}g") if g.get("class") == "legend")
+    assert _texts(legend)[1:3] == titles

@@ -5,7 +5,8 @@ read back from its ``physical.mlir``: each DMA source is traced through the ``ai
 the switchboxes and shim muxes to its DMA destinations, and the flows are put in the order the
 objectfifo lowering created them (it adds each fifo's ``aie.flow``s right after the fifo, so the
 fifo order of ``input.mlir``). Routed by :mod:`aiedsl.place.pathfinder` after the column control
-overlay, they must give exactly mlir-aie's connections. This checks the router alone: the DMA
+overlay, they must give exactly mlir-aie's connections (the overlay's as the packet rules of
+the shim switches). This checks the router alone: the DMA
 channels are mlir-aie's, whatever aiedsl's allocation says. A second test routes aiedsl's own
 plan with its channels set to mlir-aie's, which checks how :func:`aiedsl.place.route.route`
 builds the flows (endpoints, order, control overlay) from the plan.
@@ -136,9 +137,13 @@ def test_the_router_routes_as_mlir_aie(name: str) -> None:
     control = _control(text)
     paths = find_paths(control + flows, model, MAX_ITERATIONS)
     assert paths.legal and paths.iterations == 1
-    ours = {c for f, s in zip(control + flows, paths.settings) if not f.packet
+    ours = {(*c, None) for f, s in zip(control + flows, paths.settings) if not f.packet
             for c in connects(f, s, model)}
-    theirs = {(c.tile, c.switch, c.src, c.dst) for r in real.routes for c in r.connects}
+    # the control overlay's flows are packet flows: in the shim's switchbox, a packet rule for
+    # the controller's id (15) from each connection of the route, and no shim mux
+    ours |= {(tile, "switchbox", a, b, (31, 15)) for f, s in zip(control, paths.settings)
+             for tile, pairs in s.items() for a, b in pairs}
+    theirs = {(c.tile, c.switch, c.src, c.dst, c.rule) for r in real.routes for c in r.connects}
     missing, extra = sorted(theirs - ours), sorted(ours - theirs)
     assert not missing and not extra, (
         f"{len(missing)} connections only mlir-aie makes, {len(extra)} only aiedsl:\n"

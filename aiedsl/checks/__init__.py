@@ -1,14 +1,14 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
-:func:`check_design` runs them in order: structure, repeated fifos, static hangs, loops
-unrolled by Python, released buffers, the kernel sources found, kernel calls, core-local buffers,
-produced elements read before written, cascades, runtime parameters, kernel sources (a missing
-one), objects and architectures, DMA layouts, balance, runtime waits blocked by later fills,
-cycles of cores, barrier sets that may overtake a core's wait, kernel layouts, placement,
-memtile channels, the symbols the lowering will define, repeated links' lock values, pins that
-leave a memtile short, resources, BD lengths, allocation and routing, then elements released
-unwritten. It returns the placed design, now carrying its :class:`~aiedsl.ir.Physical` part,
-and its per-tile usage.
+:func:`check_design` runs them in order: structure, packet flows' links, repeated fifos, static
+hangs, loops unrolled by Python, released buffers, the kernel sources found, kernel calls,
+core-local buffers, produced elements read before written, cascades, runtime parameters, kernel
+sources (a missing one), objects and architectures, DMA layouts, balance, runtime waits blocked
+by later fills, cycles of cores, barrier sets that may overtake a core's wait, kernel layouts,
+placement, memtile channels, the symbols the lowering will define, repeated links' lock values,
+pins that leave a memtile short, resources, BD lengths, allocation and routing, then elements
+released unwritten. It returns the placed design, now carrying its :class:`~aiedsl.ir.Physical`
+part, and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
 """
@@ -35,7 +35,7 @@ from aiedsl.checks.memtiles import check_memtile_channels, check_memtile_room
 from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.repeat import check_repeat_locks, check_repeats
 from aiedsl.checks.resources import TileUsage, check_resources, usage
-from aiedsl.checks.routing import check_routing
+from aiedsl.checks.routing import check_packet_links, check_routing
 from aiedsl.checks.rtp import check_rtps
 from aiedsl.checks.runtime_order import check_runtime_order
 from aiedsl.checks.stale import check_stale_reads, check_unwritten_releases
@@ -62,6 +62,7 @@ def check_design(d: Design) -> tuple[Design, Table]:
     validate(d)
     target = get_target(d.device)
     check_links(d)
+    check_packet_links(d)
     check_repeats(d)
     check_acquires(d)
     check_hangs(d)

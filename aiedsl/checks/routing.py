@@ -10,6 +10,40 @@ from aiedsl.targets import DEVICES, TargetModel
 from aiedsl.targets.model import OPPOSITE, STEP
 
 
+PACKET_FIFOS = ("packet-switched fifos between cores, and between cores and the host, only: "
+                "mlir-aie's packet-sw-objFifos \"currently only supports Object FIFOs between "
+                "Workers, and between Workers and external memory\" (programming guide, section "
+                "2a, Object FIFO Compiler Flags; mem tiles are mlir-aie issue 2591, open)")
+"""What mlir-aie's packet-switched objectfifo lowering supports, as its programming guide says."""
+
+
+def check_packet_links(d: Design) -> None:
+    """``flows="packet"`` is refused for a design with a link through a memtile: mlir-aie's
+    packet-switched objectfifo lowering (``--packet-sw-objFifos``) supports object fifos between
+    cores, and between cores and the host, only (:data:`PACKET_FIFOS`)."""
+    if d.flows != "packet":
+        return
+    links = [link for link in d.links if link.via == "memtile"]
+    if not links:
+        return
+    link = links[0]
+    where = f"memtile {link.tile}" if link.tile is not None else "a memtile"
+    more = len(links) - 1
+    raise DesignError(
+        "packet flows", f'flows="packet" with a link through a memtile: the {link.kind} of '
+        f"{_quoted(link.srcs)} to {_quoted(link.dsts)} through {where}", loc=link.loc,
+        limit=PACKET_FIFOS,
+        found=f"{link.kind} {_quoted(link.srcs)} -> {_quoted(link.dsts)} via {where}"
+              + ("" if not more else f" (and {more} more link{'s' if more > 1 else ''} "
+                 "through memtiles)"),
+        fix="use circuit-switched flows for this design (leave flows= out), or route without "
+            "the memtile: fifos between the shim and the cores, or between cores, directly")
+
+
+def _quoted(names: tuple[str, ...]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
 def check_routing(d: Design, target: TargetModel, congested: list[Congestion]) -> None:
     """Raise a DesignError naming the most congested wires and the flows competing for them,
     or the packet flows past the packet ids there are (:attr:`TargetModel.packet_ids`)."""
@@ -128,5 +162,7 @@ def _packet_routes(d: Design, target: TargetModel) -> bool:
     """Would the same streams route as packet flows (mlir-aie's router lets packet flows that
     share a port share wires)? Only then is ``flows="packet"`` worth suggesting."""
     if d.flows != "circuit" or d.physical is None:
+        return False
+    if any(link.via == "memtile" for link in d.links):  # refused as packet flows
         return False
     return not route(d.model_copy(update={"flows": "packet"}), d.physical, target).congested

@@ -69,7 +69,8 @@ def report_build(art: Any, start: float) -> None:
         f" ({time.perf_counter() - start:.2f} s)")
     if art.lowering is not None:
         low = art.lowering
-        drawn = ("; report.txt and map.svg are drawn from it" if low.physical is not None
+        drawn = ("; report.txt and map.svg are drawn from it"
+                 + (f", but {low.note}" if low.note else "") if low.physical is not None
                  else f"; report.txt and map.svg show aiedsl's plan: {low.note}")
         used = "; ".join(f"{k.split()[0]}: {v}" for k, v in low.tools.items())
         say(f"lowered with mlir-aie ({used})"

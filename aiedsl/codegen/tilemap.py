@@ -79,6 +79,8 @@ class RouteView:
     label_x: float
     label_y: float
     over: bool
+    packet_id: int | None = None
+    """Its packet id when the stream is packet-switched (``data-packet-id`` on its path)."""
 
 
 def tile_map(d: Design, target: TargetModel, table: dict[Coord, TileUsage],
@@ -228,5 +230,7 @@ def _route_view(r: Route, origin: Origin, color: str, over_wires: set[Wire],
     n = len(r.dsts)
     label = f"{r.fifo}: {f.producer.label()} -> " + (
         f.consumers[0].label() if n == 1 else f"{n} tiles (broadcast)") + \
-        f", {len(r.wires)} wire" + ("" if len(r.wires) == 1 else "s")
-    return RouteView(r.fifo, color, "".join(parts), label, sx + 4, sy - 4 - 9 * k, over)
+        f", {len(r.wires)} wire" + ("" if len(r.wires) == 1 else "s") + \
+        ("" if r.packet_id is None else f", packet id {r.packet_id}")
+    return RouteView(r.fifo, color, "".join(parts), label, sx + 4, sy - 4 - 9 * k, over,
+                     r.packet_id)

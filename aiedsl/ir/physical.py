@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import Dim
@@ -125,6 +125,22 @@ class Connect(_Node):
     """Which switch: a tile's stream switch, or a shim tile's mux between its DMA and its
     switch (mlir-aie's ``aie.shim_mux``: shim DMA channel 0 enters the switch at South 3,
     channel 1 at South 7, and leaves it from South 2 and 3)."""
+    rule: tuple[int, int] | None = None
+    """For a packet-switched connection: ``(mask, value)`` of the packet rule that sends the
+    packets arriving on ``src`` out by ``dst`` (mlir-aie's ``aie.rule(mask, value, %amsel)`` in
+    the ``aie.packet_rules`` of ``src``, with a ``aie.masterset`` of ``dst`` naming that amsel):
+    a packet takes it when its id ANDed with the mask is the value, and no earlier rule of the
+    port matched. None for a circuit-switched connection (``aie.connect``). ``design.json``
+    leaves it out when it is None."""
+
+    @model_serializer(mode="wrap")
+    def _without_circuit_rule(self, handler: SerializerFunctionWrapHandler
+                              ) -> dict[str, object]:
+        # design.json of a circuit connection is what it was before packet rules were read
+        out: dict[str, object] = handler(self)
+        if self.rule is None:
+            out.pop("rule", None)
+        return out
 
 
 class PacketFlow(_Node):

@@ -7,7 +7,8 @@ the reference lowering's commit of 2026-03): the graph, costs and search are
 ``AIEPathFinder.h``; the queue is ``d_ary_heap.h`` beside them; what a route becomes is
 ``ConvertFlowsToInterconnect`` in ``AIECreatePathFindFlows.cpp``. The rules carry over, the code
 is aiedsl's own. tests/test_route_lowering.py routes the flows of seven real lowerings and
-gets every one of their ``aie.connect`` ops, and no other.
+gets every one of their ``aie.connect`` ops, and no other; tests/test_packet_routing.py routes
+congested packet flows as a line-by-line transliteration of mlir-aie's router does.
 
 **Graph** (``Pathfinder::initialize``). A node is a port of a tile's switch,
 ``(tile, (bundle, channel))``: one node for the slave and the master port of the same name, so
@@ -32,7 +33,12 @@ is the order the objectfifo lowering creates its ``aie.flow`` ops (:mod:`aiedsl.
 Each packet flow is routed as a group of its own (packet flows sharing a source or destination
 would share one; aiedsl's share neither), the circuit flows as one group after them; after each
 group every cell in use has its demand bumped once more. A packet flow takes a cell's capacity
-only at the end of its group (or per 32 packet streams).
+only at the end of its group (or per 32 packet streams), and marks with its group the cells of
+the switch that share the cell's slave port or its master port (its row and column of the
+switch's connection matrix; a wire's cell alone); a packet flow of another group that takes a
+marked cell takes its capacity at once, as a circuit does, so that cell's demand is bumped
+then as well as at the end of the group (``findPaths``' ``packetGroupId`` matrices, cleared at
+each iteration).
 
 **Search** (``dijkstraShortestPaths``). One Dijkstra per flow per iteration from its source
 port. The queue is mlir-aie's 4-ary heap keyed on distance, and ties go as it makes them go: a
@@ -128,6 +134,20 @@ class _Graph:
     """Per node: (neighbour node, cell), in mlir-aie's visiting order."""
     cells: list[tuple[int, int]]
     """Per cell: the (from, to) node pair it connects."""
+    out_of: list[list[int]]
+    """Per node: the cells of its tile's switch from it as a slave port (a row of mlir-aie's
+    connection matrix)."""
+    into: list[list[int]]
+    """Per node: the cells of its tile's switch into it as a master port (a column)."""
+
+    def shared(self, c: int) -> list[int]:
+        """The cells a packet flow taking cell ``c`` marks with its group: within a switch, the
+        row and the column of ``c`` (``c`` among them); a wire's cell alone (the matrix of a
+        wire between two switches holds no other connection in either)."""
+        a, b = self.cells[c]
+        if self.nodes[a][0] != self.nodes[b][0]:
+            return [c]
+        return self.out_of[a] + self.into[b]
 
 
 @cache
@@ -184,7 +204,14 @@ def _graph(model: SwitchModel) -> _Graph:
                 else:
                     adj[i].append((j, len(cells)))
                 cells.append((i, j))
-    return _Graph(nodes=nodes, ids={e: i for i, e in enumerate(nodes)}, adj=adj, cells=cells)
+    out_of: list[list[int]] = [[] for _ in nodes]
+    into: list[list[int]] = [[] for _ in nodes]
+    for c, (a, b) in enumerate(cells):
+        if nodes[a][0] == nodes[b][0]:
+            out_of[a].append(c)
+            into[b].append(c)
+    return _Graph(nodes=nodes, ids={e: i for i, e in enumerate(nodes)}, adj=adj, cells=cells,
+                  out_of=out_of, into=into)
 
 
 @dataclass
@@ -240,10 +267,11 @@ def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,
                          * (DEMAND_BASE + USED_CAPACITY_COEFF * used[c]))
         touched = {c for c in touched if over[c]}
         used = [0] * n
+        marked = [-1] * n  # per cell: the packet group that marked it (-1: none)
         in_use: list[int] = []
         settings = [{} for _ in streams]
         hops = [[] for _ in streams]
-        for group in groups:
+        for gi, group in enumerate(groups):
             packets: dict[int, int] = {}
             for k in group:
                 f = flows[k]
@@ -262,7 +290,9 @@ def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,
                         p = preds[cur]
                         c = _cell(g, p, cur)
                         priority[c] = is_priority
-                        if is_packet:
+                        if is_packet and marked[c] in (-1, gi):
+                            for cc in g.shared(c):
+                                marked[cc] = gi
                             packets[c] = packets.get(c, 0) + 1
                             if packets[c] >= MAX_PACKET_STREAM_CAPACITY:
                                 packets[c] = 0

@@ -188,11 +188,22 @@ def _existing(s: Stream, model: SwitchModel) -> Stream | None:
     return Stream(s.src, dsts, s.packet, s.priority)
 
 
+ONE_ID = 0b11111
+"""The mask of the packet rule mlir-aie's packet router writes for a slave port that one packet
+id alone takes (``runOnPacketFlow``: a bit of the five is 1 where the ids of the port agree); the
+rule's value is then the id. A legal routing of aiedsl's packet flows gives each wire one flow,
+so each of their switch connections is such a rule."""
+
+
 def _route(f: Flow, s: Stream, paths: Paths, i: int, model: SwitchModel) -> Route:
-    """A fifo's route: wires in tree order from its source, and its switch connections."""
+    """A fifo's route: wires in tree order from its source, and its switch connections (a
+    packet flow's, in the switchboxes, by the rule that matches its id alone; the shim mux is
+    circuit-switched either way)."""
     wires = _tree_wires(s.src, paths.hops[i])
     return Route(fifo=f.fifo, src=f.src, dsts=tuple(t for t, _ in f.dsts), wires=tuple(wires),
-                 connects=tuple(Connect(tile=t, src=a, dst=b, switch=k)  # type: ignore[arg-type]
+                 connects=tuple(Connect(tile=t, src=a, dst=b, switch=k,  # type: ignore[arg-type]
+                                        rule=None if f.packet_id is None or k != "switchbox"
+                                        else (ONE_ID, f.packet_id))
                                 for t, k, a, b in connects(s, paths.settings[i], model)),
                  packet_id=f.packet_id)
 

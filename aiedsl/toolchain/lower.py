@@ -53,7 +53,7 @@ from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import INSTS, lower_argvs, pass_pipeline, pipeline_passes
 from aiedsl.toolchain.compile import Step, run_step
 from aiedsl.toolchain.discover import Tool, absolute_env
-from aiedsl.toolchain.physical import parse_physical
+from aiedsl.toolchain.physical import parse_physical, unread
 from aiedsl.version import __version__
 
 STAMP = "lowering.json"
@@ -81,7 +81,9 @@ class Lowering:
     tools: dict[str, str] = field(default_factory=dict)
     """Tool -> version."""
     note: str = ""
-    """Why the map and report still show aiedsl's plan, when they do."""
+    """Why the map and report still show aiedsl's plan, when they do; or, when they are drawn
+    from the lowering, what they leave out because aiedsl could not read it in
+    ``physical.mlir`` (empty when they show all of it)."""
     differs: list[str] = field(default_factory=list)
     """Where mlir-aie's lowering differs from aiedsl's plan (:func:`plan_differences`), which
     the checks judged: each said in the report and by the build."""
@@ -195,12 +197,16 @@ def _draw(d: Design, usage: dict[Coord, TileUsage], lowering: Lowering) -> None:
     """Put ``report.txt`` and ``map.svg`` drawn from ``physical.mlir`` into ``lowering.files``
     (or say in ``note`` why they stay aiedsl's plan)."""
     try:
-        real = parse_physical(lowering.files["physical.mlir"])
+        text = lowering.files["physical.mlir"]
+        real = parse_physical(text)
         target = get_target(d.device)
         physical = renderable(real, d, target)
         placed = d.model_copy(update={"physical": physical})
         tools = "; ".join(f"{name.split()[0]}: {v}" for name, v in lowering.tools.items())
         note = NOTE.format(tools=tools)
+        gaps = unread(text) + _undrawn(d, physical)
+        if gaps:
+            note += f"; {LEFT_OUT}: " + "; ".join(gaps)
         if d.physical is not None:
             lowering.differs = plan_differences(d.physical, physical)
         if lowering.differs:
@@ -216,6 +222,22 @@ def _draw(d: Design, usage: dict[Coord, TileUsage], lowering: Lowering) -> None:
     lowering.files["report.txt"] = report
     lowering.files["map.svg"] = _annotate(svg, note)
     lowering.physical = physical
+    if gaps:
+        lowering.note = ("they leave out what aiedsl could not read in physical.mlir: "
+                         + "; ".join(gaps))
+
+
+LEFT_OUT = "left out as aiedsl could not read it in physical.mlir"
+"""How the report and the map say what of the lowering they do not show."""
+
+
+def _undrawn(d: Design, physical: Physical) -> list[str]:
+    """The fifos of ``d`` with a stream (not in shared memory) that the drawing of the lowering
+    has no route for: their stream through the switches could not be traced."""
+    drawn = {r.fifo for r in physical.routes}
+    return [f"the stream of '{f.name}' (no route from its sending DMA channel to its "
+            "receivers through the switches)"
+            for f in d.fifos if f.name not in physical.shared and f.name not in drawn]
 
 
 def plan_differences(plan: Physical, real: Physical) -> list[str]:
@@ -265,17 +287,20 @@ def renderable(real: Physical, d: Design, target: TargetModel) -> Physical:
     """``real`` (as :func:`parse_physical` reads it: one route per switch) in the shape the map
     and the report draw: one route per stream, traced from its sending DMA channel through the
     switch connections to the receiving ones, named after the design's fifo, and each channel
-    named after the stream it carries. Shared-memory fifos are aiedsl's (mlir-aie gives them no
-    DMA either)."""
+    named after the stream it carries. A packet stream (one an ``aie.packet_flow`` sends from the
+    channel) is traced by its id through the packet rules, and its route carries the id.
+    Shared-memory fifos are aiedsl's (mlir-aie gives them no DMA either)."""
     switch: dict[tuple[Coord, str], list[Connect]] = {}
     for r in real.routes:
         for c in r.connects:
             switch.setdefault((c.tile, c.switch), []).append(c)
+    ids = {(f.src[0], f.src[1], f.src[2]): f.id for f in real.packet_flows}
     routes, names = [], {}
     for ch in real.channels:
         if ch.direction != "MM2S":
             continue
-        route = _trace(ch, switch, target.shim_row, real.channels, d)
+        route = _trace(ch, switch, target.shim_row, real.channels, d,
+                       ids.get((ch.tile, "DMA", ch.channel)))
         if route is not None:
             routes.append(route)
             names[(ch.tile, "MM2S", ch.channel)] = route.fifo
@@ -295,9 +320,9 @@ def renderable(real: Physical, d: Design, target: TargetModel) -> Physical:
 
 
 def _trace(ch: DmaChannel, switch: dict[tuple[Coord, str], list[Connect]], shim_row: int,
-           channels: tuple[DmaChannel, ...], d: Design) -> Route | None:
-    """The stream leaving DMA channel ``ch``: every wire and connection to the DMA channels it
-    reaches."""
+           channels: tuple[DmaChannel, ...], d: Design, packet_id: int | None) -> Route | None:
+    """The stream leaving DMA channel ``ch`` (its packets carrying ``packet_id``, or None for a
+    circuit stream): every wire and connection to the DMA channels it reaches."""
     start = [(ch.tile, ("DMA", ch.channel))]
     used: list[Connect] = []
     if ch.tile[1] == shim_row:  # the shim DMA enters its switch through the shim mux
@@ -314,9 +339,7 @@ def _trace(ch: DmaChannel, switch: dict[tuple[Coord, str], list[Connect]], shim_
         if (tile, port) in seen:
             continue
         seen.add((tile, port))
-        for c in switch.get((tile, "switchbox"), []):
-            if c.src != port:
-                continue
+        for c in _taken(switch.get((tile, "switchbox"), []), port, packet_id):
             used.append(c)
             bundle, idx = c.dst
             if bundle == "DMA":
@@ -337,7 +360,21 @@ def _trace(ch: DmaChannel, switch: dict[tuple[Coord, str], list[Connect]], shim_
     if name is None:
         return None
     return Route(fifo=name, src=ch.tile, dsts=tuple(t for t, _ in dsts), wires=tuple(wires),
-                 connects=tuple(used))
+                 connects=tuple(used), packet_id=packet_id)
+
+
+def _taken(connects: list[Connect], port: tuple[str, int], packet_id: int | None
+           ) -> list[Connect]:
+    """The connections of a switch that a stream arriving on slave ``port`` takes: each circuit
+    connection from the port, and for a packet stream those of the port's first packet rule
+    its id matches (a packet goes to the arbiter of the first matching entry, AIEOps.td's
+    ``aie.rule``); a circuit stream's words are no packets, and no rule takes them."""
+    rule = None
+    if packet_id is not None:
+        rule = next((c.rule for c in connects if c.src == port and c.rule is not None
+                     and packet_id & c.rule[0] == c.rule[1]), None)
+    return [c for c in connects
+            if c.src == port and (c.rule is None or (rule is not None and c.rule == rule))]
 
 
 def _ends(route: Route) -> list[tuple[Coord, int]]:

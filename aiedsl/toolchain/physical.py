@@ -6,6 +6,13 @@ switchbox and shim-mux connections, and packet flows. :func:`parse_physical` rea
 :class:`~aiedsl.ir.Physical`, so the plan aiedsl makes can be compared fact by fact with the
 real lowering (:func:`diff_physical`), and the map and report can be drawn from the real one.
 
+A circuit-switched connection is an ``aie.connect``; a packet-switched one (``flows="packet"``,
+and the control overlay's) is what mlir-aie's packet router writes in the switchbox instead:
+``aie.amsel``s, ``aie.masterset``s naming them, and per slave port an ``aie.packet_rules`` of
+``aie.rule(mask, value, %amsel)``s. Both become :class:`~aiedsl.ir.Connect`s, a packet one with
+its rule (:attr:`~aiedsl.ir.Connect.rule`). :func:`unread` says what of the switches could not
+be read.
+
 Example
 -------
 >>> real = parse_physical(Path("physical.mlir").read_text())     # doctest: +SKIP
@@ -72,7 +79,7 @@ def parse_physical(text: str) -> Physical:
     for fifo, tile, direction, ch in _SHIM_ALLOC.findall(text):
         channels.append(DmaChannel(tile=tiles[tile], direction=direction,  # type: ignore[arg-type]
                                    channel=int(ch), fifo=fifo, bds=()))
-    routes = _switches(text, tiles)
+    routes, _ = _switches(text, tiles)
     packets = []
     for pid, body, attrs in _PACKET.findall(text):
         ends = [(kind, (tiles[t], b, int(i))) for kind, t, b, i in _ENDPOINT.findall(body)]
@@ -84,6 +91,16 @@ def parse_physical(text: str) -> Physical:
     return Physical(channels=tuple(channels), buffers=tuple(buffers), locks=tuple(locks),
                     routes=routes, packet_flows=tuple(packets))
 
+
+
+def unread(text: str) -> list[str]:
+    """What of ``physical.mlir``'s switches :func:`parse_physical` cannot read, one phrase each
+    (empty when it reads them all): an op of a switchbox or shim mux other than
+    ``aie.connect``, ``aie.amsel``, ``aie.masterset``, ``aie.packet_rules`` and ``aie.rule``,
+    or an amsel that a master set or a rule names and the switch does not define. A stream
+    through such a switch may be drawn short or not at all."""
+    tiles = {name: (int(c), int(r)) for name, c, r in _TILE.findall(text)}
+    return _switches(text, tiles)[1]
 
 
 def _dma_channels(text: str, tiles: dict[str, Coord]) -> list[DmaChannel]:
@@ -153,19 +170,70 @@ def _bd(block: str) -> tuple[Bd | None, str | None]:
               acquire=acquire, release=release), nxt.group(1) if nxt else None
 
 
-def _switches(text: str, tiles: dict[str, Coord]) -> tuple[Route, ...]:
+def _switches(text: str, tiles: dict[str, Coord]) -> tuple[tuple[Route, ...], list[str]]:
     """All switch connections, as one route per switch (mlir-aie does not say which flow a
-    connection carries)."""
+    connection carries), and what of the switches could not be read (:func:`unread`)."""
     by_tile: dict[tuple[Coord, str], list[Connect]] = defaultdict(list)
+    gaps: list[str] = []
     for m in _SWITCH.finditer(text):
-        tile = tiles[m.group(2)]
+        tile, kind = tiles[m.group(2)], m.group(1)
         body = _braced(text, m.end() - 1)
+        where = f"{kind} {tile}"
         for sb, si, db, di in _CONNECT.findall(body):
-            by_tile[(tile, m.group(1))].append(Connect(
+            by_tile[(tile, kind)].append(Connect(
                 tile=tile, src=(sb, int(si)), dst=(db, int(di)),  # type: ignore[arg-type]
-                switch=m.group(1)))  # type: ignore[arg-type]
-    return tuple(Route(fifo=f"{kind}@{tile[0]},{tile[1]}", src=tile, dsts=(), wires=(),
-                       connects=tuple(cs)) for (tile, kind), cs in sorted(by_tile.items()))
+                switch=kind))  # type: ignore[arg-type]
+        by_tile[(tile, kind)] += _packet_connects(body, tile, kind, where, gaps)
+        ops = sorted(set(_OP.findall(body)) - _READ)
+        if ops:
+            gaps.append(f"{where}: {', '.join('aie.' + op for op in ops)} not read")
+    routes = tuple(Route(fifo=f"{kind}@{tile[0]},{tile[1]}", src=tile, dsts=(), wires=(),
+                         connects=tuple(cs)) for (tile, kind), cs in sorted(by_tile.items()))
+    return routes, gaps
+
+
+_OP = re.compile(r"^\s*(?:%[\w.$-]+ = )?aie\.(\w+)", re.M)
+_READ = {"connect", "amsel", "masterset", "packet_rules", "rule", "end"}
+"""The ops of a switchbox or shim mux that :func:`_switches` reads."""
+_NUM = r"(0x[0-9a-fA-F]+|\d+)"
+_AMSEL = re.compile(r"%([\w.$-]+) = aie\.amsel<(\d+)> ?\((\d+)\)")
+_MASTERSET = re.compile(r"aie\.masterset\((\w+) : (\d+)((?:, %[\w.$-]+)*)\)")
+_RULES = re.compile(r"aie\.packet_rules\((\w+) : (\d+)\) \{")
+_RULE = re.compile(rf"aie\.rule\({_NUM}, {_NUM}, %([\w.$-]+)\)")
+
+
+def _packet_connects(body: str, tile: Coord, kind: str, where: str, gaps: list[str]
+                     ) -> list[Connect]:
+    """The packet-switched connections of a switchbox, as mlir-aie's packet router writes them
+    (``AIEPathfinderPass::runOnPacketFlow``; the ops are AIEOps.td's ``aie.amsel``,
+    ``aie.masterset``, ``aie.packet_rules`` and ``aie.rule``): each rule of a slave port's
+    ``packet_rules``, in order, sends the packets it matches to its amsel, and every master port
+    whose ``masterset`` names that amsel sends them on, one :class:`Connect` per (rule, master
+    port). A rule repeating an earlier rule of its port never matches first and is left out."""
+    amsels = {name: (int(a), int(msel)) for name, a, msel in _AMSEL.findall(body)}
+    masters: list[tuple[tuple[str, int], list[str]]] = []
+    for bundle, ch, names in _MASTERSET.findall(body):
+        used = re.findall(r"%([\w.$-]+)", names)
+        for name in used:
+            if name not in amsels:
+                gaps.append(f"{where}: masterset({bundle} : {ch}) names %{name}, which is no "
+                            "aie.amsel of the switch")
+        masters.append(((bundle, int(ch)), used))
+    out: list[Connect] = []
+    for m in _RULES.finditer(body):
+        src = (m.group(1), int(m.group(2)))
+        seen: set[tuple[int, int]] = set()
+        for mask, value, name in _RULE.findall(_braced(body, m.end() - 1)):
+            rule = (int(mask, 0), int(value, 0))
+            if name not in amsels:
+                gaps.append(f"{where}: rule({rule[0]}, {rule[1]}) of packet_rules({src[0]} : "
+                            f"{src[1]}) names %{name}, which is no aie.amsel of the switch")
+            if rule in seen:
+                continue
+            seen.add(rule)
+            out += [Connect(tile=tile, src=src, dst=dst, switch=kind,  # type: ignore[arg-type]
+                            rule=rule) for dst, used in masters if name in used]
+    return out
 
 
 # -- comparing a plan with a lowering --------------------------------------------------------------
@@ -184,7 +252,10 @@ def facts(p: Physical) -> dict[str, set[Any]]:
         "bd": {(c.tile, c.direction, c.channel, b.id, b.buffer, b.offset, b.length,
                 tuple((d.size, d.stride) for d in b.dims), b.next, b.acquire, b.release)
                for c in p.channels for b in c.chain},
-        "connect": {(c.tile, c.switch, c.src, c.dst) for r in p.routes for c in r.connects},
+        # circuit connections only: a packet rule is the lowering's choice of arbiter and mask
+        # (and the control overlay's rules are in no route of a plan)
+        "connect": {(c.tile, c.switch, c.src, c.dst) for r in p.routes for c in r.connects
+                    if c.rule is None},
         "packet flow": {(f.id, f.src, f.dsts, f.keep_pkt_header, f.priority_route)
                         for f in p.packet_flows},
     }
