@@ -850,6 +850,7 @@ def test_a_wait_that_retires_no_fill_overflows_the_task_queue(
         "  hang_sync_retires_no_fill.py:29: rt.fill 1\n"
         "  hang_sync_retires_no_fill.py:29: rt.fill 2\n"
         "  hang_sync_retires_no_fill.py:29: rt.fill 3\n"
+        "  hang_sync_retires_no_fill.py:29: rt.fill 4\n"
         "  fix: a sync retires what it waits for (drains, and fills given wait=True), what the "
         "same channel did before, and the fills the waited drains needed: give every fourth of "
         "these fills wait=True and rt.sync() after it, or move more data per transfer")

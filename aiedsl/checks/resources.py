@@ -278,7 +278,7 @@ def check_task_queues(d: Design, target: TargetModel) -> None:
                 "wait shows the first done", loc=op.loc,
                 limit=f"{target.shim_task_queue} queued tasks per channel: the NPU drops a push "
                 "onto a full queue and the run hangs (mlir-aie PR 3734)", found=str(len(q)),
-                related=[(f"rt.{t.op} {i + 1}", t.loc) for i, t in enumerate(q[:3])
+                related=[(f"rt.{t.op} {i + 1}", t.loc) for i, t in enumerate(q[:-1])
                          if t.loc != op.loc],
                 fix=queue_fix(op.op))
 
