@@ -7,7 +7,13 @@ once its inputs arrived, and they arrive only after the runtime issued the fills
 of a design (IRON's designs do the same: parameters first, then the transfers):
 
 * every slot a core reads is written by the runtime sequence, before its first transfer (the
-  memory holds no value before: mlir-aie gives the buffer no initial value);
+  memory holds no value before: mlir-aie gives the buffer no initial value), and before any
+  call reading it can start (:func:`_check_first_write`, ``rtp order``): a core that consumes
+  no fifo the runtime fills is held by nothing and runs from the load, before the sequence
+  starts, as does one whose barrier wait takes the barrier's initial value. No order of the
+  sequence's steps holds it; a runtime barrier set after the write does (mlir-aie's
+  programming guide, ``section-2d/RuntimeTasks.md``: workers may read runtime parameters
+  before they are available, and ``WorkerRuntimeBarrier`` is the remedy);
 * a slot is rewritten only when no call reading it can run on either side of the write: every
   call the data filled before the write lets start must be shown finished by the drains waited
   for before it (:mod:`aiedsl.ir.reach` bounds both from the core programs, links and
@@ -15,7 +21,8 @@ of a design (IRON's designs do the same: parameters first, then the transfers):
   already be in the core, and those calls may run before the new value lands, or after.
 
 The simulator keeps the first rule at run time: a core reading a slot the runtime has not
-written by then is a :class:`~aiedsl.sim.state.SimFault` naming the slot and the call.
+written by then is a :class:`~aiedsl.sim.state.SimFault` naming the slot and the call (its fix
+the barrier of :func:`hold_fix` when no fill before the write feeds the core).
 
 A core that waits on a runtime barrier (IRON's ``WorkerRuntimeBarrier``, :func:`aiedsl.barrier`)
 is ordered by the barrier instead: its slots are written before the barrier's first set, a
@@ -92,6 +99,8 @@ def check_rtps(d: Design, target: TargetModel) -> None:
             if slot in written:
                 _check_rewrite(d, i, op, written[slot], read_by.get(slot, []), reach,
                                target.max_lock_value)
+            else:
+                _check_first_write(d, i, op, read_by.get(slot, []), reach)
             written.setdefault(slot, op)
     for slot, (reader, at) in read.items():
         if slot not in written:
@@ -103,6 +112,80 @@ def check_rtps(d: Design, target: TargetModel) -> None:
                 related=[(f"rtp '{rtp.name}' is declared", rtp.loc)],
                 fix=f"rt.rtp_write({slot[0]!r}, {slot[1]}, value) at the start of the runtime "
                 "sequence")
+
+
+_HELD_LIMIT = (
+    "a slot a core reads is written before any call reading it can start: the slot holds no "
+    "value before its first write, and a core's calls wait only for the data they acquire and "
+    "the barrier values they wait for, not for the runtime sequence (mlir-aie's programming "
+    "guide, section-2d/RuntimeTasks.md: workers may read runtime parameters before they are "
+    "available, and a WorkerRuntimeBarrier holds them)")
+"""The rule a refusal of a first write that a call may precede states."""
+
+
+def _check_first_write(d: Design, point: int, op: RtpWrite, readers: list[str],
+                       reach: Reach) -> None:
+    """No call reading the slot of ``op``, its first write (runtime op ``point``), can start
+    before it: a core that waits for no filled data and no barrier value runs from the load."""
+    slot = (op.rtp, op.index)
+    for core in readers:
+        may = reach.could_run(core, point).reads[slot]
+        if not may:
+            continue
+        call = next(a for c in calls(next(p for p in d.cores if p.name == core))
+                    for a in c.args if isinstance(a, RtpArg) and (a.rtp, a.index) == slot)
+        why, fix = unheld(d, reach, core, point, op, call.loc)
+        starts = f"{may} call{'s' * (may != 1)} that read{'s' * (may == 1)}"
+        raise DesignError(
+            "rtp order", f"{core} may read rtp '{op.rtp}'[{op.index}] before the runtime writes "
+            f"it (line {op.loc.line}): {why}", loc=call.loc, limit=_HELD_LIMIT,
+            found=f"before the write, {core} may start {starts} the slot",
+            related=[("the first rt.rtp_write of the slot", op.loc)], fix=fix)
+
+
+def unheld(d: Design, reach: Reach, core: str, point: int, write: RtpWrite,
+            read: Loc) -> tuple[str, str]:
+    """Why nothing holds ``core``'s calls until ``write`` (runtime op ``point``), and the
+    fix: a runtime barrier set after the write, or, for a core that waits on one already, a
+    first wait for a value the barrier does not hold from the load."""
+    passed = reach.could_run(core, point).passed
+    taken = next((w for w in passed if passed[w] and w.value == d.barrier(w.barrier).init),
+                 None)
+    slot = f"rt.rtp_write('{write.rtp}', {write.index}, ...)"
+    if taken is not None:
+        b = d.barrier(taken.barrier)
+        later = next((op for op in d.runtime[point + 1:] if isinstance(op, SetBarrier)
+                      and op.barrier == b.name and op.value == taken.value), None)
+        then = (f": the rt.set_barrier to {taken.value} at line {later.loc.line}, after the "
+                "write, then lets the core past its wait, not the load" if later is not None
+                else f", and rt.set_barrier('{b.name}', {taken.value}) after the {slot} (line "
+                f"{write.loc.line}), so that the set, not the load, lets the core past its wait")
+        return (f"the core's wait for {taken.value} (line {taken.loc.line}) passes on the initial "
+                f"value of barrier '{b.name}', which the load gives, and nothing else it waits "
+                "for before the call comes from the runtime",
+                f"start barrier '{b.name}' at a value the core does not wait for (initial=0)"
+                + then)
+    if not reach.upstream(core):
+        why = ("the core consumes no fifo the runtime fills, so it runs from the load, before "
+               "the runtime sequence starts")
+    else:
+        why = "the calls that read it wait for no data the runtime fills before the write"
+    return why, hold_fix(d, write, read)
+
+
+def hold_fix(d: Design, write: RtpWrite | None, read: Loc) -> str:
+    """The fix for a core whose call at ``read`` nothing holds until ``write`` (the slot's
+    first; None: the one to add): IRON's WorkerRuntimeBarrier, which the core waits on and the
+    runtime sets after the write."""
+    # a name no fifo, rtp, local or barrier has: they share one MLIR symbol table
+    taken = ({f.name for f in d.fifos} | {r.name for r in d.rtps} | {lb.name for lb in d.locals}
+             | {b.name for b in d.barriers})
+    name = next(n for n in ("go", *(f"go{i}" for i in range(1, 64))) if n not in taken)
+    return (f"hold the core on a runtime barrier (IRON's WorkerRuntimeBarrier): {name} = "
+            f"barrier(name=\"{name}\") in the design function, {name}.wait_for_value(1) in the "
+            f"core function before the call that reads the slot (line {read.line}), and "
+            f"rt.set_barrier({name}, 1) after the rt.rtp_write"
+            + (f" at line {write.loc.line}" if write is not None else ""))
 
 
 def check_rtp_reruns(d: Design, target: TargetModel) -> None:
