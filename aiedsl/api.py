@@ -200,7 +200,9 @@ class Artifacts:
         With no inputs, seeded random ones are made. ``auto`` uses the NPU when pyxrt finds one
         and the design can be compiled, the simulator otherwise; ``say`` hears which and why.
         ``kernels="native"`` simulates with each kernel's C++ built for the host; ``watch``
-        hears a simulation's stages (:data:`aiedsl.sim.Watch`).
+        hears a simulation's stages (:data:`aiedsl.sim.Watch`). On the simulator, ``iters`` and
+        ``warmup`` asking for more than one run simulate two invocations, the second from what
+        the first left (:func:`aiedsl.sim.simulate`'s ``invocations``).
         """
         loc = caller_loc()
         if isinstance(trace, str) and not trace:
@@ -214,13 +216,23 @@ class Artifacts:
         if inputs:
             check_inputs(self.design, ins, loc)
         where, why, session = self._choose(target)
+        # On the NPU every run after the first starts from what the one before left (barrier
+        # locks, rtp slots, locals: only the load sets them); every one after the second starts
+        # as the second does, but for locals. So more than one run asked is two simulated.
+        invocations = 2 if where == "sim" and iters + warmup > 1 else 1
+        if invocations > 1:
+            why += (f"; of the {iters + warmup} runs asked (--warmup and --iters count runs "
+                    "on the NPU) it simulates 2: the first, from the load, and the second, from "
+                    "what the first left (barrier locks, rtp slots, locals), as every later run "
+                    "on the NPU starts; the time shown is the first's")
         if say:
             say(why)
         if where == "sim":
             from aiedsl.sim import simulate
 
             r = simulate(self.handle, ins, check=check, trace=trace, clock_hz=clock_hz,
-                         placed=self.design, kernels=kernels, watch=watch)
+                         placed=self.design, kernels=kernels, watch=watch,
+                         invocations=invocations)
             return RunResult("sim", why, ins, r.outputs, r.checks, r.timing)
         return self._on_npu(session, ins, why, check, iters, warmup)
 

@@ -106,10 +106,12 @@ def d(inp: Tensor[1024, i32], out: Tensor[1024, i32]):
     @herd()
     def core():
         for _ in loop(2):
-            for s in ls:
-                fill(s, thr[0])
-            one(cnt, thr[0])
             with a.consume() as t, b.produce() as o:
+                # inside the acquire: the fill it waits for comes after the rtp_write (before
+                # any data the core would run from the load and read thr[0] unwritten)
+                for s in ls:
+                    fill(s, thr[0])
+                one(cnt, thr[0])
                 copy(t, o)
 
     with runtime() as rt:

@@ -2,7 +2,9 @@
 barrier between its copies, and a runtime sequence of fills, drains, waits and sets in random
 order. What the checks accept runs to the end at a fast and a slow kernel cost; what they call a
 certain hang (``hang: barrier``) deadlocks at both; what they call a race (``barrier race``) may
-go either way, which is the point of refusing it."""
+go either way, which is the point of refusing it. With barriers that start at 1 or 2, often
+never set to that value again, the same holds of two invocations, the second starting from what
+the first left (``barrier rerun``: a certain hang there deadlocks the second at both costs)."""
 
 from __future__ import annotations
 
@@ -114,12 +116,12 @@ def _runtime(rng: random.Random, values: set[int]) -> str:
     return "    with runtime() as rt:\n" + "".join(f"        {o}\n" for o in out)
 
 
-def _runs(path: Path, cycles: str) -> bool:
+def _runs(path: Path, cycles: str, invocations: int = 1) -> bool:
     """Whether the design runs to the end with correct output at kernel cost ``cycles`` (False
-    on a deadlock)."""
+    on a deadlock), ``invocations`` times."""
     try:
         result = simulate(load_design(path, {"CYC": cycles}),
-                          {"inp": np.arange(1024, dtype=np.int32)})
+                          {"inp": np.arange(1024, dtype=np.int32)}, invocations=invocations)
     except Deadlock:
         return False
     assert result.passed
@@ -154,3 +156,38 @@ def test_the_barrier_checks_agree_with_the_simulator(design_file: DesignFile,
     # every verdict was met (the sample is not all of one kind)
     assert seen["accepted"] >= 10 and seen["hang: barrier"] >= 10 and \
         seen["barrier race"] >= 5, seen
+
+
+def test_the_rerun_checks_agree_with_a_second_simulated_invocation(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    import aiedsl.sim
+    from aiedsl.place import place
+
+    monkeypatch.setattr(aiedsl.sim, "check_design",
+                        lambda ir: (place(ir, get_target(ir.device)), {}))
+    design_file(SLOW_COPY, "slow.cc")
+    rng = random.Random(11)
+    seen: Counter[str] = Counter()
+    for _ in range(120):
+        core, values = _core(rng)
+        init = rng.choice([1, 2])
+        # the initial value often set by the runtime too, often not: then only the load gives it
+        given = values - {init} if rng.random() < 0.6 else values
+        head = HEAD.replace('barrier(name="go")', f'barrier(name="go", initial={init})')
+        source = head + core + "\n" + _runtime(rng, given or values) + TAIL
+        path = design_file(source)
+        try:
+            check_design(load_design(path).ir)
+            verdict = "accepted"
+        except DesignError as e:
+            verdict = e.rule
+            if e.rule == "barrier rerun" and "depends on timing" not in e.message:
+                verdict = "barrier rerun: certain"
+        seen[verdict] += 1
+        if verdict == "accepted":
+            assert _runs(path, "100", 2) and _runs(path, "20000", 2), source
+        elif verdict == "barrier rerun: certain":
+            # the first invocation runs; the second deadlocks, whatever the kernels' time
+            assert _runs(path, "100") and _runs(path, "20000"), source
+            assert not _runs(path, "100", 2) and not _runs(path, "20000", 2), source
+    assert seen["accepted"] >= 10 and seen["barrier rerun: certain"] >= 2, seen

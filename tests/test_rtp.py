@@ -1226,3 +1226,129 @@ def test_an_rtp_slot_compared_in_a_core_is_refused(design_file: DesignFile, test
         "d.py:15: error [rtp]: rtp 'thr'[0] is used as a Python value\n"
         "  fix: the host writes it while the design runs: pass it to a kernel call, which reads "
         "it then")
+
+
+# -- a core nothing holds until the write -----------------------------------------------------
+
+GENERATOR = '''
+import numpy as np
+from aiedsl import Tensor, barrier, design, fifo, herd, i32, local, loop, rtp, runtime, u8
+from aiedsl.kernels import threshold
+
+@design(device="npu1_1col")
+def rtpgen(out: Tensor[1024, u8]):
+    b = fifo(Tensor[512, u8], name="b")
+    thr = rtp(Tensor[16, i32], name="thr")
+    src = local(Tensor[512, u8], initial=200, name="src")
+    k = threshold(512)
+    {barrier}
+    @herd()
+    def core():
+        {wait}
+        for _ in loop(2):
+            with b.produce() as t:
+                k(src, t, thr[0], 512)
+
+    with runtime() as rt:
+        rt.rtp_write(thr, 0, 7)
+        {set}
+        rt.drain(b, out)
+
+@rtpgen.reference
+def ref():
+    return np.full(1024, 7, np.uint8)
+'''
+"""A hang tester's rtpgen.py: a core that produces from a local and consumes nothing, so it runs
+from the load; its call (line 17) reads the threshold the runtime writes first thing (line 20).
+Lines 12, 15 and 23 take the barrier that holds it."""
+
+UNHELD = GENERATOR.format(barrier="", wait="pass", set="")
+HELD = GENERATOR.format(barrier='go = barrier(name="go")', wait="go.wait_for_value(1)",
+                        set="rt.set_barrier(go, 1)")
+
+HELD_LIMIT = (
+    "  limit: a slot a core reads is written before any call reading it can start: the slot "
+    "holds no value before its first write, and a core's calls wait only for the data they "
+    "acquire and the barrier values they wait for, not for the runtime sequence (mlir-aie's "
+    "programming guide, section-2d/RuntimeTasks.md: workers may read runtime parameters before "
+    "they are available, and a WorkerRuntimeBarrier holds them)\n")
+
+
+def test_a_core_fed_by_no_fill_reads_the_slot_before_the_write(design_file: DesignFile) -> None:
+    """The write is first and no fill comes before it, which the old rule (the write before the
+    first transfer) asked for; but the core waits for no data from the runtime, so it runs from
+    the load and its first calls read whatever the buffer held. Check refuses it and names the
+    barrier; with the barrier, check and two simulated invocations pass."""
+    assert check_error(design_file(UNHELD)) == (
+        "d.py:17: error [rtp order]: core[0,0] may read rtp 'thr'[0] before the runtime writes "
+        "it (line 20): the core consumes no fifo the runtime fills, so it runs from the load, "
+        "before the runtime sequence starts\n" + HELD_LIMIT +
+        "  found: before the write, core[0,0] may start 2 calls that read the slot\n"
+        "  d.py:20: the first rt.rtp_write of the slot\n"
+        "  fix: hold the core on a runtime barrier (IRON's WorkerRuntimeBarrier): go = "
+        "barrier(name=\"go\") in the design function, go.wait_for_value(1) in the core function "
+        "before the call that reads the slot (line 17), and rt.set_barrier(go, 1) after the "
+        "rt.rtp_write at line 20")
+    h = load_design(design_file(HELD))
+    check_design(h.ir)
+    result = simulate(h, invocations=2)
+    assert result.passed and (result.outputs["out"] == 7).all()
+
+
+def test_a_barrier_whose_initial_value_the_wait_takes_holds_nothing(
+        design_file: DesignFile) -> None:
+    """The core waits for 1 and the barrier starts at 1: the load, not the set after the
+    write, lets it through. The fix starts the barrier at 0."""
+    path = design_file(HELD.replace('barrier(name="go")', 'barrier(name="go", initial=1)'))
+    assert check_error(path) == (
+        "d.py:17: error [rtp order]: core[0,0] may read rtp 'thr'[0] before the runtime writes "
+        "it (line 20): the core's wait for 1 (line 14) passes on the initial value of barrier "
+        "'go', which the load gives, and nothing else it waits for before the call comes from "
+        "the runtime\n" + HELD_LIMIT +
+        "  found: before the write, core[0,0] may start 2 calls that read the slot\n"
+        "  d.py:20: the first rt.rtp_write of the slot\n"
+        "  fix: start barrier 'go' at a value the core does not wait for (initial=0): the "
+        "rt.set_barrier to 1 at line 21, after the write, then lets the core past its wait, not "
+        "the load")
+
+
+def test_the_simulator_names_the_barrier_when_the_write_is_already_first(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Given the design anyway, the simulator faults at the first read; its fix said to write
+    the slot before the fills that feed the core, which it already was, and none does."""
+    import aiedsl.sim
+    from aiedsl.place import place
+
+    monkeypatch.setattr(aiedsl.sim, "check_design",
+                        lambda ir: (place(ir, get_target(ir.device)), {}))
+    with pytest.raises(SimFault) as e:
+        simulate(load_design(design_file(UNHELD)))
+    assert str(e.value) == (
+        "d.py:17: error [rtp]: core[0,0] reads rtp 'thr'[0] at cycle 4, before the runtime "
+        "writes it\n"
+        "  limit: a slot is read after an rtp_write of it (the memory holds no value before)\n"
+        "  found: no write by then\n"
+        "  d.py:17: the call that reads it (core[0,0])\n"
+        "  fix: moving the rt.rtp_write (line 20) cannot help (the core consumes no fifo the "
+        "runtime fills, so it runs from the load, before the runtime sequence starts); hold the "
+        "core on a runtime barrier (IRON's WorkerRuntimeBarrier): go = barrier(name=\"go\") in "
+        "the design function, go.wait_for_value(1) in the core function before the call that "
+        "reads the slot (line 17), and rt.set_barrier(go, 1) after the rt.rtp_write at line 20")
+
+
+def test_the_simulator_still_moves_a_write_that_comes_after_a_fill(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where a fill that feeds the core comes first, moving the write before it is the fix,
+    and the fault says which fill."""
+    import aiedsl.sim
+    from aiedsl.place import place
+
+    monkeypatch.setattr(aiedsl.sim, "check_design",
+                        lambda ir: (place(ir, get_target(ir.device)), {}))
+    swapped = "rt.fill(a, inp)\n        rt.rtp_write(thr, 0, 7)"
+    path = design_file(BASE.replace("rt.rtp_write(thr, 0, 7)\n        rt.fill(a, inp)", swapped))
+    with pytest.raises(SimFault) as e:
+        simulate(load_design(path))
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: rt.rtp_write('thr', 0, ...) before the fills that feed this core (the fill of "
+        "'a' at line 18 comes before the write at line 19)")

@@ -4,11 +4,11 @@
 hangs, loops unrolled by Python, released buffers, the kernel sources found, kernel calls,
 core-local buffers, produced elements read before written, cascades, runtime parameters, kernel
 sources (a missing one), objects and architectures, DMA layouts, balance, runtime waits blocked
-by later fills, cycles of cores, barrier sets that may overtake a core's wait, kernel layouts,
-placement, memtile channels, the symbols the lowering will define, repeated links' lock values,
-pins that leave a memtile short, resources, BD lengths, allocation and routing, then elements
-released unwritten. It returns the placed design, now carrying its :class:`~aiedsl.ir.Physical`
-part, and its per-tile usage.
+by later fills, cycles of cores, barrier sets that may overtake a core's wait (on the first
+invocation, then on every one after it), kernel layouts, placement, memtile channels, the
+symbols the lowering will define, repeated links' lock values, pins that leave a memtile short,
+resources, BD lengths, allocation and routing, then elements released unwritten. It returns the
+placed design, now carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
 :func:`draft` does the placement, allocation and routing without judging them, so a map can show
 what is over its limits.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 from aiedsl.checks.acquires import check_acquires, check_placed_acquires
 from aiedsl.checks.alignment import check_alignment
 from aiedsl.checks.balance import check_balance
-from aiedsl.checks.barriers import check_barrier_order
+from aiedsl.checks.barriers import check_barrier_order, check_barrier_reruns
 from aiedsl.checks.bd_length import check_bd_lengths
 from aiedsl.checks.calls import check_kernel_calls
 from aiedsl.checks.cycles import check_core_cycles
@@ -36,7 +36,7 @@ from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.repeat import check_repeat_locks, check_repeats
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_packet_links, check_routing
-from aiedsl.checks.rtp import check_rtps
+from aiedsl.checks.rtp import check_rtp_reruns, check_rtps
 from aiedsl.checks.runtime_order import check_runtime_order
 from aiedsl.checks.stale import check_stale_reads, check_unwritten_releases
 from aiedsl.checks.symbols import check_symbols
@@ -86,6 +86,9 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_runtime_order(d)  # after balance: a wait's drains are each run's
     check_core_cycles(d)  # after runtime order: a late fill is the likelier cause
     check_barrier_order(d)  # after both: a drain that never completes is theirs first
+    # every invocation after the first: what a barrier starts it with is what the first left
+    check_barrier_reruns(d)
+    check_rtp_reruns(d, target)  # what a slot holds there is what the first left, too
     check_outputs_written(d)
     check_kernel_layouts(d)
     placed = place(d, target)  # a herd that does not fit is refused here first

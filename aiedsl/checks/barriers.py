@@ -44,18 +44,34 @@ The fix names a drain that shows the core past its wait: the fewest elements of 
 whose arrival needs the core past the wait, but no core past a wait for a value the barriers do
 not hold at the set (waiting on more would hang there), and no more than the fills before the
 set can make.
+
+Every invocation, not only the first (:func:`check_barrier_reruns`). A lock takes its initial
+value once, when the design is loaded: mlir-aie's ``AIERTControl::addInitConfig``
+(``lib/Targets/AIERT.cpp``) writes ``aie.lock``'s ``init`` into the array's configuration, while
+what runs at each invocation is the runtime sequence, whose ``aiex.set_lock`` only replaces the
+value. So the second invocation, and every one after it, starts with the value the sequence set
+last; the rest is as at the load: each core is back at the start of its program (IRON wraps it in
+an endless ``scf.for``, and balance has every core take per run what the run puts in), every
+fifo's locks where the load put them. A barrier the sequence leaves at its initial value (none
+set, or the last set gives it back) starts every invocation alike; one it leaves elsewhere is
+judged again with that starting value (:func:`next_invocation`): a wait for a value only the
+load gives never passes again, and the order of sets and waits is judged as above. Either is
+``barrier rerun``. (A core that gets back to its first waits while the sequence still runs, and
+passes one before a set after the sequence's last wait replaces its value, is taken to start
+where that set leaves the lock: such a set is judged as if it came first.)
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 from aiedsl.checks.runtime_order import arriving, waited_tokens
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Acquire, BarrierWait
 from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import walk
 from aiedsl.ir.progress import Progress
 from aiedsl.ir.proven import Proven
@@ -74,14 +90,102 @@ _LATE = ("a wait passes only while the barrier holds its value (aie.use_lock Acq
 """The rule a refusal of a wait before the set it needs states."""
 
 
+CARRIED = ("a lock takes its initial value only when the design is loaded (mlir-aie's "
+            "AIERTControl::addInitConfig writes aie.lock's init into the array's configuration), "
+            "while each invocation runs the runtime sequence, whose aiex.set_lock replaces the "
+            "value: every invocation after the first starts with the value the sequence set last")
+"""Why a barrier starts the second invocation elsewhere than the first."""
+
+
+class Left(NamedTuple):
+    """What an invocation leaves in a barrier's locks for the next one."""
+
+    value: int
+    """The value the sequence's last set gives the locks."""
+    set: SetBarrier
+    """That set."""
+    initial: int
+    """The barrier's initial value, which only the load gives."""
+
+
+def left_over(d: Design) -> dict[str, Left]:
+    """Per barrier whose locks the runtime sequence leaves at another value than its initial
+    one: that value, and the last set, which leaves it for the next invocation."""
+    out: dict[str, Left] = {}
+    for b in d.barriers:
+        last = next((op for op in reversed(d.runtime)
+                     if isinstance(op, SetBarrier) and op.barrier == b.name), None)
+        if last is not None and last.value != b.init and b.name not in out:
+            out[b.name] = Left(last.value, last, b.init)
+    return out
+
+
+def next_invocation(d: Design, left: dict[str, Left]) -> Design:
+    """``d`` as every invocation after the first finds it: each barrier of ``left`` starting at
+    what the sequence leaves (the cores at the start of their programs and the fifos' locks
+    where the load put them, as in the first)."""
+    return d.model_copy(update={"barriers": tuple(
+        b.model_copy(update={"init": left[b.name].value}) if b.name in left else b
+        for b in d.barriers)})
+
+
+def check_barrier_reruns(d: Design) -> None:
+    """The barrier checks again for every invocation after the first: no core waits for a value
+    only the load gives its barrier, and no set there replaces a value before a core waits for
+    it (``barrier rerun``)."""
+    left = left_over(d)
+    if not left:
+        return
+    _only_at_load(d, left)
+    _check_order(next_invocation(d, left), left)
+
+
+def _only_at_load(d: Design, left: dict[str, Left]) -> None:
+    """A wait for a barrier's initial value, which the sequence never sets and leaves the lock
+    at another: it passes on the first invocation only."""
+    for core in d.cores:
+        for step, _ in walk(core.body):
+            if not isinstance(step, BarrierWait) or step.barrier not in left:
+                continue
+            end = left[step.barrier]
+            b = d.barrier(step.barrier)
+            sets = [op for op in d.runtime
+                    if isinstance(op, SetBarrier) and op.barrier == b.name]
+            if step.value != b.init or any(op.value == b.init for op in sets):
+                continue
+            first: dict[int, SetBarrier] = {}
+            for op in sets:
+                first.setdefault(op.value, op)
+            holds = ", ".join(f"{v} (line {op.loc.line})" for v, op in first.items())
+            raise DesignError(
+                "barrier rerun", f"{core.name} waits for barrier '{b.name}' to hold "
+                f"{step.value}, its initial value, which it holds only on the first invocation: "
+                f"the runtime never sets {step.value}, and its last set (line "
+                f"{end.set.loc.line}) leaves {end.value} in the lock, where the next invocation "
+                "starts, so there the wait never passes (a silent hang on the NPU from the "
+                "second run on)", loc=step.loc,
+                limit=f"a wait passes only while the barrier holds its value (aie.use_lock "
+                f"Acquire, AIE2's acquire-equal); {CARRIED}",
+                found=f"barrier '{b.name}' holds {step.value} from the load only; every later "
+                f"invocation starts at {end.value}, and the sequence gives it {holds}",
+                related=[(f"barrier '{b.name}' starts at {b.init}", b.loc),
+                         (f"the sequence's last rt.set_barrier, to {end.value}", end.set.loc)],
+                fix=f"rt.set_barrier('{b.name}', {step.value}) at the start of the runtime "
+                "sequence, after its rtp_writes (each invocation then gives the value, where "
+                "initial= gives it to the first only), or rt.set_barrier("
+                f"'{b.name}', {step.value}) at its end, after an rt.sync() on its last drains "
+                "(each invocation then leaves the lock as the load did)")
+
+
 class _Held(NamedTuple):
     """One value a barrier's locks hold in turn."""
 
     value: int
     set: SetBarrier | None
-    """The set that gave it; None for the initial value."""
+    """The set that gave it; for the value the sequence starts with (point -1), None when that
+    is the initial value, the last set of the sequence when an invocation left it."""
     point: int
-    """The index of that set in the runtime sequence (-1 for the initial value)."""
+    """The index of that set in the runtime sequence (-1 for the value it starts with)."""
 
 
 class _Miss(NamedTuple):
@@ -98,6 +202,12 @@ class _Miss(NamedTuple):
 def check_barrier_order(d: Design) -> None:
     """No set of a runtime barrier replaces a value a core may still have to wait for, and no
     wait of the runtime needs a core past a wait for a value set only later."""
+    _check_order(d, None)
+
+
+def _check_order(d: Design, left: dict[str, Left] | None) -> None:
+    """:func:`check_barrier_order` of ``d``; ``left``: for :func:`next_invocation`'s design,
+    what the invocation before left in its barriers (its refusals then say so)."""
     gated = {c for b in d.barriers for c in b.cores}
     if not gated or not any(isinstance(op, SetBarrier) for op in d.runtime):
         return
@@ -105,7 +215,7 @@ def check_barrier_order(d: Design) -> None:
     drained = {i: d.runtime[token] for i, _, token in waited_tokens(d)}
     shown: dict[str, Progress] = {name: Progress() for name in sorted(gated)}  # nothing yet
     # built once: a wait asks for them for every core (each a scan of the program or sequence)
-    histories = _histories(d)
+    histories = _histories(d, left)
     orders = {core: _order(d, core) for core in shown}
     for i, op in enumerate(d.runtime):
         if not isinstance(op, Wait) or i not in drained:
@@ -117,15 +227,17 @@ def check_barrier_order(d: Design) -> None:
             if miss is not None:
                 drain = drained[i]
                 assert isinstance(drain, Transfer)
-                _refuse(d, reach, i, drain, miss)
+                _refuse(d, reach, i, drain, miss, left)
             shown[core] = now
 
 
-def _histories(d: Design) -> dict[str, list[_Held]]:
-    """Per barrier, the values its locks hold in turn over the whole runtime sequence."""
+def _histories(d: Design, left: dict[str, Left] | None = None) -> dict[str, list[_Held]]:
+    """Per barrier, the values its locks hold in turn over the whole runtime sequence (starting
+    with what ``left`` says the invocation before left, when given)."""
     out: dict[str, list[_Held]] = {}
     for b in d.barriers:  # the first of a name, as Design.barrier finds it
-        out.setdefault(b.name, [_Held(b.init, None, -1)])
+        gave = left[b.name].set if left and b.name in left else None
+        out.setdefault(b.name, [_Held(b.init, gave, -1)])
     for i, op in enumerate(d.runtime):
         if isinstance(op, SetBarrier) and op.barrier in out:
             out[op.barrier].append(_Held(op.value, op, i))
@@ -138,9 +250,10 @@ def _before(held: list[_Held], point: int) -> list[_Held]:
     return held[:bisect_left(held, point, key=lambda h: h.point)]
 
 
-def _history(d: Design, barrier: str, point: int) -> list[_Held]:
+def _history(d: Design, barrier: str, point: int,
+             left: dict[str, Left] | None = None) -> list[_Held]:
     """The values barrier ``barrier``'s locks hold in turn before runtime op ``point``."""
-    return _before(_histories(d)[barrier], point)
+    return _before(_histories(d, left)[barrier], point)
 
 
 def _order(d: Design, core: str) -> dict[BarrierWait, int]:
@@ -187,11 +300,12 @@ def _replaced(held: list[_Held], value: int) -> _Held | None:
     return gone[-1] if gone else None
 
 
-def _refuse(d: Design, reach: Reach, point: int, drain: Transfer, miss: _Miss) -> None:
+def _refuse(d: Design, reach: Reach, point: int, drain: Transfer, miss: _Miss,
+            left: dict[str, Left] | None = None) -> None:
     """Refuse the set that replaced the value ``miss`` waits for, or, when the runtime sets it
-    only later, the runtime's wait at ``point``."""
+    only later, the runtime's wait at ``point`` (``left`` as :func:`_check_order` takes it)."""
     w, core = miss.wait, miss.core
-    held = _history(d, w.barrier, point)
+    held = _history(d, w.barrier, point, left)
     wait = d.runtime[point]
     assert isinstance(wait, Wait)
     where = _where(wait)
@@ -201,8 +315,8 @@ def _refuse(d: Design, reach: Reach, point: int, drain: Transfer, miss: _Miss) -
                       and op.barrier == w.barrier and op.value == w.value), None)
         if later is None:
             return
-        raise DesignError(
-            "hang: barrier", f"the runtime waits {where} for its drain of '{drain.fifo}' "
+        _raise(
+            left, "hang: barrier", f"the runtime waits {where} for its drain of '{drain.fifo}' "
             f"(line {drain.loc.line}), which needs {core} past its wait for {w.value} "
             f"(line {w.loc.line}), but sets barrier '{w.barrier}' to {w.value} only after that "
             "wait: the runtime waits forever (a silent hang on the NPU)", loc=wait.loc,
@@ -227,8 +341,11 @@ def _refuse(d: Design, reach: Reach, point: int, drain: Transfer, miss: _Miss) -
                  f"{miss.need} passes of its wait for {w.value} that the runtime's wait {where} "
                  "needs")
     related = [(f"{core}'s wait for {w.value}", w.loc),
-               (f"the barrier holds {w.value} from here", gave.set.loc) if gave.set is not None
-               else (f"barrier '{w.barrier}' starts at {w.value}", d.barrier(w.barrier).loc),
+               (f"barrier '{w.barrier}' starts at {w.value}", d.barrier(w.barrier).loc)
+               if gave.set is None else
+               (f"the invocation before leaves {w.value} here (the sequence's last set)",
+                gave.set.loc) if gave.point < 0 else
+               (f"the barrier holds {w.value} from here", gave.set.loc),
                (f"the drain of '{drain.fifo}' the runtime then waits for {where}", drain.loc)]
     fix = (_fix(d, reach, at, core, w, first) or _fix_later(d, reach, at, core, w, first)
            or f"before the set (line {took.set.loc.line}), wait (rt.wait() or rt.sync()) for "
@@ -236,10 +353,10 @@ def _refuse(d: Design, reach: Reach, point: int, drain: Transfer, miss: _Miss) -
            f"{w.loc.line}) and before it waits for another value; if it sends none there, have "
            "it send what the runtime can drain there")
     if reachable:
-        raise DesignError(
-            "barrier race", f"rt.set_barrier of '{w.barrier}' to {took.value} may replace the "
-            f"{w.value} that {core} waits for at line {w.loc.line} before the core gets there: "
-            "the core would then wait forever (a hang that depends on timing)",
+        _raise(
+            left, "barrier race", f"rt.set_barrier of '{w.barrier}' to {took.value} may "
+            f"replace the {w.value} that {core} waits for at line {w.loc.line} before the core "
+            "gets there: the core would then wait forever (a hang that depends on timing)",
             loc=took.set.loc, limit=_LIMIT,
             found=f"{proof}; the barrier holds {w.value} only {_since(gave)} to this set, and "
             "whether the core gets to the wait in that time is timing: how long it takes to "
@@ -251,8 +368,8 @@ def _refuse(d: Design, reach: Reach, point: int, drain: Transfer, miss: _Miss) -
             f" its acquire of '{blocked.fifo}' (line {blocked.loc.line})"
             if isinstance(blocked, Acquire) else
             f" its wait for {blocked.value} (line {blocked.loc.line})")
-    raise DesignError(
-        "hang: barrier", f"rt.set_barrier of '{w.barrier}' to {took.value} replaces the "
+    _raise(
+        left, "hang: barrier", f"rt.set_barrier of '{w.barrier}' to {took.value} replaces the "
         f"{w.value} that {core} waits for at line {w.loc.line} before the core can get there: "
         "the core waits forever (a silent hang on the NPU)", loc=took.set.loc, limit=_LIMIT,
         found=f"{proof}, and the fills issued before the set let it get no further than"
@@ -260,14 +377,49 @@ def _refuse(d: Design, reach: Reach, point: int, drain: Transfer, miss: _Miss) -
         related=related, fix=fix)
 
 
+def _raise(left: dict[str, Left] | None, rule: str, message: str, *, loc: Loc, limit: str,
+           found: str, related: list[tuple[str, Loc]], fix: str) -> NoReturn:
+    """Raise a refusal of :func:`_refuse`; on :func:`next_invocation`'s design (``left`` given)
+    as ``barrier rerun``, saying where that invocation starts and how to start it as the
+    first."""
+    if left is None:
+        raise DesignError(rule, message, loc=loc, limit=limit, found=found, related=related,
+                          fix=fix)
+    starts = "; ".join(where_it_starts(name, end) for name, end in left.items())
+    back = " and ".join(f"rt.set_barrier('{name}', {end.initial})"
+                        for name, end in left.items())
+    kind = "a hang that depends on timing" if rule == "barrier race" else "a certain hang"
+    raise DesignError(
+        "barrier rerun", f"on every invocation after the first ({kind} there): {message}",
+        loc=loc, limit=f"{limit}; {CARRIED}", found=f"{starts}; {found}", related=related,
+        fix=f"{fix}; or {back} at the end of the runtime sequence, after an rt.sync() on its "
+        "last drains, so that every invocation starts as the first does")
+
+
+def where_it_starts(name: str, end: Left) -> str:
+    """Where barrier ``name`` starts every invocation after the first, said for a refusal."""
+    return (f"barrier '{name}' starts each invocation after the first at {end.value}, where "
+            f"the sequence's last set (line {end.set.loc.line}) leaves it, not at its initial "
+            f"{end.initial}")
+
+
 def _since(held: _Held) -> str:
     """Since when a barrier holds a value: the line of the set that gave it."""
-    return "from the start" if held.set is None else f"from line {held.set.loc.line}"
+    if held.set is None:
+        return "from the start"
+    if held.point < 0:
+        return (f"from the start of the invocation (the last set of the one before, line "
+                f"{held.set.loc.line}, leaves it)")
+    return f"from line {held.set.loc.line}"
 
 
 def _given(held: _Held) -> str:
     """What gave a barrier a value: its initial value, or the set of a line."""
-    return "its initial value" if held.set is None else f"set at line {held.set.loc.line}"
+    if held.set is None:
+        return "its initial value"
+    if held.point < 0:
+        return f"left by the invocation before: its last set, line {held.set.loc.line}"
+    return f"set at line {held.set.loc.line}"
 
 
 def _where(wait: Wait) -> str:

@@ -7,7 +7,13 @@ once its inputs arrived, and they arrive only after the runtime issued the fills
 of a design (IRON's designs do the same: parameters first, then the transfers):
 
 * every slot a core reads is written by the runtime sequence, before its first transfer (the
-  memory holds no value before: mlir-aie gives the buffer no initial value);
+  memory holds no value before: mlir-aie gives the buffer no initial value), and before any
+  call reading it can start (:func:`_check_first_write`, ``rtp order``): a core that consumes
+  no fifo the runtime fills is held by nothing and runs from the load, before the sequence
+  starts, as does one whose barrier wait takes the barrier's initial value. No order of the
+  sequence's steps holds it; a runtime barrier set after the write does (mlir-aie's
+  programming guide, ``section-2d/RuntimeTasks.md``: workers may read runtime parameters
+  before they are available, and ``WorkerRuntimeBarrier`` is the remedy);
 * a slot is rewritten only when no call reading it can run on either side of the write: every
   call the data filled before the write lets start must be shown finished by the drains waited
   for before it (:mod:`aiedsl.ir.reach` bounds both from the core programs, links and
@@ -15,7 +21,8 @@ of a design (IRON's designs do the same: parameters first, then the transfers):
   already be in the core, and those calls may run before the new value lands, or after.
 
 The simulator keeps the first rule at run time: a core reading a slot the runtime has not
-written by then is a :class:`~aiedsl.sim.state.SimFault` naming the slot and the call.
+written by then is a :class:`~aiedsl.sim.state.SimFault` naming the slot and the call (its fix
+the barrier of :func:`hold_fix` when no fill before the write feeds the core).
 
 A core that waits on a runtime barrier (IRON's ``WorkerRuntimeBarrier``, :func:`aiedsl.barrier`)
 is ordered by the barrier instead: its slots are written before the barrier's first set, a
@@ -24,10 +31,22 @@ past a wait for v needs the barrier to have held v; a wait leaves the value in t
 every later wait for v passes too, until a set replaces it), and :func:`check_barriers` finds
 the waits for a value the barrier never holds (a static hang). A set that may replace a value
 before a core got past its wait for it is :mod:`aiedsl.checks.barriers`' (``barrier race``).
+
+Every invocation after the first (:func:`check_rtp_reruns`). An rtp buffer, like a barrier's lock,
+keeps what the last invocation left: nothing but the runtime sequence writes it (IRON's
+``use_write_rtp`` buffer is an ``aie.buffer`` with no initial value; ``aiex.npu.rtp_write`` is
+the only write). So when a slot's first write in the sequence gives another value than its last,
+the first write of each later invocation is a rewrite, and no call reading the slot may start
+before it. Only a barrier changes that from the first invocation: with the data as the first
+invocation has it, no call can start before the first write (the rules above), but a barrier
+the sequence leaves at another value than its initial one (:func:`aiedsl.checks.barriers.
+left_over`) may let a core past its first waits at once. The rewrites are judged again with the
+barriers starting there too.
 """
 
 from __future__ import annotations
 
+from aiedsl.checks.barriers import CARRIED, Left, left_over, next_invocation, where_it_starts
 from aiedsl.ir.program import calls, walk
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import BarrierWait, RtpArg
@@ -80,6 +99,8 @@ def check_rtps(d: Design, target: TargetModel) -> None:
             if slot in written:
                 _check_rewrite(d, i, op, written[slot], read_by.get(slot, []), reach,
                                target.max_lock_value)
+            else:
+                _check_first_write(d, i, op, read_by.get(slot, []), reach)
             written.setdefault(slot, op)
     for slot, (reader, at) in read.items():
         if slot not in written:
@@ -93,10 +114,156 @@ def check_rtps(d: Design, target: TargetModel) -> None:
                 "sequence")
 
 
+_HELD_LIMIT = (
+    "a slot a core reads is written before any call reading it can start: the slot holds no "
+    "value before its first write, and a core's calls wait only for the data they acquire and "
+    "the barrier values they wait for, not for the runtime sequence (mlir-aie's programming "
+    "guide, section-2d/RuntimeTasks.md: workers may read runtime parameters before they are "
+    "available, and a WorkerRuntimeBarrier holds them)")
+"""The rule a refusal of a first write that a call may precede states."""
+
+
+def _check_first_write(d: Design, point: int, op: RtpWrite, readers: list[str],
+                       reach: Reach) -> None:
+    """No call reading the slot of ``op``, its first write (runtime op ``point``), can start
+    before it: a core that waits for no filled data and no barrier value runs from the load."""
+    slot = (op.rtp, op.index)
+    for core in readers:
+        may = reach.could_run(core, point).reads[slot]
+        if not may:
+            continue
+        call = next(a for c in calls(next(p for p in d.cores if p.name == core))
+                    for a in c.args if isinstance(a, RtpArg) and (a.rtp, a.index) == slot)
+        why, fix = unheld(d, reach, core, point, op, call.loc)
+        starts = f"{may} call{'s' * (may != 1)} that read{'s' * (may == 1)}"
+        raise DesignError(
+            "rtp order", f"{core} may read rtp '{op.rtp}'[{op.index}] before the runtime writes "
+            f"it (line {op.loc.line}): {why}", loc=call.loc, limit=_HELD_LIMIT,
+            found=f"before the write, {core} may start {starts} the slot",
+            related=[("the first rt.rtp_write of the slot", op.loc)], fix=fix)
+
+
+def unheld(d: Design, reach: Reach, core: str, point: int, write: RtpWrite,
+            read: Loc) -> tuple[str, str]:
+    """Why nothing holds ``core``'s calls until ``write`` (runtime op ``point``), and the
+    fix: a runtime barrier set after the write, or, for a core that waits on one already, a
+    first wait for a value the barrier does not hold from the load."""
+    passed = reach.could_run(core, point).passed
+    taken = next((w for w in passed if passed[w] and w.value == d.barrier(w.barrier).init),
+                 None)
+    slot = f"rt.rtp_write('{write.rtp}', {write.index}, ...)"
+    if taken is not None:
+        b = d.barrier(taken.barrier)
+        later = next((op for op in d.runtime[point + 1:] if isinstance(op, SetBarrier)
+                      and op.barrier == b.name and op.value == taken.value), None)
+        then = (f": the rt.set_barrier to {taken.value} at line {later.loc.line}, after the "
+                "write, then lets the core past its wait, not the load" if later is not None
+                else f", and rt.set_barrier('{b.name}', {taken.value}) after the {slot} (line "
+                f"{write.loc.line}), so that the set, not the load, lets the core past its wait")
+        return (f"the core's wait for {taken.value} (line {taken.loc.line}) passes on the initial "
+                f"value of barrier '{b.name}', which the load gives, and nothing else it waits "
+                "for before the call comes from the runtime",
+                f"start barrier '{b.name}' at a value the core does not wait for (initial=0)"
+                + then)
+    if not reach.upstream(core):
+        why = ("the core consumes no fifo the runtime fills, so it runs from the load, before "
+               "the runtime sequence starts")
+    else:
+        why = "the calls that read it wait for no data the runtime fills before the write"
+    return why, hold_fix(d, write, read)
+
+
+def hold_fix(d: Design, write: RtpWrite | None, read: Loc) -> str:
+    """The fix for a core whose call at ``read`` nothing holds until ``write`` (the slot's
+    first; None: the one to add): IRON's WorkerRuntimeBarrier, which the core waits on and the
+    runtime sets after the write."""
+    # a name no fifo, rtp, local or barrier has: they share one MLIR symbol table
+    taken = ({f.name for f in d.fifos} | {r.name for r in d.rtps} | {lb.name for lb in d.locals}
+             | {b.name for b in d.barriers})
+    name = next(n for n in ("go", *(f"go{i}" for i in range(1, 64))) if n not in taken)
+    return (f"hold the core on a runtime barrier (IRON's WorkerRuntimeBarrier): {name} = "
+            f"barrier(name=\"{name}\") in the design function, {name}.wait_for_value(1) in the "
+            f"core function before the call that reads the slot (line {read.line}), and "
+            f"rt.set_barrier({name}, 1) after the rt.rtp_write"
+            + (f" at line {write.loc.line}" if write is not None else ""))
+
+
+def check_rtp_reruns(d: Design, target: TargetModel) -> None:
+    """The rtp rules of every invocation after the first (the module docstring's last part):
+    no call reading a slot may start before the slot's first write when that write changes
+    what the invocation before left, and no rewrite races a call, with each barrier starting
+    where the sequence leaves it."""
+    left = left_over(d)
+    if not left:
+        return  # the barriers start every invocation alike, the data orders it as the first
+    later = next_invocation(d, left)
+    reach = Reach(later)
+    readers: dict[tuple[str, int], list[str]] = {}
+    for program in d.cores:
+        for call in calls(program):
+            for a in call.args:
+                if isinstance(a, RtpArg) and program.name not in readers.setdefault(
+                        (a.rtp, a.index), []):
+                    readers[(a.rtp, a.index)].append(program.name)
+    writes: dict[tuple[str, int], list[tuple[int, RtpWrite]]] = {}
+    for i, op in enumerate(d.runtime):
+        if isinstance(op, RtpWrite):
+            writes.setdefault((op.rtp, op.index), []).append((i, op))
+    for slot, ws in writes.items():
+        if slot not in readers:
+            continue
+        (point, first), (_, last) = ws[0], ws[-1]
+        if first.value != last.value:
+            for core in readers[slot]:
+                may = reach.could_run(core, point).reads[slot]
+                if may:
+                    _refuse_stale(d, Reach(d), reach, point, first, last, core, may, left)
+        for (i, op), (_, previous) in zip(ws[1:], ws):
+            _check_rewrite(later, i, op, previous, readers[slot], reach, target.max_lock_value,
+                           left)
+
+
+def _refuse_stale(d: Design, first_run: Reach, reach: Reach, point: int, first: RtpWrite,
+                  last: RtpWrite, core: str, may: int, left: dict[str, Left]) -> None:
+    """Refuse the first write of a slot (runtime op ``point``) that ``may`` calls of ``core``
+    can start before on an invocation after the first (``reach`` of that invocation's design,
+    ``first_run`` of the first's), reading what the last write left."""
+    # the waits the barriers' starting values let a core past before the write, against the
+    # first invocation's: what lets the calls start early (the reader's own first)
+    early = [(c, w) for c in [core] + [c.name for c in d.cores if c.name != core]
+             for w, n in reach.could_run(c, point).passed.items()
+             if n > first_run.could_run(c, point).passed[w]]
+    why = ""
+    related = [(f"the last write, of {last.value}", last.loc)]
+    if early:
+        c, w = early[0]
+        end = left[w.barrier]
+        why = (f"{where_it_starts(w.barrier, end)}, which lets {c} past its wait for "
+               f"{w.value} (line {w.loc.line}) at once; ")
+        related.append((f"{c}'s wait for {w.value}", w.loc))
+    starts = "calls that read" if may > 1 else "call that reads"
+    back = " and ".join(f"rt.set_barrier('{name}', {end.initial})" for name, end in left.items())
+    raise DesignError(
+        "rtp race", f"on every invocation after the first, rt.rtp_write of '{first.rtp}'"
+        f"[{first.index}] races {core}'s calls that read it: they may see its {first.value} or "
+        f"the {last.value} the invocation before left (line {last.loc.line})", loc=first.loc,
+        limit="an rtp buffer keeps what the last invocation wrote (nothing but the runtime "
+        "sequence writes it), and " + CARRIED + ", so no call reading a slot may start before "
+        "the slot's first write when that write changes its value",
+        found=f"{why}the fills and barrier values before the write let {core} start {may} "
+        f"{starts} the slot", related=related,
+        fix=f"{back} at the end of the runtime sequence, after an rt.sync() on its last drains "
+        "(every invocation then starts as the first does), or have the calls that should see "
+        "the new value wait for a value the barrier does not hold when an invocation starts, "
+        "set after the rtp_write")
+
+
 def _check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, readers: list[str],
-                   reach: Reach, top: int) -> None:
+                   reach: Reach, top: int, left: dict[str, Left] | None = None) -> None:
     """A rewrite at runtime op ``point`` races a reader when the data filled before it lets a
-    call reading the slot start that the drains waited for before it do not show finished."""
+    call reading the slot start that the drains waited for before it do not show finished
+    (``left``: on every invocation after the first, :func:`check_rtp_reruns`' design, whose
+    barriers start where the one before left them)."""
     slot = (op.rtp, op.index)
     for core in readers:
         may = reach.could_run(core, point).reads[slot]
@@ -114,7 +281,9 @@ def _check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, read
         started = f"{may} call{'s' * (may != 1)} that read{'s' * (may == 1)}"
         gated = waits_on_barrier(next(c for c in d.cores if c.name == core))
         given = "the fills and barrier sets" if gated else "the fills"
-        same = _same_value_again(d, core, point, top) if gated else None
+        # a new value to wait for holds the calls on the first invocation, and the next one
+        # starts with it: its own fix is the set back to the initial value, below
+        same = _same_value_again(d, core, point, top) if gated and not left else None
         hint = ""
         if same is not None:
             again, fresh = same
@@ -125,17 +294,26 @@ def _check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, read
                     "to hold the calls that should see the new value, have them wait for a "
                     f"value the barrier has not held (wait_for_value({fresh})) and set it to "
                     "that after the rtp_write")
+        limit = ("a slot is rewritten only when every call the data issued before it may "
+                 "start has finished, as the drains waited for before it show (the write is one "
+                 "register write: nothing else orders it with the core)")
+        found = (f"{given} before it let {core} start {started} the slot; the drains "
+                 f"waited for show {must} finished, so {either} may read either value")
+        fix = ("before the rtp_write, rt.sync() on the drains of every call filled so far, "
+               "and issue the fills of the calls that should see the new value after it" + hint)
+        when = ""
+        if left:  # the first invocation passed: only where the barriers start differs
+            when = "on every invocation after the first, "
+            limit += "; " + CARRIED
+            found = "; ".join(where_it_starts(name, end)
+                              for name, end in left.items()) + "; " + found
+            fix += "; or " + " and ".join(f"rt.set_barrier('{name}', {end.initial})"
+                                          for name, end in left.items()) + \
+                " at the end of the runtime sequence, after an rt.sync() on its last drains"
         raise DesignError(
-            "rtp race", f"rt.rtp_write of '{op.rtp}'[{op.index}] races {core}'s calls that "
-            "read it: they may see the new value or the old one", loc=op.loc,
-            limit="a slot is rewritten only when every call the data issued before it may "
-            "start has finished, as the drains waited for before it show (the write is one "
-            "register write: nothing else orders it with the core)",
-            found=f"{given} before it let {core} start {started} the slot; the drains "
-            f"waited for show {must} finished, so {either} may read either value",
-            related=related,
-            fix="before the rtp_write, rt.sync() on the drains of every call filled so far, "
-            "and issue the fills of the calls that should see the new value after it" + hint)
+            "rtp race", f"{when}rt.rtp_write of '{op.rtp}'[{op.index}] races {core}'s calls "
+            "that read it: they may see the new value or the old one", loc=op.loc,
+            limit=limit, found=found, related=related, fix=fix)
 
 
 def _same_value_again(d: Design, core: str, point: int, top: int

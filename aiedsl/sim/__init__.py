@@ -30,7 +30,8 @@ from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
-from aiedsl.sim.options import check_clock, check_kernels, check_seed
+from aiedsl.sim.state import Carried
+from aiedsl.sim.options import check_clock, check_invocations, check_kernels, check_seed
 from aiedsl.sim.runtime import check_shim_bds, check_task_queues
 from aiedsl.sim.stats import timing
 from aiedsl.sim.summary import Timing, significant
@@ -193,7 +194,7 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
              seed: int = 0, clock_hz: float | None = None, trace: str | None = None,
              check: bool = True, compute: bool = True,
              placed: Design | None = None, kernels: str = "reference",
-             watch: Watch | None = None) -> SimResult:
+             watch: Watch | None = None, invocations: int = 1) -> SimResult:
     """Run ``handle``'s design on the simulator; raises :class:`Deadlock` when it hangs.
 
     ``inputs`` default to seeded random tensors; with ``check`` the outputs are compared with the
@@ -202,15 +203,25 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     large problems; outputs are then meaningless and not checked. ``kernels="native"`` runs
     each kernel's C++, built for the host (:mod:`aiedsl.kernels.host`), instead of its numpy
     reference. ``watch`` hears each stage as it starts (a progress display).
+
+    ``invocations`` runs the runtime sequence that many times, as the NPU runs a loaded design
+    again (``aiedsl run --target npu`` runs a warm-up and ``--iters`` more): each invocation
+    after the first starts from what the one before left where only the load sets the state
+    (:class:`~aiedsl.sim.state.Carried`: barrier locks, rtp slots, core-local buffers), and
+    the inputs again, outputs unwritten. The result (outputs, timing, trace) is the first's; a
+    later one that hangs raises its :class:`Deadlock`, and, unless a local with an initial value
+    makes the reference describe the first only (as on the NPU), a later one's output that
+    differs from the reference is that output's FAIL.
     """
     loc = caller_loc()
     seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
     kernels = check_kernels(kernels, loc)
+    invocations = check_invocations(invocations, loc)
     if trace is not None:
         check_trace(trace, handle.name)  # before simulating: a refusal then costs nothing
     with _older_objects_frozen():
         return _simulate(handle, inputs, seed, clock_hz, trace, check, compute, placed, kernels,
-                         watch or _unwatched)
+                         watch or _unwatched, invocations)
 
 
 def _unwatched(stage: str, m: Machine) -> None:
@@ -237,7 +248,8 @@ def _check_placed(handle: DesignHandle, placed: Design) -> None:
 
 def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: int,
               clock_hz: float | None, trace: str | None, check: bool, compute: bool,
-              placed: Design | None, kernels: str, watch: Watch) -> SimResult:
+              placed: Design | None, kernels: str, watch: Watch,
+              invocations: int = 1) -> SimResult:
     if placed is None:
         placed, _ = check_design(handle.ir)
     else:  # checked and placed by the caller (api's run: a build's); only validated again
@@ -245,8 +257,62 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     if inputs is not None:
         check_inputs(placed, inputs, caller_loc())
     ins = inputs if inputs is not None else make_inputs(placed, seed)
-    host: dict[str, np.ndarray] = {}
     drained = set(handle.outputs)
+    target = get_target(placed.device)
+    check = check and compute
+    host = _host(placed, ins, drained)
+    with (nullcontext(handle.kernels) if kernels == "reference" else
+          native_kernels(placed, target)) as impls:
+        m = build_machine(placed, target, host, impls, trace=trace is not None,
+                          compute=compute, clock_hz=clock_hz)
+        watch("run", m)
+        m.engine.run()
+        _stopped(m, trace)
+        tm = timing(m)
+        if trace is not None:
+            write_trace(m, tm.clock_hz, trace)
+        outputs = {n: host[n] for n in handle.outputs}
+        checks = []
+        expected: dict[str, Any] = {}
+        if check:
+            watch("check", m)
+            expected = handle.expected({n: ins[n] for n in handle.inputs})
+            checks = compare_outputs(placed, outputs, expected,
+                                     {n: ins[n] for n in handle.inputs},
+                                     nonfinite=handle.nonfinite, poison=True)
+        # the reference describes the first invocation only when a local starts it from its
+        # initial value (the NPU checks that one then: aiedsl.api); else every one alike
+        alike = not any(b.init is not None for b in placed.locals)
+        before = m
+        for n in range(2, invocations + 1):
+            left = Carried.of(before)
+            later = _starting(placed, left)
+            again = _host(placed, ins, drained)
+            before = build_machine(later, target, again, impls, compute=compute,
+                                   clock_hz=clock_hz, carried=left)
+            watch("run", before)
+            try:
+                before.engine.run()
+                _stopped(before, None)
+            except DesignError as e:  # a deadlock, or a fault, of this invocation
+                raise _in_invocation(e, n, placed, left) from None
+            if check and alike:
+                got = compare_outputs(placed, {o: again[o] for o in handle.outputs}, expected,
+                                      {o: ins[o] for o in handle.inputs},
+                                      nonfinite=handle.nonfinite, poison=True)
+                for i, (first, this) in enumerate(zip(checks, got)):
+                    if first.passed and not this.passed:
+                        this.note = (f"invocation {n} (which starts from what invocation "
+                                     f"{n - 1} left: {_what_carries(placed, left)}) computed "
+                                     "this; invocation 1, from the load, matched")
+                        checks[i] = this
+    return SimResult(ins, outputs, checks, tm, m)
+
+
+def _host(placed: Design, ins: dict[str, np.ndarray], drained: set[str]
+          ) -> dict[str, np.ndarray]:
+    """The host arrays of one invocation: the inputs, and unwritten outputs."""
+    host: dict[str, np.ndarray] = {}
     for t in placed.tensors:
         if t.name not in ins:
             host[t.name] = poisoned(placed, t.name)
@@ -254,14 +320,11 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
             # view numpy does not lay out in order: its DMA reads memory in logical order)
             arr = np.ascontiguousarray(ins[t.name]).reshape(t.type.shape)
             host[t.name] = arr.copy() if t.name in drained else arr
-    target = get_target(placed.device)
-    with (nullcontext(handle.kernels) if kernels == "reference" else
-          native_kernels(placed, target)) as impls:
-        m = build_machine(placed, target, host, impls, trace=trace is not None,
-                          compute=compute, clock_hz=clock_hz)
-        watch("run", m)
-        m.engine.run()
-    check = check and compute
+    return host
+
+
+def _stopped(m: Machine, trace: str | None) -> None:
+    """After machine ``m``'s run: raise what kept it from the end of its runtime sequence."""
     check_task_queues(m)  # a dropped push is the cause, when the run also stopped short
     check_shim_bds(m)
     if m.runtime is None or not m.runtime.finished:
@@ -272,15 +335,32 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
                 f"{trace} holds the trace up to the hang"
             stuck.args = (stuck.render(),)
         raise stuck
-    tm = timing(m)
-    if trace is not None:
-        write_trace(m, tm.clock_hz, trace)
-    outputs = {n: host[n] for n in handle.outputs}
-    checks = []
-    if check:
-        watch("check", m)
-        expected = handle.expected({n: ins[n] for n in handle.inputs})
-        checks = compare_outputs(placed, outputs, expected,
-                                 {n: ins[n] for n in handle.inputs}, nonfinite=handle.nonfinite,
-                                 poison=True)
-    return SimResult(ins, outputs, checks, tm, m)
+
+
+def _starting(placed: Design, left: Carried) -> Design:
+    """``placed`` with each barrier's initial value what ``left`` holds in its locks (they
+    all hold what the last set gave them): the deadlock report then says where it started."""
+    starts = {b: v for (b, _), v in left.barriers.items()}
+    return placed.model_copy(update={"barriers": tuple(
+        b.model_copy(update={"init": starts[b.name]}) if b.name in starts else b
+        for b in placed.barriers)})
+
+
+def _what_carries(placed: Design, left: Carried) -> str:
+    """What invocation ``n`` starts from, said of ``placed``'s barriers, rtps and locals."""
+    parts = [f"barrier '{b.name}' at {left.barriers[(b.name, b.cores[0])]}"
+             for b in placed.barriers if b.cores and (b.name, b.cores[0]) in left.barriers]
+    if placed.rtps:
+        parts.append("the rtp slots as last written")
+    if placed.locals:
+        parts.append("the locals as its kernels left them")
+    return ", ".join(parts) or "nothing the load sets differs"
+
+
+def _in_invocation(e: DesignError, n: int, placed: Design, left: Carried) -> DesignError:
+    """``e``, raised in invocation ``n``, saying so (the first ran to its end)."""
+    e.message = (f"on invocation {n} of the runtime sequence (invocation {n - 1} ran to its "
+                 f"end; this one starts from what it left: {_what_carries(placed, left)}): "
+                 f"{e.message}")
+    e.args = (e.render(),)
+    return e

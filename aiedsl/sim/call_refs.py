@@ -7,9 +7,13 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable
 
+from aiedsl.checks.rtp import hold_fix, unheld
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, RtpArg
 from aiedsl.ir.cores import Core
+from aiedsl.ir.design import Design
+from aiedsl.ir.reach import Reach
+from aiedsl.ir.runtime import RtpWrite, Transfer
 from aiedsl.sim.engine import Proc
 from aiedsl.sim.state import RtpMemory, SimFault
 
@@ -47,7 +51,7 @@ RTP = object()
 """Marks a compiled call argument read from a runtime parameter when the call runs."""
 
 
-def read_rtp(core: Core, p: Proc, a: RtpArg, mem: RtpMemory, call: Call) -> int:
+def read_rtp(core: Core, p: Proc, a: RtpArg, mem: RtpMemory, call: Call, d: Design) -> int:
     """The value of rtp slot ``a`` when ``core``'s call runs (at its clock); a SimFault when
     the runtime has not written it by then (the core would read whatever the memory held)."""
     value = mem.read(a.index, p.time)
@@ -57,8 +61,35 @@ def read_rtp(core: Core, p: Proc, a: RtpArg, mem: RtpMemory, call: Call) -> int:
             "the runtime writes it", loc=a.loc, limit="a slot is read after an rtp_write of it "
             "(the memory holds no value before)", found="no write by then",
             related=[(f"the call that reads it ({core.name})", call.loc)],
-            fix=f"rt.rtp_write('{a.rtp}', {a.index}, ...) before the fills that feed this core")
+            fix=_unwritten_fix(d, core, a))
     return value
+
+
+def _unwritten_fix(d: Design, core: Core, a: RtpArg) -> str:
+    """How to have the slot written before ``core``'s call reads it: the write before the
+    fills that feed the core, when one of them comes first; else (no fill feeds it, or the
+    write already comes before them) the data cannot order it: a runtime barrier."""
+    write = f"rt.rtp_write('{a.rtp}', {a.index}, ...)"
+    writes = [i for i, op in enumerate(d.runtime)
+              if isinstance(op, RtpWrite) and (op.rtp, op.index) == (a.rtp, a.index)]
+    reach = Reach(d)
+    feeds = reach.upstream(core.name)
+    if not writes:
+        if feeds:
+            return f"{write} before the fills that feed this core"
+        return (f"{write} in the runtime sequence; the core consumes no fifo the runtime "
+                f"fills, so it runs from the load: {hold_fix(d, None, a.loc)}")
+    first = d.runtime[writes[0]]
+    assert isinstance(first, RtpWrite)
+    fill = next((op for op in d.runtime[:writes[0]]
+                 if isinstance(op, Transfer) and op.op == "fill" and op.fifo in feeds), None)
+    if fill is not None:
+        return (f"{write} before the fills that feed this core (the fill of '{fill.fifo}' at "
+                f"line {fill.loc.line} comes before the write at line {first.loc.line})")
+    # the write comes before every fill that feeds the core: no order of the sequence's steps
+    # holds the call, only a barrier does (check refuses this as rtp order)
+    why, fix = unheld(d, reach, core.name, writes[0], first, a.loc)
+    return f"moving the rt.rtp_write (line {first.loc.line}) cannot help ({why}); {fix}"
 
 
 def reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:

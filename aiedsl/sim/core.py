@@ -278,7 +278,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                                          f"(called at {ins[4].loc})", k.loc) from err
             elif compute:
                 args = [views[cell[0]][cell[1][i]] if cell.__class__ is list
-                        else read_rtp(core, p, i, views, ins[4]) if cell is RTP
+                        else read_rtp(core, p, i, views, ins[4], m.design) if cell is RTP
                         else views for cell, i, views in ins[3]]
                 if ins[10]:  # the kernel reads or writes the cascade
                     cascade = cascade_payloads(k, casc)

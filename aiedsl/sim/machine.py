@@ -27,7 +27,9 @@ What it models (mlir-aie's objectfifo lowering,
   call reads the slot's value at the call's cycle (the last write at or before it), after every
   earlier event has run, and reading a slot nothing has written yet is a :class:`SimFault`;
 * each core's copy of a core-local buffer starts the run holding its initial value (the run is
-  the first after the design's load), and kernels read and write it in place, call after call.
+  the first after the design's load), and kernels read and write it in place, call after call;
+* a later invocation (``carried``) starts from what the one before left where the load, not
+  the runtime sequence, sets the state: barrier locks, rtp slots, locals (:class:`Carried`).
 
 Timing (the target's :class:`~aiedsl.targets.TimingModel`): a stream runs at its slower DMA's
 rate; a shim channel also spends ``shim_burst_cycles`` per AXI burst of its host pattern; the
@@ -58,7 +60,7 @@ from aiedsl.sim.patterns import dims_gather
 from aiedsl.sim.runtime import run_runtime
 from aiedsl.sim.shim_dma import shim_drain, shim_fill
 from aiedsl.sim.state import (
-    CascadeLink, Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault,
+    Carried, CascadeLink, Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault,
     initial_local,
 )
 from aiedsl.targets import TargetModel
@@ -69,9 +71,11 @@ __all__ = ["Machine", "SimFault", "build_machine"]
 
 def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
                   kernels: dict[str, Any], trace: bool = False, compute: bool = True,
-                  clock_hz: float | None = None) -> Machine:
+                  clock_hz: float | None = None, carried: Carried | None = None) -> Machine:
     """Model placed design ``d`` on ``target`` over host arrays ``host`` (modified in place by
-    drains); cycles count ``clock_hz`` (the target's clock by default)."""
+    drains); cycles count ``clock_hz`` (the target's clock by default). ``carried``: the
+    invocation starts from what the one before left (barrier locks, rtp slots, locals), not
+    from the load."""
     clock = clock_hz or target.clock_hz
     tm = target.timing
     engine = Engine(trace)
@@ -157,14 +161,21 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
         _build_link(m, link, len(ends.store_of[end.symbol].buffers), links_in, links_out)
 
     for r in d.rtps:
-        m.rtps[r.name] = RtpMemory(r.name, r.core, [[] for _ in range(r.type.numel)])
-    for lb in d.locals:  # one copy per core, as the design's load leaves it
+        # a slot the invocation before wrote holds that value from before this one's start
+        last = carried.rtps.get(r.name, []) if carried else []
+        slots = [last[i] if i < len(last) else None for i in range(r.type.numel)]
+        m.rtps[r.name] = RtpMemory(r.name, r.core, [[] if v is None else [(-1.0, v)]
+                                                    for v in slots])
+    for lb in d.locals:  # one copy per core, as the design's load (or the last run) leaves it
         np_dtype = np.dtype(lookup_dtype(lb.type.dtype).numpy)
         for core in lb.cores:
-            m.locals[(lb.name, core)] = initial_local(lb.init, lb.type.shape, np_dtype)
+            kept = carried.locals.get((lb.name, core)) if carried else None
+            m.locals[(lb.name, core)] = kept.copy() if kept is not None else \
+                initial_local(lb.init, lb.type.shape, np_dtype)
     for b in d.barriers:
         for core in b.cores:
-            m.barrier_locks[(b.name, core)] = Lock(f"barrier {b.name}@{core}", b.init)
+            start = carried.barriers.get((b.name, core), b.init) if carried else b.init
+            m.barrier_locks[(b.name, core)] = Lock(f"barrier {b.name}@{core}", start)
     _build_cascades(m, target.cascade_fifo_words)
     for program in d.cores:
         p = Proc(program.name, "core", info={"tile": program.tile, "loc": program.loc})

@@ -44,6 +44,18 @@ def check_clock(clock_hz: object, loc: Loc) -> float | None:
                       found=repr(clock_hz), fix="give the core clock in Hz, e.g. 1.0e9")
 
 
+def check_invocations(invocations: object, loc: Loc) -> int:
+    """``invocations`` as an int, when it is an integer >= 1; else a DesignError at ``loc``."""
+    if isinstance(invocations, bool) or not isinstance(invocations, numbers.Integral) \
+            or invocations < 1:
+        raise DesignError("run options", f"invocations={invocations!r}", loc=loc,
+                          limit="an int >= 1 (how many times the runtime sequence runs)",
+                          found=f"{type(invocations).__name__} {invocations!r}",
+                          fix="give invocations=1, or 2 to run a second invocation from what "
+                          "the first left")
+    return int(invocations)
+
+
 def check_kernels(kernels: object, loc: Loc) -> str:
     """``kernels`` when it is one of :data:`KERNELS`; else a DesignError at ``loc``."""
     if isinstance(kernels, str) and kernels in KERNELS:
