@@ -141,15 +141,18 @@ def note_carried_locals(checks: list[OutputCheck], d: Design) -> None:
 def note_design(checks: list[OutputCheck], d: Design) -> None:
     """Give each FAIL the design's notes (:func:`aiedsl.notes.design_notes`) that may explain
     it: those of the drains into its tensor and those of every fill (any input may reach any
-    output)."""
-    failed = [c for c in checks if not c.passed]
-    if not failed:
-        return
+    output); and each PASS the notes about its tensor said under a PASS too (``always``: a
+    kernel narrowing partial sums at every call, which a reference written the same way
+    does as well)."""
     from aiedsl.notes import design_notes
 
     notes = design_notes(d)
-    for c in failed:
-        c.hints = [f"{n.loc}: {n.text}" for n in notes if n.op == "fill" or n.tensor == c.name]
+    for c in checks:
+        if not c.passed:
+            c.hints = [f"{n.loc}: {n.text}" for n in notes
+                       if n.op == "fill" or n.tensor == c.name]
+        else:
+            c.hints = [f"{n.loc}: {n.text}" for n in notes if n.always and n.tensor == c.name]
 
 
 def note_untouched(checks: list[OutputCheck], d: Design) -> None:

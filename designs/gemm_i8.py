@@ -6,10 +6,18 @@ are joined at its memtile, which packs A and B into the int8 mmul's blocks (4x8x
 on npu2) and unpacks C's. C is single-buffered, A and B double-buffered.
 
 Knobs:
-- OUT: C's type. ``i8`` (the default, as Taka et al.'s int8 GEMMs: a 112x112 or 144x144 C tile
-  of int32 would not fit 64 KB of L1 beside double-buffered A and B): C holds the sum scaled by
-  2^-SHIFT; every call of the kernel adds its K step exactly in 32 bits, shifts right by SHIFT
-  rounding to nearest (ties to even) and saturates to [-128, 127]. ``i32``: exact sums.
+- OUT: C's type. ``i8`` (the default): C = sat8(round(A @ B / 2^SHIFT)), the exact sum shifted
+  right by SHIFT, rounded to nearest (ties to even) and saturated to [-128, 127], where ACC says
+  how often. ``i32``: the exact sums (SHIFT must then be 0).
+- ACC (OUT=i8): where a core sums its C tile over the K loop. ``i32``: in a core-local int32
+  tile (4 m n bytes of L1), narrowed into C once, after the last K step: the rounding above,
+  once. ``c``: in C itself, which every one of the K/k matmul calls loads (shifted left), adds its
+  K step to and narrows again (Taka et al.'s int8 GEMMs: a 112x112 or 144x144 int32 tile does
+  not fit 64 KB of L1 beside double-buffered A and B), so C is rounded and saturated K/k times:
+  C_{j+1} = sat8(round((C_j 2^SHIFT + A_j B_j) / 2^SHIFT)), a partial sum clipped at 127 stays
+  clipped whatever the later steps add, and the rounding errors of the K/k steps add up
+  (``aiedsl check`` and ``sim`` say so in a note). Default: ``i32`` where it fits L1 with A,
+  B and C, else ``c``.
 - SHIFT: the int8 C's scale (0..23).
 - m, k, n: the core tile (m a multiple of 2r, k of s, n of 2t for the r x s x t mmul).
 - K_MT: a run of K_MT (a multiple of k) of A's tile row and B's tile column staged in each
@@ -21,12 +29,14 @@ Knobs:
     aiedsl check designs/gemm_i8.py --device npu2 -D COLS=8 -D M=4032 -D K=4032 -D N=4608 \
         -D m=144 -D k=72 -D n=144 -D K_MT=576 -D SHIFT=9
 """
-
 import numpy as np
 
-from aiedsl import Tensor, channel, define, design, gemm_runtime, herd, i8, loop, memtile, runtime
+from aiedsl import (
+    Tensor, channel, define, design, gemm_runtime, herd, i8, i32, local, loop, memtile, refuse,
+    runtime,
+)
 from aiedsl.kernels import block_dims, matmul, unblock_dims, zero
-from aiedsl.kernels.library import srs
+from aiedsl.kernels.library import matmul_narrow, srs
 from aiedsl.lang.gemm import staged_inputs
 
 M = define("M", 512, doc="rows of A and C")
@@ -40,15 +50,34 @@ COLS = define("COLS", 4, doc="herd columns")
 OUT = define("OUT", "i8", doc="C's type: i8 (scaled by 2^-SHIFT, saturated) or i32")
 SHIFT = define("SHIFT", 4, doc="an i8 C holds the sum shifted right by SHIFT bits")
 K_MT = define("K_MT", k, doc="K run of A and B staged in each memtile (a multiple of k)")
+L1 = 64 * 1024 - 1024  # a core's data memory (npu1 and npu2) less its stack
+# double-buffered A and B, a C tile of i8, and an int32 tile of sums
+sums_fit = 2 * (m * k + k * n) + m * n + 4 * m * n <= L1
+ACC = define("ACC", "i32" if OUT == "i8" and sums_fit else "c",
+             doc="OUT=i8: where a core sums C over K: i32 (an int32 tile, narrowed once) or c "
+             "(C itself, narrowed at every K step)")
 row_groups, col_groups = max(M // (m * ROWS), 1), max(N // (n * COLS), 1)  # see gemm_runtime
 shift = SHIFT if OUT == "i8" else 0
+if ACC not in ("i32", "c"):
+    refuse("ACC", f"ACC={ACC} is not a place to sum C", limit="i32 or c",
+           fix="-D ACC=i32 (an int32 tile, C narrowed once) or -D ACC=c (C, narrowed at every "
+           "K step)")
+if ACC == "i32" and OUT != "i8":
+    refuse("ACC", f"ACC=i32 with OUT={OUT}", limit="ACC=i32 only with OUT=i8: an i32 C is "
+           "already the int32 sum", fix="leave -D ACC out")
+once = ACC == "i32"  # C narrowed once, from a core-local int32 tile of sums
 
 
 @design(device="npu1")
 def gemm_i8(A: Tensor[M, K, i8], B: Tensor[K, N, i8], C: Tensor[M, N, OUT]):
-    mm = matmul(m, k, n, i8, OUT, shift=shift)
+    mm = matmul(m, k, n, i8, i32 if once else OUT, shift=0 if once else shift)
     r, s, t = mm.ir.params["r"], mm.ir.params["s"], mm.ir.params["t"]
-    zero_c = zero(Tensor[m, n, OUT])
+    if once:  # the sums in an int32 tile of each core's own, narrowed into C after the K loop
+        zero_c = zero(Tensor[m, n, i32])
+        narrow = matmul_narrow(m, n, i8, OUT, shift=shift)
+        acc = local(Tensor[m, n, i32])
+    else:
+        zero_c = zero(Tensor[m, n, OUT])
 
     if K_MT != k:  # a K run of K_MT per memtile element, handed to the cores k at a time
         a, b = staged_inputs(Tensor[m, k, i8], Tensor[k, n, i8], k_run=K_MT,
@@ -64,11 +93,19 @@ def gemm_i8(A: Tensor[M, K, i8], B: Tensor[K, N, i8], C: Tensor[M, N, OUT]):
     @herd(cols=COLS, rows=ROWS)
     def core(x, y):
         for _ in loop(row_groups * col_groups):
-            with c[x, y].produce() as acc:
+            if once:
                 zero_c(acc)
                 for _ in loop(K // k):
                     with a[y].consume() as ta, b[x].consume() as tb:
                         mm(ta, tb, acc)
+                with c[x, y].produce() as tc:
+                    narrow(acc, tc)
+            else:
+                with c[x, y].produce() as tc:
+                    zero_c(tc)
+                    for _ in loop(K // k):
+                        with a[y].consume() as ta, b[x].consume() as tb:
+                            mm(ta, tb, tc)
 
     with runtime() as rt:
         gemm_runtime(rt, a, b, c, A, B, C, tile=(m, k, n), herd=(COLS, ROWS))
@@ -79,7 +116,9 @@ def reference(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     A64, B64 = A.astype(np.int64), B.astype(np.int64)
     if OUT != "i8":
         return (A64 @ B64).astype(OUT == "i32" and np.int32 or np.int64)
-    # an i8 C is rescaled, rounded and saturated as the kernel stores it, after every K step
+    if once:  # the exact sum, rounded and saturated once
+        return srs(A64 @ B64, shift, np.dtype(np.int8))
+    # C itself rescaled, rounded and saturated as the kernel stores it, after every K step
     acc = np.zeros((M, N), dtype=np.int8)
     for j in range(0, K, k):
         acc = srs((acc.astype(np.int64) << shift) + A64[:, j:j + k] @ B64[j:j + k], shift,

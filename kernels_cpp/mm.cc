@@ -2,6 +2,7 @@
 // int8 -> int32, int8 -> int8, int16 -> int32) for one AIE2 / AIE2P compute core. The
 // description below is for the bf16 -> f32 4x8x4 case; matmul_blocked at the end takes any
 // mmul block shape r x s x t, and "Narrow outputs" says what changes for bf16 and int8 C.
+// matmul_narrow narrows an int32 tile of sums to int8 once.
 //
 // ---------------------------------------------------------------------------
 // What it computes
@@ -98,6 +99,10 @@
 //   The narrow outputs below cost the same: the C loads and stores (half or
 //   a quarter of the bytes) and the conversion are in the per-patch constant,
 //   overlapped with the neighbouring patches' inner loops.
+//   matmul_narrow: per r x t block, its int32 bytes loaded or its narrowed
+//   bytes stored, whichever takes longer at the core's load and store widths
+//   (npu1, 4x8 blocks: 128 bytes at 64 per cycle, 2 cycles), plus 14 for
+//   pipeline fill and drain (as zero.cc's; an estimate).
 //
 // ---------------------------------------------------------------------------
 // Narrow outputs (C smaller than the accumulator)
@@ -109,12 +114,18 @@
 //     calls rounds C once per call: C_{j+1} = bf16(C_j + A_j B_j). It halves
 //     C in L1 (a 96x96 tile: 18 KB instead of 36 KB), which is what lets
 //     Taka et al.'s 96x56x96 and 112x48x96 tiles fit 64 KB double-buffered.
-//   int8 -> int8 (TO = int8_t, SHIFT >= 0): C holds the running sum scaled
-//     by 2^-SHIFT. Each call loads C shifted left by SHIFT into the 32-bit
-//     accumulators (aie::mmul(vector, shift)), adds A*B exactly and narrows
-//     with to_vector<int8_t>(SHIFT): shift right rounding to nearest, ties to
-//     even (conv_even), and saturate to [-128, 127]:
+//   int8 -> int8 (TO = int8_t, SHIFT >= 0): each call loads C shifted left
+//     by SHIFT into the 32-bit accumulators (aie::mmul(vector, shift)), adds
+//     A*B exactly and narrows with to_vector<int8_t>(SHIFT): shift right
+//     rounding to nearest, ties to even (conv_even), and saturate to
+//     [-128, 127]:
 //       C_{j+1} = sat8(round((C_j * 2^SHIFT + A_j B_j) / 2^SHIFT)).
+//     So a K loop of n calls into one C rounds and saturates its partial
+//     sums n times, not once: a partial sum clipped at 127 stays clipped
+//     whatever the later calls add (mlir-aie's i8 -> i8 kernel,
+//     aie_kernels/aie2/mm.cc, stores every call's C narrowed too). For one
+//     rounding, sum into an int32 C and narrow it once after the last call
+//     with matmul_narrow (below): C = sat8(round(sum / 2^SHIFT)).
 //     The rounding and saturation modes are set for the call and the
 //     previous modes restored at its end (the control registers are the
 //     core's, shared with every other kernel it runs).
@@ -278,6 +289,35 @@ void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restri
     aie::set_rounding(old_rounding);
     aie::set_saturation(old_saturation);
   }
+}
+
+// C = sat(round(ACC / 2^SHIFT)): an int32 tile of sums (what matmul_blocked<TI, int32_t, ...>
+// summed over a whole K loop) narrowed once to the integer TO, element by element, so the layout
+// is the tile's own (C keeps ACC's r x t blocks). Each block is loaded into the mmul's accumulator
+// (as matmul_blocked loads an int32 C) and stored as matmul_blocked stores a narrow C: shift right
+// by SHIFT rounding to nearest, ties to even (conv_even), saturated to TO's range. M * N must be
+// a multiple of r * t (it is for any tile matmul_blocked takes).
+template <typename TI, typename TO, unsigned r, unsigned s, unsigned t, unsigned M, unsigned N,
+          int SHIFT>
+void matmul_narrow(const int32_t *__restrict acc, TO *__restrict c) {
+  using MMUL = aie::mmul<r, s, t, TI, TI, accauto>;
+  static_assert(std::is_integral_v<TO> && sizeof(TO) < 4, "TO must be a narrow integer");
+  static_assert(SHIFT >= 0 && SHIFT < 32, "SHIFT must be 0..31");
+  static_assert((M * N) % MMUL::size_C == 0, "M * N must be a multiple of r * t");
+  const aie::rounding_mode old_rounding = aie::get_rounding();
+  const aie::saturation_mode old_saturation = aie::get_saturation();
+  aie::set_rounding(aie::rounding_mode::conv_even);
+  aie::set_saturation(aie::saturation_mode::saturate);
+
+  AIE_PREPARE_FOR_PIPELINING
+  AIE_LOOP_MIN_ITERATION_COUNT(1)
+  for (unsigned i = 0; i < M * N / MMUL::size_C; ++i) {
+    MMUL block(aie::load_v<MMUL::size_C>(acc + i * MMUL::size_C));
+    aie::store_v(c + i * MMUL::size_C, aiedsl_acc_to<TO, SHIFT>(block));
+  }
+
+  aie::set_rounding(old_rounding);
+  aie::set_saturation(old_saturation);
 }
 
 #endif // AIEDSL_KERNELS_MM_CC

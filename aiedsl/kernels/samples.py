@@ -10,8 +10,8 @@ from aiedsl.kernels.base import Kernel
 from aiedsl.kernels.cases import KernelCase
 from aiedsl.kernels.library import (
     CASCADE_ROLES, add, conv2d_1x1, conv2d_3x3, exp_bf16, gelu, layer_norm, matmul,
-    matmul_cascade, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm, scale, silu,
-    softmax, sub, threshold, vector_scalar, zero,
+    matmul_cascade, matmul_narrow, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm,
+    scale, silu, softmax, sub, threshold, vector_scalar, zero,
 )
 from aiedsl.kernels.text import kernel_text
 
@@ -30,6 +30,9 @@ def samples() -> list[Kernel]:
                 for m, k, n in ((16, 32, 16), (32, 56, 32))]
         out += [matmul(m, k, n, "i8", "i8", shift=sh, device=device)
                 for (m, k, n), sh in (((16, 8, 16), 0), ((32, 64, 32), 6), ((16, 72, 32), 9))]
+        # an int32 tile of sums narrowed once
+        out += [matmul_narrow(m, n, "i8", "i8", shift=sh, device=device)
+                for (m, n), sh in (((16, 16), 0), ((64, 64), 12))]
         out += [matmul(m, k, n, "i16", device=device)
                 for m, k, n in ((8, 4, 16), (32, 32, 32), (64, 64, 64))]
     out += [matmul_cascade(m, k, n, role, device="npu1") for role in CASCADE_ROLES
