@@ -51,7 +51,39 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     note_design(checks, d)
     note_carried_locals(checks, d)
     note_narrow_reference(checks, d, expected)
+    note_saturated(checks, d, expected)
     return checks
+
+
+SATURATED = 0.5
+"""The share of a narrow signed integer output's expected values at its type's limits above which
+its comparison says it tells little (:func:`note_saturated`)."""
+
+
+def note_saturated(checks: list[OutputCheck], d: Design,
+                   expected: Mapping[str, np.ndarray]) -> None:
+    """Note, under the comparison of a signed integer output narrower than 32 bits, that most
+    of its expected values sit at the type's limits (more than :data:`SATURATED` of them): the
+    inputs saturate it, and a kernel that rounds, shifts or sums wrongly below the limits may
+    still pass. An int8 GEMM whose shift suits inputs of -8..7 saturates almost every element
+    for inputs over the whole int8 range."""
+    for c in checks:
+        dt = lookup_dtype(d.tensor(c.name).type.dtype)
+        if dt.is_float or dt.name.startswith("u") or dt.itemsize >= 4:
+            continue
+        want = np.asarray(expected[c.name]).reshape(-1)
+        info = np.iinfo(dt.numpy)
+        at = int(np.count_nonzero((want == info.min) | (want == info.max)))
+        if not want.size or at <= SATURATED * want.size:
+            continue
+        text = (f"{at / want.size:.0%} of the expected values ({at:,} of {want.size:,}) sit at "
+                f"{dt}'s limits, {info.min} and {info.max}: the inputs saturate '{c.name}', so "
+                "this comparison says little of the values in between; give inputs of smaller "
+                "magnitude, or scale the output down further (a larger shift)")
+        if c.note is None:
+            c.note = text
+        else:
+            c.hints.append(text)
 
 
 def note_narrow_reference(checks: list[OutputCheck], d: Design,

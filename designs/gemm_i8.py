@@ -18,7 +18,9 @@ Knobs:
   clipped whatever the later steps add, and the rounding errors of the K/k steps add up
   (``aiedsl check`` and ``sim`` say so in a note). Default: ``i32`` where it fits L1 with A,
   B and C, else ``c``.
-- SHIFT: the int8 C's scale (0..23).
+- SHIFT: the int8 C's scale (0..23). Default: round(log2(sqrt(K) 5461 / 32)), 12 at K=512, which
+  gives C a standard deviation of about 32 (a quarter of its range: some elements saturate,
+  most do not) for A and B drawn uniformly over -128..127, as ``aiedsl sim`` draws them.
 - m, k, n: the core tile (m a multiple of 2r, k of s, n of 2t for the r x s x t mmul).
 - K_MT: a run of K_MT (a multiple of k) of A's tile row and B's tile column staged in each
   memtile element and read from DRAM in runs of K_MT (Taka et al.'s k_mt); k: one core tile.
@@ -29,6 +31,8 @@ Knobs:
     aiedsl check designs/gemm_i8.py --device npu2 -D COLS=8 -D M=4032 -D K=4032 -D N=4608 \
         -D m=144 -D k=72 -D n=144 -D K_MT=576 -D SHIFT=9
 """
+import math
+
 import numpy as np
 
 from aiedsl import (
@@ -48,7 +52,12 @@ n = define("n", 64, doc="columns of a core's tile")
 ROWS = define("ROWS", 4, doc="herd rows")
 COLS = define("COLS", 4, doc="herd columns")
 OUT = define("OUT", "i8", doc="C's type: i8 (scaled by 2^-SHIFT, saturated) or i32")
-SHIFT = define("SHIFT", 4, doc="an i8 C holds the sum shifted right by SHIFT bits")
+# a K-deep dot product of int8 drawn uniformly over -128..127 (what aiedsl sim draws) has a
+# standard deviation of 5461 sqrt(K): this shift brings C's to about 32, a quarter of its range
+FULL_RANGE_SHIFT = round(math.log2(math.sqrt(K) * 5461.25 / 32))
+SHIFT = define("SHIFT", FULL_RANGE_SHIFT if OUT == "i8" else 0,
+               doc="an i8 C holds the sum shifted right by SHIFT bits (default: 12 at K=512, "
+               "C's standard deviation about 32 for full-range random A and B)")
 K_MT = define("K_MT", k, doc="K run of A and B staged in each memtile (a multiple of k)")
 L1 = 64 * 1024 - 1024  # a core's data memory (npu1 and npu2) less its stack
 # double-buffered A and B, a C tile of i8, and an int32 tile of sums
