@@ -15,6 +15,7 @@ from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.core_ops import Call, LocalArg, Loop, Op
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import rounding
+from aiedsl.ir.roundings import sum_roundings
 from aiedsl.ir.runtime import Transfer
 
 
@@ -38,14 +39,16 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     (what the simulator and a run on the NPU report alike). ``poison``: the outputs are the
     simulator's, whose unwritten memory holds a known value (see :func:`compare`)."""
     rounds = {n: rounding(d, n) for n in outputs}
+    times = {n: sum_roundings(d, n) if rounds[n] == "sum" else 1 for n in outputs}
     checks = [compare(n, outputs[n], expected[n], d.tensor(n).type.dtype, nonfinite=nonfinite,
-                      rounds=rounds[n], poison=poison) for n in outputs]
+                      rounds=rounds[n], poison=poison, roundings=times[n]) for n in outputs]
     failed = [c for c in checks if not c.passed and c.note is None and rounds[c.name] == "sum"]
     if failed:  # the inputs' scale, read only for the note of a FAIL
         scale = largest(inputs.values())
         for c in failed:
             c.note = cancel_note(c.name, outputs[c.name], expected[c.name],
-                                 d.tensor(c.name).type.dtype, nonfinite=nonfinite, scale=scale)
+                                 d.tensor(c.name).type.dtype, nonfinite=nonfinite, scale=scale,
+                                 roundings=times[c.name])
     note_aliases(checks, inputs)
     note_untouched(checks, d)
     note_design(checks, d)

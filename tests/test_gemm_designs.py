@@ -217,6 +217,109 @@ def test_matmul_narrow_rounds_an_int32_tile_once(in_root: Path) -> None:
     assert c.reshape(-1)[:4].tolist() == [2, 2, -2, 127]
 
 
+WRONG_BF16 = """
+import ml_dtypes
+import numpy as np
+from aiedsl import Tensor, bf16, channel, define, design, gemm_runtime, herd, loop, memtile, runtime
+from aiedsl.kernels import block_dims, declare, matmul, unblock_dims, zero
+from aiedsl.kernels.layout import block, unblock
+
+M = N = 512
+K = define("K", 64)
+BUG = define("BUG", "trunc")
+m = k = n = 64
+r, s, t = 4, 8, 4
+
+def wrong(a, b, c):
+    A = unblock(a.reshape(-1), m, k, r, s).astype(np.float32)
+    B = unblock(b.reshape(-1), k, n, s, t).astype(np.float32)
+    C = unblock(c.reshape(-1), m, n, r, t).astype(np.float32)
+    if BUG == "trunc":  # the reset rounding mode (floor) truncates toward zero
+        bits = (C + A @ B).astype(np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
+        out = bits.view(np.float32).astype(ml_dtypes.bfloat16)
+    else:  # rounds to bf16 after every 8-wide block of k
+        for j in range(0, k, s):
+            C = (C + A[:, j:j + s] @ B[j:j + s]).astype(ml_dtypes.bfloat16).astype(np.float32)
+        out = C.astype(ml_dtypes.bfloat16)
+    c[...] = block(np.ascontiguousarray(out), r, t).reshape(c.shape)
+
+@design(device="npu1")
+def g(A: Tensor[M, K, bf16], B: Tensor[K, N, bf16], C: Tensor[M, N, bf16]):
+    good = matmul(m, k, n, bf16, bf16)
+    mm = declare("mm_wrong", source="mm.cc", entry=good.ir.entry, args=list(good.ir.args),
+                 reference=wrong, cycles=good.ir.cycles, cost="as matmul", ops=good.ir.ops)
+    a = channel(Tensor[m, k, bf16], shape=[4], via=memtile, broadcast=4,
+                dims_to_stream=block_dims(m, k, r, s), name="a")
+    b = channel(Tensor[k, n, bf16], shape=[4], via=memtile, broadcast=4,
+                dims_to_stream=block_dims(k, n, s, t), name="b")
+    c = channel(Tensor[m, n, bf16], shape=[4, 4], via=memtile, join=1, depth=1,
+                dims_to_stream=unblock_dims(m, n, r, t), name="c")
+    z = zero(Tensor[m, n, bf16])
+
+    @herd(cols=4, rows=4)
+    def core(x, y):
+        for _ in loop(4):
+            with c[x, y].produce() as acc:
+                z(acc)
+                for _ in loop(K // k):
+                    with a[y].consume() as ta, b[x].consume() as tb:
+                        mm(ta, tb, acc)
+
+    with runtime() as rt:
+        gemm_runtime(rt, a, b, c, A, B, C, tile=(m, k, n), herd=(4, 4))
+
+@g.reference
+def reference(A, B):  # what the right kernel computes: C rounded to bf16 after each K step
+    A32, B32 = A.astype(np.float32), B.astype(np.float32)
+    acc = np.zeros((M, N), dtype=A.dtype)
+    for j in range(0, K, k):
+        acc = (acc.astype(np.float32) + A32[:, j:j + k] @ B32[j:j + k]).astype(A.dtype)
+    return acc
+"""
+
+
+@pytest.mark.parametrize("bug, K, roundings", [("bf16acc", 64, 1), ("trunc", 128, 2)])
+def test_a_bf16_c_rounded_wrongly_fails(bug: str, K: int, roundings: int,
+                                        design_file: Callable[..., Path]) -> None:
+    """A tester: a bf16 C rounded after every 8-wide block (K=64) or truncated instead of
+    rounded to nearest even (K=128) passed, against an allowance of 2^-7 of the largest |C|
+    for every element (an 11% error on one passed). Each element is now held to the roundings
+    it went through, each of its own partial sums (compare.bf16_sum_bound)."""
+    handle = load_design(design_file(WRONG_BF16), {"BUG": bug, "K": str(K)})
+    for seed in range(3):
+        result = simulate(handle, seed=seed)
+        check = result.checks[0]
+        assert not check.passed, check.line()
+        assert f"for {roundings} rounding{'s' if roundings > 1 else ''} of its partial sums" \
+            in check.tolerance
+    right = load_design(design_file(WRONG_BF16.replace("reference=wrong",
+                                                       "reference=good.run_reference"), "r.py"),
+                        {"K": str(K)})
+    assert simulate(right).passed
+
+
+@pytest.mark.parametrize("K", [64, 512, 4096])
+@pytest.mark.parametrize("kernels", ["reference", "native"])
+def test_a_bf16_c_passes_with_its_own_kernel(K: int, kernels: str, in_root: Path) -> None:
+    """mm.cc built for the host (f32 sums in the mmul's order, not numpy's) and the reference,
+    on three seeds each, pass the bound that fails the wrong kernels above: its roundings are
+    rare flips where the two f32 orders straddle a bf16 rounding boundary."""
+    from aiedsl.compare import bf16_sum_bound
+    from aiedsl.ir.roundings import sum_roundings
+
+    handle = load(BF16, OUT="bf16", M=256, N=256, K=K)
+    assert sum_roundings(handle.ir, "C") == K // 64
+    for seed in range(3):
+        result = simulate(handle, seed=seed, kernels=kernels)
+        assert result.passed, result.checks[0].line()
+        want = handle.expected({n: result.inputs[n] for n in handle.inputs})["C"]
+        want = want.astype(np.float32)
+        coeff, magnitude = bf16_sum_bound(want, K // 64)
+        assert coeff == 2 ** -7 * (1 + np.log2(K // 64) / 4)
+        err = np.abs(result.outputs["C"].astype(np.float32) - want)
+        assert (err / (coeff * np.maximum(np.abs(want), magnitude))).max() < 0.6
+
+
 def test_the_default_gemm_is_unchanged(in_root: Path) -> None:
     """New knobs default to the old dataflow: channels, one core tile per memtile element, f32."""
     d = load(BF16).ir
