@@ -1,7 +1,8 @@
 // mm.cc -- aiedsl micro-kernel: blocked matrix multiply (bf16 -> f32, bf16 -> bf16,
-// int8 -> int32, int8 -> int8, int16 -> int32) for one AIE2 / AIE2P compute core. The
+// int8 -> int32, int8 -> int8, int8 -> int16, int16 -> int32, int16 -> int16: the combinations
+// of mlir-aie's aie_kernels/aie2/mm.cc and aie2p/mm.cc) for one AIE2 / AIE2P compute core. The
 // description below is for the bf16 -> f32 4x8x4 case; matmul_blocked at the end takes any
-// mmul block shape r x s x t, and "Narrow outputs" says what changes for bf16 and int8 C.
+// mmul block shape r x s x t, and "Narrow outputs" says what changes for bf16, int8 and int16 C.
 // matmul_narrow narrows an int32 tile of sums to int8 once.
 //
 // ---------------------------------------------------------------------------
@@ -126,6 +127,13 @@
 //     aie_kernels/aie2/mm.cc, stores every call's C narrowed too). For one
 //     rounding, sum into an int32 C and narrow it once after the last call
 //     with matmul_narrow (below): C = sat8(round(sum / 2^SHIFT)).
+//   int8 -> int16 and int16 -> int16 (TO = int16_t, SHIFT 0..15): the same
+//     with C saturated to [-32768, 32767]. The accumulator is 32 bits for
+//     both (the AIE API's default_accum_bits for 8- and 16-bit inputs), so
+//     int16 products, up to 2^30 each, can wrap its lanes in a long K step,
+//     as they do for an int32 C. mlir-aie's own i8_i16 and i16_i16 kernels
+//     store with to_vector<T_out>() (no shift) in whatever rounding and
+//     saturation modes the core is in; these set them as for int8.
 //     The rounding and saturation modes are set for the call and the
 //     previous modes restored at its end (the control registers are the
 //     core's, shared with every other kernel it runs).
@@ -197,9 +205,10 @@ inline aie::vector<TO, MMUL::size_C> aiedsl_acc_to(const MMUL &acc) {
 }
 
 // C += A * B for any mmul block shape r x s x t the AIE API has for TI x TI -> TO:
-// bf16 -> f32 or bf16 (4x8x4 npu1, 4x8x8 npu2), int8 -> int32 or int8 (4x8x8 npu1, 8x8x8 npu2),
-// int16 -> int32 (4x4x4 npu1, 4x4x8 npu2). Blocks as described above with 4, 8, 4 replaced by
-// r, s, t; M % (2r) == 0, K % s == 0, N % (2t) == 0. SHIFT (int8 C only) scales C by 2^-SHIFT.
+// bf16 -> f32 or bf16 (4x8x4 npu1, 4x8x8 npu2), int8 -> int32, int8 or int16 (4x8x8 npu1, 8x8x8
+// npu2), int16 -> int32 or int16 (4x4x4 npu1, 4x4x8 npu2), as mlir-aie's mm.cc for AIE2 and AIE2P.
+// Blocks as described above with 4, 8, 4 replaced by r, s, t; M % (2r) == 0, K % s == 0,
+// N % (2t) == 0. SHIFT (int8 or int16 C only) scales C by 2^-SHIFT.
 // ZERO_C starts from zero instead of C (C = A * B, what a 1x1 convolution computes); RELU clamps
 // the narrowed result at zero (conv2d_1x1's activation).
 template <typename TI, typename TO, unsigned r, unsigned s, unsigned t, unsigned M, unsigned K,
@@ -210,7 +219,9 @@ void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restri
   static_assert(N > 0 && N % (2 * t) == 0, "N must be a positive multiple of 2t");
   static_assert(SHIFT == 0 || (std::is_integral_v<TO> && sizeof(TO) < 4),
                 "SHIFT is for a narrow integer C");
-  static_assert(SHIFT >= 0 && SHIFT < 24, "SHIFT must be 0..23 (C << SHIFT fits 32 bits)");
+  static_assert(SHIFT >= 0 && (SHIFT == 0 || SHIFT <= 31 - 8 * int(sizeof(TO))),
+                "SHIFT must be 0..23 for an int8 C, 0..15 for an int16 C (C << SHIFT fits the "
+                "32-bit accumulator)");
 
   using MMUL = aie::mmul<r, s, t, TI, TI, accauto>;
   constexpr bool narrow = aiedsl_narrow_c<TO>();
@@ -302,7 +313,8 @@ template <typename TI, typename TO, unsigned r, unsigned s, unsigned t, unsigned
 void matmul_narrow(const int32_t *__restrict acc, TO *__restrict c) {
   using MMUL = aie::mmul<r, s, t, TI, TI, accauto>;
   static_assert(std::is_integral_v<TO> && sizeof(TO) < 4, "TO must be a narrow integer");
-  static_assert(SHIFT >= 0 && SHIFT < 32, "SHIFT must be 0..31");
+  static_assert(SHIFT >= 0 && SHIFT <= 31 - 8 * int(sizeof(TO)),
+                "SHIFT must be 0..23 for an int8 C, 0..15 for an int16 C (as matmul_blocked's)");
   static_assert((M * N) % MMUL::size_C == 0, "M * N must be a multiple of r * t");
   const aie::rounding_mode old_rounding = aie::get_rounding();
   const aie::saturation_mode old_saturation = aie::get_saturation();

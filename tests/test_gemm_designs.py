@@ -20,8 +20,10 @@ from aiedsl.checks import check_design
 from aiedsl.errors import DesignError
 from aiedsl.kernels import library
 from aiedsl.kernels.cases import design_cases
+from aiedsl.kernels.host import native
 from aiedsl.kernels.host_check import check_kernel
 from aiedsl.kernels.layout import block
+from aiedsl.kernels.text import kernel_text
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 
@@ -191,7 +193,7 @@ def test_taka_int8_tiles_sum_in_c_and_the_check_says_so(in_root: Path) -> None:
     (dict(ACC="x"), "ACC=x is not a place to sum C", "-D ACC=x", "i32 or c",
      "-D ACC=i32 (an int32 tile, C narrowed once) or -D ACC=c (C, narrowed at every K step)"),
     (dict(OUT="i32", ACC="i32"), "ACC=i32 with OUT=i32", "-D ACC=i32",
-     "ACC=i32 only with OUT=i8: an i32 C is already the int32 sum", "leave -D ACC out"),
+     "ACC=i32 only with OUT=i8 or i16: an i32 C is already the int32 sum", "leave -D ACC out"),
 ])
 def test_the_i8_gemm_refuses_an_acc_it_cannot_build(defines: dict, message: str, found: str,
                                                     limit: str, fix: str, in_root: Path) -> None:
@@ -512,6 +514,7 @@ def test_narrow_kernels_name_their_output_and_shift() -> None:
 @pytest.mark.parametrize("args, message", [
     (("bf16", "i8"), "matmul bf16->i8 is not in the library"),
     (("i16", "i8"), "matmul i16->i8 is not in the library"),
+    (("bf16", "i16"), "matmul bf16->i16 is not in the library"),
 ])
 def test_matmul_output_types(args: tuple, message: str) -> None:
     with pytest.raises(DesignError) as excinfo:
@@ -519,12 +522,78 @@ def test_matmul_output_types(args: tuple, message: str) -> None:
     assert message in str(excinfo.value)
 
 
-@pytest.mark.parametrize("dout, shift", [("i32", 3), ("bf16", 1), ("i8", 24), ("i8", -1)])
-def test_shift_is_for_an_i8_c_only(dout: str, shift: int) -> None:
+@pytest.mark.parametrize("dout, shift", [("i32", 3), ("bf16", 1), ("i8", 24), ("i8", -1),
+                                         ("i16", 16)])
+def test_shift_is_for_a_narrow_integer_c_only(dout: str, shift: int) -> None:
     din = "bf16" if dout == "bf16" else "i8"
     with pytest.raises(DesignError) as excinfo:
         library.matmul(64, 64, 64, din, dout, shift=shift)
     assert f"has shift={shift}" in str(excinfo.value)
+    assert "limit: 0..23 for an i8 C, 0..15 for an i16 C (C << shift must fit the 32-bit " \
+        "accumulator); 0 otherwise" in str(excinfo.value)
+
+
+@pytest.mark.parametrize("device", ["npu1", "npu2"])
+@pytest.mark.parametrize("din, shift", [("i8", 0), ("i8", 7), ("i16", 0), ("i16", 12)])
+def test_an_i16_c_is_mlir_aies_and_the_cpp_matches_its_reference(device: str, din: str,
+                                                                  shift: int) -> None:
+    """``aiedsl check designs/gemm_i8.py -D OUT=i16`` said "matmul i8->i16 is not in the
+    library", while mlir-aie's AIE2 and AIE2P matmul offer i8_i16 and i16_i16 (the combos of
+    aie_kernels/aie2/mm.cc and aie2p/mm.cc, with the shapes of the input type: 4x8x8 and 4x4x4
+    on AIE2, 8x8x8 and 4x4x8 on AIE2P). Inputs over their whole range, C too: int16 products
+    (up to 2^30) wrap the 32-bit accumulator's lanes within a call, in the C++ and the
+    reference alike, and the shift, rounding and saturation are i8's, to int16."""
+    from aiedsl.kernels.layout import unblock
+    from aiedsl.targets import get_target
+
+    target = get_target(device)
+    r, s, t = target.mmul_shapes[din]
+    assert (r, s, t) == {("npu1", "i8"): (4, 8, 8), ("npu1", "i16"): (4, 4, 4),
+                         ("npu2", "i8"): (8, 8, 8), ("npu2", "i16"): (4, 4, 8)}[(device, din)]
+    k = library.matmul(32, 64, 32, din, "i16", shift=shift, device=device)
+    assert k.ir.symbol == f"matmul_{din}_i16_32x64x32_{r}x{s}x{t}_shift{shift}"
+    assert k.ir.entry == (f"matmul_blocked<{'int8_t' if din == 'i8' else 'int16_t'}, int16_t, "
+                          f"{r}, {s}, {t}, 32, 64, 32, {shift}>")
+    # the input type's cost: its mmul at the core's MACs per cycle for it, whatever C is
+    assert k.ir.cycles == library.matmul(32, 64, 32, din, device=device).ir.cycles
+    info = np.iinfo(np.int8 if din == "i8" else np.int16)
+    rng = np.random.default_rng(3)
+    A = rng.integers(info.min, info.max + 1, (32, 64)).astype(info.dtype)
+    B = rng.integers(info.min, info.max + 1, (64, 32)).astype(info.dtype)
+    C = rng.integers(-2 ** 15, 2 ** 15, (32, 32)).astype(np.int16)
+    a, b, c = block(A, r, s), block(B, s, t), block(C, r, t)
+    ref = c.copy()
+    k.run_reference(a, b, ref)
+    cpp = c.copy()
+    native(k.ir, kernel_text(None, k.ir), target.aie_arch)(a.copy(), b.copy(), cpp)
+    assert np.array_equal(cpp, ref)
+    lane = ((C.astype(np.int64) << shift) + A.astype(np.int64) @ B.astype(np.int64)).astype(
+        np.int32)  # what a 32-bit accumulator lane holds
+    want = library.srs(lane, shift, np.dtype(np.int16))
+    assert np.array_equal(unblock(ref.reshape(-1), 32, 32, r, t), want)
+    if din == "i16":  # these inputs do wrap the lanes
+        exact = (C.astype(np.int64) << shift) + A.astype(np.int64) @ B.astype(np.int64)
+        assert (exact != lane).any()
+
+
+def test_the_int8_gemm_takes_an_i16_c(in_root: Path) -> None:
+    """gemm_i8 -D OUT=i16: an int32 tile of sums narrowed once into the i16 C (with the C++ on
+    the host too), or C narrowed at every K step (ACC=c); SHIFT defaults to put C at a
+    quarter of int16's range for full-range inputs (4 at K=512)."""
+    d = load(I8, OUT="i16", M=256, N=256)
+    assert {k.symbol for k in d.ir.kernels} == {
+        "zero_i32_4096", "matmul_i8_i32_64x64x64_4x8x8",
+        "matmul_narrow_i8_i16_64x64_4x8x8_shift4"}
+    result = simulate(d, kernels="native")
+    assert result.passed, [c.line() for c in result.checks]
+    A, B = (result.inputs[x].astype(np.int64) for x in "AB")
+    got = result.outputs["C"]
+    assert got.dtype == np.int16
+    assert np.array_equal(got, library.srs(A @ B, 4, np.dtype(np.int16)))
+    assert 6000 < got.std() < 10000
+    per_call = load(I8, OUT="i16", M=256, N=256, ACC="c")
+    assert any(k.symbol == "matmul_i8_i16_64x64x64_4x8x8_shift4" for k in per_call.ir.kernels)
+    assert simulate(per_call, kernels="native").passed
 
 
 def test_srs_rounds_ties_to_even_and_saturates() -> None:
