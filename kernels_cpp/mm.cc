@@ -95,8 +95,14 @@
 //     the 2048-cycle compute bound (81 % of the 128 MAC/cycle peak).
 //   The int8 model has the same form with its own per-patch constant (11,
 //   calibrated to Taka et al.'s int8 64x232x64 at 233 MACs/cycle); see
-//   aiedsl/kernels/library.py. A step is max(4, A and B block bytes / 64)
-//   cycles: npu2's 4x8x8 bf16 step loads 384 bytes, 6 cycles.
+//   aiedsl/kernels/matmul.py (matmul_step). A step is the longer of its 4
+//   mmuls, one a cycle (each shape here is the core's peak MACs per cycle
+//   for its input type), and its two A and two B block loads at the core's
+//   load bytes per cycle (TargetModel.core_load_bytes_per_cycle): 64 on AIE2,
+//   two 256-bit loads; 128 on AIE2P, whose two load slots each fill a 512-bit
+//   x register (llvm-aie's VLDA_dmx_lda_x, VLDB_dmx_ldb_x). So npu2's 4x8x8
+//   bf16 step loads 384 bytes in 3 cycles and its 4 mmuls bound it: 4 cycles
+//   (at AIE2's load width those 384 bytes would take 6).
 //   The narrow outputs below cost the same: the C loads and stores (half or
 //   a quarter of the bytes) and the conversion are in the per-patch constant,
 //   overlapped with the neighbouring patches' inner loops.

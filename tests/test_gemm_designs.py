@@ -697,3 +697,27 @@ def test_an_n_narrower_than_the_herd_says_what_does_not_divide(in_root: Path, de
                                              "ROWS": "1"})
     assert e.value.rule == "gemm runtime"
     assert e.value.message.startswith("N=128 is not a multiple of n x cols = 64 x 4 = 256")
+
+
+def test_mm_cc_says_what_the_cost_model_charges_for_a_step() -> None:
+    """mm.cc said npu2's 4x8x8 bf16 step "loads 384 bytes, 6 cycles" (AIE2's 64 bytes a cycle)
+    while the cost model charges 4 on npu2, whose loads are 128 bytes a cycle (a tester): the
+    comment now gives the model's figures, and these are the model's."""
+    from aiedsl.dtypes import bf16
+    from aiedsl.kernels.matmul import matmul_step
+    from aiedsl.targets import get_target
+
+    text = " ".join(line.lstrip("/ ") for line in
+                    (ROOT / "kernels_cpp" / "mm.cc").read_text().splitlines())
+    assert ("So npu2's 4x8x8 bf16 step loads 384 bytes in 3 cycles and its 4 mmuls bound it: 4 "
+            "cycles (at AIE2's load width those 384 bytes would take 6).") in text
+    npu1, npu2 = get_target("npu1"), get_target("npu2")
+    r, s, t = npu2.mmul_shapes["bf16"]
+    assert (r, s, t) == (4, 8, 8) and 2 * (r * s + s * t) * 2 == 384
+    assert (npu1.core_load_bytes_per_cycle, npu2.core_load_bytes_per_cycle) == (64, 128)
+    assert npu2.macs_per_cycle["bf16_f32"] == r * s * t  # one mmul a cycle
+    assert matmul_step(r, s, t, bf16, npu2.core_load_bytes_per_cycle,
+                       npu2.macs_per_cycle["bf16_f32"]) == 4
+    assert matmul_step(r, s, t, bf16, npu1.core_load_bytes_per_cycle) == 6
+    k = library.matmul(64, 64, 64, "bf16", device="npu2")
+    assert k.ir.cycles == (64 // 8) * (64 // 16) * (4 * (64 // 8) + 7) + 20 == 1268
