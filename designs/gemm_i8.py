@@ -70,7 +70,12 @@ ACC = define("ACC", "i32" if narrow and sums_fit else "c",
              doc="OUT=i8 or i16: where a core sums C over K: i32 (an int32 tile, narrowed once) "
              "or c (C itself, narrowed at every K step)")
 row_groups, col_groups = max(M // (m * ROWS), 1), max(N // (n * COLS), 1)  # see gemm_runtime
-shift = SHIFT if narrow else 0
+if SHIFT and not narrow:
+    refuse("SHIFT", f"SHIFT={SHIFT} with OUT={OUT}: an {OUT} C is not scaled",
+           limit=f"0 with OUT={OUT}, whose C holds the exact sums; SHIFT scales an i8 or i16 C",
+           fix=f"leave -D SHIFT out with OUT={OUT}, or give -D OUT=i8 (or i16) for C = "
+           f"sat(round(A @ B / 2^{SHIFT}))")
+shift = SHIFT
 if ACC not in ("i32", "c"):
     refuse("ACC", f"ACC={ACC} is not a place to sum C", limit="i32 or c",
            fix="-D ACC=i32 (an int32 tile, C narrowed once) or -D ACC=c (C, narrowed at every "

@@ -721,3 +721,25 @@ def test_mm_cc_says_what_the_cost_model_charges_for_a_step() -> None:
     assert matmul_step(r, s, t, bf16, npu1.core_load_bytes_per_cycle) == 6
     k = library.matmul(64, 64, 64, "bf16", device="npu2")
     assert k.ir.cycles == (64 // 8) * (64 // 16) * (4 * (64 // 8) + 7) + 20 == 1268
+
+
+def test_a_shift_with_an_i32_c_is_refused(in_root: Path) -> None:
+    """``aiedsl check designs/gemm_i8.py -D OUT=i32 -D SHIFT=3`` passed while the design set the
+    shift to 0 (a tester): a user asking for a scale got none, unsaid. It is refused at SHIFT's
+    define; SHIFT=0, or none, still builds the exact i32 GEMM."""
+    line = next(i + 1 for i, t in enumerate(I8.read_text().splitlines())
+                if t.startswith('SHIFT = define("SHIFT"'))
+    with pytest.raises(DesignError) as e:
+        load(I8, OUT="i32", SHIFT=3)
+    assert str(e.value) == (
+        f"designs/gemm_i8.py:{line}: error [define]: SHIFT=3 with OUT=i32: an i32 C is not "
+        "scaled\n"
+        "  limit: 0 with OUT=i32, whose C holds the exact sums; SHIFT scales an i8 or i16 C\n"
+        "  found: -D SHIFT=3\n"
+        "  fix: leave -D SHIFT out with OUT=i32, or give -D OUT=i8 (or i16) for C = "
+        "sat(round(A @ B / 2^3))")
+    for defines in (dict(OUT="i32"), dict(OUT="i32", SHIFT=0)):
+        d = load(I8, **defines, M=256, N=256)
+        assert [k.symbol for k in d.ir.kernels if k.symbol.startswith("matmul")] == [
+            "matmul_i8_i32_64x64x64_4x8x8"]
+        assert simulate(d).passed
