@@ -45,7 +45,7 @@ _WHERE = {
     **dict.fromkeys((
         "Buffer", "Channel", "DesignHandle", "ObjectFifo", "Tensor", "barrier", "channel",
         "coretile", "define", "design", "fifo", "gemm_runtime", "herd", "join", "local", "loop",
-        "memtile", "rtp", "runtime", "shim", "tiles"), "aiedsl.lang"),
+        "memtile", "refuse", "rtp", "runtime", "shim", "tiles"), "aiedsl.lang"),
     **dict.fromkeys(("Artifacts", "RunResult", "build"), "aiedsl.api"),
 }
 
@@ -53,8 +53,8 @@ __all__ = [
     "Artifacts", "Buffer", "Channel", "Deadlock", "DesignError", "DesignHandle", "ObjectFifo",
     "RunResult", "Tensor", "ToolchainError", "__version__", "barrier", "bf16", "build", "channel",
     "coretile", "define", "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32",
-    "join", "load_design", "load_json", "local", "loop", "memtile", "rtp", "runtime", "shim",
-    "simulate", "tiles", "u8",
+    "join", "load_design", "load_json", "local", "loop", "memtile", "refuse", "rtp", "runtime",
+    "shim", "simulate", "tiles", "u8",
 ]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
@@ -63,7 +63,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from aiedsl.errors import DesignError, ToolchainError
     from aiedsl.lang import (
         Buffer, Channel, DesignHandle, ObjectFifo, Tensor, barrier, channel, coretile, define,
-        design, fifo, gemm_runtime, herd, join, local, loop, memtile, rtp, runtime, shim, tiles,
+        design, fifo, gemm_runtime, herd, join, local, loop, memtile, refuse, rtp, runtime, shim,
+        tiles,
     )
     from aiedsl.ir.validate import load_json
     from aiedsl.loader import load_design

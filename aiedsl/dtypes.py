@@ -122,3 +122,29 @@ def unwritten(shape: tuple[int, ...], np_dtype: Any) -> Any:
         return np.full(shape, np.nan, dtype=np_dtype)
     info = np.iinfo(np_dtype)
     return np.full(shape, info.max if info.min == 0 else info.min, dtype=np_dtype)
+
+
+def drawn_range(name: str | DType) -> tuple[int, int]:
+    """The smallest and largest value the seeded random inputs of integer type ``name`` are
+    drawn from, by ``aiedsl sim`` (:func:`aiedsl.sim.compare.make_inputs`) and ``aiedsl kernel
+    test`` (:func:`aiedsl.kernels.cases.input_range`) alike.
+
+    An 8-bit type: its whole range, -128..127 or 0..255. Any sum of int8 or uint8 products
+    fits the 32-bit accumulator AIE2 keeps them in (the AIE API's default for 8-bit inputs,
+    ``default_accum_bits``: 32), and only large values show a kernel or reference that keeps
+    them in less: drawn in -8..7, as ``aiedsl sim`` once drew i8, a GEMM whose reference wrapped
+    at 16 bits passed on every seed, and -128 was never drawn. A wider type: |x| < 2^(bits/2 -
+    1), so that products and sums of them stay inside the type they are kept in: -128..127 for
+    i16 (a 64-deep int16 matmul's sums fit i32), -32768..32767 for i32.
+
+    >>> drawn_range("i8"), drawn_range("u8"), drawn_range("i16")
+    ((-128, 127), (0, 255), (-128, 127))
+    """
+    dt = dtype(name)
+    bits = 8 * dt.itemsize
+    signed = not dt.name.startswith("u")
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if bits == 8:
+        return lo, hi
+    bound = 1 << (bits // 2 - 1)
+    return max(lo, -bound), min(hi, bound - 1)

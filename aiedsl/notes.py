@@ -14,7 +14,15 @@ repeats them under its line (:func:`aiedsl.output_checks.compare_outputs`).
   the matrix's. A pattern that walks the element's own block in another order (mmul blocks, a
   DMA transpose) makes a layout on purpose and is not noted.
 
-A note is one line, at the line of the transfer it is about (here cut in two)::
+* A kernel that sums into a narrow integer buffer (an i8 or i16 matmul C) called more than once
+  on it before its core releases it: the partial sums live in the narrow type between the calls,
+  so each call rounds and saturates them again (a GEMM's K/k steps each round, and a partial sum
+  clipped at the type's limit stays clipped whatever later steps add), where a quantized GEMM is
+  usually meant to round once. This one is said under a PASS of the output too (a reference that
+  narrows as often passes), not only under a FAIL.
+
+A note is one line, at the line of the transfer or the kernel call it is about (here cut in
+two)::
 
     d.py:17: note: host tensor 'inp' is f32 and fifo 'a' carries i32: its bytes are
     reinterpreted, not converted
@@ -22,30 +30,37 @@ A note is one line, at the line of the transfer it is about (here cut in two)::
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from aiedsl.dtypes import DType, dtype
+from aiedsl.ir.core_ops import Acquire, BufferArg, Call
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
+from aiedsl.ir.program import walk
 from aiedsl.ir.runtime import Transfer
 from aiedsl.ir.types import Pattern
 
 
 @dataclass(frozen=True)
 class Note:
-    """One note about a runtime transfer: where it is, and what it says."""
+    """One note about a runtime transfer, or a kernel call whose output a drain sends to the
+    host: where it is, and what it says."""
 
     loc: Loc
-    """The line of the ``rt.fill`` or ``rt.drain``."""
+    """The line of the ``rt.fill`` or ``rt.drain``, or of the kernel call."""
     text: str
     """What it says, one line, without the location."""
     op: Literal["fill", "drain"]
-    """The transfer's direction."""
+    """The transfer's direction (a kernel call's note is about what is drained)."""
     tensor: str
-    """The host tensor it moves."""
+    """The host tensor it moves (a kernel call's: an output its results reach)."""
+    always: bool = False
+    """Said under a PASS of ``tensor`` too, not only under a FAIL: what a reference written the
+    same way would not show."""
 
     def line(self) -> str:
         """The note as ``aiedsl check`` prints it: ``d.py:17: note: ...``."""
@@ -64,6 +79,62 @@ def design_notes(d: Design) -> list[Note]:
             if text is not None and text not in said:
                 said.add(text)
                 notes.append(Note(t.loc, text, t.op, t.tensor))
+    for note in narrowed_sum_notes(d):
+        if note.text not in said:
+            said.add(note.text)
+            notes.append(note)
+    return notes
+
+
+def narrowed_sum_notes(d: Design) -> list[Note]:
+    """A note at each kernel call that sums into a narrow integer buffer (i8, i16, u8, u16: an
+    ``inout`` argument of a kernel that :attr:`~aiedsl.ir.Kernel.sums`) more than once between
+    the acquire and the release of that buffer, for each output the core's results reach: the
+    partial sums are narrowed at every call (see the module's docstring). One note per kernel
+    and core count; a herd's cores, which make the same calls, share it."""
+    from aiedsl.ir.dataflow import Dataflow
+
+    kernels = {k.symbol: k for k in d.kernels}
+    flow: Dataflow | None = None
+    notes: list[Note] = []
+    for core in d.cores:
+        acquired: Counter[str] = Counter()
+        calls: Counter[tuple[str, str]] = Counter()  # (acquire result, kernel)
+        where: dict[tuple[str, str], Loc] = {}
+        for op, mult in walk(core.body):
+            if isinstance(op, Acquire):
+                acquired[op.result] += mult * op.count
+            elif isinstance(op, Call):
+                k = kernels[op.kernel]
+                if not k.sums:
+                    continue
+                for a, arg in zip(k.args, op.args):
+                    if (isinstance(arg, BufferArg) and a.access == "inout"
+                            and not dtype(a.dtype).is_float and dtype(a.dtype).itemsize < 4):
+                        calls[(arg.value, k.symbol)] += mult
+                        where.setdefault((arg.value, k.symbol), op.loc)
+        for (result, symbol), count in calls.items():
+            per = count // max(acquired[result], 1)
+            if per < 2:
+                continue
+            flow = flow or Dataflow(d)
+            k = kernels[symbol]
+            out = next(a for a in k.args if a.access == "inout" and a.kind == "buffer")
+            dt = dtype(out.dtype)
+            info = np.iinfo(dt.numpy)
+            text = (f"kernel '{symbol}' sums into its {dt} argument '{out.name}' {per} times "
+                    f"before the core releases it: the partial sums are kept in {dt} between "
+                    f"the calls, so they are rounded and saturated {per} times, not once (a "
+                    f"partial sum clipped at {info.max} or {info.min} stays clipped whatever "
+                    "the later calls add, and the calls' rounding errors add up); for one "
+                    "rounding, sum in an int32 buffer (matmul to i32 into a core-local "
+                    "local(Tensor[..., i32]) when the core's memory holds it, then "
+                    "matmul_narrow into the output after the last call) or drain the int32 "
+                    "sums and narrow them on the host")
+            for tensor in sorted(flow.downstream(core.name)):
+                if all(n.text != text or n.tensor != tensor for n in notes):
+                    notes.append(Note(where[(result, symbol)], text, "drain", tensor,
+                                      always=True))
     return notes
 
 

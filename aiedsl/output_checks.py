@@ -15,6 +15,7 @@ from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.core_ops import Call, LocalArg, Loop, Op
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import rounding
+from aiedsl.ir.roundings import sum_roundings
 from aiedsl.ir.runtime import Transfer
 
 
@@ -38,20 +39,54 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     (what the simulator and a run on the NPU report alike). ``poison``: the outputs are the
     simulator's, whose unwritten memory holds a known value (see :func:`compare`)."""
     rounds = {n: rounding(d, n) for n in outputs}
+    times = {n: sum_roundings(d, n) if rounds[n] == "sum" else 1 for n in outputs}
     checks = [compare(n, outputs[n], expected[n], d.tensor(n).type.dtype, nonfinite=nonfinite,
-                      rounds=rounds[n], poison=poison) for n in outputs]
+                      rounds=rounds[n], poison=poison, roundings=times[n]) for n in outputs]
     failed = [c for c in checks if not c.passed and c.note is None and rounds[c.name] == "sum"]
     if failed:  # the inputs' scale, read only for the note of a FAIL
         scale = largest(inputs.values())
         for c in failed:
             c.note = cancel_note(c.name, outputs[c.name], expected[c.name],
-                                 d.tensor(c.name).type.dtype, nonfinite=nonfinite, scale=scale)
+                                 d.tensor(c.name).type.dtype, nonfinite=nonfinite, scale=scale,
+                                 roundings=times[c.name])
     note_aliases(checks, inputs)
     note_untouched(checks, d)
     note_design(checks, d)
     note_carried_locals(checks, d)
     note_narrow_reference(checks, d, expected)
+    note_saturated(checks, d, expected)
     return checks
+
+
+SATURATED = 0.5
+"""The share of a narrow signed integer output's expected values at its type's limits above which
+its comparison says it tells little (:func:`note_saturated`)."""
+
+
+def note_saturated(checks: list[OutputCheck], d: Design,
+                   expected: Mapping[str, np.ndarray]) -> None:
+    """Note, under the comparison of a signed integer output narrower than 32 bits, that most
+    of its expected values sit at the type's limits (more than :data:`SATURATED` of them): the
+    inputs saturate it, and a kernel that rounds, shifts or sums wrongly below the limits may
+    still pass. An int8 GEMM whose shift suits inputs of -8..7 saturates almost every element
+    for inputs over the whole int8 range."""
+    for c in checks:
+        dt = lookup_dtype(d.tensor(c.name).type.dtype)
+        if dt.is_float or dt.name.startswith("u") or dt.itemsize >= 4:
+            continue
+        want = np.asarray(expected[c.name]).reshape(-1)
+        info = np.iinfo(dt.numpy)
+        at = int(np.count_nonzero((want == info.min) | (want == info.max)))
+        if not want.size or at <= SATURATED * want.size:
+            continue
+        text = (f"{at / want.size:.0%} of the expected values ({at:,} of {want.size:,}) sit at "
+                f"{dt}'s limits, {info.min} and {info.max}: the inputs saturate '{c.name}', so "
+                "this comparison says little of the values in between; give inputs of smaller "
+                "magnitude, or scale the output down further (a larger shift)")
+        if c.note is None:
+            c.note = text
+        else:
+            c.hints.append(text)
 
 
 def note_narrow_reference(checks: list[OutputCheck], d: Design,
@@ -141,15 +176,18 @@ def note_carried_locals(checks: list[OutputCheck], d: Design) -> None:
 def note_design(checks: list[OutputCheck], d: Design) -> None:
     """Give each FAIL the design's notes (:func:`aiedsl.notes.design_notes`) that may explain
     it: those of the drains into its tensor and those of every fill (any input may reach any
-    output)."""
-    failed = [c for c in checks if not c.passed]
-    if not failed:
-        return
+    output); and each PASS the notes about its tensor said under a PASS too (``always``: a
+    kernel narrowing partial sums at every call, which a reference written the same way
+    does as well)."""
     from aiedsl.notes import design_notes
 
     notes = design_notes(d)
-    for c in failed:
-        c.hints = [f"{n.loc}: {n.text}" for n in notes if n.op == "fill" or n.tensor == c.name]
+    for c in checks:
+        if not c.passed:
+            c.hints = [f"{n.loc}: {n.text}" for n in notes
+                       if n.op == "fill" or n.tensor == c.name]
+        else:
+            c.hints = [f"{n.loc}: {n.text}" for n in notes if n.always and n.tensor == c.name]
 
 
 def note_untouched(checks: list[OutputCheck], d: Design) -> None:

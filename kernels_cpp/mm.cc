@@ -1,7 +1,9 @@
 // mm.cc -- aiedsl micro-kernel: blocked matrix multiply (bf16 -> f32, bf16 -> bf16,
-// int8 -> int32, int8 -> int8, int16 -> int32) for one AIE2 / AIE2P compute core. The
+// int8 -> int32, int8 -> int8, int8 -> int16, int16 -> int32, int16 -> int16: the combinations
+// of mlir-aie's aie_kernels/aie2/mm.cc and aie2p/mm.cc) for one AIE2 / AIE2P compute core. The
 // description below is for the bf16 -> f32 4x8x4 case; matmul_blocked at the end takes any
-// mmul block shape r x s x t, and "Narrow outputs" says what changes for bf16 and int8 C.
+// mmul block shape r x s x t, and "Narrow outputs" says what changes for bf16, int8 and int16 C.
+// matmul_narrow narrows an int32 tile of sums to int8 once.
 //
 // ---------------------------------------------------------------------------
 // What it computes
@@ -93,11 +95,21 @@
 //     the 2048-cycle compute bound (81 % of the 128 MAC/cycle peak).
 //   The int8 model has the same form with its own per-patch constant (11,
 //   calibrated to Taka et al.'s int8 64x232x64 at 233 MACs/cycle); see
-//   aiedsl/kernels/library.py. A step is max(4, A and B block bytes / 64)
-//   cycles: npu2's 4x8x8 bf16 step loads 384 bytes, 6 cycles.
+//   aiedsl/kernels/matmul.py (matmul_step). A step is the longer of its 4
+//   mmuls, one a cycle (each shape here is the core's peak MACs per cycle
+//   for its input type), and its two A and two B block loads at the core's
+//   load bytes per cycle (TargetModel.core_load_bytes_per_cycle): 64 on AIE2,
+//   two 256-bit loads; 128 on AIE2P, whose two load slots each fill a 512-bit
+//   x register (llvm-aie's VLDA_dmx_lda_x, VLDB_dmx_ldb_x). So npu2's 4x8x8
+//   bf16 step loads 384 bytes in 3 cycles and its 4 mmuls bound it: 4 cycles
+//   (at AIE2's load width those 384 bytes would take 6).
 //   The narrow outputs below cost the same: the C loads and stores (half or
 //   a quarter of the bytes) and the conversion are in the per-patch constant,
 //   overlapped with the neighbouring patches' inner loops.
+//   matmul_narrow: per r x t block, its int32 bytes loaded or its narrowed
+//   bytes stored, whichever takes longer at the core's load and store widths
+//   (npu1, 4x8 blocks: 128 bytes at 64 per cycle, 2 cycles), plus 14 for
+//   pipeline fill and drain (as zero.cc's; an estimate).
 //
 // ---------------------------------------------------------------------------
 // Narrow outputs (C smaller than the accumulator)
@@ -109,12 +121,25 @@
 //     calls rounds C once per call: C_{j+1} = bf16(C_j + A_j B_j). It halves
 //     C in L1 (a 96x96 tile: 18 KB instead of 36 KB), which is what lets
 //     Taka et al.'s 96x56x96 and 112x48x96 tiles fit 64 KB double-buffered.
-//   int8 -> int8 (TO = int8_t, SHIFT >= 0): C holds the running sum scaled
-//     by 2^-SHIFT. Each call loads C shifted left by SHIFT into the 32-bit
-//     accumulators (aie::mmul(vector, shift)), adds A*B exactly and narrows
-//     with to_vector<int8_t>(SHIFT): shift right rounding to nearest, ties to
-//     even (conv_even), and saturate to [-128, 127]:
+//   int8 -> int8 (TO = int8_t, SHIFT >= 0): each call loads C shifted left
+//     by SHIFT into the 32-bit accumulators (aie::mmul(vector, shift)), adds
+//     A*B exactly and narrows with to_vector<int8_t>(SHIFT): shift right
+//     rounding to nearest, ties to even (conv_even), and saturate to
+//     [-128, 127]:
 //       C_{j+1} = sat8(round((C_j * 2^SHIFT + A_j B_j) / 2^SHIFT)).
+//     So a K loop of n calls into one C rounds and saturates its partial
+//     sums n times, not once: a partial sum clipped at 127 stays clipped
+//     whatever the later calls add (mlir-aie's i8 -> i8 kernel,
+//     aie_kernels/aie2/mm.cc, stores every call's C narrowed too). For one
+//     rounding, sum into an int32 C and narrow it once after the last call
+//     with matmul_narrow (below): C = sat8(round(sum / 2^SHIFT)).
+//   int8 -> int16 and int16 -> int16 (TO = int16_t, SHIFT 0..15): the same
+//     with C saturated to [-32768, 32767]. The accumulator is 32 bits for
+//     both (the AIE API's default_accum_bits for 8- and 16-bit inputs), so
+//     int16 products, up to 2^30 each, can wrap its lanes in a long K step,
+//     as they do for an int32 C. mlir-aie's own i8_i16 and i16_i16 kernels
+//     store with to_vector<T_out>() (no shift) in whatever rounding and
+//     saturation modes the core is in; these set them as for int8.
 //     The rounding and saturation modes are set for the call and the
 //     previous modes restored at its end (the control registers are the
 //     core's, shared with every other kernel it runs).
@@ -186,9 +211,10 @@ inline aie::vector<TO, MMUL::size_C> aiedsl_acc_to(const MMUL &acc) {
 }
 
 // C += A * B for any mmul block shape r x s x t the AIE API has for TI x TI -> TO:
-// bf16 -> f32 or bf16 (4x8x4 npu1, 4x8x8 npu2), int8 -> int32 or int8 (4x8x8 npu1, 8x8x8 npu2),
-// int16 -> int32 (4x4x4 npu1, 4x4x8 npu2). Blocks as described above with 4, 8, 4 replaced by
-// r, s, t; M % (2r) == 0, K % s == 0, N % (2t) == 0. SHIFT (int8 C only) scales C by 2^-SHIFT.
+// bf16 -> f32 or bf16 (4x8x4 npu1, 4x8x8 npu2), int8 -> int32, int8 or int16 (4x8x8 npu1, 8x8x8
+// npu2), int16 -> int32 or int16 (4x4x4 npu1, 4x4x8 npu2), as mlir-aie's mm.cc for AIE2 and AIE2P.
+// Blocks as described above with 4, 8, 4 replaced by r, s, t; M % (2r) == 0, K % s == 0,
+// N % (2t) == 0. SHIFT (int8 or int16 C only) scales C by 2^-SHIFT.
 // ZERO_C starts from zero instead of C (C = A * B, what a 1x1 convolution computes); RELU clamps
 // the narrowed result at zero (conv2d_1x1's activation).
 template <typename TI, typename TO, unsigned r, unsigned s, unsigned t, unsigned M, unsigned K,
@@ -199,7 +225,9 @@ void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restri
   static_assert(N > 0 && N % (2 * t) == 0, "N must be a positive multiple of 2t");
   static_assert(SHIFT == 0 || (std::is_integral_v<TO> && sizeof(TO) < 4),
                 "SHIFT is for a narrow integer C");
-  static_assert(SHIFT >= 0 && SHIFT < 24, "SHIFT must be 0..23 (C << SHIFT fits 32 bits)");
+  static_assert(SHIFT >= 0 && (SHIFT == 0 || SHIFT <= 31 - 8 * int(sizeof(TO))),
+                "SHIFT must be 0..23 for an int8 C, 0..15 for an int16 C (C << SHIFT fits the "
+                "32-bit accumulator)");
 
   using MMUL = aie::mmul<r, s, t, TI, TI, accauto>;
   constexpr bool narrow = aiedsl_narrow_c<TO>();
@@ -278,6 +306,36 @@ void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restri
     aie::set_rounding(old_rounding);
     aie::set_saturation(old_saturation);
   }
+}
+
+// C = sat(round(ACC / 2^SHIFT)): an int32 tile of sums (what matmul_blocked<TI, int32_t, ...>
+// summed over a whole K loop) narrowed once to the integer TO, element by element, so the layout
+// is the tile's own (C keeps ACC's r x t blocks). Each block is loaded into the mmul's accumulator
+// (as matmul_blocked loads an int32 C) and stored as matmul_blocked stores a narrow C: shift right
+// by SHIFT rounding to nearest, ties to even (conv_even), saturated to TO's range. M * N must be
+// a multiple of r * t (it is for any tile matmul_blocked takes).
+template <typename TI, typename TO, unsigned r, unsigned s, unsigned t, unsigned M, unsigned N,
+          int SHIFT>
+void matmul_narrow(const int32_t *__restrict acc, TO *__restrict c) {
+  using MMUL = aie::mmul<r, s, t, TI, TI, accauto>;
+  static_assert(std::is_integral_v<TO> && sizeof(TO) < 4, "TO must be a narrow integer");
+  static_assert(SHIFT >= 0 && SHIFT <= 31 - 8 * int(sizeof(TO)),
+                "SHIFT must be 0..23 for an int8 C, 0..15 for an int16 C (as matmul_blocked's)");
+  static_assert((M * N) % MMUL::size_C == 0, "M * N must be a multiple of r * t");
+  const aie::rounding_mode old_rounding = aie::get_rounding();
+  const aie::saturation_mode old_saturation = aie::get_saturation();
+  aie::set_rounding(aie::rounding_mode::conv_even);
+  aie::set_saturation(aie::saturation_mode::saturate);
+
+  AIE_PREPARE_FOR_PIPELINING
+  AIE_LOOP_MIN_ITERATION_COUNT(1)
+  for (unsigned i = 0; i < M * N / MMUL::size_C; ++i) {
+    MMUL block(aie::load_v<MMUL::size_C>(acc + i * MMUL::size_C));
+    aie::store_v(c + i * MMUL::size_C, aiedsl_acc_to<TO, SHIFT>(block));
+  }
+
+  aie::set_rounding(old_rounding);
+  aie::set_saturation(old_saturation);
 }
 
 #endif // AIEDSL_KERNELS_MM_CC

@@ -600,6 +600,86 @@ def test_u8_inputs_span_their_range_so_a_threshold_is_exercised(
     assert simulate(handle).passed
 
 
+WRONG_I8 = """
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i8, i32, loop, runtime
+from aiedsl.kernels import declare, buffer, matmul, zero
+from aiedsl.kernels.layout import block, unblock
+
+M = K = N = 64
+
+def wrong(a, b, c):  # the kernel's reference kept its sums in 16 bits
+    A = unblock(a.reshape(-1), 64, 64, 4, 8).astype(np.int64)
+    B = unblock(b.reshape(-1), 64, 64, 8, 8).astype(np.int64)
+    C = unblock(c.reshape(-1), 64, 64, 4, 8).astype(np.int64)
+    c[...] = block((C + A @ B).astype(np.int16).astype(np.int32), 4, 8).reshape(c.shape)
+
+@design(device="npu1")
+def g(A: Tensor[64, 64, i8], B: Tensor[64, 64, i8], C: Tensor[64, 64, i32]):
+    good = matmul(64, 64, 64, i8, i32)
+    mm = declare("mm16", source="mm.cc", entry=good.ir.entry, args=list(good.ir.args),
+                 reference=wrong, cycles=good.ir.cycles, cost="as matmul", ops=good.ir.ops)
+    z = zero(Tensor[64, 64, i32])
+    a, b = fifo(Tensor[64, 64, i8], name="a"), fifo(Tensor[64, 64, i8], name="b")
+    c = fifo(Tensor[64, 64, i32], name="c", depth=1)
+
+    @herd()
+    def core():
+        with a.consume() as ta, b.consume() as tb, c.produce() as tc:
+            z(tc)
+            mm(ta, tb, tc)
+
+    with runtime() as rt:
+        rt.fill(a, A)
+        rt.fill(b, B)
+        rt.drain(c, C)
+
+@g.reference
+def reference(A, B):
+    return (A.astype(np.int64) @ B.astype(np.int64)).astype(np.int32)
+"""
+
+
+def test_i8_inputs_span_their_range_so_a_16_bit_sum_fails(design_file) -> None:  # type: ignore[no-untyped-def]
+    """A tester: i8 inputs were drawn in -8..7 "so products stay in range", so an int8 matmul
+    whose reference wrapped its sums at 16 bits passed on every seed, and -128 was never drawn.
+    Any sum of int8 products fits the core's 32-bit accumulator: they are drawn over the whole
+    range now, as aiedsl kernel test draws them, and the wrong reference fails."""
+    from aiedsl.sim.compare import make_inputs
+
+    handle = load_design(design_file(WRONG_I8))
+    ins = make_inputs(handle.ir, 0)
+    assert {x.dtype for x in ins.values()} == {np.dtype(np.int8)}
+    assert all(x.min() == -128 and x.max() == 127 for x in ins.values())
+    assert (ins["A"] == np.random.default_rng(0).integers(-128, 128, 64 * 64).astype(
+        np.int8).reshape(64, 64)).all()
+    for seed in range(3):
+        result = simulate(handle, seed=seed)
+        assert not result.passed
+        exact = result.inputs["A"].astype(np.int64) @ result.inputs["B"].astype(np.int64)
+        assert np.abs(exact).max() > 2 ** 15  # beyond what the 16-bit sums hold
+
+
+def test_a_narrow_output_the_inputs_saturate_says_so(in_root: Path) -> None:
+    """gemm_i8 with SHIFT=4, the shift that suited inputs of -8..7: full-range inputs put
+    almost every C at -128 or 127, where a kernel that rounds or shifts wrongly passes; the
+    comparison says so under the PASS. With the design's default shift (12 at K=512) C is
+    mid-range and nothing is said."""
+    result = simulate(load_design("designs/gemm_i8.py", {"M": "256", "N": "256", "SHIFT": "4"}))
+    assert result.passed
+    want = result.outputs["C"]
+    at = int(np.count_nonzero((want == -128) | (want == 127)))
+    assert at > 0.95 * want.size
+    assert result.checks[0].note == (
+        f"{at / want.size:.0%} of the expected values ({at:,} of {want.size:,}) sit at i8's "
+        "limits, -128 and 127: the inputs saturate 'C', so this comparison says little of the "
+        "values in between; give inputs of smaller magnitude, or scale the output down further "
+        "(a larger shift)")
+    assert result.checks[0].line().endswith("(a larger shift)")
+    plain = simulate(load_design("designs/gemm_i8.py", {"M": "256", "N": "256"}))
+    assert plain.passed and plain.checks[0].note is None
+
+
 def test_a_tensor_the_cores_read_as_u8_is_drawn_over_bytes(
         in_root: Path, tmp_path: Path) -> None:
     """IRON's color_threshold fills u8 lines from an int8 tensor: drawn as small i8 values

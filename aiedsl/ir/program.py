@@ -140,6 +140,7 @@ _LOCAL = "local:"
 colon)."""
 
 
+
 def _buffers(k: Kernel, call: Call, *, out: bool, floats: bool = True) -> list[str]:
     """The acquired buffers and locals ``call`` writes (``out``) or only reads, as floats
     unless ``floats`` is False (a local as ``local:<name>``)."""

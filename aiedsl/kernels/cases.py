@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.dtypes import held
+from aiedsl.dtypes import drawn_range, held
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Call, RtpArg, ScalarArg
 from aiedsl.ir.design import Design
@@ -187,23 +187,16 @@ def case_args(case: KernelCase, rng: np.random.Generator) -> tuple[list[Any], li
 
 
 def input_range(dt: str) -> tuple[int, int]:
-    """The smallest and largest value :func:`_random` draws for integer type ``dt``.
-
-    An 8-bit type: its whole range (0..255 for u8: a pixel kernel wrong above 100, a doubling
-    that wraps or a threshold that outputs 0, must fail). A wider one: as the simulator draws
-    it (:func:`aiedsl.sim.compare.make_inputs`), |x| < 2^(bits/2 - 1), so that a kernel's
-    integer sums stay inside its type: -128..127 for i16 (a 64-deep int16 matmul's sums fit
-    in i32), -32768..32767 for i32 (a sum of 1024 of them fits; a reference summing in int64
-    and storing into i32 would raise on one that does not). Inputs were once -100..100 for
-    every integer type, u8 included, "to keep products inside the wide types"; the library's
-    8-bit kernels pass over the whole range (their references compute in int64 and narrow as
-    the C++ does)."""
-    d = lookup_dtype(dt)
-    info = np.iinfo(d.numpy)
-    if info.bits == 8:
-        return int(info.min), int(info.max)
-    bound = 2 ** (info.bits // 2 - 1)
-    return max(int(info.min), -bound), min(int(info.max), bound - 1)
+    """The smallest and largest value :func:`_random` draws for integer type ``dt``: as the
+    simulator draws it (:func:`aiedsl.dtypes.drawn_range`): an 8-bit type over its whole range
+    (0..255 for u8: a pixel kernel wrong above 100, a doubling that wraps or a threshold that
+    outputs 0, must fail), a wider one with |x| < 2^(bits/2 - 1), so that a kernel's integer sums
+    stay inside its type: -128..127 for i16 (a 64-deep int16 matmul's sums fit in i32),
+    -32768..32767 for i32 (a sum of 1024 of them fits; a reference summing in int64 and storing
+    into i32 would raise on one that does not). Inputs were once -100..100 for every integer
+    type, u8 included, "to keep products inside the wide types"; the library's 8-bit kernels
+    pass over the whole range (their references compute in int64 and narrow as the C++ does)."""
+    return drawn_range(dt)
 
 
 def _random(shape: tuple[int, ...], dt: str, rng: np.random.Generator) -> np.ndarray:

@@ -35,7 +35,8 @@ from aiedsl.kernels.cascade import (  # noqa: F401 (the library's, re-exported)
 )
 from aiedsl.kernels.conv import conv2d_1x1, conv2d_3x3  # noqa: F401 (likewise)
 from aiedsl.kernels.matmul import (  # noqa: F401 (likewise)
-    MATMUL_OUT, MATMUL_OUTS, MATMUL_PATCH, PUBLISHED, matmul, matmul_cycles, matmul_ref, srs,
+    MATMUL_OUT, MATMUL_OUTS, MATMUL_PATCH, PUBLISHED, matmul, matmul_cycles, matmul_narrow,
+    matmul_ref, srs,
 )
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.source_loc import caller_loc

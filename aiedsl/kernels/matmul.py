@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from aiedsl.dtypes import DType, bf16
+from aiedsl.dtypes import DType, bf16, i16
 from aiedsl.errors import DesignError
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer
@@ -33,11 +33,20 @@ from aiedsl.values import as_int, shown
 
 MATMUL_OUT = {"bf16": "f32", "i8": "i32", "i16": "i32"}
 """The accumulating output type of each matmul input type (the default output)."""
-MATMUL_OUTS = {"bf16": ("f32", "bf16"), "i8": ("i32", "i8"), "i16": ("i32",)}
-"""Every output type of each matmul input type. The accumulating one sums across calls without
-loss (f32, or i32 keeping its low bits); bf16 -> bf16 accumulates a call in f32 and rounds C to
-bf16 (nearest even) as it stores it; i8 -> i8 scales C by 2^-shift, rounds to nearest even and
-saturates (see kernels_cpp/mm.cc, "Narrow outputs")."""
+MATMUL_OUTS = {"bf16": ("f32", "bf16"), "i8": ("i32", "i8", "i16"), "i16": ("i32", "i16")}
+"""Every output type of each matmul input type: the combinations of mlir-aie's AIE2 and AIE2P
+matmul (``aie_kernels/aie2/mm.cc`` and ``aie2p/mm.cc``, their ``combos``: bf16_f32, bf16_bf16,
+i8_i32, i8_i8, i8_i16, i16_i32, i16_i16), with the mmul shape of the input type
+(:attr:`~aiedsl.targets.TargetModel.mmul_shapes`: mlir-aie's for each combination). The
+accumulating one sums across calls without loss (f32, or i32 keeping its low bits); bf16 -> bf16
+accumulates a call in f32 and rounds C to bf16 (nearest even) as it stores it; an i8 or i16 C
+is loaded shifted left by ``shift`` into the 32-bit accumulator (the AIE API's for 8- and
+16-bit inputs), the call's products are added (modulo 2^32, as the accumulator's lanes keep
+them) and the sum is stored shifted right by ``shift``, rounded to nearest even and saturated.
+A narrow C is so rounded (and saturated) once per call: a K loop of calls rounds its partial
+sums K/k times (see kernels_cpp/mm.cc, "Narrow outputs"; :func:`matmul_narrow` rounds an int32
+tile of sums once). mlir-aie's own narrow integer outputs store with no shift, in whatever
+rounding and saturation modes the core is in."""
 MATMUL_PATCH = {"bf16": 7, "i8": 11, "i16": 7}
 """Cycles per 2x2 patch of C outside the inner loop (C load/store, pipeline fill): bf16 and i8
 calibrated to Taka et al.'s single-core measurements on npu1; i16 assumed like bf16. The output
@@ -74,8 +83,9 @@ def matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n
                s: int, t: int, shift: int = 0, **_: object) -> None:
     """C += A @ B on blocked buffers, as mm.cc computes it: floats in f32 (as ``aie::mmul``
     accumulates; a bf16 C is loaded exactly and rounded to nearest even when stored), integers
-    exactly; an i32 C keeps its low bits, an i8 C holds the sum scaled by 2^-shift (C is loaded
-    shifted left by ``shift``, the sum shifted back right rounding to nearest even, saturated).
+    exactly; an i32 C keeps its low bits; an i8 C is loaded shifted left by ``shift``, the
+    call's products added and the sum stored shifted back right, rounded to nearest even and
+    saturated: C' = sat8(round((C 2^shift + A B) / 2^shift)), one rounding per call.
     """
     wide = _wide(c.dtype)
     _matmul_finish(_operand(a, m, k, r, s, wide), _operand(b, k, n, s, t, wide), c, r=r, t=t,
@@ -103,8 +113,9 @@ def _matmul_finish(A: np.ndarray, B: np.ndarray, c: np.ndarray, *, r: int, t: in
         flat += prod
     elif flt or c.dtype.itemsize >= 4:
         flat[...] = (flat.astype(wide) + prod).astype(c.dtype)
-    else:
-        flat[...] = srs((flat.astype(wide) << shift) + prod, shift, c.dtype)
+    else:  # the sum as the 32-bit accumulator lane holds it, then narrowed
+        lane = ((flat.astype(wide) << shift) + prod).astype(np.int32)
+        flat[...] = srs(lane, shift, c.dtype)
     if not c.flags.c_contiguous:
         c[...] = flat.reshape(c.shape)
 
@@ -148,18 +159,21 @@ def _matmul_add(A: np.ndarray, B: np.ndarray, acc: np.ndarray) -> None:
     np.add(acc, A @ B, out=acc)
 
 
-def matmul_step(r: int, s: int, t: int, din: DType, load_bytes: int) -> int:
-    """Cycles per K step of a 2x2 patch: 4 native mmuls (one per cycle), or the two A and two B
-    block loads at the core's ``load_bytes`` per cycle
+def matmul_step(r: int, s: int, t: int, din: DType, load_bytes: int, macs: int = 0) -> int:
+    """Cycles per K step of a 2x2 patch: 4 native ``r x s x t`` mmuls at the core's ``macs``
+    MACs per cycle for the input type (:attr:`~aiedsl.targets.TargetModel.macs_per_cycle`;
+    0: one mmul per cycle, as every shape of :attr:`~aiedsl.targets.TargetModel.mmul_shapes`
+    is), or the two A and two B block loads at the core's ``load_bytes`` per cycle
     (:attr:`~aiedsl.targets.TargetModel.core_load_bytes_per_cycle`) when those take longer."""
-    return max(4, -(-2 * (r * s + s * t) * din.itemsize // load_bytes))
+    mmul = -(-r * s * t // macs) if macs else 1
+    return max(4 * mmul, -(-2 * (r * s + s * t) * din.itemsize // load_bytes))
 
 
 def matmul_cycles(m: int, k: int, n: int, r: int, s: int, t: int, din: DType,
-                  load_bytes: int) -> int:
+                  load_bytes: int, macs: int = 0) -> int:
     """Cycles per call: per 2x2 patch of C, K/s steps plus the patch overhead; 20 per call."""
     return (m // (2 * r)) * (n // (2 * t)) * (
-        matmul_step(r, s, t, din, load_bytes) * (k // s) + MATMUL_PATCH[din.name]) + 20
+        matmul_step(r, s, t, din, load_bytes, macs) * (k // s) + MATMUL_PATCH[din.name]) + 20
 
 
 def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
@@ -167,11 +181,16 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
            device: str | None = None) -> Kernel:
     """``C += A @ B`` on an ``m x k`` by ``k x n`` tile, blocked for the device's native mmul.
 
-    bf16 -> f32 or bf16 (4x8x4 on npu1, 4x8x8 on npu2), i8 -> i32 or i8 (4x8x8 / 8x8x8),
-    i16 -> i32 (4x4x4 / 4x4x8); the shape comes from the design's device (``device`` outside a
+    bf16 -> f32 or bf16 (4x8x4 on npu1, 4x8x8 on npu2), i8 -> i32, i8 or i16 (4x8x8 / 8x8x8),
+    i16 -> i32 or i16 (4x4x4 / 4x4x8): mlir-aie's combinations and shapes
+    (:data:`MATMUL_OUTS`); the shape comes from the design's device (``device`` outside a
     design). A bf16 C is accumulated in f32 within a call and rounded to bf16 when stored; an
-    i8 C holds the sum scaled by ``2**-shift`` (rounded to nearest even and saturated at every
-    call; ``shift`` is for i8 C only). A, B and C are stored in mmul blocks (see
+    i8 or i16 C is loaded shifted left by ``shift`` and stored as the sum shifted right by
+    ``shift``, rounded to nearest even and saturated, at every call (``shift`` is for a narrow
+    integer C only: 0..23 for i8, 0..15 for i16): a K loop of n calls into one C rounds and
+    saturates its partial sums n times. For one rounding, sum into an i32 C and narrow it once
+    with :func:`matmul_narrow`. The cost is the input type's: its mmul at the core's MACs per
+    cycle for it, whatever C is. A, B and C are stored in mmul blocks (see
     :mod:`aiedsl.kernels.layout`): pack them with ``block_dims`` on the memtile and unpack C
     with ``unblock_dims``. The symbol carries the tile and the mmul shape:
     ``matmul_bf16_f32_64x64x64_4x8x4``; an i8 C its shift too: ``matmul_i8_i8_..._shift4``.
@@ -187,14 +206,15 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
                           loc=caller_loc(), found=f"{din}->{dout}",
                           fix=f"{din} inputs accumulate into {' or '.join(outs)}")
     narrow_int = not dout.is_float and dout.itemsize < 4
+    most = narrow_shift_limit(dout) if narrow_int else 0
     bits = as_int(shift)  # numpy's integers too, as a plain int
-    if bits is None or not 0 <= bits <= (MAX_SHIFT if narrow_int else 0):
+    if bits is None or not 0 <= bits <= most:
         raise DesignError(
             "kernel", f"matmul {din}->{dout} has shift={shown(shift)}", loc=caller_loc(),
-            limit=f"0..{MAX_SHIFT} for an i8 C (C << shift must fit the 32-bit accumulator); "
-            "0 otherwise", found=shown(shift),
-            fix=f"scale only an i8 C, by 0..{MAX_SHIFT} bits" if narrow_int else
-            "leave shift out: only an i8 C is scaled")
+            limit=f"0..{MAX_SHIFT} for an i8 C, 0..{narrow_shift_limit(i16)} for an i16 C "
+            "(C << shift must fit the 32-bit accumulator); 0 otherwise", found=shown(shift),
+            fix=f"scale an {dout} C by 0..{most} bits" if narrow_int else
+            "leave shift out: only an i8 or i16 C is scaled")
     shift = bits
     fix = "use // for integer division, e.g. matmul(M // 2, K, N)"
     m, k, n = (positive_size(v, what, "matmul", fix=fix)
@@ -202,6 +222,8 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
     target = kernel_target(device)
     r, s, t = target.mmul_shapes[din.name]
     load = target.core_load_bytes_per_cycle
+    # a narrow C sums in the accumulating type's accumulator: its MAC rate is that type's
+    macs = target.macs_per_cycle[f"{din}_{MATMUL_OUT[din.name]}"]
     if m % (2 * r) or k % s or n % (2 * t):
         raise DesignError(
             "kernel", f"matmul tile {m}x{k}x{n} does not fit the {r}x{s}x{t} mmul with 2x2 "
@@ -216,13 +238,93 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
         args=[buffer("a", TensorType(shape=(m, k), dtype=din.name), blocks=(r, s)),
               buffer("b", TensorType(shape=(k, n), dtype=din.name), blocks=(s, t)),
               buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout", blocks=(r, t))],
-        reference=matmul_ref, cycles=matmul_cycles(m, k, n, r, s, t, din, load),
+        reference=matmul_ref, cycles=matmul_cycles(m, k, n, r, s, t, din, load, macs),
         ops=2 * m * k * n,
-        cost=f"(m/{2 * r})(n/{2 * t})({matmul_step(r, s, t, din, load)}"
-        f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 mmuls per 2x2 block step, "
-        f"{_PATCH_SOURCE[din.name]}{elsewhere}, ~20 per call for the function's prologue and "
-        "epilogue "
-        "(kernels_cpp/mm.cc)",
+        cost=f"(m/{2 * r})(n/{2 * t})({matmul_step(r, s, t, din, load, macs)}"
+        f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 {r}x{s}x{t} mmuls per 2x2 block step at the "
+        f"core's {macs} {din} MACs per cycle, or its A and B block loads at {load} bytes per "
+        f"cycle if longer, {_PATCH_SOURCE[din.name]}{elsewhere}, ~20 per call for the "
+        "function's prologue and epilogue (kernels_cpp/mm.cc)",
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t,
                 **({"shift": shift} if narrow_int else {})},
         prepared=matmul_prepared(m, k, n, r, s, t, np.dtype(dout.numpy), shift), arch=target.arch)
+
+
+def matmul_narrow_ref(acc: np.ndarray, c: np.ndarray, *, shift: int, **_: object) -> None:
+    """C = sat(round(acc / 2^shift)) element by element, as mm.cc's ``matmul_narrow`` stores it
+    (nearest even, saturated to C's type)."""
+    c.reshape(-1)[...] = srs(acc.reshape(-1).astype(np.int64), shift, c.dtype)
+
+
+def matmul_narrow(m: int, n: int, dtype_in: DType | str = "i8", dtype_out: DType | str = "i8",
+                  *, shift: int = 0, device: str | None = None) -> Kernel:
+    """The one narrowing of a K loop summed in int32: ``C = sat(round(ACC / 2**shift))`` for an
+    ``m x n`` int32 tile ``ACC`` that :func:`matmul` (``dtype_in -> i32``) summed over the whole
+    K loop, into an i8 or i16 C (rounded to nearest even and saturated once, where a narrow
+    matmul C is rounded and saturated at every call). Element by element: C keeps ACC's mmul
+    blocks. The symbol names the matmul's input type: ``matmul_narrow_i8_i8_64x64_4x8x8_shift4``.
+    It is in :mod:`aiedsl.kernels.library`, not yet among :mod:`aiedsl.kernels`' names: those are
+    the kernels ``aiedsl kernel cost`` estimates (:mod:`aiedsl.kernels.cost`), which does not
+    take it yet::
+
+        acc = local(Tensor[m, n, i32])
+        ...
+        zero_acc(acc)
+        for _ in loop(K // k):
+            with a.consume() as ta, b.consume() as tb:
+                mm(ta, tb, acc)                          # matmul(m, k, n, i8, i32)
+        with c.produce() as tc:
+            narrow(acc, tc)                              # matmul_narrow(m, n, i8, i8, shift=4)
+    """
+    loc = caller_loc()
+    din = lookup_dtype(dtype_in, loc)
+    dout = lookup_dtype(dtype_out, loc)
+    if din.name not in ("i8", "i16") or dout.name not in ("i8", "i16"):
+        raise DesignError(
+            "kernel", f"matmul_narrow {din}->{dout} is not in the library", loc=loc,
+            found=f"{din}->{dout}", limit="the int32 sums of an i8 or i16 matmul, narrowed to i8 "
+            "or i16", fix="give dtype_in i8 or i16 (the matmul's inputs) and dtype_out i8 or i16")
+    limit = narrow_shift_limit(dout)
+    bits = as_int(shift)
+    if bits is None or not 0 <= bits <= limit:
+        raise DesignError("kernel", f"matmul_narrow to {dout} has shift={shown(shift)}", loc=loc,
+                          limit=f"0..{limit} for an {dout} C, as matmul's", found=shown(shift),
+                          fix=f"scale by 0..{limit} bits")
+    fix = "give the core tile's rows and columns"
+    m, n = (positive_size(v, what, "matmul_narrow", fix=fix, loc=loc)
+            for what, v in (("m", m), ("n", n)))
+    target = kernel_target(device)
+    r, s, t = target.mmul_shapes[din.name]
+    if (m * n) % (r * t):
+        raise DesignError(
+            "kernel", f"matmul_narrow tile {m}x{n} is not a whole number of {r}x{t} blocks",
+            loc=loc, limit=f"m * n % {r * t} == 0", found=f"{m}x{n}",
+            fix=f"narrow the tile of a matmul with the {r}x{s}x{t} mmul (m a multiple of "
+            f"{2 * r}, n of {2 * t})")
+    blocks = m * n // (r * t)
+    step = narrow_step(r, t, dout, target.core_load_bytes_per_cycle,
+                       target.core_store_bytes_per_cycle)
+    return declare(
+        f"matmul_narrow_{din}_{dout}_{m}x{n}_{r}x{s}x{t}_shift{bits}", source="mm.cc",
+        entry=f"matmul_narrow<{din.cpp}, {dout.cpp}, {r}, {s}, {t}, {m}, {n}, {bits}>",
+        args=[buffer("acc", TensorType(shape=(m, n), dtype="i32"), blocks=(r, t)),
+              buffer("c", TensorType(shape=(m, n), dtype=dout.name), "out", blocks=(r, t))],
+        reference=matmul_narrow_ref, cycles=blocks * step + 14, ops=m * n,
+        cost=f"{step} per {r}x{t} block ({blocks} blocks) + 14: each block's {4 * r * t} bytes "
+        f"of int32 loaded at {target.core_load_bytes_per_cycle} bytes per cycle and its "
+        f"{r * t * dout.itemsize} narrowed bytes stored at {target.core_store_bytes_per_cycle}, "
+        "the slower of the two, plus pipeline fill and drain (kernels_cpp/mm.cc)",
+        params={"m": m, "n": n, "r": r, "s": s, "t": t, "shift": bits}, arch=target.arch)
+
+
+def narrow_step(r: int, t: int, dout: DType, load_bytes: int, store_bytes: int) -> int:
+    """Cycles per ``r x t`` block of :func:`matmul_narrow`: its int32 loads or its narrowed
+    stores, whichever take longer (at least one cycle)."""
+    return max(1, -(-4 * r * t // load_bytes), -(-r * t * dout.itemsize // store_bytes))
+
+
+def narrow_shift_limit(dout: DType) -> int:
+    """The largest right shift a narrow integer C of ``dout`` takes: C shifted left by it must
+    still fit the 32-bit accumulator it is loaded into (23 for i8, 15 for i16)."""
+    return 31 - 8 * dout.itemsize
+

@@ -10,8 +10,8 @@ from aiedsl.kernels.base import Kernel
 from aiedsl.kernels.cases import KernelCase
 from aiedsl.kernels.library import (
     CASCADE_ROLES, add, conv2d_1x1, conv2d_3x3, exp_bf16, gelu, layer_norm, matmul,
-    matmul_cascade, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm, scale, silu,
-    softmax, sub, threshold, vector_scalar, zero,
+    matmul_cascade, matmul_narrow, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm,
+    scale, silu, softmax, sub, threshold, vector_scalar, zero,
 )
 from aiedsl.kernels.text import kernel_text
 
@@ -30,6 +30,16 @@ def samples() -> list[Kernel]:
                 for m, k, n in ((16, 32, 16), (32, 56, 32))]
         out += [matmul(m, k, n, "i8", "i8", shift=sh, device=device)
                 for (m, k, n), sh in (((16, 8, 16), 0), ((32, 64, 32), 6), ((16, 72, 32), 9))]
+        # i16 C from i8 or i16 inputs: scaled, rounded and saturated to int16
+        out += [matmul(m, k, n, "i8", "i16", shift=sh, device=device)
+                for (m, k, n), sh in (((16, 8, 16), 0), ((32, 64, 32), 6))]
+        out += [matmul(m, k, n, "i16", "i16", shift=sh, device=device)
+                for (m, k, n), sh in (((8, 4, 16), 0), ((32, 32, 32), 8))]
+        # an int32 tile of sums narrowed once
+        out += [matmul_narrow(m, n, "i8", "i8", shift=sh, device=device)
+                for (m, n), sh in (((16, 16), 0), ((64, 64), 12))]
+        out += [matmul_narrow(32, 32, din, "i16", shift=4, device=device)
+                for din in ("i8", "i16")]
         out += [matmul(m, k, n, "i16", device=device)
                 for m, k, n in ((8, 4, 16), (32, 32, 32), (64, 64, 64))]
     out += [matmul_cascade(m, k, n, role, device="npu1") for role in CASCADE_ROLES

@@ -2,7 +2,7 @@
 
 from aiedsl.lang.buffer import Buffer
 from aiedsl.lang.channel import Channel, channel
-from aiedsl.lang.context import define
+from aiedsl.lang.context import define, refuse
 from aiedsl.lang.core import herd, loop
 from aiedsl.lang.design import DesignHandle, design
 from aiedsl.lang.fifo import ObjectFifo, fifo, join
@@ -17,5 +17,5 @@ from aiedsl.lang.tensor import Tensor
 __all__ = [
     "BarrierRef", "Buffer", "Channel", "DesignHandle", "LocalRef", "ObjectFifo", "RtpRef",
     "Tensor", "barrier", "channel", "coretile", "define", "design", "fifo", "gemm_runtime",
-    "herd", "join", "local", "loop", "memtile", "rtp", "runtime", "shim", "tiles",
+    "herd", "join", "local", "loop", "memtile", "refuse", "rtp", "runtime", "shim", "tiles",
 ]

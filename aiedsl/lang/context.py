@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Iterator
+from typing import Any, Iterator, NoReturn
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
@@ -132,7 +132,34 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
         check_line(value, f"define '{name}' =", loc)
     if ctx is not None:
         ctx.used[name] = value
+        ctx.lines[name] = loc
     return value
+
+
+def refuse(name: str, message: str, *, limit: str, fix: str) -> NoReturn:
+    """Refuse the value define ``name`` took, for a design that cannot be built with it (with
+    the others' values): a DesignError at the line of ``define("NAME", ...)``, saying whether
+    the value came from ``-D`` or is the default.
+
+    Example
+    -------
+    ::
+
+        if OUT == "i32" and SHIFT:
+            refuse("SHIFT", f"SHIFT={SHIFT} scales an i32 C", limit="0 with OUT=i32",
+                   fix="leave -D SHIFT out with OUT=i32")
+    """
+    ctx = load_context()
+    loc = caller_loc()
+    if ctx is not None and name in ctx.lines:
+        loc = ctx.lines[name]
+    if ctx is not None and name in ctx.overrides:
+        found = f"-D {name}={ctx.overrides[name]}"
+    elif ctx is not None and name in ctx.used:
+        found = f"{name}={ctx.used[name]} (its default)"
+    else:
+        found = name
+    raise DesignError("define", message, loc=loc, limit=limit, found=found, fix=fix)
 
 
 def _bool(text: str) -> bool:

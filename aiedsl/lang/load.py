@@ -13,6 +13,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from aiedsl.ir.loc import Loc
+
 
 @dataclass
 class LoadContext:
@@ -24,6 +26,8 @@ class LoadContext:
     """``--device`` override."""
     used: dict[str, int | float | str] = field(default_factory=dict)
     """Every ``define`` evaluated, with the value it took."""
+    lines: dict[str, Loc] = field(default_factory=dict)
+    """The line of each ``define`` evaluated (where :func:`aiedsl.lang.context.refuse` points)."""
     file: str | None = None
     """The design file being loaded, as its locations name it: the one file that may call
     ``define`` (None: any may)."""

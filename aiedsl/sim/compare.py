@@ -13,19 +13,20 @@ from aiedsl.errors import DesignError, counted
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer
-from aiedsl.dtypes import unwritten
+from aiedsl.dtypes import drawn_range, unwritten
 from aiedsl.values import by_type
 
 
 def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded random host tensors for every tensor the runtime fills.
 
-    Signed integers are drawn small (|x| < 2^(bits/2 - 1)) so products stay in range; u8 over
-    its whole range, 0..255 (what its kernels do is compare, select and copy: drawn small, a
-    threshold of 8 or more changed nothing and could not be told from another); floats are
-    standard normal, rounded to the tensor's dtype. A tensor whose bytes every fifo it fills
-    reads as another type (IRON's color_threshold fills u8 lines from an int8 tensor) is drawn
-    as that type, so the cores see the values they are made for.
+    Integers are drawn uniformly over :func:`~aiedsl.dtypes.drawn_range`: 8-bit ones over their
+    whole range (i8 -128..127: any sum of int8 products fits AIE2's 32-bit accumulator, and a
+    kernel or reference keeping it in 16 bits must fail; u8 0..255: a threshold of 8 or more
+    must change something), wider ones with |x| < 2^(bits/2 - 1), so products stay in range;
+    floats are standard normal, rounded to the tensor's dtype. A tensor whose bytes every fifo
+    it fills reads as another type (IRON's color_threshold fills u8 lines from an int8 tensor)
+    is drawn as that type, so the cores see the values they are made for.
     """
     rng = np.random.default_rng(seed)
     filled = set(d.filled_tensors())
@@ -44,9 +45,8 @@ def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
         if dt.is_float:
             arr = rng.standard_normal(count).astype(np.float32).astype(dt.numpy)
         else:
-            bound = 2 ** (dt.itemsize * 4 - 1)
-            lo, hi = (0, 256) if dt.name == "u8" else (-bound, bound)
-            arr = rng.integers(lo, hi, size=count).astype(dt.numpy)
+            lo, hi = drawn_range(dt)
+            arr = rng.integers(lo, hi + 1, size=count).astype(dt.numpy)
         out[t.name] = arr.view(host.numpy).reshape(t.type.shape)
     return out
 
