@@ -230,9 +230,9 @@ def kernel_cost(
     site's cycles, and says so) and the fraction of the core's peak. A bad value prints which
     option is wrong and what it takes, and exits 2.
 
-    KERNEL is one of matmul, matmul_cascade, conv2d_1x1, conv2d_3x3, zero, passthrough, scale,
-    threshold, add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max, rms_norm,
-    layer_norm, exp_bf16, silu, gelu or softmax."""
+    KERNEL is one of matmul, matmul_narrow, matmul_cascade, conv2d_1x1, conv2d_3x3, zero,
+    passthrough, scale, threshold, add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max,
+    rms_norm, layer_norm, exp_bf16, silu, gelu or softmax."""
     from aiedsl.kernels.cost import estimate
 
     for line in estimate(name, shape, dtype, device):

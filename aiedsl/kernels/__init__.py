@@ -13,7 +13,7 @@ from aiedsl.kernels.layout import block, block_dims, unblock, unblock_dims
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.cascade import matmul_cascade
 from aiedsl.kernels.conv import conv2d_1x1, conv2d_3x3
-from aiedsl.kernels.matmul import matmul
+from aiedsl.kernels.matmul import matmul, matmul_narrow
 from aiedsl.kernels.library import (
     add, exp_bf16, gelu, layer_norm, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm,
     scale, silu, softmax, sub, threshold, vector_scalar, zero,
@@ -23,7 +23,8 @@ __all__ = [
     "KERNELS_CPP", "Kernel", "add", "block", "block_dims", "buffer", "conv2d_1x1", "conv2d_3x3",
     "declare",
     "exp_bf16",
-    "gelu", "layer_norm", "matmul", "matmul_cascade", "mul", "passthrough", "reduce_max",
+    "gelu", "layer_norm", "matmul", "matmul_cascade", "matmul_narrow", "mul", "passthrough",
+    "reduce_max",
     "reduce_sum", "relu", "rms_norm", "scalar", "scale", "silu", "softmax", "sub", "threshold",
     "unblock", "unblock_dims", "vector_scalar", "zero",
 ]

@@ -74,6 +74,18 @@ def _matmul(dims: tuple[int, ...], dt: str, device: str, variant: str) -> Kernel
     return library.matmul(m, k, n, dt, device=device).ir
 
 
+def _narrow(dims: tuple[int, ...], dt: str, device: str, variant: str) -> Kernel:
+    """``matmul_narrow(m, n, dt, dt)``: a tile of int32 sums of a ``dt`` matmul narrowed back to
+    ``dt``, with no shift (its cycles depend on none)."""
+    m, n = dims
+    return library.matmul_narrow(m, n, dt, dt, device=device).ir
+
+
+def _narrow_bytes(dims: tuple[int, ...], dt: str) -> int:
+    """The int32 tile it reads."""
+    return math.prod(dims) * DTYPES["i32"].itemsize
+
+
 def _cascade(dims: tuple[int, ...], dt: str, device: str, role: str) -> Kernel:
     """One stage of the cascade GEMM."""
     m, k, n = dims
@@ -130,6 +142,9 @@ _CONV = ("shift=0 and relu=True, the library's defaults (its declared cycles dep
 KERNELS: dict[str, _Costed] = {
     "matmul": _Costed("MxKxN", (3, 3), tuple(library.MATMUL_OUT), "64x64x64", _matmul,
                       _gemm(library.MATMUL_OUT.__getitem__)),
+    "matmul_narrow": _Costed("MxN", (2, 2), ("i8", "i16"), "64x64", _narrow, _narrow_bytes,
+                             note="dtype_out the same as the matmul's input type, shift=0 (its "
+                             "cycles depend on neither)"),
     "matmul_cascade": _Costed("MxKxN", (3, 3), ("bf16",), "64x64x64", _cascade,
                               _gemm(lambda dt: "f32"), library.CASCADE_ROLES),
     "conv2d_1x1": _Costed("WIDTHxCINxCOUT", (3, 3), ("i8",), "32x64x64",

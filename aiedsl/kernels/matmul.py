@@ -263,9 +263,7 @@ def matmul_narrow(m: int, n: int, dtype_in: DType | str = "i8", dtype_out: DType
     K loop, into an i8 or i16 C (rounded to nearest even and saturated once, where a narrow
     matmul C is rounded and saturated at every call). Element by element: C keeps ACC's mmul
     blocks. The symbol names the matmul's input type: ``matmul_narrow_i8_i8_64x64_4x8x8_shift4``.
-    It is in :mod:`aiedsl.kernels.library`, not yet among :mod:`aiedsl.kernels`' names: those are
-    the kernels ``aiedsl kernel cost`` estimates (:mod:`aiedsl.kernels.cost`), which does not
-    take it yet::
+    ``aiedsl kernel cost matmul_narrow --shape 64x64`` estimates it::
 
         acc = local(Tensor[m, n, i32])
         ...
