@@ -1055,3 +1055,23 @@ def test_a_dma_bottleneck_offers_only_the_fixes_that_apply(in_root: Path) -> Non
     assert both.sentence().endswith(
         "; spread its traffic over more channels, send longer contiguous runs from host memory "
         "(its bursts carry 4 B on average), or broadcast what it sends more than once")
+
+
+def test_poison_like_values_no_likelier_than_chance_tell_nothing() -> None:
+    """A wrong rgba2gray weight gave one 255 among 359,228 wrong u8 pixels, and the note said
+    most likely it was read before anything wrote it: a new user went looking for a missing
+    zero call. One value in 256 of a kernel's own wrong numbers is 255 by chance."""
+    rng = np.random.default_rng(0)
+    want8 = rng.integers(0, 200, 4096).astype(np.uint8)
+    got8 = (want8 + 7).astype(np.uint8)
+    got8[10] = 255
+    c = compare("C", got8, want8, "u8", poison=True)
+    assert not c.passed and c.note is None and c.poisoned == 0
+    got8[:64] = 255  # 64 of 4096: four times what chance gives
+    assert compare("C", got8, want8, "u8", poison=True).poisoned == 64
+    # signed: one of three nearer the poison is no more than chance
+    want = np.arange(-8, 8, dtype=np.int32) * 1000
+    got = want.copy()
+    got[3] = np.int32(-2147483648 + 5)
+    got[5:7] = 77
+    assert compare("C", got, want, "i32", poison=True).note is None
