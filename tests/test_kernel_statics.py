@@ -251,7 +251,8 @@ def test_a_cores_modes_go_with_it_from_one_copy_to_another(design_file: DesignFi
     (path.parent / "narrow.cc").write_text(NARROW_CC)
     x = np.arange(-400, 400, 25, dtype=np.int16)
     result = simulate(load_design(path), {"x": x, "y": x}, kernels="native")
-    assert [c.line() for c in result.checks] == [
+    # (o's note says its inputs saturate it: on purpose here)
+    assert [c.line().splitlines()[0] for c in result.checks] == [
         "PASS o: exact (integers must match exactly)",
         "PASS p: exact (integers must match exactly)"]
     assert (result.outputs["o"][0], result.outputs["p"][0]) == (-128, 112)  # -400 + 512
