@@ -41,7 +41,7 @@ _WHERE = {
     "Deadlock": "aiedsl.sim.explain",
     "simulate": "aiedsl.sim",
     "load_design": "aiedsl.loader",
-    "load_json": "aiedsl.ir.validate",
+    "load_json": "aiedsl.validate_ir",
     **dict.fromkeys((
         "Buffer", "Channel", "DesignHandle", "ObjectFifo", "Tensor", "barrier", "channel",
         "coretile", "define", "design", "fifo", "gemm_runtime", "herd", "join", "local", "loop",
@@ -66,7 +66,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
         design, fifo, gemm_runtime, herd, join, local, loop, memtile, refuse, rtp, runtime, shim,
         tiles,
     )
-    from aiedsl.ir.validate import load_json
+    from aiedsl.validate_ir import load_json
     from aiedsl.loader import load_design
     from aiedsl.sim import simulate
     from aiedsl.sim.explain import Deadlock

@@ -217,8 +217,9 @@ class Artifacts:
             check_inputs(self.design, ins, loc)
         where, why, session = self._choose(target)
         # On the NPU every run after the first starts from what the one before left (barrier
-        # locks, rtp slots, locals: only the load sets them); every one after the second starts
-        # as the second does, but for locals. So more than one run asked is two simulated.
+        # locks, rtp slots, locals, native kernels' C++ statics: only the load sets them); every
+        # one after the second starts as the second does, but for locals and statics a kernel
+        # keeps changing. So more than one run asked is two simulated.
         invocations = 2 if where == "sim" and iters + warmup > 1 else 1
         if invocations > 1:
             why += (f"; of the {iters + warmup} runs asked (--warmup and --iters count runs "

@@ -1,5 +1,5 @@
-"""The way back from ``design.json``: :func:`aiedsl.ir.load_json` reads it and holds it to the
-rules the front end keeps (:func:`aiedsl.ir.validate.validate`), which ``check_design`` and
+"""The way back from ``design.json``: :func:`aiedsl.load_json` reads it and holds it to the
+rules the front end keeps (:func:`aiedsl.validate_ir.validate`), which ``check_design`` and
 ``simulate(placed=...)`` apply to any IR they are given. A tester's edits of a design.json
 (edit.py): each was accepted by pydantic, then died in a check with a raw KeyError, passed, or
 simulated as passed. Their messages word for word."""
@@ -18,7 +18,8 @@ import aiedsl
 from aiedsl.checks import check_design
 from aiedsl.emit import generate
 from aiedsl.errors import DesignError
-from aiedsl.ir import Design, load_json
+from aiedsl import load_json
+from aiedsl.ir import Design
 from aiedsl.loader import load_design
 from aiedsl.sim import Deadlock, simulate
 

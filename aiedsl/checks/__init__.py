@@ -42,7 +42,7 @@ from aiedsl.checks.stale import check_stale_reads, check_unwritten_releases
 from aiedsl.checks.symbols import check_symbols
 from aiedsl.checks.unrolled import check_unrolled_loops
 from aiedsl.ir.design import Design
-from aiedsl.ir.validate import validate
+from aiedsl.validate_ir import validate
 from aiedsl.place import allocate, place, route
 from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.place.route import Congestion
@@ -56,7 +56,7 @@ Table = dict[tuple[int, int], TileUsage]
 def check_design(d: Design) -> tuple[Design, Table]:
     """Run every check; return the placed, allocated and routed design and its resource table.
 
-    The IR is validated first (:func:`~aiedsl.ir.validate.validate`): one made other than by
+    The IR is validated first (:func:`~aiedsl.validate_ir.validate`): one made other than by
     tracing (read from JSON, edited) may name what it does not declare, which the checks
     would look up and fail on with a KeyError."""
     validate(d)

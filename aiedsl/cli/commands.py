@@ -350,7 +350,9 @@ def run_(
     target: Target = typer.Option(Target.auto, "--target", help="auto (the NPU when there is "
                                   "one, else the simulator), npu or sim."),
     seed: int = SeedOpt,
-    iters: int = typer.Option(1, "--iters", min=1, metavar="N", help="NPU: timed runs."),
+    iters: int = typer.Option(1, "--iters", min=1, metavar="N", help="NPU: timed runs (the "
+                              "simulator runs a second invocation when --iters and --warmup ask "
+                              "for more than one run)."),
     warmup: int = typer.Option(0, "--warmup", min=0, metavar="N", help="NPU: untimed runs first."),
     trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE", callback=named_file,
                                         help="Simulator trace file."),

@@ -1,7 +1,6 @@
-"""The design IR (see :mod:`aiedsl.ir.design`), and :func:`load_json`, the way back from a
-``design.json`` (see :mod:`aiedsl.ir.validate`)."""
-
-from typing import TYPE_CHECKING, Any
+"""The design IR (see :mod:`aiedsl.ir.design`); the way back from a ``design.json`` is
+:func:`aiedsl.load_json` (:mod:`aiedsl.validate_ir`, outside this package: it raises
+:class:`~aiedsl.errors.DesignError`, whose module reads :mod:`aiedsl.ir.loc`)."""
 
 from aiedsl.ir.core_ops import (
     Acquire, Arg, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release, RtpArg, ScalarArg,
@@ -17,9 +16,6 @@ from aiedsl.ir.physical import (
 from aiedsl.ir.runtime import HostTensor, RtpWrite, RuntimeOp, SetBarrier, Transfer, Wait
 from aiedsl.ir.types import Dim, Pattern, TensorType
 
-if TYPE_CHECKING:
-    from aiedsl.ir.validate import load_json
-
 __all__ = [
     "Acquire", "Arg", "Barrier", "BarrierWait", "Bd", "BufferAlloc", "BufferArg", "Call",
     "Cascade",
@@ -28,15 +24,5 @@ __all__ = [
     "Loc", "Local", "LocalArg", "LockAlloc", "Loop", "Op", "PacketFlow", "Pattern", "Physical",
     "Release", "Route",
     "Rtp", "RtpArg", "RtpWrite", "RuntimeOp",
-    "ScalarArg", "SetBarrier", "TensorType", "Transfer", "Wait", "load_json",
+    "ScalarArg", "SetBarrier", "TensorType", "Transfer", "Wait",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """``load_json``, imported on first use: its module reads :mod:`aiedsl.errors`, which
-    imports this package's :mod:`~aiedsl.ir.loc` (imported here at once, a cycle)."""
-    if name == "load_json":
-        from aiedsl.ir.validate import load_json
-
-        return load_json
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,7 +25,7 @@ from aiedsl.output_checks import compare_outputs
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
-from aiedsl.ir.validate import validate
+from aiedsl.validate_ir import validate
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
@@ -230,7 +230,7 @@ def _unwatched(stage: str, m: Machine) -> None:
 
 def _check_placed(handle: DesignHandle, placed: Design) -> None:
     """``placed``, given to :func:`simulate` as ``handle``'s design checked and placed, is a
-    valid placed IR (:func:`~aiedsl.ir.validate.validate`) of ``handle``'s tensors: the checks
+    valid placed IR (:func:`~aiedsl.validate_ir.validate`) of ``handle``'s tensors: the checks
     are not run again (the caller ran them, as a build does), and an IR read back or edited
     ran unchecked (a loop of count 0 simulated as passed) or ended in a KeyError."""
     validate(placed, "simulate(placed=...)", placed=True)

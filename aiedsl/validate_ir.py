@@ -16,7 +16,7 @@ line of the nearest node that has one.
 
 Example
 -------
->>> from aiedsl.ir import load_json
+>>> from aiedsl import load_json
 >>> d = load_json("build/passthrough/design.json", home="designs")    # doctest: +SKIP
 >>> d.name                                                              # doctest: +SKIP
 'passthrough'
