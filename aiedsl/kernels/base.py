@@ -162,8 +162,10 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
 
     ``cascade_in``/``cascade_out`` declare what one call reads from and writes to the
     accumulator cascade (``get_scd``/``put_mcd`` in the C++), e.g. ``Tensor[64, 64, f32]``:
-    whole 512-bit words of 32-bit values. The reference then takes them as extra arrays after
-    the declared arguments: the cascade input (read it), then the cascade output (fill it).
+    whole 512-bit words of any element type (``Tensor[64, bf16]`` is two words of 32 bf16
+    values each). The reference then takes them as extra arrays after the declared arguments:
+    the cascade input (read it), then the cascade output (fill it). The stream moves bits: a
+    get reads what its neighbour put as its own type, bit for bit.
 
     ``cycles=None`` takes the cycles per call from the kernel's profile (its C++ run on the
     host, ``aiedsl kernel profile``: the busiest unit's cycles, a bound at best), made when
@@ -256,15 +258,22 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
                               f"{shown(setting)}", loc=loc, limit=limit, found=shown(setting),
                               fix=fix)
     for what, t in (("cascade_in", cascade_in), ("cascade_out", cascade_out)):
-        if t is None:
+        if t is None or isinstance(t, TensorType) and not t.nbytes * 8 % CASCADE_BITS:
             continue
-        if (not isinstance(t, TensorType) or t.dt.itemsize != 4
-                or t.nbytes * 8 % CASCADE_BITS):
-            raise DesignError(
-                "kernel signature", f"kernel '{symbol}' has {what}={t}", loc=loc,
-                limit=f"a Tensor of 32-bit values (f32 or i32) filling whole {CASCADE_BITS}-bit "
-                f"cascade words ({CASCADE_BITS // 32} values each)", found=str(t),
-                fix=f"write e.g. {what}=Tensor[64, 64, f32]")
+        # mlir-aie's PutCascadeOp::verify and GetCascadeOp::verify ask only that a cascade
+        # value be the target's cascade width in bits (getAccumulatorCascadeSize), whatever
+        # its element type; llvm-aie's put_mcd / get_scd_* move 512-bit vectors of every type
+        tensor = isinstance(t, TensorType)
+        per = CASCADE_BITS // (8 * t.dt.itemsize) if tensor else CASCADE_BITS // 32
+        dt = t.dtype if tensor else "f32"
+        whole = -(-t.numel // per) * per if tensor else 64 * 64
+        raise DesignError(
+            "kernel signature", f"kernel '{symbol}' has {what}={t}", loc=loc,
+            limit=f"a Tensor whose values fill whole {CASCADE_BITS}-bit cascade words, of any "
+            f"element type ({per} {dt} values a word; mlir-aie's PutCascadeOp and "
+            f"GetCascadeOp take any {CASCADE_BITS}-bit value)",
+            found=f"{t}: {t.nbytes * 8} bits" if tensor else shown(t),
+            fix=f"write e.g. {what}=Tensor[{whole}, {dt}]")
     n_cascade = (cascade_in is not None) + (cascade_out is not None)
     scalars = {a.name for a in args if a.kind == "scalar"}  # as KernelIR.reference_params
     check_callable(reference, len(args) + n_cascade, f"the reference of kernel '{symbol}'", loc,

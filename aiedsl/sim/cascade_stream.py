@@ -62,8 +62,8 @@ def cascade_put(m: Machine, p: Proc, call: Call, link: CascadeLink, words: int, 
     first = link.put
     link.puts.append((first, first + words, start, end))
     link.put = first + words
-    if values is not None:
-        link.values.append(values.reshape(-1))
+    if values is not None:  # the bits, whatever the type: the getter views them as its own
+        link.values.append(values.reshape(-1).view(np.uint8))
     link.data.units.append(0.0)
     if link.data.waiters:
         m.engine.wake(link.data.waiters)
@@ -82,15 +82,16 @@ def cascade_put(m: Machine, p: Proc, call: Call, link: CascadeLink, words: int, 
 
 
 def cascade_payloads(k: Any, casc: tuple[Any, Any, int, int] | None) -> list[np.ndarray]:
-    """The reference's extra arrays: the words its get took (the putter's values, however its
-    calls grouped them, read as this kernel's type: the stream moves 32-bit words), then a
-    fresh array for what it puts."""
+    """The reference's extra arrays: the words its get took (the putter's bits, however its
+    calls grouped them, viewed as this kernel's type, never converted: the stream moves
+    512-bit words, and a bf16 get of an f32 put reads the floats' halves), then a fresh array
+    for what it puts."""
     out = []
     get = casc[0] if casc is not None else None
     if k.cascade_in is not None:
         dt = np.dtype(k.cascade_in.dt.numpy)
         if get is not None:
-            out.append(get.take_values(k.cascade_in.numel).view(dt)
+            out.append(get.take_values(k.cascade_in.nbytes).view(dt)
                        .reshape(k.cascade_in.shape))
         else:  # no link (check refuses it): what an unconnected input reads
             out.append(np.zeros(k.cascade_in.shape, dt))

@@ -223,7 +223,8 @@ class CascadeLink:
     gets: "deque[tuple[int, int, float, float]]" = field(default_factory=deque)
     """Pieces taken, oldest first (those a putter may still ask about)."""
     values: "deque[np.ndarray]" = field(default_factory=deque)
-    """The values put and not yet taken, flat, in stream order (when kernels compute)."""
+    """The words put and not yet taken, as flat bytes (``uint8``), in stream order (when
+    kernels compute): the stream moves bits, which each side reads as its own type."""
 
     def emitted(self, word: int) -> float:
         """When the put call holding ``word`` put it (its calls put their words evenly)."""
@@ -242,8 +243,8 @@ class CascadeLink:
         return start + (word - first + 1) * (stop - start) / (end - first)
 
     def take_values(self, n: int) -> np.ndarray:
-        """The next ``n`` values of the stream, flat (a get's input, made of what one or more
-        put calls put)."""
+        """The next ``n`` bytes of the stream, flat ``uint8`` (a get's input, made of what one
+        or more put calls put)."""
         parts = []
         while n:
             head = self.values[0]
