@@ -313,11 +313,24 @@ template <unsigned N> void get_bf16(bfloat16 *__restrict c) {
   for (unsigned i = 0; i < N; i += 32)
     aie::store_v(c + i, aie::vector<bfloat16, 32>(get_scd_v32bfloat16()));
 }
+template <unsigned N> void put_i32(const int32 *__restrict a) {
+  for (unsigned i = 0; i < N; i += 16) {
+    aie::accum<acc32, 16> w;
+    w.from_vector(aie::load_v<16>(a + i));
+    put_mcd(w);
+  }
+}
+template <unsigned N> void get_i32(int32 *__restrict c) {
+  for (unsigned i = 0; i < N; i += 16) {
+    aie::accum<acc32, 16> w(get_scd_v16acc32());
+    aie::store_v(c + i, w.template to_vector<int32>());
+  }
+}
 """
 
 TYPED = '''
 import numpy as np
-from aiedsl import Tensor, bf16, design, f32, fifo, herd, runtime
+from aiedsl import Tensor, bf16, design, f32, fifo, herd, i32, runtime
 from aiedsl.kernels import buffer, declare
 
 PUT, GET = Tensor[PUT_N, PUT_T], Tensor[GET_N, GET_T]
@@ -364,27 +377,36 @@ def reference(A):
 GET_T values and drains them: the reference views A's bits as GET_T."""
 
 
+@pytest.mark.parametrize("kernels", ["reference", "native"])
 @pytest.mark.parametrize("put, get", [(("64", "bf16"), ("64", "bf16")),
-                                      (("32", "f32"), ("64", "bf16"))],
-                         ids=["bf16", "f32-read-as-bf16"])
+                                      (("32", "f32"), ("64", "bf16")),
+                                      (("32", "i32"), ("32", "i32"))],
+                         ids=["bf16", "f32-read-as-bf16", "i32"])
 def test_a_cascade_moves_bits_of_any_type(design_file: DesignFile, put: tuple[str, str],
-                                          get: tuple[str, str]) -> None:
-    """bf16 words on the cascade (refused: only 32-bit values were taken), and an f32 put
-    read by a bf16 get: the getter sees the floats' bits as bf16 (their low and high halves),
-    never a conversion."""
+                                          get: tuple[str, str], kernels: str) -> None:
+    """bf16 words on the cascade (refused: only 32-bit values were taken), an f32 put read by
+    a bf16 get: the getter sees the floats' bits as bf16 (their low and high halves), never a
+    conversion; and i32 accumulators (get_scd_v16acc32, put_mcd(v16acc32)), with the numpy
+    references and with the C++ built for the host (whose header had only the accfloat word:
+    the i32 and bf16 kernels did not build)."""
+    import ml_dtypes
+
     src = (TYPED.replace("PUT_N", put[0]).replace("PUT_T", put[1])
            .replace("GET_N", get[0]).replace("GET_T", get[1]))
     design_file(TYPED_CC, "typed.cc")
     handle = load_design(design_file(src))
-    A = np.arange(1, int(put[0]) + 1, dtype=np.float32) * np.float32(1.5)
-    if put[1] == "bf16":
-        import ml_dtypes
-        A = A.astype(ml_dtypes.bfloat16)
-    result = simulate(handle, {"A": A})
+    values = np.arange(1, int(put[0]) + 1) * 3 - 40
+    A = {"f32": values.astype(np.float32) * np.float32(1.5),
+         "bf16": (values * 1.5).astype(ml_dtypes.bfloat16),
+         "i32": values.astype(np.int32) * 65537}[put[1]]
+    result = simulate(handle, {"A": A}, kernels=kernels)
     assert result.passed, [c.line() for c in result.checks]
     got = result.outputs["C"]
-    assert got.dtype.name == "bfloat16"
-    assert got.view(np.uint16).tolist() == A.view(np.uint16).tolist()
+    assert got.dtype == np.dtype(GET_NUMPY[get[1]])
+    assert got.tobytes() == A.tobytes()
+
+
+GET_NUMPY = {"bf16": "bfloat16", "i32": "int32"}
 
 
 def test_cascade_kernels_match_their_references_on_the_host() -> None:
@@ -656,7 +678,7 @@ def test_gets_prove_puts_by_their_bytes_whatever_the_types(design_file: DesignFi
            .replace("        else:\n            with c.produce() as tc:\n",
                     "        else:\n          for _ in loop(2):\n"
                     "            with c.produce() as tc:\n")
-           .replace("herd, runtime", "herd, loop, runtime")
+           .replace("i32, runtime", "i32, loop, runtime")
            .replace("""        rt.fill(a, A)
         rt.drain(c, C)""", """        rt.fill(a, A, (0, [32], [1]))
         rt.fill(a, A, (32, [32], [1]))

@@ -1,5 +1,5 @@
 // host_runtime.hpp -- part of aiedsl's host AIE API header: cascade buffers, operation
-// counters and their C entry points.
+// counters and their C entry points (the cascade intrinsics are host_cascade.hpp's).
 // Include aie.hpp, not this file.
 
 #ifndef AIEDSL_HOST_HOST_RUNTIME_HPP
@@ -109,25 +109,6 @@ __attribute__((visibility("default"))) unsigned aiedsl_bf16_rounding(int64_t *fi
   for (unsigned i = 0; i < 2; ++i) first[i] = bf16_rounding_first[i];
   return bf16_rounding_count;
 }
-}
-
-inline v16accfloat get_scd_v16accfloat() {
-  using namespace aiedsl_host;
-  v16accfloat w{};
-  // past the words handed in, the hardware would stall: nothing more comes down the cascade
-  // (counted, and aiedsl says so after the call)
-  if (cascade_in && cascade_in_pos < cascade_in_words)
-    std::memcpy(w.e, cascade_in + CASCADE_WORD_BYTES * cascade_in_pos, sizeof w.e);
-  ++cascade_in_pos;
-  return w;
-}
-
-inline void put_mcd(const v16accfloat &w) {
-  using namespace aiedsl_host;
-  // past the room, the hardware would stall: nobody takes more words (counted, as above)
-  if (cascade_out && cascade_out_pos < cascade_out_words)
-    std::memcpy(cascade_out + CASCADE_WORD_BYTES * cascade_out_pos, w.e, sizeof w.e);
-  ++cascade_out_pos;
 }
 
 #endif // AIEDSL_HOST_HOST_RUNTIME_HPP
