@@ -91,6 +91,7 @@ def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = No
             "2x2 blocking", loc=loc, limit=f"m % {2 * r} == 0, k % {s} == 0, n % {2 * t} == 0",
             found=f"{m}x{k}x{n}", fix=f"choose m a multiple of {2 * r}, k of {s}, n of {2 * t}")
     acc = TensorType(shape=(m, n), dtype="f32")
+    patch = 4 * r * t * 32 // target.cascade_bits  # cascade words of a 2x2 patch of C blocks
     args = [buffer("a", TensorType(shape=(m, k), dtype="bf16"), blocks=(r, s)),
             buffer("b", TensorType(shape=(k, n), dtype="bf16"), blocks=(s, t))]
     if role == "get":
@@ -105,4 +106,6 @@ def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = No
         "loads or stores (kernels_cpp/mm_cascade.cc)",
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t, "role": role},
         cascade_in=acc if role != "put" else None, cascade_out=acc if role != "get" else None,
-        arch=target.arch)
+        # the middle stage gets a 2x2 patch's words, adds its product, puts them, patch by
+        # patch (mm_cascade.cc): the simulator streams its calls so
+        cascade_step=(patch, patch) if role == "put_get" else None, arch=target.arch)
