@@ -42,8 +42,12 @@
 //   AIE2 / npu1:   (M/8) (N/8) (4 (K/8) + 7) + 20     the patch's four words, one a cycle,
 //                                                     within mm.cc's calibrated 7
 //   AIE2P / npu2:  (M/8) (N/16) (4 (K/8) + 11) + 20   its eight words: 4 cycles more
-// A call that gets or puts runs in lockstep with its neighbour's: the simulator paces the pair
-// by the slower one (see aiedsl/sim/core.py).
+// The simulator moves a call's words as a stream with its neighbours' calls, not in lockstep
+// (aiedsl/sim/cascade_stream.py): a put ends once its downstream neighbour has taken all but
+// the 4 words the link holds (a two-word FIFO on each side), a get once its last word came in,
+// each at its own pace or as the other side lets it, and a put_get stage passes a patch on as
+// this kernel does, its 4 words put once it has got the patch's 4 (8 and 8 on AIE2P: its
+// cascade_step, (4, 4) or (8, 8)), taking no word of the next patch while those do not fit.
 // ---------------------------------------------------------------------------
 #ifndef AIEDSL_KERNELS_MM_CASCADE_CC
 #define AIEDSL_KERNELS_MM_CASCADE_CC

@@ -1135,3 +1135,19 @@ def test_a_reference_that_fails_on_the_early_words_says_so(design_file: DesignFi
         "'vputget_64' for core[1,0] (called at d.py:50) on the first 2 of its 4 cascade words, "
         "the rest undefined (poison), to make the words its neighbour takes before the rest "
         "come in)")
+
+
+def test_mm_cascade_cc_says_how_the_simulator_streams_it() -> None:
+    """Its comment said a cascade call "runs in lockstep with its neighbour's: the simulator
+    paces the pair by the slower one", which the simulator has not done since the cascade
+    became a stream; it now states the stream and the put_get stage's step, which is the
+    library's (4 words each way a patch on npu1, 8 on npu2)."""
+    from aiedsl.kernels import matmul_cascade
+    from aiedsl.kernels.paths import KERNELS_CPP
+
+    text = (KERNELS_CPP / "mm_cascade.cc").read_text()
+    assert "lockstep with its neighbour's" not in text
+    assert "aiedsl/sim/cascade_stream.py" in text
+    assert "cascade_step, (4, 4) or (8, 8)" in " ".join(text.replace("//", "").split())
+    assert [matmul_cascade(16, 8, 32, "put_get", device=d).ir.cascade_step
+            for d in ("npu1", "npu2")] == [(4, 4), (8, 8)]
