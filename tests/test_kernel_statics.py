@@ -252,7 +252,10 @@ def test_a_cores_modes_go_with_it_from_one_copy_to_another(design_file: DesignFi
     x = np.arange(-400, 400, 25, dtype=np.int16)
     result = simulate(load_design(path), {"x": x, "y": x}, kernels="native")
     assert [c.line() for c in result.checks] == [
-        "PASS o: exact (integers must match exactly)",
+        "PASS o: exact (integers must match exactly)\n"
+        "  note: 66% of the expected values (21 of 32) sit at i8's limits, -128 and 127: the "
+        "inputs saturate 'o', so this comparison says little of the values in between; give "
+        "inputs of smaller magnitude, or scale the output down further (a larger shift)",
         "PASS p: exact (integers must match exactly)"]
     assert (result.outputs["o"][0], result.outputs["p"][0]) == (-128, 112)  # -400 + 512
 
