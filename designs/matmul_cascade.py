@@ -7,6 +7,7 @@ writes the C tile, which its memtile unpacks for the host. No partial sum goes t
 
     aiedsl run designs/matmul_cascade.py
     aiedsl run designs/matmul_cascade.py -D M=256 -D N=256
+    aiedsl sim designs/matmul_cascade.py --device npu2    (4x8x8 mmuls: two words a C block)
 """
 
 import numpy as np

@@ -1,5 +1,6 @@
 // mm_cascade.cc -- aiedsl micro-kernel: one stage of a K-split matrix multiply whose partial
-// sums pass from core to core by the accumulator cascade (bf16 in, f32 accumulators, AIE2).
+// sums pass from core to core by the accumulator cascade (bf16 in, f32 accumulators, AIE2 and
+// AIE2P).
 //
 // ---------------------------------------------------------------------------
 // What it computes
@@ -15,25 +16,38 @@
 // ---------------------------------------------------------------------------
 // Data layout
 // ---------------------------------------------------------------------------
-//   A, B and C are blocked as in mm.cc (r x s x t = 4 x 8 x 4 on AIE2). The cascade carries
-//   the accumulators of C's 2x2 patches in the order the kernel makes them: patch by patch
-//   (block-rows bm = 0, 2, ..., block-columns bn = 0, 2, ...), in each patch the blocks
-//   (bm, bn), (bm, bn + 1), (bm + 1, bn), (bm + 1, bn + 1); one 4x4 f32 block is one 512-bit
-//   cascade word (v16accfloat). Every stage walks C in the same order, so the words meet.
+//   A, B and C are blocked as in mm.cc (r x s x t = 4 x 8 x 4 on AIE2, 4 x 8 x 8 on AIE2P).
+//   The cascade carries the accumulators of C's 2x2 patches in the order the kernel makes
+//   them: patch by patch (block-rows bm = 0, 2, ..., block-columns bn = 0, 2, ...), in each
+//   patch the blocks (bm, bn), (bm, bn + 1), (bm + 1, bn), (bm + 1, bn + 1). The cascade word
+//   is 512 bits on both (mlir-aie's getAccumulatorCascadeSize, which its NPU2 model inherits
+//   from AIE2's), 16 f32 (v16accfloat): a 4x4 block on AIE2 is one word, a 4x8 block on AIE2P
+//   two, its lanes 0-15 then 16-31 (the block's rows 0-1, then 2-3). Every stage walks C in
+//   the same order, so the words meet. A middle stage gets a patch's words, adds its product
+//   and puts them before it gets the next patch's (4 words each way on AIE2, 8 on AIE2P).
 //
 // ---------------------------------------------------------------------------
 // AIE API names used (besides mm.cc's)
 // ---------------------------------------------------------------------------
-//   aie::accum<accfloat, 16>(v16accfloat), MMUL(accum), MMUL::to_accum(), and the AIE2
-//   cascade intrinsics get_scd_v16accfloat() and put_mcd(v16accfloat) (Peano's
-//   aiev2_streams.h); an aie::accum<accfloat, 16> converts to v16accfloat.
+//   aie::accum<accfloat, 16>(v16accfloat), MMUL(accum), MMUL::to_accum(), and the cascade
+//   intrinsics get_scd_v16accfloat() and put_mcd(v16accfloat) (llvm-aie's aiev2_streams.h and
+//   aie2p_streams.h); an aie::accum<accfloat, 16> converts to v16accfloat. On AIE2P a 32-lane
+//   block goes as its halves, acc.extract<16>(0) then (1) (aie2p_streams.h has no
+//   put_mcd(v32accfloat)), and comes back as aie::concat of two gets taken one after the
+//   other (a function's arguments are evaluated in no set order).
 //
 // ---------------------------------------------------------------------------
-// Cost model (cycles per call, AIE2 / npu1): as mm.cc,
-//   (M/8) (N/8) (4 (K/8) + 7) + 20
-// the patch's four cascade words (one per cycle each way) taking the place of its four C
-// block loads or stores. A call that gets or puts runs in lockstep with its neighbour's: the
-// simulator paces the pair by the slower one (see aiedsl/sim/core.py).
+// Cost model (cycles per call): as mm.cc's K steps, with a patch's cascade words in place of
+// its C block loads or stores (aiedsl/kernels/cascade.py, cascade_cycles):
+//   AIE2 / npu1:   (M/8) (N/8) (4 (K/8) + 7) + 20     the patch's four words, one a cycle,
+//                                                     within mm.cc's calibrated 7
+//   AIE2P / npu2:  (M/8) (N/16) (4 (K/8) + 11) + 20   its eight words: 4 cycles more
+// The simulator moves a call's words as a stream with its neighbours' calls, not in lockstep
+// (aiedsl/sim/cascade_stream.py): a put ends once its downstream neighbour has taken all but
+// the 4 words the link holds (a two-word FIFO on each side), a get once its last word came in,
+// each at its own pace or as the other side lets it, and a put_get stage passes a patch on as
+// this kernel does, its 4 words put once it has got the patch's 4 (8 and 8 on AIE2P: its
+// cascade_step, (4, 4) or (8, 8)), taking no word of the next patch while those do not fit.
 // ---------------------------------------------------------------------------
 #ifndef AIEDSL_KERNELS_MM_CASCADE_CC
 #define AIEDSL_KERNELS_MM_CASCADE_CC
@@ -48,13 +62,27 @@
 #define AIE_LOOP_MIN_ITERATION_COUNT(x)
 #endif
 
+// A C block from the cascade: one word (AIE2's 16 lanes) or two (AIE2P's 32: lanes 0-15 first).
 template <typename MMUL> inline MMUL aiedsl_cascade_get() {
-  using ACC = aie::accum<accfloat, MMUL::size_C>;
-  return MMUL(ACC(get_scd_v16accfloat()));
+  using WORD = aie::accum<accfloat, 16>;
+  if constexpr (MMUL::size_C == 16) {
+    return MMUL(WORD(get_scd_v16accfloat()));
+  } else {
+    WORD lo(get_scd_v16accfloat()); // taken in order: the lanes 0-15 come first
+    WORD hi(get_scd_v16accfloat());
+    return MMUL(aie::concat(lo, hi));
+  }
 }
 
+// A C block onto the cascade, as aiedsl_cascade_get takes it.
 template <typename MMUL> inline void aiedsl_cascade_put(const MMUL &acc) {
-  put_mcd(acc.to_accum());
+  if constexpr (MMUL::size_C == 16) {
+    put_mcd(acc.to_accum());
+  } else {
+    const auto block = acc.to_accum();
+    put_mcd(block.template extract<16>(0));
+    put_mcd(block.template extract<16>(1));
+  }
 }
 
 template <typename TI, unsigned r, unsigned s, unsigned t, unsigned M, unsigned K, unsigned N,
@@ -65,7 +93,8 @@ void matmul_cascade_stage(const TI *__restrict a, const TI *__restrict b,
   static_assert(K > 0 && K % s == 0, "K must be a positive multiple of s");
   static_assert(N > 0 && N % (2 * t) == 0, "N must be a positive multiple of 2t");
   using MMUL = aie::mmul<r, s, t, TI, TI, accfloat>;
-  static_assert(MMUL::size_C == 16, "one C block is one 512-bit cascade word (AIE2 4x8x4)");
+  static_assert(MMUL::size_C == 16 || MMUL::size_C == 32,
+                "a C block is one 512-bit cascade word (AIE2 4x8x4) or two (AIE2P 4x8x8)");
 
   constexpr unsigned MB = M / r;
   constexpr unsigned KB = K / s;

@@ -729,3 +729,127 @@ def test_vector_adds_wrap_whatever_the_saturation_mode(tmp_path: Path, mode: str
     assert out["reduce_add_i8_32"] == [narrow(256, 8)]
     assert out["reduce_add_i16_32"] == [narrow(8 * (80000 - 65536), 16)]
     assert out["to_vector_i8"] == [narrow(300, 8)] * 16
+
+
+CASCADE = r'''
+#include <aie_api/aie.hpp>
+#include <cstdio>
+
+static unsigned char in[8 * 64], out[8 * 64];
+
+// the bytes the call put (all of them) and the words it got and put
+void moved(const char *name) {
+  unsigned m[2];
+  aiedsl_cascade_moved(m);
+  std::printf("%s: %u %u", name, m[0], m[1]);
+  for (unsigned i = 0; i < m[1] * 64; ++i) std::printf(" %u", unsigned(out[i]));
+  std::printf("\n");
+}
+template <typename V> void show(const char *name, const V &v) {
+  std::printf("%s:", name);
+  for (unsigned i = 0; i < V::size(); ++i) std::printf(" %.9g", double(v.v[i]));
+  std::printf("\n");
+}
+
+#define ROUNDTRIP(TYPE)                                                                      \
+  aiedsl_cascade(in, 8, out, 8);                                                             \
+  put_mcd(get_scd_##TYPE());                                                                 \
+  moved(#TYPE);
+
+int main() {
+  for (unsigned i = 0; i < sizeof in; ++i) in[i] = (unsigned char)(i * 7 + 3);
+  ROUNDTRIP(v16acc32) ROUNDTRIP(v8acc64) ROUNDTRIP(v16accfloat) ROUNDTRIP(v64int8)
+  ROUNDTRIP(v64uint8) ROUNDTRIP(v32int16) ROUNDTRIP(v32uint16) ROUNDTRIP(v16int32)
+  ROUNDTRIP(v16uint32) ROUNDTRIP(v32bfloat16) ROUNDTRIP(v32acc32) ROUNDTRIP(v16acc64)
+  ROUNDTRIP(v32int32) ROUNDTRIP(v128int8) ROUNDTRIP(v128uint8) ROUNDTRIP(v64int16)
+  ROUNDTRIP(v64uint16) ROUNDTRIP(v32uint32) ROUNDTRIP(v16float) ROUNDTRIP(v32float)
+  // a 32-lane float accumulator as two words, and back: the halves swapped on the way
+  aiedsl_cascade(in, 2, out, 2);
+  v16accfloat lo = get_scd_v16accfloat();
+  v16accfloat hi = get_scd_v16accfloat();
+  aie::accum<accfloat, 32> both = aie::concat(lo, hi);
+  put_mcd(both.extract<16>(1));
+  put_mcd(both.to_native().extract<16>(0));
+  moved("halves_swapped");
+  aiedsl_cascade(in, 4, out, 0);
+  aie::vector<int32_t, 8> lanes = get_scd_v64acc32().extract<8>(4).to_vector<int32_t>();
+  std::printf("four_words:");
+  for (unsigned i = 0; i < 8; ++i) std::printf(" %d", int(lanes[i]));
+  std::printf("\n");
+  moved("four_words_moved");
+  aie::accum<acc32, 32> a = aie::zeros<acc32, 32>();
+  a.insert(1, aie::accum<acc32, 8>(aie::broadcast<int32_t, 8>(7)));
+  show("insert", a.to_vector<int32_t>());
+  aie::accum<accfloat, 8> f(aie::broadcast<float, 8>(2.5f));
+  show("concat4", aie::concat(f, aie::zeros<accfloat, 8>(), f, f).to_vector<float>());
+  show("grow", f.grow<16>().extract<8>(0).to_vector<float>());
+  return 0;
+}
+'''
+
+
+def test_cascade_intrinsics_move_every_type_as_bits(tmp_path: Path) -> None:
+    """Each get_scd_<type>() takes its words' bytes unchanged and put_mcd puts them back (one
+    word for a 512-bit type, two for a 1024-bit one, four for v64acc32: the count aiedsl
+    checks against the declaration); a 32-lane accfloat accumulator goes as two words by
+    extract<16> and comes back by aie::concat of two gets (an i32 cascade kernel using
+    get_scd_v16acc32 failed to build: the header had only the accfloat word)."""
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH: the host AIE API header cannot be compiled")
+    src, exe = tmp_path / "c.cc", tmp_path / "c"
+    src.write_text(CASCADE)
+    subprocess.run([cxx, "-std=c++20", "-O1", f"-I{HOST_INCLUDE}", str(src), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    out = dict(line.split(": ", 1) for line in subprocess.run(
+        [str(exe)], check=True, capture_output=True, text=True).stdout.splitlines())
+    stream = [(i * 7 + 3) % 256 for i in range(8 * 64)]
+    words = {"v16acc32": 1, "v8acc64": 1, "v16accfloat": 1, "v64int8": 1, "v64uint8": 1,
+             "v32int16": 1, "v32uint16": 1, "v16int32": 1, "v16uint32": 1, "v32bfloat16": 1,
+             "v32acc32": 2, "v16acc64": 2, "v32int32": 2, "v128int8": 2, "v128uint8": 2,
+             "v64int16": 2, "v64uint16": 2, "v32uint32": 2, "v16float": 1, "v32float": 2}
+    for name, n in words.items():
+        assert [int(x) for x in out[name].split()] == [n, n, *stream[:64 * n]], name
+    assert [int(x) for x in out["halves_swapped"].split()] == [2, 2, *stream[64:128],
+                                                              *stream[:64]]
+    lanes = np.array(stream[:256], np.uint8).view(np.int32)
+    assert [int(x) for x in out["four_words"].split()] == lanes[32:40].tolist()
+    assert out["four_words_moved"] == "4 0"
+    assert [int(float(x)) for x in out["insert"].split()] == [0] * 8 + [7] * 8 + [0] * 16
+    assert [float(x) for x in out["concat4"].split()] == [2.5] * 8 + [0.0] * 8 + [2.5] * 16
+    assert [float(x) for x in out["grow"].split()] == [2.5] * 8
+
+
+@pytest.mark.parametrize("use", ["v16float w = get_scd_v16float();",
+                                 "put_mcd(aie::broadcast<float, 16>(1.0f));",
+                                 "v32accfloat w = get_scd_v32accfloat();",
+                                 "v64acc32 w = get_scd_v64acc32();"])
+def test_aie2p_s_own_cascade_intrinsics_build_for_aie2p_only(tmp_path: Path, use: str) -> None:
+    """llvm-aie's aiev2_streams.h has no float-vector cascade intrinsics, no v32accfloat get
+    and no four-word gets: a kernel using them builds for npu2 (and a build that names no
+    architecture), as Peano builds it, and not for npu1."""
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH: the host AIE API header cannot be compiled")
+    src = tmp_path / "a.cc"
+    src.write_text("#include <aie_api/aie.hpp>\nvoid f() { %s }\n" % use)
+    for arch, ok in ((20, False), (21, True), (None, True)):
+        flag = [] if arch is None else [f"-D__AIE_ARCH__={arch}"]
+        r = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", *flag, f"-I{HOST_INCLUDE}",
+                            str(src)], capture_output=True, text=True)
+        assert (r.returncode == 0) == ok, (arch, r.stderr[-400:])
+
+
+def test_aie2p_has_no_put_of_a_32_lane_float_accumulator(tmp_path: Path) -> None:
+    """aie2p_streams.h gets a v32accfloat but puts none: put_mcd of one builds nowhere (its
+    halves go one by one)."""
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH: the host AIE API header cannot be compiled")
+    src = tmp_path / "p.cc"
+    src.write_text("#include <aie_api/aie.hpp>\n"
+                   "void f(const v32accfloat &a) { put_mcd(a); }\n")
+    for arch in (20, 21):
+        r = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", f"-D__AIE_ARCH__={arch}",
+                            f"-I{HOST_INCLUDE}", str(src)], capture_output=True, text=True)
+        assert r.returncode != 0, arch

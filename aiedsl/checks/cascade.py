@@ -2,7 +2,10 @@
 or put only where a link is, and as many words put as got per run on each link (else a core
 hangs). The link between two neighbours is a stream of 512-bit words: how either core groups
 its words into calls does not matter, only the totals (a put of two 128-value calls feeds a get
-of one 256-value call).
+of one 256-value call). Nor does the order of a call's gets and puts: a call that gets and puts
+passes the words on as they come (the simulator's stream, ``aiedsl.sim.cascade_stream``), and
+these totals hold whatever that order, so nothing here assumes a call gets all its words before
+it puts one (whether such a ring of calls moves is the simulator's to say).
 
 The rules mirror mlir-aie: ``CascadeFlowOp::verify`` (neighbouring compute tiles) and
 ``ConfigureCascadeOp::verify`` (AIE2: input from north or west, output to south or east), which

@@ -116,6 +116,12 @@ class Kernel(_Node):
     """What one call reads from the cascade (its upstream neighbour's accumulators), or None."""
     cascade_out: TensorType | None = None
     """What one call writes to the cascade (to its downstream neighbour), or None."""
+    cascade_step: tuple[int, int] | None = None
+    """For a kernel that gets and puts: (g, p), its C++ gets g words, then puts p, over and
+    over (mm_cascade.cc's middle stage: a 2x2 patch's words each way); None: its put's word j
+    goes once ceil((j + 1) G / P) of its G words came in (a kernel that gets and puts word by
+    word, or in proportion). How the simulator streams its calls
+    (:func:`~aiedsl.sim.cascade_stream.cascade_through`)."""
     ops: int = 0
     """Arithmetic operations per call (a multiply-accumulate counts 2), for GFLOPS/GOPS."""
     exact: bool = False

@@ -70,9 +70,10 @@ class Proven:
     def _cascaded(self, core: str) -> dict[Key, int]:
         """The calls ``core`` has certainly made that put partial sums on its cascade: those
         whose every word its downstream neighbour's finished calls took (the cascade is a
-        blocking stream of 32-bit values between the two, however either side groups them
-        into calls: a call whose last word was taken was made). Only for a core whose puts are
-        all calls of one kernel (the walk counts calls by kernel)."""
+        blocking stream of 512-bit words between the two, however either side groups them
+        into calls or types their bits, so counted in bytes: a call whose last word was taken
+        was made). Only for a core whose puts are all calls of one kernel (the walk counts
+        calls by kernel)."""
         r = self.flow
         down = r.cascade_to.get(core)
         if down is None:
@@ -89,8 +90,8 @@ class Proven:
         for k in got:
             cin = r.kernels[k].cascade_in
             assert cin is not None, "a get kernel has a cascade input"
-            taken += done.released[call_key(k)] * cin.numel
-        return {call_key(kernel): taken // out.numel}
+            taken += done.released[call_key(k)] * cin.nbytes
+        return {call_key(kernel): taken // out.nbytes}
 
     def progress(self, core: str) -> Progress:
         """How far ``core``'s program has certainly got: past the release that handed on the

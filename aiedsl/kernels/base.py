@@ -30,6 +30,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.kernel import Kernel as KernelIR, KernelArg
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.prepared import Prepared
 from aiedsl.kernels.profiled_cycles import profiled_design
@@ -133,6 +134,12 @@ class Kernel:
 
         return call
 
+    def trial_reference(self, core: str, call: Any) -> Callable[..., None]:
+        """The reference with its parameters bound and nothing checked, for the simulator's
+        trial runs of a call that gets and puts on the cascade (its early words:
+        :class:`~aiedsl.sim.cascade_stream.Early`), which run on copies."""
+        return functools.partial(self.reference, **self.ir.reference_params)
+
 
 def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequence[KernelArg],
             reference: Callable[..., Any], cycles: int | None, cost: str, ops: int = 0,
@@ -140,7 +147,8 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
             defines: Mapping[str, int | float | str] | None = None,
             source_kind: Literal["file", "template"] = "file",
             cascade_in: TensorType | None = None,
-            cascade_out: TensorType | None = None, prepared: Prepared | None = None,
+            cascade_out: TensorType | None = None,
+            cascade_step: tuple[int, int] | None = None, prepared: Prepared | None = None,
             arch: Literal["aie2", "aie2p"] | None = None, exact: bool = False,
             chained: bool = False) -> Kernel:
     """Declare a kernel (see the module docstring).
@@ -162,8 +170,14 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
 
     ``cascade_in``/``cascade_out`` declare what one call reads from and writes to the
     accumulator cascade (``get_scd``/``put_mcd`` in the C++), e.g. ``Tensor[64, 64, f32]``:
-    whole 512-bit words of 32-bit values. The reference then takes them as extra arrays after
-    the declared arguments: the cascade input (read it), then the cascade output (fill it).
+    whole 512-bit words of any element type (``Tensor[64, bf16]`` is two words of 32 bf16
+    values each). The reference then takes them as extra arrays after the declared arguments:
+    the cascade input (read it), then the cascade output (fill it). The stream moves bits: a
+    get reads what its neighbour put as its own type, bit for bit. A kernel that gets and puts
+    passes the stream through, its puts going out as its gets come in: word j of its put
+    once ceil((j + 1) G / P) of its G words came in (a C++ that gets a word and puts a word),
+    or, with ``cascade_step=(g, p)``, p words at a time once each next g words came in (a C++
+    that gets g words, then puts p, over and over; ``(G, P)``: all of its get before any put).
 
     ``cycles=None`` takes the cycles per call from the kernel's profile (its C++ run on the
     host, ``aiedsl kernel profile``: the busiest unit's cycles, a bound at best), made when
@@ -256,15 +270,23 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
                               f"{shown(setting)}", loc=loc, limit=limit, found=shown(setting),
                               fix=fix)
     for what, t in (("cascade_in", cascade_in), ("cascade_out", cascade_out)):
-        if t is None:
+        if t is None or isinstance(t, TensorType) and not t.nbytes * 8 % CASCADE_BITS:
             continue
-        if (not isinstance(t, TensorType) or t.dt.itemsize != 4
-                or t.nbytes * 8 % CASCADE_BITS):
-            raise DesignError(
-                "kernel signature", f"kernel '{symbol}' has {what}={t}", loc=loc,
-                limit=f"a Tensor of 32-bit values (f32 or i32) filling whole {CASCADE_BITS}-bit "
-                f"cascade words ({CASCADE_BITS // 32} values each)", found=str(t),
-                fix=f"write e.g. {what}=Tensor[64, 64, f32]")
+        # mlir-aie's PutCascadeOp::verify and GetCascadeOp::verify ask only that a cascade
+        # value be the target's cascade width in bits (getAccumulatorCascadeSize), whatever
+        # its element type; llvm-aie's put_mcd / get_scd_* move 512-bit vectors of every type
+        tensor = isinstance(t, TensorType)
+        per = CASCADE_BITS // (8 * t.dt.itemsize) if tensor else CASCADE_BITS // 32
+        dt = t.dtype if tensor else "f32"
+        whole = -(-t.numel // per) * per if tensor else 64 * 64
+        raise DesignError(
+            "kernel signature", f"kernel '{symbol}' has {what}={t}", loc=loc,
+            limit=f"a Tensor whose values fill whole {CASCADE_BITS}-bit cascade words, of any "
+            f"element type ({per} {dt} values a word; mlir-aie's PutCascadeOp and "
+            f"GetCascadeOp take any {CASCADE_BITS}-bit value)",
+            found=f"{t}: {t.nbytes * 8} bits" if tensor else shown(t),
+            fix=f"write e.g. {what}=Tensor[{whole}, {dt}]")
+    step = _cascade_step(symbol, cascade_step, cascade_in, cascade_out, loc)
     n_cascade = (cascade_in is not None) + (cascade_out is not None)
     scalars = {a.name for a in args if a.kind == "scalar"}  # as KernelIR.reference_params
     check_callable(reference, len(args) + n_cascade, f"the reference of kernel '{symbol}'", loc,
@@ -275,7 +297,8 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
                   defines=macros, args=tuple(args), params=params, reference=ref,
                   cycles=cycles or 0, cycles_source="profile" if cycles is None else "declared",
                   ops=ops, cost=cost, cascade_in=cascade_in,
-                  cascade_out=cascade_out, loc=loc, arch=arch, exact=exact, chained=chained)
+                  cascade_out=cascade_out, cascade_step=step, loc=loc, arch=arch, exact=exact,
+                  chained=chained)
     # cycles=None: profiled when the design that calls it is traced, with its calls' scalars
     # (aiedsl.kernels.profiled_cycles), not here, where no call is known yet
     return Kernel(ir, reference, prepared)
@@ -310,3 +333,31 @@ def _short(value: object) -> str:
     """``repr(value)``, cut to a line."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _cascade_step(symbol: str, step: Any, cascade_in: TensorType | None,
+                  cascade_out: TensorType | None, loc: Loc) -> tuple[int, int] | None:
+    """``cascade_step=`` as plain ints, or a DesignError: (g, p) for a kernel that gets and
+    puts, g dividing the words it gets and p those it puts, in as many steps."""
+    if step is None:
+        return None
+    shown_step = shown(step)
+    if cascade_in is None or cascade_out is None:
+        raise DesignError(
+            "kernel signature", f"kernel '{symbol}' has cascade_step={shown_step} but "
+            f"{'no cascade_in' if cascade_in is None else 'no cascade_out'}", loc=loc,
+            limit="cascade_step= says how a kernel that gets and puts interleaves them",
+            found=f"cascade_step={shown_step}", fix="leave cascade_step out")
+    words = (cascade_in.nbytes * 8 // CASCADE_BITS, cascade_out.nbytes * 8 // CASCADE_BITS)
+    pair = tuple(as_int(v) for v in step) if isinstance(step, (tuple, list)) else ()
+    if (len(pair) != 2 or any(v is None or v < 1 for v in pair)
+            or words[0] % pair[0] or words[1] % pair[1]  # type: ignore[operator]
+            or words[0] // pair[0] != words[1] // pair[1]):  # type: ignore[operator]
+        raise DesignError(
+            "kernel signature", f"kernel '{symbol}' has cascade_step={shown_step}", loc=loc,
+            limit=f"(g, p): the C++ gets g words, then puts p, over and over, through its "
+            f"{words[0]} words got and {words[1]} put (g divides {words[0]}, p divides "
+            f"{words[1]}, as many times each)", found=f"cascade_step={shown_step}",
+            fix=f"write e.g. cascade_step=({words[0]}, {words[1]}) (every word got before the "
+            "first put), or leave it out for a kernel that gets and puts word by word")
+    return (int(pair[0]), int(pair[1]))  # type: ignore[arg-type]

@@ -180,14 +180,19 @@ def cascade_mismatch(k: Kernel, got: int, put: int) -> DesignError:
     """The error for kernel ``k``'s C++ having got ``got`` cascade words and put ``put`` in a
     call, where its ``cascade_in=`` and ``cascade_out=`` declare other counts: on the array the
     core would stall waiting for a word that never comes, or its neighbour for one never put."""
-    values = _WORD_VALUES
-    sides = (("cascade_in", k.cascade_in, got, "got", "get_scd_v16accfloat"),
+    sides = (("cascade_in", k.cascade_in, got, "got",
+              _GET_WORD.get(k.cascade_in.dtype, "get_scd") if k.cascade_in else "get_scd"),
              ("cascade_out", k.cascade_out, put, "put", "put_mcd"))
-    wrong = [(what, t, n, t.numel // values if t is not None else 0, verb, fn)
-             for what, t, n, verb, fn in sides if n != (t.numel // values if t is not None else 0)]
+    wrong = [(what, t, n, t.nbytes // _WORD_BYTES if t is not None else 0, verb, fn)
+             for what, t, n, verb, fn in sides
+             if n != (t.nbytes // _WORD_BYTES if t is not None else 0)]
+
+    def per(t: TensorType | None) -> int:
+        """Values of ``t``'s type in one cascade word (f32's when there is no ``t``)."""
+        return _WORD_BYTES // (t.dt.itemsize if t is not None else 4)
 
     def fix(what: str, t: TensorType | None, n: int, words: int, verb: str, fn: str) -> str:
-        declare = (f"{what}=Tensor[{n * values}, {t.dtype if t is not None else 'f32'}] (the "
+        declare = (f"{what}=Tensor[{n * per(t)}, {t.dtype if t is not None else 'f32'}] (the "
                    f"{counted(n, 'word')} it {verb}s)" if n else f"no {what}=")
         if t is None:
             return f"declare {declare}, or remove the C++'s {fn} calls"
@@ -200,7 +205,7 @@ def cascade_mismatch(k: Kernel, got: int, put: int) -> DesignError:
                     for what, t, n, words, verb, _ in wrong),
         loc=k.loc,
         limit="; ".join((f"{what}={t}: {counted(words, 'word')} of {CASCADE_BITS} bits "
-                         f"({values} values each) {verb} per call" if t is not None
+                         f"({per(t)} values each) {verb} per call" if t is not None
                          else f"no {what}: no words {verb}")
                         for what, t, _, words, verb, _ in wrong),
         found="; ".join(f"{counted(n, 'word')} {verb} ({fn}) per call"
@@ -393,22 +398,23 @@ def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = 
         if not cascade:
             run(conv, sizes)
             return
-        # the cascade arrays follow the declared arguments: the input, then the output
+        # the cascade arrays follow the declared arguments: the input, then the output, both
+        # handed over as their bits (the stream moves words, whatever their type)
         extra = list(args[len(k.args):])
-        cin = np.ascontiguousarray(extra.pop(0), np.float32) if k.cascade_in else None
+        cin = (np.ascontiguousarray(extra.pop(0)).reshape(-1).view(np.uint8)
+               if k.cascade_in else None)
         cout = extra.pop(0) if k.cascade_out else None
-        out32 = np.zeros(k.cascade_out.numel, np.float32) if k.cascade_out else None
-        words_in = cin.size // _WORD_VALUES if cin is not None else 0
-        words_out = out32.size // _WORD_VALUES if out32 is not None else 0
+        bits = np.zeros(k.cascade_out.nbytes, np.uint8) if k.cascade_out else None
+        words_in = cin.size // _WORD_BYTES if cin is not None else 0
+        words_out = bits.size // _WORD_BYTES if bits is not None else 0
         set_cascade(cin.ctypes.data if cin is not None else None, words_in,
-                    out32.ctypes.data if out32 is not None else None, words_out)
+                    bits.ctypes.data if bits is not None else None, words_out)
         run(conv, sizes)
         cascade_moved(moved)
         if (moved[0], moved[1]) != (words_in, words_out):
             raise cascade_mismatch(k, moved[0], moved[1])
-        if cout is not None and out32 is not None:
-            np.asarray(cout).reshape(-1)[...] = out32.view(np.asarray(cout).dtype) \
-                if np.asarray(cout).dtype.kind == "i" else out32
+        if cout is not None and bits is not None:
+            np.asarray(cout).reshape(-1).view(np.uint8)[...] = bits
 
     def counts(reset: bool = True) -> list[int]:
         """The header's operation counts since the last reset (``aiedsl_host::unit`` order)."""
@@ -427,6 +433,11 @@ RESET_MODES = (0, 0)
 ``aie::saturation_mode``'s order: floor, none (keep the low bits)."""
 COUNTED = ("vector MAC", "vector ALU", "shuffle", "load bytes", "store bytes", "MACs")
 """What the host header counts, in its order (``aiedsl_host::unit``)."""
-_WORD_VALUES = CASCADE_BITS // 32
-"""32-bit values in one cascade word: the host header's ``get_scd_v16accfloat`` and ``put_mcd``
-move them as one ``v16accfloat``."""
+_WORD_BYTES = CASCADE_BITS // 8
+"""Bytes in one cascade word: what the host header's ``get_scd_*`` and ``put_mcd`` move, of
+whatever type (``aiedsl_cascade`` hands a call its words as bytes)."""
+_GET_WORD = {"f32": "get_scd_v16accfloat", "i32": "get_scd_v16acc32",
+             "bf16": "get_scd_v32bfloat16", "i16": "get_scd_v32int16", "i8": "get_scd_v64int8",
+             "u8": "get_scd_v64uint8"}
+"""The one-word get of each element type, as llvm-aie's aiev2_streams.h and aie2p_streams.h
+spell it, for naming the intrinsic in a report."""

@@ -42,8 +42,11 @@ def samples() -> list[Kernel]:
                 for din in ("i8", "i16")]
         out += [matmul(m, k, n, "i16", device=device)
                 for m, k, n in ((8, 4, 16), (32, 32, 32), (64, 64, 64))]
-    out += [matmul_cascade(m, k, n, role, device="npu1") for role in CASCADE_ROLES
-            for m, k, n in ((8, 8, 8), (32, 64, 16))]
+    # a C block is one cascade word on npu1 (4x4), two on npu2 (4x8)
+    out += [matmul_cascade(m, k, n, role, device=device) for role in CASCADE_ROLES
+            for device, sizes in (("npu1", ((8, 8, 8), (32, 64, 16))),
+                                  ("npu2", ((8, 8, 16), (32, 64, 32))))
+            for m, k, n in sizes]
     for dt, sizes in (("f32", (16, 4096)), ("i32", (16, 1024)), ("bf16", (32, 2048)),
                       ("i16", (32,))):
         out += [zero(T(shape=(n,), dtype=dt)) for n in sizes]

@@ -134,6 +134,37 @@ class _Native:
 
         return run
 
+    def trial_reference(self, core: str, call: Call | None) -> Callable[..., None]:
+        """The callable for a trial run of ``core``'s call ``call`` (a call that gets and
+        puts, making its early words: :class:`~aiedsl.sim.cascade_stream.Early`): on the
+        arrays given (copies), in a library copy of its own (the core's ``static`` variables
+        are not touched) and from a copy of the core's rounding and saturation modes (its
+        registers keep what its calls left), not counted among the core's calls. A fault is
+        reported as the call's, which would make it."""
+        from aiedsl.kernels.faults import KernelFault
+        from aiedsl.kernels.host import RESET_MODES
+        from aiedsl.kernels.worker import NativeFault, fault_error
+
+        worker, index, copies, here = self.worker, self.index, self.copies, self._fn
+        count = self._calls.setdefault(core, [0])
+        modes = self.modes.setdefault(core, list(RESET_MODES))
+        trial_core = f"{core} (trial runs)"
+
+        def run(*args: Any) -> None:
+            own = list(modes)
+            try:
+                if worker is not None:
+                    worker.call(index, args, own, trial_core)
+                elif copies is not None:
+                    copies(trial_core, index)(*args, modes=own)
+                else:
+                    here(*args, modes=own)
+            except (NativeFault, KernelFault) as fault:
+                raise fault_error(fault, self.kernel, core, count[0] + 1, call,
+                                  self.design_file) from None
+
+        return run
+
 
 @contextmanager
 def native_kernels(d: Design, target: TargetModel) -> Iterator[dict[str, Any]]:

@@ -118,3 +118,25 @@ def reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
     for part in name.split("."):
         fn = getattr(fn, part)
     return Kernel(k, fn).bound_reference()  # checked as a declared kernel's reference is
+
+
+def trial_reference(k: Any, kernels: dict[str, Any], core: str, call: Call
+                    ) -> Callable[..., None]:
+    """What a trial run of ``core``'s call ``call`` of kernel ``k`` runs (a call that gets
+    and puts, making the words of its put its neighbour takes before its whole get is in:
+    :class:`~aiedsl.sim.cascade_stream.Early`): the kernel on copies, unchecked (a reference's
+    first-call checks look at the real call), a native one in a library copy and with rounding
+    modes of its own, so the core's state is as if it had not run."""
+    obj = kernels.get(k.symbol)
+    if obj is None:  # a library kernel of an IR without its handle, as reference() finds it
+        from aiedsl.kernels.base import Kernel
+
+        module, _, name = k.reference.partition(":")
+        fn: Any = importlib.import_module(module)
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        obj = Kernel(k, fn)
+    trial: Callable[..., None] = obj.trial_reference(core, call)
+    if getattr(obj, "at_call", None) is None:  # a reference (a native kernel sees one memory)
+        trial = before_the_call(trial, k, call)
+    return trial

@@ -8,17 +8,20 @@ runtime-parameter reads and barrier waits."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Generator
 
+import numpy as np
 
-from aiedsl.dtypes import held
+from aiedsl.dtypes import held, unwritten
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release,
                                 RtpArg)
 from aiedsl.ir.cores import Core
-from aiedsl.sim.call_refs import RTP, before_the_call, read_rtp, reference
-from aiedsl.sim.cascade_stream import cascade_get, cascade_payloads, cascade_put
-from aiedsl.sim.engine import PAUSE, Gen, Lock, Proc
+from aiedsl.sim.call_refs import RTP, before_the_call, read_rtp, reference, trial_reference
+from aiedsl.sim.cascade_stream import (
+    WORD_BYTES, Early, cascade_get, cascade_payloads, cascade_put, cascade_through,
+)
+from aiedsl.sim.engine import PAUSE, Gen, Lock, Proc, Request
 from aiedsl.sim.operands import (
     accumulate, accumulating, accumulating_call, fill_tracking, finish_shared, ring_views,
     write_back_taken,
@@ -133,12 +136,18 @@ def _compile(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring],
                 casc = None
                 bits = m.target.cascade_bits
                 if k.cascade_in is not None or k.cascade_out is not None:
-                    # (the link it gets from, the link it puts on, the words of each): each
-                    # side meets only its own neighbour (a link missing is refused by check)
-                    casc = (m.cascades.get((core.name, "in")) if k.cascade_in else None,
-                            m.cascades.get((core.name, "out")) if k.cascade_out else None,
+                    # (the link it gets from, the link it puts on, the words of each, how its
+                    # C++ interleaves them, and for a call that gets and puts the kernel's
+                    # unchecked callable for trial runs): each side meets only its own
+                    # neighbour (a link missing is refused by check)
+                    get = m.cascades.get((core.name, "in")) if k.cascade_in else None
+                    put = m.cascades.get((core.name, "out")) if k.cascade_out else None
+                    casc = (get, put,
                             k.cascade_in.nbytes * 8 // bits if k.cascade_in else 0,
-                            k.cascade_out.nbytes * 8 // bits if k.cascade_out else 0)
+                            k.cascade_out.nbytes * 8 // bits if k.cascade_out else 0,
+                            k.cascade_step,
+                            trial_reference(k, kernels, core.name, op)
+                            if get is not None and put is not None else None)
                 shared, dirty = fill_tracking(op, k, kernels.get(op.kernel), acquired, cells,
                                               local_cells)
                 acc = accumulating(op, kernels.get(op.kernel))
@@ -189,6 +198,123 @@ def _mark_takers(code: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         elif ins[0] == _REL:
             ins = (*ins, id(ins[1]) in kept_ends)
         out.append(ins)
+    return out
+
+
+def _arguments(m: Machine, p: Proc, core: Core, ins: tuple[Any, ...]) -> list[Any]:
+    """Call ``ins``'s arguments as its kernel takes them: the buffers it acquired (through
+    the cells the acquires filled), rtp slots read at the core's clock, constants."""
+    return [views[cell[0]][cell[1][i]] if cell.__class__ is list
+            else read_rtp(core, p, i, views, ins[4], m.design) if cell is RTP
+            else views for cell, i, views in ins[3]]
+
+
+def _run(core: Core, ins: tuple[Any, ...], args: list[Any],
+         accs: dict[tuple[int, int], Any], cascade: list[np.ndarray] | None) -> None:
+    """Run call ``ins``'s kernel on ``args`` and the ``cascade`` arrays (its get's words, a
+    fresh array for its put): a kept output written back first where the call reads it, the
+    user's failure in the design's terms, and what it may have written marked as no DMA
+    chunk's any more."""
+    k = ins[1]
+    if cascade is not None:
+        args = args + cascade
+    acc = ins[9]
+    if ins[13] and accs:  # a buffer this call reads otherwise: written back first
+        write_back_taken(accs, ins[3], acc[0] if acc is not None else -1)
+    try:
+        if acc is not None:
+            accumulate(acc, accs, ins[3], ins[7], args)
+        elif ins[7] is None:
+            ins[2](*args)
+        else:
+            finish_shared(ins[7], args)
+    except DesignError:  # already the design's terms (a native kernel's crash)
+        raise
+    except Exception as err:  # the user's reference (or a native build) failed
+        raise user_exception(err, f"running kernel '{k.symbol}' for {core.name} "
+                             f"(called at {ins[4].loc})", k.loc) from err
+    if ins[8] is not None:  # what the call may have written copies no chunk now
+        for cell, i, fills in ins[8]:
+            fl = fills.get(cell[0])
+            if fl is not None:
+                fl[cell[1][i]] = None
+
+
+def _through(m: Machine, p: Proc, core: Core, ins: tuple[Any, ...],
+             accs: dict[tuple[int, int], Any], compute: bool, body: int
+             ) -> Generator[Request, Any, float]:
+    """Run call ``ins``, which gets and puts, as :func:`cascade_through` streams it; returns
+    when its last word fit. Its kernel runs once its whole get is in; the words of its put
+    its downstream neighbour takes before then are made by a trial run on what it got so far
+    (:class:`~aiedsl.sim.cascade_stream.Early`), which the real run checks."""
+    k, call = ins[1], ins[4]
+    get, put, words_in, words_out, step, trial_ref = ins[6]
+    if not compute:
+        return (yield from cascade_through(m, p, call, get, put, words_in, words_out, step,
+                                           body, None))
+    args = _arguments(m, p, core, ins)  # the buffers it holds, the rtps read at its start
+    first_in = get.got
+    cin_type, cout_type = k.cascade_in, k.cascade_out
+
+    def trial() -> tuple[np.ndarray, int]:
+        """The call's put made from the words it got so far, the rest of its get poison, on
+        copies of everything it reads and writes (the core's own arrays stay as they are)."""
+        got = get.got - first_in
+        cin = unwritten(tuple(cin_type.shape), np.dtype(cin_type.dt.numpy))
+        cin.reshape(-1).view(np.uint8)[:got * WORD_BYTES] = get.peek(got * WORD_BYTES)
+        cout = np.zeros(cout_type.shape, np.dtype(cout_type.dt.numpy))
+        try:
+            trial_ref(*_copies(ins, args, accs), cin, cout)
+        except DesignError:  # already the design's terms (a native kernel's crash)
+            raise
+        except Exception as err:  # the user's reference failed on the words so far
+            raise user_exception(
+                err, f"running kernel '{k.symbol}' for {core.name} (called at {call.loc}) on "
+                f"the first {got} of its {words_in} cascade words, the rest undefined (poison), "
+                "to make the words its neighbour takes before the rest come in", k.loc) from err
+        return cout.reshape(-1).view(np.uint8), got
+
+    early = Early(trial, k, core.name, call, (words_in, words_out), step)
+    put.early = early
+
+    def made() -> None:
+        """The real run, the whole get in: the put's values, checked against what went out
+        early, and the rest of them on the link."""
+        cascade = cascade_payloads(k, (get, put))
+        _run(core, ins, args, accs, cascade)
+        out = cascade[-1].reshape(-1).view(np.uint8)
+        early.check(out)
+        put.early = None
+        if early.handed < out.size:
+            put.values.append(out[early.handed:])
+
+    try:
+        return (yield from cascade_through(m, p, call, get, put, words_in, words_out, step,
+                                           body, made))
+    finally:
+        if put.early is early:  # a fault before the kernel ran
+            put.early = None
+
+
+def _copies(ins: tuple[Any, ...], args: list[Any], accs: dict[tuple[int, int], Any]
+            ) -> list[Any]:
+    """Copies of a call's array arguments for a trial run (one copy per memory: an argument
+    given twice stays one array), a kept output (an accumulator's) as the call would read
+    it; other arguments as they are."""
+    out: list[Any] = []
+    made: dict[tuple[int, int], np.ndarray] = {}
+    for a, (cell, i, _) in zip(args, ins[3]):
+        if not isinstance(a, np.ndarray):
+            out.append(a)
+            continue
+        key = (a.__array_interface__["data"][0], a.nbytes)
+        copy = made.get(key)
+        if copy is None:
+            copy = made[key] = a.copy()
+            kept = accs.get((cell[0], cell[1][i])) if cell.__class__ is list else None
+            if kept is not None:
+                kept[2](kept[1], copy)
+        out.append(copy if copy.shape == a.shape else copy.reshape(a.shape))
     return out
 
 
@@ -266,52 +392,38 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                 yield PAUSE
             casc = ins[6]  # None unless the call gets from or puts on a cascade
             start = p.time
-            took = start  # when a get's last word came (its data stall included)
-            if casc is not None and casc[0] is not None:
-                took = yield from cascade_get(m, p, ins[4], casc[0], casc[2],
-                                               ins[11] - m.costs.call)
-            if compute and ins[12] is not None and not (ins[13] and accs):
-                try:
-                    ins[12](accs)
-                except Exception as err:  # the user's reference failed
-                    raise user_exception(err, f"running kernel '{k.symbol}' for {core.name} "
-                                         f"(called at {ins[4].loc})", k.loc) from err
-            elif compute:
-                args = [views[cell[0]][cell[1][i]] if cell.__class__ is list
-                        else read_rtp(core, p, i, views, ins[4], m.design) if cell is RTP
-                        else views for cell, i, views in ins[3]]
-                if ins[10]:  # the kernel reads or writes the cascade
-                    cascade = cascade_payloads(k, casc)
-                    args += cascade
-                acc = ins[9]
-                if ins[13] and accs:  # a buffer this call reads otherwise: written back first
-                    write_back_taken(accs, ins[3], acc[0] if acc is not None else -1)
-                try:
-                    if acc is not None:
-                        accumulate(acc, accs, ins[3], ins[7], args)
-                    elif ins[7] is None:
-                        ins[2](*args)
-                    else:
-                        finish_shared(ins[7], args)
-                except DesignError:  # already the design's terms (a native kernel's crash)
-                    raise
-                except Exception as err:  # the user's reference (or a native build) failed
-                    raise user_exception(err, f"running kernel '{k.symbol}' for {core.name} "
-                                         f"(called at {ins[4].loc})", k.loc) from err
-                if ins[8] is not None:  # what the call may have written copies no chunk now
-                    for cell, i, fills in ins[8]:
-                        fl = fills.get(cell[0])
-                        if fl is not None:
-                            fl[cell[1][i]] = None
-            if casc is not None:
-                # a get's words stream in while the kernel runs: it ends when the last is in
+            if casc is not None and casc[5] is not None:
+                # it gets and puts: the stream passes through it, its puts going out as its
+                # gets come in (its kernel runs once the last is in)
                 body = ins[11] - m.costs.call
-                end = took if took > start + body else start + body
-                if casc[1] is not None:
-                    put = cascade[-1] if compute else None
-                    end = yield from cascade_put(m, p, ins[4], casc[1], casc[3], start, end,
-                                                  put)
+                end = yield from _through(m, p, core, ins, accs, compute, body)
                 p.time = end - body  # the stream's stall beyond the kernel's own cycles
+            else:
+                took = start  # when a get's last word came (its data stall included)
+                cascade = None
+                if casc is not None and casc[0] is not None:
+                    took = yield from cascade_get(m, p, ins[4], casc[0], casc[2],
+                                                   ins[11] - m.costs.call)
+                if compute and ins[12] is not None and not (ins[13] and accs):
+                    try:
+                        ins[12](accs)
+                    except Exception as err:  # the user's reference failed
+                        raise user_exception(err, f"running kernel '{k.symbol}' for "
+                                             f"{core.name} (called at {ins[4].loc})",
+                                             k.loc) from err
+                elif compute:
+                    # the kernel reads or writes the cascade: its arrays follow the arguments
+                    cascade = cascade_payloads(k, casc) if ins[10] else None
+                    _run(core, ins, _arguments(m, p, core, ins), accs, cascade)
+                if casc is not None:
+                    # a get's words stream in while the kernel runs: it ends when the last is in
+                    body = ins[11] - m.costs.call
+                    end = took if took > start + body else start + body
+                    if casc[1] is not None:
+                        put = cascade[-1] if compute and cascade is not None else None
+                        end = yield from cascade_put(m, p, ins[4], casc[1], casc[3], start,
+                                                      end, put)
+                    p.time = end - body  # the stream's stall beyond the kernel's own cycles
             cost = ins[11]
             p.time += cost
             p.busy += cost

@@ -150,7 +150,7 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
         if isinstance(op, BarrierWait):
             return (_barrier_wait(m, p, op), op.loc)
         if isinstance(op, Call) and p.info.get("cascade") is not None:
-            return _cascade_wait(p, op), op.loc
+            return _cascade_wait(m, p, op), op.loc
         return f"{subject} is blocked", p.info.get("loc")
     fifo = str(p.info.get("fifo"))  # every DMA process has its fifo
     loc = _loc_of_fifo(m, p)
@@ -200,19 +200,38 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
     return f"{subject} waits ({kind})", loc
 
 
-def _cascade_wait(p: Proc, op: Call) -> str:
+def _cascade_wait(m: Machine, p: Proc, op: Call) -> str:
     """A core stuck in a cascade call: a get waits for words its upstream neighbour has not
-    put, a put for its downstream neighbour to take words (the link holds only a few)."""
+    put, a put for its downstream neighbour to take words (the link holds only a few). A
+    neighbour inside a call that gets and puts passes words on only as its own other side
+    lets it."""
     link, side, first, end = p.info["cascade"]
     words = f"word {first}" if end == first + 1 else f"words {first}-{end - 1}"
     if side == "get":
+        through = _through_call(m, link.src, "get")
+        why = (f"its call of '{through}' passes the next on once its own get brings it in"
+               if through else "it has not reached the call that puts the next")
         return (f"{_subject(p)} waits at the cascade for {link.src} to put words: its call of "
                 f"'{op.kernel}' gets {words} of the stream, and {link.src} has put "
-                f"{link.put} so far (it has not reached the call that puts the next)")
+                f"{link.put} so far ({why})")
+    through = _through_call(m, link.dst, "put")
+    why = (f"its call of '{through}' takes the next once the words it passed on were taken"
+           if through else "it has not reached the call that gets the next")
     return (f"{_subject(p)} waits at the cascade for {link.dst} to take words: its call of "
             f"'{op.kernel}' puts {words} of the stream, the link holds {link.room} not taken, "
-            f"and {link.dst} has taken {link.got} so far (it has not reached the call that "
-            "gets the next)")
+            f"and {link.dst} has taken {link.got} so far ({why})")
+
+
+def _through_call(m: Machine, core: str, side: str) -> str | None:
+    """The kernel of the call that gets and puts ``core`` is stuck in, waiting on its
+    ``side`` ("get": for words to come in, "put": for room), or None."""
+    q = m.cores.get(core)
+    call = q.info.get("waiting") if q is not None else None
+    wait = q.info.get("cascade") if q is not None else None
+    if not isinstance(call, Call) or wait is None or wait[1] != side:
+        return None
+    k = m.design.kernel(call.kernel)
+    return call.kernel if k.cascade_in is not None and k.cascade_out is not None else None
 
 
 def _cascade_fix(m: Machine, chain: list[Proc]) -> str:
@@ -221,7 +240,8 @@ def _cascade_fix(m: Machine, chain: list[Proc]) -> str:
     should acquire it after its cascade call."""
     room = m.target.cascade_fifo_words
     why = (f"on the cascade a put waits only for its neighbour to take words, the link "
-           f"holding {room}, and a get only for its words to be put")
+           f"holding {room}, a get only for its words to be put, and a call that gets and puts "
+           "passes the words on as they come")
     for q in chain:
         if q.kind != "core" or q.info.get("cascade") is None:
             continue

@@ -223,7 +223,12 @@ class CascadeLink:
     gets: "deque[tuple[int, int, float, float]]" = field(default_factory=deque)
     """Pieces taken, oldest first (those a putter may still ask about)."""
     values: "deque[np.ndarray]" = field(default_factory=deque)
-    """The values put and not yet taken, flat, in stream order (when kernels compute)."""
+    """The words put and not yet taken, as flat bytes (``uint8``), in stream order (when
+    kernels compute): the stream moves bits, which each side reads as its own type."""
+    early: Any = None
+    """The call of ``src`` that gets and puts whose puts went out before its kernel ran (its
+    gets were not all in), while it runs (:class:`~aiedsl.sim.cascade_stream.Early`): what
+    ``dst`` takes of its words before then is made from what the call got so far."""
 
     def emitted(self, word: int) -> float:
         """When the put call holding ``word`` put it (its calls put their words evenly)."""
@@ -241,9 +246,31 @@ class CascadeLink:
         first, end, start, stop = gets[0]
         return start + (word - first + 1) * (stop - start) / (end - first)
 
+    def _have(self, n: int) -> None:
+        """Make the next ``n`` bytes' values known: those of words the putter's running call
+        put before its kernel ran are made now (:attr:`early`)."""
+        queued = sum(v.size for v in self.values)
+        if queued < n:
+            assert self.early is not None, "a get takes only words put"
+            self.early.hand(self, n - queued)
+
+    def peek(self, n: int) -> np.ndarray:
+        """The next ``n`` bytes of the stream, flat ``uint8``, left in it (what a call that
+        gets and puts has got so far, for making its early words)."""
+        self._have(n)
+        parts, left = [], n
+        for head in self.values:
+            if not left:
+                break
+            parts.append(head[:left])
+            left -= parts[-1].size
+        return np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+
     def take_values(self, n: int) -> np.ndarray:
-        """The next ``n`` values of the stream, flat (a get's input, made of what one or more
-        put calls put)."""
+        """The next ``n`` bytes of the stream, flat ``uint8`` (a get's input, made of what one
+        or more put calls put)."""
+        if self.early is not None:
+            self._have(n)
         parts = []
         while n:
             head = self.values[0]

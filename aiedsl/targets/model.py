@@ -23,7 +23,10 @@ from aiedsl.targets.timing import TimingModel
 CASCADE_BITS = 512
 """Bits in one word of the accumulator cascade, on every device aiedsl targets: mlir-aie's
 ``AIE2TargetModel::getAccumulatorCascadeSize`` (512), which its NPU1 and NPU2 models inherit
-unchanged; a cascade kernel's C++ moves it as one ``v16accfloat`` (16 32-bit values). Named
+unchanged (BaseNPU2TargetModel derives from AIE2TargetModel); a cascade kernel's C++ moves it
+as one 512-bit vector of any type (``v16accfloat``, ``v16acc32``, ``v32bfloat16``, ``v64int8``:
+llvm-aie's ``put_mcd`` / ``get_scd_*``), and the declared element type only says how the bits
+are read. Named
 here, not only per device (:attr:`TargetModel.cascade_bits`), for what knows no device: a
 kernel declared outside any design, and the host build of its C++."""
 

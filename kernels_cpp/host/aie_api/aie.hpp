@@ -19,7 +19,8 @@
 //                                     constructor from lanes, extract<M>, insert, grow<M>),
 //               aie::accum<Acc, N>  (to_vector<T>(shift), from_vector, = vector, the explicit
 //                                     constructor from a vector and a shift, converts to a
-//                                     vector by to_vector), aie::mask<N> (test, set, clear,
+//                                     vector by to_vector, extract<M>(idx), insert(idx, part),
+//                                     grow<M>(), to_native()), aie::mask<N> (test, set, clear,
 //                                     count, from_uint32, to_uint32, ~ & |),
 //               aie::mmul<M, K, N, TA, TB, Acc>  (only the AIE API's modes for the types on
 //                                     __AIE_ARCH__ 20 or 21 when it is defined; size_A,
@@ -40,7 +41,8 @@
 //               aie::upshift, aie::downshift, aie::vector_cast<T>,
 //               aie::reduce_add/reduce_max/reduce_min, aie::inv, aie::invsqrt, aie::exp2<R>,
 //               aie::tanh<R>, aie::filter_even/filter_odd(v, step), aie::interleave_zip/unzip(a,
-//               b, step), aie::concat, aie::extract<M>, aie::insert, aie::transpose(v, rows,
+//               b, step), aie::concat (two vectors, or any number of accumulators),
+//               aie::extract<M>, aie::insert, aie::transpose(v, rows,
 //               cols), aie::shuffle_up/down (shifted-in lanes undefined: poison, see below),
 //               aie::shuffle_up_fill/down_fill, aie::shuffle_up_rotate/down_rotate,
 //               aie::begin_vector<N>, cbegin_vector, begin_restrict_vector,
@@ -54,20 +56,30 @@
 //   macros:     AIE_PREPARE_FOR_PIPELINING, AIE_LOOP_MIN_ITERATION_COUNT(n), chess's
 //               chess_prepare_for_pipelining, chess_loop_range, chess_unroll_loop,
 //               chess_flatten_loop (empty here), C's restrict; event0(), event1() (no-ops)
-//   not covered: the raw AIE2 intrinsics and their vector types (v16int32, ext_elem, ...),
+//   not covered: the raw intrinsics and native types other than those listed under native
+//               and cascade below,
 //               aie::sliding_mul*, aie::lut and parallel lookups, block floating point
 //               (bfp16ebs8), ups/srs as free functions
-//   native:     AIE2's vector and accumulator types (v64int8 .. v16float, v8acc64 ..
-//               v32acc32) as aie:: types, broadcast_to_<type>, broadcast_zero_to_<type>,
+//   native:     AIE2's vector and accumulator types (v64int8 .. v16float, the 1024-bit
+//               v128int8 .. v32float, v8acc64 .. v64acc32, v16accfloat .. v64accfloat) as
+//               aie:: types, broadcast_to_<type>, broadcast_zero_to_<type>,
 //               broadcast_s8..u32/bfloat16/float and their broadcast_zero_ forms,
 //               shift_bytes, shift, ext_elem, extract_elem, upd_elem, srs_to_<type>,
 //               lsrs/ssrs/ulsrs/ussrs, ups_to_v16acc64/v32acc32/v16acc32 (host_native.hpp)
-//   cascade:    v16accfloat (the native 512-bit accumulator word), get_scd_v16accfloat(),
-//               put_mcd(v16accfloat), aie::accum<accfloat, 16>(v16accfloat) and to_native(),
-//               aie::mmul(accum) and to_accum(). The words a call gets come from the array the
-//               test (or the simulator) hands in, the words it puts go to the array it hands
-//               out, in order: aiedsl_cascade(in, in_words, out, out_words) sets them before a
-//               call, and counts the words the call got and put (aiedsl_cascade_moved).
+//   cascade:    get_scd_<type>() and put_mcd(x) for every type llvm-aie's aiev2_streams.h
+//               and aie2p_streams.h move but the 4-bit ones: one word of v16acc32, v8acc64,
+//               v16accfloat, v64int8, v64uint8, v32int16, v32uint16, v16int32, v16uint32,
+//               v32bfloat16; two of v32acc32, v16acc64, v32int32, v128int8, v128uint8, v64int16,
+//               v64uint16, v32uint32; on AIE2P (or no __AIE_ARCH__) also v16float and v32float
+//               both ways, and the gets of v32accfloat (two words), v64acc32, v32acc64 and
+//               v64accfloat (four) (host_cascade.hpp); aie::accum<Acc, N>(native) and
+//               to_native(), aie::mmul(accum) and to_accum(). The words a call gets come from
+//               the bytes the test (or the simulator) hands in, the words it puts go to the
+//               bytes it hands out, in order: aiedsl_cascade(in, in_words, out, out_words) sets
+//               them before a call, and counts the words the call got and put
+//               (aiedsl_cascade_moved). A 32-lane accfloat accumulator goes as two words:
+//               put_mcd(acc.extract<16>(0)), put_mcd(acc.extract<16>(1)), and comes back as
+//               aie::concat of two get_scd_v16accfloat() (taken one after the other).
 //
 // Semantics chosen to match AIE2:
 //   * only the sizes the AIE API has compile (a static_assert names the rule): vectors of a
@@ -167,5 +179,6 @@
 #include "host_arith.hpp"
 #include "host_lanes.hpp"
 #include "host_native.hpp"
+#include "host_cascade.hpp"
 
 #endif // AIEDSL_HOST_AIE_API_HPP

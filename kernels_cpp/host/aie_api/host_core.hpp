@@ -295,19 +295,33 @@ template <typename Acc, unsigned N> struct accum {
   template <typename T> explicit accum(const vector<T, N> &x, int shift = 0) {
     from_vector(x, shift);
   }
-  // The native 512-bit word (accfloat x 16 only: the cascade's word).
-  template <typename W, typename = std::enable_if_t<std::is_same_v<W, v16accfloat> &&
-                                                    std::is_same_v<Acc, accfloat> && N == 16>>
-  accum(const W &w) {
-    for (unsigned i = 0; i < N; ++i) v[i] = w.e[i];
+  // The native type (v16accfloat, v16acc32, v32acc32 ...) is this accumulator itself here
+  // (host_native.hpp names them), so the AIE API's accum(native) constructor is the copy and
+  // to_native() a copy.
+  accum to_native() const { return *this; }
+  // The AIE API's accum::extract<M>(idx): the idx-th M-lane part; insert(idx, part): that part
+  // replaced by an accumulator of the same lanes (another tag of the same representation, as
+  // the API's has_same_representation asks); grow<M>(): this one in the low lanes of a larger
+  // one, the new lanes undefined (poison here).
+  template <unsigned M> accum<Acc, M> extract(unsigned idx) const {
+    static_assert(N % M == 0, "accum::extract: M must divide the accumulator");
+    accum<Acc, M> out;
+    for (unsigned i = 0; i < M; ++i) out.v[i] = v[idx * M + i];
+    return out;
   }
-  v16accfloat to_native() const {
-    static_assert(std::is_same_v<Acc, accfloat> && N == 16, "to_native: accfloat x 16 only");
-    v16accfloat w;
-    for (unsigned i = 0; i < N; ++i) w.e[i] = v[i];
-    return w;
+  template <unsigned M, typename Acc2> accum &insert(unsigned idx, const accum<Acc2, M> &part) {
+    static_assert(std::is_same_v<typename accum<Acc2, M>::storage, storage>,
+                  "accum::insert: the part must have the accumulator's representation");
+    static_assert(N % M == 0, "accum::insert: M must divide the accumulator");
+    for (unsigned i = 0; i < M; ++i) v[idx * M + i] = part.v[i];
+    return *this;
   }
-  operator v16accfloat() const { return to_native(); }
+  template <unsigned M> accum<Acc, M> grow() const {
+    static_assert(M % N == 0, "accum::grow: the new size must be a multiple of N");
+    accum<Acc, M> out;
+    for (unsigned i = 0; i < N; ++i) out.v[i] = v[i];
+    return out;
+  }
   template <typename T> accum &operator=(const vector<T, N> &x) {
     from_vector(x);
     return *this;

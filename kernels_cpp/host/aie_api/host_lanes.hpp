@@ -63,6 +63,20 @@ vector<T, 2 * N> concat(const vector<T, N> &a, const vector<T, N> &b) {
   for (unsigned i = 0; i < N; ++i) out.v[i] = a.v[i], out.v[N + i] = b.v[i];
   return out;
 }
+// Accumulators of one type and size side by side (the AIE API's concat of accumulators, any
+// number of them): a larger accumulator, the first one's lanes lowest. Moves no data on the
+// core (a 1024-bit accumulator is a pair of 512-bit ones), so counted as nothing.
+template <typename Acc, unsigned N, typename... Rest>
+  requires(std::is_same_v<Rest, accum<Acc, N>> && ...)
+accum<Acc, N *(1 + sizeof...(Rest))> concat(const accum<Acc, N> &first, const Rest &...rest) {
+  accum<Acc, N *(1 + sizeof...(Rest))> out;
+  unsigned at = 0;
+  for (const accum<Acc, N> *part : {&first, &rest...}) {
+    for (unsigned i = 0; i < N; ++i) out.v[at + i] = part->v[i];
+    at += N;
+  }
+  return out;
+}
 // The idx-th M-lane part of a (a.extract<M>(idx) in the AIE API).
 template <unsigned M, typename T, unsigned N> vector<T, M> extract(const vector<T, N> &a,
                                                                    unsigned idx) {

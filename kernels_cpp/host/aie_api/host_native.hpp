@@ -1,5 +1,6 @@
 // host_native.hpp -- part of aiedsl's host AIE API header: AIE2's native vector and
-// accumulator types (v16int32, v32bfloat16, v16acc64, ...) as the aie:: types they hold, and
+// accumulator types (v16int32, v32bfloat16, v16acc64, v16accfloat ...) as the aie:: types they
+// hold, and
 // the intrinsics kernels call on them next to the AIE API: broadcasts, shift_bytes/shift,
 // ext_elem/upd_elem, the shift-round-saturate family (srs_to_*, lsrs, ssrs, ulsrs, ussrs) and
 // the upshifts (ups_to_*). Names and signatures are llvm-aie's AIE2 intrinsic headers'
@@ -25,9 +26,23 @@ AIEDSL_NATIVE_VECTORS(AIEDSL_NATIVE_TYPE)
 
 using v8acc64 = aie::accum<acc64, 8>;
 using v16acc64 = aie::accum<acc64, 16>;
+using v32acc64 = aie::accum<acc64, 32>;
 using v8acc32 = aie::accum<acc32, 8>;
 using v16acc32 = aie::accum<acc32, 16>;
 using v32acc32 = aie::accum<acc32, 32>;
+using v64acc32 = aie::accum<acc32, 64>;
+using v16accfloat = aie::accum<accfloat, 16>;
+using v32accfloat = aie::accum<accfloat, 32>;
+using v64accfloat = aie::accum<accfloat, 64>;
+// The 1024-bit vectors (a pair of 512-bit registers), which the two-word cascade intrinsics
+// move (host_cascade.hpp).
+using v128int8 = aie::vector<int8_t, 128>;
+using v128uint8 = aie::vector<uint8_t, 128>;
+using v64int16 = aie::vector<int16_t, 64>;
+using v64uint16 = aie::vector<uint16_t, 64>;
+using v32int32 = aie::vector<int32_t, 32>;
+using v32uint32 = aie::vector<uint32_t, 32>;
+using v32float = aie::vector<float, 32>;
 
 // broadcast_to_<type>(x): every lane x; broadcast_zero_to_<type>(): every lane 0.
 #define AIEDSL_NATIVE_BROADCAST(NAME, T, N)                                                 \

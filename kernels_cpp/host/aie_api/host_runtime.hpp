@@ -1,13 +1,16 @@
 // host_runtime.hpp -- part of aiedsl's host AIE API header: cascade buffers, operation
-// counters and their C entry points.
+// counters and their C entry points (the cascade intrinsics are host_cascade.hpp's).
 // Include aie.hpp, not this file.
 
 #ifndef AIEDSL_HOST_HOST_RUNTIME_HPP
 #define AIEDSL_HOST_HOST_RUNTIME_HPP
 
+// The call's cascade words, as bytes (64 a word): the stream moves bits, whatever the type the
+// kernel reads or writes them as.
 namespace aiedsl_host {
-inline const float *cascade_in = nullptr;
-inline float *cascade_out = nullptr;
+inline constexpr unsigned CASCADE_WORD_BYTES = 64;
+inline const unsigned char *cascade_in = nullptr;
+inline unsigned char *cascade_out = nullptr;
 inline unsigned cascade_in_words = 0, cascade_out_words = 0, cascade_in_pos = 0,
                 cascade_out_pos = 0;
 } // namespace aiedsl_host
@@ -32,8 +35,10 @@ __attribute__((visibility("default"))) void aiedsl_profile(uint64_t *out, int re
   }
 }
 // Hand a call its cascade: the words it will get and the room for the words it will put.
-__attribute__((visibility("default"))) void aiedsl_cascade(const float *in, unsigned in_words,
-                                                           float *out, unsigned out_words) {
+__attribute__((visibility("default"))) void aiedsl_cascade(const unsigned char *in,
+                                                           unsigned in_words,
+                                                           unsigned char *out,
+                                                           unsigned out_words) {
   using namespace aiedsl_host;
   cascade_in = in, cascade_in_words = in_words, cascade_in_pos = 0;
   cascade_out = out, cascade_out_words = out_words, cascade_out_pos = 0;
@@ -104,25 +109,6 @@ __attribute__((visibility("default"))) unsigned aiedsl_bf16_rounding(int64_t *fi
   for (unsigned i = 0; i < 2; ++i) first[i] = bf16_rounding_first[i];
   return bf16_rounding_count;
 }
-}
-
-inline v16accfloat get_scd_v16accfloat() {
-  using namespace aiedsl_host;
-  v16accfloat w{};
-  // past the words handed in, the hardware would stall: nothing more comes down the cascade
-  // (counted, and aiedsl says so after the call)
-  if (cascade_in && cascade_in_pos < cascade_in_words)
-    std::memcpy(w.e, cascade_in + 16 * cascade_in_pos, sizeof w.e);
-  ++cascade_in_pos;
-  return w;
-}
-
-inline void put_mcd(const v16accfloat &w) {
-  using namespace aiedsl_host;
-  // past the room, the hardware would stall: nobody takes more words (counted, as above)
-  if (cascade_out && cascade_out_pos < cascade_out_words)
-    std::memcpy(cascade_out + 16 * cascade_out_pos, w.e, sizeof w.e);
-  ++cascade_out_pos;
 }
 
 #endif // AIEDSL_HOST_HOST_RUNTIME_HPP

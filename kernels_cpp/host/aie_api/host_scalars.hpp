@@ -1,5 +1,5 @@
 // host_scalars.hpp -- part of aiedsl's host AIE API header: portability, bfloat16,
-// accumulator tags, the cascade word.
+// accumulator tags.
 // Include aie.hpp, not this file.
 
 #ifndef AIEDSL_HOST_HOST_SCALARS_HPP
@@ -118,10 +118,5 @@ struct acc32 {};
 struct acc64 {};
 struct accfloat {};
 struct accauto {};
-
-// One 512-bit cascade word as accfloat: what get_scd_v16accfloat / put_mcd move.
-struct v16accfloat {
-  float e[16];
-};
 
 #endif // AIEDSL_HOST_HOST_SCALARS_HPP
