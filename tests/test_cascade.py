@@ -791,8 +791,8 @@ def test_a_cascade_deadlock_is_explained_and_its_fix_runs(
         f"  fix: break the cycle: {stuck} waits to acquire 'y' (consume, line {line}) before the "
         f"cascade call {other} waits for, and 'y' can only come once {other}'s cascade call is "
         f"done; acquire 'y' after {stuck}'s cascade call (on the cascade a put waits only for "
-        "its neighbour to take words, the link holding 4, a get only for its words to be put, "
-        "and a call that gets and puts passes the words on as they come)")
+        "its neighbour to take words, the link holding 4, and a get only for its words to be "
+        "put)")
     before, after = fixed
     assert source.count(before) == 1
     result = simulate(load_design(_stream_design(design_file, source.replace(before, after))))
@@ -1044,6 +1044,9 @@ def test_a_real_deadlock_through_a_middle_call_is_still_one(design_file: DesignF
             "'matmul_cascade_put_get_bf16_f32_16x8x16_4x8x4' gets words 0-15 of the stream, and "
             "core[0,0] has put 8 so far (it has not reached the call that puts the next) "
             "(d.py:29)") in lines
+    # the fix's clause on calls that get and puts: here, where one is (not where none is)
+    assert lines[-1].endswith("a get only for its words to be put, and a call that gets and "
+                              "puts passes the words on as they come)"), lines[-1]
 
 
 def test_a_call_declared_to_get_all_before_it_puts_deadlocks(design_file: DesignFile) -> None:

@@ -609,8 +609,8 @@ def casc(A: Tensor[64, 128, bf16], B: Tensor[128, 64, bf16], C: Tensor[64, 64, f
     (CASCADE_CYCLE, "break the cycle: core[0,0] waits to acquire 'x' (consume, line 22) before "
      "the cascade call core[1,0] waits for, and 'x' can only come once core[1,0]'s cascade call "
      "is done; acquire 'x' after core[0,0]'s cascade call (on the cascade a put waits only for "
-     "its neighbour to take words, the link holding 4, a get only for its words to be put, and "
-     "a call that gets and puts passes the words on as they come)"),
+     "its neighbour to take words, the link holding 4, and a get only for its words to be "
+     "put)"),
 ])
 def test_the_fix_names_what_the_cycle_goes_through(source: str, fix: str,
                                                    design_file: Callable[..., Path]) -> None:

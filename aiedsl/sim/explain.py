@@ -239,9 +239,12 @@ def _cascade_fix(m: Machine, chain: list[Proc]) -> str:
     waits, before its own cascade call, to acquire what comes only after the first one; it
     should acquire it after its cascade call."""
     room = m.target.cascade_fifo_words
+    through = any(k.cascade_in is not None and k.cascade_out is not None
+                  for k in m.design.kernels)  # the clause only where such a call exists
     why = (f"on the cascade a put waits only for its neighbour to take words, the link "
-           f"holding {room}, a get only for its words to be put, and a call that gets and puts "
-           "passes the words on as they come")
+           f"holding {room}, " + ("a get only for its words to be put, and a call that gets and "
+                                  "puts passes the words on as they come" if through else
+                                  "and a get only for its words to be put"))
     for q in chain:
         if q.kind != "core" or q.info.get("cascade") is None:
             continue
