@@ -18,7 +18,7 @@ from __future__ import annotations
 from aiedsl.checks.acquires import check_acquires, check_placed_acquires
 from aiedsl.checks.alignment import check_alignment
 from aiedsl.checks.balance import check_balance
-from aiedsl.checks.barriers import check_barrier_order, check_barrier_reruns
+from aiedsl.checks.barriers import check_barrier_order
 from aiedsl.checks.bd_length import check_bd_lengths
 from aiedsl.checks.calls import check_kernel_calls
 from aiedsl.checks.cycles import check_core_cycles
@@ -36,7 +36,8 @@ from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.repeat import check_repeat_locks, check_repeats
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_packet_links, check_routing
-from aiedsl.checks.rtp import check_rtp_reruns, check_rtps
+from aiedsl.checks.reruns import check_barrier_reruns, check_rtp_reruns
+from aiedsl.checks.rtp import check_rtps
 from aiedsl.checks.runtime_order import check_runtime_order
 from aiedsl.checks.stale import check_stale_reads, check_unwritten_releases
 from aiedsl.checks.symbols import check_symbols

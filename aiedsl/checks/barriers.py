@@ -45,20 +45,20 @@ whose arrival needs the core past the wait, but no core past a wait for a value 
 not hold at the set (waiting on more would hang there), and no more than the fills before the
 set can make.
 
-Every invocation, not only the first (:func:`check_barrier_reruns`). A lock takes its initial
-value once, when the design is loaded: mlir-aie's ``AIERTControl::addInitConfig``
+Every invocation, not only the first (:func:`aiedsl.checks.reruns.check_barrier_reruns`). A lock
+takes its initial value once, when the design is loaded: mlir-aie's ``AIERTControl::addInitConfig``
 (``lib/Targets/AIERT.cpp``) writes ``aie.lock``'s ``init`` into the array's configuration, while
 what runs at each invocation is the runtime sequence, whose ``aiex.set_lock`` only replaces the
 value. So the second invocation, and every one after it, starts with the value the sequence set
-last; the rest is as at the load: each core is back at the start of its program (IRON wraps it in
-an endless ``scf.for``, and balance has every core take per run what the run puts in), every
-fifo's locks where the load put them. A barrier the sequence leaves at its initial value (none
-set, or the last set gives it back) starts every invocation alike; one it leaves elsewhere is
-judged again with that starting value (:func:`next_invocation`): a wait for a value only the
+last; the rest is as at the load: each core is back at the start of its program (IRON wraps it in an
+endless ``scf.for``, and balance has every core take per run what the run puts in), every fifo's
+locks where the load put them. A barrier the sequence leaves at its initial value (none set, or the
+last set gives it back) starts every invocation alike; one it leaves elsewhere is judged again with
+that starting value (:func:`~aiedsl.checks.carried.next_invocation`): a wait for a value only the
 load gives never passes again, and the order of sets and waits is judged as above. Either is
 ``barrier rerun``. (A core that gets back to its first waits while the sequence still runs, and
-passes one before a set after the sequence's last wait replaces its value, is taken to start
-where that set leaves the lock: such a set is judged as if it came first.)
+passes one before a set after the sequence's last wait replaces its value, is taken to start where
+that set leaves the lock: such a set is judged as if it came first.)
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ from bisect import bisect_left
 from collections import Counter
 from typing import NamedTuple, NoReturn
 
+from aiedsl.checks.carried import CARRIED, Left, where_it_starts
 from aiedsl.checks.runtime_order import arriving, waited_tokens
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Acquire, BarrierWait
@@ -88,93 +89,6 @@ _LATE = ("a wait passes only while the barrier holds its value (aie.use_lock Acq
          "the values set before, so a runtime wait whose drain needs a core past a wait for a "
          "value comes after the set that gives it")
 """The rule a refusal of a wait before the set it needs states."""
-
-
-CARRIED = ("a lock takes its initial value only when the design is loaded (mlir-aie's "
-            "AIERTControl::addInitConfig writes aie.lock's init into the array's configuration), "
-            "while each invocation runs the runtime sequence, whose aiex.set_lock replaces the "
-            "value: every invocation after the first starts with the value the sequence set last")
-"""Why a barrier starts the second invocation elsewhere than the first."""
-
-
-class Left(NamedTuple):
-    """What an invocation leaves in a barrier's locks for the next one."""
-
-    value: int
-    """The value the sequence's last set gives the locks."""
-    set: SetBarrier
-    """That set."""
-    initial: int
-    """The barrier's initial value, which only the load gives."""
-
-
-def left_over(d: Design) -> dict[str, Left]:
-    """Per barrier whose locks the runtime sequence leaves at another value than its initial
-    one: that value, and the last set, which leaves it for the next invocation."""
-    out: dict[str, Left] = {}
-    for b in d.barriers:
-        last = next((op for op in reversed(d.runtime)
-                     if isinstance(op, SetBarrier) and op.barrier == b.name), None)
-        if last is not None and last.value != b.init and b.name not in out:
-            out[b.name] = Left(last.value, last, b.init)
-    return out
-
-
-def next_invocation(d: Design, left: dict[str, Left]) -> Design:
-    """``d`` as every invocation after the first finds it: each barrier of ``left`` starting at
-    what the sequence leaves (the cores at the start of their programs and the fifos' locks
-    where the load put them, as in the first)."""
-    return d.model_copy(update={"barriers": tuple(
-        b.model_copy(update={"init": left[b.name].value}) if b.name in left else b
-        for b in d.barriers)})
-
-
-def check_barrier_reruns(d: Design) -> None:
-    """The barrier checks again for every invocation after the first: no core waits for a value
-    only the load gives its barrier, and no set there replaces a value before a core waits for
-    it (``barrier rerun``)."""
-    left = left_over(d)
-    if not left:
-        return
-    _only_at_load(d, left)
-    _check_order(next_invocation(d, left), left)
-
-
-def _only_at_load(d: Design, left: dict[str, Left]) -> None:
-    """A wait for a barrier's initial value, which the sequence never sets and leaves the lock
-    at another: it passes on the first invocation only."""
-    for core in d.cores:
-        for step, _ in walk(core.body):
-            if not isinstance(step, BarrierWait) or step.barrier not in left:
-                continue
-            end = left[step.barrier]
-            b = d.barrier(step.barrier)
-            sets = [op for op in d.runtime
-                    if isinstance(op, SetBarrier) and op.barrier == b.name]
-            if step.value != b.init or any(op.value == b.init for op in sets):
-                continue
-            first: dict[int, SetBarrier] = {}
-            for op in sets:
-                first.setdefault(op.value, op)
-            holds = ", ".join(f"{v} (line {op.loc.line})" for v, op in first.items())
-            raise DesignError(
-                "barrier rerun", f"{core.name} waits for barrier '{b.name}' to hold "
-                f"{step.value}, its initial value, which it holds only on the first invocation: "
-                f"the runtime never sets {step.value}, and its last set (line "
-                f"{end.set.loc.line}) leaves {end.value} in the lock, where the next invocation "
-                "starts, so there the wait never passes (a silent hang on the NPU from the "
-                "second run on)", loc=step.loc,
-                limit=f"a wait passes only while the barrier holds its value (aie.use_lock "
-                f"Acquire, AIE2's acquire-equal); {CARRIED}",
-                found=f"barrier '{b.name}' holds {step.value} from the load only; every later "
-                f"invocation starts at {end.value}, and the sequence gives it {holds}",
-                related=[(f"barrier '{b.name}' starts at {b.init}", b.loc),
-                         (f"the sequence's last rt.set_barrier, to {end.value}", end.set.loc)],
-                fix=f"rt.set_barrier('{b.name}', {step.value}) at the start of the runtime "
-                "sequence, after its rtp_writes (each invocation then gives the value, where "
-                "initial= gives it to the first only), or rt.set_barrier("
-                f"'{b.name}', {step.value}) at its end, after an rt.sync() on its last drains "
-                "(each invocation then leaves the lock as the load did)")
 
 
 class _Held(NamedTuple):
@@ -202,12 +116,13 @@ class _Miss(NamedTuple):
 def check_barrier_order(d: Design) -> None:
     """No set of a runtime barrier replaces a value a core may still have to wait for, and no
     wait of the runtime needs a core past a wait for a value set only later."""
-    _check_order(d, None)
+    check_order(d, None)
 
 
-def _check_order(d: Design, left: dict[str, Left] | None) -> None:
-    """:func:`check_barrier_order` of ``d``; ``left``: for :func:`next_invocation`'s design,
-    what the invocation before left in its barriers (its refusals then say so)."""
+def check_order(d: Design, left: dict[str, Left] | None) -> None:
+    """:func:`check_barrier_order` of ``d`` (and of every invocation after the first:
+    :mod:`aiedsl.checks.reruns`); ``left``: for :func:`~aiedsl.checks.carried.next_invocation`'s
+    design, what the invocation before left in its barriers (its refusals then say so)."""
     gated = {c for b in d.barriers for c in b.cores}
     if not gated or not any(isinstance(op, SetBarrier) for op in d.runtime):
         return
@@ -379,9 +294,9 @@ def _refuse(d: Design, reach: Reach, point: int, drain: Transfer, miss: _Miss,
 
 def _raise(left: dict[str, Left] | None, rule: str, message: str, *, loc: Loc, limit: str,
            found: str, related: list[tuple[str, Loc]], fix: str) -> NoReturn:
-    """Raise a refusal of :func:`_refuse`; on :func:`next_invocation`'s design (``left`` given)
-    as ``barrier rerun``, saying where that invocation starts and how to start it as the
-    first."""
+    """Raise a refusal of :func:`_refuse`; on
+    :func:`~aiedsl.checks.carried.next_invocation`'s design (``left`` given) as ``barrier rerun``,
+    saying where that invocation starts and how to start it as the first."""
     if left is None:
         raise DesignError(rule, message, loc=loc, limit=limit, found=found, related=related,
                           fix=fix)
@@ -394,13 +309,6 @@ def _raise(left: dict[str, Left] | None, rule: str, message: str, *, loc: Loc, l
         loc=loc, limit=f"{limit}; {CARRIED}", found=f"{starts}; {found}", related=related,
         fix=f"{fix}; or {back} at the end of the runtime sequence, after an rt.sync() on its "
         "last drains, so that every invocation starts as the first does")
-
-
-def where_it_starts(name: str, end: Left) -> str:
-    """Where barrier ``name`` starts every invocation after the first, said for a refusal."""
-    return (f"barrier '{name}' starts each invocation after the first at {end.value}, where "
-            f"the sequence's last set (line {end.set.loc.line}) leaves it, not at its initial "
-            f"{end.initial}")
 
 
 def _since(held: _Held) -> str:

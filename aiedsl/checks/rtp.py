@@ -32,21 +32,21 @@ every later wait for v passes too, until a set replaces it), and :func:`check_ba
 the waits for a value the barrier never holds (a static hang). A set that may replace a value
 before a core got past its wait for it is :mod:`aiedsl.checks.barriers`' (``barrier race``).
 
-Every invocation after the first (:func:`check_rtp_reruns`). An rtp buffer, like a barrier's lock,
-keeps what the last invocation left: nothing but the runtime sequence writes it (IRON's
-``use_write_rtp`` buffer is an ``aie.buffer`` with no initial value; ``aiex.npu.rtp_write`` is
-the only write). So when a slot's first write in the sequence gives another value than its last,
-the first write of each later invocation is a rewrite, and no call reading the slot may start
-before it. Only a barrier changes that from the first invocation: with the data as the first
-invocation has it, no call can start before the first write (the rules above), but a barrier
-the sequence leaves at another value than its initial one (:func:`aiedsl.checks.barriers.
-left_over`) may let a core past its first waits at once. The rewrites are judged again with the
-barriers starting there too.
+Every invocation after the first (:func:`aiedsl.checks.reruns.check_rtp_reruns`). An rtp buffer,
+like a barrier's lock, keeps what the last invocation left: nothing but the runtime sequence writes
+it (IRON's ``use_write_rtp`` buffer is an ``aie.buffer`` with no initial value;
+``aiex.npu.rtp_write`` is the only write). So when a slot's first write in the sequence gives
+another value than its last, the first write of each later invocation is a rewrite, and no call
+reading the slot may start before it. Only a barrier changes that from the first invocation: with
+the data as the first invocation has it, no call can start before the first write (the rules above),
+but a barrier the sequence leaves at another value than its initial one
+(:func:`aiedsl.checks.carried.left_over`) may let a core past its first waits at once. The rewrites
+are judged again with the barriers starting there too.
 """
 
 from __future__ import annotations
 
-from aiedsl.checks.barriers import CARRIED, Left, left_over, next_invocation, where_it_starts
+from aiedsl.checks.carried import CARRIED, Left, where_it_starts
 from aiedsl.ir.program import calls, walk
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import BarrierWait, RtpArg
@@ -97,7 +97,7 @@ def check_rtps(d: Design, target: TargetModel) -> None:
                              (f"{reader} reads the slot", at)],
                     fix="move the rtp_write before the first rt.fill")
             if slot in written:
-                _check_rewrite(d, i, op, written[slot], read_by.get(slot, []), reach,
+                check_rewrite(d, i, op, written[slot], read_by.get(slot, []), reach,
                                target.max_lock_value)
             else:
                 _check_first_write(d, i, op, read_by.get(slot, []), reach)
@@ -188,82 +188,12 @@ def hold_fix(d: Design, write: RtpWrite | None, read: Loc) -> str:
             + (f" at line {write.loc.line}" if write is not None else ""))
 
 
-def check_rtp_reruns(d: Design, target: TargetModel) -> None:
-    """The rtp rules of every invocation after the first (the module docstring's last part):
-    no call reading a slot may start before the slot's first write when that write changes
-    what the invocation before left, and no rewrite races a call, with each barrier starting
-    where the sequence leaves it."""
-    left = left_over(d)
-    if not left:
-        return  # the barriers start every invocation alike, the data orders it as the first
-    later = next_invocation(d, left)
-    reach = Reach(later)
-    readers: dict[tuple[str, int], list[str]] = {}
-    for program in d.cores:
-        for call in calls(program):
-            for a in call.args:
-                if isinstance(a, RtpArg) and program.name not in readers.setdefault(
-                        (a.rtp, a.index), []):
-                    readers[(a.rtp, a.index)].append(program.name)
-    writes: dict[tuple[str, int], list[tuple[int, RtpWrite]]] = {}
-    for i, op in enumerate(d.runtime):
-        if isinstance(op, RtpWrite):
-            writes.setdefault((op.rtp, op.index), []).append((i, op))
-    for slot, ws in writes.items():
-        if slot not in readers:
-            continue
-        (point, first), (_, last) = ws[0], ws[-1]
-        if first.value != last.value:
-            for core in readers[slot]:
-                may = reach.could_run(core, point).reads[slot]
-                if may:
-                    _refuse_stale(d, Reach(d), reach, point, first, last, core, may, left)
-        for (i, op), (_, previous) in zip(ws[1:], ws):
-            _check_rewrite(later, i, op, previous, readers[slot], reach, target.max_lock_value,
-                           left)
-
-
-def _refuse_stale(d: Design, first_run: Reach, reach: Reach, point: int, first: RtpWrite,
-                  last: RtpWrite, core: str, may: int, left: dict[str, Left]) -> None:
-    """Refuse the first write of a slot (runtime op ``point``) that ``may`` calls of ``core``
-    can start before on an invocation after the first (``reach`` of that invocation's design,
-    ``first_run`` of the first's), reading what the last write left."""
-    # the waits the barriers' starting values let a core past before the write, against the
-    # first invocation's: what lets the calls start early (the reader's own first)
-    early = [(c, w) for c in [core] + [c.name for c in d.cores if c.name != core]
-             for w, n in reach.could_run(c, point).passed.items()
-             if n > first_run.could_run(c, point).passed[w]]
-    why = ""
-    related = [(f"the last write, of {last.value}", last.loc)]
-    if early:
-        c, w = early[0]
-        end = left[w.barrier]
-        why = (f"{where_it_starts(w.barrier, end)}, which lets {c} past its wait for "
-               f"{w.value} (line {w.loc.line}) at once; ")
-        related.append((f"{c}'s wait for {w.value}", w.loc))
-    starts = "calls that read" if may > 1 else "call that reads"
-    back = " and ".join(f"rt.set_barrier('{name}', {end.initial})" for name, end in left.items())
-    raise DesignError(
-        "rtp race", f"on every invocation after the first, rt.rtp_write of '{first.rtp}'"
-        f"[{first.index}] races {core}'s calls that read it: they may see its {first.value} or "
-        f"the {last.value} the invocation before left (line {last.loc.line})", loc=first.loc,
-        limit="an rtp buffer keeps what the last invocation wrote (nothing but the runtime "
-        "sequence writes it), and " + CARRIED + ", so no call reading a slot may start before "
-        "the slot's first write when that write changes its value",
-        found=f"{why}the fills and barrier values before the write let {core} start {may} "
-        f"{starts} the slot", related=related,
-        fix=f"{back} at the end of the runtime sequence, after an rt.sync() on its last drains "
-        "(every invocation then starts as the first does), or have the calls that should see "
-        "the new value wait for a value the barrier does not hold when an invocation starts, "
-        "set after the rtp_write")
-
-
-def _check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, readers: list[str],
+def check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, readers: list[str],
                    reach: Reach, top: int, left: dict[str, Left] | None = None) -> None:
     """A rewrite at runtime op ``point`` races a reader when the data filled before it lets a
-    call reading the slot start that the drains waited for before it do not show finished
-    (``left``: on every invocation after the first, :func:`check_rtp_reruns`' design, whose
-    barriers start where the one before left them)."""
+    call reading the slot start that the drains waited for before it do not show finished (``left``:
+    on every invocation after the first, :func:`aiedsl.checks.reruns.check_rtp_reruns`' design,
+    whose barriers start where the one before left them)."""
     slot = (op.rtp, op.index)
     for core in readers:
         may = reach.could_run(core, point).reads[slot]
