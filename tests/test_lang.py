@@ -415,7 +415,7 @@ def test_the_index_of_a_long_loop_is_not_told_to_unroll() -> None:
 
     from aiedsl.errors import DesignError
     from aiedsl.ir.loc import Loc
-    from aiedsl.lang.core import LoopIndex
+    from aiedsl.lang.loops import LoopIndex
 
     i = LoopIndex(SimpleNamespace(count=512, loc=Loc(file="d.py", line=3)))  # type: ignore[arg-type]
     with pytest.raises(DesignError) as e:
@@ -435,7 +435,7 @@ def test_the_index_of_a_loop_refuses_every_use_as_a_value() -> None:
 
     from aiedsl.errors import DesignError
     from aiedsl.ir.loc import Loc
-    from aiedsl.lang.core import LoopIndex
+    from aiedsl.lang.loops import LoopIndex
 
     i = LoopIndex(SimpleNamespace(count=4, loc=Loc(file="d.py", line=3)))  # type: ignore[arg-type]
     uses = {"used as an integer": [int, operator.index, lambda v: [0, 1][v]],

@@ -37,7 +37,7 @@ from aiedsl.kernels.profiled_cycles import profiled_design
 from aiedsl.kernels.reference import run_checked
 from aiedsl.lang.callables import check_callable
 from aiedsl.lang.context import current_design, design_module
-from aiedsl.lang.core import _number, call_kernel
+from aiedsl.lang.kernel_calls import _number, call_kernel
 from aiedsl.lang.names import (check_argument, check_defines, check_entry, check_line,
                                check_name, check_source, check_symbol)
 from aiedsl.lang.tensor import lookup_dtype

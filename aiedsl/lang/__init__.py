@@ -3,7 +3,8 @@
 from aiedsl.lang.buffer import Buffer
 from aiedsl.lang.channel import Channel, channel
 from aiedsl.lang.context import define, refuse
-from aiedsl.lang.core import herd, loop
+from aiedsl.lang.core import herd
+from aiedsl.lang.loops import loop
 from aiedsl.lang.design import DesignHandle, design
 from aiedsl.lang.fifo import ObjectFifo, fifo, join
 from aiedsl.lang.gemm import gemm_runtime
