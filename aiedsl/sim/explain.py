@@ -17,9 +17,13 @@ from aiedsl.ir.program import walk
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Acquire, BarrierWait, Call
 from aiedsl.ir.loc import Loc
-from aiedsl.ir.runtime import SetBarrier, Transfer, Wait
+from aiedsl.ir.runtime import Transfer, Wait
 from aiedsl.place.objectfifo import lower
 from aiedsl.sim.engine import Proc
+from aiedsl.sim.blocked import loc_of_fifo, pending_receivers, proc_words, unissued, waits_for
+from aiedsl.sim.explain_sync import (
+    barrier_fix, barrier_wait, cascade_fix, cascade_wait, set_after_the_wait,
+)
 from aiedsl.sim.state import Machine
 
 
@@ -31,93 +35,18 @@ class Deadlock(DesignError):
     exit_code = 3
 
 
-def _tile(p: Proc) -> str:
-    t = p.info.get("tile")
-    return f"({t[0]},{t[1]})" if t else ""
 
 
-def _subject(p: Proc) -> str:
-    """How a process is named in a report: ``the DMA of core[0,0] (0,2) sending 'b'``."""
-    if p.kind == "runtime":
-        return "the runtime"
-    if p.kind == "core":
-        return f"{p.name} {_tile(p)}"
-    fifo = p.info.get("fifo")
-    sends = p.kind == "mm2s"
-    if p.info.get("shim"):
-        return f"the shim DMA {_tile(p)} {'filling' if sends else 'draining'} '{fifo}'"
-    verb = "sending" if sends else "receiving"
-    if p.info.get("link"):
-        where = "memtile" if p.info["link"].via == "memtile" else "core tile"
-        return f"the {where} {_tile(p)} DMA {verb} '{fifo}'"
-    return f"the DMA of {p.info.get('core')} {_tile(p)} {verb} '{fifo}'"
 
 
-def _runtime_pos(m: Machine) -> int:
-    """Index in the runtime sequence of the op the runtime is blocked in (its length if none)."""
-    rt = m.runtime
-    op = rt.info.get("waiting") if rt is not None else None
-    for i, o in enumerate(m.design.runtime):
-        if o is op:
-            return i
-    return len(m.design.runtime)
 
 
-def _unissued(m: Machine, p: Proc) -> Transfer | None:
-    """The next transfer for shim channel ``p`` that the runtime has not issued yet, if any."""
-    kind = "fill" if p.kind == "mm2s" else "drain"
-    for op in m.design.runtime[_runtime_pos(m) + 1:]:
-        if isinstance(op, Transfer) and op.op == kind and op.fifo == p.info.get("fifo"):
-            return op
-    return None
-
-
-def _pending_receivers(p: Proc, chunk: object) -> list[Proc]:
-    """Receivers that have not taken ``chunk`` yet; those not even receiving come first."""
-    conn = p.info.get("conn")
-    ports = conn.ports if conn is not None else []
-    pending = [q for q in ports
-               if q.owner is not None and any(entry[0] is chunk for entry in q.queue)]
-    pending.sort(key=lambda q: _receiving(q.owner, q))
-    return [q.owner for q in pending]
-
-
-def _receiving(p: Proc, port: object) -> bool:
-    req = p.request
-    return req is not None and req[0] == "get" and req[1] is port
-
-
-def _next(m: Machine, p: Proc) -> Proc | None:
-    """The process ``p`` waits for, if any."""
-    req = p.request
-    if req is None:
-        return None
-    kind = req[0]
-    if kind in ("acq", "acq_eq"):  # a barrier's lock (acq_eq): the runtime sets it
-        return req[1].releaser
-    if kind == "get":
-        return req[1].conn.sender
-    if kind == "sent":
-        pending = _pending_receivers(p, req[1])
-        return pending[0] if pending else None
-    if kind == "done":
-        return req[1].owner
-    if kind == "work" and _unissued(m, p) is not None:
-        return m.runtime
-    return None
-
-
-def _loc_of_fifo(m: Machine, p: Proc) -> Loc | None:
-    if p.info.get("link") is not None:
-        return p.info.get("loc")
-    name = p.info.get("fifo")
-    return m.design.fifo(name).loc if name else None
 
 
 def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
     """One line about what ``p`` is waiting for, and the design line it is about."""
     req = p.request
-    subject = _subject(p)
+    subject = proc_words(p)
     if p.kind == "runtime":
         op = p.info.get("waiting")
         if isinstance(op, Wait) and req is not None:
@@ -148,17 +77,17 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
             return (f"{subject} waits to acquire {many}'{op.fifo}' ({op.port}) {what}{holding}",
                     op.loc)
         if isinstance(op, BarrierWait):
-            return (_barrier_wait(m, p, op), op.loc)
+            return (barrier_wait(m, p, op), op.loc)
         if isinstance(op, Call) and p.info.get("cascade") is not None:
-            return _cascade_wait(m, p, op), op.loc
+            return cascade_wait(m, p, op), op.loc
         return f"{subject} is blocked", p.info.get("loc")
     fifo = str(p.info.get("fifo"))  # every DMA process has its fifo
-    loc = _loc_of_fifo(m, p)
+    loc = loc_of_fifo(m, p)
     if req is None:
         return f"{subject} is idle", loc
     kind = req[0]
     if kind == "work":
-        later = _unissued(m, p)
+        later = unissued(m, p)
         verb = "fill" if p.kind == "mm2s" else "drain"
         if later is not None:
             return (f"{subject} has no transfer queued: the runtime issues its {verb} of "
@@ -180,8 +109,8 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
     if kind == "sent":
         conn = p.info.get("conn")
         if conn is not None and len(conn.ports) > 1:
-            pending = _pending_receivers(p, req[1])
-            who = _subject(pending[0]) if pending else "a receiver"
+            pending = pending_receivers(p, req[1])
+            who = proc_words(pending[0]) if pending else "a receiver"
             return (f"{subject} waits for every receiver of the broadcast to take its element; "
                     f"{who} has not", loc)
         return f"{subject} waits for its receiver to take the element", loc
@@ -200,64 +129,7 @@ def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
     return f"{subject} waits ({kind})", loc
 
 
-def _cascade_wait(m: Machine, p: Proc, op: Call) -> str:
-    """A core stuck in a cascade call: a get waits for words its upstream neighbour has not
-    put, a put for its downstream neighbour to take words (the link holds only a few). A
-    neighbour inside a call that gets and puts passes words on only as its own other side
-    lets it."""
-    link, side, first, end = p.info["cascade"]
-    words = f"word {first}" if end == first + 1 else f"words {first}-{end - 1}"
-    if side == "get":
-        through = _through_call(m, link.src, "get")
-        why = (f"its call of '{through}' passes the next on once its own get brings it in"
-               if through else "it has not reached the call that puts the next")
-        return (f"{_subject(p)} waits at the cascade for {link.src} to put words: its call of "
-                f"'{op.kernel}' gets {words} of the stream, and {link.src} has put "
-                f"{link.put} so far ({why})")
-    through = _through_call(m, link.dst, "put")
-    why = (f"its call of '{through}' takes the next once the words it passed on were taken"
-           if through else "it has not reached the call that gets the next")
-    return (f"{_subject(p)} waits at the cascade for {link.dst} to take words: its call of "
-            f"'{op.kernel}' puts {words} of the stream, the link holds {link.room} not taken, "
-            f"and {link.dst} has taken {link.got} so far ({why})")
 
-
-def _through_call(m: Machine, core: str, side: str) -> str | None:
-    """The kernel of the call that gets and puts ``core`` is stuck in, waiting on its
-    ``side`` ("get": for words to come in, "put": for room), or None."""
-    q = m.cores.get(core)
-    call = q.info.get("waiting") if q is not None else None
-    wait = q.info.get("cascade") if q is not None else None
-    if not isinstance(call, Call) or wait is None or wait[1] != side:
-        return None
-    k = m.design.kernel(call.kernel)
-    return call.kernel if k.cascade_in is not None and k.cascade_out is not None else None
-
-
-def _cascade_fix(m: Machine, chain: list[Proc]) -> str:
-    """The fix for a cycle through a cascade call: the core the stuck cascade call waits for
-    waits, before its own cascade call, to acquire what comes only after the first one; it
-    should acquire it after its cascade call."""
-    room = m.target.cascade_fifo_words
-    through = any(k.cascade_in is not None and k.cascade_out is not None
-                  for k in m.design.kernels)  # the clause only where such a call exists
-    why = (f"on the cascade a put waits only for its neighbour to take words, the link "
-           f"holding {room}, " + ("a get only for its words to be put, and a call that gets and "
-                                  "puts passes the words on as they come" if through else
-                                  "and a get only for its words to be put"))
-    for q in chain:
-        if q.kind != "core" or q.info.get("cascade") is None:
-            continue
-        other = _next(m, q)  # its neighbour on the link
-        op = other.info.get("waiting") if other is not None else None
-        if other is not None and isinstance(op, Acquire) and other.info.get("cascade") is None:
-            return (f"break the cycle: {other.name} waits to acquire '{op.fifo}' ({op.port}, "
-                    f"line {op.loc.line}) before the cascade call {q.name} waits for, and "
-                    f"'{op.fifo}' can only come once {q.name}'s cascade call is done; acquire "
-                    f"'{op.fifo}' after {other.name}'s cascade call ({why})")
-    return (f"break the cycle: {why}, so neither neighbour may wait, before its cascade call, "
-            "for data the other sends only after its own; make both reach their cascade calls "
-            "first (acquire after the call, or move the data both need ahead of it)")
 
 
 def _full(m: Machine, fifo: str) -> str:
@@ -333,58 +205,13 @@ def _linked_depth(m: Machine, fifo: str) -> str | None:
     return None
 
 
-def _barrier_wait(m: Machine, p: Proc, op: BarrierWait) -> str:
-    """A core waiting on a runtime barrier: the value it waits for, the value its lock holds,
-    and the values the runtime's sets gave it so far (a set replaces the value; a wait passes
-    only while the lock holds the value it waits for)."""
-    lock = m.barrier_locks[(op.barrier, p.name)]
-    b = m.design.barrier(op.barrier)
-    done = _runtime_pos(m) if m.runtime is not None and not m.runtime.finished \
-        else len(m.design.runtime)
-    issued = [s for i, s in enumerate(m.design.runtime)
-              if i < done and isinstance(s, SetBarrier) and s.barrier == op.barrier]
-    sets = [f"{s.value} (line {s.loc.line})" for s in issued]
-    if len(sets) > 4:
-        sets = [*sets[:2], f"{len(sets) - 3} more", sets[-1]]
-    given = ("the runtime set it to " + ", then ".join(sets) if issued
-             else "the runtime has not set it")
-    return (f"{_subject(p)} waits for barrier '{op.barrier}' to hold {op.value}; it holds "
-            f"{len(lock.units)} (it started at {b.init}; {given})")
 
-
-def _barrier_fix(m: Machine, gate: BarrierWait) -> str:
-    """The fix for a core stuck at ``gate``: set the value it waits for, or stop replacing it
-    before the core gets there."""
-    b = m.design.barrier(gate.barrier)
-    held = [s for s in m.design.runtime
-            if isinstance(s, SetBarrier) and s.barrier == b.name and s.value == gate.value]
-    if not held and b.init != gate.value:
-        return (f"rt.set_barrier('{b.name}', {gate.value}) in the runtime sequence where the "
-                f"core may go on: nothing sets barrier '{b.name}' to {gate.value}")
-    return (f"set barrier '{b.name}' to another value only once the core is past its wait for "
-            f"{gate.value} (e.g. after an rt.sync() on a drain the core reaches past that "
-            "wait): a wait passes only while the barrier holds its value, and a set replaces "
-            "the value")
-
-
-def _set_after_the_wait(m: Machine, gate: BarrierWait) -> tuple[Wait, SetBarrier] | None:
-    """When the runtime is stuck in a wait and sets ``gate``'s barrier to the value it waits
-    for only after it: that wait and the set (the runtime waits for the core, the core for the
-    set)."""
-    rt = m.runtime
-    sync = rt.info.get("waiting") if rt is not None and not rt.finished else None
-    if not isinstance(sync, Wait):
-        return None
-    pos = _runtime_pos(m)
-    later = next((s for s in m.design.runtime[pos + 1:] if isinstance(s, SetBarrier)
-                  and s.barrier == gate.barrier and s.value == gate.value), None)
-    return (sync, later) if later is not None else None
 
 def _finished(m: Machine, p: Proc) -> tuple[str, Loc | None]:
     """A core whose program is over: name what it still holds, at the acquire that took it."""
     held = [(key, len(h)) for key, h in p.info.get("held", {}).items() if h]
     if not held:
-        return (f"{_subject(p)} has finished its program: it will not produce or consume more",
+        return (f"{proc_words(p)} has finished its program: it will not produce or consume more",
                 p.info.get("loc"))
     (fifo, port), n = held[0]
     loc = None
@@ -392,7 +219,7 @@ def _finished(m: Machine, p: Proc) -> tuple[str, Loc | None]:
         if core.name == p.name:
             loc = next((op.loc for op, _ in reversed(list(walk(core.body)))
                         if isinstance(op, Acquire) and (op.fifo, op.port) == (fifo, port)), None)
-    return (f"{_subject(p)} has finished its program still holding {n} element(s) of '{fifo}' "
+    return (f"{proc_words(p)} has finished its program still holding {n} element(s) of '{fifo}' "
             f"({port}): it never releases them", loc or p.info.get("loc"))
 
 
@@ -408,7 +235,7 @@ def explain(m: Machine) -> Deadlock:
         seen.add(id(p))
         if p.finished:
             break
-        p = _next(m, p)
+        p = waits_for(m, p)
         if p is not None and id(p) in seen:
             cycle = True
     lines = []
@@ -421,21 +248,21 @@ def explain(m: Machine) -> Deadlock:
         where = f" ({loc.file}:{loc.line})" if loc else ""
         lines.append(("  " if i == 0 else "  <- ") + text + where)
     if cycle and p is not None:
-        lines.append(f"  <- back to {_subject(p)}: a wait-for cycle")
+        lines.append(f"  <- back to {proc_words(p)}: a wait-for cycle")
     first_loc = next((loc for loc in locs if loc), None)
     blocked = [q for q in m.engine.procs if q.request is not None and q.kind == "core"]
     summary = (f"nothing can move and the runtime sequence is not done "
                f"({len(blocked)} core(s) blocked)")
     gate = next((q.info["waiting"] for q in chain
                  if isinstance(q.info.get("waiting"), BarrierWait)), None)
-    late = _set_after_the_wait(m, gate) if gate is not None else None
+    late = set_after_the_wait(m, gate) if gate is not None else None
     if late is not None:
         sync, set_ = late
         fix = (f"move rt.set_barrier('{set_.barrier}', {set_.value}) (line {set_.loc.line}) "
                f"before the rt.sync() at line {sync.loc.line}: that sync waits for a drain the "
                "core can only reach past its wait, so the set after it never comes")
     elif gate is not None:
-        fix = _barrier_fix(m, gate)
+        fix = barrier_fix(m, gate)
     elif cycle and p is m.runtime:
         waiting = m.runtime.info.get("waiting")
         where = "rt.wait()" if isinstance(waiting, Wait) and waiting.by == "wait" else "rt.sync()"
@@ -445,7 +272,7 @@ def explain(m: Machine) -> Deadlock:
                "that waits for it")
     elif cycle and any(q.kind == "core" and q.info.get("cascade") is not None
                        and isinstance(q.info.get("waiting"), Call) for q in chain):
-        fix = _cascade_fix(m, chain)
+        fix = cascade_fix(m, chain)
     elif cycle and (capped := _capped_end(m, chain)) is not None:
         fifo, _, size = capped
         knob = _linked_depth(m, fifo)
