@@ -888,6 +888,31 @@ def test_dma_pattern_unaligned_offset(design_file: DesignFile) -> None:
     )
 
 
+def test_dma_pattern_offset_past_4_gib(design_file: DesignFile) -> None:
+    """A fill starting 4 GiB + 4 KiB into an 8 GiB host tensor: the address patch's 32-bit
+    arg_plus would wrap it to byte 4096, so check refuses it (a tester's reproducer)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, i32, runtime
+
+        @design(device="npu2")
+        def d(A: Tensor[2147483584, i32], C: Tensor[32, i32]):
+            a = fifo(Tensor[32, i32], name="a")
+            b = a.forward(name="b")
+            with runtime() as rt:
+                rt.fill(a, A, (1073742848, [1, 1, 2, 16], [0, 0, 64, 1]))
+                rt.drain(b, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:8: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: a start below 4,294,967,296 bytes (4 GiB) into the host buffer: the offset is "
+        "written as the address patch's 32-bit arg_plus (mlir-aie's AIETargetNPU.cpp "
+        "appendAddressPatch), so a larger one wraps\n"
+        "  found: 4,294,971,392 bytes (offset 1073742848, sizes [1, 1, 2, 16], "
+        "strides [0, 0, 64, 1])\n"
+        "  fix: pass the part of 'A' beyond 4 GiB as a host tensor of its own"
+    )
+
+
 def test_dma_pattern_unaligned_stride(design_file: DesignFile) -> None:
     """An i8 pattern whose rows are 6 bytes apart."""
     path = design_file('''

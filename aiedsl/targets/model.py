@@ -179,6 +179,11 @@ class TargetModel(BaseModel):
     """Bytes: the innermost run of every DMA transfer is a multiple of this, the step of the
     address generators (mlir-aie ``getAddressGenGranularity``: 32 bits on AIE2): a BD's
     lengths, wraps and steps count units of it."""
+    max_shim_offset_bytes: int = 1 << 32
+    """A shim transfer's start, in bytes from its host buffer, is below this: the offset becomes
+    the ``aiex.npu.address_patch`` ``arg_plus``, a ``uint32_t`` by the time it is written
+    (``AIETargetNPU.cpp``, ``appendAddressPatch``: ``uint32_t patchedArgPlus``), so a start at 4
+    GiB or beyond wraps to the buffer's first bytes."""
     max_shim_iterations: int = 64
     """Largest outermost (iteration) size of a shim DMA pattern: the BD's 6-bit iteration wrap
     holds the count less one (1e400306: ``getHardwareStridesWraps`` writes ``size - 1``,

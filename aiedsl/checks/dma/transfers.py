@@ -86,6 +86,12 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
     if (p.offset * itemsize) % target.dma_granularity:
         _fail(t.loc, where, f"offset a multiple of {target.dma_granularity} bytes",
               f"{p.offset * itemsize} bytes ({shown})", "align the offset to 4 bytes")
+    if p.offset * itemsize >= target.max_shim_offset_bytes:
+        _fail(t.loc, where, f"a start below {target.max_shim_offset_bytes:,} bytes (4 GiB) into "
+              "the host buffer: the offset is written as the address patch's 32-bit arg_plus "
+              "(mlir-aie's AIETargetNPU.cpp appendAddressPatch), so a larger one wraps",
+              f"{p.offset * itemsize:,} bytes ({shown})",
+              f"pass the part of '{t.tensor}' beyond 4 GiB as a host tensor of its own")
     if p.per_dimension_offsets() is None:
         steps = sorted({s for n, s in zip(p.sizes, p.strides) if n > 1 and s > 1})
         _fail(t.loc, where, "an offset dma_memcpy_nd can spell: it starts at the sum of each "
