@@ -256,6 +256,8 @@ class _Validator:
         for i, k in enumerate(d.kernels):
             self.at_least(f"kernels[{i}].cycles", k.cycles, 0, k.loc)
             self.at_least(f"kernels[{i}].ops", k.ops, 0, k.loc)
+            for j, count in enumerate(k.op_counts):
+                self.at_least(f"kernels[{i}].op_counts[{j}].ops", count.ops, 0, k.loc)
         self.runtime()
         cores = [c.name for c in d.cores]
         for i, r in enumerate(d.rtps):

@@ -178,11 +178,18 @@ def fit(base: TimingModel, rounds: int = 3, log: bool = True) -> TimingModel:
 
 
 def _fmt(name: str, value: float | str) -> str:
+    """A timing constant as the table shows it: ``*_bytes_per_s`` in GB/s, other ``*_s`` in
+    the unit that reads best (the fitted costs in us; the driver's 10 s timeout was
+    ``10000000.00 us``), any other a plain number."""
     if isinstance(value, str):  # a name (measured_on: the device the constants were fitted on)
         return value
     if name.endswith("bytes_per_s"):
         return f"{value / 1e9:g} GB/s"
     if name.endswith("_s"):
+        if value >= 1:
+            return f"{value:g} s"
+        if value >= 1e-3:
+            return f"{value * 1e3:.2f} ms"
         return f"{value * 1e6:.2f} us"
     return f"{value:g}"
 

@@ -237,7 +237,9 @@ def test_variants_that_cost_the_same_are_named_together() -> None:
         "matmul_cascade_get_bf16_f32_64x64x64_4x8x4",
         "  the simulator charges 10 more a call at the call site (argument set-up, branch and "
         "return: TimingModel.kernel_call_cycles)",
-        "  208.4 operations per cycle"]  # 2 x 64^3 / 2,516
+        # as matmul prints the same 2,516 cycles (it printed 208.4 operations per cycle,
+        # twice its MACs, with no share of the peak)
+        "  104.2 MACs per cycle of the core's peak 128: 81%"]  # 64^3 / 2,516
     r = cost("vector_scalar", "--shape", "1024", "--dtype", "i16")
     assert r.stdout.splitlines()[0] == "vs_add_i16_1024 on npu1: 78 cycles per call " \
         "(0.08 us at 1 GHz)"  # 2 * 1024/32 + 14
@@ -248,6 +250,14 @@ def test_a_convolution_says_what_it_was_made_with() -> None:
     r = cost("conv2d_1x1", "--shape", "32x64x64")
     assert r.stdout.splitlines()[2] == ("  made with shift=0 and relu=True, the library's "
                                         "defaults (its declared cycles depend on neither)")
+    # its MACs against the i8 peak, as a matmul's (32 x 64 x 64 MACs in 708 cycles)
+    assert r.stdout.splitlines()[-1] == "  185.1 MACs per cycle of the core's peak 256: 72%"
+
+
+def test_only_multiply_accumulates_are_shown_against_the_peak() -> None:
+    """An element-wise kernel's operations are adds, not MACs: its rate, with no share."""
+    r = cost("add", "--shape", "1024", "--dtype", "bf16")
+    assert r.stdout.splitlines()[-1] == "  12.8 operations per cycle"
 
 
 def test_shift_and_relu_leave_a_convolutions_cycles_as_the_note_says() -> None:

@@ -210,6 +210,12 @@ def test_the_constants_table_prints_every_field(capsys: pytest.CaptureFixture[st
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
     assert [line.split()[0] for line in lines] == list(TimingModel.model_fields)
     assert lines[list(TimingModel.model_fields).index("measured_on")].split()[1] == "npu1"
+    # seconds in the unit that reads best: the driver's 10 s timeout printed 10000000.00 us
+    shown = {line.split()[0]: " ".join(line.split()[1:3]) for line in lines}
+    assert [shown[f] for f in ("invocation_s", "shim_task_s", "driver_timeout_s")] == [
+        "103.20 us", "6.80 us", "10 s"]
+    assert [CAL._fmt("x_s", v) for v in (2.5e-3, 0.9994, 1.0, 12.5)] == [
+        "2.50 ms", "999.40 ms", "1 s", "12.5 s"]
 
 
 def test_the_residuals_the_sources_quote_are_what_calibrate_prints() -> None:

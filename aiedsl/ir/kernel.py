@@ -3,7 +3,7 @@ reference and its cost."""
 
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from typing import Literal, NamedTuple, Sequence
 
 from aiedsl.ir.base import _Node
 from aiedsl.ir.core_ops import Arg, ScalarArg
@@ -62,6 +62,40 @@ class ProfiledCycles(_Node):
     def shown(self) -> str:
         """The scalars as reports say them (:func:`scalars_shown`)."""
         return scalars_shown(self.scalars, self.given)
+
+
+class CallOps(_Node):
+    """The operations per call a kernel declaring ``ops=`` as a function of its scalars
+    counts for the calls that pass one set of scalar values (the function called with them as
+    the design loads: the IR holds the counts, not the function)."""
+
+    constants: tuple[int | float | None, ...]
+    """As :attr:`ProfiledCycles.constants`: the calls it counts are those whose constants
+    match (:meth:`Kernel.call_ops`)."""
+    scalars: dict[str, int | float]
+    """The value each scalar parameter had when the function counted them."""
+    given: dict[str, str] = {}
+    """Where each of :attr:`scalars` the calls do not pass as a constant came from (as
+    :attr:`ProfiledCycles.given`)."""
+    ops: int
+    """Arithmetic operations of one such call (a multiply-accumulate counting 2)."""
+
+    def shown(self) -> str:
+        """The scalars as reports say them (:func:`scalars_shown`)."""
+        return scalars_shown(self.scalars, self.given)
+
+
+class Charge(NamedTuple):
+    """What the calls of a kernel passing one set of scalar values take and do: their cycles
+    and operations, and those values as reports say them ("" for a kernel whose calls all cost
+    the same)."""
+
+    cycles: int
+    """Cycles per call: the profile's for these values, else the declared ``cycles=``."""
+    ops: int
+    """Operations per call: the count of ``ops=`` for these values, else its number."""
+    shown: str
+    """The values, as :meth:`ProfiledCycles.shown` says them ("" for none)."""
 
 
 def scalars_shown(scalars: dict[str, int | float], given: dict[str, str]) -> str:
@@ -123,7 +157,16 @@ class Kernel(_Node):
     word, or in proportion). How the simulator streams its calls
     (:func:`~aiedsl.sim.cascade_stream.cascade_through`)."""
     ops: int = 0
-    """Arithmetic operations per call (a multiply-accumulate counts 2), for GFLOPS/GOPS."""
+    """Arithmetic operations per call (a multiply-accumulate counts 2), for GFLOPS/GOPS: the
+    declared ``ops=``, or, for one declared as a function of its scalars, its count for the
+    first call (each call counts its own: :meth:`call_ops`; 0 until the design that calls it
+    has counted them)."""
+    ops_source: Literal["declared", "per call"] = "declared"
+    """Whether :attr:`ops` is the declaration's number or ``ops=`` is a function of the
+    call's scalars, counted per set of values the calls pass (:attr:`op_counts`)."""
+    op_counts: tuple[CallOps, ...] = ()
+    """For ``ops=`` a function of the scalars: its count per set of scalar values the calls
+    pass, in the order of the first call of each (as :attr:`profiles`)."""
     exact: bool = False
     """Its results are copies or selections of its inputs (a copy, relu, a max): it rounds
     nothing, so the comparison of an output counts no rounding for it."""
@@ -166,6 +209,37 @@ class Kernel(_Node):
         p = self.profile_of(args)
         return self.cycles if p is None else p.cycles
 
+    def call_ops(self, args: Sequence[Arg]) -> int:
+        """The operations a call with ``args`` does: its own count, for a kernel declaring
+        ``ops=`` as a function of its scalars (a call passing n=16 does what 16 elements
+        take, not what the first call's 1024 do), else :attr:`ops`."""
+        key = self.constants(args)
+        return next((c.ops for c in self.op_counts if c.constants == key), self.ops)
+
+    @property
+    def counts_ops(self) -> bool:
+        """Does it declare operations (a throughput counts its calls)? A function of the
+        scalars that counts 0 for its first call's values may count more for others'."""
+        return bool(self.ops or any(c.ops for c in self.op_counts))
+
+    def charges(self) -> list[Charge]:
+        """The cycles and operations of its calls, one :class:`Charge` per set of scalar values
+        they pass (of :attr:`profiles` and :attr:`op_counts`, in the order of their first
+        calls); one for a kernel whose calls all cost the same."""
+        keys = list(dict.fromkeys([p.constants for p in self.profiles]
+                                  + [c.constants for c in self.op_counts]))
+        if len(keys) <= 1 and not any(p.scalars for p in self.profiles) \
+                and not any(c.scalars for c in self.op_counts):
+            return [Charge(self.cycles, self.ops, "")]
+        out = []
+        for key in keys:
+            p = next((p for p in self.profiles if p.constants == key), None)
+            c = next((c for c in self.op_counts if c.constants == key), None)
+            shown = p.shown() if p is not None else c.shown() if c is not None else ""
+            out.append(Charge(self.cycles if p is None else p.cycles,
+                              self.ops if c is None else c.ops, shown))
+        return out
+
     def charged(self) -> str:
         """The cycles a call is charged, as the report and the simulator say them: ``128
         cycles per call``; for a kernel profiled with scalars, with their values: ``128
@@ -179,11 +253,19 @@ class Kernel(_Node):
     def operand_dtype(self) -> str | None:
         """The element type of the buffers it only reads (those it reads and writes, when it
         has none), the operands its multiplies take (a matmul's A and B, not its accumulating
-        C); None when it has none, or they differ."""
+        C); None when it has none, or they differ (:attr:`operand_dtypes` has them all)."""
+        types = self.operand_dtypes
+        return types[0] if len(types) == 1 else None
+
+    @property
+    def operand_dtypes(self) -> tuple[str, ...]:
+        """The element types of the buffers it only reads (those it reads and writes, when it
+        has none), each once in the order of its arguments: :attr:`operand_dtype`'s, when they
+        differ too (an i16 by i8 multiply's two)."""
         buffers = [a for a in self.args if a.kind == "buffer"]
-        ins = {a.dtype for a in buffers if a.access == "in"} or \
-            {a.dtype for a in buffers if a.access == "inout"}
-        return next(iter(ins)) if len(ins) == 1 else None
+        ins = [a.dtype for a in buffers if a.access == "in"] or \
+            [a.dtype for a in buffers if a.access == "inout"]
+        return tuple(dict.fromkeys(ins))
 
     @property
     def sums(self) -> bool:

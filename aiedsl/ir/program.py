@@ -60,10 +60,11 @@ def calls_per_run(d: Design) -> int:
 
 
 def ops_per_run(d: Design) -> int:
-    """Arithmetic operations one invocation of design ``d`` performs (kernels' declared ops)."""
-    ops = {k.symbol: k.ops for k in d.kernels}
-    return sum(ops[op.kernel] * mult for c in d.cores for op, mult in walk(c.body)
-               if isinstance(op, Call))
+    """Arithmetic operations one invocation of design ``d`` performs (kernels' declared ops,
+    each call its own for a kernel counting them per call)."""
+    kernels = {k.symbol: k for k in d.kernels}
+    return sum(kernels[op.kernel].call_ops(op.args) * mult for c in d.cores
+               for op, mult in walk(c.body) if isinstance(op, Call))
 
 
 Rounding = Literal["once", "chain", "sum"]

@@ -1,5 +1,6 @@
 """Kernels: the declaration (:mod:`.base`; its parameters in :mod:`.args`, the reference split for
-the simulator in :mod:`.prepared`, cycles from a profile in :mod:`.profiled_cycles`), the shipped
+the simulator in :mod:`.prepared`, cycles from a profile in :mod:`.profiled_cycles`, operations
+per call in :mod:`.call_ops`), the shipped
 library (:mod:`.library`, its matmuls in :mod:`.matmul` and :mod:`.cascade`, its convolutions in
 :mod:`.conv`, its norms and activations in
 :mod:`.activations`), each kernel's C++ file (:mod:`.text`, from :mod:`.source`), host builds of

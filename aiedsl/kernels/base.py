@@ -32,6 +32,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.kernel import Kernel as KernelIR, KernelArg
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
+from aiedsl.kernels.call_ops import counted_design
 from aiedsl.kernels.prepared import Prepared
 from aiedsl.kernels.profiled_cycles import profiled_design
 from aiedsl.kernels.reference import run_checked
@@ -57,6 +58,10 @@ class Kernel:
     place."""
     prepared: Prepared | None = None
     """The reference split for sharing work between cores (library kernels), if it is."""
+    count_ops: Callable[..., Any] | None = None
+    """``ops=`` given as a function of the call's scalars (in their declared order): called
+    once per set of values the design's calls pass, as it loads
+    (:mod:`~aiedsl.kernels.call_ops`); None for a number."""
 
     @property
     def symbol(self) -> str:
@@ -72,6 +77,8 @@ class Kernel:
         trace.add_kernel(self.ir, self)
         if self.ir.cycles_source == "profile":  # profiled once the design's calls are known
             trace.finish.setdefault("profiled cycles", profiled_design)
+        if self.ir.ops_source == "per call":  # counted once the design's calls are known
+            trace.finish.setdefault("operations per call", counted_design)
         call_kernel(self.symbol, self._bound(args, named, loc), loc, self.ir.args)
 
     def _bound(self, args: tuple[Any, ...], named: dict[str, Any], loc: Any) -> tuple[Any, ...]:
@@ -142,7 +149,8 @@ class Kernel:
 
 
 def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequence[KernelArg],
-            reference: Callable[..., Any], cycles: int | None, cost: str, ops: int = 0,
+            reference: Callable[..., Any], cycles: int | None, cost: str,
+            ops: int | Callable[..., Any] = 0,
             params: Mapping[str, int | float | str] | None = None,
             defines: Mapping[str, int | float | str] | None = None,
             source_kind: Literal["file", "template"] = "file",
@@ -185,6 +193,12 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     charged its own. A scalar a call reads from an rtp slot takes its ``params`` value (else
     the runtime sequence's first write into the slot). The report and the simulator say
     which kernels' cycles came from there, and with which values.
+
+    ``ops`` is one call's arithmetic (a multiply-accumulate counting 2), for the throughput
+    the simulator reports; for a kernel whose work varies with its scalars, a function of them,
+    taking them in their declared order (``ops=lambda n: 2 * n``): called as the design
+    loads, once per set of values its calls pass (a value read from an rtp slot as
+    ``cycles=None`` takes it), each call counting its own.
 
     ``prepared`` splits the reference so the simulator can share its first step between cores
     that receive the same fill (see :class:`Prepared`); it must compute exactly what
@@ -234,6 +248,11 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
         raise DesignError("kernel signature", f"kernel '{symbol}' has two arguments named "
                           f"'{twice}'", loc=loc, limit="one name per argument", found=twice,
                           fix="give each argument its own name")
+    scalar_names = [a.name for a in args if a.kind == "scalar"]
+    count_ops = None
+    if callable(ops) and not isinstance(ops, type):
+        count_ops, ops = ops, 0
+        _check_count_ops(symbol, count_ops, scalar_names, loc)
     for what, value, least in (("cycles", 1 if cycles is None else cycles, 1), ("ops", ops, 0)):
         count = as_int(value)  # numpy's integers too
         if count is None or count < least:
@@ -296,12 +315,30 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
                   entry=entry,
                   defines=macros, args=tuple(args), params=params, reference=ref,
                   cycles=cycles or 0, cycles_source="profile" if cycles is None else "declared",
-                  ops=ops, cost=cost, cascade_in=cascade_in,
+                  ops=ops, ops_source="declared" if count_ops is None else "per call",
+                  cost=cost, cascade_in=cascade_in,
                   cascade_out=cascade_out, cascade_step=step, loc=loc, arch=arch, exact=exact,
                   chained=chained)
     # cycles=None: profiled when the design that calls it is traced, with its calls' scalars
     # (aiedsl.kernels.profiled_cycles), not here, where no call is known yet
-    return Kernel(ir, reference, prepared)
+    return Kernel(ir, reference, prepared, count_ops)
+
+
+def _check_count_ops(symbol: str, count: Callable[..., Any], scalars: list[str],
+                     loc: Any) -> None:
+    """``ops=`` given as function ``count`` of kernel ``symbol``'s scalars ``scalars``: the
+    kernel has scalars to count with, and it takes them (in their declared order)."""
+    if not scalars:
+        raise DesignError(
+            "kernel cost", f"kernel '{symbol}' has ops= a function, but no scalar argument to "
+            "call it with", loc=loc, limit="ops= a number, or a function of the call's scalar "
+            "arguments (the work of a call that varies with them)",
+            found=f"ops={getattr(count, '__name__', 'a function')}, no scalar(...) in args",
+            fix="give ops= as a whole number per call: every call of a kernel without scalars "
+                "does the same work")
+    check_callable(count, len(scalars), f"ops= of kernel '{symbol}'", loc,
+                   rule="kernel cost", takes=f"the kernel's scalars in order: "
+                   f"{', '.join(scalars)}")
 
 
 def _float_param(symbol: str, key: str, value: float, dt: str, loc: Any) -> float:

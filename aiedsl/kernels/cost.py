@@ -126,6 +126,11 @@ class _Costed:
     is costed, the first shown in full."""
     note: str = ""
     """What else the costed kernel was made with, printed under it."""
+    macs: bool = False
+    """Its ``ops=`` counts multiply-accumulates, two each (a matmul, a convolution): printed as
+    MACs per cycle and their share of the core's peak for its operands, one line for every
+    such kernel (the cascade matmul printed operations per cycle, twice its MACs, with no
+    share, beside matmul's MACs and share for the same 2,516 cycles)."""
 
 
 _ANY = tuple(DTYPES)  # zero and passthrough move any element type
@@ -141,16 +146,18 @@ _CONV = ("shift=0 and relu=True, the library's defaults (its declared cycles dep
          "neither)")
 KERNELS: dict[str, _Costed] = {
     "matmul": _Costed("MxKxN", (3, 3), tuple(library.MATMUL_OUT), "64x64x64", _matmul,
-                      _gemm(library.MATMUL_OUT.__getitem__)),
+                      _gemm(library.MATMUL_OUT.__getitem__), macs=True),
     "matmul_narrow": _Costed("MxN", (2, 2), ("i8", "i16"), "64x64", _narrow, _narrow_bytes,
                              note="dtype_out the same as the matmul's input type, shift=0 (its "
                              "cycles depend on neither)"),
     "matmul_cascade": _Costed("MxKxN", (3, 3), ("bf16",), "64x64x64", _cascade,
-                              _gemm(lambda dt: "f32"), library.CASCADE_ROLES),
+                              _gemm(lambda dt: "f32"), library.CASCADE_ROLES, macs=True),
     "conv2d_1x1": _Costed("WIDTHxCINxCOUT", (3, 3), ("i8",), "32x64x64",
-                          _on_device(library.conv2d_1x1), _gemm(lambda dt: dt), note=_CONV),
+                          _on_device(library.conv2d_1x1), _gemm(lambda dt: dt), note=_CONV,
+                          macs=True),
     "conv2d_3x3": _Costed("WIDTHxCINxCOUT", (3, 3), ("i8",), "32x64x64",
-                          _on_device(library.conv2d_3x3), _conv3x3_bytes, note=_CONV),
+                          _on_device(library.conv2d_3x3), _conv3x3_bytes, note=_CONV,
+                          macs=True),
     "zero": _Costed(_EACH, (1, 4), _first("bf16", _ANY), "1024", _on_tensor(library.zero)),
     "passthrough": _Costed(_EACH, (1, 4), _first("bf16", _ANY), "1024",
                            _on_tensor(library.passthrough)),
@@ -310,13 +317,15 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
         lines += [f"  {o.symbol}: {o.cycles:,} cycles per call" for o in others]
     lines.append(f"  the simulator charges {call} more a call at the call site (argument set-up, "
                  "branch and return: TimingModel.kernel_call_cycles)")
-    if name == "matmul":
-        macs = dims[0] * dims[1] * dims[2]
-        out_dt = library.MATMUL_OUT[dt]
-        peak = target.macs_per_cycle[f"{dt}_{out_dt}"]
-        per_cycle = macs / k.cycles
+    peak = target.peak_macs(k.operand_dtype)
+    if spec.macs and k.ops and peak:
+        per_cycle = k.ops / 2 / k.cycles  # ops= counts a MAC as 2
         lines.append(f"  {per_cycle:.1f} MACs per cycle of the core's peak {peak}: "
                      f"{per_cycle / peak:.0%}")
+    elif k.ops:
+        lines.append(f"  {k.ops / k.cycles:.1f} operations per cycle")
+    if name == "matmul":
+        per_cycle = dims[0] * dims[1] * dims[2] / k.cycles
         published = library.PUBLISHED.get((target.family, dt, dims))
         if target.family != "npu1":
             lines.append("  not calibrated for this device: the per-patch constant is npu1's")
@@ -327,8 +336,6 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
                          f"{abs(off):.1%} {'above' if off > 0 else 'below'} it"
                          + (f": MORE THAN {DISAGREE:.0%} APART, trust the measurement"
                             if abs(off) > DISAGREE else ""))
-    elif k.ops:
-        lines.append(f"  {k.ops / k.cycles:.1f} operations per cycle")
     if name != "matmul" and target.family != "npu1" and k.arch is None:
         # one model for every device: written for AIE2, whose core stores half what AIE2P's
         # does per cycle (TargetModel.core_store_bytes_per_cycle)

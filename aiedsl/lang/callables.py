@@ -14,13 +14,15 @@ from aiedsl.source_loc import def_line, function_loc
 
 
 def check_callable(fn: object, nargs: int, what: str, loc: Loc | None, *,
-                   keywords: Mapping[str, object] | None = None) -> None:
+                   keywords: Mapping[str, object] | None = None, rule: str = "reference",
+                   takes: str = "") -> None:
     """``fn`` is a function that can be called with ``nargs`` positional arguments (and
-    ``keywords``); else a DesignError at its ``def`` line (or ``loc``) saying what it takes."""
+    ``keywords``); else a DesignError of ``rule`` at its ``def`` line (or ``loc``) saying what
+    it takes (``takes``: what its arguments are, for the limit)."""
     import inspect
 
     if not callable(fn):
-        raise DesignError("reference", f"{what} is {type(fn).__name__} {fn!r}, not a function",
+        raise DesignError(rule, f"{what} is {type(fn).__name__} {fn!r}, not a function",
                           loc=loc, fix="give a function (def or lambda) that computes it")
     try:
         sig = inspect.signature(fn)
@@ -31,8 +33,9 @@ def check_callable(fn: object, nargs: int, what: str, loc: Loc | None, *,
     except TypeError as e:
         extra = f" and the keywords {', '.join(keywords)}" if keywords else ""
         raise DesignError(
-            "reference", f"{what} cannot be called with {nargs} argument(s){extra}: {e}",
-            loc=function_loc(fn) or loc, limit=f"{nargs} positional argument(s){extra}",
+            rule, f"{what} cannot be called with {nargs} argument(s){extra}: {e}",
+            loc=function_loc(fn) or loc, limit=f"{nargs} positional argument(s){extra}"
+            + (f" ({takes})" if takes else ""),
             found=f"{getattr(fn, '__name__', 'it')}{sig}",
             fix=f"make it take {nargs} argument(s)" + (" (and **params)" if keywords else "")
         ) from None

@@ -428,7 +428,8 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             p.time += cost
             p.busy += cost
             m.kernel_calls += 1
-            m.ops += k.ops
+            # a kernel counting ops= per call: this call's own (n=16 does not do n=1024's work)
+            m.ops += k.call_ops(ins[4].args) if k.op_counts else k.ops
             if engine.trace:
                 computed = start + cost
                 p.spans.append((start, computed, k.symbol))

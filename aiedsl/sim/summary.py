@@ -48,13 +48,13 @@ def ops_unit(d: Design) -> str:
     from aiedsl.ir.program import walk
 
     floats = {any(a.kind == "buffer" and lookup_dtype(a.dtype).is_float for a in k.args)
-              for k in d.kernels if k.ops}
+              for k in d.kernels if k.counts_ops}
     unit = ("GFLOPS" if floats == {True} else "GOPS" if floats == {False}
             else "GOPS (GFLOPS for float kernels)")
     called = {op.kernel for c in d.cores for op, _ in walk(c.body) if isinstance(op, Call)}
-    counted = [k.symbol for k in d.kernels if k.ops and k.symbol in called]
+    counted = [k.symbol for k in d.kernels if k.counts_ops and k.symbol in called]
     # a kernel that only copies (exact) or only writes (zero: no input) does no arithmetic
-    uncounted = [k.symbol for k in d.kernels if not k.ops and k.symbol in called
+    uncounted = [k.symbol for k in d.kernels if not k.counts_ops and k.symbol in called
                  and not k.exact and any(a.kind == "buffer" and a.access != "out"
                                          for a in k.args)]
     if not counted or not uncounted:

@@ -73,6 +73,37 @@ NPU2_TIMING = NPU1_TIMING.model_copy(update=dict(
 """npu2 (Strix, Krackan): npu1's fitted constants, assumed, with npu2's DRAM and bursts."""
 
 
+# Peak MACs per cycle of one core by operand type, keyed "<operand>_<accumulator>" (what a
+# multiply of that type sums into): its fastest matrix-multiply mode at one instruction a
+# cycle (of those that emulate it, for a type the multipliers lack), without sparsity.
+#   i8, u8: AM020 "AIE-ML Processor" (256 8b x 8b MACs). u8 is the same instruction with its
+#     sign bit clear: llvm-aie's aiev2_vmult.h gives every mul/mac of 8-bit vectors sgn_x and
+#     sgn_y, and the AI Engine API instantiates its int8 and uint8 mmuls on the same modes.
+#     npu2 (AIE-ML v2): its 8x8x8 mmul (aie2-facts.md: mlir-aie aie_kernels/aie2p/mm.cc).
+#   i16: AM020 "Summary" table, INT16 128 operations per tile; npu2 its 4x4x8 mmul
+#     (aie2-facts.md).
+#   i32: AM020 "Summary" table, INT32 32 operations per tile: AIE-ML has no 32-bit multiplier
+#     ("AIE-ML Processor": 32 x 32 multiplication is emulated with 16-bit operands), a 32 x 32
+#     product is four 16b x 16b ones. npu2: the AI Engine API's int32 mmul
+#     (detail/aie2p/emulated_mmul_intrinsics.hpp, mac_4x2_2x8_32bx32b) makes a 4x2x8 block, 64
+#     MACs, of two 32b x 16b 4x2x8 mmuls: 32 a cycle, a quarter of i16's as on npu1.
+#   bf16: AM020 "AIE-ML Processor" (128 bfloat16 MACs with FP32 accumulation); npu2 its 4x8x8
+#     mmul (aie2-facts.md).
+#   f32: neither has an f32 multiplier: UG1603 "Floating-Point Operations" (AIE-ML and AIE-ML
+#     v2: the AI Engine API does single precision by emulation with bfloat16). Each f32
+#     product is one or more bf16 ones, so bf16's peak bounds it; AM020's "Summary" counts 42
+#     FP32 operations per tile in its default accuracy (16-bit mantissa), fewer at more, but a
+#     lower accuracy is faster, so only bf16's is a bound of every mode.
+# Operands of two types have no key of their own: the modes that mix them are no faster than
+# the narrower type's (16b x 8b: a 4x4x8 mmul a cycle on npu1, 128 MACs, AI Engine API
+# detail/aie2/mmul_16_8.hpp; 8x4x8, 256, on npu2, detail/aie2p/mmul_16_8.hpp), so a kernel
+# reading i16 and i8 is held to i8's (checks/kernels.py).
+_NPU1_MACS = {"i8_i32": 256, "u8_i32": 256, "i16_i32": 64, "i32_i64": 16, "bf16_f32": 128,
+              "f32_f32": 128}
+_NPU2_MACS = {"i8_i32": 512, "u8_i32": 512, "i16_i32": 128, "i32_i64": 32, "bf16_f32": 256,
+              "f32_f32": 256}
+
+
 def _npu1(name: str, cols: int) -> TargetModel:
     return TargetModel(
         name=name, family="npu1", arch="aie2", peano_target="aie2-none-unknown-elf", cols=cols,
@@ -80,7 +111,7 @@ def _npu1(name: str, cols: int) -> TargetModel:
         shim=_SHIM, memtile=_MEMTILE, core=_CORE, shim_mux=_SHIM_MUX,
         clock_hz=1.0e9, timing=NPU1_TIMING, core_load_bytes_per_cycle=64,
         core_store_bytes_per_cycle=32,
-        macs_per_cycle={"i8_i32": 256, "i16_i32": 64, "bf16_f32": 128},
+        macs_per_cycle=_NPU1_MACS,
         mmul_shapes={"i8": (4, 8, 8), "i16": (4, 4, 4), "bf16": (4, 8, 4)},
     )
 
@@ -92,7 +123,7 @@ def _npu2(name: str, cols: int) -> TargetModel:
         shim=_SHIM, memtile=_MEMTILE, core=_CORE, shim_mux=_SHIM_MUX,
         clock_hz=1.8e9, timing=NPU2_TIMING, core_load_bytes_per_cycle=128,
         core_store_bytes_per_cycle=64,
-        macs_per_cycle={"i8_i32": 512, "i16_i32": 128, "bf16_f32": 256},
+        macs_per_cycle=_NPU2_MACS,
         mmul_shapes={"i8": (8, 8, 8), "i16": (4, 4, 8), "bf16": (4, 8, 8)},
     )
 

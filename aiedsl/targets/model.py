@@ -254,7 +254,15 @@ class TargetModel(BaseModel):
     timing: TimingModel
     """The timing model's constants, fitted to the npu1 measurements (``bench/calibrate.py``)."""
     macs_per_cycle: dict[str, int]
-    """Peak MACs per cycle per core, keyed ``"<in>_<out>"`` (``"bf16_f32"``)."""
+    """Peak MACs per cycle per core with operands of one type, keyed ``"<in>_<out>"``
+    (``"bf16_f32"``), for every element type a kernel may read (devices.py's table says where
+    each comes from)."""
+    emulated_macs: dict[str, str] = {"i32": "emulated with 16-bit multiplies",
+                                     "f32": "emulated with bf16 multiplies"}
+    """Operand types of :attr:`macs_per_cycle` the multipliers lack on every AIE2 core, with how
+    they are made (AM020 "AIE-ML Processor" for 32-bit integers; UG1603 "Floating-Point
+    Operations" for f32, on AIE-ML and AIE-ML v2): what the kernel-cost check says of a peak
+    lower than a user may expect."""
     mmul_shapes: dict[str, tuple[int, int, int]]
     """Native aie::mmul shape (r, s, t) per input dtype."""
 
