@@ -12,6 +12,7 @@ import linecache
 import os
 import re
 import sys
+from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -181,6 +182,54 @@ def written_argument(loc: Loc, callee: str, keyword: str) -> str | None:
                 best is None or node.lineno >= best[0]):  # the innermost call on the line
             best = (node.lineno, ast.unparse(value))
     return None if best is None else best[1]
+
+
+@dataclass(frozen=True)
+class WrittenCall:
+    """A call of the user's as written (:func:`written_call`)."""
+
+    target: str | None
+    """What the statement assigns the call's result to (``p2`` of ``p2 = l2.split(2)``,
+    ``a, b`` of ``a, b = f.split(2)``); None when it assigns it to nothing, or to several."""
+    receiver: str | None
+    """What a method is called on (``l2`` of ``l2.split(2)``); None for a plain function."""
+    args: tuple[str, ...]
+    """The positional arguments (``("mid",)`` of ``join(mid)``)."""
+
+
+def written_call(loc: Loc, callee: str) -> WrittenCall | None:
+    """The call of ``callee`` (a function or method name) at ``loc``'s line as the user wrote
+    it, the outermost when calls of that name nest (``join(mid, name="_".join(...))`` is the
+    first's); None when the line holds none, or the file cannot be read. A fix then writes
+    its replacement in the design's own words (``p2 = [m.forward() for m in mid]`` for
+    ``l2 = join(mid); p2 = l2.split(2)``)."""
+    import ast
+
+    tree = _parsed(loc.path)
+    if tree is None:
+        return None
+    best: ast.Call | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not \
+                node.lineno <= loc.line <= (node.end_lineno or node.lineno):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if name == callee and (best is None or (node.lineno, node.col_offset) < (
+                best.lineno, best.col_offset)):
+            best = node
+    if best is None:
+        return None
+    target = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and node.value is best and len(node.targets) == 1:
+            aim = node.targets[0]  # a, b = ... as written, not unparse's (a, b) = ...
+            target = ", ".join(map(ast.unparse, aim.elts)) if isinstance(
+                aim, ast.Tuple) else ast.unparse(aim)
+        elif isinstance(node, ast.AnnAssign) and node.value is best:
+            target = ast.unparse(node.target)
+    receiver = ast.unparse(best.func.value) if isinstance(best.func, ast.Attribute) else None
+    return WrittenCall(target, receiver, tuple(ast.unparse(a) for a in best.args))
 
 
 def written_arguments(loc: Loc, count: int) -> list[str] | None:

@@ -7,8 +7,8 @@ and returns a frozen `Facts` whose `==` compares meaning. Anything that looks li
 but does not parse, and any construct whose meaning the facts cannot hold, raises `ValueError`.
 
 Normalizations (each one keeps meaning):
-- device `npu1_4col` -> `npu1`; memref types lose `memref<...>`: `memref<64x64xi16>` ->
-  `64x64xi16`.
+- device `npu1_4col` -> `npu1` (mlir-aie's renaming, `aiedsl.targets.devices.RENAMED`); memref
+  types lose `memref<...>`: `memref<64x64xi16>` -> `64x64xi16`.
 - fifo consumers are sorted; per-endpoint depths and `dims_from_stream` move with them; a depth list
   whose entries are all equal becomes that int.
 - a 1 -> 1 link with all-zero offsets has no offsets (IRON `([] [0])` == 2026 `([] [])`); join and
@@ -33,6 +33,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
+
+from aiedsl.targets.devices import RENAMED
 
 Tile = tuple[int, int]
 Dims = tuple[tuple[int, int], ...]
@@ -326,7 +328,7 @@ def _parse(text: str) -> Facts:
         if m := _DEVICE.match(stmt):
             if device is not None:
                 raise ValueError("more than one aie.device is not supported")
-            device = {"npu1_4col": "npu1"}.get(m[1], m[1])
+            device = RENAMED[m[1]][0] if m[1] in RENAMED else m[1]  # 2025's npu1_4col
             stack.append(("device", None))
         elif m := _TILE.match(stmt):
             tiles[m[1]] = (int(m[2]), int(m[3]))

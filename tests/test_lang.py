@@ -501,6 +501,31 @@ def test_computing_on_a_buffer_in_a_core_says_why_it_cannot(design_file: Callabl
         "ones such as vector_scalar; a kernel's numpy reference says what it computes)")
 
 
+@pytest.mark.parametrize("elem, why", [
+    ("Tensor[1, i32]", "whole vectors of 16 i32, and Tensor[1, i32] holds 1"),
+    ("Tensor[64, i8]", "bf16, i16 or i32, not i8")])
+def test_computing_on_a_buffer_no_library_kernel_takes_points_at_ones_own(
+        design_file: Callable[..., Path], elem: str, why: str) -> None:
+    """IRON's elem_out[0] = elem_in[0] + 1 on one i32: the fix named vector_scalar, which
+    refuses one i32 (16-element vectors) and i8 (no such variant). It names a kernel of one's
+    own where the library's would refuse the element."""
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    path = design_file(BUFFER_USE.format(use="y[0] = x[0] + 1").replace(
+        "Tensor[64, i32], name=", f"{elem}, name=").replace(", i32, runtime", ", i8, i32, runtime"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:12: error [core]: a buffer of 'a' is used in arithmetic in a core function\n"
+        "  limit: a core function is traced once, not run: its buffers hold no values then, so "
+        "Python and numpy cannot compute with them\n"
+        "  fix: compute in a kernel: pass the buffer to one (one of your own, declared with "
+        "declare(...) as README's \"Writing and testing a kernel\" shows: the library's "
+        f"element-wise ones, such as vector_scalar, take {why}; a kernel's numpy reference "
+        "says what it computes)")
+
+
 @pytest.mark.parametrize("use, how", [
     ("k = len(x)", "is asked for its length"), ("k = x.shape[0]", "is asked for .shape"),
     ("k = x.dtype", "is asked for .dtype")])
@@ -751,3 +776,39 @@ def test_a_shim_pin_on_a_fifo_without_a_host_end_is_refused(design_file: DesignF
         "  found: shim=shim(2)\n"
         "  fix: leave shim= out (a fifo between cores or tiles has no host end), or fill or "
         "drain it in the runtime sequence")
+
+
+def test_an_unnamed_join_takes_its_variables_name(design_file: Callable[..., Path]) -> None:
+    """A tester's c_l2 = join(c_l1) was emitted as @c_l1_0_join: a join given no name= is
+    named as fifo() names a fifo, after the variable its line assigns it to, numbered when
+    joins share one (a loop, a list comprehension); '<first part>_join' only when its line
+    assigns it to no plain name. A split's parts stay '<parent>_0', '<parent>_1', ..."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, i32, join, runtime
+
+        @design(device="npu1")
+        def d(i: Tensor[14, 64, i32], o: Tensor[14, 64, i32]):
+            c_l1 = [fifo(Tensor[64, i32], name=f"c{n}") for n in range(12)]
+            c_l2 = join(c_l1[0:2])
+            pairs = [join(c_l1[n:n + 2]) for n in (2, 4)]
+            js = []
+            for n in (6, 8):
+                j = join(c_l1[n:n + 2])
+                js.append(j)
+            inline = []
+            inline.append(join(c_l1[10:12]))
+            src = fifo(Tensor[128, i32])
+            halves = src.split(2)
+
+            with runtime() as rt:
+                for k, f in enumerate(c_l1):
+                    rt.fill(f, i, (64 * k, [64], [1]))
+                rt.fill(src, i, (768, [128], [1]))
+                for k, f in enumerate([c_l2, *pairs, *js, inline[0]]):
+                    rt.drain(f, o, (128 * k, [128], [1]))
+                for k, f in enumerate(halves):
+                    rt.drain(f, o, (768 + 64 * k, [64], [1]))
+        ''')
+    names = [f.name for f in load_design(path).ir.fifos]
+    assert names[12:] == ["c_l2", "pairs", "pairs1", "j", "j1", "c10_join", "src",
+                          "src_0", "src_1"]

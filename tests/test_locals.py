@@ -699,9 +699,94 @@ def test_the_runtime_cannot_move_a_local(design_file: DesignFile) -> None:
 
 
 def test_indexing_a_local_is_refused(design_file: DesignFile) -> None:
+    """Sixteen i32 are a whole vector of library passthrough's: the fix names it, with the
+    local's type."""
     path = variant(design_file, "copy(acc, o)", "copy(acc[0], o)")
-    assert load_error(path).splitlines()[0] == (
-        "d.py:19: error [local]: local 'acc' is indexed (acc[0])")
+    assert load_error(path) == (
+        "d.py:19: error [local]: local 'acc' is indexed (acc[0])\n"
+        "  limit: a core function only calls kernels: the core program does no arithmetic of its "
+        "own, so a local is passed whole to a kernel\n"
+        "  found: acc[0]\n"
+        "  fix: pass acc to a kernel that reads or writes the element (IRON's elem_out[0] = "
+        "buf[0] is a copy kernel: passthrough(Tensor[16, i32]) from aiedsl.kernels, or your "
+        "own)")
+
+
+ONE_VALUE = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, local, runtime
+from aiedsl.kernels import buffer, declare
+
+
+def copy_ref(src, dst):
+    dst[...] = src
+
+
+copy1 = declare("copy_i32_1", source="copy.cc", entry="copy_scalar<int32_t, 1>",
+                args=[buffer("src", Tensor[1, i32]), buffer("dst", Tensor[1, i32], "out")],
+                reference=copy_ref, exact=True, cycles=20, cost="a scalar copy + call")
+
+
+@design(device="npu1_1col")
+def m1(c: Tensor[1, i32]):
+    best = local(Tensor[1, i32], initial=7, name="best")
+    out = fifo(Tensor[1, i32], name="out")
+
+    @herd()
+    def core():
+        with out.produce() as e:
+            copy1(best, e)
+
+    with runtime() as rt:
+        rt.drain(out, c)
+
+@m1.reference
+def reference():
+    return np.array([7], np.int32)
+'''
+"""A tester's IRON port: one i32 a core keeps, copied out with a scalar kernel of its own, as
+README's "Core-local buffers" declares it (line 23: the copy)."""
+
+COPY_CC = '''#include <stdint.h>
+
+template <typename T, unsigned N> void copy_scalar(const T *in, T *out) {
+  for (unsigned i = 0; i < N; ++i)
+    out[i] = in[i];
+}
+'''
+
+
+def test_indexing_a_local_no_library_copy_takes_points_at_ones_own(
+        design_file: DesignFile) -> None:
+    """IRON's elem_out[0] = buf[0] on one i32: the fix said passthrough, which refuses one
+    i32 (16-element vectors). It names a scalar copy of one's own and where the README shows
+    it; the README's kernel, followed, checks and simulates exactly."""
+    path = design_file(ONE_VALUE.replace("copy1(best, e)", "e[0] = best[0]"))
+    assert load_error(path) == (
+        "d.py:23: error [local]: local 'best' is indexed (best[0])\n"
+        "  limit: a core function only calls kernels: the core program does no arithmetic of its "
+        "own, so a local is passed whole to a kernel\n"
+        "  found: best[0]\n"
+        "  fix: pass best to a kernel that reads or writes the element (IRON's elem_out[0] = "
+        "buf[0] is a copy kernel: a scalar copy of your own, declared with declare(...) as "
+        "README's \"Core-local buffers\" shows (library passthrough copies whole vectors of 16 "
+        "i32, and Tensor[1, i32] holds 1))")
+    (path.parent / "copy.cc").write_text(COPY_CC)
+    handle = load_design(design_file(ONE_VALUE))
+    check_design(handle.ir)
+    result = simulate(handle)
+    assert result.passed, [c.line() for c in result.checks]
+
+
+def test_the_readme_shows_the_scalar_copy_the_fix_points_at() -> None:
+    """The fix above sends the reader to README's "Core-local buffers": the declaration and
+    the C++ that the test follows are the ones written there."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("**Core-local buffers.**"):readme.index("## Coming from")]
+    for line in ('copy1 = declare("copy_i32_1", source="copy.cc", '
+                 'entry="copy_scalar<int32_t, 1>",',
+                 "template <typename T, unsigned N> void copy_scalar(const T *in, T *out) {"):
+        assert line in section
 
 
 @pytest.mark.parametrize("old, new, first", [
@@ -1007,6 +1092,73 @@ def test_a_local_summed_into_and_never_reset_is_named_under_a_fail(
         "afresh: a local keeps its value from call to call (its initial value is written once, "
         "at load), so each iteration's sums pile onto the last's; zero it where each sum starts "
         "(a call taking it \"out\", e.g. aiedsl.kernels.zero)"]
+
+
+ONE_SUMS = '''
+from aiedsl import Tensor, design, fifo, herd, i32, local, loop, runtime
+from aiedsl.kernels import buffer, declare
+
+def add_ref(acc, t, out):
+    out[...] = acc + t
+
+def copy_ref(src, dst):
+    dst[...] = src
+
+T = Tensor[1, i32]
+add1 = declare("add_i32_1", source="one.cc", entry="add_scalar<int32_t, 1>",
+               args=[buffer("acc", T), buffer("t", T), buffer("sum", T, "out")],
+               reference=add_ref, cycles=20, cost="a scalar add + call")
+copy1 = declare("copy_i32_1", source="one.cc", entry="copy_scalar<int32_t, 1>",
+                args=[buffer("src", T), buffer("dst", T, "out")],
+                reference=copy_ref, exact=True, cycles=20, cost="a scalar copy + call")
+
+@design(device="npu1_1col")
+def s1(inp: Tensor[8, i32], out: Tensor[2, i32]):
+    a = fifo(T)
+    b = fifo(T)
+    acc = local(T, initial=100)
+
+    @herd()
+    def core():
+        for _ in loop(2):
+            for _ in loop(4):
+                with a.consume() as t:
+                    add1(acc, t, acc)
+            with b.produce() as o:
+                copy1(acc, o)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+@s1.reference
+def reference(inp):
+    return inp.reshape(2, 4).sum(axis=1) + 100
+'''
+
+ONE_CC = COPY_CC + '''
+template <typename T, unsigned N> void add_scalar(const T *a, const T *b, T *c) {
+  for (unsigned i = 0; i < N; ++i)
+    c[i] = a[i] + b[i];
+}
+'''
+
+
+def test_a_local_summed_into_that_zero_cannot_take_is_told_to_zero_it_itself(
+        design_file: DesignFile) -> None:
+    """The hint said "e.g. aiedsl.kernels.zero" whatever the local's size; for one i32, which
+    zero refuses (16-element vectors), it says to zero it with a kernel of one's own."""
+    path = design_file(ONE_SUMS)
+    (path.parent / "one.cc").write_text(ONE_CC)
+    result = simulate(load_design(path))
+    assert not result.passed
+    assert result.checks[0].hints == [
+        "d.py:29: add_i32_1 sums into core-local 'acc' in the loop at line 26 of core[0,0], "
+        "which reads it out each iteration, and nothing in that loop writes it afresh: a local "
+        "keeps its value from call to call (its initial value is written once, at load), so "
+        "each iteration's sums pile onto the last's; zero it where each sum starts (a call "
+        "taking it \"out\": one of your own, as library zero writes whole vectors of 16 i32 and "
+        "the local holds 1)"]
 
 
 def test_a_local_reset_in_the_loop_or_summed_over_the_run_is_not_named(

@@ -10,13 +10,13 @@ kernel's signature is checked with every other argument, by
 
 from __future__ import annotations
 
-from aiedsl.dtypes import DTYPES
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Call, LocalArg, Loop, Op
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import KernelArg
 from aiedsl.ir.program import calls
 from aiedsl.ir.types import TensorType
+from aiedsl.library_vectors import takes_vectors
 
 
 def check_locals(d: Design) -> None:
@@ -50,10 +50,9 @@ def _fix(loops: list[Loop], t: TensorType) -> str:
     """The fix for a local read before written, by where the read is: in a loop (an
     accumulator), it must be written where each accumulation starts, which ``initial=`` (set
     once, at load) is not; outside any loop, either does."""
-    width = 64 // DTYPES[t.dtype].itemsize  # what the library's zero takes (one vector)
-    writer = "a kernel that takes it \"out\"" + (
+    writer = "a kernel that takes it \"out\"" + (  # zero only for a size it takes
         f" (such as zero(Tensor[{', '.join(map(str, t.shape))}, {t.dtype}]) from "
-        "aiedsl.kernels)" if t.numel % width == 0 else "")
+        "aiedsl.kernels)" if takes_vectors(t) else "")
     if not loops:
         return ("give it initial=... in local(...) (e.g. initial=0), or write it first with "
                 + writer)

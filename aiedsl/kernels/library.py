@@ -39,6 +39,7 @@ from aiedsl.kernels.matmul import (  # noqa: F401 (likewise)
     matmul_ref, srs,
 )
 from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.library_vectors import ELTWISE_DTYPES, library_lanes
 from aiedsl.source_loc import caller_loc
 
 
@@ -54,7 +55,7 @@ def zero_ref(c: np.ndarray, **_: object) -> None:
 def zero(t: TensorType) -> Kernel:
     """Set a buffer of type ``t`` to zero (``zero_<dtype>_<n>``)."""
     t = tensor_type(t, "zero")
-    width = 64 // t.dt.itemsize
+    width = library_lanes(t.dtype)
     _check_width(t, width, "zero")
     return declare(
         f"zero_{t.dtype}_{t.numel}", source="zero.cc", entry=f"zero<{t.dt.cpp}, {t.numel}>",
@@ -71,7 +72,7 @@ def passthrough_ref(src: np.ndarray, dst: np.ndarray, **_: object) -> None:
 def passthrough(t: TensorType) -> Kernel:
     """Copy a buffer of type ``t`` into another (``passthrough_<dtype>_<n>``)."""
     t = tensor_type(t, "passthrough")
-    _check_width(t, 64 // t.dt.itemsize, "passthrough")
+    _check_width(t, library_lanes(t.dtype), "passthrough")
     return declare(
         f"passthrough_{t.dtype}_{t.numel}", source="passthrough.cc",
         entry=f"passthrough<{t.dt.cpp}, {t.numel}>",
@@ -183,8 +184,6 @@ def mul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, **params: object) -> No
 _SYMBOL_OP = {"add": "+", "sub": "-", "mul": "*"}
 _ELTWISE_REF = {"add": add_ref, "sub": sub_ref, "mul": mul_ref}
 
-ELTWISE_DTYPES = ("bf16", "i16", "i32")
-"""Element types of the elementwise and vector-scalar kernels (add, sub, mul)."""
 RELU_DTYPES = ("bf16", "i8", "i16", "i32")
 """Element types of relu."""
 REDUCE_DTYPES = {"add": ("i16", "i32"), "max": ("bf16", "i16", "i32")}
@@ -206,7 +205,7 @@ def _eltwise(op: str, t: TensorType) -> Kernel:
     if t.dtype not in ELTWISE_DTYPES:
         raise DesignError("kernel", f"elementwise {op} of {t.dtype} is not in the library yet",
                           loc=caller_loc(), found=t.dtype, fix="use bf16, i16 or i32 elements")
-    width = 64 // t.dt.itemsize
+    width = library_lanes(t.dtype)
     _check_width(t, width, op)
     return declare(
         f"{op}_{t.dtype}_{t.numel}", source="eltwise.cc.j2", source_kind="template",
@@ -266,7 +265,7 @@ def vector_scalar(op: str, t: TensorType) -> Kernel:
     if t.dtype not in ELTWISE_DTYPES:
         raise DesignError("kernel", f"vector-scalar {op} of {t.dtype} is not in the library",
                           loc=caller_loc(), found=t.dtype, fix="use bf16, i16 or i32 elements")
-    width = 64 // t.dt.itemsize
+    width = library_lanes(t.dtype)
     _check_width(t, width, f"vector_scalar('{op}')")
     sdt = "f32" if t.dtype == "bf16" else "i32"
     return declare(
@@ -294,7 +293,7 @@ def relu(t: TensorType) -> Kernel:
     if t.dtype not in RELU_DTYPES:
         raise DesignError("kernel", f"relu of {t.dtype} is not in the library", loc=caller_loc(),
                           found=t.dtype, fix="use bf16, i8, i16 or i32 elements")
-    width = 64 // t.dt.itemsize
+    width = library_lanes(t.dtype)
     _check_width(t, width, "relu")
     return declare(
         f"relu_{t.dtype}_{t.numel}", source="relu.cc.j2", source_kind="template",
@@ -323,7 +322,7 @@ def _reduce(op: str, rows: int, cols: int, dt: DType | str) -> Kernel:
         raise DesignError("kernel", f"{name} of {d} is not in the library", loc=caller_loc(),
                           found=d.name, fix=f"use {' or '.join(allowed)} elements")
     src = TensorType(shape=(rows, cols), dtype=d.name)
-    width = 64 // d.itemsize
+    width = library_lanes(d.name)
     if cols % width:
         raise DesignError("kernel", f"{name}: rows of {cols} {d} are not whole vectors",
                           loc=caller_loc(), limit=f"a multiple of {width} columns",

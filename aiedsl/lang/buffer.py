@@ -18,6 +18,7 @@ from aiedsl.ir.types import TensorType
 from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.records import FifoRecord
 from aiedsl.lang.trace import CoreTrace
+from aiedsl.library_vectors import ELTWISE_DTYPES, library_lanes, takes_vectors
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
 
@@ -155,5 +156,21 @@ def _no_value(buf: Buffer, how: str, fix: str | None = None) -> NoReturn:
         "core", f"a buffer of '{buf.fifo.name}' {how} in a core function", loc=caller_loc(),
         limit="a core function is traced once, not run: its buffers hold no values then, so "
         "Python and numpy cannot compute with them",
-        fix=fix or "compute in a kernel: pass the buffer to one (aiedsl.kernels has element-wise "
-        "ones such as vector_scalar; a kernel's numpy reference says what it computes)")
+        fix=fix or "compute in a kernel: pass the buffer to one (" + _elementwise(buf.type)
+        + "; a kernel's numpy reference says what it computes)")
+
+
+def _elementwise(t: TensorType) -> str:
+    """The kernels a fix points at for computing on an element of type ``t``: the library's
+    element-wise ones when they take it (bf16, i16 or i32, whole vectors), else one of the
+    user's own (naming vector_scalar for one i32 would end in its refusal of the size)."""
+    if t.dtype in ELTWISE_DTYPES and takes_vectors(t):
+        return "aiedsl.kernels has element-wise ones such as vector_scalar"
+    if t.dtype in ELTWISE_DTYPES:
+        why = (f"whole vectors of {library_lanes(t.dtype)} {t.dtype}, and "
+               f"Tensor[{', '.join(map(str, t.shape))}, {t.dtype}] holds {t.numel}")
+    else:
+        why = f"{', '.join(ELTWISE_DTYPES[:-1])} or {ELTWISE_DTYPES[-1]}, not {t.dtype}"
+    return (f"one of your own, declared with declare(...) as README's \"Writing and testing a "
+            f"kernel\" shows: the library's element-wise ones, such as vector_scalar, take "
+            f"{why}")

@@ -158,7 +158,9 @@ class ObjectFifo(FifoRecord):
         layout (or None) per part, each to its own (IRON's per-output lists), e.g.
         ``f.split(2, dims_to_stream=[None, [(32, 1), (32, 32)]])``.
         ``repeat=n`` sends every part ``n`` times in a row (mlir-aie's ``repeat_count``, which
-        one link takes for all its parts).
+        one link takes for all its parts). The parts are named ``<this fifo>_0``, ``_1``, ...
+        unless ``names=`` gives one name per part: the variable a split is assigned to holds
+        the list, not a fifo, and the parent's name says whose parts they are.
         """
         loc = caller_loc()
         b = current_design(f"splitting fifo '{self.name}'")
@@ -383,7 +385,11 @@ def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
     """Gather elements of several fifos into one fifo through a memtile, at element offsets.
 
     Example: ``c_col = join([c0, c1, c2, c3])`` stacks four 64x64 tiles into one 16384 element.
-    ``repeat=`` is refused by ``check``: mlir-aie cannot lower a repeated join.
+    Given no ``name``, the joined fifo is named as :func:`fifo` names one, after the variable
+    its line assigns it to (``c_col``, then ``c_col1``, ... for joins made in a loop), so
+    messages and the MLIR call it what the design does; ``<first part>_join`` when the line
+    assigns it to no plain name. ``repeat=`` is refused by ``check``: mlir-aie cannot lower a
+    repeated join.
     """
     loc = caller_loc()
     b = current_design("join(...)")
@@ -398,9 +404,11 @@ def join(parts: Sequence[ObjectFifo], elem: TensorType | None = None, *,
     parts = list(parts)
     total = sum(p.elem.numel for p in parts)
     elem = elem or TensorType(shape=(total,), dtype=parts[0].elem.dtype)
-    out = new_fifo(b, elem, depth=parts[0].depth if depth is None else depth,
-                     name=f"{parts[0].name}_join" if name is None else name,
-                     dims_to_stream=dims_to_stream, loc=loc)
+    if name is None:  # named as the design calls it (c_l2 = join(...)), as fifo() names one
+        variable = assigned_name("join")
+        name = b.fresh_name(variable) if variable else f"{parts[0].name}_join"
+    out = new_fifo(b, elem, depth=parts[0].depth if depth is None else depth, name=name,
+                   dims_to_stream=dims_to_stream, loc=loc)
     if offsets is not None and not isinstance(offsets, (list, tuple)):
         raise DesignError("join offsets", f"join has offsets={offsets!r}", loc=loc,
                           limit="a list of element offsets, one per part", found=repr(offsets),

@@ -44,6 +44,7 @@ from aiedsl.lang.context import _CORE, current_design
 from aiedsl.lang.names import check_name
 from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.library_vectors import library_lanes, takes_vectors
 from aiedsl.source_loc import assigned_name, caller_loc
 from aiedsl.values import as_int, shown
 
@@ -68,7 +69,7 @@ class LocalRef(NoValue):
             "of its own, so a local is passed whole to a kernel",
             found=f"{self.name}[{index!r}]",
             fix=f"pass {self.name} to a kernel that reads or writes the element (IRON's "
-            f"elem_out[0] = buf[0] is a copy kernel: passthrough, or your own)")
+            f"elem_out[0] = buf[0] is a copy kernel: {copy_kernel(self.type)})")
 
     def __setitem__(self, index: object, value: object) -> None:
         self.__getitem__(index)
@@ -100,6 +101,19 @@ class LocalRef(NoValue):
                 fix="declare it with local(...) in this design's function")
         if core not in self.cores:
             self.cores.append(core)
+
+
+def copy_kernel(t: TensorType) -> str:
+    """The copy kernel a fix suggests for a buffer of type ``t``: the library's passthrough
+    when it takes the size (whole vectors of the type), else one of the user's own, as the
+    README shows one; a fix that names passthrough for one i32 would end in passthrough's own
+    refusal of the size."""
+    shape = f"Tensor[{', '.join(map(str, t.shape))}, {t.dtype}]"
+    if takes_vectors(t):
+        return f"passthrough({shape}) from aiedsl.kernels, or your own"
+    return (f"a scalar copy of your own, declared with declare(...) as README's \"Core-local "
+            f"buffers\" shows (library passthrough copies whole vectors of "
+            f"{library_lanes(t.dtype)} {t.dtype}, and {shape} holds {t.numel})")
 
 
 def local(type: TensorType | None = None, *, name: str | None = None, initial: Any = None,

@@ -139,11 +139,19 @@ DEVICES: dict[str, TargetModel] = {
 _FULL_COLS = {"npu1": 4, "npu2": 8}
 _VERSAL = ("xcvc1902", "xcve2302", "xcve2802")
 
+RENAMED: dict[str, tuple[str, str]] = {"npu1_4col": ("npu1", "PR 2397")}
+"""Devices mlir-aie once named otherwise: the old name -> (the name now, the change that renamed
+it). aiedsl emits the name now and refuses the old one, naming both. mlir-aie PR 2397 (issue
+2371, June 2025) dropped the five-column Phoenix ``npu1``, whose column 0 the xdna driver no
+longer runs, and gave its name to the whole four-column array, ``npu1_4col`` until then
+(AIEAttrs.td: "enum value 8 used to be npu1_4col, which is now npu1"); IRON's ``NPU1Col4``
+resolved to ``npu1_4col`` (its docstring: "resolves to AIEDevice.npu1_4col")."""
+
 
 def device_hint(name: object) -> str | None:
     """The device aiedsl knows that ``name`` most likely means, as a clause for an unknown-device
     message: IRON's class names (``NPU1Col1``), another case (``NPU2``), mlir-aie's older
-    spellings (``npu``, ``npu1_4col``); None when nothing comes close.
+    spellings (``npu``, ``npu1_4col``: :data:`RENAMED`); None when nothing comes close.
 
     >>> device_hint("NPU1Col1")
     "'npu1_1col' (IRON's NPU1Col1 is mlir-aie's npu1_1col)"
@@ -155,6 +163,10 @@ def device_hint(name: object) -> str | None:
         return f"'{low}' (device names are lower case)"
     if low == "npu":
         return "'npu1' (mlir-aie called the Phoenix NPU 'npu' before naming it npu1)"
+    if low in RENAMED:
+        now, change = RENAMED[low]
+        return (f"'{now}' (older mlir-aie and IRON's {_iron_name(low)} called it {low}; "
+                f"mlir-aie since {change} calls it {now})")
     if low in _VERSAL:
         return None  # a Versal part, not a Ryzen AI NPU: the list of NPUs says enough
     m = re.fullmatch(r"(npu[12])(?:col([1-8])|_([1-8])col)", low)
@@ -165,6 +177,17 @@ def device_hint(name: object) -> str | None:
     known = base if cols == _FULL_COLS[base] else f"{base}_{cols}col"
     if known not in DEVICES:
         return None
+    old = f"{base}_{cols}col"  # what IRON's class resolved to
+    if iron and old in RENAMED:
+        now, change = RENAMED[old]
+        return f"'{now}' (IRON's {name} is older mlir-aie's {old}, which mlir-aie since " \
+               f"{change} calls {now})"
     if iron:
         return f"'{known}' (IRON's {name} is mlir-aie's {known})"
     return f"'{known}' (mlir-aie's {known} is the whole {cols}-column array)"
+
+
+def _iron_name(device: str) -> str:
+    """IRON's class for mlir-aie device ``device``: ``npu1_4col`` -> ``NPU1Col4``."""
+    m = re.fullmatch(r"npu([12])_([1-8])col", device)
+    return f"NPU{m.group(1)}Col{m.group(2)}" if m else device.upper()
