@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_toolchain import (AIECC_WORDS, FAKE_AIECC, PASSTHROUGH, FakeXrt, _cli, _script,  # noqa: F401
-                            _words, fake_aiecc, fake_tools, no_tools)
+from test_toolchain import (AIECC_WORDS, FAKE_AIECC, PASSTHROUGH, PEANO_WORDS, FakeXrt,  # noqa: F401
+                            _cli, _script, _words, fake_aiecc, fake_tools, no_tools)
 
 import aiedsl
 from aiedsl.errors import ToolchainError
@@ -126,6 +126,24 @@ def test_an_aiecc_that_fails_to_run_is_reported_so(fake_tools: dict[str, Path],
     assert fake_tools["log"].read_text() == "--help\n"  # asked once, never given a design
 
 
+def test_what_doctor_quotes_of_a_tool_has_its_control_characters_escaped(
+        fake_tools: dict[str, Path]) -> None:
+    """A tool's answer (its version, why it failed) is echoed by doctor and by --compile's
+    refusal: an escape sequence in it would act on the terminal."""
+    aiecc = _script(fake_tools["mlir_aie"] / "bin" / "aiecc",
+                    "#!/bin/sh\nprintf '\\033]0;TITLE\\007\\033[31mboom\\033[0m\\n' >&2; exit 1\n")
+    clang = fake_tools["peano"] / "bin" / "clang++"
+    clang.write_text(clang.read_text().replace(
+        'echo "clang version', 'printf \'\\033[1m\'; echo "clang version'))
+    tools = find_tools()
+    assert (tools.aiecc.path, tools.aiecc.detail) == (
+        aiecc, "`aiecc --help` exited 1: \\x1b]0;TITLE\\x07\\x1b[31mboom\\x1b[0m")
+    assert tools.clang.version == "\\x1b[1mclang version 19.0.0 (llvm-aie test double)"
+    doctor = _cli("doctor").stdout
+    assert "\x1b" not in doctor
+    assert "(`aiecc --help` exited 1: \\x1b]0;TITLE\\x07\\x1b[31mboom\\x1b[0m)" in doctor
+
+
 def test_aiecc_py_takes_its_own_spelling_when_its_help_says_neither(
         fake_tools: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """The Python aiecc.py knows only --aie-generate-* and asks for Peano with --no-xchesscc
@@ -195,6 +213,94 @@ def test_the_headers_of_mlir_aie_pip_installed_elsewhere_are_found_as_build_sh_f
     r = subprocess.run(["bash", "out2/build.sh"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert f"-I{site}/mlir_aie/include" in fake_tools["log"].read_text()
+
+
+def _sh_launcher_env(fake_tools: dict[str, Path], env_dir: Path) -> tuple[Path, Path]:
+    """:func:`_pip_env` in ``env_dir``, whose path a #! line cannot hold (a space, or over 127
+    bytes): pip's launcher is then a /bin/sh script whose second line execs the Python
+    (distlib's ``_build_shebang``; the path quoted when it has a space)."""
+    env_bin, site = env_dir / "bin", env_dir / "site"
+    (site / "mlir_aie" / "include" / "aie_api").mkdir(parents=True)
+    (site / "mlir_aie" / "include" / "aie_api" / "aie.hpp").write_text("// test double\n")
+    # a stand-in interpreter: -c prints its purelib; a launcher it runs past its 3 sh lines,
+    # as Python would run it past the string they are to Python
+    _script(env_bin / "python3", f'#!/bin/sh\nif [ "$1" = -c ]; then echo "{site}"; exit 0; fi\n'
+            'f=$1; shift; exec /bin/sh -c "$(tail -n +4 "$f")" "$f" "$@"\n')
+    python = str(env_bin / "python3")
+    exe = f'"{python}"' if " " in python else python
+    launcher = (fake_tools["mlir_aie"] / "bin" / "aiecc").read_text().split("\n", 1)[1]
+    _script(env_bin / "aiecc", f"#!/bin/sh\n'''exec' {exe} \"$0\" \"$@\"\n' '''\n" + launcher)
+    return env_bin, site
+
+
+@pytest.mark.parametrize("where", ["a space", "a long path"])
+def test_the_headers_of_pip_s_sh_launcher_are_found_by_doctor_and_build_sh(
+        fake_tools: dict[str, Path], monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """A tester's: in an environment whose path has a space (or is over 127 bytes), pip writes
+    aiecc as a #!/bin/sh launcher, the Python on its second line; doctor said "AIE API headers
+    MISSING", and build.sh ran /bin/sh -c 'import sysconfig ...' and died of its syntax error
+    (exit 2, under set -e) instead of compiling."""
+    root = fake_tools["root"]
+    env_dir = root / "my env" if where == "a space" else root / ("e" * 130)
+    env_bin, site = _sh_launcher_env(fake_tools, env_dir)
+    assert len(str(env_bin / "python3")) + 3 > 127 or " " in str(env_bin)
+    monkeypatch.delenv("MLIR_AIE_INSTALL_DIR")
+    monkeypatch.setenv("PATH", f"{env_bin}:/usr/bin:/bin")
+    headers = find_tools().headers
+    assert (headers.path, headers.how) == (
+        site / "mlir_aie" / "include", f"pip package mlir_aie of aiecc's Python, {env_bin}/python3")
+    aiedsl.build(PASSTHROUGH, output="out")
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert fake_tools["log"].read_text().splitlines()[:2] == [
+        f"{PEANO_WORDS.format(arch='aie2')} -I{site}/mlir_aie/include -c "
+        "kernels/passthrough_i32_1024.cc -o passthrough_i32_1024.o",
+        f"{AIECC_WORDS['current']} aie.mlir"]
+
+
+def test_a_shell_wrapper_for_aiecc_is_not_asked_for_a_python_s_site_packages(
+        fake_tools: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A #!/bin/bash wrapper as aiecc, no headers beside it: build.sh ran /bin/bash -c 'import
+    sysconfig ...', and set -e ended it with bash's error, not its own message. Only a Python
+    is asked; the headers are missing, and said so, by doctor and build.sh alike."""
+    root = fake_tools["root"]
+    calls = root / "wrapper-calls.log"
+    wrapper = _script(root / "wrap" / "bin" / "aiecc",
+                      f'#!/bin/bash\necho "$@" >> "{calls}"\n'
+                      f'exec "{fake_tools["mlir_aie"] / "bin" / "aiecc"}" "$@"\n')
+    monkeypatch.delenv("MLIR_AIE_INSTALL_DIR")
+    monkeypatch.setenv("PATH", f"{wrapper.parent}:/usr/bin:/bin")
+    tools = find_tools()
+    assert tools.aiecc.path == wrapper and tools.headers.path is None
+    assert "AIE API headers MISSING" in _words(_cli("doctor").stdout)
+    aiedsl.build(PASSTHROUGH, output="out")
+    r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (127, (
+        "build.sh: no AIE API headers (include/aie_api/aie.hpp) in MLIR_AIE_INSTALL_DIR, beside "
+        "aiecc or in its Python's mlir_aie package: set MLIR_AIE_INSTALL_DIR to your mlir-aie "
+        "install\n"))
+    assert "-c" not in calls.read_text().split()  # asked for its --help, never for Python's
+
+
+@pytest.mark.parametrize("lines, python", [
+    ("#!{py}\n", "{py}"),
+    ("#!/bin/sh\n'''exec' \"{py}\" \"$0\" \"$@\"\n' '''\n", "{py}"),
+    ("#!/bin/sh\n'''exec' {py} \"$0\" \"$@\"\n' '''\n", "{py}"),
+    ("#!/bin/sh\nexec {py} \"$0\" \"$@\"\n", None),  # not pip's second line
+    ("#!/bin/sh\n'''exec' \"{py}\" -E \"$0\"\n", None),
+    ("#!/bin/bash\n", None),  # not a Python
+    ("#!{sh}\n", None),
+    ("\x7fELF\x02\x01\n", None),
+], ids=["#!python", "sh-quoted", "sh-bare", "sh-other", "sh-other-args", "bash", "named-sh",
+        "compiled"])
+def test_launcher_python_reads_both_of_pips_launchers(tmp_path: Path, lines: str,
+                                                      python: str | None) -> None:
+    from aiedsl.toolchain.commands import launcher_python
+
+    py = _script(tmp_path / "e nv" / "bin" / "python3.12", "#!/bin/sh\n")
+    sh = _script(tmp_path / "e nv" / "bin" / "sh", "#!/bin/sh\n")
+    aiecc = _script(tmp_path / "aiecc", lines.format(py=py, sh=sh))
+    assert launcher_python(aiecc) == (None if python is None else Path(python.format(py=py)))
 
 
 def test_missing_headers_are_missing(fake_tools: dict[str, Path]) -> None:

@@ -201,6 +201,144 @@ def test_without_renameat2_an_interrupt_between_the_two_renames_puts_the_old_bui
     assert os.listdir(tmp_path) == ["p"]
 
 
+def _dropping(monkeypatch: pytest.MonkeyPatch, drops: dict[Path, str]) -> None:
+    """The build's ``_put`` seam, slowed as a slow disk would: the user writes ``drops`` (path
+    -> text) into the build directory while the new build is being written."""
+    from aiedsl.builddir import build
+
+    real_put = build._put
+    count = [0]
+
+    def put(path: Path, text: str) -> None:
+        count[0] += 1
+        if count[0] == 2:
+            for drop, data in drops.items():
+                drop.parent.mkdir(parents=True, exist_ok=True)
+                drop.write_text(data)
+        real_put(path, text)
+
+    monkeypatch.setattr(build, "_put", put)
+
+
+@pytest.mark.parametrize("renameat2", [True, False])
+def test_a_file_put_in_while_a_build_writes_is_moved_into_the_new_build_not_deleted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        renameat2: bool) -> None:
+    """A tester's: building() checked for foreign files once, as it took the lock, and after
+    the swap deleted all of the old build, notes.txt saved into it meanwhile included (exit 0).
+    Only what the old build held when the lock was taken goes; what came since is moved into
+    the new build, where it was put, and a warning names it. The new build stays in."""
+    from aiedsl.builddir import swap
+
+    if not renameat2:
+        monkeypatch.setattr(swap, "_renameat2", lambda: None)  # two renames, and link+unlink
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "p"
+    _compiled_build(out, _gen())
+    _dropping(monkeypatch, {out / "notes.txt": "my notes\n",
+                            out / "kernels" / "mine.cc": "// mine\n",
+                            out / "photos" / "a.jpg": "jpg"})
+    capsys.readouterr()
+    assert _main("build", str(PASSTHROUGH), "-o", "p", "-D", "N=8192") == 0
+    assert capsys.readouterr().err == (
+        "warning [output directory]: kernels/mine.cc, notes.txt, photos/ appeared in p while "
+        "the build replaced it: aiedsl did not write them, so they were moved into the new "
+        "build, not deleted\n"
+        "  fix: move them out of p (a build directory holds only what aiedsl writes: the next "
+        "build of p refuses to start while they are there)\n")
+    gen = _gen(8192)
+    tree = _tree(out)
+    assert tree.pop(MARKER) is not None
+    assert tree == {**_build_of(gen), "notes.txt": b"my notes\n",
+                    "kernels/mine.cc": b"// mine\n", "photos/": None, "photos/a.jpg": b"jpg"}
+    assert read_marker(out)["files"] == sorted([*_build_of(gen), MARKER])  # type: ignore[index]
+    assert os.listdir(tmp_path) == ["p"]  # no staging folder left
+    with pytest.raises(DesignError, match=r"found: kernels/mine\.cc, notes\.txt, photos/\n"):
+        write(gen, out)
+
+
+def test_a_file_put_in_while_a_build_writes_with_a_name_the_new_build_writes_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """What cannot go back (the new build wrote a file of its name) is not deleted either: it
+    stays in the staging folder, a warning names it, and the next build refuses to start until
+    it is moved out."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "p"
+    write(_gen(), out)
+    kernel = Path("kernels") / "passthrough_i32_2048.cc"  # TILE=2048's, not TILE=1024's
+    _dropping(monkeypatch, {out / kernel: "// mine\n"})
+    capsys.readouterr()
+    assert _main("build", str(PASSTHROUGH), "-o", "p", "-D", "TILE=2048") == 0
+    assert capsys.readouterr().err == (
+        "warning [output directory]: kept .p.aiedsl-new, aiedsl's staging folder of p: it holds "
+        f"what aiedsl did not write (build/{kernel})\n"
+        "  fix: move it out of .p.aiedsl-new, then delete .p.aiedsl-new (the next build of p "
+        "refuses to start while it is there)\n")
+    gen = generate(load_design(PASSTHROUGH, {"TILE": "2048"}))
+    _assert_whole(out, _build_of(gen))  # the new build is in, whole
+    staging = tmp_path / ".p.aiedsl-new"
+    assert entries(staging) == ["build/", f"build/{MARKER}", "build/kernels/", f"build/{kernel}"]
+    assert (staging / "build" / kernel).read_text() == "// mine\n"
+    assert _main("build", str(PASSTHROUGH), "-o", "p") == 2
+    assert f"found: build/{kernel}\n" in capsys.readouterr().err
+    assert (staging / "build" / kernel).read_text() == "// mine\n"
+
+
+def test_a_file_put_in_while_a_build_writes_beside_build_sh_s_outputs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """build.sh's outputs, aiedsl's by its record and their times, are carried into a rebuild
+    of the same design by hard links, which change their times: the old build's are still
+    removed as aiedsl's, and only the file put in meanwhile is moved back."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    gen = _gen()
+    write(gen, out)
+    subprocess.run(["bash", "out/build.sh"], check=True, capture_output=True)
+    made = {rel: data for rel, data in _tree(out).items() if rel not in _build_of(gen)}
+    made.pop(MARKER)
+    _dropping(monkeypatch, {out / "notes.txt": "mine\n"})
+    capsys.readouterr()
+    assert _main("build", str(PASSTHROUGH), "-o", "out") == 0
+    assert capsys.readouterr().err.startswith(
+        "warning [output directory]: notes.txt appeared in out while the build replaced it: ")
+    tree = _tree(out)
+    assert tree.pop(MARKER) is not None and tree.pop("notes.txt") == b"mine\n"
+    assert tree == {**_build_of(gen), **made}
+    assert sorted(os.listdir(tmp_path)) == ["out", "tools"]
+
+
+def test_a_rebuild_stopped_before_its_swap_leaves_build_sh_s_outputs_aiedsls(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Carried into the new build by hard links, build.sh's outputs got a newer ctime than
+    build.sh's record, which vouches for them only when they are no newer: a rebuild stopped
+    before its swap left them in the old build looking the user's, and the next build refused
+    aie.xclbin, insts.bin and the kernel's .o. They are copied, not linked."""
+    from aiedsl.builddir import build
+
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    gen = _gen()
+    write(gen, out)
+    subprocess.run(["bash", "out/build.sh"], check=True, capture_output=True)
+    before = _tree(out)
+    real_swap = build._swap
+
+    def stopped(new: Path, out: Path) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(build, "_swap", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        write(gen, out)
+    assert _tree(out) == before
+    monkeypatch.setattr(build, "_swap", real_swap)
+    write(gen, out)
+    made = {rel: data for rel, data in before.items() if rel not in _build_of(gen)}
+    made.pop(MARKER)
+    _assert_whole(out, {**_build_of(gen), **made})
+
+
 KILLED_WRITER = '''
 import sys, time
 from pathlib import Path
@@ -1207,6 +1345,25 @@ def test_an_output_path_under_a_file_is_a_design_error(
         "error [output file]: cannot write afile/sub/t.json: Not a directory (at afile/sub)\n"
         "  fix: afile is a file, not a folder: choose another path with --trace\n")
     assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("links", [{"loop": "loop"}, {"a": "b", "b": "a"}])
+def test_an_output_directory_that_is_a_symlink_loop_is_called_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        links: dict[str, str]) -> None:
+    """A tester's: -o loop, a symbolic link to itself, was called "a file, not a directory"."""
+    monkeypatch.chdir(tmp_path)
+    for link, target in links.items():
+        (tmp_path / link).symlink_to(target)
+    name = next(iter(links))
+    assert _main("build", str(PASSTHROUGH), "-o", name) == 2
+    assert capsys.readouterr().err == (
+        f"error [output directory]: {name} is a symbolic link that does not resolve: following "
+        "it leads back to itself (a loop)\n"
+        f"  found: {name} -> {links[name]}\n"
+        f"  fix: point {name} at a directory, or choose another directory with -o\n")
+    assert sorted(os.listdir(tmp_path)) == sorted(links)
+    assert {p: os.readlink(tmp_path / p) for p in links} == links
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")

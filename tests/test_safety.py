@@ -317,12 +317,62 @@ def test_a_kernel_source_is_a_relative_cpp_file(design_file: DesignFile, source:
         "or in kernels_cpp/, without '..'"], why
 
 
+@pytest.mark.parametrize("source, tail", [("copy.cc/", "/"), ("sub/copy.cc//", "/"),
+                                          ("copy.cc/.", "/.")])
+def test_a_kernel_source_ending_in_a_slash_names_a_directory(design_file: DesignFile,
+                                                             source: str, tail: str) -> None:
+    """A tester's: source="double.cc/" passed the check, the path's trailing '/' dropped as it
+    was taken apart, and double.cc was compiled. It names a directory."""
+    path = kernel_design(design_file, source=source)
+    name = source[:-len(tail)].rstrip("/")
+    assert error_of(path) == (
+        f"d.py:10: error [kernel source]: source={source!r} of kernel 'copy_i32_64' names a "
+        f"directory (it ends in '{tail}'), not a C++ file\n"
+        "  limit: a relative path to a C++ file (.cc, .cpp, .cxx, .c, .h, .hpp) beside the design "
+        "or in kernels_cpp/, without '..'\n"
+        f"  found: {source!r}: a directory\n"
+        f"  fix: name the C++ file in source=, without the '{tail}': source={name!r} if that is "
+        f"the file, or source='{name}/<file>' for one inside the directory")
+
+
 @pytest.mark.parametrize("entry", ["copy(); system(\"x\")", "copy\n#include </etc/passwd>",
                                    "copy<64> /* */", "copy{}"])
 def test_a_kernel_entry_is_a_function_name(design_file: DesignFile, entry: str) -> None:
     path = kernel_design(design_file, entry=entry)
     assert first_line(path) == (f"d.py:10: error [kernel entry]: entry={entry!r} of kernel "
                                 "'copy_i32_64' is not a C++ function name")
+
+
+ENTRY_LIMIT = (
+    "  limit: a C++ function name, optionally qualified (ns::f), with template arguments that "
+    "end it (f<int16_t, 64>), on one line: each a type, an integer or a name, with ::, *, & and "
+    "nested <> or () (static_cast<unsigned>(64))")
+
+
+@pytest.mark.parametrize("entry, why", [
+    ("double_i32<1024>(0,0), double_i32<1024>",
+     "its template arguments end at character 16, and '(0,0), double_i32<1024>' follows them"),
+    ("copy<64>; copy<64>", "its template arguments end at character 8, and '; copy<64>' follows "
+                           "them"),
+    ("copy<N-1>", "'-' at character 7 is not a name, an integer or one of :: , * & < > ( ) in a "
+                  "template argument"),
+    ("copy<(a>b)>", "the '>' at character 8 closes no <"),
+    ("copy<64", "its template arguments are not closed"),
+    ("copy<\"x\">", "'\"' at character 6 is not a name, an integer or one of :: , * & < > ( ) "
+                    "in a template argument"),
+])
+def test_an_entry_s_template_arguments_end_it(design_file: DesignFile, entry: str,
+                                              why: str) -> None:
+    """A tester's: entry='double_i32<1024>(0,0), double_i32<1024>' passed the check (its
+    characters were all allowed up to the last >), and kernels/*.cc called double_i32 twice,
+    once with null pointers. The template argument list must close at the end."""
+    path = kernel_design(design_file, entry=entry)
+    assert error_of(path) == (
+        f"d.py:10: error [kernel entry]: entry={entry!r} of kernel 'copy_i32_64' is not a C++ "
+        f"function name\n{ENTRY_LIMIT}\n"
+        f"  found: {entry!r}: {why}\n"
+        "  fix: name the function (template) the kernel's C++ defines, e.g. "
+        "entry=\"scale<int16_t, 1024>\"")
 
 
 def test_a_cost_is_one_line_of_text(design_file: DesignFile) -> None:
@@ -368,9 +418,9 @@ def test_build_sh_quotes_every_word(design_file: DesignFile, tmp_path: Path) -> 
     assert '-I"$MLIR_AIE_INSTALL_DIR"/include' in sh
     # the command substitutions are constant text: the script's folder, and the install aiecc
     # came from (for the AIE API headers when MLIR_AIE_INSTALL_DIR does not hold them)
-    constant = ['$(dirname "$0")',
-                'MLIR_AIE_INSTALL_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v '
-                '"$aiecc")")")")', '< "$(command -v "$aiecc")"',
+    constant = ['here=$(readlink -f -- "${BASH_SOURCE[0]}" && printf x)',
+                'MLIR_AIE_INSTALL_DIR=$(dirname -- "$(dirname -- "$(readlink -f -- "$(command -v '
+                '-- "$aiecc")")")")', '< "$(command -v -- "$aiecc")"',
                 'MLIR_AIE_INSTALL_DIR=$("$python" -c \'import sysconfig; '
                 'print(sysconfig.get_paths()["purelib"])\')']
     for text in constant:

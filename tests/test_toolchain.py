@@ -409,6 +409,41 @@ def test_build_sh_takes_relative_install_dirs_from_where_it_is_run(
     assert (root / "out" / "aie.xclbin").read_text() == "xclbin"
 
 
+@pytest.mark.parametrize("how", ["CDPATH", "a link to it", "a folder name ending in a newline"])
+def test_build_sh_builds_in_its_own_folder_and_nowhere_else(fake_tools: dict[str, Path],
+                                                            how: str) -> None:
+    """A tester's: build.sh went to its folder with cd "$(dirname "$0")". With CDPATH exported,
+    cd took a folder of the same relative name under CDPATH and compiled there, into another
+    build; run through a link to it, it wrote its record in the link's folder; in a folder whose
+    name ends in a newline, $(...) dropped the newline and it compiled in the sibling folder."""
+    root = fake_tools["root"]
+    env = {**os.environ, "PATH": f"{fake_tools['mlir_aie'] / 'bin'}:/usr/bin:/bin"}
+    out = "x\n" if how.startswith("a folder") else "out"
+    aiedsl.build(PASSTHROUGH, output=out)
+    script = f"{out}/build.sh"
+    if how == "CDPATH":
+        decoy = root / "other" / "out"  # another build of the same relative name
+        decoy.mkdir(parents=True)
+        env["CDPATH"] = str(root / "other")
+    elif how == "a link to it":
+        decoy = root / "elsewhere"
+        decoy.mkdir()
+        (decoy / "build.sh").symlink_to(Path("..") / out / "build.sh")
+        script = "elsewhere/build.sh"
+    else:
+        decoy = root / "x"  # the name without its newline
+        decoy.mkdir()
+    before = sorted(os.listdir(decoy))
+    r = subprocess.run(["bash", script], capture_output=True, text=True, env=env)
+    assert (r.returncode, r.stdout) == (0, ""), r.stderr
+    assert sorted(os.listdir(decoy)) == before  # nothing written there
+    built = root / out
+    assert (built / "aie.xclbin").read_text() == "xclbin"
+    assert {".aiedsl-script.list", "insts.bin", f"{KERNEL}.o"} <= set(os.listdir(built))
+    assert fake_tools["log"].read_text().splitlines()[0].endswith(
+        f"-c kernels/{KERNEL}.cc -o {KERNEL}.o")
+
+
 def test_build_sh_without_aiecc_says_what_it_needs(fake_tools: dict[str, Path]) -> None:
     (fake_tools["mlir_aie"] / "bin" / "aiecc").unlink()
     aiedsl.build(PASSTHROUGH, output="out")
@@ -479,9 +514,11 @@ def test_build_sh_quotes_the_aiecc_choice() -> None:
 
     script = shell_line(aiecc_argv())
     assert [line for line in script.splitlines() if "$(" in line] == [
-        '  MLIR_AIE_INSTALL_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v "$aiecc")")")")',
-        '  IFS= read -r shebang < "$(command -v "$aiecc")" || true',
-        '    MLIR_AIE_INSTALL_DIR=$("$python" -c \'import sysconfig; '
+        '  MLIR_AIE_INSTALL_DIR=$(dirname -- "$(dirname -- "$(readlink -f -- "$(command -v -- '
+        '"$aiecc")")")")',
+        '  { IFS= read -r shebang || true; IFS= read -r launch || true; } < "$(command -v -- '
+        '"$aiecc")"',
+        '        MLIR_AIE_INSTALL_DIR=$("$python" -c \'import sysconfig; '
         'print(sysconfig.get_paths()["purelib"])\')/mlir_aie']
     assert "  outputs=(--aie-generate-xclbin --xclbin-name=aie.xclbin --aie-generate-npu-insts " \
            "--npu-insts-name=insts.bin)" in script.splitlines()
@@ -647,6 +684,27 @@ def test_aiecc_failure_names_the_command_its_output_and_the_design_line(
         "  fix: the whole output is in out/logs/aiecc.log"
     )
     assert not (out / "manifest.json").exists()
+
+
+def test_a_failing_tools_output_reaches_the_terminal_with_its_control_characters_escaped(
+        fake_tools: dict[str, Path]) -> None:
+    """A tester's: an aiecc printing colours and a window title (ESC ] 0; ... BEL) had them
+    echoed raw to stderr, where they act on the terminal. The tail keeps its lines and tabs and
+    escapes the rest; the log keeps the output as it was (its line ends read as Python reads
+    text: a carriage return is one)."""
+    fail = r"printf 'line1\r\n\033[31mRED\033[0m \033]0;TITLE\007 error:\tboom\fend\n'; exit 1"
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(fake_tools["log"], fail))
+    r = _cli("build", str(PASSTHROUGH), "-o", "out", "--compile")
+    assert r.returncode == 5
+    mlir_aie = fake_tools["mlir_aie"]
+    assert r.stderr.lstrip("\n") == (
+        "error [aiecc]: aiecc failed (exit 1)\n"
+        f"  $ {mlir_aie}/bin/aiecc {AIECC_WORDS['current']} aie.mlir\n"
+        "    line1\n"
+        "    \\x1b[31mRED\\x1b[0m \\x1b]0;TITLE\\x07 error:\tboom\\x0cend\n"
+        "  fix: the whole output is in out/logs/aiecc.log\n")
+    assert (fake_tools["root"] / "out" / "logs" / "aiecc.log").read_text().endswith(
+        "line1\n\x1b[31mRED\x1b[0m \x1b]0;TITLE\x07 error:\tboom\x0cend\n")
 
 
 def test_a_tool_error_is_placed_in_a_design_whose_path_has_a_space(

@@ -23,12 +23,15 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
-from aiedsl.builddir.lock import NEW, OLD, WORK, claim, remove_marked, share
-from aiedsl.builddir.marker import entries, read_marker, relist, write_marker
+from aiedsl.builddir.lock import (
+    NEW, OLD, WORK, claim, remove_build, remove_marked, share, warn,
+)
+from aiedsl.builddir.marker import entries, owned_in, read_marker, relist, write_marker
 from aiedsl.builddir.refuse import (
     OlderBuild, _refuse_foreign, _refuse_other_build, check_output_dir,
 )
-from aiedsl.builddir.swap import _carried, _carry, _same_inputs, _swap
+from aiedsl.builddir.swap import _carried, _carry, _rename_new, _same_inputs, _swap
+from aiedsl.errors import printable
 from aiedsl.files import make_dirs, os_errors, unmake_dirs
 
 
@@ -76,6 +79,10 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
             made = make_dirs(out.parent)
         with _locked(out, shown) as staging:
             with os_errors(shown, rule="output directory", option="-o"):
+                # What the old build holds, all aiedsl's if the check after says so (read
+                # first: what comes after the read is either refused by the check or not in
+                # it): what it holds after the swap and not now, someone put there meanwhile
+                before = entries(out) if out.is_dir() and not out.is_symlink() else []
                 # again: now no other aiedsl build can change it
                 _refuse_foreign(out, shown, locked=True, older_build=older_build)
                 carried = _carried(out, set(files)) \
@@ -98,12 +105,57 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
                 swapped = True
                 for name in (NEW, OLD):  # the old build, now in the staging folder
                     if os.path.isdir(staging / name):
-                        remove_marked(staging / name, strict=False)
+                        _clear_old(staging / name, before, out, shown, staging)
             yield shown
     except BaseException:
         if not swapped:
             unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
         raise
+
+
+def _clear_old(old: Path, before: list[str], out: Path, shown: Path, staging: Path) -> None:
+    """Remove the old build, swapped out into the staging folder as ``old``, keeping what
+    aiedsl did not write: only ``before`` is aiedsl's, what the directory held when the build
+    took its lock (the marker, build.sh's record and the lock's check said so). Anything else
+    in ``old`` came while the build wrote (a file saved into the directory, a shell there
+    following it into the staging folder): it is moved back into the build directory, now the
+    new build, where it was, and a warning names it; the new build stays in, replaced in one
+    step, never undone (a reader of the directory never sees the old build come back). What
+    cannot go back (the new build has an entry of its name) stays in the staging folder, which
+    the lock then keeps, with a warning naming it (:func:`aiedsl.builddir.lock.remove_build`).
+
+    The old build's marker is rewritten first to list what is aiedsl's by both: in ``before``,
+    and owned by the old marker still (a file of a name build.sh writes that came since, newer
+    than build.sh's record, is not)."""
+    marker = read_marker(old)
+    ours = owned_in(old, marker)
+    write_marker(old, str((marker or {}).get("design", "")),
+                 [rel for rel in before if ours(rel)], staging)
+    kept, _ = remove_build(old)  # an error: what stayed goes with the lock, or stays
+    back: list[str] = []
+    for rel in kept:
+        src, dst = old / rel.rstrip("/"), out / rel.rstrip("/")
+        try:
+            dst.parent.mkdir(parents=True, exist_ok=True)  # an old build's folder it was in
+            if _rename_new(src, dst):
+                back.append(rel)
+        except OSError:
+            pass  # stays where it is: the lock's release names it
+    if back:
+        warn(_moved_back(back, shown))
+        remove_build(old)  # the folders that held them, the marker
+
+
+def _moved_back(back: list[str], shown: Path) -> str:
+    """The warning for ``back``, entries put in build directory ``shown`` while a build
+    replaced it, moved into the new build (:func:`_clear_old`)."""
+    label, named = printable(shown), printable(", ".join(back))
+    it, was, is_ = ("it", "it was", "it is") if len(back) == 1 else ("them", "they were",
+                                                                      "they are")
+    return (f"warning [output directory]: {named} appeared in {label} while the build replaced "
+            f"it: aiedsl did not write {it}, so {was} moved into the new build, not deleted\n"
+            f"  fix: move {it} out of {label} (a build directory holds only what aiedsl "
+            f"writes: the next build of {label} refuses to start while {is_} there)\n")
 
 
 def _folders_of(files: Iterable[str]) -> set[str]:

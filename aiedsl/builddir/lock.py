@@ -43,7 +43,7 @@ from pathlib import Path
 
 from aiedsl.errors import DesignError, display_path, printable
 from aiedsl.files import TMP_SUFFIX, command, remove_tree
-from aiedsl.builddir.marker import MARKER, SCRIPT_LIST, foreign, read_marker
+from aiedsl.builddir.marker import MARKER, SCRIPT_LIST, entries, foreign, owned_in, read_marker
 
 STAGING_SUFFIX = ".aiedsl-new"
 STALE_SECONDS = 60.0
@@ -430,6 +430,48 @@ def remove_marked(folder: Path, strict: bool = True) -> OSError | None:
     return None
 
 
+def remove_build(folder: Path) -> tuple[list[str], OSError | None]:
+    """Remove what ``folder``, a build in a staging folder (``build/``, ``old/``), holds of
+    aiedsl's: what its marker owns (:func:`~aiedsl.builddir.marker.owned_in`), innermost first,
+    build.sh's record and the marker last, then the folder. What the marker does not own (a
+    file someone put in the build directory while a build replaced it) is never aiedsl's to
+    delete: it stays, with the folders that hold it and the marker (by which
+    :func:`check_staging` names it). Returns those entries, topmost first (none when the
+    folder went), and the first error met: an entry that cannot be removed does not stop the
+    others, and the record and the marker then stay (what is left is still known for
+    aiedsl's)."""
+    marker = read_marker(folder)
+    try:
+        if marker is None and any(folder.iterdir()):
+            return foreign(folder), None  # not marked by aiedsl: nothing is known for its own
+        ours = owned_in(folder, marker)
+        kept, found = foreign(folder), entries(folder)
+    except OSError as e:
+        return [], e
+    first: OSError | None = None
+    for rel in sorted(found, reverse=True):  # a folder's entries before the folder
+        if rel in (MARKER, SCRIPT_LIST) or not ours(rel):
+            continue
+        path = folder / rel.rstrip("/")
+        try:
+            if rel.endswith("/"):
+                if not any(path.iterdir()):  # one holding what is kept (or failed) stays
+                    os.rmdir(path)
+            elif not path.is_dir() or path.is_symlink():  # a folder where a file was: kept
+                path.unlink(missing_ok=True)
+        except OSError as e:
+            first = first or e
+    if first is not None or kept:
+        return kept, first
+    try:
+        (folder / SCRIPT_LIST).unlink(missing_ok=True)
+        (folder / MARKER).unlink(missing_ok=True)
+        os.rmdir(folder)
+    except OSError as e:
+        return [], e
+    return [], None
+
+
 def _restore(staging: Path, out: Path) -> None:
     """When a build stopped in the fallback swap's window (old build moved aside, the new one
     not yet in), put the old build back."""
@@ -458,9 +500,15 @@ def _remove_staging(staging: Path, out: Path, shown: str | Path) -> None:
     # pid file and the folder itself go under the parent lock, so another build never sees a
     # folder without a pid that it could take for a leftover and remove while we do.
     failed: OSError | None = None
+    kept: list[str] = []  # what a build there holds that aiedsl did not write
     for child in staging.iterdir() if staging.is_dir() else ():
         if child.name != _PID:
-            if child.is_dir() and not child.is_symlink():
+            if child.is_dir() and not child.is_symlink() and child.name in (NEW, OLD):
+                # a build: what its marker does not own stays
+                held, e = remove_build(child)
+                kept += (f"{child.name}/{rel}" for rel in held)
+                failed = failed or e
+            elif child.is_dir() and not child.is_symlink():
                 e = remove_marked(child, strict=False)  # each child, whatever came before
                 failed = failed or e
             else:
@@ -478,7 +526,7 @@ def _remove_staging(staging: Path, out: Path, shown: str | Path) -> None:
             left = failed or e
         else:
             return
-    warn(_left_behind(left, staging, shown))
+    warn(_kept_behind(kept, staging, shown) if kept else _left_behind(left, staging, shown))
 
 
 def _left_behind(e: OSError, staging: Path, shown: str | Path) -> str:
@@ -504,6 +552,20 @@ def _left_behind(e: OSError, staging: Path, shown: str | Path) -> str:
               "only what aiedsl wrote"
     return (f"warning [output directory]: could not remove {where}, aiedsl's staging folder of "
             f"{label}: {reason}\n  fix: {fix}\n")
+
+
+def _kept_behind(kept: list[str], staging: Path, shown: str | Path) -> str:
+    """The warning for staging folder ``staging`` of build directory ``shown``, which stayed
+    because a build in it holds ``kept``, entries aiedsl did not write (put in the build
+    directory while a build replaced it): not deleted, and the next build refuses to start
+    until they are moved out (:func:`check_staging`)."""
+    where = printable(display_path(str(staging)))
+    named = printable(", ".join(kept))
+    return (f"warning [output directory]: kept {where}, aiedsl's staging folder of "
+            f"{printable(shown)}: it holds what aiedsl did not write ({named})\n"
+            f"  fix: move {'it' if len(kept) == 1 else 'them'} out of {where}, then delete "
+            f"{where} (the next build of {printable(shown)} refuses to start while "
+            f"{'it is' if len(kept) == 1 else 'they are'} there)\n")
 
 
 def warn(text: str) -> None:

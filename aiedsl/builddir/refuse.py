@@ -23,7 +23,7 @@ from aiedsl.builddir.lock import busy, check_staging, holder, staging_path
 from aiedsl.builddir.marker import (
     MARKER, SCRIPT_LIST, _entry, entries, foreign, owned_in, read_marker,
 )
-from aiedsl.errors import DesignError, counted, printable
+from aiedsl.errors import DesignError, counted, display_path, printable
 from aiedsl.files import command, os_errors
 
 MAX_NAMED = 5
@@ -75,6 +75,16 @@ def _refuse_foreign(real: Path, shown: Path, locked: bool = False,
     lock, so no other is writing there; ``older_build`` as :func:`check_output_dir` takes it."""
     if not os.path.lexists(real):
         return
+    if real.is_symlink():  # realpath stops at a link it cannot follow: one leading back to itself
+        label, link = printable(shown), display_path(str(real))
+        try:
+            target = os.readlink(real)
+        except OSError:
+            target = "?"
+        raise DesignError(
+            "output directory", f"{label} is a symbolic link that does not resolve: following it "
+            "leads back to itself (a loop)", found=printable(f"{link} -> {target}"),
+            fix=f"point {label} at a directory, or choose another directory with -o")
     if not real.is_dir():
         label = printable(shown)
         raise DesignError("output directory", f"{label} is a file, not a directory",

@@ -2,10 +2,12 @@
 
 A build is replaced whole, never file by file: the new one is written beside the old, in the
 staging directory ``<parent>/.<name>.aiedsl-new/build`` (:mod:`aiedsl.builddir.lock`), the old
-build's tool outputs are hard-linked into it (only when the files the tools read are unchanged:
-outputs made from other inputs are dropped; :func:`_same_inputs`, :func:`_carried`,
-:func:`_carry`), and the two are swapped by one ``renameat2(RENAME_EXCHANGE)`` (:func:`_swap`).
-An interrupt or a crash leaves either the old build or the new one, whole.
+build's tool outputs are hard-linked (build.sh's copied) into it (only when the files the tools
+read are unchanged: outputs made from other inputs are dropped; :func:`_same_inputs`,
+:func:`_carried`, :func:`_carry`), and the two are swapped by one
+``renameat2(RENAME_EXCHANGE)`` (:func:`_swap`). An interrupt or a crash leaves either the old
+build or the new one, whole. What was put in the old one while the new one was written goes
+back into the new one (:func:`_rename_new`, :func:`aiedsl.builddir.build._clear_old`).
 
 What ``--compile``'s tools made in the staging folder goes in the same way, each file in one
 exchange, once they are done (:func:`install_outputs`): an interrupted compile changes nothing
@@ -57,8 +59,14 @@ def _carried(old: Path, generated: set[str]) -> list[str]:
 def _carry(old: Path, new: Path, carried: list[str]) -> None:
     """Link ``carried`` (:func:`_carried`) from ``old`` into ``new``.
 
-    Hard links, not moves: the old build stays whole until the swap.
+    Hard links, not moves: the old build stays whole until the swap. A file the old marker
+    does not list (build.sh's output, aiedsl's because build.sh's record is no older than the
+    file's ``ctime``: :func:`~aiedsl.builddir.marker.script_wrote`) is copied instead: a link
+    sets the ``ctime`` of the file it links, and the old build, left in place by a build that
+    stops before its swap, would no longer vouch for it (the next build refused it as the
+    user's).
     """
+    listed = set((read_marker(old) or {}).get("files", []))
     for rel in carried:
         src, dst = old / rel, new / rel
         if os.path.lexists(dst):
@@ -67,17 +75,25 @@ def _carry(old: Path, new: Path, carried: list[str]) -> None:
             dst.mkdir(parents=True)
             continue
         dst.parent.mkdir(parents=True, exist_ok=True)
-        _link(src, dst)
+        if rel in listed:
+            _link(src, dst)
+        else:
+            _copy(src, dst)
 
 
 def _link(src: Path, dst: Path) -> None:
     try:
         os.link(src, dst, follow_symlinks=False)
     except OSError:  # a file system without hard links
-        if src.is_symlink():
-            os.symlink(os.readlink(src), dst)
-        else:
-            shutil.copy2(src, dst)
+        _copy(src, dst)
+
+
+def _copy(src: Path, dst: Path) -> None:
+    """``src`` at ``dst``, a copy (a link copied as a link), its times kept."""
+    if src.is_symlink():
+        os.symlink(os.readlink(src), dst)
+    else:
+        shutil.copy2(src, dst)
 
 
 # -- the swap -------------------------------------------------------------------------------------
@@ -113,6 +129,42 @@ def _exchange(a: Path, b: Path) -> bool:
     if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
         return False
     raise OSError(err, os.strerror(err), str(b))
+
+
+_RENAME_NOREPLACE = 1
+
+
+def _rename_new(src: Path, dst: Path) -> bool:
+    """Move ``src`` to ``dst`` unless something is at ``dst`` (False then, nothing moved):
+    renameat2(RENAME_NOREPLACE), so that nothing arriving at ``dst`` meanwhile is replaced.
+    Where the system cannot, a file is hard-linked then unlinked (the link fails on anything
+    there) and a folder renamed after a look (an empty folder arriving between the look and
+    the rename would be replaced)."""
+    fn = _renameat2()
+    if fn is not None:
+        import ctypes
+
+        if fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE) == 0:
+            return True
+        err = ctypes.get_errno()
+        if err == errno.EEXIST:
+            return False
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+            raise OSError(err, os.strerror(err), str(dst))
+    if os.path.lexists(dst):
+        return False
+    if src.is_dir() and not src.is_symlink():
+        os.rename(src, dst)
+        return True
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    except OSError:  # a file system without hard links: the look above is all there is
+        os.rename(src, dst)
+        return True
+    src.unlink()
+    return True
 
 
 @functools.lru_cache(maxsize=1)

@@ -60,10 +60,15 @@ drand48 atoll strtoll strtoull ldiv lldiv setenv unsetenv realpath mkstemp
 conflicts with the declaration (g++: "conflicting declaration of C function")."""
 
 _QUALIFIED = r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*"
-_ENTRY = re.compile(_QUALIFIED + r"(?:<[A-Za-z0-9_:<>,.*&+\-() ]*>)?\Z")
-ENTRY_FORM = ("a C++ function name, optionally qualified (ns::f) and with template arguments "
-              "(f<int16_t, 64>), on one line: letters, digits, _ : < > , . * & + - ( ) and "
-              "spaces")
+_ENTRY_NAME = re.compile(_QUALIFIED)
+_ENTRY_TOKEN = re.compile(r" *(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*|::|[<>(),*&])"
+                          r"|(?P<int>[+-]?(?:0[xX][0-9A-Fa-f]+|0[bB][01]+|[0-9]+)[uUlLzZ]*"
+                          r"(?![A-Za-z0-9_])))")
+"""One word of an entry's template arguments: a name, ``::``, a bracket, ``,``, ``*``, ``&``,
+or an integer literal (a sign, a base, a suffix)."""
+ENTRY_FORM = ("a C++ function name, optionally qualified (ns::f), with template arguments that "
+              "end it (f<int16_t, 64>), on one line: each a type, an integer or a name, with ::, "
+              "*, & and nested <> or () (static_cast<unsigned>(64))")
 SOURCE_SUFFIXES = (".cc", ".cpp", ".cxx", ".c", ".h", ".hpp")
 SOURCE_FORM = ("a relative path to a C++ file (" + ", ".join(SOURCE_SUFFIXES) + ") beside the "
                "design or in kernels_cpp/, without '..'")
@@ -148,12 +153,55 @@ def check_argument(name: str, symbol: str, entry: str | None, loc: Loc | None) -
                           fix=f"rename it, e.g. {name}_buf")
 
 
+def _entry_problem(value: str) -> str | None:
+    """Why ``value`` is no ``entry=`` (:data:`ENTRY_FORM`), None when it is one: a name, then
+    at most one template argument list, which must end the text. The generated C++ calls
+    ``<entry>(<arguments>)``: an argument list closed before the end (``f<8>(0, 0), f<8>``)
+    would make the text after it C++ of its own, a second call. Within the list, brackets
+    nest (a ``>`` closes the innermost ``<``, a ``)`` its ``(``), and only names, integers,
+    ``::``, ``,``, ``*`` and ``&`` come between them: no operator, string or ``;``. The ``()``
+    are those of an argument the compiler evaluates, ``static_cast<unsigned>(64)`` or
+    ``decltype(1)``: inside the list, they cannot end the call."""
+    name = _ENTRY_NAME.match(value)
+    if name is None:
+        return "it does not start with a name"
+    at = name.end()
+    if at == len(value):
+        return None
+    if value[at] != "<":
+        return f"{_shown(value[at:])} follows the name"
+    open_: list[str] = []
+    last = ""
+    while at < len(value):
+        token = _ENTRY_TOKEN.match(value, at)
+        if token is not None and token.group("int") and token.group("int")[0] in "+-" \
+                and last not in ("<", "(", ","):
+            token = None  # a sign starts an argument: N-1 is arithmetic, no integer
+        if token is None:
+            at += len(value[at:]) - len(value[at:].lstrip(" "))
+            bad = re.match(r"[A-Za-z0-9_.]+|.", value[at:], re.S)
+            return f"{_shown(bad[0] if bad else '')} at character {at + 1} is not a name, an " \
+                   "integer or one of :: , * & < > ( ) in a template argument"
+        word, at = token.group("word"), token.end()
+        last = word or "0"
+        if word in ("<", "("):
+            open_.append(word)
+        elif word in (">", ")"):
+            if not open_ or open_.pop() != {">": "<", ")": "("}[word]:
+                return f"the {word!r} at character {at} closes no {'<' if word == '>' else '('}"
+            if not open_ and at < len(value):
+                return f"its template arguments end at character {at}, and " \
+                       f"{_shown(value[at:])} follows them"
+    return "its template arguments are not closed" if open_ else None
+
+
 def check_entry(value: object, symbol: str, loc: Loc | None) -> str:
     """A kernel's ``entry=``: the C++ call the generated ``extern "C"`` function makes."""
-    if not isinstance(value, str) or not _ENTRY.match(value) or value.count("<") != value.count(
-            ">"):
+    why = _entry_problem(value) if isinstance(value, str) else "it is not a string"
+    if why is not None or not isinstance(value, str):
         raise DesignError("kernel entry", f"entry={_shown(value)} of kernel '{symbol}' is not a "
-                          "C++ function name", loc=loc, limit=ENTRY_FORM, found=_shown(value),
+                          "C++ function name", loc=loc, limit=ENTRY_FORM,
+                          found=f"{_shown(value)}: {why}",
                           fix="name the function (template) the kernel's C++ defines, e.g. "
                               "entry=\"scale<int16_t, 1024>\"")
     if value == symbol:  # explicit template arguments would pick the template instead
@@ -307,6 +355,15 @@ def check_source(value: object, symbol: str, loc: Loc | None) -> str:
                           "a C++ file name aiedsl may read", loc=loc, limit=SOURCE_FORM,
                           found=_shown(value), fix="put the C++ file next to the design and "
                           "give its name, e.g. source=\"my_kernel.cc\"")
+    if value.endswith(("/", "/.")):  # a path taken apart drops them, and finds a file
+        tail = "/." if value.endswith("/.") else "/"
+        name = value[:-len(tail)].rstrip("/")
+        raise DesignError("kernel source", f"source={_shown(value)} of kernel '{symbol}' names a "
+                          f"directory (it ends in '{tail}'), not a C++ file", loc=loc,
+                          limit=SOURCE_FORM, found=f"{_shown(value)}: a directory",
+                          fix=f"name the C++ file in source=, without the '{tail}': "
+                              f"source={_shown(name)} if that is the file, or "
+                              f"source={_shown(name + '/<file>')} for one inside the directory")
     return value
 
 

@@ -35,6 +35,7 @@ quoted by :func:`shell_line` first.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Sequence
@@ -224,19 +225,43 @@ PIP_PACKAGE = "mlir_aie"
 """The folder of a pip-installed mlir-aie in site-packages (its ``include/`` holds the headers)."""
 
 
+SH_LAUNCHER = "/bin/sh"
+"""The first line's interpreter of pip's launcher for a Python whose path a ``#!`` line cannot
+hold (a space in it, or longer than the 127 bytes Linux reads): the second line names the
+Python (pip's vendored distlib, ``ScriptMaker._build_shebang``)."""
+EXEC_PREFIX, EXEC_SUFFIX = "'''exec' ", ' "$0" "$@"'
+"""What surrounds the Python on that second line: ``'''exec' "/env path/bin/python" "$0" "$@"``
+(the path double-quoted when it has a space, as distlib's ``enquote_executable`` writes it)."""
+
+
 def launcher_python(script: Path) -> Path | None:
-    """The interpreter the first line of ``script`` names (``#!/env/bin/python``, as pip writes
-    its launchers), read as ``build.sh`` reads it (:func:`find_aiecc_script`): the whole line after
-    ``#!``, taken only when it names an executable file. None otherwise (a compiled aiecc, a
+    """The Python that pip's launcher ``script`` runs, read as ``build.sh`` reads it
+    (:func:`find_aiecc_script`): the whole of its first line after ``#!``
+    (``#!/env/bin/python``), or, when that is ``#!/bin/sh``, the path its second line
+    execs (:data:`SH_LAUNCHER`, :data:`EXEC_PREFIX`). Taken only when it is an executable file
+    named ``python*``: the interpreter is asked for its site-packages, a question only a Python
+    answers (a ``#!/bin/bash`` wrapper would fail it). None otherwise (a compiled aiecc, a
     ``#!/usr/bin/env python3`` line, a script that cannot be read)."""
     try:
         with open(script, "rb") as f:
             first = f.readline(4096).rstrip(b"\n")
+            second = f.readline(4096).rstrip(b"\n")
     except OSError:
         return None
     if not first.startswith(b"#!"):
         return None
-    python = Path(os.fsdecode(first[2:]))
+    named = os.fsdecode(first[2:])
+    if named == SH_LAUNCHER:
+        launch = os.fsdecode(second)
+        if not (launch.startswith(EXEC_PREFIX) and launch.endswith(EXEC_SUFFIX)
+                and len(launch) > len(EXEC_PREFIX) + len(EXEC_SUFFIX)):
+            return None
+        named = launch[len(EXEC_PREFIX):-len(EXEC_SUFFIX)]
+        if len(named) >= 2 and named[0] == named[-1] == '"':
+            named = named[1:-1]
+    python = Path(named)
+    if not fnmatch.fnmatchcase(python.name, "python*"):
+        return None
     return python if python.is_file() and os.access(python, os.X_OK) else None
 
 
@@ -265,6 +290,7 @@ def find_aiecc_script() -> list[str]:
         need=shell_line([need]),
         headers=shell_line([EnvWord("", "MLIR_AIE_INSTALL_DIR", "/include/aie_api/aie.hpp")]),
         purelib=shell_line([PURELIB]), pip_package=shell_line([PIP_PACKAGE]),
+        exec_prefix=shell_line([EXEC_PREFIX]), exec_suffix=shell_line([EXEC_SUFFIX]),
         no_headers=shell_line([no_headers])).splitlines()
 
 

@@ -44,6 +44,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.shell import argv_strings, shell_line
 from aiedsl.targets import TargetModel, get_target
+from aiedsl.text import tool_output
 from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv
 from aiedsl.toolchain.discover import Tool, Tools
 from aiedsl.toolchain.elf import ElfError, program_end
@@ -344,7 +345,8 @@ def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
         output, code = str(e), 127
     (cwd / step.log).write_text(f"$ {line}\n{output}")
     if code != 0:
-        tail = output.strip().splitlines()[-TAIL_LINES:]
+        # its last lines as they were, control characters escaped (the log keeps them)
+        tail = tool_output(output.strip()).split("\n")[-TAIL_LINES:]
         loc, where = _design_line(output, d)
         raise ToolchainError(
             step.label.split()[0], f"{step.label} failed (exit {code})" + where, loc=loc,

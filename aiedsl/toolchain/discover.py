@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from aiedsl.text import tool_output
 from aiedsl.toolchain.commands import (AIECC_NAMES, PIP_PACKAGE, PURELIB, AieccSpelling,
                                        aiecc_spelling, help_offers, launcher_python)
 
@@ -227,7 +228,8 @@ def _failure(argv: list[str], r: subprocess.CompletedProcess[str] | str) -> str:
     said = f"`{' '.join([Path(argv[0]).name, *argv[1:]])}`"
     if isinstance(r, str):
         return f"{said}: {r}"
-    lines = [line.strip() for line in (r.stderr or r.stdout or "").splitlines() if line.strip()]
+    lines = [line.strip() for line in tool_output(r.stderr or r.stdout or "").split("\n")
+             if line.strip()]
     why = (lines[-1] if lines[0].startswith("Traceback") else lines[0]) if lines else "no output"
     return f"{said} exited {r.returncode}: {why[:300]}"
 
@@ -235,7 +237,8 @@ def _failure(argv: list[str], r: subprocess.CompletedProcess[str] | str) -> str:
 def _version(argv: list[str], env: Mapping[str, str], *, whole: bool = False) -> str:
     """What a tool says for ``--version`` on one line (``unknown`` if it will not say): the lines
     naming a version (LLVM tools print several), else the first; ``whole`` keeps every line."""
-    lines = [line.strip() for line in (_ask(argv, env) or "").splitlines() if line.strip()]
+    lines = [line.strip() for line in tool_output(_ask(argv, env) or "").split("\n")
+             if line.strip()]
     if not lines:
         return "unknown"
     named = [line for line in lines if "version" in line.lower()]
