@@ -153,6 +153,20 @@ def _plain_constants(path: Path, scope: dict[str, Any], names: list[str]
     return out
 
 
+def _declared_kernels(scope: dict[str, Any]) -> dict[str, Any]:
+    """The kernels a design file's module binds to names at its top level, by symbol, in the
+    order of its names (:attr:`~aiedsl.lang.design.DesignHandle.declared`)."""
+    if "aiedsl.kernels.base" not in sys.modules:  # nothing declared a kernel: not loaded for it
+        return {}
+    from aiedsl.kernels.base import Kernel
+
+    declared: dict[str, Any] = {}
+    for value in scope.values():
+        if isinstance(value, Kernel):
+            declared.setdefault(value.symbol, value)
+    return declared
+
+
 def load_design(path: str | Path, defines: dict[str, str] | None = None,
                 device: str | None = None, name: str | None = None) -> DesignHandle:
     """Run the design file at ``path`` and return the design it declares.
@@ -190,6 +204,9 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
     unused = sorted(set(ctx.overrides) - set(ctx.used))
     if unused:
         raise _unused_defines(path, shown, scope, unused, sorted(ctx.used))
+    declared = _declared_kernels(scope)
+    for handle in designs.values():
+        handle.declared = declared
     if name is not None:
         if name not in designs:
             raise DesignError("design file", f"{shown} has no design named '{name}'",

@@ -25,3 +25,26 @@ def tool_output(text: str) -> str:
     '\\x1b[31mred\\x1b[0m\tok\n\\x1b]0;title\\x07 x\\rover'
     """
     return "".join(c if c in "\n\t" else printable(c) for c in text.replace("\r\n", "\n"))
+
+
+SOURCE_ERRORS = "surrogateescape"
+"""How a kernel's C++ is decoded from its bytes and encoded back, with UTF-8: a byte that is
+not UTF-8 (a Latin-1 ``ö`` in a comment, which g++ and Peano take as they take any comment) is
+carried as a lone surrogate and written back as the same byte. Everything that writes, reads
+back or hashes text holding a kernel's source (the build's ``kernels/<name>.cc``, the host
+build, the cache keys) goes through :func:`encoded` and :func:`decoded`."""
+
+
+def encoded(text: str) -> bytes:
+    """``text`` as the bytes of a file aiedsl writes: UTF-8, a kernel source's bytes that were
+    not UTF-8 given back as they were (:data:`SOURCE_ERRORS`).
+
+    >>> encoded(decoded(b"// Gr\\xf6\\xdfe")) == b"// Gr\\xf6\\xdfe"
+    True
+    """
+    return text.encode("utf-8", SOURCE_ERRORS)
+
+
+def decoded(data: bytes) -> str:
+    """The text of a file's bytes, UTF-8 or not: :func:`encoded` gives them back unchanged."""
+    return data.decode("utf-8", SOURCE_ERRORS)

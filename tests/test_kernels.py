@@ -426,15 +426,18 @@ def test_the_shipped_gemm_layouts_follow_the_device() -> None:
 def test_a_cxx_that_names_no_compiler_says_so(monkeypatch: pytest.MonkeyPatch,
                                               in_root: Path) -> None:
     """CXX=/nonexistent said "no host C++ compiler (g++) on PATH ... (or set CXX)", though
-    CXX was set (a tester)."""
+    CXX was set (a tester). A compiler that is missing is a tool missing (exit 4), said at no
+    design line: the design is not wrong (a tester's: exit 2, at the kernel's declaration)."""
+    from aiedsl.errors import ToolchainError
     from aiedsl.sim import simulate
 
     monkeypatch.setenv("CXX", "/nonexistent")
-    with pytest.raises(DesignError) as e:
+    with pytest.raises(ToolchainError) as e:
         simulate(load_design("designs/passthrough.py"), kernels="native")
+    assert e.value.exit_code == 4
     assert str(e.value) == (
-        "designs/passthrough.py:22: error [host kernel build]: CXX=/nonexistent names no C++ "
-        "compiler that is found\n"
+        "error [host compiler]: CXX=/nonexistent names no C++ compiler that is found, so kernel "
+        "passthrough_i32_1024 cannot be built for the host\n"
         "  limit: CXX: one compiler command, a path or a name on PATH, without flags\n"
         "  found: CXX=/nonexistent\n"
         "  fix: set CXX to the host's C++ compiler (CXX=g++, CXX=/usr/bin/g++-13), or unset it "

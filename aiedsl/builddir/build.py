@@ -33,6 +33,7 @@ from aiedsl.builddir.refuse import (
 from aiedsl.builddir.swap import _carried, _carry, _rename_new, _same_inputs, _swap
 from aiedsl.errors import printable
 from aiedsl.files import make_dirs, os_errors, unmake_dirs
+from aiedsl.text import encoded
 
 
 # -- writing a build ------------------------------------------------------------------------------
@@ -164,8 +165,9 @@ def _folders_of(files: Iterable[str]) -> set[str]:
 
 
 def _put(path: Path, text: str) -> None:
-    """Write one file (a seam for tests that interrupt a build midway)."""
-    path.write_text(text)
+    """Write one file (a seam for tests that interrupt a build midway): UTF-8, a kernel
+    source's bytes that are not given back as they were (:func:`aiedsl.text.encoded`)."""
+    path.write_bytes(encoded(text))
 
 
 # -- holding it -----------------------------------------------------------------------------------
@@ -256,7 +258,7 @@ def compiling(out_dir: str | Path, files: dict[str, str], *, design: str,
             write_marker(work, design, [*inputs, *_folders_of(inputs)], staging)
             for rel, text in inputs.items():
                 (work / rel).parent.mkdir(parents=True, exist_ok=True)
-                (work / rel).write_text(text)
+                (work / rel).write_bytes(encoded(text))  # as _put writes it
         try:
             yield work
         finally:

@@ -25,6 +25,7 @@ from aiedsl.builddir.marker import (
 )
 from aiedsl.errors import DesignError, counted, display_path, printable
 from aiedsl.files import command, os_errors
+from aiedsl.text import decoded
 
 MAX_NAMED = 5
 """How many foreign files an error names."""
@@ -187,7 +188,7 @@ def _changed_inputs(old: Path, files: dict[str, str], tool_input: Callable[[str]
     changed = sorted(have - set(want))
     for rel, text in sorted(want.items()):
         try:
-            if (old / rel).read_text() != text:  # read as build._put wrote it
+            if decoded((old / rel).read_bytes()) != text:  # read as build._put wrote it
                 changed.append(rel)
         except OSError:
             changed.append(rel)

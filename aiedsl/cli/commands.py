@@ -128,10 +128,12 @@ def doctor(
                                         "[default: $PEANO_INSTALL_DIR]."),
 ) -> None:
     """Show which tools aiedsl found (Peano, aiecc, AIE API headers, aie-opt, aie-translate,
-    pyxrt and an NPU).
+    pyxrt, an NPU, and the host C++ compiler that builds kernels for kernel test/profile).
 
     Exit code 0 when everything is there, 4 when something is missing.
     """
+    from aiedsl.kernels.host_cxx import (INSTALL, NEEDED_BY, compiler_version,
+                                         find_host_compiler)
     from aiedsl.toolchain.discover import find_tools
     from aiedsl.toolchain.xrt import find_npu
 
@@ -145,6 +147,11 @@ def doctor(
 
         why = f"{why}, {read_npu_name(import_pyxrt(), device).describe()}"
     rows.append(("NPU", "found" if device is not None else "MISSING", why, "-"))
+    # not the NPU's: what builds kernels' C++ for this machine (kernel test and profile)
+    cxx = find_host_compiler()
+    rows.append(("host C++ compiler", "found" if cxx.path else "MISSING",
+                 f"{cxx.path} ({cxx.how})" if cxx.path else cxx.how,
+                 compiler_version(cxx.path) if cxx.path else "-"))
     print_table("aiedsl doctor", ("tool", "status", "where / how found", "version"), rows)
     missing = tools.missing()
     for t in missing:
@@ -160,6 +167,11 @@ def doctor(
     if missing or device is None:
         say("Without them aiedsl still checks, builds (MLIR and C++) and simulates "
             "designs: aiedsl run uses the simulator.")
+    if cxx.path is None:
+        say(f"Missing host C++ compiler ({cxx.how}): {NEEDED_BY} build kernels' C++ for this "
+            f"machine with it; check, build and sim (reference kernels) do not. To get it: "
+            f"{INSTALL}")
+    if missing or device is None or cxx.path is None:
         raise typer.Exit(4)
     say("everything aiedsl needs to compile and run on the NPU is here")
 

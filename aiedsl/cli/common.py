@@ -7,6 +7,7 @@ Only typer and the standard library load here: ``aiedsl --help`` imports this mo
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 from typing import Any, List, Optional
@@ -136,6 +137,50 @@ def reader_gone() -> None:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, sys.stdout.fileno())
     os.close(null)
+
+
+class _ReaderMayLeave(io.TextIOWrapper):
+    """Standard output whose reader may close the pipe early (``aiedsl sim d.py | head -1``):
+    a write or flush that meets the closed pipe points standard output at the null device
+    (:func:`reader_gone`) and goes on, as :func:`say` does, whoever wrote: a ``print()`` in a
+    design's or a kernel's reference met the pipe first as often as aiedsl did, and its
+    ``BrokenPipeError`` was blamed on the user's line (exit 2 for a run that passed). Any other
+    error (``> /dev/full``) is raised as it is, for the command line to say (click probes the
+    stream with writes whose errors it ignores, so nothing else may change here)."""
+
+    replaced: Any = None
+    """The stream it replaced (:func:`reader_may_leave`), kept alive: collected, it would close
+    the buffer both write into."""
+
+    def write(self, s: str) -> int:
+        """Write ``s``; to the null device once the reader has gone."""
+        try:
+            return super().write(s)
+        except BrokenPipeError:
+            reader_gone()
+            return len(s)  # it would go to the null device now: nowhere, as the rest
+
+    def flush(self) -> None:
+        """Flush; once the reader has gone, what is buffered goes to the null device."""
+        try:
+            super().flush()
+        except BrokenPipeError:
+            reader_gone()
+            super().flush()
+
+
+def reader_may_leave(stream: Any) -> Any:
+    """``stream`` (the program's standard output, as Python opened it) as one whose closed
+    pipe costs nothing (:class:`_ReaderMayLeave`), over the same buffer and with the same
+    settings; anything else (a test's capture, a replaced stream) as it is."""
+    if type(stream) is not io.TextIOWrapper:
+        return stream
+    stream.flush()
+    wrapped = _ReaderMayLeave(stream.buffer, encoding=stream.encoding, errors=stream.errors,
+                              line_buffering=stream.line_buffering,
+                              write_through=stream.write_through)
+    wrapped.replaced = stream
+    return wrapped
 
 
 def no_color() -> bool:

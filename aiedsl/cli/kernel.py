@@ -50,12 +50,20 @@ def kernel_test(
     if not all_ and path is None:
         raise typer.BadParameter("give a kernel file or a design file, or --all",
                                  param_hint="PATH")
-    from aiedsl.kernels.cases import design_cases
+    from aiedsl.kernels.cases import design_cases, uncalled_kernels
     from aiedsl.kernels.host_check import check_kernel
     from aiedsl.kernels.samples import library_cases
 
+    notes: dict[str, str] = {}  # what is said before a kernel's results, by symbol
     if path is not None and path.suffix == ".py":
-        cases = design_cases(load(path, define, device, name))
+        handle = load(path, define, device, name)
+        cases = design_cases(handle)
+        notes = _uncalled(uncalled_kernels(handle))
+        if not cases:
+            for line in notes.values():
+                say(line)
+            say(_no_kernels(handle, "test", bool(notes)))
+            return
     else:
         _library_only(path, define, name, "test")
         cases = library_cases(path)
@@ -67,10 +75,14 @@ def kernel_test(
     failed = 0
     start = time.perf_counter()
     for case in cases:
+        if case.kernel.symbol in notes:
+            say(notes.pop(case.kernel.symbol))
         result = check_kernel(case, seed)
         failed += not result.passed
         for line in result.lines:
             say(line)
+    for line in notes.values():  # those not run: said, not passed over
+        say(line)
     say(f"{len(cases) - failed} of {len(cases)} kernels match their references "
         f"({time.perf_counter() - start:.1f} s)")
     if failed:
@@ -97,11 +109,20 @@ def kernel_profile(
     from aiedsl.kernels.samples import library_cases
     from aiedsl.kernels.profile import profile_cases
 
+    uncalled: dict[str, str] = {}  # what is said before a kernel's profile, by symbol
     if path.suffix == ".py":
+        from aiedsl.kernels.cases import uncalled_kernels
+
         handle = load(path, define, device, name)
         # a profile per set of scalar values the calls pass, as a kernel declared without
         # cycles= is charged
         cases, dev = design_cases(handle, each=True), handle.ir.device
+        uncalled = _uncalled(uncalled_kernels(handle))
+        if not cases:
+            for line in uncalled.values():
+                say(line)
+            say(_no_kernels(handle, "profile", bool(uncalled)))
+            return
     else:
         _library_only(path, define, name, "profile")
         cases, dev = library_cases(path), device or DEFAULT_DEVICE
@@ -112,6 +133,8 @@ def kernel_profile(
     for case, prof in zip(cases, profile_cases(cases, dev, seed)):
         failed += bool(prof.faults)
         k = case.kernel
+        if k.symbol in uncalled:
+            say(uncalled.pop(k.symbol))
         notes = []
         if path.suffix == ".py" and k.cycles_source == "declared" and prof.counted \
                 and prof.ran:
@@ -134,8 +157,29 @@ def kernel_profile(
                          "cycles= declared: this profile, made as the design loaded)")
         for line in prof.lines(notes):
             say(line)
+    for line in uncalled.values():  # those not run: said, not passed over
+        say(line)
     if failed:  # as `kernel test`: the C++ (or its declared cost) is wrong
         raise typer.Exit(1)
+
+
+def _uncalled(uncalled: List[Any]) -> dict[str, str]:
+    """The line said of each kernel a design's file declares that no core calls
+    (:class:`~aiedsl.kernels.cases.Uncalled`), by symbol: before its results when it runs
+    alone, else after every result, saying why it did not run."""
+    return {u.kernel.symbol: u.line() for u in uncalled}
+
+
+def _no_kernels(handle: Any, command: str, declared: bool) -> str:
+    """What ``kernel test`` (``command``) or ``kernel profile`` says of a design that calls no
+    kernel and whose file declares none that can run alone (``declared``: it declares some,
+    said above): nothing to run, in one line, where "0 of 0 kernels match" read like a
+    result."""
+    if declared:
+        return (f"{handle.ir.name} calls no kernel, and none its file declares can run alone "
+                f"(above): no kernel to {command}")
+    return (f"{handle.ir.name} calls no kernel and its file declares none (its data moves by "
+            f"DMA only): no kernel to {command}")
 
 
 def below_bound(declared: int, bound: int) -> str:
@@ -195,6 +239,15 @@ def _no_library_kernel(path: Path, command: str) -> Exception:
     if not path.exists():
         return typer.BadParameter(f"{path} does not exist (nor is a library kernel made from a "
                                   f"file named {path.name})", param_hint="PATH")
+    from aiedsl.lang.names import SOURCE_SUFFIXES
+
+    if path.suffix not in SOURCE_SUFFIXES:  # source= takes C++ names only: say so first
+        cpp = f"{path.stem or path.name}.cc"
+        return typer.BadParameter(
+            f"{path.name} is neither a design file (.py) nor a C++ file "
+            f"({', '.join(SOURCE_SUFFIXES)}): if it holds your kernel's C++, rename it to a C++ "
+            f"name ({cpp}), declare it with declare(..., source=\"{cpp}\") in a design and run "
+            f"`aiedsl kernel {command} DESIGN.py`", param_hint="PATH")
     return typer.BadParameter(
         f"no library kernel is made from {path.name}: declare your kernel with "
         f"declare(..., source=\"{path.name}\") in a design and run "

@@ -18,7 +18,7 @@ from typing import Any, List, Optional
 import typer
 
 from aiedsl.cli.commands import app
-from aiedsl.cli.common import STDOUT_CLOSED, stdout_failed, tell
+from aiedsl.cli.common import STDOUT_CLOSED, reader_may_leave, stdout_failed, tell
 
 
 def _click_class(name: str) -> type:
@@ -123,11 +123,19 @@ def _missing_streams() -> bool:
 
 
 def _from_echo(e: OSError) -> bool:
-    """Did ``e`` come from click's ``echo`` (typer's ``--help``, written to standard output)?"""
+    """Did ``e`` come from click's ``echo`` (typer's ``--help``, written to standard output)?
+    The standard output's own write or flush (:func:`~aiedsl.cli.common.reader_may_leave`)
+    may be the last frame: the one that called it is looked at."""
+    ours = {getattr(type(sys.stdout), name).__code__ for name in ("write", "flush")
+            if hasattr(getattr(type(sys.stdout), name), "__code__")}
+    frames = []
     tb = e.__traceback__
-    while tb is not None and tb.tb_next is not None:
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code)
         tb = tb.tb_next
-    return tb is not None and tb.tb_frame.f_code.co_name == "echo"
+    while frames and frames[-1] in ours:
+        frames.pop()
+    return bool(frames) and frames[-1].co_name == "echo"
 
 
 def _stdout_failing() -> bool:
@@ -188,6 +196,10 @@ def run() -> None:
     command; ``os._exit`` skips it. Library callers use :func:`main`, which only raises
     ``SystemExit``.
     """
+    # the process is the program's: a print() of the user's code meeting a closed pipe is
+    # the reader's leaving, not the user's error (main() alone, a library's call, keeps the
+    # stream it is given)
+    sys.stdout = reader_may_leave(sys.stdout)
     try:
         main()
         code = 0

@@ -41,6 +41,9 @@ class KernelCase:
     shown: str = ""
     """The scalars as a profile's line names them (``n=1024``; a design's kernel with scalars
     only: :meth:`ScalarSet.shown`)."""
+    called: bool = True
+    """A design's kernel that some core calls (False: one its design file declares that no
+    core calls, run with its declaration's scalar values: :func:`uncalled_kernels`)."""
 
 
 @dataclass(frozen=True)
@@ -132,12 +135,64 @@ def declared_set(k: Kernel) -> ScalarSet:
     return ScalarSet((), scalars, given, tuple(missing), None)
 
 
+@dataclass(frozen=True)
+class Uncalled:
+    """A kernel its design file declares (:attr:`~aiedsl.lang.design.DesignHandle.declared`)
+    that no core of the design calls: run alone, with its declaration's scalar values
+    (:func:`declared_set`), unless ``why_not`` says why it cannot be."""
+
+    kernel: Kernel
+    reference: Callable[..., None]
+    values: ScalarSet
+    why_not: str
+    """Why it is not run (its scalars without a value, C++ made for another architecture);
+    empty when it is."""
+
+    def line(self) -> str:
+        """What ``kernel test`` and ``kernel profile`` print of it, before its results (or
+        instead of them, when it is not run)."""
+        k = self.kernel
+        head = f"{k.symbol} ({k.loc}) is declared but no core of the design calls it"
+        if self.why_not:
+            return f"NOT RUN {head}: {self.why_not}"
+        given = f", with {self.values.shown()}" if self.values.scalars else ""
+        return f"{head}: run alone{given}"
+
+
+def uncalled_kernels(handle: DesignHandle) -> list[Uncalled]:
+    """The kernels design ``handle``'s file declares that none of its cores calls, in the
+    order of the file's names: what an author writes and tests before calling it, and what
+    ``kernel test`` of the design would otherwise pass over without a word."""
+    d = handle.ir
+    target = get_target(d.device)
+    called = {k.symbol for k in d.kernels}
+    out = []
+    for symbol, obj in handle.declared.items():
+        if symbol in called:
+            continue
+        k = obj.ir
+        values = declared_set(k)
+        why_not = ""
+        if k.arch is not None and k.arch != target.arch:
+            why_not = (f"its C++ is made for {k.arch} (arch=), and the design's device "
+                       f"{d.device} has {target.arch} cores")
+        elif values.missing:
+            names = " and ".join(values.missing)
+            why_not = (f"no call gives its scalar{'s' if len(values.missing) > 1 else ''} "
+                       f"{names} a value; to run it before a core calls it, give params="
+                       + "{" + ", ".join(f"'{n}': ..." for n in values.missing) + "} in its "
+                       "declaration")
+        out.append(Uncalled(k, obj.run_reference, values, why_not))
+    return out
+
+
 def design_cases(handle: DesignHandle, each: bool = False) -> list[KernelCase]:
     """Every kernel a design calls, with the scalars of its first call (:func:`scalar_sets`);
     with ``each``, a case per set of scalar values its calls pass (what a profile of the
     design runs: the simulator charges each call the cycles of its own values, when the
-    kernel declares none). The design need not place: testing a kernel reads only its
-    calls."""
+    kernel declares none); then each kernel its file declares that no core calls and that can
+    run alone (:func:`uncalled_kernels`). The design need not place: testing a kernel reads
+    only its calls."""
     d = handle.ir
     arch = get_target(d.device).aie_arch
     out = []
@@ -150,6 +205,9 @@ def design_cases(handle: DesignHandle, each: bool = False) -> list[KernelCase]:
             continue
         out += [KernelCase(k, text, reference, s.scalars, arch, s.shown())
                 for s in (sets if each else sets[:1])]
+    out += [KernelCase(u.kernel, kernel_text(None, u.kernel), u.reference, u.values.scalars,
+                       arch, u.values.shown(), called=False)
+            for u in uncalled_kernels(handle) if not u.why_not]
     return out
 
 

@@ -213,10 +213,11 @@ CALL_SECONDS = 10.0
 
 def call_limit(k: Kernel) -> float:
     """Seconds one host call of kernel ``k`` may take: :data:`CALL_SECONDS` (or
-    ``$AIEDSL_KERNEL_TIMEOUT``), or 1 us per declared cycle when that is more (the host runs
-    the AIE API some 10 to 50 times slower than a 1 GHz core: a kernel that long still has
-    20 times its time)."""
-    setting = os.environ.get("AIEDSL_KERNEL_TIMEOUT")
+    ``$AIEDSL_KERNEL_TIMEOUT``, unless empty), or 1 us per declared cycle when that is more
+    (the host runs the AIE API some 10 to 50 times slower than a 1 GHz core: a kernel that long
+    still has 20 times its time)."""
+    # set but empty is unset, as CXX and NO_COLOR read (a script's AIEDSL_KERNEL_TIMEOUT=$T)
+    setting = os.environ.get("AIEDSL_KERNEL_TIMEOUT") or None
     seconds = CALL_SECONDS
     if setting is not None:
         try:

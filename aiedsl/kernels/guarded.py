@@ -116,7 +116,9 @@ def _loaded(kernel: Kernel, library: str, arch: int | None, args: list[Any], fil
 
 def in_child(fn: Callable[[], Any], limit: float) -> Any:
     """``fn()`` in a child process; a description of the crash (a string) if it dies, or of
-    the hang if it does not answer within ``limit`` seconds (it is then killed and reaped).
+    the hang if it does not answer within ``limit`` seconds. The child is killed and reaped on
+    every way out that did not see it end (a hang, Ctrl-C, SIGTERM), and dies with this
+    process where Linux can arrange it (:func:`~aiedsl.kernels.lifeline.die_with_parent`).
 
     The child is a fork of this process when it runs one thread (the command line's case:
     :func:`~aiedsl.kernels.worker.alone`). A fork of a process running several threads may
@@ -140,8 +142,17 @@ def in_child(fn: Callable[[], Any], limit: float) -> Any:
             return _served(fn, limit)
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
+    me = os.getpid()
 
     def work() -> None:
+        import signal
+
+        from aiedsl.kernels.lifeline import die_with_parent
+
+        # Ctrl-C is the parent's to handle (it then kills this child), as in the native
+        # simulation's child; and a parent killed outright takes this child with it
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        die_with_parent(me)
         try:
             out: tuple[str, Any] = ("value", fn())
         except Exception as err:  # raised again in the parent, as if run there
@@ -153,15 +164,21 @@ def in_child(fn: Callable[[], Any], limit: float) -> Any:
     child.close()
     try:
         if not parent.poll(limit):
+            return _hung(limit)
+        try:
+            data = parent.recv_bytes()
+        except EOFError:
+            proc.join()
+            return _died(proc.exitcode or 0)
+        proc.join()  # it answered: it ends by itself (flushing what it printed)
+    finally:
+        # every way out but an answer (a hang, Ctrl-C, SIGTERM raised as Ctrl-C by the command
+        # line): a child in a kernel's endless loop runs no Python and would spin forever,
+        # orphaned, so it is killed and reaped here
+        if proc.exitcode is None:
             proc.kill()
             proc.join()
-            parent.close()
-            return _hung(limit)
-        data = parent.recv_bytes()
-    except EOFError:
-        proc.join()
-        return _died(proc.exitcode or 0)
-    proc.join()
+        parent.close()
     kind, value = pickle.loads(data)
     if kind == "raised":
         raise value

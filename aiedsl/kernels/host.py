@@ -44,11 +44,13 @@ from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.faults import bf16_rounding_fault, misaligned_fault
+from aiedsl.kernels.host_cxx import find_host_compiler
 from aiedsl.kernels.host_errors import explain, redefined
 from aiedsl.kernels.text import KernelText
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import check_file_kernel
 from aiedsl.targets import CASCADE_BITS
+from aiedsl.text import encoded
 
 HOST_INCLUDE = KERNELS_CPP / "host"
 """Holds ``aie_api/aie.hpp``, the host stand-in for the AIE API."""
@@ -83,21 +85,15 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
     (:attr:`~aiedsl.targets.TargetModel.aie_arch`) the build defines ``__AIE_ARCH__`` as Peano
     does for that architecture, so the kernel takes the same ``#if`` branches and ``aie::mmul``
     accepts only that architecture's modes."""
-    named = os.environ.get("CXX") or None  # set but empty: as unset, as make reads it
-    cxx = shutil.which(named or "g++")
-    if cxx is None and named is not None:  # "(or set CXX)" would be no help: it is set
-        raise DesignError("host kernel build", f"CXX={named} names no C++ compiler that is "
-                          "found", loc=loc, limit="CXX: one compiler command, a path or a name "
-                          "on PATH, without flags", found=f"CXX={named}",
-                          fix="set CXX to the host's C++ compiler (CXX=g++, CXX=/usr/bin/g++-13),"
-                          " or unset it for g++")
-    if cxx is None:
-        raise DesignError("host kernel build", "no host C++ compiler (g++) on PATH", loc=loc,
-                          fix="install g++ (or set CXX) to test kernels on the host")
+    compiler = find_host_compiler()
+    cxx = compiler.path
+    if cxx is None:  # a tool missing (exit 4), not the design line's mistake
+        what = f"kernel{'s' if len(kt.symbols) > 1 else ''} {kt.label}"
+        raise compiler.missing_error(what)
     header = "".join(p.read_text() for p in sorted((HOST_INCLUDE / "aie_api").glob("*.hpp")))
     flags = [*CXX_FLAGS, *([f"-D__AIE_ARCH__={aie_arch}"] if aie_arch is not None else []),
              *kt.flags]
-    key = hashlib.sha256((kt.text + header + " ".join(flags) + cxx).encode()).hexdigest()[:24]
+    key = hashlib.sha256(encoded(kt.text + header + " ".join(flags) + cxx)).hexdigest()[:24]
     out = cache_dir("host-kernels") / f"{key}.so"
     if out.is_file():
         return out
@@ -105,7 +101,7 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
     with tempfile.TemporaryDirectory() as tmp:
         name = f"{kt.name}.cc"
         src = Path(tmp) / name
-        src.write_text(kt.text)
+        src.write_bytes(encoded(kt.text))  # the source's own bytes, UTF-8 or not
         lib = Path(tmp) / "k.so"
         r = _compile(cxx, flags, src, lib)
         if r.returncode != 0 and _NO_UNIQUE in r.stderr:  # clang: it has no such symbols
@@ -124,8 +120,19 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
                 message = (f"the object of kernels {kt.label} ({kt.source.label}) does not "
                            "compile on the host" + (f": the first error is in {culprit}'s code"
                                                     if culprit else ""))
+            entry = _first_error_entry(kt, found)
+            if entry is not None and message == f"{kt.label} does not compile on the host":
+                # the first error is in the call aiedsl generated from entry=, not in the file
+                message = (f"the extern \"C\" entry aiedsl generates for {entry}, "
+                           f"{kt.entry_call(entry)}, does not compile on the host")
+                fix = (f"make entry= call a function of {kt.source.label} with the template "
+                       "arguments it takes and the kernel's arguments in its order (or fix that "
+                       f"function); {fix.removeprefix('fix the C++; ')}")
+                culprit = entry
             named = twice[0] if twice else culprit
             loc = next((at for s, at in kt.declared if s == named), loc)
+            if f"kernels/{kt.name}.cc:" in found:  # lines of a file the user cannot open
+                found += f"\n({kt.layout()})"
             raise DesignError("host kernel build", message, loc=loc, found=found, fix=fix)
         tmp_out = out.with_suffix(f".{os.getpid()}.tmp")
         shutil.copyfile(lib, tmp_out)
@@ -136,8 +143,11 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
 def _compile(cxx: str, flags: list[str], src: Path, lib: Path
              ) -> subprocess.CompletedProcess[str]:
     """``cxx`` run on ``src`` with ``flags`` and the host header, writing ``lib``."""
+    # replace: its excerpts quote the source's lines, whose bytes need not be UTF-8 (a Latin-1
+    # comment), and what it says is shown, never written back
     return subprocess.run([cxx, *flags, f"-I{HOST_INCLUDE}", str(src), "-o", str(lib)],
-                          capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
+                          capture_output=True, text=True, encoding="utf-8", errors="replace",
+                          env={**os.environ, "LC_ALL": "C"})
 
 
 _copies = itertools.count()
@@ -228,6 +238,15 @@ def _first_errors(stderr: str, most: int = 12) -> str:
                      or (": In " in lines[start - 1] and lines[start - 1].rstrip().endswith(":"))):
         start -= 1
     return "\n".join(lines[start:start + most])
+
+
+def _first_error_entry(kt: KernelText, excerpt: str) -> str | None:
+    """The kernel whose generated ``extern "C"`` entry holds the compiler's first error (the
+    first ``error:`` line of ``excerpt``, mapped by :meth:`KernelText.map_output`), if it is
+    in one."""
+    first = next((ln for ln in excerpt.splitlines() if ": error:" in ln), "")
+    m = re.match(re.escape(f"kernels/{kt.name}.cc:") + r"(\d+):", first)
+    return kt.kernel_at(int(m[1])) if m else None
 
 
 _FUNCTION = re.compile(r"In (?:function|instantiation of) [‘'][^’']*?(\w+)(?:<[^’']*>)?\(")

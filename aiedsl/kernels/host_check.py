@@ -11,6 +11,7 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from aiedsl.kernels.cases import KernelCase, case_args
 from aiedsl.kernels.faults import FILLS, call_limit
 from aiedsl.kernels.guarded import GuardedCall, in_child
 from aiedsl.kernels.host import native
+from aiedsl.kernels.reference import left_unwritten, partly_unwritten_error
 
 
 @dataclass
@@ -59,6 +61,9 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
         except Exception as err:  # the user's reference
             raise user_exception(err, f"running the reference of kernel '{k.symbol}'",
                                  k.loc) from err
+    # elements of an "out" buffer the reference left as they were, in both runs
+    left = {i: left_unwritten(args_cpp[i], args_ref[i], poisoned[i])
+            for i, a in enumerate(k.args) if a.access == "out" and a.kind == "buffer"}
     run = native(k, case.cpp, case.aie_arch)  # built here: a compile error is the design's
     runs = []
     for fill in FILLS:
@@ -67,6 +72,13 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
             return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
         runs.append(outcome)
     (results, faults, _), (again, _, _) = runs
+    for i, mask in left.items():
+        # where the C++ wrote what the reference left: the "want" there is what the buffer held
+        # before, which no reference computed
+        error = partly_unwritten_error(k, _users(case.reference), k.args[i].name, mask,
+                                       results[i], args_cpp[i])
+        if error is not None:
+            raise error
     lines = [f"FAIL {k.symbol}: {f}" for f in faults]
     for i, a in enumerate(k.args):
         if a.kind == "buffer" and not np.array_equal(results[i], again[i], equal_nan=True):
@@ -87,3 +99,10 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
         shown = [f"  within its buffers, {t[5:]}" if c.passed else t
                  for c, t in zip(checks, shown)]
     return KernelTest(k.symbol, not lines and all(c.passed for c in checks), lines + shown)
+
+
+def _users(reference: Callable[..., None]) -> Callable[..., Any]:
+    """The user's own reference function behind a case's ``reference`` (a declared kernel's
+    :meth:`~aiedsl.kernels.base.Kernel.run_reference`), whose ``def`` an error names."""
+    kernel = getattr(reference, "__self__", None)
+    return getattr(kernel, "reference", reference)

@@ -17,9 +17,15 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from aiedsl.kernels.aie_api_names import AIE_API_NAMES
+
 _QUOTED = r"[‘'](\w+)[’']"
 """A name as g++ quotes it: typographic quotes in a UTF-8 locale, ASCII ones under LC_ALL=C."""
 _NOT_IN_AIE = re.compile(_QUOTED + r" is not a member of [‘']aie[’']")
+_DID_YOU_MEAN = re.compile(_QUOTED + r" is not a member of [‘']aie[’']; did you mean "
+                           r"[‘'](?:aie::)?(\w+)[’']")
+"""g++'s suggestion for a name not in ``aie``: ``'addd' is not a member of 'aie'; did you mean
+'add'?``: the name and the one it suggests."""
 _UNDECLARED = re.compile(_QUOTED + r" (?:was not declared in this scope|does not name a type)")
 
 _NATIVE_TYPE = r"v\d+(?:u?int\d+|cint\d+|acc\d+|cacc\d+|accfloat|bfloat16|float|bfp\w+)"
@@ -49,6 +55,10 @@ _OPERANDS = re.compile(r"In instantiation of [‘']constexpr auto aie::operators
 """The operand types g++ names where such an operator failed: ``T1 = aie::accum<acc64, 16>;
 T2 = aie::accum<acc64, 16>``."""
 
+_UNCLOSED = re.compile(r"expected [‘']\}[’'] at end of input[^\n]*\n(?:.*\n)*?"
+                       r"(\S+):(\d+):\d+: note:\s+to match this [‘']\{[’']")
+"""g++ on a file that ends inside a brace: ``expected '}' at end of input``, then the ``note:
+to match this '{'`` naming where the brace was opened (its file and line, as mapped back)."""
 _REDEFINED = re.compile(r"redefinition of [‘'](?:[\w:<>,* ]+ )?(\w+)\(")
 """g++ on a function defined twice: ``redefinition of 'void f(int*)'``."""
 _RULE = re.compile(r"static assertion failed: aie::(vector|accum|mmul): (.*)")
@@ -100,6 +110,13 @@ def explain(stderr: str, label: str, header: object,
     itself (which ``aiedsl check`` finds unless the text cannot say: :mod:`aiedsl.kernels.cscan`)
     is said so; any other failure is the kernel's own, and the message only says that it does
     not compile (the compiler's lines show why)."""
+    unclosed = _UNCLOSED.search(stderr)
+    if unclosed and not unclosed[1].startswith("kernels/"):  # a brace of the user's file
+        where, line = unclosed[1], unclosed[2]
+        return (f"{where} ends inside the '{{' its line {line} opens, which no '}}' closes: the "
+                "extern \"C\" entries aiedsl generates after the source are read inside it "
+                "(g++'s errors at lines of kernels/, the generated file, follow from that)",
+                f"add the missing '}}' to {where} (the '{{' of its line {line} is not closed)")
     twice = redefined(stderr, symbols)
     if twice:
         return (f"the source defines {_listed(twice)} itself, and the generated extern \"C\" "
@@ -124,10 +141,17 @@ def explain(stderr: str, label: str, header: object,
                 f"host AIE API header has no {operator[2]}{on}, so it cannot be tested on the "
                 "host", f"write it with the AIE API names the host header covers (listed at "
                 f"the top of {header}), {npu}")
-    api = sorted(set(_NOT_IN_AIE.findall(stderr)))
+    named = sorted(set(_NOT_IN_AIE.findall(stderr)))
+    # a name of the AIE API the header lacks, or no AIE API name at all (a typo: g++'s own
+    # suggestion is passed on; it would not compile with Peano either)
+    api = [n for n in named if n in AIE_API_NAMES]
+    typos = [n for n in named if n not in AIE_API_NAMES]
     raw = sorted({n for n in _UNDECLARED.findall(stderr) if INTRINSIC.fullmatch(n)})
     covered = f"the host header covers the AIE API names listed at the top of {header}"
     rule = _RULE.search(stderr)
+    if typos:
+        return _misspelled(subject, typos, dict(_DID_YOU_MEAN.findall(stderr)), api, raw,
+                           covered)
     if rule and not api and not raw:
         # a size the AIE API does not have either: the type g++ was making when it failed
         kind, words = rule.groups()
@@ -152,3 +176,31 @@ def explain(stderr: str, label: str, header: object,
     # rewritten in API terms, or run where the intrinsic exists
     return message, (f"write {'it' if len(raw) == 1 else 'them'} with the AIE API ({covered}), "
                      "or test the kernel on an NPU (aiedsl run DESIGN --target npu)")
+
+
+def _misspelled(subject: str, typos: list[str], suggested: dict[str, str], api: list[str],
+                raw: list[str], covered: str) -> tuple[str, str]:
+    """The message and fix for C++ ``subject`` naming ``typos``, ``aie::`` names the AIE API
+    does not have (:data:`~aiedsl.kernels.aie_api_names.AIE_API_NAMES`), each with the name g++
+    ``suggested`` if any; and, said after them, the AIE API names (``api``) and intrinsics
+    (``raw``) the host header lacks."""
+    def shown(n: str) -> str:
+        return f"aie::{n} (g++: did you mean aie::{suggested[n]}?)" if n in suggested \
+            else f"aie::{n}"
+
+    one = len(typos) == 1
+    parts = [f"{_listed([shown(n) for n in typos])}, which {'is' if one else 'are'} not "
+             f"{'a name' if one else 'names'} of the AIE API (it would not compile with Peano "
+             "either)"]
+    if api:
+        parts.append(f"{_listed([f'aie::{n}' for n in api])}, which aiedsl's host AIE API "
+                     "header does not cover")
+    if raw:
+        what = "a raw AIE2 intrinsic" if len(raw) == 1 else "raw AIE2 intrinsics"
+        parts.append(f"{_listed(raw)}, {what} that aiedsl's host AIE API header does not "
+                     "model")
+    fixes = [f"aie::{n}: aie::{suggested[n]}?" for n in typos if n in suggested]
+    guess = f" ({'; '.join(fixes)})" if fixes else ""
+    return (f"{subject} uses {'; and '.join(parts)}",
+            f"correct the name{'' if one else 's'}{guess}, as the AIE API's documentation or "
+            f"mlir-aie's include/aie_api/aie.hpp spells {'it' if one else 'them'}; {covered}")

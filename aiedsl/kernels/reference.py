@@ -319,3 +319,50 @@ def _unwritten_error(ir: KernelIR, reference: Callable[..., Any], what: str, fou
         related=[("the kernel's declaration", ir.loc)] if here is not None else [],
         fix=f"write into the output array in place, e.g. {name}[...] = ... (`{name} = ...` "
             "only rebinds the name; a returned value is dropped)")
+
+
+def left_unwritten(before: Any, after: Any, poisoned: Any) -> Any:
+    """The elements of an "out" buffer a reference left as they were: ``before`` what it held
+    for one run (random values), ``after`` what it held after that run, ``poisoned`` after a
+    run on the same inputs with the buffer holding the poison of unwritten memory
+    (:func:`~aiedsl.dtypes.unwritten`). An element kept in both runs, one of random values and
+    one of poison, was not written (a reference writes the same values given the same inputs;
+    one that reads the buffer is :func:`_check_no_out_read`'s). An element whose random value
+    was the poison itself (-128 drawn for an i8) cannot tell, and is not counted."""
+    import numpy as np
+
+    poison = _poison(np.asarray(before))
+    return (_same(after, before) & _same(poisoned, poison)) & ~_same(before, poison)
+
+
+def partly_unwritten_error(ir: KernelIR, reference: Callable[..., Any], name: str,
+                           left: Any, cpp_after: Any, before: Any) -> DesignError | None:
+    """The DesignError for a reference that left some elements of its "out" buffer ``name``
+    unwritten (``left``, :func:`left_unwritten`) that the kernel's C++ wrote (``cpp_after``
+    differs there from ``before``, what the buffer held): what the C++ computes there would be
+    compared with what the buffer happened to hold, a "want" no reference computed. At its
+    ``def``, as for one that wrote none. None when the C++ left them as they were too."""
+    import numpy as np
+
+    written = left & ~_same(cpp_after, before)
+    if not written.any():
+        return None
+    total, n = int(np.asarray(left).size), int(np.count_nonzero(left))
+    at = [tuple(int(v) for v in i) for i in np.argwhere(written)]
+    one = len(at) == 1
+    shown = ", ".join(str(list(i)) for i in at[:3]) + (
+        f" and {len(at) - 3:,} more" if len(at) > 3 else "")
+    here = function_loc(reference)
+    return DesignError(
+        "kernel reference", f"the reference of kernel '{ir.symbol}' left {n:,} of {total:,} "
+        f"elements of its \"out\" buffer '{name}' unwritten, "
+        + (f"where the kernel's C++ writes {'it' if one else 'them'}" if len(at) == n else
+           f"{len(at):,} of which the kernel's C++ writes") + f": {name}{shown}",
+        loc=here or ir.loc, limit="a kernel reference writes its results into its \"out\" "
+        "arrays in place: every element the kernel writes (the test compares each)",
+        found=f"{name}{shown} kept what {'it' if one else 'they'} held before the call in two "
+        "runs of the reference (one with the buffer holding random values, one holding "
+        f"poison), where the C++ wrote {'another value' if one else 'other values'}",
+        related=[("the kernel's declaration", ir.loc)] if here is not None else [],
+        fix=f"make the reference write all of '{name}' the C++ writes ({name}[...] = ...; a "
+            f"slice such as {name}[1:] = ... leaves the rest as it was)")

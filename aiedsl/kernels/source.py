@@ -18,6 +18,7 @@ from aiedsl.kernels.cscan.blank import blank
 from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
 from aiedsl.kernels.signature import check_signature
 from aiedsl.lang.names import define_flags
+from aiedsl.text import decoded
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,17 @@ def kernel_source(k: Kernel) -> KernelSource:
             folder else f"{k.loc.file} (in {display_path(folder) or '.'})"
         where = (f"in aiedsl's {shelf} (the installation lacks it)" if k.shipped else
                  f"neither beside {beside} nor in aiedsl's {shelf}")
+        folder_named = _folder_named(k)
+        if folder_named is not None:  # "found neither" sent the user looking for a lost file
+            what = "template" if k.source_kind == "template" else "C++ file"
+            raise DesignError(
+                "kernel source", f"kernel '{k.symbol}' names {k.source}, which is a directory "
+                + (f"beside {beside}" if folder_named.is_relative_to(os.path.realpath(folder))
+                   or folder_named.is_relative_to(folder) else f"in aiedsl's {shelf}")
+                + f", not a {what}", loc=k.loc,
+                limit=f"source= names a {what}", found=f"{k.source}: a directory",
+                fix=f"name the {what} in source= (one inside that directory is "
+                    f"source=\"{k.source.rstrip('/')}/<file>\")")
         raise DesignError(
             "kernel source", f"kernel '{k.symbol}' names {k.source}, found {where}", loc=k.loc,
             found=k.source, fix="reinstall aiedsl" if k.shipped else
@@ -55,16 +67,38 @@ def kernel_source(k: Kernel) -> KernelSource:
     label = (f"{'aiedsl/kernels/templates' if k.source_kind == 'template' else 'kernels_cpp'}/"
              f"{k.source}" if path.is_relative_to(home) else display_path(str(path)))
     if k.source_kind == "file":
-        return KernelSource(label, path, path.read_text())
+        return KernelSource(label, path, read_source(path))
     try:
         text = render(path.name, str(path.parent), **k.params)
+    except UnicodeDecodeError as e:  # jinja2 reads a template as UTF-8 text, and nothing else
+        line = e.object[:e.start].count(b"\n") + 1
+        raise DesignError(
+            "kernel source", f"kernel '{k.symbol}': its template {label} is not UTF-8 text: "
+            f"byte {e.start} (line {line}) is 0x{e.object[e.start]:02x}", loc=k.loc,
+            limit="a template (source_kind=\"template\") is read as UTF-8 by jinja2, which "
+            "renders it", found=f"0x{e.object[e.start]:02x} at byte {e.start} of {label}",
+            fix=f"save {label} as UTF-8 (iconv -f latin1 -t utf-8, or your editor's encoding "
+                "setting), or write that character another way") from None
     except TemplateError as e:
         raise DesignError(
             "kernel source", f"kernel '{k.symbol}': its template {label} does not render: "
             f"{str(e).split(': ', 1)[-1]}", loc=k.loc, found=f"params={k.params}",
             fix="give every name the template uses in params= (it renders with the kernel's "
                 "params)") from None
-    return KernelSource(label, None, text, path)
+    return KernelSource(label, None, text.removeprefix(BOM), path)
+
+
+BOM = "\ufeff"
+"""The byte order mark an editor may put at a file's start (its UTF-8 bytes EF BB BF): g++
+skips it at the start of a file, but the generated file puts aiedsl's head before the source,
+so it would land mid-file, where it is a stray character (``'\\U0000feff' does not name a
+type``)."""
+
+
+def read_source(path: Path) -> str:
+    """The text of the C++ file ``path`` as the compilers read it: its bytes, UTF-8 or not
+    (:func:`aiedsl.text.decoded`), without a leading byte order mark (:data:`BOM`)."""
+    return decoded(path.read_bytes()).removeprefix(BOM)
 
 
 def source_file(k: Kernel) -> Path | None:
@@ -77,6 +111,14 @@ def source_file(k: Kernel) -> Path | None:
         if path.is_file():
             return path
     return None
+
+
+def _folder_named(k: Kernel) -> Path | None:
+    """The directory a kernel's ``source=`` names where :func:`source_file` looks for the file
+    (None: none is)."""
+    home = KERNEL_TEMPLATES if k.source_kind == "template" else KERNELS_CPP
+    places = (home,) if k.shipped else (Path(k.loc.path).parent, home)
+    return next((place / k.source for place in places if (place / k.source).is_dir()), None)
 
 
 def entry_function(entry: str) -> str:

@@ -96,6 +96,31 @@ class KernelText:
             out.append(ln)
         return "\n".join(out)
 
+    def layout(self) -> str:
+        """What the lines of ``kernels/<name>.cc`` hold, for a compiler's message that names
+        lines of it other than the user's (a generated entry's call, the end of the file):
+        the file is aiedsl's, written into a build's ``kernels/`` but found nowhere else."""
+        src = self.source.text
+        last = self.first_line + src.count("\n") - (1 if src.endswith("\n") else 0)
+        parts = [f"lines 1 to {self.first_line - 1} are aiedsl's comments",
+                 f"lines {self.first_line} to {last} are {self.source.label}'s lines 1 to "
+                 f"{last - self.first_line + 1}"]
+        for first, end, symbol in self.entries:
+            parts.append(f"lines {first} to {end} are the extern \"C\" entry {symbol}, "
+                         f"{self.entry_call(symbol)}")
+        return (f"kernels/{self.name}.cc is the file aiedsl generates and compiles (`aiedsl "
+                f"build` writes it into the build's kernels/): " + "; ".join(parts))
+
+    def entry_call(self, symbol: str) -> str:
+        """What kernel ``symbol``'s generated entry calls, and where its ``entry=`` is:
+        ``calling f<64>(a, b) (entry= at d.py:12)``."""
+        first = next((f for f, _, s in self.entries if s == symbol), None)
+        lines = self.text.split("\n")
+        call = lines[first].strip().rstrip(";") if first is not None and first < len(lines) \
+            else "its entry="
+        at = dict(self.declared).get(symbol)
+        return f"calling {call}" + (f" (entry= at {at})" if at is not None else "")
+
     def _in_source(self, line: int) -> bool:
         """Is ``line`` of the generated file one of the user's file (:meth:`origin`)?"""
         return self.origin(line) != f"kernels/{self.name}.cc:{line}"

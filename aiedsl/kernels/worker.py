@@ -176,10 +176,16 @@ class KernelWorker:
 
         # os.fork, not multiprocessing: a daemonic process (a Pool's worker running a
         # simulation) may not start a multiprocessing child
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: serve until the parent closes its end, never return
             status = 0
             try:
+                from aiedsl.kernels.lifeline import die_with_parent
+
+                # a parent killed outright (SIGKILL) closes the pipe, but a child in a
+                # kernel's endless loop would not read it: it dies with the parent instead
+                die_with_parent(parent)
                 os.close(request_w)
                 os.close(reply_r)
                 serve(self._memory, self._slots, self._views,

@@ -100,6 +100,7 @@ def _serve_requests(sock: socket.socket) -> None:
             message, fds = recv(sock)
         except EOFError:  # the simulating process ended: its workers see their pipes end
             return
+        server = os.getpid()
         try:
             pid = os.fork()
         except OSError as err:
@@ -108,7 +109,7 @@ def _serve_requests(sock: socket.socket) -> None:
             send(sock, pickle.dumps(("failed", str(err)), -1))
             continue
         if pid == 0:
-            _work(message, fds, [sock.fileno(), wake_r, wake_w, *statuses.values()])
+            _work(message, fds, [sock.fileno(), wake_r, wake_w, *statuses.values()], server)
         for fd in fds[1:]:  # the worker's; the status pipe is the server's to write
             os.close(fd)
         statuses[pid] = fds[0]
@@ -128,13 +129,17 @@ def _reap(statuses: dict[int, int]) -> None:
             os.close(fd)
 
 
-def _work(message: bytes, fds: list[int], others: list[int]) -> None:
+def _work(message: bytes, fds: list[int], others: list[int], server: int) -> None:
     """A worker, just forked: do what the request ``message`` asks (serve a simulation's
     kernel calls, or run one callable), then end (never return). ``fds`` are its status pipe,
     its own descriptors, and the stdout and stderr to use; ``others`` the server's
-    descriptors, closed here."""
+    descriptors, closed here; ``server`` the server's pid, with which it dies (the server
+    ends with the simulating process: a worker in a kernel's endless loop would outlive both)."""
     status = 0
     try:
+        from aiedsl.kernels.lifeline import die_with_parent
+
+        die_with_parent(server)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         status_w, *own, out, err = fds

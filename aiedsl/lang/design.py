@@ -100,6 +100,11 @@ class DesignHandle:
     reference_fn: Callable[..., Any] | None = None
     kernels: dict[str, Any] = field(default_factory=dict)
     """The Python kernel objects by symbol (their numpy references run in the simulator)."""
+    declared: dict[str, Any] = field(default_factory=dict)
+    """The kernels its design file binds to a name at its top level (declared there, or
+    imported), called by the design or not, by symbol (:func:`~aiedsl.loader.load_design` fills
+    it): ``aiedsl kernel test`` and ``kernel profile`` run those no core calls too, as a kernel
+    is written and tested before it is called."""
     nonfinite: bool = False
     """The reference may expect NaN or infinity (``@d.reference(nonfinite=True)``); otherwise
     any NaN or infinity, expected or produced, fails."""

@@ -43,6 +43,7 @@ from aiedsl.builddir.swap import install_outputs
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.shell import argv_strings, shell_line
+from aiedsl.text import encoded
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.text import tool_output
 from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv
@@ -129,7 +130,7 @@ def cache_key(files: dict[str, str], steps: list[Step], tools: Tools) -> str:
     for rel in sorted(files):
         if tool_input(rel):
             h.update(f"{rel}\n".encode())
-            h.update(files[rel].encode())
+            h.update(encoded(files[rel]))  # the bytes the tools read
     for s in steps:
         h.update(shell_line(s.argv).encode())
     h.update(json.dumps(tools.versions(), sort_keys=True).encode())
@@ -364,6 +365,7 @@ def _run_tool(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, int
     group = hasattr(os, "killpg")
     with subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                          errors="replace",  # a compiler quotes a kernel's lines, any bytes
                           start_new_session=group) as proc:  # leaving it waits for the tool
         try:
             out, err = proc.communicate()
