@@ -7,7 +7,8 @@ Example design file::
 
     @design(device="npu1_1col")
     def copy(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
-        a, b = fifo(Tensor[1024, i32]), fifo(Tensor[1024, i32])
+        a = fifo(Tensor[1024, i32])     # named 'a' in messages and in the MLIR
+        b = fifo(Tensor[1024, i32])
         copy_k = passthrough(Tensor[1024, i32])
 
         @herd()

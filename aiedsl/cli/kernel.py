@@ -266,8 +266,8 @@ def _made_for(k: Any, device: str) -> bool:
 def kernel_cost(
     # the kernels are listed in the docstring: typer shows an argument's help= only with rich
     name: str = typer.Argument(..., metavar="KERNEL"),
-    shape: str = typer.Option(..., "--shape", metavar="SHAPE", help="MxKxN for the matmuls, "
-                              "WIDTHxCINxCOUT for the convolutions, ROWSxCOLS for reductions, "
+    shape: str = typer.Option(..., "--shape", metavar="SHAPE", help="MxKxN for matmul and "
+                              "matmul_cascade, MxN for matmul_narrow, WIDTHxCINxCOUT for the convolutions, ROWSxCOLS for reductions, "
                               "norms and softmax, N otherwise."),
     dtype: Optional[str] = typer.Option(None, "--dtype", metavar="DTYPE",
                                         help="Element (matmul: input) type, spelled as a "
