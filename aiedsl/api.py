@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +41,12 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import check_inputs, make_inputs
-from aiedsl.sim.options import check_clock, check_kernels, check_seed, check_target
+from aiedsl.sim.options import (
+    CHECK_FIX, check_clock, check_flag, check_kernels, check_seed, check_target,
+)
 from aiedsl.sim.summary import Timing, ops_unit, significant
 from aiedsl.source_loc import caller_loc
-from aiedsl.values import as_int, shown
+from aiedsl.values import as_int, by_type, shown
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
 
@@ -210,12 +212,13 @@ class Artifacts:
                               fix=f"name the file, e.g. trace='{self.design.name}.json', or "
                               "leave trace= out")
         _check_run_options(iters, warmup, check, trace, self.design.name, loc)
+        check = bool(check)  # np.True_ too
         target, kernels = check_target(target, loc), check_kernels(kernels, loc)
         seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
         ins = self._inputs(inputs, seed, loc)
         if inputs:
             check_inputs(self.design, ins, loc)
-        where, why, session = self._choose(target)
+        where, why, session = self._choose(target, loc)
         # On the NPU every run after the first starts from what the one before left (barrier
         # locks, rtp slots, locals, native kernels' C++ statics: only the load sets them); every
         # one after the second starts as the second does, but for locals and statics a kernel
@@ -244,6 +247,15 @@ class Artifacts:
         if not inputs:
             return make_inputs(self.design, seed)
         names = self.handle.inputs
+        if any(isinstance(i, Mapping) for i in inputs):  # simulate's form, by tensor name
+            given = next(i for i in inputs if isinstance(i, Mapping))
+            raise DesignError(
+                "inputs", f"run() takes the inputs of '{self.design.name}' as arrays in "
+                "argument order, not a dict", loc=loc, limit=f"one array per tensor the "
+                f"runtime fills, in argument order: {', '.join(names)}",
+                found=f"a dict of {', '.join(map(repr, given)) or 'nothing'}",
+                fix=f"pass the arrays themselves: run({', '.join(names)}, ...) (a dict by "
+                "tensor name is what aiedsl.simulate takes)")
         if len(inputs) != len(names):
             raise DesignError(
                 "inputs", f"{self.design.name} takes {len(names)} input(s), got {len(inputs)}",
@@ -253,7 +265,9 @@ class Artifacts:
                                                    if len(inputs) > len(names) else ""))
         return dict(zip(names, inputs))
 
-    def _choose(self, target: str) -> tuple[str, str, Any]:
+    def _choose(self, target: str, loc: Loc) -> tuple[str, str, Any]:
+        """Where a run on ``target`` runs, why, and the NPU session when there; ``loc`` is
+        the Python line that asked (none for the command line's)."""
         from aiedsl.toolchain.generation import read_npu_name, unchecked, wrong_generation
         from aiedsl.toolchain.xrt import NpuSession, find_npu, import_pyxrt
 
@@ -263,7 +277,9 @@ class Artifacts:
         if device is None:
             if target == "npu":
                 raise ToolchainError("npu", f"no NPU: {why}", exit_code=4,
-                                     fix="run on the simulator with --target sim")
+                                     loc=loc if loc.line else None,
+                                     fix="run on the simulator: target='sim' (--target sim "
+                                     "on the command line)")
             return "sim", f"no NPU ({why}): running on the simulator", None
         # An NPU of another generation than the design's cannot run it: told before compiling
         npu = read_npu_name(import_pyxrt(), device)
@@ -357,10 +373,7 @@ def _check_run_options(iters: object, warmup: object, check: object, trace: obje
                               limit=f"an int >= {least}", found=shown(value),
                               fix=f"give {what}={max(least, 1) if what == 'iters' else 0} or "
                               "more")
-    if not isinstance(check, (bool, np.bool_)):
-        raise DesignError("run options", f"check={shown(check)}", loc=loc,
-                          limit="True or False", found=shown(check),
-                          fix="give check=True to compare with the reference, False not to")
+    check_flag(check, "check", loc, CHECK_FIX)
     if trace is not None and not isinstance(trace, (str, os.PathLike)):
         raise DesignError("run options", f"trace={shown(trace)}", loc=loc,
                           limit="a file path (str or Path)", found=shown(trace),
@@ -372,6 +385,10 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
           compile: bool = False, peano: str | Path | None = None,
           progress: Progress | None = None, write: bool = True, lower: bool = True) -> Artifacts:
     """Check, place and write ``design`` (a design file or a loaded design); optionally compile.
+
+    ``defines`` set a design file's define()s as :func:`~aiedsl.loader.load_design` takes them
+    (a str as ``-D``'s text, any other value of the define's own type); ``compile``, ``write``
+    and ``lower`` are bools (a str or None is refused, never read as true or false).
 
     When mlir-aie's ``aie-opt`` and ``aie-translate`` are found (and ``lower`` is left True),
     the build is also lowered with mlir-aie's own passes: ``physical.mlir``, ``npu.mlir`` and
@@ -386,6 +403,7 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
     written): enough to run on the simulator.
     """
     _refuse_empty_output(output)
+    _build_flags(caller_loc(), compile=compile, write=write, lower=lower)
     handle = _load(design, defines, device, name)
     if not write:
         from aiedsl.checks import check_design
@@ -417,6 +435,7 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
     from aiedsl.toolchain.lower import lower_design, settle
 
     _refuse_empty_output(output)
+    _build_flags(caller_loc(), lower=lower)
     handle = _load(design, defines, device, name)
     gen = generate(handle)
     out = Path(output) if output else Path("build") / handle.name
@@ -450,11 +469,35 @@ def _refuse_empty_output(output: str | Path | None) -> None:
             found="''", fix="name a directory, or leave output= out for build/<design>")
 
 
+_BUILD_FLAGS = {
+    "compile": "give compile=True to compile with Peano and aiecc, False not to",
+    "write": "give write=True to write the build directory, False to check and place only",
+    "lower": "give lower=True to lower with mlir-aie's passes when aie-opt and aie-translate "
+             "are found, False not to",
+}
+"""The fix for each flag of :func:`build` and :func:`building` that is not a bool."""
+
+
+def _build_flags(loc: Loc, **flags: object) -> None:
+    """Refuse (DesignError "build options", at ``loc``) a flag of ``build`` that is not a
+    bool, as a run's are (:func:`~aiedsl.sim.options.check_flag`): ``write="no"`` wrote."""
+    for option, value in flags.items():
+        check_flag(value, option, loc, _BUILD_FLAGS[option], rule="build options")
+
+
 def _load(design: str | Path | DesignHandle, defines: dict[str, Any] | None,
           device: str | None, name: str | None) -> DesignHandle:
     """The design ``build`` was given: loaded from its file, or as it was traced."""
     from aiedsl.loader import load_design
 
+    if not isinstance(design, (str, os.PathLike, DesignHandle)):
+        raise DesignError(
+            "design", f"build() takes a design file's path or a design, not {by_type(design)}",
+            loc=caller_loc(), limit="a path (str or Path) of a design file, or a design (what "
+            "@design returns, or load_design gives)", found=by_type(design),
+            fix="pass e.g. build(\"designs/passthrough.py\"), or the @design function's "
+            "result" if not isinstance(design, Artifacts) else
+            "this is a build already: run it (art.run(...)), or build(art.handle, ...)")
     if isinstance(design, DesignHandle):
         _refuse_load_options(design, defines, device, name)
         return design
@@ -462,6 +505,7 @@ def _load(design: str | Path | DesignHandle, defines: dict[str, Any] | None,
         raise DesignError("device", "device='' names no device", loc=caller_loc(), found="''",
                           fix="name a device (npu1, npu2, npu2_4col, ...), or leave device= "
                           "out for the design's own")
-    # a str as given: Path("") is the working folder, which load_design would call a directory
-    return load_design(design if isinstance(design, str) else Path(design),
-                       {k: str(v) for k, v in (defines or {}).items()}, device, name)
+    # a str as given: Path("") is the working folder, which load_design would call a directory;
+    # defines as given: each define takes a value of its type, or text as -D gives it
+    return load_design(design if isinstance(design, str) else Path(design), defines, device,
+                       name)

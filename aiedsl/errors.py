@@ -42,9 +42,10 @@ def stable_path(filename: str, home: str) -> str:
     folder packages are installed in (``aiedsl/kernels/base.py``). ``<unknown>`` stays.
 
     Paths are compared as they really are, symlinks resolved: a design reached through a
-    symlinked folder imports the modules beside it from its resolved folder (the loader puts
-    that on the import path), and its own file, named by its symlink, would otherwise be in
-    another folder than they are (``../../proj/designs/mylib.py`` in ``design.json``)."""
+    symlinked folder imports the modules beside it from its resolved folder (the loader looks
+    there: :mod:`aiedsl.folder_imports`), and its own file, named by its symlink, would
+    otherwise be in another folder than they are (``../../proj/designs/mylib.py`` in
+    ``design.json``)."""
     if filename.startswith("<"):
         return filename
     path, home = os.path.realpath(filename), os.path.realpath(home)

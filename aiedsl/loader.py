@@ -8,15 +8,17 @@ import re
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from aiedsl.errors import DesignError, display_path
+from aiedsl.folder_imports import FolderImports
 from aiedsl.ir.loc import Loc
 from aiedsl.lang.context import DESIGN_MODULE
 from aiedsl.lang.load import LoadContext, loading
 from aiedsl.lang.design import DesignHandle
-from aiedsl.source_loc import file_loc, user_line
+from aiedsl.source_loc import caller_loc, file_loc, user_line
 from aiedsl.user_errors import raised_by_user, user_exception, with_call_chain
+from aiedsl.values import by_type, shown as shown_value
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -29,37 +31,32 @@ def _exec_file(path: Path) -> dict[str, Any]:
     """Run the Python file at ``path`` as a module of its own, as ``runpy.run_path`` does, and
     return its globals; but under a module name of this load alone
     (:data:`~aiedsl.lang.context.DESIGN_MODULE` with a number, which output writes without),
-    and leaving ``sys.argv`` be: runpy swaps ``sys.argv[0]`` and ``sys.modules[run_name]`` and
-    puts back what it found, so two loads interleaved on two threads left the first one's path
-    and module behind for good (a lock around it then hung a design file that loads designs on
-    other threads), and one shared name left an outer design file's module out of
-    ``sys.modules`` once an inner load ended (its dataclasses then failed)."""
+    leaving ``sys.argv`` be, and with the modules of its folder its own
+    (:class:`~aiedsl.folder_imports.FolderImports`).
+
+    runpy swaps ``sys.argv[0]`` and ``sys.modules[run_name]`` and puts back what it found, so
+    two loads interleaved on two threads left the first one's path and module behind for good,
+    and one shared name left an outer design file's module out of ``sys.modules`` once an inner
+    load ended (its dataclasses then failed). No lock serialises loads: one around them hung a
+    design file that loads designs on other threads and waits for them."""
     # bytes: its coding cookie is read; dont_inherit: this module's own `from __future__`
     # imports must not change how the design file's annotations are read
     code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
     name = f"{DESIGN_MODULE[:-2]}_{next(_LOADS)}__"
     module = types.ModuleType(name)
     module.__file__ = str(path)
+    # its folder's modules (a helpers.py beside it, its kernels' declarations) are imported
+    # from that folder for this load, as `python design.py` would, whatever the process, the
+    # other loads or an outer design file hold of those names: resolved, as the design's
+    # files are opened where they really are (symlinks followed)
+    imports = FolderImports(str(path.resolve().parent), name)
+    module.__dict__["__builtins__"] = imports.builtins
     sys.modules[name] = module  # while it runs: dataclasses and pickle look their module up
-    # its folder first on the import path while it runs, as `python design.py` puts it: a
-    # helper module beside the design (its kernels' declarations) imports
-    folder = str(path.resolve().parent)
-    sys.path.insert(0, folder)
-    before = set(sys.modules)
     try:
         exec(code, module.__dict__)
     finally:
         del sys.modules[name]
-        sys.path.remove(folder)  # the first occurrence: ours, or an equal one of a load nested
-        # ... and the modules it imported from there go with it: cached, another design's
-        # helpers.py in another folder would be this one's (what the design holds of them,
-        # its kernels' references, lives on)
-        for new in set(sys.modules) - before:
-            if new.startswith(DESIGN_MODULE[:-2]):  # a design another thread is loading
-                continue
-            origin = getattr(sys.modules.get(new), "__file__", None)
-            if origin and Path(origin).resolve().parent == Path(folder):
-                sys.modules.pop(new, None)
+        imports.close()
     return dict(module.__dict__)
 
 
@@ -80,6 +77,26 @@ def parse_defines(pairs: list[str]) -> dict[str, str]:
                               fix="write e.g. -D M=1024")
         out[name] = value
     return out
+
+
+def _checked_defines(defines: object, caller: Loc) -> dict[str, object]:
+    """``load_design``'s ``defines``: a dict (any mapping) of define names, as ``-D NAME=``
+    names them, to values (checked against each define's type when it runs); else a
+    DesignError at the caller's line."""
+    if defines is None:
+        return {}
+    if not isinstance(defines, Mapping):
+        raise DesignError(
+            "define", f"defines= is {by_type(defines)}, not a dict", loc=caller,
+            limit="a dict {NAME: value} of the design's define()s", found=shown_value(defines),
+            fix="pass e.g. defines={\"N\": 8192}")
+    for key in defines:
+        if not isinstance(key, str) or not _IDENTIFIER.match(key):
+            raise DesignError(
+                "define", f"defines= names {shown_value(key)}, not a define's name", loc=caller,
+                limit="each key the name a define() gives, a Python identifier (as -D NAME=)",
+                found=shown_value(key), fix="pass e.g. defines={\"N\": 8192}")
+    return dict(defines)
 
 
 def _run(path: Path, shown: str, ctx: LoadContext) -> dict[str, Any]:
@@ -167,16 +184,33 @@ def _declared_kernels(scope: dict[str, Any]) -> dict[str, Any]:
     return declared
 
 
-def load_design(path: str | Path, defines: dict[str, str] | None = None,
+def load_design(path: str | Path, defines: Mapping[str, object] | None = None,
                 device: str | None = None, name: str | None = None) -> DesignHandle:
     """Run the design file at ``path`` and return the design it declares.
 
+    ``defines`` set the design's define()s as ``-D`` does: a str is read as ``-D`` reads its
+    text (``"8192"``); any other value must be of the define's own type (an int for an int
+    define, an int or a float for a float one, a bool for a bool one: nothing is converted,
+    so ``8192.7`` or ``True`` for an int define is an ``error [define]``, as its text is).
+
     Example
     -------
-    >>> d = load_design("designs/passthrough.py", {"N": "8192"})   # doctest: +SKIP
+    >>> d = load_design("designs/passthrough.py", {"N": 8192})     # doctest: +SKIP
     >>> d.ir.defines["N"]                                            # doctest: +SKIP
     8192
     """
+    caller = caller_loc()
+    if isinstance(path, DesignHandle):
+        raise DesignError(
+            "design file", f"load_design() was given the design '{path.name}', already loaded",
+            loc=caller, found=repr(path), fix="use the design as it is (simulate(design), "
+            "build(design)); load_design takes a design file's path")
+    if not isinstance(path, (str, os.PathLike)):
+        raise DesignError(
+            "design file", f"load_design() takes a design file's path, not {by_type(path)}",
+            loc=caller, found=shown_value(path), fix="give the path of a .py file that defines a "
+            "@design, e.g. load_design(\"designs/passthrough.py\")")
+    overrides = _checked_defines(defines, caller)
     if isinstance(path, str) and not path:  # Path("") is ".", "a directory"
         raise DesignError("design file", "the design file's path is empty", found="''",
                           fix="give the path of a .py file that defines a @design, e.g. "
@@ -194,7 +228,9 @@ def load_design(path: str | Path, defines: dict[str, str] | None = None,
                           limit="a design file ends in .py",
                           fix="give the .py file that defines the @design (a kernel's C++ is "
                           "tested with `aiedsl kernel test FILE.cc`)")
-    ctx = LoadContext(overrides=dict(defines or {}), device=device, file=shown)
+    # a Python caller's line (the command line has none: its -D values are text)
+    ctx = LoadContext(overrides=overrides, device=device, file=shown,
+                      caller=caller if caller.line else None)
     scope = _run(path, shown, ctx)
     designs = {v.name: v for v in scope.values() if isinstance(v, DesignHandle)}
     first = _line_of(path, shown, 1)

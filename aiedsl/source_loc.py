@@ -61,10 +61,10 @@ def file_loc(filename: str, line: int) -> Loc:
     (:func:`~aiedsl.errors.display_path`), and opened (:attr:`Loc.path`) where it is, so a
     process that changes directory later still reads this file, not another of that name.
 
-    Where it is means its real path, symlinks resolved: the loader puts the design's resolved
-    folder on the import path, so a module beside a design reached through a symlink is named
-    by its real path; the design file's own lines must be too, or the two would be in two
-    folders (see :func:`~aiedsl.errors.stable_path`)."""
+    Where it is means its real path, symlinks resolved: the loader imports the modules beside a
+    design from its resolved folder (:mod:`aiedsl.folder_imports`), so one beside a design
+    reached through a symlink is named by its real path; the design file's own lines must be
+    too, or the two would be in two folders (see :func:`~aiedsl.errors.stable_path`)."""
     loc = Loc(file=display_path(filename), line=line)
     return loc if filename.startswith("<") else loc.at_path(os.path.realpath(filename))
 

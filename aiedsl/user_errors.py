@@ -28,7 +28,9 @@ def raised_by_user(e: BaseException) -> bool:
 
 def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> "DesignError":
     """A DesignError for exception ``e`` raised by user code while aiedsl ran ``what``, at the
-    user's line (``AIEDSL_TRACEBACK=1`` shows the whole traceback)."""
+    user's line; raised ``from e``, so a Python caller has the whole traceback as its
+    ``__cause__`` (the command line says ``AIEDSL_TRACEBACK=1`` prints it:
+    :func:`command_line_text`)."""
     if isinstance(e, SystemExit):
         code = "" if e.code is None else repr(e.code)
         return DesignError(
@@ -36,12 +38,12 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
             loc=user_line(e.__traceback__) or fallback,
             fix="return from the function instead: sys.exit would end aiedsl itself")
     detail = str(e)
-    fix = "fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback"
+    fix = "fix the code at this line"
     keyword = re.search(r"([\w.]+)\(\) got an unexpected keyword argument '(\w+)'", detail)
     if isinstance(e, TypeError) and keyword and keyword[2] in FOREIGN_KEYWORDS:
         callees, hint = FOREIGN_KEYWORDS[keyword[2]]
         if keyword[1].rsplit(".", 1)[-1] in callees:  # aiedsl's call, not one of the user's
-            fix = hint + "; AIEDSL_TRACEBACK=1 shows the whole traceback"
+            fix = hint
     elif isinstance(e, TypeError) and keyword:
         fix = _keywords_fix(keyword[1], keyword[2], _last_frame(e.__traceback__)) or fix
     frames = _user_frames(e.__traceback__)
@@ -50,10 +52,27 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
     elif isinstance(e, (ImportError, AttributeError)):
         export = _export_hint(detail)
         if export is not None:
-            fix = export + "; AIEDSL_TRACEBACK=1 shows the whole traceback"
+            fix = export
     return DesignError(
         "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",
         loc=user_line(e.__traceback__) or fallback, fix=fix, related=_call_chain(frames))
+
+
+TRACEBACK_HINT = "AIEDSL_TRACEBACK=1 shows the whole traceback"
+"""What the command line adds to the fix of a user's own exception: the variable is the command
+line's (:mod:`aiedsl.cli.process`); from Python the traceback is the error's ``__cause__``."""
+
+
+def command_line_text(e: DesignError) -> str:
+    """``e`` as the command line prints it: its text, and for a user's own exception
+    (:func:`user_exception`, raised from it) the fix says that ``AIEDSL_TRACEBACK=1`` shows the
+    whole traceback (a Python caller has it as ``e.__cause__``, which Python prints)."""
+    text = str(e)
+    cause = e.__cause__
+    if e.rule == "python error" and cause is not None and \
+            not isinstance(cause, (SystemExit, SyntaxError)) and e.fix and text.endswith(e.fix):
+        return f"{text}; {TRACEBACK_HINT}"
+    return text
 
 
 def with_call_chain(e: "DesignError") -> "DesignError":
@@ -125,8 +144,7 @@ def _keywords_fix(qualname: str, given: str, frame: FrameType | None) -> str | N
     short = qualname.rsplit(".", 1)[-1]
     return (f"{short}() takes {', '.join(f'{t}=' for t in takes)}"
             + (f" ({given}= is not one of them: {near[0]}=?)" if near else
-               f" ({given}= is not one of them)")
-            + "; AIEDSL_TRACEBACK=1 shows the whole traceback")
+               f" ({given}= is not one of them)"))
 
 
 class _Frame(NamedTuple):
@@ -151,7 +169,9 @@ def _user_frames(tb: TracebackType | None) -> list[_Frame]:
     previous_user, design_between = False, False
     while tb is not None:
         code = tb.tb_frame.f_code
-        if not is_users(code.co_filename):
+        if code.co_filename in _IMPORTING:  # an import statement's own machinery: the
+            pass  # module it runs is the importing line's direct callee, as Python's shows it
+        elif not is_users(code.co_filename):
             previous_user = False
             design_between |= code.co_filename == _DESIGN_FILE and code.co_name == "decorate"
         else:
@@ -162,6 +182,12 @@ def _user_frames(tb: TracebackType | None) -> list[_Frame]:
         tb = tb.tb_next
     return out
 
+
+_IMPORTING = (os.path.join(PACKAGE_DIR, "folder_imports.py"),
+              "<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+"""The files of the frames between an import statement of a design (or of a module beside it)
+and the module of the design's folder it runs (:mod:`aiedsl.folder_imports`), which Python's
+own import leaves out of a traceback."""
 
 _DESIGN_FILE = os.path.join(PACKAGE_DIR, "lang", "design.py")
 """The module of ``@design``'s decorator, whose ``decorate`` runs the design function."""

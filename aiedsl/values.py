@@ -31,7 +31,7 @@ def as_int(value: object) -> int | None:
     >>> as_int(7), as_int(True), as_int(4.0), as_int("3")
     (7, None, None, None)
     """
-    if isinstance(value, bool) or _numpy_bool(value):
+    if isinstance(value, bool) or numpy_bool(value):
         return None
     try:
         return int(operator.index(value))  # type: ignore[arg-type]  # anything may have it
@@ -39,7 +39,20 @@ def as_int(value: object) -> int | None:
         return None
 
 
-def _numpy_bool(value: object) -> bool:
+def as_bool(value: object) -> bool | None:
+    """``value`` as a plain Python ``bool`` when it is one (numpy's ``np.True_`` too), else
+    None: never a truth value (``"no"`` is true to Python and ``None`` false, so an option
+    given either would quietly run what was not asked), nor an int.
+
+    >>> as_bool(True), as_bool("no"), as_bool(None), as_bool(1)
+    (True, None, None, None)
+    """
+    if isinstance(value, bool) or numpy_bool(value):
+        return bool(value)  # type: ignore[arg-type]  # np.bool_ converts as a bool does
+    return None
+
+
+def numpy_bool(value: object) -> bool:
     """Is ``value`` numpy's bool (``np.True_``; not a subclass of ``bool``)? Told without
     loading numpy: a design that uses none has none."""
     np = sys.modules.get("numpy")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -254,3 +255,196 @@ def test_simulate_given_a_list_says_it_takes_a_dict(in_root: Path) -> None:
 def test_the_package_says_it_is_typed() -> None:
     """A user's mypy found no library stub for aiedsl: py.typed ships with it (PEP 561)."""
     assert (Path(aiedsl.__file__).parent / "py.typed").exists()
+
+
+# -- what simulate and build are given --------------------------------------------------------
+
+@pytest.mark.parametrize("given", ["designs/passthrough.py", Path("designs/passthrough.py")])
+def test_simulate_given_a_design_files_path_says_to_load_it(in_root: Path, given: object) -> None:
+    """simulate("design.py") was AttributeError: 'str' object has no attribute 'ir'."""
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.simulate(given)  # type: ignore[arg-type]  # the path's line
+    line = _line_of("aiedsl.simulate(given)  # type: ignore[arg-type]  # the path's line")
+    assert str(e.value) == (
+        f"{HERE}:{line}: error [design]: simulate() takes a design, not the path of its file\n"
+        "  limit: a design: what @design returns, or what load_design(\"design.py\") gives\n"
+        "  found: 'designs/passthrough.py'\n"
+        "  fix: simulate(load_design(\"designs/passthrough.py\"), ...) (from aiedsl import "
+        "load_design)")
+
+
+def test_simulate_build_and_load_design_refuse_what_is_not_theirs(in_root: Path) -> None:
+    """Each public function that takes a design, or a design file's path, says which it
+    takes when given another thing (a build, the IR, a number, a design for a path)."""
+    handle = aiedsl.load_design("designs/passthrough.py")
+    art = aiedsl.build(handle, write=False)
+    cases: list[tuple[Any, str]] = [
+        (lambda: aiedsl.simulate(art),
+         "error [design]: simulate() takes a design, not an Artifacts\n"
+         "  limit: a design: what @design returns, or what load_design(\"design.py\") gives\n"
+         "  found: an Artifacts\n"
+         "  fix: simulate(art.handle, ...), or art.run(...) to run the build"),
+        (lambda: aiedsl.simulate(handle.ir),
+         "error [design]: simulate() takes a design, not a Design\n"
+         "  limit: a design: what @design returns, or what load_design(\"design.py\") gives\n"
+         "  found: a Design\n"
+         "  fix: pass the @design function's result (or load_design(\"design.py\")) to "
+         "simulate()"),
+        (lambda: aiedsl.build(3),
+         "error [design]: build() takes a design file's path or a design, not an int\n"
+         "  limit: a path (str or Path) of a design file, or a design (what @design returns, "
+         "or load_design gives)\n"
+         "  found: an int\n"
+         "  fix: pass e.g. build(\"designs/passthrough.py\"), or the @design function's result"),
+        (lambda: aiedsl.build(art),
+         "error [design]: build() takes a design file's path or a design, not an Artifacts\n"
+         "  limit: a path (str or Path) of a design file, or a design (what @design returns, "
+         "or load_design gives)\n"
+         "  found: an Artifacts\n"
+         "  fix: this is a build already: run it (art.run(...)), or build(art.handle, ...)"),
+        (lambda: aiedsl.load_design(handle),
+         "error [design file]: load_design() was given the design 'passthrough', already "
+         "loaded\n"
+         f"  found: {handle!r}\n"
+         "  fix: use the design as it is (simulate(design), build(design)); load_design takes "
+         "a design file's path"),
+        (lambda: aiedsl.load_design(3),
+         "error [design file]: load_design() takes a design file's path, not an int\n"
+         "  found: 3\n"
+         "  fix: give the path of a .py file that defines a @design, e.g. "
+         "load_design(\"designs/passthrough.py\")"),
+    ]
+    for call, message in cases:
+        with pytest.raises(aiedsl.DesignError) as e:
+            call()
+        where, text = str(e.value).split(": ", 1)
+        assert (where.split(":")[0], text) == (HERE, message)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"check": "no"}, "check='no'\n  limit: True or False\n  found: 'no'\n"
+     "  fix: give check=True to compare with the reference, False not to"),
+    ({"check": None}, "check=None\n  limit: True or False\n  found: None\n"
+     "  fix: give check=True to compare with the reference, False not to"),
+    ({"check": 1}, "check=1\n  limit: True or False\n  found: 1\n"
+     "  fix: give check=True to compare with the reference, False not to"),
+    ({"compute": "no"}, "compute='no'\n  limit: True or False\n  found: 'no'\n"
+     "  fix: give compute=True to compute the outputs, False for the timing alone (the "
+     "kernels take their time and compute nothing)"),
+])
+def test_simulate_takes_its_flags_as_bools_as_run_does(
+        in_root: Path, options: dict[str, object], message: str) -> None:
+    """check='no' compared (a str is true), check=None did not (None is false) and
+    compute='no' computed, where Artifacts.run refused check='no' (a tester)."""
+    handle = aiedsl.load_design("designs/passthrough.py")
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.simulate(handle, **options)  # type: ignore[arg-type]  # the flags' line
+    line = _line_of("aiedsl.simulate(handle, **options)  # type: ignore[arg-type]  # the flags'")
+    assert str(e.value) == f"{HERE}:{line}: error [run options]: {message}"
+    assert aiedsl.simulate(handle, check=np.bool_(False), compute=np.True_).checks == []
+
+
+@pytest.mark.parametrize("option, fix", [
+    ("write", "give write=True to write the build directory, False to check and place only"),
+    ("compile", "give compile=True to compile with Peano and aiecc, False not to"),
+    ("lower", "give lower=True to lower with mlir-aie's passes when aie-opt and "
+     "aie-translate are found, False not to")])
+def test_build_takes_its_flags_as_bools(in_root: Path, tmp_path: Path, option: str,
+                                        fix: str) -> None:
+    """build(write="no") wrote the build directory."""
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.build("designs/passthrough.py", output=tmp_path / "b", **{option: "no"})
+    assert str(e.value).split(": ", 1)[1] == (
+        f"error [build options]: {option}='no'\n  limit: True or False\n  found: 'no'\n"
+        f"  fix: {fix}")
+    assert not (tmp_path / "b").exists()
+
+
+def test_run_given_a_dict_says_it_takes_arrays_in_order(in_root: Path) -> None:
+    """art.run({'inp': x}) said the input was "not a numpy array" and to pass
+    np.asarray(inp, dtype=np.int32): the dict is simulate's form."""
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    with pytest.raises(aiedsl.DesignError) as e:
+        art.run({"inp": np.zeros(4096, np.int32)}, target="sim")  # type: ignore[arg-type]
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [inputs]: run() takes the inputs of 'passthrough' as arrays in argument order, "
+        "not a dict\n"
+        "  limit: one array per tensor the runtime fills, in argument order: inp\n"
+        "  found: a dict of 'inp'\n"
+        "  fix: pass the arrays themselves: run(inp, ...) (a dict by tensor name is what "
+        "aiedsl.simulate takes)")
+
+
+def test_run_on_a_missing_npu_says_how_python_asks_for_the_simulator(
+        in_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fix read `--target sim`, the command line's spelling, to a Python caller."""
+    import aiedsl.toolchain.xrt as xrt
+
+    monkeypatch.setattr(xrt, "find_npu", lambda: (None, "no NPU here"))
+    art = aiedsl.build("designs/passthrough.py", write=False)
+    with pytest.raises(aiedsl.ToolchainError) as e:
+        art.run(target="npu")  # no NPU
+    line = _line_of("art.run(target=\"npu\")  # no NPU")
+    assert (str(e.value), e.value.exit_code) == (
+        f"{HERE}:{line}: error [npu]: no NPU: no NPU here\n"
+        "  fix: run on the simulator: target='sim' (--target sim on the command line)", 4)
+
+
+def test_a_reference_returning_a_scalar_is_told_so(in_root: Path) -> None:
+    """It said "returned an array of shape [] (1 values)"."""
+    handle = aiedsl.load_design("designs/passthrough.py")
+    handle.reference_fn = lambda inp: np.int32(5)
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.simulate(handle)
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [reference]: the reference of 'passthrough' returned a scalar, 5, for output "
+        "'out' (4096xi32)\n"
+        "  limit: 4096 values, shape [4096]\n"
+        "  found: 1 value\n"
+        "  fix: return an array of the output's shape")
+
+
+@pytest.mark.parametrize("bits", [np.uint16, np.int16])
+def test_sixteen_bit_integers_for_a_bf16_input_may_be_its_bits(in_root: Path,
+                                                               bits: type) -> None:
+    """x.view(np.uint16), bf16 as older mlir-aie and Riallto code carries it, was told to pass
+    x.astype(ml_dtypes.bfloat16): a cast of the bits as numbers."""
+    import ml_dtypes
+
+    handle = aiedsl.load_design("designs/gemm_bf16.py", {"M": "256", "K": "64", "N": "256"})
+    a = np.ones((256, 64), ml_dtypes.bfloat16).view(bits)
+    b = np.ones((64, 256), ml_dtypes.bfloat16)
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.simulate(handle, {"A": a, "B": b})
+    name = np.dtype(bits).name
+    assert str(e.value).split(": ", 1)[1] == (
+        f"error [inputs]: input 'A' of 'gemm_bf16' is {name}, not bf16\n"
+        "  limit: 16384 elements of bf16 (Tensor[256, 64, bf16]), in any shape\n"
+        f"  found: {name}, shape [256, 64]\n"
+        "  fix: if A holds bf16 bit patterns (as older mlir-aie and Riallto code carries bf16), "
+        "pass A.view(ml_dtypes.bfloat16); if it holds numbers, pass "
+        "A.astype(ml_dtypes.bfloat16) (nothing is converted for you: a cast may round, "
+        "truncate or wrap values)")
+    assert aiedsl.simulate(handle, {"A": a.view(ml_dtypes.bfloat16), "B": b}).passed
+
+
+def test_the_design_languages_flags_are_bools_too(in_root: Path) -> None:
+    """declare(exact="no") was taken as False by pydantic, and reference(nonfinite="no") as
+    true: the one rule of the API's flags holds them too."""
+    from aiedsl import Tensor, i32
+    from aiedsl.kernels import buffer, declare
+
+    args = [buffer("a", Tensor[16, i32]), buffer("b", Tensor[16, i32], "out")]
+    with pytest.raises(aiedsl.DesignError) as e:
+        declare("x_i32_16", source="kernels_cpp/passthrough.cc", entry="passthrough<int32_t, 16>",
+                args=args, reference=lambda a, b: None, cycles=1, cost="c", exact="no")
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [kernel signature]: exact='no'\n  limit: True or False\n  found: 'no'\n"
+        "  fix: give exact=True when the kernel only copies or selects its inputs, or leave it "
+        "out")
+    handle = aiedsl.load_design("designs/passthrough.py")
+    with pytest.raises(aiedsl.DesignError) as e:
+        handle.reference(nonfinite="no")
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [reference]: nonfinite='no'\n  limit: True or False\n  found: 'no'\n"
+        "  fix: give nonfinite=True when NaN or infinity are expected values, or leave it out")

@@ -16,6 +16,7 @@ import pytest
 
 from aiedsl.builddir.build import tool_outputs
 from aiedsl.emit import generate, write
+from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.ir.types import Pattern
 from aiedsl.kernels import block, block_dims, unblock, unblock_dims
@@ -331,6 +332,72 @@ def test_block_dims_pack_and_unblock_dims_unpack() -> None:
     assert (m.reshape(-1)[_address(block_dims(64, 64, 4, 8))] == block(m, 4, 8)).all()
     assert (block(m, 4, 4)[_address(unblock_dims(64, 64, 4, 4))] == m.reshape(-1)).all()
     assert (unblock(block(m, 8, 4), 64, 64, 8, 4) == m).all()
+
+
+@pytest.mark.parametrize("m, br, bc", [
+    (np.arange(64).reshape(8, 8), 4, 8),                        # blocks of whole rows
+    (np.arange(64).reshape(8, 8), 8, 8),                        # one block: the matrix
+    (np.arange(64).reshape(8, 8), 4, 4),
+    (np.asfortranarray(np.arange(64).reshape(8, 8)), 4, 8),     # not in C order
+    (np.arange(8 * 24, dtype=np.int8).reshape(8, 24), 4, 24),   # 24 bytes: no move unit
+])
+def test_block_and_unblock_return_new_arrays(m: np.ndarray, br: int, bc: int) -> None:
+    """Documented as "a new array", block() returned a view of m when its blocks spanned
+    whole rows: written into, it changed m (a tester), and in a reference, whose inputs are
+    read-only, the write was called a write into a read-only array."""
+    rows, cols = m.shape
+    before = m.copy()
+    blocked = block(m, br, bc)
+    assert not np.shares_memory(blocked, m) and blocked.flags.writeable
+    blocked[...] = -1
+    assert np.array_equal(m, before)
+    flat = block(m, br, bc)
+    back = unblock(flat, rows, cols, br, bc)
+    assert np.array_equal(back, m) and not np.shares_memory(back, flat)
+    m.flags.writeable = False  # as a reference is handed its inputs
+    block(m, br, bc)[...] = 0
+    unblock(flat, rows, cols, br, bc)[...] = 0
+
+
+def test_block_of_a_matrix_its_blocks_do_not_tile_is_a_block_layout_error(
+        in_root: Path) -> None:
+    """block(np.arange(60).reshape(6, 10), 4, 4) raised numpy's bare ValueError ("cannot
+    reshape array of size 60 into shape (1,4,2,4)"); block_dims gave error [block layout]."""
+    with pytest.raises(DesignError) as e:
+        block(np.arange(60).reshape(6, 10), 4, 4)  # the caller's line
+    line = _test_line("block(np.arange(60).reshape(6, 10), 4, 4)  # the caller's line")
+    assert str(e.value) == (
+        f"tests/test_build.py:{line}: error [block layout]: block(m, 4, 4) with m of shape "
+        "[6, 10]: blocks of 4 rows do not tile 6 rows\n"
+        "  limit: br dividing rows: the tile is whole blocks\n"
+        "  found: rows % br = 6 % 4 = 2\n"
+        "  fix: give the tile's size and the kernel's blocks: the mmul's r, s, t (mm.ir.params)")
+    with pytest.raises(DesignError) as e:
+        block(np.arange(60), 4, 4)
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [block layout]: block(m, 4, 4) with m of shape [60]\n"
+        "  limit: a 2-D matrix (rows, cols)\n"
+        "  found: shape [60]\n"
+        "  fix: pass the matrix as rows x cols, e.g. m.reshape(rows, cols)")
+    with pytest.raises(DesignError) as e:
+        unblock(np.arange(60), 8, 8, 4, 4)
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [block layout]: unblock(flat, 8, 8, 4, 4) with flat of 60 elements: 8 x 8 is "
+        "64\n"
+        "  limit: rows x cols elements\n"
+        "  found: 60 elements\n"
+        "  fix: give the matrix's rows and cols, and its blocks br, bc")
+    with pytest.raises(DesignError) as e:
+        unblock(np.arange(64), 8, 8, 4, 3)
+    assert str(e.value).split(": ", 1)[1].splitlines()[0] == (
+        "error [block layout]: unblock(flat, 8, 8, 4, 3) with flat of 64 elements: blocks of "
+        "3 cols do not tile 8 cols")
+
+
+def _test_line(marker: str) -> int:
+    """The line of this file that holds ``marker`` (a call an error must point at)."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(i for i, text in enumerate(lines, 1) if marker in text and "_test_line" not in text)
 
 
 def test_matmul_reference_on_blocked_buffers_matches_numpy() -> None:

@@ -627,7 +627,7 @@ def test_statements_sharing_a_line_name_their_own_fifos(design_file: Callable[..
      "d.py:5: error [python error]: TypeError: channel() got an unexpected keyword argument "
      "'broadcast_shape' (while loading d.py)\n"
      "  fix: MLIR-AIR's broadcast_shape=[1, n] is broadcast=n on an aiedsl channel (each "
-     "consuming core uses the one index c[i]); AIEDSL_TRACEBACK=1 shows the whole traceback"),
+     "consuming core uses the one index c[i])"),
     ("x = channel(Tensor[128, i32], shape=[1, 1], broadcast=2)",
      "d.py:9: error [channel index]: x[0, 1] is outside channel 'x' of shape [1, 1]\n"
      "  fix: index each dimension from 0 to its size - 1 (0..0, 0..0); every core a broadcast "
@@ -702,7 +702,7 @@ def test_a_users_own_function_with_an_air_keyword_keeps_the_plain_fix(
     assert str(e.value) == (
         "d.py:4: error [python error]: TypeError: rows_of() got an unexpected keyword argument "
         "'sizes' (while loading d.py)\n"
-        "  fix: fix the code at this line; AIEDSL_TRACEBACK=1 shows the whole traceback")
+        "  fix: fix the code at this line")
 
 
 @pytest.mark.parametrize("via", ["", ", via=memtile", ", via=memtile, split=0"])

@@ -121,9 +121,10 @@ def test_a_define_in_a_module_the_design_imports_is_refused(
     assert str(e.value) == (
         "sizes_for_library_test.py:3: error [define]: define 'N' is called in "
         "sizes_for_library_test.py, not in the design file d.py\n"
-        "  limit: define() belongs in the design file aiedsl loads: a module it imports runs "
-        "once per process, so a second load (with -D or not) would not run its define() and "
-        "would keep the first value\n"
+        "  limit: define() belongs in the design file aiedsl loads: a module it imports may "
+        "run once per process (any but those of the design's own folder), so a second load "
+        "(with -D or not) would not run its define() and would keep the first value\n"
+        "  d.py:2: the module imports sizes_for_library_test\n"
         "  fix: move N = define(\"N\", ...) into d.py and pass N to the code in "
         "sizes_for_library_test.py (as a function's argument)")
 
@@ -153,7 +154,7 @@ def test_a_design_imports_a_module_beside_it_from_any_folder(
     finally:
         sys.modules.pop("helper_beside_the_design", None)
     assert handle.ir.tensors[0].type.shape == (256,)
-    assert sys.path == before  # the folder was on it while the file ran, not after
+    assert sys.path == before  # the folder is never put on it: sys.path is the process's
 
 
 def test_two_designs_import_their_own_helper_modules_of_one_name(
@@ -179,11 +180,388 @@ def test_two_designs_import_their_own_helper_modules_of_one_name(
     assert "helpers" not in sys.modules
 
 
+# -- the modules of a design's folder are that folder's, for each load --------------------------
+
+MUL_KERNEL = """\
+#include <aie_api/aie.hpp>
+template <unsigned N, int F> void mulc(const int32_t *in, int32_t *out) {
+  for (unsigned i = 0; i < N; i++) out[i] = in[i] * F;
+}
+"""
+
+MUL_HELPERS = """\
+from aiedsl import Tensor, i32
+from aiedsl.kernels import buffer, declare
+FACTOR = {factor}
+def ref(src, dst):
+    dst[...] = src * FACTOR
+def kern():
+    return declare("mul{factor}_i32_256", source="k.cc", entry="mulc<256, {factor}>",
+                   args=[buffer("src", Tensor[256, i32]), buffer("dst", Tensor[256, i32], "out")],
+                   reference=ref, cost="x", cycles=142, ops=256)
+"""
+
+MUL_DESIGN = """\
+{before}
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+import helpers
+{after}
+@design(device="npu1_1col")
+def mulk(inp: Tensor[1024, i32], out: Tensor[1024, i32]):
+    a, b = fifo(Tensor[256, i32]), fifo(Tensor[256, i32])
+    k = helpers.kern()
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as x, b.produce() as y:
+                k(x, y)
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+@mulk.reference
+def reference(inp):
+    return inp * helpers.FACTOR
+"""
+
+
+def _mul_folder(root: Path, folder: str, factor: int, before: str = "", after: str = "",
+                name: str = "d.py") -> Path:
+    """``root/folder`` with a helpers.py (FACTOR = ``factor``, its kernel multiplying by it),
+    the kernel's C++ and a design that imports helpers and multiplies by helpers.FACTOR;
+    ``before`` and ``after`` are lines around its ``import helpers``."""
+    (root / folder).mkdir(exist_ok=True)
+    (root / folder / "helpers.py").write_text(MUL_HELPERS.format(factor=factor))
+    (root / folder / "k.cc").write_text(MUL_KERNEL)
+    path = root / folder / name
+    path.write_text(MUL_DESIGN.format(before=before, after=after))
+    return path
+
+
+def _imported_by_the_process(monkeypatch: pytest.MonkeyPatch, folder: Path,
+                             name: str) -> types.ModuleType:
+    """Module ``name`` of ``folder`` imported as a notebook imports its own (``folder`` on
+    the path), for the test's time (then taken out of sys.modules again)."""
+    import importlib
+
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setitem(sys.modules, name, types.ModuleType(name))  # undone: taken out
+    del sys.modules[name]
+    return importlib.import_module(name)
+
+
+def _factor(handle: aiedsl.DesignHandle) -> tuple[str, int, bool]:
+    """What a loaded mul design multiplies by: its kernel, the factor of a simulation (the
+    kernel's reference) and whether that simulation matched the design's reference."""
+    x = np.arange(1, 1025, dtype=np.int32)
+    r = simulate(handle, {"inp": x})
+    return handle.ir.kernels[0].symbol, int(r.outputs["out"][0]), r.passed
+
+
+def test_designs_loaded_on_two_threads_import_their_own_folders_helpers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tester's loads of A/d.py and B/d.py (each `import helpers` from its folder, FACTOR 2
+    and 3) from a thread pool: 3 to 5 of 16 got the other folder's helpers, reference and all,
+    so the simulation said PASS. Here B imports its helpers while A's load, which imported
+    A's, still runs: it got A's from sys.modules."""
+    sync = types.ModuleType("library_use_helpers_sync")
+    sync.a_in, sync.b_out = threading.Event(), threading.Event()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "library_use_helpers_sync", sync)
+    a = _mul_folder(tmp_path, "A", 2, after="import library_use_helpers_sync as s\n"
+                    "s.a_in.set()\nassert s.b_out.wait(10)")
+    b = _mul_folder(tmp_path, "B", 3, before="import library_use_helpers_sync as s\n"
+                    "assert s.a_in.wait(10)")
+    monkeypatch.chdir(tmp_path)
+    loaded: dict[str, Any] = {}
+
+    def load(path: Path) -> None:
+        try:
+            loaded[path.parent.name] = load_design(path)
+        except BaseException as e:  # reported by the main thread
+            loaded[path.parent.name] = e
+
+    first = threading.Thread(target=load, args=(a,))
+    second = threading.Thread(target=load, args=(b,))
+    first.start()
+    second.start()
+    second.join()
+    sync.b_out.set()  # type: ignore[attr-defined]
+    first.join()
+    assert _factor(loaded["A"]) == ("mul2_i32_256", 2, True)
+    assert _factor(loaded["B"]) == ("mul3_i32_256", 3, True)
+    assert "helpers" not in sys.modules
+    assert not [m for m in sys.modules if m.startswith("__aiedsl_design")]
+
+
+def test_designs_loaded_from_a_thread_pool_import_their_own_folders_helpers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tester's pool as it was: 16 loads of A/d.py and B/d.py on 4 threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = [_mul_folder(tmp_path, f, n) for f, n in (("A", 2), ("B", 3))]
+    monkeypatch.chdir(tmp_path)
+    with ThreadPoolExecutor(4) as pool:
+        symbols = list(pool.map(lambda p: load_design(p).ir.kernels[0].symbol, paths * 8))
+    assert symbols == ["mul2_i32_256", "mul3_i32_256"] * 8
+
+
+def test_a_helpers_module_the_process_imported_is_not_a_designs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notebook that had imported a helpers.py of its own (FACTOR 7) gave both designs that
+    one: sys.modules held it, and the import statement takes what sys.modules holds."""
+    (tmp_path / "notebook").mkdir()
+    (tmp_path / "notebook" / "helpers.py").write_text("FACTOR = 7\n")
+    helpers = _imported_by_the_process(monkeypatch, tmp_path / "notebook", "helpers")
+    paths = [_mul_folder(tmp_path, f, n) for f, n in (("A", 2), ("B", 3))]
+    monkeypatch.chdir(tmp_path)
+    assert [_factor(load_design(p)) for p in paths] == [
+        ("mul2_i32_256", 2, True), ("mul3_i32_256", 3, True)]
+    assert sys.modules["helpers"] is helpers and helpers.FACTOR == 7
+
+
+def test_the_folders_module_the_process_imported_from_that_file_is_shared(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notebook in the design's folder that imported its helpers.py: the design imports that
+    very file, and gets the module the process has of it (as `python design.py` run from there
+    would), not a second copy (aiedsl itself, for a design at aiedsl's project root)."""
+    path = _mul_folder(tmp_path, "A", 2)
+    helpers = _imported_by_the_process(monkeypatch, tmp_path / "A", "helpers")
+    monkeypatch.chdir(tmp_path)
+    handle = load_design(path)
+    assert handle.reference_fn.__globals__["helpers"] is helpers  # type: ignore[union-attr]
+    assert _factor(handle) == ("mul2_i32_256", 2, True)
+
+
+def test_a_design_file_that_loads_another_keeps_its_helpers_and_the_inner_has_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """C/outer.py imported its helpers (FACTOR 5), then loaded B/d.py: the inner design got
+    C's helpers (C's folder first on the path, its helpers in sys.modules)."""
+    inner = _mul_folder(tmp_path, "B", 3)
+    outer = _mul_folder(tmp_path, "C", 5, name="outer.py",
+                        after=f"inner = __import__('aiedsl').load_design({str(inner)!r})\n"
+                        "import helpers as again\nassert again is helpers\n")
+    monkeypatch.chdir(tmp_path)
+    handle = load_design(outer, name="mulk")  # the outer file's own (inner is one too)
+    assert _factor(handle) == ("mul5_i32_256", 5, True)
+    scope_inner = handle.reference_fn.__globals__["inner"]  # type: ignore[union-attr]
+    assert _factor(scope_inner) == ("mul3_i32_256", 3, True)
+
+
+def test_a_function_that_imports_at_call_time_gets_its_loads_helpers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reference whose body says `import helpers`, run after both loads ended (a
+    simulation): the module its own load imported, whatever was loaded since."""
+    lazy = "def factor():\n    import helpers as h\n    return h.FACTOR\n"
+    paths = [_mul_folder(tmp_path, f, n, after=lazy) for f, n in (("A", 2), ("B", 3))]
+    monkeypatch.chdir(tmp_path)
+    handles = [load_design(p) for p in paths]
+    scopes = [h.reference_fn.__globals__ for h in handles]  # type: ignore[union-attr]
+    assert [s["factor"]() for s in scopes] == [2, 3]
+    assert [s["factor"]() for s in reversed(scopes)] == [3, 2]
+    assert scopes[0]["helpers"] is not scopes[1]["helpers"]
+    assert "helpers" not in sys.modules
+
+
+def test_a_package_beside_the_design_imports_its_own_modules(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package in the design's folder, with relative imports and a submodule imported by
+    name, while the process holds another module of that package's name."""
+    pkg = tmp_path / "A" / "sizes_pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .tiles import TILE\nfrom . import more\n")
+    (pkg / "tiles.py").write_text("TILE = 128\n")
+    (pkg / "more.py").write_text("from .tiles import TILE\nDOUBLE = 2 * TILE\n")
+    (pkg / "extra.py").write_text("EXTRA = 3\n")
+    monkeypatch.setitem(sys.modules, "sizes_pkg", types.ModuleType("sizes_pkg"))
+    path = tmp_path / "A" / "d.py"
+    path.write_text(textwrap.dedent("""\
+        import sizes_pkg.tiles
+        from sizes_pkg import TILE, extra, more
+        assert sizes_pkg.tiles.TILE == TILE == 128 and more.DOUBLE == 256 and extra.EXTRA == 3
+        """) + textwrap.dedent(TWO_FIFOS))
+    monkeypatch.chdir(tmp_path)
+    assert load_design(path).name == "d"
+    assert not [m for m in sys.modules if m.startswith("__aiedsl_design")]
+
+
+def test_a_helper_module_defines_dataclasses_with_string_annotations(
+        design_file: DesignFile) -> None:
+    """dataclasses looks a class's module up in sys.modules to read a string annotation: a
+    module of the folder is there (under its load's name) while it runs."""
+    design_file("from __future__ import annotations\nimport dataclasses\n"
+                "@dataclasses.dataclass\nclass Cfg:\n    n: int = 64\n", name="cfg_mod.py")
+    path = design_file("from cfg_mod import Cfg\nassert Cfg().n == 64\n"
+                       + textwrap.dedent(TWO_FIFOS))
+    assert load_design(path).name == "d"
+
+
+def test_a_helper_modules_error_is_at_its_line(design_file: DesignFile) -> None:
+    """An exception in a module beside the design is the user's, at that module's line."""
+    design_file("X = 1\nY = undefined_name\n", name="broken_mod.py")
+    path = design_file("import broken_mod\n" + textwrap.dedent(TWO_FIFOS))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "broken_mod.py:2: error [python error]: NameError: name 'undefined_name' is not "
+        "defined (while loading d.py)\n"
+        "  d.py:1: the module imports broken_mod\n"
+        "  fix: fix the code at this line")
+    assert isinstance(e.value.__cause__, NameError)  # its traceback, for a Python caller
+
+
 def test_a_define_outside_any_load_takes_its_default() -> None:
     """A design built inline in a script (no design file loaded) may define where it likes."""
     from aiedsl import define
 
     assert define("N", 4096) == 4096
+
+
+# -- defines= from Python ----------------------------------------------------------------------
+
+DEFINED = """
+from aiedsl import define
+N = define("N", 4096)
+SCALE = define("SCALE", 0.5)
+FLAG = define("FLAG", False)
+OUT = define("OUT", "f32")
+""" + textwrap.dedent(TWO_FIFOS)
+
+
+@pytest.mark.parametrize("given, value", [
+    ({"N": 8192}, 8192), ({"N": np.int64(8192)}, 8192), ({"N": "8192"}, 8192),
+    ({"SCALE": 2}, 2.0), ({"SCALE": np.float32(0.25)}, 0.25), ({"SCALE": "1e-3"}, 0.001),
+    ({"FLAG": True}, True), ({"FLAG": np.True_}, True), ({"FLAG": "yes"}, True),
+    ({"OUT": "bf16"}, "bf16")])
+def test_a_define_takes_a_value_of_its_type_or_text_from_python(
+        design_file: DesignFile, given: dict[str, object], value: object) -> None:
+    path = design_file(DEFINED)
+    (name, _), = given.items()
+    taken = load_design(path, given).ir.defines[name]
+    assert taken == value and type(taken) is type(value)
+
+
+@pytest.mark.parametrize("given, gives, limit, found, fix", [
+    (8192.7, "a float", "an int (numpy's integers too), or text as -D reads it", "8192.7 (float)",
+     "give an int, e.g. defines={'N': 4096} (-D N=4096 on the command line)"),
+    (8192.0, "a float", "an int (numpy's integers too), or text as -D reads it", "8192.0 (float)",
+     "give an int, e.g. defines={'N': 4096} (-D N=4096 on the command line)"),
+    (True, "a bool", "an int (numpy's integers too), or text as -D reads it", "True (bool)",
+     "give an int, e.g. defines={'N': 4096} (-D N=4096 on the command line)"),
+    (None, "None", "an int (numpy's integers too), or text as -D reads it", "None",
+     "give an int, e.g. defines={'N': 4096} (-D N=4096 on the command line)")])
+def test_a_define_refuses_a_python_value_of_another_type(
+        design_file: DesignFile, given: object, gives: str, limit: str, found: str,
+        fix: str) -> None:
+    """load_design(path, {'N': 8192.7}) gave N = 8192 (int() truncates) and {'N': True} N = 1,
+    which failed far away; build() refused both (as text: '-D N=8192.7 is not a valid int').
+    Both now hold a Python value to the define's type, at the caller's line."""
+    from aiedsl.errors import display_path
+
+    path = design_file(DEFINED)
+    with pytest.raises(DesignError) as loaded:
+        load_design(path, {"N": given})  # the load's line
+    with pytest.raises(DesignError) as built:
+        aiedsl.build(path, defines={"N": given}, write=False)  # build's line
+    for e, marker in ((loaded, "# the load's line"), (built, "# build's line")):
+        assert str(e.value) == (
+            f"{display_path(__file__)}:{_line_of(marker)}: error [define]: "
+            f"defines={{'N': {given!r}}} gives define 'N' {gives}, not an int\n"
+            f"  limit: {limit}\n"
+            f"  found: {found}\n"
+            "  d.py:2: define 'N'\n"
+            f"  fix: {fix}")
+
+
+@pytest.mark.parametrize("name, given, message", [
+    ("FLAG", 1, "defines={'FLAG': 1} gives define 'FLAG' an int, not a bool"),
+    ("SCALE", True, "defines={'SCALE': True} gives define 'SCALE' a bool, not a float"),
+    ("SCALE", float("inf"), "defines={'SCALE': inf} gives define 'SCALE' inf, which is not "
+     "finite"),
+    ("OUT", aiedsl.f32, "defines={'OUT': f32} gives define 'OUT' a DType, not a str"),
+    ("OUT", 5, "defines={'OUT': 5} gives define 'OUT' an int, not a str")])
+def test_each_define_type_refuses_the_others(design_file: DesignFile, name: str,
+                                             given: object, message: str) -> None:
+    path = design_file(DEFINED)
+    with pytest.raises(DesignError) as e:
+        load_design(path, {name: given})
+    assert str(e.value).splitlines()[0].split(": ", 1)[1] == f"error [define]: {message}"
+
+
+def test_text_from_python_is_read_as_the_command_line_reads_it(design_file: DesignFile) -> None:
+    """A str is -D's text: load_design, build and `aiedsl check -D` give the one message."""
+    import subprocess
+
+    path = design_file(DEFINED)
+    want = ("d.py:2: error [define]: -D N=8192.7 is not a valid int\n"
+            "  found: 8192.7\n"
+            "  fix: give an int, e.g. -D N=4096 (from Python: defines={'N': 4096})")
+    for load in (lambda: load_design(path, {"N": "8192.7"}),
+                 lambda: aiedsl.build(path, defines={"N": "8192.7"}, write=False)):
+        with pytest.raises(DesignError) as e:
+            load()
+        assert str(e.value) == want
+    r = subprocess.run([sys.executable, "-m", "aiedsl", "check", str(path), "-D", "N=8192.7"],
+                       capture_output=True, text=True, cwd=path.parent)
+    assert (r.returncode, r.stderr) == (2, want + "\n")
+
+
+def test_defines_must_be_a_dict_of_names(design_file: DesignFile) -> None:
+    path = design_file(DEFINED)
+    with pytest.raises(DesignError) as e:
+        load_design(path, ["N=8192"])  # type: ignore[arg-type]
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [define]: defines= is a list, not a dict\n"
+        "  limit: a dict {NAME: value} of the design's define()s\n"
+        "  found: ['N=8192']\n"
+        "  fix: pass e.g. defines={\"N\": 8192}")
+    with pytest.raises(DesignError) as e:
+        load_design(path, {"N ": 8192})
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [define]: defines= names 'N ', not a define's name\n"
+        "  limit: each key the name a define() gives, a Python identifier (as -D NAME=)\n"
+        "  found: 'N '\n"
+        "  fix: pass e.g. defines={\"N\": 8192}")
+
+
+def test_refuse_outside_a_design_load_says_no_value_is_known(design_file: DesignFile) -> None:
+    """refuse("M", ...) in a design traced in a notebook said only `found: M`."""
+    from aiedsl import refuse
+
+    with pytest.raises(DesignError) as e:
+        refuse("M", "M=3 is odd", limit="an even M", fix="give an even M")
+    assert str(e.value).split(": ", 1)[1] == (
+        "error [define]: M=3 is odd\n"
+        "  limit: an even M\n"
+        "  found: define 'M', whose value is not known here (no design file is being loaded, "
+        "so no -D value or default was recorded)\n"
+        "  fix: give an even M")
+    path = design_file("from aiedsl import refuse\n"
+                       "refuse('M', 'M=3 is odd', limit='an even M', fix='give an even M')\n")
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value).splitlines()[2] == (
+        "  found: 'M', which no define() of d.py has taken (yet)")
+
+
+def test_a_users_exception_says_aiedsl_traceback_on_the_command_line_only(
+        design_file: DesignFile) -> None:
+    """From Python the error said "AIEDSL_TRACEBACK=1 shows the whole traceback", which only
+    the command line reads: a Python caller has the traceback as the error's __cause__."""
+    import subprocess
+
+    from aiedsl.user_errors import command_line_text
+
+    path = design_file("X = 1 // 0\n")
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    plain = ("d.py:1: error [python error]: ZeroDivisionError: integer division or modulo by "
+             "zero (while loading d.py)\n"
+             "  fix: fix the code at this line")
+    assert str(e.value) == plain and isinstance(e.value.__cause__, ZeroDivisionError)
+    told = plain + "; AIEDSL_TRACEBACK=1 shows the whole traceback"
+    assert command_line_text(e.value) == told
+    r = subprocess.run([sys.executable, "-m", "aiedsl", "check", str(path)],
+                       capture_output=True, text=True, cwd=path.parent)
+    assert (r.returncode, r.stderr) == (2, told + "\n")
 
 
 # -- loads from several threads ---------------------------------------------------------------

@@ -175,9 +175,13 @@ def main(argv: Optional[List[str]] = None) -> None:
 
             if not isinstance(e, DesignError):
                 raise
+            from aiedsl.user_errors import command_line_text
+
             if os.environ.get("AIEDSL_TRACEBACK") == "1":
                 tell(_traceback(e))  # only added: the message and the exit code stay
-            tell(str(e) + "\n")  # as is: never re-wrapped, so messages stay greppable
+            # as is (never re-wrapped, so messages stay greppable), a user's own exception
+            # saying that AIEDSL_TRACEBACK=1 shows its traceback
+            tell(command_line_text(e) + "\n")
             sys.exit(getattr(e, "exit_code", 2))
         if code == _INTERRUPTED:
             # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False

@@ -6,7 +6,15 @@ library (:mod:`.library`, its matmuls in :mod:`.matmul` and :mod:`.cascade`, its
 :mod:`.activations`), each kernel's C++ file (:mod:`.text`, from :mod:`.source`), host builds of
 that C++ (:mod:`.host`) for testing (:mod:`.host_check`, on the cases of :mod:`.cases`, run as
 :mod:`.guarded` says) and profiling (:mod:`.profile`), and the library at several sizes
-(:mod:`.samples`)."""
+(:mod:`.samples`).
+
+KERNELS_CPP
+    The folder of the hand-written C++ kernels shipped with aiedsl (a ``pathlib.Path``):
+    ``kernels_cpp/`` at the project root in a source checkout, ``aiedsl/kernels_cpp/`` in an
+    installed wheel. A design's ``declare(source=...)`` finds a file there when it is not
+    beside the design; ``aiedsl kernel test LIBFILE.cc`` tests one of them. (Said here because
+    ``help()`` of the value itself shows ``Path``'s documentation.)
+"""
 
 from aiedsl.kernels.args import buffer, scalar
 from aiedsl.kernels.base import Kernel, declare

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from aiedsl.errors import DesignError
+from aiedsl.flags import check_flag
 from aiedsl.ir.kernel import Kernel as KernelIR, KernelArg
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
@@ -249,6 +250,11 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
                           f"'{twice}'", loc=loc, limit="one name per argument", found=twice,
                           fix="give each argument its own name")
     scalar_names = [a.name for a in args if a.kind == "scalar"]
+    exact = check_flag(exact, "exact", loc, "give exact=True when the kernel only copies or "
+                       "selects its inputs, or leave it out", rule="kernel signature")
+    chained = check_flag(chained, "chained", loc, "give chained=True when the C++ rounds each "
+                         "intermediate value to the output type, or leave it out",
+                         rule="kernel signature")
     count_ops = None
     if callable(ops) and not isinstance(ops, type):
         count_ops, ops = ops, 0

@@ -23,23 +23,50 @@ copied, never computed on): numpy's strided copies cost per inner run, so moving
 
 
 def block(m: np.ndarray, br: int, bc: int) -> np.ndarray:
-    """Row-major ``(R, C)`` -> flat blocked storage of ``(br, bc)`` blocks (a new array)."""
-    r, c = m.shape
+    """Row-major ``(R, C)`` -> flat blocked storage of ``(br, bc)`` blocks: a new array, never
+    a view of ``m`` (one written into would change ``m``, and in a reference, whose inputs are
+    read-only, fail as a write into a read-only array)."""
+    m = np.asarray(m)
+    if m.ndim != 2:
+        raise DesignError(
+            "block layout", f"block(m, {shown(br)}, {shown(bc)}) with m of shape "
+            f"{list(m.shape)}", loc=caller_loc(), limit="a 2-D matrix (rows, cols)",
+            found=f"shape {list(m.shape)}", fix="pass the matrix as rows x cols, e.g. "
+            "m.reshape(rows, cols)")
+    r, c, br, bc = _sizes("block", m.shape[0], m.shape[1], br, bc,
+                          written=f"block(m, {shown(br)}, {shown(bc)}) with m of shape "
+                          f"{list(m.shape)}")
     unit = MOVE_UNITS.get(bc * m.itemsize)
     if unit is None or not m.flags.c_contiguous:
-        return m.reshape(r // br, br, c // bc, bc).transpose(0, 2, 1, 3).reshape(-1)
+        return _new(m.reshape(r // br, br, c // bc, bc).transpose(0, 2, 1, 3).reshape(-1), m)
     moved = m.view(unit).reshape(r // br, br, c // bc).transpose(0, 2, 1)
-    return np.ascontiguousarray(moved).view(m.dtype).reshape(-1)
+    return moved.copy().view(m.dtype).reshape(-1)  # a copy even when already in order
 
 
 def unblock(flat: np.ndarray, rows: int, cols: int, br: int, bc: int) -> np.ndarray:
-    """Flat blocked storage -> row-major ``(rows, cols)`` matrix (a new array)."""
+    """Flat blocked storage -> row-major ``(rows, cols)`` matrix: a new array, never a view of
+    ``flat`` (see :func:`block`)."""
+    flat = np.asarray(flat)
+    written = (f"unblock(flat, {', '.join(shown(v) for v in (rows, cols, br, bc))}) with flat "
+               f"of {flat.size} elements")
+    rows, cols, br, bc = _sizes("unblock", rows, cols, br, bc, written=written)
+    if flat.size != rows * cols:
+        raise DesignError(
+            "block layout", f"{written}: {rows} x {cols} is {rows * cols}",
+            loc=caller_loc(), limit="rows x cols elements", found=f"{flat.size} elements",
+            fix="give the matrix's rows and cols, and its blocks br, bc")
     unit = MOVE_UNITS.get(bc * flat.itemsize)
     if unit is None or not flat.flags.c_contiguous:
-        return (flat.reshape(rows // br, cols // bc, br, bc).transpose(0, 2, 1, 3)
-                .reshape(rows, cols))
+        return _new(flat.reshape(rows // br, cols // bc, br, bc).transpose(0, 2, 1, 3)
+                    .reshape(rows, cols), flat)
     moved = flat.reshape(-1).view(unit).reshape(rows // br, cols // bc, br).transpose(0, 2, 1)
-    return np.ascontiguousarray(moved).view(flat.dtype).reshape(rows, cols)
+    return moved.copy().view(flat.dtype).reshape(rows, cols)
+
+
+def _new(out: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """``out`` (a reshape of ``source``'s, which numpy makes a view when it can: blocks that
+    span whole rows are already in order) as an array of its own."""
+    return out.copy() if np.may_share_memory(out, source) else out
 
 
 def block_dims(rows: int, cols: int, br: int, bc: int) -> list[tuple[int, int]]:
@@ -62,14 +89,18 @@ def unblock_dims(rows: int, cols: int, br: int, bc: int) -> list[tuple[int, int]
     return [(rows // br, br * cols), (br, bc), (cols // bc, br * bc), (bc, 1)]
 
 
-def _sizes(call: str, rows: object, cols: object, br: object, bc: object
-           ) -> tuple[int, int, int, int]:
-    """The arguments of ``call`` (block_dims or unblock_dims) as plain ints (numpy's too); a
-    DesignError at the design's line unless they are positive and the blocks divide the tile
+def _sizes(call: str, rows: object, cols: object, br: object, bc: object,
+           written: str | None = None) -> tuple[int, int, int, int]:
+    """The arguments of ``call`` (block_dims, unblock_dims, block or unblock) as plain ints
+    (numpy's too); a DesignError at the design's line, naming the call as ``written`` (by
+    default as its arguments read), unless they are positive and the blocks divide the tile
     (a 0 block divided by zero; a negative or too large one gave dims refused later as a
-    pattern the design never wrote)."""
+    pattern the design never wrote, and block() a bare numpy error)."""
     given = {"rows": rows, "cols": cols, "br": br, "bc": bc}
-    written = f"{call}({', '.join(shown(v) for v in given.values())})"
+    if all(type(v) is int and v > 0 for v in given.values()) and \
+            not rows % br and not cols % bc:  # type: ignore[operator]  # ints, just seen
+        return rows, cols, br, bc  # type: ignore[return-value]  # the references' every call
+    written = written or f"{call}({', '.join(shown(v) for v in given.values())})"
     fix = "give the tile's size and the kernel's blocks: the mmul's r, s, t (mm.ir.params)"
     ints = {}
     for name, value in given.items():

@@ -1,4 +1,9 @@
-"""Where kernel C++ lives on disk: the shipped hand-written kernels and the kernel templates."""
+"""Where kernel C++ lives on disk: the shipped hand-written kernels (:data:`KERNELS_CPP`) and
+the kernel templates (:data:`KERNEL_TEMPLATES`).
+
+A ``Path`` carries no docstring of its own (``help(KERNELS_CPP)`` shows ``Path``'s): what
+:data:`KERNELS_CPP` is is said in :mod:`aiedsl.kernels`' docstring too, which
+``help(aiedsl.kernels)`` shows."""
 
 from __future__ import annotations
 

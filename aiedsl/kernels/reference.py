@@ -40,7 +40,7 @@ def run_checked(ir: KernelIR, reference: Callable[..., Any], bound: Callable[...
         if isinstance(e, Exception) or not raised_by_user(e):
             raise
         raise user_exception(e, f"running the reference of kernel '{ir.symbol}'",
-                             _ref_loc(ir, reference)) from None
+                             _ref_loc(ir, reference)) from e  # its traceback: the cause's
     if result is not None:
         shape = getattr(result, "shape", None)
         what = type(result).__name__ + ("" if shape is None else

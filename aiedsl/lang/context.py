@@ -10,6 +10,7 @@ behind.
 from __future__ import annotations
 
 import math
+import numbers
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Iterator, NoReturn
@@ -20,21 +21,28 @@ from aiedsl.lang.load import load_context
 from aiedsl.lang.names import check_line, check_name
 from aiedsl.lang.trace import CoreTrace, DesignTrace
 from aiedsl.source_loc import caller_loc
-from aiedsl.values import as_int
+from aiedsl.values import as_bool, as_int, numpy_bool, shown
 
 
 DESIGN_MODULE = "__aiedsl_design__"
 """The module name design files run under, as what aiedsl writes names it (a kernel
 reference's name in ``design.json``): each load runs under a name of its own,
-``__aiedsl_design_<n>__`` (:func:`aiedsl.loader.load_design`), so that loads on several
-threads, or one design file loading another, never share a ``sys.modules`` entry."""
+``__aiedsl_design_<n>__`` (:func:`aiedsl.loader.load_design`), and the modules of its folder
+under it (``__aiedsl_design_<n>__.helpers``: :mod:`aiedsl.folder_imports`), so that loads on
+several threads, or one design file loading another, never share a ``sys.modules`` entry."""
 
 
 def design_module(name: str) -> str:
-    """Module ``name`` as output names it: one load's module as :data:`DESIGN_MODULE`, so the
-    same design gives the same bytes whichever load it came from."""
-    if name.startswith(DESIGN_MODULE[:-2] + "_") and name.endswith("__"):
-        return DESIGN_MODULE
+    """Module ``name`` as output names it: one load's module as :data:`DESIGN_MODULE` and a
+    module of its folder by the name the design imported it by (``helpers``), so the same
+    design gives the same bytes whichever load it came from.
+
+    >>> design_module("__aiedsl_design_7__"), design_module("__aiedsl_design_7__.helpers")
+    ('__aiedsl_design__', 'helpers')
+    """
+    head, dot, rest = name.partition(".")
+    if head.startswith(DESIGN_MODULE[:-2] + "_") and head.endswith("__"):
+        return rest if dot else DESIGN_MODULE
     return name
 
 
@@ -103,18 +111,24 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
                           fix="give a plain value; compute anything else from it")
     ctx = load_context()
     if ctx is not None and ctx.file is not None and loc.file != ctx.file:
-        # A module the design file imports runs once per process: loaded again, its define()
-        # would not run, keeping the first value and deaf to -D
+        # A module the design file imports may run once per process (all but those of the
+        # design's folder, which each load runs afresh: aiedsl.folder_imports): loaded again,
+        # its define() would not run, keeping the first value and deaf to -D. One rule for all
+        # modules: where a module lives does not change what -D means.
         raise DesignError(
             "define", f"define '{name}' is called in {loc.file}, not in the design file "
             f"{ctx.file}", loc=loc, limit="define() belongs in the design file aiedsl loads: a "
-            "module it imports runs once per process, so a second load (with -D or not) would "
-            "not run its define() and would keep the first value",
+            "module it imports may run once per process (any but those of the design's own "
+            "folder), so a second load (with -D or not) would not run its define() and would "
+            "keep the first value",
             fix=f"move {name} = define(\"{name}\", ...) into {ctx.file} and pass {name} to the "
             f"code in {loc.file} (as a function's argument)")
     value: Any = default
-    if ctx is not None and name in ctx.overrides:
-        text = ctx.overrides[name]
+    given = ctx.overrides.get(name, default) if ctx is not None else default
+    if ctx is not None and name in ctx.overrides and not isinstance(given, str):
+        value = _given(name, default, given, loc, ctx.caller)
+    elif ctx is not None and name in ctx.overrides and isinstance(given, str):
+        text = given
         kind = type(default).__name__
         try:
             value = type(default)(text) if not isinstance(default, bool) else _bool(text)
@@ -157,9 +171,57 @@ def refuse(name: str, message: str, *, limit: str, fix: str) -> NoReturn:
         found = f"-D {name}={ctx.overrides[name]}"
     elif ctx is not None and name in ctx.used:
         found = f"{name}={ctx.used[name]} (its default)"
+    elif ctx is None:  # a design traced in a script or notebook: define() records no value
+        found = (f"define '{name}', whose value is not known here (no design file is being "
+                 "loaded, so no -D value or default was recorded)")
     else:
-        found = name
+        found = f"'{name}', which no define() of {ctx.file} has taken (yet)"
     raise DesignError("define", message, loc=loc, limit=limit, found=found, fix=fix)
+
+
+def _given(name: str, default: int | float | str, given: object, loc: Loc,
+           caller: Loc | None) -> int | float | bool:
+    """The value ``defines={name: given}`` (a Python value, not text) gives define ``name`` of
+    default ``default``, defined at ``loc``: a value of the define's own type only (an int for
+    an int define, numpy's too; an int or a float for a float one; a bool for a bool one), never
+    one converted (``int(8192.7)`` truncated to 8192, ``True`` read as 1); a str define takes a
+    str, which is text as ``-D`` gives it. Else a DesignError at ``caller`` (the Python line
+    that gave it) naming the define's line."""
+    kind = type(default).__name__
+    value: int | float | bool | None = None
+    if isinstance(default, bool):
+        value = as_bool(given)
+    elif isinstance(default, int):
+        value = as_int(given)
+    elif isinstance(default, float):
+        number = as_int(given)
+        if number is not None:
+            value = float(number)
+        elif isinstance(given, numbers.Real) and not isinstance(given, bool) and \
+                not numpy_bool(given):
+            value = float(given)
+    limits = {"bool": "a bool (numpy's too), or text as -D reads it (true, false, 1, 0, yes, "
+              "no, on, off)", "int": "an int (numpy's integers too), or text as -D reads it",
+              "float": "a finite float or an int (numpy's too), or text as -D reads it",
+              "str": "a str"}
+    gave = f"defines={{{name!r}: {shown(given)}}}"
+    related = [(f"define '{name}'", loc)] if caller is not None else []
+    example = str(not default).lower() if isinstance(default, bool) else default
+    python = not default if isinstance(default, bool) else default
+    fix = (f"give {_article(kind)}, e.g. defines={{{name!r}: {python!r}}} (-D {name}={example} "
+           "on the command line)")
+    if value is None:
+        what = "None" if given is None else _article(type(given).__name__)
+        raise DesignError(
+            "define", f"{gave} gives define '{name}' {what}, not {_article(kind)}",
+            loc=caller or loc, limit=limits[kind], found="None" if given is None else
+            f"{shown(given)} ({type(given).__name__})", related=related, fix=fix)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise DesignError(
+            "define", f"{gave} gives define '{name}' {shown(given)}, which is not finite",
+            loc=caller or loc, limit=limits[kind], found=shown(given), related=related,
+            fix=fix)
+    return value
 
 
 def _bool(text: str) -> bool:

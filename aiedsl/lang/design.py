@@ -19,7 +19,8 @@ from typing import Any, Callable, NoReturn
 import numpy as np
 
 from aiedsl.dtypes import numpy_kind
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, counted
+from aiedsl.flags import check_flag
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
@@ -33,6 +34,7 @@ from aiedsl.lang.trace import DesignTrace
 from aiedsl.source_loc import caller_loc, decorator_loc, def_line, function_loc, user_line
 from aiedsl.targets import DEFAULT_DEVICE, known_target
 from aiedsl.user_errors import raised_by_user, user_exception
+from aiedsl.values import shown
 
 
 def _check_reference_names(fn: Callable[..., Any], inputs: list[str], tensors: set[str],
@@ -142,6 +144,8 @@ class DesignHandle:
         # Where d.reference(...) is written. Applied bare (@d.reference), Python 3.10 gives the
         # def line, 3.11 the decorator's; a function's own errors point at its first line.
         loc = caller_loc()
+        nonfinite = check_flag(nonfinite, "nonfinite", loc, "give nonfinite=True when NaN or "
+                               "infinity are expected values, or leave it out", rule="reference")
 
         def set_(f: Callable[..., Any]) -> Callable[..., Any]:
             self.use_reference(f, nonfinite, loc)
@@ -236,11 +240,12 @@ class DesignHandle:
                 fix="return numbers of the output's kind, e.g. "
                 f".astype(np.{np.dtype(t.dt.numpy).name})")
         if arr.size != t.numel:
+            returned = f"a scalar, {shown(value)}," if arr.ndim == 0 else \
+                f"an array of shape {list(arr.shape)} ({counted(arr.size, 'value')})"
             raise DesignError(
-                "reference", f"{what} an array of shape {list(arr.shape)} ({arr.size} values) for "
-                f"output '{name}' ({t})", loc=where, limit=f"{t.numel} values, shape "
-                f"{list(t.shape)}", found=f"{arr.size} values",
-                fix="return an array of the output's shape")
+                "reference", f"{what} {returned} for output '{name}' ({t})", loc=where,
+                limit=f"{counted(t.numel, 'value')}, shape {list(t.shape)}",
+                found=counted(arr.size, "value"), fix="return an array of the output's shape")
         if arr.ndim > 1 and len(t.shape) > 1 and tuple(arr.shape) != tuple(t.shape):
             # same size, other shape: reshaping would compare a transposed (or otherwise
             # reordered) result element by element; a flat result is taken as it comes

@@ -20,8 +20,13 @@ from aiedsl.ir.loc import Loc
 class LoadContext:
     """What the command line asks of a design file being loaded."""
 
-    overrides: dict[str, str] = field(default_factory=dict)
-    """``-D NAME=VALUE`` pairs, values still as text."""
+    overrides: dict[str, object] = field(default_factory=dict)
+    """``-D NAME=VALUE`` pairs, values as given: text (``-D``'s, or a str from Python), read
+    as the define's type; or a Python value of ``defines=`` (``{"N": 8192}``), which a define
+    takes when it is of its type (:func:`aiedsl.lang.context.define`)."""
+    caller: Loc | None = None
+    """The Python line that called the load (``load_design``, ``build``) with ``defines=``,
+    where a Python value a define refuses is reported; None from the command line."""
     device: str | None = None
     """``--device`` override."""
     used: dict[str, int | float | str] = field(default_factory=dict)

@@ -31,7 +31,10 @@ from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
 from aiedsl.sim.state import Carried
-from aiedsl.sim.options import check_clock, check_invocations, check_kernels, check_seed
+from aiedsl.sim.options import (
+    CHECK_FIX, check_clock, check_flag, check_handle, check_invocations, check_kernels,
+    check_seed,
+)
 from aiedsl.sim.runtime import check_shim_bds, check_task_queues
 from aiedsl.sim.stats import timing
 from aiedsl.sim.summary import Timing, significant
@@ -245,9 +248,14 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     differs from the reference is that output's FAIL.
     """
     loc = caller_loc()
+    handle = check_handle(handle, "simulate", loc)
     seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
     kernels = check_kernels(kernels, loc)
     invocations = check_invocations(invocations, loc)
+    check = check_flag(check, "check", loc, CHECK_FIX)
+    compute = check_flag(compute, "compute", loc, "give compute=True to compute the outputs, "
+                         "False for the timing alone (the kernels take their time and compute "
+                         "nothing)")
     if trace is not None:
         check_trace(trace, handle.name)  # before simulating: a refusal then costs nothing
     with _older_objects_frozen():

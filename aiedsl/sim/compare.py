@@ -100,11 +100,21 @@ def check_inputs(d: Design, inputs: Mapping[str, object], loc: Loc) -> None:
                 limit=want, found=type(value).__name__,
                 fix=f"pass np.asarray({name}, dtype={_spelling(dt.numpy)})")
         if value.dtype != np.dtype(dt.numpy):
+            cast = (f"{name}.astype({_spelling(dt.numpy)}) (nothing is converted for you: a cast "
+                    "may round, truncate or wrap values)")
+            if dt.is_float and value.dtype.kind in "iu" and \
+                    value.dtype.itemsize == np.dtype(dt.numpy).itemsize:
+                # integers of the float's size may be its bits (how older mlir-aie and Riallto
+                # code carries bf16, as uint16): a cast would convert them as numbers
+                carried = " (as older mlir-aie and Riallto code carries bf16)" \
+                    if dt.name == "bf16" else ""
+                fix = (f"if {name} holds {dt} bit patterns{carried}, pass "
+                       f"{name}.view({_spelling(dt.numpy)}); if it holds numbers, pass {cast}")
+            else:
+                fix = f"pass {cast}"
             raise DesignError(
                 "inputs", f"input '{name}' of '{d.name}' is {value.dtype}, not {dt}", loc=loc,
-                limit=want, found=f"{value.dtype}, shape {list(value.shape)}",
-                fix=f"pass {name}.astype({_spelling(dt.numpy)}) (nothing is converted for you: "
-                "a cast may round, truncate or wrap values)")
+                limit=want, found=f"{value.dtype}, shape {list(value.shape)}", fix=fix)
         if value.size != t.type.numel:
             raise DesignError(
                 "inputs", f"input '{name}' of '{d.name}' has {value.size} elements, not "

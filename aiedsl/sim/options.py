@@ -1,18 +1,23 @@
-"""The options of a run (``seed``, ``clock_hz``, ``kernels``, ``target``), checked where a
-caller passes them: a wrong one is a DesignError at the caller's line, not a numpy error from
-inside the run, nor a value quietly read as another (``kernels="ref"`` ran the C++).
+"""The options of a run (``seed``, ``clock_hz``, ``kernels``, ``target``, its flags) and the
+design it is given, checked where a caller passes them: a wrong one is a DesignError at the
+caller's line, not a numpy error or an AttributeError from inside the run, nor a value quietly
+read as another (``kernels="ref"`` ran the C++, ``check="no"`` compared).
 
 The command line's options are typed choices already; these guard the Python API
-(:func:`aiedsl.sim.simulate`, :meth:`aiedsl.api.Artifacts.run`).
+(:func:`aiedsl.sim.simulate`, :meth:`aiedsl.api.Artifacts.run`, :func:`aiedsl.api.build`).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import os
 
 from aiedsl.errors import DesignError
+from aiedsl.flags import check_flag as check_flag  # run options are flags too: its home
 from aiedsl.ir.loc import Loc
+from aiedsl.lang.design import DesignHandle
+from aiedsl.values import by_type, shown
 
 KERNELS = ("reference", "native")
 """What a simulated kernel call runs: its numpy reference, or its C++ built for the host."""
@@ -75,3 +80,28 @@ def check_target(target: object, loc: Loc) -> str:
                       limit="'auto' (the NPU when there is one, else the simulator), 'npu' or "
                       "'sim'", found=repr(target),
                       fix="give target='auto', target='npu' or target='sim'")
+
+
+CHECK_FIX = "give check=True to compare with the reference, False not to"
+"""The fix for a ``check=`` that is not a bool, wherever a run takes one."""
+
+
+def check_handle(handle: object, call: str, loc: Loc) -> DesignHandle:
+    """``handle``, given to ``call`` (``simulate``) as the design to run, when it is a design
+    (what ``@design`` returns or ``load_design`` gives); else a DesignError at ``loc``: a
+    design file's path failed deep in the run (``'str' object has no attribute 'ir'``)."""
+    if isinstance(handle, DesignHandle):
+        return handle
+    limit = "a design: what @design returns, or what load_design(\"design.py\") gives"
+    if isinstance(handle, (str, os.PathLike)):
+        path = os.fspath(handle)
+        raise DesignError(
+            "design", f"{call}() takes a design, not the path of its file", loc=loc,
+            limit=limit, found=shown(path),
+            fix=f"{call}(load_design(\"{path}\"), ...) (from aiedsl import load_design)")
+    built = type(handle).__name__ == "Artifacts"  # aiedsl.api's, which imports this module
+    raise DesignError(
+        "design", f"{call}() takes a design, not {by_type(handle)}", loc=loc, limit=limit,
+        found=by_type(handle),
+        fix=f"{call}(art.handle, ...), or art.run(...) to run the build" if built else
+        f"pass the @design function's result (or load_design(\"design.py\")) to {call}()")
