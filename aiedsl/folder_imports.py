@@ -34,14 +34,19 @@ import types
 from importlib.machinery import PathFinder
 from typing import Any, Mapping, Sequence
 
+from aiedsl.library_code import is_library
+
 
 class FolderImports:
     """The imports of one load of the design file in ``folder`` (its resolved path), whose
     module is named ``module`` (``__aiedsl_design_<n>__``)."""
 
-    def __init__(self, folder: str, module: str) -> None:
+    def __init__(self, folder: str, module: str, design: str = "") -> None:
         self.folder = folder
         self.module = module
+        self.design = design
+        """The design file's own path: never one of its folder's modules (a design named
+        ``aiedsl.py`` imports aiedsl, not itself)."""
         self.prefix = module + "."
         """The folder's modules are named under the design's module (``helpers`` as
         ``__aiedsl_design_7__.helpers``): a name no other load, nor the process, uses."""
@@ -110,9 +115,11 @@ class FolderImports:
     def _is_ours(self, top: str) -> bool:
         """Is top-level module ``top`` the design folder's: a module or package there (a
         namespace package only when no module of that name is found elsewhere, as Python's
-        import path ranks them), other than the one the process already imported from that
-        very file (the design then shares it: aiedsl's own package when a design sits at
-        aiedsl's project root, a notebook's module of that folder)."""
+        import path ranks them), other than the design file itself, a name the process
+        already runs from aiedsl, Python or an installed package, and the one the process
+        already imported from that very file (the design then shares it: aiedsl's own
+        package when a design sits at aiedsl's project root, a notebook's module of that
+        folder)."""
         ours = self._ours.get(top)
         if ours is None:
             ours = self._ours[top] = self._decide(top)
@@ -129,8 +136,19 @@ class FolderImports:
                 elsewhere = None
             if elsewhere is not None and elsewhere.loader is not None:
                 return False
+        if spec.origin and self.design and os.path.exists(spec.origin) and \
+                os.path.samefile(spec.origin, self.design):
+            return False
         loaded = sys.modules.get(top)
         file = getattr(loaded, "__file__", None)
+        origin = getattr(getattr(loaded, "__spec__", None), "origin", None)
+        if loaded is not None and ((isinstance(file, str) and is_library(file))
+                                   or origin in ("built-in", "frozen")):
+            # aiedsl itself, Python's or an installed package's module, which the process
+            # already runs: an aiedsl/ or numpy.py beside the design (a clone's root, with
+            # aiedsl installed from another) would make a second aiedsl, whose types the
+            # first refuses; as before loads had their own imports, the process's wins
+            return False
         if isinstance(file, str) and spec.origin and os.path.exists(file) and \
                 os.path.samefile(file, spec.origin):
             return False

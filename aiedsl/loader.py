@@ -49,7 +49,7 @@ def _exec_file(path: Path) -> dict[str, Any]:
     # from that folder for this load, as `python design.py` would, whatever the process, the
     # other loads or an outer design file hold of those names: resolved, as the design's
     # files are opened where they really are (symlinks followed)
-    imports = FolderImports(str(path.resolve().parent), name)
+    imports = FolderImports(str(path.resolve().parent), name, str(path.resolve()))
     module.__dict__["__builtins__"] = imports.builtins
     sys.modules[name] = module  # while it runs: dataclasses and pickle look their module up
     try:

@@ -8,6 +8,8 @@ design rule on npu1 and npu2 (their timing is bench material: see the README).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -735,9 +737,12 @@ def test_a_shift_with_an_i32_c_is_refused(in_root: Path) -> None:
         f"designs/gemm_i8.py:{line}: error [define]: SHIFT=3 with OUT=i32: an i32 C is not "
         "scaled\n"
         "  limit: 0 with OUT=i32, whose C holds the exact sums; SHIFT scales an i8 or i16 C\n"
-        "  found: -D SHIFT=3\n"
+        "  found: defines={'SHIFT': '3'}\n"  # from Python; the command line's reads -D
         "  fix: leave -D SHIFT out with OUT=i32, or give -D OUT=i8 (or i16) for C = "
         "sat(round(A @ B / 2^3))")
+    cli = subprocess.run([sys.executable, "-m", "aiedsl", "check", str(I8), "-D", "OUT=i32",
+                          "-D", "SHIFT=3"], capture_output=True, text=True)
+    assert cli.returncode == 2 and "  found: -D SHIFT=3\n" in cli.stderr, cli.stderr
     for defines in (dict(OUT="i32"), dict(OUT="i32", SHIFT=0)):
         d = load(I8, **defines, M=256, N=256)
         assert [k.symbol for k in d.ir.kernels if k.symbol.startswith("matmul")] == [

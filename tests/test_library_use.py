@@ -882,3 +882,32 @@ def test_an_empty_output_directory_is_refused_as_on_the_command_line(
             inspect.getsourcelines(call)[1], "output='' names no directory", "''",
             "name a directory, or leave output= out for build/<design>")
     assert os.listdir(tmp_path) == []
+
+
+def test_an_aiedsl_package_beside_a_design_is_not_a_second_aiedsl(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A design at the root of another aiedsl clone (aiedsl installed from elsewhere): its
+    folder's aiedsl/ was imported for the load, a second aiedsl whose TensorType the running
+    one refused ("passthrough takes the element type ..., not TensorType(...)"; a reviewer's
+    reproducer)."""
+    (tmp_path / "aiedsl").mkdir()
+    (tmp_path / "aiedsl" / "__init__.py").write_text("raise ImportError('the folder copy')\n")
+    (tmp_path / "numpy.py").write_text("raise ImportError('the folder numpy')\n")
+    path = tmp_path / "d.py"
+    path.write_text((Path(__file__).parent.parent / "designs" / "passthrough.py").read_text()
+                    + "\nimport numpy\n")
+    monkeypatch.chdir(tmp_path)
+    handle = load_design(path)
+    assert handle.ir.name == "passthrough"
+    assert simulate(handle).passed
+
+
+def test_a_design_named_like_a_module_it_imports_does_not_import_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """S/aiedsl.py, a design: its `from aiedsl import ...` loaded the design file again as a
+    module of its folder ("cannot import name 'Tensor' from '__aiedsl_design_0__.aiedsl'")."""
+    (tmp_path / "S").mkdir()
+    path = tmp_path / "S" / "aiedsl.py"
+    path.write_text((Path(__file__).parent.parent / "designs" / "passthrough.py").read_text())
+    monkeypatch.chdir(tmp_path)
+    assert load_design(path).ir.name == "passthrough"

@@ -267,8 +267,9 @@ def kernel_cost(
     # the kernels are listed in the docstring: typer shows an argument's help= only with rich
     name: str = typer.Argument(..., metavar="KERNEL"),
     shape: str = typer.Option(..., "--shape", metavar="SHAPE", help="MxKxN for matmul and "
-                              "matmul_cascade, MxN for matmul_narrow, WIDTHxCINxCOUT for the convolutions, ROWSxCOLS for reductions, "
-                              "norms and softmax, N otherwise."),
+                              "matmul_cascade, MxN for matmul_narrow, WIDTHxCINxCOUT for the "
+                              "convolutions, ROWSxCOLS for reductions, norms and softmax, N "
+                              "otherwise."),
     dtype: Optional[str] = typer.Option(None, "--dtype", metavar="DTYPE",
                                         help="Element (matmul: input) type, spelled as a "
                                         "Tensor takes it (bf16 or bfloat16, i32 or int32) "

@@ -153,7 +153,7 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
 def refuse(name: str, message: str, *, limit: str, fix: str) -> NoReturn:
     """Refuse the value define ``name`` took, for a design that cannot be built with it (with
     the others' values): a DesignError at the line of ``define("NAME", ...)``, saying whether
-    the value came from ``-D`` or is the default.
+    the value came from ``-D``, from Python's ``defines=`` or is the default.
 
     Example
     -------
@@ -167,7 +167,9 @@ def refuse(name: str, message: str, *, limit: str, fix: str) -> NoReturn:
     loc = caller_loc()
     if ctx is not None and name in ctx.lines:
         loc = ctx.lines[name]
-    if ctx is not None and name in ctx.overrides:
+    if ctx is not None and name in ctx.overrides and ctx.caller is not None:
+        found = f"defines={{{name!r}: {ctx.overrides[name]!r}}}"  # from Python: no -D given
+    elif ctx is not None and name in ctx.overrides:
         found = f"-D {name}={ctx.overrides[name]}"
     elif ctx is not None and name in ctx.used:
         found = f"{name}={ctx.used[name]} (its default)"
