@@ -192,9 +192,9 @@ def test_taka_int8_tiles_sum_in_c_and_the_check_says_so(in_root: Path) -> None:
 
 
 @pytest.mark.parametrize("defines, message, found, limit, fix", [
-    (dict(ACC="x"), "ACC=x is not a place to sum C", "-D ACC=x", "i32 or c",
+    (dict(ACC="x"), "ACC=x is not a place to sum C", "defines={'ACC': 'x'}", "i32 or c",
      "-D ACC=i32 (an int32 tile, C narrowed once) or -D ACC=c (C, narrowed at every K step)"),
-    (dict(OUT="i32", ACC="i32"), "ACC=i32 with OUT=i32", "-D ACC=i32",
+    (dict(OUT="i32", ACC="i32"), "ACC=i32 with OUT=i32", "defines={'ACC': 'i32'}",
      "ACC=i32 only with OUT=i8 or i16: an i32 C is already the int32 sum", "leave -D ACC out"),
 ])
 def test_the_i8_gemm_refuses_an_acc_it_cannot_build(defines: dict, message: str, found: str,

@@ -140,18 +140,20 @@ def in_child(fn: Callable[[], Any], limit: float) -> Any:
 
         if can_spawn():
             return _served(fn, limit)
+    import signal
+
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     me = os.getpid()
+    stops = {signal.SIGINT, signal.SIGTERM}
 
     def work() -> None:
-        import signal
-
         from aiedsl.kernels.lifeline import die_with_parent
 
         # Ctrl-C is the parent's to handle (it then kills this child), as in the native
         # simulation's child; and a parent killed outright takes this child with it
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)  # held while the parent forked it
         die_with_parent(me)
         try:
             out: tuple[str, Any] = ("value", fn())
@@ -160,9 +162,17 @@ def in_child(fn: Callable[[], Any], limit: float) -> Any:
         child.send_bytes(pickle.dumps(out))
 
     proc = ctx.Process(target=work)
-    proc.start()
-    child.close()
+    # Ctrl-C or SIGTERM while start() forks would raise before this process knew the child's
+    # pid: nothing then killed it, and multiprocessing's exit joined it forever (a stopped
+    # `kernel test` hung under load). Held until start() returns, then raised below, where
+    # the child is known and killed.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
     try:
+        try:
+            proc.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        child.close()
         if not parent.poll(limit):
             return _hung(limit)
         try:
@@ -175,9 +185,10 @@ def in_child(fn: Callable[[], Any], limit: float) -> Any:
         # every way out but an answer (a hang, Ctrl-C, SIGTERM raised as Ctrl-C by the command
         # line): a child in a kernel's endless loop runs no Python and would spin forever,
         # orphaned, so it is killed and reaped here
-        if proc.exitcode is None:
+        if proc.pid is not None and proc.exitcode is None:
             proc.kill()
             proc.join()
+        child.close()
         parent.close()
     kind, value = pickle.loads(data)
     if kind == "raised":
