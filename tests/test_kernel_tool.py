@@ -138,9 +138,14 @@ def test_a_stopped_command_kills_and_reaps_the_child_running_a_hung_kernel(
     that never returns printed `aborted` and exited 143 (130), but the forked child went on
     at 100% CPU under init, forever (a tester). It is killed and reaped on every way out."""
     _design(tmp_path, HANG_CC, cycles="None" if command[0] == "check" else "20")
+    # A test run started in the background by a shell without job control has SIGINT
+    # ignored, which stays ignored across exec, and Python then keeps Ctrl-C off, as it should
+    # for a background job (CI's run hung here): the command is a foreground one, with
+    # SIGINT's default action (as test_outdir's killed compile gives it)
     proc = subprocess.Popen([sys.executable, "-m", "aiedsl.cli", *command], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=_env(AIEDSL_KERNEL_TIMEOUT="120"), start_new_session=True)
+                            env=_env(AIEDSL_KERNEL_TIMEOUT="120"), start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     number = getattr(signal, stop)
     try:
         child = _forked_child(proc)
