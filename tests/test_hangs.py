@@ -343,6 +343,22 @@ def test_the_unpeeled_window_runs_where_acquires_are_counted_at_run_time(
 
 # -- look-alikes that do not hang ----------------------------------------------------------------
 
+def test_a_window_loop_of_one_iteration_is_straight_line_code(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sliding_window_in_loop.py with ROWS = 1 (a define's default, a tester) was refused as a
+    window sliding across iterations; one iteration has no second to start holding what the
+    first kept, and 1e400306 unrolls it whole: it is checked as straight-line code, and runs."""
+    text = (CORPUS / "sliding_window_in_loop.py").read_text()
+    assert text.count("ROWS = 8\n") == 1
+    (tmp_path / "one.py").write_text(text.replace("ROWS = 8\n", "ROWS = 1\n"))
+    monkeypatch.chdir(tmp_path)
+    result = simulate(load_design("one.py"))
+    assert result.passed, [c.line() for c in result.checks]
+    (tmp_path / "two.py").write_text(text.replace("ROWS = 8\n", "ROWS = 2\n"))
+    with pytest.raises(DesignError, match=r"\[hang: unbalanced loop\]"):
+        simulate(load_design("two.py"))
+
+
 PARTIAL_DRAIN = '''
 import numpy as np
 

@@ -23,7 +23,8 @@ that lowering count at run time (max(n - held, 0), from a per-fifo held counter)
 runs it. The check refuses it for the version aiedsl targets and says so; the fix (acquire the
 window's first elements before the loop) lowers the same in both. A loop short enough to be unrolled
 whole (no more iterations than that least common multiple) would lower correctly even in 1e400306,
-but the factor depends on the depths the lowering gives each end, so it is refused too.
+but the factor depends on the depths the lowering gives each end, so it is refused too; a loop
+of one iteration, which no factor leaves a second pass, is read as straight-line code.
 """
 
 from __future__ import annotations
@@ -83,6 +84,11 @@ def _body(core: Core, ops: tuple[Op, ...], held: Held, loop: Loop | None,
                 raise DesignError("hang: release", message, loc=op.loc,
                                   limit=f"at most the {have} held", found=str(op.count), fix=fix)
             held[key] = have - op.count
+        elif isinstance(op, Loop) and op.count == 1:
+            # one iteration is straight-line code in every lowering (1e400306's unrollForLoops
+            # unrolls a loop of no more iterations than its factor whole): no second iteration
+            # starts holding what the first kept, so what it holds after is simply held
+            _body(core, op.body, held, loop, again)
         elif isinstance(op, Loop):
             before = dict(held)
             _body(core, op.body, held, op, again)
