@@ -11,6 +11,8 @@ Its modules, each importing only those above it in this list:
 
 - :mod:`~aiedsl.builddir.marker`: the marker, what it lists and what is foreign to it; writing
   and relisting it; the build directory a folder is in.
+- :mod:`~aiedsl.builddir.removal`: removing a build of aiedsl's: only what its marker owns,
+  the marker last.
 - :mod:`~aiedsl.builddir.lock`: the staging directory as the lock: one build at a time in a
   directory, a killed build's leftovers told from a user's folder and removed.
 - :mod:`~aiedsl.builddir.refuse`: what a build or a compile refuses before it touches anything.

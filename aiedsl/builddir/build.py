@@ -23,9 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
-from aiedsl.builddir.lock import (
-    NEW, OLD, WORK, claim, remove_build, remove_marked, share, warn,
-)
+from aiedsl.builddir.lock import NEW, OLD, WORK, claim, share, warn
+from aiedsl.builddir.removal import remove_build, remove_marked
 from aiedsl.builddir.marker import entries, owned_in, read_marker, relist, write_marker
 from aiedsl.builddir.refuse import (
     OlderBuild, _refuse_foreign, _refuse_other_build, check_output_dir,
@@ -123,7 +122,7 @@ def _clear_old(old: Path, before: list[str], out: Path, shown: Path, staging: Pa
     new build, where it was, and a warning names it; the new build stays in, replaced in one
     step, never undone (a reader of the directory never sees the old build come back). What
     cannot go back (the new build has an entry of its name) stays in the staging folder, which
-    the lock then keeps, with a warning naming it (:func:`aiedsl.builddir.lock.remove_build`).
+    the lock then keeps, with a warning naming it (:func:`aiedsl.builddir.removal.remove_build`).
 
     The old build's marker is rewritten first to list what is aiedsl's by both: in ``before``,
     and owned by the old marker still (a file of a name build.sh writes that came since, newer
