@@ -197,6 +197,31 @@ class WrittenCall:
     """The positional arguments (``("mid",)`` of ``join(mid)``)."""
 
 
+def same_scope(a: Loc, b: Loc) -> bool:
+    """Are lines ``a`` and ``b`` in one file and the same innermost function (or both at a
+    module's top level)? A name written at one then means the same at the other: a fix that
+    pastes the words of ``a``'s call at ``b`` (a join's argument, written in a helper, is not
+    a name where its split is)."""
+    import ast
+
+    if a.path != b.path:
+        return False
+    tree = _parsed(a.path)
+    if tree is None:
+        return False
+
+    def scope(line: int) -> ast.AST | None:
+        best: ast.AST | None = None
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
+                    node.lineno <= line <= (node.end_lineno or node.lineno) and (
+                    best is None or node.lineno >= getattr(best, "lineno", 0)):
+                best = node
+        return best
+
+    return scope(a.line) is scope(b.line)
+
+
 def written_call(loc: Loc, callee: str) -> WrittenCall | None:
     """The call of ``callee`` (a function or method name) at ``loc``'s line as the user wrote
     it, the outermost when calls of that name nest (``join(mid, name="_".join(...))`` is the

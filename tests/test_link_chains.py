@@ -215,6 +215,21 @@ def test_join_then_split_of_the_same_parts_forwards_each_part(design_file: Desig
             placed, get_target(placed.device))
 
 
+def test_a_join_written_in_a_helper_is_fixed_by_the_fifos_names(
+        design_file: DesignFile) -> None:
+    """``def gather(pieces): return join(pieces)`` called as ``l2 = gather(mid)``: the fix
+    pasted the join's words at the split, ``p2 = [m.forward() for m in pieces]``, a NameError
+    there (a reviewer). Words of another scope are not written: the fifos are named."""
+    text = SAME_TILES % "l2 = gather(mid)\n        p2 = l2.split(2)"
+    text = text.replace("    T, N = 256, 2\n",
+                        "    T, N = 256, 2\n\n    def gather(pieces):\n        return join(pieces)\n")
+    err = load_error(design_file(text))
+    assert "pieces" not in err
+    assert ("so forward each part through the memtile on its own in place of the join and the "
+            "split: a forward of 'mid0' in place of 'mid0_join_0', a forward of 'mid1' in "
+            "place of 'mid0_join_1'; only for another tiling") in err
+
+
 def test_the_forwards_carry_what_the_split_parts_differ_in(design_file: DesignFile) -> None:
     """Parts written as a list, the split's parts another shape and depth, unpacked into two
     names: each forward is written out with the element and depth its part had."""
@@ -377,3 +392,24 @@ def test_two_links_take_one_host_fifo(design_file: DesignFile) -> None:
         "  fix: give the split a fifo of its own, filled from the same host tensor as 'x' (a "
         "second rt.fill)")
 
+
+
+def test_a_name_given_later_that_a_join_took_from_its_variable_says_so(
+        design_file: DesignFile) -> None:
+    """``tail = join(...)`` is named 'tail'; a later ``fifo(..., name="tail")`` was refused as
+    if the user had named both (a reviewer): the first is said to be named after its variable,
+    and the fix offers a name= for it."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, i32, join, runtime
+
+        @design(device="npu1")
+        def d(i: Tensor[4, 64, i32], o: Tensor[4, 64, i32]):
+            c = [fifo(Tensor[64, i32], name=f"c{n}") for n in range(2)]
+            tail = join(c)
+            z = fifo(Tensor[128, i32], name="tail")
+        ''')
+    assert load_error(path) == (
+        "d.py:7: error [fifo]: two fifos are named 'tail'\n"
+        "  d.py:6: the first, named after the variable its line assigns it to\n"
+        "  fix: give the first its own name= (or this one another): 'tail' was aiedsl's "
+        "choice for it, made before this name= asked for it")

@@ -293,11 +293,17 @@ def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, 
     if not isinstance(elem, TensorType):
         raise DesignError("fifo", f"fifo element type {shown(elem)} is not a Tensor[...] type",
                           loc=loc, found=shown(elem), fix="write e.g. fifo(Tensor[1024, i16])")
+    given = name
     name = check_name(b.fresh_name("of") if name is None else name, "fifo name", loc)
     if name in b.fifos:
+        first = "the first"
+        fix = "give each fifo its own name"
+        if given is not None and name in b.chosen:  # the first was named after its variable
+            first = "the first, named after the variable its line assigns it to"
+            fix = (f"give the first its own name= (or this one another): '{name}' was aiedsl's "
+                   "choice for it, made before this name= asked for it")
         raise DesignError("fifo", f"two fifos are named '{name}'", loc=loc,
-                          related=[("the first", b.fifos[name].loc)],
-                          fix="give each fifo its own name")
+                          related=[(first, b.fifos[name].loc)], fix=fix)
     if isinstance(consumer_depth, dict) and not all(isinstance(k, str) for k in consumer_depth):
         raise DesignError("fifo depth", f"fifo '{name}' has consumer_depth="
                           f"{consumer_depth!r}", loc=loc,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from aiedsl.errors import DesignError
 from aiedsl.ir.types import Dim, TensorType
 from aiedsl.lang.records import FifoRecord, LinkRecord, RuntimeRecord, TransferRecord
-from aiedsl.source_loc import written_call
+from aiedsl.source_loc import same_scope, written_call
 
 
 def check_links_once(links: list[LinkRecord], runtime: list[RuntimeRecord] | None) -> None:
@@ -188,8 +188,9 @@ def _forwards_per_part(join: LinkRecord, split: LinkRecord, between: int) -> str
              f"{' between' if between else ''} and the split")
     why = (f"the split takes the join's parts apart again, the same sizes in the same order, so "
            f"forward each part through the memtile on its own in place of {links}")
-    written = joined.args[0] if joined is not None and joined.args else None
-    if written is None:  # the source cannot be read: name the fifos
+    written = joined.args[0] if joined is not None and joined.args and same_scope(
+        join.loc, split.loc) else None
+    if written is None:  # the source cannot be read, or its names are another scope's
         pairs = ", ".join(f"a forward of '{i.name}'{f' ({a})' if a else ''} in place of "
                           f"'{o.name}'" for i, o, a in zip(ins, outs, args))
         return f"{why}: {pairs}"

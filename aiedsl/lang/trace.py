@@ -153,6 +153,9 @@ class DesignTrace:
     declared without ``cycles=`` is profiled with their scalars), registered by the kernel
     when called, so the language imports nothing of the kernels package."""
     _names: dict[str, int] = field(default_factory=dict)
+    chosen: set[str] = field(default_factory=set)
+    """The fifo names aiedsl chose (:meth:`fresh_name`: a variable's, or ``of``...), not the
+    user's ``name=``: a later ``name=`` meeting one is told where the first came from."""
 
     # -- declarations ----------------------------------------------------------------------------
     def written(self, f: FifoRecord) -> str:
@@ -165,7 +168,10 @@ class DesignTrace:
         n = self._names.get(stem, 0)
         self._names[stem] = n + 1
         name = stem if n == 0 else f"{stem}{n}"
-        return name if name not in self.fifos else self.fresh_name(stem)
+        if name in self.fifos:
+            return self.fresh_name(stem)
+        self.chosen.add(name)
+        return name
 
     def check_depth(self, owner: str, what: str, d: object, loc: Loc) -> int:
         """A depth is an int from 1 to the largest lock value (numpy's integers too); returns
