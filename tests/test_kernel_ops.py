@@ -162,6 +162,28 @@ def test_a_scalar_read_from_an_rtp_is_counted_with_params(design_file: DesignFil
         ((None,), "n=16 (params=)", 32)]
 
 
+def test_calls_reading_different_rtp_slots_count_each_slots_value(
+        design_file: DesignFile) -> None:
+    """Two calls reading n from two rtp slots, written 1024 and 16: both were keyed (None,),
+    so both counted the first slot's 1024 (2048 operations a run). Each slot is its own key."""
+    from aiedsl.sim import simulate
+
+    path = _scale_n(design_file, "lambda n: n", cycles="64",
+                    calls="k(s, t, nrtp[0])\n            k(s, t, mrtp[0])")
+    path.write_text(path.read_text().replace(
+        '    nrtp = rtp(Tensor[1, i32], name="nrtp")\n',
+        '    nrtp = rtp(Tensor[1, i32], name="nrtp")\n    mrtp = rtp(Tensor[1, i32], name="mrtp")\n'
+    ).replace("        rt.fill(a, inp)\n", "        rt.rtp_write(nrtp, 0, 1024)\n"
+              "        rt.rtp_write(mrtp, 0, 16)\n        rt.fill(a, inp)\n"))
+    handle = load_design(path)
+    k = handle.ir.kernels[0]
+    assert [(c.constants, c.scalars, c.ops) for c in k.op_counts] == [
+        ((("nrtp", 0),), {"n": 1024}, 1024), ((("mrtp", 0),), {"n": 16}, 16)]
+    again = Design.model_validate_json(handle.ir.model_dump_json())
+    assert again.kernels[0].op_counts == k.op_counts
+    assert simulate(handle).timing.ops == 1040
+
+
 def test_a_scalar_with_no_value_to_count_with_names_the_call(design_file: DesignFile) -> None:
     path = _scale_n(design_file, "lambda n: 2 * n", cycles="100", calls="k(s, t, nrtp[0])")
     with pytest.raises(DesignError) as e:

@@ -365,20 +365,41 @@ def test_each_call_is_charged_the_profile_of_its_own_scalars(design_file) -> Non
         "made as the design loaded)"]
 
 
-@pytest.mark.parametrize("params, write, shown, cycles", [
+@pytest.mark.parametrize("params, write, shown, cycles, key", [
     # params= stands in for a value read at run time
-    ('{"n": 16}', "rt.rtp_write(nrtp, 0, 1024)", "n=16 (params=)", 2),
+    ('{"n": 16}', "rt.rtp_write(nrtp, 0, 1024)", "n=16 (params=)", 2, None),
     # without it, the value the runtime sequence first writes into the slot
-    ("{}", "rt.rtp_write(nrtp, 0, 1024)", "n=1024 (nrtp[0]'s first rtp_write)", 128)])
+    ("{}", "rt.rtp_write(nrtp, 0, 1024)", "n=1024 (nrtp[0]'s first rtp_write)", 128,
+     ("nrtp", 0))])
 def test_a_scalar_read_from_an_rtp_is_profiled_with_params_else_the_runtimes_write(
-        design_file, params: str, write: str, shown: str, cycles: int) -> None:  # type: ignore[no-untyped-def]
+        design_file, params: str, write: str, shown: str, cycles: int, key) -> None:  # type: ignore[no-untyped-def]
     from aiedsl.loader import load_design
 
     path = _scale_n(design_file, "k(s, t, nrtp[0])", write)
     path.write_text(path.read_text().replace('params={"n": 16}', f"params={params}"))
     k = load_design(path).ir.kernels[0]
-    assert [(p.constants, p.shown(), p.cycles) for p in k.profiles] == [((None,), shown, cycles)]
+    assert [(p.constants, p.shown(), p.cycles) for p in k.profiles] == [((key,), shown, cycles)]
     assert k.charged() == f"{cycles} cycles per call with {shown}"
+
+
+def test_calls_reading_different_rtp_slots_are_each_profiled_with_their_slots_value(
+        design_file) -> None:  # type: ignore[no-untyped-def]
+    """Two calls reading n from two rtp slots, written 1024 and 16: both were charged the
+    first slot's profile (128 cycles). Each slot's calls are charged their own."""
+    from aiedsl.loader import load_design
+
+    path = _scale_n(design_file, "k(s, t, nrtp[0])\n                k(s, t, mrtp[0])",
+                    "rt.rtp_write(nrtp, 0, 1024)\n        rt.rtp_write(mrtp, 0, 16)")
+    path.write_text(path.read_text().replace(', params={"n": 16}', "").replace(
+        '    nrtp = rtp(Tensor[1, i32], name="nrtp")\n',
+        '    nrtp = rtp(Tensor[1, i32], name="nrtp")\n'
+        '    mrtp = rtp(Tensor[1, i32], name="mrtp")\n'))
+    k = load_design(path).ir.kernels[0]
+    assert [(p.constants, p.shown(), p.cycles) for p in k.profiles] == [
+        ((("nrtp", 0),), "n=1024 (nrtp[0]'s first rtp_write)", 128),
+        ((("mrtp", 0),), "n=16 (mrtp[0]'s first rtp_write)", 2)]
+    assert k.charged() == ("128 cycles per call with n=1024 (nrtp[0]'s first rtp_write), 2 "
+                           "with n=16 (mrtp[0]'s first rtp_write)")
 
 
 def test_a_scalar_with_no_value_to_profile_with_names_the_call(design_file) -> None:  # type: ignore[no-untyped-def]

@@ -377,6 +377,45 @@ def test_a_declared_kernel_no_core_calls_is_run_or_said_not_run(tmp_path: Path) 
                for line in r.stdout.splitlines())
 
 
+def test_an_uncalled_kernel_runs_with_equals_before_params(tmp_path: Path) -> None:
+    """scalar("n", i32, equals=64) and params={'n': 32}: `kernel test` ran the uncalled kernel
+    with n=32, and failed a kernel right for the one value it takes. equals= comes first, as
+    for a called kernel."""
+    _design(tmp_path, SCALE_CC, extra=UNCALLED.format(params=", params={'n': 32}").replace(
+        'scalar("n", i32)', 'scalar("n", i32, equals=64)'))
+    r = _cli("kernel", "test", "d.py", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.splitlines()[1:3] == [
+        "scale_i32_64 (d.py:12) is declared but no core of the design calls it: run alone, with "
+        "n=64 (equals=)",
+        "PASS scale_i32_64.dst: exact (integers must match exactly)"]
+
+
+def test_a_params_value_its_narrows_to_type_cannot_hold_is_refused(tmp_path: Path) -> None:
+    """narrows_to="i16" and params={'n': 70000}: `kernel test` ran the C++ with it (whose
+    int16_t n wraps) and it crashed, blamed on the C++. The declaration is refused, as a call
+    passing 70000 is."""
+    path = _design(tmp_path, SCALE_CC, extra=UNCALLED.format(
+        params=", params={'n': 70000}").replace('scalar("n", i32)',
+                                                'scalar("n", i32, narrows_to="i16")'))
+    r = _cli("kernel", "test", "d.py", cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (
+        "d.py:12: error [kernel signature]: scalar 'n' of kernel 'scale_i32_64' is i32 narrowed "
+        "to i16 by the kernel's C++, but params= gives 70000\n"
+        "  limit: i16 values from -32768 to 32767: the C++ converts the i32 to i16, and a value "
+        "outside would keep only its low bits\n"
+        "  found: 70000\n"
+        "  fix: give a value i16 can hold (params={'n': ...})\n")
+    path.write_text(path.read_text().replace("70000", "64"))  # a value it holds runs
+    r = _cli("kernel", "test", "d.py", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.splitlines()[1:3] == [
+        "scale_i32_64 (d.py:12) is declared but no core of the design calls it: run alone, with "
+        "n=64 (params=)",
+        "PASS scale_i32_64.dst: exact (integers must match exactly)"]
+
+
 @pytest.mark.parametrize("command", ["test", "profile"])
 def test_a_design_without_kernels_says_there_is_nothing_to_run(command: str) -> None:
     """`kernel test designs/transpose_dma.py` printed "0 of 0 kernels match their

@@ -6,9 +6,13 @@ from __future__ import annotations
 from typing import Literal, NamedTuple, Sequence
 
 from aiedsl.ir.base import _Node
-from aiedsl.ir.core_ops import Arg, ScalarArg
+from aiedsl.ir.core_ops import Arg, RtpArg, ScalarArg
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
+
+CallKey = int | float | tuple[str, int] | None
+"""What tells one scalar of a kernel's calls apart (:meth:`Kernel.constants`): the constant a
+call passes, the rtp slot ``(rtp, index)`` it reads, or None."""
 
 
 class KernelArg(_Node):
@@ -43,11 +47,12 @@ class ProfiledCycles(_Node):
     """The cycles per call the profile of a kernel declared without ``cycles=`` gives the calls
     that pass one set of scalar values (its C++ run once on the host with them)."""
 
-    constants: tuple[int | float | None, ...]
-    """Per scalar parameter, in order: the constant these calls pass, or None where no
-    constant tells calls apart (a value read from an rtp slot at run time, or the one
-    ``equals=`` allows). A call is charged the cycles of the entry its constants match
-    (:meth:`Kernel.call_cycles`)."""
+    constants: tuple[CallKey, ...]
+    """Per scalar parameter, in order: the constant these calls pass, the rtp slot ``(rtp,
+    index)`` they read it from (its value unknown until the run: the slot's first write), or
+    None where nothing tells calls apart (``params=`` standing in for a value read from an rtp
+    slot, or the one ``equals=`` allows). A call is charged the cycles of the entry its
+    constants match (:meth:`Kernel.call_cycles`)."""
     scalars: dict[str, int | float]
     """The value each scalar parameter had in the profiled run."""
     given: dict[str, str] = {}
@@ -69,7 +74,7 @@ class CallOps(_Node):
     counts for the calls that pass one set of scalar values (the function called with them as
     the design loads: the IR holds the counts, not the function)."""
 
-    constants: tuple[int | float | None, ...]
+    constants: tuple[CallKey, ...]
     """As :attr:`ProfiledCycles.constants`: the calls it counts are those whose constants
     match (:meth:`Kernel.call_ops`)."""
     scalars: dict[str, int | float]
@@ -188,12 +193,15 @@ class Kernel(_Node):
         scalars = {a.name for a in self.args if a.kind == "scalar"}
         return {k: v for k, v in self.params.items() if k not in scalars}
 
-    def constants(self, args: Sequence[Arg]) -> tuple[int | float | None, ...]:
+    def constants(self, args: Sequence[Arg]) -> tuple[CallKey, ...]:
         """What tells a call with ``args`` apart for its cycles (:attr:`ProfiledCycles.constants`):
-        per scalar parameter, the constant the call passes, None for anything else or for a
-        scalar ``equals=`` fixes (its C++ is right for that value only, and is profiled with
-        it)."""
-        return tuple(a.value if isinstance(a, ScalarArg) and p.equals is None else None
+        per scalar parameter, the constant the call passes; the rtp slot ``(rtp, index)`` it
+        reads (calls reading different slots take different values: each slot's first write),
+        unless ``params=`` gives the scalar a value; None for anything else or for a scalar
+        ``equals=`` fixes (its C++ is right for that value only, and is profiled with it)."""
+        return tuple(None if p.equals is not None else a.value if isinstance(a, ScalarArg)
+                     else (a.rtp, a.index) if isinstance(a, RtpArg) and p.name not in self.params
+                     else None
                      for p, a in zip(self.args, args) if p.kind == "scalar")
 
     def profile_of(self, args: Sequence[Arg]) -> ProfiledCycles | None:

@@ -294,6 +294,7 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
             raise DesignError("kernel signature", f"parameter '{key}' of kernel '{symbol}' is "
                               f"{shown(setting)}", loc=loc, limit=limit, found=shown(setting),
                               fix=fix)
+    _check_narrowed_params(symbol, args, params, loc)
     for what, t in (("cascade_in", cascade_in), ("cascade_out", cascade_out)):
         if t is None or isinstance(t, TensorType) and not t.nbytes * 8 % CASCADE_BITS:
             continue
@@ -345,6 +346,28 @@ def _check_count_ops(symbol: str, count: Callable[..., Any], scalars: list[str],
     check_callable(count, len(scalars), f"ops= of kernel '{symbol}'", loc,
                    rule="kernel cost", takes=f"the kernel's scalars in order: "
                    f"{', '.join(scalars)}")
+
+
+def _check_narrowed_params(symbol: str, args: Sequence[KernelArg],
+                           params: dict[str, int | float | str], loc: Any) -> None:
+    """``params=`` values of scalars declared with ``narrows_to=`` must lie in that type's
+    range, as a call's constant must (``check``): ``kernel test`` and the profiles run the C++
+    with them, which would keep only their low bits (a scalar ``equals=`` fixes takes that
+    value, whatever ``params=`` says)."""
+    from aiedsl.checks.calls import _value_rule
+
+    for a in args:
+        value = params.get(a.name)
+        if a.kind != "scalar" or a.equals is not None or a.narrows_to is None \
+                or not isinstance(value, (int, float)):
+            continue
+        rule = _value_rule(a)
+        if rule is not None and not rule[0] <= value <= rule[1]:
+            lo, hi, what, limit, want = rule
+            raise DesignError(
+                "kernel signature", f"scalar '{a.name}' of kernel '{symbol}' {what}, but "
+                f"params= gives {value!r}", loc=loc, limit=limit, found=repr(value),
+                fix=f"give {want} (params={{'{a.name}': ...}})")
 
 
 def _float_param(symbol: str, key: str, value: float, dt: str, loc: Any) -> float:

@@ -19,7 +19,7 @@ from aiedsl.dtypes import drawn_range, held
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Call, RtpArg, ScalarArg
 from aiedsl.ir.design import Design
-from aiedsl.ir.kernel import Kernel, scalars_shown
+from aiedsl.ir.kernel import CallKey, Kernel, scalars_shown
 from aiedsl.ir.runtime import RtpWrite
 from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.lang.design import DesignHandle
@@ -55,7 +55,7 @@ class ScalarSet:
     unknown until the run, takes ``params=``, else the value the runtime sequence first writes
     into the slot; one ``equals=`` fixes, that value."""
 
-    constants: tuple[int | float | None, ...]
+    constants: tuple[CallKey, ...]
     """:meth:`~aiedsl.ir.kernel.Kernel.constants` of these calls."""
     scalars: dict[str, int | float]
     """A value per scalar parameter that has one."""
@@ -82,7 +82,7 @@ def scalar_sets(d: Design, k: Kernel) -> list[ScalarSet]:
 
     # an rtp slot holds, until the runtime writes it again, what it first wrote
     writes = {(w.rtp, w.index): w.value for w in reversed(d.runtime) if isinstance(w, RtpWrite)}
-    out: dict[tuple[int | float | None, ...], ScalarSet] = {}
+    out: dict[tuple[CallKey, ...], ScalarSet] = {}
     for core in d.cores:
         for call in calls(core):
             if call.kernel != k.symbol or len(call.args) != len(k.args) or any(
@@ -117,19 +117,21 @@ def scalar_sets(d: Design, k: Kernel) -> list[ScalarSet]:
 
 
 def declared_set(k: Kernel) -> ScalarSet:
-    """The scalar values kernel ``k``'s declaration gives: ``params=``, else ``equals=``. What
-    a profile runs with when no call passes the kernel's arguments (each is refused by
-    ``check``, but the design loads)."""
+    """The scalar values kernel ``k``'s declaration gives: ``equals=``, else ``params=`` (as
+    :func:`scalar_sets` takes them for a called kernel: its C++ is right for the ``equals=``
+    value only). What a profile runs with when no call passes the kernel's arguments (each is
+    refused by ``check``, but the design loads), and what ``kernel test`` runs a kernel no
+    core calls with."""
     scalars: dict[str, int | float] = {}
     given: dict[str, str] = {}
     missing = []
     for p in k.args:
         if p.kind != "scalar":
             continue
-        value = k.params.get(p.name, p.equals)
+        value = p.equals if p.equals is not None else k.params.get(p.name)
         if isinstance(value, (int, float)):
             scalars[p.name] = value
-            given[p.name] = "params=" if p.name in k.params else "equals="
+            given[p.name] = "equals=" if p.equals is not None else "params="
         else:
             missing.append(p.name)
     return ScalarSet((), scalars, given, tuple(missing), None)
