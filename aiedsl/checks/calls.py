@@ -11,6 +11,9 @@ from aiedsl.ir.kernel import KernelArg
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import acquires, calls
 from aiedsl.ir.runtime import RtpWrite
+from aiedsl.ir.scalar_rules import bound as _bound
+from aiedsl.ir.scalar_rules import scalar_range as _scalar_range
+from aiedsl.ir.scalar_rules import value_rule as _value_rule
 
 
 def check_kernel_calls(d: Design) -> None:
@@ -157,52 +160,6 @@ def _check_local_arg(d: Design, core: str, loc: Loc, i: int, param: KernelArg, a
         related=[(f"local '{arg.local}' is declared", d.local(arg.local).loc)],
         fix=f"declare the local as Tensor[{', '.join(map(str, want.shape))}, {want.dtype}]"
             + (" (the same bytes)" if same else "") + ", or pass it to a kernel of its type")
-
-
-def _value_rule(param: KernelArg) -> tuple[float, float, str, str, str] | None:
-    """What a scalar's C++ makes of its value beyond its dtype's range, when it does: (lowest,
-    highest, what the argument is, the limit, the values to pass). None: any value of the
-    dtype is taken as it is."""
-    if param.equals is not None:
-        n = param.equals
-        return (n, n, f"must be {n}", f"exactly {n}: the one value the kernel is declared "
-                f"right for (equals={n}: its C++ is compiled for it, or its buffers are sized "
-                "for it)", f"{n}; for another size, declare the kernel (and its buffers) for "
-                "that size")
-    if param.narrows_to is not None:
-        narrow = param.narrows_to
-        lo, hi = _scalar_range(narrow)
-        lost = ("would become infinity" if dtype(narrow).is_float else
-                "would keep only its low bits")
-        return (lo, hi, f"is {param.dtype} narrowed to {narrow} by the kernel's C++",
-                f"{narrow} values from {_bound(lo)} to {_bound(hi)}: the C++ converts the "
-                f"{param.dtype} to {narrow}, and a value outside {lost}",
-                f"a value {narrow} can hold")
-    return None
-
-
-def _scalar_range(dt: str) -> tuple[float, float]:
-    """Smallest and largest value of a scalar kernel argument of dtype ``dt`` (finite).
-
-    Integers: the dtype's own range (MLIR's parser would also take a signless bit pattern such
-    as ``200 : i8``, but the kernel would then read -56). Floats: the largest finite value;
-    beyond it the constant becomes infinity.
-    """
-    import numpy as np
-
-    info = dtype(dt)
-    if info.is_float:
-        import ml_dtypes  # numpy's finfo does not know bfloat16
-
-        top = float(ml_dtypes.finfo(info.numpy).max)
-        return -top, top
-    ii = np.iinfo(info.numpy)
-    return int(ii.min), int(ii.max)
-
-
-def _bound(x: float) -> str:
-    """An end of a scalar range: integers exactly (2147483647, not 2.14748e+09), floats short."""
-    return str(x) if isinstance(x, int) else f"{x:g}"
 
 
 def _sig(k: object) -> str:

@@ -354,7 +354,7 @@ def _check_narrowed_params(symbol: str, args: Sequence[KernelArg],
     range, as a call's constant must (``check``): ``kernel test`` and the profiles run the C++
     with them, which would keep only their low bits (a scalar ``equals=`` fixes takes that
     value, whatever ``params=`` says)."""
-    from aiedsl.checks.calls import _value_rule
+    from aiedsl.ir.scalar_rules import value_rule as _value_rule
 
     for a in args:
         value = params.get(a.name)
