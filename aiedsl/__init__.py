@@ -42,7 +42,7 @@ _WHERE = {
     "Deadlock": "aiedsl.sim.explain",
     "simulate": "aiedsl.sim",
     "load_design": "aiedsl.loader",
-    "load_json": "aiedsl.validate_ir",
+    "load_json": "aiedsl.design_json",
     **dict.fromkeys((
         "Buffer", "Channel", "DesignHandle", "ObjectFifo", "Tensor", "barrier", "channel",
         "coretile", "define", "design", "fifo", "gemm_runtime", "herd", "join", "local", "loop",
@@ -67,7 +67,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
         design, fifo, gemm_runtime, herd, join, local, loop, memtile, refuse, rtp, runtime, shim,
         tiles,
     )
-    from aiedsl.validate_ir import load_json
+    from aiedsl.design_json import load_json
     from aiedsl.loader import load_design
     from aiedsl.sim import simulate
     from aiedsl.sim.explain import Deadlock

@@ -1,6 +1,7 @@
 """The Python API, mirroring the command line: build a design, then run what was built.
 
-Every result is data: what the command line prints is rendered from these fields.
+Every result is data (:mod:`aiedsl.run_result`): what the command line prints is rendered from
+these fields. Where a run goes, and a run on the NPU, are :mod:`aiedsl.npu_run`'s.
 
 Example
 -------
@@ -23,7 +24,6 @@ Run from the project's folder (``tests/test_api.py`` runs it as written):
 from __future__ import annotations
 
 import os
-import statistics
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -32,19 +32,19 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from aiedsl.builddir.build import held, sharing
+from aiedsl.builddir.build import sharing
 from aiedsl.checks.resources import TileUsage
-from aiedsl.compare import OutputCheck, outputs_summary
-from aiedsl.output_checks import compare_outputs
-from aiedsl.errors import DesignError, ToolchainError
+from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.lang.design import DesignHandle
+from aiedsl.npu_run import choose_target, run_on_npu
+# Measured is re-exported: aiedsl.api.Measured is where users have found it
+from aiedsl.run_result import Measured, RunResult  # noqa: F401
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.options import (
     CHECK_FIX, check_clock, check_flag, check_kernels, check_seed, check_target,
 )
-from aiedsl.sim.summary import Timing, ops_unit, significant
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, by_type, shown
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
@@ -53,97 +53,6 @@ from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
 if TYPE_CHECKING:
     from aiedsl.sim import Watch
     from aiedsl.toolchain.lower import Lowering
-
-
-@dataclass(frozen=True)
-class Measured:
-    """Latencies measured on the NPU (host wall clock, launch to completion)."""
-
-    latencies: list[float]
-    """Seconds per timed run."""
-    warmup: int
-    """Untimed runs made first."""
-    ops: float
-    """Operations per run the kernels declare (0 when none declare any)."""
-    ops_unit: str = "GOPS (GFLOPS for float kernels)"
-    """What :attr:`gops` counts (:func:`aiedsl.sim.summary.ops_unit`)."""
-    rewritten: tuple[str, ...] = ()
-    """The tensors updated in place (filled from and drained into), written to the device again
-    before every run after the first, outside the timed span: a run reads what the one before
-    it left there otherwise."""
-
-    @property
-    def seconds(self) -> float:
-        """Median latency."""
-        return statistics.median(self.latencies)
-
-    @property
-    def gops(self) -> float:
-        """Throughput at the median latency, in :attr:`ops_unit`."""
-        return self.ops / self.seconds / 1e9 if self.ops else 0.0
-
-    def lines(self) -> list[str]:
-        """Human-readable summary, rendered from the fields."""
-        lat = self.latencies
-        out = [f"measured on the NPU: {len(lat)} run(s) after {self.warmup} warm-up: latency "
-               f"min {min(lat) * 1e6:.1f} us, median {self.seconds * 1e6:.1f} us, max "
-               f"{max(lat) * 1e6:.1f} us (host wall clock, launch to completion)"]
-        if self.rewritten:
-            names = " and ".join(f"'{n}'" for n in self.rewritten)
-            out.append(f"{names} {'is' if len(self.rewritten) == 1 else 'are'} updated in place: "
-                       "written and synced to the device again before each run, outside the "
-                       "timed span, so that every run starts from the inputs")
-        if self.ops:
-            out.append(f"throughput at the median: {significant(self.gops)} {self.ops_unit}")
-        return out
-
-
-@dataclass
-class RunResult:
-    """One run: outputs, their comparison with the reference, and its timing, as fields."""
-
-    target: str
-    """``"npu"`` or ``"sim"``."""
-    why: str
-    """Why this target (``"NPU device 0"``, ``"no NPU: pyxrt is not importable ..."``)."""
-    inputs: dict[str, np.ndarray]
-    outputs: dict[str, np.ndarray]
-    checks: list[OutputCheck]
-    """Per output: passed, worst element, got, want, error and tolerance."""
-    timing: Timing | Measured
-    """Simulated :class:`~aiedsl.sim.summary.Timing` (cycles, utilisation, bottleneck ...) or,
-    on the NPU, :class:`Measured` latencies."""
-
-    @property
-    def passed(self) -> bool:
-        """Every output compared matches the reference. With nothing compared (``check=False``
-        leaves :attr:`checks` empty) nothing failed, so it is True: look at ``checks``."""
-        return all(c.passed for c in self.checks)
-
-    @property
-    def seconds(self) -> float:
-        """Simulated time of one run, or the median measured latency."""
-        return self.timing.seconds
-
-    @property
-    def gops(self) -> float:
-        """Throughput in giga-operations per second (GFLOPS for float kernels: the timing's
-        ``ops_unit`` says which)."""
-        return self.timing.gops
-
-    @property
-    def latencies(self) -> list[float]:
-        """NPU only: seconds per measured run (empty on the simulator)."""
-        return self.timing.latencies if isinstance(self.timing, Measured) else []
-
-    def lines(self) -> list[str]:
-        """What the command line prints: one line per output, then the timing, indented."""
-        return [c.line() for c in self.checks] + ["  " + t for t in self.timing.lines()]
-
-    def __repr__(self) -> str:
-        # short: the fields' reprs (inputs, outputs, every channel's busy time) flood a notebook
-        return (f"RunResult({self.target}: {outputs_summary(self.outputs, self.checks)}; "
-                f"{significant(self.seconds * 1e6)} us)")
 
 
 @dataclass
@@ -218,7 +127,9 @@ class Artifacts:
         ins = self._inputs(inputs, seed, loc)
         if inputs:
             check_inputs(self.design, ins, loc)
-        where, why, session = self._choose(target, loc)
+        where, why, session = choose_target(
+            target, loc, self.design, self.path,
+            lambda npu_run: self._compile(npu_run=npu_run))
         # On the NPU every run after the first starts from what the one before left (barrier
         # locks, rtp slots, locals, native kernels' C++ statics: only the load sets them); every
         # one after the second starts as the second does, but for locals and statics a kernel
@@ -238,7 +149,7 @@ class Artifacts:
                          placed=self.design, kernels=kernels, watch=watch,
                          invocations=invocations)
             return RunResult("sim", why, ins, r.outputs, r.checks, r.timing)
-        return self._on_npu(session, ins, why, check, iters, warmup)
+        return run_on_npu(session, self.design, self.handle, ins, why, check, iters, warmup)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -264,85 +175,6 @@ class Artifacts:
                 fix=f"pass {', '.join(names)}" + (" (the outputs are returned, not passed)"
                                                    if len(inputs) > len(names) else ""))
         return dict(zip(names, inputs))
-
-    def _choose(self, target: str, loc: Loc) -> tuple[str, str, Any]:
-        """Where a run on ``target`` runs, why, and the NPU session when there; ``loc`` is
-        the Python line that asked (none for the command line's)."""
-        from aiedsl.toolchain.generation import read_npu_name, unchecked, wrong_generation
-        from aiedsl.toolchain.xrt import NpuSession, find_npu, import_pyxrt
-
-        if target == "sim":
-            return "sim", "running on the simulator (--target sim)", None
-        device, why = find_npu()
-        if device is None:
-            if target == "npu":
-                raise ToolchainError("npu", f"no NPU: {why}", exit_code=4,
-                                     loc=loc if loc.line else None,
-                                     fix="run on the simulator: target='sim' (--target sim "
-                                     "on the command line)")
-            return "sim", f"no NPU ({why}): running on the simulator", None
-        # An NPU of another generation than the design's cannot run it: told before compiling
-        npu = read_npu_name(import_pyxrt(), device)
-        d = self.design
-        wrong = wrong_generation(npu, d.name, d.device)
-        if wrong is not None:
-            if target == "npu":
-                raise wrong
-            return "sim", f"{wrong.message}: running on the simulator", None
-        why = f"{why}, {npu.describe()}{unchecked(npu, d.name, d.device)}"
-        # The lock from the compile (a cache hit too: it checks the build is still this one)
-        # until the xclbin and instructions are loaded: no build swaps others in between.
-        # (Without a build directory, compile() says there is nothing to compile.)
-        with held(self.path) if self.path is not None else nullcontext():
-            try:
-                compiled = self._compile(npu_run=target == "npu")
-            except ToolchainError as e:
-                if target == "npu" or e.exit_code != 4:
-                    raise
-                return "sim", f"an NPU is present but the design cannot be compiled here " \
-                              f"({e.message}): running on the simulator", None
-            assert self.path is not None
-            return "npu", f"running on the NPU ({why})", NpuSession(self.path, compiled.manifest,
-                                                                     device=device, npu=npu)
-
-    def _on_npu(self, session: Any, ins: dict[str, np.ndarray], why: str, check: bool,
-                iters: int, warmup: int) -> RunResult:
-        session.write_inputs(ins)
-        # A tensor filled from and drained into holds the last run's output, which the next
-        # run would read as its input: written again before each run after the first.
-        in_place = [b["name"] for b in session.manifest.get("buffers", [])
-                    if b["direction"] == "inout"]
-        runs = 0
-
-        def launch() -> float:
-            nonlocal runs
-            if runs and in_place:
-                session.write_inputs(ins, only=in_place)  # before the launch: not timed
-            runs += 1
-            return session.launch()
-
-        first = None
-        if any(b.init is not None for b in self.design.locals):
-            # A local holds its initial value at load only: later runs start from what the run
-            # before left, so the run the reference describes is the first. It counts as a
-            # warm-up run (its latency includes loading).
-            launch()
-            first = session.read_outputs()
-        untimed = max(warmup, 1) if first is not None else warmup
-        for _ in range(untimed - (first is not None)):
-            launch()
-        latencies = [launch() for _ in range(max(iters, 1))]
-        # without locals every run computes the same from the same inputs: check the last
-        outputs = first if first is not None else session.read_outputs()
-        checks = []
-        if check:
-            expected = self.handle.expected({n: ins[n] for n in self.handle.inputs})
-            checks = compare_outputs(self.design, {n: outputs[n] for n in self.handle.outputs},
-                                     expected, {n: ins[n] for n in self.handle.inputs},
-                                     nonfinite=self.handle.nonfinite)
-        measured = Measured(latencies, untimed, float(session.manifest.get("ops_per_run", 0)),
-                            ops_unit(self.design), tuple(in_place) if runs > 1 else ())
-        return RunResult("npu", why, ins, outputs, checks, measured)
 
 
 def _refuse_load_options(handle: DesignHandle, defines: dict[str, Any] | None,

@@ -1,5 +1,4 @@
-"""A design IR that did not come from tracing, checked before anything reads it, and the one way
-back from ``design.json``: :func:`load_json`.
+"""A design IR that did not come from tracing, checked before anything reads it: :func:`validate`.
 
 pydantic checks the IR's shape (every field there, of its type), not aiedsl's rules: a fifo
 name that names no fifo, a loop of 0 iterations, a dtype aiedsl does not know, version 99 of
@@ -8,31 +7,22 @@ IR ended in a KeyError deep in a check, or ran: a loop of count 0 simulated as p
 the ``scf.for`` it emits runs its body no times. :func:`validate` holds the IR to the rules
 the front end keeps (what tracing cannot produce is refused here); :func:`~aiedsl.checks.
 check_design` runs it first, ``simulate(placed=...)`` on the placed design it is given, and
-:func:`load_json` on what it reads.
+:func:`~aiedsl.design_json.load_json` on what it reads (reading ``design.json`` and wording
+what pydantic refuses are :mod:`aiedsl.design_json`'s).
 
 Each mistake is a DesignError of rule ``design IR`` naming where the IR came from, the field
 by its path (``cores[0].body[0].body[0].fifo``), the value found and the fix, at the design
 line of the nearest node that has one.
-
-Example
--------
->>> from aiedsl import load_json
->>> d = load_json("build/passthrough/design.json", home="designs")    # doctest: +SKIP
->>> d.name                                                              # doctest: +SKIP
-'passthrough'
 """
-
 from __future__ import annotations
 
 import json
-import os
 import re
-from pathlib import Path
 from typing import Any, NoReturn
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from aiedsl.errors import DesignError, display_path
+from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import (
     MAX_LOOP_COUNT, Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release, RtpArg,
     ScalarArg,
@@ -40,12 +30,12 @@ from aiedsl.ir.core_ops import (
 from aiedsl.ir.design import IR_VERSION, Design
 from aiedsl.ir.fifos import Endpoint
 from aiedsl.ir.kernel import KernelArg
-from aiedsl.ir.loc import Loc, with_locs
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer, Wait
 from aiedsl.ir.types import TensorType
 
 RULE = "design IR"
-"""The rule every error of this module names."""
+"""The rule every error of this module and of :mod:`aiedsl.design_json` names."""
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 """A name the MLIR takes as a symbol (a fifo's, a kernel's, a buffer's), as the front end
@@ -53,45 +43,6 @@ makes them."""
 
 _REBUILD = "a design.json aiedsl wrote holds none: rebuild the design (aiedsl build) rather " \
     "than edit its design.json"
-
-
-def load_json(source: str | Path, *, home: str | Path | None = None) -> Design:
-    """The design IR in ``source``: the text of a ``design.json``, or the path of one (a
-    :class:`~pathlib.Path`, or a string that is not JSON text), validated as :func:`validate`
-    does. A DesignError (rule ``design IR``) for a file that cannot be read, text that is not
-    JSON, another version of the schema, a field missing or of the wrong type, and every rule
-    :func:`validate` holds the IR to.
-
-    ``home`` is the design file's folder, which ``design.json`` names files relative to: the
-    IR's locations are then opened there (:attr:`~aiedsl.ir.loc.Loc.path`), so a kernel's C++
-    beside the design is found whatever the working directory. Without it they are opened
-    relative to the working directory, as their names read.
-
-    Example
-    -------
-    >>> d = load_json(Path("build/passthrough/design.json"), home="designs")  # doctest: +SKIP
-    """
-    text, where = _read(source)
-    try:
-        data = json.loads(text)
-    except ValueError as e:
-        raise DesignError(RULE, f"{where} is not JSON: {e}", found=_excerpt(text),
-                          fix="give the text of a design.json, or its path") from None
-    if not isinstance(data, dict):
-        raise DesignError(RULE, f"{where} holds a JSON {type(data).__name__}, not a design",
-                          found=_excerpt(text), fix="give the text of a design.json, or its path")
-    version = data.get("ir_version")
-    if version != IR_VERSION:  # before the fields: another version's may mean other things
-        _version_error(where, "ir_version" in data, version, None)
-    try:
-        d = Design.model_validate(data)
-    except ValidationError as e:
-        raise _shape_error(where, e, data) from None
-    if home is not None:
-        folder = os.path.realpath(home)
-        d = with_locs(d, lambda loc: loc if loc.file.startswith("<") else loc.at_path(
-            os.path.realpath(os.path.join(folder, loc.file))))
-    return validate(d, where)
 
 
 def validate(d: Design, source: str = "the design IR", *, placed: bool = False) -> Design:
@@ -108,28 +59,9 @@ def validate(d: Design, source: str = "the design IR", *, placed: bool = False) 
     return d
 
 
-def _read(source: str | Path) -> tuple[str, str]:
-    """The text of ``source`` (text, or a path) and how messages name it."""
-    if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
-        return source, "the design IR text"
-    path = Path(source)
-    shown = display_path(str(path))
-    try:
-        return path.read_text(encoding="utf-8"), shown
-    except (OSError, UnicodeDecodeError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise DesignError(RULE, f"cannot read {shown}: {reason}", found=shown,
-                          fix="give the path of a design.json (aiedsl build writes one into the "
-                          "build directory), or its text") from None
-
-
-def _excerpt(text: str) -> str:
-    """The start of ``text``, on one line, as a message quotes it."""
-    flat = " ".join(text.split())
-    return repr(flat[:60] + ("..." if len(flat) > 60 else ""))
-
-
 def _version_error(where: str, given: bool, version: object, loc: Loc | None) -> NoReturn:
+    """Refuse an IR of another version of the schema (``given``: it names one) than this
+    aiedsl reads."""
     if loc is not None and loc.line < 0:
         loc = None
     said = f"is {json.dumps(version)}" if given else "is missing"
@@ -138,51 +70,6 @@ def _version_error(where: str, given: bool, version: object, loc: Loc | None) ->
         "design IR", loc=loc, limit=f"ir_version {IR_VERSION}",
         found=f"ir_version {json.dumps(version)}" if given else "no ir_version",
         fix="rebuild the design with this aiedsl (aiedsl build) for a design.json it reads")
-
-
-def _shape_error(where: str, e: ValidationError, data: Any) -> DesignError:
-    """pydantic's first complaint about ``data`` as a DesignError: the field's path as the
-    JSON spells it (pydantic's own adds the tag of each op and argument), its value, and
-    pydantic's words."""
-    errors = e.errors()
-    first = errors[0]
-    path, node = _json_path(first["loc"], data)
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    value = first.get("input")
-    found = "nothing" if first["type"] == "missing" else _shown(value)
-    return DesignError(
-        RULE, f"{where}: {path or 'the design'}: {first['msg']}{more}", loc=_loc_in(node),
-        found=found, fix=f"give {path or 'the design'} as the design IR has it; {_REBUILD}")
-
-
-def _json_path(loc: tuple[Any, ...], data: Any) -> tuple[str, Any]:
-    """pydantic's error location ``loc`` in ``data`` as the JSON spells it
-    (``cores[0].body[0].count``), and the innermost object on the way (for its line)."""
-    out, node, inner = "", data, data
-    for step in loc:
-        if isinstance(step, int) and isinstance(node, list) and 0 <= step < len(node):
-            out += f"[{step}]"
-            node = node[step]
-        elif isinstance(node, dict) and step in node:
-            out += f".{step}" if out else str(step)
-            node = node[step]
-        elif isinstance(node, dict) and step in (node.get("op"), node.get("kind")):
-            continue  # the tag pydantic names a union member by: no key of the JSON
-        else:
-            out += f".{step}" if out else str(step)
-            node = None
-        if isinstance(node, dict):
-            inner = node
-    return out, inner
-
-
-def _loc_in(node: Any) -> Loc | None:
-    """The design line a JSON object records (its ``loc``), if it is a well-formed one."""
-    loc = node.get("loc") if isinstance(node, dict) else None
-    try:
-        return Loc.model_validate(loc) if isinstance(loc, dict) else None
-    except ValidationError:
-        return None
 
 
 def _shown(value: object) -> str:

@@ -879,11 +879,13 @@ def test_an_npu_run_of_a_design_with_locals_checks_its_first_run(
     checked the last run, which started from what the runs before it left, and FAILed a
     correct design (the simulator runs one invocation from the load)."""
     import aiedsl
+    from aiedsl.npu_run import run_on_npu
 
     art = aiedsl.build(design_file(RUNNING_SUM), output="out")
     inp = np.arange(128, dtype=np.int32)
     session = _StatefulNpu(inp)
-    result = art._on_npu(session, {"inp": inp}, "a stub", True, iters, warmup)
+    result = run_on_npu(session, art.design, art.handle, {"inp": inp}, "a stub", True, iters,
+                        warmup)
     assert result.passed, [c.line() for c in result.checks]
     assert session.runs == untimed + iters
     assert isinstance(result.timing, aiedsl.api.Measured) and result.timing.warmup == untimed

@@ -26,7 +26,7 @@ from aiedsl.sim.summary import Timing
 from aiedsl.version import __version__
 
 if TYPE_CHECKING:
-    from aiedsl.api import Measured, RunResult
+    from aiedsl.run_result import Measured, RunResult
 
 HEAD = re.compile(r'\{\s*"generator": "aiedsl ')
 """How a stats file aiedsl wrote begins."""

@@ -1,5 +1,5 @@
 """The design IR (see :mod:`aiedsl.ir.design`); the way back from a ``design.json`` is
-:func:`aiedsl.load_json` (:mod:`aiedsl.validate_ir`, outside this package: it raises
+:func:`aiedsl.load_json` (:mod:`aiedsl.design_json`, outside this package: it raises
 :class:`~aiedsl.errors.DesignError`, whose module reads :mod:`aiedsl.ir.loc`)."""
 
 from aiedsl.ir.core_ops import (

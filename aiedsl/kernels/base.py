@@ -31,22 +31,21 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 from aiedsl.errors import DesignError
 from aiedsl.flags import check_flag
 from aiedsl.ir.kernel import Kernel as KernelIR, KernelArg
-from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.call_ops import counted_design
+from aiedsl.kernels.declare_checks import (
+    _cascade_step, _check_cascade_words, _check_count_ops, _checked_args, _checked_cost,
+    _checked_params,
+)
 from aiedsl.kernels.prepared import Prepared
 from aiedsl.kernels.profiled_cycles import profiled_design
 from aiedsl.kernels.reference import run_checked
 from aiedsl.lang.callables import check_callable
 from aiedsl.lang.context import current_design, design_module
-from aiedsl.lang.kernel_calls import _number, call_kernel
-from aiedsl.lang.names import (check_argument, check_defines, check_entry, check_line,
-                               check_name, check_source, check_symbol)
-from aiedsl.lang.tensor import lookup_dtype
+from aiedsl.lang.kernel_calls import call_kernel
+from aiedsl.lang.names import check_defines, check_entry, check_line, check_source, check_symbol
 from aiedsl.library_code import PACKAGE_DIR
 from aiedsl.source_loc import caller_loc
-from aiedsl.targets import CASCADE_BITS
-from aiedsl.values import as_int, shown
 
 
 @dataclass(frozen=True)
@@ -234,21 +233,7 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
         raise DesignError("kernel signature", f"kernel '{symbol}' has arch={arch!r}", loc=loc,
                           limit="'aie2' (npu1), 'aie2p' (npu2) or None (any)",
                           found=repr(arch), fix="leave arch out for C++ that builds for both")
-    args = list(args)
-    for i, a in enumerate(args):
-        if not isinstance(a, KernelArg):
-            raise DesignError("kernel signature", f"args[{i}] of kernel '{symbol}' is "
-                              f"{type(a).__name__} {_short(a)}", loc=loc,
-                              limit="buffer(...) and scalar(...) entries", found=_short(a),
-                              fix="declare each argument with buffer(name, type) or "
-                                  "scalar(name, dtype)")
-        check_argument(a.name, symbol, entry, loc)
-    names = [a.name for a in args]
-    twice = next((n for n in names if names.count(n) > 1), None)
-    if twice is not None:
-        raise DesignError("kernel signature", f"kernel '{symbol}' has two arguments named "
-                          f"'{twice}'", loc=loc, limit="one name per argument", found=twice,
-                          fix="give each argument its own name")
+    args = _checked_args(symbol, entry, args, loc)
     scalar_names = [a.name for a in args if a.kind == "scalar"]
     exact = check_flag(exact, "exact", loc, "give exact=True when the kernel only copies or "
                        "selects its inputs, or leave it out", rule="kernel signature")
@@ -259,59 +244,9 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     if callable(ops) and not isinstance(ops, type):
         count_ops, ops = ops, 0
         _check_count_ops(symbol, count_ops, scalar_names, loc)
-    for what, value, least in (("cycles", 1 if cycles is None else cycles, 1), ("ops", ops, 0)):
-        count = as_int(value)  # numpy's integers too
-        if count is None or count < least:
-            raise DesignError("kernel cost", f"kernel '{symbol}' has {what}={shown(value)}",
-                              loc=loc, limit=f"an integer >= {least}", found=shown(value),
-                              fix=f"give {what} as a whole number per call"
-                              + (" (a call takes time: the simulator charges these cycles)"
-                                 if least else ""))
-    cycles = None if cycles is None else as_int(cycles)  # as plain ints
-    ops = as_int(ops) or 0
-    if params is not None and not isinstance(params, dict):
-        raise DesignError("kernel signature", f"kernel '{symbol}' has params={params!r}",
-                          loc=loc, limit="a dict of template parameters", found=repr(params),
-                          fix="write e.g. params={'n': 256}")
-    params = dict(params or {})
-    scalar_types = {a.name: a.dtype for a in args if a.kind == "scalar"}
-    for key, setting in params.items():
-        check_name(key, f"parameter of kernel '{symbol}'", loc)
-        number = None if isinstance(setting, bool) else _number(setting)
-        if key in scalar_types and number is not None:  # numpy's too, as a call takes them
-            params[key] = (_float_param(symbol, key, number, scalar_types[key], loc)
-                           if isinstance(number, float) else number)
-        elif isinstance(setting, str):
-            check_line(setting, f"parameter '{key}' of kernel '{symbol}' =", loc, limit=100)
-        elif (integer := as_int(setting)) is not None:
-            params[key] = integer  # numpy's integers as plain ints
-        else:
-            limit, fix = "an int or a str", "pass sizes and names as ints and strings"
-            if key in scalar_types:
-                limit = (f"a number, the test value of scalar '{key}' "
-                         f"({scalar_types[key]})")
-                fix = f"give scalar '{key}' a value its type holds, e.g. params={{'{key}': 2}}"
-            raise DesignError("kernel signature", f"parameter '{key}' of kernel '{symbol}' is "
-                              f"{shown(setting)}", loc=loc, limit=limit, found=shown(setting),
-                              fix=fix)
-    _check_narrowed_params(symbol, args, params, loc)
-    for what, t in (("cascade_in", cascade_in), ("cascade_out", cascade_out)):
-        if t is None or isinstance(t, TensorType) and not t.nbytes * 8 % CASCADE_BITS:
-            continue
-        # mlir-aie's PutCascadeOp::verify and GetCascadeOp::verify ask only that a cascade
-        # value be the target's cascade width in bits (getAccumulatorCascadeSize), whatever
-        # its element type; llvm-aie's put_mcd / get_scd_* move 512-bit vectors of every type
-        tensor = isinstance(t, TensorType)
-        per = CASCADE_BITS // (8 * t.dt.itemsize) if tensor else CASCADE_BITS // 32
-        dt = t.dtype if tensor else "f32"
-        whole = -(-t.numel // per) * per if tensor else 64 * 64
-        raise DesignError(
-            "kernel signature", f"kernel '{symbol}' has {what}={t}", loc=loc,
-            limit=f"a Tensor whose values fill whole {CASCADE_BITS}-bit cascade words, of any "
-            f"element type ({per} {dt} values a word; mlir-aie's PutCascadeOp and "
-            f"GetCascadeOp take any {CASCADE_BITS}-bit value)",
-            found=f"{t}: {t.nbytes * 8} bits" if tensor else shown(t),
-            fix=f"write e.g. {what}=Tensor[{whole}, {dt}]")
+    cycles, ops = _checked_cost(symbol, cycles, ops, loc)
+    params = _checked_params(symbol, params, args, loc)
+    _check_cascade_words(symbol, cascade_in, cascade_out, loc)
     step = _cascade_step(symbol, cascade_step, cascade_in, cascade_out, loc)
     n_cascade = (cascade_in is not None) + (cascade_out is not None)
     scalars = {a.name for a in args if a.kind == "scalar"}  # as KernelIR.reference_params
@@ -329,101 +264,3 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     # cycles=None: profiled when the design that calls it is traced, with its calls' scalars
     # (aiedsl.kernels.profiled_cycles), not here, where no call is known yet
     return Kernel(ir, reference, prepared, count_ops)
-
-
-def _check_count_ops(symbol: str, count: Callable[..., Any], scalars: list[str],
-                     loc: Any) -> None:
-    """``ops=`` given as function ``count`` of kernel ``symbol``'s scalars ``scalars``: the
-    kernel has scalars to count with, and it takes them (in their declared order)."""
-    if not scalars:
-        raise DesignError(
-            "kernel cost", f"kernel '{symbol}' has ops= a function, but no scalar argument to "
-            "call it with", loc=loc, limit="ops= a number, or a function of the call's scalar "
-            "arguments (the work of a call that varies with them)",
-            found=f"ops={getattr(count, '__name__', 'a function')}, no scalar(...) in args",
-            fix="give ops= as a whole number per call: every call of a kernel without scalars "
-                "does the same work")
-    check_callable(count, len(scalars), f"ops= of kernel '{symbol}'", loc,
-                   rule="kernel cost", takes=f"the kernel's scalars in order: "
-                   f"{', '.join(scalars)}")
-
-
-def _check_narrowed_params(symbol: str, args: Sequence[KernelArg],
-                           params: dict[str, int | float | str], loc: Any) -> None:
-    """``params=`` values of scalars declared with ``narrows_to=`` must lie in that type's
-    range, as a call's constant must (``check``): ``kernel test`` and the profiles run the C++
-    with them, which would keep only their low bits (a scalar ``equals=`` fixes takes that
-    value, whatever ``params=`` says)."""
-    from aiedsl.ir.scalar_rules import value_rule as _value_rule
-
-    for a in args:
-        value = params.get(a.name)
-        if a.kind != "scalar" or a.equals is not None or a.narrows_to is None \
-                or not isinstance(value, (int, float)):
-            continue
-        rule = _value_rule(a)
-        if rule is not None and not rule[0] <= value <= rule[1]:
-            lo, hi, what, limit, want = rule
-            raise DesignError(
-                "kernel signature", f"scalar '{a.name}' of kernel '{symbol}' {what}, but "
-                f"params= gives {value!r}", loc=loc, limit=limit, found=repr(value),
-                fix=f"give {want} (params={{'{a.name}': ...}})")
-
-
-def _float_param(symbol: str, key: str, value: float, dt: str, loc: Any) -> float:
-    """``params={key: value}`` giving float ``value`` to scalar ``key`` of type ``dt``: a
-    float scalar takes a finite value its type holds; an integer scalar none (the C++ would
-    get it truncated)."""
-    import math
-
-    import ml_dtypes
-
-    d = lookup_dtype(dt, loc)
-    if not d.is_float:
-        raise DesignError(
-            "kernel signature", f"parameter '{key}' of kernel '{symbol}' is {value!r}, but "
-            f"scalar '{key}' is {d.name}", loc=loc, limit=f"an int, as scalar '{key}' is "
-            f"{d.name}", found=repr(value),
-            fix=f"give a whole number (params={{'{key}': {int(value)}}}), or declare "
-                f"scalar('{key}', f32) if the C++ takes a float")
-    top = float(ml_dtypes.finfo(d.numpy).max)
-    if not (math.isfinite(value) and -top <= value <= top):
-        raise DesignError(
-            "kernel signature", f"parameter '{key}' of kernel '{symbol}' is {value!r}",
-            loc=loc, limit=f"a finite {d.name}: -{top:g} to {top:g}", found=repr(value),
-            fix=f"give scalar '{key}' a value {d.name} holds")
-    return value
-
-
-def _short(value: object) -> str:
-    """``repr(value)``, cut to a line."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _cascade_step(symbol: str, step: Any, cascade_in: TensorType | None,
-                  cascade_out: TensorType | None, loc: Loc) -> tuple[int, int] | None:
-    """``cascade_step=`` as plain ints, or a DesignError: (g, p) for a kernel that gets and
-    puts, g dividing the words it gets and p those it puts, in as many steps."""
-    if step is None:
-        return None
-    shown_step = shown(step)
-    if cascade_in is None or cascade_out is None:
-        raise DesignError(
-            "kernel signature", f"kernel '{symbol}' has cascade_step={shown_step} but "
-            f"{'no cascade_in' if cascade_in is None else 'no cascade_out'}", loc=loc,
-            limit="cascade_step= says how a kernel that gets and puts interleaves them",
-            found=f"cascade_step={shown_step}", fix="leave cascade_step out")
-    words = (cascade_in.nbytes * 8 // CASCADE_BITS, cascade_out.nbytes * 8 // CASCADE_BITS)
-    pair = tuple(as_int(v) for v in step) if isinstance(step, (tuple, list)) else ()
-    if (len(pair) != 2 or any(v is None or v < 1 for v in pair)
-            or words[0] % pair[0] or words[1] % pair[1]  # type: ignore[operator]
-            or words[0] // pair[0] != words[1] // pair[1]):  # type: ignore[operator]
-        raise DesignError(
-            "kernel signature", f"kernel '{symbol}' has cascade_step={shown_step}", loc=loc,
-            limit=f"(g, p): the C++ gets g words, then puts p, over and over, through its "
-            f"{words[0]} words got and {words[1]} put (g divides {words[0]}, p divides "
-            f"{words[1]}, as many times each)", found=f"cascade_step={shown_step}",
-            fix=f"write e.g. cascade_step=({words[0]}, {words[1]}) (every word got before the "
-            "first put), or leave it out for a kernel that gets and puts word by word")
-    return (int(pair[0]), int(pair[1]))  # type: ignore[arg-type]
