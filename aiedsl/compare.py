@@ -207,7 +207,11 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     else:
         rtol, atol = 0.0, 0.0
         tol = EXACT
-    worst, worst_excess, worst_err = 0, -np.inf, 0.0
+    # The worst element is the one nearest to failing: the largest share of its own tolerance
+    # used (err / tol), a failing one before any passing one, ties to the larger error, then to
+    # the first index. Ranking by err - tol instead named a zero-error element whose tolerance
+    # is relative and whose expected value is 0 (-TINY) over one 0.5 off at 100.
+    worst, worst_key = 0, (False, -np.inf, -np.inf)
     wrong, marked, equal = 0, 0, True
     p = _poison(dtype) if poison else None
     low = [math.inf] * got.ndim  # per axis, the least and greatest index of a wrong element
@@ -215,35 +219,42 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     for lo in range(0, g_all.size, _SLICE):
         g = g_all[lo:lo + _SLICE].astype(np.float64)
         w = w_all[lo:lo + _SLICE].astype(np.float64)
-        with np.errstate(invalid="ignore", over="ignore"):
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             err = np.subtract(g, w)
             np.abs(err, out=err)
-            excess = np.abs(w)
+            bound = np.abs(w)
             if magnitude is not None:
-                np.maximum(excess, magnitude, out=excess)
-                excess *= rtol
+                np.maximum(bound, magnitude, out=bound)
+                bound *= rtol
             else:
-                excess *= rtol
-                excess += atol
-            np.subtract(err, excess, out=excess)
+                bound *= rtol
+                bound += atol
+            fails = err > bound
+            # an exact tolerance (0) is used not at all by a zero error, without end by any other
+            share = np.where(bound > 0, err / np.where(bound > 0, bound, 1.0),
+                             np.where(err > 0, np.inf, 0.0))
         if not np.isfinite(err).all():  # a NaN compares false with everything: it would pass
             wild = ~(np.isfinite(g) & np.isfinite(w))
             same = nonfinite & ((np.isnan(g) & np.isnan(w)) | (np.isinf(g) & (g == w)))
             err[wild] = np.where(same[wild], 0.0, np.inf)
-            excess[wild] = np.where(same[wild], -np.inf, np.inf)
+            share[wild] = np.where(same[wild], 0.0, np.inf)
+            fails[wild] = ~same[wild]
         equal = equal and not err.any()
-        i = int(np.argmax(excess))
-        if excess[i] > worst_excess:
-            worst, worst_excess, worst_err = lo + i, float(excess[i]), float(err[i])
-        if excess[i] > 0:
-            bad = np.flatnonzero(excess > 0)
+        any_fails = bool(fails.any())
+        i = _nearest_to_failing(share, err, fails if any_fails else None)
+        key = (any_fails, float(share[i]), float(err[i]))
+        if key > worst_key:
+            worst, worst_key = lo + i, key
+        if any_fails:
+            bad = np.flatnonzero(fails)
             wrong += bad.size
             if p is not None:
                 marked += int(np.count_nonzero(poison_marked(g[bad], w[bad], dtype, p)))
             for axis, at in enumerate(np.unravel_index(bad + lo, got.shape)):
                 low[axis] = min(low[axis], int(at.min()))
                 high[axis] = max(high[axis], int(at.max()))
-    passed = worst_excess <= 0
+    worst_err = worst_key[2]
+    passed = wrong == 0
     if g_all.size == 0 or (passed and equal):
         return OutputCheck(name, passed, None, 0.0, 0.0, 0.0, tol, shape=got.shape)
     if marked and p is not None and _reference_holds(w_all, dtype, p):
@@ -265,6 +276,14 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
                            roundings=roundings)
     return OutputCheck(name, passed, idx, float(g_all[worst]), float(w_all[worst]), worst_err,
                        tol, note, wrong=wrong, region=region, shape=got.shape, poisoned=marked)
+
+
+def _nearest_to_failing(share: np.ndarray, err: np.ndarray, among: np.ndarray | None) -> int:
+    """The index of the element with the largest ``share`` of its tolerance used (of those in
+    ``among`` when given), ties to the larger ``err``, then to the first index."""
+    pick = share if among is None else np.where(among, share, -np.inf)
+    top = pick == pick.max()
+    return int(np.argmax(np.where(top, err, -np.inf)))
 
 
 def _poison(dtype: str) -> float:

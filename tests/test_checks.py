@@ -1058,36 +1058,42 @@ def test_dma_dims_on_shim_consumer(design_file: DesignFile) -> None:
 
 
 def test_dma_dims_from_stream_on_memtile(design_file: DesignFile) -> None:
-    """dims_from_stream on a fifo a memtile consumes would be dropped: rejected."""
-    path = design_file('''
-        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    """dims_from_stream on a join's part at the memtile: refused (aiedsl applies a join's
+    layout as it sends); the fix, the inverse at the producing core, checks. A forward's or
+    split's memtile input takes one (test_link_layouts.py)."""
+    src = '''
+        from aiedsl import Tensor, design, fifo, herd, i32, join, runtime
+        from aiedsl.kernels import passthrough
 
         @design(device="npu1_1col")
-        def d(A: Tensor[256, i32], C: Tensor[256, i32]):
-            a_l3 = fifo(Tensor[256, i32], name="a_l3", dims_from_stream=[(16, 16), (16, 1)])
-            a = a_l3.forward(name="a")
-            c = fifo(Tensor[256, i32], name="c")
+        def d(A: Tensor[256, i32], C: Tensor[512, i32]):
+            a = fifo(Tensor[256, i32], name="a")
+            p = [fifo(Tensor[256, i32], name=f"p{i}", DIMS) for i in range(2)]
+            c = join(p, offsets=[0, 256], name="c")
+            k = passthrough(Tensor[256, i32])
 
-            @herd()
-            def core():
-                with a.consume(), c.produce():
-                    pass
+            @herd(rows=2)
+            def core(x, y):
+                with a.consume() as s, p[y].produce() as t:
+                    k(s, t)
 
             with runtime() as rt:
-                rt.fill(a_l3, A)
+                rt.fill(a, A)
                 rt.drain(c, C)
-        ''')
+        '''
+    path = design_file(src.replace("DIMS", "dims_from_stream=[(16, 16), (16, 1)]"))
     assert check_error(path) == (
-        "d.py:5: error [dma pattern]: dims_from_stream of 'a_l3' on memtile breaks a DMA rule\n"
-        "  limit: no dims_from_stream on a memtile endpoint (aiedsl applies a memtile's layout "
-        "as it sends)\n"
+        "d.py:7: error [dma pattern]: dims_from_stream of 'p0' on memtile breaks a DMA rule\n"
+        "  limit: no dims_from_stream on a join's part at the memtile (aiedsl models a memtile's "
+        "receiving layout on a split's or a forward's input only; a join applies its layout as "
+        "it sends)\n"
         "  found: [(16, 16), (16, 1)]\n"
-        "  d.py:6: the memtile consumes it here\n"
-        "  fix: give the layout to the core that consumes 'a' instead: forward(..., "
-        "dims_from_stream=[(16, 16), (16, 1)]) (a core's DMA writes what arrives in that order, "
-        "as the memtile would have), or send it in the inverse order: forward(..., "
-        "dims_to_stream=[(16, 16), (16, 1)])"
+        "  d.py:8: the memtile consumes it here\n"
+        "  fix: let core[0,0] send the part in the inverse order: give 'p0' "
+        "dims_to_stream=[(16, 16), (16, 1)]"
     )
+    fixed = design_file(src.replace("DIMS", "dims_to_stream=[(16, 16), (16, 1)]"), "fixed.py")
+    check_design(load_design(fixed).ir)
 
 
 def test_dma_dims_inner_sizes_do_not_tile_element(design_file: DesignFile) -> None:
@@ -2823,9 +2829,15 @@ def test_dma_dims_tile_stride_limit(design_file: DesignFile, on: str,
 @pytest.mark.parametrize("on, dims, n, fix", [
     # a tester's 4x16 band transpose with the outermost size written 1: the memtile BD wraps
     # there, and the hardware's next dimension steps one word on (it read 1, 17, 33, ...)
-    ("memtile", [(1, 64), (16, 1), (4, 16)], 256, "make the outermost size 4"),
-    ("core", [(4, 1), (8, 16)], 128, "make the outermost size 16"),
-    ("memtile", [(64, 2)], 128, "make the outermost size 128"),
+    ("memtile", [(1, 64), (16, 1), (4, 16)], 256, "make the outermost size 4, or write all 4 "
+     "dimensions, the outermost stepping over whole 64-element blocks of this layout: "
+     "[(1, 64), (1, 64), (16, 1), (4, 16)] (the last dimension's size is not encoded: it steps "
+     "until the BD is done)"),
+    ("core", [(4, 1), (8, 16)], 128, "make the outermost size 16, or write all 3 dimensions "
+     "(the last one's size is not encoded: it steps until the BD is done)"),
+    # (an outermost size of 128 would read to 254: DMABDOp::verify refuses it, so not offered)
+    ("memtile", [(64, 2)], 128, "write all 4 dimensions (the last one's size is not encoded: "
+     "it steps until the BD is done)"),
     ("core", [(1, 64), (16, 1), (4, 16)], 256, None),  # all of a core BD's 3: not encoded
     ("memtile", [(2, 8), (8, 1)], 16, None),  # the product: the walk as written
 ])
@@ -2848,8 +2860,71 @@ def test_dma_dims_a_shorter_layouts_outermost_size_wraps(
         "(only the last of a BD's dimensions has no wrap: mlir-aie's configureBdInBlock, "
         "aie-rt's DMA BD fields)",
         f"  found: sizes multiplying to {total} ({', '.join(map(str, dims)).join('[]')})"]
-    assert lines[-1] == (f"  fix: {fix}, or write all {most} dimensions (the last one's size "
-                         "is not encoded: it steps until the BD is done)")
+    assert lines[-1] == f"  fix: {fix}"
+    if "[(1, 64), (1, 64)" in fix:  # the offered layout checks
+        _passes(_tile(design_file, [(1, 64), (1, 64), (16, 1), (4, 16)], on=on, n=n))
+
+
+UNEVEN_JOIN = '''
+from aiedsl import Tensor, design, fifo, herd, i32, join, loop, runtime
+from aiedsl.kernels import buffer, declare
+
+def ref(a, b):
+    b[...] = a
+
+@design(device="npu1_1col")
+def d(A: Tensor[384, i32], B: Tensor[384, i32]):
+    l1 = fifo(Tensor[48, i32], name="l1")
+    parts = l1.split([Tensor[12, i32], Tensor[24, i32], Tensor[12, i32]], offsets=[0, 12, 36])
+    outs = [fifo(Tensor[n, i32], name=f"o{i}") for i, n in enumerate([12, 24, 12])]
+    l4 = join(outs, offsets=[0, 12, 36], name="l4", dims_to_stream=DIMS)
+    ks = [declare(f"copy_{n}", source="copy.cc", entry=f"copy<{n}>",
+                  args=[buffer("a", Tensor[n, i32]), buffer("b", Tensor[n, i32], "out")],
+                  reference=ref, cycles=n + 20, cost="est", exact=True) for n in [12, 24, 12]]
+
+    @herd(rows=3)
+    def core(x, y):
+        for _ in loop(8):
+            with parts[y].consume() as a, outs[y].produce() as b:
+                ks[y](a, b)
+
+    with runtime() as rt:
+        rt.fill(l1, A)
+        rt.drain(l4, B)
+
+@d.reference
+def reference(A):
+    return A.reshape(-1, 3, 4).transpose(0, 2, 1).reshape(-1)
+'''
+
+
+def test_an_uneven_joins_wrapped_layout_is_fixed_by_a_layout_the_join_takes(
+        design_file: DesignFile) -> None:
+    """A join of 12-, 24- and 12-element parts with a 4x3 transpose in 2 dimensions: the fix
+    said "make the outermost size 8", which the join's own rule refuses (index 15 past a
+    12-element part). It offers the 4-dimension layout that repeats the transpose per 12
+    elements, which checks and simulates exactly."""
+    path = design_file(UNEVEN_JOIN.replace("DIMS", "[(4, 1), (3, 4)]"))
+    (path.parent / "copy.cc").write_text(
+        "#include <stdint.h>\ntemplate <int N> void copy(const int32_t *a, int32_t *b) {\n"
+        "  for (int i = 0; i < N; i++) b[i] = a[i];\n}\n")
+    assert check_error(path) == (
+        "d.py:12: error [dma pattern]: dims_to_stream of 'l4' on memtile breaks a DMA rule\n"
+        "  limit: a BD walks at most the product of a layout's sizes when the layout has fewer "
+        "than 4 dimensions on a memtile (this BD moves 24 elements): its outermost size is then "
+        "a wrap the hardware keeps, and past it the BD's next dimension steps one word on (only "
+        "the last of a BD's dimensions has no wrap: mlir-aie's configureBdInBlock, aie-rt's DMA "
+        "BD fields)\n"
+        "  found: sizes multiplying to 12 ([(4, 1), (3, 4)])\n"
+        "  fix: write all 4 dimensions, the outermost stepping over whole 12-element blocks of "
+        "this layout: [(1, 12), (1, 1), (4, 1), (3, 4)] (the last dimension's size is not "
+        "encoded: it steps until the BD is done)")
+    fixed = design_file(UNEVEN_JOIN.replace("DIMS", "[(1, 12), (1, 1), (4, 1), (3, 4)]"),
+                        "fixed.py")
+    from aiedsl.sim import simulate
+
+    result = simulate(load_design(fixed))
+    assert result.passed, [c.line() for c in result.checks]
 
 
 @pytest.mark.parametrize("dims, ok", [

@@ -550,7 +550,7 @@ def test_a_split_part_that_is_one_run_of_a_1d_host_tensor_is_not_judged(
 
 
 # The tester's L2 transpose (MLIR-AIR's L2-side ChannelGet with sizes/strides): the memtile
-# would write what arrives transposed, which aiedsl does not apply at a memtile's receiving end.
+# writes what arrives transposed (its S2MM BD's layout).
 TRANSPOSE = '''
 from aiedsl import Tensor, design, fifo, herd, i32, runtime
 from aiedsl.kernels import passthrough
@@ -579,28 +579,27 @@ def reference(a):
 '''
 
 
-def test_a_memtile_layout_on_arrival_moves_where_it_works(design_file: DesignFile) -> None:
-    """dims_from_stream at the memtile's end of a forward: the fix gives the two places the
-    same transpose goes, written out (the same layout at the core, the inverse as the
-    forward's dims_to_stream; the old fix said to put "the layout" in dims_to_stream, which
-    with the same dims got 510 of 512 elements wrong). Both simulate exactly."""
-    layout = ", dims_from_stream=[(H, 1), (W, H)]"
-    with pytest.raises(DesignError) as excinfo:
-        check_design(load_design(design_file(TRANSPOSE % (layout, ""))).ir)
-    assert str(excinfo.value) == (
-        "d.py:8: error [dma pattern]: dims_from_stream of 'l2' on memtile breaks a DMA rule\n"
-        "  limit: no dims_from_stream on a memtile endpoint (aiedsl applies a memtile's layout "
-        "as it sends)\n"
-        "  found: [(16, 1), (32, 16)]\n"
-        "  d.py:9: the memtile consumes it here\n"
-        "  fix: give the layout to the core that consumes 'l1' instead: forward(..., "
-        "dims_from_stream=[(16, 1), (32, 16)]) (a core's DMA writes what arrives in that order, "
-        "as the memtile would have), or send it in the inverse order: forward(..., "
-        "dims_to_stream=[(32, 1), (16, 32)])")
-    for i, moved in enumerate((", dims_from_stream=[(16, 1), (32, 16)]",
-                               ", dims_to_stream=[(32, 1), (16, 32)]")):
-        result = simulate(load_design(design_file(TRANSPOSE % ("", moved), f"fixed{i}.py")))
+def test_a_memtile_layout_on_arrival_is_written_as_it_arrives(design_file: DesignFile) -> None:
+    """dims_from_stream at the memtile's end of a forward: mlir-aie puts it on the memtile's
+    S2MM BD (createMemTileDMA), and the simulator writes what arrives in that order. It was
+    refused ("aiedsl applies a memtile's layout as it sends") with two places the layout
+    works: the same layout at the core, the inverse as the forward's dims_to_stream. All three
+    simulate exactly, to the same output."""
+    arrival = load_design(design_file(TRANSPOSE % (", dims_from_stream=[(H, 1), (W, H)]", "")))
+    placed, _ = check_design(arrival.ir)
+    assert ("aie.objectfifo @l2(%tile_0_0, {%tile_0_1 dimensionsFromStream [<size = 16, "
+            "stride = 1>, <size = 32, stride = 16>]}, 2 : i32) : !aie.objectfifo<memref<16x32xi32>>"
+            ) in render_mlir(placed, get_target(placed.device))
+    a = np.arange(16 * 32, dtype=np.int32).reshape(16, 32)
+    outputs = []
+    for i, (arrive, send) in enumerate(((", dims_from_stream=[(16, 1), (32, 16)]", ""),
+                                        ("", ", dims_from_stream=[(16, 1), (32, 16)]"),
+                                        ("", ", dims_to_stream=[(32, 1), (16, 32)]"))):
+        result = simulate(load_design(design_file(TRANSPOSE % (arrive, send), f"t{i}.py")),
+                          {"a": a})
         assert result.passed, [c.line() for c in result.checks]
+        outputs.append(result.outputs["b"])
+    assert all(np.array_equal(o, a.T) for o in outputs)
 
 
 REGROUP = '''
@@ -632,17 +631,95 @@ def reference(inp):
 '''
 
 
-def test_a_regrouping_forwards_layout_on_arrival_is_written_out_over_the_whole_output(
+def test_a_regrouping_forwards_layout_on_arrival_is_written_over_the_whole_output(
         design_file: DesignFile) -> None:
     """AIR's hierarchical example tiles its L2 image as it arrives (four core tiles per
-    image): the fix named no layout, as the element sizes differ (an AIR porter). Over the
-    whole output the inverse is one, and it simulates exactly."""
-    arrival = ", dims_from_stream=[(2, 256), (2, 16), (8, 32), (16, 1)]"
+    image): the memtile's BD moves the whole output element (createMemTileDMA gives the
+    smaller end the larger one's buffers and length), the layout over all of it. It simulates
+    exactly, as its inverse sent does."""
+    for i, (arrival, sent) in enumerate((
+            (", dims_from_stream=[(2, 256), (2, 16), (8, 32), (16, 1)]", ""),
+            ("", ", dims_to_stream=[(2, 256), (8, 16), (2, 128), (16, 1)]"))):
+        result = simulate(load_design(design_file(REGROUP % (arrival, sent), f"r{i}.py")))
+        assert result.passed, [c.line() for c in result.checks]
+
+
+# IRON's ml/conv2d_14x14 (conv2dk14.py): the L3->L2 fifo's memtile consumer writes the
+# activations with dims_from_stream_per_cons, and the forward to the core sends them with a
+# 4-dimension dims_to_stream; folded into one layout it would need 5 (a memtile BD has 4).
+K14 = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, loop, runtime, u8
+from aiedsl.kernels import passthrough
+
+W = 896; K = 14; C = 4
+act = K * K * C * 16
+buf = K * W * C
+
+@design(device="npu1_1col")
+def k14(I: Tensor[buf, u8], O: Tensor[buf, u8]):
+    l3 = fifo(Tensor[buf, u8], name="l3"%s)
+    a = l3.forward(Tensor[act, u8], name="a",
+                   dims_to_stream=[(2, K * K * C * 8), (K * K // 2, 2 * C), (8, K * K * C),
+                                   (2 * C, 1)])
+    out = fifo(Tensor[act, u8], name="out")
+    cp = passthrough(Tensor[act, u8])
+
+    @herd()
+    def core():
+        for _ in loop(buf // act):
+            with a.consume() as s, out.produce() as t:
+                cp(s, t)
+
+    with runtime() as rt:
+        rt.fill(l3, I%s)
+        rt.drain(out, O)
+
+@k14.reference
+def reference(I):
+    mem = I.reshape(K, 64, K * C).transpose(1, 0, 2).reshape(-1)  # as the memtile holds it
+    blocks = mem.reshape(buf // act, 2, 8, K * K // 2, 2 * C).transpose(0, 1, 3, 2, 4)
+    return blocks.reshape(-1)
+'''
+ARRIVAL = ", dims_from_stream=[(K, K * C), (64, K * K * C), (K * C, 1)]"
+FILLED = ", (0, [1, 64, K, K * C], [0, K * C, W * C, 1])"
+
+
+def test_conv2d_14x14s_memtile_layout_on_arrival_matches_the_runtime_pattern(
+        design_file: DesignFile) -> None:
+    """The tester's k14.py was refused; its k14b.py, the same reordering in the fill's pattern,
+    is the oracle: both simulate exactly to the same output, and the MLIR carries the memtile
+    consumer's layout as conv2dk14.py's does."""
+    arrival = load_design(design_file(K14 % (ARRIVAL, ""), "k14.py"))
+    placed, _ = check_design(arrival.ir)
+    assert ("aie.objectfifo @l3(%tile_0_0, {%tile_0_1 dimensionsFromStream [<size = 14, "
+            "stride = 56>, <size = 64, stride = 784>, <size = 56, stride = 1>]}, 2 : i32) : "
+            "!aie.objectfifo<memref<50176xui8>>") in render_mlir(placed, get_target(placed.device))
+    x = np.random.default_rng(3).integers(0, 256, 50176).astype(np.uint8)
+    got = simulate(arrival, {"I": x})
+    oracle = simulate(load_design(design_file(K14 % ("", FILLED), "k14b.py")), {"I": x})
+    assert got.passed and oracle.passed, [c.line() for c in got.checks + oracle.checks]
+    assert np.array_equal(got.outputs["O"], oracle.outputs["O"])
+    assert not np.array_equal(got.outputs["O"], x)
+
+
+def test_a_memtile_layout_on_arrival_keeps_the_bd_rules(design_file: DesignFile) -> None:
+    """The same rules as any memtile BD: at most 4 dimensions (the fix offers the fill's
+    pattern, which k14b.py uses), every address inside the element."""
+    five = ", dims_from_stream=[(2, 7), (K, K * C), (64, K * K * C), (7, 8), (8, 1)]"
     with pytest.raises(DesignError) as excinfo:
-        check_design(load_design(design_file(REGROUP % (arrival, ""))).ir)
-    assert str(excinfo.value).splitlines()[-1] == (
-        "  fix: send it in the inverse order: forward(..., dims_to_stream=[(2, 256), (8, 16), "
-        "(2, 128), (16, 1)])")
-    fixed = ", dims_to_stream=[(2, 256), (8, 16), (2, 128), (16, 1)]"
-    result = simulate(load_design(design_file(REGROUP % ("", fixed), "fixed.py")))
-    assert result.passed, [c.line() for c in result.checks]
+        check_design(load_design(design_file(K14 % (five, ""), "k14.py")).ir)
+    assert str(excinfo.value) == (
+        "k14.py:11: error [dma pattern]: dims_from_stream of 'l3' on memtile breaks a DMA rule\n"
+        "  limit: at most 4 dimensions on a memtile DMA\n"
+        "  found: 5 ([(2, 7), (14, 56), (64, 784), (7, 8), (8, 1)])\n"
+        "  k14.py:12: the memtile consumes it here\n"
+        "  fix: merge contiguous dimensions, or let the runtime's fill bring the element in this "
+        "order: its n-d pattern reads the host tensor in the inverse order (rt.fill(fifo, tensor, "
+        "(offset, sizes, strides)))")
+    wide = ", dims_from_stream=[(K, K * C), (64, K * K * C), (K * C + 4, 1)]"
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(design_file(K14 % (wide, ""), "k14.py")).ir)
+    assert str(excinfo.value).splitlines()[1:3] == [
+        "  limit: the inner dimensions tile the 50176-element buffer",
+        "  found: 3840 elements per outer step ([(14, 56), (64, 784), (60, 1)])"]

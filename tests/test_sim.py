@@ -88,6 +88,32 @@ def test_comparison_names_the_worst_element() -> None:
         "PASS X: exact (integers must match exactly)"
 
 
+def test_the_worst_element_is_the_one_nearest_to_failing() -> None:
+    """The worst element is the one using the largest share of its own tolerance. Ranked by
+    error minus tolerance, an element whose expected value is 0 and error 0 scored -TINY with
+    a relative tolerance and was named though element 1 was 0.5 off (a tester's rope PASS
+    named a zero-error element while 259,155 of 262,144 differed)."""
+    once = compare("C", np.float32([0, 100.5, 3]), np.float32([0, 100, 3]), "bf16",
+                   rounds="once")
+    assert once.line() == ("PASS C: worst element [1] got 100.5 want 100 (|error| 0.5; "
+                           "tolerance 0.0078125 relative (one rounding per element))")
+    # the share, not the error: 0.02 off at 3 uses more of its tolerance than 0.5 off at 100
+    share = compare("C", np.float32([0, 100.5, 3.02]), np.float32([0, 100, 3]), "bf16",
+                    rounds="once")
+    assert share.line().startswith("PASS C: worst element [2] got 3.02 want 3 (|error| 0.02")
+    # a FAIL names a failing element; of two equally far over (same share, same error), the
+    # first
+    fail = compare("C", np.float32([2, 100.5, 3.1, 3.1]), np.float32([2, 100, 3, 3]), "bf16",
+                   rounds="once")
+    assert fail.line() == (
+        "FAIL C: worst element [2] got 3.1 want 3 (|error| 0.1; tolerance 0.0078125 relative "
+        "(one rounding per element))\n  wrong: 2 of 4 elements (50%), all within [2:4]")
+    # integers: any error uses all of an exact tolerance; the largest error, first index
+    assert compare("X", np.int32([0, 5, 1, 5]), np.int32([0, 0, 0, 0]), "i32").line() == (
+        "FAIL X: worst element [1] got 5 want 0 (|error| 5; integers must match exactly)\n"
+        "  wrong: 3 of 4 elements (75%), all within [1:4]")
+
+
 def test_an_exact_pass_names_no_worst_element() -> None:
     """Every element equal: the line said 'worst element [759] got 0 want 0 (|error| 0 ...)' for
     a float output; it says exact, as for integers. A float PASS that is not exact still names

@@ -259,13 +259,15 @@ def _order(dims: tuple[Dim, ...], n: int) -> np.ndarray:
 def _first_element(d: Design, link: Link) -> np.ndarray | None:
     """The host offset held at each position of the first element the memtile receives, when
     the stream brings it in increasing host address order (row-major), placed as the memtile
-    writes it (in order, or a split's parts each with its input's ``dims_from_stream``); else
-    None."""
+    writes it (in order, or with its input's ``dims_from_stream``: a split's parts each from its
+    offset, a forward's whole element when it is the link's buffer); else None."""
     src = d.fifo(link.srcs[0])
     written = next((c.dims for c in src.consumers if c.is_link_end), ())
     if src.producer.kind != "shim" or any(c.dims for c in src.consumers if not c.is_link_end) \
-            or (written and link.kind != "split"):
+            or (written and link.kind not in ("split", "forward")):
         return None
+    if written and link.kind == "forward" and d.fifo(link.dsts[0]).elem.numel > src.elem.numel:
+        return None  # its BD writes the larger output element: several inputs, not the first
     fills = [t for t in d.runtime if isinstance(t, Transfer) and t.fifo == src.name]
     if not fills:
         return None
@@ -277,6 +279,10 @@ def _first_element(d: Design, link: Link) -> np.ndarray | None:
                 np.zeros(len(steps[0]), dtype=np.int64))
     if first.size != n or not bool(np.all(np.diff(first) > 0)):
         return None
+    if written and link.kind == "forward":  # one BD over the element, in that order
+        held = np.full(n, -1, dtype=np.int64)
+        held[_order(written, n)] = first
+        return held
     if written:  # a split's input: the memtile writes each part with them, from its offset
         held = np.full(n, -1, dtype=np.int64)
         for off, name in zip(link.offsets, link.dsts):

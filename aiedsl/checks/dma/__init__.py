@@ -27,13 +27,14 @@ are :mod:`.dims`'s, the BDs a fifo end's layout is applied by and how far it wal
 
 from __future__ import annotations
 
-from aiedsl.checks.dma.bds import _bds
+from aiedsl.checks.dma.bds import _bds, _link_of
 from aiedsl.checks.dma.fifo_dims import _check_fifo_dims, _repeat_how
 from aiedsl.checks.dma.link_dims import _check_link_dims
 from aiedsl.checks.dma.moved_layout import _moved_layout_fix
 from aiedsl.checks.dma.transfers import _check_transfer
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Endpoint, Fifo
 from aiedsl.ir.runtime import Transfer
 from aiedsl.targets import TargetModel
 
@@ -55,15 +56,30 @@ def check_dma(d: Design, target: TargetModel) -> None:
         if isinstance(t, Transfer):
             _check_transfer(d, t, target)
     _check_link_dims(d)
-    split_inputs = {link.srcs[0]: link for link in d.links if link.kind == "split"}
     for f in d.fifos:
         ends = [(f.producer, "dims_to_stream")] + [(c, "dims_from_stream") for c in f.consumers]
         for e, what in ends:
             if e.dims:
-                split = split_inputs.get(f.name) if e.is_link_end else None
                 buffer, bds = _bds(d, f, e)
+                received = what == "dims_from_stream" and _memtile_writes_layout(d, f, e)
                 moved = (_moved_layout_fix(d, f, e, target)
-                         if e.is_link_end and what == "dims_from_stream" and split is None
+                         if e.is_link_end and what == "dims_from_stream" and not received
                          else "")
-                _check_fifo_dims(f, e, what, target, buffer, bds, split_input=split is not None,
+                _check_fifo_dims(f, e, what, target, buffer, bds, memtile_receives=received,
                                  repeat_how=_repeat_how(d, f, e, what), moved_fix=moved)
+
+
+def _memtile_writes_layout(d: Design, f: Fifo, e: Endpoint) -> bool:
+    """Does the memtile end ``e`` of ``f``, a split's or a forward's input, write what arrives
+    in its ``dims_from_stream`` order?
+
+    mlir-aie's objectfifo lowering puts a consumer's ``dimensionsFromStream`` on the BDs of its
+    tile's S2MM channel, a memtile's too (AIEObjectFifoStatefulTransform.cpp,
+    ``createMemTileDMA`` via ``createDMA``: a split input's on each part's BD, a forward's on
+    the BD of the link's buffer), and ``ObjectFifoLinkOp::verify`` (AIEDialect.cpp) reads the
+    input fifo's layout at the link's shared tile (IRON's ml/conv2d_14x14 writes its L3->L2
+    fifo so). A join's inputs and a link through a core tile's memory are not modelled.
+    """
+    link = _link_of(d, f, e)
+    return (e.kind == "memtile" and link is not None and f.name in link.srcs
+            and link.kind in ("split", "forward"))

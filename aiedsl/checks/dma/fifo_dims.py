@@ -3,7 +3,7 @@ of its tile's DMA (mlir-aie's ``DMABDOp::verify``), a join's or split's parts wa
 
 from __future__ import annotations
 
-from aiedsl.checks.dma.bds import _inner, _link_of, _walk_max
+from aiedsl.checks.dma.bds import _inner, _link_of, _max_index, _walk_max
 from aiedsl.checks.dma.dims import _check_dims, _fail
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Endpoint, Fifo
@@ -13,10 +13,12 @@ from aiedsl.targets import TargetModel
 
 
 def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffer: int,
-                     bds: list[tuple[int, int]], split_input: bool = False,
+                     bds: list[tuple[int, int]], memtile_receives: bool = False,
                      repeat_how: str | None = None, moved_fix: str = "") -> None:
     """The rules of one end's layout: ``buffer`` is the element count of the buffer its BDs
     move data in, ``bds`` the (offset, length) of each BD that applies it (see :func:`_bds`);
+    ``memtile_receives``: ``e`` is a split's or forward's memtile input, whose S2MM BDs write
+    with its dims_from_stream (any other link end's is refused);
     ``repeat_how`` says how to repeat the fifo when ``e`` is the link end sending it;
     ``moved_fix`` says where a link end's dims_from_stream goes instead
     (:func:`_moved_layout_fix`)."""
@@ -34,14 +36,20 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffe
         _fail(loc, where, "no layout transform on a shim endpoint (mlir-aie refuses "
               "dimensionsToStream on a shim producer, and ignores a shim consumer's layout)", shown,
               "apply the layout in the runtime pattern instead, or on the memtile", related)
-    if e.is_link_end and what == "dims_from_stream" and not split_input:
-        noun = "memtile" if e.kind == "memtile" else "core tile"
-        _fail(loc, where, f"no dims_from_stream on a {noun} endpoint (aiedsl applies a {noun}'s "
-              "layout as it sends)", shown, moved_fix, related)
+    if e.is_link_end and what == "dims_from_stream" and not memtile_receives:
+        limit = ("no dims_from_stream on a join's part at the memtile (aiedsl models a "
+                 "memtile's receiving layout on a split's or a forward's input only; a join "
+                 "applies its layout as it sends)" if e.kind == "memtile" else
+                 "no dims_from_stream on a core tile endpoint (aiedsl applies a core tile's "
+                 "layout as it sends)")
+        _fail(loc, where, limit, shown, moved_fix, related)
     max_dims = target.limits(e.tile_kind).dma_dims
     if len(dims) > max_dims:
         _fail(loc, where, f"at most {max_dims} dimensions on a {e.tile_kind} DMA",
               f"{len(dims)} ({shown})", "merge contiguous dimensions" + (
+                  ", or let the runtime's fill bring the element in this order: its n-d "
+                  "pattern reads the host tensor in the inverse order (rt.fill(fifo, tensor, "
+                  "(offset, sizes, strides)))" if memtile_receives else
                   ", or share the transform between the memtile's dims_to_stream and the "
                   "core's dims_from_stream" if e.kind == "memtile" else
                   ", or move the transform to the memtile (4 dimensions)"), related)
@@ -88,7 +96,11 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffe
                   f"stride {x.stride} ({shown})", "use strides within the element", related)
     inner = _inner(dims)
     if len(dims) < max_dims:
-        _check_wrapped_outer(where, dims, bds, max_dims, e.tile_kind, loc, shown, related)
+        # a join's output (a split's input) applies the layout to each part, and
+        # ObjectFifoLinkOp::verify holds it, every size as written, to the shortest part
+        bound = min(n for _, n in bds) if bds != [(0, numel)] else numel
+        _check_wrapped_outer(where, dims, bds, max_dims, e.tile_kind, loc, shown, related,
+                             bound)
     if bds == [(0, numel)]:  # one BD of the whole buffer
         if numel % inner:
             _fail(loc, where, f"the inner dimensions tile the {numel}-element buffer",
@@ -116,7 +128,7 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffe
 
 def _check_wrapped_outer(where: str, dims: tuple[Dim, ...], bds: list[tuple[int, int]],
                          max_dims: int, kind: str, loc: Loc, shown: str,
-                         related: list[tuple[str, Loc]]) -> None:
+                         related: list[tuple[str, Loc]], bound: int) -> None:
     """A layout of fewer dimensions than the tile's BD has moves at most its sizes' product.
 
     Only a BD's last dimension has no wrap field (D2 on a core tile, D3 on a memtile:
@@ -124,20 +136,40 @@ def _check_wrapped_outer(where: str, dims: tuple[Dim, ...], bds: list[tuple[int,
     given into the first ones, sizes as wraps (AIERT.cpp ``configureBdInBlock``), and leaves
     the rest at aie-rt's defaults, so a shorter layout's outermost size is a wrap the hardware
     keeps: past it the next dimension steps one word on, where aiedsl would step the outermost
-    dimension on."""
+    dimension on. ``bound``: the elements every address, each size as written, must stay
+    below (the shortest part of a join or split, else the buffer); a fix is offered only when
+    it stays there."""
     total = _inner(dims) * dims[0].size
     for _, n in bds:
         if total >= n or n % _inner(dims):  # inner sizes that do not tile it: said after
             continue
-        outer = f"make the outermost size {n // _inner(dims)}"
+        grown = (Dim(size=n // _inner(dims), stride=dims[0].stride), *dims[1:])
+        fixes = []
+        if _max_index(grown) < bound:
+            fixes.append(f"make the outermost size {n // _inner(dims)}")
+        # the layout kept whole, repeated block after block by an outermost dimension that
+        # steps over it (written with size 1, so every size as written stays in the block)
+        padded = (Dim(size=1, stride=total),
+                  *[Dim(size=1, stride=1)] * (max_dims - 1 - len(dims)), *dims)
+        if all(m % total == 0 for _, m in bds) and _max_index(dims) < total <= bound:
+            fixes.append(f"write all {max_dims} dimensions, the outermost stepping over whole "
+                         f"{total}-element blocks of this layout: {_shown(padded)} (the last "
+                         "dimension's size is not encoded: it steps until the BD is done)")
+        else:
+            inside = "" if bound == max(m for _, m in bds) else \
+                f", every address, each size as written, below {bound}"
+            fixes.append(f"write all {max_dims} dimensions (the last one's size is not "
+                         f"encoded: it steps until the BD is done){inside}")
         _fail(loc, where, f"a BD walks at most the product of a layout's sizes when the "
               f"layout has fewer than {max_dims} dimensions on a {kind} (this BD moves {n} "
               "elements): its outermost size is then a wrap the hardware keeps, and past it "
               "the BD's next dimension steps one word on (only the last of a BD's dimensions "
               "has no wrap: mlir-aie's configureBdInBlock, aie-rt's DMA BD fields)",
-              f"sizes multiplying to {total} ({shown})",
-              f"{outer}, or write all {max_dims} dimensions (the last one's size is not "
-              "encoded: it steps until the BD is done)", related)
+              f"sizes multiplying to {total} ({shown})", ", or ".join(fixes), related)
+
+
+def _shown(dims: tuple[Dim, ...]) -> str:
+    return "[" + ", ".join(f"({x.size}, {x.stride})" for x in dims) + "]"
 
 
 def _check_part_walks(where: str, dims: tuple[Dim, ...], bds: list[tuple[int, int]], loc: Loc,
