@@ -187,7 +187,7 @@ def check_memtile_room(d: Design, placed: Design, low: Lowering, target: TargetM
         return
     need = demands(placed, low)
     columns = [link.tile[0] for link in placed.links if link.via != "core" and link.tile]
-    short = over(columns, need, target)
+    short = over(columns, need, target, spilling=True)
     if short is None:
         return
     free = fit_demands(need, [None] * len(links), target).columns
@@ -195,7 +195,8 @@ def check_memtile_room(d: Design, placed: Design, low: Lowering, target: TargetM
         return
     row = target.memtile_rows[0]
     pinned = [i for i, p in enumerate(pins) if p is not None]
-    alone = over([pins[i] or 0 for i in pinned], [need[i] for i in pinned], target)
+    alone = over([pins[i] or 0 for i in pinned], [need[i] for i in pinned], target,
+                 spilling=True)
     if alone is not None:
         col, what = alone
         here = [i for i in pinned if pins[i] == col]

@@ -165,9 +165,15 @@ def usage(d: Design, target: TargetModel, low: Lowering | None = None
             u.bds_by_parity[ch.channel % 2].append(Use(fifo, bds, loc, fifo=fifo))
 
     def add_buffers(u: TileUsage, s: Store, loc: Loc, by: Setter | None = None) -> None:
-        n = len(s.buffers)
-        u.memory.append(Use(f"{s.fifo} {n} x {s.nbytes} B", s.footprint, loc, fifo=s.fifo,
-                            buffers=tuple((b, s.nbytes) for b in s.buffers), setter=by))
+        # a memtile buffer that spilled counts where it lives (objectfifo rule 3), named so
+        for tile in dict.fromkeys(s.tiles):
+            here = tuple((b, s.nbytes) for b, t in zip(s.buffers, s.tiles) if t == tile)
+            away = "" if tile == s.tile else f" spilled from memtile {s.tile}"
+            at(tile).memory.append(Use(f"{s.fifo} {len(here)} x {s.nbytes} B{away}",
+                                       len(here) * s.nbytes, loc, fifo=s.fifo, buffers=here,
+                                       setter=by if tile == s.tile else None))
+        if not s.buffers:
+            u.memory.append(Use(f"{s.fifo} 0 x {s.nbytes} B", 0, loc, fifo=s.fifo, setter=by))
 
     def add_locks(u: TileUsage, label: str, s: Store, loc: Loc) -> None:
         u.locks.append(Use(label, len(s.locks), loc, fifo=s.fifo, locks=s.locks))
@@ -293,6 +299,7 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
     _check_shim_totals(table, target)
     for u in table.values():
         _check_tile(u, target, links, repeats)
+    _check_neighbour_channels(low if low is not None else lower(d), target)
     check_task_queues(d, target)
     if len(d.tensors) > target.runtime_buffers:
         raise DesignError(
@@ -359,8 +366,11 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
                                                    for x in u.memory) else "")
              + (", or give the core a smaller stack" if u.runs else ""))
             if u.kind == "core" else _memtile_memory_fix(u.memory, mem - lim.memory)))
-        _over(u, "data memory", f"{lim.memory:,} bytes", f"{mem:,} bytes", u.memory, fix,
-              at_largest=True)
+        room = f"{lim.memory:,} bytes"
+        if u.kind == "memtile" and target.cols > 1:  # objectfifo rule 3: none had room either
+            room += (", and no neighbouring memtile has room for what does not fit (mlir-aie "
+                      "moves such a buffer to the left or right memtile where it fits)")
+        _over(u, "data memory", room, f"{mem:,} bytes", u.memory, fix, at_largest=True)
     move = {"core": "use fewer fifos in this core (pack two inputs or two outputs into one fifo "
             "element), or move some work to another core",
             # check_memtile_channels refuses links no placement fits, and the placer finds one
@@ -407,6 +417,34 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
               "lower fifo depths, acquire fewer elements at once (given one depth, a core's end "
               "of a fifo it consumes takes one buffer, and BD, more than its largest acquire), "
               "or move a fifo to another core" + also)
+
+
+def _check_neighbour_channels(low: Lowering, target: TargetModel) -> None:
+    """A memtile DMA channel moving a buffer that spilled to a neighbouring memtile must be a
+    low one (:attr:`~aiedsl.targets.model.TileLimits.neighbour_channels`; objectfifo rule 4)."""
+    cap = target.memtile.neighbour_channels
+    if cap is None:
+        return
+    for ch in low.channels:
+        if not ch.neighbour or ch.channel < cap:
+            continue
+        same = [c for c in low.channels if c.neighbour and c.tile == ch.tile
+                and c.direction == ch.direction]
+        store = low.store_of[ch.end.symbol]
+        away = sorted({t for t in store.tiles if t != store.tile})
+        raise DesignError(
+            "memtile DMA channels", f"memtile {ch.tile} needs {len(same)} {ch.direction} "
+            f"channels for fifos with buffers spilled to a neighbouring memtile "
+            f"({', '.join(f'memtile {t}' for t in away)}), and only channels 0-{cap - 1} reach "
+            "a neighbour's memory", loc=ch.end.endpoint.loc,
+            limit=f"{cap} {ch.direction} channels per memtile (mlir-aie "
+            "getMaxChannelNumForAdjacentMemTile; its objectfifo lowering fails 'number of "
+            f"{'output' if ch.direction == 'MM2S' else 'input'} DMA channel exceeded!')",
+            found=str(len(same)),
+            related=[(f"{c.end.fifo.name} ({c.direction} {c.channel})", c.end.endpoint.loc)
+                     for c in same],
+            fix="give the memtile's largest fifos fewer buffers so that they fit their own "
+            "memtile, or split/join over fewer parts")
 
 
 def _elsewhere(target: TargetModel) -> str:

@@ -130,7 +130,7 @@ class _RtpStore:
 
 def _buffers(d: Design, low: Lowering, target: TargetModel) -> list[BufferAlloc]:
     stacks = {c.tile: c for c in d.cores if c.tile is not None}
-    tiles = sorted({s.tile for s in low.stores if s.buffers} | set(stacks),
+    tiles = sorted({t for s in low.stores for t in s.tiles} | set(stacks),
                    key=lambda t: (t[1], t[0]))
     out = []
     for tile in tiles:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Link
-from aiedsl.place.objectfifo import Lowering
+from aiedsl.place.objectfifo import Lowering, spill
 from aiedsl.targets import TargetModel
 
 Need = tuple[int, ...]
@@ -53,6 +53,9 @@ class Demand:
     bds: tuple[tuple[int, int, int], ...]
     """Per DMA channel of its ends: (place in the lowering's channel order, 0 for S2MM or 1 for
     MM2S, BDs it chains): which channel number it gets depends on the memtile's other links."""
+    store: tuple[int, int, int] = (0, 0, 0)
+    """Its buffers: (place in the lowering's creation order, how many, bytes of one), for
+    :func:`aiedsl.place.objectfifo.spill`."""
 
     @property
     def need(self) -> Need:
@@ -72,14 +75,17 @@ def demands(d: Design, low: Lowering) -> list[Demand]:
         store = next(s for s in low.stores if s.link is link)
         bds = tuple((order[id(ch)], 0 if ch.direction == "S2MM" else 1, len(ch.chain))
                     for ch in low.channels if ch.end.link is link)
-        out.append(Demand(channels(link), store.footprint, bds))
+        out.append(Demand(channels(link), store.footprint, bds,
+                          (low.stores.index(store), len(store.buffers), store.nbytes)))
     return out
 
 
-def capacity(target: TargetModel) -> Need:
-    """A memtile of ``target`` in :attr:`Demand.need`'s terms."""
+def capacity(target: TargetModel, spilling: bool = False) -> Need:
+    """A memtile of ``target`` in :attr:`Demand.need`'s terms; with ``spilling``, its memory
+    as what it and its neighbours hold, since a buffer that does not fit spills to one
+    (:func:`over` then counts exactly)."""
     m = target.memtile
-    return m.dma_in, m.dma_out, m.memory, m.bds
+    return m.dma_in, m.dma_out, m.memory * (min(3, target.cols) if spilling else 1), m.bds
 
 
 def parity_shares(columns: Sequence[int], links: Sequence[Demand]) -> list[tuple[int, int]]:
@@ -106,17 +112,27 @@ def parity_bds(columns: Sequence[int], links: Sequence[Demand], cols: int) -> li
     return out
 
 
-def over(columns: Sequence[int], links: Sequence[Demand], target: TargetModel
-         ) -> tuple[int, str] | None:
+def over(columns: Sequence[int], links: Sequence[Demand], target: TargetModel,
+         spilling: bool = False) -> tuple[int, str] | None:
     """The first memtile that links placed in ``columns`` overfill and what it runs out of
     (``"memory"``, ``"even"`` or ``"odd"`` channels' BDs, or ``"bds"`` on a target without
     that split), or None when each has room.
-    Channels are left to :func:`fit`'s callers, which refuse those first."""
+    Channels are left to :func:`fit`'s callers, which refuse those first. Memory is counted
+    where mlir-aie puts each buffer (:func:`aiedsl.place.objectfifo.spill`), or without
+    ``spilling`` all on the link's own memtile."""
     parity = parity_bds(columns, links, target.cols)
     per = target.memtile.bds_per_channel_parity
+    # memory as mlir-aie places the buffers: in creation order, spilling to a neighbour
+    order = sorted(range(len(links)), key=lambda i: links[i].store[0])
+    row = target.memtile_rows[0]
+    used = [0] * target.cols
+    for i, homes in zip(order, spill([((columns[i], row), links[i].store[1],
+                                       links[i].store[2]) for i in order], target)):
+        for col, _ in homes:
+            used[col if spilling else columns[i]] += links[i].store[2]
     for col in range(target.cols):
         here = [link for c, link in zip(columns, links) if c == col]
-        if sum(link.memory for link in here) > target.memtile.memory:
+        if used[col] > target.memtile.memory:
             return col, "memory"
         if per is None and sum(link.need[3] for link in here) > target.memtile.bds:
             return col, "bds"
@@ -129,9 +145,16 @@ def over(columns: Sequence[int], links: Sequence[Demand], target: TargetModel
 def fit_demands(links: Sequence[Demand], pins: Sequence[int | None], target: TargetModel,
                 prefer: Callable[[int, list[tuple[int, int]]], list[int]] | None = None) -> Fit:
     """:func:`fit` for links taking ``links`` of their memtiles: channels, memory, BDs in all
-    and, of each complete packing, BDs per channel parity."""
-    return fit([link.need for link in links], pins, target.cols, capacity(target), prefer,
-               exact=lambda columns: over(columns, links, target) is None)
+    and, of each complete packing, BDs per channel parity. A packing where every link's buffers
+    fit its own memtile is preferred (no DMA then reaches a neighbour's memory, so none is held
+    to the low channels); failing that, one where mlir-aie spills some to a neighbour."""
+    needs = [link.need for link in links]
+    found = fit(needs, pins, target.cols, capacity(target), prefer,
+                exact=lambda columns: over(columns, links, target) is None)
+    if found.columns is not None or target.cols == 1:
+        return found
+    return fit(needs, pins, target.cols, capacity(target, spilling=True), prefer,
+               exact=lambda columns: over(columns, links, target, spilling=True) is None)
 
 
 @dataclass(frozen=True)

@@ -33,11 +33,25 @@ The rules, in the transform's own order:
    order, memtile ones included: later mlir-aie sources create memtile objectfifos largest
    first, but the lowering the fixtures were made with (upstream 1e400306) does not -- its
    ``c_l3_0`` join, the largest, takes memtile locks 4-11 after ``a_l3_0_cons`` (0-1) and
-   ``b_l3_0_cons`` (2-3). Nor is a full memtile's buffer spilled to a neighbour's memory, as
-   later sources do: aiedsl rejects a full memtile before allocation (``memtile data memory``).
+   ``b_l3_0_cons`` (2-3). **A memtile buffer that does not fit spills** to a neighbouring
+   memtile (:func:`spill`; ``createObjectFifoElements`` since mlir-aie PR 2432, memtiles only
+   since PR 2660): buffer by buffer, in creation order, a buffer goes on its own memtile when
+   the bytes of the buffers already created there plus its own fit the memtile
+   (``calculateCurrentUsedMemory`` against ``getMemTileSize``), else on the left memtile, else
+   on the right one, whichever first has room counted the same way (``findOrCreateTile``;
+   memtiles reach both neighbours' memory, ``isLegalMemAffinity``), else on its own memtile
+   anyway, where address assignment then fails (``memtile data memory``). A one-column device
+   has no neighbour. Its locks, DMA channels and BDs stay on its own memtile. Since PR 3116
+   (May 2026) mlir-aie sorts memtile fifos largest first and tries the emptier neighbour
+   first; 1e400306, aiedsl's target, does neither.
 4. **Channels.** Fifo by fifo in emitted order, the producer end takes the lowest free MM2S
    channel of its tile, then each consumer, in order, the lowest free S2MM channel of its own
-   (``DMAChannelAnalysis``; a shim end's is its ``aie.shim_dma_allocation``).
+   (``DMAChannelAnalysis``; a shim end's is its ``aie.shim_dma_allocation``) -- except that
+   the memtile ends of a link with a spilled buffer go first, in the same order, and only to
+   channels below :attr:`~aiedsl.targets.model.TileLimits.neighbour_channels`
+   (``analyzeCrossTileFIFOBuffers``, then ``assignDMAChannelIndices`` twice: those ends, then
+   the rest); one that finds none free there is refused (``memtile DMA channels``: mlir-aie
+   fails "number of ... DMA channel exceeded!").
 5. **BD chains.** A core or memtile channel chains one BD per buffer of the end that owns the
    buffers, in buffer order, as a ring; a join's output and a split's input chain one BD per
    part per buffer (buffer-major) at the link's offsets, each part's BDs on its own lock pair;
@@ -72,8 +86,9 @@ Example
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from aiedsl.ir.core_ops import Acquire, Loop, Op
@@ -82,6 +97,7 @@ from aiedsl.ir.fifos import Endpoint, Fifo, Link
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.lowered_names import buffer_name, consumer_end, lock_names
 from aiedsl.ir.types import Dim
+from aiedsl.targets import DEVICES, TargetModel
 
 Coord = tuple[int, int]
 Direction = Literal["S2MM", "MM2S"]
@@ -134,11 +150,24 @@ class Store:
     repeat: int = 1
     """The repeat its producer locks are scaled by: its link's (the first repeat of the link's
     outputs), or the fifo's own for a producer end outside a link; 1 for a consumer's."""
+    homes: tuple[Coord, ...] = ()
+    """The tile each buffer lives on, when one spilled to a neighbouring memtile (rule 3);
+    empty when all are on :attr:`tile`."""
 
     @property
     def footprint(self) -> int:
         """Bytes of all its buffers: what it takes of its tile's data memory."""
         return len(self.buffers) * self.nbytes
+
+    @property
+    def tiles(self) -> tuple[Coord, ...]:
+        """The tile of each buffer, in buffer order."""
+        return self.homes or (self.tile,) * len(self.buffers)
+
+    @property
+    def spilled(self) -> bool:
+        """Whether a buffer lives on another memtile than its locks and DMAs."""
+        return any(t != self.tile for t in self.tiles)
 
     def lock_pair(self, part: int) -> tuple[str, str]:
         """(producer lock, consumer lock) of part ``part``."""
@@ -165,6 +194,8 @@ class Channel:
     direction: Direction
     channel: int
     chain: tuple[BdPlan, ...]
+    neighbour: bool = False
+    """Whether its buffers include one in a neighbouring memtile (rule 4: a low channel)."""
 
     @property
     def tile(self) -> Coord:
@@ -198,12 +229,34 @@ class Lowering:
         Each objectfifo's buffers are inserted right after the last ``aie.tile``, so a later
         store's buffers come before an earlier one's; within a store they keep their index order.
         """
-        return [(s, b) for s in reversed(self.stores) if s.tile == tile for b in s.buffers]
+        return [(s, b) for s in reversed(self.stores)
+                for b, t in zip(s.buffers, s.tiles) if t == tile]
+
+
+def spill(stores: Sequence[tuple[Coord, int, int]], target: TargetModel
+          ) -> list[tuple[Coord, ...]]:
+    """Where mlir-aie 1e400306 puts each buffer of memtile stores ``(tile, buffers, bytes of
+    one)``, given in creation order: the tile of each buffer (rule 3 of the module)."""
+    used: dict[Coord, int] = defaultdict(int)
+    room = target.memtile.memory
+    out = []
+    for (col, row), n, nbytes in stores:
+        tiles = []
+        for _ in range(n):
+            at = (col, row)
+            if used[at] + nbytes > room:
+                at = next(((c, row) for c in (col - 1, col + 1)
+                           if 0 <= c < target.cols and used[(c, row)] + nbytes <= room), at)
+            used[at] += nbytes
+            tiles.append(at)
+        out.append(tuple(tiles))
+    return out
 
 
 def lower(d: Design) -> Lowering:
     """The objectfifo lowering of placed design ``d``."""
     assert d.placed, "lower() needs a placed design"
+    target = DEVICES[d.device]
     shared = d.physical.shared if d.physical else {}
     out = Lowering()
     link_of: dict[tuple[str, str], Link] = {}
@@ -250,6 +303,14 @@ def lower(d: Design) -> Lowering:
         out.stores.append(store)
         if e.link is not None:
             made[id(e.link)] = store
+    mem = [i for i, s in enumerate(out.stores) if s.kind == "memtile" and s.buffers]
+    for i, homes in zip(mem, spill([(out.stores[i].tile, len(out.stores[i].buffers),
+                                     out.stores[i].nbytes) for i in mem], target)):
+        if any(t != out.stores[i].tile for t in homes):
+            out.stores[i] = replace(out.stores[i], homes=homes)
+    for store in out.stores:
+        if store.link is not None:
+            made[id(store.link)] = store
     for e in out.ends:
         if e.link is not None:
             out.store_of[e.symbol] = made[id(e.link)]
@@ -258,21 +319,35 @@ def lower(d: Design) -> Lowering:
             out.store_of[s.symbol] = s
 
     # 4-5: channels and chains
-    used: dict[tuple[Coord, str], int] = {}
-    for f in d.fifos:
-        if f.name in shared:
-            continue
-        for e in [out.end(f.name, "produce")] + [out.end(f.name, "consume", i)
-                                                 for i in range(len(f.consumers))]:
-            direction: Direction = "MM2S" if e.port == "produce" else "S2MM"
-            n = used.get((e.tile, direction), 0)
-            used[(e.tile, direction)] = n + 1
-            chain = () if e.endpoint.kind == "shim" else _chain(e, direction,
-                                                                  out.store_of[e.symbol])
-            ch = Channel(e, direction, n, chain)
-            out.channels.append(ch)
-            out.channel_of[e.symbol] = ch
+    order = [e for f in d.fifos if f.name not in shared
+             for e in [out.end(f.name, "produce")] + [out.end(f.name, "consume", i)
+                                                      for i in range(len(f.consumers))]]
+    near = {e.symbol for e in order if e.link is not None and out.store_of[e.symbol].spilled}
+    taken: dict[tuple[Coord, str], set[int]] = defaultdict(set)
+    number: dict[str, int] = {}
+    for first in (True, False):  # the ends reaching a neighbour's memory take channels first
+        for e in order:
+            if (e.symbol in near) != first:
+                continue
+            held = taken[(e.tile, _direction(e))]
+            cap = target.memtile.neighbour_channels if first else None
+            # past the cap (refused by the resource check) the next free one, for the map
+            n = next((c for c in range(cap or 0) if c not in held),
+                     next(c for c in range(len(held) + 1) if c not in held))
+            held.add(n)
+            number[e.symbol] = n
+    for e in order:
+        direction = _direction(e)
+        chain = () if e.endpoint.kind == "shim" else _chain(e, direction, out.store_of[e.symbol])
+        ch = Channel(e, direction, number[e.symbol], chain, e.symbol in near)
+        out.channels.append(ch)
+        out.channel_of[e.symbol] = ch
     return out
+
+
+def _direction(e: End) -> Direction:
+    """The DMA direction of end ``e``: a producer sends (MM2S), a consumer receives (S2MM)."""
+    return "MM2S" if e.port == "produce" else "S2MM"
 
 
 # -- sizes -------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ _SHIM = TileLimits(memory=0, banks=0, dma_in=2, dma_out=2, bds=16, locks=16, loc
 _MEMTILE = TileLimits(memory=512 * 1024, banks=8, dma_in=6, dma_out=6, bds=48,
                       bd_wrap=1023, bd_max_elements=512,
                       bd_step_words=1 << 17, bd_len_words=(1 << 17) - 1,
-                      bds_per_channel_parity=24, locks=64, lock_values=0xC0000, dma_dims=4,
+                      bds_per_channel_parity=24, neighbour_channels=4, locks=64,
+                      lock_values=0xC0000, dma_dims=4,
                       switch_out={"DMA": 6, "South": 4, "North": 6, "TileControl": 1},
                       switch_in={"DMA": 6, "South": 6, "North": 4, "Trace": 1,
                                  "TileControl": 1})

@@ -48,6 +48,14 @@ class TileLimits(BaseModel):
     """Buffer descriptors."""
     bds_per_channel_parity: int | None = None
     """Memtile only: channels 0,2,4 use BDs 0-23, channels 1,3,5 use BDs 24-47."""
+    neighbour_channels: int | None = None
+    """Memtile only: a DMA channel whose fifo has buffers in a neighbouring memtile's memory
+    must be one of channels ``0 .. neighbour_channels - 1`` (mlir-aie
+    ``AIETargetModel::getMaxChannelNumForAdjacentMemTile``, 4 on AIE2; the objectfifo
+    lowering's ``DMAChannelAnalysis::getDMAChannelIndex`` caps such a fifo's channels there).
+    A memtile DMA addresses the west memtile's memory at 0, its own at one memtile size and the
+    east one's at two (``AIETargetModel::getMemLocalBaseAddress``, which ``AIERT.cpp``'s BD
+    configuration adds to the buffer's address)."""
     locks: int
     """Hardware locks."""
     lock_values: int
