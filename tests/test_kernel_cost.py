@@ -326,3 +326,36 @@ def test_a_library_model_written_for_aie2_says_so_on_npu2() -> None:
               "this device")
     assert caveat in estimate("zero", "4096", "f32", "npu2")
     assert not any("not calibrated" in line for line in estimate("zero", "4096", "f32", "npu1"))
+
+
+def test_every_library_model_of_npu1s_says_so_on_npu2() -> None:
+    """conv2d_1x1 is costed as matmul, with matmul's per-patch constant calibrated on npu1, and
+    said nothing of it on npu2 where matmul did; the cascade stages and conv2d_3x3 (its 11, the
+    i8 patch's) neither. Every kernel, by what its model rests on (cost.calibration decides)."""
+    from aiedsl.kernels.cost import KERNELS
+
+    patch = "  not calibrated for this device: the per-patch constant is npu1's"
+    aie2 = ("  not calibrated for this device: the model is AIE2's (npu1), whose core stores 32 "
+            "bytes a cycle where this one stores 64; `aiedsl kernel profile` estimates it for "
+            "this device")
+    said: dict[str, list[str]] = {}
+    for name, spec in KERNELS.items():
+        lines = estimate(name, spec.example, None, "npu2")
+        said[name] = [x for x in lines if "not calibrated" in x]
+        assert not any("not calibrated" in x for x in estimate(name, spec.example, None, "npu1"))
+    assert {n for n, x in said.items() if x == [patch]} == {
+        "matmul", "matmul_cascade", "conv2d_1x1", "conv2d_3x3"}
+    assert {n for n, x in said.items() if x == [aie2]} == {
+        "zero", "passthrough", "scale", "threshold", "add", "sub", "mul", "vector_scalar", "relu",
+        "reduce_sum", "reduce_max", "rms_norm", "layer_norm"}
+    # fitted per architecture: matmul_narrow reads the device's load and store rates, the
+    # activations their steps per 16 lanes on each (AIE2P's hardware exp2)
+    assert {n for n, x in said.items() if not x} == {
+        "matmul_narrow", "exp_bf16", "silu", "gelu", "softmax"}
+
+
+def test_conv2d_1x1_on_npu2_says_its_patch_constant_is_npu1s() -> None:
+    r = cost("conv2d_1x1", "--shape", "32x64x64", "--device", "npu2")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == (
+        "  not calibrated for this device: the per-patch constant is npu1's")

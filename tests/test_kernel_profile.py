@@ -534,3 +534,146 @@ def test_a_declared_cost_below_the_profiles_bound_is_flagged(design_file) -> Non
     r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "profile", str(path)],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 0 and "WARNING" not in r.stdout, r.stdout
+
+
+MACREP_CC = """#include <aie_api/aie.hpp>
+template <int R, int S, int T, int REP, typename TI>
+void macrep(const TI *a, const TI *b, int32_t *c) {
+  using MM = aie::mmul<R, S, T, TI, TI>;
+  auto va = aie::load_v<MM::size_A>(a);
+  auto vb = aie::load_v<MM::size_B>(b);
+  MM acc;
+  acc.mul(va, vb);
+  for (int r = 1; r < REP; r++) acc.mac(va, vb);
+  aie::store_v(c, acc.template to_vector<int32_t>());
+}
+"""
+MACREP = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, runtime, herd, i8, i32
+from aiedsl.kernels import declare, buffer
+R, S, T, REP = SHAPE, 64
+
+def ref(a, b, c):
+    A = a.reshape(R, S).astype(np.int64); B = b.reshape(S, T).astype(np.int64)
+    c[...] = ((A @ B) * REP).astype(np.int32).reshape(-1)
+
+k = declare("macrep", source="macrep.cc", entry=f"macrep<{R}, {S}, {T}, {REP}, TI_CPP>",
+            args=[buffer("a", Tensor[R * S, TI]), buffer("b", Tensor[S * T, TI]),
+                  buffer("c", Tensor[R * T, i32], "out")],
+            reference=ref, cycles=None, cost="profiled", ops=OPS)
+
+@design(device="DEVICE")
+def rep(A: Tensor[R * S, TI], B: Tensor[S * T, TI], C: Tensor[R * T, i32]):
+    fa = fifo(Tensor[R * S, TI], name="fa")
+    fb = fifo(Tensor[S * T, TI], name="fb")
+    fo = fifo(Tensor[R * T, i32], name="fo")
+    @herd()
+    def core():
+        with fa.consume() as a, fb.consume() as b, fo.produce() as o:
+            k(a, b, o)
+    with runtime() as rt:
+        rt.fill(fa, A); rt.fill(fb, B)
+        rt.drain(fo, C)
+
+@rep.reference
+def reference(A, B):
+    o = np.zeros(R * T, np.int32); ref(A, B, o); return o
+'''
+
+
+def _macrep(design_file, device: str, shape: tuple[int, int, int], ti: str = "i8",  # type: ignore[no-untyped-def]
+            ops: int = 0) -> Path:
+    """A kernel running one aie::mmul mode 64 times on the same blocks, cycles=None."""
+    src = (MACREP.replace("SHAPE", ", ".join(map(str, shape))).replace("DEVICE", device)
+           .replace("TI_CPP", {"i8": "int8_t", "i32": "int32_t"}[ti])
+           .replace("TI", ti).replace("OPS", str(ops)))
+    path = design_file(src)
+    (path.parent / "macrep.cc").write_text(MACREP_CC)
+    return path
+
+
+@pytest.mark.parametrize("device,shape,ti,issued,cycles,rate", [
+    # AIE2's int8 8x8x8 is two 4x8x8 multiplies (detail/aie2/mmul_8_8.hpp): 512 MACs in 2
+    # cycles, the peak; counted as one mac a cycle it read 512 a cycle, 200% of it
+    ("npu1_1col", (8, 8, 8), "i8", 128, 128, "  256.0 MACs per cycle of the core's peak 256: "
+     "100%"),
+    # two 4x8x8 again, 512 MACs: the peak (4x16x16, two sparse multiplies, read 400% when
+    # taken with a dense B; now refused, below)
+    ("npu1_1col", (4, 16, 8), "i8", 128, 128, "  256.0 MACs per cycle of the core's peak 256: "
+     "100%"),
+    # AIE2P's 8x8x8 is one 8x8x8 multiply (detail/aie2p/mmul_8_8.hpp), its 4x16x8 two
+    ("npu2_1col", (8, 8, 8), "i8", 64, 64, "  512.0 MACs per cycle of the core's peak 512: "
+     "100%"),
+    ("npu2_1col", (4, 16, 8), "i8", 128, 128, "  256.0 MACs per cycle of the core's peak 512: "
+     "50%"),
+    # i32 4x4x4 is two emulated 4x2x4 multiplies on AIE2 (64 MACs at 16 a cycle: 4 cycles);
+    # counted as one it read 400%
+    ("npu1_1col", (4, 4, 4), "i32", 128, 256, "  16.0 MACs per cycle of the core's peak 16: "
+     "100%"),
+    ("npu2_1col", (4, 4, 4), "i32", 128, 128, "  32.0 MACs per cycle of the core's peak 32: "
+     "100%"),
+])
+def test_a_profile_never_beats_the_cores_peak(design_file, device: str,  # type: ignore[no-untyped-def]
+                                              shape: tuple[int, int, int], ti: str, issued: int,
+                                              cycles: int, rate: str) -> None:
+    from aiedsl.kernels.cases import design_cases
+    from aiedsl.loader import load_design
+
+    handle = load_design(_macrep(design_file, device, shape, ti))
+    k = handle.ir.kernels[0]
+    assert (k.cycles, k.cycles_source) == (cycles, "profile")  # what the simulator charges
+    (p,) = profile_cases(design_cases(handle), device)
+    assert (p.counts["vector MAC"], p.bounds["vector MAC"], p.cycles) == (issued, cycles, cycles)
+    assert rate in p.lines()
+    assert p.macs_per_cycle <= p.peak_macs  # type: ignore[operator]
+
+
+def test_the_profile_says_when_the_peak_sets_the_mac_cycles(design_file) -> None:  # type: ignore[no-untyped-def]
+    from aiedsl.kernels.cases import design_cases
+    from aiedsl.loader import load_design
+
+    (p,) = profile_cases(design_cases(load_design(_macrep(design_file, "npu1_1col", (4, 4, 4),
+                                                          "i32"))), "npu1_1col")
+    assert p.lines()[1:] == [
+        "  per call: 128 vector MAC, 0 vector ALU, 0 shuffle, 128 load bytes, 64 store bytes, "
+        "4,096 MACs",
+        "  cycles each unit needs: vector MAC 256, vector ALU 0, shuffle 0, load 2, store 2",
+        "  16.0 MACs per cycle of the core's peak 16: 100%",
+        "  vector MAC cycles are its 4,096 MACs at the core's peak of 16 a cycle, more than the "
+        "128 multiply instructions counted: those modes take several cycles each (emulated "
+        "types, or modes the host AIE API does not know the instructions of)"]
+
+
+def test_the_kernel_cost_check_takes_the_correct_ops_of_a_profiled_kernel(design_file) -> None:  # type: ignore[no-untyped-def]
+    """64 int8 8x8x8 macs, 32,768 MACs, are 65,536 operations: at the peak in the profile's
+    128 cycles. With 64 cycles (a mac counted as one), the check refused them and told the
+    user to recount."""
+    from aiedsl.checks import check_design
+    from aiedsl.loader import load_design
+
+    check_design(load_design(_macrep(design_file, "npu1_1col", (8, 8, 8), ops=65536)).ir)
+
+
+@pytest.mark.parametrize("device,shape", [("npu1_1col", (4, 16, 16)), ("npu1_1col", (8, 16, 8)),
+                                          ("npu2_1col", (8, 16, 8))])
+def test_a_mode_the_aie_api_has_only_with_a_sparse_b_is_refused(design_file, device: str,  # type: ignore[no-untyped-def]
+                                                                shape: tuple[int, int, int]
+                                                                ) -> None:
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    with pytest.raises(DesignError) as e:
+        load_design(_macrep(design_file, device, shape))
+    m, k, n = shape
+    assert (e.value.rule, e.value.message, e.value.fix) == (
+        "host kernel build",
+        f"macrep uses aie::mmul<{m}, {k}, {n}, signed char, signed char, accauto> with a dense "
+        "B, which the AIE API does not have: the AIE API has this M x K x N for these input "
+        "types on this architecture only with a sparse B (aie::sparse_vector), which aiedsl's "
+        "host AIE API does not model",
+        "use a mode with a dense B: 4x8x8 or 4x16x8 (AIE2) or 8x8x8 (AIE2P) for 8-bit inputs, "
+        "4x4x8 for 16-bit ones or 16 x 8 bits, 4x8x8 for bfloat16")
+    # the fix works: the dense modes it names for 8-bit inputs load
+    for dense in ([(4, 8, 8), (4, 16, 8)] if device.startswith("npu1") else [(8, 8, 8)]):
+        load_design(_macrep(design_file, device, dense))

@@ -159,10 +159,8 @@ def _peak(k: Kernel, target: TargetModel) -> tuple[int, str]:
     """The MACs per cycle kernel ``k``'s operations are held to on ``target``, and how the
     check's limit says whose they are."""
     types = k.operand_dtypes
-    peaks = {t: target.peak_macs(t) for t in types}
-    if types and all(v is not None for v in peaks.values()):
-        best = max(types, key=lambda t: peaks[t] or 0)
-        macs = peaks[best] or 0
+    macs, best = target.operand_peak(types)
+    if best is not None:
         how = target.emulated_macs.get(best)
         own = f"{best} peak of {macs} MACs per cycle"
         if len(types) == 1:
@@ -170,5 +168,4 @@ def _peak(k: Kernel, target: TargetModel) -> tuple[int, str]:
         return macs, (f"{own}, the largest of its operand types' ({', '.join(types)}): it may "
                       f"multiply {best} values by each other" + (f", {how}" if how else ""))
     top = max(target.macs_per_cycle, key=lambda key: target.macs_per_cycle[key])
-    macs = target.macs_per_cycle[top]
     return macs, f"{top.split('_')[0]} peak of {macs} MACs per cycle, the largest of any type"

@@ -19,7 +19,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer
 from aiedsl.kernels.base import Kernel, declare
-from aiedsl.kernels.matmul import matmul_cycles, matmul_ref, srs
+from aiedsl.kernels.matmul import MATMUL_PATCH, matmul_cycles, matmul_ref, srs
 from aiedsl.kernels.params import kernel_target, positive_size, scale_shift
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.source_loc import caller_loc
@@ -118,7 +118,8 @@ def conv2d_3x3(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
             found=f"{width}x{cin}x{cout}", fix="pad the row or the channels")
     row = TensorType(shape=(width, cin), dtype="i8")
     step = max(4, r)  # per step: 4 mmuls; r 128-bit pixel loads (two per cycle) per two steps
-    cycles = (width // (2 * r)) * (cout // (2 * t)) * (9 * (cin // s) * step + 11) + 20
+    patch = MATMUL_PATCH["i8"]  # its C stores and pipeline fill, as matmul's i8 patch
+    cycles = (width // (2 * r)) * (cout // (2 * t)) * (9 * (cin // s) * step + patch) + 20
     return declare(
         f"conv3x3_i8_{width}x{cin}x{cout}_{r}x{s}x{t}_shift{shift}{'_relu' if relu else ''}",
         source="conv3x3.cc",
@@ -128,7 +129,7 @@ def conv2d_3x3(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
               buffer("w", TensorType(shape=(9 * cin, cout), dtype="i8")),
               buffer("out", TensorType(shape=(width, cout), dtype="i8"), "out")],
         reference=conv3x3_ref, cycles=cycles, ops=2 * 9 * width * cin * cout,
-        cost=f"(w/{2 * r})(cout/{2 * t})(9 (cin/{s}) {step} + 11) + 20: as matmul, each step's "
-        "A gathered pixel by pixel (kernels_cpp/conv3x3.cc; an estimate)",
+        cost=f"(w/{2 * r})(cout/{2 * t})(9 (cin/{s}) {step} + {patch}) + 20: as matmul, each "
+        "step's A gathered pixel by pixel (kernels_cpp/conv3x3.cc; an estimate)",
         params={"width": width, "cin": cin, "cout": cout, "r": r, "s": s, "t": t,
                 "shift": shift, "relu": int(relu)}, arch=target.arch)

@@ -19,6 +19,8 @@ from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels import library
 from aiedsl.kernels.base import Kernel as Declared
+from aiedsl.kernels.matmul import MATMUL_PATCH_FAMILY
+from aiedsl.targets import TargetModel
 from aiedsl.targets import DEVICES, get_target
 
 DISAGREE = 0.15
@@ -131,6 +133,10 @@ class _Costed:
     MACs per cycle and their share of the core's peak for its operands, one line for every
     such kernel (the cascade matmul printed operations per cycle, twice its MACs, with no
     share, beside matmul's MACs and share for the same 2,516 cycles)."""
+    patch: bool = False
+    """Its cycles hold matmul's per-patch constant (:data:`~aiedsl.kernels.matmul.MATMUL_PATCH`,
+    calibrated on :data:`~aiedsl.kernels.matmul.MATMUL_PATCH_FAMILY` only): on another device
+    :func:`calibration` says so."""
 
 
 _ANY = tuple(DTYPES)  # zero and passthrough move any element type
@@ -146,18 +152,19 @@ _CONV = ("shift=0 and relu=True, the library's defaults (its declared cycles dep
          "neither)")
 KERNELS: dict[str, _Costed] = {
     "matmul": _Costed("MxKxN", (3, 3), tuple(library.MATMUL_OUT), "64x64x64", _matmul,
-                      _gemm(library.MATMUL_OUT.__getitem__), macs=True),
+                      _gemm(library.MATMUL_OUT.__getitem__), macs=True, patch=True),
     "matmul_narrow": _Costed("MxN", (2, 2), ("i8", "i16"), "64x64", _narrow, _narrow_bytes,
                              note="dtype_out the same as the matmul's input type, shift=0 (its "
                              "cycles depend on neither)"),
     "matmul_cascade": _Costed("MxKxN", (3, 3), ("bf16",), "64x64x64", _cascade,
-                              _gemm(lambda dt: "f32"), library.CASCADE_ROLES, macs=True),
+                              _gemm(lambda dt: "f32"), library.CASCADE_ROLES, macs=True,
+                              patch=True),
     "conv2d_1x1": _Costed("WIDTHxCINxCOUT", (3, 3), ("i8",), "32x64x64",
                           _on_device(library.conv2d_1x1), _gemm(lambda dt: dt), note=_CONV,
-                          macs=True),
+                          macs=True, patch=True),
     "conv2d_3x3": _Costed("WIDTHxCINxCOUT", (3, 3), ("i8",), "32x64x64",
                           _on_device(library.conv2d_3x3), _conv3x3_bytes, note=_CONV,
-                          macs=True),
+                          macs=True, patch=True),
     "zero": _Costed(_EACH, (1, 4), _first("bf16", _ANY), "1024", _on_tensor(library.zero)),
     "passthrough": _Costed(_EACH, (1, 4), _first("bf16", _ANY), "1024",
                            _on_tensor(library.passthrough)),
@@ -183,6 +190,26 @@ KERNELS: dict[str, _Costed] = {
 }
 """The library kernels ``aiedsl kernel cost`` estimates (every factory of
 :mod:`aiedsl.kernels` that makes a kernel), and the options each takes."""
+
+
+def calibration(spec: _Costed, k: Kernel, target: TargetModel) -> str | None:
+    """What of library kernel ``k``'s cost model (made from ``spec``) was fitted on another
+    device than ``target``'s, as ``aiedsl kernel cost`` says it; None when nothing was.
+
+    The one place deciding it: a kernel whose cycles hold matmul's per-patch constant
+    (``spec.patch``) is npu1's model elsewhere, the C++ following the device or not; one whose
+    C++ is the same on every device (``k.arch`` None) has a model written for AIE2, whose core
+    stores half what AIE2P's does per cycle
+    (:attr:`~aiedsl.targets.TargetModel.core_store_bytes_per_cycle`)."""
+    if spec.patch and target.family != MATMUL_PATCH_FAMILY:
+        return (f"not calibrated for this device: the per-patch constant is "
+                f"{MATMUL_PATCH_FAMILY}'s")
+    if not spec.patch and k.arch is None and target.family != "npu1":
+        return (f"not calibrated for this device: the model is AIE2's (npu1), whose core stores "
+                f"{get_target('npu1').core_store_bytes_per_cycle} bytes a cycle where this one "
+                f"stores {target.core_store_bytes_per_cycle}; `aiedsl kernel profile` estimates "
+                "it for this device")
+    return None
 
 
 def _either(names: tuple[str, ...], word: str = "or") -> str:
@@ -324,11 +351,12 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
                      f"{per_cycle / peak:.0%}")
     elif k.ops:
         lines.append(f"  {k.ops / k.cycles:.1f} operations per cycle")
+    uncalibrated = calibration(spec, k, target)
+    if uncalibrated:
+        lines.append(f"  {uncalibrated}")
     if name == "matmul":
         per_cycle = dims[0] * dims[1] * dims[2] / k.cycles
         published = library.PUBLISHED.get((target.family, dt, dims))
-        if target.family != "npu1":
-            lines.append("  not calibrated for this device: the per-patch constant is npu1's")
         if published:
             value, source = published
             off = per_cycle / value - 1
@@ -336,11 +364,4 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
                          f"{abs(off):.1%} {'above' if off > 0 else 'below'} it"
                          + (f": MORE THAN {DISAGREE:.0%} APART, trust the measurement"
                             if abs(off) > DISAGREE else ""))
-    if name != "matmul" and target.family != "npu1" and k.arch is None:
-        # one model for every device: written for AIE2, whose core stores half what AIE2P's
-        # does per cycle (TargetModel.core_store_bytes_per_cycle)
-        lines.append(f"  not calibrated for this device: the model is AIE2's (npu1), whose core "
-                     f"stores {get_target('npu1').core_store_bytes_per_cycle} bytes a cycle "
-                     f"where this one stores {target.core_store_bytes_per_cycle}; `aiedsl "
-                     "kernel profile` estimates it for this device")
     return lines

@@ -157,6 +157,10 @@ def explain(stderr: str, label: str, header: object,
         kind, words = rule.groups()
         made = [t for t, k in _INSTANCE.findall(stderr) if k == kind]
         what = made[0] if made else f"an aie::{kind}"
+        reason, _, fix = words.partition("; use ")
+        if kind == "mmul" and fix:  # a mode the AIE API has with a sparse B only
+            return (f"{subject} uses {what} with a dense B, which the AIE API does not have: "
+                    f"{reason}", f"use {fix}")
         return (f"{subject} uses {what}, which the AIE API does not have: {words}",
                 _RULE_FIX[kind])
     if not api and not raw:

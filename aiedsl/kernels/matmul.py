@@ -52,6 +52,9 @@ MATMUL_PATCH = {"bf16": 7, "i8": 11, "i16": 7}
 calibrated to Taka et al.'s single-core measurements on npu1; i16 assumed like bf16. The output
 type does not change it: a narrow C moves fewer bytes, and its conversion rides in the store
 slot, overlapped like the wide C's loads and stores with the neighbouring patches."""
+MATMUL_PATCH_FAMILY = "npu1"
+"""The device family :data:`MATMUL_PATCH` was calibrated on: a kernel whose cycles hold it (the
+matmuls, the cascade stages, the convolutions) is npu1's model on any other."""
 _PATCH_SOURCE = {
     "bf16": "a per-patch overhead calibrated to Taka et al. single-core measurements",
     "i8": "a per-patch overhead calibrated to Taka et al. single-core measurements",
@@ -231,7 +234,8 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
             f"n % {2 * t} == 0", found=f"{m}x{k}x{n}",
             fix=f"choose m a multiple of {2 * r}, k of {s}, n of {2 * t}")
     suffix, extra = (f"_shift{shift}", f", {shift}") if narrow_int else ("", "")
-    elsewhere = "" if target.family == "npu1" else f" (npu1's, assumed on {target.family})"
+    elsewhere = ("" if target.family == MATMUL_PATCH_FAMILY
+                 else f" ({MATMUL_PATCH_FAMILY}'s, assumed on {target.family})")
     return declare(
         f"matmul_{din}_{dout}_{m}x{k}x{n}_{r}x{s}x{t}{suffix}", source="mm.cc",
         entry=f"matmul_blocked<{din.cpp}, {dout.cpp}, {r}, {s}, {t}, {m}, {k}, {n}{extra}>",

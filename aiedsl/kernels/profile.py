@@ -4,6 +4,8 @@ performs counted by unit, and the cycles those take if the core issued them at i
 The host header counts vector multiply-type ops (one vector MAC slot), other vector ALU ops,
 lane movement (shuffles, filters, interleaves), the bytes vector loads and stores move and the
 multiply-accumulates performed. Each unit bounds the cycles: one op per cycle per vector slot,
+the MACs at the core's peak for the kernel's operand types
+(:meth:`~aiedsl.targets.TargetModel.operand_peak`) whatever the slots counted,
 :attr:`~aiedsl.targets.TargetModel.core_load_bytes_per_cycle` bytes loaded and
 :attr:`~aiedsl.targets.TargetModel.core_store_bytes_per_cycle` stored per cycle. The estimate is
 the largest bound: what a perfectly software-pipelined loop would reach, with every slot
@@ -48,7 +50,9 @@ class Profile:
     bounds: dict[str, int]
     """Cycles each unit needs: vector MAC, vector ALU, shuffle, load, store."""
     peak_macs: int | None
-    """The core's peak MACs per cycle for the kernel's input type, when the target lists one."""
+    """The core's peak MACs per cycle for the kernel's operand types
+    (:meth:`~aiedsl.targets.TargetModel.operand_peak`): the most its vector MAC cycles let it
+    do. None for a profile made without a target's peak."""
     faults: tuple[str, ...] = ()
     """What the profiled call did wrong, as ``aiedsl kernel test`` says it: a write outside its
     buffers or to an input (it ran to its end: the counts stand), or a crash or a hang (then
@@ -150,13 +154,28 @@ class Profile:
             peak = (f" of the core's peak {self.peak_macs}: "
                     f"{self.macs_per_cycle / self.peak_macs:.0%}" if self.peak_macs else "")
             out.append(f"  {self.macs_per_cycle:.1f} MACs per cycle{peak}")
+            if b["vector MAC"] > c["vector MAC"]:
+                out.append(
+                    f"  vector MAC cycles are its {c['MACs']:,} MACs at the core's peak of "
+                    f"{self.peak_macs} a cycle, more than the {c['vector MAC']:,} multiply "
+                    "instructions counted: those modes take several cycles each (emulated "
+                    "types, or modes the host AIE API does not know the instructions of)")
         out += [f"  not counted: {x}" for x in self.uncounted()]
         return out + list(notes) + failed
 
 
-def bounds(counts: dict[str, int], target: TargetModel) -> dict[str, int]:
-    """Cycles each unit needs for ``counts``, on ``target``'s core."""
-    return {"vector MAC": counts["vector MAC"], "vector ALU": counts["vector ALU"],
+def bounds(counts: dict[str, int], target: TargetModel, peak: int | None) -> dict[str, int]:
+    """Cycles each unit needs for ``counts``, on ``target``'s core, whose peak for the
+    kernel's operands is ``peak`` MACs per cycle (None: no peak bound).
+
+    The vector MAC unit needs at least one cycle per multiply instruction counted (the host
+    AIE API counts the AIE API's hardware intrinsics per ``aie::mmul`` mode,
+    kernels_cpp/host/aie_api/host_core.hpp) and at least the MACs over the peak: an emulated
+    32-bit or float multiply counts as one instruction yet takes several cycles, and no count
+    may give the core more than its peak (a profile of AIE2's int8 8x8x8 counted one cycle per
+    mmul, 512 MACs a cycle, twice the peak)."""
+    at_peak = -(-counts["MACs"] // peak) if peak else 0
+    return {"vector MAC": max(counts["vector MAC"], at_peak), "vector ALU": counts["vector ALU"],
             "shuffle": counts["shuffle"],
             "load": math.ceil(counts["load bytes"] / target.core_load_bytes_per_cycle),
             "store": math.ceil(counts["store bytes"] / target.core_store_bytes_per_cycle)}
@@ -179,10 +198,11 @@ def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profil
     numbers, faults, strays, written = outcome if ran else ([0] * len(COUNTED), [outcome], [],
                                                             0)
     counts = dict(zip(COUNTED, numbers))
-    peak = target.peak_macs(k.operand_dtype)  # its operands' type: a matmul's A and B, not C
+    # its operands' types: a matmul's A and B, not C; the peak the kernel-cost check holds it to
+    peak, _ = target.operand_peak(k.operand_dtypes)
     inputs = sum(a.type.nbytes for a in k.args
                  if a.kind == "buffer" and a.access != "out" and a.type is not None)
-    return Profile(k.symbol, target.name, counts, bounds(counts, target), peak, tuple(faults),
+    return Profile(k.symbol, target.name, counts, bounds(counts, target, peak), peak, tuple(faults),
                    ran, tuple(strays), case.shown, inputs, written)
 
 

@@ -11,7 +11,7 @@ mlir-aie's router, ``AIEPathFinder.h``, not of a device). The timing constants a
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -292,6 +292,20 @@ class TargetModel(BaseModel):
         :attr:`macs_per_cycle`'s ``"bf16_f32"``), or None when the model lists none for it."""
         return next((v for key, v in self.macs_per_cycle.items()
                      if dtype and key.split("_")[0] == dtype), None)
+
+    def operand_peak(self, dtypes: Sequence[str]) -> tuple[int, str | None]:
+        """The MACs per cycle a kernel whose multiplies read operands of ``dtypes`` can do at
+        most, and the type whose peak that is: the largest of their peaks (one reading an i16
+        and an i8 buffer may multiply the i8 values by each other: the modes mixing types are
+        no faster, devices.py's table); with no type, or one the model lists no peak for, the
+        largest of any type's, and None for the type. The kernel-cost check and the profile's
+        MAC bound both hold a kernel to it."""
+        peaks = [(self.peak_macs(t), t) for t in dtypes]
+        known = [(v, t) for v, t in peaks if v is not None]
+        if dtypes and len(known) == len(peaks):
+            best = max(known, key=lambda p: p[0])
+            return best[0], best[1]
+        return max(self.macs_per_cycle.values()), None
 
     def limits(self, kind: TileKind) -> TileLimits:
         """The per-tile limits of ``kind``."""

@@ -582,10 +582,20 @@ template <typename T, unsigned N> T reduce_max(const vector<T, N> &a) {
   return m;
 }
 
-// The M x K x N modes aie::mmul has, per architecture and input types: the specializations
-// of the AIE API's detail/aie2/ and detail/aie2p/ headers (2025.1). __AIE_ARCH__ is 20 on AIE2
-// (npu1) and 21 on AIE2P (npu2), as Peano predefines it; aiedsl's host builds for a device
-// define it the same way. A build that names no device accepts every shape.
+// The M x K x N modes aie::mmul has with a dense B, per architecture and input types: the
+// specializations of the AIE API's detail/aie2/ and detail/aie2p/ headers (2025.1; read in
+// jgmelber/aie_api, include/aie_api/detail/aie2{,p}/mmul_<A>_<B>.hpp, each mode's mac()).
+// __AIE_ARCH__ is 20 on AIE2 (npu1) and 21 on AIE2P (npu2), as Peano predefines it; aiedsl's
+// host builds for a device define it the same way. A build that names no device accepts every
+// shape.
+//
+// Each mode's last number is the hardware multiply intrinsics its mac() calls (::mac_4x8_8x8,
+// ::mac_8x8_8x8, ...): AIE2's int8 8x8x8 is two 4x8x8 ones, AIE2P's one 8x8x8; AIE2's 32-bit
+// 4x4x4 two 4x2x4 ones. The profile counts these as vector MAC issue slots. It is a lower bound
+// on the instructions: an intrinsic the core has no unit for (32-bit and float products,
+// emulated with 16-bit or bfloat16 ones) and a mode built by a helper of the AIE API's
+// (AIE2P bfloat16 4x8x4 and 8x8x4: mac_8x8_8x4_bf16) count 1 here, and the profile holds them
+// to the core's peak MACs per cycle for their types instead (aiedsl/kernels/profile.py).
 namespace detail {
 template <typename T> constexpr int mmul_type() { // integers by width; bfloat16 and float
   if constexpr (std::is_same_v<T, bfloat16>) return 'b';
@@ -594,50 +604,78 @@ template <typename T> constexpr int mmul_type() { // integers by width; bfloat16
 }
 struct mmul_mode {
   int arch, ta, tb;
-  unsigned m, k, n;
+  unsigned m, k, n, issues;
 };
-// arch, A type, B type, M, K, N ('b' bfloat16, 'f' float, integers by width)
+// arch, A type, B type, M, K, N, multiply intrinsics per mac ('b' bfloat16, 'f' float,
+// integers by width)
 constexpr mmul_mode mmul_modes[] = {
     // AIE2 (__AIE_ARCH__ 20)
-    {20, 8, 8, 4, 8, 4}, {20, 8, 8, 4, 16, 4}, {20, 8, 8, 8, 8, 4}, {20, 8, 8, 4, 8, 8},
-    {20, 8, 8, 8, 8, 8}, {20, 8, 8, 2, 8, 8}, {20, 8, 8, 1, 16, 8}, {20, 8, 8, 2, 16, 8},
-    {20, 8, 8, 4, 16, 8}, {20, 8, 8, 8, 16, 8}, {20, 8, 8, 4, 16, 16},
-    {20, 16, 16, 4, 2, 8}, {20, 16, 16, 8, 2, 8}, {20, 16, 16, 2, 4, 8}, {20, 16, 16, 4, 4, 8},
-    {20, 16, 16, 4, 4, 4}, {20, 16, 16, 2, 8, 8}, {20, 16, 16, 4, 8, 8}, {20, 16, 16, 2, 8, 16},
-    {20, 16, 16, 8, 1, 8},
-    {20, 8, 16, 4, 4, 8}, {20, 8, 16, 4, 4, 4},
-    {20, 16, 8, 4, 8, 4}, {20, 16, 8, 4, 4, 8}, {20, 16, 8, 8, 4, 4}, {20, 16, 8, 8, 4, 8},
-    {20, 16, 8, 4, 4, 4}, {20, 16, 8, 2, 8, 8}, {20, 16, 8, 2, 16, 8}, {20, 16, 8, 4, 16, 8},
-    {20, 'b', 'b', 4, 8, 4}, {20, 'b', 'b', 4, 8, 8}, {20, 'b', 'b', 8, 8, 8},
-    {20, 'b', 'b', 4, 16, 4}, {20, 'b', 'b', 4, 16, 8}, {20, 'b', 'b', 8, 8, 4},
-    {20, 'b', 'b', 8, 1, 8},
-    {20, 32, 16, 4, 2, 4}, {20, 32, 16, 4, 4, 4}, {20, 32, 16, 2, 4, 8}, {20, 32, 16, 4, 4, 8},
-    {20, 32, 16, 4, 1, 8},
-    {20, 16, 32, 4, 4, 4}, {20, 16, 32, 2, 4, 8},
-    {20, 32, 32, 4, 2, 4}, {20, 32, 32, 4, 4, 4}, {20, 32, 32, 8, 2, 4}, {20, 32, 32, 4, 1, 8},
-    {20, 'f', 'f', 4, 8, 4}, {20, 'f', 'f', 4, 1, 4}, {20, 'f', 'f', 4, 1, 8},
+    {20, 8, 8, 4, 8, 4, 1}, {20, 8, 8, 4, 16, 4, 2}, {20, 8, 8, 8, 8, 4, 2},
+    {20, 8, 8, 4, 8, 8, 1}, {20, 8, 8, 8, 8, 8, 2}, {20, 8, 8, 2, 8, 8, 1},
+    {20, 8, 8, 1, 16, 8, 2}, {20, 8, 8, 2, 16, 8, 2}, {20, 8, 8, 4, 16, 8, 2},
+    {20, 16, 16, 4, 2, 8, 1}, {20, 16, 16, 8, 2, 8, 2}, {20, 16, 16, 2, 4, 8, 1},
+    {20, 16, 16, 4, 4, 8, 2}, {20, 16, 16, 4, 4, 4, 1}, {20, 16, 16, 8, 1, 8, 4},
+    {20, 8, 16, 4, 4, 8, 2}, {20, 8, 16, 4, 4, 4, 1},
+    {20, 16, 8, 4, 8, 4, 1}, {20, 16, 8, 4, 4, 8, 1}, {20, 16, 8, 8, 4, 4, 1},
+    {20, 16, 8, 8, 4, 8, 2}, {20, 16, 8, 4, 4, 4, 1}, {20, 16, 8, 2, 8, 8, 1},
+    {20, 'b', 'b', 4, 8, 4, 1}, {20, 'b', 'b', 4, 8, 8, 2}, {20, 'b', 'b', 8, 8, 8, 4},
+    {20, 'b', 'b', 8, 8, 4, 2}, {20, 'b', 'b', 8, 1, 8, 4},
+    {20, 32, 16, 4, 2, 4, 1}, {20, 32, 16, 4, 4, 4, 1}, {20, 32, 16, 2, 4, 8, 1},
+    {20, 32, 16, 4, 4, 8, 2}, {20, 32, 16, 4, 1, 8, 2},
+    {20, 16, 32, 4, 4, 4, 1}, {20, 16, 32, 2, 4, 8, 1},
+    {20, 32, 32, 4, 2, 4, 1}, {20, 32, 32, 4, 4, 4, 2}, {20, 32, 32, 8, 2, 4, 2},
+    {20, 32, 32, 4, 1, 8, 2},
+    {20, 'f', 'f', 4, 8, 4, 1}, {20, 'f', 'f', 4, 1, 4, 1}, {20, 'f', 'f', 4, 1, 8, 2},
     // AIE2P (__AIE_ARCH__ 21)
-    {21, 8, 8, 2, 8, 8}, {21, 8, 8, 4, 8, 8}, {21, 8, 8, 4, 16, 8}, {21, 8, 8, 8, 16, 8},
-    {21, 8, 8, 8, 8, 8},
-    {21, 16, 16, 4, 2, 8}, {21, 16, 16, 8, 2, 8}, {21, 16, 16, 2, 4, 8}, {21, 16, 16, 4, 4, 8},
-    {21, 16, 16, 2, 8, 8}, {21, 16, 16, 4, 8, 8}, {21, 16, 16, 8, 1, 8},
-    {21, 8, 16, 8, 2, 8}, {21, 8, 16, 4, 4, 8},
-    {21, 16, 8, 4, 4, 8}, {21, 16, 8, 8, 4, 8}, {21, 16, 8, 4, 8, 8}, {21, 16, 8, 2, 16, 8},
-    {21, 16, 8, 4, 16, 8},
-    {21, 'b', 'b', 8, 8, 4}, {21, 'b', 'b', 4, 8, 4}, {21, 'b', 'b', 4, 8, 8},
-    {21, 'b', 'b', 8, 8, 8}, {21, 'b', 'b', 8, 1, 8},
-    {21, 32, 16, 4, 2, 8}, {21, 32, 16, 2, 4, 8}, {21, 32, 16, 4, 4, 8}, {21, 32, 16, 4, 1, 8},
-    {21, 16, 32, 4, 4, 8},
-    {21, 32, 32, 4, 2, 8}, {21, 32, 32, 4, 4, 4}, {21, 32, 32, 4, 4, 8}, {21, 32, 32, 8, 2, 8},
-    {21, 32, 32, 4, 1, 8},
-    {21, 'f', 'f', 4, 8, 4}, {21, 'f', 'f', 4, 1, 4}, {21, 'f', 'f', 4, 1, 8},
+    {21, 8, 8, 2, 8, 8, 1}, {21, 8, 8, 4, 8, 8, 1}, {21, 8, 8, 4, 16, 8, 2},
+    {21, 8, 8, 8, 8, 8, 1},
+    {21, 16, 16, 4, 2, 8, 1}, {21, 16, 16, 8, 2, 8, 1}, {21, 16, 16, 2, 4, 8, 1},
+    {21, 16, 16, 4, 4, 8, 1}, {21, 16, 16, 8, 1, 8, 2},
+    {21, 8, 16, 8, 2, 8, 1}, {21, 8, 16, 4, 4, 8, 1},
+    {21, 16, 8, 4, 4, 8, 1}, {21, 16, 8, 8, 4, 8, 1}, {21, 16, 8, 4, 8, 8, 1},
+    {21, 'b', 'b', 8, 8, 4, 1}, {21, 'b', 'b', 4, 8, 4, 1}, {21, 'b', 'b', 4, 8, 8, 1},
+    {21, 'b', 'b', 8, 8, 8, 2}, {21, 'b', 'b', 8, 1, 8, 1},
+    {21, 32, 16, 4, 2, 8, 1}, {21, 32, 16, 2, 4, 8, 1}, {21, 32, 16, 4, 4, 8, 1},
+    {21, 32, 16, 4, 1, 8, 2},
+    {21, 16, 32, 4, 4, 8, 1},
+    {21, 32, 32, 4, 2, 8, 1}, {21, 32, 32, 4, 4, 4, 2}, {21, 32, 32, 4, 4, 8, 2},
+    {21, 32, 32, 8, 2, 8, 2}, {21, 32, 32, 4, 1, 8, 4},
+    {21, 'f', 'f', 4, 8, 4, 1}, {21, 'f', 'f', 4, 1, 4, 1}, {21, 'f', 'f', 4, 1, 8, 1},
 };
+// Modes whose specialization in those headers takes B only as an aie::sparse_vector (its
+// vector_B_type; no mac() of a dense vector): the sparse multiplies (mac_4x16_16x8 on AIE2,
+// mac_8x16_16x8T on AIE2P) skip half of B's products. aiedsl's host header has no
+// sparse_vector, so these are refused rather than multiplied densely at a count the core
+// cannot reach (AIE2's int8 4x16x16, 1,024 MACs in two instructions, is 512 a cycle).
+constexpr mmul_mode mmul_sparse_modes[] = {
+    {20, 8, 8, 8, 16, 8, 2}, {20, 8, 8, 4, 16, 16, 2},
+    {20, 16, 16, 2, 8, 8, 1}, {20, 16, 16, 4, 8, 8, 2}, {20, 16, 16, 2, 8, 16, 2},
+    {20, 16, 8, 2, 16, 8, 1}, {20, 16, 8, 4, 16, 8, 2},
+    {20, 'b', 'b', 4, 16, 4, 1}, {20, 'b', 'b', 4, 16, 8, 2},
+    {21, 8, 8, 8, 16, 8, 1},
+    {21, 16, 16, 2, 8, 8, 1}, {21, 16, 16, 4, 8, 8, 1},
+    {21, 16, 8, 2, 16, 8, 1}, {21, 16, 8, 4, 16, 8, 1},
+};
+template <std::size_t L>
+constexpr const mmul_mode *mmul_find(const mmul_mode (&modes)[L], int arch, int ta, int tb,
+                                     unsigned m, unsigned k, unsigned n) {
+  for (const mmul_mode &x : modes)
+    if (x.arch == arch && x.ta == ta && x.tb == tb && x.m == m && x.k == k && x.n == n)
+      return &x;
+  return nullptr;
+}
 constexpr bool mmul_mode_ok(int arch, int ta, int tb, unsigned m, unsigned k, unsigned n) {
   if (arch != 20 && arch != 21) return true; // an architecture the table does not list
-  for (const mmul_mode &x : mmul_modes)
-    if (x.arch == arch && x.ta == ta && x.tb == tb && x.m == m && x.k == k && x.n == n)
-      return true;
-  return false;
+  return mmul_find(mmul_modes, arch, ta, tb, m, k, n) != nullptr ||
+         mmul_find(mmul_sparse_modes, arch, ta, tb, m, k, n) != nullptr;
+}
+constexpr bool mmul_dense_ok(int arch, int ta, int tb, unsigned m, unsigned k, unsigned n) {
+  return mmul_find(mmul_sparse_modes, arch, ta, tb, m, k, n) == nullptr;
+}
+// The multiply intrinsics one mac() issues (1 for a mode or architecture the table lacks).
+constexpr unsigned mmul_issues(int arch, int ta, int tb, unsigned m, unsigned k, unsigned n) {
+  const mmul_mode *x = mmul_find(mmul_modes, arch, ta, tb, m, k, n);
+  return x ? x->issues : 1;
 }
 } // namespace detail
 
@@ -648,6 +686,17 @@ struct mmul {
                                      detail::mmul_type<TB>(), M, K, N),
                 "aie::mmul: this M x K x N is not a mode the AIE API has for these input types "
                 "on this architecture (__AIE_ARCH__)");
+  static_assert(detail::mmul_dense_ok(__AIE_ARCH__, detail::mmul_type<TA>(),
+                                      detail::mmul_type<TB>(), M, K, N),
+                "aie::mmul: the AIE API has this M x K x N for these input types on this "
+                "architecture only with a sparse B (aie::sparse_vector), which aiedsl's host "
+                "AIE API does not model; use a mode with a dense B: 4x8x8 or 4x16x8 (AIE2) or "
+                "8x8x8 (AIE2P) for 8-bit inputs, 4x4x8 for 16-bit ones or 16 x 8 bits, 4x8x8 "
+                "for bfloat16");
+  static constexpr unsigned issues =
+      detail::mmul_issues(__AIE_ARCH__, detail::mmul_type<TA>(), detail::mmul_type<TB>(), M, K, N);
+#else
+  static constexpr unsigned issues = 1;
 #endif
   static constexpr unsigned size_A = M * K;
   static constexpr unsigned size_B = K * N;
@@ -672,7 +721,7 @@ struct mmul {
     for (unsigned i = 0; i < size_C; ++i) c[i] = detail::upshift<storage>(init.v[i], shift);
   }
   void mac(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
-    AIEDSL_COUNT(VMAC, 1);
+    AIEDSL_COUNT(VMAC, issues);
     AIEDSL_COUNT(MACS, M * K * N);
     // integers summed modulo 2^64 (no overflow in C++), then kept to the lane's width
     using sum_t = std::conditional_t<std::is_integral_v<storage>, uint64_t, storage>;

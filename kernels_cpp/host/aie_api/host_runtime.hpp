@@ -15,7 +15,8 @@ inline unsigned cascade_in_words = 0, cascade_out_words = 0, cascade_in_pos = 0,
                 cascade_out_pos = 0;
 } // namespace aiedsl_host
 
-// What `aiedsl kernel profile` counts: vector multiply-type ops (VMAC), other vector ALU ops
+// What `aiedsl kernel profile` counts: vector multiply-type ops (VMAC; an aie::mmul mac counts
+// the hardware multiplies its mode issues, host_core.hpp's mode table), other vector ALU ops
 // (VALU), lane movement (SHUFFLE), bytes loaded and stored by vector loads and stores (load_v,
 // store_v and their kin, and a vector read or written through a pointer to it in a kernel
 // buffer: *(v32bfloat16 *)p), and the multiply-accumulates those ops perform (MACS). Scalar code
