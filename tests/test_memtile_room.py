@@ -85,10 +85,10 @@ def test_pins_that_leave_a_memtile_short_of_memory(design_file: DesignFile) -> N
         "bytes of data memory, and a memtile has 524,288 bytes\n"
         "  limit: 524,288 bytes per memtile\n"
         "  found: 786,432 bytes\n"
-        "  d.py:11: forward pinned here: 393,216 bytes\n"
-        "  d.py:13: forward pinned here: 393,216 bytes\n"
+        "  d.py:11: forward 'fa' of 'a' pinned here: 393,216 bytes\n"
+        "  d.py:13: forward 'fb' of 'b' pinned here: 393,216 bytes\n"
         "  fix: leave the column out of the pins (via=memtile): aiedsl then places every link, "
-        "or pin as it would: line 13: via=memtile(1)")
+        "or pin as it would: forward 'fb' of 'b' via=memtile(1) (line 13)")
     repinned = design_file(two_forwards(", via=memtile(0)", ", via=memtile(1)"), "repinned.py")
     assert links(repinned) == [("forward", "a", (0, 1)), ("forward", "b", (1, 1))]
     assert links(design_file(two_forwards(), "free.py"))[1][2] == (1, 1)
@@ -124,10 +124,10 @@ def test_pins_that_leave_the_free_link_no_memtile(design_file: DesignFile) -> No
         "memtile with data memory to spare, though a placement without the pins has room\n"
         "  limit: 524,288 bytes per memtile\n"
         "  found: memtile (0, 1): forward, memtile (1, 1): forward\n"
-        "  d.py:9: forward pinned to memtile (0, 1)\n"
-        "  d.py:11: forward pinned to memtile (1, 1)\n"
+        "  d.py:9: forward 'fa' of 'a' pinned to memtile (0, 1)\n"
+        "  d.py:11: forward 'fb' of 'b' pinned to memtile (1, 1)\n"
         "  fix: leave the column out of the pins (via=memtile): aiedsl then places every link, "
-        "or pin as it would: line 11: via=memtile(0)")
+        "or pin as it would: forward 'fb' of 'b' via=memtile(0) (line 11)")
     assert links(design_file(source % 0, "repinned.py")) == [
         ("forward", "a", (0, 1)), ("forward", "b", (0, 1)), ("forward", "c", (1, 1))]
 
@@ -196,10 +196,10 @@ def test_pins_that_leave_a_memtile_short_of_bds(design_file: DesignFile) -> None
         "memtile (0, 1) need 28 BDs on even channels, and a memtile has 24 (BDs 0-23)\n"
         "  limit: 24 (BDs 0-23) per memtile\n"
         "  found: 28 BDs\n"
-        "  d.py:11: forward pinned here: 14 BDs\n"
-        "  d.py:15: forward pinned here: 14 BDs\n"
+        "  d.py:11: forward 'la' of 'fa' pinned here: 14 BDs\n"
+        "  d.py:15: forward 'lo' of 'fo' pinned here: 14 BDs\n"
         "  fix: leave the column out of the pins (via=memtile): aiedsl then places every link, "
-        "or pin as it would: line 15: via=memtile(1)")
+        "or pin as it would: forward 'lo' of 'fo' via=memtile(1) (line 15)")
 
 
 def test_bds_no_memtile_can_spare_say_to_lower_depths(design_file: DesignFile) -> None:
