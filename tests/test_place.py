@@ -651,7 +651,7 @@ def test_unroutable_six_streams_down_one_column(design_file: DesignFile) -> None
         "d.py:5: error [stream routing]: no legal routing on npu1_1col: 6 streams must enter the "
         "tiles of column 0, rows 0-1 (shim tile and memtile), and 4 wires lead in\n"
         "  limit: 4 wires into tiles (0, 0) to (0, 1): 4 from row 2 above (a wire carries one "
-        "circuit-switched stream)\n"
+        "stream)\n"
         "  found: 6 streams\n"
         "  d.py:5: lo_0: core[0,0] (0, 3) -> memtile (0, 1)\n"
         "  d.py:5: lo_1: core[0,1] (0, 4) -> memtile (0, 1)\n"

@@ -233,7 +233,7 @@ def test_pinned_joins_no_router_can_route_say_the_cut_and_the_pins_that_work(
         "d.py:11: error [stream routing]: no legal routing on npu2: 24 streams must enter the "
         "tiles of columns 0-3, rows 0-1 (shim tiles and memtiles), and 20 wires lead in",
         "  limit: 20 wires into tiles (0, 0) to (3, 1): 16 from row 2 above, 4 from column 4 "
-        "to the east (a wire carries one circuit-switched stream)",
+        "to the east (a wire carries one stream)",
         "  found: 24 streams"]
     assert lines[3:-1] == [f"  d.py:11: p{x}_{y}: core[{x},{y}] ({x}, {y + 2}) -> memtile "
                            f"({y}, 1)" for y in range(4) for x in range(6)]
@@ -288,12 +288,12 @@ def test_forwards_pinned_past_a_memtiles_channels_are_named(design_file: DesignF
     check_design(load_design(design_file(path.read_text().replace("{PIN}", "1"), "good.py")).ir)
 
 
-def test_packet_streams_share_a_wire_in_the_cut_test() -> None:
-    """Six streams from core (0, 3) into memtile (0, 1) on npu1_1col: circuit-switched they need
-    six of the four wires into rows 0-1; packet-switched, one."""
+def test_a_broadcast_crosses_a_cut_once() -> None:
+    """Six streams from core (0, 3) into memtile (0, 1) on npu1_1col need six of the four
+    wires into rows 0-1; one stream to six tiles there needs one."""
     target = get_target("npu1_1col")
-    six = [((0, 3), ((0, 1),), False)] * 6
+    six = [((0, 3), ((0, 1),))] * 6
     cut = worst(six, target)
     assert cut is not None and (cut.cols, cut.rows, cut.entering, cut.wires, cut.need) == (
         (0, 0), (0, 1), True, 4, 6)
-    assert worst([(s, d, True) for s, d, _ in six], target) is None
+    assert worst([((0, 3), ((0, 1), (0, 0)))], target) is None

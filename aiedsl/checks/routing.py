@@ -119,7 +119,6 @@ def _no_wires(d: Design, target: TargetModel, cut: Cut, flows: tuple[Flow, ...],
     where = f"{cols}, {rows} ({' and '.join(names)})"
     verb, way = ("enter", "lead in") if cut.entering else ("leave", "lead out")
     crossing = [flows[k] for k in cut.streams]
-    packets = sum(1 for f in crossing if f.packet_id is not None)
     sides = ", ".join(f"{n} {side}" for side, n in wires_by_side(cut, target))
     raise DesignError(
         "stream routing",
@@ -127,9 +126,8 @@ def _no_wires(d: Design, target: TargetModel, cut: Cut, flows: tuple[Flow, ...],
         f"{where}, and {cut.wires} wires {way}",
         loc=crossing[0].loc,
         limit=f"{cut.wires} wires {'into' if cut.entering else 'out of'} tiles {(c0, r0)} to "
-              f"{(c1, r1)}: {sides} (a wire carries one circuit-switched stream)",
-        found=f"{len(crossing)} streams"
-              + (f" ({packets} packet-switched, which may share one wire)" if packets else ""),
+              f"{(c1, r1)}: {sides} (a wire carries one stream)",
+        found=f"{len(crossing)} streams",
         related=[(f.label, f.loc) for f in crossing], fix=repin or _spread(d, target))
 
 

@@ -3,10 +3,12 @@
 A circuit-switched stream holds each wire it uses alone, and a stream whose sender is outside a
 rectangle of tiles and a receiver inside it must cross into it on at least one wire (a
 broadcast tree too: once at least). So when the streams that must enter a rectangle outnumber
-the wires into it, no router, mlir-aie's included, finds a legal routing; the same holds for
-leaving. Packet-switched streams may share a wire among themselves (mlir-aie's packet router
-merges flows that share a port), so together they need one wire at least. The wires between
-two tiles are :meth:`~aiedsl.targets.TargetModel.link_capacity`.
+the wires into it, no legal routing exists; the same holds for leaving. aiedsl's packet-switched
+streams count the same: mlir-aie's router lets packet flows share wires only within a packet
+group, flows with a common source or destination port, and no two of aiedsl's fifos share a
+DMA port, so each is a group alone (:func:`aiedsl.place.pathfinder._groups`; mlir-aie's
+``Pathfinder::findPaths``); its router then fails where a rectangle has too few wires. The
+wires between two tiles are :meth:`~aiedsl.targets.TargetModel.link_capacity`.
 
 The test is cheap (every rectangle of the device, vectorised), so the placer judges its memtile
 choices with it before anything is routed, and the routing check states the cut it finds as
@@ -24,8 +26,8 @@ from aiedsl.targets import TargetModel
 from aiedsl.targets.model import direction_of
 
 Coord = tuple[int, int]
-Ends = tuple[Coord, tuple[Coord, ...], bool]
-"""One stream as the test sees it: sender tile, receiver tiles, whether it is packet-switched."""
+Ends = tuple[Coord, tuple[Coord, ...]]
+"""One stream as the test sees it: sender tile, receiver tiles."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ class Cut:
     wires: int
     """Wires leading in (``entering``) or out."""
     need: int
-    """Wires the crossing streams need at least (packet-switched ones share one)."""
+    """Wires the crossing streams need at least: one each."""
     streams: tuple[int, ...]
     """Indices (in the list given) of the streams that must cross."""
 
@@ -102,18 +104,17 @@ def worst(streams: list[Ends], target: TargetModel) -> Cut | None:
     n = len(r.c0)
     enter = np.zeros((len(streams), n), dtype=bool)
     leave = np.zeros((len(streams), n), dtype=bool)
-    for k, (src, dsts, _) in enumerate(streams):
+    for k, (src, dsts) in enumerate(streams):
         s = _inside(r, src)
         ins = [_inside(r, d) for d in dsts]
         if not ins:
             continue
         enter[k] = ~s & np.logical_or.reduce(ins)
         leave[k] = s & ~np.logical_and.reduce(ins)
-    packet = np.array([p for _, _, p in streams], dtype=bool).reshape(-1, 1)
     best: tuple[int, int, int, int] | None = None  # (-excess, area, side, index)
     area = (r.c1 - r.c0 + 1) * (r.r1 - r.r0 + 1)
     for side, (crossing, lead) in enumerate(((enter, r.into), (leave, r.out))):
-        need = (crossing & ~packet).sum(axis=0) + (crossing & packet).any(axis=0)
+        need = crossing.sum(axis=0)
         excess = need - lead
         for j in np.flatnonzero(excess > 0):
             key = (-int(excess[j]), int(area[j]), side, int(j))

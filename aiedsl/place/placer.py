@@ -1,10 +1,12 @@
 """Deterministic placement: herds, then memtile links, then shim endpoints.
 
-Herds keep their anchor or take the first free rectangle (columns left to right, rows bottom up).
+Herds keep their anchor or take the first free rectangle (columns left to right, rows bottom up),
+and when that leaves one no room, a search places them all (:func:`_place_herds`).
 A memtile link goes to the column of the cores it feeds or drains, preferring the least-used
 memtile among them, searching on when that choice would leave a later link no memtile with DMA
 channels to spare, or leave a memtile short of the data memory or BDs its links take
-(:mod:`aiedsl.place.memtiles`); a shim endpoint goes to the column of the tile on its other
+(:mod:`aiedsl.place.memtiles`), or funnel more streams into a rectangle of tiles than wires
+reach it (:mod:`aiedsl.place.cuts`); a shim endpoint goes to the column of the tile on its other
 side, or the nearest column with a free DMA channel.
 """
 
@@ -67,8 +69,7 @@ def streams(d: Design) -> list[Ends]:
     """The streams of placed design ``d`` as :mod:`aiedsl.place.cuts` sees them: every fifo
     not in shared memory is one, from its producer's tile to its consumers'."""
     shared = d.physical.shared if d.physical else {}
-    packet = d.flows == "packet"
-    return [(f.producer.tile, tuple(c.tile for c in f.consumers if c.tile is not None), packet)
+    return [(f.producer.tile, tuple(c.tile for c in f.consumers if c.tile is not None))
             for f in d.fifos if f.name not in shared and f.producer.tile is not None]
 
 

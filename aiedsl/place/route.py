@@ -268,5 +268,5 @@ def cut_of(flows: list[Flow], target: TargetModel) -> Cut | None:
 
 
 def ends(f: Flow) -> Ends:
-    """A flow as :mod:`aiedsl.place.cuts` sees it: sender, receivers, packet-switched."""
-    return f.src, tuple(t for t, _ in f.dsts), f.packet_id is not None
+    """A flow as :mod:`aiedsl.place.cuts` sees it: sender, receivers."""
+    return f.src, tuple(t for t, _ in f.dsts)
