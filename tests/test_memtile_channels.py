@@ -128,10 +128,10 @@ def test_pins_leave_no_room(design_file: DesignFile) -> None:
         "need 7 DMA output (MM2S) channels, and a memtile has 6\n"
         "  limit: 6 per memtile\n"
         "  found: 7\n"
-        "  d.py:7: split pinned here: 4\n"
-        "  d.py:8: split pinned here: 3\n"
+        "  d.py:7: split of 'a' pinned here: 4 channels\n"
+        "  d.py:8: split of 'b' pinned here: 3 channels\n"
         "  fix: leave the column out of the pins (via=memtile): aiedsl then places every link, "
-        "or pin as it would: line 8: via=memtile(1)")
+        "or pin as it would: split of 'b' via=memtile(1) (line 8)")
     check_design(load_design(design_file(PINNED % "memtile(1)", "repinned.py")).ir)
     check_design(load_design(design_file(PINNED.replace(", via=memtile(0)", "") % "memtile",
                                          "free.py")).ir)

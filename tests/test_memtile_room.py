@@ -194,10 +194,10 @@ def test_pins_that_leave_a_memtile_short_of_bds(design_file: DesignFile) -> None
         "memtile (0, 1) need 28 BDs on even channels, and a memtile has 24 (BDs 0-23)\n"
         "  limit: 24 (BDs 0-23) per memtile\n"
         "  found: 28 BDs\n"
-        "  d.py:11: forward pinned here: 14 BDs\n"
-        "  d.py:15: forward pinned here: 14 BDs\n"
+        "  d.py:11: forward 'la' of 'fa' pinned here: 14 BDs\n"
+        "  d.py:15: forward 'lo' of 'fo' pinned here: 14 BDs\n"
         "  fix: leave the column out of the pins (via=memtile): aiedsl then places every link, "
-        "or pin as it would: line 15: via=memtile(1)")
+        "or pin as it would: forward 'lo' of 'fo' via=memtile(1) (line 15)")
 
 
 def test_bds_no_memtile_can_spare_say_to_lower_depths(design_file: DesignFile) -> None:

@@ -648,9 +648,10 @@ def test_unroutable_six_streams_down_one_column(design_file: DesignFile) -> None
     with pytest.raises(DesignError) as excinfo:
         check_design(load_design(path).ir)
     assert str(excinfo.value) == (
-        "d.py:5: error [stream routing]: no legal routing on npu1_1col: 6 streams need the wires "
-        "from core tile (0, 2) south to memtile (0, 1) (1 more bundle of wires is over too)\n"
-        "  limit: 4 wires (master ports South 0-3 of (0, 2), slave ports North 0-3 of (0, 1))\n"
+        "d.py:5: error [stream routing]: no legal routing on npu1_1col: 6 streams must enter the "
+        "tiles of column 0, rows 0-1 (shim tile and memtile), and 4 wires lead in\n"
+        "  limit: 4 wires into tiles (0, 0) to (0, 1): 4 from row 2 above (a wire carries one "
+        "stream)\n"
         "  found: 6 streams\n"
         "  d.py:5: lo_0: core[0,0] (0, 3) -> memtile (0, 1)\n"
         "  d.py:5: lo_1: core[0,1] (0, 4) -> memtile (0, 1)\n"

@@ -42,11 +42,14 @@ from aiedsl.checks.runtime_order import check_runtime_order
 from aiedsl.checks.stale import check_stale_reads, check_unwritten_releases
 from aiedsl.checks.symbols import check_symbols
 from aiedsl.checks.unrolled import check_unrolled_loops
+from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.validate_ir import validate
 from aiedsl.place import allocate, place, route
 from aiedsl.place.objectfifo import Lowering, lower
-from aiedsl.place.route import Congestion
+from aiedsl.place.cuts import worst
+from aiedsl.place.placer import link_name, streams
+from aiedsl.place.route import Congestion, Routing
 from aiedsl.targets import TargetModel, get_target
 
 __all__ = ["Congestion", "TileUsage", "check_design", "draft", "usage"]
@@ -60,6 +63,12 @@ def check_design(d: Design) -> tuple[Design, Table]:
     The IR is validated first (:func:`~aiedsl.validate_ir.validate`): one made other than by
     tracing (read from JSON, edited) may name what it does not declare, which the checks
     would look up and fail on with a KeyError."""
+    return _check(d, suggest=True)
+
+
+def _check(d: Design, suggest: bool) -> tuple[Design, Table]:
+    """:func:`check_design`; with ``suggest``, a design whose pinned memtile links keep it from
+    routing is checked again with the links where aiedsl would put them, to offer those."""
     validate(d)
     target = get_target(d.device)
     check_links(d)
@@ -102,9 +111,10 @@ def check_design(d: Design) -> tuple[Design, Table]:
     check_memtile_room(d, placed, low, target)  # pins that leave a memtile short, before its use
     table = check_resources(placed, target, low)
     check_bd_lengths(low, target)  # after the memory check: an element too big to fit says so
-    routed, congested = _allocate_and_route(placed, target, low)
+    routed, result = _allocate_and_route(placed, target, low)
     check_alignment(routed, target)
-    check_routing(routed, target, congested)
+    repin = _repin(d, placed) if result.congested and suggest else ""
+    check_routing(routed, target, result.congested, result.cut, result.flows, repin)
     check_unwritten_releases(d)
     return routed, table
 
@@ -120,14 +130,39 @@ def draft(d: Design) -> tuple[Design, Table, list[Congestion]]:
     placed = place(d, target)
     low = lower(placed)
     table = usage(placed, target, low)
-    routed, congested = _allocate_and_route(placed, target, low)
-    return routed, table, congested
+    routed, result = _allocate_and_route(placed, target, low)
+    return routed, table, result.congested
 
 
 def _allocate_and_route(placed: Design, target: TargetModel, low: Lowering
-                        ) -> tuple[Design, list[Congestion]]:
+                        ) -> tuple[Design, Routing]:
     phys = allocate(placed, target, low)
     result = route(placed, phys, target)
     routed = placed.model_copy(update={"physical": phys.model_copy(
         update={"routes": result.routes, "packet_flows": result.packet_flows})})
-    return routed, result.congested
+    return routed, result
+
+
+def _repin(d: Design, placed: Design) -> str:
+    """The fix naming other memtiles for ``d``'s pinned memtile links when the placer, free to
+    choose, puts them elsewhere and the design then passes every check; else nothing."""
+    pinned = {i for i, link in enumerate(d.links) if link.via != "core" and link.tile}
+    if not pinned:
+        return ""
+    free = place(d.model_copy(update={"links": tuple(
+        link.model_copy(update={"tile": None}) if i in pinned else link
+        for i, link in enumerate(d.links))}), get_target(d.device))
+    moves = [(link, new.tile) for i, (link, new) in enumerate(zip(d.links, free.links))
+             if i in pinned and new.tile != link.tile]
+    if not moves or worst(streams(free), get_target(d.device)) is not None:
+        return ""  # no move, or one that cannot route either (checking it would be slow)
+    tiles = {id(link): tile for link, tile in moves}
+    trial = d.model_copy(update={"links": tuple(
+        link.model_copy(update={"tile": tiles.get(id(link), link.tile)}) for link in d.links)})
+    try:
+        _check(trial, suggest=False)
+    except DesignError:
+        return ""
+    return ("pin the links to other memtiles, with which the design passes every check: "
+            + ", ".join(f"{link_name(link)} via=memtile({tile[0]}) (line {link.loc.line})"
+                        for link, tile in moves if tile is not None))

@@ -28,6 +28,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.place.memtiles import (Demand, channels, demands, fit, fit_demands, over,
                                    parity_shares)
 from aiedsl.place.objectfifo import Lowering
+from aiedsl.place.placer import link_name
 from aiedsl.targets import DEVICES, TargetModel
 
 _DIRECTIONS = (("input (S2MM)", 0, "dma_in"), ("output (MM2S)", 1, "dma_out"))
@@ -139,7 +140,8 @@ def _pinned(links: list[Link], needs: list[tuple[int, int]], pins: list[int | No
         message = (f"the links pinned to memtile {(c, row)} need {load[c][side]} DMA "
                    f"{direction} channels, and a memtile has {cap[side]}")
         found = str(load[c][side])
-        related = [(f"{link.kind} pinned here: {channels(link)[side]}", link.loc)
+        related = [(f"{_named(link)} pinned here: {counted(channels(link)[side], 'channel')}",
+                    link.loc)
                    for link in here]
         at = here[-1].loc
     else:
@@ -147,7 +149,7 @@ def _pinned(links: list[Link], needs: list[tuple[int, int]], pins: list[int | No
         message = ("the pinned memtile links leave the others no memtile with DMA channels "
                    "to spare, though a placement without the pins exists")
         found = ", ".join(f"memtile {(p, row)}: {link.kind}" for link, p in pinned)
-        related = [(f"{link.kind} pinned to memtile {(p, row)}", link.loc)
+        related = [(f"{_named(link)} pinned to memtile {(p, row)}", link.loc)
                    for link, p in pinned]
         at = pinned[-1][0].loc
     raise DesignError(
@@ -160,10 +162,22 @@ def _pinned(links: list[Link], needs: list[tuple[int, int]], pins: list[int | No
 
 def _unpin(links: list[Link], pins: list[int | None], free: list[int]) -> str:
     """The fix for pins in the way of placement ``free``: drop them, or pin as it does."""
-    moves = [f"line {link.loc.line}: via=memtile({col})"
+    moves = [f"{_named(link)} via=memtile({col}) (line {link.loc.line})"
              for link, p, col in zip(links, pins, free) if p is not None and p != col]
     return ("leave the column out of the pins (via=memtile): aiedsl then places every link"
             + (f", or pin as it would: {', '.join(moves)}" if moves else ""))
+
+
+def _named(link: Link) -> str:
+    """A link as these messages name it: ``forward 'h0' of 'o0'``, ``join into 'c'``,
+    ``split of 'a'``."""
+    if link.kind == "forward":
+        return f"forward {_quoted(link.dsts)} of {_quoted(link.srcs)}"
+    return link_name(link)
+
+
+def _quoted(names: tuple[str, ...]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
 
 
 _ROOM = {"memory": "data memory", "even": "buffer descriptors of even channels",
@@ -204,7 +218,7 @@ def check_memtile_room(d: Design, placed: Design, low: Lowering, target: TargetM
         message = (f"the links pinned to memtile {(col, row)} need {_needed(what, sum(shares))},"
                    f" and a memtile has {_limit(what, target)}")
         found = _amount(what, sum(shares))
-        related = [(f"{links[i].kind} pinned here: {_amount(what, n)}", links[i].loc)
+        related = [(f"{_named(links[i])} pinned here: {_amount(what, n)}", links[i].loc)
                    for i, n in zip(here, shares) if n]  # a link with none there is no cause
         at = links[here[-1]].loc
     else:
@@ -212,7 +226,7 @@ def check_memtile_room(d: Design, placed: Design, low: Lowering, target: TargetM
         message = (f"the pinned memtile links leave the others no memtile with {_SPARE[what]} "
                    "to spare, though a placement without the pins has room")
         found = ", ".join(f"memtile {(pins[i], row)}: {links[i].kind}" for i in pinned)
-        related = [(f"{links[i].kind} pinned to memtile {(pins[i], row)}", links[i].loc)
+        related = [(f"{_named(links[i])} pinned to memtile {(pins[i], row)}", links[i].loc)
                    for i in pinned]
         at = links[pinned[-1]].loc
     raise DesignError(f"memtile {_ROOM[what]}", message, loc=at,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.ir.physical import Connect, Route
-from aiedsl.place.route import Congestion, route
+from aiedsl.place.cuts import Cut, wires_by_side
+from aiedsl.place.route import Congestion, Flow, route
 from aiedsl.targets import DEVICES, TargetModel
 from aiedsl.targets.model import OPPOSITE, STEP
 
@@ -44,9 +45,13 @@ def _quoted(names: tuple[str, ...]) -> str:
     return ", ".join(f"'{n}'" for n in names)
 
 
-def check_routing(d: Design, target: TargetModel, congested: list[Congestion]) -> None:
-    """Raise a DesignError naming the most congested wires and the flows competing for them,
-    or the packet flows past the packet ids there are (:attr:`TargetModel.packet_ids`)."""
+def check_routing(d: Design, target: TargetModel, congested: list[Congestion],
+                  cut: Cut | None = None, flows: tuple[Flow, ...] = (), repin: str = "") -> None:
+    """Raise a DesignError naming the packet flows past the packet ids there are
+    (:attr:`TargetModel.packet_ids`), or, when no routing is legal, the proof: the rectangle of
+    tiles ``cut`` that more of ``flows`` must cross than wires do, or else the most congested
+    wires after the router's last iteration and the flows competing for them. ``repin`` is a
+    fix aiedsl checked: other memtiles for the pinned links."""
     routes = d.physical.routes if d.physical else ()
     for r in routes:
         _check_turnaround(d, r)
@@ -64,6 +69,8 @@ def check_routing(d: Design, target: TargetModel, congested: list[Congestion]) -
             "flows= out) where the wires suffice")
     if not congested:
         return
+    if cut is not None:
+        _no_wires(d, target, cut, flows, repin)
     worst = max(congested, key=lambda c: (len(c.flows) - c.capacity, -congested.index(c)))
     (col, row), direction = worst.wire
     dc, dr = STEP[direction]
@@ -85,14 +92,43 @@ def check_routing(d: Design, target: TargetModel, congested: list[Congestion]) -
               f"{(col, row)}, slave ports {OPPOSITE[direction].capitalize()} 0-{last} of "
               f"{there})",
         found=f"{len(worst.flows)} streams",
-        related=[(f.label, f.loc) for f in worst.flows],
-        fix=("spread the streams over more columns: anchor herds apart, pin links to other "
+        related=[(f.label, f.loc) for f in worst.flows], fix=repin or _spread(d, target))
+
+
+def _spread(d: Design, target: TargetModel) -> str:
+    """The fix for streams that need more wires than a part of the array has."""
+    return (("spread the streams over more columns: anchor herds apart, pin links to other "
              "memtiles (via=memtile(col)) or host ends to other shims (shim=shim(col)), or "
              "merge fifos that travel together" if target.cols > 1 else
              "merge fifos that travel together, or use a device with more columns to spread "
              f"the streams over{_wider(target)}")
             + ("; or let streams share wires by packet id: @design(..., flows=\"packet\") "
                "routes" if _packet_routes(d, target) else ""))
+
+
+def _no_wires(d: Design, target: TargetModel, cut: Cut, flows: tuple[Flow, ...],
+              repin: str) -> None:
+    """The cut as the proof that no routing exists."""
+    (c0, c1), (r0, r1) = cut.cols, cut.rows
+    kinds = [target.kind_of((c0, r)) for r in range(r0, r1 + 1)]
+    noun = {"core": "core tile", "memtile": "memtile", "shim": "shim tile"}
+    many = "s" if c0 != c1 or kinds.count(kinds[0]) > 1 else ""
+    names = [noun[k] + many for k in dict.fromkeys(kinds) if k is not None]
+    cols = f"column {c0}" if c0 == c1 else f"columns {c0}-{c1}"
+    rows = f"row {r0}" if r0 == r1 else f"rows {r0}-{r1}"
+    where = f"{cols}, {rows} ({' and '.join(names)})"
+    verb, way = ("enter", "lead in") if cut.entering else ("leave", "lead out")
+    crossing = [flows[k] for k in cut.streams]
+    sides = ", ".join(f"{n} {side}" for side, n in wires_by_side(cut, target))
+    raise DesignError(
+        "stream routing",
+        f"no legal routing on {d.device}: {len(crossing)} streams must {verb} the tiles of "
+        f"{where}, and {cut.wires} wires {way}",
+        loc=crossing[0].loc,
+        limit=f"{cut.wires} wires {'into' if cut.entering else 'out of'} tiles {(c0, r0)} to "
+              f"{(c1, r1)}: {sides} (a wire carries one stream)",
+        found=f"{len(crossing)} streams",
+        related=[(f.label, f.loc) for f in crossing], fix=repin or _spread(d, target))
 
 
 def _check_turnaround(d: Design, r: Route) -> None:

@@ -1,16 +1,19 @@
 """Deterministic placement: herds, then memtile links, then shim endpoints.
 
-Herds keep their anchor or take the first free rectangle (columns left to right, rows bottom up).
+Herds keep their anchor or take the first free rectangle (columns left to right, rows bottom up),
+and when that leaves one no room, a search places them all (:func:`_place_herds`).
 A memtile link goes to the column of the cores it feeds or drains, preferring the least-used
 memtile among them, searching on when that choice would leave a later link no memtile with DMA
 channels to spare, or leave a memtile short of the data memory or BDs its links take
-(:mod:`aiedsl.place.memtiles`); a shim endpoint goes to the column of the tile on its other
+(:mod:`aiedsl.place.memtiles`), or funnel more streams into a rectangle of tiles than wires
+reach it (:mod:`aiedsl.place.cuts`); a shim endpoint goes to the column of the tile on its other
 side, or the nearest column with a free DMA channel.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir.cores import Core, Herd
@@ -18,11 +21,19 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Endpoint, Fifo, Link
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.physical import Physical
-from aiedsl.place.memtiles import Demand, channels, demands, fit, fit_demands, over
+from aiedsl.place.cuts import Ends, worst
+from aiedsl.place.memtiles import BUDGET, Demand, capacity, channels, demands, fit, over
 from aiedsl.place.objectfifo import lower
 from aiedsl.targets import DEVICES, TargetModel
 
 Coord = tuple[int, int]
+
+WIRED_BUDGET = 2_000
+"""Search steps the placer spends looking for memtiles that pass every cut (each complete
+packing it tries is judged by :func:`aiedsl.place.cuts.worst`, about a millisecond) before it
+takes the packing without that test."""
+WIRED_TESTS = 64
+"""Complete packings the placer judges by the cut test, at most (a few milliseconds each)."""
 
 
 def place(design: Design, target: TargetModel) -> Design:
@@ -34,8 +45,14 @@ def place(design: Design, target: TargetModel) -> Design:
     cores = tuple(c.model_copy(update={"tile": core_tile[c.name]}) for c in design.cores)
     fifos = {f.name: _place_cores(f, core_tile) for f in design.fifos}
     busy = set(core_tile.values())
-    placed = _finish(design, herds, cores, fifos, _place_links(design.links, fifos, target, busy),
-                     target)
+
+    def wired(links: list[Link]) -> bool:
+        """Do the streams of the design with these links pass every cut (:mod:`.cuts`)?"""
+        return worst(streams(_finish(design, herds, cores, fifos, links, target)),
+                     target) is None
+
+    placed = _finish(design, herds, cores, fifos,
+                     _place_links(design.links, fifos, target, busy, wired=wired), target)
     # what each memtile link takes of its memtile is known once a placement can be lowered;
     # where the channels-only packing leaves a memtile without room for it, search again
     mem = [link for link in placed.links if link.via != "core"]
@@ -44,8 +61,16 @@ def place(design: Design, target: TargetModel) -> Design:
     need = demands(placed, lower(placed))
     if over([link.tile[0] for link in mem if link.tile is not None], need, target) is None:
         return placed
-    links = _place_links(design.links, fifos, target, busy, need)
+    links = _place_links(design.links, fifos, target, busy, need, wired)
     return _finish(design, herds, cores, fifos, links, target)
+
+
+def streams(d: Design) -> list[Ends]:
+    """The streams of placed design ``d`` as :mod:`aiedsl.place.cuts` sees them: every fifo
+    not in shared memory is one, from its producer's tile to its consumers'."""
+    shared = d.physical.shared if d.physical else {}
+    return [(f.producer.tile, tuple(c.tile for c in f.consumers if c.tile is not None))
+            for f in d.fifos if f.name not in shared and f.producer.tile is not None]
 
 
 def _finish(design: Design, herds: list[Herd], cores: tuple[Core, ...], fifos: dict[str, Fifo],
@@ -90,52 +115,181 @@ def _shared_memory(fifos: list[Fifo], links: list[Link], target: TargetModel
 
 
 def _place_herds(herds: tuple[Herd, ...], target: TargetModel) -> list[Herd]:
+    """Every herd's anchor: its own, else a free rectangle.
+
+    The unanchored herds first take the first free rectangle each, in declaration order
+    (:func:`_anchors`' order); when one finds none though the herds could share the array, a
+    search places them largest first, trying every anchor in that order and backing off when a
+    later herd finds no room (within :data:`HERD_BUDGET` steps). So a design that first-fit
+    places keeps its placement, and one it would refuse is placed when any placement exists.
+    """
     used: dict[Coord, Herd] = {}
-    out = []
-    for h in sorted(herds, key=lambda h: h.anchor is None):  # pinned herds claim tiles first
-        anchor: Coord | None
-        if h.anchor is not None:
-            cells = _cells(h.anchor, h)
-            bad = [c for c in cells if target.kind_of(c) != "core"]
-            if bad:
-                raise DesignError(
-                    "herd placement", f"herd '{h.name}' ({h.cols}x{h.rows}) anchored at "
-                    f"{h.anchor} leaves the compute tiles of {target.name}", loc=h.loc,
-                    limit=f"columns 0..{target.cols - 1}, rows {target.core_rows[0]}.."
-                    f"{target.core_rows[-1]}", found=f"tile {bad[0]}",
-                    fix="move the anchor or shrink the herd")
-            anchor = h.anchor
-        else:
-            anchor = next((a for a in _anchors(target)
-                           if all(target.kind_of(c) == "core" and c not in used
-                                  for c in _cells(a, h))), None)
-            if anchor is None:
-                raise DesignError(
-                    "herd placement", f"herd '{h.name}' ({h.cols}x{h.rows}) does not fit on "
-                    f"{target.name}", loc=h.loc,
-                    limit=f"{counted(target.cols, 'column')} x {counted(target.rows, 'core row')}"
-                    + (f", {counted(len(used), 'tile')} already taken" if used else ""),
-                    found=f"{counted(h.cols, 'column')} x {counted(h.rows, 'row')}",
-                    fix=_bigger_device(h, target) + "a smaller herd")
-        overlap = sorted(set(used).intersection(_cells(anchor, h)))
+    for h in herds:  # pinned herds claim tiles first
+        if h.anchor is None:
+            continue
+        cells = _cells(h.anchor, h)
+        bad = [c for c in cells if target.kind_of(c) != "core"]
+        if bad:
+            raise DesignError(
+                "herd placement", f"herd '{h.name}' ({h.cols}x{h.rows}) anchored at "
+                f"{h.anchor} leaves the compute tiles of {target.name}", loc=h.loc,
+                limit=f"columns 0..{target.cols - 1}, rows {target.core_rows[0]}.."
+                f"{target.core_rows[-1]}", found=f"tile {bad[0]}",
+                fix="move the anchor or shrink the herd")
+        overlap = sorted(set(used).intersection(cells))
         if overlap:
             other = used[overlap[0]]
-            raise DesignError("herd placement", f"herd '{h.name}' ({h.cols}x{h.rows} at {anchor})"
-                              f" overlaps herd '{other.name}' ({other.cols}x{other.rows} at "
-                              f"{other.anchor}) at tile {overlap[0]}", loc=h.loc,
-                              related=[(f"herd '{other.name}'", other.loc)],
+            raise DesignError("herd placement", f"herd '{h.name}' ({h.cols}x{h.rows} at "
+                              f"{h.anchor}) overlaps herd '{other.name}' ({other.cols}x"
+                              f"{other.rows} at {other.anchor}) at tile {overlap[0]}",
+                              loc=h.loc, related=[(f"herd '{other.name}'", other.loc)],
                               fix="anchor the herds on disjoint tiles")
-        h = h.model_copy(update={"anchor": anchor})
-        used.update(dict.fromkeys(_cells(anchor, h), h))
-        out.append(h)
-    order = {h.name: i for i, h in enumerate(herds)}
-    return sorted(out, key=lambda h: order[h.name])
+        used.update(dict.fromkeys(cells, h))
+    free = [h for h in herds if h.anchor is None]
+    anchors, stuck = _first_fit(free, set(used), target)
+    if stuck is not None:
+        found = _search(sorted(free, key=lambda h: -h.cols * h.rows), set(used), {}, target)
+        if found is None or found is _GAVE_UP:
+            _no_room(herds, stuck, found is _GAVE_UP, target)
+        assert isinstance(found, dict)
+        anchors = found
+    return [h if h.anchor is not None else h.model_copy(update={"anchor": anchors[h.name]})
+            for h in herds]
 
 
-def _bigger_device(h: Herd, target: TargetModel) -> str:
-    """'use --device X or ' for the smallest device the herd fits, preferring the same family."""
+HERD_BUDGET = 20_000
+"""Anchors the herd search tries before giving up (a handful of herds on at most 8x4 core tiles
+settles in a few hundred)."""
+
+_GAVE_UP: dict[str, Coord] = {}
+"""What :func:`_search` returns when it ran past :data:`HERD_BUDGET`."""
+
+
+def _fits(h: Herd, anchor: Coord, taken: set[Coord], target: TargetModel) -> bool:
+    return all(target.kind_of(c) == "core" and c not in taken for c in _cells(anchor, h))
+
+
+def _first_fit(free: list[Herd], taken: set[Coord], target: TargetModel
+               ) -> tuple[dict[str, Coord], Herd | None]:
+    """Each herd in turn on the first free rectangle: the anchors, and the first herd that
+    found none (None when all fit)."""
+    taken = set(taken)
+    out: dict[str, Coord] = {}
+    for h in free:
+        anchor = next((a for a in _anchors(target) if _fits(h, a, taken, target)), None)
+        if anchor is None:
+            return out, h
+        out[h.name] = anchor
+        taken.update(_cells(anchor, h))
+    return out, None
+
+
+def _search(order: list[Herd], taken: set[Coord], first: dict[str, Coord],
+            target: TargetModel) -> dict[str, Coord] | None:
+    """Anchors for the herds of ``order`` on disjoint free core tiles, herd by herd in that
+    order, each trying ``first[name]`` (when given) and then :func:`_anchors`' order; None when
+    no placement exists, :data:`_GAVE_UP` past :data:`HERD_BUDGET` steps."""
+    steps = 0
+    out: dict[str, Coord] = {}
+    room = sum(1 for t in target.tiles() if target.kind_of(t) == "core") - len(taken)
+
+    def go(k: int, room: int) -> bool:
+        nonlocal steps
+        if k == len(order):
+            return True
+        h = order[k]
+        if sum(g.cols * g.rows for g in order[k:]) > room:
+            return False
+        tries = ([first[h.name]] if h.name in first else []) + _anchors(target)
+        for a in dict.fromkeys(tries):
+            steps += 1
+            if steps > HERD_BUDGET:
+                raise _GaveUp
+            if _fits(h, a, taken, target):
+                cells = _cells(a, h)
+                taken.update(cells)
+                out[h.name] = a
+                if go(k + 1, room - len(cells)):
+                    return True
+                taken.difference_update(cells)
+                del out[h.name]
+        return False
+
+    try:
+        return dict(out) if go(0, room) else None
+    except _GaveUp:
+        return _GAVE_UP
+
+
+class _GaveUp(Exception):
+    """The herd search ran past its budget."""
+
+
+def _no_room(herds: tuple[Herd, ...], stuck: Herd, gave_up: bool, target: TargetModel) -> None:
+    """Say why no placement gives every herd its own tiles, with a fix that works."""
+    too_big = next((h for h in herds if h.cols > target.cols or h.rows > target.rows), None)
+    if too_big is not None:
+        h = too_big
+        raise DesignError(
+            "herd placement", f"herd '{h.name}' ({h.cols}x{h.rows}) does not fit on "
+            f"{target.name}", loc=h.loc,
+            limit=f"{counted(target.cols, 'column')} x {counted(target.rows, 'core row')}",
+            found=f"{counted(h.cols, 'column')} x {counted(h.rows, 'row')}",
+            fix=_bigger_device(h, target) + "a smaller herd")
+    tiles = target.cols * target.rows
+    shapes = ", ".join(f"'{h.name}' ({h.cols}x{h.rows})" for h in herds)
+    need = sum(h.cols * h.rows for h in herds)
+    others = [(f"herd '{h.name}'", h.loc) for h in herds if h is not stuck]
+    grid = f"{counted(target.cols, 'column')} x {counted(target.rows, 'core row')}"
+    if gave_up:
+        raise DesignError(
+            "herd placement", f"herd '{stuck.name}' ({stuck.cols}x{stuck.rows}) found no free "
+            f"tiles on {target.name}, and aiedsl gave up searching for a placement of the herds "
+            f"({shapes}) after {HERD_BUDGET} tries", loc=stuck.loc,
+            limit=f"{grid}, {tiles} core tiles", found=f"{need} tiles in {len(herds)} herds",
+            related=others, fix="anchor the herds yourself on disjoint tiles "
+            "(@herd(..., anchor=(col, row)))")
+    if need > tiles:
+        raise DesignError(
+            "herd placement", f"the herds need {need} core tiles together, and {target.name} "
+            f"has {tiles}", loc=stuck.loc, limit=f"{grid}, {tiles} core tiles",
+            found=f"{need} tiles: {shapes}", related=others,
+            fix=_bigger_device(stuck, target, need, herds) + "smaller herds")
+    pinned = [h for h in herds if h.anchor is not None]
+    moved = None
+    if pinned:  # would other anchors make room? keep each where it is when that works
+        order = pinned + sorted((h for h in herds if h.anchor is None),
+                                key=lambda h: -h.cols * h.rows)
+        got = _search(order, set(), {h.name: h.anchor for h in pinned if h.anchor}, target)
+        if got is not None and got is not _GAVE_UP:
+            moved = [(h, got[h.name]) for h in pinned if got[h.name] != h.anchor]
+    if moved:
+        raise DesignError(
+            "herd placement", f"herd '{stuck.name}' ({stuck.cols}x{stuck.rows}) does not fit "
+            f"on {target.name} beside the anchored herds", loc=stuck.loc,
+            limit=f"{grid}, {tiles} core tiles; the anchored herds leave no free "
+            f"{stuck.cols}x{stuck.rows} rectangle", found=f"{need} tiles: {shapes}",
+            related=[(f"herd '{h.name}' anchored at {h.anchor}", h.loc) for h in pinned],
+            fix="move the anchors: " + ", ".join(
+                f"herd '{h.name}' anchor={a} (line {h.loc.line})" for h, a in moved)
+            + "; aiedsl then places the others")
+    raise DesignError(
+        "herd placement", f"the herds do not fit on {target.name} together: no placement "
+        "gives each its own rectangle of core tiles", loc=stuck.loc,
+        limit=f"{grid}, {tiles} core tiles", found=f"{need} tiles: {shapes}", related=others,
+        fix=_bigger_device(stuck, target, need, together=herds) + "smaller herds")
+
+
+def _bigger_device(h: Herd, target: TargetModel, tiles: int = 0,
+                   together: tuple[Herd, ...] = ()) -> str:
+    """'use --device X or ' for the smallest device the herd fits, preferring the same family
+    (with ``tiles``, one with that many core tiles; with ``together``, one those herds are
+    placed on)."""
     fits = sorted((t for t in DEVICES.values() if t.cols >= h.cols and t.rows >= h.rows
-                   and t.cols > target.cols), key=lambda t: (t.family != target.family, t.cols))
+                   and t.cols > target.cols and t.cols * t.rows >= tiles
+                   and (not together or _search(sorted(together, key=lambda g: -g.cols * g.rows),
+                                                set(), {}, t) not in (None, _GAVE_UP))),
+                  key=lambda t: (t.family != target.family, t.cols))
     return f"use a larger device (--device {fits[0].name}) or " if fits else "use "
 
 
@@ -166,7 +320,8 @@ def _set_link_tile(f: Fifo, side: str, tile: Coord | None) -> Fifo:
 
 
 def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: TargetModel,
-                 busy: set[Coord], need: list[Demand] | None = None) -> list[Link]:
+                 busy: set[Coord], need: list[Demand] | None = None,
+                 wired: Callable[[list[Link]], bool] | None = None) -> list[Link]:
     """Each link's tile: a memtile link in the column of the tiles it serves when that memtile
     has room left, else the nearest column with some (the least-used first among equals),
     searching further when that greedy choice would leave a later link no memtile
@@ -174,7 +329,14 @@ def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: Target
 
     Room is DMA channels, and with ``need`` (what each memtile link takes, in order) also data
     memory and BDs; when no placement has room for ``need``, the channels-only one is taken (the
-    resource check then names the memtile that is over)."""
+    resource check then names the memtile that is over).
+
+    With ``wired``, a packing must also leave the streams wires enough across every rectangle
+    of tiles (``wired(links)``; a packing that fails it cannot route, by any router), so
+    unpinned links move to other memtiles when the preferred ones would funnel more streams
+    into a corner of the array than its wires carry; when no packing passes, the one without
+    that test is taken (the routing check then names the rectangle).
+    """
     row = target.memtile_rows[0]
     mem = [i for i, link in enumerate(links) if link.via != "core"]
     pins: list[int | None] = []
@@ -192,23 +354,55 @@ def _place_links(links: tuple[Link, ...], fifos: dict[str, Fifo], target: Target
                       key=lambda c: (min(abs(c - f) for f in far[k]), c))
         return near + rest
 
-    found = fit_demands(need, pins, target, prefer).columns if need is not None else None
-    if found is None:
-        found = fit(needs, pins, target.cols, (target.memtile.dma_in, target.memtile.dma_out),
-                    prefer).columns
-    if found is None:  # no packing (check_memtile_channels says why): the greedy one, over-full
-        found = _greedy(needs, pins, far, target)
-    col_of = dict(zip(mem, found))
-    out = []
     busy = set(busy)  # core tiles a core program or an earlier core-tile link holds
+    core_tiles: dict[int, Coord] = {}
     for i, link in enumerate(links):
         if link.via == "core":
-            tile = _core_tile_for(link, fifos, target, busy)
-            busy.add(tile)
-            out.append(link.model_copy(update={"tile": tile}))
-        else:
-            out.append(link.model_copy(update={"tile": (col_of[i], row)}))
-    return out
+            core_tiles[i] = _core_tile_for(link, fifos, target, busy)
+            busy.add(core_tiles[i])
+
+    def placed(found: list[int]) -> list[Link]:
+        col_of = dict(zip(mem, found))
+        return [link.model_copy(update={"tile": core_tiles[i] if link.via == "core"
+                                        else (col_of[i], row)})
+                for i, link in enumerate(links)]
+
+    tries = [None] if wired is None or all(p is not None for p in pins) else [wired, None]
+    found = None
+    for test in tries:
+        exact = None if test is None else _bounded(lambda cols: test(placed(cols)))
+        budget = BUDGET if test is None else WIRED_BUDGET
+        if need is not None:
+            found = fit([n.need for n in need], pins, target.cols, capacity(target), prefer,
+                        budget, _both(lambda cols: over(cols, need, target) is None,
+                                      exact)).columns
+        if found is None:
+            found = fit(needs, pins, target.cols, (target.memtile.dma_in, target.memtile.dma_out),
+                        prefer, budget, exact).columns
+        if found is not None:
+            break
+    if found is None:  # no packing (check_memtile_channels says why): the greedy one, over-full
+        found = _greedy(needs, pins, far, target)
+    return placed(found)
+
+
+def _bounded(test: Callable[[list[int]], bool]) -> Callable[[list[int]], bool]:
+    """``test``, refusing without judging after :data:`WIRED_TESTS` calls (each places the
+    design's fifos and judges every cut: the search stays within its step budget, but could
+    reach that many complete packings)."""
+    calls = 0
+
+    def bounded(cols: list[int]) -> bool:
+        nonlocal calls
+        calls += 1
+        return calls <= WIRED_TESTS and test(cols)
+    return bounded
+
+
+def _both(a: Callable[[list[int]], bool], b: Callable[[list[int]], bool] | None
+          ) -> Callable[[list[int]], bool]:
+    """``a`` and then ``b`` (when given) accept a packing."""
+    return a if b is None else (lambda cols: a(cols) and b(cols))
 
 
 def _greedy(needs: list[tuple[int, int]], pins: list[int | None], far: list[list[int]],
@@ -260,6 +454,11 @@ def _core_tile_for(link: Link, fifos: dict[str, Fifo], target: TargetModel, busy
 
 def _names(link: Link) -> str:
     return ", ".join(f"'{n}'" for n in (*link.srcs, *link.dsts))
+
+
+def link_name(link: Link) -> str:
+    """A memtile link as messages name it (:func:`_what`)."""
+    return _what(link)
 
 
 def _what(link: Link) -> str:

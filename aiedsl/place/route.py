@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.physical import Connect, DmaChannel, PacketFlow, Physical, Route
+from aiedsl.place.cuts import Cut, Ends, worst
 from aiedsl.place.pathfinder import End, Paths, Stream, connects, find_paths
 from aiedsl.place.switchbox import SwitchModel
 from aiedsl.targets import TargetModel
@@ -140,6 +141,10 @@ class Routing:
     """Shortest-path searches run (one per flow per iteration, the control flows included)."""
     packet_flows: tuple[PacketFlow, ...] = ()
     """The control overlay's packet flows (for :attr:`aiedsl.ir.Physical.packet_flows`)."""
+    cut: Cut | None = None
+    """When no routing is legal and a rectangle of tiles proves it, that rectangle."""
+    flows: tuple[Flow, ...] = ()
+    """The flows routed, in order (what :attr:`Cut.streams` indexes)."""
 
 
 def route(d: Design, phys: Physical, target: TargetModel) -> Routing:
@@ -172,7 +177,9 @@ def route_flows(flows: list[Flow], target: TargetModel,
         routes.append(_route(f, s, paths, k, model))
         k += 1
     congested = [] if paths.legal else _congestion(flows, routes, paths, target)
-    return Routing(tuple(routes), congested, paths.iterations, paths.searches, tuple(control))
+    cut = None if paths.legal else cut_of(flows, target)
+    return Routing(tuple(routes), congested, paths.iterations, paths.searches, tuple(control),
+                   cut, tuple(flows))
 
 
 def _existing(s: Stream, model: SwitchModel) -> Stream | None:
@@ -251,26 +258,15 @@ def _congestion(flows: list[Flow], routes: list[Route], paths: Paths,
 
 def too_narrow(flows: list[Flow], target: TargetModel) -> bool:
     """Is there a rectangle of tiles with fewer wires into it (or out of it) than flows that
-    must enter (leave) it? A flow must enter when its sender is outside and a receiver inside;
-    a wire carries one circuit stream, so then no routing is legal, by any router."""
-    tiles = target.tiles()
-    cols = sorted({c for c, _ in tiles})
-    rows = sorted({r for _, r in tiles})
-    links = [(a, b, target.link_capacity(a, direction_of(a, b))) for a in tiles
-             for b in ((a[0] + 1, a[1]), (a[0] - 1, a[1]), (a[0], a[1] + 1), (a[0], a[1] - 1))
-             if target.kind_of(b) is not None]
-    rects = [(c0, c1, r0, r1) for c0 in cols for c1 in cols if c1 >= c0
-             for r0 in rows for r1 in rows if r1 >= r0]
-    for c0, c1, r0, r1 in rects:
-        inside = {t for t in tiles if c0 <= t[0] <= c1 and r0 <= t[1] <= r1}
-        if len(inside) == len(tiles):
-            continue
-        into = sum(n for a, b, n in links if b in inside and a not in inside)
-        out = sum(n for a, b, n in links if a in inside and b not in inside)
-        enter = sum(1 for f in flows
-                    if f.src not in inside and any(t in inside for t, _ in f.dsts))
-        leave = sum(1 for f in flows
-                    if f.src in inside and any(t not in inside for t, _ in f.dsts))
-        if enter > into or leave > out:
-            return True
-    return False
+    must enter (leave) it (:func:`cut_of`)? Then no routing is legal, by any router."""
+    return cut_of(flows, target) is not None
+
+
+def cut_of(flows: list[Flow], target: TargetModel) -> Cut | None:
+    """The rectangle the flows most overfill (:func:`aiedsl.place.cuts.worst`), or None."""
+    return worst([ends(f) for f in flows], target)
+
+
+def ends(f: Flow) -> Ends:
+    """A flow as :mod:`aiedsl.place.cuts` sees it: sender, receivers."""
+    return f.src, tuple(t for t, _ in f.dsts)
