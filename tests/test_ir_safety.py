@@ -339,3 +339,59 @@ def test_non_json_numbers_and_deep_nesting_are_refused(texts: dict[str, Any]) ->
     assert str(e.value).splitlines()[0] == (
         "error [design IR]: the design IR text nests arrays or objects deeper than Python's JSON "
         "reader goes (its recursion limit)")
+
+
+def test_a_design_ir_given_as_a_design_says_how_to_build_or_run_it(
+        texts: dict[str, Any]) -> None:
+    from aiedsl.sim import simulate
+
+    ir = load_json(texts["passthrough"])
+    with pytest.raises(DesignError) as e:
+        aiedsl.build(ir)  # type: ignore[arg-type]
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: build(DesignHandle(ir), ...) (from aiedsl import DesignHandle) builds a design IR "
+        "(load_json's), byte for byte as its design's build")
+    with pytest.raises(DesignError) as e:
+        simulate(ir)  # type: ignore[arg-type]
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: simulate(load_design(\"design.py\"), placed=ir) runs a placed design IR "
+        "(load_json's) with its design's references; DesignHandle(ir) has none of the user's")
+
+
+def test_a_design_json_read_without_home_elsewhere_says_to_pass_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_design_paths import DBL, DOUBLE_CC
+
+    (tmp_path / "designs").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "designs" / "dbl.py").write_text(DBL)
+    (tmp_path / "designs" / "double.cc").write_text(DOUBLE_CC)
+    monkeypatch.chdir(tmp_path)
+    text = generate(load_design("designs/dbl.py")).files["design.json"]
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    with pytest.raises(DesignError) as e:
+        aiedsl.build(aiedsl.DesignHandle(load_json(text)), output=str(tmp_path / "out"))
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: read the design IR with load_json(..., home=\"<the design's folder>\"): without "
+        "it, double.cc is looked for from the working directory")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_schema_describes_every_field() -> None:
+    """pydantic's use_attribute_docstrings: each field's docstring is its description."""
+    schema = Design.model_json_schema()
+    assert schema["properties"]["ir_version"]["const"] == 1
+    found: list[bool] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for v in node.get("properties", {}).values():
+                found.append("description" in v)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(schema)
+    assert len(found) > 200 and all(found)
