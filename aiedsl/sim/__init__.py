@@ -286,9 +286,19 @@ def _check_placed(handle: DesignHandle, placed: Design) -> None:
     # the C++ a native run compiles and the reference a run calls are the handle's kernel's:
     # one the placed IR declares otherwise (an edited entry, defines, source) is not this
     # handle's, and would be compiled as the IR says
+    from aiedsl.kernels.library_refs import LIBRARY_FORM, is_aiedsl, library_reference
+
     mine = {k.symbol: k for k in handle.ir.kernels}
     for i, k in enumerate(placed.kernels):
         own = mine.get(k.symbol)
+        if own is None and is_aiedsl(k.reference) and library_reference(k.reference) is None:
+            # the one reference the simulator would import from the IR: aiedsl's library's
+            # alone (kernels/library_refs.py), before anything is imported
+            raise DesignError(
+                "design IR", f"simulate(placed=...): kernels[{i}].reference names no reference "
+                "of aiedsl's library", loc=k.loc, limit=LIBRARY_FORM, found=k.reference,
+                fix="simulate the placed design of this handle's design (its kernels hold "
+                "their references), or name the library reference the kernel was declared with")
         if own is not None and _kernel_code(k) != _kernel_code(own):
             raise DesignError(
                 "design IR", f"simulate(placed=...): kernels[{i}] '{k.symbol}' is not the "
