@@ -317,6 +317,13 @@ def _build_flags(loc: Loc, **flags: object) -> None:
         check_flag(value, option, loc, _BUILD_FLAGS[option], rule="build options")
 
 
+def _is_ir(value: object) -> bool:
+    """Is ``value`` a design IR (:class:`~aiedsl.ir.Design`, what load_json gives)?"""
+    from aiedsl.ir import Design
+
+    return isinstance(value, Design)
+
+
 def _load(design: str | Path | DesignHandle, defines: dict[str, Any] | None,
           device: str | None, name: str | None) -> DesignHandle:
     """The design ``build`` was given: loaded from its file, or as it was traced."""
@@ -327,7 +334,9 @@ def _load(design: str | Path | DesignHandle, defines: dict[str, Any] | None,
             "design", f"build() takes a design file's path or a design, not {by_type(design)}",
             loc=caller_loc(), limit="a path (str or Path) of a design file, or a design (what "
             "@design returns, or load_design gives)", found=by_type(design),
-            fix="pass e.g. build(\"designs/passthrough.py\"), or the @design function's "
+            fix="build(DesignHandle(ir), ...) (from aiedsl import DesignHandle) builds a design "
+            "IR (load_json's), byte for byte as its design's build" if _is_ir(design) else
+            "pass e.g. build(\"designs/passthrough.py\"), or the @design function's "
             "result" if not isinstance(design, Artifacts) else
             "this is a build already: run it (art.run(...)), or build(art.handle, ...)")
     if isinstance(design, DesignHandle):

@@ -47,9 +47,15 @@ def load_json(source: str | Path, *, home: str | Path | None = None) -> Design:
     """
     text, where = _read(source)
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
     except ValueError as e:
         raise DesignError(RULE, f"{where} is not JSON: {e}", found=_excerpt(text),
+                          fix="give the text of a design.json, or its path") from None
+    except RecursionError:  # Python's parser recurses per nested array or object
+        raise DesignError(RULE, f"{where} nests arrays or objects deeper than Python's JSON "
+                          "reader goes (its recursion limit)",
+                          found=_excerpt(text), limit="the nesting of a design.json (a "
+                          "loop's body in a loop's body: a few levels)",
                           fix="give the text of a design.json, or its path") from None
     if not isinstance(data, dict):
         raise DesignError(RULE, f"{where} holds a JSON {type(data).__name__}, not a design",
@@ -59,13 +65,24 @@ def load_json(source: str | Path, *, home: str | Path | None = None) -> Design:
         _version_error(where, "ir_version" in data, version, None)
     try:
         d = Design.model_validate(data)
+        if home is not None:
+            folder = os.path.realpath(home)
+            d = with_locs(d, lambda loc: loc if loc.file.startswith("<") else loc.at_path(
+                os.path.realpath(os.path.join(folder, loc.file))))
+        return validate(d, where)
     except ValidationError as e:
         raise _shape_error(where, e, data) from None
-    if home is not None:
-        folder = os.path.realpath(home)
-        d = with_locs(d, lambda loc: loc if loc.file.startswith("<") else loc.at_path(
-            os.path.realpath(os.path.join(folder, loc.file))))
-    return validate(d, where)
+    except RecursionError:  # loops nested in loops past what the walks over the IR take
+        raise DesignError(RULE, f"{where} nests loops deeper than aiedsl reads "
+                          "(Python's recursion limit)",
+                          found=_excerpt(text), limit="loops nested a few levels deep",
+                          fix=f"nest fewer loops; {_REBUILD}") from None
+
+
+def _no_constant(name: str) -> None:
+    """Refuse ``NaN``, ``Infinity`` and ``-Infinity``, which Python's reader takes but JSON
+    has not (RFC 8259, section 6) and no design.json aiedsl writes holds."""
+    raise ValueError(f"{name} is no JSON number (a design IR's numbers are finite)")
 
 
 def _read(source: str | Path) -> tuple[str, str]:

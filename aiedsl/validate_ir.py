@@ -17,8 +17,9 @@ line of the nearest node that has one.
 from __future__ import annotations
 
 import json
+import math
 import re
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 from pydantic import BaseModel
 
@@ -33,13 +34,19 @@ from aiedsl.ir.kernel import KernelArg
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer, Wait
 from aiedsl.ir.types import TensorType
+from aiedsl.targets import TargetModel
 
 RULE = "design IR"
 """The rule every error of this module and of :mod:`aiedsl.design_json` names."""
 
-_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-"""A name the MLIR takes as a symbol (a fifo's, a kernel's, a buffer's), as the front end
-makes them."""
+MAX_LINE = 2 ** 32 - 1
+"""Largest line a location may give: ``aie.mlir`` writes each as a ``loc("file":line:col)``,
+and MLIR's ``FileLineColLoc`` holds its line as an ``unsigned`` (32 bits: mlir's
+BuiltinLocationAttributes.td, ``FileLineColLoc::get``)."""
+
+_REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z0-9_.<>]+\Z")
+"""A reference as the front end writes it, ``module:qualname`` (``helpers:ref``,
+``__aiedsl_design__:<lambda>``, ``f.<locals>.g``): a name, never imported."""
 
 _REBUILD = "a design.json aiedsl wrote holds none: rebuild the design (aiedsl build) rather " \
     "than edit its design.json"
@@ -86,6 +93,7 @@ class _Validator:
 
     def __init__(self, d: Design, source: str) -> None:
         self.d, self.source = d, source
+        self.target: TargetModel  # the device's, once run() has checked the device is known
 
     def fail(self, path: str, message: str, found: object, fix: str, loc: Loc | None = None,
              limit: str | None = None) -> NoReturn:
@@ -103,30 +111,37 @@ class _Validator:
         if d.ir_version != IR_VERSION:
             _version_error(self.source, True, d.ir_version, d.loc)
         self.device(d)
+        from aiedsl.targets import get_target
+
+        self.target = get_target(d.device)
         self.walk(d, "", d.loc)
         self.names()
+        self.defines()
         for i, t in enumerate(d.tensors):
             if t.index != i:
                 self.fail(f"tensors[{i}].index", f"is {t.index}, not its position {i}",
                           t.index, f"give it {i}: the runtime sequence takes its tensors in "
                           "this order", t.loc)
+        top = self.target.max_lock_value
         for i, f in enumerate(d.fifos):
             at = f"fifos[{i}]"
-            self.at_least(f"{at}.repeat", f.repeat, 1, f.loc)
+            # a repeat multiplies the memtile's producer lock (checks/repeat.py): as
+            # trace.check_repeat, 1 to the largest lock value
+            self.within(f"{at}.repeat", f.repeat, 1, top, f.loc, "a lock's value")
             self.endpoint(f"{at}.producer", f.producer)
+            if not f.consumers:
+                self.fail(f"{at}.consumers", "is empty: a fifo has one consumer or more", [],
+                          f"give the fifo's consumers; {_REBUILD}", f.loc,
+                          limit="1 consumer or more")
             for j, c in enumerate(f.consumers):
                 self.endpoint(f"{at}.consumers[{j}]", c)
-        for i, link in enumerate(d.links):
-            for side in ("srcs", "dsts"):
-                for j, name in enumerate(getattr(link, side)):
-                    self.refers(f"links[{i}].{side}[{j}]", name, "fifo",
-                                [f.name for f in d.fifos], link.loc)
-            for j, off in enumerate(link.offsets):
-                self.at_least(f"links[{i}].offsets[{j}]", off, 0, link.loc)
+        self.links()
         for i, h in enumerate(d.herds):
             self.at_least(f"herds[{i}].cols", h.cols, 1, h.loc)
             self.at_least(f"herds[{i}].rows", h.rows, 1, h.loc)
+            self.herd_size(f"herds[{i}]", h.cols, h.rows, h.loc)
         herds = {h.name: h for h in d.herds}
+        memory = self.target.core.memory
         for i, core in enumerate(d.cores):
             at = f"cores[{i}]"
             self.refers(f"{at}.herd", core.herd, "herd", list(herds), core.loc)
@@ -137,7 +152,9 @@ class _Validator:
                           f"{h.cols}x{h.rows}", list(core.index), "give the core's (x, y) in "
                           f"its herd; {_REBUILD}", core.loc,
                           limit=f"0 <= x < {h.cols}, 0 <= y < {h.rows}")
-            self.at_least(f"{at}.stack", core.stack, 0, core.loc)
+            # as @herd's stack=: bytes from 0 to the core's data memory
+            self.within(f"{at}.stack", core.stack, 0, memory, core.loc,
+                        "bytes of the core's data memory")
             results = self.results(f"{at}.body", core.body, {})
             self.ops(f"{at}.body", core.body, results)
         for i, k in enumerate(d.kernels):
@@ -145,6 +162,7 @@ class _Validator:
             self.at_least(f"kernels[{i}].ops", k.ops, 0, k.loc)
             for j, count in enumerate(k.op_counts):
                 self.at_least(f"kernels[{i}].op_counts[{j}].ops", count.ops, 0, k.loc)
+            self.kernel(f"kernels[{i}]", k)
         self.runtime()
         cores = [c.name for c in d.cores]
         for i, r in enumerate(d.rtps):
@@ -155,9 +173,14 @@ class _Validator:
         for at, names, loc in users:
             for j, name in enumerate(names):
                 self.refers(f"{at}.cores[{j}]", name, "core", cores, loc)
+        for i, b in enumerate(d.barriers):
+            self.within(f"barriers[{i}].init", b.init, 0, top, b.loc, "a lock's value")
+        for i, buf in enumerate(d.locals):
+            self.local_init(f"locals[{i}].init", buf.init, buf.type, buf.loc)
         for i, cascade in enumerate(d.cascades):
             self.refers(f"cascades[{i}].src", cascade.src, "core", cores, cascade.loc)
             self.refers(f"cascades[{i}].dst", cascade.dst, "core", cores, cascade.loc)
+        self.cascades()
         if placed:
             self.placed()
 
@@ -178,11 +201,22 @@ class _Validator:
             if node.line < 0:
                 self.fail(f"{path}.line", "is negative", node.line, "give the 1-based line, or "
                           f"0 for none; {_REBUILD}", near, limit="0 or more")
+            if node.line > MAX_LINE:
+                self.fail(f"{path}.line", f"is {node.line}, past the lines MLIR locations hold",
+                          node.line, f"give the 1-based line, or 0 for none; {_REBUILD}", None,
+                          limit=f"0 to {MAX_LINE} (MLIR's FileLineColLoc: an unsigned line)")
             return
         if isinstance(node, TensorType):
+            from aiedsl.lang.tensor import MAX_ELEMENTS
+
             self.dtype(f"{path}.dtype", node.dtype, near)
             for j, n in enumerate(node.shape):
                 self.at_least(f"{path}.shape[{j}]", n, 1, near)
+            numel = math.prod(node.shape)
+            if numel >= MAX_ELEMENTS:  # Tensor[...]'s own rule (lang/tensor.py)
+                self.fail(f"{path}.shape", f"has {numel:,} elements", list(node.shape),
+                          f"give a shape of fewer elements; {_REBUILD}", near,
+                          limit=f"fewer than 2^31 = {MAX_ELEMENTS:,} elements")
             return
         if isinstance(node, (ScalarArg, RtpArg, KernelArg)):
             self.dtype(f"{path}.dtype", node.dtype, near)
@@ -208,10 +242,10 @@ class _Validator:
 
     def names(self) -> None:
         """Names are unique where they are looked up, and symbols where the MLIR takes them."""
+        from aiedsl.lang.names import check_name, check_symbol, check_tensor_name
+
         d = self.d
-        if not _SYMBOL.match(d.name):
-            self.fail("name", f"'{d.name}' is no symbol the MLIR takes", d.name,
-                      "name the design with letters, digits and _", d.loc)
+        self.front("name", d.loc, check_name, d.name, "design name", None)
         groups: list[tuple[str, str, list[tuple[str, Loc]]]] = [
             ("tensors", "name", [(t.name, t.loc) for t in d.tensors]),
             ("fifos", "name", [(f.name, f.loc) for f in d.fifos]),
@@ -224,24 +258,42 @@ class _Validator:
         for field, key, items in groups:
             seen: dict[str, int] = {}
             for i, (name, loc) in enumerate(items):
-                if not _SYMBOL.match(name):
-                    self.fail(f"{field}[{i}].{key}", f"'{name}' is no symbol the MLIR takes",
-                              name, "use letters, digits and _ (not starting with a digit)",
-                              loc)
+                at = f"{field}[{i}].{key}"
+                if field == "tensors":
+                    self.front(at, loc, check_tensor_name, name, None)
+                elif field == "kernels":
+                    self.front(at, loc, check_symbol, name, None)
+                else:
+                    self.front(at, loc, check_name, name, f"{field[:-1]} name", None)
                 if name in seen:
                     self.fail(f"{field}[{i}].{key}", f"'{name}' is {field}[{seen[name]}]'s "
                               "too", name, f"give each of the {field} a name of its own", loc,
                               limit=f"one of the {field} per name")
                 seen[name] = i
+        for i, f in enumerate(d.fifos):
+            if f.channel is not None:
+                self.front(f"fifos[{i}].channel", f.loc, check_name, f.channel, "channel name",
+                           None)
         seen = {}
         for i, core in enumerate(d.cores):
+            # as the front end names its cores (lang/core.py), before anything looks one up
+            self.refers(f"cores[{i}].herd", core.herd, "herd", [h.name for h in d.herds],
+                        core.loc)
+            named = f"{core.herd}[{core.index[0]},{core.index[1]}]"
+            if core.name != named:
+                self.fail(f"cores[{i}].name", f"is not '{named}', the name of core "
+                          f"{list(core.index)} of herd '{core.herd}'", core.name,
+                          f"name it '{named}' (and every reference to it); {_REBUILD}",
+                          core.loc, limit="<herd>[x,y] of the core's herd and index")
             if core.name in seen:
                 self.fail(f"cores[{i}].name", f"'{core.name}' is cores[{seen[core.name]}]'s "
                           "too", core.name, f"one core per name; {_REBUILD}", core.loc)
             seen[core.name] = i
 
     def endpoint(self, path: str, e: Endpoint) -> None:
-        self.at_least(f"{path}.depth", e.depth, 1, e.loc)
+        # as trace.check_depth: a lock starts at the depth and counts to the largest value
+        self.within(f"{path}.depth", e.depth, 1, self.target.max_lock_value, e.loc,
+                    "a lock's value")
         for j, dim in enumerate(e.dims):
             self.at_least(f"{path}.dims[{j}].size", dim.size, 1, e.loc)
         if e.kind == "core":
@@ -255,6 +307,10 @@ class _Validator:
             if isinstance(op, Loop):
                 self.results(f"{path}[{i}].body", op.body, seen)
             elif isinstance(op, Acquire):
+                from aiedsl.lang.names import check_name
+
+                self.front(f"{path}[{i}].result", op.loc, check_name, op.result,
+                           "acquire result", None)
                 if op.result in seen:
                     self.fail(f"{path}[{i}].result", f"'{op.result}' names another acquire's "
                               "result in the core's program too", op.result,
@@ -277,7 +333,9 @@ class _Validator:
                 self.ops(f"{at}.body", op.body, results)
             elif isinstance(op, (Acquire, Release)):
                 self.refers(f"{at}.fifo", op.fifo, "fifo", fifos, op.loc)
-                self.at_least(f"{at}.count", op.count, 1, op.loc)
+                # a lock counts to its largest value: no end holds more elements
+                self.within(f"{at}.count", op.count, 1, self.target.max_lock_value, op.loc,
+                            "a lock's value")
             elif isinstance(op, Call):
                 self.refers(f"{at}.kernel", op.kernel, "kernel",
                             [k.symbol for k in d.kernels], op.loc)
@@ -286,6 +344,10 @@ class _Validator:
             elif isinstance(op, BarrierWait):
                 self.refers(f"{at}.barrier", op.barrier, "barrier",
                             [b.name for b in d.barriers], op.loc)
+                # as wait_for_value (lang/rtp.py): 1 to the largest lock value
+                self.within(f"{at}.value", op.value, 1, self.target.max_lock_value, op.loc,
+                            "a lock's value")
+
 
     def argument(self, at: str, a: Any, results: dict[str, Acquire], call: Call) -> None:
         d = self.d
@@ -320,6 +382,9 @@ class _Validator:
             elif isinstance(op, SetBarrier):
                 self.refers(f"{at}.barrier", op.barrier, "barrier",
                             [b.name for b in d.barriers], op.loc)
+                # as rt.set_barrier (lang/runtime.py): 0 to the largest lock value
+                self.within(f"{at}.value", op.value, 0, self.target.max_lock_value, op.loc,
+                            "a lock's value")
 
     def placed(self) -> None:
         """Placed: every core, fifo end and link on a tile of its kind."""
@@ -375,3 +440,165 @@ class _Validator:
             self.fail(path, f"is {value}, outside {of}", value, f"give 0 to {n - 1}; {_REBUILD}",
                       loc, limit=f"0 to {n - 1}")
 
+
+    def within(self, path: str, value: int, low: int, high: int, loc: Loc | None,
+               what: str) -> None:
+        """``value`` (field ``path``) is from ``low`` to ``high``, ``what`` says of what."""
+        if not low <= value <= high:
+            self.fail(path, f"is {value}", value, f"give {low} to {high}; {_REBUILD}", loc,
+                      limit=f"{low} to {high} ({what})")
+
+    def front(self, path: str, loc: Loc | None, check: Callable[..., object], *args: Any,
+              **kwargs: Any) -> None:
+        """Run one of the front end's own checks on field ``path`` (one rule, one function:
+        the JSON cannot drift from what a design file may write); its DesignError comes back
+        as this module's, naming the field, with the front end's limit and fix."""
+        try:
+            check(*args, **kwargs)
+        except DesignError as e:
+            if loc is not None and loc.line < 0:
+                loc = None
+            raise DesignError(RULE, f"{self.source}: {path}: {e.message}", loc=loc,
+                              limit=e.limit, found=e.found, fix=e.fix) from None
+
+    def herd_size(self, path: str, cols: int, rows: int, loc: Loc) -> None:
+        """A herd the front end would trace (before its cells are laid out one by one)."""
+        from aiedsl.lang.core import herd_traceable
+
+        t = self.target
+        if not herd_traceable(cols, rows, t):
+            self.fail(f"{path}.cols", f"and rows make a {cols}x{rows} herd, which does not fit "
+                      f"on {t.name}", [cols, rows], f"give a herd that fits; {_REBUILD}", loc,
+                      limit=f"{t.cols} column(s) x {t.rows} core row(s)")
+
+    def local_init(self, path: str, init: str | None, t: TensorType, loc: Loc) -> None:
+        """A local's initial value is the bytes of its type, in hexadecimal, as local() writes
+        them (``ndarray.tobytes().hex()``: lowercase, two digits a byte)."""
+        if init is None:
+            return
+        if len(init) != 2 * t.nbytes or re.fullmatch(r"[0-9a-f]*", init) is None:
+            self.fail(path, f"is not the {t.nbytes} bytes of a {t} buffer in hexadecimal",
+                      init, f"give {2 * t.nbytes} lowercase hexadecimal digits, or null for "
+                      f"none; {_REBUILD}", loc,
+                      limit=f"{2 * t.nbytes} hexadecimal digits (0-9, a-f)")
+
+    def links(self) -> None:
+        """Each link's fifos are declared, as many as its kind takes, and no fifo is in two
+        links: mlir-aie refuses that (``ObjectFifoLinkOp::verify``, "objectfifo cannot be in
+        more than one ObjectFifoLinkOp"; the front end's :func:`~aiedsl.lang.link_chains.
+        check_links_once`), and the placer finds a fifo's one link."""
+        d = self.d
+        fifos = [f.name for f in d.fifos]
+        first: dict[str, str] = {}
+        for i, link in enumerate(d.links):
+            for side in ("srcs", "dsts"):
+                names = getattr(link, side)
+                one = (side == "srcs") != (link.kind == "join") or link.kind == "forward"
+                if one and len(names) != 1 or not names:
+                    self.fail(f"links[{i}].{side}", f"has {len(names)} fifo(s): a {link.kind} "
+                              f"takes {'one' if one else 'one or more'}", list(names),
+                              f"give the link its fifos; {_REBUILD}", link.loc,
+                              limit="1 fifo" if one else "1 fifo or more")
+                for j, name in enumerate(names):
+                    at = f"links[{i}].{side}[{j}]"
+                    self.refers(at, name, "fifo", fifos, link.loc)
+                    if name in first:
+                        self.fail(at, f"names fifo '{name}', which {first[name]} names too",
+                                  name, f"one link per fifo (mlir-aie refuses a fifo in two "
+                                  f"links); {_REBUILD}", link.loc, limit="one link per fifo")
+                    first[name] = at
+            for j, off in enumerate(link.offsets):
+                self.at_least(f"links[{i}].offsets[{j}]", off, 0, link.loc)
+
+    def cascades(self) -> None:
+        """The cascades are those the herds' ``cascade=`` make, each core to its neighbour
+        (:func:`~aiedsl.lang.to_ir.herd_cascades`): mlir-aie's ``CascadeFlowOp::verify``
+        (AIEDialect.cpp) takes only adjacent core tiles."""
+        from aiedsl.lang.to_ir import herd_cascades
+
+        want = [(c.src, c.dst) for h in self.d.herds for c in herd_cascades(h)]
+        have = [(c.src, c.dst) for c in self.d.cascades]
+        shown = ", ".join(f"{s} -> {t}" for s, t in want) or "none"
+        for i, (c, pair) in enumerate(zip(self.d.cascades, have)):
+            if pair not in want or pair in have[:i]:
+                self.fail(f"cascades[{i}]", f"is {pair[0]} -> {pair[1]}, which no herd's "
+                          "cascade= makes" if pair not in want else
+                          f"is {pair[0]} -> {pair[1]} again", {"src": pair[0], "dst": pair[1]},
+                          f"give each herd its cascade direction and the cascades it makes; "
+                          f"{_REBUILD}", c.loc, limit="each core to its neighbour in its herd's "
+                          f"cascade direction (mlir-aie's cascade_flow joins adjacent tiles "
+                          f"only): {shown}")
+        missing = [p for p in want if p not in have]
+        if missing:
+            self.fail("cascades", f"lacks {missing[0][0]} -> {missing[0][1]}, which herd "
+                      "cascade= makes", len(have), f"list every cascade the herds make; "
+                      f"{_REBUILD}", self.d.loc, limit=f"the herds' cascades: {shown}")
+
+    def defines(self) -> None:
+        """The design's ``define(...)`` names and values, as ``define`` takes them: a plain
+        name, and an int, a bool, a finite float or one line of text."""
+        from aiedsl.lang.names import check_line, check_name
+
+        for name, value in self.d.defines.items():
+            at = _key("defines", name)
+            self.front(at, self.d.loc, check_name, name, "define", None)
+            if isinstance(value, float) and not math.isfinite(value):
+                self.fail(at, "is not a finite number", value, "give an int, a finite float, "
+                          f"a bool or a str; {_REBUILD}", self.d.loc,
+                          limit="an int, a finite float, a bool or a str")
+            if isinstance(value, str):
+                self.front(at, self.d.loc, check_line, value, f"define '{name}' =", None)
+
+    def kernel(self, at: str, k: Any) -> None:
+        """Kernel ``k`` (field ``at``) as ``declare`` takes one, by ``declare``'s own checks:
+        its source, entry, defines, cost, arguments, parameters and cascade words; and a
+        reference aiedsl may import when it is aiedsl's (:mod:`aiedsl.kernels.
+        library_refs`)."""
+        from aiedsl.kernels.declare_checks import (
+            _cascade_step, _check_cascade_words, _checked_args, _checked_params,
+        )
+        from aiedsl.lang.names import (
+            check_argument, check_defines, check_entry, check_line, check_name, check_source,
+        )
+
+        loc, symbol = k.loc, k.symbol
+        self.front(f"{at}.source", loc, check_source, k.source, symbol, None,
+                   template=k.source_kind == "template")
+        if k.entry is not None or k.source_kind == "template":
+            self.front(f"{at}.entry", loc, check_entry, k.entry, symbol, None)
+        for name, value in k.defines.items():
+            self.front(_key(f"{at}.defines", name), loc, check_defines, {name: value}, symbol,
+                       None)
+        self.front(f"{at}.cost", loc, check_line, k.cost, f"cost of kernel '{symbol}'", None)
+        for j, a in enumerate(k.args):
+            self.front(f"{at}.args[{j}].name", loc, check_name, a.name, "kernel argument", None)
+            self.front(f"{at}.args[{j}].name", loc, check_argument, a.name, symbol, k.entry,
+                       None)
+            if (a.kind == "buffer") != (a.type is not None) or \
+                    a.type is not None and a.type.dtype != a.dtype:
+                self.fail(f"{at}.args[{j}].type", "does not match the argument: a buffer has "
+                          "the type of its dtype, a scalar none", None if a.type is None
+                          else a.type.model_dump(), f"as buffer(...) and scalar(...) make "
+                          f"them; {_REBUILD}", loc)
+        self.front(f"{at}.args", loc, _checked_args, symbol, k.entry, k.args, None)
+        for name, value in k.params.items():
+            self.front(_key(f"{at}.params", name), loc, _checked_params, symbol, {name: value},
+                       k.args, None)
+        self.front(f"{at}.cascade_in", loc, _check_cascade_words, symbol, k.cascade_in,
+                   k.cascade_out, None)
+        self.front(f"{at}.cascade_step", loc, _cascade_step, symbol, k.cascade_step,
+                   k.cascade_in, k.cascade_out, None)
+        # the front end writes any function's module:qualname (a library kernel's bound
+        # run_reference too); which of them the simulator may import is call_refs's rule
+        # (aiedsl.kernels.library_refs), applied where a kernel's reference is looked up
+        if _REFERENCE.match(k.reference) is None:
+            self.fail(f"{at}.reference", "is no module:function the front end writes",
+                      k.reference, f"give the reference's module and name; {_REBUILD}", loc,
+                      limit="module:qualname of the reference's function")
+
+
+def _key(path: str, key: str) -> str:
+    """The JSON path of ``key`` of the object at ``path``: ``defines.N``, or
+    ``defines["odd key"]`` for a key that is no plain name."""
+    return f"{path}.{key}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else \
+        f"{path}[{json.dumps(key)}]"

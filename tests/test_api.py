@@ -288,8 +288,8 @@ def test_simulate_build_and_load_design_refuse_what_is_not_theirs(in_root: Path)
          "error [design]: simulate() takes a design, not a Design\n"
          "  limit: a design: what @design returns, or what load_design(\"design.py\") gives\n"
          "  found: a Design\n"
-         "  fix: pass the @design function's result (or load_design(\"design.py\")) to "
-         "simulate()"),
+         "  fix: simulate(load_design(\"design.py\"), placed=ir) runs a placed design IR "
+         "(load_json's) with its design's references; DesignHandle(ir) has none of the user's"),
         (lambda: aiedsl.build(3),
          "error [design]: build() takes a design file's path or a design, not an int\n"
          "  limit: a path (str or Path) of a design file, or a design (what @design returns, "

@@ -131,9 +131,9 @@ EDITS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
      "  fix: use one of them (the device the design was built for)"),
     ("a memtile end of depth 0", lambda d: d["fifos"][0]["consumers"][0].update(depth=0),
      "passthrough.py:19: error [design IR]: {src}: fifos[0].consumers[0].depth is 0\n"
-     "  limit: 1 or more\n"
+     "  limit: 1 to 63 (a lock's value)\n"
      "  found: 0\n"
-     f"  fix: give 1 or more; {REBUILD}"),
+     f"  fix: give 1 to 63; {REBUILD}"),
     ("a fifo name twice", lambda d: d["fifos"][1].update(name=d["fifos"][0]["name"]),
      "passthrough.py:19: error [design IR]: {src}: fifos[1].name 'in_l3' is fifos[0]'s too\n"
      "  limit: one of the fifos per name\n"

@@ -9,4 +9,4 @@ Coord = tuple[int, int]
 
 
 class _Node(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)

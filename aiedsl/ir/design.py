@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from aiedsl.ir.base import _Node
 from aiedsl.ir.cores import Barrier, Cascade, Core, Herd, Local, Rtp
 from aiedsl.ir.fifos import Endpoint, Fifo, Link
@@ -28,7 +30,9 @@ field changes meaning or goes, so a tool reading the file can tell which it has.
 class Design(_Node):
     """A whole design: the single IR every stage of aiedsl reads."""
 
-    ir_version: int = IR_VERSION
+    # the schema says its one value (a const), while pydantic takes any int, so that
+    # validate() words another version's refusal (a design.json's other fields may differ)
+    ir_version: int = Field(default=IR_VERSION, json_schema_extra={"const": IR_VERSION})
     """The schema's version (:data:`IR_VERSION`) this IR follows."""
     name: str
     """The design's name (the ``@design`` function's, or ``name=``)."""

@@ -17,7 +17,7 @@ class Loc(BaseModel):
     the file to open. It is kept beside the IR, not in it: ``design.json`` and every other
     output stay the same wherever the design and the working directory are."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     file: str
     """Path of the file, relative to the working directory when below it."""

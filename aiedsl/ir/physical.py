@@ -23,7 +23,7 @@ Bundle = Literal["DMA", "North", "South", "East", "West", "Core", "FIFO", "Trace
 
 
 class _Node(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
 class Bd(_Node):

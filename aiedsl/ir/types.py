@@ -12,7 +12,7 @@ from aiedsl.dtypes import DType, dtype
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
 class TensorType(_Frozen):

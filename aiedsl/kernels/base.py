@@ -223,8 +223,7 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
         raise DesignError("kernel source", f"kernel '{symbol}' has source_kind={source_kind!r}",
                           loc=loc, limit="'file' or 'template'", found=repr(source_kind),
                           fix="leave source_kind out for a C++ file")
-    if source_kind == "file":
-        check_source(source, symbol, loc)
+    check_source(source, symbol, loc, template=source_kind == "template")
     if entry is not None or source_kind == "template":
         check_entry(entry, symbol, loc)
     macros = check_defines({} if defines is None else defines, symbol, loc)

@@ -22,7 +22,7 @@ from aiedsl.values import as_int, shown
 
 
 def _checked_args(symbol: str, entry: str | None, args: Sequence[KernelArg],
-                  loc: Loc) -> list[KernelArg]:
+                  loc: Loc | None) -> list[KernelArg]:
     """``args=`` of kernel ``symbol`` as a list: each a :class:`~aiedsl.ir.kernel.KernelArg`
     (``buffer(...)`` or ``scalar(...)``) of a name ``entry`` can take, no two of one name."""
     args = list(args)
@@ -78,7 +78,7 @@ def _check_count_ops(symbol: str, count: Callable[..., Any], scalars: list[str],
 
 
 def _checked_params(symbol: str, params: Mapping[str, int | float | str] | None,
-                    args: Sequence[KernelArg], loc: Loc) -> dict[str, int | float | str]:
+                    args: Sequence[KernelArg], loc: Loc | None) -> dict[str, int | float | str]:
     """``params=`` of kernel ``symbol`` as a dict of plain values: names, ints and one-line
     strings, and for each scalar of ``args`` it names, a test value its type holds."""
     if params is not None and not isinstance(params, dict):
@@ -158,7 +158,7 @@ def _float_param(symbol: str, key: str, value: float, dt: str, loc: Any) -> floa
 
 
 def _check_cascade_words(symbol: str, cascade_in: TensorType | None,
-                         cascade_out: TensorType | None, loc: Loc) -> None:
+                         cascade_out: TensorType | None, loc: Loc | None) -> None:
     """``cascade_in=`` and ``cascade_out=`` of kernel ``symbol`` are Tensors of whole cascade
     words (or None)."""
     for what, t in (("cascade_in", cascade_in), ("cascade_out", cascade_out)):
@@ -181,7 +181,7 @@ def _check_cascade_words(symbol: str, cascade_in: TensorType | None,
 
 
 def _cascade_step(symbol: str, step: Any, cascade_in: TensorType | None,
-                  cascade_out: TensorType | None, loc: Loc) -> tuple[int, int] | None:
+                  cascade_out: TensorType | None, loc: Loc | None) -> tuple[int, int] | None:
     """``cascade_step=`` as plain ints, or a DesignError: (g, p) for a kernel that gets and
     puts, g dividing the words it gets and p those it puts, in as many steps."""
     if step is None:

@@ -61,6 +61,9 @@ def kernel_source(k: Kernel) -> KernelSource:
         raise DesignError(
             "kernel source", f"kernel '{k.symbol}' names {k.source}, found {where}", loc=k.loc,
             found=k.source, fix="reinstall aiedsl" if k.shipped else
+            f"read the design IR with load_json(..., home=\"<the design's folder>\"): without "
+            f"it, {k.source} is looked for from the working directory" if k.loc.path == k.loc.file
+            and not os.path.isabs(k.loc.file) else
             f"put the {'template' if k.source_kind == 'template' else 'C++ file'} next to the "
             "design, or fix source=")
     home = KERNEL_TEMPLATES if k.source_kind == "template" else KERNELS_CPP

@@ -30,7 +30,15 @@ from aiedsl.lang.names import decorated_name
 from aiedsl.lang.trace import CoreTrace
 from aiedsl.source_loc import caller_loc, decorator_loc
 from aiedsl.targets.geometry import STEP
+from aiedsl.targets.model import TargetModel
 from aiedsl.values import as_int, shown
+
+
+def herd_traceable(cols: int, rows: int, t: TargetModel) -> bool:
+    """Is a ``cols x rows`` herd small enough to trace one core per cell on ``t``? Placement
+    says precisely why a herd does not fit; this only stops absurd sizes (``-D COLS=2000``, a
+    design.json's 2**40) before a core per cell is made."""
+    return cols * rows <= 4 * t.cols * t.rows
 
 
 def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
@@ -83,7 +91,7 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
         t = b.target
         # Placement says precisely why a herd does not fit; this only stops absurd sizes
         # (-D COLS=2000) before one core per cell is traced.
-        if ncols * nrows > 4 * t.cols * t.rows:
+        if not herd_traceable(ncols, nrows, t):
             raise DesignError(
                 "herd placement", f"herd '{hname}' ({ncols}x{nrows}) does not fit on {t.name}",
                 loc=loc, limit=f"{t.cols} column(s) x {t.rows} core row(s)",

@@ -340,27 +340,39 @@ def define_flags(defines: Mapping[str, int | float | str]) -> list[str]:
             for name, value in sorted(defines.items())]
 
 
-def _source_name(value: str) -> bool:
-    """A relative C++ file name inside its folder (no ``..``, ``~`` or absolute path)."""
+TEMPLATE_FORM = ("a relative path to a jinja2 template beside the design or in "
+                 "aiedsl/kernels/templates/, without '..'")
+
+
+def _source_name(value: str, template: bool) -> bool:
+    """A relative file name inside its folder (no ``..``, ``~`` or absolute path): of C++
+    unless ``template`` (a template's name may end as the user likes)."""
     path = PurePath(value) if value else None
     return not (path is None or path.is_absolute() or ".." in path.parts
-                or value.startswith("~") or path.suffix not in SOURCE_SUFFIXES
+                or value.startswith("~") or (not template and path.suffix not in SOURCE_SUFFIXES)
                 or not value.isprintable())
 
 
-def check_source(value: object, symbol: str, loc: Loc | None) -> str:
-    """A kernel's ``source=``: a relative C++ file name that cannot leave its folder."""
-    if not isinstance(value, str) or not _source_name(value):
+def check_source(value: object, symbol: str, loc: Loc | None, *, template: bool = False) -> str:
+    """A kernel's ``source=``: a relative C++ file name (``template``: a template's name) that
+    cannot leave its folder."""
+    if not isinstance(value, str) or not _source_name(value, template):
+        what = "template name" if template else "C++ file name"
         raise DesignError("kernel source", f"source={_shown(value)} of kernel '{symbol}' is not "
-                          "a C++ file name aiedsl may read", loc=loc, limit=SOURCE_FORM,
-                          found=_shown(value), fix="put the C++ file next to the design and "
-                          "give its name, e.g. source=\"my_kernel.cc\"")
+                          f"a {what} aiedsl may read", loc=loc,
+                          limit=TEMPLATE_FORM if template else SOURCE_FORM,
+                          found=_shown(value), fix="put the " + (
+                              "template next to the design and give its name, e.g. "
+                              "source=\"my_kernel.cc.j2\"" if template else
+                              "C++ file next to the design and give its name, e.g. "
+                              "source=\"my_kernel.cc\""))
     if value.endswith(("/", "/.")):  # a path taken apart drops them, and finds a file
         tail = "/." if value.endswith("/.") else "/"
         name = value[:-len(tail)].rstrip("/")
         raise DesignError("kernel source", f"source={_shown(value)} of kernel '{symbol}' names a "
                           f"directory (it ends in '{tail}'), not a C++ file", loc=loc,
-                          limit=SOURCE_FORM, found=f"{_shown(value)}: a directory",
+                          limit=TEMPLATE_FORM if template else SOURCE_FORM,
+                          found=f"{_shown(value)}: a directory",
                           fix=f"name the C++ file in source=, without the '{tail}': "
                               f"source={_shown(name)} if that is the file, or "
                               f"source={_shown(name + '/<file>')} for one inside the directory")

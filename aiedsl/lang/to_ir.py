@@ -46,7 +46,7 @@ def to_ir(trace: DesignTrace, defines: dict[str, int | float | str]) -> Design:
         rtps=tuple(_rtp_ir(trace, r) for r in trace.rtps.values()),
         barriers=tuple(_barrier_ir(trace, b) for b in trace.barriers.values()),
         locals=tuple(_local_ir(trace, b) for b in trace.locals.values()),
-        cascades=tuple(c for h in trace.herds for c in _cascades(h)))
+        cascades=tuple(c for h in trace.herds for c in herd_cascades(h)))
 
 
 def _barrier_ir(trace: DesignTrace, b: BarrierRef) -> Barrier:
@@ -274,7 +274,7 @@ def _end_name(e: EndpointUse) -> str:
     return e.core if e.kind == "core" and e.core else e.kind
 
 
-def _cascades(h: Herd) -> list[Cascade]:
+def herd_cascades(h: Herd) -> list[Cascade]:
     """The cascade links of herd ``h``: each core to its neighbour in ``h.cascade``."""
     if h.cascade is None:
         return []

@@ -283,6 +283,37 @@ def _check_placed(handle: DesignHandle, placed: Design) -> None:
             limit=f"{handle.name}'s: {listed(handle.ir)}", found=listed(placed),
             fix="give the placed design of this handle's design (check_design(handle.ir)[0], "
             "or its build's design.json), or leave placed= out")
+    # the C++ a native run compiles and the reference a run calls are the handle's kernel's:
+    # one the placed IR declares otherwise (an edited entry, defines, source) is not this
+    # handle's, and would be compiled as the IR says
+    from aiedsl.kernels.library_refs import LIBRARY_FORM, is_aiedsl, library_reference
+
+    mine = {k.symbol: k for k in handle.ir.kernels}
+    for i, k in enumerate(placed.kernels):
+        own = mine.get(k.symbol)
+        if own is None and is_aiedsl(k.reference) and library_reference(k.reference) is None:
+            # the one reference the simulator would import from the IR: aiedsl's library's
+            # alone (kernels/library_refs.py), before anything is imported
+            raise DesignError(
+                "design IR", f"simulate(placed=...): kernels[{i}].reference names no reference "
+                "of aiedsl's library", loc=k.loc, limit=LIBRARY_FORM, found=k.reference,
+                fix="simulate the placed design of this handle's design (its kernels hold "
+                "their references), or name the library reference the kernel was declared with")
+        if own is not None and _kernel_code(k) != _kernel_code(own):
+            raise DesignError(
+                "design IR", f"simulate(placed=...): kernels[{i}] '{k.symbol}' is not the "
+                f"kernel '{handle.name}' declares by that symbol: its C++ or its reference "
+                "differs", loc=caller_loc(), limit="the handle's kernel, as declared",
+                found=f"kernels[{i}]: source {k.source}, entry {k.entry}",
+                fix="give the placed design of this handle's design (check_design(handle.ir)"
+                "[0], or its build's design.json), or leave placed= out")
+
+
+def _kernel_code(k: Any) -> tuple[object, ...]:
+    """What makes a kernel's code: its C++ (source, entry, defines, signature, parameters)
+    and its reference."""
+    return (k.source, k.source_kind, k.shipped, k.entry, k.defines, k.args, k.params,
+            k.reference, k.cascade_in, k.cascade_out, k.cascade_step, k.arch)
 
 
 def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: int,

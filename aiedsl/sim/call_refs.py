@@ -4,7 +4,6 @@ input the same call also writes, and the runtime parameters read when the call r
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Callable
 
 from aiedsl.checks.rtp import hold_fix, unheld
@@ -102,9 +101,9 @@ def reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
     if obj is not None:
         return obj.bound_reference()
     from aiedsl.kernels.base import Kernel
+    from aiedsl.kernels.library_refs import is_aiedsl
 
-    module, _, name = k.reference.partition(":")
-    if module != "aiedsl" and not module.startswith("aiedsl."):
+    if not is_aiedsl(k.reference):
         raise DesignError(
             "kernel reference", f"kernel '{k.symbol}' is not among the kernels of the design "
             f"handle simulated, and its reference {k.reference} is the user's code, which the "
@@ -114,10 +113,25 @@ def reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
             found=f"reference {k.reference}, not in handle.kernels",
             fix="simulate the handle @design returned (or load_design gives) with the IR made "
             "from it: an IR read back from JSON, or another design's, has no references")
-    fn: Any = importlib.import_module(module)
-    for part in name.split("."):
-        fn = getattr(fn, part)
+    fn = _library(k)
     return Kernel(k, fn).bound_reference()  # checked as a declared kernel's reference is
+
+
+def _library(k: Any) -> Callable[..., None]:
+    """The library reference kernel ``k`` (of an IR without its handle) names; a DesignError
+    for any other name, which is never imported (validation refuses it first: this holds
+    for an IR that skipped it)."""
+    from aiedsl.kernels.library_refs import LIBRARY_FORM, library_reference
+
+    fn = library_reference(k.reference)
+    if fn is None:
+        raise DesignError(
+            "kernel reference", f"kernel '{k.symbol}' names reference {k.reference}, which is "
+            "none of aiedsl's library references", loc=k.loc, limit=LIBRARY_FORM,
+            found=k.reference, fix="simulate the handle the design was traced into, whose "
+            "kernels hold their references, or name the library reference the kernel was "
+            "declared with")
+    return fn
 
 
 def trial_reference(k: Any, kernels: dict[str, Any], core: str, call: Call
@@ -131,11 +145,7 @@ def trial_reference(k: Any, kernels: dict[str, Any], core: str, call: Call
     if obj is None:  # a library kernel of an IR without its handle, as reference() finds it
         from aiedsl.kernels.base import Kernel
 
-        module, _, name = k.reference.partition(":")
-        fn: Any = importlib.import_module(module)
-        for part in name.split("."):
-            fn = getattr(fn, part)
-        obj = Kernel(k, fn)
+        obj = Kernel(k, _library(k))
     trial: Callable[..., None] = obj.trial_reference(core, call)
     if getattr(obj, "at_call", None) is None:  # a reference (a native kernel sees one memory)
         trial = before_the_call(trial, k, call)

@@ -100,8 +100,13 @@ def check_handle(handle: object, call: str, loc: Loc) -> DesignHandle:
             limit=limit, found=shown(path),
             fix=f"{call}(load_design(\"{path}\"), ...) (from aiedsl import load_design)")
     built = type(handle).__name__ == "Artifacts"  # aiedsl.api's, which imports this module
+    from aiedsl.ir import Design
+
     raise DesignError(
         "design", f"{call}() takes a design, not {by_type(handle)}", loc=loc, limit=limit,
         found=by_type(handle),
         fix=f"{call}(art.handle, ...), or art.run(...) to run the build" if built else
+        f"{call}(load_design(\"design.py\"), placed=ir) runs a placed design IR (load_json's) "
+        "with its design's references; DesignHandle(ir) has none of the user's"
+        if isinstance(handle, Design) else
         f"pass the @design function's result (or load_design(\"design.py\")) to {call}()")
