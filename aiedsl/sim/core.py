@@ -318,6 +318,13 @@ def _copies(ins: tuple[Any, ...], args: list[Any], accs: dict[tuple[int, int], A
     return out
 
 
+PASSES_PER_INVOCATION = 64
+"""Passes of its program a core may make per invocation simulated before it is not started
+again: a balanced design makes one (a core runs ahead by at most the pass it starts as it ends);
+the cap only ends a run where cores feeding each other would go round while the runtime waits,
+which then stops as a deadlock."""
+
+
 def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Ring],
              kernels: dict[str, Any]) -> Gen:
     """Interpret a core's program, compiled so each step is a few list operations, again each
@@ -349,7 +356,8 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
         p.info["passes"] = passes
         if heap and heap[0][0] < p.time:  # the runtime's end, if earlier, goes first
             yield PAUSE
-        if not blocks or n_code == 0 or m.runtime is None or m.runtime.finished:
+        if (not blocks or n_code == 0 or m.runtime is None or m.runtime.finished
+                or passes >= PASSES_PER_INVOCATION * m.invocations):
             return
 
 
