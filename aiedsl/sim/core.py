@@ -354,6 +354,9 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
         yield from _one_pass(m, p, core, code, accs, counted=passes < m.invocations)
         passes += 1
         p.info["passes"] = passes
+        kept = {key: len(h) for key, h in p.info["held"].items() if h}
+        if kept and "ended_holding" not in p.info:  # a missing release: deadlock reports say it
+            p.info["ended_holding"] = kept
         if heap and heap[0][0] < p.time:  # the runtime's end, if earlier, goes first
             yield PAUSE
         if (not blocks or n_code == 0 or m.runtime is None or m.runtime.finished
