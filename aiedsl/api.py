@@ -131,14 +131,16 @@ class Artifacts:
             target, loc, self.design, self.path,
             lambda npu_run: self._compile(npu_run=npu_run))
         # On the NPU every run after the first starts from what the one before left (barrier
-        # locks, rtp slots, locals, native kernels' C++ statics: only the load sets them); every
-        # one after the second starts as the second does, but for locals and statics a kernel
-        # keeps changing. So more than one run asked is two simulated.
+        # locks, rtp slots, locals, native kernels' C++ statics: only the load sets them, and
+        # the cores, whose programs start again as they end); every one after the second
+        # starts as the second does, but for locals and statics a kernel keeps changing. So
+        # more than one run asked is two simulated, back to back on one timeline.
         invocations = 2 if where == "sim" and iters + warmup > 1 else 1
         if invocations > 1:
             why += (f"; of the {iters + warmup} runs asked (--warmup and --iters count runs "
                     "on the NPU) it simulates 2: the first, from the load, and the second, from "
-                    "what the first left (barrier locks, rtp slots, locals), as every later run "
+                    "what the first left (barrier locks, rtp slots, locals, and each core where "
+                    "it was: its program starts again as soon as it ends), as every later run "
                     "on the NPU starts; the time shown is the first's")
         if say:
             say(why)

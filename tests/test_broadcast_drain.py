@@ -161,9 +161,10 @@ def test_a_drain_issued_after_a_wait_that_needs_it_is_a_deadlock(
     wait = 29 + bool(first)  # the line of rt.wait(c)
     with pytest.raises(Deadlock) as e:
         simulate(load_design(path))
+    # p, its program done, has started it again and waits for its next input (as on the NPU)
     assert str(e.value) == (
         "error [deadlock]: nothing can move and the runtime sequence is not done "
-        "(1 core(s) blocked)\n"
+        "(2 core(s) blocked)\n"
         f"  the runtime waits at rt.wait() for its drain of 'c' (line {wait - 1}) to complete "
         f"(d.py:{wait})\n"
         "  <- the shim DMA (0,0) draining 'c' waits for data (d.py:11)\n"

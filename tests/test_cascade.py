@@ -262,7 +262,8 @@ def test_a_put_the_link_holds_does_not_wait_for_the_get(design_file: DesignFile)
            .replace("                with c.produce() as tc:",
                     "                with y.consume() as ty, c.produce() as tc:"))
     result = simulate(load_design(design_file(src)), check=False)
-    assert result.machine.cores["core[1,0]"].finished
+    # its program ran to its end (it then starts again, as on the NPU, and waits for data)
+    assert result.machine.cores["core[1,0]"].info["passes"] >= 1
 
 
 def test_a_kernel_cascade_must_be_whole_words(design_file: DesignFile) -> None:
@@ -1021,7 +1022,8 @@ def test_a_middle_call_passes_words_on_as_they_come(design_file: DesignFile, sou
     check_design(handle.ir)
     result = simulate(handle, kernels=kernels)
     assert result.passed, [c.line() for c in result.checks]
-    assert all(p.finished for p in result.machine.cores.values())
+    # every program ran to its end (each then starts again, as on the NPU)
+    assert all(p.info.get("passes", 0) >= 1 for p in result.machine.cores.values())
 
 
 def test_a_real_deadlock_through_a_middle_call_is_still_one(design_file: DesignFile) -> None:

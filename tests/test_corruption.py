@@ -306,15 +306,15 @@ def test_missing_produce_release_without_the_checks_deadlocks(design_file: Desig
     with pytest.raises(Deadlock) as excinfo:
         simulate(load_design(design_file(corrupt(COPY, *NO_PRODUCE_RELEASE))))
     assert str(excinfo.value) == (
-        "error [deadlock]: nothing can move and the runtime sequence is not done (0 core(s) "
+        "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
         "blocked)\n"
         "  the runtime waits at the end of its sequence for its drain of 'b' (line 21) to "
         "complete (d.py:19)\n"
         "  <- the shim DMA (0,0) draining 'b' waits for data (d.py:8)\n"
         "  <- the DMA of core[0,0] (0,2) sending 'b' waits for core[0,0] to release an element "
         "to send (d.py:8)\n"
-        "  <- core[0,0] (0,2) has finished its program still holding 1 element(s) of 'b' "
-        "(produce): it never releases them (d.py:15)\n"
+        "  <- core[0,0] (0,2) ended its program still holding 1 element(s) of 'b' (produce) "
+        "and started it again: it never releases them (d.py:15)\n"
         "  fix: make the runtime fill and drain exactly what the cores take and give, in an "
         "order that lets data flow (drains issued before they are waited on), and check every "
         "acquire is matched by a release"

@@ -651,7 +651,8 @@ def test_the_cascade_cycle_runs_once_the_acquire_follows_the_call(
                                   "                with x.consume():\n"
                                   "                    pass\n")
     result = simulate(load_design(design_file(fixed)), check=False)  # (it has no reference)
-    assert all(p.finished for p in result.machine.cores.values())
+    # every program ran to its end (each then starts again, as on the NPU)
+    assert all(p.info.get("passes", 0) >= 1 for p in result.machine.cores.values())
 
 
 # -- parts of a memtile split or join: the depth that gives them room ----------------------------

@@ -36,7 +36,7 @@ from aiedsl.checks.outputs import check_outputs_written
 from aiedsl.checks.repeat import check_repeat_locks, check_repeats
 from aiedsl.checks.resources import TileUsage, check_resources, usage
 from aiedsl.checks.routing import check_packet_links, check_routing
-from aiedsl.checks.reruns import check_barrier_reruns, check_rtp_reruns
+from aiedsl.checks.reruns import check_barrier_reruns, check_late_reads, check_rtp_reruns
 from aiedsl.checks.rtp import check_rtps
 from aiedsl.checks.runtime_order import check_runtime_order
 from aiedsl.checks.stale import check_stale_reads, check_unwritten_releases
@@ -99,6 +99,7 @@ def _check(d: Design, suggest: bool) -> tuple[Design, Table]:
     # every invocation after the first: what a barrier starts it with is what the first left
     check_barrier_reruns(d)
     check_rtp_reruns(d, target)  # what a slot holds there is what the first left, too
+    check_late_reads(d)  # and what the next invocation writes while a core runs on
     check_outputs_written(d)
     check_kernel_layouts(d)
     placed = place(d, target)  # a herd that does not fit is refused here first

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import NamedTuple, NoReturn
 
 from aiedsl.checks.barrier_history import _before, _crossed, _Held, _histories, _history, _replaced
-from aiedsl.checks.carried import CARRIED, Left, where_it_starts
+from aiedsl.checks.carried import Left, back_fix, carried_limit, where_it_starts
 from aiedsl.checks.runtime_order import arriving
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Acquire, BarrierWait
@@ -130,14 +130,13 @@ def _raise(left: dict[str, Left] | None, rule: str, message: str, *, loc: Loc, l
         raise DesignError(rule, message, loc=loc, limit=limit, found=found, related=related,
                           fix=fix)
     starts = "; ".join(where_it_starts(name, end) for name, end in left.items())
-    back = " and ".join(f"rt.set_barrier('{name}', {end.initial})"
-                        for name, end in left.items())
-    kind = "a hang that depends on timing" if rule == "barrier race" else "a certain hang"
+    timed = rule == "barrier race" or any(end.timing for end in left.values())
+    kind = "a hang that depends on timing" if timed else "a certain hang"
     raise DesignError(
         "barrier rerun", f"on every invocation after the first ({kind} there): {message}",
-        loc=loc, limit=f"{limit}; {CARRIED}", found=f"{starts}; {found}", related=related,
-        fix=f"{fix}; or {back} at the end of the runtime sequence, after an rt.sync() on its "
-        "last drains, so that every invocation starts as the first does")
+        loc=loc, limit=f"{limit}; {carried_limit(left)}", found=f"{starts}; {found}",
+        related=related, fix=f"{fix}; or {back_fix(left)}, so that every invocation starts as "
+        "the first does")
 
 
 def _since(held: _Held) -> str:

@@ -5,14 +5,17 @@ only the load gives (a barrier's initial value, an rtp's first value) not taken 
 from __future__ import annotations
 
 from aiedsl.checks.barriers import check_order
-from aiedsl.checks.carried import CARRIED, Left, left_over, next_invocation, where_it_starts
+from aiedsl.checks.carried import (
+    CARRIED, Left, back_fix, carried_limit, left_over, next_invocation, where_it_starts,
+)
 from aiedsl.checks.rtp import check_rewrite
 from aiedsl.errors import DesignError
-from aiedsl.ir.core_ops import BarrierWait, RtpArg
+from aiedsl.ir.core_ops import BarrierWait, Call, Release, RtpArg
+from aiedsl.ir.cores import Core
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import calls, walk
 from aiedsl.ir.reach import Reach
-from aiedsl.ir.runtime import RtpWrite, SetBarrier
+from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
 from aiedsl.targets import TargetModel
 
 
@@ -114,21 +117,94 @@ def _refuse_stale(d: Design, first_run: Reach, reach: Reach, point: int, first: 
     if early:
         c, w = early[0]
         end = left[w.barrier]
-        why = (f"{where_it_starts(w.barrier, end)}, which lets {c} past its wait for "
+        why = (f"{where_it_starts(w.barrier, end)}; " if end.core else
+               f"{where_it_starts(w.barrier, end)}, which lets {c} past its wait for "
                f"{w.value} (line {w.loc.line}) at once; ")
         related.append((f"{c}'s wait for {w.value}", w.loc))
     starts = "calls that read" if may > 1 else "call that reads"
-    back = " and ".join(f"rt.set_barrier('{name}', {end.initial})" for name, end in left.items())
     raise DesignError(
         "rtp race", f"on every invocation after the first, rt.rtp_write of '{first.rtp}'"
         f"[{first.index}] races {core}'s calls that read it: they may see its {first.value} or "
         f"the {last.value} the invocation before left (line {last.loc.line})", loc=first.loc,
         limit="an rtp buffer keeps what the last invocation wrote (nothing but the runtime "
-        "sequence writes it), and " + CARRIED + ", so no call reading a slot may start before "
-        "the slot's first write when that write changes its value",
+        "sequence writes it), and " + carried_limit(left) + ", so no call reading a slot may "
+        "start before the slot's first write when that write changes its value",
         found=f"{why}the fills and barrier values before the write let {core} start {may} "
         f"{starts} the slot", related=related,
-        fix=f"{back} at the end of the runtime sequence, after an rt.sync() on its last drains "
-        "(every invocation then starts as the first does), or have the calls that should see "
-        "the new value wait for a value the barrier does not hold when an invocation starts, "
-        "set after the rtp_write")
+        fix=f"{back_fix(left)} (every invocation then starts as the first does), or have the "
+        "calls that should see the new value wait for a value the barrier does not hold when "
+        "an invocation starts, set after the rtp_write")
+
+
+def check_late_reads(d: Design) -> None:
+    """No call reading an rtp slot that the sequence gives more than one value may run after the
+    sequence's last wait returns (``rtp race``).
+
+    The host's wait ends with the sequence's last instruction, and nothing in the sequence
+    waits for a core, only for shim transfers (mlir-aie lowers ``dma_wait`` to ``npu.sync``:
+    ``AIEDmaToNpu.cpp``, ``DmaWaitToSyncPattern``): a call past the last output the drains
+    waited for show released runs on while the next invocation starts, and its first write of
+    the slot may land before the call reads it."""
+    values: dict[tuple[str, int], list[RtpWrite]] = {}
+    for op in d.runtime:
+        if isinstance(op, RtpWrite):
+            values.setdefault((op.rtp, op.index), []).append(op)
+    varying = {slot: ws for slot, ws in values.items() if len({w.value for w in ws}) > 1}
+    if not varying:
+        return
+    reach = Reach(d)
+    for core in d.cores:
+        total: dict[tuple[str, int], int] = {}
+        last: dict[tuple[str, int], Call] = {}
+        for step, mult in walk(core.body):
+            if isinstance(step, Call):
+                for slot in {(a.rtp, a.index) for a in step.args if isinstance(a, RtpArg)}:
+                    total[slot] = total.get(slot, 0) + mult
+                    last[slot] = step
+        done = reach.must_have_run(core.name, len(d.runtime)).reads
+        for slot, ws in varying.items():
+            if total.get(slot, 0) > done[slot]:
+                _refuse_late(d, core, last[slot], ws, total[slot], done[slot])
+
+
+def _refuse_late(d: Design, core: Core, call: Call, ws: list[RtpWrite], total: int,
+                 done: int) -> None:
+    """Refuse ``core``'s ``call``, which reads a slot the sequence writes ``ws`` and which no
+    drain waited for shows finished (``done`` of ``total`` reads are)."""
+    first, final = ws[0], ws[-1]
+    rel = next((op for op, _ in reversed(list(walk(core.body))) if isinstance(op, Release)
+                and op.port == "produce" and _drained(d, op.fifo)), None)
+    where = (f" (inside its `with {rel.fifo}.produce()` of line {rel.loc.line})"
+             if rel is not None else "")
+    out = f"its last release of '{rel.fifo}'" if rel is not None else "a release of an output"
+    raise DesignError(
+        "rtp race", f"{core.name}'s call of '{call.kernel}' reads rtp '{first.rtp}'"
+        f"[{first.index}] after the last of its outputs the runtime waits for: it may run "
+        "after the host's wait returns, and back-to-back invocations then overlap it with the "
+        f"next one, whose rt.rtp_write of {first.value} (line {first.loc.line}) may land "
+        f"before it reads the {final.value} of line {final.loc.line}", loc=call.loc,
+        limit="a call reading a slot the sequence gives more than one value finishes before "
+        "the sequence's last wait returns, as the drains waited for show: the host's wait ends "
+        "with the sequence's last instruction, and nothing in the sequence waits for a core, "
+        "only for shim transfers (mlir-aie lowers dma_wait to npu.sync on a shim channel)",
+        found=f"the drains waited for show {done} of the {total} calls of {core.name} that "
+        "read the slot finished per invocation",
+        related=[(f"the first write, of {first.value}", first.loc),
+                 (f"the last write, of {final.value}", final.loc)],
+        fix=f"make the call at line {call.loc.line} come before {out}{where}, so that the "
+        "rt.sync() on that drain shows it finished, or give the slot one value in the sequence")
+
+
+def _drained(d: Design, fifo: str) -> bool:
+    """Fifo ``fifo``'s elements end in a drain of the runtime (through links too)."""
+    seen, todo = set(), [fifo]
+    drains = {op.fifo for op in d.runtime if isinstance(op, Transfer) and op.op == "drain"}
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in drains:
+            return True
+        todo += [n for link in d.links if name in link.srcs for n in link.dsts]
+    return False

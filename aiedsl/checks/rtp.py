@@ -46,7 +46,7 @@ are judged again with the barriers starting there too.
 
 from __future__ import annotations
 
-from aiedsl.checks.carried import CARRIED, Left, where_it_starts
+from aiedsl.checks.carried import Left, back_fix, carried_limit, where_it_starts
 from aiedsl.ir.program import calls, walk
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import BarrierWait, RtpArg
@@ -214,8 +214,29 @@ def check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, reade
         # a new value to wait for holds the calls on the first invocation, and the next one
         # starts with it: its own fix is the set back to the initial value, below
         same = _same_value_again(d, core, point, top) if gated and not left else None
+        stale = _passed_before_reset(d, core, point, top) if gated and not left else None
         hint = ""
-        if same is not None:
+        opening = ("before the rtp_write, rt.sync() on the drains of every call filled so far, "
+                   "and issue the fills of the calls that should see the new value after it")
+        reason = ""
+        if stale is not None:
+            wait, gave, reset, fresh = stale
+            related.append((f"rt.set_barrier to {gave.value}", gave.loc))
+            related.append((f"rt.set_barrier to {reset.value}, which may come too late",
+                            reset.loc))
+            reason = (f"; {core} goes from its release straight to its next wait for "
+                      f"{wait.value} (line {wait.loc.line}), which passes on the {gave.value} "
+                      f"set at line {gave.loc.line} if it gets there before the set to "
+                      f"{reset.value} at line {reset.loc.line} lands (nothing orders that "
+                      "register write with the core: the drains waited for show only what it "
+                      "released)")
+            hint = (f"have the calls that should see the new value wait for a value the "
+                    f"barrier has not held (wait_for_value({fresh})) and "
+                    f"rt.set_barrier('{wait.barrier}', {fresh}) after the rtp_write (line "
+                    f"{op.loc.line}); setting it back to {reset.value} does not hold a core "
+                    "that may already be past its wait")
+            opening = opening + "; " if fill is not None else ""
+        elif same is not None:
             again, fresh = same
             related.append((f"rt.set_barrier to {again.value}, which the lock already holds",
                             again.loc))
@@ -228,22 +249,46 @@ def check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, reade
                  "start has finished, as the drains waited for before it show (the write is one "
                  "register write: nothing else orders it with the core)")
         found = (f"{given} before it let {core} start {started} the slot; the drains "
-                 f"waited for show {must} finished, so {either} may read either value")
-        fix = ("before the rtp_write, rt.sync() on the drains of every call filled so far, "
-               "and issue the fills of the calls that should see the new value after it" + hint)
+                 f"waited for show {must} finished, so {either} may read either value{reason}")
+        fix = opening + hint
         when = ""
         if left:  # the first invocation passed: only where the barriers start differs
             when = "on every invocation after the first, "
-            limit += "; " + CARRIED
+            limit += "; " + carried_limit(left)
             found = "; ".join(where_it_starts(name, end)
                               for name, end in left.items()) + "; " + found
-            fix += "; or " + " and ".join(f"rt.set_barrier('{name}', {end.initial})"
-                                          for name, end in left.items()) + \
-                " at the end of the runtime sequence, after an rt.sync() on its last drains"
+            fix += "; or " + back_fix(left)
         raise DesignError(
             "rtp race", f"{when}rt.rtp_write of '{op.rtp}'[{op.index}] races {core}'s calls "
             "that read it: they may see the new value or the old one", loc=op.loc,
             limit=limit, found=found, related=related, fix=fix)
+
+
+def _passed_before_reset(d: Design, core: str, point: int, top: int
+                         ) -> tuple[BarrierWait, SetBarrier, SetBarrier, int] | None:
+    """When a barrier ``core`` waits on holds, at ``point``, another value than an earlier set
+    gave it, and the core waits for that earlier value: the wait, the earlier set, the last
+    set before ``point`` (which replaced it) and the least value the barrier has not held.
+    A core reaches its next wait as soon as it has released what the drains show, so it may
+    pass that wait on the earlier value before the replacing set lands."""
+    waits = [w for w, _ in walk(next(c for c in d.cores if c.name == core).body)
+             if isinstance(w, BarrierWait)]
+    for b in d.barriers:
+        if core not in b.cores:
+            continue
+        sets = [op for op in d.runtime[:point]
+                if isinstance(op, SetBarrier) and op.barrier == b.name]
+        if len(sets) < 2:
+            continue
+        reset = sets[-1]
+        held = {b.init} | {op.value for op in sets}
+        fresh = next((v for v in range(1, top + 1) if v not in held), None)
+        for w in waits:
+            gave = next((op for op in reversed(sets[:-1]) if op.value == w.value), None)
+            if (w.barrier == b.name and gave is not None and w.value != reset.value
+                    and fresh is not None):
+                return w, gave, reset, fresh
+    return None
 
 
 def _same_value_again(d: Design, core: str, point: int, top: int
@@ -255,12 +300,14 @@ def _same_value_again(d: Design, core: str, point: int, top: int
     for b in d.barriers:
         if core not in b.cores:
             continue
-        held = {b.init} | {op.value for op in d.runtime[:point]
-                           if isinstance(op, SetBarrier) and op.barrier == b.name}
+        before = [op.value for op in d.runtime[:point]
+                  if isinstance(op, SetBarrier) and op.barrier == b.name]
+        held = {b.init} | set(before)
+        now = before[-1] if before else b.init  # what the lock holds at the write
         again = next((op for op in d.runtime[point:]
                       if isinstance(op, SetBarrier) and op.barrier == b.name), None)
         fresh = next((v for v in range(1, top + 1) if v not in held), None)
-        if again is not None and again.value in held and fresh is not None:
+        if again is not None and again.value == now and fresh is not None:
             return again, fresh
     return None
 

@@ -30,7 +30,6 @@ from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
-from aiedsl.sim.state import Carried
 from aiedsl.sim.options import (
     CHECK_FIX, check_clock, check_flag, check_handle, check_invocations, check_kernels,
     check_seed,
@@ -239,10 +238,12 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     reference. ``watch`` hears each stage as it starts (a progress display).
 
     ``invocations`` runs the runtime sequence that many times, as the NPU runs a loaded design
-    again (``aiedsl run --target npu`` runs a warm-up and ``--iters`` more): each invocation
-    after the first starts from what the one before left where only the load sets the state
-    (:class:`~aiedsl.sim.state.Carried`: barrier locks, rtp slots, core-local buffers), and
-    the inputs again, outputs unwritten. The result (outputs, timing, trace) is the first's; a
+    again (``aiedsl run --target npu`` runs a warm-up and ``--iters`` more), all on one
+    timeline: each invocation starts the fixed invocation cost after the last instruction of
+    the one before, on the inputs again, outputs unwritten, finding what that one left where
+    only the load sets the state (barrier locks, rtp slots, core-local buffers) and each core
+    where it is: a core's program starts again as soon as it ends, as on the NPU
+    (:func:`~aiedsl.sim.core.run_core`). The result (outputs, timing, trace) is the first's; a
     later one that hangs raises its :class:`Deadlock`, and, unless a local with an initial value
     makes the reference describe the first only (as on the NPU), a later one's output that
     differs from the reference is that output's FAIL.
@@ -353,28 +354,30 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
         # the reference describes the first invocation only when a local starts it from its
         # initial value (the NPU checks that one then: aiedsl.api); else every one alike
         alike = not any(b.init is not None for b in placed.locals)
-        before = m
-        for n in range(2, invocations + 1):
-            left = Carried.of(before)
-            later = _starting(placed, left)
-            again = _host(placed, ins, drained)
-            before = build_machine(later, target, again, impls, compute=compute,
-                                   clock_hz=clock_hz, carried=left)
-            watch("run", before)
+        if invocations > 1:
+            # on one timeline: the first again (the same run as m's up to its end), then the
+            # rest, the cores carrying on between them as on the NPU
+            hosts = [_host(placed, ins, drained) for _ in range(invocations)]
+            whole = build_machine(placed, target, hosts[0], impls, compute=compute,
+                                  clock_hz=clock_hz, later=hosts[1:])
+            watch("run", whole)
             try:
-                before.engine.run()
-                _stopped(before, None)
-            except DesignError as e:  # a deadlock, or a fault, of this invocation
-                raise _in_invocation(e, n, placed, left) from None
-            if check and alike:
+                whole.engine.run()
+                _stopped(whole, None)
+            except DesignError as e:  # a deadlock, or a fault, of a later invocation
+                raise _in_invocation(e, whole) from None
+            for n in range(2, invocations + 1):
+                if not (check and alike):
+                    break
+                again = hosts[n - 1]
                 got = compare_outputs(placed, {o: again[o] for o in handle.outputs}, expected,
                                       {o: ins[o] for o in handle.inputs},
                                       nonfinite=handle.nonfinite, poison=True)
                 for i, (first, this) in enumerate(zip(checks, got)):
                     if first.passed and not this.passed:
                         this.note = (f"invocation {n} (which starts from what invocation "
-                                     f"{n - 1} left: {_what_carries(placed, left)}) computed "
-                                     "this; invocation 1, from the load, matched")
+                                     f"{n - 1} left: {_what_carries(placed, whole, n)}) "
+                                     "computed this; invocation 1, from the load, matched")
                         checks[i] = this
     return SimResult(ins, outputs, checks, tm, m)
 
@@ -407,30 +410,27 @@ def _stopped(m: Machine, trace: str | None) -> None:
         raise stuck
 
 
-def _starting(placed: Design, left: Carried) -> Design:
-    """``placed`` with each barrier's initial value what ``left`` holds in its locks (they
-    all hold what the last set gave them): the deadlock report then says where it started."""
-    starts = {b: v for (b, _), v in left.barriers.items()}
-    return placed.model_copy(update={"barriers": tuple(
-        b.model_copy(update={"init": starts[b.name]}) if b.name in starts else b
-        for b in placed.barriers)})
-
-
-def _what_carries(placed: Design, left: Carried) -> str:
-    """What invocation ``n`` starts from, said of ``placed``'s barriers, rtps and locals."""
-    parts = [f"barrier '{b.name}' at {left.barriers[(b.name, b.cores[0])]}"
-             for b in placed.barriers if b.cores and (b.name, b.cores[0]) in left.barriers]
+def _what_carries(placed: Design, m: Machine, n: int) -> str:
+    """What invocation ``n`` of machine ``m``'s run started from: what the one before left of
+    ``placed``'s barriers, rtps and locals, and its cores carrying on."""
+    at = m.barriers_at[n - 1] if n - 1 < len(m.barriers_at) else {}
+    parts = [f"barrier '{b.name}' at {at[(b.name, b.cores[0])]}"
+             for b in placed.barriers if b.cores and (b.name, b.cores[0]) in at]
     if placed.rtps:
         parts.append("the rtp slots as last written")
     if placed.locals:
         parts.append("the locals as its kernels left them")
-    return ", ".join(parts) or "nothing the load sets differs"
+    parts.append("each core where it was (its program starts again as soon as it ends)")
+    return ", ".join(parts)
 
 
-def _in_invocation(e: DesignError, n: int, placed: Design, left: Carried) -> DesignError:
-    """``e``, raised in invocation ``n``, saying so (the first ran to its end)."""
+def _in_invocation(e: DesignError, m: Machine) -> DesignError:
+    """``e``, raised in a later invocation of machine ``m``'s run, saying which."""
+    n = m.runtime.info.get("invocation", 1) if m.runtime is not None else 1
+    if n < 2:
+        return e
     e.message = (f"on invocation {n} of the runtime sequence (invocation {n - 1} ran to its "
-                 f"end; this one starts from what it left: {_what_carries(placed, left)}): "
+                 f"end; this one starts from what it left: {_what_carries(m.design, m, n)}): "
                  f"{e.message}")
     e.args = (e.render(),)
     return e

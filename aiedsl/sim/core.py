@@ -318,17 +318,61 @@ def _copies(ins: tuple[Any, ...], args: list[Any], accs: dict[tuple[int, int], A
     return out
 
 
+PASSES_PER_INVOCATION = 64
+"""Passes of its program a core may make per invocation simulated before it is not started
+again: a balanced design makes one (a core runs ahead by at most the pass it starts as it ends);
+the cap only ends a run where cores feeding each other would go round while the runtime waits,
+which then stops as a deadlock."""
+
+
 def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], Ring],
              kernels: dict[str, Any]) -> Gen:
-    """Interpret a core's program (one invocation), compiled so each step is a few list
-    operations."""
+    """Interpret a core's program, compiled so each step is a few list operations, again each
+    time it ends, as the NPU runs it.
+
+    The core's program is the body of a loop that never ends (aiedsl's ``aie.mlir.j2`` wraps it
+    in an ``scf.for`` to ``c_forever``, as mlir-aie's IRON does: ``python/iron/worker.py``,
+    ``Worker.resolve``, ``range_(sys.maxsize)`` unless ``while_true=False``): the core starts
+    its next pass at once, whatever the runtime is doing, and so reaches the next invocation's
+    first waits with the barrier values and rtp slots of that moment. The run's horizon is the
+    runtime's end: a pass that ends after the runtime's last invocation has ended is not
+    started again (it would block at its first acquire, or spin: no data comes), nor is a
+    program with no acquire or barrier wait (it could never block). Only the first
+    ``m.invocations`` passes count towards the busy time and the operations: a later pass is
+    the work of an invocation the run does not simulate."""
+    code = _compile(m, core, rings, kernels)
+    p.info["held"] = {}  # what the core holds, for deadlock explanations
+    p.info["ends"] = {}  # the fifo ends it has acquired, for the timing summary
+    heap = m.engine.heap
+    accs: dict[tuple[int, int], tuple[Any, Any, Callable[[Any, Any], None]]] = {}
+    """Outputs kept in a kernel's own layout (:class:`~aiedsl.kernels.prepared.Accumulator`), by
+    (end, slot): (the buffer, the private copy, how to write it back)."""
+    n_code = len(code)
+    blocks = any(ins[0] in (_ACQ, _BAR) for ins in code)
+    passes = 0
+    while True:
+        yield from _one_pass(m, p, core, code, accs, counted=passes < m.invocations)
+        passes += 1
+        p.info["passes"] = passes
+        kept = {key: len(h) for key, h in p.info["held"].items() if h}
+        if kept and "ended_holding" not in p.info:  # a missing release: deadlock reports say it
+            p.info["ended_holding"] = kept
+        if heap and heap[0][0] < p.time:  # the runtime's end, if earlier, goes first
+            yield PAUSE
+        if (not blocks or n_code == 0 or m.runtime is None or m.runtime.finished
+                or passes >= PASSES_PER_INVOCATION * m.invocations):
+            return
+
+
+def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
+              accs: dict[tuple[int, int], tuple[Any, Any, Callable[[Any, Any], None]]],
+              counted: bool) -> Gen:
+    """One pass of ``core``'s compiled program ``code`` on process ``p``; ``counted``: its
+    calls count towards the core's busy time and the run's operations."""
     engine = m.engine
     costs = m.costs
-    code = _compile(m, core, rings, kernels)
-    held: dict[tuple[str, str], list[int]] = {}
-    p.info["held"] = held  # what the core holds, for deadlock explanations
-    ends: dict[tuple[str, str], _End] = {}
-    p.info["ends"] = ends  # the fifo ends it has acquired, for the timing summary
+    held: dict[tuple[str, str], list[int]] = p.info["held"]
+    ends: dict[tuple[str, str], _End] = p.info["ends"]
     info = p.info
     compute = m.compute
     release = engine.release
@@ -336,9 +380,6 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
     heap = engine.heap
     acquire_cost, release_cost = costs.acquire, costs.release
     counters: list[int] = []
-    accs: dict[tuple[int, int], tuple[Any, Any, Callable[[Any, Any], None]]] = {}
-    """Outputs kept in a kernel's own layout (:class:`~aiedsl.kernels.prepared.Accumulator`), by
-    (end, slot): (the buffer, the private copy, how to write it back)."""
     pc = 0
     n_code = len(code)
     while pc < n_code:
@@ -426,10 +467,11 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
                     p.time = end - body  # the stream's stall beyond the kernel's own cycles
             cost = ins[11]
             p.time += cost
-            p.busy += cost
-            m.kernel_calls += 1
-            # a kernel counting ops= per call: this call's own (n=16 does not do n=1024's work)
-            m.ops += k.call_ops(ins[4].args) if k.op_counts else k.ops
+            if counted:
+                p.busy += cost
+                m.kernel_calls += 1
+                # a kernel counting ops= per call: this call's own (n=16 does not do n=1024's)
+                m.ops += k.call_ops(ins[4].args) if k.op_counts else k.ops
             if engine.trace:
                 computed = start + cost
                 p.spans.append((start, computed, k.symbol))
@@ -479,3 +521,4 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
         pc += 1
     for buf, kept, store in accs.values():  # the buffers hold every call's result at the end
         store(kept, buf)
+    accs.clear()

@@ -207,9 +207,17 @@ def _linked_depth(m: Machine, fifo: str) -> str | None:
 
 
 
+def _ended_holding(p: Proc) -> bool:
+    """``p`` is a core whose program ended holding elements, and which started it again."""
+    return p.kind == "core" and not p.finished and bool(p.info.get("ended_holding"))
+
+
 def _finished(m: Machine, p: Proc) -> tuple[str, Loc | None]:
-    """A core whose program is over: name what it still holds, at the acquire that took it."""
-    held = [(key, len(h)) for key, h in p.info.get("held", {}).items() if h]
+    """A core whose program is over (or ended holding elements and started again): name what it
+    still holds, at the acquire that took it."""
+    again = _ended_holding(p)
+    held = (list(p.info["ended_holding"].items()) if again else
+            [(key, len(h)) for key, h in p.info.get("held", {}).items() if h])
     if not held:
         return (f"{proc_words(p)} has finished its program: it will not produce or consume more",
                 p.info.get("loc"))
@@ -219,6 +227,10 @@ def _finished(m: Machine, p: Proc) -> tuple[str, Loc | None]:
         if core.name == p.name:
             loc = next((op.loc for op, _ in reversed(list(walk(core.body)))
                         if isinstance(op, Acquire) and (op.fifo, op.port) == (fifo, port)), None)
+    if again:  # its program loops forever: it went on to its next pass still holding them
+        return (f"{proc_words(p)} ended its program still holding {n} element(s) of '{fifo}' "
+                f"({port}) and started it again: it never releases them",
+                loc or p.info.get("loc"))
     return (f"{proc_words(p)} has finished its program still holding {n} element(s) of '{fifo}' "
             f"({port}): it never releases them", loc or p.info.get("loc"))
 
@@ -233,7 +245,7 @@ def explain(m: Machine) -> Deadlock:
     while p is not None and id(p) not in seen:
         chain.append(p)
         seen.add(id(p))
-        if p.finished:
+        if p.finished or _ended_holding(p):
             break
         p = waits_for(m, p)
         if p is not None and id(p) in seen:
@@ -242,7 +254,7 @@ def explain(m: Machine) -> Deadlock:
     locs = []
     for i, q in enumerate(chain):
         text, loc = _say(m, q)
-        if q.finished and q.kind == "core":
+        if (q.finished and q.kind == "core") or _ended_holding(q):
             text, loc = _finished(m, q)
         locs.append(loc)
         where = f" ({loc.file}:{loc.line})" if loc else ""

@@ -28,8 +28,11 @@ What it models (mlir-aie's objectfifo lowering,
   earlier event has run, and reading a slot nothing has written yet is a :class:`SimFault`;
 * each core's copy of a core-local buffer starts the run holding its initial value (the run is
   the first after the design's load), and kernels read and write it in place, call after call;
-* a later invocation (``carried``) starts from what the one before left where the load, not
-  the runtime sequence, sets the state: barrier locks, rtp slots, locals (:class:`Carried`).
+* the runtime runs its sequence once, or once per host-array set of ``later`` after that,
+  back to back on one timeline (:func:`~aiedsl.sim.runtime.run_runtime`), and each core runs
+  its program again as soon as it ends (:func:`~aiedsl.sim.core.run_core`): a later invocation
+  finds the barrier locks, rtp slots, locals and cores where the one before left them, as on
+  the NPU, where only the load sets them.
 
 Timing (the target's :class:`~aiedsl.targets.TimingModel`): a stream runs at its slower DMA's
 rate; a shim channel also spends ``shim_burst_cycles`` per AXI burst of its host pattern; the
@@ -60,7 +63,7 @@ from aiedsl.sim.patterns import dims_gather
 from aiedsl.sim.runtime import run_runtime
 from aiedsl.sim.shim_dma import shim_drain, shim_fill
 from aiedsl.sim.state import (
-    Carried, CascadeLink, Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault,
+    CascadeLink, Costs, Dram, DramPort, Machine, Ring, RtpMemory, SimFault,
     initial_local,
 )
 from aiedsl.targets import TargetModel
@@ -71,17 +74,18 @@ __all__ = ["Machine", "SimFault", "build_machine"]
 
 def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
                   kernels: dict[str, Any], trace: bool = False, compute: bool = True,
-                  clock_hz: float | None = None, carried: Carried | None = None) -> Machine:
+                  clock_hz: float | None = None,
+                  later: list[dict[str, np.ndarray]] | None = None) -> Machine:
     """Model placed design ``d`` on ``target`` over host arrays ``host`` (modified in place by
-    drains); cycles count ``clock_hz`` (the target's clock by default). ``carried``: the
-    invocation starts from what the one before left (barrier locks, rtp slots, locals), not
-    from the load."""
+    drains); cycles count ``clock_hz`` (the target's clock by default). ``later``: the host
+    arrays of each further invocation, run after the first on the same machine."""
     clock = clock_hz or target.clock_hz
     tm = target.timing
     engine = Engine(trace)
     dram = Dram(DramPort(tm.dram_read_bytes_per_s / clock),
                 DramPort(tm.dram_write_bytes_per_s / clock))
-    m = Machine(d, target, engine, host, dram, Costs.of(tm, clock), clock, compute=compute)
+    m = Machine(d, target, engine, host, dram, Costs.of(tm, clock), clock, compute=compute,
+                invocations=1 + len(later or []), hosts=list(later or []))
 
     def rate(*ends: TileKind) -> float:
         # A stream runs at its slowest DMA channel (and never faster than a stream port).
@@ -161,21 +165,14 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
         _build_link(m, link, len(ends.store_of[end.symbol].buffers), links_in, links_out)
 
     for r in d.rtps:
-        # a slot the invocation before wrote holds that value from before this one's start
-        last = carried.rtps.get(r.name, []) if carried else []
-        slots = [last[i] if i < len(last) else None for i in range(r.type.numel)]
-        m.rtps[r.name] = RtpMemory(r.name, r.core, [[] if v is None else [(-1.0, v)]
-                                                    for v in slots])
-    for lb in d.locals:  # one copy per core, as the design's load (or the last run) leaves it
+        m.rtps[r.name] = RtpMemory(r.name, r.core, [[] for _ in range(r.type.numel)])
+    for lb in d.locals:  # one copy per core, as the design's load leaves it
         np_dtype = np.dtype(lookup_dtype(lb.type.dtype).numpy)
         for core in lb.cores:
-            kept = carried.locals.get((lb.name, core)) if carried else None
-            m.locals[(lb.name, core)] = kept.copy() if kept is not None else \
-                initial_local(lb.init, lb.type.shape, np_dtype)
+            m.locals[(lb.name, core)] = initial_local(lb.init, lb.type.shape, np_dtype)
     for b in d.barriers:
         for core in b.cores:
-            start = carried.barriers.get((b.name, core), b.init) if carried else b.init
-            m.barrier_locks[(b.name, core)] = Lock(f"barrier {b.name}@{core}", start)
+            m.barrier_locks[(b.name, core)] = Lock(f"barrier {b.name}@{core}", b.init)
     _build_cascades(m, target.cascade_fifo_words)
     for program in d.cores:
         p = Proc(program.name, "core", info={"tile": program.tile, "loc": program.loc})

@@ -10,22 +10,44 @@ from aiedsl.ir.runtime import Transfer
 from aiedsl.ir.sequence import shim_bd_ids
 from aiedsl.sim.engine import PAUSE, Gen, Proc, Token
 from aiedsl.sim.patterns import bursts_per_byte
-from aiedsl.sim.shim import ShimRtpWrite, ShimSetLock, ShimTransfer, shim_program
+from aiedsl.sim.shim import ShimRtpWrite, ShimSetLock, ShimTransfer, Step, shim_program
 from aiedsl.sim.state import Machine, SimFault
 
 
 def run_runtime(m: Machine, p: Proc) -> Gen:
-    """Run the runtime sequence: the shim transfers, waits and rtp writes of
-    :func:`shim_program`.
+    """Run the runtime sequence ``m.invocations`` times: the shim transfers, waits and rtp
+    writes of :func:`shim_program`.
 
     Issuing a transfer takes the firmware ``shim_task_s`` (its BD, address patch and queue
     push); the transfer starts no earlier. An rtp write takes ``register_write_s`` and lands
-    when it is done. Waits cost nothing beyond waiting.
+    when it is done. Waits cost nothing beyond waiting. An invocation ends when its last
+    instruction is done (the host's wait returns then: nothing in the instruction stream waits
+    for a core, mlir-aie lowers ``dma_wait`` to ``npu.sync`` on a shim channel,
+    ``AIEDmaToNpu.cpp``, ``DmaWaitToSyncPattern``); the next starts the target's fixed
+    invocation cost (``TimingModel.invocation_s``, what the host spends between the two) later,
+    on host arrays of its own, while the cores carry on (:func:`~aiedsl.sim.core.run_core`).
     """
+    program = shim_program(m.design, m.target)
+    gap = m.target.timing.invocation_s * m.clock_hz
+    for n in range(m.invocations):
+        if n:
+            p.time += gap
+            m.host = m.hosts[n - 1]
+            if m.engine.heap and m.engine.heap[0][0] < p.time:
+                yield PAUSE  # what the cores do in between comes first
+        p.info["invocation"] = n + 1
+        m.barriers_at.append({key: len(lock.units) for key, lock in m.barrier_locks.items()})
+        yield from _sequence(m, p, program)
+        m.ends.append(p.time)
+    p.info["done"] = True
+
+
+def _sequence(m: Machine, p: Proc, program: tuple[Step, ...]) -> Gen:
+    """Run one invocation of the runtime sequence ``program``."""
     engine = m.engine
     costs = m.costs
     pending: dict[str, list[Token]] = {}
-    for op in shim_program(m.design, m.target):
+    for op in program:
         if isinstance(op, ShimSetLock):
             # one register write: the lock takes the value, whatever it held
             _work(p, costs.register_write, f"set barrier {op.barrier}", engine.trace)
@@ -63,7 +85,6 @@ def run_runtime(m: Machine, p: Proc) -> Gen:
             yield ("done", token)
             p.open = None
             p.info.pop("waiting", None)
-    p.info["done"] = True
 
 
 def _work(p: Proc, cycles: float, label: str, trace: bool) -> None:
@@ -113,23 +134,29 @@ def check_shim_bds(m: Machine) -> None:
     transfer done; this finds a flaw in that proof on the run's own clocks.
     """
     ids = shim_bd_ids(m.design)
-    pushed: dict[int, float] = {}
-    done: dict[int, float] = {}
+    pushed: dict[tuple[int, int], float] = {}
+    """By (invocation, runtime op): when the transfer was pushed (an op is pushed once per
+    invocation, in order)."""
+    done: dict[tuple[int, int], float] = {}
     for queues in (m.fill_queues, m.drain_queues):
         for q in queues.values():
+            seen: dict[int, int] = {}
             for k, (at, op) in enumerate(q.issued):
-                pushed[op.order] = at
-                done[op.order] = q.finished[k] if k < len(q.finished) else float("inf")
-    holder: dict[tuple[object, int], int] = {}
-    for i in sorted(pushed):  # in issue order
+                key = (seen.get(op.order, 0), op.order)
+                seen[op.order] = key[0] + 1
+                pushed[key] = at
+                done[key] = q.finished[k] if k < len(q.finished) else float("inf")
+    holder: dict[tuple[object, int], tuple[int, int]] = {}
+    for key in sorted(pushed):  # in issue order
+        i = key[1]
         op = m.design.runtime[i]
         assert isinstance(op, Transfer)
         tile = m.design.shim_end(op).tile
         before = holder.get((tile, ids[i]))
-        holder[(tile, ids[i])] = i
-        if before is None or done[before] <= pushed[i]:
+        holder[(tile, ids[i])] = key
+        if before is None or done[before] <= pushed[key]:
             continue
-        old = m.design.runtime[before]
+        old = m.design.runtime[before[1]]
         assert isinstance(old, Transfer)
         state = "never done" if done[before] == float("inf") else \
             f"done at cycle {done[before]:.0f}"
@@ -137,7 +164,7 @@ def check_shim_bds(m: Machine) -> None:
             "shim BD reuse", f"rt.{op.op} of '{op.fifo}' takes BD {ids[i]} of shim tile {tile} "
             f"while the {old.op} of '{old.fifo}' holding it is not done", loc=op.loc,
             limit="a shim BD is handed on once the transfer holding it is done: a queued task "
-            "reads its BD only when it starts", found=f"pushed at cycle {pushed[i]:.0f}; the "
+            "reads its BD only when it starts", found=f"pushed at cycle {pushed[key]:.0f}; the "
             f"{old.op} of '{old.fifo}' {state}",
             related=[(f"the {old.op} of '{old.fifo}'", old.loc)],
             fix=f"wait for the {old.op} of '{old.fifo}' ({_how(old.op)}) before this "

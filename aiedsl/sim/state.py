@@ -185,6 +185,15 @@ class Machine:
     """Each runtime barrier's lock in each core that waits on it, by (barrier, core)."""
     cascades: dict[tuple[str, str], "CascadeLink"] = field(default_factory=dict)
     """Each core's cascade links by (core, "in" | "out")."""
+    invocations: int = 1
+    """How many times the runtime runs its sequence, back to back on one timeline (the cores
+    carry on between them, as on the NPU)."""
+    hosts: list[dict[str, np.ndarray]] = field(default_factory=list)
+    """The host arrays of each invocation after the first (``host`` is the first's)."""
+    ends: list[float] = field(default_factory=list)
+    """The cycle each invocation's runtime sequence ended (the host's wait returned)."""
+    barriers_at: list[dict[tuple[str, str], int]] = field(default_factory=list)
+    """Per invocation, each barrier lock's value as its sequence started."""
     locals: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     """Each core's copy of each core-local buffer it uses, by (local, core): its initial value
     when the run starts (the design was just loaded), then what the core's kernels wrote."""
@@ -299,28 +308,3 @@ class RtpMemory:
         """The value of slot ``index`` at cycle ``t``; None if nothing was written by then."""
         seen = [v for when, v in self.writes[index] if when <= t]
         return seen[-1] if seen else None
-
-
-@dataclass
-class Carried:
-    """What one invocation leaves for the next: the state the load sets and the runtime
-    sequence does not set again. Each barrier lock holds the value the sequence set last (a
-    lock's init is part of the array's configuration, written once at load: mlir-aie's
-    ``AIERTControl::addInitConfig``), each rtp slot the value written last, each core's copy of
-    a core-local buffer what its kernels left. Fifo locks and buffers need none: balance has
-    every run put in what it takes out, so they end where the load put them."""
-
-    barriers: dict[tuple[str, str], int]
-    """Per (barrier, core): the value its lock holds."""
-    rtps: dict[str, list[int | None]]
-    """Per rtp buffer: each slot's last written value (None: never written)."""
-    locals: dict[tuple[str, str], np.ndarray]
-    """Per (local, core): the buffer's contents."""
-
-    @classmethod
-    def of(cls, m: Machine) -> Carried:
-        """What machine ``m``'s run left."""
-        return cls({key: len(lock.units) for key, lock in m.barrier_locks.items()},
-                   {name: [w[-1][1] if w else None for w in mem.writes]
-                    for name, mem in m.rtps.items()},
-                   {key: buf.copy() for key, buf in m.locals.items()})

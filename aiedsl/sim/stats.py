@@ -70,10 +70,18 @@ def timing(m: Machine) -> Timing:
     clock = m.clock_hz
     procs = m.engine.procs
     cycles = max((p.time for p in procs), default=0.0)
+    after, late = 0.0, ""
     if m.runtime is not None and m.runtime.finished:
-        cycles = max(m.runtime.time, max((p.time for p in procs if p.kind == "core"), default=0))
+        # the host's wait returns with the sequence's last instruction: nothing in it waits
+        # for a core (run_runtime), so a core's work past it is not the invocation's time
+        cycles = m.ends[0] if m.ends else m.runtime.time
+        cores = [p for p in procs if p.kind == "core"]
+        last = max(cores, key=lambda p: p.time, default=None)
+        if last is not None and last.time > cycles:
+            after, late = last.time - cycles, last.name
     total = cycles or 1.0
-    core_busy = {p.name: p.busy / total for p in procs if p.kind == "core"}
+    # a core's work that runs on past the host's wait counts up to all of the device time
+    core_busy = {p.name: min(p.busy / total, 1.0) for p in procs if p.kind == "core"}
     channels = [p for p in procs if p.kind in ("mm2s", "s2mm")]
     channel_busy = {p.name: p.busy / total for p in channels}
     channel_moving = {p.name: (p.busy - p.waited) / total for p in channels}
@@ -139,6 +147,7 @@ def timing(m: Machine) -> Timing:
     # rounded past any cycle: 103.2 us x 1 GHz is 103200.00000000001 in floats
     return Timing(round(cycles + fixed * clock, 6), clock, m.ops, core_busy, channel_busy,
                   int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,
+                  after_cycles=after, after_core=late,
                   dram_read_bytes=int(m.dram.read.moved), dram_write_bytes=int(m.dram.write.moved),
                   profiled=tuple(k.symbol for k in m.design.kernels
                                  if k.cycles_source == "profile"),

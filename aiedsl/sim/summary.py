@@ -274,6 +274,12 @@ class Timing:
     waits for (no host or firmware fixed cost)."""
     invocation_s: float = 0.0
     """The fixed cost of one invocation (the target's ``TimingModel.invocation_s``)."""
+    after_cycles: float = 0.0
+    """Cycles a core still works after the host's wait returns (after
+    :attr:`device_cycles`): calls past the last output the runtime waits for, which the next
+    invocation, started at once, overlaps; 0 when every core is done by then."""
+    after_core: str = ""
+    """The core that works longest past the host's wait ("" when none does)."""
     dram_read_bytes: int = 0
     """Bytes the shims read from host memory (fills); ``dram_bytes`` counts these and the
     writes."""
@@ -332,6 +338,13 @@ class Timing:
         out = [f"time: {self.seconds * 1e6:.2f} us per invocation ({self.invocation_s * 1e6:.2f}"
                f" us fixed cost + {self.device_seconds * 1e6:.2f} us on the device: "
                f"{self.device_cycles:,.0f} cycles at {self.clock_hz / 1e9:g} GHz)"]
+        if self.after_cycles:
+            out.append(
+                f"after the host's wait: {self.after_core} works "
+                f"{significant(self.after_cycles / self.clock_hz * 1e6)} us more (calls after "
+                "the last output the runtime waits for; the time above stops at that wait); "
+                "back-to-back invocations overlap that work with the next one's "
+                f"{self.invocation_s * 1e6:.2f} us fixed cost and its start")
         if self.ops:
             out.append(f"throughput: {significant(self.gops)} {self.ops_unit}")
         if busy:

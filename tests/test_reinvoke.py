@@ -1,0 +1,357 @@
+"""Repeated invocations as the NPU runs them: a core's program is the body of a loop that never
+ends, so it starts again as soon as it ends, whatever the runtime sequence still has to do, and the
+host's wait returns with the sequence's last instruction (a ``dma_wait`` is an ``npu.sync`` on a
+shim channel: nothing waits for a core). A tester's designs (e8, e4c, e5): check and the
+simulator passed designs that fail on the NPU from their second run on, or blamed the wrong line.
+The simulator runs the invocations on one timeline; check judges what a core's next pass does
+before the sequence's later sets, and calls that run on past the host's wait."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+from aiedsl.targets import get_target
+
+DesignFile = Callable[..., Path]
+
+K_CC = '''#include <stdint.h>
+template <unsigned N> void mulc(const int32_t *in, int32_t *out, int32_t f) {
+  for (unsigned i = 0; i < N; ++i) out[i] = in[i] * f;
+}
+template <unsigned N> void addb(const int32_t *a, const int32_t *b, int32_t *out) {
+  for (unsigned i = 0; i < N; ++i) out[i] = a[i] + b[i];
+}
+template <unsigned N> void sink(const int32_t *a, int32_t f) {}
+'''
+K2_CC = '''#include <stdint.h>
+template <unsigned N> void gen(int32_t *out, int32_t f) {
+  for (unsigned i = 0; i < N; ++i) out[i] = f;
+}
+'''
+
+E8 = '''import numpy as np
+from aiedsl import Tensor, barrier, define, design, fifo, herd, i32, rtp, runtime
+from aiedsl.kernels import buffer, declare, scalar
+
+RESET = define("RESET", 1)
+T = Tensor[16, i32]
+def gen_ref(dst, f): dst[...] = f
+def mulc_ref(src, dst, f): dst[...] = src * f
+gen = declare("gen_16", source="k2.cc", entry="gen<16>",
+              args=[buffer("dst", T, "out"), scalar("f", i32)],
+              reference=gen_ref, cycles=40, cost="x", exact=True)
+mulc = declare("mulc_16", source="k.cc", entry="mulc<16>",
+               args=[buffer("src", T), buffer("dst", T, "out"), scalar("f", i32)],
+               reference=mulc_ref, cycles=40, cost="x", exact=True)
+
+@design(device="npu1")
+def e8(inp: Tensor[16, i32], out: Tensor[2, 16, i32]):
+    a = fifo(T, name="a")
+    o = fifo(T, name="o")
+    thr = rtp(Tensor[16, i32], name="thr")
+    go = barrier(name="go")
+
+    @herd()
+    def core(x, y):
+        go.wait_for_value(1)
+        with o.produce() as e:
+            gen(e, thr[0])                      # pass 1: held by the barrier only
+        with a.consume() as ea, o.produce() as e:
+            mulc(ea, e, thr[0])                 # pass 2: held by its data
+
+    with runtime() as rt:
+        rt.rtp_write(thr, 0, 5)
+        rt.set_barrier(go, 1)
+        rt.drain(o, out, (0, [16], [1]))
+        rt.sync()
+        rt.rtp_write(thr, 0, 7)
+        rt.fill(a, inp)
+        rt.drain(o, out, (16, [16], [1]))
+        if RESET:
+            rt.sync()
+            rt.set_barrier(go, 0)               # README's fix: back to its initial value
+
+@e8.reference
+def reference(inp):
+    return np.stack([np.full(16, 5, np.int32), inp * 7])
+'''
+"""The tester's e8.py: pass 1 is held by the barrier only, pass 2 by its data; with RESET the
+sequence sets the barrier back to 0 at its end, after the last sync (the fix README gave)."""
+
+E4C = '''import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, local, rtp, runtime
+from aiedsl.kernels import buffer, declare, scalar
+
+T = Tensor[16, i32]
+def mulc_ref(src, dst, f): dst[...] = src * f
+def addb_ref(a, b, c): c[...] = a + b
+mulc = declare("mulc_16", source="k.cc", entry="mulc<16>",
+               args=[buffer("src", T), buffer("dst", T, "out"), scalar("f", i32)],
+               reference=mulc_ref, cycles=40, cost="x", exact=True)
+addb = declare("addb_16", source="k.cc", entry="addb<16>",
+               args=[buffer("a", T), buffer("b", T), buffer("c", T, "out")],
+               reference=addb_ref, cycles=40, cost="x", exact=True)
+slow = declare("addb_slow_16", source="k.cc", entry="addb<16>",   # 0.5 ms of work, no rtp
+               args=[buffer("a", T), buffer("b", T), buffer("c", T, "out")],
+               reference=addb_ref, cycles=500_000, cost="slow", exact=True)
+
+@design(device="npu1")
+def e4c(inp: Tensor[2, 16, i32], out: Tensor[2, 16, i32]):
+    a = fifo(T, name="a")
+    o = fifo(T, name="o")
+    thr = rtp(Tensor[16, i32], name="thr")
+    acc = local(T, name="acc", initial=0)
+    tmp = local(T, name="tmp")
+
+    @herd()
+    def core(x, y):
+        with a.consume() as ea, o.produce() as eo:
+            addb(ea, acc, eo)             # pass 1: in0 + acc (acc: what the last run left)
+        with a.consume() as ea:
+            with o.produce() as eo:
+                mulc(ea, eo, thr[0])      # pass 2: in1 * thr, after the write of 3
+            slow(ea, ea, tmp)             # after o's last release: nothing waits for it
+            mulc(ea, acc, thr[0])         # acc = in1 * thr: 3 in this run's sequence
+
+    with runtime() as rt:
+        rt.rtp_write(thr, 0, 2)
+        rt.fill(a, inp, (0, [16], [1]))
+        rt.drain(o, out, (0, [16], [1]))
+        rt.sync()
+        rt.rtp_write(thr, 0, 3)
+        rt.fill(a, inp, (16, [16], [1]))
+        rt.drain(o, out, (16, [16], [1]))
+
+@e4c.reference
+def reference(inp):
+    return np.stack([inp[0], inp[1] * 3])
+'''
+"""The tester's e4c.py: after the core's last release of o it runs 0.5 ms of work, then a call
+reading thr, which the next invocation's first write (2) reaches before the call does."""
+
+E5 = '''import numpy as np
+from aiedsl import Tensor, barrier, design, fifo, herd, i32, local, loop, rtp, runtime
+from aiedsl.kernels import buffer, declare, scalar
+
+T = Tensor[16, i32]
+def gen_ref(dst, f): dst[...] = f
+gen = declare("gen_16", source="k2.cc", entry="gen<16>",
+              args=[buffer("dst", T, "out"), scalar("f", i32)],
+              reference=gen_ref, cycles=40, cost="x", exact=True)
+
+@design(device="npu1")
+def e5(out: Tensor[2, 16, i32]):
+    o = fifo(T, name="o")
+    thr = rtp(Tensor[16, i32], name="thr")
+    go = barrier(name="go")
+
+    @herd()
+    def core(x, y):
+        for _ in loop(2):
+            go.wait_for_value(1)
+            with o.produce() as e:
+                gen(e, thr[0])
+
+    with runtime() as rt:
+        rt.rtp_write(thr, 0, 5)
+        rt.set_barrier(go, 1)
+        rt.drain(o, out, (0, [16], [1]))
+        rt.sync()
+        rt.set_barrier(go, 0)
+        rt.rtp_write(thr, 0, 7)
+        rt.set_barrier(go, 1)
+        rt.drain(o, out, (16, [16], [1]))
+        rt.sync()
+        rt.set_barrier(go, 0)
+
+@e5.reference
+def reference():
+    return np.stack([np.full(16, 5, np.int32), np.full(16, 7, np.int32)])
+'''
+"""The tester's e5.py: the core's second wait for 1 may pass on the 1 of line 26 before the
+runtime's set to 0 (line 29) lands."""
+
+RESTARTS = ("a lock takes its initial value only when the design is loaded (mlir-aie's "
+            "AIERTControl::addInitConfig writes aie.lock's init into the array's configuration), "
+            "while each invocation runs the runtime sequence, whose aiex.set_lock replaces the "
+            "value: every invocation after the first starts with the value the sequence set "
+            "last, and a core's program starts again as soon as it ends (it is the body of a "
+            "loop that never ends), whatever the runtime sequence is still to do: nothing in it "
+            "waits for a core, only for shim transfers")
+
+
+def _write(design_file: DesignFile, source: str) -> Path:
+    design_file(K_CC, "k.cc")
+    design_file(K2_CC, "k2.cc")
+    return design_file(source)
+
+
+def _refusal(path: Path, **defines: object) -> str:
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path, defines or None).ir)
+    return str(e.value)
+
+
+def _unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let ``simulate`` skip the static checks (it still places the design)."""
+    import aiedsl.sim
+    from aiedsl.place import place
+
+    monkeypatch.setattr(aiedsl.sim, "check_design",
+                        lambda ir: (place(ir, get_target(ir.device)), {}))
+
+
+INP = np.arange(16, dtype=np.int32) + 1
+
+
+@pytest.mark.parametrize("reset", [0, 1])
+def test_setting_the_barrier_back_at_the_end_does_not_hold_the_cores_next_pass(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch, reset: int) -> None:
+    """The core ends its program once line 37's fill lets it, and its next pass passes its wait
+    for 1 at once: a set back to 0 after the last sync comes after that. Check refuses both,
+    with a fix that holds on the NPU; the simulator's second invocation computes out[0] with
+    the 7 the first left, as the NPU does; the fix given passes check and three invocations."""
+    path = _write(design_file, E8)
+    assert _refusal(path, RESET=reset) == (
+        "d.py:32: error [rtp race]: on every invocation after the first, rt.rtp_write of "
+        "'thr'[0] races core[0,0]'s calls that read it: they may see its 5 or the 7 the "
+        "invocation before left (line 36)\n"
+        "  limit: an rtp buffer keeps what the last invocation wrote (nothing but the runtime "
+        f"sequence writes it), and {RESTARTS}, so no call reading a slot may start before the "
+        "slot's first write when that write changes its value\n"
+        "  found: core[0,0] may end its program from line 37 and start it again at once (a "
+        "core's program loops forever) while barrier 'go' holds 1 (set at line 33), so it "
+        "passes its wait for 1 (line 25) before the sequence's later sets: every invocation "
+        "after the first finds it past that wait, as if the barrier started at 1, not at its "
+        "initial 0; the fills and barrier values before the write let core[0,0] start 1 call "
+        "that reads the slot\n"
+        "  d.py:36: the last write, of 7\n"
+        "  d.py:25: core[0,0]'s wait for 1\n"
+        "  fix: rt.set_barrier('go', 0) before line 37, after an rt.sync() that shows core[0,0] "
+        "past its last wait for 1: from that line core[0,0] may end its program and start it "
+        "again, and a set after it (at the end of the sequence) may come too late to hold its "
+        "next pass (every invocation then starts as the first does), or have the calls that "
+        "should see the new value wait for a value the barrier does not hold when an "
+        "invocation starts, set after the rtp_write")
+    _unchecked(monkeypatch)
+    h = load_design(path, {"RESET": reset})
+    assert simulate(h, {"inp": INP}).passed
+    (out,) = simulate(h, {"inp": INP}, invocations=2).checks
+    assert not out.passed and (out.worst_index, out.got, out.want) == ((0, 0), 7, 5)
+    assert (out.wrong, out.region) == (16, ((0, 1), (0, 16)))
+    monkeypatch.undo()
+    fixed = _write(design_file, E8.replace("        rt.fill(a, inp)\n",
+                                           "        rt.set_barrier(go, 0)\n"
+                                           "        rt.fill(a, inp)\n"))
+    h = load_design(fixed, {"RESET": reset})
+    check_design(h.ir)
+    assert simulate(h, {"inp": INP}, invocations=3).passed
+
+
+def test_the_reset_before_the_core_can_end_its_program_passes(design_file: DesignFile) -> None:
+    """The tester's e8fix.py: the barrier set back right after the first sync, before the
+    write of 7 and the fill that lets the core end its program."""
+    source = E8.replace("        rt.sync()\n        rt.rtp_write(thr, 0, 7)\n",
+                        "        rt.sync()\n        rt.set_barrier(go, 0)\n"
+                        "        rt.rtp_write(thr, 0, 7)\n")
+    h = load_design(_write(design_file, source), {"RESET": 0})
+    check_design(h.ir)
+    assert simulate(h, {"inp": INP}, invocations=3).passed
+
+
+def test_a_call_after_the_last_drained_output_overlaps_the_next_invocation(
+        design_file: DesignFile) -> None:
+    """The late mulc reads thr after o's last release: the host's wait returns at the drain of
+    o, and the next invocation's write of 2 lands while the core is still in its slow call.
+    Check refuses it; moving the calls inside the produce passes check and runs."""
+    path = _write(design_file, E4C)
+    assert _refusal(path) == (
+        "d.py:34: error [rtp race]: core[0,0]'s call of 'mulc_16' reads rtp 'thr'[0] after the "
+        "last of its outputs the runtime waits for: it may run after the host's wait returns, "
+        "and back-to-back invocations then overlap it with the next one, whose rt.rtp_write of "
+        "2 (line 37) may land before it reads the 3 of line 41\n"
+        "  limit: a call reading a slot the sequence gives more than one value finishes before "
+        "the sequence's last wait returns, as the drains waited for show: the host's wait ends "
+        "with the sequence's last instruction, and nothing in the sequence waits for a core, "
+        "only for shim transfers (mlir-aie lowers dma_wait to npu.sync on a shim channel)\n"
+        "  found: the drains waited for show 1 of the 2 calls of core[0,0] that read the slot "
+        "finished per invocation\n"
+        "  d.py:37: the first write, of 2\n"
+        "  d.py:41: the last write, of 3\n"
+        "  fix: make the call at line 34 come before its last release of 'o' (inside its `with "
+        "o.produce()` of line 31), so that the rt.sync() on that drain shows it finished, or "
+        "give the slot one value in the sequence")
+    moved = E4C.replace(
+        "                mulc(ea, eo, thr[0])      # pass 2: in1 * thr, after the write of 3\n"
+        "            slow(ea, ea, tmp)             # after o's last release: nothing waits for it\n"
+        "            mulc(ea, acc, thr[0])         # acc = in1 * thr: 3 in this run's sequence\n",
+        "                mulc(ea, eo, thr[0])\n"
+        "                slow(ea, ea, tmp)\n"
+        "                mulc(ea, acc, thr[0])\n")
+    assert moved != E4C
+    h = load_design(_write(design_file, moved))
+    check_design(h.ir)
+    ins = {"inp": np.stack([INP, INP * 2])}
+    result = simulate(h, ins, invocations=2)
+    assert result.passed
+    # the drain of o now waits for the slow call: it is the invocation's time
+    assert result.timing.device_cycles > 500_000 and result.timing.after_cycles == 0
+
+
+def test_the_time_ends_at_the_hosts_wait_and_later_work_is_said(
+        design_file: DesignFile) -> None:
+    """With one value in thr (no race), the core's work after o's last release is not the
+    invocation's time: the host's wait returns at the drain. The summary says how long the
+    core works on, and that back-to-back runs overlap it."""
+    h = load_design(_write(design_file, E4C.replace("rt.rtp_write(thr, 0, 2)",
+                                                    "rt.rtp_write(thr, 0, 3)")))
+    check_design(h.ir)
+    t = simulate(h, {"inp": np.stack([INP, INP * 2])}).timing
+    assert t.device_cycles < 40_000  # the two transfers, their tasks and two register writes
+    assert t.after_core == "core[0,0]"
+    assert t.device_cycles + t.after_cycles > 500_000
+    assert t.lines()[1] == (
+        f"after the host's wait: core[0,0] works {t.after_cycles / 1e3:.1f} us more (calls "
+        "after the last output the runtime waits for; the time above stops at that wait); "
+        "back-to-back invocations overlap that work with the next one's 103.20 us fixed cost "
+        "and its start")
+
+
+def test_a_reset_the_core_may_pass_its_next_wait_before_is_named(
+        design_file: DesignFile) -> None:
+    """e5: the cause is the core's second wait for 1 passing before line 29's set to 0, not a
+    set of a value the lock already holds (it holds 0 there); the fix waits for a new value."""
+    assert _refusal(_write(design_file, E5)) == (
+        "d.py:30: error [rtp race]: rt.rtp_write of 'thr'[0] races core[0,0]'s calls that read "
+        "it: they may see the new value or the old one\n"
+        "  limit: a slot is rewritten only when every call the data issued before it may start "
+        "has finished, as the drains waited for before it show (the write is one register "
+        "write: nothing else orders it with the core)\n"
+        "  found: the fills and barrier sets before it let core[0,0] start 2 calls that read "
+        "the slot; the drains waited for show 1 finished, so call 2 may read either value; "
+        "core[0,0] goes from its release straight to its next wait for 1 (line 20), which "
+        "passes on the 1 set at line 26 if it gets there before the set to 0 at line 29 lands "
+        "(nothing orders that register write with the core: the drains waited for show only "
+        "what it released)\n"
+        "  d.py:25: the previous write\n"
+        "  d.py:26: rt.set_barrier to 1\n"
+        "  d.py:29: rt.set_barrier to 0, which may come too late\n"
+        "  fix: have the calls that should see the new value wait for a value the barrier has "
+        "not held (wait_for_value(2)) and rt.set_barrier('go', 2) after the rtp_write (line "
+        "30); setting it back to 0 does not hold a core that may already be past its wait")
+    fixed = E5.replace("        for _ in loop(2):\n            go.wait_for_value(1)\n",
+                       "        for v in (1, 2):\n            go.wait_for_value(v)\n").replace(
+        "        rt.rtp_write(thr, 0, 7)\n        rt.set_barrier(go, 1)\n",
+        "        rt.rtp_write(thr, 0, 7)\n        rt.set_barrier(go, 2)\n")
+    assert fixed.count("set_barrier(go, 2)") == 1
+    h = load_design(_write(design_file, fixed))
+    check_design(h.ir)
+    assert simulate(h, invocations=3).passed
