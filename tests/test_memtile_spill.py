@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -79,3 +81,99 @@ def test_the_run_is_unchanged(design_file) -> None:
     result = simulate(load_design(design_file(BIGL2)))
     assert result.passed, [c.line() for c in result.checks]
     assert np.array_equal(result.outputs["out"], result.inputs["inp"])
+
+
+# -- the fix for a memtile full even after spilling -----------------------------------------------
+
+CORPUS = Path(__file__).resolve().parent / "bad_inputs"
+PINNED = "res_memtile_memory_pinned.py"
+
+
+def pinned_error(path: Path, defines: dict[str, str], device: str | None = None) -> str:
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path, defines, device).ir)
+    return str(e.value)
+
+
+def test_a_full_memtile_with_neighbours_is_told_depths_that_fit(monkeypatch) -> None:
+    """Three forwards of two 192 KB buffers on npu1_2col, two pinned to memtile 0: each memtile
+    holds two, six are asked. Lowering 'c' alone (the old fix) leaves five, and its buffer
+    finds no room (b's spilled ones fill memtile 1): the fix is now what the spill model
+    accepts, one buffer fewer for 'b' and for 'c'."""
+    monkeypatch.chdir(CORPUS)
+    assert pinned_error(Path(PINNED), {"TILE": "49152"}) == (
+        f"{PINNED}:20: error [memtile data memory]: memtile (1, 1) needs more data memory than it "
+        "has\n"
+        "  limit: 524,288 bytes, and no neighbouring memtile has room for what does not fit "
+        "(mlir-aie moves such a buffer to the left or right memtile where it fits)\n"
+        "  found: 786,432 bytes\n"
+        f"  {PINNED}:18: b 2 x 196608 B spilled from memtile (0, 1): 393216\n"
+        f"  {PINNED}:20: c 2 x 196608 B: 393216\n"
+        "  fix: free 393,216 bytes, so that every buffer finds room on its own memtile or a "
+        "neighbour's as mlir-aie places them: lower 'b''s depth (depth=1) or give its memtile "
+        "end consumer_depth={\"memtile\": 1}; and lower 'c''s depth (depth=1) or give its "
+        "memtile end consumer_depth={\"memtile\": 1}; else use smaller tiles, or use npu1_3col, "
+        "a device with more columns")
+    check_design(load_design(Path(PINNED), {"TILE": "49152"}, "npu1_3col").ir)
+    # the old fix, 'c' alone, does not fit: the search's first step is not enough
+    alone = (CORPUS / PINNED).read_text().replace('name="c")', 'name="c", depth=1)')
+    with pytest.raises(DesignError, match="memtile data memory"):
+        check_design(load_design(_write(monkeypatch, alone), {"TILE": "49152"}).ir)
+
+
+@pytest.mark.parametrize("depth", ["depth=1", 'consumer_depth={"memtile": 1}'])
+def test_the_spill_fix_passes(monkeypatch, depth: str) -> None:
+    """Either way the fix offers, the design checks, and the run copies as numpy does."""
+    fixed = (CORPUS / PINNED).read_text()
+    for name in "bc":
+        fixed = fixed.replace(f'name="{name}")', f'name="{name}", {depth})')
+    path = _write(monkeypatch, fixed)
+    check_design(load_design(path, {"TILE": "49152"}).ir)
+    result = simulate(load_design(path, {"TILE": "49152"}))
+    assert result.passed, [c.line() for c in result.checks]
+    for out, inp in (("ox", "x"), ("oy", "y"), ("oz", "x")):
+        assert np.array_equal(result.outputs[out], result.inputs[inp])
+
+
+def test_no_depth_fits_says_so(monkeypatch) -> None:
+    """300 KB elements: one buffer per memtile, three links on two memtiles: no depth fits.
+    The wider device offered fits with the depths it names (the pins kept), and checks."""
+    monkeypatch.chdir(CORPUS)
+    defines = {"TILE": "76800", "N": "153600"}
+    one = 'or give its memtile end consumer_depth={"memtile": 1}'
+    assert pinned_error(Path(PINNED), defines).splitlines()[-1] == (
+        "  fix: no depth fits: even one buffer for each fifo with buffers on memtiles (0, 1) and "
+        "(1, 1) leaves a buffer no memtile has room for, as mlir-aie places them; use smaller "
+        "tiles, or use npu1_3col, a device with more columns, together with: lower 'a''s depth "
+        f"(depth=1) {one}; lower 'b''s depth (depth=1) {one}; and lower 'c''s depth (depth=1) "
+        f"{one}")
+    with pytest.raises(DesignError, match="memtile data memory"):
+        check_design(load_design(Path(PINNED), defines, "npu1_3col").ir)
+    fixed = (CORPUS / PINNED).read_text()
+    for name in "abc":
+        fixed = fixed.replace(f'name="{name}")', f'name="{name}", depth=1)')
+    check_design(load_design(_write(monkeypatch, fixed), defines, "npu1_3col").ir)
+
+
+def test_a_wider_device_asking_as_much_is_not_offered(monkeypatch) -> None:
+    """On npu1_3col the same design needs the same three depths on npu1: only the depths are
+    offered, and with them it checks."""
+    monkeypatch.chdir(CORPUS)
+    defines = {"TILE": "76800", "N": "153600"}
+    one = 'or give its memtile end consumer_depth={"memtile": 1}'
+    assert pinned_error(Path(PINNED), defines, "npu1_3col").splitlines()[-1] == (
+        "  fix: free 921,600 bytes, so that every buffer finds room on its own memtile or a "
+        "neighbour's as mlir-aie places them: lower 'a''s depth (depth=1) "
+        f"{one}; lower 'b''s depth (depth=1) {one}; and lower 'c''s depth (depth=1) {one}; else "
+        "use smaller tiles, or pin some of memtiles (0, 1) and (1, 1)' links to another memtile "
+        "with via=memtile(col)")
+
+
+def _write(monkeypatch, source: str) -> Path:
+    """``source`` as a design file in a fresh folder, made the working directory."""
+    import tempfile
+    folder = Path(tempfile.mkdtemp(prefix="spillfix_"))
+    monkeypatch.chdir(folder)
+    path = folder / "d.py"
+    path.write_text(source)
+    return path
