@@ -69,6 +69,7 @@ def load_json(source: str | Path, *, home: str | Path | None = None) -> Design:
             folder = os.path.realpath(home)
             d = with_locs(d, lambda loc: loc if loc.file.startswith("<") else loc.at_path(
                 os.path.realpath(os.path.join(folder, loc.file))))
+        _kernels_at_home(d, os.path.realpath(home if home is not None else "."), where)
         return validate(d, where)
     except ValidationError as e:
         raise _shape_error(where, e, data) from None
@@ -77,6 +78,25 @@ def load_json(source: str | Path, *, home: str | Path | None = None) -> Design:
                           "(Python's recursion limit)",
                           found=_excerpt(text), limit="loops nested a few levels deep",
                           fix=f"nest fewer loops; {_REBUILD}") from None
+
+
+def _kernels_at_home(d: Design, folder: str, where: str) -> None:
+    """A kernel's C++ or template is looked for beside the file its ``loc`` names: read from
+    JSON, that file must lie in the design's folder (``home=``) or below it, or a design.json
+    could have any folder's C++ compiled and run, or any template rendered."""
+    for i, k in enumerate(d.kernels):
+        if k.shipped or k.loc.file.startswith("<"):
+            continue
+        at = os.path.realpath(k.loc.path)
+        if os.path.commonpath([folder, at]) != folder:
+            raise DesignError(
+                RULE, f"{where}: kernels[{i}].loc.file puts kernel '{k.symbol}''s source "
+                "outside the design's folder", found=k.loc.file,
+                limit=f"a file in {display_path(folder) or '.'} (home=) or below it: a "
+                "kernel's C++ is looked for beside the file that declared it",
+                fix="load the design.json with home= the design file's folder; a kernel "
+                "declared in a module outside that folder is read back by building from the "
+                "design file itself (aiedsl build), which imports the module")
 
 
 def _no_constant(name: str) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.sandbox
 
 from aiedsl.cache import cache_dir
 from aiedsl.text import printable
@@ -15,6 +16,8 @@ from aiedsl.text import printable
 TEMPLATES = Path(__file__).resolve().parent / "codegen" / "templates"
 """Where the MLIR, report, map and kernel-file templates live (kernel sources' own templates are
 in ``aiedsl/kernels/templates/``)."""
+KERNEL_TEMPLATES = Path(__file__).resolve().parent / "kernels" / "templates"
+"""The templates of aiedsl's library kernels."""
 
 
 @lru_cache(maxsize=None)
@@ -24,7 +27,11 @@ def environment(directory: str = str(TEMPLATES)) -> jinja2.Environment:
     Compiled templates are kept in aiedsl's cache (checked against the template's text), so a
     command does not spend its start-up compiling the same templates again.
     """
-    env = jinja2.Environment(
+    # A kernel's own template is data a design.json can name, not aiedsl's code: it renders
+    # sandboxed (no reaching Python's internals through an attribute), aiedsl's own do not
+    own = Path(directory).resolve() in (TEMPLATES, KERNEL_TEMPLATES)
+    kind = jinja2.Environment if own else jinja2.sandbox.SandboxedEnvironment
+    env = kind(
         loader=jinja2.FileSystemLoader(directory), undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
         bytecode_cache=_bytecode_cache())

@@ -396,3 +396,44 @@ def test_the_schema_describes_every_field() -> None:
 
     walk(schema)
     assert len(found) > 200 and all(found)
+
+
+def test_a_kernel_source_outside_the_design_folder_is_refused(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    """A kernel's C++ is looked for beside the file its loc names: a design.json whose loc
+    leaves the design's folder would have another folder's C++ compiled and run (a reviewer
+    had a native simulation run a constructor from ../evil/cp.cc)."""
+    from test_design_paths import DBL, DOUBLE_CC
+
+    (tmp_path / "designs").mkdir()
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "designs" / "dbl.py").write_text(DBL)
+    (tmp_path / "designs" / "double.cc").write_text(DOUBLE_CC)
+    (tmp_path / "evil" / "double.cc").write_text(DOUBLE_CC)
+    monkeypatch.chdir(tmp_path)
+    d = json.loads(generate(load_design("designs/dbl.py")).files["design.json"])
+    assert load_json(json.dumps(d), home="designs").kernels[0].loc.file == "dbl.py"
+    d["kernels"][0]["loc"]["file"] = "../evil/x.py"
+    with pytest.raises(DesignError) as e:
+        load_json(json.dumps(d), home="designs")
+    assert str(e.value) == (
+        f"error [design IR]: {SRC}: kernels[0].loc.file puts kernel 'double_i32_1024''s source "
+        "outside the design's folder\n"
+        "  limit: a file in designs (home=) or below it: a kernel's C++ is looked for beside "
+        "the file that declared it\n"
+        "  found: ../evil/x.py\n"
+        "  fix: load the design.json with home= the design file's folder; a kernel declared in a "
+        "module outside that folder is read back by building from the design file itself "
+        "(aiedsl build), which imports the module")
+
+
+def test_a_kernel_template_renders_sandboxed(tmp_path: Path) -> None:
+    """A kernel's own template is data a design.json can name: it cannot reach Python's
+    internals (jinja2's sandbox), where aiedsl's own templates render unsandboxed."""
+    from aiedsl.render import TemplateError, environment, render
+
+    (tmp_path / "t.j2").write_text("{{ cycler.__init__.__globals__.os.getcwd() }}")
+    with pytest.raises(TemplateError, match="unsafe"):
+        render("t.j2", str(tmp_path))
+    assert type(environment()).__name__ == "Environment"
