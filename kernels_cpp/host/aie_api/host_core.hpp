@@ -602,6 +602,11 @@ template <typename T> constexpr int mmul_type() { // integers by width; bfloat16
   else if constexpr (std::is_same_v<T, float>) return 'f';
   else return int(8 * sizeof(T));
 }
+#ifdef AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16
+constexpr bool aiedsl_bf16_as_bfp16 = true;
+#else
+constexpr bool aiedsl_bf16_as_bfp16 = false;
+#endif
 struct mmul_mode {
   int arch, ta, tb;
   unsigned m, k, n, issues;
@@ -633,8 +638,13 @@ constexpr mmul_mode mmul_modes[] = {
     {21, 16, 16, 4, 4, 8, 1}, {21, 16, 16, 8, 1, 8, 2},
     {21, 8, 16, 8, 2, 8, 1}, {21, 8, 16, 4, 4, 8, 1},
     {21, 16, 8, 4, 4, 8, 1}, {21, 16, 8, 8, 4, 8, 1}, {21, 16, 8, 4, 8, 8, 1},
-    {21, 'b', 'b', 8, 8, 4, 1}, {21, 'b', 'b', 4, 8, 4, 1}, {21, 'b', 'b', 4, 8, 8, 1},
-    {21, 'b', 'b', 8, 8, 8, 2}, {21, 'b', 'b', 8, 1, 8, 1},
+    // AIE2P has no bf16 matrix multiply: 8x8x4 and 4x8x4 are eight element-wise mac_elem_32
+    // (emulated_mmul_intrinsics.hpp mac_8x8_8x4_bf16), and so are 4x8x8 and, twice, 8x8x8
+    // (mac_4x8_8x8_bf16) unless AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16 makes them one and
+    // two bfp16 multiplies (mac_8x8_8x8T_conf; IRON's AIE2P GEMM defines it)
+    {21, 'b', 'b', 8, 8, 4, 8}, {21, 'b', 'b', 4, 8, 4, 8},
+    {21, 'b', 'b', 4, 8, 8, aiedsl_bf16_as_bfp16 ? 1u : 8u},
+    {21, 'b', 'b', 8, 8, 8, aiedsl_bf16_as_bfp16 ? 2u : 16u}, {21, 'b', 'b', 8, 1, 8, 1},
     {21, 32, 16, 4, 2, 8, 1}, {21, 32, 16, 2, 4, 8, 1}, {21, 32, 16, 4, 4, 8, 1},
     {21, 32, 16, 4, 1, 8, 2},
     {21, 16, 32, 4, 4, 8, 1},
