@@ -177,6 +177,7 @@ def _named(link: Link) -> str:
 
 
 def _quoted(names: tuple[str, ...]) -> str:
+    """``names`` quoted and comma-separated, as messages name fifos."""
     return ", ".join(f"'{n}'" for n in names)
 
 

@@ -131,6 +131,7 @@ def worst(streams: list[Ends], target: TargetModel) -> Cut | None:
 
 
 def _inside(r: _Rects, t: Coord) -> npt.NDArray[np.bool_]:
+    """Which of the rectangles ``r`` hold tile ``t``."""
     return (r.c0 <= t[0]) & (t[0] <= r.c1) & (r.r0 <= t[1]) & (t[1] <= r.r1)
 
 

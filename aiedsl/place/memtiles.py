@@ -85,7 +85,8 @@ def capacity(target: TargetModel, spilling: bool = False) -> Need:
     as what it and its neighbours hold, since a buffer that does not fit spills to one
     (:func:`over` then counts exactly)."""
     m = target.memtile
-    return m.dma_in, m.dma_out, m.memory * (min(3, target.cols) if spilling else 1), m.bds
+    reach = 1 + max(len(target.memtile_neighbours(c)) for c in range(target.cols))
+    return m.dma_in, m.dma_out, m.memory * (reach if spilling else 1), m.bds
 
 
 def parity_shares(columns: Sequence[int], links: Sequence[Demand]) -> list[tuple[int, int]]:

@@ -245,8 +245,8 @@ def spill(stores: Sequence[tuple[Coord, int, int]], target: TargetModel
         for _ in range(n):
             at = (col, row)
             if used[at] + nbytes > room:
-                at = next(((c, row) for c in (col - 1, col + 1)
-                           if 0 <= c < target.cols and used[(c, row)] + nbytes <= room), at)
+                at = next(((c, row) for c in target.memtile_neighbours(col)
+                           if used[(c, row)] + nbytes <= room), at)
             used[at] += nbytes
             tiles.append(at)
         out.append(tuple(tiles))

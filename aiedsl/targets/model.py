@@ -343,6 +343,21 @@ class TargetModel(BaseModel):
         return min(self.limits(here).switch_out.get(BUNDLE[direction], 0),
                    self.limits(there).switch_in.get(BUNDLE[OPPOSITE[direction]], 0))
 
+    def memtile_neighbours(self, col: int) -> tuple[int, ...]:
+        """The columns whose memtile memory the memtile of column ``col`` also reaches, in the
+        order mlir-aie's objectfifo lowering tries them for a buffer that does not fit its own
+        (west, then east: ``createObjectFifoElements``; ``AIETargetModel::isLegalMemAffinity``
+        lets a memtile reach its left and right neighbours); none where no memtile spills
+        (:attr:`TileLimits.neighbour_channels` unset).
+
+        >>> from aiedsl.targets import get_target
+        >>> get_target("npu1_2col").memtile_neighbours(0), get_target("npu1").memtile_neighbours(1)
+        ((1,), (0, 2))
+        """
+        if self.memtile.neighbour_channels is None:
+            return ()
+        return tuple(c for c in (col - 1, col + 1) if 0 <= c < self.cols)
+
     def core_reaches(self, core: tuple[int, int], mem: tuple[int, int]) -> bool:
         """Can the core at ``core`` load and store the data memory of compute tile ``mem``?
 

@@ -169,6 +169,7 @@ def _check_wrapped_outer(where: str, dims: tuple[Dim, ...], bds: list[tuple[int,
 
 
 def _shown(dims: tuple[Dim, ...]) -> str:
+    """``dims`` as the design writes them: ``[(size, stride), ...]``."""
     return "[" + ", ".join(f"({x.size}, {x.stride})" for x in dims) + "]"
 
 
