@@ -431,20 +431,70 @@ def test_a_call_after_the_last_drained_output_overlaps_the_next_invocation(
 def test_the_time_ends_at_the_hosts_wait_and_later_work_is_said(
         design_file: DesignFile) -> None:
     """With one value in thr (no race), the core's work after o's last release is not the
-    invocation's time: the host's wait returns at the drain. The summary says how long the
-    core works on, and that back-to-back runs overlap it."""
+    invocation's time: the host's wait returns at the drain. That work (0.5 ms) is longer than
+    the next invocation's fixed cost, so back to back the invocations end further apart than
+    one run takes: the summary says how far (a second invocation simulated, as --iters 2 runs
+    it), the throughput both ways, and the core's busy share of the time until it stops."""
     h = load_design(_write(design_file, E4C.replace("rt.rtp_write(thr, 0, 2)",
                                                     "rt.rtp_write(thr, 0, 3)")))
     check_design(h.ir)
-    t = simulate(h, {"inp": np.stack([INP, INP * 2])}).timing
+    ins = {"inp": np.stack([INP, INP * 2])}
+    t = simulate(h, ins).timing
     assert t.device_cycles < 40_000  # the two transfers, their tasks and two register writes
     assert t.after_core == "core[0,0]"
     assert t.device_cycles + t.after_cycles > 500_000
+    # the next invocation's transfers wait for the core: 509.30 us from end to end, not 134.99
+    assert t.back_to_back_cycles is not None and round(t.back_to_back_cycles) == 509_305
+    assert round(t.seconds * 1e6, 2) == 134.99
+    assert t.core_until == {"core[0,0]": t.device_cycles + t.after_cycles}
+    # busy over the 525,111 cycles until the core stops (its four calls: 500,160), not clamped
+    # to 100% of the 31,789 device cycles
+    assert round(t.core_busy["core[0,0]"] * t.core_until["core[0,0]"]) == 500_160
+    assert t.lines()[1:2] == [
+        "after the host's wait: core[0,0] works 493.3 us more (calls after the last output "
+        "the runtime waits for; the time above stops at that wait), longer than the next "
+        "invocation's 103.20 us fixed cost and its start overlap: back to back, invocations end "
+        "509.30 us apart, not 134.99 us (simulated: a second invocation started as the first "
+        "returns, on the same timeline)"]
+    assert [ln for ln in t.lines() if ln.startswith("cores busy")] == [
+        "cores busy: min 95%, median 95%, max 95% (of the device time; core[0,0]'s of the "
+        "525.11 us until it stops, past the host's wait)"]
+    # three runs on one timeline end as far apart as the period said
+    whole = simulate(h, ins, invocations=3).timing
+    assert whole.back_to_back_cycles == t.back_to_back_cycles
+    assert whole.lines() == t.lines()
+
+
+def test_the_throughput_is_said_for_one_run_and_back_to_back(design_file: DesignFile) -> None:
+    """E4C with ops declared: one run's 128 operations over its 134.99 us, and back to back
+    over the 509.30 us between two invocations' ends."""
+    source = E4C.replace("rt.rtp_write(thr, 0, 2)", "rt.rtp_write(thr, 0, 3)").replace(
+        'cost="x", exact=True', 'cost="x", ops=32, exact=True').replace(
+        'cost="slow", exact=True', 'cost="slow", ops=32, exact=True')
+    t = simulate(load_design(_write(design_file, source)),
+                 {"inp": np.stack([INP, INP * 2])}).timing
+    assert t.ops == 128
+    assert [ln for ln in t.lines() if ln.startswith("throughput")] == [
+        "throughput: 0.000948 GOPS for one run; back to back 0.000251 GOPS"]
+
+
+def test_late_work_the_next_fixed_cost_covers_is_said_overlapped(
+        design_file: DesignFile) -> None:
+    """A slow call of 50 us after o's last release ends within the next invocation's 103.20 us
+    fixed cost: back to back, the invocations end exactly one run apart, and the summary says
+    the overlap hides the work; the busy share is of the core's own time, unclamped."""
+    source = E4C.replace("rt.rtp_write(thr, 0, 2)", "rt.rtp_write(thr, 0, 3)").replace(
+        "cycles=500_000", "cycles=50_000")
+    t = simulate(load_design(_write(design_file, source)),
+                 {"inp": np.stack([INP, INP * 2])}).timing
+    assert t.after_cycles > 40_000 and t.hidden
+    assert t.back_to_back_cycles == t.cycles
     assert t.lines()[1] == (
         f"after the host's wait: core[0,0] works {t.after_cycles / 1e3:.1f} us more (calls "
         "after the last output the runtime waits for; the time above stops at that wait); "
         "back-to-back invocations overlap that work with the next one's 103.20 us fixed cost "
         "and its start")
+    assert t.core_busy["core[0,0]"] < 1.0
 
 
 def test_a_reset_the_core_may_pass_its_next_wait_before_is_named(
@@ -510,3 +560,30 @@ def test_a_core_whose_program_is_one_cascade_call_runs_every_invocation(
     r = simulate(h, {"A": data}, invocations=3)
     assert r.passed
     assert r.timing.after_cycles == 0
+
+
+def test_a_second_invocation_that_hangs_leaves_the_period_unknown(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core waits for barrier go to hold 1, its initial value, which the sequence sets to 2
+    at its end: the
+    second invocation, simulated to time back-to-back runs, hangs at that wait. One run still
+    passes, and the summary says the period is not known rather than that the overlap hides
+    the core's late work."""
+    source = E4C.replace("rt.rtp_write(thr, 0, 2)", "rt.rtp_write(thr, 0, 3)").replace(
+        "from aiedsl import Tensor,", "from aiedsl import Tensor, barrier,").replace(
+        '    @herd()\n    def core(x, y):\n',
+        '    go = barrier(name="go", initial=1)\n\n    @herd()\n    def core(x, y):\n'
+        '        go.wait_for_value(1)\n').replace(
+        "        rt.drain(o, out, (16, [16], [1]))\n",
+        "        rt.drain(o, out, (16, [16], [1]))\n        rt.sync()\n"
+        "        rt.set_barrier(go, 2)\n")
+    assert source.count("go.wait_for_value(1)") == 1 and "set_barrier(go, 2)" in source
+    _unchecked(monkeypatch)
+    t = simulate(load_design(_write(design_file, source)),
+                 {"inp": np.stack([INP, INP * 2])}).timing
+    assert t.after_cycles > 400_000
+    assert t.back_to_back_cycles is None and t.back_to_back_stopped
+    assert t.lines()[1].endswith(
+        "the time above stops at that wait); back to back, the next invocation waits for it as "
+        "far as it needs the core: how long is not known, as a second invocation simulated to "
+        "time it did not run to its end (aiedsl run --target sim --iters 2 says why)")
