@@ -188,6 +188,126 @@ RESTARTS = ("a lock takes its initial value only when the design is loaded (mlir
             "waits for a core, only for shim transfers")
 
 
+LATE_LIMIT = ("a call that may run after the sequence's last wait returns reads what the next "
+              "invocation's writes that land first leave, so either those all write the value "
+              "the call should read or the call finishes before that wait returns, as the "
+              "drains waited for show: the host's wait ends with the sequence's last "
+              "instruction, and nothing in the sequence waits for a core, only for shim "
+              "transfers (mlir-aie lowers dma_wait to npu.sync on a shim channel)")
+
+LATE = '''import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, local, rtp, runtime
+from aiedsl.kernels import buffer, declare, scalar
+
+T = Tensor[16, i32]
+def mulc_ref(src, dst, f): dst[...] = src * f
+mulc = declare("mulc_16", source="k.cc", entry="mulc<16>",
+               args=[buffer("src", T), buffer("dst", T, "out"), scalar("f", i32)],
+               reference=mulc_ref, cycles=40, cost="x", exact=True)
+
+@design(device="npu1")
+def late(inp: Tensor[3, 16, i32], out: Tensor[3, 16, i32]):
+    a = fifo(T, name="a")
+    o = fifo(T, name="o")
+    thr = rtp(Tensor[16, i32], name="thr")
+    acc = local(T, name="acc")
+
+    @herd()
+    def core(x, y):
+        with a.consume() as ea, o.produce() as eo:
+            mulc(ea, eo, thr[0])          # 3
+        with a.consume() as ea, o.produce() as eo:
+            mulc(ea, eo, thr[0])          # 2
+        with a.consume() as ea:
+            with o.produce() as eo:
+                mulc(ea, eo, thr[0])      # 3
+            mulc(ea, acc, thr[0])         # after o's last release: 3 as well
+
+    with runtime() as rt:
+        rt.rtp_write(thr, 0, 3)
+        rt.fill(a, inp, (0, [16], [1]))
+        rt.drain(o, out, (0, [16], [1]))
+        rt.sync()
+        rt.rtp_write(thr, 0, 2)
+        rt.fill(a, inp, (16, [16], [1]))
+        rt.drain(o, out, (16, [16], [1]))
+        rt.sync()
+        rt.rtp_write(thr, 0, 3)
+        rt.fill(a, inp, (32, [16], [1]))
+        rt.drain(o, out, (32, [16], [1]))
+
+@late.reference
+def reference(inp):
+    return np.stack([inp[0] * 3, inp[1] * 2, inp[2] * 3])
+'''
+"""A reviewer's late.py: the late call reads the 3 of line 38, and the only write of the next
+invocation before its first sync (which shows the core's next pass past its first release, so
+past the late call) is line 30's, of 3 too: whichever lands first, the call reads 3."""
+
+CASCADE_CC = '''#include <aie_api/aie.hpp>
+template <unsigned N> void cput(const float *__restrict a) {
+  for (unsigned i = 0; i < N; i += 16) {
+    aie::accum<accfloat, 16> w;
+    w.from_vector(aie::load_v<16>(a + i));
+    put_mcd(w);
+  }
+}
+template <unsigned N> void cthru() {
+  for (unsigned i = 0; i < N; i += 16) {
+    aie::accum<accfloat, 16> w(get_scd_v16accfloat());
+    put_mcd(w);
+  }
+}
+template <unsigned N> void cget(float *__restrict c) {
+  for (unsigned i = 0; i < N; i += 16) {
+    aie::accum<accfloat, 16> w(get_scd_v16accfloat());
+    aie::store_v(c + i, w.template to_vector<float>());
+  }
+}
+'''
+
+CHAIN = '''import numpy as np
+from aiedsl import Tensor, design, f32, fifo, herd, runtime
+from aiedsl.kernels import buffer, declare
+
+T = Tensor[64, f32]
+def r_put(a, cout): cout[...] = a
+def r_thru(cin, cout): cout[...] = cin
+def r_get(c, cin): c[...] = cin
+put = declare("cput", source="c.cc", entry="cput<64>", args=[buffer("a", T)],
+              reference=r_put, cycles=100, cost="100", cascade_out=T)
+thru = declare("cthru", source="c.cc", entry="cthru<64>", args=[],
+               reference=r_thru, cycles=100, cost="100", cascade_in=T, cascade_out=T)
+get = declare("cget", source="c.cc", entry="cget<64>", args=[buffer("c", T, "out")],
+              reference=r_get, cycles=100, cost="100", cascade_in=T)
+
+@design(device="npu1")
+def chain(A: Tensor[64, f32], C: Tensor[64, f32]):
+    a = fifo(T, name="a")
+    c = fifo(T, name="c")
+
+    @herd(cols=3, rows=1, cascade="east")
+    def core(x, _):
+        if x == 0:
+            with a.consume() as ta:
+                put(ta)
+        elif x == 1:
+            thru()
+        else:
+            with c.produce() as tc:
+                get(tc)
+
+    with runtime() as rt:
+        rt.fill(a, A)
+        rt.drain(c, C)
+
+@chain.reference
+def reference(A):
+    return A
+'''
+"""A reviewer's cascade chain: core[1,0]'s program is one cascade call, no acquire."""
+
+
 def _write(design_file: DesignFile, source: str) -> Path:
     design_file(K_CC, "k.cc")
     design_file(K2_CC, "k2.cc")
@@ -278,17 +398,19 @@ def test_a_call_after_the_last_drained_output_overlaps_the_next_invocation(
         "last of its outputs the runtime waits for: it may run after the host's wait returns, "
         "and back-to-back invocations then overlap it with the next one, whose rt.rtp_write of "
         "2 (line 37) may land before it reads the 3 of line 41\n"
-        "  limit: a call reading a slot the sequence gives more than one value finishes before "
-        "the sequence's last wait returns, as the drains waited for show: the host's wait ends "
-        "with the sequence's last instruction, and nothing in the sequence waits for a core, "
-        "only for shim transfers (mlir-aie lowers dma_wait to npu.sync on a shim channel)\n"
+        f"  limit: {LATE_LIMIT}\n"
         "  found: the drains waited for show 1 of the 2 calls of core[0,0] that read the slot "
-        "finished per invocation\n"
-        "  d.py:37: the first write, of 2\n"
+        "finished per invocation; the next invocation writes 2 (line 37) before the first wait "
+        "that shows core[0,0] past the call (line 40)\n"
+        "  d.py:37: the first write of another value, 2\n"
         "  d.py:41: the last write, of 3\n"
         "  fix: make the call at line 34 come before its last release of 'o' (inside its `with "
         "o.produce()` of line 31), so that the rt.sync() on that drain shows it finished, or "
-        "give the slot one value in the sequence")
+        "give the slot 3 in every write before that wait (line 40): the next invocation's "
+        "writes that may land before the call reads then leave the value it reads")
+    # the fix's second way: the write before line 40 gives the slot the 3 the call reads
+    check_design(load_design(_write(design_file, E4C.replace("rt.rtp_write(thr, 0, 2)",
+                                                             "rt.rtp_write(thr, 0, 3)"))).ir)
     moved = E4C.replace(
         "                mulc(ea, eo, thr[0])      # pass 2: in1 * thr, after the write of 3\n"
         "            slow(ea, ea, tmp)             # after o's last release: nothing waits for it\n"
@@ -309,20 +431,70 @@ def test_a_call_after_the_last_drained_output_overlaps_the_next_invocation(
 def test_the_time_ends_at_the_hosts_wait_and_later_work_is_said(
         design_file: DesignFile) -> None:
     """With one value in thr (no race), the core's work after o's last release is not the
-    invocation's time: the host's wait returns at the drain. The summary says how long the
-    core works on, and that back-to-back runs overlap it."""
+    invocation's time: the host's wait returns at the drain. That work (0.5 ms) is longer than
+    the next invocation's fixed cost, so back to back the invocations end further apart than
+    one run takes: the summary says how far (a second invocation simulated, as --iters 2 runs
+    it), the throughput both ways, and the core's busy share of the time until it stops."""
     h = load_design(_write(design_file, E4C.replace("rt.rtp_write(thr, 0, 2)",
                                                     "rt.rtp_write(thr, 0, 3)")))
     check_design(h.ir)
-    t = simulate(h, {"inp": np.stack([INP, INP * 2])}).timing
+    ins = {"inp": np.stack([INP, INP * 2])}
+    t = simulate(h, ins).timing
     assert t.device_cycles < 40_000  # the two transfers, their tasks and two register writes
     assert t.after_core == "core[0,0]"
     assert t.device_cycles + t.after_cycles > 500_000
+    # the next invocation's transfers wait for the core: 509.30 us from end to end, not 134.99
+    assert t.back_to_back_cycles is not None and round(t.back_to_back_cycles) == 509_305
+    assert round(t.seconds * 1e6, 2) == 134.99
+    assert t.core_until == {"core[0,0]": t.device_cycles + t.after_cycles}
+    # busy over the 525,111 cycles until the core stops (its four calls: 500,160), not clamped
+    # to 100% of the 31,789 device cycles
+    assert round(t.core_busy["core[0,0]"] * t.core_until["core[0,0]"]) == 500_160
+    assert t.lines()[1:2] == [
+        "after the host's wait: core[0,0] works 493.3 us more (calls after the last output "
+        "the runtime waits for; the time above stops at that wait), longer than the next "
+        "invocation's 103.20 us fixed cost and its start overlap: back to back, invocations end "
+        "509.30 us apart, not 134.99 us (simulated: a second invocation started as the first "
+        "returns, on the same timeline)"]
+    assert [ln for ln in t.lines() if ln.startswith("cores busy")] == [
+        "cores busy: min 95%, median 95%, max 95% (of the device time; core[0,0]'s of the "
+        "525.11 us until it stops, past the host's wait)"]
+    # three runs on one timeline end as far apart as the period said
+    whole = simulate(h, ins, invocations=3).timing
+    assert whole.back_to_back_cycles == t.back_to_back_cycles
+    assert whole.lines() == t.lines()
+
+
+def test_the_throughput_is_said_for_one_run_and_back_to_back(design_file: DesignFile) -> None:
+    """E4C with ops declared: one run's 128 operations over its 134.99 us, and back to back
+    over the 509.30 us between two invocations' ends."""
+    source = E4C.replace("rt.rtp_write(thr, 0, 2)", "rt.rtp_write(thr, 0, 3)").replace(
+        'cost="x", exact=True', 'cost="x", ops=32, exact=True').replace(
+        'cost="slow", exact=True', 'cost="slow", ops=32, exact=True')
+    t = simulate(load_design(_write(design_file, source)),
+                 {"inp": np.stack([INP, INP * 2])}).timing
+    assert t.ops == 128
+    assert [ln for ln in t.lines() if ln.startswith("throughput")] == [
+        "throughput: 0.000948 GOPS for one run; back to back 0.000251 GOPS"]
+
+
+def test_late_work_the_next_fixed_cost_covers_is_said_overlapped(
+        design_file: DesignFile) -> None:
+    """A slow call of 50 us after o's last release ends within the next invocation's 103.20 us
+    fixed cost: back to back, the invocations end exactly one run apart, and the summary says
+    the overlap hides the work; the busy share is of the core's own time, unclamped."""
+    source = E4C.replace("rt.rtp_write(thr, 0, 2)", "rt.rtp_write(thr, 0, 3)").replace(
+        "cycles=500_000", "cycles=50_000")
+    t = simulate(load_design(_write(design_file, source)),
+                 {"inp": np.stack([INP, INP * 2])}).timing
+    assert t.after_cycles > 40_000 and t.hidden
+    assert t.back_to_back_cycles == t.cycles
     assert t.lines()[1] == (
         f"after the host's wait: core[0,0] works {t.after_cycles / 1e3:.1f} us more (calls "
         "after the last output the runtime waits for; the time above stops at that wait); "
         "back-to-back invocations overlap that work with the next one's 103.20 us fixed cost "
         "and its start")
+    assert t.core_busy["core[0,0]"] < 1.0
 
 
 def test_a_reset_the_core_may_pass_its_next_wait_before_is_named(
@@ -355,3 +527,63 @@ def test_a_reset_the_core_may_pass_its_next_wait_before_is_named(
     h = load_design(_write(design_file, fixed))
     check_design(h.ir)
     assert simulate(h, invocations=3).passed
+
+
+def test_a_late_read_no_write_of_the_next_invocation_can_change_passes(
+        design_file: DesignFile) -> None:
+    """The late call reads 3; the next invocation's writes that may land before it (line 30's
+    only: its first sync shows the core's next pass past its first release) all write 3, so
+    check accepts it, and three invocations on one timeline compute what the reference does."""
+    h = load_design(_write(design_file, LATE))
+    check_design(h.ir)
+    ins = {"inp": np.stack([INP, INP * 2, INP * 3])}
+    assert simulate(h, ins, invocations=3).passed
+    # the late read's 3 made 2 at line 30: that write lands first and changes what it reads
+    assert _refusal(_write(design_file, LATE.replace(
+        "        rt.rtp_write(thr, 0, 3)\n        rt.fill(a, inp, (0,",
+        "        rt.rtp_write(thr, 0, 2)\n        rt.fill(a, inp, (0,"))).splitlines()[0] == (
+        "d.py:27: error [rtp race]: core[0,0]'s call of 'mulc_16' reads rtp 'thr'[0] after the "
+        "last of its outputs the runtime waits for: it may run after the host's wait returns, "
+        "and back-to-back invocations then overlap it with the next one, whose rt.rtp_write of "
+        "2 (line 30) may land before it reads the 3 of line 38")
+
+
+def test_a_core_whose_program_is_one_cascade_call_runs_every_invocation(
+        design_file: DesignFile) -> None:
+    """core[1,0] neither acquires nor waits on a barrier: its cascade call blocks on the stream
+    as an acquire does, so it starts its program again and passes the second invocation's words
+    on (it was left finished, a false deadlock on invocation 2)."""
+    design_file(CASCADE_CC, "c.cc")
+    h = load_design(design_file(CHAIN))
+    check_design(h.ir)
+    data = np.arange(64, dtype=np.float32)
+    r = simulate(h, {"A": data}, invocations=3)
+    assert r.passed
+    assert r.timing.after_cycles == 0
+
+
+def test_a_second_invocation_that_hangs_leaves_the_period_unknown(
+        design_file: DesignFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core waits for barrier go to hold 1, its initial value, which the sequence sets to 2
+    at its end: the
+    second invocation, simulated to time back-to-back runs, hangs at that wait. One run still
+    passes, and the summary says the period is not known rather than that the overlap hides
+    the core's late work."""
+    source = E4C.replace("rt.rtp_write(thr, 0, 2)", "rt.rtp_write(thr, 0, 3)").replace(
+        "from aiedsl import Tensor,", "from aiedsl import Tensor, barrier,").replace(
+        '    @herd()\n    def core(x, y):\n',
+        '    go = barrier(name="go", initial=1)\n\n    @herd()\n    def core(x, y):\n'
+        '        go.wait_for_value(1)\n').replace(
+        "        rt.drain(o, out, (16, [16], [1]))\n",
+        "        rt.drain(o, out, (16, [16], [1]))\n        rt.sync()\n"
+        "        rt.set_barrier(go, 2)\n")
+    assert source.count("go.wait_for_value(1)") == 1 and "set_barrier(go, 2)" in source
+    _unchecked(monkeypatch)
+    t = simulate(load_design(_write(design_file, source)),
+                 {"inp": np.stack([INP, INP * 2])}).timing
+    assert t.after_cycles > 400_000
+    assert t.back_to_back_cycles is None and t.back_to_back_stopped
+    assert t.lines()[1].endswith(
+        "the time above stops at that wait); back to back, the next invocation waits for it as "
+        "far as it needs the core: how long is not known, as a second invocation simulated to "
+        "time it did not run to its end (aiedsl run --target sim --iters 2 says why)")

@@ -15,7 +15,7 @@ from aiedsl.ir.cores import Core
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import calls, walk
 from aiedsl.ir.reach import Reach
-from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
+from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer, Wait
 from aiedsl.targets import TargetModel
 
 
@@ -137,22 +137,28 @@ def _refuse_stale(d: Design, first_run: Reach, reach: Reach, point: int, first: 
 
 
 def check_late_reads(d: Design) -> None:
-    """No call reading an rtp slot that the sequence gives more than one value may run after the
-    sequence's last wait returns (``rtp race``).
+    """No call that may still run when the host's wait returns reads an rtp slot that the next
+    invocation's writes may change before it reads it (``rtp race``).
 
     The host's wait ends with the sequence's last instruction, and nothing in the sequence
     waits for a core, only for shim transfers (mlir-aie lowers ``dma_wait`` to ``npu.sync``:
     ``AIEDmaToNpu.cpp``, ``DmaWaitToSyncPattern``): a call past the last output the drains
-    waited for show released runs on while the next invocation starts, and its first write of
-    the slot may land before the call reads it."""
-    values: dict[tuple[str, int], list[RtpWrite]] = {}
-    for op in d.runtime:
+    waited for show released runs on while the next invocation starts, and that invocation's
+    writes of the slot before its first wait showing the core past the call (a release of
+    its next pass) may land before the call reads it. The call should read what the sequence
+    wrote last; only a write among those of another value can change what it reads."""
+    values: dict[tuple[str, int], list[tuple[int, RtpWrite]]] = {}
+    for i, op in enumerate(d.runtime):
         if isinstance(op, RtpWrite):
-            values.setdefault((op.rtp, op.index), []).append(op)
-    varying = {slot: ws for slot, ws in values.items() if len({w.value for w in ws}) > 1}
+            values.setdefault((op.rtp, op.index), []).append((i, op))
+    varying = {slot: ws for slot, ws in values.items() if len({w.value for _, w in ws}) > 1}
     if not varying:
         return
     reach = Reach(d)
+    left = left_over(d)
+    # the next invocation, with each barrier where the first leaves it (the core's next pass
+    # starts there too): what its drains waited for prove of that pass
+    later = Reach(next_invocation(d, left)) if left else reach
     for core in d.cores:
         total: dict[tuple[str, int], int] = {}
         last: dict[tuple[str, int], Call] = {}
@@ -163,36 +169,63 @@ def check_late_reads(d: Design) -> None:
                     last[slot] = step
         done = reach.must_have_run(core.name, len(d.runtime)).reads
         for slot, ws in varying.items():
-            if total.get(slot, 0) > done[slot]:
-                _refuse_late(d, core, last[slot], ws, total[slot], done[slot])
+            if total.get(slot, 0) <= done[slot]:
+                continue
+            # the first point of the next invocation at which a drain waited for shows the
+            # core's next pass released something: the late call, before it, has finished
+            past = next((i for i in range(len(d.runtime) + 1)
+                         if any(later.must_have_run(core.name, i).released.values())), None)
+            final = ws[-1][1]
+            early = [w for i, w in ws if past is None or i < past]
+            other = next((w for w in early if w.value != final.value), None)
+            if other is not None:
+                _refuse_late(d, core, last[slot], other, final, early, past,
+                             total[slot], done[slot])
 
 
-def _refuse_late(d: Design, core: Core, call: Call, ws: list[RtpWrite], total: int,
-                 done: int) -> None:
-    """Refuse ``core``'s ``call``, which reads a slot the sequence writes ``ws`` and which no
-    drain waited for shows finished (``done`` of ``total`` reads are)."""
-    first, final = ws[0], ws[-1]
+def _refuse_late(d: Design, core: Core, call: Call, other: RtpWrite, final: RtpWrite,
+                 early: list[RtpWrite], past: int | None, total: int, done: int) -> None:
+    """Refuse ``core``'s ``call``, which reads a slot whose last write is ``final`` and which no
+    drain waited for shows finished (``done`` of ``total`` reads are): the next invocation's
+    writes ``early`` (those before runtime op ``past``, the first its drains show the core's
+    next pass started at; None: none does) may land before it reads, ``other`` first of them
+    writing another value."""
     rel = next((op for op, _ in reversed(list(walk(core.body))) if isinstance(op, Release)
                 and op.port == "produce" and _drained(d, op.fifo)), None)
     where = (f" (inside its `with {rel.fifo}.produce()` of line {rel.loc.line})"
              if rel is not None else "")
     out = f"its last release of '{rel.fifo}'" if rel is not None else "a release of an output"
+    if past is None:
+        until = f"no wait of the sequence shows {core.name} past the call"
+        instead = ""
+    else:
+        wait = d.runtime[past - 1]
+        at = (f"line {wait.loc.line}" if isinstance(wait, Wait) and wait.by != "end" else
+              "the sequence's end")
+        until = f"the first wait that shows {core.name} past the call ({at})"
+        instead = (f", or give the slot {final.value} in every write before that wait ({at}): "
+                   "the next invocation's writes that may land before the call reads then "
+                   "leave the value it reads")
+    given = ", ".join(f"{w.value} (line {w.loc.line})" for w in early)
     raise DesignError(
-        "rtp race", f"{core.name}'s call of '{call.kernel}' reads rtp '{first.rtp}'"
-        f"[{first.index}] after the last of its outputs the runtime waits for: it may run "
+        "rtp race", f"{core.name}'s call of '{call.kernel}' reads rtp '{final.rtp}'"
+        f"[{final.index}] after the last of its outputs the runtime waits for: it may run "
         "after the host's wait returns, and back-to-back invocations then overlap it with the "
-        f"next one, whose rt.rtp_write of {first.value} (line {first.loc.line}) may land "
+        f"next one, whose rt.rtp_write of {other.value} (line {other.loc.line}) may land "
         f"before it reads the {final.value} of line {final.loc.line}", loc=call.loc,
-        limit="a call reading a slot the sequence gives more than one value finishes before "
-        "the sequence's last wait returns, as the drains waited for show: the host's wait ends "
-        "with the sequence's last instruction, and nothing in the sequence waits for a core, "
-        "only for shim transfers (mlir-aie lowers dma_wait to npu.sync on a shim channel)",
+        limit="a call that may run after the sequence's last wait returns reads what the next "
+        "invocation's writes that land first leave, so either those all write the value the "
+        "call should read or the call finishes before that wait returns, as the drains waited "
+        "for show: the host's wait ends with the sequence's last instruction, and nothing in "
+        "the sequence waits for a core, only for shim transfers (mlir-aie lowers dma_wait to "
+        "npu.sync on a shim channel)",
         found=f"the drains waited for show {done} of the {total} calls of {core.name} that "
-        "read the slot finished per invocation",
-        related=[(f"the first write, of {first.value}", first.loc),
+        f"read the slot finished per invocation; the next invocation writes {given} before "
+        f"{until}",
+        related=[(f"the first write of another value, {other.value}", other.loc),
                  (f"the last write, of {final.value}", final.loc)],
         fix=f"make the call at line {call.loc.line} come before {out}{where}, so that the "
-        "rt.sync() on that drain shows it finished, or give the slot one value in the sequence")
+        f"rt.sync() on that drain shows it finished{instead}")
 
 
 def _drained(d: Design, fifo: str) -> bool:

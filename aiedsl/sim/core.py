@@ -337,7 +337,8 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
     first waits with the barrier values and rtp slots of that moment. The run's horizon is the
     runtime's end: a pass that ends after the runtime's last invocation has ended is not
     started again (it would block at its first acquire, or spin: no data comes), nor is a
-    program with no acquire or barrier wait (it could never block). Only the first
+    program with no acquire, barrier wait or cascade call (its passes could never block: the
+    run would spin up to the cap). Only the first
     ``m.invocations`` passes count towards the busy time and the operations: a later pass is
     the work of an invocation the run does not simulate."""
     code = _compile(m, core, rings, kernels)
@@ -348,7 +349,12 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
     """Outputs kept in a kernel's own layout (:class:`~aiedsl.kernels.prepared.Accumulator`), by
     (end, slot): (the buffer, the private copy, how to write it back)."""
     n_code = len(code)
-    blocks = any(ins[0] in (_ACQ, _BAR) for ins in code)
+    # a cascade call blocks as an acquire does (a get stalls the core while the stream is empty,
+    # a put while it is full: aiedsl.targets.model, TargetModel.cascade_fifo_words, after AM020's
+    # Cascade Stream Interface), so a core whose program only gets and puts waits there for the
+    # next invocation's words and must be started again
+    blocks = any(ins[0] in (_ACQ, _BAR) or (ins[0] == _CALL and ins[6] is not None)
+                 for ins in code)
     passes = 0
     while True:
         yield from _one_pass(m, p, core, code, accs, counted=passes < m.invocations)

@@ -80,8 +80,11 @@ def timing(m: Machine) -> Timing:
         if last is not None and last.time > cycles:
             after, late = last.time - cycles, last.name
     total = cycles or 1.0
-    # a core's work that runs on past the host's wait counts up to all of the device time
-    core_busy = {p.name: min(p.busy / total, 1.0) for p in procs if p.kind == "core"}
+    # a core that works on past the host's wait is busy over the time until it stops: over
+    # the device time alone its share could pass 100%
+    until = {p.name: p.time for p in procs
+             if p.kind == "core" and after and p.time > cycles}
+    core_busy = {p.name: p.busy / until.get(p.name, total) for p in procs if p.kind == "core"}
     channels = [p for p in procs if p.kind in ("mm2s", "s2mm")]
     channel_busy = {p.name: p.busy / total for p in channels}
     channel_moving = {p.name: (p.busy - p.waited) / total for p in channels}
@@ -147,7 +150,7 @@ def timing(m: Machine) -> Timing:
     # rounded past any cycle: 103.2 us x 1 GHz is 103200.00000000001 in floats
     return Timing(round(cycles + fixed * clock, 6), clock, m.ops, core_busy, channel_busy,
                   int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,
-                  after_cycles=after, after_core=late,
+                  after_cycles=after, after_core=late, core_until=until,
                   dram_read_bytes=int(m.dram.read.moved), dram_write_bytes=int(m.dram.write.moved),
                   profiled=tuple(k.symbol for k in m.design.kernels
                                  if k.cycles_source == "profile"),

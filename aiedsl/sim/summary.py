@@ -258,7 +258,8 @@ class Timing:
     ops: float
     """Operations the kernels declare (``ops=``) over the run; 0 when none declare any."""
     core_busy: dict[str, float]
-    """Busy fraction per core, by core name."""
+    """Busy fraction per core, by core name: of the device time, or, for a core that works past
+    the host's wait (:attr:`core_until`), of the time until it stops."""
     channel_busy: dict[str, float]
     """Busy fraction per DMA channel process, by name: moving data (:attr:`channel_moving`)
     plus, for a sending channel, the time it held an element its receivers did not take yet
@@ -280,6 +281,18 @@ class Timing:
     invocation, started at once, overlaps; 0 when every core is done by then."""
     after_core: str = ""
     """The core that works longest past the host's wait ("" when none does)."""
+    core_until: dict[str, float] = field(default_factory=dict)
+    """Per core that works past the host's wait: cycles from the device's start until it stops
+    (its :attr:`core_busy` is a fraction of these, not of the device time)."""
+    back_to_back_cycles: float | None = None
+    """When a core works past the host's wait: cycles from the end of one invocation to the end
+    of the next when the host starts each as the one before returns, simulated (a second
+    invocation on the first's timeline, its end less the first's: the fixed invocation cost
+    between them included); None when no core works past the wait, or when that second
+    invocation did not run to its end (:attr:`back_to_back_stopped`)."""
+    back_to_back_stopped: bool = False
+    """A core works past the host's wait, and the second invocation simulated to time back-to-back
+    runs did not run to its end (``aiedsl run --target sim --iters 2`` reports why)."""
     dram_read_bytes: int = 0
     """Bytes the shims read from host memory (fills); ``dram_bytes`` counts these and the
     writes."""
@@ -329,8 +342,25 @@ class Timing:
 
     @property
     def gops(self) -> float:
-        """Achieved GFLOPS/GOPS per invocation (operations the kernels declare)."""
+        """Achieved GFLOPS/GOPS per invocation (operations the kernels declare), one run as the
+        host times it."""
         return self.ops / self.seconds / 1e9 if self.cycles else 0.0
+
+    @property
+    def hidden(self) -> bool:
+        """Back-to-back runs end no further apart than one run takes: the work past the host's
+        wait (if any) costs nothing then (also True when that is not known)."""
+        b = self.back_to_back_cycles
+        return b is None or b <= self.cycles + 0.5
+
+    @property
+    def back_to_back_gops(self) -> float:
+        """Achieved GFLOPS/GOPS with invocations run back to back, one per
+        :attr:`back_to_back_cycles` (:attr:`gops` when that is not known)."""
+        b = self.back_to_back_cycles
+        if b is None or b <= 0:
+            return self.gops
+        return self.ops / (b / self.clock_hz) / 1e9
 
     def lines(self) -> list[str]:
         """Human-readable summary, rendered from the fields."""
@@ -339,17 +369,42 @@ class Timing:
                f" us fixed cost + {self.device_seconds * 1e6:.2f} us on the device: "
                f"{self.device_cycles:,.0f} cycles at {self.clock_hz / 1e9:g} GHz)"]
         if self.after_cycles:
-            out.append(
-                f"after the host's wait: {self.after_core} works "
-                f"{significant(self.after_cycles / self.clock_hz * 1e6)} us more (calls after "
-                "the last output the runtime waits for; the time above stops at that wait); "
-                "back-to-back invocations overlap that work with the next one's "
-                f"{self.invocation_s * 1e6:.2f} us fixed cost and its start")
+            more = (f"after the host's wait: {self.after_core} works "
+                    f"{significant(self.after_cycles / self.clock_hz * 1e6)} us more (calls "
+                    "after the last output the runtime waits for; the time above stops at that "
+                    "wait)")
+            b = self.back_to_back_cycles
+            if b is None and self.back_to_back_stopped:
+                out.append(f"{more}; back to back, the next invocation waits for it as far as "
+                           "it needs the core: how long is not known, as a second invocation "
+                           "simulated to time it did not run to its end (aiedsl run --target "
+                           "sim --iters 2 says why)")
+            elif self.hidden:
+                out.append(f"{more}; back-to-back invocations overlap that work with the next "
+                           f"one's {self.invocation_s * 1e6:.2f} us fixed cost and its start")
+            else:
+                assert b is not None, "hidden when not known"
+                out.append(f"{more}, longer than the next invocation's "
+                           f"{self.invocation_s * 1e6:.2f} us fixed cost and its start "
+                           f"overlap: back to back, invocations end {b / self.clock_hz * 1e6:.2f}"
+                           f" us apart, not {self.seconds * 1e6:.2f} us (simulated: a second "
+                           "invocation started as the first returns, on the same timeline)")
         if self.ops:
-            out.append(f"throughput: {significant(self.gops)} {self.ops_unit}")
+            both = "" if self.hidden else (
+                f" for one run; back to back {significant(self.back_to_back_gops)} "
+                f"{self.ops_unit}")
+            out.append(f"throughput: {significant(self.gops)} {self.ops_unit}{both}")
         if busy:
+            of = "of the device time"
+            if len(self.core_until) == 1:
+                (name, end), = self.core_until.items()
+                of = (f"({of}; {name}'s of the {end / self.clock_hz * 1e6:.2f} us until it "
+                      "stops, past the host's wait)")
+            elif self.core_until:
+                of = (f"({of}; those of {', '.join(sorted(self.core_until))}, which work past "
+                      "the host's wait, of the time until each stops)")
             out.append(f"cores busy: min {busy[0]:.0%}, median {busy[len(busy) // 2]:.0%}, "
-                       f"max {busy[-1]:.0%} of the device time")
+                       f"max {busy[-1]:.0%} {of}")
         moving = self.channel_moving or self.channel_busy
         top = sorted(moving.items(), key=lambda kv: (-kv[1], -self.channel_busy[kv[0]]))[:3]
         if top:
