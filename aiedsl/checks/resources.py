@@ -24,65 +24,20 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import ceil
-from typing import Literal
 
 from aiedsl.ir.program import calls
 from aiedsl.ir.sequence import retirements, shim_bd_ids
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir.design import Design
-from aiedsl.ir.fifos import Link
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer, Wait
+from aiedsl.checks.buffer_setters import Setter, setter
+from aiedsl.checks.spill_fix import spill_fix
 from aiedsl.place.alloc import local_buffer_name
-from aiedsl.place.objectfifo import Lowering, Store, buffer_owner, lower, spill
+from aiedsl.place.objectfifo import Lowering, Store, lower
 from aiedsl.targets import DEVICES, TargetModel
 
 Coord = tuple[int, int]
-
-
-@dataclass(frozen=True)
-class Setter:
-    """How a design sets the number of a memtile link's buffers, for a fix to name: they are
-    the buffers of the end that owns them (:func:`aiedsl.place.objectfifo.buffer_owner`)."""
-
-    how: Literal["fifo", "memtile end", "link", "host_depth"]
-    """``fifo``: the owning fifo's depth, or its memtile end's consumer_depth; ``memtile end``:
-    that consumer_depth alone (given, it overrides depth=); ``link``: the depth= of the link
-    call that makes the fifo; ``host_depth``: the channel's host_depth=."""
-    fifo: str
-    """The fifo whose end owns them."""
-    name: str = ""
-    """The making link's kind (``link``), or the channel's name."""
-
-    def to(self, n: int) -> str:
-        """The fix that leaves ``n`` buffers."""
-        memtile = '{"memtile": %d}' % n
-        return {
-            "fifo": f"lower '{self.fifo}''s depth (depth={n}) or give its memtile end "
-                    f"consumer_depth={memtile}",
-            "memtile end": f"give '{self.fifo}''s memtile end consumer_depth={memtile}",
-            "link": f"give the {self.name} that makes '{self.fifo}' depth={n}",
-            "host_depth": f"give channel '{self.name}' host_depth={n}",
-        }[self.how]
-
-
-def setter(d: Design, link: Link) -> Setter:
-    """How ``d`` sets the number of memtile link ``link``'s buffers."""
-    name, port = buffer_owner(d, link)
-    f = d.fifo(name)
-    if f.channel is not None:  # a channel's core-side fifo owns them (a drain's forward),
-        return Setter("host_depth", name, f.channel)  # its memtile end of host_depth buffers
-    partner = next((d.fifo(n).channel for n in (*link.srcs, *link.dsts)
-                    if d.fifo(n).channel is not None), None)
-    if partner is not None:  # the channel's host fifo, of host_depth buffers
-        return Setter("host_depth", name, partner)
-    if port == "produce":
-        return Setter("link", name, link.kind)
-    maker = next((k for k in d.links if name in k.dsts), None)
-    if maker is not None:
-        return Setter("link", name, maker.kind)
-    end = next(c for c in f.consumers if c.is_link_end)
-    return Setter("fifo" if end.depth == f.producer.depth else "memtile end", name)
 
 
 @dataclass
@@ -300,7 +255,7 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
     plan = low if low is not None else lower(d)
     for u in table.values():
         _check_tile(u, target, links, repeats,
-                    lambda tile: _spill_fix(d, plan, target, tile) if target.cols > 1 else None)
+                    lambda tile: spill_fix(d, plan, target, tile) if target.cols > 1 else None)
     _check_neighbour_channels(plan, target)
     check_task_queues(d, target)
     if len(d.tensors) > target.runtime_buffers:
@@ -488,150 +443,6 @@ def _memtile_memory_fix(uses: list[Use], excess: int) -> str:
     if len(uses) > 1:
         steps.append("give the memtile's other fifos fewer buffers")
     return ", ".join(steps + [rest])
-
-
-SPILL_FIX_STEPS = 64
-"""The most buffers :func:`_spill_fix` takes away one at a time before it stops looking: each
-step re-runs the spill model once per depth it could lower, so the search stays cheap."""
-
-
-@dataclass
-class _Knob:
-    """One depth of the design that sizes memtile buffers, and the memtile stores it sizes (a
-    channel's host_depth= sizes one link per index)."""
-
-    setter: Setter
-    stores: list[int]
-    """Indices into the memtile stores, in creation order."""
-    count: int
-    """Buffers it gives each store today."""
-    step: int
-    """Bytes one buffer fewer frees: one buffer of each store."""
-
-
-def _spill_fix(d: Design, low: Lowering, target: TargetModel, tile: Coord) -> str:
-    """The fix for memtile ``tile``, over its memory although buffers may spill to a neighbour.
-
-    Fitting is decided by the spill model, not by the memtile's own excess: with neighbours, one
-    buffer fewer on the memtile can leave room only for a buffer that then spills back into it
-    (:func:`aiedsl.place.objectfifo.spill`, mlir-aie 1e400306's ``createObjectFifoElements``).
-    So the fix is searched (:func:`_fewer_buffers`) and says the depths that fit in the design's
-    own terms; the device with more columns it offers is searched the same way, the memtiles
-    pinned where they are.
-    """
-    mem = [s for s in low.stores if s.kind == "memtile" and s.buffers]
-    knobs: list[_Knob] = []
-    keyed: dict[tuple[str, str], _Knob] = {}
-    for i, s in enumerate(mem):
-        if s.link is None or s.link.via != "memtile":
-            continue
-        by = setter(d, s.link)
-        key = (by.how, by.name if by.how == "host_depth" else by.fifo)
-        if key not in keyed:
-            keyed[key] = _Knob(by, [], 0, 0)
-            knobs.append(keyed[key])
-        k = keyed[key]
-        k.stores.append(i)
-        k.count = max(k.count, len(s.buffers))
-        k.step += s.nbytes
-    col, row = tile
-    near = [(c, row) for c in (col - 1, col, col + 1) if 0 <= c < target.cols]
-    names = _joined([str(t) for t in near], "and")
-    counts, fitted = _fewer_buffers(mem, knobs, near, target)
-    rest = ["use smaller tiles"]
-    if target.cols * len(target.memtile_rows) > len(near):
-        rest.append(f"pin some of memtiles {names}' links to another memtile with "
-                    "via=memtile(col)")
-    wider = sorted((t for t in DEVICES.values() if t.family == target.family
-                    and t.cols > target.cols), key=lambda t: (t.cols, t.name))
-    if wider:  # the nearest wider device, the pins kept: does it fit, and with what depths?
-        more = wider[0]
-        there, ok = _fewer_buffers(mem, knobs, [(c, row) for c in (col - 1, col, col + 1)
-                                                if 0 <= c < more.cols], more)
-        # offered only where it asks fewer buffers away than the depths that fit here
-        if ok and (not fitted or _freed(mem, knobs, there) < _freed(mem, knobs, counts)):
-            changes = _changes(knobs, there)
-            rest.append(f"use {more.name}, a device with more columns" +
-                        (f", together with: {_joined(changes, '; and')}" if changes else ""))
-    others = _joined(rest, ", or")
-    if fitted:
-        depths = _joined(_changes(knobs, counts), "; and")
-        return (f"free {_freed(mem, knobs, counts):,} bytes, so that every buffer finds room "
-                f"on its own memtile or a neighbour's as mlir-aie places them: {depths}; else "
-                f"{others}")
-    if all(n == 1 for n in counts):
-        return (f"no depth fits: even one buffer for each fifo with buffers on memtiles {names} "
-                f"leaves a buffer no memtile has room for, as mlir-aie places them; {others}")
-    return (f"give the fifos with buffers on memtiles {names} fewer buffers (aiedsl found no "
-            f"depths that fit within {SPILL_FIX_STEPS} buffers fewer), or {others}")
-
-
-def _sizes(mem: list[Store], knobs: list[_Knob], counts: list[int]) -> list[int]:
-    """The buffers of each memtile store when each knob gives ``counts`` (in knob order)."""
-    n = [len(s.buffers) for s in mem]
-    for k, c in zip(knobs, counts):
-        for i in k.stores:
-            n[i] = min(n[i], c)
-    return n
-
-
-def _freed(mem: list[Store], knobs: list[_Knob], counts: list[int]) -> int:
-    """Bytes of memtile buffers that knob ``counts`` take away."""
-    return sum((len(s.buffers) - n) * s.nbytes for s, n in zip(mem, _sizes(mem, knobs, counts)))
-
-
-def _changes(knobs: list[_Knob], counts: list[int]) -> list[str]:
-    """The depths ``counts`` changes, in the design's terms, in creation order."""
-    return [k.setter.to(c) for k, c in zip(knobs, counts) if c < k.count]
-
-
-def _fits(mem: list[Store], n: list[int], target: TargetModel) -> bool:
-    """Whether memtile stores ``mem`` of ``n`` buffers each fit ``target`` as mlir-aie spills
-    them: no memtile over its memory, and on each no more spilled links' ends per direction
-    than its low channels (``neighbour_channels``, mlir-aie
-    ``getMaxChannelNumForAdjacentMemTile``: those ends take channels first)."""
-    homes = spill([(s.tile, k, s.nbytes) for s, k in zip(mem, n)], target)
-    used: dict[Coord, int] = defaultdict(int)
-    ends: dict[tuple[Coord, str], int] = defaultdict(int)
-    for s, at in zip(mem, homes):
-        for t in at:
-            used[t] += s.nbytes
-        if s.link is not None and any(t != s.tile for t in at):
-            ends[(s.tile, "S2MM")] += len(s.link.srcs)
-            ends[(s.tile, "MM2S")] += len(s.link.dsts)
-    cap = target.memtile.neighbour_channels
-    return max(used.values(), default=0) <= target.memtile.memory and \
-        (cap is None or all(e <= cap for e in ends.values()))
-
-
-def _fewer_buffers(mem: list[Store], knobs: list[_Knob], near: list[Coord],
-                   target: TargetModel) -> tuple[list[int], bool]:
-    """Each knob's buffers after taking one at a time from the knobs with buffers on memtiles
-    ``near`` until ``mem`` fits ``target`` (a knob whose step then fits, the one freeing least;
-    else the one freeing most, of equals the one with most buffers, then the last made), and
-    whether it fits: at most :data:`SPILL_FIX_STEPS` steps, each one spill model run per knob."""
-    mine = [j for j, k in enumerate(knobs)
-            if any({mem[i].tile, *mem[i].tiles} & set(near) for i in k.stores)]
-    counts = [k.count for k in knobs]
-    for _ in range(SPILL_FIX_STEPS):
-        if _fits(mem, _sizes(mem, knobs, counts), target):
-            return counts, True
-        open_ = sorted((j for j in mine if counts[j] > 1),
-                       key=lambda j: (-knobs[j].step, -counts[j], -knobs[j].stores[-1]))
-        if not open_:
-            return counts, False
-        done = [j for j in open_ if _fits(mem, _sizes(mem, knobs, [
-            c - (i == j) for i, c in enumerate(counts)]), target)]
-        counts[min(done, key=lambda j: knobs[j].step) if done else open_[0]] -= 1
-    return counts, _fits(mem, _sizes(mem, knobs, counts), target)
-
-
-def _joined(items: list[str], last: str) -> str:
-    """``a``, ``a <last> b``, ``a, b <last> c``: ``last`` joins the final item (``and``,
-    ``, or``, ``; and``), the others a comma, or a semicolon when ``last`` has one."""
-    sep = "; " if last.startswith(";") else ", "
-    tail = f"{last} " if last[0] in ",;" else f" {last} "
-    return items[0] if len(items) == 1 else sep.join(items[:-1]) + tail + items[-1]
 
 
 def _over(u: TileUsage, what: str, limit: str, found: str, uses: list[Use], fix: str,
