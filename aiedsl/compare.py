@@ -215,6 +215,9 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     wrong, marked, equal = 0, 0, True
     p = _poison(dtype) if poison else None
     low = [math.inf] * got.ndim  # per axis, the least and greatest index of a wrong element
+    # every element's bound is above 0 (the share of its tolerance an error uses is a plain
+    # quotient) unless the tolerance is exact or relative to a value that may be 0
+    positive = atol > 0 and (magnitude is None or rtol > 0)
     high = [-1] * got.ndim
     for lo in range(0, g_all.size, _SLICE):
         g = g_all[lo:lo + _SLICE].astype(np.float64)
@@ -230,9 +233,13 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
                 bound *= rtol
                 bound += atol
             fails = err > bound
-            # an exact tolerance (0) is used not at all by a zero error, without end by any other
-            share = np.where(bound > 0, err / np.where(bound > 0, bound, 1.0),
-                             np.where(err > 0, np.inf, 0.0))
+            if positive:  # no bound is 0 (a NaN one is a non-finite element's, set below)
+                share = np.divide(err, bound, out=bound)
+            else:
+                # an exact tolerance (0) is used not at all by a zero error, without end by any
+                # other
+                share = np.where(bound > 0, err / np.where(bound > 0, bound, 1.0),
+                                 np.where(err > 0, np.inf, 0.0))
         if not np.isfinite(err).all():  # a NaN compares false with everything: it would pass
             wild = ~(np.isfinite(g) & np.isfinite(w))
             same = nonfinite & ((np.isnan(g) & np.isnan(w)) | (np.isinf(g) & (g == w)))
@@ -282,8 +289,12 @@ def _nearest_to_failing(share: np.ndarray, err: np.ndarray, among: np.ndarray | 
     """The index of the element with the largest ``share`` of its tolerance used (of those in
     ``among`` when given), ties to the larger ``err``, then to the first index."""
     pick = share if among is None else np.where(among, share, -np.inf)
-    top = pick == pick.max()
-    return int(np.argmax(np.where(top, err, -np.inf)))
+    top = np.flatnonzero(pick == pick[np.argmax(pick)])
+    if top.size == 0:  # NaN shares (none reach here: non-finite elements are set before)
+        return 0
+    if top.size == 1:
+        return int(top[0])
+    return int(top[np.argmax(err[top])])  # argmax keeps the first of equal errors
 
 
 def _poison(dtype: str) -> float:
