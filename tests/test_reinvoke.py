@@ -465,6 +465,42 @@ def test_the_time_ends_at_the_hosts_wait_and_later_work_is_said(
     assert whole.lines() == t.lines()
 
 
+def test_the_stats_file_holds_the_work_past_the_wait_and_back_to_back_timing(
+        design_file: DesignFile) -> None:
+    """--stats holds what the summary says of the core's work past the host's wait: which core,
+    how long, until when, and how far apart back-to-back invocations end; null with no such
+    work."""
+    import json
+
+    from aiedsl.cli.run_stats import _simulated
+
+    source = E4C.replace("rt.rtp_write(thr, 0, 2)", "rt.rtp_write(thr, 0, 3)").replace(
+        'cost="x", exact=True', 'cost="x", ops=32, exact=True').replace(
+        'cost="slow", exact=True', 'cost="slow", ops=32, exact=True')
+    h = load_design(_write(design_file, source))
+    result = simulate(h, {"inp": np.stack([INP, INP * 2])})
+    t = result.timing
+    after = _simulated(t)["after_wait"]
+    json.dumps(after, allow_nan=False)
+    assert after == {"core": "core[0,0]", "seconds": t.after_cycles / t.clock_hz,
+                     "until_seconds": {"core[0,0]": t.core_until["core[0,0]"] / t.clock_hz},
+                     "back_to_back_seconds": t.back_to_back_cycles / t.clock_hz,
+                     "back_to_back_gops": t.back_to_back_gops}
+    assert round(after["back_to_back_seconds"] * 1e6, 2) == 509.30
+    assert round(after["seconds"] * 1e6, 1) == 493.3
+    assert f"{after['back_to_back_gops']:.3g}" == "0.000251"
+    moved = source.replace(
+        "                mulc(ea, eo, thr[0])      # pass 2: in1 * thr, after the write of 3\n"
+        "            slow(ea, ea, tmp)             # after o's last release: nothing waits for it\n"
+        "            mulc(ea, acc, thr[0])         # acc = in1 * thr: 3 in this run's sequence\n",
+        "                mulc(ea, eo, thr[0])\n"
+        "                slow(ea, ea, tmp)\n"
+        "                mulc(ea, acc, thr[0])\n")
+    assert moved != source
+    done = simulate(load_design(_write(design_file, moved)), {"inp": np.stack([INP, INP * 2])})
+    assert _simulated(done.timing)["after_wait"] is None
+
+
 def test_the_throughput_is_said_for_one_run_and_back_to_back(design_file: DesignFile) -> None:
     """E4C with ops declared: one run's 128 operations over its 134.99 us, and back to back
     over the 509.30 us between two invocations' ends."""

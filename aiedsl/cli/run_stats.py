@@ -65,7 +65,21 @@ def _simulated(t: Timing) -> dict[str, Any]:
         "channel_busy": dict(sorted(t.channel_busy.items())),
         "channel_moving": dict(sorted(t.channel_moving.items())),
         "bottleneck": {**dataclasses.asdict(b), "sentence": b.sentence()},
+        "after_wait": _after_wait(t),
         "profiled_kernels": list(t.profiled), "assumed": t.assumed, "task_basis": t.task_basis}
+
+
+def _after_wait(t: Timing) -> dict[str, Any] | None:
+    """A core's work past the host's wait and what it does to back-to-back invocations; None
+    when every core is done by the wait (back to back, invocations are then ``seconds``
+    apart)."""
+    if not t.after_cycles:
+        return None
+    b = t.back_to_back_cycles
+    return {"core": t.after_core, "seconds": t.after_cycles / t.clock_hz,
+            "until_seconds": {n: c / t.clock_hz for n, c in sorted(t.core_until.items())},
+            "back_to_back_seconds": None if b is None else b / t.clock_hz,
+            "back_to_back_gops": None if b is None else t.back_to_back_gops}
 
 
 def _measured(t: Measured) -> dict[str, Any]:
