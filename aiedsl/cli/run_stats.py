@@ -79,7 +79,8 @@ def _after_wait(t: Timing) -> dict[str, Any] | None:
     return {"core": t.after_core, "seconds": t.after_cycles / t.clock_hz,
             "until_seconds": {n: c / t.clock_hz for n, c in sorted(t.core_until.items())},
             "back_to_back_seconds": None if b is None else b / t.clock_hz,
-            "back_to_back_gops": None if b is None else t.back_to_back_gops}
+            "back_to_back_gops": None if b is None else t.back_to_back_gops,
+            "back_to_back_busy": t.back_to_back_busy}
 
 
 def _measured(t: Measured) -> dict[str, Any]:

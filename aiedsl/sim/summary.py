@@ -362,6 +362,21 @@ class Timing:
             return self.gops
         return self.ops / (b / self.clock_hz) / 1e9
 
+    @property
+    def back_to_back_busy(self) -> float | None:
+        """When back-to-back invocations end further apart than one run takes (a core's work
+        past the host's wait outlasts the next invocation's fixed cost and start): the share
+        of that period :attr:`after_core` computes, which then bounds the throughput rather
+        than :attr:`bottleneck` (one run's limit); else None."""
+        b = self.back_to_back_cycles
+        if b is None or self.hidden or not self.after_core or b <= 0:
+            return None
+        until = self.core_until.get(self.after_core)
+        busy = self.core_busy.get(self.after_core)
+        if until is None or busy is None:
+            return None
+        return busy * until / b
+
     def lines(self) -> list[str]:
         """Human-readable summary, rendered from the fields."""
         busy = sorted(self.core_busy.values())
@@ -416,7 +431,16 @@ class Timing:
             out.append("busiest DMA channels, moving data (waiting for the other end): "
                        + ", ".join(said))
         out.append(self.dram_line())
-        out.append(f"bottleneck: {self.bottleneck.sentence()}")
+        share = self.back_to_back_busy
+        if share is None:
+            out.append(f"bottleneck: {self.bottleneck.sentence()}")
+        else:
+            b = self.back_to_back_cycles or 0.0
+            out.append(f"bottleneck: back to back, {self.after_core}: it computes {share:.0%} "
+                       f"of the {b / self.clock_hz * 1e6:.2f} us between invocations' ends, "
+                       "its calls past the host's wait included; faster kernels on it, or "
+                       "its work spread over more cores, would help. For one run: "
+                       f"{self.bottleneck.sentence()}")
         if self.profiled:
             out.append("cycles per call from `aiedsl kernel profile` (no cycles= declared, a "
                        "bound at best): " + "; ".join(self.profiled_charges or self.profiled))
