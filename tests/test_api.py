@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import aiedsl
-from aiedsl.sim.summary import Bottleneck, Timing
+from aiedsl.sim.bottleneck import Bottleneck
+from aiedsl.sim.summary import Timing
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"M": 256, "N": 256}

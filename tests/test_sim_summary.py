@@ -14,7 +14,8 @@ import pytest
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
-from aiedsl.sim.summary import Bottleneck, Timing
+from aiedsl.sim.bottleneck import Bottleneck
+from aiedsl.sim.summary import Timing
 from aiedsl.targets import get_target
 
 STREAM = '''

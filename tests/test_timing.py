@@ -232,7 +232,7 @@ def test_the_residuals_the_sources_quote_are_what_calibrate_prints() -> None:
 
 
 def test_the_task_cost_note_names_the_rows_calibrate_fits_it_to() -> None:
-    from aiedsl.sim.summary import TASK_COST_BASIS
+    from aiedsl.sim.bottleneck import TASK_COST_BASIS
 
     rows = tuple(r.name for r in CAL.ROWS if "shim_task_s" in r.determines)
     assert TASK_COST_BASIS == rows == ("GEMM i16 512^3",)

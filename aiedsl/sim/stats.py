@@ -9,8 +9,9 @@ from typing import Literal, TypedDict
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.state import Machine
-from aiedsl.sim.summary import (DRAM_SATURATED, ISSUING_NOTED, SINGLE_BUFFER_NOTED, ops_unit,
-                                TASK_COST_BASIS, Bottleneck, SingleBuffered, Timing)
+from aiedsl.sim.bottleneck import (DRAM_SATURATED, ISSUING_NOTED, SINGLE_BUFFER_NOTED,
+                                   TASK_COST_BASIS, Bottleneck, SingleBuffered)
+from aiedsl.sim.summary import Timing, ops_unit
 
 
 def _single(m: Machine, core: str, tile: tuple[int, int], fifo: str, port: str,

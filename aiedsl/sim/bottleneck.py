@@ -1,0 +1,192 @@
+"""What limits a simulated run, as data: its :class:`Bottleneck` and the :class:`SingleBuffered`
+fifo ends it names, each with the words the summary prints, and the thresholds that decide what
+the summary names (:mod:`aiedsl.sim.stats` chooses them; :class:`~aiedsl.sim.summary.Timing`
+holds them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+DRAM_SATURATED = 0.95
+"""A DRAM direction busy at least this fraction of the device time is named the bottleneck even
+when a DMA channel moves data longer: a shim channel's moving time includes its lag behind host
+memory, DRAM's counts only bytes moved."""
+DRAM_BOTH_NOTED = 0.1
+DRAM_SHARED_NOTED = 0.5
+"""The DRAM line says what one shared pool would make of reads and writes when each direction
+uses at least ``DRAM_BOTH_NOTED`` of its bandwidth and the two together at least
+``DRAM_SHARED_NOTED``: the model's separate pools are an assumption no measurement decides
+(``TimingModel.dram_write_bytes_per_s``)."""
+ISSUING_NOTED = 0.3
+"""A runtime issuing shim DMA tasks this fraction of the device time is named beside a busy DMA
+channel, and the summary says what the per-task cost rests on (:data:`TASK_COST_BASIS`)."""
+UNSATURATED = 0.6
+"""A bottleneck busy less than this fraction of the time is named with the next busiest
+resource: nothing is busy most of the time, so the run goes to waits between resources more
+than to any one of them."""
+SINGLE_BUFFER_NOTED = 0.1
+"""A core waiting this fraction of the device time at a fifo end with one buffer is named in the
+bottleneck: transfers and kernel calls take turns there, and a second buffer would overlap
+them."""
+TASK_COST_BASIS = ("GEMM i16 512^3",)
+"""The npu1 calibration rows that determine ``TimingModel.shim_task_s`` (``bench/calibrate.py``
+lists them; a test keeps the two the same)."""
+
+
+@dataclass(frozen=True)
+class SingleBuffered:
+    """A core's fifo end with one buffer, where its kernel calls and transfers take turns."""
+
+    core: str
+    fifo: str
+    port: str
+    overlap: float
+    """The most of the run a second buffer could overlap: the smaller of the core's waiting at
+    this end and its computing (overlap hides one behind the other, never more)."""
+    memtile: str = ""
+    """The memtile fifo that feeds (or drains) this end, when it has one buffer too: a second
+    buffer here alone would wait on it."""
+    free: int | None = None
+    """Bytes of the core's memory past its last buffer, when a second buffer would not fit
+    there (None: it fits)."""
+    needed: int = 0
+    """Bytes of the second buffer."""
+
+    def clause(self) -> str:
+        """The summary's words for it."""
+        text = (f"{self.core} and its transfers take turns at '{self.fifo}' ({self.port}), an "
+                "end with one buffer: ")
+        if self.free is not None:
+            return text + (f"a second ({self.needed:,} B) would overlap up to "
+                           f"{self.overlap:.0%} of the run but does not fit ({self.free:,} B "
+                           "free in the core); smaller elements would make room")
+        both = (f" with '{self.memtile}' on the memtile, which has one buffer too"
+                if self.memtile else "")
+        return text + (f"a second buffer (depth=2){both} could overlap up to "
+                       f"{self.overlap:.0%} of the run")
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """What limits a simulated run on the device, as data; :meth:`sentence` says it for people.
+
+    It names a device resource; the fixed invocation cost (:attr:`Timing.invocation_s`) is not a
+    bottleneck of the design, and :meth:`Timing.lines` says how much of the time it is.
+    """
+
+    kind: Literal["compute", "dram", "dma", "runtime"]
+    """``compute`` (a core), ``dram`` (host memory bandwidth), ``dma`` (one DMA channel) or
+    ``runtime`` (the firmware issuing the runtime sequence's shim DMA tasks one after another)."""
+    resource: str
+    """The busiest core or DMA channel by name, ``"DRAM read"`` / ``"DRAM write"``, or
+    ``"runtime"``."""
+    utilisation: float
+    """Busy fraction of that resource over the device-side time (0..1): a core's computing, a
+    DMA channel's moving data (not its waiting for a receiver), a DRAM direction's bytes at its
+    bandwidth, the runtime's issuing. Like is compared with like to choose the resource."""
+    dram_bytes: int
+    """Bytes the shims moved to and from host memory."""
+    dram_bytes_per_s: float
+    """The bandwidth the model assumes for the busier DRAM direction."""
+    rtp_writes: int = 0
+    """Runtime-parameter writes in the runtime sequence (the firmware issues them too)."""
+    barrier_sets: int = 0
+    """Barrier sets in the runtime sequence (register writes the firmware issues too)."""
+    issuing: float = 0.0
+    """Busy fraction of the runtime issuing shim DMA tasks (whatever the bottleneck's kind)."""
+    one_task_each: bool = False
+    """Every transfer is a tensor's only transfer in its direction through its shim tile: no
+    fewer tasks are possible on those columns."""
+    over_columns: bool = False
+    """Some tensor moves through several shim tiles in one direction (a task on each)."""
+    direction_bytes: int = 0
+    """Bytes the busier DRAM direction moved (what its utilisation counts)."""
+    waiting: float = 0.0
+    """For a DMA channel: the fraction of the time it held an element its receivers were not
+    ready to take (back-pressure), besides its :attr:`utilisation` moving data."""
+    runner_up: tuple[str, float] = ("", 0.0)
+    """The busiest resource of another kind, as words, and its busy fraction (compared like
+    with like, as :attr:`utilisation`)."""
+    one_buffer_receiver: str = ""
+    """For a DMA channel waiting on its receivers at least :data:`SINGLE_BUFFER_NOTED` of the
+    time: its fifo's receiving end with one buffer, as words (``'in_l3' on memtile (0, 1)``);
+    "" otherwise."""
+    receiver_room: str = ""
+    """Why a second buffer at :attr:`one_buffer_receiver` would not fit, as words ("": it
+    fits)."""
+    burst_fill: float = 0.0
+    """For a shim channel filling a fifo: the bytes its AXI bursts carry on average, when its
+    contiguous runs are shorter than a full burst (0: they fill their bursts, or another kind
+    of channel)."""
+    resent: bool = False
+    """For a shim channel filling a fifo: its fills read more elements than their tensors hold,
+    so some go more than once."""
+    single_buffered: tuple[SingleBuffered, ...] = ()
+    """Fifo ends with one buffer where a core's kernel calls and its transfers take turns for
+    at least :data:`SINGLE_BUFFER_NOTED` of the run, most first."""
+
+    def _turns(self) -> str:
+        """What the single-buffered ends cost, as a clause ("" when none)."""
+        return "".join("; " + e.clause() for e in self.single_buffered[:2])
+
+    def sentence(self) -> str:
+        """One sentence naming the limit and what would help."""
+        text = self._sentence()
+        what, share = self.runner_up
+        if self.utilisation < UNSATURATED and what:
+            text += (f"; nothing is busy most of the time, though: next is {what} at "
+                     f"{share:.0%}, and the run goes to waits between them more than to either")
+        return text
+
+    def _sentence(self) -> str:
+        if self.kind == "compute":
+            return (f"compute: the busiest core computes {self.utilisation:.0%} of the time; "
+                    "faster kernels or more cores would help" + self._turns())
+        if self.kind == "dram":
+            verb, noun = (("reads", "read") if self.resource == "DRAM read" else
+                          ("writes", "written"))
+            moved = self.direction_bytes or self.dram_bytes
+            return (f"DRAM: the shims' host-memory {verb} ({moved / 1e6:.2f} MB {noun}) are "
+                    f"busy {self.utilisation:.0%} of the time at "
+                    f"{self.dram_bytes_per_s / 1e9:g} GB/s; reuse data on chip (larger tiles, "
+                    "memtile staging) to need less, if the design moves any twice"
+                    + self._turns())
+        if self.kind == "runtime":
+            what = "shim DMA tasks" + "".join(
+                f" and {w}" for w, n in (("rtp writes", self.rtp_writes),
+                                         ("barrier sets", self.barrier_sets)) if n)
+            help_ = ("fewer, longer transfers (each task covering more of a tensor) would help"
+                     if not self.one_task_each else
+                     "each tensor already moves in one task per direction per shim column: "
+                     "fewer columns would issue fewer tasks (if their DMAs keep up), and more "
+                     "work per invocation spreads the fixed cost thinner" if self.over_columns
+                     else "each tensor already moves in one task per direction: a fixed cost, "
+                     "which more work per invocation spreads thinner")
+            return (f"runtime: issuing the {what} one by one takes "
+                    f"{self.utilisation:.0%} of the time; {help_}" + self._turns())
+        waits = (f", and waits {self.waiting:.0%} for its receivers to take data"
+                 if self.waiting >= 0.005 else "")
+        text = (f"data movement: DMA '{self.resource}' moves data {self.utilisation:.0%} of the "
+                f"time{waits}; ")
+        if self.one_buffer_receiver:
+            # the channel could stream while the receiver's side empties a buffer
+            room = f", where {self.receiver_room}" if self.receiver_room else ""
+            text += (f"its receiver ({self.one_buffer_receiver}{room}) has one buffer, so each "
+                     "element waits for the one before to be taken away" + (
+                         "" if self.receiver_room else
+                         ": a second buffer there (depth=2) would let the two overlap"))
+        else:
+            ways = ["spread its traffic over more channels"]
+            if self.burst_fill:
+                ways.append(f"send longer contiguous runs from host memory (its bursts carry "
+                            f"{self.burst_fill:.0f} B on average)")
+            if self.resent:
+                ways.append("broadcast what it sends more than once")
+            text += (", ".join(ways[:-1]) + ", or " + ways[-1] if len(ways) > 2
+                     else " or ".join(ways))
+        if self.issuing >= ISSUING_NOTED:
+            text += (f" (the runtime also spends {self.issuing:.0%} of the time issuing shim "
+                     "DMA tasks one by one, which the transfers wait for: fewer, longer "
+                     "transfers would shorten that)")
+        return text + self._turns()
