@@ -142,7 +142,8 @@ class Timing:
     "" if nothing)."""
     task_basis: str = ""
     """When the runtime issues shim DMA tasks a large share of the time (at least
-    :data:`~aiedsl.sim.bottleneck.ISSUING_NOTED`): what the per-task cost rests on ("" otherwise)."""
+    :data:`~aiedsl.sim.bottleneck.ISSUING_NOTED`): what the per-task cost rests on ("" when
+    not)."""
     driver_timeout_s: float = 0.0
     """The NPU driver's job timeout (:attr:`~aiedsl.targets.timing.TimingModel.driver_timeout_s`):
     a modelled run longer than this would be stopped on the NPU (0: not judged)."""
