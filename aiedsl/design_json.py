@@ -64,7 +64,9 @@ def load_json(source: str | Path, *, home: str | Path | None = None) -> Design:
     if version != IR_VERSION:  # before the fields: another version's may mean other things
         _version_error(where, "ir_version" in data, version, None)
     try:
-        d = Design.model_validate(data)
+        # strict: a number given as a string ("count": "4") or a boolean (true for 1) is a
+        # tool's mistake the IR would otherwise take in silence; JSON arrays stand for tuples
+        d = Design.model_validate_json(text, strict=True)
         if home is not None:
             folder = os.path.realpath(home)
             d = with_locs(d, lambda loc: loc if loc.file.startswith("<") else loc.at_path(
@@ -133,17 +135,30 @@ def _shape_error(where: str, e: ValidationError, data: Any) -> DesignError:
     errors = e.errors()
     first = errors[0]
     path, node = _json_path(first["loc"], data)
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    # a value of a union type (a define's bool, int, float or str) fails once per member at
+    # the same place: one complaint naming every type it may have
+    same = [err for err in errors if _json_path(err["loc"], data)[0] == path]
+    msg = first["msg"]
+    if len(same) > 1 and all(err["msg"].startswith(_SHOULD) for err in same):
+        kinds = list(dict.fromkeys(err["msg"][len(_SHOULD):] for err in same))
+        msg = _SHOULD + ", ".join(kinds[:-1]) + " or " + kinds[-1]
+    rest = len(errors) - len(same) if msg != first["msg"] else len(errors) - 1
+    more = f" (and {rest} more)" if rest else ""
     value = first.get("input")
     found = "nothing" if first["type"] == "missing" else _shown(value)
     return DesignError(
-        RULE, f"{where}: {path or 'the design'}: {first['msg']}{more}", loc=_loc_in(node),
+        RULE, f"{where}: {path or 'the design'}: {msg}{more}", loc=_loc_in(node),
         found=found, fix=f"give {path or 'the design'} as the design IR has it; {_REBUILD}")
+
+
+_SHOULD = "Input should be "
+"""How pydantic's type complaints start."""
 
 
 def _json_path(loc: tuple[Any, ...], data: Any) -> tuple[str, Any]:
     """pydantic's error location ``loc`` in ``data`` as the JSON spells it
-    (``cores[0].body[0].count``), and the innermost object on the way (for its line)."""
+    (``cores[0].body[0].count``), and the innermost object on the way with a ``loc`` (for its
+    line)."""
     out, node, inner = "", data, data
     for step in loc:
         if isinstance(step, int) and isinstance(node, list) and 0 <= step < len(node):
@@ -154,10 +169,12 @@ def _json_path(loc: tuple[Any, ...], data: Any) -> tuple[str, Any]:
             node = node[step]
         elif isinstance(node, dict) and step in (node.get("op"), node.get("kind")):
             continue  # the tag pydantic names a union member by: no key of the JSON
+        elif isinstance(step, str) and node is not None and not isinstance(node, dict):
+            continue  # a member of a union of plain types (a define's "bool"): no key either
         else:
             out += f".{step}" if out else str(step)
             node = None
-        if isinstance(node, dict):
+        if isinstance(node, dict) and "loc" in node:  # a shape's or type's line is its owner's
             inner = node
     return out, inner
 

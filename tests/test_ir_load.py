@@ -206,6 +206,31 @@ def test_another_version_of_the_ir_is_refused_before_its_fields_are_read(
         "reads version 1 of the design IR")
 
 
+def test_numbers_are_numbers_and_a_union_is_one_complaint(built: tuple[Any, str]) -> None:
+    """A number written as a string ("4") or a boolean where an integer goes is a tool's
+    mistake: refused, not read as 4 or 1. A value none of a union's types takes (a define) is
+    one complaint naming them all, at the JSON's path (not pydantic's "defines.N.bool")."""
+    for edit, path, found in (
+            (lambda d: loop_of(d)["body"][0].update(count="4"),
+             "passthrough.py:27: error [design IR]: the design IR text: "
+             "cores[0].body[0].body[0].count", '"4"'),
+            (lambda d: d.update(ir_version=True),
+             "passthrough.py:16: error [design IR]: the design IR text: ir_version", "true"),
+            (lambda d: d["tensors"][0]["type"]["shape"].__setitem__(0, 4096.0),
+             "passthrough.py:16: error [design IR]: the design IR text: tensors[0].type.shape[0]",
+             "4096.0")):
+        with pytest.raises(DesignError) as e:
+            load_json(edited(built[1], edit))
+        assert str(e.value).splitlines()[:2] == [
+            f"{path}: Input should be a valid integer", f"  found: {found}"]
+    with pytest.raises(DesignError) as e:
+        load_json(edited(built[1], lambda d: d["defines"].update(N=[1])))
+    assert str(e.value).splitlines()[:2] == [
+        "passthrough.py:16: error [design IR]: the design IR text: defines.N: Input should be a "
+        "valid boolean, a valid integer, a valid number or a valid string",
+        "  found: [1]"]
+
+
 def test_a_field_of_the_wrong_shape_is_named_by_its_path_in_the_json(
         built: tuple[Any, str]) -> None:
     """pydantic's own path names each op by its tag (cores.0.body.0.loop.body...): the
@@ -215,7 +240,7 @@ def test_a_field_of_the_wrong_shape_is_named_by_its_path_in_the_json(
         load_json(text)
     assert str(e.value) == (
         "passthrough.py:27: error [design IR]: the design IR text: cores[0].body[0].body[0].count:"
-        " Input should be a valid integer, unable to parse string as an integer\n"
+        " Input should be a valid integer\n"
         "  found: \"two\"\n"
         f"  fix: give cores[0].body[0].body[0].count as the design IR has it; {REBUILD}")
     text = edited(built[1], lambda d: d["tensors"][0].pop("type"))
