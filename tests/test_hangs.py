@@ -527,7 +527,8 @@ def reference(inp):
 @pytest.mark.parametrize("rows, ahead, depth, waits, fix", [
     # neighbours: one ring in memory the two cores share, of the fifo's depth: 3 ahead hang
     (2, 3, "depth=2", "for a free buffer (all 2 buffers are full, waiting for core[0,1] to "
-     "consume: the two cores share them)", "or give 'f', the fifo that is full, more depth"),
+     "consume: the two cores share them)", "or give 'f' depth=3 (line 10; now 2): the least "
+     "depth with which this run ends, simulated"),
     # over a DMA with one depth for every end: 2 buffers a core end, whatever the depth; the two
     # ends hold 4, so 5 ahead hang
     (3, 5, "depth=10", "for a free buffer (all 2 buffers are full, waiting to be sent)",
@@ -556,6 +557,10 @@ def test_a_producer_running_ahead_is_told_what_its_buffers_wait_for(
     if rows == 3:  # what the fix says: 2 buffers at the producer and 3 at the consumer hold 5
         fixed = design_file(source("depth=2, consumer_depth=3"), "fixed.py")
         assert simulate(load_design(fixed)).passed
+    else:  # the depth it names ends the run, and one less does not
+        assert simulate(load_design(design_file(source("depth=3"), "fixed.py"))).passed
+        with pytest.raises(Deadlock):
+            simulate(load_design(design_file(source("depth=2"), "short.py")))
 
 
 WAITED_FILL = '''
@@ -973,3 +978,19 @@ def test_a_hang_trace_draws_the_blocked_channels_and_the_runtimes_wait(tmp_path:
                      if ev["name"].endswith("(blocked)"))
     assert blocked == [("dma core[0,0] -> lo", "lo (blocked)", "X"),
                        ("runtime", "waits for the drain of 'hi' (line 43) (blocked)", "i")]
+
+
+def test_a_fifo_no_depth_of_which_ends_the_hang_says_why(
+        design_file: Callable[..., Path]) -> None:
+    """70 elements ahead between neighbours: depth 32 still hangs and 63 does not fit the core's
+    memory, so the fix says no depth of 'f' alone ends the run, and why."""
+    path = design_file(RUN_AHEAD.replace("DEPTH", "depth=2").replace("ROWS", "2").replace(
+        "AHEAD", "70"))
+    with pytest.raises(Deadlock) as excinfo:
+        simulate(load_design(path))
+    assert str(excinfo.value).splitlines()[-1] == (
+        "  fix: break the cycle: no core may hold an element while it waits for data that can "
+        "only come once that element moves; acquire in an order that lets data flow, release "
+        "sooner, or give 'f', the fifo that is full, more depth; no depth of it alone ends this "
+        "run (depth 32 still hangs, and depth 63 is refused: core tile (0, 2) (core[0,0]: "
+        "passthrough_i32_256) needs more data memory than it has (65,536 bytes))")

@@ -28,6 +28,7 @@ from aiedsl.ir.kernel import Kernel
 from aiedsl.validate_ir import validate
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
+from aiedsl.sim.depth_fix import depth_fix, least_depth
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, SimFault, build_machine
 from aiedsl.sim.options import (
@@ -338,7 +339,12 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
                           compute=compute, clock_hz=clock_hz)
         watch("run", m)
         m.engine.run()
-        _stopped(m, trace)
+        try:
+            _stopped(m, trace)
+        except Deadlock as e:
+            if e.full_fifo is not None:
+                _say_depth(e, e.full_fifo, handle.ir, target, ins, drained, impls, clock_hz)
+            raise
         tm = timing(m)
         if trace is not None:
             write_trace(m, tm.clock_hz, trace)
@@ -402,6 +408,23 @@ def _back_to_back(placed: Design, target: TargetModel, ins: dict[str, np.ndarray
     except DesignError:  # invocation 2 hangs or faults: asked for, --iters 2 reports it
         return replace(tm, back_to_back_stopped=True)
     return replace(tm, back_to_back_cycles=_period(whole))
+
+
+def _say_depth(e: Deadlock, fifo: str, d: Design, target: TargetModel,
+               ins: dict[str, np.ndarray], drained: set[str], impls: Any,
+               clock_hz: float | None) -> None:
+    """Name in ``e``'s fix the least depth of ``fifo`` with which unplaced design ``d``'s run
+    ends (:func:`~aiedsl.sim.depth_fix.least_depth`: runs at other depths, kernels timed
+    only), or why none does."""
+    def run(trial: Design) -> None:
+        placed, _ = check_design(trial)
+        m = build_machine(placed, target, _host(placed, ins, drained), impls, compute=False,
+                          clock_hz=clock_hz)
+        m.engine.run()
+        _stopped(m, None)
+
+    e.fix = depth_fix(e.fix or "", fifo, d, least_depth(d, fifo, target, run))
+    e.args = (e.render(),)
 
 
 def _period(m: Machine) -> float:

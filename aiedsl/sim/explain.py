@@ -33,14 +33,9 @@ class Deadlock(DesignError):
     ``loc`` is None: the chain names several)."""
 
     exit_code = 3
-
-
-
-
-
-
-
-
+    full_fifo: str | None = None
+    """The fifo the fix asks more depth of, when a cycle is its cause and one depth is given to
+    every end of it (:mod:`aiedsl.sim.depth_fix` then finds how much)."""
 
 
 def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
@@ -263,6 +258,7 @@ def explain(m: Machine) -> Deadlock:
         lines.append(f"  <- back to {proc_words(p)}: a wait-for cycle")
     first_loc = next((loc for loc in locs if loc), None)
     blocked = [q for q in m.engine.procs if q.request is not None and q.kind == "core"]
+    depth_fifo: str | None = None
     summary = (f"nothing can move and the runtime sequence is not done "
                f"({len(blocked)} core(s) blocked)")
     gate = next((q.info["waiting"] for q in chain
@@ -301,6 +297,10 @@ def explain(m: Machine) -> Deadlock:
     elif cycle:
         full = _full_fifo(chain)
         knob = _linked_depth(m, full) if full else None
+        if full and knob is None:
+            one = {e.depth for f in m.design.fifos if f.name == full
+                   for e in (f.producer, *f.consumers)}
+            depth_fifo = full if len(one) == 1 else None
         fix = ("break the cycle: no core may hold an element while it waits for data that can "
                "only come once that element moves; acquire in an order that lets data flow, "
                "release sooner, or " + (knob if knob is not None else
@@ -311,6 +311,7 @@ def explain(m: Machine) -> Deadlock:
                "order that lets data flow (drains issued before they are waited on), and check "
                "every acquire is matched by a release")
     err = Deadlock("deadlock", summary, loc=None, fix=fix)
+    err.full_fifo = depth_fifo
     err.chain = lines  # type: ignore[attr-defined]
     err.first_loc = first_loc  # type: ignore[attr-defined]
     err.message = summary + "\n" + "\n".join(lines)
