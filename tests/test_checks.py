@@ -2490,6 +2490,19 @@ def test_design_file_that_is_a_directory(design_file: DesignFile) -> None:
     )
 
 
+def test_the_working_directory_given_as_a_design_is_named_as_typed(
+        design_file: DesignFile) -> None:
+    """`aiedsl check /abs/folder` from inside that folder said ". is a directory" (a tester):
+    the working directory keeps the name it was given."""
+    design_file(DEFINES)  # chdir into the temp dir
+    here = os.getcwd()
+    assert load_error(here) == (
+        f"error [design file]: {here} is a directory, not a design file\n"
+        f"  found: {here}\n"
+        "  fix: give the path of a .py file that defines a @design"
+    )
+
+
 def test_an_empty_design_path_is_said_to_be_empty(design_file: DesignFile) -> None:
     """`aiedsl check ""` said ". is a directory" (a tester): Path("") is the working
     directory. The command line hands the path on as typed."""
