@@ -180,6 +180,21 @@ def test_map_of_an_unroutable_design_shows_the_congestion_in_red(design_file: De
     assert "2 wire bundles over capacity (red)" in ET.tostring(root).decode()
 
 
+def test_map_of_a_design_failing_another_check_does_not_point_at_red(
+        design_file: DesignFile) -> None:
+    """A map drawn for a design whose check fails for no resource (a drain twice what the core
+    makes) said "what is over its limit is red", with nothing red (a tester)."""
+    path = design_file(UNROUTABLE.replace("rows=3, anchor=(0, 3)", "rows=1")
+                       .replace("shape=[3]", "shape=[1]").replace("3, 1024", "1, 1024")
+                       .replace("rt.drain(hi[:], Y)", "rt.drain(hi[:], Y)\n"
+                                "            rt.drain(hi[:], Y)"))
+    r = _cli("map", str(path), "-o", "m.svg")
+    assert r.returncode == 2
+    assert "error [balance]" in r.stderr.splitlines()[0]
+    assert r.stdout.strip() == ("wrote m.svg (nothing on it is over a limit: the design fails "
+                                "another check, below)")
+
+
 def test_map_of_a_design_over_its_dma_channels(design_file: DesignFile) -> None:
     """Three inputs on one core: the map shows that tile's DMA line in red."""
     path = design_file('''

@@ -245,7 +245,7 @@ def map_(
     2), and a map the build drew from mlir-aie's lowering is kept.
     """
     from aiedsl.checks import check_design, draft
-    from aiedsl.codegen.tilemap import is_aiedsl_map, tile_map
+    from aiedsl.codegen.tilemap import is_aiedsl_map, shows_over, tile_map
     from aiedsl.emit import map_fits_build
     from aiedsl.errors import DesignError
     from aiedsl.builddir.outfile import write_file
@@ -280,7 +280,9 @@ def map_(
         say(f"kept {printable(path)}: its build drew it from mlir-aie's lowering, of this same "
             "design (for aiedsl's own plan, give -o FILE)")
     else:
-        say(f"wrote {printable(path)}" + (" (what is over its limit is red)" if error else ""))
+        say(f"wrote {printable(path)}" + (
+            "" if error is None else " (what is over its limit is red)" if shows_over(svg)
+            else " (nothing on it is over a limit: the design fails another check, below)"))
     if error is not None:
         raise error
 

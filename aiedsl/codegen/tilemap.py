@@ -35,6 +35,13 @@ KIND_FILL = {"shim": "#eceff1", "memtile": "#e3f2fd", "core": "#fff8e1"}
 LOWERED = 'class="lowering"'
 """Marks the note of a map drawn from mlir-aie's lowering (:mod:`aiedsl.toolchain.lower`),
 which its build's report.txt follows: ``aiedsl map`` keeps such a map of its own design."""
+OVER_MARKS = (' class="over"', ' class="over-text"', 'class="membar over"', 'class="route over"')
+"""How map.svg.j2 marks (in red) what is over a limit."""
+
+
+def shows_over(svg: str) -> bool:
+    """Whether map ``svg`` marks anything over its limit (in red)."""
+    return any(mark in svg for mark in OVER_MARKS)
 
 
 @dataclass
