@@ -1695,6 +1695,42 @@ def test_balance_runtime_fills_more(design_file: DesignFile) -> None:
     )
 
 
+def test_balance_names_a_fill_line_once_with_its_count(design_file: DesignFile) -> None:
+    """Four fills from one line of a Python loop in the runtime, through a memtile, and a core
+    taking 3: the fill's line is named once, with how many fills it makes (it was listed three
+    times, word for word: a tester)."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, fifo, herd, i32, loop, memtile, runtime, tiles
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[4, 1024, i32], out: Tensor[3, 1024, i32]):
+            a = channel(Tensor[1, 1024, i32], via=memtile, name="a")
+            b = fifo(Tensor[1, 1024, i32], name="b")
+            copy = passthrough(Tensor[1, 1024, i32])
+
+            @herd()
+            def core():
+                for _ in loop(3):
+                    with a[0].consume() as x, b.produce() as y:
+                        copy(x, y)
+
+            with runtime() as rt:
+                for i in range(4):
+                    rt.fill(a[0], inp, tiles(inp, (1, 1024), rows=i))
+                rt.drain(b, out)
+        ''')
+    assert check_error(path).splitlines()[:6] == [
+        "d.py:13: error [balance]: fifo 'a_0': the memtile forwards 4 element(s) per run, but "
+        "core[0,0] takes 3",
+        "  limit: every consumer takes exactly 4",
+        "  found: 3",
+        "  d.py:6: produced here",
+        "  d.py:18: rt.fill of 'a_l3_0' from 'inp' (4 fills)",
+        "  fix: make loop counts and fill/drain sizes agree (each element 1x1024xi32); a mismatch "
+        "hangs on the NPU"]
+
+
 def test_balance_runtime_fills_fewer(design_file: DesignFile) -> None:
     """The runtime sends 4 elements, the core waits for a 5th."""
     path = design_file('''

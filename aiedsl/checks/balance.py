@@ -4,10 +4,12 @@ the drains write is :mod:`aiedsl.checks.outputs`)."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Loop
 from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import released, walk
 
 
@@ -122,8 +124,8 @@ def check_balance(d: Design) -> None:
                 # the fills the count comes from, when links stand between them and this fifo
                 # (a forward's line alone did not say which fill moved too little)
                 upstream = feeders(f.name)
-                fills = [(f"rt.fill of '{t.fifo}' from '{t.tensor}'", t.loc) for t in d.runtime
-                         if t.op == "fill" and t.fifo in upstream[1:]][:3]
+                fills = _fill_lines([t for t in d.runtime
+                                     if t.op == "fill" and t.fifo in upstream[1:]])
                 raise DesignError(
                     "balance", f"fifo '{f.name}': {sends}, but {who} takes {_n(got)}",
                     loc=c.loc, limit=f"every consumer takes exactly {_n(made)}", found=_n(got),
@@ -141,6 +143,18 @@ def check_balance(d: Design) -> None:
                        + ", or leave repeat out" if unrepeated else "")
                     + (f". {retyped[f.name]}" if f.name in retyped else "")
                     + ("" if shared_out or unrepeated else _runs_once(d, who, made, got)))
+
+
+def _fill_lines(fills: list[Any]) -> list[tuple[str, Loc]]:
+    """The first three lines of ``fills`` (runtime transfers) as an error's related lines, once
+    per line with how many fills it makes (a Python loop in the runtime makes several at one
+    line, which read as the same line repeated)."""
+    at: dict[tuple[str, str, int], list[Any]] = {}
+    for t in fills:
+        at.setdefault((f"rt.fill of '{t.fifo}' from '{t.tensor}'", t.loc.file, t.loc.line),
+                      []).append(t)
+    return [(text + (f" ({len(same)} fills)" if len(same) > 1 else ""), same[0].loc)
+            for (text, _, _), same in list(at.items())[:3]]
 
 
 def _runs_once(d: Design, who: str, made: Fraction, got: Fraction) -> str:
