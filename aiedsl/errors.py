@@ -27,13 +27,12 @@ def counted(n: int, noun: str) -> str:
 
 
 def display_path(filename: str) -> str:
-    """Return ``filename`` as a user reads it: relative to the working directory when below it
-    (the working directory itself as it was given: "." names nothing a user typed)."""
+    """Return ``filename`` as a user reads it: relative to the working directory when below it."""
     try:
         rel = os.path.relpath(filename)
     except ValueError:  # another drive on Windows
         return filename
-    return filename if rel.startswith("..") or rel == "." else rel
+    return filename if rel.startswith("..") else rel
 
 
 def stable_path(filename: str, home: str) -> str:

@@ -217,6 +217,8 @@ def load_design(path: str | Path, defines: Mapping[str, object] | None = None,
                           "designs/passthrough.py")
     path = Path(path)
     shown = display_path(str(path)) if path.exists() else str(path)  # as its lines name it
+    if shown == ".":  # the working directory, given by another name: "." is not what was typed
+        shown = str(path)
     if path.is_dir():
         raise DesignError("design file", f"{shown} is a directory, not a design file",
                           found=shown, fix="give the path of a .py file that defines a @design")
