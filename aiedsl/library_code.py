@@ -45,7 +45,9 @@ def is_users(filename: str) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def library_dirs() -> tuple[str, ...]:
-    """The folders of Python's standard library and of installed packages, each ending in a
+    """The folders of Python's standard library, of installed packages and of their console
+    scripts (the ``aiedsl`` command itself: its launcher's line is no user's), each ending in a
     separator (``startswith`` then matches whole folder names)."""
     paths = sysconfig.get_paths()
-    return tuple({paths[k] + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+    return tuple(sorted({paths[k] + os.sep for k in ("stdlib", "platstdlib", "purelib",
+                                                     "platlib", "scripts") if k in paths}))

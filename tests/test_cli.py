@@ -874,3 +874,21 @@ def reference_NAME(inp):
     every = aiedsl("kernel", "test", "mm.cc").stdout.splitlines()[-1].split()
     npu2 = aiedsl("kernel", "test", "mm.cc", "--device", "npu2").stdout.splitlines()[-1].split()
     assert int(npu2[2]) < int(every[2])
+
+
+def test_the_installed_command_is_no_users_line() -> None:
+    """Run as the console script pip installs (not ``python -m``), the launcher's own line was
+    taken for the user's: `-D ACC=x` read as Python's `defines={...}`, and a missing NPU was
+    located at `.../bin/aiedsl:6` (a tester)."""
+    import sysconfig
+
+    script = Path(sysconfig.get_paths()["scripts"]) / "aiedsl"
+    if not script.is_file():
+        pytest.skip(f"no console script at {script} (aiedsl not installed by pip here)")
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([str(script), "check", "designs/gemm_i8.py", "-D", "ACC=x"], cwd=root,
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[:3] == [
+        "designs/gemm_i8.py:69: error [define]: ACC=x is not a place to sum C",
+        "  limit: i32 or c", "  found: -D ACC=x"]
