@@ -148,13 +148,14 @@ def in_child(fn: Callable[[], Any], limit: float) -> Any:
     stops = {signal.SIGINT, signal.SIGTERM}
 
     def work() -> None:
-        from aiedsl.kernels.lifeline import die_with_parent
+        from aiedsl.kernels.lifeline import die_with_parent, quiet_faults
 
         # Ctrl-C is the parent's to handle (it then kills this child), as in the native
         # simulation's child; and a parent killed outright takes this child with it
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)  # held while the parent forked it
         die_with_parent(me)
+        quiet_faults()
         try:
             out: tuple[str, Any] = ("value", fn())
         except Exception as err:  # raised again in the parent, as if run there

@@ -37,3 +37,13 @@ def die_with_parent(parent: int) -> None:
         return
     if os.getppid() != parent:  # the parent ended before the prctl: no signal will come
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def quiet_faults() -> None:
+    """In a child that runs a kernel's C++: no Python fault handler (pytest installs one, as
+    ``python -X faulthandler`` does, and a fork inherits it). A kernel that crashes its child is
+    the parent's to report, as a ``[native kernel]`` error naming the signal and the call; the
+    handler's dump of aiedsl's own frames on top of it read as if aiedsl had crashed."""
+    import faulthandler
+
+    faulthandler.disable()

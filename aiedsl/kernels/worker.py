@@ -181,11 +181,12 @@ class KernelWorker:
         if pid == 0:  # the child: serve until the parent closes its end, never return
             status = 0
             try:
-                from aiedsl.kernels.lifeline import die_with_parent
+                from aiedsl.kernels.lifeline import die_with_parent, quiet_faults
 
                 # a parent killed outright (SIGKILL) closes the pipe, but a child in a
                 # kernel's endless loop would not read it: it dies with the parent instead
                 die_with_parent(parent)
+                quiet_faults()
                 os.close(request_w)
                 os.close(reply_r)
                 serve(self._memory, self._slots, self._views,

@@ -137,9 +137,10 @@ def _work(message: bytes, fds: list[int], others: list[int], server: int) -> Non
     ends with the simulating process: a worker in a kernel's endless loop would outlive both)."""
     status = 0
     try:
-        from aiedsl.kernels.lifeline import die_with_parent
+        from aiedsl.kernels.lifeline import die_with_parent, quiet_faults
 
         die_with_parent(server)
+        quiet_faults()
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         status_w, *own, out, err = fds
