@@ -103,13 +103,13 @@ class Timing:
     (its :attr:`core_busy` is a fraction of these, not of the device time)."""
     back_to_back_cycles: float | None = None
     """When a core works past the host's wait: cycles from the end of one invocation to the end
-    of the next when the host starts each as the one before returns, simulated (a second
-    invocation on the first's timeline, its end less the first's: the fixed invocation cost
-    between them included); None when no core works past the wait, or when that second
-    invocation did not run to its end (:attr:`back_to_back_stopped`)."""
+    of the next when the host starts each as the one before returns, simulated (three
+    invocations on one timeline, the third's end less the second's: the fixed invocation cost
+    between them included); None when no core works past the wait, or when those invocations
+    did not run to their end (:attr:`back_to_back_stopped`)."""
     back_to_back_stopped: bool = False
-    """A core works past the host's wait, and the second invocation simulated to time back-to-back
-    runs did not run to its end (``aiedsl run --target sim --iters 2`` reports why)."""
+    """A core works past the host's wait, and the invocations simulated to time back-to-back
+    runs did not run to their end (``aiedsl run --target sim --iters 3`` reports why)."""
     dram_read_bytes: int = 0
     """Bytes the shims read from host memory (fills); ``dram_bytes`` counts these and the
     writes."""
@@ -209,9 +209,9 @@ class Timing:
             b = self.back_to_back_cycles
             if b is None and self.back_to_back_stopped:
                 out.append(f"{more}; back to back, the next invocation waits for it as far as "
-                           "it needs the core: how long is not known, as a second invocation "
-                           "simulated to time it did not run to its end (aiedsl run --target "
-                           "sim --iters 2 says why)")
+                           "it needs the core: how long is not known, as the invocations "
+                           "simulated to time it did not run to their end (aiedsl run --target "
+                           "sim --iters 3 says why)")
             elif self.hidden:
                 out.append(f"{more}; back-to-back invocations overlap that work with the next "
                            f"one's {self.invocation_s * 1e6:.2f} us fixed cost and its start")
@@ -220,8 +220,9 @@ class Timing:
                 out.append(f"{more}, longer than the next invocation's "
                            f"{self.invocation_s * 1e6:.2f} us fixed cost and its start "
                            f"overlap: back to back, invocations end {b / self.clock_hz * 1e6:.2f}"
-                           f" us apart, not {self.seconds * 1e6:.2f} us (simulated: a second "
-                           "invocation started as the first returns, on the same timeline)")
+                           f" us apart, not {self.seconds * 1e6:.2f} us (simulated: each "
+                           "invocation started as the one before returns, on one timeline; "
+                           "the second's end to the third's)")
         if self.ops:
             both = "" if self.hidden else (
                 f" for one run; back to back {significant(self.back_to_back_gops)} "
