@@ -109,7 +109,7 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         if r.returncode != 0:
             stderr = kt.map_output(r.stderr, name)
             message, fix = explain(stderr, kt.label, HOST_INCLUDE / "aie_api" / "aie.hpp",
-                                   kt.symbols)
+                                   kt.symbols, kt.source.label, kt.callees)
             twice = redefined(stderr, kt.symbols)  # said at the declaration of the one named
             found = _first_errors(stderr)
             culprit = None

@@ -46,6 +46,22 @@ A name matching none of these is the kernel's own (a typo, a missing include).""
 _MISSING_HEADER = re.compile(r"fatal error: (aie_api/[\w./-]+): No such file or directory")
 """g++ on an AIE API header the host stand-in does not have: ``fatal error:
 aie_api/utils.hpp: No such file or directory`` (it stops at the first)."""
+_MISSING_ANY = re.compile(r"fatal error: ([\w./-]+): No such file or directory")
+"""g++ on any header it cannot find (it stops at the first)."""
+RUNTIME_HEADERS = ("vec_math.h", "lut_based_ops.h")
+"""Headers of mlir-aie's runtime library that kernels include with ``<...>``: mlir-aie installs
+them as ``aie_runtime_lib/AIE2/<name>`` and ``aie_runtime_lib/AIE2P/<name>``
+(``aie_runtime_lib/CMakeLists.txt``, ``add_aie_runtime_libs``: ``INSTALLS``), and its kernel
+builds add that folder to Peano's include path (mlir-aie's ``aie_kernels/aie2/rms_norm.cc``
+includes ``<vec_math.h>``). Not the AIE API's, nor Peano's own."""
+_NO_MATCH = re.compile(r"no matching function for call to [‘'](?:aie::)?((\w+)(?:<[^’']*>)?"
+                       r"\([^’']*\))[’']")
+"""g++ on a call no overload takes: ``no matching function for call to
+'to_fixed<int16_t>(const float&, int)'``: the call as g++ shows it, and the function's name."""
+_CONTEXT = re.compile(r": In (?:static )?(?:member )?(?:function|instantiation of) "
+                      r"[‘']([^’']*)[’']:$")
+"""The head g++ writes before the errors inside a function: ``k.cc: In function 'void sm(const
+int16_t*, int16_t*)':``, ``In instantiation of 'void f(...) [with unsigned int N = 64]':``."""
 _OPERATOR = re.compile(r"static assertion failed: aiedsl host header: aie::operators' "
                        r"(operator\S+) calls (aie::\w+), which the header lacks")
 """An operator of the host ``aie_api/operators.hpp`` whose aie:: function the host header lacks
@@ -61,9 +77,13 @@ _UNCLOSED = re.compile(r"expected [‘']\}[’'] at end of input[^\n]*\n(?:.*\n)
 to match this '{'`` naming where the brace was opened (its file and line, as mapped back)."""
 _REDEFINED = re.compile(r"redefinition of [‘'](?:[\w:<>,* ]+ )?(\w+)\(")
 """g++ on a function defined twice: ``redefinition of 'void f(int*)'``."""
-_RULE = re.compile(r"static assertion failed: aie::(vector|accum|mmul): (.*)")
-"""A size rule of the AIE API the host header asserts (``host_core.hpp``): the type and the
+_RULE = re.compile(r"static assertion failed: aie::(vector|accum|mmul|exp2|tanh): (.*)")
+"""A rule of the AIE API the host header asserts: a size of a type (``host_core.hpp``), or what
+``aie::exp2`` and ``aie::tanh`` take and where (``host_lanes.hpp``); the type or function and the
 rule's words."""
+_NLF_WITH = re.compile(r"In instantiation of [‘']auto aie::(?:exp2|tanh)\(const V&\) "
+                       r"\[with TR = ([^;’']+); V = ([^;’'\]]+)")
+"""Where such a function's rule failed: its TR and argument type."""
 _INSTANCE = re.compile(r"In instantiation of [‘'](?:struct |class )?(aie::(\w+)<[^’']*>)[’']")
 """The type g++ was making when the assertion failed: ``aie::vector<int, 12>``."""
 _RULE_FIX = {
@@ -96,20 +116,26 @@ def redefined(stderr: str, symbols: Sequence[str]) -> list[str]:
     return sorted({n for n in _REDEFINED.findall(stderr) if n in symbols})
 
 
-def explain(stderr: str, label: str, header: object,
-            symbols: Sequence[str] = ()) -> tuple[str, str]:
+def explain(stderr: str, label: str, header: object, symbols: Sequence[str] = (),
+            source: str = "", callees: Sequence[tuple[str, str]] = ()) -> tuple[str, str]:
     """The message and the fix for kernel ``label`` whose host build wrote ``stderr`` (g++'s
     output); ``header`` is the host AIE API header, whose head lists what it covers;
-    ``symbols`` are the kernels whose ``extern "C"`` entries the file generates.
+    ``symbols`` are the kernels whose ``extern "C"`` entries the file generates, ``source``
+    names the C++ file they come from and ``callees`` pairs each with the function of the file
+    it runs (:attr:`~aiedsl.kernels.text.KernelText.callees`).
 
     An AIE API header the stand-in does not have (``<aie_api/utils.hpp>``: g++ stops there) is
-    named, and so is an ``aie::operators`` operator whose aie:: function the header lacks for
-    its operands (its static assertion in ``operators.hpp``); AIE API names it lacks
-    (``'reverse' is not a member of 'aie'``) and undeclared names that
-    are AIE2 intrinsics (:data:`INTRINSIC`) are named; a generated entry the source defines
-    itself (which ``aiedsl check`` finds unless the text cannot say: :mod:`aiedsl.kernels.cscan`)
-    is said so; any other failure is the kernel's own, and the message only says that it does
-    not compile (the compiler's lines show why)."""
+    named, and so is a header of mlir-aie's runtime library (:data:`RUNTIME_HEADERS`) and an
+    ``aie::operators`` operator whose aie:: function the header lacks for its operands (its
+    static assertion in ``operators.hpp``); AIE API names it lacks (``'reverse' is not a member
+    of 'aie'``), calls of an AIE API function none of its forms in the header takes (``no
+    matching function for call to 'to_fixed<int16_t>(const float&, int)'``: the AIE API may
+    have that form) and undeclared names that are AIE2 intrinsics (:data:`INTRINSIC`) are named,
+    each in the function of the file g++ found it in when that is not a kernel's own (the whole
+    file is compiled for each kernel: a function of it no kernel calls fails them all); a
+    generated entry the source defines itself (which ``aiedsl check`` finds unless the text
+    cannot say: :mod:`aiedsl.kernels.cscan`) is said so; any other failure is the kernel's own,
+    and the message only says that it does not compile (the compiler's lines show why)."""
     unclosed = _UNCLOSED.search(stderr)
     if unclosed and not unclosed[1].startswith("kernels/"):  # a brace of the user's file
         where, line = unclosed[1], unclosed[2]
@@ -133,6 +159,19 @@ def explain(stderr: str, label: str, header: object,
                 "stand-in for the AIE API does not provide, so it cannot be tested on the host",
                 f"the host stand-in provides {provided} (the AIE API names listed at the top of "
                 f"{header}): include those for what the kernel uses, {npu}")
+    runtime = _MISSING_ANY.search(stderr)
+    if runtime and runtime[1] in RUNTIME_HEADERS:
+        name = runtime[1]
+        return (f"{subject} includes <{name}>, a header of mlir-aie's runtime library, not of "
+                f"the AIE API: an mlir-aie install has it as aie_runtime_lib/AIE2/{name} and "
+                f"aie_runtime_lib/AIE2P/{name}, which mlir-aie's own kernel builds add to "
+                "Peano's include path; aiedsl's host build does not have it, nor does the Peano "
+                "compile of aiedsl's build.sh (its one -I is $MLIR_AIE_INSTALL_DIR/include), so "
+                "the kernel cannot be built as it is, through no mistake in its C++",
+                f"define what the kernel uses from <{name}> in {source or 'its C++ file'} itself "
+                "(copied from that file of your mlir-aie install, or written with the AIE API "
+                f"names the host header covers, listed at the top of {header}) and remove the "
+                "#include")
     operator = _OPERATOR.search(stderr)
     if operator:
         operands = _OPERANDS.search(stderr)
@@ -147,39 +186,140 @@ def explain(stderr: str, label: str, header: object,
     api = [n for n in named if n in AIE_API_NAMES]
     typos = [n for n in named if n not in AIE_API_NAMES]
     raw = sorted({n for n in _UNDECLARED.findall(stderr) if INTRINSIC.fullmatch(n)})
+    forms = _missing_forms(stderr)
     covered = f"the host header covers the AIE API names listed at the top of {header}"
     rule = _RULE.search(stderr)
+    errors = _error_functions(stderr)
+    own = {f for _, f in callees} | set(symbols)  # their functions, and their entries
+
+    def elsewhere(pattern: str) -> str | None:
+        """The function of the file the first error matching ``pattern`` is in, if g++ says
+        and it is none of the kernels' own (None: theirs, or not known)."""
+        found = [f for line, f in errors if re.search(pattern, line)]
+        return found[0] if found and found[0] is not None and own and found[0] not in own \
+            else None
+
     if typos:
+        spots = {elsewhere(rf"[‘']{n}[’'] is not a member") for n in typos}
+        if len(spots) == 1 and None not in spots and not api and not raw:
+            subject = f"{source}'s function {spots.pop()}"
         return _misspelled(subject, typos, dict(_DID_YOU_MEAN.findall(stderr)), api, raw,
                            covered)
-    if rule and not api and not raw:
-        # a size the AIE API does not have either: the type g++ was making when it failed
+    if rule and not api and not raw and not forms:
         kind, words = rule.groups()
+        reason, _, fix = words.partition("; use ")
+        if kind in ("exp2", "tanh"):  # what the function takes, or where it exists
+            w = _NLF_WITH.search(stderr)
+            here = f" (here TR = {w[1]}, its argument {w[2]})" if w else ""
+            return (f"{subject} calls aie::{kind}{here} in a form the AIE API does not provide: "
+                    f"{reason}", f"use {fix}")
+        # a size the AIE API does not have either: the type g++ was making when it failed
         made = [t for t, k in _INSTANCE.findall(stderr) if k == kind]
         what = made[0] if made else f"an aie::{kind}"
-        reason, _, fix = words.partition("; use ")
         if kind == "mmul" and fix:  # a mode the AIE API has with a sparse B only
             return (f"{subject} uses {what} with a dense B, which the AIE API does not have: "
                     f"{reason}", f"use {fix}")
         return (f"{subject} uses {what}, which the AIE API does not have: {words}",
                 _RULE_FIX[kind])
-    if not api and not raw:
+    if not api and not raw and not forms:
         return f"{label} does not compile on the host", f"fix the C++; {covered}"
+    # each name where it is: the kernels' own code (None), or another function of the file
+    found: list[tuple[str | None, str, str]] = []
+    found += [(elsewhere(rf"[‘']{n}[’'] is not a member of"), "api", f"aie::{n}") for n in api]
+    found += [(elsewhere(rf"[‘']{n}[’'] (?:was not declared|does not name)"), "raw", n)
+              for n in raw]
+    found += [(elsewhere(re.escape(call)), "form", call) for call, _ in forms]
+    places = list(dict.fromkeys(f for f, _, _ in found))
+    said = []
+    for place in places:
+        parts = _parts([(k, w) for f, k, w in found if f == place], forms)
+        said.append(f"{subject if place is None else f'its function {place}'} uses "
+                    f"{'; and '.join(parts)}")
+    if places == [None]:
+        message = f"{said[0]}, so it cannot be tested on the host"
+    else:
+        message = (f"{source} does not compile on the host, so {label} cannot be tested there: "
+                   + "; ".join(said))
+    fixes = []
+    if raw:
+        # an intrinsic has no AIE API spelling the header could add on its own: the kernel can
+        # be rewritten in API terms, or run where the intrinsic exists
+        fixes.append(f"write {'it' if len(raw) == 1 else 'them'} with the AIE API ({covered}), "
+                     f"{npu}")
+    elif api:
+        fixes.append(f"write {'it' if len(api) == 1 else 'them'} with the AIE API names the "
+                     f"host header covers (listed at the top of {header}), {npu}")
+    if forms:
+        calls = "the call" if len(forms) == 1 else "those calls"
+        fixes.append(f"if Peano compiles {calls}, the gap is the host header's, not the C++'s: "
+                     "check the kernel on an NPU (aiedsl run DESIGN --target npu), or the "
+                     "design with its numpy references in the simulator (aiedsl sim DESIGN: "
+                     "--kernels reference is the default); if not, pass "
+                     f"{_listed(sorted({f'aie::{n}' for _, n in forms}))} arguments of a form "
+                     "the AIE API has")
+    others = [p for p in places if p is not None]
+    if others:
+        mine = sorted({f for _, f in callees})
+        fixes.append(f"or put {_listed(mine)}, which {label} "
+                     f"{'call' if ' and ' in label else 'calls'}, in a file without "
+                     f"{_listed(others)} (the whole file is compiled for each kernel declared "
+                     "from it)")
+    return message, "; ".join(fixes)
+
+
+def _parts(found: list[tuple[str, str]], forms: list[tuple[str, str]]) -> list[str]:
+    """What :func:`explain` says of the names ``found`` in one place, as (kind, what) pairs:
+    ``api`` an AIE API name the host header lacks, ``raw`` an intrinsic, ``form`` a call (as
+    g++ shows it) of an AIE API function none of whose forms in the header takes it; ``forms``
+    pairs each such call with the function's name."""
+    api = [w for k, w in found if k == "api"]
+    raw = [w for k, w in found if k == "raw"]
     parts = []
     if api:
-        parts.append(f"{_listed([f'aie::{n}' for n in api])}, which aiedsl's host AIE API "
-                     "header does not cover")
+        parts.append(f"{_listed(api)}, which aiedsl's host AIE API header does not cover")
     if raw:
         what = "a raw AIE2 intrinsic" if len(raw) == 1 else "raw AIE2 intrinsics"
         parts.append(f"{_listed(raw)}, {what} that aiedsl's host AIE API header does not "
                      "model")
-    message = f"{subject} uses {'; and '.join(parts)}, so it cannot be tested on the host"
-    if not raw:
-        return message, f"fix the C++; {covered}"
-    # an intrinsic has no AIE API spelling the header could add on its own: the kernel can be
-    # rewritten in API terms, or run where the intrinsic exists
-    return message, (f"write {'it' if len(raw) == 1 else 'them'} with the AIE API ({covered}), "
-                     "or test the kernel on an NPU (aiedsl run DESIGN --target npu)")
+    name = dict(forms)
+    for call in (w for k, w in found if k == "form"):
+        parts.append(f"aie::{call}, a call that no form of aie::{name[call]} in aiedsl's host "
+                     "AIE API header takes (the AIE API may have one it lacks)")
+    return parts
+
+
+def _missing_forms(stderr: str) -> list[tuple[str, str]]:
+    """The calls g++ found no matching function for where every candidate it lists is a function
+    of the AIE API in namespace ``aie`` (the host header's forms of it): (the call as g++ shows
+    it, ``to_fixed<int16_t>(const float&, int)``, and the function's name), once each."""
+    out: dict[str, str] = {}
+    for block in re.split(r"\n(?=[^\n]*\berror:)", stderr):
+        m = _NO_MATCH.search(block)
+        if m is None or m[2] not in AIE_API_NAMES:
+            continue
+        candidates = re.findall(r"candidate(?: \d+)?: [‘']([^’']*)[’']", block)
+        if candidates and all(re.search(rf"\baie::{m[2]}\(", c) for c in candidates):
+            out.setdefault(m[1], m[2])
+    return list(out.items())
+
+
+def _error_functions(stderr: str) -> list[tuple[str, str | None]]:
+    """Each ``error:`` line of g++'s output ``stderr`` with the function its ``In function
+    ...`` (or ``In instantiation of ...``) head names: the function's own name (``sm`` of
+    ``void sm(const int16_t*, int16_t*)``), or None before any such head and under one of a
+    function of the AIE API (``auto aie::exp2(const V&)``: not where the file's code is)."""
+    out: list[tuple[str, str | None]] = []
+    current: str | None = None
+    for line in stderr.splitlines():
+        head = _CONTEXT.search(line)
+        if head is not None:
+            sig = head[1]
+            m = re.search(r"(\w+)(?:<[^()]*>)?\(", sig)
+            current = None if m is None or re.search(r"\baie::(?:\w+::)*$", sig[:m.start(1)]) \
+                else m[1]
+        elif "error:" in line:
+            out.append((line, current))
+    return out
 
 
 def _misspelled(subject: str, typos: list[str], suggested: dict[str, str], api: list[str],

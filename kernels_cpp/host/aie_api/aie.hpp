@@ -36,11 +36,13 @@
 //               aie::mac, aie::msc, aie::negmul, aie::abs, aie::neg, aie::accumulate<L>,
 //               aie::bit_and/bit_or/bit_xor (vector or scalar), aie::bit_not,
 //               aie::lt/le/gt/ge/eq/neq (-> mask), aie::select(a, b, mask) (b where set),
-//               aie::to_fixed<TR>(v, shift) (to nearest even, saturated),
-//               aie::to_float<TR>(v, shift),
+//               aie::to_fixed<TR>(v, shift) of float or bfloat16 lanes (to nearest even,
+//               saturated), aie::to_float<TR>(v, shift),
 //               aie::upshift, aie::downshift, aie::vector_cast<T>,
-//               aie::reduce_add/reduce_max/reduce_min, aie::inv, aie::invsqrt, aie::exp2<R>,
-//               aie::tanh<R>, aie::filter_even/filter_odd(v, step), aie::interleave_zip/unzip(a,
+//               aie::reduce_add/reduce_max/reduce_min, aie::inv, aie::invsqrt (vectors and
+//               scalars), aie::exp2<TR>(v), aie::tanh<TR>(v) (a vector of float, TR = bfloat16
+//               by default; AIE2P's only: refused for AIE2), aie::filter_even/filter_odd(v,
+//               step), aie::interleave_zip/unzip(a,
 //               b, step), aie::concat (two vectors, or any number of accumulators),
 //               aie::extract<M>, aie::insert, aie::transpose(v, rows,
 //               cols), aie::shuffle_up/down (shifted-in lanes undefined: poison, see below),
@@ -138,7 +140,17 @@
 //     (detail/aie2/add_reduce.hpp): an int32 sum wraps; 8- and 16-bit lanes are folded to 16
 //     and 8 lanes, summed exactly in an accumulator and narrowed by its to_vector, under the
 //     mode. The modes apply where a value leaves an accumulator (to_vector, srs) or is
-//     upshifted into one; the accumulator's own add wraps (VADD on accumulators, 9.2);
+//     upshifted into one; the accumulator's own add wraps (VADD on accumulators, 9.2).
+//     aie::upshift is such a trip (an accumulator upshifted, then to_vector: shift.hpp), so it
+//     saturates under saturate and symmetric; aie::downshift is an arithmetic shift;
+//   * floating-point results follow the AIE API's algorithms where it has them, not exact
+//     math: aie::reduce_add of float (and of bf16) adds in the API's order, folding halves
+//     (AIE2's bf16: by rows of 8, host_core.hpp); on AIE2 aie::inv and aie::invsqrt of float
+//     and bf16 vectors (and bf16 scalars) are the API's seed and Newton step (invsqrt's relative
+//     error up to about 6.5e-4), each fp32 product rounded once, which the core's emulated fp32
+//     multiply may not do in the last place (host_arith.hpp says what is and is not known);
+//     AIE2P's per-lane inv/invsqrt instructions, float scalars and exp2/tanh are computed in
+//     float and rounded (their accuracy on the core is not in the sources read);
 //   * accfloat accumulates in float; to_vector<bfloat16>() rounds to nearest even whatever the
 //     rounding mode. On the hardware the mode applies: the core rounds an accumulator-to-vector
 //     conversion by it, and its reset mode, floor, truncates; only conv_even rounds to nearest
@@ -153,7 +165,7 @@
 //     initialisation, bf16 += ...), which Peano compiles to the same conversion (llvm-aie,
 //     AIELegalizerHelper.cpp), when its value is not a compile-time constant and bf16 does not
 //     hold it exactly (otherwise every mode gives the same bits). Not recorded: max/min/abs/neg
-//     (no rounding), exp2/tanh<bfloat16> (AIE2P's instruction: how it rounds is not known here);
+//     (no rounding), exp2/tanh (AIE2P's instruction: how it rounds is not known here);
 //   * mmul<M, K, N> multiplies a row-major M x K block by a row-major K x N block into a
 //     row-major M x N accumulator, as aie::mmul does.
 

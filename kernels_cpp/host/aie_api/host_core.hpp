@@ -548,15 +548,29 @@ accum<typename detail::default_acc<T>::type, N> mul(const vector<T, N> &a, S s) 
 template <unsigned N> constexpr unsigned aiedsl_log2(unsigned n = N) {
   return n <= 1 ? 0 : 1 + aiedsl_log2<N>(n / 2);
 }
-// The AIE API's detail/aie2/add_reduce.hpp (AIE2 and AIE2P): bf16 lanes are summed in accfloat
-// and the sum converted back. Integer lanes are folded in halves by vector adds (::add, VADD:
-// they wrap) down to 16 lanes of 8 bits or 8 of 16 bits, which a multiply by ones sums exactly
-// into an accumulator (mul_4x8_8x8 / mul_4x4_4x4 and a mac) whose to_vector<T>() narrows by the
-// saturation mode; 32-bit lanes are folded by vector adds all the way, so their sum wraps
-// whatever the mode.
+// The AIE API's detail/aie2/add_reduce.hpp (AIE2 and AIE2P). Integer lanes are folded in halves
+// by vector adds (::add, VADD: they wrap) down to 16 lanes of 8 bits or 8 of 16 bits, which a
+// multiply by ones sums exactly into an accumulator (mul_4x8_8x8 / mul_4x4_4x4 and a mac) whose
+// to_vector<T>() narrows by the saturation mode; 32-bit lanes are folded by vector adds all the
+// way, so their sum wraps whatever the mode. Floating-point lanes are added in accfloat (fp32),
+// in an order that changes the sum:
+//  * float (AIE2: add_reduce_bits_impl<32, float>; AIE2P: add_reduce_bits_impl_float_common),
+//    and bfloat16 on AIE2P (the same, its reduce_via_mmul being AIE-MLv2's only): the
+//    accumulator is folded in halves, lane i + lane i + n/2 (add_reduce_accum), down to one
+//    lane; a bf16 sum is then converted to bf16 once;
+//  * bfloat16 on AIE2 (add_reduce_bits_impl<16, bfloat16>): each 32 lanes are a 4 x 8 block
+//    multiplied by ones (mul_4x8_8x4, then mac_4x8_8x4 for the next 32), which sums each row of
+//    8 into its accumulator; then row r + row r + 2, then row 0 + row 1, converted to bf16 once.
+//    How the multiplier sums a row's eight products is not in these sources: in order, in
+//    fp32, here.
 template <typename T, unsigned N> T reduce_add(const vector<T, N> &a) {
   if constexpr (std::is_same_v<T, bfloat16>) detail::note_bf16(detail::op_reduce_add);
   AIEDSL_COUNT(VALU, aiedsl_log2<N>());
+#if defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
+  constexpr bool bf16_rows = false;
+#else
+  constexpr bool bf16_rows = std::is_same_v<T, bfloat16>;
+#endif
   if constexpr (std::is_integral_v<T>) {
     constexpr unsigned exact = sizeof(T) == 1 ? 16 : sizeof(T) == 2 ? 8 : 1;
     std::array<T, N> t = a.v;
@@ -567,10 +581,23 @@ template <typename T, unsigned N> T reduce_add(const vector<T, N> &a) {
     int64_t s = 0;
     for (unsigned i = 0; i < n; ++i) s += int64_t(t[i]);
     return sizeof(T) >= 4 ? detail::wrap<T>(s) : detail::narrow<T>(s, 0);
+  } else if constexpr (bf16_rows) {
+    float row[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (unsigned base = 0; base < N; base += 32)  // one mul or mac a 32-lane block
+      for (unsigned r = 0; r < 4 && base + 8 * r < N; ++r) {
+        float dot = 0.0f;
+        for (unsigned k = 0; k < 8; ++k) dot += float(a.v[base + 8 * r + k]);
+        row[r] += dot;
+      }
+    if (N > 16) row[0] += row[2], row[1] += row[3];
+    if (N > 8) row[0] += row[1];
+    return detail::narrow<T>(row[0], 0);
   } else {
-    detail::wide_t<T> s = 0;
-    for (unsigned i = 0; i < N; ++i) s += detail::wide_t<T>(a.v[i]);
-    return detail::narrow<T>(s, 0);
+    std::array<float, N> t;
+    for (unsigned i = 0; i < N; ++i) t[i] = float(a.v[i]);
+    for (unsigned n = N; n > 1; n /= 2)
+      for (unsigned i = 0; i < n / 2; ++i) t[i] += t[i + n / 2];
+    return detail::narrow<T>(t[0], 0);
   }
 }
 

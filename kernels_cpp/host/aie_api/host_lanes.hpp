@@ -204,25 +204,75 @@ vector<T, N> shuffle_down_rotate(const vector<T, N> &v, unsigned n) {
   return shuffle_down_fill(v, v, n % N);
 }
 
-// 2^x and tanh(x) lane by lane (AIE2P has them in hardware), computed in float; exp2<R>(v)
-// returns lanes of R (the input's type by default), from a vector or an accumulator.
-// A bf16 result rounds to nearest even here, not noted: the AIE2P instruction makes it, and
-// whether it follows the rounding mode is not known here.
-template <typename R, typename V, typename F> auto aiedsl_float_lanes(const V &a, F f) {
-  using T = std::remove_cv_t<std::remove_reference_t<decltype(a.v[0])>>;
-  using Out = std::conditional_t<std::is_void_v<R>, T, R>;
-  vector<Out, V::size()> out;
-  AIEDSL_COUNT(VALU, 1);
-  for (unsigned i = 0; i < V::size(); ++i)
-    out.v[i] = detail::cast<Out>(f(float(a.v[i])));
+// aie::exp2 and aie::tanh: the AIE API's (aie.hpp) take a vector of float and return lanes of TR,
+// bfloat16 by default (template <typename TR = bfloat16, unsigned Elems>, taking
+// const vector<float, Elems> &), and exist for XDNA2 and AIE-MLv2 only (requires
+// arch::is(XDNA2, AIE_MLv2): __AIE_ARCH__ 21 and 22), exp2 on XDNA2 for TR = bfloat16 only. On
+// AIE2P each 16 lanes are one instruction of the core's (detail/aie2p/elementary.hpp:
+// ::exp2 / ::tanh of an accfloat accumulator, llvm-aie aie2p_nlf_vector.h: __builtin_aie2p_exp2
+// and __builtin_aie2p_tanh, v16accfloat to v16bfloat16); tanh has that implementation for
+// TR = bfloat16 only, another TR compiling but reaching the API's UNREACHABLE_MSG
+// (detail/elementary.hpp). So a build for AIE2 refuses both, as do another TR on AIE2P and an
+// argument that is not a vector of float (Peano would refuse all but tanh's TR). How the
+// instruction approximates and rounds is not in these sources: here std::exp2 / std::tanh in
+// float, rounded to nearest even to bf16 (not noted as a conversion by the rounding mode:
+// whether the mode applies is not known either), so a lane may differ from the core's by more
+// than one bf16 rounding. A build that names no device takes TR = float too.
+namespace detail {
+template <typename V> inline constexpr bool is_float_vector_v = false;
+template <unsigned N> inline constexpr bool is_float_vector_v<vector<float, N>> = true;
+// A vector or an accumulator: what the functions below are offered (a scalar argument is left to
+// the C library's exp2 and tanh, which a kernel calling exp2(x) under `using namespace aie` means).
+template <typename V> inline constexpr bool is_lanes_v = false;
+template <typename T, unsigned N> inline constexpr bool is_lanes_v<vector<T, N>> = true;
+template <typename A, unsigned N> inline constexpr bool is_lanes_v<accum<A, N>> = true;
+// Whether the architecture built for has exp2 / tanh, and returns lanes of TR from them.
+template <typename TR> constexpr bool nlf_arch_ok() {
+#if defined(__AIE_ARCH__) && __AIE_ARCH__ == 20
+  return sizeof(TR) == 0;  // never (dependent, so that only a call asserts)
+#else
+  return true;
+#endif
+}
+template <typename TR> constexpr bool nlf_type_ok() {
+#if defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
+  return std::is_same_v<TR, bfloat16>;
+#else
+  return std::is_same_v<TR, bfloat16> || std::is_same_v<TR, float>;
+#endif
+}
+template <typename TR, typename V, typename F> vector<TR, V::size()> nlf_lanes(const V &a, F f) {
+  vector<TR, V::size()> out;
+  AIEDSL_COUNT(VALU, V::size() < 16 ? 1 : V::size() / 16);  // one instruction a 16 lanes
+  for (unsigned i = 0; i < V::size(); ++i) out.v[i] = detail::cast<TR>(f(float(a.v[i])));
   return out;
 }
-template <typename R = void, typename V> auto exp2(const V &a) {
-  return aiedsl_float_lanes<R>(a, [](float x) { return std::exp2(x); });
-}
-template <typename R = void, typename V> auto tanh(const V &a) {
-  return aiedsl_float_lanes<R>(a, [](float x) { return std::tanh(x); });
-}
+} // namespace detail
+#define AIEDSL_HOST_NLF(NAME, WHAT)                                                                \
+  template <typename TR = bfloat16, typename V,                                                    \
+            typename = std::enable_if_t<detail::is_lanes_v<V>>>                                    \
+  auto NAME(const V &a) {                                                                          \
+    static_assert(detail::nlf_arch_ok<TR>(),                                                       \
+                  "aie::" #NAME ": the AIE API has no aie::" #NAME " on AIE2 (npu1): its "         \
+                  "aie.hpp declares it for XDNA2 and AIE-MLv2 only (requires arch::is(XDNA2, "     \
+                  "AIE_MLv2)), and AIE2 has no instruction for it; use an npu2 device for the "    \
+                  "design, or compute " WHAT " without aie::" #NAME " on npu1");                   \
+    static_assert(!detail::nlf_arch_ok<TR>() || detail::is_float_vector_v<V>,                      \
+                  "aie::" #NAME ": the AIE API's aie::" #NAME " takes an aie::vector<float, N> "   \
+                  "(aie.hpp: " #NAME "(const vector<float, Elems> &)), not this argument; use a "  \
+                  "vector of float lanes (bfloat16 lanes widen exactly through "                   \
+                  "aie::accum<accfloat, N>(v).to_vector<float>())");                               \
+    static_assert(!detail::nlf_arch_ok<TR>() || detail::nlf_type_ok<TR>(),                         \
+                  "aie::" #NAME ": on AIE2P (npu2) the AIE API's aie::" #NAME " returns "          \
+                  "bfloat16 lanes only (TR = bfloat16, its default: its other TR do not "          \
+                  "compile or reach no implementation); use aie::" #NAME "(v) or aie::" #NAME      \
+                  "<bfloat16>(v) and widen the result if float lanes are needed");                 \
+    if constexpr (detail::is_float_vector_v<V>)                                                    \
+      return detail::nlf_lanes<TR>(a, [](float x) { return std::NAME(x); });                       \
+  }
+AIEDSL_HOST_NLF(exp2, "2^x")
+AIEDSL_HOST_NLF(tanh, "tanh(x)")
+#undef AIEDSL_HOST_NLF
 
 } // namespace aie
 
