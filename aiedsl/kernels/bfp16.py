@@ -32,8 +32,11 @@ The format and the conversion, with how sure each part is:
   tie rules (the same as the host header's ``round_shift``);
 * not known here, and chosen: a value that rounds past 127 (under conv_even, a positive block
   maximum whose bf16 mantissa is all ones: 127.5 rounds to 128) is saturated to 127 (as
-  mlir-aie's helper.h "keep[s] the current scale and round[s] down"); the hardware might move
-  the block to the next exponent instead. Floor never rounds past 127, and -128 fits. A block
+  mlir-aie's helper.h "keep[s] the current scale and round[s] down", a host-side quantizer,
+  not a model of the instruction); the hardware might move the block to the next exponent
+  instead, as one public third-party project's host model does and says an NPU probe settled
+  (not an AMD source; its data is not available here). Floor never rounds past 127, and -128
+  fits. A block
   holding an infinity or a NaN (exponent field 255) is all NaN here. A subnormal input is
   taken at its value (the block's E may then be 0, a step of 2^-133); whether the core flushes
   it first is not known.
