@@ -90,6 +90,7 @@ def bf16_sum_bound(want: np.ndarray, roundings: int, floor: float = 0.0
     rms = math.sqrt(total / count) if count else 0.0
     return sum_flips(roundings) * BF16_ULP, max(2 * rms, floor)
 
+
 @dataclass(frozen=True)
 class Allowance:
     """An absolute error every element of an output may have besides its dtype's tolerance, and
