@@ -90,6 +90,43 @@ def bf16_sum_bound(want: np.ndarray, roundings: int, floor: float = 0.0
     rms = math.sqrt(total / count) if count else 0.0
     return sum_flips(roundings) * BF16_ULP, max(2 * rms, floor)
 
+
+@dataclass(frozen=True)
+class Allowance:
+    """An absolute error every element of an output may have besides its dtype's tolerance, and
+    the words that name it in the comparison's line (npu2's bfp16 quantization of a product's
+    inputs: :mod:`aiedsl.bfp16_allowance`)."""
+
+    value: float
+    what: str
+    """``the bfp16 quantization of 'A' and 'B' (npu2's bf16 mmul, floor)``."""
+
+
+def allowed_bf16(rtol: float, magnitude: float, allowance: Allowance | None
+                 ) -> tuple[float, float]:
+    """A bf16 sum's tolerance ``rtol * max(|want_i|, magnitude)`` widened to cover
+    ``allowance`` on every element besides: ``rtol + value / magnitude`` times the same
+    maximum is at least ``rtol * max(|want_i|, magnitude) + value`` for every |want_i| (a
+    magnitude of 0, all expected values zero, becomes the one that makes it exactly that)."""
+    if allowance is None or allowance.value <= 0:
+        return rtol, magnitude
+    if magnitude <= 0:
+        return rtol, allowance.value / rtol
+    return rtol + allowance.value / magnitude, magnitude
+
+
+def allowed(atol: float, tol: str, allowance: Allowance, add: bool) -> tuple[float, str]:
+    """A float comparison's absolute tolerance with ``allowance`` added (``add``; a bf16 sum's
+    was widened by :func:`allowed_bf16` instead), and its text ``tol`` naming it::
+
+        tolerance 0.0001 relative + 0.0102 absolute + 1.77 for the bfp16 quantization of 'A'
+        and 'B' (npu2's bf16 mmul, floor)
+    """
+    if add:
+        return atol + allowance.value, f"{tol} + {allowance.value:.3g} for {allowance.what}"
+    return atol, f"{tol} and {allowance.value:.3g} for {allowance.what}"
+
+
 TINY = 2.0 ** -126
 """The smallest normal f32 and bf16 magnitude: the absolute tolerance of an output with one
 rounding per element (the cores flush subnormals to zero)."""
@@ -170,7 +207,7 @@ _SLICE = 1 << 18
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             nonfinite: bool = False, rounds: Rounding = "sum", scale: float = 0.0,
             transposed: bool = True, floor: float = 0.0, poison: bool = False,
-            roundings: int = 1) -> OutputCheck:
+            roundings: int = 1, allowance: Allowance | None = None) -> OutputCheck:
     """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
 
     ``rounds``: how many roundings an element may carry (see :data:`TOLERANCE`); ``"sum"``, the
@@ -185,8 +222,10 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     (``transposed=False`` does not look). ``poison``: ``got`` comes from the simulator, whose
     memory starts as :func:`aiedsl.dtypes.unwritten`: a FAIL counts its wrong elements that
     look like that value (:func:`poison_marked`) and, when there are any, says so in its note
-    (:func:`poison_note`). An output whose every element equals the reference's is a PASS
-    "exact", naming no worst element.
+    (:func:`poison_note`). ``allowance``: an absolute error every element may have besides
+    (npu2's bfp16 quantization of a product's inputs, :mod:`aiedsl.bfp16_allowance`), added to
+    the float tolerance and named in its text (:func:`allowed`). An output whose every element
+    equals the reference's is a PASS "exact", naming no worst element.
     """
     g_all = got.reshape(-1)
     w_all = np.asarray(want).reshape(-1)
@@ -198,12 +237,15 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             tol = f"tolerance {rtol:g} relative (one rounding per element)"
         elif rounds == "sum" and dtype == "bf16":
             rtol, magnitude = bf16_sum_bound(w_all, roundings, floor)
+            rtol, magnitude = allowed_bf16(rtol, magnitude, allowance)
             atol = rtol * magnitude
             tol = (f"tolerance {rtol:.3g} x max(|expected|, {magnitude:.3g}) per element, for "
                    f"{roundings} rounding{'s' if roundings != 1 else ''} of its partial sums")
         else:
             atol = atol_rel * max(largest([w_all]), floor)
             tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
+        if allowance is not None:
+            atol, tol = allowed(atol, tol, allowance, magnitude is None)
     else:
         rtol, atol = 0.0, 0.0
         tol = EXACT
@@ -275,7 +317,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
         note = poison_note(marked, wrong, dtype, p)
     elif not passed and got.ndim == 2 and got.shape[0] == got.shape[1] > 1 and transposed and \
             compare(name, got, np.asarray(want).T, dtype, nonfinite=nonfinite, rounds=rounds,
-                    transposed=False, roundings=roundings).passed:
+                    transposed=False, roundings=roundings, allowance=allowance).passed:
         note = ("it equals the reference transposed: rows and columns are swapped on the way "
                 "(a tiles() order, a dims_to_stream, or the reference's own layout)")
     elif not passed and rounds == "sum" and transposed and scale > 0:

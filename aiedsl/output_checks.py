@@ -10,7 +10,8 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from aiedsl.compare import OutputCheck, cancel_note, compare, largest
+from aiedsl.bfp16_allowance import bfp16_allowance
+from aiedsl.compare import Allowance, OutputCheck, cancel_note, compare, largest
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.core_ops import Call, LocalArg, Loop, Op
 from aiedsl.ir.design import Design
@@ -42,8 +43,10 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     simulator's, whose unwritten memory holds a known value (see :func:`compare`)."""
     rounds = {n: rounding(d, n) for n in outputs}
     times = {n: sum_roundings(d, n) if rounds[n] == "sum" else 1 for n in outputs}
+    bfp16 = {n: bfp16_allowance(d, n, inputs) for n in outputs}
     checks = [compare(n, outputs[n], expected[n], d.tensor(n).type.dtype, nonfinite=nonfinite,
-                      rounds=rounds[n], poison=poison, roundings=times[n]) for n in outputs]
+                      rounds=rounds[n], poison=poison, roundings=times[n],
+                      allowance=bfp16[n][1]) for n in outputs]
     failed = [c for c in checks if not c.passed and c.note is None and rounds[c.name] == "sum"]
     if failed:  # the inputs' scale, read only for the note of a FAIL
         scale = largest(inputs.values())
@@ -54,10 +57,31 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     note_aliases(checks, inputs)
     note_untouched(checks, d)
     note_design(checks, d)
+    note_bfp16(checks, d, bfp16)
     note_carried_locals(checks, d)
     note_narrow_reference(checks, d, expected)
     note_saturated(checks, d, expected)
     return checks
+
+
+def note_bfp16(checks: list[OutputCheck], d: Design,
+               bfp16: Mapping[str, tuple[tuple[str, ...], Allowance | None]]) -> None:
+    """Give a FAIL of an output that kernels running their bf16 mmul on npu2's bfp16 unit
+    reach, but whose tolerance could not allow for it (:mod:`aiedsl.bfp16_allowance`: no host
+    A and B to measure the quantization's difference by), a hint saying so."""
+    kernels = {k.symbol: k for k in d.kernels}
+    for c in checks:
+        found, allowance = bfp16.get(c.name, ((), None))
+        if c.passed or not found or allowance is not None:
+            continue
+        k = kernels[found[0]]
+        named = " and ".join(found)
+        c.hints.append(
+            f"{k.loc}: {named} run{'s' if len(found) == 1 else ''} its bf16 mmul on npu2's "
+            "bfp16 unit, which quantizes A and B (aiedsl/kernels/bfp16.py), so an exact bf16 "
+            "reference differs by more than a bf16 sum's rounding; aiedsl allows for that only "
+            f"where '{c.name}' is a product it stores of a host A (M x K) and B (K x N), which "
+            "it could not find here")
 
 
 SATURATED = 0.5

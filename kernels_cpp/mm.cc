@@ -12,7 +12,12 @@
 //
 //   A is M x K bfloat16, B is K x N bfloat16, C is M x N float (f32).
 //   Products of two bf16 values are exact in f32; sums are f32 (accfloat
-//   accumulator). The kernel ACCUMULATES into C: it reads C, adds A*B, and
+//   accumulator). On AIE2P (npu2) there is no bf16 matrix multiply: built with
+//   AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16, as aiedsl builds AIE2P kernels,
+//   the 4x8x8 mmul converts A and B to bfp16ebs8 (blocks of 8 along K sharing
+//   an exponent, 8-bit mantissas, rounded by the core's rounding mode) and
+//   multiplies those (aiedsl/kernels/bfp16.py has the model and its sources).
+//   The kernel ACCUMULATES into C: it reads C, adds A*B, and
 //   writes C back. Zero C first (zero.cc) to get a plain product; calling it
 //   once per K-slice of a larger problem sums the slices.
 //
@@ -117,7 +122,9 @@
 //   bf16 -> bf16 (TO = bfloat16): each call loads its C blocks into f32
 //     accumulators (exact), adds A*B in f32 and rounds C back to bf16 with
 //     round-to-nearest-even (the kernel sets aie::rounding_mode::conv_even
-//     for the call; the reset mode, floor, would truncate). So a K loop of
+//     for the call; the reset mode, floor, would truncate; on AIE2P the bfp16
+//     conversion of A and B rounds by that mode too, and by the core's mode,
+//     floor after reset, for an f32 C). So a K loop of
 //     calls rounds C once per call: C_{j+1} = bf16(C_j + A_j B_j). It halves
 //     C in L1 (a 96x96 tile: 18 KB instead of 36 KB), which is what lets
 //     Taka et al.'s 96x56x96 and 112x48x96 tiles fit 64 KB double-buffered.

@@ -12,6 +12,9 @@
 //       matmul_cascade_put<...>(a, b)          acc  = A B              -> cascade
 //       matmul_cascade_put_get<...>(a, b)      acc  = cascade + A B    -> cascade
 //       matmul_cascade_get<...>(a, b, c)       C    = cascade + A B    (C is overwritten)
+//   On AIE2P the 4x8x8 mmul runs on the bfp16 unit, as mm.cc's does: A and B are quantized to
+//   bfp16ebs8 first, rounded by the core's rounding mode, which this kernel leaves as it is
+//   (floor after reset; aiedsl/kernels/bfp16.py has the model).
 //
 // ---------------------------------------------------------------------------
 // Data layout

@@ -135,6 +135,8 @@ AIECC_WORDS = {
                "--get-npu-insts --npu-insts-name=insts.bin",
     "current": "--get-xclbin --xclbin-name=aie.xclbin --get-npu-insts --npu-insts-name=insts.bin",
 }
+BFP16_WORD = " -DAIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16 -fstack-usage"
+"""What npu2's Peano line has before ``-fstack-usage`` that npu1's has not."""
 PEANO_WORDS = ("-O2 -std=c++20 --target={arch}-none-unknown-elf -Wno-parentheses -Wno-attributes "
                "-Wno-macro-redefined -Wno-empty-body "
                "-Wno-missing-template-arg-list-after-template-kw -DNDEBUG "
@@ -528,12 +530,18 @@ def test_build_sh_quotes_the_aiecc_choice() -> None:
 
 def test_peano_line_keeps_stock_aie_api_off_adf_h() -> None:
     """mlir-aie PR 3262: stock aie_api includes adf.h under Peano unless its guard is
-    pre-defined; makefile-common's warning flags come along."""
+    pre-defined; makefile-common's warning flags come along. On npu2 the AIE API macro that
+    runs a bf16 mmul on the bfp16 unit follows aiedsl's defines, as IRON's AIE2P GEMM passes
+    it; npu1's line has none of it."""
     from aiedsl.targets import get_target
     from aiedsl.toolchain.commands import kernel_compile_argv, shell_line
 
     assert shell_line(kernel_compile_argv(get_target("npu2"), "kernels/k.cc", "k.o")) == (
-        f'"$PEANO_INSTALL_DIR"/bin/clang++ {PEANO_WORDS.format(arch="aie2p")} '
+        f'"$PEANO_INSTALL_DIR"/bin/clang++ '
+        f'{PEANO_WORDS.format(arch="aie2p").replace(" -fstack-usage", BFP16_WORD)} '
+        '-I"$MLIR_AIE_INSTALL_DIR"/include -c kernels/k.cc -o k.o')
+    assert shell_line(kernel_compile_argv(get_target("npu1"), "kernels/k.cc", "k.o")) == (
+        f'"$PEANO_INSTALL_DIR"/bin/clang++ {PEANO_WORDS.format(arch="aie2")} '
         '-I"$MLIR_AIE_INSTALL_DIR"/include -c kernels/k.cc -o k.o')
 
 
@@ -555,7 +563,9 @@ def test_aiecc_spelling_from_its_help(help_text: str, spelling: tuple[str, bool]
 
 def test_npu2_kernels_compile_for_aie2p(fake_tools: dict[str, Path]) -> None:
     aiedsl.build(PASSTHROUGH, output="out", device="npu2_1col", compile=True)
-    assert "--target=aie2p-none-unknown-elf" in fake_tools["log"].read_text().splitlines()[0]
+    line = fake_tools["log"].read_text().splitlines()[0]
+    assert "--target=aie2p-none-unknown-elf" in line
+    assert " -DAIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16 " in line
 
 
 def test_manifest_records_design_tools_and_buffer_abi(fake_tools: dict[str, Path]) -> None:

@@ -1,9 +1,12 @@
 """The stages of a K-split bf16 GEMM whose partial sums pass by the accumulator cascade: the
 first core puts A @ B, middle ones get, add and put, the last gets and stores C.
 
-The reference computes on the blocked buffers exactly as ``kernels_cpp/mm_cascade.cc`` does;
-the cost is the matmul's (:func:`~aiedsl.kernels.matmul.matmul_step` per K step), the patch's
-cascade words in place of its C loads or stores (:func:`cascade_cycles`).
+The reference computes on the blocked buffers exactly as ``kernels_cpp/mm_cascade.cc`` does (on
+npu2, whose bf16 4x8x8 mmul runs on the bfp16 unit, :func:`matmul_cascade_bfp16_ref`: A and B
+quantized as :mod:`aiedsl.kernels.bfp16` says, in the core's reset rounding mode, floor, which
+mm_cascade.cc leaves as it is); the cost is the matmul's
+(:func:`~aiedsl.kernels.matmul.matmul_step` per K step), the patch's cascade words in place of
+its C loads or stores (:func:`cascade_cycles`).
 
 Example
 -------
@@ -22,6 +25,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer
 from aiedsl.kernels.base import Kernel, declare
+from aiedsl.kernels.bfp16 import bfp16_accumulate
 from aiedsl.kernels.layout import block, unblock
 from aiedsl.kernels.matmul import MATMUL_PATCH, matmul_step
 from aiedsl.kernels.params import kernel_target, positive_size
@@ -59,6 +63,35 @@ def matmul_cascade_ref(a: np.ndarray, b: np.ndarray, *rest: np.ndarray, m: int, 
         return
     c, cin = rest
     c.reshape(-1, r * t)[...] = cin.reshape(-1, r * t)[np.argsort(order)] + prod
+
+
+CASCADE_ROUNDING = "floor"
+"""The rounding mode mm_cascade.cc's calls run in: the core's, which it leaves as it is (the
+reset mode when no kernel the core ran before changed it). On npu2 the bfp16 conversion of A and
+B rounds by it."""
+
+
+def matmul_cascade_bfp16_ref(a: np.ndarray, b: np.ndarray, *rest: np.ndarray, m: int, k: int,
+                             n: int, r: int, s: int, t: int, role: str, **_: object) -> None:
+    """One stage of the cascade GEMM on npu2, as mm_cascade.cc computes it there: the partial
+    sum so far (zero for the first stage) with A @ B added on the bfp16 unit
+    (:func:`~aiedsl.kernels.bfp16.bfp16_accumulate`, rounding :data:`CASCADE_ROUNDING`), put on
+    (patch order) or stored in C."""
+    A = unblock(a, m, k, r, s).astype(np.float32)
+    B = unblock(b, k, n, s, t).astype(np.float32)
+    order = _patch_blocks(m, n, r, t)
+    if role == "put":
+        acc = np.zeros((m, n), np.float32)
+    else:
+        got = rest[0] if role == "put_get" else rest[1]
+        acc = unblock(got.reshape(-1, r * t)[np.argsort(order)].reshape(-1), m, n, r, t
+                      ).astype(np.float32)
+    bfp16_accumulate(acc, A, B, CASCADE_ROUNDING)
+    blocks = block(acc, r, t).reshape(-1, r * t)
+    if role == "get":
+        rest[0].reshape(-1, r * t)[...] = blocks
+    else:
+        rest[-1].reshape(-1, r * t)[...] = blocks[order]
 
 
 NPU1_PATCH_WORDS = 4
@@ -126,7 +159,8 @@ def matmul_cascade(m: int, k: int, n: int, role: str, *, device: str | None = No
     return declare(
         f"matmul_cascade_{role}_bf16_f32_{m}x{k}x{n}_{r}x{s}x{t}", source="mm_cascade.cc",
         entry=f"matmul_cascade_{role}<bfloat16, {r}, {s}, {t}, {m}, {k}, {n}>", args=args,
-        reference=matmul_cascade_ref, cycles=cascade_cycles(m, k, n, r, s, t, target),
+        reference=(matmul_cascade_bfp16_ref if target.runs_bfp16("bf16", (r, s, t)) else
+                   matmul_cascade_ref), cycles=cascade_cycles(m, k, n, r, s, t, target),
         ops=2 * m * k * n,
         cost=f"(m/{2 * r})(n/{2 * t})({matmul_step(r, s, t, bf16, load, macs)}(k/{s})+"
         f"{cascade_patch(r, t, target)})+20: as matmul, a 2x2 patch's {patch} cascade words "

@@ -50,6 +50,7 @@ from aiedsl.kernels.text import KernelText
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import check_file_kernel
 from aiedsl.targets import CASCADE_BITS
+from aiedsl.targets.kernel_arch import arch_define_words, arch_of
 from aiedsl.text import encoded
 
 HOST_INCLUDE = KERNELS_CPP / "host"
@@ -84,15 +85,18 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
     its kernels' ``defines=`` as Peano gets them. With ``aie_arch``
     (:attr:`~aiedsl.targets.TargetModel.aie_arch`) the build defines ``__AIE_ARCH__`` as Peano
     does for that architecture, so the kernel takes the same ``#if`` branches and ``aie::mmul``
-    accepts only that architecture's modes."""
+    accepts only that architecture's modes, and the architecture's own macros as aiedsl's Peano
+    line does (:data:`~aiedsl.targets.kernel_arch.ARCH_DEFINES`: on AIE2P, a bf16 ``aie::mmul``
+    of 4x8x8 or 8x8x8 quantizes A and B to bfp16 as the core's does)."""
     compiler = find_host_compiler()
     cxx = compiler.path
     if cxx is None:  # a tool missing (exit 4), not the design line's mistake
         what = f"kernel{'s' if len(kt.symbols) > 1 else ''} {kt.label}"
         raise compiler.missing_error(what)
     header = "".join(p.read_text() for p in sorted((HOST_INCLUDE / "aie_api").glob("*.hpp")))
+    arch = arch_of(aie_arch)
     flags = [*CXX_FLAGS, *([f"-D__AIE_ARCH__={aie_arch}"] if aie_arch is not None else []),
-             *kt.flags]
+             *(arch_define_words(arch) if arch is not None else []), *kt.flags]
     key = hashlib.sha256(encoded(kt.text + header + " ".join(flags) + cxx)).hexdigest()[:24]
     out = cache_dir("host-kernels") / f"{key}.so"
     if out.is_file():

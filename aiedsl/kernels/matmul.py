@@ -3,7 +3,10 @@ reference, its form for the simulator and its cost; the cascade stages (:mod:`.c
 the convolutions (:mod:`.conv`) build on them.
 
 The reference computes on the blocked buffers exactly as ``kernels_cpp/mm.cc`` does; the cost
-formula is documented in its header.
+formula is documented in its header. On npu2 a bf16 matmul's 4x8x8 mmul runs on the bfp16 unit
+(:data:`~aiedsl.targets.kernel_arch.BFP16_MMUL`, which aiedsl's builds define for AIE2P): its
+reference (:func:`matmul_bfp16_ref`) quantizes A and B as the core does
+(:mod:`aiedsl.kernels.bfp16`).
 
 Example
 -------
@@ -24,6 +27,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer
 from aiedsl.kernels.base import Kernel, declare
+from aiedsl.kernels.bfp16 import bfp16_accumulate
 from aiedsl.kernels.layout import block, unblock
 from aiedsl.kernels.params import MAX_SHIFT, kernel_target, positive_size
 from aiedsl.kernels.prepared import Accumulator, Prepared, Reorder
@@ -162,6 +166,55 @@ def _matmul_add(A: np.ndarray, B: np.ndarray, acc: np.ndarray) -> None:
     np.add(acc, A @ B, out=acc)
 
 
+def mm_rounding(dout: np.dtype) -> str:
+    """The rounding mode mm.cc's call runs in for a C of ``dout``, which the bfp16 conversion of
+    A and B rounds by (:mod:`aiedsl.kernels.bfp16`): conv_even, which it sets for a narrow C
+    (bf16), else the core's mode, which it leaves: the reset mode, floor, when no kernel the
+    core ran before changed it (aiedsl's library kernels restore what they set)."""
+    return "conv_even" if np.dtype(dout) == np.dtype(bf16.numpy) else "floor"
+
+
+def matmul_bfp16_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray, *, m: int, k: int, n: int,
+                     r: int, s: int, t: int, **_: object) -> None:
+    """C += A @ B on blocked buffers as mm.cc computes it on npu2, whose bf16 4x8x8 mmul runs on
+    the bfp16 unit: A's rows and B's columns quantized to bfp16ebs8 in blocks of 8 along K
+    (rounded by :func:`mm_rounding`'s mode), each block's products summed exactly and added to
+    C's f32 accumulator block after block along K (:func:`~aiedsl.kernels.bfp16.bfp16_accumulate`),
+    a bf16 C rounded to nearest even when stored, once per call."""
+    _bfp16_finish(_operand(a, m, k, r, s, np.float32), _operand(b, k, n, s, t, np.float32), c,
+                  r=r, t=t)
+
+
+def _bfp16_finish(A: np.ndarray, B: np.ndarray, c: np.ndarray, *, r: int, t: int) -> None:
+    """C += A @ B on the bfp16 unit from row-major f32 operands (see :func:`matmul_bfp16_ref`)."""
+    acc = unblock(c.reshape(-1), A.shape[0], B.shape[1], r, t).astype(np.float32)
+    bfp16_accumulate(acc, A, B, mm_rounding(c.dtype))
+    c[...] = block(acc, r, t).astype(c.dtype).reshape(c.shape)
+
+
+def _bfp16_add(A: np.ndarray, B: np.ndarray, acc: np.ndarray) -> None:
+    """acc += A @ B on the bfp16 unit, row-major f32 (the sums :func:`_bfp16_finish` adds)."""
+    bfp16_accumulate(acc, A, B, mm_rounding(acc.dtype))
+
+
+def matmul_bfp16_prepared(m: int, k: int, n: int, r: int, s: int, t: int,
+                          dout: np.dtype) -> Prepared:
+    """:func:`matmul_bfp16_ref` split for the simulator as :func:`matmul_prepared` splits
+    :func:`matmul_ref`: A and B unblocked and widened once (the quantization, a small part of the
+    work, is each call's), an f32 C kept row-major across the calls of a K loop."""
+    acc = None
+    if np.dtype(dout) == np.float32:
+        acc = Accumulator(
+            2, functools.partial(_unblock_acc, rows=m, cols=n, br=r, bc=t),
+            functools.partial(_block_acc, br=r, bc=t), _bfp16_add)
+    return Prepared({0: functools.partial(_operand, rows=m, cols=k, br=r, bc=s, wide=np.float32),
+                     1: functools.partial(_operand, rows=k, cols=n, br=s, bc=t,
+                                          wide=np.float32)},
+                    functools.partial(_bfp16_finish, r=r, t=t), acc,
+                    {0: _unblocking(m, k, r, s, np.float32),
+                     1: _unblocking(k, n, s, t, np.float32)})
+
+
 def matmul_step(r: int, s: int, t: int, din: DType, load_bytes: int, macs: int = 0) -> int:
     """Cycles per K step of a 2x2 patch: 4 native ``r x s x t`` mmuls at the core's ``macs``
     MACs per cycle for the input type (:attr:`~aiedsl.targets.TargetModel.macs_per_cycle`;
@@ -233,6 +286,7 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
             "blocking", loc=caller_loc(), limit=f"m % {2 * r} == 0, k % {s} == 0, "
             f"n % {2 * t} == 0", found=f"{m}x{k}x{n}",
             fix=f"choose m a multiple of {2 * r}, k of {s}, n of {2 * t}")
+    bfp16 = target.runs_bfp16(din.name, (r, s, t))
     suffix, extra = (f"_shift{shift}", f", {shift}") if narrow_int else ("", "")
     elsewhere = ("" if target.family == MATMUL_PATCH_FAMILY
                  else f" ({MATMUL_PATCH_FAMILY}'s, assumed on {target.family})")
@@ -242,7 +296,8 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
         args=[buffer("a", TensorType(shape=(m, k), dtype=din.name), blocks=(r, s)),
               buffer("b", TensorType(shape=(k, n), dtype=din.name), blocks=(s, t)),
               buffer("c", TensorType(shape=(m, n), dtype=dout.name), "inout", blocks=(r, t))],
-        reference=matmul_ref, cycles=matmul_cycles(m, k, n, r, s, t, din, load, macs),
+        reference=matmul_bfp16_ref if bfp16 else matmul_ref,
+        cycles=matmul_cycles(m, k, n, r, s, t, din, load, macs),
         ops=2 * m * k * n,
         cost=f"(m/{2 * r})(n/{2 * t})({matmul_step(r, s, t, din, load, macs)}"
         f"(k/{s})+{MATMUL_PATCH[din.name]})+20: 4 {r}x{s}x{t} mmuls per 2x2 block step at the "
@@ -251,7 +306,9 @@ def matmul(m: int, k: int, n: int, dtype_in: DType | str = bf16,
         "function's prologue and epilogue (kernels_cpp/mm.cc)",
         params={"m": m, "k": k, "n": n, "r": r, "s": s, "t": t,
                 **({"shift": shift} if narrow_int else {})},
-        prepared=matmul_prepared(m, k, n, r, s, t, np.dtype(dout.numpy), shift), arch=target.arch)
+        prepared=(matmul_bfp16_prepared(m, k, n, r, s, t, np.dtype(dout.numpy)) if bfp16 else
+                  matmul_prepared(m, k, n, r, s, t, np.dtype(dout.numpy), shift)),
+        arch=target.arch)
 
 
 def matmul_narrow_ref(acc: np.ndarray, c: np.ndarray, *, shift: int, **_: object) -> None:

@@ -14,6 +14,7 @@ from aiedsl.kernels.library import (
     scale, silu, softmax, sub, threshold, vector_scalar, zero,
 )
 from aiedsl.kernels.text import kernel_text
+from aiedsl.targets.kernel_arch import AIE_ARCH
 
 
 def samples() -> list[Kernel]:
@@ -82,9 +83,12 @@ def samples() -> list[Kernel]:
 
 def library_cases(source: Path | None = None) -> list[KernelCase]:
     """Library kernels at several sizes (:func:`samples`), or only those made from the C++ file
-    named like ``source``, ready to build on the host."""
+    named like ``source``, ready to build on the host, each for the architecture it was made
+    for (its ``__AIE_ARCH__`` and that architecture's macros: npu2's bf16 matmuls quantize to
+    bfp16 on the host as their references do)."""
     lib = [k for k in samples() if source is None or k.ir.source == source.name]
     return [KernelCase(k.ir, kernel_text(None, k.ir), k.run_reference,
                        {a.name: k.ir.params[a.name] for a in k.ir.args  # type: ignore[misc]
-                        if a.kind == "scalar" and a.name in k.ir.params})
+                        if a.kind == "scalar" and a.name in k.ir.params},
+                       AIE_ARCH[k.ir.arch] if k.ir.arch is not None else None)
             for k in lib]

@@ -89,7 +89,9 @@ NPU2_TIMING = NPU1_TIMING.model_copy(update=dict(
 #     (detail/aie2p/emulated_mmul_intrinsics.hpp, mac_4x2_2x8_32bx32b) makes a 4x2x8 block, 64
 #     MACs, of two 32b x 16b 4x2x8 mmuls: 32 a cycle, a quarter of i16's as on npu1.
 #   bf16: AM020 "AIE-ML Processor" (128 bfloat16 MACs with FP32 accumulation); npu2 its 4x8x8
-#     mmul (aie2-facts.md).
+#     mmul (aie2-facts.md), which AIE2P runs on its bfp16 unit, one mac_8x8_8x8T a mmul, under
+#     the AIE API macro aiedsl's AIE2P builds define (kernel_arch.BFP16_MMUL; without it the
+#     API makes it of eight element-wise multiplies of 32 MACs).
 #   f32: neither has an f32 multiplier: UG1603 "Floating-Point Operations" (AIE-ML and AIE-ML
 #     v2: the AI Engine API does single precision by emulation with bfloat16). Each f32
 #     product is one or more bf16 ones, so bf16's peak bounds it; AM020's "Summary" counts 42

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from aiedsl.targets.geometry import (  # noqa: F401 (the model's vocabulary, re-exported)
     BUNDLE, OPPOSITE, STEP, Direction, TileKind, direction_of,
 )
+from aiedsl.targets.kernel_arch import AIE_ARCH, arch_define_words, runs_bfp16
 from aiedsl.targets.timing import TimingModel
 
 CASCADE_BITS = 512
@@ -279,7 +280,20 @@ class TargetModel(BaseModel):
         """``__AIE_ARCH__`` for this architecture: 20 on AIE2, 21 on AIE2P, as Peano's
         preincluded headers define it (``aiev2_defines.h``, ``aie2p_version.h``) and the AIE
         API's ``config.hpp`` reads it. Host builds of kernels define it the same way."""
-        return {"aie2": 20, "aie2p": 21}[self.arch]
+        return AIE_ARCH[self.arch]
+
+    @property
+    def kernel_defines(self) -> list[str]:
+        """The ``-DNAME`` words every kernel compile for this device gets, Peano's and the
+        host's (:data:`~aiedsl.targets.kernel_arch.ARCH_DEFINES`: on AIE2P, the AIE API macro
+        that runs a bf16 ``aie::mmul`` on the bfp16 unit)."""
+        return arch_define_words(self.arch)
+
+    def runs_bfp16(self, dtype: str, shape: tuple[int, int, int]) -> bool:
+        """Whether this device's cores run an ``aie::mmul`` of ``shape`` on ``dtype`` inputs
+        on their bfp16 unit, as aiedsl compiles kernels
+        (:func:`~aiedsl.targets.kernel_arch.runs_bfp16`): npu2's bf16 4x8x8 and 8x8x8."""
+        return runs_bfp16(self.arch, dtype, shape)
 
     @property
     def dram_bytes_per_s(self) -> float:

@@ -12,7 +12,10 @@ Everything here follows mlir-aie, checked against its sources (nothing here ran 
   compile do). Older installs ignore it. aiedsl adds ``-fstack-usage`` (clang's, since LLVM 13):
   the frame of each function, to check kernels against their cores' stack; and
   ``-ffunction-sections``, as aiecc's own Peano compile of a core's code has it, so the
-  ``--gc-sections`` of aiecc's link keeps only the functions a core calls; and a kernel's own
+  ``--gc-sections`` of aiecc's link keeps only the functions a core calls; then the
+  architecture's own macros (:attr:`~aiedsl.targets.TargetModel.kernel_defines`: for AIE2P,
+  the AIE API macro that runs a bf16 ``aie::mmul`` on the bfp16 unit, as IRON's AIE2P GEMM
+  compiles it: :data:`~aiedsl.targets.kernel_arch.BFP16_MMUL`); and a kernel's own
   ``defines=`` as ``-DNAME=VALUE`` words.
 * aiecc: its options changed twice. PR 3364 (merged 2026-07-21) replaced
   ``--aie-generate-xclbin``/``--aie-generate-npu-insts`` with the ``--get-xclbin``/
@@ -145,7 +148,8 @@ def kernel_compile_argv(target: TargetModel, source: str, output: str, *,
 
     ``clang`` and ``include`` default to the environment variables ``build.sh`` reads; the
     compile step passes the paths it found. ``defines`` are the kernels' own ``-DNAME=VALUE``
-    words (their ``defines=``), after aiedsl's, each one word of the command line.
+    words (their ``defines=``), after aiedsl's and the architecture's
+    (:attr:`~aiedsl.targets.TargetModel.kernel_defines`), each one word of the command line.
 
     >>> from aiedsl.targets import get_target
     >>> shell_line(kernel_compile_argv(get_target("npu1"), "kernels/k.cc", "k.o"))[:74]
@@ -153,8 +157,8 @@ def kernel_compile_argv(target: TargetModel, source: str, output: str, *,
     """
     inc: Word = AIE_API_INCLUDE if include is None else f"-I{include}"
     return [clang, *PEANO_FLAGS, f"--target={target.peano_target}", *WARNING_FLAGS,
-            *PEANO_DEFINES, *defines, STACK_USAGE, FUNCTION_SECTIONS, inc, "-c", source, "-o",
-            output]
+            *PEANO_DEFINES, *target.kernel_defines, *defines, STACK_USAGE, FUNCTION_SECTIONS,
+            inc, "-c", source, "-o", output]
 
 
 @dataclass(frozen=True)

@@ -167,12 +167,21 @@
 //     hold it exactly (otherwise every mode gives the same bits). Not recorded: max/min/abs/neg
 //     (no rounding), exp2/tanh (AIE2P's instruction: how it rounds is not known here);
 //   * mmul<M, K, N> multiplies a row-major M x K block by a row-major K x N block into a
-//     row-major M x N accumulator, as aie::mmul does.
+//     row-major M x N accumulator, as aie::mmul does. On AIE2P (__AIE_ARCH__ 21) with
+//     AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16, which aiedsl's builds for AIE2P define as
+//     IRON's do, bf16 4x8x8 and 8x8x8 run as the AIE API runs them there, on the bfp16 unit:
+//     A's rows and B's columns are quantized to bfp16ebs8 in blocks of 8 along K (the block's
+//     largest exponent E, signed 8-bit mantissas of step 2^(E - 133), rounded by the tile's
+//     rounding mode, saturated; a block holding an infinity or NaN is NaN), each row-column
+//     dot is exact and added to the f32 accumulator once (detail::bfp16_mac). That is
+//     aiedsl/kernels/bfp16.py's model, the numpy references' too: its docstring says which
+//     parts of it are known and which were chosen.
 
 #ifndef AIEDSL_HOST_AIE_API_HPP
 #define AIEDSL_HOST_AIE_API_HPP
 
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cmath>

@@ -629,7 +629,9 @@ template <typename T> constexpr int mmul_type() { // integers by width; bfloat16
   else if constexpr (std::is_same_v<T, float>) return 'f';
   else return int(8 * sizeof(T));
 }
-#ifdef AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16
+// Read as the AIE API reads it (#if: undefined or 0 is off); aiedsl's builds for AIE2P define
+// it, Peano's and this header's alike (aiedsl/targets/kernel_arch.py).
+#if AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16
 constexpr bool aiedsl_bf16_as_bfp16 = true;
 #else
 constexpr bool aiedsl_bf16_as_bfp16 = false;
@@ -668,7 +670,8 @@ constexpr mmul_mode mmul_modes[] = {
     // AIE2P has no bf16 matrix multiply: 8x8x4 and 4x8x4 are eight element-wise mac_elem_32
     // (emulated_mmul_intrinsics.hpp mac_8x8_8x4_bf16), and so are 4x8x8 and, twice, 8x8x8
     // (mac_4x8_8x8_bf16) unless AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16 makes them one and
-    // two bfp16 multiplies (mac_8x8_8x8T_conf; IRON's AIE2P GEMM defines it)
+    // two bfp16 multiplies (mac_8x8_8x8T_conf; IRON's AIE2P GEMM defines it, and so does
+    // aiedsl: their A and B are quantized to bfp16 first, bfp16_mac below)
     {21, 'b', 'b', 8, 8, 4, 8}, {21, 'b', 'b', 4, 8, 4, 8},
     {21, 'b', 'b', 4, 8, 8, aiedsl_bf16_as_bfp16 ? 1u : 8u},
     {21, 'b', 'b', 8, 8, 8, aiedsl_bf16_as_bfp16 ? 2u : 16u}, {21, 'b', 'b', 8, 1, 8, 1},
@@ -714,6 +717,81 @@ constexpr unsigned mmul_issues(int arch, int ta, int tb, unsigned m, unsigned k,
   const mmul_mode *x = mmul_find(mmul_modes, arch, ta, tb, m, k, n);
   return x ? x->issues : 1;
 }
+
+// The bf16 modes AIE2P runs on its bfp16 unit under the macro (detail/aie2p/mmul_bf16_bf16.hpp:
+// 4x8x8 and 8x8x8 convert A and B with ::to_v64bfp16ebs8, then ::mac_8x8_8x8T_conf).
+constexpr bool mmul_bfp16(int arch, int ta, int tb, unsigned m, unsigned k, unsigned n) {
+  return aiedsl_bf16_as_bfp16 && arch == 21 && ta == 'b' && tb == 'b' && k == 8 && n == 8 &&
+         (m == 4 || m == 8);
+}
+
+// v (exact) rounded to a whole number by the tile's rounding mode: round_shift's rules, for a
+// value that is not an integer scaled by a power of two.
+inline double round_whole(double v) {
+  const double low = std::floor(v), frac = v - low, high = low + 1;
+  if (frac == 0) return low;
+  const bool neg = v < 0;
+  switch (g_rounding) {
+  case rounding_mode::floor: return low;
+  case rounding_mode::ceil: return high;
+  case rounding_mode::symmetric_floor: return neg ? high : low;
+  case rounding_mode::symmetric_ceil: return neg ? low : high;
+  default: break;
+  }
+  if (frac != 0.5) return frac > 0.5 ? high : low;
+  const bool odd = std::fmod(low, 2.0) != 0;
+  switch (g_rounding) {
+  case rounding_mode::positive_inf: return high;
+  case rounding_mode::negative_inf: return low;
+  case rounding_mode::symmetric_inf: return neg ? low : high;
+  case rounding_mode::symmetric_zero: return neg ? high : low;
+  case rounding_mode::conv_even: return odd ? high : low;
+  default: return odd ? low : high;                              // conv_odd
+  }
+}
+
+// One block of ::to_v64bfp16ebs8 (eight values x[0], x[stride], ...), as the values it holds
+// (into out[0], out[stride], ...):
+// aiedsl/kernels/bfp16.py's model, which says what of it is known and where from. The block's
+// exponent E is the largest biased exponent among the eight; each mantissa is the value over
+// 2^(E - 133) rounded by the tile's rounding mode (the conversion reads crRnd) and saturated to
+// a signed byte; a block holding an infinity or a NaN is all NaN.
+inline void bfp16_block(const float *x, unsigned stride, double *out) {
+  int big = 0;
+  for (unsigned i = 0; i < 8; ++i) {
+    uint32_t u;
+    std::memcpy(&u, &x[i * stride], 4);
+    big = std::max(big, int((u >> 23) & 0xffu));
+  }
+  for (unsigned i = 0; i < 8; ++i) {
+    if (big == 0xff) {
+      out[i * stride] = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
+    const double m = round_whole(std::ldexp(double(x[i * stride]), 133 - big));
+    out[i * stride] = std::ldexp(std::clamp(m, -128.0, 127.0), big - 133);
+  }
+}
+
+// c += a * b for an M x 8 A and an 8 x 8 B on the bfp16 unit: A's rows and B's columns (the rows
+// of B transposed) quantized by bfp16_block, each row-column sum of products exact (eight
+// products of one scale) and added to c in float, as aiedsl/kernels/bfp16.py's
+// bfp16_accumulate adds it.
+template <unsigned M>
+void bfp16_mac(float *c, const bfloat16 *a, const bfloat16 *b) {
+  float fa[M * 8], fb[64];
+  for (unsigned i = 0; i < M * 8; ++i) fa[i] = float(a[i]);
+  for (unsigned i = 0; i < 64; ++i) fb[i] = float(b[i]);
+  double qa[M * 8], qb[64];
+  for (unsigned i = 0; i < M; ++i) bfp16_block(fa + i * 8, 1, qa + i * 8);
+  for (unsigned j = 0; j < 8; ++j) bfp16_block(fb + j, 8, qb + j);  // column j: qb[k * 8 + j]
+  for (unsigned i = 0; i < M; ++i)
+    for (unsigned j = 0; j < 8; ++j) {
+      double dot = 0;
+      for (unsigned k = 0; k < 8; ++k) dot += qa[i * 8 + k] * qb[k * 8 + j];
+      c[i * 8 + j] = c[i * 8 + j] + float(dot);
+    }
+}
 } // namespace detail
 
 template <unsigned M, unsigned K, unsigned N, typename TA, typename TB, typename Acc = accauto>
@@ -732,8 +810,12 @@ struct mmul {
                 "for bfloat16");
   static constexpr unsigned issues =
       detail::mmul_issues(__AIE_ARCH__, detail::mmul_type<TA>(), detail::mmul_type<TB>(), M, K, N);
+  // A and B go through the bfp16 unit (quantized) rather than exact bf16 multiplies
+  static constexpr bool bfp16 =
+      detail::mmul_bfp16(__AIE_ARCH__, detail::mmul_type<TA>(), detail::mmul_type<TB>(), M, K, N);
 #else
   static constexpr unsigned issues = 1;
+  static constexpr bool bfp16 = false;
 #endif
   static constexpr unsigned size_A = M * K;
   static constexpr unsigned size_B = K * N;
@@ -760,6 +842,10 @@ struct mmul {
   void mac(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
     AIEDSL_COUNT(VMAC, issues);
     AIEDSL_COUNT(MACS, M * K * N);
+    if constexpr (bfp16 && std::is_same_v<storage, float>) {
+      detail::bfp16_mac<M>(c.data(), a.v.data(), b.v.data());
+      return;
+    }
     // integers summed modulo 2^64 (no overflow in C++), then kept to the lane's width
     using sum_t = std::conditional_t<std::is_integral_v<storage>, uint64_t, storage>;
     for (unsigned i = 0; i < M; ++i)

@@ -1,0 +1,234 @@
+"""What the comparison of an output allows for npu2's bfp16 unit.
+
+On npu2 the library matmuls' bf16 4x8x8 mmul runs on the bfp16 unit, which quantizes A and B
+(:mod:`aiedsl.kernels.bfp16`), so a design's reference made of exact bf16 products (a GEMM's
+``A32 @ B32``) differs from what the cores compute by more than a bf16 sum's rounding. For an
+output those kernels store, from a host ``A`` (M x K) and ``B`` (K x N) (their ``a`` and ``b``
+traced back through fifos and links to the runtime's fills), the allowance is the largest
+difference that quantization makes to an element of the product, for the run's own A and B:
+max |M(Q(A), Q(B)) - M(A, B)|, where Q is the kernels' quantization (blocks of 8 along K, in
+their rounding mode) and M the product as the kernel stores it (a sum in f32, or, for a bf16 C,
+a sum rounded to bf16 at every call's K step). The comparison adds it to the output's tolerance
+(:func:`aiedsl.compare.compare`) and names it in the PASS/FAIL line.
+
+Why the largest difference and not a bound of the format (each input off by at most one step
+of its block, so a product by ``|a| step_b + |b| step_a + step_a step_b``, summed over K): for
+standard-normal 512 x 512 inputs that bound is 16.7 per element on average, larger than 54% of
+the elements (22.7 RMS), and would pass a result of zeros, while the quantization's own
+differences stay under 1.8. The largest of them, allowed to every element, also leaves room
+for an NPU whose conversion differs from the model in a detail (a tie, or what a value that
+rounds past 127 does: :mod:`aiedsl.kernels.bfp16` says what is not known), which moves a few
+of an element's terms by a step: everywhere but at the few elements whose own difference is
+near the largest, where such a detail could still push one past it. An NPU whose conversion
+differs more (another exponent, another rounding mode) fails, as it should: the model would be
+wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from aiedsl.compare import Allowance
+from aiedsl.dtypes import dtype as lookup_dtype
+from aiedsl.ir.core_ops import Acquire, BufferArg, Call
+from aiedsl.ir.dataflow import Dataflow
+from aiedsl.ir.design import Design
+from aiedsl.ir.kernel import Kernel
+from aiedsl.ir.program import walk
+from aiedsl.ir.runtime import Transfer
+from aiedsl.kernels.bfp16 import to_bfp16
+from aiedsl.kernels.cascade import CASCADE_ROUNDING, matmul_cascade_bfp16_ref
+from aiedsl.kernels.matmul import matmul_bfp16_ref, mm_rounding
+
+_ROWS = 1 << 20
+"""Elements of the product computed at a time (rows of A times N): float32 copies of a slice."""
+
+
+@dataclass(frozen=True)
+class Bfp16Product:
+    """The product a design's bfp16 kernels store into an output: ``C = A @ B`` of host
+    tensors ``a`` and ``b``, quantized with ``rounding``; a bf16 C rounded every ``step`` of K
+    (None: an f32 C, summed without rounding)."""
+
+    a: str
+    b: str
+    rounding: str
+    step: int | None
+    kernels: tuple[str, ...]
+    """The bfp16 kernels' symbols."""
+
+
+def bfp16_operands(k: Kernel) -> tuple[int, int, int | None, str] | None:
+    """For a library kernel whose bf16 mmul runs on npu2's bfp16 unit (its reference models
+    it): the positions of its A, B and stored C arguments (None: it puts its sums on the
+    cascade) and the rounding mode its quantization runs in; None for any other kernel."""
+    if not k.shipped:
+        return None
+    names = [a.name for a in k.args]
+    if k.reference == _reference(matmul_bfp16_ref):
+        c = names.index("c")
+        dt = np.dtype(lookup_dtype(k.args[c].dtype).numpy)
+        return names.index("a"), names.index("b"), c, mm_rounding(dt)
+    if k.reference == _reference(matmul_cascade_bfp16_ref):
+        return (names.index("a"), names.index("b"), names.index("c") if "c" in names else None,
+                CASCADE_ROUNDING)
+    return None
+
+
+def _reference(fn: Callable[..., None]) -> str:
+    """How a kernel's IR names reference ``fn`` (:attr:`aiedsl.ir.Kernel.reference`)."""
+    return f"{fn.__module__}:{fn.__qualname__}"
+
+
+def _fills(d: Design, flow: Dataflow, fifo: str) -> set[str] | None:
+    """The host tensors whose fills reach ``fifo`` through links only; None when another
+    core's kernel made what it holds."""
+    out: set[str] = set()
+    todo, seen = [fifo], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        f = flow.fifos[name]
+        if f.producer.kind == "shim":
+            out |= {t.tensor for t in d.runtime
+                    if isinstance(t, Transfer) and t.op == "fill" and t.fifo == name}
+        elif name in flow.link_of_dst:
+            todo += flow.link_of_dst[name].srcs
+        else:
+            return None
+    return out
+
+
+def _drains(d: Design, flow: Dataflow, fifo: str) -> set[str]:
+    """The host tensors the runtime drains what ``fifo`` holds into, through links only."""
+    out: set[str] = set()
+    todo, seen = [fifo], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for end in flow.fifos[name].consumers:
+            if end.kind == "shim":
+                out |= {t.tensor for t in d.runtime
+                        if isinstance(t, Transfer) and t.op == "drain" and t.fifo == name}
+        if name in flow.link_of_src:
+            todo += flow.link_of_src[name].dsts
+    return out
+
+
+def bfp16_product(d: Design, tensor: str) -> tuple[tuple[str, ...], Bfp16Product | None]:
+    """The bfp16 kernels (:func:`bfp16_operands`) whose results reach output ``tensor``
+    (through fifos, links, other cores and cascades), and
+    the product they store into it when it can be told: every one's A from one host tensor,
+    its B from another, one rounding mode (and, for a bf16 C, one K step), and the C of at
+    least one drained into ``tensor`` through fifos and links alone. ``((), None)`` when no
+    such kernel reaches it; ``(kernels, None)`` when some do but the product cannot be told
+    (an operand another core made, a core-local one, several tensors)."""
+    flow = Dataflow(d)
+    kernels = {k.symbol: k for k in d.kernels}
+    found: list[str] = []
+    a_from: set[str] = set()
+    b_from: set[str] = set()
+    modes: set[str] = set()
+    steps: set[int | None] = set()
+    stored = False
+    traced = True
+    reaching = {c.name for c in d.cores if tensor in flow.downstream(c.name)}
+    while True:  # and the cores whose partial sums reach those by the cascade
+        more = {src for src, dst in flow.cascade_to.items() if dst in reaching} - reaching
+        if not more:
+            break
+        reaching |= more
+    for core in d.cores:
+        if core.name not in reaching:
+            continue
+        fifo_of = {op.result: op.fifo for op, _ in walk(core.body) if isinstance(op, Acquire)}
+        for op, _ in walk(core.body):
+            if not isinstance(op, Call):
+                continue
+            k = kernels[op.kernel]
+            how = bfp16_operands(k)
+            if how is None:
+                continue
+            if k.symbol not in found:
+                found.append(k.symbol)
+            ia, ib, ic, mode = how
+            modes.add(mode)
+            out_dt = k.args[ic].dtype if ic is not None else "f32"
+            steps.add(int(k.params["k"]) if out_dt == "bf16" else None)
+            for i, into in ((ia, a_from), (ib, b_from)):
+                arg = op.args[i]
+                fifo = fifo_of.get(arg.value) if isinstance(arg, BufferArg) else None
+                fills = _fills(d, flow, fifo) if fifo is not None else None
+                if fills is None:
+                    traced = False
+                else:
+                    into |= fills
+            if ic is not None:
+                arg = op.args[ic]
+                fifo = fifo_of.get(arg.value) if isinstance(arg, BufferArg) else None
+                stored |= fifo is not None and tensor in _drains(d, flow, fifo)
+    if not found:
+        return (), None
+    if not (traced and stored and len(a_from) == len(b_from) == len(modes) == len(steps) == 1):
+        return tuple(found), None
+    return tuple(found), Bfp16Product(a_from.pop(), b_from.pop(), modes.pop(), steps.pop(),
+                                      tuple(found))
+
+
+def product_difference(a: np.ndarray, b: np.ndarray, rounding: str,
+                       step: int | None = None) -> float:
+    """The largest |M(Q(A), Q(B)) - M(A, B)| over the product's elements (see the module's
+    docstring): ``step`` None for an f32 C, the K step of a bf16 C's roundings otherwise.
+    Non-finite elements (an input's NaN or infinity) are left out."""
+    A = np.asarray(a, dtype=np.float32)
+    B = np.asarray(b, dtype=np.float32)
+    qa = to_bfp16(A, axis=1, rounding=rounding)
+    qb = to_bfp16(B, axis=0, rounding=rounding)
+    rows = max(1, _ROWS // max(B.shape[1], 1))
+    worst = 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        for lo in range(0, A.shape[0], rows):
+            if step is None:  # the difference itself, without the products' cancellation
+                diff = qa[lo:lo + rows] @ (qb - B) + (qa[lo:lo + rows] - A[lo:lo + rows]) @ B
+            else:
+                diff = (_rounded_sum(qa[lo:lo + rows], qb, step)
+                        - _rounded_sum(A[lo:lo + rows], B, step))
+            diff = np.abs(diff[np.isfinite(diff)])
+            if diff.size:
+                worst = max(worst, float(diff.max()))
+    return worst
+
+
+def _rounded_sum(a: np.ndarray, b: np.ndarray, step: int) -> np.ndarray:
+    """a @ b summed ``step`` of K at a time into a bf16 C, rounded to nearest even after each
+    step, as a bf16 matmul's calls store it."""
+    bf16 = np.dtype(lookup_dtype("bf16").numpy)
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for j in range(0, a.shape[1], step):
+        acc = (acc + a[:, j:j + step] @ b[j:j + step]).astype(bf16).astype(np.float32)
+    return acc
+
+
+def bfp16_allowance(d: Design, tensor: str, inputs: Mapping[str, np.ndarray]
+                    ) -> tuple[tuple[str, ...], Allowance | None]:
+    """The bfp16 kernels that reach output ``tensor`` and, when the product they store can be
+    told (:func:`bfp16_product`) and the run's inputs hold its A (M x K) and B (K x N) for a
+    ``tensor`` of M x N, the allowance its comparison adds (:func:`product_difference`)."""
+    kernels, product = bfp16_product(d, tensor)
+    if product is None or product.a not in inputs or product.b not in inputs:
+        return kernels, None
+    a, b = inputs[product.a], inputs[product.b]
+    shape = d.tensor(tensor).type.shape
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or len(shape) != 2 \
+            or (a.shape[0], b.shape[1]) != tuple(shape):
+        return kernels, None
+    value = product_difference(a, b, product.rounding, product.step)
+    return kernels, Allowance(value, f"the bfp16 quantization of '{product.a}' and "
+                                     f"'{product.b}' (npu2's bf16 mmul, {product.rounding})")
