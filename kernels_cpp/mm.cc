@@ -15,8 +15,9 @@
 //   accumulator). On AIE2P (npu2) there is no bf16 matrix multiply: built with
 //   AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16, as aiedsl builds AIE2P kernels,
 //   the 4x8x8 mmul converts A and B to bfp16ebs8 (blocks of 8 along K sharing
-//   an exponent, 8-bit mantissas, rounded by the core's rounding mode) and
-//   multiplies those (aiedsl/kernels/bfp16.py has the model and its sources).
+//   an exponent, 8-bit mantissas, rounded to nearest even: the kernel sets
+//   conv_even for the call) and multiplies those (aiedsl/kernels/bfp16.py has
+//   the model and its sources).
 //   The kernel ACCUMULATES into C: it reads C, adds A*B, and
 //   writes C back. Zero C first (zero.cc) to get a plain product; calling it
 //   once per K-slice of a larger problem sums the slices.
@@ -187,6 +188,19 @@
 #endif
 #endif
 
+// bf16 inputs on AIE2P's bfp16 unit (AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16, which aiedsl
+// defines for AIE2P): each mmul converts A and B to bfp16ebs8 in the core's rounding mode. The
+// reset mode, floor, biases every conversion the same way; the kernel sets conv_even for the
+// call, as mlir-aie's aie2p mm.cc does under ROUND_CONV_EVEN ("to improve accuracy"), which
+// IRON's GEMM passes.
+template <typename TI> constexpr bool aiedsl_bfp16_inputs() {
+#if defined(AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16) && defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
+  return std::is_same_v<TI, bfloat16>;
+#else
+  return false;
+#endif
+}
+
 // Narrow C: loaded into the accumulator (shifted left by SHIFT for integers), and stored back
 // rounded (and, for integers, shifted right by SHIFT and saturated).
 template <typename TO> constexpr bool aiedsl_narrow_c() {
@@ -239,10 +253,12 @@ void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restri
   using MMUL = aie::mmul<r, s, t, TI, TI, accauto>;
   constexpr bool narrow = aiedsl_narrow_c<TO>();
 
-  // Narrow C rounds to nearest even (and integers saturate) for this call only.
+  // Narrow C, and bf16 inputs on AIE2P's bfp16 unit, round to nearest even (and integers
+  // saturate) for this call only.
+  constexpr bool even = narrow || aiedsl_bfp16_inputs<TI>();
   [[maybe_unused]] const aie::rounding_mode old_rounding = aie::get_rounding();
   [[maybe_unused]] const aie::saturation_mode old_saturation = aie::get_saturation();
-  if constexpr (narrow) {
+  if constexpr (even) {
     aie::set_rounding(aie::rounding_mode::conv_even);
     if constexpr (std::is_integral_v<TO>)
       aie::set_saturation(aie::saturation_mode::saturate);
@@ -309,7 +325,7 @@ void matmul_blocked(const TI *__restrict a, const TI *__restrict b, TO *__restri
     }
   }
 
-  if constexpr (narrow) {
+  if constexpr (even) {
     aie::set_rounding(old_rounding);
     aie::set_saturation(old_saturation);
   }

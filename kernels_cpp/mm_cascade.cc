@@ -13,8 +13,8 @@
 //       matmul_cascade_put_get<...>(a, b)      acc  = cascade + A B    -> cascade
 //       matmul_cascade_get<...>(a, b, c)       C    = cascade + A B    (C is overwritten)
 //   On AIE2P the 4x8x8 mmul runs on the bfp16 unit, as mm.cc's does: A and B are quantized to
-//   bfp16ebs8 first, rounded by the core's rounding mode, which this kernel leaves as it is
-//   (floor after reset; aiedsl/kernels/bfp16.py has the model).
+//   bfp16ebs8 first, rounded to nearest even (the stage sets conv_even for the call, as mm.cc
+//   does; aiedsl/kernels/bfp16.py has the model).
 //
 // ---------------------------------------------------------------------------
 // Data layout
@@ -66,6 +66,19 @@
 #endif
 
 // A C block from the cascade: one word (AIE2's 16 lanes) or two (AIE2P's 32: lanes 0-15 first).
+// bf16 inputs on AIE2P's bfp16 unit (AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16, which aiedsl
+// defines for AIE2P): each mmul converts A and B to bfp16ebs8 in the core's rounding mode. The
+// reset mode, floor, biases every conversion the same way; the kernel sets conv_even for the
+// call, as mlir-aie's aie2p mm.cc does under ROUND_CONV_EVEN ("to improve accuracy"), which
+// IRON's GEMM passes.
+template <typename TI> constexpr bool aiedsl_bfp16_inputs() {
+#if defined(AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16) && defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
+  return std::is_same_v<TI, bfloat16>;
+#else
+  return false;
+#endif
+}
+
 template <typename MMUL> inline MMUL aiedsl_cascade_get() {
   using WORD = aie::accum<accfloat, 16>;
   if constexpr (MMUL::size_C == 16) {
@@ -102,6 +115,10 @@ void matmul_cascade_stage(const TI *__restrict a, const TI *__restrict b,
   constexpr unsigned MB = M / r;
   constexpr unsigned KB = K / s;
   constexpr unsigned NB = N / t;
+  constexpr bool even = aiedsl_bfp16_inputs<TI>();
+  [[maybe_unused]] const aie::rounding_mode old_rounding = aie::get_rounding();
+  if constexpr (even)
+    aie::set_rounding(aie::rounding_mode::conv_even);
 
   for (unsigned bm = 0; bm < MB; bm += 2) {
     for (unsigned bn = 0; bn < NB; bn += 2) {
@@ -155,6 +172,8 @@ void matmul_cascade_stage(const TI *__restrict a, const TI *__restrict b,
       }
     }
   }
+  if constexpr (even)
+    aie::set_rounding(old_rounding);
 }
 
 template <typename TI, unsigned r, unsigned s, unsigned t, unsigned M, unsigned K, unsigned N>

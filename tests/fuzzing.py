@@ -477,14 +477,15 @@ def run_one(seed: int, folder: Path, time_bound: float = 20.0) -> Outcome:
 def _gemm_outcome(spec: Spec, ins: dict[str, np.ndarray], got: np.ndarray) -> Outcome:
     """C = A @ B in f32: products of bf16 summed in another order, so within f32 rounding; on
     npu2, whose bf16 mmul runs on the bfp16 unit, the products of A and B as that unit
-    quantizes them (aiedsl/kernels/bfp16.py, floor: the f32 C's mode)."""
+    quantizes them (aiedsl/kernels/bfp16.py, conv_even: the mode mm.cc sets)."""
     from aiedsl.kernels.bfp16 import bfp16_accumulate
     from aiedsl.targets import get_target
 
     target = get_target(spec.device)
     if target.runs_bfp16("bf16", target.mmul_shapes["bf16"]):
         acc = np.zeros((ins["A"].shape[0], ins["B"].shape[1]), np.float32)
-        bfp16_accumulate(acc, ins["A"].astype(np.float32), ins["B"].astype(np.float32), "floor")
+        bfp16_accumulate(acc, ins["A"].astype(np.float32), ins["B"].astype(np.float32),
+                         "conv_even")
         want = acc.astype(np.float64)
     else:
         want = ins["A"].astype(np.float64) @ ins["B"].astype(np.float64)

@@ -3,8 +3,8 @@ first core puts A @ B, middle ones get, add and put, the last gets and stores C.
 
 The reference computes on the blocked buffers exactly as ``kernels_cpp/mm_cascade.cc`` does (on
 npu2, whose bf16 4x8x8 mmul runs on the bfp16 unit, :func:`matmul_cascade_bfp16_ref`: A and B
-quantized as :mod:`aiedsl.kernels.bfp16` says, in the core's reset rounding mode, floor, which
-mm_cascade.cc leaves as it is); the cost is the matmul's
+quantized as :mod:`aiedsl.kernels.bfp16` says, rounded to nearest even, which mm_cascade.cc sets
+for the call as mm.cc does); the cost is the matmul's
 (:func:`~aiedsl.kernels.matmul.matmul_step` per K step), the patch's cascade words in place of
 its C loads or stores (:func:`cascade_cycles`).
 
@@ -65,10 +65,9 @@ def matmul_cascade_ref(a: np.ndarray, b: np.ndarray, *rest: np.ndarray, m: int, 
     c.reshape(-1, r * t)[...] = cin.reshape(-1, r * t)[np.argsort(order)] + prod
 
 
-CASCADE_ROUNDING = "floor"
-"""The rounding mode mm_cascade.cc's calls run in: the core's, which it leaves as it is (the
-reset mode when no kernel the core ran before changed it). On npu2 the bfp16 conversion of A and
-B rounds by it."""
+CASCADE_ROUNDING = "conv_even"
+"""The rounding mode mm_cascade.cc's calls run in on npu2, which the bfp16 conversion of A and B
+rounds by: conv_even, set for the call (as mm.cc sets it)."""
 
 
 def matmul_cascade_bfp16_ref(a: np.ndarray, b: np.ndarray, *rest: np.ndarray, m: int, k: int,
