@@ -78,20 +78,21 @@ def _rects(target: TargetModel) -> _Rects:
     links = [(a, b, target.link_capacity(a, direction_of(a, b))) for a in tiles
              for b in ((a[0] + 1, a[1]), (a[0] - 1, a[1]), (a[0], a[1] + 1), (a[0], a[1] - 1))
              if target.kind_of(b) is not None]
-    got: list[tuple[int, int, int, int, int, int]] = []
-    for c0 in cols:
-        for c1 in (c for c in cols if c >= c0):
-            for r0 in rows:
-                for r1 in (r for r in rows if r >= r0):
-                    if (c0, c1, r0, r1) == (cols[0], cols[-1], rows[0], rows[-1]):
-                        continue
+    spans = np.array([(c0, c1, r0, r1) for c0 in cols for c1 in cols if c1 >= c0
+                      for r0 in rows for r1 in rows if r1 >= r0
+                      if (c0, c1, r0, r1) != (cols[0], cols[-1], rows[0], rows[-1])],
+                     dtype=np.int64).reshape(-1, 4)
+    # per wire bundle (row) and rectangle (column): does the rectangle hold its start, its end
+    ends = np.array([(*a, *b) for a, b, _ in links], dtype=np.int64).reshape(-1, 4)
+    wires = np.array([n for _, _, n in links], dtype=np.int64)
 
-                    def inside(t: Coord) -> bool:
-                        return c0 <= t[0] <= c1 and r0 <= t[1] <= r1
-                    into = sum(n for a, b, n in links if inside(b) and not inside(a))
-                    out = sum(n for a, b, n in links if inside(a) and not inside(b))
-                    got.append((c0, c1, r0, r1, into, out))
-    a = np.array(got, dtype=np.int64).reshape(-1, 6)
+    def inside(col: npt.NDArray[np.int64], row: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        c, r = col[:, None], row[:, None]
+        return (spans[:, 0] <= c) & (c <= spans[:, 1]) & (spans[:, 2] <= r) & (r <= spans[:, 3])
+    start, end = inside(ends[:, 0], ends[:, 1]), inside(ends[:, 2], ends[:, 3])
+    into = wires @ (end & ~start)
+    out = wires @ (start & ~end)
+    a = np.column_stack([spans, into, out]).astype(np.int64)
     rects = _Rects(*(a[:, k] for k in range(6)))
     _CACHE[target.name] = (target, rects)
     return rects
