@@ -140,8 +140,10 @@ class _Graph:
     """Tile by tile in mlir-aie's (col, row) order, each tile's ports in its switch's order
     (node numbers decide nothing: the search breaks ties by distance and heap position)."""
     ids: dict[End, int]
-    adj: list[list[tuple[int, int]]]
-    """Per node: (neighbour node, cell), in mlir-aie's visiting order."""
+    next: list[list[int]]
+    """Per node: its neighbours, in mlir-aie's visiting order."""
+    via: list[list[int]]
+    """Per node: the cell of the edge to each of :attr:`next`."""
     cells: int
     """How many cells there are. They are numbered as mlir-aie's connection matrices are walked
     (tile by tile: the switch's cells, slave by slave, then its wires), the order in which
@@ -171,10 +173,9 @@ class _Graph:
         t = bisect_right(self.cell0, c) - 1
         n0, sw = self.node0[t], self.switches[t]
         k = c - self.cell0[t]
-        if k < len(sw.cells):
-            p, q = sw.cells[k]
-            return n0 + p, n0 + q
-        return self.wires[t][k - len(sw.cells)]
+        if k < len(sw.slave):
+            return n0 + sw.slave[k], n0 + sw.master[k]
+        return self.wires[t][k - len(sw.slave)]
 
     def shared(self, c: int) -> list[int]:
         """The cells a packet flow taking cell ``c`` marks with its group: within a switch, the
@@ -194,6 +195,7 @@ def _graph(model: SwitchModel) -> _Graph:
     # Every aiedsl run routes, so this is on the path of each one. Tiles of one signature have
     # one switch: its ports, legal connections and their cells are worked out once, as local
     # numbers (:class:`_Switch`), and each tile adds its first node and first cell to them.
+    # Edges are kept as lists of numbers, not pairs: the graph is made of some 20,000 of them.
     tiles = model.tiles()
     sigs = [model.signature(t) for t in tiles]
     switches: dict[tuple[str, bool, bool, bool], _Switch] = {}
@@ -213,15 +215,17 @@ def _graph(model: SwitchModel) -> _Graph:
         bit += sw.bits
         inner += sw.inner
     number = {t: i for i, t in enumerate(tiles)}
-    adj: list[list[tuple[int, int]]] = []
+    nxt: list[list[int]] = []
+    via: list[list[int]] = []
     cell0: list[int] = []  # per tile: its first cell
     wires: list[list[tuple[int, int]]] = []
     wire: list[list[tuple[int, int]]] = [[] for _ in nodes]
     cells = 0
     for t, sw, n0 in zip(tiles, sws, node0):
         cell0.append(cells)
-        adj += [[(n0 + q, cells + c) for q, c in row] for row in sw.rows]
-        cells += len(sw.cells)
+        nxt += [list(map(n0.__add__, js)) for js in sw.targets]
+        via += [list(range(cells + k, cells + k + len(js))) for js, k in zip(sw.targets, sw.row0)]
+        cells += len(sw.slave)
         wires.append([])
         for q, step, before in sw.masters:
             there = (t[0] + step[0], t[1] + step[1])
@@ -229,19 +233,18 @@ def _graph(model: SwitchModel) -> _Graph:
                 continue
             k = number[there]
             facing, ch = sw.ports[q]
-            edge = (node0[k] + sws[k].local[(FACING[facing], ch)], cells)
+            j = node0[k] + sws[k].local[(FACING[facing], ch)]
             # mlir-aie visits a node's neighbours in (col, row, bundle, channel) order: the
             # switch's own masters are in that order already; the wire's far end comes before
             # them if it lies west or south, after them otherwise
-            if before:
-                adj[n0 + q].insert(0, edge)
-            else:
-                adj[n0 + q].append(edge)
-            wire[n0 + q] = [edge]
-            wires[-1].append((n0 + q, edge[0]))
+            at = 0 if before else len(nxt[n0 + q])
+            nxt[n0 + q].insert(at, j)
+            via[n0 + q].insert(at, cells)
+            wire[n0 + q] = [(j, cells)]
+            wires[-1].append((n0 + q, j))
             cells += 1
-    return _Graph(nodes=nodes, ids={e: i for i, e in enumerate(nodes)}, adj=adj, cells=cells,
-                  tile=tile, bit=bit, ports=[(1 << len(sw.ports)) - 1 for sw in sws],
+    return _Graph(nodes=nodes, ids={e: i for i, e in enumerate(nodes)}, next=nxt, via=via,
+                  cells=cells, tile=tile, bit=bit, ports=[(1 << len(sw.ports)) - 1 for sw in sws],
                   inner=inner, wire=wire, switches=sws, node0=node0, cell0=cell0, wires=wires)
 
 
@@ -253,13 +256,17 @@ class _Switch:
     ports: list[Port]
     """Every port a slave or master of the switch has (slaves first, then the other masters)."""
     local: dict[Port, int]
-    rows: list[list[tuple[int, int]]]
-    """Per port: the (master port, cell) of each connection it may make as a slave, in
-    order (none for a master alone)."""
-    cells: list[tuple[int, int]]
-    """Per cell of the switch: its (slave, master) ports, slave by slave (as the graph numbers
-    a tile's cells)."""
-    out_of: list[list[int]]
+    targets: list[list[int]]
+    """Per port: the masters it may connect to as a slave, in order (none for a master
+    alone)."""
+    row0: list[int]
+    """Per port: the cell of its first connection (its others follow)."""
+    slave: list[int]
+    """Per cell of the switch, slave by slave (as the graph numbers a tile's cells): its slave
+    port."""
+    master: list[int]
+    """Per cell: its master port."""
+    out_of: list[range]
     """Per port: the cells from it as a slave."""
     into: list[list[int]]
     """Per port: the cells into it as a master."""
@@ -276,25 +283,25 @@ class _Switch:
         slaves, masters, outs = model.connections(tile)
         ports = list(dict.fromkeys(slaves + masters))
         local = {p: i for i, p in enumerate(ports)}
-        rows: list[list[tuple[int, int]]] = [[] for _ in ports]
-        out_of: list[list[int]] = [[] for _ in ports]
-        into: list[list[int]] = [[] for _ in ports]
-        inner = [0] * len(ports)
-        cells: list[tuple[int, int]] = []
+        bits = [1 << i for i in range(len(ports))]
+        targets: list[list[int]] = [[] for _ in ports]
+        row0 = [0] * len(ports)
+        slave: list[int] = []
+        master: list[int] = []
         for p, qs in zip(slaves, outs):
             i = local[p]
-            js = [local[q] for q in qs]
-            c0 = len(cells)
-            rows[i] = [(j, c0 + k) for k, j in enumerate(js)]
-            out_of[i] = list(range(c0, c0 + len(js)))
-            inner[i] = sum(1 << j for j in js)
-            cells += [(i, j) for j in js]
-        for c, (_, j) in enumerate(cells):
+            targets[i] = [local[q] for q in qs]
+            row0[i] = len(slave)
+            slave += [i] * len(qs)
+            master += targets[i]
+        into: list[list[int]] = [[] for _ in ports]
+        for c, j in enumerate(master):
             into[j].append(c)
         wires = [(local[q], STEP[q[0]], q[0] in ("West", "South")) for q in masters
                  if q[0] in STEP]
-        return _Switch(ports, local, rows, cells, out_of, into,
-                       [1 << i for i in range(len(ports))], inner, wires)
+        return _Switch(ports, local, targets, row0, slave, master,
+                       [range(k, k + len(js)) for js, k in zip(targets, row0)], into, bits,
+                       [sum(map(bits.__getitem__, js)) for js in targets], wires)
 
 
 def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,
@@ -429,10 +436,9 @@ def _groups(flows: list[_Flow]) -> list[list[int]]:
 
 
 def _cell(g: _Graph, a: int, b: int) -> int:
-    for j, c in g.adj[a]:
-        if j == b:
-            return c
-    raise AssertionError("no edge between consecutive nodes of a route")
+    if b not in g.next[a]:
+        raise AssertionError("no edge between consecutive nodes of a route")
+    return g.via[a][g.next[a].index(b)]
 
 
 def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[int]:
@@ -452,7 +458,7 @@ def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[i
     gray farther than a step from it could take it (``bound``, at least the distance of every
     gray port of the tile; a step costs at least :data:`MIN_DEMAND`).
     """
-    adj, tile, bit, inner, wire = g.adj, g.tile, g.bit, g.inner, g.wire
+    nxt, via, tile, bit, inner, wire = g.next, g.via, g.tile, g.bit, g.inner, g.wire
     dist = [INF] * len(g.nodes)
     reach = [_WHITE] * len(g.nodes)
     pred = [-1] * len(g.nodes)
@@ -502,7 +508,8 @@ def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[i
         t = tile[s]
         # all its edges, in order; or, when none into its own switch can change anything, its
         # wire alone
-        edges = adj[s] if inner[s] & white[t] or ds + MIN_DEMAND < bound[t] else wire[s]
+        edges = (zip(nxt[s], via[s]) if inner[s] & white[t] or ds + MIN_DEMAND < bound[t]
+                 else wire[s])
         for d, c in edges:
             r = reach[d]
             if r == _BLACK:  # done: nothing to relax
