@@ -92,9 +92,9 @@ def _writers(d: Design, name: str, its: list[tuple[int, Transfer]],
     retired_at = {t: w for w, ts in (retired() if retired else retirements(d)).items()
                   for t in ts}
     host = d.tensor(name).type
-    # the writer is a drain's place among the drains, +1 (0: none): 2 bytes per element
+    # the writer is a drain's place among the drains, +1 (0: none): a byte per element, or two
     ids = {i: k + 1 for k, (i, _) in enumerate(its)}
-    kind = np.int16 if len(its) < (1 << 15) - 1 else np.int32
+    kind = np.uint8 if len(its) < 255 else np.int16 if len(its) < (1 << 15) - 1 else np.int32
     writer = np.zeros(host.numel, dtype=kind)
     for i, t in its:
         view = _view(writer, t.pattern)

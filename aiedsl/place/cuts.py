@@ -105,13 +105,15 @@ def worst(streams: list[Ends], target: TargetModel) -> Cut | None:
     n = len(r.c0)
     enter = np.zeros((len(streams), n), dtype=bool)
     leave = np.zeros((len(streams), n), dtype=bool)
-    for k, (src, dsts) in enumerate(streams):
-        s = _inside(r, src)
-        ins = [_inside(r, d) for d in dsts]
-        if not ins:
-            continue
-        enter[k] = ~s & np.logical_or.reduce(ins)
-        leave[k] = s & ~np.logical_and.reduce(ins)
+    # every stream with a receiver at once: which rectangles hold its sender, and which hold
+    # any (all) of its receivers, its receivers' rows of ``inside`` reduced together
+    sent = [k for k, (_, dsts) in enumerate(streams) if dsts]
+    if sent:
+        src = _inside_all(r, [streams[k][0] for k in sent])
+        dsts = _inside_all(r, [d for k in sent for d in streams[k][1]])
+        first = np.cumsum([0] + [len(streams[k][1]) for k in sent[:-1]])
+        enter[sent] = ~src & np.logical_or.reduceat(dsts, first)
+        leave[sent] = src & ~np.logical_and.reduceat(dsts, first)
     best: tuple[int, int, int, int] | None = None  # (-excess, area, side, index)
     area = (r.c1 - r.c0 + 1) * (r.r1 - r.r0 + 1)
     for side, (crossing, lead) in enumerate(((enter, r.into), (leave, r.out))):
@@ -131,9 +133,11 @@ def worst(streams: list[Ends], target: TargetModel) -> Cut | None:
                streams=tuple(int(k) for k in np.flatnonzero(cross[:, i])))
 
 
-def _inside(r: _Rects, t: Coord) -> npt.NDArray[np.bool_]:
-    """Which of the rectangles ``r`` hold tile ``t``."""
-    return (r.c0 <= t[0]) & (t[0] <= r.c1) & (r.r0 <= t[1]) & (t[1] <= r.r1)
+def _inside_all(r: _Rects, tiles: list[Coord]) -> npt.NDArray[np.bool_]:
+    """Which of the rectangles ``r`` hold each of ``tiles`` (a row per tile)."""
+    at = np.array(tiles, dtype=np.int64).reshape(-1, 2)
+    col, row = at[:, :1], at[:, 1:]
+    return (r.c0 <= col) & (col <= r.c1) & (r.r0 <= row) & (row <= r.r1)
 
 
 def wires_by_side(cut: Cut, target: TargetModel) -> list[tuple[str, int]]:
