@@ -48,6 +48,10 @@ _REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z0-9_.<>]+\Z")
 """A reference as the front end writes it, ``module:qualname`` (``helpers:ref``,
 ``__aiedsl_design__:<lambda>``, ``f.<locals>.g``): a name, never imported."""
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+"""The types of values :meth:`_Validator.walk` has nothing to check in (exactly these types:
+a subclass, an enum's member, is walked)."""
+
 _REBUILD = "a design.json aiedsl wrote holds none: rebuild the design (aiedsl build) rather " \
     "than edit its design.json"
 
@@ -94,6 +98,8 @@ class _Validator:
     def __init__(self, d: Design, source: str) -> None:
         self.d, self.source = d, source
         self.target: TargetModel  # the device's, once run() has checked the device is known
+        self.models: dict[type[BaseModel], tuple[tuple[str, ...], bool]] = {}
+        """What :meth:`_model` found of each model class the walk met."""
 
     def fail(self, path: str, message: str, found: object, fix: str, loc: Loc | None = None,
              limit: str | None = None) -> NoReturn:
@@ -197,6 +203,13 @@ class _Validator:
         """Every location's line is 0 (none known) or more; every tensor type has a known
         dtype and dimensions of 1 or more; every scalar's dtype is known. ``near``: the
         location of the innermost node around ``node`` that has one, for the message."""
+        # a plain value holds nothing to check: it is passed by, not walked (most of an IR's
+        # fields are plain, and naming each one's path cost validate() half its time)
+        if type(node) is tuple or type(node) is list:  # the commonest: nothing else to ask
+            for i, v in enumerate(node):
+                if type(v) not in _PLAIN:
+                    self.walk(v, f"{path}[{i}]", near)
+            return
         if isinstance(node, Loc):
             if node.line < 0:
                 self.fail(f"{path}.line", "is negative", node.line, "give the 1-based line, or "
@@ -221,16 +234,32 @@ class _Validator:
         if isinstance(node, (ScalarArg, RtpArg, KernelArg)):
             self.dtype(f"{path}.dtype", node.dtype, near)
         if isinstance(node, BaseModel):
-            here = getattr(node, "loc", None)
-            near = here if isinstance(here, Loc) and here.line >= 0 else near
-            for name in type(node).model_fields:
-                self.walk(getattr(node, name), f"{path}.{name}" if path else name, near)
+            fields, has_loc = self._model(type(node))
+            if has_loc:
+                here = getattr(node, "loc", None)
+                near = here if isinstance(here, Loc) and here.line >= 0 else near
+            for name in fields:
+                v = getattr(node, name)
+                if type(v) not in _PLAIN:
+                    self.walk(v, f"{path}.{name}" if path else name, near)
         elif isinstance(node, (list, tuple)):
             for i, v in enumerate(node):
-                self.walk(v, f"{path}[{i}]", near)
+                if type(v) not in _PLAIN:
+                    self.walk(v, f"{path}[{i}]", near)
         elif isinstance(node, dict):
             for k, v in node.items():
-                self.walk(v, f"{path}.{k}", near)
+                if type(v) not in _PLAIN:
+                    self.walk(v, f"{path}.{k}", near)
+
+    def _model(self, cls: type[BaseModel]) -> tuple[tuple[str, ...], bool]:
+        """A model class's fields, and whether its instances may have a ``loc`` (a field, a
+        class attribute, or an extra field where the class allows them); kept per class."""
+        known = self.models.get(cls)
+        if known is None:
+            fields = tuple(cls.model_fields)
+            known = self.models[cls] = (fields, "loc" in fields or hasattr(cls, "loc")
+                                        or cls.model_config.get("extra") == "allow")
+        return known
 
     def dtype(self, path: str, name: str, near: Loc | None) -> None:
         from aiedsl.dtypes import DTYPES

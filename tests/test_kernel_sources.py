@@ -892,3 +892,24 @@ def test_a_template_beside_the_design_renders_and_one_that_cannot_is_a_check_err
         "  found: params={'m': 1024}\n"
         "  fix: give every name the template uses in params= (it renders with the kernel's "
         "params)")
+
+
+# -- blanking: ASCII text read by regular expressions, as a character at a time ------------------
+
+BLANKED = [
+    'int a = 1\'000; // x "y"\nchar c = \'"\'; /* a\n b */ int b;\n',
+    'extern "C" { void f(); }  extern  "C++" int g(); R"d(x "q" //)d" L"w" u8\'z\'\n',
+    'x.5e+3 y1\'2 "a\\"b" \'\\\'\' // line \\\n continued\n#include "k.h"\n',
+    '"unterminated\nR"(never closed',
+]
+
+
+@pytest.mark.parametrize("text", BLANKED + sorted(str(p) for p in (
+    Path(aiedsl.__file__).parents[1] / "kernels_cpp").glob("*.cc")))
+@pytest.mark.parametrize("strings", [True, False])
+def test_ascii_text_is_blanked_as_a_character_at_a_time(text: str, strings: bool) -> None:
+    from aiedsl.kernels.cscan.blank import _blank_ascii, _blank_chars
+
+    source = Path(text).read_text() if text.endswith(".cc") else text
+    assert source.isascii()
+    assert _blank_ascii(source, strings) == _blank_chars(source, strings)

@@ -728,3 +728,21 @@ def test_links_and_host_ends_spill_to_the_next_column(design_file: DesignFile) -
     assert [a[1] >= 2 for a, b in hops if a[0] != b[0]] == [True]  # one westward hop, core row
     # the shim of column 0 has two MM2S channels: f0 and f1 there, the rest spill outward
     assert [send[f"f{i}"][0] for i in range(7)] == [0, 0, 1, 1, 2, 2, 3]
+
+
+# -- what placing hands check_design ----------------------------------------------------------
+
+@pytest.mark.parametrize("device, defines", [("npu1", {}), ("npu2", {"COLS": "8"})])
+def test_placing_hands_on_the_lowering_of_the_design_it_placed(
+        device: str, defines: dict[str, str]) -> None:
+    """place_lowered gives the design place gives, and the lowering it made is that design's
+    (check_design uses it instead of lowering the design again)."""
+    from aiedsl.place import place
+    from aiedsl.place.objectfifo import lower
+    from aiedsl.place.placer import place_lowered
+
+    d = load_design(DESIGNS / "gemm_bf16.py", defines, device).ir
+    placed, low = place_lowered(d, get_target(device))
+    assert placed == place(d, get_target(device))
+    assert low is not None and low == lower(placed)
+    assert [s.tile for s in low.stores] == [s.tile for s in lower(placed).stores]

@@ -15,6 +15,8 @@ what is over its limits.
 
 from __future__ import annotations
 
+from functools import cache, partial
+
 from aiedsl.checks.acquires import check_acquires, check_placed_acquires
 from aiedsl.checks.alignment import check_alignment
 from aiedsl.checks.balance import check_balance
@@ -44,11 +46,12 @@ from aiedsl.checks.symbols import check_symbols
 from aiedsl.checks.unrolled import check_unrolled_loops
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
+from aiedsl.ir.sequence import retirements
 from aiedsl.validate_ir import validate
 from aiedsl.place import allocate, place, route
 from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.place.cuts import worst
-from aiedsl.place.placer import link_name, streams
+from aiedsl.place.placer import link_name, place_lowered, streams
 from aiedsl.place.route import Congestion, Routing
 from aiedsl.targets import TargetModel, get_target
 
@@ -100,17 +103,21 @@ def _check(d: Design, suggest: bool) -> tuple[Design, Table]:
     check_barrier_reruns(d)
     check_rtp_reruns(d, target)  # what a slot holds there is what the first left, too
     check_late_reads(d)  # and what the next invocation writes while a core runs on
-    check_outputs_written(d)
+    # which transfers each wait retires: placement changes nothing it reads, and three checks
+    # ask (worked out when the first does, as each did alone)
+    retired = cache(partial(retirements, d))
+    check_outputs_written(d, retired)
     check_kernel_layouts(d)
-    placed = place(d, target)  # a herd that does not fit is refused here first
+    placed, lowered = place_lowered(d, target)  # a herd that does not fit is refused here first
     check_memtile_channels(d, target)  # whether any placement gives the links their channels
     check_placed_acquires(placed)  # which fifos share memory is known once cores are placed
     check_link_tile_cores(placed)  # which core is on a forward's tile, likewise
-    low = lower(placed)  # the objectfifo lowering's plan: names, resources, allocation
+    # the objectfifo lowering's plan: names, resources, allocation (placing made it, or not)
+    low = lowered if lowered is not None else lower(placed)
     check_symbols(placed, low)
     check_repeat_locks(placed, low, target)
     check_memtile_room(d, placed, low, target)  # pins that leave a memtile short, before its use
-    table = check_resources(placed, target, low)
+    table = check_resources(placed, target, low, retired)
     check_bd_lengths(low, target)  # after the memory check: an element too big to fit says so
     routed, result = _allocate_and_route(placed, target, low)
     check_alignment(routed, target)

@@ -7,11 +7,13 @@ views of one array per tensor (no index arrays: a 4096x4096 output would need 12
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.ir.runtime import Transfer
+from aiedsl.ir.sequence import Retired, retirements
 from aiedsl.ir.types import Pattern
 
 if TYPE_CHECKING:  # numpy loads only when a check needs it (aiedsl check starts faster)
@@ -22,9 +24,10 @@ EXACT_COVERAGE = 1 << 26
 """Outputs up to this many elements are checked element by element; larger ones by count."""
 
 
-def check_outputs_written(d: Design) -> None:
+def check_outputs_written(d: Design, retired: Callable[[], Retired] | None = None) -> None:
     """Every element of every drained host tensor is written by some drain, and no two drains
-    race for one.
+    race for one (``retired``: :func:`~aiedsl.ir.sequence.retirements` of ``d`` when the
+    caller has it, else it is worked out here).
 
     An element no drain writes keeps whatever the host buffer held: the run would look done
     and be wrong (a GEMM whose tile rows do not divide M leaves its last rows unwritten). A
@@ -52,7 +55,7 @@ def check_outputs_written(d: Design) -> None:
             import numpy as np
 
             # one fifo's drains run in order on one channel: only several can race
-            written = _writers(d, name, its) if several else _marked(ts, host.numel)
+            written = _writers(d, name, its, retired) if several else _marked(ts, host.numel)
             missing = int(host.numel - np.count_nonzero(written))
         if missing > 0 and name not in filled:
             if written is None and host.numel <= EXACT_COVERAGE:
@@ -79,25 +82,26 @@ def check_outputs_written(d: Design) -> None:
                 "and returns all of it")
 
 
-def _writers(d: Design, name: str, its: list[tuple[int, Transfer]]) -> "np.ndarray":
+def _writers(d: Design, name: str, its: list[tuple[int, Transfer]],
+             retired: Callable[[], Retired] | None) -> "np.ndarray":
     """Which drain (its place in ``its``, from 1; 0: none) last wrote each element of tensor
     ``name``; a DesignError where two drains of different fifos write an element with nothing
     ordering them (the first not retired by a wait before the second is issued)."""
     import numpy as np
 
-    from aiedsl.ir.sequence import retirements
-
-    retired_at = {t: w for w, ts in retirements(d).items() for t in ts}
+    retired_at = {t: w for w, ts in (retired() if retired else retirements(d)).items()
+                  for t in ts}
     host = d.tensor(name).type
-    # the writer is a drain's place among the drains, +1 (0: none): 2 bytes per element
+    # the writer is a drain's place among the drains, +1 (0: none): a byte per element, or two
     ids = {i: k + 1 for k, (i, _) in enumerate(its)}
-    kind = np.int16 if len(its) < (1 << 15) - 1 else np.int32
+    kind = np.uint8 if len(its) < 255 else np.int16 if len(its) < (1 << 15) - 1 else np.int32
     writer = np.zeros(host.numel, dtype=kind)
     for i, t in its:
         view = _view(writer, t.pattern)
         seen = np.zeros(len(its) + 1, dtype=bool)
         if view is not None:
-            seen[view] = True
+            if view.any():  # (elements no drain wrote yet mark only 0, unmarked below)
+                seen[view] = True
         else:
             seen[writer[_inside(t.pattern, writer)]] = True
         seen[0] = False

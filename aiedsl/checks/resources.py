@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from math import ceil
 
 from aiedsl.ir.program import calls
-from aiedsl.ir.sequence import retirements, shim_bd_ids
+from aiedsl.ir.sequence import Retired, retirements, shim_bd_ids
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
@@ -94,10 +94,12 @@ class TileUsage:
         return f"{tenths / 10:.1f} / {limit // 1024} KB"
 
 
-def usage(d: Design, target: TargetModel, low: Lowering | None = None
-          ) -> dict[Coord, TileUsage]:
+def usage(d: Design, target: TargetModel, low: Lowering | None = None,
+          retired: Callable[[], Retired] | None = None) -> dict[Coord, TileUsage]:
     """Resource use per tile of a placed design on ``target``, tiles in (row, col) order, read
-    off ``low`` (the plan of its objectfifo lowering, made here when not given)."""
+    off ``low`` (the plan of its objectfifo lowering, made here when not given); ``retired``
+    gives :func:`~aiedsl.ir.sequence.retirements` of the design when it is known (the checks
+    of one design share it), else it is worked out here."""
     assert d.placed, "usage() needs a placed design"
     shared = d.physical.shared if d.physical else {}
     if low is None:
@@ -179,15 +181,16 @@ def usage(d: Design, target: TargetModel, low: Lowering | None = None
             sym = local_buffer_name(lb, at(tiles_of[core]).tile)
             at(tiles_of[core]).memory.append(Use(f"local {sym} {nbytes} B", nbytes, lb.loc,
                                                  buffers=((sym, nbytes),)))
-    _shim_bds(d, at)
+    _shim_bds(d, at, retired)
     return dict(sorted(tiles.items(), key=lambda kv: (kv[0][1], kv[0][0])))
 
 
-def _shim_bds(d: Design, at: Callable[[Coord | None], TileUsage]) -> None:
+def _shim_bds(d: Design, at: Callable[[Coord | None], TileUsage],
+              retired: Callable[[], Retired] | None) -> None:
     """A runtime transfer takes a shim BD until a wait retires it (:mod:`aiedsl.ir.sequence`:
     the ids codegen gives, so the count is of the ids the MLIR uses)."""
     peak: dict[Coord, tuple[int, Loc]] = {}
-    for i, bd in shim_bd_ids(d).items():
+    for i, bd in shim_bd_ids(d, retired() if retired else None).items():
         op = d.runtime[i]
         assert isinstance(op, Transfer)
         e = d.shim_end(op)
@@ -209,20 +212,21 @@ def queue_fix(op: str) -> str:
     return "rt.sync() after every fourth drain, or move more data per transfer"
 
 
-def check_task_queues(d: Design, target: TargetModel) -> None:
+def check_task_queues(d: Design, target: TargetModel,
+                      retired: Callable[[], Retired] | None = None) -> None:
     """At most ``shim_task_queue`` transfers are pushed onto one shim channel between waits.
 
     A wait retires what :func:`aiedsl.ir.sequence.retirements` says (its own transfer and the
     earlier ones of its fifo; for a drain also the fills it is shown to have needed); until then
     every transfer issued on a channel may still be queued, and the NPU drops a fifth. The
     simulator counts again on the run's own clocks
-    (:func:`aiedsl.sim.runtime.check_task_queues`).
+    (:func:`aiedsl.sim.runtime.check_task_queues`). ``retired`` as for :func:`usage`.
     """
     queued: dict[tuple[Coord, str], list[Transfer]] = defaultdict(list)
-    retired = retirements(d)
+    waits = retired() if retired else retirements(d)
     for i, op in enumerate(d.runtime):
         if isinstance(op, Wait):
-            gone = {id(d.runtime[t]) for t in retired[i]}
+            gone = {id(d.runtime[t]) for t in waits[i]}
             for q in queued.values():
                 q[:] = [t for t in q if id(t) not in gone]
             continue
@@ -244,11 +248,11 @@ def check_task_queues(d: Design, target: TargetModel) -> None:
                 fix=queue_fix(op.op))
 
 
-def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
-                    ) -> dict[Coord, TileUsage]:
-    """Check every tile's use against ``target``; return the usage table (``low`` as for
-    :func:`usage`)."""
-    table = usage(d, target, low)
+def check_resources(d: Design, target: TargetModel, low: Lowering | None = None,
+                    retired: Callable[[], Retired] | None = None) -> dict[Coord, TileUsage]:
+    """Check every tile's use against ``target``; return the usage table (``low`` and
+    ``retired`` as for :func:`usage`)."""
+    table = usage(d, target, low, retired)
     links = {f: k for k, link in enumerate(d.links) for f in (*link.srcs, *link.dsts)}
     repeats = {f.name: f.repeat for f in d.fifos if f.repeat > 1}
     _check_shim_totals(table, target)
@@ -257,7 +261,7 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None
         _check_tile(u, target, links, repeats,
                     lambda tile: spill_fix(d, plan, target, tile) if target.cols > 1 else None)
     _check_neighbour_channels(plan, target)
-    check_task_queues(d, target)
+    check_task_queues(d, target, retired)
     if len(d.tensors) > target.runtime_buffers:
         raise DesignError(
             "runtime buffers", f"design '{d.name}' takes {len(d.tensors)} host tensors",

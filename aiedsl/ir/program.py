@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator, Literal
+from typing import Iterator, Literal, TypeVar
 
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.core_ops import Acquire, BufferArg, Call, LocalArg, Loop, Op, Release
@@ -13,12 +13,33 @@ from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.runtime import Transfer
 
 
+_Kind = TypeVar("_Kind", Acquire, Call)
+
+
 def walk(body: tuple[Op, ...], mult: int = 1) -> Iterator[tuple[Op, int]]:
     """Every op in ``body`` with how many times it runs per invocation, loops entered."""
+    # one generator with a stack of the loops entered, not one per loop (every check walks
+    # every core's program: each nested generator passed each op on)
+    stack = [(iter(body), mult)]
+    while stack:
+        ops, times = stack[-1]
+        for op in ops:
+            yield op, times
+            if isinstance(op, Loop):
+                stack.append((iter(op.body), times * op.count))
+                break
+        else:
+            stack.pop()
+
+
+def _ops(body: tuple[Op, ...], kind: type[_Kind], out: list[_Kind]) -> list[_Kind]:
+    """``out`` with every op of ``kind`` in ``body`` added, in :func:`walk`'s order."""
     for op in body:
-        yield op, mult
+        if isinstance(op, kind):
+            out.append(op)
         if isinstance(op, Loop):
-            yield from walk(op.body, mult * op.count)
+            _ops(op.body, kind, out)
+    return out
 
 
 def released(core: Core) -> Counter[tuple[str, str]]:
@@ -41,12 +62,12 @@ def max_acquire(core: Core) -> Counter[tuple[str, str]]:
 
 def acquires(core: Core) -> dict[str, Acquire]:
     """Acquires by result name."""
-    return {op.result: op for op, _ in walk(core.body) if isinstance(op, Acquire)}
+    return {op.result: op for op in _ops(core.body, Acquire, [])}
 
 
 def calls(core: Core) -> list[Call]:
     """Every kernel call, in program order."""
-    return [op for op, _ in walk(core.body) if isinstance(op, Call)]
+    return _ops(core.body, Call, [])
 
 
 def calls_per_run(d: Design) -> int:

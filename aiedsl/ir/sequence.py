@@ -35,10 +35,15 @@ from aiedsl.ir.runtime import Transfer, Wait
 from aiedsl.ir.tally import wait_tokens
 
 
-def retirements(d: Design) -> dict[int, list[int]]:
+Retired = dict[int, list[int]]
+"""For each wait (by its index in the runtime sequence), the transfers it retires (their
+indices, in issue order): :func:`retirements`."""
+
+
+def retirements(d: Design) -> Retired:
     """For each wait (by its index in ``d.runtime``), the transfers it retires (their indices,
     in issue order): those not retired by an earlier wait."""
-    out: dict[int, list[int]] = {}
+    out: Retired = {}
     live: dict[int, None] = {}  # issued and not retired, in issue order
     token_of = {i: token for i, _, token in wait_tokens(d)}  # wait -> the transfer it waits for
     reach: Reach | None = None
@@ -79,10 +84,12 @@ def _fifo(d: Design, i: int) -> str:
     return op.fifo
 
 
-def shim_bd_ids(d: Design) -> dict[int, int]:
+def shim_bd_ids(d: Design, retired: Retired | None = None) -> dict[int, int]:
     """The BD id each transfer takes on its shim tile (by its index in ``d.runtime``): the
-    lowest id no unretired transfer of that tile holds."""
-    retired = retirements(d)
+    lowest id no unretired transfer of that tile holds. ``retired``: :func:`retirements` of
+    ``d`` when it is already known (placement changes nothing it reads)."""
+    if retired is None:
+        retired = retirements(d)
     held: dict[Coord, dict[int, int]] = {}  # tile -> id -> the transfer holding it
     out: dict[int, int] = {}
     for i, op in enumerate(d.runtime):

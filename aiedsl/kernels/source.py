@@ -153,9 +153,16 @@ def local_includes(source: str) -> list[tuple[int, str]]:
     host stand-in's, and mlir-aie's install on the ``-I`` of the Peano compile
     (:data:`aiedsl.toolchain.commands.AIE_API_INCLUDE`). Those are found, as ``<aie_api/...>``.
     """
+    if _QUOTED_INCLUDE.search(source) is None:
+        return []  # (the common case: blanking the source would find none)
     code = blank(source, strings=False)  # same offsets: the line numbers are the source's
     return [(source.count("\n", 0, m.start()) + 1, m[1])
             for m in _LOCAL_INCLUDE.finditer(code) if not m[1].startswith("aie_api/")]
+
+
+_QUOTED_INCLUDE = re.compile(r'include(?:[ \t]|/\*[\s\S]*?\*/)*"')
+"""What the source holds wherever its blanked text has an ``#include "file"``: the word, then
+blanks, or block comments (which blanking makes blanks), up to the quote."""
 
 
 def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None) -> None:

@@ -132,6 +132,7 @@ def _buffers(d: Design, low: Lowering, target: TargetModel) -> list[BufferAlloc]
     stacks = {c.tile: c for c in d.cores if c.tile is not None}
     tiles = sorted({t for s in low.stores for t in s.tiles} | set(stacks),
                    key=lambda t: (t[1], t[0]))
+    in_order = low.buffers_by_tile()
     out = []
     for tile in tiles:
         kind = target.kind_of(tile)
@@ -140,7 +141,7 @@ def _buffers(d: Design, low: Lowering, target: TargetModel) -> list[BufferAlloc]
         lim = target.limits(kind)
         core = stacks.get(tile)
         stack = core.stack if core is not None else 0
-        bufs: list[tuple[Any, str]] = list(low.buffers_in_ir_order(tile))
+        bufs: list[tuple[Any, str]] = list(in_order.get(tile, ()))
         # aie.mlir lists rtp buffers right after the tiles, and the objectfifo lowering inserts
         # its buffers right after the last tile, so the rtps come after every fifo buffer
         bufs += [(_RtpStore(r.type.nbytes), r.name) for r in d.rtps

@@ -78,20 +78,21 @@ def _rects(target: TargetModel) -> _Rects:
     links = [(a, b, target.link_capacity(a, direction_of(a, b))) for a in tiles
              for b in ((a[0] + 1, a[1]), (a[0] - 1, a[1]), (a[0], a[1] + 1), (a[0], a[1] - 1))
              if target.kind_of(b) is not None]
-    got: list[tuple[int, int, int, int, int, int]] = []
-    for c0 in cols:
-        for c1 in (c for c in cols if c >= c0):
-            for r0 in rows:
-                for r1 in (r for r in rows if r >= r0):
-                    if (c0, c1, r0, r1) == (cols[0], cols[-1], rows[0], rows[-1]):
-                        continue
+    spans = np.array([(c0, c1, r0, r1) for c0 in cols for c1 in cols if c1 >= c0
+                      for r0 in rows for r1 in rows if r1 >= r0
+                      if (c0, c1, r0, r1) != (cols[0], cols[-1], rows[0], rows[-1])],
+                     dtype=np.int64).reshape(-1, 4)
+    # per wire bundle (row) and rectangle (column): does the rectangle hold its start, its end
+    ends = np.array([(*a, *b) for a, b, _ in links], dtype=np.int64).reshape(-1, 4)
+    wires = np.array([n for _, _, n in links], dtype=np.int64)
 
-                    def inside(t: Coord) -> bool:
-                        return c0 <= t[0] <= c1 and r0 <= t[1] <= r1
-                    into = sum(n for a, b, n in links if inside(b) and not inside(a))
-                    out = sum(n for a, b, n in links if inside(a) and not inside(b))
-                    got.append((c0, c1, r0, r1, into, out))
-    a = np.array(got, dtype=np.int64).reshape(-1, 6)
+    def inside(col: npt.NDArray[np.int64], row: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        c, r = col[:, None], row[:, None]
+        return (spans[:, 0] <= c) & (c <= spans[:, 1]) & (spans[:, 2] <= r) & (r <= spans[:, 3])
+    start, end = inside(ends[:, 0], ends[:, 1]), inside(ends[:, 2], ends[:, 3])
+    into = wires @ (end & ~start)
+    out = wires @ (start & ~end)
+    a = np.column_stack([spans, into, out]).astype(np.int64)
     rects = _Rects(*(a[:, k] for k in range(6)))
     _CACHE[target.name] = (target, rects)
     return rects
@@ -104,13 +105,15 @@ def worst(streams: list[Ends], target: TargetModel) -> Cut | None:
     n = len(r.c0)
     enter = np.zeros((len(streams), n), dtype=bool)
     leave = np.zeros((len(streams), n), dtype=bool)
-    for k, (src, dsts) in enumerate(streams):
-        s = _inside(r, src)
-        ins = [_inside(r, d) for d in dsts]
-        if not ins:
-            continue
-        enter[k] = ~s & np.logical_or.reduce(ins)
-        leave[k] = s & ~np.logical_and.reduce(ins)
+    # every stream with a receiver at once: which rectangles hold its sender, and which hold
+    # any (all) of its receivers, its receivers' rows of ``inside`` reduced together
+    sent = [k for k, (_, dsts) in enumerate(streams) if dsts]
+    if sent:
+        src = _inside_all(r, [streams[k][0] for k in sent])
+        dsts = _inside_all(r, [d for k in sent for d in streams[k][1]])
+        first = np.cumsum([0] + [len(streams[k][1]) for k in sent[:-1]])
+        enter[sent] = ~src & np.logical_or.reduceat(dsts, first)
+        leave[sent] = src & ~np.logical_and.reduceat(dsts, first)
     best: tuple[int, int, int, int] | None = None  # (-excess, area, side, index)
     area = (r.c1 - r.c0 + 1) * (r.r1 - r.r0 + 1)
     for side, (crossing, lead) in enumerate(((enter, r.into), (leave, r.out))):
@@ -130,9 +133,11 @@ def worst(streams: list[Ends], target: TargetModel) -> Cut | None:
                streams=tuple(int(k) for k in np.flatnonzero(cross[:, i])))
 
 
-def _inside(r: _Rects, t: Coord) -> npt.NDArray[np.bool_]:
-    """Which of the rectangles ``r`` hold tile ``t``."""
-    return (r.c0 <= t[0]) & (t[0] <= r.c1) & (r.r0 <= t[1]) & (t[1] <= r.r1)
+def _inside_all(r: _Rects, tiles: list[Coord]) -> npt.NDArray[np.bool_]:
+    """Which of the rectangles ``r`` hold each of ``tiles`` (a row per tile)."""
+    at = np.array(tiles, dtype=np.int64).reshape(-1, 2)
+    col, row = at[:, :1], at[:, 1:]
+    return (r.c0 <= col) & (col <= r.c1) & (r.r0 <= row) & (row <= r.r1)
 
 
 def wires_by_side(cut: Cut, target: TargetModel) -> list[tuple[str, int]]:

@@ -223,14 +223,17 @@ class Lowering:
         """The end of ``fifo`` on ``port`` (the ``index``-th consumer)."""
         return self.by_end[(fifo, port, index)]
 
-    def buffers_in_ir_order(self, tile: Coord) -> list[tuple[Store, str]]:
-        """The buffers of ``tile`` in the order the lowered IR lists them.
+    def buffers_by_tile(self) -> dict[Coord, list[tuple[Store, str]]]:
+        """The buffers of each tile that holds any, in the order the lowered IR lists them.
 
         Each objectfifo's buffers are inserted right after the last ``aie.tile``, so a later
         store's buffers come before an earlier one's; within a store they keep their index order.
         """
-        return [(s, b) for s in reversed(self.stores)
-                for b, t in zip(s.buffers, s.tiles) if t == tile]
+        out: dict[Coord, list[tuple[Store, str]]] = {}
+        for s in reversed(self.stores):
+            for b, t in zip(s.buffers, s.tiles):
+                out.setdefault(t, []).append((s, b))
+        return out
 
 
 def spill(stores: Sequence[tuple[Coord, int, int]], target: TargetModel

@@ -50,7 +50,8 @@ predecessor change but its place in the heap does not. The neighbours of a node 
 (col, row, bundle number, channel) order. Each destination's route is its chain of
 predecessors, followed back until it meets a node already taken: a broadcast is a tree, part of
 Dijkstra's shortest-path tree. aiedsl stops the search once every destination has left the
-queue (their chains are final then) instead of emptying it.
+queue (their chains are final then) instead of emptying it, and passes over the edges of a node
+that cannot change anything (:func:`_search`).
 
 **Iterations** (``findPaths``). After all groups, every cell carrying more than one stream is
 over capacity; if any is, everything is ripped up and the next iteration starts. mlir-aie gives
@@ -72,6 +73,7 @@ Example
 from __future__ import annotations
 
 import sys
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -96,8 +98,14 @@ ask the target model for: aiedsl's router keeps it as the router's, as it keeps 
 coefficients, rather than reading the device's packet ids
 (:attr:`aiedsl.targets.TargetModel.packet_ids`, 32 as well)."""
 INF = sys.float_info.max
+MIN_DEMAND = DEMAND_BASE
+"""No cell costs less: a demand is ``DEMAND_BASE`` or a product of it with factors of at least
+1 (the over and used terms, the bumps)."""
 
-_GRAY, _BLACK = 1, 2
+_WHITE = float("inf")
+"""The search's mark of a node never reached (above every distance, :data:`INF` included)."""
+_BLACK = -1.0
+"""The search's mark of a node that has left the queue (below every distance)."""
 
 
 @dataclass(frozen=True)
@@ -129,113 +137,171 @@ class Paths:
 @dataclass
 class _Graph:
     nodes: list[End]
+    """Tile by tile in mlir-aie's (col, row) order, each tile's ports in its switch's order
+    (node numbers decide nothing: the search breaks ties by distance and heap position)."""
     ids: dict[End, int]
-    adj: list[list[tuple[int, int]]]
-    """Per node: (neighbour node, cell), in mlir-aie's visiting order."""
-    cells: list[tuple[int, int]]
-    """Per cell: the (from, to) node pair it connects."""
-    out_of: list[list[int]]
-    """Per node: the cells of its tile's switch from it as a slave port (a row of mlir-aie's
-    connection matrix)."""
-    into: list[list[int]]
-    """Per node: the cells of its tile's switch into it as a master port (a column)."""
+    next: list[list[int]]
+    """Per node: its neighbours, in mlir-aie's visiting order."""
+    via: list[list[int]]
+    """Per node: the cell of the edge to each of :attr:`next`."""
+    cells: int
+    """How many cells there are. They are numbered as mlir-aie's connection matrices are walked
+    (tile by tile: the switch's cells, slave by slave, then its wires), the order in which
+    :attr:`Paths.over` lists them; :meth:`cell` gives a cell's nodes."""
+    tile: list[int]
+    """Per node: its tile's number (in :attr:`nodes` order)."""
+    bit: list[int]
+    """Per node: one bit, its place among its tile's ports."""
+    ports: list[int]
+    """Per tile: the bits of all its ports."""
+    inner: list[int]
+    """Per node: the bits of the ports of its own switch it connects to."""
+    wire: list[list[tuple[int, int]]]
+    """Per node: the (neighbour node, cell) its wire to the next tile reaches, if it has one
+    (every other edge of a node is into its own switch)."""
+    switches: list[_Switch]
+    """Per tile: its switch."""
+    node0: list[int]
+    """Per tile: its first node (its ports' nodes follow, in its switch's order)."""
+    cell0: list[int]
+    """Per tile: its first cell (its switch's cells follow, then its wires')."""
+    wires: list[list[tuple[int, int]]]
+    """Per tile: the (from, to) nodes of its wires' cells, which follow its switch's."""
+
+    def cell(self, c: int) -> tuple[int, int]:
+        """The (from, to) nodes cell ``c`` connects."""
+        t = bisect_right(self.cell0, c) - 1
+        n0, sw = self.node0[t], self.switches[t]
+        k = c - self.cell0[t]
+        if k < len(sw.slave):
+            return n0 + sw.slave[k], n0 + sw.master[k]
+        return self.wires[t][k - len(sw.slave)]
 
     def shared(self, c: int) -> list[int]:
         """The cells a packet flow taking cell ``c`` marks with its group: within a switch, the
         row and the column of ``c`` (``c`` among them); a wire's cell alone (the matrix of a
         wire between two switches holds no other connection in either)."""
-        a, b = self.cells[c]
-        if self.nodes[a][0] != self.nodes[b][0]:
+        a, b = self.cell(c)
+        t = self.tile[a]
+        if self.tile[b] != t:
             return [c]
-        return self.out_of[a] + self.into[b]
+        sw, n0, c0 = self.switches[t], self.node0[t], self.cell0[t]
+        return [c0 + k for k in sw.out_of[a - n0]] + [c0 + k for k in sw.into[b - n0]]
 
 
 @cache
 def _graph(model: SwitchModel) -> _Graph:
     """The routing graph of ``model`` (``Pathfinder::initialize``), built once per device."""
     # Every aiedsl run routes, so this is on the path of each one. Tiles of one signature have
-    # one switch: its ports, legal connections and wires are worked out once, as local port
-    # numbers, and each tile maps those to graph nodes. Nodes and cells are numbered in the
-    # order of the plain construction (a node per port in order of first use, a cell per legal
-    # connection, then the wires).
+    # one switch: its ports, legal connections and their cells are worked out once, as local
+    # numbers (:class:`_Switch`), and each tile adds its first node and first cell to them.
+    # Edges are kept as lists of numbers, not pairs: the graph is made of some 20,000 of them.
     tiles = model.tiles()
-    sigs = {t: model.signature(t) for t in tiles}
+    sigs = [model.signature(t) for t in tiles]
     switches: dict[tuple[str, bool, bool, bool], _Switch] = {}
-    for t in tiles:
-        if sigs[t] not in switches:
-            switches[sigs[t]] = _Switch.of(model, t)
+    for t, sig in zip(tiles, sigs):
+        if sig not in switches:
+            switches[sig] = _Switch.of(model, t)
+    sws = [switches[sig] for sig in sigs]
+    node0: list[int] = []  # per tile: its first node
     nodes: list[End] = []
-    adj: list[list[tuple[int, int]]] = []
-    cells: list[tuple[int, int]] = []
-    gid = {t: [-1] * len(switches[sigs[t]].ports) for t in tiles}  # per local port: its node
-
-    def node(tile: Coord, local: int) -> int:
-        g = gid[tile]
-        i = g[local]
-        if i < 0:
-            i = g[local] = len(nodes)
-            nodes.append((tile, switches[sigs[tile]].ports[local]))
-            adj.append([])
-        return i
-
-    for tile in tiles:
-        sw = switches[sigs[tile]]
-        g = gid[tile]
-        for p, outs in sw.legal:
-            i = g[p] if g[p] >= 0 else node(tile, p)
-            out = adj[i]
-            for q in outs:
-                j = g[q] if g[q] >= 0 else node(tile, q)
-                out.append((j, len(cells)))
-                cells.append((i, j))
+    tile: list[int] = []
+    bit: list[int] = []
+    inner: list[int] = []
+    for i, (t, sw) in enumerate(zip(tiles, sws)):
+        node0.append(len(nodes))
+        nodes += [(t, port) for port in sw.ports]
+        tile += [i] * len(sw.ports)
+        bit += sw.bits
+        inner += sw.inner
+    number = {t: i for i, t in enumerate(tiles)}
+    nxt: list[list[int]] = []
+    via: list[list[int]] = []
+    cell0: list[int] = []  # per tile: its first cell
+    wires: list[list[tuple[int, int]]] = []
+    wire: list[list[tuple[int, int]]] = [[] for _ in nodes]
+    cells = 0
+    for t, sw, n0 in zip(tiles, sws, node0):
+        cell0.append(cells)
+        nxt += [list(map(n0.__add__, js)) for js in sw.targets]
+        via += [list(range(cells + k, cells + k + len(js))) for js, k in zip(sw.targets, sw.row0)]
+        cells += len(sw.slave)
+        wires.append([])
         for q, step, before in sw.masters:
-            i = g[q] if g[q] >= 0 else node(tile, q)
-            if step is None:
+            there = (t[0] + step[0], t[1] + step[1])
+            if not (0 <= there[0] < model.cols and 0 <= there[1] < model.rows):
                 continue
-            there = (tile[0] + step[0], tile[1] + step[1])
-            if 0 <= there[0] < model.cols and 0 <= there[1] < model.rows:
-                facing, ch = sw.ports[q]
-                j = node(there, switches[sigs[there]].local[(FACING[facing], ch)])
-                # mlir-aie visits a node's neighbours in (col, row, bundle, channel) order: the
-                # switch's own masters are in that order already; the wire's far end comes
-                # before them if it lies west or south, after them otherwise
-                if before:
-                    adj[i].insert(0, (j, len(cells)))
-                else:
-                    adj[i].append((j, len(cells)))
-                cells.append((i, j))
-    out_of: list[list[int]] = [[] for _ in nodes]
-    into: list[list[int]] = [[] for _ in nodes]
-    for c, (a, b) in enumerate(cells):
-        if nodes[a][0] == nodes[b][0]:
-            out_of[a].append(c)
-            into[b].append(c)
-    return _Graph(nodes=nodes, ids={e: i for i, e in enumerate(nodes)}, adj=adj, cells=cells,
-                  out_of=out_of, into=into)
+            k = number[there]
+            facing, ch = sw.ports[q]
+            j = node0[k] + sws[k].local[(FACING[facing], ch)]
+            # mlir-aie visits a node's neighbours in (col, row, bundle, channel) order: the
+            # switch's own masters are in that order already; the wire's far end comes before
+            # them if it lies west or south, after them otherwise
+            at = 0 if before else len(nxt[n0 + q])
+            nxt[n0 + q].insert(at, j)
+            via[n0 + q].insert(at, cells)
+            wire[n0 + q] = [(j, cells)]
+            wires[-1].append((n0 + q, j))
+            cells += 1
+    return _Graph(nodes=nodes, ids={e: i for i, e in enumerate(nodes)}, next=nxt, via=via,
+                  cells=cells, tile=tile, bit=bit, ports=[(1 << len(sw.ports)) - 1 for sw in sws],
+                  inner=inner, wire=wire, switches=sws, node0=node0, cell0=cell0, wires=wires)
 
 
 @dataclass
 class _Switch:
-    """One switch signature's ports as local numbers: what :func:`_graph` repeats per tile."""
+    """One switch signature's ports, connections and cells as local numbers: what
+    :func:`_graph` repeats per tile."""
 
     ports: list[Port]
     """Every port a slave or master of the switch has (slaves first, then the other masters)."""
     local: dict[Port, int]
-    legal: list[tuple[int, list[int]]]
-    """Per slave port, in order: the master ports it may connect to, in order."""
-    masters: list[tuple[int, tuple[int, int] | None, bool]]
-    """Per master port, in order: the port, the step to the neighbour its wire reaches (None
-    but for the cardinal bundles), and whether that neighbour sorts before the switch's own
-    ports."""
+    targets: list[list[int]]
+    """Per port: the masters it may connect to as a slave, in order (none for a master
+    alone)."""
+    row0: list[int]
+    """Per port: the cell of its first connection (its others follow)."""
+    slave: list[int]
+    """Per cell of the switch, slave by slave (as the graph numbers a tile's cells): its slave
+    port."""
+    master: list[int]
+    """Per cell: its master port."""
+    out_of: list[range]
+    """Per port: the cells from it as a slave."""
+    into: list[list[int]]
+    """Per port: the cells into it as a master."""
+    bits: list[int]
+    """Per port: its bit (``1 << number``)."""
+    inner: list[int]
+    """Per port: the bits of the masters it may connect to."""
+    masters: list[tuple[int, tuple[int, int], bool]]
+    """Per master port of a cardinal bundle, in order: the port, the step to the neighbour its
+    wire reaches, and whether that neighbour sorts before the switch's own ports."""
 
     @staticmethod
     def of(model: SwitchModel, tile: Coord) -> _Switch:
         slaves, masters, outs = model.connections(tile)
         ports = list(dict.fromkeys(slaves + masters))
         local = {p: i for i, p in enumerate(ports)}
-        legal = [(local[p], [local[q] for q in qs]) for p, qs in zip(slaves, outs)]
-        wires = [(local[q], STEP.get(q[0]), q[0] in ("West", "South")) for q in masters]
-        return _Switch(ports, local, legal, wires)
+        bits = [1 << i for i in range(len(ports))]
+        targets: list[list[int]] = [[] for _ in ports]
+        row0 = [0] * len(ports)
+        slave: list[int] = []
+        master: list[int] = []
+        for p, qs in zip(slaves, outs):
+            i = local[p]
+            targets[i] = [local[q] for q in qs]
+            row0[i] = len(slave)
+            slave += [i] * len(qs)
+            master += targets[i]
+        into: list[list[int]] = [[] for _ in ports]
+        for c, j in enumerate(master):
+            into[j].append(c)
+        wires = [(local[q], STEP[q[0]], q[0] in ("West", "South")) for q in masters
+                 if q[0] in STEP]
+        return _Switch(ports, local, targets, row0, slave, master,
+                       [range(k, k + len(js)) for js, k in zip(targets, row0)], into, bits,
+                       [sum(map(bits.__getitem__, js)) for js in targets], wires)
 
 
 def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,
@@ -250,7 +316,7 @@ def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,
     g = _graph(model)
     flows, owner = _merge(streams, g)
     groups = _groups(flows)
-    n = len(g.cells)
+    n = g.cells
     over = [0] * n
     used = [0] * n
     priority = [False] * n
@@ -325,7 +391,7 @@ def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,
         if iteration >= max_iterations or (
                 iteration == patience and hopeless is not None and hopeless()):
             return Paths(False, iteration, searches, settings, hops,
-                         [(g.nodes[g.cells[c][0]], g.nodes[g.cells[c][1]]) for c in bad])
+                         [(g.nodes[a], g.nodes[b]) for a, b in map(g.cell, bad)])
 
 
 @dataclass
@@ -370,10 +436,9 @@ def _groups(flows: list[_Flow]) -> list[list[int]]:
 
 
 def _cell(g: _Graph, a: int, b: int) -> int:
-    for j, c in g.adj[a]:
-        if j == b:
-            return c
-    raise AssertionError("no edge between consecutive nodes of a route")
+    if b not in g.next[a]:
+        raise AssertionError("no edge between consecutive nodes of a route")
+    return g.via[a][g.next[a].index(b)]
 
 
 def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[int]:
@@ -384,12 +449,22 @@ def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[i
     The queue is ``d_ary_heap_indirect`` with 4 children per node, inlined: a push sifts the
     new node up past strictly farther parents; a pop moves the last node to the root and sifts
     it down past the nearest child (the first of equals) while that is strictly nearer.
+
+    A node's colour is in ``reach``: :data:`_WHITE` (never reached; queued or not), its
+    distance while gray (reached, queued), :data:`_BLACK` once it has left the queue. Most nodes
+    leave the queue with nothing to do: every neighbour is black, or gray and no nearer through
+    them. Such a node's edges are not walked (they would change nothing): its wire's far end is
+    looked at alone, and its switch's ports as a tile's bits, none white (``white``) and none
+    gray farther than a step from it could take it (``bound``, at least the distance of every
+    gray port of the tile; a step costs at least :data:`MIN_DEMAND`).
     """
-    adj = g.adj
+    nxt, via, tile, bit, inner, wire = g.next, g.via, g.tile, g.bit, g.inner, g.wire
     dist = [INF] * len(g.nodes)
-    color = bytearray(len(g.nodes))  # 0 white (never seen), gray (queued), black (done)
+    reach = [_WHITE] * len(g.nodes)
     pred = [-1] * len(g.nodes)
-    dist[src] = 0.0
+    white = list(g.ports)  # per tile: the bits of its white ports
+    bound = [_BLACK] * len(white)  # per tile: at least the distance of each of its gray ports
+    dist[src] = 0.0  # (the source stays white: it is queued again when an edge reaches it)
     heap = [src]
     remaining = set(dsts)
     while heap:
@@ -430,16 +505,24 @@ def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[i
             if not remaining:
                 break
         ds = dist[s]
-        for d, c in adj[s]:
-            col = color[d]
-            if col == _BLACK:  # done: nothing to relax
+        t = tile[s]
+        # all its edges, in order; or, when none into its own switch can change anything, its
+        # wire alone
+        edges = (zip(nxt[s], via[s]) if inner[s] & white[t] or ds + MIN_DEMAND < bound[t]
+                 else wire[s])
+        for d, c in edges:
+            r = reach[d]
+            if r == _BLACK:  # done: nothing to relax
                 continue
             nd = ds + demand[c]
-            if col == 0:  # white: queued whether or not it got nearer
+            if r == _WHITE:  # queued whether or not it got nearer
                 if nd < dist[d]:
-                    dist[d] = nd
+                    dist[d] = reach[d] = nd
                     pred[d] = s
-                    color[d] = _GRAY
+                    u = tile[d]
+                    white[u] &= ~bit[d]
+                    if nd > bound[u]:
+                        bound[u] = nd
                 i = len(heap)  # push: sift up
                 heap.append(d)
                 dv = dist[d]
@@ -452,10 +535,11 @@ def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[i
                     else:
                         break
                 heap[i] = d
-            elif nd < dist[d]:  # gray, nearer: no decrease-key, the heap is not re-sorted
-                dist[d] = nd
+            elif nd < r:  # gray, nearer: no decrease-key, the heap is not re-sorted
+                dist[d] = reach[d] = nd
                 pred[d] = s
-        color[s] = _BLACK
+        reach[s] = _BLACK
+        white[t] &= ~bit[s]
     if remaining:
         raise _Unreachable(sorted(g.nodes[d] for d in remaining))
     return pred

@@ -24,7 +24,7 @@ from aiedsl.ir.physical import Physical
 from aiedsl.place.cuts import Ends, worst
 from aiedsl.place.herds import place_herds
 from aiedsl.place.memtiles import BUDGET, Demand, capacity, channels, demands, fit, over
-from aiedsl.place.objectfifo import lower
+from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.targets import TargetModel
 
 Coord = tuple[int, int]
@@ -39,6 +39,12 @@ WIRED_TESTS = 64
 
 def place(design: Design, target: TargetModel) -> Design:
     """Return ``design`` with every tile of ``target`` it uses decided (``placed=True``)."""
+    return place_lowered(design, target)[0]
+
+
+def place_lowered(design: Design, target: TargetModel) -> tuple[Design, Lowering | None]:
+    """:func:`place`, and the objectfifo lowering of the placed design when placing it lowered
+    that design (to see what its memtile links take), else None."""
     herds = place_herds(design.herds, target)
     anchors = {h.name: h.anchor for h in herds if h.anchor is not None}  # every herd has one
     core_tile = {c.name: (anchors[c.herd][0] + c.index[0], anchors[c.herd][1] + c.index[1])
@@ -46,24 +52,32 @@ def place(design: Design, target: TargetModel) -> Design:
     cores = tuple(c.model_copy(update={"tile": core_tile[c.name]}) for c in design.cores)
     fifos = {f.name: _place_cores(f, core_tile) for f in design.fifos}
     busy = set(core_tile.values())
+    judged: list[tuple[list[Link], Design]] = []  # the last links the cut test judged
+
+    def finish(links: list[Link]) -> Design:
+        """:func:`_finish` of ``links``; the design the cut test made of them when it judged
+        the same links last (the search's answer is the packing it accepted last)."""
+        if judged and judged[0][0] == links:
+            return judged[0][1]
+        return _finish(design, herds, cores, fifos, links, target)
 
     def wired(links: list[Link]) -> bool:
         """Do the streams of the design with these links pass every cut (:mod:`.cuts`)?"""
-        return worst(streams(_finish(design, herds, cores, fifos, links, target)),
-                     target) is None
+        judged[:] = [(links, _finish(design, herds, cores, fifos, links, target))]
+        return worst(streams(judged[0][1]), target) is None
 
-    placed = _finish(design, herds, cores, fifos,
-                     _place_links(design.links, fifos, target, busy, wired=wired), target)
+    placed = finish(_place_links(design.links, fifos, target, busy, wired=wired))
     # what each memtile link takes of its memtile is known once a placement can be lowered;
     # where the channels-only packing leaves a memtile without room for it, search again
     mem = [link for link in placed.links if link.via != "core"]
     if not mem:
-        return placed
-    need = demands(placed, lower(placed))
+        return placed, None
+    low = lower(placed)
+    need = demands(placed, low)
     if over([link.tile[0] for link in mem if link.tile is not None], need, target) is None:
-        return placed
+        return placed, low
     links = _place_links(design.links, fifos, target, busy, need, wired)
-    return _finish(design, herds, cores, fifos, links, target)
+    return finish(links), None
 
 
 def streams(d: Design) -> list[Ends]:

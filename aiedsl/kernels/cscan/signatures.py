@@ -80,8 +80,14 @@ def signatures(tokens: list[Tok], name: str, source: str) -> list[Signature]:
     :func:`~aiedsl.kernels.cscan.declarations.declared_names` finds them), in order."""
     out = []
     n = len(tokens)
-    for i in range(1, n - 1):
-        if tokens[i].text != name or tokens[i + 1].text != "(":
+    texts = [t.text for t in tokens]
+    i = 0
+    while True:
+        try:  # the next place it is named (found in C: a kernel file has thousands of tokens)
+            i = texts.index(name, i + 1, n - 1)
+        except ValueError:
+            break
+        if texts[i + 1] != "(":
             continue
         k = return_type_end(tokens, i)
         if k < 0:
