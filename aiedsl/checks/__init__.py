@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from functools import cache, partial
 
+from aiedsl.frozen_gc import older_objects_frozen
 from aiedsl.checks.acquires import check_acquires, check_placed_acquires
 from aiedsl.checks.alignment import check_alignment
 from aiedsl.checks.balance import check_balance
@@ -66,7 +67,8 @@ def check_design(d: Design) -> tuple[Design, Table]:
     The IR is validated first (:func:`~aiedsl.validate_ir.validate`): one made other than by
     tracing (read from JSON, edited) may name what it does not declare, which the checks
     would look up and fail on with a KeyError."""
-    return _check(d, suggest=True)
+    with older_objects_frozen():
+        return _check(d, suggest=True)
 
 
 def _check(d: Design, suggest: bool) -> tuple[Design, Table]:

@@ -11,7 +11,6 @@ Example
 
 from __future__ import annotations
 
-import gc
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -21,6 +20,7 @@ import numpy as np
 from aiedsl.checks import check_design
 from aiedsl.compare import outputs_summary
 from aiedsl.errors import DesignError, display_path
+from aiedsl.frozen_gc import older_objects_frozen
 from aiedsl.output_checks import compare_outputs
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.design import Design
@@ -196,32 +196,6 @@ def native_kernels(d: Design, target: TargetModel) -> Iterator[dict[str, Any]]:
                 copies.close()
 
 
-_FROZEN_AT_START = gc.get_freeze_count()
-"""Objects frozen before aiedsl loaded: CPython 3.12 freezes a few hundred of its own at
-start-up (375 on 3.12.1), which are no caller's (a run gives them back with its own)."""
-
-
-@contextmanager
-def _older_objects_frozen() -> Iterator[None]:
-    """Every object alive before the run kept out of the cycle collector's sight while it runs
-    (:func:`gc.freeze`), and given back after.
-
-    A run allocates millions of short-lived objects (heap entries, queued chunks); their count
-    triggers collections, and a full one walked every live object of the process (every loaded
-    module's), some 20 ms each time for nothing. Frozen, a collection looks only at what the run
-    made, so cycles it makes (a user's reference may make some) are still collected. A caller
-    that froze objects of its own keeps its state: nothing is frozen or given back then. (One
-    that froze them before this module was imported cannot be told from the interpreter's own
-    start-up freeze, :data:`_FROZEN_AT_START`; its objects are given back after a run.)
-    """
-    if gc.get_freeze_count() > _FROZEN_AT_START:
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, *,
@@ -260,7 +234,7 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
                          "nothing)")
     if trace is not None:
         check_trace(trace, handle.name)  # before simulating: a refusal then costs nothing
-    with _older_objects_frozen():
+    with older_objects_frozen():
         return _simulate(handle, inputs, seed, clock_hz, trace, check, compute, placed, kernels,
                          watch or _unwatched, invocations)
 
