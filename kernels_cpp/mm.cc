@@ -191,10 +191,11 @@
 // bf16 inputs on AIE2P's bfp16 unit (AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16, which aiedsl
 // defines for AIE2P): each mmul converts A and B to bfp16ebs8 in the core's rounding mode. The
 // reset mode, floor, biases every conversion the same way; the kernel sets conv_even for the
-// call, as mlir-aie's aie2p mm.cc does under ROUND_CONV_EVEN ("to improve accuracy"), which
-// IRON's GEMM passes.
+// call, as IRON's aie_kernels/aie2p/mm.cc does under ROUND_CONV_EVEN ("to improve
+// accuracy"), which IRON's GEMM passes. The macro is tested as the AIE API tests it (#if, so
+// =0 means off).
 template <typename TI> constexpr bool aiedsl_bfp16_inputs() {
-#if defined(AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16) && defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
+#if AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16 && defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
   return std::is_same_v<TI, bfloat16>;
 #else
   return false;

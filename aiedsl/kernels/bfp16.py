@@ -26,7 +26,8 @@ The format and the conversion, with how sure each part is:
   ``VCONV_bfp16ebs8_fp32`` has ``Uses = [crF2BMask, crRnd]``, as the f32-to-bf16
   ``VCONV_bf16_fp32`` has), i.e. ``aie::set_rounding``'s mode: the reset mode, floor, unless
   the kernel set another. mm.cc and mm_cascade.cc set conv_even for the call, whatever C is,
-  as mlir-aie's aie2p mm.cc does under ``ROUND_CONV_EVEN`` (which IRON's GEMM passes).
+  as IRON's aie2p mm.cc (amd/IRON, aie_kernels/aie2p/mm.cc) does under ``ROUND_CONV_EVEN``,
+  which IRON's GEMM passes.
   A mantissa is the value over ``2^(E - 133)`` rounded by the mode, with aie::rounding_mode's
   tie rules (the same as the host header's ``round_shift``);
 * not known here, and chosen: a value that rounds past 127 (under conv_even, a positive block

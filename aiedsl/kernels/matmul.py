@@ -169,8 +169,8 @@ def _matmul_add(A: np.ndarray, B: np.ndarray, acc: np.ndarray) -> None:
 def mm_rounding(dout: np.dtype) -> str:
     """The rounding mode mm.cc's call runs in on npu2 for a C of ``dout``, which the bfp16
     conversion of A and B rounds by (:mod:`aiedsl.kernels.bfp16`): conv_even, which it sets for
-    the call whatever C is (as mlir-aie's aie2p mm.cc does under ROUND_CONV_EVEN, which IRON's
-    GEMM passes; floor, the reset mode, would bias every conversion the same way: the largest
+    the call whatever C is (as IRON's aie_kernels/aie2p/mm.cc does under ROUND_CONV_EVEN, which
+    IRON's GEMM passes; floor, the reset mode, would bias every conversion the same way: the largest
     difference the quantization makes at 512^3, seed 0, was 1.77 under floor, 1.06 so)."""
     return "conv_even"
 
