@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -24,7 +25,8 @@ def is_library(filename: str) -> bool:
     if filename.startswith("<"):
         return True
     filename = os.path.abspath(filename)
-    return filename.startswith(PACKAGE_DIR + os.sep) or filename.startswith(library_dirs())
+    return (filename.startswith(PACKAGE_DIR + os.sep) or filename.startswith(library_dirs())
+            or is_launcher(filename))
 
 
 USER_PSEUDO_FILES = ("<stdin>", "<string>", "<console>", "<input>", "<ipython-input-")
@@ -45,9 +47,24 @@ def is_users(filename: str) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def library_dirs() -> tuple[str, ...]:
-    """The folders of Python's standard library, of installed packages and of their console
-    scripts (the ``aiedsl`` command itself: its launcher's line is no user's), each ending in a
+    """The folders of Python's standard library and of installed packages, each ending in a
     separator (``startswith`` then matches whole folder names)."""
     paths = sysconfig.get_paths()
-    return tuple(sorted({paths[k] + os.sep for k in ("stdlib", "platstdlib", "purelib",
-                                                     "platlib", "scripts") if k in paths}))
+    return tuple({paths[k] + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+LAUNCHER_NAMES = ("aiedsl", "aiedsl.exe", "aiedsl-script.py")
+"""What pip names the ``aiedsl`` command's launcher (``[project.scripts]``): a few lines that
+import and call :func:`aiedsl.cli.entry.run`, no user's code."""
+
+
+def is_launcher(filename: str) -> bool:
+    """Is ``filename`` the ``aiedsl`` command's launcher: the file of that name in the scripts
+    folder of this Python (a venv's ``bin/``), or the one this process was started as? A user's
+    own files in that folder (a design beside the launcher) are still the user's."""
+    if os.path.basename(filename) not in LAUNCHER_NAMES:
+        return False
+    here = os.path.abspath(filename)
+    scripts = sysconfig.get_paths().get("scripts", "")
+    started = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return here in (os.path.join(os.path.abspath(scripts), os.path.basename(here)), started)

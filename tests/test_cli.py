@@ -892,3 +892,16 @@ def test_the_installed_command_is_no_users_line() -> None:
     assert r.stderr.splitlines()[:3] == [
         "designs/gemm_i8.py:69: error [define]: ACC=x is not a place to sum C",
         "  limit: i32 or c", "  found: -D ACC=x"]
+
+
+def test_only_the_launcher_in_the_scripts_folder_is_library_code() -> None:
+    """Counting the whole scripts folder as library code made a design kept there nobody's (a
+    reviewer: `<unknown>:0: error [define]`); only the `aiedsl` launcher is aiedsl's."""
+    import sysconfig
+
+    from aiedsl.library_code import is_library, is_users
+
+    scripts = Path(sysconfig.get_paths()["scripts"])
+    assert is_library(str(scripts / "aiedsl"))
+    assert is_users(str(scripts / "bt.py")) and not is_library(str(scripts / "bt.py"))
+    assert is_users(str(Path("/elsewhere") / "aiedsl"))  # a user's file of that name elsewhere

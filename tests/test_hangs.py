@@ -982,7 +982,7 @@ def test_a_hang_trace_draws_the_blocked_channels_and_the_runtimes_wait(tmp_path:
 
 def test_a_fifo_no_depth_of_which_ends_the_hang_says_why(
         design_file: Callable[..., Path]) -> None:
-    """70 elements ahead between neighbours: depth 32 still hangs and 63 does not fit the core's
+    """70 elements ahead between neighbours: depth 59 still hangs and 60 does not fit the core's
     memory, so the fix says no depth of 'f' alone ends the run, and why."""
     path = design_file(RUN_AHEAD.replace("DEPTH", "depth=2").replace("ROWS", "2").replace(
         "AHEAD", "70"))
@@ -992,5 +992,32 @@ def test_a_fifo_no_depth_of_which_ends_the_hang_says_why(
         "  fix: break the cycle: no core may hold an element while it waits for data that can "
         "only come once that element moves; acquire in an order that lets data flow, release "
         "sooner, or give 'f', the fifo that is full, more depth; no depth of it alone ends this "
-        "run (depth 32 still hangs, and depth 63 is refused: core tile (0, 2) (core[0,0]: "
+        "run (depth 59 still hangs, and depth 60 is refused: core tile (0, 2) (core[0,0]: "
         "passthrough_i32_256) needs more data memory than it has (65,536 bytes))")
+
+
+@pytest.mark.parametrize("depth, ahead, elem, least", [
+    # from depth 1, doubling takes six runs to pass 40: the search still ends at the least
+    (1, 40, 16, 40),
+    # depth 4 does not fit 8 KB elements in the core's memory, 3 does and ends the run
+    (2, 3, 2048, 3),
+])
+def test_the_depth_named_is_the_least_that_ends_the_run(
+        depth: int, ahead: int, elem: int, least: int,
+        design_file: Callable[..., Path]) -> None:
+    """The depth the fix names ends the run and one less hangs (a reviewer: from depth 1 the
+    runs ran out and 41 was named where 40 ends; a refused depth 4 ended the search, though 3
+    ends)."""
+    def source(d: int) -> str:
+        return RUN_AHEAD.replace("DEPTH", f"depth={d}").replace("ROWS", "2").replace(
+            "AHEAD", str(ahead)).replace("Tensor[256, i32]", f"Tensor[{elem}, i32]").replace(
+            "Tensor[1024, i32]", f"Tensor[{4 * elem}, i32]").replace(
+            "256, i32]):", f"{elem}, i32]):").replace("reshape(4, 1, 256)", f"reshape(4, 1, {elem})")
+
+    with pytest.raises(Deadlock) as excinfo:
+        simulate(load_design(design_file(source(depth))))
+    assert f"or give 'f' depth={least} (line 10; now {depth}): the least depth with which this " \
+        "run ends, simulated" in str(excinfo.value).splitlines()[-1]
+    assert simulate(load_design(design_file(source(least), "ends.py"))).passed
+    with pytest.raises(Deadlock):
+        simulate(load_design(design_file(source(least - 1), "hangs.py")))

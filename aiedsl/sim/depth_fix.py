@@ -17,9 +17,9 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.targets import TargetModel
 
-TRIALS = 10
+TRIALS = 12
 """Runs at most, per fix: doubling from the given depth reaches 63 (the most a lock counts to on
-AIE2) from 2 in five, and halving the gap left takes five more."""
+AIE2) from 1 in six, and halving the gap left (at most 31 depths) takes five more."""
 
 Run = Callable[[Design], None]
 """A run of a design at some depth: returns when its runtime sequence completes, raises the
@@ -37,37 +37,44 @@ def with_depth(d: Design, fifo: str, depth: int) -> Design:
 
 def least_depth(d: Design, fifo: str, target: TargetModel, run: Run) -> tuple[int | None, str]:
     """The least depth of ``fifo`` (every end) above its present one with which ``run`` of
-    ``d`` ends, and, when there is none within :data:`TRIALS` runs, why: the depth the checks
-    refuse (the first refusal's rule and its limit) or the largest depth tried that still hangs.
-    ``d`` is the unplaced design (placement and memory are checked again per depth)."""
-    now = d.fifo(fifo).producer.depth
-    hangs, ends = now, None
-    why = ""
+    ``d`` ends, or None and why there is none: the largest depth that still hangs and the least
+    the checks refuse (its rule and limit), or that the lock's largest depth still hangs. ``d``
+    is the unplaced design (placement and memory are checked again per depth).
+
+    Depths are taken to order their outcomes: those that hang, then those that end, then those a
+    check refuses (more memory, more lock values). Doubling finds a depth past the hanging ones;
+    halving the gap finds the boundary, so the depth named is the least that ends the run and
+    one less hangs (within :data:`TRIALS` runs; if they run out first, what was not tried is
+    said)."""
+    top = target.max_lock_value
+    hangs = d.fifo(fifo).producer.depth
+    now = hangs
+    above: int | None = None  # the least depth known not to hang
+    kind: tuple[bool, str] | None = None  # what that depth did: None ends, else refused
     trials = 0
-    step = max(now * 2, now + 1)
-    while ends is None and trials < TRIALS and hangs < target.max_lock_value:
-        depth = min(step, target.max_lock_value)
+    while above is None and hangs < top and trials < TRIALS:
+        depth = min(max(hangs * 2, hangs + 1), top)
         trials += 1
         outcome = _try(d, fifo, depth, run)
-        if outcome is None:
-            ends = depth
-        elif outcome[0]:  # refused by a check: deeper is refused too (more memory, locks)
-            why = (f"depth {hangs} still hangs, and " if hangs > now else "") + outcome[1]
-            break
-        else:
+        if outcome is not None and not outcome[0]:
             hangs = depth
-            step = depth * 2
-    if ends is None:
-        return None, why or f"depth {hangs} still hangs"
-    while ends - hangs > 1 and trials < TRIALS:
-        depth = (hangs + ends) // 2
+        else:
+            above, kind = depth, outcome
+    if above is None:
+        return None, f"depth {hangs} still hangs"
+    while above - hangs > 1 and trials < TRIALS:
+        depth = (hangs + above) // 2
         trials += 1
         outcome = _try(d, fifo, depth, run)
-        if outcome is None:
-            ends = depth
-        else:
+        if outcome is not None and not outcome[0]:
             hangs = depth
-    return ends, ""
+        else:
+            above, kind = depth, outcome
+    untried = (f" (depths {hangs + 1} to {above - 1} not tried)" if above - hangs > 1
+               else "")
+    if kind is None:
+        return above, untried
+    return None, (f"depth {hangs} still hangs, and " if hangs > now else "") + kind[1] + untried
 
 
 def _try(d: Design, fifo: str, depth: int, run: Run) -> tuple[bool, str] | None:
@@ -91,7 +98,10 @@ def depth_fix(fix: str, fifo: str, d: Design, found: tuple[int | None, str]) -> 
     f = d.fifo(fifo)
     now = f.producer.depth
     plain = f"give '{fifo}', the fifo that is full, more depth"
-    if depth is not None:
+    if depth is not None and why:  # the runs ran out before the boundary was found
+        said = (f"give '{fifo}' depth={depth} (line {f.loc.line}; now {now}): with it this run "
+                f"ends, simulated{why}")
+    elif depth is not None:
         said = (f"give '{fifo}' depth={depth} (line {f.loc.line}; now {now}): the least depth "
                 "with which this run ends, simulated")
     else:
