@@ -134,15 +134,17 @@ def _shape_error(where: str, e: ValidationError, data: Any) -> DesignError:
     pydantic's words."""
     errors = e.errors()
     first = errors[0]
-    path, node = _json_path(first["loc"], data)
+    paths = [_json_path(err["loc"], data, err["type"] == "missing")[0] for err in errors]
+    path, node = _json_path(first["loc"], data, first["type"] == "missing")
     # a value of a union type (a define's bool, int, float or str) fails once per member at
     # the same place: one complaint naming every type it may have
-    same = [err for err in errors if _json_path(err["loc"], data)[0] == path]
+    same = [err for err, at in zip(errors, paths) if at == path]
     msg = first["msg"]
     if len(same) > 1 and all(err["msg"].startswith(_SHOULD) for err in same):
         kinds = list(dict.fromkeys(err["msg"][len(_SHOULD):] for err in same))
         msg = _SHOULD + ", ".join(kinds[:-1]) + " or " + kinds[-1]
-    rest = len(errors) - len(same) if msg != first["msg"] else len(errors) - 1
+    # the other fields wrong, each once (a union's complaints are one field's)
+    rest = len(set(paths) - {path}) + (0 if msg != first["msg"] else len(same) - 1)
     more = f" (and {rest} more)" if rest else ""
     value = first.get("input")
     found = "nothing" if first["type"] == "missing" else _shown(value)
@@ -155,10 +157,15 @@ _SHOULD = "Input should be "
 """How pydantic's type complaints start."""
 
 
-def _json_path(loc: tuple[Any, ...], data: Any) -> tuple[str, Any]:
+_GONE = object()
+"""Where a path leaves the JSON (a missing key's place): nothing there."""
+
+
+def _json_path(loc: tuple[Any, ...], data: Any, missing: bool = False) -> tuple[str, Any]:
     """pydantic's error location ``loc`` in ``data`` as the JSON spells it
     (``cores[0].body[0].count``), and the innermost object on the way with a ``loc`` (for its
-    line)."""
+    line). ``missing``: the error is of a field that is not there (its name is then part of the
+    path; any other name no key of the JSON holds is the tag of a union's member)."""
     out, node, inner = "", data, data
     for step in loc:
         if isinstance(step, int) and isinstance(node, list) and 0 <= step < len(node):
@@ -169,11 +176,11 @@ def _json_path(loc: tuple[Any, ...], data: Any) -> tuple[str, Any]:
             node = node[step]
         elif isinstance(node, dict) and step in (node.get("op"), node.get("kind")):
             continue  # the tag pydantic names a union member by: no key of the JSON
-        elif isinstance(step, str) and node is not None and not isinstance(node, dict):
+        elif isinstance(step, str) and node is not _GONE and not missing:
             continue  # a member of a union of plain types (a define's "bool"): no key either
         else:
             out += f".{step}" if out else str(step)
-            node = None
+            node = _GONE
         if isinstance(node, dict) and "loc" in node:  # a shape's or type's line is its owner's
             inner = node
     return out, inner

@@ -223,12 +223,16 @@ def test_numbers_are_numbers_and_a_union_is_one_complaint(built: tuple[Any, str]
             load_json(edited(built[1], edit))
         assert str(e.value).splitlines()[:2] == [
             f"{path}: Input should be a valid integer", f"  found: {found}"]
+    for bad, found in (([1], "[1]"), (None, "null"), ({"a": 1}, '{"a": 1}')):
+        with pytest.raises(DesignError) as e:
+            load_json(edited(built[1], lambda d: d["defines"].update(N=bad)))
+        assert str(e.value).splitlines()[0] == (
+            "passthrough.py:16: error [design IR]: the design IR text: defines.N: Input should be "
+            "a valid boolean, a valid integer, a valid number or a valid string"), found
+    # two fields wrong: one more, not each of the second's four complaints
     with pytest.raises(DesignError) as e:
-        load_json(edited(built[1], lambda d: d["defines"].update(N=[1])))
-    assert str(e.value).splitlines()[:2] == [
-        "passthrough.py:16: error [design IR]: the design IR text: defines.N: Input should be a "
-        "valid boolean, a valid integer, a valid number or a valid string",
-        "  found: [1]"]
+        load_json(edited(built[1], lambda d: d["defines"].update(N=[1], M=[2])))
+    assert str(e.value).splitlines()[0].endswith("a valid number or a valid string (and 1 more)")
 
 
 def test_a_field_of_the_wrong_shape_is_named_by_its_path_in_the_json(
