@@ -346,9 +346,7 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
                 _stopped(whole, None)
             except DesignError as e:  # a deadlock, or a fault, of a later invocation
                 raise _in_invocation(e, whole) from None
-            if tm.after_cycles and invocations >= 3:
-                tm = replace(tm, back_to_back_cycles=_period(whole))
-            elif tm.after_cycles:
+            if tm.after_cycles:
                 tm = _back_to_back(placed, target, ins, drained, impls, clock_hz, tm, watch)
             for n in range(2, invocations + 1):
                 if not (check and alike):
@@ -368,25 +366,45 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     return SimResult(ins, outputs, checks, tm, m)
 
 
+BACK_TO_BACK_MOST = 24
+"""Invocations at most simulated to time back-to-back runs (see :func:`_back_to_back`)."""
+
+
 def _back_to_back(placed: Design, target: TargetModel, ins: dict[str, np.ndarray],
                   drained: set[str], impls: Any, clock_hz: float | None, tm: Timing,
                   watch: Watch) -> Timing:
     """``tm`` of a run whose cores work past the host's wait, with the time from one
-    invocation's end to the next's when the host starts each as the one before returns: three
-    invocations simulated on one timeline, kernels timed only (what they compute does not
-    change when they end), the second's end to the third's. The first's end to the second's
-    can be shorter than the steady state: the first ends late behind its own transfers' issue
-    while its core already works on (a call of 500 us past the wait gave 493 us)."""
-    whole = build_machine(placed, target, _host(placed, ins, drained), impls, compute=False,
-                          clock_hz=clock_hz,
-                          later=[_host(placed, ins, drained) for _ in range(2)])
-    watch("run", whole)
-    try:
-        whole.engine.run()
-        _stopped(whole, None)
-    except DesignError:  # invocation 2 or 3 hangs or faults: asked for, --iters 3 reports it
-        return replace(tm, back_to_back_stopped=True)
-    return replace(tm, back_to_back_cycles=_period(whole))
+    invocation's end to the next's when the host starts each as the one before returns, in the
+    steady state: invocations simulated on one timeline, kernels timed only (what they compute
+    does not change when they end), the last two ends apart.
+
+    The first gaps can be short of the steady state: the first invocation ends late behind its
+    own transfers' issue while its core already works on (a call of 500 us past the wait gave
+    493 us from the first end to the second), and a core whose input buffers let it lag behind
+    the others falls behind for as many invocations as they hold (116.8 us apart twice, then
+    259.7, then 500.0 from there on). Every invocation needs one pass of every core, so the
+    steady gap is at least the busiest core's busy time per invocation: three invocations
+    first, twice as many while the last gap is shorter than that, up to
+    :data:`BACK_TO_BACK_MOST` (then that busy time, the gap's least possible value)."""
+    n = 3
+    while True:
+        whole = build_machine(placed, target, _host(placed, ins, drained), impls,
+                              compute=False, clock_hz=clock_hz,
+                              later=[_host(placed, ins, drained) for _ in range(n - 1)])
+        watch("run", whole)
+        try:
+            whole.engine.run()
+            _stopped(whole, None)
+        except DesignError:  # a later invocation hangs or faults: simulate(invocations=) says
+            return replace(tm, back_to_back_stopped=True)
+        period = round(whole.ends[-1] - whole.ends[-2], 6)
+        busiest = max((p.busy for p in whole.engine.procs if p.kind == "core"),
+                      default=0.0) / n
+        if period + 0.5 >= busiest:
+            return replace(tm, back_to_back_cycles=period)
+        if n * 2 > BACK_TO_BACK_MOST:
+            return replace(tm, back_to_back_cycles=round(busiest, 6))
+        n *= 2
 
 
 def _say_depth(e: Deadlock, fifo: str, d: Design, target: TargetModel,
@@ -404,13 +422,6 @@ def _say_depth(e: Deadlock, fifo: str, d: Design, target: TargetModel,
 
     e.fix = depth_fix(e.fix or "", fifo, d, least_depth(d, fifo, target, run))
     e.args = (e.render(),)
-
-
-def _period(m: Machine) -> float:
-    """Cycles from the second invocation's end to the third's on machine ``m``'s timeline (see
-    :func:`_back_to_back`), rounded as :attr:`Timing.cycles` is (a float sum's last bits are no
-    cycle)."""
-    return round(m.ends[2] - m.ends[1], 6)
 
 
 def _host(placed: Design, ins: dict[str, np.ndarray], drained: set[str]

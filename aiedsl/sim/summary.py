@@ -103,13 +103,13 @@ class Timing:
     (its :attr:`core_busy` is a fraction of these, not of the device time)."""
     back_to_back_cycles: float | None = None
     """When a core works past the host's wait: cycles from the end of one invocation to the end
-    of the next when the host starts each as the one before returns, simulated (three
-    invocations on one timeline, the third's end less the second's: the fixed invocation cost
-    between them included); None when no core works past the wait, or when those invocations
-    did not run to their end (:attr:`back_to_back_stopped`)."""
+    of the next when the host starts each as the one before returns, simulated in the steady
+    state (invocations on one timeline, the last two ends apart: the fixed invocation cost
+    between them included; see ``aiedsl.sim._back_to_back``); None when no core works past the
+    wait, or when those invocations did not run to their end (:attr:`back_to_back_stopped`)."""
     back_to_back_stopped: bool = False
     """A core works past the host's wait, and the invocations simulated to time back-to-back
-    runs did not run to their end (``aiedsl run --target sim --iters 3`` reports why)."""
+    runs did not run to their end (``simulate(design, invocations=3)`` reports why)."""
     dram_read_bytes: int = 0
     """Bytes the shims read from host memory (fills); ``dram_bytes`` counts these and the
     writes."""
@@ -210,8 +210,8 @@ class Timing:
             if b is None and self.back_to_back_stopped:
                 out.append(f"{more}; back to back, the next invocation waits for it as far as "
                            "it needs the core: how long is not known, as the invocations "
-                           "simulated to time it did not run to their end (aiedsl run --target "
-                           "sim --iters 3 says why)")
+                           "simulated to time it did not run to their end (simulate(design, "
+                           "invocations=3) from Python says why)")
             elif self.hidden:
                 out.append(f"{more}; back-to-back invocations overlap that work with the next "
                            f"one's {self.invocation_s * 1e6:.2f} us fixed cost and its start")
@@ -221,8 +221,8 @@ class Timing:
                            f"{self.invocation_s * 1e6:.2f} us fixed cost and its start "
                            f"overlap: back to back, invocations end {b / self.clock_hz * 1e6:.2f}"
                            f" us apart, not {self.seconds * 1e6:.2f} us (simulated: each "
-                           "invocation started as the one before returns, on one timeline; "
-                           "the second's end to the third's)")
+                           "invocation started as the one before returns, on one timeline, "
+                           "in the steady state)")
         if self.ops:
             both = "" if self.hidden else (
                 f" for one run; back to back {significant(self.back_to_back_gops)} "
