@@ -750,6 +750,12 @@ inline double round_whole(double v) {
   }
 }
 
+// Instantiated by an mmul of M rows whose mac runs on the bfp16 unit: its initializer, run as the
+// kernel's library loads, records the shape in aiedsl_host::bfp16_mmuls, so aiedsl can tell
+// that the C++ quantizes A and B without waiting for a call (aiedsl/kernels/host_notes.py).
+template <unsigned M>
+inline const bool bfp16_compiled = (aiedsl_host::bfp16_mmuls |= (M == 4 ? 1u : 2u), true);
+
 // One block of ::to_v64bfp16ebs8 (eight values x[0], x[stride], ...), as the values it holds
 // (into out[0], out[stride], ...):
 // aiedsl/kernels/bfp16.py's model, which says what of it is known and where from. The block's
@@ -843,6 +849,7 @@ struct mmul {
     AIEDSL_COUNT(VMAC, issues);
     AIEDSL_COUNT(MACS, M * K * N);
     if constexpr (bfp16 && std::is_same_v<storage, float>) {
+      static_cast<void>(&detail::bfp16_compiled<M>);  // odr-used: the shape is recorded
       detail::bfp16_mac<M>(c.data(), a.v.data(), b.v.data());
       return;
     }
