@@ -31,6 +31,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -139,7 +140,10 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
             if f"kernels/{kt.name}.cc:" in found:  # lines of a file the user cannot open
                 found += f"\n({kt.layout()})"
             raise DesignError("host kernel build", message, loc=loc, found=found, fix=fix)
-        tmp_out = out.with_suffix(f".{os.getpid()}.tmp")
+        # the process's and the thread's own: two threads of one process building the same
+        # library (native simulations in a thread pool, the header changed) shared one name,
+        # and the second's rename found the first had taken it
+        tmp_out = out.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
     return out
