@@ -939,7 +939,10 @@ namespace detail {
 //    the accumulator (in k order here: how the multiplier sums them is not in these sources),
 //    after 8 msc (4 for low) to split: 17, 14 or 7 multiplies. mac() calls ::mac_4x8_8x4_conf
 //    of floats, which the llvm-aie headers read do not define: taken to be
-//    mac_4x8_8x4_accuracy_* (the same steps, then the accumulator added; the same count);
+//    mac_4x8_8x4_accuracy_* (the same steps, then the accumulator added; the same count).
+//    (aiev2_core.h's mac_4x8_8x4_accuracy_low, the plain mac_4x8_8x4 of floats under _LOW,
+//    multiplies pieces of A by pieces of A, its d being A's remainder: a kernel calling that
+//    intrinsic gets that; the AIE API's mac() does not call it, and it is not modelled here);
 //  * AIE2 4x1x4 and 4x1x8 (one and two 16-lane ops): mul() is ::mul_elem_16 (by the define),
 //    mac() ::mac_elem_16_conf (safe, then the accumulator add);
 //  * AIE2P 4x8x4 (emulated_mmul_intrinsics.hpp, mul_4x8_8x4_fp32 / mac_4x8_8x4_fp32): eight
