@@ -4,9 +4,10 @@ the header, so that a test compares two readings of them.
 
 * ``inv_f32``, ``invsqrt_f32``: AIE2's float vector inv / invsqrt,
   ``detail/aie2/elementary.hpp``, ``elementary_vector_bits_impl<Inv / InvSqrt, 32, float, float,
-  N>``: an integer seed and one Newton step. Every fp32 product is rounded once to nearest even
-  (the core's is emulated with bf16 multiplies: llvm-aie ``aiev2_core.h``, whose rounding is
-  not known), and an operand or result below float's smallest normal is a zero of its sign
+  N>``: an integer seed and one Newton step. Every fp32 product is the core's emulated one
+  (llvm-aie ``aiev2_core.h``'s plain ``mul_elem_16`` ..., of bf16 pieces split by the rounding
+  mode: aiedsl's model, ``aiedsl/kernels/fp32_emulation.py``, in the accuracy the kernel is
+  compiled with), and an operand or result below float's smallest normal is a zero of its sign
   (AM020: the AIE-ML floating-point data path has no denormals).
 * ``inv_bf16``, ``invsqrt_bf16``: the same file's bf16 specializations: the same steps with bf16
   operands, each accfloat result converted to bf16 (to nearest even: the tests set conv_even).
@@ -19,6 +20,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import numpy.typing as npt
+
+from aiedsl.kernels.fp32_emulation import emulated_mul
 
 F = np.float32
 BF16 = ml_dtypes.bfloat16
@@ -36,9 +39,11 @@ def ftz(x: npt.ArrayLike) -> Floats:
     return np.where(np.abs(a) < F(2.0 ** -126), np.copysign(F(0), a), a).astype(F)
 
 
-def fmul(a: npt.ArrayLike, b: npt.ArrayLike) -> Floats:
-    """One fp32 product: operands and result flushed, rounded once."""
-    return ftz(ftz(a) * ftz(b))
+def fmul(a: npt.ArrayLike, b: npt.ArrayLike, rounding: str = "floor",
+         accuracy: str = "safe") -> Floats:
+    """One fp32 product as AIE2's plain intrinsics emulate it (its pieces split by the tile's
+    ``rounding`` mode), flushed."""
+    return emulated_mul(ftz(a), ftz(b), accuracy, rounding)
 
 
 def bf(x: npt.ArrayLike) -> Floats:
@@ -46,17 +51,21 @@ def bf(x: npt.ArrayLike) -> Floats:
     return ftz(x).astype(BF16).astype(F)
 
 
-def inv_f32(x: npt.ArrayLike) -> Floats:
+def inv_f32(x: npt.ArrayLike, rounding: str = "floor", accuracy: str = "safe") -> Floats:
     """AIE2's float vector inv: y = bits(0x7eb53567 - bits(x)); -(x*y) + k2; times y; times -k1
-    (that is -y1); y1 * (2 - y1 * x) as negmul(-y1, mac(-y1, x, 2))."""
+    (that is -y1); y1 * (2 - y1 * x) as negmul(-y1, mac(-y1, x, 2)), each product emulated."""
     xs = np.asarray(x, F)
+
+    def mul(a: npt.ArrayLike, b: npt.ArrayLike) -> Floats:
+        return fmul(a, b, rounding, accuracy)
+
     with np.errstate(all="ignore"):
         y = ftz((np.uint32(0x7EB53567) - xs.view(np.uint32)).view(F))
-        acc = ftz(-fmul(xs, y) + F(1.436142))
-        acc = fmul(acc, y)
-        neg_y = -fmul(acc, F(1.9395974))
-        r = ftz(fmul(neg_y, xs) + F(2))
-        return -fmul(neg_y, r)
+        acc = ftz(-mul(xs, y) + F(1.436142))
+        acc = mul(acc, y)
+        neg_y = -mul(acc, F(1.9395974))
+        r = ftz(mul(neg_y, xs) + F(2))
+        return -mul(neg_y, r)
 
 
 def halved(bits: npt.NDArray[np.int32], rounding: str) -> npt.NDArray[np.int64]:
@@ -75,15 +84,19 @@ def seed(x: npt.ArrayLike, rounding: str) -> Floats:
     return ftz((C1 - h.astype(np.uint32)).view(F))
 
 
-def invsqrt_f32(x: npt.ArrayLike, rounding: str = "floor") -> Floats:
+def invsqrt_f32(x: npt.ArrayLike, rounding: str = "floor", accuracy: str = "safe") -> Floats:
     """AIE2's float vector invsqrt: x2 = x*C2; y the seed; C2C3 - x2*(y*y) (the product rounded,
-    then the difference); y times that."""
+    then the difference); y times that, each product emulated."""
     xs = np.asarray(x, F)
+
+    def mul(a: npt.ArrayLike, b: npt.ArrayLike) -> Floats:
+        return fmul(a, b, rounding, accuracy)
+
     with np.errstate(all="ignore"):
-        x2 = fmul(xs, C2)
+        x2 = mul(xs, C2)
         y = seed(xs, rounding)
-        x2yy = ftz(C2C3 - fmul(x2, fmul(y, y)))
-        return fmul(y, x2yy)
+        x2yy = ftz(C2C3 - mul(x2, mul(y, y)))
+        return mul(y, x2yy)
 
 
 def inv_bf16(x: npt.ArrayLike) -> npt.NDArray[np.generic]:

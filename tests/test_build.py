@@ -50,6 +50,7 @@ def test_gemm_build_has_the_kernels_and_the_exact_commands(in_root: Path, tmp_pa
             "-Wno-parentheses -Wno-attributes -Wno-macro-redefined -Wno-empty-body "
             "-Wno-missing-template-arg-list-after-template-kw -DNDEBUG -D__AIE_API_AIE_ADF_HPP__ "
             '-fstack-usage -ffunction-sections -I"$MLIR_AIE_INSTALL_DIR"/include '
+            '-I"$MLIR_AIE_INSTALL_DIR"/aie_runtime_lib/AIE2 '
             "-c kernels/matmul_bf16_f32_64x64x64_4x8x4.cc -o matmul_bf16_f32_64x64x64_4x8x4.o"
             ) in sh
     # the aiecc options are chosen when build.sh runs, from that aiecc's --help

@@ -253,8 +253,9 @@ def test_the_headers_of_pip_s_sh_launcher_are_found_by_doctor_and_build_sh(
     r = subprocess.run(["bash", "out/build.sh"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert fake_tools["log"].read_text().splitlines()[:2] == [
-        f"{PEANO_WORDS.format(arch='aie2')} -I{site}/mlir_aie/include -c "
-        "kernels/passthrough_i32_1024.cc -o passthrough_i32_1024.o",
+        f"{PEANO_WORDS.format(arch='aie2')} -I{site}/mlir_aie/include "
+        f"-I{site}/mlir_aie/aie_runtime_lib/AIE2 -c kernels/passthrough_i32_1024.cc "
+        "-o passthrough_i32_1024.o",
         f"{AIECC_WORDS['current']} aie.mlir"]
 
 

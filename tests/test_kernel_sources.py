@@ -585,6 +585,7 @@ def test_defines_reach_the_peano_line_of_build_sh(design_file: DesignFile) -> No
         "-Wno-parentheses -Wno-attributes -Wno-macro-redefined -Wno-empty-body "
         "-Wno-missing-template-arg-list-after-template-kw -DNDEBUG -D__AIE_API_AIE_ADF_HPP__ "
         f"{flags} -fstack-usage -ffunction-sections -I\"$MLIR_AIE_INSTALL_DIR\"/include "
+        '-I"$MLIR_AIE_INSTALL_DIR"/aie_runtime_lib/AIE2 '
         f"-c kernels/{name}.cc -o {name}.o"
         for flags, name in (("-DDIM_K=16 -DDIM_M=16", "zero_scalar_i32"),)]
     assert '"defines": {\n        "DIM_K": 16,\n        "DIM_M": 16\n      }' in \

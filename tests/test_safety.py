@@ -415,7 +415,7 @@ def test_build_sh_quotes_every_word(design_file: DesignFile, tmp_path: Path) -> 
     art = aiedsl.build(ROOT / "designs" / "passthrough.py", output=tmp_path / "b")
     sh = art.files["build.sh"]
     assert '"$PEANO_INSTALL_DIR"/bin/clang++ ' in sh
-    assert '-I"$MLIR_AIE_INSTALL_DIR"/include' in sh
+    assert '-I"$MLIR_AIE_INSTALL_DIR"/include -I"$MLIR_AIE_INSTALL_DIR"/aie_runtime_lib/AIE2 ' in sh
     # the command substitutions are constant text: the script's folder, and the install aiecc
     # came from (for the AIE API headers when MLIR_AIE_INSTALL_DIR does not hold them)
     constant = ['here=$(readlink -f -- "${BASH_SOURCE[0]}" && printf x)',

@@ -260,15 +260,15 @@ def test_compile_runs_the_exact_commands(fake_tools: dict[str, Path]) -> None:
     out = fake_tools["root"] / "out"
     peano, mlir_aie = fake_tools["peano"], fake_tools["mlir_aie"]
     assert fake_tools["log"].read_text().splitlines() == [
-        f"{PEANO_WORDS.format(arch='aie2')} -I{mlir_aie}/include -c kernels/{KERNEL}.cc "
-        f"-o {KERNEL}.o",
+        f"{PEANO_WORDS.format(arch='aie2')} -I{mlir_aie}/include "
+        f"-I{mlir_aie}/aie_runtime_lib/AIE2 -c kernels/{KERNEL}.cc -o {KERNEL}.o",
         f"{AIECC_WORDS['current']} aie.mlir",
         f"PEANO_INSTALL_DIR={peano}",
     ]
     assert (out / f"{KERNEL}.o").read_text() == "object\n"
     assert (out / "logs" / f"{KERNEL}.log").read_text().splitlines()[0] == (
         f"$ {peano}/bin/clang++ {PEANO_WORDS.format(arch='aie2')} -I{mlir_aie}/include "
-        f"-c kernels/{KERNEL}.cc -o {KERNEL}.o")
+        f"-I{mlir_aie}/aie_runtime_lib/AIE2 -c kernels/{KERNEL}.cc -o {KERNEL}.o")
     assert (out / "logs" / "aiecc.log").read_text().startswith(f"$ {mlir_aie}/bin/aiecc ")
     assert art.compiled is not None and not art.compiled.cached
 
@@ -301,8 +301,8 @@ def test_build_sh_speaks_whichever_aiecc_runs_it(fake_tools: dict[str, Path],
     assert r.returncode == 0, r.stderr
     peano = fake_tools["peano"]
     assert fake_tools["log"].read_text().splitlines() == [
-        f"{PEANO_WORDS.format(arch='aie2')} -I{fake_tools['mlir_aie']}/include -c "
-        f"kernels/{KERNEL}.cc -o {KERNEL}.o",
+        f"{PEANO_WORDS.format(arch='aie2')} -I{fake_tools['mlir_aie']}/include "
+        f"-I{fake_tools['mlir_aie']}/aie_runtime_lib/AIE2 -c kernels/{KERNEL}.cc -o {KERNEL}.o",
         f"{AIECC_WORDS[flavor]} aie.mlir",
         f"PEANO_INSTALL_DIR={peano}",
     ]
@@ -371,8 +371,8 @@ def test_relative_tool_paths_are_taken_from_where_the_command_runs(
     assert r.returncode == 0, r.stderr
     peano, mlir_aie = fake_tools["peano"], fake_tools["mlir_aie"]
     assert log.read_text().splitlines() == [
-        f"{PEANO_WORDS.format(arch='aie2')} -I{mlir_aie}/include -c kernels/{KERNEL}.cc "
-        f"-o {KERNEL}.o",
+        f"{PEANO_WORDS.format(arch='aie2')} -I{mlir_aie}/include "
+        f"-I{mlir_aie}/aie_runtime_lib/AIE2 -c kernels/{KERNEL}.cc -o {KERNEL}.o",
         f"{AIECC_WORDS['current']} aie.mlir",
         f"PEANO_INSTALL_DIR={peano}",
     ]
@@ -403,8 +403,8 @@ def test_build_sh_takes_relative_install_dirs_from_where_it_is_run(
     assert r.returncode == 0, r.stderr
     root = fake_tools["root"]
     assert fake_tools["log"].read_text().splitlines() == [
-        f"{PEANO_WORDS.format(arch='aie2')} -I{root}/./mlir-aie/include -c "
-        f"kernels/{KERNEL}.cc -o {KERNEL}.o",
+        f"{PEANO_WORDS.format(arch='aie2')} -I{root}/./mlir-aie/include "
+        f"-I{root}/./mlir-aie/aie_runtime_lib/AIE2 -c kernels/{KERNEL}.cc -o {KERNEL}.o",
         f"{AIECC_WORDS['current']} aie.mlir",
         f"PEANO_INSTALL_DIR={root}/peano",
     ]
@@ -539,10 +539,12 @@ def test_peano_line_keeps_stock_aie_api_off_adf_h() -> None:
     assert shell_line(kernel_compile_argv(get_target("npu2"), "kernels/k.cc", "k.o")) == (
         f'"$PEANO_INSTALL_DIR"/bin/clang++ '
         f'{PEANO_WORDS.format(arch="aie2p").replace(" -fstack-usage", BFP16_WORD)} '
-        '-I"$MLIR_AIE_INSTALL_DIR"/include -c kernels/k.cc -o k.o')
+        '-I"$MLIR_AIE_INSTALL_DIR"/include -I"$MLIR_AIE_INSTALL_DIR"/aie_runtime_lib/AIE2P '
+        '-c kernels/k.cc -o k.o')
     assert shell_line(kernel_compile_argv(get_target("npu1"), "kernels/k.cc", "k.o")) == (
         f'"$PEANO_INSTALL_DIR"/bin/clang++ {PEANO_WORDS.format(arch="aie2")} '
-        '-I"$MLIR_AIE_INSTALL_DIR"/include -c kernels/k.cc -o k.o')
+        '-I"$MLIR_AIE_INSTALL_DIR"/include -I"$MLIR_AIE_INSTALL_DIR"/aie_runtime_lib/AIE2 '
+        '-c kernels/k.cc -o k.o')
 
 
 @pytest.mark.parametrize("help_text, spelling", [
@@ -934,7 +936,8 @@ def test_kernels_of_one_file_are_one_peano_compile_with_their_defines(
     mlir_aie = fake_tools["mlir_aie"]
     assert fake_tools["log"].read_text().splitlines()[0] == (
         f"{PEANO_WORDS.format(arch='aie2').replace(' -fstack-usage', ' -DSTEP=1 -fstack-usage')}"
-        f" -I{mlir_aie}/include -c kernels/inc1_64.cc -o inc1_64.o")
+        f" -I{mlir_aie}/include -I{mlir_aie}/aie_runtime_lib/AIE2 -c kernels/inc1_64.cc "
+        "-o inc1_64.o")
     assert fake_tools["log"].read_text().splitlines()[1].startswith("--get-xclbin")
     assert art.compiled is not None
     manifest = art.compiled.manifest

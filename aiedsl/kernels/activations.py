@@ -17,12 +17,14 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import numpy.typing as npt
 
 from aiedsl.dtypes import bf16
 from aiedsl.errors import DesignError
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer
 from aiedsl.kernels.base import Kernel, declare
+from aiedsl.kernels.fp32_emulation import emulated_mul
 from aiedsl.kernels.params import kernel_target, positive_size
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
@@ -79,7 +81,7 @@ def _exp_f32(x: np.ndarray, exp2: bool = False) -> np.ndarray:
     rounds), 2^(y - n) by the degree-5 polynomial, 2^n exactly; with ``exp2`` (AIE2P) 2^y by
     the hardware's exp2 instead, which gives bf16."""
     f32 = np.float32
-    y = (x.astype(f32) * f32(1.44269504)).astype(f32)
+    y = _fmul(x.astype(f32), f32(1.44269504))
     y = np.minimum(np.maximum(y, f32(-126.0)), f32(127.0))
     if exp2:
         return np.exp2(y.astype(np.float64)).astype(f32).astype(_BF16).astype(f32)
@@ -87,8 +89,16 @@ def _exp_f32(x: np.ndarray, exp2: bool = False) -> np.ndarray:
     f = (y - n).astype(f32)
     p = np.full_like(f, _EXP_POLY[5])
     for k in range(4, -1, -1):
-        p = ((p * f).astype(f32) + _EXP_POLY[k]).astype(f32)
-    return (p * np.ldexp(f32(1), n.astype(np.int32)).astype(f32)).astype(f32)
+        p = (_fmul(p, f) + _EXP_POLY[k]).astype(f32)
+    return _fmul(p, np.ldexp(f32(1), n.astype(np.int32)).astype(f32))
+
+
+def _fmul(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
+    """activation.cc.j2's ``aiedsl_fmul``, an ``aie::mul`` of float vectors: the product the
+    core emulates with bf16 multiplies (:mod:`aiedsl.kernels.fp32_emulation`), its pieces split
+    under conv_even, the mode every call of these kernels sets."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32))
+    return emulated_mul(a, b, "safe", "conv_even")
 
 
 def activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: int | str) -> None:
@@ -111,13 +121,14 @@ def _activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: in
         # x s where a >= 0, x t s where a < 0: t = e^-|a|, s = 1 / (1 + t), a = x (silu) or 2z
         # (gelu's tanh(z)), so the inverse only ever sees 1 + t in [1, 2]
         a = x
-        if kind == "gelu":
-            x3 = ((x * x).astype(f32) * x).astype(f32)
-            a = ((x + (x3 * f32(0.044715)).astype(f32)).astype(f32) * f32(1.59576912)).astype(f32)
+        if kind == "gelu":  # x clamped to [-20, 20] for tanh's argument, as the C++ does
+            xc = np.minimum(np.maximum(x, f32(-20)), f32(20))
+            x3 = _fmul(_fmul(xc, xc), xc)
+            a = _fmul((xc + _fmul(x3, f32(0.044715))).astype(f32), f32(1.59576912))
         t = _exp((f32(0) - np.abs(a)).astype(f32))
         t = np.where(np.abs(a) > f32(87.33654), f32(0), t)  # subnormal: flushed to 0
         s = (one / (t + one).astype(f32)).astype(f32)
-        y = (x * np.where(a < 0, (t * s).astype(f32), s)).astype(f32)
+        y = _fmul(x, np.where(a < 0, _fmul(t, s), s))
     else:
         rows, cols, width = int(params["rows"]), int(params["cols"]), int(params["width"])
         xr = x.reshape(rows, cols)
@@ -131,7 +142,7 @@ def _activation_ref(src: np.ndarray, dst: np.ndarray, *, kind: str, **params: in
             total = f32(0)
             for v in acc:
                 total = f32(total + v)
-            y[r] = (e * (one / total)).astype(f32)
+            y[r] = _fmul(e, one / total)
     dst[...] = y.reshape(dst.shape).astype(dst.dtype)
 
 
@@ -150,11 +161,13 @@ def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) ->
     t = TensorType(shape=shape, dtype="bf16")
     target = kernel_target(device)
     hw = target.arch == "aie2p"  # AIE2P computes 2^x in hardware (aie::exp2)
-    # vector steps per 16 lanes, about 1.3x the busiest unit `aiedsl kernel profile` counts
-    # (exp 12, silu 20, gelu 21 on AIE2; 3, 11, 12 on AIE2P): silu and gelu take |a|, a
-    # comparison and two selects around the inverse (activation.cc.j2)
-    steps = ({"exp": 6, "silu": 14, "gelu": 20, "softmax": 30} if hw else
-             {"exp": 16, "silu": 27, "gelu": 30, "softmax": 40})[kind]
+    # vector steps per 16 lanes, about 1.3x the busiest unit `aiedsl kernel profile` counts:
+    # the vector MAC, each float multiply (aiedsl_fmul, and aie::inv's Newton step on AIE2)
+    # being 13 bf16 multiplies (the core has no fp32 multiplier:
+    # aiedsl/kernels/fp32_emulation.py): exp 91 (7 multiplies), silu 182, gelu 234, softmax
+    # 195 on AIE2; 13, 39, 91, 39 on AIE2P, whose 2^x and 1/x are no multiplies
+    steps = ({"exp": 17, "silu": 51, "gelu": 118, "softmax": 51} if hw else
+             {"exp": 118, "silu": 237, "gelu": 304, "softmax": 254})[kind]
     # The work is the function's, the same on every device (AIE2P's exp2 takes fewer steps for
     # it, a higher throughput): per element, exp 1; silu 4 (negate, exp, add 1, divide); gelu
     # 8 (cube, two multiplies and an add inside tanh, tanh, add 1, two multiplies); softmax 3
@@ -213,13 +226,16 @@ def _norm(kind: str, rows: int, cols: int) -> Kernel:
                           fix=f"use rows of a multiple of {width} elements")
     t = TensorType(shape=(rows, cols), dtype="bf16")
     steps = cols // width
+    # the statistics pass squares float lanes: 13 bf16 multiplies a step (the core has no fp32
+    # multiplier: aiedsl/kernels/fp32_emulation.py), the scaling pass one bf16 multiply
     return declare(
         f"{kind}_norm_bf16_{rows}x{cols}", source="norm.cc.j2", source_kind="template",
         entry=f"{kind}_norm_bf16<{rows}, {cols}>",
         args=[buffer("src", t), buffer("dst", t, "out")], reference=norm_ref,
-        cycles=rows * (2 * steps + 30) + 16, ops=rows * cols * 4,
-        cost=f"rows(2 cols/{width} + 30) + 16: a statistics pass and a scaling pass of "
-        f"{width}-lane steps per row, ~30 cycles of lane reduction and invsqrt per row, call "
+        cycles=rows * (14 * steps + 30) + 16, ops=rows * cols * 4,
+        cost=f"rows(14 cols/{width} + 30) + 16: a statistics pass of {width}-lane steps, each "
+        "squaring float lanes with 13 bf16 multiplies (fp32 is emulated), and a scaling pass of "
+        "one multiply a step per row, ~30 cycles of lane reduction and invsqrt per row, call "
         "overhead and setting and restoring the rounding mode (bf16 rounds to nearest even) "
         "(aiedsl/kernels/templates/norm.cc.j2; an estimate)",
         params={"kind": kind, "rows": rows, "cols": cols, "width": width},

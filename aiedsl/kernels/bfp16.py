@@ -4,6 +4,24 @@ that follows, which the library matmuls' numpy references use and which the host
 (``kernels_cpp/host/aie_api/host_core.hpp``, ``aiedsl_bfp16``) implements the same way, bit for
 bit.
 
+Public: :func:`to_bfp16` (a tensor quantized and back, as float32), :func:`quantize` (its
+mantissas and exponents), :func:`bfp16_accumulate` (``acc += a @ b`` as the unit adds it) and
+:func:`round_by_mode`. A kernel of your own that multiplies bf16 with ``aie::mmul<4, 8, 8>`` or
+``<8, 8, 8>`` on npu2 runs on this unit (``aiedsl kernel test`` and ``sim --kernels native``
+say so under a FAIL), so its reference quantizes A along its rows and B along its columns, in
+the rounding mode the kernel sets (the reset mode, floor, if it sets none), before it
+multiplies:
+
+>>> rng = np.random.default_rng(0)
+>>> A = rng.standard_normal((4, 64)).astype(np.float32)   # a kernel's bf16 A, as float32
+>>> B = rng.standard_normal((64, 8)).astype(np.float32)
+>>> C = to_bfp16(A, axis=1, rounding="floor") @ to_bfp16(B, axis=0, rounding="floor")
+>>> bool(np.abs(C - A @ B).max() > 0.01)                   # an exact product is off by this
+True
+
+(:func:`bfp16_accumulate` adds the blocks along K in the order the kernel's loop does; a
+float32 ``@`` of the quantized operands differs from it by a sum's rounding only.)
+
 Where it applies. Under the AIE API macro aiedsl defines for AIE2P
 (:data:`~aiedsl.targets.kernel_arch.BFP16_MMUL`), ``detail/aie2p/mmul_bf16_bf16.hpp``'s 4x8x8
 ``mac`` widens A (4x8, row-major) to an f32 accumulator, grows it to 64 lanes, transposes B (8x8)
@@ -50,6 +68,8 @@ The format and the conversion, with how sure each part is:
 from __future__ import annotations
 
 import numpy as np
+
+__all__ = ["BLOCK", "ROUNDING_MODES", "bfp16_accumulate", "quantize", "round_by_mode", "to_bfp16"]
 
 BLOCK = 8
 """Values that share an exponent: ``bfp16ebs8``'s block size."""

@@ -31,6 +31,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -44,6 +45,7 @@ from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.faults import bf16_rounding_fault, misaligned_fault
+from aiedsl.kernels.host_notes import bfp16_shapes
 from aiedsl.kernels.host_cxx import find_host_compiler
 from aiedsl.kernels.host_errors import explain, redefined
 from aiedsl.kernels.text import KernelText
@@ -138,7 +140,10 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
             if f"kernels/{kt.name}.cc:" in found:  # lines of a file the user cannot open
                 found += f"\n({kt.layout()})"
             raise DesignError("host kernel build", message, loc=loc, found=found, fix=fix)
-        tmp_out = out.with_suffix(f".{os.getpid()}.tmp")
+        # the process's and the thread's own: two threads of one process building the same
+        # library (native simulations in a thread pool, the header changed) shared one name,
+        # and the second's rename found the first had taken it
+        tmp_out = out.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
     return out
@@ -313,9 +318,11 @@ def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = 
     arrays and scalars: ``fn(*args, modes=None)``, the kernel's arguments then the cascade
     arrays it declares, and ``modes`` the calling core's rounding and saturation modes
     (:data:`RESET_MODES` when not given), updated to what the call left. It also has
-    ``fn.counts(reset=True)``, the header's operation counts (:data:`COUNTED`'s order), and
-    ``fn.build``, the :class:`HostBuild` it runs. ``kt``, the C++ the library was built from,
-    only names the source in the error for a library without the kernel's entry point.
+    ``fn.counts(reset=True)``, the header's operation counts (:data:`COUNTED`'s order),
+    ``fn.build``, the :class:`HostBuild` it runs, and ``fn.bfp16``, the bf16 ``aie::mmul``
+    shapes its C++ runs on npu2's bfp16 unit (:mod:`aiedsl.kernels.host_notes`). ``kt``, the
+    C++ the library was built from, only names the source in the error for a library without
+    the kernel's entry point.
     ``lib``: a copy of ``path`` already loaded (:func:`load_copy`: a core's own), run instead
     of the library the path names."""
     if lib is None:
@@ -446,8 +453,14 @@ def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = 
             profile(buf, int(reset))
         return list(buf)
 
+    marker = getattr(lib, "aiedsl_bfp16_mmuls", None)  # absent, as aiedsl_buffers
+    if marker is not None:
+        marker.restype = ctypes.c_uint
+        marker.argtypes = []
     call.counts = counts  # type: ignore[attr-defined]
     call.build = HostBuild(Path(path), aie_arch)  # type: ignore[attr-defined]
+    # the bf16 mmul shapes its C++ runs on npu2's bfp16 unit (aiedsl/kernels/host_notes.py)
+    call.bfp16 = bfp16_shapes(marker() if marker is not None else 0)  # type: ignore[attr-defined]
     return call
 
 

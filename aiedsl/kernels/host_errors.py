@@ -48,12 +48,16 @@ _MISSING_HEADER = re.compile(r"fatal error: (aie_api/[\w./-]+): No such file or 
 aie_api/utils.hpp: No such file or directory`` (it stops at the first)."""
 _MISSING_ANY = re.compile(r"fatal error: ([\w./-]+): No such file or directory")
 """g++ on any header it cannot find (it stops at the first)."""
-RUNTIME_HEADERS = ("vec_math.h", "lut_based_ops.h")
-"""Headers of mlir-aie's runtime library that kernels include with ``<...>``: mlir-aie installs
+RUNTIME_HEADERS = ("vec_math.h", "lut_based_ops.h", "lut_based_ops.cpp")
+"""Files of mlir-aie's runtime library that kernels include with ``<...>``: mlir-aie installs
 them as ``aie_runtime_lib/AIE2/<name>`` and ``aie_runtime_lib/AIE2P/<name>``
 (``aie_runtime_lib/CMakeLists.txt``, ``add_aie_runtime_libs``: ``INSTALLS``), and its kernel
-builds add that folder to Peano's include path (mlir-aie's ``aie_kernels/aie2/rms_norm.cc``
-includes ``<vec_math.h>``). Not the AIE API's, nor Peano's own."""
+builds add that folder to Peano's include path, as aiedsl's Peano compile does
+(:func:`aiedsl.toolchain.commands.runtime_lib_include`; mlir-aie's ``aie_kernels/aie2/rms_norm.cc``
+includes ``<vec_math.h>``, ``softmax.cc`` ``<lut_based_ops.h>``, whose tables
+``lut_based_ops.cpp`` defines). Not the AIE API's, nor Peano's own, and not the host build's:
+aiedsl's host stand-in for the AIE API is no mlir-aie install, and ``lut_based_ops.h`` is
+written with ``aie::lut``, ``aie::parallel_lookup`` and native types it does not model."""
 _NO_MATCH = re.compile(r"no matching function for call to [‘'](?:aie::)?((\w+)(?:<[^’']*>)?"
                        r"\([^’']*\))[’']")
 """g++ on a call no overload takes: ``no matching function for call to
@@ -162,16 +166,19 @@ def explain(stderr: str, label: str, header: object, symbols: Sequence[str] = ()
     runtime = _MISSING_ANY.search(stderr)
     if runtime and runtime[1] in RUNTIME_HEADERS:
         name = runtime[1]
-        return (f"{subject} includes <{name}>, a header of mlir-aie's runtime library, not of "
+        return (f"{subject} includes <{name}>, a file of mlir-aie's runtime library, not of "
                 f"the AIE API: an mlir-aie install has it as aie_runtime_lib/AIE2/{name} and "
-                f"aie_runtime_lib/AIE2P/{name}, which mlir-aie's own kernel builds add to "
-                "Peano's include path; aiedsl's host build does not have it, nor does the Peano "
-                "compile of aiedsl's build.sh (its one -I is $MLIR_AIE_INSTALL_DIR/include), so "
-                "the kernel cannot be built as it is, through no mistake in its C++",
-                f"define what the kernel uses from <{name}> in {source or 'its C++ file'} itself "
-                "(copied from that file of your mlir-aie install, or written with the AIE API "
-                f"names the host header covers, listed at the top of {header}) and remove the "
-                "#include")
+                f"aie_runtime_lib/AIE2P/{name}. aiedsl's Peano compile (build.sh, --compile) "
+                "adds the folder of the kernel's architecture to its include path, as IRON's "
+                "does, so the kernel compiles for the NPU as it is; aiedsl's host build has no "
+                "mlir-aie install, so `aiedsl kernel test`, `kernel profile` and `sim --kernels "
+                "native` cannot run this kernel's C++",
+                "test the design with the kernel's numpy reference in the simulator (aiedsl sim "
+                "DESIGN: --kernels reference is the default) and on an NPU (aiedsl run DESIGN "
+                f"--target npu); to test the C++ on the host too, define what the kernel uses "
+                f"from <{name}> in {source or 'its C++ file'} itself (copied from that file of "
+                "your mlir-aie install, or written with the AIE API names the host header "
+                f"covers, listed at the top of {header}) and remove the #include")
     operator = _OPERATOR.search(stderr)
     if operator:
         operands = _OPERANDS.search(stderr)

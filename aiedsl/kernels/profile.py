@@ -170,9 +170,10 @@ def bounds(counts: dict[str, int], target: TargetModel, peak: int | None) -> dic
 
     The vector MAC unit needs at least one cycle per multiply instruction counted (the host
     AIE API counts the AIE API's hardware intrinsics per ``aie::mmul`` mode,
-    kernels_cpp/host/aie_api/host_core.hpp) and at least the MACs over the peak: an emulated
-    32-bit or float multiply counts as one instruction yet takes several cycles, and no count
-    may give the core more than its peak (a profile of AIE2's int8 8x8x8 counted one cycle per
+    kernels_cpp/host/aie_api/host_core.hpp; a float product the bf16 multiplies that emulate
+    it, host_core.hpp's detail::fp32_product) and at least the MACs over the peak: an emulated
+    32-bit multiply counts as one instruction yet takes several cycles, and no count may give
+    the core more than its peak (a profile of AIE2's int8 8x8x8 counted one cycle per
     mmul, 512 MACs a cycle, twice the peak)."""
     at_peak = -(-counts["MACs"] // peak) if peak else 0
     return {"vector MAC": max(counts["vector MAC"], at_peak), "vector ALU": counts["vector ALU"],

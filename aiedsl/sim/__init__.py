@@ -100,6 +100,9 @@ class _Native:
         self._calls: dict[str, list[int]] = {}
         """Calls made so far, by core (a list: one counter shared by the core's call sites)."""
         self._fn = fn
+        self.run_reference_fn = fn
+        """The kernel's host-built callable (:func:`~aiedsl.kernels.host.native`'s): what its
+        C++ is, whichever process runs it."""
         self.run_reference = fn
         if worker is not None:
             self.run_reference = self.at_call("a core", None)
@@ -331,6 +334,8 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
             checks = compare_outputs(placed, outputs, expected,
                                      {n: ins[n] for n in handle.inputs},
                                      nonfinite=handle.nonfinite, poison=True)
+            if kernels == "native":
+                _note_native(checks, impls)
         # the reference describes the first invocation only when a local starts it from its
         # initial value (the NPU checks that one then: aiedsl.api); else every one alike
         alike = not any(b.init is not None for b in placed.locals)
@@ -364,6 +369,21 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
         elif tm.after_cycles:
             tm = _back_to_back(placed, target, ins, drained, impls, clock_hz, tm, watch)
     return SimResult(ins, outputs, checks, tm, m)
+
+
+def _note_native(checks: list[Any], impls: dict[str, Any]) -> None:
+    """Under each FAIL of a native run, a note for each kernel whose C++ runs a bf16 mmul on
+    npu2's bfp16 unit (:mod:`aiedsl.kernels.host_notes`): the design's reference, or the
+    kernel's, may be one of exact products, which the NPU's results differ from as the host
+    build's do. aiedsl's own kernels' references model it, and are not noted."""
+    from aiedsl.kernels.host_notes import bfp16_note
+
+    notes = [f"{n.kernel.loc}: {bfp16_note(n.kernel.symbol, shapes)}"
+             for n in impls.values()
+             if (shapes := getattr(n.run_reference_fn, "bfp16", ())) and not n.kernel.shipped]
+    for c in checks:
+        if not c.passed:
+            c.hints.extend(notes)
 
 
 BACK_TO_BACK_MOST = 24

@@ -8,6 +8,8 @@ the host's (``aiedsl kernel test``, ``kernel profile``, ``sim --kernels native``
 ['-DAIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16']
 >>> arch_define_words("aie2")
 []
+>>> RUNTIME_LIB_DIRS["aie2p"]
+'AIE2P'
 """
 
 from __future__ import annotations
@@ -40,6 +42,19 @@ before a kernel's ``defines=``. AIE2 has a bf16 matrix multiply: nothing."""
 BFP16_MMUL_SHAPES: tuple[tuple[int, int, int], ...] = ((4, 8, 8), (8, 8, 8))
 """The bf16 ``aie::mmul`` shapes (M, K, N) that run on the bfp16 unit under :data:`BFP16_MMUL`
 (``mmul_bf16_bf16.hpp``); 4x8x4 and 8x8x4 stay element-wise bf16 multiplies, exact."""
+
+
+RUNTIME_LIB_DIRS: dict[str, str] = {"aie2": "AIE2", "aie2p": "AIE2P"}
+"""The folder of mlir-aie's runtime library for each architecture, under an install's
+``aie_runtime_lib/`` (beside its ``include/``): the device-side headers kernels include with
+``<...>``, ``vec_math.h`` and ``lut_based_ops.h`` (and ``lut_based_ops.cpp``, the tables those
+functions read). mlir-aie's source tree has them as ``aie_runtime_lib/AIE2/`` and
+``aie_runtime_lib/AIE2P/`` and installs them so; IRON adds the folder of the kernel's
+architecture to every Peano compile of a kernel: mlir-aie ``python/iron/kernels/_common.py``
+(``_runtime_lib_include``: ``aie_runtime_lib/<arch upper-cased>``) and amd/IRON
+``iron/common/compilation/base.py`` (``KernelCompilationRule.compile``: the same folder, by
+``get_kernel_dir().upper()``, before ``include/``). The one place aiedsl spells it
+(:func:`aiedsl.toolchain.commands.kernel_compile_argv` puts it on Peano's line)."""
 
 
 def arch_define_words(arch: str) -> list[str]:

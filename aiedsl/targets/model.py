@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict
 from aiedsl.targets.geometry import (  # noqa: F401 (the model's vocabulary, re-exported)
     BUNDLE, OPPOSITE, STEP, Direction, TileKind, direction_of,
 )
-from aiedsl.targets.kernel_arch import AIE_ARCH, arch_define_words, runs_bfp16
+from aiedsl.targets.kernel_arch import (AIE_ARCH, RUNTIME_LIB_DIRS, arch_define_words,
+                                        runs_bfp16)
 from aiedsl.targets.timing import TimingModel
 
 CASCADE_BITS = 512
@@ -288,6 +289,14 @@ class TargetModel(BaseModel):
         host's (:data:`~aiedsl.targets.kernel_arch.ARCH_DEFINES`: on AIE2P, the AIE API macro
         that runs a bf16 ``aie::mmul`` on the bfp16 unit)."""
         return arch_define_words(self.arch)
+
+    @property
+    def runtime_lib_dir(self) -> str:
+        """The folder of mlir-aie's runtime library for this device's cores, under an install's
+        ``aie_runtime_lib/`` (:data:`~aiedsl.targets.kernel_arch.RUNTIME_LIB_DIRS`: ``AIE2`` on
+        npu1, ``AIE2P`` on npu2), which every Peano compile of a kernel gets as an ``-I``, as
+        IRON's do."""
+        return RUNTIME_LIB_DIRS[self.arch]
 
     def runs_bfp16(self, dtype: str, shape: tuple[int, int, int]) -> bool:
         """Whether this device's cores run an ``aie::mmul`` of ``shape`` on ``dtype`` inputs

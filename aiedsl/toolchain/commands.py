@@ -141,6 +141,27 @@ PEANO_CLANG = EnvWord("", "PEANO_INSTALL_DIR", "/bin/clang++")
 AIE_API_INCLUDE = EnvWord("-I", "MLIR_AIE_INSTALL_DIR", "/include")
 
 
+def runtime_lib_include(target: TargetModel, include: str | None = None) -> Word:
+    """The ``-I`` of mlir-aie's runtime library for ``target``'s cores: the folder
+    ``aie_runtime_lib/<AIE2|AIE2P>`` (:attr:`~aiedsl.targets.TargetModel.runtime_lib_dir`)
+    beside the install's ``include/``, where ``<vec_math.h>`` and ``<lut_based_ops.h>`` are,
+    as IRON adds it to each kernel compile. ``include`` is the AIE API's include folder found
+    (``--compile``); None: ``$MLIR_AIE_INSTALL_DIR``'s, as ``build.sh`` reads it.
+
+    >>> from aiedsl.targets import get_target
+    >>> shell_line([runtime_lib_include(get_target("npu2"))])
+    '-I"$MLIR_AIE_INSTALL_DIR"/aie_runtime_lib/AIE2P'
+    >>> runtime_lib_include(get_target("npu1"), "/opt/mlir_aie/include")
+    '-I/opt/mlir_aie/aie_runtime_lib/AIE2'
+    """
+    folder = f"/aie_runtime_lib/{target.runtime_lib_dir}"
+    if include is None:
+        return EnvWord("-I", "MLIR_AIE_INSTALL_DIR", folder)
+    # an install's include/ and aie_runtime_lib/ are siblings (a source build's install, pip's
+    # mlir_aie package alike)
+    return f"-I{PurePosixPath(include).parent}{folder}"
+
+
 def kernel_compile_argv(target: TargetModel, source: str, output: str, *,
                         clang: Word = PEANO_CLANG, include: str | None = None,
                         defines: Sequence[str] = ()) -> list[Word]:
@@ -150,6 +171,9 @@ def kernel_compile_argv(target: TargetModel, source: str, output: str, *,
     compile step passes the paths it found. ``defines`` are the kernels' own ``-DNAME=VALUE``
     words (their ``defines=``), after aiedsl's and the architecture's
     (:attr:`~aiedsl.targets.TargetModel.kernel_defines`), each one word of the command line.
+    The include path is the AIE API's folder, then the runtime library's of the architecture
+    (:func:`runtime_lib_include`), so a kernel written for mlir-aie that includes
+    ``<vec_math.h>`` or ``<lut_based_ops.h>`` compiles as IRON compiles it.
 
     >>> from aiedsl.targets import get_target
     >>> shell_line(kernel_compile_argv(get_target("npu1"), "kernels/k.cc", "k.o"))[:74]
@@ -158,7 +182,7 @@ def kernel_compile_argv(target: TargetModel, source: str, output: str, *,
     inc: Word = AIE_API_INCLUDE if include is None else f"-I{include}"
     return [clang, *PEANO_FLAGS, f"--target={target.peano_target}", *WARNING_FLAGS,
             *PEANO_DEFINES, *target.kernel_defines, *defines, STACK_USAGE, FUNCTION_SECTIONS,
-            inc, "-c", source, "-o", output]
+            inc, runtime_lib_include(target, include), "-c", source, "-o", output]
 
 
 @dataclass(frozen=True)

@@ -145,12 +145,19 @@
 //     saturates under saturate and symmetric; aie::downshift is an arithmetic shift;
 //   * floating-point results follow the AIE API's algorithms where it has them, not exact
 //     math: aie::reduce_add of float (and of bf16) adds in the API's order, folding halves
-//     (AIE2's bf16: by rows of 8, host_core.hpp); on AIE2 aie::inv and aie::invsqrt of float
-//     and bf16 vectors (and bf16 scalars) are the API's seed and Newton step (invsqrt's relative
-//     error up to about 6.5e-4), each fp32 product rounded once, which the core's emulated fp32
-//     multiply may not do in the last place (host_arith.hpp says what is and is not known);
-//     AIE2P's per-lane inv/invsqrt instructions, float scalars and exp2/tanh are computed in
-//     float and rounded (their accuracy on the core is not in the sources read);
+//     (AIE2's bf16: by rows of 8, host_core.hpp); every product of float vectors (aie::mul,
+//     mac, msc, negmul, mul_square, a float aie::mmul) is the one the core emulates with bf16
+//     multiplies, on AIE2 and AIE2P alike (neither has an fp32 multiplier): each operand split
+//     into bf16 pieces by the rounding mode, their products summed in the intrinsic's order
+//     (detail::fp32_product, host_core.hpp, which says what is and is not known; aiedsl's numpy
+//     model is aiedsl/kernels/fp32_emulation.py): the AIE API's aie::mul and kin use the
+//     default, "safe", steps whatever AIE2_FP32_EMULATION_ACCURACY_FAST / _LOW say, within an
+//     ulp of one rounding; AIE2's plain intrinsics, which aie::inv / aie::invsqrt of float
+//     vectors and a float mmul's mul() call, follow those defines. On AIE2 aie::inv and
+//     aie::invsqrt of float and bf16 vectors (and bf16 scalars) are the API's seed and Newton
+//     step (invsqrt's relative error up to about 6.5e-4); AIE2P's per-lane inv/invsqrt
+//     instructions, float scalars and exp2/tanh are computed in float and rounded (their
+//     accuracy on the core is not in the sources read);
 //   * accfloat accumulates in float; to_vector<bfloat16>() rounds to nearest even whatever the
 //     rounding mode. On the hardware the mode applies: the core rounds an accumulator-to-vector
 //     conversion by it, and its reset mode, floor, truncates; only conv_even rounds to nearest

@@ -54,11 +54,22 @@ accum<Acc, L> accumulate(const accum<Acc, L> &acc, const vector<CT, CN> &coeff, 
                          const vector<T, L> &d0, const Vs &...rest) {
   accum<Acc, L> out = acc;
   const vector<T, L> *data[] = {&d0, &rest...};
-  AIEDSL_COUNT(VMAC, 1 + sizeof...(rest));
-  AIEDSL_COUNT(MACS, L * (1 + sizeof...(rest)));
-  for (unsigned k = 0; k < 1 + sizeof...(rest); ++k)
-    for (unsigned l = 0; l < L; ++l)
-      out.v[l] += detail::wide_t<CT>(coeff.v[start + k]) * detail::wide_t<T>(data[k]->v[l]);
+  // float lanes: a mac of each vector, its products emulated (detail::fp32_product)
+  constexpr bool fp32 = std::is_same_v<T, float> && std::is_same_v<CT, float>;
+  for (unsigned k = 0; k < 1 + sizeof...(rest); ++k) {
+    if constexpr (fp32) detail::count_fp32_elem<L>(detail::fp32_mac);
+    for (unsigned l = 0; l < L; ++l) {
+      if constexpr (fp32)
+        out.v[l] = detail::ftz(out.v[l] + detail::fp32_product(coeff.v[start + k], data[k]->v[l],
+                                                               detail::fp32_safe));
+      else
+        out.v[l] += detail::wide_t<CT>(coeff.v[start + k]) * detail::wide_t<T>(data[k]->v[l]);
+    }
+  }
+  if constexpr (!fp32) {
+    AIEDSL_COUNT(VMAC, 1 + sizeof...(rest));
+    AIEDSL_COUNT(MACS, L * (1 + sizeof...(rest)));
+  }
   return out;
 }
 template <unsigned L, typename CT, unsigned CN, typename T, typename... Vs>
@@ -79,13 +90,16 @@ template <typename T, unsigned N> T reduce_min(const vector<T, N> &a) {
 }
 
 // acc + a * b (mac), acc - a * b (msc), -(a * b) (negmul), a * a (mul_square).
+// A float lane's product is the emulated one (detail::fp32_product), rounded before the
+// accumulator adds it, subtracts it or it is negated (the AIE API's _conf intrinsics).
 template <typename Acc, typename T, unsigned N>
 accum<Acc, N> mac(const accum<Acc, N> &acc, const vector<T, N> &a, const vector<T, N> &b) {
   accum<Acc, N> out = acc;
-  AIEDSL_COUNT(VMAC, 1);
-  AIEDSL_COUNT(MACS, N);
-  for (unsigned i = 0; i < N; ++i)
-    out.v[i] += detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
+  detail::count_product<T, N>(detail::fp32_mac);
+  for (unsigned i = 0; i < N; ++i) {
+    out.v[i] += detail::lane_product(a.v[i], b.v[i]);
+    if constexpr (std::is_same_v<T, float>) out.v[i] = detail::ftz(out.v[i]);
+  }
   return out;
 }
 template <typename Acc, typename T, unsigned N, typename S,
@@ -96,20 +110,19 @@ accum<Acc, N> mac(const accum<Acc, N> &acc, const vector<T, N> &a, S b) {
 template <typename Acc, typename T, unsigned N>
 accum<Acc, N> msc(const accum<Acc, N> &acc, const vector<T, N> &a, const vector<T, N> &b) {
   accum<Acc, N> out = acc;
-  AIEDSL_COUNT(VMAC, 1);
-  AIEDSL_COUNT(MACS, N);
-  for (unsigned i = 0; i < N; ++i)
-    out.v[i] -= detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
+  detail::count_product<T, N>(detail::fp32_mac);
+  for (unsigned i = 0; i < N; ++i) {
+    out.v[i] -= detail::lane_product(a.v[i], b.v[i]);
+    if constexpr (std::is_same_v<T, float>) out.v[i] = detail::ftz(out.v[i]);
+  }
   return out;
 }
 template <typename T, unsigned N>
 accum<typename detail::default_acc<T>::type, N> negmul(const vector<T, N> &a,
                                                        const vector<T, N> &b) {
   accum<typename detail::default_acc<T>::type, N> out;
-  AIEDSL_COUNT(VMAC, 1);
-  AIEDSL_COUNT(MACS, N);
-  for (unsigned i = 0; i < N; ++i)
-    out.v[i] = -(detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]));
+  detail::count_product<T, N>(detail::fp32_negmul);
+  for (unsigned i = 0; i < N; ++i) out.v[i] = -detail::lane_product(a.v[i], b.v[i]);
   return out;
 }
 template <typename T, unsigned N>
@@ -140,12 +153,6 @@ accum<typename detail::default_acc<T>::type, N> mul_square(const vector<T, N> &a
 // core (reset: floor); here it rounds to nearest even and the call is noted when the mode is
 // not conv_even (note_bf16), as every such conversion is.
 namespace detail {
-// AM020 ("Floating-Point Vector Unit"): "Denormalized numbers are not supported by the AIE-ML
-// floating-point data path": a subnormal operand or step result is taken as a zero of its sign
-// (what the core puts in its place is not said there).
-inline float ftz(float v) {
-  return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v;
-}
 inline uint32_t float_bits(float x) {
   uint32_t u;
   std::memcpy(&u, &x, 4);
@@ -156,28 +163,12 @@ inline float bits_float(uint32_t u) {
   std::memcpy(&x, &u, 4);
   return x;
 }
-// One fp32 product of AIE2's vector unit, which has no fp32 multiplier: llvm-aie's aiev2_core.h
-// makes mul_elem_16 / mac_elem_16 / msc_elem_16 / negmul_elem_16 of float (the AIE API's float
-// steps call them) of bf16 multiplies. By default (mul_elem_16_accuracy_safe) each operand is
-// split into three bf16 parts by two msc_elem_16_2 (rounded by the rounding mode, by floor with
-// AIE2_FP32_EMULATION_SET_RND_MODE) and the nine products of the parts are summed in accfloat:
-// 13 multiply instructions; with AIE2_FP32_EMULATION_ACCURACY_FAST defined six products (10
-// instructions), with AIE2_FP32_EMULATION_ACCURACY_LOW three (5). msc is sub(acc, product),
-// negmul neg(product): the product is rounded before the add. How that sum rounds against one
-// IEEE rounding is not known here (UG1603, "Floating-Point Operations", says the default
-// accuracy is "slightly better than FP32"): the product is rounded once to nearest even here,
-// so a step may differ from the core's in its last place (more often under FAST or LOW, whose
-// fewer products are not modelled).
-inline float aie2_fmul(float a, float b) { return ftz(ftz(a) * ftz(b)); }
-constexpr unsigned fp32_mul_issues() {
-#if defined(AIE2_FP32_EMULATION_ACCURACY_FAST)
-  return 10;
-#elif defined(AIE2_FP32_EMULATION_ACCURACY_LOW)
-  return 5;
-#else
-  return 13;
-#endif
-}
+// One fp32 product of a float step: AIE2's plain mul_elem_16 / mac_elem_16 / msc_elem_16 /
+// negmul_elem_16, which the AIE API's float steps call, follow AIE2_FP32_EMULATION_ACCURACY_FAST
+// and _LOW (fp32_plain_accuracy; host_core.hpp says how the product is made and what is not
+// known); msc is sub(acc, product), negmul neg(product): the product is rounded before the add.
+inline float aie2_fmul(float a, float b) { return fp32_product(a, b, fp32_plain_accuracy()); }
+constexpr unsigned fp32_mul_issues() { return fp32_multiplies(fp32_plain_accuracy()); }
 // The steps' constants (elementary.hpp): inv's seed 0x7eb53567 (0x7eb5 for bf16), k1, k2;
 // invsqrt's C1, C2, C3 (after rrrola's inv_sqrt), C2 * C3 evaluated in float as the API's
 // constexpr product is. A bf16 step multiplies by k1 and C2 broadcast as bfloat16: 1.9375 and

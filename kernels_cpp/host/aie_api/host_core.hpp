@@ -93,6 +93,145 @@ inline saturation_mode get_saturation() { return detail::g_saturation; }
 
 } // namespace aie
 
+namespace aie {
+namespace detail {
+// v (exact) rounded to a whole number by rounding mode `mode` (the tile's when not given):
+// round_shift's rules, for a value that is not an integer scaled by a power of two.
+inline double round_whole(double v, rounding_mode mode) {
+  const double low = std::floor(v), frac = v - low, high = low + 1;
+  if (frac == 0) return low;
+  const bool neg = v < 0;
+  switch (mode) {
+  case rounding_mode::floor: return low;
+  case rounding_mode::ceil: return high;
+  case rounding_mode::symmetric_floor: return neg ? high : low;
+  case rounding_mode::symmetric_ceil: return neg ? low : high;
+  default: break;
+  }
+  if (frac != 0.5) return frac > 0.5 ? high : low;
+  const bool odd = std::fmod(low, 2.0) != 0;
+  switch (mode) {
+  case rounding_mode::positive_inf: return high;
+  case rounding_mode::negative_inf: return low;
+  case rounding_mode::symmetric_inf: return neg ? low : high;
+  case rounding_mode::symmetric_zero: return neg ? high : low;
+  case rounding_mode::conv_even: return odd ? high : low;
+  default: return odd ? low : high;                              // conv_odd
+  }
+}
+
+inline double round_whole(double v) { return round_whole(v, g_rounding); }
+
+// AM020 ("Floating-Point Vector Unit"): "Denormalized numbers are not supported by the AIE-ML
+// floating-point data path": a subnormal operand or step result is taken as a zero of its sign
+// (what the core puts in its place is not said there).
+inline float ftz(float v) {
+  return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v;
+}
+
+// ---- the fp32 multiply, emulated -------------------------------------------------------------
+// Neither AIE2 nor AIE2P has an fp32 multiplier: llvm-aie's intrinsic headers make a product of
+// float vectors of bf16 multiplies (clang/lib/Headers/aiev2/aiev2_core.h, mul_elem_16_accuracy_*;
+// aie2p/aie2p_vmult.h, mul_elem_32_accuracy_*_inner). Each operand is split into bf16 pieces,
+// each the remainder so far converted to bf16 (to_v16bfloat16 / to_v32bfloat16, which round by
+// the tile's rounding mode; floor on AIE2 under AIE2_FP32_EMULATION_SET_RND_MODE), each
+// remainder an msc of the piece and a vector of ones (exact); the products of the pieces (exact
+// in fp32) are summed in accfloat in a fixed order. The AIE API's aie::mul/mac/msc/negmul of
+// float vectors call the _conf intrinsics (detail/aie2{,p}/mul_acc32_fp.hpp:
+// mul_elem_16_conf, mul_elem_32_conf), which both headers make of the default ("safe") steps
+// whatever is defined; mac and msc then add or subtract the rounded product (aiev2_core.h's
+// mac_elem_16_conf: add(acc, p); aie2p's mac_elem_32_accuracy_safe_inner: add_conf(acc, tmp)),
+// negmul negates it. AIE2's plain intrinsics (mul_elem_16, mac_elem_16, ..., mul_4x8_8x4 of
+// floats), which aie::inv / aie::invsqrt of float vectors and a float aie::mmul's mul() call,
+// follow AIE2_FP32_EMULATION_ACCURACY_FAST / _LOW; AIE2P's are the safe ones. How accfloat
+// rounds each add is not in these sources: to nearest even here (and the three-term addmac
+// that ends AIE2's plain mac_elem_16: the chain's sum, then the accumulator). aiedsl's numpy
+// model is aiedsl/kernels/fp32_emulation.py, the same steps.
+enum fp32_accuracy : int { fp32_safe, fp32_fast, fp32_low };
+// The variant AIE2's plain intrinsics follow (as aiev2_core.h #defines them); AIE2P's: safe.
+constexpr fp32_accuracy fp32_plain_accuracy() {
+#if defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
+  return fp32_safe;
+#elif defined(AIE2_FP32_EMULATION_ACCURACY_FAST)
+  return fp32_fast;
+#elif defined(AIE2_FP32_EMULATION_ACCURACY_LOW)
+  return fp32_low;
+#else
+  return fp32_safe;
+#endif
+}
+// bf16 multiply instructions one vector op of a variant issues: the remainders' msc (4; 2 for
+// low) and the products (9, 6, 3).
+constexpr unsigned fp32_multiplies(fp32_accuracy a) {
+  return a == fp32_fast ? 10 : a == fp32_low ? 5 : 13;
+}
+// The mode the split rounds by.
+inline rounding_mode fp32_split_mode() {
+#if defined(AIE2_FP32_EMULATION_SET_RND_MODE) && !(defined(__AIE_ARCH__) && __AIE_ARCH__ == 21)
+  return rounding_mode::floor;  // aiev2_core.h's set_rnd(0) around the split
+#else
+  return g_rounding;
+#endif
+}
+// v converted to bf16 as an accumulator-to-bf16 conversion does: 8 significant bits, rounded by
+// `mode`; infinities and NaNs pass, subnormals are zeros, past bf16's largest an infinity.
+inline float bf16_by_mode(float v, rounding_mode mode) {
+  v = ftz(v);
+  if (!std::isfinite(v) || v == 0.0f) return v;
+  int e;
+  std::frexp(double(v), &e);
+  const double step = std::ldexp(1.0, e - 8), r = round_whole(double(v) / step, mode) * step;
+  if (std::fabs(r) > double(std::numeric_limits<float>::max()))
+    return std::copysign(std::numeric_limits<float>::infinity(), v);
+  return ftz(float(r));
+}
+// x split into `pieces` bf16 values (out[0] the largest).
+inline void fp32_split(float x, unsigned pieces, rounding_mode mode, float *out) {
+  float rest = ftz(x);
+  for (unsigned i = 0; i < pieces; ++i) {
+    out[i] = bf16_by_mode(rest, mode);
+    rest = ftz(rest - out[i]);  // exact
+  }
+}
+// x * y as the emulation `a` makes it: the products of the pieces (x's, y's: 0 the largest),
+// in the header's order, each exact, summed in fp32.
+inline float fp32_product(float x, float y, fp32_accuracy a) {
+  static constexpr unsigned char safe[9][2] = {{2, 2}, {2, 1}, {1, 2}, {0, 2}, {1, 1},
+                                               {2, 0}, {1, 0}, {0, 1}, {0, 0}};
+  static constexpr unsigned char fast[6][2] = {{0, 2}, {1, 1}, {2, 0}, {1, 0}, {0, 1}, {0, 0}};
+  static constexpr unsigned char low[3][2] = {{1, 0}, {0, 1}, {0, 0}};
+  const unsigned char(*order)[2] = a == fp32_fast ? fast : a == fp32_low ? low : safe;
+  const unsigned n = a == fp32_fast ? 6 : a == fp32_low ? 3 : 9;
+  const rounding_mode mode = fp32_split_mode();
+  float px[3] = {}, py[3] = {};
+  fp32_split(x, a == fp32_low ? 2 : 3, mode, px);
+  fp32_split(y, a == fp32_low ? 2 : 3, mode, py);
+  float t = ftz(px[order[0][0]] * py[order[0][1]]);
+  for (unsigned i = 1; i < n; ++i) t = ftz(t + ftz(px[order[i][0]] * py[order[i][1]]));
+  return t;
+}
+// What an element-wise product op of N float lanes issues, for `aiedsl kernel profile`: per
+// vector op (16 lanes on AIE2, mul_elem_16_conf; 32 on AIE2P, mul_elem_32_conf) the safe
+// variant's 13 bf16 multiplies; on AIE2P also its eight accumulator adds; and one accumulator
+// op for the product's use (mac's add, msc's sub; on AIE2 negmul's neg too, where AIE2P negates
+// each product in the multiplier).
+enum fp32_use : int { fp32_mul, fp32_mac, fp32_negmul };
+template <unsigned N> void count_fp32_elem(fp32_use use) {
+#if defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
+  constexpr unsigned lanes = 32, adds = 8;
+  const unsigned tail = use == fp32_mac ? 1 : 0;
+#else
+  constexpr unsigned lanes = 16, adds = 0;
+  const unsigned tail = use == fp32_mul ? 0 : 1;
+#endif
+  constexpr unsigned ops = N < lanes ? 1 : N / lanes;
+  AIEDSL_COUNT(VMAC, ops * fp32_multiplies(fp32_safe));
+  AIEDSL_COUNT(VALU, ops * (adds + tail));
+  AIEDSL_COUNT(MACS, N);
+}
+} // namespace detail
+} // namespace aie
+
 // The calling core's modes, in aie::rounding_mode's and aie::saturation_mode's order. A core's
 // control registers are its own, but a process may run many cores' kernels (`aiedsl sim
 // --kernels native`) and a core may call kernels from several libraries: aiedsl keeps the
@@ -130,6 +269,12 @@ template <typename A, typename B = A> struct default_acc {
                                   accfloat>;
 };
 template <typename T> using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, float>;
+// One lane's product of aie::mul, mac, msc, negmul of T: a float's is the emulated one
+// (fp32_product, the safe variant the AIE API's _conf intrinsics use), others exact.
+template <typename T> wide_t<T> lane_product(T a, T b) {
+  if constexpr (std::is_same_v<T, float>) return fp32_product(a, b, fp32_safe);
+  else return wide_t<T>(a) * wide_t<T>(b);
+}
 
 template <typename T, typename S> T narrow(S x, int shift) {
   if constexpr (std::is_integral_v<T>) {
@@ -523,13 +668,24 @@ AIEDSL_HOST_LANEWISE(max, (x > y ? x : y), -1)
 AIEDSL_HOST_LANEWISE(min, (x < y ? x : y), -1)
 #undef AIEDSL_HOST_LANEWISE
 
+namespace detail {
+// What an element-wise multiply op of N lanes of T issues: float's emulation (count_fp32_elem),
+// else one multiply instruction.
+template <typename T, unsigned N> void count_product(fp32_use use) {
+  if constexpr (std::is_same_v<T, float>) {
+    count_fp32_elem<N>(use);
+  } else {
+    AIEDSL_COUNT(VMAC, 1);
+    AIEDSL_COUNT(MACS, N);
+  }
+}
+} // namespace detail
+
 template <typename T, unsigned N>
 accum<typename detail::default_acc<T>::type, N> mul(const vector<T, N> &a, const vector<T, N> &b) {
   accum<typename detail::default_acc<T>::type, N> out;
-  AIEDSL_COUNT(VMAC, 1);
-  AIEDSL_COUNT(MACS, N);
-  for (unsigned i = 0; i < N; ++i)
-    out.v[i] = detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(b.v[i]);
+  detail::count_product<T, N>(detail::fp32_mul);
+  for (unsigned i = 0; i < N; ++i) out.v[i] = detail::lane_product(a.v[i], b.v[i]);
   return out;
 }
 
@@ -537,10 +693,8 @@ template <typename T, unsigned N, typename S,
           typename = std::enable_if_t<std::is_arithmetic_v<S> || std::is_same_v<S, bfloat16>>>
 accum<typename detail::default_acc<T>::type, N> mul(const vector<T, N> &a, S s) {
   accum<typename detail::default_acc<T>::type, N> out;
-  AIEDSL_COUNT(VMAC, 1);
-  AIEDSL_COUNT(MACS, N);
-  for (unsigned i = 0; i < N; ++i)
-    out.v[i] = detail::wide_t<T>(a.v[i]) * detail::wide_t<T>(T(s));
+  detail::count_product<T, N>(detail::fp32_mul);
+  for (unsigned i = 0; i < N; ++i) out.v[i] = detail::lane_product(a.v[i], T(s));
   return out;
 }
 
@@ -619,10 +773,10 @@ template <typename T, unsigned N> T reduce_max(const vector<T, N> &a) {
 // Each mode's last number is the hardware multiply intrinsics its mac() calls (::mac_4x8_8x8,
 // ::mac_8x8_8x8, ...): AIE2's int8 8x8x8 is two 4x8x8 ones, AIE2P's one 8x8x8; AIE2's 32-bit
 // 4x4x4 two 4x2x4 ones. The profile counts these as vector MAC issue slots. It is a lower bound
-// on the instructions: an intrinsic the core has no unit for (32-bit and float products,
-// emulated with 16-bit or bfloat16 ones) and a mode built by a helper of the AIE API's
-// (AIE2P bfloat16 4x8x4 and 8x8x4: mac_8x8_8x4_bf16) count 1 here, and the profile holds them
-// to the core's peak MACs per cycle for their types instead (aiedsl/kernels/profile.py).
+// on the instructions: an intrinsic the core has no unit for (32-bit products, emulated with
+// 16-bit ones) counts 1 here, and the profile holds it to the core's peak MACs per cycle for its
+// types instead (aiedsl/kernels/profile.py). The float modes' numbers here are not used: their
+// mul() and mac() count the bf16 multiplies of the emulation (detail::fp32_mmul).
 namespace detail {
 template <typename T> constexpr int mmul_type() { // integers by width; bfloat16 and float
   if constexpr (std::is_same_v<T, bfloat16>) return 'b';
@@ -725,30 +879,11 @@ constexpr bool mmul_bfp16(int arch, int ta, int tb, unsigned m, unsigned k, unsi
          (m == 4 || m == 8);
 }
 
-// v (exact) rounded to a whole number by the tile's rounding mode: round_shift's rules, for a
-// value that is not an integer scaled by a power of two.
-inline double round_whole(double v) {
-  const double low = std::floor(v), frac = v - low, high = low + 1;
-  if (frac == 0) return low;
-  const bool neg = v < 0;
-  switch (g_rounding) {
-  case rounding_mode::floor: return low;
-  case rounding_mode::ceil: return high;
-  case rounding_mode::symmetric_floor: return neg ? high : low;
-  case rounding_mode::symmetric_ceil: return neg ? low : high;
-  default: break;
-  }
-  if (frac != 0.5) return frac > 0.5 ? high : low;
-  const bool odd = std::fmod(low, 2.0) != 0;
-  switch (g_rounding) {
-  case rounding_mode::positive_inf: return high;
-  case rounding_mode::negative_inf: return low;
-  case rounding_mode::symmetric_inf: return neg ? low : high;
-  case rounding_mode::symmetric_zero: return neg ? high : low;
-  case rounding_mode::conv_even: return odd ? high : low;
-  default: return odd ? low : high;                              // conv_odd
-  }
-}
+// Instantiated by an mmul of M rows whose mac runs on the bfp16 unit: its initializer, run as the
+// kernel's library loads, records the shape in aiedsl_host::bfp16_mmuls, so aiedsl can tell
+// that the C++ quantizes A and B without waiting for a call (aiedsl/kernels/host_notes.py).
+template <unsigned M>
+inline const bool bfp16_compiled = (aiedsl_host::bfp16_mmuls |= (M == 4 ? 1u : 2u), true);
 
 // One block of ::to_v64bfp16ebs8 (eight values x[0], x[stride], ...), as the values it holds
 // (into out[0], out[stride], ...):
@@ -794,6 +929,83 @@ void bfp16_mac(float *c, const bfloat16 *a, const bfloat16 *b) {
 }
 } // namespace detail
 
+namespace detail {
+// c (M x N, row-major) = (accumulate ? c : 0) + a (M x K) b (K x N) for the float modes, as the
+// intrinsics emulate it (fp32_product; the AIE API's detail/aie2{,p}/mmul_fp32_fp32.hpp),
+// counted for `aiedsl kernel profile`:
+//  * AIE2 4x8x4: mul() is ::mul_4x8_8x4 of floats, which aiev2_core.h makes of the pieces of
+//    all of A and B (its *_accuracy_* variants, by the accuracy define): one bf16 4x8x4
+//    multiply per pair of pieces, in the elementwise order, each summing its 8 products into
+//    the accumulator (in k order here: how the multiplier sums them is not in these sources),
+//    after 8 msc (4 for low) to split: 17, 14 or 7 multiplies. mac() calls ::mac_4x8_8x4_conf
+//    of floats, which the llvm-aie headers read do not define: taken to be
+//    mac_4x8_8x4_accuracy_* (the same steps, then the accumulator added; the same count).
+//    (aiev2_core.h's mac_4x8_8x4_accuracy_low, the plain mac_4x8_8x4 of floats under _LOW,
+//    multiplies pieces of A by pieces of A, its d being A's remainder: a kernel calling that
+//    intrinsic gets that; the AIE API's mac() does not call it, and it is not modelled here);
+//  * AIE2 4x1x4 and 4x1x8 (one and two 16-lane ops): mul() is ::mul_elem_16 (by the define),
+//    mac() ::mac_elem_16_conf (safe, then the accumulator add);
+//  * AIE2P 4x8x4 (emulated_mmul_intrinsics.hpp, mul_4x8_8x4_fp32 / mac_4x8_8x4_fp32): eight
+//    element-wise products along k, each the safe emulation rounded, added one after the other
+//    (mac_elem_16 / mac_elem_32: 13 multiplies and 8 adds each, and an add for the sum);
+//    4x1x4 and 4x1x8: one such op.
+template <unsigned M, unsigned K, unsigned N>
+void fp32_mmul(float *c, const float *a, const float *b, bool accumulate) {
+#if defined(__AIE_ARCH__) && __AIE_ARCH__ == 21
+  constexpr bool aie2p = true;
+#else
+  constexpr bool aie2p = false;
+#endif
+  AIEDSL_COUNT(MACS, M * K * N);
+  if constexpr (K == 1) {  // element-wise: one (two on AIE2 for 4x1x8) vector ops
+    const fp32_accuracy v = accumulate ? fp32_safe : fp32_plain_accuracy();
+    constexpr unsigned ops = aie2p ? 1 : (M * N) / 16;
+    AIEDSL_COUNT(VMAC, ops * fp32_multiplies(v));
+    AIEDSL_COUNT(VALU, ops * ((aie2p ? 8 : 0) + (accumulate ? 1 : 0)));
+    for (unsigned i = 0; i < M; ++i)
+      for (unsigned j = 0; j < N; ++j) {
+        const float p = fp32_product(a[i], b[j], v);
+        c[i * N + j] = accumulate ? ftz(c[i * N + j] + p) : p;
+      }
+  } else if constexpr (aie2p) {  // eight element-wise products along k, summed
+    AIEDSL_COUNT(VMAC, K * fp32_multiplies(fp32_safe));
+    AIEDSL_COUNT(VALU, K * 8 + (accumulate ? K : K - 1));
+    for (unsigned i = 0; i < M; ++i)
+      for (unsigned j = 0; j < N; ++j) {
+        float t = accumulate ? c[i * N + j] : 0.0f;
+        for (unsigned k = 0; k < K; ++k) {
+          const float p = fp32_product(a[i * K + k], b[k * N + j], fp32_safe);
+          t = (k == 0 && !accumulate) ? p : ftz(t + p);
+        }
+        c[i * N + j] = t;
+      }
+  } else {  // AIE2 4x8x4: a bf16 4x8x4 multiply per pair of pieces
+    static constexpr unsigned char safe[9][2] = {{2, 2}, {2, 1}, {1, 2}, {0, 2}, {1, 1},
+                                                 {2, 0}, {1, 0}, {0, 1}, {0, 0}};
+    static constexpr unsigned char fast[6][2] = {{0, 2}, {1, 1}, {2, 0}, {1, 0}, {0, 1},
+                                                 {0, 0}};
+    static constexpr unsigned char low[3][2] = {{1, 0}, {0, 1}, {0, 0}};
+    const fp32_accuracy v = fp32_plain_accuracy();
+    const unsigned char(*order)[2] = v == fp32_fast ? fast : v == fp32_low ? low : safe;
+    const unsigned pairs = v == fp32_fast ? 6 : v == fp32_low ? 3 : 9;
+    const unsigned pieces = v == fp32_low ? 2 : 3;
+    AIEDSL_COUNT(VMAC, 2 * (2 * (pieces - 1)) + pairs);  // the splits (two halves), the pairs
+    const rounding_mode mode = fp32_split_mode();
+    float pa[M * K][3] = {}, pb[K * N][3] = {};
+    for (unsigned i = 0; i < M * K; ++i) fp32_split(a[i], pieces, mode, pa[i]);
+    for (unsigned i = 0; i < K * N; ++i) fp32_split(b[i], pieces, mode, pb[i]);
+    for (unsigned i = 0; i < M; ++i)
+      for (unsigned j = 0; j < N; ++j) {
+        float t = 0.0f;
+        for (unsigned q = 0; q < pairs; ++q)
+          for (unsigned k = 0; k < K; ++k)
+            t = ftz(t + ftz(pa[i * K + k][order[q][0]] * pb[k * N + j][order[q][1]]));
+        c[i * N + j] = accumulate ? ftz(c[i * N + j] + t) : t;
+      }
+  }
+}
+} // namespace detail
+
 template <unsigned M, unsigned K, unsigned N, typename TA, typename TB, typename Acc = accauto>
 struct mmul {
 #ifdef __AIE_ARCH__
@@ -824,6 +1036,9 @@ struct mmul {
   using acc_tag = std::conditional_t<is_acc_tag_v<Acc>, Acc,
                                      typename detail::default_acc<TA, TB>::type>;
   using storage = typename detail::acc_storage<acc_tag, TA>::type;
+  // float modes: every product emulated with bf16 multiplies (detail::fp32_mmul)
+  static constexpr bool fp32 = std::is_same_v<TA, float> && std::is_same_v<TB, float> &&
+                               std::is_same_v<storage, float>;
   std::array<storage, size_C> c{};
 
   using accum_type = accum<acc_tag, size_C>;
@@ -840,9 +1055,14 @@ struct mmul {
     for (unsigned i = 0; i < size_C; ++i) c[i] = detail::upshift<storage>(init.v[i], shift);
   }
   void mac(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
+    if constexpr (fp32) {
+      detail::fp32_mmul<M, K, N>(c.data(), a.v.data(), b.v.data(), true);
+      return;
+    }
     AIEDSL_COUNT(VMAC, issues);
     AIEDSL_COUNT(MACS, M * K * N);
     if constexpr (bfp16 && std::is_same_v<storage, float>) {
+      static_cast<void>(&detail::bfp16_compiled<M>);  // odr-used: the shape is recorded
       detail::bfp16_mac<M>(c.data(), a.v.data(), b.v.data());
       return;
     }
@@ -858,6 +1078,10 @@ struct mmul {
       }
   }
   void mul(const vector<TA, size_A> &a, const vector<TB, size_B> &b) {
+    if constexpr (fp32) {  // not a mac on zeros: AIE2's mul follows the accuracy define
+      detail::fp32_mmul<M, K, N>(c.data(), a.v.data(), b.v.data(), false);
+      return;
+    }
     c.fill(storage(0));
     mac(a, b);
   }

@@ -78,6 +78,11 @@ inline unsigned misaligned_count = 0;
 // first's op (aiedsl/kernels/faults.py's BF16_OPS) and mode (aie::rounding_mode's order).
 inline int64_t bf16_rounding_first[2] = {};
 inline unsigned bf16_rounding_count = 0;
+// The bf16 aie::mmul shapes this library's C++ runs on AIE2P's bfp16 unit (host_core.hpp,
+// detail::bfp16_compiled): bit 0 for 4x8x8, bit 1 for 8x8x8. Set as the library loads, from
+// what the kernel's C++ instantiates, so aiedsl can say so before any call: a reference of
+// exact bf16 products then differs from the kernel's results by the quantization.
+inline unsigned bfp16_mmuls = 0;
 } // namespace aiedsl_host
 
 extern "C" {
@@ -102,6 +107,10 @@ __attribute__((visibility("default"))) unsigned aiedsl_misaligned(int64_t *first
   using namespace aiedsl_host;
   for (unsigned i = 0; i < 8; ++i) first[i] = misaligned_first[i];
   return misaligned_count;
+}
+// The bf16 aie::mmul shapes the library's C++ runs on the bfp16 unit (aiedsl_host::bfp16_mmuls).
+__attribute__((visibility("default"))) unsigned aiedsl_bfp16_mmuls() {
+  return aiedsl_host::bfp16_mmuls;
 }
 // How many conversions to bfloat16 the call made under a rounding mode other than conv_even;
 // the first's op and mode into first[0..1].
