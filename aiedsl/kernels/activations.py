@@ -24,7 +24,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer
 from aiedsl.kernels.base import Kernel, declare
-from aiedsl.kernels.fp32_emulation import emulated_mul
+from aiedsl.kernels.fp32_emulation import MULTIPLIES, emulated_mul
 from aiedsl.kernels.params import kernel_target, positive_size
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, shown
@@ -234,7 +234,8 @@ def _norm(kind: str, rows: int, cols: int) -> Kernel:
         args=[buffer("src", t), buffer("dst", t, "out")], reference=norm_ref,
         cycles=rows * (14 * steps + 30) + 16, ops=rows * cols * 4,
         cost=f"rows(14 cols/{width} + 30) + 16: a statistics pass of {width}-lane steps, each "
-        "squaring float lanes with 13 bf16 multiplies (fp32 is emulated), and a scaling pass of "
+        f"squaring float lanes with {MULTIPLIES['safe']} bf16 multiplies (fp32 is emulated), "
+        "and a scaling pass of "
         "one multiply a step per row, ~30 cycles of lane reduction and invsqrt per row, call "
         "overhead and setting and restoring the rounding mode (bf16 rounds to nearest even) "
         "(aiedsl/kernels/templates/norm.cc.j2; an estimate)",
