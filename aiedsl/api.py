@@ -52,6 +52,7 @@ from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
 
 if TYPE_CHECKING:
     from aiedsl.sim import Watch
+    from aiedsl.sim.hang_run import HangRun
     from aiedsl.toolchain.lower import Lowering
 
 
@@ -72,6 +73,9 @@ class Artifacts:
     lowering: Lowering | None = None
     """mlir-aie's lowering of this build (``physical.mlir``, ``npu.mlir``, ``insts.bin``), when
     aie-opt and aie-translate were found; None when they were not (or ``lower=False``)."""
+    hang: HangRun | None = None
+    """How far the build's hang check ran (:mod:`aiedsl.sim.hang_run`); None when nothing was
+    written (``write=False`` checks and places only)."""
     _building: bool = field(default=False, repr=False, compare=False)
     """Made by an :func:`building` block still open: its compile shares the block's lock from
     any thread."""
@@ -281,12 +285,13 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
             check_output_dir(out, handle.name, holds_only_a_build)
             lowering = lower_design(gen.design, gen.files, out, aie_opt, aie_translate,
                                     usage=gen.usage)
-            gen = Generated(gen.design, gen.usage, {**gen.files, **lowering.files})
+            gen = Generated(gen.design, gen.usage, {**gen.files, **lowering.files}, gen.hang)
     with writing(gen, out) as path:
         settle(path, lowering)
         if lowering is not None and lowering.error is not None:
             raise lowering.error
-        art = Artifacts(path, handle, gen.design, gen.files, gen.usage, lowering=lowering)
+        art = Artifacts(path, handle, gen.design, gen.files, gen.usage, lowering=lowering,
+                        hang=gen.hang)
         art._building = True
         try:
             yield art

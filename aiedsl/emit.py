@@ -35,6 +35,7 @@ from aiedsl.builddir.build import building
 from aiedsl.builddir.marker import SCRIPT_LIST, entries, read_marker
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import with_locs
+from aiedsl.sim.hang_run import HangRun, hang_run
 from aiedsl.targets import get_target
 from aiedsl.toolchain.commands import (
     aiecc_argv, find_aiecc_script, kernel_compile_argv, project_listing_script, shell_line,
@@ -57,6 +58,8 @@ class Generated:
     usage: dict[tuple[int, int], TileUsage]
     files: dict[str, str]
     """Relative path -> text."""
+    hang: HangRun | None = None
+    """How far the hang check ran (:mod:`aiedsl.sim.hang_run`)."""
 
 
 def design_json(placed: Design) -> str:
@@ -66,8 +69,10 @@ def design_json(placed: Design) -> str:
 
 
 def generate(handle: DesignHandle) -> Generated:
-    """Check and place ``handle``'s design and render every output file."""
+    """Check and place ``handle``'s design, run the hang check, and render every output
+    file."""
     placed, table = check_design(handle.ir)
+    hang = hang_run(handle.ir, placed, handle.kernels)
     recorded = relocated(placed, os.path.dirname(placed.loc.path))
     kernels = render_kernels(placed)
     target = get_target(placed.device)
@@ -86,7 +91,7 @@ def generate(handle: DesignHandle) -> Generated:
                            aiecc_line=shell_line(aiecc_argv(packet=placed.flows == "packet",
                                                             find=False))),
     }
-    return Generated(placed, table, files)
+    return Generated(placed, table, files, hang)
 
 
 def relocated(node: Any, home: str) -> Any:

@@ -197,16 +197,21 @@ def check(
 ) -> None:
     """Run every check on DESIGN and write nothing.
 
-    Then say what is legal but often a mistake, one note a line (a host tensor's bytes
-    reinterpreted as another kind of number, a fifo element filled from a block of another
-    shape).
+    The last check simulates the run without data, to find the hangs no other check can (a
+    cycle of cores waiting on full fifos): the whole run, or the start of a long one (it says
+    how far it got; aiedsl sim runs it whole). Then say what is legal but often a mistake,
+    one note a line (a host tensor's bytes reinterpreted as another kind of number, a fifo
+    element filled from a block of another shape).
     """
     from aiedsl.checks import check_design
     from aiedsl.notes import design_notes
+    from aiedsl.sim.hang_run import hang_run
 
     handle = load(design, define, device, name)
     placed, usage = check_design(handle.ir)
+    hang = hang_run(handle.ir, placed, handle.kernels)
     print_usage(placed, usage)
+    say(hang.line())
     for note in design_notes(placed):
         say(note.line())
     say(f"{handle.name}: all checks pass on {placed.device}")

@@ -65,6 +65,8 @@ def rich_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]
 def report_build(art: Any, start: float) -> None:
     """Print what ``aiedsl build`` wrote (and lowered) into ``art.path``."""
     print_usage(art.design, art.usage)
+    if art.hang is not None:
+        say(art.hang.line())
     say(f"wrote {printable(art.path)}/: " + ", ".join(sorted(art.files)) +
         f" ({time.perf_counter() - start:.2f} s)")
     if art.lowering is not None:

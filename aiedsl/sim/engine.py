@@ -268,8 +268,10 @@ class Engine:
         self.wake(token.waiters)
 
     # -- the scheduler ------------------------------------------------------------------------
-    def run(self) -> None:
-        """Resume runnable processes, earliest clock first, until every one is blocked or done.
+    def run(self, limit: int | None = None) -> bool:
+        """Resume runnable processes, earliest clock first, until every one is blocked or done
+        (True), or ``limit`` of them have been resumed (False: the run can go on, by another
+        ``run``).
 
         A process runs until it blocks, or until a request it got moved its clock past the
         earliest runnable one (it then queues again behind it). Which process reserves a
@@ -279,7 +281,11 @@ class Engine:
         heap = self.heap
         handlers = self._handlers
         pop = heapq.heappop
-        while heap:
+        # the steps counted by the for loop itself: an unlimited run pays no more than it did
+        # for `while heap`
+        for _ in itertools.repeat(None) if limit is None else range(limit):
+            if not heap:
+                return True
             p = pop(heap)[2]
             if p.step is not None:  # an on-chip DMA (never finishes)
                 p.step()
@@ -305,6 +311,7 @@ class Engine:
                     continue
                 p.request = req
                 break
+        return not heap
 
     # -- requests: satisfy one now if possible (True), else register ``p`` as a waiter ---------
     # (Hot paths compare floats with ``if`` rather than calling ``max``: a call costs more, and

@@ -1,0 +1,129 @@
+"""The hang check of ``aiedsl check`` and ``aiedsl build``: the design's run simulated without
+data, to find the hangs no static check can (a core that waits for a free buffer of a fifo
+whose consumer waits for it, a broadcast held back by one receiver's full buffers).
+
+The static checks follow data and leave back-pressure to the simulator (README, "check follows
+data, not back-pressure"). Whether a run of a design hangs does not depend on the values its
+kernels compute (a core program's loops and acquires are fixed when it is traced), so the
+simulator's engine run with kernels timed only (``compute=False``) on zero-filled host tensors
+finds every hang ``aiedsl sim`` finds, in the same words, at a fraction of its cost. Its length
+grows with the problem, so it stops after :data:`EVENTS` steps of the engine: a run longer than
+that is checked as far as it got, and the result says how far (``aiedsl sim`` runs it whole).
+
+Example
+-------
+>>> from aiedsl.checks import check_design
+>>> from aiedsl.loader import load_design
+>>> handle = load_design("designs/gemm_bf16.py")
+>>> hang_run(handle.ir, check_design(handle.ir)[0], handle.kernels).line()
+'hang check: the run ends, simulated without data (576 kernel calls)'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from aiedsl.checks import check_design
+from aiedsl.dtypes import dtype as lookup_dtype
+from aiedsl.ir.design import Design
+from aiedsl.ir.program import calls_per_run
+from aiedsl.sim.depth_fix import depth_fix, least_depth
+from aiedsl.sim.explain import Deadlock, explain
+from aiedsl.sim.machine import Machine, build_machine
+from aiedsl.sim.runtime import check_shim_bds, check_task_queues
+from aiedsl.targets import TargetModel, get_target
+
+EVENTS = 60_000
+"""Engine steps the hang check runs at most: about 0.1 s on a laptop core, the whole run of
+the 1024^3 GEMM (some 37,000 steps); a longer run is checked up to there."""
+
+
+@dataclass(frozen=True)
+class HangRun:
+    """How far the hang check got without finding a hang."""
+
+    ended: bool
+    """The run reached the end of its runtime sequence (False: it stopped at :data:`EVENTS`
+    steps, still moving)."""
+    calls: int
+    """Kernel calls simulated."""
+    total: int
+    """Kernel calls of the whole run."""
+
+    def line(self) -> str:
+        """What ``aiedsl check`` and ``aiedsl build`` print about it."""
+        if self.ended:
+            return (f"hang check: the run ends, simulated without data ({self.total:,} kernel "
+                    "calls)")
+        return (f"hang check: no hang in the first {self.calls:,} of the run's {self.total:,} "
+                f"kernel calls, simulated without data ({EVENTS:,} steps, the most the check "
+                "takes); aiedsl sim runs it whole")
+
+
+def hang_run(design: Design, placed: Design, kernels: dict[str, Any],
+             events: int = EVENTS) -> HangRun:
+    """Simulate ``placed``, design ``design`` checked and placed (whose kernels ``kernels``
+    are, by symbol: a handle's), without data for at most ``events`` engine steps; raise the
+    :class:`~aiedsl.sim.explain.Deadlock` (or the runtime's fault) that stops it, as ``aiedsl
+    sim`` says it: with the least depth that ends it when a full fifo is the cause and every
+    run at another depth ends within ``events`` steps too."""
+    target = get_target(placed.device)
+    m = _machine(placed, kernels, target)
+    ended = m.engine.run(limit=events)
+    if ended:
+        try:
+            _stopped(m)
+        except Deadlock as e:
+            e.message = "the design's run hangs, simulated without data: " + e.message
+            fifo = e.full_fifo
+            if fifo is not None and not _say_depth(e, fifo, design, kernels, target, events):
+                e.fix = (f"{e.fix}; " if e.fix else "") + (
+                    f"aiedsl sim runs it with data and names the least depth of '{fifo}' "
+                    "that ends it")
+            e.args = (e.render(),)
+            raise
+    return HangRun(ended, m.kernel_calls, calls_per_run(placed))
+
+
+def _machine(placed: Design, kernels: dict[str, Any], target: TargetModel) -> Machine:
+    """A machine for a run of ``placed`` without data, on zero-filled host tensors (calloc'd:
+    pages never read cost nothing)."""
+    host = {t.name: np.zeros(t.type.shape, np.dtype(lookup_dtype(t.type.dtype).numpy))
+            for t in placed.tensors}
+    return build_machine(placed, target, host, kernels, compute=False)
+
+
+def _stopped(m: Machine) -> None:
+    """After ``m``'s run: raise what kept it from the end of its runtime sequence, as
+    ``aiedsl sim`` does (a dropped push is the cause, when the run also stopped short)."""
+    check_task_queues(m)
+    check_shim_bds(m)
+    if m.runtime is None or not m.runtime.finished:
+        raise explain(m)
+
+
+class _TooLong(Exception):
+    """A run at another depth took more steps than the hang check does."""
+
+
+def _say_depth(e: Deadlock, fifo: str, design: Design, kernels: dict[str, Any],
+               target: TargetModel, events: int) -> bool:
+    """Name in ``e``'s fix the least depth of ``fifo`` that ends ``design``'s run, as
+    :func:`aiedsl.sim.simulate` does; False (``e`` unchanged) when a run the search makes
+    takes more than ``events`` steps (whether it ends is then not known here)."""
+    def run(trial: Design) -> None:
+        placed, _ = check_design(trial)
+        m = _machine(placed, kernels, target)
+        if not m.engine.run(limit=events):
+            raise _TooLong
+        _stopped(m)
+
+    try:
+        found = least_depth(design, fifo, target, run)
+    except _TooLong:
+        return False
+    e.fix = depth_fix(e.fix or "", fifo, design, found)
+    return True

@@ -1,0 +1,147 @@
+"""The hang check of ``aiedsl check`` and ``aiedsl build``: the run simulated without data finds
+the hangs of back-pressure that no static check sees, in ``aiedsl sim``'s words, and a build that
+hangs writes nothing."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.loader import load_design
+from aiedsl.sim import Deadlock, simulate
+from aiedsl.sim.hang_run import EVENTS, hang_run
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "hang_corpus"
+PREFIX = "error [deadlock]: the design's run hangs, simulated without data: "
+
+AHEAD = '''
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def ahead(inp: Tensor[1024, i32], out: Tensor[4096, i32]):
+    a = fifo(Tensor[256, i32], name="a")
+    f = fifo(Tensor[256, i32], name="f", depth=2)
+    g = fifo(Tensor[256, i32], name="g")
+    o = fifo(Tensor[256, i32], name="o")
+    copy = passthrough(Tensor[256, i32])
+
+    @herd(rows=2)
+    def core(x, y):
+        if y == 0:
+            for _ in loop(4):
+                with a.consume() as s:
+                    for _ in loop(3):
+                        with f.produce() as d:
+                            copy(s, d)
+                    with g.produce() as d:
+                        copy(s, d)
+        else:
+            for _ in loop(4):
+                with g.consume() as s, o.produce() as d:
+                    copy(s, d)
+                for _ in loop(3):
+                    with f.consume() as s, o.produce() as d:
+                        copy(s, d)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(o, out)
+
+
+@ahead.reference
+def reference(inp):
+    return np.repeat(inp.reshape(4, 1, 256), 4, axis=1).reshape(-1)
+'''
+"""A producer that runs three elements of 'f' ahead of the 'g' its consumer waits for first:
+depth 2 hangs, 3 ends."""
+
+AHEAD_CHECK = (
+    PREFIX + "nothing can move and the runtime sequence is not done (2 core(s) blocked)\n"
+    "  the runtime waits at the end of its sequence for its drain of 'o' (line 36) to complete "
+    "(ahead.py:34)\n"
+    "  <- the shim DMA (0,0) draining 'o' waits for data (ahead.py:13)\n"
+    "  <- the DMA of core[0,1] (0,3) sending 'o' waits for core[0,1] to release an element to "
+    "send (ahead.py:13)\n"
+    "  <- core[0,1] (0,3) waits to acquire 'g' (consume) for data to arrive (ahead.py:28)\n"
+    "  <- core[0,0] (0,2) waits to acquire 'f' (produce) for a free buffer (all 2 buffers are "
+    "full, waiting for core[0,1] to consume: the two cores share them), while it holds 1 "
+    "element(s) of 'a' (consume) (ahead.py:22)\n"
+    "  <- back to core[0,1] (0,3): a wait-for cycle\n"
+    "  fix: break the cycle: no core may hold an element while it waits for data that can only "
+    "come once that element moves; acquire in an order that lets data flow, release sooner, or "
+    "give 'f' depth=3 (line 11; now 2): the least depth with which this run ends, simulated\n"
+)
+
+
+def aiedsl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
+    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def ahead(tmp_path: Path) -> Path:
+    (tmp_path / "ahead.py").write_text(AHEAD)
+    return tmp_path
+
+
+def test_check_finds_a_hang_of_back_pressure_and_names_the_depth_that_ends_it(
+        ahead: Path) -> None:
+    r = aiedsl("check", "ahead.py", cwd=ahead)
+    assert (r.returncode, r.stdout, r.stderr) == (3, "", AHEAD_CHECK)
+
+
+def test_the_hang_check_says_what_aiedsl_sim_says(ahead: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Word for word but the first line's opening: the same run, the same explanation."""
+    monkeypatch.chdir(ahead)
+    with pytest.raises(Deadlock) as sim:
+        simulate(load_design("ahead.py"))
+    assert PREFIX + str(sim.value).removeprefix("error [deadlock]: ") + "\n" == AHEAD_CHECK
+
+
+def test_a_build_that_hangs_writes_nothing(ahead: Path) -> None:
+    r = aiedsl("build", "ahead.py", "-o", "out", cwd=ahead)
+    assert (r.returncode, r.stderr) == (3, AHEAD_CHECK)
+    assert not (ahead / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["broadcast_under_buffered.py", "drain_order_reversed.py"])
+def test_the_corpus_hangs_found_by_running_are_found_by_check(name: str) -> None:
+    sim = aiedsl("sim", name, cwd=CORPUS)
+    check = aiedsl("check", name, cwd=CORPUS)
+    assert sim.returncode == check.returncode == 3
+    assert check.stderr == sim.stderr.replace("error [deadlock]: ", PREFIX, 1)
+
+
+def test_a_run_that_ends_is_said_with_its_kernel_calls(in_root: Path) -> None:
+    r = aiedsl("check", "designs/gemm_bf16.py", cwd=in_root)
+    assert r.returncode == 0, r.stderr
+    assert "\nhang check: the run ends, simulated without data (576 kernel calls)\n" in r.stdout
+
+
+def test_a_long_run_is_checked_up_to_the_steps_the_check_takes() -> None:
+    handle = load_design(ROOT / "designs" / "gemm_bf16.py",
+                         {"M": "2048", "K": "2048", "N": "2048"})
+    run = hang_run(handle.ir, check_design(handle.ir)[0], handle.kernels)
+    assert not run.ended
+    assert run.line() == (
+        "hang check: no hang in the first 7,068 of the run's 33,792 kernel calls, simulated "
+        "without data (60,000 steps, the most the check takes); aiedsl sim runs it whole")
+
+
+def test_the_readme_gives_the_steps_the_check_takes() -> None:
+    readme = (ROOT / "README.md").read_text()
+    said = re.search(r"The check takes at most ([\d,]+)\s+steps", readme)
+    assert said is not None and said[1] == f"{EVENTS:,}"
