@@ -31,9 +31,13 @@
 // AIE API used: aie::mmul, aie::vector (128 bits and up), aie::load_v, aie::store_v, aie::zeros,
 //   aie::concat, aie::interleave_zip, aie::max, to_vector<int8_t>(shift), extract,
 //   set_rounding/set_saturation.
-// Cost (estimate): 9 taps x CIN/s steps of 4 mmuls per 2x2 output patch; each pair of steps
-//   gathers 2r pixel loads (two per cycle) and 2r/2 zips: max(4, r) cycles per step; see
-//   aiedsl/kernels/matmul.py.
+// Cost (estimate): 9 taps x CIN/s steps per 2x2 output patch. Per step: 4 mmuls (one cycle
+//   each at the core's int8 peak) with loads of matmul's A and B bytes; and r lane moves, one
+//   a cycle in the core's single slot for them: each pair of steps makes two gathers of r
+//   pixels, each r/2 interleave_zips of 128-bit pixel pairs and r/2 concats of the 128-bit
+//   zipped halves (the concats of 256-bit blocks into the 8x8x8 A block pair registers and
+//   move nothing). max(4, r) cycles per step: the lane moves bind on npu2 (8x8x8, r = 8).
+//   See conv3x3_lane_moves in aiedsl/kernels/conv.py.
 #ifndef AIEDSL_KERNELS_CONV3X3_CC
 #define AIEDSL_KERNELS_CONV3X3_CC
 

@@ -880,3 +880,74 @@ def test_aie2p_has_no_put_of_a_32_lane_float_accumulator(tmp_path: Path) -> None
         r = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", f"-D__AIE_ARCH__={arch}",
                             f"-I{HOST_INCLUDE}", str(src)], capture_output=True, text=True)
         assert r.returncode != 0, arch
+
+
+LANE_MOVES = r'''
+#include <aie_api/aie.hpp>
+#include <cstdio>
+
+template <unsigned N> aie::vector<int8_t, N> lanes() {
+  aie::vector<int8_t, N> v;
+  for (unsigned i = 0; i < N; ++i) v[i] = int8_t(i);
+  return v;
+}
+uint64_t counts[6];
+void moved(const char *name) {
+  aiedsl_profile(counts, 1);
+  std::printf("%s: %llu\n", name, (unsigned long long)counts[2]);
+}
+
+int main() {
+  auto q = lanes<16>();  // 128 bits
+  auto w = lanes<32>();  // 256
+  auto x = lanes<64>();  // 512
+  auto y = lanes<128>(); // 1024
+  moved("reset");
+  aie::interleave_zip(q, q, 8);
+  moved("zip_128");
+  aie::interleave_unzip(q, q, 8);
+  moved("unzip_128");
+  aie::interleave_zip(q, q, 16);
+  moved("zip_128_whole");
+  aie::interleave_zip(w, w, 8);
+  moved("zip_256");
+  aie::interleave_zip(x, x, 8);
+  moved("zip_512");
+  aie::interleave_unzip(x, x, 8);
+  moved("unzip_512");
+  aie::interleave_zip(x, x, 64);
+  moved("zip_512_whole");
+  aie::interleave_zip(y, y, 8);
+  moved("zip_1024");
+  aie::concat(q, q);
+  moved("concat_128");
+  aie::concat(w, w);
+  moved("concat_256");
+  aie::concat(x, x);
+  moved("concat_512");
+  return 0;
+}
+'''
+
+
+def test_lane_moves_are_counted_as_the_aie_api_issues_them(tmp_path: Path) -> None:
+    """The shuffles ``kernel profile`` counts: a VSHUFFLE writes one 512-bit register, so the
+    AIE API zips a pair narrower than 512 bits with one, a 512-bit pair with two, a 1024-bit
+    pair with four, and a whole-vector step of 256 bits or more with none; a concat of 256-bit
+    or wider parts pairs registers (nothing moves), of 128-bit parts moves one. The profile
+    counted one for each call, whatever its width: conv3x3's 8x8x8 gather on npu2 was
+    charged two shuffles per 512-bit A block it only paired, and its 512-bit output zips one
+    where they take two."""
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++ on PATH: the host AIE API header cannot be compiled")
+    src, exe = tmp_path / "m.cc", tmp_path / "m"
+    src.write_text(LANE_MOVES)
+    subprocess.run([cxx, "-std=c++20", "-O1", f"-I{HOST_INCLUDE}", str(src), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    counted = dict(line.split(": ") for line in out.splitlines())
+    assert counted == {"reset": "0", "zip_128": "1", "unzip_128": "1", "zip_128_whole": "1",
+                       "zip_256": "1", "zip_512": "2", "unzip_512": "2", "zip_512_whole": "0",
+                       "zip_1024": "4", "concat_128": "1", "concat_256": "0",
+                       "concat_512": "0"}

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from aiedsl.dtypes import i8
 from aiedsl.errors import DesignError
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels.args import buffer
 from aiedsl.kernels.base import Kernel, declare
-from aiedsl.kernels.matmul import MATMUL_PATCH, matmul_cycles, matmul_ref, srs
+from aiedsl.kernels.matmul import MATMUL_PATCH, matmul_cycles, matmul_ref, matmul_step, srs
 from aiedsl.kernels.params import kernel_target, positive_size, scale_shift
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.source_loc import caller_loc
@@ -94,6 +95,39 @@ def conv3x3_ref(top: np.ndarray, mid: np.ndarray, bot: np.ndarray, w: np.ndarray
     out.reshape(width, cout)[...] = res
 
 
+def conv3x3_lane_moves(r: int) -> int:
+    """Lane moves (shuffle-unit instructions) per channel step of conv3x3.cc's 2x2 patch with
+    ``r``-pixel mmul blocks. Every two channel steps (one 128-bit load of ``2s`` channels per
+    pixel) the patch gathers its ``2r`` pixels as two gathers of ``r``: each zips its pixels
+    two by two (``r/2`` ``interleave_zip`` of 128-bit vectors, one VSHUFFLE each: a VSHUFFLE
+    writes one 512-bit register) and joins the zipped 2-pixel halves into the two steps'
+    ``r``-pixel A blocks with ``r/2`` concats of 128-bit parts, one move each (the AIE API
+    shifts them into place); a concat of 256-bit or wider parts pairs registers and moves
+    nothing. These are the counts ``kernel profile`` makes
+    (kernels_cpp/host/aie_api/host_lanes.hpp), one a cycle: the core has one slot for them
+    (llvm-aie's AIE2P VSHUFFLE and VSHIFT are both mv-slot instructions; its vector MACs issue
+    in the vec slot, beside them).
+
+    >>> conv3x3_lane_moves(4), conv3x3_lane_moves(8)
+    (4, 8)
+    """
+    gathers, zips, concats = 2, r // 2, r // 2  # per two channel steps
+    return gathers * (zips + concats) // 2
+
+
+def conv3x3_mac_load(r: int, s: int, t: int, macs: int, load_bytes: int) -> int:
+    """Cycles per channel step of the 2x2 patch for its MACs and loads, as matmul's step
+    (:func:`~aiedsl.kernels.matmul.matmul_step`): 4 ``r x s x t`` mmuls at the core's ``macs``
+    int8 MACs per cycle, or the bytes loaded at ``load_bytes`` a cycle if longer. A step's
+    gather loads the bytes of matmul's two A blocks (``2r`` pixels' 128-bit loads of ``2s``
+    channels every two steps: ``2rs`` bytes a step), its two B blocks are matmul's.
+
+    >>> conv3x3_mac_load(4, 8, 8, 256, 64), conv3x3_mac_load(8, 8, 8, 512, 128)
+    (4, 4)
+    """
+    return matmul_step(r, s, t, i8, load_bytes, macs)
+
+
 def conv2d_3x3(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = True,
                device: str | None = None) -> Kernel:
     """One output row of an int8 3x3 convolution (stride 1, zero padding 1) from three input
@@ -117,7 +151,13 @@ def conv2d_3x3(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
             f"gather), cout % {2 * t} == 0",
             found=f"{width}x{cin}x{cout}", fix="pad the row or the channels")
     row = TensorType(shape=(width, cin), dtype="i8")
-    step = max(4, r)  # per step: 4 mmuls; r 128-bit pixel loads (two per cycle) per two steps
+    mac_load = conv3x3_mac_load(r, s, t, target.macs_per_cycle["i8_i32"],
+                                target.core_load_bytes_per_cycle)
+    moves = conv3x3_lane_moves(r)
+    # NOTE: loads counted as instructions rather than bytes (a 128-bit pixel load takes a
+    # load slot as a 512-bit one does) bind neither: (r pixel loads + the B blocks' 2 x 512
+    # bits) over two slots is 4 a step on npu1 (256-bit loads), 5 on npu2, under the step.
+    step = max(mac_load, moves)
     patch = MATMUL_PATCH["i8"]  # its C stores and pipeline fill, as matmul's i8 patch
     cycles = (width // (2 * r)) * (cout // (2 * t)) * (9 * (cin // s) * step + patch) + 20
     return declare(
@@ -129,7 +169,11 @@ def conv2d_3x3(width: int, cin: int, cout: int, *, shift: int = 0, relu: bool = 
               buffer("w", TensorType(shape=(9 * cin, cout), dtype="i8")),
               buffer("out", TensorType(shape=(width, cout), dtype="i8"), "out")],
         reference=conv3x3_ref, cycles=cycles, ops=2 * 9 * width * cin * cout,
-        cost=f"(w/{2 * r})(cout/{2 * t})(9 (cin/{s}) {step} + {patch}) + 20: as matmul, each "
-        "step's A gathered pixel by pixel (kernels_cpp/conv3x3.cc; an estimate)",
+        cost=f"(w/{2 * r})(cout/{2 * t})(9 (cin/{s}) {step} + {patch}) + 20: per channel step "
+        f"of a 2x2 patch the larger of its 4 {r}x{s}x{t} mmuls with their A and B loads "
+        f"({mac_load}, as matmul's step) and the {moves} lane moves gathering A pixel by pixel "
+        f"({r // 2} zips and {r // 2} concats of 128-bit parts a gather, one gather a step), "
+        "the patch's C stores and pipeline fill as matmul's (kernels_cpp/conv3x3.cc; an "
+        "estimate)",
         params={"width": width, "cin": cin, "cout": cout, "r": r, "s": s, "t": t,
                 "shift": shift, "relu": int(relu)}, arch=target.arch)

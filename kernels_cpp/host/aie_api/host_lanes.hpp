@@ -8,6 +8,29 @@
 namespace aie {
 
 // ---- lane movement -------------------------------------------------------------------------
+// What the profile counts for the calls below: the lane-moving instructions a core needs, the
+// least the AIE API issues (a lower bound, as the whole profile is).
+//   * A VSHUFFLE reads two 512-bit x registers and writes one (llvm-aie AIE2PGenInstrInfo.td,
+//     VSHUFFLE_vec_shuffle_x: an mv-slot instruction, x sources and destination). The AIE API
+//     zips and unzips in 512-bit pieces (detail/aie2/interleave.hpp, which AIE2P shares:
+//     native_elems = 512 / TypeBits): a pair narrower than 512 bits is grown to 512 and one
+//     ::shuffle's low half kept; a 512-bit pair takes two (mode.low(), mode.high()), a wider
+//     one two per 512-bit piece; a step of the whole vector (256 bits or more: its
+//     shuffle_mode::is_bypass) returns the inputs unmoved.
+//   * A concat of parts of 256 bits or more moves nothing: a 512-bit x register is the pair of
+//     256-bit w registers wl, wh and a 1024-bit y the pair of two x (llvm-aie
+//     AIE2RegisterInfo.cpp getCoveringSubRegs: sub_256_lo/hi, sub_512_lo/hi; AIE2P's
+//     AIE2PRegisterInfo.td the same), and the AIE API builds it with the native ::concat
+//     (detail/aie2/vector.hpp, vector_base::upd_all), as it does a concat of accumulators
+//     (below). Parts of 128 bits are moved into place with shuffle_down (upd_all: "use
+//     shuffle_down to fill the lowest bits from input chunks", one ::shift_bytes, VSHIFT, an
+//     mv-slot instruction on AIE2P, per part): counted as one, the least that puts the second
+//     part above the first.
+template <typename T, unsigned N> constexpr unsigned aiedsl_zip_shuffles(unsigned step) {
+  constexpr unsigned bits = 8 * sizeof(T) * N;
+  if (bits >= 256 && step == N) return 0; // shuffle_mode::is_bypass
+  return bits < 512 ? 1 : 2 * (bits / 512);
+}
 // Lanes 0, 2, 4, ... (filter_even) or 1, 3, 5, ... (filter_odd) taken in groups of `step`.
 template <typename T, unsigned N> vector<T, N / 2> filter_even(const vector<T, N> &a,
                                                                 unsigned step = 1) {
@@ -32,7 +55,7 @@ template <typename T, unsigned N> vector<T, N / 2> filter_odd(const vector<T, N>
 template <typename T, unsigned N>
 std::pair<vector<T, N>, vector<T, N>> interleave_zip(const vector<T, N> &a, const vector<T, N> &b,
                                                      unsigned step = 1) {
-  AIEDSL_COUNT(SHUFFLE, 1);
+  AIEDSL_COUNT(SHUFFLE, (aiedsl_zip_shuffles<T, N>(step)));
   std::array<T, 2 * N> all{};
   unsigned k = 0;
   for (unsigned g = 0; g < N; g += step)
@@ -45,7 +68,7 @@ std::pair<vector<T, N>, vector<T, N>> interleave_zip(const vector<T, N> &a, cons
 template <typename T, unsigned N>
 std::pair<vector<T, N>, vector<T, N>> interleave_unzip(const vector<T, N> &a,
                                                        const vector<T, N> &b, unsigned step = 1) {
-  AIEDSL_COUNT(SHUFFLE, 1);
+  AIEDSL_COUNT(SHUFFLE, (aiedsl_zip_shuffles<T, N>(step)));
   std::array<T, 2 * N> all{};
   for (unsigned i = 0; i < N; ++i) all[i] = a.v[i], all[N + i] = b.v[i];
   std::pair<vector<T, N>, vector<T, N>> out;
@@ -58,7 +81,7 @@ std::pair<vector<T, N>, vector<T, N>> interleave_unzip(const vector<T, N> &a,
 }
 template <typename T, unsigned N>
 vector<T, 2 * N> concat(const vector<T, N> &a, const vector<T, N> &b) {
-  AIEDSL_COUNT(SHUFFLE, 1);
+  AIEDSL_COUNT(SHUFFLE, (8 * sizeof(T) * N < 256 ? 1 : 0)); // 128-bit parts move (above)
   vector<T, 2 * N> out;
   for (unsigned i = 0; i < N; ++i) out.v[i] = a.v[i], out.v[N + i] = b.v[i];
   return out;
