@@ -664,3 +664,86 @@ def test_scalars_the_cpp_takes_as_they_are(design_file: DesignFile, decl: str, s
     that changes no value; narrows_to= and equals= keep working. A template parameter or a
     typedef is not judged (the scan does not resolve them)."""
     scalar_passes(design_file, decl, scalar, call)
+
+
+# -- a kernel declared in a helper module: the error names the design's call too ----------------
+
+HELPER = '''
+from aiedsl import Tensor, i32
+from aiedsl.kernels import buffer, declare
+
+
+def ref(*args, **kw):
+    pass
+
+
+def doubler(entry, args=None):
+    return declare("double_64", source="k.cc", entry=entry, reference=ref, cycles=100,
+                   cost="a guess", args=args or [buffer("src", Tensor[64, i32]),
+                                                 buffer("dst", Tensor[64, i32], "out")])
+'''
+
+USER = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import buffer
+from kern import doubler
+
+
+@design(device="npu1_1col")
+def d(inp: Tensor[1024, i32], out: Tensor[1024, i32]):
+    k = doubler(ENTRY)
+    fi = fifo(Tensor[64, i32], name="fi")
+    fo = fifo(Tensor[64, i32], name="fo")
+
+    @herd()
+    def core():
+        for _ in loop(16):
+            with fi.consume() as a, fo.produce() as b:
+                k(a, b)
+
+    with runtime() as rt:
+        rt.fill(fi, inp)
+        rt.drain(fo, out)
+'''
+
+
+def helper_error(design_file: DesignFile, entry: str) -> list[str]:
+    design_file(CC, "k.cc")
+    design_file(HELPER, "kern.py")
+    path = design_file(USER.replace("ENTRY", entry))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    return str(e.value).splitlines()
+
+
+def test_a_helper_modules_kernel_names_the_designs_call(design_file: DesignFile) -> None:
+    """A tester's shared affine_kernel.py: the error named its declare() line only, not the
+    design whose entry= (passed through the helper) was wrong, nor where it calls it."""
+    assert helper_error(design_file, '"double_i32<N>"') == [
+        "kern.py:10: error [kernel entry]: kernel 'double_64' calls double_i32<N> "
+        "(entry=\"double_i32<N>\"), and 'N' is a template parameter of k.cc's double_i32 (its "
+        "line 4): entry= is C++ text, called from the extern \"C\" function aiedsl generates "
+        "after the file, outside every function and template, where only the file's top-level "
+        "names are seen",
+        LIMIT.rstrip("\n"),
+        "  found: 'N' in entry=\"double_i32<N>\"",
+        "  d.py:16: the call of 'double_64' in design 'd'",
+        "  fix: put the value in the string, e.g. entry=f\"double_i32<{N}>\" in Python"]
+
+
+def test_a_helper_modules_signature_error_names_the_designs_call(
+        design_file: DesignFile) -> None:
+    assert helper_error(design_file, '"scale_i32"') == [
+        "kern.py:10: error [kernel signature]: kernel 'double_64' declares 2 arguments, and "
+        "k.cc's scale_i32 (its line 15) takes 4",
+        "  limit: the kernel's args= are the C++ function's parameters, in its order",
+        "  found: args src, dst; scale_i32(int32_t *a_in, int32_t *c_out, int32_t *factor, "
+        "int32_t n)",
+        "  d.py:16: the call of 'double_64' in design 'd'",
+        "  fix: declare one buffer() or scalar() per parameter of scale_i32, in its order"]
+
+
+def test_a_kernel_declared_in_the_design_file_adds_no_line(design_file: DesignFile) -> None:
+    """Its declare() line is in the design already."""
+    assert not any(" the call of " in line for line in error(
+        design_file, '"double_64", entry="double_i32<N>"', IO).splitlines())

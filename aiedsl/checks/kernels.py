@@ -39,7 +39,30 @@ def check_kernel_sources(d: Design, found_only: bool = False,
             if missing_only and (k.source_kind != "file" or source_file(k) is not None):
                 continue
             # kernel_source raises when the file is missing, or a template does not render
-            check_file_kernel(k, kernel_source(k), unit.file)
+            try:
+                check_file_kernel(k, kernel_source(k), unit.file)
+            except DesignError as e:
+                raise with_design_call(e, d, k) from None
+
+
+_USE_RULES = ("kernel entry", "kernel signature")
+"""The rules a kernel's declaration breaks in how a design uses it (what ``entry=`` calls, the
+arguments it passes): their errors name the design's call too."""
+
+
+def with_design_call(e: DesignError, d: Design, k: Kernel) -> DesignError:
+    """Error ``e`` about kernel ``k``'s declaration, with design ``d``'s first call of ``k`` as
+    a related line when ``k`` is declared in another file (a helper module shared by designs,
+    as the README suggests): its declare() line alone does not say which design, or where,
+    met the error. Another error is returned as it is."""
+    if e.rule not in _USE_RULES or e.loc != k.loc:
+        return e
+    call = next((c for core in d.cores for c in calls(core) if c.kernel == k.symbol), None)
+    if call is None or call.loc.file == k.loc.file:
+        return e
+    return DesignError(e.rule, e.message, loc=e.loc, limit=e.limit, found=e.found, fix=e.fix,
+                       related=[*e.related,
+                                (f"the call of '{k.symbol}' in design '{d.name}'", call.loc)])
 
 
 def check_kernel_objects(d: Design) -> None:
