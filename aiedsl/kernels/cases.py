@@ -21,6 +21,7 @@ from aiedsl.ir.core_ops import Call, RtpArg, ScalarArg
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import CallKey, Kernel, scalars_shown
 from aiedsl.ir.runtime import RtpWrite
+from aiedsl.kernels.arch import check_kernel_arch
 from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.lang.design import DesignHandle
 from aiedsl.targets import get_target
@@ -198,8 +199,6 @@ def design_cases(handle: DesignHandle, each: bool = False) -> list[KernelCase]:
     design's device's is refused as ``aiedsl check`` refuses it (``--device npu2`` for a
     kernel declared ``arch="aie2"``): its test on the host would pass what the device cannot
     build, and its profile count what it does not run."""
-    from aiedsl.checks.kernels import check_kernel_arch  # (checks load the kernels package)
-
     d = handle.ir
     target = get_target(d.device)
     check_kernel_arch(d, target)
