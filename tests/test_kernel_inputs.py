@@ -191,6 +191,42 @@ def test_a_profiled_kernel_writing_past_its_buffer_is_a_design_error(
 
 
 @HOST_RUN
+def test_a_profiled_kernel_of_a_helper_module_names_the_designs_call(
+        design_file: DesignFile) -> None:
+    """Declared in a helper module shared by designs, the kernel's [kernel bounds] error named
+    only the helper's declare() line: the design whose call's run wrote past the buffer is
+    named too."""
+    design_file('''
+        from aiedsl import Tensor, u8
+        from aiedsl.kernels import buffer, declare
+
+        def copy_ref(src, dst):
+            dst[...] = src
+
+        def copier():
+            return declare("copy_u8_48", source="copy.cc", entry="copy48",
+                           args=[buffer("src", Tensor[48, u8]),
+                                 buffer("dst", Tensor[48, u8], "out")],
+                           reference=copy_ref, cycles=None, cost="profiled")
+        ''', "kern.py")
+    path = design_file(PROFILED.replace("from aiedsl.kernels import buffer, declare",
+                                        "from kern import copier").replace(
+        '''k = declare("copy_u8_48", source="copy.cc", entry="copy48",
+                    args=[buffer("src", Tensor[48, u8]), buffer("dst", Tensor[48, u8], "out")],
+                    reference=copy_ref, cycles=None, cost="profiled")''', "k = copier()"))
+    (path.parent / "copy.cc").write_text(COPY_CC.replace(
+        "// BUG", "for (unsigned i = 48; i < 64; ++i) dst[i] = 0;"))
+    with pytest.raises(DesignError) as excinfo:
+        load_design(path)
+    assert str(excinfo.value).splitlines()[0] == (
+        "kern.py:8: error [kernel bounds]: kernel 'copy_u8_48' wrote 16 byte(s) past the end "
+        "of buffer 'dst' in the run of its C++ that profiles it (cycles=None): on the core it "
+        "would overwrite whatever is placed after 'dst'")
+    assert str(excinfo.value).splitlines()[3] == (
+        "  d.py:17: the call of 'copy_u8_48' in design 'd'")
+
+
+@HOST_RUN
 def test_a_profiled_kernel_writing_before_its_buffers_names_each_write(
         design_file: DesignFile) -> None:
     path = design_file(PROFILED.replace("k(s, t)", "k(s, t, 48)").replace(

@@ -174,6 +174,32 @@ def test_a_kernel_declared_for_another_architecture_is_refused_with_arch_in_the_
         "  fix: declare it with arch='aie2p' once its C++ and cycles are aie2p's, or leave arch "
         "out for C++ that builds for both")
 
+@pytest.mark.parametrize("command", ["test", "profile"])
+def test_kernel_test_and_profile_refuse_a_kernel_for_another_architecture(
+        design_file, command: str) -> None:  # type: ignore[no-untyped-def]
+    """A tester's arch="aie2" kernel under --device npu2: `check` refused it, and `kernel
+    test` passed it (its host run knows no architecture). Both commands now refuse it as check
+    does, with check's words."""
+    src = DOUBLE.replace("PARAMS", ', arch="aie2"').replace("cycles=None", "cycles=200")
+    path = design_file(src)
+    (path.parent / "dbl.cc").write_text(DOUBLE_CC)
+    env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", command, str(path),
+                        "--device", "npu2_1col"], capture_output=True, text=True, env=env)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr.splitlines() == [
+        "d.py:9: error [kernel device]: kernel 'double_i32_1024' was made for aie2, but design "
+        "'d' runs on npu2_1col (aie2p)",
+        "  limit: a kernel runs only on the architecture it was made for (its declaration says "
+        "its C++ and cycles are that architecture's)",
+        "  found: aie2",
+        "  fix: declare it with arch='aie2p' once its C++ and cycles are aie2p's, or leave arch "
+        "out for C++ that builds for both"]
+    ok = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", command, str(path)],
+                        capture_output=True, text=True, env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
 POINTER_CC = """#include <aie_api/aie.hpp>
 template <unsigned N> void double_i32(const int32_t *in, int32_t *out, int32_t n) {
   for (unsigned i = 0; i < N; i += 16) {

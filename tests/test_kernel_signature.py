@@ -201,8 +201,9 @@ def test_python_name_inside_entry(design_file: DesignFile) -> None:
         "d.py:8: error [kernel entry]: kernel 'double_64' calls double_i32<TILE> "
         "(entry=\"double_i32<TILE>\"), and 'TILE' is nothing the C++ defines: entry= is C++ "
         "text, so a Python name inside the string is not its value\n"
-        "  limit: entry= names only what its C++ file, its defines= or the C++ language "
-        "defines\n"
+        "  limit: entry= names only what the C++ sees after the file: its defines=, a macro, "
+        "a constant or a type the file declares outside every function, class and template, or "
+        "a name of the C++ language, a standard header or the AIE API\n"
         "  found: 'TILE' in entry=\"double_i32<TILE>\"\n"
         "  fix: put the value in the string, e.g. entry=f\"double_i32<{TILE}>\" in Python, or "
         "pass it as defines={'TILE': ...}")
@@ -210,6 +211,123 @@ def test_python_name_inside_entry(design_file: DesignFile) -> None:
 
 def test_entry_names_a_define(design_file: DesignFile) -> None:
     passes(design_file, '"double_64", entry="double_i32<TILE>", defines={"TILE": 64}', IO)
+
+
+# -- the names entry= spells: only what the generated call, after the file, sees --------------
+
+SCOPES = r'''#include <stdint.h>
+#include <aie_api/aie.hpp>
+#define MACRO_TILE 64
+constexpr unsigned TOP_TILE = 64;
+enum { ENUM_TILE = 64 };
+enum class Scoped { SCOPED_TILE = 64 };
+namespace { constexpr unsigned ANON_TILE = 64; }
+namespace tiles { constexpr unsigned NS_TILE = 64; }
+namespace opened { constexpr unsigned OPEN_TILE = 64; }
+using namespace opened;
+struct Shape { static constexpr unsigned MEMBER_TILE = 64; };
+
+template <unsigned N> void double_i32(const int32_t *in, int32_t *out) {
+  constexpr unsigned LOCAL_TILE = N;
+  for (unsigned i = 0; i < LOCAL_TILE; i++) out[i] = in[i] * 2;
+}
+
+template <typename T, unsigned N> void twice(const T *in, T *out) {}
+'''
+
+
+def scope_error(design_file: DesignFile, entry: str) -> str:
+    design_file(SCOPES, "k.cc")
+    path = design_file(DESIGN.format(decl=f'"double_64", entry="{entry}"',
+                                     args=IO.format(dt="i32"), call="a, b", dt="i32"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    return str(e.value)
+
+
+LIMIT = ("  limit: entry= names only what the C++ sees after the file: its defines=, a macro, a "
+         "constant or a type the file declares outside every function, class and template, or "
+         "a name of the C++ language, a standard header or the AIE API\n")
+
+
+def test_the_templates_own_parameter_names(design_file: DesignFile) -> None:
+    """The tester's affine_relu_bf16<R, C>: R and C are in the C++, as the template's own
+    parameters, which the generated call outside the template does not see (g++: 'R' was not
+    declared in this scope); check passed it, and the build wrote it out."""
+    assert scope_error(design_file, "twice<T, N>") == (
+        "d.py:8: error [kernel entry]: kernel 'double_64' calls twice<T, N> "
+        "(entry=\"twice<T, N>\"), and 'T' and 'N' are the template parameters of k.cc's twice "
+        "(its line 18): entry= is C++ text, called from the extern \"C\" function aiedsl "
+        "generates after the file, outside every function and template, where only the file's "
+        "top-level names are seen\n" + LIMIT +
+        "  found: 'T', 'N' in entry=\"twice<T, N>\"\n"
+        "  fix: put the values in the string, e.g. entry=f\"twice<{T}, {N}>\" in Python")
+
+
+def test_a_python_name_beside_a_template_parameter(design_file: DesignFile) -> None:
+    """The fix resolves every name: it said entry=f"affine_relu_bf16<{TILE}, C>", C left as
+    it was."""
+    assert scope_error(design_file, "twice<TILE, N>") == (
+        "d.py:8: error [kernel entry]: kernel 'double_64' calls twice<TILE, N> "
+        "(entry=\"twice<TILE, N>\"), and 'TILE' is nothing the C++ defines, and 'N' is a "
+        "template parameter of k.cc's twice (its line 18): entry= is C++ text, called from the "
+        "extern \"C\" function aiedsl generates after the file, outside every function and "
+        "template, where only the file's top-level names are seen; a Python name inside the "
+        "string is not its value\n" + LIMIT +
+        "  found: 'TILE', 'N' in entry=\"twice<TILE, N>\"\n"
+        "  fix: put the values in the string, e.g. entry=f\"twice<{TILE}, {N}>\" in Python")
+
+
+@pytest.mark.parametrize("entry, name, fixed", [
+    ("double_i32<LOCAL_TILE>", "LOCAL_TILE", "double_i32<{LOCAL_TILE}>"),
+    ("double_i32<NS_TILE>", "NS_TILE", "double_i32<{NS_TILE}>"),
+    ("double_i32<MEMBER_TILE>", "MEMBER_TILE", "double_i32<{MEMBER_TILE}>"),
+    ("double_i32<SCOPED_TILE>", "SCOPED_TILE", "double_i32<{SCOPED_TILE}>"),
+], ids=["a-local", "a-named-namespace-member", "a-class-member", "a-scoped-enumerator"])
+def test_a_name_the_file_declares_where_the_call_does_not_see_it(
+        design_file: DesignFile, entry: str, name: str, fixed: str) -> None:
+    assert scope_error(design_file, entry) == (
+        f"d.py:8: error [kernel entry]: kernel 'double_64' calls {entry} "
+        f"(entry=\"{entry}\"), and '{name}' is declared in k.cc only where that call does not "
+        "see it (in a function, a class, a template's parameters or a named namespace): entry= "
+        "is C++ text, called from the extern \"C\" function aiedsl generates after the file, "
+        "outside every function and template, where only the file's top-level names are seen\n"
+        + LIMIT + f"  found: '{name}' in entry=\"{entry}\"\n"
+        f"  fix: put the value in the string, e.g. entry=f\"{fixed}\" in Python")
+
+
+def test_a_template_parameter_inside_an_expression(design_file: DesignFile) -> None:
+    assert scope_error(design_file, "double_i32<N * 2>").splitlines()[-1] == (
+        "  fix: put the value in the string, e.g. entry=f\"double_i32<{N} * 2>\" in Python")
+
+
+def test_a_template_parameter_given_and_one_missing(design_file: DesignFile) -> None:
+    """twice<T> lacks N too: the fix gives both, not twice<{T}> and then an error for N."""
+    assert scope_error(design_file, "twice<T>").splitlines()[-1] == (
+        "  fix: put the values in the string, e.g. entry=f\"twice<{T}, {N}>\" in Python")
+
+
+def test_python_names_only_may_be_defines(design_file: DesignFile) -> None:
+    assert scope_error(design_file, "twice<T_CPP, TILE>").splitlines()[-1] == (
+        "  fix: put the values in the string, e.g. entry=f\"twice<{T_CPP}, {TILE}>\" in "
+        "Python, or pass them as defines={'T_CPP': ..., 'TILE': ...}")
+
+
+@pytest.mark.parametrize("entry", [
+    "double_i32<MACRO_TILE>", "double_i32<TOP_TILE>", "double_i32<ENUM_TILE>",
+    "double_i32<ANON_TILE>", "double_i32<OPEN_TILE>", "double_i32<tiles::NS_TILE>",
+    "double_i32<Shape::MEMBER_TILE>", "double_i32<unsigned(Scoped::SCOPED_TILE)>",
+    "double_i32<TOP_TILE * 1>", "double_i32<sizeof(int32_t) * 16>",
+    "twice<int32_t, TOP_TILE>", "twice<bfloat16, 64>", "twice<Shape, 64>",
+    "double_i32<UINT8_MAX>", "double_i32<__AIE_ARCH__>",
+], ids=["a-macro", "a-constexpr", "an-enumerator", "an-unnamed-namespace", "an-opened-namespace",
+        "qualified", "a-member", "a-scoped-enumerator-qualified", "an-expression", "sizeof",
+        "a-type-and-constant", "an-aie-type", "a-class", "a-header-macro", "a-compiler-macro"])
+def test_names_the_call_sees(design_file: DesignFile, entry: str) -> None:
+    design_file(SCOPES, "k.cc")
+    path = design_file(DESIGN.format(decl=f'"double_64", entry="{entry}"',
+                                     args=IO.format(dt="i32"), call="a, b", dt="i32"))
+    check_design(load_design(path).ir)
 
 
 def test_typedef_and_void_pointer_are_not_judged(design_file: DesignFile) -> None:
@@ -546,3 +664,86 @@ def test_scalars_the_cpp_takes_as_they_are(design_file: DesignFile, decl: str, s
     that changes no value; narrows_to= and equals= keep working. A template parameter or a
     typedef is not judged (the scan does not resolve them)."""
     scalar_passes(design_file, decl, scalar, call)
+
+
+# -- a kernel declared in a helper module: the error names the design's call too ----------------
+
+HELPER = '''
+from aiedsl import Tensor, i32
+from aiedsl.kernels import buffer, declare
+
+
+def ref(*args, **kw):
+    pass
+
+
+def doubler(entry, args=None):
+    return declare("double_64", source="k.cc", entry=entry, reference=ref, cycles=100,
+                   cost="a guess", args=args or [buffer("src", Tensor[64, i32]),
+                                                 buffer("dst", Tensor[64, i32], "out")])
+'''
+
+USER = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import buffer
+from kern import doubler
+
+
+@design(device="npu1_1col")
+def d(inp: Tensor[1024, i32], out: Tensor[1024, i32]):
+    k = doubler(ENTRY)
+    fi = fifo(Tensor[64, i32], name="fi")
+    fo = fifo(Tensor[64, i32], name="fo")
+
+    @herd()
+    def core():
+        for _ in loop(16):
+            with fi.consume() as a, fo.produce() as b:
+                k(a, b)
+
+    with runtime() as rt:
+        rt.fill(fi, inp)
+        rt.drain(fo, out)
+'''
+
+
+def helper_error(design_file: DesignFile, entry: str) -> list[str]:
+    design_file(CC, "k.cc")
+    design_file(HELPER, "kern.py")
+    path = design_file(USER.replace("ENTRY", entry))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    return str(e.value).splitlines()
+
+
+def test_a_helper_modules_kernel_names_the_designs_call(design_file: DesignFile) -> None:
+    """A tester's shared affine_kernel.py: the error named its declare() line only, not the
+    design whose entry= (passed through the helper) was wrong, nor where it calls it."""
+    assert helper_error(design_file, '"double_i32<N>"') == [
+        "kern.py:10: error [kernel entry]: kernel 'double_64' calls double_i32<N> "
+        "(entry=\"double_i32<N>\"), and 'N' is a template parameter of k.cc's double_i32 (its "
+        "line 4): entry= is C++ text, called from the extern \"C\" function aiedsl generates "
+        "after the file, outside every function and template, where only the file's top-level "
+        "names are seen",
+        LIMIT.rstrip("\n"),
+        "  found: 'N' in entry=\"double_i32<N>\"",
+        "  d.py:16: the call of 'double_64' in design 'd'",
+        "  fix: put the value in the string, e.g. entry=f\"double_i32<{N}>\" in Python"]
+
+
+def test_a_helper_modules_signature_error_names_the_designs_call(
+        design_file: DesignFile) -> None:
+    assert helper_error(design_file, '"scale_i32"') == [
+        "kern.py:10: error [kernel signature]: kernel 'double_64' declares 2 arguments, and "
+        "k.cc's scale_i32 (its line 15) takes 4",
+        "  limit: the kernel's args= are the C++ function's parameters, in its order",
+        "  found: args src, dst; scale_i32(int32_t *a_in, int32_t *c_out, int32_t *factor, "
+        "int32_t n)",
+        "  d.py:16: the call of 'double_64' in design 'd'",
+        "  fix: declare one buffer() or scalar() per parameter of scale_i32, in its order"]
+
+
+def test_a_kernel_declared_in_the_design_file_adds_no_line(design_file: DesignFile) -> None:
+    """Its declare() line is in the design already."""
+    assert not any(" the call of " in line for line in error(
+        design_file, '"double_64", entry="double_i32<N>"', IO).splitlines())

@@ -29,8 +29,7 @@ from aiedsl.checks.cascade import check_cascades
 from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
 from aiedsl.checks.held import check_held_buffers
-from aiedsl.checks.kernels import (check_kernel_arch, check_kernel_costs, check_kernel_objects,
-                                   check_kernel_sources)
+from aiedsl.checks.kernels import check_kernel_costs, check_kernel_objects, check_kernel_sources
 from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.links import check_link_tile_cores, check_links
 from aiedsl.checks.locals import check_locals
@@ -48,6 +47,7 @@ from aiedsl.checks.unrolled import check_unrolled_loops
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.ir.sequence import retirements
+from aiedsl.kernels.arch import check_kernel_arch
 from aiedsl.validate_ir import validate
 from aiedsl.place import allocate, place, route
 from aiedsl.place.objectfifo import Lowering, lower

@@ -1,6 +1,7 @@
 """Checks of the kernels a design calls: their C++ exists and defines what ``entry=`` calls (and
-not the generated entry itself), each core links one object of each C++ file, and a kernel made
-for one AI Engine architecture runs on a device of it.
+not the generated entry itself), each core links one object of each C++ file (and a kernel made
+for one AI Engine architecture runs on a device of it: :mod:`aiedsl.kernels.arch`, which
+``kernel test`` and ``kernel profile`` hold a design to as well).
 
 These are the mistakes a build would otherwise write out silently and Peano would report, far
 from the design, as an unknown identifier or a function defined twice (lld, as a symbol defined
@@ -39,7 +40,30 @@ def check_kernel_sources(d: Design, found_only: bool = False,
             if missing_only and (k.source_kind != "file" or source_file(k) is not None):
                 continue
             # kernel_source raises when the file is missing, or a template does not render
-            check_file_kernel(k, kernel_source(k), unit.file)
+            try:
+                check_file_kernel(k, kernel_source(k), unit.file)
+            except DesignError as e:
+                raise with_design_call(e, d, k) from None
+
+
+_USE_RULES = ("kernel entry", "kernel signature")
+"""The rules a kernel's declaration breaks in how a design uses it (what ``entry=`` calls, the
+arguments it passes): their errors name the design's call too."""
+
+
+def with_design_call(e: DesignError, d: Design, k: Kernel) -> DesignError:
+    """Error ``e`` about kernel ``k``'s declaration, with design ``d``'s first call of ``k`` as
+    a related line when ``k`` is declared in another file (a helper module shared by designs,
+    as the README suggests): its declare() line alone does not say which design, or where,
+    met the error. Another error is returned as it is."""
+    if e.rule not in _USE_RULES or e.loc != k.loc:
+        return e
+    call = next((c for core in d.cores for c in calls(core) if c.kernel == k.symbol), None)
+    if call is None or call.loc.file == k.loc.file:
+        return e
+    return DesignError(e.rule, e.message, loc=e.loc, limit=e.limit, found=e.found, fix=e.fix,
+                       related=[*e.related,
+                                (f"the call of '{k.symbol}' in design '{d.name}'", call.loc)])
 
 
 def check_kernel_objects(d: Design) -> None:
@@ -67,32 +91,6 @@ def check_kernel_objects(d: Design) -> None:
                 fix="give both kernels the same defines=, make the setting a template "
                     "parameter in entry=, or call them from different cores",
                 related=[(f"the call of '{first.kernel}'", first.loc)])
-
-
-def check_kernel_arch(d: Design, target: TargetModel) -> None:
-    """Each kernel made for one architecture (``Kernel.arch``: a library variant, the user's
-    ``arch=``) is called in a design on a device of that architecture.
-
-    A library kernel takes the design's device when it is made inside the design function;
-    made elsewhere, it takes ``device=`` or npu1's. A kernel profiled for its cycles is
-    profiled on the design's device, wherever it is declared.
-    """
-    for k in d.kernels:
-        if k.arch is None or k.arch == target.arch:
-            continue
-        if k.shipped:
-            what, fix = ("its C++ variant and cycles are that architecture's",
-                         "make it inside the design function, where it takes the design's "
-                         f"device, or pass device='{d.device}' where it is made")
-        else:  # the user's declare(arch=...)
-            what, fix = ("its declaration says its C++ and cycles are that architecture's",
-                         f"declare it with arch='{target.arch}' once its C++ and cycles are "
-                         f"{target.arch}'s, or leave arch out for C++ that builds for both")
-        raise DesignError(
-            "kernel device", f"kernel '{k.symbol}' was made for {k.arch}, but design "
-            f"'{d.name}' runs on {d.device} ({target.arch})", loc=k.loc,
-            limit=f"a kernel runs only on the architecture it was made for ({what})",
-            found=k.arch, fix=fix)
 
 
 def check_kernel_costs(d: Design, target: TargetModel) -> None:

@@ -21,6 +21,7 @@ from aiedsl.ir.core_ops import Call, RtpArg, ScalarArg
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import CallKey, Kernel, scalars_shown
 from aiedsl.ir.runtime import RtpWrite
+from aiedsl.kernels.arch import check_kernel_arch
 from aiedsl.kernels.text import KernelText, kernel_text
 from aiedsl.lang.design import DesignHandle
 from aiedsl.targets import get_target
@@ -194,9 +195,14 @@ def design_cases(handle: DesignHandle, each: bool = False) -> list[KernelCase]:
     design runs: the simulator charges each call the cycles of its own values, when the
     kernel declares none); then each kernel its file declares that no core calls and that can
     run alone (:func:`uncalled_kernels`). The design need not place: testing a kernel reads
-    only its calls."""
+    only its calls. A kernel a core calls that was made for another architecture than the
+    design's device's is refused as ``aiedsl check`` refuses it (``--device npu2`` for a
+    kernel declared ``arch="aie2"``): its test on the host would pass what the device cannot
+    build, and its profile count what it does not run."""
     d = handle.ir
-    arch = get_target(d.device).aie_arch
+    target = get_target(d.device)
+    check_kernel_arch(d, target)
+    arch = target.aie_arch
     out = []
     for k in d.kernels:
         sets = scalar_sets(d, k)

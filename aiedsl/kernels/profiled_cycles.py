@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel as KernelIR, ProfiledCycles
+from aiedsl.ir.loc import Loc
 from aiedsl.kernels.faults import Stray
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def _profiled(d: Design, ir: KernelIR, reference: Any, target: Any) -> KernelIR:
                     "kernel test` on the design: it says what the kernel reads or writes "
                     "outside its buffers")
         if prof.strays:
-            raise _stray_error(ir, prof.strays, s.scalars)
+            raise _stray_error(ir, prof.strays, s.scalars, _design_call(d, ir, s))
         # what else it did wrong (an input written, a misaligned access, a bf16 conversion
         # under another rounding mode; it ran to its end, so the counts stand) is left to
         # `aiedsl kernel test` and `sim --kernels native`, which report it as they do with
@@ -132,11 +133,21 @@ def _missing_error(ir: KernelIR, s: ScalarSet) -> DesignError:
         + "} to profile it with")
 
 
-def _stray_error(ir: KernelIR, strays: tuple[Stray, ...],
-                 scalars: dict[str, Any]) -> DesignError:
+def _design_call(d: Design, ir: KernelIR, s: ScalarSet) -> list[tuple[str, Loc]]:
+    """Design ``d``'s call of kernel ``ir`` whose scalars ``s`` were profiled, as a related
+    line, when ``ir`` is declared in another file (a helper module): its declare() line alone
+    does not say which design, or where, made the run."""
+    if s.call is None or s.call.loc.file == ir.loc.file:
+        return []
+    return [(f"the call of '{ir.symbol}' in design '{d.name}'", s.call.loc)]
+
+
+def _stray_error(ir: KernelIR, strays: tuple[Stray, ...], scalars: dict[str, Any],
+                 related: list[tuple[str, Loc]] | None = None) -> DesignError:
     """The design error for the writes outside its buffers that the run profiling kernel
     ``ir`` made: on a core they land on whatever is placed next to the buffer (another buffer,
-    an rtp), which neither ``check`` nor the simulator would say."""
+    an rtp), which neither ``check`` nor the simulator would say. ``related``: the design's
+    call that made the run, when the kernel is declared in another file."""
     s = strays[0]
     after = s.side != "before"
     more = f" (and {counted(len(strays) - 1, 'more such write')})" if len(strays) > 1 else ""
@@ -164,7 +175,7 @@ def _stray_error(ir: KernelIR, strays: tuple[Stray, ...],
     return DesignError(
         "kernel bounds", f"kernel '{ir.symbol}' {s.text()}{more} in the run of its C++ that "
         "profiles it (cycles=None): on the core it would overwrite whatever is placed "
-        f"{'after' if after else 'before'} '{s.buffer}'", loc=ir.loc,
+        f"{'after' if after else 'before'} '{s.buffer}'", loc=ir.loc, related=related,
         limit="a kernel writes only inside its buffers (the bytes around each are checked "
         "after the profiled call)", found=found,
         fix=f"{size}; to see more, declare cycles= for now and run `aiedsl kernel test` on the "

@@ -14,7 +14,6 @@ typedef, a class, a template parameter) and an overloaded function are left to t
 
 from __future__ import annotations
 
-import functools
 import re
 
 from aiedsl.dtypes import DTYPES, DType
@@ -22,9 +21,9 @@ from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir.kernel import Kernel, KernelArg
 from aiedsl.kernels.cscan import CScan
-from aiedsl.kernels.cscan.macros import library_macro
 from aiedsl.kernels.cscan.signatures import C_TYPES, Param, Signature
-from aiedsl.kernels.paths import KERNELS_CPP
+from aiedsl.kernels.cscan.tokens import identifier, lex
+from aiedsl.kernels.entry_scope import LANGUAGE, file_scope
 
 _SAME = {"int8_t": "signed char", "uint8_t": "unsigned char", "int16_t": "short",
          "short int": "short", "signed short": "short", "uint16_t": "unsigned short",
@@ -35,16 +34,13 @@ converts to a pointer to the other; ``char`` is a type of its own."""
 
 _ORDINAL = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 
-_KNOWN_WORDS = frozenset(C_TYPES) | frozenset(
-    "true false sizeof alignof int short long signed unsigned char float double bool void "
-    "bfloat16 const nullptr size_t ptrdiff_t intptr_t uintptr_t".split())
-
-
 def check_signature(k: Kernel, name: str, src_label: str, scan: CScan) -> None:
     """Kernel ``k``'s arguments fit ``name``, the function it calls in its C++ (``src_label``
     names the file; ``scan`` is its scan): see the module's docstring. Nothing is said where
     the scan cannot read the function's one signature."""
     sig = scan.signature(name)
+    if k.entry is not None and scan.entry_complete:
+        _check_entry_names(k, sig, name, src_label, scan)
     if sig is None:
         return
     where = f"{src_label}'s {name} (its line {sig.line})"
@@ -267,8 +263,7 @@ def _check_order(k: Kernel, sig: Signature, where: str, takes: str) -> None:
 
 def _check_template_args(k: Kernel, sig: Signature, name: str, where: str,
                          scan: CScan) -> None:
-    """A call of a function template gives the template arguments no parameter deduces, and
-    names nothing the C++ cannot see (a Python variable spelled inside the string)."""
+    """A call of a function template gives the template arguments no parameter deduces."""
     entry = k.entry or ""
     given = _template_args(entry)
     undeducible = sig.undeducible()
@@ -290,35 +285,92 @@ def _check_template_args(k: Kernel, sig: Signature, name: str, where: str,
                   f"{', '.join(sig.template or ())}",
             fix=f"give them in entry=, e.g. entry=f\"{name}<{values}>\" (a Python f-string "
                 "putting in the values)")
+def _check_entry_names(k: Kernel, sig: Signature | None, name: str, src_label: str,
+                       scan: CScan) -> None:
+    """Every name in ``entry=``'s template arguments is one the generated call sees, after
+    the file, outside every function and template (:mod:`aiedsl.kernels.entry_scope`): not a
+    Python variable spelled inside the string, nor the template's own parameter name."""
+    entry = k.entry or ""
+    given = _template_args(entry)
     if not given:
         return
-    words = {t.text for tokens in scan.readings for t in tokens}  # code, not comments
+    unseen: list[str] = []
+    scope = None
     for arg in given:
-        # A Python name spelled inside the string is a template argument of one word; an
-        # expression (static_cast<unsigned>(64), sizeof(T)) is the C++'s to judge
-        if re.fullmatch(r"[A-Za-z_]\w*", arg) is None:
-            continue
-        if (arg in words or arg in k.defines or arg in _KNOWN_WORDS or library_macro(arg)
-                or arg in _aie_api_words()):
-            continue
-        spelled = re.sub(rf"(?<![\w:]){arg}(?![\w:])", f"{{{arg}}}", entry)
-        raise DesignError(
-            "kernel entry", f"kernel '{k.symbol}' calls {name}<{', '.join(given)}> "
-            f"(entry=\"{entry}\"), and '{arg}' is nothing the C++ defines: entry= is "
-            "C++ text, so a Python name inside the string is not its value", loc=k.loc,
-            limit="entry= names only what its C++ file, its defines= or the C++ language "
-            "defines", found=f"'{arg}' in entry=\"{entry}\"",
-            fix=f"put the value in the string, e.g. entry=f\"{spelled}\" in Python, or pass "
-                f"it as defines={{'{arg}': ...}}")
+        toks = lex(arg, 0, len(arg))
+        for j, t in enumerate(toks):
+            word = t.text
+            # a member or a qualified name (x.n, ns::N, S::N) is its class's or namespace's
+            if (not identifier(t) or word in LANGUAGE or word in k.defines or word in unseen
+                    or (j > 0 and toks[j - 1].text in ("::", ".", "->"))
+                    or (j + 1 < len(toks) and toks[j + 1].text == "::")):
+                continue
+            scope = scope or file_scope(scan)
+            if not scope.sees(word):
+                unseen.append(word)
+    if not unseen or scope is None:
+        return
+    own = [w for w in unseen if sig is not None and w in (sig.template or ())]
+    inner = [w for w in unseen if w not in own and (w in scope.code
+                                                    or w in scope.template_params)]
+    python = [w for w in unseen if w not in own and w not in inner]
+    parts = []
+    if python:
+        parts.append(f"{_quoted(python)} {_be(python)} nothing the C++ defines")
+    if own and sig is not None:
+        parts.append(f"{_quoted(own)} {_be(own)} {'a' if len(own) == 1 else 'the'} template "
+                     f"parameter{'s' * (len(own) != 1)} of {src_label}'s {name} (its line "
+                     f"{sig.line})")
+    if inner:
+        parts.append(f"{_quoted(inner)} {'is' if len(inner) == 1 else 'are'} declared in "
+                     f"{src_label} only where that call does not see "
+                     f"{'it' if len(inner) == 1 else 'them'} (in a function, a class, a "
+                     "template's parameters or a named namespace)")
+    why = ("entry= is C++ text, so a Python name inside the string is not its value"
+           if not own and not inner else
+           "entry= is C++ text, called from the extern \"C\" function aiedsl generates "
+           "after the file, outside every function and template, where only the file's "
+           "top-level names are seen" + ("; a Python name inside the string is not its value"
+                               if python else ""))
+    spelled = [_braced(arg, unseen) for arg in given]
+    undeducible = sig.undeducible() if sig is not None else []
+    missing = [t for i, t in enumerate(sig.template or ()) if t in undeducible
+               and i >= len(given)] if sig is not None else []
+    if missing:  # the fix gives them too
+        fixed = f"{name}<{', '.join([*spelled, *(f'{{{m}}}' for m in missing)])}>"
+    else:
+        fixed = _braced(entry, unseen)
+    values = "value" + "s" * (len(unseen) + len(missing) != 1)
+    fix = f"put the {values} in the string, e.g. entry=f\"{fixed}\" in Python"
+    if not own and not inner:  # a -D of a name the file spells would rewrite the file
+        fix += (f", or pass {'it' if len(python) == 1 else 'them'} as defines="
+                f"{{{', '.join(f'{w!r}: ...' for w in python)}}}")
+    raise DesignError(
+        "kernel entry", f"kernel '{k.symbol}' calls {name}<{', '.join(given)}> "
+        f"(entry=\"{entry}\"), and {', and '.join(parts)}: {why}", loc=k.loc,
+        limit="entry= names only what the C++ sees after the file: its defines=, a macro, a "
+        "constant or a type the file declares outside every function, class and template, "
+        "or a name of the C++ language, a standard header or the AIE API",
+        found=f"{', '.join(repr(w) for w in unseen)} in entry=\"{entry}\"", fix=fix)
 
 
-@functools.cache
-def _aie_api_words() -> frozenset[str]:
-    """Every name the AIE API header aiedsl ships for the host spells (``acc32``,
-    ``accfloat``, ``v16int32``, ...): what a kernel's ``#include <aie_api/aie.hpp>`` may
-    define."""
-    return frozenset(w for f in sorted((KERNELS_CPP / "host" / "aie_api").glob("*.hpp"))
-                     for w in re.findall(r"[A-Za-z_]\w*", f.read_text()))
+def _quoted(names: list[str]) -> str:
+    """``'R'``, ``'R' and 'C'``, ``'R', 'C' and 'X'``."""
+    q = [f"'{n}'" for n in names]
+    return q[0] if len(q) == 1 else f"{', '.join(q[:-1])} and {q[-1]}"
+
+
+def _be(names: list[str]) -> str:
+    return "is" if len(names) == 1 else "are"
+
+
+def _braced(text: str, names: list[str]) -> str:
+    """``text`` as an f-string's inside, each of ``names`` standing alone (not a member, not
+    qualified) put in braces: ``f<R, C>`` -> ``f<{R}, {C}>``; a brace of its own doubled."""
+    out = text.replace("{", "{{").replace("}", "}}")
+    for n in names:
+        out = re.sub(rf"(?<![\w:.])(?<!->){n}(?!\w|\s*::)", f"{{{n}}}", out)
+    return out
 
 
 def _template_args(entry: str) -> list[str] | None:
