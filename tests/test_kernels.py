@@ -539,8 +539,8 @@ OUT_OF_BOUNDS = {
     "reads past the end": ("for (unsigned i = 0; i < 64; i += 16)\n"  # aligned to its elements
                            "    aie::store_v(dst + i, aie::load_unaligned_v<16>(src + i + 1));",
                            "FAIL copy_i32_64: 'dst' depends on memory outside the kernel's "
-                           "buffers (the C++ reads past one: two runs with other bytes around "
-                           "them disagree)"),
+                           "buffers: the C++ reads before or past 'src' (a run with other bytes "
+                           "around it disagrees)"),
     "writes over the guard": ("for (unsigned i = 0; i < 64 + 256; ++i) dst[i] = 0x11223344;",
                               "FAIL copy_i32_64: wrote at least 1024 bytes past the end of "
                               "buffer 'dst' (the guard's size: all of it)"),  # it may go on

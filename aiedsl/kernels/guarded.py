@@ -19,17 +19,19 @@ from aiedsl.kernels.faults import (
 
 
 def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
-                fill: int) -> tuple[list[Any], list[str], list[Stray]]:
+                fill: int | tuple[int, ...]) -> tuple[list[Any], list[str], list[Stray]]:
     """``run`` (kernel ``k``'s C++) on copies of ``args``, each buffer between guard bytes of
     its own filling (:data:`GUARD`, or the buffer's size when larger), ``fill`` plus 0x11 per
-    buffer before it (so a byte copied from one buffer's guard into another's shows): (the
-    arguments after the call, what it did wrong in words (outside its buffers, to its inputs,
-    against an AIE API rule), and, of that, its writes outside its buffers)."""
+    buffer before it (so a byte copied from one buffer's guard into another's shows), or, for
+    a tuple, each buffer's own ``fill`` plus that: (the arguments after the call, what it did
+    wrong in words (outside its buffers, to its inputs, against an AIE API rule), and, of that,
+    its writes outside its buffers)."""
     run_args: list[Any] = []
     frames: list[tuple[np.ndarray, int, int, int] | None] = []
     for i, v in enumerate(args):
         if isinstance(v, np.ndarray) and i < len(k.args) and k.args[i].kind == "buffer":
-            own = guard_fill(fill, sum(f is not None for f in frames))
+            index = sum(f is not None for f in frames)
+            own = guard_fill(fill if isinstance(fill, int) else fill[index], index)
             # A kernel compiled for twice its buffer (f<2048> on 1024 elements) writes a whole
             # buffer past its end: a guard that size takes it and says so, where a smaller one
             # let it corrupt the heap, and the child died of glibc's abort, saying nothing
@@ -76,7 +78,8 @@ class GuardedCall:
     kernel: Kernel
     fn: Callable[..., None]
     args: list[Any]
-    fill: int
+    fill: int | tuple[int, ...]
+    """The guards' filling: of the first buffer, or of each (see :func:`guarded_run`)."""
     counted: bool = False
 
     def __call__(self) -> Any:
@@ -106,8 +109,8 @@ def _changed_bytes(after: np.ndarray, before: np.ndarray) -> int:
     return int(np.count_nonzero((a != b).any(axis=1))) * size
 
 
-def _loaded(kernel: Kernel, library: str, arch: int | None, args: list[Any], fill: int,
-            counted: bool) -> GuardedCall:
+def _loaded(kernel: Kernel, library: str, arch: int | None, args: list[Any],
+            fill: int | tuple[int, ...], counted: bool) -> GuardedCall:
     """A :class:`GuardedCall` unpickled: its host build loaded."""
     from aiedsl.kernels.host import load_native
 

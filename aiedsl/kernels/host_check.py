@@ -17,6 +17,7 @@ import numpy as np
 
 from aiedsl.dtypes import unwritten
 from aiedsl.errors import DesignError
+from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.program import Rounding
 from aiedsl.kernels.cases import KernelCase, case_args
 from aiedsl.kernels.faults import FILLS, call_limit
@@ -82,11 +83,13 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
         if error is not None:
             raise error
     lines = [f"FAIL {k.symbol}: {f}" for f in faults]
-    for i, a in enumerate(k.args):
-        if a.kind == "buffer" and not np.array_equal(results[i], again[i], equal_nan=True):
-            lines.append(f"FAIL {k.symbol}: '{a.name}' depends on memory outside the kernel's "
-                         "buffers (the C++ reads past one: two runs with other bytes around "
-                         "them disagree)")
+    depends = [i for i, a in enumerate(k.args)
+               if a.kind == "buffer" and not np.array_equal(results[i], again[i], equal_nan=True)]
+    if depends:
+        read = _read_around(k, run, args_cpp, results, depends)
+        for i in depends:
+            lines.append(f"FAIL {k.symbol}: '{k.args[i].name}' depends on memory outside the "
+                         f"kernel's buffers: {read.get(i) or _READ_SOME}")
     rounds: Rounding = "sum" if k.sums else "chain" if k.chained else "once"
     scale = largest(args_ref[i] for i, a in enumerate(k.args)
                     if a.kind == "buffer" and a.access == "in") if k.sums else 0.0
@@ -107,6 +110,31 @@ def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
     notes = ([f"  note: {bfp16_note(k.symbol, shapes)}"]
              if shapes and not passed and not k.shipped else [])
     return KernelTest(k.symbol, passed, lines + shown + notes)
+
+
+_READ_SOME = ("the C++ reads before or past one (two runs with other bytes around them "
+              "disagree)")
+
+
+def _read_around(k: Kernel, run: Callable[..., None], args: list[Any], results: list[Any],
+                 depends: list[int]) -> dict[int, str]:
+    """For each output ``depends`` names (an argument index) whose value changed with the
+    guard bytes, the buffers whose guards it reads, in words: runs with the guards of one
+    buffer at a time filled otherwise than in the run that gave ``results``."""
+    buffers = [i for i, v in enumerate(args)
+               if isinstance(v, np.ndarray) and i < len(k.args) and k.args[i].kind == "buffer"]
+    read: dict[int, list[str]] = {i: [] for i in depends}
+    for j, arg in enumerate(buffers):
+        fills = tuple(FILLS[1] if b == j else FILLS[0] for b in range(len(buffers)))
+        outcome = in_child(GuardedCall(k, run, args, fills), call_limit(k))
+        if isinstance(outcome, str):  # crashed this time: the two runs said enough
+            return {}
+        for i in depends:
+            if not np.array_equal(outcome[0][i], results[i], equal_nan=True):
+                read[i].append(f"'{k.args[arg].name}'")
+    return {i: (f"the C++ reads before or past {' and '.join(names)} (a run with other bytes "
+                f"around {'it' if len(names) == 1 else 'them'} disagrees)")
+            for i, names in read.items() if names}
 
 
 def _users(reference: Callable[..., None]) -> Callable[..., Any]:
