@@ -418,7 +418,8 @@ class Outcome:
 
 
 def run_one(seed: int, folder: Path, time_bound: float = 20.0) -> Outcome:
-    """Generate, load, check and simulate design ``seed``; classify what happened."""
+    """Generate, load, check (the hang check too) and simulate design ``seed``; classify what
+    happened."""
     import signal
     import traceback
 
@@ -427,6 +428,7 @@ def run_one(seed: int, folder: Path, time_bound: float = 20.0) -> Outcome:
     from aiedsl.loader import load_design
     from aiedsl.sim import Deadlock, simulate
     from aiedsl.sim.compare import make_inputs
+    from aiedsl.sim.hang_run import hang_run
 
     spec = make_spec(seed)
     path = folder / (f"fz_{seed}.py" if spec.shape != "gemm" else "gemm_bf16.py")
@@ -444,7 +446,22 @@ def run_one(seed: int, folder: Path, time_bound: float = 20.0) -> Outcome:
                              spec.device if spec.shape == "gemm" else None)
         placed, _ = check_design(handle.ir)
         ins = make_inputs(placed, seed)
-        result = simulate(handle, ins, placed=placed, check=False)
+        try:  # build's hang check, then the run: both hang, or neither does
+            ended = hang_run(handle.ir, placed, handle.kernels).ended
+        except Deadlock as hung:
+            try:
+                simulate(handle, ins, placed=placed, check=False)
+            except Deadlock:
+                raise hung from None
+            return Outcome(seed, "crash", f"{spec}: the hang check found a hang the "
+                           f"simulator does not: {hung}")
+        try:
+            result = simulate(handle, ins, placed=placed, check=False)
+        except Deadlock as e:
+            if ended:
+                return Outcome(seed, "crash", f"{spec}: the simulator hangs where the hang "
+                               f"check's run ended: {e}")
+            raise
         if spec.shape == "gemm":
             return _gemm_outcome(spec, ins, result.outputs["C"])
         want = expected(spec, [ins[f"X{j}"] for j in range(spec.inputs)])
