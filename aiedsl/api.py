@@ -284,7 +284,8 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
             # refuse before running any tool
             check_output_dir(out, handle.name, holds_only_a_build)
             lowering = lower_design(gen.design, gen.files, out, aie_opt, aie_translate,
-                                    usage=gen.usage)
+                                    usage=gen.usage,
+                                    hang=gen.hang.line() if gen.hang is not None else "")
             gen = Generated(gen.design, gen.usage, {**gen.files, **lowering.files}, gen.hang)
     with writing(gen, out) as path:
         settle(path, lowering)

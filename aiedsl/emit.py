@@ -82,7 +82,7 @@ def generate(handle: DesignHandle) -> Generated:
         "aie.mlir": render_mlir(recorded, target),
         **kernels,
         "design.json": design_json(placed),
-        "report.txt": render_report(placed, target, table),
+        "report.txt": render_report(placed, target, table, hang=hang.line()),
         "map.svg": tile_map(placed, target, table),
         "build.sh": render("build.sh.j2", design=placed.name, version=__version__,
                            device=placed.device, kernel_lines=kernel_lines,

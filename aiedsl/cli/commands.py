@@ -214,7 +214,7 @@ def check(
     say(hang.line())
     for note in design_notes(placed):
         say(note.line())
-    say(f"{handle.name}: all checks pass on {placed.device}")
+    say(f"{handle.name}: all checks pass on {placed.device}{hang.covered()}")
 
 
 def _svg_file(value: Optional[str]) -> Optional[str]:

@@ -48,9 +48,10 @@ made of the design (:data:`aiedsl.toolchain.lower.NOTE` then)."""
 
 
 def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], TileUsage],
-                  note: str = PLAN_NOTE) -> str:
+                  note: str = PLAN_NOTE, hang: str = "") -> str:
     """The text of ``report.txt`` of placed design ``d`` on ``target``; ``note``, under its
-    title, says whose streams and allocation it shows."""
+    title, says whose streams and allocation it shows; ``hang``, how far the build's hang
+    check ran (:meth:`~aiedsl.sim.hang_run.HangRun.line`)."""
     lines = _aligned([COLUMNS, *report_rows(d, target, table)])
     low = lower(d) if d.placed else None
     fifos = []
@@ -73,7 +74,8 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
     locals_ = [local_line(b, tile_of) for b in d.locals]
     cascades = [f"{c.src} {tile_of[c.src]} -> {c.dst} {tile_of[c.dst]}" for c in d.cascades]
     notes = [n.line() for n in design_notes(d)]
-    return render("report.txt.j2", design=d.name, device=d.device, note=note, defines=d.defines,
+    return render("report.txt.j2", design=d.name, device=d.device, note=note, hang=hang,
+                  defines=d.defines,
                   header=lines[0], rows=lines[1:], fifos=fifos, kernels=kernels,
                   cascades=cascades, locals=locals_, notes=notes,
                   streams=stream_lines(d), ports=_aligned(port_rows(d, target)),

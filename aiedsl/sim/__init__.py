@@ -28,14 +28,13 @@ from aiedsl.ir.kernel import Kernel
 from aiedsl.validate_ir import validate
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
-from aiedsl.sim.depth_fix import depth_fix, least_depth
-from aiedsl.sim.explain import Deadlock, explain
+from aiedsl.sim.explain import Deadlock
+from aiedsl.sim.hang_run import say_least_depth, stopped
 from aiedsl.sim.machine import Machine, SimFault, build_machine
 from aiedsl.sim.options import (
     CHECK_FIX, check_clock, check_flag, check_handle, check_invocations, check_kernels,
     check_seed,
 )
-from aiedsl.sim.runtime import check_shim_bds, check_task_queues
 from aiedsl.sim.stats import timing
 from aiedsl.sim.summary import Timing, significant
 from aiedsl.sim.trace import check_trace, write_trace
@@ -320,7 +319,8 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
             _stopped(m, trace)
         except Deadlock as e:
             if e.full_fifo is not None:
-                _say_depth(e, e.full_fifo, handle.ir, target, ins, drained, impls, clock_hz)
+                # the least depth that ends it, searched by runs at other depths to their end
+                say_least_depth(e, e.full_fifo, handle.ir, impls, target, clock_hz=clock_hz)
             raise
         tm = timing(m)
         if trace is not None:
@@ -425,23 +425,6 @@ def _back_to_back(placed: Design, target: TargetModel, ins: dict[str, np.ndarray
         n *= 2
 
 
-def _say_depth(e: Deadlock, fifo: str, d: Design, target: TargetModel,
-               ins: dict[str, np.ndarray], drained: set[str], impls: Any,
-               clock_hz: float | None) -> None:
-    """Name in ``e``'s fix the least depth of ``fifo`` with which unplaced design ``d``'s run
-    ends (:func:`~aiedsl.sim.depth_fix.least_depth`: runs at other depths, kernels timed
-    only), or why none does."""
-    def run(trial: Design) -> None:
-        placed, _ = check_design(trial)
-        m = build_machine(placed, target, _host(placed, ins, drained), impls, compute=False,
-                          clock_hz=clock_hz)
-        m.engine.run()
-        _stopped(m, None)
-
-    e.fix = depth_fix(e.fix or "", fifo, d, least_depth(d, fifo, target, run))
-    e.args = (e.render(),)
-
-
 def _host(placed: Design, ins: dict[str, np.ndarray], drained: set[str]
           ) -> dict[str, np.ndarray]:
     """The host arrays of one invocation: the inputs, and unwritten outputs."""
@@ -457,17 +440,17 @@ def _host(placed: Design, ins: dict[str, np.ndarray], drained: set[str]
 
 
 def _stopped(m: Machine, trace: str | None) -> None:
-    """After machine ``m``'s run: raise what kept it from the end of its runtime sequence."""
-    check_task_queues(m)  # a dropped push is the cause, when the run also stopped short
-    check_shim_bds(m)
-    if m.runtime is None or not m.runtime.finished:
-        stuck = explain(m)
+    """After machine ``m``'s run: raise what kept it from the end of its runtime sequence, a
+    hang with its trace written up to it."""
+    try:
+        stopped(m)
+    except Deadlock as stuck:
         if trace is not None:  # what ran until the hang: the first thing to look at
             write_trace(m, m.clock_hz, trace)
             stuck.fix = (f"{stuck.fix}; " if stuck.fix else "") + \
                 f"{trace} holds the trace up to the hang"
             stuck.args = (stuck.render(),)
-        raise stuck
+        raise
 
 
 def _what_carries(placed: Design, m: Machine, n: int) -> str:

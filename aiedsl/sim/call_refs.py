@@ -91,6 +91,10 @@ def _unwritten_fix(d: Design, core: Core, a: RtpArg) -> str:
     return f"moving the rt.rtp_write (line {first.loc.line}) cannot help ({why}); {fix}"
 
 
+def timed_only(*args: Any) -> None:
+    """What a call runs when kernels are timed only (``compute=False``): nothing."""
+
+
 def reference(k: Any, kernels: dict[str, Any]) -> Callable[..., None]:
     """The numpy reference kernel ``k``'s calls run: its kernel object's from the handle. A
     design IR without its handle (read back from JSON, or another design's given as

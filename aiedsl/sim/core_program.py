@@ -12,7 +12,9 @@ from aiedsl.dtypes import held
 from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release,
                                 RtpArg)
 from aiedsl.ir.cores import Core
-from aiedsl.sim.call_refs import RTP, before_the_call, reference, trial_reference
+from aiedsl.sim.call_refs import (
+    RTP, before_the_call, reference, timed_only, trial_reference,
+)
 from aiedsl.sim.engine import Lock
 from aiedsl.sim.operands import accumulating, accumulating_call, fill_tracking, ring_views
 from aiedsl.sim.state import Machine, Ring
@@ -57,7 +59,10 @@ def compile_core(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring]
     its one buffer, which the views of its arguments hold under ``key``."""
     acquired: dict[str, list[End]] = {}
     kdecl = {k.symbol: k for k in m.design.kernels}
-    refs = {k.symbol: reference(k, kernels) for k in m.design.kernels}
+    # kernels timed only run nothing: no reference is looked up (an IR read back from JSON
+    # has none of the user's, and build's hang check runs it so)
+    refs = {k.symbol: reference(k, kernels) if m.compute else timed_only
+            for k in m.design.kernels}
     out: list[tuple[Any, ...]] = []
 
     def end(fifo: str, port: str) -> End:
@@ -135,7 +140,7 @@ def compile_core(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring]
                             k.cascade_out.nbytes * 8 // bits if k.cascade_out else 0,
                             k.cascade_step,
                             trial_reference(k, kernels, core.name, op)
-                            if get is not None and put is not None else None)
+                            if get is not None and put is not None and m.compute else None)
                 shared, dirty = fill_tracking(op, k, kernels.get(op.kernel), acquired, cells,
                                               local_cells)
                 acc = accumulating(op, kernels.get(op.kernel))

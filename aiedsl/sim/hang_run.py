@@ -36,9 +36,10 @@ from aiedsl.sim.machine import Machine, build_machine
 from aiedsl.sim.runtime import check_shim_bds, check_task_queues
 from aiedsl.targets import TargetModel, get_target
 
-EVENTS = 60_000
-"""Engine steps the hang check runs at most: about 0.1 s on a laptop core, the whole run of
-the 1024^3 GEMM (some 37,000 steps); a longer run is checked up to there."""
+EVENTS = 400_000
+"""Engine steps the hang check runs at most: under a second on a laptop core, the whole run of
+the 2048^3 GEMM (some 287,000 steps; the 1024^3 one takes 37,000); a longer run is checked up
+to there."""
 
 
 @dataclass(frozen=True)
@@ -46,21 +47,27 @@ class HangRun:
     """How far the hang check got without finding a hang."""
 
     ended: bool
-    """The run reached the end of its runtime sequence (False: it stopped at :data:`EVENTS`
-    steps, still moving)."""
+    """The run reached the end of its runtime sequence (False: the check stopped it at
+    :data:`EVENTS` steps, still moving)."""
     calls: int
     """Kernel calls simulated."""
     total: int
     """Kernel calls of the whole run."""
 
     def line(self) -> str:
-        """What ``aiedsl check`` and ``aiedsl build`` print about it."""
+        """What ``aiedsl check`` and ``aiedsl build`` print about it (``report.txt`` too)."""
         if self.ended:
             return (f"hang check: the run ends, simulated without data ({self.total:,} kernel "
                     "calls)")
         return (f"hang check: no hang in the first {self.calls:,} of the run's {self.total:,} "
-                f"kernel calls, simulated without data ({EVENTS:,} steps, the most the check "
-                "takes); aiedsl sim runs it whole")
+                "kernel calls, simulated without data (the check stops there; aiedsl sim runs "
+                "the whole run)")
+
+    def covered(self) -> str:
+        """What ``aiedsl check``'s last line adds: how far the hang check got, when it stopped
+        short of the run's end."""
+        return "" if self.ended else (f" (the hang check covered the first {self.calls:,} of "
+                                      f"its {self.total:,} kernel calls)")
 
 
 def hang_run(design: Design, placed: Design, kernels: dict[str, Any],
@@ -71,34 +78,36 @@ def hang_run(design: Design, placed: Design, kernels: dict[str, Any],
     sim`` says it: with the least depth that ends it when a full fifo is the cause and every
     run at another depth ends within ``events`` steps too."""
     target = get_target(placed.device)
-    m = _machine(placed, kernels, target)
+    m = timing_machine(placed, kernels, target)
     ended = m.engine.run(limit=events)
     if ended:
         try:
-            _stopped(m)
+            stopped(m)
         except Deadlock as e:
             e.message = "the design's run hangs, simulated without data: " + e.message
             fifo = e.full_fifo
-            if fifo is not None and not _say_depth(e, fifo, design, kernels, target, events):
+            if fifo is not None and not say_least_depth(e, fifo, design, kernels, target,
+                                                        events=events):
                 e.fix = (f"{e.fix}; " if e.fix else "") + (
-                    f"aiedsl sim runs it with data and names the least depth of '{fifo}' "
-                    "that ends it")
+                    f"aiedsl sim runs the search for the least depth of '{fifo}' that ends it "
+                    "to its end")
             e.args = (e.render(),)
             raise
     return HangRun(ended, m.kernel_calls, calls_per_run(placed))
 
 
-def _machine(placed: Design, kernels: dict[str, Any], target: TargetModel) -> Machine:
-    """A machine for a run of ``placed`` without data, on zero-filled host tensors (calloc'd:
-    pages never read cost nothing)."""
+def timing_machine(placed: Design, kernels: dict[str, Any], target: TargetModel,
+                   clock_hz: float | None = None) -> Machine:
+    """A machine for a run of ``placed`` with kernels timed only, on zero-filled host tensors
+    (calloc'd: pages never read cost nothing)."""
     host = {t.name: np.zeros(t.type.shape, np.dtype(lookup_dtype(t.type.dtype).numpy))
             for t in placed.tensors}
-    return build_machine(placed, target, host, kernels, compute=False)
+    return build_machine(placed, target, host, kernels, compute=False, clock_hz=clock_hz)
 
 
-def _stopped(m: Machine) -> None:
-    """After ``m``'s run: raise what kept it from the end of its runtime sequence, as
-    ``aiedsl sim`` does (a dropped push is the cause, when the run also stopped short)."""
+def stopped(m: Machine) -> None:
+    """After ``m``'s run: raise what kept it from the end of its runtime sequence (a dropped
+    push is the cause, when the run also stopped short)."""
     check_task_queues(m)
     check_shim_bds(m)
     if m.runtime is None or not m.runtime.finished:
@@ -106,24 +115,27 @@ def _stopped(m: Machine) -> None:
 
 
 class _TooLong(Exception):
-    """A run at another depth took more steps than the hang check does."""
+    """A run at another depth took more steps than the search was given."""
 
 
-def _say_depth(e: Deadlock, fifo: str, design: Design, kernels: dict[str, Any],
-               target: TargetModel, events: int) -> bool:
-    """Name in ``e``'s fix the least depth of ``fifo`` that ends ``design``'s run, as
-    :func:`aiedsl.sim.simulate` does; False (``e`` unchanged) when a run the search makes
-    takes more than ``events`` steps (whether it ends is then not known here)."""
+def say_least_depth(e: Deadlock, fifo: str, design: Design, kernels: dict[str, Any],
+                    target: TargetModel, *, events: int | None = None,
+                    clock_hz: float | None = None) -> bool:
+    """Name in ``e``'s fix the least depth of ``fifo`` with which unplaced design ``design``'s
+    run ends (:func:`~aiedsl.sim.depth_fix.least_depth`: runs at other depths, kernels timed
+    only), or why none does; False (``e`` unchanged) when a run of the search takes more than
+    ``events`` steps (whether it ends is then not known)."""
     def run(trial: Design) -> None:
         placed, _ = check_design(trial)
-        m = _machine(placed, kernels, target)
+        m = timing_machine(placed, kernels, target, clock_hz)
         if not m.engine.run(limit=events):
             raise _TooLong
-        _stopped(m)
+        stopped(m)
 
     try:
         found = least_depth(design, fifo, target, run)
     except _TooLong:
         return False
     e.fix = depth_fix(e.fix or "", fifo, design, found)
+    e.args = (e.render(),)
     return True

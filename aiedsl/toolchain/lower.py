@@ -119,12 +119,13 @@ def plan_lowering(aie_opt: Tool, aie_translate: Tool, packet: bool = False) -> l
 
 def lower_design(d: Design, files: dict[str, str], out: Path, aie_opt: Tool,
                  aie_translate: Tool, usage: dict[Coord, TileUsage] | None = None,
-                 env: Mapping[str, str] | None = None) -> Lowering:
+                 env: Mapping[str, str] | None = None, hang: str = "") -> Lowering:
     """Lower ``files["aie.mlir"]`` (design ``d``, to be written to ``out``): from ``out``'s
     previous lowering when nothing changed, else with the tools in a temporary directory.
 
     A failure is returned (``error``), not raised: the caller writes the build and its logs
-    first. With ``usage``, ``report.txt`` and ``map.svg`` are drawn from the lowering.
+    first. With ``usage``, ``report.txt`` and ``map.svg`` are drawn from the lowering
+    (``report.txt`` saying ``hang``, the hang check's line, as the plan's does).
     """
     tools = {aie_opt.name: aie_opt.version, aie_translate.name: aie_translate.version}
     steps = plan_lowering(aie_opt, aie_translate, d.flows == "packet")
@@ -132,7 +133,7 @@ def lower_design(d: Design, files: dict[str, str], out: Path, aie_opt: Tool,
     lowering = _cached(out, key, tools) or _run(d, files["aie.mlir"], out, steps, key, tools,
                                                  absolute_env(env))
     if lowering.ok and usage is not None:
-        _draw(d, usage, lowering)
+        _draw(d, usage, lowering, hang)
     return lowering
 
 
@@ -193,7 +194,7 @@ NOTE = ("streams, ports and allocation drawn from mlir-aie's lowering (physical.
         "{tools}); the resource table counts aiedsl's plan")
 
 
-def _draw(d: Design, usage: dict[Coord, TileUsage], lowering: Lowering) -> None:
+def _draw(d: Design, usage: dict[Coord, TileUsage], lowering: Lowering, hang: str) -> None:
     """Put ``report.txt`` and ``map.svg`` drawn from ``physical.mlir`` into ``lowering.files``
     (or say in ``note`` why they stay aiedsl's plan)."""
     try:
@@ -214,7 +215,7 @@ def _draw(d: Design, usage: dict[Coord, TileUsage], lowering: Lowering) -> None:
                      f"{counted(len(lowering.differs), 'place')}: "
                      + "; ".join(lowering.differs[:3])
                      + ("; ..." if len(lowering.differs) > 3 else ""))
-        report = render_report(placed, target, usage, note=note)
+        report = render_report(placed, target, usage, note=note, hang=hang)
         svg = tile_map(placed, target, usage, note=None)
     except Exception as e:  # a physical.mlir this aiedsl cannot read: keep the plan, say why
         lowering.note = f"physical.mlir could not be drawn ({type(e).__name__}: {e})"
