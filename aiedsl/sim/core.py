@@ -26,7 +26,7 @@ from aiedsl.sim.core_program import REL as _REL
 from aiedsl.sim.core_program import End, compile_core
 from aiedsl.sim.engine import PAUSE, Gen, Proc, Request
 from aiedsl.sim.operands import accumulate, finish_shared, write_back_taken
-from aiedsl.sim.state import Machine, Ring, SimFault
+from aiedsl.sim.state import CallLimit, Machine, Ring, SimFault
 from aiedsl.user_errors import user_exception
 
 
@@ -214,6 +214,7 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
     wake = engine.wake
     heap = engine.heap
     acquire_cost, release_cost = costs.acquire, costs.release
+    call_limit = m.call_limit
     counters: list[int] = []
     pc = 0
     n_code = len(code)
@@ -305,6 +306,8 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
             if counted:
                 p.busy += cost
                 m.kernel_calls += 1
+                if m.kernel_calls == call_limit:
+                    raise CallLimit
                 # a kernel counting ops= per call: this call's own (n=16 does not do n=1024's)
                 m.ops += k.call_ops(ins[4].args) if k.op_counts else k.ops
             if engine.trace:

@@ -34,12 +34,19 @@ from aiedsl.sim.depth_fix import depth_fix, least_depth
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, build_machine
 from aiedsl.sim.runtime import check_shim_bds, check_task_queues
+from aiedsl.sim.state import CallLimit
 from aiedsl.targets import TargetModel, get_target
 
 EVENTS = 400_000
 """Engine steps the hang check runs at most: under a second on a laptop core, the whole run of
 the 2048^3 GEMM (some 287,000 steps; the 1024^3 one takes 37,000); a longer run is checked up
 to there."""
+
+
+CALLS = 100_000
+"""Kernel calls the hang check simulates at most: a core whose calls never wait makes them all
+in one engine step (:attr:`~aiedsl.sim.state.Machine.call_limit`), so the steps alone do not
+bound it (0.2 s here)."""
 
 
 @dataclass(frozen=True)
@@ -71,15 +78,20 @@ class HangRun:
 
 
 def hang_run(design: Design, placed: Design, kernels: dict[str, Any],
-             events: int = EVENTS) -> HangRun:
+             events: int = EVENTS, calls: int = CALLS) -> HangRun:
     """Simulate ``placed``, design ``design`` checked and placed (whose kernels ``kernels``
-    are, by symbol: a handle's), without data for at most ``events`` engine steps; raise the
+    are, by symbol: a handle's), without data for at most ``events`` engine steps and
+    ``calls`` kernel calls; raise the
     :class:`~aiedsl.sim.explain.Deadlock` (or the runtime's fault) that stops it, as ``aiedsl
     sim`` says it: with the least depth that ends it when a full fifo is the cause and every
     run at another depth ends within ``events`` steps too."""
     target = get_target(placed.device)
     m = timing_machine(placed, kernels, target)
-    ended = m.engine.run(limit=events)
+    m.call_limit = calls
+    try:
+        ended = m.engine.run(limit=events)
+    except CallLimit:
+        ended = False
     if ended:
         try:
             stopped(m)
@@ -87,7 +99,7 @@ def hang_run(design: Design, placed: Design, kernels: dict[str, Any],
             e.message = "the design's run hangs, simulated without data: " + e.message
             fifo = e.full_fifo
             if fifo is not None and not say_least_depth(e, fifo, design, kernels, target,
-                                                        events=events):
+                                                        events=events, calls=calls):
                 e.fix = (f"{e.fix}; " if e.fix else "") + (
                     f"aiedsl sim runs the search for the least depth of '{fifo}' that ends it "
                     "to its end")
@@ -119,17 +131,21 @@ class _TooLong(Exception):
 
 
 def say_least_depth(e: Deadlock, fifo: str, design: Design, kernels: dict[str, Any],
-                    target: TargetModel, *, events: int | None = None,
+                    target: TargetModel, *, events: int | None = None, calls: int = -1,
                     clock_hz: float | None = None) -> bool:
     """Name in ``e``'s fix the least depth of ``fifo`` with which unplaced design ``design``'s
     run ends (:func:`~aiedsl.sim.depth_fix.least_depth`: runs at other depths, kernels timed
     only), or why none does; False (``e`` unchanged) when a run of the search takes more than
-    ``events`` steps (whether it ends is then not known)."""
+    ``events`` steps or ``calls`` kernel calls (whether it ends is then not known)."""
     def run(trial: Design) -> None:
         placed, _ = check_design(trial)
         m = timing_machine(placed, kernels, target, clock_hz)
-        if not m.engine.run(limit=events):
-            raise _TooLong
+        m.call_limit = calls
+        try:
+            if not m.engine.run(limit=events):
+                raise _TooLong
+        except CallLimit:
+            raise _TooLong from None
         stopped(m)
 
     try:

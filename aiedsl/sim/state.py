@@ -155,6 +155,10 @@ class SimFault(DesignError):
     """A design error found while simulating (e.g. releasing more than a core holds)."""
 
 
+class CallLimit(Exception):
+    """A run reached its machine's :attr:`Machine.call_limit`."""
+
+
 @dataclass
 class Machine:
     """The model of one design, ready to run."""
@@ -176,6 +180,10 @@ class Machine:
     fill_procs: dict[str, Proc] = field(default_factory=dict)
     conns: dict[str, Conn] = field(default_factory=dict)
     kernel_calls: int = 0
+    call_limit: int = -1
+    """The count of kernel calls at which the run stops with :class:`CallLimit` (-1: none).
+    A core whose calls never wait (a loop of 2^63 - 1 calls, IRON's forever) makes them all in
+    one step of the engine, which ``Engine.run(limit=)`` cannot bound."""
     ops: float = 0.0
     compute: bool = True
     """Run kernel references (False: kernels only take their time)."""
