@@ -23,7 +23,7 @@ kernels use, so it cannot say which names the real headers lack; these lists can
   ``v16cbfloat16``, ...); ``aiev2/aiev2_defines.h``, ``aie2p/aie2p_defines.h``,
   ``aiev2/aiev2_enums.h`` and ``aie2p/aie2p_enums.h``: the macros (``rnd_conv_even``,
   ``cmp_slt``, ``crSat``, the shuffle modes ``T16_32x2_lo``, ``INTLV_lo_8o16``, ...).
-  AMD UG1603 (AIE-ML kernel and graph programming) lists the same element types.
+  (AMD UG1603, AIE-ML kernel programming, lists the AIE-ML vector element types.)
 
 The vector classes follow one pattern (UG1583's ``v<lanes><type>``, as ``v16int32``): a lane
 count, a power of two up to 512, and an element type of :data:`ELEMENTS`; the pattern accepts a
