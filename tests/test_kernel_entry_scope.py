@@ -91,3 +91,41 @@ def test_a_namespace_from_a_header() -> None:
     assert seen("#include <cstdint>\nusing namespace std;\n", "size_t byte FILE Tile") == [
         "size_t", "byte", "FILE"]
     assert seen("#include <foo.h>\nusing namespace foo;\n", "Tile R") == ["Tile", "R"]
+
+
+# -- the real AIE API's and Peano's intrinsic headers' names (aiedsl.kernels.aie_names) -------
+
+@pytest.mark.parametrize("names", [
+    "int4 uint4 cint16 cint32 cfloat cbfloat16 float16 int8 uint16",
+    "acc32 acc48 acc64 acc80 accfloat caccfloat cacc48 cacc64 accauto exact_acc32",
+    "bfp16ebs8 bfp16ebs16 mx4",
+    "v16bfloat16 v64int4 v16cint16 v16accfloat v8acc64 v32uint8 v4caccfloat v64int16_sparse",
+    "rnd_conv_even rnd_floor cmp_slt T16_32x2_lo INTLV_lo_8o16",
+], ids=["element-types", "accumulator-tags", "block-float", "vector-classes", "macros"])
+def test_the_real_aie_headers_names(names: str) -> None:
+    """aiedsl's host AIE API lacks most of these; Peano's headers declare them."""
+    src = "#include <aie_api/aie.hpp>\ntemplate <typename T, int N> void f(T *x) {}\n"
+    assert seen(src, names) == names.split()
+
+
+def test_aie_names_per_architecture() -> None:
+    from aiedsl.kernels.aie_names import aie_name
+    assert [aie_name("v64bfp16ebs8", a) for a in ("aie2", "aie2p", None)] == [
+        False, True, True]
+    assert [aie_name("crSRSMode", a) for a in ("aie2", "aie2p")] == [False, True]
+    assert [n for n in "v3int32 v16int7 vec TILE v1024int8 v16".split() if aie_name(n)] == []
+
+
+def test_a_header_the_scan_does_not_read() -> None:
+    """lut_based_ops.h may declare LUT_SIZE; the file's own template parameter N it does not
+    make seen."""
+    src = "#include <lut_based_ops.h>\ntemplate <int N> void f(int *x) { int local = N; }\n"
+    assert seen(src, "LUT_SIZE local N") == ["LUT_SIZE", "local"]
+    std = "#include <stdint.h>\n#include <cmath>\n#include <aie_api/aie.hpp>\n"
+    assert seen(std + "void f(int *x) { int local = 1; }\n", "LUT_SIZE local") == []
+
+
+def test_a_call_is_not_judged_but_a_template_parameter() -> None:
+    scope = file_scope(extern_c("template <typename T> void f(T *x) {}\n"))
+    assert [n for n in ("tile", "T") if scope.sees(n, called=True)] == ["tile"]
+    assert not scope.sees("tile")

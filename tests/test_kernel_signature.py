@@ -330,6 +330,53 @@ def test_names_the_call_sees(design_file: DesignFile, entry: str) -> None:
     check_design(load_design(path).ir)
 
 
+@pytest.mark.parametrize("entry", [
+    "twice<int4, 64>", "twice<uint4, 64>", "twice<cint16, 64>", "twice<cint32, 64>",
+    "twice<cfloat, 64>", "twice<cbfloat16, 64>", "twice<acc48, 64>", "twice<acc80, 64>",
+    "twice<caccfloat, 64>", "twice<accfloat, 64>", "twice<bfp16ebs8, 64>",
+    "twice<bfp16ebs16, 64>", "twice<v16bfloat16, 1>", "twice<v64int4, 1>",
+    "twice<v16cint16, 1>", "twice<v16accfloat, 1>", "twice<v8acc64, 1>",
+    "double_i32<rnd_conv_even>", "double_i32<sizeof(v16int32) * 2>",
+])
+def test_names_of_the_real_aie_api_and_intrinsic_headers(design_file: DesignFile,
+                                                         entry: str) -> None:
+    """aiedsl's host copy of the AIE API lacks these: Peano's headers and the AIE API declare
+    them at the global scope (aiedsl.kernels.aie_names)."""
+    design_file(SCOPES, "k.cc")
+    path = design_file(DESIGN.format(decl=f'"double_64", entry="{entry}"',
+                                     args=IO.format(dt="i32"), call="a, b", dt="i32"))
+    check_design(load_design(path).ir)
+
+
+def test_a_name_from_a_header_the_scan_does_not_read(design_file: DesignFile) -> None:
+    """mlir-aie's <lut_based_ops.h> (on Peano's include path) or the user's <foo.h> may define
+    LUT_SIZE: it is not refused; the template's own parameter still is."""
+    design_file("#include <lut_based_ops.h>\n#include <foo.h>\n" + SCOPES, "k.cc")
+    for entry in ("double_i32<LUT_SIZE>", "twice<lut_t, FOO_TILE>"):
+        path = design_file(DESIGN.format(decl=f'"double_64", entry="{entry}"',
+                                         args=IO.format(dt="i32"), call="a, b", dt="i32"))
+        check_design(load_design(path).ir)
+    path = design_file(DESIGN.format(decl='"double_64", entry="twice<T, N>"',
+                                     args=IO.format(dt="i32"), call="a, b", dt="i32"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value).splitlines()[0] == (
+        "d.py:8: error [kernel entry]: kernel 'double_64' calls twice<T, N> "
+        "(entry=\"twice<T, N>\"), and 'T' and 'N' are the template parameters of k.cc's twice "
+        "(its line 20): entry= is C++ text, called from the extern \"C\" function aiedsl "
+        "generates after the file, outside every function and template, where only the file's "
+        "top-level names are seen")
+
+
+def test_a_quoted_aie_api_include_leaves_entry_unjudged(design_file: DesignFile) -> None:
+    """#include "aie_api/aie.hpp" is found on the include path; the scan does not read a
+    quoted include, so it is unsure, and refuses no name of entry=."""
+    design_file(SCOPES.replace("<aie_api/aie.hpp>", '"aie_api/aie.hpp"'), "k.cc")
+    path = design_file(DESIGN.format(decl='"double_64", entry="double_i32<LUT_SIZE>"',
+                                     args=IO.format(dt="i32"), call="a, b", dt="i32"))
+    check_design(load_design(path).ir)
+
+
 def test_typedef_and_void_pointer_are_not_judged(design_file: DesignFile) -> None:
     """my_t is a typedef the scan does not resolve; void* takes any buffer."""
     passes(design_file, '"typed"', IO, dt="i8")

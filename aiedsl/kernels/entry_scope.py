@@ -8,8 +8,10 @@ there only if it is
 - declared at the file's top level (a ``constexpr`` constant, a type, an enumerator of an
   unscoped enum, a function), directly or inside ``extern "C"``, an unnamed or an ``inline``
   namespace; or in a named namespace a ``using namespace`` at the top level opens;
-- one the AIE API or the language declares there (``bfloat16``, ``acc32``, ``int32_t``,
-  ``true``), or, under ``using namespace aie;``, one of the AIE API's own.
+- one the AIE API, Peano's intrinsic headers or the language declares there (``bfloat16``,
+  ``int4``, ``cint16``, ``bfp16ebs8``, ``acc32``, ``v16accfloat``, ``int32_t``, ``true``:
+  :mod:`aiedsl.kernels.aie_names` lists them, with their sources), or, under
+  ``using namespace aie;``, one of the AIE API's own.
 
 A function template's own parameter names (``template <int R, int C>``), a function's
 parameters and locals, a class's members and a named namespace's members are not seen there:
@@ -23,7 +25,13 @@ undecidable ``#if`` can go, takes a name spelled anywhere at the top level of a 
 (but in a template's head, where it names the template's own parameter, and in a function's
 parameter list) as declared there, and, for a ``using namespace`` of a namespace neither the
 file nor the AIE API declares, refuses nothing (``std``'s names are lower case: there, a name
-with a capital letter, ``FILE`` aside, is still judged).
+with a capital letter, ``FILE`` aside, is still judged). A ``<header>`` the scan does not read
+(not a standard one, not ``aie_api/...``: mlir-aie's ``<lut_based_ops.h>``, the user's
+``<foo.h>``) may declare anything: then only the file's own template parameters are judged
+(a name used in a body may be the header's, so a local or a member cannot be told from it).
+A quoted ``#include "..."`` makes the scan unsure, and nothing in ``entry=`` is judged. A name
+spelled as a call (``f<tile()>``) is not judged either, a template parameter aside: the
+headers' functions (the intrinsics alone are thousands, overloaded) are not listed.
 
 Example
 -------
@@ -45,6 +53,7 @@ from aiedsl.kernels.cscan.blank import blank
 from aiedsl.kernels.cscan.declarations import return_type_end
 from aiedsl.kernels.cscan.macros import PRESET, library_macro
 from aiedsl.kernels.cscan.preprocess import logical_lines
+from aiedsl.kernels.aie_names import aie_name
 from aiedsl.kernels.cscan.tokens import Tok, identifier
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.lang.names import reserved_macro
@@ -105,12 +114,18 @@ class FileScope:
     """Every word of the file's code, in any scope (a ``-D`` of one would rewrite it)."""
     template_params: frozenset[str]
     """Every name a template head of the file declares as a template's own parameter."""
+    header: str = ""
+    """The first ``<header>`` the file includes that the scan does not read (``""``: none):
+    it may declare any name but the file's template parameters."""
 
-    def sees(self, name: str) -> bool:
-        """Does the generated call, after the file, see ``name`` (as far as the file says)?"""
+    def sees(self, name: str, called: bool = False) -> bool:
+        """Does the generated call, after the file, see ``name`` (as far as the file says)?
+        ``called``: ``entry=`` spells it as a call, ``name(...)``: a function the headers may
+        declare, not judged (a template parameter aside)."""
         return (name in LANGUAGE or name in self.top or name in self.macros
                 or name in self.aie or name in PRESET or self.unknown
-                or reserved_macro(name) or library_macro(name)
+                or reserved_macro(name) or library_macro(name) or aie_name(name)
+                or ((bool(self.header) or called) and name not in self.template_params)
                 or (self.std and (name == "FILE" or not re.search(r"[A-Z]", name))))
 
 
@@ -148,7 +163,7 @@ def _file_scope(source: str, readings: tuple[tuple[Tok, ...], ...]) -> FileScope
             unknown = True
     code = frozenset(t.text for tokens in readings for t in tokens if identifier(t))
     return FileScope(frozenset(top), _defined_macros(source), unknown, std, frozenset(aie),
-                     code, frozenset(params))
+                     code, frozenset(params), _unread_header(source))
 
 
 def _opened(path: str, using: dict[str, set[str]] | dict[str, frozenset[str]]) -> list[str]:
@@ -168,6 +183,41 @@ def _defined_macros(source: str) -> frozenset[str]:
     if "define" not in source:
         return frozenset()
     return frozenset(_DEFINE.findall(blank(source)))
+
+
+STANDARD_HEADERS = frozenset("""
+assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h locale.h math.h
+setjmp.h signal.h stdalign.h stdarg.h stdatomic.h stdbit.h stdbool.h stdckdint.h stddef.h
+stdint.h stdio.h stdlib.h stdnoreturn.h string.h tgmath.h threads.h time.h uchar.h wchar.h
+wctype.h
+algorithm any array atomic barrier bit bitset cassert ccomplex cctype cerrno cfenv cfloat
+charconv chrono cinttypes ciso646 climits clocale cmath codecvt compare complex concepts
+condition_variable coroutine csetjmp csignal cstdalign cstdarg cstdbool cstddef cstdint cstdio
+cstdlib cstring ctgmath ctime cuchar cwchar cwctype deque exception execution expected filesystem
+format forward_list fstream functional future initializer_list iomanip ios iosfwd iostream
+istream iterator latch limits list locale map mdspan memory memory_resource mutex new numbers
+numeric optional ostream print queue random ranges ratio regex scoped_allocator semaphore set
+shared_mutex source_location span sstream stack stacktrace stdexcept stop_token streambuf string
+string_view syncstream system_error thread tuple type_traits typeindex typeinfo unordered_map
+unordered_set utility valarray variant vector version
+""".split())
+"""The C and C++ standard headers (C23's, C++23's): what they declare is the language's
+(:data:`LANGUAGE`, ``std``'s lower-case names, :func:`~aiedsl.kernels.cscan.macros.
+library_macro`'s macros)."""
+
+_ANGLE_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<([^>\n]*)>", re.M)
+
+
+def _unread_header(source: str) -> str:
+    """The first ``<header>`` ``source`` includes, in any branch, that is neither a standard
+    header nor the AIE API's (``""``: none)."""
+    if "include" not in source:
+        return ""
+    for m in _ANGLE_INCLUDE.finditer(blank(source, strings=False)):
+        header = m[1].strip()
+        if header not in STANDARD_HEADERS and not header.startswith("aie_api/"):
+            return header
+    return ""
 
 
 def declared(tokens: list[Tok]) -> Names:

@@ -306,7 +306,7 @@ def _check_entry_names(k: Kernel, sig: Signature | None, name: str, src_label: s
                     or (j + 1 < len(toks) and toks[j + 1].text == "::")):
                 continue
             scope = scope or file_scope(scan)
-            if not scope.sees(word):
+            if not scope.sees(word, called=j + 1 < len(toks) and toks[j + 1].text == "("):
                 unseen.append(word)
     if not unseen or scope is None:
         return
