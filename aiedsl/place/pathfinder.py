@@ -49,8 +49,8 @@ own DMA-to-DMA connection, is queued twice); when a queued node gets nearer, its
 predecessor change but its place in the heap does not. The neighbours of a node are visited in
 (col, row, bundle number, channel) order. Each destination's route is its chain of
 predecessors, followed back until it meets a node already taken: a broadcast is a tree, part of
-Dijkstra's shortest-path tree. aiedsl stops the search once every destination has left the
-queue (their chains are final then) instead of emptying it, and passes over the edges of a node
+Dijkstra's shortest-path tree. aiedsl stops the search once no destination can get nearer
+(their chains are final then) instead of emptying the queue, and passes over the edges of a node
 that cannot change anything (:func:`_search`).
 
 **Iterations** (``findPaths``). After all groups, every cell carrying more than one stream is
@@ -443,12 +443,12 @@ def _cell(g: _Graph, a: int, b: int) -> int:
 
 def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[int]:
     """``dijkstraShortestPaths`` from ``src``: the predecessor of every node reached (-1 for
-    the others), exact for the chains of ``dsts`` (the search stops once all of them have left
-    the queue).
+    the others), exact for the chains of ``dsts`` (the search stops once they are final).
 
     The queue is ``d_ary_heap_indirect`` with 4 children per node, inlined: a push sifts the
     new node up past strictly farther parents; a pop moves the last node to the root and sifts
-    it down past the nearest child (the first of equals) while that is strictly nearer.
+    it down past the nearest child (the first of equals) while that is strictly nearer. Each
+    queued node's distance is kept beside it (``key``), as it is when it changes in place.
 
     A node's colour is in ``reach``: :data:`_WHITE` (never reached; queued or not), its
     distance while gray (reached, queued), :data:`_BLACK` once it has left the queue. Most nodes
@@ -457,91 +457,120 @@ def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[i
     looked at alone, and its switch's ports as a tile's bits, none white (``white``) and none
     gray farther than a step from it could take it (``bound``, at least the distance of every
     gray port of the tile; a step costs at least :data:`MIN_DEMAND`).
+
+    The search stops when no destination still queued can get nearer: each is reached, no
+    farther (``far``) than a step from the node leaving the queue, and no node leaves it nearer
+    than that one while no distance has changed in place (``in_order``: the queue is a heap
+    then). A destination's chain is final then: its predecessor stays (only a strictly nearer
+    path replaces it) and the others have left the queue.
     """
     nxt, via, tile, bit, inner, wire = g.next, g.via, g.tile, g.bit, g.inner, g.wire
+    black, white_, step = _BLACK, _WHITE, MIN_DEMAND  # (locals: this runs per edge)
     dist = [INF] * len(g.nodes)
-    reach = [_WHITE] * len(g.nodes)
+    reach = [white_] * len(g.nodes)
     pred = [-1] * len(g.nodes)
     white = list(g.ports)  # per tile: the bits of its white ports
-    bound = [_BLACK] * len(white)  # per tile: at least the distance of each of its gray ports
+    bound = [black] * len(white)  # per tile: at least the distance of each of its gray ports
     dist[src] = 0.0  # (the source stays white: it is queued again when an edge reaches it)
     heap = [src]
+    key = [0.0]  # key[i] is dist[heap[i]]
     remaining = set(dsts)
+    far = white_  # at least reach[d] of every remaining destination d (white: not all reached)
+    in_order = True
     while heap:
         s = heap[0]
         last = heap.pop()
+        dv = key.pop()
         n = len(heap)
         if n:  # pop: sift the last node down from the root
-            dv = dist[last]
             i = 0
-            while True:
-                first = 4 * i + 1
-                if first >= n:
-                    break
-                best, bd = first, dist[heap[first]]
+            first = 1
+            while first < n:
+                best, bd = first, key[first]
                 k = first + 1  # the other children, up to three (unrolled: this runs per pop)
                 if k < n:
-                    dk = dist[heap[k]]
+                    dk = key[k]
                     if dk < bd:
                         best, bd = k, dk
                     k += 1
                     if k < n:
-                        dk = dist[heap[k]]
+                        dk = key[k]
                         if dk < bd:
                             best, bd = k, dk
                         k += 1
                         if k < n:
-                            dk = dist[heap[k]]
+                            dk = key[k]
                             if dk < bd:
                                 best, bd = k, dk
                 if bd < dv:
                     heap[i] = heap[best]
+                    key[i] = bd
                     i = best
+                    first = 4 * i + 1
                 else:
                     break
             heap[i] = last
+            key[i] = dv
+        ds = dist[s]
         if s in remaining:
             remaining.discard(s)
             if not remaining:
                 break
-        ds = dist[s]
+            far = max(reach[d] for d in remaining)
+        # NOTE: every node leaving the queue from now on is no nearer than s (in_order), and a
+        # step costs at least `step`: no remaining destination can get strictly nearer
+        if far <= ds + step and in_order:
+            break
         t = tile[s]
         # all its edges, in order; or, when none into its own switch can change anything, its
         # wire alone
-        edges = (zip(nxt[s], via[s]) if inner[s] & white[t] or ds + MIN_DEMAND < bound[t]
+        edges = (zip(nxt[s], via[s]) if inner[s] & white[t] or ds + step < bound[t]
                  else wire[s])
         for d, c in edges:
             r = reach[d]
-            if r == _BLACK:  # done: nothing to relax
+            if r == black:  # done: nothing to relax
                 continue
             nd = ds + demand[c]
-            if r == _WHITE:  # queued whether or not it got nearer
+            if r == white_:  # queued whether or not it got nearer
                 if nd < dist[d]:
-                    dist[d] = reach[d] = nd
+                    dist[d] = reach[d] = dv = nd
                     pred[d] = s
                     u = tile[d]
                     white[u] &= ~bit[d]
                     if nd > bound[u]:
                         bound[u] = nd
+                    if d in remaining:
+                        far = max(reach[x] for x in remaining)
+                else:
+                    dv = dist[d]
                 i = len(heap)  # push: sift up
                 heap.append(d)
-                dv = dist[d]
+                key.append(dv)
                 while i:
                     p = (i - 1) >> 2
-                    u = heap[p]
-                    if dv < dist[u]:
-                        heap[i] = u
+                    kp = key[p]
+                    if dv < kp:
+                        heap[i] = heap[p]
+                        key[i] = kp
                         i = p
                     else:
                         break
                 heap[i] = d
+                key[i] = dv
             elif nd < r:  # gray, nearer: no decrease-key, the heap is not re-sorted
                 dist[d] = reach[d] = nd
                 pred[d] = s
-        reach[s] = _BLACK
+                for i, x in enumerate(heap):  # (rare: every place it is queued, kept there)
+                    if x == d:
+                        key[i] = nd
+                in_order = False
+                if d in remaining:
+                    far = max(reach[x] for x in remaining)
+        reach[s] = black
         white[t] &= ~bit[s]
-    if remaining:
-        raise _Unreachable(sorted(g.nodes[d] for d in remaining))
+    else:
+        if remaining:
+            raise _Unreachable(sorted(g.nodes[d] for d in remaining))
     return pred
 
 
