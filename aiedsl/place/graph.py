@@ -49,6 +49,8 @@ class Switch:
 
     ports: list[Port]
     """Every port a slave or master of the switch has (slaves first, then the other masters)."""
+    slaves: int
+    """How many of :attr:`ports` are slaves (the first ones)."""
     local: dict[Port, int]
     targets: list[list[int]]
     """Per port: the masters it may connect to as a slave, in order (none for a master
@@ -73,18 +75,37 @@ class Switch:
         slaves, masters, outs = model.connections(tile)
         ports = list(dict.fromkeys(slaves + masters))
         local = {p: i for i, p in enumerate(ports)}
-        bits = [1 << i for i in range(len(ports))]
         targets: list[list[int]] = [[] for _ in ports]
-        row0 = [0] * len(ports)
-        cells = 0
         for p, qs in zip(slaves, outs):
-            i = local[p]
-            targets[i] = [local[q] for q in qs]
-            row0[i] = cells
-            cells += len(qs)
+            targets[local[p]] = [local[q] for q in qs]
         wires = [(local[q], STEP[q[0]], q[0] in ("West", "South"), (FACING[q[0]], q[1]))
                  for q in masters if q[0] in STEP]
-        return Switch(ports, local, targets, row0, cells, bits,
+        return Switch._made(ports, len(slaves), local, targets, wires)
+
+    def without(self, gone: set[str]) -> Switch:
+        """This switch without the ports of the bundles ``gone`` and their connections: the
+        switch of a tile of its kind on an edge of the array, which has no ports facing off it
+        and connects the others alike (:func:`graph` makes it so only where the shim mux has no
+        such ports either)."""
+        keep = [i for i, p in enumerate(self.ports) if p[0] not in gone]
+        new = {old: k for k, old in enumerate(keep)}
+        ports = [self.ports[i] for i in keep]
+        targets = [[new[j] for j in self.targets[i] if j in new] for i in keep]
+        wires = [(new[q], step, before, port) for q, step, before, port in self.wires
+                 if q in new]
+        return Switch._made(ports, sum(i < self.slaves for i in keep),
+                            {p: k for k, p in enumerate(ports)}, targets, wires)
+
+    @staticmethod
+    def _made(ports: list[Port], slaves: int, local: dict[Port, int], targets: list[list[int]],
+              wires: list[tuple[int, Coord, bool, Port]]) -> Switch:
+        bits = [1 << i for i in range(len(ports))]
+        row0 = [0] * len(ports)
+        cells = 0
+        for i in range(slaves):
+            row0[i] = cells
+            cells += len(targets[i])
+        return Switch(ports, slaves, local, targets, row0, cells, bits,
                       [sum(map(bits.__getitem__, js)) for js in targets], wires)
 
 
@@ -162,10 +183,18 @@ def graph(model: SwitchModel) -> Graph:
     # 20,000 of them.
     tiles = model.tiles()
     sigs = [model.signature(t) for t in tiles]
+    tile_of = dict(zip(reversed(sigs), reversed(tiles)))  # each signature's first tile
     switches: dict[tuple[str, bool, bool, bool], Switch] = {}
-    for t, sig in zip(tiles, sigs):
-        if sig not in switches:
-            switches[sig] = Switch.of(model, t)
+    # a kind's switch on no edge first; on an edge, its ports facing off the array left out
+    for sig in sorted(tile_of, key=lambda sig: any(sig[1:])):
+        kind, west, east, top = sig
+        gone = {b for b, edge in (("West", west), ("East", east), ("North", top)) if edge}
+        whole = switches.get((kind, False, False, False))
+        if whole is not None and gone and (kind != "shim" or not any(
+                model.mux_in.get(b, 0) or model.mux_out.get(b, 0) for b in gone)):
+            switches[sig] = whole.without(gone)
+        else:
+            switches[sig] = Switch.of(model, tile_of[sig])
     sws = [switches[sig] for sig in sigs]
     node0: list[int] = []  # per tile: its first node
     nodes: list[End] = []
