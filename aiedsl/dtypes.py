@@ -84,6 +84,8 @@ def dtype(name: str | DType | object) -> DType:
     as IRON designs spell element types)."""
     if isinstance(name, DType):
         return name
+    if type(name) is str and name in DTYPES:  # the commonest: an IR's own names
+        return DTYPES[name]
     name = numpy_name(name) or name
     if not isinstance(name, str):
         raise TypeError(f"{name!r} is not a dtype name")

@@ -111,7 +111,7 @@ def _check(d: Design, suggest: bool) -> tuple[Design, Table]:
     check_outputs_written(d, retired)
     check_kernel_layouts(d)
     placed, lowered = place_lowered(d, target)  # a herd that does not fit is refused here first
-    check_memtile_channels(d, target)  # whether any placement gives the links their channels
+    check_memtile_channels(d, target, placed)  # whether any placement gives the links theirs
     check_placed_acquires(placed)  # which fifos share memory is known once cores are placed
     check_link_tile_cores(placed)  # which core is on a forward's tile, likewise
     # the objectfifo lowering's plan: names, resources, allocation (placing made it, or not)

@@ -71,12 +71,14 @@ def check_kernel_objects(d: Design) -> None:
     different ``defines=`` are two objects, each defining what the file defines outside
     templates (mlir-aie's ``extern "C"`` functions, a plain helper), and lld, which aiecc links
     a core with, refuses a symbol defined twice. Cores of their own may each call one."""
-    of = {k.symbol: u for u in kernel_units(d.kernels) for k in u.kernels}
+    units = kernel_units(d.kernels)
+    of = {k.symbol: u for u in units for k in u.kernels}
+    key = {u.name: source_key(u.kernels[0]) for u in units}  # (it looks for the file)
     for core in d.cores:
         seen: dict[tuple[str, ...], tuple[KernelUnit, Call]] = {}
         for call in calls(core):
             unit = of[call.kernel]
-            other, first = seen.setdefault(source_key(unit.kernels[0]), (unit, call))
+            other, first = seen.setdefault(key[unit.name], (unit, call))
             if other is unit:
                 continue
             source = os.path.normpath(unit.kernels[0].source)  # ./mv.cc as mv.cc

@@ -68,6 +68,7 @@ def describe(order: np.ndarray, rows: int, cols: int) -> str:
 def check_kernel_layouts(d: Design) -> None:
     """Every blocked kernel argument receives (or sends on) its tile in its blocks."""
     seen: set[tuple[str, str, tuple]] = set()
+    unblocked: set[tuple[str, int, int, tuple[int, int]]] = set()  # (see _check_output)
     links_to = {n: link for link in d.links for n in link.dsts}
     links_from = {n: link for link in d.links for n in link.srcs}
     for core in d.cores:
@@ -90,7 +91,7 @@ def check_kernel_layouts(d: Design) -> None:
                               and isinstance(a, BufferArg) and acq[a.value].port == "consume"]
                     _check_input(d, f, k, param, links_to, call.loc, core.name, others)
                 else:
-                    _check_output(d, f, k, param, links_from, call.loc)
+                    _check_output(d, f, k, param, links_from, call.loc, unblocked)
 
 
 def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict[str, Link],
@@ -221,7 +222,11 @@ def _tile_index(d: Design, link: Link, host: np.ndarray, to: np.ndarray, rows: i
 
 
 def _check_output(d: Design, f: Fifo, k: Kernel, param: KernelArg,
-                  links_from: dict[str, Link], call_loc: Loc) -> None:
+                  links_from: dict[str, Link], call_loc: Loc,
+                  unblocked: set[tuple[str, int, int, tuple[int, int]]]) -> None:
+    """``param``, written in its blocks into fifo ``f``, leaves the memtile row-major.
+    ``unblocked``: the (memtile output, rows, cols, blocks) found to leave so already (each
+    output is the join of several cores' fifos)."""
     link = links_from.get(f.name)
     if link is None or link.kind == "split" or f.producer.dims or any(
             c.dims for c in f.consumers):
@@ -230,8 +235,12 @@ def _check_output(d: Design, f: Fifo, k: Kernel, param: KernelArg,
     assert param.type is not None and param.blocks is not None
     rows, cols = param.type.shape
     n = rows * cols
+    key = (out.name, rows, cols, param.blocks)
+    if key in unblocked:
+        return
     reads = _order(out.producer.dims, n)
     if np.array_equal(block_order(rows, cols, *param.blocks)[reads], np.arange(n)):
+        unblocked.add(key)
         return
     br, bc = param.blocks
     raise DesignError(

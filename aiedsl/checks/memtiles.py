@@ -34,8 +34,12 @@ from aiedsl.targets import DEVICES, TargetModel
 _DIRECTIONS = (("input (S2MM)", 0, "dma_in"), ("output (MM2S)", 1, "dma_out"))
 
 
-def check_memtile_channels(d: Design, target: TargetModel) -> None:
-    """Refuse memtile links that no placement on ``target`` can give enough DMA channels."""
+def check_memtile_channels(d: Design, target: TargetModel, placed: Design | None = None
+                           ) -> None:
+    """Refuse memtile links that no placement on ``target`` can give enough DMA channels.
+    ``placed``: ``d`` as the placer placed it; where its links have their channels, a placement
+    that gives them is known without a search for one (some thousand steps on an 8-column
+    device)."""
     links = [link for link in d.links if link.via != "core"]
     if not links:
         return
@@ -53,6 +57,8 @@ def check_memtile_channels(d: Design, target: TargetModel) -> None:
     pins = [link.tile[0] if link.tile is not None else None for link in links]
     if any(p is not None and not 0 <= p < target.cols for p in pins):
         return  # the placer refuses the pin itself
+    if placed is not None and _packed(links, needs, pins, placed, cap, target):
+        return
     found = fit(needs, pins, target.cols, cap)
     if found.columns is not None or not found.settled:
         return
@@ -60,6 +66,24 @@ def check_memtile_channels(d: Design, target: TargetModel) -> None:
     if free.columns is not None:
         _pinned(links, needs, pins, free.columns, target)
     _no_packing(d, links, needs, target)
+
+
+def _packed(links: list[Link], needs: list[tuple[int, int]], pins: list[int | None],
+            placed: Design, cap: tuple[int, int], target: TargetModel) -> bool:
+    """Do the placed design's memtile links (``links`` placed) keep their pins and leave no
+    memtile short of DMA channels: a packing :func:`~aiedsl.place.memtiles.fit` would find?"""
+    mine = [link for link in placed.links if link.via != "core"]
+    if len(mine) != len(links) or any((a.srcs, a.dsts) != (b.srcs, b.dsts)
+                                      for a, b in zip(links, mine)):
+        return False
+    cols = [link.tile[0] if link.tile is not None else -1 for link in mine]
+    if any(not 0 <= c < target.cols or p not in (None, c) for c, p in zip(cols, pins)):
+        return False
+    load = [[0, 0] for _ in range(target.cols)]
+    for c, (s2mm, mm2s) in zip(cols, needs):
+        load[c][0] += s2mm
+        load[c][1] += mm2s
+    return all(a <= cap[0] and b <= cap[1] for a, b in load)
 
 
 def _too_big(link: Link, need: int, per: int, direction: str) -> None:

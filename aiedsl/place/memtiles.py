@@ -72,11 +72,12 @@ def demands(d: Design, low: Lowering) -> list[Demand]:
     for link in d.links:
         if link.via == "core":
             continue
-        store = next(s for s in low.stores if s.link is link)
+        # (found by identity: comparing stores field by field to find its place cost more)
+        at, store = next((i, s) for i, s in enumerate(low.stores) if s.link is link)
         bds = tuple((order[id(ch)], 0 if ch.direction == "S2MM" else 1, len(ch.chain))
                     for ch in low.channels if ch.end.link is link)
         out.append(Demand(channels(link), store.footprint, bds,
-                          (low.stores.index(store), len(store.buffers), store.nbytes)))
+                          (at, len(store.buffers), store.nbytes)))
     return out
 
 

@@ -10,15 +10,9 @@ is aiedsl's own. tests/test_route_lowering.py routes the flows of seven real low
 gets every one of their ``aie.connect`` ops, and no other; tests/test_packet_routing.py routes
 congested packet flows as a line-by-line transliteration of mlir-aie's router does.
 
-**Graph** (``Pathfinder::initialize``). A node is a port of a tile's switch,
-``(tile, (bundle, channel))``: one node for the slave and the master port of the same name, so
-a stream arriving on ``North 1`` may leave by ``North 1`` again (mlir-aie's graph has no port
-direction yet). Inside a switch each slave port has an edge to each master port the target
-model allows (:class:`~aiedsl.place.switchbox.SwitchModel`, with the shim mux's ports); each
-master port of a cardinal bundle has an edge to the slave port of the same index on the
-neighbour (``North 2`` -> the tile above's ``South 2``), if there is a neighbour: wires are
-made only between tiles of the device (a shim's South masters lead nowhere). Each edge is a
-*cell* of mlir-aie's connection matrices and costs that cell's *demand*.
+**Graph** (``Pathfinder::initialize``): a node per port of a tile's switch, an edge per
+connection its switch may make and per wire to a neighbour; each edge is a *cell* of mlir-aie's
+connection matrices and costs that cell's *demand* (:mod:`aiedsl.place.graph`).
 
 **Costs** (``updateDemand``, ``bumpDemand``). At the start of an iteration every cell's demand
 is ``(1 + 0.1 * over) * (1 + 0.02 * used)``: ``over`` counts the iterations that ended with the
@@ -49,8 +43,8 @@ own DMA-to-DMA connection, is queued twice); when a queued node gets nearer, its
 predecessor change but its place in the heap does not. The neighbours of a node are visited in
 (col, row, bundle number, channel) order. Each destination's route is its chain of
 predecessors, followed back until it meets a node already taken: a broadcast is a tree, part of
-Dijkstra's shortest-path tree. aiedsl stops the search once every destination has left the
-queue (their chains are final then) instead of emptying it, and passes over the edges of a node
+Dijkstra's shortest-path tree. aiedsl stops the search once no destination can get nearer
+(their chains are final then) instead of emptying the queue, and passes over the edges of a node
 that cannot change anything (:func:`_search`).
 
 **Iterations** (``findPaths``). After all groups, every cell carrying more than one stream is
@@ -73,17 +67,11 @@ Example
 from __future__ import annotations
 
 import sys
-from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 
-from aiedsl.place.switchbox import FACING, RANK, STEP, SwitchModel
-
-Coord = tuple[int, int]
-Port = tuple[str, int]
-End = tuple[Coord, Port]
-"""A port of a tile's switch: ``((col, row), (bundle, channel))``."""
+from aiedsl.place.graph import Coord, End, Graph, Port, graph
+from aiedsl.place.switchbox import RANK, SwitchModel
 
 OVER_CAPACITY_COEFF = 0.1
 USED_CAPACITY_COEFF = 0.02
@@ -134,176 +122,6 @@ class Paths:
     """Connections carrying more than one stream after the last iteration (empty if legal)."""
 
 
-@dataclass
-class _Graph:
-    nodes: list[End]
-    """Tile by tile in mlir-aie's (col, row) order, each tile's ports in its switch's order
-    (node numbers decide nothing: the search breaks ties by distance and heap position)."""
-    ids: dict[End, int]
-    next: list[list[int]]
-    """Per node: its neighbours, in mlir-aie's visiting order."""
-    via: list[list[int]]
-    """Per node: the cell of the edge to each of :attr:`next`."""
-    cells: int
-    """How many cells there are. They are numbered as mlir-aie's connection matrices are walked
-    (tile by tile: the switch's cells, slave by slave, then its wires), the order in which
-    :attr:`Paths.over` lists them; :meth:`cell` gives a cell's nodes."""
-    tile: list[int]
-    """Per node: its tile's number (in :attr:`nodes` order)."""
-    bit: list[int]
-    """Per node: one bit, its place among its tile's ports."""
-    ports: list[int]
-    """Per tile: the bits of all its ports."""
-    inner: list[int]
-    """Per node: the bits of the ports of its own switch it connects to."""
-    wire: list[list[tuple[int, int]]]
-    """Per node: the (neighbour node, cell) its wire to the next tile reaches, if it has one
-    (every other edge of a node is into its own switch)."""
-    switches: list[_Switch]
-    """Per tile: its switch."""
-    node0: list[int]
-    """Per tile: its first node (its ports' nodes follow, in its switch's order)."""
-    cell0: list[int]
-    """Per tile: its first cell (its switch's cells follow, then its wires')."""
-    wires: list[list[tuple[int, int]]]
-    """Per tile: the (from, to) nodes of its wires' cells, which follow its switch's."""
-
-    def cell(self, c: int) -> tuple[int, int]:
-        """The (from, to) nodes cell ``c`` connects."""
-        t = bisect_right(self.cell0, c) - 1
-        n0, sw = self.node0[t], self.switches[t]
-        k = c - self.cell0[t]
-        if k < len(sw.slave):
-            return n0 + sw.slave[k], n0 + sw.master[k]
-        return self.wires[t][k - len(sw.slave)]
-
-    def shared(self, c: int) -> list[int]:
-        """The cells a packet flow taking cell ``c`` marks with its group: within a switch, the
-        row and the column of ``c`` (``c`` among them); a wire's cell alone (the matrix of a
-        wire between two switches holds no other connection in either)."""
-        a, b = self.cell(c)
-        t = self.tile[a]
-        if self.tile[b] != t:
-            return [c]
-        sw, n0, c0 = self.switches[t], self.node0[t], self.cell0[t]
-        return [c0 + k for k in sw.out_of[a - n0]] + [c0 + k for k in sw.into[b - n0]]
-
-
-@cache
-def _graph(model: SwitchModel) -> _Graph:
-    """The routing graph of ``model`` (``Pathfinder::initialize``), built once per device."""
-    # Every aiedsl run routes, so this is on the path of each one. Tiles of one signature have
-    # one switch: its ports, legal connections and their cells are worked out once, as local
-    # numbers (:class:`_Switch`), and each tile adds its first node and first cell to them.
-    # Edges are kept as lists of numbers, not pairs: the graph is made of some 20,000 of them.
-    tiles = model.tiles()
-    sigs = [model.signature(t) for t in tiles]
-    switches: dict[tuple[str, bool, bool, bool], _Switch] = {}
-    for t, sig in zip(tiles, sigs):
-        if sig not in switches:
-            switches[sig] = _Switch.of(model, t)
-    sws = [switches[sig] for sig in sigs]
-    node0: list[int] = []  # per tile: its first node
-    nodes: list[End] = []
-    tile: list[int] = []
-    bit: list[int] = []
-    inner: list[int] = []
-    for i, (t, sw) in enumerate(zip(tiles, sws)):
-        node0.append(len(nodes))
-        nodes += [(t, port) for port in sw.ports]
-        tile += [i] * len(sw.ports)
-        bit += sw.bits
-        inner += sw.inner
-    number = {t: i for i, t in enumerate(tiles)}
-    nxt: list[list[int]] = []
-    via: list[list[int]] = []
-    cell0: list[int] = []  # per tile: its first cell
-    wires: list[list[tuple[int, int]]] = []
-    wire: list[list[tuple[int, int]]] = [[] for _ in nodes]
-    cells = 0
-    for t, sw, n0 in zip(tiles, sws, node0):
-        cell0.append(cells)
-        nxt += [list(map(n0.__add__, js)) for js in sw.targets]
-        via += [list(range(cells + k, cells + k + len(js))) for js, k in zip(sw.targets, sw.row0)]
-        cells += len(sw.slave)
-        wires.append([])
-        for q, step, before in sw.masters:
-            there = (t[0] + step[0], t[1] + step[1])
-            if not (0 <= there[0] < model.cols and 0 <= there[1] < model.rows):
-                continue
-            k = number[there]
-            facing, ch = sw.ports[q]
-            j = node0[k] + sws[k].local[(FACING[facing], ch)]
-            # mlir-aie visits a node's neighbours in (col, row, bundle, channel) order: the
-            # switch's own masters are in that order already; the wire's far end comes before
-            # them if it lies west or south, after them otherwise
-            at = 0 if before else len(nxt[n0 + q])
-            nxt[n0 + q].insert(at, j)
-            via[n0 + q].insert(at, cells)
-            wire[n0 + q] = [(j, cells)]
-            wires[-1].append((n0 + q, j))
-            cells += 1
-    return _Graph(nodes=nodes, ids={e: i for i, e in enumerate(nodes)}, next=nxt, via=via,
-                  cells=cells, tile=tile, bit=bit, ports=[(1 << len(sw.ports)) - 1 for sw in sws],
-                  inner=inner, wire=wire, switches=sws, node0=node0, cell0=cell0, wires=wires)
-
-
-@dataclass
-class _Switch:
-    """One switch signature's ports, connections and cells as local numbers: what
-    :func:`_graph` repeats per tile."""
-
-    ports: list[Port]
-    """Every port a slave or master of the switch has (slaves first, then the other masters)."""
-    local: dict[Port, int]
-    targets: list[list[int]]
-    """Per port: the masters it may connect to as a slave, in order (none for a master
-    alone)."""
-    row0: list[int]
-    """Per port: the cell of its first connection (its others follow)."""
-    slave: list[int]
-    """Per cell of the switch, slave by slave (as the graph numbers a tile's cells): its slave
-    port."""
-    master: list[int]
-    """Per cell: its master port."""
-    out_of: list[range]
-    """Per port: the cells from it as a slave."""
-    into: list[list[int]]
-    """Per port: the cells into it as a master."""
-    bits: list[int]
-    """Per port: its bit (``1 << number``)."""
-    inner: list[int]
-    """Per port: the bits of the masters it may connect to."""
-    masters: list[tuple[int, tuple[int, int], bool]]
-    """Per master port of a cardinal bundle, in order: the port, the step to the neighbour its
-    wire reaches, and whether that neighbour sorts before the switch's own ports."""
-
-    @staticmethod
-    def of(model: SwitchModel, tile: Coord) -> _Switch:
-        slaves, masters, outs = model.connections(tile)
-        ports = list(dict.fromkeys(slaves + masters))
-        local = {p: i for i, p in enumerate(ports)}
-        bits = [1 << i for i in range(len(ports))]
-        targets: list[list[int]] = [[] for _ in ports]
-        row0 = [0] * len(ports)
-        slave: list[int] = []
-        master: list[int] = []
-        for p, qs in zip(slaves, outs):
-            i = local[p]
-            targets[i] = [local[q] for q in qs]
-            row0[i] = len(slave)
-            slave += [i] * len(qs)
-            master += targets[i]
-        into: list[list[int]] = [[] for _ in ports]
-        for c, j in enumerate(master):
-            into[j].append(c)
-        wires = [(local[q], STEP[q[0]], q[0] in ("West", "South")) for q in masters
-                 if q[0] in STEP]
-        return _Switch(ports, local, targets, row0, slave, master,
-                       [range(k, k + len(js)) for js, k in zip(targets, row0)], into, bits,
-                       [sum(map(bits.__getitem__, js)) for js in targets], wires)
-
-
 def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,
                hopeless: Callable[[], bool] | None = None, patience: int = 0) -> Paths:
     """Route ``streams`` as ``Pathfinder::findPaths`` does (see the module's notes).
@@ -313,7 +131,7 @@ def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,
     routing after ``max_iterations``, or after ``patience`` iterations when ``hopeless()`` then
     says none exists, the last iteration's routes come back with ``legal`` false.
     """
-    g = _graph(model)
+    g = graph(model)
     flows, owner = _merge(streams, g)
     groups = _groups(flows)
     n = g.cells
@@ -383,7 +201,7 @@ def find_paths(streams: list[Stream], model: SwitchModel, max_iterations: int,
                 demand[c] *= PRIORITY_BUMP if priority[c] else DEMAND_COEFF
         busy = set(in_use)
         touched |= busy
-        bad = sorted(c for c in busy if used[c] > 1)
+        bad = sorted((c for c in busy if used[c] > 1), key=g.rank)
         for c in bad:
             over[c] += 1
         if not bad:
@@ -403,7 +221,7 @@ class _Flow:
     priority: bool
 
 
-def _merge(streams: list[Stream], g: _Graph) -> tuple[list[_Flow], list[int]]:
+def _merge(streams: list[Stream], g: Graph) -> tuple[list[_Flow], list[int]]:
     """``addFlow``: one flow per source port, destinations in the order given; and for each
     flow the index of the stream it came from first."""
     flows: list[_Flow] = []
@@ -435,20 +253,20 @@ def _groups(flows: list[_Flow]) -> list[list[int]]:
     return [[k] for k in first + packets] + ([circuit] if circuit else [])
 
 
-def _cell(g: _Graph, a: int, b: int) -> int:
+def _cell(g: Graph, a: int, b: int) -> int:
     if b not in g.next[a]:
         raise AssertionError("no edge between consecutive nodes of a route")
     return g.via[a][g.next[a].index(b)]
 
 
-def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[int]:
+def _search(g: Graph, src: int, dsts: list[int], demand: list[float]) -> list[int]:
     """``dijkstraShortestPaths`` from ``src``: the predecessor of every node reached (-1 for
-    the others), exact for the chains of ``dsts`` (the search stops once all of them have left
-    the queue).
+    the others), exact for the chains of ``dsts`` (the search stops once they are final).
 
     The queue is ``d_ary_heap_indirect`` with 4 children per node, inlined: a push sifts the
     new node up past strictly farther parents; a pop moves the last node to the root and sifts
-    it down past the nearest child (the first of equals) while that is strictly nearer.
+    it down past the nearest child (the first of equals) while that is strictly nearer. Each
+    queued node's distance is kept beside it (``key``), as it is when it changes in place.
 
     A node's colour is in ``reach``: :data:`_WHITE` (never reached; queued or not), its
     distance while gray (reached, queued), :data:`_BLACK` once it has left the queue. Most nodes
@@ -457,91 +275,120 @@ def _search(g: _Graph, src: int, dsts: list[int], demand: list[float]) -> list[i
     looked at alone, and its switch's ports as a tile's bits, none white (``white``) and none
     gray farther than a step from it could take it (``bound``, at least the distance of every
     gray port of the tile; a step costs at least :data:`MIN_DEMAND`).
+
+    The search stops when no destination still queued can get nearer: each is reached, no
+    farther (``far``) than a step from the node leaving the queue, and no node leaves it nearer
+    than that one while no distance has changed in place (``in_order``: the queue is a heap
+    then). A destination's chain is final then: its predecessor stays (only a strictly nearer
+    path replaces it) and the others have left the queue.
     """
     nxt, via, tile, bit, inner, wire = g.next, g.via, g.tile, g.bit, g.inner, g.wire
+    black, white_, step = _BLACK, _WHITE, MIN_DEMAND  # (locals: this runs per edge)
     dist = [INF] * len(g.nodes)
-    reach = [_WHITE] * len(g.nodes)
+    reach = [white_] * len(g.nodes)
     pred = [-1] * len(g.nodes)
     white = list(g.ports)  # per tile: the bits of its white ports
-    bound = [_BLACK] * len(white)  # per tile: at least the distance of each of its gray ports
+    bound = [black] * len(white)  # per tile: at least the distance of each of its gray ports
     dist[src] = 0.0  # (the source stays white: it is queued again when an edge reaches it)
     heap = [src]
+    key = [0.0]  # key[i] is dist[heap[i]]
     remaining = set(dsts)
+    far = white_  # at least reach[d] of every remaining destination d (white: not all reached)
+    in_order = True
     while heap:
         s = heap[0]
         last = heap.pop()
+        dv = key.pop()
         n = len(heap)
         if n:  # pop: sift the last node down from the root
-            dv = dist[last]
             i = 0
-            while True:
-                first = 4 * i + 1
-                if first >= n:
-                    break
-                best, bd = first, dist[heap[first]]
+            first = 1
+            while first < n:
+                best, bd = first, key[first]
                 k = first + 1  # the other children, up to three (unrolled: this runs per pop)
                 if k < n:
-                    dk = dist[heap[k]]
+                    dk = key[k]
                     if dk < bd:
                         best, bd = k, dk
                     k += 1
                     if k < n:
-                        dk = dist[heap[k]]
+                        dk = key[k]
                         if dk < bd:
                             best, bd = k, dk
                         k += 1
                         if k < n:
-                            dk = dist[heap[k]]
+                            dk = key[k]
                             if dk < bd:
                                 best, bd = k, dk
                 if bd < dv:
                     heap[i] = heap[best]
+                    key[i] = bd
                     i = best
+                    first = 4 * i + 1
                 else:
                     break
             heap[i] = last
+            key[i] = dv
+        ds = dist[s]
         if s in remaining:
             remaining.discard(s)
             if not remaining:
                 break
-        ds = dist[s]
+            far = max(reach[d] for d in remaining)
+        # NOTE: every node leaving the queue from now on is no nearer than s (in_order), and a
+        # step costs at least `step`: no remaining destination can get strictly nearer
+        if far <= ds + step and in_order:
+            break
         t = tile[s]
         # all its edges, in order; or, when none into its own switch can change anything, its
         # wire alone
-        edges = (zip(nxt[s], via[s]) if inner[s] & white[t] or ds + MIN_DEMAND < bound[t]
+        edges = (zip(nxt[s], via[s]) if inner[s] & white[t] or ds + step < bound[t]
                  else wire[s])
         for d, c in edges:
             r = reach[d]
-            if r == _BLACK:  # done: nothing to relax
+            if r == black:  # done: nothing to relax
                 continue
             nd = ds + demand[c]
-            if r == _WHITE:  # queued whether or not it got nearer
+            if r == white_:  # queued whether or not it got nearer
                 if nd < dist[d]:
-                    dist[d] = reach[d] = nd
+                    dist[d] = reach[d] = dv = nd
                     pred[d] = s
                     u = tile[d]
                     white[u] &= ~bit[d]
                     if nd > bound[u]:
                         bound[u] = nd
+                    if d in remaining:
+                        far = max(reach[x] for x in remaining)
+                else:
+                    dv = dist[d]
                 i = len(heap)  # push: sift up
                 heap.append(d)
-                dv = dist[d]
+                key.append(dv)
                 while i:
                     p = (i - 1) >> 2
-                    u = heap[p]
-                    if dv < dist[u]:
-                        heap[i] = u
+                    kp = key[p]
+                    if dv < kp:
+                        heap[i] = heap[p]
+                        key[i] = kp
                         i = p
                     else:
                         break
                 heap[i] = d
+                key[i] = dv
             elif nd < r:  # gray, nearer: no decrease-key, the heap is not re-sorted
                 dist[d] = reach[d] = nd
                 pred[d] = s
-        reach[s] = _BLACK
+                for i, x in enumerate(heap):  # (rare: every place it is queued, kept there)
+                    if x == d:
+                        key[i] = nd
+                in_order = False
+                if d in remaining:
+                    far = max(reach[x] for x in remaining)
+        reach[s] = black
         white[t] &= ~bit[s]
-    if remaining:
-        raise _Unreachable(sorted(g.nodes[d] for d in remaining))
+    else:
+        if remaining:
+            raise _Unreachable(sorted(g.nodes[d] for d in remaining))
     return pred
 
 

@@ -228,6 +228,9 @@ def _off_edge(m: SwitchModel, tile: Coord, bundle: str) -> bool:
 
 
 _CARDINAL = ("South", "West", "North", "East")
+_CORE_FROM = frozenset({"DMA", "FIFO", *_CARDINAL})
+"""A core switch's slaves that connect to :data:`_CORE_TO` (by channel within a bundle)."""
+_CORE_TO = frozenset({"Core", "DMA", "TileControl", "FIFO", *_CARDINAL})
 
 
 def _legal(m: SwitchModel, tile: Coord, src: Port, dst: Port) -> bool:
@@ -263,8 +266,8 @@ def _rule(kind: str, sb: str, sc: int, db: str, dc: int) -> bool:
         if sb == "Trace":
             return db in ("FIFO", "South") or (db in ("West", "East") and dc == 0)
         return False
-    if sb in ("DMA", "FIFO", *_CARDINAL):
-        if db in ("Core", "DMA", "TileControl", "FIFO", *_CARDINAL):
+    if sb in _CORE_FROM:
+        if db in _CORE_TO:
             return sc == dc if sb == db else True
         return False
     if sb == "Core":

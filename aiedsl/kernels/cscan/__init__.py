@@ -51,8 +51,9 @@ from typing import Mapping
 
 from aiedsl.kernels.cscan.blank import blank
 from aiedsl.kernels.cscan.declarations import declared_names, heads
-from aiedsl.kernels.cscan.preprocess import Reading, logical_lines, read
-from aiedsl.kernels.cscan.signatures import Signature, signatures
+from aiedsl.kernels.cscan.preprocess import (Reading, State, initial, logical_lines, places,
+                                             read)
+from aiedsl.kernels.cscan.signatures import Param, Signature, signatures
 from aiedsl.kernels.cscan.tokens import Gaveup, Tok
 
 MAX_READINGS = 32
@@ -103,6 +104,8 @@ class CScan:
     source: str = field(default="", repr=False, compare=False)
     readings: tuple[tuple[Tok, ...], ...] = field(default=(), repr=False, compare=False)
     """Each reading's tokens, preprocessed."""
+    texts: tuple[tuple[str, ...], ...] = field(default=(), repr=False, compare=False)
+    """Each reading's tokens' texts (what a name is looked for among)."""
 
     def find(self, name: str) -> CFunction | None:
         """The ``extern "C"`` function called ``name``, if the file makes one."""
@@ -115,8 +118,11 @@ class CScan:
         if not self.entry_complete:
             return None
         found: dict[tuple[object, ...], Signature] = {}
-        for tokens in self.readings:
-            for sig in signatures(list(tokens), name, self.source):
+        read: dict[tuple[str, ...], tuple[tuple[Param, ...], bool, int]] = {}
+        for tokens, texts in zip(self.readings, self.texts):
+            if name not in texts:
+                continue
+            for sig in signatures(tokens, name, self.source, texts, read):
                 found.setdefault(sig.key(), sig)
         return next(iter(found.values())) if len(found) == 1 else None
 
@@ -138,8 +144,11 @@ def _value(v: object) -> str:
 def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
     code = blank(source)
     lines = logical_lines(code)
+    wheres = places(lines)
     readings: list[Reading] = []
-    pending: list[list[bool]] = [[]]
+    # each reading still to make: where it starts, and the way its undecidable conditions go
+    # up to the one it takes the other way (the others: taken)
+    pending: list[tuple[State, list[bool]]] = [(initial(dict(defines)), [])]
     unsure = ""
     try:
         while pending:
@@ -147,21 +156,22 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
                 raise Gaveup(f"its #if conditions the scan cannot decide (on names the "
                               "compiler or an included header may define) make more than "
                               f"{MAX_READINGS} readings")
-            choices = pending.pop()
-            r = read(source, code, lines, dict(defines), choices)
+            at, choices = pending.pop()
+            forks: list[State] = []
+            r = read(source, code, lines, wheres, at, choices, forks)
             readings.append(r)
-            for k in range(len(r.decisions) - 1, len(choices) - 1, -1):
-                if r.decisions[k]:
-                    pending.append(r.decisions[:k] + [False])
+            for fork in reversed(forks):  # the last condition it took, the first taken back
+                pending.append((fork, r.decisions[:len(fork.decisions)] + [False]))
         found: dict[str, list[tuple[Tok, bool]]] = {}
         declared: set[str] = set()
         unknown_c: list[Tok] = []
         unknown_cpp: list[Tok] = []
         cpp_linkage: set[str] = set()
-        for r in readings:
-            functions, uc, ucpp, cpp = heads(r.tokens)
+        texts = [[t.text for t in r.tokens] for r in readings]
+        for r, words in zip(readings, texts):
+            functions, uc, ucpp, cpp = heads(r.tokens, words)
             cpp_linkage.update(t.text for t in cpp)
-            declared.update(declared_names(r.tokens))
+            declared.update(declared_names(r.tokens, words))
             unknown_c += uc
             unknown_cpp += ucpp
             seen: dict[str, tuple[Tok, bool]] = {}
@@ -188,4 +198,5 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
     entry_unsure = unsure or (f"{unknown_cpp[0].text}(...) is a macro it does not define"
                               if unknown_cpp else "")
     return CScan(tuple(out), not unsure, not entry_unsure, unsure, frozenset(declared),
-                 frozenset(cpp_linkage), source, tuple(tuple(r.tokens) for r in readings))
+                 frozenset(cpp_linkage), source, tuple(tuple(r.tokens) for r in readings),
+                 tuple(map(tuple, texts)))

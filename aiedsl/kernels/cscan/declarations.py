@@ -4,6 +4,8 @@ invocations that may hide one, and every name declared as a function of any link
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from aiedsl.kernels.cscan.tokens import Gaveup, Tok, identifier
 
 _NOT_NAMES = frozenset("""
@@ -23,12 +25,14 @@ _AFTER = frozenset({"const", "volatile", "noexcept", "throw", "->", "__attribute
 """What may follow a function declarator's parameters."""
 
 
-def heads(tokens: list[Tok]
+def heads(tokens: list[Tok], texts: list[str] | None = None
           ) -> tuple[list[tuple[Tok, bool]], list[Tok], list[Tok], list[Tok]]:
-    """The declarations in preprocessed ``tokens``: the ``extern "C"`` functions ((name,
-    defined with a body)), the invocations of macros not seen defined where a declaration
-    goes (in C linkage, then in C++ linkage): what may hide a function; and the plain (not
-    ``static``, not template) functions declared with C++ linkage."""
+    """The declarations in preprocessed ``tokens`` (``texts``: their texts, when the caller
+    has them): the ``extern "C"`` functions ((name, defined with a body)), the invocations of
+    macros not seen defined where a declaration goes (in C linkage, then in C++ linkage): what
+    may hide a function; and the plain (not ``static``, not template) functions declared with
+    C++ linkage."""
+    texts = [t.text for t in tokens] if texts is None else texts
     functions: list[tuple[Tok, bool]] = []
     cpp: list[Tok] = []
     unknown_c: list[Tok] = []
@@ -80,7 +84,7 @@ def heads(tokens: list[Tok]
                 continue
         if text == "{":
             head = _head(statement)
-            k = _close(tokens, i)
+            k = _close(texts, i)
             if k < 0:
                 raise Gaveup(f"the brace at offset {t.start} does not close")
             top = [x.text for x in statement]
@@ -110,18 +114,31 @@ def heads(tokens: list[Tok]
     return functions, unknown_c, unknown_cpp, cpp
 
 
-def _close(tokens: list[Tok], i: int) -> int:
-    """Where the brace opened at ``tokens[i]`` closes; -1 if it does not."""
+def _close(texts: list[str], i: int) -> int:
+    """Where the brace opened at ``texts[i]`` closes; -1 if it does not. (The braces are
+    looked for, not every token of a function's body walked: most of a file is bodies.)"""
     depth = 0
-    for k in range(i, len(tokens)):
-        text = tokens[k].text
-        if text == "{":
+    n = len(texts)
+    opening = i
+    closing = _find(texts, "}", i)
+    while closing < n:
+        if opening < closing:
             depth += 1
-        elif text == "}":
+            opening = _find(texts, "{", opening + 1)
+        else:
             depth -= 1
             if depth == 0:
-                return k
+                return closing
+            closing = _find(texts, "}", closing + 1)
     return -1
+
+
+def _find(texts: list[str], text: str, start: int) -> int:
+    """Where ``text`` is first among ``texts`` from ``start`` on; their length if nowhere."""
+    try:
+        return texts.index(text, start)
+    except ValueError:
+        return len(texts)
 
 
 def _group_end(s: list[Tok], j: int) -> int:
@@ -181,18 +198,24 @@ _NOT_TYPES = frozenset({"return", "else", "case", "do", "throw", "new", "delete"
                         "co_yield", "sizeof", "alignof", "decltype", "defined"})
 
 
-def declared_names(tokens: list[Tok]) -> set[str]:
+def declared_names(tokens: list[Tok], texts: list[str] | None = None) -> set[str]:
     """The names ``tokens`` declare as functions, of any linkage, in any scope (templates,
     members): a name then ``(`` after a return type's last token (a word, ``>``, ``*`` or
-    ``&``), a qualifier (``ns::``) between. A superset: what is not here is not declared."""
+    ``&``), a qualifier (``ns::``) between. A superset: what is not here is not declared.
+    ``texts``: the tokens' texts, when the caller has them."""
     out = set()
-    for i in range(1, len(tokens) - 1):
-        if tokens[i + 1].text == "(" and identifier(tokens[i]) and return_type_end(tokens, i) >= 0:
-            out.add(tokens[i].text)
+    texts = [t.text for t in tokens] if texts is None else texts
+    n = len(tokens)
+    j = _find(texts, "(", 2)  # a name's next token, from the name at 1 on (not the last)
+    while j < n:
+        i = j - 1
+        if identifier(tokens[i]) and return_type_end(tokens, i) >= 0:
+            out.add(texts[i])
+        j = _find(texts, "(", j + 1)
     return out
 
 
-def return_type_end(tokens: list[Tok], i: int) -> int:
+def return_type_end(tokens: Sequence[Tok], i: int) -> int:
     """Where the return type before the name ``tokens[i]`` ends (its last token: a word,
     ``>``, ``*`` or ``&``; a qualifier ``ns::`` skipped), or -1 when what comes before the
     name is no type (``return``, ``=``, ``(``): the name is called there, not declared."""

@@ -95,13 +95,36 @@ def library_macro(name: str) -> bool:
     return _LIBRARY.fullmatch(name) is not None
 
 
-def expand(tokens: list[Tok], macros: Mapping[str, Macro]) -> list[Tok]:
+def expand(tokens: list[Tok], macros: Mapping[str, Macro],
+           places: list[int] | None = None) -> list[Tok]:
     """``tokens`` with their macros expanded and the results rescanned, as the preprocessor
-    does (each expansion hides its macro from what it made)."""
+    does (each expansion hides its macro from what it made). ``places``: the places in
+    ``tokens``, in order, of every token named as a macro (others may be among them), when the
+    caller knows them."""
     out: list[Tok] = []
     work = tokens[::-1]  # a stack: the next token last
+    # While the stack holds nothing but the rest of `tokens` (`left` of them), the run up to
+    # the next token named as a macro is copied whole, not token by token (a reading of a
+    # kernel file is thousands of tokens, a few of them macros' names)
+    n = len(tokens)
+    at = [i for i, t in enumerate(tokens) if t.text in macros] if places is None else places[:]
+    at.append(n)
+    k = 0
+    left = n
     while work:
+        if len(work) == left:
+            i = n - left
+            while at[k] < i:
+                k += 1
+            if at[k] > i:
+                out.extend(tokens[i:at[k]])
+                left = n - at[k]
+                del work[left:]
+                if not work:
+                    break
         t = work.pop()
+        if len(work) < left:
+            left = len(work)
         m = macros.get(t.text)
         if m is None or t.text in t.hide:
             out.append(t)
@@ -114,6 +137,7 @@ def expand(tokens: list[Tok], macros: Mapping[str, Macro]) -> list[Tok]:
             out.append(t)
             continue
         args = _arguments(work)
+        left = min(left, len(work))
         if args is None:
             raise Gaveup(f"the arguments of {t.text}(...) do not close")
         if m.params == () and args == [[]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 from aiedsl.kernels.cscan.declarations import return_type_end
 from aiedsl.kernels.cscan.tokens import Tok, identifier
@@ -74,13 +75,20 @@ class Signature:
         return (self.params, self.variadic, self.defaults, self.template, self.defaulted)
 
 
-def signatures(tokens: list[Tok], name: str, source: str) -> list[Signature]:
+def signatures(tokens: Sequence[Tok], name: str, source: str,
+               texts: Sequence[str] | None = None,
+               read: dict[tuple[str, ...], tuple[tuple[Param, ...], bool, int]] | None = None
+               ) -> list[Signature]:
     """Every declaration or definition of a function ``name`` in a reading's ``tokens`` (a
     name then ``(`` after a return type, as
-    :func:`~aiedsl.kernels.cscan.declarations.declared_names` finds them), in order."""
+    :func:`~aiedsl.kernels.cscan.declarations.declared_names` finds them), in order.
+    ``texts``: the tokens' texts, when the caller has them; ``read``: the parameters already
+    read by the texts between a declarator's parentheses (shared by the readings of a file,
+    which mostly declare a function alike)."""
     out = []
     n = len(tokens)
-    texts = [t.text for t in tokens]
+    texts = tuple(t.text for t in tokens) if texts is None else texts
+    read = {} if read is None else read
     i = 0
     while True:
         try:  # the next place it is named (found in C: a kernel file has thousands of tokens)
@@ -95,14 +103,17 @@ def signatures(tokens: list[Tok], name: str, source: str) -> list[Signature]:
         close = _close_paren(tokens, i + 1)
         if close < 0:
             continue
-        params, variadic, defaults = _params(tokens[i + 2:close])
+        inside = tuple(texts[i + 2:close])
+        if inside not in read:  # (the parameters are their texts' alone)
+            read[inside] = _params(tokens[i + 2:close])
+        params, variadic, defaults = read[inside]
         template, defaulted = _template(tokens, k)
         out.append(Signature(params, variadic, defaults, template, defaulted,
                              source.count("\n", 0, tokens[i].start) + 1))
     return out
 
 
-def _close_paren(tokens: list[Tok], i: int) -> int:
+def _close_paren(tokens: Sequence[Tok], i: int) -> int:
     depth = 0
     for k in range(i, len(tokens)):
         t = tokens[k].text
@@ -117,7 +128,7 @@ def _close_paren(tokens: list[Tok], i: int) -> int:
     return -1
 
 
-def _params(inside: list[Tok]) -> tuple[tuple[Param, ...], bool, int]:
+def _params(inside: Sequence[Tok]) -> tuple[tuple[Param, ...], bool, int]:
     """The parameters between a declarator's parentheses, whether it ends in ``...``, and how
     many have defaults."""
     groups: list[list[Tok]] = [[]]
@@ -220,7 +231,8 @@ def _param(g: list[Tok]) -> Param:
                  reference and not pointer)
 
 
-def _template(tokens: list[Tok], k: int) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+def _template(tokens: Sequence[Tok], k: int
+              ) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
     """The template parameter names of the declaration whose return type ends at
     ``tokens[k]`` (None when it is not a template), and those with defaults."""
     j = k
