@@ -16,53 +16,13 @@ from aiedsl.checks import check_design
 from aiedsl.loader import load_design
 from aiedsl.sim import Deadlock, simulate
 from aiedsl.sim.hang_run import CALLS, EVENTS, hang_run
+from tests.test_hangs import RUN_AHEAD
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "hang_corpus"
 PREFIX = "error [deadlock]: the design's run hangs, simulated without data: "
 
-AHEAD = '''
-import numpy as np
-
-from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
-from aiedsl.kernels import passthrough
-
-
-@design(device="npu1_1col")
-def ahead(inp: Tensor[1024, i32], out: Tensor[4096, i32]):
-    a = fifo(Tensor[256, i32], name="a")
-    f = fifo(Tensor[256, i32], name="f", depth=2)
-    g = fifo(Tensor[256, i32], name="g")
-    o = fifo(Tensor[256, i32], name="o")
-    copy = passthrough(Tensor[256, i32])
-
-    @herd(rows=2)
-    def core(x, y):
-        if y == 0:
-            for _ in loop(4):
-                with a.consume() as s:
-                    for _ in loop(3):
-                        with f.produce() as d:
-                            copy(s, d)
-                    with g.produce() as d:
-                        copy(s, d)
-        else:
-            for _ in loop(4):
-                with g.consume() as s, o.produce() as d:
-                    copy(s, d)
-                for _ in loop(3):
-                    with f.consume() as s, o.produce() as d:
-                        copy(s, d)
-
-    with runtime() as rt:
-        rt.fill(a, inp)
-        rt.drain(o, out)
-
-
-@ahead.reference
-def reference(inp):
-    return np.repeat(inp.reshape(4, 1, 256), 4, axis=1).reshape(-1)
-'''
+AHEAD = RUN_AHEAD.replace("DEPTH", "depth=2").replace("ROWS", "2").replace("AHEAD", "3")
 """A producer that runs three elements of 'f' ahead of the 'g' its consumer waits for first:
 depth 2 hangs, 3 ends."""
 

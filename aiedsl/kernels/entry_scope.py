@@ -56,21 +56,9 @@ from aiedsl.kernels.cscan.preprocess import logical_lines
 from aiedsl.kernels.aie_names import aie_name
 from aiedsl.kernels.cscan.tokens import Tok, identifier
 from aiedsl.kernels.paths import KERNELS_CPP
-from aiedsl.lang.names import reserved_macro
+from aiedsl.lang.names import CPP_KEYWORDS, reserved_macro
 
-KEYWORDS = frozenset("""
-alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
-char32_t class compl concept const consteval constexpr constinit const_cast continue co_await
-co_return co_yield decltype default delete do double dynamic_cast else enum explicit export
-extern false float for friend goto if inline int long mutable namespace new noexcept not not_eq
-nullptr operator or or_eq private protected public register reinterpret_cast requires return
-short signed sizeof static static_assert static_cast struct switch template this thread_local
-throw true try typedef typeid typename union unsigned using virtual void volatile wchar_t while
-xor xor_eq
-""".split())
-"""C++20's keywords: words that name nothing a file declares."""
-
-LANGUAGE = KEYWORDS | frozenset(
+LANGUAGE = CPP_KEYWORDS | frozenset(
     "int8_t uint8_t int16_t uint16_t int32_t uint32_t int64_t uint64_t intptr_t uintptr_t "
     "intmax_t uintmax_t size_t ptrdiff_t max_align_t nullptr_t bfloat16".split())
 """Names every kernel's call sees whatever the file declares: the keywords, and the types
@@ -352,7 +340,7 @@ def _template_head(tokens: list[Tok], i: int) -> tuple[int, set[str]]:
                 return k, names
         elif text == "=" and depth == 1:
             defaulted = True
-        elif depth == 1 and not defaulted and identifier(tokens[k]) and text not in KEYWORDS:
+        elif depth == 1 and not defaulted and identifier(tokens[k]) and text not in CPP_KEYWORDS:
             last = text
         k += 1
     return len(tokens) - 1, names
@@ -362,7 +350,7 @@ def _parameters(tokens: list[Tok], i: int) -> bool:
     """Is the ``(`` at ``tokens[i]`` a function declarator's parameter list (a name after a
     return type, as ``int f(int x)``), not a parenthesised declarator (``int (*fp)(int)``), an
     initialiser's call or a cast?"""
-    if i == 0 or not identifier(tokens[i - 1]) or tokens[i - 1].text in KEYWORDS:
+    if i == 0 or not identifier(tokens[i - 1]) or tokens[i - 1].text in CPP_KEYWORDS:
         return False
     if i + 1 < len(tokens) and tokens[i + 1].text in ("*", "&", "&&", "^"):
         return False

@@ -28,7 +28,7 @@ MAX_NAME = 200
 NAME_FORM = ("ASCII letters, digits and _, not starting with a digit, at most "
              f"{MAX_NAME} characters (it becomes an MLIR symbol, a C name and a file name)")
 
-_CPP_KEYWORDS = frozenset("""
+CPP_KEYWORDS = frozenset("""
 alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
 char32_t class compl concept const consteval constexpr constinit const_cast continue co_await
 co_return co_yield decltype default delete do double dynamic_cast else enum explicit export
@@ -38,6 +38,7 @@ short signed sizeof static static_assert static_cast struct switch template this
 throw true try typedef typeid typename union unsigned using virtual void volatile wchar_t while
 xor xor_eq
 """.split())
+"""C++20's keywords: never a name (a kernel's, a fifo's, or a C++ declaration's)."""
 
 _CPP_TYPES = frozenset("""
 int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t size_t ptrdiff_t intptr_t
@@ -120,7 +121,7 @@ def check_symbol(value: object, loc: Loc | None) -> str:
     a C++ keyword, a C library function, a type or namespace the kernels' headers declare, or a
     macro the compiles define (each makes C++ that does not compile)."""
     name = check_name(value, "kernel symbol", loc)
-    clash = ("a C++ keyword" if name in _CPP_KEYWORDS else
+    clash = ("a C++ keyword" if name in CPP_KEYWORDS else
              "the name of a C program's entry point" if name == "main" else
              "a C library function" if name in _C_LIBRARY else
              "a type or namespace the kernels' C++ uses" if name in _CPP_TYPES else
@@ -142,7 +143,7 @@ def check_argument(name: str, symbol: str, entry: str | None, loc: Loc | None) -
     on: not a C++ keyword, a type it uses, nor the name of the function itself or of the one it
     calls (each would hide or break the other). ``entry`` None: the source's own function."""
     called = symbol if entry is None else entry.split("<", 1)[0].rsplit("::", 1)[-1]
-    clash = ("a C++ keyword" if name in _CPP_KEYWORDS else
+    clash = ("a C++ keyword" if name in CPP_KEYWORDS else
              "a C++ type name" if name in _CPP_TYPES else
              "the kernel's own symbol" if name == symbol else
              f"the function it calls ({entry})" if name == called else None)
@@ -249,7 +250,7 @@ def check_defines(value: object, symbol: str, loc: Loc | None) -> dict[str, int 
     for name in sorted(value, key=str):
         setting = value[name]
         bad_name = (not isinstance(name, str) or not _IDENTIFIER.match(name)
-                    or len(name) > MAX_NAME or name in _CPP_KEYWORDS or name in RESERVED_DEFINES
+                    or len(name) > MAX_NAME or name in CPP_KEYWORDS or name in RESERVED_DEFINES
                     # the compiler's own (__cplusplus); _X names are the library's, but a
                     # program sets its feature-test macros (_GNU_SOURCE) itself
                     or name.startswith("__"))
@@ -402,6 +403,6 @@ def _suggest(value: object) -> str:
     ascii_ = re.sub(r"[^A-Za-z0-9_]", "_", text.encode("ascii", "ignore").decode())[:MAX_NAME]
     ascii_ = re.sub("_+", "_", ascii_).strip("_") or "name"
     ascii_ = ascii_ if not ascii_[0].isdigit() else f"n_{ascii_}"
-    if keyword.iskeyword(ascii_) or ascii_ in _CPP_KEYWORDS:
+    if keyword.iskeyword(ascii_) or ascii_ in CPP_KEYWORDS:
         ascii_ = f"{ascii_[:MAX_NAME - 2]}_1"
     return ascii_
