@@ -200,9 +200,9 @@ DYNAMIC: dict[str, str] = {
         "  <- back to core[0,1] (0,3): a wait-for cycle\n"
         "  fix: break the cycle: no core may hold an element while it waits for data that can "
         "only come once that element moves; acquire in an order that lets data flow, release "
-        "sooner, or give 'w' depths per end (depth= for its producer's, consumer_depth= for its "
-        "consumers', not all equal): with one depth for every end, a core's end holds its "
-        "largest acquire + 1 buffers (here 2), whatever the depth"
+        "sooner, or give 'w' depth=2, consumer_depth=3 (line 23; now depth=2 for every end: a "
+        "core's end then holds 2 buffers whatever the depth): the least depth with which this run ends, "
+        "simulated"
     ),
     "drain_order_reversed.py": (
         "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
@@ -221,7 +221,9 @@ DYNAMIC: dict[str, str] = {
         "drain of 'lo' only after the wait it is blocked in (drain_order_reversed.py:44)\n"
         "  <- back to the runtime: a wait-for cycle\n"
         "  fix: issue every fill and drain that the waited drain depends on before the rt.sync() "
-        "that waits for it"
+        "that waits for it, or give 'lo' depth=4, consumer_depth=2 (line 24; now depth=2 for "
+        "every end: a core's end then holds 2 buffers whatever the depth): the least depth with "
+        "which this run ends, simulated"
     ),
 }
 
@@ -530,11 +532,11 @@ def reference(inp):
      "consume: the two cores share them)", "or give 'f' depth=3 (line 10; now 2): the least "
      "depth with which this run ends, simulated"),
     # over a DMA with one depth for every end: 2 buffers a core end, whatever the depth; the two
-    # ends hold 4, so 5 ahead hang
+    # ends hold 4, so 5 ahead hang; the producer's end alone given 3 ends it
     (3, 5, "depth=10", "for a free buffer (all 2 buffers are full, waiting to be sent)",
-     "or give 'f' depths per end (depth= for its producer's, consumer_depth= for its "
-     "consumers', not all equal): with one depth for every end, a core's end holds its "
-     "largest acquire + 1 buffers (here 2), whatever the depth"),
+     "or give 'f' depth=3, consumer_depth=2 (line 10; now depth=10 for every end: a core's end "
+     "then holds 2 buffers whatever the depth): the least depth with which this run ends, "
+     "simulated"),
 ])
 def test_a_producer_running_ahead_is_told_what_its_buffers_wait_for(
         rows: int, ahead: int, depth: str, waits: str, fix: str,
@@ -554,8 +556,10 @@ def test_a_producer_running_ahead_is_told_what_its_buffers_wait_for(
     assert f"  <- core[0,0] (0,2) waits to acquire 'f' (produce) {waits}, while it holds 1 " \
         "element(s) of 'a' (consume) (d.py:21)" in text.splitlines(), text
     assert text.endswith(fix)
-    if rows == 3:  # what the fix says: 2 buffers at the producer and 3 at the consumer hold 5
+    if rows == 3:  # 2 buffers at one end and 3 at the other hold 5: the fix names the first
         fixed = design_file(source("depth=2, consumer_depth=3"), "fixed.py")
+        assert simulate(load_design(fixed)).passed
+        fixed = design_file(source("depth=3, consumer_depth=2"), "named.py")
         assert simulate(load_design(fixed)).passed
     else:  # the depth it names ends the run, and one less does not
         assert simulate(load_design(design_file(source("depth=3"), "fixed.py"))).passed
@@ -626,7 +630,14 @@ def casc(A: Tensor[64, 128, bf16], B: Tensor[128, 64, bf16], C: Tensor[64, 64, f
 
 @pytest.mark.parametrize("source, fix", [
     (WAITED_FILL, "issue every fill and drain that the waited fill depends on before the "
-     "rt.sync() that waits for it"),
+     "rt.sync() that waits for it, or give 'a' depth=2, consumer_depth=3 (line 7; now depth=2 "
+     "for every end: a core's end then holds 2 buffers whatever the depth): the least depth with which "
+     "this run ends, simulated"),
+    # 100 elements waited for before the drain: more buffers than a core has, so no depth is
+    # named, only the order
+    (WAITED_FILL.replace("1280", "25600").replace("loop(5)", "loop(100)"),
+     "issue every fill and drain that the waited fill depends on before the rt.sync() that "
+     "waits for it"),
     (CASCADE_CYCLE, "break the cycle: core[0,0] waits to acquire 'x' (consume, line 22) before "
      "the cascade call core[1,0] waits for, and 'x' can only come once core[1,0]'s cascade call "
      "is done; acquire 'x' after core[0,0]'s cascade call (on the cascade a put waits only for "
@@ -635,14 +646,27 @@ def casc(A: Tensor[64, 128, bf16], B: Tensor[128, 64, bf16], C: Tensor[64, 64, f
 ])
 def test_the_fix_names_what_the_cycle_goes_through(source: str, fix: str,
                                                    design_file: Callable[..., Path]) -> None:
-    """A waited fill (the fix spoke of a waited drain) and a cycle through a cascade call (the
-    fix spoke of fifo depths, then of a lockstep of the whole chain the NPU does not have: it
-    names the acquire to move)."""
+    """A waited fill (the fix spoke of a waited drain; it names the depth of the full end that
+    also ends the run, when one does) and a cycle through a cascade call (the fix spoke of fifo
+    depths, then of a lockstep of the whole chain the NPU does not have: it names the acquire
+    to move)."""
     handle = load_design(design_file(source))
     check_design(handle.ir)
     with pytest.raises(Deadlock) as excinfo:
         simulate(handle)
     assert str(excinfo.value).splitlines()[-1] == f"  fix: {fix}"
+
+
+def test_the_waited_fill_runs_with_the_depth_its_fix_names(
+        design_file: Callable[..., Path]) -> None:
+    """The fix's second remedy applied: 'a' with 3 buffers at the core takes the whole fill
+    (two copied out, one held, two waiting) before the drain is issued."""
+    decl = 'a = fifo(Tensor[256, i32], name="a")'
+    assert WAITED_FILL.count(decl) == 1
+    fixed = WAITED_FILL.replace(
+        decl, 'a = fifo(Tensor[256, i32], name="a", depth=2, consumer_depth=3)') + (
+        "\n\n@fw.reference\ndef reference(inp):\n    return inp.copy()\n")
+    assert simulate(load_design(design_file(fixed))).passed
 
 
 def test_the_cascade_cycle_runs_once_the_acquire_follows_the_call(

@@ -19,11 +19,12 @@ from aiedsl.ir.core_ops import Acquire, BarrierWait, Call
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer, Wait
 from aiedsl.place.objectfifo import lower
-from aiedsl.sim.engine import Proc
 from aiedsl.sim.blocked import loc_of_fifo, pending_receivers, proc_words, unissued, waits_for
 from aiedsl.sim.explain_sync import (
     barrier_fix, barrier_wait, cascade_fix, cascade_wait, set_after_the_wait,
 )
+from aiedsl.sim.depth_fix import end_depth_phrase
+from aiedsl.sim.engine import Proc
 from aiedsl.sim.state import Machine
 
 
@@ -36,6 +37,14 @@ class Deadlock(DesignError):
     full_fifo: str | None = None
     """The fifo the fix asks more depth of, when a cycle is its cause and one depth is given to
     every end of it (:mod:`aiedsl.sim.depth_fix` then finds how much)."""
+    full_end: tuple[str, int, int] | None = None
+    """When only depths per end can give :attr:`full_fifo` room (a core's end over a DMA, with
+    one depth for every end, holds its largest acquire + 1 buffers whatever the depth): the
+    full end's port (``produce``, ``consume``: every consumer's), the buffers it holds, and the
+    buffers the other ends hold (kept as they are by the search)."""
+    depth_if_found: bool = False
+    """The depth is an alternative to the fix's first remedy (a runtime waiting on a transfer a
+    full fifo stalls): said only when a depth that ends the run is found."""
 
 
 def _say(m: Machine, p: Proc) -> tuple[str, Loc | None]:
@@ -202,6 +211,23 @@ def _linked_depth(m: Machine, fifo: str) -> str | None:
 
 
 
+def _other_ends(m: Machine, fifo: str, port: str, size: int) -> tuple[str, int, int] | None:
+    """(port, ``size``, the buffers every other end of ``fifo`` holds) for the depth search of
+    the ends on ``port`` (:attr:`Deadlock.full_end`), or None when the other ends hold different
+    counts (one ``depth=``/``consumer_depth=`` cannot keep them)."""
+    ends = lower(m.design)
+    f = m.design.fifo(fifo)
+    other = ({ends.end(fifo, "produce").size} if port == "consume" else
+             {ends.end(fifo, "consume", i).size for i in range(len(f.consumers))})
+    return (port, size, other.pop()) if len(other) == 1 else None
+
+
+def _one_depth(m: Machine, fifo: str) -> bool:
+    """Every end of ``fifo`` has the same depth (a depth the search can change as one)."""
+    f = m.design.fifo(fifo)
+    return len({f.producer.depth, *(c.depth for c in f.consumers)}) == 1
+
+
 def _ended_holding(p: Proc) -> bool:
     """``p`` is a core whose program ended holding elements, and which started it again."""
     return p.kind == "core" and not p.finished and bool(p.info.get("ended_holding"))
@@ -259,6 +285,7 @@ def explain(m: Machine) -> Deadlock:
     first_loc = next((loc for loc in locs if loc), None)
     blocked = [q for q in m.engine.procs if q.request is not None and q.kind == "core"]
     depth_fifo: str | None = None
+    depth_end: tuple[str, int, int] | None = None
     summary = (f"nothing can move and the runtime sequence is not done "
                f"({len(blocked)} core(s) blocked)")
     gate = next((q.info["waiting"] for q in chain
@@ -278,18 +305,29 @@ def explain(m: Machine) -> Deadlock:
         kind = token.name.split(" ", 1)[0] if token is not None else "transfer"
         fix = (f"issue every fill and drain that the waited {kind} depends on before the {where} "
                "that waits for it")
+        # A full fifo on the way also stalls the transfer: room for what the runtime does not
+        # yet take out may end it too (said only if a depth is found that does).
+        capped = _capped_end(m, chain)
+        full = capped[0] if capped is not None else _full_fifo(chain)
+        if capped is not None:
+            depth_end = _other_ends(m, *capped)
+            depth_fifo = capped[0] if depth_end is not None else None
+            fix += ", or " + end_depth_phrase(capped[0], capped[2])
+        elif full is not None and _linked_depth(m, full) is None and _one_depth(m, full):
+            depth_fifo = full
+            fix += f", or give '{full}', the fifo that is full, more depth"
     elif cycle and any(q.kind == "core" and q.info.get("cascade") is not None
                        and isinstance(q.info.get("waiting"), Call) for q in chain):
         fix = cascade_fix(m, chain)
     elif cycle and (capped := _capped_end(m, chain)) is not None:
-        fifo, _, size = capped
+        fifo, port, size = capped
         knob = _linked_depth(m, fifo)
+        if knob is None:
+            depth_end = _other_ends(m, fifo, port, size)
+            depth_fifo = fifo if depth_end is not None else None
         fix = ("break the cycle: no core may hold an element while it waits for data that can "
                "only come once that element moves; acquire in an order that lets data flow, "
-               f"release sooner, or give '{fifo}' depths per end (depth= for its producer's, "
-               "consumer_depth= for its consumers', not all equal): with one depth for every "
-               f"end, a core's end holds its largest acquire + 1 buffers (here {size}), "
-               "whatever the depth") if knob is None else (
+               f"release sooner, or {end_depth_phrase(fifo, size)}") if knob is None else (
                "break the cycle: no core may hold an element while it waits for data that can "
                "only come once that element moves; acquire in an order that lets data flow, "
                f"release sooner, or {knob} (a core's end of '{fifo}' holds its largest "
@@ -298,9 +336,7 @@ def explain(m: Machine) -> Deadlock:
         full = _full_fifo(chain)
         knob = _linked_depth(m, full) if full else None
         if full and knob is None:
-            one = {e.depth for f in m.design.fifos if f.name == full
-                   for e in (f.producer, *f.consumers)}
-            depth_fifo = full if len(one) == 1 else None
+            depth_fifo = full if _one_depth(m, full) else None
         fix = ("break the cycle: no core may hold an element while it waits for data that can "
                "only come once that element moves; acquire in an order that lets data flow, "
                "release sooner, or " + (knob if knob is not None else
@@ -312,6 +348,8 @@ def explain(m: Machine) -> Deadlock:
                "every acquire is matched by a release")
     err = Deadlock("deadlock", summary, loc=None, fix=fix)
     err.full_fifo = depth_fifo
+    err.full_end = depth_end
+    err.depth_if_found = depth_fifo is not None and cycle and p is m.runtime
     err.chain = lines  # type: ignore[attr-defined]
     err.first_loc = first_loc  # type: ignore[attr-defined]
     err.message = summary + "\n" + "\n".join(lines)

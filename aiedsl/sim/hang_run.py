@@ -30,7 +30,7 @@ from aiedsl.checks import check_design
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import calls_per_run
-from aiedsl.sim.depth_fix import depth_fix, least_depth
+from aiedsl.sim.depth_fix import Hangs, depth_fix, least_depth
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, build_machine
 from aiedsl.sim.runtime import check_shim_bds, check_task_queues
@@ -146,12 +146,15 @@ def say_least_depth(e: Deadlock, fifo: str, design: Design, kernels: dict[str, A
                 raise _TooLong
         except CallLimit:
             raise _TooLong from None
-        stopped(m)
+        try:
+            stopped(m)
+        except Deadlock:
+            raise Hangs from None
 
     try:
-        found = least_depth(design, fifo, target, run)
+        found = least_depth(design, fifo, target, run, e.full_end)
     except _TooLong:
         return False
-    e.fix = depth_fix(e.fix or "", fifo, design, found)
+    e.fix = depth_fix(e.fix or "", fifo, design, found, e.depth_if_found, e.full_end)
     e.args = (e.render(),)
     return True
