@@ -1295,6 +1295,44 @@ def test_placement_shim_pin_off_device(design_file: DesignFile) -> None:
     )
 
 
+@pytest.mark.parametrize("stream, filled, line, name", [
+    ('a = fifo(Tensor[1024, i32], name="a", shim=shim(8))\n            b = a.forward()', "a", 6,
+     "a"),
+    ('b = channel(Tensor[1024, i32], name="b", via=memtile, shim=shim(8))\n'
+     '            b = b[0]', "b", 6, "b_l3_0"),
+])
+def test_placement_shim_pin_off_device_behind_a_memtile(
+        stream: str, filled: str, line: int, name: str, design_file: DesignFile) -> None:
+    """shim(8) on npu2 (8 columns: an off-by-one from a 4-column design) on a fifo a memtile
+    forwards: the link's placement looked its column up and crashed (IndexError)."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, fifo, herd, i32, memtile, runtime, shim
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu2")
+        def d(A: Tensor[1024, i32], C: Tensor[1024, i32]):
+            STREAM
+            c = fifo(Tensor[1024, i32], name="c")
+            cp = passthrough(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                with b.consume() as ta, c.produce() as tc:
+                    cp(ta, tc)
+
+            with runtime() as rt:
+                rt.fill(FILLED, A)
+                rt.drain(c, C)
+        '''.replace("STREAM", stream).replace("FILLED", filled))
+    assert check_error(path) == (
+        f"d.py:{line}: error [placement]: the host end of fifo '{name}' is pinned to tile "
+        "(8, 0), which is not a shim tile of npu2\n"
+        "  limit: shim tiles in columns 0..7, row 0\n"
+        "  found: tile (8, 0)\n"
+        "  fix: pin a column from 0 to 7"
+    )
+
+
 def test_placement_memtile_pin_off_device(design_file: DesignFile) -> None:
     """via=memtile(7) on a 1-column device."""
     path = design_file('''

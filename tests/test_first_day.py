@@ -448,6 +448,31 @@ def test_consuming_a_whole_channel_says_to_index_it(design_file: DesignFile) -> 
                   ("with a.consume() as ta", "with a[y].consume() as ta")))
 
 
+def test_consuming_a_whole_channel_of_one_fifo_says_its_index(design_file: DesignFile) -> None:
+    """A channel of shape [1] under a herd of one core with no index: the fix said
+    "y from 0 to 0: b[y].consume()", a y the core function does not have."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, fifo, herd, i32, memtile, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1")
+        def d(A: Tensor[1024, i32], C: Tensor[1024, i32]):
+            b = channel(Tensor[1024, i32], name="b", via=memtile)
+            c = fifo(Tensor[1024, i32], name="c")
+            cp = passthrough(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                with b.consume() as ta, c.produce() as tc:
+                    cp(ta, tc)
+
+            with runtime() as rt:
+                rt.fill(b, A)
+                rt.drain(c, C)
+        ''')
+    assert error(path).splitlines()[-1] == "  fix: index its one fifo: b[0].consume()"
+
+
 @pytest.mark.parametrize("code, fix", [
     ("c.produce()", "index it by the core's index, y from 0 to 3: c[y].produce()"),
     ("a.acquire(\"consume\")", "index it by the core's index, y from 0 to 3: a[y].acquire(...)"),

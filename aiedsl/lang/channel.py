@@ -204,12 +204,14 @@ class Channel:
         one = f"{self.name}[{', '.join(c for c, _ in pairs)}]"
         ranges = " and ".join(f"{c} from 0 to {n - 1}" for c, n in pairs)
         total = math.prod(self.shape)
+        where = f"index it by the core's index, {ranges}: {one}" if total > 1 else \
+            f"index its one fifo: {self.name}[{', '.join('0' for _ in self.shape)}]"
         raise DesignError(
             "channel index", f"{self.name}.{method}() on {self.described()}, a bundle of "
             f"{total} fifo{'' if total == 1 else 's'}", loc=caller_loc(),
             limit=f"{method}() is a fifo's: a core uses the channel's fifo at its own index",
             found=f"{self.name}.{method}()",
-            fix=f"index it by the core's index, {ranges}: {one}.{call}{more}")
+            fix=f"{where}.{call}{more}")
 
     def _text(self, items: tuple) -> str:
         """An index as the user wrote it: ``c[1, :]``."""

@@ -51,6 +51,7 @@ def place_lowered(design: Design, target: TargetModel) -> tuple[Design, Lowering
                  for c in design.cores}
     cores = tuple(c.model_copy(update={"tile": core_tile[c.name]}) for c in design.cores)
     fifos = {f.name: _place_cores(f, core_tile) for f in design.fifos}
+    _check_shim_pins(fifos, target)  # before links: a link is placed near its ends' columns
     busy = set(core_tile.values())
     judged: list[tuple[list[Link], Design]] = []  # the last links the cut test judged
 
@@ -327,13 +328,20 @@ def _far_columns(link: Link, fifos: dict[str, Fifo]) -> set[int]:
     return cols
 
 
+def _check_shim_pins(fifos: dict[str, Fifo], target: TargetModel) -> None:
+    """Every host end pinned with ``shim=`` is on a shim tile of the device."""
+    for f in fifos.values():
+        for e in (f.producer, *f.consumers):
+            if e.kind == "shim" and e.tile is not None:
+                _check_pin(e.tile, "shim", f"the host end of fifo '{f.name}'", f.loc, target)
+
+
 def _place_shims(fifos: dict[str, Fifo], target: TargetModel) -> dict[str, Fifo]:
     used: Counter[tuple[int, str]] = Counter()
     row = target.shim_row
     for f in fifos.values():
         for e, d in [(f.producer, "out")] + [(c, "in") for c in f.consumers]:
-            if e.kind == "shim" and e.tile is not None:
-                _check_pin(e.tile, "shim", f"the host end of fifo '{f.name}'", f.loc, target)
+            if e.kind == "shim" and e.tile is not None:  # (pins checked by _check_shim_pins)
                 used[(e.tile[0], d)] += 1
     out = {}
     for name, f in fifos.items():
