@@ -828,8 +828,42 @@ def test_dma_pattern_past_end_of_tensor(design_file: DesignFile) -> None:
         "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
         "  limit: every index inside 'A' (4096 elements)\n"
         "  found: index 4159 (offset 64, sizes [1, 1, 1, 4096], strides [0, 0, 0, 1])\n"
-        "  fix: shrink the sizes or the offset"
+        "  fix: shrink the sizes, the strides or the offset"
     )
+
+
+def test_dma_pattern_strides_in_bytes(design_file: DesignFile) -> None:
+    """A tester's slip (strides written in bytes, as XRT offsets are): the fix blamed the sizes,
+    and shrinking them only leads to a count mismatch. Every stride above 1 is 4 times one that
+    fits, so the fix says what they count and gives them."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[64, 64, i32], C: Tensor[4096, i32]):
+            a = fifo(Tensor[32, 32, i32], name="a")
+            c = fifo(Tensor[1024, i32], name="c")
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a.consume(), c.produce():
+                        pass
+
+            with runtime() as rt:
+                rt.fill(a, A, (0, [2, 2, 32, 32], [32 * 4, 2048 * 4, 64 * 4, 1]))
+                rt.drain(c, C)
+        ''')
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: every index inside 'A' (4096 elements)\n"
+        "  found: index 16287 (offset 0, sizes [2, 2, 32, 32], strides [128, 8192, 256, 1])\n"
+        "  fix: strides count elements of 'A' (4 bytes each), not bytes: strides [32, 2048, "
+        "64, 1] stay inside it"
+    )
+    fixed = path.read_text().replace("[32 * 4, 2048 * 4, 64 * 4, 1]", "[32, 2048, 64, 1]")
+    path.write_text(fixed)
+    check_design(load_design(path).ir)
 
 
 def test_dma_pattern_negative_stride(design_file: DesignFile) -> None:
@@ -2079,10 +2113,61 @@ def test_fifo_producer_two_cores(design_file: DesignFile) -> None:
         ''')
     assert load_error(path) == (
         "d.py:9: error [fifo producer]: fifo 'a' has two producers: core[0,0] and core[1,0]\n"
+        "  limit: a fifo has exactly one producer\n"
+        "  found: core[0,0] (line 9) and core[1,0] (line 9)\n"
         "  d.py:9: core[0,0] produces it here\n"
-        "  fix: a fifo has exactly one producer: give each producer its own fifo (a channel "
-        "index per core), or join them at a memtile"
+        "  fix: give each producer its own fifo (a channel index per core), or join them at a "
+        "memtile"
     )
+
+
+@pytest.mark.parametrize("rows, want", [
+    # two cores of a column produce the broadcast fifo the memtile fills
+    (2, "d.py:15: error [fifo producer]: fifo 'b_0' has two producers: core[0,0] and "
+        "core[0,1]\n"
+        "  limit: a fifo has exactly one producer\n"
+        "  found: core[0,0] (line 15) and core[0,1] (line 15)\n"
+        "  d.py:15: core[0,0] produces it here\n"
+        "  fix: give each producer its own fifo (a channel index per core), or join them at a "
+        "memtile; if the cores read b[0] (the host or another core fills it), they consume it: "
+        "`with b[0].consume() as ...`"),
+    # one core: the runtime's fill finds it produced
+    (1, "d.py:20: error [fifo producer]: core[0,0] produces fifo 'b_0', which the runtime "
+        "fills\n"
+        "  limit: a fifo has exactly one producer: a core's produce(), or the host's rt.fill\n"
+        "  found: b[0].produce() by core[0,0] (line 15) and rt.fill (line 20)\n"
+        "  d.py:15: core[0,0] produces it here\n"
+        "  fix: if core[0,0] reads what the host sends, consume it: `with b[0].consume() as "
+        "...` (line 15); if it makes what the host reads back, give that a fifo of its own and "
+        "rt.drain it"),
+])
+def test_producing_a_channel_the_host_fills_says_consume(rows: int, want: str,
+                                                         design_file: DesignFile) -> None:
+    """An MLIR-AIR user's slip: b[x].produce() for b[x].consume() on a channel the runtime
+    fills through a memtile. The error named 'two producers' (or the shim, which does not
+    produce 'b_0': the memtile does) and gave no limit, no found and no consume()."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, fifo, herd, i32, memtile, runtime
+        from aiedsl.kernels import add
+
+        @design(device="npu1")
+        def d(A: Tensor[ROWS * 256, i32], B: Tensor[256, i32], C: Tensor[ROWS * 256, i32]):
+            a = channel(Tensor[256, i32], name="a", shape=[1, ROWS], via=memtile, split=1)
+            b = channel(Tensor[256, i32], name="b", shape=[1], via=memtile, broadcast=ROWS)
+            c = channel(Tensor[256, i32], name="c", shape=[1, ROWS], via=memtile, join=1)
+            k = add(Tensor[256, i32])
+
+            @herd(rows=ROWS)
+            def core(x, y):
+                with a[x, y].consume() as ta, b[x].produce() as tb, c[x, y].produce() as tc:
+                    k(ta, tb, tc)
+
+            with runtime() as rt:
+                rt.fill(a[0, :], A)
+                rt.fill(b[0], B)
+                rt.drain(c[0, :], C)
+        '''.replace("ROWS", str(rows)))
+    assert load_error(path) == want
 
 
 def test_acquire_more_than_depth_consume(design_file: DesignFile) -> None:

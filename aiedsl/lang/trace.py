@@ -315,11 +315,30 @@ class DesignTrace:
                     fix=f"give what {_who(use)} makes a fifo of its own (e.g. out = fifo("
                     f"Tensor[{', '.join(map(str, f.elem.shape))}, {f.elem.dtype}])) and drain or "
                     f"consume that; '{f.name}' reaches its consumers from the link")
+            handle = _handle(f)
+            if "shim" in (p.kind, use.kind) and "core" in (p.kind, use.kind):
+                # a core producing what the host fills: the slip is produce() for consume()
+                core, fill = (p, use) if p.kind == "core" else (use, p)
+                raise DesignError(
+                    "fifo producer", f"{_who(core)} produces fifo '{f.name}', which the "
+                    "runtime fills", loc=use.loc,
+                    limit="a fifo has exactly one producer: a core's produce(), or the host's "
+                    "rt.fill", found=f"{handle}.produce() by {_who(core)} (line "
+                    f"{core.loc.line}) and rt.fill (line {fill.loc.line})",
+                    related=[(f"{_who(p)} produces it here" if p is core else
+                              "the runtime fills it here", p.loc)],
+                    fix=f"if {_who(core)} reads what the host sends, consume it: "
+                    f"`with {handle}.consume() as ...` (line {core.loc.line}); if it makes what "
+                    "the host reads back, give that a fifo of its own and rt.drain it")
             raise DesignError(
                 "fifo producer", f"fifo '{f.name}' has two producers: {_who(p)} and "
-                f"{_who(use)}", loc=use.loc, related=[(f"{_who(p)} produces it here", p.loc)],
-                fix="a fifo has exactly one producer: give each producer its own fifo (a "
-                "channel index per core), or join them at a memtile")
+                f"{_who(use)}", loc=use.loc, limit="a fifo has exactly one producer",
+                found=f"{_who(p)} (line {p.loc.line}) and {_who(use)} (line {use.loc.line})",
+                related=[(f"{_who(p)} produces it here", p.loc)],
+                fix="give each producer its own fifo (a channel index per core), or join them at "
+                "a memtile" + ("" if f.channel is None or "core" not in (p.kind, use.kind) else
+                               f"; if the cores read {handle} (the host or another core fills "
+                               f"it), they consume it: `with {handle}.consume() as ...`"))
 
     def add_consumer(self, f: FifoRecord, use: EndpointUse) -> None:
         """Add ``use`` to the consumers of ``f``, once per endpoint."""
@@ -342,6 +361,13 @@ def _reshaped(a: Kernel, b: Kernel) -> tuple[TensorType, TensorType] | None:
     first = pairs[0] if pairs else None
     return None if first is None or first[0].type is None or first[1].type is None else (
         first[0].type, first[1].type)
+
+
+def _handle(f: FifoRecord) -> str:
+    """How the design file names ``f``: ``b[0]`` for a fifo of channel ``b``, else its name."""
+    if f.channel is not None and f.index:
+        return f"{f.channel}[{', '.join(map(str, f.index))}]"
+    return f.name
 
 
 def _who(use: EndpointUse) -> str:

@@ -7,6 +7,7 @@ from aiedsl.checks.dma.dims import _check_dims, _fail
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.ir.runtime import Transfer
+from aiedsl.ir.types import Pattern
 from aiedsl.targets import TargetModel
 
 
@@ -104,7 +105,8 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
     hi = p.offset + sum((size - 1) * stride for size, stride in zip(p.sizes, p.strides))
     if hi >= tensor.type.numel:
         _fail(t.loc, where, f"every index inside '{t.tensor}' ({tensor.type.numel} elements)",
-              f"index {hi} ({shown})", "shrink the sizes or the offset")
+              f"index {hi} ({shown})", _bytes_fix(p, itemsize, tensor.type.numel, t.tensor)
+              or "shrink the sizes, the strides or the offset")
 
 
 def _is_linear(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
@@ -122,3 +124,20 @@ def _contiguous(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
             return False
         expect *= size
     return True
+
+
+def _bytes_fix(p: Pattern, itemsize: int, numel: int, tensor: str) -> str | None:
+    """The fix for a pattern past its tensor's end whose strides look written in bytes (as
+    mlir-aie's older npu_dma_memcpy_nd and XRT's buffer offsets are): every stride above 1 a
+    multiple of the element size, and the pattern inside the tensor once they are divided by
+    it. None otherwise."""
+    if itemsize == 1:
+        return None
+    steps = [st for n, st in zip(p.sizes, p.strides) if n > 1 and st > 1]
+    if not steps or any(st % itemsize for st in steps):
+        return None
+    fixed = [st // itemsize if n > 1 and st > 1 else st for n, st in zip(p.sizes, p.strides)]
+    if p.offset + sum((n - 1) * st for n, st in zip(p.sizes, fixed)) >= numel:
+        return None
+    return (f"strides count elements of '{tensor}' ({itemsize} bytes each), not bytes: "
+            f"strides {fixed} stay inside it")
