@@ -863,7 +863,7 @@ def test_dma_pattern_strides_in_bytes(design_file: DesignFile) -> None:
     )
     fixed = path.read_text().replace("[32 * 4, 2048 * 4, 64 * 4, 1]", "[32, 2048, 64, 1]")
     path.write_text(fixed)
-    check_design(load_design(path).ir)
+    assert "[dma pattern]" not in check_error(path)  # (the empty core's own error follows)
 
 
 def test_dma_pattern_negative_stride(design_file: DesignFile) -> None:
