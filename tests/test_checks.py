@@ -2123,22 +2123,22 @@ def test_fifo_producer_two_cores(design_file: DesignFile) -> None:
 
 @pytest.mark.parametrize("rows, want", [
     # two cores of a column produce the broadcast fifo the memtile fills
-    (2, "d.py:15: error [fifo producer]: fifo 'b_0' has two producers: core[0,0] and "
+    (2, "d.py:13: error [fifo producer]: fifo 'b_0' has two producers: core[0,0] and "
         "core[0,1]\n"
         "  limit: a fifo has exactly one producer\n"
-        "  found: core[0,0] (line 15) and core[0,1] (line 15)\n"
-        "  d.py:15: core[0,0] produces it here\n"
+        "  found: core[0,0] (line 13) and core[0,1] (line 13)\n"
+        "  d.py:13: core[0,0] produces it here\n"
         "  fix: give each producer its own fifo (a channel index per core), or join them at a "
         "memtile; if the cores read b[0] (the host or another core fills it), they consume it: "
         "`with b[0].consume() as ...`"),
     # one core: the runtime's fill finds it produced
-    (1, "d.py:20: error [fifo producer]: core[0,0] produces fifo 'b_0', which the runtime "
+    (1, "d.py:18: error [fifo producer]: core[0,0] produces fifo 'b_0', which the runtime "
         "fills\n"
         "  limit: a fifo has exactly one producer: a core's produce(), or the host's rt.fill\n"
-        "  found: b[0].produce() by core[0,0] (line 15) and rt.fill (line 20)\n"
-        "  d.py:15: core[0,0] produces it here\n"
+        "  found: b[0].produce() by core[0,0] (line 13) and rt.fill (line 18)\n"
+        "  d.py:13: core[0,0] produces it here\n"
         "  fix: if core[0,0] reads what the host sends, consume it: `with b[0].consume() as "
-        "...` (line 15); if it makes what the host reads back, give that a fifo of its own and "
+        "...` (line 13); if it makes what the host reads back, give that a fifo of its own and "
         "rt.drain it"),
 ])
 def test_producing_a_channel_the_host_fills_says_consume(rows: int, want: str,
