@@ -304,6 +304,26 @@ def test_a_consumer_taking_the_unrepeated_count_is_refused(design_file: DesignFi
     )
 
 
+def test_a_core_taking_each_element_again_is_told_to_repeat(design_file: DesignFile) -> None:
+    """MLIR-AIR's L2 reuse without repeat=: the core takes each tile twice and the memtile sends
+    it once. The fix named only loop counts and fill sizes (a tester's finding); it now names
+    the repeat that makes the memtile send it twice, and with it the design runs."""
+    path = design_file(L2_REUSE)
+    assert _error(path, {"REUSE": 1}) == (
+        "d.py:21: error [balance]: fifo 'l1': the memtile forwards 2 element(s) per run, but "
+        "core[0,0] takes 4\n"
+        "  limit: every consumer takes exactly 2\n"
+        "  found: 4\n"
+        "  d.py:14: produced here\n"
+        "  d.py:25: rt.fill of 'l2' from 'a'\n"
+        "  fix: make loop counts and fill/drain sizes agree (each element 1024xi32); a mismatch "
+        "hangs on the NPU. If the core takes each element 2 times in a row (data reused from "
+        "the memtile), give the forward that makes 'l1' repeat=2: the memtile then sends each "
+        "one 2 times"
+    )
+    assert simulate(load_design(path, {"REUSE": 2})).passed
+
+
 def test_a_drain_of_a_repeated_fifo_takes_every_copy(design_file: DesignFile) -> None:
     """A memtile sending to the host repeats too (mlir-aie allows repeat_count on a fifo into
     a shim); the drain must take every copy."""

@@ -9,6 +9,7 @@ from typing import Any
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Loop
 from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Fifo, Link
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import released, walk
 
@@ -142,6 +143,8 @@ def check_balance(d: Design) -> None:
                                    f"loop({f.repeat}):` around the consume)")
                        + ", or leave repeat out" if unrepeated else "")
                     + (f". {retyped[f.name]}" if f.name in retyped else "")
+                    + ("" if shared_out or unrepeated else _reuse(f, links.get(f.name), made,
+                                                                  got))
                     + ("" if shared_out or unrepeated else _runs_once(d, who, made, got)))
 
 
@@ -155,6 +158,21 @@ def _fill_lines(fills: list[Any]) -> list[tuple[str, Loc]]:
                       []).append(t)
     return [(text + (f" ({len(same)} fills)" if len(same) > 1 else ""), same[0].loc)
             for (text, _, _), same in list(at.items())[:3]]
+
+
+def _reuse(f: Fifo, link: Link | None, made: Fraction, got: Fraction) -> str:
+    """A hint for a core taking a whole multiple of what a memtile sends it, unrepeated: MLIR-
+    AIR's L2 reuse (a put in a loop over one L2 buffer), which the memtile does with
+    ``repeat=`` (each element sent that many times in a row)."""
+    times = got / made if made else Fraction(0)
+    if f.repeat != 1 or f.producer.kind != "memtile" or link is None or times.denominator != 1 \
+            or times < 2:
+        return ""
+    knob = (f"channel '{f.channel}'" if f.channel is not None else
+            f"the {link.kind} that makes '{f.name}'")
+    return (f". If the core takes each element {times} times in a row (data reused from the "
+            f"memtile), give {knob} repeat={times}: the memtile then sends each one {times} "
+            "times")
 
 
 def _runs_once(d: Design, who: str, made: Fraction, got: Fraction) -> str:
