@@ -91,10 +91,26 @@ def test_more_channels_than_the_device_has(design_file: DesignFile) -> None:
         "  d.py:13: 4 forwards: 4\n"
         "  d.py:14: 8 forwards: 8\n"
         "  fix: pass fewer fifos through memtiles: a fifo between two cores, or between the host "
-        "and a core, needs no memtile (leave out its forward, or the channel's via=memtile), or "
-        "a device with more memtiles (--device npu2_5col)")
+        "and a core, needs no memtile (leave out its forward, or the channel's via=memtile); or "
+        "give channel 'b' split=0, channel 'c' join=0 (one memtile link then feeds, or drains, "
+        "the channel's fifos along that axis, where each of them now takes a forward of its "
+        "own), or a device with more memtiles (--device npu2_5col)")
     check_design(load_design(path, {"VIA": "l1"}).ir)
     check_design(load_design(path, device="npu2_5col").ir)
+    # the channels grouped as the fix says, the host filling and draining each group once
+    grouped = TWO_HERDS.replace('broadcast=ROWS, name="b")', 'broadcast=ROWS, split=0, name="b")')
+    grouped = grouped.replace('via=memtile, name="c")', 'via=memtile, join=0, name="c")')
+    grouped = grouped.replace("                rt.fill(b[x], B, (x * TW, [TH, TW], [N, 1]))\n", "")
+    grouped = grouped.replace(
+        "        with runtime() as rt:\n",
+        "        with runtime() as rt:\n"
+        "            rt.fill(b[:], B, (0, [COLS, TH, TW], [TW, N, 1]))\n")
+    drains = grouped[grouped.index("            for x in range(COLS):\n                for y"):]
+    grouped = grouped.replace(drains, """            for y in range(ROWS):
+                rt.drain(c[:, y], C, (y * TH * N, [ITERS, COLS, TH, TW],
+                                      [ROWS * TH * N, TW, N, 1]))
+    """)
+    check_design(load_design(design_file(grouped, "grouped.py")).ir)
 
 
 PINNED = '''

@@ -141,7 +141,39 @@ def _too_many(d: Design, links: list[Link], needs: list[tuple[int, int]], side: 
         related=_groups(links, needs, side),
         fix="pass fewer fifos through memtiles: a fifo between two cores, or between the host "
         "and a core, needs no memtile (leave out its forward, or the channel's via=memtile)"
-        + device)
+        + _grouped(d, links, target) + device)
+
+
+def _grouped(d: Design, links: list[Link], target: TargetModel) -> str:
+    """The fix's words for channels whose fifos each take a forward of their own (a channel
+    with via=memtile and neither split= nor join=): a split or join serves a group of them on
+    one link, filled or drained once from the host, along an axis no longer than a memtile's
+    channels of that side (a split sends each part on a channel of its own)."""
+    shapes: dict[tuple[str, str], list[int]] = {}
+    for link in links:
+        if link.kind != "forward":
+            continue
+        src, dst = d.fifo(link.srcs[0]), d.fifo(link.dsts[0])
+        f = dst if dst.channel is not None else src
+        into = src.producer.kind == "shim"
+        if f.channel is None or not f.index or not (
+                into or any(c.kind == "shim" for c in dst.consumers)):
+            continue
+        shape = shapes.setdefault((f.channel, "split" if into else "join"), [0] * len(f.index))
+        shapes[(f.channel, "split" if into else "join")] = [
+            max(n, i + 1) for n, i in zip(shape, f.index)]
+    named = []
+    for (name, knob), shape in shapes.items():
+        room = target.memtile.dma_out if knob == "split" else target.memtile.dma_in
+        axes = [a for a, n in enumerate(shape) if 1 < n <= room]
+        if axes:
+            axis = max(axes, key=lambda a: shape[a])
+            named.append(f"channel '{name}' {knob}={axis}")
+    if not named:
+        return ""
+    return ("; or give " + ", ".join(named) + " (one memtile link then feeds, or drains, the "
+            "channel's fifos along that axis, where each of them now takes a forward of its "
+            "own)")
 
 
 def _pinned(links: list[Link], needs: list[tuple[int, int]], pins: list[int | None],
