@@ -273,3 +273,40 @@ def test_host_depth_sets_the_memtile_side_of_a_channel_the_cores_fill(
     assert "aie.objectfifo @c_0(%tile_0_2, {%tile_0_1}, [2, 5])" in mlir
     assert sum(u.amount for u in usage[(0, 1)].memory) == (2 + 5) * 4096
     assert simulate(handle).passed
+
+
+def test_a_channel_pinned_past_a_memtiles_channels_is_not_told_to_pin_per_link(
+        design_file: DesignFile) -> None:
+    """A channel's one via=memtile(0) pins its four splits to one memtile, 8 MM2S channels of
+    its 6. The fix also said "or pin as it would: split of 'a_l3_3' via=memtile(1)", a pin per
+    link that a channel cannot take (a tester's finding): for a channel's links it says only
+    what it can."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, herd, i32, loop, memtile, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu2")
+        def d(A: Tensor[65536, i32], C: Tensor[65536, i32]):
+            a = channel(Tensor[32, 64, i32], shape=[4, 2], via=memtile(0), split=1, name="a")
+            c = channel(Tensor[32, 64, i32], shape=[4, 2], via=memtile, join=1, name="c")
+            cp = passthrough(Tensor[32, 64, i32])
+
+            @herd(cols=4, rows=2)
+            def core(x, y):
+                for _ in loop(4):
+                    with a[x, y].consume() as s, c[x, y].produce() as t:
+                        cp(s, t)
+
+            with runtime() as rt:
+                for x in range(4):
+                    rt.fill(a[x, :], A, (x * 16384, [16384], [1]))
+                    rt.drain(c[x, :], C, (x * 16384, [16384], [1]))
+        ''')
+    text = check_error(path)
+    assert text.splitlines()[0] == (
+        "d.py:6: error [memtile DMA output (MM2S) channels]: the links pinned to memtile (0, 1) "
+        "need 8 DMA output (MM2S) channels, and a memtile has 6")
+    assert text.splitlines()[-1] == (
+        "  fix: leave the column out of the pins (via=memtile): aiedsl then places every link")
+    check_design(load_design(design_file(path.read_text().replace("memtile(0)", "memtile"),
+                                         "unpinned.py")).ir)

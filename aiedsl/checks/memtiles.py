@@ -64,7 +64,7 @@ def check_memtile_channels(d: Design, target: TargetModel, placed: Design | None
         return
     free = fit(needs, [None] * len(links), target.cols, cap)
     if free.columns is not None:
-        _pinned(links, needs, pins, free.columns, target)
+        _pinned(links, needs, pins, free.columns, target, _by_channel(d, links))
     _no_packing(d, links, needs, target)
 
 
@@ -177,7 +177,8 @@ def _grouped(d: Design, links: list[Link], target: TargetModel) -> str:
 
 
 def _pinned(links: list[Link], needs: list[tuple[int, int]], pins: list[int | None],
-            free: list[int], target: TargetModel) -> None:
+            free: list[int], target: TargetModel,
+            channeled: set[int]) -> None:
     """The pins leave no room where a placement without them exists."""
     cap = (target.memtile.dma_in, target.memtile.dma_out)
     load = {c: [0, 0] for c in range(target.cols)}
@@ -213,15 +214,25 @@ def _pinned(links: list[Link], needs: list[tuple[int, int]], pins: list[int | No
         message, loc=at,
         limit=f"{cap[over[1]]} per memtile" if over is not None else
         f"{cap[0]} DMA input (S2MM) and {cap[1]} output (MM2S) channels per memtile",
-        found=found, related=related, fix=_unpin(links, pins, free))
+        found=found, related=related, fix=_unpin(links, pins, free, channeled))
 
 
-def _unpin(links: list[Link], pins: list[int | None], free: list[int]) -> str:
-    """The fix for pins in the way of placement ``free``: drop them, or pin as it does."""
+def _unpin(links: list[Link], pins: list[int | None], free: list[int],
+           channeled: set[int]) -> str:
+    """The fix for pins in the way of placement ``free``: drop them, or pin as it does (but not
+    a channel's links, ``channeled``: the channel's one ``via=memtile(col)`` pins all of them,
+    and one pin per link is not what it can say)."""
     moves = [f"{_named(link)} via=memtile({col}) (line {link.loc.line})"
-             for link, p, col in zip(links, pins, free) if p is not None and p != col]
+             for i, (link, p, col) in enumerate(zip(links, pins, free))
+             if p is not None and p != col and i not in channeled]
     return ("leave the column out of the pins (via=memtile): aiedsl then places every link"
             + (f", or pin as it would: {', '.join(moves)}" if moves else ""))
+
+
+def _by_channel(d: Design, links: list[Link]) -> set[int]:
+    """The indices of ``links`` a channel made (its fifos on either side belong to one)."""
+    return {i for i, link in enumerate(links)
+            if any(d.fifo(n).channel is not None for n in (*link.srcs, *link.dsts))}
 
 
 def _named(link: Link) -> str:
@@ -288,7 +299,7 @@ def check_memtile_room(d: Design, placed: Design, low: Lowering, target: TargetM
         at = links[pinned[-1]].loc
     raise DesignError(f"memtile {_ROOM[what]}", message, loc=at,
                       limit=f"{_limit(what, target)} per memtile", found=found, related=related,
-                      fix=_unpin(links, pins, free))
+                      fix=_unpin(links, pins, free, _by_channel(d, links)))
 
 
 def _shares(what: str, columns: list[int], need: list[Demand]) -> list[int]:
