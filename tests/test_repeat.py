@@ -537,7 +537,11 @@ def test_repeat_is_a_count_from_1_to_63(design_file: DesignFile, value: str) -> 
         "  limit: an integer from 1 to 63 (the memtile's producer lock starts at its buffers x "
         "repeat and counts to 63)\n"
         f"  found: {value}\n"
-        "  fix: give the number of times the memtile sends each element, e.g. repeat=2 (1: once)"
+        + ("  fix: reuse each element at most 63 times from the memtile (31 with its default 2 "
+           "buffers); for more, let the core keep it: acquire it once outside the loop that "
+           "reuses it (L1 reuse), or fill it again from the host" if value == "64" else
+           "  fix: give the number of times the memtile sends each element, e.g. repeat=2 (1: "
+           "once)")
     )
 
 

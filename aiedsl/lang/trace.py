@@ -213,11 +213,17 @@ class DesignTrace:
         top = self.target.max_lock_value
         times = as_int(n)
         if times is None or not 1 <= times <= top:
+            more = times is not None and times > top
             raise DesignError("repeat", f"{owner} has repeat={shown(n)}", loc=loc,
                               limit=f"an integer from 1 to {top} (the memtile's producer lock "
                               f"starts at its buffers x repeat and counts to {top})",
-                              found=shown(n), fix="give the number of times the memtile sends "
-                              "each element, e.g. repeat=2 (1: once)")
+                              found=shown(n), fix=(
+                                  f"reuse each element at most {top} times from the memtile "
+                                  f"({top // 2} with its default 2 buffers); for more, let the "
+                                  "core keep it: acquire it once outside the loop that reuses "
+                                  "it (L1 reuse), or fill it again from the host") if more else
+                              "give the number of times the memtile sends each element, e.g. "
+                              "repeat=2 (1: once)")
         return times
 
     def add_herd(self, h: Herd) -> None:
