@@ -1,0 +1,138 @@
+"""The per-tile resource check: one tile's :class:`~aiedsl.checks.tile_usage.TileUsage` against
+its kind's :class:`~aiedsl.targets.model.TileLimits` (data memory, DMA channels each way, locks,
+buffer descriptors), and the fix each refusal gives.
+
+Memory is reported at its largest user, which the fix shrinks. A memtile full even after
+spilling to its neighbours (rule 3 of :mod:`aiedsl.place.objectfifo`: mlir-aie's
+``createObjectFifoElements`` moves a buffer to the left or right memtile where it fits) takes its
+fix from :mod:`aiedsl.checks.spill_fix`, else one said the way the design sets the buffers
+(:mod:`aiedsl.checks.buffer_setters`). A repeated fifo's sender chains each BD ``repeat`` times
+(mlir-aie 1e400306; since PR 3115 one for a fifo of one buffer), which the BD fixes say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from math import ceil
+
+from aiedsl.checks.tile_usage import Coord, TileUsage, Use
+from aiedsl.errors import DesignError
+from aiedsl.targets import DEVICES, TargetModel
+
+
+def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
+                repeats: dict[str, int],
+                spill_fix: Callable[[Coord], str | None] = lambda tile: None) -> None:
+    """Refuse the first limit ``u`` exceeds (``links``: each linked fifo's link; ``repeats``:
+    each repeated fifo's repeat; ``spill_fix``: the fix for an overfull memtile whose buffers
+    may spill to a neighbour, None where none can)."""
+    lim = target.limits(u.kind)  # type: ignore[arg-type]
+    mem = TileUsage.total(u.memory)
+    if u.kind != "shim" and mem > lim.memory:
+        spilling = spill_fix(u.tile) if u.kind == "memtile" else None
+        fix = spilling if spilling is not None else (f"free {mem - lim.memory:,} bytes: " + (
+            ("lower a fifo's depth (depth=1 single-buffers it), use smaller tiles"
+             + (", declare smaller locals" if any(x.label.startswith("local ")
+                                                   for x in u.memory) else "")
+             + (", or give the core a smaller stack" if u.runs else ""))
+            if u.kind == "core" else _memtile_memory_fix(u.memory, mem - lim.memory)))
+        room = f"{lim.memory:,} bytes"
+        if u.kind == "memtile" and target.cols > 1:  # objectfifo rule 3: none had room either
+            room += (", and no neighbouring memtile has room for what does not fit (mlir-aie "
+                      "moves such a buffer to the left or right memtile where it fits)")
+        _over(u, "data memory", room, f"{mem:,} bytes", u.memory, fix, at_largest=True)
+    move = {"core": "use fewer fifos in this core (pack two inputs or two outputs into one fifo "
+            "element), or move some work to another core",
+            # check_memtile_channels refuses links no placement fits, and the placer finds one
+            # when it exists: reached only if its search gave up
+            "memtile": "pin links to memtiles with via=memtile(col) so that no memtile's links "
+            "need more channels than it has, or split/join over fewer parts",
+            "shim": "pin a fifo's host end to another column with shim=shim(col) (fifo() "
+            "and channel() take it)"}[u.kind]
+    if target.cols == 1 and u.kind != "core":  # no other column to move to
+        move = ("use fewer fifos with a host end here (a fill or a drain takes a shim channel)"
+                if u.kind == "shim" else "split/join over fewer parts, or use fewer links")
+        move += f", or a device with more columns than {target.name}"
+    for direction, uses, limit in (("input (S2MM)", u.dma_in, lim.dma_in),
+                                   ("output (MM2S)", u.dma_out, lim.dma_out)):
+        if len(uses) > limit:
+            _over(u, f"DMA {direction} channels", str(limit), str(len(uses)), uses, move)
+    if TileUsage.total(u.locks) > lim.locks:
+        _over(u, "locks", str(lim.locks), str(TileUsage.total(u.locks)), u.locks,
+              "use fewer fifos on this tile or move one elsewhere")
+    repeated = sorted({x.fifo for x in u.bds if x.fifo in repeats})
+    # each BD of a repeated fifo's sender is chained `repeat` times (mlir-aie 1e400306)
+    also = "" if not repeated else "; " + ", ".join(
+        f"'{r}' (repeat={repeats[r]})" for r in repeated) + " takes as many BDs per buffer as " \
+        "its repeat (mlir-aie chains each BD that many times; since PR 3115 one for a fifo of " \
+        "one buffer): a lower repeat takes fewer"
+    if lim.bds_per_channel_parity is not None:
+        for parity, uses in enumerate(u.bds_by_parity):
+            n = TileUsage.total(uses)
+            if n > lim.bds_per_channel_parity:
+                owners = {links.get(x.fifo or "", -1 - i) for i, x in enumerate(uses)}
+                names = " and ".join(f"'{x.label}'" for x in uses)
+                _over(u, f"buffer descriptors of {'even' if parity == 0 else 'odd'} channels",
+                      f"{lim.bds_per_channel_parity} (BDs {0 if parity == 0 else 24}-"
+                      f"{23 if parity == 0 else 47})", str(n), uses,
+                      (_elsewhere(target) if len(owners) > 1 else
+                       f"one link takes them all ({names}), so another memtile would not "
+                       "help: lower the depth the link has here") + also)
+    elif TileUsage.total(u.bds) > lim.bds:
+        _over(u, "buffer descriptors", str(lim.bds), str(TileUsage.total(u.bds)), u.bds,
+              "move a tiled tensor in one transfer (rt.fill(f, t, tiles(t, (th, tw))) is one "
+              "BD for all its tiles), wait (rt.sync()) between batches of runtime transfers, or "
+              "spread the fifos' host ends over more columns (shim=shim(col))"
+              if u.kind == "shim" else
+              "lower fifo depths, acquire fewer elements at once (given one depth, a core's end "
+              "of a fifo it consumes takes one buffer, and BD, more than its largest acquire), "
+              "or move a fifo to another core" + also)
+
+
+def _elsewhere(target: TargetModel) -> str:
+    """The fix for a memtile whose links together take more BDs than it has: the placer puts
+    links where they have room (:mod:`aiedsl.place.memtiles`), and pins that stand in its way
+    are refused before (:func:`aiedsl.checks.memtiles.check_memtile_room`), so moving one
+    would not help."""
+    if target.cols * len(target.memtile_rows) > 1:
+        return ("lower fifo depths: aiedsl finds no placement of the links that gives every "
+                f"memtile of {target.name} room for its links' channels, memory and BDs")
+    bigger = any(t.family == target.family and t.cols > target.cols for t in DEVICES.values())
+    return "lower fifo depths" + (f", or use a device with more memtiles than {target.name}"
+                                  if bigger else "")
+
+
+def _largest(uses: list[Use]) -> Use:
+    """The largest use, the last of equals: where a memory error is reported."""
+    return max(reversed(uses), key=lambda x: x.amount)
+
+
+def _memtile_memory_fix(uses: list[Use], excess: int) -> str:
+    """How to free ``excess`` bytes of a memtile: fewer buffers for its largest link, said the
+    way the design sets them (a forward's depth= does nothing when its input owns the buffers),
+    else smaller or fewer tiles per memtile."""
+    rest = "use smaller tiles, or split the data over more memtiles"
+    big = _largest(uses)
+    if big.setter is None or not big.buffers:
+        return ("give the memtile's largest fifos fewer buffers (a channel's host_depth=, "
+                "which sets its memtile side: its depth= sets only the cores'; a linked fifo's "
+                "depth=, e.g. f.forward(depth=1)), " + rest)
+    n, size = len(big.buffers), big.buffers[0][1]
+    keep = n - ceil(excess / size)
+    if keep >= 1:
+        return f"{big.setter.to(keep)}, {rest}"
+    steps = [f"{big.setter.to(1)} (that frees {(n - 1) * size:,} of them)"] if n > 1 else []
+    if len(uses) > 1:
+        steps.append("give the memtile's other fifos fewer buffers")
+    return ", ".join(steps + [rest])
+
+
+def _over(u: TileUsage, what: str, limit: str, found: str, uses: list[Use], fix: str,
+          at_largest: bool = False) -> None:
+    # memory is reported at its largest user (what the fix shrinks), the others at the last
+    where = (_largest(uses) if at_largest else uses[-1]).loc if uses else None
+    raise DesignError(
+        f"{u.kind} {what}", f"{'memtile' if u.kind == 'memtile' else u.kind + ' tile'} {u.tile}"
+        f"{' (' + u.runs + ')' if u.runs else ''} "
+        f"needs more {what} than it has", loc=where, limit=limit,
+        found=found, related=[(f"{x.label}: {x.amount}", x.loc) for x in uses], fix=fix)
