@@ -523,10 +523,65 @@ def test_bds_of_a_repeated_fifo_count_and_the_fix_says_so(design_file: DesignFil
         "  d.py:14: l2: 2\n"
         "  d.py:14: l1: 26\n"
         "  fix: one link takes them all ('l2' and 'l1'), so another memtile would not help: "
-        "lower the depth the link has here; 'l1' (repeat=13) takes as many BDs per buffer as "
-        "its repeat (mlir-aie chains each BD that many times; since PR 3115 one for a fifo of "
-        "one buffer): a lower repeat takes fewer"
+        "lower the depth the link has here; 'l1' (repeat=13) takes 2 buffer(s) x 13 BDs "
+        "(mlir-aie 1e400306, whose lowering aiedsl plans by, chains each buffer's BD that many "
+        "times): one buffer at the memtile or a lower repeat takes fewer (mlir-aie since PR 3115 "
+        "sends one buffer with one BD, repeated by its channel)"
     )
+    # the depth the link has here, 1: 13 BDs and the input's 1
+    _check(design_file(L2_REUSE), {"REUSE": 13, "TAKES": 13, "DEPTH": 1})
+
+
+def test_bds_of_a_repeated_channel_are_said_at_it_with_its_knob(design_file: DesignFile
+                                                                 ) -> None:
+    """A tester's case: a broadcast channel reused 12 times from L2 beside a split and a join.
+    The error was said at the join's line and named no knob that helps (depth= does not: a
+    channel's memtile buffers are its host_depth=); it is said at the repeated channel, and the
+    host_depth=1 it names fits."""
+    src = '''
+        import numpy as np
+        from aiedsl import Tensor, channel, define, design, herd, i32, loop, memtile, runtime
+        from aiedsl.kernels import add
+
+        T = 12
+        HOST = define("HOST", 2)
+
+        @design(device="npu2")
+        def d(A: Tensor[2 * 32 * T, 64, i32], B: Tensor[32, 64, i32],
+              C: Tensor[2 * 32 * T, 64, i32]):
+            a = channel(Tensor[32, 64, i32], shape=[1, 2], via=memtile, split=1)
+            b = channel(Tensor[32, 64, i32], shape=[1], via=memtile, broadcast=2, repeat=T,
+                        host_depth=HOST)
+            c = channel(Tensor[32, 64, i32], shape=[1, 2], via=memtile, join=1)
+            vadd = add(Tensor[32, 64, i32])
+
+            @herd(cols=1, rows=2)
+            def core(x, y):
+                for _ in loop(T):
+                    with a[x, y].consume() as ta, b[x].consume() as tb, c[x, y].produce() as tc:
+                        vadd(ta, tb, tc)
+
+            with runtime() as rt:
+                rt.fill(b[0], B)
+                rt.fill(a[0, :], A)
+                rt.drain(c[0, :], C)
+
+        @d.reference
+        def reference(A, B):
+            return A + np.tile(B, (2 * T, 1))
+    '''
+    path = design_file(src)
+    text = _error(path)
+    assert text.splitlines()[0] == (
+        "d.py:12: error [memtile buffer descriptors of even channels]: memtile (0, 1) needs "
+        "more buffer descriptors of even channels than it has")
+    assert "  d.py:12: b_0: 24" in text.splitlines()
+    assert text.endswith(
+        "'b_0' (repeat=12) takes 2 buffer(s) x 12 BDs (mlir-aie 1e400306, whose lowering "
+        "aiedsl plans by, chains each buffer's BD that many times): one buffer at the memtile "
+        "(channel 'b' host_depth=1) or a lower repeat takes fewer (mlir-aie since PR 3115 sends "
+        "one buffer with one BD, repeated by its channel)")
+    assert simulate(load_design(path, {"HOST": 1})).passed
 
 
 @pytest.mark.parametrize("value", ["0", "64", "True", "2.0"])

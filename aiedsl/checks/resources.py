@@ -37,11 +37,15 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None,
     table = usage(d, target, low, retired)
     links = {f: k for k, link in enumerate(d.links) for f in (*link.srcs, *link.dsts)}
     repeats = {f.name: f.repeat for f in d.fifos if f.repeat > 1}
+    # a channel's memtile buffers are its host_depth= (the link's input end)
+    knobs = {f.name: f"channel '{f.channel}' host_depth=1" for f in d.fifos
+             if f.repeat > 1 and f.channel is not None}
     _check_shim_totals(table, target)
     plan = low if low is not None else lower(d)
     for u in table.values():
         _check_tile(u, target, links, repeats,
-                    lambda tile: spill_fix(d, plan, target, tile) if target.cols > 1 else None)
+                    lambda tile: spill_fix(d, plan, target, tile) if target.cols > 1 else None,
+                    knobs)
     _check_neighbour_channels(plan, target)
     check_task_queues(d, target, retired)
     if len(d.tensors) > target.runtime_buffers:

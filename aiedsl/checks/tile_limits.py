@@ -7,7 +7,9 @@ spilling to its neighbours (rule 3 of :mod:`aiedsl.place.objectfifo`: mlir-aie's
 ``createObjectFifoElements`` moves a buffer to the left or right memtile where it fits) takes its
 fix from :mod:`aiedsl.checks.spill_fix`, else one said the way the design sets the buffers
 (:mod:`aiedsl.checks.buffer_setters`). A repeated fifo's sender chains each BD ``repeat`` times
-(mlir-aie 1e400306; since PR 3115 one for a fifo of one buffer), which the BD fixes say.
+(mlir-aie 1e400306, whose lowering aiedsl plans by; since PR 3115 one BD for a single buffer,
+repeated by its channel), which the BD fixes say, with the knob that gives the memtile end one
+buffer.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from aiedsl.targets import DEVICES, TargetModel
 
 def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
                 repeats: dict[str, int],
-                spill_fix: Callable[[Coord], str | None] = lambda tile: None) -> None:
+                spill_fix: Callable[[Coord], str | None] = lambda tile: None,
+                knobs: dict[str, str] | None = None) -> None:
     """Refuse the first limit ``u`` exceeds (``links``: each linked fifo's link; ``repeats``:
     each repeated fifo's repeat; ``spill_fix``: the fix for an overfull memtile whose buffers
-    may spill to a neighbour, None where none can)."""
+    may spill to a neighbour, None where none can; ``knobs``: for a repeated fifo, how the
+    design gives its memtile end one buffer, e.g. ``channel 'b' host_depth=1``)."""
     lim = target.limits(u.kind)  # type: ignore[arg-type]
     mem = TileUsage.total(u.memory)
     if u.kind != "shim" and mem > lim.memory:
@@ -62,10 +66,9 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
               "use fewer fifos on this tile or move one elsewhere")
     repeated = sorted({x.fifo for x in u.bds if x.fifo in repeats})
     # each BD of a repeated fifo's sender is chained `repeat` times (mlir-aie 1e400306)
-    also = "" if not repeated else "; " + ", ".join(
-        f"'{r}' (repeat={repeats[r]})" for r in repeated) + " takes as many BDs per buffer as " \
-        "its repeat (mlir-aie chains each BD that many times; since PR 3115 one for a fifo of " \
-        "one buffer): a lower repeat takes fewer"
+    also = "" if not repeated else "; " + "; ".join(
+        _repeat_fix(r, repeats[r], sum(x.amount for x in u.bds if x.fifo == r) // repeats[r],
+                    (knobs or {}).get(r)) for r in repeated)
     if lim.bds_per_channel_parity is not None:
         for parity, uses in enumerate(u.bds_by_parity):
             n = TileUsage.total(uses)
@@ -77,7 +80,8 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
                       f"{23 if parity == 0 else 47})", str(n), uses,
                       (_elsewhere(target) if len(owners) > 1 else
                        f"one link takes them all ({names}), so another memtile would not "
-                       "help: lower the depth the link has here") + also)
+                       "help: lower the depth the link has here") + also,
+                      at_largest=any(x.fifo in repeats for x in uses))
     elif TileUsage.total(u.bds) > lim.bds:
         _over(u, "buffer descriptors", str(lim.bds), str(TileUsage.total(u.bds)), u.bds,
               "move a tiled tensor in one transfer (rt.fill(f, t, tiles(t, (th, tw))) is one "
@@ -87,6 +91,18 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
               "lower fifo depths, acquire fewer elements at once (given one depth, a core's end "
               "of a fifo it consumes takes one buffer, and BD, more than its largest acquire), "
               "or move a fifo to another core" + also)
+
+
+def _repeat_fix(fifo: str, repeat: int, buffers: int, knob: str | None) -> str:
+    """The BD fix's words for repeated fifo ``fifo`` (``buffers`` at its sending end here):
+    upstream 1e400306, which aiedsl lowers as, chains each buffer's BD ``repeat`` times, so
+    fewer buffers or a lower repeat take fewer; mlir-aie since PR 3115 sends a single buffer
+    with one BD that the channel repeats."""
+    fewer = f" ({knob})" if knob is not None else ""
+    return (f"'{fifo}' (repeat={repeat}) takes {buffers} buffer(s) x {repeat} BDs (mlir-aie "
+            "1e400306, whose lowering aiedsl plans by, chains each buffer's BD that many "
+            f"times): one buffer at the memtile{fewer} or a lower repeat takes fewer (mlir-aie "
+            "since PR 3115 sends one buffer with one BD, repeated by its channel)")
 
 
 def _elsewhere(target: TargetModel) -> str:

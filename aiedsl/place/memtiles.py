@@ -66,7 +66,7 @@ class Demand:
 def demands(d: Design, low: Lowering) -> list[Demand]:
     """What each memtile link of placed design ``d`` takes (core-tile forwards left out), in
     ``d.links`` order, from ``low``, its lowering's plan: the buffers and BD chains the resource
-    check counts (:func:`aiedsl.checks.resources.usage`), which do not depend on the memtile."""
+    check counts (:func:`aiedsl.checks.tile_usage.usage`), which do not depend on the memtile."""
     order = {id(ch): i for i, ch in enumerate(low.channels)}
     out = []
     for link in d.links:

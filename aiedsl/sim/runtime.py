@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from aiedsl.checks.resources import queue_fix
+from aiedsl.checks.task_queues import queue_fix
 from aiedsl.ir.runtime import Transfer
 from aiedsl.ir.sequence import shim_bd_ids
 from aiedsl.sim.engine import PAUSE, Gen, Proc, Token
@@ -98,7 +98,7 @@ def _work(p: Proc, cycles: float, label: str, trace: bool) -> None:
 def check_task_queues(m: Machine) -> None:
     """No push found a shim channel's task queue full, as the run went.
 
-    :func:`~aiedsl.checks.resources.check_task_queues` retires transfers only as the sequence
+    :func:`~aiedsl.checks.task_queues.check_task_queues` retires transfers only as the sequence
     shows them done (:mod:`aiedsl.ir.sequence`); this counts again on the run's own clocks, so
     that a flaw in that proof shows as an error rather than a PASS the NPU would not give (it
     drops a push onto a full queue and the run hangs). A transfer is outstanding from its push
