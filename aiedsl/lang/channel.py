@@ -321,8 +321,8 @@ def channel(elem: TensorType, shape: Sequence[int] = (1,), *, depth: int = 2,
         without ``via``, the producing core's DMA (a host-filled channel has no layout
         transform: shim endpoints take none).
     dims_from_stream: n-d layout the core's DMA applies as it receives.
-    host_depth: buffers of the memtile side (default ``depth``, at least 2), whichever way the
-        data goes.
+    host_depth: buffers of the memtile side, whichever way the data goes: by default
+        ``depth``, or 2 where ``depth`` is 1 (given, ``host_depth=1`` single-buffers it).
     repeat: times the memtile sends each of its buffers (mlir-aie's ``repeat_count``; MLIR-AIR's
         L2 reuse: a put in a loop over one L2 buffer): each core takes ``repeat`` times what
         the host fills. A channel without ``via`` or with ``join`` cannot (``check`` says why).
