@@ -59,6 +59,8 @@ def check_kernel(v: Validator, at: str, k: Any) -> None:
     for j, a in enumerate(k.args):
         v.front(f"{at}.args[{j}].name", loc, check_name, a.name, "kernel argument", None)
         v.front(f"{at}.args[{j}].name", loc, check_argument, a.name, symbol, k.entry, None)
+        if a.narrows_to is not None:  # (the walk knows dtype fields, not this one)
+            v.dtype(f"{at}.args[{j}].narrows_to", a.narrows_to, loc)
         if (a.kind == "buffer") != (a.type is not None) or \
                 a.type is not None and a.type.dtype != a.dtype:
             v.fail(f"{at}.args[{j}].type", "does not match the argument: a buffer has "

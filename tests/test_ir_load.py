@@ -307,3 +307,31 @@ def test_the_simulator_runs_a_loop_of_count_0_no_times_as_scf_for(
     monkeypatch.setattr(aiedsl.sim, "validate", lambda d, *a, **k: d)
     with pytest.raises(Deadlock):
         simulate(handle, placed=zero)
+
+
+def test_an_unknown_narrows_to_type_is_a_design_error(tmp_path: Path) -> None:
+    """A scalar's narrows_to= names a dtype too; the walk checked dtype fields only, and an
+    unknown one came out of the params check as a raw KeyError (found by fuzzing design.json
+    while validate_ir was split)."""
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        text = generate(load_design("designs/threshold_rtp.py")).files["design.json"]
+    finally:
+        os.chdir(here)
+
+    def edit(d: dict[str, Any]) -> None:
+        arg = d["kernels"][0]["args"][2]
+        assert arg["narrows_to"] == "u8"
+        arg["narrows_to"] = "q9"
+
+    path = tmp_path / "design.json"
+    path.write_text(edited(text, edit))
+    with pytest.raises(DesignError) as e:
+        load_json(path)
+    assert str(e.value) == (
+        f"threshold_rtp.py:33: error [design IR]: {path}: kernels[0].args[2].narrows_to is "
+        "'q9', which aiedsl does not know\n"
+        "  limit: one of i8, u8, i16, i32, bf16, f32\n"
+        "  found: \"q9\"\n"
+        "  fix: use one of i8, u8, i16, i32, bf16, f32")
