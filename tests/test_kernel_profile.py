@@ -438,8 +438,10 @@ def test_each_call_is_charged_the_profile_of_its_own_scalars(design_file) -> Non
 
 
 @pytest.mark.parametrize("params, write, shown, cycles, key", [
-    # params= stands in for a value read at run time
-    ('{"n": 16}', "rt.rtp_write(nrtp, 0, 1024)", "n=16 (params=)", 2, None),
+    # params= stands in for a value read at run time (the runtime's, when it differs, said
+    # beside it: a library kernel's params= is unseen in the design)
+    ('{"n": 16}', "rt.rtp_write(nrtp, 0, 1024)",
+     "n=16 (params=, not the 1024 the runtime first writes into nrtp[0])", 2, None),
     # without it, the value the runtime sequence first writes into the slot
     ("{}", "rt.rtp_write(nrtp, 0, 1024)", "n=1024 (nrtp[0]'s first rtp_write)", 128,
      ("nrtp", 0))])
