@@ -141,11 +141,13 @@ class Artifacts:
         # more than one run asked is two simulated, back to back on one timeline.
         invocations = 2 if where == "sim" and iters + warmup > 1 else 1
         if invocations > 1:
-            why += (f"; of the {iters + warmup} runs asked (--warmup and --iters count runs "
+            why += (f"; of the {iters + warmup} runs asked (warmup and iters count runs "
                     "on the NPU) it simulates 2: the first, from the load, and the second, from "
                     "what the first left (barrier locks, rtp slots, locals, and each core where "
                     "it was: its program starts again as soon as it ends), as every later run "
                     "on the NPU starts; the time shown is the first's")
+        if where != "sim" and kernels == "native":
+            why += "; kernels='native' is the simulator's: the NPU runs the kernels compiled for it"
         if say:
             say(why)
         if where == "sim":

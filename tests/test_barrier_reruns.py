@@ -313,7 +313,7 @@ def test_run_on_the_simulator_with_iters_simulates_a_second_invocation(
 
     lines = run("--iters", "3")
     assert lines[1] == (
-        "running on the simulator (--target sim); of the 3 runs asked (--warmup and --iters "
+        "running on the simulator (--target sim); of the 3 runs asked (warmup and iters "
         "count runs on the NPU) it simulates 2: the first, from the load, and the second, from "
         "what the first left (barrier locks, rtp slots, locals, and each core where it was: "
         "its program starts again as soon as it ends), as every later run on the NPU starts; "

@@ -780,8 +780,14 @@ def test_a_simulated_run_says_once_that_the_kernels_ran_as_their_references(
                str(tmp_path / "b"))
     assert r.returncode == 0, r.stderr
     assert [line for line in r.stdout.splitlines() if "kernels:" in line] == [
-        "  kernels: ran as their numpy references; aiedsl sim --kernels native or aiedsl "
-        "kernel test runs their C++"]
+        "  kernels: ran as their numpy references; --kernels native or aiedsl kernel test runs "
+        "their C++"]
+    # and run takes --kernels as sim does (a tester found it only in the Python API)
+    r = aiedsl("run", "designs/vector_scalar_mul.py", "--target", "sim", "--kernels", "native",
+               "-o", str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr
+    assert "simulated in" in r.stdout and "kernels built from their C++ for the host)" in r.stdout
+    assert "kernels:" not in r.stdout
     r = aiedsl("sim", "designs/transpose_dma.py")  # no kernel at all: nothing to say
     assert r.returncode == 0 and "kernels:" not in r.stdout
 

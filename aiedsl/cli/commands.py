@@ -378,6 +378,9 @@ def run_(
     output: Optional[str] = typer.Option(None, "-o", "--output", metavar="DIR",
                                          callback=named_dir,
                                          help="Build directory [default: build/<design>]."),
+    kernels: Kernels = typer.Option(Kernels.reference, "--kernels",
+                                    help="On the simulator: reference (numpy) or native (each "
+                                    "kernel's C++ built for the host)."),
     stats: Optional[str] = StatsOpt,
 ) -> None:
     """Build DESIGN, then run it on the NPU when one is present and on the simulator otherwise.
@@ -397,12 +400,14 @@ def run_(
     say(f"built {printable(art.path)}/")
     start = time.perf_counter()
     result = _watched_run(art, target=target.value, iters=iters, warmup=warmup, seed=seed,
-                          trace=trace, say=say)
+                          trace=trace, say=say, kernels=kernels.value)
     where = "simulated" if result.target == "sim" else "ran on the NPU"
+    native = kernels is Kernels.native and result.target == "sim"
     say(f"{handle.name} on {handle.ir.device}: {where} in "
-        f"{time.perf_counter() - start:.2f} s (seed {seed})")
+        f"{time.perf_counter() - start:.2f} s (seed {seed}"
+        + (", kernels built from their C++ for the host)" if native else ")"))
     report_run(result, trace if result.target == "sim" else None, stats, handle, seed,
-               native="aiedsl sim --kernels native")
+               native=None if native else "--kernels native")
 
 
 def _check_stats(stats: Optional[str], design: str, trace: Optional[str]) -> None:
