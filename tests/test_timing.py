@@ -287,9 +287,10 @@ def test_a_tensor_spread_over_columns_is_told_fewer_columns_issue_fewer_tasks(
     assert result.passed and b.kind == "runtime"
     assert b.sentence() == (
         f"runtime: issuing the shim DMA tasks one by one takes {b.utilisation:.0%} of the time; "
-        "each tensor already moves in one task per direction per shim column: fewer columns "
-        "would issue fewer tasks (if their DMAs keep up), and more work per invocation spreads "
-        "the fixed cost thinner")
+        "each tensor already moves in one task per direction per shim column: more work per "
+        "invocation spreads the fixed cost thinner; by the per-task cost the model fits (its "
+        "least certain figure), fewer columns would also issue fewer tasks, if their DMAs keep "
+        "up")
 
 
 def test_the_task_note_counts_tasks_and_names_the_register_writes_apart(in_root: Path) -> None:
