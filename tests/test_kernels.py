@@ -187,6 +187,30 @@ def test_one_intrinsic_and_one_api_name_are_both_named(design_file: DesignFile) 
     assert excinfo.value.fix.startswith("write it with the AIE API (")
 
 
+def test_a_member_the_header_lacks_is_named_as_its_function_is(design_file: DesignFile
+                                                                ) -> None:
+    """v.unpack() and s.pack<int16_t>(), the member forms of aie::unpack and aie::pack, gave
+    g++'s raw "has no member named" and blamed the kernel whose object the file built (a
+    tester's second function in the same file); they are named as the functions are, with
+    the function they are in."""
+    path = design_file(WRONG)
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY + '''
+void widen(const int8_t *a, int8_t *out) {
+  aie::vector<int16_t, 32> w = aie::load_v<32>(a).unpack();
+  aie::store_v(out, w.pack<int8_t>());
+}
+''')
+    k = load_design(path).ir.kernels[0]
+    with pytest.raises(DesignError) as excinfo:
+        native(k, kernel_text(None, k))
+    assert excinfo.value.message == (
+        "bad_copy.cc does not compile on the host, so copy_i32_64 cannot be tested there: its "
+        "function widen uses aie::vector's member pack() and aie::vector's member unpack(), "
+        "which aiedsl's host AIE API header does not cover")
+    assert excinfo.value.fix.startswith("write them with the AIE API names the host header "
+                                        "covers")
+
+
 def test_a_name_of_the_kernels_own_is_not_blamed_on_the_header(design_file: DesignFile
                                                                ) -> None:
     # an undeclared helper or a typo is the kernel's mistake, not a missing intrinsic

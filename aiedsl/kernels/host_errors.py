@@ -26,6 +26,10 @@ _DID_YOU_MEAN = re.compile(_QUOTED + r" is not a member of [‘']aie[’']; did 
                            r"[‘'](?:aie::)?(\w+)[’']")
 """g++'s suggestion for a name not in ``aie``: ``'addd' is not a member of 'aie'; did you mean
 'add'?``: the name and the one it suggests."""
+_NO_MEMBER = re.compile(r"[‘'](?:struct |class )?aie::(vector|accum|mask)<[^’']*>[’'] has no "
+                        r"member named [‘'](\w+)[’']")
+"""g++ on a member the host header's class lacks: ``'struct aie::vector<unsigned char, 32>' has
+no member named 'unpack'`` (``v.unpack()``)."""
 _UNDECLARED = re.compile(_QUOTED + r" (?:was not declared in this scope|does not name a type)")
 
 _NATIVE_TYPE = r"v\d+(?:u?int\d+|cint\d+|acc\d+|cacc\d+|accfloat|bfloat16|float|bfp\w+)"
@@ -192,6 +196,10 @@ def explain(stderr: str, label: str, header: object, symbols: Sequence[str] = ()
     # suggestion is passed on; it would not compile with Peano either)
     api = [n for n in named if n in AIE_API_NAMES]
     typos = [n for n in named if n not in AIE_API_NAMES]
+    # a member of the AIE API's classes spelled as one of its functions (v.unpack() for
+    # aie::unpack(v)): the header lacks it as it lacks the function (a member it does not name
+    # may be a typo: g++'s own words stand then)
+    members = sorted({(cls, n) for cls, n in _NO_MEMBER.findall(stderr) if n in AIE_API_NAMES})
     raw = sorted({n for n in _UNDECLARED.findall(stderr) if INTRINSIC.fullmatch(n)})
     forms = _missing_forms(stderr)
     covered = f"the host header covers the AIE API names listed at the top of {header}"
@@ -228,11 +236,13 @@ def explain(stderr: str, label: str, header: object, symbols: Sequence[str] = ()
                     f"{reason}", f"use {fix}")
         return (f"{subject} uses {what}, which the AIE API does not have: {words}",
                 _RULE_FIX[kind])
-    if not api and not raw and not forms:
+    if not api and not raw and not forms and not members:
         return f"{label} does not compile on the host", f"fix the C++; {covered}"
     # each name where it is: the kernels' own code (None), or another function of the file
     found: list[tuple[str | None, str, str]] = []
     found += [(elsewhere(rf"[‘']{n}[’'] is not a member of"), "api", f"aie::{n}") for n in api]
+    found += [(elsewhere(rf"has no member named [‘']{n}[’']"), "api",
+               f"aie::{cls}'s member {n}()") for cls, n in members]
     found += [(elsewhere(rf"[‘']{n}[’'] (?:was not declared|does not name)"), "raw", n)
               for n in raw]
     found += [(elsewhere(re.escape(call)), "form", call) for call, _ in forms]
@@ -253,8 +263,9 @@ def explain(stderr: str, label: str, header: object, symbols: Sequence[str] = ()
         # be rewritten in API terms, or run where the intrinsic exists
         fixes.append(f"write {'it' if len(raw) == 1 else 'them'} with the AIE API ({covered}), "
                      f"{npu}")
-    elif api:
-        fixes.append(f"write {'it' if len(api) == 1 else 'them'} with the AIE API names the "
+    elif api or members:
+        fixes.append(f"write {'it' if len(api) + len(members) == 1 else 'them'} with the AIE "
+                     "API names the "
                      f"host header covers (listed at the top of {header}), {npu}")
     if forms:
         calls = "the call" if len(forms) == 1 else "those calls"
