@@ -108,12 +108,12 @@ def scalar_sets(d: Design, k: Kernel) -> list[ScalarSet]:
                 elif p.name in k.params:
                     scalars[p.name] = k.params[p.name]  # type: ignore[assignment]
                     given[p.name] = "params="
-                    written = writes.get((a.rtp, a.index)) if isinstance(a, RtpArg) else None
-                    if written is not None and written != k.params[p.name]:
+                    if isinstance(a, RtpArg) and (a.rtp, a.index) in writes and \
+                            writes[(a.rtp, a.index)] != k.params[p.name]:
                         # the runtime's value is not the one run (a library kernel's params=
                         # is set for its tests, unseen in the design): say both
-                        given[p.name] = (f"params=, not the {written!r} the runtime first "
-                                         f"writes into {a.rtp}[{a.index}]")
+                        given[p.name] = (f"params=, not the {writes[(a.rtp, a.index)]!r} the "
+                                         f"runtime first writes into {a.rtp}[{a.index}]")
                 elif isinstance(a, RtpArg) and (a.rtp, a.index) in writes:
                     scalars[p.name] = writes[(a.rtp, a.index)]
                     given[p.name] = f"{a.rtp}[{a.index}]'s first rtp_write"
