@@ -748,7 +748,7 @@ def test_the_simulator_holds_a_core_until_the_set(design_file: DesignFile) -> No
     assert (result.outputs["out"] == np.minimum(IMAGE, 7)).all()
     m = result.machine
     assert m.runtime is not None
-    (set_done,) = [end for _, end, label in m.runtime.spans if label == "set barrier go"]
+    (set_done,) = [end for _, end, label in m.runtime.spans if label == "set barrier go = 1"]
     (dma,) = [p for p in m.engine.procs if p.name == "dma core[0,0] <- a"]
     arrived = dma.spans[0][1]  # the first half is in the core's buffer
     calls = [start for start, _, _ in m.cores["core[0,0]"].spans]
@@ -1352,3 +1352,19 @@ def test_the_simulator_still_moves_a_write_that_comes_after_a_fill(
     assert str(e.value).splitlines()[-1] == (
         "  fix: rt.rtp_write('thr', 0, ...) before the fills that feed this core (the fill of "
         "'a' at line 18 comes before the write at line 19)")
+
+
+def test_the_trace_shows_each_rtp_write_and_barrier_set_with_its_value(design_file) -> None:  # type: ignore[no-untyped-def]
+    """A Riallto user could not tell from the trace which value went in (its runtime spans
+    said 'rtp_write tv[0]'): the label carries it."""
+    rt = ("rt.rtp_write(thr, 0, 7)\n"
+          "        rt.fill(a, inp, wait=True)\n"
+          "        rt.sync()\n"
+          "        rt.set_barrier(go, 1)\n"
+          "        rt.drain(b, out)")
+    h = load_design(_gated(design_file, WAIT_THEN_WORK, rt))
+    result = simulate(h, {"inp": IMAGE}, check=False, trace="t.json")
+    m = result.machine
+    assert m.runtime is not None
+    labels = [label for _, _, label in m.runtime.spans]
+    assert "rtp_write thr[0] = 7" in labels and "set barrier go = 1" in labels

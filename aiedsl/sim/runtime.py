@@ -50,7 +50,7 @@ def _sequence(m: Machine, p: Proc, program: tuple[Step, ...]) -> Gen:
     for op in program:
         if isinstance(op, ShimSetLock):
             # one register write: the lock takes the value, whatever it held
-            _work(p, costs.register_write, f"set barrier {op.barrier}", engine.trace)
+            _work(p, costs.register_write, f"set barrier {op.barrier} = {op.value}", engine.trace)
             if engine.heap and engine.heap[0][0] < p.time:
                 # a core may pass a wait on the value this set replaces: earlier clocks first
                 yield PAUSE
@@ -61,7 +61,8 @@ def _sequence(m: Machine, p: Proc, program: tuple[Step, ...]) -> Gen:
             continue
         if isinstance(op, ShimRtpWrite):
             # one register write into the core's memory; nothing waits for it
-            _work(p, costs.register_write, f"rtp_write {op.rtp}[{op.index}]", engine.trace)
+            _work(p, costs.register_write, f"rtp_write {op.rtp}[{op.index}] = {op.value}",
+                  engine.trace)  # the value in the label: a trace shows which one went in
             m.rtps[op.rtp].writes[op.index].append((p.time, op.value))
             continue
         if isinstance(op, ShimTransfer):
