@@ -2194,7 +2194,8 @@ def test_acquire_more_than_depth_consume(design_file: DesignFile) -> None:
         "end holds 2\n"
         "  limit: at most depth = 2\n"
         "  found: 3\n"
-        "  fix: raise the fifo's depth to 3 or acquire fewer at once"
+        "  d.py:5: 'a' is declared here, with its depth\n"
+        "  fix: raise the fifo's depth to 3 (line 5) or acquire fewer at once"
     )
 
 
@@ -2222,7 +2223,8 @@ def test_acquire_more_than_depth_produce(design_file: DesignFile) -> None:
         "end holds 2\n"
         "  limit: at most depth = 2\n"
         "  found: 3\n"
-        "  fix: raise the fifo's depth to 3 or acquire fewer at once"
+        "  d.py:6: 'c' is declared here, with its depth\n"
+        "  fix: raise the fifo's depth to 3 (line 6) or acquire fewer at once"
     )
 
 
@@ -2264,7 +2266,8 @@ def test_acquire_more_than_a_shared_memory_fifo_holds(design_file: DesignFile) -
         "  limit: at most the producer's depth = 1 (a consumer_depth counts only for a fifo "
         "crossing a DMA)\n"
         "  found: 3\n"
-        "  fix: raise the fifo's depth to 3 or acquire fewer at once"
+        "  d.py:7: 'f' is declared here, with its depth\n"
+        "  fix: raise the fifo's depth to 3 (line 7) or acquire fewer at once"
     )
 
 
@@ -2326,7 +2329,8 @@ def test_consumer_depth_across_a_dma(design_file: DesignFile) -> None:
         "end holds 1\n"
         "  limit: at most depth = 1\n"
         "  found: 2\n"
-        "  fix: raise q[0,0]'s consumer_depth to 2 or acquire fewer at once"
+        "  d.py:8: 'f' is declared here, with its depth\n"
+        "  fix: raise q[0,0]'s consumer_depth to 2 (line 8) or acquire fewer at once"
     )
     assert simulate(load_design(design_file(DEPTHS % (3, 2, 4), "fixed.py"))).passed
 
@@ -2341,7 +2345,8 @@ def test_shared_memory_ignores_a_larger_consumer_depth(design_file: DesignFile) 
         "  limit: at most the producer's depth = 1 (a consumer_depth counts only for a fifo "
         "crossing a DMA)\n"
         "  found: 2\n"
-        "  fix: raise the fifo's depth to 2 or acquire fewer at once"
+        "  d.py:8: 'f' is declared here, with its depth\n"
+        "  fix: raise the fifo's depth to 2 (line 8) or acquire fewer at once"
     )
     assert simulate(load_design(design_file(DEPTHS % (2, 3, 3), "fixed.py"))).passed
     check_design(load_design(design_file(DEPTHS % (1, 3, 4), "apart.py")).ir)

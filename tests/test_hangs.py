@@ -35,7 +35,8 @@ STATIC: dict[str, str] = {
         "once, but its consume end holds 2\n"
         "  limit: at most depth = 2\n"
         "  found: 3\n"
-        "  fix: raise the fifo's depth to 3 or acquire fewer at once"
+        "  acquire_over_depth.py:21: 'a' is declared here, with its depth\n"
+        "  fix: raise the fifo's depth to 3 (line 21) or acquire fewer at once"
     ),
     "broadcast_counts_differ.py": (
         "broadcast_counts_differ.py:30: error [balance]: fifo 'w': the runtime fills 4 "

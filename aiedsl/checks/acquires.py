@@ -68,7 +68,9 @@ def check_placed_acquires(placed: Design) -> None:
                 f"{counted(f.producer.depth, 'buffer')}", loc=c.loc,
                 limit=f"at most the producer's depth = {f.producer.depth} (a consumer_depth "
                 "counts only for a fifo crossing a DMA)", found=str(n),
-                fix=f"raise the fifo's depth to {n} or acquire fewer at once")
+                related=[(f"'{name}' is declared here, with its depth", f.loc)],
+                fix=f"raise the fifo's depth to {n} (line {f.loc.line}) or acquire fewer at "
+                "once")
 
 
 def _may_share(f: Fifo) -> bool:
@@ -91,4 +93,5 @@ def _too_many(core: str, f: Fifo, port: str, n: int, depth: int, loc: Loc) -> De
     return DesignError(
         "acquire", f"{core} acquires {n} elements of '{f.name}' at once, but its {port} end "
         f"holds {depth}", loc=loc, limit=f"at most depth = {depth}", found=str(n),
-        fix=f"raise {what} to {n} or acquire fewer at once")
+        related=[(f"'{f.name}' is declared here, with its depth", f.loc)],
+        fix=f"raise {what} to {n} (line {f.loc.line}) or acquire fewer at once")
