@@ -1356,7 +1356,7 @@ def test_the_simulator_still_moves_a_write_that_comes_after_a_fill(
 
 def test_the_trace_shows_each_rtp_write_and_barrier_set_with_its_value(design_file) -> None:  # type: ignore[no-untyped-def]
     """A Riallto user could not tell from the trace which value went in (its runtime spans
-    said 'rtp_write tv[0]'): the label carries it."""
+    said 'rtp_write tv[0]'): the label carries it. The runtime's waits are drawn too."""
     rt = ("rt.rtp_write(thr, 0, 7)\n"
           "        rt.fill(a, inp, wait=True)\n"
           "        rt.sync()\n"
@@ -1368,3 +1368,6 @@ def test_the_trace_shows_each_rtp_write_and_barrier_set_with_its_value(design_fi
     assert m.runtime is not None
     labels = [label for _, _, label in m.runtime.spans]
     assert "rtp_write thr[0] = 7" in labels and "set barrier go = 1" in labels
+    # and the sync's wait, which the track left blank unless the run stopped in it
+    waits = [(s, e) for s, e, label in m.runtime.spans if label.startswith("waits for the ")]
+    assert len(waits) == 2 and all(e > s for s, e in waits)  # the waited fill, the sync

@@ -80,10 +80,12 @@ def _sequence(m: Machine, p: Proc, program: tuple[Step, ...]) -> Gen:
         else:
             token = pending[op.fifo].pop(0)
             p.info["waiting"] = m.design.runtime[op.order]  # the IR's Wait, for explanations
-            if engine.trace:  # drawn only if the run stops in it (sim.trace)
+            if engine.trace:  # drawn to where the run stops, if it stops in it (sim.trace)
                 what = "drain" if op.direction == "S2MM" else "fill"
                 p.open = (p.time, f"waits for the {what} of '{op.fifo}' (line {op.loc.line})")
             yield ("done", token)
+            if p.open is not None and p.time > p.open[0]:  # a wait that took time: drawn too
+                p.spans.append((p.open[0], p.time, p.open[1]))
             p.open = None
             p.info.pop("waiting", None)
 
