@@ -145,7 +145,8 @@ class Artifacts:
                     "on the NPU) it simulates 2: the first, from the load, and the second, from "
                     "what the first left (barrier locks, rtp slots, locals, and each core where "
                     "it was: its program starts again as soon as it ends), as every later run "
-                    "on the NPU starts; the time shown is the first's")
+                    "on the NPU starts; the time shown is the first's"
+                    + (", and so is the trace" if trace else ""))
         if where != "sim" and kernels == "native":
             why += "; kernels='native' is the simulator's: the NPU runs the kernels compiled for it"
         if say:
