@@ -231,7 +231,8 @@ def test_a_refused_numpy_loop_count_is_shown_plainly(design_file: DesignFile) ->
     assert str(e.value) == (
         "d.py:9: error [loop]: loop(0) needs a positive integer count\n"
         "  found: 0\n"
-        "  fix: use an integer >= 1 (// divides exactly)")
+        "  fix: leave the loop out where its count is 0: a Python `if` around it in the core "
+        "function (decided while tracing, so nothing of it is emitted)")
 
 
 @pytest.mark.parametrize("count, found", [
