@@ -140,9 +140,14 @@ class OutputCheck:
     name: str
     passed: bool
     worst_index: tuple[int, ...] | None
+    """The index of the element furthest from the reference; None when every element is equal
+    (then :attr:`got`, :attr:`want` and :attr:`error` are 0.0: no element's values)."""
     got: float
+    """The output's value at :attr:`worst_index`."""
     want: float
+    """The reference's value there."""
     error: float
+    """``|got - want|`` there."""
     tolerance: str
     note: str | None = None
     """Said under the line: what may explain a FAIL that the comparison cannot see."""
