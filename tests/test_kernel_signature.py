@@ -713,6 +713,173 @@ def test_scalars_the_cpp_takes_as_they_are(design_file: DesignFile, decl: str, s
     scalar_passes(design_file, decl, scalar, call)
 
 
+# -- several scalars of other types: one error names them all ---------------------------------
+
+FILTER_CC = r"""#include <stdint.h>
+#include <aie_api/aie.hpp>
+
+// 3x3 symmetric filter, edges replicated, weights from rtp: c centre, s sides, k corners
+template <unsigned W>
+void filter3x3(const uint8_t *__restrict top, const uint8_t *__restrict mid,
+               const uint8_t *__restrict bot, uint8_t *__restrict out,
+               int16_t c, int16_t s, int16_t k, uint8_t shift) {
+  for (unsigned x = 0; x < W; ++x) {
+    unsigned l = x == 0 ? 0 : x - 1, r = x == W - 1 ? W - 1 : x + 1;
+    int32_t acc = c * mid[x] + s * (top[x] + bot[x] + mid[l] + mid[r]) +
+                  k * (top[l] + top[r] + bot[l] + bot[r]);
+    acc = acc >> shift;
+    out[x] = (uint8_t)(acc < 0 ? 0 : acc > 255 ? 255 : acc);
+  }
+}
+"""
+
+FILTER = """
+import numpy as np
+from aiedsl import Tensor, define, design, fifo, herd, i16, i32, loop, rtp, runtime, u8
+from aiedsl.kernels import buffer, declare, scalar
+
+W = define("W", 256)
+
+
+def filter_ref(top, mid, bot, out, c, s, k, shift):
+    out[...] = np.clip((c + 4 * s + 4 * k) * mid.astype(np.int32) >> shift, 0, 255)
+
+
+filt = declare(f"filter3x3_{W}", source="vision16.cc", entry=f"filter3x3<{W}>",
+               args=[buffer("top", Tensor[W, u8]), buffer("mid", Tensor[W, u8]),
+                     buffer("bot", Tensor[W, u8]), buffer("out", Tensor[W, u8], "out"),
+                     SCALARS],
+               reference=filter_ref, cycles=12 * W + 30, cost="scalar: ~12 cycles/pixel")
+
+
+@design(device="npu1_1col")
+def d(img: Tensor[32, W, u8], out: Tensor[32, W, u8]):
+    gray = fifo(Tensor[W, u8], name="gray")
+    res = fifo(Tensor[W, u8], name="res")
+    fw = rtp(Tensor[16, i32], name="fw")
+
+    @herd()
+    def core():
+        for _ in loop(32):
+            with gray.consume() as g, res.produce() as o:
+                filt(g, g, g, o, fw[0], fw[1], fw[2], fw[3])
+
+    with runtime() as rt:
+        for i, v in enumerate((8, 1, 1, 4)):
+            rt.rtp_write(fw, i, v)
+        rt.fill(gray, img)
+        rt.drain(res, out)
+"""
+
+
+def test_every_misfit_scalar_in_one_error(design_file: DesignFile) -> None:
+    """A tester's 3x3 filter took int16_t c, s, k and uint8_t shift, declared as four i32
+    scalars: `check` named c alone, then, fixed, s, and so on: four rounds for one mistake.
+    The one error names them all, and its fix, applied, passes."""
+    design_file(FILTER_CC, "vision16.cc")
+    path = design_file(FILTER.replace("SCALARS", 'scalar("c", i32), scalar("s", i32), '
+                                      'scalar("k", i32), scalar("shift", i32)'))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value) == (
+        "d.py:12: error [kernel signature]: kernel 'filter3x3_256' passes scalar 'c' of i32 "
+        "(int32_t, 4 bytes) as the fifth argument of vision16.cc's filter3x3 (its line 6), "
+        "which takes int16_t c (a 2-byte integer), and the generated call converts the int32_t "
+        "to int16_t: a value outside -32768 to 32767 arrives changed; and 3 more scalars do "
+        "not fit their parameters either: 's', 'k' and 'shift'\n"
+        "  limit: a scalar's type is one whose every value its C++ parameter holds (through "
+        "entry=, the generated call converts the scalar to the parameter's type; with "
+        "narrows_to=, every value of that type)\n"
+        "  found: i32 for int16_t c\n"
+        "  found: i32 for int16_t s (scalar 's', the sixth argument)\n"
+        "  found: i32 for int16_t k (scalar 'k', the seventh argument)\n"
+        "  found: i32 for uint8_t shift (scalar 'shift', the eighth argument)\n"
+        "  fix: declare them scalar('c', i16), scalar('s', i16), scalar('k', i16) and "
+        "scalar('shift', u8), or scalar('c', i32, narrows_to=i16), scalar('s', i32, "
+        "narrows_to=i16), scalar('k', i32, narrows_to=i16) and scalar('shift', i32, "
+        "narrows_to=u8) to pass i32s (as rtp slots hold) whose values `aiedsl check` keeps "
+        "in the ranges of int16_t and uint8_t")
+    # the fix for rtp slots, as the tester applied it
+    path = design_file(FILTER.replace("SCALARS", 'scalar("c", i32, narrows_to=i16), '
+                                      'scalar("s", i32, narrows_to=i16), scalar("k", i32, '
+                                      'narrows_to=i16), scalar("shift", i32, narrows_to=u8)'))
+    check_design(load_design(path).ir)
+
+
+MISFITS_CC = r"""#include <stdint.h>
+
+extern "C" {
+void mixed(int32_t *src, int32_t *dst, int32_t width, uint8_t level, int64_t s) {}
+void two_i32(int32_t *src, int32_t *dst, int32_t a, int32_t b) {}
+void two_narrow(int32_t *src, int32_t *dst, int16_t a, int8_t b) {}
+void then_ptr(int32_t *src, int32_t *dst, int16_t a, int32_t *p, int16_t b) {}
+}
+"""
+
+
+def misfits_error(design_file: DesignFile, decl: str, scalars: str, call: str) -> str:
+    design_file(MISFITS_CC, "k.cc")
+    path = design_file(DESIGN.format(decl=decl, args=IO.format(dt="i32") + ", " + scalars,
+                                     call=f"a, b, {call}", dt="i32"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    return str(e.value)
+
+
+def test_misfit_scalars_fixed_alike_share_one_fix(design_file: DesignFile) -> None:
+    """Without entry=, two narrower C++ integers: one fix declares both, equals= kept."""
+    msg = misfits_error(design_file, '"two_narrow"', 'scalar("a", i32, equals=64), '
+                        'scalar("b", i32)', "64, 1")
+    assert msg.splitlines()[0].endswith(
+        "the C++ reads 2 bytes of the call's 4, so a value outside -32768 to 32767 is not what "
+        "it receives; and 1 more scalar does not fit its parameter either: 'b'")
+    assert msg.splitlines()[2:] == [
+        "  found: i32 for int16_t a",
+        "  found: i32 for int8_t b (scalar 'b', the fourth argument)",
+        "  fix: declare them scalar('a', i16, equals=64) and scalar('b', i8), or scalar('a', "
+        "i32, equals=64, narrows_to=i16) and scalar('b', i32, narrows_to=i8) to pass i32s (as "
+        "rtp slots hold) whose values `aiedsl check` keeps in the ranges of int16_t and int8_t"]
+
+
+def test_misfit_scalars_of_the_same_type(design_file: DesignFile) -> None:
+    msg = misfits_error(design_file, '"two_i32"', 'scalar("a", "f32"), scalar("b", "f32")',
+                        "0.5, 0.5")
+    assert msg.splitlines()[-1] == (
+        "  fix: declare them scalar('a', i32) and scalar('b', i32), the types the C++ takes, "
+        "or change the C++ parameters to float")
+
+
+def test_misfit_scalars_fixed_differently_each_have_their_fix(
+        design_file: DesignFile) -> None:
+    msg = misfits_error(design_file, '"mixed"', 'scalar("width", "f32"), scalar("level", i32), '
+                        'scalar("s", i32)', "1.0, 50, 1")
+    assert msg.splitlines()[2:] == [
+        "  found: f32 for int32_t width",
+        "  found: i32 for uint8_t level (scalar 'level', the fourth argument)",
+        "  found: i32 for int64_t s (scalar 's', the fifth argument)",
+        "  fix: for 'width', declare it scalar('width', i32), the type the C++ takes, or change "
+        "the C++ parameter to float; for 'level', declare it scalar('level', u8), or "
+        "scalar('level', i32, narrows_to=u8) to pass an i32 (as an rtp slot holds) whose "
+        "values `aiedsl check` keeps in uint8_t's range; for 's', change the C++ parameter to "
+        "int32_t (no aiedsl scalar type has 8 bytes)"]
+
+
+def test_misfits_stop_at_another_mistake(design_file: DesignFile) -> None:
+    """A misfit scalar is reported before a later mistake, as it was; past that mistake (a
+    scalar for a pointer: args= may be out of order) nothing more is judged."""
+    msg = misfits_error(design_file, '"then_ptr"', 'scalar("a", i32), scalar("p", i32), '
+                        'scalar("b", i32)', "1, 2, 3")
+    assert msg.splitlines()[0] == (
+        "d.py:8: error [kernel signature]: kernel 'then_ptr' passes scalar 'a' of i32 "
+        "(int32_t, 4 bytes) as the third argument of k.cc's then_ptr (its line 7), which takes "
+        "int16_t a (a 2-byte integer), and the core's call converts nothing: the C++ reads 2 "
+        "bytes of the call's 4, so a value outside -32768 to 32767 is not what it receives")
+    assert msg.splitlines()[2:] == [
+        "  found: i32 for int16_t a",
+        "  fix: declare it scalar('a', i16), or scalar('a', i32, narrows_to=i16) to pass an "
+        "i32 (as an rtp slot holds) whose values `aiedsl check` keeps in int16_t's range"]
+
+
 # -- a kernel declared in a helper module: the error names the design's call too ----------------
 
 HELPER = '''

@@ -15,6 +15,7 @@ typedef, a class, a template parameter) and an overloaded function are left to t
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from aiedsl.dtypes import DTYPES, DType
 from aiedsl.dtypes import dtype as lookup_dtype
@@ -58,48 +59,72 @@ def check_signature(k: Kernel, name: str, src_label: str, scan: CScan) -> None:
             limit="the kernel's args= are the C++ function's parameters, in its order",
             found=f"args {', '.join(a.name for a in k.args) or 'none'}; {takes}",
             fix=f"declare one buffer() or scalar() per parameter of {name}, in its order")
+    misfits: list[_Misfit] = []  # the scalars of another type than their parameter's
     for i, (a, p) in enumerate(zip(k.args, sig.params)):
         nth = _ORDINAL[i] if i < len(_ORDINAL) else f"#{i + 1}"
-        if a.kind == "buffer" and not p.pointer and p.base is not None:
-            # (a typedef or a template parameter may be a pointer: only a C type is a value)
-            raise DesignError(
-                "kernel signature", f"kernel '{k.symbol}' passes buffer '{a.name}' as the {nth} "
-                f"argument of {where}, which takes a value there: {p.text}", loc=k.loc,
-                limit="a buffer argument is a pointer parameter in the C++",
-                found=f"buffer('{a.name}', ...) for {p.text}",
-                fix=f"declare it scalar('{a.name}', ...), or check the order of args=")
-        if a.kind == "scalar" and p.pointer:
-            raise DesignError(
-                "kernel signature", f"kernel '{k.symbol}' passes scalar '{a.name}' as the {nth} "
-                f"argument of {where}, which takes a pointer there: {p.text}", loc=k.loc,
-                limit="a pointer parameter in the C++ is a buffer argument",
-                found=f"scalar('{a.name}', ...) for {p.text}",
-                fix=f"declare it buffer('{a.name}', Tensor[...]), or check the order of args=")
-        if a.kind == "scalar" and p.reference and k.entry is None:
-            # the core's func.call passes the value; the C ABI takes a reference's address
-            value = f"{p.base} {p.name}" if p.base and p.name else "a plain value"
-            raise DesignError(
-                "kernel signature", f"kernel '{k.symbol}' passes scalar '{a.name}' as the {nth} "
-                f"argument of {where}, which takes a C++ reference there: {p.text}", loc=k.loc,
-                limit="a scalar argument is a parameter taken by value: the core's call passes "
-                "the value, where the C ABI passes a reference as an address (the kernel would "
-                "read the value as a pointer)", found=f"scalar('{a.name}', ...) for {p.text}",
-                fix=f"take it by value in the C++ ({value})")
-        if a.kind == "scalar" and p.reference and k.entry is not None and "&&" in p.text:
-            # the generated entry passes its own parameter, an lvalue
-            value = f"{p.base} {p.name}" if p.base and p.name else "a plain value"
-            raise DesignError(
-                "kernel signature", f"kernel '{k.symbol}' passes scalar '{a.name}' as the {nth} "
-                f"argument of {where}, which takes an rvalue reference there: {p.text}",
-                loc=k.loc, limit="the generated entry passes each scalar as its own parameter, "
-                "which an rvalue reference (&&) does not bind (g++: cannot bind rvalue reference "
-                "to lvalue)", found=f"scalar('{a.name}', ...) for {p.text}",
-                fix=f"take it by value ({value}) or by const reference in the C++")
-        if a.kind == "buffer" and p.base is not None and p.base != "void":
-            _check_element(k, a.name, a.dtype, p, nth, where)
-        if a.kind == "scalar" and not p.pointer and p.base is not None and p.base != "void":
-            _check_scalar(k, a, p, nth, where)
+        try:
+            _check_argument(k, a, p, nth, where)
+        except DesignError:
+            if not misfits:
+                raise
+            # a misfit scalar comes first, as before; past another mistake (a buffer for a
+            # value, say) the arguments may not be the parameters they seem: no more is judged
+            break
+        if a.kind == "scalar" and _valued(p):
+            misfit = _scalar_misfit(k, a, p, nth, where)
+            if misfit is not None:
+                misfits.append(misfit)
+    if misfits:
+        raise _misfits_error(k, misfits)
     _check_order(k, sig, where, takes)
+
+
+def _check_argument(k: Kernel, a: KernelArg, p: Param, nth: str, where: str) -> None:
+    """Argument ``a`` of kernel ``k``, its ``nth``, is the kind of argument parameter ``p``
+    takes (a buffer for a pointer, a scalar for a value that the call binds), and a buffer's
+    elements are the type ``p`` points to. A scalar's type is :func:`_scalar_misfit`'s."""
+    if a.kind == "buffer" and not p.pointer and p.base is not None:
+        # (a typedef or a template parameter may be a pointer: only a C type is a value)
+        raise DesignError(
+            "kernel signature", f"kernel '{k.symbol}' passes buffer '{a.name}' as the {nth} "
+            f"argument of {where}, which takes a value there: {p.text}", loc=k.loc,
+            limit="a buffer argument is a pointer parameter in the C++",
+            found=f"buffer('{a.name}', ...) for {p.text}",
+            fix=f"declare it scalar('{a.name}', ...), or check the order of args=")
+    if a.kind == "scalar" and p.pointer:
+        raise DesignError(
+            "kernel signature", f"kernel '{k.symbol}' passes scalar '{a.name}' as the {nth} "
+            f"argument of {where}, which takes a pointer there: {p.text}", loc=k.loc,
+            limit="a pointer parameter in the C++ is a buffer argument",
+            found=f"scalar('{a.name}', ...) for {p.text}",
+            fix=f"declare it buffer('{a.name}', Tensor[...]), or check the order of args=")
+    if a.kind == "scalar" and p.reference and k.entry is None:
+        # the core's func.call passes the value; the C ABI takes a reference's address
+        value = f"{p.base} {p.name}" if p.base and p.name else "a plain value"
+        raise DesignError(
+            "kernel signature", f"kernel '{k.symbol}' passes scalar '{a.name}' as the {nth} "
+            f"argument of {where}, which takes a C++ reference there: {p.text}", loc=k.loc,
+            limit="a scalar argument is a parameter taken by value: the core's call passes "
+            "the value, where the C ABI passes a reference as an address (the kernel would "
+            "read the value as a pointer)", found=f"scalar('{a.name}', ...) for {p.text}",
+            fix=f"take it by value in the C++ ({value})")
+    if a.kind == "scalar" and p.reference and k.entry is not None and "&&" in p.text:
+        # the generated entry passes its own parameter, an lvalue
+        value = f"{p.base} {p.name}" if p.base and p.name else "a plain value"
+        raise DesignError(
+            "kernel signature", f"kernel '{k.symbol}' passes scalar '{a.name}' as the {nth} "
+            f"argument of {where}, which takes an rvalue reference there: {p.text}",
+            loc=k.loc, limit="the generated entry passes each scalar as its own parameter, "
+            "which an rvalue reference (&&) does not bind (g++: cannot bind rvalue reference "
+            "to lvalue)", found=f"scalar('{a.name}', ...) for {p.text}",
+            fix=f"take it by value ({value}) or by const reference in the C++")
+    if a.kind == "buffer" and p.base is not None and p.base != "void":
+        _check_element(k, a.name, a.dtype, p, nth, where)
+
+
+def _valued(p: Param) -> bool:
+    """Is ``p`` a parameter of a C type, not a pointer (a scalar's type is judged there)?"""
+    return not p.pointer and p.base is not None and p.base != "void"
 
 
 def _check_element(k: Kernel, arg: str, dt: str, p: Param, nth: str, where: str) -> None:
@@ -163,13 +188,33 @@ def _dtype_of(base: str) -> DType | None:
     return next((d for d in DTYPES.values() if _SAME.get(d.cpp, d.cpp) == same), None)
 
 
-def _check_scalar(k: Kernel, a: KernelArg, p: Param, nth: str, where: str) -> None:
+@dataclass(frozen=True)
+class _Misfit:
+    """A scalar of another type than its parameter's, and its error's parts: ``message``,
+    ``found`` and ``fix`` as one error says them, ``how`` the fix in a word (``narrow``: the
+    C++ type, or narrows_to= it; ``type``: the C++ type, or the C++ changed; ``cpp``: the C++
+    changed), ``spelled`` the declarations it suggests."""
+
+    arg: KernelArg
+    param: Param
+    nth: str
+    message: str
+    found: str
+    fix: str
+    how: str
+    have: DType
+    base: str
+    spelled: tuple[str, ...]
+
+
+def _scalar_misfit(k: Kernel, a: KernelArg, p: Param, nth: str, where: str) -> _Misfit | None:
     """A scalar is a value its parameter takes. Without ``entry=`` the core calls the ``extern
     "C"`` function directly and converts nothing: the scalar has the parameter's size and kind,
     or an integer scalar's ``narrows_to=`` type has them (its value is checked to lie in that
     type's range, so the wider integer holds it extended, as a C caller passes it). Through
     ``entry=`` the generated call converts the scalar to the parameter's type: the type holds
-    every value the scalar can carry (those of its ``narrows_to=`` type, when it has one)."""
+    every value the scalar can carry (those of its ``narrows_to=`` type, when it has one).
+    None when it is; else what is wrong, for :func:`_misfits_error`."""
     have = lookup_dtype(a.dtype)
     narrow = None if a.narrows_to is None else lookup_dtype(a.narrows_to)
     base = p.base or ""
@@ -177,9 +222,9 @@ def _check_scalar(k: Kernel, a: KernelArg, p: Param, nth: str, where: str) -> No
     if k.entry is None:
         bits_of = [have] + ([narrow] if narrow is not None and not narrow.is_float else [])
         if any(d.itemsize == size and d.is_float == is_float for d in bits_of):
-            return
+            return None
     elif _holds(base, narrow or have):
-        return
+        return None
     kind = "floating-point number" if is_float else "integer"
     ints = _int_ranges(base)[0] if not is_float else (0, 0)
     outside = f"a value outside {ints[0]} to {ints[1]}"
@@ -207,33 +252,82 @@ def _check_scalar(k: Kernel, a: KernelArg, p: Param, nth: str, where: str) -> No
             how += f": {outside} arrives changed"
     want = _dtype_of(base)
     equals = f", equals={a.equals}" if a.equals is not None else ""  # kept in what fix spells
+    spelled: tuple[str, ...] = ()
     if want is None:
+        fix_how = "cpp"
         fix = f"change the C++ parameter to {have.cpp}" + (
             f" (no aiedsl scalar type has {size} bytes)" if k.entry is None else "")
     elif want.is_float == have.is_float and _holds(have.cpp, want) and (
             k.entry is not None or not want.is_float):
         # a narrower type of the scalar's kind: narrows_to= says the C++ takes it so, and
         # holds the values passed (an rtp slot's i32 words too) to its range
-        fix = (f"declare it scalar('{a.name}', {want.name}{equals}), or scalar('{a.name}', "
-               f"{have.name}{equals}, narrows_to={want.name}) to pass {_an(have.name)}"
+        fix_how = "narrow"
+        spelled = (f"scalar('{a.name}', {want.name}{equals})",
+                   f"scalar('{a.name}', {have.name}{equals}, narrows_to={want.name})")
+        fix = (f"declare it {spelled[0]}, or {spelled[1]} to pass {_an(have.name)}"
                + (" (as an rtp slot holds)" if have.name == "i32" else "")
                + f" whose values `aiedsl check` keeps in {base}'s range")
     else:
-        fix = (f"declare it scalar('{a.name}', {want.name}{equals}), the type the C++ takes, "
+        fix_how, spelled = "type", (f"scalar('{a.name}', {want.name}{equals})",)
+        fix = (f"declare it {spelled[0]}, the type the C++ takes, "
                f"or change the C++ parameter to {have.cpp}")
     narrowed = f", narrows_to={narrow.name}" if narrow is not None else ""
-    raise DesignError(
-        "kernel signature", f"kernel '{k.symbol}' passes scalar '{a.name}' of {a.dtype} "
+    return _Misfit(
+        a, p, nth, message=f"kernel '{k.symbol}' passes scalar '{a.name}' of {a.dtype} "
         f"({have.cpp}{narrowed}, {counted(have.itemsize, 'byte')}) as the {nth} argument of "
-        f"{where}, which takes {p.text} ({_an(f'{size}-byte {kind}')}), and {how}", loc=k.loc,
-        limit=("a scalar's type is its C++ parameter's: the same size and kind, or an integer "
-               "scalar's narrows_to= type (without entry=, the core's call converts nothing)"
-               if k.entry is None else
-               "a scalar's type is one whose every value its C++ parameter holds (through "
-               "entry=, the generated call converts the scalar to the parameter's type; with "
-               "narrows_to=, every value of that type)"),
+        f"{where}, which takes {p.text} ({_an(f'{size}-byte {kind}')}), and {how}",
         found=f"{a.dtype}{f' (narrows_to={narrow.name})' if narrow else ''} for {p.text}",
-        fix=fix)
+        fix=fix, how=fix_how, have=have, base=base, spelled=spelled)
+
+
+def _misfits_error(k: Kernel, misfits: list[_Misfit]) -> DesignError:
+    """The error of kernel ``k``'s scalars of other types than their parameters': the first
+    one's, as it is alone; with more, a clause naming them ends its message, a found: line
+    says each, and the fix gives every one's declaration."""
+    first, more = misfits[0], misfits[1:]
+    limit = ("a scalar's type is its C++ parameter's: the same size and kind, or an integer "
+             "scalar's narrows_to= type (without entry=, the core's call converts nothing)"
+             if k.entry is None else
+             "a scalar's type is one whose every value its C++ parameter holds (through "
+             "entry=, the generated call converts the scalar to the parameter's type; with "
+             "narrows_to=, every value of that type)")
+    if not more:
+        return DesignError("kernel signature", first.message, loc=k.loc, limit=limit,
+                           found=first.found, fix=first.fix)
+    names = _quoted([m.arg.name for m in more])
+    one = len(more) == 1
+    message = (f"{first.message}; and {counted(len(more), 'more scalar')} "
+               f"{'does' if one else 'do'} not fit {'its' if one else 'their'} "
+               f"parameter{'' if one else 's'} either: {names}")
+    # each further one on a line of its own (the fields are one line each otherwise)
+    found = "\n".join([first.found] + [
+        f"  found: {m.found} (scalar '{m.arg.name}', the {m.nth} argument)" for m in more])
+    return DesignError("kernel signature", message, loc=k.loc, limit=limit, found=found,
+                       fix=_misfits_fix(misfits))
+
+
+def _misfits_fix(misfits: list[_Misfit]) -> str:
+    """One fix for every misfit scalar: their declarations together when each is fixed alike
+    from the same dtype, else each one's fix in turn."""
+    have = misfits[0].have
+    how = misfits[0].how
+    if how == "cpp" or any(m.how != how or m.have != have for m in misfits):
+        return "; ".join(f"for '{m.arg.name}', {m.fix}" for m in misfits)
+    first = _listed([m.spelled[0] for m in misfits])
+    if how == "type":
+        return (f"declare them {first}, the types the C++ takes, or change the C++ "
+                f"parameters to {have.cpp}")
+    bases = list(dict.fromkeys(m.base for m in misfits))
+    ranges = (f"{bases[0]}'s range" if len(bases) == 1 else
+              f"the ranges of {_listed(bases)}")
+    return (f"declare them {first}, or {_listed([m.spelled[1] for m in misfits])} to pass "
+            f"{have.name}s" + (" (as rtp slots hold)" if have.name == "i32" else "")
+            + f" whose values `aiedsl check` keeps in {ranges}")
+
+
+def _listed(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _an(noun: str) -> str:
