@@ -1209,6 +1209,31 @@ def test_an_rtp_slot_for_a_narrower_scalar_suggests_narrows_to(design_file: Desi
         "which the kernel narrows")
 
 
+def test_rtp_slots_for_several_narrower_scalars_are_one_error(design_file: DesignFile) -> None:
+    """Each slot passed to a narrower scalar was a round of check of its own (a tester's four
+    weights took four): one error names them all, with one fix."""
+    path = design_file(SLOT_FOR_A_SCALAR.replace(
+        'scalar("thresh", SCALAR)])', 'scalar("thresh", u8), scalar("lo", i16)])').replace(
+        "k(x, y, p[0])", "k(x, y, p[0], p[1])").replace(
+        "from aiedsl import Tensor, design, f32, fifo, herd, i32,",
+        "from aiedsl import Tensor, design, f32, fifo, herd, i16, i32,").replace(
+        "rt.rtp_write(p, 0, 7)", "rt.rtp_write(p, 0, 7)\n            rt.rtp_write(p, 1, 3)"))
+    assert check_error(path) == (
+        "d.py:20: error [kernel signature]: argument 2 ('thresh') of 'thr_u8' is u8, but "
+        "core[0,0] passes rtp slot 'p'[0] (i32); and 1 more argument of another type than the "
+        "rtp slot passed: 'lo'\n"
+        "  limit: thr_u8(src: 64xu8, dst: 64xu8, thresh: u8, lo: i16)\n"
+        "  found: i32\n"
+        "  found: i32 in rtp slot 'p'[1] for argument 3 ('lo', i16)\n"
+        "  fix: declare them scalar('thresh', i32, narrows_to=u8) and scalar('lo', i32, "
+        "narrows_to=i16): an rtp slot is a 32-bit word, which the kernel narrows")
+    fixed = path.read_text().replace('scalar("thresh", u8), scalar("lo", i16)',
+                                     'scalar("thresh", i32, narrows_to=u8), '
+                                     'scalar("lo", i32, narrows_to=i16)')
+    path.write_text(fixed)
+    assert "[kernel signature]" not in check_error(path)  # (the test has no thr.cc: its error)
+
+
 def test_an_rtp_slot_for_a_float_scalar_is_not_told_narrows_to(design_file: DesignFile) -> None:
     """narrows_to= is for integer types: the fix said narrows_to=f32, which is refused."""
     path = design_file(SLOT_FOR_A_SCALAR.replace("SCALAR", "f32"))

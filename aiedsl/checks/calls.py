@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError, counted
-from aiedsl.ir.core_ops import BufferArg, LocalArg, RtpArg, ScalarArg
+from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, RtpArg, ScalarArg
 from aiedsl.ir.design import Design
-from aiedsl.ir.kernel import KernelArg
+from aiedsl.ir.kernel import Kernel, KernelArg
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import acquires, calls
 from aiedsl.ir.runtime import RtpWrite
@@ -74,17 +74,7 @@ def check_kernel_calls(d: Design) -> None:
                             "kernel for this shape")
                 elif isinstance(arg, RtpArg):
                     if arg.dtype != param.dtype:
-                        raise DesignError(
-                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
-                            f"is {param.dtype}, but {core.name} passes rtp slot "
-                            f"'{arg.rtp}'[{arg.index}] ({arg.dtype})", loc=call.loc,
-                            limit=_sig(k), found=arg.dtype,
-                            fix=(f"declare it scalar('{param.name}', {arg.dtype}, narrows_to="
-                                 f"{param.dtype}): an rtp slot is a 32-bit word, which the "
-                                 "kernel narrows") if not dtype(param.dtype).is_float else (
-                                f"an rtp slot holds an {arg.dtype}: declare it scalar("
-                                f"'{param.name}', {arg.dtype}) and convert it in the C++, or "
-                                "pass the float in the call"))
+                        raise _rtp_types(core.name, k, call, i)
                     rule = _value_rule(param)
                     if rule is not None:  # the runtime's writes are the values the kernel reads
                         lo, hi, what, limit, want = rule
@@ -140,6 +130,49 @@ def check_kernel_calls(d: Design) -> None:
                             "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
                             f"{what}, but {core.name} passes {arg.value!r}", loc=call.loc,
                             limit=limit, found=repr(arg.value), fix=f"pass {want}")
+
+
+def _rtp_types(core: str, k: Kernel, call: Call, first: int) -> DesignError:
+    """The error for rtp slots passed to scalars of another type, from argument ``first`` on:
+    one error for all of them in the call (each was a round of ``check`` of its own)."""
+    bad = [(i, p, a) for i, (a, p) in enumerate(zip(call.args, k.args))
+           if i >= first and p.kind == "scalar" and isinstance(a, RtpArg) and a.dtype != p.dtype]
+    i, param, arg = bad[0]
+
+    def fix(p: KernelArg, a: RtpArg) -> str:
+        return (f"declare it scalar('{p.name}', {a.dtype}, narrows_to={p.dtype}): an rtp slot "
+                "is a 32-bit word, which the kernel narrows") if not dtype(p.dtype).is_float \
+            else (f"an rtp slot holds an {a.dtype}: declare it scalar('{p.name}', {a.dtype}) "
+                  "and convert it in the C++, or pass the float in the call")
+    more = bad[1:]
+    if not more:
+        return DesignError(
+            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is "
+            f"{param.dtype}, but {core} passes rtp slot '{arg.rtp}'[{arg.index}] ({arg.dtype})",
+            loc=call.loc, limit=_sig(k), found=arg.dtype, fix=fix(param, arg))
+    names = [f"'{p.name}'" for _, p, _ in more]
+    found = arg.dtype + "".join(
+        f"\n  found: {a.dtype} in rtp slot '{a.rtp}'[{a.index}] for argument {j} "
+        f"('{p.name}', {p.dtype})" for j, p, a in more)
+    ints = [(p, a) for _, p, a in bad if not dtype(p.dtype).is_float]
+    said = []
+    if len(ints) > 1:  # one declaration fix for every integer scalar
+        decls = [f"scalar('{p.name}', {a.dtype}, narrows_to={p.dtype})" for p, a in ints]
+        said.append(f"declare them {_listed(decls)}: an rtp slot is a 32-bit word, which the "
+                    "kernel narrows")
+    said += [f"for '{p.name}', {fix(p, a)}" for _, p, a in bad
+             if len(ints) <= 1 or dtype(p.dtype).is_float]
+    fixes = "; ".join(said)
+    return DesignError(
+        "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is {param.dtype}, "
+        f"but {core} passes rtp slot '{arg.rtp}'[{arg.index}] ({arg.dtype}); and "
+        f"{len(more)} more argument{'s' if len(more) > 1 else ''} of another type than the "
+        f"rtp slot passed: {_listed(names)}", loc=call.loc, limit=_sig(k), found=found,
+        fix=fixes)
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _check_local_arg(d: Design, core: str, loc: Loc, i: int, param: KernelArg, arg: LocalArg,
