@@ -68,6 +68,61 @@ class SingleBuffered:
 
 
 @dataclass(frozen=True)
+class FewBuffers:
+    """A fifo whose buffers are too few for the cores on its two sides to overlap: one end holds
+    every buffer of its ring at once, or an end has one buffer (:mod:`aiedsl.sim.stalls`)."""
+
+    fifo: str
+    depth: int
+    """Its ``depth=`` now (every end the same)."""
+    trial_depth: int
+    """The depth it was simulated with (one more)."""
+    line: int
+    """The line of the design that declares it."""
+    why: str
+    """What holds the cores back, as words (``stage1[0,0] (0,2) waits 75% of the time for a
+    free buffer of 'gray', all 3 of which stage2[0,0] (0,3) holds at once``)."""
+
+    def knob(self) -> str:
+        """The change, as words."""
+        return f"depth={self.trial_depth} for '{self.fifo}' (line {self.line}; now {self.depth})"
+
+
+@dataclass(frozen=True)
+class BufferStall:
+    """Fifos with too few buffers, and the run simulated again with one more each (kernels
+    timed only): what it measured, never a guess."""
+
+    fifos: tuple[FewBuffers, ...]
+    cycles: float
+    """Device cycles of the run with every one of :attr:`fifos` at its trial depth."""
+    base: float
+    """Device cycles of this run."""
+    clock_hz: float
+    alone: tuple[float, ...] = ()
+    """For two fifos needed together: the share of the run each alone saves, in order."""
+
+    @property
+    def saved(self) -> float:
+        """The share of this run's device time the trial depths save."""
+        return (self.base - self.cycles) / self.base
+
+    def clause(self) -> str:
+        """The summary's words for it."""
+        whys = ", and ".join(x.why for x in self.fifos)
+        knobs = " and ".join(x.knob() for x in self.fifos)
+        together = " together" if len(self.fifos) > 1 else ""
+        alone = ""
+        if self.alone:
+            alone = "; alone, " + ", ".join(f"'{x.fifo}' saves {a:.0%}"
+                                            for x, a in zip(self.fifos, self.alone))
+        us = 1e6 / self.clock_hz
+        return (f"too few buffers make the cores wait on each other: {whys}; with {knobs}"
+                f"{together} the run takes {self.cycles * us:.2f} us on the device, not "
+                f"{self.base * us:.2f} ({self.saved:.0%} less, simulated{alone})")
+
+
+@dataclass(frozen=True)
 class Bottleneck:
     """What limits a simulated run on the device, as data; :meth:`sentence` says it for people.
 
@@ -125,10 +180,23 @@ class Bottleneck:
     single_buffered: tuple[SingleBuffered, ...] = ()
     """Fifo ends with one buffer where a core's kernel calls and its transfers take turns for
     at least :data:`SINGLE_BUFFER_NOTED` of the run, most first."""
+    busiest: str = ""
+    """For a compute bottleneck: the busiest core as the summary names it
+    (``stage2[0,0] (0,3)``; ``core[0,0] (0,2) and 3 more`` when :attr:`tied`, ``all 16
+    alike`` when every core is as busy); "" for another kind."""
+    tied: int = 0
+    """For a compute bottleneck: how many other cores compute as large a share (to the
+    percent)."""
+    stall: BufferStall | None = None
+    """Fifos whose too few buffers make a core wait on another, anywhere in the design, and what
+    one more buffer each saves, simulated (:mod:`aiedsl.sim.stalls`); None when no such run is
+    shorter by :data:`SINGLE_BUFFER_NOTED` of the time or more."""
 
     def _turns(self) -> str:
-        """What the single-buffered ends cost, as a clause ("" when none)."""
-        return "".join("; " + e.clause() for e in self.single_buffered[:2])
+        """What the single-buffered ends and too few buffers cost, as clauses ("" when
+        none)."""
+        return "".join("; " + e.clause() for e in self.single_buffered[:2]) + (
+            "; " + self.stall.clause() if self.stall is not None else "")
 
     def sentence(self) -> str:
         """One sentence naming the limit and what would help."""
@@ -141,7 +209,13 @@ class Bottleneck:
 
     def _sentence(self) -> str:
         if self.kind == "compute":
-            return (f"compute: the busiest core computes {self.utilisation:.0%} of the time; "
+            who, each = "the busiest core computes", ""
+            if self.busiest and self.tied:
+                who = f"the busiest cores, {self.busiest}, compute"
+                each = " each"
+            elif self.busiest:
+                who = f"the busiest core, {self.busiest}, computes"
+            return (f"compute: {who} {self.utilisation:.0%} of the time{each}; "
                     "faster kernels or more cores would help" + self._turns())
         if self.kind == "dram":
             verb, noun = (("reads", "read") if self.resource == "DRAM read" else

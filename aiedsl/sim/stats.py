@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Literal, TypedDict
 
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
+from aiedsl.sim.blocked import proc_words
 from aiedsl.sim.patterns import bursts_per_byte
+from aiedsl.sim.stalls import buffer_stall
 from aiedsl.sim.state import Machine
 from aiedsl.sim.bottleneck import (DRAM_SATURATED, ISSUING_NOTED, SINGLE_BUFFER_NOTED,
                                    TASK_COST_BASIS, Bottleneck, SingleBuffered)
@@ -131,6 +133,11 @@ def timing(m: Machine) -> Timing:
     if kind == "dma" and channel_busy[what] - busy >= SINGLE_BUFFER_NOTED:
         receiver, receiver_words, room = _one_buffer_receiver(m, what)
         single = [e for e in single if e.fifo != receiver]  # named once, as the receiver
+    # fifos whose too few buffers make a core wait on another, anywhere (the busiest core's
+    # one-buffer ends and the channel's receiver are said above): measured by runs with more
+    named = {e.fifo for e in single} | {e.memtile for e in single if e.memtile} | {receiver}
+    stall = buffer_stall(m, total, named - {""})
+    busiest, tied = _busiest(m, core_busy)
     bandwidth = tm.dram_read_bytes_per_s if dram_dir == "DRAM read" else tm.dram_write_bytes_per_s
     rtp_writes = sum(1 for op in m.design.runtime if isinstance(op, RtpWrite))
     barrier_sets = sum(1 for op in m.design.runtime if isinstance(op, SetBarrier))
@@ -146,6 +153,8 @@ def timing(m: Machine) -> Timing:
                      waiting=channel_busy[what] - busy if kind == "dma" else 0.0,
                      runner_up=runner_up, single_buffered=tuple(single),
                      one_buffer_receiver=receiver_words, receiver_room=room,
+                     busiest=busiest if kind == "compute" else "",
+                     tied=tied if kind == "compute" else 0, stall=stall,
                      **_shim_traffic(m, what if kind == "dma" else ""))
     fixed = tm.invocation_s
     # rounded past any cycle: 103.2 us x 1 GHz is 103200.00000000001 in floats
@@ -163,7 +172,24 @@ def timing(m: Machine) -> Timing:
                   dram_read_bytes_per_s=tm.dram_read_bytes_per_s,
                   dram_write_bytes_per_s=tm.dram_write_bytes_per_s,
                   task_basis=_task_basis(m, issuing, total), unmodelled=_unmodelled(m),
-                  ops_unit=ops_unit(m.design), driver_timeout_s=tm.driver_timeout_s)
+                  ops_unit=ops_unit(m.design), driver_timeout_s=tm.driver_timeout_s,
+                  busiest_core=busiest)
+
+
+def _busiest(m: Machine, core_busy: dict[str, float]) -> tuple[str, int]:
+    """The busiest core as reports name it (``stage2[0,0] (0,3)``; ``core[0,0] (0,2) and 3
+    more`` with the others as busy to the percent the summary prints, ``all 16 alike`` when
+    every core is), and how many others are that busy ("", 0 when there is no core)."""
+    if not core_busy:
+        return "", 0
+    top = max(core_busy.values())
+    ties = [n for n, b in core_busy.items() if f"{b:.0%}" == f"{top:.0%}"]
+    if len(ties) > 1 and len(ties) == len(core_busy):
+        return f"all {len(ties)} alike", len(ties) - 1
+    first = max(ties, key=lambda n: core_busy[n])
+    proc = next(p for p in m.engine.procs if p.kind == "core" and p.name == first)
+    more = f" and {len(ties) - 1} more" if len(ties) > 1 else ""
+    return proc_words(proc) + more, len(ties) - 1
 
 
 def _task_basis(m: Machine, issuing: float, total: float) -> str:

@@ -147,6 +147,10 @@ class Timing:
     driver_timeout_s: float = 0.0
     """The NPU driver's job timeout (:attr:`~aiedsl.targets.timing.TimingModel.driver_timeout_s`):
     a modelled run longer than this would be stopped on the NPU (0: not judged)."""
+    busiest_core: str = ""
+    """The core with the largest :attr:`core_busy`, as reports name it (``stage2[0,0] (0,3)``),
+    with how many more are as busy to the percent (``core[0,0] (0,2) and 3 more``; ``all 16
+    alike`` when every core is); "" when not known."""
 
     @property
     def seconds(self) -> float:
@@ -230,13 +234,16 @@ class Timing:
             out.append(f"throughput: {significant(self.gops)} {self.ops_unit}{both}")
         if busy:
             of = "of the device time"
+            who = f"; the busiest: {self.busiest_core}" if self.busiest_core else ""
             if len(self.core_until) == 1:
                 (name, end), = self.core_until.items()
                 of = (f"({of}; {name}'s of the {end / self.clock_hz * 1e6:.2f} us until it "
-                      "stops, past the host's wait)")
+                      f"stops, past the host's wait{who})")
             elif self.core_until:
                 of = (f"({of}; those of {', '.join(sorted(self.core_until))}, which work past "
-                      "the host's wait, of the time until each stops)")
+                      f"the host's wait, of the time until each stops{who})")
+            elif who:
+                of = f"{of} (the busiest: {self.busiest_core})"
             out.append(f"cores busy: min {busy[0]:.0%}, median {busy[len(busy) // 2]:.0%}, "
                        f"max {busy[-1]:.0%} {of}")
         moving = self.channel_moving or self.channel_busy
