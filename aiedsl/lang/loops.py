@@ -106,7 +106,8 @@ class loop:
                               loc=self.loc, found=shown(count),
                               fix="leave the loop out where its count is 0: a Python `if` "
                               "around it in the core function (decided while tracing, so "
-                              "nothing of it is emitted)" if n == 0 else "use an integer >= 1 (// divides exactly)")
+                              "nothing of it is emitted)" if n == 0 else
+                              "use an integer >= 1 (// divides exactly)")
         count = n
         if count > MAX_LOOP_COUNT:
             # the count becomes an MLIR index constant: 64-bit, and the loop compares signed
