@@ -670,6 +670,25 @@ def test_the_waited_fill_runs_with_the_depth_its_fix_names(
     assert simulate(load_design(design_file(fixed))).passed
 
 
+def test_a_per_end_depth_equal_to_the_other_ends_is_no_trial(
+        design_file: Callable[..., Path]) -> None:
+    """'a' at depth=4 for every end, its core end capped at 2: the search doubled from 2 to 4,
+    equal to the other end's 4, which caps the core end again and hangs; it then named 5, though
+    3 ends the run (a reviewer's case). The equal value is skipped for its neighbour."""
+    decl = 'a = fifo(Tensor[256, i32], name="a")'
+    src = WAITED_FILL.replace(decl, 'a = fifo(Tensor[256, i32], name="a", depth=4)')
+    with pytest.raises(Deadlock) as excinfo:
+        simulate(load_design(design_file(src)))
+    assert str(excinfo.value).splitlines()[-1].endswith(
+        "or give 'a' depth=4, consumer_depth=3 (line 7; now depth=4 for every end: a core's end "
+        "then holds 2 buffers whatever the depth): the least depth with which this run ends, "
+        "simulated")
+    fixed = WAITED_FILL.replace(decl, 'a = fifo(Tensor[256, i32], name="a", depth=4, '
+                                      'consumer_depth=3)') + (
+        "\n\n@fw.reference\ndef reference(inp):\n    return inp.copy()\n")
+    assert simulate(load_design(design_file(fixed, "fixed.py"))).passed
+
+
 def test_the_cascade_cycle_runs_once_the_acquire_follows_the_call(
         design_file: Callable[..., Path]) -> None:
     """The cascade cycle's fix applied: core[0,0] acquires 'x' after its cascade put."""

@@ -81,8 +81,24 @@ def least_depth(d: Design, fifo: str, target: TargetModel, run: Run,
     above: int | None = None  # the least depth known not to hang
     kind: tuple[bool, str] | None = None  # what that depth did: None ends, else refused
     trials = 0
+    # Searching one end, a depth equal to the other ends' makes every end one depth again,
+    # which caps a core's end as now: that value is no trial (outcomes would not rise with
+    # depth across it); its neighbour is tried instead, below it where there is room.
+    equal = None if end is None else end[2]
+
+    def shifted(depth: int, low: int, high: int | None) -> int | None:
+        if depth != equal:
+            return depth
+        for other in (depth - 1, depth + 1):
+            if low < other and (high is None or other < high) and other <= top:
+                return other
+        return None
+
     while above is None and hangs < top and trials < TRIALS:
-        depth = min(max(hangs * 2, hangs + 1), top)
+        tried = shifted(min(max(hangs * 2, hangs + 1), top), hangs, None)
+        if tried is None:
+            break
+        depth = tried
         trials += 1
         outcome = _try(with_depth(d, fifo, depth, end), depth, run)
         if outcome is not None and not outcome[0]:
@@ -92,15 +108,18 @@ def least_depth(d: Design, fifo: str, target: TargetModel, run: Run,
     if above is None:
         return None, f"depth {hangs} still hangs"
     while above - hangs > 1 and trials < TRIALS:
-        depth = (hangs + above) // 2
+        tried = shifted((hangs + above) // 2, hangs, above)
+        if tried is None:  # only the equal depth is left between them: above is the least
+            break
+        depth = tried
         trials += 1
         outcome = _try(with_depth(d, fifo, depth, end), depth, run)
         if outcome is not None and not outcome[0]:
             hangs = depth
         else:
             above, kind = depth, outcome
-    untried = (f" (depths {hangs + 1} to {above - 1} not tried)" if above - hangs > 1
-               else "")
+    gap = [x for x in range(hangs + 1, above) if x != equal]
+    untried = f" (depths {gap[0]} to {gap[-1]} not tried)" if gap else ""
     if kind is None:
         return above, untried
     return None, (f"depth {hangs} still hangs, and " if hangs > now else "") + kind[1] + untried
