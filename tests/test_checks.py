@@ -859,11 +859,18 @@ def test_dma_pattern_strides_in_bytes(design_file: DesignFile) -> None:
         "  limit: every index inside 'A' (4096 elements)\n"
         "  found: index 16287 (offset 0, sizes [2, 2, 32, 32], strides [128, 8192, 256, 1])\n"
         "  fix: strides count elements of 'A' (4 bytes each), not bytes: strides [32, 2048, "
-        "64, 1] stay inside it"
+        "64, 1] (for sizes [2, 2, 32, 32]) stay inside it"
     )
     fixed = path.read_text().replace("[32 * 4, 2048 * 4, 64 * 4, 1]", "[32, 2048, 64, 1]")
     path.write_text(fixed)
     assert "[dma pattern]" not in check_error(path)  # (the empty core's own error follows)
+    # right strides on swapped sizes: divided, they would walk elements twice, so no such fix
+    # (a reviewer's case; [16, 1] passed check and gave wrong data)
+    swapped = fixed.replace("(0, [2, 2, 32, 32], [32, 2048, 64, 1])", "(2048, [64, 32], [64, 1])")
+    assert swapped != fixed
+    path.write_text(swapped)
+    assert check_error(path).splitlines()[-1] == (
+        "  fix: shrink the sizes, the strides or the offset")
 
 
 def test_dma_pattern_negative_stride(design_file: DesignFile) -> None:

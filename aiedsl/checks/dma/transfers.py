@@ -129,15 +129,24 @@ def _contiguous(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
 def _bytes_fix(p: Pattern, itemsize: int, numel: int, tensor: str) -> str | None:
     """The fix for a pattern past its tensor's end whose strides look written in bytes (as
     mlir-aie's older npu_dma_memcpy_nd and XRT's buffer offsets are): every stride above 1 a
-    multiple of the element size, and the pattern inside the tensor once they are divided by
-    it. None otherwise."""
+    multiple of the element size, and, divided by it, the pattern inside the tensor with no
+    element twice (strides in bytes divide into a walk of distinct elements; strides that are
+    right, on sizes that are wrong, divide into one that overlaps). None otherwise."""
     if itemsize == 1:
         return None
-    steps = [st for n, st in zip(p.sizes, p.strides) if n > 1 and st > 1]
+    dims = [(n, st) for n, st in zip(p.sizes, p.strides)]
+    steps = [st for n, st in dims if n > 1 and st > 1]
     if not steps or any(st % itemsize for st in steps):
         return None
-    fixed = [st // itemsize if n > 1 and st > 1 else st for n, st in zip(p.sizes, p.strides)]
-    if p.offset + sum((n - 1) * st for n, st in zip(p.sizes, fixed)) >= numel:
+    fixed = [(n, st // itemsize if n > 1 and st > 1 else st) for n, st in dims]
+    if p.offset + sum((n - 1) * st for n, st in fixed) >= numel:
         return None
+    extent = 1  # elements an inner dimension's walk spans: the next must step past them
+    for n, st in sorted((d for d in fixed if d[0] > 1), key=lambda d: d[1]):
+        if st < extent:
+            return None
+        extent = st * (n - 1) + extent
+    first = next((i for i, (n, _) in enumerate(dims) if n > 1), len(dims) - 1)
     return (f"strides count elements of '{tensor}' ({itemsize} bytes each), not bytes: "
-            f"strides {fixed} stay inside it")
+            f"strides {[st for _, st in fixed[first:]]} (for sizes "
+            f"{[n for n, _ in fixed[first:]]}) stay inside it")
