@@ -525,9 +525,14 @@ def test_bds_of_a_repeated_fifo_count_and_the_fix_says_so(design_file: DesignFil
         "  fix: one link takes them all ('l2' and 'l1'), so another memtile would not help: "
         "lower the depth the link has here; 'l1' (repeat=13) takes 2 buffer(s) x 13 BDs "
         "(mlir-aie 1e400306, whose lowering aiedsl plans by, chains each buffer's BD that many "
-        "times): one buffer at the memtile or a lower repeat takes fewer (mlir-aie since PR 3115 "
-        "sends one buffer with one BD, repeated by its channel)"
+        "times): repeat=11 or less fits beside the other BDs here; with one buffer at the "
+        "memtile, repeat=22 or less (mlir-aie since PR 3115 sends one buffer with one BD, "
+        "repeated by its channel)"
     )
+    # the repeat it names fits, and one more does not
+    _check(design_file(L2_REUSE), {"REUSE": 11, "TAKES": 11})
+    with pytest.raises(DesignError):
+        _check(design_file(L2_REUSE), {"REUSE": 12, "TAKES": 12})
     # the depth the link has here, 1: 13 BDs and the input's 1
     _check(design_file(L2_REUSE), {"REUSE": 13, "TAKES": 13, "DEPTH": 1})
 
@@ -578,9 +583,10 @@ def test_bds_of_a_repeated_channel_are_said_at_it_with_its_knob(design_file: Des
     assert "  d.py:12: b_0: 24" in text.splitlines()
     assert text.endswith(
         "'b_0' (repeat=12) takes 2 buffer(s) x 12 BDs (mlir-aie 1e400306, whose lowering "
-        "aiedsl plans by, chains each buffer's BD that many times): one buffer at the memtile "
-        "(channel 'b' host_depth=1) or a lower repeat takes fewer (mlir-aie since PR 3115 sends "
-        "one buffer with one BD, repeated by its channel)")
+        "aiedsl plans by, chains each buffer's BD that many times): repeat=8 or less fits "
+        "beside the other BDs here; with one buffer at the memtile (channel 'b' host_depth=1), "
+        "repeat=16 or less (mlir-aie since PR 3115 sends one buffer with one BD, repeated by its "
+        "channel)")
     assert simulate(load_design(path, {"HOST": 1})).passed
 
 
@@ -592,9 +598,10 @@ def test_repeat_is_a_count_from_1_to_63(design_file: DesignFile, value: str) -> 
         "  limit: an integer from 1 to 63 (the memtile's producer lock starts at its buffers x "
         "repeat and counts to 63)\n"
         f"  found: {value}\n"
-        + ("  fix: reuse each element at most 63 times from the memtile (31 with its default 2 "
-           "buffers); for more, let the core keep it: acquire it once outside the loop that "
-           "reuses it (L1 reuse), or fill it again from the host" if value == "64" else
+        + ("  fix: reuse each element fewer times from the memtile (its producer lock counts "
+           "its buffers x repeat to 63, and `aiedsl check` says how many of the memtile's BDs "
+           "fit); for more, let the core keep it: acquire it once outside the loop that reuses "
+           "it (L1 reuse), or fill it again from the host" if value == "64" else
            "  fix: give the number of times the memtile sends each element, e.g. repeat=2 (1: "
            "once)")
     )

@@ -66,9 +66,18 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
               "use fewer fifos on this tile or move one elsewhere")
     repeated = sorted({x.fifo for x in u.bds if x.fifo in repeats})
     # each BD of a repeated fifo's sender is chained `repeat` times (mlir-aie 1e400306)
-    also = "" if not repeated else "; " + "; ".join(
-        _repeat_fix(r, repeats[r], sum(x.amount for x in u.bds if x.fifo == r) // repeats[r],
-                    (knobs or {}).get(r)) for r in repeated)
+
+    def also(uses: list[Use], limit: int) -> str:
+        """The repeat fixes of the repeated fifos among ``uses`` (BDs of one pool of
+        ``limit``)."""
+        total = TileUsage.total(uses)
+        said = []
+        for r in repeated:
+            mine = sum(x.amount for x in uses if x.fifo == r)
+            if mine:
+                said.append(_repeat_fix(r, repeats[r], mine // repeats[r], (knobs or {}).get(r),
+                                        limit - (total - mine)))
+        return "".join(f"; {x}" for x in said)
     if lim.bds_per_channel_parity is not None:
         for parity, uses in enumerate(u.bds_by_parity):
             n = TileUsage.total(uses)
@@ -80,7 +89,8 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
                       f"{23 if parity == 0 else 47})", str(n), uses,
                       (_elsewhere(target) if len(owners) > 1 else
                        f"one link takes them all ({names}), so another memtile would not "
-                       "help: lower the depth the link has here") + also,
+                       "help: lower the depth the link has here") + also(
+                          uses, lim.bds_per_channel_parity),
                       at_largest=any(x.fifo in repeats for x in uses))
     elif TileUsage.total(u.bds) > lim.bds:
         _over(u, "buffer descriptors", str(lim.bds), str(TileUsage.total(u.bds)), u.bds,
@@ -90,19 +100,27 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
               if u.kind == "shim" else
               "lower fifo depths, acquire fewer elements at once (given one depth, a core's end "
               "of a fifo it consumes takes one buffer, and BD, more than its largest acquire), "
-              "or move a fifo to another core" + also)
+              "or move a fifo to another core" + also(u.bds, lim.bds))
 
 
-def _repeat_fix(fifo: str, repeat: int, buffers: int, knob: str | None) -> str:
-    """The BD fix's words for repeated fifo ``fifo`` (``buffers`` at its sending end here):
-    upstream 1e400306, which aiedsl lowers as, chains each buffer's BD ``repeat`` times, so
-    fewer buffers or a lower repeat take fewer; mlir-aie since PR 3115 sends a single buffer
-    with one BD that the channel repeats."""
-    fewer = f" ({knob})" if knob is not None else ""
+def _repeat_fix(fifo: str, repeat: int, buffers: int, knob: str | None, room: int) -> str:
+    """The BD fix's words for repeated fifo ``fifo`` (``buffers`` at its sending end here;
+    ``room``: the BDs left for it beside the others'): upstream 1e400306, which aiedsl lowers
+    as, chains each buffer's BD ``repeat`` times, so the repeat that fits is ``room`` over the
+    buffers; mlir-aie since PR 3115 sends a single buffer with one BD that the channel
+    repeats."""
+    fits = room // buffers if buffers else 0
+    if fits >= 1:
+        said = f"repeat={fits} or less fits beside the other BDs here"
+    else:
+        said = "no repeat of it fits beside the other BDs here"
+    if buffers > 1 and room >= 1:
+        fewer = f" ({knob})" if knob is not None else ""
+        said += f"; with one buffer at the memtile{fewer}, repeat={room} or less"
     return (f"'{fifo}' (repeat={repeat}) takes {buffers} buffer(s) x {repeat} BDs (mlir-aie "
             "1e400306, whose lowering aiedsl plans by, chains each buffer's BD that many "
-            f"times): one buffer at the memtile{fewer} or a lower repeat takes fewer (mlir-aie "
-            "since PR 3115 sends one buffer with one BD, repeated by its channel)")
+            f"times): {said} (mlir-aie since PR 3115 sends one buffer with one BD, repeated by "
+            "its channel)")
 
 
 def _elsewhere(target: TargetModel) -> str:

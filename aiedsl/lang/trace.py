@@ -218,10 +218,12 @@ class DesignTrace:
                               limit=f"an integer from 1 to {top} (the memtile's producer lock "
                               f"starts at its buffers x repeat and counts to {top})",
                               found=shown(n), fix=(
-                                  f"reuse each element at most {top} times from the memtile "
-                                  f"({top // 2} with its default 2 buffers); for more, let the "
-                                  "core keep it: acquire it once outside the loop that reuses "
-                                  "it (L1 reuse), or fill it again from the host") if more else
+                                  "reuse each element fewer times from the memtile (its "
+                                  f"producer lock counts its buffers x repeat to {top}, and "
+                                  "`aiedsl check` says how many of the memtile's BDs fit); for "
+                                  "more, let the core keep it: acquire it once outside the loop "
+                                  "that reuses it (L1 reuse), or fill it again from the host")
+                              if more else
                               "give the number of times the memtile sends each element, e.g. "
                               "repeat=2 (1: once)")
         return times
