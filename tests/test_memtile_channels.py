@@ -310,3 +310,40 @@ def test_a_channel_pinned_past_a_memtiles_channels_is_not_told_to_pin_per_link(
         "  fix: leave the column out of the pins (via=memtile): aiedsl then places every link")
     check_design(load_design(design_file(path.read_text().replace("memtile(0)", "memtile"),
                                          "unpinned.py")).ir)
+
+
+def test_split_is_not_offered_where_the_outputs_would_still_not_fit(
+        design_file: DesignFile) -> None:
+    """Two channels of four fifos into the cores on one memtile: 12 inputs of 6. split=0 on
+    both was offered and, applied, met the outputs' limit (8 parts + a join's 1 of 6: a split
+    saves inputs only): a reviewer's case. It is offered only where both sides then fit."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, herd, i32, runtime, memtile
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def mt(A: Tensor[1024, i32], B: Tensor[1024, i32], C: Tensor[1024, i32]):
+            a = channel(Tensor[256, i32], shape=[4], via=memtile, name="a")
+            b = channel(Tensor[256, i32], shape=[4], via=memtile, name="b")
+            c = channel(Tensor[256, i32], shape=[4], via=memtile, name="c", join=0)
+            copy = passthrough(Tensor[256, i32])
+
+            @herd(cols=1, rows=4)
+            def core(x, y):
+                with a[y].consume() as s, c[y].produce() as d:
+                    copy(s, d)
+                with b[y].consume() as s:
+                    pass
+
+            with runtime() as rt:
+                for i in range(4):
+                    rt.fill(a[i], A, (i * 256, [256], [1]))
+                    rt.fill(b[i], B, (i * 256, [256], [1]))
+                rt.drain(c[:], C, wait=True)
+        ''')
+    text = check_error(path)
+    assert "memtile DMA input (S2MM) channels" in text.splitlines()[0]
+    assert text.splitlines()[-1] == (
+        "  fix: pass fewer fifos through memtiles: a fifo between two cores, or between the host "
+        "and a core, needs no memtile (leave out its forward, or the channel's via=memtile), or "
+        "a device with more memtiles (--device npu1_2col)")

@@ -141,14 +141,17 @@ def _too_many(d: Design, links: list[Link], needs: list[tuple[int, int]], side: 
         related=_groups(links, needs, side),
         fix="pass fewer fifos through memtiles: a fifo between two cores, or between the host "
         "and a core, needs no memtile (leave out its forward, or the channel's via=memtile)"
-        + _grouped(d, links, target) + device)
+        + _grouped(d, links, needs, memtiles, target) + device)
 
 
-def _grouped(d: Design, links: list[Link], target: TargetModel) -> str:
+def _grouped(d: Design, links: list[Link], needs: list[tuple[int, int]], memtiles: int,
+             target: TargetModel) -> str:
     """The fix's words for channels whose fifos each take a forward of their own (a channel
     with via=memtile and neither split= nor join=): a split or join serves a group of them on
     one link, filled or drained once from the host, along an axis no longer than a memtile's
-    channels of that side (a split sends each part on a channel of its own)."""
+    channels of that side (a split sends each part on a channel of its own). Said only when,
+    so grouped, the links' channels of both sides fit the device's memtiles (a split saves
+    inputs, not outputs: its parts still leave on a channel each)."""
     shapes: dict[tuple[str, str], list[int]] = {}
     for link in links:
         if link.kind != "forward":
@@ -163,13 +166,20 @@ def _grouped(d: Design, links: list[Link], target: TargetModel) -> str:
         shapes[(f.channel, "split" if into else "join")] = [
             max(n, i + 1) for n, i in zip(shape, f.index)]
     named = []
+    left = [sum(n[0] for n in needs), sum(n[1] for n in needs)]  # S2MM, MM2S once grouped
     for (name, knob), shape in shapes.items():
         room = target.memtile.dma_out if knob == "split" else target.memtile.dma_in
         axes = [a for a, n in enumerate(shape) if 1 < n <= room]
         if axes:
             axis = max(axes, key=lambda a: shape[a])
             named.append(f"channel '{name}' {knob}={axis}")
-    if not named:
+            fifos = 1
+            for n in shape:
+                fifos *= n
+            # a split's one input, a join's one output, per group along the axis
+            left[0 if knob == "split" else 1] -= fifos - fifos // shape[axis]
+    if not named or left[0] > target.memtile.dma_in * memtiles or \
+            left[1] > target.memtile.dma_out * memtiles:
         return ""
     return ("; or give " + ", ".join(named) + " (one memtile link then feeds, or drains, the "
             "channel's fifos along that axis, where each of them now takes a forward of its "
