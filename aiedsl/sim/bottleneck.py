@@ -82,10 +82,14 @@ class FewBuffers:
     why: str
     """What holds the cores back, as words (``stage1[0,0] (0,2) waits 75% of the time for a
     free buffer of 'gray', all 3 of which stage2[0,0] (0,3) holds at once``)."""
+    handle: str = ""
+    """How the design file names it when it is a channel's fifo (``gray[0] of channel 'gray'``;
+    the channel's depth= sets every fifo of it, the trial this one only)."""
 
     def knob(self) -> str:
         """The change, as words."""
-        return f"depth={self.trial_depth} for '{self.fifo}' (line {self.line}; now {self.depth})"
+        what = self.handle or f"'{self.fifo}'"
+        return f"depth={self.trial_depth} for {what} (line {self.line}; now {self.depth})"
 
 
 @dataclass(frozen=True)

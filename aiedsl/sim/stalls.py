@@ -97,7 +97,8 @@ def _few(f: Any, ends: list[tuple[Any, str, int, float]],
                        f"'{f.name}', all {n} of whose buffers {holder} holds at once")
             else:
                 why = f"{holder} holds all {n} buffers of '{f.name}' at once"
-            return FewBuffers(f.name, f.producer.depth, f.producer.depth + 1, f.loc.line, why)
+            return FewBuffers(f.name, f.producer.depth, f.producer.depth + 1, f.loc.line, why,
+                      _handle(f))
     waiter, _, _, share = max(ends, key=lambda x: x[3])
     waits = share >= SINGLE_BUFFER_NOTED
     one = [p for p, _, n, _ in ends if n == 1]
@@ -113,7 +114,8 @@ def _few(f: Any, ends: list[tuple[Any, str, int, float]],
     why = f"'{f.name}' has one buffer at {where}"
     if waits:
         why += f" ({proc_words(waiter)} waits there {share:.0%} of the time)"
-    return FewBuffers(f.name, f.producer.depth, f.producer.depth + 1, f.loc.line, why)
+    return FewBuffers(f.name, f.producer.depth, f.producer.depth + 1, f.loc.line, why,
+                      _handle(f))
 
 
 def _placed(d: Design, few: tuple[FewBuffers, ...]) -> Design | None:
@@ -178,3 +180,10 @@ def _measure(m: Machine, total: float, chosen: tuple[FewBuffers, ...]) -> Buffer
             if saved(c) >= SINGLE_BUFFER_NOTED:
                 return BufferStall((x,), c, total, m.clock_hz)
     return BufferStall(chosen, every, total, m.clock_hz)
+
+
+def _handle(f: Any) -> str:
+    """``gray[0] of channel 'gray'`` for a channel's fifo ``f``; "" for a fifo of its own."""
+    if f.channel is None or not f.index:
+        return ""
+    return f"{f.channel}[{', '.join(map(str, f.index))}] of channel '{f.channel}'"

@@ -180,7 +180,7 @@ def _busiest(m: Machine, core_busy: dict[str, float]) -> tuple[str, int]:
     """The busiest core as reports name it (``stage2[0,0] (0,3)``; ``core[0,0] (0,2) and 3
     more`` with the others as busy to the percent the summary prints, ``all 16 alike`` when
     every core is), and how many others are that busy ("", 0 when there is no core)."""
-    if not core_busy:
+    if len(core_busy) < 2:  # no core, or one: naming it says nothing the summary does not
         return "", 0
     top = max(core_busy.values())
     ties = [n for n, b in core_busy.items() if f"{b:.0%}" == f"{top:.0%}"]
