@@ -211,6 +211,34 @@ void widen(const int8_t *a, int8_t *out) {
                                         "covers")
 
 
+def test_a_kernel_that_does_not_build_stops_no_other_kernels_test(design_file: DesignFile
+                                                                    ) -> None:
+    """One kernel's C++ the host header cannot build (a missing AIE API name) stopped `kernel
+    test` for every kernel of the design (a tester): it is said, the others are tested, and the
+    command exits 2, as a design error does."""
+    decl = '        a = fifo(Tensor[64, i32], name="a")'
+    good = ('        good = declare("good_i32_64", source="good_copy.cc", entry="good_copy",\n'
+            '                       args=[buffer("src", Tensor[64, i32]),\n'
+            '                             buffer("dst", Tensor[64, i32], "out")],\n'
+            '                       reference=copy_ref, cycles=20, cost="-")\n')
+    assert WRONG.count(decl) == 1
+    path = design_file(WRONG.replace(decl, good + decl).replace(
+        "                k(s, t)", "                k(s, t)\n                good(s, t)"))
+    (path.parent / "bad_copy.cc").write_text(RAW)
+    (path.parent / "good_copy.cc").write_text(BAD_COPY.replace("bad_copy", "good_copy").replace(
+        "    if (i == 32) v[5] = v[5] + 1;  // the bug: element 37 is off by one\n", ""))
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.splitlines()[0].startswith(
+        "d.py:10: error [host kernel build]: copy_i32_64 uses mul_elem_16_2, srs and "
+        "undef_v16int32, raw AIE2 intrinsics"), r.stderr
+    assert r.stdout.splitlines()[0] == (
+        "PASS good_i32_64.dst: exact (integers must match exactly)"), r.stdout
+    assert r.stdout.splitlines()[-1].startswith(
+        "1 of 2 kernels match their references; 1 did not build for the host (copy_i32_64: "
+        "said above) ("), r.stdout
+
+
 def test_a_name_of_the_kernels_own_is_not_blamed_on_the_header(design_file: DesignFile
                                                                ) -> None:
     # an undeclared helper or a typo is the kernel's mistake, not a missing intrinsic
