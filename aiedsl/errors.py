@@ -26,6 +26,15 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def listed(items: list[str]) -> str:
+    """``items`` as a message lists them: ``a``, ``a and b``, ``a, b and c``.
+
+    >>> listed(["'a'"]), listed(["'a'", "'b'", "'c'"])
+    ("'a'", "'a', 'b' and 'c'")
+    """
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def display_path(filename: str) -> str:
     """Return ``filename`` as a user reads it: relative to the working directory when below it."""
     try:

@@ -4,7 +4,7 @@ scalars their C++ can take, rtp slots whose every write the kernel can take."""
 from __future__ import annotations
 
 from aiedsl.dtypes import dtype
-from aiedsl.errors import DesignError, counted
+from aiedsl.errors import DesignError, counted, listed
 from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, RtpArg, ScalarArg
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel, KernelArg
@@ -158,7 +158,7 @@ def _rtp_types(core: str, k: Kernel, call: Call, first: int) -> DesignError:
     said = []
     if len(ints) > 1:  # one declaration fix for every integer scalar
         decls = [f"scalar('{p.name}', {a.dtype}, narrows_to={p.dtype})" for p, a in ints]
-        said.append(f"declare them {_listed(decls)}: an rtp slot is a 32-bit word, which the "
+        said.append(f"declare them {listed(decls)}: an rtp slot is a 32-bit word, which the "
                     "kernel narrows")
     said += [f"for '{p.name}', {fix(p, a)}" for _, p, a in bad
              if len(ints) <= 1 or dtype(p.dtype).is_float]
@@ -167,12 +167,8 @@ def _rtp_types(core: str, k: Kernel, call: Call, first: int) -> DesignError:
         "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is {param.dtype}, "
         f"but {core} passes rtp slot '{arg.rtp}'[{arg.index}] ({arg.dtype}); and "
         f"{len(more)} more argument{'s' if len(more) > 1 else ''} of another type than the "
-        f"rtp slot passed: {_listed(names)}", loc=call.loc, limit=_sig(k), found=found,
+        f"rtp slot passed: {listed(names)}", loc=call.loc, limit=_sig(k), found=found,
         fix=fixes)
-
-
-def _listed(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _check_local_arg(d: Design, core: str, loc: Loc, i: int, param: KernelArg, arg: LocalArg,

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from aiedsl.checks.runtime_order import arriving, drains_through, listed, waited_tokens
-from aiedsl.errors import DesignError, counted
+from aiedsl.checks.runtime_order import arriving, drains_through, waited_tokens
+from aiedsl.errors import DesignError, counted, listed
 from aiedsl.ir.core_ops import Acquire
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import acquires

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from aiedsl.errors import DesignError, counted
+from aiedsl.errors import DesignError, counted, listed
 from aiedsl.ir.design import Design
 from aiedsl.ir.reach import Reach
 from aiedsl.ir.runtime import Transfer, Wait
@@ -181,8 +181,3 @@ def _fewest(d: Design, name: str, point: int, late: list[Transfer],
         else:
             lo = mid + 1
     return late[:lo]
-
-
-def listed(items: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

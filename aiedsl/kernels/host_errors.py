@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from aiedsl.errors import listed
 from aiedsl.kernels.aie_api_names import AIE_API_NAMES
 
 _QUOTED = r"[‘'](\w+)[’']"
@@ -114,11 +115,6 @@ def provided_headers() -> list[str]:
             if not p.name.startswith("host_")]
 
 
-def _listed(names: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
 def redefined(stderr: str, symbols: Sequence[str]) -> list[str]:
     """Which of ``symbols`` (generated ``extern "C"`` entries) g++ says are defined twice."""
     return sorted({n for n in _REDEFINED.findall(stderr) if n in symbols})
@@ -153,7 +149,7 @@ def explain(stderr: str, label: str, header: object, symbols: Sequence[str] = ()
                 f"add the missing '}}' to {where} (the '{{' of its line {line} is not closed)")
     twice = redefined(stderr, symbols)
     if twice:
-        return (f"the source defines {_listed(twice)} itself, and the generated extern \"C\" "
+        return (f"the source defines {listed(twice)} itself, and the generated extern \"C\" "
                 f"entry of the kernel of that name defines {'it' if len(twice) == 1 else 'them'}"
                 " again", "leave entry= out to call the source's own function as it is, or "
                 "name the kernel for what its entry= computes (put the shape in the symbol)")
@@ -162,7 +158,7 @@ def explain(stderr: str, label: str, header: object, symbols: Sequence[str] = ()
     npu = "or test the kernel on an NPU (aiedsl run DESIGN --target npu)"
     missing = _MISSING_HEADER.search(stderr)
     if missing:  # g++ stops there: nothing after it says anything of the kernel
-        provided = _listed(provided_headers())
+        provided = listed(provided_headers())
         return (f"{subject} includes <{missing[1]}>, an AIE API header that aiedsl's host "
                 "stand-in for the AIE API does not provide, so it cannot be tested on the host",
                 f"the host stand-in provides {provided} (the AIE API names listed at the top of "
@@ -273,14 +269,14 @@ def explain(stderr: str, label: str, header: object, symbols: Sequence[str] = ()
                      "check the kernel on an NPU (aiedsl run DESIGN --target npu), or the "
                      "design with its numpy references in the simulator (aiedsl sim DESIGN: "
                      "--kernels reference is the default); if not, pass "
-                     f"{_listed(sorted({f'aie::{n}' for _, n in forms}))} arguments of a form "
+                     f"{listed(sorted({f'aie::{n}' for _, n in forms}))} arguments of a form "
                      "the AIE API has")
     others = [p for p in places if p is not None]
     if others:
         mine = sorted({f for _, f in callees})
-        fixes.append(f"or put {_listed(mine)}, which {label} "
+        fixes.append(f"or put {listed(mine)}, which {label} "
                      f"{'call' if ' and ' in label else 'calls'}, in a file without "
-                     f"{_listed(others)} (the whole file is compiled for each kernel declared "
+                     f"{listed(others)} (the whole file is compiled for each kernel declared "
                      "from it)")
     return message, "; ".join(fixes)
 
@@ -294,10 +290,10 @@ def _parts(found: list[tuple[str, str]], forms: list[tuple[str, str]]) -> list[s
     raw = [w for k, w in found if k == "raw"]
     parts = []
     if api:
-        parts.append(f"{_listed(api)}, which aiedsl's host AIE API header does not cover")
+        parts.append(f"{listed(api)}, which aiedsl's host AIE API header does not cover")
     if raw:
         what = "a raw AIE2 intrinsic" if len(raw) == 1 else "raw AIE2 intrinsics"
-        parts.append(f"{_listed(raw)}, {what} that aiedsl's host AIE API header does not "
+        parts.append(f"{listed(raw)}, {what} that aiedsl's host AIE API header does not "
                      "model")
     name = dict(forms)
     for call in (w for k, w in found if k == "form"):
@@ -351,15 +347,15 @@ def _misspelled(subject: str, typos: list[str], suggested: dict[str, str], api: 
             else f"aie::{n}"
 
     one = len(typos) == 1
-    parts = [f"{_listed([shown(n) for n in typos])}, which {'is' if one else 'are'} not "
+    parts = [f"{listed([shown(n) for n in typos])}, which {'is' if one else 'are'} not "
              f"{'a name' if one else 'names'} of the AIE API (it would not compile with Peano "
              "either)"]
     if api:
-        parts.append(f"{_listed([f'aie::{n}' for n in api])}, which aiedsl's host AIE API "
+        parts.append(f"{listed([f'aie::{n}' for n in api])}, which aiedsl's host AIE API "
                      "header does not cover")
     if raw:
         what = "a raw AIE2 intrinsic" if len(raw) == 1 else "raw AIE2 intrinsics"
-        parts.append(f"{_listed(raw)}, {what} that aiedsl's host AIE API header does not "
+        parts.append(f"{listed(raw)}, {what} that aiedsl's host AIE API header does not "
                      "model")
     fixes = [f"aie::{n}: aie::{suggested[n]}?" for n in typos if n in suggested]
     guess = f" ({'; '.join(fixes)})" if fixes else ""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from aiedsl.dtypes import DTYPES, DType
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.errors import DesignError, counted
+from aiedsl.errors import DesignError, counted, listed
 from aiedsl.ir.kernel import Kernel, KernelArg
 from aiedsl.kernels.cscan.signatures import C_TYPES, Param
 
@@ -186,21 +186,16 @@ def _misfits_fix(misfits: list[Misfit]) -> str:
     how = misfits[0].how
     if how == "cpp" or any(m.how != how or m.have != have for m in misfits):
         return "; ".join(f"for '{m.arg.name}', {m.fix}" for m in misfits)
-    first = _listed([m.spelled[0] for m in misfits])
+    first = listed([m.spelled[0] for m in misfits])
     if how == "type":
         return (f"declare them {first}, the types the C++ takes, or change the C++ "
                 f"parameters to {have.cpp}")
     bases = list(dict.fromkeys(m.base for m in misfits))
     ranges = (f"{bases[0]}'s range" if len(bases) == 1 else
-              f"the ranges of {_listed(bases)}")
-    return (f"declare them {first}, or {_listed([m.spelled[1] for m in misfits])} to pass "
+              f"the ranges of {listed(bases)}")
+    return (f"declare them {first}, or {listed([m.spelled[1] for m in misfits])} to pass "
             f"{have.name}s" + (" (as rtp slots hold)" if have.name == "i32" else "")
             + f" whose values `aiedsl check` keeps in {ranges}")
-
-
-def _listed(items: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _an(noun: str) -> str:

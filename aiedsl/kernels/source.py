@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from aiedsl.render import TemplateError, render
-from aiedsl.errors import DesignError, display_path
+from aiedsl.errors import DesignError, display_path, listed
 from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.cscan import extern_c
 from aiedsl.kernels.cscan.blank import blank
 from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
 from aiedsl.kernels.signature import check_signature
 from aiedsl.lang.names import define_flags
+from aiedsl.render import TemplateError, render
 from aiedsl.text import decoded
 
 
@@ -178,11 +178,11 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
     generated = generated or f"kernels/{k.symbol}.cc"
     includes = local_includes(src.text)
     if includes:
-        listed = _listed([f'"{header}" (its line {line})' for line, header in includes])
+        each = listed([f'"{header}" (its line {line})' for line, header in includes])
         names = [header for _, header in includes]
-        what = _listed(names)
+        what = listed(names)
         raise DesignError(
-            "kernel source", f"{src.label} includes {listed}, which the build does not "
+            "kernel source", f"{src.label} includes {each}, which the build does not "
             f"carry: {generated} holds the source alone",
             loc=k.loc, limit="a kernel's C++ in one file; #include <...> finds the "
             "compiler's and the AIE API's headers",
@@ -246,11 +246,6 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
             f"which {src.label} does not declare{compiled}", loc=k.loc, found=k.entry,
             fix=f"name a function {src.label} defines in entry=, or add {name} to it")
     check_signature(k, name, src.label, scan)
-
-
-def _listed(items: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _shaped(k: Kernel) -> str:

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from aiedsl.errors import listed
 from aiedsl.sim.bottleneck import DRAM_BOTH_NOTED, DRAM_SHARED_NOTED, Bottleneck
 
 if TYPE_CHECKING:
@@ -34,12 +35,8 @@ def ops_unit(d: Design) -> str:
                                          for a in k.args)]
     if not counted or not uncounted:
         return unit
-    return (f"{unit} of {_listed(counted)} only ({_listed(uncounted)} "
+    return (f"{unit} of {listed(counted)} only ({listed(uncounted)} "
             f"declare{'s' if len(uncounted) == 1 else ''} no ops=)")
-
-
-def _listed(names: list[str]) -> str:
-    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 def significant(x: float, digits: int = 3) -> str:

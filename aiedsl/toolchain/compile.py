@@ -33,25 +33,24 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from aiedsl.version import __version__
-from aiedsl.kernels.text import unit_text
-from aiedsl.kernels.units import kernel_units
-from aiedsl.errors import ToolchainError
 from aiedsl.builddir.build import compiling
 from aiedsl.builddir.marker import SCRIPT_LIST
 from aiedsl.builddir.swap import install_outputs
+from aiedsl.errors import ToolchainError, listed
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
+from aiedsl.kernels.text import unit_text
+from aiedsl.kernels.units import kernel_units
 from aiedsl.shell import argv_strings, shell_line
-from aiedsl.text import encoded
 from aiedsl.targets import TargetModel, get_target
-from aiedsl.text import tool_output
+from aiedsl.text import encoded, tool_output
 from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv
 from aiedsl.toolchain.discover import Tool, Tools
 from aiedsl.toolchain.elf import ElfError, program_end
 from aiedsl.toolchain.manifest import build_manifest
 from aiedsl.toolchain.stack import SUFFIX as STACK_SUFFIX
 from aiedsl.toolchain.stack import kernel_frames, stack_overflow
+from aiedsl.version import __version__
 
 OUTPUTS = ("aie.xclbin", "insts.bin")
 MANIFEST, CACHE = "manifest.json", "cache.json"
@@ -137,11 +136,6 @@ def cache_key(files: dict[str, str], steps: list[Step], tools: Tools) -> str:
     return h.hexdigest()
 
 
-def _and(names: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 def unusable_tools(d: Design, tools: list[Tool], out: Path, *,
                    npu_run: bool = False) -> ToolchainError:
     """The error for compiling design ``d`` in ``out`` without ``tools`` (each missing, or
@@ -151,7 +145,7 @@ def unusable_tools(d: Design, tools: list[Tool], out: Path, *,
     said = []
     if missing:
         plural = len(missing) > 1 or missing[0].plural
-        said.append(f"{_and([t.name for t in missing])} {'are' if plural else 'is'} missing")
+        said.append(f"{listed([t.name for t in missing])} {'are' if plural else 'is'} missing")
     said += [f"{t.name} {t.problem}" for t in tools if t.path is not None]
     notes = [line for t in tools for line in (
         (f"{t.name}: {t.how}" if t.path is None else f"{t.name}: {t.path} ({t.how}): "
