@@ -35,7 +35,7 @@ def check_acquires(d: Design) -> None:
     for core in d.cores:
         for (name, port), n in max_acquire(core).items():
             f = d.fifo(name)
-            if port == "consume" and _may_share(f) and _depth_per_end(f):
+            if port == "consume" and _may_share(f) and f.depth_per_end:
                 continue  # the producer's depth in shared memory, its own across a DMA
             ends = [f.producer] if port == "produce" else [
                 c for c in f.consumers if c.core == core.name]
@@ -52,7 +52,7 @@ def check_placed_acquires(placed: Design) -> None:
     for core in placed.cores:
         for (name, port), n in max_acquire(core).items():
             f = placed.fifo(name)
-            if port != "consume" or not (_may_share(f) and _depth_per_end(f)):
+            if port != "consume" or not (_may_share(f) and f.depth_per_end):
                 continue
             c = f.consumers[0]
             if name not in shared:
@@ -81,14 +81,10 @@ def _may_share(f: Fifo) -> bool:
             and not p.dims and not f.consumers[0].dims)
 
 
-def _depth_per_end(f: Fifo) -> bool:
-    return any(c.depth != f.producer.depth for c in f.consumers)
-
-
 def _too_many(core: str, f: Fifo, port: str, n: int, depth: int, loc: Loc) -> DesignError:
     # a consumer's own depth, when the ends' differ, is its consumer_depth (depth= is the
     # producer's)
-    what = (f"{core}'s consumer_depth" if port == "consume" and _depth_per_end(f)
+    what = (f"{core}'s consumer_depth" if port == "consume" and f.depth_per_end
             else "the fifo's depth")
     return DesignError(
         "acquire", f"{core} acquires {n} elements of '{f.name}' at once, but its {port} end "

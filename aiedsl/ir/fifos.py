@@ -72,6 +72,14 @@ class Fifo(_Node):
     receiving it again, so each consumer takes ``repeat`` times what is sent in. 1: once.
     ``design.json`` leaves it out when it is 1."""
 
+    @property
+    def depth_per_end(self) -> bool:
+        """Whether its ends were given depths of their own (``consumer_depth=``): mlir-aie's
+        objectfifo then takes a list of depths, and a core's end across a DMA holds its own;
+        with one depth for every end, such an end holds its largest acquire + 1 buffers
+        (``findObjectFifoSize``)."""
+        return any(c.depth != self.producer.depth for c in self.consumers)
+
     @model_serializer(mode="wrap")
     def _without_default_repeat(self, handler: SerializerFunctionWrapHandler
                                 ) -> dict[str, object]:

@@ -272,7 +272,7 @@ def lower(d: Design) -> Lowering:
 
     # 1-2: the split, in op order, with each end's size
     for f in d.fifos:
-        listed = len({f.producer.depth, *(c.depth for c in f.consumers)}) > 1
+        listed = f.depth_per_end
         prod = End(f.name, f, f.producer, "produce", 0,
                    f.producer.depth if f.name in shared
                    else _size(f.producer, "produce", f, listed, acquired),

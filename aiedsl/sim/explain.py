@@ -175,7 +175,7 @@ def _capped_end(m: Machine, chain: list[Proc]) -> tuple[str, str, int] | None:
         else:
             continue
         f = m.design.fifo(fifo)
-        if fifo in shared or len({f.producer.depth, *(c.depth for c in f.consumers)}) > 1:
+        if fifo in shared or f.depth_per_end:
             return None  # one ring of the producer's depth, or depths given per end: depth counts
         size = lower(m.design).end(fifo, port, index).size
         return None if size == 1 else (fifo, port, size)
@@ -192,7 +192,7 @@ def _linked_depth(m: Machine, fifo: str) -> str | None:
         if link.kind == "split" and fifo in link.dsts:
             parent = m.design.fifo(link.srcs[0])
             end = next(c for c in parent.consumers if c.is_link_end)
-            per_end = len({parent.producer.depth, *(c.depth for c in parent.consumers)}) > 1
+            per_end = parent.depth_per_end
             knob = "consumer_depth" if per_end else "depth"
             return (f"give '{parent.name}', the fifo '{fifo}' is split from, more depth: "
                     f"{knob}={end.depth + 1} or more (now {end.depth}); the memtile keeps each "
@@ -220,12 +220,6 @@ def _other_ends(m: Machine, fifo: str, port: str, size: int) -> tuple[str, int, 
     other = ({ends.end(fifo, "produce").size} if port == "consume" else
              {ends.end(fifo, "consume", i).size for i in range(len(f.consumers))})
     return (port, size, other.pop()) if len(other) == 1 else None
-
-
-def _one_depth(m: Machine, fifo: str) -> bool:
-    """Every end of ``fifo`` has the same depth (a depth the search can change as one)."""
-    f = m.design.fifo(fifo)
-    return len({f.producer.depth, *(c.depth for c in f.consumers)}) == 1
 
 
 def _ended_holding(p: Proc) -> bool:
@@ -313,7 +307,8 @@ def explain(m: Machine) -> Deadlock:
             depth_end = _other_ends(m, *capped)
             depth_fifo = capped[0] if depth_end is not None else None
             fix += ", or " + end_depth_phrase(capped[0], capped[2])
-        elif full is not None and _linked_depth(m, full) is None and _one_depth(m, full):
+        elif full is not None and _linked_depth(m, full) is None and \
+                not m.design.fifo(full).depth_per_end:
             depth_fifo = full
             fix += f", or give '{full}', the fifo that is full, more depth"
     elif cycle and any(q.kind == "core" and q.info.get("cascade") is not None
@@ -336,7 +331,7 @@ def explain(m: Machine) -> Deadlock:
         full = _full_fifo(chain)
         knob = _linked_depth(m, full) if full else None
         if full and knob is None:
-            depth_fifo = full if _one_depth(m, full) else None
+            depth_fifo = None if m.design.fifo(full).depth_per_end else full
         fix = ("break the cycle: no core may hold an element while it waits for data that can "
                "only come once that element moves; acquire in an order that lets data flow, "
                "release sooner, or " + (knob if knob is not None else

@@ -57,7 +57,7 @@ def buffer_stall(m: Machine, total: float, named: set[str]) -> BufferStall | Non
     for f in d.fifos:
         if f.name in named or f.name not in ends:
             continue
-        if len({f.producer.depth, *(c.depth for c in f.consumers)}) > 1:
+        if f.depth_per_end:
             continue  # depths per end: one depth= for the fifo is not the knob
         few = _few(f, ends[f.name], most)
         if few is None:
