@@ -19,6 +19,7 @@ has no placement that would spare it -- unless pins stand in the way, which
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 from aiedsl.errors import DesignError, counted
@@ -173,9 +174,7 @@ def _grouped(d: Design, links: list[Link], needs: list[tuple[int, int]], memtile
         if axes:
             axis = max(axes, key=lambda a: shape[a])
             named.append(f"channel '{name}' {knob}={axis}")
-            fifos = 1
-            for n in shape:
-                fifos *= n
+            fifos = math.prod(shape)
             # a split's one input, a join's one output, per group along the axis
             left[0 if knob == "split" else 1] -= fifos - fifos // shape[axis]
     if not named or left[0] > target.memtile.dma_in * memtiles or \
