@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from aiedsl.version import __version__
 
 _WHERE = {
-    **dict.fromkeys(("bf16", "f32", "i8", "i16", "i32", "u8"), "aiedsl.dtypes"),
+    **dict.fromkeys(("bf16", "f32", "i8", "i16", "i32", "u8", "u16", "u32"), "aiedsl.dtypes"),
     **dict.fromkeys(("DesignError", "ToolchainError"), "aiedsl.errors"),
     "Deadlock": "aiedsl.sim.explain",
     "simulate": "aiedsl.sim",
@@ -55,7 +55,7 @@ __all__ = [
     "RunResult", "Tensor", "ToolchainError", "__version__", "barrier", "bf16", "build", "channel",
     "coretile", "define", "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32",
     "join", "load_design", "load_json", "local", "loop", "memtile", "refuse", "rtp", "runtime",
-    "shim", "simulate", "tiles", "u8",
+    "shim", "simulate", "tiles", "u8", "u16", "u32",
 ]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors

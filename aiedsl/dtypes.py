@@ -48,13 +48,15 @@ class DType:
 i8 = DType("i8", "i8", "int8_t", 1, "numpy:int8", False)
 u8 = DType("u8", "ui8", "uint8_t", 1, "numpy:uint8", False)
 i16 = DType("i16", "i16", "int16_t", 2, "numpy:int16", False)
+u16 = DType("u16", "ui16", "uint16_t", 2, "numpy:uint16", False)
 i32 = DType("i32", "i32", "int32_t", 4, "numpy:int32", False)
+u32 = DType("u32", "ui32", "uint32_t", 4, "numpy:uint32", False)
 bf16 = DType("bf16", "bf16", "bfloat16", 2, "ml_dtypes:bfloat16", True)
 f32 = DType("f32", "f32", "float", 4, "numpy:float32", True)
 
-DTYPES: dict[str, DType] = {d.name: d for d in (i8, u8, i16, i32, bf16, f32)}
-_ALIASES = {"int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "bfloat16": "bf16",
-            "float32": "f32"}
+DTYPES: dict[str, DType] = {d.name: d for d in (i8, u8, i16, u16, i32, u32, bf16, f32)}
+_ALIASES = {"int8": "i8", "uint8": "u8", "int16": "i16", "uint16": "u16", "int32": "i32",
+            "uint32": "u32", "bfloat16": "bf16", "float32": "f32"}
 
 
 def numpy_like(obj: object) -> bool:

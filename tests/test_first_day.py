@@ -624,17 +624,17 @@ def test_importing_numpys_dtype_name_suggests_aiedsls(design_file: DesignFile) -
         "py_import_numpy_dtype_name.py:5: error [python error]: ImportError: cannot import name "
         "'int32' from 'aiedsl' (...) (while loading py_import_numpy_dtype_name.py)\n"
         "  fix: aiedsl calls the element type int32 i32: import i32 (from aiedsl import i32) and "
-        "write i32 where the design says int32; its element types are i8, u8, i16, i32, bf16, "
-        "f32")
+        "write i32 where the design says int32; its element types are i8, u8, i16, u16, i32, "
+        "u32, bf16, f32")
     passes(corpus(design_file, "py_import_numpy_dtype_name.py", ("int32", "i32")))
 
 
 @pytest.mark.parametrize("imported, module, fix", [
     ("bfloat16", "aiedsl", "aiedsl calls the element type bfloat16 bf16: import bf16 (from "
      "aiedsl import bf16) and write bf16 where the design says bfloat16; its element types are "
-     "i8, u8, i16, i32, bf16, f32"),
+     "i8, u8, i16, u16, i32, u32, bf16, f32"),
     ("float64", "aiedsl", "aiedsl has no element type float64: its element types are i8, u8, "
-     "i16, i32, bf16, f32"),
+     "i16, u16, i32, u32, bf16, f32"),
     ("passthrough", "aiedsl", "passthrough is in aiedsl.kernels: from aiedsl.kernels import "
      "passthrough"),
     ("fifo", "aiedsl.kernels", "fifo is in aiedsl: from aiedsl import fifo"),

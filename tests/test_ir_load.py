@@ -119,9 +119,9 @@ EDITS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("unknown dtype", lambda d: d["tensors"][0]["type"].update(dtype="q7"),
      "passthrough.py:16: error [design IR]: {src}: tensors[0].type.dtype is 'q7', which aiedsl "
      "does not know\n"
-     "  limit: one of i8, u8, i16, i32, bf16, f32\n"
+     "  limit: one of i8, u8, i16, u16, i32, u32, bf16, f32\n"
      "  found: \"q7\"\n"
-     "  fix: use one of i8, u8, i16, i32, bf16, f32"),
+     "  fix: use one of i8, u8, i16, u16, i32, u32, bf16, f32"),
     ("unknown device", lambda d: d.update(device="npu9"),
      "passthrough.py:16: error [design IR]: {src}: device is 'npu9', which aiedsl does not "
      "know\n"
@@ -332,6 +332,6 @@ def test_an_unknown_narrows_to_type_is_a_design_error(tmp_path: Path) -> None:
     assert str(e.value) == (
         f"threshold_rtp.py:33: error [design IR]: {path}: kernels[0].args[2].narrows_to is "
         "'q9', which aiedsl does not know\n"
-        "  limit: one of i8, u8, i16, i32, bf16, f32\n"
+        "  limit: one of i8, u8, i16, u16, i32, u32, bf16, f32\n"
         "  found: \"q9\"\n"
-        "  fix: use one of i8, u8, i16, i32, bf16, f32")
+        "  fix: use one of i8, u8, i16, u16, i32, u32, bf16, f32")

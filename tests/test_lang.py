@@ -360,11 +360,11 @@ def test_numpy_element_types_spell_the_same_tensors() -> None:
     import ml_dtypes
     import numpy as np
 
-    from aiedsl import Tensor, bf16, f32, i8, i16, i32, u8
+    from aiedsl import Tensor, bf16, f32, i8, i16, i32, u8, u16, u32
     from aiedsl.kernels import scalar
 
-    pairs = [(np.int8, i8), (np.uint8, u8), (np.int16, i16), (np.int32, i32),
-             (np.float32, f32), (ml_dtypes.bfloat16, bf16)]
+    pairs = [(np.int8, i8), (np.uint8, u8), (np.int16, i16), (np.uint16, u16), (np.int32, i32),
+             (np.uint32, u32), (np.float32, f32), (ml_dtypes.bfloat16, bf16)]
     for numpy_type, ours in pairs:
         assert Tensor[64, 32, numpy_type] == Tensor[64, 32, ours]
         assert Tensor[64, 32, np.dtype(numpy_type)] == Tensor[64, 32, ours]
@@ -384,7 +384,7 @@ def test_an_element_type_aie2_lacks_is_named_as_numpy_names_it() -> None:
         Tensor[8, np.float64]
     assert str(e.value).split(": ", 1)[1] == (
         "error [tensor type]: unknown element type float64\n"
-        "  limit: one of i8, u8, i16, i32, bf16, f32 (numpy's too: int16, np.int16)\n"
+        "  limit: one of i8, u8, i16, u16, i32, u32, bf16, f32 (numpy's too: int16, np.int16)\n"
         "  found: float64\n"
         "  fix: use an aiedsl dtype: from aiedsl import i32, bf16, ...")
 

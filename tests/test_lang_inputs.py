@@ -371,9 +371,9 @@ def test_a_dtype_name_from_the_command_line_names_its_define(in_root: Path) -> N
     assert str(e.value) == (
         "designs/gemm_bf16.py:34: error [tensor type]: unknown element type 'f16' (the value "
         "of -D OUT)\n"
-        "  limit: one of i8, u8, i16, i32, bf16, f32 (numpy's too: int16, np.int16)\n"
+        "  limit: one of i8, u8, i16, u16, i32, u32, bf16, f32 (numpy's too: int16, np.int16)\n"
         "  found: 'f16'\n"
-        "  fix: give -D OUT one of the dtype names i8, u8, i16, i32, bf16, f32")
+        "  fix: give -D OUT one of the dtype names i8, u8, i16, u16, i32, u32, bf16, f32")
     assert load_design("designs/gemm_bf16.py", {"OUT": "bf16"}).ir.tensor("C").type.dtype == \
         "bf16"
 
@@ -392,7 +392,7 @@ def test_a_dtype_name_a_define_defaults_to_names_the_define(design_file: DesignF
         load_design(path)
     assert str(e.value).splitlines()[0] == (
         "d.py:6: error [tensor type]: unknown element type 'int64' (the value of define 'T')")
-    assert e.value.fix == ("give define 'T' one of the dtype names i8, u8, i16, i32, bf16, f32, "
+    assert e.value.fix == ("give define 'T' one of the dtype names i8, u8, i16, u16, i32, u32, bf16, f32, "
                            "in its default or with -D T=...")
 
 
@@ -406,7 +406,7 @@ def test_a_dtype_name_written_in_the_file_gets_both_ways(design_file: DesignFile
         ''')
     with pytest.raises(DesignError) as e:
         load_design(path)
-    assert e.value.fix == ("use a dtype name, one of i8, u8, i16, i32, bf16, f32, or an aiedsl "
+    assert e.value.fix == ("use a dtype name, one of i8, u8, i16, u16, i32, u32, bf16, f32, or an aiedsl "
                            "dtype (from aiedsl import i32, bf16, ...); from the command line, "
                            "-D NAME= takes a dtype name")
 

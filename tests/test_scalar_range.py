@@ -30,7 +30,7 @@ DESIGN = '''
 import ml_dtypes
 import numpy as np
 
-from aiedsl import Tensor, bf16, design, f32, fifo, herd, i8, i16, i32, loop, runtime, u8
+from aiedsl import Tensor, bf16, design, f32, fifo, herd, i8, i16, i32, loop, runtime, u8, u16, u32
 from aiedsl.kernels import buffer, declare, scalar
 
 
@@ -102,6 +102,8 @@ def constants(path: Path) -> list[str]:
     ("u8", "255", "arith.constant 255 : i8"),       # signless: the kernel's uint8_t reads 255
     ("i16", "-32768", "arith.constant -32768 : i16"),
     ("i16", "32767", "arith.constant 32767 : i16"),
+    ("u16", "65535", "arith.constant 65535 : i16"),   # signless, as u8's
+    ("u32", "2**32 - 1", "arith.constant 4294967295 : i32"),
     ("i32", "-2**31", "arith.constant -2147483648 : i32"),
     ("i32", "2**31 - 1", "arith.constant 2147483647 : i32"),
     ("bf16", "-3.3895313892515355e38", "arith.constant -3.3895313892515355e+38 : bf16"),
@@ -190,6 +192,9 @@ def _range_error(dt: str, value: str, limit: str) -> str:
     ("u8", "-1", "-1", "u8 values from 0 to 255"),
     ("i16", "32768", "32768", "i16 values from -32768 to 32767"),
     ("i16", "-32769", "-32769", "i16 values from -32768 to 32767"),
+    ("u16", "65536", "65536", "u16 values from 0 to 65535"),
+    ("u32", "-1", "-1", "u32 values from 0 to 4294967295"),
+    ("u32", "2**32", "4294967296", "u32 values from 0 to 4294967295"),
     ("i32", "2**31", "2147483648", "i32 values from -2147483648 to 2147483647"),
     ("i32", "-2**31 - 1", "-2147483649", "i32 values from -2147483648 to 2147483647"),
     ("i8", "np.int64(300)", "300", "i8 values from -128 to 127"),

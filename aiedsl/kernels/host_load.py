@@ -43,7 +43,8 @@ COUNTED = ("vector MAC", "vector ALU", "shuffle", "load bytes", "store bytes", "
 """What the host header counts, in its order (``aiedsl_host::unit``)."""
 
 _CTYPES = {"i8": ctypes.c_int8, "u8": ctypes.c_uint8, "i16": ctypes.c_int16,
-           "i32": ctypes.c_int32, "f32": ctypes.c_float, "bf16": ctypes.c_uint16}
+           "u16": ctypes.c_uint16, "i32": ctypes.c_int32, "u32": ctypes.c_uint32,
+           "f32": ctypes.c_float, "bf16": ctypes.c_uint16}
 """The C type of a scalar argument by dtype. A bf16 goes as its 16 bits: the host header's
 ``bfloat16`` is a trivially copyable struct of one ``uint16_t``, which the C ABI passes as that
 integer."""

@@ -36,7 +36,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from aiedsl.dtypes import DType, numpy_kind
+from aiedsl.dtypes import DTYPES, DType, numpy_kind
 from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
@@ -196,7 +196,8 @@ def _dtype_of(arr: np.ndarray, name: str, loc: Loc) -> DType:
     except DesignError:
         raise DesignError(
             "local", f"local '{name}' is declared by an initial array of {arr.dtype}", loc=loc,
-            limit="an aiedsl element type: int8, uint8, int16, int32, bfloat16, float32",
+            limit="an aiedsl element type: " + ", ".join(
+                d.numpy_name.partition(":")[2] for d in DTYPES.values()),
             found=str(arr.dtype), fix="build the array with one of them, e.g. "
             "np.array([0], dtype=np.int32)") from None
 
