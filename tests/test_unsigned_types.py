@@ -105,3 +105,24 @@ def test_the_simulated_run_wraps_as_uint16_does(u16_design: Path, kernels: str) 
     want = (x.astype(np.uint32) * 3 + 40000).astype(np.uint16)
     assert result.passed and np.array_equal(result.outputs["out"], want)
     assert result.outputs["out"].dtype == np.uint16
+
+
+def test_an_entry_named_as_its_symbol_is_told_aiedsl_writes_the_extern_c(
+        design_file: DesignFile) -> None:
+    """A kernel author who wrote the extern "C" function too and named entry= after it was told
+    to "give the symbol its shape (e.g. scale3_u16_1024_i32_1024)": a shape it already had."""
+    from aiedsl.errors import DesignError
+
+    path = design_file(DESIGN.replace('entry="scale3<1024>"', 'entry="scale3_u16_1024"'))
+    (path.parent / "scale3.cc").write_text(KERNEL)
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:17: error [kernel entry]: kernel 'scale3_u16_1024' has entry='scale3_u16_1024': "
+        "the generated extern \"C\" function 'scale3_u16_1024' would call itself\n"
+        "  limit: entry= names the C++ function that aiedsl's extern \"C\" 'scale3_u16_1024' "
+        "calls\n"
+        "  found: scale3_u16_1024\n"
+        "  fix: name a C++ function of another name, e.g. entry=\"scale3_u16_1024_impl\" or a "
+        "template, entry=\"scale<int16_t, 1024>\"; aiedsl writes extern \"C\" 'scale3_u16_1024' "
+        "itself, so leave that out of the C++")

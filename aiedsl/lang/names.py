@@ -208,8 +208,11 @@ def check_entry(value: object, symbol: str, loc: Loc | None) -> str:
     if value == symbol:  # explicit template arguments would pick the template instead
         raise DesignError("kernel entry", f"kernel '{symbol}' has entry={value!r}: the generated "
                           f"extern \"C\" function '{symbol}' would call itself", loc=loc,
-                          found=value, fix="give the symbol its shape (e.g. "
-                          f"{symbol}_i32_1024) or name the C++ function differently")
+                          limit="entry= names the C++ function that aiedsl's extern \"C\" "
+                                f"'{symbol}' calls", found=value,
+                          fix=f"name a C++ function of another name, e.g. entry=\"{symbol}_impl\" "
+                              "or a template, entry=\"scale<int16_t, 1024>\"; aiedsl writes "
+                              f"extern \"C\" '{symbol}' itself, so leave that out of the C++")
     return value
 
 
