@@ -239,6 +239,29 @@ def test_a_kernel_that_does_not_build_stops_no_other_kernels_test(design_file: D
         "said above) ("), r.stdout
 
 
+def test_two_kernels_of_one_file_that_does_not_build_say_it_once(design_file: DesignFile
+                                                                     ) -> None:
+    """Two kernels declared from one C++ file with a typo printed the same compiler error
+    twice, under each declaration's line (an IRON user's find): the message names both."""
+    decl = '        a = fifo(Tensor[64, i32], name="a")'
+    twin = ('        twin = declare("twin_i32_64", source="bad_copy.cc", entry="bad_copy",\n'
+            '                       args=[buffer("src", Tensor[64, i32]),\n'
+            '                             buffer("dst", Tensor[64, i32], "out")],\n'
+            '                       reference=copy_ref, cycles=20, cost="-")\n')
+    path = design_file(WRONG.replace(decl, twin + decl).replace(
+        "                k(s, t)", "                k(s, t)\n                twin(s, t)"))
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY.replace("aie::store_v(dst + i, v);",
+                                                              "aie::store_v(dst1 + i, v);"))
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.count("error [host kernel build]") == 1, r.stderr
+    assert r.stderr.count("'dst1' was not declared") == 1, r.stderr
+    assert "copy_i32_64 and twin_i32_64" in r.stderr.splitlines()[0], r.stderr
+    assert r.stdout.splitlines()[-1].startswith(
+        "0 of 2 kernels match their references; 2 did not build for the host (copy_i32_64, "
+        "twin_i32_64: said above) ("), r.stdout
+
+
 def test_a_name_of_the_kernels_own_is_not_blamed_on_the_header(design_file: DesignFile
                                                                ) -> None:
     # an undeclared helper or a typo is the kernel's mistake, not a missing intrinsic

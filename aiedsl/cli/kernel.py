@@ -87,8 +87,9 @@ def kernel_test(
             if e.rule != "host kernel build" or len(cases) == 1:
                 raise
             # one kernel's C++ that does not build stops no other's test: said (once, for the
-            # kernels of one file that share it) and the others go on
-            if all(str(e) != str(seen) for _, seen in unbuilt):
+            # kernels of one file that share it, whose errors differ only in the declaring
+            # line: the message names them all) and the others go on
+            if all((e.message, e.found) != (seen.message, seen.found) for _, seen in unbuilt):
                 tell(command_line_text(e) + "\n")
             unbuilt.append((case.kernel.symbol, e))
             continue
