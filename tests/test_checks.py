@@ -2023,9 +2023,53 @@ def test_balance_fill_not_whole_elements(design_file: DesignFile) -> None:
     assert check_error(path) == (
         "d.py:17: error [fill/drain size]: rt.fill of 'a' moves 1000 elements, not a whole "
         "number of its 1024-element buffers\n"
+        "  limit: whole fifo elements per transfer: aiedsl checks and simulates each rt.fill and "
+        "rt.drain as whole elements (on the NPU the stream would run on into the element the next "
+        "transfer finishes, which aiedsl does not model)\n"
         "  found: 1000 / 1024 = 0.976562\n"
-        "  fix: move whole fifo elements per transfer"
+        "  fix: move a multiple of 1024 elements in each transfer of 'a' (here 1024 rather than "
+        "1000)"
     )
+
+
+def test_a_fill_of_part_of_a_linked_element_is_told_of_a_smaller_element(
+        design_file: DesignFile) -> None:
+    """48 then 16 values into 32-value elements a memtile forwards as 16 (as an IRON user's
+    port did 40 and 24): the fix names element boundaries, and an element of 16, which applied
+    checks."""
+    source = '''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[64, i32], out: Tensor[64, i32]):
+            a = fifo(Tensor[32, i32], name="a")
+            a1 = a.forward(Tensor[16, i32], name="a1")
+            b = fifo(Tensor[16, i32], name="b")
+            copy = passthrough(Tensor[16, i32])
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a1.consume() as x, b.produce() as y:
+                        copy(x, y)
+
+            with runtime() as rt:
+                rt.fill(a, inp, (0, [48], [1]))
+                rt.fill(a, inp, (48, [16], [1]))
+                rt.drain(b, out)
+        '''
+    assert check_error(design_file(source)) == (
+        "d.py:18: error [fill/drain size]: rt.fill of 'a' moves 48 elements, not a whole "
+        "number of its 32-element buffers\n"
+        "  limit: whole fifo elements per transfer: aiedsl checks and simulates each rt.fill and "
+        "rt.drain as whole elements (on the NPU the stream would run on into the element the next "
+        "transfer finishes, which aiedsl does not model)\n"
+        "  found: 48 / 32 = 1.5\n"
+        "  fix: move a multiple of 32 elements in each transfer of 'a' (here 32 or 64 rather "
+        "than 48), or give 'a' elements of 16 (16 x i32 divides every transfer of it, and a "
+        "memtile link, not a kernel, takes its elements)")
+    check_design(load_design(design_file(source.replace("Tensor[16, i32]", "Tensor[16, i32]"))).ir)
 
 
 def test_fifo_consumer_missing(design_file: DesignFile) -> None:

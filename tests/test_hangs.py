@@ -50,8 +50,12 @@ STATIC: dict[str, str] = {
     "drain_part_of_element.py": (
         "drain_part_of_element.py:36: error [fill/drain size]: rt.drain of 'b' moves 512 "
         "elements, not a whole number of its 1024-element buffers\n"
+        "  limit: whole fifo elements per transfer: aiedsl checks and simulates each rt.fill and "
+        "rt.drain as whole elements (on the NPU the stream would run on into the element the next "
+        "transfer finishes, which aiedsl does not model)\n"
         "  found: 512 / 1024 = 0.5\n"
-        "  fix: move whole fifo elements per transfer"
+        "  fix: move a multiple of 1024 elements in each transfer of 'b' (here 1024 rather than "
+        "512)"
     ),
     "fifo_never_filled.py": (
         "fifo_never_filled.py:21: error [fifo producer]: fifo 'y' has no producer\n"

@@ -3,6 +3,7 @@ the drains write is :mod:`aiedsl.checks.outputs`)."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -12,6 +13,35 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Fifo, Link
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import released, walk
+
+
+WHOLE = ("whole fifo elements per transfer: aiedsl checks and simulates each rt.fill and "
+         "rt.drain as whole elements (on the NPU the stream would run on into the element the "
+         "next transfer finishes, which aiedsl does not model)")
+
+
+def _whole_fix(d: Design, f: Fifo, numel: int | None) -> str:
+    """How to move whole elements of ``f``: the transfer's nearest whole counts (when the host
+    tensor is of ``f``'s type and moved ``numel`` elements), and, for a fifo whose other end is a
+    memtile link (no kernel reads its elements), the largest smaller element dividing every
+    transfer of it."""
+    fix = "move whole fifo elements per transfer"
+    if numel is not None:
+        per = f.elem.numel
+        near = [n for n in (numel // per * per, -(-numel // per) * per) if n]
+        fix = (f"move a multiple of {per} elements in each transfer of '{f.name}' (here "
+               f"{' or '.join(map(str, near))} rather than {numel})")
+    moved = [d.tensor(t.tensor).type.dt.itemsize * t.pattern.numel for t in d.runtime
+             if t.op in ("fill", "drain") and t.fifo == f.name]
+    linked = any(f.name in (*link.srcs, *link.dsts) for link in d.links)
+    whole = math.gcd(*moved)
+    g = whole // f.elem.dt.itemsize
+    if linked and 0 < g < f.elem.numel and whole % f.elem.dt.itemsize == 0:
+        fix += (f", or give '{f.name}' elements of {g} ({g} x {f.elem.dtype} divides every "
+                "transfer of it, and a memtile link, not a kernel, takes its elements)")
+    elif numel is None:
+        fix += " (the DMA moves bytes: count them in the fifo's element type)"
+    return fix
 
 
 def check_balance(d: Design) -> None:
@@ -38,7 +68,7 @@ def check_balance(d: Design) -> None:
             moved = t.pattern.numel * host.dt.itemsize
             runs = Fraction(moved, f.elem.nbytes)
             if runs.denominator != 1:
-                fix = "move whole fifo elements per transfer"
+                fix = _whole_fix(d, f, t.pattern.numel if host.dtype == f.elem.dtype else None)
                 if host.dtype == f.elem.dtype:
                     found = f"{t.pattern.numel} / {f.elem.numel} = {float(runs):g}"
                     what = (f"{t.pattern.numel} elements, not a whole number of its "
@@ -47,9 +77,8 @@ def check_balance(d: Design) -> None:
                     found = f"{moved} B / {f.elem.nbytes} B = {float(runs):g}"
                     what = (f"{moved} bytes ({t.pattern.numel} x {host.dtype}), not a whole "
                             f"number of its {f.elem.nbytes}-byte buffers ({f.elem})")
-                    fix += " (the DMA moves bytes: count them in the fifo's element type)"
                 raise DesignError("fill/drain size", f"rt.{t.op} of '{f.name}' moves {what}",
-                                  loc=t.loc, found=found, fix=fix)
+                                  loc=t.loc, limit=WHOLE, found=found, fix=fix)
             # a tensor typed other than its fifo changes the count only if the sizes differ
             if host.dt.itemsize != f.elem.dt.itemsize and f.name not in retyped:
                 retyped[f.name] = (f"rt.{t.op} of '{t.tensor}' ({host}) moves {moved} bytes, "
