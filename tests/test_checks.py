@@ -2069,7 +2069,9 @@ def test_a_fill_of_part_of_a_linked_element_is_told_of_a_smaller_element(
         "  fix: move a multiple of 32 elements in each transfer of 'a' (here 32 or 64 rather "
         "than 48), or give 'a' elements of 16 (16 x i32 divides every transfer of it, and a "
         "memtile link, not a kernel, takes its elements)")
-    check_design(load_design(design_file(source.replace("Tensor[16, i32]", "Tensor[16, i32]"))).ir)
+    fixed = design_file(source.replace('fifo(Tensor[32, i32], name="a")',
+                                       'fifo(Tensor[16, i32], name="a")'), "fixed.py")
+    check_design(load_design(fixed).ir)
 
 
 def test_fifo_consumer_missing(design_file: DesignFile) -> None:
