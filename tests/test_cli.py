@@ -911,3 +911,41 @@ def test_only_the_launcher_in_the_scripts_folder_is_library_code() -> None:
     assert is_library(str(scripts / "aiedsl"))
     assert is_users(str(scripts / "bt.py")) and not is_library(str(scripts / "bt.py"))
     assert is_users(str(Path("/elsewhere") / "aiedsl"))  # a user's file of that name elsewhere
+
+
+# -- -D values an error quotes --------------------------------------------------------------------
+
+@pytest.mark.parametrize("flag", [["-D", "N=3000"], ["-DN=3000"], ["--define", "N=3000"],
+                                  ["--define=N=3000"]])
+def test_an_error_quoting_a_d_value_says_the_command_line_gave_it(
+        flag: list[str], capsys: pytest.CaptureFixture) -> None:
+    """`-D N=3000` made a fill of 3000 elements, and the error pointed at the rt.fill line of
+    the design, whose text says N (an IRON user's find): the value's source is said."""
+    from aiedsl.cli.process import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(ROOT / "designs" / "passthrough.py"), *flag, "-D", "TILE=1024"])
+    assert e.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].endswith("passthrough.py:31: error [fill/drain size]: rt.fill of 'in_l3' "
+                             "moves 3000 elements, not a whole number of its 1024-element "
+                             "buffers"), lines
+    assert lines[-3:] == [
+        "  -D N=3000: N's value, given on the command line",
+        "  -D TILE=1024: TILE's value, given on the command line",  # the buffers' 1024
+        "  fix: move a multiple of 1024 elements in each transfer of 'in_l3' (here 2048 or 3072 "
+        "rather than 3000)"]
+
+
+def test_a_d_value_the_error_does_not_quote_is_not_named() -> None:
+    from aiedsl.cli.process import given_defines, with_defines
+    from aiedsl.errors import DesignError
+
+    e = DesignError("tiles", "tile 32x32 does not divide the 100x288 matrix",
+                    found="100 % 32 = 4", fix="choose a tile size that divides the matrix")
+    argv = ["check", "d.py", "-D", "M=100", "-D", "K=2", "-DT=3", "--", "-D", "X=100"]
+    assert given_defines(argv) == [("M", "100"), ("K", "2"), ("T", "3")]
+    assert with_defines(str(e), e, argv).splitlines()[-2:] == [
+        "  -D M=100: M's value, given on the command line",
+        "  fix: choose a tile size that divides the matrix"]
+    assert with_defines(str(e), e, ["check", "d.py", "-D", "M=10"]) == str(e)

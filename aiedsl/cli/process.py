@@ -12,6 +12,7 @@ command's usage, and exits 2. Ctrl-C exits 130, SIGTERM and SIGHUP 128 + their n
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any, List, Optional
 
@@ -147,6 +148,46 @@ def _stdout_failing() -> bool:
     return False
 
 
+def given_defines(argv: List[str]) -> List[tuple[str, str]]:
+    """The ``-D NAME=VALUE`` pairs of a command line, in order (``-D N=8``, ``-DN=8``,
+    ``--define N=8``, ``--define=N=8``)."""
+    out: List[tuple[str, str]] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg in ("-D", "--define"):
+            text = argv[i + 1] if i + 1 < len(argv) else ""
+        elif arg.startswith("--define="):
+            text = arg[len("--define="):]
+        elif arg.startswith("-D") and len(arg) > 2:
+            text = arg[2:]
+        else:
+            continue
+        name, eq, value = text.partition("=")
+        if eq and name:
+            out.append((name.strip(), value.strip()))
+    return out
+
+
+def with_defines(text: str, e: Exception, argv: List[str]) -> str:
+    """``text`` (error ``e`` as printed) with a line naming each ``-D`` whose value the error
+    quotes (``moves 3000 elements`` after ``-D N=3000``): the value the message blames came from
+    the command line, not from the design file its line points into. Put before the fix."""
+    from aiedsl.errors import DesignError
+
+    if not isinstance(e, DesignError):
+        return text
+    said = " ".join(str(part) for part in (e.message, e.limit, e.found) if part)
+    notes = [f"  -D {name}={value}: {name}'s value, given on the command line"
+             for name, value in given_defines(argv)
+             if value and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", said)]
+    if not notes:
+        return text
+    lines = text.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith("  fix: ")), len(lines))
+    return "\n".join(lines[:at] + notes + lines[at:])
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console entry point: run the app; usage errors exit 2, DesignErrors their own code."""
     if _missing_streams():  # nowhere to say what it does: nothing is done
@@ -181,7 +222,8 @@ def main(argv: Optional[List[str]] = None) -> None:
                 tell(_traceback(e))  # only added: the message and the exit code stay
             # as is (never re-wrapped, so messages stay greppable), a user's own exception
             # saying that AIEDSL_TRACEBACK=1 shows its traceback
-            tell(command_line_text(e) + "\n")
+            tell(with_defines(command_line_text(e), e, sys.argv[1:] if argv is None else argv)
+                 + "\n")
             sys.exit(getattr(e, "exit_code", 2))
         if code == _INTERRUPTED:
             # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False
