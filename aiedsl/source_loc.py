@@ -104,6 +104,15 @@ def assigned_name(call: str) -> str | None:
     return m[1] if m and f"{call}(" in line[m.end():] else None
 
 
+def assigned_at(loc: Loc, call: str) -> str | None:
+    """:func:`assigned_name` of the line ``loc`` points at, read when the call is long done:
+    ``a1 = a.forward(...)`` at ``loc`` gives ``"a1"`` for ``call="forward"``."""
+    lines = source_lines(loc.path)
+    line = lines[loc.line - 1] if 0 < loc.line <= len(lines) else ""
+    m = _ASSIGNED.match(line)
+    return m[1] if m and ";" not in line and f"{call}(" in line[m.end():] else None
+
+
 def _call_position(frame: FrameType) -> tuple[int, int] | None:
     """The line and column (a UTF-8 byte offset, as ``ast`` counts) where the call ``frame`` is
     running starts; None before Python 3.11, whose code objects keep no columns, or when they

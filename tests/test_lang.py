@@ -812,3 +812,53 @@ def test_an_unnamed_join_takes_its_variables_name(design_file: Callable[..., Pat
     names = [f.name for f in load_design(path).ir.fifos]
     assert names[12:] == ["c_l2", "pairs", "pairs1", "j", "j1", "c10_join", "src",
                           "src_0", "src_1"]
+
+
+BYPASSED = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_1col")
+def d(inp: Tensor[64, i32], out: Tensor[64, i32]):
+    a = fifo(Tensor[32, i32], name="a")
+    LINK
+    b = fifo(Tensor[16, i32], name="b")
+    copy = passthrough(Tensor[16, i32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as x, b.produce() as y:
+                copy(x, y)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+'''
+
+
+@pytest.mark.parametrize("link, kind, output, written", [
+    ("a1 = a.forward(Tensor[16, i32])", "forward", "a_fwd", "a1"),
+    ("parts = a.split(2)", "split", "a_0", "parts[0]"),
+])
+def test_a_core_reading_a_links_input_is_told_at_its_acquire(
+        design_file: Callable[..., Path], link: str, kind: str, output: str,
+        written: str) -> None:
+    """A core consuming `a` where `a1 = a.forward(...)` was meant was told "fifo 'a_fwd' has no
+    consumer" at the forward's line (an IRON user's port): said at the acquire, naming the
+    variable to consume."""
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    path = design_file(BYPASSED.replace("LINK", link))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        f"d.py:14: error [fifo consumer]: core[0,0] consumes 'a', the input of the memtile "
+        f"{kind} whose output '{output}' nothing consumes\n"
+        f"  limit: a fifo a memtile {kind} reads goes to the memtile; cores read the {kind}'s "
+        "output\n"
+        "  found: core[0,0] consumes a\n"
+        f"  d.py:7: the {kind}\n"
+        f"  fix: consume {written} in the core (`with {written}.consume() as e:`), or remove the "
+        f"{kind} if the core is to read 'a' straight from the host")

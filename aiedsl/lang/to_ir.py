@@ -14,6 +14,7 @@ from aiedsl.ir.types import Dim
 from aiedsl.lang.link_chains import check_links_once
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.rtp import BarrierRef, RtpRef
+from aiedsl.source_loc import assigned_at
 from aiedsl.lang.records import (
     EndpointUse, FifoRecord, LinkRecord, RtpWriteRecord, SetBarrierRecord,
 )
@@ -194,6 +195,34 @@ def _join_part_consumed(f: FifoRecord, trace: DesignTrace) -> None:
         "channel with split= (or none), filled by rt.fill")
 
 
+def _link_output_bypassed(f: FifoRecord, trace: DesignTrace) -> None:
+    """Refuse a link's output that nothing reads because a core reads the link's input instead
+    (``a.consume()`` where ``a1 = a.forward(...)`` was meant): said at the core's acquire,
+    which is the mistake, rather than as an output with no consumer."""
+    link = next((r for r in trace.links if f in r.dsts), None)
+    if link is None:
+        return
+    for src in link.srcs:
+        cores = [c for c in src.consumers if c.kind == "core"]
+        if not cores:
+            continue
+        out, inp = trace.written(f), trace.written(src)
+        # the variable the link's line assigns: a forward's output, or a split's list of them
+        variable = assigned_at(link.loc, link.kind) if out == f.name else None
+        if variable is not None and link.kind == "split":
+            variable = f"{variable}[{link.dsts.index(f)}]"
+        named = f"'{f.name}'" if out == f.name else f"{out} ('{f.name}')"
+        out = variable or out
+        raise DesignError(
+            "fifo consumer", f"{cores[0].core} consumes '{src.name}', the input of the memtile "
+            f"{link.kind} whose output {named} nothing consumes", loc=cores[0].loc,
+            limit=f"a fifo a memtile {link.kind} reads goes to the memtile; cores read the "
+            f"{link.kind}'s output", found=f"{cores[0].core} consumes {inp}",
+            related=[(f"the {link.kind}", link.loc)],
+            fix=f"consume {out} in the core (`with {out}.consume() as e:`), or remove the "
+                f"{link.kind} if the core is to read '{src.name}' straight from the host")
+
+
 def _fifo_ir(f: FifoRecord, trace: DesignTrace) -> Fifo:
     if f.producer is None and not f.consumers:
         raise DesignError(
@@ -202,6 +231,8 @@ def _fifo_ir(f: FifoRecord, trace: DesignTrace) -> Fifo:
             "core, and drain it (rt.drain) or consume it in a core")
     if f.producer is None:
         _join_part_consumed(f, trace)
+    if f.producer is not None and not f.consumers:
+        _link_output_bypassed(f, trace)
     if f.producer is None or not f.consumers:
         missing = "producer" if f.producer is None else "consumer"
         hint = ("fill it in the runtime sequence (rt.fill), or produce it in a core"
