@@ -164,6 +164,8 @@ class OutputCheck:
     hints: list[str] = field(default_factory=list)
     """Under a FAIL, the design's notes that may explain it (:mod:`aiedsl.notes`: a host
     tensor's bytes reinterpreted, a block of another shape), each ``file:line: text``."""
+    masked: int = 0
+    """Elements the reference masked (a ``numpy.ma`` result): not compared."""
 
     def line(self) -> str:
         """One line for the CLI (with, under a FAIL, where its wrong elements lie, and an
@@ -192,6 +194,14 @@ class OutputCheck:
         return text
 
     def _line(self) -> str:
+        text = self._compared()
+        if not self.masked:
+            return text
+        total = math.prod(self.shape)
+        return (f"{text[:-1]}; {self.masked:,} of {total:,} elements masked by the reference, "
+                "not compared)")
+
+    def _compared(self) -> str:
         status = "PASS" if self.passed else "FAIL"
         if self.worst_index is None:
             return f"{status} {self.name}: exact ({self.tolerance})"
@@ -234,7 +244,11 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     equals the reference's is a PASS "exact", naming no worst element.
     """
     g_all = got.reshape(-1)
-    w_all = np.asarray(want).reshape(-1)
+    mask = np.ma.getmask(want)  # a numpy.ma reference result: its masked elements are skipped
+    skip = None if mask is np.ma.nomask else np.asarray(mask).reshape(-1)
+    if skip is not None and not skip.any():
+        skip = None
+    w_all = np.asarray(np.ma.getdata(want)).reshape(-1)
     magnitude = None  # a bf16 sum's: each element is held to rtol * max(|want_i|, magnitude)
     if dtype in TOLERANCE:
         rtol, atol_rel = TOLERANCE[dtype]
@@ -294,6 +308,9 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             err[wild] = np.where(same[wild], 0.0, np.inf)
             share[wild] = np.where(same[wild], 0.0, np.inf)
             fails[wild] = ~same[wild]
+        if skip is not None:
+            out = skip[lo:lo + _SLICE]
+            err[out], share[out], fails[out] = 0.0, 0.0, False
         equal = equal and not err.any()
         any_fails = bool(fails.any())
         i = _nearest_to_failing(share, err, fails if any_fails else None)
@@ -310,8 +327,10 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
                 high[axis] = max(high[axis], int(at.max()))
     worst_err = worst_key[2]
     passed = wrong == 0
+    masked = 0 if skip is None else int(np.count_nonzero(skip))
     if g_all.size == 0 or (passed and equal):
-        return OutputCheck(name, passed, None, 0.0, 0.0, 0.0, tol, shape=got.shape)
+        return OutputCheck(name, passed, None, 0.0, 0.0, 0.0, tol, shape=got.shape,
+                           masked=masked)
     if marked and p is not None and reference_holds(w_all, dtype, p, _SLICE):
         marked = 0  # the reference itself holds such values: they tell nothing
     if marked and not beyond_chance(marked, wrong, dtype):
@@ -322,7 +341,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     if marked and p is not None:
         note = poison_note(marked, wrong, dtype, p)
     elif not passed and got.ndim == 2 and got.shape[0] == got.shape[1] > 1 and transposed and \
-            compare(name, got, np.asarray(want).T, dtype, nonfinite=nonfinite, rounds=rounds,
+            compare(name, got, np.asanyarray(want).T, dtype, nonfinite=nonfinite, rounds=rounds,
                     transposed=False, roundings=roundings, allowance=allowance).passed:
         note = ("it equals the reference transposed: rows and columns are swapped on the way "
                 "(a tiles() order, a dims_to_stream, or the reference's own layout)")
@@ -330,7 +349,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
         note = cancel_note(name, got, want, dtype, nonfinite=nonfinite, scale=scale,
                            roundings=roundings)
     return OutputCheck(name, passed, idx, float(g_all[worst]), float(w_all[worst]), worst_err,
-                       tol, note, wrong=wrong, region=region, shape=got.shape, poisoned=marked)
+                       tol, note, wrong=wrong, region=region, shape=got.shape, poisoned=marked,
+                       masked=masked)
 
 
 def _nearest_to_failing(share: np.ndarray, err: np.ndarray, among: np.ndarray | None) -> int:

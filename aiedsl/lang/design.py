@@ -229,7 +229,8 @@ class DesignHandle:
             raise DesignError("reference", f"{what} None for output '{name}'", loc=where,
                               limit=f"an array of {t.numel} values ({t})", found="None",
                               fix="return the expected array (is a `return` missing?)")
-        arr = np.asarray(value)
+        mask = np.ma.getmask(value)  # numpy.ma: the masked elements are not compared
+        arr = np.asarray(np.ma.getdata(value))
         kind = numpy_kind(arr.dtype)
         want = "f" if t.dt.is_float else "iub"
         if kind not in want or kind not in "iubf":
@@ -254,6 +255,9 @@ class DesignHandle:
                 f"({t})", loc=where, limit=f"shape {list(t.shape)} (or a flat array of its "
                 f"{t.numel} values in row-major order)", found=f"shape {list(arr.shape)}",
                 fix="return the output's shape (is a .T or a reshape missing?)")
+        if mask is not np.ma.nomask:  # numpy.ma keeps a mask of its data's shape
+            # what a masked element holds is no one's: 0, so no check below looks at it
+            arr = np.where(mask, np.zeros((), arr.dtype), arr)
         if not t.dt.is_float:
             _check_holds(arr.reshape(t.shape), name, t, what, where)
         found = None if self.nonfinite else _first_nonfinite(arr)
@@ -267,6 +271,8 @@ class DesignHandle:
                 "result)", found=f"{count} value(s) that are NaN or infinite",
                 fix=("pass finite inputs" if source else "fix the reference")
                 + f", or declare them expected with @{self.name}.reference(nonfinite=True)")
+        if mask is not np.ma.nomask and np.any(mask):
+            return np.ma.masked_array(arr.reshape(t.shape), mask=np.reshape(mask, t.shape))
         return arr.reshape(t.shape)
 
 

@@ -1,0 +1,73 @@
+"""A reference returning a numpy masked array: its masked elements are not compared (an output
+padded to whole words, whose kernel writes only the first element: IRON's reduce tests compare
+C[0] alone)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from aiedsl.compare import compare
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+
+DesignFile = Callable[..., Path]
+
+DESIGN = '''
+import numpy as np
+
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def d(inp: Tensor[64, i32], out: Tensor[64, i32]):
+    a = fifo(Tensor[16, i32], name="a")
+    b = fifo(Tensor[16, i32], name="b")
+    copy = passthrough(Tensor[16, i32])
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as x, b.produce() as y:
+                copy(x, y)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+
+@d.reference
+def reference(inp):
+    BODY
+'''
+
+
+def run(design_file: DesignFile, body: str) -> str:
+    handle = load_design(design_file(DESIGN.replace("BODY", body)))
+    result = simulate(handle, {"inp": np.arange(64, dtype=np.int32)})
+    return result.checks[0].line()
+
+
+def test_masked_elements_are_not_compared(design_file: DesignFile) -> None:
+    assert run(design_file, "r = np.ma.masked_array(inp + 0)\n    r[60:] = np.ma.masked\n"
+               "    r.data[60:] = -7  # what nobody checks\n    return r") == (
+        "PASS out: exact (integers must match exactly; 4 of 64 elements masked by the "
+        "reference, not compared)")
+
+
+def test_the_elements_left_unmasked_are_compared(design_file: DesignFile) -> None:
+    line = run(design_file, "r = np.ma.masked_array(inp + 1)\n    r[:60] = np.ma.masked\n"
+               "    return r")
+    assert line.splitlines()[0] == (
+        "FAIL out: worst element [60] got 60 want 61 (|error| 1; integers must match exactly; "
+        "60 of 64 elements masked by the reference, not compared)")
+    assert line.splitlines()[1] == "  wrong: 4 of 64 elements (6.2%), all within [60:64]"
+
+
+def test_a_masked_nan_is_no_nonfinite_result() -> None:
+    want = np.ma.masked_array(np.array([1.0, np.nan], np.float32), mask=[False, True])
+    check = compare("C", np.array([1.0, 5.0], np.float32), want, "f32")
+    assert check.passed and check.masked == 1
+
