@@ -173,6 +173,9 @@ def test_a_fill_of_part_of_a_fifo_element_is_refused_in_bytes(design_file: Desig
     assert str(e.value) == (
         "d.py:24: error [fill/drain size]: rt.fill of 'in0' moves 4000 bytes (1000 x i32), not "
         "a whole number of its 512-byte buffers (512xu8)\n"
+        "  limit: whole fifo elements per transfer: aiedsl checks and simulates each rt.fill and "
+        "rt.drain as whole elements (on the NPU the stream would run on into the element the next "
+        "transfer finishes, which aiedsl does not model)\n"
         "  found: 4000 B / 512 B = 7.8125\n"
         "  fix: move whole fifo elements per transfer (the DMA moves bytes: count them in the "
         "fifo's element type)")
