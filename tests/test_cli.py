@@ -580,6 +580,26 @@ def test_an_interrupted_command_says_aborted_and_exits_130(
     assert capsys.readouterr() == ("", "aborted\n")
 
 
+def test_ctrl_c_wrapped_by_pydantics_serializer_still_aborts(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """Ctrl-C while design.json was serialized came out as pydantic's own error: a traceback and
+    exit 1, a failed comparison's code (a tester's find, at 1.02 s into a build)."""
+    from pydantic_core import PydanticSerializationError
+
+    import aiedsl.checks
+    from aiedsl.cli.process import main
+
+    def interrupted(*args: object) -> None:
+        raise PydanticSerializationError(
+            "Error calling function `_without_circuit_rule`: KeyboardInterrupt: ")
+
+    monkeypatch.setattr(aiedsl.checks, "check_design", interrupted)
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(ROOT / "designs" / "passthrough.py")])
+    assert e.value.code == 130
+    assert capsys.readouterr() == ("", "aborted\n")
+
+
 # -- output for machines -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("command", [["sim"], ["check"], ["build", "-o", "{tmp}/b"]])

@@ -148,6 +148,22 @@ def _stdout_failing() -> bool:
     return False
 
 
+def _interrupted(e: BaseException) -> bool:
+    """Is ``e`` Ctrl-C (or a stopping signal) that a library wrapped in an error of its own?
+    pydantic's serializer turns a KeyboardInterrupt raised inside a field serializer into a
+    PydanticSerializationError whose text alone keeps it ("...: KeyboardInterrupt:")."""
+    seen: set[int] = set()
+    at: BaseException | None = e
+    while at is not None and id(at) not in seen:
+        seen.add(id(at))
+        if isinstance(at, KeyboardInterrupt) or (
+                type(at).__name__ == "PydanticSerializationError"
+                and "KeyboardInterrupt" in str(at)):
+            return True
+        at = at.__cause__ or at.__context__
+    return False
+
+
 def given_defines(argv: List[str]) -> List[tuple[str, str]]:
     """The ``-D NAME=VALUE`` pairs of a command line, in order (``-D N=8``, ``-DN=8``,
     ``--define N=8``, ``--define=N=8``)."""
@@ -214,6 +230,9 @@ def main(argv: Optional[List[str]] = None) -> None:
             sys.stdout = open(os.devnull, "w")  # nothing more to lose there, nor to say twice
             sys.exit(2)
         except Exception as e:
+            if _interrupted(e):
+                _aborted()
+                sys.exit(stop.exit_code())
             if isinstance(e, _click_class("ClickException")):
                 sys.exit(_usage_error(e))
             from aiedsl.errors import DesignError
