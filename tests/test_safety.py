@@ -849,3 +849,20 @@ def test_an_i16_kernel_is_held_to_the_i16_peak(design_file: DesignFile, cycles: 
         "  found: 256 per cycle\n"
         "  fix: count ops as one call's arithmetic (a multiply-accumulate is 2) and cycles as its "
         "time")
+
+
+def test_a_link_to_nothing_is_not_written_through(tmp_path: Path) -> None:
+    """`--stats st.json`, st.json a link to a file not yet made, made that file outside the
+    working directory (a tester's find); a link to an existing file was refused already."""
+    from aiedsl.builddir.outfile import check_file
+    from aiedsl.errors import DesignError
+
+    link = tmp_path / "st.json"
+    link.symlink_to(tmp_path / "elsewhere" / "new.json")
+    with pytest.raises(DesignError) as e:
+        check_file(link, ours=lambda head: True, option="--stats", example="stats.json")
+    assert str(e.value) == (
+        f"error [output file]: {link} is a symbolic link to {tmp_path}/elsewhere/new.json, "
+        "which does not exist, and aiedsl did not make it\n"
+        f"  fix: choose another file with --stats, or remove the link {link}")
+    assert not (tmp_path / "elsewhere").exists()

@@ -50,6 +50,14 @@ def check_file(path: str | Path, *, ours: Callable[[str], bool], option: str,
     if str(path).endswith(("/", os.sep)) or os.path.isdir(real):
         raise DesignError("output file", f"{printable(path)} is a folder, not a file",
                           fix=f"name the file, e.g. {option} {printable(shown / example)}")
+    if os.path.islink(shown) and not os.path.exists(shown):
+        # a link to nothing is no more aiedsl's than a link to a file is: writing through it
+        # would make a file wherever it points
+        label = printable(shown)
+        raise DesignError("output file", f"{label} is a symbolic link to "
+                          f"{printable(os.readlink(shown))}, which does not exist, and aiedsl "
+                          "did not make it", fix=f"choose another file with {option}, or remove "
+                          f"the link {label}")
     if os.path.lexists(real) and not _is_ours(real, ours):
         label = printable(shown)
         kind = _other_kind(real)
