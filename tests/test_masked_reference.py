@@ -1,6 +1,6 @@
-"""A reference returning a numpy masked array: its masked elements are not compared (an output
-padded to whole words, whose kernel writes only the first element: IRON's reduce tests compare
-C[0] alone)."""
+"""What a reference returns: a numpy masked array, whose masked elements are not compared (an
+output padded to whole words, whose kernel writes only the first element: IRON's reduce tests
+compare C[0] alone); never a coroutine or a generator."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 from aiedsl.compare import compare
+from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 
@@ -16,6 +17,7 @@ DesignFile = Callable[..., Path]
 
 DESIGN = '''
 import numpy as np
+import pytest
 
 from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
 from aiedsl.kernels import passthrough
@@ -71,3 +73,24 @@ def test_a_masked_nan_is_no_nonfinite_result() -> None:
     check = compare("C", np.array([1.0, 5.0], np.float32), want, "f32")
     assert check.passed and check.masked == 1
 
+
+
+@pytest.mark.parametrize("head, kind, makes, fix", [
+    ("async def reference(inp):\n    return inp", "an async def", "a coroutine",
+     "without async"),
+    ("def reference(inp):\n    yield inp", "a generator (a yield in its body)", "a generator",
+     "that returns them rather than yielding them"),
+])
+def test_a_reference_that_returns_no_arrays_when_called_is_refused_at_its_def(
+        design_file: DesignFile, head: str, kind: str, makes: str, fix: str) -> None:
+    """An async or generator reference was "returned object values" at the run, with Python's
+    "coroutine was never awaited" warning leaking out (a tester's find)."""
+    source = DESIGN.replace("def reference(inp):\n    BODY", head)
+    with pytest.raises(DesignError) as e:
+        load_design(design_file(source))
+    assert str(e.value) == (
+        f"d.py:25: error [reference]: the reference of 'd', 'reference', is {kind}\n"
+        "  limit: a function returning the expected arrays: aiedsl calls it and compares what "
+        f"it returns; called, {kind} makes {makes}\n"
+        f"  found: {kind}\n"
+        f"  fix: write reference as a plain def {fix} returning the arrays")

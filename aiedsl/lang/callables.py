@@ -68,3 +68,27 @@ def check_traced(fn: object, what: str, decorator: str, rule: str, loc: Loc | No
                                                 "awaits it" if word == "async" else
                                                 " without yield: its body records the "
                                                 "program as it runs, and returns nothing"))
+
+
+def check_returning(fn: object, what: str, loc: Loc | None) -> None:
+    """``fn``, a function whose result aiedsl uses (a reference), returns it when called; else
+    a DesignError at its ``def``. Called, an ``async def`` makes a coroutine (and Python warns,
+    from inside aiedsl, that nothing awaited it), a function with ``yield`` a generator and a
+    class an instance: none of them the arrays, which were refused as "object values"."""
+    import inspect
+
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        kind, makes, fix = "an async def", "a coroutine", "without async"
+    elif inspect.isgeneratorfunction(fn):
+        kind, makes, fix = "a generator (a yield in its body)", "a generator", \
+            "that returns them rather than yielding them"
+    elif inspect.isclass(fn):
+        kind, makes, fix = "a class", "an instance of it", "a function, not a class,"
+    else:
+        return
+    name = getattr(fn, "__name__", "it")
+    raise DesignError(
+        "reference", f"{what}, '{name}', is {kind}", loc=def_line(fn) or loc,
+        limit="a function returning the expected arrays: aiedsl calls it and compares what it "
+        f"returns; called, {kind} makes {makes}", found=kind,
+        fix=f"write {name} as a plain def {fix} returning the arrays")

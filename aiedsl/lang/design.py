@@ -24,7 +24,7 @@ from aiedsl.flags import check_flag
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
-from aiedsl.lang.callables import check_callable, check_traced
+from aiedsl.lang.callables import check_callable, check_returning, check_traced
 from aiedsl.lang.context import _DESIGN, active
 from aiedsl.lang.load import load_context
 from aiedsl.lang.names import check_tensor_name, decorated_name
@@ -156,6 +156,7 @@ class DesignHandle:
     def use_reference(self, fn: Callable[..., Any], nonfinite: bool, loc: Loc) -> None:
         """Make ``fn`` the reference (what :meth:`reference` does), a mistake reported at
         ``loc`` unless ``fn`` is a user's function (then at its first line)."""
+        check_returning(fn, f"the reference of '{self.name}'", loc)
         check_callable(fn, len(self.inputs), f"the reference of '{self.name}'", loc)
         _check_reference_names(fn, self.inputs, {t.name for t in self.ir.tensors},
                                f"the reference of '{self.name}'", loc)
