@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
+
 from aiedsl.compare import compare
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
@@ -17,7 +19,6 @@ DesignFile = Callable[..., Path]
 
 DESIGN = '''
 import numpy as np
-import pytest
 
 from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
 from aiedsl.kernels import passthrough
