@@ -26,7 +26,9 @@ def _whole_fix(d: Design, f: Fifo, numel: int | None) -> str:
     memtile link (no kernel reads its elements), the largest smaller element dividing every
     transfer of it."""
     fix = "move whole fifo elements per transfer"
-    if numel is not None:
+    if numel is None:
+        fix += " (the DMA moves bytes: count them in the fifo's element type)"
+    else:
         per = f.elem.numel
         near = [n for n in (numel // per * per, -(-numel // per) * per) if n]
         fix = (f"move a multiple of {per} elements in each transfer of '{f.name}' (here "
@@ -39,8 +41,6 @@ def _whole_fix(d: Design, f: Fifo, numel: int | None) -> str:
     if linked and 0 < g < f.elem.numel and whole % f.elem.dt.itemsize == 0:
         fix += (f", or give '{f.name}' elements of {g} ({g} x {f.elem.dtype} divides every "
                 "transfer of it, and a memtile link, not a kernel, takes its elements)")
-    elif numel is None:
-        fix += " (the DMA moves bytes: count them in the fifo's element type)"
     return fix
 
 
