@@ -15,6 +15,7 @@ from typing import Any
 from aiedsl.ir.loc import Loc
 from aiedsl.library_code import PACKAGE_DIR, library_dirs
 from aiedsl.text import printable as printable  # (its home; builddir imports it from here)
+from aiedsl.text import short_numbers
 
 
 def counted(n: int, noun: str) -> str:
@@ -140,7 +141,7 @@ class DesignError(Exception):
             lines.append(f"  {loc.file}:{loc.line}: {label}")
         if self.fix is not None:
             lines.append(f"  fix: {self.fix}")
-        return "\n".join(lines)
+        return short_numbers("\n".join(lines))
 
 
 def _rebuilt(cls: type[DesignError], args: tuple[Any, ...]) -> DesignError:

@@ -17,6 +17,7 @@ from aiedsl.lang.context import DESIGN_MODULE
 from aiedsl.lang.load import LoadContext, loading
 from aiedsl.lang.design import DesignHandle
 from aiedsl.source_loc import caller_loc, file_loc, user_line
+from aiedsl.text import whole_ints
 from aiedsl.user_errors import raised_by_user, user_exception, with_call_chain
 from aiedsl.values import by_type, shown as shown_value
 
@@ -200,6 +201,13 @@ def load_design(path: str | Path, defines: Mapping[str, object] | None = None,
     8192
     """
     caller = caller_loc()
+    with whole_ints():  # a message may quote a huge int the design gave (loop(10**5000))
+        return _load(path, defines, device, name, caller)
+
+
+def _load(path: str | Path, defines: Mapping[str, object] | None, device: str | None,
+          name: str | None, caller: Loc) -> DesignHandle:
+    """:func:`load_design`, ``caller`` its caller's line."""
     if isinstance(path, DesignHandle):
         raise DesignError(
             "design file", f"load_design() was given the design '{path.name}', already loaded",

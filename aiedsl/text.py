@@ -3,6 +3,11 @@ library, so the command line can use it before it loads a design."""
 
 from __future__ import annotations
 
+import re
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
 
 def printable(value: object) -> str:
     r"""``value`` as one line of a message: control characters (a line break in a path would
@@ -48,3 +53,46 @@ def encoded(text: str) -> bytes:
 def decoded(data: bytes) -> str:
     """The text of a file's bytes, UTF-8 or not: :func:`encoded` gives them back unchanged."""
     return data.decode("utf-8", SOURCE_ERRORS)
+
+
+LONG_NUMBER = 40
+"""The most digits a message shows of a number: a longer one (``10**5000``, a ``-D`` value of
+5000 nines) is shown by its ends and its length (:func:`short_numbers`)."""
+
+_DIGITS = re.compile(r"\d{1,3}(?:,\d{3}){13,}|\d{41,}")
+"""Runs of more than :data:`LONG_NUMBER` digits, grouped in thousands (``f"{n:,}"``) or not."""
+
+
+def short_numbers(text: str) -> str:
+    """``text`` with every run of more than :data:`LONG_NUMBER` digits cut to its first and
+    last six and its length: a screenful of digits hides the rule and the fix around it.
+
+    >>> short_numbers(f"loop({10**50})")
+    'loop(100000...000000 (51 digits))'
+    """
+    return _DIGITS.sub(_shortened, text)
+
+
+def _shortened(m: re.Match[str]) -> str:
+    digits = m[0].replace(",", "")
+    if len(digits) <= LONG_NUMBER:  # (13 groups of three after the first are 40 at least)
+        return m[0]
+    return f"{digits[:6]}...{digits[-6:]} ({len(digits)} digits)"
+
+
+@contextmanager
+def whole_ints() -> Iterator[None]:
+    """Python's limit on turning an int of over 4300 digits into text lifted, while a design
+    loads: the limit guards a server parsing untrusted input, but here it turned a design's
+    ``loop(10**5000)`` into a bare ``ValueError`` where the loop's rule was to be said (its
+    message then shortens the number: :func:`short_numbers`). The limit is restored after."""
+    get = getattr(sys, "get_int_max_str_digits", None)  # (Python 3.10.7 and later)
+    if get is None:
+        yield
+        return
+    before = get()
+    sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(before)

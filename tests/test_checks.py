@@ -514,6 +514,18 @@ def test_a_contiguous_run_spelt_over_two_dimensions_is_held_to_the_wraps(
     check_design(load_design(design_file(SPELT.format(pattern="(0, [4096], [1])"), "one.py")).ir)
 
 
+def test_a_contiguous_run_past_its_tensor_is_said_out_of_bounds(
+        design_file: DesignFile) -> None:
+    """The one-run fix suggested (4096, [4096], [1]), as far past A's end as the pattern it
+    rewrote (a tester): the bounds are said first."""
+    path = design_file(SPELT.format(pattern="(4096, [4, 1024], [1024, 1])"))
+    assert check_error(path) == (
+        "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
+        "  limit: every index inside 'A' (4096 elements)\n"
+        "  found: index 8191 (offset 4096, sizes [1, 1, 4, 1024], strides [0, 0, 1024, 1])\n"
+        "  fix: shrink the sizes, the strides or the offset")
+
+
 def test_a_linear_transfer_spelt_with_strides_on_size_one_dimensions_is_linear(
         design_file: DesignFile) -> None:
     """[1, 1, 1, 4096] is one run whatever its size-1 dimensions' strides say: it is emitted
@@ -2654,6 +2666,38 @@ def test_define_not_an_int(design_file: DesignFile) -> None:
         "  found: abc\n"
         "  fix: give an int, e.g. -D N=4096 (from Python: defines={'N': 4096})"
     )
+
+
+@pytest.mark.parametrize("text", ["\u0664\u0660\u0669\u0666", " 4096", "4096\n"])
+def test_define_int_in_other_digits_or_with_spaces_is_refused(design_file: DesignFile,
+                                                               text: str) -> None:
+    """Python's int() reads Arabic-Indic digits and spaces around a number, so -D N=<those>
+    was taken as 4096 (a tester)."""
+    path = design_file(DEFINES)
+    assert load_error(path, {"N": text}) == (
+        f"d.py:3: error [define]: -D N={text} is not a valid int\n"
+        "  limit: a number in the digits 0-9, with no spaces\n"
+        f"  found: {text!r}\n"
+        "  fix: give an int, e.g. -D N=4096 (from Python: defines={'N': 4096})"
+    )
+
+
+def test_a_huge_int_is_said_by_its_ends_and_length(design_file: DesignFile) -> None:
+    """loop(10**5000) was a bare "ValueError: Exceeds the limit (4300 digits) for integer
+    string conversion" instead of the loop's rule, and a -D of 5000 nines was printed uncut
+    (a tester)."""
+    path = design_file(DEFINES.replace("loop(N // 1024)", "loop(10**5000)"))
+    limit = getattr(sys, "get_int_max_str_digits", lambda: None)
+    before = limit()
+    assert load_error(path) == (
+        "d.py:12: error [loop]: loop(100000...000000 (5001 digits)) has more iterations than "
+        "an MLIR index constant holds\n"
+        "  limit: 1 to 9223372036854775807 (2^63 - 1)\n"
+        "  found: 100000...000000 (5001 digits)\n"
+        "  fix: use a count of at most sys.maxsize (2^63 - 1)"
+    )
+    assert "found: 999999...999999 (5000 digits)\n" in load_error(path, {"N": "9" * 5000})
+    assert limit() == before  # Python's limit is back after the load
 
 
 def test_define_override_is_used(design_file: DesignFile) -> None:

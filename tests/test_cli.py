@@ -957,6 +957,22 @@ def test_an_error_quoting_a_d_value_says_the_command_line_gave_it(
         "rather than 3000)"]
 
 
+def test_a_d_value_of_5000_digits_is_cut_short(capsys: pytest.CaptureFixture) -> None:
+    """-D N=<5000 nines> printed the number uncut, three times over (a tester)."""
+    from aiedsl.cli.process import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(ROOT / "designs" / "passthrough.py"), "-D", "N=" + "9" * 5000])
+    assert e.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].endswith("error [tensor type]: Tensor[999999...999999 (5000 digits), i32] "
+                             "has 999999...999999 (5000 digits) elements"), lines
+    assert lines[-3:] == ["  found: 999999...999999 (5000 digits)",
+                          "  -D N=999999...999999 (5000 digits): N's value, given on the "
+                          "command line",
+                          "  fix: split the problem over several runs"]
+
+
 def test_a_d_value_the_error_does_not_quote_is_not_named() -> None:
     from aiedsl.cli.process import given_defines, with_defines
     from aiedsl.errors import DesignError

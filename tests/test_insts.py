@@ -288,6 +288,8 @@ SYNC = (0x80, 16, 0x00000000, 0x00010100)
     (_stream((0x42,)), "unknown opcode 0x42 at byte 16 (operation 0)"),
     (_stream(SYNC, count=2), "holds 1 operations, its header says 2"),
     (_stream((0x80, 20, 0, 0)), "sync at byte 16 gives its size as 20 bytes, not 16"),
+    # an unnamed custom op cut short was "truncated: None at byte 16" (a tester)
+    (_stream((0xF3,)), "is truncated: custom op 0xf3 at byte 16 needs 8 bytes, 4 are left"),
     # a design file said "truncated: the header gives 540698727 bytes" (a tester)
     (b'"""Passthrough: host -> memtile"""\nimport numpy as np\n' * 4,
      "insts.bin is a text file, not an NPU instruction stream"),

@@ -20,6 +20,7 @@ import typer
 
 from aiedsl.cli.commands import app
 from aiedsl.cli.common import STDOUT_CLOSED, reader_may_leave, stdout_failed, tell
+from aiedsl.text import short_numbers, whole_ints
 
 
 def _click_class(name: str) -> type:
@@ -197,7 +198,7 @@ def with_defines(text: str, e: Exception, argv: List[str]) -> str:
     # a one-character value (COLS=8) turns up in too many messages to be told apart; one the
     # message names with its define (a map's `TILE=2048`, `-D N=8192.7 is not a valid int`)
     # needs no line
-    notes = [f"  -D {name}={value}: {name}'s value, given on the command line"
+    notes = [short_numbers(f"  -D {name}={value}: {name}'s value, given on the command line")
              for name, value in given_defines(argv)
              if len(value) > 1 and f"{name}={value}" not in text
              and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", said)]
@@ -213,7 +214,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     if _missing_streams():  # nowhere to say what it does: nothing is done
         tell(f"error [standard output]: {STDOUT_CLOSED}\n")
         sys.exit(2)
-    with _Stop() as stop:
+    # (checks after the load may quote a huge int too)
+    with _Stop() as stop, whole_ints():
         try:
             code = app(args=argv, prog_name="aiedsl", standalone_mode=False)
         except typer.Abort as e:

@@ -130,7 +130,12 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
     elif ctx is not None and name in ctx.overrides and isinstance(given, str):
         text = given
         kind = type(default).__name__
+        # Python's int() and float() also read other scripts' digits (Arabic-Indic 4096) and
+        # spaces around the number: not what a command line's number is taken to be
+        odd = kind in ("int", "float") and not (text.isascii() and text.strip() == text)
         try:
+            if odd:
+                raise ValueError(text)
             value = type(default)(text) if not isinstance(default, bool) else _bool(text)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(text)
@@ -138,8 +143,10 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
             example = str(not default).lower() if isinstance(default, bool) else default
             python = not default if isinstance(default, bool) else default
             raise DesignError(
-                "define", f"-D {name}={text} is not a valid {kind}", loc=loc, found=text,
-                limit="true or false (or 1, 0, yes, no, on, off)" if kind == "bool" else None,
+                "define", f"-D {name}={text} is not a valid {kind}", loc=loc,
+                found=repr(text) if odd else text,
+                limit="true or false (or 1, 0, yes, no, on, off)" if kind == "bool" else
+                "a number in the digits 0-9, with no spaces" if odd else None,
                 fix=f"give {_article(kind)}, e.g. -D {name}={example} (from Python: "
                 f"defines={{{name!r}: {python!r}}})") from None
     if isinstance(value, str):

@@ -134,10 +134,11 @@ def _decode_one(words: Sequence[int], at: int, index: int, name: str,
     opcode = words[at] & 0xFF
     op = OPCODES.get(opcode)
     offset = at * 4
+    said = op or (f"custom op {opcode:#04x}" if opcode >= 0x80 else f"opcode {opcode:#04x}")
 
     def take(n: int) -> tuple[int, ...]:
         if at + n > len(words):
-            raise _error(f"{name} is truncated: {op} at byte {offset} needs {4 * n} bytes, "
+            raise _error(f"{name} is truncated: {said} at byte {offset} needs {4 * n} bytes, "
                          f"{4 * (len(words) - at)} are left", f"{4 * (len(words) - at)} bytes")
         return tuple(words[at:at + n])
 

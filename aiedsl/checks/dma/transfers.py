@@ -53,6 +53,8 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
         except DesignError as e:
             if not _contiguous(p.sizes, p.strides):
                 raise
+            _check_bounds(t, p, itemsize, tensor.type.numel, where, shown)  # said first: the
+            # one run rewritten would still leave the tensor
             # one run spelt over several dimensions: mlir-aie moves [*, 1, 1, n][*, 0, 0, 1]
             # as a plain linear transfer, exempt from the wrap limits (isLinearTransfer)
             n = p.numel // p.sizes[0]
@@ -102,10 +104,16 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
               f"dimension stepping by {', '.join(map(str, steps))} ({shown})",
               "start at a sum of multiples of those strides, or give the pattern a size-1 "
               "dimension to carry the offset", None)
+    _check_bounds(t, p, itemsize, tensor.type.numel, where, shown)
+
+
+def _check_bounds(t: Transfer, p: Pattern, itemsize: int, numel: int, where: str,
+                  shown: str) -> None:
+    """The pattern stays inside its tensor of ``numel`` elements."""
     hi = p.offset + sum((size - 1) * stride for size, stride in zip(p.sizes, p.strides))
-    if hi >= tensor.type.numel:
-        _fail(t.loc, where, f"every index inside '{t.tensor}' ({tensor.type.numel} elements)",
-              f"index {hi} ({shown})", _bytes_fix(p, itemsize, tensor.type.numel, t.tensor)
+    if hi >= numel:
+        _fail(t.loc, where, f"every index inside '{t.tensor}' ({numel} elements)",
+              f"index {hi} ({shown})", _bytes_fix(p, itemsize, numel, t.tensor)
               or "shrink the sizes, the strides or the offset")
 
 
