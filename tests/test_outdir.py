@@ -708,8 +708,8 @@ if [ "$1" = "--version" ]; then echo "aiecc 1.2.3 (test double)"; exit 0; fi
 if [ "$1" = "--help" ]; then exit 0; fi
 mkdir -p aie.mlir.prj && echo "intermediate" > aie.mlir.prj/main.o
 {fail}
-printf 'xclbin' > aie.xclbin
-printf '\\001\\000\\000\\000' > insts.bin
+printf 'xclbin2\\000' > aie.xclbin
+printf '\\000\\001\\003\\006\\001\\001\\000\\000\\000\\000\\000\\000\\020\\000\\000\\000' > insts.bin
 '''
 
 
@@ -1008,8 +1008,8 @@ esac
 echo $$ > "{root}/aiecc.pid"
 {then}
 mkdir -p aie.mlir.prj && echo "intermediate" > aie.mlir.prj/main.o
-sed -n 2p aie.mlir > aie.xclbin
-printf '\\001\\000\\000\\000' > insts.bin
+{{ printf 'xclbin2\\000'; sed -n 2p aie.mlir; }} > aie.xclbin
+printf '\\000\\001\\003\\006\\001\\001\\000\\000\\000\\000\\000\\000\\020\\000\\000\\000' > insts.bin
 """
 
 
@@ -1057,7 +1057,7 @@ def test_a_build_cannot_swap_itself_in_between_a_builds_write_and_its_compile(
     assert child.returncode == 0, err
     out = tmp_path / "out"
     assert (out / "aie.mlir").read_text() == _gen(4096).files["aie.mlir"]
-    assert (out / "aie.xclbin").read_text() == "// device npu1_1col; N=4096, TILE=1024\n"
+    assert (out / "aie.xclbin").read_text() == "xclbin2\0// device npu1_1col; N=4096, TILE=1024\n"
     manifest = json.loads((out / "manifest.json").read_text())
     assert [b["shape"] for b in manifest["buffers"]] == [[4096], [4096]]
 
@@ -1162,7 +1162,7 @@ def test_an_interrupted_compile_leaves_the_previous_outputs_whole(
     monkeypatch.chdir(tmp_path)
     aiedsl.build(PASSTHROUGH, output="out", compile=True)  # a complete compile, N=4096
     assert (tmp_path / "out" / "aie.xclbin").read_text() == \
-        "// device npu1_1col; N=4096, TILE=1024\n"
+        "xclbin2\0// device npu1_1col; N=4096, TILE=1024\n"
     # a newer aiecc (the same design compiles again), which is interrupted
     _gated_aiecc(tmp_path, version="1.2.4",
                  then=f'printf partial > aie.xclbin; echo 1 > "{tmp_path}/half"; sleep 30')

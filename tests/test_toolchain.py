@@ -73,8 +73,8 @@ for a in "$@"; do
   esac
 done
 {fail}
-printf 'xclbin' > aie.xclbin
-printf '\\001\\000\\000\\000\\002\\000\\000\\000\\003\\000\\000\\000' > insts.bin
+printf 'xclbin2\\000' > aie.xclbin
+printf '\\000\\001\\003\\006\\001\\001\\000\\000\\000\\000\\000\\000\\020\\000\\000\\000' > insts.bin
 '''
 
 AIECC_FLAVORS = {
@@ -306,7 +306,7 @@ def test_build_sh_speaks_whichever_aiecc_runs_it(fake_tools: dict[str, Path],
         f"{AIECC_WORDS[flavor]} aie.mlir",
         f"PEANO_INSTALL_DIR={peano}",
     ]
-    assert (fake_tools["root"] / "out" / "aie.xclbin").read_text() == "xclbin"
+    assert (fake_tools["root"] / "out" / "aie.xclbin").read_bytes() == b"xclbin2\0"
 
 
 def test_a_compiled_build_without_its_marker_holds_only_what_builds_write(
@@ -351,7 +351,7 @@ def test_build_sh_finds_aiecc_where_discovery_does(fake_tools: dict[str, Path], 
                        env={**os.environ, "PATH": path})
     assert r.returncode == 0, r.stderr
     assert fake_tools["log"].read_text().splitlines()[1] == f"{AIECC_WORDS['current']} aie.mlir"
-    assert (fake_tools["root"] / "out" / "aie.xclbin").read_text() == "xclbin"
+    assert (fake_tools["root"] / "out" / "aie.xclbin").read_bytes() == b"xclbin2\0"
 
 
 def test_relative_tool_paths_are_taken_from_where_the_command_runs(
@@ -408,7 +408,7 @@ def test_build_sh_takes_relative_install_dirs_from_where_it_is_run(
         f"{AIECC_WORDS['current']} aie.mlir",
         f"PEANO_INSTALL_DIR={root}/peano",
     ]
-    assert (root / "out" / "aie.xclbin").read_text() == "xclbin"
+    assert (root / "out" / "aie.xclbin").read_bytes() == b"xclbin2\0"
 
 
 @pytest.mark.parametrize("how", ["CDPATH", "a link to it", "a folder name ending in a newline"])
@@ -440,7 +440,7 @@ def test_build_sh_builds_in_its_own_folder_and_nowhere_else(fake_tools: dict[str
     assert (r.returncode, r.stdout) == (0, ""), r.stderr
     assert sorted(os.listdir(decoy)) == before  # nothing written there
     built = root / out
-    assert (built / "aie.xclbin").read_text() == "xclbin"
+    assert (built / "aie.xclbin").read_bytes() == b"xclbin2\0"
     assert {".aiedsl-script.list", "insts.bin", f"{KERNEL}.o"} <= set(os.listdir(built))
     assert fake_tools["log"].read_text().splitlines()[0].endswith(
         f"-c kernels/{KERNEL}.cc -o {KERNEL}.o")
@@ -581,7 +581,7 @@ def test_manifest_records_design_tools_and_buffer_abi(fake_tools: dict[str, Path
         "tools": {"Peano (llvm-aie)": "clang version 19.0.0 (llvm-aie test double)",
                   "aiecc (mlir-aie)": "aiecc 1.2.3 (test double)", "AIE API headers": ""},
         "xclbin": "aie.xclbin", "kernel": "MLIR_AIE", "opcode": 3,
-        "instructions": {"file": "insts.bin", "group_id": 1, "words": 3},
+        "instructions": {"file": "insts.bin", "group_id": 1, "words": 4},
         "buffers": [
             {"group_id": 3, "name": "A", "shape": [256, 128], "dtype": "bfloat16",
              "bytes": 65536, "direction": "in"},
@@ -591,7 +591,8 @@ def test_manifest_records_design_tools_and_buffer_abi(fake_tools: dict[str, Path
              "bytes": 262144, "direction": "out"}],
         "ops_per_run": 2 * 256 * 128 * 256,
         "kernel_objects": ["zero_f32_4096.o", "matmul_bf16_f32_64x64x64_4x8x4.o"],
-        "program_memory": {"bytes_per_core": 16384, "used": {}},  # the fake leaves no ELF
+        "program_memory": {"bytes_per_core": 16384, "used": {},  # the fake leaves no ELF
+                           "unread": [f"core[{c},{r}]" for r in range(4) for c in range(4)]},
         "stack": {"bytes_per_core": {f"core[{c},{r}]": 1024 for c in range(4) for r in range(4)},
                   "kernel_frames": {}},  # nor stack usage files
     }
@@ -779,10 +780,51 @@ def test_compile_records_how_much_program_memory_each_core_uses(
     _aiecc_leaving(fake_tools, _elf32([(0, 5120), (0x70000, 800)]))
     aiedsl.build(PASSTHROUGH, output="out", compile=True)
     manifest = json.loads((fake_tools["root"] / "out" / "manifest.json").read_text())
-    assert manifest["program_memory"] == {"bytes_per_core": 16384, "used": {"core[0,0]": 5120}}
+    assert manifest["program_memory"] == {"bytes_per_core": 16384, "used": {"core[0,0]": 5120},
+                                          "unread": []}
     r = _cli("build", str(PASSTHROUGH), "-o", "out", "--compile")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-1] == "program memory: core[0,0] 5.0 of 16 KB"
+
+
+def test_a_compile_that_left_no_core_elf_says_program_memory_is_not_known(
+        fake_tools: dict[str, Path]) -> None:
+    """The manifest's program memory was an empty "used", and the build said nothing of it (a
+    tester)."""
+    r = _cli("build", str(PASSTHROUGH), "-o", "out", "--compile")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == (
+        "program memory: not known for core[0,0] (aiecc left no core ELF aiedsl could read in "
+        "out/aie.mlir.prj/)")
+    manifest = json.loads((fake_tools["root"] / "out" / "manifest.json").read_text())
+    assert manifest["program_memory"]["unread"] == ["core[0,0]"]
+
+
+@pytest.mark.parametrize("then, said", [
+    ("printf 'junk' > aie.xclbin; printf '\\000\\001\\003\\006' > insts.bin",
+     "error [aiecc]: aiecc finished but the aie.xclbin it wrote is not an xclbin\n"
+     "  limit: an xclbin starts with XRT's signature 'xclbin2'\n"
+     "  found: its first bytes: b'junk'\n"),
+    ("printf 'xclbin2\\000' > aie.xclbin; printf 'aiecc did this' > insts.bin",
+     "error [aiecc]: aiecc finished but the insts.bin it wrote is not an NPU instruction "
+     "stream: insts.bin is a text file, not an NPU instruction stream\n"
+     "  found: text at byte 0: 'aiecc did this'\n"),
+    ("printf 'xclbin2\\000' > aie.xclbin; printf '\\000\\001\\003\\006' > insts.bin",
+     "error [aiecc]: aiecc finished but the insts.bin it wrote is not an NPU instruction "
+     "stream: insts.bin is truncated: 4 bytes, shorter than the 16-byte header\n"
+     "  found: 4 bytes\n"),
+])
+def test_an_aiecc_that_exits_0_having_written_junk_is_not_believed(
+        fake_tools: dict[str, Path], then: str, said: str) -> None:
+    """A fake aiecc writing junk and exiting 0 was reported as compiled (a tester)."""
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(fake_tools["log"],
+                                                                 then + "; exit 0"))
+    r = _cli("build", str(PASSTHROUGH), "-o", "out", "--compile")
+    assert r.returncode == 5, r.stdout
+    assert r.stderr.lstrip("\n") == said + (
+        "  fix: see out/logs/aiecc.log; check the mlir-aie installation (`aiedsl doctor` shows "
+        "what aiedsl finds)\n")
+    assert not (fake_tools["root"] / "out" / "aie.xclbin").exists()
 
 
 def test_program_memory_overflow_names_the_core_and_its_size(
@@ -1197,10 +1239,10 @@ def test_npu_run_uses_mlir_aies_buffer_abi(fake_npu: FakeXrt) -> None:
     calls = fake_npu.calls
     assert calls[:7] == [("device", 0), ("get_info", "name"), ("xclbin", "aie.xclbin"),
                          ("register",), ("hw_context", "uuid"), ("kernel", "MLIR_AIE"),
-                         ("bo", 12, "cacheable", 1)]
+                         ("bo", 16, "cacheable", 1)]
     assert ("bo", 16384, "host_only", 3) in calls and ("bo", 16384, "host_only", 4) in calls
     launches = [c for c in calls if c[0] == "launch"]
-    assert launches == [("launch", 3, 1, 3, [3, 4])] * 5  # 2 warm-up + 3 timed
+    assert launches == [("launch", 3, 1, 4, [3, 4])] * 5  # 2 warm-up + 3 timed
     assert len(result.latencies) == 3
     assert ("sync", 3, "to_device") in calls and ("sync", 4, "from_device") in calls
     assert ("sync", 4, "to_device") not in calls  # the output is never written by the host

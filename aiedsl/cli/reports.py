@@ -99,6 +99,10 @@ def report_compile(art: Any, compiled: Any) -> None:
         more = ", ..." if len(fullest) > 4 else ""
         say(f"program memory: {', '.join(shown)}{more} of "
             f"{pm['bytes_per_core'] / 1024:.0f} KB")
+    if pm.get("unread"):  # nothing said of them would read as nothing to worry about
+        say(f"program memory: not known for {', '.join(pm['unread'][:4])}"
+            f"{', ...' if len(pm['unread']) > 4 else ''} (aiecc left no core ELF aiedsl "
+            f"could read in {printable(art.path)}/aie.mlir.prj/)")
 
 
 def report_run(result: Any, trace: Optional[str], stats: Optional[str], handle: Any,

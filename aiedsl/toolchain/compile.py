@@ -36,7 +36,7 @@ from typing import Callable
 from aiedsl.builddir.build import compiling
 from aiedsl.builddir.marker import SCRIPT_LIST
 from aiedsl.builddir.swap import install_outputs
-from aiedsl.errors import ToolchainError, listed
+from aiedsl.errors import DesignError, ToolchainError, listed
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.kernels.text import unit_text
@@ -47,6 +47,7 @@ from aiedsl.text import encoded, tool_output
 from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv
 from aiedsl.toolchain.discover import Tool, Tools
 from aiedsl.toolchain.elf import ElfError, program_end
+from aiedsl.toolchain.insts import read_header
 from aiedsl.toolchain.manifest import build_manifest
 from aiedsl.toolchain.stack import SUFFIX as STACK_SUFFIX
 from aiedsl.toolchain.stack import kernel_frames, stack_overflow
@@ -250,11 +251,42 @@ def _compile(d: Design, target: TargetModel, work: Path, out: Path, tools: Tools
             "aiecc", f"aiecc finished but did not write {', '.join(absent)}", exit_code=5,
             found=f"see {out / 'logs' / 'aiecc.log'}",
             fix="check the aiecc version (aiedsl emits mlir-aie's 2026 syntax)")
+    junk = _not_what_aiecc_writes(work, out)
+    if junk is not None:
+        raise junk
     manifest = build_manifest(d, target, tools, key, (work / "insts.bin").stat().st_size,
                               core_programs(d, target, work), frames)
     (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     (work / CACHE).write_text(json.dumps({"key": key}) + "\n")
     return manifest
+
+
+XCLBIN_MAGIC = b"xclbin2\0"
+"""How every xclbin starts (XRT's ``axlf.m_magic``)."""
+
+
+def _not_what_aiecc_writes(work: Path, out: Path) -> ToolchainError | None:
+    """The error for an ``aie.xclbin`` or ``insts.bin`` in ``work`` that is not one (an aiecc
+    that exited 0 having written something else: a broken install, a wrapper script); None
+    when both look as they should. Only their heads are read: an instruction stream's
+    operations are for ``aiedsl inspect`` to read, and a newer mlir-aie may add some."""
+    log = out / "logs" / "aiecc.log"
+    fix = (f"see {log}; check the mlir-aie installation (`aiedsl doctor` shows what aiedsl "
+           "finds)")
+    with open(work / "aie.xclbin", "rb") as f:
+        head = f.read(len(XCLBIN_MAGIC))
+    if head != XCLBIN_MAGIC:
+        return ToolchainError(
+            "aiecc", "aiecc finished but the aie.xclbin it wrote is not an xclbin",
+            exit_code=5, limit="an xclbin starts with XRT's signature 'xclbin2'",
+            found=f"its first bytes: {head!r}", fix=fix)
+    try:
+        read_header((work / "insts.bin").read_bytes(), "insts.bin")
+    except DesignError as e:
+        return ToolchainError(
+            "aiecc", f"aiecc finished but the insts.bin it wrote is not an NPU instruction "
+            f"stream: {e.message}", exit_code=5, limit=e.limit, found=e.found, fix=fix)
+    return None
 
 
 def core_programs(d: Design, target: TargetModel, out: Path) -> dict[str, int]:

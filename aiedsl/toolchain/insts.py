@@ -81,6 +81,33 @@ def decode(data: bytes, name: str = "the stream", target: TargetModel | None = N
     Its registers are ``target``'s; by default those of the device generation its header
     names (:func:`~aiedsl.toolchain.insts_format.stream_target`), or, for one aiedsl does not
     know, :data:`~aiedsl.targets.DEFAULT_DEVICE`'s, which a note says."""
+    header = read_header(data, name)
+    nwords = len(data) // 4
+    guessed = []
+    if target is None:
+        target = stream_target(header.generation)
+        if target is None:
+            target = get_target(DEFAULT_DEVICE)
+            guessed.append(f"the header's device generation {header.generation} is none aiedsl "
+                           f"knows: its registers are read as {target.name}'s")
+    words = struct.unpack(f"<{nwords}I", data)
+    instructions: list[Instruction] = []
+    at = 4
+    while at < nwords:
+        ins = _decode_one(words, at, len(instructions), name, target)
+        instructions.append(ins)
+        at += len(ins.words)
+    if len(instructions) != header.count:
+        raise _error(f"{name} holds {len(instructions)} operations, its header says "
+                     f"{header.count}", f"{len(instructions)} operations")
+    events, notes = _tasks(instructions, target)
+    return Program(header, tuple(instructions), tuple(events), tuple(guessed + notes),
+                   target=target)
+
+
+def read_header(data: bytes, name: str = "the stream") -> Header:
+    """The header of an instruction stream (a DesignError when ``data`` is no stream: an ELF,
+    text, not whole words, shorter than a header, or not the length its header gives)."""
     if data.startswith(ELF_MAGIC):  # a core ELF or a program: the likeliest wrong file, and
         # named as such whatever its size
         raise _error(f"{name} is an ELF file (a program or a core's object code), not an NPU "
@@ -107,26 +134,7 @@ def decode(data: bytes, name: str = "the stream", target: TargetModel | None = N
             f"file has {len(data)}", limit=f"{header.size:,} bytes, the stream size its header "
             "gives (word 3)", found=f"{len(data):,} bytes in the file",
             fix=FIX)
-    guessed = []
-    if target is None:
-        target = stream_target(header.generation)
-        if target is None:
-            target = get_target(DEFAULT_DEVICE)
-            guessed.append(f"the header's device generation {header.generation} is none aiedsl "
-                           f"knows: its registers are read as {target.name}'s")
-    words = struct.unpack(f"<{nwords}I", data)
-    instructions: list[Instruction] = []
-    at = 4
-    while at < nwords:
-        ins = _decode_one(words, at, len(instructions), name, target)
-        instructions.append(ins)
-        at += len(ins.words)
-    if len(instructions) != header.count:
-        raise _error(f"{name} holds {len(instructions)} operations, its header says "
-                     f"{header.count}", f"{len(instructions)} operations")
-    events, notes = _tasks(instructions, target)
-    return Program(header, tuple(instructions), tuple(events), tuple(guessed + notes),
-                   target=target)
+    return header
 
 
 def _decode_one(words: Sequence[int], at: int, index: int, name: str,

@@ -47,7 +47,7 @@ def build_manifest(d: Design, target: TargetModel, tools: Tools, key: str, insts
                    frames: dict[str, int] | None = None) -> dict[str, Any]:
     """The manifest of design ``d`` compiled with ``tools`` (``insts.bin`` is ``insts_bytes``;
     ``programs``: where each core's program ends in its program memory, for the cores whose
-    ELF was found; ``frames``: the least stack each kernel needs, for the kernels Peano
+    ELF was found (the others listed as ``unread``); ``frames``: the least stack each kernel needs, for the kernels Peano
     reported, :mod:`aiedsl.toolchain.stack`)."""
     return {
         "design": d.name,
@@ -64,7 +64,9 @@ def build_manifest(d: Design, target: TargetModel, tools: Tools, key: str, insts
         "ops_per_run": ops_per_run(d),
         "kernel_objects": [u.object for u in kernel_units(d.kernels)],
         "program_memory": {"bytes_per_core": target.program_memory,
-                           "used": dict(programs or {})},
+                           "used": dict(programs or {}),
+                           # said, not left out: an empty "used" read as nothing to worry about
+                           "unread": [c.name for c in d.cores if c.name not in (programs or {})]},
         "stack": {"bytes_per_core": {c.name: c.stack for c in d.cores},
                   "kernel_frames": dict(frames or {})},
     }
