@@ -47,8 +47,8 @@ def build_manifest(d: Design, target: TargetModel, tools: Tools, key: str, insts
                    frames: dict[str, int] | None = None) -> dict[str, Any]:
     """The manifest of design ``d`` compiled with ``tools`` (``insts.bin`` is ``insts_bytes``;
     ``programs``: where each core's program ends in its program memory, for the cores whose
-    ELF was found (the others listed as ``unread``); ``frames``: the least stack each kernel needs, for the kernels Peano
-    reported, :mod:`aiedsl.toolchain.stack`)."""
+    ELF was found (the others listed as ``unread``); ``frames``: the least stack each kernel
+    needs, for the kernels Peano reported, :mod:`aiedsl.toolchain.stack`)."""
     return {
         "design": d.name,
         "device": d.device,
