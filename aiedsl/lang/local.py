@@ -46,6 +46,7 @@ from aiedsl.lang.novalue import NoValue
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.library_vectors import library_lanes, takes_vectors
 from aiedsl.source_loc import assigned_name, caller_loc
+from aiedsl.text import short_numbers
 from aiedsl.values import as_int, shown
 
 
@@ -288,7 +289,7 @@ def _largest(np_dtype: np.dtype) -> Any:
 
 
 def _short(value: object) -> str:
-    text = repr(value)
+    text = short_numbers(repr(value))  # a huge int by its ends and length before any cut
     return text if len(text) <= 60 else text[:57] + "..."
 
 
