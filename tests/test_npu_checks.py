@@ -66,8 +66,8 @@ def test_a_tensor_updated_in_place_is_written_again_before_each_npu_run(
     # drain writes, once (and the instructions, group 1, at load)
     steps = [c for c in fake_npu.calls if c[0] in ("launch", "sync")]
     assert steps == [("sync", 1, "to_device"), ("sync", 3, "to_device"), ("sync", 4, "to_device"),
-                     ("launch", 3, 1, 3, [3, 4])] + [
-        ("sync", 3, "to_device"), ("launch", 3, 1, 3, [3, 4])] * 4 + [
+                     ("launch", 3, 1, 4, [3, 4])] + [
+        ("sync", 3, "to_device"), ("launch", 3, 1, 4, [3, 4])] * 4 + [
         ("sync", 3, "from_device")]
     assert result.timing.rewritten == ("x",) and len(result.latencies) == 3
     assert result.lines()[2] == (
