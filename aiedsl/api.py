@@ -43,7 +43,8 @@ from aiedsl.npu_run import choose_target, run_on_npu
 from aiedsl.run_result import Measured, RunResult  # noqa: F401
 from aiedsl.sim.compare import check_inputs, make_inputs
 from aiedsl.sim.options import (
-    CHECK_FIX, check_clock, check_flag, check_kernels, check_seed, check_target,
+    CHECK_FIX, check_clock, check_flag, check_kernels, check_runs_once, check_seed,
+    check_target,
 )
 from aiedsl.source_loc import caller_loc
 from aiedsl.values import as_int, by_type, shown
@@ -126,6 +127,9 @@ class Artifacts:
                               "leave trace= out")
         _check_run_options(iters, warmup, check, trace, self.design.name, loc)
         check = bool(check)  # np.True_ too
+        check_runs_once(self.design, int(iters) + int(warmup),
+                        f"{int(iters) + int(warmup)} runs were asked (iters={int(iters)}, "
+                        f"warmup={int(warmup)})", "run it once (iters=1, warmup=0)")
         target, kernels = check_target(target, loc), check_kernels(kernels, loc)
         seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
         ins = self._inputs(inputs, seed, loc)

@@ -102,9 +102,11 @@ def _check(d: Design, suggest: bool) -> tuple[Design, Table]:
     check_core_cycles(d)  # after runtime order: a late fill is the likelier cause
     check_barrier_order(d)  # after both: a drain that never completes is theirs first
     # every invocation after the first: what a barrier starts it with is what the first left
-    check_barrier_reruns(d)
-    check_rtp_reruns(d, target)  # what a slot holds there is what the first left, too
-    check_late_reads(d)  # and what the next invocation writes while a core runs on
+    # (none with a core of forever=False: the design runs once per load, as a run says)
+    if all(c.forever for c in d.cores):
+        check_barrier_reruns(d)
+        check_rtp_reruns(d, target)  # what a slot holds there is what the first left, too
+        check_late_reads(d)  # and what the next invocation writes while a core runs on
     # which transfers each wait retires: placement changes nothing it reads, and three checks
     # ask (worked out when the first does, as each did alone)
     retired = cache(partial(retirements, d))

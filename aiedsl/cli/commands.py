@@ -396,6 +396,12 @@ def run_(
 
         check_trace(trace, handle.name)  # before building: a refused trace writes nothing
     _check_stats(stats, handle.name, trace)
+    from aiedsl.sim.options import check_runs_once
+
+    # before building, in the command line's words (run() says it in Python's)
+    check_runs_once(handle.ir, iters + warmup, f"{iters + warmup} runs were asked (--iters "
+                    f"{iters}{f', --warmup {warmup}' if warmup else ''})",
+                    "run it once (--iters 1, no --warmup)")
     art = build_design(handle, output=output)
     say(f"built {printable(art.path)}/")
     start = time.perf_counter()

@@ -69,7 +69,7 @@ def render_mlir(d: Design, target: TargetModel) -> str:
     for c in d.cores:
         namer = _Namer()
         cores.append({
-            "name": c.name, "tile": c.tile, "loc": c.loc, "stack": c.stack,
+            "name": c.name, "tile": c.tile, "loc": c.loc, "stack": c.stack, "forever": c.forever,
             "stack_attr": c.stack != target.default_stack,
             "body": _body(c.body, d, fifos, namer, {}, rtps, locks, c.name, local_bufs),
         })

@@ -46,6 +46,11 @@ class Core(_Node):
     """Bytes of stack reserved in data memory."""
     loc: Loc
     """Where its herd was declared."""
+    forever: bool = True
+    """Whether the core starts its program again each time it ends, as every run of the design
+    needs (its ``aie.core`` loops to ``c_forever``: IRON's ``Worker``); False for a program run
+    once, after which the core stops (IRON's ``Worker(while_true=False)``): the design then
+    runs once per load."""
 
 
 class Cascade(_Node):

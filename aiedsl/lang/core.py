@@ -43,7 +43,7 @@ def herd_traceable(cols: int, rows: int, t: TargetModel) -> bool:
 
 def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
          name: str | None = None, stack: int | None = None,
-         cascade: Literal["east", "south"] | None = None
+         cascade: Literal["east", "south"] | None = None, forever: bool = True
          ) -> Callable[[Callable[..., Any]], Any]:
     """Declare a ``cols x rows`` rectangle of cores running one core function.
 
@@ -54,6 +54,12 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
     column's, north to south); kernels with ``cascade_in``/``cascade_out`` use it. Only
     ``"east"`` and ``"south"`` are accepted: an AIE2 core sends its cascade east or south and
     receives it from the west or north (``check`` refuses ``"north"`` and ``"west"``).
+
+    Each core runs the function's program again each time it ends, forever, as every run of
+    the design needs (IRON's ``Worker``): a ``local()`` carries its value from one run into the
+    next. ``forever=False`` runs it once, after which the core stops (IRON's
+    ``Worker(while_true=False)``): the design then runs once per load, and ``--iters`` above 1
+    is refused.
 
     Example: ``@herd(cols=4, rows=1, cascade="east")`` chains core[0,0] -> ... -> core[3,0].
     """
@@ -119,6 +125,11 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                               limit=f"{runs} (the directions an {b.target.arch.upper()} "
                               "cascade runs)", found=repr(cascade),
                               fix="write cascade='east' to chain each row west to east")
+        if not isinstance(forever, bool):  # (forever=0 would read as a count of runs)
+            raise DesignError("herd", f"herd '{hname}' has forever={shown(forever)}", loc=loc,
+                              limit="True (the program runs again each time it ends) or False "
+                              "(it runs once)", found=shown(forever),
+                              fix="write forever=False for a core that runs its program once")
         nparams = len(inspect.signature(fn).parameters)
         if nparams not in (0, 2) or (nparams == 0 and (ncols, nrows) != (1, 1)):
             raise DesignError(
@@ -137,7 +148,7 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                 b.cores.append(Core(
                     name=cb.name, herd=hname, index=(x, y), body=tuple(cb.scopes[0].ops),
                     stack=reserved if reserved is not None else b.target.default_stack,
-                    loc=loc))
+                    loc=loc, forever=forever))
         return h
 
     return decorate

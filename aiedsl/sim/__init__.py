@@ -33,7 +33,7 @@ from aiedsl.sim.hang_run import say_least_depth, stopped
 from aiedsl.sim.machine import Machine, SimFault, build_machine
 from aiedsl.sim.options import (
     CHECK_FIX, check_clock, check_flag, check_handle, check_invocations, check_kernels,
-    check_seed,
+    check_runs_once, check_seed,
 )
 from aiedsl.sim.stats import timing
 from aiedsl.sim.summary import Timing, significant
@@ -230,6 +230,8 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
     kernels = check_kernels(kernels, loc)
     invocations = check_invocations(invocations, loc)
+    check_runs_once(handle.ir, invocations, f"{invocations} invocations were asked",
+                    "simulate one invocation (invocations=1)")
     check = check_flag(check, "check", loc, CHECK_FIX)
     compute = check_flag(compute, "compute", loc, "give compute=True to compute the outputs, "
                          "False for the timing alone (the kernels take their time and compute "
@@ -364,7 +366,9 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
                                      f"{n - 1} left: {_what_carries(placed, whole, n)}) "
                                      "computed this; invocation 1, from the load, matched")
                         checks[i] = this
-        if tm.after_cycles:  # after the invocations asked for: a later one's error goes first
+        if tm.after_cycles and not all(c.forever for c in placed.cores):
+            tm = replace(tm, runs_once=True)  # no back-to-back runs to time
+        elif tm.after_cycles:  # after the invocations asked for: a later one's error goes first
             tm = _back_to_back(placed, target, ins, drained, impls, clock_hz, tm, watch)
     return SimResult(ins, outputs, checks, tm, m)
 

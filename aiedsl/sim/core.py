@@ -167,7 +167,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
     runtime's end: a pass that ends after the runtime's last invocation has ended is not
     started again (it would block at its first acquire, or spin: no data comes), nor is a
     program with no acquire, barrier wait or cascade call (its passes could never block: the
-    run would spin up to the cap). Only the first
+    run would spin up to the cap); a core of ``forever=False`` runs it once. Only the first
     ``m.invocations`` passes count towards the busy time and the operations: a later pass is
     the work of an invocation the run does not simulate."""
     code = compile_core(m, core, rings, kernels)
@@ -194,8 +194,8 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
             p.info["ended_holding"] = kept
         if heap and heap[0][0] < p.time:  # the runtime's end, if earlier, goes first
             yield PAUSE
-        if (not blocks or n_code == 0 or m.runtime is None or m.runtime.finished
-                or passes >= PASSES_PER_INVOCATION * m.invocations):
+        if (not core.forever or not blocks or n_code == 0 or m.runtime is None
+                or m.runtime.finished or passes >= PASSES_PER_INVOCATION * m.invocations):
             return
 
 

@@ -15,6 +15,7 @@ import os
 
 from aiedsl.errors import DesignError
 from aiedsl.flags import check_flag as check_flag  # run options are flags too: its home
+from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.lang.design import DesignHandle
 from aiedsl.values import by_type, shown
@@ -110,3 +111,20 @@ def check_handle(handle: object, call: str, loc: Loc) -> DesignHandle:
         "with its design's references; DesignHandle(ir) has none of the user's"
         if isinstance(handle, Design) else
         f"pass the @design function's result (or load_design(\"design.py\")) to {call}()")
+
+
+def check_runs_once(d: Design, runs: int, asked: str, fix: str) -> None:
+    """Refuse ``runs`` runs (more than one) of a design with a core of ``forever=False``: it
+    runs its program once and stops, so a second run of the loaded design would wait for it
+    (on the NPU, a hang). ``asked`` says how the runs were asked for, ``fix`` how to ask for
+    one. The error is at the core's herd, whose ``forever=False`` makes it so."""
+    once = next((c for c in d.cores if not c.forever), None)
+    if runs <= 1 or once is None:
+        return
+    raise DesignError(
+        "run once", f"{once.name} runs its program once (forever=False), so the design runs "
+        f"once per load; {asked}", loc=once.loc,
+        limit="1 run of a design with a core of forever=False (a second run would wait for "
+        "that core, stopped: a hang on the NPU)", found=f"{runs} runs",
+        fix=f"{fix}, or leave forever=False out of the @herd for the core to run its program "
+        "again each time it ends")

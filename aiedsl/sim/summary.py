@@ -107,6 +107,9 @@ class Timing:
     back_to_back_stopped: bool = False
     """A core works past the host's wait, and the invocations simulated to time back-to-back
     runs did not run to their end (``simulate(design, invocations=3)`` reports why)."""
+    runs_once: bool = False
+    """A core works past the host's wait, in a design that runs once per load (a core of
+    ``forever=False``): there are no back-to-back runs to time."""
     dram_read_bytes: int = 0
     """Bytes the shims read from host memory (fills); ``dram_bytes`` counts these and the
     writes."""
@@ -208,7 +211,9 @@ class Timing:
                     "after the last output the runtime waits for; the time above stops at that "
                     "wait)")
             b = self.back_to_back_cycles
-            if b is None and self.back_to_back_stopped:
+            if self.runs_once:
+                out.append(f"{more}; the design runs once per load (a core of forever=False)")
+            elif b is None and self.back_to_back_stopped:
                 out.append(f"{more}; back to back, the next invocation waits for it as far as "
                            "it needs the core: how long is not known, as the invocations "
                            "simulated to time it did not run to their end (simulate(design, "

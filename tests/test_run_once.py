@@ -1,0 +1,122 @@
+"""A core that runs its program once (``@herd(forever=False)``, IRON's
+``Worker(while_true=False)``): no forever loop in its ``aie.core``, one pass simulated, and a
+design that runs once per load: more runs refused, the later-run checks not applied. An IRON
+porter could not write one (every core was wrapped in the forever loop)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import aiedsl
+from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+from aiedsl.sim import simulate
+from test_barrier_reruns import INIT_ONE
+from test_locals import RUNNING_SUM
+
+DesignFile = Callable[..., Path]
+
+ONCE = RUNNING_SUM.replace("@herd()", "@herd(forever=False)")
+"""test_locals' running sum over eight tiles in a local that starts at 100, run once (the herd
+at line 13)."""
+
+
+
+def _core_text(mlir: str) -> str:
+    return mlir[mlir.index("aie.core("):mlir.index("aie.end") + len("aie.end")]
+
+
+def test_a_core_of_forever_false_has_no_forever_loop(design_file: DesignFile) -> None:
+    art = aiedsl.build(design_file(ONCE), output="out")
+    core = _core_text((art.path / "aie.mlir").read_text())
+    assert "c_forever" not in core
+    assert re.sub(r' loc\("[^)]*\)', "", core) == (
+        "aie.core(%tile_0_2) {\n"
+        "      %c0 = arith.constant 0 : index\n"
+        "      %c1 = arith.constant 1 : index\n"
+        "      %n1 = arith.constant 8 : index\n"
+        "      scf.for %i2 = %c0 to %n1 step %c1 {\n"
+        "        %view3 = aie.objectfifo.acquire @a(Consume, 1) : "
+        "!aie.objectfifosubview<memref<16xi32>>\n"
+        "        %view3_0 = aie.objectfifo.subview.access %view3[0] : "
+        "!aie.objectfifosubview<memref<16xi32>> -> memref<16xi32>\n"
+        "        func.call @add_i32_16(%local_acc, %view3_0, %local_acc) : (memref<16xi32>, "
+        "memref<16xi32>, memref<16xi32>) -> ()\n"
+        "        aie.objectfifo.release @a(Consume, 1)\n"
+        "      }\n"
+        "      %view4 = aie.objectfifo.acquire @b(Produce, 1) : "
+        "!aie.objectfifosubview<memref<16xi32>>\n"
+        "      %view4_0 = aie.objectfifo.subview.access %view4[0] : "
+        "!aie.objectfifosubview<memref<16xi32>> -> memref<16xi32>\n"
+        "      func.call @passthrough_i32_16(%local_acc, %view4_0) : (memref<16xi32>, "
+        "memref<16xi32>) -> ()\n"
+        "      aie.objectfifo.release @b(Produce, 1)\n"
+        "      aie.end")
+    ir = (art.path / "design.json").read_text()
+    assert '"forever": false' in ir
+
+
+def test_the_default_core_keeps_its_forever_loop(design_file: DesignFile) -> None:
+    art = aiedsl.build(design_file(RUNNING_SUM),
+                       output="out")
+    core = _core_text((art.path / "aie.mlir").read_text())
+    assert "%c_forever = arith.constant 9223372036854775807 : index" in core
+    assert "scf.for %run = %c0 to %c_forever step %c1 {" in core
+
+
+def test_a_core_run_once_simulates_its_one_pass(design_file: DesignFile) -> None:
+    r = simulate(load_design(design_file(ONCE)))
+    assert r.passed, r.lines()
+
+
+def test_more_runs_of_a_design_run_once_are_refused(design_file: DesignFile) -> None:
+    path = design_file(ONCE)
+    said = ("d.py:13: error [run once]: core[0,0] runs its program once (forever=False), so "
+            "the design runs once per load; {asked}\n"
+            "  limit: 1 run of a design with a core of forever=False (a second run would wait "
+            "for that core, stopped: a hang on the NPU)\n"
+            "  found: {runs} runs\n"
+            "  fix: {fix}, or leave forever=False out of the @herd for the core to run its "
+            "program again each time it ends")
+    with pytest.raises(DesignError) as e:
+        simulate(load_design(path), invocations=2)
+    assert str(e.value) == said.format(asked="2 invocations were asked", runs=2,
+                                       fix="simulate one invocation (invocations=1)")
+    art = aiedsl.build(path, output="out")
+    with pytest.raises(DesignError) as e:
+        art.run(target="sim", iters=2, warmup=1)
+    assert str(e.value) == said.format(asked="3 runs were asked (iters=2, warmup=1)", runs=3,
+                                       fix="run it once (iters=1, warmup=0)")
+    r = subprocess.run([sys.executable, "-m", "aiedsl", "run", str(path), "--iters", "2"],
+                       capture_output=True, text=True, cwd=path.parent)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == said.format(asked="2 runs were asked (--iters 2)", runs=2,
+                                   fix="run it once (--iters 1, no --warmup)") + "\n"
+    assert art.run(target="sim").passed
+
+
+def test_forever_takes_a_bool(design_file: DesignFile) -> None:
+    with pytest.raises(DesignError) as e:
+        load_design(design_file(ONCE.replace("forever=False", "forever=0")))
+    assert str(e.value) == (
+        "d.py:13: error [herd]: herd 'core' has forever=0\n"
+        "  limit: True (the program runs again each time it ends) or False (it runs once)\n"
+        "  found: 0\n"
+        "  fix: write forever=False for a core that runs its program once")
+
+
+def test_the_checks_of_later_runs_leave_a_design_run_once_alone(
+        design_file: DesignFile) -> None:
+    """The barrier starts at 1 from the load, which only the first run has: refused for a core
+    that runs again (test_barrier_reruns), fine for one that runs once."""
+    path = design_file(INIT_ONE.replace("@herd()", "@herd(forever=False)"))
+    handle = load_design(path)
+    check_design(handle.ir)
+    assert simulate(handle).passed
