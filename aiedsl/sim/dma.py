@@ -40,7 +40,7 @@ class Receive:
                  prod: list[Lock], cons: list[Lock], port: Port, idx: np.ndarray | None,
                  part_idx: list[np.ndarray | None] | None = None,
                  fills: list[Any] | None = None,
-                 pending: list[list[np.ndarray | None]] | None = None) -> None:
+                 pending: list[list[np.ndarray | Chunk | None]] | None = None) -> None:
         self.engine, self.p, self.idx = engine, p, idx
         self.pending = pending
         """Per part, per buffer: data received but not yet written (a core ring's
@@ -156,10 +156,15 @@ class Receive:
                 # view of the sender's buffer, which the sender frees once every receiver has it.
                 i = self.part
                 pending = self.pending
-                if pending is not None and self.chunk is not None and (
+                chunk = self.chunk
+                if pending is not None and chunk is not None and (
                         data.dtype == self.bufs.dtype) and self.part_idx is None:
-                    pending[i][self.slot] = data  # written when read (a whole chunk, in order)
+                    # written when read (a whole chunk, in order): one whose gather is deferred
+                    # is kept itself, its gather done when something reads it (Chunk.content)
+                    pending[i][self.slot] = chunk if chunk.deferred else data
                 else:
+                    if chunk is not None and chunk.deferred:
+                        data = chunk.content()
                     if self.idx is not None:
                         self.bufs[self.slot][self.idx] = data
                     elif self.part_idx is not None and self.part_idx[i] is not None:
@@ -209,7 +214,7 @@ class Send:
                  prod: list[Lock], cons: list[Lock], conn: Conn,
                  gather: list[Callable[[np.ndarray], np.ndarray] | None],
                  order: list[np.ndarray | None] | None = None,
-                 pending: list[list[np.ndarray | None]] | None = None,
+                 pending: list[list[np.ndarray | Chunk | None]] | None = None,
                  repeat: int = 1) -> None:
         self.engine, self.p, self.conn = engine, p, conn
         self.repeat = repeat
@@ -283,14 +288,20 @@ class Send:
                 held = self.held
                 if self.pending is not None and self.sends == 0:
                     by_slot = self.pending[self.part]
-                    held = self.held = by_slot[self.slot]
+                    got = by_slot[self.slot]
+                    # (received with its gather deferred: gathered now, to be sent on)
+                    held = self.held = got.content() if isinstance(got, Chunk) else got
                     by_slot[self.slot] = None
                 data = self.src[self.slot][self.part] if held is None else held
                 self.start = p.time
                 if engine.trace:
                     p.open = (p.time, self.conn.name)
                 gather = self.gather[self.part]
-                if gather is not None:
+                order = None if self.order is None else self.order[self.part]
+                # what a link received, gathered in its order: the chunk carries it and the
+                # order, gathered only if a receiver reads the elements (Chunk.content)
+                defer = held is not None and gather is not None and order is not None
+                if gather is not None and not defer:
                     data = gather(data)
                 elif held is not None:
                     pass  # the received data itself: never changed, so never copied
@@ -303,9 +314,10 @@ class Send:
                     if copy:
                         data = data.copy()
                 chunk = engine.send(self.conn, data, p)
-                order = None if self.order is None else self.order[self.part]
-                if held is not None and gather is not None and order is not None:
-                    chunk.origin = (held, order)  # data == held[order]
+                if defer:
+                    assert held is not None and order is not None
+                    chunk.origin = (held, order)  # the elements are held[order]
+                    chunk.deferred = True
                 self.req = ("sent", chunk)
                 state = _SENT
             else:  # _FREE

@@ -49,7 +49,7 @@ class Chunk:
     """Data one sender put on a stream for every receiver of a connection."""
 
     __slots__ = ("data", "start", "pending", "done", "sender", "seq", "waiter", "prepared",
-                 "origin", "lead")
+                 "origin", "lead", "deferred")
 
     def __init__(self, data: np.ndarray, start: float, receivers: int, sender: "Proc",
                  seq: int = 0) -> None:
@@ -73,9 +73,21 @@ class Chunk:
         """Kernel operands made from ``data``, by the function that made them (shared by the
         cores whose buffers hold a copy of it)."""
         self.origin: tuple[np.ndarray, np.ndarray] | None = None
-        """``(source, order)`` when ``data`` is ``source`` gathered in ``order`` (a link's send
-        of what it received), ``source`` never changed: an operand that reorders ``data`` may
-        be made from ``source`` in one step (:class:`~aiedsl.kernels.prepared.Reorder`)."""
+        """``(source, order)`` when the chunk is ``source`` gathered in ``order`` (a link's send
+        of what it received), ``source`` never changed: an operand that reorders it may be made
+        from ``source`` in one step (:class:`~aiedsl.kernels.prepared.Reorder`)."""
+        self.deferred = False
+        """Whether the gather is still to be done: ``data`` is then ``origin``'s source (of the
+        same size and type), and :meth:`content` gathers it when something first reads the
+        elements. A core whose operands are made from ``origin`` never does (a matmul's)."""
+
+    def content(self) -> np.ndarray:
+        """The elements the chunk carries, in stream order (gathered now if still deferred)."""
+        if self.deferred:
+            assert self.origin is not None, "a deferred gather has its origin"
+            self.data = self.data.reshape(-1)[self.origin[1]]
+            self.deferred = False
+        return self.data
 
 
 class Port:
@@ -359,7 +371,7 @@ class Engine:
         if queue and not p.got:
             entry = queue[0]
             chunk = entry[0]
-            data = chunk.data
+            data = chunk.content()
             if not entry[1] and data.size == n:  # one whole chunk: the common case
                 # when the others are ready for this chunk, asked before it leaves the queue
                 # (a shim drain gets here; an on-chip receiver inlines the same in sim/dma.py)
@@ -484,7 +496,7 @@ class Engine:
             entry = queue[0]
             chunk, off = entry
             take = min(need, chunk.data.size - off)
-            parts.append(chunk.data[off:off + take])
+            parts.append(chunk.content()[off:off + take])
             nbytes += take * chunk.data.itemsize
             # a chunk's first piece: a receiver late for it waits out its sender's lead
             if port.others and not off:  # a broadcast streams to every receiver at once

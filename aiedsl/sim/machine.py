@@ -58,7 +58,7 @@ from aiedsl.ir.types import dims_index
 from aiedsl.place.objectfifo import lower
 from aiedsl.sim.core import run_core
 from aiedsl.sim.dma import Receive, Send
-from aiedsl.sim.engine import Conn, Engine, Lock, Port, Proc, WorkQueue
+from aiedsl.sim.engine import Chunk, Conn, Engine, Lock, Port, Proc, WorkQueue
 from aiedsl.sim.patterns import dims_gather
 from aiedsl.sim.runtime import run_runtime
 from aiedsl.sim.shim_dma import shim_drain, shim_fill
@@ -244,7 +244,7 @@ def _build_link(m: Machine, link: Link, depth: int, links_in: dict[str, Link],
 
     # Nothing but the link's senders reads its buffers: what a receiver gets whole waits
     # pending, per part and buffer, and its sender sends it from there (see sim/dma.py).
-    pending: list[list[np.ndarray | None]] = [[None] * depth for _ in parts]
+    pending: list[list[np.ndarray | Chunk | None]] = [[None] * depth for _ in parts]
     if link.kind == "join":
         for i, f in enumerate(srcs):
             p = Proc(f"{tag} <- {f.name}", "s2mm", info={**info, "fifo": f.name})

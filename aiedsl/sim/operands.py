@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from aiedsl.ir.core_ops import BufferArg, Call, LocalArg
+from aiedsl.sim.engine import Chunk
 from aiedsl.sim.state import Ring
 
 
@@ -23,12 +24,17 @@ class LazyViews:
     def __init__(self, ring: Ring, views: list[np.ndarray]) -> None:
         self.views = views
         self.flat = [b.reshape(-1) for b in ring.bufs]
-        self.pending: list[np.ndarray | None] = ring.pending  # type: ignore[assignment]
+        self.pending: list[np.ndarray | Chunk | None] = ring.pending  # type: ignore[assignment]
 
     def __getitem__(self, slot: int) -> np.ndarray:
         data = self.pending[slot]
         if data is not None:
-            self.flat[slot][...] = data
+            if isinstance(data, Chunk):  # its gather deferred: done straight into the buffer
+                assert data.origin is not None, "a deferred gather has its origin"
+                source, order = data.origin
+                np.take(source.reshape(-1), order, out=self.flat[slot])
+            else:
+                self.flat[slot][...] = data
             self.pending[slot] = None
         return self.views[slot]
 
@@ -44,6 +50,8 @@ class ReadViews(LazyViews):
         data = self.pending[slot]
         if data is None:
             return self.views[slot]
+        if isinstance(data, Chunk):  # its gather deferred: done now, once for every reader
+            data = self.pending[slot] = data.content()
         data = data.reshape(self.views[slot].shape)
         data.setflags(write=False)  # shared by every core it went to: nobody may write it
         return data

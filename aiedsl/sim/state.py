@@ -46,9 +46,10 @@ class Ring:
     """For a ring a DMA fills whole from its stream: per buffer, the chunk its contents are a
     copy of (None once anything else wrote it). Cores that got the same chunk share the
     operands a kernel prepares from it (:class:`aiedsl.kernels.prepared.Prepared`)."""
-    pending: list[np.ndarray | None] | None = None
+    pending: list[Any] | None = None
     """For a core's input ring a DMA fills whole: per buffer, data received but not yet
-    written (None when the buffer holds it). A broadcast puts one element into several cores,
+    written (None when the buffer holds it), or the chunk itself when its gather is deferred
+    (:attr:`aiedsl.sim.engine.Chunk.deferred`). A broadcast puts one element into several cores,
     and cores that share a kernel's operands made from it need not read their own copy: the
     copy is made when something reads the buffer (:class:`aiedsl.sim.operands.LazyViews`)."""
 
