@@ -47,6 +47,7 @@ from aiedsl.sim.options import (
     check_target,
 )
 from aiedsl.source_loc import caller_loc
+from aiedsl.text import whole_ints
 from aiedsl.values import as_int, by_type, shown
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
@@ -121,48 +122,50 @@ class Artifacts:
         the first left (:func:`aiedsl.sim.simulate`'s ``invocations``).
         """
         loc = caller_loc()
-        if isinstance(trace, str) and not trace:
-            raise DesignError("output file", "trace='' names no file", loc=loc, found="''",
-                              fix=f"name the file, e.g. trace='{self.design.name}.json', or "
-                              "leave trace= out")
-        _check_run_options(iters, warmup, check, trace, self.design.name, loc)
-        check = bool(check)  # np.True_ too
-        check_runs_once(self.design, int(iters) + int(warmup),
-                        f"{int(iters) + int(warmup)} runs were asked (iters={int(iters)}, "
-                        f"warmup={int(warmup)})", "run it once (iters=1, warmup=0)")
-        target, kernels = check_target(target, loc), check_kernels(kernels, loc)
-        seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
-        ins = self._inputs(inputs, seed, loc)
-        if inputs:
-            check_inputs(self.design, ins, loc)
-        where, why, session = choose_target(
-            target, loc, self.design, self.path,
-            lambda npu_run: self._compile(npu_run=npu_run))
-        # On the NPU every run after the first starts from what the one before left (barrier
-        # locks, rtp slots, locals, native kernels' C++ statics: only the load sets them, and
-        # the cores, whose programs start again as they end); every one after the second
-        # starts as the second does, but for locals and statics a kernel keeps changing. So
-        # more than one run asked is two simulated, back to back on one timeline.
-        invocations = 2 if where == "sim" and iters + warmup > 1 else 1
-        if invocations > 1:
-            why += (f"; of the {iters + warmup} runs asked (warmup and iters count runs "
-                    "on the NPU) it simulates 2: the first, from the load, and the second, from "
-                    "what the first left (barrier locks, rtp slots, locals, and each core where "
-                    "it was: its program starts again as soon as it ends), as every later run "
-                    "on the NPU starts; the time shown is the first's"
-                    + (", and so is the trace" if trace else ""))
-        if where != "sim" and kernels == "native":
-            why += "; kernels='native' is the simulator's: the NPU runs the kernels compiled for it"
-        if say:
-            say(why)
-        if where == "sim":
-            from aiedsl.sim import simulate
+        with whole_ints():  # a message may quote a huge int given (iters=10**5000)
+            if isinstance(trace, str) and not trace:
+                raise DesignError("output file", "trace='' names no file", loc=loc, found="''",
+                                  fix=f"name the file, e.g. trace='{self.design.name}.json', or "
+                                  "leave trace= out")
+            _check_run_options(iters, warmup, check, trace, self.design.name, loc)
+            check = bool(check)  # np.True_ too
+            check_runs_once(self.design, int(iters) + int(warmup),
+                            f"{int(iters) + int(warmup)} runs were asked (iters={int(iters)}, "
+                            f"warmup={int(warmup)})", "run it once (iters=1, warmup=0)")
+            target, kernels = check_target(target, loc), check_kernels(kernels, loc)
+            seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
+            ins = self._inputs(inputs, seed, loc)
+            if inputs:
+                check_inputs(self.design, ins, loc)
+            where, why, session = choose_target(
+                target, loc, self.design, self.path,
+                lambda npu_run: self._compile(npu_run=npu_run))
+            # On the NPU every run after the first starts from what the one before left (barrier
+            # locks, rtp slots, locals, native kernels' C++ statics: only the load sets them, and
+            # the cores, whose programs start again as they end); every one after the second
+            # starts as the second does, but for locals and statics a kernel keeps changing. So
+            # more than one run asked is two simulated, back to back on one timeline.
+            invocations = 2 if where == "sim" and iters + warmup > 1 else 1
+            if invocations > 1:
+                why += (f"; of the {iters + warmup} runs asked (warmup and iters count runs "
+                        "on the NPU) it simulates 2: the first, from the load, and the second, "
+                        "from what the first left (barrier locks, rtp slots, locals, and each "
+                        "core where it was: its program starts again as soon as it ends), as "
+                        "every later run on the NPU starts; the time shown is the first's"
+                        + (", and so is the trace" if trace else ""))
+            if where != "sim" and kernels == "native":
+                why += ("; kernels='native' is the simulator's: the NPU runs the kernels "
+                        "compiled for it")
+            if say:
+                say(why)
+            if where == "sim":
+                from aiedsl.sim import simulate
 
-            r = simulate(self.handle, ins, check=check, trace=trace, clock_hz=clock_hz,
-                         placed=self.design, kernels=kernels, watch=watch,
-                         invocations=invocations)
-            return RunResult("sim", why, ins, r.outputs, r.checks, r.timing)
-        return run_on_npu(session, self.design, self.handle, ins, why, check, iters, warmup)
+                r = simulate(self.handle, ins, check=check, trace=trace, clock_hz=clock_hz,
+                             placed=self.design, kernels=kernels, watch=watch,
+                             invocations=invocations)
+                return RunResult("sim", why, ins, r.outputs, r.checks, r.timing)
+            return run_on_npu(session, self.design, self.handle, ins, why, check, iters, warmup)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -357,7 +360,7 @@ def _load(design: str | Path | DesignHandle, defines: dict[str, Any] | None,
     if isinstance(design, DesignHandle):
         _refuse_load_options(design, defines, device, name)
         return design
-    if device is not None and not str(device):  # an unset variable: not "the design's own"
+    if isinstance(device, str) and not device:  # an unset variable: not "the design's own"
         raise DesignError("device", "device='' names no device", loc=caller_loc(), found="''",
                           fix="name a device (npu1, npu2, npu2_4col, ...), or leave device= "
                           "out for the design's own")

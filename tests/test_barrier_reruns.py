@@ -293,9 +293,16 @@ def test_invocations_is_a_count(design_file: DesignFile) -> None:
         simulate(h, invocations=0)
     assert str(e.value).split(": ", 1)[1] == (
         "error [run options]: invocations=0\n"
-        "  limit: an int >= 1 (how many times the runtime sequence runs)\n"
+        "  limit: an int from 1 to 64 (how many times the runtime sequence runs, each simulated "
+        "in full)\n"
         "  found: int 0\n"
         "  fix: give invocations=1, or 2 to run a second invocation from what the first left")
+    # invocations=10**9 ran out of memory making a billion invocations' host tensors; 10**5000
+    # was also a bare "python error" (the int's text past Python's 4300 digits)
+    with pytest.raises(DesignError) as e:
+        simulate(h, invocations=10**5000)
+    assert str(e.value).split(": ", 1)[1].splitlines()[:1] == [
+        "error [run options]: invocations=100000...000000 (5001 digits)"]
 
 
 def test_run_on_the_simulator_with_iters_simulates_a_second_invocation(

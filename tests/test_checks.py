@@ -2668,14 +2668,14 @@ def test_define_not_an_int(design_file: DesignFile) -> None:
     )
 
 
-@pytest.mark.parametrize("text", ["\u0664\u0660\u0669\u0666", " 4096", "4096\n"])
+@pytest.mark.parametrize("text", ["\u0664\u0660\u0669\u0666", " 4096", "4096\n", "4096\x00"])
 def test_define_int_in_other_digits_or_with_spaces_is_refused(design_file: DesignFile,
                                                                text: str) -> None:
     """Python's int() reads Arabic-Indic digits and spaces around a number, so -D N=<those>
     was taken as 4096 (a tester)."""
     path = design_file(DEFINES)
     assert load_error(path, {"N": text}) == (
-        f"d.py:3: error [define]: -D N={text} is not a valid int\n"
+        f"d.py:3: error [define]: -D N={repr(text)[1:-1]} is not a valid int\n"
         "  limit: a number in the digits 0-9, with no spaces\n"
         f"  found: {text!r}\n"
         "  fix: give an int, e.g. -D N=4096 (from Python: defines={'N': 4096})"

@@ -287,6 +287,9 @@ SYNC = (0x80, 16, 0x00000000, 0x00010100)
      "unknown opcode 0x05 (noop: its layout is not known to aiedsl) at byte 16 (operation 0)"),
     (_stream((0x42,)), "unknown opcode 0x42 at byte 16 (operation 0)"),
     (_stream(SYNC, count=2), "holds 1 operations, its header says 2"),
+    # a fake aiecc's junk passed for a stream on its header alone (a tester)
+    (_stream(SYNC, count=0xFFFFFFFF), "insts.bin's header says it holds 4,294,967,295 "
+     "operations, more than the 16 bytes after the header can hold (4 bytes each at least)"),
     (_stream((0x80, 20, 0, 0)), "sync at byte 16 gives its size as 20 bytes, not 16"),
     # an unnamed custom op cut short was "truncated: None at byte 16" (a tester)
     (_stream((0xF3,)), "is truncated: custom op 0xf3 at byte 16 needs 8 bytes, 4 are left"),

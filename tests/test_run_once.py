@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Callable
 
@@ -20,6 +21,7 @@ from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from test_barrier_reruns import INIT_ONE
 from test_locals import RUNNING_SUM
+from test_toolchain import FakeXrt, fake_npu, fake_tools  # noqa: F401
 
 DesignFile = Callable[..., Path]
 
@@ -120,3 +122,45 @@ def test_the_checks_of_later_runs_leave_a_design_run_once_alone(
     handle = load_design(path)
     check_design(handle.ir)
     assert simulate(handle).passed
+
+
+def test_a_design_run_once_is_launched_once_on_the_npu(
+        fake_npu: FakeXrt, fake_tools: dict[str, Path]) -> None:
+    """A local with initial= made the NPU run add a warm-up launch (the run the reference
+    describes is the first): a design run once was launched twice, and the second launch would
+    wait for the stopped core (a tester)."""
+    (fake_tools["root"] / "once.py").write_text(textwrap.dedent(ONCE).lstrip("\n"))
+    art = aiedsl.build(fake_tools["root"] / "once.py", output="out")
+    art.run(target="npu")
+    assert [c[0] for c in fake_npu.calls if c[0] == "launch"] == ["launch"]
+
+
+def test_a_placed_design_given_to_simulate_is_the_one_judged(design_file: DesignFile) -> None:
+    """simulate(handle, placed=...) judged handle's cores: a run-once placed design with a
+    handle of forever cores deadlocked in invocation 2, said to start its program again."""
+    art = aiedsl.build(design_file(ONCE), output="out")
+    forever = load_design(design_file(RUNNING_SUM, "forever.py"))
+    with pytest.raises(DesignError) as e:
+        simulate(forever, placed=art.design, invocations=2)
+    assert e.value.rule == "run once"
+    # and the other way round: forever cores placed, run twice
+    assert simulate(art.handle, placed=aiedsl.build(forever, write=False).design,
+                    invocations=2).passed
+
+
+def test_a_core_run_once_that_waits_on_nothing_holds_no_later_run_up(
+        design_file: DesignFile) -> None:
+    idle = RUNNING_SUM.replace("    @herd()\n", "    @herd(name='idle', forever=False)\n"
+                               "    def idle():\n        pass\n\n    @herd()\n")
+    art = aiedsl.build(design_file(idle), output="out")
+    assert art.run(target="sim", iters=2).passed  # two runs, not refused
+
+
+def test_forever_takes_numpy_bools_and_the_warmup_is_said_as_typed(
+        design_file: DesignFile) -> None:
+    path = design_file(ONCE.replace("forever=False", "forever=np.False_"))
+    assert not load_design(path).ir.cores[0].forever
+    r = subprocess.run([sys.executable, "-m", "aiedsl", "run", str(path), "--warmup", "1"],
+                       capture_output=True, text=True, cwd=path.parent)
+    assert r.returncode == 2
+    assert "; 2 runs were asked (--warmup 1, and the timed run)\n" in r.stderr

@@ -46,6 +46,7 @@ from aiedsl.checks.symbols import check_symbols
 from aiedsl.checks.unrolled import check_unrolled_loops
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
+from aiedsl.ir.program import stopping_core
 from aiedsl.ir.sequence import retirements
 from aiedsl.kernels.arch import check_kernel_arch
 from aiedsl.validate_ir import validate
@@ -103,7 +104,7 @@ def _check(d: Design, suggest: bool) -> tuple[Design, Table]:
     check_barrier_order(d)  # after both: a drain that never completes is theirs first
     # every invocation after the first: what a barrier starts it with is what the first left
     # (none with a core of forever=False: the design runs once per load, as a run says)
-    if all(c.forever for c in d.cores):
+    if stopping_core(d) is None:
         check_barrier_reruns(d)
         check_rtp_reruns(d, target)  # what a slot holds there is what the first left, too
         check_late_reads(d)  # and what the next invocation writes while a core runs on

@@ -211,6 +211,9 @@ def _runs_once(d: Design, who: str, made: Fraction, got: Fraction) -> str:
     if core is None or not got or made <= got or (made / got).denominator != 1 or \
             any(isinstance(op, Loop) for op, _ in walk(core.body)):
         return ""
+    if not core.forever:  # it runs once by its own choice: the loop is what is missing
+        return (f". {who}'s function has no loop and runs once (forever=False): wrap it in "
+                f"`for _ in loop({_n(made / got)}):`")
     return (f". {who}'s function has no loop: it is the work of one run (an IRON Worker's body "
             f"repeats forever; aiedsl's runs once per run): wrap it in "
             f"`for _ in loop({_n(made / got)}):`")

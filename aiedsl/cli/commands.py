@@ -399,8 +399,9 @@ def run_(
     from aiedsl.sim.options import check_runs_once
 
     # before building, in the command line's words (run() says it in Python's)
-    check_runs_once(handle.ir, iters + warmup, f"{iters + warmup} runs were asked (--iters "
-                    f"{iters}{f', --warmup {warmup}' if warmup else ''})",
+    given = [f"--iters {iters}"] * (iters != 1) + [f"--warmup {warmup}"] * (warmup > 0)
+    check_runs_once(handle.ir, iters + warmup, f"{iters + warmup} runs were asked "
+                    f"({', '.join(given)}{', and the timed run' if iters == 1 else ''})",
                     "run it once (--iters 1, no --warmup)")
     art = build_design(handle, output=output)
     say(f"built {printable(art.path)}/")

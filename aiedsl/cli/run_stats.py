@@ -80,7 +80,9 @@ def _after_wait(t: Timing) -> dict[str, Any] | None:
             "until_seconds": {n: c / t.clock_hz for n, c in sorted(t.core_until.items())},
             "back_to_back_seconds": None if b is None else b / t.clock_hz,
             "back_to_back_gops": None if b is None else t.back_to_back_gops,
-            "back_to_back_busy": t.back_to_back_busy}
+            "back_to_back_busy": t.back_to_back_busy,
+            # (no back-to-back runs at all: a core of forever=False stops after one)
+            "runs_once": t.runs_once}
 
 
 def _measured(t: Measured) -> dict[str, Any]:

@@ -6,7 +6,8 @@ from collections import Counter
 from typing import Iterator, Literal, TypeVar
 
 from aiedsl.dtypes import dtype as lookup_dtype
-from aiedsl.ir.core_ops import Acquire, BufferArg, Call, LocalArg, Loop, Op, Release
+from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op,
+                                Release)
 from aiedsl.ir.cores import Core
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
@@ -30,6 +31,22 @@ def walk(body: tuple[Op, ...], mult: int = 1) -> Iterator[tuple[Op, int]]:
                 break
         else:
             stack.pop()
+
+
+def stopping_core(d: Design) -> Core | None:
+    """The first core that runs its program once (``forever=False``) and waits on something in
+    it (an acquire, a barrier wait, a cascade): a second run of the design would wait for it,
+    stopped, so the design runs once per load. None when there is none (a core run once that
+    waits on nothing holds no later run up)."""
+    cascading = {k.symbol for k in d.kernels
+                 if k.cascade_in is not None or k.cascade_out is not None}
+    for core in d.cores:
+        if not core.forever and any(
+                isinstance(op, (Acquire, BarrierWait))
+                or (isinstance(op, Call) and op.kernel in cascading)
+                for op, _ in walk(core.body)):
+            return core
+    return None
 
 
 def _ops(body: tuple[Op, ...], kind: type[_Kind], out: list[_Kind]) -> list[_Kind]:

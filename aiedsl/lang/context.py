@@ -21,6 +21,7 @@ from aiedsl.lang.load import load_context
 from aiedsl.lang.names import check_line, check_name
 from aiedsl.lang.trace import CoreTrace, DesignTrace
 from aiedsl.source_loc import caller_loc
+from aiedsl.text import printable
 from aiedsl.values import as_bool, as_int, numpy_bool, shown
 
 
@@ -132,7 +133,8 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
         kind = type(default).__name__
         # Python's int() and float() also read other scripts' digits (Arabic-Indic 4096) and
         # spaces around the number: not what a command line's number is taken to be
-        odd = kind in ("int", "float") and not (text.isascii() and text.strip() == text)
+        odd = kind in ("int", "float") and not (
+            text.isascii() and text.isprintable() and text.strip() == text)
         try:
             if odd:
                 raise ValueError(text)
@@ -143,8 +145,8 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
             example = str(not default).lower() if isinstance(default, bool) else default
             python = not default if isinstance(default, bool) else default
             raise DesignError(
-                "define", f"-D {name}={text} is not a valid {kind}", loc=loc,
-                found=repr(text) if odd else text,
+                "define", f"-D {name}={printable(text)} is not a valid {kind}", loc=loc,
+                found=repr(text) if odd else printable(text),
                 limit="true or false (or 1, 0, yes, no, on, off)" if kind == "bool" else
                 "a number in the digits 0-9, with no spaces" if odd else None,
                 fix=f"give {_article(kind)}, e.g. -D {name}={example} (from Python: "

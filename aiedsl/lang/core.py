@@ -31,7 +31,7 @@ from aiedsl.lang.trace import CoreTrace
 from aiedsl.source_loc import caller_loc, decorator_loc
 from aiedsl.targets.geometry import STEP
 from aiedsl.targets.model import TargetModel
-from aiedsl.values import as_int, shown
+from aiedsl.values import as_bool, as_int, shown
 
 
 def herd_traceable(cols: int, rows: int, t: TargetModel) -> bool:
@@ -125,7 +125,8 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                               limit=f"{runs} (the directions an {b.target.arch.upper()} "
                               "cascade runs)", found=repr(cascade),
                               fix="write cascade='east' to chain each row west to east")
-        if not isinstance(forever, bool):  # (forever=0 would read as a count of runs)
+        runs_again = as_bool(forever)  # numpy's bools too
+        if runs_again is None:  # (forever=0 would read as a count of runs)
             raise DesignError("herd", f"herd '{hname}' has forever={shown(forever)}", loc=loc,
                               limit="True (the program runs again each time it ends) or False "
                               "(it runs once)", found=shown(forever),
@@ -148,7 +149,7 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                 b.cores.append(Core(
                     name=cb.name, herd=hname, index=(x, y), body=tuple(cb.scopes[0].ops),
                     stack=reserved if reserved is not None else b.target.default_stack,
-                    loc=loc, forever=forever))
+                    loc=loc, forever=runs_again))
         return h
 
     return decorate

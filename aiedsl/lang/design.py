@@ -33,6 +33,7 @@ from aiedsl.lang.to_ir import to_ir
 from aiedsl.lang.trace import DesignTrace
 from aiedsl.source_loc import caller_loc, decorator_loc, def_line, function_loc, user_line
 from aiedsl.targets import DEFAULT_DEVICE, known_target
+from aiedsl.text import whole_ints
 from aiedsl.user_errors import raised_by_user, user_exception
 from aiedsl.values import shown
 
@@ -390,7 +391,9 @@ def design(device: str = DEFAULT_DEVICE, *, name: str | None = None,
             tensors.append(HostTensorRef(check_tensor_name(pname, loc), i, p.annotation,
                                          loc))
         b.tensors = tensors
-        with active(_DESIGN, b):
+        # (whole_ints: a message may quote a huge int the design gives, loop(10**5000), when the
+        # design file runs as a script rather than through load_design)
+        with active(_DESIGN, b), whole_ints():
             fn(*tensors)
         ir = to_ir(b, dict(ctx.used) if ctx else {})
         for step in b.finish.values():  # a kernel without cycles=: profiled with its calls

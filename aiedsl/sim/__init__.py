@@ -25,6 +25,7 @@ from aiedsl.output_checks import compare_outputs
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
+from aiedsl.ir.program import stopping_core
 from aiedsl.validate_ir import validate
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs, poisoned
@@ -40,6 +41,7 @@ from aiedsl.sim.summary import Timing, significant
 from aiedsl.sim.trace import check_trace, write_trace
 from aiedsl.source_loc import caller_loc
 from aiedsl.targets import TargetModel, get_target
+from aiedsl.text import whole_ints
 
 if TYPE_CHECKING:  # loaded by native simulations only
     from aiedsl.kernels.core_copies import CoreCopies
@@ -226,21 +228,24 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
     differs from the reference is that output's FAIL.
     """
     loc = caller_loc()
-    handle = check_handle(handle, "simulate", loc)
-    seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
-    kernels = check_kernels(kernels, loc)
-    invocations = check_invocations(invocations, loc)
-    check_runs_once(handle.ir, invocations, f"{invocations} invocations were asked",
-                    "simulate one invocation (invocations=1)")
-    check = check_flag(check, "check", loc, CHECK_FIX)
-    compute = check_flag(compute, "compute", loc, "give compute=True to compute the outputs, "
-                         "False for the timing alone (the kernels take their time and compute "
-                         "nothing)")
-    if trace is not None:
-        check_trace(trace, handle.name)  # before simulating: a refusal then costs nothing
-    with older_objects_frozen():
-        return _simulate(handle, inputs, seed, clock_hz, trace, check, compute, placed, kernels,
-                         watch or _unwatched, invocations)
+    with whole_ints():  # a message may quote a huge int given (invocations=10**5000)
+        handle = check_handle(handle, "simulate", loc)
+        seed, clock_hz = check_seed(seed, loc), check_clock(clock_hz, loc)
+        kernels = check_kernels(kernels, loc)
+        invocations = check_invocations(invocations, loc)
+        # (the placed design given is the one run: a design.json read back may differ from handle's)
+        check_runs_once(handle.ir if placed is None else placed, invocations,
+                        f"{invocations} invocations were asked",
+                        "simulate one invocation (invocations=1)")
+        check = check_flag(check, "check", loc, CHECK_FIX)
+        compute = check_flag(compute, "compute", loc, "give compute=True to compute the outputs, "
+                             "False for the timing alone (the kernels take their time and compute "
+                             "nothing)")
+        if trace is not None:
+            check_trace(trace, handle.name)  # before simulating: a refusal then costs nothing
+        with older_objects_frozen():
+            return _simulate(handle, inputs, seed, clock_hz, trace, check, compute, placed, kernels,
+                             watch or _unwatched, invocations)
 
 
 def _unwatched(stage: str, m: Machine) -> None:
@@ -366,7 +371,7 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
                                      f"{n - 1} left: {_what_carries(placed, whole, n)}) "
                                      "computed this; invocation 1, from the load, matched")
                         checks[i] = this
-        if tm.after_cycles and not all(c.forever for c in placed.cores):
+        if tm.after_cycles and stopping_core(placed) is not None:
             tm = replace(tm, runs_once=True)  # no back-to-back runs to time
         elif tm.after_cycles:  # after the invocations asked for: a later one's error goes first
             tm = _back_to_back(placed, target, ins, drained, impls, clock_hz, tm, watch)

@@ -17,6 +17,7 @@ from aiedsl.errors import DesignError
 from aiedsl.flags import check_flag as check_flag  # run options are flags too: its home
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
+from aiedsl.ir.program import stopping_core
 from aiedsl.lang.design import DesignHandle
 from aiedsl.values import by_type, shown
 
@@ -43,19 +44,29 @@ def check_clock(clock_hz: object, loc: Loc) -> float | None:
     if clock_hz is None:
         return None
     if isinstance(clock_hz, numbers.Real) and not isinstance(clock_hz, bool):
-        hz = float(clock_hz)
+        try:
+            hz = float(clock_hz)
+        except OverflowError:  # an int past any float (10**400): out of range
+            hz = math.inf
         if math.isfinite(hz) and 1e6 <= hz <= 1e11:
             return hz
     raise DesignError("clock", f"a clock of {clock_hz!r} Hz", loc=loc, limit="1 MHz to 100 GHz",
                       found=repr(clock_hz), fix="give the core clock in Hz, e.g. 1.0e9")
 
 
+MAX_INVOCATIONS = 64
+"""The most invocations one simulation runs: each is simulated in full, with host tensors of
+its own (invocations=10**9 ran out of memory making them)."""
+
+
 def check_invocations(invocations: object, loc: Loc) -> int:
-    """``invocations`` as an int, when it is an integer >= 1; else a DesignError at ``loc``."""
+    """``invocations`` as an int, when it is an integer from 1 to :data:`MAX_INVOCATIONS`;
+    else a DesignError at ``loc``."""
     if isinstance(invocations, bool) or not isinstance(invocations, numbers.Integral) \
-            or invocations < 1:
+            or not 1 <= int(invocations) <= MAX_INVOCATIONS:
         raise DesignError("run options", f"invocations={invocations!r}", loc=loc,
-                          limit="an int >= 1 (how many times the runtime sequence runs)",
+                          limit=f"an int from 1 to {MAX_INVOCATIONS} (how many times the "
+                          "runtime sequence runs, each simulated in full)",
                           found=f"{type(invocations).__name__} {invocations!r}",
                           fix="give invocations=1, or 2 to run a second invocation from what "
                           "the first left")
@@ -114,11 +125,12 @@ def check_handle(handle: object, call: str, loc: Loc) -> DesignHandle:
 
 
 def check_runs_once(d: Design, runs: int, asked: str, fix: str) -> None:
-    """Refuse ``runs`` runs (more than one) of a design with a core of ``forever=False``: it
-    runs its program once and stops, so a second run of the loaded design would wait for it
-    (on the NPU, a hang). ``asked`` says how the runs were asked for, ``fix`` how to ask for
-    one. The error is at the core's herd, whose ``forever=False`` makes it so."""
-    once = next((c for c in d.cores if not c.forever), None)
+    """Refuse ``runs`` runs (more than one) of a design with a core of ``forever=False`` that
+    waits on something (:func:`~aiedsl.ir.program.stopping_core`): it runs its program once
+    and stops, so a second run of the loaded design would wait for it (on the NPU, a hang).
+    ``asked`` says how the runs were asked for, ``fix`` how to ask for one. The error is at
+    the core's herd, whose ``forever=False`` makes it so."""
+    once = stopping_core(d)
     if runs <= 1 or once is None:
         return
     raise DesignError(

@@ -134,6 +134,11 @@ def read_header(data: bytes, name: str = "the stream") -> Header:
             f"file has {len(data)}", limit=f"{header.size:,} bytes, the stream size its header "
             "gives (word 3)", found=f"{len(data):,} bytes in the file",
             fix=FIX)
+    room = len(data) - 16
+    if header.count * 4 > room:  # every operation is one 32-bit word at least
+        raise _error(f"{name}'s header says it holds {header.count:,} operations, more than the "
+                     f"{room:,} bytes after the header can hold (4 bytes each at least)",
+                     f"{header.count:,} operations (word 2)")
     return header
 
 
