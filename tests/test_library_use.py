@@ -766,6 +766,14 @@ OPTIONS = [
     ({"clock_hz": 1e12},
      "error [clock]: a clock of 1000000000000.0 Hz\n  limit: 1 MHz to 100 GHz\n"
      "  found: 1000000000000.0\n  fix: give the core clock in Hz, e.g. 1.0e9"),
+    # an int past any float was an OverflowError; one past 4300 digits a ValueError (a tester)
+    ({"clock_hz": 10**400},
+     "error [clock]: a clock of 100000...000000 (401 digits) Hz\n  limit: 1 MHz to 100 GHz\n"
+     "  found: 100000...000000 (401 digits)\n  fix: give the core clock in Hz, e.g. 1.0e9"),
+    ({"seed": -10**5000},
+     "error [seed]: seed=-100000...000000 (5001 digits) is not a non-negative int\n"
+     "  limit: an int >= 0 (it seeds numpy's random generator)\n"
+     "  found: int -100000...000000 (5001 digits)\n  fix: give seed=0, 1, 2, ..."),
 ]
 
 

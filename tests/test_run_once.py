@@ -164,3 +164,52 @@ def test_forever_takes_numpy_bools_and_the_warmup_is_said_as_typed(
                        capture_output=True, text=True, cwd=path.parent)
     assert r.returncode == 2
     assert "; 2 runs were asked (--warmup 1, and the timed run)\n" in r.stderr
+
+
+HELD = ONCE.replace(
+    "        for _ in loop(8):\n            with a.consume() as t:\n                addk(acc, t, acc)\n",
+    "        for _ in loop(7):\n            with a.consume() as t:\n                addk(acc, t, acc)\n"
+    "        t = a.acquire(\"consume\")\n        addk(acc, t, acc)\n")
+"""The running sum run once, its last input element never released."""
+
+
+def test_a_core_run_once_that_ends_holding_an_element_is_told_why(
+        design_file: DesignFile) -> None:
+    """"the next run starts without them": a core run once has no next run (a reviewer)."""
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(HELD)).ir)
+    assert str(e.value) == (
+        "d.py:18: error [hang: held at end]: core[0,0] ends its program still holding 1 "
+        "element(s) of 'a' (consume); harmless on the NPU, where the core has stopped, but "
+        "aiedsl counts what a core takes by its releases (the balance of fills and drains)\n"
+        "  fix: release 'a' (consume) before the program ends")
+    out = ONCE.replace("        with b.produce() as o:\n            copy(acc, o)\n",
+                       "        o = b.acquire(\"produce\")\n        copy(acc, o)\n")
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(out, "out.py")).ir)
+    assert str(e.value) == (
+        "out.py:18: error [hang: held at end]: core[0,0] ends its program still holding 1 "
+        "element(s) of 'b' (produce); they are never handed on, and their consumer waits for "
+        "them forever\n"
+        "  fix: release 'b' (produce) before the program ends")
+
+
+def test_a_core_run_once_says_so_in_its_hint_and_its_timing(design_file: DesignFile) -> None:
+    no_loop = ONCE.replace("        for _ in loop(8):\n            with a.consume() as t:\n"
+                           "                addk(acc, t, acc)\n",
+                           "        with a.consume() as t:\n            addk(acc, t, acc)\n")
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(no_loop)).ir)
+    assert str(e.value).endswith(
+        "core[0,0]'s function has no loop and runs once (forever=False): wrap it in "
+        "`for _ in loop(8):`")
+
+
+def test_a_core_run_once_that_works_past_the_hosts_wait_has_no_back_to_back_runs(
+        design_file: DesignFile) -> None:
+    after = ONCE.replace("            copy(acc, o)\n", "            copy(acc, o)\n"
+                         "        for _ in loop(1000):\n            addk(acc, acc, acc)\n")
+    t = simulate(load_design(design_file(after))).timing
+    assert t.runs_once and t.after_cycles > 0 and t.back_to_back_cycles is None
+    assert [line for line in t.lines() if "after the host's wait" in line][0].endswith(
+        "; the design runs once per load (a core of forever=False)")

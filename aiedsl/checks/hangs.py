@@ -47,10 +47,17 @@ def check_hangs(d: Design) -> None:
         left = {k: v for k, v in held.items() if v}
         if left:
             (fifo, port), n = sorted(left.items())[0]
+            # a core that runs once has no next run to hold up
+            why = (f"the next run starts without them and the "
+                   f"{'producer' if port == 'consume' else 'consumer'} waits forever"
+                   if core.forever else
+                   "they are never handed on, and their consumer waits for them forever"
+                   if port == "produce" else
+                   "harmless on the NPU, where the core has stopped, but aiedsl counts what a "
+                   "core takes by its releases (the balance of fills and drains)")
             raise DesignError(
                 "hang: held at end", f"{core.name} ends its program still holding {n} "
-                f"element(s) of '{fifo}' ({port}); the next run starts without them and the "
-                f"{'producer' if port == 'consume' else 'consumer'} waits forever",
+                f"element(s) of '{fifo}' ({port}); {why}",
                 loc=_last_acquire(core.body, fifo, port) or core.loc,
                 fix=f"release '{fifo}' ({port}) before the program ends")
 

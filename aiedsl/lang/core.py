@@ -58,8 +58,8 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
     Each core runs the function's program again each time it ends, forever, as every run of
     the design needs (IRON's ``Worker``): a ``local()`` carries its value from one run into the
     next. ``forever=False`` runs it once, after which the core stops (IRON's
-    ``Worker(while_true=False)``): the design then runs once per load, and ``--iters`` above 1
-    is refused.
+    ``Worker(while_true=False)``): the design then runs once per load, and more runs
+    (``--iters``, ``--warmup``, ``run(iters=)``, ``simulate(invocations=)``) are refused.
 
     Example: ``@herd(cols=4, rows=1, cascade="east")`` chains core[0,0] -> ... -> core[3,0].
     """

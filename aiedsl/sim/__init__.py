@@ -472,7 +472,9 @@ def _what_carries(placed: Design, m: Machine, n: int) -> str:
         parts.append("the rtp slots as last written")
     if placed.locals:
         parts.append("the locals as its kernels left them")
-    parts.append("each core where it was (its program starts again as soon as it ends)")
+    parts.append("each core where it was (its program starts again as soon as it ends"
+                 + (", but for a core of forever=False, which has stopped)"
+                    if not all(c.forever for c in placed.cores) else ")"))
     return ", ".join(parts)
 
 

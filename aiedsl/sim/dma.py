@@ -289,7 +289,8 @@ class Send:
                 if self.pending is not None and self.sends == 0:
                     by_slot = self.pending[self.part]
                     got = by_slot[self.slot]
-                    # (received with its gather deferred: gathered now, to be sent on)
+                    # a chunk received with its gather deferred: its elements are what this
+                    # sends on (or gathers again), so they are gathered here
                     held = self.held = got.content() if isinstance(got, Chunk) else got
                     by_slot[self.slot] = None
                 data = self.src[self.slot][self.part] if held is None else held

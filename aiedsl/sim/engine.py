@@ -85,7 +85,10 @@ class Chunk:
         """The elements the chunk carries, in stream order (gathered now if still deferred)."""
         if self.deferred:
             assert self.origin is not None, "a deferred gather has its origin"
-            self.data = self.data.reshape(-1)[self.origin[1]]
+            order = self.origin[1]
+            # its size stood for the gather's while deferred (the streamed bytes' timing)
+            assert order.size == self.data.size, "a deferred gather keeps the size"
+            self.data = self.data.reshape(-1)[order]
             self.deferred = False
         return self.data
 

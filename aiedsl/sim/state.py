@@ -19,7 +19,7 @@ import numpy as np
 from aiedsl.dtypes import unwritten
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
-from aiedsl.sim.engine import Conn, Engine, Lock, Proc, WorkQueue
+from aiedsl.sim.engine import Chunk, Conn, Engine, Lock, Proc, WorkQueue
 from aiedsl.targets import TargetModel, TimingModel
 
 
@@ -46,7 +46,7 @@ class Ring:
     """For a ring a DMA fills whole from its stream: per buffer, the chunk its contents are a
     copy of (None once anything else wrote it). Cores that got the same chunk share the
     operands a kernel prepares from it (:class:`aiedsl.kernels.prepared.Prepared`)."""
-    pending: list[Any] | None = None
+    pending: list[np.ndarray | Chunk | None] | None = None
     """For a core's input ring a DMA fills whole: per buffer, data received but not yet
     written (None when the buffer holds it), or the chunk itself when its gather is deferred
     (:attr:`aiedsl.sim.engine.Chunk.deferred`). A broadcast puts one element into several cores,

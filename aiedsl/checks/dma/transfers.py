@@ -53,8 +53,8 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
         except DesignError as e:
             if not _contiguous(p.sizes, p.strides):
                 raise
-            _check_bounds(t, p, itemsize, tensor.type.numel, where, shown)  # said first: the
-            # one run rewritten would still leave the tensor
+            # out of bounds is said first: the one run rewritten would leave the tensor too
+            _check_bounds(t, p, itemsize, tensor.type.numel, where, shown)
             # one run spelt over several dimensions: mlir-aie moves [*, 1, 1, n][*, 0, 0, 1]
             # as a plain linear transfer, exempt from the wrap limits (isLinearTransfer)
             n = p.numel // p.sizes[0]
