@@ -310,13 +310,20 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
             art._building = False
 
 
-def _refuse_empty_output(output: str | Path | None) -> None:
+def _refuse_empty_output(output: object) -> None:
     """``output=""`` (an unset variable) names no directory: refused before any work, as the
-    command line's ``-o ''`` is (it quietly built into ``build/<design>``)."""
+    command line's ``-o ''`` is (it quietly built into ``build/<design>``); nor does anything
+    but a path."""
     if isinstance(output, str) and not output:
         raise DesignError(
             "output directory", "output='' names no directory", loc=caller_loc(),
             found="''", fix="name a directory, or leave output= out for build/<design>")
+    if output is not None and not isinstance(output, (str, os.PathLike)):  # (was a TypeError)
+        raise DesignError(
+            "output directory", f"output={shown(output)} is not a path", loc=caller_loc(),
+            limit="a directory's path (str or Path)", found=shown(output),
+            fix="name a directory, e.g. output='build/mine', or leave output= out for "
+            "build/<design>")
 
 
 _BUILD_FLAGS = {

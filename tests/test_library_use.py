@@ -890,6 +890,15 @@ def test_an_empty_output_directory_is_refused_as_on_the_command_line(
             inspect.getsourcelines(call)[1], "output='' names no directory", "''",
             "name a directory, or leave output= out for build/<design>")
     assert os.listdir(tmp_path) == []
+    with pytest.raises(DesignError) as excinfo:  # a raw TypeError from pathlib (a tester)
+        aiedsl.build(PASSTHROUGH, output=123)  # type: ignore[arg-type]
+    assert str(excinfo.value).split(": ", 1)[1] == (
+        "error [output directory]: output=123 is not a path\n"
+        "  limit: a directory's path (str or Path)\n"
+        "  found: 123\n"
+        "  fix: name a directory, e.g. output='build/mine', or leave output= out for "
+        "build/<design>")
+    assert os.listdir(tmp_path) == []
 
 
 def test_an_aiedsl_package_beside_a_design_is_not_a_second_aiedsl(
