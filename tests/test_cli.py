@@ -981,6 +981,8 @@ def test_a_d_value_the_error_does_not_quote_is_not_named() -> None:
                     found="100 % 32 = 4", fix="choose a tile size that divides the matrix")
     argv = ["check", "d.py", "-D", "M=100", "-D", "K=2", "-DT=3", "--", "-D", "X=100"]
     assert given_defines(argv) == [("M", "100"), ("K", "2"), ("T", "3")]
+    # not a pair the loader takes: no line saying it gave N's value (a tester)
+    assert given_defines(["check", "d.py", "-D", "N =4096"]) == []
     assert with_defines(str(e), e, argv).splitlines()[-2:] == [
         "  -D M=100: M's value, given on the command line",
         "  fix: choose a tile size that divides the matrix"]

@@ -181,8 +181,10 @@ def given_defines(argv: List[str]) -> List[tuple[str, str]]:
         else:
             continue
         name, eq, value = text.partition("=")
-        if eq and name:
-            out.append((name.strip(), value.strip()))
+        # as the loader reads them: `-D "N =4096"` is no pair (the loader refuses it), and a
+        # value's spaces are its own
+        if eq and name and name.strip() == name:
+            out.append((name, value))
     return out
 
 
