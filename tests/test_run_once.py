@@ -63,6 +63,9 @@ def test_a_core_of_forever_false_has_no_forever_loop(design_file: DesignFile) ->
         "      aie.end")
     ir = (art.path / "design.json").read_text()
     assert '"forever": false' in ir
+    # the tile table (check's, report.txt's) says which core runs once
+    assert "core[0,0] (once): add_i32_16, passthrough_i32_16\n" in (
+        art.path / "report.txt").read_text()
 
 
 def test_the_default_core_keeps_its_forever_loop(design_file: DesignFile) -> None:

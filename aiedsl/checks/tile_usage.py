@@ -134,8 +134,9 @@ def usage(d: Design, target: TargetModel, low: Lowering | None = None,
 
     for c in d.cores:
         u = at(c.tile)
-        u.runs = f"{c.name}: " + ", ".join(sorted({op.kernel for op in calls(c)})) \
-            if calls(c) else c.name
+        who = c.name if c.forever else f"{c.name} (once)"  # forever=False: runs its program once
+        u.runs = f"{who}: " + ", ".join(sorted({op.kernel for op in calls(c)})) \
+            if calls(c) else who
         u.memory.append(Use("stack", c.stack, c.loc, buffers=((f"{c.name} stack", c.stack),)))
     for f in d.fifos:  # in emitted order, as mlir-aie numbers DMA channels
         if f.name in shared:
