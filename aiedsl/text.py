@@ -59,7 +59,8 @@ LONG_NUMBER = 40
 """The most digits a message shows of a number: a longer one (``10**5000``, a ``-D`` value of
 5000 nines) is shown by its ends and its length (:func:`short_numbers`)."""
 
-_DIGITS = re.compile(r"\d{1,3}(?:,\d{3}){13,}|\d{41,}")
+_DIGITS = re.compile(rf"\d{{1,3}}(?:,\d{{3}}){{{(LONG_NUMBER - 1) // 3},}}"
+                     rf"|\d{{{LONG_NUMBER + 1},}}")
 """Runs of more than :data:`LONG_NUMBER` digits, grouped in thousands (``f"{n:,}"``) or not."""
 
 
@@ -75,7 +76,7 @@ def short_numbers(text: str) -> str:
 
 def _shortened(m: re.Match[str]) -> str:
     digits = m[0].replace(",", "")
-    if len(digits) <= LONG_NUMBER:  # (13 groups of three after the first are 40 at least)
+    if len(digits) <= LONG_NUMBER:  # (a grouped run may be a few digits short of it)
         return m[0]
     return f"{digits[:6]}...{digits[-6:]} ({len(digits)} digits)"
 

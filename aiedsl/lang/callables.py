@@ -47,17 +47,13 @@ def check_traced(fn: object, what: str, decorator: str, rule: str, loc: Loc | No
     coroutine (Python then warns, from inside aiedsl, that it was never awaited) and a function
     with ``yield`` only makes a generator: either way nothing of its body is traced, and the
     design would go on without it."""
-    import inspect
-
-    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
-        kind, how, word = "an async def", "an async def only makes a coroutine, which nothing " \
-            "awaits", "async"
-    elif inspect.isgeneratorfunction(fn):
-        kind, how = "a generator (a yield in its body)", "a function with yield only makes a " \
-            "generator, which nothing iterates"
-        word = "yield"
-    else:
+    word = _body_not_run(fn)
+    if word is None:
         return
+    kind, how = (("an async def", "an async def only makes a coroutine, which nothing awaits")
+                 if word == "async" else
+                 ("a generator (a yield in its body)",
+                  "a function with yield only makes a generator, which nothing iterates"))
     name = getattr(fn, "__name__", "it")
     raise DesignError(
         rule, f"{what} '{name}' is {kind}", loc=def_line(fn) or loc,
@@ -77,9 +73,10 @@ def check_returning(fn: object, what: str, loc: Loc | None) -> None:
     class an instance: none of them the arrays, which were refused as "object values"."""
     import inspect
 
-    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+    word = _body_not_run(fn)
+    if word == "async":
         kind, makes, fix = "an async def", "a coroutine", "without async"
-    elif inspect.isgeneratorfunction(fn):
+    elif word == "yield":
         kind, makes, fix = "a generator (a yield in its body)", "a generator", \
             "that returns them rather than yielding them"
     elif inspect.isclass(fn):
@@ -92,3 +89,14 @@ def check_returning(fn: object, what: str, loc: Loc | None) -> None:
         limit="a function returning the expected arrays: aiedsl calls it and compares what it "
         f"returns; called, {kind} makes {makes}", found=kind,
         fix=f"write {name} as a plain def {fix} returning the arrays")
+
+
+def _body_not_run(fn: object) -> str | None:
+    """``"async"`` for an ``async def`` (a coroutine or async generator function), ``"yield"``
+    for a generator function, None otherwise: the two kinds of ``def`` whose call returns an
+    object without running the body."""
+    import inspect
+
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        return "async"
+    return "yield" if inspect.isgeneratorfunction(fn) else None
