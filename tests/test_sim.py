@@ -326,6 +326,26 @@ def test_older_objects_are_frozen_while_checking(in_root: Path,
     assert gc.get_freeze_count() <= interpreter
 
 
+def test_a_freeze_inside_ours_counts_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check inside a run (nested older_objects_frozen) neither counts the frozen objects (a
+    walk of every one of them) nor gives them back early."""
+    from aiedsl import frozen_gc
+
+    counted: list[int] = []
+    real = gc.get_freeze_count
+
+    def count() -> int:
+        counted.append(real())
+        return counted[-1]
+
+    monkeypatch.setattr(frozen_gc.gc, "get_freeze_count", count)
+    with frozen_gc.older_objects_frozen():
+        with frozen_gc.older_objects_frozen():
+            assert real() > 0
+        assert real() > 0
+    assert len(counted) == 1 and real() <= frozen_gc._FROZEN_AT_START
+
+
 @pytest.mark.parametrize("name", ["passthrough", "gemm_bf16"])
 def test_the_trace_has_a_track_for_every_busy_core_and_channel(
         in_root: Path, tmp_path: Path, name: str) -> None:
