@@ -102,8 +102,9 @@ class Timing:
     """When a core works past the host's wait: cycles from the end of one invocation to the end
     of the next when the host starts each as the one before returns, simulated in the steady
     state (invocations on one timeline, the last two ends apart: the fixed invocation cost
-    between them included; see ``aiedsl.sim._back_to_back``); None when no core works past the
-    wait, or when those invocations did not run to their end (:attr:`back_to_back_stopped`)."""
+    between them included; see :func:`aiedsl.sim.invocations.back_to_back`); None when no
+    core works past the wait, or when those invocations did not run to their end
+    (:attr:`back_to_back_stopped`)."""
     back_to_back_stopped: bool = False
     """A core works past the host's wait, and the invocations simulated to time back-to-back
     runs did not run to their end (``simulate(design, invocations=3)`` reports why)."""
