@@ -66,6 +66,9 @@ def test_a_core_of_forever_false_has_no_forever_loop(design_file: DesignFile) ->
     # the tile table (check's, report.txt's) says which core runs once
     assert "core[0,0] (once): add_i32_16, passthrough_i32_16\n" in (
         art.path / "report.txt").read_text()
+    # and so does map.svg, drawn from the same table
+    assert '<text class="runs" x="8" y="30">core[0,0] (once):</text>' in (
+        art.path / "map.svg").read_text()
 
 
 def test_the_default_core_keeps_its_forever_loop(design_file: DesignFile) -> None:
