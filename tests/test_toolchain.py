@@ -854,6 +854,30 @@ def test_program_memory_overflow_names_the_core_and_its_size(
     assert not (fake_tools["root"] / "out" / "manifest.json").exists()
 
 
+def test_an_aiecc_that_exits_0_leaving_an_elf_over_program_memory_is_not_believed(
+        fake_tools: dict[str, Path]) -> None:
+    """aiecc's CDO step loads each core ELF with aie-rt's loader, which refuses a program past
+    program memory; one read at 10^9 bytes after an aiecc that exited 0 was reported as the
+    program memory used (a tester)."""
+    _aiecc_leaving(fake_tools, _elf32([(0, 10**9)]))
+    r = _cli("build", str(PASSTHROUGH), "-o", "out", "--compile")
+    assert r.returncode == 5, r.stdout
+    assert r.stderr.lstrip("\n") == (
+        f"{PASSTHROUGH}:24: error [program memory]: aiecc finished, but the ELF it left for "
+        "core[0,0] on tile (0, 2) ends the program at byte 1,000,000,000, past the 16,384 of "
+        "program memory: aie-rt's loader refuses such a program, so aie.xclbin cannot hold "
+        "this one\n"
+        "  limit: 16,384 bytes of program memory per core (aie-rt's ELF loader refuses more)\n"
+        "  found: 1,000,000,000 bytes\n"
+        "  program memory used: core[0,0] (0, 2) 1,000,000,000 B\n"
+        "  fix: check the mlir-aie installation (`aiedsl doctor` shows what aiedsl finds); if "
+        "the program is that large: call fewer or smaller kernels on it "
+        "(each kernel it calls is linked in whole), or let the objectfifo lowering unroll less "
+        "(it repeats a loop body once per buffer of the fifos acquired in it: lower their "
+        "depth); the whole output is in out/logs/aiecc.log\n")
+    assert not (fake_tools["root"] / "out" / "aie.xclbin").exists()
+
+
 def test_program_memory_overflow_without_core_elfs_says_so(fake_tools: dict[str, Path]) -> None:
     """Some aiecc versions delete their project folder when they fail: nothing to measure."""
     _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(

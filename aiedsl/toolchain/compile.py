@@ -254,8 +254,12 @@ def _compile(d: Design, target: TargetModel, work: Path, out: Path, tools: Tools
     junk = _not_what_aiecc_writes(work, out)
     if junk is not None:
         raise junk
+    programs = core_programs(d, target, work)
+    over = _program_over(d, target, programs, [], out / "logs" / "aiecc.log", finished=True)
+    if over is not None:  # a program the loader refuses cannot be what aie.xclbin holds
+        raise over
     manifest = build_manifest(d, target, tools, key, (work / "insts.bin").stat().st_size,
-                              core_programs(d, target, work), frames)
+                              programs, frames)
     (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     (work / CACHE).write_text(json.dumps({"key": key}) + "\n")
     return manifest
@@ -322,31 +326,63 @@ def _program_overflow(d: Design, target: TargetModel, work: Path, out: Path, ste
         return None
     if "Overflow of program memory" not in log and "in region 'program'" not in log:
         return None
-    limit = target.program_memory
     programs = core_programs(d, target, work)
-    cores = {c.name: c for c in d.cores}
-    over = sorted((end, name) for name, end in programs.items() if end > limit)
-    sizes = ", ".join(f"{name} {cores[name].tile} {end:,} B" for name, end in programs.items())
-    used = [f"program memory used: {sizes}"] if programs else []
-    fix = ("call fewer or smaller kernels on it (each kernel it calls is linked in whole), or "
-           "let the objectfifo lowering unroll less (it repeats a loop body once per buffer of "
-           "the fifos acquired in it: lower their depth); the whole output is in "
-           f"{out / step.log}")
-    if over:
-        end, name = over[-1]
-        others = f" ({len(over) - 1} more core(s) over)" if len(over) > 1 else ""
-        return ToolchainError(
-            "program memory", f"{name} on tile {cores[name].tile}: its program ends at byte "
-            f"{end:,}, past the {limit:,} of program memory{others}", loc=cores[name].loc,
-            exit_code=5, limit=f"{limit:,} bytes of program memory per core (aie-rt's ELF "
-            "loader refuses more)", found=f"{end:,} bytes", notes=[*err.notes, *used],
-            fix=fix)
+    over = _program_over(d, target, programs, err.notes, out / step.log, finished=False)
+    if over is not None:
+        return over
+    limit = target.program_memory
+    used = _programs_used(d, programs)
+    fix = _PROGRAM_FIX.format(log=out / step.log)
     return ToolchainError(
         "program memory", f"a core's program does not fit its {limit:,} bytes of program "
         "memory; aiecc did not say which, and left no core ELF that is over",
         exit_code=5, limit=f"{limit:,} bytes of program memory per core",
         notes=[*err.notes, *used], fix="look for the core calling the most or the largest "
         "kernels: " + fix)
+
+
+_PROGRAM_FIX = ("call fewer or smaller kernels on it (each kernel it calls is linked in whole), "
+                "or let the objectfifo lowering unroll less (it repeats a loop body once per "
+                "buffer of the fifos acquired in it: lower their depth); the whole output is in "
+                "{log}")
+
+
+def _programs_used(d: Design, programs: dict[str, int]) -> list[str]:
+    """The note listing where each core's program ends (none when no ELF was read)."""
+    tiles = {c.name: c.tile for c in d.cores}
+    sizes = ", ".join(f"{name} {tiles[name]} {end:,} B" for name, end in programs.items())
+    return [f"program memory used: {sizes}"] if programs else []
+
+
+def _program_over(d: Design, target: TargetModel, programs: dict[str, int], notes: list[str],
+                  log: Path, finished: bool) -> ToolchainError | None:
+    """The error naming the core whose program (``programs``, read off its ELF) ends furthest
+    past its program memory, at its line; None when every one fits. ``finished``: aiecc
+    exited 0 all the same (its CDO step loads each ELF with aie-rt's loader, which refuses
+    such a program, so the ELF read is not what ``aie.xclbin`` holds: a stale or broken one).
+    ``notes`` come first under it."""
+    limit = target.program_memory
+    over = sorted((end, name) for name, end in programs.items() if end > limit)
+    if not over:
+        return None
+    cores = {c.name: c for c in d.cores}
+    end, name = over[-1]
+    others = f" ({len(over) - 1} more core(s) over)" if len(over) > 1 else ""
+    where = f"{name} on tile {cores[name].tile}"
+    fix = _PROGRAM_FIX.format(log=log)
+    if finished:
+        message = (f"aiecc finished, but the ELF it left for {where} ends the program at byte "
+                   f"{end:,}, past the {limit:,} of program memory{others}: aie-rt's loader "
+                   "refuses such a program, so aie.xclbin cannot hold this one")
+        fix = ("check the mlir-aie installation (`aiedsl doctor` shows what aiedsl finds); if "
+               "the program is that large: " + fix)
+    else:
+        message = (f"{where}: its program ends at byte {end:,}, past the {limit:,} of program "
+                   f"memory{others}")
+    return ToolchainError(
+        "program memory", message, loc=cores[name].loc, exit_code=5,
+        limit=f"{limit:,} bytes of program memory per core (aie-rt's ELF loader refuses more)",
+        found=f"{end:,} bytes", notes=[*notes, *_programs_used(d, programs)], fix=fix)
 
 
 def _cache_hit(out: Path, key: str) -> dict | None:
