@@ -47,7 +47,7 @@ from aiedsl.sim.options import (
     check_target,
 )
 from aiedsl.source_loc import caller_loc
-from aiedsl.text import whole_ints
+from aiedsl.text import short_numbers, whole_ints
 from aiedsl.values import as_int, by_type, shown
 from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
@@ -147,7 +147,8 @@ class Artifacts:
             # more than one run asked is two simulated, back to back on one timeline.
             invocations = 2 if where == "sim" and iters + warmup > 1 else 1
             if invocations > 1:
-                why += (f"; of the {iters + warmup} runs asked (warmup and iters count runs "
+                asked = short_numbers(str(iters + warmup))  # --iters 10**4000: not 4000 digits
+                why += (f"; of the {asked} runs asked (warmup and iters count runs "
                         "on the NPU) it simulates 2: the first, from the load, and the second, "
                         "from what the first left (barrier locks, rtp slots, locals, and each "
                         "core where it was: its program starts again as soon as it ends), as "

@@ -327,6 +327,10 @@ def test_run_on_the_simulator_with_iters_simulates_a_second_invocation(
         "the time shown is the first's")
     assert lines[3].startswith("PASS out")
     assert run()[1] == "running on the simulator (--target sim)"
+    # a huge --iters is said by its ends, not in 4000 digits (a tester)
+    assert run("--iters", "9" * 4000, "--warmup", "1")[1].startswith(
+        "running on the simulator (--target sim); of the 100000...000000 (4001 digits) runs "
+        "asked (warmup and iters count runs on the NPU) it simulates 2")
 
 
 RUNNING_SUM = '''

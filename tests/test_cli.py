@@ -154,6 +154,13 @@ def test_a_usage_error_is_one_line_and_the_usage(args: list[str], command: str,
     (["sim", "designs/passthrough.py", "--clock", "200"], "sim",
      "error: Invalid value for '--clock': 200 is not a core clock: give a number of GHz from "
      "0.001 to 100 (1 MHz to 100 GHz), e.g. --clock 1.5"),
+    # 5000 digits were said whole, and a control character raw
+    (["sim", "designs/passthrough.py", "--clock", "9" * 5000], "sim",
+     "error: Invalid value for '--clock': 999999...999999 (5000 digits) is not a core clock: "
+     "give a number of GHz from 0.001 to 100 (1 MHz to 100 GHz), e.g. --clock 1.5"),
+    (["sim", "designs/passthrough.py", "--clock", "1\x1b[2J"], "sim",
+     "error: Invalid value for '--clock': 1\\x1b[2J is not a core clock: give a number of "
+     "GHz from 0.001 to 100 (1 MHz to 100 GHz), e.g. --clock 1.5"),
 ])
 def test_a_bad_combination_or_value_is_a_usage_error_before_any_work(
         tmp_path: Path, args: list[str], command: str, first: str) -> None:

@@ -25,7 +25,7 @@ from aiedsl.cli.common import (
 )
 from aiedsl.cli.kernel import kernel_app
 from aiedsl.cli.reports import print_table, print_usage, report_build, report_compile, report_run
-from aiedsl.text import printable
+from aiedsl.text import printable, short_numbers
 from aiedsl.version import __version__
 
 # rich_markup_mode=None: help is plain text, so "[default: ...]" in a help text stays as written.
@@ -319,7 +319,8 @@ def _clock(text: str) -> float:
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and 0.001 <= value <= 100):
-        raise typer.BadParameter(f"{text} is not a core clock: give a number of GHz from 0.001 "
+        shown = short_numbers(printable(text))  # 5000 digits given: not 5000 said
+        raise typer.BadParameter(f"{shown} is not a core clock: give a number of GHz from 0.001 "
                                  "to 100 (1 MHz to 100 GHz), e.g. --clock 1.5")
     return value
 
