@@ -2682,6 +2682,21 @@ def test_define_int_in_other_digits_or_with_spaces_is_refused(design_file: Desig
     )
 
 
+@pytest.mark.parametrize("text", ["1e-999", "-2.5E-400", "0.000001e-330"])
+def test_a_float_define_too_small_for_a_float_is_refused(design_file: DesignFile,
+                                                         text: str) -> None:
+    """float() reads -D F=1e-999 as 0.0: a value written nonzero became zero (a tester)."""
+    path = design_file(DEFINES.replace('N = define("N", 4096)',
+                                       'N = define("N", 4096)\n    F = define("F", 0.5)'))
+    assert load_error(path, {"F": text}) == (
+        f"d.py:4: error [define]: -D F={text} is too small for a float: it reads as 0.0\n"
+        "  limit: 0, or a magnitude of at least 5e-324 (the least nonzero float)\n"
+        f"  found: {text}\n"
+        "  fix: give -D F=0 if zero is meant, else a value of 5e-324 or more")
+    for zero in ("0", "0.0", "-0e-999", "0e5"):
+        assert load_design(path, {"F": zero}).ir.defines["F"] == 0.0
+
+
 def test_a_huge_int_is_said_by_its_ends_and_length(design_file: DesignFile) -> None:
     """loop(10**5000) was a bare "ValueError: Exceeds the limit (4300 digits) for integer
     string conversion" instead of the loop's rule, and a -D of 5000 nines was printed uncut

@@ -151,6 +151,13 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
                 "a number in the digits 0-9, with no spaces" if odd else None,
                 fix=f"give {_article(kind)}, e.g. -D {name}={example} (from Python: "
                 f"defines={{{name!r}: {python!r}}})") from None
+        if isinstance(value, float) and value == 0 and _nonzero(text):
+            # float() reads 1e-999 as 0.0: a value written nonzero must not become zero
+            raise DesignError(
+                "define", f"-D {name}={printable(text)} is too small for a float: it reads as "
+                "0.0", loc=loc, limit="0, or a magnitude of at least 5e-324 (the least "
+                "nonzero float)", found=printable(text),
+                fix=f"give -D {name}=0 if zero is meant, else a value of 5e-324 or more")
     if isinstance(value, str):
         check_line(value, f"define '{name}' =", loc)
     if ctx is not None:
@@ -233,6 +240,12 @@ def _given(name: str, default: int | float | str, given: object, loc: Loc,
             loc=caller or loc, limit=limits[kind], found=shown(given), related=related,
             fix=fix)
     return value
+
+
+def _nonzero(text: str) -> bool:
+    """Whether the number ``text`` (a float's, as float() reads it) is written with a nonzero
+    digit before its exponent."""
+    return any(c in "123456789" for c in text.lower().partition("e")[0])
 
 
 def _bool(text: str) -> bool:
