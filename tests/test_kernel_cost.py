@@ -86,8 +86,8 @@ def cost(*args: str) -> subprocess.CompletedProcess:
     (["softmax_f32", "--shape", "8x256"],
      "error [kernel cost]: no library kernel called 'softmax_f32' to estimate\n"
      "  limit: matmul, matmul_narrow, matmul_cascade, conv2d_1x1, conv2d_3x3, zero, passthrough, "
-     "scale, threshold, add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max, rms_norm, "
-     "layer_norm, exp_bf16, silu, gelu, softmax\n"
+     "scale, threshold, rgba2gray, add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max, "
+     "rms_norm, layer_norm, exp_bf16, silu, gelu, softmax\n"
      "  found: 'softmax_f32'\n"
      "  fix: name one of them, e.g. aiedsl kernel cost matmul --shape 64x64x64"),
     (["softmax", "--shape", "4x100"],
@@ -287,7 +287,7 @@ def test_every_library_kernel_is_costed() -> None:
     from aiedsl.kernels.cost import KERNELS
 
     assert _library_factories() == set(KERNELS)
-    assert len(KERNELS) == 22
+    assert len(KERNELS) == 23
 
 
 def test_the_help_names_every_kernel_it_costs() -> None:
@@ -347,8 +347,8 @@ def test_every_library_model_of_npu1s_says_so_on_npu2() -> None:
     assert {n for n, x in said.items() if x == [patch]} == {
         "matmul", "matmul_cascade", "conv2d_1x1", "conv2d_3x3"}
     assert {n for n, x in said.items() if x == [aie2]} == {
-        "zero", "passthrough", "scale", "threshold", "add", "sub", "mul", "vector_scalar", "relu",
-        "reduce_sum", "reduce_max", "rms_norm", "layer_norm"}
+        "zero", "passthrough", "scale", "threshold", "rgba2gray", "add", "sub", "mul",
+        "vector_scalar", "relu", "reduce_sum", "reduce_max", "rms_norm", "layer_norm"}
     # fitted per architecture: matmul_narrow reads the device's load and store rates, the
     # activations their steps per 16 lanes on each (AIE2P's hardware exp2)
     assert {n for n, x in said.items() if not x} == {

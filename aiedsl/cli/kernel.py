@@ -295,8 +295,8 @@ def kernel_cost(
                                         "Tensor takes it (bf16 or bfloat16, i32 or int32) "
                                         "[default: the "
                                         "kernel's first: bf16, or i8 for the convolutions, "
-                                        "i16 for scale, u8 for threshold, i32 for "
-                                        "reductions]."),
+                                        "i16 for scale, u8 for threshold and rgba2gray, "
+                                        "i32 for reductions]."),
     device: str = typer.Option(DEFAULT_DEVICE, "--device", metavar="DEVICE",
                                help="Device whose core is estimated."),
 ) -> None:
@@ -305,8 +305,8 @@ def kernel_cost(
     option is wrong and what it takes, and exits 2.
 
     KERNEL is one of matmul, matmul_narrow, matmul_cascade, conv2d_1x1, conv2d_3x3, zero,
-    passthrough, scale, threshold, add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max,
-    rms_norm, layer_norm, exp_bf16, silu, gelu or softmax."""
+    passthrough, scale, threshold, rgba2gray, add, sub, mul, vector_scalar, relu, reduce_sum,
+    reduce_max, rms_norm, layer_norm, exp_bf16, silu, gelu or softmax."""
     from aiedsl.kernels.cost import estimate
 
     for line in estimate(name, shape, dtype, device):

@@ -24,8 +24,8 @@ from aiedsl.kernels.cascade import matmul_cascade
 from aiedsl.kernels.conv import conv2d_1x1, conv2d_3x3
 from aiedsl.kernels.matmul import matmul, matmul_narrow
 from aiedsl.kernels.library import (
-    add, exp_bf16, gelu, layer_norm, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm,
-    scale, silu, softmax, sub, threshold, vector_scalar, zero,
+    add, exp_bf16, gelu, layer_norm, mul, passthrough, reduce_max, reduce_sum, relu, rgba2gray,
+    rms_norm, scale, silu, softmax, sub, threshold, vector_scalar, zero,
 )
 
 __all__ = [
@@ -33,7 +33,6 @@ __all__ = [
     "declare",
     "exp_bf16",
     "gelu", "layer_norm", "matmul", "matmul_cascade", "matmul_narrow", "mul", "passthrough",
-    "reduce_max",
-    "reduce_sum", "relu", "rms_norm", "scalar", "scale", "silu", "softmax", "sub", "threshold",
-    "unblock", "unblock_dims", "vector_scalar", "zero",
+    "reduce_max", "reduce_sum", "relu", "rgba2gray", "rms_norm", "scalar", "scale", "silu",
+    "softmax", "sub", "threshold", "unblock", "unblock_dims", "vector_scalar", "zero",
 ]

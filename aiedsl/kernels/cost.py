@@ -170,6 +170,7 @@ KERNELS: dict[str, _Costed] = {
                            _on_tensor(library.passthrough)),
     "scale": _Costed("N", (1, 1), ("i16",), "1024", _on_size(library.scale)),
     "threshold": _Costed("N", (1, 1), ("u8",), "1024", _on_size(library.threshold)),
+    "rgba2gray": _Costed("N", (1, 1), ("u8",), "1024", _on_size(library.rgba2gray)),
     "add": _Costed(_EACH, (1, 4), library.ELTWISE_DTYPES, "1024", _on_tensor(library.add)),
     "sub": _Costed(_EACH, (1, 4), library.ELTWISE_DTYPES, "1024", _on_tensor(library.sub)),
     "mul": _Costed(_EACH, (1, 4), library.ELTWISE_DTYPES, "1024", _on_tensor(library.mul)),

@@ -1,4 +1,5 @@
-"""The shipped kernel library: zero, passthrough, scale, threshold, element-wise and reductions,
+"""The shipped kernel library: zero, passthrough, scale, threshold, rgba2gray, element-wise and
+reductions,
 with the matmul family of :mod:`aiedsl.kernels.matmul`, :mod:`~aiedsl.kernels.cascade` and
 :mod:`~aiedsl.kernels.conv`, and the norms and activations of
 :mod:`aiedsl.kernels.activations`.
@@ -140,6 +141,46 @@ def threshold(n: int) -> Kernel:
         # thr: only the value `aiedsl kernel test` runs the C++ with (the design's comes from
         # its call); 50 sits inside the test's random pixels (0..100), so both branches run
         params={"n": n, "thr": 50})
+
+
+RGBA2GRAY_WEIGHTS = (77, 150, 29)
+"""BT.601's luma weights of R, G and B (0.299, 0.587, 0.114) times 256, rounded: they sum to
+256, so white stays 255 (kernels_cpp/rgba2gray.cc)."""
+
+
+def rgba2gray_ref(src: np.ndarray, dst: np.ndarray, **_: object) -> None:
+    """``dst = (77 R + 150 G + 29 B) / 256`` per RGBA pixel of ``src``, rounded to nearest,
+    ties to even, as rgba2gray.cc's srs in conv_even mode does (alpha is ignored)."""
+    px = src.reshape(-1, 4).astype(np.int64)
+    wr, wg, wb = RGBA2GRAY_WEIGHTS
+    s = wr * px[:, 0] + wg * px[:, 1] + wb * px[:, 2]
+    q, rem = s >> 8, s & 255
+    q += (rem > 128) | ((rem == 128) & (q & 1 == 1))
+    dst.reshape(-1)[...] = q  # at most 255: the weights sum to 256
+
+
+def rgba2gray(n: int) -> Kernel:
+    """``n`` RGBA pixels (``4 * n`` uint8, R, G, B, A) to ``n`` uint8 gray values, BT.601's
+    luma in 8-bit fixed point: ``(77 R + 150 G + 29 B) / 256`` rounded to nearest even (the
+    vision kernel of Riallto's and mlir-aie's edge-detect pipelines; alpha is ignored).
+
+    Example
+    -------
+    ::
+
+        gray = rgba2gray(1920)   # one 1080p line: src Tensor[7680, u8], dst Tensor[1920, u8]
+    """
+    n = _size(n, "n", "rgba2gray")
+    t = TensorType(shape=(n,), dtype=u8.name)
+    _check_width(t, 32, "rgba2gray")
+    return declare(
+        f"rgba2gray_u8_{n}", source="rgba2gray.cc", entry=f"rgba2gray_u8<{n}>",
+        args=[buffer("src", TensorType(shape=(4 * n,), dtype=u8.name)), buffer("dst", t, "out")],
+        reference=rgba2gray_ref, cycles=5 * (n // 32) + 20, ops=n,
+        cost="5(n/32) + 20: per 32 pixels two 512-bit loads, five channel filters on the "
+        "shuffle unit (the bound, one a cycle), a mul and two macs, one srs and one store "
+        "(kernels_cpp/rgba2gray.cc)",
+        params={"n": n})
 
 
 def _size(value: object, what: str, kernel: str) -> int:

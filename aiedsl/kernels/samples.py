@@ -10,8 +10,8 @@ from aiedsl.kernels.base import Kernel
 from aiedsl.kernels.cases import KernelCase
 from aiedsl.kernels.library import (
     CASCADE_ROLES, add, conv2d_1x1, conv2d_3x3, exp_bf16, gelu, layer_norm, matmul,
-    matmul_cascade, matmul_narrow, mul, passthrough, reduce_max, reduce_sum, relu, rms_norm,
-    scale, silu, softmax, sub, threshold, vector_scalar, zero,
+    matmul_cascade, matmul_narrow, mul, passthrough, reduce_max, reduce_sum, relu, rgba2gray,
+    rms_norm, scale, silu, softmax, sub, threshold, vector_scalar, zero,
 )
 from aiedsl.kernels.text import kernel_text
 from aiedsl.targets.kernel_arch import AIE_ARCH
@@ -55,6 +55,7 @@ def samples() -> list[Kernel]:
         out += [passthrough(T(shape=(n,), dtype=dt)) for n in sizes]
     out += [scale(n) for n in (32, 1024)]
     out += [threshold(n) for n in (64, 1024)]
+    out += [rgba2gray(n) for n in (32, 1920)]
     for dt, sizes in (("i16", (32, 1024)), ("i32", (16, 256)), ("bf16", (32, 1024))):
         out += [add(T(shape=(n,), dtype=dt)) for n in sizes]
         out += [sub(T(shape=(n,), dtype=dt)) for n in sizes]
