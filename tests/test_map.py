@@ -195,6 +195,23 @@ def test_map_of_a_design_failing_another_check_does_not_point_at_red(
                                 "another check, below)")
 
 
+def test_map_of_a_design_whose_run_hangs_says_so_and_exits_as_check_does(
+        tmp_path: Path) -> None:
+    """map ran no hang check: a design whose run hangs (check and build: exit 3) got its map,
+    exit 0, and nothing said (a tester)."""
+    hang = Path(__file__).resolve().parent / "hang_corpus" / "broadcast_under_buffered.py"
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "map", str(hang), "-o", "m.svg"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    check = subprocess.run([sys.executable, "-m", "aiedsl.cli", "check", str(hang)],
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert (r.returncode, check.returncode) == (3, 3)
+    assert r.stderr == check.stderr
+    assert "the design's run hangs, simulated without data" in r.stderr
+    assert r.stdout.strip() == ("wrote m.svg (nothing on it is over a limit: the design fails "
+                                "another check, below)")
+    assert (tmp_path / "m.svg").is_file()
+
+
 def test_map_of_a_design_over_its_dma_channels(design_file: DesignFile) -> None:
     """Three inputs on one core: the map shows that tile's DMA line in red."""
     path = design_file('''

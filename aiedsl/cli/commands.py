@@ -245,7 +245,8 @@ def map_(
     """Place, allocate and route DESIGN and draw map.svg only.
 
     A design over a limit still gets its map, with what is over drawn in red; the command then
-    prints the error and exits 2. A build's map.svg is replaced only by a map of the design
+    prints the error and exits 2. So does a design whose run hangs (the hang check of ``aiedsl
+    check``), which then exits 3 as check does. A build's map.svg is replaced only by a map of the design
     that build is of (the same defines and device): another configuration's is refused (exit
     2), and a map the build drew from mlir-aie's lowering is kept.
     """
@@ -254,18 +255,24 @@ def map_(
     from aiedsl.emit import map_fits_build
     from aiedsl.errors import DesignError
     from aiedsl.builddir.outfile import write_file
+    from aiedsl.sim.hang_run import hang_run
     from aiedsl.targets import get_target
     from aiedsl.shell import shell_line
 
     handle = load(design, define, device, name)
     path = output or str(Path("build") / handle.name / "map.svg")
+    congested = None
+    error: DesignError | None = None
     try:
         placed, usage = check_design(handle.ir)
-        congested = None
-        error = None
     except DesignError as e:
         placed, usage, congested = draft(handle.ir)  # placement errors still raise here
         error = e
+    else:
+        try:  # a design whose run hangs exited 0 with a map that said nothing of it
+            hang_run(handle.ir, placed, handle.kernels)
+        except DesignError as e:
+            error = e
     # Never over a file aiedsl did not write; in a build directory, listed in its marker, and
     # never a build's own map.svg with a map of another configuration.
     svg = tile_map(placed, get_target(placed.device), usage, congested)
