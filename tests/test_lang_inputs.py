@@ -19,6 +19,7 @@ from aiedsl.checks import check_design
 from aiedsl.codegen.mlir import render_mlir
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
+from aiedsl.sim import simulate
 from aiedsl.targets import get_target
 from aiedsl.values import as_int, shown
 
@@ -810,3 +811,49 @@ def test_a_module_in_a_call_chain_is_imported_not_called() -> None:
     frames = [_Frame(Loc(file="d.py", line=4), "<module>", "/w/d.py", False, False),
               _Frame(Loc(file="params.py", line=2), "<module>", "/w/params.py", True, False)]
     assert _call_chain(frames) == [("the module imports params", Loc(file="d.py", line=4))]
+
+
+HERDS_BOUND_BY_DEFAULTS = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_1col")
+def d(A: Tensor[64, i32], B: Tensor[64, i32], C: Tensor[64, i32], D: Tensor[64, i32]):
+    ins = [fifo(Tensor[64, i32], name=f"i{n}") for n in range(2)]
+    outs = [fifo(Tensor[64, i32], name=f"o{n}") for n in range(2)]
+    k = passthrough(Tensor[64, i32])
+    for n in range(2):
+        @herd(name=f"h{n}")
+        def core(ARGS):
+            with src.consume() as s, dst.produce() as t:
+                k(s, t)
+
+    with runtime() as rt:
+        rt.fill(ins[0], A)
+        rt.fill(ins[1], B)
+        rt.drain(outs[0], C)
+        rt.drain(outs[1], D)
+
+@d.reference
+def reference(A, B):
+    return A, B
+'''
+
+
+def test_a_core_function_may_bind_values_by_defaults(design_file: Callable[..., Path]) -> None:
+    """def core(x, y, src=ins[n], dst=outs[n]), Python's way of binding a loop's values, was
+    refused as taking 4 arguments (a tester): the arguments without a default are the core
+    index (x, y), or none for a 1x1 herd."""
+    for args in ("x, y, src=ins[n], dst=outs[n]", "src=ins[n], dst=outs[n]"):
+        r = simulate(load_design(design_file(HERDS_BOUND_BY_DEFAULTS.replace("ARGS", args))))
+        assert r.passed
+    for args, said in (("x, src=ins[n], dst=outs[n]", "takes 1 argument(s) without a default"),
+                       ("x, y, z", "takes 3 argument(s)"),
+                       ("x, y, *, src, dst=outs[n]", "takes 3 argument(s) without a default")):
+        with pytest.raises(DesignError) as e:
+            load_design(design_file(HERDS_BOUND_BY_DEFAULTS.replace("ARGS", args)))
+        assert str(e.value) == (
+            f"d.py:{11 + DEF}: error [herd]: core function 'core' {said}\n"
+            "  fix: take the core index as (x, y); only a 1x1 herd may take none (more arguments "
+            "need defaults: def core(x, y, src=a[0]), as a loop binds them)")

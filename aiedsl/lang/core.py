@@ -131,11 +131,14 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                               limit="True (the program runs again each time it ends) or False "
                               "(it runs once)", found=shown(forever),
                               fix="write forever=False for a core that runs its program once")
-        nparams = len(inspect.signature(fn).parameters)
+        nparams = _required(fn)
         if nparams not in (0, 2) or (nparams == 0 and (ncols, nrows) != (1, 1)):
             raise DesignError(
-                "herd", f"core function '{fn.__name__}' takes {nparams} argument(s)", loc=loc,
-                fix="take the core index as (x, y); only a 1x1 herd may take none")
+                "herd", f"core function '{fn.__name__}' takes {nparams} argument(s)"
+                + ("" if nparams == len(inspect.signature(fn).parameters) else
+                   " without a default"), loc=loc,
+                fix="take the core index as (x, y); only a 1x1 herd may take none (more "
+                "arguments need defaults: def core(x, y, src=a[0]), as a loop binds them)")
         h = Herd(name=hname, cols=ncols, rows=nrows, anchor=pin, cascade=cascade, loc=loc)
         b.add_herd(h)
         for y in range(nrows):
@@ -154,3 +157,11 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
 
     return decorate
 
+
+def _required(fn: Callable[..., Any]) -> int:
+    """The arguments a call of core function ``fn`` must give: its parameters without a
+    default (``def core(x, y, src=ins[n])``, Python's way of binding a loop's values, takes
+    two). A keyword-only one without a default counts too: no call here gives it."""
+    return sum(1 for p in inspect.signature(fn).parameters.values()
+               if p.default is inspect.Parameter.empty
+               and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD))
