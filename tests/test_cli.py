@@ -708,6 +708,8 @@ def test_stats_are_strict_json_of_what_sim_prints(tmp_path: Path) -> None:
     assert text.startswith('{\n "generator": "aiedsl ')
     assert (stats["design"], stats["device"], stats["target"], stats["seed"],
             stats["passed"]) == ("gemm_bf16", "npu1", "sim", 0, True)
+    # not run's "running on the simulator (--target sim)": aiedsl sim has no --target (a tester)
+    assert stats["why"] == "aiedsl sim runs the simulator"
     assert stats["kernels"] == "reference"  # --kernels native's stats say "native"
     out, = stats["outputs"]
     assert out["name"] == "C" and out["passed"] and out["wrong"] == 0

@@ -306,3 +306,20 @@ def test_the_task_note_counts_tasks_and_names_the_register_writes_apart(in_root:
         f"issuing shim DMA tasks takes {share:.0%} of the device time (its rtp writes take "
         f"another {writes:.0%}) at 6.8 us per task")
     assert writes == pytest.approx(4 * tm.register_write_s / t.device_seconds)
+
+
+def test_the_cores_busy_median_is_the_true_median() -> None:
+    """Of a two-stage pipeline's cores (one idle, one busy) the median said was the busy one's,
+    the upper middle: the idle half did not show (a tester)."""
+    from dataclasses import replace as with_
+
+    from aiedsl.loader import load_design as load
+    from aiedsl.sim import simulate as sim
+
+    t = sim(load(Path(__file__).resolve().parent.parent / "designs" / "passthrough.py")).timing
+    for busy, said in (({"a": 0.01, "b": 0.97}, "min 1%, median 49%, max 97%"),
+                       ({"a": 0.0, "b": 0.85, "c": 0.0, "d": 0.85}, "min 0%, median 42%, max 85%"),
+                       ({"a": 0.1, "b": 0.2, "c": 0.9}, "min 10%, median 20%, max 90%")):
+        line = next(x for x in with_(t, core_busy=busy, busiest_core="").lines()
+                    if x.startswith("cores busy"))
+        assert line.startswith(f"cores busy: {said} "), line

@@ -10,6 +10,8 @@ Only typer and the standard library load at start-up: each command imports what 
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import os
 import time
@@ -245,10 +247,10 @@ def map_(
     """Place, allocate and route DESIGN and draw map.svg only.
 
     A design over a limit still gets its map, with what is over drawn in red; the command then
-    prints the error and exits 2. So does a design whose run hangs (the hang check of ``aiedsl
-    check``), which then exits 3 as check does. A build's map.svg is replaced only by a map of the design
-    that build is of (the same defines and device): another configuration's is refused (exit
-    2), and a map the build drew from mlir-aie's lowering is kept.
+    prints the error and exits 2. So does a design whose run hangs (the hang check of aiedsl
+    check), which then exits 3 as check does. A build's map.svg is replaced only by a map of
+    the design that build is of (the same defines and device): another configuration's is
+    refused (exit 2), and a map the build drew from mlir-aie's lowering is kept.
     """
     from aiedsl.checks import check_design, draft
     from aiedsl.codegen.tilemap import is_aiedsl_map, shows_over, tile_map
@@ -361,6 +363,8 @@ def sim(
     start = time.perf_counter()
     result = _watched_run(art, target="sim", seed=seed, trace=trace,
                           clock_hz=clock * 1e9 if clock else None, kernels=kernels.value)
+    # (run's reason names its --target sim, an option aiedsl sim has not: --stats's "why")
+    result = dataclasses.replace(result, why="aiedsl sim runs the simulator")
     say(f"{handle.name} on {handle.ir.device}: simulated in "
         f"{time.perf_counter() - start:.2f} s (seed {seed}"
         + (", kernels built from their C++ for the host)" if kernels is Kernels.native else ")"))

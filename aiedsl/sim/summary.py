@@ -247,7 +247,11 @@ class Timing:
                       f"the host's wait, of the time until each stops{who})")
             elif who:
                 of = f"{of} (the busiest: {self.busiest_core})"
-            out.append(f"cores busy: min {busy[0]:.0%}, median {busy[len(busy) // 2]:.0%}, "
+            # the true median: of two stages, a core idle and one busy are 50% apart, not the
+            # busy one's (the upper middle hid the idle half of a pipeline)
+            half = len(busy) // 2
+            median = busy[half] if len(busy) % 2 else (busy[half - 1] + busy[half]) / 2
+            out.append(f"cores busy: min {busy[0]:.0%}, median {median:.0%}, "
                        f"max {busy[-1]:.0%} {of}")
         moving = self.channel_moving or self.channel_busy
         top = sorted(moving.items(), key=lambda kv: (-kv[1], -self.channel_busy[kv[0]]))[:3]
