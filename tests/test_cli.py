@@ -996,3 +996,9 @@ def test_a_d_value_the_error_does_not_quote_is_not_named() -> None:
         "  -D M=100: M's value, given on the command line",
         "  fix: choose a tile size that divides the matrix"]
     assert with_defines(str(e), e, ["check", "d.py", "-D", "M=10"]) == str(e)
+    # a one-character value is named when it is the whole value found (-D M=0, a tester), not
+    # wherever its digit turns up (K=2 above: "2" is in "288")
+    zero = DesignError("tensor type", "Tensor size 0 is not a positive integer", found="0",
+                       fix="give a positive size")
+    assert with_defines(str(zero), zero, ["check", "d.py", "-D", "M=0"]).splitlines()[-2:] == [
+        "  -D M=0: M's value, given on the command line", "  fix: give a positive size"]

@@ -197,12 +197,13 @@ def with_defines(text: str, e: Exception, argv: List[str]) -> str:
     if not isinstance(e, DesignError):
         return text
     said = " ".join(str(part) for part in (e.message, e.limit, e.found) if part)
-    # a one-character value (COLS=8) turns up in too many messages to be told apart; one the
-    # message names with its define (a map's `TILE=2048`, `-D N=8192.7 is not a valid int`)
-    # needs no line
+    # a one-character value (COLS=8) turns up in too many messages to be told apart, unless it
+    # is the whole value found (-D M=0: "found: 0"); one the message names with its define (a
+    # map's `TILE=2048`, `-D N=8192.7 is not a valid int`) needs no line
     notes = [short_numbers(f"  -D {name}={value}: {name}'s value, given on the command line")
              for name, value in given_defines(argv)
-             if len(value) > 1 and f"{name}={value}" not in text
+             if (len(value) > 1 or str(e.found or "").strip() == value)
+             and f"{name}={value}" not in text
              and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", said)]
     if not notes:
         return text
