@@ -561,3 +561,25 @@ def test_an_entry_that_does_not_compile_is_said_to_be_the_generated_call(
     assert lines[-1].startswith("  fix: make entry= call a function of k.cc with the template "
                                 "arguments it takes and the kernel's arguments in its order "
                                 "(or fix that function); the host header covers")
+
+
+def test_a_define_named_like_a_word_of_the_aie_api_header_is_said_to_be_the_cause(
+        tmp_path: Path) -> None:
+    """defines={"N": 64} turned the header's template <unsigned N> into template <unsigned 64>;
+    the error blamed the kernel's aie::add call for a form the header lacked (a tester)."""
+    path = _design(tmp_path)
+    path.write_text(path.read_text().replace('entry="copy",', 'entry="copy", '
+                                             'defines={"N": 64, "COPY_N": 64},'))
+    r = _cli("kernel", "test", "d.py", cwd=tmp_path)
+    assert r.returncode == 2, r.stdout
+    assert r.stderr.splitlines()[0] == (
+        "d.py:8: error [host kernel build]: copy_i32_64 does not compile on the host: its "
+        "defines= name 'N', which the compiler replaces everywhere after the -D, also inside "
+        "the AIE API header the kernel includes, where it names something else (a template "
+        "parameter, a type); Peano's AIE API headers may break the same way")
+    assert r.stderr.splitlines()[-1] == (
+        "  fix: give the defines names no header uses, prefixed for the kernel (KERNEL_N rather "
+        "than N), in defines= and in the C++")
+    # COPY_N alone, which no header uses, builds
+    path.write_text(path.read_text().replace('"N": 64, ', ""))
+    assert _cli("kernel", "test", "d.py", cwd=tmp_path).returncode == 0

@@ -21,12 +21,14 @@ import os
 import shutil
 import subprocess
 import tempfile
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from aiedsl.cache import cache_dir
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, listed
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
 from aiedsl.kernels.host_cxx import find_host_compiler
@@ -84,6 +86,10 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
             stderr = kt.map_output(r.stderr, name)
             message, fix = explain(stderr, kt.label, HOST_INCLUDE / "aie_api" / "aie.hpp",
                                    kt.symbols, kt.source.label, kt.callees)
+            clash = [n for n in header_names(kt.flags, header)
+                     if re.search(rf"macro [‘']{re.escape(n)}[’']", stderr)]
+            if clash:  # the cause, before whatever g++ made of the header it broke
+                message, fix = _define_clash(kt.label, clash)
             twice = redefined(stderr, kt.symbols)  # said at the declaration of the one named
             found = first_errors(stderr)
             culprit = None
@@ -147,3 +153,25 @@ def build_native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Host
     if k.source_kind == "file":
         check_file_kernel(k, kt.source, f"kernels/{kt.name}.cc")
     return HostBuild(compile_host(kt, k.loc, aie_arch), aie_arch)
+
+
+def header_names(flags: Sequence[str], header: str) -> list[str]:
+    """The names of the ``-D`` defines among ``flags`` that are words of ``header`` (the host
+    AIE API header's text): the preprocessor replaces them there too."""
+    names = [f[2:].partition("=")[0] for f in flags if f.startswith("-D")]
+    return [n for n in dict.fromkeys(names)
+            if not n.startswith("__") and re.search(rf"\b{re.escape(n)}\b", header)]
+
+
+def _define_clash(label: str, names: list[str]) -> tuple[str, str]:
+    """The message and fix of a host build that failed with defines named like words of the
+    AIE API header (``defines={"N": 64}``: its templates' ``template <unsigned N>`` became
+    ``template <unsigned 64>``, and g++ blamed the kernel's calls)."""
+    said = listed([f"'{n}'" for n in names])
+    return (f"{label} does not compile on the host: its defines= name {said}, which the "
+            "compiler replaces everywhere after the -D, also inside the AIE API header the "
+            "kernel includes, where " + ("it names" if len(names) == 1 else "they name")
+            + " something else (a template parameter, a type); Peano's AIE API headers may "
+            "break the same way",
+            "give the defines names no header uses, prefixed for the kernel (KERNEL_N rather "
+            "than N), in defines= and in the C++")
