@@ -583,3 +583,33 @@ def test_a_define_named_like_a_word_of_the_aie_api_header_is_said_to_be_the_caus
     # COPY_N alone, which no header uses, builds
     path.write_text(path.read_text().replace('"N": 64, ', ""))
     assert _cli("kernel", "test", "d.py", cwd=tmp_path).returncode == 0
+
+
+ASSERT_CC = COPY_CC.replace("#include <stdint.h>", "#include <stdint.h>\n#include <cassert>"
+                            ).replace("  for (unsigned i", "  assert(src[0] == 12345);\n  for (unsigned i")
+
+
+def test_a_failed_assert_is_said_as_one_not_as_a_stray_access(tmp_path: Path) -> None:
+    """A kernel's failed assert() (SIGABRT) was reported as reading or writing outside its
+    buffers, with that rule and fix (a tester)."""
+    path = _design(tmp_path, ASSERT_CC)
+    r = _cli("kernel", "test", "d.py", cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[0] == (
+        "FAIL copy_i32_64: crashed (SIGABRT): it fails an assertion or calls abort() (the "
+        "assertion is printed on standard error, at a line of the generated file, "
+        "kernels/<name>.cc of `aiedsl build`; the host build keeps assert(), the NPU build drops "
+        "it: -DNDEBUG)")
+    assert "Assertion `src[0] == 12345' failed." in r.stderr
+    r = _cli("sim", str(path), "--kernels", "native", cwd=tmp_path)
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert lines[-5:] == [
+        "d.py:8: error [native kernel]: kernel 'copy_i32_64' crashed with SIGABRT in call 1 of it "
+        "by core[0,0]; the simulation stopped there",
+        "  limit: a kernel returns to its caller: a failed assert() aborts it (the host build "
+        "keeps asserts; the NPU build drops them, -DNDEBUG)",
+        "  found: signal SIGABRT (Aborted) in the process running the kernel's C++",
+        "  d.py:20: the call (core[0,0])",
+        "  fix: see the assertion printed on standard error (at a line of the generated file, "
+        "kernels/<name>.cc of `aiedsl build`); `aiedsl kernel test d.py` runs each kernel alone"]

@@ -6,6 +6,7 @@ else by the kernel workers' server (:mod:`aiedsl.kernels.worker_server`)."""
 from __future__ import annotations
 
 import os
+import signal
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -208,6 +209,11 @@ def _hung(limit: float) -> str:
 def _died(code: int) -> str:
     """What :func:`in_child` says of a child that ended without answering, with exit code
     ``code`` (minus the signal that killed it, as multiprocessing gives it)."""
+    if code == -signal.SIGABRT:  # assert() and abort(): glibc printed which assertion, above
+        return (f"crashed ({signal_name(-code)}): it fails an assertion or calls abort() (the "
+                "assertion is printed on standard error, at a line of the generated file, "
+                "kernels/<name>.cc of `aiedsl build`; the host build keeps assert(), the NPU "
+                "build drops it: -DNDEBUG)")
     if code < 0:
         return (f"crashed ({signal_name(-code)}): it reads or writes outside its buffers, "
                 "or fails an assertion")

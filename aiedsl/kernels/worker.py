@@ -430,10 +430,13 @@ def fault_error(fault: NativeFault | KernelFault, k: Kernel, core: str, number: 
             f"{core}; the simulation stopped there", loc=k.loc, limit=fault.limit,
             found=fault.found, related=related, fix=fault.fix)
     what = fault.describe()
+    abort = fault.signal == signal.SIGABRT  # assert() or abort(): not its buffers
     if fault.signal is not None:
         found = (f"signal {signal_name(fault.signal)} ({signal.strsignal(fault.signal)}) in the "
                  "process running the kernel's C++")
-        limit = "a kernel reads and writes only its own buffers"
+        limit = ("a kernel returns to its caller: a failed assert() aborts it (the host build "
+                 "keeps asserts; the NPU build drops them, -DNDEBUG)" if abort else
+                 "a kernel reads and writes only its own buffers")
     elif fault.status is not None:
         found = f"exit status {fault.status}"
         limit = "a kernel returns to its caller"
@@ -452,7 +455,10 @@ def fault_error(fault: NativeFault | KernelFault, k: Kernel, core: str, number: 
     test = command(["aiedsl", "kernel", "test"], design_file)  # pasted as is: quoted
     fix = (f"run `{test}`: it runs each kernel alone between guard bytes and says what it "
            "reads or writes outside its buffers")
-    if fault.timeout is not None:
+    if abort:
+        fix = (f"see the assertion printed on standard error (at a line of the generated file, "
+               f"kernels/<name>.cc of `aiedsl build`); `{test}` runs each kernel alone")
+    elif fault.timeout is not None:
         fix = f"{HANG_FIX}; `{test}` runs each kernel alone"
     elif fault.inputs:
         names = " and ".join(f"'{n}'" for n in fault.inputs)
