@@ -361,6 +361,30 @@ def test_a_function_after_a_brace_in_a_literal_is_found(design_file: DesignFile)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_an_error_directive_every_reading_reaches_is_a_check_error(
+        design_file: DesignFile) -> None:
+    """check and build passed a kernel whose file reaches its #error under its defines= (a
+    tester): only the host build and Peano said it."""
+    from aiedsl.kernels.cscan import extern_c
+
+    guard = '#include <stdint.h>\n#ifndef VEC\n#  error "VEC must be defined"\n#endif\n'
+    assert extern_c(guard).error == (3, '"VEC must be defined"')
+    assert extern_c(guard, {"VEC": 16}).error is None
+    # reached one way of a condition the scan cannot decide only: not sure, not refused
+    assert extern_c("#ifdef __chess__\n#error no chess\n#endif\n").error is None
+    assert extern_c("#ifdef __chess__\n#error a\n#else\n#error b\n#endif\n").error == (2, "a")
+    path = _mv(design_file)
+    (path.parent / "mv.cc").write_text(guard + MV_CC)
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value).split(": ", 1)[1].splitlines()[:3] == [
+        "error [kernel source]: mv.cc reaches its #error (line 3) when compiled with "
+        "-DDIM_K=16 -DDIM_M=16, as kernel 'zero_scalar_i32' is: it does not compile so",
+        "  limit: a kernel's C++ compiles with its defines= (read as the compiler reads it, #if "
+        "decided by them)",
+        '  found: #error "VEC must be defined"']
+
+
 def test_the_extern_c_functions_of_a_file_are_read_as_the_compiler_reads_them() -> None:
     """The reviewer's cases: what the old text scan missed or invented."""
     from aiedsl.kernels.cscan import extern_c

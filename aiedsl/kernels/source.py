@@ -193,6 +193,15 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
     own = scan.find(k.symbol)
     flags = define_flags(k.defines)
     compiled = f" (compiled with {' '.join(flags)})" if flags else ""
+    if scan.error is not None:
+        line, text = scan.error
+        raise DesignError(
+            "kernel source", f"{src.label} reaches its #error (line {line}) when compiled "
+            + (f"with {' '.join(flags)}" if flags else "without defines=")
+            + f", as kernel '{k.symbol}' is: it does not compile so", loc=k.loc,
+            limit="a kernel's C++ compiles with its defines= (read as the compiler reads it, "
+            "#if decided by them)", found=f"#error {text}",
+            fix="give defines= what the file's #if asks for (the #error's words say what)")
     if k.entry is None:
         if own is None and scan.complete:
             theirs = sorted({f.name for f in scan.functions})

@@ -106,6 +106,9 @@ class CScan:
     """Each reading's tokens, preprocessed."""
     texts: tuple[tuple[str, ...], ...] = field(default=(), repr=False, compare=False)
     """Each reading's tokens' texts (what a name is looked for among)."""
+    error: tuple[int, str] | None = None
+    """An ``#error`` every reading reaches (its line and text): the file cannot compile with
+    these defines, whichever way its undecidable conditions go."""
 
     def find(self, name: str) -> CFunction | None:
         """The ``extern "C"`` function called ``name``, if the file makes one."""
@@ -197,6 +200,8 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
                   "macro it does not define (from a header?), which may define functions")
     entry_unsure = unsure or (f"{unknown_cpp[0].text}(...) is a macro it does not define"
                               if unknown_cpp else "")
+    errors = [r.error for r in readings if r.error is not None]
+    error = min(errors) if readings and len(errors) == len(readings) else None
     return CScan(tuple(out), not unsure, not entry_unsure, unsure, frozenset(declared),
                  frozenset(cpp_linkage), source, tuple(tuple(r.tokens) for r in readings),
-                 tuple(map(tuple, texts)))
+                 tuple(map(tuple, texts)), error)

@@ -23,6 +23,8 @@ class Reading:
     tokens: list[Tok]
     decisions: list[bool]
     unsure: str = ""
+    error: tuple[int, str] | None = None
+    """The first ``#error`` the reading reaches: its line (1-based) and its text."""
 
 
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(\w*)", re.M)
@@ -180,6 +182,10 @@ def read(source: str, code: str, lines: list[Line], wheres: list[dict[str, list[
         elif directive == "undef":
             if words:
                 macros.pop(words[0].text, None)
+        elif directive == "error":
+            if reading.error is None:  # the compiler stops there: the rest is not read
+                text = source[start:end].split("error", 1)[1].strip()
+                reading.error = (source.count("\n", 0, start) + 1, " ".join(text.split()))
         elif directive == "include":
             if re.search(r"include\s*<", source[start:end]):
                 macros[HEADERS] = NO_BODY
