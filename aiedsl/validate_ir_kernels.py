@@ -50,7 +50,7 @@ def check_kernel(v: Validator, at: str, k: Any) -> None:
     loc, symbol = k.loc, k.symbol
     v.front(f"{at}.source", loc, check_source, k.source, symbol, None,
             template=k.source_kind == "template")
-    if k.entry is not None or k.source_kind == "template":
+    if k.entry is not None:
         v.front(f"{at}.entry", loc, check_entry, k.entry, symbol, None)
     for name, value in k.defines.items():
         v.front(key_path(f"{at}.defines", name), loc, check_defines, {name: value}, symbol,

@@ -613,3 +613,27 @@ def test_a_failed_assert_is_said_as_one_not_as_a_stray_access(tmp_path: Path) ->
         "  d.py:20: the call (core[0,0])",
         "  fix: see the assertion printed on standard error (at a line of the generated file, "
         "kernels/<name>.cc of `aiedsl build`); `aiedsl kernel test d.py` runs each kernel alone"]
+
+
+def test_a_template_may_define_its_own_extern_c_function(tmp_path: Path) -> None:
+    """A template kernel without entry= was refused as "entry=None ... is not a C++ function
+    name" (a tester): it is the rendered file's own extern "C" function, as a file kernel's."""
+    path = _design(tmp_path)
+    path.write_text(path.read_text().replace('source="k.cc", entry="copy"',
+                                             'source="t.cc.j2", source_kind="template", '
+                                             'params={"n": 64}')
+                    .replace("def copy_ref(src, dst):", "def copy_ref(src, dst, **_):"))
+    (tmp_path / "t.cc.j2").write_text(
+        COPY_CC.replace("void copy(", 'extern "C" void copy_i32_64(').replace("64", "{{ n }}"))
+    assert _cli("check", "d.py", cwd=tmp_path).returncode == 0
+    r = _cli("sim", "d.py", "--kernels", "native", cwd=tmp_path)
+    assert r.returncode == 0 and "PASS Y" in r.stdout, r.stdout + r.stderr
+    # a jinja2 syntax error is said at its line, not as a name params= lacks
+    (tmp_path / "t.cc.j2").write_text(
+        COPY_CC.replace("void copy(", 'extern "C" void copy_i32_64(').replace("64", "{{ n }"))
+    r = _cli("check", "d.py", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (2, (
+        "d.py:8: error [kernel source]: kernel 'copy_i32_64': its template t.cc.j2 is not valid "
+        "jinja2 at line 3: unexpected '}'\n"
+        "  found: t.cc.j2:3\n"
+        "  fix: fix the template's {{ }} or {% %} at t.cc.j2:3\n"))

@@ -224,7 +224,7 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
                           loc=loc, limit="'file' or 'template'", found=repr(source_kind),
                           fix="leave source_kind out for a C++ file")
     check_source(source, symbol, loc, template=source_kind == "template")
-    if entry is not None or source_kind == "template":
+    if entry is not None:
         check_entry(entry, symbol, loc)
     macros = check_defines({} if defines is None else defines, symbol, loc)
     check_line(cost, f"cost of kernel '{symbol}'", loc)

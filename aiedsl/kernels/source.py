@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+import jinja2
+
 from aiedsl.errors import DesignError, display_path, listed
 from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.cscan import extern_c
@@ -83,6 +85,13 @@ def kernel_source(k: Kernel) -> KernelSource:
             fix=f"save {label} as UTF-8 (iconv -f latin1 -t utf-8, or your editor's encoding "
                 "setting), or write that character another way") from None
     except TemplateError as e:
+        cause = e.__cause__
+        if isinstance(cause, jinja2.TemplateSyntaxError):  # the text, not the params
+            at = f"{label}:{cause.lineno}" if cause.lineno else label
+            raise DesignError(
+                "kernel source", f"kernel '{k.symbol}': its template {label} is not valid "
+                f"jinja2 at line {cause.lineno}: {cause.message}", loc=k.loc,
+                found=at, fix=f"fix the template's {{{{ }}}} or {{% %}} at {at}") from None
         raise DesignError(
             "kernel source", f"kernel '{k.symbol}': its template {label} does not render: "
             f"{str(e).split(': ', 1)[-1]}", loc=k.loc, found=f"params={k.params}",
