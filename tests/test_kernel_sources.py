@@ -790,9 +790,63 @@ def test_one_function_of_a_file_under_two_sets_of_defines_is_named_twice(
         load_design(path)
     assert str(excinfo.value) == (
         "d.py:19: error [kernel]: two different kernels use the symbol 'zero_scalar_i32'\n"
+        "  found: defines: {'DIM_K': 16, 'DIM_M': 16} and {'DIM_M': 8}; args: (c: 16xi32) and "
+        "(c: 8xi32)\n"
         "  d.py:16: the first\n"
         "  fix: the file's extern \"C\" function has one name: call its template through entry= "
         "under a symbol of your own with the shape in it, or give both the same defines=")
+
+
+def test_one_declare_run_twice_and_a_clash_with_the_library_are_said_so(
+        design_file: DesignFile) -> None:
+    """A function making kernels under one symbol (both at its declare line) and a kernel of
+    one's own named like the library's were both told to put the shape in the symbol (a
+    tester)."""
+    source = '''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from aiedsl.kernels import buffer, declare, passthrough
+
+        def ref(src, dst):
+            dst[...] = src
+
+        def mk(n):
+            return declare(SYMBOL, source="k.cc", entry=f"copy<{n}>",
+                           args=[buffer("src", Tensor[n, i32]), buffer("dst", Tensor[n, i32], "out")],
+                           reference=ref, cycles=20, cost="-")
+
+        @design(device="npu1_1col")
+        def d(a: Tensor[64, i32], b: Tensor[64, i32]):
+            x = fifo(Tensor[64, i32])
+            y = fifo(Tensor[64, i32])
+            k1, k2 = mk(64), OTHER
+
+            @herd()
+            def core():
+                with x.consume() as s, y.produce() as o:
+                    k1(s, o)
+                    k2(s, o)
+
+            with runtime() as rt:
+                rt.fill(x, a)
+                rt.drain(y, b)
+        '''
+    path = design_file(source.replace("SYMBOL", '"copy_i32"').replace("OTHER", "mk(32)"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value).splitlines()[1:] == [
+        "  found: entry: copy<64> and copy<32>; args: (src: 64xi32, dst: 64xi32) and (src: "
+        "32xi32, dst: 32xi32)",
+        "  d.py:8: the first",
+        "  fix: put every shape parameter (and define) into the symbol name: the declare() at "
+        "that line makes both, so its symbol must tell them apart (an f-string, e.g. "
+        "f\"copy_i32_{n}\")"]
+    path = design_file(source.replace("SYMBOL", '"passthrough_i32_64"')
+                       .replace("OTHER", "passthrough(Tensor[64, i32])"), "lib.py")
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: 'passthrough_i32_64' is a kernel of aiedsl's library (passthrough.cc): give "
+        "yours a symbol of its own")
 
 
 def test_one_library_kernel_in_two_shapes_of_one_size(design_file: DesignFile) -> None:
@@ -825,6 +879,8 @@ def test_one_library_kernel_in_two_shapes_of_one_size(design_file: DesignFile) -
         load_design(path)
     assert str(excinfo.value) == (
         "d.py:9: error [kernel]: two different kernels use the symbol 'passthrough_i32_2048'\n"
+        "  found: args: (src: 32x64xi32, dst: 32x64xi32) and (src: 128x16xi32, dst: "
+        "128x16xi32)\n"
         "  d.py:8: the first\n"
         "  fix: the symbol takes one memref type per argument, and the two differ in shape only "
         "(32x64xi32 and 128x16xi32): declare the fifos of both calls with one shape, e.g. "

@@ -251,12 +251,24 @@ class DesignTrace:
                        f"shape only ({a} and {b}): declare the fifos of both calls with one "
                        f"shape, e.g. Tensor[{a.numel}, {a.dtype}] (the same bytes), and make the "
                        "kernel for that shape")
+            elif prev.shipped != k.shipped:  # one is aiedsl's own
+                ours = prev if prev.shipped else k
+                fix = (f"'{k.symbol}' is a kernel of aiedsl's library ({ours.source}): give "
+                       "yours a symbol of its own")
             elif k.entry is None and prev.entry is None:  # the name is the C++ file's own
                 fix = ("the file's extern \"C\" function has one name: call its template "
                        "through entry= under a symbol of your own with the shape in it, or "
                        "give both the same defines=")
+            elif prev.loc == k.loc:  # one declare() run twice (a function making kernels)
+                fix = ("put every shape parameter (and define) into the symbol name: the "
+                       "declare() at that line makes both, so its symbol must tell them apart "
+                       f"(an f-string, e.g. f\"{k.symbol}_{{n}}\")")
+            differ = [f"{name}: {_brief(getattr(prev, name))} and {_brief(getattr(k, name))}"
+                      for name in type(k).model_fields
+                      if name != "loc" and getattr(prev, name) != getattr(k, name)]
             raise DesignError("kernel", f"two different kernels use the symbol '{k.symbol}'",
-                              loc=k.loc, related=[("the first", prev.loc)], fix=fix)
+                              loc=k.loc, related=[("the first", prev.loc)],
+                              found="; ".join(differ[:3]) or None, fix=fix)
         self.kernels.setdefault(k.symbol, k)
         self.kernel_objs.setdefault(k.symbol, obj)
 
@@ -380,3 +392,14 @@ def _handle(f: FifoRecord) -> str:
 
 def _who(use: EndpointUse) -> str:
     return use.core if use.kind == "core" and use.core else f"the {use.kind}"
+
+
+def _brief(value: object) -> str:
+    """A kernel field's value in a message: an argument list as names and types, anything
+    else as its text, cut at 80 characters."""
+    if isinstance(value, tuple) and value and all(hasattr(a, "kind") for a in value):
+        text = "(" + ", ".join(f"{a.name}: {a.type if a.type is not None else a.dtype}"
+                               for a in value) + ")"
+    else:
+        text = str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
