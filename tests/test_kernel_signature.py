@@ -961,3 +961,38 @@ def test_a_kernel_declared_in_the_design_file_adds_no_line(design_file: DesignFi
     """Its declare() line is in the design already."""
     assert not any(" the call of " in line for line in error(
         design_file, '"double_64", entry="double_i32<N>"', IO).splitlines())
+
+
+TYPED_CC = r'''#include <stdint.h>
+namespace mykern {
+template <typename T, unsigned N> void scale(const T *in, T *out) {
+  for (unsigned i = 0; i < N; i++) out[i] = in[i] * 2;
+}
+}
+'''
+
+
+def test_a_number_for_a_type_parameter_and_a_qualified_entry(design_file: DesignFile) -> None:
+    """entry="scale<1024>" for template <typename T, unsigned N> was told to add N after it
+    (scale<1024, {N}>: 1024 for T), and mykern::scale's fix dropped its namespace (a tester)."""
+    def check(entry: str) -> str:
+        design_file(TYPED_CC, "k.cc")
+        path = design_file(DESIGN.format(decl=f'"scale_i32_64", entry="{entry}"',
+                                         args=IO.format(dt="i32"), call="a, b", dt="i32"))
+        with pytest.raises(DesignError) as e:
+            check_design(load_design(path).ir)
+        return str(e.value)
+
+    assert check("mykern::scale<64>") == (
+        "d.py:8: error [kernel entry]: kernel 'scale_i32_64' calls k.cc's scale (its line 3) "
+        "with the template argument 64 for its type parameter T (entry=\"mykern::scale<64>\"): "
+        "a number is not a type\n"
+        "  limit: template arguments fill the parameters in order: a type for typename and "
+        "class, a value for the others\n"
+        "  found: entry=\"mykern::scale<64>\"; scale's template parameters: typename T, N\n"
+        "  fix: give a type first, e.g. entry=\"mykern::scale<int16_t, 64>\"")
+    assert check("mykern::scale<int32_t>").splitlines()[-2:] == [
+        "  found: entry=\"mykern::scale<int32_t>\"; scale's template parameters: typename T, "
+        "N",
+        "  fix: give them in entry=, e.g. entry=f\"mykern::scale<int32_t, {N}>\" (a Python "
+        "f-string putting in the values)"]

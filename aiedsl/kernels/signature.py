@@ -168,6 +168,17 @@ def _check_template_args(k: Kernel, sig: Signature, name: str, where: str,
     """A call of a function template gives the template arguments no parameter deduces."""
     entry = k.entry or ""
     given = _template_args(entry)
+    head = entry.split("<", 1)[0].strip() or name  # as spelled: ns::f, qualified
+    for i, (arg, param) in enumerate(zip(given or (), sig.template or ())):
+        if param in sig.types and re.fullmatch(r"[-+]?\d[\d']*[uUlL]*", arg):
+            raise DesignError(
+                "kernel entry", f"kernel '{k.symbol}' calls {where} with the template argument "
+                f"{arg} for its type parameter {param} (entry=\"{entry}\"): a number is not a "
+                "type", loc=k.loc, limit="template arguments fill the parameters in order: a "
+                "type for typename and class, a value for the others",
+                found=f"entry=\"{entry}\"; {name}'s template parameters: "
+                      f"{', '.join(_kinded(sig))}",
+                fix=f"give a type first, e.g. entry=\"{head}<{_example(sig, given or [])}>\"")
     undeducible = sig.undeducible()
     # template arguments fill the parameters in order: those past the given ones come from
     # deduction or defaults
@@ -184,8 +195,8 @@ def _check_template_args(k: Kernel, sig: Signature, name: str, where: str,
             f"{'it' if len(missing) == 1 else 'them'}", loc=k.loc,
             limit="entry= spells the call's template arguments that no parameter deduces",
             found=f"entry=\"{entry}\"; {name}'s template parameters: "
-                  f"{', '.join(sig.template or ())}",
-            fix=f"give them in entry=, e.g. entry=f\"{name}<{values}>\" (a Python f-string "
+                  f"{', '.join(_kinded(sig))}",
+            fix=f"give them in entry=, e.g. entry=f\"{head}<{values}>\" (a Python f-string "
                 "putting in the values)")
 def _check_entry_names(k: Kernel, sig: Signature | None, name: str, src_label: str,
                        scan: CScan) -> None:
@@ -267,6 +278,24 @@ def _braced(text: str, names: list[str]) -> str:
     for n in names:
         out = re.sub(rf"(?<![\w:.])(?<!->){n}(?!\w|\s*::)", f"{{{n}}}", out)
     return out
+
+
+def _kinded(sig: Signature) -> list[str]:
+    """A template's parameters as its head writes them: ``typename T``, ``N``."""
+    return [f"typename {t}" if t in sig.types else t for t in sig.template or ()]
+
+
+def _example(sig: Signature, given: list[str]) -> str:
+    """Template arguments for ``sig`` from those ``given``: a type (int16_t) for each type
+    parameter given a number, the numbers moved on to the value parameters after it."""
+    numbers = iter(given)
+    out = []
+    for t in sig.template or ():
+        if t in sig.types:
+            out.append("int16_t")
+        else:
+            out.append(next(numbers, f"{{{t}}}"))
+    return ", ".join(out)
 
 
 def _template_args(entry: str) -> list[str] | None:

@@ -63,6 +63,8 @@ class Signature:
     """The template parameters that have defaults."""
     line: int
     """Where its name is (1-based)."""
+    types: tuple[str, ...] = ()
+    """The template parameters that are types (``typename T``, ``class T``)."""
 
     def undeducible(self) -> list[str]:
         """The template parameters without defaults that no function parameter's type names:
@@ -72,7 +74,8 @@ class Signature:
 
     def key(self) -> tuple[object, ...]:
         """What tells two declarations apart (not where they are)."""
-        return (self.params, self.variadic, self.defaults, self.template, self.defaulted)
+        return (self.params, self.variadic, self.defaults, self.template, self.defaulted,
+                self.types)
 
 
 def signatures(tokens: Sequence[Tok], name: str, source: str,
@@ -107,9 +110,9 @@ def signatures(tokens: Sequence[Tok], name: str, source: str,
         if inside not in read:  # (the parameters are their texts' alone)
             read[inside] = _params(tokens[i + 2:close])
         params, variadic, defaults = read[inside]
-        template, defaulted = _template(tokens, k)
+        template, defaulted, types = _template(tokens, k)
         out.append(Signature(params, variadic, defaults, template, defaulted,
-                             source.count("\n", 0, tokens[i].start) + 1))
+                             source.count("\n", 0, tokens[i].start) + 1, types))
     return out
 
 
@@ -232,9 +235,10 @@ def _param(g: list[Tok]) -> Param:
 
 
 def _template(tokens: Sequence[Tok], k: int
-              ) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+              ) -> tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...]]:
     """The template parameter names of the declaration whose return type ends at
-    ``tokens[k]`` (None when it is not a template), and those with defaults."""
+    ``tokens[k]`` (None when it is not a template), those with defaults, and those that are
+    types."""
     j = k
     depth = 0
     while j >= 0:
@@ -250,12 +254,16 @@ def _template(tokens: Sequence[Tok], k: int
         j -= 1
     head = tokens[j + 1:k + 1]
     if not head or head[0].text != "template":
-        return None, ()
+        return None, (), ()
     names = []
     defaulted = []
+    types = []
     depth = 0
     default = False  # in a parameter's default (after its '='), up to the next ','
+    kind = None  # the parameter's first word: typename or class makes it a type
     for a, b in zip(head[1:], head[2:]):
+        if depth == 1 and kind is None:
+            kind = a.text
         if a.text in ("<", "("):
             depth += 1
         elif a.text in (">", ")"):
@@ -263,7 +271,7 @@ def _template(tokens: Sequence[Tok], k: int
         elif a.text == ">>":
             depth -= 2
         elif depth == 1 and a.text == ",":
-            default = False
+            default, kind = False, None
         elif depth == 1 and a.text == "=":
             default = True
         if depth == 1 and not default and identifier(a) and (
@@ -271,6 +279,8 @@ def _template(tokens: Sequence[Tok], k: int
             names.append(a.text)
             if b.text == "=":
                 defaulted.append(a.text)
+            if kind in ("typename", "class"):
+                types.append(a.text)
         if depth <= 0:
             break
-    return tuple(names), tuple(defaulted)
+    return tuple(names), tuple(defaulted), tuple(types)
