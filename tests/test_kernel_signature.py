@@ -996,3 +996,25 @@ def test_a_number_for_a_type_parameter_and_a_qualified_entry(design_file: Design
         "N",
         "  fix: give them in entry=, e.g. entry=f\"mykern::scale<int32_t, {N}>\" (a Python "
         "f-string putting in the values)"]
+
+
+def test_an_unqualified_entry_of_a_function_in_a_namespace_is_refused(
+        design_file: DesignFile) -> None:
+    """entry="scale<int32_t, 64>" for mykern::scale passed check (a tester): the generated
+    call, at the file's top level, does not see it; qualified, or opened by using namespace, it
+    does."""
+    design_file(TYPED_CC, "k.cc")
+    path = design_file(DESIGN.format(decl='"scale_i32_64", entry="scale<int32_t, 64>"',
+                                     args=IO.format(dt="i32"), call="a, b", dt="i32"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value).splitlines()[0] == (
+        "d.py:8: error [kernel entry]: kernel 'scale_i32_64' calls scale() (entry=\"scale<int32_t"
+        ", 64>\"), which k.cc declares only inside a namespace or a class: the extern \"C\" "
+        "function aiedsl generates after the file calls it from the top level, where it is not "
+        "seen")
+    design_file(TYPED_CC + "using namespace mykern;\n", "k.cc")
+    check_design(load_design(path).ir)
+    design_file(TYPED_CC, "k.cc")
+    path.write_text(path.read_text().replace('entry="scale<', 'entry="mykern::scale<'))
+    check_design(load_design(path).ir)

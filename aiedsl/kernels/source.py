@@ -16,6 +16,7 @@ from aiedsl.errors import DesignError, display_path, listed
 from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.cscan import extern_c
 from aiedsl.kernels.cscan.blank import blank
+from aiedsl.kernels.entry_scope import file_scope
 from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
 from aiedsl.kernels.signature import check_signature
 from aiedsl.lang.names import define_flags
@@ -263,6 +264,18 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
             "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), "
             f"which {src.label} does not declare{compiled}", loc=k.loc, found=k.entry,
             fix=f"name a function {src.label} defines in entry=, or add {name} to it")
+    head = k.entry.split("<", 1)[0].split("(", 1)[0].strip()
+    if "::" not in head and scan.entry_complete and not file_scope(scan).sees(name):
+        # declared, but where the generated call (at the file's top level) does not look
+        raise DesignError(
+            "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), which "
+            f"{src.label} declares only inside a namespace or a class{compiled}: the extern "
+            "\"C\" function aiedsl generates after the file calls it from the top level, where "
+            "it is not seen", loc=k.loc, limit="entry= names a function the file's top level "
+            "sees: declared there, or qualified (ns::f), or opened by using namespace",
+            found=f"entry=\"{k.entry}\"",
+            fix=f"qualify it: entry=\"<namespace>::{k.entry}\" (the namespace {src.label} "
+                f"declares {name} in)")
     check_signature(k, name, src.label, scan)
 
 
