@@ -637,3 +637,21 @@ def test_a_template_may_define_its_own_extern_c_function(tmp_path: Path) -> None
         "jinja2 at line 3: unexpected '}'\n"
         "  found: t.cc.j2:3\n"
         "  fix: fix the template's {{ }} or {% %} at t.cc.j2:3\n"))
+
+
+def test_a_kernel_taking_long_is_refused_for_a_host_build(tmp_path: Path) -> None:
+    """long is 4 bytes on the core and 8 on the host: the host build ran past its buffers and
+    was reported as writing 4096 bytes past 'dst' (a tester). long long is 8 on both."""
+    _design(tmp_path, COPY_CC.replace("const int32_t *src, int32_t *dst",
+                                      "const long *src, unsigned long *dst"))
+    r = _cli("kernel", "test", "d.py", cwd=tmp_path)
+    assert (r.returncode, r.stderr.splitlines()[0]) == (2, (
+        "d.py:8: error [host kernel build]: kernel 'copy_i32_64' takes const long *src and "
+        "unsigned long *dst (copy in k.cc): long is 4 bytes on the AIE core but 8 on this host, "
+        "so its host build would read and write its buffers with other element sizes than the "
+        "core's"))
+    from aiedsl.kernels.host_build import _LONG
+
+    assert [bool(_LONG.search(t)) for t in ("long *a", "long int n", "unsigned long x",
+                                            "long long *a", "long double d", "longer *p")] == [
+        True, True, True, False, False, False]

@@ -60,6 +60,7 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
     accepts only that architecture's modes, and the architecture's own macros as aiedsl's Peano
     line does (:data:`~aiedsl.targets.kernel_arch.ARCH_DEFINES`: on AIE2P, a bf16 ``aie::mmul``
     of 4x8x8 or 8x8x8 quantizes A and B to bfp16 as the core's does)."""
+    _refuse_long(kt, loc)
     compiler = find_host_compiler()
     cxx = compiler.path
     if cxx is None:  # a tool missing (exit 4), not the design line's mistake
@@ -175,3 +176,31 @@ def _define_clash(label: str, names: list[str]) -> tuple[str, str]:
             "break the same way",
             "give the defines names no header uses, prefixed for the kernel (KERNEL_N rather "
             "than N), in defines= and in the C++")
+
+
+_LONG = re.compile(r"\blong\b(?!\s+(?:long|double)\b)(?<!long\slong)")
+"""``long`` (``unsigned long``, ``long int``), not ``long long`` nor ``long double``."""
+
+
+def _refuse_long(kt: KernelText, loc: Loc | None) -> None:
+    """A kernel whose C++ function takes ``long`` (a pointer to it, or one): 4 bytes on the
+    AIE core, 8 on this host, so its host build reads an i32 buffer with twice its element
+    size (it wrote "4096 bytes past the end of buffer 'out'"). Refused before building, at the
+    kernel's declaration."""
+    from aiedsl.kernels.cscan import extern_c
+
+    defines = dict(f[2:].partition("=")[::2] for f in kt.flags if f.startswith("-D"))
+    scan = extern_c(kt.source.text, defines)
+    for symbol, function in kt.callees:
+        sig = scan.signature(function)
+        longs = [p.text for p in (sig.params if sig is not None else ()) if _LONG.search(p.text)]
+        if longs:
+            at = next((where for s, where in kt.declared if s == symbol), loc)
+            raise DesignError(
+                "host kernel build", f"kernel '{symbol}' takes {listed(longs)} ({function} in "
+                f"{kt.source.label}): long is 4 bytes on the AIE core but 8 on this host, so "
+                "its host build would read and write its buffers with other element sizes than "
+                "the core's", loc=at, limit="a host build runs C++ whose types have the "
+                "core's sizes", found=listed(longs),
+                fix="use the fixed-size types (int32_t for i32, uint32_t for u32), which are "
+                "the same on both")
