@@ -655,3 +655,20 @@ def test_a_kernel_taking_long_is_refused_for_a_host_build(tmp_path: Path) -> Non
     assert [bool(_LONG.search(t)) for t in ("long *a", "long int n", "unsigned long x",
                                             "long long *a", "long double d", "longer *p")] == [
         True, True, True, False, False, False]
+
+
+def test_the_host_kernel_cache_keeps_the_most_recently_used(tmp_path: Path) -> None:
+    """The cache of host builds grew without end (3,212 libraries, 69 MB: a tester): past its
+    limit the least recently used go, and only files named as aiedsl names them."""
+    from aiedsl.kernels.host_build import prune_host_kernels
+
+    names = [f"{i:024x}.so" for i in range(6)]
+    for age, name in enumerate(names):
+        (tmp_path / name).write_bytes(b"\x7fELF")
+        os.utime(tmp_path / name, (1_000_000 - age, 1_000_000 - age))  # names[0] newest
+    (tmp_path / "mine.so").write_text("not aiedsl's")
+    (tmp_path / "0.tmp").write_text("a build under way")
+    assert prune_host_kernels(tmp_path, keep=4) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        names[:4] + ["mine.so", "0.tmp"])
+    assert prune_host_kernels(tmp_path / "none", keep=4) == 0

@@ -73,6 +73,10 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
     key = hashlib.sha256(encoded(kt.text + header + " ".join(flags) + cxx)).hexdigest()[:24]
     out = cache_dir("host-kernels") / f"{key}.so"
     if out.is_file():
+        try:  # used now: the last the pruning deletes
+            os.utime(out)
+        except OSError:  # (a cache another user's, read-only)
+            pass
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -121,7 +125,34 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         tmp_out = out.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
+    prune_host_kernels(out.parent)
     return out
+
+
+HOST_KERNELS_KEPT = 1024
+"""Host kernel libraries the cache keeps (~20 KB each): past that, the least recently used
+go. A tester's cache had grown to 3,212 (69 MB), nothing ever removed."""
+_CACHED = re.compile(r"[0-9a-f]{24}\.so")
+
+
+def prune_host_kernels(folder: Path, keep: int = HOST_KERNELS_KEPT) -> int:
+    """Delete the least recently used host kernel libraries in ``folder`` past the ``keep``
+    newest (by modification time, which a cache hit renews); only files named as
+    :func:`compile_host` names them are touched. Returns how many were deleted."""
+    try:
+        entries = [(e.stat().st_mtime, e.path) for e in os.scandir(folder)
+                   if _CACHED.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return 0
+    entries.sort(reverse=True)
+    gone = 0
+    for _, path in entries[keep:]:
+        try:
+            os.unlink(path)  # a process that loaded it keeps its mapping
+            gone += 1
+        except OSError:
+            pass
+    return gone
 
 
 def _compile(cxx: str, flags: list[str], src: Path, lib: Path
