@@ -1243,3 +1243,67 @@ def test_an_array_given_as_the_type_is_told_to_be_the_initial_value(
         "  found: an ndarray of shape (256,) int32\n"
         "  fix: pass the array as its initial value, which gives the type: "
         "local(initial=arr, name=\"z\")")
+
+
+IN_PLACE_CC = r'''#include <stdint.h>
+#include <aie_api/aie.hpp>
+extern "C" {
+void copy_i32_16(const int32_t *a, int32_t *out) {
+  aie::store_v(out, aie::load_v<16>(a));
+}
+// shift right by one lane: reads what it wrote when a and out are one buffer
+void shift_i32_16(const int32_t *__restrict a, int32_t *__restrict out) {
+  for (int i = 1; i < 16; i++) out[i] = a[i - 1];
+  out[0] = 0;
+}
+}
+'''
+
+IN_PLACE = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, runtime, local
+from aiedsl.kernels import buffer, declare
+
+def cref(a, out): out[...] = a
+def sref(a, out): out[1:] = a[:-1]; out[0] = 0
+copy = declare("copy_i32_16", source="k.cc", args=[buffer("a", Tensor[16, i32]),
+               buffer("out", Tensor[16, i32], "out")], reference=cref, cycles=20, cost="x")
+shift = declare("shift_i32_16", source="k.cc", args=[buffer("a", Tensor[16, i32]),
+                buffer("out", Tensor[16, i32], "out")], reference=sref, cycles=20, cost="x")
+
+@design(device="npu1_1col")
+def d(inp: Tensor[16, i32], out: Tensor[16, i32]):
+    fi = fifo(Tensor[16, i32]); fo = fifo(Tensor[16, i32])
+    buf = local(Tensor[16, i32], initial=0)
+
+    @herd()
+    def core():
+        with fi.consume() as s:
+            copy(s, buf)
+        shift(buf, buf)
+        with fo.produce() as o:
+            copy(buf, o)
+
+    with runtime() as rt:
+        rt.fill(fi, inp); rt.drain(fo, out)
+
+@d.reference
+def reference(inp):
+    r = np.zeros(16, np.int32); r[1:] = inp[:-1]
+    return r
+'''
+
+
+def test_a_native_fail_of_a_call_writing_in_place_names_the_call(design_file: DesignFile) -> None:
+    """shift(buf, buf) FAILed with --kernels native (its C++ reads what it wrote) and nothing
+    pointed at the call passing one buffer twice (a tester)."""
+    design_file(IN_PLACE_CC, "k.cc")
+    handle = load_design(design_file(IN_PLACE))
+    assert simulate(handle).passed  # the reference reads its input first
+    r = simulate(handle, kernels="native")
+    assert not r.passed
+    assert r.checks[0].hints == [
+        "d.py:21: core[0,0]'s call of 'shift_i32_16' passes one buffer as 'a' and 'out', "
+        "written in place: the C++ may read what it has already written there (its reference "
+        "may read first), and Peano may take __restrict pointers not to overlap; pass another "
+        "buffer to write"]

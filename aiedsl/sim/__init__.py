@@ -212,7 +212,7 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
                                      {n: ins[n] for n in handle.inputs},
                                      nonfinite=handle.nonfinite, poison=True)
             if kernels == "native":
-                note_native(checks, impls)
+                note_native(checks, impls, placed)
         if invocations > 1:
             later_invocations(handle, placed, target, ins, impls, checks, expected,
                               invocations=invocations, check=check, compute=compute,

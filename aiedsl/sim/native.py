@@ -141,16 +141,48 @@ def native_kernels(d: Design, target: TargetModel) -> Iterator[dict[str, Any]]:
                 copies.close()
 
 
-def note_native(checks: list[Any], impls: dict[str, Any]) -> None:
+def note_native(checks: list[Any], impls: dict[str, Any], d: Design) -> None:
     """Under each FAIL of a native run, a note for each kernel whose C++ runs a bf16 mmul on
     npu2's bfp16 unit (:mod:`aiedsl.kernels.host_notes`): the design's reference, or the
     kernel's, may be one of exact products, which the NPU's results differ from as the host
-    build's do. aiedsl's own kernels' references model it, and are not noted."""
+    build's do. aiedsl's own kernels' references model it, and are not noted. And one for each
+    call of ``d`` passing one buffer as two arguments, one of them written (in place)."""
     from aiedsl.kernels.host_notes import bfp16_note
 
     notes = [f"{n.kernel.loc}: {bfp16_note(n.kernel.symbol, shapes)}"
              for n in impls.values()
              if (shapes := getattr(n.run_reference_fn, "bfp16", ())) and not n.kernel.shipped]
+    notes += in_place_calls(d)
     for c in checks:
         if not c.passed:
             c.hints.extend(notes)
+
+
+def in_place_calls(d: Design) -> list[str]:
+    """A note for each kernel call of ``d`` that passes one buffer as two of its arguments,
+    one written: the C++ may read what it already wrote there (a loop shifting lanes), which a
+    numpy reference that reads its inputs first does not, and Peano may take ``__restrict``
+    pointers not to overlap. The native simulation is where that shows (a tester's
+    ``shift(best, best)`` FAILed with nothing pointing at the call)."""
+    from aiedsl.ir.core_ops import BufferArg, LocalArg
+    from aiedsl.ir.program import calls
+
+    out = []
+    for core in d.cores:
+        for call in calls(core):
+            k = d.kernel(call.kernel)
+            seen: dict[tuple[str, ...], list[int]] = {}
+            for i, a in enumerate(call.args):
+                key = (("fifo", a.value, str(a.index)) if isinstance(a, BufferArg) else
+                       ("local", a.local) if isinstance(a, LocalArg) else None)
+                if key is not None:
+                    seen.setdefault(key, []).append(i)
+            for at in seen.values():
+                if len(at) > 1 and any(k.args[i].access != "in" for i in at):
+                    names = " and ".join(f"'{k.args[i].name}'" for i in at)
+                    out.append(f"{call.loc}: {core.name}'s call of '{k.symbol}' passes one "
+                               f"buffer as {names}, written in place: the C++ may read what it "
+                               "has already written there (its reference may read first), and "
+                               "Peano may take __restrict pointers not to overlap; pass "
+                               "another buffer to write")
+    return out
