@@ -163,7 +163,8 @@ def breakdown(size: int) -> dict[str, float]:
     the kernels' numpy references, the design's reference, the comparison."""
     import gc
 
-    from aiedsl.sim import build_machine, poisoned
+    from aiedsl.sim.compare import poisoned
+    from aiedsl.sim.machine import build_machine
 
     handle = load_design(DESIGN, {"M": str(size), "K": str(size), "N": str(size)})
     inputs = make_inputs(handle.ir, 0)

@@ -265,7 +265,9 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
             f"which {src.label} does not declare{compiled}", loc=k.loc, found=k.entry,
             fix=f"name a function {src.label} defines in entry=, or add {name} to it")
     head = k.entry.split("<", 1)[0].split("(", 1)[0].strip()
-    if "::" not in head and scan.entry_complete and not file_scope(scan).sees(name):
+    scoped = any(w in words for words in scan.texts for w in ("namespace", "class", "struct"))
+    # (the file's scope costs a cold check 40 ms: read only where a name can hide from it)
+    if "::" not in head and scoped and scan.entry_complete and not file_scope(scan).sees(name):
         # declared, but where the generated call (at the file's top level) does not look
         raise DesignError(
             "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), which "
