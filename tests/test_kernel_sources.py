@@ -373,7 +373,16 @@ def test_an_error_directive_every_reading_reaches_is_a_check_error(
     # reached one way of a condition the scan cannot decide only: not sure, not refused
     assert extern_c("#ifdef __chess__\n#error no chess\n#endif\n").error is None
     assert extern_c("#ifdef __chess__\n#error a\n#else\n#error b\n#endif\n").error == (2, "a")
+    # after a header the scan does not read (quoted aie_api too), a name it may define is not
+    # taken as undefined (a reviewer: g++ compiled what check refused)
+    assert extern_c('#include "aie_api/aie.hpp"\n#ifndef INT32_MAX\n#error x\n#endif\n'
+                    ).error is None
     path = _mv(design_file)
+    # an #error under a condition on what one architecture's compiles define (npu2's bfp16
+    # mmul) is not refused: this check reads the file as either architecture compiles it
+    arch = "#ifndef AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16\n#error aie2p only\n#endif\n"
+    (path.parent / "mv.cc").write_text(arch + MV_CC)
+    check_design(load_design(path).ir)
     (path.parent / "mv.cc").write_text(guard + MV_CC)
     with pytest.raises(DesignError) as e:
         check_design(load_design(path).ir)

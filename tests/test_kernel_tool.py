@@ -634,7 +634,8 @@ def test_a_template_may_define_its_own_extern_c_function(tmp_path: Path) -> None
     r = _cli("check", "d.py", cwd=tmp_path)
     assert (r.returncode, r.stderr) == (2, (
         "d.py:8: error [kernel source]: kernel 'copy_i32_64': its template t.cc.j2 is not valid "
-        "jinja2 at line 3: unexpected '}'\n"
+        "jinja2: unexpected '}' (t.cc.j2:3)\n"
+        "  limit: a template jinja2 can parse: {{ expression }}, {% statement %}\n"
         "  found: t.cc.j2:3\n"
         "  fix: fix the template's {{ }} or {% %} at t.cc.j2:3\n"))
 

@@ -20,6 +20,7 @@ from aiedsl.kernels.entry_scope import file_scope
 from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
 from aiedsl.kernels.signature import check_signature
 from aiedsl.lang.names import define_flags
+from aiedsl.targets.kernel_arch import ARCH_DEFINES
 from aiedsl.render import TemplateError, render
 from aiedsl.text import decoded
 
@@ -88,10 +89,13 @@ def kernel_source(k: Kernel) -> KernelSource:
     except TemplateError as e:
         cause = e.__cause__
         if isinstance(cause, jinja2.TemplateSyntaxError):  # the text, not the params
-            at = f"{label}:{cause.lineno}" if cause.lineno else label
+            # (the template it includes, when the error is there)
+            where = label if cause.name in (None, path.name) else cause.name
+            at = f"{where}:{cause.lineno}" if cause.lineno else where
             raise DesignError(
                 "kernel source", f"kernel '{k.symbol}': its template {label} is not valid "
-                f"jinja2 at line {cause.lineno}: {cause.message}", loc=k.loc,
+                f"jinja2: {cause.message} ({at})", loc=k.loc,
+                limit="a template jinja2 can parse: {{ expression }}, {% statement %}",
                 found=at, fix=f"fix the template's {{{{ }}}} or {{% %}} at {at}") from None
         raise DesignError(
             "kernel source", f"kernel '{k.symbol}': its template {label} does not render: "
@@ -203,10 +207,13 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
     own = scan.find(k.symbol)
     flags = define_flags(k.defines)
     compiled = f" (compiled with {' '.join(flags)})" if flags else ""
-    if scan.error is not None:
+    if scan.error is not None and all(
+            extern_c(src.text, {**{n: "1" for n in names}, **k.defines}).error is not None
+            for names in ARCH_DEFINES.values()):  # (what every compile for an arch defines)
         line, text = scan.error
         raise DesignError(
-            "kernel source", f"{src.label} reaches its #error (line {line}) when compiled "
+            "kernel source", f"{src.label} reaches its #error ({_line_of(src, line)}) when "
+            "compiled "
             + (f"with {' '.join(flags)}" if flags else "without defines=")
             + f", as kernel '{k.symbol}' is: it does not compile so", loc=k.loc,
             limit="a kernel's C++ compiles with its defines= (read as the compiler reads it, "
@@ -279,6 +286,12 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
             fix=f"qualify it: entry=\"<namespace>::{k.entry}\" (the namespace {src.label} "
                 f"declares {name} in)")
     check_signature(k, name, src.label, scan)
+
+
+def _line_of(src: KernelSource, line: int) -> str:
+    """Line ``line`` of ``src``'s text as a message names it: a template's is of the text it
+    renders to, not of the template."""
+    return f"line {line}" if src.path is not None else f"line {line} of the rendered text"
 
 
 def _shaped(k: Kernel) -> str:

@@ -200,7 +200,9 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
                   "macro it does not define (from a header?), which may define functions")
     entry_unsure = unsure or (f"{unknown_cpp[0].text}(...) is a macro it does not define"
                               if unknown_cpp else "")
-    errors = [r.error for r in readings if r.error is not None]
+    # sure only when every reading reaches one and none is unsure of the file (a header it
+    # does not read may define what a condition before the #error tests)
+    errors = [r.error for r in readings if r.error is not None and not r.unsure]
     error = min(errors) if readings and len(errors) == len(readings) else None
     return CScan(tuple(out), not unsure, not entry_unsure, unsure, frozenset(declared),
                  frozenset(cpp_linkage), source, tuple(tuple(r.tokens) for r in readings),

@@ -183,11 +183,13 @@ def read(source: str, code: str, lines: list[Line], wheres: list[dict[str, list[
             if words:
                 macros.pop(words[0].text, None)
         elif directive == "error":
-            if reading.error is None:  # the compiler stops there: the rest is not read
+            if reading.error is None:  # the first the compile reports (it goes on after it)
                 text = source[start:end].split("error", 1)[1].strip()
                 reading.error = (source.count("\n", 0, start) + 1, " ".join(text.split()))
         elif directive == "include":
-            if re.search(r"include\s*<", source[start:end]):
+            # a header, <...> or "aie_api/..." (the one quoted form a kernel file may take),
+            # may define what later conditions test
+            if re.search(r'include\s*(?:<|"aie_api/)', source[start:end]):
                 macros[HEADERS] = NO_BODY
             quoted = re.search(r'"[^"\n]*"', source[start:end])
             if quoted and not reading.unsure:
