@@ -990,7 +990,14 @@ def test_a_number_for_a_type_parameter_and_a_qualified_entry(design_file: Design
         "  limit: template arguments fill the parameters in order: a type for typename and "
         "class, a value for the others\n"
         "  found: entry=\"mykern::scale<64>\"; scale's template parameters: typename T, N\n"
-        "  fix: give a type first, e.g. entry=\"mykern::scale<int16_t, 64>\"")
+        "  fix: give a type first, e.g. entry=\"mykern::scale<int32_t, 64>\"")
+    # typename T::value_type S is a value of that type, not a type (a reviewer)
+    from aiedsl.kernels.cscan import extern_c
+
+    sig = extern_c(TYPED_CC.replace("unsigned N>", "unsigned N, typename T::value_type S = 0,"
+                                    " class... Rest>")).signature("scale")
+    assert sig is not None and (sig.template, sig.types) == (("T", "N", "S", "Rest"),
+                                                             ("T", "Rest"))
     assert check("mykern::scale<int32_t>").splitlines()[-2:] == [
         "  found: entry=\"mykern::scale<int32_t>\"; scale's template parameters: typename T, "
         "N",

@@ -178,7 +178,7 @@ def _check_template_args(k: Kernel, sig: Signature, name: str, where: str,
                 "type for typename and class, a value for the others",
                 found=f"entry=\"{entry}\"; {name}'s template parameters: "
                       f"{', '.join(_kinded(sig))}",
-                fix=f"give a type first, e.g. entry=\"{head}<{_example(sig, given or [])}>\"")
+                fix=f"give a type first, e.g. entry=\"{head}<{_example(sig, given or [], k)}>\"")
     undeducible = sig.undeducible()
     # template arguments fill the parameters in order: those past the given ones come from
     # deduction or defaults
@@ -285,17 +285,15 @@ def _kinded(sig: Signature) -> list[str]:
     return [f"typename {t}" if t in sig.types else t for t in sig.template or ()]
 
 
-def _example(sig: Signature, given: list[str]) -> str:
-    """Template arguments for ``sig`` from those ``given``: a type (int16_t) for each type
-    parameter given a number, the numbers moved on to the value parameters after it."""
-    numbers = iter(given)
-    out = []
-    for t in sig.template or ():
-        if t in sig.types:
-            out.append("int16_t")
-        else:
-            out.append(next(numbers, f"{{{t}}}"))
-    return ", ".join(out)
+def _example(sig: Signature, given: list[str], k: Kernel) -> str:
+    """Template arguments for ``sig`` from those ``given``: for each type parameter the C type
+    of ``k``'s first buffer (int32_t for i32), the values given moved on to the value
+    parameters after it."""
+    first = next((a.dtype for a in k.args if a.kind == "buffer"), "i16")
+    ctype = lookup_dtype(first).cpp
+    values = iter(given)
+    return ", ".join(ctype if t in sig.types else next(values, f"{{{t}}}")
+                     for t in sig.template or ())
 
 
 def _template_args(entry: str) -> list[str] | None:

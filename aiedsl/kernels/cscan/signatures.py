@@ -260,10 +260,8 @@ def _template(tokens: Sequence[Tok], k: int
     types = []
     depth = 0
     default = False  # in a parameter's default (after its '='), up to the next ','
-    kind = None  # the parameter's first word: typename or class makes it a type
+    before = ""  # the token before the one looked at
     for a, b in zip(head[1:], head[2:]):
-        if depth == 1 and kind is None:
-            kind = a.text
         if a.text in ("<", "("):
             depth += 1
         elif a.text in (">", ")"):
@@ -271,7 +269,7 @@ def _template(tokens: Sequence[Tok], k: int
         elif a.text == ">>":
             depth -= 2
         elif depth == 1 and a.text == ",":
-            default, kind = False, None
+            default = False
         elif depth == 1 and a.text == "=":
             default = True
         if depth == 1 and not default and identifier(a) and (
@@ -279,8 +277,11 @@ def _template(tokens: Sequence[Tok], k: int
             names.append(a.text)
             if b.text == "=":
                 defaulted.append(a.text)
-            if kind in ("typename", "class"):
+            # a type parameter's name comes right after typename or class (or a pack's ...);
+            # typename T::value_type S names a value of that type
+            if before in ("typename", "class", "..."):
                 types.append(a.text)
+        before = a.text
         if depth <= 0:
             break
     return tuple(names), tuple(defaulted), tuple(types)
