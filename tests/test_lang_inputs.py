@@ -843,17 +843,53 @@ def reference(A, B):
 
 def test_a_core_function_may_bind_values_by_defaults(design_file: Callable[..., Path]) -> None:
     """def core(x, y, src=ins[n], dst=outs[n]), Python's way of binding a loop's values, was
-    refused as taking 4 arguments (a tester): the arguments without a default are the core
-    index (x, y), or none for a 1x1 herd."""
-    for args in ("x, y, src=ins[n], dst=outs[n]", "src=ins[n], dst=outs[n]"):
+    refused as taking 4 arguments (a tester): a core function is called with the core index
+    (x, y) when it takes two positional arguments and needs no more, and a 1x1 herd's with
+    nothing when it needs nothing (its defaults are not overwritten with the index)."""
+    for args in ("x, y, src=ins[n], dst=outs[n]", "src=ins[n], dst=outs[n]",
+                 "x, y=0, src=ins[n], dst=outs[n]", "*xy, src=ins[n], dst=outs[n]",
+                 "x=0, y=0, *, src=ins[n], dst=outs[n]"):
         r = simulate(load_design(design_file(HERDS_BOUND_BY_DEFAULTS.replace("ARGS", args))))
-        assert r.passed
-    for args, said in (("x, src=ins[n], dst=outs[n]", "takes 1 argument(s) without a default"),
-                       ("x, y, z", "takes 3 argument(s)"),
-                       ("x, y, *, src, dst=outs[n]", "takes 3 argument(s) without a default")):
+        assert r.passed, args
+    for args, found in (("x, src=ins[n], dst=outs[n]", "core(x, src=<fifo i0: 64xi32>"),
+                        ("x, y, z", "core(x, y, z)"),
+                        ("x, y, *, src, dst=outs[n]", "core(x, y, *, src, dst=")):
         with pytest.raises(DesignError) as e:
             load_design(design_file(HERDS_BOUND_BY_DEFAULTS.replace("ARGS", args)))
-        assert str(e.value) == (
-            f"d.py:{11 + DEF}: error [herd]: core function 'core' {said}\n"
-            "  fix: take the core index as (x, y); only a 1x1 herd may take none (more arguments "
-            "need defaults: def core(x, y, src=a[0]), as a loop binds them)")
+        lines = str(e.value).splitlines()
+        assert lines[:2] == [
+            f"d.py:{11 + DEF}: error [herd]: core function 'core' cannot be called with the core "
+            "index (x, y) or with nothing",
+            "  limit: the core index (x, y) as its first two arguments, any others with defaults "
+            "(def core(x, y, src=a[0]), as a loop binds them); a 1x1 herd's may take none"], args
+        assert lines[2].startswith(f"  found: {found}"), lines[2]
+        assert lines[3] == ("  fix: take the core index as (x, y), and give every other "
+                            "argument a default")
+
+
+def test_a_herd_core_function_with_index_defaults_or_a_partial(
+        design_file: Callable[..., Path]) -> None:
+    """def core(x=0, y=0) and def core(x, y=0) on a multi-core herd were refused for a while
+    (a reviewer: accepted before), and a functools.partial of the wrong count was an
+    AttributeError for its __name__."""
+    gemm = (ROOT / "designs" / "gemm_bf16.py").read_text()
+    for args in ("x=0, y=0", "x, y=0", "*xy"):
+        text = gemm.replace("def core(x, y):", f"def core({args}):")
+        if args == "*xy":
+            text = text.replace("    def core(*xy):\n", "    def core(*xy):\n        x, y = xy\n")
+        handle = load_design(design_file(text, f"g{len(args)}.py"), {"M": "256", "N": "256"})
+        assert [c.name for c in handle.ir.cores][-1] == "core[3,3]"
+    partial = gemm.replace("    @herd(cols=COLS, rows=ROWS)  # noqa: E306 (the lowering fixtures "
+                           "pin these lines)\n    def core(x, y):",
+                           "    import functools\n\n    def body(a, x, y):").replace(
+        "    with runtime() as rt:",
+        "    herd(cols=COLS, rows=ROWS)(functools.partial(body, 1, 2))\n\n    with runtime() as rt:")
+    with pytest.raises(DesignError) as e:
+        load_design(design_file(partial, "p.py"))
+    assert str(e.value).splitlines()[0].endswith(
+        "error [name]: the herd's function is a partial, which has no name to give the herd")
+    with pytest.raises(DesignError) as e:
+        load_design(design_file(partial.replace("herd(cols=COLS, rows=ROWS)(",
+                                                'herd(cols=COLS, rows=ROWS, name="h")('), "q.py"))
+    assert "core function 'partial' cannot be called with the core index (x, y)" in str(e.value)
+    assert "  found: partial(y)" in str(e.value)

@@ -131,14 +131,16 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                               limit="True (the program runs again each time it ends) or False "
                               "(it runs once)", found=shown(forever),
                               fix="write forever=False for a core that runs its program once")
-        nparams = _required(fn)
-        if nparams not in (0, 2) or (nparams == 0 and (ncols, nrows) != (1, 1)):
+        nparams = _index_arguments(fn, (ncols, nrows) == (1, 1))
+        if nparams is None:
+            fname = getattr(fn, "__name__", type(fn).__name__)
             raise DesignError(
-                "herd", f"core function '{fn.__name__}' takes {nparams} argument(s)"
-                + ("" if nparams == len(inspect.signature(fn).parameters) else
-                   " without a default"), loc=loc,
-                fix="take the core index as (x, y); only a 1x1 herd may take none (more "
-                "arguments need defaults: def core(x, y, src=a[0]), as a loop binds them)")
+                "herd", f"core function '{fname}' cannot be called with the core index (x, y)"
+                + ("" if (ncols, nrows) != (1, 1) else " or with nothing"), loc=loc,
+                limit="the core index (x, y) as its first two arguments, any others with "
+                "defaults (def core(x, y, src=a[0]), as a loop binds them); a 1x1 herd's may "
+                "take none", found=f"{fname}{_signature(fn)}",
+                fix="take the core index as (x, y), and give every other argument a default")
         h = Herd(name=hname, cols=ncols, rows=nrows, anchor=pin, cascade=cascade, loc=loc)
         b.add_herd(h)
         for y in range(nrows):
@@ -158,10 +160,42 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
     return decorate
 
 
-def _required(fn: Callable[..., Any]) -> int:
-    """The arguments a call of core function ``fn`` must give: its parameters without a
-    default (``def core(x, y, src=ins[n])``, Python's way of binding a loop's values, takes
-    two). A keyword-only one without a default counts too: no call here gives it."""
-    return sum(1 for p in inspect.signature(fn).parameters.values()
-               if p.default is inspect.Parameter.empty
-               and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD))
+def _index_arguments(fn: Callable[..., Any], single: bool) -> int | None:
+    """How many arguments core function ``fn`` is called with: 2, the core index (x, y), into
+    its first two positional parameters when each needs a value or defaults to an int (an
+    index's default: ``def core(x, y=0)``) and every later one has a default (``def core(x, y,
+    src=ins[n])``, Python's way of binding a loop's values), or gathered (``def core(*xy)``);
+    0 for a 1x1 herd's (``single``) that needs no argument (``def core(src=ins[n])``: its
+    defaults are not overwritten with the index); None when neither call fits (``def core(x,
+    src=a)`` would put y in ``src``)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # (a callable whose signature Python cannot read)
+        return None
+    kinds = inspect.Parameter
+    positional = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY,
+                                                   kinds.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind is kinds.KEYWORD_ONLY and p.default is kinds.empty for p in params):
+        return None  # no call here gives it
+
+    def index(p: inspect.Parameter) -> bool:
+        return p.default is kinds.empty or (isinstance(p.default, int)
+                                            and not isinstance(p.default, bool))
+
+    rest = any(p.kind is kinds.VAR_POSITIONAL for p in params)
+    if (len(positional) >= 2 and all(index(p) for p in positional[:2])
+            and all(p.default is not kinds.empty for p in positional[2:])):
+        return 2
+    if rest and len(positional) < 2 and all(p.default is kinds.empty for p in positional):
+        return 2  # (*xy), (x, *rest)
+    if single and all(p.default is not kinds.empty for p in positional):
+        return 0
+    return None
+
+
+def _signature(fn: Callable[..., Any]) -> str:
+    """``fn``'s parameters as Python writes them, ``(x, y, z)``."""
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return "(...)"

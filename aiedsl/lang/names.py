@@ -85,6 +85,12 @@ def decorated_name(fn: object, name: object, kind: str, example: str, loc: Loc |
             "name", f"the {kind}'s function is a lambda, which has no name to give the {kind}",
             loc=loc, limit=f"a {kind} is named after its function, or by name=", found="<lambda>",
             fix=f"name it: {example}(lambda ...), or write the function with def")
+    if name is None and not isinstance(getattr(fn, "__name__", None), str):
+        what = type(fn).__name__  # a functools.partial, a callable object
+        raise DesignError(
+            "name", f"the {kind}'s function is a {what}, which has no name to give the {kind}",
+            loc=loc, limit=f"a {kind} is named after its function, or by name=", found=what,
+            fix=f"name it: {example}(...)")
     return check_name(name if name is not None else getattr(fn, "__name__", None),
                       f"{kind} name", loc)
 
