@@ -567,6 +567,12 @@ def test_a_define_named_like_a_word_of_the_aie_api_header_is_said_to_be_the_caus
         tmp_path: Path) -> None:
     """defines={"N": 64} turned the header's template <unsigned N> into template <unsigned 64>;
     the error blamed the kernel's aie::add call for a form the header lacked (a tester)."""
+    # a name only the header's comments hold (MAC) is no clash: the kernel's own error stands
+    path = _design(tmp_path, COPY_CC.replace("void copy(", "int bad[MAC] = {0};\nvoid copy("))
+    path.write_text(path.read_text().replace('entry="copy",', 'entry="copy", '
+                                             'defines={"MAC": 1.5},'))
+    r = _cli("kernel", "test", "d.py", cwd=tmp_path)
+    assert r.returncode == 2 and "AIE API header" not in r.stderr.splitlines()[0], r.stderr
     path = _design(tmp_path)
     path.write_text(path.read_text().replace('entry="copy",', 'entry="copy", '
                                              'defines={"N": 64, "COPY_N": 64},'))
@@ -596,8 +602,9 @@ def test_a_failed_assert_is_said_as_one_not_as_a_stray_access(tmp_path: Path) ->
     r = _cli("kernel", "test", "d.py", cwd=tmp_path)
     assert r.returncode == 1
     assert r.stdout.splitlines()[0] == (
-        "FAIL copy_i32_64: crashed (SIGABRT): it fails an assertion or calls abort() (the "
-        "assertion is printed on standard error, at a line of the generated file, "
+        "FAIL copy_i32_64: crashed (SIGABRT): it fails an assertion or calls abort(), or the C "
+        "library stopped it for a heap or stack it overwrote (writing outside its buffers); what "
+        "it printed on standard error says which (an assertion's line is of the generated file, "
         "kernels/<name>.cc of `aiedsl build`; the host build keeps assert(), the NPU build drops "
         "it: -DNDEBUG)")
     assert "Assertion `src[0] == 12345' failed." in r.stderr
@@ -607,12 +614,14 @@ def test_a_failed_assert_is_said_as_one_not_as_a_stray_access(tmp_path: Path) ->
     assert lines[-5:] == [
         "d.py:8: error [native kernel]: kernel 'copy_i32_64' crashed with SIGABRT in call 1 of it "
         "by core[0,0]; the simulation stopped there",
-        "  limit: a kernel returns to its caller: a failed assert() aborts it (the host build "
-        "keeps asserts; the NPU build drops them, -DNDEBUG)",
+        "  limit: a kernel returns to its caller, and reads and writes only its own buffers (an "
+        "abort is a failed assert(), which the NPU build drops with -DNDEBUG, or the C library "
+        "finding a heap or stack overwritten)",
         "  found: signal SIGABRT (Aborted) in the process running the kernel's C++",
         "  d.py:20: the call (core[0,0])",
-        "  fix: see the assertion printed on standard error (at a line of the generated file, "
-        "kernels/<name>.cc of `aiedsl build`); `aiedsl kernel test d.py` runs each kernel alone"]
+        "  fix: see what it printed on standard error (an assertion's line is of the generated "
+        "file, kernels/<name>.cc of `aiedsl build`); `aiedsl kernel test d.py` runs each kernel "
+        "alone between guard bytes and says what it writes outside its buffers"]
 
 
 def test_a_template_may_define_its_own_extern_c_function(tmp_path: Path) -> None:
@@ -648,14 +657,16 @@ def test_a_kernel_taking_long_is_refused_for_a_host_build(tmp_path: Path) -> Non
     r = _cli("kernel", "test", "d.py", cwd=tmp_path)
     assert (r.returncode, r.stderr.splitlines()[0]) == (2, (
         "d.py:8: error [host kernel build]: kernel 'copy_i32_64' takes const long *src and "
-        "unsigned long *dst (copy in k.cc): long is 4 bytes on the AIE core but 8 on this host, "
-        "so its host build would read and write its buffers with other element sizes than the "
-        "core's"))
-    from aiedsl.kernels.host_build import _LONG
+        "unsigned long *dst (copy in k.cc): long and size_t are 4 bytes on the AIE core but 8 "
+        "on this host, so its host build would read and write its buffers with other element "
+        "sizes than the core's"))
+    from aiedsl.kernels.host_fit import HOST_SIZED
 
-    assert [bool(_LONG.search(t)) for t in ("long *a", "long int n", "unsigned long x",
-                                            "long long *a", "long double d", "longer *p")] == [
-        True, True, True, False, False, False]
+    assert [bool(HOST_SIZED.search(t)) for t in (
+        "long *a", "long int n", "unsigned long x", "long long *a", "unsigned long long n",
+        "long double d", "longer *p", "size_t n", "std::size_t *p", "uintptr_t a",
+        "uint32_t *p")] == [True, True, True, False, False, False, False, True, True, True,
+                            False]
 
 
 def test_the_host_kernel_cache_keeps_the_most_recently_used(tmp_path: Path) -> None:
@@ -668,8 +679,15 @@ def test_the_host_kernel_cache_keeps_the_most_recently_used(tmp_path: Path) -> N
         (tmp_path / name).write_bytes(b"\x7fELF")
         os.utime(tmp_path / name, (1_000_000 - age, 1_000_000 - age))  # names[0] newest
     (tmp_path / "mine.so").write_text("not aiedsl's")
-    (tmp_path / "0.tmp").write_text("a build under way")
-    assert prune_host_kernels(tmp_path, keep=4) == 2
+    leftover = f"{0:024x}.123-456.tmp"  # a killed build's copy on its way in
+    (tmp_path / leftover).write_text("x")
+    os.utime(tmp_path / leftover, (1_000_000, 1_000_000))
+    (tmp_path / f"{7:024x}.99-1.tmp").write_text("a build under way now")
+    assert prune_host_kernels(tmp_path, keep=4) == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        names[:4] + ["mine.so", "0.tmp"])
+        names[:4] + ["mine.so", f"{7:024x}.99-1.tmp"])
+    # one used within the hour stays, past the count or not: a running simulation may load it
+    for name in names[:4]:
+        (tmp_path / name).touch()
+    assert prune_host_kernels(tmp_path, keep=1) == 0
     assert prune_host_kernels(tmp_path / "none", keep=4) == 0

@@ -210,10 +210,11 @@ def _died(code: int) -> str:
     """What :func:`in_child` says of a child that ended without answering, with exit code
     ``code`` (minus the signal that killed it, as multiprocessing gives it)."""
     if code == -signal.SIGABRT:  # assert() and abort(): glibc printed which assertion, above
-        return (f"crashed ({signal_name(-code)}): it fails an assertion or calls abort() (the "
-                "assertion is printed on standard error, at a line of the generated file, "
-                "kernels/<name>.cc of `aiedsl build`; the host build keeps assert(), the NPU "
-                "build drops it: -DNDEBUG)")
+        return (f"crashed ({signal_name(-code)}): it fails an assertion or calls abort(), or "
+                "the C library stopped it for a heap or stack it overwrote (writing outside its "
+                "buffers); what it printed on standard error says which (an assertion's line "
+                "is of the generated file, kernels/<name>.cc of `aiedsl build`; the host build "
+                "keeps assert(), the NPU build drops it: -DNDEBUG)")
     if code < 0:
         return (f"crashed ({signal_name(-code)}): it reads or writes outside its buffers, "
                 "or fails an assertion")

@@ -19,20 +19,21 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import re
 import subprocess
 import tempfile
-import re
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from aiedsl.cache import cache_dir
-from aiedsl.errors import DesignError, listed
+from aiedsl.errors import DesignError
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
 from aiedsl.kernels.host_cxx import find_host_compiler
 from aiedsl.kernels.host_errors import explain, redefined
+from aiedsl.kernels.host_fit import define_clash, header_clash, refuse_host_sizes
 from aiedsl.kernels.host_first_error import first_error_entry, first_error_kernel, first_errors
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import check_file_kernel
@@ -60,7 +61,7 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
     accepts only that architecture's modes, and the architecture's own macros as aiedsl's Peano
     line does (:data:`~aiedsl.targets.kernel_arch.ARCH_DEFINES`: on AIE2P, a bf16 ``aie::mmul``
     of 4x8x8 or 8x8x8 quantizes A and B to bfp16 as the core's does)."""
-    _refuse_long(kt, loc)
+    refuse_host_sizes(kt, loc)
     compiler = find_host_compiler()
     cxx = compiler.path
     if cxx is None:  # a tool missing (exit 4), not the design line's mistake
@@ -91,10 +92,9 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
             stderr = kt.map_output(r.stderr, name)
             message, fix = explain(stderr, kt.label, HOST_INCLUDE / "aie_api" / "aie.hpp",
                                    kt.symbols, kt.source.label, kt.callees)
-            clash = [n for n in header_names(kt.flags, header)
-                     if re.search(rf"macro [‘']{re.escape(n)}[’']", stderr)]
+            clash = header_clash(kt.flags, header, stderr, HOST_INCLUDE / "aie_api")
             if clash:  # the cause, before whatever g++ made of the header it broke
-                message, fix = _define_clash(kt.label, clash)
+                message, fix = define_clash(kt.label, clash)
             twice = redefined(stderr, kt.symbols)  # said at the declaration of the one named
             found = first_errors(stderr)
             culprit = None
@@ -130,29 +130,42 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
 
 
 HOST_KERNELS_KEPT = 1024
-"""Host kernel libraries the cache keeps (~20 KB each): past that, the least recently used
-go. A tester's cache had grown to 3,212 (69 MB), nothing ever removed."""
+"""Host kernel libraries the cache keeps (~20 KB each): past that, the least recently used go.
+A tester's cache had grown to 3,212 (69 MB), nothing ever removed."""
+PRUNE_AGE = 3600.0
+"""Seconds a library (or a build's leftover copy) is left alone after its last use, however
+many there are: a simulation still running loads each core's copy at its first call, perhaps
+long after its build was found in the cache."""
 _CACHED = re.compile(r"[0-9a-f]{24}\.so")
+_LEFTOVER = re.compile(r"\.?[0-9a-f]{24}\..*\.(?:tmp|so)")
+"""A build's copy on its way into the cache (``<key>.<pid>-<thread>.tmp``), left by a killed
+process, and a core's loaded copy of a library (``.<key>.<...>.so``), left where it could not
+be deleted."""
 
 
-def prune_host_kernels(folder: Path, keep: int = HOST_KERNELS_KEPT) -> int:
+def prune_host_kernels(folder: Path, keep: int = HOST_KERNELS_KEPT,
+                       age: float = PRUNE_AGE) -> int:
     """Delete the least recently used host kernel libraries in ``folder`` past the ``keep``
-    newest (by modification time, which a cache hit renews); only files named as
-    :func:`compile_host` names them are touched. Returns how many were deleted."""
+    newest (by modification time, which a cache hit renews), and builds' leftovers, when unused
+    for ``age`` seconds; only files named as :func:`compile_host` and the loader name them are
+    touched. Returns how many were deleted."""
     try:
-        entries = [(e.stat().st_mtime, e.path) for e in os.scandir(folder)
-                   if _CACHED.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
+        entries = [(e.stat().st_mtime, e.name, e.path) for e in os.scandir(folder)
+                   if e.is_file(follow_symlinks=False)]
     except OSError:
         return 0
-    entries.sort(reverse=True)
-    gone = 0
-    for _, path in entries[keep:]:
+    old = time.time() - age
+    libraries = sorted(((t, p) for t, n, p in entries if _CACHED.fullmatch(n)), reverse=True)
+    gone = [p for t, p in libraries[keep:] if t < old]
+    gone += [p for t, n, p in entries if _LEFTOVER.fullmatch(n) and t < old]
+    deleted = 0
+    for path in gone:
         try:
             os.unlink(path)  # a process that loaded it keeps its mapping
-            gone += 1
+            deleted += 1
         except OSError:
             pass
-    return gone
+    return deleted
 
 
 def _compile(cxx: str, flags: list[str], src: Path, lib: Path
@@ -185,53 +198,3 @@ def build_native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> Host
     if k.source_kind == "file":
         check_file_kernel(k, kt.source, f"kernels/{kt.name}.cc")
     return HostBuild(compile_host(kt, k.loc, aie_arch), aie_arch)
-
-
-def header_names(flags: Sequence[str], header: str) -> list[str]:
-    """The names of the ``-D`` defines among ``flags`` that are words of ``header`` (the host
-    AIE API header's text): the preprocessor replaces them there too."""
-    names = [f[2:].partition("=")[0] for f in flags if f.startswith("-D")]
-    return [n for n in dict.fromkeys(names)
-            if not n.startswith("__") and re.search(rf"\b{re.escape(n)}\b", header)]
-
-
-def _define_clash(label: str, names: list[str]) -> tuple[str, str]:
-    """The message and fix of a host build that failed with defines named like words of the
-    AIE API header (``defines={"N": 64}``: its templates' ``template <unsigned N>`` became
-    ``template <unsigned 64>``, and g++ blamed the kernel's calls)."""
-    said = listed([f"'{n}'" for n in names])
-    return (f"{label} does not compile on the host: its defines= name {said}, which the "
-            "compiler replaces everywhere after the -D, also inside the AIE API header the "
-            "kernel includes, where " + ("it names" if len(names) == 1 else "they name")
-            + " something else (a template parameter, a type); Peano's AIE API headers may "
-            "break the same way",
-            "give the defines names no header uses, prefixed for the kernel (KERNEL_N rather "
-            "than N), in defines= and in the C++")
-
-
-_LONG = re.compile(r"\blong\b(?!\s+(?:long|double)\b)(?<!long\slong)")
-"""``long`` (``unsigned long``, ``long int``), not ``long long`` nor ``long double``."""
-
-
-def _refuse_long(kt: KernelText, loc: Loc | None) -> None:
-    """A kernel whose C++ function takes ``long`` (a pointer to it, or one): 4 bytes on the
-    AIE core, 8 on this host, so its host build reads an i32 buffer with twice its element
-    size (it wrote "4096 bytes past the end of buffer 'out'"). Refused before building, at the
-    kernel's declaration."""
-    from aiedsl.kernels.cscan import extern_c
-
-    defines = dict(f[2:].partition("=")[::2] for f in kt.flags if f.startswith("-D"))
-    scan = extern_c(kt.source.text, defines)
-    for symbol, function in kt.callees:
-        sig = scan.signature(function)
-        longs = [p.text for p in (sig.params if sig is not None else ()) if _LONG.search(p.text)]
-        if longs:
-            at = next((where for s, where in kt.declared if s == symbol), loc)
-            raise DesignError(
-                "host kernel build", f"kernel '{symbol}' takes {listed(longs)} ({function} in "
-                f"{kt.source.label}): long is 4 bytes on the AIE core but 8 on this host, so "
-                "its host build would read and write its buffers with other element sizes than "
-                "the core's", loc=at, limit="a host build runs C++ whose types have the "
-                "core's sizes", found=listed(longs),
-                fix="use the fixed-size types (int32_t for i32, uint32_t for u32), which are "
-                "the same on both")

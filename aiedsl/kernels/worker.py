@@ -434,8 +434,9 @@ def fault_error(fault: NativeFault | KernelFault, k: Kernel, core: str, number: 
     if fault.signal is not None:
         found = (f"signal {signal_name(fault.signal)} ({signal.strsignal(fault.signal)}) in the "
                  "process running the kernel's C++")
-        limit = ("a kernel returns to its caller: a failed assert() aborts it (the host build "
-                 "keeps asserts; the NPU build drops them, -DNDEBUG)" if abort else
+        limit = ("a kernel returns to its caller, and reads and writes only its own buffers "
+                 "(an abort is a failed assert(), which the NPU build drops with -DNDEBUG, or "
+                 "the C library finding a heap or stack overwritten)" if abort else
                  "a kernel reads and writes only its own buffers")
     elif fault.status is not None:
         found = f"exit status {fault.status}"
@@ -456,8 +457,9 @@ def fault_error(fault: NativeFault | KernelFault, k: Kernel, core: str, number: 
     fix = (f"run `{test}`: it runs each kernel alone between guard bytes and says what it "
            "reads or writes outside its buffers")
     if abort:
-        fix = (f"see the assertion printed on standard error (at a line of the generated file, "
-               f"kernels/<name>.cc of `aiedsl build`); `{test}` runs each kernel alone")
+        fix = (f"see what it printed on standard error (an assertion's line is of the "
+               f"generated file, kernels/<name>.cc of `aiedsl build`); `{test}` runs each "
+               "kernel alone between guard bytes and says what it writes outside its buffers")
     elif fault.timeout is not None:
         fix = f"{HANG_FIX}; `{test}` runs each kernel alone"
     elif fault.inputs:
