@@ -1017,9 +1017,10 @@ def test_an_unqualified_entry_of_a_function_in_a_namespace_is_refused(
         check_design(load_design(path).ir)
     assert str(e.value).splitlines()[0] == (
         "d.py:8: error [kernel entry]: kernel 'scale_i32_64' calls scale() (entry=\"scale<int32_t"
-        ", 64>\"), which k.cc declares only inside a namespace or a class: the extern \"C\" "
-        "function aiedsl generates after the file calls it from the top level, where it is not "
-        "seen")
+        ", 64>\"), which k.cc declares only inside namespace mykern: the extern \"C\" function "
+        "aiedsl generates after the file calls it from the top level, where it is not seen")
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: qualify it: entry=\"mykern::scale<int32_t, 64>\"")
     design_file(TYPED_CC + "using namespace mykern;\n", "k.cc")
     check_design(load_design(path).ir)
     design_file(TYPED_CC, "k.cc")

@@ -16,7 +16,7 @@ from aiedsl.errors import DesignError, display_path, listed
 from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.cscan import extern_c
 from aiedsl.kernels.cscan.blank import blank
-from aiedsl.kernels.entry_scope import file_scope
+from aiedsl.kernels.entry_scope import declared, file_scope
 from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
 from aiedsl.kernels.signature import check_signature
 from aiedsl.lang.names import define_flags
@@ -276,15 +276,21 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
     # (the file's scope costs a cold check 40 ms: read only where a name can hide from it)
     if "::" not in head and scoped and scan.entry_complete and not file_scope(scan).sees(name):
         # declared, but where the generated call (at the file's top level) does not look
+        spaces = sorted({path for tokens in scan.readings
+                         for path, names in declared(list(tokens)).spaces.items()
+                         if path and name in names})
+        inside = (f"only inside namespace {' and '.join(spaces)}" if spaces else
+                  "only inside a class (or a function)")
         raise DesignError(
             "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), which "
-            f"{src.label} declares only inside a namespace or a class{compiled}: the extern "
-            "\"C\" function aiedsl generates after the file calls it from the top level, where "
-            "it is not seen", loc=k.loc, limit="entry= names a function the file's top level "
-            "sees: declared there, or qualified (ns::f), or opened by using namespace",
+            f"{src.label} declares {inside}{compiled}: the extern \"C\" function aiedsl "
+            "generates after the file calls it from the top level, where it is not seen",
+            loc=k.loc, limit="entry= names a function the file's top level sees: declared "
+            "there, or qualified (ns::f), or opened by using namespace",
             found=f"entry=\"{k.entry}\"",
-            fix=f"qualify it: entry=\"<namespace>::{k.entry}\" (the namespace {src.label} "
-                f"declares {name} in)")
+            fix=f"qualify it: entry=\"{spaces[0]}::{k.entry}\"" if spaces else
+                f"qualify it with its class, entry=\"Class::{k.entry}\" (a static member), or "
+                "declare it at the file's top level")
     check_signature(k, name, src.label, scan)
 
 

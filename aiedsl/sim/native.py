@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # loaded by native simulations only
     from aiedsl.kernels.core_copies import CoreCopies
     from aiedsl.kernels.worker import KernelWorker
 
-__all__ = ["NativeKernel", "native_kernels", "note_native"]
+__all__ = ["NativeKernel", "in_place_calls", "native_kernels", "note_native"]
 
 
 class NativeKernel:
@@ -167,7 +167,7 @@ def in_place_calls(d: Design) -> list[str]:
     from aiedsl.ir.core_ops import BufferArg, LocalArg
     from aiedsl.ir.program import calls
 
-    out = []
+    out: list[str] = []  # one per call site: a herd's cores make the same call
     for core in d.cores:
         for call in calls(core):
             k = d.kernel(call.kernel)
@@ -180,9 +180,11 @@ def in_place_calls(d: Design) -> list[str]:
             for at in seen.values():
                 if len(at) > 1 and any(k.args[i].access != "in" for i in at):
                     names = " and ".join(f"'{k.args[i].name}'" for i in at)
-                    out.append(f"{call.loc}: {core.name}'s call of '{k.symbol}' passes one "
-                               f"buffer as {names}, written in place: the C++ may read what it "
-                               "has already written there (its reference may read first), and "
-                               "Peano may take __restrict pointers not to overlap; pass "
-                               "another buffer to write")
+                    note = (f"{call.loc}: {core.name}'s call of '{k.symbol}' passes one "
+                            f"buffer as {names}, written in place: the C++ may read what it "
+                            "has already written there (its reference may read first), and "
+                            "Peano may take __restrict pointers not to overlap; pass another "
+                            "buffer to write")
+                    if not any(n.startswith(f"{call.loc}: ") for n in out):
+                        out.append(note)
     return out
