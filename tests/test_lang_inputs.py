@@ -858,7 +858,7 @@ def test_a_core_function_may_bind_values_by_defaults(design_file: Callable[..., 
             load_design(design_file(HERDS_BOUND_BY_DEFAULTS.replace("ARGS", args)))
         lines = str(e.value).splitlines()
         assert lines[:2] == [
-            f"d.py:{11 + DEF}: error [herd]: core function 'core' cannot be called with the core "
+            "d.py:11: error [herd]: core function 'core' cannot be called with the core "
             "index (x, y) or with nothing",
             "  limit: the core index (x, y) as its first two arguments, any others with defaults "
             "(def core(x, y, src=a[0]), as a loop binds them); a 1x1 herd's may take none"], args
