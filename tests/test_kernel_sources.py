@@ -586,7 +586,25 @@ def test_one_file_spelled_two_ways_is_one_object(design_file: DesignFile) -> Non
     assert str(excinfo.value).splitlines()[0] == (
         "d.py:20: error [kernel objects]: core[0,0] calls kernels 'inc1_64' and 'inc2_64', "
         "which are compiled from twok.cc with different defines (no defines; -DX=1): it would "
-        "link two objects of twok.cc, each defining what twok.cc defines outside templates")
+        "link two objects of twok.cc, each defining helper")
+
+
+def test_two_objects_of_a_file_of_templates_alone_say_what_is_not_known(
+        design_file: DesignFile) -> None:
+    """The refusal said each object defined "what the file defines outside templates" of a
+    file that defines nothing there (a tester): it now says the text shows no function."""
+    path = design_file(TWO_ON_ONE_CORE.replace('k2 = declare("inc2_64", source="twok.cc",',
+                                               'k2 = declare("inc2_64", source="twok.cc", '
+                                               'defines={"X": 1},'))
+    (path.parent / "twok.cc").write_text(TWOK_CC.replace(
+        "int32_t helper(int32_t x) { return x + 1; }", "template <typename T> T helper(T x) "
+        "{ return x + 1; }"))
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path).ir)
+    assert str(excinfo.value).splitlines()[0].endswith(
+        "it would link two objects of twok.cc, each defining whatever twok.cc defines outside "
+        "templates (its text shows no function there: a variable would clash; a file of "
+        "templates alone would not)")
 
 
 def test_one_core_calling_a_file_compiled_two_ways_is_a_check_error(
@@ -599,7 +617,7 @@ def test_one_core_calling_a_file_compiled_two_ways_is_a_check_error(
         "d.py:34: error [kernel objects]: core[0,0] calls kernels 'zero_scalar_i32' and "
         "'matvec_scalar_i16_i32', which are compiled from mv.cc with different defines "
         "(-DDIM_K=8 -DDIM_M=16; -DDIM_K=16 -DDIM_M=16): it would link two objects of mv.cc, "
-        "each defining what mv.cc defines outside templates\n"
+        "each defining matvec_scalar_i16_i32 and zero_scalar_i32\n"
         "  limit: one object of each C++ file per core (lld refuses a symbol defined twice)\n"
         "  found: zero_scalar_i32.o (-DDIM_K=8 -DDIM_M=16) and matvec_scalar_i16_i32.o "
         "(-DDIM_K=16 -DDIM_M=16)\n"

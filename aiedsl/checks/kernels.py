@@ -14,11 +14,12 @@ from __future__ import annotations
 import os
 from fractions import Fraction
 
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, listed
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Charge, Kernel
 from aiedsl.ir.program import calls
+from aiedsl.kernels.cscan import extern_c
 from aiedsl.kernels.source import check_file_kernel, kernel_source, source_file
 from aiedsl.kernels.units import KernelUnit, kernel_units, source_key
 from aiedsl.targets import TargetModel
@@ -83,16 +84,31 @@ def check_kernel_objects(d: Design) -> None:
                 continue
             source = os.path.normpath(unit.kernels[0].source)  # ./mv.cc as mv.cc
             flags = [" ".join(u.flags) or "no defines" for u in (other, unit)]
+            names = _outside_templates(unit.kernels[0])
+            each = (f"each defining {listed(names)}" if names else f"each defining whatever "
+                    f"{source} defines outside templates (its text shows no function there: a "
+                    "variable would clash; a file of templates alone would not)")
             raise DesignError(
                 "kernel objects", f"{core.name} calls kernels '{first.kernel}' and "
                 f"'{call.kernel}', which are compiled from {source} with different defines "
-                f"({flags[0]}; {flags[1]}): it would link two objects of {source}, each "
-                f"defining what {source} defines outside templates", loc=call.loc,
+                f"({flags[0]}; {flags[1]}): it would link two objects of {source}, {each}",
+                loc=call.loc,
                 limit="one object of each C++ file per core (lld refuses a symbol defined "
                 "twice)", found=f"{other.object} ({flags[0]}) and {unit.object} ({flags[1]})",
                 fix="give both kernels the same defines=, make the setting a template "
                     "parameter in entry=, or call them from different cores",
                 related=[(f"the call of '{first.kernel}'", first.loc)])
+
+
+def _outside_templates(k: Kernel) -> list[str]:
+    """The functions kernel ``k``'s C++ file (read with its defines) defines outside
+    templates, which two objects of it would both define: its own ``extern "C"`` functions
+    and its plain C++ ones (the generated entries are each kernel's own, and a template's
+    instances are merged by the linker)."""
+    if k.source_kind != "file":
+        return []
+    scan = extern_c(kernel_source(k).text, k.defines)
+    return sorted({f.name for f in scan.functions if f.sure} | set(scan.cpp_linkage))
 
 
 def check_kernel_costs(d: Design, target: TargetModel) -> None:
