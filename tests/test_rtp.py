@@ -277,6 +277,20 @@ def test_read_in_a_core_it_is_not_placed_in(design_file: DesignFile) -> None:
         "for i in range(cols)], and read thr[x][0]")
 
 
+def test_the_per_core_fix_follows_the_herds_layout() -> None:
+    """A herd laid out in rows was told to index its rtps by x, always 0 there: every core
+    would read the first (a tester)."""
+    from aiedsl.lang.rtp import _per_core_fix
+
+    assert _per_core_fix("core[0,0]", "core[0,1]").endswith(
+        "for i in range(rows)], and read thr[y][0]")
+    assert _per_core_fix("core[0,0]", "core[1,0]").endswith(
+        "for i in range(cols)], and read thr[x][0]")
+    assert _per_core_fix("core[0,0]", "core[1,1]").endswith(
+        "for i in range(cols) for j in range(rows)}, and read thr[x, y][0]")
+    assert _per_core_fix("a[0,0]", "b[0,0]").endswith("and read thr[x, y][0]")
+
+
 def test_read_outside_a_core(design_file: DesignFile) -> None:
     src = _variant(decl='thr = rtp(Tensor[16, i32], name="thr")\n    v = thr[0]')
     assert load_error(design_file(src)) == (

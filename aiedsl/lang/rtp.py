@@ -32,6 +32,8 @@ data does not order them (a core reads a parameter before it waits for data), a 
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -88,8 +90,7 @@ class RtpRef:
                 f"{self.core}", loc=loc, limit="an rtp is a buffer in the memory of the one "
                 "core that reads it (the first core whose function reads it)",
                 found=cb.name, related=[(f"{self.core} reads it", self.read_at)],
-                fix="declare one rtp per core, e.g. thr = [rtp(Tensor[16, i32], "
-                "name=f\"thr{i}\") for i in range(cols)], and read thr[x][0]")
+                fix=_per_core_fix(self.core, cb.name))
         return RtpValue(self, slot, loc)
 
     def __repr__(self) -> str:
@@ -231,3 +232,21 @@ def _not_local(b: DesignTrace, what: str, name: str, loc: Loc) -> None:
                           loc=loc, related=[("the local", b.locals[name].loc)],
                           limit="locals, rtps, barriers, fifos and kernels share one MLIR "
                           "symbol table", found=name, fix="give each its own name")
+
+
+def _per_core_fix(first: str, other: str) -> str:
+    """The fix of an rtp read by two cores, ``first`` and ``other`` (``h[0,0]``, ``h[0,1]``):
+    one rtp per core, indexed by the coordinate that tells those two apart (a herd laid out in
+    rows is told apart by y: indexing by x gave every core the first rtp)."""
+    a, b = (re.search(r"\[(\d+),(\d+)\]$", n) for n in (first, other))
+    if not (a and b and first[:a.start()] == other[:b.start()]):  # two herds' cores
+        a = b = None
+    if a and b and a[1] == b[1]:  # one column: the cores differ in y
+        return ("declare one rtp per core, e.g. thr = [rtp(Tensor[16, i32], name=f\"thr{i}\") "
+                "for i in range(rows)], and read thr[y][0]")
+    if a and b and a[2] == b[2]:  # one row: in x
+        return ("declare one rtp per core, e.g. thr = [rtp(Tensor[16, i32], name=f\"thr{i}\") "
+                "for i in range(cols)], and read thr[x][0]")
+    return ("declare one rtp per core, e.g. thr = {(i, j): rtp(Tensor[16, i32], "
+            "name=f\"thr{i}_{j}\") for i in range(cols) for j in range(rows)}, and read "
+            "thr[x, y][0]")
