@@ -11,7 +11,6 @@ Only typer and the standard library load at start-up: each command imports what 
 from __future__ import annotations
 
 import dataclasses
-
 import math
 import os
 import time

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import re
+import shutil
 import subprocess
 import tempfile
 import threading

@@ -23,6 +23,7 @@ from aiedsl.kernels.cscan import CScan
 from aiedsl.kernels.cscan.signatures import C_TYPES, Param, Signature
 from aiedsl.kernels.cscan.tokens import identifier, lex
 from aiedsl.kernels.entry_scope import LANGUAGE, file_scope
+from aiedsl.lang.names import entry_head
 from aiedsl.kernels.scalar_fit import SAME_TYPE, Misfit, misfits_error, quoted, scalar_misfit
 
 _ORDINAL = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
@@ -168,7 +169,7 @@ def _check_template_args(k: Kernel, sig: Signature, name: str, where: str,
     """A call of a function template gives the template arguments no parameter deduces."""
     entry = k.entry or ""
     given = _template_args(entry)
-    head = entry.split("<", 1)[0].strip() or name  # as spelled: ns::f, qualified
+    head = entry_head(entry) or name  # as spelled: ns::f, qualified
     for i, (arg, param) in enumerate(zip(given or (), sig.template or ())):
         if param in sig.types and re.fullmatch(r"[-+]?\d[\d']*[uUlL]*", arg):
             raise DesignError(

@@ -19,7 +19,7 @@ from aiedsl.kernels.cscan.blank import blank
 from aiedsl.kernels.entry_scope import declared, file_scope
 from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
 from aiedsl.kernels.signature import check_signature
-from aiedsl.lang.names import define_flags
+from aiedsl.lang.names import define_flags, entry_head
 from aiedsl.targets.kernel_arch import ARCH_DEFINES
 from aiedsl.render import TemplateError, render
 from aiedsl.text import decoded
@@ -140,7 +140,7 @@ def _folder_named(k: Kernel) -> Path | None:
 
 def entry_function(entry: str) -> str:
     """The function an ``entry=`` expression calls: ``ns::mm<bf16, 64>`` -> ``mm``."""
-    return entry.split("<", 1)[0].split("(", 1)[0].strip().rsplit("::", 1)[-1]
+    return entry_head(entry).rsplit("::", 1)[-1]
 
 
 def defines_function(source: str, name: str,
@@ -271,7 +271,7 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
             "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), "
             f"which {src.label} does not declare{compiled}", loc=k.loc, found=k.entry,
             fix=f"name a function {src.label} defines in entry=, or add {name} to it")
-    head = k.entry.split("<", 1)[0].split("(", 1)[0].strip()
+    head = entry_head(k.entry)
     scoped = any(w in words for words in scan.texts for w in ("namespace", "class", "struct"))
     # (the file's scope costs a cold check 40 ms: read only where a name can hide from it)
     if "::" not in head and scoped and scan.entry_complete and not file_scope(scan).sees(name):

@@ -202,6 +202,11 @@ def _entry_problem(value: str) -> str | None:
     return "its template arguments are not closed" if open_ else None
 
 
+def entry_head(entry: str) -> str:
+    """The function an ``entry=`` calls, as it spells it: ``ns::mm<bf16, 64>`` -> ``ns::mm``."""
+    return entry.split("<", 1)[0].split("(", 1)[0].strip()
+
+
 def check_entry(value: object, symbol: str, loc: Loc | None) -> str:
     """A kernel's ``entry=``: the C++ call the generated ``extern "C"`` function makes."""
     why = _entry_problem(value) if isinstance(value, str) else "it is not a string"

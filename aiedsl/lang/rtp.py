@@ -33,7 +33,6 @@ data does not order them (a core reads a parameter before it waits for data), a 
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -239,14 +238,11 @@ def _per_core_fix(first: str, other: str) -> str:
     one rtp per core, indexed by the coordinate that tells those two apart (a herd laid out in
     rows is told apart by y: indexing by x gave every core the first rtp)."""
     a, b = (re.search(r"\[(\d+),(\d+)\]$", n) for n in (first, other))
-    if not (a and b and first[:a.start()] == other[:b.start()]):  # two herds' cores
-        a = b = None
-    if a and b and a[1] == b[1]:  # one column: the cores differ in y
+    if a and b and first[:a.start()] == other[:b.start()] and (
+            a[1] == b[1] or a[2] == b[2]):  # one herd's, in one column (y tells) or row (x)
+        size, at = ("rows", "y") if a[1] == b[1] else ("cols", "x")
         return ("declare one rtp per core, e.g. thr = [rtp(Tensor[16, i32], name=f\"thr{i}\") "
-                "for i in range(rows)], and read thr[y][0]")
-    if a and b and a[2] == b[2]:  # one row: in x
-        return ("declare one rtp per core, e.g. thr = [rtp(Tensor[16, i32], name=f\"thr{i}\") "
-                "for i in range(cols)], and read thr[x][0]")
+                f"for i in range({size})], and read thr[{at}][0]")
     return ("declare one rtp per core, e.g. thr = {(i, j): rtp(Tensor[16, i32], "
             "name=f\"thr{i}_{j}\") for i in range(cols) for j in range(rows)}, and read "
             "thr[x, y][0]")
