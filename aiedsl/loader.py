@@ -80,7 +80,7 @@ def parse_defines(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _checked_defines(defines: object, caller: Loc) -> dict[str, object]:
+def _checked_defines(defines: object, caller: Loc | None) -> dict[str, object]:
     """``load_design``'s ``defines``: a dict (any mapping) of define names, as ``-D NAME=``
     names them, to values (checked against each define's type when it runs); else a
     DesignError at the caller's line."""
@@ -127,31 +127,41 @@ def _run(path: Path, shown: str, ctx: LoadContext) -> dict[str, Any]:
 
 
 def _unused_defines(path: Path, shown: str, scope: dict[str, Any], unused: list[str],
-                    used: list[str]) -> DesignError:
-    """The error for ``-D`` names no define() took: at the line of the first that the design
-    binds to a plain constant (``N = 4096``, the likeliest intent: a constant meant to be set
-    from the command line), whose fix makes it a define()."""
-    given = " and ".join(f"-D {n}" for n in unused)
+                    used: list[str], caller: Loc | None) -> DesignError:
+    """The error for ``-D`` names (or, from the Python line ``caller``, ``defines=`` keys) no
+    define() took: at the line of the first that the design binds to a plain constant
+    (``N = 4096``, the likeliest intent: a constant meant to be set from the command line),
+    whose fix makes it a define(); else at ``caller``, or the file's first line."""
+    ending = "es" if len(unused) == 1 else ""
+    if caller is None:
+        said = f"-D {', '.join(unused)} match{ending} no define() in {shown}"
+        given = " and ".join(f"-D {n}" for n in unused)
+        setter = "-D"
+    else:
+        said = (f"defines= names {', '.join(map(repr, unused))}, which match{ending} no "
+                f"define() in {shown}")
+        given = " and ".join(map(repr, unused)) + " from defines="
+        setter = "defines="
     plain = _plain_constants(path, scope, unused)
     if not plain:
         return DesignError(
-            "define", f"-D {', '.join(unused)} match{'es' if len(unused) == 1 else ''} no "
-            f"define() in {shown}", loc=_line_of(path, shown, 1), found=", ".join(unused),
+            "define", said, loc=caller or _line_of(path, shown, 1), found=", ".join(unused),
             fix=f"the design defines: {', '.join(used)}" if used else
             f"the design has no define(): remove {given}")
     lines = [_line_of(path, shown, line) for line, _ in plain.values()]
     made = "; ".join(f"{n} = define(\"{n}\", {v!r}) at line {line}"
                      for n, (line, v) in plain.items())
     return DesignError(
-        "define", f"-D {', '.join(unused)} match{'es' if len(unused) == 1 else ''} no "
-        f"define() in {shown}", loc=lines[0],
-        limit="-D sets a value the design takes with define(); a plain assignment ignores it",
+        "define", said, loc=lines[0],
+        limit=f"{setter} sets a value the design takes with define(); a plain assignment "
+        "ignores it",
         found="; ".join(f"{n} = {plain[n][1]!r}, a plain constant" if n in plain else
                         f"{n}: no name of the design" for n in unused),
         related=[(f"{n} = {v!r}", at) for (n, (_, v)), at in
-                 list(zip(plain.items(), lines))[1:]],
+                 list(zip(plain.items(), lines))[1:]]
+        + ([("defines= given", caller)] if caller is not None else []),
         fix=f"make {' and '.join(plain)} a define() to set {'it' if len(plain) == 1 else 'them'}"
-        f" with -D: {made} (from aiedsl import define); or remove {given}"
+        f" with {setter}: {made} (from aiedsl import define); or remove {given}"
         + (f" (the design defines: {', '.join(used)})" if used else ""))
 
 
@@ -202,12 +212,25 @@ def load_design(path: str | Path, defines: Mapping[str, object] | None = None,
     """
     caller = caller_loc()
     with whole_ints():  # a message may quote a huge int the design gave (loop(10**5000))
-        return _load(path, defines, device, name, caller)
+        return _load(path, defines, device, name, caller if caller.line else None)
+
+
+def load_from_command_line(path: str | Path, pairs: list[str], device: str | None = None,
+                           name: str | None = None) -> DesignHandle:
+    """:func:`load_design` as the command line asks: ``pairs`` the ``-D NAME=VALUE`` words
+    (values read as text), and a mistake in them said in ``-D`` words, as the user typed them,
+    never as a Python line's ``defines=`` (which this function's caller is not).
+
+    >>> load_from_command_line("designs/passthrough.py", ["N=8192"])   # doctest: +SKIP
+    """
+    with whole_ints():
+        return _load(path, parse_defines(pairs), device, name, None)
 
 
 def _load(path: str | Path, defines: Mapping[str, object] | None, device: str | None,
-          name: str | None, caller: Loc) -> DesignHandle:
-    """:func:`load_design`, ``caller`` its caller's line."""
+          name: str | None, caller: Loc | None) -> DesignHandle:
+    """:func:`load_design`, ``caller`` its caller's line (None: the command line, whose -D
+    values are text)."""
     if isinstance(path, DesignHandle):
         raise DesignError(
             "design file", f"load_design() was given the design '{path.name}', already loaded",
@@ -238,9 +261,7 @@ def _load(path: str | Path, defines: Mapping[str, object] | None, device: str | 
                           limit="a design file ends in .py",
                           fix="give the .py file that defines the @design (a kernel's C++ is "
                           "tested with `aiedsl kernel test FILE.cc`)")
-    # a Python caller's line (the command line has none: its -D values are text)
-    ctx = LoadContext(overrides=overrides, device=device, file=shown,
-                      caller=caller if caller.line else None)
+    ctx = LoadContext(overrides=overrides, device=device, file=shown, caller=caller)
     scope = _run(path, shown, ctx)
     designs = {v.name: v for v in scope.values() if isinstance(v, DesignHandle)}
     first = _line_of(path, shown, 1)
@@ -249,7 +270,7 @@ def _load(path: str | Path, defines: Mapping[str, object] | None, device: str | 
                           fix="decorate a function with @design(device=...)")
     unused = sorted(set(ctx.overrides) - set(ctx.used))
     if unused:
-        raise _unused_defines(path, shown, scope, unused, sorted(ctx.used))
+        raise _unused_defines(path, shown, scope, unused, sorted(ctx.used), caller)
     declared = _declared_kernels(scope)
     for handle in designs.values():
         handle.declared = declared

@@ -7,6 +7,7 @@ The CLI tests at the end run ``python -m aiedsl.cli`` on a broken design.
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 import sys
@@ -19,9 +20,9 @@ import numpy as np
 
 from aiedsl.checks import check_design
 from aiedsl.checks.resources import TileUsage, Use, _check_tile
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, display_path
 from aiedsl.ir.loc import Loc
-from aiedsl.loader import load_design
+from aiedsl.loader import load_design, load_from_command_line
 from aiedsl.sim import simulate
 from aiedsl.targets import get_target
 
@@ -2651,9 +2652,26 @@ DEFINES = '''
 def test_define_unknown_name(design_file: DesignFile) -> None:
     """-D M=3 for a design that only defines N."""
     path = design_file(DEFINES)
-    assert load_error(path, {"M": "3"}) == (
+    with pytest.raises(DesignError) as excinfo:
+        load_from_command_line(path, ["M=3"])
+    assert str(excinfo.value) == (
         "d.py:1: error [define]: -D M matches no define() in d.py\n"
         "  found: M\n"
+        "  fix: the design defines: N"
+    )
+
+
+def test_define_unknown_name_from_python(design_file: DesignFile) -> None:
+    """load_design(p, {"M": 3}) was told of -D M, at the design's first line (a tester): it is
+    said in defines= words at the Python line that gave it."""
+    path = design_file(DEFINES)
+    with pytest.raises(DesignError) as excinfo:
+        load_design(path, {"M": 3, "K": 1})
+    line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+    assert str(excinfo.value) == (
+        f"{display_path(__file__)}:{line}: error [define]: defines= names 'K', 'M', which match no "
+        "define() in d.py\n"
+        "  found: K, M\n"
         "  fix: the design defines: N"
     )
 
@@ -2794,7 +2812,9 @@ def test_an_empty_design_path_is_said_to_be_empty(design_file: DesignFile) -> No
 
 def test_defines_unknown_to_a_design_without_any(design_file: DesignFile) -> None:
     path = design_file(DEFINES.replace('N = define("N", 4096)', "N = 4096"))
-    assert load_error(path, {"M": "3", "K": "1"}) == (
+    with pytest.raises(DesignError) as excinfo:
+        load_from_command_line(path, ["M=3", "K=1"])
+    assert str(excinfo.value) == (
         "d.py:1: error [define]: -D K, M match no define() in d.py\n"
         "  found: K, M\n"
         "  fix: the design has no define(): remove -D K and -D M"

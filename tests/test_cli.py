@@ -124,6 +124,13 @@ def test_a_usage_error_is_one_line_and_the_usage(args: list[str], command: str,
     (["sim", "designs/passthrough.py", "-D", "N=8192", "--define", "TILE=512", "-D", "N=4096"],
      "sim", "error: Invalid value for '-D' / '--define': N is given two values, -D N=8192 and "
      "-D N=4096: give it once"),
+    # -D W was an error [define] without the usage lines (a tester)
+    (["check", "designs/passthrough.py", "-D", "W"], "check",
+     "error: Invalid value for '-D' / '--define': -D W is not NAME=VALUE: write e.g. -D M=1024, "
+     "M a define() of the design"),
+    (["sim", "designs/passthrough.py", "-D", "a-b=3"], "sim",
+     "error: Invalid value for '-D' / '--define': -D a-b=3 is not NAME=VALUE: write e.g. "
+     "-D M=1024, M a define() of the design"),
     # --peano '' was taken for '.', and --peano without --compile was ignored, unsaid
     (["build", "designs/passthrough.py", "--peano", ""], "build",
      "error: Invalid value for '--peano': the directory name is empty (name a directory, or "

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from aiedsl.checks import check_design
-from aiedsl.errors import DesignError
-from aiedsl.loader import load_design
+from aiedsl.errors import DesignError, display_path
+from aiedsl.loader import load_design, load_from_command_line
 from aiedsl.sim import simulate
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
@@ -661,7 +661,9 @@ def test_a_define_given_for_a_plain_constant_says_to_make_it_one(
         design_file: DesignFile) -> None:
     """``-D N=8192`` on ``N = 4096`` said only "the design has no define(): remove -D N"."""
     path = corpus(design_file, "define_on_plain_constant.py")
-    assert error(path, {"N": "8192"}) == (
+    with pytest.raises(DesignError) as e:
+        load_from_command_line(path, ["N=8192"])
+    assert str(e.value) == (
         "define_on_plain_constant.py:9: error [define]: -D N matches no define() in "
         "define_on_plain_constant.py\n"
         "  limit: -D sets a value the design takes with define(); a plain assignment ignores "
@@ -680,7 +682,9 @@ def test_a_define_given_for_a_plain_constant_says_to_make_it_one(
 def test_defines_for_several_plain_constants_name_each(design_file: DesignFile) -> None:
     path = corpus(design_file, "define_on_plain_constant.py",
                   ("N = 4096\n", "N = 4096\nTILE = 1024\n"))
-    assert error(path, {"N": "8192", "TILE": "512"}).splitlines()[1:] == [
+    with pytest.raises(DesignError) as e:
+        load_from_command_line(path, ["N=8192", "TILE=512"])
+    assert str(e.value).splitlines()[1:] == [
         "  limit: -D sets a value the design takes with define(); a plain assignment ignores "
         "it",
         "  found: N = 4096, a plain constant; TILE = 1024, a plain constant",
@@ -688,6 +692,24 @@ def test_defines_for_several_plain_constants_name_each(design_file: DesignFile) 
         "  fix: make N and TILE a define() to set them with -D: N = define(\"N\", 4096) at line "
         "9; TILE = define(\"TILE\", 1024) at line 10 (from aiedsl import define); or remove -D N "
         "and -D TILE"]
+
+
+def test_defines_from_python_for_plain_constants_are_said_in_python_words(
+        design_file: DesignFile) -> None:
+    """From Python, ``load_design(p, {"N": 8192})`` was told of ``-D N`` (a tester)."""
+    path = corpus(design_file, "define_on_plain_constant.py")
+    with pytest.raises(DesignError) as e:
+        load_design(path, {"N": 8192})
+    line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+    assert str(e.value) == (
+        "define_on_plain_constant.py:9: error [define]: defines= names 'N', which matches no "
+        "define() in define_on_plain_constant.py\n"
+        "  limit: defines= sets a value the design takes with define(); a plain assignment "
+        "ignores it\n"
+        "  found: N = 4096, a plain constant\n"
+        f"  {display_path(__file__)}:{line}: defines= given\n"
+        "  fix: make N a define() to set it with defines=: N = define(\"N\", 4096) at line 9 "
+        "(from aiedsl import define); or remove 'N' from defines=")
 
 
 KEYWORD = '''

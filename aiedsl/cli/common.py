@@ -14,19 +14,23 @@ from typing import Any, List, Optional
 
 import typer
 
+from aiedsl.text import printable, short_numbers
+
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 """Click settings of every command group: ``-h`` is help too."""
 
 
 def _one_value_each(value: Optional[List[str]]) -> Optional[List[str]]:
-    """``-D`` gives a name one value: ``-D N=8192 -D N=2048`` is refused as typer refuses any
-    bad option value (exit 2), naming both; the last one silently won. The same value twice
-    is no conflict. (A pair that is not NAME=VALUE is the loader's to refuse.)"""
+    """``-D`` takes NAME=VALUE pairs, and gives a name one value: ``-D W`` and
+    ``-D N=8192 -D N=2048`` are refused as typer refuses any bad option value (exit 2, with the
+    usage lines), before the design loads; the last of two values silently won. The same value
+    twice is no conflict."""
     seen: dict[str, str] = {}
     for pair in value or []:
         name, sep, given = pair.partition("=")
-        if not sep:
-            continue
+        if not sep or not (name.isascii() and name.isidentifier()):
+            raise typer.BadParameter(f"-D {short_numbers(printable(pair))} is not NAME=VALUE: "
+                                     "write e.g. -D M=1024, M a define() of the design")
         if seen.setdefault(name, given) != given:
             raise typer.BadParameter(f"{name} is given two values, -D {name}={seen[name]} and "
                                      f"-D {pair}: give it once")
@@ -195,6 +199,6 @@ def no_color() -> bool:
 def load(design: str | Path, define: Optional[List[str]], device: Optional[str],
          name: Optional[str]) -> Any:
     """Load ``design`` with the command line's ``-D`` defines, ``--device`` and ``--name``."""
-    from aiedsl.loader import load_design, parse_defines
+    from aiedsl.loader import load_from_command_line
 
-    return load_design(design, parse_defines(define or []), device, name)
+    return load_from_command_line(design, define or [], device, name)
