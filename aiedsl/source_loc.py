@@ -309,6 +309,39 @@ def defined_below(filename: str, name: str, line: int) -> int | None:
             return decorated[0].lineno if decorated else node.lineno
     return None
 
+def exits_from_with(filename: str, line: int) -> list[int]:
+    """The lines of the ``break`` and ``return`` statements that leave the ``with`` statement
+    starting at ``line`` of ``filename`` (a ``break`` of a loop inside it excepted, and
+    anything in a function defined inside it): Python gives the instructions that leave a
+    ``with`` early the ``with``'s own line, so a frame there names it, not the statement."""
+    import ast
+
+    tree = _parsed(filename)
+    if tree is None:
+        return []
+    found: list[int] = []
+
+    def visit(node: ast.AST, in_loop: bool) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return
+        if isinstance(node, ast.Return) or (isinstance(node, ast.Break) and not in_loop):
+            found.append(node.lineno)
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            for stmt in node.body:  # a break here ends that loop; its else is outside it
+                visit(stmt, True)
+            for stmt in node.orelse:
+                visit(stmt, in_loop)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_loop)
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and node.lineno == line:
+            for stmt in node.body:
+                visit(stmt, False)
+    return sorted(set(found))
+
+
 def user_line(tb: TracebackType | None) -> Loc | None:
     """The innermost line of a traceback that is the user's code (not aiedsl, Python or a
     library it called): where a user's exception should be reported."""

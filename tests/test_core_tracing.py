@@ -282,6 +282,47 @@ def test_a_break_or_return_out_of_a_loop_body_is_told_as_one(design_file: Design
         "  d.py:21: left here\n" + LEFT_FIX)
 
 
+@pytest.mark.parametrize("leave", ["break", "return"])
+def test_a_break_or_return_inside_a_with_is_told_at_its_own_line(design_file: DesignFile,
+                                                                  leave: str) -> None:
+    """Python gives the exit from a ``with`` the ``with``'s line: "left here" named the
+    ``with`` (a tester), not the statement that left, two lines below it. A ``break`` of an
+    inner Python loop leaves nothing, and is not counted."""
+    body = f'''
+    for _ in loop(4):
+        with a[x].consume() as s:
+            with c[x].produce() as o:
+                add(s, o, 1)
+                for i in range(2):
+                    break
+                {leave}
+    '''
+    with pytest.raises(DesignError) as e:
+        load_design(two_cores(design_file, body))
+    assert str(e.value) == (
+        "d.py:17: error [loop]: a loop() body ended early (break or return inside it)\n"
+        "  d.py:23: left here\n" + LEFT_FIX)
+
+
+def test_two_ways_out_of_a_with_are_both_named(design_file: DesignFile) -> None:
+    """Which of two ran, Python does not say: the ``with`` is named, and both under it."""
+    body = '''
+    for _ in loop(4):
+        with a[x].consume() as s, c[x].produce() as o:
+            add(s, o, 1)
+            if x == 1:
+                break
+            return
+    '''
+    with pytest.raises(DesignError) as e:
+        load_design(two_cores(design_file, body))
+    assert str(e.value) == (
+        "d.py:17: error [loop]: a loop() body ended early (break or return inside it)\n"
+        "  d.py:18: left here\n"
+        "  d.py:21: a break or return inside that with\n"
+        "  d.py:22: a break or return inside that with\n" + LEFT_FIX)
+
+
 def test_an_inner_loop_left_by_an_exception_is_told_by_the_outer_loop(
         design_file: DesignFile) -> None:
     """The outer loop, asking for its next iteration, finds the inner body still open."""

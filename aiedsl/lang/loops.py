@@ -15,7 +15,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.lang.context import current_core, design_trace
 from aiedsl.lang.trace import CoreTrace, LeftEarly, Scope
 from aiedsl.library_code import is_users
-from aiedsl.source_loc import caller_loc, file_loc
+from aiedsl.source_loc import caller_loc, exits_from_with, file_loc
 from aiedsl.targets import DEFAULT_DEVICE, get_target
 from aiedsl.values import as_int, shown
 
@@ -170,7 +170,12 @@ class _LoopTrace:
             code = frame.f_code
             at = file_loc(code.co_filename, frame.f_lineno)
             if dis.opname[code.co_code[frame.f_lasti]] == "POP_TOP":
-                scope.left = LeftEarly("break", at)
+                # a break or return inside a with: the frame is at the with's line
+                exits = exits_from_with(code.co_filename, frame.f_lineno)
+                if len(exits) == 1:
+                    at = file_loc(code.co_filename, exits[0])
+                scope.left = LeftEarly("break", at, within=tuple(
+                    file_loc(code.co_filename, line) for line in exits if len(exits) > 1))
                 return
             raised = self.core.raised
             seen = raised is not None and any(
@@ -208,7 +213,9 @@ def left_early(scope: Scope, fallback: Loc) -> DesignError:
                            "an exception caught outside the loop)", loc=where, fix=fix)
     if left.by == "break":
         return DesignError("loop", "a loop() body ended early (break or return inside it)",
-                           loc=where, related=[("left here", left.at)], fix=fix)
+                           loc=where, related=[("left here", left.at)] + [
+                               ("a break or return inside that with", at)
+                               for at in left.within], fix=fix)
     named = f": {left.exception}" if left.exception else ""
     return DesignError(
         "loop", f"a loop() body was left at line {left.at.line} by an exception caught outside "

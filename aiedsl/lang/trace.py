@@ -61,6 +61,9 @@ class LeftEarly:
     passed (raised there, or by a call there)."""
     exception: str | None = None
     """The exception, ``RuntimeError: boom``, when a ``with`` of the body saw it go by."""
+    within: tuple[Loc, ...] = ()
+    """When ``at`` is the line of a ``with`` left by one of several ``break`` or ``return``
+    statements inside it, their lines (which one ran, Python does not say)."""
 
 
 @dataclass
