@@ -53,6 +53,8 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
         export = _export_hint(detail)
         if export is not None:
             fix = export
+        elif isinstance(e, AttributeError):
+            fix = _attribute_fix(e) or fix
     return DesignError(
         "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",
         loc=user_line(e.__traceback__) or fallback, fix=fix, related=_call_chain(frames))
@@ -261,6 +263,25 @@ def _defined_below_fix(e: NameError, frames: list[_Frame]) -> str | None:
 
 _MISSING_EXPORT = re.compile(r"cannot import name '(\w+)' from '(aiedsl(?:\.kernels)?)'"
                              r"|module '(aiedsl(?:\.kernels)?)' has no attribute '(\w+)'")
+
+
+def _attribute_fix(e: AttributeError) -> str | None:
+    """For an attribute the object has not (``f.consum()``): the closest of its names by
+    spelling, as Python's own traceback suggests one (which a one-line message leaves out)."""
+    import difflib
+
+    obj, name = getattr(e, "obj", None), getattr(e, "name", None)  # (Python 3.10 and later)
+    if obj is None or not isinstance(name, str):
+        return None
+    try:
+        names = [n for n in dir(obj) if not n.startswith("_") or name.startswith("_")]
+    except Exception:  # a user's __dir__ may raise: no hint then
+        return None
+    close = difflib.get_close_matches(name, names, n=1)
+    if not close:
+        return None
+    called = "()" if callable(getattr(type(obj), close[0], None)) else ""
+    return f"did you mean .{close[0]}{called}? (not .{name})"
 
 
 def _export_hint(detail: str) -> str | None:

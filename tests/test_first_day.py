@@ -657,6 +657,22 @@ def test_an_attribute_aiedsl_does_not_have_gets_the_hint(design_file: DesignFile
         "  fix: aiedsl calls the element type float32 f32: ")
 
 
+@pytest.mark.parametrize("edit, line, fix", [
+    (("to_core.consume()", "to_core.consum()"), 27, "did you mean .consume()? (not .consum)"),
+    (("rt.fill(to_mem, inp)", "rt.fil(to_mem, inp)"), 31, "did you mean .fill()? (not .fil)"),
+    (("to_core.consume()", "to_core.zzz()"), 27, "fix the code at this line"),
+])
+def test_a_misspelled_method_gets_the_closest(design_file: DesignFile, edit: tuple[str, str],
+                                             line: int, fix: str) -> None:
+    """``f.consum()`` got only "fix the code at this line" (a tester): Python's traceback
+    suggests the closest name, its one-line message does not."""
+    path = design_file((CORPUS.parent.parent / "designs" / "passthrough.py").read_text()
+                       .replace(*edit))
+    first, *_, last = error(path).splitlines()
+    assert first.startswith(f"d.py:{line}: error [python error]: AttributeError: ")
+    assert last == f"  fix: {fix}"
+
+
 def test_a_define_given_for_a_plain_constant_says_to_make_it_one(
         design_file: DesignFile) -> None:
     """``-D N=8192`` on ``N = 4096`` said only "the design has no define(): remove -D N"."""
