@@ -43,8 +43,8 @@ def choose_target(target: str, loc: Loc, design: Design, path: Path | None,
         if target == "npu":
             raise ToolchainError("npu", f"no NPU: {why}", exit_code=4,
                                  loc=loc if loc.line else None,
-                                 fix="run on the simulator: target='sim' (--target sim "
-                                 "on the command line)")
+                                 fix="run on the simulator: " + (
+                                     "target='sim'" if loc.line else "--target sim"))
         return "sim", f"no NPU ({why}): running on the simulator", None
     # An NPU of another generation than the design's cannot run it: told before compiling
     npu = read_npu_name(import_pyxrt(), device)

@@ -388,7 +388,7 @@ def test_run_on_a_missing_npu_says_how_python_asks_for_the_simulator(
     line = _line_of("art.run(target=\"npu\")  # no NPU")
     assert (str(e.value), e.value.exit_code) == (
         f"{HERE}:{line}: error [npu]: no NPU: no NPU here\n"
-        "  fix: run on the simulator: target='sim' (--target sim on the command line)", 4)
+        "  fix: run on the simulator: target='sim'", 4)
 
 
 def test_a_reference_returning_a_scalar_is_told_so(in_root: Path) -> None:

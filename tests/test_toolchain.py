@@ -1415,6 +1415,8 @@ def test_target_npu_without_an_npu_exits_4(no_tools: Path) -> None:
     r = _cli("run", str(PASSTHROUGH), "-o", "out", "--target", "npu")
     assert r.returncode == 4
     assert r.stderr.startswith("error [npu]: no NPU: pyxrt is not importable")
+    # the command line's words (it said target='sim' first, Python's: a tester)
+    assert r.stderr.endswith("  fix: run on the simulator: --target sim\n")
 
 
 def test_auto_with_an_npu_but_no_compiler_falls_back_to_the_simulator(
