@@ -11,7 +11,7 @@ must report::
                                    reference finds); the default is check
     # why: the mistake, and the mlir-aie / hardware rule it breaks when there is one
 
-Each file is loaded with :func:`~aiedsl.loader.load_design`, checked with
+Each file is loaded with :func:`~aiedsl.loader.load_from_command_line`, checked with
 :func:`~aiedsl.checks.check_design` (and simulated for ``run: sim``) from ``tests/bad_inputs/``, so
 locations read ``<name>.py:<line>``. It runs in a forked child process with a time bound, so a
 hang fails its own case only. Anything but a :class:`~aiedsl.errors.DesignError` of the expected
@@ -36,7 +36,7 @@ import pytest
 
 from aiedsl.checks import check_design
 from aiedsl.errors import DesignError
-from aiedsl.loader import load_design
+from aiedsl.loader import load_from_command_line
 from aiedsl.sim import simulate
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
@@ -91,7 +91,9 @@ def _child(name: str, exp: Expectation, conn: Any) -> None:
     parent, so a forked child starts at once)."""
     try:
         try:
-            handle = load_design(name, exp.defines, exp.device)
+            # the header's defines are -D words: loaded as the command line loads them
+            pairs = [f"{k}={v}" for k, v in exp.defines.items()]
+            handle = load_from_command_line(name, pairs, exp.device)
             check_design(handle.ir)
             if exp.run == "sim":
                 result = simulate(handle)
