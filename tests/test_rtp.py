@@ -282,13 +282,71 @@ def test_the_per_core_fix_follows_the_herds_layout() -> None:
     would read the first (a tester)."""
     from aiedsl.lang.rtp import _per_core_fix
 
-    assert _per_core_fix("core[0,0]", "core[0,1]").endswith(
+    assert _per_core_fix("core[0,0]", "core[0,1]", (1, 4)).endswith(
         "for i in range(rows)], and read thr[y][0]")
-    assert _per_core_fix("core[0,0]", "core[1,0]").endswith(
+    assert _per_core_fix("core[0,0]", "core[1,0]", (4, 1)).endswith(
         "for i in range(cols)], and read thr[x][0]")
-    assert _per_core_fix("core[0,0]", "core[1,1]").endswith(
+    assert _per_core_fix("core[0,0]", "core[1,1]", (2, 2)).endswith(
         "for i in range(cols) for j in range(rows)}, and read thr[x, y][0]")
-    assert _per_core_fix("a[0,0]", "b[0,0]").endswith("and read thr[x, y][0]")
+    assert _per_core_fix("a[0,0]", "b[0,0]", None).endswith("and read thr[x, y][0]")
+
+
+GRAY_2X2 = '''
+from aiedsl import Tensor, channel, design, herd, i32, local, loop, memtile, rtp, runtime, u8
+from aiedsl.kernels import rgba2gray, threshold
+import numpy as np
+
+W, H, THR, COLS, ROWS = 64, 16, 128, 2, 2
+
+@design(device="npu1_2col")
+def gray4(img: Tensor[H, W * 4, u8], out: Tensor[H, W, u8]):
+    cin = channel(Tensor[W * 4, u8], shape=[COLS, ROWS], via=memtile, split=1)
+    cout = channel(Tensor[W, u8], shape=[COLS, ROWS], via=memtile, join=1)
+    tmp = local(Tensor[W, u8])
+    thr = rtp(Tensor[16, i32], name="thr")
+    to_gray, trunc = rgba2gray(W), threshold(W)
+
+    @herd(cols=COLS, rows=ROWS)
+    def core(x, y):
+        for _ in loop(H // (COLS * ROWS)):
+            with cin[x, y].consume() as src, cout[x, y].produce() as dst:
+                to_gray(src, tmp)
+                trunc(tmp, dst, thr[0], W)
+
+    with runtime() as rt:
+        for x in range(COLS):
+            for y in range(ROWS):
+                rt.rtp_write(thr, 0, THR)
+        half = H // COLS
+        for x in range(COLS):
+            rt.fill(cin[x, :], img, (x * half * W * 4, [half * W * 4], [1]))
+            rt.drain(cout[x, :], out, (x * half * W, [half * W], [1]))
+
+@gray4.reference
+def reference(img):
+    px = img.reshape(-1, 4).astype(np.float64)
+    g = np.round((77 * px[:, 0] + 150 * px[:, 1] + 29 * px[:, 2]) / 256)  # ties to even
+    return np.minimum(g, THR).astype(np.uint8).reshape(H, W)
+'''
+
+
+def test_the_per_core_fix_of_a_two_by_two_herd_works(design_file: DesignFile) -> None:
+    """A 2x2 herd's cores [0,0] and [1,0] were told to index by x alone (and, that followed,
+    [0,0] and [0,1] by y alone): both fixes fail on the other pair (a tester). The fix, as
+    written, builds and passes."""
+    message = load_error(design_file(GRAY_2X2))
+    assert message.splitlines()[-1] == (
+        "  fix: declare one rtp per core, e.g. thr = {(i, j): rtp(Tensor[16, i32], "
+        "name=f\"thr{i}_{j}\") for i in range(cols) for j in range(rows)}, and read "
+        "thr[x, y][0]")
+    fixed = GRAY_2X2.replace(
+        'thr = rtp(Tensor[16, i32], name="thr")',
+        'thr = {(i, j): rtp(Tensor[16, i32], name=f"thr{i}_{j}") for i in range(COLS) '
+        'for j in range(ROWS)}').replace("thr[0], W)", "thr[x, y][0], W)").replace(
+        "rt.rtp_write(thr, 0, THR)", "rt.rtp_write(thr[x, y], 0, THR)")
+    handle = load_design(design_file(fixed))
+    check_design(handle.ir)
+    assert simulate(handle).passed
 
 
 def test_read_outside_a_core(design_file: DesignFile) -> None:

@@ -32,7 +32,6 @@ data does not order them (a core reads a parameter before it waits for data), a 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -89,7 +88,7 @@ class RtpRef:
                 f"{self.core}", loc=loc, limit="an rtp is a buffer in the memory of the one "
                 "core that reads it (the first core whose function reads it)",
                 found=cb.name, related=[(f"{self.core} reads it", self.read_at)],
-                fix=_per_core_fix(self.core, cb.name))
+                fix=_per_core_fix(self.core, cb.name, _one_herd(self.core, cb.name)))
         return RtpValue(self, slot, loc)
 
     def __repr__(self) -> str:
@@ -233,14 +232,23 @@ def _not_local(b: DesignTrace, what: str, name: str, loc: Loc) -> None:
                           "symbol table", found=name, fix="give each its own name")
 
 
-def _per_core_fix(first: str, other: str) -> str:
-    """The fix of an rtp read by two cores, ``first`` and ``other`` (``h[0,0]``, ``h[0,1]``):
-    one rtp per core, indexed by the coordinate that tells those two apart (a herd laid out in
-    rows is told apart by y: indexing by x gave every core the first rtp)."""
-    a, b = (re.search(r"\[(\d+),(\d+)\]$", n) for n in (first, other))
-    if a and b and first[:a.start()] == other[:b.start()] and (
-            a[1] == b[1] or a[2] == b[2]):  # one herd's, in one column (y tells) or row (x)
-        size, at = ("rows", "y") if a[1] == b[1] else ("cols", "x")
+def _one_herd(first: str, other: str) -> tuple[int, int] | None:
+    """The (cols, rows) of the herd whose cores ``first`` and ``other`` both are (``h[0,0]``,
+    ``h[1,0]``); None when they are two herds'."""
+    herd, _, _ = first.partition("[")
+    if other.partition("[")[0] != herd:
+        return None
+    b = current_design("reading an rtp")
+    return next(((h.cols, h.rows) for h in b.herds if h.name == herd), None)
+
+
+def _per_core_fix(first: str, other: str, shape: tuple[int, int] | None) -> str:
+    """The fix of an rtp read by two cores, ``first`` and ``other`` (``h[0,0]``, ``h[0,1]``),
+    ``shape`` their herd's (cols, rows) when both are one herd's: one rtp per core of it,
+    indexed as its layout tells the cores apart (a herd in rows by y: indexing by x gave every
+    core the first rtp; a herd of both by x and y, not by the coordinate these two differ in)."""
+    if shape is not None and 1 in shape:
+        size, at = ("rows", "y") if shape[0] == 1 else ("cols", "x")
         return ("declare one rtp per core, e.g. thr = [rtp(Tensor[16, i32], name=f\"thr{i}\") "
                 f"for i in range({size})], and read thr[{at}][0]")
     return ("declare one rtp per core, e.g. thr = {(i, j): rtp(Tensor[16, i32], "
