@@ -1003,6 +1003,18 @@ def test_a_d_value_the_error_does_not_quote_is_not_named() -> None:
         "  -D M=100: M's value, given on the command line",
         "  fix: choose a tile size that divides the matrix"]
     assert with_defines(str(e), e, ["check", "d.py", "-D", "M=10"]) == str(e)
+    # at a design's line, a value it quotes may follow from a define (-D H=50: "moves 32000
+    # elements"): the defines given are said once, unless the message names them (a tester)
+    from aiedsl.ir.loc import Loc
+
+    e = DesignError("tiles", "tile 32x32 does not divide the 100x288 matrix",
+                    loc=Loc(file="d.py", line=3), fix="choose a tile size that divides the matrix")
+    assert with_defines(str(e), e, ["check", "d.py", "-D", "H=10", "-D", "W=8"]).splitlines()[
+        -2:] == ["  with -D H=10 -D W=8, given on the command line",
+                 "  fix: choose a tile size that divides the matrix"]
+    named = DesignError("define", "-D H=10 is refused", loc=Loc(file="d.py", line=3),
+                        fix="give H=12")
+    assert with_defines(str(named), named, ["check", "d.py", "-D", "H=10"]) == str(named)
     # a one-character value is named when it is the whole value found (-D M=0, a tester), not
     # wherever its digit turns up (K=2 above: "2" is in "288")
     zero = DesignError("tensor type", "Tensor size 0 is not a positive integer", found="0",

@@ -206,7 +206,16 @@ def with_defines(text: str, e: Exception, argv: List[str]) -> str:
              and f"{name}={value}" not in text
              and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", said)]
     if not notes:
-        return text
+        # a value a design's error quotes may follow from a define without being its value
+        # (-D H=50: "moves 32000 elements"): the defines given are said, once, unless the
+        # message names them (a tester); a tool's error (no design line) is not the design's
+        if e.loc is None:
+            return text
+        unnamed = [f"-D {name}={value}" for name, value in given_defines(argv)
+                   if f"-D {name}" not in text and f"{name}={value}" not in text]
+        if not unnamed:
+            return text
+        notes = [short_numbers(f"  with {' '.join(unnamed)}, given on the command line")]
     lines = text.split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith("  fix: ")), len(lines))
     return "\n".join(lines[:at] + notes + lines[at:])
