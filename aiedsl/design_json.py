@@ -92,7 +92,7 @@ def _kernels_at_home(d: Design, folder: str, where: str) -> None:
         at = os.path.realpath(k.loc.path)
         if os.path.commonpath([folder, at]) != folder:
             raise DesignError(
-                RULE, f"{where}: kernels[{i}].loc.file puts kernel '{k.symbol}''s source "
+                RULE, f"{where}: kernels[{i}].loc.file puts the source of kernel '{k.symbol}' "
                 "outside the design's folder", found=k.loc.file,
                 limit=f"a file in {display_path(folder) or '.'} (home=) or below it: a "
                 "kernel's C++ is looked for beside the file that declared it",

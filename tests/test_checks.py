@@ -106,7 +106,7 @@ def test_memtile_memory_deep_link(design_file: DesignFile) -> None:
         "  limit: 524,288 bytes\n"
         "  found: 655,360 bytes\n"
         "  d.py:6: a_l3 5 x 131072 B: 655360\n"
-        "  fix: free 131,072 bytes: lower 'a_l3''s depth (depth=4) or give its memtile end "
+        "  fix: free 131,072 bytes: lower the depth of 'a_l3' (depth=4) or give its memtile end "
         "consumer_depth={\"memtile\": 4}, use smaller tiles, or split the data over more "
         "memtiles"
     )
@@ -379,8 +379,13 @@ def test_bds_memtile_channel_parity(design_file: DesignFile) -> None:
         "  d.py:6: a_l3: 13\n"
         "  d.py:6: a: 13\n"
         "  fix: one link takes them all ('a_l3' and 'a'), so another memtile would not help: "
-        "lower the depth the link has here"
+        "lower the depth of 'a_l3' (depth=12) or give its memtile end consumer_depth="
+        "{\"memtile\": 12} (line 5; 13 buffers now, each taking 2 of the 24 BDs)"
     )
+    # the number it gives fits (it gave none: a tester); the core, which writes nothing into
+    # 'c', is refused next
+    fixed = design_file(path.read_text().replace("depth=13", "depth=12"), "fixed.py")
+    assert "error [unwritten element]" in check_error(fixed)
 
 
 def test_bds_shim_transfers_in_flight(design_file: DesignFile) -> None:

@@ -798,15 +798,15 @@ memtile sends a joined element only once both parts came."""
 @pytest.mark.parametrize("source, knob, fixed", [
     (SPLIT_COUPLED,
      "give 'p', the fifo 'p1' is split from, more depth: depth=3 or more (now 2); the memtile "
-     "keeps each element of 'p' whole until every part of it is sent, in 'p''s buffers; the "
+     "keeps each element of 'p' whole until every part of it is sent, in the buffers of 'p'; the "
      "depth split() gives its parts does not count there (a core's end of 'p1' holds its "
      "largest acquire + 1 buffers, here 2, whatever the depth)",
      ('D = define("D", 2)', 'D = define("D", 3)')),
     (JOIN_SAME_CORE,
      "give 'c', the fifo 'c0' is joined into, more depth: join(..., depth=3) or more (now 2); "
-     "the memtile keeps each element of 'c' whole until every part of it came, in 'c''s "
-     "buffers; 'c0''s consumer_depth does not count there (a core's end of 'c0' holds its "
-     "largest acquire + 1 buffers, here 2, whatever the depth)",
+     "the memtile keeps each element of 'c' whole until every part of it came, in the "
+     "buffers of 'c'; the consumer_depth of 'c0' does not count there (a core's end of 'c0' "
+     "holds its largest acquire + 1 buffers, here 2, whatever the depth)",
      ('c = join([c0, c1], name="c")', 'c = join([c0, c1], name="c", depth=3)')),
 ], ids=["split", "join"])
 def test_a_part_of_a_split_or_join_is_given_the_depth_that_counts(
@@ -840,8 +840,8 @@ def test_a_join_part_given_per_end_depths_is_told_of_the_joined_fifo(
     with pytest.raises(DesignError) as excinfo:
         check_design(load_design(design_file(source)).ir)
     assert str(excinfo.value).splitlines()[-1] == (
-        "  fix: give the join into 'c' depth=4 and drop the consumer_depth of 'c0''s memtile "
-        "end")
+        "  fix: give the join into 'c' depth=4 and drop the consumer_depth of the memtile end "
+        "of 'c0'")
     fixed = source.replace(", depth=2, consumer_depth=4", "").replace(
         'name="c")', 'name="c", depth=4)')
     result = simulate(load_design(design_file(fixed, "fixed.py")))

@@ -418,8 +418,8 @@ def test_a_kernel_source_outside_the_design_folder_is_refused(tmp_path: Path,
     with pytest.raises(DesignError) as e:
         load_json(json.dumps(d), home="designs")
     assert str(e.value) == (
-        f"error [design IR]: {SRC}: kernels[0].loc.file puts kernel 'double_i32_1024''s source "
-        "outside the design's folder\n"
+        f"error [design IR]: {SRC}: kernels[0].loc.file puts the source of kernel "
+        "'double_i32_1024' outside the design's folder\n"
         "  limit: a file in designs (home=) or below it: a kernel's C++ is looked for beside "
         "the file that declared it\n"
         "  found: ../evil/x.py\n"

@@ -293,9 +293,9 @@ MEMORY = '''
 
 
 @pytest.mark.parametrize("case, fix", [
-    ("input", "lower 'a''s depth (depth=2) or give its memtile end consumer_depth="
+    ("input", "lower the depth of 'a' (depth=2) or give its memtile end consumer_depth="
               "{\"memtile\": 2}"),
-    ("memtile end", "give 'a''s memtile end consumer_depth={\"memtile\": 2}"),
+    ("memtile end", "give the memtile end of 'a' consumer_depth={\"memtile\": 2}"),
     ("output", "give the forward that makes 'b' depth=2"),
 ])
 def test_the_memory_fix_names_the_end_that_owns_the_buffers(
@@ -370,7 +370,7 @@ def test_memory_one_buffer_cannot_free_says_so(design_file: DesignFile) -> None:
         "  found: 786,432 bytes\n"
         "  d.py:11: a 2 x 196608 B: 393216\n"
         "  d.py:13: b 2 x 196608 B: 393216\n"
-        "  fix: free 262,144 bytes: lower 'b''s depth (depth=1) or give its memtile end "
+        "  fix: free 262,144 bytes: lower the depth of 'b' (depth=1) or give its memtile end "
         "consumer_depth={\"memtile\": 1} (that frees 196,608 of them), give the memtile's other "
         "fifos fewer buffers, use smaller tiles, or split the data over more memtiles")
 
@@ -421,8 +421,8 @@ def test_a_memtile_depth_for_a_joins_part_is_refused(design_file: DesignFile) ->
         "createMemTileDMA moves the other ends through them)\n"
         "  found: consumer depth 4 at the memtile; 'res' has 2 there\n"
         "  d.py:11: the join\n"
-        "  fix: give the join into 'res' depth=4 and drop the consumer_depth of 'o0''s "
-        "memtile end")
+        "  fix: give the join into 'res' depth=4 and drop the consumer_depth of the memtile "
+        "end of 'o0'")
     fixed = design_file(JOIN.replace("CDEP", "").replace("JDEP", ", depth=4"), "fixed.py")
     placed, table = check_design(load_design(fixed).ir)
     assert [u.label for u in table[(0, 1)].memory] == ["big 2 x 2048 B", "res 4 x 2048 B"]
@@ -479,8 +479,8 @@ def test_a_memtile_depth_for_a_forwards_smaller_input_is_refused(design_file: De
         "createMemTileDMA moves the other ends through them)\n"
         "  found: consumer depth 6 at the memtile; 'in_l1' has 2 there\n"
         "  d.py:12: the forward\n"
-        "  fix: give the forward into 'in_l1' depth=6 and drop the consumer_depth of "
-        "'in_l3''s memtile end")
+        "  fix: give the forward into 'in_l1' depth=6 and drop the consumer_depth of the "
+        "memtile end of 'in_l3'")
     fixed = {"MD": "2", "OD": "6"}
     _, table = check_design(load_design(path, fixed).ir)
     assert [u.label for u in table[(0, 1)].memory][0] == "in_l1 6 x 8192 B"

@@ -110,8 +110,8 @@ def test_a_full_memtile_with_neighbours_is_told_depths_that_fit(monkeypatch) -> 
         f"  {PINNED}:18: b 2 x 196608 B spilled from memtile (0, 1): 393216\n"
         f"  {PINNED}:20: c 2 x 196608 B: 393216\n"
         "  fix: free 393,216 bytes, so that every buffer finds room on its own memtile or a "
-        "neighbour's as mlir-aie places them: lower 'b''s depth (depth=1) or give its memtile "
-        "end consumer_depth={\"memtile\": 1}; and lower 'c''s depth (depth=1) or give its "
+        "neighbour's as mlir-aie places them: lower the depth of 'b' (depth=1) or give its memtile "
+        "end consumer_depth={\"memtile\": 1}; and lower the depth of 'c' (depth=1) or give its "
         "memtile end consumer_depth={\"memtile\": 1}; else use smaller tiles, or use npu1_3col, "
         "a device with more columns")
     check_design(load_design(Path(PINNED), {"TILE": "49152"}, "npu1_3col").ir)
@@ -144,8 +144,8 @@ def test_no_depth_fits_says_so(monkeypatch) -> None:
     assert pinned_error(Path(PINNED), defines).splitlines()[-1] == (
         "  fix: no depth fits: even one buffer for each fifo with buffers on memtiles (0, 1) and "
         "(1, 1) leaves a buffer no memtile has room for, as mlir-aie places them; use smaller "
-        "tiles, or use npu1_3col, a device with more columns, together with: lower 'a''s depth "
-        f"(depth=1) {one}; lower 'b''s depth (depth=1) {one}; and lower 'c''s depth (depth=1) "
+        "tiles, or use npu1_3col, a device with more columns, together with: lower the depth of 'a' "
+        f"(depth=1) {one}; lower the depth of 'b' (depth=1) {one}; and lower the depth of 'c' (depth=1) "
         f"{one}")
     with pytest.raises(DesignError, match="memtile data memory"):
         check_design(load_design(Path(PINNED), defines, "npu1_3col").ir)
@@ -163,8 +163,8 @@ def test_a_wider_device_asking_as_much_is_not_offered(monkeypatch) -> None:
     one = 'or give its memtile end consumer_depth={"memtile": 1}'
     assert pinned_error(Path(PINNED), defines, "npu1_3col").splitlines()[-1] == (
         "  fix: free 921,600 bytes, so that every buffer finds room on its own memtile or a "
-        "neighbour's as mlir-aie places them: lower 'a''s depth (depth=1) "
-        f"{one}; lower 'b''s depth (depth=1) {one}; and lower 'c''s depth (depth=1) {one}; else "
+        "neighbour's as mlir-aie places them: lower the depth of 'a' (depth=1) "
+        f"{one}; lower the depth of 'b' (depth=1) {one}; and lower the depth of 'c' (depth=1) {one}; else "
         "use smaller tiles, or pin some of memtiles (0, 1) and (1, 1)' links to another memtile "
         "with via=memtile(col)")
 

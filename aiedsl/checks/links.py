@@ -105,7 +105,7 @@ def check_memtile_end_depths(d: Design, link: Link) -> None:
             "createMemTileDMA moves the other ends through them)",
             found=f"consumer depth {end.depth} at the memtile; '{owner}' has {has} there",
             fix=f"give the {link.kind} into '{owner}' depth={end.depth} and drop the "
-            f"consumer_depth of '{name}''s memtile end")
+            f"consumer_depth of the memtile end of '{name}'")
 
 
 def check_core_tile_forward(link: Link, a: Fifo, b: Fifo) -> None:

@@ -89,7 +89,8 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
                       f"{23 if parity == 0 else 47})", str(n), uses,
                       (_elsewhere(target) if len(owners) > 1 else
                        f"one link takes them all ({names}), so another memtile would not "
-                       "help: lower the depth the link has here") + also(
+                       "help: " + _link_bd_fix(u.memory, uses, lim.bds_per_channel_parity,
+                                               repeats)) + also(
                           uses, lim.bds_per_channel_parity),
                       at_largest=any(x.fifo in repeats for x in uses))
     elif TileUsage.total(u.bds) > lim.bds:
@@ -101,6 +102,26 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
               "lower fifo depths, acquire fewer elements at once (given one depth, a core's end "
               "of a fifo it consumes takes one buffer, and BD, more than its largest acquire), "
               "or move a fifo to another core" + also(u.bds, lim.bds))
+
+
+def _link_bd_fix(memory: list[Use], uses: list[Use], limit: int,
+                 repeats: dict[str, int]) -> str:
+    """How one memtile link whose buffers' BDs (``uses``, of a pool of ``limit``) overflow its
+    channels' pool fits: each buffer takes one BD on each channel that moves it, so the buffers
+    that fit are the pool over the BDs each takes, said the way the design sets their number
+    (found among the tile's ``memory`` uses)."""
+    fifos = {x.fifo for x in uses}
+    owner = next((x for x in memory if x.fifo in fifos and x.setter is not None and x.buffers),
+                 None)
+    if owner is None or owner.setter is None or fifos & set(repeats):
+        return "lower the depth the link has here"
+    per = TileUsage.total(uses) // len(owner.buffers)  # BDs per buffer: one per channel
+    keep = limit // per if per else 0
+    if keep < 1:
+        return "lower the depth the link has here"
+    at = f"line {owner.setter.loc.line}; " if owner.setter.loc else ""
+    return (f"{owner.setter.to(keep)} ({at}{len(owner.buffers)} buffers now, each taking {per} "
+            f"of the {limit} BDs)")
 
 
 def _repeat_fix(fifo: str, repeat: int, buffers: int, knob: str | None, room: int) -> str:

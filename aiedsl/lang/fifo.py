@@ -312,7 +312,7 @@ def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, 
                           fix="key it by the consuming core's name, e.g. {'core[0,1]': 3}")
     depth = b.check_depth(f"fifo '{name}'", "depth", depth, loc)
     if isinstance(consumer_depth, dict):
-        consumer_depth = {k: b.check_depth(f"fifo '{name}'", k, d, loc)
+        consumer_depth = {k: b.check_depth(f"fifo '{name}'", "consumer_depth", d, loc, key=k)
                           for k, d in consumer_depth.items()}
     elif consumer_depth is not None:
         consumer_depth = b.check_depth(f"fifo '{name}'", "consumer_depth", consumer_depth, loc)

@@ -176,9 +176,10 @@ class DesignTrace:
         self.chosen.add(name)
         return name
 
-    def check_depth(self, owner: str, what: str, d: object, loc: Loc) -> int:
+    def check_depth(self, owner: str, what: str, d: object, loc: Loc,
+                    key: str | None = None) -> int:
         """A depth is an int from 1 to the largest lock value (numpy's integers too); returns
-        it as a plain int.
+        it as a plain int (``key``: the consumer ``what={key: d}`` gives it to).
 
         The producer lock starts at the depth, and a lock counts to 63 (AIE2 lock values are 6
         bits: mlir-aie ``AIETargetModel::getMaxLockValue``). A list of depths (mlir-aie's and
@@ -204,7 +205,8 @@ class DesignTrace:
             elif listed and owner.startswith("channel ") and what == "depth":
                 fix = ("a channel takes one depth for its cores' ends (depth=) and one for its "
                        "memtile side (host_depth=)")
-            raise DesignError("fifo depth", f"{owner} has {what}={shown(d)}", loc=loc,
+            said = f"{{{key!r}: {shown(d)}}}" if key is not None else shown(d)
+            raise DesignError("fifo depth", f"{owner} has {what}={said}", loc=loc,
                               limit=f"an integer from 1 to {top} (a lock starts at the depth "
                               f"and counts to {top})", found=shown(d), fix=fix)
         return depth

@@ -197,7 +197,7 @@ def _linked_depth(m: Machine, fifo: str) -> str | None:
             return (f"give '{parent.name}', the fifo '{fifo}' is split from, more depth: "
                     f"{knob}={end.depth + 1} or more (now {end.depth}); the memtile keeps each "
                     f"element of '{parent.name}' whole until every part of it is sent, in "
-                    f"'{parent.name}''s buffers; the depth split() gives its parts does not count "
+                    f"the buffers of '{parent.name}'; the depth split() gives its parts does not count "
                     "there")
         if link.kind == "join" and fifo in link.srcs:
             joined = m.design.fifo(link.dsts[0])
@@ -205,7 +205,8 @@ def _linked_depth(m: Machine, fifo: str) -> str | None:
             return (f"give '{joined.name}', the fifo '{fifo}' is joined into, more depth: "
                     f"join(..., depth={depth + 1}) or more (now {depth}); the memtile keeps "
                     f"each element of '{joined.name}' whole until every part of it came, in "
-                    f"'{joined.name}''s buffers; '{fifo}''s consumer_depth does not count there")
+                    f"the buffers of '{joined.name}'; the consumer_depth of '{fifo}' does not count "
+                    "there")
     return None
 
 
