@@ -3285,8 +3285,22 @@ def test_a_buffer_of_the_kernels_size_in_another_shape_is_refused(
         "elements in another shape, and func.call takes only the declared memref type\n"
         "  limit: passthrough_i32_256(src: 256xi32, dst: 256xi32)\n"
         "  found: 16x16xi32\n"
+        "  ksig_call_buffer_other_shape.py:11: 'a' is declared 16x16xi32\n"
         "  fix: declare 'a' with the kernel's shape, Tensor[256, i32] (the same bytes), or "
         "declare the kernel for 16x16xi32")
+
+
+def test_a_forwarded_buffer_in_another_shape_names_the_declaration(
+        design_file: DesignFile) -> None:
+    """The fix named the forward, whose shape is its input's: the line to change is the
+    input's declaration (a tester)."""
+    src = (Path(__file__).parent.parent / "designs" / "passthrough.py").read_text()
+    src = src.replace("to_mem = fifo(Tensor[TILE, i32]", "to_mem = fifo(Tensor[TILE // 4, 4, i32]")
+    message = check_error(design_file(src, "p.py"))
+    assert message.splitlines()[-2:] == [
+        "  p.py:18: 'in_l3' is declared 256x4xi32",
+        "  fix: declare 'in_l3' with the kernel's shape, Tensor[1024, i32] (the same bytes; "
+        "'in_l1', forwarding it, takes its shape), or declare the kernel for 256x4xi32"]
 
 
 @pytest.mark.parametrize(("name", "message"), [

@@ -7,6 +7,7 @@ from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError, counted, listed
 from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, RtpArg, ScalarArg
 from aiedsl.ir.design import Design
+from aiedsl.ir.fifos import Fifo
 from aiedsl.ir.kernel import Kernel, KernelArg
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import acquires, calls
@@ -54,16 +55,20 @@ def check_kernel_calls(d: Design) -> None:
                         # mlir-aie's func.call verifier wants each operand's memref type to be
                         # the declared one exactly: the same elements in another shape fail
                         fifo_name = acq[arg.value].fifo
+                        root = _shaped_at(d, fifo_name)
                         raise DesignError(
                             "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
                             f"expects {param.type}, but {core.name} passes an element of "
                             f"'{fifo_name}' ({elem}): the same {elem.numel} elements in another "
                             f"shape, and func.call takes only the declared memref type",
                             loc=call.loc, limit=_sig(k), found=str(elem),
-                            fix=f"declare '{fifo_name}' with the kernel's shape, "
+                            related=[(f"'{root.name}' is declared {elem}", root.loc)],
+                            fix=f"declare '{root.name}' with the kernel's shape, "
                                 f"Tensor[{', '.join(map(str, param.type.shape))}, "
-                                f"{param.type.dtype}] (the same bytes), or declare the kernel "
-                                f"for {elem}")
+                                f"{param.type.dtype}] (the same bytes"
+                                + (f"; '{fifo_name}', forwarding it, takes its shape"
+                                   if root.name != fifo_name else "")
+                                + f"), or declare the kernel for {elem}")
                     if elem.dtype != param.type.dtype or elem.numel != param.type.numel:
                         raise DesignError(
                             "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
@@ -189,6 +194,22 @@ def _check_local_arg(d: Design, core: str, loc: Loc, i: int, param: KernelArg, a
         related=[(f"local '{arg.local}' is declared", d.local(arg.local).loc)],
         fix=f"declare the local as Tensor[{', '.join(map(str, want.shape))}, {want.dtype}]"
             + (" (the same bytes)" if same else "") + ", or pass it to a kernel of its type")
+
+
+def _shaped_at(d: Design, name: str) -> Fifo:
+    """The fifo whose declaration gives fifo ``name`` its element type: itself, or, for a
+    forward that keeps its input's (``a.forward()``), that input's, followed back."""
+    f = d.fifo(name)
+    seen = {name}
+    while True:
+        link = next((k for k in d.links if k.kind == "forward" and k.dsts == (f.name,)), None)
+        if link is None or len(link.srcs) != 1 or link.srcs[0] in seen:
+            return f
+        src = d.fifo(link.srcs[0])
+        if src.elem != f.elem:
+            return f
+        seen.add(src.name)
+        f = src
 
 
 def _sig(k: object) -> str:
