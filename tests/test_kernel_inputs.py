@@ -152,7 +152,8 @@ PAST_END = (
     "  fix: size 'dst' for what the C++ writes: 64 bytes, to the last one it wrote (a "
     "vectorised loop writes whole vectors), or make the C++ stop at its end; to see more, "
     "declare cycles= for now and run `aiedsl kernel test` on the design: it runs the kernel "
-    "alone with the design's scalars and says what it reads or writes outside its buffers")
+    "alone with the design's scalars and says what it writes outside its buffers (a read "
+    "outside them, when it changes the result)")
 
 
 @HOST_RUN
@@ -252,7 +253,8 @@ def test_a_profiled_kernel_writing_before_its_buffers_names_each_write(
         "scalars it ran with: n=48",
         "  fix: make the C++ start writing at the first byte of 'dst'; to see more, declare "
         "cycles= for now and run `aiedsl kernel test` on the design: it runs the kernel alone "
-        "with the design's scalars and says what it reads or writes outside its buffers"]
+        "with the design's scalars and says what it writes outside its buffers (a read outside "
+        "them, when it changes the result)"]
 
 
 @HOST_RUN
@@ -287,7 +289,8 @@ def test_a_profiled_kernel_that_crashes_is_a_design_error(design_file: DesignFil
         "  found: cycles=None; crashed (SIGSEGV): it reads or writes outside its buffers, or "
         "fails an assertion\n"
         "  fix: fix the C++; to look into it, declare cycles= for now and run `aiedsl kernel "
-        "test` on the design: it says what the kernel reads or writes outside its buffers")
+        "test` on the design: it says what the kernel writes outside its buffers (a read "
+        "outside them, when it changes the result)")
     for command in (("kernel", "test"), ("kernel", "profile"), ("sim",)):
         r = _cli(*command, str(path), cwd=path.parent)
         assert (r.returncode, r.stdout, r.stderr) == (2, "", message + "\n"), command

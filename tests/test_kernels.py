@@ -470,6 +470,7 @@ def test_a_layout_written_for_npu1_is_caught_by_check_on_npu2(design_file: Desig
         "  limit: 8x8 blocks of the 64x64 tile, blocks row-major\n"
         "  found: dims_to_stream [(8, 512), (16, 4), (8, 64), (4, 1)] at the memtile\n"
         "  gemm_bf16.py:55: the call of 'matmul_bf16_f32_64x64x64_4x8x8'\n"
+        "  with -D COLS=8, given on the command line\n"
         "  fix: pack it with dims_to_stream=block_dims(64, 64, 8, 8); take the block shape from "
         "the kernel (mm.ir.params) so it follows the device's mmul\n")
 
@@ -890,7 +891,8 @@ NATIVE_FAULTS = {
         "  found: signal SIGSEGV (Segmentation fault) in the process running the kernel's C++\n"
         "  d.py:21: the call (core[0,0])\n"
         "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
-        "says what it reads or writes outside its buffers"),
+        "says what it writes outside its buffers (a read outside them, when it changes the "
+        "result)"),
     "one element past the output": (
         "for (unsigned i = 0; i < 64; i += 16)\n"
         "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"
@@ -902,7 +904,8 @@ NATIVE_FAULTS = {
         "  found: 'dst' holds 256 bytes; bytes 256 to 259 from its start changed (element 64)\n"
         "  d.py:21: the call (core[0,0])\n"
         "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
-        "says what it reads or writes outside its buffers"),
+        "says what it writes outside its buffers (a read outside them, when it changes the "
+        "result)"),
     "far past the output": (  # a reviewer's: 1,920 bytes past were "1024 byte(s)"
         "for (unsigned i = 0; i < 64 + 480; ++i) dst[i] = 0x11223344;",
         "d.py:11: error [native kernel]: kernel 'copy_i32_64' wrote at least 1024 bytes past "
@@ -914,7 +917,8 @@ NATIVE_FAULTS = {
         "to 319)\n"
         "  d.py:21: the call (core[0,0])\n"
         "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
-        "says what it reads or writes outside its buffers"),
+        "says what it writes outside its buffers (a read outside them, when it changes the "
+        "result)"),
     "the input's guard copied past the output": (  # each buffer's guard has its own value
         "for (unsigned i = 0; i <= 64; ++i) dst[i] = src[i];",
         "d.py:11: error [native kernel]: kernel 'copy_i32_64' wrote 4 byte(s) past the end of "
@@ -924,7 +928,8 @@ NATIVE_FAULTS = {
         "  found: 'dst' holds 256 bytes; bytes 256 to 259 from its start changed (element 64)\n"
         "  d.py:21: the call (core[0,0])\n"
         "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
-        "says what it reads or writes outside its buffers"),
+        "says what it writes outside its buffers (a read outside them, when it changes the "
+        "result)"),
     "a vector before the input": (
         "for (unsigned i = 0; i < 64; i += 16)\n"
         "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"
@@ -937,7 +942,8 @@ NATIVE_FAULTS = {
         "to -1)\n"
         "  d.py:21: the call (core[0,0])\n"
         "  fix: run `aiedsl kernel test d.py`: it runs each kernel alone between guard bytes and "
-        "says what it reads or writes outside its buffers"),
+        "says what it writes outside its buffers (a read outside them, when it changes the "
+        "result)"),
     "a write to its input": (  # kernel test said so; the simulation used the value written
         "for (unsigned i = 0; i < 64; i += 16)\n"
         "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"

@@ -77,8 +77,8 @@ def _profiled(d: Design, ir: KernelIR, reference: Any, target: Any) -> KernelIR:
                 "the host", found=f"cycles=None; {prof.faults[0]}"
                 + (f"; the scalars it ran with: {s.shown()}" if s.scalars else ""),
                 fix="fix the C++; to look into it, declare cycles= for now and run `aiedsl "
-                    "kernel test` on the design: it says what the kernel reads or writes "
-                    "outside its buffers")
+                    "kernel test` on the design: it says what the kernel writes outside its "
+                    "buffers (a read outside them, when it changes the result)")
         if prof.strays:
             raise _stray_error(ir, prof.strays, s.scalars, _design_call(d, ir, s))
         # what else it did wrong (an input written, a misaligned access, a bf16 conversion
@@ -179,5 +179,5 @@ def _stray_error(ir: KernelIR, strays: tuple[Stray, ...], scalars: dict[str, Any
         limit="a kernel writes only inside its buffers (the bytes around each are checked "
         "after the profiled call)", found=found,
         fix=f"{size}; to see more, declare cycles= for now and run `aiedsl kernel test` on the "
-            "design: it runs the kernel alone with the design's scalars and says what it reads "
-            "or writes outside its buffers")
+            "design: it runs the kernel alone with the design's scalars and says what it writes "
+            "outside its buffers (a read outside them, when it changes the result)")

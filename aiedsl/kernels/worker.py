@@ -455,7 +455,7 @@ def fault_error(fault: NativeFault | KernelFault, k: Kernel, core: str, number: 
                  "each are checked after every call)")
     test = command(["aiedsl", "kernel", "test"], design_file)  # pasted as is: quoted
     fix = (f"run `{test}`: it runs each kernel alone between guard bytes and says what it "
-           "reads or writes outside its buffers")
+           "writes outside its buffers (a read outside them, when it changes the result)")
     if abort:
         fix = (f"see what it printed on standard error (an assertion's line is of the "
                f"generated file, kernels/<name>.cc of `aiedsl build`); `{test}` runs each "

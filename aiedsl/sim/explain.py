@@ -197,8 +197,8 @@ def _linked_depth(m: Machine, fifo: str) -> str | None:
             return (f"give '{parent.name}', the fifo '{fifo}' is split from, more depth: "
                     f"{knob}={end.depth + 1} or more (now {end.depth}); the memtile keeps each "
                     f"element of '{parent.name}' whole until every part of it is sent, in "
-                    f"the buffers of '{parent.name}'; the depth split() gives its parts does not count "
-                    "there")
+                    f"the buffers of '{parent.name}'; the depth split() gives its parts does "
+                    "not count there")
         if link.kind == "join" and fifo in link.srcs:
             joined = m.design.fifo(link.dsts[0])
             depth = joined.producer.depth
