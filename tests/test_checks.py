@@ -238,10 +238,12 @@ def test_dma_channels_shim_device_wide(design_file: DesignFile) -> None:
         "shim DMA output (MM2S) channels, and the 4 shim tiles of npu1 have 8\n"
         "  limit: 8 (2 per shim tile, 4 shim tiles): no choice of columns can fit them\n"
         "  found: 9 (the first 7 below, and 2 more)\n"
-        # in the order of their shim tiles (all are written on one line)
-        + "".join(f"  d.py:14: f{i}\n" for i in (0, 1, 2, 3, 4, 5, 8)) +
+        # all on one line: in their names' order, numbers as numbers (the shim tiles' order
+        # listed f8 before f6 under "the first 7": a tester)
+        + "".join(f"  d.py:14: f{i}\n" for i in range(7)) +
         "  fix: fill fewer fifos from the host: one fifo filled once can feed several cores, "
-        "split at a memtile (f.split(...)) or consumed by each (a broadcast)"
+        "split at a memtile (f.split(...)) or consumed by each (a broadcast), or a device with "
+        "more columns (--device npu2_5col)"
     )
 
 
@@ -277,7 +279,7 @@ def test_dma_channels_shim_device_wide_lists_every_fifo(design_file: DesignFile)
         "  d.py:16: f3\n"
         "  fix: fill fewer fifos from the host: one fifo filled once can feed several cores, "
         "split at a memtile (f.split(...)) or consumed by each (a broadcast), or a device with "
-        "more columns than npu1_1col"
+        "more columns (--device npu1_2col)"
     )
 
 

@@ -1015,6 +1015,9 @@ def test_a_d_value_the_error_does_not_quote_is_not_named() -> None:
     named = DesignError("define", "-D H=10 is refused", loc=Loc(file="d.py", line=3),
                         fix="give H=12")
     assert with_defines(str(named), named, ["check", "d.py", "-D", "H=10"]) == str(named)
+    # --device replaced the design's own device: said as well (a tester)
+    assert with_defines(str(named), named, ["check", "d.py", "--device=npu1", "-D", "H=10"]
+                        ).splitlines()[-2] == "  with --device npu1, given on the command line"
     # a one-character value is named when it is the whole value found (-D M=0, a tester), not
     # wherever its digit turns up (K=2 above: "2" is in "288")
     zero = DesignError("tensor type", "Tensor size 0 is not a positive integer", found="0",

@@ -4,6 +4,7 @@ mlir-aie's older spellings), in the design's error and in ``get_target``'s."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import subprocess
 import sys
 
@@ -93,3 +94,95 @@ def test_irons_npu1col4_is_refused_with_mlir_aies_renaming(tmp_path) -> None:
         "  found: npu1_4col\n"
         "  fix: use 'npu1' (older mlir-aie and IRON's NPU1Col4 called it npu1_4col; mlir-aie "
         "since PR 2397 calls it npu1)\n"))
+
+
+@pytest.mark.parametrize("name, hint", [
+    ("npu4", "'npu2' (the amdxdna driver's npu4, Strix, is an XDNA2 NPU: mlir-aie's npu2)"),
+    ("npu6", "'npu2' (the amdxdna driver's npu6, Krackan, is an XDNA2 NPU: mlir-aie's npu2)"),
+])
+def test_the_drivers_names_of_strix_are_told_as_npu2(name: str, hint: str) -> None:
+    """--device npu4 said only "unknown device" (a tester): the Linux driver calls Strix npu4."""
+    from aiedsl.targets import device_hint
+
+    assert device_hint(name) == hint
+
+
+def test_the_wider_device_offered_keeps_the_family_first() -> None:
+    from aiedsl.targets import DEVICES, wider_device
+
+    assert wider_device(DEVICES["npu1_1col"]).name == "npu1_2col"  # type: ignore[union-attr]
+    assert wider_device(DEVICES["npu1"]).name == "npu2_5col"  # type: ignore[union-attr]
+    assert wider_device(DEVICES["npu2"]) is None
+    assert wider_device(DEVICES["npu1"], lambda t: t.cols >= 8).name == "npu2"  # type: ignore
+
+
+VADD_8X4 = '''
+import numpy as np
+from aiedsl import Tensor, bf16, channel, define, design, herd, loop, memtile, runtime
+from aiedsl.kernels import add
+
+COLS, ROWS, P, ITER = 8, define("ROWS", 4), 1024, 2
+N = ITER * COLS * ROWS * P
+
+@design(device="npu2")
+def vadd8(A: Tensor[N, bf16], B: Tensor[N, bf16], C: Tensor[N, bf16]):
+    a = channel(Tensor[P, bf16], shape=[COLS, ROWS], via=memtile, split=1)
+    b = channel(Tensor[P, bf16], shape=[COLS, ROWS], via=memtile, split=1)
+    c = channel(Tensor[P, bf16], shape=[COLS, ROWS], via=memtile, join=1)
+    k = add(Tensor[P, bf16])
+
+    @herd(cols=COLS, rows=ROWS)
+    def core(x, y):
+        for _ in loop(ITER):
+            with a[x, y].consume() as ta, b[x, y].consume() as tb, c[x, y].produce() as tc:
+                k(ta, tb, tc)
+
+    with runtime() as rt:
+        for x in range(COLS):
+            pat = (x * ROWS * P, [ITER, ROWS, P], [COLS * ROWS * P, P, 1])
+            rt.fill(a[x, :], A, pat)
+            rt.fill(b[x, :], B, pat)
+            rt.drain(c[x, :], C, pat)
+
+@vadd8.reference
+def reference(A, B):
+    return (A.astype(np.float32) + B.astype(np.float32)).astype(A.dtype)
+'''
+
+
+def test_splits_over_the_memtiles_channels_are_told_to_take_fewer_parts(tmp_path: Path) -> None:
+    """An 8x4 herd fed by two 4-way splits per column needs 72 memtile outputs of npu2's 48:
+    the fix said only to pass fewer fifos through memtiles, which the shims (16 outputs)
+    could not take either (a tester). Fewer parts fits, and passes."""
+    from aiedsl.checks import check_design
+    from aiedsl.sim import simulate
+
+    path = tmp_path / "vadd8.py"
+    path.write_text(VADD_8X4)
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert e.value.fix is not None and e.value.fix.startswith(
+        "split over fewer parts (each part of a split leaves its memtile on a DMA channel of "
+        "its own: a herd of fewer rows or columns, each core doing more), or pass fewer fifos ")
+    handle = load_design(path, {"ROWS": 2})
+    check_design(handle.ir)
+    assert simulate(handle).passed
+
+
+def test_a_pin_past_the_last_column_offers_a_wider_device_of_the_family(
+        tmp_path: Path) -> None:
+    """shim(3) on npu1_1col: npu1 has that column (a tester asked for the device); shim(7)
+    there offers none, npu2 being another machine."""
+    src = (Path(__file__).parent.parent / "designs" / "passthrough.py").read_text()
+    for column, fix in ((3, "pin column 0, or use --device npu1 (4 columns)"),
+                        (7, "pin column 0")):
+        path = tmp_path / f"p{column}.py"
+        path.write_text(src.replace('to_mem = fifo(Tensor[TILE, i32], name="in_l3"',
+                                    f'to_mem = fifo(Tensor[TILE, i32], name="in_l3", '
+                                    f'shim=shim({column})').replace(
+            "from aiedsl import ", "from aiedsl import shim, "))
+        from aiedsl.checks import check_design
+
+        with pytest.raises(DesignError) as e:
+            check_design(load_design(path).ir)
+        assert e.value.fix == fix

@@ -470,7 +470,7 @@ def test_a_layout_written_for_npu1_is_caught_by_check_on_npu2(design_file: Desig
         "  limit: 8x8 blocks of the 64x64 tile, blocks row-major\n"
         "  found: dims_to_stream [(8, 512), (16, 4), (8, 64), (4, 1)] at the memtile\n"
         "  gemm_bf16.py:55: the call of 'matmul_bf16_f32_64x64x64_4x8x8'\n"
-        "  with -D COLS=8, given on the command line\n"
+        "  with -D COLS=8 --device npu2, given on the command line\n"
         "  fix: pack it with dims_to_stream=block_dims(64, 64, 8, 8); take the block shape from "
         "the kernel (mm.ir.params) so it follows the device's mmul\n")
 

@@ -30,7 +30,7 @@ from aiedsl.place.memtiles import (Demand, channels, demands, fit, fit_demands, 
                                    parity_shares)
 from aiedsl.place.objectfifo import Lowering
 from aiedsl.place.placer import link_name
-from aiedsl.targets import DEVICES, TargetModel
+from aiedsl.targets import TargetModel, wider_device
 
 _DIRECTIONS = (("input (S2MM)", 0, "dma_in"), ("output (MM2S)", 1, "dma_out"))
 
@@ -127,11 +127,9 @@ def _too_many(d: Design, links: list[Link], needs: list[tuple[int, int]], side: 
             at = link.loc
             break
     field = "dma_in" if side == 0 else "dma_out"
-    bigger = sorted((t for t in DEVICES.values()
-                     if getattr(t.memtile, field) * t.cols * len(t.memtile_rows) >= total
-                     and t.cols > target.cols),
-                    key=lambda t: (t.family != target.family, t.cols))
-    device = f", or a device with more memtiles (--device {bigger[0].name})" if bigger else ""
+    bigger = wider_device(
+        target, lambda t: getattr(t.memtile, field) * t.cols * len(t.memtile_rows) >= total)
+    device = f", or a device with more memtiles (--device {bigger.name})" if bigger else ""
     raise DesignError(
         f"memtile DMA {direction} channels",
         f"the design's memtile links need {total} DMA {direction} channels, and the "
@@ -140,9 +138,23 @@ def _too_many(d: Design, links: list[Link], needs: list[tuple[int, int]], side: 
         loc=at, limit=f"{per * memtiles} ({per} per memtile, {counted(memtiles, 'memtile')}): "
         "no placement of the links can fit them", found=str(total),
         related=_groups(links, needs, side),
-        fix="pass fewer fifos through memtiles: a fifo between two cores, or between the host "
+        fix=_fewer_parts(links, side)
+        + "pass fewer fifos through memtiles: a fifo between two cores, or between the host "
         "and a core, needs no memtile (leave out its forward, or the channel's via=memtile)"
         + _grouped(d, links, needs, memtiles, target) + device)
+
+
+def _fewer_parts(links: list[Link], side: int) -> str:
+    """The first fix for memtile channels of one side (0: input, 1: output) that splits or
+    joins take: fewer parts, since each part has a channel of its own (a tester's 8x4 herd
+    of splits was told only to pass fewer fifos through memtiles, which the shims could not
+    take either)."""
+    kind = "join" if side == 0 else "split"
+    if not any(link.kind == kind for link in links):
+        return ""
+    way = "enters" if side == 0 else "leaves"
+    return (f"{kind} over fewer parts (each part of a {kind} {way} its memtile on a DMA "
+            f"channel of its own: a herd of fewer rows or columns, each core doing more), or ")
 
 
 def _grouped(d: Design, links: list[Link], needs: list[tuple[int, int]], memtiles: int,

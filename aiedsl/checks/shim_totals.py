@@ -8,9 +8,11 @@ merge rather than the ones on one tile.
 
 from __future__ import annotations
 
+import re
+
 from aiedsl.checks.tile_usage import Coord, TileUsage
 from aiedsl.errors import DesignError, counted
-from aiedsl.targets import DEVICES, TargetModel
+from aiedsl.targets import TargetModel, wider_device
 
 SHOWN_USES = 8
 """The most host ends the device-wide shim channel error lists under its count: more are cut
@@ -28,8 +30,10 @@ def _check_shim_totals(table: dict[Coord, TileUsage], target: TargetModel) -> No
             ("input (S2MM)", "dma_in", target.shim.dma_in,
              "drain fewer fifos to the host: one fifo drained once can gather several cores' "
              "results, joined at a memtile (join([...]))")):
+        # by line, and on one line (a loop's fifos) by name, numbers as numbers: in0 .. in9,
+        # in10, as the loop made them (the shim tiles' order listed in8 before in6)
         uses = sorted((x for u in shims for x in getattr(u, field_)),
-                      key=lambda x: (x.loc.file, x.loc.line))
+                      key=lambda x: (x.loc.file, x.loc.line, _numbered(x.label)))
         have = per * target.cols
         if len(uses) <= have:
             continue
@@ -47,6 +51,17 @@ def _check_shim_totals(table: dict[Coord, TileUsage], target: TargetModel) -> No
             found=str(len(uses)) + (f" (the first {len(shown)} below, and {left} more)"
                                     if left else ""),
             related=[(x.label, x.loc) for x in shown],
-            fix=fewer + (f", or a device with more columns than {target.name}"
-                               if target.cols < max(t.cols for t in DEVICES.values()
-                                                    if t.family == target.family) else ""))
+            fix=fewer + _wider(target, field_, len(uses)))
+
+
+def _numbered(name: str) -> tuple[tuple[int, str], ...]:
+    """``name`` as a sort key whose runs of digits compare as numbers (in9 before in10)."""
+    return tuple((int(part), "") if part.isdigit() else (-1, part)
+                 for part in re.split(r"(\d+)", name) if part)
+
+
+def _wider(target: TargetModel, field_: str, need: int) -> str:
+    """``, or a device with more columns (--device npu2_5col)``: the narrowest whose shim tiles
+    have ``need`` channels of ``field_`` together, or nothing."""
+    wider = wider_device(target, lambda t: getattr(t.shim, field_) * t.cols >= need)
+    return f", or a device with more columns (--device {wider.name})" if wider else ""

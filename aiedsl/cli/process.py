@@ -20,7 +20,7 @@ import typer
 
 from aiedsl.cli.commands import app
 from aiedsl.cli.common import STDOUT_CLOSED, reader_may_leave, stdout_failed, tell
-from aiedsl.text import short_numbers, whole_ints
+from aiedsl.text import printable, short_numbers, whole_ints
 
 
 def _click_class(name: str) -> type:
@@ -188,6 +188,19 @@ def given_defines(argv: List[str]) -> List[tuple[str, str]]:
     return out
 
 
+def given_device(argv: List[str]) -> str | None:
+    """The ``--device`` a command line gives (the last, as typer takes it), None without one."""
+    device = None
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == "--device" and i + 1 < len(argv):
+            device = argv[i + 1]
+        elif arg.startswith("--device="):
+            device = arg[len("--device="):]
+    return device
+
+
 def with_defines(text: str, e: Exception, argv: List[str]) -> str:
     """``text`` (error ``e`` as printed) with a line naming each ``-D`` whose value the error
     quotes (``moves 3000 elements`` after ``-D N=3000``): the value the message blames came from
@@ -205,17 +218,20 @@ def with_defines(text: str, e: Exception, argv: List[str]) -> str:
              if (len(value) > 1 or str(e.found or "").strip() == value)
              and f"{name}={value}" not in text
              and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", said)]
+    # a value a design's error quotes may follow from a define without being its value (-D
+    # H=50: "moves 32000 elements"), and a --device replaces the design's own: what the command
+    # line gave is said, once, unless the message names it (testers); a tool's error (no
+    # design line) is not the design's
+    given = [f"-D {name}={value}" for name, value in given_defines(argv)
+             if not notes and f"-D {name}" not in text and f"{name}={value}" not in text]
+    device = given_device(argv)
+    if device is not None and f"--device {device}" not in text:
+        given.append(f"--device {device}")
+    if given and e.loc is not None:
+        notes.append(short_numbers(printable(f"  with {' '.join(given)}, given on the command "
+                                             "line")))
     if not notes:
-        # a value a design's error quotes may follow from a define without being its value
-        # (-D H=50: "moves 32000 elements"): the defines given are said, once, unless the
-        # message names them (a tester); a tool's error (no design line) is not the design's
-        if e.loc is None:
-            return text
-        unnamed = [f"-D {name}={value}" for name, value in given_defines(argv)
-                   if f"-D {name}" not in text and f"{name}={value}" not in text]
-        if not unnamed:
-            return text
-        notes = [short_numbers(f"  with {' '.join(unnamed)}, given on the command line")]
+        return text
     lines = text.split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith("  fix: ")), len(lines))
     return "\n".join(lines[:at] + notes + lines[at:])

@@ -25,7 +25,7 @@ from aiedsl.place.cuts import Ends, worst
 from aiedsl.place.herds import place_herds
 from aiedsl.place.memtiles import BUDGET, Demand, capacity, channels, demands, fit, over
 from aiedsl.place.objectfifo import Lowering, lower
-from aiedsl.targets import TargetModel
+from aiedsl.targets import TargetModel, wider_device
 
 Coord = tuple[int, int]
 
@@ -313,7 +313,17 @@ def _check_pin(tile: Coord, kind: str, what: str, loc: Loc, target: TargetModel)
             found=f"tile {tile}", fix=(
                 f"pin a core tile, e.g. coretile(0, {target.core_rows[0]})" if kind == "core"
                 else "pin column 0" if target.cols == 1 else
-                f"pin a column from 0 to {target.cols - 1}"))
+                f"pin a column from 0 to {target.cols - 1}") + _wide_enough(tile, target))
+
+
+def _wide_enough(tile: Coord, target: TargetModel) -> str:
+    """``, or --device npu1 (4 columns)`` for a pin past ``target``'s last column, naming the
+    narrowest device of its family that has the column; nothing for a pin inside it, or past
+    the family's widest (a pin to column 7 of npu1_1col is more likely a slip than a wish for
+    another machine)."""
+    wider = wider_device(target, lambda t: t.cols > tile[0] and t.family == target.family) \
+        if tile[0] >= target.cols else None
+    return f", or use --device {wider.name} ({wider.cols} columns)" if wider else ""
 
 
 def _far_columns(link: Link, fifos: dict[str, Fifo]) -> set[int]:

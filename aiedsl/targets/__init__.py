@@ -10,18 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aiedsl.ir.loc import Loc
-    from aiedsl.targets.devices import DEVICES, device_hint
+    from aiedsl.targets.devices import DEVICES, device_hint, wider_device
     from aiedsl.targets.model import CASCADE_BITS, ShimMux, TargetModel, TileKind, TileLimits
     from aiedsl.targets.timing import TimingModel
 
 __all__ = ["CASCADE_BITS", "DEFAULT_DEVICE", "DEVICES", "device_hint", "ShimMux", "TargetModel",
-           "TileKind", "TileLimits", "TimingModel", "get_target", "known_target"]
+           "TileKind", "TileLimits", "TimingModel", "get_target", "known_target", "wider_device"]
 
 DEFAULT_DEVICE = "npu1"
 """The device a design, a library kernel or a ``kernel`` command is for when none is named
 (``design()``'s default, a kernel declared outside any design, ``aiedsl kernel cost``)."""
 
 _LAZY = {"CASCADE_BITS": "model", "DEVICES": "devices", "device_hint": "devices",
+         "wider_device": "devices",
          "ShimMux": "model", "TargetModel": "model", "TileKind": "model", "TileLimits": "model",
          "TimingModel": "timing"}
 """Where each name this package exports lives, loaded when first asked for."""
@@ -39,7 +40,7 @@ def __getattr__(name: str) -> Any:
 
 def get_target(name: str) -> TargetModel:
     """The target model of mlir-aie device ``name``; KeyError naming the known devices otherwise."""
-    from aiedsl.targets.devices import DEVICES, device_hint
+    from aiedsl.targets.devices import DEVICES, device_hint, wider_device
 
     if name not in DEVICES:
         hint = device_hint(name)
@@ -53,7 +54,7 @@ def known_target(device: object, loc: Loc | None) -> TargetModel:
     a library kernel's ``device=``); a DesignError at ``loc`` naming the device it most likely
     means (:func:`device_hint`), or the known ones, otherwise."""
     from aiedsl.errors import DesignError
-    from aiedsl.targets.devices import DEVICES, device_hint
+    from aiedsl.targets.devices import DEVICES, device_hint, wider_device
 
     if not isinstance(device, str) or device not in DEVICES:
         hint = device_hint(device)

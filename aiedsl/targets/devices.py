@@ -10,6 +10,7 @@ measurements (``../shared/reference/npu1-measured.md``, re-expressed in ``bench/
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from aiedsl.targets.model import ShimMux, TargetModel, TileLimits
 from aiedsl.targets.timing import TimingModel
@@ -142,6 +143,10 @@ DEVICES: dict[str, TargetModel] = {
 _FULL_COLS = {"npu1": 4, "npu2": 8}
 _VERSAL = ("xcvc1902", "xcve2302", "xcve2802")
 
+_DRIVER_XDNA2 = {"npu4": "Strix", "npu5": "Strix Halo", "npu6": "Krackan"}
+"""The Linux amdxdna driver's names of XDNA2 NPUs (``npu4_regs.c`` .. ``npu6_regs.c``), which
+mlir-aie calls npu2 (:data:`aiedsl.toolchain.generation.NPU_MODELS` reads them off a device)."""
+
 RENAMED: dict[str, tuple[str, str]] = {"npu1_4col": ("npu1", "PR 2397")}
 """Devices mlir-aie once named otherwise: the old name -> (the name now, the change that renamed
 it). aiedsl emits the name now and refuses the old one, naming both. mlir-aie PR 2397 (issue
@@ -158,6 +163,8 @@ def device_hint(name: object) -> str | None:
 
     >>> device_hint("NPU1Col1")
     "'npu1_1col' (IRON's NPU1Col1 is mlir-aie's npu1_1col)"
+    >>> device_hint("npu4")
+    "'npu2' (the amdxdna driver's npu4, Strix, is an XDNA2 NPU: mlir-aie's npu2)"
     """
     if not isinstance(name, str):
         return None
@@ -172,6 +179,9 @@ def device_hint(name: object) -> str | None:
                 f"mlir-aie since {change} calls it {now})")
     if low in _VERSAL:
         return None  # a Versal part, not a Ryzen AI NPU: the list of NPUs says enough
+    if low in _DRIVER_XDNA2:
+        return (f"'npu2' (the amdxdna driver's {low}, {_DRIVER_XDNA2[low]}, is an XDNA2 NPU: "
+                "mlir-aie's npu2)")
     m = re.fullmatch(r"(npu[12])(?:col([1-8])|_([1-8])col)", low)
     if m is None:
         return None
@@ -188,6 +198,20 @@ def device_hint(name: object) -> str | None:
     if iron:
         return f"'{known}' (IRON's {name} is mlir-aie's {known})"
     return f"'{known}' (mlir-aie's {known} is the whole {cols}-column array)"
+
+
+def wider_device(target: TargetModel, fits: Callable[[TargetModel], bool] = lambda t: True
+                 ) -> TargetModel | None:
+    """The device to offer a design ``target`` is too narrow for: the narrowest with more
+    columns for which ``fits`` holds, of ``target``'s own family first (npu1's before npu2's
+    for an npu1 design); None when none does.
+
+    >>> wider_device(DEVICES["npu1"]).name
+    'npu2_5col'
+    """
+    wider = sorted((t for t in DEVICES.values() if t.cols > target.cols and fits(t)),
+                   key=lambda t: (t.family != target.family, t.cols))
+    return wider[0] if wider else None
 
 
 def _iron_name(device: str) -> str:
