@@ -205,8 +205,8 @@ def _linked_depth(m: Machine, fifo: str) -> str | None:
             return (f"give '{joined.name}', the fifo '{fifo}' is joined into, more depth: "
                     f"join(..., depth={depth + 1}) or more (now {depth}); the memtile keeps "
                     f"each element of '{joined.name}' whole until every part of it came, in "
-                    f"the buffers of '{joined.name}'; the consumer_depth of '{fifo}' does not count "
-                    "there")
+                    f"the buffers of '{joined.name}'; the consumer_depth of '{fifo}' does not "
+                    "count there")
     return None
 
 

@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
 
 def get_target(name: str) -> TargetModel:
     """The target model of mlir-aie device ``name``; KeyError naming the known devices otherwise."""
-    from aiedsl.targets.devices import DEVICES, device_hint, wider_device
+    from aiedsl.targets.devices import DEVICES, device_hint
 
     if name not in DEVICES:
         hint = device_hint(name)
@@ -54,7 +54,7 @@ def known_target(device: object, loc: Loc | None) -> TargetModel:
     a library kernel's ``device=``); a DesignError at ``loc`` naming the device it most likely
     means (:func:`device_hint`), or the known ones, otherwise."""
     from aiedsl.errors import DesignError
-    from aiedsl.targets.devices import DEVICES, device_hint, wider_device
+    from aiedsl.targets.devices import DEVICES, device_hint
 
     if not isinstance(device, str) or device not in DEVICES:
         hint = device_hint(device)
