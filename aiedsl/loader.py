@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import sys
 import types
 from pathlib import Path
@@ -17,12 +16,11 @@ from aiedsl.lang.context import DESIGN_MODULE
 from aiedsl.lang.load import LoadContext, loading
 from aiedsl.lang.design import DesignHandle
 from aiedsl.source_loc import caller_loc, file_loc, user_line
-from aiedsl.text import whole_ints
+from aiedsl.text import DEFINE_NAME, whole_ints
 from aiedsl.user_errors import raised_by_user, user_exception, with_call_chain
 from aiedsl.values import by_type, shown as shown_value
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 _LOADS = itertools.count()
 """Numbers each load's module: ``__aiedsl_design_<n>__``."""
@@ -73,7 +71,7 @@ def parse_defines(pairs: list[str]) -> dict[str, str]:
     out = {}
     for p in pairs:
         name, sep, value = p.partition("=")
-        if not sep or not _IDENTIFIER.match(name):
+        if not sep or not DEFINE_NAME.match(name):
             raise DesignError("define", f"-D {p} is not NAME=VALUE", found=p,
                               fix="write e.g. -D M=1024")
         out[name] = value
@@ -92,7 +90,7 @@ def _checked_defines(defines: object, caller: Loc | None) -> dict[str, object]:
             limit="a dict {NAME: value} of the design's define()s", found=shown_value(defines),
             fix="pass e.g. defines={\"N\": 8192}")
     for key in defines:
-        if not isinstance(key, str) or not _IDENTIFIER.match(key):
+        if not isinstance(key, str) or not DEFINE_NAME.match(key):
             raise DesignError(
                 "define", f"defines= names {shown_value(key)}, not a define's name", loc=caller,
                 limit="each key the name a define() gives, a Python identifier (as -D NAME=)",

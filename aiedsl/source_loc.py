@@ -336,7 +336,9 @@ def exits_from_with(filename: str, line: int) -> list[int]:
             visit(child, in_loop)
 
     for node in ast.walk(tree):
-        if isinstance(node, (ast.With, ast.AsyncWith)) and node.lineno == line:
+        # (Python 3.13 gives a parenthesised with's exit its first item's line)
+        if isinstance(node, (ast.With, ast.AsyncWith)) and line in (
+                node.lineno, node.items[0].context_expr.lineno):
             for stmt in node.body:
                 visit(stmt, False)
     return sorted(set(found))

@@ -32,6 +32,11 @@ def tool_output(text: str) -> str:
     return "".join(c if c in "\n\t" else printable(c) for c in text.replace("\r\n", "\n"))
 
 
+DEFINE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+"""A define's name as ``-D NAME=`` and ``defines=`` give it: an ASCII Python identifier (the
+command line reads it before any design loads, the loader for ``defines=``)."""
+
+
 SOURCE_ERRORS = "surrogateescape"
 """How a kernel's C++ is decoded from its bytes and encoded back, with UTF-8: a byte that is
 not UTF-8 (a Latin-1 ``ö`` in a comment, which g++ and Peano take as they take any comment) is

@@ -269,19 +269,22 @@ def _attribute_fix(e: AttributeError) -> str | None:
     """For an attribute the object has not (``f.consum()``): the closest of its names by
     spelling, as Python's own traceback suggests one (which a one-line message leaves out)."""
     import difflib
+    import inspect
 
     obj, name = getattr(e, "obj", None), getattr(e, "name", None)  # (Python 3.10 and later)
     if obj is None or not isinstance(name, str):
         return None
     try:
         names = [n for n in dir(obj) if not n.startswith("_") or name.startswith("_")]
-    except Exception:  # a user's __dir__ may raise: no hint then
+        close = difflib.get_close_matches(name, names, n=1)
+        # static: no property or __getattr__ of the user's runs while an error is said
+        found = inspect.getattr_static(obj, close[0], None) if close else None
+        called = callable(found) or isinstance(found, (classmethod, staticmethod))
+    except Exception:  # a user's __dir__ may raise, or return other than names: no hint then
         return None
-    close = difflib.get_close_matches(name, names, n=1)
     if not close:
         return None
-    called = "()" if callable(getattr(type(obj), close[0], None)) else ""
-    return f"did you mean .{close[0]}{called}? (not .{name})"
+    return f"did you mean .{close[0]}{'()' if called else ''}? (not .{name})"
 
 
 def _export_hint(detail: str) -> str | None:

@@ -386,3 +386,14 @@ def test_every_use_of_an_rtp_slot_as_a_python_value_is_the_rtp_error(
         "  d.py:16: read here\n"
         "  fix: the host writes it while the design runs: pass it to a kernel call, which "
         "reads it then")
+
+
+def test_the_exits_of_a_parenthesised_with_are_found_from_either_line(tmp_path: Path) -> None:
+    """Python 3.13 gives a parenthesised with's exit the line of its first item, the others
+    the with's own (a reviewer's): both lead to the statements that leave it."""
+    from aiedsl.source_loc import exits_from_with
+
+    path = tmp_path / "w.py"
+    path.write_text("for _ in range(2):\n    with (\n        open(a) as x,\n        open(b) as y,\n"
+                    "    ):\n        break\n")
+    assert exits_from_with(str(path), 2) == exits_from_with(str(path), 3) == [6]

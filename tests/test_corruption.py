@@ -273,8 +273,8 @@ def test_missing_consume_release_is_reported_by_the_checks(design_file: DesignFi
         "acquires 1 element(s) of 'a' (consume) but releases 0\n"
         "  limit: what a loop body acquires, it releases\n"
         "  found: held 0 before the first iteration, 1 after it\n"
-        "  fix: release 1 element(s) of 'a' in each iteration: release(\"consume\", 1) on it at "
-        "the end of the loop body"
+        "  fix: release 1 element(s) of 'a' in each iteration: call .release(\"consume\", 1) "
+        "on 'a' at the end of the loop body"
     )
 
 
@@ -297,8 +297,8 @@ def test_missing_produce_release_is_reported_by_the_checks(design_file: DesignFi
         "acquires 1 element(s) of 'b' (produce) but releases 0\n"
         "  limit: what a loop body acquires, it releases\n"
         "  found: held 0 before the first iteration, 1 after it\n"
-        "  fix: release 1 element(s) of 'b' in each iteration: release(\"produce\", 1) on it at "
-        "the end of the loop body"
+        "  fix: release 1 element(s) of 'b' in each iteration: call .release(\"produce\", 1) "
+        "on 'b' at the end of the loop body"
     )
 
 

@@ -661,6 +661,10 @@ def test_an_attribute_aiedsl_does_not_have_gets_the_hint(design_file: DesignFile
     (("to_core.consume()", "to_core.consum()"), 27, "did you mean .consume()? (not .consum)"),
     (("rt.fill(to_mem, inp)", "rt.fil(to_mem, inp)"), 31, "did you mean .fill()? (not .fil)"),
     (("to_core.consume()", "to_core.zzz()"), 27, "fix the code at this line"),
+    # a module's function too, read without running anything of the object's (a reviewer's)
+    (("    copy = copy_kernel(Tensor[TILE, i32])\n",
+      "    copy = copy_kernel(Tensor[TILE, i32])\n    np.zeroes(3)\n"), 23,
+     "did you mean .zeros()? (not .zeroes)"),
 ])
 def test_a_misspelled_method_gets_the_closest(design_file: DesignFile, edit: tuple[str, str],
                                              line: int, fix: str) -> None:

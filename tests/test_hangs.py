@@ -97,8 +97,8 @@ STATIC: dict[str, str] = {
         "loop in core[0,0] acquires 1 element(s) of 'a' (consume) but releases 0\n"
         "  limit: what a loop body acquires, it releases\n"
         "  found: held 0 before the first iteration, 1 after it\n"
-        "  fix: release 1 element(s) of 'a' in each iteration: release(\"consume\", 1) on it at "
-        "the end of the loop body"
+        "  fix: release 1 element(s) of 'a' in each iteration: call .release(\"consume\", 1) "
+        "on 'a' at the end of the loop body"
     ),
     "nested_consume_same_fifo.py": (
         "nested_consume_same_fifo.py:30: error [hang: release]: core[0,0] releases 1 "

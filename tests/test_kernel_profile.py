@@ -193,6 +193,7 @@ def test_kernel_test_and_profile_refuse_a_kernel_for_another_architecture(
         "  limit: a kernel runs only on the architecture it was made for (its declaration says "
         "its C++ and cycles are that architecture's)",
         "  found: aie2",
+        "  with --device npu2_1col, given on the command line",
         "  fix: declare it with arch='aie2p' once its C++ and cycles are aie2p's, or leave arch "
         "out for C++ that builds for both"]
     ok = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", command, str(path)],

@@ -94,7 +94,9 @@ def test_more_channels_than_the_device_has(design_file: DesignFile) -> None:
         "and a core, needs no memtile (leave out its forward, or the channel's via=memtile); or "
         "give channel 'b' split=0, channel 'c' join=0 (one memtile link then feeds, or drains, "
         "the channel's fifos along that axis, where each of them now takes a forward of its "
-        "own), or a device with more memtiles (--device npu2_5col)")
+        "own); or split over fewer parts (each part of a split leaves its memtile on a DMA "
+        "channel of its own: a herd of fewer rows or columns, each core doing more), or a "
+        "device with more memtiles (--device npu2_5col)")
     check_design(load_design(path, {"VIA": "l1"}).ir)
     check_design(load_design(path, device="npu2_5col").ir)
     # the channels grouped as the fix says, the host filling and draining each group once

@@ -144,9 +144,9 @@ def test_no_depth_fits_says_so(monkeypatch) -> None:
     assert pinned_error(Path(PINNED), defines).splitlines()[-1] == (
         "  fix: no depth fits: even one buffer for each fifo with buffers on memtiles (0, 1) and "
         "(1, 1) leaves a buffer no memtile has room for, as mlir-aie places them; use smaller "
-        "tiles, or use npu1_3col, a device with more columns, together with: lower the depth of 'a' "
-        f"(depth=1) {one}; lower the depth of 'b' (depth=1) {one}; and lower the depth of 'c' (depth=1) "
-        f"{one}")
+        "tiles, or use npu1_3col, a device with more columns, together with: lower the depth "
+        f"of 'a' (depth=1) {one}; lower the depth of 'b' (depth=1) {one}; and lower the depth of "
+        f"'c' (depth=1) {one}")
     with pytest.raises(DesignError, match="memtile data memory"):
         check_design(load_design(Path(PINNED), defines, "npu1_3col").ir)
     fixed = (CORPUS / PINNED).read_text()
@@ -164,9 +164,9 @@ def test_a_wider_device_asking_as_much_is_not_offered(monkeypatch) -> None:
     assert pinned_error(Path(PINNED), defines, "npu1_3col").splitlines()[-1] == (
         "  fix: free 921,600 bytes, so that every buffer finds room on its own memtile or a "
         "neighbour's as mlir-aie places them: lower the depth of 'a' (depth=1) "
-        f"{one}; lower the depth of 'b' (depth=1) {one}; and lower the depth of 'c' (depth=1) {one}; else "
-        "use smaller tiles, or pin some of memtiles (0, 1) and (1, 1)' links to another memtile "
-        "with via=memtile(col)")
+        f"{one}; lower the depth of 'b' (depth=1) {one}; and lower the depth of 'c' (depth=1) "
+        f"{one}; else use smaller tiles, or pin some of memtiles (0, 1) and (1, 1)' links to "
+        "another memtile with via=memtile(col)")
 
 
 def _write(monkeypatch, source: str) -> Path:

@@ -3,12 +3,14 @@ scalars their C++ can take, rtp slots whose every write the kernel can take."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError, counted, listed
 from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, RtpArg, ScalarArg
 from aiedsl.ir.design import Design
-from aiedsl.ir.fifos import Fifo
 from aiedsl.ir.kernel import Kernel, KernelArg
+from aiedsl.ir.types import TensorType
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import acquires, calls
 from aiedsl.ir.runtime import RtpWrite
@@ -55,20 +57,13 @@ def check_kernel_calls(d: Design) -> None:
                         # mlir-aie's func.call verifier wants each operand's memref type to be
                         # the declared one exactly: the same elements in another shape fail
                         fifo_name = acq[arg.value].fifo
-                        root = _shaped_at(d, fifo_name)
                         raise DesignError(
                             "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
                             f"expects {param.type}, but {core.name} passes an element of "
                             f"'{fifo_name}' ({elem}): the same {elem.numel} elements in another "
                             f"shape, and func.call takes only the declared memref type",
                             loc=call.loc, limit=_sig(k), found=str(elem),
-                            related=[(f"'{root.name}' is declared {elem}", root.loc)],
-                            fix=f"declare '{root.name}' with the kernel's shape, "
-                                f"Tensor[{', '.join(map(str, param.type.shape))}, "
-                                f"{param.type.dtype}] (the same bytes"
-                                + (f"; '{fifo_name}', forwarding it, takes its shape"
-                                   if root.name != fifo_name else "")
-                                + f"), or declare the kernel for {elem}")
+                            **_reshape_fix(d, fifo_name, param.type))
                     if elem.dtype != param.type.dtype or elem.numel != param.type.numel:
                         raise DesignError(
                             "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
@@ -196,20 +191,34 @@ def _check_local_arg(d: Design, core: str, loc: Loc, i: int, param: KernelArg, a
             + (" (the same bytes)" if same else "") + ", or pass it to a kernel of its type")
 
 
-def _shaped_at(d: Design, name: str) -> Fifo:
-    """The fifo whose declaration gives fifo ``name`` its element type: itself, or, for a
-    forward that keeps its input's (``a.forward()``), that input's, followed back."""
+def _reshape_fix(d: Design, name: str, want: TensorType) -> dict[str, Any]:
+    """The related lines and fix of fifo ``name`` passed where a kernel takes the same elements
+    as ``want``: its declaration gets ``want``; for a forward's output, the forward (which
+    takes a shape: ``a.forward(Tensor[...])``), or the declaration its shape comes from when
+    it was given none, which the IR does not record (a forward given its input's type looks
+    the same): both are said."""
     f = d.fifo(name)
-    seen = {name}
-    while True:
-        link = next((k for k in d.links if k.kind == "forward" and k.dsts == (f.name,)), None)
-        if link is None or len(link.srcs) != 1 or link.srcs[0] in seen:
-            return f
-        src = d.fifo(link.srcs[0])
-        if src.elem != f.elem:
-            return f
-        seen.add(src.name)
-        f = src
+    shape = f"Tensor[{', '.join(map(str, want.shape))}, {want.dtype}]"
+    other = f"or declare the kernel for {f.elem}"
+    made = next((k for k in d.links if k.kind == "forward" and k.dsts == (name,)), None)
+    if made is None or len(made.srcs) != 1:
+        what = f"channel '{f.channel}'" if f.channel is not None else f"'{name}'"
+        return {"related": [(f"{what} is declared {f.elem}", f.loc)],
+                "fix": f"declare {what} with the kernel's shape, {shape} (the same bytes), "
+                       f"{other}"}
+    root = d.fifo(made.srcs[0])
+    while True:  # the first declaration up the forwards of one type
+        up = next((k for k in d.links if k.kind == "forward" and k.dsts == (root.name,)), None)
+        if up is None or len(up.srcs) != 1 or d.fifo(up.srcs[0]).elem != root.elem:
+            break
+        root = d.fifo(up.srcs[0])
+    same = root.elem == f.elem
+    return {"related": [(f"'{name}' is made by a forward", made.loc)]
+            + ([(f"'{root.name}' is declared {root.elem}", root.loc)] if same else []),
+            "fix": f"pass the kernel's shape to the forward that makes '{name}', "
+                   f".forward({shape}, ...) (the same bytes)"
+                   + (f", or declare '{root.name}' with it if no forward between them gives "
+                      "a shape of its own" if same else "") + f"; {other}"}
 
 
 def _sig(k: object) -> str:

@@ -120,7 +120,8 @@ def _body(core: Core, ops: tuple[Op, ...], held: Held, loop: Loop | None,
                             limit="what a loop body acquires, it releases",
                             found=f"held {a} before the first iteration, {b} after it",
                             fix=f"release {b - a} element(s) of '{fifo}' in each iteration: "
-                            f"release(\"{port}\", {b - a}) on it at the end of the loop body")
+                            f"call .release(\"{port}\", {b - a}) on '{fifo}' at the end of the "
+                            "loop body")
                     _sliding_window(core, op, both, a, b, most, rel)
             held.update(before)  # the body is balanced: leave it as it was
 

@@ -138,23 +138,37 @@ def _too_many(d: Design, links: list[Link], needs: list[tuple[int, int]], side: 
         loc=at, limit=f"{per * memtiles} ({per} per memtile, {counted(memtiles, 'memtile')}): "
         "no placement of the links can fit them", found=str(total),
         related=_groups(links, needs, side),
-        fix=_fewer_parts(links, side)
-        + "pass fewer fifos through memtiles: a fifo between two cores, or between the host "
-        "and a core, needs no memtile (leave out its forward, or the channel's via=memtile)"
-        + _grouped(d, links, needs, memtiles, target) + device)
+        fix=_fixes(_fewer_parts(links, needs, side, per * memtiles),
+                   "pass fewer fifos through memtiles: a fifo between two cores, or between the "
+                   "host and a core, needs no memtile (leave out its forward, or the channel's "
+                   "via=memtile)" + _grouped(d, links, needs, memtiles, target)) + device)
 
 
-def _fewer_parts(links: list[Link], side: int) -> str:
-    """The first fix for memtile channels of one side (0: input, 1: output) that splits or
-    joins take: fewer parts, since each part has a channel of its own (a tester's 8x4 herd
-    of splits was told only to pass fewer fifos through memtiles, which the shims could not
-    take either)."""
+def _fixes(parts: tuple[str, bool] | None, fewer_fifos: str) -> str:
+    """The fixes of too many memtile channels in order: fewer parts first where the parts of
+    splits (or joins) are most of what the links take, else after fewer fifos."""
+    if parts is None:
+        return fewer_fifos
+    text, first = parts
+    return f"{text}, or {fewer_fifos}" if first else f"{fewer_fifos}; or {text}"
+
+
+def _fewer_parts(links: list[Link], needs: list[tuple[int, int]], side: int, have: int
+                 ) -> tuple[str, bool] | None:
+    """The fix of too many memtile channels of one side (0: input, 1: output) that the parts
+    of splits (outputs) or joins (inputs) take: fewer parts, each having a channel of its own
+    (a tester's 8x4 herd of splits was told only to pass fewer fifos through memtiles, which
+    its shims could not take either); whether it comes first, the parts being most of what the
+    links take. None where even one part per link would not fit the ``have`` channels."""
     kind = "join" if side == 0 else "split"
-    if not any(link.kind == kind for link in links):
-        return ""
+    extra = sum(need[side] - 1 for link, need in zip(links, needs) if link.kind == kind)
+    total = sum(need[side] for need in needs)
+    if not extra or total - extra > have:
+        return None
     way = "enters" if side == 0 else "leaves"
-    return (f"{kind} over fewer parts (each part of a {kind} {way} its memtile on a DMA "
-            f"channel of its own: a herd of fewer rows or columns, each core doing more), or ")
+    return (f"{kind} over fewer parts (each part of a {kind} {way} its memtile on a DMA channel "
+            f"of its own: a herd of fewer rows or columns, each core doing more)",
+            2 * extra > total)
 
 
 def _grouped(d: Design, links: list[Link], needs: list[tuple[int, int]], memtiles: int,

@@ -113,13 +113,14 @@ def _link_bd_fix(memory: list[Use], uses: list[Use], limit: int,
     fifos = {x.fifo for x in uses}
     owner = next((x for x in memory if x.fifo in fifos and x.setter is not None and x.buffers),
                  None)
-    if owner is None or owner.setter is None or fifos & set(repeats):
-        return "lower the depth the link has here"
+    vague = "lower the depth the link has here"
+    if owner is None or owner.setter is None or fifos & set(repeats):  # (None: for mypy)
+        return vague
     per = TileUsage.total(uses) // len(owner.buffers)  # BDs per buffer: one per channel
     keep = limit // per if per else 0
     if keep < 1:
-        return "lower the depth the link has here"
-    at = f"line {owner.setter.loc.line}; " if owner.setter.loc else ""
+        return vague
+    at = f"{owner.setter.loc.file}:{owner.setter.loc.line}; " if owner.setter.loc else ""
     return (f"{owner.setter.to(keep)} ({at}{len(owner.buffers)} buffers now, each taking {per} "
             f"of the {limit} BDs)")
 

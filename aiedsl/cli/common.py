@@ -14,7 +14,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from aiedsl.text import printable, short_numbers
+from aiedsl.text import DEFINE_NAME, printable, short_numbers
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 """Click settings of every command group: ``-h`` is help too."""
@@ -28,7 +28,7 @@ def _one_value_each(value: Optional[List[str]]) -> Optional[List[str]]:
     seen: dict[str, str] = {}
     for pair in value or []:
         name, sep, given = pair.partition("=")
-        if not sep or not (name.isascii() and name.isidentifier()):
+        if not sep or not DEFINE_NAME.match(name):
             raise typer.BadParameter(f"-D {short_numbers(printable(pair))} is not NAME=VALUE: "
                                      "write e.g. -D M=1024, M a define() of the design")
         if seen.setdefault(name, given) != given:

@@ -214,20 +214,23 @@ def with_defines(text: str, e: Exception, argv: List[str]) -> str:
     # is the whole value found (-D M=0: "found: 0"); one the message names with its define (a
     # map's `TILE=2048`, `-D N=8192.7 is not a valid int`) needs no line
     notes = [short_numbers(f"  -D {name}={value}: {name}'s value, given on the command line")
-             for name, value in given_defines(argv)
+             for name, value in dict.fromkeys(given_defines(argv))  # (one given twice: once)
              if (len(value) > 1 or str(e.found or "").strip() == value)
              and f"{name}={value}" not in text
              and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", said)]
-    # a value a design's error quotes may follow from a define without being its value (-D
+    # a number a design's error quotes may follow from a define without being its value (-D
     # H=50: "moves 32000 elements"), and a --device replaces the design's own: what the command
-    # line gave is said, once, unless the message names it (testers); a tool's error (no
-    # design line) is not the design's
-    given = [f"-D {name}={value}" for name, value in given_defines(argv)
-             if not notes and f"-D {name}" not in text and f"{name}={value}" not in text]
+    # line gave is said, once, unless the message names it (testers). Not for an error that
+    # names a define itself, nor for the user's own Python (a SyntaxError), nor for a tool's
+    # (no design line)
+    names_one = e.rule == "define" or re.search(r"(?<![\w-])-D ?\w", text) is not None
+    given = [f"-D {name}={value}" for name, value in dict.fromkeys(given_defines(argv))
+             if not notes and not names_one and re.search(r"\d\d", said)
+             and f"{name}={value}" not in text]
     device = given_device(argv)
     if device is not None and f"--device {device}" not in text:
         given.append(f"--device {device}")
-    if given and e.loc is not None:
+    if given and e.loc is not None and e.rule != "python error":
         notes.append(short_numbers(printable(f"  with {' '.join(given)}, given on the command "
                                              "line")))
     if not notes:

@@ -174,8 +174,8 @@ class _LoopTrace:
                 exits = exits_from_with(code.co_filename, frame.f_lineno)
                 if len(exits) == 1:
                     at = file_loc(code.co_filename, exits[0])
-                scope.left = LeftEarly("break", at, within=tuple(
-                    file_loc(code.co_filename, line) for line in exits if len(exits) > 1))
+                within = tuple(file_loc(code.co_filename, line) for line in exits)
+                scope.left = LeftEarly("break", at, within=within if len(exits) > 1 else ())
                 return
             raised = self.core.raised
             seen = raised is not None and any(

@@ -205,7 +205,7 @@ class DesignTrace:
             elif listed and owner.startswith("channel ") and what == "depth":
                 fix = ("a channel takes one depth for its cores' ends (depth=) and one for its "
                        "memtile side (host_depth=)")
-            said = f"{{{key!r}: {shown(d)}}}" if key is not None else shown(d)
+            said = f'{{"{key}": {shown(d)}}}' if key is not None else shown(d)
             raise DesignError("fifo depth", f"{owner} has {what}={said}", loc=loc,
                               limit=f"an integer from 1 to {top} (a lock starts at the depth "
                               f"and counts to {top})", found=shown(d), fix=fix)
