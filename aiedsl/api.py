@@ -252,7 +252,14 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
     written): enough to run on the simulator.
     """
     _refuse_empty_output(output)
-    _build_flags(caller_loc(), compile=compile, write=write, lower=lower)
+    loc = caller_loc()
+    _build_flags(loc, compile=compile, write=write, lower=lower)
+    if compile and not write:  # it compiled nothing, unsaid (a tester)
+        raise DesignError(
+            "build options", "build() was given compile=True and write=False: a compile needs "
+            "the build directory that write=False does not write", loc=loc if loc.line else None,
+            found="compile=True, write=False",
+            fix="leave write= out (True) to compile, or compile= out to check and place only")
     handle = _load(design, defines, device, name)
     if not write:
         from aiedsl.checks import check_design

@@ -449,3 +449,31 @@ def test_the_design_languages_flags_are_bools_too(in_root: Path) -> None:
     assert str(e.value).split(": ", 1)[1] == (
         "error [reference]: nonfinite='no'\n  limit: True or False\n  found: 'no'\n"
         "  fix: give nonfinite=True when NaN or infinity are expected values, or leave it out")
+
+
+def test_a_str_define_from_python_is_told_at_the_callers_line(in_root: Path) -> None:
+    """defines={"N": "abc"} was "-D N=abc is not a valid int" at the design's define line (a
+    tester): said in defines= words at the Python line that gave it, the define's under it."""
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.load_design("designs/vector_scalar_mul.py", {"N": " 2048"})  # str define
+    line = _line_of("{\"N\": \" 2048\"})  # str define")
+    assert str(e.value) == (
+        f"{HERE}:{line}: error [define]: defines={{'N': ' 2048'}} is not a valid int\n"
+        "  limit: a number in the digits 0-9, with no spaces\n"
+        "  found: ' 2048'\n"
+        "  designs/vector_scalar_mul.py:14: define 'N'\n"
+        "  fix: give an int, e.g. defines={'N': 4096} (a str is read as -D reads it: '4096')")
+    assert aiedsl.load_design("designs/vector_scalar_mul.py", {"N": "2048"}).ir.defines["N"] \
+        == 2048
+
+
+def test_compile_without_write_is_refused(in_root: Path) -> None:
+    """build(write=False, compile=True) returned unwritten and uncompiled, unsaid (a tester)."""
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.build("designs/passthrough.py", write=False, compile=True)  # both
+    line = _line_of("write=False, compile=True)  # both")
+    assert str(e.value) == (
+        f"{HERE}:{line}: error [build options]: build() was given compile=True and "
+        "write=False: a compile needs the build directory that write=False does not write\n"
+        "  found: compile=True, write=False\n"
+        "  fix: leave write= out (True) to compile, or compile= out to check and place only")

@@ -43,6 +43,14 @@ def load_error(path: Path | str, defines: dict[str, str] | None = None) -> str:
     return str(excinfo.value)
 
 
+def cli_load_error(path: Path | str, defines: dict[str, str]) -> str:
+    """:func:`load_error` for ``-D`` text, as the command line loads a design (its messages
+    in -D words: from Python, in defines= words at the caller's line)."""
+    with pytest.raises(DesignError) as excinfo:
+        load_from_command_line(path, [f"{k}={v}" for k, v in defines.items()])
+    return str(excinfo.value)
+
+
 def test_l1_memory_three_double_buffered_f32_tiles(design_file: DesignFile) -> None:
     """Three 64x64 f32 fifos, double-buffered, plus the stack: 97 KB of a 64 KB core. Each
     buffer is listed where its fifo is declared (where its depth is), the error at the largest
@@ -2686,7 +2694,7 @@ def test_define_unknown_name_from_python(design_file: DesignFile) -> None:
 def test_define_not_an_int(design_file: DesignFile) -> None:
     """-D N=abc for an int define: the error points at the define() line."""
     path = design_file(DEFINES)
-    assert load_error(path, {"N": "abc"}) == (
+    assert cli_load_error(path, {"N": "abc"}) == (
         "d.py:3: error [define]: -D N=abc is not a valid int\n"
         "  found: abc\n"
         "  fix: give an int, e.g. -D N=4096 (from Python: defines={'N': 4096})"
@@ -2699,7 +2707,7 @@ def test_define_int_in_other_digits_or_with_spaces_is_refused(design_file: Desig
     """Python's int() reads Arabic-Indic digits and spaces around a number, so -D N=<those>
     was taken as 4096 (a tester)."""
     path = design_file(DEFINES)
-    assert load_error(path, {"N": text}) == (
+    assert cli_load_error(path, {"N": text}) == (
         f"d.py:3: error [define]: -D N={repr(text)[1:-1]} is not a valid int\n"
         "  limit: a number in the digits 0-9, with no spaces\n"
         f"  found: {text!r}\n"
@@ -2763,7 +2771,7 @@ def test_a_bool_define_reads_as_people_write_it(design_file: DesignFile, text: s
 
 def test_a_bool_define_refuses_a_word_it_does_not_know(design_file: DesignFile) -> None:
     path = design_file(BOOL_DEFINE)
-    assert load_error(path, {"FLAG": "banana"}) == (
+    assert cli_load_error(path, {"FLAG": "banana"}) == (
         "d.py:4: error [define]: -D FLAG=banana is not a valid bool\n"
         "  limit: true or false (or 1, 0, yes, no, on, off)\n"
         "  found: banana\n"

@@ -144,11 +144,18 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
         except ValueError:
             example = str(not default).lower() if isinstance(default, bool) else default
             python = not default if isinstance(default, bool) else default
+            limit = ("true or false (or 1, 0, yes, no, on, off)" if kind == "bool" else
+                     "a number in the digits 0-9, with no spaces" if odd else None)
+            if ctx.caller is not None:  # from Python: at its line, in its words (a tester)
+                raise DesignError(
+                    "define", f"defines={{{name!r}: {text!r}}} is not a valid {kind}",
+                    loc=ctx.caller, found=repr(text), limit=limit,
+                    related=[(f"define '{name}'", loc)],
+                    fix=f"give {_article(kind)}, e.g. defines={{{name!r}: {python!r}}} (a str "
+                    f"is read as -D reads it: {str(example)!r})") from None
             raise DesignError(
                 "define", f"-D {name}={printable(text)} is not a valid {kind}", loc=loc,
-                found=repr(text) if odd else printable(text),
-                limit="true or false (or 1, 0, yes, no, on, off)" if kind == "bool" else
-                "a number in the digits 0-9, with no spaces" if odd else None,
+                found=repr(text) if odd else printable(text), limit=limit,
                 fix=f"give {_article(kind)}, e.g. -D {name}={example} (from Python: "
                 f"defines={{{name!r}: {python!r}}})") from None
         if isinstance(value, float) and value == 0 and _nonzero(text):
