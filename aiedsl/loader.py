@@ -16,6 +16,7 @@ from aiedsl.lang.context import DESIGN_MODULE
 from aiedsl.lang.load import LoadContext, loading
 from aiedsl.lang.design import DesignHandle
 from aiedsl.source_loc import caller_loc, file_loc, user_line
+from aiedsl.targets import known_target
 from aiedsl.text import DEFINE_NAME, whole_ints
 from aiedsl.user_errors import raised_by_user, user_exception, with_call_chain
 from aiedsl.values import by_type, shown as shown_value
@@ -240,6 +241,8 @@ def _load(path: str | Path, defines: Mapping[str, object] | None, device: str | 
             loc=caller, found=shown_value(path), fix="give the path of a .py file that defines a "
             "@design, e.g. load_design(\"designs/passthrough.py\")")
     overrides = _checked_defines(defines, caller)
+    if device is not None:  # the caller's own argument: refused at its line, not the design's
+        known_target(device, caller)
     if isinstance(path, str) and not path:  # Path("") is ".", "a directory"
         raise DesignError("design file", "the design file's path is empty", found="''",
                           fix="give the path of a .py file that defines a @design, e.g. "

@@ -477,3 +477,14 @@ def test_compile_without_write_is_refused(in_root: Path) -> None:
         "write=False: a compile needs the build directory that write=False does not write\n"
         "  found: compile=True, write=False\n"
         "  fix: leave write= out (True) to compile, or compile= out to check and place only")
+
+
+def test_an_unknown_device_from_python_is_told_at_the_callers_line(in_root: Path) -> None:
+    """build(..., device="npu3") was refused at the design's @design line (a tester)."""
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.build("designs/passthrough.py", write=False, device="npu4")  # a driver's name
+    line = _line_of('device="npu4")  # a driver')
+    assert str(e.value) == (
+        f"{HERE}:{line}: error [device]: unknown device 'npu4'\n"
+        "  found: npu4\n"
+        "  fix: use 'npu2' (the amdxdna driver's npu4, Strix, is an XDNA2 NPU: mlir-aie's npu2)")
