@@ -241,10 +241,10 @@ def _load(path: str | Path, defines: Mapping[str, object] | None, device: str | 
             loc=caller, found=shown_value(path), fix="give the path of a .py file that defines a "
             "@design, e.g. load_design(\"designs/passthrough.py\")")
     overrides = _checked_defines(defines, caller)
-    if device is not None:  # the caller's own argument: refused at its line, not the design's
+    if device is not None and caller is not None:  # a Python caller's own argument: at its line
         known_target(device, caller)
     if isinstance(path, str) and not path:  # Path("") is ".", "a directory"
-        raise DesignError("design file", "the design file's path is empty", found="''",
+        raise DesignError("design file", "the design file's path is empty", found="''", loc=caller,
                           fix="give the path of a .py file that defines a @design, e.g. "
                           "designs/passthrough.py")
     path = Path(path)
@@ -253,12 +253,13 @@ def _load(path: str | Path, defines: Mapping[str, object] | None, device: str | 
         shown = str(path)
     if path.is_dir():
         raise DesignError("design file", f"{shown} is a directory, not a design file",
-                          found=shown, fix="give the path of a .py file that defines a @design")
+                          found=shown, loc=caller,
+                          fix="give the path of a .py file that defines a @design")
     if not path.is_file():
-        raise DesignError("design file", f"no design file at {shown}", found=shown,
+        raise DesignError("design file", f"no design file at {shown}", found=shown, loc=caller,
                           fix="give the path of a .py file that defines a @design")
     if path.suffix != ".py":  # run as Python, a README or a kernel's C++ fails at a syntax error
-        raise DesignError("design file", f"{shown} is not a Python file", found=shown,
+        raise DesignError("design file", f"{shown} is not a Python file", found=shown, loc=caller,
                           limit="a design file ends in .py",
                           fix="give the .py file that defines the @design (a kernel's C++ is "
                           "tested with `aiedsl kernel test FILE.cc`)")

@@ -234,7 +234,9 @@ def test_an_empty_path_or_device_is_refused_as_empty(in_root: Path) -> None:
     tester): an unset variable names nothing."""
     with pytest.raises(aiedsl.DesignError) as e:
         aiedsl.build("", write=False)
-    assert str(e.value).splitlines()[0] == "error [design file]: the design file's path is empty"
+    line = _line_of('aiedsl.build("", write=False)')
+    assert str(e.value).splitlines()[0] == (
+        f"{HERE}:{line}: error [design file]: the design file's path is empty")
     with pytest.raises(aiedsl.DesignError) as e:
         aiedsl.build("designs/passthrough.py", device="", write=False)
     assert str(e.value).split(": ", 1)[1].splitlines()[0] == \
@@ -488,3 +490,13 @@ def test_an_unknown_device_from_python_is_told_at_the_callers_line(in_root: Path
         f"{HERE}:{line}: error [device]: unknown device 'npu4'\n"
         "  found: npu4\n"
         "  fix: use 'npu2' (the amdxdna driver's npu4, Strix, is an XDNA2 NPU: mlir-aie's npu2)")
+
+
+
+def test_a_missing_design_file_is_told_at_the_callers_line(in_root: Path) -> None:
+    """build("designs/nope.py") was an error with no line at all (a tester)."""
+    with pytest.raises(aiedsl.DesignError) as e:
+        aiedsl.build("designs/nope.py", write=False)  # no such file
+    line = _line_of('"designs/nope.py", write=False)  # no such')
+    assert str(e.value).splitlines()[0] == (
+        f"{HERE}:{line}: error [design file]: no design file at designs/nope.py")

@@ -2781,7 +2781,7 @@ def test_a_bool_define_refuses_a_word_it_does_not_know(design_file: DesignFile) 
 
 def test_design_file_missing(design_file: DesignFile) -> None:
     design_file(DEFINES)  # chdir into the temp dir
-    assert load_error("missing.py") == (
+    assert cli_load_error("missing.py", {}) == (
         "error [design file]: no design file at missing.py\n"
         "  found: missing.py\n"
         "  fix: give the path of a .py file that defines a @design"
@@ -2792,7 +2792,7 @@ def test_design_file_that_is_a_directory(design_file: DesignFile) -> None:
     """A folder named adir.py was "no design file at adir.py" (a tester)."""
     design_file(DEFINES)  # chdir into the temp dir
     Path("adir.py").mkdir()
-    assert load_error("adir.py") == (
+    assert cli_load_error("adir.py", {}) == (
         "error [design file]: adir.py is a directory, not a design file\n"
         "  found: adir.py\n"
         "  fix: give the path of a .py file that defines a @design"
@@ -2805,7 +2805,7 @@ def test_the_working_directory_given_as_a_design_is_named_as_typed(
     the working directory keeps the name it was given."""
     design_file(DEFINES)  # chdir into the temp dir
     here = os.getcwd()
-    assert load_error(here) == (
+    assert cli_load_error(here, {}) == (
         f"error [design file]: {here} is a directory, not a design file\n"
         f"  found: {here}\n"
         "  fix: give the path of a .py file that defines a @design"
@@ -2820,7 +2820,7 @@ def test_an_empty_design_path_is_said_to_be_empty(design_file: DesignFile) -> No
                "  found: ''\n"
                "  fix: give the path of a .py file that defines a @design, e.g. "
                "designs/passthrough.py")
-    assert load_error("") == message
+    assert cli_load_error("", {}) == message
     r = aiedsl("check", "", cwd=Path.cwd())
     assert (r.returncode, r.stderr.strip()) == (2, message)
 
@@ -2839,7 +2839,7 @@ def test_defines_unknown_to_a_design_without_any(design_file: DesignFile) -> Non
 def test_design_file_that_is_not_python(design_file: DesignFile) -> None:
     design_file(DEFINES)  # chdir into the temp dir
     Path("notes.md").write_text("# notes\n")
-    assert load_error("notes.md") == (
+    assert cli_load_error("notes.md", {}) == (
         "error [design file]: notes.md is not a Python file\n"
         "  limit: a design file ends in .py\n"
         "  found: notes.md\n"

@@ -487,21 +487,27 @@ def test_each_define_type_refuses_the_others(design_file: DesignFile, name: str,
 
 
 def test_text_from_python_is_read_as_the_command_line_reads_it(design_file: DesignFile) -> None:
-    """A str is -D's text: load_design, build and `aiedsl check -D` give the one message."""
+    """A str is -D's text, refused alike: load_design and build in defines= words at the
+    Python line, `aiedsl check -D` in -D words at the define's (a tester: Python's said -D)."""
     import subprocess
 
     path = design_file(DEFINED)
-    want = ("d.py:2: error [define]: -D N=8192.7 is not a valid int\n"
-            "  found: 8192.7\n"
-            "  fix: give an int, e.g. -D N=4096 (from Python: defines={'N': 4096})")
-    for load in (lambda: load_design(path, {"N": "8192.7"}),
+    for load in (lambda: load_design(path, {"N": "8192.7"}),  # from Python
                  lambda: aiedsl.build(path, defines={"N": "8192.7"}, write=False)):
         with pytest.raises(DesignError) as e:
             load()
-        assert str(e.value) == want
+        assert str(e.value).split(": ", 1)[1] == (
+            "error [define]: defines={'N': '8192.7'} is not a valid int\n"
+            "  found: '8192.7'\n"
+            "  d.py:2: define 'N'\n"
+            "  fix: give an int, e.g. defines={'N': 4096} (a str is read as -D reads it: "
+            "'4096')")
+        assert e.value.loc is not None and e.value.loc.file.endswith("test_library_use.py")
     r = subprocess.run([sys.executable, "-m", "aiedsl", "check", str(path), "-D", "N=8192.7"],
                        capture_output=True, text=True, cwd=path.parent)
-    assert (r.returncode, r.stderr) == (2, want + "\n")
+    assert (r.returncode, r.stderr) == (2, "d.py:2: error [define]: -D N=8192.7 is not a valid "
+                                           "int\n  found: 8192.7\n  fix: give an int, e.g. -D "
+                                           "N=4096 (from Python: defines={'N': 4096})\n")
 
 
 def test_defines_must_be_a_dict_of_names(design_file: DesignFile) -> None:
