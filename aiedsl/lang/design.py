@@ -173,7 +173,8 @@ class DesignHandle:
         if fn is None:
             raise DesignError("reference", f"design '{self.name}' has no numpy reference",
                               loc=self.ir.loc, fix=f"decorate a function with "
-                              f"@{self.name}.reference")
+                              f"@{self.name}.reference (from Python, simulate(..., check=False) "
+                              "or art.run(..., check=False) runs it without one, unchecked)")
         where = function_loc(fn) or self.ir.loc
         try:
             result = fn(*(self._as_declared(n, inputs[n]) for n in self.inputs))
