@@ -200,18 +200,20 @@ def _reshape_fix(d: Design, name: str, want: TensorType) -> dict[str, Any]:
     f = d.fifo(name)
     shape = f"Tensor[{', '.join(map(str, want.shape))}, {want.dtype}]"
     other = f"or declare the kernel for {f.elem}"
-    made = next((k for k in d.links if k.kind == "forward" and k.dsts == (name,)), None)
-    if made is None or len(made.srcs) != 1:
+    # each forward's output -> its input (a forward has one of each)
+    forwarded = {k.dsts[0]: k for k in d.links if k.kind == "forward"}
+    made = forwarded.get(name)
+    if made is None:
         what = f"channel '{f.channel}'" if f.channel is not None else f"'{name}'"
         return {"related": [(f"{what} is declared {f.elem}", f.loc)],
                 "fix": f"declare {what} with the kernel's shape, {shape} (the same bytes), "
                        f"{other}"}
-    root = d.fifo(made.srcs[0])
-    while True:  # the first declaration up the forwards of one type
-        up = next((k for k in d.links if k.kind == "forward" and k.dsts == (root.name,)), None)
-        if up is None or len(up.srcs) != 1 or d.fifo(up.srcs[0]).elem != root.elem:
-            break
-        root = d.fifo(up.srcs[0])
+    root, seen = d.fifo(made.srcs[0]), {name}
+    # the first declaration up the forwards of one type (seen: a design.json's loop ends)
+    while root.name in forwarded and root.name not in seen and \
+            d.fifo(forwarded[root.name].srcs[0]).elem == root.elem:
+        seen.add(root.name)
+        root = d.fifo(forwarded[root.name].srcs[0])
     same = root.elem == f.elem
     return {"related": [(f"'{name}' is made by a forward", made.loc)]
             + ([(f"'{root.name}' is declared {root.elem}", root.loc)] if same else []),

@@ -204,7 +204,9 @@ def given_device(argv: List[str]) -> str | None:
 def with_defines(text: str, e: Exception, argv: List[str]) -> str:
     """``text`` (error ``e`` as printed) with a line naming each ``-D`` whose value the error
     quotes (``moves 3000 elements`` after ``-D N=3000``): the value the message blames came from
-    the command line, not from the design file its line points into. Put before the fix."""
+    the command line, not from the design file its line points into; else, under a design's
+    error with numbers, one line saying the ``-D`` values and ``--device`` given. Put before the
+    fix."""
     from aiedsl.errors import DesignError
 
     if not isinstance(e, DesignError):
