@@ -34,7 +34,7 @@ import numpy as np
 
 from aiedsl.builddir.build import sharing
 from aiedsl.checks.resources import TileUsage
-from aiedsl.errors import DesignError
+from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.lang.design import DesignHandle
@@ -101,11 +101,16 @@ class Artifacts:
                 "directory for Peano and aiecc to work in", loc=caller_loc(),
                 fix="build it with aiedsl.build(..., write=True) (the default), then compile")
         self.tools = tools or self.tools or find_tools()
+        loc = caller_loc()
+        asked = loc if loc.line else None  # a Python line; the command line's has none
         # inside its building() block, the block's lock is this compile's too, whichever thread
         # runs it (a thread pool's): without, it met the block's own lock as another build's
-        with sharing(self.path) if self._building else nullcontext():
-            self.compiled = compile_build(self.design, self.files, self.path, self.tools,
-                                          progress, npu_run=npu_run)
+        try:
+            with sharing(self.path) if self._building else nullcontext():
+                self.compiled = compile_build(self.design, self.files, self.path, self.tools,
+                                              progress, npu_run=npu_run, loc=asked)
+        except ToolchainError as e:
+            raise e.said_at(asked)
         return self.compiled
 
     def run(self, *inputs: np.ndarray, target: str = "auto", iters: int = 1, warmup: int = 0,

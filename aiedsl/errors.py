@@ -129,6 +129,14 @@ class DesignError(Exception):
         # Rebuilt without __init__, then given every field back: subclasses' too.
         return _rebuilt, (type(self), self.args), dict(self.__dict__)
 
+    def said_at(self, loc: Loc | None) -> DesignError:
+        """This error, said at ``loc`` when it names no line of its own: a tool's failure
+        reached from a Python call is told at that call's line. Returns itself."""
+        if self.loc is None and loc is not None:
+            self.loc = loc
+            self.args = (self.render(),)
+        return self
+
     def render(self) -> str:
         """The full multi-line text the CLI prints."""
         where = f"{self.loc.file}:{self.loc.line}: " if self.loc else ""

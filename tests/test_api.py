@@ -122,6 +122,12 @@ def test_simulate_checks_the_inputs_it_is_given(in_root: Path) -> None:
     with pytest.raises(aiedsl.DesignError) as e:
         simulate(handle, {"A": a, "B": b, "D": b})
     assert "error [inputs]: 'D' is not a tensor of 'gemm_bf16'" in str(e.value)
+    with pytest.raises(aiedsl.DesignError) as e:  # by position, as a list would give them
+        simulate(handle, {0: a, 1: b})
+    assert str(e.value).split(": ", 1)[1].splitlines() == [
+        "error [inputs]: the inputs of 'gemm_bf16' are keyed by an int, not by tensor name",
+        "  limit: a dict {name: array} of the tensors the runtime fills: A, B", "  found: 0",
+        "  fix: pass {'A': ..., 'B': ...}"]
     with pytest.raises(aiedsl.DesignError) as e:
         simulate(handle, {"A": a, "B": b, "C": np.zeros((256, 256), np.float32)})
     assert str(e.value).split(": ", 1)[1].splitlines() == [

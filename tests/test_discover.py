@@ -88,7 +88,8 @@ def test_peano_without_aie2p_cannot_compile_for_npu2(fake_tools: dict[str, Path]
     assert find_tools().clang.targets == ("aie2",)
     with pytest.raises(ToolchainError) as e:
         aiedsl.build(PASSTHROUGH, output="out", device="npu2_1col", compile=True)
-    assert str(e.value).splitlines()[:3] == [
+    assert e.value.loc is not None and e.value.loc.file.endswith("tests/test_discover.py")
+    assert str(e.value).split(": ", 1)[1].splitlines()[:3] == [
         "error [toolchain]: cannot compile passthrough: Peano (llvm-aie) has no aie2p target, "
         "which the cores of npu2_1col need",
         f"  found: {clang} lists aie2",
@@ -322,9 +323,10 @@ def test_run_on_the_npu_without_the_tools_says_what_to_do_on_the_npu(
     art = aiedsl.build(PASSTHROUGH, output="out")
     with pytest.raises(ToolchainError) as e:
         art.run(np.arange(4096, dtype=np.int32), target="npu")
-    assert e.value.fix == (
-        "install them (`aiedsl doctor` shows what aiedsl finds): --target npu runs what aiedsl "
+    assert e.value.fix == (  # in Python's words, at the run's line (a tester)
+        "install them (`aiedsl doctor` shows what aiedsl finds): target='npu' runs what aiedsl "
         "compiled itself, whose manifest.json gives the buffers to load (a build.sh run by hand "
-        "writes none); meanwhile --target sim runs passthrough on the simulator")
+        "writes none); meanwhile target='sim' runs passthrough on the simulator")
+    assert e.value.loc is not None and e.value.loc.file.endswith("tests/test_discover.py")
     assert e.value.exit_code == 4
 

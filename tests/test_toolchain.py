@@ -9,6 +9,7 @@ end run the real Peano, aiecc and NPU, and skip (saying why) where those are abs
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import stat
@@ -676,6 +677,25 @@ def test_build_compile_without_tools_writes_the_mlir_and_exits_4(no_tools: Path)
                        "map.svg", "report.txt"]
 
 
+def test_a_compile_from_python_without_tools_is_told_at_its_line(no_tools: Path) -> None:
+    """From Python, the error named no line, and its fix the command line's `aiedsl run`."""
+    with pytest.raises(ToolchainError) as e:
+        aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+    assert str(e.value).splitlines()[0].endswith(
+        f"tests/test_toolchain.py:{line}: error [toolchain]: cannot compile passthrough: "
+        "Peano (llvm-aie), aiecc (mlir-aie) and AIE API headers are missing")
+    assert e.value.fix == (
+        "install them; meanwhile the MLIR and C++ are in out/ (build.sh compiles them by hand) "
+        "and run() uses the simulator; `aiedsl doctor` shows what aiedsl finds")
+    art = aiedsl.build(PASSTHROUGH, output="out")
+    with pytest.raises(ToolchainError) as e:
+        art.compile()
+    line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
+    assert e.value.loc is not None and e.value.loc.line == line
+    assert e.value.loc.file.endswith("tests/test_toolchain.py")
+
+
 def test_aiecc_failure_names_the_command_its_output_and_the_design_line(
         fake_tools: dict[str, Path]) -> None:
     fail = ('echo "loading aie.mlir"; '
@@ -885,7 +905,10 @@ def test_program_memory_overflow_without_core_elfs_says_so(fake_tools: dict[str,
         'program memory" >&2; exit 1'))
     with pytest.raises(ToolchainError) as excinfo:
         aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    line = inspect.currentframe().f_lineno - 1  # type: ignore[union-attr]
     lines = str(excinfo.value).splitlines()
+    where, lines[0] = lines[0].split(" ", 1)  # the build(...)'s line: aiecc named no core's
+    assert where.endswith(f"tests/test_toolchain.py:{line}:")
     assert lines[0] == ("error [program memory]: a core's program does not fit its 16,384 bytes "
                         "of program memory; aiecc did not say which, and left no core ELF that "
                         "is over")

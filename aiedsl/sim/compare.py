@@ -71,6 +71,12 @@ def check_inputs(d: Design, inputs: Mapping[str, object], loc: Loc) -> None:
             fix="pass {" + ", ".join(f"'{n}': ..." for n in filled) + "}, or give the arrays "
             "in argument order to build(...).run(...)")
     for name in inputs:  # a misspelt name first: it would also leave a tensor missing
+        if not isinstance(name, str):  # a position, as a list would give it: keys are names
+            raise DesignError(
+                "inputs", f"the inputs of '{d.name}' are keyed by {by_type(name)}, not by "
+                "tensor name", loc=loc, limit="a dict {name: array} of the tensors the runtime "
+                "fills: " + ", ".join(filled), found=repr(name),
+                fix="pass {" + ", ".join(f"'{n}': ..." for n in filled) + "}")
         if name not in tensors:
             raise DesignError(
                 "inputs", f"'{name}' is not a tensor of '{d.name}'", loc=loc,

@@ -137,11 +137,13 @@ def cache_key(files: dict[str, str], steps: list[Step], tools: Tools) -> str:
     return h.hexdigest()
 
 
-def unusable_tools(d: Design, tools: list[Tool], out: Path, *,
-                   npu_run: bool = False) -> ToolchainError:
+def unusable_tools(d: Design, tools: list[Tool], out: Path, *, npu_run: bool = False,
+                   loc: Loc | None = None) -> ToolchainError:
     """The error for compiling design ``d`` in ``out`` without ``tools`` (each missing, or
     found unusable: :attr:`Tool.problem`). ``npu_run``: the compile of ``run --target npu``,
-    which does not fall back to the simulator, and runs only what aiedsl compiled itself."""
+    which does not fall back to the simulator, and runs only what aiedsl compiled itself.
+    ``loc``: the Python line that asked (None for the command line's), whose words the fix
+    uses."""
     missing = [t for t in tools if t.path is None]
     said = []
     if missing:
@@ -151,17 +153,18 @@ def unusable_tools(d: Design, tools: list[Tool], out: Path, *,
     notes = [line for t in tools for line in (
         (f"{t.name}: {t.how}" if t.path is None else f"{t.name}: {t.path} ({t.how}): "
          f"{t.detail}"), f"  to get {'them' if t.plural else 'it'}: {t.install}")]
+    npu, sim = ("target='npu'", "target='sim'") if loc else ("--target npu", "--target sim")
     if npu_run:
-        fix = ("install them (`aiedsl doctor` shows what aiedsl finds): --target npu runs what "
+        fix = (f"install them (`aiedsl doctor` shows what aiedsl finds): {npu} runs what "
                "aiedsl compiled itself, whose manifest.json gives the buffers to load (a "
-               f"build.sh run by hand writes none); meanwhile --target sim runs {d.name} on the "
+               f"build.sh run by hand writes none); meanwhile {sim} runs {d.name} on the "
                "simulator")
     else:
+        runs = "run() uses" if loc else "`aiedsl run` uses"
         fix = (f"install them; meanwhile the MLIR and C++ are in {out}/ (build.sh compiles them "
-               "by hand) and `aiedsl run` uses the simulator; `aiedsl doctor` shows what aiedsl "
-               "finds")
+               f"by hand) and {runs} the simulator; `aiedsl doctor` shows what aiedsl finds")
     return ToolchainError("toolchain", f"cannot compile {d.name}: {'; '.join(said)}",
-                          exit_code=4, notes=notes, fix=fix)
+                          exit_code=4, notes=notes, fix=fix, loc=loc)
 
 
 def no_target(d: Design, target: TargetModel, clang: Tool) -> ToolchainError | None:
@@ -177,16 +180,18 @@ def no_target(d: Design, target: TargetModel, clang: Tool) -> ToolchainError | N
 
 
 def compile_build(d: Design, files: dict[str, str], out: Path, tools: Tools,
-                  progress: Progress | None = None, *, npu_run: bool = False) -> Compiled:
+                  progress: Progress | None = None, *, npu_run: bool = False,
+                  loc: Loc | None = None) -> Compiled:
     """Compile the build in ``out`` (already written from ``files``); skip when the cache holds.
-    ``npu_run``: for ``run --target npu`` (what an error says to do).
+    ``npu_run``: for ``run --target npu`` (what an error says to do); ``loc``: the Python line
+    that asked (None for the command line's), where a tool's error is said.
 
     Raises a DesignError when ``out`` no longer holds ``files`` (another build replaced it).
     """
     start = time.perf_counter()
     missing = tools.missing(compile_only=True)
     if missing:
-        raise unusable_tools(d, missing, out, npu_run=npu_run)
+        raise unusable_tools(d, missing, out, npu_run=npu_run, loc=loc)
     target = get_target(d.device)
     wrong = no_target(d, target, tools.clang)
     if wrong is not None:
