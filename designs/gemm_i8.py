@@ -78,8 +78,8 @@ if SHIFT and not narrow:
 shift = SHIFT
 if ACC not in ("i32", "c"):
     refuse("ACC", f"ACC={ACC} is not a place to sum C", limit="i32 or c",
-           fix="-D ACC=i32 (an int32 tile, C narrowed once) or -D ACC=c (C, narrowed at every "
-           "K step)")
+           fix="give -D ACC=i32 (an int32 tile, C narrowed once) or -D ACC=c (C, narrowed at "
+           "every K step)")
 if ACC == "i32" and not narrow:
     refuse("ACC", f"ACC=i32 with OUT={OUT}", limit="ACC=i32 only with OUT=i8 or i16: an i32 C "
            "is already the int32 sum", fix="leave -D ACC out")

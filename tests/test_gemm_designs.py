@@ -193,9 +193,11 @@ def test_taka_int8_tiles_sum_in_c_and_the_check_says_so(in_root: Path) -> None:
 
 @pytest.mark.parametrize("defines, message, found, limit, fix", [
     (dict(ACC="x"), "ACC=x is not a place to sum C", "defines={'ACC': 'x'}", "i32 or c",
-     "-D ACC=i32 (an int32 tile, C narrowed once) or -D ACC=c (C, narrowed at every K step)"),
+     "give defines={'ACC': 'i32'} (an int32 tile, C narrowed once) or defines={'ACC': 'c'} "
+     "(C, narrowed at every K step)"),  # from Python: in its words, though written in -D's
     (dict(OUT="i32", ACC="i32"), "ACC=i32 with OUT=i32", "defines={'ACC': 'i32'}",
-     "ACC=i32 only with OUT=i8 or i16: an i32 C is already the int32 sum", "leave -D ACC out"),
+     "ACC=i32 only with OUT=i8 or i16: an i32 C is already the int32 sum",
+     "leave 'ACC' out of defines="),
 ])
 def test_the_i8_gemm_refuses_an_acc_it_cannot_build(defines: dict, message: str, found: str,
                                                     limit: str, fix: str, in_root: Path) -> None:
@@ -738,11 +740,12 @@ def test_a_shift_with_an_i32_c_is_refused(in_root: Path) -> None:
         "scaled\n"
         "  limit: 0 with OUT=i32, whose C holds the exact sums; SHIFT scales an i8 or i16 C\n"
         "  found: defines={'SHIFT': '3'}\n"  # from Python; the command line's reads -D
-        "  fix: leave -D SHIFT out with OUT=i32, or give -D OUT=i8 (or i16) for C = "
-        "sat(round(A @ B / 2^3))")
+        "  fix: leave 'SHIFT' out of defines= with OUT=i32, or give defines={'OUT': 'i8'} (or "
+        "i16) for C = sat(round(A @ B / 2^3))")
     cli = subprocess.run([sys.executable, "-m", "aiedsl", "check", str(I8), "-D", "OUT=i32",
                           "-D", "SHIFT=3"], capture_output=True, text=True)
     assert cli.returncode == 2 and "  found: -D SHIFT=3\n" in cli.stderr, cli.stderr
+    assert "  fix: leave -D SHIFT out with OUT=i32, or give -D OUT=i8 (or i16)" in cli.stderr
     for defines in (dict(OUT="i32"), dict(OUT="i32", SHIFT=0)):
         d = load(I8, **defines, M=256, N=256)
         assert [k.symbol for k in d.ir.kernels if k.symbol.startswith("matmul")] == [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Iterator, NoReturn
@@ -201,7 +202,31 @@ def refuse(name: str, message: str, *, limit: str, fix: str) -> NoReturn:
                  "loaded, so no -D value or default was recorded)")
     else:
         found = f"'{name}', which no define() of {ctx.file} has taken (yet)"
+    if ctx is not None and ctx.caller is not None:  # loaded from Python: said in its words
+        limit, fix = python_words(limit), python_words(fix)
     raise DesignError("define", message, loc=loc, limit=limit, found=found, fix=fix)
+
+
+_LEAVE_OUT = re.compile(r"leave -D (\w+) out")
+_GIVEN = re.compile(r"-D (\w+)=([^\s,;)]+)")
+_NAMED = re.compile(r"-D (\w+)")
+
+
+def python_words(text: str) -> str:
+    """``text`` (a design's :func:`refuse` fix, written in ``-D`` words, as the command line
+    gives defines) in the words of Python's ``defines=``, for a design loaded from Python.
+
+    >>> python_words("leave -D ACC out, or give -D OUT=i8 or -D M=512")
+    "leave 'ACC' out of defines=, or give defines={'OUT': 'i8'} or defines={'M': 512}"
+    """
+    def given(m: re.Match[str]) -> str:
+        value = m.group(2)
+        shown_value = value if re.fullmatch(r"-?\d+", value) else repr(value)
+        return f"defines={{{m.group(1)!r}: {shown_value}}}"
+
+    text = _LEAVE_OUT.sub(lambda m: f"leave {m.group(1)!r} out of defines=", text)
+    text = _GIVEN.sub(given, text)
+    return _NAMED.sub(lambda m: f"defines={{{m.group(1)!r}: ...}}", text)
 
 
 def _given(name: str, default: int | float | str, given: object, loc: Loc,
