@@ -44,7 +44,7 @@
 //   one 256-bit load on each of the two load units, 1 cycle), does one
 //   64-lane vmin (1 cycle, overlapped), and stores 512 bits through the single
 //   256-bit store port (2 cycles). The pipelined loop is store-bound at
-//   II = 2 per 64 pixels; 14 cycles of fill, drain, broadcast and call, the
+//   II = 2 per 64 pixels; 14 cycles of fill, drain and broadcast, the
 //   overhead measured for scale.cc's loop of the same shape.
 // ---------------------------------------------------------------------------
 
