@@ -368,7 +368,7 @@ class Engine:
         port, n = req[1], req[2]
         queue = port.queue
         others = port.others
-        if others and queue and not self.lockstep(port, queue[0][0].seq):
+        if others and queue and not self.lockstep(port, queue[0][0].seq, queue[0][1]):
             port.waiters.append(p)
             return False
         if queue and not p.got:
@@ -456,7 +456,7 @@ class Engine:
         return True
 
     @staticmethod
-    def lockstep(port: Port, seq: int) -> bool:
+    def lockstep(port: Port, seq: int, off: int = 0) -> bool:
         """Whether broadcast element ``seq`` can move to ``port``'s receiver now: it moves only
         while every receiver that still lacks it takes it.
 
@@ -466,15 +466,22 @@ class Engine:
         :meth:`broadcast_ready`, rather than read off a queue that may be empty.)
         """
         for q in port.others:
-            if q.taken > seq or q.owner is None:
-                continue  # q has taken this chunk already
+            if q.owner is None:
+                continue
+            # where q stands in the stream: its next chunk, and how far into it (a receiver
+            # taking a chunk in parts: a memtile element of several core tiles)
+            at = (q.taken, q.queue[0][1] if q.queue else 0)
+            if at > (seq, off):
+                continue  # q has taken this piece already
+            if at < (seq, off):  # q has earlier words still to take, which the stream
+                return False  # carries first: these cannot pass them (receivers kept in step)
             r = q.owner.request
             if r is None or r[0] != "get" or r[1] is not q:
                 return False
         return True
 
     @staticmethod
-    def broadcast_ready(port: Port, seq: int, time: float) -> float:
+    def broadcast_ready(port: Port, seq: int, time: float, off: int = 0) -> float:
         """When every receiver of ``port``'s broadcast that still lacks its element ``seq`` is
         ready for it (``time``: this receiver's): the circuit-switched stream moves to all of
         them at once, so none takes it before the last is ready (a receiver's clock may run
@@ -484,7 +491,8 @@ class Engine:
         it may have left the queue empty, or holding the next element, whose receivers differ.
         """
         for q in port.others:
-            if q.taken <= seq and q.owner is not None and q.owner.time > time:
+            if q.owner is not None and q.owner.time > time and (
+                    (q.taken, q.queue[0][1] if q.queue else 0) <= (seq, off)):
                 time = q.owner.time
         return time
 
@@ -502,9 +510,9 @@ class Engine:
             parts.append(chunk.content()[off:off + take])
             nbytes += take * chunk.data.itemsize
             # a chunk's first piece: a receiver late for it waits out its sender's lead
-            if port.others and not off:  # a broadcast streams to every receiver at once
-                start = max(self.broadcast_ready(port, chunk.seq, start) + chunk.lead,
-                            chunk.start)
+            if port.others:  # a broadcast streams every piece to every receiver at once
+                start = max(self.broadcast_ready(port, chunk.seq, start, off)
+                            + (0 if off else chunk.lead), chunk.start)
                 chunk.start = start
             else:
                 start = max(start if off else start + chunk.lead, chunk.start)
