@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -691,3 +692,21 @@ def test_the_host_kernel_cache_keeps_the_most_recently_used(tmp_path: Path) -> N
         (tmp_path / name).touch()
     assert prune_host_kernels(tmp_path, keep=1) == 0
     assert prune_host_kernels(tmp_path / "none", keep=4) == 0
+
+
+@pytest.mark.skipif(shutil.which("g++", path="/usr/bin:/bin") is None, reason="needs g++")
+def test_a_cache_folder_that_cannot_be_made_is_not_used(tmp_path: Path) -> None:
+    """kernel test (and sim --kernels native, and a profiled kernel's check) ended in a
+    PermissionError traceback with exit 1, "a kernel differs", where the cache folder could not
+    be written (a tester's CI: HOME=/): the libraries are built in a folder of the process's
+    own instead, removed at its exit, and nothing is written where the cache would be."""
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder would go")
+    path = _design(tmp_path)
+    before = set(Path(tempfile.gettempdir()).glob("aiedsl-host-kernels-*"))
+    for command in (("kernel", "test", "d.py"), ("sim", "d.py", "--kernels", "native")):
+        r = _cli(*command, cwd=tmp_path, XDG_CACHE_HOME=str(blocker / "cache"))
+        assert r.returncode == 0, r.stderr
+        assert "Traceback" not in r.stderr
+    assert blocker.read_text() == "a file where the cache folder would go"
+    assert set(Path(tempfile.gettempdir()).glob("aiedsl-host-kernels-*")) == before

@@ -11,6 +11,7 @@ command's usage, and exits 2. Ctrl-C exits 130, SIGTERM and SIGHUP 128 + their n
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import sys
@@ -295,7 +296,7 @@ def main(argv: Optional[List[str]] = None) -> None:
 def run() -> None:
     """The ``aiedsl`` program: :func:`main`, then leave the process at once.
 
-    Once the output is flushed nothing is left to clean up, and the interpreter's teardown
+    Once the output is flushed and the exit functions have run, the interpreter's teardown
     (freeing every numpy and pydantic object one by one) would add a tenth of a second to every
     command; ``os._exit`` skips it. Library callers use :func:`main`, which only raises
     ``SystemExit``.
@@ -322,5 +323,8 @@ def run() -> None:
         sys.stderr.flush()
     except OSError:
         pass
+    # what asked to be cleaned up at exit still is (a folder of this process's own host
+    # kernel libraries, where the cache could not be written): only the teardown is skipped
+    atexit._run_exitfuncs()
     os._exit(code)
 

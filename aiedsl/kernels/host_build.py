@@ -16,6 +16,8 @@ build nothing.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
 import os
 import re
@@ -72,14 +74,18 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
     flags = [*CXX_FLAGS, *([f"-D__AIE_ARCH__={aie_arch}"] if aie_arch is not None else []),
              *(arch_define_words(arch) if arch is not None else []), *kt.flags]
     key = hashlib.sha256(encoded(kt.text + header + " ".join(flags) + cxx)).hexdigest()[:24]
-    out = cache_dir("host-kernels") / f"{key}.so"
+    cached = cache_dir("host-kernels") / f"{key}.so"
+    folder = library_folder()
+    out = folder / f"{key}.so"
     if out.is_file():
         try:  # used now: the last the pruning deletes
             os.utime(out)
-        except OSError:  # (a cache another user's, read-only)
+        except OSError:  # (a cache another user's)
             pass
         return out
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if out != cached and cached.is_file():  # a read-only cache's build: loaded from a copy
+        shutil.copyfile(cached, out)         # (a library is loaded from copies beside it)
+        return out
     with tempfile.TemporaryDirectory() as tmp:
         name = f"{kt.name}.cc"
         src = Path(tmp) / name
@@ -125,8 +131,33 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         tmp_out = out.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
-    prune_host_kernels(out.parent)
+    if out == cached:
+        prune_host_kernels(out.parent)
     return out
+
+
+def library_folder() -> Path:
+    """Where host kernel libraries are built and loaded from: the cache folder, or, where it
+    cannot be made or written (a read-only home, a CI sandbox's), a folder of this process's
+    own, removed at its exit (:func:`_own_folder`): a cache folder that cannot be written is
+    not used. (A tester's read-only cache crashed ``kernel test`` with a PermissionError.)"""
+    folder = cache_dir("host-kernels")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return _own_folder()
+    # a library is loaded from a copy written beside it (host_load.load_copy): the folder must
+    # take new files, not only hold the library
+    return folder if os.access(folder, os.W_OK | os.X_OK) else _own_folder()
+
+
+@functools.lru_cache(maxsize=1)
+def _own_folder() -> Path:
+    """A temporary folder for this process's host kernel libraries, made once and removed
+    when the process exits."""
+    own = Path(tempfile.mkdtemp(prefix="aiedsl-host-kernels-"))
+    atexit.register(shutil.rmtree, own, True)
+    return own
 
 
 HOST_KERNELS_KEPT = 1024
