@@ -211,8 +211,12 @@ def test_the_simulator_runs_that_list(name: str, in_root: Path,
     handle = load_design(ROOT / "designs" / f"{design}.py", defines, device)
     result = simulate(handle, placed=placed, compute=False, check=False)
     assert result.machine.runtime is not None and result.machine.runtime.finished
-    assert seen == [(t.fifo, t.pattern, t.wait) for t in shim_program(placed, get_target(placed.device))
-                    if isinstance(t, ShimTransfer)]
+    want = [(t.fifo, t.pattern, t.wait) for t in shim_program(placed, get_target(placed.device))
+            if isinstance(t, ShimTransfer)]
+    # the summary may simulate the run again with a resource made free (aiedsl.sim.freed):
+    # each of those runs enqueues the same list
+    runs = [seen[i:i + len(want)] for i in range(0, len(seen), len(want))]
+    assert runs and all(r == want for r in runs)
 
 
 def test_hardware_view_of_a_transfer(in_root: Path) -> None:

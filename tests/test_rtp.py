@@ -197,7 +197,7 @@ def test_sim_fault_when_a_core_reads_an_unwritten_slot(design_file: DesignFile) 
     with pytest.raises(SimFault) as e:
         simulate(h, placed=unwritten)
     assert str(e.value) == (
-        "d.py:15: error [rtp]: core[0,0] reads rtp 'thr'[0] at cycle 6960, before the runtime "
+        "d.py:15: error [rtp]: core[0,0] reads rtp 'thr'[0] at cycle 6558, before the runtime "
         "writes it\n"
         "  limit: a slot is read after an rtp_write of it (the memory holds no value before)\n"
         "  found: no write by then\n"

@@ -221,16 +221,21 @@ def test_timing_of_the_gemm(in_root: Path) -> None:
     assert len(t.core_busy) == 16 and all(0 < b <= 1 for b in t.core_busy.values())
     # Like compared with like (a channel's moving data, not its waiting for a receiver): the
     # memtile channel of A's broadcast, busy 84% but mostly waiting, was named once. Nothing is
-    # busy most of the time: host-memory reads half, the runtime issuing its tasks about as much
+    # busy most of the time: host-memory reads half, the runtime issuing its tasks about as
+    # much. DRAM, the busier, was named; freed, it saves 13%, the runtime's issuing 38% (a
+    # tester): the one whose freeing saves more is named, and both savings are said
     b = t.bottleneck
-    assert b.kind == "dram" and b.resource == "DRAM read" and 0.45 < b.utilisation < 0.55
-    assert b.runner_up[0] == "the runtime issuing shim DMA tasks" and b.runner_up[1] > 0.4
+    assert b.kind == "runtime" and b.resource == "runtime" and 0.4 < b.utilisation < 0.55
+    assert b.runner_up[0] == "DRAM reads" and 0.45 < b.runner_up[1] < 0.55
+    assert [(f.kind, round(f.saved, 2)) for f in b.freed] == [("runtime", 0.38), ("dram", 0.13)]
     assert t.channel_moving["memtile (0, 1) forward -> a_0"] < 0.3
     assert t.channel_busy["memtile (0, 1) forward -> a_0"] > 0.8
     assert b.dram_bytes == t.dram_bytes > 3 * 512 * 512 * 2
     assert b.sentence().endswith(
-        f"; nothing is busy most of the time, though: next is the runtime issuing shim DMA tasks "
-        f"at {b.runner_up[1]:.0%}, and the run goes to waits between them more than to either")
+        f"; nothing is busy most of the time, though: next is DRAM reads at "
+        f"{b.runner_up[1]:.0%}; simulated again with each made free (kernels timed only), the "
+        "run is 38% shorter with shim DMA tasks issued at no cost, and 13% shorter with host "
+        "memory of unlimited bandwidth")
     assert t.seconds == pytest.approx(t.invocation_s + t.device_seconds)
 
 
@@ -1029,7 +1034,7 @@ def test_what_the_model_assumes_for_a_design_is_said_with_its_times(in_root: Pat
     """The rtp writes' cost is an assumption and packet headers are not modelled: the run
     says so (a tester found both unsaid), and float GEMM throughput is in GFLOPS."""
     rtp = simulate(load_design("designs/threshold_rtp.py")).timing
-    assert ("note: each runtime-parameter write takes 2.3 us, a third of a task's issue cost "
+    assert ("note: each runtime-parameter write takes 2.1 us, a third of a task's issue cost "
             "by assumption (no row measures a register write; 4 rtp writes here)") in rtp.lines()
     assert any(line.startswith("throughput: ") and line.endswith(" GOPS") for line in rtp.lines())
     gemm = simulate(load_design("designs/gemm_bf16.py")).timing

@@ -126,6 +126,26 @@ class BufferStall:
                 f"{self.base * us:.2f} ({self.saved:.0%} less, simulated{alone})")
 
 
+FREED_WORDS = {"compute": "with kernels that take no time",
+               "dram": "with host memory of unlimited bandwidth",
+               "dma": "with DMA channels and streams of unlimited rate",
+               "runtime": "with shim DMA tasks issued at no cost"}
+"""How the summary names each kind of resource made free (:mod:`aiedsl.sim.freed`)."""
+
+
+@dataclass(frozen=True)
+class Freed:
+    """A kind of resource made free in a second run (kernels timed only): what it saves."""
+
+    kind: Literal["compute", "dram", "dma", "runtime"]
+    saved: float
+    """The share of the run's device time it saves (0..1)."""
+
+    def words(self) -> str:
+        """The summary's words for it."""
+        return f"{self.saved:.0%} shorter {FREED_WORDS[self.kind]}"
+
+
 @dataclass(frozen=True)
 class Bottleneck:
     """What limits a simulated run on the device, as data; :meth:`sentence` says it for people.
@@ -195,6 +215,10 @@ class Bottleneck:
     """Fifos whose too few buffers make a core wait on another, anywhere in the design, and what
     one more buffer each saves, simulated (:mod:`aiedsl.sim.stalls`); None when no such run is
     shorter by :data:`SINGLE_BUFFER_NOTED` of the time or more."""
+    freed: tuple[Freed, ...] = ()
+    """When nothing is busy most of the time (:data:`UNSATURATED`): the run simulated again
+    with the named resource's kind made free, and with the runner-up's, most saved first; the
+    one that saves more is the one named. Empty when not measured."""
 
     def _turns(self) -> str:
         """What the single-buffered ends and too few buffers cost, as clauses ("" when
@@ -207,8 +231,12 @@ class Bottleneck:
         text = self._sentence()
         what, share = self.runner_up
         if self.utilisation < UNSATURATED and what:
-            text += (f"; nothing is busy most of the time, though: next is {what} at "
-                     f"{share:.0%}, and the run goes to waits between them more than to either")
+            text += f"; nothing is busy most of the time, though: next is {what} at {share:.0%}"
+            if self.freed:
+                text += ("; simulated again with each made free (kernels timed only), the run is "
+                         + ", and ".join(f.words() for f in self.freed))
+            else:
+                text += ", and the run goes to waits between them more than to either"
         return text
 
     def _sentence(self) -> str:

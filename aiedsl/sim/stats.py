@@ -4,15 +4,17 @@ bottleneck."""
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import TypedDict
 
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
 from aiedsl.sim.blocked import proc_words
+from aiedsl.sim.freed import Kind, saving
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.stalls import buffer_stall
 from aiedsl.sim.state import Machine
 from aiedsl.sim.bottleneck import (DRAM_SATURATED, ISSUING_NOTED, SINGLE_BUFFER_NOTED,
-                                   TASK_COST_BASIS, Bottleneck, SingleBuffered)
+                                   TASK_COST_BASIS, UNSATURATED, Bottleneck, Freed,
+                                   SingleBuffered)
 from aiedsl.sim.summary import Timing, ops_unit
 
 
@@ -101,23 +103,32 @@ def timing(m: Machine) -> Timing:
     # (a core waiting for data is not busy either)
     top_chan = max(channel_moving.items(), key=lambda kv: kv[1], default=("", 0.0))
     issuing = m.runtime.busy / total if m.runtime is not None else 0.0
-    kind: Literal["compute", "dram", "dma", "runtime"]
+    kind: Kind
     if top_core[1] >= max(dram, top_chan[1], issuing) and top_core[1] > 0:
-        kind, what, busy = "compute", top_core[0], top_core[1]
+        kind = "compute"
     elif issuing > max(dram, top_chan[1]) and dram < DRAM_SATURATED:
-        kind, what, busy = "runtime", "runtime", issuing
+        kind = "runtime"
     elif dram >= top_chan[1] or dram >= DRAM_SATURATED:
-        kind, what, busy = "dram", dram_dir, dram
+        kind = "dram"
     else:
-        kind, what, busy = "dma", top_chan[0], top_chan[1]
-    # the busiest resource of another kind (another channel as busy says nothing new)
-    others = [(f"{n} computing", b) for n, b in core_busy.items() if kind != "compute"]
-    others += [(f"DMA '{n}' moving data", b) for n, b in channel_moving.items() if kind != "dma"]
-    others += [(f"DRAM {d[5:]}s", u) for d, u in use.items() if kind != "dram"]
-    # a DMA bottleneck's sentence already names a busy runtime (ISSUING_NOTED): not twice
-    said = kind == "runtime" or (kind == "dma" and issuing >= ISSUING_NOTED)
-    others += [] if said else [("the runtime issuing shim DMA tasks", issuing)]
-    runner_up = max(others, key=lambda o: o[1], default=("", 0.0))
+        kind = "dma"
+    busiest_of = {"compute": top_core, "runtime": ("runtime", issuing), "dram": (dram_dir, dram),
+                  "dma": top_chan}
+    runner_up, runner_kind = _runner_up(kind, core_busy, channel_moving, use, issuing)
+    freed: tuple[Freed, ...] = ()
+    if busiest_of[kind][1] < UNSATURATED and runner_kind is not None and (
+            runner_up[1] >= SINGLE_BUFFER_NOTED and m.runtime is not None
+            and m.runtime.finished):
+        # nothing is busy most of the time: busy shares no longer tell what the time waits
+        # for, so each of the two is made free in a run of its own, and the one whose
+        # freeing saves more is named
+        freed = tuple(sorted((Freed(k, s) for k in (kind, runner_kind)
+                              for s in [saving(m, k, total)] if s is not None),
+                             key=lambda f: -f.saved))
+        if len(freed) == 2 and freed[0].kind == runner_kind:
+            kind = runner_kind
+            runner_up, _ = _runner_up(kind, core_busy, channel_moving, use, issuing)
+    what, busy = busiest_of[kind]
     # whatever limits the run, a one-buffer end that a second would overlap is said
     single: list[SingleBuffered] = []
     for p in procs:
@@ -154,7 +165,7 @@ def timing(m: Machine) -> Timing:
                      runner_up=runner_up, single_buffered=tuple(single),
                      one_buffer_receiver=receiver_words, receiver_room=room,
                      busiest=busiest if kind == "compute" else "",
-                     tied=tied if kind == "compute" else 0, stall=stall,
+                     tied=tied if kind == "compute" else 0, stall=stall, freed=freed,
                      **_shim_traffic(m, what if kind == "dma" else ""))
     fixed = tm.invocation_s
     # rounded past any cycle: 103.2 us x 1 GHz is 103200.00000000001 in floats
@@ -174,6 +185,24 @@ def timing(m: Machine) -> Timing:
                   task_basis=_task_basis(m, issuing, total), unmodelled=_unmodelled(m),
                   ops_unit=ops_unit(m.design), driver_timeout_s=tm.driver_timeout_s,
                   busiest_core=busiest)
+
+
+def _runner_up(kind: Kind, core_busy: dict[str, float], channel_moving: dict[str, float],
+               use: dict[str, float], issuing: float) -> tuple[tuple[str, float], Kind | None]:
+    """The busiest resource of another kind than ``kind`` (another channel as busy says
+    nothing new), as words with its busy share, and its kind (None when there is none)."""
+    others: list[tuple[str, float, Kind]] = [
+        (f"{n} computing", b, "compute") for n, b in core_busy.items() if kind != "compute"]
+    others += [(f"DMA '{n}' moving data", b, "dma") for n, b in channel_moving.items()
+               if kind != "dma"]
+    others += [(f"DRAM {d[5:]}s", u, "dram") for d, u in use.items() if kind != "dram"]
+    # a DMA bottleneck's sentence already names a busy runtime (ISSUING_NOTED): not twice
+    said = kind == "runtime" or (kind == "dma" and issuing >= ISSUING_NOTED)
+    others += [] if said else [("the runtime issuing shim DMA tasks", issuing, "runtime")]
+    if not others:
+        return ("", 0.0), None
+    words, share, other = max(others, key=lambda o: o[1])
+    return (words, share), other
 
 
 def _busiest(m: Machine, core_busy: dict[str, float]) -> tuple[str, int]:

@@ -30,7 +30,7 @@ class TimingModel(BaseModel):
     notice, with no data moved. Added once per run. Determined by the five small rows (Copy(DMA),
     Copy(Kern), VSOp(Mul), VVOp(Mul), VReduce(Max)), whose device-side work is their two or
     three shim tasks and a few microseconds of data; every other row contains it too. npu1:
-    103.2 us fitted (the small rows' figures scatter from 112.8 to 134.0 us). mlir-aie #2381 and
+    104.4 us fitted (the small rows' figures scatter from 112.8 to 134.0 us). mlir-aie #2381 and
     #3793 report 45-64 us per empty call with other hosts and drivers."""
     shim_task_s: float
     """Firmware time to issue one shim DMA task from the instruction stream (write its buffer
@@ -39,10 +39,10 @@ class TimingModel(BaseModel):
     Determined by GEMM, the only row with more than three tasks (20, four columns issued in
     turn, so the last column starts 16 tasks after the first); the small rows' two or three tasks
     are hard to tell from :attr:`invocation_s` (the fit separates them only through GEMM). One
-    task is one buffer descriptor in every row, so this is also the per-BD set-up. npu1: 6.8 us
+    task is one buffer descriptor in every row, so this is also the per-BD set-up. npu1: 6.4 us
     fitted; plausible for the firmware's three steps per task (an 8-word BD block write, the
     host-address patch, the queue push), but it is one row's figure and also absorbs any error
-    of that row's kernel estimate (80% of peak): at 2 us per task GEMM models 0.80 of its
+    of that row's kernel estimate (80% of peak): at 2 us per task GEMM models 0.78 of its
     measurement."""
     shim_burst_bytes: int
     """Largest AXI burst a shim DMA channel issues to host memory: the BD's burst-length field,
@@ -55,7 +55,7 @@ class TimingModel(BaseModel):
     response latency one channel cannot hide): a 256 B burst takes 64 + this cycles, a 128 B
     one 32 + this. Determined by ColorThreshold (2 MB each way in 256 B bursts, one channel each
     way: alone it asks about 5 cycles) and MVAdd (7 MB each way in 128 B runs: 9 to 20 cycles
-    from its two figures); VReLU and VVOp(AddKern) check it. npu1: 12 cycles fitted."""
+    from its two figures); VReLU and VVOp(AddKern) check it. npu1: 11 cycles fitted."""
     dram_read_bytes_per_s: float
     """Host-memory read bandwidth shared by every shim MM2S channel of the device: a pool of its
     own, separate from :attr:`dram_write_bytes_per_s` by assumption (no row of the calibration
@@ -112,5 +112,5 @@ class TimingModel(BaseModel):
         """Firmware time for one register write of the instruction stream (``write32``: what
         ``aiex.npu.rtp_write`` lowers to). No row measures it; it is taken as one of the three
         steps :attr:`shim_task_s` covers (a block write, an address patch, a queue push), i.e. a
-        third of it: 2.3 us on npu1."""
+        third of it: 2.1 us on npu1."""
         return self.shim_task_s / 3

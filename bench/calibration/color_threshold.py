@@ -6,10 +6,10 @@ buffers (four lines) that the memtile splits into four depth-2 fifos of 1920 byt
 per core; each core's depth-2 output fifo of 1920 bytes is joined in the memtile into 7680-byte
 buffers that one shim task writes back contiguously (waited for): two tasks, one shim channel
 each way. Each core runs 270 iterations of: acquire input, acquire output, threshold 1920
-bytes, release both. IRON's cores read their threshold, maximum and type from run-time
-parameter buffers written by the runtime sequence (50, 255, 0: binary); aiedsl passes them as
-scalar arguments, which costs the core the same few loads. IRON's unused second runtime
-argument is left out.
+bytes, release both. As in the MLIR that ran, each core reads its threshold, maximum and type
+from a run-time parameter buffer of its own, which the runtime sequence writes first (50, 255,
+0: binary): twelve register writes the firmware issues before the transfers. IRON's unused
+second runtime argument is left out.
 
 Kernel: IRON's ``thresholdLine`` (``aie_kernels/aie2/threshold.cc``) runs the binary threshold
 over 64-lane u8 vectors: per vector one load, one compare against the threshold, one select
@@ -24,7 +24,7 @@ Measured on npu1: 672.07 / 677.56 us (npu1-measured.md).
 
 import numpy as np
 
-from aiedsl import Tensor, design, fifo, herd, join, loop, runtime, u8
+from aiedsl import Tensor, design, fifo, herd, i32, join, loop, rtp, runtime, u8
 from aiedsl.kernels import buffer, declare, scalar
 
 WIDTH, HEIGHT = 1920, 1080
@@ -46,7 +46,8 @@ def color_threshold(inp: Tensor[N, u8], out: Tensor[N, u8]):
         f"threshold_line_u8_{WIDTH}", source="iron_kernels.cc",
         entry=f"threshold_line_u8<{WIDTH}>",
         args=[buffer("src", line), buffer("dst", line, "out"), scalar("width", "i32"),
-              scalar("thresh", "i16"), scalar("max_value", "i16"), scalar("kind", "i8")],
+              scalar("thresh", "i32", narrows_to="i16"),
+              scalar("max_value", "i32", narrows_to="i16"), scalar("kind", "i32", narrows_to="i8")],
         reference=threshold_ref, cycles=2 * (WIDTH // LANES) + 20,
         cost="2(n/64) + 20: IRON's 64-lane u8 compare and select, one store per vector "
              "(bench/calibration/color_threshold.py)")
@@ -54,14 +55,18 @@ def color_threshold(inp: Tensor[N, u8], out: Tensor[N, u8]):
     in_l1 = in_l2.split(CORES, names=[f"inOOB_L2L1_{i}" for i in range(CORES)])
     out_l1 = [fifo(line, depth=2, name=f"outOOB_L1L2_{i}") for i in range(CORES)]
     out_l2 = join(out_l1, name="outOOB_L2L3")
+    params = [rtp(Tensor[16, i32], name=f"rtpComputeTile{2 + i}") for i in range(CORES)]
 
     @herd(rows=CORES)
     def core(x, y):
         for _ in loop(N // (CORES * WIDTH)):
             with in_l1[y].consume() as src, out_l1[y].produce() as dst:
-                threshold(src, dst, WIDTH, THRESH, MAX_VALUE, BINARY)
+                threshold(src, dst, WIDTH, params[y][0], params[y][1], params[y][2])
 
     with runtime() as rt:
+        for p in params:
+            for slot, value in enumerate((THRESH, MAX_VALUE, BINARY)):
+                rt.rtp_write(p, slot, value)
         rt.fill(in_l2, inp)
         rt.drain(out_l2, out)
 

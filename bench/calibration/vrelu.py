@@ -7,7 +7,8 @@ buffers that one shim task drains (waited for). Each core runs 32 iterations of:
 output, acquire input, ReLU 1024 elements, release both.
 
 Kernel: the library's ``relu`` on 1024 bf16 is IRON's ``bf16_relu`` (a 32-lane ``max`` with zero
-per 512-bit vector, software-pipelined); cost n/32 + 14 = 46 cycles.
+per 512-bit vector, software-pipelined); cost 2(n/32) + 14 = 78 cycles (AIE2 stores 256 bits a
+cycle, so a 512-bit result takes two).
 
 Measured on npu1: 176.69 / 171.48 us, min-max 132-340 / 147-344 (npu1-measured.md).
 """
