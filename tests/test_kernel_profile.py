@@ -752,3 +752,47 @@ def test_a_mode_the_aie_api_has_only_with_a_sparse_b_is_refused(design_file, dev
     # the fix works: the dense modes it names for 8-bit inputs load
     for dense in ([(4, 8, 8), (4, 16, 8)] if device.startswith("npu1") else [(8, 8, 8)]):
         load_design(_macrep(design_file, device, dense))
+
+
+@pytest.mark.parametrize("declared", ["cycles=None", "cycles=100, ops=lambda n: n"])
+@pytest.mark.parametrize("call, message, limit, found, fix", [
+    ("k(s, t, 2.5)", "argument 2 ('n') of 'scale_n' is i32, but core[0,0] passes 2.5",
+     "scale_n(a: 1024xi32, c: 1024xi32, n: i32)", "2.5", "pass an int"),
+    ("k(s, t, 2**31)", "argument 2 ('n') of 'scale_n' is i32, but core[0,0] passes 2147483648",
+     "i32 values from -2147483648 to 2147483647", "2147483648",
+     "pass a value i32 can hold, or declare the scalar with a wider type"),
+    ("k(s, t)", "core[0,0] calls 'scale_n' with 2 arguments; it takes 3",
+     "scale_n(a: 1024xi32, c: 1024xi32, n: i32)", "2 arguments", "call it as scale_n(a, c, n)")],
+    ids=["float", "range", "missing"])
+def test_a_wrong_call_of_a_kernel_run_as_the_design_loads_is_said_as_check_says_it(
+        design_file, declared: str, call: str, message: str, limit: str, found: str,
+        fix: str) -> None:  # type: ignore[no-untyped-def]
+    """(a tester) With cycles=None, or ops= a function of the scalars, the profile or the
+    function ran with the call's values before the call was checked: a float for an i32 was a
+    ctypes ArgumentError said as a python error at @design, 2**31 was wrapped by ctypes into a
+    profile that counted nothing, and a call missing its scalar was "no value for its scalar
+    'n' to profile it with". The call's own error now comes first, as with cycles= given."""
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    path = _scale_n(design_file, call)
+    path.write_text(path.read_text().replace('cycles=None, params={"n": 16}', declared))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        f"d.py:19: error [kernel signature]: {message}\n  limit: {limit}\n  found: {found}\n"
+        f"  fix: {fix}")
+
+
+def test_a_buffer_passed_for_a_profiled_kernels_scalar_is_said_as_check_says_it(
+        design_file) -> None:  # type: ignore[no-untyped-def]
+    """(a tester) A buffer where the scalar goes was "no value for its scalar 'n' to profile
+    it with", as if the call passed none."""
+    from aiedsl.errors import DesignError
+    from aiedsl.loader import load_design
+
+    with pytest.raises(DesignError) as e:
+        load_design(_scale_n(design_file, "k(s, t, s)"))
+    assert str(e.value).startswith(
+        "d.py:19: error [kernel signature]: argument 2 ('n') of 'scale_n' is a scalar i32, but "
+        "core[0,0] passes a buffer\n")

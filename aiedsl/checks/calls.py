@@ -7,7 +7,7 @@ from typing import Any
 
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError, counted, listed
-from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, RtpArg, ScalarArg
+from aiedsl.ir.core_ops import Acquire, BufferArg, Call, LocalArg, RtpArg, ScalarArg
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel, KernelArg
 from aiedsl.ir.types import TensorType
@@ -23,113 +23,141 @@ def check_kernel_calls(d: Design) -> None:
     """Every call passes what its kernel's signature declares: buffers of its types, scalars
     its C++ can take (in their dtype's range, and the value it is compiled for or the range it
     narrows to), rtp slots whose every write the kernel can take."""
+    writes = _rtp_writes(d)
+    for core in d.cores:
+        acq = acquires(core)
+        for call in calls(core):
+            _check_call(d, core.name, call, acq, writes)
+
+
+def check_calls_before_load(d: Design, symbols: set[str]) -> None:
+    """The calls of kernels ``symbols`` (those run as the design loads: profiled for their
+    cycles, or counted by an ``ops=`` function) against their signatures, as
+    :func:`check_kernel_calls` judges them. The profile and the ``ops=`` function take a
+    call's values as they are: a float for an int, a value out of range or a buffer for a
+    scalar made a ctypes error or a wrong "no value to profile it with" where ``check`` with
+    ``cycles=`` given said what the call does wrong. A buffer argument whose element is not
+    acquired is left to ``check`` (its held-buffers check says so first)."""
+    writes = _rtp_writes(d)
+    for core in d.cores:
+        acq = acquires(core)
+        for call in calls(core):
+            if call.kernel in symbols:
+                _check_call(d, core.name, call, acq, writes)
+
+
+def _rtp_writes(d: Design) -> dict[tuple[str, int], list[RtpWrite]]:
+    """The runtime sequence's writes of each rtp slot, in order."""
     writes: dict[tuple[str, int], list[RtpWrite]] = {}
     for op in d.runtime:
         if isinstance(op, RtpWrite):
             writes.setdefault((op.rtp, op.index), []).append(op)
-    for core in d.cores:
-        acq = acquires(core)
-        for call in calls(core):
-            k = d.kernel(call.kernel)
-            if len(call.args) != len(k.args):
+    return writes
+
+
+def _check_call(d: Design, core: str, call: Call, acq: dict[str, Acquire],
+                writes: dict[tuple[str, int], list[RtpWrite]]) -> None:
+    """One call of core ``core`` against its kernel's signature (:func:`check_kernel_calls`)."""
+    k = d.kernel(call.kernel)
+    if len(call.args) != len(k.args):
+        raise DesignError(
+            "kernel signature", f"{core} calls '{k.symbol}' with "
+            f"{counted(len(call.args), 'argument')}; it takes {len(k.args)}", loc=call.loc,
+            limit=_sig(k), found=counted(len(call.args), 'argument'),
+            fix=f"call it as {k.symbol}({', '.join(a.name for a in k.args)})")
+    for i, (arg, param) in enumerate(zip(call.args, k.args)):
+        if param.kind == "buffer" and isinstance(arg, LocalArg):
+            _check_local_arg(d, core, call.loc, i, param, arg, _sig(k), k.symbol)
+        elif param.kind == "buffer":
+            if not isinstance(arg, BufferArg):
+                what = (f"rtp slot '{arg.rtp}'[{arg.index}]" if isinstance(arg, RtpArg)
+                        else f"the scalar {arg.value!r}" if isinstance(arg, ScalarArg)
+                        else "something else")
                 raise DesignError(
-                    "kernel signature", f"{core.name} calls '{k.symbol}' with "
-                    f"{counted(len(call.args), 'argument')}; it takes {len(k.args)}", loc=call.loc,
-                    limit=_sig(k), found=counted(len(call.args), 'argument'),
-                    fix=f"call it as {k.symbol}({', '.join(a.name for a in k.args)})")
-            for i, (arg, param) in enumerate(zip(call.args, k.args)):
-                if param.kind == "buffer" and isinstance(arg, LocalArg):
-                    _check_local_arg(d, core.name, call.loc, i, param, arg, _sig(k), k.symbol)
-                elif param.kind == "buffer":
-                    if not isinstance(arg, BufferArg):
-                        what = (f"rtp slot '{arg.rtp}'[{arg.index}]" if isinstance(arg, RtpArg)
-                                else f"the scalar {arg.value!r}" if isinstance(arg, ScalarArg)
-                                else "something else")
-                        raise DesignError(
-                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
-                            f"is a buffer, but {core.name} passes {what}",
-                            loc=call.loc, limit=_sig(k),
-                            fix="pass an acquired fifo element or a local")
-                    elem = d.fifo(acq[arg.value].fifo).elem
-                    assert param.type is not None
-                    if elem.dtype == param.type.dtype and elem.numel == param.type.numel and (
-                            tuple(elem.shape) != tuple(param.type.shape)):
-                        # mlir-aie's func.call verifier wants each operand's memref type to be
-                        # the declared one exactly: the same elements in another shape fail
-                        fifo_name = acq[arg.value].fifo
-                        raise DesignError(
-                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
-                            f"expects {param.type}, but {core.name} passes an element of "
-                            f"'{fifo_name}' ({elem}): the same {elem.numel} elements in another "
-                            f"shape, and func.call takes only the declared memref type",
-                            loc=call.loc, limit=_sig(k), found=str(elem),
-                            **_reshape_fix(d, fifo_name, param.type))
-                    if elem.dtype != param.type.dtype or elem.numel != param.type.numel:
-                        raise DesignError(
-                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
-                            f"expects {param.type}, but {core.name} passes an element of "
-                            f"'{acq[arg.value].fifo}' ({elem})", loc=call.loc,
-                            limit=_sig(k), found=str(elem),
-                            fix="pass a fifo of the kernel's element type, or declare the "
-                            "kernel for this shape")
-                elif isinstance(arg, RtpArg):
-                    if arg.dtype != param.dtype:
-                        raise _rtp_types(core.name, k, call, i)
-                    rule = _value_rule(param)
-                    if rule is not None:  # the runtime's writes are the values the kernel reads
-                        lo, hi, what, limit, want = rule
-                        w = next((w for w in writes.get((arg.rtp, arg.index), [])
-                                  if not lo <= w.value <= hi), None)
-                        if w is not None:
-                            raise DesignError(
-                                "kernel signature", f"rt.rtp_write of '{w.rtp}'[{w.index}] writes "
-                                f"{w.value}, but {core.name} passes that slot as argument {i} "
-                                f"('{param.name}') of '{k.symbol}', which {what}", loc=w.loc,
-                                limit=limit, found=str(w.value),
-                                related=[(f"{core.name} passes it to '{k.symbol}'", call.loc)],
-                                fix=f"write {want}")
-                elif isinstance(arg, LocalArg):
+                    "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                    f"is a buffer, but {core} passes {what}",
+                    loc=call.loc, limit=_sig(k),
+                    fix="pass an acquired fifo element or a local")
+            elem = d.fifo(acq[arg.value].fifo).elem
+            assert param.type is not None
+            if elem.dtype == param.type.dtype and elem.numel == param.type.numel and (
+                    tuple(elem.shape) != tuple(param.type.shape)):
+                # mlir-aie's func.call verifier wants each operand's memref type to be
+                # the declared one exactly: the same elements in another shape fail
+                fifo_name = acq[arg.value].fifo
+                raise DesignError(
+                    "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                    f"expects {param.type}, but {core} passes an element of "
+                    f"'{fifo_name}' ({elem}): the same {elem.numel} elements in another "
+                    f"shape, and func.call takes only the declared memref type",
+                    loc=call.loc, limit=_sig(k), found=str(elem),
+                    **_reshape_fix(d, fifo_name, param.type))
+            if elem.dtype != param.type.dtype or elem.numel != param.type.numel:
+                raise DesignError(
+                    "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                    f"expects {param.type}, but {core} passes an element of "
+                    f"'{acq[arg.value].fifo}' ({elem})", loc=call.loc,
+                    limit=_sig(k), found=str(elem),
+                    fix="pass a fifo of the kernel's element type, or declare the "
+                    "kernel for this shape")
+        elif isinstance(arg, RtpArg):
+            if arg.dtype != param.dtype:
+                raise _rtp_types(core, k, call, i)
+            rule = _value_rule(param)
+            if rule is not None:  # the runtime's writes are the values the kernel reads
+                lo, hi, what, limit, want = rule
+                w = next((w for w in writes.get((arg.rtp, arg.index), [])
+                          if not lo <= w.value <= hi), None)
+                if w is not None:
                     raise DesignError(
-                        "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
-                        f"scalar {param.dtype}, but {core.name} passes local '{arg.local}', a "
-                        "buffer", loc=arg.loc, limit=_sig(k),
-                        found=f"local '{arg.local}' ({d.local(arg.local).type})",
-                        fix="pass a Python int or float (a core cannot read a local's value: "
-                        "a kernel taking it as a buffer can), or an rtp slot")
-                elif not isinstance(arg, ScalarArg):
-                    raise DesignError(
-                        "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
-                        f"scalar {param.dtype}, but {core.name} passes a buffer", loc=call.loc,
-                        limit=_sig(k), fix="pass a Python int or float, or an rtp slot (thr[0]) "
-                        "for a value the host sets at run time (a core cannot read an "
-                        "element's value into a scalar argument: a kernel taking it as a "
-                        "buffer can)")
-                elif param.dtype.startswith(("i", "u")) and not isinstance(arg.value, int):
-                    # an integer type takes an integer literal: MLIR's parser refuses a float
-                    # literal for an integer constant, and a silent int() would hide the bug
-                    raise DesignError(
-                        "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is "
-                        f"{param.dtype}, but {core.name} passes {arg.value!r}", loc=call.loc,
-                        limit=_sig(k), found=repr(arg.value),
-                        fix="pass an int")
-                else:
-                    lo, hi = _scalar_range(param.dtype)
-                    if not lo <= arg.value <= hi:  # False for NaN too
-                        raise DesignError(
-                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
-                            f"is {param.dtype}, but {core.name} passes {arg.value!r}",
-                            loc=call.loc,
-                            limit=f"{param.dtype} values from {_bound(lo)} to {_bound(hi)}",
-                            found=repr(arg.value),
-                            fix=f"pass a value {param.dtype} can hold, or declare the scalar "
-                                "with a wider type")
-                    rule = _value_rule(param)
-                    if rule and not rule[0] <= arg.value <= rule[1]:
-                        lo, hi, what, limit, want = rule
-                        raise DesignError(
-                            "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
-                            f"{what}, but {core.name} passes {arg.value!r}", loc=call.loc,
-                            limit=limit, found=repr(arg.value), fix=f"pass {want}")
+                        "kernel signature", f"rt.rtp_write of '{w.rtp}'[{w.index}] writes "
+                        f"{w.value}, but {core} passes that slot as argument {i} "
+                        f"('{param.name}') of '{k.symbol}', which {what}", loc=w.loc,
+                        limit=limit, found=str(w.value),
+                        related=[(f"{core} passes it to '{k.symbol}'", call.loc)],
+                        fix=f"write {want}")
+        elif isinstance(arg, LocalArg):
+            raise DesignError(
+                "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
+                f"scalar {param.dtype}, but {core} passes local '{arg.local}', a "
+                "buffer", loc=arg.loc, limit=_sig(k),
+                found=f"local '{arg.local}' ({d.local(arg.local).type})",
+                fix="pass a Python int or float (a core cannot read a local's value: "
+                "a kernel taking it as a buffer can), or an rtp slot")
+        elif not isinstance(arg, ScalarArg):
+            raise DesignError(
+                "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
+                f"scalar {param.dtype}, but {core} passes a buffer", loc=call.loc,
+                limit=_sig(k), fix="pass a Python int or float, or an rtp slot (thr[0]) "
+                "for a value the host sets at run time (a core cannot read an "
+                "element's value into a scalar argument: a kernel taking it as a "
+                "buffer can)")
+        elif param.dtype.startswith(("i", "u")) and not isinstance(arg.value, int):
+            # an integer type takes an integer literal: MLIR's parser refuses a float
+            # literal for an integer constant, and a silent int() would hide the bug
+            raise DesignError(
+                "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is "
+                f"{param.dtype}, but {core} passes {arg.value!r}", loc=call.loc,
+                limit=_sig(k), found=repr(arg.value),
+                fix="pass an int")
+        else:
+            lo, hi = _scalar_range(param.dtype)
+            if not lo <= arg.value <= hi:  # False for NaN too
+                raise DesignError(
+                    "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                    f"is {param.dtype}, but {core} passes {arg.value!r}",
+                    loc=call.loc,
+                    limit=f"{param.dtype} values from {_bound(lo)} to {_bound(hi)}",
+                    found=repr(arg.value),
+                    fix=f"pass a value {param.dtype} can hold, or declare the scalar "
+                        "with a wider type")
+            rule = _value_rule(param)
+            if rule and not rule[0] <= arg.value <= rule[1]:
+                lo, hi, what, limit, want = rule
+                raise DesignError(
+                    "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
+                    f"{what}, but {core} passes {arg.value!r}", loc=call.loc,
+                    limit=limit, found=repr(arg.value), fix=f"pass {want}")
 
 
 def _rtp_types(core: str, k: Kernel, call: Call, first: int) -> DesignError:
