@@ -626,6 +626,82 @@ def test_one_core_calling_a_file_compiled_two_ways_is_a_check_error(
         "entry=, or call them from different cores\n")
 
 
+def _two_files(design_file: DesignFile, other: str) -> Path:
+    """TWO_ON_ONE_CORE with inc2_64 from twoj.cc, TWOK_CC with its helper replaced by
+    ``other``: two objects linked into one core."""
+    path = design_file(TWO_ON_ONE_CORE.replace('k2 = declare("inc2_64", source="twok.cc"',
+                                               'k2 = declare("inc2_64", source="twoj.cc"'))
+    (path.parent / "twok.cc").write_text(TWOK_CC)
+    (path.parent / "twoj.cc").write_text(TWOK_CC.replace(
+        "int32_t helper(int32_t x) { return x + 1; }", other))
+    return path
+
+
+def test_two_files_defining_one_helper_for_one_core_are_a_check_error(
+        design_file: DesignFile) -> None:
+    """(a tester) Two files linked into one core, both defining int32_t bump(int32_t), passed
+    every check and failed at lld (duplicate symbol): the rule on one file compiled twice did
+    not look at two files."""
+    path = _two_files(design_file, "int32_t helper(int32_t y) { return y + 2; }")
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path).ir)
+    assert str(excinfo.value) == (
+        "d.py:12: error [kernel objects]: kernels 'inc1_64' (twok.cc) and 'inc2_64' (twoj.cc) "
+        "both define the C++ function helper(int32_t), and core[0,0] links both objects: lld "
+        "would refuse it as a duplicate symbol\n"
+        "  limit: each symbol with external linkage defined once among the objects a core links "
+        "(a static or inline function, a template or one in an unnamed namespace is each "
+        "object's own)\n"
+        "  found: twok.cc:3 and twoj.cc:3\n"
+        "  d.py:10: kernel 'inc1_64' is declared\n"
+        "  d.py:19: core[0,0] calls 'inc1_64'\n"
+        "  d.py:20: and 'inc2_64'\n"
+        "  fix: make 'helper' static or inline in twok.cc or twoj.cc, or rename it in one of "
+        "them")
+
+
+@pytest.mark.parametrize("other", [
+    "static int32_t helper(int32_t x) { return x + 2; }",
+    "inline int32_t helper(int32_t x) { return x + 2; }",
+    "constexpr int32_t helper(int32_t x) { return x + 2; }",
+    "namespace { int32_t helper(int32_t x) { return x + 2; } }",
+    "namespace two { int32_t helper(int32_t x) { return x + 2; } }",
+    "template <typename T> T helper(T x) { return x + 2; }",
+    "int32_t helper(int16_t x) { return x + 2; }",  # an overload: another mangled name
+    "int32_t helper(int32_t x);",  # declared, not defined
+    'extern "C" int32_t helper2(int32_t x) { return x + 2; }'])
+def test_two_files_whose_helpers_are_each_their_own_pass(design_file: DesignFile,
+                                                         other: str) -> None:
+    """What two objects of one core may both define: no symbol lld would see twice."""
+    check_design(load_design(_two_files(design_file, other)).ir)
+
+
+def test_a_file_defining_another_kernels_symbol_for_one_core_is_a_check_error(
+        design_file: DesignFile) -> None:
+    """(a tester) hc.cc kept an extern "C" passthrough_i32_256 helper while the same core
+    called the library's passthrough(Tensor[256, i32]), whose entry is that symbol: check
+    passed and lld would refuse it."""
+    path = design_file(TWO_ON_ONE_CORE.replace(
+        'k2 = declare("inc2_64", source="twok.cc", entry="inc2<64>", args=sig, reference=r2,\n'
+        '                     cycles=80, cost="scalar")', "k2 = passthrough(Tensor[64, i32])"
+    ).replace("import buffer, declare", "import buffer, declare, passthrough"))
+    (path.parent / "twok.cc").write_text(TWOK_CC.replace(
+        "int32_t helper(int32_t x) { return x + 1; }",
+        'int32_t helper(int32_t x) { return x + 1; }\n'
+        'extern "C" void passthrough_i32_64(int32_t *a, int32_t *b) {}'))
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path).ir)
+    lines = str(excinfo.value).splitlines()
+    assert lines[0] == (
+        "d.py:12: error [kernel objects]: kernels 'inc1_64' (twok.cc) and 'passthrough_i32_64' "
+        "(passthrough.cc) both define the extern \"C\" function 'passthrough_i32_64', and "
+        "core[0,0] links both objects: lld would refuse it as a duplicate symbol")
+    assert lines[2] == ("  found: twok.cc:4 and the generated entry of kernel "
+                        "'passthrough_i32_64' (passthrough.cc)")
+    assert lines[-1] == ("  fix: make 'passthrough_i32_64' static or inline in twok.cc, or "
+                         "rename it there")
+
+
 # -- 2c: defines= ---------------------------------------------------------------------------------
 
 def test_defines_reach_the_peano_line_of_build_sh(design_file: DesignFile) -> None:

@@ -1,7 +1,8 @@
 """Checks of the kernels a design calls: their C++ exists and defines what ``entry=`` calls (and
-not the generated entry itself), each core links one object of each C++ file (and a kernel made
-for one AI Engine architecture runs on a device of it: :mod:`aiedsl.kernels.arch`, which
-``kernel test`` and ``kernel profile`` hold a design to as well).
+not the generated entry itself), each core links one object of each C++ file and no symbol two
+of its objects both define (and a kernel made for one AI Engine architecture runs on a device
+of it: :mod:`aiedsl.kernels.arch`, which ``kernel test`` and ``kernel profile`` hold a design to
+as well).
 
 These are the mistakes a build would otherwise write out silently and Peano would report, far
 from the design, as an unknown identifier or a function defined twice (lld, as a symbol defined
@@ -19,7 +20,7 @@ from aiedsl.ir.core_ops import Call
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Charge, Kernel
 from aiedsl.ir.program import calls
-from aiedsl.kernels.cscan import extern_c
+from aiedsl.kernels.cscan import Exported, extern_c
 from aiedsl.kernels.source import check_file_kernel, kernel_source, source_file
 from aiedsl.kernels.units import KernelUnit, kernel_units, source_key
 from aiedsl.targets import TargetModel
@@ -98,6 +99,69 @@ def check_kernel_objects(d: Design) -> None:
                 fix="give both kernels the same defines=, make the setting a template "
                     "parameter in entry=, or call them from different cores",
                 related=[(f"the call of '{first.kernel}'", first.loc)])
+        _check_exports(core.name, [u for u, _ in seen.values()],
+                       {u.name: c for u, c in seen.values()})
+
+
+def _check_exports(core: str, units: list[KernelUnit], calls_of: dict[str, Call]) -> None:
+    """The objects a core links (``units``, in the order of its first calls of them, each
+    ``calls_of`` by unit name) define each symbol once: two C++ files that both define a
+    helper with external linkage (``int32_t bump(int32_t)``), or one defining an ``extern
+    "C"`` function that another kernel's entry is named, pass every other check and fail at
+    lld, far from the design. An ``extern "C"`` function is its name; a C++ one is its
+    namespaces, name and parameter types (overloads are symbols of their own)."""
+    if len(units) < 2:
+        return
+    seen: dict[str, tuple[KernelUnit, str, str, int]] = {}  # symbol -> unit, name, C/C++, line
+    for unit in units:
+        mine: dict[str, tuple[str, str, int]] = {
+            k.symbol: (k.symbol, "C", 0) for k in unit.kernels}  # 0: the generated entry
+        for e in _exported(unit.kernels[0]):
+            mine[e.symbol] = (e.name, e.linkage, e.line)  # the file's line, when it has one
+        for symbol, (name, linkage, line) in mine.items():
+            first = seen.setdefault(symbol, (unit, name, linkage, line))
+            if first[0] is not unit:
+                raise _twice(core, symbol, first, (unit, name, linkage, line), calls_of)
+
+
+def _twice(core: str, symbol: str, first: tuple[KernelUnit, str, str, int],
+           second: tuple[KernelUnit, str, str, int], calls_of: dict[str, Call]) -> DesignError:
+    """The error for ``symbol`` defined by two objects ``core`` links: at the declaration of
+    the kernel whose object the core links second."""
+    (ua, name, linkage, la), (ub, _, _, lb) = first, second
+    ka = next(k for k in ua.kernels if k.symbol == calls_of[ua.name].kernel)
+    kb = next(k for k in ub.kernels if k.symbol == calls_of[ub.name].kernel)
+    fa, fb = (os.path.normpath(u.kernels[0].source) for u in (ua, ub))
+    what = (f'extern "C" function \'{symbol}\'' if linkage == "C"
+            else f"C++ function {symbol}")
+
+    def where(file: str, line: int, unit: KernelUnit) -> str:
+        if line:
+            return f"{file}:{line}"
+        entry = next(k for k in unit.kernels if k.symbol == symbol)
+        return f"the generated entry of kernel '{entry.symbol}' ({file})"
+
+    helpers = [f for f, line in ((fa, la), (fb, lb)) if line]  # a kernel's symbol is not moved
+    fix = (f"make '{name}' static or inline in {' or '.join(dict.fromkeys(helpers))}, or "
+           "rename it in one of them" if len(helpers) == 2 else
+           f"make '{name}' static or inline in {helpers[0]}, or rename it there"
+           if helpers else "give the kernels different symbols")
+    return DesignError(
+        "kernel objects", f"kernels '{ka.symbol}' ({fa}) and '{kb.symbol}' ({fb}) both define "
+        f"the {what}, and {core} links both objects: lld would refuse it as a duplicate symbol",
+        loc=kb.loc, limit="each symbol with external linkage defined once among the objects a "
+        "core links (a static or inline function, a template or one in an unnamed namespace "
+        "is each object's own)", found=f"{where(fa, la, ua)} and {where(fb, lb, ub)}",
+        related=[(f"kernel '{ka.symbol}' is declared", ka.loc),
+                 (f"{core} calls '{ka.symbol}'", calls_of[ua.name].loc),
+                 (f"and '{kb.symbol}'", calls_of[ub.name].loc)],
+        fix=fix)
+
+
+def _exported(k: Kernel) -> tuple[Exported, ...]:
+    """The functions kernel ``k``'s C++ (read with its defines) defines with external
+    linkage."""
+    return extern_c(kernel_source(k).text, k.defines).exported
 
 
 def _outside_templates(k: Kernel) -> list[str]:

@@ -50,10 +50,10 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from aiedsl.kernels.cscan.blank import blank
-from aiedsl.kernels.cscan.declarations import declared_names, heads
+from aiedsl.kernels.cscan.declarations import Defined, declared_names, heads
 from aiedsl.kernels.cscan.preprocess import (Reading, State, initial, logical_lines, places,
                                              read)
-from aiedsl.kernels.cscan.signatures import Param, Signature, signatures
+from aiedsl.kernels.cscan.signatures import Param, Signature, _params, signatures
 from aiedsl.kernels.cscan.tokens import Gaveup, Tok
 
 MAX_READINGS = 32
@@ -83,6 +83,23 @@ class CFunction:
 
 
 @dataclass(frozen=True)
+class Exported:
+    """A function a file defines with external linkage, in every reading: a symbol its object
+    exports, which another object of one core's link defining it too makes lld refuse."""
+
+    symbol: str
+    """What tells it apart at the link: an ``extern "C"`` function's name; a C++ function's
+    namespaces, name and parameter types as written (``ns::bump(int32_t)``), which its mangled
+    name is made of (two overloads are two symbols)."""
+    linkage: str
+    """``"C"`` or ``"C++"``."""
+    name: str
+    """The function's name."""
+    line: int
+    """Where its name is (1-based), in the first reading."""
+
+
+@dataclass(frozen=True)
 class CScan:
     """What :func:`extern_c` found in a file."""
 
@@ -109,6 +126,9 @@ class CScan:
     error: tuple[int, str] | None = None
     """An ``#error`` every reading reaches (its line and text): the file cannot compile with
     these defines, whichever way its undecidable conditions go."""
+    exported: tuple[Exported, ...] = ()
+    """The functions it defines with external linkage whichever way its undecidable
+    ``#if`` go (not ``static``, ``inline``, a template or in an unnamed namespace)."""
 
     def find(self, name: str) -> CFunction | None:
         """The ``extern "C"`` function called ``name``, if the file makes one."""
@@ -171,9 +191,13 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
         unknown_cpp: list[Tok] = []
         cpp_linkage: set[str] = set()
         texts = [[t.text for t in r.tokens] for r in readings]
+        exported: dict[str, Exported] | None = None
         for r, words in zip(readings, texts):
-            functions, uc, ucpp, cpp = heads(r.tokens, words)
+            functions, uc, ucpp, cpp, defined = heads(r.tokens, words)
             cpp_linkage.update(t.text for t in cpp)
+            mine = {e.symbol: e for e in (_exported(source, x) for x in defined)}
+            exported = mine if exported is None else {
+                key: e for key, e in exported.items() if key in mine}
             declared.update(declared_names(r.tokens, words))
             unknown_c += uc
             unknown_cpp += ucpp
@@ -206,4 +230,33 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
     error = min(errors) if readings and len(errors) == len(readings) else None
     return CScan(tuple(out), not unsure, not entry_unsure, unsure, frozenset(declared),
                  frozenset(cpp_linkage), source, tuple(tuple(r.tokens) for r in readings),
-                 tuple(map(tuple, texts)), error)
+                 tuple(map(tuple, texts)), error, tuple((exported or {}).values()))
+
+
+def _exported(source: str, d: Defined) -> Exported:
+    """Definition ``d`` as the symbol it exports. A C++ function's parameter types are
+    compared as written, names and defaults left out: a type spelled two ways (``int`` and
+    ``int32_t``) is taken for two, so a clash may go unsaid (lld says it), never one made up
+    by two overloads."""
+    line = source.count("\n", 0, d.name.start) + 1
+    if d.linkage == "C":
+        return Exported(d.name.text, "C", d.name.text, line)
+    at = next(j for j, t in enumerate(d.head) if t is d.name)
+    depth, close = 0, len(d.head)
+    for j in range(at + 1, len(d.head)):
+        depth += (d.head[j].text == "(") - (d.head[j].text == ")")
+        if depth == 0:
+            close = j
+            break
+    params, variadic, _ = _params(d.head[at + 2:close])
+    types = [_unnamed(p) for p in params] + (["..."] if variadic else [])
+    where = f"{d.namespace}::" if d.namespace else ""
+    return Exported(f"{where}{d.name.text}({', '.join(types)})", "C++", d.name.text, line)
+
+
+def _unnamed(p: Param) -> str:
+    """Parameter ``p``'s type as written: its text without its name."""
+    if p.name is None:
+        return p.text
+    at = p.text.rfind(p.name)
+    return (p.text[:at] + p.text[at + len(p.name):]).replace("  ", " ").strip()

@@ -4,6 +4,7 @@ invocations that may hide one, and every name declared as a function of any link
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from aiedsl.kernels.cscan.tokens import Gaveup, Tok, identifier
@@ -25,26 +26,48 @@ _AFTER = frozenset({"const", "volatile", "noexcept", "throw", "->", "__attribute
 """What may follow a function declarator's parameters."""
 
 
+@dataclass(frozen=True)
+class Defined:
+    """A function a reading defines with external linkage: the symbol its object exports."""
+
+    name: Tok
+    linkage: str
+    """``"C"`` or ``"C++"``."""
+    namespace: str
+    """The named namespaces around it, ``a::b`` (``""`` at the top level)."""
+    head: tuple[Tok, ...]
+    """Its declaration's tokens before the body (where its parameters are read)."""
+
+
+_NOT_EXPORTED = frozenset({"inline", "constexpr", "consteval", "weak", "__weak__"})
+"""Words of a definition that keep two objects defining it from clashing at the link: an
+inline function (``constexpr`` and ``consteval`` ones are) is merged by the linker, a weak one
+gives way to another."""
+
+
 def heads(tokens: list[Tok], texts: list[str] | None = None
-          ) -> tuple[list[tuple[Tok, bool]], list[Tok], list[Tok], list[Tok]]:
+          ) -> tuple[list[tuple[Tok, bool]], list[Tok], list[Tok], list[Tok], list[Defined]]:
     """The declarations in preprocessed ``tokens`` (``texts``: their texts, when the caller
     has them): the ``extern "C"`` functions ((name, defined with a body)), the invocations of
     macros not seen defined where a declaration goes (in C linkage, then in C++ linkage): what
-    may hide a function; and the plain (not ``static``, not template) functions declared with
-    C++ linkage."""
+    may hide a function; the plain (not ``static``, not template) functions declared with
+    C++ linkage; and the functions of either linkage defined with a symbol another object may
+    define too (not ``static``, ``inline``, a template or in an unnamed namespace)."""
     texts = [t.text for t in tokens] if texts is None else texts
     functions: list[tuple[Tok, bool]] = []
     cpp: list[Tok] = []
+    defined: list[Defined] = []
     unknown_c: list[Tok] = []
     unknown_cpp: list[Tok] = []
-    blocks: list[str] = []  # per open brace at the top level: "C", "C++" or "ns"
+    # per open brace at the top level: "C", "C++" or "ns:<name>" ("ns:" for an unnamed one)
+    blocks: list[str] = []
     statement: list[Tok] = []
     single: str | None = None  # extern "C" before one declaration
     n = len(tokens)
     i = 0
 
     def linkage() -> str:
-        return single or next((b for b in reversed(blocks) if b != "ns"), "C++")
+        return single or next((b for b in reversed(blocks) if not b.startswith("ns:")), "C++")
 
     def end(body: bool) -> None:
         nonlocal single
@@ -54,6 +77,10 @@ def heads(tokens: list[Tok], texts: list[str] | None = None
                 functions.append((head, body))
             else:
                 cpp.append(head)
+            if body and "ns:" not in blocks and not any(
+                    x.text in _NOT_EXPORTED for x in statement):
+                defined.append(Defined(head, linkage(), "::".join(
+                    b[3:] for b in blocks if b.startswith("ns:")), tuple(statement)))
         elif head == "unknown":
             (unknown_c if linkage() == "C" else unknown_cpp).append(statement[0])
         statement.clear()
@@ -79,7 +106,7 @@ def heads(tokens: list[Tok], texts: list[str] | None = None
                 k += 1
             if k < n and tokens[k].text == "{":
                 statement.clear()
-                blocks.append("ns")
+                blocks.append("ns:" + "".join(x.text for x in tokens[i + 1:k]))
                 i = k + 1
                 continue
         if text == "{":
@@ -111,7 +138,7 @@ def heads(tokens: list[Tok], texts: list[str] | None = None
         end(False)
     if blocks:
         raise Gaveup("an extern \"C\" block or namespace does not close")
-    return functions, unknown_c, unknown_cpp, cpp
+    return functions, unknown_c, unknown_cpp, cpp, defined
 
 
 def _close(texts: list[str], i: int) -> int:
