@@ -317,6 +317,40 @@ def test_narrows_to_is_a_type_of_the_same_kind() -> None:
         "  fix: give the type the C++ converts the scalar to, or leave it out")
 
 
+@pytest.mark.parametrize("dt, narrow, message, limit, found, fix", [
+    ("i16", "i32", "i16) has narrows_to=i32, a wider type",
+     "a type narrower than i16, or u16", "i32 (4 bytes; i16 has 2)",
+     "declare the scalar with the type the C++ takes, scalar('n', i32), without narrows_to="),
+    ("bf16", "f32", "bf16) has narrows_to=f32, a wider type", "a type narrower than bf16",
+     "f32 (4 bytes; bf16 has 2)",
+     "declare the scalar with the type the C++ takes, scalar('n', f32), without narrows_to="),
+    ("i32", "i32", "i32) has narrows_to=i32, its own type", "a type narrower than i32, or u32",
+     "i32", "leave narrows_to= out: the C++ converts nothing")])
+def test_narrows_to_is_no_wider_than_the_scalar(dt: str, narrow: str, message: str, limit: str,
+                                                found: str, fix: str) -> None:
+    """(a tester) scalar("n", i16, narrows_to=i32) for a C++ int32_t n was taken: the scalar
+    type rule then held the parameter to i32, while the core passed an i16 (the upper two
+    bytes whatever the register held)."""
+    from aiedsl.kernels import scalar
+
+    with pytest.raises(DesignError) as e:
+        scalar("n", dt, narrows_to=narrow)
+    assert str(e.value).split(": ", 1)[1] == (
+        f"error [kernel signature]: scalar 'n' ({message}\n"
+        f"  limit: {limit}: the type the C++ converts the scalar to\n"
+        f"  found: {found}\n"
+        f"  fix: {fix}")
+
+
+def test_narrows_to_may_be_the_same_width_of_the_other_signedness() -> None:
+    """An rtp slot's i32 for a uint32_t parameter: the fix for an rtp slot passed to a u32
+    scalar says narrows_to=u32, which stays taken."""
+    from aiedsl.kernels import scalar
+
+    assert scalar("n", "i32", narrows_to="u32").narrows_to == "u32"
+    assert scalar("n", "u16", narrows_to="i16").narrows_to == "i16"
+
+
 def test_a_profiled_kernel_takes_its_n_from_equals(design_file: DesignFile) -> None:
     """cycles=None asked for params={'n': ...} though equals= already fixes n (and params=
     then clashed with the reference's own n)."""

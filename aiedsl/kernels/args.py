@@ -64,7 +64,8 @@ def scalar(name: str, dt: DType | str | Any, *, equals: int | None = None,
     any other value.
     ``narrows_to=i16`` says the C++ converts the scalar to that narrower type before using it
     (``(int16_t)s``): ``aiedsl check`` then refuses a value outside its range, which would wrap
-    on the NPU. Both hold for a value passed by a core and for every ``rt.rtp_write`` into an
+    on the NPU. It is narrower than the scalar's type, or an integer type of its width and the
+    other signedness (``scalar("n", i32, narrows_to=u32)`` for ``uint32_t n``). Both hold for a value passed by a core and for every ``rt.rtp_write`` into an
     rtp slot a core passes.
     """
     loc = caller_loc()
@@ -88,5 +89,21 @@ def scalar(name: str, dt: DType | str | Any, *, equals: int | None = None,
                           limit=f"{'a float' if d.is_float else 'an integer'} type, as "
                           f"{d.name} is", found=narrow.name,
                           fix="give the type the C++ converts the scalar to, or leave it out")
+    if narrow is not None and (narrow.itemsize > d.itemsize or narrow == d or (
+            narrow.itemsize == d.itemsize and d.is_float)):
+        # a wider type bypasses the scalar-size rule: the core passes the scalar's bytes and
+        # the C++ reads the wider type's. The same width of the other signedness is kept (an
+        # rtp slot's i32 for a uint32_t: check holds the values to both ranges)
+        same = narrow == d
+        other = {"i": "u", "u": "i"}.get(d.name[0], "") + d.name[1:] if not d.is_float else ""
+        raise DesignError(
+            "kernel signature", f"scalar '{name}' ({d.name}) has narrows_to={narrow.name}, "
+            + ("its own type" if same else "a wider type"), loc=loc,
+            limit=f"a type narrower than {d.name}" + (f", or {other}" if other else "")
+            + ": the type the C++ converts the scalar to", found=narrow.name + (
+                "" if same else f" ({narrow.itemsize} bytes; {d.name} has {d.itemsize})"),
+            fix="leave narrows_to= out: the C++ converts nothing" if same else
+            f"declare the scalar with the type the C++ takes, scalar('{name}', {narrow.name}), "
+            "without narrows_to=")
     return KernelArg(name=name, kind="scalar", dtype=d.name, equals=equals,
                      narrows_to=None if narrow is None else narrow.name)
