@@ -65,8 +65,9 @@ def scalar(name: str, dt: DType | str | Any, *, equals: int | None = None,
     ``narrows_to=i16`` says the C++ converts the scalar to that narrower type before using it
     (``(int16_t)s``): ``aiedsl check`` then refuses a value outside its range, which would wrap
     on the NPU. It is narrower than the scalar's type, or an integer type of its width and the
-    other signedness (``scalar("n", i32, narrows_to=u32)`` for ``uint32_t n``). Both hold for a value passed by a core and for every ``rt.rtp_write`` into an
-    rtp slot a core passes.
+    other signedness (``scalar("n", i32, narrows_to=u32)`` for ``uint32_t n``). Both hold
+    for a value passed by a core and for every ``rt.rtp_write`` into an rtp slot a core
+    passes.
     """
     loc = caller_loc()
     name = check_name(name, "kernel argument", loc)
