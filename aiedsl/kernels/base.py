@@ -32,6 +32,7 @@ from aiedsl.errors import DesignError
 from aiedsl.flags import check_flag
 from aiedsl.ir.kernel import Kernel as KernelIR, KernelArg
 from aiedsl.ir.types import TensorType
+from aiedsl.kernels.call_checks import checked_calls
 from aiedsl.kernels.call_ops import counted_design
 from aiedsl.kernels.declare_checks import (
     _cascade_step, _check_cascade_words, _check_count_ops, _checked_args, _checked_cost,
@@ -75,6 +76,11 @@ class Kernel:
         loc = caller_loc()
         trace = current_design(f"calling kernel '{self.symbol}'")
         trace.add_kernel(self.ir, self)
+        if self.ir.cycles_source == "profile" or self.ir.ops_source == "per call":
+            # before the steps that run the kernel with the calls' values: a wrong call (a
+            # float for an int, an argument missing) is said as check says it, not as what
+            # running the kernel with it made of it
+            trace.finish.setdefault("calls checked", checked_calls)
         if self.ir.cycles_source == "profile":  # profiled once the design's calls are known
             trace.finish.setdefault("profiled cycles", profiled_design)
         if self.ir.ops_source == "per call":  # counted once the design's calls are known
