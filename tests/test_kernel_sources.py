@@ -702,6 +702,52 @@ def test_a_file_defining_another_kernels_symbol_for_one_core_is_a_check_error(
                          "rename it there")
 
 
+@pytest.mark.parametrize("cc, k1, message, found, fix", [
+    ("#define a 0\n", "", "argument 'a' of kernel 'inc1_64' is a macro", "#define a in twok.cc "
+     "(line 3)", "rename it, e.g. a_arg"),
+    ("", 'defines={"b": 1}, ', "argument 'b' of kernel 'inc1_64' is a macro",
+     "defines={'b': ...}", "rename it, e.g. b_arg"),
+    ("#define a 0\n#define b 1\n", "", "arguments 'a' and 'b' of kernel 'inc1_64' are macros",
+     "#define a in twok.cc (line 3); #define b in twok.cc (line 4)",
+     "rename them, e.g. a_arg and b_arg"),
+    ("#define inc1_64(x) x\n", "", "kernel symbol 'inc1_64' is a macro",
+     "#define inc1_64 in twok.cc (line 3)",
+     "name the kernel for what entry= computes, e.g. inc1_64_64")])
+def test_a_name_the_generated_entry_declares_is_no_macro_of_the_file(
+        design_file: DesignFile, cc: str, k1: str, message: str, found: str, fix: str) -> None:
+    """(a tester) mac.cc's #define src 0 and a buffer("src", ...) with entry=: check and build
+    passed, and the generated extern "C" function's int32_t *0 did not compile. The README
+    says check reads the file's macros: the names the generated function declares are held to
+    them (and to defines=)."""
+    path = design_file(TWO_ON_ONE_CORE.replace('k1 = declare("inc1_64", source="twok.cc", ',
+                                               f'k1 = declare("inc1_64", source="twok.cc", {k1}'))
+    (path.parent / "twok.cc").write_text(TWOK_CC.replace("#include <stdint.h>\n",
+                                                         "#include <stdint.h>\n" + cc))
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path).ir)
+    them = "them" if "macros" in message else "it"
+    assert str(excinfo.value) == (
+        f"d.py:10: error [name]: {message} the kernel's C++ defines: the extern \"C\" function "
+        f"aiedsl generates after twok.cc declares {them} by name, and the preprocessor would "
+        f"rewrite {them}\n"
+        "  limit: a kernel's symbol and argument names are no macro of its C++ (its #define "
+        "lines, its defines=)\n"
+        f"  found: {found}\n"
+        f"  fix: {fix}")
+
+
+@pytest.mark.parametrize("cc", ["#define a(x) x\n", "#define a 0\n#undef a\n",
+                                "#ifdef NOT_SET\n#define a 0\n#endif\n"])
+def test_a_macro_that_does_not_rewrite_an_argument_passes(design_file: DesignFile,
+                                                          cc: str) -> None:
+    """A function-like macro rewrites only a name followed by (, and one undone or never
+    defined rewrites nothing."""
+    path = design_file(TWO_ON_ONE_CORE)
+    (path.parent / "twok.cc").write_text(TWOK_CC.replace("#include <stdint.h>\n",
+                                                         "#include <stdint.h>\n" + cc))
+    check_design(load_design(path).ir)
+
+
 # -- 2c: defines= ---------------------------------------------------------------------------------
 
 def test_defines_reach_the_peano_line_of_build_sh(design_file: DesignFile) -> None:

@@ -32,6 +32,7 @@ from aiedsl.errors import DesignError
 from aiedsl.flags import check_flag
 from aiedsl.ir.kernel import Kernel as KernelIR, KernelArg
 from aiedsl.ir.types import TensorType
+from aiedsl.kernels.aie_names import aie_name
 from aiedsl.kernels.call_checks import checked_calls
 from aiedsl.kernels.call_ops import counted_design
 from aiedsl.kernels.declare_checks import (
@@ -224,7 +225,7 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     loc = caller_loc()
     # declared by aiedsl's library (its factories call declare): the C++ is aiedsl's own
     shipped = sys._getframe(1).f_code.co_filename.startswith(PACKAGE_DIR + os.sep)
-    symbol = check_symbol(symbol, loc)
+    symbol = check_symbol(symbol, loc, aie_name)
     if source_kind not in ("file", "template"):
         raise DesignError("kernel source", f"kernel '{symbol}' has source_kind={source_kind!r}",
                           loc=loc, limit="'file' or 'template'", found=repr(source_kind),

@@ -219,6 +219,8 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
             limit="a kernel's C++ compiles with its defines= (read as the compiler reads it, "
             "#if decided by them)", found=f"#error {text}",
             fix="give defines= what the file's #if asks for (the #error's words say what)")
+    if k.entry is not None:
+        _check_macro_names(k, scan.macros, scan.object_macros, src)
     if k.entry is None:
         if own is None and scan.complete:
             theirs = sorted({f.name for f in scan.functions})
@@ -292,6 +294,53 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
                 f"qualify it with its class, entry=\"Class::{k.entry}\" (a static member), or "
                 "declare it at the file's top level")
     check_signature(k, name, src.label, scan)
+
+
+def _check_macro_names(k: Kernel, macros: frozenset[str], objects: frozenset[str],
+                       src: KernelSource) -> None:
+    """The names the ``extern "C"`` function aiedsl writes after the file declares (kernel
+    ``k``'s symbol, its arguments') are no macro defined there (``macros``: at the file's end
+    in every reading, ``defines=`` among them; ``objects``: those that are object-like, the
+    only ones that rewrite a name without ``(`` after it, as an argument's is): the
+    preprocessor would rewrite them, and ``#define src 0`` made ``int32_t *0`` of an argument
+    ``src``, which check passed and the compile refused."""
+    names = [k.symbol] + [a.name for a in k.args]
+    hit = ([k.symbol] if k.symbol in macros else []) + [
+        n for n in dict.fromkeys(names[1:]) if n in objects and n != k.symbol]
+    if not hit:
+        return
+
+    def where(name: str) -> str:
+        if name in k.defines:
+            return f"defines={{'{name}': ...}}"
+        m = re.search(rf"^[ \t]*#[ \t]*define[ \t]+{name}\b", blank(src.text), re.M)
+        return (f"#define {name} in {src.label}" + (
+            f" ({_line_of(src, src.text.count(chr(10), 0, m.start()) + 1)})" if m else ""))
+
+    def free(name: str, tail: str) -> str:
+        while name + tail in macros or name + tail in names:
+            tail += "_"
+        return name + tail
+
+    what = "macro" if len(hit) == 1 else "macros"
+    if hit[0] == k.symbol:
+        subject = f"kernel symbol '{k.symbol}'"
+        fix = f"name the kernel for what entry= computes, e.g. {free(_shaped(k), '')}"
+    else:
+        args = [n for n in hit if n != k.symbol]
+        subject = ("argument " if len(args) == 1 else "arguments ") + listed(
+            [f"'{n}'" for n in args]) + f" of kernel '{k.symbol}'"
+        fix = "rename " + ("it" if len(args) == 1 else "them") + ", e.g. " + listed(
+            [free(n, "_arg") for n in args])
+        if k.symbol in hit:
+            fix += f"; and the kernel, e.g. {free(_shaped(k), '')}"
+    raise DesignError(
+        "name", f"{subject} {'is a' if len(hit) == 1 else 'are'} {what} the kernel's C++ "
+        f"defines: the extern \"C\" function aiedsl generates after {src.label} declares "
+        f"{'it' if len(hit) == 1 else 'them'} by name, and the preprocessor would rewrite "
+        f"{'it' if len(hit) == 1 else 'them'}", loc=k.loc,
+        limit="a kernel's symbol and argument names are no macro of its C++ (its #define "
+        "lines, its defines=)", found="; ".join(where(n) for n in hit), fix=fix)
 
 
 def _line_of(src: KernelSource, line: int) -> str:

@@ -15,7 +15,7 @@ Example
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import PurePath
 
 from aiedsl.errors import DesignError
@@ -122,23 +122,29 @@ def check_tensor_name(value: object, loc: Loc | None) -> str:
     return name
 
 
-def check_symbol(value: object, loc: Loc | None) -> str:
+def check_symbol(value: object, loc: Loc | None,
+                 headers: Callable[[str], bool] | None = None) -> str:
     """A kernel's C symbol: a plain name the generated ``extern "C"`` function can take, so none
-    a C++ keyword, a C library function, a type or namespace the kernels' headers declare, or a
-    macro the compiles define (each makes C++ that does not compile)."""
+    a C++ keyword, a C library function, a type or namespace the kernels' headers declare (and
+    a type or macro ``headers`` says the AIE API's or Peano's headers declare at the global
+    scope: :func:`~aiedsl.kernels.aie_names.aie_name`, given by the kernels package, which
+    imports this module), or a macro the compiles define (each makes C++ that does not
+    compile)."""
     name = check_name(value, "kernel symbol", loc)
     clash = ("a C++ keyword" if name in CPP_KEYWORDS else
              "the name of a C program's entry point" if name == "main" else
              "a C library function" if name in _C_LIBRARY else
              "a type or namespace the kernels' C++ uses" if name in _CPP_TYPES else
+             "a type or macro the AIE API or Peano's headers declare at the global scope"
+             if headers is not None and headers(name) else
              "a macro the kernel compiles define" if name in RESERVED_DEFINES else
              "reserved for the compiler and its library (it starts with __, or _ and a "
              "capital)" if reserved_macro(name) else None)
     if clash:
         raise DesignError("name", f"kernel symbol '{name}' is {clash}", loc=loc,
                           limit=NAME_FORM + ", not a C++ keyword, main, a C library function, "
-                          "a type or namespace the C++ uses (std, aie, int32_t), NDEBUG, or a "
-                          "name starting __ or _ and a capital",
+                          "a type or namespace the C++ uses (std, aie, int32_t, v16int32), "
+                          "NDEBUG, or a name starting __ or _ and a capital",
                           found=name, fix=f"put the kernel's shape in it, e.g. "
                           f"{name.lstrip('_') or 'kernel'}_i32_1024")
     return name

@@ -127,6 +127,11 @@ class CScan:
     """An ``#error`` every reading reaches (its line and text): the file cannot compile with
     these defines, whichever way its undecidable conditions go."""
     exported: tuple[Exported, ...] = ()
+    macros: frozenset[str] = frozenset()
+    """The macros defined at the file's end whichever way its undecidable ``#if`` go (its
+    ``#define`` lines not undone, the ``defines=`` it is read with, the compiles' own)."""
+    object_macros: frozenset[str] = frozenset()
+    """Those of :attr:`macros` that are object-like (rewrite a name without ``(`` after it)."""
     """The functions it defines with external linkage whichever way its undecidable
     ``#if`` go (not ``static``, ``inline``, a template or in an unnamed namespace)."""
 
@@ -230,7 +235,14 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
     error = min(errors) if readings and len(errors) == len(readings) else None
     return CScan(tuple(out), not unsure, not entry_unsure, unsure, frozenset(declared),
                  frozenset(cpp_linkage), source, tuple(tuple(r.tokens) for r in readings),
-                 tuple(map(tuple, texts)), error, tuple((exported or {}).values()))
+                 tuple(map(tuple, texts)), error, tuple((exported or {}).values()),
+                 _in_all([r.macros for r in readings]),
+                 _in_all([r.object_macros for r in readings]))
+
+
+def _in_all(sets: list[frozenset[str]]) -> frozenset[str]:
+    """What every reading's set holds (nothing, for no reading)."""
+    return frozenset.intersection(*sets) if sets else frozenset()
 
 
 def _exported(source: str, d: Defined) -> Exported:

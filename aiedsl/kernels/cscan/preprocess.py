@@ -25,6 +25,12 @@ class Reading:
     unsure: str = ""
     error: tuple[int, str] | None = None
     """The first ``#error`` the reading reaches: its line (1-based) and its text."""
+    macros: frozenset[str] = frozenset()
+    """The macros defined at its end (``defines=`` and the compiles' own among them): what
+    rewrites a name in the C++ aiedsl writes after the file."""
+    object_macros: frozenset[str] = frozenset()
+    """Those of :attr:`macros` that are object-like: what rewrites a name not followed by
+    ``(`` (an argument's, in the generated function)."""
 
 
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(\w*)", re.M)
@@ -200,4 +206,7 @@ def read(source: str, code: str, lines: list[Line], wheres: list[dict[str, list[
     named = sorted(first + i for first, where in runs for name in macros
                    for i in where.get(name, ()))
     reading.tokens = expand(tokens, macros, named)
+    reading.macros = frozenset(name for name in macros if name != HEADERS)
+    reading.object_macros = frozenset(name for name in reading.macros
+                                      if macros[name].params is None)
     return reading
