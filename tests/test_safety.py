@@ -238,6 +238,41 @@ def test_a_kernel_of_no_cycles_is_refused(design_file: DesignFile) -> None:
         "these cycles)")
 
 
+def test_cycles_given_as_a_function_points_at_cycles_none(design_file: DesignFile) -> None:
+    """(a tester) cycles=lambda f, n: n // 8 + 14 was refused with "give cycles as a whole
+    number per call", silent on cycles=None, which profiles the kernel per call's scalars."""
+    path = kernel_design(design_file)
+    path.write_text(path.read_text().replace("cycles=20", "cycles=lambda: 14"))
+    assert error_of(path) == (
+        "d.py:10: error [kernel cost]: kernel 'copy_i32_64' has cycles= a function\n"
+        "  limit: an integer >= 1, or None\n"
+        "  found: cycles=a lambda\n"
+        "  fix: give cycles as a whole number per call, or cycles=None: the kernel is then "
+        "profiled as the design loads, once per set of scalar values its calls pass, and each "
+        "call charged its own values' cycles (a function is taken by ops=, not cycles=)")
+
+
+COST_LIMIT = ("  limit: text: the one-line reason for the kernel's cycles, printed beside them in "
+              "the report and the simulator's timing\n")
+COST_FIX = ('  fix: say where the cycles come from, e.g. cost="n/16 vector adds + 14 for the '
+            'call" (with cycles=None, cost="profiled")')
+
+
+@pytest.mark.parametrize("cost, message, found", [
+    ('""', "has an empty cost=", "''"), ('"  "', "has an empty cost=", "'  '"),
+    ("None", "has cost=None, not text", "None (NoneType)"),
+    ("5", "has cost=5, not text", "5 (int)")])
+def test_a_cost_is_text_saying_what_the_cycles_are(design_file: DesignFile, cost: str,
+                                                   message: str, found: str) -> None:
+    """(a tester) cost="" was taken (the report printed "32 cycles per call ()"), and
+    cost=None or cost=5 was "not one line of printable text", fixed by removing line breaks."""
+    path = kernel_design(design_file)
+    path.write_text(path.read_text().replace("cost='-'", f"cost={cost}"))
+    assert error_of(path) == (
+        f"d.py:10: error [kernel cost]: kernel 'copy_i32_64' {message}\n{COST_LIMIT}"
+        f"  found: {found}\n{COST_FIX}")
+
+
 def test_a_kernel_declaring_more_operations_than_its_cycles_allow_is_refused(
         design_file: DesignFile) -> None:
     """ops=10**30 was taken, and sim printed a throughput of 32,877,432,930,036,821,358,804,992

@@ -37,7 +37,7 @@ from aiedsl.kernels.call_checks import checked_calls
 from aiedsl.kernels.call_ops import counted_design
 from aiedsl.kernels.declare_checks import (
     _cascade_step, _check_cascade_words, _check_count_ops, _checked_args, _checked_cost,
-    _checked_params,
+    _checked_cost_text, _checked_params,
 )
 from aiedsl.kernels.prepared import Prepared
 from aiedsl.kernels.profiled_cycles import profiled_design
@@ -234,7 +234,7 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     if entry is not None:
         check_entry(entry, symbol, loc)
     macros = check_defines({} if defines is None else defines, symbol, loc)
-    check_line(cost, f"cost of kernel '{symbol}'", loc)
+    check_line(_checked_cost_text(symbol, cost, loc), f"cost of kernel '{symbol}'", loc)
     if arch not in (None, "aie2", "aie2p"):
         raise DesignError("kernel signature", f"kernel '{symbol}' has arch={arch!r}", loc=loc,
                           limit="'aie2' (npu1), 'aie2p' (npu2) or None (any)",

@@ -49,6 +49,16 @@ def _checked_cost(symbol: str, cycles: Any, ops: Any, loc: Loc) -> tuple[int | N
     cycle and 0 operations a call (``cycles=None``, profiled later, stays None)."""
     for what, value, least in (("cycles", 1 if cycles is None else cycles, 1), ("ops", ops, 0)):
         count = as_int(value)  # numpy's integers too
+        if what == "cycles" and callable(value):
+            # ops= takes a function of the scalars; cycles that vary with them come from the
+            # kernel's profile, one per set of values its calls pass
+            raise DesignError(
+                "kernel cost", f"kernel '{symbol}' has cycles= a function", loc=loc,
+                limit="an integer >= 1, or None", found=f"cycles={_function_name(value)}",
+                fix="give cycles as a whole number per call, or cycles=None: the kernel is "
+                    "then profiled as the design loads, once per set of scalar values its "
+                    "calls pass, and each call charged its own values' cycles (a function "
+                    "is taken by ops=, not cycles=)")
         if count is None or count < least:
             raise DesignError("kernel cost", f"kernel '{symbol}' has {what}={shown(value)}",
                               loc=loc, limit=f"an integer >= {least}", found=shown(value),
@@ -58,6 +68,30 @@ def _checked_cost(symbol: str, cycles: Any, ops: Any, loc: Loc) -> tuple[int | N
     cycles = None if cycles is None else as_int(cycles)  # as plain ints
     ops = as_int(ops) or 0
     return cycles, ops
+
+
+def _function_name(f: Callable[..., Any]) -> str:
+    """A function as a message names it: its name, ``a lambda`` for one."""
+    name = getattr(f, "__name__", "")
+    return "a lambda" if name in ("", "<lambda>") else name
+
+
+def _checked_cost_text(symbol: str, cost: object, loc: Loc) -> str:
+    """``cost=`` of kernel ``symbol``: text, the one-line reason for its cycles that reports
+    print beside them (``32 cycles per call (...)``), so neither empty nor another type (the
+    text check's fix, to remove line breaks, was wrong for None or a number)."""
+    limit = ("text: the one-line reason for the kernel's cycles, printed beside them in the "
+             "report and the simulator's timing")
+    fix = ('say where the cycles come from, e.g. cost="n/16 vector adds + 14 for the call" '
+           '(with cycles=None, cost="profiled")')
+    if not isinstance(cost, str):
+        raise DesignError("kernel cost", f"kernel '{symbol}' has cost={shown(cost)}, not text",
+                          loc=loc, limit=limit, found=f"{shown(cost)} ({type(cost).__name__})",
+                          fix=fix)
+    if not cost.strip():
+        raise DesignError("kernel cost", f"kernel '{symbol}' has an empty cost=", loc=loc,
+                          limit=limit, found=repr(cost), fix=fix)
+    return cost
 
 
 def _check_count_ops(symbol: str, count: Callable[..., Any], scalars: list[str],
