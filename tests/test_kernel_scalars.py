@@ -511,7 +511,7 @@ def test_a_float_test_value_for_an_integer_scalar_is_refused(design_file: Design
                                                                          '{"a": 1e39}'))
     with pytest.raises(DesignError) as e:
         load_design(path)
-    assert str(e.value).splitlines()[1] == "  limit: a finite f32: -3.40282e+38 to 3.40282e+38"
+    assert str(e.value).splitlines()[1] == "  limit: a finite f32: -3.4028235e+38 to 3.4028235e+38"
 
 
 SCALE_BF16 = '''

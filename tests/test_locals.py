@@ -503,7 +503,7 @@ def test_an_initial_int_past_a_float_is_refused_in_short(design_file: DesignFile
     assert load_error(path) == (
         "d.py:9: error [local]: the initial value of local 'acc' (16xf32) is "
         "100000...000000 (401 digits)\n"
-        "  limit: a finite f32 (its largest is 3.40282e+38)\n"
+        "  limit: a finite f32 (its largest is 3.4028235e+38)\n"
         "  found: 100000...000000 (401 digits)\n"
         "  fix: give a smaller value, or -np.inf / np.inf for an infinity")
     path = variant(design_file, "initial=100)", "initial=10**400)")

@@ -110,6 +110,11 @@ def constants(path: Path) -> list[str]:
     ("bf16", "3.3895313892515355e38", "arith.constant 3.3895313892515355e+38 : bf16"),
     ("f32", "-3.4028234663852886e38", "arith.constant -3.4028234663852886e+38 : f32"),
     ("f32", "3.4028234663852886e38", "arith.constant 3.4028234663852886e+38 : f32"),
+    # (a tester) FLT_MAX as numpy prints it, a double just past it that rounds to it, was
+    # refused; so is taken any value that rounds to a finite one of the type
+    ("f32", "3.4028235e38", "arith.constant 3.4028235e+38 : f32"),
+    ("f32", "-3.4028235677973362e38", "arith.constant -3.4028235677973362e+38 : f32"),
+    ("bf16", "3.39e38", "arith.constant 3.39e+38 : bf16"),
 ])
 def test_the_ends_of_a_dtypes_range_are_accepted(design_file: DesignFile, dt: str, value: str,
                                                  literal: str) -> None:
@@ -200,10 +205,11 @@ def _range_error(dt: str, value: str, limit: str) -> str:
     ("i8", "np.int64(300)", "300", "i8 values from -128 to 127"),
     ("bf16", "3.4e38", "3.4e+38", "bf16 values from -3.38953e+38 to 3.38953e+38"),
     ("bf16", "float('-inf')", "-inf", "bf16 values from -3.38953e+38 to 3.38953e+38"),
-    ("f32", "1e39", "1e+39", "f32 values from -3.40282e+38 to 3.40282e+38"),
-    ("f32", "3.4028234663852890e38", "3.402823466385289e+38",
-     "f32 values from -3.40282e+38 to 3.40282e+38"),
-    ("f32", "float('nan')", "nan", "f32 values from -3.40282e+38 to 3.40282e+38"),
+    ("f32", "1e39", "1e+39", "f32 values from -3.4028235e+38 to 3.4028235e+38"),
+    # the first double rounding to infinity (the midpoint past FLT_MAX): shown past the limit
+    ("f32", "3.4028235677973366e38", "3.4028235677973366e+38",
+     "f32 values from -3.4028235e+38 to 3.4028235e+38"),
+    ("f32", "float('nan')", "nan", "f32 values from -3.4028235e+38 to 3.4028235e+38"),
 ])
 def test_one_past_a_dtypes_range_is_refused(design_file: DesignFile, dt: str, value: str,
                                             shown: str, limit: str) -> None:

@@ -18,7 +18,7 @@ from aiedsl.ir.types import TensorType
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import acquires, calls
 from aiedsl.ir.runtime import RtpWrite
-from aiedsl.ir.scalar_rules import bound as _bound
+from aiedsl.ir.scalar_rules import range_text as _range_text
 from aiedsl.ir.scalar_rules import scalar_range as _scalar_range
 from aiedsl.ir.scalar_rules import value_rule as _value_rule
 
@@ -145,7 +145,7 @@ def check_call(d: Design, core: str, call: Call, acq: dict[str, Acquire],
                     "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
                     f"is {param.dtype}, but {core} passes {arg.value!r}",
                     loc=call.loc,
-                    limit=f"{param.dtype} values from {_bound(lo)} to {_bound(hi)}",
+                    limit=_range_text(param.dtype),
                     found=repr(arg.value),
                     fix=f"pass a value {param.dtype} can hold, or declare the scalar "
                         "with a wider type")

@@ -182,11 +182,14 @@ def _float_param(symbol: str, key: str, value: float, dt: str, loc: Any) -> floa
             f"{d.name}", found=repr(value),
             fix=f"give a whole number (params={{'{key}': {int(value)}}}), or declare "
                 f"scalar('{key}', f32) if the C++ takes a float")
-    top = float(ml_dtypes.finfo(d.numpy).max)
-    if not (math.isfinite(value) and -top <= value <= top):
+    from aiedsl.ir.scalar_rules import scalar_range
+
+    lo, hi = scalar_range(d.name)  # a value rounding to the largest finite one is taken
+    if not (math.isfinite(value) and lo <= value <= hi):
+        top = str(d.numpy(ml_dtypes.finfo(d.numpy).max))  # (digits that tell it apart)
         raise DesignError(
             "kernel signature", f"parameter '{key}' of kernel '{symbol}' is {value!r}",
-            loc=loc, limit=f"a finite {d.name}: -{top:g} to {top:g}", found=repr(value),
+            loc=loc, limit=f"a finite {d.name}: -{top} to {top}", found=repr(value),
             fix=f"give scalar '{key}' a value {d.name} holds")
     return value
 

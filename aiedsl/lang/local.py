@@ -266,7 +266,7 @@ def initial_bytes(initial: Any, t: TensorType, name: str, loc: Loc) -> str:
         return np.full(t.shape, value, dtype=np_dtype).tobytes().hex()
     too_large = DesignError(
         "local", f"{what} is {_short(value)}", loc=loc,
-        limit=f"a finite {dt.name} (its largest is {float(_largest(np_dtype)):.6g})",
+        limit=f"a finite {dt.name} (its largest is {str(_largest(np_dtype))})",
         found=_short(value), fix="give a smaller value, or -np.inf / np.inf for an infinity")
     try:
         as_float = float(value)
