@@ -1670,8 +1670,41 @@ def test_kernel_signature_buffer_type(design_file: DesignFile) -> None:
         "1024xi32, but core[0,0] passes an element of 'a' (1024xi16)\n"
         "  limit: passthrough_i32_1024(src: 1024xi32, dst: 1024xi32)\n"
         "  found: 1024xi16\n"
-        "  fix: pass a fifo of the kernel's element type, or declare the kernel for this shape"
+        "  fix: pass a fifo of the kernel's element type, i32, or declare the kernel for "
+        "1024xi16"
     )
+
+
+@pytest.mark.parametrize("fifo_type, found, fix", [
+    ("Tensor[256, i32]", "256xi32", "pass a fifo of the kernel's 512 elements (512xi32), or "
+     "declare the kernel for 256 (256xi32)"),
+    ("Tensor[256, i16]", "256xi16", "pass a fifo of the kernel's type, 512xi32, or declare "
+     "the kernel for 256xi16")])
+def test_kernel_signature_buffer_size(design_file: DesignFile, fifo_type: str, found: str,
+                                      fix: str) -> None:
+    """(a tester) A fifo of 256xi32 passed to a kernel buffer of 512xi32 was told to "pass a
+    fifo of the kernel's element type", which it was: the fix now says what differs."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i16, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[4096, i32], out: Tensor[4096, i32]):
+            a = fifo(FIFO_TYPE, name="a")
+            b = fifo(Tensor[512, i32], name="b")
+            copy = passthrough(Tensor[512, i32])
+
+            @herd()
+            def core():
+                for _ in loop(4):
+                    with a.consume() as x, b.produce() as y:
+                        copy(x, y)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.drain(b, out)
+        '''.replace("FIFO_TYPE", fifo_type))
+    assert check_error(path).splitlines()[2:] == [f"  found: {found}", f"  fix: {fix}"]
 
 
 def test_kernel_signature_scalar_for_buffer(design_file: DesignFile) -> None:

@@ -95,9 +95,7 @@ def check_call(d: Design, core: str, call: Call, acq: dict[str, Acquire],
                     "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
                     f"expects {param.type}, but {core} passes an element of "
                     f"'{acq[arg.value].fifo}' ({elem})", loc=call.loc,
-                    limit=_sig(k), found=str(elem),
-                    fix="pass a fifo of the kernel's element type, or declare the "
-                    "kernel for this shape")
+                    limit=_sig(k), found=str(elem), fix=_element_fix(elem, param.type))
         elif isinstance(arg, RtpArg):
             if arg.dtype != param.dtype:
                 raise _rtp_types(core, k, call, i)
@@ -247,6 +245,19 @@ def _reshape_fix(d: Design, name: str, want: TensorType) -> dict[str, Any]:
                    f".forward({shape}, ...) (the same bytes)"
                    + (f", or declare '{root.name}' with it if no forward between them gives "
                       "a shape of its own" if same else "") + f"; {other}"}
+
+
+def _element_fix(elem: TensorType, want: TensorType) -> str:
+    """The fix for a fifo element ``elem`` passed where a kernel takes a buffer ``want`` of
+    another element type or size: what differs, said (the fix named the element type for a
+    fifo of the right type and another size)."""
+    if elem.dtype != want.dtype and elem.numel == want.numel:
+        return (f"pass a fifo of the kernel's element type, {want.dtype}, or declare the kernel "
+                f"for {elem}")
+    if elem.dtype == want.dtype:
+        return (f"pass a fifo of the kernel's {want.numel} elements ({want}), or declare the "
+                f"kernel for {elem.numel} ({elem})")
+    return f"pass a fifo of the kernel's type, {want}, or declare the kernel for {elem}"
 
 
 def _sig(k: object) -> str:
