@@ -152,6 +152,25 @@ class DesignError(Exception):
         return short_numbers("\n".join(lines))
 
 
+HANG_EXIT = 3
+"""The command line's exit code for a design whose run hangs: the simulator's deadlock, or a
+hang the checks find before it (a rule ``hang: ...``: a wait-for cycle of cores, an element
+held at the end, an unbalanced loop)."""
+
+
+def exit_code_of(e: DesignError) -> int:
+    """The command line's exit code for ``e``: its own (a tool's 4 or 5, a deadlock's 3), 3 for
+    a hang the checks find, else 2 (a mistake in the design or its command).
+
+    >>> exit_code_of(DesignError("hang: core cycle", "...")), exit_code_of(DesignError("x", "y"))
+    (3, 2)
+    """
+    own = getattr(e, "exit_code", None)
+    if isinstance(own, int):
+        return own
+    return HANG_EXIT if e.rule.startswith("hang:") else 2
+
+
 def _rebuilt(cls: type[DesignError], args: tuple[Any, ...]) -> DesignError:
     """A :class:`DesignError` (or subclass) with ``args``, its fields still to be set: how
     pickle and copy remake one (:meth:`DesignError.__reduce__`)."""

@@ -25,6 +25,27 @@ def aiedsl(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProc
                           text=True, cwd=cwd, env={**os.environ, "COLUMNS": "80", **env})
 
 
+def test_aiedsls_own_failure_is_one_error_with_its_own_exit_code(tmp_path: Path) -> None:
+    """An exception no design mistake explains (here: a locale whose standard output cannot
+    print the output folder's name) ended in a traceback with exit 1, which says a result
+    differs from the reference (a tester's CI read it so): it is one error [internal], exit
+    70, its traceback shown with AIEDSL_TRACEBACK=1."""
+    design = tmp_path / "passthrough.py"
+    design.write_bytes((ROOT / "designs" / "passthrough.py").read_bytes())
+    r = aiedsl("build", "passthrough.py", "-o", "\u65e5\u672c", cwd=tmp_path,
+               PYTHONIOENCODING="latin-1")
+    assert r.returncode == 70
+    assert r.stderr.splitlines() == [
+        "error [internal]: aiedsl failed: UnicodeEncodeError: 'latin-1' codec can't encode "
+        "characters in position 6-7: ordinal not in range(256)",
+        "  fix: this is a failure of aiedsl itself (or of its environment: a locale that cannot "
+        "print a path, a full disk), not a mistake in the design; AIEDSL_TRACEBACK=1 shows "
+        "where it happened, for a report"]
+    r = aiedsl("build", "passthrough.py", "-o", "\u65e5\u672c", cwd=tmp_path,
+               PYTHONIOENCODING="latin-1", AIEDSL_TRACEBACK="1")
+    assert r.returncode == 70 and r.stderr.startswith("Traceback (most recent call last):")
+
+
 # -- version and help -----------------------------------------------------------------------------
 
 def test_version() -> None:

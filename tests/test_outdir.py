@@ -1710,3 +1710,13 @@ def test_an_output_directory_that_cannot_be_read_is_a_design_error(
         "  fix: make p readable for you (ls -ld p shows who may read it), or choose another "
         "path with -o")
     assert entries(tmp_path) == ["p/"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs /dev/null")
+def test_an_output_directory_that_is_a_device_is_called_one(
+        capsys: pytest.CaptureFixture) -> None:
+    """-o /dev/null was called "a file", and the fix said to move it away (a tester)."""
+    assert _main("build", str(PASSTHROUGH), "-o", "/dev/null") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: /dev/null is a device, a pipe or a socket, not a directory\n"
+        "  fix: choose a directory with -o\n")

@@ -88,8 +88,11 @@ def _refuse_foreign(real: Path, shown: Path, locked: bool = False,
             fix=f"point {label} at a directory, or choose another directory with -o")
     if not real.is_dir():
         label = printable(shown)
-        raise DesignError("output directory", f"{label} is a file, not a directory",
-                          fix=f"choose another directory with -o, or move {label} away")
+        if real.is_file():
+            raise DesignError("output directory", f"{label} is a file, not a directory",
+                              fix=f"choose another directory with -o, or move {label} away")
+        raise DesignError("output directory", f"{label} is a device, a pipe or a socket, not "
+                          "a directory", fix="choose a directory with -o")
     # Read without the lock, the directory may be changing under another build (swapped,
     # its compile's outputs going in): what then looks foreign, or vanishes as it is read,
     # says it is busy.

@@ -89,6 +89,25 @@ class _Stop:
         return _INTERRUPTED if self.signal is None else 128 + self.signal
 
 
+INTERNAL_ERROR = 70
+"""The exit code of aiedsl's own failure (sysexits.h's EX_SOFTWARE): an exception no design
+mistake explains. 1 says a result differs from the reference, 2 a mistake of the user's."""
+
+
+def internal_error_text(e: BaseException) -> str:
+    """The one error the command line prints for aiedsl's own failure ``e``.
+
+    >>> internal_error_text(KeyError("x")).splitlines()[0]
+    "error [internal]: aiedsl failed: KeyError: 'x'"
+    """
+    said = str(e).strip().splitlines()
+    what = f"{type(e).__name__}: {said[0]}" if said else type(e).__name__
+    return (f"error [internal]: aiedsl failed: {what}\n"
+            "  fix: this is a failure of aiedsl itself (or of its environment: a locale that "
+            "cannot print a path, a full disk), not a mistake in the design; "
+            "AIEDSL_TRACEBACK=1 shows where it happened, for a report")
+
+
 def _traceback(e: BaseException) -> str:
     """``AIEDSL_TRACEBACK=1``'s text for DesignError ``e``: Python's traceback (its causes
     first), whose last line names the error's class only, as the message follows it as is."""
@@ -271,10 +290,15 @@ def main(argv: Optional[List[str]] = None) -> None:
                 sys.exit(stop.exit_code())
             if isinstance(e, _click_class("ClickException")):
                 sys.exit(_usage_error(e))
-            from aiedsl.errors import DesignError
+            from aiedsl.errors import DesignError, exit_code_of
 
             if not isinstance(e, DesignError):
-                raise
+                # aiedsl's own failure (a design's exceptions arrive as DesignErrors): its own
+                # exit code, not 1, which says a result differs from the reference
+                if os.environ.get("AIEDSL_TRACEBACK") == "1":
+                    tell(_traceback(e))
+                tell(internal_error_text(e) + "\n")
+                sys.exit(INTERNAL_ERROR)
             from aiedsl.user_errors import command_line_text
 
             if os.environ.get("AIEDSL_TRACEBACK") == "1":
@@ -283,7 +307,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             # saying that AIEDSL_TRACEBACK=1 shows its traceback
             tell(with_defines(command_line_text(e), e, sys.argv[1:] if argv is None else argv)
                  + "\n")
-            sys.exit(getattr(e, "exit_code", 2))
+            sys.exit(exit_code_of(e))
         if code == _INTERRUPTED:
             # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False
             # returns as a code instead of raising: no aiedsl command exits 130 by itself.
