@@ -258,6 +258,14 @@ def _unmodelled(m: Machine) -> str:
         said.append(f"each {what} takes "
                     f"{target.timing.register_write_s * 1e6:.2g} us, a third of a task's issue "
                     f"cost by assumption (no row measures a register write; {here} here)")
+    # npu2's bf16 mmuls on the bfp16 unit: the cycles= models count the multiplier only
+    bfp16 = [k.symbol for k in d.kernels if k.reference.endswith("bfp16_ref")]
+    if bfp16:
+        named = ", ".join(bfp16[:2]) + (f" and {len(bfp16) - 2} more" if len(bfp16) > 2 else "")
+        said.append(f"{named} {'run' if len(bfp16) > 1 else 'runs'} bf16 mmuls on "
+                    f"{target.family}'s bfp16 unit: the two conversions to bfp16 each mmul "
+                    "needs run in the core's one store slot and are not in the cycles, which "
+                    "they could make up to twice as many (README: npu2's bf16 matrix multiply)")
     if d.flows == "packet":
         said.append("packet streams are timed as circuit ones: the 32-bit header each packet "
                     "carries is not modelled")
