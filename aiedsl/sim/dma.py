@@ -104,15 +104,15 @@ class Receive:
                     if others:  # Engine.lockstep, inlined
                         seq = entry[0].seq
                         for q in others:
-                            if q.owner is None:
+                            taken = q.taken
+                            if taken > seq or q.owner is None:
                                 continue
-                            at = (q.taken, q.queue[0][1] if q.queue else 0)
-                            if at > (seq, 0):  # q has taken this chunk, or begun it
-                                continue
-                            if at < (seq, 0):  # q has an earlier element to take first
+                            if taken < seq:  # q has an earlier element to take first
                                 port.waiters.append(p)
                                 self.state, p.request = state, req
                                 return
+                            if q.queue and q.queue[0][1]:  # q has begun this chunk
+                                continue
                             r = q.owner.request
                             if r is None or r[0] != "get" or r[1] is not q:
                                 port.waiters.append(p)

@@ -466,15 +466,18 @@ class Engine:
         :meth:`broadcast_ready`, rather than read off a queue that may be empty.)
         """
         for q in port.others:
-            if q.owner is None:
-                continue
             # where q stands in the stream: its next chunk, and how far into it (a receiver
             # taking a chunk in parts: a memtile element of several core tiles)
-            at = (q.taken, q.queue[0][1] if q.queue else 0)
-            if at > (seq, off):
+            taken = q.taken
+            if taken > seq or q.owner is None:
+                continue  # q has taken this chunk already
+            if taken < seq:  # q has earlier words still to take, which the stream carries
+                return False  # first: these cannot pass them (receivers kept in step)
+            begun = q.queue[0][1] if q.queue else 0
+            if begun > off:
                 continue  # q has taken this piece already
-            if at < (seq, off):  # q has earlier words still to take, which the stream
-                return False  # carries first: these cannot pass them (receivers kept in step)
+            if begun < off:
+                return False
             r = q.owner.request
             if r is None or r[0] != "get" or r[1] is not q:
                 return False
@@ -491,9 +494,11 @@ class Engine:
         it may have left the queue empty, or holding the next element, whose receivers differ.
         """
         for q in port.others:
-            if q.owner is not None and q.owner.time > time and (
-                    (q.taken, q.queue[0][1] if q.queue else 0) <= (seq, off)):
-                time = q.owner.time
+            owner = q.owner
+            if owner is None or owner.time <= time or q.taken > seq:
+                continue
+            if q.taken < seq or (q.queue[0][1] if q.queue else 0) <= off:
+                time = owner.time
         return time
 
     def _take(self, p: Proc, port: Port, n: int) -> np.ndarray:
