@@ -637,7 +637,7 @@ def test_a_second_invocation_that_hangs_leaves_the_period_unknown(
 
 
 def test_back_to_back_is_timed_in_the_steady_state(design_file: DesignFile) -> None:
-    """A 500,000-cycle call after a core's only output: the first invocation ends 6.8 us late
+    """A 500,000-cycle call after a core's only output: the first invocation ends 6.4 us late
     behind its drain's issue while the core already works on, so its end to the second's was
     493.28 us and the core "computed 101%" of it (a tester). The steady gap
     is the core's pass: 500,046 cycles, its 500,020 of computing 100% of it."""
@@ -692,8 +692,8 @@ def ref():
 def test_back_to_back_waits_for_a_core_lagging_behind_its_buffers(
         design_file: DesignFile) -> None:
     """A broadcast to two cores, one of which runs 500,000 cycles after its release: its input
-    buffers let it lag two invocations before the broadcast stalls, so the ends are 116.8 us
-    apart twice, then 259.7, then 500.0 from there on (a reviewer: three invocations said
+    buffers let it lag two invocations before the broadcast stalls, so the ends are 117.2 us
+    apart twice, then 259.3, then 500.0 from there on (a reviewer: three invocations said
     116.8 us, "hidden"). The steady gap holds the slow core's whole pass."""
     design_file("""#include <stdint.h>
 template <unsigned N> void copy_n(const int32_t *a, int32_t *out) {

@@ -83,8 +83,8 @@ def back_to_back(placed: Design, target: TargetModel, ins: dict[str, np.ndarray]
     The first gaps can be short of the steady state: the first invocation ends late behind its
     own transfers' issue while its core already works on (a call of 500 us past the wait gave
     493 us from the first end to the second), and a core whose input buffers let it lag behind
-    the others falls behind for as many invocations as they hold (116.8 us apart twice, then
-    259.7, then 500.0 from there on). Every invocation needs one pass of every core, so the
+    the others falls behind for as many invocations as they hold (117.2 us apart twice, then
+    259.3, then 500.0 from there on). Every invocation needs one pass of every core, so the
     steady gap is at least the busiest core's busy time per invocation: three invocations
     first, twice as many while the last gap is shorter than that, up to
     :data:`BACK_TO_BACK_MOST` (then that busy time, the gap's least possible value)."""

@@ -54,8 +54,9 @@ class TimingModel(BaseModel):
     """Cycles a shim DMA channel spends per burst beyond its data beats (address phase and the
     response latency one channel cannot hide): a 256 B burst takes 64 + this cycles, a 128 B
     one 32 + this. Determined by ColorThreshold (2 MB each way in 256 B bursts, one channel each
-    way: alone it asks about 5 cycles) and MVAdd (7 MB each way in 128 B runs: 9 to 20 cycles
-    from its two figures); VReLU and VVOp(AddKern) check it. npu1: 11 cycles fitted."""
+    way: alone, with its 12 rtp writes, it asks about 2 cycles) and MVAdd (7 MB each way in
+    128 B runs: 9 to 20 cycles from its two figures); VReLU and VVOp(AddKern) check it. npu1:
+    11 cycles fitted."""
     dram_read_bytes_per_s: float
     """Host-memory read bandwidth shared by every shim MM2S channel of the device: a pool of its
     own, separate from :attr:`dram_write_bytes_per_s` by assumption (no row of the calibration
