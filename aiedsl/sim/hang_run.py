@@ -28,6 +28,7 @@ import numpy as np
 
 from aiedsl.checks import check_design
 from aiedsl.dtypes import dtype as lookup_dtype
+from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import calls_per_run
 from aiedsl.sim.depth_fix import Hangs, depth_fix, least_depth
@@ -115,6 +116,21 @@ def timing_machine(placed: Design, kernels: dict[str, Any], target: TargetModel,
     host = {t.name: np.zeros(t.type.shape, np.dtype(lookup_dtype(t.type.dtype).numpy))
             for t in placed.tensors}
     return build_machine(placed, target, host, kernels, compute=False, clock_hz=clock_hz)
+
+
+def timed_cycles(placed: Design, target: TargetModel, clock_hz: float | None = None
+                 ) -> float | None:
+    """Device cycles of a run of ``placed`` on ``target`` with kernels timed only (how the
+    summary measures a change: more buffers, a resource made free); None when the run does
+    not reach the end of its runtime sequence."""
+    t = timing_machine(placed, {}, target, clock_hz)
+    t.engine.run()
+    try:
+        stopped(t)
+    except DesignError:
+        return None
+    assert t.runtime is not None, "a finished run has a runtime"
+    return t.ends[0] if t.ends else t.runtime.time
 
 
 def stopped(m: Machine) -> None:

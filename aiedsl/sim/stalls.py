@@ -135,19 +135,10 @@ def _placed(d: Design, few: tuple[FewBuffers, ...]) -> Design | None:
 def _cycles(m: Machine, few: tuple[FewBuffers, ...]) -> float | None:
     """Device cycles of ``m``'s run with each of ``few`` at its trial depth, simulated with
     kernels timed only; None when a check refuses the depths or the run does not end."""
-    from aiedsl.sim.hang_run import stopped, timing_machine
+    from aiedsl.sim.hang_run import timed_cycles
 
     placed = _placed(m.design, few)
-    if placed is None:
-        return None
-    t = timing_machine(placed, {}, m.target, m.clock_hz)
-    t.engine.run()
-    try:
-        stopped(t)
-    except DesignError:
-        return None
-    assert t.runtime is not None, "a finished run has a runtime"
-    return t.ends[0] if t.ends else t.runtime.time
+    return None if placed is None else timed_cycles(placed, m.target, m.clock_hz)
 
 
 def _measure(m: Machine, total: float, chosen: tuple[FewBuffers, ...]) -> BufferStall | None:
