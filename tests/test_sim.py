@@ -223,20 +223,51 @@ def test_timing_of_the_gemm(in_root: Path) -> None:
     # memtile channel of A's broadcast, busy 84% but mostly waiting, was named once. Nothing is
     # busy most of the time: host-memory reads half, the runtime issuing its tasks about as
     # much. DRAM, the busier, was named; freed, it saves 13%, the runtime's issuing 38% (a
-    # tester): the one whose freeing saves more is named, and both savings are said
+    # tester): every kind busy a tenth of the time is made free in a run of its own, the one
+    # whose freeing saves most is named, and every saving is said (a reviewer: with only the
+    # two busiest measured, gemm_i16's runtime, third, saving 37%, went unnamed)
     b = t.bottleneck
     assert b.kind == "runtime" and b.resource == "runtime" and 0.4 < b.utilisation < 0.55
-    assert b.runner_up[0] == "DRAM reads" and 0.45 < b.runner_up[1] < 0.55
-    assert [(f.kind, round(f.saved, 2)) for f in b.freed] == [("runtime", 0.38), ("dram", 0.13)]
+    assert [(f.kind, round(f.saved or 0, 2)) for f in b.freed] == [
+        ("runtime", 0.38), ("dram", 0.13), ("dma", 0.08), ("compute", 0.01)]
+    assert [w for w, _ in b.measured] == [
+        "DRAM reads", "DMA 'shim (0, 0) -> a_l3_0' moving data", "core[0,0] computing"]
     assert t.channel_moving["memtile (0, 1) forward -> a_0"] < 0.3
     assert t.channel_busy["memtile (0, 1) forward -> a_0"] > 0.8
     assert b.dram_bytes == t.dram_bytes > 3 * 512 * 512 * 2
     assert b.sentence().endswith(
-        f"; nothing is busy most of the time, though: next is DRAM reads at "
-        f"{b.runner_up[1]:.0%}; simulated again with each made free (kernels timed only), the "
-        "run is 38% shorter with shim DMA tasks issued at no cost, and 13% shorter with host "
-        "memory of unlimited bandwidth")
+        "; nothing is busy most of the time, though: next are "
+        + ", ".join(f"{w} at {s:.0%}" for w, s in b.measured[:2]) + " and "
+        f"{b.measured[2][0]} at {b.measured[2][1]:.0%}; simulated again with each made free "
+        "(kernels timed only), the run is 38% shorter with shim DMA tasks issued at no cost, 13% "
+        "shorter with host memory of unlimited bandwidth, 8% shorter with DMA channels and "
+        "streams of unlimited rate, and 1% shorter with kernels that take no time")
     assert t.seconds == pytest.approx(t.invocation_s + t.device_seconds)
+
+
+@pytest.mark.parametrize("defines, named, busiest", [
+    # the DMA channel is busier (51%) but the runtime's issuing, freed, saves more (46%)
+    ({"N": 11264, "TILE": 256}, "runtime", "dma"),
+    # the runtime is busier (51%) but the channel, freed, saves more (38% against 25%)
+    ({"N": 10240, "TILE": 2048}, "dma", "runtime")])
+def test_the_bottleneck_is_what_saves_most_freed(in_root: Path, defines: dict[str, int],
+                                                  named: str, busiest: str) -> None:
+    """A reviewer: with only the busiest kind and the runner-up made free, the one saving most
+    could go unnamed, and after a swap the sentence's "next is" named a third resource, not the
+    one measured. Every kind measured is named in the sentence, and the one saving most is the
+    bottleneck."""
+    b = simulate(load_design("designs/passthrough.py", defines)).timing.bottleneck
+    assert b.kind == named
+    saved = {f.kind: f.saved or 0.0 for f in b.freed}
+    assert set(saved) == {"runtime", "dma", "dram"} and max(saved, key=saved.__getitem__) == named
+    words = {"runtime": "the runtime issuing shim DMA tasks", "dram": "DRAM reads",
+             "dma": "DMA 'shim (0, 0) "}
+    assert [w for w, _ in b.measured if w.startswith(words[busiest])]
+    assert not [w for w, _ in b.measured if w.startswith(words[named])]
+    assert b.measured[0][1] > b.utilisation  # the busier resource, not named
+    said = b.sentence()
+    assert all(f"{w} at {s:.0%}" in said for w, s in b.measured)
+    assert all(f.words() in said for f in b.freed)
 
 
 def test_a_small_designs_throughput_shows_three_significant_digits(in_root: Path) -> None:

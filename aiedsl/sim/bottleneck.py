@@ -24,7 +24,12 @@ channel, and the summary says what the per-task cost rests on (:data:`TASK_COST_
 UNSATURATED = 0.6
 """A bottleneck busy less than this fraction of the time is named with the next busiest
 resource: nothing is busy most of the time, so the run goes to waits between resources more
-than to any one of them."""
+than to any one of them, and the summary measures what each kind of resource costs instead
+(:data:`FREED_NOTED`)."""
+FREED_NOTED = 0.1
+"""When nothing is busy :data:`UNSATURATED` of the time, each kind of resource whose busiest is
+busy this fraction of the time or more is made free in a run of its own
+(:mod:`aiedsl.sim.freed`), and the kind that saves most is the bottleneck."""
 SINGLE_BUFFER_NOTED = 0.1
 """A core waiting this fraction of the device time at a fifo end with one buffer is named in the
 bottleneck: transfers and kernel calls take turns there, and a second buffer would overlap
@@ -133,16 +138,23 @@ FREED_WORDS = {"compute": "with kernels that take no time",
 """How the summary names each kind of resource made free (:mod:`aiedsl.sim.freed`)."""
 
 
+def _listed(items: list[str], last: str = " and ") -> str:
+    """``items`` as a list in words: ``a``, ``a and b``, ``a, b and c``."""
+    return last.join(filter(None, (", ".join(items[:-1]), items[-1]))) if items else ""
+
+
 @dataclass(frozen=True)
 class Freed:
     """A kind of resource made free in a second run (kernels timed only): what it saves."""
 
     kind: Literal["compute", "dram", "dma", "runtime"]
-    saved: float
-    """The share of the run's device time it saves (0..1)."""
+    saved: float | None
+    """The share of the run's device time it saves (0..1); None when that run does not end."""
 
     def words(self) -> str:
         """The summary's words for it."""
+        if self.saved is None:
+            return f"it does not end {FREED_WORDS[self.kind]}"
         return f"{self.saved:.0%} shorter {FREED_WORDS[self.kind]}"
 
 
@@ -217,8 +229,12 @@ class Bottleneck:
     shorter by :data:`SINGLE_BUFFER_NOTED` of the time or more."""
     freed: tuple[Freed, ...] = ()
     """When nothing is busy most of the time (:data:`UNSATURATED`): the run simulated again
-    with the named resource's kind made free, and with the runner-up's, most saved first; the
-    one that saves more is the one named. Empty when not measured."""
+    with each kind made free whose busiest resource is busy :data:`FREED_NOTED` of the time or
+    more, most saved first; the one that saves most is the one named. Empty when not
+    measured."""
+    measured: tuple[tuple[str, float], ...] = ()
+    """With :attr:`freed`: the busiest resource of each other kind made free, as words with
+    its busy share, busiest first (the sentence names these, not :attr:`runner_up`)."""
 
     def _turns(self) -> str:
         """What the single-buffered ends and too few buffers cost, as clauses ("" when
@@ -230,14 +246,18 @@ class Bottleneck:
         """One sentence naming the limit and what would help."""
         text = self._sentence()
         what, share = self.runner_up
-        if self.utilisation < UNSATURATED and what:
-            text += f"; nothing is busy most of the time, though: next is {what} at {share:.0%}"
-            if self.freed:
-                text += ("; simulated again with each made free (kernels timed only), the run is "
-                         + ", and ".join(f.words() for f in self.freed))
-            else:
-                text += ", and the run goes to waits between them more than to either"
-        return text
+        if self.utilisation >= UNSATURATED or not (what or self.measured):
+            return text
+        text += "; nothing is busy most of the time, though: "
+        if not self.freed:
+            return (text + f"next is {what} at {share:.0%}, and the run goes to waits between "
+                    "them more than to either")
+        named = [f"{w} at {b:.0%}" for w, b in self.measured]
+        verb = "is" if len(named) == 1 else "are"
+        ended = [f.words() for f in self.freed if f.saved is not None]
+        hung = "".join("; " + f.words() for f in self.freed if f.saved is None)
+        return (text + f"next {verb} {_listed(named)}; simulated again with each made free "
+                f"(kernels timed only), the run is {_listed(ended, ', and ')}{hung}")
 
     def _sentence(self) -> str:
         if self.kind == "compute":
