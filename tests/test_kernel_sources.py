@@ -661,6 +661,24 @@ def test_two_files_defining_one_helper_for_one_core_are_a_check_error(
 
 
 @pytest.mark.parametrize("other", [
+    "int32_t helper(const int32_t y) { return y + 2; }",
+    "int32_t helper(int32_t const y) { return y + 2; }",
+    "int32_t helper(std::int32_t y) { return y + 2; }",
+    "using i32 = int32_t;\ni32 helper(i32 y) { return y + 2; }",
+    "typedef int32_t word;\ntypedef word w2;\nint32_t helper(w2 y) { return y + 2; }"])
+def test_one_helper_spelled_two_ways_is_one_symbol(design_file: DesignFile, other: str) -> None:
+    """(a reviewer) The mangled name drops a parameter's top-level const and holds a typedef
+    as its type: helper(const int32_t) and helper(i32) (using i32 = int32_t) are the
+    helper(int32_t) the other file defines, which the scan compared as written and passed."""
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(_two_files(design_file, other)).ir)
+    assert str(excinfo.value).splitlines()[0] == (
+        "d.py:12: error [kernel objects]: kernels 'inc1_64' (twok.cc) and 'inc2_64' (twoj.cc) "
+        "both define the C++ function helper(int32_t), and core[0,0] links both objects: lld "
+        "would refuse it as a duplicate symbol")
+
+
+@pytest.mark.parametrize("other", [
     "static int32_t helper(int32_t x) { return x + 2; }",
     "inline int32_t helper(int32_t x) { return x + 2; }",
     "constexpr int32_t helper(int32_t x) { return x + 2; }",
@@ -668,6 +686,8 @@ def test_two_files_defining_one_helper_for_one_core_are_a_check_error(
     "namespace two { int32_t helper(int32_t x) { return x + 2; } }",
     "template <typename T> T helper(T x) { return x + 2; }",
     "int32_t helper(int16_t x) { return x + 2; }",  # an overload: another mangled name
+    "int32_t helper(const int32_t *x) { return *x + 2; }",  # so is a pointer's
+    "using i32 = int16_t;\nint32_t helper(i32 x) { return x + 2; }",
     "int32_t helper(int32_t x);",  # declared, not defined
     'extern "C" int32_t helper2(int32_t x) { return x + 2; }'])
 def test_two_files_whose_helpers_are_each_their_own_pass(design_file: DesignFile,

@@ -55,6 +55,7 @@ from aiedsl.kernels.cscan.preprocess import (Reading, State, initial, logical_li
                                              read)
 from aiedsl.kernels.cscan.signatures import Param, Signature, _params, signatures
 from aiedsl.kernels.cscan.tokens import Gaveup, Tok
+from aiedsl.kernels.cscan.types import aliases_of, type_key
 
 MAX_READINGS = 32
 """Readings of a file (one per way its undecidable ``#if`` conditions can go) before the scan
@@ -200,7 +201,8 @@ def _scan(source: str, defines: tuple[tuple[str, str], ...]) -> CScan:
         for r, words in zip(readings, texts):
             functions, uc, ucpp, cpp, defined = heads(r.tokens, words)
             cpp_linkage.update(t.text for t in cpp)
-            mine = {e.symbol: e for e in (_exported(source, x) for x in defined)}
+            aliases = aliases_of(words)
+            mine = {e.symbol: e for e in (_exported(source, x, aliases) for x in defined)}
             exported = mine if exported is None else {
                 key: e for key, e in exported.items() if key in mine}
             declared.update(declared_names(r.tokens, words))
@@ -245,11 +247,12 @@ def _in_all(sets: list[frozenset[str]]) -> frozenset[str]:
     return frozenset.intersection(*sets) if sets else frozenset()
 
 
-def _exported(source: str, d: Defined) -> Exported:
+def _exported(source: str, d: Defined, aliases: dict[str, str]) -> Exported:
     """Definition ``d`` as the symbol it exports. A C++ function's parameter types are
-    compared as written, names and defaults left out: a type spelled two ways (``int`` and
-    ``int32_t``) is taken for two, so a clash may go unsaid (lld says it), never one made up
-    by two overloads."""
+    compared as its mangled name holds them (:func:`~aiedsl.kernels.cscan.types.type_key`:
+    names, defaults and top-level ``const`` left out, the file's ``aliases`` expanded); a
+    type the target's library may spell two ways (``int`` and ``int32_t``) is taken for two,
+    so a clash may go unsaid (lld says it), never one made up by two overloads."""
     line = source.count("\n", 0, d.name.start) + 1
     if d.linkage == "C":
         return Exported(d.name.text, "C", d.name.text, line)
@@ -261,7 +264,7 @@ def _exported(source: str, d: Defined) -> Exported:
             close = j
             break
     params, variadic, _ = _params(d.head[at + 2:close])
-    types = [_unnamed(p) for p in params] + (["..."] if variadic else [])
+    types = [type_key(_unnamed(p), aliases) for p in params] + (["..."] if variadic else [])
     where = f"{d.namespace}::" if d.namespace else ""
     return Exported(f"{where}{d.name.text}({', '.join(types)})", "C++", d.name.text, line)
 

@@ -174,7 +174,13 @@ _TYPE_WORDS = frozenset({"void", "bool", "char", "short", "int", "long", "signed
 
 def _spelled(g: list[Tok]) -> str:
     """Tokens as a declaration is usually written: ``const int32_t *in``, ``float c[16]``."""
-    text = " ".join(t.text for t in g)
+    return spelled([t.text for t in g])
+
+
+def spelled(words: Sequence[str]) -> str:
+    """Token texts as a declaration is usually written: ``const int32_t *in``, ``float
+    c[16]``."""
+    text = " ".join(words)
     for pattern, by in ((r" ?\* ?", " *"), (r" ?(&&?) ?", r" \1"), (r" ?:: ?", "::"),
                         (r" ?\[ ?", "["),
                         (r" ?\] ?", "] "), (r" ?< ?", "<"), (r" ?> ?", "> "), (r" ?, ?", ", ")):
