@@ -25,6 +25,23 @@ def aiedsl(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProc
                           text=True, cwd=cwd, env={**os.environ, "COLUMNS": "80", **env})
 
 
+def test_what_an_exit_function_says_is_written(tmp_path: Path) -> None:
+    """The program leaves with os._exit, after running the exit functions: what one wrote to
+    a buffered standard stream (a design's atexit, a cache folder's removal said) was lost,
+    the streams flushed before the functions ran (a reviewer)."""
+    design = tmp_path / "passthrough.py"
+    design.write_text("import atexit, sys\n"
+                      "atexit.register(lambda: (print('said at exit', file=sys.stderr), "
+                      "print('printed at exit')))\n"
+                      + (ROOT / "designs" / "passthrough.py").read_text())
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered, as usual
+    r = subprocess.run([sys.executable, "-m", "aiedsl", "check", "passthrough.py"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert r.returncode == 0
+    assert r.stderr.splitlines()[-1] == "said at exit"
+    assert r.stdout.splitlines()[-1] == "printed at exit"
+
+
 def test_aiedsls_own_failure_is_one_error_with_its_own_exit_code(tmp_path: Path) -> None:
     """An exception no design mistake explains (here: a locale whose standard output cannot
     print the output folder's name) ended in a traceback with exit 1, which says a result

@@ -32,7 +32,11 @@ from aiedsl.version import __version__
 # rich_markup_mode=None: help is plain text, so "[default: ...]" in a help text stays as written.
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False,
                   context_settings=CONTEXT,
-                  help="Build, check and run AIE2 NPU designs written in aiedsl.")
+                  help="Build, check and run AIE2 NPU designs written in aiedsl.",
+                  epilog="Exit codes: 0 success, 1 a result differs from the reference, 2 a "
+                  "design or usage error, 3 a deadlock or a hang the checks find, 4 a target "
+                  "or tool is missing, 5 a tool failed, 70 a failure of aiedsl itself, 130 "
+                  "Ctrl-C.")
 
 
 class Kernels(str, Enum):
@@ -202,7 +206,8 @@ def check(
     cycle of cores waiting on full fifos): the whole run, or the start of a long one (it says
     how far it got; aiedsl sim runs it whole). Then say what is legal but often a mistake,
     one note a line (a host tensor's bytes reinterpreted as another kind of number, a fifo
-    element filled from a block of another shape).
+    element filled from a block of another shape). Exit codes: 0 passed, 2 design error, 3 a
+    hang.
     """
     from aiedsl.checks import check_design
     from aiedsl.notes import design_notes
@@ -352,7 +357,8 @@ def sim(
 ) -> None:
     """Run DESIGN on the simulator, compare with its numpy reference, and time it.
 
-    Exit codes: 0 PASS, 1 FAIL, 2 design error, 3 deadlock.
+    Exit codes: 0 PASS, 1 FAIL, 2 design error, 3 deadlock or hang, 4 no host compiler for
+    --kernels native, 70 a failure of aiedsl itself.
     """
     from aiedsl.api import build as build_design
 
@@ -396,8 +402,8 @@ def run_(
 ) -> None:
     """Build DESIGN, then run it on the NPU when one is present and on the simulator otherwise.
 
-    Exit codes: 0 PASS, 1 FAIL, 2 design error, 3 deadlock, 4 target or tool missing, 5 a tool
-    failed.
+    Exit codes: 0 PASS, 1 FAIL, 2 design error, 3 deadlock or hang, 4 target or tool missing,
+    5 a tool failed, 70 a failure of aiedsl itself.
     """
     from aiedsl.api import build as build_design
 

@@ -336,6 +336,10 @@ def run() -> None:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if not isinstance(e.code, (int, type(None))):
             tell(f"{e.code}\n")
+    # what asked to be cleaned up at exit still is (a folder of this process's own host
+    # kernel libraries, where the cache could not be written), before the last flush: what a
+    # handler says is written too. Only the teardown is skipped
+    atexit._run_exitfuncs()
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # the reader left before the last lines: the result still counts
@@ -347,8 +351,5 @@ def run() -> None:
         sys.stderr.flush()
     except OSError:
         pass
-    # what asked to be cleaned up at exit still is (a folder of this process's own host
-    # kernel libraries, where the cache could not be written): only the teardown is skipped
-    atexit._run_exitfuncs()
     os._exit(code)
 

@@ -208,7 +208,8 @@ def refuse(name: str, message: str, *, limit: str, fix: str) -> NoReturn:
 
 
 _LEAVE_OUT = re.compile(r"leave -D (\w+) out")
-_GIVEN = re.compile(r"-D (\w+)=([^\s,;)]+)")
+# a sentence's own stop or colon after a value is not the value's ("give -D M=512.")
+_GIVEN = re.compile(r"-D (\w+)=([^\s,;)]+?)(?=[.:!?]?(?:[\s,;)]|$))")
 _NAMED = re.compile(r"-D (\w+)")
 
 
@@ -218,6 +219,8 @@ def python_words(text: str) -> str:
 
     >>> python_words("leave -D ACC out, or give -D OUT=i8 or -D M=512")
     "leave 'ACC' out of defines=, or give defines={'OUT': 'i8'} or defines={'M': 512}"
+    >>> python_words("give -D SCALE=1.5.")
+    "give defines={'SCALE': '1.5'}."
     """
     def given(m: re.Match[str]) -> str:
         value = m.group(2)
