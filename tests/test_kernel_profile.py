@@ -249,9 +249,17 @@ def test_a_kernel_file_is_profiled_with_the_devices_own_mmul_shapes() -> None:
                        cwd=ROOT, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     heads = [x.split(" on ")[0] for x in r.stdout.splitlines() if " on npu2: " in x]
-    bf16 = [h for h in heads if h.startswith("matmul_bf16_f32_")]
+    bf16 = [h for h in heads if h.startswith("matmul_bf16_")]
     assert bf16 and all(h.endswith("_4x8x8") for h in bf16)  # npu2's bf16 mmul
     assert not any(h.endswith("_4x8x4") for h in heads)  # npu1's
+    # its mmuls run on the bfp16 unit, whose conversions no count holds: said under each
+    # bf16 matmul, as the simulator's notes say it (a reviewer: profile said 100% of peak alone)
+    blocks = ("\n" + r.stdout).split("\nmatmul_")[1:]
+    said = [b for b in blocks if "not counted: its bf16 aie::mmul<4, 8, 8> runs on npu2's "
+            "bfp16 unit, and the two conversions to bfp16 each mmul needs run in the core's one "
+            "store slot and are not in this estimate, which they could make up to twice as "
+            "many (README: npu2's bf16 matrix multiply)" in b]
+    assert len(said) == len(bf16) and all(b.startswith("bf16") for b in said)
 
 
 SCALAR_CC = """#include <aie_api/aie.hpp>

@@ -19,6 +19,7 @@ from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.types import TensorType
 from aiedsl.kernels import library
 from aiedsl.kernels.base import Kernel as Declared
+from aiedsl.kernels.host_notes import conversions_left_out
 from aiedsl.kernels.matmul import MATMUL_PATCH_FAMILY
 from aiedsl.targets import TargetModel
 from aiedsl.targets import DEVICES, get_target
@@ -350,6 +351,8 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
         per_cycle = k.ops / 2 / k.cycles  # ops= counts a MAC as 2
         lines.append(f"  {per_cycle:.1f} MACs per cycle of the core's peak {peak}: "
                      f"{per_cycle / peak:.0%}")
+        if k.reference.endswith("bfp16_ref"):  # npu2's bf16 mmuls, on the bfp16 unit
+            lines.append(f"  not modelled: {conversions_left_out('these cycles')}")
     elif k.ops:
         lines.append(f"  {k.ops / k.cycles:.1f} operations per cycle")
     uncalibrated = calibration(spec, k, target)

@@ -51,3 +51,16 @@ def bfp16_note(symbol: str, shapes: Sequence[tuple[int, int, int]]) -> str:
             "differs from it by far more than a sum's rounding; quantize the reference's A and "
             "B with aiedsl.kernels.bfp16.to_bfp16 (A along its rows, B along its columns, in "
             "the kernel's rounding mode), as the README's \"npu2's bf16 matrix multiply\" shows")
+
+
+def conversions_left_out(cycles: str) -> str:
+    """What cycles of a bf16 mmul on npu2's bfp16 unit leave out, said where ``cycles`` (``the
+    cycles``, ``this estimate``) are given: the simulator's note, ``kernel profile``'s and
+    ``kernel cost``'s.
+
+    >>> conversions_left_out("this estimate")[:60]
+    'the two conversions to bfp16 each mmul needs run in the core'
+    """
+    return (f"the two conversions to bfp16 each mmul needs run in the core's one store slot "
+            f"and are not in {cycles}, which they could make up to twice as many (README: "
+            "npu2's bf16 matrix multiply)")

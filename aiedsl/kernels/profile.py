@@ -29,6 +29,7 @@ from aiedsl.kernels.faults import FILLS, Stray, call_limit
 from aiedsl.kernels.cases import KernelCase, case_args
 from aiedsl.kernels.guarded import GuardedCall, in_child
 from aiedsl.kernels.host import COUNTED, native
+from aiedsl.kernels.host_notes import conversions_left_out
 from aiedsl.targets import TargetModel, get_target
 
 
@@ -72,6 +73,9 @@ class Profile:
     """The bytes of the elements of its output buffers ("out" and "inout") the call changed,
     whether its counted stores or scalar code wrote them (an element written with the random
     value it held is not seen)."""
+    bfp16: tuple[tuple[int, int, int], ...] = ()
+    """The bf16 ``aie::mmul`` shapes its C++ runs on npu2's bfp16 unit
+    (:mod:`aiedsl.kernels.host_notes`), whose conversions the counts leave out."""
 
     @property
     def unseen_writes(self) -> int:
@@ -161,6 +165,10 @@ class Profile:
                     "instructions counted: those modes take several cycles each (emulated "
                     "types, or modes the host AIE API does not know the instructions of)")
         out += [f"  not counted: {x}" for x in self.uncounted()]
+        if self.bfp16:
+            mmuls = " and ".join(f"aie::mmul<{m}, {k}, {n}>" for m, k, n in self.bfp16)
+            out.append(f"  not counted: its bf16 {mmuls} run{'s' * (len(self.bfp16) == 1)} on "
+                       f"npu2's bfp16 unit, and {conversions_left_out('this estimate')}")
         return out + list(notes) + failed
 
 
@@ -204,7 +212,8 @@ def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profil
     inputs = sum(a.type.nbytes for a in k.args
                  if a.kind == "buffer" and a.access != "out" and a.type is not None)
     return Profile(k.symbol, target.name, counts, bounds(counts, target, peak), peak, tuple(faults),
-                   ran, tuple(strays), case.shown, inputs, written)
+                   ran, tuple(strays), case.shown, inputs, written,
+                   tuple(getattr(fn, "bfp16", ())))
 
 
 def profile_cases(cases: list[KernelCase], device: str, seed: int = 0) -> list[Profile]:

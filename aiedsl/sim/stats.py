@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
+from aiedsl.kernels.host_notes import conversions_left_out
 from aiedsl.sim.blocked import proc_words
 from aiedsl.sim.freed import Kind, saving
 from aiedsl.sim.patterns import bursts_per_byte
@@ -275,9 +276,7 @@ def _unmodelled(m: Machine) -> str:
     if bfp16:
         named = ", ".join(bfp16[:2]) + (f" and {len(bfp16) - 2} more" if len(bfp16) > 2 else "")
         said.append(f"{named} {'run' if len(bfp16) > 1 else 'runs'} bf16 mmuls on "
-                    f"{target.family}'s bfp16 unit: the two conversions to bfp16 each mmul "
-                    "needs run in the core's one store slot and are not in the cycles, which "
-                    "they could make up to twice as many (README: npu2's bf16 matrix multiply)")
+                    f"{target.family}'s bfp16 unit: {conversions_left_out('the cycles')}")
     if d.flows == "packet":
         said.append("packet streams are timed as circuit ones: the 32-bit header each packet "
                     "carries is not modelled")
