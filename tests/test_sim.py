@@ -236,7 +236,7 @@ def test_timing_of_the_gemm(in_root: Path) -> None:
     assert t.channel_busy["memtile (0, 1) forward -> a_0"] > 0.8
     assert b.dram_bytes == t.dram_bytes > 3 * 512 * 512 * 2
     assert b.sentence().endswith(
-        "; nothing is busy most of the time, though: next are "
+        "; nothing is busy most of the time, though: the other kinds measured: "
         + ", ".join(f"{w} at {s:.0%}" for w, s in b.measured[:2]) + " and "
         f"{b.measured[2][0]} at {b.measured[2][1]:.0%}; simulated again with each made free "
         "(kernels timed only), the run is 38% shorter with shim DMA tasks issued at no cost, 13% "
@@ -262,12 +262,26 @@ def test_the_bottleneck_is_what_saves_most_freed(in_root: Path, defines: dict[st
     assert set(saved) == {"runtime", "dma", "dram"} and max(saved, key=saved.__getitem__) == named
     words = {"runtime": "the runtime issuing shim DMA tasks", "dram": "DRAM reads",
              "dma": "DMA 'shim (0, 0) "}
-    assert [w for w, _ in b.measured if w.startswith(words[busiest])]
-    assert not [w for w, _ in b.measured if w.startswith(words[named])]
-    assert b.measured[0][1] > b.utilisation  # the busier resource, not named
     said = b.sentence()
+    # the busier resource is said: in the list of the others measured, or, a runtime beside a
+    # DMA bottleneck, in its own words before it (not twice)
+    assert [w for w, _ in b.measured if w.startswith(words[busiest])] or (
+        busiest == "runtime" and " (the runtime also spends 51% of the time issuing shim DMA "
+        "tasks one by one, which the transfers wait for: each tensor already moves in one task "
+        "per direction)" in said)
+    assert not [w for w, _ in b.measured if w.startswith(words[named])]
     assert all(f"{w} at {s:.0%}" in said for w, s in b.measured)
     assert all(f.words() in said for f in b.freed)
+
+
+def test_a_free_runtime_issues_its_register_writes_free_too(in_root: Path) -> None:
+    """The runtime made free costs nothing for its rtp writes either (a register write is a
+    share of a task's cost): the line said shim DMA tasks alone (a reviewer: tasks alone save
+    36.9%, tasks and writes 43.1%)."""
+    b = simulate(load_design("designs/threshold_rtp.py", {"N": 262144, "LINE": 1024})
+                 ).timing.bottleneck
+    assert b.rtp_writes and "runtime" in {f.kind for f in b.freed}
+    assert "% shorter with shim DMA tasks and register writes issued at no cost" in b.sentence()
 
 
 def test_a_small_designs_throughput_shows_three_significant_digits(in_root: Path) -> None:

@@ -151,11 +151,16 @@ class Freed:
     saved: float | None
     """The share of the run's device time it saves (0..1); None when that run does not end."""
 
-    def words(self) -> str:
-        """The summary's words for it."""
+    def words(self, register_writes: int = 0) -> str:
+        """The summary's words for it; ``register_writes``: the rtp writes and barrier sets the
+        runtime issues, which a free runtime issues at no cost too (a register write costs a
+        share of a task: :attr:`~aiedsl.targets.timing.TimingModel.register_write_s`)."""
+        how = FREED_WORDS[self.kind]
+        if self.kind == "runtime" and register_writes:
+            how = how.replace("shim DMA tasks", "shim DMA tasks and register writes")
         if self.saved is None:
-            return f"it does not end {FREED_WORDS[self.kind]}"
-        return f"{self.saved:.0%} shorter {FREED_WORDS[self.kind]}"
+            return f"it does not end {how}"
+        return f"{self.saved:.0%} shorter {how}"
 
 
 @dataclass(frozen=True)
@@ -253,11 +258,13 @@ class Bottleneck:
             return (text + f"next is {what} at {share:.0%}, and the run goes to waits between "
                     "them more than to either")
         named = [f"{w} at {b:.0%}" for w, b in self.measured]
-        verb = "is" if len(named) == 1 else "are"
-        ended = [f.words() for f in self.freed if f.saved is not None]
-        hung = "".join("; " + f.words() for f in self.freed if f.saved is None)
-        return (text + f"next {verb} {_listed(named)}; simulated again with each made free "
-                f"(kernels timed only), the run is {_listed(ended, ', and ')}{hung}")
+        others = (f"the other kind{'s' * (len(named) > 1)} measured: {_listed(named)}; "
+                  if named else "")
+        writes = self.rtp_writes + self.barrier_sets
+        ended = [f.words(writes) for f in self.freed if f.saved is not None]
+        hung = "".join("; " + f.words(writes) for f in self.freed if f.saved is None)
+        return (text + f"{others}simulated again with each made free (kernels timed only), the "
+                f"run is {_listed(ended, ', and ' if len(ended) > 2 else ' and ')}{hung}")
 
     def _sentence(self) -> str:
         if self.kind == "compute":
@@ -313,7 +320,11 @@ class Bottleneck:
             text += (", ".join(ways[:-1]) + ", or " + ways[-1] if len(ways) > 2
                      else " or ".join(ways))
         if self.issuing >= ISSUING_NOTED:
+            # a reviewer: with every tensor in one task already, "fewer, longer transfers"
+            # asked for what cannot be done
+            fewer = ("each tensor already moves in one task per direction" if
+                     self.one_task_each and not self.over_columns else
+                     "fewer, longer transfers would shorten that")
             text += (f" (the runtime also spends {self.issuing:.0%} of the time issuing shim "
-                     "DMA tasks one by one, which the transfers wait for: fewer, longer "
-                     "transfers would shorten that)")
+                     f"DMA tasks one by one, which the transfers wait for: {fewer})")
         return text + self._turns()
