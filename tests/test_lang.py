@@ -222,6 +222,41 @@ def test_acquire_several_elements_and_per_endpoint_depths(design_file: DesignFil
     assert [u.amount for u in core.memory] == [1024, 768, 512]
 
 
+@pytest.mark.parametrize("given", ["consumer_depth=2", 'consumer_depth={"core[0,0]": 2}'])
+def test_a_consumer_depth_equal_to_the_depth_is_still_the_ends_own(design_file: DesignFile,
+                                                                   given: str) -> None:
+    """(a tester) depth=2, consumer_depth=2, taken two at a time: the objectfifo was emitted
+    with one depth, which mlir-aie's findObjectFifoSize turns into 3 buffers at the core (its
+    acquire + 1), so the core's memory ran over. Given, a consumer's depth is a list entry of
+    its own, as depth=3, consumer_depth=2 was: the core holds the 2 it was given."""
+    path = design_file(f'''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import add
+
+        @design(device="npu1_1col")
+        def win(a: Tensor[1024, i32], c: Tensor[512, i32]):
+            fa = fifo(Tensor[64, i32], name="fa", depth=2, {given})
+            fc = fifo(Tensor[64, i32], name="fc")
+            k = add(Tensor[64, i32])
+
+            @herd()
+            def core():
+                for _ in loop(8):
+                    pair = fa.acquire("consume", 2)
+                    with fc.produce() as out:
+                        k(pair[0], pair[1], out)
+                    fa.release("consume", 2)
+
+            with runtime() as rt:
+                rt.fill(fa, a)
+                rt.drain(fc, c)
+        ''')
+    placed, usage = check_design(load_design(path).ir)
+    mlir = render_mlir(placed, get_target(placed.device))
+    assert "aie.objectfifo @fa(%tile_0_0, {%tile_0_2}, [2, 2])" in mlir
+    assert [u.amount for u in usage[(0, 2)].memory] == [1024, 512, 512]
+
+
 def test_herds_are_placed_and_core_index_maps_to_tiles(design_file: DesignFile) -> None:
     path = design_file('''
         from aiedsl import Tensor, channel, design, herd, i32, runtime

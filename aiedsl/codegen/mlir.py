@@ -169,9 +169,10 @@ def dense_value(t: TensorType, init: str) -> dict[str, Any]:
 
 
 def _depths(f: Fifo) -> list[int]:
-    """One depth when every endpoint agrees, else mlir-aie's per-endpoint list."""
+    """One depth when every endpoint agrees and none was given its own, else mlir-aie's
+    per-endpoint list (:attr:`~aiedsl.ir.fifos.Fifo.depth_per_end`)."""
     depths = [f.producer.depth, *(c.depth for c in f.consumers)]
-    return depths[:1] if len(set(depths)) == 1 else depths
+    return depths if f.depth_per_end else depths[:1]
 
 
 class _Namer:

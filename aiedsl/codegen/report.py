@@ -58,7 +58,7 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
     for f in d.fifos:
         cons = ", ".join(c.label() for c in f.consumers)
         depths = f"depth {f.producer.depth}" + (
-            f"/{f.consumers[0].depth}" if f.consumers[0].depth != f.producer.depth else "")
+            f"/{f.consumers[0].depth}" if f.depth_per_end else "")
         repeat = f", each element sent {f.repeat} times (repeat_count)" if f.repeat > 1 else ""
         resized = _resized(f, low) if low is not None else ""
         fifos.append(f"{f.name}: {f.elem} {depths}{resized}, {f.producer.label()} -> "

@@ -71,14 +71,19 @@ class Fifo(_Node):
     memtile (or a core tile's link) sends every buffer this many times in a row without
     receiving it again, so each consumer takes ``repeat`` times what is sent in. 1: once.
     ``design.json`` leaves it out when it is 1."""
+    depths_given: bool = False
+    """Its consumers' depths were given (``consumer_depth=``), even as the producer's: the
+    objectfifo then takes them as a list, each end holding what it was given. ``design.json``
+    leaves it out when False."""
 
     @property
     def depth_per_end(self) -> bool:
         """Whether its ends were given depths of their own (``consumer_depth=``): mlir-aie's
         objectfifo then takes a list of depths, and a core's end across a DMA holds its own;
         with one depth for every end, such an end holds its largest acquire + 1 buffers
-        (``findObjectFifoSize``)."""
-        return any(c.depth != self.producer.depth for c in self.consumers)
+        (``findObjectFifoSize``). A ``consumer_depth=`` equal to ``depth`` is a list too (a
+        tester: ``depth=2, consumer_depth=2`` taken two at a time got 3 buffers, not 2)."""
+        return self.depths_given or any(c.depth != self.producer.depth for c in self.consumers)
 
     @model_serializer(mode="wrap")
     def _without_default_repeat(self, handler: SerializerFunctionWrapHandler
@@ -87,6 +92,8 @@ class Fifo(_Node):
         out: dict[str, object] = handler(self)
         if self.repeat == 1:
             out.pop("repeat", None)
+        if not self.depths_given:
+            out.pop("depths_given", None)
         return out
 
 

@@ -296,7 +296,8 @@ def _fifo_ir(f: FifoRecord, trace: DesignTrace) -> Fifo:
                  loc=c.loc)  # checks reject them off a core
         for c in f.consumers)
     return Fifo(name=f.name, elem=f.elem, producer=producer, consumers=consumers,
-                loc=f.loc, channel=f.channel, index=f.index, repeat=f.repeat)
+                loc=f.loc, channel=f.channel, index=f.index, repeat=f.repeat,
+                depths_given=f.consumer_depth is not None)
 
 
 def _end_name(e: EndpointUse) -> str:
