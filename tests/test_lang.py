@@ -897,3 +897,24 @@ def test_a_core_reading_a_links_input_is_told_at_its_acquire(
         f"  d.py:7: the {kind}\n"
         f"  fix: consume {written} in the core (`with {written}.consume() as e:`), or remove the "
         f"{kind} if the core is to read 'a' straight from the host")
+
+
+def test_a_second_reference_in_one_file_is_an_error(design_file: DesignFile) -> None:
+    """(a tester) A second @d.reference replaced the first without a word: after an edit, the
+    stale copy may be the one that runs."""
+    from aiedsl.errors import DesignError
+
+    root = Path(__file__).resolve().parents[1]
+    source = (root / "designs" / "passthrough.py").read_text() + (
+        "\n\n@passthrough.reference\ndef reference2(inp: np.ndarray) -> np.ndarray:\n"
+        "    return inp + 1\n")
+    path = design_file(source)
+    with pytest.raises(DesignError) as excinfo:
+        load_design(path)
+    lines = str(excinfo.value).splitlines()
+    assert lines[0] == ("d.py:40: error [reference]: design 'passthrough' has a reference "
+                        "already: reference at line 35")
+    assert lines[1:] == ["  limit: one reference per design", "  found: a second, reference2",
+                         "  d.py:35: the first reference",
+                         "  fix: keep one of them (a reference returns every output, as a "
+                         "tuple for several)"]

@@ -157,6 +157,20 @@ class DesignHandle:
     def use_reference(self, fn: Callable[..., Any], nonfinite: bool, loc: Loc) -> None:
         """Make ``fn`` the reference (what :meth:`reference` does), a mistake reported at
         ``loc`` unless ``fn`` is a user's function (then at its first line)."""
+        before = function_loc(self.reference_fn) if self.reference_fn is not None else None
+        here = function_loc(fn) or loc
+        if before is not None and before.path == here.path and before.line != here.line:
+            # a second reference in one file replaced the first without a word (a tester: an
+            # edited copy left above it may be the one that runs); a notebook's cell run
+            # again is another file, and replaces it
+            raise DesignError(
+                "reference", f"design '{self.name}' has a reference already: "
+                f"{getattr(self.reference_fn, '__name__', 'a function')} at line {before.line}",
+                loc=here, related=[("the first reference", before)],
+                limit="one reference per design", found=f"a second, "
+                f"{getattr(fn, '__name__', 'a function')}",
+                fix="keep one of them (a reference returns every output, as a tuple for "
+                    "several)")
         check_returning(fn, f"the reference of '{self.name}'", loc)
         check_callable(fn, len(self.inputs), f"the reference of '{self.name}'", loc)
         _check_reference_names(fn, self.inputs, {t.name for t in self.ir.tensors},
