@@ -1062,3 +1062,11 @@ def test_a_d_value_the_error_does_not_quote_is_not_named() -> None:
                        fix="give a positive size")
     assert with_defines(str(zero), zero, ["check", "d.py", "-D", "M=0"]).splitlines()[-2:] == [
         "  -D M=0: M's value, given on the command line", "  fix: give a positive size"]
+    # a one-character value the message quotes, with no two-digit number in it (-D ROWS=5: "8
+    # columns x 5 rows"), is one the error may follow from: the defines given are said (a
+    # tester: nothing said where the 5 came from)
+    herd = DesignError("herd placement", "herd 'core' (8x5) does not fit on npu2",
+                       loc=Loc(file="d.py", line=3), limit="8 columns x 4 core rows",
+                       found="8 columns x 5 rows", fix="use a smaller herd")
+    assert with_defines(str(herd), herd, ["check", "d.py", "-D", "ROWS=5"]).splitlines()[-2] == (
+        "  with -D ROWS=5, given on the command line")
