@@ -1307,3 +1307,56 @@ def test_a_native_fail_of_a_call_writing_in_place_names_the_call(design_file: De
         "written in place: the C++ may read what it has already written there (its reference "
         "may read first), and Peano may take __restrict pointers not to overlap; pass another "
         "buffer to write"]
+
+
+PAST_CC = '''#include <stdint.h>
+extern "C" {
+void total_i32_16(const int32_t *a, int32_t *out) {
+  int32_t s = 0;
+  for (int i = 0; i <= 16; i++) s += a[i];  // one element past the buffer
+  for (int i = 0; i < 16; i++) out[i] = 0;
+  out[0] = s;
+}
+}
+'''
+
+PAST = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import buffer, declare
+
+def tref(a, out): out[...] = 0; out[0] = a.sum()
+total = declare("total_i32_16", source="k.cc", args=[buffer("a", Tensor[16, i32]),
+                buffer("out", Tensor[16, i32], "out")], reference=tref, cycles=20, cost="x")
+
+@design(device="npu1_1col")
+def d(inp: Tensor[16, i32], out: Tensor[16, i32]):
+    fi = fifo(Tensor[16, i32]); fo = fifo(Tensor[16, i32])
+
+    @herd()
+    def core():
+        with fi.consume() as s, fo.produce() as o:
+            total(s, o)
+
+    with runtime() as rt:
+        rt.fill(fi, inp); rt.drain(fo, out)
+
+@d.reference
+def reference(inp):
+    r = np.zeros(16, np.int32); r[0] = inp.sum()
+    return r
+'''
+
+
+def test_a_native_fail_that_looks_unwritten_says_reads_are_not_checked(
+        design_file: DesignFile) -> None:
+    """(a tester) A kernel reading one element past its buffer (i <= N) FAILed natively with a
+    note blaming unwritten memory alone (a missing zero call): the guard bytes it read look
+    the same. The note says a native run does not check reads, and what does."""
+    design_file(PAST_CC, "k.cc")
+    r = simulate(load_design(design_file(PAST)), kernels="native")
+    assert not r.passed and r.checks[0].poisoned
+    assert r.checks[0].hints[-1] == (
+        "the native run does not check the C++'s reads: elements read from past a kernel's "
+        "buffer look like unwritten memory too; aiedsl kernel test on the design checks every "
+        "kernel's reads")
