@@ -502,3 +502,45 @@ def test_an_out_of_range_pin_names_a_split_once(design_file: DesignFile) -> None
         "  limit: memtiles in column 0, row 1\n"
         "  found: tile (5, 1)\n"
         "  fix: pin column 0")
+
+
+def test_one_link_over_a_bd_pool_by_itself_is_not_sent_to_a_larger_device(
+        design_file: DesignFile) -> None:
+    """(a tester) A split whose memtile end holds 7 buffers takes 42 of the even channels' 24
+    BDs by itself; beside a join on the same memtile, the error said "use a device with more
+    memtiles" (no device has more BDs a channel) at the join's line. It is said at the split,
+    with the depth that fits."""
+    from aiedsl.errors import DesignError
+
+    path = design_file("""
+        import numpy as np
+        from aiedsl import Tensor, design, fifo, herd, i32, join, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def sj(A: Tensor[8192, i32], B: Tensor[8192, i32]):
+            a_l2 = fifo(Tensor[2048, i32], depth=7)
+            a_l1 = a_l2.split(4, depth=1)
+            b_l1 = [fifo(Tensor[512, i32], name=f"b{i}", depth=1) for i in range(4)]
+            b_l2 = join(b_l1, depth=1)
+            copy = passthrough(Tensor[512, i32])
+
+            @herd(rows=4)
+            def core(x, y):
+                for _ in loop(4):
+                    with a_l1[y].consume() as s, b_l1[y].produce() as d:
+                        copy(s, d)
+
+            with runtime() as rt:
+                rt.fill(a_l2, A)
+                rt.drain(b_l2, B)
+        """)
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path).ir)
+    e = excinfo.value
+    assert e.loc is not None and e.loc.line == 8  # the split, not the join (line 10)
+    assert e.fix == (
+        "one link needs more than the 24 by itself ('a_l2' and 'a_l2_0' and 'a_l2_2'), so no "
+        "other memtile or device would help: lower the depth of 'a_l2' (depth=4) or give its "
+        "memtile end consumer_depth={\"memtile\": 4} (d.py:7; 7 buffers now, each taking 6 of "
+        "the 24 BDs)")
