@@ -1380,7 +1380,8 @@ def test_a_core_fed_by_no_fill_reads_the_slot_before_the_write(design_file: Desi
         "d.py:17: error [rtp order]: core[0,0] may read rtp 'thr'[0] before the runtime writes "
         "it (line 20): the core consumes no fifo the runtime fills, so it runs from the load, "
         "before the runtime sequence starts\n" + HELD_LIMIT +
-        "  found: before the write, core[0,0] may start 2 calls that read the slot\n"
+        "  found: before the write, core[0,0] may start up to 2 calls that read the slot (an "
+        "upper bound: its output buffers are taken to be free)\n"
         "  d.py:20: the first rt.rtp_write of the slot\n"
         "  fix: hold the core on a runtime barrier (IRON's WorkerRuntimeBarrier): go = "
         "barrier(name=\"go\") in the design function, go.wait_for_value(1) in the core function "
@@ -1402,7 +1403,8 @@ def test_a_barrier_whose_initial_value_the_wait_takes_holds_nothing(
         "it (line 20): the core's wait for 1 (line 14) passes on the initial value of barrier "
         "'go', which the load gives, and nothing else it waits for before the call comes from "
         "the runtime\n" + HELD_LIMIT +
-        "  found: before the write, core[0,0] may start 2 calls that read the slot\n"
+        "  found: before the write, core[0,0] may start up to 2 calls that read the slot (an "
+        "upper bound: its output buffers are taken to be free)\n"
         "  d.py:20: the first rt.rtp_write of the slot\n"
         "  fix: start barrier 'go' at a value the core does not wait for (initial=0): the "
         "rt.set_barrier to 1 at line 21, after the write, then lets the core past its wait, not "
