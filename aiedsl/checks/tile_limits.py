@@ -83,30 +83,29 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
             n = TileUsage.total(uses)
             if n > lim.bds_per_channel_parity:
                 owner_of = [links.get(x.fifo or "", -1 - i) for i, x in enumerate(uses)]
-                owners = set(owner_of)
+                pool = lim.bds_per_channel_parity
                 # one link over the pool by itself: no placement, and no device, gives it
                 # room (a tester was told to take a larger device, at another link's line)
-                alone = [[x for x, o in zip(uses, owner_of) if o == k] for k in owners]
-                over = [g for g in alone if TileUsage.total(g) > lim.bds_per_channel_parity]
-                if len(owners) > 1 and over:
-                    owners = {0}
-                    mine = over[0]
-                    uses = mine + [x for x in uses if x not in mine]
+                groups = [[x for x, o in zip(uses, owner_of) if o == k]
+                          for k in dict.fromkeys(owner_of)]
+                over = next((g for g in groups if TileUsage.total(g) > pool), None)
+                if len(groups) == 1:
+                    names = " and ".join(f"'{x.label}'" for x in uses)
+                    fix = (f"one link takes them all ({names}), so another memtile would not "
+                           "help: " + _link_bd_fix(u.memory, uses, pool, repeats))
+                elif over is not None:
+                    names = " and ".join(f"'{x.label}'" for x in over)
+                    fix = (f"one link needs more than the {pool} by itself ({names}), so no "
+                           "other memtile or device would help: "
+                           + _link_bd_fix(u.memory, over, pool, repeats))
+                    uses = over + [x for x in uses if x not in over]
                 else:
-                    mine = uses
-                names = " and ".join(f"'{x.label}'" for x in mine)
+                    fix = _elsewhere(target)
                 _over(u, f"buffer descriptors of {'even' if parity == 0 else 'odd'} channels",
-                      f"{lim.bds_per_channel_parity} (BDs {0 if parity == 0 else 24}-"
-                      f"{23 if parity == 0 else 47})", str(n), uses,
-                      (_elsewhere(target) if len(owners) > 1 else
-                       f"one link takes them all ({names}), so another memtile would not "
-                       "help: " + _link_bd_fix(u.memory, mine, lim.bds_per_channel_parity,
-                                               repeats) if mine is uses else
-                       f"one link needs more than the {lim.bds_per_channel_parity} by itself "
-                       f"({names}), so no other memtile or device would help: " + _link_bd_fix(
-                           u.memory, mine, lim.bds_per_channel_parity, repeats)) + also(
-                          uses, lim.bds_per_channel_parity),
-                      at_largest=mine is not uses or any(x.fifo in repeats for x in uses))
+                      f"{pool} (BDs {0 if parity == 0 else 24}-{23 if parity == 0 else 47})",
+                      str(n), uses, fix + also(uses, pool),
+                      at_largest=(over is not None and len(groups) > 1)
+                      or any(x.fifo in repeats for x in uses))
     elif TileUsage.total(u.bds) > lim.bds:
         _over(u, "buffer descriptors", str(lim.bds), str(TileUsage.total(u.bds)), u.bds,
               "move a tiled tensor in one transfer (rt.fill(f, t, tiles(t, (th, tw))) is one "
