@@ -182,30 +182,33 @@ def test_templated_kernel_renders_its_parameters(design_file: DesignFile) -> Non
            "  eltwise_mul_i16<64>(a, b, c);\n}" in cc
 
 
+TAKES_TWO = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+    from aiedsl.kernels import add
+
+    @design(device="npu1_1col")
+    def win(a: Tensor[1024, i32], c: Tensor[512, i32]):
+        fa = fifo(Tensor[64, i32], name="fa", depth=2, DEPTHS)
+        fc = fifo(Tensor[64, i32], name="fc")
+        k = add(Tensor[64, i32])
+
+        @herd()
+        def core():
+            for _ in loop(8):
+                pair = fa.acquire("consume", 2)
+                with fc.produce() as out:
+                    k(pair[0], pair[1], out)
+                fa.release("consume", 2)
+
+        with runtime() as rt:
+            rt.fill(fa, a)
+            rt.drain(fc, c)
+    '''
+"""A core taking fifo fa's elements two at a time; DEPTHS its consumer's depth."""
+
+
 def test_acquire_several_elements_and_per_endpoint_depths(design_file: DesignFile) -> None:
-    path = design_file('''
-        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
-        from aiedsl.kernels import add
-
-        @design(device="npu1_1col")
-        def win(a: Tensor[1024, i32], c: Tensor[512, i32]):
-            fa = fifo(Tensor[64, i32], name="fa", depth=2,
-                      consumer_depth={"core[0,0]": 3})
-            fc = fifo(Tensor[64, i32], name="fc")
-            k = add(Tensor[64, i32])
-
-            @herd()
-            def core():
-                for _ in loop(8):
-                    pair = fa.acquire("consume", 2)
-                    with fc.produce() as out:
-                        k(pair[0], pair[1], out)
-                    fa.release("consume", 2)
-
-            with runtime() as rt:
-                rt.fill(fa, a)
-                rt.drain(fc, c)
-        ''')
+    path = design_file(TAKES_TWO.replace("DEPTHS", 'consumer_depth={"core[0,0]": 3}'))
     d = load_design(path).ir
     body = d.cores[0].body[0]
     assert isinstance(body, Loop) and body.count == 8
@@ -229,28 +232,7 @@ def test_a_consumer_depth_equal_to_the_depth_is_still_the_ends_own(design_file: 
     with one depth, which mlir-aie's findObjectFifoSize turns into 3 buffers at the core (its
     acquire + 1), so the core's memory ran over. Given, a consumer's depth is a list entry of
     its own, as depth=3, consumer_depth=2 was: the core holds the 2 it was given."""
-    path = design_file(f'''
-        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
-        from aiedsl.kernels import add
-
-        @design(device="npu1_1col")
-        def win(a: Tensor[1024, i32], c: Tensor[512, i32]):
-            fa = fifo(Tensor[64, i32], name="fa", depth=2, {given})
-            fc = fifo(Tensor[64, i32], name="fc")
-            k = add(Tensor[64, i32])
-
-            @herd()
-            def core():
-                for _ in loop(8):
-                    pair = fa.acquire("consume", 2)
-                    with fc.produce() as out:
-                        k(pair[0], pair[1], out)
-                    fa.release("consume", 2)
-
-            with runtime() as rt:
-                rt.fill(fa, a)
-                rt.drain(fc, c)
-        ''')
+    path = design_file(TAKES_TWO.replace("DEPTHS", given))
     placed, usage = check_design(load_design(path).ir)
     mlir = render_mlir(placed, get_target(placed.device))
     assert "aie.objectfifo @fa(%tile_0_0, {%tile_0_2}, [2, 2])" in mlir

@@ -132,11 +132,11 @@ def _check_first_write(d: Design, point: int, op: RtpWrite, readers: list[str],
         may = reach.could_run(core, point).reads[slot]
         if not may:
             continue
-        call = next(a for c in calls(next(p for p in d.cores if p.name == core))
+        program = next(p for p in d.cores if p.name == core)
+        call = next(a for c in calls(program)
                     for a in c.args if isinstance(a, RtpArg) and (a.rtp, a.index) == slot)
         why, fix = unheld(d, reach, core, point, op, call.loc)
         starts = f"{may} call{'s' * (may != 1)} that read{'s' * (may == 1)}"
-        program = next(p for p in d.cores if p.name == core)
         if any(isinstance(o, Acquire) and o.port == "produce" for o, _ in walk(program.body)):
             # the bound takes a produce acquire as granted: with its buffers full and no drain
             # issued, fewer may start (a tester: 12 said, 2 possible)

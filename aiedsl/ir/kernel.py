@@ -258,6 +258,13 @@ class Kernel(_Node):
             (f"{p.cycles} with " if i else "") + p.shown() for i, p in enumerate(self.profiles))
 
     @property
+    def on_bfp16_unit(self) -> bool:
+        """A library matmul whose numpy reference models npu2's bfp16 unit
+        (``matmul_bfp16_ref``, ``matmul_cascade_bfp16_ref``): its bf16 mmuls run there, and
+        the conversions they need are in no cycle model."""
+        return self.reference.endswith("bfp16_ref")
+
+    @property
     def operand_dtype(self) -> str | None:
         """The element type of the buffers it only reads (those it reads and writes, when it
         has none), the operands its multiplies take (a matmul's A and B, not its accumulating

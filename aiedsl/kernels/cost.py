@@ -351,7 +351,7 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
         per_cycle = k.ops / 2 / k.cycles  # ops= counts a MAC as 2
         lines.append(f"  {per_cycle:.1f} MACs per cycle of the core's peak {peak}: "
                      f"{per_cycle / peak:.0%}")
-        if k.reference.endswith("bfp16_ref"):  # npu2's bf16 mmuls, on the bfp16 unit
+        if k.on_bfp16_unit:
             lines.append(f"  not modelled: {conversions_left_out('these cycles')}")
     elif k.ops:
         lines.append(f"  {k.ops / k.cycles:.1f} operations per cycle")

@@ -40,10 +40,15 @@ def bfp16_shapes(bits: int) -> tuple[tuple[int, int, int], ...]:
     return tuple(shape for shape, bit in BFP16_BITS.items() if bits & bit)
 
 
+def mmul_words(shapes: Sequence[tuple[int, int, int]]) -> str:
+    """``shapes`` as the AIE API spells them: ``aie::mmul<4, 8, 8> and aie::mmul<8, 8, 8>``."""
+    return " and ".join(f"aie::mmul<{m}, {k}, {n}>" for m, k, n in shapes)
+
+
 def bfp16_note(symbol: str, shapes: Sequence[tuple[int, int, int]]) -> str:
     """The note for kernel ``symbol`` whose C++ runs bf16 mmuls of ``shapes`` on the bfp16
     unit (one line, without ``note:``)."""
-    mmuls = " and ".join(f"aie::mmul<{m}, {k}, {n}>" for m, k, n in shapes)
+    mmuls = mmul_words(shapes)
     return (f"{symbol}'s C++ runs its bf16 {mmuls} on npu2's bfp16 unit, as aiedsl compiles "
             f"npu2 kernels ({BFP16_MMUL}, as IRON's): A and B are quantized to bfp16ebs8 "
             "(blocks of 8 along K sharing the block's largest exponent, 8-bit mantissas) before "

@@ -29,7 +29,7 @@ from aiedsl.kernels.faults import FILLS, Stray, call_limit
 from aiedsl.kernels.cases import KernelCase, case_args
 from aiedsl.kernels.guarded import GuardedCall, in_child
 from aiedsl.kernels.host import COUNTED, native
-from aiedsl.kernels.host_notes import conversions_left_out
+from aiedsl.kernels.host_notes import conversions_left_out, mmul_words
 from aiedsl.targets import TargetModel, get_target
 
 
@@ -166,9 +166,9 @@ class Profile:
                     "types, or modes the host AIE API does not know the instructions of)")
         out += [f"  not counted: {x}" for x in self.uncounted()]
         if self.bfp16:
-            mmuls = " and ".join(f"aie::mmul<{m}, {k}, {n}>" for m, k, n in self.bfp16)
-            out.append(f"  not counted: its bf16 {mmuls} run{'s' * (len(self.bfp16) == 1)} on "
-                       f"npu2's bfp16 unit, and {conversions_left_out('this estimate')}")
+            runs = "runs" if len(self.bfp16) == 1 else "run"
+            out.append(f"  not counted: its bf16 {mmul_words(self.bfp16)} {runs} on npu2's "
+                       f"bfp16 unit, and {conversions_left_out('this estimate')}")
         return out + list(notes) + failed
 
 

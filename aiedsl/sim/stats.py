@@ -275,7 +275,7 @@ def _unmodelled(m: Machine) -> str:
                     f"{target.timing.register_write_s * 1e6:.2g} us, a third of a task's issue "
                     f"cost by assumption (no row measures a register write; {here} here)")
     # npu2's bf16 mmuls on the bfp16 unit: the cycles= models count the multiplier only
-    bfp16 = [k.symbol for k in d.kernels if k.reference.endswith("bfp16_ref")]
+    bfp16 = [k.symbol for k in d.kernels if k.on_bfp16_unit]
     if bfp16:
         named = ", ".join(bfp16[:2]) + (f" and {len(bfp16) - 2} more" if len(bfp16) > 2 else "")
         said.append(f"{named} {'run' if len(bfp16) > 1 else 'runs'} bf16 mmuls on "
