@@ -17,6 +17,7 @@ from aiedsl.ir.program import calls_per_run
 from aiedsl.loader import load_design
 from aiedsl.cli.progress import SimProgress, describe
 from aiedsl.sim import simulate
+from aiedsl.sim.stats import KINDS
 
 DESIGNS = ["passthrough", "vector_scalar_mul", "gemm_bf16", "gemm_i8", "threshold_rtp",
            "transpose_dma", "matmul_cascade"]
@@ -28,9 +29,22 @@ def test_the_watcher_hears_each_stage_and_the_static_count_of_calls_is_what_ran(
     handle = load_design(f"designs/{name}.py")
     heard: list[tuple[str, Any]] = []
     result = simulate(handle, watch=lambda stage, m: heard.append((stage, m)))
-    assert [stage for stage, _ in heard] == ["run", "check"]
-    assert all(m is result.machine for _, m in heard)
+    # between the run and the check: a run again per kind of resource made free, to measure
+    # what limits the first (sim/freed.py), in the order the kinds are listed
+    freed = [f.kind for f in result.timing.bottleneck.freed]
+    again = [f"free {k}" for k in KINDS if k in freed]
+    assert [stage for stage, _ in heard] == ["run", *again, "check"]
+    assert heard[0][1] is result.machine and heard[-1][1] is result.machine
+    for _, m in heard[1:-1]:  # each its own machine, making every call of the design
+        assert m is not result.machine and m.kernel_calls == calls_per_run(m.design)
     assert result.machine.kernel_calls == calls_per_run(result.machine.design)
+
+
+def test_a_design_nothing_keeps_busy_is_timed_again_with_each_kind_made_free(
+        in_root: Path) -> None:
+    heard: list[str] = []
+    simulate(load_design("designs/gemm_bf16.py"), watch=lambda stage, m: heard.append(stage))
+    assert heard == ["run", "free compute", "free dram", "free dma", "free runtime", "check"]
 
 
 def test_an_unchecked_run_has_no_check_stage(in_root: Path) -> None:
@@ -44,6 +58,8 @@ def test_the_words_of_each_stage() -> None:
     assert describe("run", 1536, 262144) == "simulating: 1,536 of 262,144 kernel calls"
     assert describe("run", 0, 0) == "simulating"
     assert describe("check", 7, 9) == "comparing with the numpy reference"
+    assert describe("free compute", 5, 9) == "timing again, kernels made free: 5 of 9 kernel calls"
+    assert describe("free runtime", 0, 0) == "timing again, runtime made free"
 
 
 def test_a_terminal_sees_the_calls_made(monkeypatch: pytest.MonkeyPatch, in_root: Path) -> None:
@@ -57,6 +73,22 @@ def test_a_terminal_sees_the_calls_made(monkeypatch: pytest.MonkeyPatch, in_root
         while "kernel calls" not in out.getvalue() and time.monotonic() < deadline:
             time.sleep(0.02)
     assert "simulating: 288 of 576 kernel calls" in out.getvalue()
+
+
+def test_a_terminal_sees_the_runs_again_that_measure_what_limits(
+        monkeypatch: pytest.MonkeyPatch, in_root: Path) -> None:
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100)
+    first = SimpleNamespace(design=load_design("designs/gemm_bf16.py").ir, kernel_calls=576)
+    again = SimpleNamespace(design=first.design, kernel_calls=144)
+    with SimProgress(console) as watch:
+        watch("run", first)
+        watch("free dma", again)
+        deadline = time.monotonic() + 10
+        while "made free" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert "timing again, DMAs made free: 144 of 576 kernel calls" in out.getvalue()
 
 
 def test_off_a_terminal_nothing_is_drawn(in_root: Path) -> None:

@@ -53,17 +53,27 @@ def compile_steps(console: Console) -> tuple[Progress, Callable[[int, int, str],
     return bar, step
 
 
+FREED = {"compute": "kernels", "dram": "DRAM", "dma": "DMAs", "runtime": "runtime"}
+"""The progress line's short names of the kinds of resource a run made free measures
+(:mod:`aiedsl.sim.freed`)."""
+
+
 def describe(stage: str, calls: int, total: int) -> str:
     """The progress line's words for a simulation at ``stage`` (see :data:`aiedsl.sim.Watch`).
 
     >>> describe("run", 1536, 262144)
     'simulating: 1,536 of 262,144 kernel calls'
+    >>> describe("free dram", 1536, 262144)
+    'timing again, DRAM made free: 1,536 of 262,144 kernel calls'
     """
     if stage == "check":
         return "comparing with the numpy reference"
+    what = "simulating"
+    if stage.startswith("free "):  # a run again, to measure what limits the first
+        what = f"timing again, {FREED[stage[5:]]} made free"
     if total:
-        return f"simulating: {calls:,} of {total:,} kernel calls"
-    return "simulating"
+        return f"{what}: {calls:,} of {total:,} kernel calls"
+    return what
 
 
 class SimProgress:
@@ -122,7 +132,7 @@ class SimProgress:
 
     def _show(self, bar: Progress, task: TaskID) -> None:
         m, stage, total = self.machine, self.stage, self.total
-        running = stage == "run" and total > 0
+        running = stage != "check" and total > 0  # a run's calls: the first's, or one again
         bar.update(task, description=describe(stage, m.kernel_calls, total),
                    completed=m.kernel_calls if running else 0,
                    total=total if running else None)

@@ -199,7 +199,7 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
                 # the least depth that ends it, searched by runs at other depths to their end
                 say_least_depth(e, e.full_fifo, handle.ir, impls, target, clock_hz=clock_hz)
             raise
-        tm = timing(m)
+        tm = timing(m, watch)
         if trace is not None:
             write_trace(m, tm.clock_hz, trace)
         outputs = {n: host[n] for n in handle.outputs}

@@ -17,6 +17,7 @@ from aiedsl.targets.model import TargetModel
 
 if TYPE_CHECKING:
     from aiedsl.sim.machine import Machine
+    from aiedsl.sim.state import Watch
 
 Kind = Literal["compute", "dram", "dma", "runtime"]
 
@@ -47,10 +48,12 @@ def freed(d: Design, target: TargetModel, kind: Kind) -> tuple[Design, TargetMod
     return d, target.model_copy(update={"timing": tm})
 
 
-def saving(m: Machine, kind: Kind, total: float) -> float | None:
+def saving(m: Machine, kind: Kind, total: float, watch: Watch | None = None) -> float | None:
     """The share of ``m``'s device time (``total`` cycles) that its run, simulated again with
-    ``kind`` made free (:func:`freed`), saves; None when that run does not end."""
+    ``kind`` made free (:func:`freed`), saves; None when that run does not end. ``watch`` hears
+    that run start, as stage ``"free <kind>"``."""
     from aiedsl.sim.hang_run import timed_cycles
 
-    cycles = timed_cycles(*freed(m.design, m.target, kind), m.clock_hz)
+    cycles = timed_cycles(*freed(m.design, m.target, kind), m.clock_hz,
+                          None if watch is None else (f"free {kind}", watch))
     return None if cycles is None else max(0.0, (total - cycles) / total)

@@ -35,7 +35,7 @@ from aiedsl.sim.depth_fix import Hangs, depth_fix, least_depth
 from aiedsl.sim.explain import Deadlock, explain
 from aiedsl.sim.machine import Machine, build_machine
 from aiedsl.sim.runtime import check_shim_bds, check_task_queues
-from aiedsl.sim.state import CallLimit
+from aiedsl.sim.state import CallLimit, Watch
 from aiedsl.targets import TargetModel, get_target
 
 EVENTS = 400_000
@@ -118,12 +118,15 @@ def timing_machine(placed: Design, kernels: dict[str, Any], target: TargetModel,
     return build_machine(placed, target, host, kernels, compute=False, clock_hz=clock_hz)
 
 
-def timed_cycles(placed: Design, target: TargetModel, clock_hz: float | None = None
-                 ) -> float | None:
+def timed_cycles(placed: Design, target: TargetModel, clock_hz: float | None = None,
+                 watch: tuple[str, Watch] | None = None) -> float | None:
     """Device cycles of a run of ``placed`` on ``target`` with kernels timed only (how the
     summary measures a change: more buffers, a resource made free); None when the run does
-    not reach the end of its runtime sequence."""
+    not reach the end of its runtime sequence. ``watch``: a stage and the watcher told it as
+    the run starts (a progress display)."""
     t = timing_machine(placed, {}, target, clock_hz)
+    if watch is not None:
+        watch[1](watch[0], t)
     t.engine.run()
     try:
         stopped(t)

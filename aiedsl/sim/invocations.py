@@ -6,7 +6,7 @@ from, and the time from one run's end to the next's when the host starts them ba
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from aiedsl.sim.compare import OutputCheck, poisoned
 from aiedsl.sim.explain import Deadlock
 from aiedsl.sim.hang_run import stopped
 from aiedsl.sim.machine import Machine, build_machine
+from aiedsl.sim.state import Watch
 from aiedsl.sim.summary import Timing
 from aiedsl.sim.trace import write_trace
 from aiedsl.targets import TargetModel
@@ -25,11 +26,6 @@ from aiedsl.targets import TargetModel
 __all__ = ["BACK_TO_BACK_MOST", "Watch", "back_to_back", "host_arrays", "in_invocation",
            "later_invocations", "stopped_traced", "what_carries"]
 
-Watch = Callable[[str, Machine], None]
-"""Told each stage of a run as it starts, with the machine that runs it: ``"run"`` (the
-engine starts; ``machine.kernel_calls`` counts the calls made so far) and ``"check"`` (the
-outputs are compared with the design's reference). It must not change the machine: a progress
-display reads it (see :mod:`aiedsl.cli.progress`)."""
 
 
 def later_invocations(handle: DesignHandle, placed: Design, target: TargetModel,

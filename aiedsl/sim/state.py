@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -317,3 +317,12 @@ class RtpMemory:
         """The value of slot ``index`` at cycle ``t``; None if nothing was written by then."""
         seen = [v for when, v in self.writes[index] if when <= t]
         return seen[-1] if seen else None
+
+
+Watch = Callable[[str, Machine], None]
+"""Told each stage of a run as it starts, with the machine that runs it: ``"run"`` (the
+engine starts; ``machine.kernel_calls`` counts the calls made so far), ``"free <kind>"`` (a
+run again with kernels timed only and one kind of resource made free, to measure what limits
+the run: :mod:`aiedsl.sim.freed`'s kinds) and ``"check"`` (the outputs are compared with the
+design's reference). It must not change the machine: a progress display reads it (see
+:mod:`aiedsl.cli.progress`)."""

@@ -12,7 +12,7 @@ from aiedsl.sim.blocked import proc_words
 from aiedsl.sim.freed import Kind, saving
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.stalls import buffer_stall
-from aiedsl.sim.state import Machine
+from aiedsl.sim.state import Machine, Watch
 from aiedsl.sim.bottleneck import (DRAM_SATURATED, FREED_NOTED, ISSUING_NOTED,
                                    SINGLE_BUFFER_NOTED, TASK_COST_BASIS, UNSATURATED, Bottleneck,
                                    Freed, SingleBuffered)
@@ -70,8 +70,9 @@ def _free(m: Machine, tile: tuple[int, int]) -> int | None:
     return m.target.limits(kind).memory - top
 
 
-def timing(m: Machine) -> Timing:
-    """Summarise the clocked run of ``m`` (cycles of ``m.clock_hz``)."""
+def timing(m: Machine, watch: Watch | None = None) -> Timing:
+    """Summarise the clocked run of ``m`` (cycles of ``m.clock_hz``). ``watch`` hears each run
+    again that measures what limits it (:mod:`aiedsl.sim.freed`)."""
     target = m.target
     clock = m.clock_hz
     procs = m.engine.procs
@@ -127,7 +128,7 @@ def timing(m: Machine) -> Timing:
         # nothing is busy most of the time: busy shares no longer tell what the time waits
         # for, so each candidate is made free in a run of its own, and the one whose freeing
         # saves most is named (ties keep the busiest)
-        freed = tuple(sorted((Freed(k, saving(m, k, total)) for k in measured),
+        freed = tuple(sorted((Freed(k, saving(m, k, total, watch)) for k in measured),
                              key=lambda f: (f.saved is None, -(f.saved or 0.0), f.kind != kind)))
         if freed[0].saved is not None:
             kind = freed[0].kind
