@@ -3,13 +3,37 @@
 from __future__ import annotations
 
 import os
+import sys
 import textwrap
+import threading
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _xdist_threads_unseen() -> Iterator[None]:
+    """In a pytest-xdist worker, the threads xdist runs (its channel to the controller) are not
+    counted by :func:`aiedsl.kernels.worker.alone`: the suite runs in workers (pyproject's
+    addopts), and there every native run and kernel test would otherwise go through the workers'
+    server, never through the fork the command line (one thread) makes. A thread a test starts
+    still counts (tests/test_kernel_threads.py)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    from aiedsl.kernels import worker
+
+    threads, frames = threading.active_count(), len(sys._current_frames())
+
+    def alone() -> bool:
+        return threading.active_count() <= threads and len(sys._current_frames()) <= frames
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(worker, "alone", alone)
+        yield
 
 
 @pytest.fixture

@@ -64,7 +64,7 @@ def test_an_installed_aiedsl_finds_its_kernels_from_another_directory(tmp_path: 
 
 def test_a_clone_without_the_reference_material_passes(tmp_path: Path) -> None:
     """Users' clones have no ``../shared/reference``: the tests that compare with it skip."""
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
                         "tests/test_golden.py", "tests/test_place.py", "tests/test_mlir_facts.py"],
                        capture_output=True, text=True, cwd=ROOT,
                        env={**os.environ, "AIEDSL_REFERENCE": str(tmp_path / "absent")})
