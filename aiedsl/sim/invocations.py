@@ -27,7 +27,6 @@ __all__ = ["BACK_TO_BACK_MOST", "Watch", "back_to_back", "host_arrays", "in_invo
            "later_invocations", "stopped_traced", "what_carries"]
 
 
-
 def later_invocations(handle: DesignHandle, placed: Design, target: TargetModel,
                       ins: dict[str, np.ndarray], impls: Any, checks: list[OutputCheck],
                       expected: dict[str, Any], *, invocations: int, check: bool,
