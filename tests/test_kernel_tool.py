@@ -701,7 +701,7 @@ def test_a_cache_folder_that_cannot_be_made_is_not_used(tmp_path: Path) -> None:
     own instead, removed at its exit, and nothing is written where the cache would be."""
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache folder would go")
-    path = _design(tmp_path)
+    _design(tmp_path)
     # a temp folder of the test's own: other tests (other workers, other runs) make and remove
     # such folders in the shared one meanwhile
     tmp = tmp_path / "tmp"
