@@ -95,7 +95,8 @@ def pinned_error(path: Path, defines: dict[str, str], device: str | None = None)
     return str(e.value)
 
 
-def test_a_full_memtile_with_neighbours_is_told_depths_that_fit(monkeypatch) -> None:
+def test_a_full_memtile_with_neighbours_is_told_depths_that_fit(monkeypatch,
+                                                                tmp_path: Path) -> None:
     """Three forwards of two 192 KB buffers on npu1_2col, two pinned to memtile 0: each memtile
     holds two, six are asked. Lowering 'c' alone (the old fix) leaves five, and its buffer
     finds no room (b's spilled ones fill memtile 1): the fix is now what the spill model
@@ -118,16 +119,16 @@ def test_a_full_memtile_with_neighbours_is_told_depths_that_fit(monkeypatch) -> 
     # the old fix, 'c' alone, does not fit: the search's first step is not enough
     alone = (CORPUS / PINNED).read_text().replace('name="c")', 'name="c", depth=1)')
     with pytest.raises(DesignError, match="memtile data memory"):
-        check_design(load_design(_write(monkeypatch, alone), {"TILE": "49152"}).ir)
+        check_design(load_design(_write(monkeypatch, tmp_path, alone), {"TILE": "49152"}).ir)
 
 
 @pytest.mark.parametrize("depth", ["depth=1", 'consumer_depth={"memtile": 1}'])
-def test_the_spill_fix_passes(monkeypatch, depth: str) -> None:
+def test_the_spill_fix_passes(monkeypatch, tmp_path: Path, depth: str) -> None:
     """Either way the fix offers, the design checks, and the run copies as numpy does."""
     fixed = (CORPUS / PINNED).read_text()
     for name in "bc":
         fixed = fixed.replace(f'name="{name}")', f'name="{name}", {depth})')
-    path = _write(monkeypatch, fixed)
+    path = _write(monkeypatch, tmp_path, fixed)
     check_design(load_design(path, {"TILE": "49152"}).ir)
     result = simulate(load_design(path, {"TILE": "49152"}))
     assert result.passed, [c.line() for c in result.checks]
@@ -135,7 +136,7 @@ def test_the_spill_fix_passes(monkeypatch, depth: str) -> None:
         assert np.array_equal(result.outputs[out], result.inputs[inp])
 
 
-def test_no_depth_fits_says_so(monkeypatch) -> None:
+def test_no_depth_fits_says_so(monkeypatch, tmp_path: Path) -> None:
     """300 KB elements: one buffer per memtile, three links on two memtiles: no depth fits.
     The wider device offered fits with the depths it names (the pins kept), and checks."""
     monkeypatch.chdir(CORPUS)
@@ -152,7 +153,7 @@ def test_no_depth_fits_says_so(monkeypatch) -> None:
     fixed = (CORPUS / PINNED).read_text()
     for name in "abc":
         fixed = fixed.replace(f'name="{name}")', f'name="{name}", depth=1)')
-    check_design(load_design(_write(monkeypatch, fixed), defines, "npu1_3col").ir)
+    check_design(load_design(_write(monkeypatch, tmp_path, fixed), defines, "npu1_3col").ir)
 
 
 def test_a_wider_device_asking_as_much_is_not_offered(monkeypatch) -> None:
@@ -169,10 +170,9 @@ def test_a_wider_device_asking_as_much_is_not_offered(monkeypatch) -> None:
         "another memtile with via=memtile(col)")
 
 
-def _write(monkeypatch, source: str) -> Path:
-    """``source`` as a design file in a fresh folder, made the working directory."""
-    import tempfile
-    folder = Path(tempfile.mkdtemp(prefix="spillfix_"))
+def _write(monkeypatch, folder: Path, source: str) -> Path:
+    """``source`` as ``folder/d.py``, the folder made the working directory (pytest's
+    ``tmp_path``, so that nothing is left in the shared temp folder)."""
     monkeypatch.chdir(folder)
     path = folder / "d.py"
     path.write_text(source)
