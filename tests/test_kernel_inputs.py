@@ -5,6 +5,7 @@ u8 kernel wrong above 100 used to pass), and the profiling of a kernel declared 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -297,3 +298,118 @@ def test_a_profiled_kernel_that_crashes_is_a_design_error(design_file: DesignFil
     with pytest.raises(DesignError) as excinfo:  # and this process lives on
         load_design(path)
     assert str(excinfo.value) == message
+
+
+@pytest.mark.parametrize("dt", ["i8", "u8", "i16", "u16", "i32", "u32"])
+def test_full_range_inputs_meet_their_ends_at_the_same_places(dt: str) -> None:
+    """``kernel test --full-range``: the type's whole range, its two ends at the same places
+    in every buffer of one element count (where an elementwise kernel adds MIN to MIN and MAX
+    to MAX), drawn anew for another count."""
+    info = np.iinfo(np.dtype({"i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16",
+                              "i32": "int32", "u32": "uint32"}[dt]))
+    ends: dict[int, np.ndarray] = {}
+    rng = np.random.default_rng(0)
+    a, b = (_random((8, 32), dt, rng, ends) for _ in range(2))
+    assert list(ends) == [256]
+    for arr in (a, b):
+        assert arr.reshape(-1)[ends[256]].tolist() == [info.min, info.max]
+    assert not np.array_equal(a, b)
+    _random((64,), dt, rng, ends)
+    assert list(ends) == [256, 64]
+    big = _random((4096,), dt, np.random.default_rng(1), {})
+    # most of the range is drawn, not only the simulator's |x| < 2^(bits/2 - 1)
+    lo, hi = input_range(dt)
+    if info.bits == 8:  # drawn over the whole range anyway
+        assert (lo, hi) == (info.min, info.max)
+    else:
+        assert ((big < lo) | (big > hi)).mean() > 0.9
+
+
+ADD_I16 = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i16, runtime
+    from aiedsl.kernels import buffer, declare
+
+    def add_sat_ref(a, b, c):
+        c[...] = np.clip(a.astype(np.int32) + b, -32768, 32767)
+
+    @design(device="npu1_1col")
+    def d(A: Tensor[256, i16], B: Tensor[256, i16], C: Tensor[256, i16]):
+        add = declare("add_sat_i16_256", source="add.cc", entry="add_sat",
+                      args=[buffer("a", Tensor[256, i16]), buffer("b", Tensor[256, i16]),
+                            buffer("c", Tensor[256, i16], "out")],
+                      reference=add_sat_ref, cycles=40, cost="-")
+        fa, fb, fc = fifo(Tensor[256, i16], name="fa"), fifo(Tensor[256, i16], name="fb"), \\
+            fifo(Tensor[256, i16], name="fc")
+
+        @herd()
+        def core():
+            with fa.consume() as a, fb.consume() as b, fc.produce() as c:
+                add(a, b, c)
+
+        with runtime() as rt:
+            rt.fill(fa, A)
+            rt.fill(fb, B)
+            rt.drain(fc, C)
+
+    @d.reference
+    def reference(A, B):
+        return np.clip(A.astype(np.int32) + B, -32768, 32767).astype(np.int16)
+    '''
+
+ADD_CC = '''
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+// meant to saturate: aie::add of integer vectors wraps on AIE2, whatever the saturation mode
+void add_sat(const int16_t *__restrict a, const int16_t *__restrict b, int16_t *__restrict c) {
+  aie::set_saturation(aie::saturation_mode::saturate);
+  for (unsigned i = 0; i < 256; i += 32)
+    aie::store_v(c + i, aie::add(aie::load_v<32>(a + i), aie::load_v<32>(b + i)));
+}
+'''
+
+ADD_SAT_CC = '''
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+void add_sat(const int16_t *__restrict a, const int16_t *__restrict b, int16_t *__restrict c) {
+  aie::set_saturation(aie::saturation_mode::saturate);
+  for (unsigned i = 0; i < 256; i += 32) {
+    aie::accum<acc32, 32> acc;
+    acc.from_vector(aie::load_v<32>(a + i));
+    aie::store_v(c + i, aie::add(acc, aie::load_v<32>(b + i)).template to_vector<int16_t>(0));
+  }
+  aie::set_saturation(aie::saturation_mode::none);
+}
+'''
+
+
+@HOST_RUN
+def test_full_range_fails_a_wrapping_add_meant_to_saturate(design_file: DesignFile) -> None:
+    """An int16 add that wraps, declared with a saturating reference, passed `kernel test`:
+    i16 inputs within -128..127 never overflow (a kernel author's tester). With
+    --full-range it fails, and the saturating one passes."""
+    path = design_file(ADD_I16)
+    (path.parent / "add.cc").write_text(ADD_CC)
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert (r.returncode, _untimed(r.stdout)) == (0, [
+        "PASS add_sat_i16_256.c: exact (integers must match exactly)",
+        "1 of 1 kernels match their references"]), r.stderr
+    r = _cli("kernel", "test", str(path), "--full-range", cwd=path.parent)
+    lines = _untimed(r.stdout)
+    assert (r.returncode, lines[-1]) == (
+        1, "0 of 1 kernels match their references on integer inputs over their types' whole "
+        "range")
+    assert lines[0].startswith("FAIL add_sat_i16_256.c: worst element [")
+    assert lines[1].startswith("  wrong: ")
+    (path.parent / "add.cc").write_text(ADD_SAT_CC)
+    r = _cli("kernel", "test", str(path), "--full-range", cwd=path.parent)
+    assert (r.returncode, _untimed(r.stdout)) == (0, [
+        "PASS add_sat_i16_256.c: exact (integers must match exactly)",
+        "1 of 1 kernels match their references on integer inputs over their types' whole "
+        "range"]), r.stderr
+
+
+def _untimed(out: str) -> list[str]:
+    """``kernel test``'s lines, the last without its time (`` (0.6 s)``)."""
+    lines = out.splitlines()
+    return lines[:-1] + [re.sub(r" \(\d+\.\d s\)$", "", lines[-1])]

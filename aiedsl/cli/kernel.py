@@ -40,6 +40,11 @@ def kernel_test(
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
     seed: int = SeedOpt,
+    full_range: bool = typer.Option(
+        False, "--full-range", help="Draw integer inputs over their types' whole range "
+        "(-32768..32767 for i16; by default wider than 8 bits stay within |x| < 2^(bits/2-1), "
+        "so that sums fit), the smallest and largest at the same places in every input of "
+        "one size: where wrapping and saturation differ."),
 ) -> None:
     """Compile kernels with the host's g++ against aiedsl's AIE API header and compare each
     with its numpy reference. Exit 1 when one differs."""
@@ -82,7 +87,7 @@ def kernel_test(
         if case.kernel.symbol in notes:
             say(notes.pop(case.kernel.symbol))
         try:
-            result = check_kernel(case, seed)
+            result = check_kernel(case, seed, full_range)
         except DesignError as e:
             if e.rule != "host kernel build" or len(cases) == 1:
                 raise
@@ -100,6 +105,7 @@ def kernel_test(
         say(line)
     built = len(cases) - len(unbuilt)
     say(f"{built - failed} of {len(cases)} kernels match their references"
+        + (" on integer inputs over their types' whole range" if full_range else "")
         + (f"; {len(unbuilt)} did not build for the host ({', '.join(s for s, _ in unbuilt)}: "
            "said above)" if unbuilt else "")
         + f" ({time.perf_counter() - start:.1f} s)")

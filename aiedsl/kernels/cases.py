@@ -225,10 +225,16 @@ def design_cases(handle: DesignHandle, each: bool = False) -> list[KernelCase]:
     return out
 
 
-def case_args(case: KernelCase, rng: np.random.Generator) -> tuple[list[Any], list[Any]]:
+def case_args(case: KernelCase, rng: np.random.Generator, full_range: bool = False
+              ) -> tuple[list[Any], list[Any]]:
     """Two identical argument lists for a kernel (one for its reference, one for its C++):
-    random buffers, the case's scalars, then the cascade arrays it declares."""
+    random buffers, the case's scalars, then the cascade arrays it declares. ``full_range``:
+    integers over their types' whole range (``aiedsl kernel test --full-range``; see
+    :func:`_random`)."""
     k = case.kernel
+    # full range: per element count, where the two ends go, the same in every buffer of that
+    # count, so that an elementwise kernel meets MIN with MIN and MAX with MAX
+    ends: dict[int, np.ndarray] | None = {} if full_range else None
     args_ref: list[Any] = []
     args_cpp: list[Any] = []
     for a in k.args:
@@ -244,11 +250,11 @@ def case_args(case: KernelCase, rng: np.random.Generator) -> tuple[list[Any], li
             args_cpp.append(case.scalars[a.name])
             continue
         assert a.type is not None
-        arr = _random(a.type.shape, a.type.dtype, rng)
+        arr = _random(a.type.shape, a.type.dtype, rng, ends)
         args_ref.append(arr.copy())
         args_cpp.append(arr.copy())
     if k.cascade_in is not None:  # what the upstream core put: random accumulators
-        arr = _random(k.cascade_in.shape, k.cascade_in.dtype, rng)
+        arr = _random(k.cascade_in.shape, k.cascade_in.dtype, rng, ends)
         args_ref.append(arr.copy())
         args_cpp.append(arr.copy())
     if k.cascade_out is not None:
@@ -271,17 +277,34 @@ def input_range(dt: str) -> tuple[int, int]:
     return drawn_range(dt)
 
 
-def _random(shape: tuple[int, ...], dt: str, rng: np.random.Generator) -> np.ndarray:
+def _random(shape: tuple[int, ...], dt: str, rng: np.random.Generator,
+            ends: dict[int, np.ndarray] | None = None) -> np.ndarray:
     """Random values of element type ``dt`` for a kernel's input: integers over
     :func:`input_range`, its two ends among them (at random places: where wrapping and
-    saturating show first); floats uniform in [-1, 1]."""
+    saturating show first); floats uniform in [-1, 1].
+
+    With ``ends`` (``kernel test --full-range``), integers over the type's whole range
+    (-32768..32767 for i16), the smallest and the largest at the places ``ends`` holds for
+    the buffer's element count (drawn there by the first buffer of that count): an i16 add
+    then meets -32768 + -32768 and 32767 + 32767 at least once, where one that wraps and one
+    that saturates differ (on AIE2 ``aie::add`` of integer vectors wraps)."""
     d = lookup_dtype(dt)
     np_dt = np.dtype(d.numpy)
     if d.name in ("bf16", "f32"):
         return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32).astype(np_dt)
-    lo, hi = input_range(dt)
+    if ends is None:
+        lo, hi = input_range(dt)
+    else:
+        info = np.iinfo(d.numpy)
+        lo, hi = int(info.min), int(info.max)
     arr = rng.integers(lo, hi, size=shape, endpoint=True, dtype=np.int64)
     flat = arr.reshape(-1)
     if flat.size >= 2:
-        flat[rng.choice(flat.size, size=2, replace=False)] = (lo, hi)
+        if ends is None:
+            at = rng.choice(flat.size, size=2, replace=False)
+        else:
+            if flat.size not in ends:
+                ends[flat.size] = rng.choice(flat.size, size=2, replace=False)
+            at = ends[flat.size]
+        flat[at] = (lo, hi)
     return arr.astype(np_dt)

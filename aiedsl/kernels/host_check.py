@@ -36,19 +36,21 @@ class KernelTest:
     lines: list[str]
 
 
-def check_kernel(case: KernelCase, seed: int = 0) -> KernelTest:
+def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> KernelTest:
     """Run the kernel's C++ and its reference on the same random inputs; compare what they
     write. The C++ runs in a child process (a crash is a FAIL naming it, not the end of the
     command), twice, its buffers between guard bytes filled one way and then another: a write
     outside a buffer, a write to an input, or a result that depends on the guard bytes (a read
     outside) fails too. A scalar parameter with no value, or a reference that raises, is a
     DesignError naming it. A FAIL of a C++ that runs a bf16 mmul on npu2's bfp16 unit says so
-    (:mod:`aiedsl.kernels.host_notes`): its reference may be one of exact products."""
+    (:mod:`aiedsl.kernels.host_notes`): its reference may be one of exact products.
+    ``full_range``: integer inputs over their types' whole range
+    (:func:`~aiedsl.kernels.cases.case_args`)."""
     from aiedsl.compare import compare, largest
     from aiedsl.user_errors import user_exception
 
     k = case.kernel
-    args_ref, args_cpp = case_args(case, np.random.default_rng(seed))
+    args_ref, args_cpp = case_args(case, np.random.default_rng(seed), full_range)
     # once more with its "out" buffers poisoned, as the simulator gives them: the reference
     # then says if it left one unwritten (see aiedsl.kernels.reference.run_checked)
     poisoned = [unwritten(v.shape, v.dtype) if i < len(k.args) and k.args[i].access == "out"
