@@ -413,3 +413,69 @@ def _untimed(out: str) -> list[str]:
     """``kernel test``'s lines, the last without its time (`` (0.6 s)``)."""
     lines = out.splitlines()
     return lines[:-1] + [re.sub(r" \(\d+\.\d s\)$", "", lines[-1])]
+
+
+NEG = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl.kernels import buffer, declare
+
+    def neg_ref(src, dst):
+        dst[...] = -src
+
+    @design(device="npu1_1col")
+    def d(X: Tensor[256, i32], Y: Tensor[256, i32]):
+        k = declare("neg_i32_256", source="neg.cc", entry="neg",
+                    args=[buffer("src", Tensor[256, i32]), buffer("dst", Tensor[256, i32], "out")],
+                    reference=neg_ref, cycles=40, cost="-")
+        a = fifo(Tensor[256, i32], name="a")
+        b = fifo(Tensor[256, i32], name="b")
+
+        @herd()
+        def core():
+            with a.consume() as s, b.produce() as t:
+                k(s, t)
+
+        with runtime() as rt:
+            rt.fill(a, X)
+            rt.drain(b, Y)
+
+    @d.reference
+    def reference(X):
+        return -X
+    '''
+
+NEG_CC = '''
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+void neg(const int32_t *__restrict in, int32_t *__restrict out) {
+  for (unsigned i = 0; i < 240; i += 16)  // one vector short
+    aie::store_v(out + i, aie::neg(aie::load_v<16>(in + i)));
+}
+'''
+
+
+@HOST_RUN
+def test_elements_the_cpp_leaves_unwritten_are_said_to_be(design_file: DesignFile) -> None:
+    """A loop one vector short left the last 16 elements as the buffer held them: the FAIL
+    gave only the worst element, whose "got" was the test's own filling, and nothing said the
+    C++ never wrote them (a kernel-author tester). A third run with other contents in the
+    "out" buffer finds them; on the core they hold the ring's previous element."""
+    path = design_file(NEG)
+    (path.parent / "neg.cc").write_text(NEG_CC)
+    (case,) = design_cases(load_design(path))
+    result = check_kernel(case)
+    assert not result.passed
+    assert result.lines[0] == (
+        "FAIL neg_i32_256: 'dst' is not all written: 16 of 256 elements keep what the buffer "
+        "held before the call, all within [240:256] (a run with other contents there gives "
+        "other values); on the core they would hold what the buffer's previous element left: "
+        "write every element, or declare the buffer \"inout\" if the kernel adds to what it "
+        "holds")
+    worst, where = result.lines[1].splitlines()
+    assert worst.startswith("FAIL neg_i32_256.dst: worst element [")
+    assert where == "  wrong: 16 of 256 elements (6.2%), all within [240:256]"
+    (path.parent / "neg.cc").write_text(NEG_CC.replace("i < 240", "i < 256"))
+    (case,) = design_cases(load_design(path))
+    assert check_kernel(case).lines == [
+        "PASS neg_i32_256.dst: exact (integers must match exactly)"]

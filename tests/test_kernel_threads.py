@@ -332,9 +332,9 @@ GUARDED_FAULTS = {**{bug: body for bug, (body, _) in OUT_OF_BOUNDS.items()},
 def test_the_servers_child_reports_what_kernel_test_finds_as_a_forked_one(
         design_file: DesignFile, calls_served: list[int], bug: str) -> None:
     """Every FAIL line of kernel test and every fault of a profile, word for word, from either
-    child (kernel test runs the C++ twice, the profile once: three children each; a result
-    that depends on the guard bytes takes one more run per buffer, to name the one read
-    around)."""
+    child (kernel test runs the C++ twice, then once more with other contents in its "out"
+    buffer, the profile once: four children each; a result that depends on the guard bytes
+    takes one more run per buffer, to name the one read around)."""
     path = _bad_copy(design_file, GUARDED_FAULTS[bug])
     forked = _checked(path, served=False)
     assert not calls_served
@@ -344,7 +344,7 @@ def test_the_servers_child_reports_what_kernel_test_finds_as_a_forked_one(
         assert forked[0] == ["FAIL copy_i32_64: stopped with exit status 3"]
     assert _checked(path, served=True) == forked
     assert len(calls_served) == (2 if "crashes" in bug or "exits" in bug else
-                                 5 if "reads" in bug else 3)
+                                 6 if "reads" in bug else 4)
 
 
 def test_the_servers_child_of_a_kernel_test_is_stopped_after_the_time_limit(

@@ -77,6 +77,20 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
             return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
         runs.append(outcome)
     (results, faults, _), (again, _, _) = runs
+    # once more with other contents in its "out" buffers: an element that comes out otherwise
+    # was left as it was (or read before it was written); on the core it holds the ring's
+    # previous element there. The elements the reference leaves too are its to leave.
+    outs = [i for i, a in enumerate(k.args) if a.kind == "buffer" and a.access == "out"]
+    stale: dict[int, np.ndarray] = {}
+    if outs:
+        other = [_inverted(v) if i in outs else v for i, v in enumerate(args_cpp)]
+        outcome = in_child(GuardedCall(k, run, other, FILLS[0]), call_limit(k))
+        if isinstance(outcome, str):  # it crashed this time (on what the buffer held)
+            return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
+        for i in outs:
+            mask = _differs(results[i], outcome[0][i]) & ~left[i]
+            if mask.any():
+                stale[i] = mask
     for i, mask in left.items():
         # where the C++ wrote what the reference left: the "want" there is what the buffer held
         # before, which no reference computed
@@ -85,6 +99,8 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
         if error is not None:
             raise error
     lines = [f"FAIL {k.symbol}: {f}" for f in faults]
+    lines += [f"FAIL {k.symbol}: {_stale_text(k.args[i].name, mask)}"
+              for i, mask in stale.items()]
     depends = [i for i, a in enumerate(k.args)
                if a.kind == "buffer" and not np.array_equal(results[i], again[i], equal_nan=True)]
     if depends:
@@ -112,6 +128,34 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
     notes = ([f"  note: {bfp16_note(k.symbol, shapes)}"]
              if shapes and not passed and not k.shipped else [])
     return KernelTest(k.symbol, passed, lines + shown + notes)
+
+
+def _inverted(v: np.ndarray) -> np.ndarray:
+    """``v`` with every bit flipped: each element other than it was."""
+    return (~np.ascontiguousarray(v).view(np.uint8)).view(v.dtype).reshape(v.shape)
+
+
+def _differs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where ``a``'s elements differ from ``b``'s, bit for bit (a NaN equal to itself)."""
+    size = a.dtype.itemsize
+    x = np.ascontiguousarray(a).view(np.uint8).reshape(-1, size)
+    y = np.ascontiguousarray(b).view(np.uint8).reshape(-1, size)
+    return np.asarray((x != y).any(axis=1)).reshape(a.shape)
+
+
+def _stale_text(name: str, mask: np.ndarray) -> str:
+    """What a FAIL says of an "out" buffer ``name`` whose ``mask`` elements the C++ left as
+    they were."""
+    count, total = int(mask.sum()), mask.size
+    text = (f"'{name}' is not all written: {count:,} of {total:,} elements keep what the "
+            "buffer held before the call")
+    if count < total:
+        at = np.nonzero(mask)
+        box = ", ".join(f"{int(i.min())}:{int(i.max()) + 1}" for i in at)
+        text += f", all within [{box}]"
+    return (text + " (a run with other contents there gives other values); on the core they "
+            "would hold what the buffer's previous element left: write every element, or "
+            "declare the buffer \"inout\" if the kernel adds to what it holds")
 
 
 _READ_SOME = ("the C++ reads before or past one (two runs with other bytes around them "
