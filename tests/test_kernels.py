@@ -443,6 +443,53 @@ def test_an_entry_the_source_does_not_define_is_a_design_error(design_file: Desi
             "  fix: name a function bad_copy.cc defines in entry=, or add good_copy to it\n")
 
 
+def test_an_entry_one_letter_off_is_offered_the_name_it_misspells(
+        design_file: DesignFile) -> None:
+    """entry="bad_cpy" names the file's bad_copy in the fix (a kernel author's tester), which
+    good_copy above, another name, does not."""
+    path = design_file(WRONG.replace('entry="bad_copy"', 'entry="bad_cpy"'))
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY)
+    r = _cli("check", str(path), cwd=path.parent)
+    assert (r.returncode, r.stderr) == (2, (
+        "d.py:10: error [kernel entry]: kernel 'copy_i32_64' calls bad_cpy() "
+        "(entry=\"bad_cpy\"), which bad_copy.cc does not declare\n"
+        "  found: bad_cpy\n"
+        "  fix: name a function bad_copy.cc defines in entry= (bad_copy?), or add bad_cpy to "
+        "it\n"))
+
+
+UNCALLED = WRONG.replace('''    @design(device="npu1_1col")''',
+                         '''    other = declare("copy_i32_64b", source="bad_copy.cc", entry="bad_copy",
+                    args=[buffer("src", Tensor[64, i32]), buffer("n", Tensor[64, i32]),
+                          buffer("dst", Tensor[64, i32], "out")],
+                    reference=lambda src, n, dst: copy_ref(src, dst), cycles=20, cost="-")
+
+    @design(device="npu1_1col")''')
+
+
+def test_check_checks_the_kernels_no_core_calls_yet(design_file: DesignFile) -> None:
+    """A kernel declared at the file's top level that no core calls is run alone by kernel
+    test, which refused its declaration (three arguments for a C++ of two) while check said
+    all checks pass (a kernel author's tester). check says it now, as kernel test does; sim,
+    which builds and runs only what the cores call, does not."""
+    path = design_file(UNCALLED)
+    (path.parent / "bad_copy.cc").write_text(BAD_COPY)
+    want = ("d.py:8: error [kernel signature]: kernel 'copy_i32_64b' declares 3 arguments, "
+            "and bad_copy.cc's bad_copy (its line 4) takes 2")
+    for command in (("check",), ("kernel", "test")):
+        r = _cli(*command, str(path), cwd=path.parent)
+        assert r.returncode == 2, command
+        assert r.stderr.splitlines()[0] == want, command
+    r = _cli("sim", str(path), cwd=path.parent)
+    assert r.returncode == 0, r.stderr
+    # one made for another architecture is left, as kernel test leaves it
+    path.write_text(path.read_text().replace('copy_ref(src, dst), cycles=20, cost="-")',
+                                             'copy_ref(src, dst), cycles=20, cost="-", '
+                                             'arch="aie2p")'))
+    r = _cli("check", str(path), cwd=path.parent)
+    assert r.returncode == 0, r.stderr
+
+
 def test_entry_functions_are_found_as_declarations_only() -> None:
     from aiedsl.kernels.source import defines_function, entry_function
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from fractions import Fraction
+from typing import Sequence
 
 from aiedsl.errors import DesignError, listed
 from aiedsl.ir.core_ops import Call
@@ -46,6 +47,19 @@ def check_kernel_sources(d: Design, found_only: bool = False,
                 check_file_kernel(k, kernel_source(k), unit.file)
             except DesignError as e:
                 raise with_design_call(e, d, k) from None
+
+
+def check_uncalled_sources(kernels: Sequence[Kernel], target: TargetModel) -> None:
+    """:func:`check_kernel_sources`'s checks of ``kernels``, those a design file declares that
+    no core calls (:func:`~aiedsl.kernels.cases.uncalled_kernels`): ``aiedsl kernel test`` runs
+    such a kernel alone, so an author declares one before calling it, and its declaration's
+    mistakes (an ``entry=`` naming no function, a scalar of another size than the C++ takes)
+    passed ``aiedsl check`` while its test refused them. One made for another architecture
+    than ``target``'s (``arch=``) is left, as its test leaves it."""
+    for k in kernels:
+        if k.arch is not None and k.arch != target.arch:
+            continue
+        check_file_kernel(k, kernel_source(k), KernelUnit(k.symbol, (k,)).file)
 
 
 _USE_RULES = ("kernel entry", "kernel signature")

@@ -202,19 +202,25 @@ def check(
 ) -> None:
     """Run every check on DESIGN and write nothing.
 
-    The last check simulates the run without data, to find the hangs no other check can (a
-    cycle of cores waiting on full fifos): the whole run, or the start of a long one (it says
-    how far it got; aiedsl sim runs it whole). Then say what is legal but often a mistake,
-    one note a line (a host tensor's bytes reinterpreted as another kind of number, a fifo
-    element filled from a block of another shape). Exit codes: 0 passed, 2 design error, 3 a
-    hang.
+    The kernels the file declares that no core calls are checked too, as aiedsl kernel test
+    runs them alone. The last check simulates the run without data, to find the hangs no
+    other check can (a cycle of cores waiting on full fifos): the whole run, or the start of
+    a long one (it says how far it got; aiedsl sim runs it whole). Then say what is legal but
+    often a mistake, one note a line (a host tensor's bytes reinterpreted as another kind of
+    number, a fifo element filled from a block of another shape). Exit codes: 0 passed, 2
+    design error, 3 a hang.
     """
     from aiedsl.checks import check_design
+    from aiedsl.checks.kernels import check_uncalled_sources
+    from aiedsl.kernels.cases import uncalled_kernels
     from aiedsl.notes import design_notes
     from aiedsl.sim.hang_run import hang_run
+    from aiedsl.targets import get_target
 
     handle = load(design, define, device, name)
     placed, usage = check_design(handle.ir)
+    check_uncalled_sources([u.kernel for u in uncalled_kernels(handle)],
+                           get_target(placed.device))
     hang = hang_run(handle.ir, placed, handle.kernels)
     print_usage(placed, usage)
     say(hang.line())

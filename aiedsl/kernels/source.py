@@ -4,6 +4,7 @@ by :mod:`aiedsl.kernels.cscan`)."""
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from dataclasses import dataclass
@@ -269,10 +270,13 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
             fix=f"name the kernel for what entry= computes, e.g. {_shaped(k)}")
     name = entry_function(k.entry)
     if not defines_function(src.text, name, k.defines):
+        # a near miss, a typo (scale_bf17 for scale_bf16), not another name (good_ for bad_)
+        near = difflib.get_close_matches(name, sorted(scan.declared), n=1, cutoff=0.8)
         raise DesignError(
             "kernel entry", f"kernel '{k.symbol}' calls {name}() (entry=\"{k.entry}\"), "
             f"which {src.label} does not declare{compiled}", loc=k.loc, found=k.entry,
-            fix=f"name a function {src.label} defines in entry=, or add {name} to it")
+            fix=f"name a function {src.label} defines in entry="
+            + (f" ({near[0]}?)" if near else "") + f", or add {name} to it")
     head = entry_head(k.entry)
     scoped = any(w in words for words in scan.texts for w in ("namespace", "class", "struct"))
     # (the file's scope costs a cold check 40 ms: read only where a name can hide from it)
