@@ -3403,6 +3403,37 @@ def test_a_fifo_from_the_shim_to_the_shim_is_refused(monkeypatch: pytest.MonkeyP
         "b = a.forward(name=\"b\"), and drain b")
 
 
+def test_draining_a_fifo_a_core_consumes_names_the_fifo_meant(design_file: DesignFile) -> None:
+    """rt.drain(xin, y) typed for rt.drain(yout, y): the error said 'xin' had nothing between
+    its fill and its drain, though a core consumed it, and offered a memtile forward (an IRON
+    user's tester). It names the core now, and the fifo a core produces that nothing takes."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from aiedsl.kernels import passthrough
+        @design(device="npu1_1col")
+        def d(x: Tensor[1024, i32], y: Tensor[1024, i32]):
+            xin = fifo(Tensor[256, i32], name="xin")
+            yout = fifo(Tensor[256, i32], name="yout")
+            copy = passthrough(Tensor[256, i32])
+            @herd()
+            def core():
+                with xin.consume() as s, yout.produce() as t:
+                    copy(s, t)
+            with runtime() as rt:
+                rt.fill(xin, x)
+                rt.drain(xin, y)
+        ''')
+    assert load_error(path) == (
+        "d.py:14: error [fifo ends]: fifo 'xin' is filled by the runtime and consumed by "
+        "core[0,0], and the runtime drains it too: a fifo the runtime fills cannot also be "
+        "drained by it\n"
+        "  limit: one host end per fifo: the runtime fills it or drains it\n"
+        "  found: shim -> core[0,0] and shim\n"
+        "  d.py:13: the fill\n"
+        "  fix: drain the fifo that carries the result: 'yout', which a core produces and "
+        "nothing takes, not 'xin'")
+
+
 def test_a_shared_fifo_short_by_its_core_count_says_it_broadcasts(design_file: DesignFile) -> None:
     """MLIR-AIR's multi_core_channel puts four tiles into one channel and each core gets one;
     here each core receives every element, and the fix (make counts agree) led a tester to give

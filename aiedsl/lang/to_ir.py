@@ -253,6 +253,24 @@ def _fifo_ir(f: FifoRecord, trace: DesignTrace) -> Fifo:
     if f.producer.kind == "shim" and looped:
         # both ends would be the same shim allocation, an MM2S and an S2MM channel under one
         # symbol (mlir-aie names a fifo's shim DMA allocation after the fifo): it cannot lower
+        others = [_end_name(c) for c in f.consumers if c.kind != "shim"]
+        if others:
+            # a core consumes it too: the drain is most likely of the wrong fifo (rt.drain(xin,
+            # y) for rt.drain(yout, y)), which one produced and nobody takes would say
+            undrained = [g.name for g in trace.fifos.values()
+                         if g.producer is not None and g.producer.kind != "shim"
+                         and not g.consumers]
+            raise DesignError(
+                "fifo ends", f"fifo '{f.name}' is filled by the runtime and consumed by "
+                f"{' and '.join(others)}, and the runtime drains it too: a fifo the runtime "
+                "fills cannot also be drained by it", loc=looped[0].loc,
+                related=[("the fill", f.producer.loc)],
+                limit="one host end per fifo: the runtime fills it or drains it",
+                found=f"shim -> {', '.join(others)} and shim",
+                fix=(f"drain the fifo that carries the result: "
+                     f"{' or '.join(repr(n) for n in undrained)}, which a core produces and "
+                     "nothing takes, " if undrained else
+                     "drain the fifo that carries the result, ") + f"not '{f.name}'")
         raise DesignError(
             "fifo ends", f"fifo '{f.name}' is filled and drained by the runtime with nothing "
             "between: both of its ends are the shim", loc=looped[0].loc,
