@@ -138,8 +138,8 @@ def _mmul_modes_fix(stderr: str, what: str) -> str | None:
     (ta, name_a), (tb, name_b) = a, b
     text = (KERNELS_CPP / "host" / "aie_api" / "host_core.hpp").read_text()
     table = text[text.index("mmul_modes[] = {"):text.index("mmul_sparse_modes[]")]
-    modes = [f"{m}x{k}x{n}" for a, x, y, m, k, n in _MMUL_ROW.findall(table)
-             if (a, x, y) == (arch[1], ta, tb)]
+    modes = [f"{m}x{k}x{n}" for row_arch, x, y, m, k, n in _MMUL_ROW.findall(table)
+             if (row_arch, x, y) == (arch[1], ta, tb)]
     if not modes:
         return (f"these input types have no aie::mmul on {_ARCH_NAMES.get(arch[1], arch[1])}: "
                 "multiply another way, or convert the inputs to types it has (listed in "
