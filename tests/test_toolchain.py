@@ -719,6 +719,54 @@ def test_aiecc_failure_names_the_command_its_output_and_the_design_line(
     assert not (out / "manifest.json").exists()
 
 
+def test_an_mlir_aie_that_refuses_the_spelling_aiedsl_writes_is_said_to_be_newer(
+        fake_tools: dict[str, Path]) -> None:
+    """mlir-aie 1.3.5 (July 2026) takes aie.use_lock's count and rtp_write's value as SSA
+    values; its aiecc fails on the first it reads, at a line of aie.mlir the design's line
+    does not explain (an IRON user's tester). The failure says so. The fake aiecc points at
+    the first rtp_write of threshold_rtp's aie.mlir."""
+    design = ROOT / "designs" / "threshold_rtp.py"
+    handle = aiedsl.build(design, output="out").handle
+    mlir = (fake_tools["root"] / "out" / "aie.mlir").read_text().splitlines()
+    line = next(i for i, t in enumerate(mlir, 1) if "aiex.npu.rtp_write(" in t)
+    fail = f'echo "aie.mlir:{line}:40: error: expected SSA operand"; exit 1'
+    _script(fake_tools["mlir_aie"] / "bin" / "aiecc", fake_aiecc(fake_tools["log"], fail))
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(handle, output="out", compile=True)
+    assert str(excinfo.value).endswith(
+        "  fix: the whole output is in out/logs/aiecc.log; the MLIR aiedsl writes is "
+        "mlir-aie's as of upstream 1e400306 (2026-03-14), and this mlir-aie refuses its "
+        "aiex.npu.rtp_write: later mlir-aie takes aie.use_lock's count and aiex.npu.rtp_write's value "
+        "as SSA values (PRs 3308 and 3225, mlir-aie 1.3.5, July 2026) and, after its objectfifo "
+        "rework, returns aie.objectfifo.acquire's elements as memrefs, spellings aiedsl does "
+        "not write yet: use an mlir_aie from before them (mlir-air pinned 1.3.4.dev19+g92e9475 "
+        "until July 2026)")
+
+
+@pytest.mark.parametrize("said,ops", [
+    ("d.py:13:0: error: 'aie.objectfifo.acquire' op result #0 must be variadic of memref of "
+     "any type values, but got '!aie.objectfifosubview<memref<64xi32>>'",
+     "aie.objectfifo.acquire"),
+    ("aie.mlir:2:5: error: custom op 'aie.objectfifo.subview.access' is unknown",
+     "aie.objectfifo.subview.access"),
+    ("aie.mlir:1:40: error: expected SSA operand", "aiex.npu.rtp_write"),
+    # not a spelling: a design's value, a failure of another op, a line of no changed op
+    ("d.py:13:0: error: 'aie.use_lock' op value out of range", ""),
+    ("aie.mlir:2:5: error: 'aie.objectfifo' op does not fit", ""),
+    ("aie.mlir:3:1: error: expected SSA operand", ""),
+])
+def test_a_refused_spelling_is_told_from_other_errors(tmp_path: Path, said: str,
+                                                      ops: str) -> None:
+    from aiedsl.toolchain.mlir_syntax import hint
+
+    (tmp_path / "aie.mlir").write_text(
+        "      aiex.npu.rtp_write(@p0, 3, 7)\n"
+        "      %a_0 = aie.objectfifo.subview.access %a[0] : !aie.objectfifosubview<x> -> x\n"
+        "      aie.end\n")
+    text = hint(f"loading aie.mlir\n{said}\n", tmp_path)
+    assert (text.split(" refuses its ")[1].split(":")[0] if text else "") == ops
+
+
 def test_a_failing_tools_output_reaches_the_terminal_with_its_control_characters_escaped(
         fake_tools: dict[str, Path]) -> None:
     """A tester's: an aiecc printing colours and a window title (ESC ] 0; ... BEL) had them

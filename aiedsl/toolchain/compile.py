@@ -49,6 +49,7 @@ from aiedsl.toolchain.discover import Tool, Tools
 from aiedsl.toolchain.elf import ElfError, program_end
 from aiedsl.toolchain.insts import read_header
 from aiedsl.toolchain.manifest import build_manifest
+from aiedsl.toolchain.mlir_syntax import hint
 from aiedsl.toolchain.stack import SUFFIX as STACK_SUFFIX
 from aiedsl.toolchain.stack import kernel_frames, stack_overflow
 from aiedsl.version import __version__
@@ -419,7 +420,8 @@ def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
         raise ToolchainError(
             step.label.split()[0], f"{step.label} failed (exit {code})" + where, loc=loc,
             exit_code=5, notes=[f"$ {line}", *(f"  {t}" for t in tail)],
-            fix=f"the whole output is in {(shown or cwd) / step.log}" + fix)
+            fix=f"the whole output is in {(shown or cwd) / step.log}" + hint(output, cwd)
+            + fix)
 
 
 def _run_tool(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, int]:

@@ -1,0 +1,81 @@
+"""Which mlir-aie's op spellings aiedsl writes, and what to say when a newer mlir-aie's parser
+refuses them.
+
+aiedsl's MLIR (``aiedsl/codegen/templates/mlir_ops.j2``) is mlir-aie's as of upstream 1e400306
+(2026-03-14), whose parser and verifiers took every shipped design (``../shared/reference``'s
+``mlir-aie-lowered``). mlir-aie changed three spellings since, read from its ODS definitions
+(``AIEOps.td``, ``AIEX.td``) at a later upstream commit (cdc27acc), not run here:
+
+* ``aie.use_lock(%lock, Acquire, 1)``: the count became a required ``i32`` SSA operand
+  (PR 3308, "Enable dynamic lock acquisition", July 2026): ``aie.use_lock(%lock, Acquire,
+  %c1)``.
+* ``aiex.npu.rtp_write(@buf, 3, 7)``: the value became an ``i32`` SSA operand with its type
+  after it (PR 3225, "Carry npu scalar op fields as SSA operands", mid 2026):
+  ``aiex.npu.rtp_write(@buf, 3, %v) : i32``. mlir-air's bump from mlir-aie
+  1.3.4.dev19+g92e9475 to 1.3.5.dev52+g660e1a0 (its PR 1732, 2026-07-14) lists both.
+* ``aie.objectfifo.acquire ... : !aie.objectfifosubview<...>`` with
+  ``aie.objectfifo.subview.access``: after the objectfifo rework the acquire returns the
+  acquired elements as memrefs (``%a, %b = aie.objectfifo.acquire @f(Consume, 2) :
+  memref<...>, memref<...>``) and the access op is gone.
+
+An aiecc or aie-opt of such an mlir-aie fails on the first of them it reads; :func:`hint` says
+why, so that the failure is not read as the design's.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+WRITTEN_FOR = "upstream 1e400306 (2026-03-14)"
+"""The mlir-aie whose parser aiedsl's MLIR is known to pass."""
+
+CHANGED = ("aie.use_lock", "aiex.npu.rtp_write", "aie.objectfifo.acquire",
+           "aie.objectfifo.subview.access")
+"""The ops whose spelling later mlir-aie changed (see the module's text)."""
+
+_ERROR = re.compile(r"(?:([^\s:'\"]+\.mlir):(\d+):\d+)?[^\n]*?: error: (.*)")
+"""An MLIR diagnostic: at a line of an MLIR file the tool read (when it is one), its words."""
+_REFUSED = re.compile(r"expected SSA operand|is unknown|unregistered operation|"
+                      r"must be variadic of memref")
+"""The words of a parser or verifier refusing a spelling (not a design's values): an operand
+where an attribute was, an op it no longer has, a result type it no longer takes."""
+_QUOTED_OP = re.compile(r"'((?:aie|aiex)\.[\w.]+)'")
+"""An op a diagnostic names (``'aie.objectfifo.acquire' op result #0 must be ...``)."""
+
+
+def hint(output: str, cwd: Path) -> str:
+    """What to add to a tool's failure when its ``output`` refuses one of the :data:`CHANGED`
+    spellings (the op named in an error, or on the MLIR line the error points at, read from
+    ``cwd``): "" otherwise.
+
+    >>> hint("aie.mlir:7:31: error: expected SSA operand", folder)     # doctest: +SKIP
+    '; the MLIR aiedsl writes is mlir-aie's as of upstream 1e400306 ...'
+    """
+    ops: list[str] = []
+    for line in output.splitlines():
+        m = _ERROR.search(line)
+        if m is None or not _REFUSED.search(m[3]):
+            continue
+        named = [op for op in _QUOTED_OP.findall(m[3]) if op in CHANGED]
+        if not named and m[1]:
+            text = _line_of(cwd / m[1], int(m[2]))
+            named = [op for op in CHANGED if re.search(rf"{re.escape(op)}\b(?!\.)", text)]
+        ops += [op for op in named if op not in ops]
+    if not ops:
+        return ""
+    return (f"; the MLIR aiedsl writes is mlir-aie's as of {WRITTEN_FOR}, and this mlir-aie "
+            f"refuses its {', '.join(ops)}: later mlir-aie takes aie.use_lock's count and "
+            "aiex.npu.rtp_write's value as SSA values (PRs 3308 and 3225, mlir-aie 1.3.5, July "
+            "2026) and, after its objectfifo rework, returns aie.objectfifo.acquire's elements "
+            "as memrefs, spellings aiedsl does not write yet: use an mlir_aie from before them "
+            "(mlir-air pinned 1.3.4.dev19+g92e9475 until July 2026)")
+
+
+def _line_of(path: Path, number: int) -> str:
+    """Line ``number`` (1-based) of ``path``, "" when there is none to read."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    return lines[number - 1] if 0 < number <= len(lines) else ""
