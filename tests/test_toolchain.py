@@ -736,8 +736,8 @@ def test_an_mlir_aie_that_refuses_the_spelling_aiedsl_writes_is_said_to_be_newer
     assert str(excinfo.value).endswith(
         "  fix: the whole output is in out/logs/aiecc.log; the MLIR aiedsl writes is "
         "mlir-aie's as of upstream 1e400306 (2026-03-14), and this mlir-aie refuses its "
-        "aiex.npu.rtp_write: later mlir-aie takes aie.use_lock's count and aiex.npu.rtp_write's value "
-        "as SSA values (PRs 3308 and 3225, mlir-aie 1.3.5, July 2026) and, after its objectfifo "
+        "aiex.npu.rtp_write: later mlir-aie takes aie.use_lock's count and "
+        "aiex.npu.rtp_write's value as SSA values (PRs 3308 and 3225, mlir-aie 1.3.5, July 2026) and, after its objectfifo "
         "rework, returns aie.objectfifo.acquire's elements as memrefs, spellings aiedsl does "
         "not write yet: use an mlir_aie from before them (mlir-air pinned 1.3.4.dev19+g92e9475 "
         "until July 2026)")
