@@ -86,6 +86,30 @@ def design_notes(d: Design) -> list[Note]:
     return notes
 
 
+def buffer_count_notes(d: Design) -> list[str]:
+    """``aiedsl check``'s line for each core end of a DMA fifo (placed design ``d``) that gets
+    fewer buffers than its depth asks: with one depth for the whole fifo, mlir-aie gives such
+    an end one more than the most its core acquires at once (``findObjectFifoSize``;
+    :mod:`aiedsl.place.objectfifo`), so depth=60 on a fifo from the shim gives its core 2
+    (an IRON user's tester: only report.txt said so). An end given its own depth
+    (``consumer_depth=``) gets it, and says nothing."""
+    from aiedsl.place.objectfifo import lower
+
+    out = []
+    for e in lower(d).ends:
+        p = e.endpoint
+        if p.kind != "core" or e.fifo.depth_per_end or e.size >= p.depth:
+            continue
+        fix = (f'consumer_depth={{"{p.core}": {p.depth}}} gives it {p.depth}'
+               if e.port == "consume" else
+               "consumer_depth= (the consumers' own depths) keeps the producer's")
+        out.append(f"{e.fifo.loc}: note: fifo '{e.fifo.name}' gives {p.core}'s end {e.size} "
+                   f"buffer{'s' if e.size > 1 else ''}, not the {p.depth} of its depth: across "
+                   "a DMA, mlir-aie sizes a core's end of a fifo of one depth at the most the "
+                   f"core acquires at once plus one; {fix}")
+    return out
+
+
 def narrowed_sum_notes(d: Design) -> list[Note]:
     """A note at each kernel call that sums into a narrow integer buffer (i8, i16, u8, u16: an
     ``inout`` argument of a kernel that :attr:`~aiedsl.ir.Kernel.sums`) more than once between

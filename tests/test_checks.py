@@ -3617,3 +3617,47 @@ def test_an_offset_several_dimensions_carry_together_is_spelled_and_runs(
     assert "aiex.npu.dma_memcpy_nd(%inp[0, 0, 1, 1][2, 2, 2, 2][64, 32, 6, 4]" in render_mlir(
         placed, get_target(placed.device))
     assert simulate(handle).passed
+
+
+DEEP = '''
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl.kernels import passthrough
+    @design(device="npu1_1col")
+    def d(x: Tensor[256, i32], y: Tensor[256, i32]):
+        xin = fifo(Tensor[256, i32], name="xin", depth=4)
+        yout = fifo(Tensor[256, i32], name="yout")
+        copy = passthrough(Tensor[256, i32])
+        @herd()
+        def core():
+            with xin.consume() as s, yout.produce() as t:
+                copy(s, t)
+        with runtime() as rt:
+            rt.fill(xin, x)
+            rt.drain(yout, y)
+    '''
+
+
+def test_check_says_when_a_core_end_gets_fewer_buffers_than_its_depth(
+        design_file: DesignFile) -> None:
+    """depth=4 on a fifo from the shim: mlir-aie gives the core's end 2 buffers (one acquired
+    at a time, plus one), which only report.txt said (an IRON user's tester); check says it
+    now, and consumer_depth= gives the end its 4."""
+    import subprocess
+    import sys
+
+    path = design_file(DEEP)
+
+    def notes() -> list[str]:
+        r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "check", str(path)],
+                           capture_output=True, text=True, cwd=path.parent,
+                           env={**os.environ, "COLUMNS": "300"})
+        assert r.returncode == 0, r.stderr
+        return [line for line in r.stdout.splitlines() if ": note: " in line]
+
+    assert notes() == [
+        "d.py:5: note: fifo 'xin' gives core[0,0]'s end 2 buffers, not the 4 of its depth: "
+        "across a DMA, mlir-aie sizes a core's end of a fifo of one depth at the most the core "
+        "acquires at once plus one; consumer_depth={\"core[0,0]\": 4} gives it 4"]
+    path.write_text(path.read_text().replace(
+        'depth=4)', 'depth=4, consumer_depth={"core[0,0]": 4})'))
+    assert notes() == []

@@ -213,7 +213,7 @@ def check(
     from aiedsl.checks import check_design
     from aiedsl.checks.kernels import check_uncalled_sources
     from aiedsl.kernels.cases import uncalled_kernels
-    from aiedsl.notes import design_notes
+    from aiedsl.notes import buffer_count_notes, design_notes
     from aiedsl.sim.hang_run import hang_run
     from aiedsl.targets import get_target
 
@@ -226,6 +226,8 @@ def check(
     say(hang.line())
     for note in design_notes(placed):
         say(note.line())
+    for line in buffer_count_notes(placed):
+        say(line)
     say(f"{handle.name}: all checks pass on {placed.device}{hang.covered()}")
 
 
