@@ -366,6 +366,16 @@ def test_rtp_of_bytes_is_refused(design_file: DesignFile) -> None:
         "  fix: declare it as Tensor[16, i32] and let the kernel narrow the value")
 
 
+def test_a_float_rtp_is_told_how_a_float_travels(design_file: DesignFile) -> None:
+    """"Let the kernel narrow the value" is no recipe for a float scale (a kernel author's
+    tester): its bits go in the i32 slot."""
+    src = _variant(decl='thr = rtp(Tensor[16, "float32"], name="thr")')
+    assert load_error(design_file(src)).splitlines()[-1] == (
+        "  fix: declare it as Tensor[16, i32] and let the kernel narrow the value; a float goes "
+        "as its bits: rt.rtp_write(buf, i, int(np.float32(x).view(np.int32))), read in the "
+        "kernel as std::bit_cast<float>(slot) (or send it as a fixed-point integer)")
+
+
 def test_rtp_name_is_validated(design_file: DesignFile) -> None:
     src = _variant(decl='thr = rtp(Tensor[16, i32], name="t hr")')
     assert load_error(design_file(src)).startswith(

@@ -145,7 +145,10 @@ def rtp(type: TensorType, *, name: str) -> RtpRef:
             "rtp", f"rtp '{name}' holds {type.dtype}", loc=loc,
             limit="i32 slots: mlir-aie's rtp_write writes a 32-bit word at 4 * index bytes",
             found=type.dtype, fix=f"declare it as Tensor[{type.numel}, i32] and let the kernel "
-            "narrow the value")
+            "narrow the value" + (
+                "; a float goes as its bits: rt.rtp_write(buf, i, int(np.float32(x).view("
+                "np.int32))), read in the kernel as std::bit_cast<float>(slot) (or send it "
+                "as a fixed-point integer)" if type.dtype in ("f32", "bf16") else ""))
     if len(type.shape) != 1:
         raise DesignError("rtp", f"rtp '{name}' has shape {list(type.shape)}", loc=loc,
                           limit="one dimension (rtp_write indexes it by a single slot)",
