@@ -472,7 +472,8 @@ def test_elements_the_cpp_leaves_unwritten_are_said_to_be(design_file: DesignFil
         "other values); on the core they would hold what the buffer's previous element left: "
         "write every element, or declare the buffer \"inout\" if the kernel adds to what it "
         "holds")
-    worst, where = result.lines[1].splitlines()
+    worst, where, inputs = result.lines[1].splitlines()
+    assert inputs.startswith("  inputs at [")
     assert worst.startswith("FAIL neg_i32_256.dst: worst element [")
     assert where == "  wrong: 16 of 256 elements (6.2%), all within [240:256]"
     (path.parent / "neg.cc").write_text(NEG_CC.replace("i < 240", "i < 256"))

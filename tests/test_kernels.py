@@ -114,7 +114,8 @@ def test_a_wrong_kernel_fails_with_its_worst_element(design_file: DesignFile) ->
     got, want = (int(x) for x in lines[0].split("got ")[1].split(" (")[0].split(" want "))
     assert got == want + 1
     assert lines[1] == "  wrong: 1 of 64 elements (1.5%), all within [37:38]"
-    assert lines[2].startswith("0 of 1 kernels match their references")
+    assert lines[2] == f"  inputs at [37]: 'src' {want} (--seed 0)"  # a copy: want is src
+    assert lines[3].startswith("0 of 1 kernels match their references")
     # the same C++ inside the dataflow fails the design's check too
     r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent)
     assert r.returncode == 1 and "FAIL Y: worst element [37]" in r.stdout

@@ -117,7 +117,7 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
     if k.cascade_out is not None:
         checks.append(compare(f"{k.symbol}.cascade_out", results[-1], args_ref[-1],
                               k.cascade_out.dtype, rounds=rounds, scale=scale))
-    shown = [c.line() for c in checks]
+    shown = [c.line() + _inputs_at(k, args_cpp, c, seed) for c in checks]
     if lines:  # a FAIL above: what it wrote inside its buffers is not a PASS of the kernel
         shown = [f"  within its buffers, {t[5:]}" if c.passed else t
                  for c, t in zip(checks, shown)]
@@ -128,6 +128,27 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
     notes = ([f"  note: {bfp16_note(k.symbol, shapes)}"]
              if shapes and not passed and not k.shipped else [])
     return KernelTest(k.symbol, passed, lines + shown + notes)
+
+
+def _inputs_at(k: Kernel, args: list[Any], check: Any, seed: int) -> str:
+    """Under a FAIL, what the kernel's input buffers of the output's shape hold at its worst
+    element (an elementwise kernel's operands there: ``got`` in[254] + 1 shows an index off by
+    one), and the seed that drew them; "" when none has that shape or the check passed."""
+    if check.passed or check.worst_index is None:
+        return ""
+    at = tuple(check.worst_index)
+    held = [f"'{a.name}' {_value(args[i][at])}" for i, a in enumerate(k.args)
+            if a.kind == "buffer" and a.access == "in" and isinstance(args[i], np.ndarray)
+            and args[i].shape == tuple(check.shape)]
+    if not held:
+        return ""
+    return f"\n  inputs at {list(at)}: {', '.join(held)} (--seed {seed})"
+
+
+def _value(x: Any) -> str:
+    """An element as a FAIL line shows one: an integer in full, a float to 6 digits."""
+    v = np.asarray(x)
+    return str(int(v)) if v.dtype.kind in "iu" else f"{float(v):.6g}"
 
 
 def _inverted(v: np.ndarray) -> np.ndarray:
