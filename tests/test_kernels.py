@@ -747,12 +747,13 @@ ALIGNMENT = {
     # the AIE API asserts on it: the rule fails, not the data
     "load_v and store_v 16 bytes off": (
         "aie::store_v(dst + 4, aie::load_v<16>(src + 4));",
-        "FAIL copy_i32_64: read 'src' at byte 16 with aie::load_v<16>, not a multiple of 32 "
-        f"bytes (and 1 more misaligned access): {_ALIGNMENT_RULE}; {_ALIGNMENT_FIX}"),
+        "FAIL copy_i32_64: read 'src' at byte 16 (at bad_copy.cc:5) with aie::load_v<16>, not "
+        "a multiple of 32 bytes (and 1 more misaligned access): "
+        f"{_ALIGNMENT_RULE}; {_ALIGNMENT_FIX}"),
     "load_unaligned_v claiming more alignment than it has": (
         "aie::store_unaligned_v(dst + 1, aie::load_unaligned_v<16>(src + 1, 4));",
-        "FAIL copy_i32_64: read 'src' at byte 4 with aie::load_unaligned_v<16>(p, 4), not a "
-        "multiple of 16 bytes: aie::load_unaligned_v(p, n) and aie::store_unaligned_v(p, v, n) "
+        "FAIL copy_i32_64: read 'src' at byte 4 (at bad_copy.cc:5) with "
+        "aie::load_unaligned_v<16>(p, 4), not a multiple of 16 bytes: aie::load_unaligned_v(p, n) and aie::store_unaligned_v(p, v, n) "
         "take a pointer aligned to n elements, n a power of two (the AIE API asserts "
         "\"Insufficient alignment\"); pass the n the pointer is aligned to (1 when it is "
         "aligned only to its elements)"),
@@ -809,12 +810,12 @@ def test_a_misaligned_vector_load_stops_the_native_simulation(
     path = _faulty_design(design_file, "for (unsigned i = 0; i < 64; ++i) dst[i] = src[i];\n"
                                        "  aie::store_v(dst + 4, aie::load_v<16>(src + 4));")
     message = (
-        "d.py:11: error [native kernel]: kernel 'copy_i32_64' read 'src' at byte 16 with "
-        "aie::load_v<16>, not a multiple of 32 bytes (and 1 more misaligned access) in call 1 "
-        "of it by core[0,0]; the simulation stopped there\n"
+        "d.py:11: error [native kernel]: kernel 'copy_i32_64' read 'src' at byte 16 (at "
+        "bad_copy.cc:5) with aie::load_v<16>, not a multiple of 32 bytes (and 1 more "
+        "misaligned access) in call 1 of it by core[0,0]; the simulation stopped there\n"
         f"  limit: {_ALIGNMENT_RULE}\n"
         "  found: 2 misaligned vector accesses in the call; the first: read 'src' at byte 16 "
-        "with aie::load_v<16>, not a multiple of 32 bytes\n"
+        "(at bad_copy.cc:5) with aie::load_v<16>, not a multiple of 32 bytes\n"
         "  d.py:21: the call (core[0,0])\n"
         f"  fix: {_ALIGNMENT_FIX}")
     r = _cli("sim", str(path), "--kernels", "native", cwd=path.parent)

@@ -57,7 +57,7 @@ class CoreCopies:
         lib = self._libraries.get((core, build.path))
         if lib is None:
             lib = self._libraries[(core, build.path)] = load_copy(build.path)
-        return load_native(k, build.path, build.aie_arch, lib=lib)
+        return load_native(k, build.path, build.aie_arch, lib=lib, kt=getattr(shared, "kt", None))
 
     @property
     def loaded(self) -> int:

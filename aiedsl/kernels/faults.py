@@ -53,18 +53,23 @@ def vector_type_name(lanes: int, elem: int, kind: int) -> str:
 
 
 def misaligned_fault(k: Kernel, record: Sequence[int], count: int,
-                     aie_arch: int | None) -> KernelFault:
+                     aie_arch: int | None, kt: Any = None) -> KernelFault:
     """The fault for ``count`` misaligned vector accesses by kernel ``k``'s C++, the first
     described by ``record`` (``aiedsl_host::misaligned_first``: op, lanes, element bytes,
     bytes of alignment needed, buffer index or -1, byte offset or address, aligned_elems,
-    element kind)."""
-    op, lanes, elem, align, buffer, offset, aligned_elems, kind = (int(x) for x in record)
+    element kind, the line of the generated file that made it or 0). ``kt``, the
+    :class:`~aiedsl.kernels.text.KernelText` built, turns that line into the kernel file's
+    (``misc.cc:8``); without it the generated file's line is named."""
+    op, lanes, elem, align, buffer, offset, aligned_elems, kind = (int(x) for x in record[:8])
+    line = int(record[8]) if len(record) > 8 else 0
     name = MISALIGNED_OPS[op] if 0 <= op < len(MISALIGNED_OPS) else "a vector access"
     verb = "wrote" if name.startswith("store") else "read"
     buffers = [a.name for a in k.args if a.kind == "buffer"]
     where = (f"'{buffers[buffer]}' at byte {offset}" if 0 <= buffer < len(buffers)
              else "a local array")
     call = f"aie::{name}<{lanes}>"
+    if line > 0:  # where the call is: the kernel file's line when the text built is known
+        where += f" (at {kt.origin(line) if kt is not None else f'line {line} of its C++'})"
     pointer = name.endswith("vector pointer")
     if pointer:
         what = (f"{verb} {where} through a {vector_type_name(lanes, elem, kind)} pointer, not a "

@@ -99,7 +99,8 @@ class GuardedCall:
         from aiedsl.kernels.worker_client import host_build
 
         library, arch = host_build(self.kernel, self.fn)
-        return _loaded, (self.kernel, library, arch, self.args, self.fill, self.counted)
+        return _loaded, (self.kernel, library, arch, self.args, self.fill, self.counted,
+                         getattr(self.fn, "kt", None))
 
 
 def _changed_bytes(after: np.ndarray, before: np.ndarray) -> int:
@@ -111,11 +112,12 @@ def _changed_bytes(after: np.ndarray, before: np.ndarray) -> int:
 
 
 def _loaded(kernel: Kernel, library: str, arch: int | None, args: list[Any],
-            fill: int | tuple[int, ...], counted: bool) -> GuardedCall:
-    """A :class:`GuardedCall` unpickled: its host build loaded."""
+            fill: int | tuple[int, ...], counted: bool, kt: Any = None) -> GuardedCall:
+    """A :class:`GuardedCall` unpickled: its host build loaded (``kt`` the C++ it was built
+    from, which names the lines of its faults)."""
     from aiedsl.kernels.host import load_native
 
-    return GuardedCall(kernel, load_native(kernel, library, arch), args, fill, counted)
+    return GuardedCall(kernel, load_native(kernel, library, arch, kt=kt), args, fill, counted)
 
 
 def in_child(fn: Callable[[], Any], limit: float) -> Any:

@@ -141,7 +141,7 @@ def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = 
         misaligned = lib.aiedsl_misaligned
         misaligned.restype = ctypes.c_uint
         misaligned.argtypes = [ctypes.c_void_p]
-        record = (ctypes.c_int64 * 8)()
+        record = (ctypes.c_int64 * 9)()
         bf16_rounding = lib.aiedsl_bf16_rounding
         bf16_rounding.restype = ctypes.c_uint
         bf16_rounding.argtypes = [ctypes.c_void_p]
@@ -177,7 +177,7 @@ def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = 
         fn(*conv)
         count = misaligned(record)
         if count:
-            raise misaligned_fault(k, list(record), count, aie_arch)
+            raise misaligned_fault(k, list(record), count, aie_arch, kt)
         count = bf16_rounding(rounding_record)
         if count:
             raise bf16_rounding_fault(list(rounding_record), count)
@@ -244,6 +244,7 @@ def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = 
         marker.argtypes = []
     call.counts = counts  # type: ignore[attr-defined]
     call.build = HostBuild(Path(path), aie_arch)  # type: ignore[attr-defined]
+    call.kt = kt  # type: ignore[attr-defined]  # (a served child's faults name lines by it)
     # the bf16 mmul shapes its C++ runs on npu2's bfp16 unit (aiedsl/kernels/host_notes.py)
     call.bfp16 = bfp16_shapes(marker() if marker is not None else 0)  # type: ignore[attr-defined]
     return call

@@ -126,7 +126,8 @@ class KernelWorker:
         """Whether the child is a fork of this process (else of the server)."""
         if not self.forked:  # before anything is made: a callable it cannot load is refused
             import aiedsl.kernels.worker_client as worker_client  # (3 ms: not for a fork)
-            builds = [(k, *worker_client.host_build(k, fn)) for k, fn in kernels]
+            builds = [(k, *worker_client.host_build(k, fn), getattr(fn, "kt", None))
+                      for k, fn in kernels]
         self._slots, size = layout(self.kernels)
         self._positions = [{s.position for s in slots} for slots in self._slots]
         self._limits = [call_limit(k) for k in self.kernels]

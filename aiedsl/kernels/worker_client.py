@@ -72,10 +72,11 @@ def shared_file(size: int) -> tuple[mmap.mmap, int]:
         raise
 
 
-def start(builds: Sequence[tuple[Kernel, str, int | None]], size: int, requests: int,
+def start(builds: Sequence[tuple[Kernel, str, int | None, Any]], size: int, requests: int,
           replies: int, memory: int) -> tuple[int, int]:
-    """Have the server fork a worker for the kernels ``builds`` (each with its library and
-    architecture), their arrays staged in the ``size`` bytes of the shared file ``memory``,
+    """Have the server fork a worker for the kernels ``builds`` (each with its library,
+    architecture and the :class:`~aiedsl.kernels.text.KernelText` it was built from, or None),
+    their arrays staged in the ``size`` bytes of the shared file ``memory``,
     reading calls from the pipe end ``requests`` and answering on ``replies``: its pid and the
     read end of the pipe its wait status will come on. A RuntimeError if the server cannot
     (a new one is started once if it died)."""

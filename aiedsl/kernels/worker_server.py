@@ -47,7 +47,7 @@ import os
 import pickle
 import signal
 import socket
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiedsl.kernels.worker_client import STATUS, recv, send
 
@@ -162,7 +162,7 @@ def _work(message: bytes, fds: list[int], others: list[int], server: int) -> Non
         os._exit(status)
 
 
-def _serve_kernels(body: tuple[list[tuple[Kernel, str, int | None]], int],
+def _serve_kernels(body: tuple[list[tuple[Kernel, str, int | None, Any]], int],
                    fds: list[int]) -> None:
     """Load the kernels' host builds ``body`` gives (with the size of the shared file), say
     so, and serve their calls until the simulating process says stop; ``fds`` are the pipes'
@@ -179,12 +179,12 @@ def _serve_kernels(body: tuple[list[tuple[Kernel, str, int | None]], int],
     memory = mmap.mmap(memory_fd, size)
     os.close(memory_fd)
     replies = Connection(replies_fd, readable=False)
-    slots, _ = layout([k for k, _, _ in builds])
+    slots, _ = layout([k for k, *_ in builds])
     try:
-        fns = [load_native(k, library, arch) for k, library, arch in builds]
+        fns = [load_native(k, library, arch, kt=kt) for k, library, arch, kt in builds]
     except Exception:
         replies.send_bytes(pickle.dumps(("failed", traceback.format_exc()), -1))
         raise
     replies.send_bytes(pickle.dumps(READY, -1))
-    serve(memory, slots, views(memory, slots), [(k, fn) for (k, _, _), fn in zip(builds, fns)],
+    serve(memory, slots, views(memory, slots), [(k, fn) for (k, *_), fn in zip(builds, fns)],
           Connection(requests_fd, writable=False), replies)

@@ -198,6 +198,9 @@
 #include <limits>
 #include <type_traits>
 #include <utility>
+#if __has_include(<source_location>)
+#include <source_location>
+#endif
 
 // The header is split by what it holds; each part needs the ones before it.
 #include "host_scalars.hpp"

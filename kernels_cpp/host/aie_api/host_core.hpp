@@ -521,9 +521,24 @@ inline int64_t locate(const void *p, int64_t &offset) {
   if (best < 0) offset = a;
   return best;
 }
+// Where a load or store was called: its line when that is in the file being compiled (the
+// kernel's, the main file: __BASE_FILE__), else 0. A defaulted argument of the call, so that
+// a misaligned access names the kernel's line (a tester: "read 'x' at byte 4" in a kernel of a
+// dozen loads); 0 where the library has no std::source_location.
+#if defined(__cpp_lib_source_location)
+using where = std::source_location;
+inline unsigned kernel_line(const where &at) {
+  return std::strcmp(at.file_name(), __BASE_FILE__) == 0 ? at.line() : 0;
+}
+#define AIEDSL_HERE std::source_location::current()
+#else
+struct where {};
+inline unsigned kernel_line(const where &) { return 0; }
+#define AIEDSL_HERE ::aie::detail::where {}
+#endif
 // Whether p is aligned to `align` bytes (a power of two); a misaligned access is recorded.
 inline bool check_align(const void *p, uint64_t align, int op, unsigned lanes, unsigned elem,
-                        unsigned aligned_elems = 0, int kind = 0) {
+                        unsigned aligned_elems = 0, int kind = 0, unsigned line = 0) {
   int64_t offset;
   const int64_t buffer = locate(p, offset);
   const bool power = align && (align & (align - 1)) == 0;
@@ -531,8 +546,8 @@ inline bool check_align(const void *p, uint64_t align, int op, unsigned lanes, u
   // says nothing of where the core's does, so a verdict from it would change between runs.
   if (power && (buffer < 0 || (offset & int64_t(align - 1)) == 0)) return true;
   if (aiedsl_host::misaligned_count++ == 0) {
-    const int64_t rec[8] = {op, lanes, elem, int64_t(align), buffer, offset, aligned_elems,
-                            kind};
+    const int64_t rec[9] = {op, lanes, elem, int64_t(align), buffer, offset, aligned_elems,
+                            kind, line};
     std::memcpy(aiedsl_host::misaligned_first, rec, sizeof rec);
   }
   return false;
@@ -581,10 +596,12 @@ template <typename T, unsigned N> void copy_vector(void *to, const void *from) {
 }
 } // namespace detail
 
-template <unsigned N = 0, typename T> vector<T, N ? N : 64 / sizeof(T)> load_v(const T *p) {
+template <unsigned N = 0, typename T>
+vector<T, N ? N : 64 / sizeof(T)> load_v(const T *p, detail::where at = AIEDSL_HERE) {
   constexpr unsigned L = N ? N : 64 / sizeof(T);
   constexpr unsigned A = detail::ldst_align<T, L>();
-  if (!detail::check_align(p, A, detail::op_load_v, L, sizeof(T)))
+  if (!detail::check_align(p, A, detail::op_load_v, L, sizeof(T), 0, 0,
+                           detail::kernel_line(at)))
     p = detail::floor_to(p, A); // what the core loads
   vector<T, L> out;
   std::memcpy(out.v.data(), p, sizeof(T) * L);
@@ -592,9 +609,11 @@ template <unsigned N = 0, typename T> vector<T, N ? N : 64 / sizeof(T)> load_v(c
   return out;
 }
 
-template <typename T, unsigned N> void store_v(T *p, const vector<T, N> &x) {
+template <typename T, unsigned N>
+void store_v(T *p, const vector<T, N> &x, detail::where at = AIEDSL_HERE) {
   constexpr unsigned A = detail::ldst_align<T, N>();
-  if (!detail::check_align(p, A, detail::op_store_v, N, sizeof(T)))
+  if (!detail::check_align(p, A, detail::op_store_v, N, sizeof(T), 0, 0,
+                           detail::kernel_line(at)))
     p = detail::floor_to(p, A); // where the core stores
   std::memcpy(p, x.v.data(), sizeof(T) * N);
   AIEDSL_COUNT(STORE_BYTES, sizeof(T) * N);
@@ -603,30 +622,34 @@ template <typename T, unsigned N> void store_v(T *p, const vector<T, N> &x) {
 // The forms for a pointer aligned to aligned_elems elements only (a power of two); the AIE API
 // asserts that alignment. Slower on a core, exact here.
 template <unsigned N = 0, typename T>
-vector<T, N ? N : 64 / sizeof(T)> load_unaligned_v(const T *p, unsigned aligned_elems = 1) {
+vector<T, N ? N : 64 / sizeof(T)> load_unaligned_v(const T *p, unsigned aligned_elems = 1,
+                                                   detail::where at = AIEDSL_HERE) {
   constexpr unsigned L = N ? N : 64 / sizeof(T);
   detail::check_align(p, uint64_t(aligned_elems) * sizeof(T), detail::op_load_unaligned_v, L,
-                      sizeof(T), aligned_elems);
+                      sizeof(T), aligned_elems, 0, detail::kernel_line(at));
   vector<T, L> out;
   std::memcpy(out.v.data(), p, sizeof(T) * L);
   AIEDSL_COUNT(LOAD_BYTES, sizeof(T) * L);
   return out;
 }
 template <unsigned N = 0, typename T, unsigned M>
-void store_unaligned_v(T *p, const vector<T, M> &x, unsigned aligned_elems = 1) {
+void store_unaligned_v(T *p, const vector<T, M> &x, unsigned aligned_elems = 1,
+                       detail::where at = AIEDSL_HERE) {
   static_assert(N == 0 || N == M, "store_unaligned_v<N>: N is the vector's size");
   detail::check_align(p, uint64_t(aligned_elems) * sizeof(T), detail::op_store_unaligned_v, M,
-                      sizeof(T), aligned_elems);
+                      sizeof(T), aligned_elems, 0, detail::kernel_line(at));
   std::memcpy(p, x.v.data(), sizeof(T) * M);
   AIEDSL_COUNT(STORE_BYTES, sizeof(T) * M);
 }
 // load_floor_v<N>(p, n): a load from p rounded down to a multiple of n elements (n a power of
 // two); that address must suit load_v.
-template <unsigned N, typename T> vector<T, N> load_floor_v(const T *p, unsigned n = N) {
+template <unsigned N, typename T>
+vector<T, N> load_floor_v(const T *p, unsigned n = N, detail::where at = AIEDSL_HERE) {
   const uint64_t bytes = uint64_t(n) * sizeof(T);
   if ((bytes & (bytes - 1)) == 0) p = detail::floor_to(p, bytes);
-  else detail::check_align(p, bytes, detail::op_load_floor_v, N, sizeof(T), n);
-  return load_v<N>(p);
+  else detail::check_align(p, bytes, detail::op_load_floor_v, N, sizeof(T), n, 0,
+                           detail::kernel_line(at));
+  return load_v<N>(p, at);
 }
 
 // zeros<T, N>(): a vector of T, or an accumulator when T is an accumulator tag (acc32, ...).

@@ -70,8 +70,9 @@ inline uintptr_t buffers_low = 0, buffers_span = 0;
 // op (aiedsl/kernels/faults.py's MISALIGNED_OPS), lanes, element bytes, bytes of alignment
 // needed, buffer index (-1: none, a local array), byte offset in it (or the address),
 // aligned_elems (the unaligned forms), element kind (detail::elem_kind: the vector pointer's
-// type, named in the report)
-inline int64_t misaligned_first[8] = {};
+// type, named in the report), and the line of the kernel's file that made it (0: unknown, or
+// not the kernel's file: a pointer copy, a compiler without std::source_location)
+inline int64_t misaligned_first[9] = {};
 inline unsigned misaligned_count = 0;
 // Conversions to bfloat16 made while the rounding mode was not conv_even (detail::note_bf16):
 // the core rounds them by its mode, the header and the numpy references to nearest even. The
@@ -102,10 +103,10 @@ __attribute__((visibility("default"))) void aiedsl_buffers(const uint64_t *bases
   misaligned_count = 0;
   bf16_rounding_count = 0;
 }
-// How many misaligned vector accesses the call made; the first's record into first[0..7].
+// How many misaligned vector accesses the call made; the first's record into first[0..8].
 __attribute__((visibility("default"))) unsigned aiedsl_misaligned(int64_t *first) {
   using namespace aiedsl_host;
-  for (unsigned i = 0; i < 8; ++i) first[i] = misaligned_first[i];
+  for (unsigned i = 0; i < 9; ++i) first[i] = misaligned_first[i];
   return misaligned_count;
 }
 // The bf16 aie::mmul shapes the library's C++ runs on the bfp16 unit (aiedsl_host::bfp16_mmuls).
