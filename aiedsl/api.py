@@ -34,6 +34,7 @@ import numpy as np
 
 from aiedsl.builddir.build import sharing
 from aiedsl.checks.resources import TileUsage
+from aiedsl.codegen.syntax import DEFAULT, SYNTAXES, MlirSyntax
 from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
@@ -237,7 +238,8 @@ def _check_run_options(iters: object, warmup: object, check: object, trace: obje
 def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None = None,
           device: str | None = None, name: str | None = None, output: str | Path | None = None,
           compile: bool = False, peano: str | Path | None = None,
-          progress: Progress | None = None, write: bool = True, lower: bool = True) -> Artifacts:
+          progress: Progress | None = None, write: bool = True, lower: bool = True,
+          mlir_syntax: str = DEFAULT) -> Artifacts:
     """Check, place and write ``design`` (a design file or a loaded design); optionally compile.
 
     ``defines`` set a design file's define()s as :func:`~aiedsl.loader.load_design` takes them
@@ -254,11 +256,14 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
     ``compile=True`` runs Peano and aiecc (cached) and raises
     :class:`~aiedsl.errors.ToolchainError` (``exit_code`` 4) naming what is missing, after the
     MLIR and C++ are written. ``write=False`` checks and places only (nothing is rendered or
-    written): enough to run on the simulator.
+    written): enough to run on the simulator. ``mlir_syntax`` is the mlir-aie spelling of
+    ``aie.mlir``: ``"2026-03"`` (upstream 1e400306, the default) or ``"2026-11"`` (acquire
+    returning memrefs, SSA rtp values and lock counts: :mod:`aiedsl.codegen.syntax`).
     """
     _refuse_empty_output(output)
     loc = caller_loc()
     _build_flags(loc, compile=compile, write=write, lower=lower)
+    _check_syntax(mlir_syntax, loc)
     if compile and not write:  # it compiled nothing, unsaid (a tester)
         raise DesignError(
             "build options", "build() was given compile=True and write=False: a compile needs "
@@ -273,7 +278,7 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
         return Artifacts(None, handle, placed, {}, table)
     # One lock from the write to the end of the compile: a build swapped in between would
     # have its aie.mlir compiled under this one's manifest.
-    with building(handle, output=output, lower=lower) as art:
+    with building(handle, output=output, lower=lower, mlir_syntax=mlir_syntax) as art:
         if compile:
             art.compile(find_tools(peano=peano), progress)
     return art
@@ -282,7 +287,8 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
 @contextmanager
 def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None = None,
              device: str | None = None, name: str | None = None,
-             output: str | Path | None = None, lower: bool = True) -> Iterator[Artifacts]:
+             output: str | Path | None = None, lower: bool = True,
+             mlir_syntax: str = DEFAULT) -> Iterator[Artifacts]:
     """:func:`build` (written, not compiled), the build directory's lock held over the block:
     what the block does there (``art.compile()``, as ``aiedsl build --compile`` does) meets this
     build, never another one that replaced it meanwhile (which then says another build is
@@ -297,8 +303,9 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
 
     _refuse_empty_output(output)
     _build_flags(caller_loc(), lower=lower)
+    syntax = _check_syntax(mlir_syntax, caller_loc())
     handle = _load(design, defines, device, name)
-    gen = generate(handle)
+    gen = generate(handle, syntax)
     out = Path(output) if output else Path("build") / handle.name
     lowering = None
     if lower:
@@ -353,6 +360,18 @@ def _build_flags(loc: Loc, **flags: object) -> None:
     bool, as a run's are (:func:`~aiedsl.sim.options.check_flag`): ``write="no"`` wrote."""
     for option, value in flags.items():
         check_flag(value, option, loc, _BUILD_FLAGS[option], rule="build options")
+
+
+def _check_syntax(value: object, loc: Loc) -> MlirSyntax:
+    """``mlir_syntax=`` as given, when it names a spelling aiedsl writes; else a DesignError
+    at ``loc`` listing them."""
+    if isinstance(value, str) and value in SYNTAXES:
+        return value  # type: ignore[return-value]
+    raise DesignError(
+        "build options", f"mlir_syntax={shown(value)} names no mlir-aie spelling aiedsl writes",
+        loc=loc if loc.line else None, limit=", ".join(f'"{s}"' for s in SYNTAXES),
+        found=shown(value), fix=f'leave it out ("{DEFAULT}", mlir-aie upstream 1e400306), or '
+        'give "2026-11" for an mlir-aie whose acquire returns memrefs')
 
 
 def _is_ir(value: object) -> bool:

@@ -37,6 +37,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.loc import with_locs
 from aiedsl.sim.hang_run import HangRun, hang_run
 from aiedsl.targets import get_target
+from aiedsl.codegen.syntax import DEFAULT, MlirSyntax
 from aiedsl.toolchain.commands import (
     aiecc_argv, find_aiecc_script, kernel_compile_argv, project_listing_script, shell_line,
 )
@@ -68,9 +69,9 @@ def design_json(placed: Design) -> str:
     return relocated(placed, os.path.dirname(placed.loc.path)).model_dump_json(indent=2) + "\n"
 
 
-def generate(handle: DesignHandle) -> Generated:
+def generate(handle: DesignHandle, syntax: MlirSyntax = DEFAULT) -> Generated:
     """Check and place ``handle``'s design, run the hang check, and render every output
-    file."""
+    file (``aie.mlir`` in mlir-aie ``syntax``'s spelling: :mod:`aiedsl.codegen.syntax`)."""
     placed, table = check_design(handle.ir)
     hang = hang_run(handle.ir, placed, handle.kernels)
     recorded = relocated(placed, os.path.dirname(placed.loc.path))
@@ -79,7 +80,7 @@ def generate(handle: DesignHandle) -> Generated:
     kernel_lines = [shell_line(kernel_compile_argv(target, u.file, u.object, defines=u.flags))
                     for u in kernel_units(placed.kernels)]
     files = {  # GENERATED, and the kernels
-        "aie.mlir": render_mlir(recorded, target),
+        "aie.mlir": render_mlir(recorded, target, syntax),
         **kernels,
         "design.json": design_json(placed),
         "report.txt": render_report(placed, target, table, hang=hang.line()),

@@ -734,13 +734,14 @@ def test_an_mlir_aie_that_refuses_the_spelling_aiedsl_writes_is_said_to_be_newer
     with pytest.raises(ToolchainError) as excinfo:
         aiedsl.build(handle, output="out", compile=True)
     assert str(excinfo.value).endswith(
-        "  fix: the whole output is in out/logs/aiecc.log; the MLIR aiedsl writes is "
-        "mlir-aie's as of upstream 1e400306 (2026-03-14), and this mlir-aie refuses its "
+        "  fix: the whole output is in out/logs/aiecc.log; the MLIR was written in mlir-aie's "
+        "spelling as of upstream 1e400306 (2026-03-14), and this mlir-aie refuses its "
         "aiex.npu.rtp_write: later mlir-aie takes aie.use_lock's count and "
-        "aiex.npu.rtp_write's value as SSA values (PRs 3308 and 3225, mlir-aie 1.3.5, July 2026) and, after its objectfifo "
-        "rework, returns aie.objectfifo.acquire's elements as memrefs, spellings aiedsl does "
-        "not write yet: use an mlir_aie from before them (mlir-air pinned 1.3.4.dev19+g92e9475 "
-        "until July 2026)")
+        "aiex.npu.rtp_write's value as SSA values (PRs 3308 and 3225, mlir-aie 1.3.5, July "
+        "2026) and, after its objectfifo rework, returns aie.objectfifo.acquire's elements as "
+        "memrefs: build with --mlir-syntax 2026-11 (mlir_syntax=\"2026-11\" from Python), "
+        "written from mlir-aie's op definitions and not yet run through its parser, or use an "
+        "mlir_aie from before them (mlir-air pinned 1.3.4.dev19+g92e9475 until July 2026)")
 
 
 @pytest.mark.parametrize("said,ops", [

@@ -46,6 +46,20 @@ class Kernels(str, Enum):
     native = "native"
 
 
+class MlirSpelling(str, Enum):
+    """Which mlir-aie's op spellings aie.mlir is written in (aiedsl.codegen.syntax)."""
+
+    march = "2026-03"
+    november = "2026-11"
+
+
+MlirSyntaxOpt = typer.Option(
+    MlirSpelling.march, "--mlir-syntax",
+    help="The mlir-aie spelling of aie.mlir: 2026-03 (upstream 1e400306) or 2026-11 (an "
+    "mlir-aie whose objectfifo.acquire returns memrefs and whose rtp_write and use_lock take "
+    "SSA values).")
+
+
 class Target(str, Enum):
     """Where ``aiedsl run`` runs."""
 
@@ -84,6 +98,7 @@ def build(
                                         "[default: $PEANO_INSTALL_DIR]."),
     no_lower: bool = typer.Option(False, "--no-lower", help="Do not lower with mlir-aie's "
                                   "aie-opt and aie-translate even when they are found."),
+    mlir_syntax: MlirSpelling = MlirSyntaxOpt,
 ) -> None:
     """Check DESIGN and write aie.mlir, kernels/*.cc, design.json, report.txt, map.svg, build.sh.
 
@@ -100,7 +115,8 @@ def build(
     start = time.perf_counter()
     handle = load(design, define, device, name)
     # the build directory held to the end of the compile: no other build swaps in between
-    with building(handle, output=output, lower=not no_lower) as art:
+    with building(handle, output=output, lower=not no_lower,
+                  mlir_syntax=mlir_syntax.value) as art:
         report_build(art, start)
         if compile_:
             from aiedsl.toolchain.discover import find_tools
@@ -407,6 +423,7 @@ def run_(
                                     help="On the simulator: reference (numpy) or native (each "
                                     "kernel's C++ built for the host)."),
     stats: Optional[str] = StatsOpt,
+    mlir_syntax: MlirSpelling = MlirSyntaxOpt,
 ) -> None:
     """Build DESIGN, then run it on the NPU when one is present and on the simulator otherwise.
 
@@ -428,7 +445,7 @@ def run_(
     check_runs_once(handle.ir, iters + warmup, f"{iters + warmup} runs were asked "
                     f"({', '.join(given)}{', and the timed run' if iters == 1 else ''})",
                     "run it once (--iters 1, no --warmup)")
-    art = build_design(handle, output=output)
+    art = build_design(handle, output=output, mlir_syntax=mlir_syntax.value)
     say(f"built {printable(art.path)}/")
     start = time.perf_counter()
     result = _watched_run(art, target=target.value, iters=iters, warmup=warmup, seed=seed,

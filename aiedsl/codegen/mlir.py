@@ -21,12 +21,14 @@ from aiedsl.ir.types import TensorType
 from aiedsl.kernels.units import object_names
 from aiedsl.place.alloc import barrier_lock_name, local_buffer_name
 from aiedsl.targets import TargetModel
+from aiedsl.codegen.syntax import DEFAULT, MLIR_AIE, MlirSyntax
 
 _PORT = {"produce": "Produce", "consume": "Consume"}
 
 
-def render_mlir(d: Design, target: TargetModel) -> str:
-    """The ``aie.mlir`` text of placed design ``d`` on ``target`` (deterministic)."""
+def render_mlir(d: Design, target: TargetModel, syntax: MlirSyntax = DEFAULT) -> str:
+    """The ``aie.mlir`` text of placed design ``d`` on ``target`` (deterministic), in mlir-aie
+    ``syntax``'s spelling (:mod:`aiedsl.codegen.syntax`)."""
     assert d.placed, "render_mlir() needs a placed design"
     fifos = {f.name: f for f in d.fifos}
     tiles: set[tuple[int, int]] = set()
@@ -91,7 +93,7 @@ def render_mlir(d: Design, target: TargetModel) -> str:
                 "memref": _flat(t.type)})
         elif isinstance(op, RtpWrite):
             runtime.append({"op": "rtp_write", "rtp": op.rtp, "index": op.index,
-                            "value": op.value, "loc": op.loc})
+                            "value": op.value, "loc": op.loc, "ssa": f"rtp_value{i}"})
         elif isinstance(op, SetBarrier):
             for core in d.barrier(op.barrier).cores:  # one lock per waiting core
                 runtime.append({"op": "set_lock", "lock": locks[(op.barrier, core)]["name"],
@@ -106,7 +108,8 @@ def render_mlir(d: Design, target: TargetModel) -> str:
         fifos=fifo_views, links=links,
         cascades=[{"src": tile_of[c.src], "dst": tile_of[c.dst], "loc": c.loc}
                   for c in d.cascades],
-        kernels=kernels, cores=cores, args=args, runtime=runtime)
+        kernels=kernels, cores=cores, args=args, runtime=runtime, syntax=syntax,
+        spelled_for=MLIR_AIE[syntax])
 
 
 def memref(t: TensorType) -> dict[str, Any]:
@@ -180,10 +183,17 @@ class _Namer:
 
     def __init__(self) -> None:
         self.n = 0
+        self.counts = 0
 
     def __call__(self, stem: str) -> str:
         self.n += 1
         return f"{stem}{self.n}"
+
+    def lock_count(self) -> str:
+        """A name for a lock count's constant (2026-11's use_lock takes an SSA value), counted
+        apart so that the other names are those of the 2026-03 spelling."""
+        self.counts += 1
+        return f"lock_count{self.counts}"
 
 
 def _scalar_type(dtype: str) -> dict[str, Any]:
@@ -223,7 +233,7 @@ def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
     for op in ops:
         if isinstance(op, BarrierWait):
             out.append({"op": "barrier_wait", "lock": locks[(op.barrier, core)]["name"],
-                        "value": op.value, "loc": op.loc})
+                        "value": op.value, "loc": op.loc, "ssa": namer.lock_count()})
         elif isinstance(op, Acquire):
             view = {"op": "acquire", "ssa": namer("view"), "fifo": op.fifo,
                     "port": _PORT[op.port], "count": op.count,

@@ -1,10 +1,11 @@
-"""Which mlir-aie's op spellings aiedsl writes, and what to say when a newer mlir-aie's parser
-refuses them.
+"""What to say when an mlir-aie's parser refuses the spelling aiedsl wrote.
 
-aiedsl's MLIR (``aiedsl/codegen/templates/mlir_ops.j2``) is mlir-aie's as of upstream 1e400306
-(2026-03-14), whose parser and verifiers took every shipped design (``../shared/reference``'s
-``mlir-aie-lowered``). mlir-aie changed three spellings since, read from its ODS definitions
-(``AIEOps.td``, ``AIEX.td``) at a later upstream commit (cdc27acc), not run here:
+aiedsl's MLIR (``aiedsl/codegen/templates/mlir_ops.j2``) is by default mlir-aie's as of upstream
+1e400306 (2026-03-14), whose parser and verifiers took every shipped design
+(``../shared/reference``'s ``mlir-aie-lowered``); ``--mlir-syntax 2026-11``
+(:mod:`aiedsl.codegen.syntax`) writes the three spellings mlir-aie changed since, read from its
+ODS definitions (``AIEOps.td``, ``AIEX.td``) at a later upstream commit (cdc27acc), not run
+here:
 
 * ``aie.use_lock(%lock, Acquire, 1)``: the count became a required ``i32`` SSA operand
   (PR 3308, "Enable dynamic lock acquisition", July 2026): ``aie.use_lock(%lock, Acquire,
@@ -18,8 +19,9 @@ aiedsl's MLIR (``aiedsl/codegen/templates/mlir_ops.j2``) is mlir-aie's as of ups
   acquired elements as memrefs (``%a, %b = aie.objectfifo.acquire @f(Consume, 2) :
   memref<...>, memref<...>``) and the access op is gone.
 
-An aiecc or aie-opt of such an mlir-aie fails on the first of them it reads; :func:`hint` says
-why, so that the failure is not read as the design's.
+An aiecc or aie-opt of such an mlir-aie fails on the first of the old ones it reads;
+:func:`hint` says why, and what to build with, so that the failure is not read as the
+design's.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ CHANGED = ("aie.use_lock", "aiex.npu.rtp_write", "aie.objectfifo.acquire",
            "aie.objectfifo.subview.access")
 """The ops whose spelling later mlir-aie changed (see the module's text)."""
 
+NEWER_MARK = "// spelled for mlir-aie 2026-11"
+"""How ``aie.mlir``'s third line begins when it was written with ``--mlir-syntax 2026-11``
+(``aie.mlir.j2``)."""
 _ERROR = re.compile(r"(?:([^\s:'\"]+\.mlir):(\d+):\d+)?[^\n]*?: error: (.*)")
 """An MLIR diagnostic: at a line of an MLIR file the tool read (when it is one), its words."""
 _REFUSED = re.compile(r"expected SSA operand|is unknown|unregistered operation|"
@@ -52,10 +57,12 @@ def hint(output: str, cwd: Path) -> str:
     >>> hint("aie.mlir:7:31: error: expected SSA operand", folder)     # doctest: +SKIP
     '; the MLIR aiedsl writes is mlir-aie's as of upstream 1e400306 ...'
     """
+    newer = NEWER_MARK in _line_of(cwd / "aie.mlir", 3)  # written with --mlir-syntax 2026-11
     ops: list[str] = []
     for line in output.splitlines():
         m = _ERROR.search(line)
-        if m is None or not _REFUSED.search(m[3]):
+        # an older mlir-aie's words for the new spellings are not known: any error at them
+        if m is None or not (newer or _REFUSED.search(m[3])):
             continue
         named = [op for op in _QUOTED_OP.findall(m[3]) if op in CHANGED]
         if not named and m[1]:
@@ -64,12 +71,19 @@ def hint(output: str, cwd: Path) -> str:
         ops += [op for op in named if op not in ops]
     if not ops:
         return ""
-    return (f"; the MLIR aiedsl writes is mlir-aie's as of {WRITTEN_FOR}, and this mlir-aie "
-            f"refuses its {', '.join(ops)}: later mlir-aie takes aie.use_lock's count and "
-            "aiex.npu.rtp_write's value as SSA values (PRs 3308 and 3225, mlir-aie 1.3.5, July "
-            "2026) and, after its objectfifo rework, returns aie.objectfifo.acquire's elements "
-            "as memrefs, spellings aiedsl does not write yet: use an mlir_aie from before them "
-            "(mlir-air pinned 1.3.4.dev19+g92e9475 until July 2026)")
+    if newer:
+        return (f"; the MLIR was written with --mlir-syntax 2026-11 (mlir-aie upstream cdc27acc's "
+                f"spelling, read from its op definitions, not run here), and this mlir-aie "
+                f"refuses its {', '.join(ops)}: an mlir-aie from before mid-2026 takes the "
+                "default spelling: build without --mlir-syntax")
+    return (f"; the MLIR was written in mlir-aie's spelling as of {WRITTEN_FOR}, and this "
+            f"mlir-aie refuses its {', '.join(ops)}: later mlir-aie takes aie.use_lock's count "
+            "and aiex.npu.rtp_write's value as SSA values (PRs 3308 and 3225, mlir-aie 1.3.5, "
+            "July 2026) and, after its objectfifo rework, returns aie.objectfifo.acquire's "
+            "elements as memrefs: build with --mlir-syntax 2026-11 (mlir_syntax=\"2026-11\" "
+            "from Python), written from mlir-aie's op definitions and not yet run through its "
+            "parser, or use an mlir_aie from before them (mlir-air pinned 1.3.4.dev19+g92e9475 "
+            "until July 2026)")
 
 
 def _line_of(path: Path, number: int) -> str:
