@@ -3661,3 +3661,17 @@ def test_check_says_when_a_core_end_gets_fewer_buffers_than_its_depth(
     path.write_text(path.read_text().replace(
         'depth=4)', 'depth=4, consumer_depth={"core[0,0]": 4})'))
     assert notes() == []
+
+
+def test_an_index_past_an_acquire_names_the_acquire_and_a_bigger_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`x[2]` of consume(2) said only "index 0..1" (an IRON user's tester found it terse): the
+    acquire's line, the limit, and acquiring one more at once."""
+    monkeypatch.chdir(Path(__file__).parent / "bad_inputs")
+    assert load_error("acquire_index_out_of_range.py") == (
+        "acquire_index_out_of_range.py:19: error [acquire]: element 2 of a 2-element acquire of "
+        "'a'\n"
+        "  limit: indices 0 to 1: the acquire holds 2 elements\n"
+        "  found: 2\n"
+        "  acquire_index_out_of_range.py:18: the acquire\n"
+        "  fix: index 0..1, or acquire 3 at once (consume(3) or produce(3))")

@@ -121,10 +121,17 @@ class Buffer(NoValue):
             _no_value(self, "is sliced")
         index = as_int(i)  # numpy's integers too; never a bool
         if index is None or not 0 <= index < self.count:
+            n = self.count
+            more = (f", or acquire {index + 1} at once (consume({index + 1}) or "
+                    f"produce({index + 1}))" if index is not None and index >= n else "")
             raise DesignError(
-                "acquire", f"element {shown(i)} of a {self.count}-element acquire of "
-                f"'{self.fifo.name}'", loc=caller_loc(), found=shown(i),
-                fix=f"index 0..{self.count - 1}")
+                "acquire", f"element {shown(i)} of a {n}-element acquire of "
+                f"'{self.fifo.name}'", loc=caller_loc(),
+                limit=f"indices 0 to {n - 1}: the acquire holds {n} element{'s' * (n > 1)}",
+                found=shown(i),
+                related=[("the acquire", self.acquired_at)] if self.acquired_at else [],
+                fix=(f"index 0..{n - 1}" if n > 1 else "index 0, or pass the acquired element "
+                     "itself") + more)
         return Buffer(self.fifo, self.value, 1, index, self.acquired_by, self.acquired_at)
 
     def __iter__(self) -> Iterator["Buffer"]:
