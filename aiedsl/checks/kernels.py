@@ -23,7 +23,7 @@ from aiedsl.ir.kernel import Charge, Kernel
 from aiedsl.ir.program import calls
 from aiedsl.kernels.cscan import Exported, extern_c
 from aiedsl.kernels.source import check_file_kernel, kernel_source, source_file
-from aiedsl.kernels.units import KernelUnit, kernel_units, source_key
+from aiedsl.kernels.units import KernelUnit, kernel_units, source_key, unit_of
 from aiedsl.targets import TargetModel
 
 
@@ -59,7 +59,7 @@ def check_uncalled_sources(kernels: Sequence[Kernel], target: TargetModel) -> No
     for k in kernels:
         if k.arch is not None and k.arch != target.arch:
             continue
-        check_file_kernel(k, kernel_source(k), KernelUnit(k.symbol, (k,)).file)
+        check_file_kernel(k, kernel_source(k), unit_of(None, k).file)
 
 
 _USE_RULES = ("kernel entry", "kernel signature")

@@ -105,10 +105,16 @@ class GuardedCall:
 
 def _changed_bytes(after: np.ndarray, before: np.ndarray) -> int:
     """The bytes of the elements of ``after`` that differ, bit for bit, from ``before``'s."""
-    size = after.dtype.itemsize
-    a = np.frombuffer(after.tobytes(), np.uint8).reshape(-1, size)
-    b = np.frombuffer(np.ascontiguousarray(before).tobytes(), np.uint8).reshape(-1, size)
-    return int(np.count_nonzero((a != b).any(axis=1))) * size
+    return int(np.count_nonzero(differs(after, before))) * after.dtype.itemsize
+
+
+def differs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where ``a``'s elements differ from ``b``'s (of its dtype and size), bit for bit: a NaN
+    equal to itself, -0.0 not to 0.0."""
+    size = a.dtype.itemsize
+    x = np.frombuffer(np.ascontiguousarray(a).tobytes(), np.uint8).reshape(-1, size)
+    y = np.frombuffer(np.ascontiguousarray(b).tobytes(), np.uint8).reshape(-1, size)
+    return np.asarray((x != y).any(axis=1)).reshape(a.shape)
 
 
 def _loaded(kernel: Kernel, library: str, arch: int | None, args: list[Any],

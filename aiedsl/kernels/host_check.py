@@ -21,7 +21,7 @@ from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.program import Rounding
 from aiedsl.kernels.cases import KernelCase, case_args
 from aiedsl.kernels.faults import FILLS, call_limit
-from aiedsl.kernels.guarded import GuardedCall, in_child
+from aiedsl.kernels.guarded import GuardedCall, differs, in_child
 from aiedsl.kernels.host import native
 from aiedsl.kernels.host_notes import bfp16_note
 from aiedsl.kernels.reference import left_unwritten, partly_unwritten_error
@@ -88,7 +88,7 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
         if isinstance(outcome, str):  # it crashed this time (on what the buffer held)
             return KernelTest(k.symbol, False, [f"FAIL {k.symbol}: {outcome}"])
         for i in outs:
-            mask = _differs(results[i], outcome[0][i]) & ~left[i]
+            mask = differs(results[i], outcome[0][i]) & ~left[i]
             if mask.any():
                 stale[i] = mask
     for i, mask in left.items():
@@ -154,14 +154,6 @@ def _value(x: Any) -> str:
 def _inverted(v: np.ndarray) -> np.ndarray:
     """``v`` with every bit flipped: each element other than it was."""
     return (~np.ascontiguousarray(v).view(np.uint8)).view(v.dtype).reshape(v.shape)
-
-
-def _differs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Where ``a``'s elements differ from ``b``'s, bit for bit (a NaN equal to itself)."""
-    size = a.dtype.itemsize
-    x = np.ascontiguousarray(a).view(np.uint8).reshape(-1, size)
-    y = np.ascontiguousarray(b).view(np.uint8).reshape(-1, size)
-    return np.asarray((x != y).any(axis=1)).reshape(a.shape)
 
 
 def _stale_text(name: str, mask: np.ndarray) -> str:

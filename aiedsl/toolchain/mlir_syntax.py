@@ -55,9 +55,10 @@ def hint(output: str, cwd: Path) -> str:
     ``cwd``): "" otherwise.
 
     >>> hint("aie.mlir:7:31: error: expected SSA operand", folder)     # doctest: +SKIP
-    '; the MLIR aiedsl writes is mlir-aie's as of upstream 1e400306 ...'
+    "; the MLIR was written in mlir-aie's spelling as of upstream 1e400306 ..."
     """
-    newer = NEWER_MARK in _line_of(cwd / "aie.mlir", 3)  # written with --mlir-syntax 2026-11
+    read: dict[Path, list[str]] = {}  # each file the errors point into, read once
+    newer = NEWER_MARK in _line_of(cwd / "aie.mlir", 3, read)  # --mlir-syntax 2026-11
     ops: list[str] = []
     for line in output.splitlines():
         m = _ERROR.search(line)
@@ -66,7 +67,7 @@ def hint(output: str, cwd: Path) -> str:
             continue
         named = [op for op in _QUOTED_OP.findall(m[3]) if op in CHANGED]
         if not named and m[1]:
-            text = _line_of(cwd / m[1], int(m[2]))
+            text = _line_of(cwd / m[1], int(m[2]), read)
             named = [op for op in CHANGED if re.search(rf"{re.escape(op)}\b(?!\.)", text)]
         ops += [op for op in named if op not in ops]
     if not ops:
@@ -86,10 +87,13 @@ def hint(output: str, cwd: Path) -> str:
             "until July 2026)")
 
 
-def _line_of(path: Path, number: int) -> str:
-    """Line ``number`` (1-based) of ``path``, "" when there is none to read."""
-    try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return ""
+def _line_of(path: Path, number: int, read: dict[Path, list[str]]) -> str:
+    """Line ``number`` (1-based) of ``path``, "" when there is none to read; ``read`` keeps
+    the files read so far."""
+    if path not in read:
+        try:
+            read[path] = path.read_text(errors="replace").splitlines()
+        except OSError:
+            read[path] = []
+    lines = read[path]
     return lines[number - 1] if 0 < number <= len(lines) else ""
