@@ -34,7 +34,7 @@ import numpy as np
 
 from aiedsl.builddir.build import sharing
 from aiedsl.checks.resources import TileUsage
-from aiedsl.codegen.syntax import DEFAULT, SYNTAXES, MlirSyntax
+from aiedsl.codegen.syntax import AUTO, CHOICES, DEFAULT, NEWER, MlirSyntax
 from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
@@ -79,6 +79,12 @@ class Artifacts:
     hang: HangRun | None = None
     """How far the build's hang check ran (:mod:`aiedsl.sim.hang_run`); None when nothing was
     written (``write=False`` checks and places only)."""
+    mlir_syntax: MlirSyntax = DEFAULT
+    """The mlir-aie spelling ``aie.mlir`` is written in (:mod:`aiedsl.codegen.syntax`)."""
+    respelled: str = ""
+    """Why ``aie.mlir`` is in :data:`~aiedsl.codegen.syntax.NEWER`'s spelling though none was
+    asked for (``mlir_syntax="auto"``): what the mlir-aie found refused in the default's; ""
+    when it is not."""
     _building: bool = field(default=False, repr=False, compare=False)
     """Made by an :func:`building` block still open: its compile shares the block's lock from
     any thread."""
@@ -239,7 +245,7 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
           device: str | None = None, name: str | None = None, output: str | Path | None = None,
           compile: bool = False, peano: str | Path | None = None,
           progress: Progress | None = None, write: bool = True, lower: bool = True,
-          mlir_syntax: str = DEFAULT) -> Artifacts:
+          mlir_syntax: str = AUTO) -> Artifacts:
     """Check, place and write ``design`` (a design file or a loaded design); optionally compile.
 
     ``defines`` set a design file's define()s as :func:`~aiedsl.loader.load_design` takes them
@@ -257,8 +263,9 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
     :class:`~aiedsl.errors.ToolchainError` (``exit_code`` 4) naming what is missing, after the
     MLIR and C++ are written. ``write=False`` checks and places only (nothing is rendered or
     written): enough to run on the simulator. ``mlir_syntax`` is the mlir-aie spelling of
-    ``aie.mlir``: ``"2026-03"`` (upstream 1e400306, the default) or ``"2026-11"`` (acquire
-    returning memrefs, SSA rtp values and lock counts: :mod:`aiedsl.codegen.syntax`).
+    ``aie.mlir``: ``"2026-03"`` (upstream 1e400306), ``"2026-11"`` (acquire returning memrefs,
+    SSA rtp values and lock counts: :mod:`aiedsl.codegen.syntax`), or ``"auto"`` (the
+    default): ``"2026-03"``'s unless the aie-opt found refuses it and lowers ``"2026-11"``'s.
     """
     _refuse_empty_output(output)
     loc = caller_loc()
@@ -288,7 +295,7 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
 def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None = None,
              device: str | None = None, name: str | None = None,
              output: str | Path | None = None, lower: bool = True,
-             mlir_syntax: str = DEFAULT) -> Iterator[Artifacts]:
+             mlir_syntax: str = AUTO) -> Iterator[Artifacts]:
     """:func:`build` (written, not compiled), the build directory's lock held over the block:
     what the block does there (``art.compile()``, as ``aiedsl build --compile`` does) meets this
     build, never another one that replaced it meanwhile (which then says another build is
@@ -299,35 +306,84 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
     """
     from aiedsl.emit import Generated, generate, holds_only_a_build, writing
     from aiedsl.builddir.refuse import check_output_dir
-    from aiedsl.toolchain.lower import lower_design, settle
+    from aiedsl.toolchain.lower import settle
 
     _refuse_empty_output(output)
     _build_flags(caller_loc(), lower=lower)
-    syntax = _check_syntax(mlir_syntax, caller_loc())
+    asked = _check_syntax(mlir_syntax, caller_loc())
     handle = _load(design, defines, device, name)
+    syntax: MlirSyntax = DEFAULT if asked == AUTO else asked  # type: ignore[assignment]
     gen = generate(handle, syntax)
     out = Path(output) if output else Path("build") / handle.name
     lowering = None
+    respelled = ""
     if lower:
         aie_opt, aie_translate = find_lowering_tools()
         if aie_opt.path is not None and aie_translate.path is not None:
             # refuse before running any tool
             check_output_dir(out, handle.name, holds_only_a_build)
-            lowering = lower_design(gen.design, gen.files, out, aie_opt, aie_translate,
-                                    usage=gen.usage,
-                                    hang=gen.hang.line() if gen.hang is not None else "")
+            gen, lowering, respelled = _lowered(gen, out, aie_opt, aie_translate,
+                                                auto=asked == AUTO)
+            if respelled:
+                syntax = NEWER
             gen = Generated(gen.design, gen.usage, {**gen.files, **lowering.files}, gen.hang)
     with writing(gen, out) as path:
         settle(path, lowering)
         if lowering is not None and lowering.error is not None:
             raise lowering.error
         art = Artifacts(path, handle, gen.design, gen.files, gen.usage, lowering=lowering,
-                        hang=gen.hang)
+                        hang=gen.hang, mlir_syntax=syntax, respelled=respelled)
         art._building = True
         try:
             yield art
         finally:
             art._building = False
+
+
+def _lowered(gen: Any, out: Path, aie_opt: Any, aie_translate: Any, *, auto: bool
+             ) -> tuple[Any, Any, str]:
+    """``gen`` lowered by mlir-aie's passes: the build (perhaps respelled), its
+    :class:`~aiedsl.toolchain.lower.Lowering`, and why it was respelled ("" when it was not).
+
+    With ``auto``, a lowering that fails at its first step (aie-opt reading ``aie.mlir``) with
+    an error a spelling could cause (:func:`~aiedsl.toolchain.mlir_syntax.may_be_spelling`) is
+    tried again on ``aie.mlir`` in :data:`~aiedsl.codegen.syntax.NEWER`'s spelling, kept when
+    the whole lowering then succeeds: that mlir-aie reads the newer spelling, so the failure
+    was the older one's. When the second fails too, the first failure is raised, saying so
+    (and no longer offering the newer spelling)."""
+    from aiedsl.emit import respelled
+    from aiedsl.toolchain.lower import failed_reading, lower_design
+    from aiedsl.toolchain.mlir_syntax import CHANGED, first_error, may_be_spelling, named_ops
+
+    def lowered(g: Any) -> Any:
+        return lower_design(g.design, g.files, out, aie_opt, aie_translate, usage=g.usage,
+                            hang=g.hang.line() if g.hang is not None else "")
+
+    lowering = lowered(gen)
+    text = gen.files["aie.mlir"]
+    said = "\n".join(lowering.logs.values())
+    if not (auto and failed_reading(lowering) and may_be_spelling(said)
+            and any(op in text for op in CHANGED)):
+        return gen, lowering, ""
+    newer = respelled(gen, NEWER)
+    again = lowered(newer)
+    if again.ok:
+        lines = text.splitlines()
+        ops = named_ops(said, lambda name, n: lines[n - 1] if name == "aie.mlir" and
+                        0 < n <= len(lines) else "", any_error=True)
+        return newer, again, (
+            f"{aie_opt.version or 'the aie-opt found'} refused aie.mlir in mlir-aie "
+            f"{DEFAULT}'s spelling" + (f" (its {', '.join(ops)})" if ops else "")
+            + f": {first_error(said)}")
+    error = lowering.error
+    assert error is not None
+    error.notes.append(
+        f"aiedsl then wrote aie.mlir in mlir-aie {NEWER}'s spelling (--mlir-syntax {AUTO}), "
+        f"which this mlir-aie refused too: {first_error(chr(10).join(again.logs.values()))}")
+    if error.hint and error.fix:
+        error.fix = error.fix.replace(error.hint, "")
+    error.args = (error.render(),)
+    return gen, lowering, ""
 
 
 def _refuse_empty_output(output: object) -> None:
@@ -362,16 +418,17 @@ def _build_flags(loc: Loc, **flags: object) -> None:
         check_flag(value, option, loc, _BUILD_FLAGS[option], rule="build options")
 
 
-def _check_syntax(value: object, loc: Loc) -> MlirSyntax:
-    """``mlir_syntax=`` as given, when it names a spelling aiedsl writes; else a DesignError
-    at ``loc`` listing them."""
-    if isinstance(value, str) and value in SYNTAXES:
-        return value  # type: ignore[return-value]
+def _check_syntax(value: object, loc: Loc) -> str:
+    """``mlir_syntax=`` as given, when it names a spelling aiedsl writes or ``"auto"``; else a
+    DesignError at ``loc`` listing them."""
+    if isinstance(value, str) and value in CHOICES:
+        return value
     raise DesignError(
         "build options", f"mlir_syntax={shown(value)} names no mlir-aie spelling aiedsl writes",
-        loc=loc if loc.line else None, limit=", ".join(f'"{s}"' for s in SYNTAXES),
-        found=shown(value), fix=f'leave it out ("{DEFAULT}", mlir-aie upstream 1e400306), or '
-        'give "2026-11" for an mlir-aie whose acquire returns memrefs')
+        loc=loc if loc.line else None, limit=", ".join(f'"{s}"' for s in CHOICES),
+        found=shown(value), fix=f'leave it out ("{AUTO}": "{DEFAULT}", mlir-aie upstream '
+        f'1e400306, unless the mlir-aie found lowers only "{NEWER}"\'s), or give "{DEFAULT}" '
+        f'or "{NEWER}" (an mlir-aie whose acquire returns memrefs)')
 
 
 def _is_ir(value: object) -> bool:

@@ -95,6 +95,15 @@ def generate(handle: DesignHandle, syntax: MlirSyntax = DEFAULT) -> Generated:
     return Generated(placed, table, files, hang)
 
 
+def respelled(gen: Generated, syntax: MlirSyntax) -> Generated:
+    """``gen`` with its ``aie.mlir`` written in ``syntax``'s spelling, every other file as it
+    was (the spelling changes nothing else a build writes)."""
+    placed = gen.design
+    recorded = relocated(placed, os.path.dirname(placed.loc.path))
+    files = {**gen.files, "aie.mlir": render_mlir(recorded, get_target(placed.device), syntax)}
+    return Generated(placed, gen.usage, files, gen.hang)
+
+
 def relocated(node: Any, home: str) -> Any:
     """``node`` (a design, or any part of one) with every ``Loc`` naming its file by
     :func:`~aiedsl.errors.stable_path` from ``home``: the locations generated files record,

@@ -181,15 +181,18 @@ class ToolchainError(DesignError):
     """Peano, aiecc or XRT is missing or failed: printed like a DesignError, with its own exit code.
 
     ``exit_code`` is 4 when a tool is missing, 5 when one ran and failed; ``notes`` are printed
-    as they are, before the fix (a tool's command line and the tail of its output).
+    as they are, before the fix (a tool's command line and the tail of its output); ``hint``
+    is the part of ``fix`` that says the MLIR's spelling may be why
+    (:func:`aiedsl.toolchain.mlir_syntax.hint`), "" when none does.
     """
 
     def __init__(self, rule: str, message: str, *, exit_code: int,
                  notes: list[str] | None = None, loc: Loc | None = None,
                  limit: str | None = None, found: str | None = None, fix: str | None = None,
-                 related: list[tuple[str, Loc]] | None = None) -> None:
+                 related: list[tuple[str, Loc]] | None = None, hint: str = "") -> None:
         self.exit_code = exit_code
         self.notes = notes or []
+        self.hint = hint
         super().__init__(rule, message, loc=loc, limit=limit, found=found, fix=fix,
                          related=related)
 

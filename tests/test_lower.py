@@ -378,3 +378,90 @@ def test_a_lowering_that_differs_from_the_plan_says_where(lowering_tools: dict[s
              lowering_tools["seen"], {})
     again = aiedsl.build(PASSTHROUGH, defines={"TILE": 1024}, output="out2")
     assert again.lowering is not None and again.lowering.differs == []
+
+
+# an mlir-aie whose objectfifo rework removed aie.objectfifo.subview.access: its parser refuses
+# the op at aie.mlir's own line, in MLIR's words for an op no dialect registers
+REFUSES_SUBVIEW = (
+    'if grep -q "aie.objectfifo.subview.access" "$input"; then '
+    'n=$(grep -n "aie.objectfifo.subview.access" "$input" | head -1 | cut -d: -f1); '
+    'echo "$input:$n:21: error: custom op \'aie.objectfifo.subview.access\' is unknown (tried '
+    '\'func.aie.objectfifo.subview.access\' as well)" >&2; exit 1; fi')
+
+
+def test_auto_spelling_follows_an_mlir_aie_that_reads_only_the_newer_one(
+        lowering_tools: dict[str, Path]) -> None:
+    """With mlir_syntax left "auto", an aie-opt that refuses the 2026-03 spelling as it reads
+    aie.mlir, and lowers the same design in 2026-11's, gets 2026-11's: the build says why."""
+    from aiedsl.toolchain.mlir_syntax import NEWER_MARK
+
+    _install(lowering_tools["mlir_aie"], lowering_tools["fixture"], lowering_tools["log"],
+             lowering_tools["seen"], {"aie-opt": REFUSES_SUBVIEW})
+    art = aiedsl.build(PASSTHROUGH, output="out")
+    out = lowering_tools["root"] / "out"
+    mlir = (out / "aie.mlir").read_text()
+    assert mlir.splitlines()[2].startswith(NEWER_MARK) and "subview" not in mlir
+    assert art.mlir_syntax == "2026-11" and art.lowering is not None and art.lowering.ok
+    assert art.respelled == (
+        "aie-opt 0.9 (test double) refused aie.mlir in mlir-aie 2026-03's spelling (its "
+        "aie.objectfifo.subview.access): aie.mlir:27:21: error: custom op "
+        "'aie.objectfifo.subview.access' is unknown (tried 'func.aie.objectfifo.subview.access' "
+        "as well)")
+    # read once in each spelling, then lowered on: the logs are the lowering that succeeded
+    calls = _calls(lowering_tools["log"])
+    assert [c[0] for c in calls] == [PHYSICAL_PIPELINE, PHYSICAL_PIPELINE, NPU_PIPELINE,
+                                     "--aie-npu-to-binary"]
+    assert "error" not in (out / "logs" / "aie-opt-physical.log").read_text()
+    assert (out / "physical.mlir").is_file()
+    # what is not drawn from the lowering is what the default spelling's build writes
+    plain = aiedsl.build(PASSTHROUGH, output="plain", lower=False)
+    same = [k for k in plain.files if k not in ("aie.mlir", "report.txt", "map.svg")]
+    assert len(same) == 3 and all(art.files[k] == plain.files[k] for k in same)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "400"}
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "build", str(PASSTHROUGH), "-o",
+                        "cli"], capture_output=True, text=True, env=env,
+                       cwd=lowering_tools["root"])
+    assert r.returncode == 0, r.stderr
+    assert ("aie.mlir is spelled for mlir-aie 2026-11 (--mlir-syntax auto): aie-opt 0.9 (test "
+            "double) refused aie.mlir in mlir-aie 2026-03's spelling (its "
+            "aie.objectfifo.subview.access): aie.mlir:27:21: error: custom op "
+            "'aie.objectfifo.subview.access' is unknown (tried "
+            "'func.aie.objectfifo.subview.access' as well); the lowering of 2026-11's spelling "
+            "succeeded\n") in r.stdout
+
+
+def test_a_spelling_asked_for_is_never_changed(lowering_tools: dict[str, Path]) -> None:
+    """mlir_syntax="2026-03" given: the refusal is the build's error, with the hint, and
+    nothing is tried in another spelling."""
+    _install(lowering_tools["mlir_aie"], lowering_tools["fixture"], lowering_tools["log"],
+             lowering_tools["seen"], {"aie-opt": REFUSES_SUBVIEW})
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(PASSTHROUGH, output="out", mlir_syntax="2026-03")
+    assert "build with --mlir-syntax 2026-11" in str(excinfo.value)
+    assert len(_calls(lowering_tools["log"])) == 1
+
+
+def test_auto_spelling_refused_both_ways_raises_the_first_failure_and_says_so(
+        lowering_tools: dict[str, Path]) -> None:
+    """An aie-opt that refuses aie.mlir in either spelling: the first refusal is the error;
+    it says the newer spelling was tried, and no longer offers it."""
+    fail = ('echo "$input:27:21: error: custom op \'aie.objectfifo.subview.access\' is '
+            'unknown" >&2; exit 1')
+    _install(lowering_tools["mlir_aie"], lowering_tools["fixture"], lowering_tools["log"],
+             lowering_tools["seen"], {"aie-opt": fail})
+    with pytest.raises(ToolchainError) as excinfo:
+        aiedsl.build(PASSTHROUGH, output="out")
+    mlir_aie = lowering_tools["mlir_aie"]
+    assert str(excinfo.value) == (
+        "error [aie-opt]: aie-opt physical.mlir failed (exit 1)\n"
+        f"  $ {mlir_aie}/bin/aie-opt '{PHYSICAL_PIPELINE}' aie.mlir -o physical.mlir\n"
+        "    aie.mlir:27:21: error: custom op 'aie.objectfifo.subview.access' is unknown\n"
+        "  aiedsl then wrote aie.mlir in mlir-aie 2026-11's spelling (--mlir-syntax auto), "
+        "which this mlir-aie refused too: aie.mlir:27:21: error: custom op "
+        "'aie.objectfifo.subview.access' is unknown\n"
+        "  fix: the whole output is in out/logs/aie-opt-physical.log (the MLIR and C++ are "
+        "written; build with --no-lower, or lower=False, to skip mlir-aie's lowering: the map "
+        "and report then show aiedsl's plan)")
+    out = lowering_tools["root"] / "out"
+    assert "subview.access" in (out / "aie.mlir").read_text()  # the first spelling's, as raised
+    assert len(_calls(lowering_tools["log"])) == 2

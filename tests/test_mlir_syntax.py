@@ -98,11 +98,12 @@ def test_an_rtp_write_in_the_2026_11_spelling() -> None:
 
 def test_the_default_spelling_is_the_2026_03_one(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """aiedsl.build without mlir_syntax writes what render_mlir's default does; a name it
-    does not write is refused before anything is written."""
+    """aiedsl.build without mlir_syntax ("auto"), with no mlir-aie to lower it, writes what
+    render_mlir's default does; a name it does not write is refused before anything is
+    written."""
     monkeypatch.chdir(tmp_path)
     design = ROOT / "designs" / "passthrough.py"
-    aiedsl.build(design, output="a", lower=False)
+    assert aiedsl.build(design, output="a", lower=False).mlir_syntax == "2026-03"
     aiedsl.build(design, output="a3", lower=False, mlir_syntax="2026-03")
     aiedsl.build(design, output="b", lower=False, mlir_syntax="2026-11")
     default = (tmp_path / "a" / "aie.mlir").read_text()
@@ -112,10 +113,11 @@ def test_the_default_spelling_is_the_2026_03_one(tmp_path: Path,
     with pytest.raises(DesignError) as excinfo:
         aiedsl.build(design, output="c", lower=False, mlir_syntax="2026-07")
     assert str(excinfo.value).splitlines()[1:] == [
-        '  limit: "2026-03", "2026-11"',
+        '  limit: "auto", "2026-03", "2026-11"',
         "  found: '2026-07'",
-        '  fix: leave it out ("2026-03", mlir-aie upstream 1e400306), or give "2026-11" for an '
-        "mlir-aie whose acquire returns memrefs"]
+        '  fix: leave it out ("auto": "2026-03", mlir-aie upstream 1e400306, unless the mlir-aie '
+        'found lowers only "2026-11"\'s), or give "2026-03" or "2026-11" (an mlir-aie whose '
+        "acquire returns memrefs)"]
     assert not (tmp_path / "c").exists()
     r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "build", str(design), "-o", "d",
                         "--mlir-syntax", "2026-07"], capture_output=True, text=True)

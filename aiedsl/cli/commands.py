@@ -49,15 +49,16 @@ class Kernels(str, Enum):
 class MlirSpelling(str, Enum):
     """Which mlir-aie's op spellings aie.mlir is written in (aiedsl.codegen.syntax)."""
 
+    auto = "auto"
     march = "2026-03"
     november = "2026-11"
 
 
 MlirSyntaxOpt = typer.Option(
-    MlirSpelling.march, "--mlir-syntax",
-    help="The mlir-aie spelling of aie.mlir: 2026-03 (upstream 1e400306) or 2026-11 (an "
+    MlirSpelling.auto, "--mlir-syntax",
+    help="The mlir-aie spelling of aie.mlir: 2026-03 (upstream 1e400306), 2026-11 (an "
     "mlir-aie whose objectfifo.acquire returns memrefs and whose rtp_write and use_lock take "
-    "SSA values).")
+    "SSA values), or auto: 2026-03 unless the aie-opt found refuses it and lowers 2026-11.")
 
 
 class Target(str, Enum):

@@ -78,6 +78,9 @@ def report_build(art: Any, start: float) -> None:
         say(f"lowered with mlir-aie ({used})"
             + (", unchanged since the last build" if low.cached else "")
             + f": physical.mlir, npu.mlir, insts.bin{drawn}")
+        if art.respelled:
+            say(f"aie.mlir is spelled for mlir-aie {art.mlir_syntax} (--mlir-syntax auto): "
+                f"{art.respelled}; the lowering of {art.mlir_syntax}'s spelling succeeded")
         if low.differs:
             say(f"note: mlir-aie's lowering differs from aiedsl's plan, which the checks judged, "
                 f"in {len(low.differs)} place(s) (report.txt names them): " + low.differs[0])

@@ -12,8 +12,13 @@ version whose parser and passes took every shipped design (``../shared/reference
 
 ``"2026-11"`` writes those, as read from mlir-aie's op definitions (``AIEOps.td``,
 ``AIEX.td``) and custom parsers (``AIEDialect.cpp``) at upstream cdc27acc; no aie-opt of that
-version ran here, so it is offered by name, never chosen for the user. Every other op aiedsl
-writes is spelled alike in both.
+version ran here. Every other op aiedsl writes is spelled alike in both.
+
+``"auto"`` (the default) writes ``"2026-03"``'s, unless the build finds mlir-aie's aie-opt and
+aie-translate, whose lowering of it fails at its first step (reading ``aie.mlir``) and then
+succeeds on the same design in ``"2026-11"``'s: the spelling written is then one the installed
+mlir-aie took whole, never a guess (:func:`aiedsl.api.building`). With no mlir-aie found the
+output is the same on every machine.
 """
 
 from __future__ import annotations
@@ -25,6 +30,11 @@ MlirSyntax = Literal["2026-03", "2026-11"]
 ``"2026-11"`` (upstream cdc27acc: acquire returning memrefs, SSA rtp values and lock counts)."""
 SYNTAXES: tuple[str, ...] = get_args(MlirSyntax)
 DEFAULT: MlirSyntax = "2026-03"
+NEWER: MlirSyntax = "2026-11"
+AUTO = "auto"
+"""Write :data:`DEFAULT`'s spelling unless the mlir-aie found lowers only :data:`NEWER`'s."""
+CHOICES: tuple[str, ...] = (AUTO, *SYNTAXES)
+"""What ``--mlir-syntax`` and ``mlir_syntax=`` take."""
 MLIR_AIE: dict[str, str] = {
     "2026-03": "upstream 1e400306 (2026-03-14), the spelling every shipped design was lowered "
                "with",

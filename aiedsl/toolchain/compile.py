@@ -417,11 +417,12 @@ def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
         # its last lines as they were, control characters escaped (the log keeps them)
         tail = tool_output(output.strip()).split("\n")[-TAIL_LINES:]
         loc, where = _design_line(output, d)
+        spelling = hint(output, cwd)
         raise ToolchainError(
             step.label.split()[0], f"{step.label} failed (exit {code})" + where, loc=loc,
             exit_code=5, notes=[f"$ {line}", *(f"  {t}" for t in tail)],
-            fix=f"the whole output is in {(shown or cwd) / step.log}" + hint(output, cwd)
-            + fix)
+            fix=f"the whole output is in {(shown or cwd) / step.log}" + spelling + fix,
+            hint=spelling)
 
 
 def _run_tool(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, int]:

@@ -95,6 +95,12 @@ class Lowering:
         return self.error is None
 
 
+def failed_reading(lowering: Lowering) -> bool:
+    """Whether ``lowering`` failed at its first step, aie-opt reading ``aie.mlir`` (the one log
+    written: each step writes its log as it runs, and none runs after a failure)."""
+    return lowering.error is not None and len(lowering.logs) == 1
+
+
 def lowering_key(mlir: str, steps: list[Step], tools: Mapping[str, str]) -> str:
     """sha256 of what the lowering reads: aiedsl's version, ``aie.mlir``, the command lines and
     the tool versions (the tools' paths are not part of it)."""

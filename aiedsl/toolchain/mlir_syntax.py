@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Callable
 
 WRITTEN_FOR = "upstream 1e400306 (2026-03-14)"
 """The mlir-aie whose parser aiedsl's MLIR is known to pass."""
@@ -59,17 +60,9 @@ def hint(output: str, cwd: Path) -> str:
     """
     read: dict[Path, list[str]] = {}  # each file the errors point into, read once
     newer = NEWER_MARK in _line_of(cwd / "aie.mlir", 3, read)  # --mlir-syntax 2026-11
-    ops: list[str] = []
-    for line in output.splitlines():
-        m = _ERROR.search(line)
-        # an older mlir-aie's words for the new spellings are not known: any error at them
-        if m is None or not (newer or _REFUSED.search(m[3])):
-            continue
-        named = [op for op in _QUOTED_OP.findall(m[3]) if op in CHANGED]
-        if not named and m[1]:
-            text = _line_of(cwd / m[1], int(m[2]), read)
-            named = [op for op in CHANGED if re.search(rf"{re.escape(op)}\b(?!\.)", text)]
-        ops += [op for op in named if op not in ops]
+    # an older mlir-aie's words for the new spellings are not known: any error at them
+    ops = named_ops(output, lambda name, number: _line_of(cwd / name, number, read),
+                    any_error=newer)
     if not ops:
         return ""
     if newer:
@@ -85,6 +78,46 @@ def hint(output: str, cwd: Path) -> str:
             "from Python), written from mlir-aie's op definitions and not yet run through its "
             "parser, or use an mlir_aie from before them (mlir-air pinned 1.3.4.dev19+g92e9475 "
             "until July 2026)")
+
+
+def named_ops(output: str, line_of: Callable[[str, int], str], *, any_error: bool) -> list[str]:
+    """The :data:`CHANGED` ops the errors in a tool's ``output`` name, or stand on the MLIR
+    line an error points at (``line_of(file, number)``: that line of a file the tool read, ""
+    when there is none), in the order found; ``any_error``: at every error, else only at
+    those whose words refuse a spelling (:data:`_REFUSED`)."""
+    ops: list[str] = []
+    for line in output.splitlines():
+        m = _ERROR.search(line)
+        if m is None or not (any_error or _REFUSED.search(m[3])):
+            continue
+        named = [op for op in _QUOTED_OP.findall(m[3]) if op in CHANGED]
+        if not named and m[1]:
+            text = line_of(m[1], int(m[2]))
+            named = [op for op in CHANGED if re.search(rf"{re.escape(op)}\b(?!\.)", text)]
+        ops += [op for op in named if op not in ops]
+    return ops
+
+
+def may_be_spelling(output: str) -> bool:
+    """Whether a tool's ``output`` has an error that a spelling could cause: one at a position
+    of ``aie.mlir`` itself (the parser's; a verifier's is at the design line the op's
+    ``loc(...)`` gives), or one naming a :data:`CHANGED` op."""
+    for line in output.splitlines():
+        m = _ERROR.search(line)
+        if m is not None and (Path(m[1] or "").name == "aie.mlir" or any(
+                op in CHANGED for op in _QUOTED_OP.findall(m[3]))):
+            return True
+    return False
+
+
+def first_error(output: str) -> str:
+    """The first MLIR error in a tool's ``output`` as the tool said it (its last line when it
+    said none in that form)."""
+    for line in output.splitlines():
+        if _ERROR.search(line):
+            return line.strip()
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return lines[-1] if lines else "(no output)"
 
 
 def _line_of(path: Path, number: int, read: dict[Path, list[str]]) -> str:
