@@ -21,6 +21,13 @@ repeats them under its line (:func:`aiedsl.output_checks.compare_outputs`).
   usually meant to round once. This one is said under a PASS of the output too (a reference that
   narrows as often passes), not only under a FAIL.
 
+* A core-local buffer with an initial value that a kernel reads before anything in its core's
+  program writes it, and that some call of the program writes: the initial value is written
+  when the design is loaded, not at each run, so on the NPU every run after the first starts
+  from what the run before left (an accumulator copied from IRON's reduce examples without its
+  reset: the second run's sum adds onto the first's). The simulator checks the first run, which
+  the reference describes; the note says it under a PASS too, as nothing else would show it.
+
 A note is one line, at the line of the transfer or the kernel call it is about (here cut in
 two)::
 
@@ -37,12 +44,13 @@ from typing import Literal
 import numpy as np
 
 from aiedsl.dtypes import DType, dtype
-from aiedsl.ir.core_ops import Acquire, BufferArg, Call
+from aiedsl.ir.core_ops import Acquire, BufferArg, Call, LocalArg
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import walk
 from aiedsl.ir.runtime import Transfer
-from aiedsl.ir.types import Pattern
+from aiedsl.ir.types import Pattern, TensorType
+from aiedsl.library_vectors import library_lanes, takes_vectors
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ def design_notes(d: Design) -> list[Note]:
             if text is not None and text not in said:
                 said.add(text)
                 notes.append(Note(t.loc, text, t.op, t.tensor))
-    for note in narrowed_sum_notes(d):
+    for note in [*narrowed_sum_notes(d), *carried_local_notes(d)]:
         if note.text not in said:
             said.add(note.text)
             notes.append(note)
@@ -160,6 +168,69 @@ def narrowed_sum_notes(d: Design) -> list[Note]:
                     notes.append(Note(where[(result, symbol)], text, "drain", tensor,
                                       always=True))
     return notes
+
+
+def carried_local_notes(d: Design) -> list[Note]:
+    """A note at the first call that reads a core-local buffer with an initial value before
+    its core's program writes it, when a call of that program writes it (inout or out), for
+    each output the core's results reach (see the module's docstring). A local only read (a
+    table of constants) keeps its value rightly; a core run once (``forever=False``) runs once
+    per load. A herd's cores, which make the same calls, share the note."""
+    from aiedsl.ir.dataflow import Dataflow
+
+    kernels = {k.symbol: k for k in d.kernels}
+    initial = {b.name for b in d.locals if b.init is not None}
+    flow: Dataflow | None = None
+    notes: list[Note] = []
+    for core in d.cores:
+        if not core.forever or not initial:
+            continue
+        first: dict[str, tuple[Call, str]] = {}  # local -> the call that first touches it, how
+        written: set[str] = set()
+        for op, _ in walk(core.body):
+            if not isinstance(op, Call):
+                continue
+            ways: dict[str, set[str]] = {}
+            for a, arg in zip(kernels[op.kernel].args, op.args):
+                if isinstance(arg, LocalArg) and arg.local in initial:
+                    ways.setdefault(arg.local, set()).add(a.access)
+            for name, how in ways.items():
+                reads = "in" in how or "inout" in how
+                first.setdefault(name, (op, "inout" if "inout" in how else "in" if reads
+                                        else "out"))
+                if how & {"out", "inout"}:
+                    written.add(name)
+        for name, (call, access) in first.items():
+            if access == "out" or name not in written:
+                continue
+            local = d.local(name)
+            text = (f"kernel '{call.kernel}' reads core-local '{name}' (as \"{access}\") before "
+                    f"anything in {'its cores' if len(local.cores) > 1 else core.name}'s "
+                    "program writes it, and the program writes it: its initial value is "
+                    "written when the design is loaded, not at each run, so on the NPU every "
+                    "run after the first starts from what the run before left (the simulator "
+                    "compares only the first run with the reference); to start each run "
+                    "afresh, write it at the start of the core's program (a call taking it "
+                    f"\"out\"{zero_example(local.type)})")
+            flow = flow or Dataflow(d)
+            for tensor in sorted(flow.downstream(core.name)):
+                if all(n.text != text or n.tensor != tensor for n in notes):
+                    notes.append(Note(call.loc, text, "drain", tensor, always=True))
+    return notes
+
+
+def zero_example(t: TensorType) -> str:
+    """The library kernel a note or hint names to zero a buffer of type ``t``: zero when it
+    takes the size (whole vectors of the type), else none of the library's (a hint naming zero
+    for one i32 would end in zero's refusal of the size).
+
+    >>> zero_example(TensorType(shape=(1,), dtype="i32"))  # doctest: +SKIP
+    ': one of your own, as library zero writes whole vectors of 16 i32 and the local holds 1'
+    """
+    if takes_vectors(t):
+        return ", e.g. aiedsl.kernels.zero"
+    return (f": one of your own, as library zero writes whole vectors of "
+            f"{library_lanes(t.dtype)} {t.dtype} and the local holds {t.numel}")
 
 
 def _kind(dt: DType) -> str:

@@ -18,8 +18,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.program import rounding
 from aiedsl.ir.roundings import sum_roundings
 from aiedsl.ir.runtime import Transfer
-from aiedsl.ir.types import TensorType
-from aiedsl.library_vectors import library_lanes, takes_vectors
+from aiedsl.notes import zero_example
 
 
 def note_aliases(checks: list[OutputCheck], inputs: Iterable[str]) -> None:
@@ -186,7 +185,7 @@ def note_carried_locals(checks: list[OutputCheck], d: Design) -> None:
                                 "local keeps its value from call to call (its initial value is "
                                 "written once, at load), so each iteration's sums pile onto the "
                                 "last's; zero it where each sum starts (a call taking it "
-                                f"\"out\"{_zero_example(d.local(name).type)})"))
+                                f"\"out\"{zero_example(d.local(name).type)})"))
                 visit(op.body)
 
         visit(core.body)
@@ -196,6 +195,10 @@ def note_carried_locals(checks: list[OutputCheck], d: Design) -> None:
             fed = Dataflow(d).downstream(core.name)
             for c in failed:
                 if c.name in fed:
+                    # the same local's note on runs after the first (notes.carried_local_notes)
+                    # gives way to this, which says why this run failed
+                    c.hints = [h for h in c.hints if not any(
+                        f"reads core-local '{name}' (as" in h for name in hints)]
                     c.hints += [h for h in hints.values() if h not in c.hints]
 
 
@@ -231,12 +234,3 @@ def note_untouched(checks: list[OutputCheck], d: Design) -> None:
                       f"{'is' if len(untouched) == 1 else 'are'} neither: does a drain name the "
                       "wrong tensor?")
 
-
-def _zero_example(t: TensorType) -> str:
-    """The library kernel a hint names to zero a buffer of type ``t``: zero when it takes the
-    size (whole vectors of the type), else none of the library's (a hint naming zero for one
-    i32 would end in zero's refusal of the size)."""
-    if takes_vectors(t):
-        return ", e.g. aiedsl.kernels.zero"
-    return (f": one of your own, as library zero writes whole vectors of "
-            f"{library_lanes(t.dtype)} {t.dtype} and the local holds {t.numel}")

@@ -1360,3 +1360,47 @@ def test_a_native_fail_that_looks_unwritten_says_reads_are_not_checked(
         "the native run does not check the C++'s reads: elements read from past a kernel's "
         "buffer look like unwritten memory too; aiedsl kernel test on the design checks every "
         "kernel's reads")
+
+
+RESET_FIRST = RUNNING_SUM.replace("from aiedsl.kernels import add, passthrough",
+                                  "from aiedsl.kernels import add, passthrough, zero").replace(
+    "    copy = passthrough(Tensor[16, i32])\n",
+    "    copy = passthrough(Tensor[16, i32])\n    z = zero(Tensor[16, i32])\n").replace(
+    "        for _ in loop(8):\n            with a.consume() as t:",
+    "        z(acc)\n        for _ in loop(8):\n            with a.consume() as t:").replace(
+    "sum(axis=0) + 100", "sum(axis=0)")
+
+READ_ONLY = RUNNING_SUM.replace("out: Tensor[16, i32]", "out: Tensor[128, i32]").replace(
+    """        for _ in loop(8):
+            with a.consume() as t:
+                addk(acc, t, acc)
+        with b.produce() as o:
+            copy(acc, o)""", """        for _ in loop(8):
+            with a.consume() as t, b.produce() as o:
+                addk(acc, t, o)""").replace("inp.reshape(8, 16).sum(axis=0) + 100", "inp + 100")
+
+
+def test_a_local_read_before_its_program_writes_it_is_noted_for_runs_after_the_first(
+        design_file: DesignFile) -> None:
+    """A running sum in a local with an initial value, never reset: the first run matches the
+    reference, and every later run on the NPU starts from the last one's sum, which nothing
+    showed (a newcomer's tester: check, sim and run --iters all said PASS). The note is said
+    by check and under the PASS; a local reset first, or only read, gets none."""
+    from aiedsl.notes import design_notes
+
+    result = simulate(load_design(design_file(RUNNING_SUM)))
+    assert result.passed
+    note = (
+        "d.py:17: kernel 'add_i32_16' reads core-local 'acc' (as \"in\") before anything in "
+        "core[0,0]'s program writes it, and the program writes it: its initial value is "
+        "written when the design is loaded, not at each run, so on the NPU every run after the "
+        "first starts from what the run before left (the simulator compares only the first run "
+        "with the reference); to start each run afresh, write it at the start of the core's "
+        "program (a call taking it \"out\", e.g. aiedsl.kernels.zero)")
+    assert result.checks[0].hints == [note]
+    placed = result.machine.design
+    assert [n.line() for n in design_notes(placed)] == [note.replace(": kernel", ": note: kernel")]
+    for quiet in (RESET_FIRST, READ_ONLY):
+        again = simulate(load_design(design_file(quiet)))
+        assert again.passed and again.checks[0].hints == []
+        assert design_notes(again.machine.design) == []
