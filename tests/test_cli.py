@@ -1070,3 +1070,9 @@ def test_a_d_value_the_error_does_not_quote_is_not_named() -> None:
                        found="8 columns x 5 rows", fix="use a smaller herd")
     assert with_defines(str(herd), herd, ["check", "d.py", "-D", "ROWS=5"]).splitlines()[-2] == (
         "  with -D ROWS=5, given on the command line")
+    # a number that follows from a define without quoting it, and no two-digit number in the
+    # message (-D H=2: "loop(0)" from loop(H - 2); a newcomer's tester)
+    loop0 = DesignError("loop", "loop(0) needs a positive integer count",
+                        loc=Loc(file="d.py", line=33), found="0", fix="leave the loop out")
+    assert with_defines(str(loop0), loop0, ["check", "d.py", "-D", "H=2"]).splitlines()[-2] == (
+        "  with -D H=2, given on the command line")

@@ -248,10 +248,11 @@ def with_defines(text: str, e: Exception, argv: List[str]) -> str:
     names_one = e.rule == "define" or re.search(r"(?<![\w-])-D ?\w", text) is not None
     defines = dict.fromkeys(given_defines(argv))
     # a one-character value the message quotes (-D ROWS=5: "8 columns x 5 rows") is one of
-    # the numbers it may follow from (a tester: no line said where the 5 came from)
+    # the numbers it may follow from (a tester: no line said where the 5 came from), as is any
+    # number it quotes (-D H=2: "loop(0)" from loop(H - 2), another tester)
     quoted = any(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", said) for _, v in defines)
     given = [f"-D {name}={value}" for name, value in defines
-             if not notes and not names_one and (re.search(r"\d\d", said) or quoted)
+             if not notes and not names_one and (re.search(r"\d", said) or quoted)
              and f"{name}={value}" not in text]
     device = given_device(argv)
     if device is not None and f"--device {device}" not in text:
