@@ -2176,9 +2176,45 @@ def test_fifo_producer_missing(design_file: DesignFile) -> None:
                     pass
         ''')
     assert load_error(path) == (
-        "d.py:5: error [fifo producer]: fifo 'a' has no producer\n"
-        "  fix: fill it in the runtime sequence (rt.fill), or produce it in a core; remove it if "
-        "it is not needed"
+        "d.py:5: error [fifo producer]: fifo 'a' has no producer: core[0,0] consumes it, and "
+        "nothing fills it\n"
+        "  limit: a fifo a core consumes is filled by the runtime (rt.fill) or produced by a "
+        "core\n"
+        "  found: no rt.fill and no produce()\n"
+        "  d.py:9: core[0,0] consumes it\n"
+        "  fix: fill it in the runtime sequence, rt.fill(a, <host tensor>), or produce it in a "
+        "core"
+    )
+
+
+def test_a_fifo_consumed_at_both_ends_is_told_at_the_core(design_file: DesignFile) -> None:
+    """consume() written where produce() was meant, the runtime draining the fifo: said at the
+    core's acquire, with both ends, not as a fifo with no producer at its declaration (a
+    newcomer's tester)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(C: Tensor[256, i32]):
+            c = fifo(Tensor[256, i32], name="c")
+
+            @herd()
+            def core():
+                with c.consume():
+                    pass
+
+            with runtime() as rt:
+                rt.drain(c, C)
+        ''')
+    assert load_error(path) == (
+        "d.py:9: error [fifo producer]: fifo 'c' is consumed at both ends and produced by none: "
+        "core[0,0] consumes it and the runtime drains it\n"
+        "  limit: a fifo has one producer: a core (produce) or the runtime (rt.fill)\n"
+        "  found: core[0,0]: c.consume(); the runtime: rt.drain\n"
+        "  d.py:13: the drain\n"
+        "  d.py:5: fifo 'c'\n"
+        "  fix: produce it in core[0,0], `with c.produce() as e:`, for the runtime to drain what "
+        "the core writes"
     )
 
 

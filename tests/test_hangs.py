@@ -59,9 +59,14 @@ STATIC: dict[str, str] = {
         "512)"
     ),
     "fifo_never_filled.py": (
-        "fifo_never_filled.py:21: error [fifo producer]: fifo 'y' has no producer\n"
-        "  fix: fill it in the runtime sequence (rt.fill), or produce it in a core; remove it "
-        "if it is not needed"
+        "fifo_never_filled.py:21: error [fifo producer]: fifo 'y' has no producer: core[0,0] "
+        "consumes it, and nothing fills it\n"
+        "  limit: a fifo a core consumes is filled by the runtime (rt.fill) or produced by a "
+        "core\n"
+        "  found: no rt.fill and no produce()\n"
+        "  fifo_never_filled.py:28: core[0,0] consumes it\n"
+        "  fix: fill it in the runtime sequence, rt.fill(y, <host tensor>), or produce it in a "
+        "core"
     ),
     "fill_fewer.py": (
         "fill_fewer.py:28: error [balance]: fifo 'a': the runtime fills 3 element(s) per run, "

@@ -195,6 +195,34 @@ def _join_part_consumed(f: FifoRecord, trace: DesignTrace) -> None:
         "channel with split= (or none), filled by rt.fill")
 
 
+def _consumed_unproduced(f: FifoRecord, trace: DesignTrace) -> None:
+    """Refuse a fifo nothing produces that a core consumes, at the core's acquire: with the
+    runtime draining it too, ``consume()`` was written where ``produce()`` was meant (both ends
+    consume); else it is a fill left out. Said at the fifo's line it named neither."""
+    cores = [c for c in f.consumers if c.kind == "core"]
+    if not cores:
+        return
+    core = cores[0]
+    written = trace.written(f)
+    drains = [c for c in f.consumers if c.kind == "shim"]
+    if drains:
+        raise DesignError(
+            "fifo producer", f"fifo '{f.name}' is consumed at both ends and produced by none: "
+            f"{core.core} consumes it and the runtime drains it", loc=core.loc,
+            limit="a fifo has one producer: a core (produce) or the runtime (rt.fill)",
+            found=f"{core.core}: {written}.consume(); the runtime: rt.drain",
+            related=[("the drain", drains[0].loc), (f"fifo '{f.name}'", f.loc)],
+            fix=f"produce it in {core.core}, `with {written}.produce() as e:`, for the runtime "
+                "to drain what the core writes")
+    raise DesignError(
+        "fifo producer", f"fifo '{f.name}' has no producer: {core.core} consumes it, and "
+        "nothing fills it", loc=f.loc, related=[(f"{core.core} consumes it", core.loc)],
+        limit="a fifo a core consumes is filled by the runtime (rt.fill) or produced by a core",
+        found="no rt.fill and no produce()",
+        fix=f"fill it in the runtime sequence, rt.fill({written}, <host tensor>), or produce it "
+            "in a core")
+
+
 def _link_output_bypassed(f: FifoRecord, trace: DesignTrace) -> None:
     """Refuse a link's output that nothing reads because a core reads the link's input instead
     (``a.consume()`` where ``a1 = a.forward(...)`` was meant): said at the core's acquire,
@@ -231,6 +259,7 @@ def _fifo_ir(f: FifoRecord, trace: DesignTrace) -> Fifo:
             "core, and drain it (rt.drain) or consume it in a core")
     if f.producer is None:
         _join_part_consumed(f, trace)
+        _consumed_unproduced(f, trace)
     if f.producer is not None and not f.consumers:
         _link_output_bypassed(f, trace)
     if f.producer is None or not f.consumers:
