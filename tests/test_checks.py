@@ -3711,3 +3711,42 @@ def test_an_index_past_an_acquire_names_the_acquire_and_a_bigger_one(
         "  found: 2\n"
         "  acquire_index_out_of_range.py:18: the acquire\n"
         "  fix: index 0..1, or acquire 3 at once (consume(3) or produce(3))")
+
+
+def test_a_reference_taking_an_input_the_runtime_never_fills_blames_the_runtime(
+        design_file: DesignFile) -> None:
+    """rt.fill(fb, a) where b was meant: the reference's b is what the runtime left out, not
+    an argument to drop (a newcomer's tester: the fix said "make it take 1 argument(s)")."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from aiedsl.kernels import add
+
+        @design(device="npu1_1col")
+        def d(a: Tensor[256, i32], b: Tensor[256, i32], c: Tensor[256, i32]):
+            fa = fifo(Tensor[256, i32])
+            fb = fifo(Tensor[256, i32])
+            fc = fifo(Tensor[256, i32])
+            k = add(Tensor[256, i32])
+
+            @herd()
+            def core():
+                with fa.consume() as x, fb.consume() as y, fc.produce() as z:
+                    k(x, y, z)
+
+            with runtime() as rt:
+                rt.fill(fa, a)
+                rt.fill(fb, a)
+                rt.drain(fc, c)
+
+        @d.reference
+        def reference(a, b):
+            return a + b
+        ''')
+    assert load_error(path) == (
+        "d.py:21: error [reference]: the reference of 'd' takes 'b', a host tensor the runtime "
+        "never fills: it is handed the tensors the runtime fills (a)\n"
+        "  limit: the tensors the runtime fills, in argument order: a\n"
+        "  found: reference(a, b)\n"
+        "  d.py:4: host tensor 'b'\n"
+        "  fix: fill 'b' in the runtime sequence (rt.fill(<fifo>, b)); 'a' fills 'fa' and 'fb' "
+        "(lines 17, 18): is one of them to be filled from 'b'?")
