@@ -55,9 +55,28 @@ def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> 
             fix = export
         elif isinstance(e, AttributeError):
             fix = _attribute_fix(e) or fix
+    core = getattr(e, _TRACING, None)
+    if isinstance(core, str):
+        what = f"{what}: tracing {core}"
     return DesignError(
         "python error", f"{type(e).__name__}{': ' + detail if detail else ''} (while {what})",
         loc=user_line(e.__traceback__) or fallback, fix=fix, related=_call_chain(frames))
+
+
+_TRACING = "_aiedsl_tracing"
+"""The attribute :func:`tracing` puts on a user's exception."""
+
+
+def tracing(e: Exception, core: str) -> None:
+    """Mark ``e``, raised by a core function, with the core it was traced for
+    (``core[1,0] at x=1, y=0``): :func:`user_exception` says it, as an index that runs past a
+    list (``ins[x + 1]``) fails for one core of the herd only. An exception that takes no
+    attribute stays as it is."""
+    if not hasattr(e, _TRACING):  # the innermost herd's, for a herd traced inside another
+        try:
+            setattr(e, _TRACING, core)
+        except (AttributeError, TypeError):
+            pass
 
 
 TRACEBACK_HINT = "AIEDSL_TRACEBACK=1 shows the whole traceback"
@@ -65,15 +84,16 @@ TRACEBACK_HINT = "AIEDSL_TRACEBACK=1 shows the whole traceback"
 line's (:mod:`aiedsl.cli.process`); from Python the traceback is the error's ``__cause__``."""
 
 
-def command_line_text(e: DesignError) -> str:
+def command_line_text(e: DesignError, traced: bool = False) -> str:
     """``e`` as the command line prints it: its text, and for a user's own exception
     (:func:`user_exception`, raised from it) the fix says that ``AIEDSL_TRACEBACK=1`` shows the
-    whole traceback (a Python caller has it as ``e.__cause__``, which Python prints)."""
+    whole traceback (a Python caller has it as ``e.__cause__``, which Python prints), or, when
+    it was printed (``traced``), that it is above."""
     text = str(e)
     cause = e.__cause__
     if e.rule == "python error" and cause is not None and \
             not isinstance(cause, (SystemExit, SyntaxError)) and e.fix and text.endswith(e.fix):
-        return f"{text}; {TRACEBACK_HINT}"
+        return f"{text}; {'the whole traceback is above' if traced else TRACEBACK_HINT}"
     return text
 
 

@@ -301,8 +301,11 @@ def test_traceback_on_request(design_file: DesignFile) -> None:
     assert r.returncode == plain.returncode == 2
     assert r.stderr.startswith("Traceback (most recent call last)")
     assert "ZeroDivisionError" in r.stderr
-    # the traceback, then the message as it is printed without one
-    assert r.stderr.endswith("\naiedsl.errors.DesignError:\n" + plain.stderr), r.stderr
+    # the traceback, then the message as it is printed without one, but that the traceback
+    # it offers is above (a newcomer's tester: it still said AIEDSL_TRACEBACK=1 shows it)
+    assert plain.stderr.endswith("; AIEDSL_TRACEBACK=1 shows the whole traceback\n")
+    assert r.stderr.endswith("\naiedsl.errors.DesignError:\n" + plain.stderr.replace(
+        "AIEDSL_TRACEBACK=1 shows the whole traceback", "the whole traceback is above")), r.stderr
 
 
 @pytest.mark.parametrize("args, code", [

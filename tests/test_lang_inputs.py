@@ -740,7 +740,7 @@ def test_an_error_deep_in_a_helper_shows_the_call_chain(design_file: DesignFile)
     with pytest.raises(DesignError) as e:
         load_design(path)
     assert str(e.value) == (
-        "d.py:5: error [python error]: KeyError: 'k' (while loading d.py)\n"
+        "d.py:5: error [python error]: KeyError: 'k' (while loading d.py: tracing core[0,0])\n"
         f"  d.py:{12 + DEF}: the module: @design runs pt()\n"
         f"  d.py:{14 + DEF}: pt(): aiedsl runs core()\n"
         "  d.py:16: core() calls outer()\n"
@@ -893,3 +893,25 @@ def test_a_herd_core_function_with_index_defaults_or_a_partial(
                                                 'herd(cols=COLS, rows=ROWS, name="h")('), "q.py"))
     assert "core function 'partial' cannot be called with the core index (x, y)" in str(e.value)
     assert "  found: partial(y)" in str(e.value)
+
+
+def test_an_error_in_one_core_of_a_herd_names_the_core(design_file: DesignFile) -> None:
+    """An index past a list for the last column only (ins[x + 1]): the error names the core
+    being traced and its index (a newcomer's tester: only "while loading d.py")."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_2col")
+        def d(A: Tensor[512, i32]):
+            ins = [fifo(Tensor[256, i32]) for _ in range(2)]
+
+            @herd(cols=2)
+            def core(x, y):
+                with ins[x + 1].consume():
+                    pass
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value).splitlines()[0] == (
+        "d.py:9: error [python error]: IndexError: list index out of range (while loading "
+        "d.py: tracing core[1,0] at x=1, y=0)")

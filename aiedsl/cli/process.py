@@ -306,12 +306,13 @@ def main(argv: Optional[List[str]] = None) -> None:
                 sys.exit(INTERNAL_ERROR)
             from aiedsl.user_errors import command_line_text
 
-            if os.environ.get("AIEDSL_TRACEBACK") == "1":
+            traced = os.environ.get("AIEDSL_TRACEBACK") == "1"
+            if traced:
                 tell(_traceback(e))  # only added: the message and the exit code stay
             # as is (never re-wrapped, so messages stay greppable), a user's own exception
-            # saying that AIEDSL_TRACEBACK=1 shows its traceback
-            tell(with_defines(command_line_text(e), e, sys.argv[1:] if argv is None else argv)
-                 + "\n")
+            # saying that AIEDSL_TRACEBACK=1 shows its traceback (or that it is above)
+            tell(with_defines(command_line_text(e, traced), e,
+                              sys.argv[1:] if argv is None else argv) + "\n")
             sys.exit(exit_code_of(e))
         if code == _INTERRUPTED:
             # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False

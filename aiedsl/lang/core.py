@@ -31,6 +31,7 @@ from aiedsl.lang.trace import CoreTrace
 from aiedsl.source_loc import caller_loc, decorator_loc
 from aiedsl.targets.geometry import STEP
 from aiedsl.targets.model import TargetModel
+from aiedsl.user_errors import tracing
 from aiedsl.values import as_bool, as_int, shown
 
 
@@ -148,7 +149,13 @@ def herd(cols: int = 1, rows: int = 1, *, anchor: tuple[int, int] | None = None,
                 cb = CoreTrace(name=f"{hname}[{x},{y}]",
                                max_ops=b.target.program_memory // 4)
                 with active(_CORE, cb):
-                    fn(x, y) if nparams == 2 else fn()
+                    try:
+                        fn(x, y) if nparams == 2 else fn()
+                    except DesignError:
+                        raise
+                    except Exception as e:  # the user's own: which core it traced says why
+                        tracing(e, cb.name + (f" at x={x}, y={y}" if nparams == 2 else ""))
+                        raise
                 if len(cb.scopes) != 1:
                     raise left_early(cb.scopes[-1], loc)
                 b.cores.append(Core(
