@@ -480,3 +480,58 @@ def test_elements_the_cpp_leaves_unwritten_are_said_to_be(design_file: DesignFil
     (case,) = design_cases(load_design(path))
     assert check_kernel(case).lines == [
         "PASS neg_i32_256.dst: exact (integers must match exactly)"]
+
+
+CLIP_I16 = '''
+    import numpy as np
+    from aiedsl import Tensor, design, fifo, herd, i16, runtime
+    from aiedsl.kernels import buffer, declare, scalar
+
+    def clip_ref(src, dst, lo, hi):
+        dst[...] = np.clip(src, lo, hi + 1)  # wrong at hi, which the inputs drawn never reach
+
+    @design(device="npu1_1col")
+    def d(A: Tensor[256, i16], C: Tensor[256, i16]):
+        k = declare("clip_i16_256", source="clip.cc", entry="clip",
+                    args=[buffer("src", Tensor[256, i16]), buffer("dst", Tensor[256, i16], "out"),
+                          scalar("lo", i16), scalar("hi", i16)],
+                    reference=clip_ref, cycles=300, cost="-")
+        fa, fc = fifo(Tensor[256, i16], name="fa"), fifo(Tensor[256, i16], name="fc")
+
+        @herd()
+        def core():
+            with fa.consume() as a, fc.produce() as c:
+                k(a, c, -100, 300)
+
+        with runtime() as rt:
+            rt.fill(fa, A)
+            rt.drain(fc, C)
+
+    @d.reference
+    def reference(A):
+        return np.clip(A, -100, 300)
+    '''
+
+CLIP_CC = '''
+#include <stdint.h>
+void clip(const int16_t *s, int16_t *d, int16_t lo, int16_t hi) {
+  for (int i = 0; i < 256; i++) d[i] = s[i] < lo ? lo : s[i] > hi ? hi : s[i];
+}
+'''
+
+
+@HOST_RUN
+def test_a_scalar_beyond_the_inputs_drawn_is_noted(design_file: DesignFile) -> None:
+    """A clip to [-100, 300] on i16 inputs drawn over -128..127 never meets its upper bound: a
+    reference wrong there passed with nothing said (a newcomer's tester). The PASS says which
+    scalar went untested and that --full-range reaches it, where the test fails."""
+    path = design_file(CLIP_I16)
+    (path.parent / "clip.cc").write_text(CLIP_CC)
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert (r.returncode, _untimed(r.stdout)) == (0, [
+        "PASS clip_i16_256.dst: exact (integers must match exactly)",
+        "  note: scalar 'hi' = 300 lies outside the values drawn for 'src' (-128..127): what the "
+        "kernel does there went untested; --full-range draws i16 inputs over -32768..32767",
+        "1 of 1 kernels match their references"]), r.stderr
+    r = _cli("kernel", "test", str(path), "--full-range", cwd=path.parent)
+    assert r.returncode == 1 and _untimed(r.stdout)[0].startswith("FAIL clip_i16_256.dst")

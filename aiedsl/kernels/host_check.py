@@ -15,11 +15,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from aiedsl.dtypes import unwritten
+from aiedsl.dtypes import dtype as lookup_dtype, unwritten
 from aiedsl.errors import DesignError
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.program import Rounding
-from aiedsl.kernels.cases import KernelCase, case_args
+from aiedsl.kernels.cases import KernelCase, case_args, input_range
 from aiedsl.kernels.faults import FILLS, call_limit
 from aiedsl.kernels.guarded import GuardedCall, differs, in_child
 from aiedsl.kernels.host import native
@@ -127,7 +127,36 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
     shapes = getattr(run, "bfp16", ())
     notes = ([f"  note: {bfp16_note(k.symbol, shapes)}"]
              if shapes and not passed and not k.shipped else [])
+    if not full_range:
+        notes += [f"  note: {n}" for n in _scalars_outside(case)]
     return KernelTest(k.symbol, passed, lines + shown + notes)
+
+
+def _scalars_outside(case: KernelCase) -> list[str]:
+    """For each integer scalar of the call that an input buffer's elements could equal, but
+    the inputs drawn do not reach (``clip(src, dst, -100, 300)`` on i16 inputs drawn over
+    -128..127): what the kernel does at it goes untested (a newcomer's tester: a clip wrong at
+    its upper bound passed), and ``--full-range`` draws over the whole type."""
+    k = case.kernel
+    out = []
+    for a in k.args:
+        value = case.scalars.get(a.name) if a.kind == "scalar" else None
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+            continue
+        for b in k.args:
+            if b.kind != "buffer" or b.access == "out" or b.type is None:
+                continue
+            dt = lookup_dtype(b.type.dtype)
+            if dt.name in ("bf16", "f32"):
+                continue
+            lo, hi = input_range(b.type.dtype)
+            info = np.iinfo(dt.numpy)
+            if (value < lo or value > hi) and info.min <= value <= info.max:
+                out.append(f"scalar '{a.name}' = {int(value)} lies outside the values drawn for "
+                           f"'{b.name}' ({lo}..{hi}): what the kernel does there went untested; "
+                           f"--full-range draws {dt.name} inputs over {info.min}..{info.max}")
+                break
+    return out
 
 
 def _inputs_at(k: Kernel, args: list[Any], check: Any, seed: int) -> str:
