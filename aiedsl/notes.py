@@ -110,7 +110,8 @@ def buffer_count_notes(d: Design) -> list[str]:
             continue
         fix = (f'consumer_depth={{"{p.core}": {p.depth}}} gives it {p.depth}'
                if e.port == "consume" else
-               "consumer_depth= (the consumers' own depths) keeps the producer's")
+               f"depth={p.depth} with consumer_depth= (the consumers' own depths, e.g. "
+               f"consumer_depth={e.size}) gives {p.core} its {p.depth}")
         out.append(f"{e.fifo.loc}: note: fifo '{e.fifo.name}' gives {p.core}'s end {e.size} "
                    f"buffer{'s' if e.size > 1 else ''}, not the {p.depth} of its depth: across "
                    "a DMA, mlir-aie sizes a core's end of a fifo of one depth at the most the "

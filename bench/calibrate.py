@@ -242,7 +242,7 @@ def limits(t: Timing, row: TakaRow, tm: TimingModel) -> str:
     compute_bound = t.ops / (core_s + t.invocation_s) / 1e12
     need = reads / (t.ops / (row.published * 1e12) - t.invocation_s)
     short = "" if t.gops / 1e3 >= row.published else (
-        f"short by {row.published / (t.gops / 1e3) - 1:.1%}; ")
+        f"{1 - t.gops / 1e3 / row.published:.1%} short of it; ")
     return (f"{short}bounds: DRAM reads {reads / 1e6:.0f} MB at "
             f"{tm.dram_read_bytes_per_s / 1e9:g} GB/s -> <= {dram_bound:.2f}; the kernels on the "
             f"busiest core ({core_s * 1e3:.2f} ms) -> <= {compute_bound:.2f}; the published "

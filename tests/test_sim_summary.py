@@ -358,3 +358,39 @@ def test_a_one_buffer_receiver_on_a_forwarding_core_tile_is_named(
         ''')
     sentence = simulate(load_design(path)).timing.bottleneck.sentence()
     assert "its receiver ('fin' on core (0, 2)) has one buffer" in sentence
+
+
+def test_a_bottleneck_beside_a_runner_up_as_busy_bounds_what_its_change_saves() -> None:
+    """A tester: 'faster kernels or more cores would help' at 95% computing beside a shim
+    channel moving data 94% of the time, where halving the kernels saved 1.7%: the runner-up
+    keeps its busy time, so the sentence says no change to the kernels alone saves more than
+    6%."""
+    why = Bottleneck("compute", "core[0,0]", 0.95, 0, 15e9,
+                     runner_up=("DMA 'shim (0, 0) -> i' moving data", 0.94))
+    assert why.sentence() == (
+        "compute: the busiest core computes 95% of the time; faster kernels or more cores would "
+        "help; but DMA 'shim (0, 0) -> i' moving data is busy 94% of the time too: no change to "
+        "the kernels alone shortens the run by more than 6%")
+    dram = Bottleneck("dma", "shim (0, 0) -> a0", 0.86, 0, 15e9, runner_up=("DRAM reads", 0.78))
+    assert dram.sentence().endswith(
+        "; but DRAM reads are busy 78% of the time too: no change to the channel alone shortens "
+        "the run by more than 22%")
+    # a runner-up idle most of the time bounds nothing worth saying
+    assert "no change" not in Bottleneck("compute", "core[0,0]", 0.95, 0, 15e9,
+                                         runner_up=("DRAM reads", 0.4)).sentence()
+
+
+def test_a_dram_bottleneck_says_the_issuing_and_offers_no_reuse_when_nothing_moves_twice() -> None:
+    """A tester: a DRAM-bound copy spent 29% of the run issuing shim DMA tasks, which freed
+    saved 19%, and the line said only to reuse data on chip, though each byte moved once."""
+    why = Bottleneck("dram", "DRAM read", 0.79, 8_388_608, 15e9, issuing=0.29,
+                     direction_bytes=4_194_304, host_bytes=4_194_304)
+    assert why.sentence() == (
+        "DRAM: the shims' host-memory reads (4.19 MB read) are busy 79% of the time at 15 GB/s; "
+        "each byte of the tensors the runtime fills moves once, so reuse on chip has nothing to "
+        "save: fewer bytes (a narrower type) would need less (the runtime also spends 29% of the "
+        "time issuing shim DMA tasks one by one, which the transfers wait for: fewer, longer "
+        "transfers would shorten that)")
+    twice = Bottleneck("dram", "DRAM read", 0.79, 0, 15e9, direction_bytes=8_388_608,
+                       host_bytes=4_194_304)
+    assert "reuse data on chip (larger tiles, memtile staging) to need less" in twice.sentence()

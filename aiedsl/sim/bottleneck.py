@@ -18,7 +18,7 @@ DRAM_SHARED_NOTED = 0.5
 uses at least ``DRAM_BOTH_NOTED`` of its bandwidth and the two together at least
 ``DRAM_SHARED_NOTED``: the model's separate pools are an assumption no measurement decides
 (``TimingModel.dram_write_bytes_per_s``)."""
-ISSUING_NOTED = 0.3
+ISSUING_NOTED = 0.2
 """A runtime issuing shim DMA tasks this fraction of the device time is named beside a busy DMA
 channel, and the summary says what the per-task cost rests on (:data:`TASK_COST_BASIS`)."""
 UNSATURATED = 0.6
@@ -131,6 +131,10 @@ class BufferStall:
                 f"{self.base * us:.2f} ({self.saved:.0%} less, simulated{alone})")
 
 
+_NAMED = {"compute": "kernels", "dram": "host memory's bandwidth", "dma": "channel",
+          "runtime": "runtime's issuing"}
+"""What a bottleneck's bound says a change would be to."""
+
 FREED_WORDS = {"compute": "with kernels that take no time",
                "dram": "with host memory of unlimited bandwidth",
                "dma": "with DMA channels and streams of unlimited rate",
@@ -240,6 +244,10 @@ class Bottleneck:
     measured: tuple[tuple[str, float], ...] = ()
     """With :attr:`freed`: the busiest resource of each other kind made free, as words with
     its busy share, busiest first (the sentence names these, not :attr:`runner_up`)."""
+    host_bytes: int = 0
+    """For a DRAM bottleneck: the bytes of the host tensors its direction moves (those the
+    runtime fills, for reads; drains, for writes), each counted once: when the shims move no
+    more than that, no byte moves twice and reuse on chip has nothing to save."""
 
     def _turns(self) -> str:
         """What the single-buffered ends and too few buffers cost, as clauses ("" when
@@ -251,6 +259,18 @@ class Bottleneck:
         """One sentence naming the limit and what would help."""
         text = self._sentence()
         what, share = self.runner_up
+        # (the runtime, when the sentence names its issuing, is no runner-up, but bounds too)
+        next_, most = ((what, share) if self.kind == "runtime" or self.issuing <= share else
+                       ("the runtime issuing shim DMA tasks", self.issuing))
+        if self.utilisation >= UNSATURATED and most >= UNSATURATED:
+            # what a change to the named resource can save at most: the next busiest keeps
+            # its busy time (its bytes, its kernels' cycles, its tasks), so the run cannot get
+            # shorter than that (a tester: 'faster kernels would help' at 95% computing beside
+            # a shim channel at 94%; halving the kernels saved 1.7%)
+            verb = "are" if next_.startswith("DRAM") else "is"
+            return (text + f"; but {next_} {verb} busy {most:.0%} of the time too: no change "
+                    f"to the {_NAMED[self.kind]} alone shortens the run by more than "
+                    f"{1 - most:.0%}")
         if self.utilisation >= UNSATURATED or not (what or self.measured):
             return text
         text += "; nothing is busy most of the time, though: "
@@ -275,15 +295,21 @@ class Bottleneck:
             elif self.busiest:
                 who = f"the busiest core, {self.busiest}, computes"
             return (f"compute: {who} {self.utilisation:.0%} of the time{each}; "
-                    "faster kernels or more cores would help" + self._turns())
+                    "faster kernels or more cores would help" + self._issuing()
+                    + self._turns())
         if self.kind == "dram":
             verb, noun = (("reads", "read") if self.resource == "DRAM read" else
                           ("writes", "written"))
             moved = self.direction_bytes or self.dram_bytes
+            once = 0 < moved <= self.host_bytes
+            tensors = "fills" if verb == "reads" else "drains"
+            help_ = (f"each byte of the tensors the runtime {tensors} moves once, so reuse on "
+                     "chip has nothing to save: fewer bytes (a narrower type) would need less"
+                     if once else "reuse data on chip (larger tiles, memtile staging) to need "
+                     "less, if the design moves any twice")
             return (f"DRAM: the shims' host-memory {verb} ({moved / 1e6:.2f} MB {noun}) are "
                     f"busy {self.utilisation:.0%} of the time at "
-                    f"{self.dram_bytes_per_s / 1e9:g} GB/s; reuse data on chip (larger tiles, "
-                    "memtile staging) to need less, if the design moves any twice"
+                    f"{self.dram_bytes_per_s / 1e9:g} GB/s; {help_}" + self._issuing()
                     + self._turns())
         if self.kind == "runtime":
             what = "shim DMA tasks" + "".join(
@@ -319,12 +345,19 @@ class Bottleneck:
                 ways.append("broadcast what it sends more than once")
             text += (", ".join(ways[:-1]) + ", or " + ways[-1] if len(ways) > 2
                      else " or ".join(ways))
-        if self.issuing >= ISSUING_NOTED:
-            # a reviewer: with every tensor in one task already, "fewer, longer transfers"
-            # asked for what cannot be done
-            fewer = ("each tensor already moves in one task per direction" if
-                     self.one_task_each and not self.over_columns else
-                     "fewer, longer transfers would shorten that")
-            text += (f" (the runtime also spends {self.issuing:.0%} of the time issuing shim "
-                     f"DMA tasks one by one, which the transfers wait for: {fewer})")
-        return text + self._turns()
+        return text + self._issuing() + self._turns()
+
+    def _issuing(self) -> str:
+        """What the runtime's issuing of shim DMA tasks takes, when it is :data:`ISSUING_NOTED`
+        of the time or more, as a clause ("" otherwise): the transfers wait for it, whatever
+        the bottleneck (a tester: a DRAM-bound copy spent 29% issuing, and freeing that saved
+        19%, more than DRAM's idle share)."""
+        if self.issuing < ISSUING_NOTED:
+            return ""
+        # a reviewer: with every tensor in one task already, "fewer, longer transfers" asked
+        # for what cannot be done
+        fewer = ("each tensor already moves in one task per direction" if
+                 self.one_task_each and not self.over_columns else
+                 "fewer, longer transfers would shorten that")
+        return (f" (the runtime also spends {self.issuing:.0%} of the time issuing shim DMA "
+                f"tasks one by one, which the transfers wait for: {fewer})")

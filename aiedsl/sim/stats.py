@@ -132,8 +132,8 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
                              key=lambda f: (f.saved is None, -(f.saved or 0.0), f.kind != kind)))
         if freed[0].saved is not None:
             kind = freed[0].kind
-        # a DMA bottleneck's sentence names a busy runtime with its share: not twice
-        said = "runtime" if kind == "dma" and issuing >= ISSUING_NOTED else ""
+        # a bottleneck's sentence names a busy runtime with its share: not twice
+        said = "runtime" if issuing >= ISSUING_NOTED else ""
         others = tuple(sorted((_words(k, busiest_of[k]) for k in measured
                                if k not in (kind, said)), key=lambda o: -o[1]))
     runner_up = _runner_up(kind, core_busy, channel_moving, use, issuing)
@@ -165,6 +165,12 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
     moves = [(op.tensor, op.op, m.design.shim_end(op).tile) for op in m.design.runtime
              if isinstance(op, Transfer)]
     spread = len({(t, o) for t, o, _ in moves}) < len(moves)
+    # the host tensors the busier direction moves, each once (what a DRAM bottleneck's reuse
+    # could save beyond)
+    way = "fill" if dram_dir == "DRAM read" else "drain"
+    host_bytes = sum(t.type.nbytes for t in m.design.tensors
+                     if any(isinstance(op, Transfer) and op.op == way and op.tensor == t.name
+                            for op in m.design.runtime))
     why = Bottleneck(kind, what, busy, int(m.dram.moved), bandwidth, rtp_writes,
                      barrier_sets=barrier_sets, issuing=issuing,
                      one_task_each=len(set(moves)) == len(moves), over_columns=spread,
@@ -175,7 +181,7 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
                      one_buffer_receiver=receiver_words, receiver_room=room,
                      busiest=busiest if kind == "compute" else "",
                      tied=tied if kind == "compute" else 0, stall=stall, freed=freed,
-                     measured=others,
+                     measured=others, host_bytes=host_bytes,
                      **_shim_traffic(m, what if kind == "dma" else ""))
     fixed = tm.invocation_s
     # rounded past any cycle: 103.2 us x 1 GHz is 103200.00000000001 in floats
@@ -216,8 +222,8 @@ def _runner_up(kind: Kind, core_busy: dict[str, float], channel_moving: dict[str
     others = [_words("compute", c) for c in core_busy.items() if kind != "compute"]
     others += [_words("dma", c) for c in channel_moving.items() if kind != "dma"]
     others += [_words("dram", d) for d in use.items() if kind != "dram"]
-    # a DMA bottleneck's sentence already names a busy runtime (ISSUING_NOTED): not twice
-    said = kind == "runtime" or (kind == "dma" and issuing >= ISSUING_NOTED)
+    # a bottleneck's sentence already names a busy runtime (ISSUING_NOTED): not twice
+    said = kind == "runtime" or issuing >= ISSUING_NOTED
     others += [] if said else [_words("runtime", ("runtime", issuing))]
     return max(others, key=lambda o: o[1], default=("", 0.0))
 
