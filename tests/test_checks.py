@@ -354,9 +354,10 @@ def test_bds_core_deep_fifos(design_file: DesignFile) -> None:
         "  found: 18\n"
         "  d.py:11: a: 9\n"
         "  d.py:11: c: 9\n"
-        "  fix: lower fifo depths, acquire fewer elements at once (given one depth, a core's end "
-        "of a fifo it consumes takes one buffer, and BD, more than its largest acquire), or move "
-        "a fifo to another core"
+        "  fix: lower the buffers of this core's fifo ends, one BD each ('a' 9 (consumer_depth=9, "
+        "line 5), 'c' 9 (depth=9, line 6)), acquire fewer elements at once (given one depth, a "
+        "core's end of a fifo it consumes takes one buffer, and BD, more than its largest "
+        "acquire), or move a fifo to another core"
     )
 
 

@@ -30,6 +30,21 @@ from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.targets import TargetModel
 
 
+def _core_end_knobs(d: Design) -> dict[tuple[Coord, str], str]:
+    """How the design sets the buffers of each fifo end in a core, by (tile, fifo), as words
+    with the fifo's line (``consumer_depth=8, line 8``): each buffer takes one of the core's
+    BDs, which a BD refusal's fix names."""
+    out: dict[tuple[Coord, str], str] = {}
+    for f in d.fifos:
+        for i, e in enumerate((f.producer, *f.consumers)):
+            if e.kind != "core" or e.tile is None:
+                continue
+            how = (f"consumer_depth={e.depth}" if i and f.depth_per_end else
+                   f"depth={f.producer.depth}")
+            out[(e.tile, f.name)] = f"{how}, line {f.loc.line}"
+    return out
+
+
 def check_resources(d: Design, target: TargetModel, low: Lowering | None = None,
                     retired: Callable[[], Retired] | None = None) -> dict[Coord, TileUsage]:
     """Check every tile's use against ``target``; return the usage table (``low`` and
@@ -45,7 +60,7 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None,
     for u in table.values():
         _check_tile(u, target, links, repeats,
                     lambda tile: spill_fix(d, plan, target, tile) if target.cols > 1 else None,
-                    knobs)
+                    knobs, _core_end_knobs(d))
     _check_neighbour_channels(plan, target)
     check_task_queues(d, target, retired)
     if len(d.tensors) > target.runtime_buffers:

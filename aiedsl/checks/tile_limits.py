@@ -25,11 +25,13 @@ from aiedsl.targets import DEVICES, TargetModel
 def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
                 repeats: dict[str, int],
                 spill_fix: Callable[[Coord], str | None] = lambda tile: None,
-                knobs: dict[str, str] | None = None) -> None:
+                knobs: dict[str, str] | None = None,
+                end_knobs: dict[tuple[Coord, str], str] | None = None) -> None:
     """Refuse the first limit ``u`` exceeds (``links``: each linked fifo's link; ``repeats``:
     each repeated fifo's repeat; ``spill_fix``: the fix for an overfull memtile whose buffers
     may spill to a neighbour, None where none can; ``knobs``: for a repeated fifo, how the
-    design gives its memtile end one buffer, e.g. ``channel 'b' host_depth=1``)."""
+    design gives its memtile end one buffer, e.g. ``channel 'b' host_depth=1``; ``end_knobs``:
+    by (tile, fifo), how the design sets the buffers of a fifo's end in a core)."""
     lim = target.limits(u.kind)  # type: ignore[arg-type]
     mem = TileUsage.total(u.memory)
     if u.kind != "shim" and mem > lim.memory:
@@ -112,9 +114,19 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
               "BD for all its tiles), wait (rt.sync()) between batches of runtime transfers, or "
               "spread the fifos' host ends over more columns (shim=shim(col))"
               if u.kind == "shim" else
-              "lower fifo depths, acquire fewer elements at once (given one depth, a core's end "
-              "of a fifo it consumes takes one buffer, and BD, more than its largest acquire), "
-              "or move a fifo to another core" + also(u.bds, lim.bds))
+              _core_bd_fix(u, end_knobs or {}) + also(u.bds, lim.bds))
+
+
+def _core_bd_fix(u: TileUsage, end_knobs: dict[tuple[Coord, str], str]) -> str:
+    """The fix for a core tile over its BDs: each buffer of a fifo's end there takes one, so
+    the ends are named with the buffers each has and what sets them (a tester: the lines
+    pointed at the acquire, and nothing named the consumer_depth= that set 8 buffers)."""
+    ends = [f"'{x.fifo}' {x.amount} ({end_knobs[(u.tile, x.fifo)]})" for x in u.bds
+            if x.fifo is not None and (u.tile, x.fifo) in end_knobs]
+    named = f" ({', '.join(ends)})" if ends else ""
+    return ("lower the buffers of this core's fifo ends, one BD each" + named + ", acquire "
+            "fewer elements at once (given one depth, a core's end of a fifo it consumes takes "
+            "one buffer, and BD, more than its largest acquire), or move a fifo to another core")
 
 
 def _link_bd_fix(memory: list[Use], uses: list[Use], limit: int,
