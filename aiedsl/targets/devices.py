@@ -106,6 +106,11 @@ _NPU1_MACS = {"i8_i32": 256, "u8_i32": 256, "i16_i32": 64, "i32_i64": 16, "bf16_
               "f32_f32": 128}
 _NPU2_MACS = {"i8_i32": 512, "u8_i32": 512, "i16_i32": 128, "i32_i64": 32, "bf16_f32": 256,
               "f32_f32": 256}
+# npu2's bf16 above is the 4x8x8 mmul the library's kernels run (one mac_8x8_8x8T a cycle);
+# an 8x8x8 mmul of bf16 operands quantized to bfp16 (AI Engine API mmul_bfp16_bfp16<8, 8, 8>,
+# mlir-aie's aie_kernels/aie2p/mm_bfp.cc) does 512: a kernel's declared rate is held to that
+# (checks/kernels.py), the library's costs keep 256.
+_NPU2_BFP16_MACS = 512
 
 
 def _npu1(name: str, cols: int) -> TargetModel:
@@ -127,7 +132,7 @@ def _npu2(name: str, cols: int) -> TargetModel:
         shim=_SHIM, memtile=_MEMTILE, core=_CORE, shim_mux=_SHIM_MUX,
         clock_hz=1.8e9, timing=NPU2_TIMING, core_load_bytes_per_cycle=128,
         core_store_bytes_per_cycle=64,
-        macs_per_cycle=_NPU2_MACS,
+        macs_per_cycle=_NPU2_MACS, bfp16_macs=_NPU2_BFP16_MACS,
         mmul_shapes={"i8": (8, 8, 8), "i16": (4, 4, 8), "bf16": (4, 8, 8)},
     )
 

@@ -267,6 +267,11 @@ class TargetModel(BaseModel):
     """Peak MACs per cycle per core with operands of one type, keyed ``"<in>_<out>"``
     (``"bf16_f32"``), for every element type a kernel may read (devices.py's table says where
     each comes from)."""
+    bfp16_macs: int | None = None
+    """Peak MACs per cycle per core of a bf16 multiply on the bfp16 unit (an 8x8x8
+    ``mmul_bfp16_bfp16``), where it beats :attr:`macs_per_cycle`'s ``"bf16_f32"`` (npu2: 512,
+    against the 256 of the 4x8x8 mmul library kernels run); None where cores have no such
+    unit. The kernel-cost check holds a bf16 kernel's declared rate to the larger."""
     emulated_macs: dict[str, str] = {"i32": "emulated with 16-bit multiplies",
                                      "f32": "emulated with bf16 multiplies"}
     """Operand types of :attr:`macs_per_cycle` the multipliers lack on every AIE2 core, with how
