@@ -88,6 +88,34 @@ def test_l1_memory_three_double_buffered_f32_tiles(design_file: DesignFile) -> N
     )
 
 
+def test_a_core_end_given_more_buffers_than_its_depth_says_why(design_file: DesignFile) -> None:
+    """depth=3 on a fifo a core acquires three at a time gets 4 buffers at the core, as
+    mlir-aie sizes a core's end across a DMA: the breakdown said 'rows 4 x ...' under depth=3,
+    and nothing why (a newcomer's tester)."""
+    path = design_file('''
+        from aiedsl import Tensor, design, f32, fifo, herd, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[12288, f32], C: Tensor[4096, f32]):
+            a = fifo(Tensor[64, 64, f32], depth=3, name="a")
+            c = fifo(Tensor[64, 64, f32], name="c")
+
+            @herd()
+            def core():
+                w = a.acquire("consume", 3)
+                with c.produce():
+                    pass
+                a.release("consume", 3)
+
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(c, C)
+        ''')
+    assert check_error(path).splitlines()[4] == (
+        "  d.py:5: a 4 x 16384 B (depth=3: across a DMA a core's end gets one more than the most "
+        "it acquires at once): 65536")
+
+
 def test_memtile_memory_deep_link(design_file: DesignFile) -> None:
     """A forward holding five 128 KB elements: 640 KB of a 512 KB memtile."""
     path = design_file('''
