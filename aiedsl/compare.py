@@ -204,7 +204,10 @@ class OutputCheck:
     def _compared(self) -> str:
         status = "PASS" if self.passed else "FAIL"
         if self.worst_index is None:
-            return f"{status} {self.name}: exact ({self.tolerance})"
+            if self.tolerance == EXACT:
+                return f"{status} {self.name}: exact ({self.tolerance})"
+            # "exact (tolerance ...)" read as a contradiction (a newcomer's tester)
+            return f"{status} {self.name}: exact, every element equal (allowed: {self.tolerance})"
         if self.tolerance == EXACT:  # integers in full: -2147483648, not -2.14748e+09
             return (f"{status} {self.name}: worst element {list(self.worst_index)} got "
                     f"{int(self.got)} want {int(self.want)} (|error| {int(self.error)}; "

@@ -141,7 +141,8 @@ def test_kernel_test_of_a_reference_made_with_to_bfp16_passes(tmp_path: Path) ->
     r = _cli(tmp_path, "kernel", "test", model=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[0] == (
-        "PASS mm_4x64x8.c: exact (tolerance 0.0001 relative + 0.00064 absolute)")
+        "PASS mm_4x64x8.c: exact, every element equal "
+        "(allowed: tolerance 0.0001 relative + 0.00064 absolute)")
     assert "note:" not in r.stdout
 
 

@@ -120,18 +120,21 @@ def test_an_exact_pass_names_no_worst_element() -> None:
     a float output; it says exact, as for integers. A float PASS that is not exact still names
     its worst element."""
     want = np.linspace(-1, 1, 16, dtype=np.float32).reshape(4, 4)
-    assert compare("C", want.copy(), want, "f32").line() == \
-        "PASS C: exact (tolerance 0.0001 relative + 0.0001 absolute)"
-    assert compare("C", want.copy(), want, "f32", rounds="once").line() == \
-        "PASS C: exact (tolerance 0.0001 relative (one rounding per element))"
+    assert compare("C", want.copy(), want, "f32").line() == (
+        "PASS C: exact, every element equal (allowed: tolerance 0.0001 relative + 0.0001 "
+        "absolute)")
+    assert compare("C", want.copy(), want, "f32", rounds="once").line() == (
+        "PASS C: exact, every element equal "
+        "(allowed: tolerance 0.0001 relative (one rounding per element))")
     near = want.copy()
     near[1, 3] += np.float32(1e-5)
     assert compare("C", near, want, "f32").line().startswith(
         "PASS C: worst element [1, 3] got -0.0666567 want -0.0666667 (|error| 1e-05; ")
     # NaN where the reference has NaN, declared expected: equal too
     want[0, 0] = np.nan
-    assert compare("C", want.copy(), want, "f32", nonfinite=True).line() == \
-        "PASS C: exact (tolerance 0.0001 relative + 0.0001 absolute)"
+    assert compare("C", want.copy(), want, "f32", nonfinite=True).line() == (
+        "PASS C: exact, every element equal (allowed: tolerance 0.0001 relative + 0.0001 "
+        "absolute)")
 
 
 POISON_FIX = (

@@ -228,7 +228,9 @@ def test_an_operand_from_a_shared_memory_fifo_is_made_at_each_call(
     result = simulate(load_design(path))
     assert result.passed, [c.line() for c in result.checks]
     # the same f32 sums as numpy's: every element equal, no worst one
-    assert result.checks[0].line() == "PASS C: exact (tolerance 0.0001 relative + 0.0029 absolute)"
+    assert result.checks[0].line() == (
+        "PASS C: exact, every element equal (allowed: tolerance 0.0001 relative + 0.0029 "
+        "absolute)")
 
 
 NEGATING = '''
