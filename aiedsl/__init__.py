@@ -73,6 +73,12 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from aiedsl.sim.explain import Deadlock
 
 
+def __dir__() -> list[str]:
+    """The public names (what ``dir(aiedsl)`` and completion list): not the lazy loader's own
+    imports."""
+    return sorted(__all__)
+
+
 def __getattr__(name: str) -> Any:
     """Load the module that holds ``name`` on first use and keep the name here."""
     module = _WHERE.get(name)
@@ -81,7 +87,3 @@ def __getattr__(name: str) -> Any:
     value = getattr(import_module(module), name)
     globals()[name] = value
     return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])

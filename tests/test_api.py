@@ -506,3 +506,15 @@ def test_a_missing_design_file_is_told_at_the_callers_line(in_root: Path) -> Non
     line = _line_of('"designs/nope.py", write=False)  # no such')
     assert str(e.value).splitlines()[0] == (
         f"{HERE}:{line}: error [design file]: no design file at designs/nope.py")
+
+
+def test_a_kernel_prints_its_call_and_the_package_lists_its_public_names() -> None:
+    """A newcomer's tester printed a library kernel to learn its arguments' order and got the
+    whole IR; dir(aiedsl) listed the lazy loader's imports (Any, TYPE_CHECKING, ...)."""
+    from aiedsl import Tensor, i32
+    from aiedsl.kernels import add
+
+    assert repr(add(Tensor[256, i32])) == (
+        "<kernel add_i32_256(a: in 256xi32, b: in 256xi32, c: out 256xi32), C++ "
+        "eltwise_add_i32<256> in eltwise.cc.j2>")
+    assert dir(aiedsl) == sorted(aiedsl.__all__)

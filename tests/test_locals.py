@@ -1404,3 +1404,42 @@ def test_a_local_read_before_its_program_writes_it_is_noted_for_runs_after_the_f
         again = simulate(load_design(design_file(quiet)))
         assert again.passed and again.checks[0].hints == []
         assert design_notes(again.machine.design) == []
+
+
+def test_a_local_two_kernels_take_in_two_shapes_is_not_sent_round_in_a_circle(
+        design_file: DesignFile) -> None:
+    """reduce_sum(16, 64) writes a Tensor[16] local that reduce_sum(1, 16) reads as 1x16: the
+    fix said to declare the local 1x16, whose error then said to declare it 16 (a newcomer's
+    tester). It names the other call and what does fit."""
+    path = design_file('''
+        import numpy as np
+        from aiedsl import Tensor, design, fifo, herd, i32, local, runtime
+        from aiedsl.kernels import reduce_sum
+
+        @design(device="npu1_1col")
+        def vsum(a: Tensor[1024, i32], s: Tensor[1, i32]):
+            fa = fifo(Tensor[16, 64, i32])
+            fs = fifo(Tensor[1, i32])
+            part = local(Tensor[16, i32])
+            r1 = reduce_sum(16, 64)
+            r2 = reduce_sum(1, 16)
+
+            @herd()
+            def core():
+                with fa.consume() as x:
+                    r1(x, part)
+                with fs.produce() as o:
+                    r2(part, o)
+
+            with runtime() as rt:
+                rt.fill(fa, a)
+                rt.drain(fs, s)
+        ''')
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value).splitlines()[4:] == [
+        "  d.py:16: 'reduce_sum_i32_16x64' takes it as 16xi32",
+        "  fix: no one shape of the local fits both calls: 'reduce_sum_i32_16x64' takes it as "
+        "16xi32; declare a kernel of your own for one of them in the other's shape (its C++ "
+        "takes a pointer, so the same C++ serves both: declare(..., args=[buffer(..., "
+        "Tensor[1, 16, i32]), ...]))"]

@@ -52,7 +52,13 @@ from aiedsl.source_loc import caller_loc
 
 @dataclass(frozen=True)
 class Kernel:
-    """A declared kernel; call it inside a core function to record a call."""
+    """A declared kernel; call it inside a core function to record a call.
+
+    >>> from aiedsl import Tensor, i32
+    >>> from aiedsl.kernels import reduce_sum
+    >>> reduce_sum(16, 64)          # the call it takes, argument by argument  # doctest: +SKIP
+    <kernel reduce_sum_i32_16x64(src: in 16x64xi32, dst: out 16xi32), C++ ...>
+    """
 
     ir: KernelIR
     reference: Callable[..., Any]
@@ -69,6 +75,14 @@ class Kernel:
     def symbol(self) -> str:
         """The C symbol."""
         return self.ir.symbol
+
+    def __repr__(self) -> str:
+        # the call a core function makes, argument by argument: the dataclass's own repr ran
+        # to the whole IR, and a newcomer's tester printed kernels to find their argument order
+        args = ", ".join(
+            f"{a.name}: {a.access} {a.type}" if a.kind == "buffer" else f"{a.name}: {a.dtype}"
+            for a in self.ir.args)
+        return f"<kernel {self.symbol}({args}), C++ {self.ir.entry} in {self.ir.source}>"
 
     def __call__(self, *args: Any, **named: Any) -> None:
         """Record a call in the core being traced: arguments in the declared order, or by the

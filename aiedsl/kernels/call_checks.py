@@ -205,14 +205,38 @@ def _check_local_arg(d: Design, core: str, loc: Loc, i: int, param: KernelArg, a
     if (t.dtype, tuple(t.shape)) == (want.dtype, tuple(want.shape)):
         return
     same = t.dtype == want.dtype and t.numel == want.numel
+    related = [(f"local '{arg.local}' is declared", d.local(arg.local).loc)]
+    fix = (f"declare the local as Tensor[{', '.join(map(str, want.shape))}, {want.dtype}]"
+           + (" (the same bytes)" if same else "") + ", or pass it to a kernel of its type")
+    other = _taking_as_declared(d, arg.local, t) if same else None
+    if other is not None:
+        # declared the other way, that call would be refused in turn: two library kernels
+        # that agree on the bytes and not the shape sent a newcomer's tester round in a circle
+        related.append((f"'{other.kernel}' takes it as {t}", other.loc))
+        fix = (f"no one shape of the local fits both calls: '{other.kernel}' takes it as {t}; "
+               f"declare a kernel of your own for one of them in the other's shape (its C++ "
+               f"takes a pointer, so the same C++ serves both: declare(..., args=[buffer(..., "
+               f"Tensor[{', '.join(map(str, want.shape))}, {want.dtype}]), ...]))")
     raise DesignError(
         "kernel signature", f"argument {i} ('{param.name}') of '{symbol}' expects {want}, but "
         f"{core} passes local '{arg.local}' ({t})" + (
             f": the same {t.numel} elements in another shape, and func.call takes only the "
             "declared memref type" if same else ""), loc=loc, limit=sig, found=str(t),
-        related=[(f"local '{arg.local}' is declared", d.local(arg.local).loc)],
-        fix=f"declare the local as Tensor[{', '.join(map(str, want.shape))}, {want.dtype}]"
-            + (" (the same bytes)" if same else "") + ", or pass it to a kernel of its type")
+        related=related, fix=fix)
+
+
+def _taking_as_declared(d: Design, local: str, t: TensorType) -> Call | None:
+    """The first call that passes core-local ``local`` to a buffer parameter of its declared
+    type ``t`` (None when none does)."""
+    kernels = {k.symbol: k for k in d.kernels}
+    for core in d.cores:
+        for call in calls(core):
+            for a, param in zip(call.args, kernels[call.kernel].args):
+                if isinstance(a, LocalArg) and a.local == local and param.type is not None \
+                        and tuple(param.type.shape) == tuple(t.shape) \
+                        and param.type.dtype == t.dtype:
+                    return call
+    return None
 
 
 def _reshape_fix(d: Design, name: str, want: TensorType) -> dict[str, Any]:
