@@ -13,7 +13,7 @@ from aiedsl.sim.freed import Kind, saving
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.stalls import buffer_stall
 from aiedsl.sim.state import Machine, Watch
-from aiedsl.sim.bottleneck import (DRAM_SATURATED, FREED_NOTED, ISSUING_NOTED,
+from aiedsl.sim.bottleneck import (DRAM_SATURATED, FEW_ELEMENTS, FREED_NOTED, ISSUING_NOTED,
                                    SINGLE_BUFFER_NOTED, TASK_COST_BASIS, UNSATURATED, Bottleneck,
                                    Freed, SingleBuffered)
 from aiedsl.sim.summary import Timing, ops_unit
@@ -325,6 +325,7 @@ def _assumed(m: Machine) -> str:
 class _ShimTraffic(TypedDict, total=False):
     burst_fill: float
     resent: bool
+    few_elements: tuple[int, int]
 
 
 def _shim_traffic(m: Machine, channel: str) -> _ShimTraffic:
@@ -353,4 +354,8 @@ def _shim_traffic(m: Machine, channel: str) -> _ShimTraffic:
     for op in fills:
         per_tensor[op.tensor] = per_tensor.get(op.tensor, 0) + op.pattern.numel
     out["resent"] = any(n > m.design.tensor(t).type.numel for t, n in per_tensor.items())
+    elem = m.design.fifo(proc.info["fifo"]).elem
+    count = sum(per_tensor.values()) // max(elem.numel, 1)
+    if 0 < count <= FEW_ELEMENTS:
+        out["few_elements"] = (count, elem.nbytes)
     return out
