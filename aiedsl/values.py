@@ -136,5 +136,7 @@ def _briefly(value: Any) -> Any:
         kind = "class" if inspect.isclass(value) else "function"
         return _Named(f"the {kind} {getattr(value, '__qualname__', by_type(value))}")
     shows = repr(value)
-    # an address differs from run to run, and a whole object's fields bury the point
-    return _Named(by_type(value)) if " at 0x" in shows or len(shows) > MAX_SHOWN else value
+    # an address differs from run to run, a whole object's fields bury the point, and an
+    # object's own <...> description (a kernel's call) is not the value a message quotes
+    return (_Named(by_type(value)) if " at 0x" in shows or len(shows) > MAX_SHOWN
+            or shows.startswith("<") else value)

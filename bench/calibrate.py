@@ -261,8 +261,10 @@ def constants_table(timing: TimingModel) -> None:
         value = getattr(timing, name)
         shown = (", ".join(f"{k} {v}" for k, v in value.items()) if isinstance(value, dict)
                  else _fmt(name, value))
-        how = "fitted" if name in FITTED else "from its source"
-        behind = ", ".join(rows_of.get(name, [])) or "no row resolves it"
+        how = ("the fit's spread" if name == "invocation_spread_s" else
+               "fitted" if name in FITTED else "from its source")
+        behind = ", ".join(rows_of.get("invocation_s" if name == "invocation_spread_s"
+                                       else name, [])) or "no row resolves it"
         print(f"  {name:<24} {shown:<28} {how}; rows: {behind}")
 
 

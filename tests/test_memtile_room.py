@@ -484,7 +484,9 @@ def test_a_memtile_depth_for_a_forwards_smaller_input_is_refused(design_file: De
     fixed = {"MD": "2", "OD": "6"}
     _, table = check_design(load_design(path, fixed).ir)
     assert [u.label for u in table[(0, 1)].memory][0] == "in_l1 6 x 8192 B"
-    assert [u.label for u in table[(0, 2)].memory][1] == "in_l1 2 x 8192 B"
+    assert [u.label for u in table[(0, 2)].memory][1] == (
+        "in_l1 2 x 8192 B (depth=6: across a DMA a core's end gets one more than the most it "
+        "acquires at once)")
     result = simulate(load_design(path, fixed))
     assert result.passed and np.array_equal(result.outputs["out"], result.inputs["inp"])
     _, table = check_design(load_design(path, {"OT": "1024"}).ir)

@@ -497,8 +497,10 @@ def test_core_buffers_follow_the_largest_acquire_or_the_depth_list(design_file: 
     d, table = check_design(load_design(path).ir)
     assert d.physical is not None
     assert [(u.label, u.amount) for u in table[(0, 2)].memory] == [
-        ("stack", 1024), ("a 2 x 256 B", 512), ("b 3 x 256 B", 768), ("c 3 x 256 B", 768),
-        ("e 1 x 256 B", 256)]
+        ("stack", 1024), ("a 2 x 256 B (depth=3: across a DMA a core's end gets one more than "
+                          "the most it acquires at once)", 512),
+        ("b 3 x 256 B (depth=2: across a DMA a core's end gets one more than the most it "
+         "acquires at once)", 768), ("c 3 x 256 B", 768), ("e 1 x 256 B", 256)]
     assert {k: [b[0] for b in v] for k, v in _chains(d, (0, 2)).items()} == {
         ("S2MM", 0, "a"): [0, 1], ("S2MM", 1, "b"): [2, 3, 4], ("MM2S", 0, "c"): [5, 6, 7],
         ("MM2S", 1, "e"): [8]}

@@ -237,6 +237,18 @@ def test_the_residuals_the_sources_quote_are_what_calibrate_prints() -> None:
         assert quoted in text, path
 
 
+def test_the_invocation_spread_is_how_far_its_rows_lie_from_the_model() -> None:
+    """The summary's note on a design that is mostly the fixed cost quotes the spread of the
+    five rows that fit it (a tester: two small designs measured 13.6 us apart, modelled 0.07 us
+    apart): it is their largest |modelled - measured|, to the tenth of a microsecond."""
+    from aiedsl.targets import get_target
+
+    rows = [r for r in CAL.ROWS if "invocation_s" in r.determines]
+    assert len(rows) == 5
+    worst = max(abs(timed(r.name).seconds * 1e6 - r.measured_us) for r in rows)
+    assert round(worst, 1) == round(get_target("npu1").timing.invocation_spread_s * 1e6, 1)
+
+
 def test_the_task_cost_note_names_the_rows_calibrate_fits_it_to() -> None:
     from aiedsl.sim.bottleneck import TASK_COST_BASIS
 

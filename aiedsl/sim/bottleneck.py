@@ -27,6 +27,9 @@ move few, large ones: the stages after it wait for each whole element, and idle 
 fills the pipeline and the last drains it, which smaller elements overlap (a tester: 4
 elements of 256 KB left a channel 21% idle, and 64 of 16 KB ran 18% faster on the same
 channel)."""
+FEW_ELEMENTS_SHARE = 0.1
+"""... when one element takes this fraction of the device time to stream, or more: a short
+element fills the pipeline in a moment, whatever their number."""
 UNSATURATED = 0.6
 """A bottleneck busy less than this fraction of the time is named with the next busiest
 resource: nothing is busy most of the time, so the run goes to waits between resources more

@@ -13,7 +13,8 @@ from aiedsl.sim.freed import Kind, saving
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.stalls import buffer_stall
 from aiedsl.sim.state import Machine, Watch
-from aiedsl.sim.bottleneck import (DRAM_SATURATED, FEW_ELEMENTS, FREED_NOTED, ISSUING_NOTED,
+from aiedsl.sim.bottleneck import (DRAM_SATURATED, FEW_ELEMENTS, FEW_ELEMENTS_SHARE,
+                                   FREED_NOTED, ISSUING_NOTED,
                                    SINGLE_BUFFER_NOTED, TASK_COST_BASIS, UNSATURATED, Bottleneck,
                                    Freed, SingleBuffered)
 from aiedsl.sim.summary import Timing, ops_unit
@@ -182,11 +183,12 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
                      busiest=busiest if kind == "compute" else "",
                      tied=tied if kind == "compute" else 0, stall=stall, freed=freed,
                      measured=others, host_bytes=host_bytes,
-                     **_shim_traffic(m, what if kind == "dma" else ""))
+                     **_shim_traffic(m, what if kind == "dma" else "", total))
     fixed = tm.invocation_s
     # rounded past any cycle: 103.2 us x 1 GHz is 103200.00000000001 in floats
     return Timing(round(cycles + fixed * clock, 6), clock, m.ops, core_busy, channel_busy,
                   int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,
+                  invocation_spread_s=tm.invocation_spread_s,
                   after_cycles=after, after_core=late, core_until=until,
                   dram_read_bytes=int(m.dram.read.moved), dram_write_bytes=int(m.dram.write.moved),
                   profiled=tuple(k.symbol for k in m.design.kernels
@@ -328,7 +330,7 @@ class _ShimTraffic(TypedDict, total=False):
     few_elements: tuple[int, int]
 
 
-def _shim_traffic(m: Machine, channel: str) -> _ShimTraffic:
+def _shim_traffic(m: Machine, channel: str, total: float) -> _ShimTraffic:
     """For a DMA bottleneck that is a shim channel filling a fifo: the bytes its AXI bursts
     carry on average when its runs are shorter than a full burst (longer runs would need fewer
     bursts), and whether its fills read more elements than their tensors hold (some are sent
@@ -356,6 +358,9 @@ def _shim_traffic(m: Machine, channel: str) -> _ShimTraffic:
     out["resent"] = any(n > m.design.tensor(t).type.numel for t, n in per_tensor.items())
     elem = m.design.fifo(proc.info["fifo"]).elem
     count = sum(per_tensor.values()) // max(elem.numel, 1)
-    if 0 < count <= FEW_ELEMENTS:
+    # few, and each long enough to stream that filling and draining the pipeline shows
+    # (``total``: the device cycles)
+    one = elem.nbytes / m.target.timing.dma_bytes_per_cycle["shim"]
+    if 0 < count <= FEW_ELEMENTS and one >= FEW_ELEMENTS_SHARE * total:
         out["few_elements"] = (count, elem.nbytes)
     return out

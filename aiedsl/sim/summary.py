@@ -89,6 +89,9 @@ class Timing:
     waits for (no host or firmware fixed cost)."""
     invocation_s: float = 0.0
     """The fixed cost of one invocation (the target's ``TimingModel.invocation_s``)."""
+    invocation_spread_s: float = 0.0
+    """How far the measured runs that fit :attr:`invocation_s` lie from the model at most
+    (``TimingModel.invocation_spread_s``)."""
     after_cycles: float = 0.0
     """Cycles a core still works after the host's wait returns (after
     :attr:`device_cycles`): calls past the last output the runtime waits for, which the next
@@ -279,6 +282,14 @@ class Timing:
                        "bound at best): " + "; ".join(self.profiled_charges or self.profiled))
         if self.task_basis:
             out.append(f"note: {self.task_basis}")
+        if self.invocation_spread_s and self.invocation_s >= 0.5 * self.seconds:
+            # a tester: two small designs 13.6 us apart when measured model 0.07 us apart
+            out.append(
+                f"note: {self.invocation_s * 1e6:.2f} us of the {self.seconds * 1e6:.2f} is the "
+                "fixed invocation cost, fitted to five small designs measured on npu1 whose "
+                f"modelled times are up to {self.invocation_spread_s * 1e6:.1f} us off their "
+                "measured ones (bench/calibrate.py): compare small designs by their time on "
+                "the device")
         if self.assumed:
             out.append(f"note: {self.assumed}")
         if self.unmodelled:

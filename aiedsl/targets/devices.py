@@ -57,7 +57,8 @@ _SHIM_MUX = ShimMux(masters={"DMA": 2, "NOC": 4, "PLIO": 6, "South": 8},
 # 1.0 GHz (ColorThreshold bounds it from below: 2 MB through one 4 B/cycle shim channel in
 # about 560 us needs at least 0.93 GHz).
 NPU1_TIMING = TimingModel(
-    invocation_s=104.4e-6, shim_task_s=6.4e-6, shim_burst_bytes=256, shim_burst_cycles=11.0,
+    invocation_s=104.4e-6, invocation_spread_s=10.3e-6, shim_task_s=6.4e-6,
+    shim_burst_bytes=256, shim_burst_cycles=11.0,
     dram_read_bytes_per_s=15e9, dram_write_bytes_per_s=15e9,
     dma_bytes_per_cycle={"shim": 4, "memtile": 4, "core": 4},
     lock_acquire_cycles=4, lock_release_cycles=2, kernel_call_cycles=10,

@@ -32,6 +32,12 @@ class TimingModel(BaseModel):
     three shim tasks and a few microseconds of data; every other row contains it too. npu1:
     104.4 us fitted (the small rows' figures scatter from 112.8 to 134.0 us). mlir-aie #2381 and
     #3793 report 45-64 us per empty call with other hosts and drivers."""
+    invocation_spread_s: float
+    """How far the five small rows that determine :attr:`invocation_s` lie from the model at
+    most (``bench/calibrate.py``: 10.3 us, VSOp(Mul) modelled 126.00 against 115.66 measured;
+    Copy(DMA) 122.00 against 131.40): the model's time of a design that is mostly the fixed
+    cost is no closer than this to what the host will time, which the summary says of such a
+    design. Not a constant of the model: a figure of its fit."""
     shim_task_s: float
     """Firmware time to issue one shim DMA task from the instruction stream (write its buffer
     descriptor, patch in the host address, push it on the channel's task queue); the runtime
