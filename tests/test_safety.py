@@ -930,3 +930,32 @@ def test_an_npu2_bf16_kernel_is_held_to_its_bfp16_units_peak(design_file: Design
         "bfp16 unit (an 8x8x8 mmul_bfp16_bfp16; 256 in the 4x8x8 mmul aiedsl's matmul runs), "
         "the type of its operands; a MAC counting 2)",
         "  found: 1,639 per cycle"]
+
+
+def test_a_file_written_whole_takes_the_umask_without_changing_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reviewer: reading the umask meant setting it to 0 for a moment, and another thread's
+    files made meanwhile came out writable by everyone (7,971 of 20,000). The temporary file
+    is made with 0666 and the kernel applies the umask: nothing reads or sets it."""
+    import os
+    import stat
+
+    from aiedsl.files import replace_file
+
+    def refused(_: int) -> int:
+        raise AssertionError("os.umask called")
+
+    mask = os.umask(0o022)
+    os.umask(mask | 0o022)  # whatever the test runner has, at least group and other unwritable
+    try:
+        monkeypatch.setattr(os, "umask", refused)
+        replace_file(tmp_path / "a.txt", "text", tmp_path)
+        replace_file(tmp_path / "b.bin", b"\x00\x01", tmp_path)
+    finally:
+        monkeypatch.undo()
+        os.umask(mask)
+    for name, want in (("a.txt", b"text"), ("b.bin", b"\x00\x01")):
+        path = tmp_path / name
+        assert path.read_bytes() == want
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~(mask | 0o022)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.bin"]  # no temporaries

@@ -33,7 +33,6 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import os
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from aiedsl.checks.resources import TileUsage
 from aiedsl.codegen.report import render_report
 from aiedsl.codegen.tilemap import LOWERED, tile_map
 from aiedsl.errors import ToolchainError, counted
-from aiedsl.files import TMP_SUFFIX
+from aiedsl.files import replace_file
 from aiedsl.builddir.build import tool_outputs
 from aiedsl.ir.design import Design
 from aiedsl.ir.physical import Connect, DmaChannel, Physical, Route
@@ -453,15 +452,5 @@ def _remove_stale(out: Path) -> None:
 def _replace(path: Path, data: bytes) -> None:
     """Write ``path`` whole or not at all (a temporary file beside it, then one rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(path, data, path.parent)
 
