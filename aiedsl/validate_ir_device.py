@@ -21,15 +21,14 @@ def check_device(v: Validator, d: Design) -> None:
 
 
 def check_placed(v: Validator) -> None:
-    """Placed: every core, fifo end and link on a tile of its kind."""
-    from aiedsl.targets import get_target
-
+    """Placed: every core, fifo end and link on a tile of its kind (on ``v.target``, the
+    device's, which :func:`~aiedsl.validate_ir.validate` set)."""
     d = v.d
     if not d.placed:
         v.fail("placed", "is false: this design is not placed", False,
                "give the placed design check_design returns (a build's design.json "
                "holds one), or leave placed= out to check and place this one", d.loc)
-    target = get_target(d.device)
+    target = v.target
 
     def on(path: str, tile: tuple[int, int] | None, kind: str, loc: Loc) -> None:
         if tile is None:

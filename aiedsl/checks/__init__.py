@@ -126,7 +126,7 @@ def _check(d: Design, suggest: bool) -> tuple[Design, Table]:
     check_bd_lengths(low, target)  # after the memory check: an element too big to fit says so
     routed, result = _allocate_and_route(placed, target, low)
     check_alignment(routed, target)
-    repin = _repin(d, placed) if result.congested and suggest else ""
+    repin = _repin(d, target) if result.congested and suggest else ""
     check_routing(routed, target, result.congested, result.cut, result.flows, repin)
     check_unwritten_releases(d)
     return routed, table
@@ -156,18 +156,19 @@ def _allocate_and_route(placed: Design, target: TargetModel, low: Lowering
     return routed, result
 
 
-def _repin(d: Design, placed: Design) -> str:
-    """The fix naming other memtiles for ``d``'s pinned memtile links when the placer, free to
-    choose, puts them elsewhere and the design then passes every check; else nothing."""
+def _repin(d: Design, target: TargetModel) -> str:
+    """The fix naming other memtiles for ``d``'s pinned memtile links (on ``target``, its
+    device's) when the placer, free to choose, puts them elsewhere and the design then passes
+    every check; else nothing."""
     pinned = {i for i, link in enumerate(d.links) if link.via != "core" and link.tile}
     if not pinned:
         return ""
     free = place(d.model_copy(update={"links": tuple(
         link.model_copy(update={"tile": None}) if i in pinned else link
-        for i, link in enumerate(d.links))}), get_target(d.device))
+        for i, link in enumerate(d.links))}), target)
     moves = [(link, new.tile) for i, (link, new) in enumerate(zip(d.links, free.links))
              if i in pinned and new.tile != link.tile]
-    if not moves or worst(streams(free), get_target(d.device)) is not None:
+    if not moves or worst(streams(free), target) is not None:
         return ""  # no move, or one that cannot route either (checking it would be slow)
     tiles = {id(link): tile for link, tile in moves}
     trial = d.model_copy(update={"links": tuple(

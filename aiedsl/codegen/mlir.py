@@ -21,7 +21,7 @@ from aiedsl.ir.types import TensorType
 from aiedsl.kernels.units import object_names
 from aiedsl.place.alloc import barrier_lock_name, local_buffer_name
 from aiedsl.targets import TargetModel
-from aiedsl.codegen.syntax import DEFAULT, MLIR_AIE, MlirSyntax
+from aiedsl.codegen.syntax import DEFAULT, MlirSyntax, spelled_line
 
 _PORT = {"produce": "Produce", "consume": "Consume"}
 
@@ -109,7 +109,7 @@ def render_mlir(d: Design, target: TargetModel, syntax: MlirSyntax = DEFAULT) ->
         cascades=[{"src": tile_of[c.src], "dst": tile_of[c.dst], "loc": c.loc}
                   for c in d.cascades],
         kernels=kernels, cores=cores, args=args, runtime=runtime, syntax=syntax,
-        spelled_for=MLIR_AIE[syntax])
+        spelled=spelled_line(syntax))
 
 
 def memref(t: TensorType) -> dict[str, Any]:

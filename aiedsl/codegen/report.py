@@ -77,7 +77,8 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
     return render("report.txt.j2", design=d.name, device=d.device, note=note, hang=hang,
                   defines=d.defines,
                   header=lines[0], rows=lines[1:], fifos=fifos, kernels=kernels,
-                  cascades=cascades, locals=locals_, notes=notes,
+                  cascades=cascades, cascade_bits=target.cascade_bits, locals=locals_,
+                  notes=notes,
                   streams=stream_lines(d), ports=_aligned(port_rows(d, target)),
                   alloc=alloc_lines(d, target))
 

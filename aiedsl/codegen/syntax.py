@@ -41,3 +41,17 @@ MLIR_AIE: dict[str, str] = {
     "2026-11": "upstream cdc27acc (late 2026), read from its op definitions, not run here",
 }
 """The mlir-aie each spelling is written for."""
+
+SPELLED = "// spelled for mlir-aie "
+"""How the comment line begins that says which spelling ``aie.mlir`` is in, when it is not
+:data:`DEFAULT`'s (what :func:`spelled_line` writes and a tool's failure is read by:
+:mod:`aiedsl.toolchain.mlir_syntax`)."""
+
+
+def spelled_line(syntax: MlirSyntax) -> str:
+    """The comment line ``aie.mlir`` carries for ``syntax`` ("" for :data:`DEFAULT`'s).
+
+    >>> spelled_line("2026-11")[:34]
+    '// spelled for mlir-aie 2026-11: u'
+    """
+    return "" if syntax == DEFAULT else f"{SPELLED}{syntax}: {MLIR_AIE[syntax]}"

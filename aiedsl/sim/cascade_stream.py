@@ -16,9 +16,11 @@ from aiedsl.ir.core_ops import Call
 from aiedsl.ir.kernel import Kernel
 from aiedsl.sim.engine import Proc, Request
 from aiedsl.sim.state import CascadeLink, Machine
+from aiedsl.targets.model import CASCADE_BITS
 
-WORD_BYTES = 64
-"""Bytes in a cascade word (the values kept on a link are counted in bytes)."""
+WORD_BYTES = CASCADE_BITS // 8
+"""Bytes in a cascade word (the values kept on a link are counted in bytes): the target
+model's width, the same on every device aiedsl targets."""
 
 
 def cascade_get(m: Machine, p: Proc, call: Call, link: CascadeLink, words: int,

@@ -45,6 +45,7 @@ from aiedsl.codegen.tilemap import LOWERED, tile_map
 from aiedsl.errors import ToolchainError, counted
 from aiedsl.files import replace_file
 from aiedsl.builddir.build import tool_outputs
+from aiedsl.builddir.marker import read_marker
 from aiedsl.ir.design import Design
 from aiedsl.ir.physical import Connect, DmaChannel, Physical, Route
 from aiedsl.shell import argv_strings, shell_line
@@ -434,12 +435,20 @@ def settle(out: Path, lowering: Lowering | None) -> None:
 
 
 def _remove_stale(out: Path) -> None:
+    """Remove the previous lowering's files from ``out``: those its marker lists as aiedsl's
+    alone (a reviewer: a folder's own file of one of those names is never aiedsl's to
+    delete), ``insts.bin`` only while it is the one the lowering made."""
+    marker = read_marker(out)
+    ours = set(marker["files"]) if marker is not None else set()
     try:
         stamp = json.loads((out / STAMP).read_text())
     except (OSError, ValueError):
         return
+    if STAMP not in ours:
+        return
     for name in TEXT_OUTPUTS:
-        (out / name).unlink(missing_ok=True)
+        if name in ours:
+            (out / name).unlink(missing_ok=True)
     try:
         made = stamp.get("insts.bin", {}).get("sha256") if isinstance(stamp, dict) else None
         if made and hashlib.sha256((out / INSTS).read_bytes()).hexdigest() == made:

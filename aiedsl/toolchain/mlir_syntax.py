@@ -30,6 +30,8 @@ import re
 from pathlib import Path
 from typing import Callable
 
+from aiedsl.codegen.syntax import NEWER, SPELLED
+
 WRITTEN_FOR = "upstream 1e400306 (2026-03-14)"
 """The mlir-aie whose parser aiedsl's MLIR is known to pass."""
 
@@ -37,9 +39,11 @@ CHANGED = ("aie.use_lock", "aiex.npu.rtp_write", "aie.objectfifo.acquire",
            "aie.objectfifo.subview.access")
 """The ops whose spelling later mlir-aie changed (see the module's text)."""
 
-NEWER_MARK = "// spelled for mlir-aie 2026-11"
-"""How ``aie.mlir``'s third line begins when it was written with ``--mlir-syntax 2026-11``
-(``aie.mlir.j2``)."""
+NEWER_MARK = SPELLED + NEWER
+"""How the comment line of an ``aie.mlir`` written in the 2026-11 spelling begins
+(:func:`aiedsl.codegen.syntax.spelled_line`)."""
+HEADER_LINES = 5
+"""The lines at the top of ``aie.mlir`` read for that comment (its header's)."""
 _ERROR = re.compile(r"(?:([^\s:'\"]+\.mlir):(\d+):\d+)?[^\n]*?: error: (.*)")
 """An MLIR diagnostic: at a line of an MLIR file the tool read (when it is one), its words."""
 _REFUSED = re.compile(r"expected SSA operand|is unknown|unregistered operation|"
@@ -59,7 +63,8 @@ def hint(output: str, cwd: Path) -> str:
     "; the MLIR was written in mlir-aie's spelling as of upstream 1e400306 ..."
     """
     read: dict[Path, list[str]] = {}  # each file the errors point into, read once
-    newer = NEWER_MARK in _line_of(cwd / "aie.mlir", 3, read)  # --mlir-syntax 2026-11
+    newer = any(_line_of(cwd / "aie.mlir", n, read).startswith(NEWER_MARK)
+                for n in range(1, HEADER_LINES + 1))  # written in the 2026-11 spelling
     # an older mlir-aie's words for the new spellings are not known: any error at them
     ops = named_ops(output, lambda name, number: _line_of(cwd / name, number, read),
                     any_error=newer)
