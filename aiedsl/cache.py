@@ -20,3 +20,24 @@ def cache_dir(kind: str) -> Path:
     if not os.path.isabs(base):
         base = str(Path.home() / ".cache")
     return Path(base) / "aiedsl" / kind
+
+
+def trusted(path: Path) -> bool:
+    """Whether aiedsl may load code from ``path`` (a host kernel library, a compiled
+    template): it and the folder holding it are this user's (or root's), and no other user
+    can write them (none but the owner's own group, for a user whose files are made
+    group-writable). A cache folder shared with, or writable by, another user would let them
+    plant code that aiedsl then runs (a reviewer). Where the system has no owners (Windows),
+    True; a path that cannot be read, False."""
+    if not hasattr(os, "getuid"):
+        return True
+    me, group = os.getuid(), os.getgid()
+    for p in (path, path.parent):
+        try:
+            st = p.stat()
+        except OSError:
+            return False
+        if st.st_uid not in (me, 0) or st.st_mode & 0o002 or (
+                st.st_mode & 0o020 and st.st_gid != group):
+            return False
+    return True

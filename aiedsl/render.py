@@ -10,7 +10,7 @@ from typing import Any
 import jinja2
 import jinja2.sandbox
 
-from aiedsl.cache import cache_dir
+from aiedsl.cache import cache_dir, trusted
 from aiedsl.text import printable
 
 TEMPLATES = Path(__file__).resolve().parent / "codegen" / "templates"
@@ -81,7 +81,10 @@ class _TemplateCache(jinja2.FileSystemBytecodeCache):
     """
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        """Fill ``bucket`` from its file, or leave it empty when the file is unreadable."""
+        """Fill ``bucket`` from its file, or leave it empty when the file is unreadable, or
+        one another user could have written (:func:`~aiedsl.cache.trusted`: it is code)."""
+        if not trusted(Path(self.directory) / (self.pattern % (bucket.key,))):
+            return
         try:
             super().load_bytecode(bucket)
         except Exception:  # pickle's and marshal's errors have no common class

@@ -959,3 +959,28 @@ def test_a_file_written_whole_takes_the_umask_without_changing_it(
         assert path.read_bytes() == want
         assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~(mask | 0o022)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.bin"]  # no temporaries
+
+
+def test_code_another_user_could_write_is_not_loaded_from_the_cache(tmp_path: Path) -> None:
+    """A reviewer: a cached host kernel library or compiled template is code aiedsl loads; in a
+    folder another user can write (a shared cache), they could plant theirs."""
+    import os
+
+    from aiedsl.cache import trusted
+
+    if not hasattr(os, "getuid"):
+        pytest.skip("no file owners on this system")
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    lib = folder / "k.so"
+    lib.write_bytes(b"\x7fELF")
+    folder.chmod(0o755)
+    lib.chmod(0o644)
+    assert trusted(lib)
+    lib.chmod(0o646)  # anyone may write it
+    assert not trusted(lib)
+    lib.chmod(0o644)
+    folder.chmod(0o777)  # anyone may put a file there
+    assert not trusted(lib)
+    folder.chmod(0o755)
+    assert not trusted(folder / "missing.so")

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from aiedsl.cache import cache_dir
+from aiedsl.cache import cache_dir, trusted
 from aiedsl.errors import DesignError
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
@@ -77,14 +77,14 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
     cached = cache_dir("host-kernels") / f"{key}.so"
     folder = library_folder()
     out = folder / f"{key}.so"
-    if out.is_file():
+    if out.is_file() and trusted(out):  # (one another user could have written is built again)
         try:  # used now: the last the pruning deletes
             os.utime(out)
         except OSError:  # (a cache another user's)
             pass
         return out
-    if out != cached and cached.is_file():  # a read-only cache's build: loaded from a copy
-        shutil.copyfile(cached, out)         # (a library is loaded from copies beside it)
+    if out != cached and cached.is_file() and trusted(cached):
+        shutil.copyfile(cached, out)  # a read-only cache's build: loaded from a copy
         return out
     with tempfile.TemporaryDirectory() as tmp:
         name = f"{kt.name}.cc"
