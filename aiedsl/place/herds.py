@@ -184,10 +184,14 @@ def _bigger_device(h: Herd, target: TargetModel, tiles: int = 0,
     """'use --device X or ' for the smallest device the herd fits, preferring the same family
     (with ``tiles``, one with that many core tiles; with ``together``, one those herds are
     placed on)."""
+    def placed(t: TargetModel) -> bool:
+        # by identity: _GAVE_UP is an empty dict, which an empty placement equals
+        found = _search(sorted(together, key=lambda g: -g.cols * g.rows), set(), {}, t)
+        return found is not None and found is not _GAVE_UP
+
     fits = sorted((t for t in DEVICES.values() if t.cols >= h.cols and t.rows >= h.rows
                    and t.cols > target.cols and t.cols * t.rows >= tiles
-                   and (not together or _search(sorted(together, key=lambda g: -g.cols * g.rows),
-                                                set(), {}, t) not in (None, _GAVE_UP))),
+                   and (not together or placed(t))),
                   key=lambda t: (t.family != target.family, t.cols))
     return f"use a larger device (--device {fits[0].name}) or " if fits else "use "
 
