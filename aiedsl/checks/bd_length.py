@@ -26,16 +26,18 @@ def check_bd_lengths(low: Lowering, target: TargetModel) -> None:
         kind = ch.end.endpoint.tile_kind
         most = target.limits(kind).bd_len_words
         itemsize = ch.end.fifo.elem.dt.itemsize
+        word = target.dma_granularity
         for bd in ch.chain:
             nbytes = bd.length * itemsize
-            words = -(-nbytes // 4)
+            words = -(-nbytes // word)
             if words <= most:
                 continue
             store = low.store_of[ch.end.symbol]
             raise DesignError(
                 "BD length", f"fifo '{ch.end.fifo.name}' moves {nbytes:,} bytes in one buffer "
                 f"descriptor of {kind} {ch.tile} ({ch.direction} of buffer {bd.buffer})",
-                loc=store.loc, limit=f"{most:,} 4-byte words ({4 * most:,} bytes) per BD on a "
+                loc=store.loc, limit=f"{most:,} {word}-byte words ({word * most:,} bytes) per "
+                f"BD on a "
                 f"{kind}: the BD's length field is {most.bit_length()} bits, and mlir-aie "
                 "writes only its low bits (the transfer would move the wrong amount and the run "
                 "hang)", found=f"{words:,} words",
