@@ -85,6 +85,9 @@ class Artifacts:
     """Why ``aie.mlir`` is in :data:`~aiedsl.codegen.syntax.NEWER`'s spelling though none was
     asked for (``mlir_syntax="auto"``): what the mlir-aie found refused in the default's; ""
     when it is not."""
+    replaced: str = ""
+    """The design file whose build the directory held before, when it was another one's (two
+    design files of one design name build into one ``build/<name>``); "" otherwise."""
     _building: bool = field(default=False, repr=False, compare=False)
     """Made by an :func:`building` block still open: its compile shares the block's lock from
     any thread."""
@@ -327,17 +330,33 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
             if respelled:
                 syntax = NEWER
             gen = Generated(gen.design, gen.usage, {**gen.files, **lowering.files}, gen.hang)
+    before = _built_from(out)
     with writing(gen, out) as path:
         settle(path, lowering)
         if lowering is not None and lowering.error is not None:
             raise lowering.error
         art = Artifacts(path, handle, gen.design, gen.files, gen.usage, lowering=lowering,
-                        hang=gen.hang, mlir_syntax=syntax, respelled=respelled)
+                        hang=gen.hang, mlir_syntax=syntax, respelled=respelled,
+                        replaced=before if before not in ("", Path(gen.design.loc.file).name)
+                        else "")
         art._building = True
         try:
             yield art
         finally:
             art._building = False
+
+
+def _built_from(out: Path) -> str:
+    """The design file (as its ``design.json`` names it) of the build ``out`` holds, "" when
+    it holds none that says."""
+    import json
+
+    try:
+        loc = json.loads((out / "design.json").read_text()).get("loc", {})
+    except (OSError, ValueError, AttributeError):
+        return ""
+    name = loc.get("file") if isinstance(loc, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def _lowered(gen: Any, out: Path, aie_opt: Any, aie_translate: Any, *, auto: bool

@@ -418,3 +418,27 @@ def test_design_json_is_plain_data(in_root: Path) -> None:
     assert list(data)[0] == "ir_version" and data["ir_version"] == 1  # first: a reader checks it
     assert [f["name"] for f in data["fifos"]] == ["infactor", "in", "out"]
     assert data["kernels"][0]["symbol"] == "scale_i16_1024"
+
+
+def test_a_build_replacing_another_design_files_build_says_so(tmp_path: Path) -> None:
+    """Two design files of one design name build into one build/<name>: the second replaced
+    the first's without a word (an MLIR-AIR user's tester)."""
+    import aiedsl
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "designs" / "passthrough.py").read_text()
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(text)
+    first = aiedsl.build(tmp_path / "a.py", output=tmp_path / "out", lower=False)
+    assert first.replaced == ""
+    again = aiedsl.build(tmp_path / "a.py", output=tmp_path / "out", lower=False)
+    assert again.replaced == ""
+    other = aiedsl.build(tmp_path / "b.py", output=tmp_path / "out", lower=False)
+    assert other.replaced == "a.py"
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "400"}
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "build", "a.py", "-o", "out"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert ("note: out/ held the build of b.py, another design file of the design name "
+            "'passthrough', which this build replaced: give each its own directory (-o) to "
+            "keep both\n") in r.stdout

@@ -1030,7 +1030,7 @@ def test_a_d_value_of_5000_digits_is_cut_short(capsys: pytest.CaptureFixture) ->
                           "  fix: split the problem over several runs"]
 
 
-def test_a_d_value_the_error_does_not_quote_is_not_named() -> None:
+def test_a_d_value_the_error_does_not_quote_is_not_named(tmp_path: Path) -> None:
     from aiedsl.cli.process import given_defines, with_defines
     from aiedsl.errors import DesignError
 
@@ -1074,8 +1074,14 @@ def test_a_d_value_the_error_does_not_quote_is_not_named() -> None:
     assert with_defines(str(herd), herd, ["check", "d.py", "-D", "ROWS=5"]).splitlines()[-2] == (
         "  with -D ROWS=5, given on the command line")
     # a number that follows from a define without quoting it, and no two-digit number in the
-    # message (-D H=2: "loop(0)" from loop(H - 2); a newcomer's tester)
+    # message (-D H=2: "loop(0)" from loop(H - 2); a newcomer's tester): said when the design
+    # line uses the define, and not when it does not (a herd of a plain H = 5 with -D N=10240:
+    # an MLIR-AIR user's tester)
+    design = tmp_path / "d.py"
+    design.write_text("H = define('H', 8)\nfor _ in loop(H - 2):\n    pass\n")
     loop0 = DesignError("loop", "loop(0) needs a positive integer count",
-                        loc=Loc(file="d.py", line=33), found="0", fix="leave the loop out")
+                        loc=Loc(file="d.py", line=2).at_path(str(design)), found="0",
+                        fix="leave the loop out")
     assert with_defines(str(loop0), loop0, ["check", "d.py", "-D", "H=2"]).splitlines()[-2] == (
         "  with -D H=2, given on the command line")
+    assert with_defines(str(loop0), loop0, ["check", "d.py", "-D", "N=2"]) == str(loop0)

@@ -1480,3 +1480,50 @@ def test_the_trace_shows_each_rtp_write_and_barrier_set_with_its_value(design_fi
     # and the sync's wait, which the track left blank unless the run stopped in it
     waits = [(s, e) for s, e, label in m.runtime.spans if label.startswith("waits for the ")]
     assert len(waits) == 2 and all(e > s for s, e in waits)  # the waited fill, the sync
+
+
+GENERATOR = '''
+import numpy as np
+from aiedsl import Tensor, barrier, design, fifo, herd, i32, local, loop, rtp, runtime
+from aiedsl.kernels import vector_scalar
+
+@design(device="npu1_1col")
+def gen(out: Tensor[2048, i32]):
+    o = fifo(Tensor[256, i32], name="o")
+    base = local(Tensor[256, i32], initial=np.arange(256, dtype=np.int32), name="base")
+    val = rtp(Tensor[16, i32], name="val")
+    go = barrier(name="go")
+    addk = vector_scalar("add", Tensor[256, i32])
+
+    @herd()
+    def core():
+        go.wait_for_value(1)
+        for _ in loop(4):
+            with o.produce() as d:
+                addk(base, d, val[0])
+        for _ in loop(4):
+            with o.produce() as d:
+                addk(base, d, val[0])
+
+    with runtime() as rt:
+        rt.rtp_write(val, 0, 7)
+        rt.set_barrier(go, 1)
+        rt.drain(o, out, (0, [1024], [1]))
+        rt.sync()
+        rt.rtp_write(val, 0, 1000)
+        rt.drain(o, out, (1024, [1024], [1]))
+'''
+
+
+def test_a_race_on_a_core_only_a_barrier_holds_offers_a_barrier_step(
+        design_file: Callable[[str], Path]) -> None:
+    """A generator core fed by no fill, held by one barrier wait: back-pressure lets it run
+    ahead of the drain the runtime waited on, so the second rtp_write races it. The fix said to
+    sync and move the fills, which the design already did and has none of (an MLIR-AIR user's
+    tester); a second barrier step is what holds it."""
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(GENERATOR)).ir)
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: hold the calls that should see the new value on barrier 'go', which is all that "
+        "holds core[0,0] (it consumes nothing the runtime fills): go.wait_for_value(2) in the "
+        "core function before them, and rt.set_barrier(go, 2) after the rtp_write (line 28)")

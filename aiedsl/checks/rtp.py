@@ -253,6 +253,17 @@ def check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, reade
                     "to hold the calls that should see the new value, have them wait for a "
                     f"value the barrier has not held (wait_for_value({fresh})) and set it to "
                     "that after the rtp_write")
+        elif gated and fill is None and not left:
+            # nothing the runtime fills feeds the core: only its barrier holds its calls, so
+            # syncing and moving fills does nothing (an MLIR-AIR user's tester)
+            step = _next_step(d, core, point, top)
+            if step is not None:
+                name, fresh = step
+                opening = (f"hold the calls that should see the new value on barrier "
+                           f"'{name}', which is all that holds {core} (it consumes nothing the "
+                           f"runtime fills): {name}.wait_for_value({fresh}) in the core "
+                           f"function before them, and rt.set_barrier({name}, {fresh}) after "
+                           f"the rtp_write (line {op.loc.line})")
         limit = ("a slot is rewritten only when every call the data issued before it may "
                  "start has finished, as the drains waited for before it show (the write is one "
                  "register write: nothing else orders it with the core)")
@@ -270,6 +281,23 @@ def check_rewrite(d: Design, point: int, op: RtpWrite, previous: RtpWrite, reade
             "rtp race", f"{when}rt.rtp_write of '{op.rtp}'[{op.index}] races {core}'s calls "
             "that read it: they may see the new value or the old one", loc=op.loc,
             limit=limit, found=found, related=related, fix=fix)
+
+
+def _next_step(d: Design, core: str, point: int, top: int) -> tuple[str, int] | None:
+    """A barrier ``core`` waits on, and the least value it has not held by runtime op
+    ``point`` (from the load or a set before it): the value a new wait can be held at until
+    the runtime sets it; None when the core waits on none or every value was held."""
+    waits = {w.barrier for w, _ in walk(next(c for c in d.cores if c.name == core).body)
+             if isinstance(w, BarrierWait)}
+    for b in d.barriers:
+        if b.name not in waits:
+            continue
+        held = {b.init} | {op.value for op in d.runtime[:point]
+                           if isinstance(op, SetBarrier) and op.barrier == b.name}
+        fresh = next((v for v in range(1, top + 1) if v not in held), None)
+        if fresh is not None:
+            return b.name, fresh
+    return None
 
 
 def _passed_before_reset(d: Design, core: str, point: int, top: int

@@ -248,11 +248,13 @@ def with_defines(text: str, e: Exception, argv: List[str]) -> str:
     names_one = e.rule == "define" or re.search(r"(?<![\w-])-D ?\w", text) is not None
     defines = dict.fromkeys(given_defines(argv))
     # a one-character value the message quotes (-D ROWS=5: "8 columns x 5 rows") is one of
-    # the numbers it may follow from (a tester: no line said where the 5 came from), as is any
-    # number it quotes (-D H=2: "loop(0)" from loop(H - 2), another tester)
+    # the numbers it may follow from (a tester: no line said where the 5 came from), and so is
+    # any number when the design line it points at uses a define given (-D H=2: "loop(0)" at
+    # loop(H - 2), another tester; a herd of a plain H = 5 said nothing of -D N=10240, a third)
     quoted = any(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", said) for _, v in defines)
+    uses = _line_uses(e, [name for name, _ in defines]) and re.search(r"\d", said) is not None
     given = [f"-D {name}={value}" for name, value in defines
-             if not notes and not names_one and (re.search(r"\d", said) or quoted)
+             if not notes and not names_one and (re.search(r"\d\d", said) or quoted or uses)
              and f"{name}={value}" not in text]
     device = given_device(argv)
     if device is not None and f"--device {device}" not in text:
@@ -265,6 +267,20 @@ def with_defines(text: str, e: Exception, argv: List[str]) -> str:
     lines = text.split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith("  fix: ")), len(lines))
     return "\n".join(lines[:at] + notes + lines[at:])
+
+
+def _line_uses(e: Exception, names: List[str]) -> bool:
+    """Whether the design line error ``e`` points at names one of the defines ``names``."""
+    import linecache
+
+    loc = getattr(e, "loc", None)
+    if loc is None or not names:
+        return False
+    try:
+        text = linecache.getline(loc.path, loc.line)
+    except (OSError, ValueError, TypeError):
+        return False
+    return any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text) for n in names)
 
 
 def main(argv: Optional[List[str]] = None) -> None:

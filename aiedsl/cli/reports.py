@@ -69,6 +69,10 @@ def report_build(art: Any, start: float) -> None:
         say(art.hang.line())
     say(f"wrote {printable(art.path)}/: " + ", ".join(sorted(art.files)) +
         f" ({time.perf_counter() - start:.2f} s)")
+    if art.replaced:
+        say(f"note: {printable(art.path)}/ held the build of {printable(art.replaced)}, "
+            f"another design file of the design name '{art.design.name}', which this build "
+            "replaced: give each its own directory (-o) to keep both")
     if art.lowering is not None:
         low = art.lowering
         drawn = ("; report.txt and map.svg are drawn from it"
