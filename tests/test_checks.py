@@ -3779,3 +3779,28 @@ def test_a_reference_taking_an_input_the_runtime_never_fills_blames_the_runtime(
         "  d.py:4: host tensor 'b'\n"
         "  fix: fill 'b' in the runtime sequence (rt.fill(<fifo>, b)); 'a' fills 'fa' and 'fb' "
         "(lines 17, 18): is one of them to be filled from 'b'?")
+
+
+def test_a_channel_part_no_core_consumes_names_the_channel(design_file: DesignFile) -> None:
+    """A channel of shape [2, 2] split to a herd of 2x1: part [0, 1] went nowhere, reported as
+    "fifo 'cin_0_1' has no consumer; drain it or remove it", neither of which the user can do to
+    one part of a channel (an MLIR-AIR user's tester)."""
+    path = design_file('''
+        from aiedsl import Tensor, channel, design, herd, i32, memtile, runtime
+
+        @design(device="npu1_2col")
+        def d(A: Tensor[1024, i32]):
+            cin = channel(Tensor[256, i32], shape=[2, 2], via=memtile, split=1)
+
+            @herd(cols=2, rows=1)
+            def core(x, y):
+                with cin[x, y].consume():
+                    pass
+
+            with runtime() as rt:
+                for c in range(2):
+                    rt.fill(cin[c, :], A, (c * 512, [512], [1]))
+        ''')
+    assert load_error(path).splitlines()[0] == (
+        "d.py:5: error [fifo consumer]: cin[0, 1] of channel 'cin' (fifo 'cin_0_1') has no "
+        "consumer: no core consumes it and the runtime does not drain it")

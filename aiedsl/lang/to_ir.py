@@ -262,6 +262,18 @@ def _fifo_ir(f: FifoRecord, trace: DesignTrace) -> Fifo:
         _consumed_unproduced(f, trace)
     if f.producer is not None and not f.consumers:
         _link_output_bypassed(f, trace)
+    if f.producer is not None and not f.consumers and f.channel is not None:
+        # one part of a channel: the user wrote the channel's shape, not this fifo, so neither
+        # draining nor removing it is theirs to do (an MLIR-AIR user's tester)
+        part = trace.written(f)
+        raise DesignError(
+            "fifo consumer", f"{part} of channel '{f.channel}' (fifo '{f.name}') has no "
+            f"consumer: no core consumes it and the runtime does not drain it", loc=f.loc,
+            limit="every part of a channel goes somewhere: its shape makes one fifo per index",
+            found=f"nothing takes {part}",
+            fix=f"consume {part} in a core (`with {part}.consume() as e:`; a herd's core "
+                f"function reaches every index of the channel's shape when the two agree), or "
+                f"give channel '{f.channel}' the shape of the cores that consume it")
     if f.producer is None or not f.consumers:
         missing = "producer" if f.producer is None else "consumer"
         hint = ("fill it in the runtime sequence (rt.fill), or produce it in a core"
