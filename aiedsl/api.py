@@ -54,8 +54,10 @@ from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
 
 if TYPE_CHECKING:
+    from aiedsl.emit import Generated
     from aiedsl.sim import Watch
     from aiedsl.sim.hang_run import HangRun
+    from aiedsl.toolchain.discover import Tool
     from aiedsl.toolchain.lower import Lowering
 
 
@@ -359,8 +361,8 @@ def _built_from(out: Path) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _lowered(gen: Any, out: Path, aie_opt: Any, aie_translate: Any, *, auto: bool
-             ) -> tuple[Any, Any, str]:
+def _lowered(gen: Generated, out: Path, aie_opt: Tool, aie_translate: Tool, *, auto: bool
+             ) -> tuple[Generated, Lowering, str]:
     """``gen`` lowered by mlir-aie's passes: the build (perhaps respelled), its
     :class:`~aiedsl.toolchain.lower.Lowering`, and why it was respelled ("" when it was not).
 
@@ -374,7 +376,7 @@ def _lowered(gen: Any, out: Path, aie_opt: Any, aie_translate: Any, *, auto: boo
     from aiedsl.toolchain.lower import failed_reading, lower_design
     from aiedsl.toolchain.mlir_syntax import CHANGED, first_error, may_be_spelling, named_ops
 
-    def lowered(g: Any) -> Any:
+    def lowered(g: Generated) -> Lowering:
         return lower_design(g.design, g.files, out, aie_opt, aie_translate, usage=g.usage,
                             hang=g.hang.line() if g.hang is not None else "")
 
