@@ -825,3 +825,27 @@ def test_the_fix_writes_the_kernel_calls_own_arguments(design_file: DesignFile) 
             with r.produce() as o:
                 k(w, w, pick(o, 0))""").replace("@design(", "def pick(x, i):\n    return x\n\n\n@design("))
     assert error(path).splitlines()[-1].endswith("then add_i32_256(w[0], w[1], pick(o, 0))")
+
+
+def test_the_readmes_first_design_runs_as_it_says(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's step-by-step vector add (a newcomer's tester asked for one): its design
+    passes check and the simulator, and the mistake it shows is refused as it says."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Your first design, step by step\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"Save this as `vadd.py`:\n\n((?:    .*\n|\n)+?)\nThen:", section)
+    assert block is not None
+    code = "\n".join(line[4:] for line in block[1].splitlines()) + "\n"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "vadd.py").write_text(code)
+    handle = load_design(tmp_path / "vadd.py")
+    result = simulate(handle)
+    assert result.passed and result.checks[0].line() == (
+        "PASS c: exact (integers must match exactly)")
+    (tmp_path / "bad.py").write_text(code.replace("loop(N // TILE)", "loop(N // TILE + 1)"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(tmp_path / "bad.py").ir)
+    said = ("error [balance]: fifo 'fa': the runtime fills 4 element(s) per run, but core[0,0] "
+            "takes 5")
+    assert said in str(e.value).splitlines()[0]
+    assert said in " ".join(section.split())
