@@ -3804,3 +3804,34 @@ def test_a_channel_part_no_core_consumes_names_the_channel(design_file: DesignFi
     assert load_error(path).splitlines()[0] == (
         "d.py:5: error [fifo consumer]: cin[0, 1] of channel 'cin' (fifo 'cin_0_1') has no "
         "consumer: no core consumes it and the runtime does not drain it")
+
+
+def test_a_memtile_fix_says_when_its_element_is_longer_than_a_bd_too(
+        design_file: DesignFile) -> None:
+    """Two 512 KB elements on a 512 KB memtile: the fix said depth=1, which then met the
+    BD-length check, one word over (an MLIR-AIR user's tester). It says the element must
+    shrink too."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[131072, i32], out: Tensor[131072, i32]):
+            l3 = fifo(Tensor[131072, i32], name="l3")
+            l1 = l3.forward(Tensor[1024, i32], name="l1")
+            o = fifo(Tensor[1024, i32], name="o")
+            cp = passthrough(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                for _ in loop(128):
+                    with l1.consume() as s, o.produce() as t:
+                        cp(s, t)
+
+            with runtime() as rt:
+                rt.fill(l3, inp)
+                rt.drain(o, out)
+        ''')
+    assert check_error(path).splitlines()[-1].endswith(
+        "; each 'l3' buffer (524,288 bytes) is also more than one buffer descriptor moves "
+        "(524,284 bytes), so its elements must shrink too")

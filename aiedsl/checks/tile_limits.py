@@ -41,7 +41,8 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
              + (", declare smaller locals" if any(x.label.startswith("local ")
                                                    for x in u.memory) else "")
              + (", or give the core a smaller stack" if u.runs else ""))
-            if u.kind == "core" else _memtile_memory_fix(u.memory, mem - lim.memory)))
+            if u.kind == "core" else _memtile_memory_fix(u.memory, mem - lim.memory)
+            + _bd_too_long(u.memory, lim.bd_len_words, target.dma_granularity)))
         room = f"{lim.memory:,} bytes"
         if u.kind == "memtile" and target.cols > 1:  # objectfifo rule 3: none had room either
             room += (", and no neighbouring memtile has room for what does not fit (mlir-aie "
@@ -186,6 +187,20 @@ def _elsewhere(target: TargetModel) -> str:
 def _largest(uses: list[Use]) -> Use:
     """The largest use, the last of equals: where a memory error is reported."""
     return max(reversed(uses), key=lambda x: x.amount)
+
+
+def _bd_too_long(uses: list[Use], most: int, word: int) -> str:
+    """What to add to a memory fix when the largest buffer is longer than one BD moves (``most``
+    words of ``word`` bytes): fewer buffers alone then meet the BD-length check next (an
+    MLIR-AIR user's tester: depth=1 led straight to it)."""
+    big = _largest(uses) if uses else None
+    if big is None or not big.buffers:
+        return ""
+    size = big.buffers[0][1]
+    if -(-size // word) <= most:
+        return ""
+    return (f"; each '{big.fifo or big.label}' buffer ({size:,} bytes) is also more than one "
+            f"buffer descriptor moves ({most * word:,} bytes), so its elements must shrink too")
 
 
 def _memtile_memory_fix(uses: list[Use], excess: int) -> str:
