@@ -54,10 +54,8 @@ from aiedsl.toolchain.compile import Compiled, Progress, compile_build
 from aiedsl.toolchain.discover import Tools, find_lowering_tools, find_tools
 
 if TYPE_CHECKING:
-    from aiedsl.emit import Generated
     from aiedsl.sim import Watch
     from aiedsl.sim.hang_run import HangRun
-    from aiedsl.toolchain.discover import Tool
     from aiedsl.toolchain.lower import Lowering
 
 
@@ -309,7 +307,8 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
     >>> with aiedsl.api.building("designs/passthrough.py") as art:  # doctest: +SKIP
     ...     art.compile()
     """
-    from aiedsl.emit import Generated, generate, holds_only_a_build, writing
+    from aiedsl.build_lowering import lower_build
+    from aiedsl.emit import Generated, built_from, generate, holds_only_a_build, writing
     from aiedsl.builddir.refuse import check_output_dir
     from aiedsl.toolchain.lower import settle
 
@@ -327,12 +326,12 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
         if aie_opt.path is not None and aie_translate.path is not None:
             # refuse before running any tool
             check_output_dir(out, handle.name, holds_only_a_build)
-            gen, lowering, respelled = _lowered(gen, out, aie_opt, aie_translate,
-                                                auto=asked == AUTO)
+            gen, lowering, respelled = lower_build(gen, out, aie_opt, aie_translate,
+                                                   auto=asked == AUTO)
             if respelled:
                 syntax = NEWER
             gen = Generated(gen.design, gen.usage, {**gen.files, **lowering.files}, gen.hang)
-    before = _built_from(out)
+    before = built_from(out)
     with writing(gen, out) as path:
         settle(path, lowering)
         if lowering is not None and lowering.error is not None:
@@ -346,65 +345,6 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
             yield art
         finally:
             art._building = False
-
-
-def _built_from(out: Path) -> str:
-    """The design file (as its ``design.json`` names it) of the build ``out`` holds, "" when
-    it holds none that says."""
-    import json
-
-    try:
-        loc = json.loads((out / "design.json").read_text()).get("loc", {})
-    except (OSError, ValueError, AttributeError):
-        return ""
-    name = loc.get("file") if isinstance(loc, dict) else None
-    return name if isinstance(name, str) else ""
-
-
-def _lowered(gen: Generated, out: Path, aie_opt: Tool, aie_translate: Tool, *, auto: bool
-             ) -> tuple[Generated, Lowering, str]:
-    """``gen`` lowered by mlir-aie's passes: the build (perhaps respelled), its
-    :class:`~aiedsl.toolchain.lower.Lowering`, and why it was respelled ("" when it was not).
-
-    With ``auto``, a lowering that fails at its first step (aie-opt reading ``aie.mlir``) with
-    an error a spelling could cause (:func:`~aiedsl.toolchain.mlir_syntax.may_be_spelling`) is
-    tried again on ``aie.mlir`` in :data:`~aiedsl.codegen.syntax.NEWER`'s spelling, kept when
-    the whole lowering then succeeds: that mlir-aie reads the newer spelling, so the failure
-    was the older one's. When the second fails too, the first failure is raised, saying so
-    (and no longer offering the newer spelling)."""
-    from aiedsl.emit import respelled
-    from aiedsl.toolchain.lower import failed_reading, lower_design
-    from aiedsl.toolchain.mlir_syntax import CHANGED, first_error, may_be_spelling, named_ops
-
-    def lowered(g: Generated) -> Lowering:
-        return lower_design(g.design, g.files, out, aie_opt, aie_translate, usage=g.usage,
-                            hang=g.hang.line() if g.hang is not None else "")
-
-    lowering = lowered(gen)
-    text = gen.files["aie.mlir"]
-    said = "\n".join(lowering.logs.values())
-    if not (auto and failed_reading(lowering) and may_be_spelling(said)
-            and any(op in text for op in CHANGED)):
-        return gen, lowering, ""
-    newer = respelled(gen, NEWER)
-    again = lowered(newer)
-    if again.ok:
-        lines = text.splitlines()
-        ops = named_ops(said, lambda name, n: lines[n - 1] if name == "aie.mlir" and
-                        0 < n <= len(lines) else "", any_error=True)
-        return newer, again, (
-            f"{aie_opt.version or 'the aie-opt found'} refused aie.mlir in mlir-aie "
-            f"{DEFAULT}'s spelling" + (f" (its {', '.join(ops)})" if ops else "")
-            + f": {first_error(said)}")
-    error = lowering.error
-    assert error is not None
-    error.notes.append(
-        f"aiedsl then wrote aie.mlir in mlir-aie {NEWER}'s spelling (--mlir-syntax {AUTO}), "
-        f"which this mlir-aie refused too: {first_error(chr(10).join(again.logs.values()))}")
-    if error.hint and error.fix:
-        error.fix = error.fix.replace(error.hint, "")
-    error.args = (error.render(),)
-    return gen, lowering, ""
 
 
 def _refuse_empty_output(output: object) -> None:

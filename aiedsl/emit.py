@@ -136,6 +136,17 @@ def writing(gen: Generated, out_dir: str | Path) -> Iterator[Path]:
         yield path
 
 
+def built_from(out: Path) -> str:
+    """The design file (as its ``design.json`` names it) of the build ``out`` holds, "" when
+    it holds none that says."""
+    try:
+        loc = json.loads((out / "design.json").read_text()).get("loc", {})
+    except (OSError, ValueError, AttributeError):
+        return ""
+    name = loc.get("file") if isinstance(loc, dict) else None
+    return name if isinstance(name, str) else ""
+
+
 def holds_only_a_build(folder: Path) -> bool:
     """Does ``folder`` hold nothing but what aiedsl writes into a build directory: the files of
     :func:`generate` (:data:`GENERATED`, ``kernels/<name>.cc``), the lowering's (its texts,

@@ -292,12 +292,19 @@ def _next_step(d: Design, core: str, point: int, top: int) -> tuple[str, int] | 
     for b in d.barriers:
         if b.name not in waits:
             continue
-        held = {b.init} | {op.value for op in d.runtime[:point]
-                           if isinstance(op, SetBarrier) and op.barrier == b.name}
-        fresh = next((v for v in range(1, top + 1) if v not in held), None)
+        sets = [op for op in d.runtime[:point]
+                if isinstance(op, SetBarrier) and op.barrier == b.name]
+        fresh = _unheld(b.init, sets, top)
         if fresh is not None:
             return b.name, fresh
     return None
+
+
+def _unheld(init: int, sets: list[SetBarrier], top: int) -> int | None:
+    """The least value from 1 to ``top`` a barrier starting at ``init`` has not held after
+    ``sets``; None when it has held them all."""
+    held = {init} | {op.value for op in sets}
+    return next((v for v in range(1, top + 1) if v not in held), None)
 
 
 def _passed_before_reset(d: Design, core: str, point: int, top: int
@@ -317,8 +324,7 @@ def _passed_before_reset(d: Design, core: str, point: int, top: int
         if len(sets) < 2:
             continue
         reset = sets[-1]
-        held = {b.init} | {op.value for op in sets}
-        fresh = next((v for v in range(1, top + 1) if v not in held), None)
+        fresh = _unheld(b.init, sets, top)
         for w in waits:
             gave = next((op for op in reversed(sets[:-1]) if op.value == w.value), None)
             if (w.barrier == b.name and gave is not None and w.value != reset.value
@@ -336,13 +342,12 @@ def _same_value_again(d: Design, core: str, point: int, top: int
     for b in d.barriers:
         if core not in b.cores:
             continue
-        before = [op.value for op in d.runtime[:point]
+        before = [op for op in d.runtime[:point]
                   if isinstance(op, SetBarrier) and op.barrier == b.name]
-        held = {b.init} | set(before)
-        now = before[-1] if before else b.init  # what the lock holds at the write
+        now = before[-1].value if before else b.init  # what the lock holds at the write
         again = next((op for op in d.runtime[point:]
                       if isinstance(op, SetBarrier) and op.barrier == b.name), None)
-        fresh = next((v for v in range(1, top + 1) if v not in held), None)
+        fresh = _unheld(b.init, before, top)
         if again is not None and again.value == now and fresh is not None:
             return again, fresh
     return None

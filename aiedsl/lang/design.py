@@ -23,12 +23,12 @@ from aiedsl.errors import DesignError, counted
 from aiedsl.flags import check_flag
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
-from aiedsl.ir.runtime import Transfer
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.callables import check_callable, check_returning, check_traced
 from aiedsl.lang.context import _DESIGN, active
 from aiedsl.lang.load import load_context
 from aiedsl.lang.names import check_tensor_name, decorated_name
+from aiedsl.lang.reference_params import check_reference_names, check_unfilled_parameters
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.lang.to_ir import to_ir
 from aiedsl.lang.trace import DesignTrace
@@ -37,76 +37,6 @@ from aiedsl.targets import DEFAULT_DEVICE, known_target
 from aiedsl.text import whole_ints
 from aiedsl.user_errors import raised_by_user, user_exception
 from aiedsl.values import shown
-
-
-def _check_reference_names(fn: Callable[..., Any], inputs: list[str], tensors: set[str],
-                           what: str, loc: Loc) -> None:
-    """A reference parameter named after a host tensor gets that tensor.
-
-    The reference is handed the filled tensors by position; a parameter that names another
-    tensor (one the runtime never fills, or a filled one at another position) would silently
-    compute on the wrong array, and the simulated run could agree with it (``rt.fill(a, C)``
-    where ``A`` was meant: the reference ``def ref(A)`` got C's array and said PASS).
-    """
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):  # a builtin without a signature: nothing is named
-        return
-    positional = [p.name for p in params
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    for i, (name, given) in enumerate(zip(positional, inputs)):
-        if name in tensors and name != given:
-            where = (f"'{name}' is argument {inputs.index(name)}" if name in inputs
-                     else f"the runtime never fills '{name}'")
-            fix = (f"take them in argument order: {getattr(fn, '__name__', 'reference')}"
-                   f"({', '.join(inputs)})" if name in inputs else
-                   f"fill '{name}' where the runtime should (rt.fill(fifo, {name})), or name "
-                   "the parameter after the tensor it gets")
-            raise DesignError(
-                "reference", f"{what} names argument {i} '{name}', but is handed '{given}' "
-                f"there ({where})", loc=function_loc(fn) or loc,
-                limit=f"the tensors the runtime fills, in argument order: {', '.join(inputs)}",
-                found=f"{getattr(fn, '__name__', 'reference')}({', '.join(positional)})",
-                fix=fix)
-
-
-
-def _check_unfilled_parameters(fn: Callable[..., Any], inputs: list[str], d: Design, what: str,
-                               loc: Loc) -> None:
-    """A reference parameter past the filled tensors that names a host tensor the runtime
-    never moves: the runtime left that input out (``rt.fill(fb, a)`` where ``b`` was meant),
-    which is the mistake, not the reference's arguments (a newcomer's tester: the fix said to
-    drop ``b`` from the reference)."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return
-    positional = [p.name for p in params
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    moved = {t.tensor for t in d.runtime if isinstance(t, Transfer)}
-    host = {t.name: t for t in d.tensors}
-    missing = [n for n in positional[len(inputs):] if n in host and n not in moved]
-    if not missing:
-        return
-    fills: dict[str, list[Transfer]] = {}
-    for t in d.runtime:
-        if isinstance(t, Transfer) and t.op == "fill":
-            fills.setdefault(t.tensor, []).append(t)
-    # a tensor filled into several fifos may be one that should have been the missing one
-    twice = [(n, ts) for n, ts in fills.items() if len({t.fifo for t in ts}) > 1]
-    name = missing[0]
-    hint = "".join(
-        f"; '{n}' fills {' and '.join(repr(t.fifo) for t in ts)} (lines "
-        f"{', '.join(str(t.loc.line) for t in ts)}): is one of them to be filled from '{name}'?"
-        for n, ts in twice[:1])
-    raise DesignError(
-        "reference", f"{what} takes '{name}', a host tensor the runtime never fills: it is "
-        f"handed the tensors the runtime fills ({', '.join(inputs) or 'none'})",
-        loc=function_loc(fn) or loc,
-        related=[(f"host tensor '{name}'", host[name].loc)],
-        limit=f"the tensors the runtime fills, in argument order: {', '.join(inputs) or 'none'}",
-        found=f"{getattr(fn, '__name__', 'reference')}({', '.join(positional)})",
-        fix=f"fill '{name}' in the runtime sequence (rt.fill(<fifo>, {name})){hint}")
 
 
 def _first_nonfinite(arr: np.ndarray) -> tuple[tuple[int, ...], int] | None:
@@ -212,9 +142,9 @@ class DesignHandle:
                     "several)")
         check_returning(fn, f"the reference of '{self.name}'", loc)
         what = f"the reference of '{self.name}'"
-        _check_unfilled_parameters(fn, self.inputs, self.ir, what, loc)
+        check_unfilled_parameters(fn, self.inputs, self.ir, what, loc)
         check_callable(fn, len(self.inputs), what, loc)
-        _check_reference_names(fn, self.inputs, {t.name for t in self.ir.tensors}, what, loc)
+        check_reference_names(fn, self.inputs, {t.name for t in self.ir.tensors}, what, loc)
         self.reference_fn, self.nonfinite = fn, nonfinite
 
     def expected(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
