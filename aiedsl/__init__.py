@@ -43,10 +43,22 @@ _WHERE = {
     "simulate": "aiedsl.sim",
     "load_design": "aiedsl.loader",
     "load_json": "aiedsl.design_json",
-    **dict.fromkeys((
-        "Buffer", "Channel", "DesignHandle", "ObjectFifo", "Tensor", "barrier", "channel",
-        "coretile", "define", "design", "fifo", "gemm_runtime", "herd", "join", "local", "loop",
-        "memtile", "refuse", "rtp", "runtime", "shim", "tiles"), "aiedsl.lang"),
+    # Each front-end name from the module that defines it: aiedsl.lang re-exports nothing, so
+    # that ``aiedsl.lang.fifo`` stays the module and never becomes the function of that name.
+    "Buffer": "aiedsl.lang.buffer",
+    **dict.fromkeys(("Channel", "channel"), "aiedsl.lang.channel"),
+    **dict.fromkeys(("define", "refuse"), "aiedsl.lang.context"),
+    "herd": "aiedsl.lang.core",
+    "loop": "aiedsl.lang.loops",
+    **dict.fromkeys(("DesignHandle", "design"), "aiedsl.lang.design"),
+    **dict.fromkeys(("ObjectFifo", "fifo", "join"), "aiedsl.lang.fifo"),
+    "gemm_runtime": "aiedsl.lang.gemm",
+    "local": "aiedsl.lang.local",
+    **dict.fromkeys(("coretile", "memtile", "shim"), "aiedsl.lang.placement"),
+    **dict.fromkeys(("barrier", "rtp"), "aiedsl.lang.rtp"),
+    "runtime": "aiedsl.lang.runtime",
+    "tiles": "aiedsl.lang.tiles",
+    "Tensor": "aiedsl.lang.tensor",
     **dict.fromkeys(("Artifacts", "RunResult", "build"), "aiedsl.api"),
 }
 
@@ -60,13 +72,22 @@ __all__ = [
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from aiedsl.api import Artifacts, RunResult, build
-    from aiedsl.dtypes import bf16, f32, i8, i16, i32, u8
+    from aiedsl.dtypes import bf16, f32, i8, i16, i32, u8, u16, u32
     from aiedsl.errors import DesignError, ToolchainError
-    from aiedsl.lang import (
-        Buffer, Channel, DesignHandle, ObjectFifo, Tensor, barrier, channel, coretile, define,
-        design, fifo, gemm_runtime, herd, join, local, loop, memtile, refuse, rtp, runtime, shim,
-        tiles,
-    )
+    from aiedsl.lang.buffer import Buffer
+    from aiedsl.lang.channel import Channel, channel
+    from aiedsl.lang.context import define, refuse
+    from aiedsl.lang.core import herd
+    from aiedsl.lang.design import DesignHandle, design
+    from aiedsl.lang.fifo import ObjectFifo, fifo, join
+    from aiedsl.lang.gemm import gemm_runtime
+    from aiedsl.lang.local import local
+    from aiedsl.lang.loops import loop
+    from aiedsl.lang.placement import coretile, memtile, shim
+    from aiedsl.lang.rtp import barrier, rtp
+    from aiedsl.lang.runtime import runtime
+    from aiedsl.lang.tensor import Tensor
+    from aiedsl.lang.tiles import tiles
     from aiedsl.design_json import load_json
     from aiedsl.loader import load_design
     from aiedsl.sim import simulate

@@ -518,3 +518,17 @@ def test_a_kernel_prints_its_call_and_the_package_lists_its_public_names() -> No
         "<kernel add_i32_256(a: in 256xi32, b: in 256xi32, c: out 256xi32), C++ "
         "eltwise_add_i32<256> in eltwise.cc.j2>")
     assert dir(aiedsl) == sorted(aiedsl.__all__)
+
+
+def test_every_public_name_loads_and_front_end_modules_keep_their_names() -> None:
+    """``import aiedsl.lang.fifo`` gave the function ``fifo``: the package re-exported each
+    construct over the module of the same name."""
+    import importlib
+    import types
+
+    for name in aiedsl.__all__:
+        assert getattr(aiedsl, name) is not None, name
+    for module in ("fifo", "channel", "design", "local", "rtp", "runtime", "tiles"):
+        loaded = importlib.import_module(f"aiedsl.lang.{module}")
+        assert isinstance(loaded, types.ModuleType), module
+        assert isinstance(getattr(aiedsl.lang, module), types.ModuleType), module
