@@ -1,5 +1,5 @@
 """The one way back from ``design.json``: :func:`load_json` reads it, has pydantic check its
-shape (every field there, of its type) and :func:`~aiedsl.validate_ir.validate` its rules.
+shape (every field there, of its type) and :func:`~aiedsl.validate.validate` its rules.
 
 What pydantic refuses is worded here as the rules' refusals are: a DesignError of rule
 ``design IR`` naming where the IR came from, the field by its path as the JSON spells it
@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from aiedsl.errors import DesignError, display_path
 from aiedsl.ir.design import IR_VERSION, Design
 from aiedsl.ir.loc import Loc, with_locs
-from aiedsl.validate_ir import _REBUILD, RULE, _shown, _version_error, validate
+from aiedsl.validate import _REBUILD, RULE, _shown, _version_error, validate
 
 
 def load_json(source: str | Path, *, home: str | Path | None = None) -> Design:

@@ -1,5 +1,5 @@
 """The way back from ``design.json``: :func:`aiedsl.load_json` reads it and holds it to the
-rules the front end keeps (:func:`aiedsl.validate_ir.validate`), which ``check_design`` and
+rules the front end keeps (:func:`aiedsl.validate.validate`), which ``check_design`` and
 ``simulate(placed=...)`` apply to any IR they are given. A tester's edits of a design.json
 (edit.py): each was accepted by pydantic, then died in a check with a raw KeyError, passed, or
 simulated as passed. Their messages word for word."""

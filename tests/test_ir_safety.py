@@ -317,7 +317,7 @@ def test_every_library_reference_is_one_aiedsl_imports() -> None:
 def test_non_json_numbers_and_deep_nesting_are_refused(texts: dict[str, Any]) -> None:
     """NaN and Infinity are no JSON (design.json wrote a NaN define as null, which did not read
     back); an IR made in Python with one is refused by validation."""
-    from aiedsl.validate_ir import validate
+    from aiedsl.validate import validate
 
     d = json.loads(texts["passthrough"])
     ir = Design.model_validate(d).model_copy(update={"defines": {"N": float("inf")}})

@@ -49,7 +49,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.program import stopping_core
 from aiedsl.ir.sequence import retirements
 from aiedsl.kernels.arch import check_kernel_arch
-from aiedsl.validate_ir import validate
+from aiedsl.validate import validate
 from aiedsl.place import allocate, place, route
 from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.place.cuts import worst
@@ -65,7 +65,7 @@ Table = dict[tuple[int, int], TileUsage]
 def check_design(d: Design) -> tuple[Design, Table]:
     """Run every check; return the placed, allocated and routed design and its resource table.
 
-    The IR is validated first (:func:`~aiedsl.validate_ir.validate`): one made other than by
+    The IR is validated first (:func:`~aiedsl.validate.validate`): one made other than by
     tracing (read from JSON, edited) may name what it does not declare, which the checks
     would look up and fail on with a KeyError."""
     with older_objects_frozen():

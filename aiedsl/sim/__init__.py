@@ -24,7 +24,7 @@ from aiedsl.frozen_gc import older_objects_frozen
 from aiedsl.output_checks import compare_outputs
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import stopping_core
-from aiedsl.validate_ir import validate
+from aiedsl.validate import validate
 from aiedsl.lang.design import DesignHandle
 from aiedsl.sim.compare import OutputCheck, check_inputs, make_inputs
 from aiedsl.sim.explain import Deadlock
@@ -124,7 +124,7 @@ def _unwatched(stage: str, m: Machine) -> None:
 
 def _check_placed(handle: DesignHandle, placed: Design) -> None:
     """``placed``, given to :func:`simulate` as ``handle``'s design checked and placed, is a
-    valid placed IR (:func:`~aiedsl.validate_ir.validate`) of ``handle``'s tensors: the checks
+    valid placed IR (:func:`~aiedsl.validate.validate`) of ``handle``'s tensors: the checks
     are not run again (the caller ran them, as a build does), and an IR read back or edited
     ran unchecked (a loop of count 0 simulated as passed) or ended in a KeyError."""
     validate(placed, "simulate(placed=...)", placed=True)

@@ -1,4 +1,4 @@
-"""The walk of :func:`~aiedsl.validate_ir.validate` over every node of a design IR: the rules
+"""The walk of :func:`~aiedsl.validate.validate` over every node of a design IR: the rules
 that hold wherever a location, a tensor type or a dtype appears, whichever model holds it.
 
 Its own module because it is the one check that goes by the pydantic models' fields rather
@@ -15,7 +15,7 @@ from aiedsl.ir.core_ops import RtpArg, ScalarArg
 from aiedsl.ir.kernel import KernelArg
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
-from aiedsl.validate_ir_fields import _REBUILD, Validator
+from aiedsl.validate.fields import _REBUILD, Validator
 
 MAX_LINE = 2 ** 32 - 1
 """Largest line a location may give: ``aie.mlir`` writes each as a ``loc("file":line:col)``,

@@ -1,4 +1,4 @@
-"""The checks of :func:`~aiedsl.validate_ir.validate` on a design IR's programs: each core's
+"""The checks of :func:`~aiedsl.validate.validate` on a design IR's programs: each core's
 (its acquires' result names, its ops, its kernel calls' arguments) and the runtime sequence's.
 
 An op names a fifo, a kernel, a barrier, an rtp or an acquire's result and gives counts and
@@ -14,7 +14,7 @@ from aiedsl.ir.core_ops import (
     MAX_LOOP_COUNT, Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release, RtpArg,
 )
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer, Wait
-from aiedsl.validate_ir_fields import _REBUILD, Validator
+from aiedsl.validate.fields import _REBUILD, Validator
 
 
 def check_results(v: Validator, path: str, ops: tuple[Op, ...], seen: dict[str, Acquire]

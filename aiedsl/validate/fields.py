@@ -1,9 +1,9 @@
-"""What every check of :func:`~aiedsl.validate_ir.validate` shares: :class:`Validator`, one
+"""What every check of :func:`~aiedsl.validate.validate` shares: :class:`Validator`, one
 validation's state (the design, where it came from, its device) and the checks of one field.
 
 The checks of a part of the IR (its names, its programs, its kernels...) are functions of the
-``aiedsl.validate_ir_*`` modules that take a :class:`Validator`; this module imports none of
-them, so imports run one way: from :mod:`aiedsl.validate_ir` down to here.
+modules of :mod:`aiedsl.validate` that take a :class:`Validator`; this module imports none of
+them, so imports run one way: from :mod:`aiedsl.validate` down to here.
 
 Each mistake is a DesignError of rule ``design IR`` naming where the IR came from, the field
 by its path (``cores[0].body[0].body[0].fifo``), the value found and the fix, at the design
@@ -22,7 +22,7 @@ from aiedsl.ir.types import TensorType
 from aiedsl.targets import TargetModel
 
 RULE = "design IR"
-"""The rule every error of :mod:`aiedsl.validate_ir` (and its ``validate_ir_*`` modules) and
+"""The rule every error of :mod:`aiedsl.validate` (and its modules) and
 of :mod:`aiedsl.design_json` names."""
 
 _REBUILD = "a design.json aiedsl wrote holds none: rebuild the design (aiedsl build) rather " \

@@ -1,4 +1,4 @@
-"""The checks of :func:`~aiedsl.validate_ir.validate` against the device: that aiedsl knows the
+"""The checks of :func:`~aiedsl.validate.validate` against the device: that aiedsl knows the
 design's device (every other check reads its target), and, for a placed design, that every
 core, fifo end and link is on a tile of the device of its kind.
 """
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
-from aiedsl.validate_ir_fields import _REBUILD, Validator
+from aiedsl.validate.fields import _REBUILD, Validator
 
 
 def check_device(v: Validator, d: Design) -> None:
@@ -22,7 +22,7 @@ def check_device(v: Validator, d: Design) -> None:
 
 def check_placed(v: Validator) -> None:
     """Placed: every core, fifo end and link on a tile of its kind (on ``v.target``, the
-    device's, which :func:`~aiedsl.validate_ir.validate` set)."""
+    device's, which :func:`~aiedsl.validate.validate` set)."""
     d = v.d
     if not d.placed:
         v.fail("placed", "is false: this design is not placed", False,

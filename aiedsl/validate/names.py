@@ -1,4 +1,4 @@
-"""The checks of :func:`~aiedsl.validate_ir.validate` on what ties a design IR's parts
+"""The checks of :func:`~aiedsl.validate.validate` on what ties a design IR's parts
 together by name: each name unique and of its form, the cores named as the front end names
 them, a fifo's ends, the links between fifos and the cascades between cores.
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from aiedsl.ir.fifos import Endpoint
 from aiedsl.ir.loc import Loc
-from aiedsl.validate_ir_fields import _REBUILD, Validator
+from aiedsl.validate.fields import _REBUILD, Validator
 
 
 def check_names(v: Validator) -> None:

@@ -17,14 +17,14 @@ line of the nearest node that has one.
 This module holds :func:`validate` and the order its checks run in (of several mistakes, the
 first met is the one named), with the few checks of each part's counts and references that
 need nothing more; the rest are in sibling modules, which import
-:mod:`aiedsl.validate_ir_fields` (the shared :class:`~aiedsl.validate_ir_fields.Validator`
+:mod:`aiedsl.validate.fields` (the shared :class:`~aiedsl.validate.fields.Validator`
 and the checks of one field) and not each other:
 
-- :mod:`aiedsl.validate_ir_walk`: every location, tensor type and dtype, wherever it is;
-- :mod:`aiedsl.validate_ir_names`: names, a fifo's ends, links and cascades;
-- :mod:`aiedsl.validate_ir_programs`: the cores' programs and the runtime sequence;
-- :mod:`aiedsl.validate_ir_kernels`: the kernels and the design's defines;
-- :mod:`aiedsl.validate_ir_device`: the device, and a placed design's tiles.
+- :mod:`aiedsl.validate.walk`: every location, tensor type and dtype, wherever it is;
+- :mod:`aiedsl.validate.names`: names, a fifo's ends, links and cascades;
+- :mod:`aiedsl.validate.programs`: the cores' programs and the runtime sequence;
+- :mod:`aiedsl.validate.kernels`: the kernels and the design's defines;
+- :mod:`aiedsl.validate.device`: the device, and a placed design's tiles.
 """
 from __future__ import annotations
 
@@ -34,16 +34,16 @@ from typing import NoReturn
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import IR_VERSION, Design
 from aiedsl.ir.loc import Loc
-from aiedsl.validate_ir_device import check_device, check_placed
-from aiedsl.validate_ir_fields import _REBUILD, RULE, Validator
+from aiedsl.validate.device import check_device, check_placed
+from aiedsl.validate.fields import _REBUILD, RULE, Validator
 # re-exported: aiedsl.design_json imports _shown from here (with RULE and _REBUILD), and
 # MAX_LINE is one of this module's public names
-from aiedsl.validate_ir_fields import _shown as _shown
-from aiedsl.validate_ir_kernels import check_design_defines, check_kernel
-from aiedsl.validate_ir_names import check_cascades, check_endpoint, check_links, check_names
-from aiedsl.validate_ir_programs import check_ops, check_results, check_runtime
-from aiedsl.validate_ir_walk import MAX_LINE as MAX_LINE
-from aiedsl.validate_ir_walk import walk_design
+from aiedsl.validate.fields import _shown as _shown
+from aiedsl.validate.kernels import check_design_defines, check_kernel
+from aiedsl.validate.names import check_cascades, check_endpoint, check_links, check_names
+from aiedsl.validate.programs import check_ops, check_results, check_runtime
+from aiedsl.validate.walk import MAX_LINE as MAX_LINE
+from aiedsl.validate.walk import walk_design
 
 
 def validate(d: Design, source: str = "the design IR", *, placed: bool = False) -> Design:

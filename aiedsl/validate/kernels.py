@@ -1,8 +1,8 @@
-"""The checks of :func:`~aiedsl.validate_ir.validate` on what a design IR hands the kernel
+"""The checks of :func:`~aiedsl.validate.validate` on what a design IR hands the kernel
 compiler: each kernel as ``declare`` takes one, and the design's ``define(...)`` values.
 
 These run the front end's own checks (:mod:`aiedsl.lang.names`,
-:mod:`aiedsl.kernels.declare_checks`) through :meth:`~aiedsl.validate_ir_fields.Validator.
+:mod:`aiedsl.kernels.declare_checks`) through :meth:`~aiedsl.validate.fields.Validator.
 front`, so a design.json may hold no kernel a design file could not declare.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-from aiedsl.validate_ir_fields import _REBUILD, Validator, key_path
+from aiedsl.validate.fields import _REBUILD, Validator, key_path
 
 _REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z0-9_.<>]+\Z")
 """A reference as the front end writes it, ``module:qualname`` (``helpers:ref``,
