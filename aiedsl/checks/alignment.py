@@ -21,15 +21,11 @@ from aiedsl.ir.physical import BufferAlloc
 from aiedsl.place.alloc import local_buffer_name
 from aiedsl.targets import TargetModel
 
-SMALLEST_VECTOR = 16
-"""Bytes of the narrowest vector access (128 bits): a buffer smaller than that is read by
-scalar loads alone, which need only their element's alignment."""
-
-
 def check_alignment(d: Design, target: TargetModel) -> None:
     """Raise a DesignError for the first buffer a kernel is given (a fifo's buffer at a core's
-    end, a core-local buffer) that does not start on the alignment its size allows: 32 bytes,
-    16 for one of 16 to 31 bytes (a 128-bit vector), its element's size for a smaller one; and
+    end, a core-local buffer) that does not start on the alignment its size allows: 32 bytes
+    (:attr:`~aiedsl.targets.TargetModel.core_buffer_align`), 16 for one of 16 to 31 bytes (a
+    128-bit vector: ``core_narrow_vector_bytes``), its element's size for a smaller one; and
     for a runtime parameter, its element's size."""
     if d.physical is None:
         return
@@ -38,8 +34,9 @@ def check_alignment(d: Design, target: TargetModel) -> None:
         element = _element_bytes(d, b) if target.kind_of(b.tile) == "core" else None
         if element is None:
             continue
-        need = element if _is_rtp(d, b) or b.nbytes < SMALLEST_VECTOR else \
-            target.core_buffer_align if b.nbytes >= target.core_buffer_align else SMALLEST_VECTOR
+        narrow = target.core_narrow_vector_bytes
+        need = element if _is_rtp(d, b) or b.nbytes < narrow else \
+            target.core_buffer_align if b.nbytes >= target.core_buffer_align else narrow
         if b.address % need == 0:
             continue
         odd = [o for o in buffers if o.tile == b.tile and o.bank == b.bank

@@ -185,6 +185,11 @@ class TargetModel(BaseModel):
     lowering tells the compiler so at each use (``AIECoreToStandard``: ``memref.assume_alignment``
     32), so the kernels' vector loads and stores may take it (256-bit accesses on AIE2), while
     its address pass aligns nothing (``AIEAssignBuffers``: "Fixme: alignment")."""
+    core_narrow_vector_bytes: int = 16
+    """Bytes of a core's narrowest vector access (128 bits, AIE2's ``v16int8``/``v8bfloat16``
+    loads): a buffer of fewer bytes is read by scalar loads alone, which need only their
+    element's alignment, and one of at least this many but fewer than
+    :attr:`core_buffer_align` needs this alignment."""
     dma_granularity: int = 4
     """Bytes: the innermost run of every DMA transfer is a multiple of this, the step of the
     address generators (mlir-aie ``getAddressGenGranularity``: 32 bits on AIE2): a BD's
