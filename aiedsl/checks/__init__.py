@@ -25,6 +25,7 @@ from aiedsl.checks.barriers import check_barrier_order
 from aiedsl.checks.bd_length import check_bd_lengths
 from aiedsl.checks.calls import check_kernel_calls
 from aiedsl.checks.cycles import check_core_cycles
+from aiedsl.checks.device_offer import weigh_device_offer
 from aiedsl.checks.cascade import check_cascades
 from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
@@ -69,7 +70,11 @@ def check_design(d: Design) -> tuple[Design, Table]:
     tracing (read from JSON, edited) may name what it does not declare, which the checks
     would look up and fail on with a KeyError."""
     with older_objects_frozen():
-        return _check(d, suggest=True)
+        try:
+            return _check(d, suggest=True)
+        except DesignError as e:
+            weigh_device_offer(d, e, partial(_check, suggest=False))
+            raise
 
 
 def _check(d: Design, suggest: bool) -> tuple[Design, Table]:
