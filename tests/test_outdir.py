@@ -120,6 +120,44 @@ def test_an_ancestor_of_the_working_directory_is_refused(tmp_path: Path,
     assert entries(tmp_path) == ["here/"]
 
 
+def test_a_generated_file_edited_by_hand_makes_the_next_build_refuse_naming_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild replaced a hand-edited build.sh or aie.mlir with the generated one: the edit,
+    the user's work, was lost with no word (a newcomer's tester)."""
+    monkeypatch.chdir(tmp_path)
+    out = write(_gen(), "p")
+    write(_gen(), "p")  # unchanged: rebuilt as before
+    with open(out / "build.sh", "a") as f:
+        f.write("# my change\n")
+    before = _tree(out)
+    with pytest.raises(DesignError) as e:
+        write(_gen(8192), "p")
+    assert str(e.value) == (
+        "error [output directory]: p holds 1 file aiedsl wrote that was edited since, and a "
+        "build replaces the whole directory: the edit would be lost\n"
+        "  found: build.sh\n"
+        "  fix: copy it out of p to keep the edit, then delete it there (the build writes it "
+        "again), or build into another directory with -o")
+    assert _tree(out) == before
+    assert os.listdir(tmp_path) == ["p"]
+    (out / "build.sh").unlink()  # as the fix says: the build then writes it again
+    write(_gen(8192), "p")
+    _assert_whole(out, _build_of(_gen(8192)))
+
+
+def test_a_file_a_command_rewrites_in_a_build_is_not_taken_for_an_edit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """map.svg is the build's, and ``aiedsl map -o`` writes it again: its digest goes with it,
+    so the next build does not refuse it."""
+    monkeypatch.chdir(tmp_path)
+    out = write(_gen(), "p")
+    assert "map.svg" in read_marker(out)["digests"]
+    main(["map", str(PASSTHROUGH), "-o", "p/map.svg"])
+    assert "map.svg" not in read_marker(out)["digests"]
+    write(_gen(8192), "p")
+    _assert_whole(out, _build_of(_gen(8192)))
+
+
 def test_a_file_dropped_into_a_build_makes_the_next_build_refuse_naming_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

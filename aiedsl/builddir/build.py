@@ -25,9 +25,11 @@ from pathlib import Path, PurePosixPath
 
 from aiedsl.builddir.lock import NEW, OLD, WORK, claim, share, warn
 from aiedsl.builddir.removal import remove_build, remove_marked
-from aiedsl.builddir.marker import entries, owned_in, read_marker, relist, write_marker
+from aiedsl.builddir.marker import (
+    digest, entries, owned_in, read_marker, relist, write_marker,
+)
 from aiedsl.builddir.refuse import (
-    OlderBuild, _refuse_foreign, _refuse_other_build, check_output_dir,
+    OlderBuild, _refuse_edited, _refuse_foreign, _refuse_other_build, check_output_dir,
 )
 from aiedsl.builddir.swap import _carried, _carry, _rename_new, _same_inputs, _swap
 from aiedsl.errors import printable
@@ -85,14 +87,16 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
                 before = entries(out) if out.is_dir() and not out.is_symlink() else []
                 # again: now no other aiedsl build can change it
                 _refuse_foreign(out, shown, locked=True, older_build=older_build)
+                _refuse_edited(out, shown)
                 carried = _carried(out, set(files)) \
                     if out.is_dir() and _same_inputs(out, files, tool_input) else []
                 new = staging / NEW
                 new.mkdir()
                 # First, what is to be written: a killed build's staged build is known for
                 # aiedsl's by its marker (lock.check_staging), whatever it got to write.
+                digests = {rel: digest(encoded(text)) for rel, text in files.items()}
                 write_marker(new, design, [*files, *_folders_of(files), *carried], staging,
-                             script_outputs)
+                             script_outputs, digests)
                 for rel, text in files.items():
                     path = new / rel
                     path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,7 +104,8 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
                 for rel in executable:
                     os.chmod(new / rel, 0o755)
                 _carry(out, new, carried)
-                write_marker(new, design, None, staging, script_outputs)  # what is there
+                write_marker(new, design, None, staging, script_outputs,  # what is there
+                             digests)
                 _swap(new, out)
                 swapped = True
                 for name in (NEW, OLD):  # the old build, now in the staging folder

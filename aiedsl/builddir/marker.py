@@ -21,9 +21,10 @@ build directory.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -203,9 +204,12 @@ def foreign(folder: Path) -> list[str]:
 
 
 def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
-                 tmp_dir: Path | None = None, script_outputs: Iterable[str] = ()) -> None:
+                 tmp_dir: Path | None = None, script_outputs: Iterable[str] = (),
+                 digests: Mapping[str, str] | None = None) -> None:
     """Write ``folder``'s marker: ``listed`` (default: everything in it now), plus itself, and
-    ``script_outputs``, what its ``build.sh`` writes (a folder, ending in ``/``, with all in it).
+    ``script_outputs``, what its ``build.sh`` writes (a folder, ending in ``/``, with all in it);
+    and ``digests``, the SHA-256 of each file the build wrote as it wrote it (of those listed),
+    by which a later build tells a file the user edited since (:func:`edited`).
 
     With ``tmp_dir`` the marker is written there first and renamed into place, so a reader
     never sees half a marker and a killed process leaves no stray file in ``folder``.
@@ -214,6 +218,9 @@ def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
     data: dict[str, Any] = {"aiedsl": __version__, "design": design, "files": files}
     if script_outputs:
         data["script_outputs"] = sorted(set(script_outputs))
+    kept = {rel: d for rel, d in sorted((digests or {}).items()) if rel in set(files)}
+    if kept:
+        data["digests"] = kept
     text = json.dumps(data, indent=2) + "\n"
     if tmp_dir is None:
         (folder / MARKER).write_text(text)
@@ -231,7 +238,39 @@ def relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
     except OSError:  # the directory went away meanwhile: nothing to list
         return
     write_marker(folder, str(marker.get("design", "")), [e for e in now if ours(e) or new(e)],
-                 tmp_dir, marker.get("script_outputs", []))
+                 tmp_dir, marker.get("script_outputs", []),
+                 {rel: d for rel, d in digests_of(marker).items() if not new(rel)})
+
+
+def digest(data: bytes) -> str:
+    """The SHA-256 of a file's bytes, as the marker's ``digests`` hold it."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def digests_of(marker: dict[str, Any] | None) -> dict[str, str]:
+    """The marker's ``digests`` (none in a marker of an aiedsl before them, or a malformed
+    one)."""
+    found = (marker or {}).get("digests")
+    if not isinstance(found, dict):
+        return {}
+    return {rel: d for rel, d in found.items() if isinstance(rel, str) and isinstance(d, str)}
+
+
+def edited(folder: Path, marker: dict[str, Any] | None) -> list[str]:
+    """The files of build directory ``folder`` that a build wrote and that no longer hold
+    what it wrote (``digests``): edited by hand since. A file gone, or made a link or a
+    folder, is not counted: the build's replacing it loses nothing of a user's."""
+    changed = []
+    for rel, want in sorted(digests_of(marker).items()):
+        path = folder / rel
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            if digest(path.read_bytes()) != want:
+                changed.append(rel)
+        except OSError:
+            continue
+    return changed
 
 
 def build_dir_of(folder: Path) -> Path | None:

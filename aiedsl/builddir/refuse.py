@@ -21,7 +21,7 @@ from pathlib import Path
 
 from aiedsl.builddir.lock import busy, check_staging, holder, staging_path
 from aiedsl.builddir.marker import (
-    MARKER, SCRIPT_LIST, _entry, entries, foreign, owned_in, read_marker,
+    MARKER, SCRIPT_LIST, _entry, edited, entries, foreign, owned_in, read_marker,
 )
 from aiedsl.errors import DesignError, counted, display_path, printable
 from aiedsl.files import command, os_errors
@@ -139,6 +139,28 @@ def _refuse_foreign(real: Path, shown: Path, locked: bool = False,
             "write, and a build replaces the whole directory",
             limit="a new or empty directory, or a build directory holding only what aiedsl "
                   "wrote", found=named, fix=fix)
+
+
+def _refuse_edited(real: Path, shown: Path) -> None:
+    """Refuse to replace build directory ``real`` while a file a build wrote there was edited
+    since (:func:`~aiedsl.builddir.marker.edited`): the rebuild would overwrite the edit, a
+    user's work, with the generated file (a hand-tuned ``aie.mlir`` or ``build.sh``)."""
+    if not real.is_dir() or real.is_symlink():
+        return
+    changed = edited(real, read_marker(real))
+    if not changed:
+        return
+    label, named = printable(shown), printable(", ".join(changed[:MAX_NAMED]))
+    if len(changed) > MAX_NAMED:
+        named += f" and {len(changed) - MAX_NAMED} more"
+    it = "it" if len(changed) == 1 else "them"
+    raise DesignError(
+        "output directory", f"{label} holds {counted(len(changed), 'file')} aiedsl wrote that "
+        f"{'was' if len(changed) == 1 else 'were'} edited since, and a build replaces the whole "
+        f"directory: the {'edit' if len(changed) == 1 else 'edits'} would be lost", found=named,
+        fix=f"copy {it} out of {label} to keep the {'edit' if len(changed) == 1 else 'edits'}"
+            f", then delete {it} there (the build writes {it} again), or build into another "
+            "directory with -o")
 
 
 def _older_build(folder: Path) -> bool:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from aiedsl.builddir.lock import OLD
 from aiedsl.builddir.marker import (
-    MARKER, _entry, entries, owned, owned_in, read_marker, relist, write_marker,
+    MARKER, _entry, digests_of, entries, owned, owned_in, read_marker, relist, write_marker,
 )
 from aiedsl.builddir.refuse import _changed_inputs, _refuse_in_the_way
 from aiedsl.files import os_errors
@@ -215,7 +215,8 @@ def install_outputs(work: Path, out_dir: str | Path, *, keep: Callable[[str], bo
                                          if rel is not None and not ours(rel)))
         listed = [e for e in entries(out) if ours(e)]
         write_marker(out, str(marker.get("design", "")), [*listed, *arriving], staging,
-                     marker.get("script_outputs", []))
+                     marker.get("script_outputs", []),
+                     {rel: d for rel, d in digests_of(marker).items() if rel not in arriving})
         for name in last:
             if ours(name):
                 (out / name).unlink(missing_ok=True)
