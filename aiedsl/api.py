@@ -248,7 +248,7 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
           device: str | None = None, name: str | None = None, output: str | Path | None = None,
           compile: bool = False, peano: str | Path | None = None,
           progress: Progress | None = None, write: bool = True, lower: bool = True,
-          mlir_syntax: str = AUTO) -> Artifacts:
+          mlir_syntax: str = AUTO, whole_run: bool = False) -> Artifacts:
     """Check, place and write ``design`` (a design file or a loaded design); optionally compile.
 
     ``defines`` set a design file's define()s as :func:`~aiedsl.loader.load_design` takes them
@@ -269,10 +269,13 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
     ``aie.mlir``: ``"2026-03"`` (upstream 1e400306), ``"2026-11"`` (acquire returning memrefs,
     SSA rtp values and lock counts: :mod:`aiedsl.codegen.syntax`), or ``"auto"`` (the
     default): ``"2026-03"``'s unless the aie-opt found refuses it and lowers ``"2026-11"``'s.
+    ``whole_run=True`` runs the build's hang check to the end of the design's run however long
+    it is (by default it stops after :data:`~aiedsl.sim.hang_run.EVENTS` engine steps, and
+    ``Artifacts.hang`` says how far it got).
     """
     _refuse_empty_output(output)
     loc = caller_loc()
-    _build_flags(loc, compile=compile, write=write, lower=lower)
+    _build_flags(loc, compile=compile, write=write, lower=lower, whole_run=whole_run)
     _check_syntax(mlir_syntax, loc)
     if compile and not write:  # it compiled nothing, unsaid (a tester)
         raise DesignError(
@@ -288,7 +291,8 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
         return Artifacts(None, handle, placed, {}, table)
     # One lock from the write to the end of the compile: a build swapped in between would
     # have its aie.mlir compiled under this one's manifest.
-    with building(handle, output=output, lower=lower, mlir_syntax=mlir_syntax) as art:
+    with building(handle, output=output, lower=lower, mlir_syntax=mlir_syntax,
+                  whole_run=whole_run) as art:
         if compile:
             art.compile(find_tools(peano=peano), progress)
     return art
@@ -298,7 +302,7 @@ def build(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None =
 def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | None = None,
              device: str | None = None, name: str | None = None,
              output: str | Path | None = None, lower: bool = True,
-             mlir_syntax: str = AUTO) -> Iterator[Artifacts]:
+             mlir_syntax: str = AUTO, whole_run: bool = False) -> Iterator[Artifacts]:
     """:func:`build` (written, not compiled), the build directory's lock held over the block:
     what the block does there (``art.compile()``, as ``aiedsl build --compile`` does) meets this
     build, never another one that replaced it meanwhile (which then says another build is
@@ -313,11 +317,11 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
     from aiedsl.toolchain.lower import settle
 
     _refuse_empty_output(output)
-    _build_flags(caller_loc(), lower=lower)
+    _build_flags(caller_loc(), lower=lower, whole_run=whole_run)
     asked = _check_syntax(mlir_syntax, caller_loc())
     handle = _load(design, defines, device, name)
     syntax: MlirSyntax = DEFAULT if asked == AUTO else asked  # type: ignore[assignment]
-    gen = generate(handle, syntax)
+    gen = generate(handle, syntax, whole_run)
     out = Path(output) if output else Path("build") / handle.name
     lowering = None
     respelled = ""
@@ -368,6 +372,8 @@ _BUILD_FLAGS = {
     "write": "give write=True to write the build directory, False to check and place only",
     "lower": "give lower=True to lower with mlir-aie's passes when aie-opt and aie-translate "
              "are found, False not to",
+    "whole_run": "give whole_run=True to run the hang check to the end of the run, False to "
+                 "stop it after its bound",
 }
 """The fix for each flag of :func:`build` and :func:`building` that is not a bool."""
 

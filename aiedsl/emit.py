@@ -69,11 +69,13 @@ def design_json(placed: Design) -> str:
     return relocated(placed, os.path.dirname(placed.loc.path)).model_dump_json(indent=2) + "\n"
 
 
-def generate(handle: DesignHandle, syntax: MlirSyntax = DEFAULT) -> Generated:
-    """Check and place ``handle``'s design, run the hang check, and render every output
-    file (``aie.mlir`` in mlir-aie ``syntax``'s spelling: :mod:`aiedsl.codegen.syntax`)."""
+def generate(handle: DesignHandle, syntax: MlirSyntax = DEFAULT,
+             whole_run: bool = False) -> Generated:
+    """Check and place ``handle``'s design, run the hang check (to the run's end with
+    ``whole_run``), and render every output file (``aie.mlir`` in mlir-aie ``syntax``'s
+    spelling: :mod:`aiedsl.codegen.syntax`)."""
     placed, table = check_design(handle.ir)
-    hang = hang_run(handle.ir, placed, handle.kernels)
+    hang = hang_run(handle.ir, placed, handle.kernels, whole=whole_run)
     recorded = relocated(placed, os.path.dirname(placed.loc.path))
     kernels = render_kernels(placed)
     target = get_target(placed.device)

@@ -100,8 +100,10 @@ def test_a_long_run_is_checked_up_to_the_steps_the_check_takes() -> None:
     assert not run.ended
     assert run.line() == (
         "hang check: no hang in the first 7,068 of the run's 33,792 kernel calls, simulated "
-        "without data (the check stops there; aiedsl sim runs the whole run)")
-    assert run.covered() == " (the hang check covered the first 7,068 of its 33,792 kernel calls)"
+        "without data (the check stops there; --whole-run, or aiedsl sim, runs the whole run: "
+        "a hang later in it is found only so)")
+    assert run.covered() == (" (the hang check covered the first 7,068 of its 33,792 kernel "
+                             "calls: --whole-run checks them all)")
 
 
 FOREVER = '''
@@ -135,10 +137,87 @@ def test_calls_that_never_wait_are_checked_up_to_the_calls_the_check_takes(
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-2:] == [
         "hang check: no hang in the first 100,000 of the run's 9,223,372,036,854,775,807 "
-        "kernel calls, simulated without data (the check stops there; aiedsl sim runs the "
-        "whole run)",
+        "kernel calls, simulated without data (the check stops there; --whole-run, or aiedsl "
+        "sim, runs the whole run: a hang later in it is found only so)",
         "forever: all checks pass on npu1_1col (the hang check covered the first 100,000 of "
-        "its 9,223,372,036,854,775,807 kernel calls)"]
+        "its 9,223,372,036,854,775,807 kernel calls: --whole-run checks them all)"]
+
+
+def test_a_whole_run_check_of_a_run_without_end_stops_at_its_calls_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import aiedsl.sim.hang_run as module
+
+    (tmp_path / "forever.py").write_text(FOREVER)
+    handle = load_design(tmp_path / "forever.py")
+    placed = check_design(handle.ir)[0]
+    monkeypatch.setattr(module, "WHOLE_CALLS", 10_000)  # 10,000,000 takes 10 s
+    run = hang_run(handle.ir, placed, handle.kernels, whole=True)
+    assert run.calls == 10_000 and not run.ended
+    assert run.line().endswith(
+        "kernel calls, simulated without data (the check stops there; the most --whole-run "
+        "simulates is 10,000)")
+    assert run.covered() == (" (the hang check covered the first 10,000 of its "
+                             "9,223,372,036,854,775,807 kernel calls)")
+
+
+LATE = '''
+from aiedsl import Tensor, define, design, fifo, herd, i32, join, loop, runtime
+from aiedsl.kernels import passthrough
+
+T = 16
+P = define("P", 19994)
+K = 6
+E = P + K
+
+
+@design(device="npu1_1col")
+def late(inp: Tensor[2 * E * T, i32], out: Tensor[2 * E * T, i32]):
+    a, b, x = fifo(Tensor[T, i32]), fifo(Tensor[T, i32]), fifo(Tensor[T, i32])
+    r0, r1 = fifo(Tensor[T, i32]), fifo(Tensor[T, i32])
+    res = join([r0, r1])
+    cp = passthrough(Tensor[T, i32])
+
+    @herd()
+    def c0():
+        for _ in loop(P):
+            with a.consume() as s, r0.produce() as d:
+                cp(s, d)
+            with b.consume() as s, x.produce() as d:
+                cp(s, d)
+        for _ in loop(K):
+            with a.consume() as s, r0.produce() as d:
+                cp(s, d)
+        for _ in loop(K):
+            with b.consume() as s, x.produce() as d:
+                cp(s, d)
+
+    @herd()
+    def c1():
+        for _ in loop(E):
+            with x.consume() as s, r1.produce() as d:
+                cp(s, d)
+
+    with runtime() as rt:
+        rt.fill(a, inp, (0, [E // 1000, 1000, T], [2000 * T, 2 * T, 1]))
+        rt.fill(b, inp, (T, [E // 1000, 1000, T], [2000 * T, 2 * T, 1]))
+        rt.drain(res, out)
+'''
+"""A hang-hunting tester's design: 19,994 balanced rounds through a join, then core 0 makes six
+parts of one side before the other, and the join's buffers fill: a hang past the bound."""
+
+
+def test_a_hang_past_the_bound_is_found_by_a_whole_run_check(tmp_path: Path) -> None:
+    (tmp_path / "late.py").write_text(LATE)
+    bounded = aiedsl("check", "late.py", cwd=tmp_path)
+    assert bounded.returncode == 0, bounded.stderr
+    assert bounded.stdout.splitlines()[-1] == (
+        "late: all checks pass on npu1_1col (the hang check covered the first 47,998 of its "
+        "60,000 kernel calls: --whole-run checks them all)")
+    whole = aiedsl("check", "late.py", "--whole-run", cwd=tmp_path)
+    assert whole.returncode == 3
+    assert whole.stderr.startswith(PREFIX + "nothing can move and the runtime sequence is not "
+                                   "done (2 core(s) blocked)\n")
+    assert "more depth: join(..., depth=3) or more (now 2)" in whole.stderr
 
 
 def test_a_run_stopped_at_its_limit_goes_on_where_it_stopped() -> None:

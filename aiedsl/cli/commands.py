@@ -61,6 +61,13 @@ MlirSyntaxOpt = typer.Option(
     "SSA values), or auto: 2026-03 unless the aie-opt found refuses it and lowers 2026-11.")
 
 
+WholeRunOpt = typer.Option(
+    False, "--whole-run",
+    help="Run the hang check to the end of the design's run, however long it is (by default a "
+    "long run is checked up to a bound, and check says how far: a hang later in it is then "
+    "found only by aiedsl sim).")
+
+
 class Target(str, Enum):
     """Where ``aiedsl run`` runs."""
 
@@ -100,6 +107,7 @@ def build(
     no_lower: bool = typer.Option(False, "--no-lower", help="Do not lower with mlir-aie's "
                                   "aie-opt and aie-translate even when they are found."),
     mlir_syntax: MlirSpelling = MlirSyntaxOpt,
+    whole_run: bool = WholeRunOpt,
 ) -> None:
     """Check DESIGN and write aie.mlir, kernels/*.cc, design.json, report.txt, map.svg, build.sh.
 
@@ -117,7 +125,7 @@ def build(
     handle = load(design, define, device, name)
     # the build directory held to the end of the compile: no other build swaps in between
     with building(handle, output=output, lower=not no_lower,
-                  mlir_syntax=mlir_syntax.value) as art:
+                  mlir_syntax=mlir_syntax.value, whole_run=whole_run) as art:
         report_build(art, start)
         if compile_:
             from aiedsl.toolchain.discover import find_tools
@@ -216,16 +224,17 @@ def check(
     define: Optional[List[str]] = DefineOpt,
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
+    whole_run: bool = WholeRunOpt,
 ) -> None:
     """Run every check on DESIGN and write nothing.
 
     The kernels the file declares that no core calls are checked too, as aiedsl kernel test
     runs them alone. The last check simulates the run without data, to find the hangs no
     other check can (a cycle of cores waiting on full fifos): the whole run, or the start of
-    a long one (it says how far it got; aiedsl sim runs it whole). Then say what is legal but
-    often a mistake, one note a line (a host tensor's bytes reinterpreted as another kind of
-    number, a fifo element filled from a block of another shape). Exit codes: 0 passed, 2
-    design error, 3 a hang.
+    a long one (it says how far it got; --whole-run, or aiedsl sim, runs it whole). Then say
+    what is legal but often a mistake, one note a line (a host tensor's bytes reinterpreted as
+    another kind of number, a fifo element filled from a block of another shape). Exit codes:
+    0 passed, 2 design error, 3 a hang.
     """
     from aiedsl.checks import check_design
     from aiedsl.checks.kernels import check_uncalled_sources
@@ -238,7 +247,7 @@ def check(
     placed, usage = check_design(handle.ir)
     check_uncalled_sources([u.kernel for u in uncalled_kernels(handle)],
                            get_target(placed.device))
-    hang = hang_run(handle.ir, placed, handle.kernels)
+    hang = hang_run(handle.ir, placed, handle.kernels, whole=whole_run)
     print_usage(placed, usage)
     say(hang.line())
     for note in design_notes(placed):

@@ -8,7 +8,8 @@ kernels compute (a core program's loops and acquires are fixed when it is traced
 simulator's engine run with kernels timed only (``compute=False``) on zero-filled host tensors
 finds every hang ``aiedsl sim`` finds, in the same words, at a fraction of its cost. Its length
 grows with the problem, so it stops after :data:`EVENTS` steps of the engine: a run longer than
-that is checked as far as it got, and the result says how far (``aiedsl sim`` runs it whole).
+that is checked as far as it got, and the result says how far (``aiedsl sim`` runs it whole, and
+so does the check given ``whole=True``: ``--whole-run``).
 
 Example
 -------
@@ -49,6 +50,11 @@ CALLS = 100_000
 in one engine step (:attr:`~aiedsl.sim.state.Machine.call_limit`), so the steps alone do not
 bound it (0.2 s here)."""
 
+WHOLE_CALLS = 10_000_000
+"""Kernel calls ``--whole-run`` simulates at most: some 40 times the 4096^3 GEMM's, a minute or
+so; what is beyond is no run a check can make whole (a core looping ``2**63 - 1`` times, as
+IRON's forever loops do, would never end), and the result says how far it got."""
+
 
 @dataclass(frozen=True)
 class HangRun:
@@ -61,36 +67,43 @@ class HangRun:
     """Kernel calls simulated."""
     total: int
     """Kernel calls of the whole run."""
+    whole: bool = False
+    """The check was asked to run the whole run (``--whole-run``): stopped short, it stopped at
+    :data:`WHOLE_CALLS`."""
 
     def line(self) -> str:
         """What ``aiedsl check`` and ``aiedsl build`` print about it (``report.txt`` too)."""
         if self.ended:
             return (f"hang check: the run ends, simulated without data ({self.total:,} kernel "
                     "calls)")
+        why = (f"the most --whole-run simulates is {WHOLE_CALLS:,}" if self.whole else
+               "--whole-run, or aiedsl sim, runs the whole run: a hang later in it is found only "
+               "so")
         return (f"hang check: no hang in the first {self.calls:,} of the run's {self.total:,} "
-                "kernel calls, simulated without data (the check stops there; aiedsl sim runs "
-                "the whole run)")
+                f"kernel calls, simulated without data (the check stops there; {why})")
 
     def covered(self) -> str:
         """What ``aiedsl check``'s last line adds: how far the hang check got, when it stopped
         short of the run's end."""
+        more = "" if self.whole else ": --whole-run checks them all"
         return "" if self.ended else (f" (the hang check covered the first {self.calls:,} of "
-                                      f"its {self.total:,} kernel calls)")
+                                      f"its {self.total:,} kernel calls{more})")
 
 
 def hang_run(design: Design, placed: Design, kernels: dict[str, Any],
-             events: int = EVENTS, calls: int = CALLS) -> HangRun:
+             events: int = EVENTS, calls: int = CALLS, whole: bool = False) -> HangRun:
     """Simulate ``placed``, design ``design`` checked and placed (whose kernels ``kernels``
     are, by symbol: a handle's), without data for at most ``events`` engine steps and
-    ``calls`` kernel calls; raise the
+    ``calls`` kernel calls (with ``whole``, to the run's end however long); raise the
     :class:`~aiedsl.sim.explain.Deadlock` (or the runtime's fault) that stops it, as ``aiedsl
     sim`` says it: with the least depth that ends it when a full fifo is the cause and every
     run at another depth ends within ``events`` steps too."""
     target = get_target(placed.device)
     m = timing_machine(placed, kernels, target)
-    m.call_limit = calls
+    steps: int | None = None if whole else events
+    m.call_limit = WHOLE_CALLS if whole else calls
     try:
-        ended = m.engine.run(limit=events)
+        ended = m.engine.run(limit=steps)
     except CallLimit:
         ended = False
     if ended:
@@ -100,13 +113,13 @@ def hang_run(design: Design, placed: Design, kernels: dict[str, Any],
             e.message = "the design's run hangs, simulated without data: " + e.message
             fifo = e.full_fifo
             if fifo is not None and not say_least_depth(e, fifo, design, kernels, target,
-                                                        events=events, calls=calls):
+                                                        events=steps, calls=m.call_limit):
                 e.fix = (f"{e.fix}; " if e.fix else "") + (
                     f"aiedsl sim runs the search for the least depth of '{fifo}' that ends it "
                     "to its end")
             e.args = (e.render(),)
             raise
-    return HangRun(ended, m.kernel_calls, calls_per_run(placed))
+    return HangRun(ended, m.kernel_calls, calls_per_run(placed), whole)
 
 
 def timing_machine(placed: Design, kernels: dict[str, Any], target: TargetModel,
