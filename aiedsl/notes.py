@@ -87,7 +87,7 @@ def design_notes(d: Design) -> list[Note]:
             if text is not None and text not in said:
                 said.add(text)
                 notes.append(Note(t.loc, text, t.op, t.tensor))
-    for note in [*narrowed_sum_notes(d), *carried_local_notes(d)]:
+    for note in [*narrowed_sum_notes(d), *carried_local_notes(d), *stale_inout_notes(d)]:
         if note.text not in said:
             said.add(note.text)
             notes.append(note)
@@ -217,6 +217,28 @@ def carried_local_notes(d: Design) -> list[Note]:
             for tensor in sorted(flow.downstream(core.name)):
                 if all(n.text != text or n.tensor != tensor for n in notes):
                     notes.append(Note(call.loc, text, "drain", tensor, always=True))
+    return notes
+
+
+def stale_inout_notes(d: Design) -> list[Note]:
+    """A note at each call of a kernel of the user's that takes "inout" an element its core
+    acquired by ``produce()`` before any call wrote it
+    (:func:`~aiedsl.checks.stale.unwritten_inout_reads`), for each output the core's results
+    reach: ``check`` refuses such a read by aiedsl's own kernels (``stale read``), whose
+    "inout" is added into, but a kernel of the user's may write it before reading it. Said
+    under a FAIL of such an output (a kernel reading stale data fails the comparison with no
+    other hint), and by ``check``."""
+    from aiedsl.checks.stale import unwritten_inout_reads
+    from aiedsl.ir.dataflow import Dataflow
+
+    found = unwritten_inout_reads(d)
+    flow = Dataflow(d) if found else None
+    notes: list[Note] = []
+    for core, call, text in found:
+        assert flow is not None
+        for tensor in sorted(flow.downstream(core.name)):
+            if all(n.text != text or n.tensor != tensor for n in notes):
+                notes.append(Note(call.loc, text, "drain", tensor))
     return notes
 
 

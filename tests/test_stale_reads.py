@@ -301,6 +301,28 @@ def test_a_users_inout_is_not_judged(design_file: DesignFile) -> None:
                                                             ""))).ir)
 
 
+def test_a_users_inout_read_before_any_write_is_noted_under_its_fail(
+        design_file: DesignFile) -> None:
+    """Not refused (above), but said: a kernel tuner's in-place kernel took a just-produced
+    element "inout", read stale data, and the simulator's FAIL gave no hint why."""
+    from aiedsl.notes import design_notes
+
+    design_file(ACC_CC, "acc.cc")
+    handle = load_design(design_file(ACCUMULATE.replace("                z(total)\n", "")))
+    text = ("'acc_i32_16' takes the element of 'b' acquired by produce() at line 19 as argument "
+            "1 ('c', \"inout\") before any call wrote it: until a call does, it holds whatever "
+            "its DMA last sent from it (an earlier element, or an earlier run's), so if the "
+            "kernel reads 'c' before writing it, it computes from stale data; write it first "
+            "with a call that takes it \"out\", or, if the kernel writes 'c' before reading "
+            "it, declare it \"out\"")
+    assert [n.line() for n in design_notes(handle.ir)] == [f"d.py:22: note: {text}"]
+    result = simulate(handle)
+    assert not result.passed  # the poisoned first element, and the second run's sums
+    assert f"d.py:22: {text}" in result.checks[0].hints
+    zeroed = load_design(design_file(ACCUMULATE))
+    assert design_notes(zeroed.ir) == []
+
+
 def test_the_gemm_without_its_zero_is_refused(in_root: Path, tmp_path: Path) -> None:
     """designs/gemm_bf16.py without ``zero_c(acc)``: the matmul adds into a stale C tile
     (tests/test_sim.py shows the simulator's NaNs when the check is skipped)."""

@@ -55,6 +55,18 @@ def check_stale_reads(d: Design) -> None:
         _walk(d, core, core.body, {}, {}, set(), count(), False)
 
 
+def unwritten_inout_reads(d: Design) -> list[tuple[Core, Call, str]]:
+    """Each call of a kernel of the user's taking "inout" an element its core acquired by
+    ``produce()`` before any call wrote it, walked as :func:`check_stale_reads` walks: the call
+    reads stale data unless the kernel writes before it reads, which ``check`` cannot see (not
+    judged there; :func:`aiedsl.notes.stale_inout_notes` says it). Each with its core and the
+    note's text. Raises nothing, whatever the design."""
+    found: list[tuple[Core, Call, str]] = []
+    for core in d.cores:
+        _walk(d, core, core.body, {}, {}, set(), count(), False, found)
+    return found
+
+
 def check_unwritten_releases(d: Design) -> None:
     """An element acquired by ``produce()`` is released only after a call wrote it
     (``"out"``, ``"inout"``), in program order, walked as :func:`check_stale_reads` walks.
@@ -65,7 +77,8 @@ def check_unwritten_releases(d: Design) -> None:
 
 
 def _walk(d: Design, core: Core, ops: tuple[Op, ...], held: Window, views: dict[str, View],
-          written: set[int], ids: count, releases: bool) -> None:
+          written: set[int], ids: count, releases: bool,
+          soft: list[tuple[Core, Call, str]] | None = None) -> None:
     for op in ops:
         if isinstance(op, Acquire):
             if op.port != "produce":
@@ -76,18 +89,18 @@ def _walk(d: Design, core: Core, ops: tuple[Op, ...], held: Window, views: dict[
         elif isinstance(op, Release):
             if op.port == "produce":
                 window = held.get(op.fifo, [])
-                if releases:
+                if releases and soft is None:
                     _released(core, op, window[:op.count], views, written)
                 del window[:op.count]
         elif isinstance(op, Call):
-            _call(d, core, op, views, written, not releases)
+            _call(d, core, op, views, written, not releases, soft)
         elif isinstance(op, Loop):
             for _ in range(min(op.count, 2)):
-                _walk(d, core, op.body, held, views, written, ids, releases)
+                _walk(d, core, op.body, held, views, written, ids, releases, soft)
 
 
 def _call(d: Design, core: Core, call: Call, views: dict[str, View], written: set[int],
-          judge: bool) -> None:
+          judge: bool, soft: list[tuple[Core, Call, str]] | None = None) -> None:
     k = d.kernel(call.kernel)
     wrote: list[int] = []
     for position, (arg, param) in enumerate(zip(call.args, k.args)):
@@ -97,12 +110,17 @@ def _call(d: Design, core: Core, call: Call, views: dict[str, View], written: se
         element = elements[arg.index]
         if param.access in WRITES:
             wrote.append(element)
-        if not judge or param.access not in READS or element in written or (
-                param.access == "inout" and not _library(k)):
+        if not judge or param.access not in READS or element in written:
             continue
         what = (f"the element of '{acq.fifo}' it acquired by produce()" if acq.count == 1 else
                 f"element {arg.index} of the {acq.count} of '{acq.fifo}' it acquired by "
                 "produce()")
+        if param.access == "inout" and not _library(k):
+            if soft is not None and all(c is not call for _, c, _ in soft):
+                soft.append((core, call, _inout_text(k, position, param.name, acq, arg.index)))
+            continue
+        if soft is not None:
+            continue  # the check's to judge (a design run unchecked is not judged here)
         signature = f"{k.symbol}({', '.join(a.name for a in k.args)})"
         swapped = _consumed_output(d, core, call) if param.access == "in" else None
         if swapped:
@@ -126,6 +144,20 @@ def _call(d: Design, core: Core, call: Call, views: dict[str, View], written: se
             "\"inout\")", found=f"no call since its acquire at line {acq.loc.line} wrote it",
             related=[(f"the produce() of '{acq.fifo}'", acq.loc)], fix=fix)
     written.update(wrote)
+
+
+def _inout_text(k: Kernel, position: int, name: str, acq: Acquire, index: int) -> str:
+    """The note on a kernel of the user's taking ``name`` "inout" from an element of ``acq``
+    that no call wrote since (:func:`unwritten_inout_reads`)."""
+    what = (f"the element of '{acq.fifo}' acquired by produce() at line {acq.loc.line}"
+            if acq.count == 1 else f"element {index} of the {acq.count} of '{acq.fifo}' "
+            f"acquired by produce() at line {acq.loc.line}")
+    return (f"'{k.symbol}' takes {what} as argument {position} ('{name}', \"inout\") before any "
+            "call wrote it: until a call does, it holds whatever its DMA last sent from it (an "
+            "earlier element, or an earlier run's), so if the kernel reads "
+            f"'{name}' before writing it, it computes from stale data; write it first with a "
+            f"call that takes it \"out\", or, if the kernel writes '{name}' before reading it, "
+            "declare it \"out\"")
 
 
 def _released(core: Core, op: Release, elements: list[int], views: dict[str, View],
