@@ -391,7 +391,26 @@ def test_function_with_cpp_linkage(design_file: DesignFile) -> None:
         "mlir-aie's kernel files do)\n"
         "  found: its extern \"C\" functions: bytes_u8, scale_i32, typed\n"
         "  fix: wrap cpp_only's definition in extern \"C\" { ... }, or give entry=\"cpp_only\" "
-        "a kernel name of its own, so aiedsl generates the extern \"C\" function around it")
+        "and declare the kernel under a name of its own, so aiedsl generates the extern \"C\" "
+        "function around it")
+
+
+def test_a_function_in_a_namespace_is_named_with_it(design_file: DesignFile) -> None:
+    """A kernel tuner's my::nsfunc_256 was told it was "outside any extern "C" block" and
+    given entry="nsfunc_256", which the generated call does not see."""
+    design_file("#include <stdint.h>\nnamespace my {\nvoid twice(const int32_t *a, "
+                "int32_t *b) { b[0] = a[0]; }\n}\n", "k.cc")
+    path = design_file(DESIGN.format(decl='"twice"', args=IO.format(dt="i32"), call="a, b",
+                                     dt="i32"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    lines = str(e.value).splitlines()
+    assert "which it declares with C++ linkage (in namespace my, outside any extern \"C\" " \
+        "block)" in lines[0]
+    assert lines[-1] == (
+        "  fix: wrap twice's definition in extern \"C\" { ... } outside namespace my, or give "
+        "entry=\"my::twice\" and declare the kernel under a name of its own, so aiedsl "
+        "generates the extern \"C\" function around it")
 
 
 # -- what a reviewer's C++ styles showed: none of these is a mistake ------------------------

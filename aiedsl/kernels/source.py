@@ -226,17 +226,23 @@ def check_file_kernel(k: Kernel, src: KernelSource, generated: str | None = None
         if own is None and scan.complete:
             theirs = sorted({f.name for f in scan.functions})
             if k.symbol in scan.cpp_linkage and scan.entry_complete:
+                # in a namespace, the entry= to give is the qualified name (a tester's my::)
+                where = next((e.symbol.split("(")[0].rsplit("::", 1)[0] for e in scan.exported
+                              if e.name == k.symbol and "::" in e.symbol.split("(")[0]), "")
+                entry = f"{where}::{k.symbol}" if where else k.symbol
+                inside = f"in namespace {where}, " if where else ""
+                outside = f" outside namespace {where}" if where else ""
                 raise DesignError(
                     "kernel entry", f"kernel '{k.symbol}' has no entry=, so cores call "
                     f"{src.label}'s extern \"C\" function {k.symbol}, which it declares with "
-                    f"C++ linkage (outside any extern \"C\" block){compiled}: its symbol is "
-                    "mangled, and the core's link does not find it", loc=k.loc,
+                    f"C++ linkage ({inside}outside any extern \"C\" block){compiled}: its "
+                    "symbol is mangled, and the core's link does not find it", loc=k.loc,
                     limit="without entry=, the name of an extern \"C\" function the source "
                     "defines (as mlir-aie's kernel files do)",
                     found=f"its extern \"C\" functions: {', '.join(theirs) or 'none'}",
-                    fix=f"wrap {k.symbol}'s definition in extern \"C\" {{ ... }}, or give "
-                        f"entry=\"{k.symbol}\" a kernel name of its own, so aiedsl generates "
-                        "the extern \"C\" function around it")
+                    fix=f"wrap {k.symbol}'s definition in extern \"C\" {{ ... }}{outside}, or "
+                        f"give entry=\"{entry}\" and declare the kernel under a name of its "
+                        "own, so aiedsl generates the extern \"C\" function around it")
             raise DesignError(
                 "kernel entry", f"kernel '{k.symbol}' has no entry=, so cores call "
                 f"{src.label}'s own extern \"C\" function {k.symbol}, which it does not define"
