@@ -343,3 +343,26 @@ def test_a_kernel_of_two_operand_types_is_held_to_the_larger_peak(design_file: D
         "of its operand types' (i16, i8): it may multiply i8 values by each other; a MAC "
         "counting 2)",
         "  found: 521 per cycle"]
+
+
+@pytest.mark.parametrize("cycles", [127, 128])
+def test_cycles_below_what_the_kernel_stores_are_refused(design_file: DesignFile,
+                                                        cycles: int) -> None:
+    """A kernel tuner declared cycles=1 for a kernel writing 1 KB and left out ops=: check and
+    sim passed, and the run was timed by it. A 32x32 i32 "inout" tile is 4,096 B, 128 of an
+    npu1 core's 32-byte stores."""
+    path = _mm(design_file, "i8", "i8", "i32", cycles)
+    text = path.read_text().replace("ops=2 * M * K * N, ", "")
+    path.write_text(text)
+    if cycles == 128:
+        check_design(load_design(path).ir)
+        return
+    assert _error(path) == (
+        "d.py:11: error [kernel cost]: kernel 'mm_32' declares 127 cycles per call, but storing "
+        "what it writes ('c': 4,096 B) takes at least 128\n"
+        "  limit: at least 128 cycles: 4,096 B over the 32 bytes a core of npu1_1col stores a "
+        "cycle (one 256-bit vector store)\n"
+        "  found: cycles=127\n"
+        "  fix: declare cycles= of at least 128, or leave it out for aiedsl kernel profile to "
+        "estimate it from the C++; a kernel that writes only part of its buffer takes the size "
+        "as a scalar argument")

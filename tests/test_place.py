@@ -42,13 +42,13 @@ SINGLE_CORE_GEMM = '''
     @design(device="npu1_1col")
     def gemm(A: Tensor[64, 256, i16], B: Tensor[256, 32, i16], C: Tensor[64, 32, i32]):
         zero = declare("zero_i32", source="zero.cc", entry="zero<int32_t, 2048>",
-                       args=[buffer("c", Tensor[64, 32, i32], "out")], reference=_ref, cycles=1,
+                       args=[buffer("c", Tensor[64, 32, i32], "out")], reference=_ref, cycles=256,
                        cost="-")
         mm = declare("matmul_i16_i32", source="mm.cc",
                      entry="matmul_blocked<int16_t, int32_t, 4, 4, 4, 64, 64, 32>",
                      args=[buffer("a", Tensor[64, 64, i16]), buffer("b", Tensor[64, 32, i16]),
                            buffer("c", Tensor[64, 32, i32], "inout")],
-                     reference=_ref, cycles=1, cost="-")
+                     reference=_ref, cycles=256, cost="-")
         inA = fifo(Tensor[64, 64, i16], name="inA")
         memA = inA.forward(name="memA", dims_to_stream=block_dims(64, 64, 4, 4))
         inB = fifo(Tensor[64, 32, i16], name="inB")

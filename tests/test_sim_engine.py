@@ -248,7 +248,7 @@ def d(A: Tensor[64, 64, bf16], B: Tensor[64, 64, bf16], C: Tensor[64, 64, f32]):
     neg = declare("negate_{dt}_32x32", source="zero.cc", entry="zero<{cpp}, 1024>",
                   reference=negate,
                   args=[buffer("x", Tensor[32, 32, {dt}], "inout", blocks={blocks})],
-                  cycles=10, cost="test")
+                  cycles=128, cost="test")
     a = channel(Tensor[32, 32, bf16], shape=[2], via=memtile, broadcast=2,
                 dims_to_stream=block_dims(32, 32, 4, 8), name="a")
     b = channel(Tensor[32, 32, bf16], shape=[2], via=memtile, broadcast=2,

@@ -205,12 +205,19 @@ def check_kernel_costs(d: Design, target: TargetModel) -> None:
     One reading two types (an i16 by i8 multiply) is held to the larger of their peaks (it may
     multiply the narrower type by itself; the modes mixing them are slower:
     :data:`~aiedsl.targets.devices._NPU1_MACS`' comment); a kernel reading no buffer, to the
-    largest of any type."""
+    largest of any type.
+
+    Its cycles also fit what it writes: a declared kernel of fixed size (no scalar argument)
+    writes each "out" and "inout" buffer whole (what its reference does, and what ``check``
+    takes its "out" to mean), and a core stores at most
+    :attr:`~aiedsl.targets.TargetModel.core_store_bytes_per_cycle` a cycle (:func:`_store_bound`:
+    a kernel tuner's cycles=1 for 1 KB stored passed, and the run was timed by it)."""
     for k in d.kernels:
         macs, whose = _peak(k, target)
         charges = k.charges()
         worst = max(charges, key=lambda c: Fraction(c.ops, max(c.cycles, 1)))
         if worst.ops <= worst.cycles * 2 * macs:
+            _store_bound(k, target)  # the operations' bound first: the likelier mistake
             continue
         profiled = k.cycles_source == "profile"
         per_call = k.ops_source == "per call"
@@ -242,6 +249,33 @@ def check_kernel_costs(d: Design, target: TargetModel) -> None:
         raise DesignError(
             "kernel cost", what, loc=k.loc, limit=f"at most {2 * macs} per cycle "
             f"({target.name}'s {whose}; a MAC counting 2)", found=found, fix=fix)
+
+
+def _store_bound(k: Kernel, target: TargetModel) -> None:
+    """Refuse declared ``cycles=`` below the cycles kernel ``k``'s stores take: the bytes of
+    its "out" and "inout" buffers over what a core stores a cycle. Not for a kernel taking a
+    scalar (its size may be one: it may write part of a buffer) or profiled for its cycles
+    (the profile counts its stores)."""
+    if k.cycles_source != "declared" or any(a.kind == "scalar" for a in k.args):
+        return
+    written = [a for a in k.args if a.kind == "buffer" and a.access in ("out", "inout")
+               and a.type is not None]
+    stored = sum(a.type.nbytes for a in written if a.type is not None)
+    per_cycle = target.core_store_bytes_per_cycle
+    need = -(-stored // per_cycle)
+    if k.cycles >= need:
+        return
+    names = " and ".join(f"'{a.name}'" for a in written)
+    raise DesignError(
+        "kernel cost", f"kernel '{k.symbol}' declares {k.cycles:,} cycle"
+        f"{'s' * (k.cycles != 1)} per call, but storing what it writes ({names}: {stored:,} B) "
+        f"takes at least {need:,}", loc=k.loc,
+        limit=f"at least {need:,} cycles: {stored:,} B over the {per_cycle} bytes a core of "
+        f"{target.name} stores a cycle (one {per_cycle * 8}-bit vector store)",
+        found=f"cycles={k.cycles:,}",
+        fix=f"declare cycles= of at least {need:,}, or leave it out for aiedsl kernel profile "
+            "to estimate it from the C++; a kernel that writes only part of its buffer takes "
+            "the size as a scalar argument")
 
 
 def _per_cycle(c: Charge) -> str:
