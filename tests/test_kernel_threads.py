@@ -454,3 +454,19 @@ def test_kernel_tests_beside_a_threaded_matrix_product_finish() -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     assert [json.loads(line) for line in r.stdout.splitlines()] == \
         [[i, True, True, []] for i in range(60)]
+
+
+def test_the_server_imports_no_aiedsl_or_numpy_of_the_current_directory(tmp_path: Path) -> None:
+    """Python 3.10 has no -P: the server's sys.path began with the current directory, and an
+    aiedsl/ or a numpy.py there was imported in place of the installed ones (a packager's
+    tester: exit 70). Its program takes the directory out itself; run here without -P."""
+    (tmp_path / "aiedsl").mkdir()
+    (tmp_path / "aiedsl" / "__init__.py").write_text("raise SystemExit('the cwd aiedsl')\n")
+    (tmp_path / "numpy.py").write_text("raise SystemExit('the cwd numpy')\n")
+    program = worker_client._SERVER.split("from aiedsl")[0] + (
+        "import numpy, aiedsl.kernels.worker_server as w; print(w.__file__)")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert Path(r.stdout.strip()) == ROOT / "aiedsl" / "kernels" / "worker_server.py"

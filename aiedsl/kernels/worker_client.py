@@ -198,12 +198,15 @@ def _spawn(fd: int) -> int:
                           env, file_actions=actions)
 
 
-_SERVER = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); import sys; "
+_SERVER = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+           "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
            "from aiedsl.kernels.worker_server import main; main(sys.argv[1:])")
 """The server's program: Ctrl-C reaches it too (it is in this process's group, as a forked
 child is: one in another group stops if it writes to a terminal set to ``tostop``), and is
 this process's to handle, so it is ignored before aiedsl is imported (``python -m`` would
-import aiedsl's packages first)."""
+import aiedsl's packages first). The current directory leaves ``sys.path`` first, before
+anything else is imported (``sys`` is built in): Python 3.10 has no ``-P``, and an ``aiedsl/``
+or a ``numpy.py`` there was imported in place of the installed ones (a packager's tester)."""
 
 
 def read_status(fd: int) -> int:
