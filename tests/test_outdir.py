@@ -1758,3 +1758,16 @@ def test_an_output_directory_that_is_a_device_is_called_one(
     assert capsys.readouterr().err == (
         "error [output directory]: /dev/null is a device, a pipe or a socket, not a directory\n"
         "  fix: choose a directory with -o\n")
+
+
+def test_build_sh_is_executable_under_the_umask(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """build.sh was always 0o755: readable by everyone under a umask of 077."""
+    monkeypatch.chdir(tmp_path)
+    old = os.umask(0o077)
+    try:
+        out = write(_gen(), "p")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(out / "build.sh").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(out / "aie.mlir").st_mode) == 0o600

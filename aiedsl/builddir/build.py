@@ -102,7 +102,7 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
                     path.parent.mkdir(parents=True, exist_ok=True)
                     _put(path, text)
                 for rel in executable:
-                    os.chmod(new / rel, 0o755)
+                    _executable(new / rel)
                 _carry(out, new, carried)
                 write_marker(new, design, None, staging, script_outputs,  # what is there
                              digests)
@@ -161,6 +161,14 @@ def _moved_back(back: list[str], shown: Path) -> str:
             f"it: aiedsl did not write {it}, so {was} moved into the new build, not deleted\n"
             f"  fix: move {it} out of {label} (a build directory holds only what aiedsl "
             f"writes: the next build of {label} refuses to start while {is_} there)\n")
+
+
+def _executable(path: Path) -> None:
+    """Make ``path`` executable by whoever may read it (``chmod +x`` under the umask): its
+    read bits, which the umask set when it was made, give the execute bits. A fixed 0o755 made
+    build.sh readable by all under a umask of 077 (a packager's tester)."""
+    mode = os.stat(path).st_mode & 0o7777
+    os.chmod(path, mode | ((mode & 0o444) >> 2))
 
 
 def _folders_of(files: Iterable[str]) -> set[str]:
