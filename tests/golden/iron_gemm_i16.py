@@ -24,10 +24,10 @@ def _unused(*args: np.ndarray) -> None:
 def iron_gemm_i16(A: Tensor[M, K, i16], B: Tensor[K, N, i16], C: Tensor[M, N, i16]):
     tile = Tensor[m, k, i16]
     zero = declare("zero_i16", source="iron_mm_i16.cc", entry="zero", args=[buffer("c", tile, "out")],
-                   reference=_unused, cycles=1, cost="-")
+                   reference=_unused, cycles=256, cost="-")
     mm = declare("matmul_i16_i16", source="iron_mm_i16.cc", entry="matmul",
                  args=[buffer("a", tile), buffer("b", tile), buffer("c", tile, "inout")],
-                 reference=_unused, cycles=1, cost="-")
+                 reference=_unused, cycles=256, cost="-")
     a = channel(tile, shape=[ROWS], via=memtile, dims_to_stream=block_dims(m, k, R, S), name="A")
     b = channel(tile, shape=[COLS], via=memtile, dims_to_stream=block_dims(k, n, S, T), name="B")
     c = channel(tile, shape=[COLS, ROWS], via=memtile, join=1,
