@@ -603,8 +603,9 @@ def test_two_objects_of_a_file_of_templates_alone_say_what_is_not_known(
         check_design(load_design(path).ir)
     assert str(excinfo.value).splitlines()[0].endswith(
         "it would link two objects of twok.cc, each defining whatever twok.cc defines outside "
-        "templates (its text shows no function there: a variable would clash; a file of "
-        "templates alone would not)")
+        "templates (its text shows no function there: a variable would clash), and each "
+        "instantiating its templates with its own defines under the same symbols, of which the "
+        "linker keeps either silently")
 
 
 def test_one_core_calling_a_file_compiled_two_ways_is_a_check_error(
@@ -618,7 +619,8 @@ def test_one_core_calling_a_file_compiled_two_ways_is_a_check_error(
         "'matvec_scalar_i16_i32', which are compiled from mv.cc with different defines "
         "(-DDIM_K=8 -DDIM_M=16; -DDIM_K=16 -DDIM_M=16): it would link two objects of mv.cc, "
         "each defining matvec_scalar_i16_i32 and zero_scalar_i32\n"
-        "  limit: one object of each C++ file per core (lld refuses a symbol defined twice)\n"
+        "  limit: one object of each C++ file per core (lld refuses a symbol defined twice, and "
+        "keeps one of a template's instantiations)\n"
         "  found: zero_scalar_i32.o (-DDIM_K=8 -DDIM_M=16) and matvec_scalar_i16_i32.o "
         "(-DDIM_K=16 -DDIM_M=16)\n"
         "  d.py:31: the call of 'zero_scalar_i32'\n"
@@ -1163,3 +1165,58 @@ def test_ascii_text_is_blanked_as_a_character_at_a_time(text: str, strings: bool
     source = Path(text).read_text() if text.endswith(".cc") else text
     assert source.isascii()
     assert _blank_ascii(source, strings) == _blank_chars(source, strings)
+
+
+SCALE_CC = '''#include <stdint.h>
+#ifndef ALPHA
+#define ALPHA 2
+#endif
+template <unsigned N> void scale(const int32_t *a, int32_t *c) {
+  for (unsigned i = 0; i < N; i++) c[i] = a[i] * ALPHA;
+}
+'''
+
+SCALED_TWICE = '''
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import buffer, declare
+
+def ref(a, c):
+    c[...] = a * 2
+
+T = Tensor[64, i32]
+SIG = [buffer("a", T), buffer("c", T, "out")]
+
+@design(device="npu1_1col")
+def d(x: Tensor[64, i32], y: Tensor[64, i32]):
+    k2 = declare("scale2", source="scale.cc", entry="scale<64>", args=SIG, reference=ref,
+                 cycles=100, cost="-", defines={"ALPHA": 2})
+    k3 = declare("scale3", source="scale.cc", entry="scale<64>", args=SIG, reference=ref,
+                 cycles=100, cost="-", defines={"ALPHA": 3})
+    a, b = fifo(T, name="a"), fifo(T, name="b")
+
+    @herd()
+    def core():
+        with a.consume() as s, b.produce() as t:
+            k2(s, t)
+            k3(s, t)
+
+    with runtime() as rt:
+        rt.fill(a, x)
+        rt.drain(b, y)
+'''
+
+
+def test_one_template_instantiated_with_two_defines_says_the_linker_keeps_either(
+        design_file: DesignFile) -> None:
+    """A kernel tuner's two kernels of one template, ALPHA=0.5 and 0.25, were refused as if the
+    file's templates could not clash: each object holds scale<64> under one symbol, and the
+    linker keeps either, silently."""
+    design_file(SCALE_CC, "scale.cc")
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(design_file(SCALED_TWICE)).ir)
+    assert str(excinfo.value).splitlines()[0] == (
+        "d.py:22: error [kernel objects]: core[0,0] calls kernels 'scale2' and 'scale3', which "
+        "are compiled from scale.cc with different defines (-DALPHA=2; -DALPHA=3): it would "
+        "link two objects of scale.cc, each instantiating scale<64> with its own defines under "
+        "one symbol, of which the linker keeps either silently: one kernel would run with the "
+        "other's defines")

@@ -100,16 +100,22 @@ def check_kernel_objects(d: Design) -> None:
             source = os.path.normpath(unit.kernels[0].source)  # ./mv.cc as mv.cc
             flags = [" ".join(u.flags) or "no defines" for u in (other, unit)]
             names = _outside_templates(unit.kernels[0])
-            each = (f"each defining {listed(names)}" if names else f"each defining whatever "
-                    f"{source} defines outside templates (its text shows no function there: a "
-                    "variable would clash; a file of templates alone would not)")
+            entry = d.kernel(call.kernel).entry
+            same = entry is not None and entry == d.kernel(first.kernel).entry
+            each = (f"each defining {listed(names)}" if names else
+                    f"each instantiating {entry} with its own defines under one symbol, of "
+                    "which the linker keeps either silently: one kernel would run with the "
+                    "other's defines" if same else f"each defining whatever {source} defines "
+                    "outside templates (its text shows no function there: a variable would "
+                    "clash), and each instantiating its templates with its own defines under "
+                    "the same symbols, of which the linker keeps either silently")
             raise DesignError(
                 "kernel objects", f"{core.name} calls kernels '{first.kernel}' and "
                 f"'{call.kernel}', which are compiled from {source} with different defines "
                 f"({flags[0]}; {flags[1]}): it would link two objects of {source}, {each}",
                 loc=call.loc,
                 limit="one object of each C++ file per core (lld refuses a symbol defined "
-                "twice)", found=f"{other.object} ({flags[0]}) and {unit.object} ({flags[1]})",
+                "twice, and keeps one of a template's instantiations)", found=f"{other.object} ({flags[0]}) and {unit.object} ({flags[1]})",
                 fix="give both kernels the same defines=, make the setting a template "
                     "parameter in entry=, or call them from different cores",
                 related=[(f"the call of '{first.kernel}'", first.loc)])
