@@ -115,7 +115,8 @@ def check_kernel_objects(d: Design) -> None:
                 f"({flags[0]}; {flags[1]}): it would link two objects of {source}, {each}",
                 loc=call.loc,
                 limit="one object of each C++ file per core (lld refuses a symbol defined "
-                "twice, and keeps one of a template's instantiations)", found=f"{other.object} ({flags[0]}) and {unit.object} ({flags[1]})",
+                "twice, and keeps one of a template's instantiations)",
+                found=f"{other.object} ({flags[0]}) and {unit.object} ({flags[1]})",
                 fix="give both kernels the same defines=, make the setting a template "
                     "parameter in entry=, or call them from different cores",
                 related=[(f"the call of '{first.kernel}'", first.loc)])
