@@ -271,7 +271,7 @@ def test_a_profiled_kernel_writing_its_input_still_loads(design_file: DesignFile
     assert (r.returncode, r.stderr) == (1, "")
     assert r.stdout.splitlines()[-1] == (
         "FAIL copy_u8_48: wrote input buffer 'src' (declared \"in\": the DMA may be refilling or "
-        "another core reading it)")
+        "another core reading it; a kernel that updates it in place declares it \"inout\")")
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the profile runs in a forked child only "

@@ -676,7 +676,8 @@ OUT_OF_BOUNDS = {
                          "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"
                          "    const_cast<int32_t *>(src)[i] = 0;\n  }",
                          "FAIL copy_i32_64: wrote input buffer 'src' (declared \"in\": the DMA "
-                         "may be refilling or another core reading it)"),
+                         "may be refilling or another core reading it; a kernel that "
+                         "updates it in place declares it \"inout\")"),
     "crashes": ("for (unsigned i = 0; i < 64; i += 16)\n"
                 "    aie::store_v(dst + i * 100000000u, aie::load_v<16>(src + i));",
                 "FAIL copy_i32_64: crashed (SIGSEGV): it reads or writes outside its buffers, "
@@ -999,7 +1000,8 @@ NATIVE_FAULTS = {
         "    aie::store_v(dst + i, aie::load_v<16>(src + i));\n"
         "  const_cast<int32_t *>(src)[3] = ~src[3];",
         "d.py:11: error [native kernel]: kernel 'copy_i32_64' wrote input buffer 'src' (declared "
-        "\"in\": the DMA may be refilling or another core reading it) in call 1 of it by "
+        "\"in\": the DMA may be refilling or another core reading it; a kernel that updates "
+        "it in place declares it \"inout\") in call 1 of it by "
         "core[0,0]; the simulation stopped there\n"
         "  limit: a kernel does not write a buffer it declares \"in\" (checked after every "
         "call)\n"

@@ -251,7 +251,8 @@ def input_write_text(name: str) -> str:
     """What a call that wrote input buffer ``name`` did, after the kernel's name (``kernel
     test`` and the native simulation alike)."""
     return (f"wrote input buffer '{name}' (declared \"in\": the DMA may be refilling or "
-            "another core reading it)")
+            "another core reading it; a kernel that updates it in place declares it "
+            "\"inout\")")
 
 
 def signal_name(number: int) -> str:
