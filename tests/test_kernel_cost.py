@@ -89,7 +89,8 @@ def cost(*args: str) -> subprocess.CompletedProcess:
      "scale, threshold, rgba2gray, add, sub, mul, vector_scalar, relu, reduce_sum, reduce_max, "
      "rms_norm, layer_norm, exp_bf16, silu, gelu, softmax\n"
      "  found: 'softmax_f32'\n"
-     "  fix: name one of them, e.g. aiedsl kernel cost matmul --shape 64x64x64"),
+     "  fix: name one of them, e.g. aiedsl kernel cost matmul --shape 64x64x64; a kernel of "
+     "your own has its cycles from its C++: aiedsl kernel profile DESIGN"),
     (["softmax", "--shape", "4x100"],
      "error [kernel cost]: --shape 4x100 does not fit softmax of bf16: softmax of 100 elements "
      "per row\n"

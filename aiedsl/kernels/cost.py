@@ -310,7 +310,8 @@ def estimate(name: str, shape: str, dt: str | None, device: str) -> list[str]:
         raise _option_error(
             f"no library kernel called {name!r} to estimate", limit=", ".join(KERNELS),
             found=repr(name), fix="name one of them, e.g. aiedsl kernel cost matmul --shape "
-            "64x64x64")
+            "64x64x64; a kernel of your own has its cycles from its C++: aiedsl kernel "
+            "profile DESIGN")
     if device not in DEVICES:
         raise _option_error(
             f"--device {device} is not a device aiedsl knows", limit=", ".join(DEVICES),
