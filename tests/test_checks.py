@@ -1034,7 +1034,9 @@ def test_dma_pattern_unaligned_stride(design_file: DesignFile) -> None:
         "d.py:14: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
         "  limit: strides are multiples of 4 bytes\n"
         "  found: stride 6 x 1 B = 6 B (offset 0, sizes [1, 1, 4, 4], strides [0, 0, 6, 1])\n"
-        "  fix: use word-aligned strides"
+        "  fix: make the stride a multiple of 4 elements (4 or 8): a stride is usually a row "
+        "of the tensor it walks; pad its rows to 8 elements (a tensor of 8-element rows), or "
+        "move the rows with a transfer each"
     )
 
 

@@ -3,6 +3,8 @@ a contiguous innermost run), and :func:`_fail`, which raises a broken DMA rule's
 
 from __future__ import annotations
 
+import math
+
 from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
 from aiedsl.targets import TargetModel
@@ -72,7 +74,7 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
             if strided_inner and size > 1 and stride != 1 and (stride * itemsize) % gran:
                 _fail(loc, where, f"strides are multiples of {gran} bytes",
                       f"stride {stride} x {itemsize} B = {stride * itemsize} B ({shown})",
-                      "use word-aligned strides", related)
+                      aligned_stride_fix(stride, itemsize, gran), related)
             continue
         if tile is None and i == len(sizes) - 2 and size > target.max_dma_size:
             # the shim's only outer wrap field (verifyStridesWraps: sizes 0 and 1); the third
@@ -87,8 +89,23 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
         if size > 1 and (stride * itemsize) % gran:
             _fail(loc, where, f"strides are multiples of {gran} bytes",
                   f"stride {stride} x {itemsize} B = {stride * itemsize} B ({shown})",
-                  "use word-aligned strides",
-                  related)
+                  aligned_stride_fix(stride, itemsize, gran), related)
+
+
+def aligned_stride_fix(stride: int, itemsize: int, gran: int) -> str:
+    """The fix for a stride of ``stride`` elements of ``itemsize`` bytes that is not a whole
+    number of ``gran``-byte words: the nearest strides that are, and what usually sets one (a
+    row's length: 65 bf16 elements pad to 66).
+
+    >>> aligned_stride_fix(65, 2, 4)[:50]
+    'make the stride a multiple of 2 elements (64 or 66)'
+    """
+    step = gran // math.gcd(gran, itemsize)
+    below, above = stride // step * step, -(-stride // step) * step
+    near = f"{below} or {above}" if below else f"{above}"
+    return (f"make the stride a multiple of {step} elements ({near}): a stride is usually a "
+            f"row of the tensor it walks; pad its rows to {above} elements (a tensor of "
+            f"{above}-element rows), or move the rows with a transfer each")
 
 
 def _fail(loc: Loc, where: str, limit: str, found: str, fix: str,

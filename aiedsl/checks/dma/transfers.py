@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from aiedsl.checks.dma.dims import _check_dims, _fail
+from aiedsl.checks.dma.dims import _check_dims, _fail, aligned_stride_fix
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.ir.runtime import Transfer
@@ -76,7 +76,7 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
         _fail(t.loc, where, f"strides are multiples of {target.dma_granularity} bytes (the "
               "iteration stride too: mlir-aie's verifyStridesWraps)",
               f"stride {p.strides[0]} x {itemsize} B = {p.strides[0] * itemsize} B ({shown})",
-              "use word-aligned strides")
+              aligned_stride_fix(p.strides[0], itemsize, target.dma_granularity))
     for size, stride in zip(p.sizes, p.strides):  # linear or not
         words = stride * itemsize // target.dma_granularity
         step = target.shim.bd_step_words
