@@ -97,7 +97,7 @@ def aligned_stride_fix(stride: int, itemsize: int, gran: int) -> str:
     number of ``gran``-byte words: the nearest strides that are, and what usually sets one (a
     row's length: 65 bf16 elements pad to 66).
 
-    >>> aligned_stride_fix(65, 2, 4)[:50]
+    >>> aligned_stride_fix(65, 2, 4)[:51]
     'make the stride a multiple of 2 elements (64 or 66)'
     """
     step = gran // math.gcd(gran, itemsize)
