@@ -83,7 +83,9 @@ def test_a_shim_stalled_behind_a_single_buffered_core_is_not_named_over_it(
     a second buffer made the run 20% shorter."""
     t = _stream(design_file, 1, 4000)
     lines = t.lines()
-    assert lines[3:6] == [
+    assert lines[3] == ("kernel time: cp_1024 64 calls, 256,640 cycles (100%) (one run's calls "
+                        "on every core, each call's cycles and its fixed cost)")
+    assert lines[4:7] == [
         "busiest DMA channels, moving data (waiting for the other end): shim (0, 0) -> in_l3 "
         "22% (+74% waiting), shim (0, 0) <- out_l3 22%, dma core[0,0] -> out_l3 19%",
         "DRAM: reads use 5% of their 15 GB/s, writes 5% of theirs",
@@ -408,3 +410,21 @@ def test_a_channel_moving_few_large_elements_is_told_to_send_smaller_ones() -> N
         "more channels")
     busy = Bottleneck("dma", "shim (0, 0) -> a", 0.95, 0, 15e9, few_elements=(4, 262_144))
     assert "smaller elements" not in busy.sentence()
+
+
+def test_each_kernels_time_is_said_with_its_calls(in_root: Path) -> None:
+    """A kernel tuner: the run said only how busy the cores were, not which kernel took the
+    time (the trace alone showed it)."""
+    from aiedsl.cli.run_stats import _simulated
+
+    result = simulate(load_design("designs/gemm_bf16.py"))
+    times = result.timing.kernel_time
+    by = {k.symbol: k for k in times}
+    mm, zero = by["matmul_bf16_f32_64x64x64_4x8x4"], by["zero_f32_4096"]
+    call = get_target("npu1").timing.kernel_call_cycles
+    assert (mm.calls, zero.calls) == (512, 64)
+    assert mm.cycles % mm.calls == zero.cycles % zero.calls == 0
+    assert mm.cycles // mm.calls > call and times[0] is mm
+    assert abs(mm.share + zero.share - 1) < 1e-9
+    assert _simulated(result.timing)["kernel_time"][0] == {
+        "symbol": mm.symbol, "calls": 512, "cycles": mm.cycles, "share": mm.share}

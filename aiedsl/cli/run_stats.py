@@ -66,7 +66,8 @@ def _simulated(t: Timing) -> dict[str, Any]:
         "channel_moving": dict(sorted(t.channel_moving.items())),
         "bottleneck": {**dataclasses.asdict(b), "sentence": b.sentence()},
         "after_wait": _after_wait(t),
-        "profiled_kernels": list(t.profiled), "assumed": t.assumed, "task_basis": t.task_basis}
+        "profiled_kernels": list(t.profiled), "assumed": t.assumed, "task_basis": t.task_basis,
+        "kernel_time": [dataclasses.asdict(k) for k in t.kernel_time]}
 
 
 def _after_wait(t: Timing) -> dict[str, Any] | None:

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from aiedsl.ir.core_ops import Call
+from aiedsl.ir.design import Design
+from aiedsl.ir.program import walk
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
 from aiedsl.kernels.host_notes import conversions_left_out
 from aiedsl.sim.blocked import proc_words
@@ -17,7 +20,7 @@ from aiedsl.sim.bottleneck import (DRAM_SATURATED, FEW_ELEMENTS, FEW_ELEMENTS_SH
                                    FREED_NOTED, ISSUING_NOTED,
                                    SINGLE_BUFFER_NOTED, TASK_COST_BASIS, UNSATURATED, Bottleneck,
                                    Freed, SingleBuffered)
-from aiedsl.sim.summary import Timing, ops_unit
+from aiedsl.sim.summary import KernelTime, Timing, ops_unit
 
 
 def _single(m: Machine, core: str, tile: tuple[int, int], fifo: str, port: str,
@@ -202,7 +205,31 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
                   dram_write_bytes_per_s=tm.dram_write_bytes_per_s,
                   task_basis=_task_basis(m, issuing, total), unmodelled=_unmodelled(m),
                   ops_unit=ops_unit(m.design), driver_timeout_s=tm.driver_timeout_s,
-                  busiest_core=busiest)
+                  busiest_core=busiest, kernel_time=kernel_time(m.design, tm.kernel_call_cycles))
+
+
+KERNEL_TIME_CALLS = 1 << 40
+"""More calls in one run than any run makes to its end: a core looping without end (IRON's
+``2**63 - 1``), whose kernel time is not said."""
+
+
+def kernel_time(d: Design, call_cycles: int) -> tuple[KernelTime, ...]:
+    """Each kernel's calls in one run of ``d`` and the cycles they take (each call's own, and
+    ``call_cycles`` for its fixed cost), counted from the cores' programs, the most first."""
+    kernels = {k.symbol: k for k in d.kernels}
+    calls: dict[str, int] = {}
+    cycles: dict[str, int] = {}
+    for core in d.cores:
+        for op, mult in walk(core.body):
+            if isinstance(op, Call):
+                calls[op.kernel] = calls.get(op.kernel, 0) + mult
+                cycles[op.kernel] = cycles.get(op.kernel, 0) + mult * (
+                    kernels[op.kernel].call_cycles(op.args) + call_cycles)
+    total = sum(cycles.values())
+    if not total or sum(calls.values()) > KERNEL_TIME_CALLS:
+        return ()
+    return tuple(KernelTime(s, calls[s], cycles[s], cycles[s] / total)
+                 for s in sorted(cycles, key=lambda s: (-cycles[s], s)))
 
 
 KINDS: tuple[Kind, ...] = ("compute", "dram", "dma", "runtime")

@@ -50,6 +50,25 @@ def significant(x: float, digits: int = 3) -> str:
 
 
 @dataclass(frozen=True)
+class KernelTime:
+    """One kernel's calls in one run of a design, on every core together."""
+
+    symbol: str
+    calls: int
+    """Its calls in one run."""
+    cycles: int
+    """What they take: each call's cycles (declared, or its profile's) and the fixed cost of a
+    call (:attr:`~aiedsl.targets.timing.TimingModel.kernel_call_cycles`)."""
+    share: float
+    """Of all kernels' :attr:`cycles`."""
+
+    def text(self) -> str:
+        """``matmul_bf16_f32_64x64x64 512 calls, 3,778,560 cycles (99%)``."""
+        return (f"{self.symbol} {self.calls:,} call{'s' * (self.calls != 1)}, "
+                f"{self.cycles:,} cycles ({self.share:.0%})")
+
+
+@dataclass(frozen=True)
 class Timing:
     """What the clocked run says about performance; every figure is a field.
 
@@ -151,6 +170,9 @@ class Timing:
     driver_timeout_s: float = 0.0
     """The NPU driver's job timeout (:attr:`~aiedsl.targets.timing.TimingModel.driver_timeout_s`):
     a modelled run longer than this would be stopped on the NPU (0: not judged)."""
+    kernel_time: tuple[KernelTime, ...] = ()
+    """Per kernel, the time its calls of one run take on every core together, the most first
+    (what each kernel costs, for a kernel tuner; () when a core loops without end)."""
     busiest_core: str = ""
     """The core with the largest :attr:`core_busy`, as reports name it (``stage2[0,0] (0,3)``),
     with how many more are as busy to the percent (``core[0,0] (0,2) and 3 more``; ``all 16
@@ -256,6 +278,12 @@ class Timing:
             median = busy[half] if len(busy) % 2 else (busy[half - 1] + busy[half]) / 2
             out.append(f"cores busy: min {busy[0]:.0%}, median {median:.0%}, "
                        f"max {busy[-1]:.0%} {of}")
+        if self.kernel_time:
+            listed = "; ".join(k.text() for k in self.kernel_time[:4])
+            rest = len(self.kernel_time) - 4
+            out.append(f"kernel time: {listed}" + (f"; {rest} more" if rest > 0 else "")
+                       + " (one run's calls on every core, each call's cycles and its fixed "
+                       "cost)")
         moving = self.channel_moving or self.channel_busy
         top = sorted(moving.items(), key=lambda kv: (-kv[1], -self.channel_busy[kv[0]]))[:3]
         if top:
