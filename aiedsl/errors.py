@@ -158,6 +158,12 @@ hang the checks find before it (a rule ``hang: ...``: a wait-for cycle of cores,
 held at the end, an unbalanced loop)."""
 
 
+BUSY_EXIT = 75
+"""The command line's exit code for a build directory another live build holds: ``EX_TEMPFAIL``
+(``sysexits.h``), the same command may succeed later, so a CI step can retry it, where a design
+error's 2 would not (a packager's tester)."""
+
+
 def exit_code_of(e: DesignError) -> int:
     """The command line's exit code for ``e``: its own (a tool's 4 or 5, a deadlock's 3), 3 for
     a hang the checks find, else 2 (a mistake in the design or its command).

@@ -667,7 +667,8 @@ def test_a_file_dropped_in_while_a_build_takes_the_lock_is_named_not_called_a_bu
 
 def _racer(barrier: Any, n: int, err: str) -> None:
     """One build process: wait for the others, then ``aiedsl build`` as the command line runs it
-    (exit 0, or a DesignError printed and exit 2; any other exception is a traceback)."""
+    (exit 0, or a DesignError printed and its exit code, 75 for a busy directory; any other
+    exception is a traceback)."""
     from aiedsl.builddir import build
     from aiedsl.cli.process import run
 
@@ -717,7 +718,7 @@ def test_concurrent_builds_one_wins_whole_the_others_fail_cleanly(
                 winners.append(n)
                 continue
             m = busy.fullmatch(text)
-            assert p.exitcode == 2 and m, (p.exitcode, text)  # never a traceback
+            assert p.exitcode == 75 and m, (p.exitcode, text)  # never a traceback
             assert int(m[1]) in pids
             refused += 1
         assert winners

@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from aiedsl.errors import DesignError, display_path, printable
+from aiedsl.errors import BUSY_EXIT, DesignError, display_path, printable
 from aiedsl.files import TMP_SUFFIX, command, remove_tree
 from aiedsl.builddir.marker import foreign, read_marker
 from aiedsl.builddir.removal import remove_build, remove_marked
@@ -221,10 +221,17 @@ def _leave(out: Path) -> None:
             del _releasing[out]
 
 
+class DirectoryBusy(DesignError):
+    """Another live build holds the build directory: exit code :data:`~aiedsl.errors.BUSY_EXIT`,
+    as the same command may succeed once it is done."""
+
+    exit_code = BUSY_EXIT
+
+
 def busy_here(thread: str, shown: str | Path) -> DesignError:
     """The error for a build directory another build of this process (in thread ``thread``)
-    holds: not a leftover, so not to be deleted."""
-    return DesignError(
+    holds: not a leftover, so not to be deleted. Exit code :data:`~aiedsl.errors.BUSY_EXIT`."""
+    return DirectoryBusy(
         "output directory", f"another aiedsl build in this process (pid {os.getpid()}, thread "
         f"{printable(thread)}) is writing {printable(shown)}",
         fix="try again when it is done (it lets go of the directory when it ends); to compile a "
@@ -277,8 +284,8 @@ def _not_aiedsls(folder: Path) -> list[str]:
 
 def busy(who: str, shown: str | Path, staging: Path) -> DesignError:
     """The error for a build directory another live build (``who``: ``"pid N"`` or ``""``)
-    holds."""
-    return DesignError(
+    holds. Exit code :data:`~aiedsl.errors.BUSY_EXIT`: trying again later may succeed."""
+    return DirectoryBusy(
         "output directory", "another aiedsl build" + (f" ({printable(who)})" if who else "")
         + f" is writing {printable(shown)}",
         fix=f"try again when it is done (if no aiedsl is running, delete "
