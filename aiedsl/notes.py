@@ -77,7 +77,10 @@ class Note:
 
 def design_notes(d: Design) -> list[Note]:
     """Every note about ``d``'s runtime transfers, in runtime order; a transfer that says what
-    an earlier one said (each fill of a GEMM's tiles) is not noted again."""
+    an earlier one said (each fill of a GEMM's tiles) is not noted again. Then the notes about
+    kernel calls, one per output each reaches: a FAIL of any of them repeats it (kept apart by
+    their tensor, two outputs' copies of one note both stay; :func:`note_lines` says each
+    once)."""
     notes: list[Note] = []
     said: set[str] = set()
     for t in d.runtime:
@@ -87,11 +90,18 @@ def design_notes(d: Design) -> list[Note]:
             if text is not None and text not in said:
                 said.add(text)
                 notes.append(Note(t.loc, text, t.op, t.tensor))
+    per_output: set[tuple[str, str]] = set()
     for note in [*narrowed_sum_notes(d), *carried_local_notes(d), *stale_inout_notes(d)]:
-        if note.text not in said:
-            said.add(note.text)
+        if note.text not in said and (note.text, note.tensor) not in per_output:
+            per_output.add((note.text, note.tensor))
             notes.append(note)
     return notes
+
+
+def note_lines(notes: list[Note]) -> list[str]:
+    """``notes`` as ``aiedsl check`` and ``report.txt`` print them: each line once (a note
+    about a kernel call is kept once per output it reaches)."""
+    return list(dict.fromkeys(n.line() for n in notes))
 
 
 def buffer_count_notes(d: Design) -> list[str]:
@@ -237,7 +247,8 @@ def stale_inout_notes(d: Design) -> list[Note]:
     for core, call, text in found:
         assert flow is not None
         for tensor in sorted(flow.downstream(core.name)):
-            if all(n.text != text or n.tensor != tensor for n in notes):
+            # a herd's cores make the call at one line (each of its own fifo): said once
+            if all(n.loc != call.loc or n.tensor != tensor for n in notes):
                 notes.append(Note(call.loc, text, "drain", tensor))
     return notes
 

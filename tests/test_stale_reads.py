@@ -397,3 +397,86 @@ def test_no_shipped_design_releases_an_unwritten_element(in_root: Path, path: st
     from aiedsl.checks.stale import check_unwritten_releases
 
     check_unwritten_releases(load_design(path).ir)
+
+
+TWO_OUTPUTS = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import buffer, declare, zero, passthrough
+
+def acc_ref(a, c):
+    c[...] += a
+
+@design(device="npu1_1col")
+def sums(x: Tensor[128, i32], y: Tensor[32, i32], w: Tensor[128, i32]):
+    a = fifo(Tensor[16, i32], name="a")
+    b = fifo(Tensor[16, i32], name="b")
+    e = fifo(Tensor[16, i32], name="e")
+    acc = declare("acc_i32_16", source="acc.cc", entry="acc",
+                  args=[buffer("a", Tensor[16, i32]), buffer("c", Tensor[16, i32], "inout")],
+                  reference=acc_ref, cycles=40, cost="16 scalar adds")
+    cp = passthrough(Tensor[16, i32])
+
+    @herd()
+    def core():
+        for _ in loop(2):
+            with b.produce() as total:
+                for _ in loop(4):
+                    with a.consume() as t, e.produce() as o:
+                        acc(t, total)
+                        cp(t, o)
+
+    with runtime() as rt:
+        rt.fill(a, x)
+        rt.drain(b, y)
+        rt.drain(e, w)
+
+@sums.reference
+def reference(x):
+    return x.reshape(2, 4, 16).sum(axis=1).reshape(-1), x
+'''
+
+HERD = '''
+from aiedsl import Tensor, design, channel, herd, i32, loop, runtime
+from aiedsl.kernels import buffer, declare
+
+def acc_ref(a, c):
+    c[...] += a
+
+@design(device="npu1")
+def sums(x: Tensor[512, i32], y: Tensor[128, i32]):
+    a = channel(Tensor[16, i32], shape=[4], name="a")
+    b = channel(Tensor[16, i32], shape=[4], name="b")
+    acc = declare("acc_i32_16", source="acc.cc", entry="acc",
+                  args=[buffer("a", Tensor[16, i32]), buffer("c", Tensor[16, i32], "inout")],
+                  reference=acc_ref, cycles=40, cost="16 scalar adds")
+
+    @herd(cols=1, rows=4)
+    def core(x, y):
+        for _ in loop(2):
+            with b[y].produce() as total:
+                for _ in loop(4):
+                    with a[y].consume() as t:
+                        acc(t, total)
+
+    with runtime() as rt:
+        for i in range(4):
+            rt.fill(a[i], x, (i * 128, [128], [1]))
+            rt.drain(b[i], y, (i * 32, [32], [1]))
+'''
+
+
+def test_the_stale_inout_note_reaches_the_output_that_fails_and_a_herd_says_it_once(
+        design_file: DesignFile) -> None:
+    """A reviewer: the note went to the first output its core reaches ('w', which passed), not
+    to the failing 'y' (one note per text); a herd's four cores gave four notes for one line."""
+    from aiedsl.notes import design_notes, note_lines
+
+    design_file(ACC_CC, "acc.cc")
+    result = simulate(load_design(design_file(TWO_OUTPUTS)))
+    failed = [c for c in result.checks if not c.passed]
+    assert [c.name for c in failed] == ["y"]
+    assert any("'acc_i32_16' takes the element of 'b'" in h for h in failed[0].hints)
+    herd = load_design(design_file(HERD))
+    lines = note_lines(design_notes(herd.ir))
+    assert len(lines) == 1 and lines[0].startswith("d.py:21: note: 'acc_i32_16' takes the "
+                                                   "element of 'b_0'")

@@ -215,8 +215,9 @@ def check_kernel_costs(d: Design, target: TargetModel) -> None:
     largest of any type.
 
     Its cycles also fit what it writes: a declared kernel of fixed size (no scalar argument)
-    writes each "out" and "inout" buffer whole (what its reference does, and what ``check``
-    takes its "out" to mean), and a core stores at most
+    writes each "out" buffer whole (what its reference does, and what ``check`` takes "out" to
+    mean: an element passed "out" holds what the call wrote; an "inout" one may be updated in
+    part, a histogram's bins), and a core stores at most
     :attr:`~aiedsl.targets.TargetModel.core_store_bytes_per_cycle` a cycle (:func:`_store_bound`:
     a kernel tuner's cycles=1 for 1 KB stored passed, and the run was timed by it)."""
     for k in d.kernels:
@@ -260,12 +261,12 @@ def check_kernel_costs(d: Design, target: TargetModel) -> None:
 
 def _store_bound(k: Kernel, target: TargetModel) -> None:
     """Refuse declared ``cycles=`` below the cycles kernel ``k``'s stores take: the bytes of
-    its "out" and "inout" buffers over what a core stores a cycle. Not for a kernel taking a
-    scalar (its size may be one: it may write part of a buffer) or profiled for its cycles
-    (the profile counts its stores)."""
+    its "out" buffers over what a core stores a cycle. Not for a kernel taking a scalar (its
+    size may be one: it may write part of a buffer) or profiled for its cycles (the profile
+    counts its stores); not for "inout" buffers, which a kernel may update in part."""
     if k.cycles_source != "declared" or any(a.kind == "scalar" for a in k.args):
         return
-    written = [a for a in k.args if a.kind == "buffer" and a.access in ("out", "inout")
+    written = [a for a in k.args if a.kind == "buffer" and a.access == "out"
                and a.type is not None]
     stored = sum(a.type.nbytes for a in written if a.type is not None)
     per_cycle = target.core_store_bytes_per_cycle

@@ -13,7 +13,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Fifo
 from aiedsl.ir.runtime import Transfer
 from aiedsl.ir.sequence import shim_bd_ids
-from aiedsl.notes import design_notes
+from aiedsl.notes import design_notes, note_lines
 from aiedsl.place.alloc import local_buffer_name
 from aiedsl.place.objectfifo import Lowering, lower
 from aiedsl.render import render
@@ -73,7 +73,7 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
     tile_of = {c.name: c.tile for c in d.cores}
     locals_ = [local_line(b, tile_of) for b in d.locals]
     cascades = [f"{c.src} {tile_of[c.src]} -> {c.dst} {tile_of[c.dst]}" for c in d.cascades]
-    notes = [n.line() for n in design_notes(d)]
+    notes = note_lines(design_notes(d))
     return render("report.txt.j2", design=d.name, device=d.device, note=note, hang=hang,
                   defines=d.defines,
                   header=lines[0], rows=lines[1:], fifos=fifos, kernels=kernels,
