@@ -817,6 +817,8 @@ def test_a_call_moves_no_more_than_one_cascade_word_a_cycle(design_file: DesignF
     notes = [line for line in result.timing.lines() if line.startswith("note: ")]
     assert ("note: casc_put_256 declares 4 cycles but moves 16 cascade words a call: it is "
             "timed at 1 word a cycle, the most a core moves by assumption") in notes
+    put = next(k for k in result.timing.kernel_time if k.symbol == "casc_put_256")
+    assert put.cycles == put.calls * (16 + 10)  # the kernel time line charges it as the run
 
 
 # -- a call that gets and puts passes the stream through ------------------------------------------

@@ -49,7 +49,7 @@ def test_an_offer_that_meets_another_size_limit_names_it_and_the_device_with_roo
     check, seen = _check({"npu1_2col": SHIM, "npu1_3col": SHIM})
     weigh_device_offer(_design(), e, check)
     assert e.fix == ("use fewer (--device npu1_2col); on npu1_2col the design would then meet "
-                     "[shim channels]: 8 needed, 4 there, while --device npu1 has room for both")
+                     "[shim channels]: 8 needed, 4 there, while --device npu1 passes every check")
     assert str(e).splitlines()[-1] == f"  fix: {e.fix}"
     assert seen == ["npu1_2col", "npu1_3col", "npu1"]
 
@@ -59,8 +59,35 @@ def test_no_larger_device_with_room_is_said_with_the_devices_tried() -> None:
     check, _ = _check({name: SHIM for name in ("npu1_2col", "npu1_3col", "npu1", "npu2_3col",
                                                "npu2_4col")})
     weigh_device_offer(_design(), e, check)
-    assert e.fix.endswith("while none of npu1_3col, npu1, npu2_3col, npu2_4col has room for "
-                          "both either")
+    assert e.fix.endswith("[shim channels]: 8 needed, 4 there, and none of npu1_3col, npu1, "
+                          "npu2_3col, npu2_4col has room for both either")
+
+
+def test_a_larger_device_failing_another_check_is_not_offered() -> None:
+    """A reviewer: npu2_3col failed a kernel's architecture check and was announced as having
+    room for both. Only a device where every check passes is named; an npu2 for an npu1
+    design is said to be another generation."""
+    arch = DesignError("kernel arch", "made for aie2", fix="use the aie2p kernel")
+    e = _offering("use fewer (--device npu1_2col)")
+    check, _ = _check({"npu1_2col": SHIM, "npu1_3col": SHIM, "npu1": SHIM, "npu2_3col": arch,
+                       "npu2_4col": arch})
+    weigh_device_offer(_design(), e, check)
+    assert e.fix.endswith("[shim channels]: 8 needed, 4 there")
+    e = _offering("use fewer (--device npu1_2col)")
+    check, _ = _check({"npu1_2col": SHIM, "npu1_3col": SHIM, "npu1": SHIM})
+    weigh_device_offer(_design(), e, check)
+    assert e.fix.endswith("while --device npu2_3col (an npu2: another NPU generation) passes "
+                          "every check")
+
+
+def test_a_check_that_breaks_on_the_offer_leaves_the_error_as_it_was() -> None:
+    e = _offering("use fewer (--device npu1_2col)")
+
+    def check(d: Design) -> None:
+        raise KeyError("a bug")
+
+    weigh_device_offer(_design(), e, check)
+    assert e.fix == "use fewer (--device npu1_2col)"
 
 
 def test_a_mistake_no_device_lifts_is_not_said_on_the_offer() -> None:

@@ -41,8 +41,9 @@ build of an aiedsl older than the marker, which a refusal tells the user to dele
 def check_output_dir(out_dir: str | Path, design: str, older_build: OlderBuild | None = None
                      ) -> None:
     """Raise a DesignError unless a build may replace ``out_dir``: it is new, an empty
-    directory, or an aiedsl build directory holding only what its marker lists, and it is
-    neither the working directory nor one of its ancestors. ``older_build`` (:data:`OlderBuild`;
+    directory, or an aiedsl build directory holding only what its marker lists, none of it
+    edited since (:func:`_refuse_edited`), and it is neither the working directory nor one of
+    its ancestors. ``older_build`` (:data:`OlderBuild`;
     None: nothing is) tells a build of an aiedsl older than the marker, whose refusal says to
     delete it."""
     shown = Path(out_dir)
@@ -50,7 +51,8 @@ def check_output_dir(out_dir: str | Path, design: str, older_build: OlderBuild |
     _refuse_working_dir(real, shown, design)
     with os_errors(shown, rule="output directory", option="-o", verb="read"):
         _refuse_foreign(real, shown, older_build=older_build)
-        staging = staging_path(real)
+        _refuse_edited(real, shown)  # before a lowering's tools run (a reviewer), and again
+        staging = staging_path(real)  # under the lock
         # a live build's, which changes as it is read: claim() says it is busy
         if staging.is_symlink() or not os.path.isdir(staging) \
                 or holder(staging, locked=False) is None:

@@ -26,35 +26,50 @@ check (placement and routing), paid only on a design that has already failed."""
 
 def weigh_device_offer(d: Design, e: DesignError, check: Callable[[Design], object]) -> None:
     """Add to ``e``'s fix the limit the design meets on the device it offers, when that is
-    another limit of the device's size (its own fix offers a device too), and which larger
-    device has room for both: ``check`` (every check, without further offers) is run on ``d``
-    moved to the offered device and, if it meets such a limit there, on up to :data:`TRIES`
-    larger ones. A mistake no device's size lifts (a core's own channels, an unwritten
-    element) is not said here: it is the design's next error on any device."""
+    another limit of the device's size (its own fix offers a device too), and the larger
+    device on which it passes every check: ``check`` (every check, without further offers) is
+    run on ``d`` moved to the offered device and, if it meets such a limit there, on up to
+    :data:`TRIES` larger ones. A mistake no device's size lifts (a core's own channels, an
+    unwritten element) is not said here: it is the design's next error on any device."""
     offered = OFFER.findall(e.fix or "")
     if len(offered) != 1 or offered[0] not in DEVICES or offered[0] == d.device:
         return
     target, here = DEVICES[offered[0]], DEVICES[d.device]
-    failure = _size_limit(d, target, check)
-    if failure is None:
+    kind, failure = _outcome(d, target, check)
+    if kind != "size" or failure is None:
         return
     larger = sorted((t for t in DEVICES.values() if t.cols > target.cols),
                     key=lambda t: (t.family != here.family, t.cols))[:TRIES]
-    room = next((t for t in larger if _size_limit(d, t, check) is None), None)
-    then = (f"--device {room.name} has room for both" if room else
-            f"none of {', '.join(t.name for t in larger)} has room for both either" if larger
-            else "no larger device is known")
+    kinds: list[str] = []
+    room = None
+    for t in larger:
+        kinds.append(_outcome(d, t, check)[0])
+        if kinds[-1] == "pass":
+            room = t
+            break
+    if room is not None:
+        other = f" (an {room.family}: another NPU generation)" if room.family != here.family \
+            else ""
+        then = f", while --device {room.name}{other} passes every check"
+    elif kinds and all(k == "size" for k in kinds):
+        then = (f", and none of {', '.join(t.name for t in larger)} has room for both "
+                "either")
+    else:  # a larger device fails another check: what it lacks is not only room
+        then = ""
     e.fix = (f"{e.fix}; on {target.name} the design would then meet [{failure.rule}]: "
-             f"{failure.message}, while {then}")
+             f"{failure.message}{then}")
     e.args = (e.render(),)
 
 
-def _size_limit(d: Design, target: TargetModel, check: Callable[[Design], object]
-                ) -> DesignError | None:
-    """The first check ``d`` fails on ``target`` when a larger device would lift it (its fix
-    offers one), None when it passes or fails another check first."""
+def _outcome(d: Design, target: TargetModel, check: Callable[[Design], object]
+             ) -> tuple[str, DesignError | None]:
+    """How ``d`` fares on ``target``: ``"pass"``, ``"size"`` (it fails a check whose fix offers
+    a larger device, with that error), ``"other"`` (it fails another check) or ``"unknown"``
+    (the check itself failed: the user's error stands as it is)."""
     try:
         check(d.model_copy(update={"device": target.name}))
     except DesignError as failed:
-        return failed if OFFER.search(failed.fix or "") else None
-    return None
+        return ("size", failed) if OFFER.search(failed.fix or "") else ("other", failed)
+    except Exception:  # noqa: BLE001 (a check on a device the user did not ask for: its own
+        return "unknown", None  # failure must not replace the error the user is shown)
+    return "pass", None

@@ -12,6 +12,7 @@ from aiedsl.dtypes import held
 from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release,
                                 RtpArg)
 from aiedsl.ir.cores import Core
+from aiedsl.sim.call_time import call_body_cycles
 from aiedsl.sim.call_refs import (
     RTP, before_the_call, reference, timed_only, trial_reference,
 )
@@ -146,13 +147,9 @@ def compile_core(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring]
                                               local_cells)
                 acc = accumulating(op, kernels.get(op.kernel))
                 uses_cascade = k.cascade_in is not None or k.cascade_out is not None
-                # its own cycles: a kernel profiled for them, the profile of this call's
-                # scalars (k(a, c, 1024) is charged what the C++ does with 1024)
-                body = k.call_cycles(op.args)
-                # a cascade call moves its words no faster than the core can
-                if casc is not None:
-                    body = max(body, -(-max(casc[2], casc[3])
-                                       // m.target.cascade_words_per_cycle))
+                # its own cycles (a kernel profiled for them: the profile of this call's
+                # scalars), and a cascade's words no faster than the core moves them
+                body = call_body_cycles(k, op.args, m.target)
                 # a kernel that tells its calls apart (a native one, to name the call that
                 # crashed) gets a callable per call site
                 at_call = getattr(kernels.get(op.kernel), "at_call", None)

@@ -51,9 +51,11 @@ in one engine step (:attr:`~aiedsl.sim.state.Machine.call_limit`), so the steps 
 bound it (0.2 s here)."""
 
 WHOLE_CALLS = 10_000_000
-"""Kernel calls ``--whole-run`` simulates at most: some 40 times the 4096^3 GEMM's, a minute or
-so; what is beyond is no run a check can make whole (a core looping ``2**63 - 1`` times, as
-IRON's forever loops do, would never end), and the result says how far it got."""
+"""Kernel calls ``--whole-run`` simulates at most: some 40 times the 4096^3 GEMM's, from about
+10 seconds (calls that never wait, one engine step for all) to minutes (calls each waiting for
+data); what is beyond is no run a check can make whole (a core looping ``2**63 - 1`` times, as
+IRON's forever loops do, would never end), and the result says how far it got. A hang found
+so may take as long again per depth its least-depth search tries."""
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,10 @@ from aiedsl.ir.core_ops import Call
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import walk
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
+from aiedsl.targets import TargetModel
 from aiedsl.kernels.host_notes import conversions_left_out
 from aiedsl.sim.blocked import proc_words
+from aiedsl.sim.call_time import call_body_cycles
 from aiedsl.sim.freed import Kind, saving
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.stalls import buffer_stall
@@ -205,7 +207,7 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
                   dram_write_bytes_per_s=tm.dram_write_bytes_per_s,
                   task_basis=_task_basis(m, issuing, total), unmodelled=_unmodelled(m),
                   ops_unit=ops_unit(m.design), driver_timeout_s=tm.driver_timeout_s,
-                  busiest_core=busiest, kernel_time=kernel_time(m.design, tm.kernel_call_cycles))
+                  busiest_core=busiest, kernel_time=kernel_time(m.design, target))
 
 
 KERNEL_TIME_CALLS = 1 << 40
@@ -213,10 +215,12 @@ KERNEL_TIME_CALLS = 1 << 40
 ``2**63 - 1``), whose kernel time is not said."""
 
 
-def kernel_time(d: Design, call_cycles: int) -> tuple[KernelTime, ...]:
-    """Each kernel's calls in one run of ``d`` and the cycles they take (each call's own, and
-    ``call_cycles`` for its fixed cost), counted from the cores' programs, the most first."""
+def kernel_time(d: Design, target: TargetModel) -> tuple[KernelTime, ...]:
+    """Each kernel's calls in one run of ``d`` on ``target`` and the cycles they take (each
+    call's body as the run charges it, and the fixed cost of a call), counted from the cores'
+    programs, the most first."""
     kernels = {k.symbol: k for k in d.kernels}
+    call_cycles = target.timing.kernel_call_cycles
     calls: dict[str, int] = {}
     cycles: dict[str, int] = {}
     for core in d.cores:
@@ -224,7 +228,7 @@ def kernel_time(d: Design, call_cycles: int) -> tuple[KernelTime, ...]:
             if isinstance(op, Call):
                 calls[op.kernel] = calls.get(op.kernel, 0) + mult
                 cycles[op.kernel] = cycles.get(op.kernel, 0) + mult * (
-                    kernels[op.kernel].call_cycles(op.args) + call_cycles)
+                    call_body_cycles(kernels[op.kernel], op.args, target) + call_cycles)
     total = sum(cycles.values())
     if not total or sum(calls.values()) > KERNEL_TIME_CALLS:
         return ()
