@@ -737,8 +737,9 @@ def test_a_linear_transfer_still_moves_whole_words_and_keeps_its_step_limit(
     big = SPELT.replace("Tensor[4096, i32], C", "Tensor[2100000, i32], C").format(
         pattern="(0, [2, 1, 1, 1024], [1048584, 0, 0, 1])")
     assert check_error(design_file(big, "big.py")).splitlines()[1] == (
-        "  limit: each stride <= 1048576 words of 4 bytes (mlir-aie's verifyStridesWraps: the "
-        "shim's 20-bit step fields)")
+        "  limit: each stride <= 1048576 words of 4 bytes (the shim BD's 20-bit step fields "
+        "hold the stride less one; aiedsl's bound: mlir-aie's verifyStridesWraps lets one more "
+        "through, which the field cannot hold)")
 
 
 def test_dma_pattern_innermost_run_3_bytes(design_file: DesignFile) -> None:
@@ -3103,8 +3104,9 @@ def test_dma_pattern_shim_stride_limit(design_file: DesignFile, stride: int, ok:
     else:
         assert check_error(path) == (
             "d.py:15: error [dma pattern]: rt.fill of 'a' from 'A' breaks a DMA rule\n"
-            "  limit: each stride <= 1048576 words of 4 bytes (mlir-aie's verifyStridesWraps: "
-            "the shim's 20-bit step fields)\n"
+            "  limit: each stride <= 1048576 words of 4 bytes (the shim BD's 20-bit step fields "
+            "hold the stride less one; aiedsl's bound: mlir-aie's verifyStridesWraps lets one "
+            "more through, which the field cannot hold)\n"
             f"  found: stride {stride} = {stride} words (offset 0, sizes [1, 1, 2, 64], "
             f"strides [0, 0, {stride}, 1])\n"
             "  fix: split the transfer into several fills or drains nearer each other"

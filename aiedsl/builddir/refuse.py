@@ -51,8 +51,8 @@ def check_output_dir(out_dir: str | Path, design: str, older_build: OlderBuild |
     _refuse_working_dir(real, shown, design)
     with os_errors(shown, rule="output directory", option="-o", verb="read"):
         _refuse_foreign(real, shown, older_build=older_build)
-        _refuse_edited(real, shown)  # before a lowering's tools run (a reviewer), and again
-        staging = staging_path(real)  # under the lock
+        _refuse_edited(real, shown, locked=False)  # before a lowering's tools run (a
+        staging = staging_path(real)  # reviewer), and again under the lock
         # a live build's, which changes as it is read: claim() says it is busy
         if staging.is_symlink() or not os.path.isdir(staging) \
                 or holder(staging, locked=False) is None:
@@ -143,13 +143,21 @@ def _refuse_foreign(real: Path, shown: Path, locked: bool = False,
                   "wrote", found=named, fix=fix)
 
 
-def _refuse_edited(real: Path, shown: Path) -> None:
+def _refuse_edited(real: Path, shown: Path, locked: bool = True) -> None:
     """Refuse to replace build directory ``real`` while a file a build wrote there was edited
     since (:func:`~aiedsl.builddir.marker.edited`): the rebuild would overwrite the edit, a
-    user's work, with the generated file (a hand-tuned ``aie.mlir`` or ``build.sh``)."""
+    user's work, with the generated file (a hand-tuned ``aie.mlir`` or ``build.sh``).
+    Not ``locked``, another build may be swapping the directory as it is read (a marker of
+    one build beside files of another): a difference is taken for an edit only when no build
+    is live and the marker read after the files is the one read before; otherwise it is left
+    to the check under the lock (a concurrent build's test met it)."""
     if not real.is_dir() or real.is_symlink():
         return
-    changed = edited(real, read_marker(real))
+    marker = read_marker(real)
+    changed = edited(real, marker)
+    if changed and not locked and (holder(staging_path(real), locked=False) is not None
+                                   or read_marker(real) != marker):
+        return
     if not changed:
         return
     label, named = printable(shown), printable(", ".join(changed[:MAX_NAMED]))

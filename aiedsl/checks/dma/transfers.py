@@ -82,8 +82,9 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
         step = target.shim.bd_step_words
         if size > 1 and words > step:
             _fail(t.loc, where, f"each stride <= {step} words of "
-                  f"{target.dma_granularity} bytes (mlir-aie's verifyStridesWraps: the "
-                  "shim's 20-bit step fields)",
+                  f"{target.dma_granularity} bytes (the shim BD's 20-bit step fields hold "
+                  "the stride less one; aiedsl's bound: mlir-aie's verifyStridesWraps lets "
+                  "one more through, which the field cannot hold)",
                   f"stride {stride} = {words} words ({shown})",
                   "split the transfer into several fills or drains nearer each other")
     if (p.offset * itemsize) % target.dma_granularity:
