@@ -316,6 +316,28 @@ def block_of(indices: np.ndarray, width: int) -> tuple[int, int] | None:
     return (rows, cols) if np.array_equal(indices, want) else None
 
 
+def _reordered(d: Design, t: Transfer) -> bool:
+    """Does a DMA between transfer ``t``'s host end and the cores reorder what it moves: a
+    ``dims_to_stream`` or ``dims_from_stream`` at an end of its fifo or of a fifo linked to it
+    (a fill's onward, a drain's backward)? Its element's rows are then the layout's, not the
+    pattern's."""
+    seen: set[str] = set()
+    todo = [t.fifo]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        f = d.fifo(name)
+        if f.producer.dims or any(c.dims for c in f.consumers):
+            return True
+        for link in d.links:
+            ends, onward = (link.srcs, link.dsts) if t.op == "fill" else (link.dsts, link.srcs)
+            if name in ends:
+                todo.extend(onward)
+    return False
+
+
 def _layout_note(d: Design, t: Transfer) -> str | None:
     """A 2-D fifo element moved from or to a block of a 2-D host matrix of another shape, or
     from or to no block of it."""
@@ -326,6 +348,8 @@ def _layout_note(d: Design, t: Transfer) -> str | None:
     (height, width), (rows, cols) = host.shape, elem.shape
     if rows == 1 or cols == 1:
         return None  # a vector written as a matrix: it has no rows to get wrong
+    if _reordered(d, t):
+        return None  # a DMA on the way lays it out (a transpose on purpose: a layout tester)
     idx = first_indices(t.pattern, rows * cols)
     if idx.size < rows * cols:
         return None

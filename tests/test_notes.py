@@ -193,3 +193,28 @@ def test_check_prints_the_notes_and_report_lists_them(design_file: DesignFile) -
             "  d.py:17: note: rt.fill of 'a' reads a 64x16 block of 'A' into its first 16x64 "
             "element (the shape transposed): the element's rows are not the block's; "
             "tiles(A, (16, 64)) reads 16x64 blocks\n\n") in report
+
+
+MEMTILE_TRANSPOSE = '''
+from aiedsl import Tensor, design, fifo, i32, runtime
+
+@design(device="npu1_1col")
+def d29(A: Tensor[32, 64, i32], C: Tensor[64, 32, i32]):
+    a = fifo(Tensor[64, 32, i32], dims_from_stream=[(32, 1), (64, 32)])
+    b = a.forward()
+    with runtime() as rt:
+        rt.fill(a, A)
+        rt.drain(b, C)
+
+@d29.reference
+def ref(A):
+    return A.T.copy()
+'''
+
+
+def test_a_transpose_a_dma_makes_on_the_way_is_not_noted(design_file: DesignFile) -> None:
+    """A layout tester: the memtile's dims_from_stream transposes each 32x64 block into the
+    64x32 element on purpose, and the fill was noted as 'the shape transposed'."""
+    handle = load_design(design_file(MEMTILE_TRANSPOSE))
+    assert design_notes(handle.ir) == []
+    assert simulate(handle).passed
