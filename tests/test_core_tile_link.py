@@ -432,3 +432,29 @@ def test_the_plan_of_a_core_tile_forward_is_mlir_aies(design_file: DesignFile) -
     assert chains(_forward(design_file)) == {  # what a core tile lowers right: the same
         "a_cons": [("a_cons_buff_0", 1024), ("a_cons_buff_1", 1024)],
         "a_l1": [("a_cons_buff_0", 1024), ("a_cons_buff_1", 1024)]}
+
+
+def test_a_core_tile_layout_neither_end_can_take_is_sent_to_a_memtile(
+        design_file: DesignFile) -> None:
+    """A layout tester's 2x256 transpose through a core tile: no core receives the output, and
+    the inverse order needs a wrap of 256 words, past a core BD's 255; the fix said to write
+    the layout where the design already had it."""
+    text = '''
+        from aiedsl import Tensor, coretile, design, fifo, i32, runtime
+
+        @design(device="npu1_1col")
+        def d(A: Tensor[2, 256, i32], C: Tensor[256, 2, i32]):
+            a = fifo(Tensor[256, 2, i32], name="a", dims_from_stream=[(2, 1), (256, 2)])
+            b = a.forward(via=coretile(0, 2), name="b")
+            with runtime() as rt:
+                rt.fill(a, A)
+                rt.drain(b, C)
+
+        @d.reference
+        def ref(A):
+            return A.T.copy()
+        '''
+    assert _error(design_file(text)).splitlines()[-1] == (
+        "  fix: forward 'a' through a memtile instead (leave out via=), whose DMA takes "
+        "dims_from_stream=[(2, 1), (256, 2)] as written")
+    assert simulate(load_design(design_file(text.replace("via=coretile(0, 2), ", "")))).passed

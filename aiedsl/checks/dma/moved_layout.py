@@ -101,6 +101,12 @@ def _moved_layout_fix(d: Design, f: Fifo, e: Endpoint, target: TargetModel) -> s
                            f"'{f.name}' dims_to_stream={_shown(inv)}")
     if options:
         return ", or ".join(options)
+    if link is not None and link.kind == "forward" and e.tile_kind == "core" \
+            and _bd_ok(dims, itemsize, "memtile", target):
+        # neither place fits (no core receives the output, the inverse is past a core BD's
+        # wraps: a layout tester's 256-word column): a memtile's DMA takes it as written
+        return (f"forward '{f.name}' through a memtile instead (leave out via=), whose DMA "
+                f"takes dims_from_stream={shown} as written")
     return ("write the layout where a core's DMA receives the data (its dims_from_stream), or "
             "where the link sends it (its output's dims_to_stream, the inverse order: the "
             "address each stream element is read from is where this layout would write it)")
