@@ -86,7 +86,7 @@ def design_notes(d: Design) -> list[Note]:
     for t in d.runtime:
         if not isinstance(t, Transfer):
             continue
-        for text in (_type_note(d, t), _layout_note(d, t)):
+        for text in (_type_note(d, t), _layout_note(d, t), _rewrite_note(t)):
             if text is not None and text not in said:
                 said.add(text)
                 notes.append(Note(t.loc, text, t.op, t.tensor))
@@ -314,6 +314,50 @@ def block_of(indices: np.ndarray, width: int) -> tuple[int, int] | None:
         return None  # a run that wraps onto the next row is no block
     want = first + (np.arange(rows)[:, None] * width + np.arange(cols)[None, :]).ravel()
     return (rows, cols) if np.array_equal(indices, want) else None
+
+
+REWRITES_WALKED = 1 << 20
+"""Elements of a drain pattern walked one by one to find one written twice, when its sizes and
+strides alone do not tell (an interleaving of its dimensions); a larger one is not judged."""
+
+
+def _rewrite_note(t: Transfer) -> str | None:
+    """A drain whose pattern writes some host element more than once: one channel writes in
+    order, so the last write stands, but a stride or a size is usually off (a layout tester's
+    2 rows of 64 at a stride of 32)."""
+    if t.op != "drain" or not writes_twice(t.pattern):
+        return None
+    p = t.pattern
+    return (f"rt.drain of '{t.fifo}' writes some elements of '{t.tensor}' more than once "
+            f"(offset {p.offset}, sizes {list(p.sizes)}, strides {list(p.strides)}): the last "
+            "write of each stands; is a stride or a size off?")
+
+
+def writes_twice(p: Pattern) -> bool:
+    """Does pattern ``p`` visit some element more than once? Told by its sizes and strides when
+    each stride steps past all that the dimensions inside it cover (no: each element once) or a
+    dimension that moves has stride 0 (yes); else by walking it, up to
+    :data:`REWRITES_WALKED` elements (False beyond: not known).
+
+    >>> writes_twice(Pattern(offset=0, sizes=(1, 1, 2, 64), strides=(0, 0, 32, 1)))
+    True
+    >>> writes_twice(Pattern(offset=0, sizes=(1, 4, 16, 16), strides=(0, 16, 64, 1)))
+    False
+    """
+    dims = sorted((stride, size) for size, stride in zip(p.sizes, p.strides) if size > 1)
+    if any(stride == 0 for stride, _ in dims):
+        return True
+    span = 1
+    for stride, size in dims:
+        if stride < span:
+            break
+        span += stride * (size - 1)
+    else:
+        return False
+    if p.numel > REWRITES_WALKED:
+        return False
+    idx = first_indices(p, p.numel)
+    return bool(np.unique(idx).size < idx.size)
 
 
 def _reordered(d: Design, t: Transfer) -> bool:

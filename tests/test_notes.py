@@ -14,7 +14,8 @@ import numpy as np
 from aiedsl.checks import check_design
 from aiedsl.emit import generate
 from aiedsl.loader import load_design
-from aiedsl.notes import block_of, design_notes
+from aiedsl.ir.types import Pattern
+from aiedsl.notes import block_of, design_notes, writes_twice
 from aiedsl.sim import simulate
 
 DesignFile = Callable[..., Path]
@@ -218,3 +219,38 @@ def test_a_transpose_a_dma_makes_on_the_way_is_not_noted(design_file: DesignFile
     handle = load_design(design_file(MEMTILE_TRANSPOSE))
     assert design_notes(handle.ir) == []
     assert simulate(handle).passed
+
+
+REWRITING_DRAIN = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, i32, runtime
+
+@design(device="npu1_1col")
+def d23(A: Tensor[128, i32], C: Tensor[96, i32]):
+    a = fifo(Tensor[128, i32], name="a")
+    b = a.forward(name="b")
+    with runtime() as rt:
+        rt.fill(a, A)
+        rt.drain(b, C, (0, [1, 1, 2, 64], [0, 0, STRIDE, 1]))
+
+@d23.reference
+def ref(A):
+    out = np.zeros(96, A.dtype)
+    out[0:64] = A[0:64]
+    out[32:96] = A[64:128]
+    return out
+'''
+
+
+def test_a_drain_writing_an_element_twice_is_noted(design_file: DesignFile) -> None:
+    """A layout tester's drain of 2 rows of 64 at a stride of 32 wrote C[32:64] twice, passed
+    and said nothing (the last write stands: one channel writes in order)."""
+    handle = load_design(design_file(REWRITING_DRAIN.replace("STRIDE", "32")))
+    assert [n.line() for n in design_notes(handle.ir)] == [
+        "d.py:10: note: rt.drain of 'b' writes some elements of 'C' more than once (offset 0, "
+        "sizes [1, 1, 2, 64], strides [0, 0, 32, 1]): the last write of each stands; is a "
+        "stride or a size off?"]
+    assert simulate(handle).passed
+    tiles = Pattern(offset=0, sizes=(2, 2, 32, 32), strides=(2048, 32, 64, 1))
+    assert not writes_twice(tiles)  # 32x32 tiles of a 64x64 matrix, each element once
+    assert writes_twice(tiles.model_copy(update={"strides": (2048, 16, 64, 1)}))
