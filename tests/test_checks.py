@@ -1992,6 +1992,72 @@ def test_balance_of_a_loopless_core_says_it_runs_once(design_file: DesignFile) -
         "`for _ in loop(8):`")
 
 
+def test_balance_of_a_placed_designs_forever_loop_says_aiedsl_adds_it(
+        design_file: DesignFile) -> None:
+    """mlir-aie's placed designs loop a core's body `range_(sys.maxsize)` times; aiedsl adds that
+    loop itself, so the ported loop takes what eight runs would: the fix names one run's
+    count."""
+    path = design_file('''
+        import sys
+
+        from aiedsl import Tensor, design, fifo, herd, i8, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[8 * 64, i8], out: Tensor[8 * 64, i8]):
+            fin = fifo(Tensor[64, i8], name="fin")
+            fout = fifo(Tensor[64, i8], name="fout")
+            k = passthrough(Tensor[64, i8])
+
+            @herd()
+            def core():
+                for _ in loop(sys.maxsize):
+                    with fout.produce() as o, fin.consume() as i:
+                        k(i, o)
+
+            with runtime() as rt:
+                rt.fill(fin, inp)
+                rt.drain(fout, out)
+        ''')
+    assert check_error(path).splitlines()[-1] == (
+        "  fix: make loop counts and fill/drain sizes agree (each element 64xi8); a mismatch "
+        "hangs on the NPU. core[0,0] takes them in a loop of 9,223,372,036,854,775,807 "
+        "iterations (line 14), the forever loop of mlir-aie's placed designs "
+        "(`range_(sys.maxsize)`)? aiedsl puts a forever loop around a core's function itself, "
+        "as IRON's Worker does: the function is one run's work; write `for _ in loop(8):`")
+
+
+def test_balance_of_a_forever_loop_that_produces_names_the_drains_count(
+        design_file: DesignFile) -> None:
+    """The same loop around a produce, in a core that runs once: the drain's count, and the
+    knob that leaves aiedsl's forever loop out."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import zero
+
+        @design(device="npu1_1col")
+        def d(out: Tensor[3 * 64, i32]):
+            fout = fifo(Tensor[64, i32], name="fout")
+            z = zero(Tensor[64, i32])
+
+            @herd(forever=False)
+            def core():
+                for _ in loop(0xFFFFFFFF):
+                    with fout.produce() as o:
+                        z(o)
+
+            with runtime() as rt:
+                rt.drain(fout, out)
+        ''')
+    assert check_error(path).splitlines()[-1] == (
+        "  fix: make loop counts and fill/drain sizes agree (each element 64xi32); a mismatch "
+        "hangs on the NPU. core[0,0] makes them in a loop of 4,294,967,295 iterations (line "
+        "11), the forever loop of mlir-aie's placed designs (`range_(sys.maxsize)`)? aiedsl "
+        "puts a forever loop around a core's function itself, as IRON's Worker does (leave out "
+        "forever=False, which drops it): the function is one run's work; write "
+        "`for _ in loop(3):`")
+
+
 IRON_SPELLINGS = '''
     from aiedsl import Tensor, design, fifo, herd, i32, runtime
 

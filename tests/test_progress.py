@@ -99,6 +99,26 @@ def test_off_a_terminal_nothing_is_drawn(in_root: Path) -> None:
     assert result.passed and out.getvalue() == ""
 
 
+def test_a_run_of_very_many_calls_is_said_to_be_long_off_a_terminal_too(
+        monkeypatch: pytest.MonkeyPatch, in_root: Path) -> None:
+    # a CI log says why the job does not end; once, though a second invocation is a new machine
+    design = load_design("designs/passthrough.py").ir
+    monkeypatch.setattr(progress, "LONG_RUN", calls_per_run(design))
+    out = io.StringIO()
+    with SimProgress(Console(file=out, force_terminal=False, width=60)) as watch:
+        for _ in range(2):
+            watch("run", SimpleNamespace(design=design, kernel_calls=0))
+    assert out.getvalue() == (
+        f"note: one run makes {calls_per_run(design):,} kernel calls; the simulator makes some "
+        "tens of thousands a second, so this simulation may not end (Ctrl-C stops it; aiedsl "
+        "check checks the start of the run for hangs)\n")
+    monkeypatch.setattr(progress, "LONG_RUN", calls_per_run(design) + 1)
+    out = io.StringIO()
+    with SimProgress(Console(file=out, force_terminal=False)) as watch:
+        watch("run", SimpleNamespace(design=design, kernel_calls=0))
+    assert out.getvalue() == ""
+
+
 def test_what_the_run_prints_meanwhile_stays_on_stdout(monkeypatch: pytest.MonkeyPatch,
                                                        in_root: Path) -> None:
     import sys

@@ -174,7 +174,8 @@ def check_balance(d: Design) -> None:
                     + (f". {retyped[f.name]}" if f.name in retyped else "")
                     + ("" if shared_out or unrepeated else _reuse(f, links.get(f.name), made,
                                                                   got))
-                    + ("" if shared_out or unrepeated else _runs_once(d, who, made, got)))
+                    + ("" if shared_out or unrepeated else _runs_once(d, who, made, got))
+                    + _forever_loop(d, f, made, got))
 
 
 def _fill_lines(fills: list[Any]) -> list[tuple[str, Loc]]:
@@ -217,6 +218,39 @@ def _runs_once(d: Design, who: str, made: Fraction, got: Fraction) -> str:
     return (f". {who}'s function has no loop: it is the work of one run (an IRON Worker's body "
             f"repeats forever; aiedsl's runs once per run): wrap it in "
             f"`for _ in loop({_n(made / got)}):`")
+
+
+FOREVER_COUNT = 2**31 - 1
+"""Iterations from which a core's loop is taken for a forever loop: mlir-aie's placed designs
+write ``range_(sys.maxsize)`` (or ``0xFFFFFFFF``) around a core's body, a loop no run ends."""
+
+
+def _forever_loop(d: Design, f: Fifo, made: Fraction, got: Fraction) -> str:
+    """A hint for a core of ``f`` whose loop runs :data:`FOREVER_COUNT` times or more: a placed
+    mlir-aie design's forever loop, ported as it is, which aiedsl adds itself around every
+    core's function (its count, one run's work, is then what the other end moves)."""
+    ends = [("takes", f.consumers[0].core, got, made)] if (
+        f.consumers and f.consumers[0].kind == "core") else []
+    if f.producer.kind == "core":
+        ends.append(("makes", f.producer.core, made, got))
+    for verb, name, mine, theirs in ends:
+        core = next((c for c in d.cores if c.name == name), None)
+        loop = next(((op, times) for op, times in walk(core.body) if isinstance(op, Loop)
+                     and op.count >= FOREVER_COUNT), None) if core is not None else None
+        if core is None or loop is None or not mine:
+            continue
+        op, times = loop
+        per = mine / (times * op.count)  # what one of its iterations moves
+        want = theirs / per if per else Fraction(0)
+        fix = (f"`for _ in loop({_n(want)}):`" if want and want.denominator == 1 else
+               "the loop count that moves what the other end does")
+        once = "" if core.forever else " (leave out forever=False, which drops it)"
+        return (f". {name} {verb} them in a loop of {op.count:,} iterations "
+                f"(line {op.loc.line}), the forever loop of mlir-aie's placed designs "
+                "(`range_(sys.maxsize)`)? aiedsl puts a forever loop around a core's function "
+                f"itself, as IRON's Worker does{once}: the function is one run's work; write "
+                f"{fix}")
+    return ""
 
 
 def _n(x: Fraction) -> str:

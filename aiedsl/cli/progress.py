@@ -20,6 +20,11 @@ DELAY = 0.5
 """Seconds a simulation runs before its progress line appears (most take less)."""
 POLL = 0.1
 """Seconds between two looks at the running machine."""
+LONG_RUN = 10_000_000
+"""Kernel calls per run from which a simulation is said, before it starts, to be long (a
+note, piped output too: a CI log then says why the job does not end). The simulator makes some
+tens of thousands a second, so this many takes minutes; ``aiedsl.sim.hang_run.WHOLE_CALLS``
+stops a whole-run hang check there too."""
 
 
 def stderr_console() -> Console:
@@ -76,6 +81,17 @@ def describe(stage: str, calls: int, total: int) -> str:
     return what
 
 
+def long_run(calls: int) -> str:
+    """The note said before simulating a run of :data:`LONG_RUN` kernel calls or more.
+
+    >>> long_run(2**63 - 1)[:60]
+    'note: one run makes 9,223,372,036,854,775,807 kernel calls; '
+    """
+    return (f"note: one run makes {calls:,} kernel calls; the simulator makes some tens of "
+            "thousands a second, so this simulation may not end (Ctrl-C stops it; aiedsl check "
+            "checks the start of the run for hangs)")
+
+
 class SimProgress:
     """A :data:`aiedsl.sim.Watch` that draws a simulation's progress: the kernel calls made of
     those one invocation makes, then the comparison. Use it as a context manager around the
@@ -101,6 +117,9 @@ class SimProgress:
     def __call__(self, stage: str, machine: Any) -> None:
         if machine is not self.machine:
             self.total = calls_per_run(machine.design)
+            if not self.started and self.total >= LONG_RUN:
+                self.console.print(long_run(self.total), markup=False, highlight=False,
+                                   soft_wrap=True)
             self.started = self.started or time.monotonic()
         self.machine, self.stage = machine, stage
 
