@@ -2114,8 +2114,8 @@ def test_irons_buffer_says_it_is_local_here(design_file: DesignFile) -> None:
     ("pass", "a.prod()",
      "d.py:15: error [fifo]: fifo 'a' has no prod(): aiedsl uses a fifo itself where IRON takes "
      "a handle of it\n"
-     "  fix: pass 'a' itself (rt.fill(a, ...), rt.drain(a, ...), a.forward(), a.split(...)); in "
-     "a core function, `with a.produce() as e:`"),
+     "  fix: pass 'a' itself (rt.fill(a, ...), rt.drain(a, ...), a.forward(), a.split(...), "
+     "a.join(...)); in a core function, `with a.produce() as e:`"),
     ("a.acquire(1)", "a",
      "d.py:12: error [acquire]: port 1 is neither 'produce' nor 'consume'\n"
      "  found: 1\n"

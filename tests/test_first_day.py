@@ -483,6 +483,9 @@ def test_consuming_a_whole_channel_of_one_fifo_says_its_index(design_file: Desig
     ("a.split(2)", "index it by the core's index, y from 0 to 3: a[y].split(...); or declare "
      "the channel with split=<axis> and via=memtile, whose host end (a[:]) the memtile splits "
      "into the fifos of that axis"),
+    ("a.join(2)", "index it by the core's index, y from 0 to 3: a[y].join(...); or declare "
+     "the channel with join=<axis> and via=memtile, whose host end (a[:]) the memtile joins "
+     "from the fifos of that axis"),
 ])
 def test_every_fifo_method_on_a_channel_says_to_index_it(design_file: DesignFile, code: str,
                                                          fix: str) -> None:

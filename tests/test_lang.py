@@ -155,6 +155,71 @@ def test_a_split_or_join_of_no_parts_is_refused_where_it_is_written(
                             f"  found: {found}\n  fix: {fix}")
 
 
+JOIN_METHOD = '''
+    import numpy as np
+
+    from aiedsl import Tensor, design, fifo, herd, i32, runtime
+    from aiedsl.kernels import passthrough
+
+    @design(device="npu1_1col")
+    def d(a: Tensor[64, 32, i32], c: Tensor[64, 32, i32]):
+        f = fifo(Tensor[64, 32, i32], name="f")
+        parts = f.split([Tensor[16, 32, i32]] * 4)
+        o = fifo(Tensor[64, 32, i32], name="o")
+        outs = o.join(PARTS)
+        k = passthrough(Tensor[16, 32, i32])
+
+        @herd(rows=4)
+        def core(x, y):
+            with parts[y].consume() as s, outs[y].produce() as t:
+                k(s, t)
+
+        with runtime() as rt:
+            rt.fill(f, a)
+            rt.drain(o, c)
+
+    @d.reference
+    def reference(a):
+        return a
+    '''
+
+
+def test_a_fifo_joins_from_parts_it_makes_as_iron_joins_on_its_producer(
+        design_file: DesignFile) -> None:
+    """IRON's of.prod().join(...): the parts (named after the fifo, typed as given) are what
+    the cores produce, and the memtile gathers them at back-to-back offsets."""
+    from aiedsl.sim import simulate
+
+    path = design_file(JOIN_METHOD.replace("PARTS", "[Tensor[16, 32, i32]] * 4"))
+    handle = load_design(path)
+    placed, _ = check_design(handle.ir)
+    mlir = render_mlir(placed, get_target(placed.device))
+    assert ("aie.objectfifo.link [@o_0, @o_1, @o_2, @o_3] -> [@o] ([0, 512, 1024, 1536] [])"
+            in mlir)
+    assert "aie.objectfifo @o_3(%tile_0_5, {%tile_0_1}, 2 : i32) : " \
+        "!aie.objectfifo<memref<16x32xi32>>" in mlir
+    assert simulate(handle).passed
+
+
+@pytest.mark.parametrize("parts, error", [
+    ("3", "d.py:11: error [join]: fifo 'o' (64x32xi32) does not join from 3 equal parts\n"
+     "  found: 2048 elements / 3\n"
+     "  fix: give the part types explicitly, or a count that divides the element"),
+    ("4, names=['p']", "d.py:11: error [join]: join of 4 parts into 'o' has names=['p']\n"
+     "  limit: 4 names\n  found: ['p']\n  fix: give one name per part, or leave names out"),
+    ("2, dims_to_stream=[[(16, 1)]]",
+     "d.py:11: error [dma dims]: join of 2 parts into 'o' has 1 per-part dims_to_stream "
+     "layout\n  limit: one layout (or None) per part: 2\n  found: 1\n"
+     "  fix: give 2 layouts, or one layout [(size, stride), ...] for all"),
+])
+def test_a_join_from_parts_is_refused_where_it_is_written(design_file: DesignFile, parts: str,
+                                                          error: str) -> None:
+    path = design_file(JOIN_METHOD.replace("PARTS", parts))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == error
+
+
 def test_templated_kernel_renders_its_parameters(design_file: DesignFile) -> None:
     path = design_file('''
         from aiedsl import Tensor, design, fifo, herd, i16, runtime

@@ -193,8 +193,15 @@ class Channel:
         """A channel splits when declared with ``split=axis``; one of its fifos may be split
         itself (``a[0].split(2)``)."""
         self._whole("split", "split(...)", "; or declare the channel with split=<axis> and "
-                    "via=memtile, whose host end (a[:]) the memtile splits into the fifos of "
-                    "that axis")
+                    f"via=memtile, whose host end ({self.name}[:]) the memtile splits into the "
+                    "fifos of that axis")
+
+    def join(self, *args: object, **kwargs: object) -> NoReturn:
+        """A channel joins when declared with ``join=axis``; one of its fifos may be joined
+        itself (``c[0].join(2)``)."""
+        self._whole("join", "join(...)", "; or declare the channel with join=<axis> and "
+                    f"via=memtile, whose host end ({self.name}[:]) the memtile joins from the "
+                    "fifos of that axis")
 
     def _whole(self, method: str, call: str, more: str = "") -> NoReturn:
         """Refuse fifo method ``method`` called on the whole channel, naming its shape and how

@@ -87,8 +87,8 @@ class ObjectFifo(FifoRecord):
             "fifo", f"fifo '{self.name}' has no {handle}(): aiedsl uses a fifo itself where IRON "
             "takes a handle of it", loc=caller_loc(),
             fix=f"pass '{self.name}' itself (rt.fill({self.name}, ...), rt.drain({self.name}, "
-            f"...), {self.name}.forward(), {self.name}.split(...)); in a core function, "
-            f"`with {self.name}.{port}() as e:`")
+            f"...), {self.name}.forward(), {self.name}.split(...), {self.name}.join(...)); in a "
+            f"core function, `with {self.name}.{port}() as e:`")
 
     def acquire(self, port: Port, n: int = 1, *, _loc: Loc | None = None) -> "Buffer":
         """Acquire ``n`` elements on ``port`` (``"produce"`` or ``"consume"``) without releasing.
@@ -175,8 +175,9 @@ class ObjectFifo(FifoRecord):
             raise DesignError("split offsets", f"split of '{self.name}' has offsets={offsets!r}",
                               loc=loc, limit="a list of element offsets, one per part",
                               found=repr(offsets), fix="write e.g. offsets=[0, 1024]")
-        to_parts = _per_part(dims_to_stream, len(types), self.name, "dims_to_stream", loc)
-        from_parts = _per_part(dims_from_stream, len(types), self.name, "dims_from_stream", loc)
+        link = f"split of '{self.name}' into {len(types)} parts"
+        to_parts = _per_part(dims_to_stream, len(types), link, "dims_to_stream", loc)
+        from_parts = _per_part(dims_from_stream, len(types), link, "dims_from_stream", loc)
         outs = [new_fifo(
             b, t, depth=self.depth if depth is None else depth,
             name=(names[i] if names else f"{self.name}_{i}"), dims_to_stream=to_parts[i],
@@ -186,6 +187,45 @@ class ObjectFifo(FifoRecord):
         offs = list(offsets) if offsets is not None else back_to_back(types)
         b.add_link("split", [self], outs, offs, via, loc)
         return outs
+
+    def join(self, parts: Sequence[TensorType] | int, *, offsets: Sequence[int] | None = None,
+             depth: int | None = None, dims_to_stream: DimsSpec = None,
+             dims_from_stream: DimsSpec = None, via: TilePin = memtile,
+             names: Sequence[str] | None = None) -> list["ObjectFifo"]:
+        """Make the fifos whose elements a memtile gathers into each element of this one, at
+        element offsets: :meth:`split` the other way (IRON's ``of.prod().join(...)``).
+
+        ``parts`` is a count (equal parts) or the part types; offsets default to back to back.
+        ``dims_to_stream`` is each part's producer's layout (the core's DMA sending it),
+        ``dims_from_stream`` where the memtile writes each part's elements in its slot; each
+        is one layout for every part or a list of one per part. The parts are named
+        ``<this fifo>_0``, ``_1``, ... unless ``names=`` gives one name per part. The
+        function :func:`join` gathers fifos made already into a new one.
+
+        Example: ``outs = c.join(4)``, then core ``y`` writes ``with outs[y].produce() as t:``.
+        """
+        loc = caller_loc()
+        b = current_design(f"joining into fifo '{self.name}'")
+        types = _part_types(self, parts, b.target, loc, "join")
+        if names is not None and (not isinstance(names, (list, tuple))
+                                  or len(names) != len(types)):
+            raise DesignError("join", f"join of {len(types)} parts into '{self.name}' has "
+                              f"names={names!r}", loc=loc, limit=f"{len(types)} names",
+                              found=repr(names), fix="give one name per part, or leave names out")
+        if offsets is not None and not isinstance(offsets, (list, tuple)):
+            raise DesignError("join offsets", f"join into '{self.name}' has offsets="
+                              f"{offsets!r}", loc=loc, limit="a list of element offsets, one per "
+                              "part", found=repr(offsets), fix="write e.g. offsets=[0, 1024]")
+        link = f"join of {len(types)} parts into '{self.name}'"
+        to_parts = _per_part(dims_to_stream, len(types), link, "dims_to_stream", loc)
+        from_parts = _per_part(dims_from_stream, len(types), link, "dims_from_stream", loc)
+        ins = [new_fifo(
+            b, t, depth=self.depth if depth is None else depth,
+            name=(names[i] if names else f"{self.name}_{i}"), dims_to_stream=to_parts[i],
+            dims_from_stream=from_parts[i], loc=loc) for i, t in enumerate(types)]
+        offs = list(offsets) if offsets is not None else back_to_back(types)
+        b.add_link("join", ins, [self], offs, via, loc)
+        return ins
 
     def __repr__(self) -> str:
         return f"<fifo {self.name}: {self.elem}>"
@@ -198,7 +238,7 @@ class ObjectFifo(FifoRecord):
         return f"{self.channel}[{', '.join(map(str, self.index))}]"
 
 
-def _per_part(spec: DimsSpec | Sequence[DimsSpec], n: int, parent: str, what: str,
+def _per_part(spec: DimsSpec | Sequence[DimsSpec], n: int, link: str, what: str,
               loc: Loc) -> list[DimsSpec]:
     """A split's layout for each of its ``n`` parts: ``spec`` for all of them, or ``spec``'s own
     entries when it lists one layout (a list of pairs, or None) per part. A layout's entries are
@@ -214,7 +254,7 @@ def _per_part(spec: DimsSpec | Sequence[DimsSpec], n: int, parent: str, what: st
         one = "[" + ", ".join("(" + ", ".join(str(v) for v in d) + ")" for d in spec) + "]"
         per = "[" + ", ".join(["[(size, stride), ...]"] + ["None"] * (n - 1)) + "]"
         raise DesignError(
-            "dma dims", f"split of '{parent}' into {n} parts: its {what} is a list of lists, "
+            "dma dims", f"{link}: its {what} is a list of lists, "
             f"so it was read as {len(spec)} per-part layout{'' if len(spec) == 1 else 's'}, "
             "but their entries are numbers, not (size, stride) pairs", loc=loc,
             limit="one layout for every part, a list of (size, stride) tuples; or one layout "
@@ -222,7 +262,7 @@ def _per_part(spec: DimsSpec | Sequence[DimsSpec], n: int, parent: str, what: st
             fix=f"for one layout for every part write {what}={one} (tuples, not lists); for one "
             f"per part, e.g. {what}={per}")
     if len(spec) != n:
-        raise DesignError("dma dims", f"split of '{parent}' into {n} parts has {len(spec)} "
+        raise DesignError("dma dims", f"{link} has {len(spec)} "
                           f"per-part {what} layout{'' if len(spec) == 1 else 's'}", loc=loc,
                           limit=f"one layout (or None) per part: {n}", found=str(len(spec)),
                           fix=f"give {n} layouts, or one layout [(size, stride), ...] for all")
@@ -251,38 +291,47 @@ def back_to_back(types: Sequence[TensorType]) -> list[int]:
 
 
 def _part_types(parent: ObjectFifo, parts: Sequence[TensorType] | int, target: TargetModel,
-                loc: Loc) -> list[TensorType]:
+                loc: Loc, verb: str = "split") -> list[TensorType]:
+    """The types of the parts a fifo is split into (or joined from: ``verb``), equal parts of
+    its element for a count."""
     count = as_int(parts)  # numpy's integers too, as a plain int
+    past = "split" if verb == "split" else "joined"
     if count is not None:
         parts = count
     elif not isinstance(parts, (list, tuple)):
-        raise DesignError("split", f"fifo '{parent.name}' split into {shown(parts)}", loc=loc,
-                          limit="a number of equal parts, or a list of part types",
-                          found=shown(parts), fix="write e.g. f.split(2)")
+        raise DesignError(verb, f"fifo '{parent.name}' {past} {_from(verb)} {shown(parts)}",
+                          loc=loc, limit="a number of equal parts, or a list of part types",
+                          found=shown(parts), fix=f"write e.g. f.{verb}(2)")
     if isinstance(parts, int):
         if parts < 1 or parent.elem.numel % parts:
             raise DesignError(
-                "split", f"fifo '{parent.name}' ({parent.elem}) does not split into {parts} "
-                "equal parts", loc=loc, found=f"{parent.elem.numel} elements / {parts}",
+                verb, f"fifo '{parent.name}' ({parent.elem}) does not {verb} "
+                f"{_from(verb)} {parts} equal parts", loc=loc,
+                found=f"{parent.elem.numel} elements / {parts}",
                 fix="give the part types explicitly, or a count that divides the element")
         n = parts
     else:
         n = len(parts)
         if n == 0:  # it made a link of no parts, refused later with an empty found:
-            raise DesignError("split", f"fifo '{parent.name}' split into no parts", loc=loc,
-                              limit="a number of equal parts, or a list of part types: one or "
-                              "more", found=shown(parts), fix="write e.g. f.split(2), or list "
-                              f"the parts' types: f.split([Tensor[{parent.elem.numel // 2}, "
-                              f"{parent.elem.dtype}]] * 2)")
+            raise DesignError(verb, f"fifo '{parent.name}' {past} {_from(verb)} no parts",
+                              loc=loc, limit="a number of equal parts, or a list of part types: "
+                              "one or more", found=shown(parts), fix=f"write e.g. f.{verb}(2), "
+                              f"or list the parts' types: f.{verb}([Tensor["
+                              f"{parent.elem.numel // 2}, {parent.elem.dtype}]] * 2)")
     most = target.max_fifos
     if n > most:  # before one fifo per part is made
-        raise DesignError("split", f"fifo '{parent.name}' split into {n} parts", loc=loc,
+        raise DesignError(verb, f"fifo '{parent.name}' {past} {_from(verb)} {n} parts", loc=loc,
                           limit=f"at most {most} parts: more fifos than "
                           f"{target.name} has DMA channels", found=str(n),
-                          fix="split into as many parts as there are cores reading them")
+                          fix=f"{verb} {_from(verb)} as many parts as there are cores "
+                          f"{'reading' if verb == 'split' else 'writing'} them")
     if isinstance(parts, int):
         return [TensorType(shape=(parent.elem.numel // parts,), dtype=parent.elem.dtype)] * parts
     return list(parts)
+
+
+def _from(verb: str) -> str:
+    return "into" if verb == "split" else "from"
 
 
 def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, loc: Loc,
