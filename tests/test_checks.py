@@ -2116,6 +2116,16 @@ def test_irons_buffer_says_it_is_local_here(design_file: DesignFile) -> None:
      "a handle of it\n"
      "  fix: pass 'a' itself (rt.fill(a, ...), rt.drain(a, ...), a.forward(), a.split(...), "
      "a.join(...)); in a core function, `with a.produce() as e:`"),
+    ("pass", "a.set_repeat_count(2)",
+     "d.py:15: error [fifo]: fifo 'a' has no set_repeat_count(): aiedsl repeats what a memtile "
+     "sends with repeat= on the link that makes the fifo\n"
+     "  fix: write e.g. f.forward(repeat=2) or f.split(4, repeat=2) where the fifo is made (a "
+     "fifo the runtime fills or a core produces takes no repeat)"),
+    ("pass", "a.set_via_shared_mem()",
+     "d.py:15: error [fifo]: fifo 'a' has no set_via_shared_mem(): aiedsl places a fifo's "
+     "buffers as mlir-aie's lowering does, in the shared memory of neighbouring cores (one "
+     "consumer, no layout change) and through DMAs otherwise\n"
+     "  fix: leave the call out; a build's report.txt lists the fifos in shared memory"),
     ("a.acquire(1)", "a",
      "d.py:12: error [acquire]: port 1 is neither 'produce' nor 'consume'\n"
      "  found: 1\n"

@@ -82,6 +82,22 @@ class ObjectFifo(FifoRecord):
         """IRON's consumer handle, which aiedsl has no use for: a clear error saying so."""
         self._iron_handle("cons", "consume")
 
+    def set_repeat_count(self, *args: object) -> NoReturn:
+        """IRON's repeat of what a memtile sends: here a knob of the link that sends it."""
+        raise DesignError(
+            "fifo", f"fifo '{self.name}' has no set_repeat_count(): aiedsl repeats what a "
+            "memtile sends with repeat= on the link that makes the fifo", loc=caller_loc(),
+            fix="write e.g. f.forward(repeat=2) or f.split(4, repeat=2) where the fifo is made "
+            "(a fifo the runtime fills or a core produces takes no repeat)")
+
+    def set_via_shared_mem(self, *args: object) -> NoReturn:
+        """IRON's choice of a fifo's memory: aiedsl makes it as mlir-aie's lowering does."""
+        raise DesignError(
+            "fifo", f"fifo '{self.name}' has no set_via_shared_mem(): aiedsl places a fifo's "
+            "buffers as mlir-aie's lowering does, in the shared memory of neighbouring cores "
+            "(one consumer, no layout change) and through DMAs otherwise", loc=caller_loc(),
+            fix="leave the call out; a build's report.txt lists the fifos in shared memory")
+
     def _iron_handle(self, handle: str, port: str) -> NoReturn:
         raise DesignError(
             "fifo", f"fifo '{self.name}' has no {handle}(): aiedsl uses a fifo itself where IRON "
