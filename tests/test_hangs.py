@@ -149,6 +149,21 @@ STATIC: dict[str, str] = {
         "mlir-aie lowers alike; if each iteration should start afresh (a window swept inside "
         "it), release the 2 it still holds at its end"
     ),
+    "window_swept_per_frame.py": (
+        "window_swept_per_frame.py:33: error [hang: unbalanced loop]: each iteration of the "
+        "loop in core[0,0] ends holding 1 more element(s) of 'rows' (consume) than it started "
+        "with: it takes 6 new ones (those of the window the loop at line 37 sweeps among them) "
+        "and releases 5, and mlir-aie 1e400306, which aiedsl targets, fixes the number of new "
+        "elements an acquire takes when it compiles the loop, from the 0 held where the loop is "
+        "entered, so an iteration that starts holding 1 takes new ones as if it held 0, and the "
+        "core runs out of buffers\n"
+        "  limit: what a loop body acquires, it releases, so one count of new elements fits "
+        "every iteration (mlir-aie since PR 3298, August 2026, counts them at run time, max(3 - "
+        "held, 0), and lowers this loop as written, as aiedsl's simulator runs it)\n"
+        "  found: held 0 before the first iteration, 1 after it\n"
+        "  fix: release the 1 element(s) of 'rows' it still holds at the end of each iteration, "
+        "so the window the loop at line 37 sweeps starts afresh in each"
+    ),
     "sync_before_fill.py": (
         "sync_before_fill.py:37: error [hang: wait before fill]: the runtime waits at rt.sync() "
         "for its drain of 'b' (line 36) to complete, but that data needs the fill of 'a' "
@@ -321,6 +336,9 @@ FIXED = {
         "                add_k(x, y, r)\n",
         "with w.consume(2) as xy, o.produce() as r:\n"
         "                add_k(xy[0], xy[1], r)\n"),
+    "window_swept_per_frame.py": (
+        '            rows.release("consume", 1)\n\n',
+        '            rows.release("consume", 2)\n\n'),
     "held_at_end.py": (
         "                scale_k(src, dst, f, 1024)\n",
         "                scale_k(src, dst, f, 1024)\n"

@@ -133,27 +133,39 @@ def _sliding_window(core: Core, loop: Loop, key: tuple[str, str], before: int, a
     across iterations, which mlir-aie before August 2026 lowers with the first iteration's
     count of new elements on every pass (the module docstring has the sources)."""
     fifo, port = key
-    acq = next(op for op, _ in walk(loop.body) if isinstance(op, Acquire)
-               and (op.fifo, op.port) == key and op.count == most)
+    more = after - before
+    inner = next((op for op in loop.body if isinstance(op, Loop) and op.count > 1 and any(
+        isinstance(o, Acquire) and (o.fifo, o.port) == key for o, _ in walk(op.body))), None)
+    if inner is not None:  # a window swept by a loop inside: the body takes many new elements
+        what = (f"it takes {rel + more} new ones (those of the window the loop at line "
+                f"{inner.loc.line} sweeps among them) and releases {rel}")
+        fix = (f"release the {more} element(s) of '{fifo}' it still holds at the end of each "
+               f"iteration, so the window the loop at line {inner.loc.line} sweeps starts "
+               "afresh in each")
+    else:
+        acq = next(op for op, _ in walk(loop.body) if isinstance(op, Acquire)
+                   and (op.fifo, op.port) == key and op.count == most)
+        what = f"it acquires {most} (line {acq.loc.line}) and releases {rel}"
+        fix = (f"if the loop slides a window across its iterations, acquire the first {more} "
+               f"element(s) of the window before the loop (and release them after it), so each "
+               f"iteration starts holding {after} and its acquire of {most} takes the {rel} it "
+               "releases, which every mlir-aie lowers alike; if each iteration should start "
+               f"afresh (a window swept inside it), release the {more} it still holds at its "
+               "end")
     raise DesignError(
         "hang: unbalanced loop", f"each iteration of the loop in {core.name} ends holding "
-        f"{after - before} more element(s) of '{fifo}' ({port}) than it started with: it "
-        f"acquires {most} (line {acq.loc.line}) and releases {rel}, and mlir-aie 1e400306, "
-        "which aiedsl targets, fixes the number of new elements an acquire takes when it "
-        f"compiles the loop, from the {before} held where the loop is entered, so an iteration "
-        f"that starts holding {after} may take {most - before} new ones, not "
-        f"{max(most - after, 0)}, "
-        "and the core runs out of buffers", loc=loop.loc,
+        f"{more} more element(s) of '{fifo}' ({port}) than it started with: {what}, and "
+        "mlir-aie 1e400306, which aiedsl targets, fixes the number of new elements an acquire "
+        f"takes when it compiles the loop, from the {before} held where the loop is entered, "
+        + (f"so an iteration that starts holding {after} may take {most - before} new ones, not "
+           f"{max(most - after, 0)}, " if inner is None else
+           f"so an iteration that starts holding {after} takes new ones as if it held "
+           f"{before}, ")
+        + "and the core runs out of buffers", loc=loop.loc,
         limit="what a loop body acquires, it releases, so one count of new elements fits every "
         f"iteration (mlir-aie since PR 3298, August 2026, counts them at run time, max({most} "
         "- held, 0), and lowers this loop as written, as aiedsl's simulator runs it)",
-        found=f"held {before} before the first iteration, {after} after it",
-        fix=f"if the loop slides a window across its iterations, acquire the first "
-        f"{after - before} element(s) of the window before the loop (and release them after "
-        f"it), so each iteration starts holding {after} and its acquire of {most} takes the "
-        f"{rel} it releases, which every mlir-aie lowers alike; if each iteration should start "
-        f"afresh (a window swept inside it), release the {after - before} it still holds at its "
-        "end")
+        found=f"held {before} before the first iteration, {after} after it", fix=fix)
 
 
 def _per_iteration(loop: Loop, key: tuple[str, str]) -> tuple[int, int]:
