@@ -27,6 +27,8 @@ are :mod:`.dims`'s, the BDs a fifo end's layout is applied by and how far it wal
 
 from __future__ import annotations
 
+import math
+
 from aiedsl.checks.dma.bds import _bds, _link_of
 from aiedsl.checks.dma.fifo_dims import _check_fifo_dims, _repeat_how
 from aiedsl.checks.dma.link_dims import _check_link_dims
@@ -36,10 +38,30 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Endpoint, Fifo
 from aiedsl.ir.runtime import Transfer
+from aiedsl.ir.types import TensorType
 from aiedsl.targets import TargetModel
 
 # The limits are the target model's (TileLimits.bd_wrap, bd_max_elements, bd_step_words,
 # TargetModel.max_bd_stride, dma_granularity), each with its mlir-aie source there.
+
+
+def _whole_words_fix(elem: TensorType, gran: int) -> str:
+    """Two ways to whole words for an element of ``elem``: several of it in one element, or
+    its rows padded.
+
+    >>> fix = _whole_words_fix(TensorType(shape=(1918,), dtype="u8"), 4)
+    >>> fix[fix.index("2 of"):fix.index(", or")]
+    '2 of these in one (Tensor[2, 1918, u8], 3836 bytes)'
+    >>> fix[fix.index("or each"):]
+    'or each row padded to 1920 elements (Tensor[1920, u8])'
+    """
+    times = gran // math.gcd(elem.nbytes, gran)
+    per = gran // math.gcd(gran, elem.dt.itemsize)  # elements in a whole number of words
+    padded = (*elem.shape[:-1], -(-elem.shape[-1] // per) * per)
+    return (f"make each element a multiple of {gran} bytes: {times} of these in one "
+            f"(Tensor[{times}, {', '.join(map(str, elem.shape))}, {elem.dtype}], "
+            f"{times * elem.nbytes} bytes), or each row padded to {padded[-1]} elements "
+            f"(Tensor[{', '.join(map(str, padded))}, {elem.dtype}])")
 
 
 def check_dma(d: Design, target: TargetModel) -> None:
@@ -51,7 +73,7 @@ def check_dma(d: Design, target: TargetModel) -> None:
                 "dma pattern", f"fifo '{f.name}' has {f.elem.nbytes}-byte elements ({f.elem})",
                 loc=f.loc, limit=f"whole {target.dma_granularity}-byte words (a DMA buffer "
                 "descriptor counts its length in words)", found=f"{f.elem.nbytes} bytes",
-                fix=f"make each element a multiple of {target.dma_granularity} bytes")
+                fix=_whole_words_fix(f.elem, target.dma_granularity))
     for t in d.runtime:
         if isinstance(t, Transfer):
             _check_transfer(d, t, target)

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import math
+
 from aiedsl.checks.dma.dims import _check_dims, _fail, aligned_stride_fix
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
+from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer
 from aiedsl.ir.types import Pattern
 from aiedsl.targets import TargetModel
@@ -55,6 +58,8 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
                 raise
             # out of bounds is said first: the one run rewritten would leave the tensor too
             _check_bounds(t, p, itemsize, tensor.type.numel, where, shown)
+            # a rule the one run breaks as well is said instead: its rewrite would not pass
+            _check_offset(t.loc, where, p, itemsize, target, shown)
             # one run spelt over several dimensions: mlir-aie moves [*, 1, 1, n][*, 0, 0, 1]
             # as a plain linear transfer, exempt from the wrap limits (isLinearTransfer)
             n = p.numel // p.sizes[0]
@@ -87,9 +92,7 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
                   "one more through, which the field cannot hold)",
                   f"stride {stride} = {words} words ({shown})",
                   "split the transfer into several fills or drains nearer each other")
-    if (p.offset * itemsize) % target.dma_granularity:
-        _fail(t.loc, where, f"offset a multiple of {target.dma_granularity} bytes",
-              f"{p.offset * itemsize} bytes ({shown})", "align the offset to 4 bytes")
+    _check_offset(t.loc, where, p, itemsize, target, shown)
     if p.offset * itemsize >= target.max_shim_offset_bytes:
         _fail(t.loc, where, f"a start below {target.max_shim_offset_bytes:,} bytes (4 GiB) into "
               "the host buffer: the offset is written as the address patch's 32-bit arg_plus "
@@ -106,6 +109,23 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
               "start at a sum of multiples of those strides, or give the pattern a size-1 "
               "dimension to carry the offset", None)
     _check_bounds(t, p, itemsize, tensor.type.numel, where, shown)
+
+
+def _check_offset(loc: Loc, where: str, p: Pattern, itemsize: int, target: TargetModel,
+                  shown: str) -> None:
+    """The transfer starts on a word: ``NpuDmaMemcpyNdOp::verify``'s 'Offset must be
+    4-byte-aligned'."""
+    gran = target.dma_granularity
+    start = p.offset * itemsize
+    if start % gran == 0:
+        return
+    per = gran // math.gcd(gran, itemsize)  # elements from one aligned start to the next
+    lo = p.offset // per * per
+    _fail(loc, where, f"offset a multiple of {gran} bytes (mlir-aie's NpuDmaMemcpyNdOp::verify: "
+          "'Offset must be 4-byte-aligned')", f"{start} bytes ({shown})",
+          f"start at element {lo} or {lo + per}, the nearest on a {gran}-byte boundary, and let "
+          "the kernel skip the elements between; or lay out the host tensor so that each "
+          f"transfer starts on one (rows padded to a multiple of {gran} bytes)")
 
 
 def _check_bounds(t: Transfer, p: Pattern, itemsize: int, numel: int, where: str,
