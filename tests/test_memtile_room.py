@@ -546,3 +546,39 @@ def test_one_link_over_a_bd_pool_by_itself_is_not_sent_to_a_larger_device(
         "other memtile or device would help: lower the depth of 'a_l2' (depth=4) or give its "
         "memtile end consumer_depth={\"memtile\": 4} (d.py:7; 7 buffers now, each taking 6 of "
         "the 24 BDs)")
+
+
+def test_a_link_over_its_bds_counts_the_buffers_spilled_to_a_neighbour(
+        design_file: DesignFile) -> None:
+    """(an npu2 tester) 40 buffers of 16 KB, some of them in a neighbour's memory, take 80 BDs of
+    (0, 1)'s even channels, 2 each: the fix counted only the buffers in (0, 1)'s own memory
+    (at depth=63 it then said 3 BDs each and depth=8; depth=12 fits, and passes)."""
+    text = '''
+        from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1")
+        def big(inp: Tensor[32768, i32], out: Tensor[32768, i32]):
+            to_mem = fifo(Tensor[4096, i32], name="in_l3", depth=DEPTH)
+            to_core = to_mem.forward(name="in_l1", depth=1)
+            from_core = fifo(Tensor[4096, i32], name="out_l1", depth=1)
+            from_mem = from_core.forward(name="out_l3")
+            copy = passthrough(Tensor[4096, i32])
+
+            @herd()
+            def core():
+                for _ in loop(8):
+                    with to_core.consume() as src, from_core.produce() as dst:
+                        copy(src, dst)
+
+            with runtime() as rt:
+                rt.fill(to_mem, inp)
+                rt.drain(from_mem, out)
+        '''
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(text.replace("DEPTH", "40"))).ir)
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: one link takes them all ('in_l3' and 'in_l1'), so another memtile would not "
+        "help: lower the depth of 'in_l3' (depth=12) or give its memtile end consumer_depth="
+        "{\"memtile\": 12} (d.py:6; 40 buffers now, each taking 2 of the 24 BDs)")
+    check_design(load_design(design_file(text.replace("DEPTH", "12"))).ir)

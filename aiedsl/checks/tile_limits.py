@@ -142,12 +142,14 @@ def _link_bd_fix(memory: list[Use], uses: list[Use], limit: int,
     vague = "lower the depth the link has here"
     if owner is None or owner.setter is None or fifos & set(repeats):  # (None: for mypy)
         return vague
-    per = TileUsage.total(uses) // len(owner.buffers)  # BDs per buffer: one per channel
+    # every buffer takes its BDs on this memtile's channels, those spilled to a neighbour too
+    buffers = owner.in_all or len(owner.buffers)
+    per = TileUsage.total(uses) // buffers  # BDs per buffer: one per channel
     keep = limit // per if per else 0
     if keep < 1:
         return vague
     at = f"{owner.setter.loc.file}:{owner.setter.loc.line}; " if owner.setter.loc else ""
-    return (f"{owner.setter.to(keep)} ({at}{len(owner.buffers)} buffers now, each taking {per} "
+    return (f"{owner.setter.to(keep)} ({at}{buffers} buffers now, each taking {per} "
             f"of the {limit} BDs)")
 
 

@@ -57,6 +57,9 @@ class Use:
     """When it was made, per tile (DMA channels: the transform's channel order)."""
     setter: Setter | None = None
     """For a memtile link's buffers: how the design sets their number."""
+    in_all: int = 0
+    """For a memtile link's buffers, where they are made: how many there are, with those
+    spilled to a neighbour (``buffers`` holds this tile's alone)."""
 
 
 @dataclass
@@ -126,7 +129,8 @@ def usage(d: Design, target: TargetModel, low: Lowering | None = None,
             away = "" if tile == s.tile else f" spilled from memtile {s.tile}"
             at(tile).memory.append(Use(f"{s.fifo} {len(here)} x {s.nbytes} B{away}{why}",
                                        len(here) * s.nbytes, loc, fifo=s.fifo, buffers=here,
-                                       setter=by if tile == s.tile else None))
+                                       setter=by if tile == s.tile else None,
+                                       in_all=len(s.buffers) if tile == s.tile else 0))
         if not s.buffers:
             u.memory.append(Use(f"{s.fifo} 0 x {s.nbytes} B", 0, loc, fifo=s.fifo, setter=by))
 
