@@ -196,10 +196,11 @@ def test_a_run_waiting_on_task_issue_names_the_runtime_and_npu2_times_say_they_a
         "at 6.4 us per task, a cost fitted to one measured row (GEMM i16 512^3 on npu1) and the "
         "model's least certain figure: this time, and any comparison with a design that issues "
         "a different number of tasks (another topology, other tile sizes), rests on it",
-        "note: npu2's invocation, task, burst, lock and kernel-call costs are npu1's, assumed, "
-        "and so are the cycle models of the library kernels it calls (zero_f32_4096, "
-        "matmul_bf16_f32_64x64x64_4x8x8) (no npu2 measurement to fit them to): its times are "
-        "estimates",
+        "note: npu2's invocation, task, burst, lock and kernel-call costs and its DMA channels' "
+        "4 B a cycle are npu1's, assumed, and so are the cycle models of the library kernels it "
+        "calls (zero_f32_4096, matmul_bf16_f32_64x64x64_4x8x8) (no npu2 measurement to fit "
+        "them to): its times are estimates, at 1.8 GHz, the top of the driver's clock levels "
+        "(--clock sets another)",
         # the README said what the cycles leave out on the bfp16 unit; the run did not (a tester)
         "note: matmul_bf16_f32_64x64x64_4x8x8 runs bf16 mmuls on npu2's bfp16 unit: the two "
         "conversions to bfp16 each mmul needs run in the core's one store slot and are not in "

@@ -350,9 +350,12 @@ def _assumed(m: Machine) -> str:
         named = ", ".join(modelled[:3]) + (f" and {len(modelled) - 3} more"
                                            if len(modelled) > 3 else "")
         kernels = f", and so are the cycle models of the library kernels it calls ({named})"
-    return (f"{family}'s invocation, task, burst, lock and kernel-call costs are {on}'s, "
-            f"assumed{kernels} (no {family} measurement to fit them to): its times are "
-            "estimates")
+    rate = sorted(set(tm.dma_bytes_per_cycle.values()))
+    return (f"{family}'s invocation, task, burst, lock and kernel-call costs and its DMA "
+            f"channels' {'/'.join(map(str, rate))} B a cycle are {on}'s, assumed{kernels} (no "
+            f"{family} measurement to fit them to): its times are estimates"
+            + (f", at {target.clock_hz / 1e9:g} GHz, the top of the driver's clock levels "
+               "(--clock sets another)" if m.clock_hz == target.clock_hz else ""))
 
 
 class _ShimTraffic(TypedDict, total=False):
