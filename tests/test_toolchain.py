@@ -609,6 +609,24 @@ def test_unchanged_design_is_not_recompiled(fake_tools: dict[str, Path]) -> None
     assert fake_tools["log"].read_text() == calls  # no tool ran
 
 
+@pytest.mark.parametrize("name", ["insts.bin", "aie.xclbin"])
+def test_an_output_changed_since_it_was_compiled_is_compiled_again(
+        fake_tools: dict[str, Path], name: str) -> None:
+    """(a CI tester) A cache restored in part, or a file cut short: the inputs are unchanged, so
+    the outputs were taken as up to date."""
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    out = fake_tools["root"] / "out"
+    good = (out / name).read_bytes()
+    before = len(fake_tools["log"].read_text().splitlines())
+    with open(out / name, "ab") as f:
+        f.write(b"garbage!")
+    art = aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    assert art.compiled is not None and not art.compiled.cached
+    assert len(fake_tools["log"].read_text().splitlines()) == before + 3
+    assert (out / name).read_bytes() == good
+    assert aiedsl.build(PASSTHROUGH, output="out", compile=True).compiled.cached  # type: ignore
+
+
 @pytest.mark.parametrize("change", ["define", "tool version"])
 def test_a_change_recompiles(fake_tools: dict[str, Path], change: str) -> None:
     aiedsl.build(PASSTHROUGH, output="out", compile=True)

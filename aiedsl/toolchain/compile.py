@@ -267,8 +267,14 @@ def _compile(d: Design, target: TargetModel, work: Path, out: Path, tools: Tools
     manifest = build_manifest(d, target, tools, key, (work / "insts.bin").stat().st_size,
                               programs, frames)
     (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    (work / CACHE).write_text(json.dumps({"key": key}) + "\n")
+    (work / CACHE).write_text(json.dumps({"key": key, "outputs": _digests(work)}) + "\n")
     return manifest
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    """sha256 of each output in ``folder``: a cache hit needs them as the tools wrote them (a CI
+    cache restored in part, or a file cut short, is compiled again)."""
+    return {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in OUTPUTS}
 
 
 XCLBIN_MAGIC = b"xclbin2\0"
@@ -392,14 +398,16 @@ def _program_over(d: Design, target: TargetModel, programs: dict[str, int], note
 
 
 def _cache_hit(out: Path, key: str) -> dict | None:
-    """The manifest when ``out`` holds outputs made from exactly these inputs."""
+    """The manifest when ``out`` holds outputs made from exactly these inputs, unchanged since
+    they were written."""
     try:
-        if json.loads((out / CACHE).read_text())["key"] != key:
+        cache = json.loads((out / CACHE).read_text())
+        if cache["key"] != key or cache["outputs"] != _digests(out):
             return None
         manifest = json.loads((out / MANIFEST).read_text())
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, TypeError):  # (TypeError: a cache.json not a dict)
         return None
-    return manifest if all((out / name).is_file() for name in OUTPUTS) else None
+    return manifest
 
 
 def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
