@@ -783,6 +783,36 @@ def test_stats_are_strict_json_of_what_sim_prints(tmp_path: Path) -> None:
         f"  fix: choose another file with --stats, or move {mine} away\n")
 
 
+@pytest.mark.parametrize("command", ["sim", "run"])
+def test_a_run_that_ends_in_an_error_says_so_in_place_of_the_last_runs_stats(
+        tmp_path: Path, command: str) -> None:
+    """(a CI tester) After a hang (exit 3) the file still held the previous run's
+    "passed": true, which a dashboard read; a design error (exit 2) kept it too."""
+    path = tmp_path / "s.json"
+    out = ["-o", str(tmp_path / "build")] if command == "run" else []
+    assert aiedsl(command, "designs/passthrough.py", "--stats", str(path), *out).returncode == 0
+    assert json.loads(path.read_text())["passed"] is True
+    hang = "tests/hang_corpus/drain_order_reversed.py"
+    r = aiedsl(command, hang, "--stats", str(path), *out)
+    assert r.returncode == 3
+    stats = json.loads(path.read_text())
+    assert {k: v for k, v in stats.items() if k != "error"} == {
+        "generator": f"aiedsl {__version__}", "design": "drain_order_reversed",
+        "device": "npu1_1col", "passed": False}
+    assert {k: v for k, v in stats["error"].items() if k != "message"} == {
+        "exit_code": 3, "rule": "deadlock", "file": hang, "line": 43}
+    # (run's build finds it in its hang check, simulated without data; sim in its run)
+    assert "nothing can move and the runtime sequence is not done" in stats["error"]["message"]
+    (tmp_path / "broken.py").write_text("x = (\n")
+    r = aiedsl(command, "broken.py", "--stats", str(path), cwd=tmp_path)
+    assert r.returncode == 2
+    assert json.loads(path.read_text()) == {
+        "generator": f"aiedsl {__version__}", "design": "broken", "device": None,
+        "passed": False, "error": {"exit_code": 2, "rule": "python error",
+                                   "message": "SyntaxError: '(' was never closed",
+                                   "file": "broken.py", "line": 1}}
+
+
 def test_an_error_to_a_reader_that_left_keeps_its_exit_code(tmp_path: Path) -> None:
     """`aiedsl check missing.py 2>&1 | true` exited 1 (a FAIL's code) for a design error: the
     broken pipe was met writing the message to standard error (a reviewer)."""

@@ -10,13 +10,14 @@ Only typer and the standard library load at start-up: each command imports what 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
 import time
 from enum import Enum
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Iterator, List, Optional
 
 import typer
 
@@ -396,12 +397,14 @@ def sim(
     """
     from aiedsl.api import build as build_design
 
-    handle = load(design, define, device, name)
+    with _stats_of_an_end(stats, Path(design).stem, device):  # the design's own errors
+        handle = load(design, define, device, name)
     _check_stats(stats, handle.name, trace)
-    art = build_design(handle, write=False)
-    start = time.perf_counter()
-    result = _watched_run(art, target="sim", seed=seed, trace=trace,
-                          clock_hz=clock * 1e9 if clock else None, kernels=kernels.value)
+    with _stats_of_an_end(stats, handle.name, handle.ir.device):
+        art = build_design(handle, write=False)
+        start = time.perf_counter()
+        result = _watched_run(art, target="sim", seed=seed, trace=trace,
+                              clock_hz=clock * 1e9 if clock else None, kernels=kernels.value)
     # (run's reason names its --target sim, an option aiedsl sim has not: --stats's "why")
     result = dataclasses.replace(result, why="aiedsl sim runs the simulator")
     say(f"{handle.name} on {handle.ir.device}: simulated in "
@@ -442,7 +445,8 @@ def run_(
     """
     from aiedsl.api import build as build_design
 
-    handle = load(design, define, device, name)
+    with _stats_of_an_end(stats, Path(design).stem, device):  # the design's own errors
+        handle = load(design, define, device, name)
     if trace and target is not Target.npu:
         from aiedsl.sim.trace import check_trace
 
@@ -452,14 +456,15 @@ def run_(
 
     # before building, in the command line's words (run() says it in Python's)
     given = [f"--iters {iters}"] * (iters != 1) + [f"--warmup {warmup}"] * (warmup > 0)
-    check_runs_once(handle.ir, iters + warmup, f"{iters + warmup} runs were asked "
-                    f"({', '.join(given)}{', and the timed run' if iters == 1 else ''})",
-                    "run it once (--iters 1, no --warmup)")
-    art = build_design(handle, output=output, mlir_syntax=mlir_syntax.value)
-    say(f"built {printable(art.path)}/")
-    start = time.perf_counter()
-    result = _watched_run(art, target=target.value, iters=iters, warmup=warmup, seed=seed,
-                          trace=trace, say=say, kernels=kernels.value)
+    with _stats_of_an_end(stats, handle.name, handle.ir.device):
+        check_runs_once(handle.ir, iters + warmup, f"{iters + warmup} runs were asked "
+                        f"({', '.join(given)}{', and the timed run' if iters == 1 else ''})",
+                        "run it once (--iters 1, no --warmup)")
+        art = build_design(handle, output=output, mlir_syntax=mlir_syntax.value)
+        say(f"built {printable(art.path)}/")
+        start = time.perf_counter()
+        result = _watched_run(art, target=target.value, iters=iters, warmup=warmup, seed=seed,
+                              trace=trace, say=say, kernels=kernels.value)
     where = "simulated" if result.target == "sim" else "ran on the NPU"
     native = kernels is Kernels.native and result.target == "sim"
     say(f"{handle.name} on {handle.ir.device}: {where} in "
@@ -467,6 +472,28 @@ def run_(
         + (", kernels built from their C++ for the host)" if native else ")"))
     report_run(result, trace if result.target == "sim" else None, stats, handle, seed,
                native=None if native else "--kernels native")
+
+
+@contextlib.contextmanager
+def _stats_of_an_end(stats: Optional[str], design: str,
+                     device: Optional[str]) -> Iterator[None]:
+    """Around a ``sim`` or ``run`` whose ``--stats`` file was accepted: an error that ends it
+    (exit 2 to 5) writes the file saying so, in place of an earlier run's (a CI tester's
+    dashboard read the last run's "passed": true after a hang). A file that cannot be written
+    leaves the error itself to be said."""
+    from aiedsl.errors import DesignError
+
+    try:
+        yield
+    except DesignError as e:
+        if stats and e.rule != "output file":  # (a refused file is not written after all)
+            from aiedsl.cli.run_stats import failure_stats, write_stats
+
+            try:
+                write_stats(failure_stats(e, design, device), stats)
+            except (DesignError, OSError):
+                pass
+        raise
 
 
 def _check_stats(stats: Optional[str], design: str, trace: Optional[str]) -> None:

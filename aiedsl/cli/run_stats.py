@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiedsl.compare import OutputCheck
+from aiedsl.errors import DesignError, exit_code_of
 from aiedsl.sim.summary import Timing
 from aiedsl.version import __version__
 
@@ -103,6 +104,19 @@ def run_stats(result: RunResult, design: str, device: str, *, seed: int,
             **({"kernels": kernels} if kernels is not None else {}), "seed": seed,
             "passed": result.passed, "outputs": [_output(c) for c in result.checks],
             "timing": _simulated(timing) if isinstance(timing, Timing) else _measured(timing)}
+
+
+def failure_stats(e: DesignError, design: str, device: str | None) -> dict[str, Any]:
+    """The stats document of a run that ended in ``e`` (exit 2 to 5: a design error, a hang, a
+    missing or failing tool) before it had results: ``passed`` false and the ``error``, so that
+    a dashboard reads this run's end, not an earlier run's file. Its line is the error's, or
+    a deadlock's first step's."""
+    loc = e.loc if e.loc is not None else getattr(e, "first_loc", None)
+    return {"generator": f"aiedsl {__version__}", "design": design, "device": device,
+            "passed": False,
+            "error": {"exit_code": exit_code_of(e), "rule": e.rule, "message": e.message,
+                      "file": loc.file if loc is not None else None,
+                      "line": loc.line if loc is not None else None}}
 
 
 def is_aiedsl_stats(head: str) -> bool:
