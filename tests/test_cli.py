@@ -857,6 +857,58 @@ def test_a_dash_for_an_output_file_is_refused(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == []
 
 
+ADD_TWO_CC = """#include <stdint.h>
+extern "C" void inc_i32_64(const int32_t *in, int32_t *out) {
+  for (int i = 0; i < 64; i++) out[i] = in[i] + 2;
+}
+"""
+
+ADD_ONE = """
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import buffer, declare
+
+
+@design(device="npu1_1col")
+def d(inp: Tensor[64, i32], out: Tensor[64, i32]):
+    a = fifo(Tensor[64, i32], name="a")
+    b = fifo(Tensor[64, i32], name="b")
+    inc = declare("inc_i32_64", source="k.cc", args=[buffer("in", Tensor[64, i32]),
+                  buffer("out", Tensor[64, i32], "out")],
+                  reference=lambda i, o: o.__setitem__(..., i + 1), cycles=100,
+                  cost="a scalar add per element")
+
+    @herd()
+    def core():
+        with a.consume() as s, b.produce() as t:
+            inc(s, t)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(b, out)
+
+
+@d.reference
+def reference(inp):
+    return inp + 1
+"""
+
+
+def test_a_native_fail_says_what_tests_the_kernels_alone(tmp_path: Path) -> None:
+    """(a vision tester) A FAIL of the kernels' C++ said nothing of them: a read before a
+    buffer, which a run does not see, left the user with wrong pixels alone."""
+    (tmp_path / "k.cc").write_text(ADD_TWO_CC)
+    (tmp_path / "d.py").write_text(ADD_ONE)
+    r = aiedsl("sim", "d.py", "--kernels", "native", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.splitlines()[1].startswith("FAIL out: worst element [0] got ")
+    assert r.stdout.splitlines()[2:4] == [
+        "  wrong: all 64 elements",
+        "  kernels: ran as their C++; without --kernels native they run as their numpy "
+        "references, and aiedsl kernel test runs each alone against its reference, between "
+        "guard bytes that show a read before or past its buffers, which this run does not see"]
+
+
 def test_stats_go_through_a_pipe(tmp_path: Path) -> None:
     """--stats /dev/fd/N (a shell's >(jq .)) ran the whole simulation, then failed: "cannot
     write /dev/fd/63: No such file or directory" (a tester). A pipe is written through."""

@@ -122,6 +122,13 @@ def report_run(result: Any, trace: Optional[str], stats: Optional[str], handle: 
         # a PASS of the references says nothing of the C++ (a kernel adding 2, not 1, passes)
         lines.insert(len(result.checks), f"  kernels: ran as their numpy references; {native} "
                      "or aiedsl kernel test runs their C++")
+    elif result.target == "sim" and handle.ir.kernels and not result.passed and not any(
+            "aiedsl kernel test" in h for c in result.checks for h in c.hints):
+        # a FAIL of the C++: a read before or past a buffer is not seen in a run (a tester)
+        lines.insert(len(result.checks), "  kernels: ran as their C++; without --kernels "
+                     "native they run as their numpy references, and aiedsl kernel test runs "
+                     "each alone against its reference, between guard bytes that show a read "
+                     "before or past its buffers, which this run does not see")
     for line in lines:
         say(line)
     if trace:
