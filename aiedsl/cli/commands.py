@@ -477,10 +477,10 @@ def run_(
 @contextlib.contextmanager
 def _stats_of_an_end(stats: Optional[str], design: str,
                      device: Optional[str]) -> Iterator[None]:
-    """Around a ``sim`` or ``run`` whose ``--stats`` file was accepted: an error that ends it
-    (exit 2 to 5) writes the file saying so, in place of an earlier run's (a CI tester's
-    dashboard read the last run's "passed": true after a hang). A file that cannot be written
-    leaves the error itself to be said."""
+    """Around the work of a ``sim`` or ``run`` given ``--stats``: an error that ends it (exit 2
+    to 5) writes the file saying so, in place of an earlier run's (a CI tester's dashboard
+    read the last run's "passed": true after a hang). A file aiedsl may not write (not its
+    own, or refused already) is left alone, and the error itself is said."""
     from aiedsl.errors import DesignError
 
     try:
