@@ -87,9 +87,11 @@ def _kernels_at_home(d: Design, folder: str, where: str) -> None:
     JSON, that file must lie in the design's folder (``home=``) or below it, or a design.json
     could have any folder's C++ compiled and run, or any template rendered."""
     for i, k in enumerate(d.kernels):
-        if k.shipped or k.loc.file.startswith("<"):
+        if k.shipped:
             continue
-        at = os.path.realpath(k.loc.path)
+        # a declaration's file that is no file (<stdin>, a notebook's cell) puts the source in
+        # the working directory (kernels.source.source_file), which must lie there too
+        at = os.path.realpath("<" if k.loc.file.startswith("<") else k.loc.path)
         if os.path.commonpath([folder, at]) != folder:
             raise DesignError(
                 RULE, f"{where}: kernels[{i}].loc.file puts the source of kernel '{k.symbol}' "

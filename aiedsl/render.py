@@ -10,7 +10,7 @@ from typing import Any
 import jinja2
 import jinja2.sandbox
 
-from aiedsl.cache import cache_dir, trusted
+from aiedsl.cache import cache_dir, private, trusted
 from aiedsl.text import printable
 
 TEMPLATES = Path(__file__).resolve().parent / "codegen" / "templates"
@@ -68,6 +68,8 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None  # a read-only home: compile each time
+    if not private(folder):  # another user could swap an entry between its check and its load
+        return None
     return _TemplateCache(str(folder))
 
 

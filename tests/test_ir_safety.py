@@ -241,18 +241,22 @@ HOSTILE = ("aiedsl.kernels.host:subprocess.run", "aiedsl.kernels.library:DesignE
 
 @pytest.mark.parametrize("reference", HOSTILE)
 def test_nothing_runs_from_a_hostile_reference(texts: dict[str, Any], tmp_path: Path,
-                                               reference: str) -> None:
+                                               reference: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """A reference in aiedsl's package that is no library reference is refused by
     simulate(placed=...), naming the field, before anything is imported; the simulator's own
     lookup refuses it too (an IR past that check)."""
+    import subprocess
+
     import aiedsl.sim
     from aiedsl.sim import simulate
 
-    marker = tmp_path / "pwned"
+    ran: list[object] = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: ran.append((a, k)))
     d = json.loads(texts["passthrough"])
     k = d["kernels"][0]
-    k.update(symbol="zz", args=[], reference=reference,
-             params={"args": f"touch {marker}", "shell": 1})
+    # (a text parameter of aiedsl's own kernels is a C++ name: "touch <marker>" is refused)
+    k.update(symbol="zz", args=[], reference=reference, params={"args": "true", "shell": 1})
     d["cores"][0]["body"][0]["body"][2].update(kernel="zz", args=[])
     ir = load_json(json.dumps(d))  # a name the front end could write: only its import is ruled
     with pytest.raises(DesignError) as e:
@@ -272,7 +276,7 @@ def test_nothing_runs_from_a_hostile_reference(texts: dict[str, Any], tmp_path: 
     assert str(e.value).splitlines()[0].endswith(
         f"error [kernel reference]: kernel 'zz' names reference {reference}, which is none of "
         "aiedsl's library references")
-    assert not marker.exists()
+    assert ran == []
 
 
 def test_simulate_placed_compiles_only_the_handles_kernels(texts: dict[str, Any]) -> None:
@@ -426,6 +430,60 @@ def test_a_kernel_source_outside_the_design_folder_is_refused(tmp_path: Path,
         "  fix: load the design.json with home= the design file's folder; a kernel declared in a "
         "module outside that folder is read back by building from the design file itself "
         "(aiedsl build), which imports the module")
+
+
+def test_a_kernel_declared_in_no_file_finds_its_source_in_the_design_folder_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(a security reviewer) A kernel whose loc is no file (<stdin>) was let through: its
+    source is looked for in the working directory, which then must be the design's folder or
+    below it too."""
+    from test_design_paths import DBL, DOUBLE_CC
+
+    (tmp_path / "designs").mkdir()
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "designs" / "dbl.py").write_text(DBL)
+    (tmp_path / "designs" / "double.cc").write_text(DOUBLE_CC)
+    monkeypatch.chdir(tmp_path / "designs")
+    d = json.loads(generate(load_design("dbl.py")).files["design.json"])
+    d["kernels"][0]["loc"]["file"] = "<stdin>"
+    assert load_json(json.dumps(d), home=".").kernels[0].loc.file == "<stdin>"
+    monkeypatch.chdir(tmp_path / "cwd")
+    with pytest.raises(DesignError) as e:
+        load_json(json.dumps(d), home="../designs")
+    assert str(e.value).splitlines()[0] == (
+        f"error [design IR]: {SRC}: kernels[0].loc.file puts the source of kernel "
+        "'double_i32_1024' outside the design's folder")
+
+
+def test_a_shipped_kernels_text_parameters_are_names_not_code() -> None:
+    """(a security reviewer) aiedsl's own templates paste a kernel's cpp, dtype and op into
+    the C++: a design.json's ``"cpp": "int32_t x;}; ..."`` was rendered into kernels/*.cc."""
+    from aiedsl.kernels import add
+
+    @aiedsl.design(device="npu1_1col")
+    def d(a: aiedsl.Tensor[64, aiedsl.i32], b: aiedsl.Tensor[64, aiedsl.i32],
+          c: aiedsl.Tensor[64, aiedsl.i32]) -> None:
+        fa, fb, fc = (aiedsl.fifo(aiedsl.Tensor[64, aiedsl.i32], name=n) for n in "abc")
+        k = add(aiedsl.Tensor[64, aiedsl.i32])
+
+        @aiedsl.herd()
+        def core() -> None:
+            with fa.consume() as x, fb.consume() as y, fc.produce() as z:
+                k(x, y, z)
+
+        with aiedsl.runtime() as rt:
+            rt.fill(fa, a)
+            rt.fill(fb, b)
+            rt.drain(fc, c)
+
+    text = json.loads(d.ir.model_dump_json())
+    assert load_json(json.dumps(text)).kernels[0].params["cpp"] == "int32_t"
+    text["kernels"][0]["params"]["cpp"] = "int32_t x;}; int y = system(\"id\"); struct Q{int"
+    with pytest.raises(DesignError) as e:
+        load_json(json.dumps(text))
+    assert str(e.value).splitlines()[0].endswith(
+        "kernels[0].params.cpp is not a text aiedsl's own kernels take (their templates paste "
+        "it into the C++)")
 
 
 def test_a_kernel_template_renders_sandboxed(tmp_path: Path) -> None:

@@ -984,3 +984,41 @@ def test_code_another_user_could_write_is_not_loaded_from_the_cache(tmp_path: Pa
     assert not trusted(lib)
     folder.chmod(0o755)
     assert not trusted(folder / "missing.so")
+
+
+def test_a_cache_another_user_could_change_is_not_used_for_code(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(a security reviewer) Host libraries were built into, and loaded from, a cache folder
+    others could write, trusted() asked only of a library there already: another user renamed
+    theirs over each new one between its build and its load. A cache folder that another user
+    can write, or whose parent they can write (and so move a folder of theirs in its place), is
+    not used: libraries go to a folder of the process's own, templates are compiled afresh."""
+    import os
+
+    from aiedsl import render
+    from aiedsl.cache import private
+    from aiedsl.kernels import host_build
+
+    if not hasattr(os, "getuid"):
+        pytest.skip("no file owners on this system")
+    base = tmp_path / "xdg"
+    folder = base / "aiedsl" / "host-kernels"
+    folder.mkdir(parents=True)
+    (base / "aiedsl" / "templates").mkdir()
+    for p in (base, base / "aiedsl", folder):
+        p.chmod(0o755)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(base))
+    assert private(folder)
+    assert host_build.library_folder() == folder and render._bytecode_cache() is not None
+    for shared, mode in ((folder, 0o777), (base / "aiedsl", 0o777), (folder, 0o1777)):
+        shared.chmod(mode)
+        assert not private(folder), (shared, oct(mode))
+        assert host_build.library_folder() != folder
+        assert render._bytecode_cache() is None or shared == folder
+        shared.chmod(0o755)
+    (base / "aiedsl").chmod(0o1777)  # sticky above it, as /tmp: others cannot move it away
+    assert private(folder)
+    (base / "aiedsl").chmod(0o755)
+    link = tmp_path / "link"
+    link.symlink_to(base)
+    assert private(link / "aiedsl" / "host-kernels")

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from aiedsl.cache import cache_dir, trusted
+from aiedsl.cache import cache_dir, private, trusted
 from aiedsl.errors import DesignError
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.loc import Loc
@@ -83,7 +83,7 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         except OSError:  # (a cache another user's)
             pass
         return out
-    if out != cached and cached.is_file() and trusted(cached):
+    if out != cached and cached.is_file() and trusted(cached) and private(cached.parent):
         shutil.copyfile(cached, out)  # a read-only cache's build: loaded from a copy
         return out
     with tempfile.TemporaryDirectory() as tmp:
@@ -147,8 +147,10 @@ def library_folder() -> Path:
     except OSError:
         return _own_folder()
     # a library is loaded from a copy written beside it (host_load.load_copy): the folder must
-    # take new files, not only hold the library
-    return folder if os.access(folder, os.W_OK | os.X_OK) else _own_folder()
+    # take new files, not only hold the library; and no other user may change them meanwhile
+    if os.access(folder, os.W_OK | os.X_OK) and private(folder):
+        return folder
+    return _own_folder()
 
 
 @functools.lru_cache(maxsize=1)

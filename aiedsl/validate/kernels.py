@@ -18,6 +18,12 @@ _REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z0-9_.<>]+\Z")
 ``__aiedsl_design__:<lambda>``, ``f.<locals>.g``): a name, never imported."""
 
 
+_SHIPPED_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z|[-+*]\Z")
+"""A text parameter of aiedsl's own kernels, as its library writes them (``op``, ``dtype``,
+``cpp``, ``role``: C++ names; ``symbol_op``: an operator): their templates paste them into
+C++, so a design.json may hold no other."""
+
+
 def check_design_defines(v: Validator) -> None:
     """The design's ``define(...)`` names and values, as ``define`` takes them: a plain
     name, and an int, a bool, a finite float or one line of text."""
@@ -71,6 +77,11 @@ def check_kernel(v: Validator, at: str, k: Any) -> None:
     for name, value in k.params.items():
         v.front(key_path(f"{at}.params", name), loc, _checked_params, symbol, {name: value},
                 k.args, None)
+        if k.shipped and isinstance(value, str) and not _SHIPPED_WORD.match(value):
+            v.fail(key_path(f"{at}.params", name), "is not a text aiedsl's own kernels take "
+                   "(their templates paste it into the C++)", value,
+                   f"as the library writes it (a C++ name, or + - *); {_REBUILD}", loc,
+                   limit="a C++ name, or one of + - *")
     v.front(f"{at}.cascade_in", loc, _check_cascade_words, symbol, k.cascade_in,
             k.cascade_out, None)
     v.front(f"{at}.cascade_step", loc, _cascade_step, symbol, k.cascade_step,
