@@ -712,3 +712,67 @@ def test_a_cache_folder_that_cannot_be_made_is_not_used(tmp_path: Path) -> None:
         assert "Traceback" not in r.stderr
     assert blocker.read_text() == "a file where the cache folder would go"
     assert list(tmp.glob("aiedsl-host-kernels-*")) == []
+
+
+REQUANT = '''
+import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i8, i32, runtime
+from aiedsl.kernels import buffer, declare
+
+def requant_ref(acc, bias, out):
+    # shift by 10, rounding half to even, saturating to int8
+    out[...] = np.clip(np.round((acc.astype(np.int64) + bias) / 1024), -128, 127)
+
+k = declare("requant_64", source="k.cc", entry="requant",
+            args=[buffer("acc", Tensor[64, i32]), buffer("bias", Tensor[64, i32]),
+                  buffer("out", Tensor[64, i8], "out")],
+            reference=requant_ref, cycles=100, cost="-")
+
+@design(device="npu1_1col")
+def d(A: Tensor[64, i32], B: Tensor[64, i32], C: Tensor[64, i8]):
+    a, b, c = fifo(Tensor[64, i32], name="a"), fifo(Tensor[64, i32], name="b"), \
+        fifo(Tensor[64, i8], name="c")
+
+    @herd()
+    def core():
+        with a.consume() as x, b.consume() as y, c.produce() as z:
+            k(x, y, z)
+
+    with runtime() as rt:
+        rt.fill(a, A)
+        rt.fill(b, B)
+        rt.drain(c, C)
+
+@d.reference
+def reference(A, B):
+    out = np.empty(64, np.int8)
+    requant_ref(A, B, out)
+    return out
+'''
+HALF_UP_CC = """#include <stdint.h>
+void requant(const int32_t *acc, const int32_t *bias, int8_t *out) {
+  for (int i = 0; i < 64; i++) {
+    int32_t v = (acc[i] + bias[i] + 512) >> 10;  // the bug: half up, not half to even
+    out[i] = v > 127 ? 127 : v < -128 ? -128 : v;
+  }
+}
+"""
+
+
+def test_a_narrowing_kernel_is_tested_on_rounding_ties(tmp_path: Path) -> None:
+    """(an int8 MLP tester) A requantize rounding half up passed against a reference rounding
+    half to even: random int32 inputs land on a tie of a shift by 10 once in 1,024, and then
+    may round alike. A kernel that narrows wide integers is run again on nothing but ties."""
+    (tmp_path / "k.cc").write_text(HALF_UP_CC)
+    (tmp_path / "r.py").write_text(REQUANT.lstrip())
+    r = _cli("kernel", "test", "r.py", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[1].startswith(
+        "FAIL requant_64: 'acc' on rounding ties (each element halfway between two multiples "
+        "of 2^s, s from 1 to 15; 'bias' 0), the C++ rounds otherwise than the reference ('acc' ")
+    assert lines[2].startswith("  FAIL requant_64.out: worst element [")
+    (tmp_path / "k.cc").write_text(HALF_UP_CC.replace("+ 512) >> 10", "+ 511 + ((acc[i] + "
+                                                      "bias[i]) >> 10 & 1)) >> 10"))
+    r = _cli("kernel", "test", "r.py", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout
