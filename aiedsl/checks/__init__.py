@@ -31,6 +31,7 @@ from aiedsl.checks.dma import check_dma
 from aiedsl.checks.hangs import check_hangs
 from aiedsl.checks.held import check_held_buffers
 from aiedsl.checks.kernels import check_kernel_costs, check_kernel_objects, check_kernel_sources
+from aiedsl.checks.kernel_handoffs import check_kernel_handoffs
 from aiedsl.checks.layout import check_kernel_layouts
 from aiedsl.checks.links import check_link_tile_cores, check_links
 from aiedsl.checks.locals import check_locals
@@ -118,6 +119,7 @@ def _check(d: Design, suggest: bool) -> tuple[Design, Table]:
     retired = cache(partial(retirements, d))
     check_outputs_written(d, retired)
     check_kernel_layouts(d)
+    check_kernel_handoffs(d)  # and from kernel to kernel, in a core or core to core
     placed, lowered = place_lowered(d, target)  # a herd that does not fit is refused here first
     check_memtile_channels(d, target, placed)  # whether any placement gives the links theirs
     check_placed_acquires(placed)  # which fifos share memory is known once cores are placed

@@ -1,0 +1,113 @@
+"""A blocked tile read by the next kernel in the blocks it was written in (checks/
+kernel_handoffs.py): in a core's program, and from core to core."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from aiedsl.checks import check_design
+from aiedsl.errors import DesignError
+from aiedsl.loader import load_design
+
+DesignFile = Callable[..., Path]
+
+
+CORE_TO_CORE = '''
+import numpy as np
+from aiedsl import Tensor, bf16, channel, design, f32, fifo, herd, memtile, runtime
+from aiedsl.kernels import block_dims, buffer, declare, matmul, unblock_dims, zero
+
+def copy(x, y):
+    y[...] = x
+
+@design(device="npu1_1col")
+def d(A: Tensor[32, 32, bf16], B: Tensor[32, 32, bf16], C: Tensor[32, 32, f32]):
+    mm = matmul(32, 32, 32)
+    cp = declare("copy_f32_32x32", source="passthrough.cc", entry="passthrough<float, 1024>",
+                 reference=copy, args=[buffer("x", Tensor[32, 32, f32], blocks=BLOCKS),
+                                       buffer("y", Tensor[32, 32, f32], "out", blocks=(4, 4))],
+                 cycles=128, cost="test")
+    a = channel(Tensor[32, 32, bf16], shape=[1], via=memtile,
+                dims_to_stream=block_dims(32, 32, 4, 8), name="a")
+    b = channel(Tensor[32, 32, bf16], shape=[1], via=memtile,
+                dims_to_stream=block_dims(32, 32, 8, 4), name="b")
+    h = fifo(Tensor[32, 32, f32], name="h")
+    c = channel(Tensor[32, 32, f32], shape=[1], via=memtile,
+                dims_to_stream=unblock_dims(32, 32, 4, 4), name="c")
+    z = zero(Tensor[32, 32, f32])
+
+    @herd(anchor=(0, 2))
+    def first():
+        with a[0].consume() as ta, b[0].consume() as tb, h.produce() as th:
+            z(th)
+            mm(ta, tb, th)
+
+    @herd(anchor=(0, 3))
+    def second():
+        with h.consume() as th, c[0].produce() as tc:
+            cp(th, tc)
+
+    with runtime() as rt:
+        rt.fill(a[0], A)
+        rt.fill(b[0], B)
+        rt.drain(c[0], C)
+
+@d.reference
+def reference(A, B):
+    return A.astype(np.float32) @ B.astype(np.float32)
+'''
+
+
+def test_a_tile_from_core_to_core_is_read_in_the_blocks_it_was_written_in(
+        design_file: DesignFile) -> None:
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(CORE_TO_CORE.replace("BLOCKS", "(4, 8)"))).ir)
+    assert str(e.value).splitlines()[0] == (
+        "d.py:33: error [kernel layout]: kernel 'copy_f32_32x32' reads 'x' (an element of fifo "
+        "'h') in 4x8 blocks, but kernel 'matmul_bf16_f32_32x32x32_4x8x4' wrote it ('c') in 4x4 "
+        "blocks")
+    check_design(load_design(design_file(CORE_TO_CORE.replace("BLOCKS", "(4, 4)"))).ir)
+
+
+IN_CORE = CORE_TO_CORE.replace(
+    "fifo, herd, memtile", "herd, local, memtile").replace(
+    '    h = fifo(Tensor[32, 32, f32], name="h")\n',
+    '    acc = local(Tensor[32, 32, f32], name="acc")\n').replace(
+    """        with a[0].consume() as ta, b[0].consume() as tb, h.produce() as th:
+            z(th)
+            mm(ta, tb, th)
+
+    @herd(anchor=(0, 3))
+    def second():
+        with h.consume() as th, c[0].produce() as tc:
+            cp(th, tc)
+""", """        with a[0].consume() as ta, b[0].consume() as tb:
+            z(acc)
+            mm(ta, tb, acc)
+        with c[0].produce() as tc:
+            cp(acc, tc)
+""")
+
+
+def test_a_tile_read_in_other_blocks_than_a_kernel_wrote_it_is_refused(
+        design_file: DesignFile) -> None:
+    """(an int8 MLP tester) A requantize written for npu1's 4x8 blocks read npu2's matmul's
+    8x8 ones from a core-local accumulator: check passed, and sim failed 55% of the outputs
+    with no hint. Here an f32 C a matmul writes in 4x4 blocks, copied by a kernel that reads
+    it in 4x8; a zero between (no blocks) says nothing."""
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(IN_CORE.replace("BLOCKS", "(4, 8)"))).ir)
+    assert str(e.value) == (
+        "d.py:30: error [kernel layout]: kernel 'copy_f32_32x32' reads 'x' (core-local 'acc') "
+        "in 4x8 blocks, but kernel 'matmul_bf16_f32_32x32x32_4x8x4' wrote it ('c') in 4x4 "
+        "blocks\n"
+        "  limit: a tile is read in the blocks it was written in\n"
+        "  found: 4x4 written, 4x8 read\n"
+        "  d.py:28: the call of 'matmul_bf16_f32_32x32x32_4x8x4' that wrote it\n"
+        "  fix: declare 'x' of 'copy_f32_32x32' with blocks=(4, 4) (and read it so), or write "
+        "it in 4x8 blocks; a kernel written for one device's mmul shape takes the other's from "
+        "the library kernel (mm.ir.params)")
+    check_design(load_design(design_file(IN_CORE.replace("BLOCKS", "(4, 4)"))).ir)
