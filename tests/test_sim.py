@@ -1260,3 +1260,20 @@ def test_a_run_with_kernels_timed_only_streams_a_cascade_as_a_full_run_does(
     full.engine.run()
     assert full.runtime is not None and full.runtime.finished
     assert timed_cycles(d, target) == (full.ends[0] if full.ends else full.runtime.time)
+
+
+def test_a_result_pickles_leaving_its_machine_behind(in_root: Path) -> None:
+    """(a notebook tester) A SimResult returned from a process pool's worker failed to pickle
+    ('cannot pickle generator object': the machine's processes). It pickles now, its machine
+    left behind but for the design, which says what ran; the machine, asked more, says why."""
+    import pickle
+
+    result = simulate(load_design("designs/passthrough.py"))
+    again = pickle.loads(pickle.dumps(result))
+    assert repr(again) == repr(result) and again.passed
+    assert np.array_equal(again.outputs["out"], result.outputs["out"])
+    assert again.timing == result.timing and again.machine.design == result.machine.design
+    with pytest.raises(AttributeError, match="leaves its machine in the process that "
+                                             "simulated it"):
+        again.machine.engine
+    assert result.machine.engine is not None  # the result pickled keeps its own

@@ -64,12 +64,34 @@ class SimResult:
         leaves :attr:`checks` empty) nothing failed, so it is True: look at ``checks``."""
         return all(c.passed for c in self.checks)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # pickled (a result a pool's worker returns): the machine, whose processes are
+        # generators, stays behind; its design goes along, for what a result says of itself
+        return {**self.__dict__, "machine": MachineLeftBehind(self.machine.design)}
+
     def __repr__(self) -> str:
         # the fields' own reprs run to hundreds of KB (the machine, every buffer): a notebook
         # showing a result drowned in them
         d = self.machine.design
         return (f"SimResult({d.name} on {d.device}: {outputs_summary(self.outputs, self.checks)}"
                 f"; {significant(self.timing.seconds * 1e6)} us)")
+
+
+@dataclass(frozen=True)
+class MachineLeftBehind:
+    """A pickled :class:`SimResult`'s ``machine``: the simulated machine stays in the process
+    that ran it (its processes are generators, which do not pickle); what it ran goes along.
+    Anything else asked of it says so."""
+
+    design: Design
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(
+            f"machine.{name}: a SimResult pickled (returned from a process pool, say) leaves "
+            "its machine in the process that simulated it; the inputs, outputs, checks and "
+            "timing came along")
 
 
 def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, *,
