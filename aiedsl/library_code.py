@@ -29,10 +29,13 @@ def is_library(filename: str) -> bool:
             or is_launcher(filename))
 
 
-USER_PSEUDO_FILES = ("<stdin>", "<string>", "<console>", "<input>", "<ipython-input-")
-"""The file names Python gives code typed at a prompt or run from a string: the user's, where
-other ``<...>`` names are Python's or a library's (``<frozen importlib._bootstrap>``, numpy
-1.x's ``<__array_function__ internals>``)."""
+USER_PSEUDO_FILES = ("<stdin>", "<string>", "<console>", "<input>", "<ipython-input-",
+                     "<doctest ")
+"""The file names Python gives code typed at a prompt, run from a string or from a docstring's
+example: the user's, where other ``<...>`` names are Python's or a library's (``<frozen
+importlib._bootstrap>``, numpy 1.x's ``<__array_function__ internals>``). Code compiled under a
+name of one's own (``compile(src, "<my design>", "exec")``) is taken for a library's: give it
+``"<string>"``."""
 
 
 def is_users(filename: str) -> bool:

@@ -170,6 +170,7 @@ def test_prompt_code_is_the_users_and_numpys_pseudo_files_are_not() -> None:
     from aiedsl.library_code import is_users
 
     assert is_users("<stdin>") and is_users("<string>") and is_users("<ipython-input-3-ab>")
+    assert is_users("<doctest mydesigns.make[0]>")  # a docstring's example builds a design
     assert not is_users("<__array_function__ internals>")
     assert not is_users("<frozen importlib._bootstrap>")
     assert not is_users(__import__("numpy").__file__)
