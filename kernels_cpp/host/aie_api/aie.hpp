@@ -43,7 +43,7 @@
 //               scalars), aie::exp2<TR>(v), aie::tanh<TR>(v) (a vector of float, TR = bfloat16
 //               by default; AIE2P's only: refused for AIE2), aie::filter_even/filter_odd(v,
 //               step), aie::interleave_zip/unzip(a,
-//               b, step), aie::concat (two vectors, or any number of accumulators),
+//               b, step), aie::concat (two or more vectors, or any number of accumulators),
 //               aie::extract<M>, aie::insert, aie::transpose(v, rows,
 //               cols), aie::shuffle_up/down (shifted-in lanes undefined: poison, see below),
 //               aie::shuffle_up_fill/down_fill, aie::shuffle_up_rotate/down_rotate,

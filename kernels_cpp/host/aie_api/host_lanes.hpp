@@ -79,11 +79,18 @@ std::pair<vector<T, N>, vector<T, N>> interleave_unzip(const vector<T, N> &a,
   }
   return out;
 }
-template <typename T, unsigned N>
-vector<T, 2 * N> concat(const vector<T, N> &a, const vector<T, N> &b) {
-  AIEDSL_COUNT(SHUFFLE, (8 * sizeof(T) * N < 256 ? 1 : 0)); // 128-bit parts move (above)
-  vector<T, 2 * N> out;
-  for (unsigned i = 0; i < N; ++i) out.v[i] = a.v[i], out.v[N + i] = b.v[i];
+// Vectors of one type and size side by side, two or more (the AIE API's variadic concat): the
+// first one's lanes lowest; parts under 256 bits move, one shift per part after the first.
+template <typename T, unsigned N, typename... Rest>
+  requires(sizeof...(Rest) >= 1 && (std::is_same_v<Rest, vector<T, N>> && ...))
+vector<T, N *(1 + sizeof...(Rest))> concat(const vector<T, N> &first, const Rest &...rest) {
+  AIEDSL_COUNT(SHUFFLE, (8 * sizeof(T) * N < 256 ? sizeof...(Rest) : 0)); // (above)
+  vector<T, N *(1 + sizeof...(Rest))> out;
+  unsigned at = 0;
+  for (const vector<T, N> *part : {&first, &rest...}) {
+    for (unsigned i = 0; i < N; ++i) out.v[at + i] = part->v[i];
+    at += N;
+  }
   return out;
 }
 // Accumulators of one type and size side by side (the AIE API's concat of accumulators, any
