@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import weakref
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Iterator
@@ -48,31 +49,48 @@ GROWTH = 0.5
 """How much the process's memory blocks (:func:`sys.getallocatedblocks`) may grow, as a part
 of what it held after the last collection a run started with (at least :data:`LEAST_GROWTH`),
 before the next run starts with a full collection. A command's check then simulation grows by
-about a fifth (gemm_bf16 at 1024^3: 249,000 blocks to 297,000); a notebook's simulation of a
-256x512x512 GEMM left 32,000 (and 18 MB of arrays they held) a run."""
+about a fifth (gemm_bf16 at 1024^3: 249,000 blocks to 297,000), and a full collection there
+takes 25-40 ms, which a command does not pay; a notebook's simulation of a 256x512x512 GEMM
+left 32,000 a run."""
 LEAST_GROWTH = 100_000
 
 
+def remember(machine: object) -> None:
+    """Note the machine a simulation made: alive when the next run starts (kept by its
+    caller's result, or a garbage cycle nobody freed), that run starts with a full collection.
+    Its arrays are most of what a run leaves (a passthrough of 4M elements, 30 MB), which
+    memory blocks do not count: a process holding millions of objects of its own grew by them
+    run after run, under :data:`GROWTH` (a reviewer)."""
+    global _previous
+    _previous = weakref.ref(machine)
+
+
 def _collect_if_grown() -> None:
-    """A full collection before freezing, once the process has grown by :data:`GROWTH` since
-    the last: an earlier run's machine, dropped by its caller, is a garbage cycle (its
-    processes' generators hold it) that only a full collection frees, and frozen at the next
-    run's start it was freed by none: a notebook's sweep grew by 16 MB a simulation, 3 GB in
-    200 (a tester), as the interpreter's own full collections, which come only while much is
-    allocated, came while it was frozen. A command's single run collects nothing (a full
-    collection takes some 20 ms)."""
-    global _baseline
+    """A full collection before freezing, when an earlier simulation's machine is alive
+    (:func:`remember`) or the process has grown by :data:`GROWTH` since the last: a machine its
+    caller dropped is a garbage cycle (its processes' generators hold it) that only a full
+    collection frees, and frozen at the next run's start it was freed by none: a notebook's
+    sweep grew by 16 MB a simulation, 3 GB in 200 (a tester), as the interpreter's own full
+    collections, which come only while much is allocated, came while it was frozen. A
+    command's single check and run collect nothing."""
+    global _baseline, _previous
     now = sys.getallocatedblocks()
+    alive = _previous is not None and _previous() is not None
     if _baseline is None or now < _baseline:
         _baseline = now
-    elif now - _baseline > max(LEAST_GROWTH, GROWTH * _baseline):
+    if alive or now - _baseline > max(LEAST_GROWTH, GROWTH * _baseline):
         gc.collect()
         _baseline = sys.getallocatedblocks()
+        _previous = None  # kept by its caller, it would make every later run collect again
 
 
+# The cycle collector's own state is the process's (gc.freeze freezes every thread's objects):
+# what these two remember is about that collector, not about any design or run.
 _baseline: int | None = None
 """The process's allocated blocks after the last collection :func:`_collect_if_grown` ran (or
-when it was first asked): the one state this module keeps, per process, as the collector's."""
+when it was first asked)."""
+_previous: weakref.ref[object] | None = None
+"""The machine of the last simulation, until a collection after it."""
 
 _ours: ContextVar[bool] = ContextVar("aiedsl_frozen_by_us", default=False)
 """Whether the objects are frozen by an :func:`older_objects_frozen` still running here."""

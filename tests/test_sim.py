@@ -394,20 +394,32 @@ def test_runs_in_one_process_do_not_keep_the_machines_their_callers_dropped(
         in_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """(a notebook tester) A dropped result's machine is a garbage cycle only a full
     collection frees; frozen at the next run's start, none freed it: a sweep of simulations
-    grew by 16 MB a run. Once the process has grown enough (here: at all) a run starts with a
-    full collection."""
+    grew by 16 MB a run. A run starts with a full collection while an earlier simulation's
+    machine is alive, and once the process has grown by GROWTH; a check alone, in a process
+    that has simulated nothing, collects nothing (a command's check and run pay none)."""
     import weakref
 
-    from aiedsl import frozen_gc
+    from aiedsl import checks, frozen_gc
 
-    d = load_design("designs/passthrough.py")
-    gc.collect()
+    collected: list[int] = []
+    real = frozen_gc.gc.collect
+    monkeypatch.setattr(frozen_gc.gc, "collect", lambda *a: collected.append(1) or real(*a))
+    monkeypatch.setattr(frozen_gc, "_previous", None)
     monkeypatch.setattr(frozen_gc, "_baseline", None)
+    d = load_design("designs/passthrough.py")
+    checks.check_design(d.ir)
+    assert collected == []
     first = weakref.ref(simulate(d).machine)
-    monkeypatch.setattr(frozen_gc, "LEAST_GROWTH", 0)
+    assert collected == []
+    kept = simulate(d)  # starts with a collection: the dropped machine is freed
+    assert first() is None and collected == [1]
+    checks.check_design(d.ir)  # the kept machine is alive: collected once, not at every run
+    checks.check_design(d.ir)
+    assert collected == [1, 1] and kept.machine is not None
     monkeypatch.setattr(frozen_gc, "GROWTH", 0.0)
-    simulate(d)  # starts with a collection: the dropped machines are freed
-    assert first() is None
+    monkeypatch.setattr(frozen_gc, "LEAST_GROWTH", -1)
+    checks.check_design(d.ir)  # grown (by any amount): collected
+    assert collected == [1, 1, 1]
 
 
 def test_a_freeze_inside_ours_counts_nothing(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 from aiedsl.checks import check_design
 from aiedsl.compare import outputs_summary
 from aiedsl.errors import DesignError
-from aiedsl.frozen_gc import older_objects_frozen
+from aiedsl.frozen_gc import older_objects_frozen, remember
 from aiedsl.output_checks import compare_outputs
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import stopping_core
@@ -136,8 +136,10 @@ def simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None = None, 
         if trace is not None:
             check_trace(trace, handle.name)  # before simulating: a refusal then costs nothing
         with older_objects_frozen():
-            return _simulate(handle, inputs, seed, clock_hz, trace, check, compute, placed, kernels,
-                             watch or _unwatched, invocations)
+            result = _simulate(handle, inputs, seed, clock_hz, trace, check, compute, placed,
+                               kernels, watch or _unwatched, invocations)
+        remember(result.machine)  # a dropped machine is a cycle: the next run collects it
+        return result
 
 
 def _unwatched(stage: str, m: Machine) -> None:
