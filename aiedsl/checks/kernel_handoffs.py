@@ -22,6 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from aiedsl.checks.layout import block_order
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import BufferArg, LocalArg
 from aiedsl.ir.design import Design
@@ -31,65 +34,83 @@ from aiedsl.ir.program import acquires, calls
 
 @dataclass(frozen=True)
 class _Writer:
-    """The last call that wrote a buffer, in blocks (None: in an order it does not say)."""
+    """The last call that wrote a buffer: its tile's shape and blocks (None: an order it does
+    not say)."""
 
     kernel: str
     param: str
+    shape: tuple[int, ...] | None
     blocks: tuple[int, int] | None
     loc: Loc
 
 
+def _differ(w: _Writer, shape: tuple[int, ...] | None, blocks: tuple[int, int]) -> bool:
+    """Whether a tile ``w`` wrote in its blocks is in another order than ``blocks`` of
+    ``shape`` read it (4x4 and 8x4 blocks of a 32x4 tile are one order: both row-major)."""
+    if w.blocks is None or shape is None or w.shape != shape or len(shape) != 2:
+        return False
+    rows, cols = shape
+    if rows % blocks[0] or cols % blocks[1] or rows % w.blocks[0] or cols % w.blocks[1]:
+        return False
+    return not np.array_equal(block_order(rows, cols, *w.blocks),
+                              block_order(rows, cols, *blocks))
+
+
 def check_kernel_handoffs(d: Design) -> None:
-    """Every blocked tile a kernel reads is in the blocks the kernel that wrote it used."""
-    produced: dict[str, _Writer] = {}  # fifo -> the blocked writer of its elements
-    reads: list[tuple[str, str, str, tuple[int, int], Loc, str]] = []  # of fifo elements
+    """Every blocked tile a kernel reads is in the order the kernel that wrote it used."""
+    produced: dict[str, list[_Writer | None]] = {}  # fifo -> the last writer of each element
+    first_reads: list[tuple[str, _Writer, str]] = []  # fifo, reader (as a _Writer), core
     for core in d.cores:
         acq = acquires(core)
-        last: dict[tuple[str, str], _Writer | None] = {}
+        last: dict[tuple[str, ...], _Writer | None] = {}
         for call in calls(core):
             k = d.kernel(call.kernel)
-            written: list[tuple[tuple[str, str], _Writer]] = []
+            written: list[tuple[tuple[str, ...], _Writer]] = []
             for arg, param in zip(call.args, k.args):
                 if isinstance(arg, LocalArg):
-                    key = ("local", arg.local)
-                elif isinstance(arg, BufferArg):
-                    a = acq[arg.value]
-                    key = ("fifo", a.fifo)
-                    if a.port == "consume" and param.blocks is not None:
-                        reads.append((a.fifo, k.symbol, param.name, param.blocks, call.loc,
-                                      core.name))
+                    key: tuple[str, ...] = ("local", arg.local)
+                elif isinstance(arg, BufferArg):  # an element: its acquire, which of them
+                    key = ("fifo", acq[arg.value].fifo, arg.value, str(arg.index))
                 else:
                     continue
+                shape = tuple(param.type.shape) if param.type is not None else None
+                me = _Writer(k.symbol, param.name, shape, param.blocks, call.loc)
                 if param.access != "out" and param.blocks is not None:
                     w = last.get(key)
-                    if w is not None and w.blocks is not None and w.blocks != param.blocks:
-                        _refuse(key, w, k.symbol, param.name, param.blocks, call.loc)
+                    if w is not None and _differ(w, shape, param.blocks):
+                        _refuse(key, w, me)
+                    if key not in last and isinstance(arg, BufferArg) and \
+                            acq[arg.value].port == "consume":
+                        first_reads.append((key[1], me, core.name))
                 if param.access != "in":
-                    written.append((key, _Writer(k.symbol, param.name, param.blocks,
-                                                 call.loc)))
+                    written.append((key, me))
             for key, w in written:  # after the call's reads: an inout reads what was there
                 last[key] = w
-                if key[0] == "fifo" and w.blocks is not None:
-                    produced.setdefault(key[1], w)
-    for fifo, kernel, name, blocks, at, reader in reads:
-        w = produced.get(fifo)
+        for key, w in last.items():  # what each element it produces holds when released
+            if key[0] == "fifo" and acq[key[2]].port == "produce":
+                produced.setdefault(key[1], []).append(w)
+    for fifo, reader, at in first_reads:
         f = d.fifo(fifo)
         plain = f.producer.kind == "core" and not f.producer.dims and not any(
-            c.dims for c in f.consumers if c.core == reader)
-        if w is not None and plain and w.blocks != blocks:
-            _refuse(("fifo", fifo), w, kernel, name, blocks, at)
+            c.dims for c in f.consumers if c.core == at)
+        writers = [w for w in produced.get(fifo, []) if w is not None and w.blocks is not None]
+        if not plain or not writers or len(writers) != len(produced[fifo]) or \
+                len({w.blocks for w in writers}) > 1:
+            continue  # an element left in an order nothing says (or in several): no claim
+        if reader.blocks is not None and _differ(writers[0], reader.shape, reader.blocks):
+            _refuse(("fifo", fifo), writers[0], reader)
 
 
-def _refuse(key: tuple[str, str], w: _Writer, kernel: str, param: str,
-            blocks: tuple[int, int], loc: Loc) -> None:
+def _refuse(key: tuple[str, ...], w: _Writer, r: _Writer) -> None:
     what = f"core-local '{key[1]}'" if key[0] == "local" else f"an element of fifo '{key[1]}'"
-    assert w.blocks is not None
+    assert w.blocks is not None and r.blocks is not None
+    (wr, wc), (rr, rc) = w.blocks, r.blocks
     raise DesignError(
-        "kernel layout", f"kernel '{kernel}' reads '{param}' ({what}) in {blocks[0]}x{blocks[1]} "
-        f"blocks, but kernel '{w.kernel}' wrote it ('{w.param}') in {w.blocks[0]}x{w.blocks[1]} "
-        "blocks", loc=loc, limit="a tile is read in the blocks it was written in",
-        found=f"{w.blocks[0]}x{w.blocks[1]} written, {blocks[0]}x{blocks[1]} read",
+        "kernel layout", f"kernel '{r.kernel}' reads '{r.param}' ({what}) in {rr}x{rc} "
+        f"blocks, but kernel '{w.kernel}' wrote it ('{w.param}') in {wr}x{wc} blocks",
+        loc=r.loc, limit="a tile is read in the order it was written in",
+        found=f"{wr}x{wc} written, {rr}x{rc} read",
         related=[(f"the call of '{w.kernel}' that wrote it", w.loc)],
-        fix=f"declare '{param}' of '{kernel}' with blocks={w.blocks} (and read it so), or write "
-        f"it in {blocks[0]}x{blocks[1]} blocks; a kernel written for one device's mmul shape "
-        "takes the other's from the library kernel (mm.ir.params)")
+        fix=f"declare '{r.param}' of '{r.kernel}' with blocks={w.blocks} (and read it so), or "
+        f"write it in {rr}x{rc} blocks; a kernel written for one device's mmul shape takes the "
+        "other's from the library kernel (mm.ir.params)")
