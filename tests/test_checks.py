@@ -984,9 +984,9 @@ def test_dma_pattern_unaligned_offset(design_file: DesignFile) -> None:
         "  limit: offset a multiple of 4 bytes (mlir-aie's NpuDmaMemcpyNdOp::verify: 'Offset "
         "must be 4-byte-aligned')\n"
         "  found: 2 bytes (offset 2, sizes [1, 1, 1, 3072], strides [0, 0, 0, 1])\n"
-        "  fix: start at element 0 or 4, the nearest on a 4-byte boundary, and let the kernel "
-        "skip the elements between; or lay out the host tensor so that each transfer starts on "
-        "one (rows padded to a multiple of 4 bytes)"
+        "  fix: start at element 0, the nearest 4-byte boundary below, and let the kernel skip "
+        "the 2 element(s) before the ones it wants; or lay out the host tensor so that each "
+        "transfer starts on one (rows padded to a multiple of 4 bytes)"
     )
 
 
@@ -1045,9 +1045,9 @@ def test_an_unaligned_run_over_rows_is_refused_for_its_offset_not_rewritten(
         "  limit: offset a multiple of 4 bytes (mlir-aie's NpuDmaMemcpyNdOp::verify: 'Offset "
         "must be 4-byte-aligned')\n"
         "  found: 1918 bytes (offset 1918, sizes [1, 1, 8, 1918], strides [0, 0, 1918, 1])\n"
-        "  fix: start at element 1916 or 1920, the nearest on a 4-byte boundary, and let the "
-        "kernel skip the elements between; or lay out the host tensor so that each transfer "
-        "starts on one (rows padded to a multiple of 4 bytes)"
+        "  fix: start at element 1916, the nearest 4-byte boundary below, and let the kernel "
+        "skip the 2 element(s) before the ones it wants; or lay out the host tensor so that each "
+        "transfer starts on one (rows padded to a multiple of 4 bytes)"
     )
 
 

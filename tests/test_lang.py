@@ -220,6 +220,28 @@ def test_a_join_from_parts_is_refused_where_it_is_written(design_file: DesignFil
     assert str(e.value) == error
 
 
+@pytest.mark.parametrize("edit, error", [
+    ("        outs = o.join(PARTS)\n", "        outs = o.join(PARTS)\n        o.join(2)\n"),
+    ("        outs = o.join(PARTS)\n", "        outs = o.join(PARTS)\n        parts[0].join(2)\n"),
+])
+def test_a_join_into_a_fifo_made_already_is_refused_at_the_join(
+        design_file: DesignFile, edit: str, error: str) -> None:
+    """(a reviewer) A second join into one fifo, or a join into a split's part, was read by the
+    link chains' check as a link that takes the fifo: "the join that makes it and the join
+    that takes it", a fix draining it through the host."""
+    path = design_file(JOIN_METHOD.replace(edit, error).replace("PARTS",
+                                                                "[Tensor[16, 32, i32]] * 4"))
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    said = str(e.value).splitlines()[0]
+    if "o.join(2)" in error:
+        assert said == ("d.py:12: error [join]: fifo 'o' takes part in the join at line 11 "
+                        "already, and a join would make it")
+    else:
+        assert said == ("d.py:12: error [join]: fifo 'f_0' takes part in the split at line 9 "
+                        "already, and a join would make it")
+
+
 def test_templated_kernel_renders_its_parameters(design_file: DesignFile) -> None:
     path = design_file('''
         from aiedsl import Tensor, design, fifo, herd, i16, runtime

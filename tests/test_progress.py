@@ -109,9 +109,9 @@ def test_a_run_of_very_many_calls_is_said_to_be_long_off_a_terminal_too(
         for _ in range(2):
             watch("run", SimpleNamespace(design=design, kernel_calls=0))
     assert out.getvalue() == (
-        f"note: one run makes {calls_per_run(design):,} kernel calls; the simulator makes some "
-        "tens of thousands a second, so this simulation may not end (Ctrl-C stops it; aiedsl "
-        "check checks the start of the run for hangs)\n")
+        f"note: one run makes {calls_per_run(design):,} kernel calls; the simulator makes a few "
+        "thousand a second, so this simulation may not end for hours, or at all (Ctrl-C stops "
+        "it; aiedsl check checks the start of the run for hangs)\n")
     monkeypatch.setattr(progress, "LONG_RUN", calls_per_run(design) + 1)
     out = io.StringIO()
     with SimProgress(Console(file=out, force_terminal=False)) as watch:

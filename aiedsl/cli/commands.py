@@ -397,7 +397,7 @@ def sim(
     """
     from aiedsl.api import build as build_design
 
-    with _stats_of_an_end(stats, Path(design).stem, device):  # the design's own errors
+    with _stats_of_an_end(stats, name or Path(design).stem, device):  # the design's own
         handle = load(design, define, device, name)
     _check_stats(stats, handle.name, trace)
     with _stats_of_an_end(stats, handle.name, handle.ir.device):
@@ -445,7 +445,7 @@ def run_(
     """
     from aiedsl.api import build as build_design
 
-    with _stats_of_an_end(stats, Path(design).stem, device):  # the design's own errors
+    with _stats_of_an_end(stats, name or Path(design).stem, device):  # the design's own
         handle = load(design, define, device, name)
     if trace and target is not Target.npu:
         from aiedsl.sim.trace import check_trace

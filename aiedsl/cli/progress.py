@@ -22,9 +22,10 @@ POLL = 0.1
 """Seconds between two looks at the running machine."""
 LONG_RUN = 10_000_000
 """Kernel calls per run from which a simulation is said, before it starts, to be long (a
-note, piped output too: a CI log then says why the job does not end). The simulator makes some
-tens of thousands a second, so this many takes minutes; ``aiedsl.sim.hang_run.WHOLE_CALLS``
-stops a whole-run hang check there too."""
+note, piped output too: a CI log then says why the job does not end). The simulator makes a
+few thousand a second (about 1,100 of gemm_bf16's 64x64x64 matmuls, 9,000 of passthrough's
+copies: a reviewer), so this many takes from half an hour to hours;
+``aiedsl.sim.hang_run.WHOLE_CALLS`` stops a whole-run hang check there too."""
 
 
 def stderr_console() -> Console:
@@ -87,9 +88,9 @@ def long_run(calls: int) -> str:
     >>> long_run(2**63 - 1)[:60]
     'note: one run makes 9,223,372,036,854,775,807 kernel calls; '
     """
-    return (f"note: one run makes {calls:,} kernel calls; the simulator makes some tens of "
-            "thousands a second, so this simulation may not end (Ctrl-C stops it; aiedsl check "
-            "checks the start of the run for hangs)")
+    return (f"note: one run makes {calls:,} kernel calls; the simulator makes a few thousand "
+            "a second, so this simulation may not end for hours, or at all (Ctrl-C stops it; "
+            "aiedsl check checks the start of the run for hangs)")
 
 
 class SimProgress:

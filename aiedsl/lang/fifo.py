@@ -222,6 +222,25 @@ class ObjectFifo(FifoRecord):
         """
         loc = caller_loc()
         b = current_design(f"joining into fifo '{self.name}'")
+        # the join makes this fifo: one made already, or in another link, is refused here (the
+        # check of link chains reads a second link as one that takes the fifo: a reviewer)
+        linked = next((rec for rec in b.links if any(f is self for f in (*rec.srcs, *rec.dsts))),
+                      None)
+        if linked is not None:
+            raise DesignError(
+                "join", f"fifo '{self.name}' takes part in the {linked.kind} at line "
+                f"{linked.loc.line} already, and a join would make it", loc=loc,
+                limit="a fifo takes part in one memtile link (mlir-aie's objectfifo.link)",
+                related=[(f"the {linked.kind}", linked.loc)],
+                fix="join into a fifo of its own (g = fifo(...); parts = g.join(...)), or "
+                "forward what the other link makes")
+        if self.producer is not None:
+            raise DesignError(
+                "join", f"fifo '{self.name}' is made already, by {self.producer.kind} "
+                f"{self.producer.core or ''}".rstrip() + ", and a join would make it too",
+                loc=loc, limit="a fifo has exactly one producer",
+                related=[("its producer", self.producer.loc)],
+                fix="join into a fifo of its own (g = fifo(...); parts = g.join(...))")
         types = _part_types(self, parts, b.target, loc, "join")
         if names is not None and (not isinstance(names, (list, tuple))
                                   or len(names) != len(types)):

@@ -123,9 +123,10 @@ def _check_offset(loc: Loc, where: str, p: Pattern, itemsize: int, target: Targe
     lo = p.offset // per * per
     _fail(loc, where, f"offset a multiple of {gran} bytes (mlir-aie's NpuDmaMemcpyNdOp::verify: "
           "'Offset must be 4-byte-aligned')", f"{start} bytes ({shown})",
-          f"start at element {lo} or {lo + per}, the nearest on a {gran}-byte boundary, and let "
-          "the kernel skip the elements between; or lay out the host tensor so that each "
-          f"transfer starts on one (rows padded to a multiple of {gran} bytes)")
+          f"start at element {lo}, the nearest {gran}-byte boundary below, and let the kernel "
+          f"skip the {p.offset - lo} element(s) before the ones it wants; or lay out the host "
+          f"tensor so that each transfer starts on one (rows padded to a multiple of {gran} "
+          "bytes)")
 
 
 def _check_bounds(t: Transfer, p: Pattern, itemsize: int, numel: int, where: str,
