@@ -148,3 +148,74 @@ def test_blocks_of_one_order_are_one_layout(design_file: DesignFile) -> None:
     d = load_design(path).ir
     from aiedsl.checks.kernel_handoffs import check_kernel_handoffs
     check_kernel_handoffs(d)  # written in 4x4 blocks (y), read in 8x4 (x): one order
+
+
+FROM_HOST = '''
+import numpy as np
+from aiedsl import Tensor, channel, design, fifo, herd, i16, i32, memtile, runtime
+from aiedsl.kernels import block_dims, matmul, unblock_dims, zero
+
+@design(device="npu1_1col")
+def g(A: Tensor[16, 16, i16], B: Tensor[16, 16, i16], C: Tensor[16, 16, i32]):
+    mm = matmul(16, 16, 16, i16, i32)
+    r, s, t = (mm.ir.params[p] for p in "rst")
+    fa = A_FIFO
+    fb = channel(Tensor[16, 16, i16], shape=[1], via=memtile,
+                 dims_to_stream=block_dims(16, 16, s, t), name="fb")
+    fc = C_FIFO
+    z = zero(Tensor[16, 16, i32])
+
+    @herd()
+    def core():
+        with fa[0].consume() as ta, fb[0].consume() as tb, fc[0].produce() as tc:
+            z(tc)
+            mm(ta, tb, tc)
+
+    with runtime() as rt:
+        rt.fill(fa[0], A)
+        rt.fill(fb[0], B)
+        rt.drain(fc[0], C)
+
+@g.reference
+def reference(A, B):
+    return (A.astype(np.int64) @ B.astype(np.int64)).astype(np.int32)
+'''
+PACKED_A = ('channel(Tensor[16, 16, i16], shape=[1], via=memtile, '
+            'dims_to_stream=block_dims(16, 16, r, s), name="fa")')
+UNPACKED_C = ('channel(Tensor[16, 16, i32], shape=[1], via=memtile, '
+              'dims_to_stream=unblock_dims(16, 16, r, t), name="fc")')
+
+
+@pytest.mark.parametrize("a, c, error", [
+    ('[fifo(Tensor[16, 16, i16], name="fa")]', UNPACKED_C,
+     "d.py:9: error [kernel layout]: kernel 'matmul_i16_i32_16x16x16_4x4x4' reads 'a' "
+     "(16x16xi16) in 4x4 blocks, but fifo 'fa' delivers it from the host as row-major\n"
+     "  limit: 4x4 blocks of the 16x16 tile, blocks row-major\n"
+     "  found: the runtime fills it straight from the host (no memtile between)\n"
+     "  d.py:19: the call of 'matmul_i16_i32_16x16x16_4x4x4'\n"
+     "  fix: send it through a memtile that packs it: channel(..., via=memtile, "
+     "dims_to_stream=block_dims(16, 16, 4, 4)), as designs/gemm_bf16.py does; take the block "
+     "shape from the kernel (mm.ir.params)"),
+    (PACKED_A, '[fifo(Tensor[16, 16, i32], name="fc")]',
+     "d.py:12: error [kernel layout]: kernel 'matmul_i16_i32_16x16x16_4x4x4' writes 'c' "
+     "(16x16xi32) in 4x4 blocks, but the runtime drains fifo 'fc' straight to the host as they "
+     "are\n"
+     "  limit: the 16x16 tile reaches the host row-major (its 4x4 blocks undone)\n"
+     "  found: the runtime drains it straight from the core (no memtile between)\n"
+     "  d.py:19: the call of 'matmul_i16_i32_16x16x16_4x4x4'\n"
+     "  fix: send it through a memtile that unpacks it: channel(..., via=memtile, "
+     "dims_to_stream=unblock_dims(16, 16, 4, 4)), as designs/gemm_bf16.py does"),
+])
+def test_a_blocked_tile_to_or_from_the_host_with_no_memtile_is_judged(
+        design_file: DesignFile, a: str, c: str, error: str) -> None:
+    """(a first-week student) A GEMM whose fifos the runtime fills and drains straight, the
+    natural first one, passed check and failed every element in sim: the layout check judged
+    only tiles a memtile sends. With the fixes the messages give, it passes."""
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(FROM_HOST.replace("A_FIFO", a).replace(
+            "C_FIFO", c))).ir)
+    assert str(e.value) == error
+    from aiedsl.sim import simulate
+
+    fixed = design_file(FROM_HOST.replace("A_FIFO", PACKED_A).replace("C_FIFO", UNPACKED_C))
+    assert simulate(load_design(fixed)).passed

@@ -110,6 +110,17 @@ def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict
         return
     n = rows * cols
     br, bc = param.blocks
+    if link is None:  # filled straight from the host, row-major
+        raise DesignError(
+            "kernel layout", f"kernel '{k.symbol}' reads '{param.name}' ({param.type}) in "
+            f"{br}x{bc} blocks, but fifo '{f.name}' delivers it from the host as "
+            f"{describe(held, rows, cols)}", loc=f.loc,
+            limit=f"{br}x{bc} blocks of the {rows}x{cols} tile, blocks row-major",
+            found="the runtime fills it straight from the host (no memtile between)",
+            related=[(f"the call of '{k.symbol}'", call_loc)],
+            fix=f"send it through a memtile that packs it: channel(..., via=memtile, "
+            f"dims_to_stream=block_dims({rows}, {cols}, {br}, {bc})), as designs/gemm_bf16.py "
+            "does; take the block shape from the kernel (mm.ir.params)")
     swapped = next((q for q, g in others if _cures(d, f, q, g, param, links_to, core)), None)
     if swapped is not None:
         other = next(g.name for q, g in others if q is swapped)
@@ -156,11 +167,13 @@ def _cures(d: Design, f: Fifo, q: KernelArg, g: Fifo, param: KernelArg,
 
 
 def _delivered(d: Design, f: Fifo, rows: int, cols: int, links_to: dict[str, Link], core: str
-               ) -> tuple[np.ndarray, Link, np.ndarray] | None:
+               ) -> tuple[np.ndarray, Link | None, np.ndarray] | None:
     """The row-major tile index at each position of ``core``'s buffer as fifo ``f`` fills it
     with a ``rows x cols`` tile, with the link that sends it and the host offsets of the
     memtile's first element; None where the order cannot be known statically."""
     link = links_to.get(f.name)
+    if f.producer.kind == "shim" and not f.producer.dims:
+        return _from_host(d, f, rows, cols, core)
     if not f.producer.is_link_end or link is None:
         return None
     host = _first_element(d, link)
@@ -184,6 +197,44 @@ def _delivered(d: Design, f: Fifo, rows: int, cols: int, links_to: dict[str, Lin
     held = np.empty(n, dtype=np.int64)
     held[frm] = to  # the core's buffer position frm[j] receives row-major element to[j]
     return held, link, host
+
+
+def _from_host(d: Design, f: Fifo, rows: int, cols: int, core: str
+               ) -> tuple[np.ndarray, None, np.ndarray] | None:
+    """:func:`_delivered` of fifo ``f`` that the runtime fills straight from the host (no
+    memtile between: a newcomer's first GEMM, whose blocked matmul read a row-major tile, passed
+    ``check`` and failed every element in ``sim``): its first fill's first ``rows x cols``
+    elements, in increasing host address order, a block of the host matrix (a 2-D tensor's
+    rows, or runs the fill reads the same distance apart), placed as the core's
+    ``dims_from_stream`` places them; None where that cannot be known."""
+    fills = [t for t in d.runtime if isinstance(t, Transfer) and t.fifo == f.name]
+    if not fills:
+        return None
+    fill, n = fills[0], rows * cols
+    tensor = d.tensor(fill.tensor).type
+    if tensor.dtype != f.elem.dtype or f.elem.numel != n:
+        return None
+    p = fill.pattern
+    steps = np.unravel_index(np.arange(min(n, math.prod(p.sizes)), dtype=np.int64), p.sizes)
+    first = p.offset + sum((i * stride for i, stride in zip(steps, p.strides)),
+                           np.zeros(len(steps[0]), dtype=np.int64))
+    if first.size != n or not bool(np.all(np.diff(first) > 0)):
+        return None
+    rel = first - first.min()
+    if len(tensor.shape) == 2:
+        ld = tensor.shape[1]
+    elif rows > 1:
+        ld = int(rel[cols])  # where the second row starts
+        if ld == cols:
+            return None  # one contiguous run of the host: its order is the host program's
+    else:
+        return None
+    i, j = rel // ld, rel % ld
+    if i.max() >= rows or j.max() >= cols:
+        return None
+    held = np.empty(n, dtype=np.int64)
+    held[_order(next(c.dims for c in f.consumers if c.core == core), n)] = i * cols + j
+    return held, None, first
 
 
 def _tile_index(d: Design, link: Link, host: np.ndarray, to: np.ndarray, rows: int,
@@ -228,6 +279,10 @@ def _check_output(d: Design, f: Fifo, k: Kernel, param: KernelArg,
     ``unblocked``: the (memtile output, rows, cols, blocks) found to leave so already (each
     output is the join of several cores' fifos)."""
     link = links_from.get(f.name)
+    if link is None and not f.producer.dims and [c.kind for c in f.consumers] == ["shim"] \
+            and not f.consumers[0].dims:
+        _check_drain(d, f, k, param, call_loc)  # drained straight to the host
+        return
     if link is None or link.kind == "split" or f.producer.dims or any(
             c.dims for c in f.consumers):
         return  # the memtile's part holds exactly what the core wrote only in this case
@@ -250,6 +305,49 @@ def _check_output(d: Design, f: Fifo, k: Kernel, param: KernelArg,
         "undone)", found=_dims_text(out.producer.dims, "dims_to_stream") + " at the memtile",
         related=[(f"the call of '{k.symbol}'", call_loc)],
         fix=f"unpack it with dims_to_stream=unblock_dims({rows}, {cols}, {br}, {bc})")
+
+
+def _check_drain(d: Design, f: Fifo, k: Kernel, param: KernelArg, call_loc: Loc) -> None:
+    """``param``, written in its blocks into fifo ``f`` that the runtime drains straight to the
+    host, lands there row-major: its first drain's first element, a block of a 2-D host tensor
+    (or runs the drain writes the same distance apart), in increasing host address order, must
+    be the tile's blocks undone (a newcomer's GEMM drained its 4x4-blocked C as it was: check
+    passed, 75% of C wrong in sim). Nothing is claimed where that cannot be known."""
+    assert param.type is not None and param.blocks is not None
+    rows, cols = param.type.shape
+    n = rows * cols
+    drains = [t for t in d.runtime if isinstance(t, Transfer) and t.fifo == f.name]
+    if not drains or f.elem.numel != n or d.tensor(drains[0].tensor).type.dtype != f.elem.dtype:
+        return
+    tensor, p = d.tensor(drains[0].tensor).type, drains[0].pattern
+    steps = np.unravel_index(np.arange(min(n, math.prod(p.sizes)), dtype=np.int64), p.sizes)
+    first = sum((i * stride for i, stride in zip(steps, p.strides)),
+                np.zeros(len(steps[0]), dtype=np.int64))
+    if first.size != n or not bool(np.all(np.diff(first) > 0)):
+        return
+    rel = first - first.min()
+    if len(tensor.shape) == 2:
+        ld = tensor.shape[1]
+    elif rows > 1 and int(rel[cols]) != cols:
+        ld = int(rel[cols])
+    else:
+        return  # one contiguous run of the host: the host program may unblock it itself
+    i, j = rel // ld, rel % ld
+    if i.max() >= rows or j.max() >= cols:
+        return
+    blocked = block_order(rows, cols, *param.blocks)  # the stream, in the core's order
+    if np.array_equal(blocked, i * cols + j):
+        return
+    br, bc = param.blocks
+    raise DesignError(
+        "kernel layout", f"kernel '{k.symbol}' writes '{param.name}' ({param.type}) in {br}x{bc} "
+        f"blocks, but the runtime drains fifo '{f.name}' straight to the host as they are",
+        loc=f.loc, limit=f"the {rows}x{cols} tile reaches the host row-major (its {br}x{bc} "
+        "blocks undone)", found="the runtime drains it straight from the core (no memtile "
+        "between)", related=[(f"the call of '{k.symbol}'", call_loc)],
+        fix=f"send it through a memtile that unpacks it: channel(..., via=memtile, "
+        f"dims_to_stream=unblock_dims({rows}, {cols}, {br}, {bc})), as designs/gemm_bf16.py "
+        "does")
 
 
 def _undoes(reads: np.ndarray, rows: int, cols: int) -> str:
