@@ -852,3 +852,40 @@ def test_the_readmes_first_design_runs_as_it_says(tmp_path: Path,
             "takes 5")
     assert said in str(e.value).splitlines()[0]
     assert said in " ".join(section.split())
+
+
+@pytest.mark.parametrize("sliced, found, fix", [
+    ("a[256:512]", "a[256:512]", "pass the whole tensor and the pattern that moves the slice: "
+     "rt.fill(f, a, (256, [256], [1])) (rt.drain alike)"),
+    ("a[::2]", "a[::2]", "pass the whole tensor and a pattern, rt.fill(f, t, (offset, [sizes], "
+     "[strides])), or tiles(t, (rows, cols)) for tiles of a matrix"),
+])
+def test_a_sliced_host_tensor_is_told_the_pattern_that_moves_the_slice(
+        design_file: DesignFile, sliced: str, found: str, fix: str) -> None:
+    """(a first-week student) rt.fill(f, a[i*P:(i+1)*P]) was "TypeError: 'HostTensorRef'
+    object is not subscriptable", fix "fix the code at this line"."""
+    path = design_file(f'''
+        from aiedsl import Tensor, design, fifo, herd, i16, runtime
+        from aiedsl.kernels import relu
+
+        @design(device="npu1_1col")
+        def d(a: Tensor[1024, i16], b: Tensor[256, i16]):
+            fi = fifo(Tensor[256, i16], name="fi")
+            fo = fifo(Tensor[256, i16], name="fo")
+            k = relu(Tensor[256, i16])
+
+            @herd()
+            def core():
+                with fi.consume() as x, fo.produce() as y:
+                    k(x, y)
+
+            with runtime() as rt:
+                rt.fill(fi, {sliced})
+                rt.drain(fo, b)
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:16: error [host tensor]: host tensor 'a' (1024xi16) is sliced\n"
+        "  limit: rt.fill and rt.drain take a host tensor whole, with a pattern of the elements "
+        f"they move\n  found: {found}\n  fix: {fix}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NoReturn
 
 from aiedsl.dtypes import DTYPES, DType, dtype, numpy_like, numpy_name
 from aiedsl.errors import DesignError
@@ -96,6 +97,14 @@ def lookup_dtype(dt: object, loc: Loc | None) -> DType:
                       fix=fix)
 
 
+def _index_text(x: object) -> str:
+    """An index as written: ``256:512``, ``::2``, ``3``."""
+    if isinstance(x, slice):
+        parts = ["" if v is None else str(v) for v in (x.start, x.stop)]
+        return ":".join(parts) + ("" if x.step is None else f":{x.step}")
+    return str(x)
+
+
 @dataclass(frozen=True)
 class HostTensorRef:
     """A runtime argument of a design (a host tensor), as the design function sees it."""
@@ -114,3 +123,25 @@ class HostTensorRef:
     def dtype(self) -> str:
         """dtype name of the host tensor."""
         return self.type.dtype
+
+    def __getitem__(self, index: object) -> NoReturn:
+        """A host tensor is moved whole or by a pattern, not sliced: say the pattern that moves
+        the slice (a newcomer's ``rt.fill(f, a[i*P:(i+1)*P])`` was a TypeError)."""
+        items = index if isinstance(index, tuple) else (index,)
+        shape = self.type.shape
+        fix = ("pass the whole tensor and a pattern, rt.fill(f, t, (offset, [sizes], "
+               "[strides])), or tiles(t, (rows, cols)) for tiles of a matrix")
+        if len(items) == len(shape) and all(isinstance(x, slice) for x in items):
+            spans = [x.indices(n) for x, n in zip(items, shape)]  # type: ignore[union-attr]
+            if all(step == 1 and stop > start for start, stop, step in spans):
+                strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+                offset = sum(start * st for (start, _, _), st in zip(spans, strides))
+                sizes = [stop - start for start, stop, _ in spans]
+                fix = (f"pass the whole tensor and the pattern that moves the slice: "
+                       f"rt.fill(f, {self.name}, ({offset}, {sizes}, {strides})) (rt.drain "
+                       "alike)")
+        raise DesignError(
+            "host tensor", f"host tensor '{self.name}' ({self.type}) is sliced", loc=caller_loc(),
+            limit="rt.fill and rt.drain take a host tensor whole, with a pattern of the "
+            "elements they move", found=f"{self.name}[{', '.join(map(_index_text, items))}]",
+            fix=fix)
