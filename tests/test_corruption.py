@@ -182,7 +182,8 @@ def test_gemm_c_not_unblocked_is_a_layout_error(design_file: DesignFile) -> None
         "  limit: each 64x64 part leaves row-major (its 4x4 blocks undone)\n"
         "  found: no dims_to_stream at the memtile\n"
         "  gemm_bf16.py:55: the call of 'matmul_bf16_f32_64x64x64_4x8x4'\n"
-        "  fix: unpack it with dims_to_stream=unblock_dims(64, 64, 4, 4)")
+        "  fix: unpack it with dims_to_stream=unblock_dims(64, 64, 4, 4) on channel 'c' (line "
+        "45), what the memtile sends on")
 
 
 def test_gemm_c_not_unblocked_fails_in_the_simulator(design_file: DesignFile,

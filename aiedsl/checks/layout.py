@@ -304,7 +304,10 @@ def _check_output(d: Design, f: Fifo, k: Kernel, param: KernelArg,
         loc=out.loc, limit=f"each {rows}x{cols} part leaves row-major (its {br}x{bc} blocks "
         "undone)", found=_dims_text(out.producer.dims, "dims_to_stream") + " at the memtile",
         related=[(f"the call of '{k.symbol}'", call_loc)],
-        fix=f"unpack it with dims_to_stream=unblock_dims({rows}, {cols}, {br}, {bc})")
+        fix=f"unpack it with dims_to_stream=unblock_dims({rows}, {cols}, {br}, {bc}) on "
+        + (f"channel '{out.channel or f.channel}'" if out.channel or f.channel
+           else f"'{out.name}'")
+        + f" (line {out.loc.line}), what the memtile sends on")
 
 
 def _check_drain(d: Design, f: Fifo, k: Kernel, param: KernelArg, call_loc: Loc) -> None:
