@@ -91,7 +91,8 @@ def design_notes(d: Design) -> list[Note]:
                 said.add(text)
                 notes.append(Note(t.loc, text, t.op, t.tensor))
     per_output: set[tuple[str, str]] = set()
-    for note in [*narrowed_sum_notes(d), *carried_local_notes(d), *stale_inout_notes(d)]:
+    for note in [*narrowed_sum_notes(d), *carried_local_notes(d), *stale_inout_notes(d),
+                 *host_block_notes(d)]:
         if note.text not in said and (note.text, note.tensor) not in per_output:
             per_output.add((note.text, note.tensor))
             notes.append(note)
@@ -250,6 +251,25 @@ def stale_inout_notes(d: Design) -> list[Note]:
             # a herd's cores make the call at one line (each of its own fifo): said once
             if all(n.loc != call.loc or n.tensor != tensor for n in notes):
                 notes.append(Note(call.loc, text, "drain", tensor))
+    return notes
+
+
+def host_block_notes(d: Design) -> list[Note]:
+    """A note at each call whose blocked argument the runtime fills or drains straight from or to
+    the host (:func:`~aiedsl.checks.layout.host_blocks`), for each output it reaches: said by
+    ``check`` and under a FAIL (a host holding the tile row-major fails every element, with no
+    other hint)."""
+    from aiedsl.checks.layout import host_blocks
+    from aiedsl.ir.dataflow import Dataflow
+
+    found = host_blocks(d)
+    flow = Dataflow(d) if found else None
+    notes: list[Note] = []
+    for core, loc, text, _ in found:
+        assert flow is not None
+        for tensor in sorted(flow.downstream(core)):
+            if all(n.loc != loc or n.tensor != tensor or n.text != text for n in notes):
+                notes.append(Note(loc, text, "drain", tensor))
     return notes
 
 

@@ -110,17 +110,8 @@ def _check_input(d: Design, f: Fifo, k: Kernel, param: KernelArg, links_to: dict
         return
     n = rows * cols
     br, bc = param.blocks
-    if link is None:  # filled straight from the host, row-major
-        raise DesignError(
-            "kernel layout", f"kernel '{k.symbol}' reads '{param.name}' ({param.type}) in "
-            f"{br}x{bc} blocks, but fifo '{f.name}' delivers it from the host as "
-            f"{describe(held, rows, cols)}", loc=f.loc,
-            limit=f"{br}x{bc} blocks of the {rows}x{cols} tile, blocks row-major",
-            found="the runtime fills it straight from the host (no memtile between)",
-            related=[(f"the call of '{k.symbol}'", call_loc)],
-            fix=f"send it through a memtile that packs it: channel(..., via=memtile, "
-            f"dims_to_stream=block_dims({rows}, {cols}, {br}, {bc})), as designs/gemm_bf16.py "
-            "does; take the block shape from the kernel (mm.ir.params)")
+    if link is None:  # straight from the host: the host may hold it so (notes.py says it)
+        return
     swapped = next((q for q, g in others if _cures(d, f, q, g, param, links_to, core)), None)
     if swapped is not None:
         other = next(g.name for q, g in others if q is swapped)
@@ -279,10 +270,6 @@ def _check_output(d: Design, f: Fifo, k: Kernel, param: KernelArg,
     ``unblocked``: the (memtile output, rows, cols, blocks) found to leave so already (each
     output is the join of several cores' fifos)."""
     link = links_from.get(f.name)
-    if link is None and not f.producer.dims and [c.kind for c in f.consumers] == ["shim"] \
-            and not f.consumers[0].dims:
-        _check_drain(d, f, k, param, call_loc)  # drained straight to the host
-        return
     if link is None or link.kind == "split" or f.producer.dims or any(
             c.dims for c in f.consumers):
         return  # the memtile's part holds exactly what the core wrote only in this case
@@ -310,47 +297,83 @@ def _check_output(d: Design, f: Fifo, k: Kernel, param: KernelArg,
         + f" (line {out.loc.line}), what the memtile sends on")
 
 
-def _check_drain(d: Design, f: Fifo, k: Kernel, param: KernelArg, call_loc: Loc) -> None:
-    """``param``, written in its blocks into fifo ``f`` that the runtime drains straight to the
-    host, lands there row-major: its first drain's first element, a block of a 2-D host tensor
-    (or runs the drain writes the same distance apart), in increasing host address order, must
-    be the tile's blocks undone (a newcomer's GEMM drained its 4x4-blocked C as it was: check
-    passed, 75% of C wrong in sim). Nothing is claimed where that cannot be known."""
+def _drained_in_blocks(d: Design, f: Fifo, param: KernelArg) -> bool:
+    """Whether ``param``, written in its blocks into fifo ``f`` that the runtime drains straight
+    to the host, lands there in those blocks, not row-major: its first drain's first element, a
+    block of a 2-D host tensor (or runs the drain writes the same distance apart), in increasing
+    host address order. False where that cannot be known."""
     assert param.type is not None and param.blocks is not None
     rows, cols = param.type.shape
     n = rows * cols
     drains = [t for t in d.runtime if isinstance(t, Transfer) and t.fifo == f.name]
     if not drains or f.elem.numel != n or d.tensor(drains[0].tensor).type.dtype != f.elem.dtype:
-        return
+        return False
     tensor, p = d.tensor(drains[0].tensor).type, drains[0].pattern
     steps = np.unravel_index(np.arange(min(n, math.prod(p.sizes)), dtype=np.int64), p.sizes)
     first = sum((i * stride for i, stride in zip(steps, p.strides)),
                 np.zeros(len(steps[0]), dtype=np.int64))
     if first.size != n or not bool(np.all(np.diff(first) > 0)):
-        return
+        return False
     rel = first - first.min()
     if len(tensor.shape) == 2:
         ld = tensor.shape[1]
     elif rows > 1 and int(rel[cols]) != cols:
         ld = int(rel[cols])
     else:
-        return  # one contiguous run of the host: the host program may unblock it itself
+        return False  # one contiguous run of the host: the host program may unblock it
     i, j = rel // ld, rel % ld
     if i.max() >= rows or j.max() >= cols:
-        return
-    blocked = block_order(rows, cols, *param.blocks)  # the stream, in the core's order
-    if np.array_equal(blocked, i * cols + j):
-        return
-    br, bc = param.blocks
-    raise DesignError(
-        "kernel layout", f"kernel '{k.symbol}' writes '{param.name}' ({param.type}) in {br}x{bc} "
-        f"blocks, but the runtime drains fifo '{f.name}' straight to the host as they are",
-        loc=f.loc, limit=f"the {rows}x{cols} tile reaches the host row-major (its {br}x{bc} "
-        "blocks undone)", found="the runtime drains it straight from the core (no memtile "
-        "between)", related=[(f"the call of '{k.symbol}'", call_loc)],
-        fix=f"send it through a memtile that unpacks it: channel(..., via=memtile, "
-        f"dims_to_stream=unblock_dims({rows}, {cols}, {br}, {bc})), as designs/gemm_bf16.py "
-        "does")
+        return False
+    return not np.array_equal(block_order(rows, cols, *param.blocks), i * cols + j)
+
+
+def host_blocks(d: Design) -> list[tuple[str, Loc, str, str]]:
+    """Blocked kernel arguments whose fifo the runtime fills or drains straight from or to a
+    host matrix (no memtile between): the host must hold (or gets) each tile in the kernel's
+    blocks. Legal (a host may pre-block its weights, as the library's conv2d tests do), but a
+    host holding it row-major gets wrong numbers (a newcomer's first GEMM passed ``check`` and
+    failed every element): per argument, (core, call line, text, "fill" or "drain") for
+    :mod:`aiedsl.notes`."""
+    out: list[tuple[str, Loc, str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for core in d.cores:
+        acq = acquires(core)
+        for call in calls(core):
+            k = d.kernel(call.kernel)
+            for arg, param in zip(call.args, k.args):
+                if param.blocks is None or not isinstance(arg, BufferArg) or \
+                        param.type is None or len(param.type.shape) != 2:
+                    continue
+                a = acq[arg.value]
+                f = d.fifo(a.fifo)
+                if (f.name, param.name) in seen:
+                    continue
+                seen.add((f.name, param.name))
+                rows, cols = param.type.shape
+                br, bc = param.blocks
+                tile = f"each {rows}x{cols} tile"
+                if a.port == "consume" and f.producer.kind == "shim" and not f.producer.dims:
+                    got = _from_host(d, f, rows, cols, core.name)
+                    if got is None or np.array_equal(got[0], block_order(rows, cols, br, bc)):
+                        continue
+                    out.append((core.name, call.loc, f"kernel '{k.symbol}' reads '{param.name}' "
+                                f"in {br}x{bc} blocks, and the runtime fills fifo '{f.name}' "
+                                "straight from the host (no memtile between): the host must hold "
+                                f"{tile} in those blocks already; one held row-major gives wrong "
+                                "numbers: send it through a memtile that packs it, channel(..., "
+                                f"via=memtile, dims_to_stream=block_dims({rows}, {cols}, {br}, "
+                                f"{bc}))", "fill"))
+                elif a.port == "produce" and not f.producer.dims and \
+                        [c.kind for c in f.consumers] == ["shim"] and not f.consumers[0].dims \
+                        and _drained_in_blocks(d, f, param):
+                    out.append((core.name, call.loc, f"kernel '{k.symbol}' writes "
+                                f"'{param.name}' in {br}x{bc} blocks, and the runtime drains "
+                                f"fifo '{f.name}' straight to the host (no memtile between): "
+                                f"the host gets {tile} in those blocks; to get it row-major, "
+                                "send it through a memtile that unpacks it, channel(..., "
+                                f"via=memtile, dims_to_stream=unblock_dims({rows}, {cols}, {br}, "
+                                f"{bc}))", "drain"))
+    return out
 
 
 def _undoes(reads: np.ndarray, rows: int, cols: int) -> str:
